@@ -1,0 +1,71 @@
+//! Per-architecture entry code and the [`BootInfo`] it hands to the kernel.
+//!
+//! `boot` never calls into kernel modules except the one entry function: after the
+//! arch entry code has set up a stack (and on x86_64 long mode with identity
+//! paging, on aarch64 EL1 with FP/SIMD and self-relocation), it parses the boot
+//! protocol's information into a [`BootInfo`] and calls
+//! `extern "Rust" fn kernel_main(info: &'static BootInfo) -> !`, which the kernel
+//! defines with `#[no_mangle]`.
+//!
+//! - x86_64 (`src/x86_64/`): one ELF64 loaded at 1 MiB, with a PVH note (QEMU
+//!   `-kernel`) and a Multiboot2 header (GRUB, bare metal).
+//! - aarch64 (`src/aarch64/`): a raw `Image` with the arm64 Linux image header,
+//!   position independent (relocates itself); the DTB address arrives in `x0`.
+#![no_std]
+
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
+/// Most memory regions a [`BootInfo`] carries.
+pub const MAX_MEM_REGIONS: usize = 32;
+
+/// One usable RAM region, physical addresses (identity-mapped at boot).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemRegion {
+    /// First byte.
+    pub start: usize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+/// How the kernel was loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootProtocol {
+    /// Xen PVH entry (QEMU `-kernel` on x86_64).
+    Pvh,
+    /// Multiboot2 (GRUB).
+    Multiboot2,
+    /// arm64 Linux `Image` protocol (QEMU `-kernel`, U-Boot `booti`).
+    LinuxImage,
+}
+
+/// What the boot code learned from the loader, handed to `kernel_main`.
+#[derive(Clone, Copy, Debug)]
+pub struct BootInfo {
+    /// The loader that started us.
+    pub protocol: BootProtocol,
+    /// Kernel command line (empty when none was given; aarch64 leaves it empty
+    /// and the kernel reads `/chosen/bootargs` from the DTB).
+    pub cmdline: &'static str,
+    /// Usable RAM regions (x86_64; aarch64 reads memory from the DTB).
+    pub memory: [MemRegion; MAX_MEM_REGIONS],
+    /// How many entries of `memory` are valid.
+    pub memory_len: usize,
+    /// ACPI RSDP physical address, when the loader gave one.
+    pub rsdp: Option<usize>,
+    /// Flattened device tree physical address (aarch64).
+    pub dtb: Option<usize>,
+    /// Physical address range the kernel image occupies (text through bss).
+    pub kernel_start: usize,
+    /// End of the kernel image (exclusive).
+    pub kernel_end: usize,
+}
+
+impl BootInfo {
+    /// The valid memory regions.
+    pub fn memory_regions(&self) -> &[MemRegion] {
+        &self.memory[..self.memory_len]
+    }
+}

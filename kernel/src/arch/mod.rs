@@ -1,0 +1,48 @@
+//! The arch boundary: the one place that picks an architecture.
+//!
+//! Generic kernel code uses only what this module re-exports, and contains no
+//! `cfg(target_arch)`. Each arch module (`x86_64/`, `aarch64/`) provides the same
+//! names with the same signatures:
+//!
+//! | item | what it does |
+//! |---|---|
+//! | `fn early_init(info: &boot::BootInfo)` | console, traps/vectors, interrupt controller, timer calibration, on the boot CPU |
+//! | `fn console_write(bytes: &[u8])` | blocking write to the serial console (COM1 / PL011) |
+//! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console |
+//! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore |
+//! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
+//! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
+//! | `fn heap_region(info: &boot::BootInfo) -> (usize, usize)` | (start, len) of free RAM for the kernel heap, after the kernel image |
+//! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
+//! | `fn cpu_id() -> usize` | this CPU's dense index (0 = boot CPU) |
+//! | `fn halt()` | wait for the next interrupt (interrupts enabled around it) |
+//! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
+//! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
+//! | `fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
+//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | reschedule / function-call IPI (SMP issue) |
+//! | `fn start_secondary_cpus(...)` | SMP bring-up (SMP issue) |
+//!
+//! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
+//! handler calls `hooks::timer_interrupt()`; every interrupt handler ends with
+//! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
+//! stack, so generic code can `schedule()` there: preemption on return from
+//! interrupt); fault reports name `hooks::current_thread_name()`.
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "aarch64")]
+pub use aarch64::*;
+
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::*;
+
+/// How a test run ends QEMU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Every test passed (or `poweroff`).
+    Success,
+    /// Something failed (a test, a panic, a CPU exception).
+    Failure,
+}

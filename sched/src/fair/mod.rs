@@ -1,0 +1,874 @@
+//! EEVDF: the fair scheduling class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE).
+//!
+//! # The algorithm
+//!
+//! Earliest Eligible Virtual Deadline First (Stoica and Abdel-Wahab, TR-95-22,
+//! 1995; Stoica et al., RTSS 1996), as Linux runs it since 6.6 and in the form of
+//! Linux 6.19 (`kernel/sched/fair.c`; our reading is in
+//! `shared/reference/eevdf.md`).
+//!
+//! Every entity i has a weight w_i and a virtual runtime v_i that advances by
+//! `δ · 1024 / w_i` while it runs ([`calc_delta_fair`]). The runqueue's virtual
+//! time V is the weighted average of the queued entities' virtual runtimes:
+//!
+//! ```text
+//!     V = Σ w_i·v_i / Σ w_i            lag_i = w_i·(V − v_i),  Σ lag_i = 0
+//! ```
+//!
+//! An entity is *eligible* when its lag is non-negative (v_i ≤ V): it has
+//! received no more than its share. Each entity also asks for a request of r_i
+//! nanoseconds (its slice), which gives it a *virtual deadline*
+//! `d_i = v_i + r_i · 1024 / w_i`. EEVDF runs the eligible entity with the
+//! earliest virtual deadline; a shorter slice means an earlier deadline, hence
+//! lower latency, at the same long-run share.
+//!
+//! ## Keeping V cheap and exact
+//!
+//! V is kept incrementally relative to a zero point v0 (`zero_vruntime`):
+//! `sum_w_vruntime = Σ (v_i − v0)·w_i` and `sum_weight = Σ w_i` over the tree;
+//! the running entity (outside the tree) is added on the fly. Insert and erase
+//! add and subtract one term; moving v0 by Δ subtracts Δ·Σw. We move v0 to V at
+//! every tick and whenever V is recomputed for a placement, which keeps the keys
+//! small (Linux 7.0's fix, recommended by the reference). The sums are `i128`, so
+//! no weight or key range can overflow them. Eligibility is tested without a
+//! division: `v ≤ V ⇔ Σ(v_i − v0)w_i ≥ (v − v0)·Σw_i`. `avg_vruntime()` floors
+//! the division, biasing V left, so an entity placed at V is always eligible.
+//!
+//! ## O(log n) pick
+//!
+//! The tree ([`tree::Timeline`]) is ordered by deadline and every node carries the
+//! minimum vruntime of its subtree. If the leftmost (earliest-deadline) entity is
+//! eligible it is the answer (the O(1) fast path, taken most of the time).
+//! Otherwise descend from the root: whenever the left subtree's minimum vruntime
+//! is eligible, that subtree holds an eligible entity with an earlier deadline
+//! than anything to the right, so go left; else, if the node itself is eligible,
+//! it is the answer; else go right. Each step goes one level down: O(log n).
+//!
+//! ## Placement and lag
+//!
+//! On dequeue the lag `vlag = V − v` is captured, clamped to
+//! `±calc_delta_fair(max(2·slice, tick))` (6.18/6.19's bound; EEVDF's steady-state
+//! bound is −r_max < lag < max(r_max, q)). On wakeup (PLACE_LAG) the entity is
+//! placed at `v = V − vlag·(W + w)/W`: inserting it drags V toward it, and the
+//! pre-scaling makes its lag right after the insert equal to the saved vlag.
+//! A new task gets half a slice for its first deadline (PLACE_DEADLINE_INITIAL);
+//! a migrating task keeps its deadline relative to v (PLACE_REL_DEADLINE).
+//!
+//! ## Preemption
+//!
+//! The running entity is protected (RUN_TO_PARITY) until it has run
+//! min(own slice, shortest queued slice) of virtual time or reached its
+//! deadline; after that every tick asks for a repick ([`FairRq::update_curr`]).
+//! Wakeups go through the 6.19 decision sequence in
+//! [`FairRq::check_preempt_wakeup`], including PREEMPT_SHORT, the BATCH/IDLE rows
+//! and Mel Gorman's EEVDF-aligned NEXT_BUDDY with `preempt_sync`.
+//!
+//! ## Delayed dequeue
+//!
+//! A task that blocks while ineligible (negative lag) stays in the tree, marked
+//! `sched_delayed`, until V passes it; it is then dequeued when picked. So it
+//! cannot shed its debt by sleeping briefly (DELAY_DEQUEUE; DELAY_ZERO clips
+//! positive lag at that point).
+
+pub mod tree;
+
+use crate::config::SchedConfig;
+use crate::features::Feature;
+use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
+use crate::task::{Policy, SchedTask, TaskId, NIL};
+use crate::weight::{calc_delta_fair, LoadWeight};
+use tree::{vbefore, vmin, Timeline};
+
+/// Why a fair wakeup did or did not preempt (eevdf.md §5.1 rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairWakeup {
+    /// Row 1: the wakee is the running task.
+    SameTask,
+    /// Row 3: an immediate reschedule is already pending.
+    AlreadyPending,
+    /// Row 4: NO_WAKEUP_PREEMPTION.
+    Disabled,
+    /// Row 6: a SCHED_IDLE current is preempted by a non-idle wakee (protection cancelled).
+    IdleCurrent,
+    /// Row 7: the wakee is SCHED_IDLE and the current task is not.
+    IdleWakee,
+    /// Row 8: BATCH and IDLE wakees never preempt.
+    NotNormalPolicy,
+    /// Row 11: a fork or a still-delayed wakee.
+    ForkOrDelayed,
+    /// NEXT_BUDDY_INELIGIBLE_RESCHED (6.19-rc1..rc6): the waker is no longer eligible.
+    IneligibleWaker,
+    /// Row 12: NEXT_BUDDY sync wakeup, waker ran long enough and the wakee's deadline is earlier.
+    SyncResched,
+    /// Row 12: NEXT_BUDDY sync wakeup that does not preempt (the buddy runs when the waker sleeps).
+    SyncNone,
+    /// PICK: the wakee is what EEVDF would pick now. `short`: PREEMPT_SHORT override.
+    Picked {
+        /// The pick ignored the running task's protection (PREEMPT_SHORT).
+        short: bool,
+    },
+    /// PICK: the wakee is not the pick; protection shrinks to the shortest slice.
+    NotPicked {
+        /// The pick ignored the running task's protection (PREEMPT_SHORT).
+        short: bool,
+    },
+}
+
+impl FairWakeup {
+    /// Does this outcome preempt the running task?
+    pub fn preempts(self) -> bool {
+        matches!(
+            self,
+            FairWakeup::IdleCurrent | FairWakeup::IneligibleWaker | FairWakeup::SyncResched | FairWakeup::Picked { .. }
+        )
+    }
+}
+
+/// How a pick was made (counted, as in the Linux commit that added the fast path).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PickStats {
+    /// Only one entity queued.
+    pub single: u64,
+    /// The eligible next buddy (PICK_BUDDY).
+    pub buddy: u64,
+    /// The protected running entity (RUN_TO_PARITY).
+    pub protect: u64,
+    /// The eligible leftmost (O(1) fast path).
+    pub fast: u64,
+    /// The O(log n) heap search.
+    pub heap: u64,
+}
+
+/// One CPU's fair runqueue (Linux's `cfs_rq`, flat: no task groups).
+#[derive(Clone, Debug)]
+pub struct FairRq {
+    pub(crate) timeline: Timeline,
+    /// The running fair entity (outside the tree), or NIL.
+    pub(crate) curr: u32,
+    /// The next buddy, or NIL.
+    pub(crate) next: u32,
+    /// Entities accounted here: tree + running, delayed ones included.
+    pub nr_queued: u32,
+    /// Entities that are runnable (delayed ones excluded).
+    pub h_nr_runnable: u32,
+    /// Σ weight of the accounted entities.
+    pub load: u64,
+    pub(crate) zero_vruntime: u64,
+    pub(crate) sum_w_vruntime: i128,
+    pub(crate) sum_weight: u64,
+    /// The task clock of the last `update_rq_clock`.
+    pub(crate) clock: u64,
+    /// `update_curr` asked for a (lazy) reschedule since the core last looked.
+    pub(crate) resched: bool,
+    /// Pick-path counters.
+    pub pick_stats: PickStats,
+}
+
+impl Default for FairRq {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[inline]
+fn se(ts: &[SchedTask], i: u32) -> &crate::task::FairEntity {
+    &ts[i as usize].se
+}
+
+#[inline]
+fn sem(ts: &mut [SchedTask], i: u32) -> &mut crate::task::FairEntity {
+    &mut ts[i as usize].se
+}
+
+#[inline]
+fn is_idle_policy(ts: &[SchedTask], i: u32) -> bool {
+    ts[i as usize].params.policy == Policy::Idle
+}
+
+/// Floor division of a signed sum by a positive load, with an i64 fast path.
+#[inline]
+fn floor_div(num: i128, den: i128) -> i128 {
+    let adj = if num < 0 { num - (den - 1) } else { num };
+    match (i64::try_from(adj), i64::try_from(den)) {
+        (Ok(a), Ok(d)) => (a / d) as i128,
+        _ => adj / den,
+    }
+}
+
+impl FairRq {
+    /// An empty runqueue.
+    pub const fn new() -> Self {
+        FairRq {
+            timeline: Timeline { root: NIL, leftmost: NIL },
+            curr: NIL,
+            next: NIL,
+            nr_queued: 0,
+            h_nr_runnable: 0,
+            load: 0,
+            zero_vruntime: 0,
+            sum_w_vruntime: 0,
+            sum_weight: 0,
+            clock: 0,
+            resched: false,
+            pick_stats: PickStats { single: 0, buddy: 0, protect: 0, fast: 0, heap: 0 },
+        }
+    }
+
+    /// The running fair entity, if any.
+    pub fn curr(&self) -> Option<TaskId> {
+        (self.curr != NIL).then_some(TaskId(self.curr))
+    }
+
+    /// The next buddy, if any.
+    pub fn next_buddy(&self) -> Option<TaskId> {
+        (self.next != NIL).then_some(TaskId(self.next))
+    }
+
+    /// The tree (for dumps and invariant checks).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    #[inline]
+    fn curr_on_rq(&self, ts: &[SchedTask]) -> Option<u32> {
+        (self.curr != NIL && se(ts, self.curr).on_rq).then_some(self.curr)
+    }
+
+    #[inline]
+    fn key(&self, v: u64) -> i128 {
+        v.wrapping_sub(self.zero_vruntime) as i64 as i128
+    }
+
+    /// Σ(v_i − v0)·w_i and Σw_i including the running entity.
+    #[inline]
+    fn sums(&self, ts: &[SchedTask]) -> (i128, i128) {
+        let mut avg = self.sum_w_vruntime;
+        let mut load = self.sum_weight as i128;
+        if let Some(c) = self.curr_on_rq(ts) {
+            let w = se(ts, c).load.weight as i128;
+            avg += self.key(se(ts, c).vruntime) * w;
+            load += w;
+        }
+        (avg, load)
+    }
+
+    /// V, the weighted average vruntime (floored), including the running entity.
+    /// With nothing queued it is the zero point.
+    pub fn avg_vruntime(&self, ts: &[SchedTask]) -> u64 {
+        let (avg, load) = self.sums(ts);
+        let delta = if load > 0 { floor_div(avg, load) } else { 0 };
+        self.zero_vruntime.wrapping_add(delta as i64 as u64)
+    }
+
+    /// Is virtual time `v` eligible (v ≤ V)? Exact, no division.
+    #[inline]
+    pub fn vruntime_eligible(&self, ts: &[SchedTask], v: u64) -> bool {
+        let (avg, load) = self.sums(ts);
+        avg >= self.key(v) * load
+    }
+
+    /// Is the entity eligible (lag ≥ 0)?
+    #[inline]
+    pub fn entity_eligible(&self, ts: &[SchedTask], id: TaskId) -> bool {
+        self.vruntime_eligible(ts, se(ts, id.0).vruntime)
+    }
+
+    /// Moves the zero point to V (Linux 7.0's `avg_vruntime()` side effect).
+    fn update_zero_vruntime(&mut self, ts: &[SchedTask]) {
+        let v = self.avg_vruntime(ts);
+        let delta = self.key(v);
+        self.sum_w_vruntime -= delta * self.sum_weight as i128;
+        self.zero_vruntime = v;
+    }
+
+    fn enqueue_tree(&mut self, ts: &mut [SchedTask], i: u32) {
+        let e = se(ts, i);
+        self.sum_w_vruntime += self.key(e.vruntime) * e.load.weight as i128;
+        self.sum_weight += e.load.weight as u64;
+        self.timeline.insert(ts, TaskId(i));
+    }
+
+    fn dequeue_tree(&mut self, ts: &mut [SchedTask], i: u32) {
+        self.timeline.erase(ts, TaskId(i));
+        let e = se(ts, i);
+        self.sum_w_vruntime -= self.key(e.vruntime) * e.load.weight as i128;
+        self.sum_weight -= e.load.weight as u64;
+    }
+
+    /// The shortest slice among the running entity and the tree (`u64::MAX` if none).
+    pub fn min_slice(&self, ts: &[SchedTask]) -> u64 {
+        let mut s = self.timeline.min_slice(ts).unwrap_or(u64::MAX);
+        if let Some(c) = self.curr_on_rq(ts) {
+            s = s.min(se(ts, c).slice_ns);
+        }
+        s
+    }
+
+    /// The lag clamp of 6.18/6.19: calc_delta_fair(max(2·slice, tick)).
+    pub fn lag_limit(cfg: &SchedConfig, e: &crate::task::FairEntity) -> i64 {
+        calc_delta_fair((2 * e.slice_ns).max(cfg.tick_ns()), e.load) as i64
+    }
+
+    /// vlag = clamp(V − v, ±limit).
+    fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) {
+        let v_avg = self.avg_vruntime(ts);
+        let e = se(ts, i);
+        let limit = Self::lag_limit(cfg, e);
+        let lag = (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit);
+        sem(ts, i).vlag = lag;
+    }
+
+    /// Issues a new deadline once the request is consumed (v ≥ deadline).
+    fn update_deadline(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) -> bool {
+        let e = sem(ts, i);
+        if vbefore(e.vruntime, e.deadline) {
+            return false;
+        }
+        if !e.custom_slice {
+            e.slice_ns = cfg.tunables.base_slice_ns();
+        }
+        e.deadline = e.vruntime.wrapping_add(calc_delta_fair(e.slice_ns, e.load));
+        true
+    }
+
+    /// Charges the running entity for the time since its last accounting and
+    /// decides whether it should give way: its request is consumed or its slice
+    /// protection has ended. A lone entity never asks. Sets `self.resched` (the
+    /// core turns it into a lazy reschedule) and returns it.
+    pub fn update_curr(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) -> bool {
+        let c = self.curr;
+        if c == NIL {
+            return false;
+        }
+        let now = self.clock;
+        let e = sem(ts, c);
+        let delta = now.wrapping_sub(e.exec_start) as i64;
+        if delta <= 0 {
+            return false;
+        }
+        e.exec_start = now;
+        e.sum_exec_runtime += delta as u64;
+        e.vruntime = e.vruntime.wrapping_add(calc_delta_fair(delta as u64, e.load));
+        let resched = self.update_deadline(ts, cfg, c);
+        if self.nr_queued == 1 {
+            return false;
+        }
+        if resched || !Self::protect_slice(ts, c) {
+            self.clear_buddies(c);
+            self.resched = true;
+            return true;
+        }
+        false
+    }
+
+    // ---- slice protection (RUN_TO_PARITY) ----
+
+    fn set_protect_slice(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) {
+        let q = if cfg.feat(Feature::RunToParity) {
+            self.min_slice(ts)
+        } else {
+            cfg.tunables.normalized_base_slice_ns()
+        };
+        let e = sem(ts, i);
+        let q = q.min(e.slice_ns);
+        e.vprot = e.deadline;
+        if q != e.slice_ns {
+            e.vprot = vmin(e.vprot, e.vruntime.wrapping_add(calc_delta_fair(q, e.load)));
+        }
+    }
+
+    /// Is the entity still inside its protected run (v < vprot)?
+    #[inline]
+    pub fn protect_slice(ts: &[SchedTask], i: u32) -> bool {
+        let e = se(ts, i);
+        (e.vprot.wrapping_sub(e.vruntime) as i64) > 0
+    }
+
+    fn cancel_protect_slice(ts: &mut [SchedTask], i: u32) {
+        if Self::protect_slice(ts, i) {
+            let e = sem(ts, i);
+            e.vprot = e.vruntime;
+        }
+    }
+
+    fn update_protect_slice(&self, ts: &mut [SchedTask], i: u32) {
+        let q = self.min_slice(ts);
+        let e = sem(ts, i);
+        if q == u64::MAX {
+            return;
+        }
+        e.vprot = vmin(e.vprot, e.vruntime.wrapping_add(calc_delta_fair(q, e.load)));
+    }
+
+    // ---- buddies ----
+
+    fn clear_buddies(&mut self, i: u32) {
+        if self.next == i {
+            self.next = NIL;
+        }
+    }
+
+    fn set_next_buddy(&mut self, ts: &[SchedTask], i: u32) {
+        if is_idle_policy(ts, i) || se(ts, i).sched_delayed {
+            return;
+        }
+        self.next = i;
+    }
+
+    /// Mel Gorman's `set_preempt_buddy`: keep an existing buddy whose deadline is
+    /// earlier than the wakee's; otherwise nominate the wakee.
+    fn set_preempt_buddy(&mut self, ts: &[SchedTask], pse: u32) -> bool {
+        if self.next != NIL && vbefore(se(ts, self.next).deadline, se(ts, pse).deadline) {
+            return false;
+        }
+        self.set_next_buddy(ts, pse);
+        true
+    }
+
+    // ---- placement ----
+
+    /// Places an entity that is about to be queued: v from its saved lag, and a
+    /// deadline (relative one restored, half a slice for a new task).
+    fn place_entity(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32, flags: EnqueueFlags) {
+        {
+            let e = sem(ts, i);
+            if !e.custom_slice {
+                e.slice_ns = cfg.tunables.base_slice_ns();
+            }
+        }
+        let v_avg = self.avg_vruntime(ts);
+        let (vlag, w, slice) = {
+            let e = se(ts, i);
+            (e.vlag, e.load.weight as i128, e.slice_ns)
+        };
+        let mut vslice = calc_delta_fair(slice, se(ts, i).load);
+        let mut lag: i128 = 0;
+        if cfg.feat(Feature::PlaceLag) && self.nr_queued > 0 && vlag != 0 {
+            let mut load = self.sum_weight as i128;
+            if let Some(c) = self.curr_on_rq(ts) {
+                load += se(ts, c).load.weight as i128;
+            }
+            lag = vlag as i128 * (load + w);
+            if load == 0 {
+                load = 1;
+            }
+            lag /= load;
+        }
+        let e = sem(ts, i);
+        e.vruntime = v_avg.wrapping_sub(lag as i64 as u64);
+        if e.rel_deadline {
+            e.deadline = e.deadline.wrapping_add(e.vruntime);
+            e.rel_deadline = false;
+            return;
+        }
+        if cfg.feat(Feature::PlaceDeadlineInitial) && flags.contains(EnqueueFlags::INITIAL) {
+            vslice /= 2;
+        }
+        e.deadline = e.vruntime.wrapping_add(vslice);
+    }
+
+    /// Accounts an entity on this runqueue and inserts it into the tree (unless
+    /// it is the running entity being re-queued).
+    pub fn enqueue_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, flags: EnqueueFlags) {
+        let i = id.0;
+        if flags.contains(EnqueueFlags::DELAYED) {
+            self.requeue_delayed_entity(ts, cfg, i);
+            return;
+        }
+        let is_curr = self.curr == i;
+        if is_curr {
+            self.place_entity(ts, cfg, i, flags);
+        }
+        self.update_curr(ts, cfg);
+        if !is_curr {
+            self.place_entity(ts, cfg, i, flags);
+        }
+        if flags.contains(EnqueueFlags::MIGRATED) {
+            sem(ts, i).exec_start = 0;
+        }
+        self.load += se(ts, i).load.weight as u64;
+        self.nr_queued += 1;
+        self.h_nr_runnable += 1;
+        if !is_curr {
+            self.enqueue_tree(ts, i);
+        }
+        let e = sem(ts, i);
+        e.on_rq = true;
+        e.sched_delayed = false;
+    }
+
+    /// A delayed entity woke before it was picked: keep its (negative) lag, or,
+    /// with DELAY_ZERO, re-place it at zero lag if the lag turned positive.
+    fn requeue_delayed_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) {
+        debug_assert!(se(ts, i).sched_delayed && se(ts, i).on_rq);
+        if cfg.feat(Feature::DelayZero) {
+            self.update_entity_lag(ts, cfg, i);
+            if se(ts, i).vlag > 0 {
+                self.nr_queued -= 1;
+                if self.curr != i {
+                    self.dequeue_tree(ts, i);
+                }
+                sem(ts, i).vlag = 0;
+                self.place_entity(ts, cfg, i, EnqueueFlags::empty());
+                if self.curr != i {
+                    self.enqueue_tree(ts, i);
+                }
+                self.nr_queued += 1;
+            }
+        }
+        sem(ts, i).sched_delayed = false;
+        self.h_nr_runnable += 1;
+    }
+
+    /// Removes an entity. Returns false when the dequeue is deferred
+    /// (DELAY_DEQUEUE: a sleeper with negative lag stays queued, delayed).
+    pub fn dequeue_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, flags: DequeueFlags) -> bool {
+        let i = id.0;
+        let sleep = flags.contains(DequeueFlags::SLEEP);
+        self.update_curr(ts, cfg);
+        self.clear_buddies(i);
+        if flags.contains(DequeueFlags::DELAYED) {
+            debug_assert!(se(ts, i).sched_delayed);
+        } else {
+            let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
+            if cfg.feat(Feature::DelayDequeue) && delay && !self.entity_eligible(ts, id) {
+                sem(ts, i).sched_delayed = true;
+                self.h_nr_runnable -= 1;
+                return false;
+            }
+        }
+        self.update_entity_lag(ts, cfg, i);
+        if cfg.feat(Feature::PlaceRelDeadline) && !sleep {
+            let e = sem(ts, i);
+            e.deadline = e.deadline.wrapping_sub(e.vruntime);
+            e.rel_deadline = true;
+        }
+        if self.curr != i {
+            self.dequeue_tree(ts, i);
+        }
+        let was_delayed = se(ts, i).sched_delayed;
+        let e = sem(ts, i);
+        e.on_rq = false;
+        self.load -= e.load.weight as u64;
+        self.nr_queued -= 1;
+        if flags.contains(DequeueFlags::DELAYED) || was_delayed {
+            // finish_delayed_dequeue_entity
+            e.sched_delayed = false;
+            if cfg.feat(Feature::DelayZero) && e.vlag > 0 {
+                e.vlag = 0;
+            }
+        } else {
+            self.h_nr_runnable -= 1;
+        }
+        true
+    }
+
+    // ---- pick ----
+
+    /// EEVDF's pick (`__pick_eevdf`): the eligible entity with the earliest
+    /// virtual deadline, honouring an eligible next buddy (PICK_BUDDY) and, when
+    /// `protect`, the running entity's slice protection. O(log n); O(1) when the
+    /// leftmost entity is eligible. `count` records the path taken.
+    pub fn pick_eevdf(&mut self, ts: &[SchedTask], cfg: &SchedConfig, protect: bool, count: bool) -> Option<TaskId> {
+        let leftmost = self.timeline.leftmost;
+        let mut curr = self.curr;
+        macro_rules! stat {
+            ($f:ident) => {
+                if count {
+                    self.pick_stats.$f += 1;
+                }
+            };
+        }
+        if self.nr_queued == 1 {
+            stat!(single);
+            let c = self.curr_on_rq(ts);
+            return c.or((leftmost != NIL).then_some(leftmost)).map(TaskId);
+        }
+        if cfg.feat(Feature::PickBuddy) && self.next != NIL && self.vruntime_eligible(ts, se(ts, self.next).vruntime) {
+            stat!(buddy);
+            return Some(TaskId(self.next));
+        }
+        if curr != NIL && (!se(ts, curr).on_rq || !self.vruntime_eligible(ts, se(ts, curr).vruntime)) {
+            curr = NIL;
+        }
+        if curr != NIL && protect && Self::protect_slice(ts, curr) {
+            stat!(protect);
+            return Some(TaskId(curr));
+        }
+        let mut best = NIL;
+        if leftmost != NIL && self.vruntime_eligible(ts, se(ts, leftmost).vruntime) {
+            stat!(fast);
+            best = leftmost;
+        } else {
+            stat!(heap);
+            // Heap search: one comparison of sums per level.
+            let (avg, load) = self.sums(ts);
+            let elig = |v: u64| avg >= self.key(v) * load;
+            let mut node = self.timeline.root;
+            while node != NIL {
+                let l = ts[node as usize].se.rb.left;
+                if l != NIL && elig(ts[l as usize].se.rb.min_vruntime) {
+                    node = l;
+                    continue;
+                }
+                if elig(se(ts, node).vruntime) {
+                    best = node;
+                    break;
+                }
+                node = ts[node as usize].se.rb.right;
+            }
+        }
+        if best == NIL || (curr != NIL && vbefore(se(ts, curr).deadline, se(ts, best).deadline)) {
+            best = curr;
+        }
+        if best == NIL {
+            // Cannot happen (the minimum-vruntime entity is always eligible);
+            // fall back to the earliest deadline rather than idling.
+            best = if leftmost != NIL { leftmost } else { self.curr_on_rq(ts).unwrap_or(NIL) };
+        }
+        (best != NIL).then_some(TaskId(best))
+    }
+
+    /// Takes the running entity's place back in the tree (if it is still queued).
+    pub fn put_prev_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId) {
+        let i = id.0;
+        if se(ts, i).on_rq {
+            self.update_curr(ts, cfg);
+            self.enqueue_tree(ts, i);
+        }
+        debug_assert_eq!(self.curr, i);
+        self.curr = NIL;
+    }
+
+    /// Makes `id` the running entity: out of the tree, protection armed.
+    pub fn set_next_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId) {
+        let i = id.0;
+        self.clear_buddies(i);
+        if se(ts, i).on_rq {
+            self.dequeue_tree(ts, i);
+            self.set_protect_slice(ts, cfg, i);
+        }
+        debug_assert_eq!(self.curr, NIL);
+        self.curr = i;
+        let now = self.clock;
+        let e = sem(ts, i);
+        e.exec_start = now;
+        e.prev_sum_exec_runtime = e.sum_exec_runtime;
+    }
+
+    /// The tick: charge the running entity, pull the zero point along, and ask
+    /// for a repick if its request is consumed or its protection ended.
+    pub fn entity_tick(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) -> bool {
+        let r = self.update_curr(ts, cfg);
+        self.update_zero_vruntime(ts);
+        r
+    }
+
+    /// The 6.19 wakeup decision (`check_preempt_wakeup_fair`, eevdf.md §5.1):
+    /// should the waking fair entity `pse` preempt the running fair entity?
+    /// `need_resched_now`: an immediate reschedule is already pending (row 3).
+    pub fn check_preempt_wakeup(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        pse: TaskId,
+        wake_flags: WakeFlags,
+        need_resched_now: bool,
+    ) -> FairWakeup {
+        let s = self.curr;
+        let p = pse.0;
+        if s == p {
+            return FairWakeup::SameTask;
+        }
+        if need_resched_now {
+            return FairWakeup::AlreadyPending;
+        }
+        if !cfg.feat(Feature::WakeupPreemption) {
+            return FairWakeup::Disabled;
+        }
+        if s == NIL {
+            // No fair entity is running (the core handles class differences);
+            // treat as a pick against an empty current.
+            return FairWakeup::Picked { short: false };
+        }
+        let cse_idle = is_idle_policy(ts, s);
+        let pse_idle = is_idle_policy(ts, p);
+        if cse_idle && !pse_idle {
+            Self::cancel_protect_slice(ts, s);
+            return FairWakeup::IdleCurrent;
+        }
+        if cse_idle != pse_idle {
+            return FairWakeup::IdleWakee;
+        }
+        if ts[p as usize].params.policy != Policy::Normal {
+            return FairWakeup::NotNormalPolicy;
+        }
+        self.update_curr(ts, cfg);
+        let mut short = false;
+        let mut sync_none = false;
+        if cfg.feat(Feature::PreemptShort) && se(ts, p).slice_ns < se(ts, s).slice_ns {
+            short = true;
+        } else {
+            if wake_flags.contains(WakeFlags::FORK) || se(ts, p).sched_delayed {
+                return FairWakeup::ForkOrDelayed;
+            }
+            if cfg.feat(Feature::NextBuddyIneligibleResched)
+                && !wake_flags.contains(WakeFlags::IRQ)
+                && !self.vruntime_eligible(ts, se(ts, s).vruntime)
+            {
+                return FairWakeup::IneligibleWaker;
+            }
+            if cfg.feat(Feature::NextBuddy) && self.set_preempt_buddy(ts, p) && wake_flags.contains(WakeFlags::SYNC) {
+                if self.preempt_sync(ts, cfg, wake_flags, p, s) {
+                    return FairWakeup::SyncResched;
+                }
+                sync_none = true;
+            }
+        }
+        if sync_none {
+            return FairWakeup::SyncNone;
+        }
+        if self.pick_eevdf(ts, cfg, !short, false) == Some(pse) {
+            if short {
+                Self::cancel_protect_slice(ts, s);
+            }
+            return FairWakeup::Picked { short };
+        }
+        if cfg.feat(Feature::RunToParity) {
+            self.update_protect_slice(ts, s);
+        }
+        FairWakeup::NotPicked { short }
+    }
+
+    /// `preempt_sync`: on a WF_SYNC wakeup, preempt when the wakee's deadline is
+    /// earlier and the waker has run at least the migration cost (a quarter of
+    /// it when `select_task_rq` chose this CPU). The waker's runtime is the time
+    /// since its last accounting (6.19), or since its last pick with
+    /// NEXT_BUDDY_SYNC_RUNTIME (the intent of the changelog, eevdf.md §5.2).
+    fn preempt_sync(&self, ts: &[SchedTask], cfg: &SchedConfig, wf: WakeFlags, p: u32, s: u32) -> bool {
+        let mut thr = cfg.tunables.migration_cost_ns();
+        if wf.contains(WakeFlags::RQ_SELECTED) {
+            thr /= 4;
+        }
+        let e = se(ts, s);
+        let delta = if cfg.feat(Feature::NextBuddySyncRuntime) {
+            e.sum_exec_runtime.saturating_sub(e.prev_sum_exec_runtime)
+        } else {
+            self.clock.saturating_sub(e.exec_start)
+        };
+        vbefore(se(ts, p).deadline, e.deadline) && delta >= thr
+    }
+
+    /// `yield_task_fair` (6.19): an eligible yielder forfeits the rest of its
+    /// request: v = old deadline, and a new deadline one slice later.
+    pub fn yield_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) {
+        let c = self.curr;
+        if c == NIL || self.nr_queued <= 1 {
+            return;
+        }
+        self.clear_buddies(c);
+        self.update_curr(ts, cfg);
+        if self.vruntime_eligible(ts, se(ts, c).vruntime) {
+            let e = sem(ts, c);
+            e.vruntime = e.deadline;
+            e.deadline = e.deadline.wrapping_add(calc_delta_fair(e.slice_ns, e.load));
+        }
+    }
+
+    /// Changes an entity's weight preserving its lag (and relative deadline) in
+    /// real time: `vlag·w_old/w_new`. Works for queued, running and sleeping
+    /// entities.
+    pub fn reweight_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, lw: LoadWeight) {
+        let i = id.0;
+        let is_curr = self.curr == i;
+        let on_rq = se(ts, i).on_rq;
+        if on_rq {
+            self.update_curr(ts, cfg);
+            self.update_entity_lag(ts, cfg, i);
+            let e = sem(ts, i);
+            e.deadline = e.deadline.wrapping_sub(e.vruntime);
+            e.rel_deadline = true;
+            self.nr_queued -= 1;
+            if !is_curr {
+                self.dequeue_tree(ts, i);
+            }
+            self.load -= se(ts, i).load.weight as u64;
+        }
+        {
+            let e = sem(ts, i);
+            let old = e.load.weight as i128;
+            let new = lw.weight as i128;
+            e.vlag = (e.vlag as i128 * old / new) as i64;
+            if e.rel_deadline {
+                e.deadline = ((e.deadline as i64 as i128) * old / new) as i64 as u64;
+            }
+            e.load = lw;
+        }
+        if on_rq {
+            self.place_entity(ts, cfg, i, EnqueueFlags::empty());
+            self.load += lw.weight as u64;
+            if !is_curr {
+                self.enqueue_tree(ts, i);
+            }
+            self.nr_queued += 1;
+        }
+    }
+
+    /// Is the entity cache-hot for the balancer: it ran within the migration
+    /// cost, or it is the next buddy (CACHE_HOT_BUDDY)?
+    pub fn task_hot(&self, ts: &[SchedTask], cfg: &SchedConfig, id: TaskId) -> bool {
+        if cfg.feat(Feature::CacheHotBuddy) && self.next == id.0 {
+            return true;
+        }
+        self.clock.saturating_sub(se(ts, id.0).exec_start) < cfg.tunables.migration_cost_ns()
+    }
+
+    /// Checks the fair runqueue's invariants (tests, debug dumps): the tree, the
+    /// sums against a recomputation, the counts, every queued entity's lag within
+    /// the clamp.
+    pub fn check(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
+        let n = self.timeline.check(ts)?;
+        let mut sum = 0i128;
+        let mut w = 0u64;
+        let mut i = self.timeline.leftmost;
+        let mut delayed = 0;
+        let mut prev_deadline: Option<u64> = None;
+        while i != NIL {
+            let e = se(ts, i);
+            if !e.on_rq {
+                return Err("tree entity not on_rq");
+            }
+            if let Some(d) = prev_deadline {
+                if vbefore(e.deadline, d) {
+                    return Err("tree not in deadline order");
+                }
+            }
+            prev_deadline = Some(e.deadline);
+            sum += self.key(e.vruntime) * e.load.weight as i128;
+            w += e.load.weight as u64;
+            delayed += u32::from(e.sched_delayed);
+            i = Timeline::next(ts, i);
+        }
+        if sum != self.sum_w_vruntime || w != self.sum_weight {
+            return Err("avg_vruntime sums drifted");
+        }
+        let curr_n = u32::from(self.curr_on_rq(ts).is_some());
+        if self.curr_on_rq(ts).is_some_and(|c| se(ts, c).sched_delayed) {
+            delayed += 1;
+        }
+        if n as u32 + curr_n != self.nr_queued {
+            return Err("nr_queued does not match the tree");
+        }
+        if self.nr_queued - delayed != self.h_nr_runnable {
+            return Err("h_nr_runnable does not match");
+        }
+        let total_w = w + self.curr_on_rq(ts).map_or(0, |c| se(ts, c).load.weight as u64);
+        if total_w != self.load {
+            return Err("load does not match");
+        }
+        if self.next != NIL && (!se(ts, self.next).on_rq || se(ts, self.next).sched_delayed) {
+            return Err("buddy is not a runnable queued entity");
+        }
+        Ok(())
+    }
+}

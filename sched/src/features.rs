@@ -1,0 +1,270 @@
+//! The `SCHED_FEAT` table: Linux's fair-class feature flags, in one list.
+//!
+//! Every flag has a compile-time default (Linux 6.19's, unless a `FEAT_ON_<NAME>` /
+//! `FEAT_OFF_<NAME>` cargo feature overrides it) and can be flipped at run time
+//! without a lock: a [`Features`] set is one atomic word read with relaxed
+//! ordering at each decision, like Linux's static keys. Text follows
+//! `/sys/kernel/debug/sched/features`: reading prints every name in table order,
+//! disabled ones as `NO_NAME`; writing takes one `NAME` or `NO_NAME`, and an
+//! unknown name is an error that changes nothing.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+macro_rules! sched_features {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $default:literal,
+        on: $on:literal, off: $off:literal; )*) => {
+        /// One scheduler feature flag. The declaration order is the table order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Feature {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Feature {
+            /// Every feature, in table order.
+            pub const ALL: &'static [Feature] = &[ $( Feature::$variant, )* ];
+
+            /// The Linux name (`NEXT_BUDDY`).
+            pub const fn name(self) -> &'static str {
+                match self { $( Feature::$variant => $name, )* }
+            }
+
+            /// The one-line description from the table.
+            pub const fn doc(self) -> &'static str {
+                match self { $( Feature::$variant => concat!($($doc),*), )* }
+            }
+
+            /// The compile-time default: Linux 6.19's, unless overridden by a
+            /// `FEAT_ON_<NAME>` / `FEAT_OFF_<NAME>` cargo feature.
+            pub const fn default_enabled(self) -> bool {
+                match self {
+                    $( Feature::$variant => ($default || cfg!(feature = $on)) && !cfg!(feature = $off), )*
+                }
+            }
+        }
+    };
+}
+
+sched_features! {
+    /// Keep a task's lag across sleep and migration (placement strategy #1); off places wakees at the average V.
+    PlaceLag = "PLACE_LAG", true, on: "FEAT_ON_PLACE_LAG", off: "FEAT_OFF_PLACE_LAG";
+    /// A new task's first virtual deadline uses half a slice, so forks start sooner.
+    PlaceDeadlineInitial = "PLACE_DEADLINE_INITIAL", true, on: "FEAT_ON_PLACE_DEADLINE_INITIAL", off: "FEAT_OFF_PLACE_DEADLINE_INITIAL";
+    /// Keep the relative deadline (deadline - vruntime) over a non-sleep dequeue/enqueue (migration, reweight).
+    PlaceRelDeadline = "PLACE_REL_DEADLINE", true, on: "FEAT_ON_PLACE_REL_DEADLINE", off: "FEAT_OFF_PLACE_REL_DEADLINE";
+    /// Protect the running task up to min(own slice, shortest queued slice) before a repick.
+    RunToParity = "RUN_TO_PARITY", true, on: "FEAT_ON_RUN_TO_PARITY", off: "FEAT_OFF_RUN_TO_PARITY";
+    /// A wakee with a shorter slice may cancel the running task's protection and preempt.
+    PreemptShort = "PREEMPT_SHORT", true, on: "FEAT_ON_PREEMPT_SHORT", off: "FEAT_OFF_PREEMPT_SHORT";
+    /// Nominate the wakee as the next buddy (Mel Gorman's EEVDF rework; off again in 6.19 final).
+    NextBuddy = "NEXT_BUDDY", false, on: "FEAT_ON_NEXT_BUDDY", off: "FEAT_OFF_NEXT_BUDDY";
+    /// Honour the next buddy at pick time when it is eligible.
+    PickBuddy = "PICK_BUDDY", true, on: "FEAT_ON_PICK_BUDDY", off: "FEAT_OFF_PICK_BUDDY";
+    /// The load balancer treats the next buddy as cache-hot and leaves it in place.
+    CacheHotBuddy = "CACHE_HOT_BUDDY", true, on: "FEAT_ON_CACHE_HOT_BUDDY", off: "FEAT_OFF_CACHE_HOT_BUDDY";
+    /// A task that sleeps with negative lag stays queued (delayed) until it is eligible.
+    DelayDequeue = "DELAY_DEQUEUE", true, on: "FEAT_ON_DELAY_DEQUEUE", off: "FEAT_OFF_DELAY_DEQUEUE";
+    /// Clip lag to <= 0 when a delayed dequeue completes or the delayed task wakes.
+    DelayZero = "DELAY_ZERO", true, on: "FEAT_ON_DELAY_ZERO", off: "FEAT_OFF_DELAY_ZERO";
+    /// Master switch for fair-class wakeup preemption.
+    WakeupPreemption = "WAKEUP_PREEMPTION", true, on: "FEAT_ON_WAKEUP_PREEMPTION", off: "FEAT_OFF_WAKEUP_PREEMPTION";
+    /// Queue remote wakeups on the target CPU's wake list and send an IPI instead of locking its runqueue.
+    TtwuQueue = "TTWU_QUEUE", true, on: "FEAT_ON_TTWU_QUEUE", off: "FEAT_OFF_TTWU_QUEUE";
+    /// Wake-affine: prefer the waking CPU when it is (about to be) idle.
+    WaIdle = "WA_IDLE", true, on: "FEAT_ON_WA_IDLE", off: "FEAT_OFF_WA_IDLE";
+    /// Wake-affine: compare the load of the waking and the previous CPU.
+    WaWeight = "WA_WEIGHT", true, on: "FEAT_ON_WA_WEIGHT", off: "FEAT_OFF_WA_WEIGHT";
+    /// Ours, default off: the 6.19-rc1..rc6 rule "reschedule when the waker is no longer eligible" (removed in rc7).
+    NextBuddyIneligibleResched = "NEXT_BUDDY_INELIGIBLE_RESCHED", false, on: "FEAT_ON_NEXT_BUDDY_INELIGIBLE_RESCHED", off: "FEAT_OFF_NEXT_BUDDY_INELIGIBLE_RESCHED";
+    /// Ours, default off: preempt_sync measures the waker's runtime since its last pick, not since the last update_curr.
+    NextBuddySyncRuntime = "NEXT_BUDDY_SYNC_RUNTIME", false, on: "FEAT_ON_NEXT_BUDDY_SYNC_RUNTIME", off: "FEAT_OFF_NEXT_BUDDY_SYNC_RUNTIME";
+}
+
+impl Feature {
+    /// The bit of this feature in a [`Features`] word.
+    #[inline]
+    pub const fn bit(self) -> u64 {
+        1 << self as u8
+    }
+
+    /// Looks a feature up by its Linux name (exact, upper case).
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    /// The mask of every feature's compile-time default.
+    pub const fn default_mask() -> u64 {
+        let mut mask = 0;
+        let mut i = 0;
+        while i < Feature::ALL.len() {
+            if Feature::ALL[i].default_enabled() {
+                mask |= Feature::ALL[i].bit();
+            }
+            i += 1;
+        }
+        mask
+    }
+}
+
+/// Why a feature write was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FeatureError {
+    /// The text was empty (or only whitespace).
+    Empty,
+    /// No feature has that name (Linux answers -EINVAL).
+    Unknown,
+}
+
+impl fmt::Display for FeatureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FeatureError::Empty => f.write_str("expected NAME or NO_NAME"),
+            FeatureError::Unknown => f.write_str("unknown feature"),
+        }
+    }
+}
+
+/// A set of feature flags, flipped at run time with atomic stores.
+#[derive(Debug)]
+pub struct Features {
+    bits: AtomicU64,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Features {
+    /// The compile-time defaults.
+    pub const fn new() -> Self {
+        Features { bits: AtomicU64::new(Feature::default_mask()) }
+    }
+
+    /// Is `f` enabled? (Linux's `sched_feat(F)`.)
+    #[inline]
+    pub fn enabled(&self, f: Feature) -> bool {
+        self.bits.load(Ordering::Relaxed) & f.bit() != 0
+    }
+
+    /// Turns `f` on or off.
+    pub fn set(&self, f: Feature, on: bool) {
+        if on {
+            self.bits.fetch_or(f.bit(), Ordering::Relaxed);
+        } else {
+            self.bits.fetch_and(!f.bit(), Ordering::Relaxed);
+        }
+    }
+
+    /// The raw mask, bit `i` for the feature at table index `i`.
+    pub fn mask(&self) -> u64 {
+        self.bits.load(Ordering::Relaxed)
+    }
+
+    /// Parses one `NAME` or `NO_NAME` (surrounding whitespace ignored) without
+    /// applying it.
+    pub fn parse(text: &str) -> Result<(Feature, bool), FeatureError> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(FeatureError::Empty);
+        }
+        if let Some(f) = Feature::from_name(t) {
+            return Ok((f, true));
+        }
+        match t.strip_prefix("NO_").and_then(Feature::from_name) {
+            Some(f) => Ok((f, false)),
+            None => Err(FeatureError::Unknown),
+        }
+    }
+
+    /// Applies one `NAME` or `NO_NAME` write; an error changes nothing.
+    pub fn write(&self, text: &str) -> Result<(Feature, bool), FeatureError> {
+        let (f, on) = Self::parse(text)?;
+        self.set(f, on);
+        Ok((f, on))
+    }
+}
+
+/// Prints the `sched/features` line: every name in table order, each followed by a
+/// space, disabled ones with a `NO_` prefix (no trailing newline).
+impl fmt::Display for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mask = self.mask();
+        for feat in Feature::ALL {
+            if mask & feat.bit() == 0 {
+                f.write_str("NO_")?;
+            }
+            f.write_str(feat.name())?;
+            f.write_str(" ")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn defaults_match_linux_6_19() {
+        let fs = Features::new();
+        for (f, on) in [
+            (Feature::PlaceLag, true),
+            (Feature::PlaceDeadlineInitial, true),
+            (Feature::PlaceRelDeadline, true),
+            (Feature::RunToParity, true),
+            (Feature::PreemptShort, true),
+            (Feature::NextBuddy, false),
+            (Feature::PickBuddy, true),
+            (Feature::CacheHotBuddy, true),
+            (Feature::DelayDequeue, true),
+            (Feature::DelayZero, true),
+            (Feature::WakeupPreemption, true),
+            (Feature::TtwuQueue, true),
+            (Feature::WaIdle, true),
+            (Feature::WaWeight, true),
+            (Feature::NextBuddyIneligibleResched, false),
+            (Feature::NextBuddySyncRuntime, false),
+        ] {
+            assert_eq!(fs.enabled(f), on, "{}", f.name());
+        }
+    }
+
+    #[test]
+    fn text_round_trip_like_debugfs() {
+        let fs = Features::new();
+        let line = fs.to_string();
+        assert!(line.starts_with("PLACE_LAG PLACE_DEADLINE_INITIAL "));
+        assert!(line.contains(" NO_NEXT_BUDDY "));
+        assert!(line.ends_with("NO_NEXT_BUDDY_SYNC_RUNTIME "));
+        assert_eq!(line.split_whitespace().count(), Feature::ALL.len());
+        assert_eq!(fs.write("NEXT_BUDDY"), Ok((Feature::NextBuddy, true)));
+        assert!(fs.to_string().contains(" NEXT_BUDDY "));
+        assert_eq!(fs.write("  NO_RUN_TO_PARITY\n"), Ok((Feature::RunToParity, false)));
+        assert!(fs.to_string().contains("NO_RUN_TO_PARITY"));
+        assert!(!fs.enabled(Feature::RunToParity));
+    }
+
+    #[test]
+    fn unknown_names_change_nothing() {
+        let fs = Features::new();
+        let before = fs.mask();
+        for bad in ["", "   ", "NEXT_BUDDYX", "next_buddy", "NO_", "NO_NO_NEXT_BUDDY", "NO_BOGUS", "NEXT BUDDY"] {
+            assert!(fs.write(bad).is_err(), "{bad:?}");
+            assert_eq!(fs.mask(), before, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn every_name_and_doc_is_set() {
+        for f in Feature::ALL {
+            assert_eq!(Feature::from_name(f.name()), Some(*f));
+            assert!(!f.doc().is_empty());
+        }
+        assert!(Feature::ALL.len() < 64);
+    }
+}

@@ -1,0 +1,59 @@
+//! A `no_std` kernel scheduler with Linux 6.19's EEVDF fair class.
+//!
+//! Pure scheduling logic: no arch code, no `unsafe`, no global state. The same
+//! code runs in a kernel, in host tests and in a simulator; the clock is passed
+//! in, and everything that only a platform knows (time, CPU ids, IPIs) stays
+//! with the caller.
+//!
+//! # Layout (Linux's vocabulary)
+//! - [`features`]: the `SCHED_FEAT` table, runtime flags, `NAME`/`NO_NAME` text.
+//! - [`tunables`]: the sysctl table (`kernel.sched_base_slice_ns`, ...).
+//! - [`config`]: one scheduler instance's features + tunables + tick.
+//! - [`weight`]: nice to weight, `calc_delta_fair`.
+//! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
+//! - [`fair`]: EEVDF (the math is in the module docs), [`rt`]: FIFO/RR,
+//!   [`idle`]: the idle class; [`class`]: their order, written once.
+//! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
+//!   dequeue, pick, tick, wakeup preemption, need-resched.
+//! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
+//!
+//! # Embedding
+//! ```
+//! use std::sync::Arc;
+//! use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+//! let cfg = Arc::new(SchedConfig::new(1, 250));
+//! let mut rq = Rq::new(0, cfg.clone(), 64);
+//! rq.update_rq_clock(0);
+//! rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
+//! rq.wake_up_new_task(TaskId(2), SchedTask::new(TaskParams::default()));
+//! assert!(rq.pick_next_task().is_some());
+//! rq.update_rq_clock(4_000_000);
+//! let _resched = rq.task_tick();        // none / lazy / now
+//! cfg.features.write("NEXT_BUDDY").unwrap();
+//! ```
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+pub mod class;
+pub mod config;
+pub mod fair;
+pub mod features;
+pub mod flags;
+pub mod idle;
+pub mod oracle;
+pub mod rq;
+pub mod rt;
+pub mod task;
+pub mod tunables;
+pub mod weight;
+
+pub use class::SchedClass;
+pub use config::SchedConfig;
+pub use features::{Feature, Features};
+pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
+pub use rq::{Resched, Rq, RqError, Switch, TtwuRunnable, WakeupDecision, WakeupReason};
+pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
+pub use tunables::{PreemptMode, Tunables};

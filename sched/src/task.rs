@@ -1,0 +1,290 @@
+//! The scheduling state of one task: policy, weight, the fair entity and the RT
+//! entity. A [`SchedTask`] travels with its thread: while the task is queued on a
+//! CPU it lives in that runqueue's arena (so the tree can link it without
+//! pointers), and when it is fully dequeued it is handed back to the kernel by
+//! value.
+
+use crate::fair::tree::RbLinks;
+use crate::tunables::{MAX_SLICE_NS, MIN_SLICE_NS};
+use crate::weight::LoadWeight;
+
+/// "No node" in arena links.
+pub const NIL: u32 = u32::MAX;
+
+/// A task's index, chosen by the kernel (dense, below the runqueue capacity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub u32);
+
+/// Scheduling policies, as in Linux's `sched_setscheduler`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// SCHED_NORMAL (SCHED_OTHER): fair class, wakeup-preempts.
+    Normal,
+    /// SCHED_BATCH: fair class, never wakeup-preempts.
+    Batch,
+    /// SCHED_IDLE: fair class with weight 3; always preempted by non-idle wakees.
+    Idle,
+    /// SCHED_FIFO: RT class, runs until it blocks, yields or a higher priority wakes.
+    Fifo,
+    /// SCHED_RR: RT class with a time slice among equal priorities.
+    RoundRobin,
+}
+
+impl Policy {
+    /// The scheduling class that runs this policy.
+    pub const fn class(self) -> crate::class::SchedClass {
+        match self {
+            Policy::Fifo | Policy::RoundRobin => crate::class::SchedClass::Rt,
+            Policy::Normal | Policy::Batch | Policy::Idle => crate::class::SchedClass::Fair,
+        }
+    }
+
+    /// Linux's name (`SCHED_NORMAL`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "SCHED_NORMAL",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::RoundRobin => "SCHED_RR",
+        }
+    }
+
+    /// Short name for tables (`ps`): `NORMAL`, `BATCH`, `IDLE`, `FIFO`, `RR`.
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            Policy::Normal => "NORMAL",
+            Policy::Batch => "BATCH",
+            Policy::Idle => "IDLE",
+            Policy::Fifo => "FIFO",
+            Policy::RoundRobin => "RR",
+        }
+    }
+}
+
+/// Highest RT priority (`sched_priority`), as in Linux.
+pub const MAX_RT_PRIO: u8 = 99;
+
+/// What a task asks of the scheduler (the `sched_attr` of `sched_setattr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskParams {
+    /// The policy.
+    pub policy: Policy,
+    /// Nice value, -20..=19 (fair policies).
+    pub nice: i32,
+    /// RT priority 1..=99 (FIFO/RR); ignored for fair policies.
+    pub rt_priority: u8,
+    /// Custom slice (`sched_runtime`) in ns, 0 for the base slice. Clamped to
+    /// 0.1..=100 ms.
+    pub slice_ns: u64,
+}
+
+impl Default for TaskParams {
+    fn default() -> Self {
+        TaskParams { policy: Policy::Normal, nice: 0, rt_priority: 0, slice_ns: 0 }
+    }
+}
+
+/// Why a set of [`TaskParams`] was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamsError {
+    /// Nice outside -20..=19.
+    NiceOutOfRange,
+    /// RT priority outside 1..=99 for FIFO/RR, or non-zero for a fair policy.
+    RtPriorityOutOfRange,
+}
+
+impl core::fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ParamsError::NiceOutOfRange => f.write_str("nice must be in [-20, 19]"),
+            ParamsError::RtPriorityOutOfRange => {
+                f.write_str("priority must be in [1, 99] for FIFO/RR and 0 for other policies")
+            }
+        }
+    }
+}
+
+impl TaskParams {
+    /// Checks the ranges Linux's `sched_setattr` checks.
+    pub fn validate(&self) -> Result<(), ParamsError> {
+        if !(-20..=19).contains(&self.nice) {
+            return Err(ParamsError::NiceOutOfRange);
+        }
+        let rt = matches!(self.policy, Policy::Fifo | Policy::RoundRobin);
+        if rt && !(1..=MAX_RT_PRIO).contains(&self.rt_priority) || !rt && self.rt_priority != 0 {
+            return Err(ParamsError::RtPriorityOutOfRange);
+        }
+        Ok(())
+    }
+
+    /// The load weight these parameters give a fair task.
+    pub fn weight(&self) -> LoadWeight {
+        match self.policy {
+            Policy::Idle => LoadWeight::IDLE,
+            _ => LoadWeight::from_nice(self.nice),
+        }
+    }
+}
+
+/// The fair-class scheduling entity (Linux's `sched_entity`).
+#[derive(Clone, Copy, Debug)]
+pub struct FairEntity {
+    /// Load weight and its inverse.
+    pub load: LoadWeight,
+    /// Virtual runtime (wrapping; compare through signed differences).
+    pub vruntime: u64,
+    /// Virtual deadline: the tree key. Holds `deadline - vruntime` while
+    /// `rel_deadline` is set.
+    pub deadline: u64,
+    /// V - v captured at dequeue or reweight, consumed by placement.
+    pub vlag: i64,
+    /// The vruntime up to which the running entity is protected (RUN_TO_PARITY).
+    pub vprot: u64,
+    /// The request size r in ns.
+    pub slice_ns: u64,
+    /// `slice_ns` was set by the task, not taken from the base slice.
+    pub custom_slice: bool,
+    /// `deadline` is relative to `vruntime` (carried across a migration).
+    pub rel_deadline: bool,
+    /// Accounted on the fair runqueue (tree or current, delayed included).
+    pub on_rq: bool,
+    /// Slept while ineligible; its dequeue is deferred (DELAY_DEQUEUE).
+    pub sched_delayed: bool,
+    /// Clock at the last accounting.
+    pub exec_start: u64,
+    /// Total runtime in ns.
+    pub sum_exec_runtime: u64,
+    /// `sum_exec_runtime` when it was last picked.
+    pub prev_sum_exec_runtime: u64,
+    pub(crate) rb: RbLinks,
+}
+
+impl Default for FairEntity {
+    fn default() -> Self {
+        FairEntity {
+            load: LoadWeight::NICE_0,
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            slice_ns: crate::tunables::NORMALIZED_BASE_SLICE_NS,
+            custom_slice: false,
+            rel_deadline: false,
+            on_rq: false,
+            sched_delayed: false,
+            exec_start: 0,
+            sum_exec_runtime: 0,
+            prev_sum_exec_runtime: 0,
+            rb: RbLinks::default(),
+        }
+    }
+}
+
+/// The RT-class entity: links in its priority's FIFO list and the RR slice.
+#[derive(Clone, Copy, Debug)]
+pub struct RtEntity {
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+    /// Queued on an RT priority list.
+    pub on_list: bool,
+    /// What is left of the SCHED_RR time slice.
+    pub slice_left_ns: u64,
+}
+
+impl Default for RtEntity {
+    fn default() -> Self {
+        RtEntity { prev: NIL, next: NIL, on_list: false, slice_left_ns: 0 }
+    }
+}
+
+/// Where a task's state sits relative to the runqueue holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Not held by this runqueue.
+    Absent,
+    /// Runnable: queued in its class or running.
+    Queued,
+    /// Blocked, but its fair dequeue is deferred (DELAY_DEQUEUE).
+    Delayed,
+    /// Blocked; the delayed dequeue has completed. The kernel takes the task
+    /// back with `Rq::ttwu_runnable` when it wakes it.
+    Blocked,
+}
+
+/// Everything the scheduler keeps per task.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedTask {
+    /// Policy, nice, RT priority and custom slice.
+    pub params: TaskParams,
+    /// Fair-class state (also holds the runtime accounting of every class).
+    pub se: FairEntity,
+    /// RT-class state.
+    pub rt: RtEntity,
+    /// Where it is relative to the runqueue holding it.
+    pub state: TaskState,
+    /// Times it was switched in.
+    pub nr_switches: u64,
+    /// Times it was woken.
+    pub nr_wakeups: u64,
+    /// Times it changed CPU.
+    pub nr_migrations: u64,
+    /// Allowed CPUs (bit n = CPU n).
+    pub cpus_allowed: u64,
+    /// The CPU it last ran or was queued on.
+    pub cpu: u32,
+}
+
+impl Default for SchedTask {
+    fn default() -> Self {
+        SchedTask::new(TaskParams::default())
+    }
+}
+
+impl SchedTask {
+    /// A new task's state (as after fork): zero lag, no relative deadline.
+    /// Parameters are assumed valid ([`TaskParams::validate`]).
+    pub fn new(params: TaskParams) -> Self {
+        let mut t = SchedTask {
+            params,
+            se: FairEntity::default(),
+            rt: RtEntity::default(),
+            state: TaskState::Absent,
+            nr_switches: 0,
+            nr_wakeups: 0,
+            nr_migrations: 0,
+            cpus_allowed: u64::MAX,
+            cpu: 0,
+        };
+        t.apply_params(params);
+        t
+    }
+
+    /// Sets weight and slice from `params` (no lag scaling: for tasks that are
+    /// not queued; queued tasks go through the runqueue).
+    pub(crate) fn apply_params(&mut self, params: TaskParams) {
+        self.params = params;
+        self.se.load = params.weight();
+        if params.slice_ns != 0 {
+            self.se.slice_ns = params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS);
+            self.se.custom_slice = true;
+        } else {
+            self.se.custom_slice = false;
+        }
+    }
+
+    /// The class that runs it.
+    #[inline]
+    pub fn class(&self) -> crate::class::SchedClass {
+        self.params.policy.class()
+    }
+
+    /// Linux's `prio` as shown by tracing: 0..=98 for RT (99 - rt_priority), 100..=139
+    /// for fair tasks (120 + nice).
+    pub fn prio(&self) -> i32 {
+        match self.params.policy {
+            Policy::Fifo | Policy::RoundRobin => 99 - self.params.rt_priority as i32,
+            _ => 120 + self.params.nice,
+        }
+    }
+}
