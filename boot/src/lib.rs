@@ -46,8 +46,8 @@ pub enum BootProtocol {
 pub struct BootInfo {
     /// The loader that started us.
     pub protocol: BootProtocol,
-    /// Kernel command line (empty when none was given; aarch64 leaves it empty
-    /// and the kernel reads `/chosen/bootargs` from the DTB).
+    /// Kernel command line (empty when none was given): PVH/Multiboot2 on
+    /// x86_64, `/chosen/bootargs` of the DTB on aarch64.
     pub cmdline: &'static str,
     /// Usable RAM regions (x86_64; aarch64 reads memory from the DTB).
     pub memory: [MemRegion; MAX_MEM_REGIONS],

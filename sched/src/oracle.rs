@@ -1,1 +1,597 @@
-//! placeholder
+//! A brute-force model of one CPU's fair runqueue, for checking the real one.
+//!
+//! [`Oracle`] implements the same EEVDF rules as [`crate::fair`] and the fair
+//! part of [`crate::rq`] in the plainest way: every entity sits in one vector,
+//! V is recomputed from scratch as `⌊Σ w·v / Σ w⌋` over the queued entities,
+//! eligibility is `Σ w·v ≥ v·Σ w`, and the pick is a linear scan for the
+//! earliest eligible deadline (ties to the earliest queued). No tree, no
+//! incremental sums, no zero point. The property tests drive both with the same
+//! random operations and require the same pick, the same preemption decisions
+//! and the same virtual times every step; the benchmark uses it as the O(n)
+//! baseline.
+//!
+//! Only fair-class tasks on one CPU are modelled.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use crate::config::SchedConfig;
+use crate::features::Feature;
+use crate::fair::FairWakeup;
+use crate::flags::WakeFlags;
+use crate::rq::Resched;
+use crate::task::{Policy, TaskId, TaskParams};
+use crate::tunables::{PreemptMode, MAX_SLICE_NS, MIN_SLICE_NS};
+use crate::weight::{calc_delta_fair, LoadWeight};
+
+/// Where an oracle task is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OState {
+    /// Not known or exited.
+    Gone,
+    /// Asleep, off the runqueue.
+    Sleeping,
+    /// Runnable (queued or running).
+    Runnable,
+    /// Asleep but still queued (delayed dequeue).
+    Delayed,
+}
+
+/// One modelled entity.
+#[derive(Clone, Copy, Debug)]
+pub struct OEnt {
+    /// Where it is.
+    pub state: OState,
+    /// Policy and nice.
+    pub params: TaskParams,
+    /// Weight.
+    pub lw: LoadWeight,
+    /// Virtual runtime.
+    pub v: u64,
+    /// Virtual deadline (relative while `rel`).
+    pub deadline: u64,
+    /// Saved lag.
+    pub vlag: i64,
+    /// Protection end.
+    pub vprot: u64,
+    /// Request size.
+    pub slice: u64,
+    /// Custom slice.
+    pub custom: bool,
+    /// Relative deadline.
+    pub rel: bool,
+    /// Last accounting.
+    pub exec_start: u64,
+    /// Total runtime.
+    pub sum_exec: u64,
+    /// Total at last pick.
+    pub prev_sum: u64,
+    /// Queue-insertion order, for deadline ties.
+    pub seq: u64,
+}
+
+/// The brute-force runqueue.
+#[derive(Debug)]
+pub struct Oracle {
+    cfg: Arc<SchedConfig>,
+    /// Every task ever spawned, by id.
+    pub ents: Vec<OEnt>,
+    curr: Option<usize>,
+    next: Option<usize>,
+    clock: u64,
+    seq: u64,
+    /// V when the queue last ticked: the position of an empty queue.
+    origin: u64,
+    /// Pending reschedule.
+    pub need_resched: Resched,
+}
+
+fn sv(v: u64) -> i128 {
+    v as i64 as i128
+}
+
+fn before(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) < 0
+}
+
+impl Oracle {
+    /// An empty model that can hold ids below `capacity`.
+    pub fn new(cfg: Arc<SchedConfig>, capacity: usize) -> Self {
+        let blank = OEnt {
+            state: OState::Gone,
+            params: TaskParams::default(),
+            lw: LoadWeight::NICE_0,
+            v: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            slice: 0,
+            custom: false,
+            rel: false,
+            exec_start: 0,
+            sum_exec: 0,
+            prev_sum: 0,
+            seq: 0,
+        };
+        Oracle {
+            cfg,
+            ents: alloc::vec![blank; capacity],
+            curr: None,
+            next: None,
+            clock: 0,
+            seq: 0,
+            origin: 0,
+            need_resched: Resched::None,
+        }
+    }
+
+    /// The running task.
+    pub fn curr(&self) -> Option<TaskId> {
+        self.curr.map(|c| TaskId(c as u32))
+    }
+
+    /// Advances the clock.
+    pub fn update_clock(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+    }
+
+    fn queued(&self, i: usize) -> bool {
+        matches!(self.ents[i].state, OState::Runnable | OState::Delayed)
+    }
+
+    fn queued_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.ents.len()).filter(move |&i| self.queued(i))
+    }
+
+    fn nr_queued(&self) -> usize {
+        self.queued_ids().count()
+    }
+
+    /// V = ⌊Σ w·v / Σ w⌋ over the queued entities (the origin if none).
+    pub fn avg_vruntime(&self) -> u64 {
+        let (mut x, mut w) = (0i128, 0i128);
+        for i in self.queued_ids() {
+            x += sv(self.ents[i].v) * self.ents[i].lw.weight as i128;
+            w += self.ents[i].lw.weight as i128;
+        }
+        if w == 0 {
+            return self.origin;
+        }
+        x.div_euclid(w) as i64 as u64
+    }
+
+    /// v ≤ V, exactly.
+    pub fn eligible_v(&self, v: u64) -> bool {
+        let (mut x, mut w) = (0i128, 0i128);
+        for i in self.queued_ids() {
+            x += sv(self.ents[i].v) * self.ents[i].lw.weight as i128;
+            w += self.ents[i].lw.weight as i128;
+        }
+        x >= sv(v) * w
+    }
+
+    fn min_slice_all(&self) -> u64 {
+        self.queued_ids().map(|i| self.ents[i].slice).min().unwrap_or(u64::MAX)
+    }
+
+    fn resched_lazy(&mut self) {
+        let k = if self.cfg.tunables.preempt_mode() == PreemptMode::Lazy && self.curr.is_some() {
+            Resched::Lazy
+        } else {
+            Resched::Now
+        };
+        self.need_resched = self.need_resched.max(k);
+    }
+
+    fn protected(&self, i: usize) -> bool {
+        (self.ents[i].vprot.wrapping_sub(self.ents[i].v) as i64) > 0
+    }
+
+    /// Charges the running entity; true if it should give way.
+    fn update_curr(&mut self) -> bool {
+        let Some(c) = self.curr else { return false };
+        let now = self.clock;
+        let base = self.cfg.tunables.base_slice_ns();
+        let e = &mut self.ents[c];
+        let d = now.wrapping_sub(e.exec_start) as i64;
+        if d <= 0 {
+            return false;
+        }
+        e.exec_start = now;
+        e.sum_exec += d as u64;
+        e.v = e.v.wrapping_add(calc_delta_fair(d as u64, e.lw));
+        let mut consumed = false;
+        if !before(e.v, e.deadline) {
+            if !e.custom {
+                e.slice = base;
+            }
+            e.deadline = e.v.wrapping_add(calc_delta_fair(e.slice, e.lw));
+            consumed = true;
+        }
+        if self.nr_queued() == 1 || !self.queued(c) {
+            return false;
+        }
+        if consumed || !self.protected(c) {
+            if self.next == Some(c) {
+                self.next = None;
+            }
+            self.resched_lazy();
+            return true;
+        }
+        false
+    }
+
+    fn lag_of(&self, i: usize) -> i64 {
+        let e = &self.ents[i];
+        let limit = calc_delta_fair((2 * e.slice).max(self.cfg.tick_ns()), e.lw) as i64;
+        (self.avg_vruntime().wrapping_sub(e.v) as i64).clamp(-limit, limit)
+    }
+
+    /// Places `i` (not yet queued) at V minus its scaled lag.
+    fn place(&mut self, i: usize, initial: bool) {
+        if !self.ents[i].custom {
+            self.ents[i].slice = self.cfg.tunables.base_slice_ns();
+        }
+        let v_avg = self.avg_vruntime();
+        let e = self.ents[i];
+        let mut lag = 0i128;
+        let n = self.queued_ids().filter(|&j| j != i).count();
+        if self.cfg.feat(Feature::PlaceLag) && n > 0 && e.vlag != 0 {
+            let load: i128 = self.queued_ids().filter(|&j| j != i).map(|j| self.ents[j].lw.weight as i128).sum();
+            lag = e.vlag as i128 * (load + e.lw.weight as i128) / load.max(1);
+        }
+        let e = &mut self.ents[i];
+        e.v = v_avg.wrapping_sub(lag as i64 as u64);
+        if e.rel {
+            e.deadline = e.deadline.wrapping_add(e.v);
+            e.rel = false;
+            return;
+        }
+        let mut vs = calc_delta_fair(e.slice, e.lw);
+        if initial && self.cfg.feat(Feature::PlaceDeadlineInitial) {
+            vs /= 2;
+        }
+        e.deadline = e.v.wrapping_add(vs);
+    }
+
+    /// Spawns a new task (`wake_up_new_task`) and returns the wakeup outcome.
+    pub fn wake_up_new_task(&mut self, id: TaskId, params: TaskParams) -> Option<FairWakeup> {
+        let i = id.0 as usize;
+        let slice = if params.slice_ns != 0 { params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS) } else { 0 };
+        self.ents[i] = OEnt {
+            state: OState::Sleeping,
+            params,
+            lw: params.weight(),
+            v: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            slice,
+            custom: slice != 0,
+            rel: false,
+            exec_start: 0,
+            sum_exec: 0,
+            prev_sum: 0,
+            seq: 0,
+        };
+        self.enqueue(i, true);
+        self.wakeup_preempt(i, WakeFlags::FORK)
+    }
+
+    fn enqueue(&mut self, i: usize, initial: bool) {
+        self.update_curr();
+        self.place(i, initial);
+        self.seq += 1;
+        self.ents[i].seq = self.seq;
+        self.ents[i].state = OState::Runnable;
+    }
+
+    /// Wakes a task: a delayed one is re-queued in place, a sleeping one placed.
+    pub fn wake(&mut self, id: TaskId, wf: WakeFlags) -> Option<FairWakeup> {
+        let i = id.0 as usize;
+        match self.ents[i].state {
+            OState::Delayed => {
+                if self.cfg.feat(Feature::DelayZero) {
+                    let lag = self.lag_of(i);
+                    self.ents[i].vlag = lag;
+                    if lag > 0 {
+                        self.ents[i].state = OState::Sleeping;
+                        self.ents[i].vlag = 0;
+                        self.place(i, false);
+                        if self.curr != Some(i) {
+                            self.seq += 1;
+                            self.ents[i].seq = self.seq;
+                        }
+                    }
+                }
+                self.ents[i].state = OState::Runnable;
+                if self.curr == Some(i) {
+                    return None;
+                }
+            }
+            OState::Sleeping => self.enqueue(i, false),
+            _ => {}
+        }
+        self.wakeup_preempt(i, wf | WakeFlags::TTWU)
+    }
+
+    fn wakeup_preempt(&mut self, p: usize, wf: WakeFlags) -> Option<FairWakeup> {
+        let Some(s) = self.curr else {
+            self.need_resched = Resched::Now;
+            return None;
+        };
+        let r = self.check_wakeup(s, p, wf);
+        if r.preempts() {
+            self.resched_lazy();
+        }
+        Some(r)
+    }
+
+    fn check_wakeup(&mut self, s: usize, p: usize, wf: WakeFlags) -> FairWakeup {
+        if s == p {
+            return FairWakeup::SameTask;
+        }
+        if self.need_resched == Resched::Now {
+            return FairWakeup::AlreadyPending;
+        }
+        if !self.cfg.feat(Feature::WakeupPreemption) {
+            return FairWakeup::Disabled;
+        }
+        let s_idle = self.ents[s].params.policy == Policy::Idle;
+        let p_idle = self.ents[p].params.policy == Policy::Idle;
+        if s_idle && !p_idle {
+            if self.protected(s) {
+                self.ents[s].vprot = self.ents[s].v;
+            }
+            return FairWakeup::IdleCurrent;
+        }
+        if s_idle != p_idle {
+            return FairWakeup::IdleWakee;
+        }
+        if self.ents[p].params.policy != Policy::Normal {
+            return FairWakeup::NotNormalPolicy;
+        }
+        self.update_curr();
+        let short = self.cfg.feat(Feature::PreemptShort) && self.ents[p].slice < self.ents[s].slice;
+        if !short {
+            if wf.contains(WakeFlags::FORK) || self.ents[p].state == OState::Delayed {
+                return FairWakeup::ForkOrDelayed;
+            }
+            if self.cfg.feat(Feature::NextBuddyIneligibleResched)
+                && !wf.contains(WakeFlags::IRQ)
+                && !self.eligible_v(self.ents[s].v)
+            {
+                return FairWakeup::IneligibleWaker;
+            }
+            if self.cfg.feat(Feature::NextBuddy) {
+                let keep_old = self.next.is_some_and(|n| before(self.ents[n].deadline, self.ents[p].deadline));
+                if !keep_old {
+                    if self.ents[p].params.policy != Policy::Idle {
+                        self.next = Some(p);
+                    }
+                    if wf.contains(WakeFlags::SYNC) {
+                        let mut thr = self.cfg.tunables.migration_cost_ns();
+                        if wf.contains(WakeFlags::RQ_SELECTED) {
+                            thr /= 4;
+                        }
+                        let e = self.ents[s];
+                        let ran = if self.cfg.feat(Feature::NextBuddySyncRuntime) {
+                            e.sum_exec.saturating_sub(e.prev_sum)
+                        } else {
+                            self.clock.saturating_sub(e.exec_start)
+                        };
+                        return if before(self.ents[p].deadline, e.deadline) && ran >= thr {
+                            FairWakeup::SyncResched
+                        } else {
+                            FairWakeup::SyncNone
+                        };
+                    }
+                }
+            }
+        }
+        if self.pick(!short) == Some(p) {
+            if short && self.protected(s) {
+                self.ents[s].vprot = self.ents[s].v;
+            }
+            return FairWakeup::Picked { short };
+        }
+        if self.cfg.feat(Feature::RunToParity) {
+            let q = self.min_slice_all();
+            let e = &mut self.ents[s];
+            let lim = e.v.wrapping_add(calc_delta_fair(q, e.lw));
+            if before(lim, e.vprot) {
+                e.vprot = lim;
+            }
+        }
+        FairWakeup::NotPicked { short }
+    }
+
+    /// The EEVDF pick by linear scan.
+    pub fn pick(&self, protect: bool) -> Option<usize> {
+        let tree: Vec<usize> = self.queued_ids().filter(|&i| Some(i) != self.curr).collect();
+        let curr_q = self.curr.filter(|&c| self.queued(c));
+        if self.nr_queued() == 1 {
+            return curr_q.or(tree.first().copied());
+        }
+        if let Some(n) = self.next {
+            if self.cfg.feat(Feature::PickBuddy) && self.eligible_v(self.ents[n].v) {
+                return Some(n);
+            }
+        }
+        let curr = curr_q.filter(|&c| self.eligible_v(self.ents[c].v));
+        if let Some(c) = curr {
+            if protect && self.protected(c) {
+                return Some(c);
+            }
+        }
+        let mut best: Option<usize> = None;
+        for &i in &tree {
+            if !self.eligible_v(self.ents[i].v) {
+                continue;
+            }
+            best = match best {
+                None => Some(i),
+                Some(b) => {
+                    let (ei, eb) = (&self.ents[i], &self.ents[b]);
+                    if before(ei.deadline, eb.deadline) || (ei.deadline == eb.deadline && ei.seq < eb.seq) {
+                        Some(i)
+                    } else {
+                        Some(b)
+                    }
+                }
+            };
+        }
+        match (best, curr) {
+            (None, c) => c.or(tree.first().copied()),
+            (Some(b), Some(c)) if before(self.ents[c].deadline, self.ents[b].deadline) => Some(c),
+            (b, _) => b,
+        }
+    }
+
+    /// The running task blocks; returns true if its dequeue was delayed.
+    pub fn sleep(&mut self) -> bool {
+        let Some(c) = self.curr else { return false };
+        self.update_curr();
+        if self.next == Some(c) {
+            self.next = None;
+        }
+        if self.cfg.feat(Feature::DelayDequeue) && !self.eligible_v(self.ents[c].v) {
+            self.ents[c].state = OState::Delayed;
+            return true;
+        }
+        self.ents[c].vlag = self.lag_of(c);
+        self.ents[c].state = OState::Sleeping;
+        false
+    }
+
+    /// Picks and switches to the next task; returns it.
+    pub fn schedule(&mut self) -> Option<TaskId> {
+        let next = loop {
+            if self.nr_queued() == 0 {
+                break None;
+            }
+            self.update_curr();
+            match self.pick(true) {
+                Some(i) if self.ents[i].state == OState::Delayed => self.finish_delayed(i),
+                other => break other,
+            }
+        };
+        if let Some(c) = self.curr {
+            if self.queued(c) {
+                self.update_curr();
+                self.seq += 1;
+                self.ents[c].seq = self.seq;
+            }
+        }
+        self.curr = None;
+        if let Some(n) = next {
+            if self.next == Some(n) {
+                self.next = None;
+            }
+            // set_protect_slice, with n out of the queue
+            let q = if self.cfg.feat(Feature::RunToParity) {
+                self.queued_ids().filter(|&j| j != n).map(|j| self.ents[j].slice).min().unwrap_or(u64::MAX)
+            } else {
+                self.cfg.tunables.normalized_base_slice_ns()
+            };
+            let now = self.clock;
+            let e = &mut self.ents[n];
+            let q = q.min(e.slice);
+            e.vprot = e.deadline;
+            if q != e.slice {
+                let lim = e.v.wrapping_add(calc_delta_fair(q, e.lw));
+                if before(lim, e.vprot) {
+                    e.vprot = lim;
+                }
+            }
+            e.exec_start = now;
+            e.prev_sum = e.sum_exec;
+        }
+        self.curr = next;
+        self.need_resched = Resched::None;
+        self.curr()
+    }
+
+    /// The tick; returns the need-resched state.
+    pub fn tick(&mut self) -> Resched {
+        if self.need_resched == Resched::Lazy {
+            self.need_resched = Resched::Now;
+        }
+        if self.curr.is_some() {
+            self.update_curr();
+            self.origin = self.avg_vruntime();
+        }
+        self.need_resched
+    }
+
+    /// `sched_yield` of the running task.
+    pub fn yield_task(&mut self) {
+        if let Some(c) = self.curr {
+            if self.nr_queued() > 1 {
+                if self.next == Some(c) {
+                    self.next = None;
+                }
+                self.update_curr();
+                if self.eligible_v(self.ents[c].v) {
+                    let e = &mut self.ents[c];
+                    e.v = e.deadline;
+                    e.deadline = e.deadline.wrapping_add(calc_delta_fair(e.slice, e.lw));
+                }
+            }
+        }
+        self.need_resched = Resched::Now;
+    }
+
+    fn finish_delayed(&mut self, i: usize) {
+        if self.next == Some(i) {
+            self.next = None;
+        }
+        let lag = self.lag_of(i);
+        self.ents[i].vlag = if self.cfg.feat(Feature::DelayZero) { lag.min(0) } else { lag };
+        self.ents[i].state = OState::Sleeping;
+    }
+
+    /// New nice value, lag preserved (`reweight_entity`); a delayed sleeper's
+    /// dequeue is finished first. Then the priority-change check.
+    pub fn set_nice(&mut self, id: TaskId, nice: i32) {
+        let i = id.0 as usize;
+        if self.ents[i].state == OState::Delayed {
+            self.finish_delayed(i);
+        }
+        let lw = LoadWeight::from_nice(nice);
+        let old_nice = self.ents[i].params.nice;
+        let queued = self.queued(i);
+        if queued {
+            self.update_curr();
+            self.ents[i].vlag = self.lag_of(i);
+            let e = &mut self.ents[i];
+            e.deadline = e.deadline.wrapping_sub(e.v);
+            e.rel = true;
+        }
+        let old = self.ents[i].lw.weight as i128;
+        let e = &mut self.ents[i];
+        e.vlag = (e.vlag as i128 * old / lw.weight as i128) as i64;
+        if e.rel {
+            e.deadline = ((e.deadline as i64 as i128) * old / lw.weight as i128) as i64 as u64;
+        }
+        e.lw = lw;
+        e.params.nice = nice;
+        if !queued {
+            return;
+        }
+        self.ents[i].state = OState::Sleeping; // out of the queue while placing
+        self.place(i, false);
+        self.ents[i].state = OState::Runnable;
+        if self.curr == Some(i) {
+            if nice > old_nice {
+                self.need_resched = Resched::Now;
+            }
+        } else {
+            self.seq += 1;
+            self.ents[i].seq = self.seq;
+            if nice != old_nice {
+                self.wakeup_preempt(i, WakeFlags::empty());
+            }
+        }
+    }
+}

@@ -541,6 +541,26 @@ impl Rq {
         Switch { prev, next, prev_blocked }
     }
 
+    /// Charges the running task for the time since its last accounting
+    /// (Linux's `update_curr`), e.g. before reading its runtime. A fair task
+    /// whose request is consumed or whose protection ended gets a lazy
+    /// reschedule request, exactly as at a tick.
+    pub fn update_curr(&mut self) {
+        if self.curr == NIL {
+            return;
+        }
+        match self.tasks[self.curr as usize].class() {
+            SchedClass::Fair => {
+                self.fair.update_curr(&mut self.tasks, &self.cfg);
+                self.drain_fair_resched();
+            }
+            SchedClass::Rt => {
+                RtRq::update_curr(&mut self.tasks, TaskId(self.curr), self.clock);
+            }
+            SchedClass::Idle => {}
+        }
+    }
+
     // ---- tick, yield ----
 
     /// `sched_tick`: upgrade a pending lazy request, then the running task's

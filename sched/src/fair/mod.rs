@@ -509,7 +509,9 @@ impl FairRq {
                     self.dequeue_tree(ts, i);
                 }
                 sem(ts, i).vlag = 0;
+                sem(ts, i).on_rq = false;
                 self.place_entity(ts, cfg, i, EnqueueFlags::empty());
+                sem(ts, i).on_rq = true;
                 if self.curr != i {
                     self.enqueue_tree(ts, i);
                 }
@@ -805,7 +807,11 @@ impl FairRq {
             e.load = lw;
         }
         if on_rq {
+            // Place it against the others only: the running entity is still
+            // counted in V while `on_rq`, so take it out for the placement.
+            sem(ts, i).on_rq = false;
             self.place_entity(ts, cfg, i, EnqueueFlags::empty());
+            sem(ts, i).on_rq = true;
             self.load += lw.weight as u64;
             if !is_curr {
                 self.enqueue_tree(ts, i);

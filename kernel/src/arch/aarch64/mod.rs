@@ -1,0 +1,105 @@
+//! The aarch64 arch layer (QEMU `virt`, and any board described by a device tree).
+//!
+//! Everything platform specific comes from the device tree whose address the boot
+//! code put in [`boot::BootInfo::dtb`]: RAM ([`heap_region`]), the PL011 console,
+//! the GIC (v2 or v3, told apart at run time), the virtual timer's interrupt and the
+//! PSCI conduit. The kernel runs at EL1 with the MMU off (identity addressing).
+//!
+//! Submodules:
+//! - [`platform`]: device tree parsing into a small, `Copy` description,
+//! - [`pl011`]: polled serial console,
+//! - [`gic`]: GICv2 / GICv3 interrupt controller,
+//! - [`timer`]: CNTV periodic tick and the CNTVCT clock,
+//! - [`trap`]: exception vectors, IRQ entry, fault reports,
+//! - [`context`]: thread context switch,
+//! - [`cpu`]: per-CPU data (`TPIDR_EL1`), interrupt masking, `halt`,
+//! - [`psci`]: PSCI calls over HVC or SMC,
+//! - [`semihosting`]: QEMU exit with a status.
+//!
+//! See `kernel/src/arch/mod.rs` for the contract every arch module fulfils.
+//! Not provided yet: `send_ipi` and `start_secondary_cpus` (SMP bring-up; the
+//! pieces are here: per-CPU blocks in `cpu`, `psci::call` for `CPU_ON`, the
+//! redistributor lookup by MPIDR in `gic`, and an idempotent relocating entry).
+//!
+//! Known limit: the MMU and data cache stay off. QEMU does not care; real hardware
+//! (Raspberry Pi) needs an identity map with Normal memory for RAM before
+//! exclusive loads/stores (atomics, spin locks) work reliably and at speed.
+
+mod context;
+mod cpu;
+mod gic;
+mod pl011;
+mod platform;
+mod psci;
+mod semihosting;
+mod timer;
+mod trap;
+
+pub use context::{init_thread_context, switch_context, Context};
+pub use cpu::{
+    cpu_id, halt, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqState,
+};
+pub use pl011::{console_read, console_write};
+pub use platform::heap_region;
+pub use timer::{now_ns, timer_start};
+
+use super::ExitCode;
+
+/// Brings up the boot CPU: per-CPU data, the console (from the DTB), exception
+/// vectors, the interrupt controller and the clock. Interrupts stay masked; the
+/// kernel enables them after [`timer_start`].
+///
+/// Panics when there is no usable device tree: without it nothing here can be found.
+pub fn early_init(info: &boot::BootInfo) {
+    cpu::init_boot_cpu();
+    timer::init_clock();
+    let plat = platform::discover(info);
+    if let Some(uart) = plat.uart_base {
+        pl011::init(uart);
+    }
+    trap::init();
+    psci::init(plat.psci);
+    gic::init(plat.gic);
+    timer::set_irq(plat.timer_intid);
+    let (gic_name, gic_base) = match plat.gic {
+        platform::GicKind::V2 { gicd, .. } => ("GICv2", gicd),
+        platform::GicKind::V3 { gicd, .. } => ("GICv3", gicd),
+    };
+    let psci = psci::version().unwrap_or((0, 0));
+    crate::console::emergency_write(format_args!(
+        "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
+         timer intid {} at {} Hz, psci {}.{} via {:?}\n",
+        boot::aarch64::entry_el(),
+        info.kernel_start,
+        info.kernel_end,
+        info.dtb.unwrap_or(0),
+        plat.uart_base.unwrap_or(0),
+        gic_name,
+        gic_base,
+        plat.timer_intid,
+        timer::frequency_hz(),
+        psci.0,
+        psci.1,
+        plat.psci,
+    ));
+}
+
+/// Ends the QEMU run with `code` (host exit status 0 for success, 1 for failure)
+/// through semihosting `SYS_EXIT` (QEMU needs `-semihosting`). Falls back to PSCI
+/// `SYSTEM_OFF` (no status) and then to parking the CPU.
+pub fn exit_qemu(code: ExitCode) -> ! {
+    irq_disable();
+    let status = match code {
+        ExitCode::Success => 0,
+        ExitCode::Failure => 1,
+    };
+    semihosting::exit(status);
+    // No semihosting. PSCI SYSTEM_OFF makes QEMU exit with status 0, so use it only
+    // for success: a failure must never look like a pass.
+    if code == ExitCode::Success {
+        psci::system_off();
+    }
+    loop {
+        aarch64_cpu::asm::wfe();
+    }
+}

@@ -1,0 +1,73 @@
+//! ARM PL011 UART as a polled console.
+//!
+//! The base address comes from the device tree. Line settings (baud rate, 8N1) are
+//! left as the firmware or QEMU set them; we only make sure the UART, TX and RX are
+//! enabled and its interrupts masked (we poll). Before [`init`] output is dropped.
+//!
+//! No locks here: [`console_write`] is also the panic and fault path. Callers that
+//! want whole lines unbroken serialise above this (`crate::console`).
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// Data register.
+const DR: usize = 0x00;
+/// Flag register.
+const FR: usize = 0x18;
+/// Interrupt mask set/clear register.
+const IMSC: usize = 0x38;
+/// Control register.
+const CR: usize = 0x30;
+
+/// FR: receive FIFO empty.
+const FR_RXFE: u32 = 1 << 4;
+/// FR: transmit FIFO full.
+const FR_TXFF: u32 = 1 << 5;
+/// CR: UART enable, transmit enable, receive enable.
+const CR_UARTEN_TXE_RXE: u32 = (1 << 0) | (1 << 8) | (1 << 9);
+
+/// MMIO base of the console UART; 0 until [`init`].
+static BASE: AtomicUsize = AtomicUsize::new(0);
+
+fn read(base: usize, reg: usize) -> u32 {
+    // SAFETY: `base` is the PL011 from the device tree (MMU off: physical address);
+    // `reg` is one of its 32-bit registers.
+    unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
+}
+
+fn write(base: usize, reg: usize, value: u32) {
+    // SAFETY: as in `read`.
+    unsafe { core::ptr::write_volatile((base + reg) as *mut u32, value) }
+}
+
+/// Starts using the PL011 at `base` as the console.
+pub fn init(base: usize) {
+    write(base, IMSC, 0);
+    let cr = read(base, CR);
+    if cr & CR_UARTEN_TXE_RXE != CR_UARTEN_TXE_RXE {
+        write(base, CR, cr | CR_UARTEN_TXE_RXE);
+    }
+    BASE.store(base, Ordering::Release);
+}
+
+/// Writes `bytes` to the console, waiting for FIFO space (no locks, any context).
+pub fn console_write(bytes: &[u8]) {
+    let base = BASE.load(Ordering::Acquire);
+    if base == 0 {
+        return;
+    }
+    for &b in bytes {
+        while read(base, FR) & FR_TXFF != 0 {
+            core::hint::spin_loop();
+        }
+        write(base, DR, u32::from(b));
+    }
+}
+
+/// One received byte, or `None` when the receive FIFO is empty (never blocks).
+pub fn console_read() -> Option<u8> {
+    let base = BASE.load(Ordering::Acquire);
+    if base == 0 || read(base, FR) & FR_RXFE != 0 {
+        return None;
+    }
+    Some((read(base, DR) & 0xff) as u8)
+}

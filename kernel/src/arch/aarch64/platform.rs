@@ -1,0 +1,220 @@
+//! Device tree discovery: what the rest of the arch layer needs, copied out of the
+//! DTB into a small `Copy` description, plus the free-RAM computation for the heap.
+//!
+//! The DTB stays where the loader put it (we never write to it); [`heap_region`]
+//! keeps it, the kernel image and every reserved range out of the heap.
+
+use fdt::Fdt;
+
+/// Which GIC the platform has, with its MMIO bases (physical = virtual, MMU off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GicKind {
+    /// GICv2: distributor and CPU interface (memory mapped).
+    V2 {
+        /// GICD base.
+        gicd: usize,
+        /// GICC base.
+        gicc: usize,
+    },
+    /// GICv3: distributor and the first redistributor region; the CPU interface is
+    /// accessed through `ICC_*_EL1` system registers.
+    V3 {
+        /// GICD base.
+        gicd: usize,
+        /// Base of the (first) redistributor region.
+        gicr: usize,
+        /// Length of that region in bytes.
+        gicr_len: usize,
+    },
+}
+
+/// How PSCI calls reach the firmware / hypervisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsciConduit {
+    /// `hvc #0` (QEMU virt at EL1: QEMU emulates EL2 firmware).
+    Hvc,
+    /// `smc #0` (EL3 firmware, or QEMU with `virtualization=on`).
+    Smc,
+}
+
+/// The platform as far as the arch layer cares.
+#[derive(Clone, Copy, Debug)]
+pub struct Platform {
+    /// PL011 MMIO base, from `/chosen/stdout-path` or the first `arm,pl011`.
+    pub uart_base: Option<usize>,
+    /// The interrupt controller.
+    pub gic: GicKind,
+    /// INTID of the EL1 virtual timer (a PPI: 16 + the DT number; 27 on QEMU).
+    pub timer_intid: u32,
+    /// PSCI conduit from `/psci` `method`, if there is PSCI.
+    pub psci: Option<PsciConduit>,
+}
+
+/// The architectural default INTID of the EL1 virtual timer (PPI 11).
+const DEFAULT_VTIMER_INTID: u32 = 27;
+
+/// Parses the DTB handed over by the boot code.
+fn fdt(info: &boot::BootInfo) -> Fdt<'static> {
+    let dtb = info
+        .dtb
+        .expect("aarch64: no device tree (x0 was not a DTB)");
+    // SAFETY: the boot code checked the FDT magic at `dtb`; the blob lives in RAM
+    // that nothing writes to (heap_region excludes it) for the kernel's lifetime.
+    unsafe { Fdt::from_ptr(dtb as *const u8) }.expect("aarch64: malformed device tree")
+}
+
+/// First `reg` entry of `node` as (address, size).
+fn first_reg(node: fdt::node::FdtNode) -> Option<(usize, usize)> {
+    let r = node.reg()?.next()?;
+    Some((r.starting_address as usize, r.size.unwrap_or(0)))
+}
+
+/// Reads the platform description from the device tree. Panics if the DTB is
+/// missing or names no supported interrupt controller.
+pub fn discover(info: &boot::BootInfo) -> Platform {
+    let fdt = fdt(info);
+
+    let stdout = fdt.chosen().stdout().or_else(|| {
+        // `stdout-path` may carry options ("serial0:115200n8") or be an alias.
+        let path = fdt
+            .find_node("/chosen")?
+            .property("stdout-path")?
+            .as_str()?;
+        let path = path.split(':').next()?;
+        fdt.find_node(path)
+            .or_else(|| fdt.aliases()?.resolve_node(path))
+    });
+    let uart_base = stdout
+        .filter(|n| {
+            n.compatible()
+                .is_some_and(|c| c.all().any(|s| s == "arm,pl011"))
+        })
+        .or_else(|| fdt.find_compatible(&["arm,pl011"]))
+        .and_then(first_reg)
+        .map(|(base, _)| base);
+
+    let gic = if let Some(node) = fdt.find_compatible(&["arm,gic-v3"]) {
+        let mut regs = node.reg().expect("GICv3 node without reg");
+        let gicd = regs.next().expect("GICv3 without GICD").starting_address as usize;
+        let r = regs.next().expect("GICv3 without GICR");
+        GicKind::V3 {
+            gicd,
+            gicr: r.starting_address as usize,
+            gicr_len: r.size.unwrap_or(0),
+        }
+    } else if let Some(node) = fdt.find_compatible(&[
+        "arm,gic-400",
+        "arm,cortex-a15-gic",
+        "arm,cortex-a9-gic",
+        "arm,cortex-a7-gic",
+    ]) {
+        let mut regs = node.reg().expect("GICv2 node without reg");
+        let gicd = regs.next().expect("GICv2 without GICD").starting_address as usize;
+        let gicc = regs.next().expect("GICv2 without GICC").starting_address as usize;
+        GicKind::V2 { gicd, gicc }
+    } else {
+        panic!("aarch64: the device tree names no supported GIC (v2 or v3)");
+    };
+
+    Platform {
+        uart_base,
+        gic,
+        timer_intid: vtimer_intid(&fdt),
+        psci: psci_conduit(&fdt),
+    }
+}
+
+/// INTID of the EL1 virtual timer from the `arm,armv8-timer` node: its
+/// `interrupts` list is (secure phys, non-secure phys, virtual, hypervisor), each
+/// three cells (type, number, flags) for a GIC; the PPI number is offset by 16.
+fn vtimer_intid(fdt: &Fdt) -> u32 {
+    let cells = fdt
+        .find_compatible(&["arm,armv8-timer", "arm,armv7-timer"])
+        .and_then(|n| n.property("interrupts"))
+        .map(|p| p.value);
+    let Some(cells) = cells else {
+        return DEFAULT_VTIMER_INTID;
+    };
+    let cell = |i: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(
+            cells.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+        ))
+    };
+    const GIC_PPI: u32 = 1;
+    match (cell(6), cell(7)) {
+        (Some(GIC_PPI), Some(num)) if num < 16 => 16 + num,
+        _ => DEFAULT_VTIMER_INTID,
+    }
+}
+
+/// The PSCI conduit named by `/psci` `method`, if the node exists.
+fn psci_conduit(fdt: &Fdt) -> Option<PsciConduit> {
+    let node = fdt.find_node("/psci")?;
+    match node.property("method")?.as_str()? {
+        "hvc" => Some(PsciConduit::Hvc),
+        "smc" => Some(PsciConduit::Smc),
+        _ => None,
+    }
+}
+
+/// Most ranges [`heap_region`] keeps out of RAM at once.
+const MAX_EXCLUDED: usize = 16;
+
+/// (start, len) of the largest free RAM range at or above the end of the kernel
+/// image: RAM from the DTB `/memory` nodes, minus the DTB blob, its
+/// `/memreserve/` entries and its `/reserved-memory` children. Page aligned.
+pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+    const PAGE: usize = 4096;
+    let fdt = fdt(info);
+    let floor = info.kernel_end.next_multiple_of(PAGE);
+
+    let mut excluded = [(0usize, 0usize); MAX_EXCLUDED];
+    let mut n_excluded = 0;
+    let mut exclude = |start: usize, len: usize| {
+        if len > 0 && n_excluded < MAX_EXCLUDED {
+            excluded[n_excluded] = (start, start.saturating_add(len));
+            n_excluded += 1;
+        }
+    };
+    exclude(info.dtb.unwrap_or(0), fdt.total_size());
+    exclude(info.kernel_start, info.kernel_end - info.kernel_start);
+    for r in fdt.memory_reservations() {
+        exclude(r.address() as usize, r.size());
+    }
+    if let Some(resv) = fdt.find_node("/reserved-memory") {
+        for child in resv.children() {
+            for r in child.reg().into_iter().flatten() {
+                exclude(r.starting_address as usize, r.size.unwrap_or(0));
+            }
+        }
+    }
+    let excluded = &excluded[..n_excluded];
+
+    let mut best = (0usize, 0usize);
+    for region in fdt.memory().regions() {
+        let ram_start = region.starting_address as usize;
+        let ram_end = ram_start.saturating_add(region.size.unwrap_or(0));
+        // Walk the free gaps of [max(ram_start, floor), ram_end) between exclusions.
+        let mut cursor = ram_start.max(floor);
+        while cursor < ram_end {
+            // Skip past any exclusion that covers the cursor.
+            if let Some(&(_, end)) = excluded.iter().find(|&&(s, e)| s <= cursor && cursor < e) {
+                cursor = end.next_multiple_of(PAGE);
+                continue;
+            }
+            let gap_end = excluded
+                .iter()
+                .filter(|&&(s, _)| s > cursor)
+                .map(|&(s, _)| s)
+                .fold(ram_end, usize::min);
+            let start = cursor;
+            let end = gap_end & !(PAGE - 1);
+            if end > start && end - start > best.1 {
+                best = (start, end - start);
+            }
+            cursor = gap_end;
+        }
+    }
+    assert!(best.1 > 0, "aarch64: no free RAM above the kernel image");
+    best
+}

@@ -1,0 +1,378 @@
+//! Exception vectors, the IRQ entry path and fault reports.
+//!
+//! The vector table has the architectural 16 slots of 0x80 bytes. The kernel runs
+//! at EL1 on `SP_EL1`, so an IRQ arrives in the "current EL with SPx" IRQ slot;
+//! every other slot (synchronous exceptions, FIQ, SError, anything from SP0 or a
+//! lower EL) is unexpected and goes to [`fault`], which prints a report without
+//! taking locks and ends the run with [`ExitCode::Failure`].
+//!
+//! **IRQ frame.** The IRQ stub saves every register the interrupted code did not
+//! expect to lose on the interrupted thread's own stack: x0-x18, x29, x30,
+//! `ELR_EL1`, `SPSR_EL1`, `FPCR`, `FPSR` and all of q0-q31. The handler ends in
+//! `hooks::irq_exit()`, which may switch to another thread and come back much later;
+//! since `switch_context` keeps only the AAPCS64 callee-saved state (x19-x29, d8-d15)
+//! and another thread may clobber the *upper* halves of v8-v15, all 32 q-registers
+//! are saved here, not just the caller-saved q0-q7 and q16-q31.
+
+use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use aarch64_cpu::registers::{Writeable, VBAR_EL1};
+
+use super::semihosting;
+use super::{cpu_id, exit_qemu, gic, pl011, timer, ExitCode};
+
+/// Size of the IRQ frame: 26 x-sized slots (x0-x18, x29, x30, ELR, SPSR, FPCR,
+/// FPSR, padding) then 32 q-registers.
+const IRQ_FRAME_BYTES: usize = 26 * 8 + 32 * 16;
+const _: () = assert!(IRQ_FRAME_BYTES == 720 && IRQ_FRAME_BYTES.is_multiple_of(16));
+
+/// Registers of the faulting context, as the fault stub saves them.
+#[repr(C)]
+struct FaultFrame {
+    /// x0..=x30.
+    x: [u64; 31],
+    /// `sp` at the time of the exception.
+    sp: u64,
+    /// `ELR_EL1`: the faulting (or, for SError, interrupted) instruction.
+    elr: u64,
+    /// `SPSR_EL1`: PSTATE at the exception.
+    spsr: u64,
+    /// `ESR_EL1`: exception syndrome.
+    esr: u64,
+    /// `FAR_EL1`: faulting address (aborts, alignment faults).
+    far: u64,
+}
+const FAULT_FRAME_BYTES: usize = core::mem::size_of::<FaultFrame>();
+const _: () = assert!(FAULT_FRAME_BYTES == 288);
+
+core::arch::global_asm!(
+    r#"
+    .section .text.vectors, "ax"
+    .balign 0x800
+    .global aarch64_vectors
+aarch64_vectors:
+    .irp slot, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+    .balign 0x80
+    .if \slot == 5
+    b       aarch64_irq_entry
+    .else
+    sub     sp, sp, #{fault_frame}
+    stp     x0, x1, [sp, #0]
+    mov     x0, #\slot
+    b       aarch64_fault_entry
+    .endif
+    .endr
+
+// Unexpected exception: x0 = vector slot, original x0/x1 saved at [sp].
+aarch64_fault_entry:
+    stp     x2, x3, [sp, #16]
+    stp     x4, x5, [sp, #32]
+    stp     x6, x7, [sp, #48]
+    stp     x8, x9, [sp, #64]
+    stp     x10, x11, [sp, #80]
+    stp     x12, x13, [sp, #96]
+    stp     x14, x15, [sp, #112]
+    stp     x16, x17, [sp, #128]
+    stp     x18, x19, [sp, #144]
+    stp     x20, x21, [sp, #160]
+    stp     x22, x23, [sp, #176]
+    stp     x24, x25, [sp, #192]
+    stp     x26, x27, [sp, #208]
+    stp     x28, x29, [sp, #224]
+    add     x2, sp, #{fault_frame}
+    stp     x30, x2, [sp, #240]
+    mrs     x2, elr_el1
+    mrs     x3, spsr_el1
+    stp     x2, x3, [sp, #256]
+    mrs     x2, esr_el1
+    mrs     x3, far_el1
+    stp     x2, x3, [sp, #272]
+    mov     x1, x0
+    mov     x0, sp
+    bl      {fault}
+    // Returns only to resume (a semihosting probe that trapped): ELR may have moved.
+    ldp     x2, x3, [sp, #256]
+    msr     elr_el1, x2
+    msr     spsr_el1, x3
+    ldp     x2, x3, [sp, #16]
+    ldp     x4, x5, [sp, #32]
+    ldp     x6, x7, [sp, #48]
+    ldp     x8, x9, [sp, #64]
+    ldp     x10, x11, [sp, #80]
+    ldp     x12, x13, [sp, #96]
+    ldp     x14, x15, [sp, #112]
+    ldp     x16, x17, [sp, #128]
+    ldp     x18, x19, [sp, #144]
+    ldp     x20, x21, [sp, #160]
+    ldp     x22, x23, [sp, #176]
+    ldp     x24, x25, [sp, #192]
+    ldp     x26, x27, [sp, #208]
+    ldp     x28, x29, [sp, #224]
+    ldr     x30, [sp, #240]
+    ldp     x0, x1, [sp, #0]
+    add     sp, sp, #{fault_frame}
+    eret
+
+// IRQ from EL1h: save the full caller-saved state on this thread's stack.
+aarch64_irq_entry:
+    sub     sp, sp, #{irq_frame}
+    stp     x0, x1, [sp, #0]
+    stp     x2, x3, [sp, #16]
+    stp     x4, x5, [sp, #32]
+    stp     x6, x7, [sp, #48]
+    stp     x8, x9, [sp, #64]
+    stp     x10, x11, [sp, #80]
+    stp     x12, x13, [sp, #96]
+    stp     x14, x15, [sp, #112]
+    stp     x16, x17, [sp, #128]
+    stp     x18, x29, [sp, #144]
+    mrs     x0, elr_el1
+    stp     x30, x0, [sp, #160]
+    mrs     x0, spsr_el1
+    mrs     x1, fpcr
+    stp     x0, x1, [sp, #176]
+    mrs     x0, fpsr
+    str     x0, [sp, #192]
+    stp     q0, q1, [sp, #208]
+    stp     q2, q3, [sp, #240]
+    stp     q4, q5, [sp, #272]
+    stp     q6, q7, [sp, #304]
+    stp     q8, q9, [sp, #336]
+    stp     q10, q11, [sp, #368]
+    stp     q12, q13, [sp, #400]
+    stp     q14, q15, [sp, #432]
+    stp     q16, q17, [sp, #464]
+    stp     q18, q19, [sp, #496]
+    stp     q20, q21, [sp, #528]
+    stp     q22, q23, [sp, #560]
+    stp     q24, q25, [sp, #592]
+    stp     q26, q27, [sp, #624]
+    stp     q28, q29, [sp, #656]
+    stp     q30, q31, [sp, #688]
+    mov     x29, xzr                // backtraces stop at the interrupt boundary
+    bl      {irq}
+    ldp     q0, q1, [sp, #208]
+    ldp     q2, q3, [sp, #240]
+    ldp     q4, q5, [sp, #272]
+    ldp     q6, q7, [sp, #304]
+    ldp     q8, q9, [sp, #336]
+    ldp     q10, q11, [sp, #368]
+    ldp     q12, q13, [sp, #400]
+    ldp     q14, q15, [sp, #432]
+    ldp     q16, q17, [sp, #464]
+    ldp     q18, q19, [sp, #496]
+    ldp     q20, q21, [sp, #528]
+    ldp     q22, q23, [sp, #560]
+    ldp     q24, q25, [sp, #592]
+    ldp     q26, q27, [sp, #624]
+    ldp     q28, q29, [sp, #656]
+    ldp     q30, q31, [sp, #688]
+    ldr     x0, [sp, #192]
+    msr     fpsr, x0
+    ldp     x0, x1, [sp, #176]
+    msr     spsr_el1, x0
+    msr     fpcr, x1
+    ldp     x30, x0, [sp, #160]
+    msr     elr_el1, x0
+    ldp     x18, x29, [sp, #144]
+    ldp     x16, x17, [sp, #128]
+    ldp     x14, x15, [sp, #112]
+    ldp     x12, x13, [sp, #96]
+    ldp     x10, x11, [sp, #80]
+    ldp     x8, x9, [sp, #64]
+    ldp     x6, x7, [sp, #48]
+    ldp     x4, x5, [sp, #32]
+    ldp     x2, x3, [sp, #16]
+    ldp     x0, x1, [sp, #0]
+    add     sp, sp, #{irq_frame}
+    eret
+    .text
+    "#,
+    fault_frame = const FAULT_FRAME_BYTES,
+    irq_frame = const IRQ_FRAME_BYTES,
+    fault = sym fault,
+    irq = sym irq,
+);
+
+extern "C" {
+    static aarch64_vectors: u8;
+}
+
+/// Installs the kernel's vector table and unmasks SErrors (so they get reported).
+pub fn init() {
+    let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
+    VBAR_EL1.set(vectors);
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
+    // SAFETY: clearing PSTATE.A lets SErrors be taken; the vectors are in place.
+    unsafe { core::arch::asm!("msr daifclr, #4", options(nostack, preserves_flags)) };
+}
+
+/// IRQs that were neither the timer nor spurious (for diagnostics).
+pub static UNEXPECTED_IRQS: AtomicU64 = AtomicU64::new(0);
+
+/// IRQ handler, on the interrupted thread's stack with IRQs masked.
+extern "C" fn irq() {
+    let acked = gic::ack();
+    if acked.intid >= gic::SPURIOUS_MIN {
+        return;
+    }
+    if acked.intid == timer::intid() {
+        timer::reload();
+        gic::eoi(acked);
+        crate::hooks::timer_interrupt();
+    } else {
+        gic::eoi(acked);
+        UNEXPECTED_IRQS.fetch_add(1, Ordering::Relaxed);
+    }
+    crate::hooks::irq_exit();
+}
+
+/// Lock-free console writer for reports (CR before LF).
+struct RawConsole;
+
+impl Write for RawConsole {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for chunk in s.as_bytes().split_inclusive(|&b| b == b'\n') {
+            match chunk.split_last() {
+                Some((b'\n', rest)) => {
+                    pl011::console_write(rest);
+                    pl011::console_write(b"\r\n");
+                }
+                _ => pl011::console_write(chunk),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Human-readable name of an `ESR_EL1.EC` exception class.
+fn exception_class_name(ec: u64) -> &'static str {
+    match ec {
+        0x00 => "Unknown reason (undefined instruction)",
+        0x01 => "Trapped WFI/WFE",
+        0x07 => "Trapped SIMD/FP access",
+        0x0e => "Illegal execution state",
+        0x15 => "SVC from AArch64",
+        0x16 => "HVC from AArch64",
+        0x17 => "SMC from AArch64",
+        0x18 => "Trapped MSR/MRS/system instruction",
+        0x19 => "Trapped SVE access",
+        0x20 => "Instruction abort from a lower EL",
+        0x21 => "Instruction abort from the current EL",
+        0x22 => "PC alignment fault",
+        0x24 => "Data abort from a lower EL",
+        0x25 => "Data abort from the current EL",
+        0x26 => "SP alignment fault",
+        0x2c => "Floating-point exception",
+        0x2f => "SError",
+        0x30 | 0x31 => "Breakpoint",
+        0x32 | 0x33 => "Software step",
+        0x34 | 0x35 => "Watchpoint",
+        0x3c => "BRK instruction",
+        _ => "Other",
+    }
+}
+
+/// Decodes the fault status code (ISS[5:0]) of an instruction or data abort.
+fn abort_status_name(fsc: u64) -> &'static str {
+    match fsc {
+        0x00..=0x03 => "address size fault",
+        0x04..=0x07 => "translation fault",
+        0x09..=0x0b => "access flag fault",
+        0x0d..=0x0f => "permission fault",
+        0x10 => "synchronous external abort",
+        0x14..=0x17 => "synchronous external abort on table walk",
+        0x21 => "alignment fault",
+        0x30 => "TLB conflict abort",
+        _ => "other fault status",
+    }
+}
+
+/// Faults taken so far; a fault while reporting one skips straight to the exit.
+static FAULT_DEPTH: AtomicU32 = AtomicU32::new(0);
+
+/// Handler for every unexpected vector slot. Returns only to resume after a
+/// semihosting `hlt` that trapped (no semihosting available).
+extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
+    let ec = (frame.esr >> 26) & 0x3f;
+    if slot == 4 && ec == 0 && semihosting::PROBING.load(Ordering::SeqCst) {
+        // SAFETY: ELR points at the instruction that raised this synchronous
+        // exception, in our own (readable) text.
+        let insn = unsafe { core::ptr::read_volatile(frame.elr as *const u32) };
+        if insn == semihosting::HLT_SEMIHOSTING {
+            frame.elr += 4;
+            return;
+        }
+    }
+    let depth = FAULT_DEPTH.fetch_add(1, Ordering::SeqCst);
+    if depth == 0 {
+        report(frame, slot, ec);
+    } else {
+        let _ = writeln!(
+            RawConsole,
+            "\n*** nested CPU exception (ESR {:#x}, ELR {:#x})",
+            frame.esr, frame.elr
+        );
+    }
+    if depth <= 1 {
+        exit_qemu(ExitCode::Failure);
+    }
+    loop {
+        aarch64_cpu::asm::wfe();
+    }
+}
+
+/// Prints the fault report (no locks: the console lock may be held by the
+/// faulting thread).
+fn report(frame: &FaultFrame, slot: u64, ec: u64) {
+    let mut out = RawConsole;
+    let kind = ["synchronous exception", "IRQ", "FIQ", "SError"][(slot % 4) as usize];
+    let from = [
+        "current EL (SP0)",
+        "current EL (SPx)",
+        "lower EL (AArch64)",
+        "lower EL (AArch32)",
+    ][(slot / 4 % 4) as usize];
+    let _ = writeln!(
+        out,
+        "\n*** CPU EXCEPTION: {} from {} on cpu {} in thread '{}'",
+        kind,
+        from,
+        cpu_id(),
+        crate::hooks::current_thread_name()
+    );
+    let _ = write!(
+        out,
+        "    class: {} (EC {:#04x})",
+        exception_class_name(ec),
+        ec
+    );
+    if matches!(ec, 0x20 | 0x21 | 0x24 | 0x25) {
+        let iss = frame.esr & 0x1ff_ffff;
+        let _ = write!(out, ": {}", abort_status_name(iss & 0x3f));
+        if ec >= 0x24 {
+            let _ = write!(
+                out,
+                " on {}",
+                if iss & (1 << 6) != 0 { "write" } else { "read" }
+            );
+        }
+        if iss & 0x3f >= 0x04 && iss & 0x3f <= 0x0f {
+            let _ = write!(out, ", level {}", iss & 3);
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "    ESR {:#010x}  FAR {:#018x}  ELR {:#018x}  SPSR {:#010x}  SP {:#018x}",
+        frame.esr, frame.far, frame.elr, frame.spsr, frame.sp
+    );
+    for (i, pair) in frame.x.chunks(4).enumerate() {
+        let _ = write!(out, "   ");
+        for (j, v) in pair.iter().enumerate() {
+            let _ = write!(out, " x{:<2} {:#018x}", i * 4 + j, v);
+        }
+        let _ = writeln!(out);
+    }
+}

@@ -1,0 +1,168 @@
+//! Interrupt controllers: the legacy 8259 PIC (remapped, then masked for good)
+//! and the local APIC, whose timer drives the scheduler tick.
+//!
+//! The LAPIC is used in x2APIC mode (MSRs) when CPUID offers it (KVM always
+//! does), else in xAPIC mode (MMIO at the address in `IA32_APIC_BASE`, mapped
+//! uncached by the boot page tables). Both modes share one register numbering:
+//! the xAPIC MMIO offset `reg`, which is MSR `0x800 + reg / 16` in x2APIC mode.
+//!
+//! The timer divides its input clock by 16; that input rate differs between KVM
+//! (1 GHz), TCG and real hardware, so it is measured over the same PIT window as
+//! the TSC (see `time.rs`).
+
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use x86_64::instructions::port::Port;
+use x86_64::registers::model_specific::Msr;
+
+/// Vector of the LAPIC timer interrupt.
+pub const TIMER_VECTOR: u8 = 0x20;
+/// Legacy 8259 vectors (all masked; a spurious IRQ7/IRQ15 lands at +7/+15).
+pub const PIC_VECTOR_BASE: u8 = 0xE0;
+/// LAPIC spurious-interrupt vector (must not be acknowledged with an EOI).
+pub const SPURIOUS_VECTOR: u8 = 0xFF;
+
+/// `IA32_APIC_BASE` MSR and its bits.
+const MSR_APIC_BASE: u32 = 0x1B;
+const APIC_BASE_X2APIC: u64 = 1 << 10;
+const APIC_BASE_ENABLE: u64 = 1 << 11;
+/// First x2APIC MSR.
+const MSR_X2APIC_BASE: u32 = 0x800;
+
+/// LAPIC registers (xAPIC MMIO offsets).
+const REG_ID: u32 = 0x20;
+const REG_TPR: u32 = 0x80;
+const REG_EOI: u32 = 0xB0;
+const REG_SVR: u32 = 0xF0;
+const REG_LVT_TIMER: u32 = 0x320;
+const REG_TIMER_INITIAL: u32 = 0x380;
+const REG_TIMER_CURRENT: u32 = 0x390;
+const REG_TIMER_DIVIDE: u32 = 0x3E0;
+/// SVR bit 8: APIC software enable.
+const SVR_ENABLE: u32 = 1 << 8;
+/// LVT bits.
+const LVT_MASKED: u32 = 1 << 16;
+const LVT_TIMER_PERIODIC: u32 = 1 << 17;
+/// Divide configuration value for "divide by 16".
+const TIMER_DIVIDE_BY_16: u32 = 0x3;
+
+static X2APIC: AtomicBool = AtomicBool::new(false);
+static XAPIC_BASE: AtomicUsize = AtomicUsize::new(0xFEE0_0000);
+/// Timer ticks per second after the divide-by-16 (0 until calibrated).
+static TIMER_HZ: AtomicU64 = AtomicU64::new(0);
+
+fn read(reg: u32) -> u32 {
+    if X2APIC.load(Ordering::Relaxed) {
+        // SAFETY: an x2APIC register read; the LAPIC is enabled in x2APIC mode.
+        unsafe { Msr::new(MSR_X2APIC_BASE + (reg >> 4)).read() as u32 }
+    } else {
+        let addr = XAPIC_BASE.load(Ordering::Relaxed) + reg as usize;
+        // SAFETY: the xAPIC page is identity-mapped uncached; registers are
+        // 32-bit aligned.
+        unsafe { core::ptr::read_volatile(addr as *const u32) }
+    }
+}
+
+fn write(reg: u32, value: u32) {
+    if X2APIC.load(Ordering::Relaxed) {
+        // SAFETY: an x2APIC register write; callers pass valid registers.
+        unsafe { Msr::new(MSR_X2APIC_BASE + (reg >> 4)).write(u64::from(value)) }
+    } else {
+        let addr = XAPIC_BASE.load(Ordering::Relaxed) + reg as usize;
+        // SAFETY: as in `read`.
+        unsafe { core::ptr::write_volatile(addr as *mut u32, value) }
+    }
+}
+
+/// Remaps the 8259 pair to [`PIC_VECTOR_BASE`] and masks every line, so that a
+/// stray legacy interrupt can never look like a CPU exception.
+fn disable_pic() {
+    let writes: [(u16, u8); 10] = [
+        (0x20, 0x11), // ICW1: initialise, ICW4 follows
+        (0xA0, 0x11),
+        (0x21, PIC_VECTOR_BASE), // ICW2: vector offsets
+        (0xA1, PIC_VECTOR_BASE + 8),
+        (0x21, 0x04), // ICW3: slave on IRQ2
+        (0xA1, 0x02),
+        (0x21, 0x01), // ICW4: 8086 mode
+        (0xA1, 0x01),
+        (0x21, 0xFF), // OCW1: mask all
+        (0xA1, 0xFF),
+    ];
+    for (port, value) in writes {
+        // SAFETY: the 8259 ports; nothing else drives the PIC.
+        unsafe { Port::<u8>::new(port).write(value) };
+    }
+}
+
+/// Masks the PIC and enables this CPU's LAPIC (x2APIC if available) with the
+/// spurious vector set and all priorities accepted. Returns whether x2APIC is used.
+pub fn init() -> bool {
+    disable_pic();
+    let x2apic = core::arch::x86_64::__cpuid(1).ecx & (1 << 21) != 0;
+    let mut base_msr = Msr::new(MSR_APIC_BASE);
+    // SAFETY: IA32_APIC_BASE exists on every x86_64 CPU.
+    let base = unsafe { base_msr.read() };
+    XAPIC_BASE.store((base & 0xF_FFFF_F000) as usize, Ordering::Relaxed);
+    let mut new_base = base | APIC_BASE_ENABLE;
+    if x2apic {
+        new_base |= APIC_BASE_X2APIC;
+    }
+    // SAFETY: enabling the LAPIC (and moving it to x2APIC mode, which CPUID
+    // allows) keeps the base address; no interrupt is enabled yet.
+    unsafe { base_msr.write(new_base) };
+    X2APIC.store(x2apic, Ordering::Relaxed);
+    write(REG_TPR, 0);
+    write(REG_SVR, SVR_ENABLE | u32::from(SPURIOUS_VECTOR));
+    write(REG_LVT_TIMER, LVT_MASKED);
+    x2apic
+}
+
+/// This CPU's LAPIC id.
+pub fn id() -> u32 {
+    if X2APIC.load(Ordering::Relaxed) {
+        read(REG_ID)
+    } else {
+        read(REG_ID) >> 24
+    }
+}
+
+/// Signals the end of the interrupt being handled.
+#[inline]
+pub fn eoi() {
+    write(REG_EOI, 0);
+}
+
+/// Starts the timer as a masked one-shot counting down from `u32::MAX`, for
+/// calibration.
+pub fn timer_calibration_start() {
+    write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
+    write(REG_LVT_TIMER, LVT_MASKED);
+    write(REG_TIMER_INITIAL, u32::MAX);
+}
+
+/// Ticks counted since [`timer_calibration_start`]; stops the count.
+pub fn timer_calibration_end() -> u32 {
+    let elapsed = u32::MAX - read(REG_TIMER_CURRENT);
+    write(REG_TIMER_INITIAL, 0);
+    elapsed
+}
+
+/// Records the timer rate: `ticks` counted in `window_ns`.
+pub fn set_timer_rate(ticks: u32, window_ns: u64) {
+    let hz = u128::from(ticks) * 1_000_000_000 / u128::from(window_ns.max(1));
+    TIMER_HZ.store(hz as u64, Ordering::Relaxed);
+}
+
+/// Timer ticks per second after the divider (0 before calibration).
+pub fn timer_hz() -> u64 {
+    TIMER_HZ.load(Ordering::Relaxed)
+}
+
+/// Starts the periodic timer at `hz` interrupts per second on [`TIMER_VECTOR`].
+pub fn timer_start(hz: u32) {
+    let initial = (timer_hz() / u64::from(hz.max(1))).clamp(1, u64::from(u32::MAX)) as u32;
+    write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
+    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR) | LVT_TIMER_PERIODIC);
+    write(REG_TIMER_INITIAL, initial);
+}

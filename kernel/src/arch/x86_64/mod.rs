@@ -1,0 +1,206 @@
+//! The x86_64 arch layer: everything `arch/mod.rs` lists, for a PC (QEMU q35,
+//! pc or microvm; real hardware with a 16550 and a LAPIC).
+//!
+//! - `serial`: COM1, polled both ways.
+//! - `percpu`: per-CPU block through the GS base; per-CPU GDT and TSS (IST
+//!   stacks for double fault, NMI and machine check).
+//! - `trap`: IDT, the 256 entry stubs, the dispatcher and the exception report.
+//! - `apic`: 8259 masked; LAPIC (x2APIC or xAPIC) and its periodic timer.
+//! - `time`: TSC clock calibrated against PIT channel 2.
+//! - `context`: thread context switch.
+//!
+//! The boot code (`boot/src/x86_64`) left us in long mode on the boot stack with
+//! 0-4 GiB identity-mapped and interrupts disabled. SMP (`send_ipi`,
+//! `start_secondary_cpus`) is not implemented yet, so those items are absent.
+
+mod apic;
+mod context;
+mod percpu;
+mod serial;
+mod time;
+mod trap;
+
+use core::fmt::Write;
+
+use x86_64::instructions::port::Port;
+
+pub use self::context::{init_thread_context, switch_context, Context};
+pub use self::percpu::cpu_id;
+pub use self::time::now_ns;
+use super::ExitCode;
+
+/// Highest physical address the boot page tables map (identity, 2 MiB pages).
+const MAPPED_LIMIT_BYTES: usize = 4 << 30;
+/// Heap assumed after the kernel when the loader gave no memory map.
+const FALLBACK_HEAP_BYTES: usize = 16 << 20;
+/// isa-debug-exit: QEMU exits with `(value << 1) | 1`.
+const DEBUG_EXIT_PORT: u16 = 0xf4;
+/// Written for [`ExitCode::Success`]: host exit status 33.
+const DEBUG_EXIT_SUCCESS: u32 = 0x10;
+/// Written for [`ExitCode::Failure`]: host exit status 35.
+const DEBUG_EXIT_FAILURE: u32 = 0x11;
+/// RFLAGS.IF, the interrupt-enable flag.
+const RFLAGS_IF: u64 = 1 << 9;
+
+/// Whether interrupts were enabled, as returned by [`irq_save`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "pass it to irq_restore"]
+pub struct IrqState {
+    enabled: bool,
+}
+
+/// Brings up the boot CPU: console, GDT/TSS and GS base, IDT, PIC masked, LAPIC
+/// enabled, TSC and LAPIC timer calibrated. Interrupts stay disabled.
+pub fn early_init(info: &boot::BootInfo) {
+    time::set_boot_tsc();
+    serial::init();
+    percpu::init_boot_cpu();
+    trap::init();
+    let x2apic = apic::init();
+    percpu::set_lapic_id(apic::id());
+    // One PIT window measures the TSC and the LAPIC timer input together.
+    let window = time::pit_window(apic::timer_calibration_start, apic::timer_calibration_end);
+    let source = time::init(window.map(|(cycles, ns, _)| (cycles, ns)));
+    match window {
+        Some((_, window_ns, lapic_ticks)) => apic::set_timer_rate(lapic_ticks, window_ns),
+        None => {
+            // No PIT: measure the LAPIC against the TSC instead (10 ms).
+            apic::timer_calibration_start();
+            let start = time::rdtsc();
+            while time::rdtsc() - start < time::ns_to_cycles(10_000_000) {}
+            apic::set_timer_rate(apic::timer_calibration_end(), 10_000_000);
+        }
+    }
+    let (heap_start, heap_len) = heap_region(info);
+    let _ = writeln!(
+        serial::RawWriter,
+        "x86_64: TSC {}.{:03} MHz ({:?}, invariant: {}), {} LAPIC id {} timer {} kHz, \
+         heap {:#x}+{} MiB",
+        time::tsc_hz() / 1_000_000,
+        time::tsc_hz() / 1_000 % 1_000,
+        source,
+        if time::tsc_invariant() {
+            "yes"
+        } else {
+            "no, assumed"
+        },
+        if x2apic { "x2APIC" } else { "xAPIC" },
+        percpu::lapic_id(),
+        apic::timer_hz() / 1000,
+        heap_start,
+        heap_len >> 20,
+    );
+}
+
+/// Writes bytes to COM1 (blocking, bounded by time if the UART is stuck).
+pub fn console_write(bytes: &[u8]) {
+    serial::write_bytes(bytes);
+}
+
+/// One byte from COM1, or `None` when nothing arrived.
+pub fn console_read() -> Option<u8> {
+    serial::read_byte()
+}
+
+// The interrupt-flag primitives below are written here rather than taken from
+// the `x86_64` crate because its `cli`/`sti` are `nomem`: the compiler could then
+// move memory accesses out of a critical section. Without `nomem` each one is
+// also a compiler barrier, as Linux's `local_irq_*` are.
+
+/// Disables interrupts and returns whether they were enabled.
+#[inline]
+pub fn irq_save() -> IrqState {
+    let rflags: u64;
+    // SAFETY: reads RFLAGS and clears IF; no memory is touched besides the stack
+    // slot of the push/pop pair.
+    unsafe { core::arch::asm!("pushfq", "pop {}", "cli", out(reg) rflags) };
+    IrqState {
+        enabled: rflags & RFLAGS_IF != 0,
+    }
+}
+
+/// Re-enables interrupts if `state` says they were enabled.
+#[inline]
+pub fn irq_restore(state: IrqState) {
+    if state.enabled {
+        irq_enable();
+    }
+}
+
+/// Enables interrupts on this CPU.
+#[inline]
+pub fn irq_enable() {
+    // SAFETY: kernel code runs with the IDT loaded; handlers may run from here on.
+    unsafe { core::arch::asm!("sti", options(nostack)) };
+}
+
+/// Disables interrupts on this CPU.
+#[inline]
+pub fn irq_disable() {
+    // SAFETY: clearing IF only defers interrupts.
+    unsafe { core::arch::asm!("cli", options(nostack)) };
+}
+
+/// Whether interrupts are enabled on this CPU.
+#[inline]
+pub fn irqs_enabled() -> bool {
+    let rflags: u64;
+    // SAFETY: reads RFLAGS through the stack.
+    unsafe {
+        core::arch::asm!("pushfq", "pop {}", out(reg) rflags, options(nomem, preserves_flags))
+    };
+    rflags & RFLAGS_IF != 0
+}
+
+/// Starts this CPU's periodic tick at `hz` (LAPIC timer).
+pub fn timer_start(hz: u32) {
+    apic::timer_start(hz);
+}
+
+/// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an
+/// interrupt that arrives between the two still ends the `hlt`). Returns with
+/// interrupts enabled.
+#[inline]
+pub fn halt() {
+    // SAFETY: `sti` takes effect after the next instruction, so no interrupt can
+    // slip in between and leave `hlt` waiting for another one.
+    unsafe { core::arch::asm!("sti", "hlt", options(nostack)) };
+}
+
+/// Ends the QEMU run through isa-debug-exit (host status 33 for success, 35 for
+/// failure). Without that device, halts this CPU forever.
+pub fn exit_qemu(code: ExitCode) -> ! {
+    let value = match code {
+        ExitCode::Success => DEBUG_EXIT_SUCCESS,
+        ExitCode::Failure => DEBUG_EXIT_FAILURE,
+    };
+    // SAFETY: writing isa-debug-exit's port ends QEMU; on other machines the
+    // port is unused.
+    unsafe { Port::<u32>::new(DEBUG_EXIT_PORT).write(value) };
+    loop {
+        // SAFETY: stops this CPU for good.
+        unsafe { core::arch::asm!("cli", "hlt", options(nomem, nostack)) };
+    }
+}
+
+/// The largest usable RAM region above the kernel image and below 4 GiB (all
+/// that is mapped), page-aligned, as `(start, len)`. The boot code copied
+/// everything it needed out of loader memory, so all of it is free.
+pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+    const PAGE: usize = 4096;
+    let kernel_end = (info.kernel_end + PAGE - 1) & !(PAGE - 1);
+    let best = info
+        .memory_regions()
+        .iter()
+        .map(|r| {
+            let start = ((r.start.max(kernel_end)) + PAGE - 1) & !(PAGE - 1);
+            let end = r.start.saturating_add(r.len).min(MAPPED_LIMIT_BYTES) & !(PAGE - 1);
+            (start, end.saturating_sub(start))
+        })
+        .max_by_key(|&(_, len)| len);
+    match best {
+        Some(region) if region.1 > 0 => region,
+        // No memory map: assume a small heap right after the kernel.
+        _ => (kernel_end, FALLBACK_HEAP_BYTES),
+    }
+}

@@ -1,0 +1,188 @@
+//! Per-CPU data through the GS base, and each CPU's GDT and TSS.
+//!
+//! Every CPU owns one [`PerCpu`] block and points `IA32_GS_BASE` at it, so
+//! `cpu_id()` is a single `mov` from `gs:` with no table lookup and no lock. The
+//! block also holds the CPU's GDT and TSS: a TSS is per CPU by definition (its
+//! IST slots give the double-fault, NMI and machine-check handlers stacks of
+//! their own, so a corrupt stack pointer still yields a report).
+//!
+//! Only the boot CPU's block exists today (a static); SMP bring-up will give each
+//! application processor a block of its own and call [`init_cpu`] there.
+
+use core::cell::UnsafeCell;
+use core::mem::offset_of;
+
+use x86_64::instructions::segmentation::{Segment, CS, DS, ES, FS, GS, SS};
+use x86_64::instructions::tables::load_tss;
+use x86_64::registers::model_specific::Msr;
+use x86_64::registers::segmentation::SegmentSelector;
+use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable};
+use x86_64::structures::tss::TaskStateSegment;
+use x86_64::{PrivilegeLevel, VirtAddr};
+
+/// IST slot (1-based, as in the IDT gate) of the double-fault handler.
+pub const IST_DOUBLE_FAULT: u8 = 1;
+/// IST slot of the NMI handler.
+pub const IST_NMI: u8 = 2;
+/// IST slot of the machine-check handler.
+pub const IST_MACHINE_CHECK: u8 = 3;
+/// Size of each IST stack.
+pub const IST_STACK_BYTES: usize = 16 * 1024;
+/// Kernel code selector (GDT index 1).
+pub const KERNEL_CS: SegmentSelector = SegmentSelector::new(1, PrivilegeLevel::Ring0);
+/// Kernel data selector (GDT index 2).
+pub const KERNEL_DS: SegmentSelector = SegmentSelector::new(2, PrivilegeLevel::Ring0);
+
+/// `IA32_GS_BASE`.
+const MSR_GS_BASE: u32 = 0xC000_0101;
+
+/// One CPU's private block; `gs:0` points at its own start.
+#[repr(C, align(64))]
+pub struct PerCpu {
+    /// Address of this block (read through `gs:0`).
+    self_addr: usize,
+    /// Dense CPU index, 0 = boot CPU (read through `gs:8` by `cpu_id()`).
+    cpu_id: usize,
+    /// The LAPIC id of this CPU.
+    lapic_id: u32,
+    tss: TaskStateSegment,
+    gdt: GlobalDescriptorTable<8>,
+}
+
+/// An IST stack, 16-byte aligned as the SysV ABI wants.
+#[repr(C, align(16))]
+pub struct IstStack([u8; IST_STACK_BYTES]);
+
+impl IstStack {
+    /// Address one past the stack's last byte.
+    fn top(&self) -> u64 {
+        self.0.as_ptr() as u64 + IST_STACK_BYTES as u64
+    }
+}
+
+/// The boot CPU's IST stacks (a separate zero-initialised static so they land in
+/// `.bss`, not in the image).
+struct BootIstStacks(UnsafeCell<[IstStack; 3]>);
+
+// SAFETY: each stack is used only by the CPU (the boot CPU) whose TSS names it,
+// and only by hardware stack switches; Rust never forms references to the bytes.
+unsafe impl Sync for BootIstStacks {}
+
+static BOOT_IST_STACKS: BootIstStacks = BootIstStacks(UnsafeCell::new(
+    [const { IstStack([0; IST_STACK_BYTES]) }; 3],
+));
+
+/// The boot CPU's block. Written only by [`init_cpu`] on that CPU, before
+/// anything reads it through GS.
+struct BootCpuCell(UnsafeCell<PerCpu>);
+
+// SAFETY: only the owning CPU writes it, once, in `init_cpu`; later accesses are
+// reads through GS on that CPU (and the CPU's own GDT/TSS use).
+unsafe impl Sync for BootCpuCell {}
+
+static BOOT_CPU: BootCpuCell = BootCpuCell(UnsafeCell::new(PerCpu {
+    self_addr: 0,
+    cpu_id: 0,
+    lapic_id: 0,
+    tss: TaskStateSegment::new(),
+    gdt: GlobalDescriptorTable::empty(),
+}));
+
+/// Offset of `cpu_id` in [`PerCpu`], for the `gs:` load.
+const CPU_ID_OFFSET: usize = offset_of!(PerCpu, cpu_id);
+
+/// Sets up the boot CPU: its GDT and TSS (with IST stacks), reloads every
+/// segment register, and points GS at its [`PerCpu`] block.
+pub fn init_boot_cpu() {
+    // SAFETY: called once on the boot CPU, before interrupts are enabled and
+    // before anything reads the block; the IST stacks are the boot CPU's.
+    unsafe { init_cpu(BOOT_CPU.0.get(), 0, &*BOOT_IST_STACKS.0.get()) }
+}
+
+/// Fills `cpu`'s block and makes it this CPU's: loads its GDT and TSS, reloads
+/// the segment registers and sets `IA32_GS_BASE`.
+///
+/// # Safety
+/// `cpu` and `ist_stacks` must live forever and belong to this CPU alone; call
+/// once per CPU, with interrupts disabled.
+pub unsafe fn init_cpu(cpu: *mut PerCpu, cpu_id: usize, ist_stacks: &'static [IstStack; 3]) {
+    // SAFETY: the caller hands us exclusive use of a 'static block.
+    let pc = unsafe { &mut *cpu };
+    pc.self_addr = cpu as usize;
+    pc.cpu_id = cpu_id;
+    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]
+        .into_iter()
+        .zip(ist_stacks.iter())
+    {
+        pc.tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(stack.top());
+    }
+    pc.gdt = GlobalDescriptorTable::empty();
+    let cs = pc.gdt.append(Descriptor::kernel_code_segment());
+    let ds = pc.gdt.append(Descriptor::kernel_data_segment());
+    // SAFETY: the TSS lives in the same 'static block as the GDT.
+    let tss = pc
+        .gdt
+        .append(unsafe { Descriptor::tss_segment_unchecked(&pc.tss) });
+    debug_assert!(cs == KERNEL_CS && ds == KERNEL_DS);
+    // SAFETY: the GDT is 'static and never modified while loaded; the selectors
+    // name the descriptors just appended; FS/GS get the null selector (their
+    // bases come from MSRs), and the GS base is written after the GS load.
+    unsafe {
+        pc.gdt.load_unsafe();
+        CS::set_reg(cs);
+        SS::set_reg(ds);
+        DS::set_reg(ds);
+        ES::set_reg(ds);
+        FS::set_reg(SegmentSelector(0));
+        GS::set_reg(SegmentSelector(0));
+        load_tss(tss);
+        Msr::new(MSR_GS_BASE).write(cpu as u64);
+    }
+}
+
+/// Records this CPU's LAPIC id (once the LAPIC is enabled).
+pub fn set_lapic_id(id: u32) {
+    // SAFETY: GS points at this CPU's block, which only this CPU writes; the
+    // field is plain data read by no one concurrently.
+    unsafe {
+        let pc = current();
+        (*pc).lapic_id = id;
+    }
+}
+
+/// This CPU's LAPIC id.
+pub fn lapic_id() -> u32 {
+    // SAFETY: as in `set_lapic_id`.
+    unsafe { (*current()).lapic_id }
+}
+
+/// This CPU's block.
+fn current() -> *mut PerCpu {
+    let addr: usize;
+    // SAFETY: GS points at this CPU's block, whose first field is its address.
+    unsafe {
+        core::arch::asm!(
+            "mov {a}, qword ptr gs:[0]",
+            a = out(reg) addr,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    addr as *mut PerCpu
+}
+
+/// This CPU's dense index (0 = boot CPU). Valid once `early_init` has run (it
+/// is the first thing `kernel_main` does).
+#[inline]
+pub fn cpu_id() -> usize {
+    let id: usize;
+    // SAFETY: GS points at this CPU's `PerCpu` block (set by `init_cpu`).
+    unsafe {
+        core::arch::asm!(
+            "mov {id}, qword ptr gs:[{off}]",
+            id = out(reg) id,
+            off = const CPU_ID_OFFSET,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    id
+}

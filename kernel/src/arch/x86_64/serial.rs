@@ -1,0 +1,105 @@
+//! 16550 UART on COM1 (I/O port 0x3f8), polled.
+//!
+//! Transmit is polled on the line-status register: when THRE says the FIFO is
+//! empty, up to 16 bytes go out at once, which halves the number of port
+//! accesses (each one is a VM exit under KVM). Receive is polled too:
+//! [`read_byte`] never blocks, so a shell can call it from its idle loop. No
+//! receive interrupt is used; nothing here takes a lock, so the fault path may
+//! write to the console from any context.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use x86_64::instructions::port::Port;
+
+/// COM1's base I/O port.
+const COM1_PORT: u16 = 0x3f8;
+/// Register offsets from the base port.
+const REG_DATA: u16 = 0; // RBR (read) / THR (write); divisor low with DLAB
+const REG_IER: u16 = 1; // interrupt enable; divisor high with DLAB
+const REG_FCR: u16 = 2; // FIFO control (write) / IIR (read)
+const REG_LCR: u16 = 3; // line control
+const REG_MCR: u16 = 4; // modem control
+const REG_LSR: u16 = 5; // line status
+/// LSR bits.
+const LSR_DATA_READY: u8 = 0x01;
+const LSR_THR_EMPTY: u8 = 0x20;
+/// Give up waiting for the transmitter after this many TSC cycles (about 10 ms
+/// at 1 GHz and above), so a missing or stuck UART cannot hang the kernel.
+const TX_TIMEOUT_CYCLES: u64 = 10_000_000;
+
+/// Bytes that may be written after THRE is seen: 16 with a working FIFO, else 1.
+static TX_BURST_BYTES: AtomicUsize = AtomicUsize::new(1);
+
+fn read_reg(reg: u16) -> u8 {
+    // SAFETY: reading a COM1 register has no side effect on memory.
+    unsafe { Port::<u8>::new(COM1_PORT + reg).read() }
+}
+
+fn write_reg(reg: u16, value: u8) {
+    // SAFETY: COM1 registers control only the UART.
+    unsafe { Port::<u8>::new(COM1_PORT + reg).write(value) }
+}
+
+/// Programs COM1 for 115200 baud, 8N1, FIFOs on, interrupts off.
+pub fn init() {
+    write_reg(REG_IER, 0x00);
+    write_reg(REG_LCR, 0x80); // DLAB: the next two writes set the divisor
+    write_reg(REG_DATA, 0x01); // 115200 / 1
+    write_reg(REG_IER, 0x00);
+    write_reg(REG_LCR, 0x03); // 8 data bits, no parity, 1 stop bit
+    write_reg(REG_FCR, 0xC7); // enable and clear FIFOs, RX trigger at 14 bytes
+    write_reg(REG_MCR, 0x0B); // DTR | RTS | OUT2
+                              // IIR bits 7:6 read 0b11 when the 16-byte FIFOs are really enabled.
+    let burst = if read_reg(REG_FCR) & 0xC0 == 0xC0 {
+        16
+    } else {
+        1
+    };
+    TX_BURST_BYTES.store(burst, Ordering::Relaxed);
+}
+
+/// Waits (bounded by time) until the transmitter can take a burst.
+fn wait_tx_ready() {
+    let start = super::time::rdtsc();
+    while read_reg(REG_LSR) & LSR_THR_EMPTY == 0 {
+        if super::time::rdtsc().wrapping_sub(start) > TX_TIMEOUT_CYCLES {
+            return;
+        }
+    }
+}
+
+/// Writes `bytes` as they are (no newline translation). Takes no lock.
+pub fn write_bytes(bytes: &[u8]) {
+    let burst = TX_BURST_BYTES.load(Ordering::Relaxed);
+    for chunk in bytes.chunks(burst) {
+        wait_tx_ready();
+        for &b in chunk {
+            write_reg(REG_DATA, b);
+        }
+    }
+}
+
+/// Returns one received byte, or `None` when nothing is waiting.
+pub fn read_byte() -> Option<u8> {
+    if read_reg(REG_LSR) & LSR_DATA_READY != 0 {
+        Some(read_reg(REG_DATA))
+    } else {
+        None
+    }
+}
+
+/// A `core::fmt::Write` sink that writes straight to COM1 with `\n` -> `\r\n`,
+/// without locks (for early boot messages and fault reports).
+pub struct RawWriter;
+
+impl core::fmt::Write for RawWriter {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        for (i, line) in s.split('\n').enumerate() {
+            if i > 0 {
+                write_bytes(b"\r\n");
+            }
+            write_bytes(line.as_bytes());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,132 @@
+//! A small host harness around one `Rq`: a virtual clock, the kernel's side of
+//! the task-state hand-off (sleeping tasks' `SchedTask`s), and a tick loop that
+//! preempts like the `full` model does.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use sched::task::FairEntity;
+use sched::{Rq, SchedConfig, SchedTask, Switch, TaskId, TaskParams, TtwuRunnable, WakeFlags, WakeupDecision};
+
+pub const MS: u64 = 1_000_000;
+pub const US: u64 = 1_000;
+
+pub struct H {
+    pub cfg: Arc<SchedConfig>,
+    pub rq: Rq,
+    pub now: u64,
+    pub off: HashMap<u32, SchedTask>,
+    pub held: std::collections::HashSet<u32>,
+}
+
+impl H {
+    pub fn new(ncpus: u32, hz: u32) -> H {
+        let cfg = Arc::new(SchedConfig::new(ncpus, hz));
+        let mut rq = Rq::new(0, cfg.clone(), 64);
+        rq.update_rq_clock(1);
+        H { cfg, rq, now: 1, off: HashMap::new(), held: Default::default() }
+    }
+
+    /// Default: one CPU, HZ=1000 (eevdf.md §14 assumptions).
+    pub fn one() -> H {
+        H::new(1, 1000)
+    }
+
+    pub fn adv(&mut self, dt: u64) {
+        self.now += dt;
+        self.rq.update_rq_clock(self.now);
+    }
+
+    pub fn spawn(&mut self, id: u32, p: TaskParams) -> WakeupDecision {
+        self.held.insert(id);
+        self.rq.wake_up_new_task(TaskId(id), SchedTask::new(p))
+    }
+
+    pub fn nice(n: i32) -> TaskParams {
+        TaskParams { nice: n, ..Default::default() }
+    }
+
+    pub fn slice(ns: u64) -> TaskParams {
+        TaskParams { slice_ns: ns, ..Default::default() }
+    }
+
+    pub fn pick(&mut self) -> Option<u32> {
+        self.rq.pick_next_task().map(|t| t.0)
+    }
+
+    pub fn curr(&self) -> Option<u32> {
+        self.rq.curr().map(|t| t.0)
+    }
+
+    /// The running task blocks.
+    pub fn block(&mut self) -> Switch {
+        let sw = self.rq.schedule(true);
+        if let (Some(p), Some(st)) = (sw.prev, sw.prev_blocked) {
+            self.off.insert(p.0, st);
+            self.held.remove(&p.0);
+        }
+        sw
+    }
+
+    /// Wakes a sleeping task the way the kernel does.
+    pub fn wake(&mut self, id: u32, wf: WakeFlags) -> Option<WakeupDecision> {
+        if self.held.contains(&id) {
+            match self.rq.ttwu_runnable(TaskId(id), wf) {
+                TtwuRunnable::Woken(d) => return Some(d),
+                TtwuRunnable::Blocked(st) => {
+                    self.held.remove(&id);
+                    self.off.insert(id, st);
+                }
+                TtwuRunnable::NotHere => panic!("task {id} not held"),
+            }
+        }
+        let st = self.off.remove(&id)?;
+        self.held.insert(id);
+        Some(self.rq.try_to_wake_up(TaskId(id), st, wf))
+    }
+
+    pub fn se(&self, id: u32) -> FairEntity {
+        match self.rq.task(TaskId(id)) {
+            Some(t) => t.se,
+            None => self.off[&id].se,
+        }
+    }
+
+    pub fn task(&self, id: u32) -> SchedTask {
+        match self.rq.task(TaskId(id)) {
+            Some(t) => *t,
+            None => self.off[&id],
+        }
+    }
+
+    pub fn tick_ns(&self) -> u64 {
+        self.cfg.tick_ns()
+    }
+
+    /// One tick of wall time, preempting when asked (the `full` model).
+    pub fn tick(&mut self) {
+        let t = self.tick_ns();
+        self.adv(t);
+        if self.rq.task_tick() != sched::Resched::None {
+            self.pick();
+        }
+    }
+
+    pub fn run_ms(&mut self, ms: u64) {
+        let ticks = ms * MS / self.tick_ns();
+        for _ in 0..ticks {
+            self.tick();
+            self.rq.check().unwrap();
+        }
+    }
+
+    pub fn runtime(&self, id: u32) -> u64 {
+        self.se(id).sum_exec_runtime
+    }
+
+    /// V − v of a queued task (virtual ns).
+    pub fn lag(&self, id: u32) -> i64 {
+        self.rq.avg_vruntime().wrapping_sub(self.se(id).vruntime) as i64
+    }
+}
