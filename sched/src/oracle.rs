@@ -543,6 +543,7 @@ impl Oracle {
     }
 
     fn finish_delayed(&mut self, i: usize) {
+        self.update_curr();
         if self.next == Some(i) {
             self.next = None;
         }
@@ -558,8 +559,8 @@ impl Oracle {
         if self.ents[i].state == OState::Delayed {
             self.finish_delayed(i);
         }
-        let lw = LoadWeight::from_nice(nice);
         let old_nice = self.ents[i].params.nice;
+        let lw = TaskParams { nice, ..self.ents[i].params }.weight();
         let queued = self.queued(i);
         if queued {
             self.update_curr();

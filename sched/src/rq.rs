@@ -334,6 +334,7 @@ impl Rq {
             Some(TaskState::Queued) => {}
             Some(TaskState::Delayed) => {
                 self.fair.dequeue_entity(&mut self.tasks, &self.cfg, id, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                self.drain_fair_resched();
                 return Ok(Some(self.release(id)));
             }
             Some(TaskState::Blocked) => return Ok(Some(self.take(id))),
@@ -629,6 +630,7 @@ impl Rq {
                 self.fair.dequeue_entity(&mut self.tasks, &self.cfg, id, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
                 self.tasks[i].state = TaskState::Blocked;
                 self.nr_running -= 1;
+                self.drain_fair_resched();
                 set_params_offrq(&mut self.tasks[i], params);
                 return Ok(self.need_resched);
             }
