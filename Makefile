@@ -37,7 +37,7 @@ qemu: ensure-qemu kernel
 test: test-host test-kernel
 
 test-host:
-	$(CARGO) test -p sched --release
+	$(CARGO) test -p sched -p shell --release
 
 test-kernel: ensure-qemu test-x86_64 test-aarch64
 

@@ -3,24 +3,35 @@
 //! These are the only generic functions that `arch/` calls. Each is called with
 //! interrupts disabled, on the stack of the interrupted (or faulting) thread.
 
-use core::sync::atomic::{AtomicU64, Ordering};
-
-/// Ticks seen by the boot CPU since the timer started.
-pub static TICKS: AtomicU64 = AtomicU64::new(0);
+use crate::{ktest, task};
 
 /// Called by the arch timer interrupt handler on every tick, after the interrupt
-/// was acknowledged.
+/// was acknowledged: the scheduler tick, sleeper wakeups, the test watchdog.
 pub fn timer_interrupt() {
-    TICKS.fetch_add(1, Ordering::Relaxed);
+    task::timer_tick();
+    ktest::watchdog_check();
 }
 
 /// Called at the end of every interrupt handler, before the interrupted context
-/// is restored. Generic code may switch threads here (preemption on return from
-/// interrupt).
-pub fn irq_exit() {}
+/// is restored. Switches threads here when an immediate reschedule is pending
+/// and preemption is allowed (preemption on return from interrupt).
+pub fn irq_exit() {
+    task::irq_exit();
+}
 
-/// The name of the thread running on this CPU, for fault reports. Must not take
-/// locks.
+/// Called by the arch IPI handler (after the acknowledge, before `irq_exit`).
+/// A reschedule IPI needs no work here: the sender already set need-resched in
+/// the target's runqueue, and `irq_exit` acts on it. Function-call IPIs come
+/// with SMP (a later issue).
+pub fn ipi(kind: crate::arch::IpiKind) {
+    let _ = kind;
+}
+
+/// The name of the thread running on this CPU, for fault reports. Takes no locks.
 pub fn current_thread_name() -> &'static str {
-    "boot"
+    if task::is_ready() {
+        task::current().name()
+    } else {
+        "boot"
+    }
 }

@@ -46,7 +46,8 @@ impl SchedConfig {
 
     /// Sets the tick rate.
     pub fn set_hz(&self, hz: u32) {
-        self.tick_ns.store(1_000_000_000 / hz.max(1) as u64, Ordering::Relaxed);
+        self.tick_ns
+            .store(1_000_000_000 / hz.max(1) as u64, Ordering::Relaxed);
     }
 
     /// `sysctl KEY`: every tunable, plus `kernel.sched_features`.
@@ -72,7 +73,10 @@ impl SchedConfig {
         self.tunables
             .iter()
             .map(|v| (v.info.key, SysctlValue::Tunable(v)))
-            .chain(core::iter::once((FEATURES_KEY, SysctlValue::Features(&self.features))))
+            .chain(core::iter::once((
+                FEATURES_KEY,
+                SysctlValue::Features(&self.features),
+            )))
     }
 }
 

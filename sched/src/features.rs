@@ -140,7 +140,9 @@ impl Default for Features {
 impl Features {
     /// The compile-time defaults.
     pub const fn new() -> Self {
-        Features { bits: AtomicU64::new(Feature::default_mask()) }
+        Features {
+            bits: AtomicU64::new(Feature::default_mask()),
+        }
     }
 
     /// Is `f` enabled? (Linux's `sched_feat(F)`.)
@@ -244,7 +246,10 @@ mod tests {
         assert_eq!(line.split_whitespace().count(), Feature::ALL.len());
         assert_eq!(fs.write("NEXT_BUDDY"), Ok((Feature::NextBuddy, true)));
         assert!(fs.to_string().contains(" NEXT_BUDDY "));
-        assert_eq!(fs.write("  NO_RUN_TO_PARITY\n"), Ok((Feature::RunToParity, false)));
+        assert_eq!(
+            fs.write("  NO_RUN_TO_PARITY\n"),
+            Ok((Feature::RunToParity, false))
+        );
         assert!(fs.to_string().contains("NO_RUN_TO_PARITY"));
         assert!(!fs.enabled(Feature::RunToParity));
     }
@@ -253,7 +258,16 @@ mod tests {
     fn unknown_names_change_nothing() {
         let fs = Features::new();
         let before = fs.mask();
-        for bad in ["", "   ", "NEXT_BUDDYX", "next_buddy", "NO_", "NO_NO_NEXT_BUDDY", "NO_BOGUS", "NEXT BUDDY"] {
+        for bad in [
+            "",
+            "   ",
+            "NEXT_BUDDYX",
+            "next_buddy",
+            "NO_",
+            "NO_NO_NEXT_BUDDY",
+            "NO_BOGUS",
+            "NEXT BUDDY",
+        ] {
             assert!(fs.write(bad).is_err(), "{bad:?}");
             assert_eq!(fs.mask(), before, "{bad:?}");
         }

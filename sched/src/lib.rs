@@ -15,6 +15,8 @@
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
 //!   dequeue, pick, tick, wakeup preemption, need-resched.
+//! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
+//!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
 //! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
 //!
 //! # Embedding
@@ -46,6 +48,7 @@ pub mod idle;
 pub mod oracle;
 pub mod rq;
 pub mod rt;
+pub mod smp;
 pub mod task;
 pub mod tunables;
 pub mod weight;

@@ -16,8 +16,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::config::SchedConfig;
-use crate::features::Feature;
 use crate::fair::FairWakeup;
+use crate::features::Feature;
 use crate::flags::WakeFlags;
 use crate::rq::Resched;
 use crate::task::{Policy, TaskId, TaskParams};
@@ -171,7 +171,10 @@ impl Oracle {
     }
 
     fn min_slice_all(&self) -> u64 {
-        self.queued_ids().map(|i| self.ents[i].slice).min().unwrap_or(u64::MAX)
+        self.queued_ids()
+            .map(|i| self.ents[i].slice)
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     fn resched_lazy(&mut self) {
@@ -237,7 +240,11 @@ impl Oracle {
         let mut lag = 0i128;
         let n = self.queued_ids().filter(|&j| j != i).count();
         if self.cfg.feat(Feature::PlaceLag) && n > 0 && e.vlag != 0 {
-            let load: i128 = self.queued_ids().filter(|&j| j != i).map(|j| self.ents[j].lw.weight as i128).sum();
+            let load: i128 = self
+                .queued_ids()
+                .filter(|&j| j != i)
+                .map(|j| self.ents[j].lw.weight as i128)
+                .sum();
             lag = e.vlag as i128 * (load + e.lw.weight as i128) / load.max(1);
         }
         let e = &mut self.ents[i];
@@ -257,7 +264,11 @@ impl Oracle {
     /// Spawns a new task (`wake_up_new_task`) and returns the wakeup outcome.
     pub fn wake_up_new_task(&mut self, id: TaskId, params: TaskParams) -> Option<FairWakeup> {
         let i = id.0 as usize;
-        let slice = if params.slice_ns != 0 { params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS) } else { 0 };
+        let slice = if params.slice_ns != 0 {
+            params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS)
+        } else {
+            0
+        };
         self.ents[i] = OEnt {
             state: OState::Sleeping,
             params,
@@ -364,7 +375,9 @@ impl Oracle {
                 return FairWakeup::IneligibleWaker;
             }
             if self.cfg.feat(Feature::NextBuddy) {
-                let keep_old = self.next.is_some_and(|n| before(self.ents[n].deadline, self.ents[p].deadline));
+                let keep_old = self
+                    .next
+                    .is_some_and(|n| before(self.ents[n].deadline, self.ents[p].deadline));
                 if !keep_old {
                     if self.ents[p].params.policy != Policy::Idle {
                         self.next = Some(p);
@@ -406,19 +419,28 @@ impl Oracle {
         FairWakeup::NotPicked { short }
     }
 
-    /// The EEVDF pick by linear scan.
+    /// The EEVDF pick by linear scan: O(n).
     pub fn pick(&self, protect: bool) -> Option<usize> {
-        let tree: Vec<usize> = self.queued_ids().filter(|&i| Some(i) != self.curr).collect();
+        let (mut x, mut w) = (0i128, 0i128);
+        for i in self.queued_ids() {
+            x += sv(self.ents[i].v) * self.ents[i].lw.weight as i128;
+            w += self.ents[i].lw.weight as i128;
+        }
+        let eligible = |v: u64| x >= sv(v) * w;
+        let tree: Vec<usize> = self
+            .queued_ids()
+            .filter(|&i| Some(i) != self.curr)
+            .collect();
         let curr_q = self.curr.filter(|&c| self.queued(c));
         if self.nr_queued() == 1 {
             return curr_q.or(tree.first().copied());
         }
         if let Some(n) = self.next {
-            if self.cfg.feat(Feature::PickBuddy) && self.eligible_v(self.ents[n].v) {
+            if self.cfg.feat(Feature::PickBuddy) && eligible(self.ents[n].v) {
                 return Some(n);
             }
         }
-        let curr = curr_q.filter(|&c| self.eligible_v(self.ents[c].v));
+        let curr = curr_q.filter(|&c| eligible(self.ents[c].v));
         if let Some(c) = curr {
             if protect && self.protected(c) {
                 return Some(c);
@@ -426,14 +448,16 @@ impl Oracle {
         }
         let mut best: Option<usize> = None;
         for &i in &tree {
-            if !self.eligible_v(self.ents[i].v) {
+            if !eligible(self.ents[i].v) {
                 continue;
             }
             best = match best {
                 None => Some(i),
                 Some(b) => {
                     let (ei, eb) = (&self.ents[i], &self.ents[b]);
-                    if before(ei.deadline, eb.deadline) || (ei.deadline == eb.deadline && ei.seq < eb.seq) {
+                    if before(ei.deadline, eb.deadline)
+                        || (ei.deadline == eb.deadline && ei.seq < eb.seq)
+                    {
                         Some(i)
                     } else {
                         Some(b)
@@ -483,6 +507,11 @@ impl Oracle {
                 self.ents[c].seq = self.seq;
             }
         }
+        if next == self.curr {
+            // Picked again: nothing is put back or set up.
+            self.need_resched = Resched::None;
+            return self.curr();
+        }
         self.curr = None;
         if let Some(n) = next {
             if self.next == Some(n) {
@@ -490,7 +519,11 @@ impl Oracle {
             }
             // set_protect_slice, with n out of the queue
             let q = if self.cfg.feat(Feature::RunToParity) {
-                self.queued_ids().filter(|&j| j != n).map(|j| self.ents[j].slice).min().unwrap_or(u64::MAX)
+                self.queued_ids()
+                    .filter(|&j| j != n)
+                    .map(|j| self.ents[j].slice)
+                    .min()
+                    .unwrap_or(u64::MAX)
             } else {
                 self.cfg.tunables.normalized_base_slice_ns()
             };
@@ -548,7 +581,11 @@ impl Oracle {
             self.next = None;
         }
         let lag = self.lag_of(i);
-        self.ents[i].vlag = if self.cfg.feat(Feature::DelayZero) { lag.min(0) } else { lag };
+        self.ents[i].vlag = if self.cfg.feat(Feature::DelayZero) {
+            lag.min(0)
+        } else {
+            lag
+        };
         self.ents[i].state = OState::Sleeping;
     }
 
@@ -560,7 +597,11 @@ impl Oracle {
             self.finish_delayed(i);
         }
         let old_nice = self.ents[i].params.nice;
-        let lw = TaskParams { nice, ..self.ents[i].params }.weight();
+        let lw = TaskParams {
+            nice,
+            ..self.ents[i].params
+        }
+        .weight();
         let queued = self.queued(i);
         if queued {
             self.update_curr();

@@ -219,7 +219,9 @@ impl Rq {
 
     /// The task's state if this runqueue holds it.
     pub fn task(&self, id: TaskId) -> Option<&SchedTask> {
-        self.tasks.get(id.0 as usize).filter(|t| t.state != TaskState::Absent)
+        self.tasks
+            .get(id.0 as usize)
+            .filter(|t| t.state != TaskState::Absent)
     }
 
     /// Every task this runqueue holds (queued, delayed or blocked-delayed).
@@ -257,6 +259,28 @@ impl Rq {
             i = crate::fair::tree::Timeline::next(&self.tasks, i);
             Some(TaskId(cur))
         })
+    }
+
+    /// Queued fair tasks from the latest deadline to the earliest (the
+    /// balancer's order: least urgent first); O(n).
+    pub fn fair_queue_rev(&self) -> impl Iterator<Item = TaskId> + '_ {
+        let mut i = self.fair.timeline.last(&self.tasks);
+        core::iter::from_fn(move || {
+            if i == NIL {
+                return None;
+            }
+            let cur = i;
+            i = crate::fair::tree::Timeline::prev(&self.tasks, i);
+            Some(TaskId(cur))
+        })
+    }
+
+    /// Sets the task's allowed CPUs (bit n = CPU n). Moving it off a CPU it
+    /// may no longer use is the caller's (`smp::Scheduler::set_cpus_allowed`).
+    pub fn set_cpus_allowed(&mut self, id: TaskId, mask: u64) {
+        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
+            t.cpus_allowed = mask;
+        }
     }
 
     // ---- need-resched ----
@@ -298,7 +322,12 @@ impl Rq {
     /// If the id is beyond the capacity or already held here: a kernel bug.
     pub fn enqueue_task(&mut self, id: TaskId, mut task: SchedTask, flags: EnqueueFlags) {
         let i = id.0 as usize;
-        assert!(self.tasks[i].state == TaskState::Absent, "task {} enqueued twice on cpu {}", id.0, self.cpu);
+        assert!(
+            self.tasks[i].state == TaskState::Absent,
+            "task {} enqueued twice on cpu {}",
+            id.0,
+            self.cpu
+        );
         if flags.contains(EnqueueFlags::MIGRATED) {
             task.nr_migrations += 1;
             self.stats.nr_migrations_in += 1;
@@ -315,8 +344,13 @@ impl Rq {
         let class = task.class();
         self.tasks[i] = task;
         match class {
-            SchedClass::Fair => self.fair.enqueue_entity(&mut self.tasks, &self.cfg, id, flags),
-            SchedClass::Rt => self.rt.enqueue(&mut self.tasks, id, flags.contains(EnqueueFlags::HEAD)),
+            SchedClass::Fair => self
+                .fair
+                .enqueue_entity(&mut self.tasks, &self.cfg, id, flags),
+            SchedClass::Rt => {
+                self.rt
+                    .enqueue(&mut self.tasks, id, flags.contains(EnqueueFlags::HEAD))
+            }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
         self.nr_running += 1;
@@ -328,12 +362,21 @@ impl Rq {
     /// stays here until picked or woken). A delayed task is dequeued for good
     /// by any call. The running task may be dequeued (it blocks); it stays
     /// `curr` until the next [`Rq::pick_next_task`].
-    pub fn dequeue_task(&mut self, id: TaskId, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
+    pub fn dequeue_task(
+        &mut self,
+        id: TaskId,
+        flags: DequeueFlags,
+    ) -> Result<Option<SchedTask>, RqError> {
         let i = id.0 as usize;
         match self.tasks.get(i).map(|t| t.state) {
             Some(TaskState::Queued) => {}
             Some(TaskState::Delayed) => {
-                self.fair.dequeue_entity(&mut self.tasks, &self.cfg, id, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                self.fair.dequeue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    id,
+                    DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+                );
                 self.drain_fair_resched();
                 return Ok(Some(self.release(id)));
             }
@@ -342,7 +385,10 @@ impl Rq {
         }
         match self.tasks[i].class() {
             SchedClass::Fair => {
-                if !self.fair.dequeue_entity(&mut self.tasks, &self.cfg, id, flags) {
+                if !self
+                    .fair
+                    .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
+                {
                     self.tasks[i].state = TaskState::Delayed;
                     self.stats.nr_delayed += 1;
                     self.drain_fair_resched();
@@ -385,7 +431,11 @@ impl Rq {
                 rq.resched_curr(kind);
                 rq.stats.nr_wakeup_preempt += 1;
             }
-            WakeupDecision { reason, preempt, resched: rq.need_resched }
+            WakeupDecision {
+                reason,
+                preempt,
+                resched: rq.need_resched,
+            }
         };
         if self.curr == NIL {
             return decide(self, WakeupReason::IdleCpu, true, Resched::Now);
@@ -404,14 +454,20 @@ impl Rq {
         match pc {
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
-                let r = self.fair.check_preempt_wakeup(&mut self.tasks, &self.cfg, id, wf, now_pending);
+                let r =
+                    self.fair
+                        .check_preempt_wakeup(&mut self.tasks, &self.cfg, id, wf, now_pending);
                 self.drain_fair_resched();
                 decide(self, WakeupReason::Fair(r), r.preempts(), Resched::Lazy)
             }
             SchedClass::Rt => {
                 let higher = self.tasks[id.0 as usize].params.rt_priority
                     > self.tasks[self.curr as usize].params.rt_priority;
-                let reason = if higher { WakeupReason::RtHigherPriority } else { WakeupReason::RtNotHigher };
+                let reason = if higher {
+                    WakeupReason::RtHigherPriority
+                } else {
+                    WakeupReason::RtNotHigher
+                };
                 decide(self, reason, higher, Resched::Now)
             }
             SchedClass::Idle => unreachable!(),
@@ -419,7 +475,12 @@ impl Rq {
     }
 
     /// `ttwu_do_activate`: enqueue a sleeping task here and decide preemption.
-    pub fn try_to_wake_up(&mut self, id: TaskId, mut task: SchedTask, wf: WakeFlags) -> WakeupDecision {
+    pub fn try_to_wake_up(
+        &mut self,
+        id: TaskId,
+        mut task: SchedTask,
+        wf: WakeFlags,
+    ) -> WakeupDecision {
         let mut flags = EnqueueFlags::WAKEUP;
         if wf.contains(WakeFlags::MIGRATED) {
             flags |= EnqueueFlags::MIGRATED;
@@ -444,7 +505,8 @@ impl Rq {
         let i = id.0 as usize;
         match self.tasks.get(i).map(|t| t.state) {
             Some(TaskState::Delayed) => {
-                self.fair.enqueue_entity(&mut self.tasks, &self.cfg, id, EnqueueFlags::DELAYED);
+                self.fair
+                    .enqueue_entity(&mut self.tasks, &self.cfg, id, EnqueueFlags::DELAYED);
                 self.tasks[i].state = TaskState::Queued;
                 self.tasks[i].nr_wakeups += 1;
                 self.stats.nr_wakeups += 1;
@@ -458,7 +520,9 @@ impl Rq {
                 }
                 TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
             }
-            Some(TaskState::Queued) => TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU)),
+            Some(TaskState::Queued) => {
+                TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
+            }
             Some(TaskState::Blocked) => TtwuRunnable::Blocked(self.take(id)),
             _ => TtwuRunnable::NotHere,
         }
@@ -501,7 +565,12 @@ impl Rq {
             }
             match self.fair.pick_eevdf(&self.tasks, &self.cfg, true, true) {
                 Some(se) if self.tasks[se.0 as usize].se.sched_delayed => {
-                    self.fair.dequeue_entity(&mut self.tasks, &self.cfg, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                    self.fair.dequeue_entity(
+                        &mut self.tasks,
+                        &self.cfg,
+                        se,
+                        DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+                    );
                     self.tasks[se.0 as usize].state = TaskState::Blocked;
                     self.nr_running -= 1;
                 }
@@ -509,14 +578,18 @@ impl Rq {
                 None => break NIL,
             }
         };
-        if prev != NIL {
-            self.put_prev_task(prev);
+        // put_prev_set_next_task: nothing to do when the running task is
+        // picked again (its protection is not re-armed, as in Linux).
+        if next != prev {
+            if prev != NIL {
+                self.put_prev_task(prev);
+            }
+            self.curr = NIL;
+            if next != NIL {
+                self.set_next_task(next);
+            }
+            self.curr = next;
         }
-        self.curr = NIL;
-        if next != NIL {
-            self.set_next_task(next);
-        }
-        self.curr = next;
         self.fair.resched = false;
         self.need_resched = Resched::None;
         if next != prev {
@@ -539,7 +612,11 @@ impl Rq {
             }
         }
         let next = self.pick_next_task();
-        Switch { prev, next, prev_blocked }
+        Switch {
+            prev,
+            next,
+            prev_blocked,
+        }
     }
 
     /// Charges the running task for the time since its last accounting
@@ -582,7 +659,10 @@ impl Rq {
                 self.drain_fair_resched();
             }
             SchedClass::Rt => {
-                if self.rt.task_tick(&mut self.tasks, &self.cfg, id, self.clock) {
+                if self
+                    .rt
+                    .task_tick(&mut self.tasks, &self.cfg, id, self.clock)
+                {
                     self.resched_curr(Resched::Now);
                 }
             }
@@ -622,12 +702,21 @@ impl Rq {
     pub fn sched_setattr(&mut self, id: TaskId, params: TaskParams) -> Result<Resched, RqError> {
         params.validate().map_err(RqError::Params)?;
         let i = id.0 as usize;
-        let state = self.tasks.get(i).map(|t| t.state).unwrap_or(TaskState::Absent);
+        let state = self
+            .tasks
+            .get(i)
+            .map(|t| t.state)
+            .unwrap_or(TaskState::Absent);
         match state {
             TaskState::Absent => return Err(RqError::NotQueued),
             TaskState::Delayed => {
                 // A delayed task is asleep: finish its dequeue first.
-                self.fair.dequeue_entity(&mut self.tasks, &self.cfg, id, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                self.fair.dequeue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    id,
+                    DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+                );
                 self.tasks[i].state = TaskState::Blocked;
                 self.nr_running -= 1;
                 self.drain_fair_resched();
@@ -643,14 +732,17 @@ impl Rq {
         let old = self.tasks[i].params;
         let old_prio = self.tasks[i].prio();
         let running = self.curr == id.0;
-        let fair_to_fair = old.policy.class() == SchedClass::Fair && params.policy.class() == SchedClass::Fair;
+        let fair_to_fair =
+            old.policy.class() == SchedClass::Fair && params.policy.class() == SchedClass::Fair;
         if fair_to_fair && old.slice_ns == params.slice_ns {
             // Only the weight changes: reweight in place, preserving lag.
             self.tasks[i].params = params;
-            self.fair.reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
+            self.fair
+                .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
         } else {
             // The sched_change pattern: save, change, restore.
-            let Some(mut t) = self.dequeue_task(id, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
+            let Some(mut t) = self.dequeue_task(id, DequeueFlags::SAVE | DequeueFlags::MOVE)?
+            else {
                 unreachable!("a non-sleep dequeue is never delayed")
             };
             if running {
@@ -683,7 +775,12 @@ impl Rq {
 
     /// `set_user_nice`: a new nice value for a fair task held here.
     pub fn set_user_nice(&mut self, id: TaskId, nice: i32) -> Result<Resched, RqError> {
-        let mut p = self.tasks.get(id.0 as usize).filter(|t| t.state != TaskState::Absent).ok_or(RqError::NotQueued)?.params;
+        let mut p = self
+            .tasks
+            .get(id.0 as usize)
+            .filter(|t| t.state != TaskState::Absent)
+            .ok_or(RqError::NotQueued)?
+            .params;
         p.nice = nice;
         self.sched_setattr(id, p)
     }
@@ -699,7 +796,9 @@ impl Rq {
         if t.state != TaskState::Queued || self.curr == id.0 {
             return Err(RqError::NotQueued);
         }
-        Ok(self.dequeue_task(id, DequeueFlags::MIGRATING)?.expect("a migration dequeue is never delayed"))
+        Ok(self
+            .dequeue_task(id, DequeueFlags::MIGRATING)?
+            .expect("a migration dequeue is never delayed"))
     }
 
     /// Enqueues a task detached from another CPU and checks preemption.
@@ -718,11 +817,18 @@ impl Rq {
     pub fn check(&self) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
-        let held = self.tasks.iter().filter(|t| matches!(t.state, TaskState::Queued | TaskState::Delayed)).count();
+        let held = self
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.state, TaskState::Queued | TaskState::Delayed))
+            .count();
         if held as u32 != self.nr_running {
             return Err("nr_running does not match the queued tasks");
         }
-        if self.curr != NIL && self.tasks[self.curr as usize].state == TaskState::Absent && self.fair.curr != self.curr {
+        if self.curr != NIL
+            && self.tasks[self.curr as usize].state == TaskState::Absent
+            && self.fair.curr != self.curr
+        {
             return Err("curr is not held here");
         }
         Ok(())

@@ -37,7 +37,12 @@ fn prio(ts: &[SchedTask], i: u32) -> usize {
 impl RtRq {
     /// An empty RT runqueue.
     pub const fn new() -> Self {
-        RtRq { bitmap: [0; 2], head: [NIL; NPRIO], tail: [NIL; NPRIO], nr_running: 0 }
+        RtRq {
+            bitmap: [0; 2],
+            head: [NIL; NPRIO],
+            tail: [NIL; NPRIO],
+            nr_running: 0,
+        }
     }
 
     fn set_bit(&mut self, p: usize) {
@@ -150,7 +155,13 @@ impl RtRq {
 
     /// The tick (`task_tick_rt`): an RR task whose slice ran out goes to the tail
     /// of its list; returns true when a peer should run now.
-    pub fn task_tick(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, now: u64) -> bool {
+    pub fn task_tick(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        id: TaskId,
+        now: u64,
+    ) -> bool {
         Self::update_curr(ts, id, now);
         let t = &mut ts[id.0 as usize];
         if t.params.policy != Policy::RoundRobin || t.rt.slice_left_ns > 0 {

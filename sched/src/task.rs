@@ -81,7 +81,12 @@ pub struct TaskParams {
 
 impl Default for TaskParams {
     fn default() -> Self {
-        TaskParams { policy: Policy::Normal, nice: 0, rt_priority: 0, slice_ns: 0 }
+        TaskParams {
+            policy: Policy::Normal,
+            nice: 0,
+            rt_priority: 0,
+            slice_ns: 0,
+        }
     }
 }
 
@@ -128,21 +133,33 @@ impl TaskParams {
 }
 
 /// The fair-class scheduling entity (Linux's `sched_entity`).
+///
+/// `#[repr(C)]` with what the tree walks first: links, augmented minima, the
+/// key (deadline), vruntime, slice and weight fill the first 64 bytes, so a
+/// pick or an insert touches one cache line per node.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct FairEntity {
-    /// Load weight and its inverse.
-    pub load: LoadWeight,
-    /// Virtual runtime (wrapping; compare through signed differences).
-    pub vruntime: u64,
+    pub(crate) rb: RbLinks,
     /// Virtual deadline: the tree key. Holds `deadline - vruntime` while
     /// `rel_deadline` is set.
     pub deadline: u64,
+    /// Virtual runtime (wrapping; compare through signed differences).
+    pub vruntime: u64,
+    /// The request size r in ns.
+    pub slice_ns: u64,
+    /// Load weight and its inverse.
+    pub load: LoadWeight,
     /// V - v captured at dequeue or reweight, consumed by placement.
     pub vlag: i64,
     /// The vruntime up to which the running entity is protected (RUN_TO_PARITY).
     pub vprot: u64,
-    /// The request size r in ns.
-    pub slice_ns: u64,
+    /// Clock at the last accounting.
+    pub exec_start: u64,
+    /// Total runtime in ns.
+    pub sum_exec_runtime: u64,
+    /// `sum_exec_runtime` when it was last picked.
+    pub prev_sum_exec_runtime: u64,
     /// `slice_ns` was set by the task, not taken from the base slice.
     pub custom_slice: bool,
     /// `deadline` is relative to `vruntime` (carried across a migration).
@@ -151,13 +168,6 @@ pub struct FairEntity {
     pub on_rq: bool,
     /// Slept while ineligible; its dequeue is deferred (DELAY_DEQUEUE).
     pub sched_delayed: bool,
-    /// Clock at the last accounting.
-    pub exec_start: u64,
-    /// Total runtime in ns.
-    pub sum_exec_runtime: u64,
-    /// `sum_exec_runtime` when it was last picked.
-    pub prev_sum_exec_runtime: u64,
-    pub(crate) rb: RbLinks,
 }
 
 impl Default for FairEntity {
@@ -194,7 +204,12 @@ pub struct RtEntity {
 
 impl Default for RtEntity {
     fn default() -> Self {
-        RtEntity { prev: NIL, next: NIL, on_list: false, slice_left_ns: 0 }
+        RtEntity {
+            prev: NIL,
+            next: NIL,
+            on_list: false,
+            slice_left_ns: 0,
+        }
     }
 }
 
@@ -212,13 +227,15 @@ pub enum TaskState {
     Blocked,
 }
 
-/// Everything the scheduler keeps per task.
+/// Everything the scheduler keeps per task. Cache-line aligned with the fair
+/// entity's hot fields first (see [`FairEntity`]).
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub struct SchedTask {
-    /// Policy, nice, RT priority and custom slice.
-    pub params: TaskParams,
     /// Fair-class state (also holds the runtime accounting of every class).
     pub se: FairEntity,
+    /// Policy, nice, RT priority and custom slice.
+    pub params: TaskParams,
     /// RT-class state.
     pub rt: RtEntity,
     /// Where it is relative to the runqueue holding it.

@@ -40,8 +40,12 @@ pub enum PreemptMode {
 
 impl PreemptMode {
     /// Every mode in Linux's print order.
-    pub const ALL: [PreemptMode; 4] =
-        [PreemptMode::None, PreemptMode::Voluntary, PreemptMode::Full, PreemptMode::Lazy];
+    pub const ALL: [PreemptMode; 4] = [
+        PreemptMode::None,
+        PreemptMode::Voluntary,
+        PreemptMode::Full,
+        PreemptMode::Lazy,
+    ];
 
     /// The lower-case name.
     pub const fn name(self) -> &'static str {
@@ -204,7 +208,10 @@ pub const TUNABLES: &[TunableInfo] = &[
 impl Tunable {
     /// The table entry.
     pub fn info(self) -> &'static TunableInfo {
-        TUNABLES.iter().find(|t| t.tunable == self).expect("every tunable is in TUNABLES")
+        TUNABLES
+            .iter()
+            .find(|t| t.tunable == self)
+            .expect("every tunable is in TUNABLES")
     }
 
     /// Looks a tunable up by its key.
@@ -318,9 +325,12 @@ impl Tunables {
     }
 
     fn update_base_slice(&self) {
-        let f = self.scaling().factor(self.ncpus.load(Ordering::Relaxed) as u32);
+        let f = self
+            .scaling()
+            .factor(self.ncpus.load(Ordering::Relaxed) as u32);
         let v = self.normalized_base_slice_ns.load(Ordering::Relaxed) * f;
-        self.base_slice_ns.store(v.clamp(MIN_SLICE_NS, MAX_SLICE_NS), Ordering::Relaxed);
+        self.base_slice_ns
+            .store(v.clamp(MIN_SLICE_NS, MAX_SLICE_NS), Ordering::Relaxed);
     }
 
     /// The effective base slice.
@@ -391,8 +401,11 @@ impl Tunables {
     fn store(&self, t: Tunable, v: u64) {
         match t {
             Tunable::BaseSliceNs => {
-                let f = self.scaling().factor(self.ncpus.load(Ordering::Relaxed) as u32);
-                self.normalized_base_slice_ns.store((v / f).max(1), Ordering::Relaxed);
+                let f = self
+                    .scaling()
+                    .factor(self.ncpus.load(Ordering::Relaxed) as u32);
+                self.normalized_base_slice_ns
+                    .store((v / f).max(1), Ordering::Relaxed);
                 self.base_slice_ns.store(v, Ordering::Relaxed);
             }
             Tunable::TunableScaling => {
@@ -409,7 +422,10 @@ impl Tunables {
     /// Reads a tunable as text (`sysctl KEY`).
     pub fn get(&self, key: &str) -> Result<TunableValue, SysctlError> {
         let t = Tunable::from_key(key).ok_or(SysctlError::UnknownKey)?;
-        Ok(TunableValue { info: t.info(), raw: self.get_raw(t) })
+        Ok(TunableValue {
+            info: t.info(),
+            raw: self.get_raw(t),
+        })
     }
 
     /// Writes a tunable from text (`sysctl KEY=VALUE`); an error changes nothing.
@@ -417,12 +433,18 @@ impl Tunables {
         let t = Tunable::from_key(key).ok_or(SysctlError::UnknownKey)?;
         let v = parse_value(t.info(), value)?;
         self.store(t, v);
-        Ok(TunableValue { info: t.info(), raw: self.get_raw(t) })
+        Ok(TunableValue {
+            info: t.info(),
+            raw: self.get_raw(t),
+        })
     }
 
     /// Every tunable with its value, in table order (`sysctl -a`).
     pub fn iter(&self) -> impl Iterator<Item = TunableValue> + '_ {
-        TUNABLES.iter().map(move |info| TunableValue { info, raw: self.get_raw(info.tunable) })
+        TUNABLES.iter().map(move |info| TunableValue {
+            info,
+            raw: self.get_raw(info.tunable),
+        })
     }
 }
 
@@ -439,7 +461,9 @@ impl fmt::Display for TunableValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.info.kind {
             Kind::Int { .. } => write!(f, "{}", self.raw),
-            Kind::Choice(names) => f.write_str(names.get(self.raw as usize).copied().unwrap_or("?")),
+            Kind::Choice(names) => {
+                f.write_str(names.get(self.raw as usize).copied().unwrap_or("?"))
+            }
         }
     }
 }
@@ -452,7 +476,15 @@ mod tests {
 
     #[test]
     fn base_slice_scales_with_cpus_like_linux() {
-        for (n, ns) in [(1, 700_000), (2, 1_400_000), (3, 1_400_000), (4, 2_100_000), (7, 2_100_000), (8, 2_800_000), (64, 2_800_000)] {
+        for (n, ns) in [
+            (1, 700_000),
+            (2, 1_400_000),
+            (3, 1_400_000),
+            (4, 2_100_000),
+            (7, 2_100_000),
+            (8, 2_800_000),
+            (64, 2_800_000),
+        ] {
             assert_eq!(Tunables::new(n).base_slice_ns(), ns, "{n} cpus");
         }
         let t = Tunables::new(4);
@@ -484,12 +516,45 @@ mod tests {
             ("kernel.sched_base_slice_ns", "-5", SysctlError::NotANumber),
             ("kernel.sched_base_slice_ns", "", SysctlError::NotANumber),
             ("kernel.sched_base_slice_ns", "1.5", SysctlError::NotANumber),
-            ("kernel.sched_base_slice_ns", "99999", SysctlError::OutOfRange { min: MIN_SLICE_NS, max: MAX_SLICE_NS }),
-            ("kernel.sched_base_slice_ns", "100000001", SysctlError::OutOfRange { min: MIN_SLICE_NS, max: MAX_SLICE_NS }),
-            ("kernel.sched_base_slice_ns", "99999999999999999999999", SysctlError::OutOfRange { min: MIN_SLICE_NS, max: MAX_SLICE_NS }),
-            ("kernel.sched_nr_migrate", "0", SysctlError::OutOfRange { min: 1, max: 1024 }),
-            ("kernel.sched_preempt", "sometimes", SysctlError::BadChoice(&["none", "voluntary", "full", "lazy"])),
-            ("kernel.sched_preempt", "4", SysctlError::BadChoice(&["none", "voluntary", "full", "lazy"])),
+            (
+                "kernel.sched_base_slice_ns",
+                "99999",
+                SysctlError::OutOfRange {
+                    min: MIN_SLICE_NS,
+                    max: MAX_SLICE_NS,
+                },
+            ),
+            (
+                "kernel.sched_base_slice_ns",
+                "100000001",
+                SysctlError::OutOfRange {
+                    min: MIN_SLICE_NS,
+                    max: MAX_SLICE_NS,
+                },
+            ),
+            (
+                "kernel.sched_base_slice_ns",
+                "99999999999999999999999",
+                SysctlError::OutOfRange {
+                    min: MIN_SLICE_NS,
+                    max: MAX_SLICE_NS,
+                },
+            ),
+            (
+                "kernel.sched_nr_migrate",
+                "0",
+                SysctlError::OutOfRange { min: 1, max: 1024 },
+            ),
+            (
+                "kernel.sched_preempt",
+                "sometimes",
+                SysctlError::BadChoice(&["none", "voluntary", "full", "lazy"]),
+            ),
+            (
+                "kernel.sched_preempt",
+                "4",
+                SysctlError::BadChoice(&["none", "voluntary", "full", "lazy"]),
+            ),
         ];
         for (k, v, e) in cases {
             assert_eq!(t.set(k, v).unwrap_err(), e, "{k}={v}");
@@ -505,9 +570,17 @@ mod tests {
         t.set("kernel.sched_preempt", "lazy").unwrap();
         assert_eq!(t.preempt_mode(), PreemptMode::Lazy);
         assert_eq!(t.get("kernel.sched_preempt").unwrap().to_string(), "lazy");
-        assert_eq!(t.set("kernel.sched_rr_timeslice_ms", " 30 ").unwrap().to_string(), "30");
+        assert_eq!(
+            t.set("kernel.sched_rr_timeslice_ms", " 30 ")
+                .unwrap()
+                .to_string(),
+            "30"
+        );
         assert_eq!(t.rr_timeslice_ns(), 30_000_000);
-        assert_eq!(t.get("kernel.sched_migration_cost_ns").unwrap().to_string(), "500000");
+        assert_eq!(
+            t.get("kernel.sched_migration_cost_ns").unwrap().to_string(),
+            "500000"
+        );
         assert_eq!(t.get("nope").unwrap_err(), SysctlError::UnknownKey);
         assert_eq!(
             SysctlError::OutOfRange { min: 1, max: 2 }.to_string(),

@@ -62,11 +62,17 @@ impl LoadWeight {
             nice
         };
         let i = (n - MIN_NICE) as usize;
-        LoadWeight { weight: SCHED_PRIO_TO_WEIGHT[i], inv_weight: SCHED_PRIO_TO_WMULT[i] }
+        LoadWeight {
+            weight: SCHED_PRIO_TO_WEIGHT[i],
+            inv_weight: SCHED_PRIO_TO_WMULT[i],
+        }
     }
 
     /// The weight of SCHED_IDLE tasks.
-    pub const IDLE: LoadWeight = LoadWeight { weight: WEIGHT_IDLEPRIO, inv_weight: WMULT_IDLEPRIO };
+    pub const IDLE: LoadWeight = LoadWeight {
+        weight: WEIGHT_IDLEPRIO,
+        inv_weight: WMULT_IDLEPRIO,
+    };
 
     /// The weight of a nice-0 task.
     pub const NICE_0: LoadWeight = LoadWeight::from_nice(0);
@@ -110,7 +116,13 @@ mod tests {
             let w = SCHED_PRIO_TO_WEIGHT[i] as u64;
             let exact = (1u64 << 32) / w;
             let got = SCHED_PRIO_TO_WMULT[i] as u64;
-            assert!(got.abs_diff(exact) <= 1, "nice {} wmult {} vs {}", i as i32 - 20, got, exact);
+            assert!(
+                got.abs_diff(exact) <= 1,
+                "nice {} wmult {} vs {}",
+                i as i32 - 20,
+                got,
+                exact
+            );
         }
         assert_eq!((1u64 << 32) / 3, WMULT_IDLEPRIO as u64);
     }

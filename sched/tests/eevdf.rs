@@ -7,22 +7,23 @@ mod common;
 use common::{H, MS, US};
 use sched::fair::FairWakeup;
 use sched::weight::{calc_delta_fair, LoadWeight};
-use sched::{Feature, Policy, PreemptMode, Resched, SchedTask, TaskId, TaskParams, WakeFlags, WakeupReason};
+use sched::{
+    Feature, Policy, PreemptMode, Resched, SchedTask, TaskId, TaskParams, WakeFlags, WakeupReason,
+};
 
 fn share(h: &H, a: u32, b: u32) -> f64 {
     let (x, y) = (h.runtime(a) as f64, h.runtime(b) as f64);
     100.0 * x / (x + y)
 }
 
-fn fair(d: Option<sched::WakeupDecision>) -> FairWakeup {
-    match d.expect("woken").reason {
-        WakeupReason::Fair(f) => f,
-        r => panic!("not a fair decision: {r:?}"),
-    }
-}
-
 /// Wakes a task whose saved lag is `vlag` (virtual ns).
-fn wake_with_lag(h: &mut H, id: u32, p: TaskParams, vlag: i64, wf: WakeFlags) -> sched::WakeupDecision {
+fn wake_with_lag(
+    h: &mut H,
+    id: u32,
+    p: TaskParams,
+    vlag: i64,
+    wf: WakeFlags,
+) -> sched::WakeupDecision {
     let mut st = SchedTask::new(p);
     st.se.vlag = vlag;
     h.held.insert(id);
@@ -59,7 +60,10 @@ fn c02_nice0_vs_nice1_and_extremes() {
     h.run_ms(2000);
     let s = share(&h, 1, 2);
     let want = 100.0 * 88761.0 / (88761.0 + 15.0);
-    assert!((s - want).abs() <= 0.1, "nice -20 vs 19: {s:.3}% want {want:.3}%");
+    assert!(
+        (s - want).abs() <= 0.1,
+        "nice -20 vs 19: {s:.3}% want {want:.3}%"
+    );
 }
 
 #[test]
@@ -76,7 +80,10 @@ fn c03_n_equal_tasks_within_slice_plus_tick() {
         let bound = (h.cfg.tunables.base_slice_ns() + h.tick_ns()) as f64;
         for i in 1..=n {
             let got = h.runtime(i) as f64;
-            assert!((got - fair_share).abs() <= bound, "n={n} task {i}: {got} vs {fair_share} (bound {bound})");
+            assert!(
+                (got - fair_share).abs() <= bound,
+                "n={n} task {i}: {got} vs {fair_share} (bound {bound})"
+            );
         }
     }
 }
@@ -85,7 +92,13 @@ fn c03_n_equal_tasks_within_slice_plus_tick() {
 fn c04_sched_idle_vs_nice0() {
     let mut h = H::one();
     h.spawn(1, H::nice(0));
-    h.spawn(2, TaskParams { policy: Policy::Idle, ..Default::default() });
+    h.spawn(
+        2,
+        TaskParams {
+            policy: Policy::Idle,
+            ..Default::default()
+        },
+    );
     h.pick();
     h.run_ms(2000);
     let s = 100.0 - share(&h, 1, 2);
@@ -192,10 +205,14 @@ fn c12_lag_is_preserved_across_placement() {
         h.cfg.features.set(Feature::WakeupPreemption, false);
         wake_with_lag(&mut h, id, p, lag, WakeFlags::empty());
         let v = h.se(id).vruntime;
-        let want = v_before.wrapping_sub((lag as i128 * (w_total as i128 + w) / w_total as i128) as i64 as u64);
+        let want = v_before
+            .wrapping_sub((lag as i128 * (w_total as i128 + w) / w_total as i128) as i64 as u64);
         assert_eq!(v, want, "placement of lag {lag}");
         let lag_after = h.lag(id);
-        assert!((lag_after - lag).abs() <= 1, "lag after insert {lag_after} want {lag}");
+        assert!(
+            (lag_after - lag).abs() <= 1,
+            "lag after insert {lag_after} want {lag}"
+        );
     }
 }
 
@@ -280,14 +297,28 @@ fn c16_deadline_renewed_and_lazy_resched() {
             let r = h.rq.task_tick();
             let se = h.se(c);
             if se.vruntime >= dl {
-                assert_eq!(se.deadline, se.vruntime + calc_delta_fair(se.slice_ns, se.load));
-                assert_eq!(r, if mode == PreemptMode::Lazy { Resched::Lazy } else { Resched::Now });
+                assert_eq!(
+                    se.deadline,
+                    se.vruntime + calc_delta_fair(se.slice_ns, se.load)
+                );
+                assert_eq!(
+                    r,
+                    if mode == PreemptMode::Lazy {
+                        Resched::Lazy
+                    } else {
+                        Resched::Now
+                    }
+                );
                 break;
             }
         }
         if mode == PreemptMode::Lazy {
             h.adv(100 * US);
-            assert_eq!(h.rq.task_tick(), Resched::Now, "lazy upgraded at the next tick");
+            assert_eq!(
+                h.rq.task_tick(),
+                Resched::Now,
+                "lazy upgraded at the next tick"
+            );
         }
     }
 }
@@ -306,7 +337,11 @@ fn protect_case(run_to_parity: bool) {
     }
     // Re-arm by a fresh pick of 1.
     let se = h.se(1);
-    let q = if run_to_parity { MS.min(3 * MS) } else { h.cfg.tunables.normalized_base_slice_ns().min(3 * MS) };
+    let q = if run_to_parity {
+        MS.min(3 * MS)
+    } else {
+        h.cfg.tunables.normalized_base_slice_ns().min(3 * MS)
+    };
     let want = (se.deadline).min(se.vruntime + calc_delta_fair(q, se.load));
     assert_eq!(se.vprot, want, "vprot at pick");
     let mut resched_seen = false;
@@ -343,8 +378,17 @@ fn c19_c22_short_wakee_not_picked_shrinks_protection() {
     h.adv(100 * US);
     let vprot_before = h.se(1).vprot;
     // An ineligible (negative lag) short-slice wakee is not picked.
-    let d = wake_with_lag(&mut h, 2, H::slice(500 * US), -2_000_000, WakeFlags::empty());
-    assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::NotPicked { short: true }));
+    let d = wake_with_lag(
+        &mut h,
+        2,
+        H::slice(500 * US),
+        -2_000_000,
+        WakeFlags::empty(),
+    );
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::NotPicked { short: true })
+    );
     assert!(!d.preempt);
     let se = h.se(1);
     assert!(se.vprot <= se.vruntime + calc_delta_fair(500 * US, se.load));
@@ -361,14 +405,32 @@ fn c20_fork_batch_idle_never_preempt_but_preempt_idle_current() {
     h.run_ms(3);
     let d = h.spawn(2, H::nice(-10));
     assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::ForkOrDelayed));
-    for (id, pol, want) in [(3, Policy::Batch, FairWakeup::NotNormalPolicy), (4, Policy::Idle, FairWakeup::IdleWakee)] {
-        let d = wake_with_lag(&mut h, id, TaskParams { policy: pol, ..Default::default() }, 1_000_000, WakeFlags::empty());
+    for (id, pol, want) in [
+        (3, Policy::Batch, FairWakeup::NotNormalPolicy),
+        (4, Policy::Idle, FairWakeup::IdleWakee),
+    ] {
+        let d = wake_with_lag(
+            &mut h,
+            id,
+            TaskParams {
+                policy: pol,
+                ..Default::default()
+            },
+            1_000_000,
+            WakeFlags::empty(),
+        );
         assert_eq!(d.reason, WakeupReason::Fair(want));
         assert!(!d.preempt);
     }
     // An idle-policy current is preempted by a normal wakee, protection cancelled.
     let mut h = H::one();
-    h.spawn(1, TaskParams { policy: Policy::Idle, ..Default::default() });
+    h.spawn(
+        1,
+        TaskParams {
+            policy: Policy::Idle,
+            ..Default::default()
+        },
+    );
     h.pick();
     h.adv(10 * US);
     assert!(sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
@@ -388,7 +450,17 @@ fn protected_eligible_current(run_us: u64) -> H {
     h.spawn(1, H::slice(3 * MS));
     h.pick();
     // Lag of 1 after this insert: 110 us * 9548/1024 ~ 1 ms.
-    wake_with_lag(&mut h, 9, TaskParams { nice: -10, slice_ns: 3 * MS, ..Default::default() }, -110_000, WakeFlags::empty());
+    wake_with_lag(
+        &mut h,
+        9,
+        TaskParams {
+            nice: -10,
+            slice_ns: 3 * MS,
+            ..Default::default()
+        },
+        -110_000,
+        WakeFlags::empty(),
+    );
     h.adv(run_us * US);
     h.rq.update_curr();
     assert!(h.rq.entity_eligible(TaskId(1)));
@@ -403,13 +475,19 @@ fn c21_protected_current_is_not_preempted_until_protection_lapses() {
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline && h.rq.entity_eligible(TaskId(2)));
     assert!(h.rq.entity_eligible(TaskId(1)));
-    assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::NotPicked { short: false }));
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::NotPicked { short: false })
+    );
     // Past the 0.7 ms protection (NO_RUN_TO_PARITY) but before the deadline.
     let mut h = protected_eligible_current(800);
     assert!(!sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline);
-    assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::Picked { short: false }));
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::Picked { short: false })
+    );
     assert_eq!(d.resched, Resched::Lazy);
 }
 
@@ -420,7 +498,10 @@ fn c22_preempt_short_picks_and_cancels_protection() {
     h.pick();
     h.adv(200 * US);
     let d = wake_with_lag(&mut h, 2, H::slice(300 * US), 0, WakeFlags::empty());
-    assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::Picked { short: true }));
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::Picked { short: true })
+    );
     assert!(!sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
     assert_eq!(h.pick(), Some(2));
     // With NO_PREEMPT_SHORT the same wakeup respects protection.
@@ -444,7 +525,17 @@ fn c23_no_wakeup_preemption_and_rt_is_immediate_even_lazy() {
     assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::Disabled));
     assert_eq!(h.rq.need_resched(), Resched::None);
     h.cfg.tunables.set_preempt_mode(PreemptMode::Lazy);
-    let d = wake_with_lag(&mut h, 3, TaskParams { policy: Policy::Fifo, rt_priority: 10, ..Default::default() }, 0, WakeFlags::empty());
+    let d = wake_with_lag(
+        &mut h,
+        3,
+        TaskParams {
+            policy: Policy::Fifo,
+            rt_priority: 10,
+            ..Default::default()
+        },
+        0,
+        WakeFlags::empty(),
+    );
     assert_eq!(d.reason, WakeupReason::HigherClass);
     assert_eq!(d.resched, Resched::Now);
     assert_eq!(h.pick(), Some(3));
@@ -460,7 +551,10 @@ fn c24_next_buddy_rows() {
     h.adv(100 * US);
     let d = wake_with_lag(&mut h, 2, H::nice(0), 0, WakeFlags::empty());
     assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
-    assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::Picked { short: false }));
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::Picked { short: false })
+    );
     // Without NEXT_BUDDY the same wakeup does not preempt the protected current.
     let mut h = H::one();
     h.spawn(1, H::nice(0));
@@ -480,7 +574,11 @@ fn c24_next_buddy_rows() {
     wake_with_lag(&mut h, 2, H::nice(0), 500_000, WakeFlags::empty());
     assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
     wake_with_lag(&mut h, 3, H::nice(0), -500_000, WakeFlags::empty());
-    assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)), "earlier-deadline buddy kept");
+    assert_eq!(
+        h.rq.fair.next_buddy(),
+        Some(TaskId(2)),
+        "earlier-deadline buddy kept"
+    );
 
     // Rows with WF_SYNC: 6.19 measures the waker's runtime since update_curr
     // (about 0), so it never preempts; the buddy runs when the waker blocks.
@@ -495,7 +593,9 @@ fn c24_next_buddy_rows() {
         // an immediate reschedule (row 3) before the sync rule is reached.
         h.cfg.tunables.set_preempt_mode(PreemptMode::Lazy);
         h.cfg.features.set(Feature::NextBuddy, true);
-        h.cfg.features.set(Feature::NextBuddySyncRuntime, sync_runtime);
+        h.cfg
+            .features
+            .set(Feature::NextBuddySyncRuntime, sync_runtime);
         h.spawn(1, H::slice(3 * MS));
         h.spawn(5, H::slice(3 * MS));
         while h.pick() != Some(1) {
@@ -507,7 +607,11 @@ fn c24_next_buddy_rows() {
             wf |= WakeFlags::RQ_SELECTED;
         }
         let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 3_000_000, wf);
-        assert_eq!(d.reason, WakeupReason::Fair(want), "sync_runtime={sync_runtime} rq_selected={rq_selected} ran={ran_us}us");
+        assert_eq!(
+            d.reason,
+            WakeupReason::Fair(want),
+            "sync_runtime={sync_runtime} rq_selected={rq_selected} ran={ran_us}us"
+        );
         assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
         if want == FairWakeup::SyncNone {
             h.block();
@@ -583,18 +687,27 @@ fn c26_c27_c28_delayed_dequeue() {
     h.block();
     for _ in 0..50 {
         h.run_ms(1);
-        if !h.held.contains(&1) || h.rq.task(TaskId(1)).map(|t| t.state) == Some(sched::TaskState::Blocked) {
+        if !h.held.contains(&1)
+            || h.rq.task(TaskId(1)).map(|t| t.state) == Some(sched::TaskState::Blocked)
+        {
             break;
         }
     }
     let t = h.rq.task(TaskId(1)).copied();
-    assert_eq!(t.map(|t| t.state), Some(sched::TaskState::Blocked), "delayed task was dequeued when picked");
+    assert_eq!(
+        t.map(|t| t.state),
+        Some(sched::TaskState::Blocked),
+        "delayed task was dequeued when picked"
+    );
     assert_eq!(t.unwrap().se.vlag, 0, "DELAY_ZERO clipped the lag");
     assert_ne!(h.curr(), Some(1));
     h.rq.check().unwrap();
     // Waking it now hands the state back for a normal wakeup.
     h.wake(1, WakeFlags::empty()).unwrap();
-    assert_eq!(h.rq.task(TaskId(1)).unwrap().state, sched::TaskState::Queued);
+    assert_eq!(
+        h.rq.task(TaskId(1)).unwrap().state,
+        sched::TaskState::Queued
+    );
 }
 
 #[test]
@@ -622,7 +735,12 @@ fn c29_c30_eligible_sleep_dequeues_and_restores_lag() {
         let saved = st.se.vlag;
         h.cfg.features.set(Feature::WakeupPreemption, false);
         h.wake(c, WakeFlags::empty());
-        assert!((h.lag(c) - saved).abs() <= 1, "lag {} vs saved {}", h.lag(c), saved);
+        assert!(
+            (h.lag(c) - saved).abs() <= 1,
+            "lag {} vs saved {}",
+            h.lag(c),
+            saved
+        );
     }
 }
 
@@ -643,7 +761,10 @@ fn c31_yield_forfeits_when_eligible() {
     h.rq.yield_task();
     let after = h.se(c);
     assert_eq!(after.vruntime, before.deadline);
-    assert_eq!(after.deadline, before.deadline + calc_delta_fair(after.slice_ns, after.load));
+    assert_eq!(
+        after.deadline,
+        before.deadline + calc_delta_fair(after.slice_ns, after.load)
+    );
     assert_eq!(h.rq.need_resched(), Resched::Now);
     // 2 sits 2 ms ahead, so even after forfeiting 1 is still the eligible one.
     assert_eq!(h.pick(), Some(c));
@@ -651,7 +772,10 @@ fn c31_yield_forfeits_when_eligible() {
     let mut h = ineligible_current();
     let v = h.se(1).vruntime;
     h.rq.yield_task();
-    assert!(h.se(1).vruntime >= v && h.se(1).vruntime < v + MS, "only the clock advanced v");
+    assert!(
+        h.se(1).vruntime >= v && h.se(1).vruntime < v + MS,
+        "only the clock advanced v"
+    );
 }
 
 #[test]
@@ -660,10 +784,25 @@ fn c32_features_text() {
     assert!(h.cfg.features.write("NO_NEXT_BUDDY").is_ok());
     assert!(h.cfg.features.to_string().contains("NO_NEXT_BUDDY"));
     h.cfg.features.write("NEXT_BUDDY").unwrap();
-    assert!(h.cfg.features.to_string().split(' ').any(|w| w == "NEXT_BUDDY"));
+    assert!(h
+        .cfg
+        .features
+        .to_string()
+        .split(' ')
+        .any(|w| w == "NEXT_BUDDY"));
     assert!(h.cfg.features.write("NEXT_BUDDIES").is_err());
-    assert_eq!(h.cfg.sysctl_get("kernel.sched_features").unwrap().to_string().split(' ').count(), Feature::ALL.len());
-    h.cfg.sysctl_set("kernel.sched_features", "NO_PLACE_LAG").unwrap();
+    assert_eq!(
+        h.cfg
+            .sysctl_get("kernel.sched_features")
+            .unwrap()
+            .to_string()
+            .split(' ')
+            .count(),
+        Feature::ALL.len()
+    );
+    h.cfg
+        .sysctl_set("kernel.sched_features", "NO_PLACE_LAG")
+        .unwrap();
     assert!(!h.cfg.feat(Feature::PlaceLag));
     assert!(h.cfg.sysctl_set("kernel.sched_features", "BOGUS").is_err());
 }
@@ -671,7 +810,10 @@ fn c32_features_text() {
 #[test]
 fn c33_base_slice_by_cpu_count() {
     for (n, ms10) in [(1, 7), (2, 14), (4, 21), (8, 28), (16, 28)] {
-        assert_eq!(sched::SchedConfig::new(n, 1000).tunables.base_slice_ns(), ms10 * 100_000);
+        assert_eq!(
+            sched::SchedConfig::new(n, 1000).tunables.base_slice_ns(),
+            ms10 * 100_000
+        );
     }
 }
 
@@ -697,8 +839,15 @@ fn c34_lazy_requests_and_idle_target() {
 #[test]
 fn rt_rr_alternates_and_fifo_runs_until_it_blocks() {
     let mut h = H::one();
-    h.cfg.tunables.set("kernel.sched_rr_timeslice_ms", "5").unwrap();
-    let rr = |p| TaskParams { policy: Policy::RoundRobin, rt_priority: p, ..Default::default() };
+    h.cfg
+        .tunables
+        .set("kernel.sched_rr_timeslice_ms", "5")
+        .unwrap();
+    let rr = |p| TaskParams {
+        policy: Policy::RoundRobin,
+        rt_priority: p,
+        ..Default::default()
+    };
     h.spawn(1, rr(10));
     h.spawn(2, rr(10));
     h.spawn(3, H::nice(-20));
@@ -709,11 +858,19 @@ fn rt_rr_alternates_and_fifo_runs_until_it_blocks() {
             order.push(h.curr().unwrap());
         }
     }
-    assert_eq!(order, vec![1, 2, 1, 2, 1, 2, 1], "RR alternates every 5 ms, the fair task never runs");
+    assert_eq!(
+        order,
+        vec![1, 2, 1, 2, 1, 2, 1],
+        "RR alternates every 5 ms, the fair task never runs"
+    );
     assert_eq!(h.runtime(3), 0);
     // FIFO: never rotated by the tick.
     let mut h = H::one();
-    let fifo = |p| TaskParams { policy: Policy::Fifo, rt_priority: p, ..Default::default() };
+    let fifo = |p| TaskParams {
+        policy: Policy::Fifo,
+        rt_priority: p,
+        ..Default::default()
+    };
     h.spawn(1, fifo(10));
     h.spawn(2, fifo(10));
     assert_eq!(h.pick(), Some(1));
@@ -740,7 +897,16 @@ fn setattr_moves_running_and_queued_tasks_between_classes() {
     let c = h.curr().unwrap();
     let other = 3 - c;
     // Queued fair -> FIFO: preempts at once.
-    let r = h.rq.sched_setattr(TaskId(other), TaskParams { policy: Policy::Fifo, rt_priority: 5, ..Default::default() }).unwrap();
+    let r =
+        h.rq.sched_setattr(
+            TaskId(other),
+            TaskParams {
+                policy: Policy::Fifo,
+                rt_priority: 5,
+                ..Default::default()
+            },
+        )
+        .unwrap();
     assert_eq!(r, Resched::Now);
     assert_eq!(h.pick(), Some(other));
     h.rq.check().unwrap();
@@ -755,7 +921,12 @@ fn setattr_moves_running_and_queued_tasks_between_classes() {
     let w_old = h.se(c).load.weight as i64;
     h.rq.set_user_nice(TaskId(c), 5).unwrap();
     let want = lag * w_old / 335;
-    assert!((h.lag(c) - want).abs() <= 2, "lag {} want {}", h.lag(c), want);
+    assert!(
+        (h.lag(c) - want).abs() <= 2,
+        "lag {} want {}",
+        h.lag(c),
+        want
+    );
     assert!(h.rq.set_user_nice(TaskId(c), 20).is_err());
     h.rq.check().unwrap();
 }

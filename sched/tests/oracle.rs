@@ -21,14 +21,33 @@ const MAX_TASKS: u32 = 12;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Spawn { nice: i32, slice: u64, policy: Policy },
-    Tick { dt: u64 },
-    Advance { dt: u64 },
-    Wake { pick: usize, sync: bool, selected: bool, irq: bool },
+    Spawn {
+        nice: i32,
+        slice: u64,
+        policy: Policy,
+    },
+    Tick {
+        dt: u64,
+    },
+    Advance {
+        dt: u64,
+    },
+    Wake {
+        pick: usize,
+        sync: bool,
+        selected: bool,
+        irq: bool,
+    },
     Sleep,
-    Nice { pick: usize, nice: i32 },
+    Nice {
+        pick: usize,
+        nice: i32,
+    },
     Yield,
-    Flip { feat: usize, on: bool },
+    Flip {
+        feat: usize,
+        on: bool,
+    },
     Lazy(bool),
 }
 
@@ -47,7 +66,8 @@ const FLIPPABLE: &[Feature] = &[
 ];
 
 fn op() -> impl Strategy<Value = Op> {
-    let policy = prop_oneof![8 => Just(Policy::Normal), 1 => Just(Policy::Batch), 1 => Just(Policy::Idle)];
+    let policy =
+        prop_oneof![8 => Just(Policy::Normal), 1 => Just(Policy::Batch), 1 => Just(Policy::Idle)];
     let slice = prop_oneof![4 => Just(0u64), 1 => Just(100 * US), 1 => Just(MS), 1 => Just(3 * MS)];
     prop_oneof![
         2 => (-20i32..=19, slice, policy).prop_map(|(nice, slice, policy)| Op::Spawn { nice, slice, policy }),
@@ -78,7 +98,14 @@ impl World {
     }
 
     fn sleeping(&self) -> Vec<u32> {
-        (0..self.n).filter(|&i| matches!(self.o.ents[i as usize].state, OState::Sleeping | OState::Delayed)).collect()
+        (0..self.n)
+            .filter(|&i| {
+                matches!(
+                    self.o.ents[i as usize].state,
+                    OState::Sleeping | OState::Delayed
+                )
+            })
+            .collect()
     }
 
     fn clock(&mut self, dt: u64) {
@@ -92,20 +119,32 @@ impl World {
         assert_eq!(a, b, "pick differs");
         if let Some(c) = a {
             if self.h.rq.fair.nr_queued > 1 {
-                assert!(self.h.rq.entity_eligible(TaskId(c)), "picked an ineligible task");
+                assert!(
+                    self.h.rq.entity_eligible(TaskId(c)),
+                    "picked an ineligible task"
+                );
             }
         }
     }
 
     fn apply(&mut self, op: &Op) {
         match *op {
-            Op::Spawn { nice, slice, policy } => {
+            Op::Spawn {
+                nice,
+                slice,
+                policy,
+            } => {
                 if self.n >= MAX_TASKS {
                     return;
                 }
                 let id = self.n;
                 self.n += 1;
-                let p = TaskParams { policy, nice, rt_priority: 0, slice_ns: slice };
+                let p = TaskParams {
+                    policy,
+                    nice,
+                    rt_priority: 0,
+                    slice_ns: slice,
+                };
                 let a = self.h.spawn(id, p);
                 let b = self.o.wake_up_new_task(TaskId(id), p);
                 check_decision(a.reason, b);
@@ -120,7 +159,12 @@ impl World {
                 }
             }
             Op::Advance { dt } => self.clock(dt),
-            Op::Wake { pick, sync, selected, irq } => {
+            Op::Wake {
+                pick,
+                sync,
+                selected,
+                irq,
+            } => {
                 let s = self.sleeping();
                 if s.is_empty() {
                     return;
@@ -152,7 +196,11 @@ impl World {
                 }
                 let sw = self.h.block();
                 let delayed = self.o.sleep();
-                assert_eq!(sw.prev_blocked.is_none(), delayed, "delayed dequeue differs");
+                assert_eq!(
+                    sw.prev_blocked.is_none(),
+                    delayed,
+                    "delayed dequeue differs"
+                );
                 let b = self.o.schedule().map(|t| t.0);
                 assert_eq!(sw.next.map(|t| t.0), b, "pick after sleep differs");
             }
@@ -186,7 +234,11 @@ impl World {
                 self.schedule();
             }
             Op::Flip { feat, on } => self.h.cfg.features.set(FLIPPABLE[feat], on),
-            Op::Lazy(lazy) => self.h.cfg.tunables.set_preempt_mode(if lazy { PreemptMode::Lazy } else { PreemptMode::Full }),
+            Op::Lazy(lazy) => self.h.cfg.tunables.set_preempt_mode(if lazy {
+                PreemptMode::Lazy
+            } else {
+                PreemptMode::Full
+            }),
         }
     }
 
@@ -194,7 +246,11 @@ impl World {
         let h = &self.h;
         h.rq.check().unwrap();
         assert_eq!(h.curr(), self.o.curr().map(|t| t.0), "curr differs");
-        assert_eq!(h.rq.need_resched(), self.o.need_resched, "need_resched differs");
+        assert_eq!(
+            h.rq.need_resched(),
+            self.o.need_resched,
+            "need_resched differs"
+        );
         assert_eq!(h.rq.avg_vruntime(), self.o.avg_vruntime(), "V differs");
         for id in 0..self.n {
             let a = h.se(id);
@@ -208,7 +264,12 @@ impl World {
                 // +1: a reweight rescales a clamped lag by w_old/w_new, and the
                 // clamp itself is computed with the inverse-weight multiply;
                 // the two roundings can differ by one virtual ns.
-                assert!(a.vlag.abs() <= limit + 1, "task {id} vlag {} beyond clamp {}", a.vlag, limit);
+                assert!(
+                    a.vlag.abs() <= limit + 1,
+                    "task {id} vlag {} beyond clamp {}",
+                    a.vlag,
+                    limit
+                );
             }
         }
         // Σ w·lag over the queued entities is ~0: |Σ w(V − v)| < Σ w.
@@ -245,7 +306,10 @@ fn check_decision(a: WakeupReason, b: Option<sched::fair::FairWakeup>) {
 /// 250 cases of 400-500 steps: at least 100k operations; `PROPTEST_CASES`
 /// overrides (the benchmark target runs 20x more).
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(250)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(250)
 }
 
 proptest! {

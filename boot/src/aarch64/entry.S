@@ -1,8 +1,45 @@
 // aarch64 entry: arm64 Linux image header, EL2 -> EL1 drop, FP/SIMD enable,
 // self-relocation, .bss clearing, boot stack, early vectors, then Rust.
+// Also the secondary CPU entry (PSCI CPU_ON target), which shares the EL2 -> EL1
+// drop and the EL1 setup but must not relocate again or clear .bss.
 //
-// Register use until Rust runs: x19 = DTB pointer from the loader (x0),
-// x20 = exception level we were entered at.
+// Register use until Rust runs: x19 = DTB pointer from the loader (x0) or, on a
+// secondary CPU, the PSCI context_id; x20 = exception level we were entered at.
+
+// Drops from EL2 to EL1 (AArch64, EL1h, DAIF masked), resuming at `target`.
+// EL1 gets no traps of its timer/counter, FP or ID registers. Clobbers x1.
+.macro  drop_to_el1 target
+    mov     x1, #(1 << 31)          // HCR_EL2.RW = AArch64 EL1, E2H = 0, VM = 0
+    msr     hcr_el2, x1
+    mov     x1, #3                  // CNTHCTL_EL2.EL1PCTEN | EL1PCEN
+    msr     cnthctl_el2, x1
+    msr     cntvoff_el2, xzr        // virtual counter == physical counter
+    mov     x1, #0x33ff             // CPTR_EL2: RES1 bits, TFP = 0 (no FP trap)
+    msr     cptr_el2, x1
+    msr     hstr_el2, xzr
+    mrs     x1, midr_el1            // EL1 reads of MIDR/MPIDR see the real values
+    msr     vpidr_el2, x1
+    mrs     x1, mpidr_el1
+    msr     vmpidr_el2, x1
+    mov     x1, #0x3c5              // SPSR: EL1h, DAIF all masked
+    msr     spsr_el2, x1
+    adr     x1, \target
+    msr     elr_el2, x1
+    eret
+.endm
+
+// EL1 system state: SCTLR_EL1 with RES1 bits, MMU and D-cache off, little endian,
+// I-cache on, SP alignment checking on (SA): a known state whatever the loader
+// left. Then FP/SIMD on (CPACR_EL1.FPEN = 0b11): the target is hard-float NEON,
+// so any Rust code may use q-registers. Clobbers x1.
+.macro  el1_setup
+    ldr     x1, =0x30d01808
+    msr     sctlr_el1, x1
+    isb
+    mov     x1, #(3 << 20)
+    msr     cpacr_el1, x1
+    isb
+.endm
 
     .section .text.head, "ax"
     .global _start
@@ -35,40 +72,16 @@ real_start:
     b       1b
 
 from_el2:
-    // EL1 is AArch64, no traps of EL1 timer/counter, FP, or ID registers.
-    mov     x1, #(1 << 31)          // HCR_EL2.RW = AArch64 EL1, E2H = 0, VM = 0
-    msr     hcr_el2, x1
-    mov     x1, #3                  // CNTHCTL_EL2.EL1PCTEN | EL1PCEN
-    msr     cnthctl_el2, x1
-    msr     cntvoff_el2, xzr        // virtual counter == physical counter
-    mov     x1, #0x33ff             // CPTR_EL2: RES1 bits, TFP = 0 (no FP trap)
-    msr     cptr_el2, x1
-    msr     hstr_el2, xzr
-    mrs     x1, midr_el1            // EL1 reads of MIDR/MPIDR see the real values
-    msr     vpidr_el2, x1
-    mrs     x1, mpidr_el1
-    msr     vmpidr_el2, x1
-    mov     x1, #0x3c5              // SPSR: EL1h, DAIF all masked
-    msr     spsr_el2, x1
-    adr     x1, at_el1
-    msr     elr_el2, x1
-    eret
+    drop_to_el1 at_el1
 
 at_el1:
-    // SCTLR_EL1: RES1 bits, MMU and D-cache off, little endian, I-cache on, SP
-    // alignment checking on (SA). Known state whatever the loader left.
-    ldr     x1, =0x30d01808
-    msr     sctlr_el1, x1
-    isb
-    // FP/SIMD: the target is hard-float NEON, so any Rust code may use q-registers.
-    mov     x1, #(3 << 20)          // CPACR_EL1.FPEN = 0b11
-    msr     cpacr_el1, x1
-    isb
+    el1_setup
 
     // Self-relocation: apply R_AARCH64_RELATIVE (1027) entries of .rela.dyn.
-    // delta = runtime address of _start - link address. Idempotent (RELA), so a
-    // secondary CPU may run it again. Other relocation types are not produced by a
-    // static PIE link with --no-dynamic-linker; one would stop the boot here.
+    // delta = runtime address of _start - link address. Idempotent (RELA), but
+    // secondary CPUs enter at aarch64_secondary_entry and skip it (and the .bss
+    // clearing). Other relocation types are not produced by a static PIE link
+    // with --no-dynamic-linker; one would stop the boot here.
     adrp    x1, _start
     add     x1, x1, :lo12:_start
     ldr     x2, =__link_base
@@ -118,6 +131,45 @@ at_el1:
     bl      boot_aarch64_main       // -> kernel_main, never returns
 7:  wfe
     b       7b
+    .ltorg
+
+// Secondary CPU entry: the PSCI CPU_ON entry point, at EL2 or EL1, MMU off, with
+// x0 = context_id = address of a `boot::aarch64::SecondaryStart` block written by
+// the CPU that called CPU_ON: [x0 + 0] = stack top, [x0 + 8] = entry function.
+// Relocations were applied and .bss cleared by the boot CPU: neither runs again.
+// Sets the stack, FP/SIMD and the early vectors, then calls entry(x0) at EL1
+// with DAIF masked; the entry function never returns.
+    .section .text.boot, "ax"
+    .global aarch64_secondary_entry
+aarch64_secondary_entry:
+    mov     x19, x0                 // the SecondaryStart block
+    msr     daifset, #0xf
+    mrs     x20, CurrentEL
+    ubfx    x20, x20, #2, #2
+    cmp     x20, #2
+    b.eq    secondary_from_el2
+    cmp     x20, #1
+    b.eq    secondary_at_el1
+9:  wfe                             // EL3: not supported (as for the boot CPU)
+    b       9b
+secondary_from_el2:
+    drop_to_el1 secondary_at_el1
+secondary_at_el1:
+    el1_setup
+    ldr     x1, [x19, #0]           // stack top
+    mov     sp, x1
+    mov     x29, xzr
+    mov     x30, xzr
+    adrp    x1, early_vectors
+    add     x1, x1, :lo12:early_vectors
+    msr     vbar_el1, x1
+    isb
+    ldr     x2, [x19, #8]           // entry function (runtime address)
+    mov     x0, x19
+    mov     x1, x20                 // entry EL, for diagnostics
+    blr     x2
+10: wfe
+    b       10b
     .ltorg
 
 // 16 slots of 0x80 bytes, table 2 KiB aligned. All go to one report.

@@ -15,6 +15,13 @@
 //! 5. calls [`boot_aarch64_main`], which builds the [`BootInfo`] and calls the
 //!    kernel's `kernel_main`.
 //!
+//! Secondary CPUs enter at `aarch64_secondary_entry` ([`secondary_entry_address`],
+//! the PSCI `CPU_ON` entry point) with a [`SecondaryStart`] block as the PSCI
+//! `context_id`. They share steps 1 and 2, skip 3 and 4 (the boot CPU already
+//! relocated the image and cleared `.bss`; clearing it again would wipe live
+//! kernel state), take the stack and the Rust entry function from the block and
+//! call it. Interrupts stay masked; the kernel installs its own vectors there.
+//!
 //! The MMU stays off: all of memory is identity mapped by definition. The
 //! `aarch64-unknown-none` target is built with `+strict-align`, so Rust code does no
 //! unaligned accesses (which fault on Device memory, the MMU-off memory type).
@@ -26,6 +33,36 @@ core::arch::global_asm!(include_str!("entry.S"));
 extern "C" {
     static __kernel_start: u8;
     static __kernel_end: u8;
+    /// The secondary CPU entry in `entry.S` (code, never called from Rust).
+    static aarch64_secondary_entry: u8;
+}
+
+/// What a secondary CPU reads at its entry: the PSCI `CPU_ON` `context_id` is the
+/// address of one of these. It must stay valid and unchanged until the started
+/// CPU is running `entry` (the kernel keeps it in a static).
+#[derive(Debug)]
+#[repr(C)]
+pub struct SecondaryStart {
+    /// Initial stack pointer (16-byte aligned top of a stack).
+    pub stack_top: usize,
+    /// Called at EL1 with DAIF masked, FP/SIMD enabled and the early vectors
+    /// installed: `entry(block, entry_el)` with `block` = this block's address and
+    /// `entry_el` the exception level the CPU was started at (1 or 2).
+    pub entry: extern "C" fn(block: usize, entry_el: usize) -> !,
+}
+
+const _: () = {
+    // entry.S reads the fields at these offsets.
+    assert!(core::mem::offset_of!(SecondaryStart, stack_top) == 0);
+    assert!(core::mem::offset_of!(SecondaryStart, entry) == 8);
+};
+
+/// Runtime address of the secondary CPU entry point, to hand to PSCI `CPU_ON`
+/// (the image is position independent: this is where it runs, not where it was
+/// linked).
+pub fn secondary_entry_address() -> usize {
+    // Taking the address (PC-relative `adrp`/`add` in this PIE image) reads nothing.
+    core::ptr::addr_of!(aarch64_secondary_entry) as usize
 }
 
 extern "Rust" {

@@ -19,8 +19,9 @@
 //! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
 //! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
 //! | `fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
-//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | reschedule / function-call IPI (SMP issue) |
-//! | `fn start_secondary_cpus(...)` | SMP bring-up (SMP issue) |
+//! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`), at most [`MAX_CPUS`] |
+//! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time |
+//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu`; its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
 //! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
 //! handler calls `hooks::timer_interrupt()`; every interrupt handler ends with
@@ -37,6 +38,18 @@ pub use aarch64::*;
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
+
+/// Most CPUs the kernel runs on.
+pub const MAX_CPUS: usize = 8;
+
+/// What an inter-processor interrupt asks of its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpiKind {
+    /// Run the scheduler: a wakeup was queued or need-resched was set remotely.
+    Reschedule,
+    /// Run the queued cross-CPU function calls.
+    Call,
+}
 
 /// How a test run ends QEMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

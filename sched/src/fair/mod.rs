@@ -119,7 +119,10 @@ impl FairWakeup {
     pub fn preempts(self) -> bool {
         matches!(
             self,
-            FairWakeup::IdleCurrent | FairWakeup::IneligibleWaker | FairWakeup::SyncResched | FairWakeup::Picked { .. }
+            FairWakeup::IdleCurrent
+                | FairWakeup::IneligibleWaker
+                | FairWakeup::SyncResched
+                | FairWakeup::Picked { .. }
         )
     }
 }
@@ -199,7 +202,10 @@ impl FairRq {
     /// An empty runqueue.
     pub const fn new() -> Self {
         FairRq {
-            timeline: Timeline { root: NIL, leftmost: NIL },
+            timeline: Timeline {
+                root: NIL,
+                leftmost: NIL,
+            },
             curr: NIL,
             next: NIL,
             nr_queued: 0,
@@ -210,7 +216,13 @@ impl FairRq {
             sum_weight: 0,
             clock: 0,
             resched: false,
-            pick_stats: PickStats { single: 0, buddy: 0, protect: 0, fast: 0, heap: 0 },
+            pick_stats: PickStats {
+                single: 0,
+                buddy: 0,
+                protect: 0,
+                fast: 0,
+                heap: 0,
+            },
         }
     }
 
@@ -348,7 +360,9 @@ impl FairRq {
         }
         e.exec_start = now;
         e.sum_exec_runtime += delta as u64;
-        e.vruntime = e.vruntime.wrapping_add(calc_delta_fair(delta as u64, e.load));
+        e.vruntime = e
+            .vruntime
+            .wrapping_add(calc_delta_fair(delta as u64, e.load));
         let resched = self.update_deadline(ts, cfg, c);
         if self.nr_queued == 1 {
             return false;
@@ -469,7 +483,13 @@ impl FairRq {
 
     /// Accounts an entity on this runqueue and inserts it into the tree (unless
     /// it is the running entity being re-queued).
-    pub fn enqueue_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, flags: EnqueueFlags) {
+    pub fn enqueue_entity(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        id: TaskId,
+        flags: EnqueueFlags,
+    ) {
         let i = id.0;
         if flags.contains(EnqueueFlags::DELAYED) {
             self.requeue_delayed_entity(ts, cfg, i);
@@ -524,7 +544,13 @@ impl FairRq {
 
     /// Removes an entity. Returns false when the dequeue is deferred
     /// (DELAY_DEQUEUE: a sleeper with negative lag stays queued, delayed).
-    pub fn dequeue_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, flags: DequeueFlags) -> bool {
+    pub fn dequeue_entity(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        id: TaskId,
+        flags: DequeueFlags,
+    ) -> bool {
         let i = id.0;
         let sleep = flags.contains(DequeueFlags::SLEEP);
         self.update_curr(ts, cfg);
@@ -571,7 +597,13 @@ impl FairRq {
     /// virtual deadline, honouring an eligible next buddy (PICK_BUDDY) and, when
     /// `protect`, the running entity's slice protection. O(log n); O(1) when the
     /// leftmost entity is eligible. `count` records the path taken.
-    pub fn pick_eevdf(&mut self, ts: &[SchedTask], cfg: &SchedConfig, protect: bool, count: bool) -> Option<TaskId> {
+    pub fn pick_eevdf(
+        &mut self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        protect: bool,
+        count: bool,
+    ) -> Option<TaskId> {
         let leftmost = self.timeline.leftmost;
         let mut curr = self.curr;
         macro_rules! stat {
@@ -586,11 +618,16 @@ impl FairRq {
             let c = self.curr_on_rq(ts);
             return c.or((leftmost != NIL).then_some(leftmost)).map(TaskId);
         }
-        if cfg.feat(Feature::PickBuddy) && self.next != NIL && self.vruntime_eligible(ts, se(ts, self.next).vruntime) {
+        if cfg.feat(Feature::PickBuddy)
+            && self.next != NIL
+            && self.vruntime_eligible(ts, se(ts, self.next).vruntime)
+        {
             stat!(buddy);
             return Some(TaskId(self.next));
         }
-        if curr != NIL && (!se(ts, curr).on_rq || !self.vruntime_eligible(ts, se(ts, curr).vruntime)) {
+        if curr != NIL
+            && (!se(ts, curr).on_rq || !self.vruntime_eligible(ts, se(ts, curr).vruntime))
+        {
             curr = NIL;
         }
         if curr != NIL && protect && Self::protect_slice(ts, curr) {
@@ -626,7 +663,11 @@ impl FairRq {
         if best == NIL {
             // Cannot happen (the minimum-vruntime entity is always eligible);
             // fall back to the earliest deadline rather than idling.
-            best = if leftmost != NIL { leftmost } else { self.curr_on_rq(ts).unwrap_or(NIL) };
+            best = if leftmost != NIL {
+                leftmost
+            } else {
+                self.curr_on_rq(ts).unwrap_or(NIL)
+            };
         }
         (best != NIL).then_some(TaskId(best))
     }
@@ -720,7 +761,10 @@ impl FairRq {
             {
                 return FairWakeup::IneligibleWaker;
             }
-            if cfg.feat(Feature::NextBuddy) && self.set_preempt_buddy(ts, p) && wake_flags.contains(WakeFlags::SYNC) {
+            if cfg.feat(Feature::NextBuddy)
+                && self.set_preempt_buddy(ts, p)
+                && wake_flags.contains(WakeFlags::SYNC)
+            {
                 if self.preempt_sync(ts, cfg, wake_flags, p, s) {
                     return FairWakeup::SyncResched;
                 }
@@ -747,7 +791,14 @@ impl FairRq {
     /// it when `select_task_rq` chose this CPU). The waker's runtime is the time
     /// since its last accounting (6.19), or since its last pick with
     /// NEXT_BUDDY_SYNC_RUNTIME (the intent of the changelog, eevdf.md §5.2).
-    fn preempt_sync(&self, ts: &[SchedTask], cfg: &SchedConfig, wf: WakeFlags, p: u32, s: u32) -> bool {
+    fn preempt_sync(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        wf: WakeFlags,
+        p: u32,
+        s: u32,
+    ) -> bool {
         let mut thr = cfg.tunables.migration_cost_ns();
         if wf.contains(WakeFlags::RQ_SELECTED) {
             thr /= 4;
@@ -780,7 +831,13 @@ impl FairRq {
     /// Changes an entity's weight preserving its lag (and relative deadline) in
     /// real time: `vlag·w_old/w_new`. Works for queued, running and sleeping
     /// entities.
-    pub fn reweight_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId, lw: LoadWeight) {
+    pub fn reweight_entity(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        id: TaskId,
+        lw: LoadWeight,
+    ) {
         let i = id.0;
         let is_curr = self.curr == i;
         let on_rq = se(ts, i).on_rq;
@@ -868,7 +925,9 @@ impl FairRq {
         if self.nr_queued - delayed != self.h_nr_runnable {
             return Err("h_nr_runnable does not match");
         }
-        let total_w = w + self.curr_on_rq(ts).map_or(0, |c| se(ts, c).load.weight as u64);
+        let total_w = w + self
+            .curr_on_rq(ts)
+            .map_or(0, |c| se(ts, c).load.weight as u64);
         if total_w != self.load {
             return Err("load does not match");
         }

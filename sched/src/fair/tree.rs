@@ -16,20 +16,28 @@ use crate::task::{SchedTask, TaskId, NIL};
 
 /// Per-node links and augmented values, embedded in each task's fair entity.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct RbLinks {
-    pub(crate) parent: u32,
-    pub(crate) left: u32,
-    pub(crate) right: u32,
-    pub(crate) red: bool,
     /// Minimum vruntime over this node's subtree.
     pub(crate) min_vruntime: u64,
     /// Minimum slice over this node's subtree.
     pub(crate) min_slice: u64,
+    pub(crate) parent: u32,
+    pub(crate) left: u32,
+    pub(crate) right: u32,
+    pub(crate) red: bool,
 }
 
 impl Default for RbLinks {
     fn default() -> Self {
-        RbLinks { parent: NIL, left: NIL, right: NIL, red: false, min_vruntime: 0, min_slice: u64::MAX }
+        RbLinks {
+            parent: NIL,
+            left: NIL,
+            right: NIL,
+            red: false,
+            min_vruntime: 0,
+            min_slice: u64::MAX,
+        }
     }
 }
 
@@ -58,7 +66,10 @@ pub struct Timeline {
 
 impl Default for Timeline {
     fn default() -> Self {
-        Timeline { root: NIL, leftmost: NIL }
+        Timeline {
+            root: NIL,
+            leftmost: NIL,
+        }
     }
 }
 
@@ -196,7 +207,14 @@ impl Timeline {
         {
             let (v, s) = (ts[z as usize].se.vruntime, ts[z as usize].se.slice_ns);
             let n = rbm(ts, z);
-            *n = RbLinks { parent, left: NIL, right: NIL, red: true, min_vruntime: v, min_slice: s };
+            *n = RbLinks {
+                parent,
+                left: NIL,
+                right: NIL,
+                red: true,
+                min_vruntime: v,
+                min_slice: s,
+            };
         }
         if parent == NIL {
             self.root = z;
@@ -208,7 +226,12 @@ impl Timeline {
         if leftmost {
             self.leftmost = z;
         }
-        Self::propagate(ts, parent);
+        // A new leaf can only lower its ancestors' minima: stop at the first
+        // ancestor that does not change.
+        let mut a = parent;
+        while a != NIL && Self::update_aug(ts, a) {
+            a = rb(ts, a).parent;
+        }
         self.insert_fixup(ts, z);
     }
 
@@ -276,6 +299,36 @@ impl Timeline {
         let mut c = i;
         let mut p = rb(ts, i).parent;
         while p != NIL && rb(ts, p).right == c {
+            c = p;
+            p = rb(ts, p).parent;
+        }
+        p
+    }
+
+    fn maximum(ts: &[SchedTask], mut i: u32) -> u32 {
+        while rb(ts, i).right != NIL {
+            i = rb(ts, i).right;
+        }
+        i
+    }
+
+    /// The latest-deadline node, or NIL.
+    pub(crate) fn last(&self, ts: &[SchedTask]) -> u32 {
+        if self.root == NIL {
+            NIL
+        } else {
+            Self::maximum(ts, self.root)
+        }
+    }
+
+    /// In-order predecessor of `i`, or NIL.
+    pub(crate) fn prev(ts: &[SchedTask], i: u32) -> u32 {
+        if rb(ts, i).left != NIL {
+            return Self::maximum(ts, rb(ts, i).left);
+        }
+        let mut c = i;
+        let mut p = rb(ts, i).parent;
+        while p != NIL && rb(ts, p).left == c {
             c = p;
             p = rb(ts, p).parent;
         }
@@ -410,7 +463,12 @@ impl Timeline {
     /// builds): BST order by deadline, red-black rules, parent links, exact
     /// subtree minima, the cached leftmost. Returns the node count.
     pub fn check(&self, ts: &[SchedTask]) -> Result<usize, &'static str> {
-        fn walk(ts: &[SchedTask], i: u32, parent: u32, count: &mut usize) -> Result<(u32, u64, u64), &'static str> {
+        fn walk(
+            ts: &[SchedTask],
+            i: u32,
+            parent: u32,
+            count: &mut usize,
+        ) -> Result<(u32, u64, u64), &'static str> {
             if i == NIL {
                 return Ok((1, u64::MAX, u64::MAX));
             }
@@ -455,7 +513,11 @@ impl Timeline {
         }
         let mut count = 0;
         walk(ts, self.root, NIL, &mut count)?;
-        let lm = if self.root == NIL { NIL } else { Self::minimum(ts, self.root) };
+        let lm = if self.root == NIL {
+            NIL
+        } else {
+            Self::minimum(ts, self.root)
+        };
         if lm != self.leftmost {
             return Err("cached leftmost is stale");
         }

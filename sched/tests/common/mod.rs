@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use sched::task::FairEntity;
-use sched::{Rq, SchedConfig, SchedTask, Switch, TaskId, TaskParams, TtwuRunnable, WakeFlags, WakeupDecision};
+use sched::{
+    Rq, SchedConfig, SchedTask, Switch, TaskId, TaskParams, TtwuRunnable, WakeFlags, WakeupDecision,
+};
 
 pub const MS: u64 = 1_000_000;
 pub const US: u64 = 1_000;
@@ -25,7 +27,13 @@ impl H {
         let cfg = Arc::new(SchedConfig::new(ncpus, hz));
         let mut rq = Rq::new(0, cfg.clone(), 64);
         rq.update_rq_clock(1);
-        H { cfg, rq, now: 1, off: HashMap::new(), held: Default::default() }
+        H {
+            cfg,
+            rq,
+            now: 1,
+            off: HashMap::new(),
+            held: Default::default(),
+        }
     }
 
     /// Default: one CPU, HZ=1000 (eevdf.md §14 assumptions).
@@ -44,11 +52,17 @@ impl H {
     }
 
     pub fn nice(n: i32) -> TaskParams {
-        TaskParams { nice: n, ..Default::default() }
+        TaskParams {
+            nice: n,
+            ..Default::default()
+        }
     }
 
     pub fn slice(ns: u64) -> TaskParams {
-        TaskParams { slice_ns: ns, ..Default::default() }
+        TaskParams {
+            slice_ns: ns,
+            ..Default::default()
+        }
     }
 
     pub fn pick(&mut self) -> Option<u32> {

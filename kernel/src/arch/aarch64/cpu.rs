@@ -1,14 +1,19 @@
-//! Per-CPU data, the local interrupt mask (DAIF) and idling.
+//! Per-CPU data, the CPU table, the local interrupt mask (DAIF) and idling.
 //!
 //! Each CPU's `TPIDR_EL1` points at its [`PerCpu`] block, so finding "this CPU"
-//! costs one system register read and works the same once secondaries are started
-//! (each gets the next dense index). Before [`init_boot_cpu`] `TPIDR_EL1` is 0 and
-//! [`cpu_id`] answers 0.
+//! costs one system register read, the same on the boot CPU ([`init_boot_cpu`])
+//! and on secondaries ([`init_secondary_cpu`]). Before [`init_boot_cpu`]
+//! `TPIDR_EL1` is 0 and [`cpu_id`] answers 0.
+//!
+//! The CPU table maps dense indices (0 = boot CPU, then device-tree order) to
+//! `MPIDR_EL1` affinity values, which PSCI `CPU_ON` and GICv3 SGIs need. It is
+//! filled once by the boot CPU ([`set_cpu_table`]) before any secondary starts.
+
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use aarch64_cpu::registers::{Readable, Writeable, DAIF, MPIDR_EL1, TPIDR_EL1};
 
-/// Most CPUs the per-CPU table has room for.
-pub const MAX_CPUS: usize = 8;
+use crate::arch::MAX_CPUS;
 
 /// Data private to one CPU, reached through `TPIDR_EL1`.
 #[derive(Debug)]
@@ -21,8 +26,8 @@ pub struct PerCpu {
     pub mpidr_aff: u64,
 }
 
-/// The per-CPU blocks. Only CPU `i` writes `PER_CPU[i]`, before it publishes it in
-/// its own `TPIDR_EL1`; afterwards the block is read only.
+/// The per-CPU blocks. Only CPU `i` writes `PER_CPU[i]`, once, before it
+/// publishes it in its own `TPIDR_EL1`; afterwards the block is read only.
 static mut PER_CPU: [PerCpu; MAX_CPUS] = [const {
     PerCpu {
         id: 0,
@@ -31,7 +36,33 @@ static mut PER_CPU: [PerCpu; MAX_CPUS] = [const {
 }; MAX_CPUS];
 
 /// `MPIDR_EL1` affinity bits: Aff3 (39:32), Aff2 (23:16), Aff1 (15:8), Aff0 (7:0).
-const MPIDR_AFF_MASK: u64 = 0xff_00ff_ffff;
+pub const MPIDR_AFF_MASK: u64 = 0xff_00ff_ffff;
+
+/// Affinity (`MPIDR_EL1 & MPIDR_AFF_MASK`) of each CPU by dense index.
+static CPU_MPIDR: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// Valid entries of [`CPU_MPIDR`]; 1 (the boot CPU) until [`set_cpu_table`].
+static NR_CPUS: AtomicUsize = AtomicUsize::new(1);
+
+/// Records the CPUs found in the device tree; `mpidrs[0]` is the boot CPU. Boot
+/// CPU only, before any secondary CPU is started.
+pub fn set_cpu_table(mpidrs: &[u64]) {
+    let n = mpidrs.len().clamp(1, MAX_CPUS);
+    for (slot, &m) in CPU_MPIDR.iter().zip(&mpidrs[..n]) {
+        slot.store(m & MPIDR_AFF_MASK, Ordering::Relaxed);
+    }
+    NR_CPUS.store(n, Ordering::Release);
+}
+
+/// How many CPUs the kernel can use: the boot CPU plus those the device tree
+/// describes as started through PSCI (at most `MAX_CPUS`).
+pub fn cpu_count() -> usize {
+    NR_CPUS.load(Ordering::Acquire)
+}
+
+/// `MPIDR_EL1` affinity of CPU `cpu` (dense index < [`cpu_count`]).
+pub fn mpidr_of(cpu: usize) -> u64 {
+    CPU_MPIDR[cpu].load(Ordering::Relaxed)
+}
 
 /// Sets up the boot CPU's per-CPU block (index 0) and `TPIDR_EL1`.
 pub fn init_boot_cpu() {
@@ -40,6 +71,28 @@ pub fn init_boot_cpu() {
     let block = unsafe {
         let block = &mut (*core::ptr::addr_of_mut!(PER_CPU))[0];
         block.id = 0;
+        block.mpidr_aff = MPIDR_EL1.get() & MPIDR_AFF_MASK;
+        block as *const PerCpu
+    };
+    TPIDR_EL1.set(block as u64);
+}
+
+/// Sets up the per-CPU block of secondary CPU `cpu` and points this CPU's
+/// `TPIDR_EL1` at it, so [`cpu_id`] returns `cpu` from now on.
+///
+/// # Safety
+/// Must run on the CPU being brought up as `cpu` (1 <= `cpu` < `MAX_CPUS`), once,
+/// before anything reads `PER_CPU[cpu]`: no other CPU has that index.
+pub unsafe fn init_secondary_cpu(cpu: usize) {
+    assert!(
+        cpu > 0 && cpu < MAX_CPUS,
+        "init_secondary_cpu: bad index {cpu}"
+    );
+    // SAFETY: the caller guarantees this CPU is `cpu` and runs this once, so no
+    // one else writes PER_CPU[cpu] or reads it before TPIDR_EL1 publishes it.
+    let block = unsafe {
+        let block = &mut (*core::ptr::addr_of_mut!(PER_CPU))[cpu];
+        block.id = cpu;
         block.mpidr_aff = MPIDR_EL1.get() & MPIDR_AFF_MASK;
         block as *const PerCpu
     };

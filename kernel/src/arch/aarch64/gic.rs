@@ -9,17 +9,32 @@
 //!
 //! All interrupts are Group 1 with one priority (0x80); we run non-secure (or with
 //! a single security state, as on QEMU virt), priority mask 0xff.
+//!
+//! **SMP.** [`init`] (boot CPU) sets up the distributor and the boot CPU's
+//! interface; every secondary CPU calls [`init_cpu`] for its own interface: GICv2
+//! banks GICC and the SGI/PPI registers of GICD per CPU, GICv3 has a
+//! redistributor per CPU (found by affinity) plus per-CPU `ICC_*` registers. So
+//! [`enable`] of a PPI (the timer) or SGI affects only the calling CPU.
+//! Inter-processor interrupts are SGIs ([`send_sgi`]): GICv2 through
+//! `GICD_SGIR` with the target's CPU interface number (each CPU reads its own
+//! from the banked `GICD_ITARGETSR0` in [`init_cpu`]; it need not equal the
+//! dense index), GICv3 through `ICC_SGI1R_EL1` with the target's affinity.
 
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use aarch64_cpu::registers::{Readable, ID_AA64PFR0_EL1, MPIDR_EL1};
 
+use super::cpu::{cpu_id, mpidr_of};
 use super::platform::GicKind;
+use crate::arch::MAX_CPUS;
 
 // Distributor registers (common to v2 and v3).
 const GICD_CTLR: usize = 0x000;
 const GICD_ISENABLER: usize = 0x100;
 const GICD_IPRIORITYR: usize = 0x400;
+const GICD_ITARGETSR: usize = 0x800;
+/// GICv2 software generated interrupt register.
+const GICD_SGIR: usize = 0xf00;
 // GICv2 CPU interface.
 const GICC_CTLR: usize = 0x00;
 const GICC_PMR: usize = 0x04;
@@ -54,8 +69,16 @@ pub const SPURIOUS_MIN: u32 = 1020;
 static VERSION: AtomicU8 = AtomicU8::new(0);
 static GICD: AtomicUsize = AtomicUsize::new(0);
 static GICC: AtomicUsize = AtomicUsize::new(0);
-/// This (boot) CPU's redistributor RD_base. Per-CPU once SMP exists.
-static GICR_THIS: AtomicUsize = AtomicUsize::new(0);
+/// GICv3: first redistributor region (base, length) from the device tree.
+static GICR_REGION: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
+/// GICv3: each CPU's redistributor RD_base, by dense index; written by that CPU.
+static GICR_BASE: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+/// GICv2: each CPU's interface bit mask for `GICD_SGIR`'s target list, by dense
+/// index; written by that CPU in [`init_cpu`], 0 until then.
+static V2_TARGET: [AtomicU8; MAX_CPUS] = [const { AtomicU8::new(0) }; MAX_CPUS];
+
+/// The SGIs the kernel uses (enabled on every CPU by [`init_cpu`]).
+pub const SGI_USED: [u32; 2] = [0, 1];
 
 fn rd32(addr: usize) -> u32 {
     // SAFETY: `addr` is a GIC register inside a region the device tree described.
@@ -82,8 +105,9 @@ fn cpu_has_gicv3_sysregs() -> bool {
     (ID_AA64PFR0_EL1.get() >> 24) & 0xf != 0
 }
 
-/// Initialises the distributor and this CPU's interface. Interrupts are enabled
-/// one by one with [`enable`].
+/// Initialises the distributor and the boot CPU's interface (boot CPU, once,
+/// before any secondary CPU starts). Interrupts are enabled one by one with
+/// [`enable`].
 pub fn init(kind: GicKind) {
     match kind {
         GicKind::V2 { gicd, gicc } => {
@@ -91,8 +115,6 @@ pub fn init(kind: GicKind) {
             GICC.store(gicc, Ordering::Relaxed);
             wr32(gicd + GICD_CTLR, 0);
             wr32(gicd + GICD_CTLR, 1);
-            wr32(gicc + GICC_PMR, 0xff);
-            wr32(gicc + GICC_CTLR, 1);
             VERSION.store(2, Ordering::Release);
         }
         GicKind::V3 {
@@ -105,14 +127,41 @@ pub fn init(kind: GicKind) {
                 "GICv3 in the DTB but no ICC system registers"
             );
             GICD.store(gicd, Ordering::Relaxed);
+            GICR_REGION[0].store(gicr, Ordering::Relaxed);
+            GICR_REGION[1].store(gicr_len, Ordering::Relaxed);
             wr32(gicd + GICD_CTLR, 0);
             while rd32(gicd + GICD_CTLR) & GICD_CTLR_RWP != 0 {
                 core::hint::spin_loop();
             }
             wr32(gicd + GICD_CTLR, GICD_CTLR_V3_ENABLE);
-            let rd =
-                find_redistributor(gicr, gicr_len).expect("no GICv3 redistributor for this CPU");
-            GICR_THIS.store(rd, Ordering::Relaxed);
+            VERSION.store(3, Ordering::Release);
+        }
+    }
+    init_cpu();
+}
+
+/// Initialises the calling CPU's GIC interface (GICv2 CPU interface, or GICv3
+/// redistributor and `ICC_*` registers) and enables the SGIs in [`SGI_USED`] on
+/// it. Runs on every CPU, after [`init`] ran on the boot CPU and after the CPU's
+/// per-CPU block is set (it files its state under `cpu_id()`).
+pub fn init_cpu() {
+    let cpu = cpu_id();
+    match VERSION.load(Ordering::Acquire) {
+        2 => {
+            let gicd = GICD.load(Ordering::Relaxed);
+            let gicc = GICC.load(Ordering::Relaxed);
+            wr32(gicc + GICC_PMR, 0xff);
+            wr32(gicc + GICC_CTLR, 1);
+            // GICD_ITARGETSR0..7 (SGIs/PPIs) read as the reading CPU's own
+            // interface mask. A uniprocessor GIC reads 0: interface 0.
+            let mask = (rd32(gicd + GICD_ITARGETSR) & 0xff) as u8;
+            V2_TARGET[cpu].store(if mask == 0 { 1 } else { mask }, Ordering::Release);
+        }
+        3 => {
+            let base = GICR_REGION[0].load(Ordering::Relaxed);
+            let len = GICR_REGION[1].load(Ordering::Relaxed);
+            let rd = find_redistributor(base, len).expect("no GICv3 redistributor for this CPU");
+            GICR_BASE[cpu].store(rd, Ordering::Release);
             // Wake the redistributor.
             wr32(
                 rd + GICR_WAKER,
@@ -125,8 +174,8 @@ pub fn init(kind: GicKind) {
             wr32(rd + GICR_IGROUPR0, 0xffff_ffff);
             // SAFETY: ICC_SRE_EL1.SRE=1 (system register interface), ICC_PMR_EL1 =
             // 0xff (let every priority through), ICC_BPR1_EL1 = 0, ICC_IGRPEN1_EL1
-            // = 1 (Group 1 on). Encodings: S3_0_C12_C12_5, S3_0_C4_C6_0,
-            // S3_0_C12_C12_3, S3_0_C12_C12_7.
+            // = 1 (Group 1 on), all for this CPU only. Encodings: S3_0_C12_C12_5,
+            // S3_0_C4_C6_0, S3_0_C12_C12_3, S3_0_C12_C12_7.
             unsafe {
                 core::arch::asm!(
                     "mrs {t}, S3_0_C12_C12_5",
@@ -143,8 +192,11 @@ pub fn init(kind: GicKind) {
                     options(nostack),
                 );
             }
-            VERSION.store(3, Ordering::Release);
         }
+        _ => panic!("gic::init_cpu before gic::init"),
+    }
+    for sgi in SGI_USED {
+        enable(sgi);
     }
 }
 
@@ -171,13 +223,14 @@ fn find_redistributor(base: usize, len: usize) -> Option<usize> {
     None
 }
 
-/// Enables `intid` on this CPU (SGI/PPI, < 32) or globally (SPI) at the default
-/// priority. SPIs are routed by the distributor's reset defaults.
+/// Enables `intid` on this CPU (SGI/PPI, < 32: banked GICD registers on v2, this
+/// CPU's redistributor on v3) or globally (SPI) at the default priority. SPIs are
+/// routed by the distributor's reset defaults.
 pub fn enable(intid: u32) {
     let n = intid as usize;
     let gicd = GICD.load(Ordering::Relaxed);
     if VERSION.load(Ordering::Acquire) == 3 && n < 32 {
-        let rd = GICR_THIS.load(Ordering::Relaxed);
+        let rd = GICR_BASE[cpu_id()].load(Ordering::Relaxed);
         wr8(rd + GICR_IPRIORITYR + n, DEFAULT_PRIORITY);
         wr32(rd + GICR_ISENABLER0, 1 << n);
     } else {
@@ -221,5 +274,48 @@ pub fn eoi(irq: Acked) {
         };
     } else {
         wr32(GICC.load(Ordering::Relaxed) + GICC_EOIR, irq.raw);
+    }
+}
+
+/// Sends SGI `intid` (< 16) to CPU `cpu` (dense index, may be this CPU).
+///
+/// Ordered after this CPU's earlier memory writes (`dsb`), so the target sees
+/// whatever the sender published before the IPI. On GICv2 an SGI to a CPU whose
+/// interface is not initialised yet is dropped (its target mask is unknown).
+pub fn send_sgi(cpu: usize, intid: u32) {
+    debug_assert!(intid < 16 && cpu < MAX_CPUS);
+    // Publish prior writes before the interrupt can be observed.
+    aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
+    match VERSION.load(Ordering::Acquire) {
+        2 => {
+            let mask = V2_TARGET[cpu].load(Ordering::Acquire);
+            if mask != 0 {
+                // TargetListFilter 0 (use the list), CPUTargetList [23:16], NSATT 0.
+                let sgir = (u32::from(mask) << 16) | (intid & 0xf);
+                wr32(GICD.load(Ordering::Relaxed) + GICD_SGIR, sgir);
+            }
+        }
+        3 => {
+            let mpidr = mpidr_of(cpu);
+            let aff0 = mpidr & 0xff;
+            let aff1 = (mpidr >> 8) & 0xff;
+            let aff2 = (mpidr >> 16) & 0xff;
+            let aff3 = (mpidr >> 32) & 0xff;
+            // ICC_SGI1R_EL1: TargetList [15:0] (bit aff0 % 16), Aff1 [23:16],
+            // INTID [27:24], Aff2 [39:32], IRM [40] = 0, RS [47:44] = aff0 / 16,
+            // Aff3 [55:48].
+            let v = (1u64 << (aff0 & 0xf))
+                | (aff1 << 16)
+                | (u64::from(intid & 0xf) << 24)
+                | (aff2 << 32)
+                | ((aff0 >> 4) << 44)
+                | (aff3 << 48);
+            // SAFETY: writing ICC_SGI1R_EL1 (S3_0_C12_C11_5) only generates a Group 1
+            // SGI; the system register interface was enabled by init_cpu.
+            unsafe {
+                core::arch::asm!("msr S3_0_C12_C11_5, {}", "isb", in(reg) v, options(nostack))
+            };
+        }
+        _ => {}
     }
 }

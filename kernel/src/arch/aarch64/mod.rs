@@ -14,12 +14,16 @@
 //! - [`context`]: thread context switch,
 //! - [`cpu`]: per-CPU data (`TPIDR_EL1`), interrupt masking, `halt`,
 //! - [`psci`]: PSCI calls over HVC or SMC,
+//! - [`smp`]: secondary CPU start (PSCI `CPU_ON`) and IPIs (SGIs),
 //! - [`semihosting`]: QEMU exit with a status.
 //!
 //! See `kernel/src/arch/mod.rs` for the contract every arch module fulfils.
-//! Not provided yet: `send_ipi` and `start_secondary_cpus` (SMP bring-up; the
-//! pieces are here: per-CPU blocks in `cpu`, `psci::call` for `CPU_ON`, the
-//! redistributor lookup by MPIDR in `gic`, and an idempotent relocating entry).
+//!
+//! SMP: the CPUs are the DTB `/cpus` nodes started through PSCI (dense index 0 =
+//! the boot CPU, the others in DTB order, at most `MAX_CPUS`); [`start_cpu`]
+//! brings one up, [`send_ipi`] interrupts one, and [`timer_start`] works on
+//! every CPU (each programs its own CNTV and enables the PPI in its banked
+//! GICv2 registers / own GICv3 redistributor).
 //!
 //! Known limit: the MMU and data cache stay off. QEMU does not care; real hardware
 //! (Raspberry Pi) needs an identity map with Normal memory for RAM before
@@ -32,15 +36,17 @@ mod pl011;
 mod platform;
 mod psci;
 mod semihosting;
+mod smp;
 mod timer;
 mod trap;
 
 pub use context::{init_thread_context, switch_context, Context};
 pub use cpu::{
-    cpu_id, halt, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqState,
+    cpu_count, cpu_id, halt, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqState,
 };
 pub use pl011::{console_read, console_write};
 pub use platform::heap_region;
+pub use smp::{send_ipi, start_cpu};
 pub use timer::{now_ns, timer_start};
 
 use super::ExitCode;
@@ -54,6 +60,7 @@ pub fn early_init(info: &boot::BootInfo) {
     cpu::init_boot_cpu();
     timer::init_clock();
     let plat = platform::discover(info);
+    cpu::set_cpu_table(&plat.cpus[..plat.nr_cpus]);
     if let Some(uart) = plat.uart_base {
         pl011::init(uart);
     }
@@ -68,7 +75,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let psci = psci::version().unwrap_or((0, 0));
     crate::console::emergency_write(format_args!(
         "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
-         timer intid {} at {} Hz, psci {}.{} via {:?}\n",
+         timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s)\n",
         boot::aarch64::entry_el(),
         info.kernel_start,
         info.kernel_end,
@@ -81,6 +88,7 @@ pub fn early_init(info: &boot::BootInfo) {
         psci.0,
         psci.1,
         plat.psci,
+        plat.nr_cpus,
     ));
 }
 

@@ -4,7 +4,11 @@
 //! The DTB stays where the loader put it (we never write to it); [`heap_region`]
 //! keeps it, the kernel image and every reserved range out of the heap.
 
+use aarch64_cpu::registers::{Readable, MPIDR_EL1};
 use fdt::Fdt;
+
+use super::cpu::MPIDR_AFF_MASK;
+use crate::arch::MAX_CPUS;
 
 /// Which GIC the platform has, with its MMIO bases (physical = virtual, MMU off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +52,13 @@ pub struct Platform {
     pub timer_intid: u32,
     /// PSCI conduit from `/psci` `method`, if there is PSCI.
     pub psci: Option<PsciConduit>,
+    /// The CPUs this kernel can run on, as `MPIDR_EL1` affinity values (Aff3..Aff0,
+    /// the DTB `/cpus/cpu@*` `reg`), in device-tree order: the boot CPU and every
+    /// CPU with `enable-method = "psci"` (when there is PSCI), at most
+    /// [`MAX_CPUS`]. Only `cpus[..nr_cpus]` is valid.
+    pub cpus: [u64; MAX_CPUS],
+    /// How many entries of `cpus` are valid (at least 1: the boot CPU).
+    pub nr_cpus: usize,
 }
 
 /// The architectural default INTID of the EL1 virtual timer (PPI 11).
@@ -116,12 +127,64 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         panic!("aarch64: the device tree names no supported GIC (v2 or v3)");
     };
 
+    let psci = psci_conduit(&fdt);
+    let (cpus, nr_cpus) = cpu_list(&fdt, psci.is_some());
     Platform {
         uart_base,
         gic,
         timer_intid: vtimer_intid(&fdt),
-        psci: psci_conduit(&fdt),
+        psci,
+        cpus,
+        nr_cpus,
     }
+}
+
+/// The CPUs of `/cpus` (nodes with `device_type = "cpu"`) that we can use: the
+/// boot CPU (the one running this, found by `MPIDR_EL1`) always, the others when
+/// they are started through PSCI (`enable-method = "psci"`) and `have_psci`.
+/// A CPU whose `status` is `"fail"` is skipped. The boot CPU is always in the
+/// list, even if the device tree lacks it or more than [`MAX_CPUS`] CPUs come
+/// first; the list is cut at [`MAX_CPUS`].
+fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize) {
+    let boot = MPIDR_EL1.get() & MPIDR_AFF_MASK;
+    let mut cpus = [0u64; MAX_CPUS];
+    cpus[0] = boot;
+    let mut n = 1;
+    let Some(node) = fdt.find_node("/cpus") else {
+        return (cpus, n);
+    };
+    let addr_cells = node
+        .property("#address-cells")
+        .and_then(|p| p.as_usize())
+        .unwrap_or(1);
+    for child in node.children() {
+        if child.property("device_type").and_then(|p| p.as_str()) != Some("cpu") {
+            continue;
+        }
+        if child.property("status").and_then(|p| p.as_str()) == Some("fail") {
+            continue;
+        }
+        // `reg` is the MPIDR affinity in #address-cells cells (1 or 2), no size.
+        let Some(reg) = child.property("reg").map(|p| p.value) else {
+            continue;
+        };
+        let mpidr = match (addr_cells, reg.len()) {
+            (1, 4) => u64::from(u32::from_be_bytes([reg[0], reg[1], reg[2], reg[3]])),
+            (2, 8) => u64::from_be_bytes([
+                reg[0], reg[1], reg[2], reg[3], reg[4], reg[5], reg[6], reg[7],
+            ]),
+            _ => continue,
+        } & MPIDR_AFF_MASK;
+        let psci = child.property("enable-method").and_then(|p| p.as_str()) == Some("psci");
+        if mpidr == boot || !(psci && have_psci) || cpus[..n].contains(&mpidr) {
+            continue;
+        }
+        if n < MAX_CPUS {
+            cpus[n] = mpidr;
+            n += 1;
+        }
+    }
+    (cpus, n)
 }
 
 /// INTID of the EL1 virtual timer from the `arm,armv8-timer` node: its

@@ -3,8 +3,22 @@
 //! The vector table has the architectural 16 slots of 0x80 bytes. The kernel runs
 //! at EL1 on `SP_EL1`, so an IRQ arrives in the "current EL with SPx" IRQ slot;
 //! every other slot (synchronous exceptions, FIQ, SError, anything from SP0 or a
-//! lower EL) is unexpected and goes to [`fault`], which prints a report without
-//! taking locks and ends the run with [`ExitCode::Failure`].
+//! lower EL) is unexpected and goes to [`fault`], which prints a report and ends
+//! the run with [`ExitCode::Failure`].
+//!
+//! **IRQ dispatch.** The timer PPI reloads the timer and calls
+//! `hooks::timer_interrupt()`; the IPI SGIs (see `smp`) call `hooks::ipi(kind)`;
+//! each after EOI, and every handled interrupt ends in `hooks::irq_exit()`.
+//!
+//! **Fault reports from several CPUs.** Reports never take the generic console
+//! lock (the faulting thread may hold it). Instead they serialise among
+//! themselves on an arch-level report lock with a time bound
+//! ([`REPORT_LOCK_TIMEOUT_NS`]): a CPU that cannot get it in time (the holder
+//! is wedged) prints anyway, interleaved. The first CPU to finish its report
+//! waits a short grace period ([`FAULT_GRACE_NS`]) for other CPUs to start
+//! theirs and for reports in progress to finish (bounded as well) before it
+//! ends the run, so simultaneous faults give whole, separate reports.
+//! Nesting is counted per CPU: a fault inside a report prints one line and exits.
 //!
 //! **IRQ frame.** The IRQ stub saves every register the interrupted code did not
 //! expect to lose on the interrupted thread's own stack: x0-x18, x29, x30,
@@ -15,12 +29,13 @@
 //! are saved here, not just the caller-saved q0-q7 and q16-q31.
 
 use core::fmt::{self, Write};
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use aarch64_cpu::registers::{Writeable, VBAR_EL1};
 
 use super::semihosting;
-use super::{cpu_id, exit_qemu, gic, pl011, timer, ExitCode};
+use super::{cpu_id, exit_qemu, gic, pl011, smp, timer, ExitCode};
+use crate::arch::MAX_CPUS;
 
 /// Size of the IRQ frame: 26 x-sized slots (x0-x18, x29, x30, ELR, SPSR, FPCR,
 /// FPSR, padding) then 32 q-registers.
@@ -199,7 +214,8 @@ extern "C" {
     static aarch64_vectors: u8;
 }
 
-/// Installs the kernel's vector table and unmasks SErrors (so they get reported).
+/// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
+/// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
     let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
     VBAR_EL1.set(vectors);
@@ -208,7 +224,7 @@ pub fn init() {
     unsafe { core::arch::asm!("msr daifclr, #4", options(nostack, preserves_flags)) };
 }
 
-/// IRQs that were neither the timer nor spurious (for diagnostics).
+/// IRQs that were neither the timer, an IPI nor spurious (for diagnostics).
 pub static UNEXPECTED_IRQS: AtomicU64 = AtomicU64::new(0);
 
 /// IRQ handler, on the interrupted thread's stack with IRQs masked.
@@ -221,6 +237,11 @@ extern "C" fn irq() {
         timer::reload();
         gic::eoi(acked);
         crate::hooks::timer_interrupt();
+    } else if let Some(kind) = smp::ipi_kind(acked.intid) {
+        // EOI first: an IPI sent while the hook runs (or switches threads in
+        // irq_exit) is then taken again instead of being merged into this one.
+        gic::eoi(acked);
+        crate::hooks::ipi(kind);
     } else {
         gic::eoi(acked);
         UNEXPECTED_IRQS.fetch_add(1, Ordering::Relaxed);
@@ -289,8 +310,38 @@ fn abort_status_name(fsc: u64) -> &'static str {
     }
 }
 
-/// Faults taken so far; a fault while reporting one skips straight to the exit.
-static FAULT_DEPTH: AtomicU32 = AtomicU32::new(0);
+/// Faults taken so far on each CPU; a fault while reporting one skips straight to
+/// the exit.
+static FAULT_DEPTH: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+
+/// Longest a CPU waits for the report lock, and the exiting CPU for other
+/// reports in progress (at 115200 baud a report takes about 0.2 s).
+const REPORT_LOCK_TIMEOUT_NS: u64 = 2_000_000_000;
+
+/// How long the first CPU done with its report waits for other CPUs to start
+/// theirs before it ends the run.
+const FAULT_GRACE_NS: u64 = 20_000_000;
+
+/// Holder of the report lock: 0 = free, else CPU index + 1.
+static REPORT_LOCK: AtomicUsize = AtomicUsize::new(0);
+/// CPUs between entering [`fault`] and finishing their report.
+static REPORTS_IN_PROGRESS: AtomicU32 = AtomicU32::new(0);
+
+/// Takes the report lock, or gives up after [`REPORT_LOCK_TIMEOUT_NS`]. Returns
+/// whether this CPU holds it (and must release it).
+fn report_lock() -> bool {
+    let me = cpu_id() + 1;
+    let deadline = timer::now_ns().saturating_add(REPORT_LOCK_TIMEOUT_NS);
+    loop {
+        match REPORT_LOCK.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => return true,
+            // This CPU already holds it (fault while reporting): do not wait.
+            Err(holder) if holder == me => return false,
+            Err(_) if timer::now_ns() >= deadline => return false,
+            Err(_) => core::hint::spin_loop(),
+        }
+    }
+}
 
 /// Handler for every unexpected vector slot. Returns only to resume after a
 /// semihosting `hlt` that trapped (no semihosting available).
@@ -305,9 +356,29 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
             return;
         }
     }
-    let depth = FAULT_DEPTH.fetch_add(1, Ordering::SeqCst);
+    let depth = FAULT_DEPTH[cpu_id() % MAX_CPUS].fetch_add(1, Ordering::SeqCst);
     if depth == 0 {
+        REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
+        let locked = report_lock();
         report(frame, slot, ec);
+        if locked {
+            REPORT_LOCK.store(0, Ordering::Release);
+        }
+        REPORTS_IN_PROGRESS.fetch_sub(1, Ordering::SeqCst);
+        // Give other CPUs that fault at about the same time (often a consequence
+        // of this fault) a short grace period to start their report, and let
+        // reports in progress finish, before the run ends.
+        let now = timer::now_ns();
+        let grace_end = now.saturating_add(FAULT_GRACE_NS);
+        let deadline = now.saturating_add(REPORT_LOCK_TIMEOUT_NS);
+        loop {
+            let now = timer::now_ns();
+            let busy = REPORTS_IN_PROGRESS.load(Ordering::SeqCst) != 0;
+            if now >= deadline || (!busy && now >= grace_end) {
+                break;
+            }
+            core::hint::spin_loop();
+        }
     } else {
         let _ = writeln!(
             RawConsole,
@@ -323,8 +394,8 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
     }
 }
 
-/// Prints the fault report (no locks: the console lock may be held by the
-/// faulting thread).
+/// Prints the fault report (not under the generic console lock: the faulting
+/// thread may hold it; the caller holds the report lock if it could get it).
 fn report(frame: &FaultFrame, slot: u64, ec: u64) {
     let mut out = RawConsole;
     let kind = ["synchronous exception", "IRQ", "FIQ", "SError"][(slot % 4) as usize];

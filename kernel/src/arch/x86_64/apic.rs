@@ -21,6 +21,10 @@ pub const TIMER_VECTOR: u8 = 0x20;
 pub const PIC_VECTOR_BASE: u8 = 0xE0;
 /// LAPIC spurious-interrupt vector (must not be acknowledged with an EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xFF;
+/// Inter-processor interrupt for `IpiKind::Reschedule`.
+pub const IPI_RESCHEDULE_VECTOR: u8 = 0xF0;
+/// Inter-processor interrupt for `IpiKind::Call`.
+pub const IPI_CALL_VECTOR: u8 = 0xF1;
 
 /// `IA32_APIC_BASE` MSR and its bits.
 const MSR_APIC_BASE: u32 = 0x1B;
@@ -38,6 +42,19 @@ const REG_LVT_TIMER: u32 = 0x320;
 const REG_TIMER_INITIAL: u32 = 0x380;
 const REG_TIMER_CURRENT: u32 = 0x390;
 const REG_TIMER_DIVIDE: u32 = 0x3E0;
+/// Interrupt command register: low half (xAPIC; the whole 64-bit ICR is MSR
+/// 0x830 in x2APIC mode) and high half (xAPIC only: destination in bits 24-31).
+const REG_ICR_LOW: u32 = 0x300;
+const REG_ICR_HIGH: u32 = 0x310;
+/// ICR bits.
+const ICR_DELIVERY_FIXED: u32 = 0b000 << 8;
+const ICR_DELIVERY_INIT: u32 = 0b101 << 8;
+const ICR_DELIVERY_STARTUP: u32 = 0b110 << 8;
+/// Delivery status (xAPIC only): the previous IPI has not been sent yet.
+const ICR_SEND_PENDING: u32 = 1 << 12;
+const ICR_LEVEL_ASSERT: u32 = 1 << 14;
+/// Longest wait for the xAPIC ICR to become idle before sending anyway.
+const ICR_IDLE_TIMEOUT_NS: u64 = 10_000_000;
 /// SVR bit 8: APIC software enable.
 const SVR_ENABLE: u32 = 1 << 8;
 /// LVT bits.
@@ -116,6 +133,94 @@ pub fn init() -> bool {
     write(REG_SVR, SVR_ENABLE | u32::from(SPURIOUS_VECTOR));
     write(REG_LVT_TIMER, LVT_MASKED);
     x2apic
+}
+
+/// Enables an application processor's LAPIC in the mode the boot CPU chose
+/// ([`init`] must have run there): x2APIC or xAPIC, spurious vector set, all
+/// priorities accepted, timer masked. The PIC is the boot CPU's business.
+pub fn init_ap() {
+    let mut base_msr = Msr::new(MSR_APIC_BASE);
+    // SAFETY: IA32_APIC_BASE exists on every x86_64 CPU.
+    let base = unsafe { base_msr.read() };
+    let mut new_base = base | APIC_BASE_ENABLE;
+    if X2APIC.load(Ordering::Relaxed) {
+        new_base |= APIC_BASE_X2APIC;
+    }
+    // SAFETY: enables this CPU's LAPIC in the boot CPU's mode (all CPUs of one
+    // machine report the same CPUID x2APIC bit), keeping the base address; no
+    // interrupt is enabled yet.
+    unsafe { base_msr.write(new_base) };
+    write(REG_TPR, 0);
+    write(REG_SVR, SVR_ENABLE | u32::from(SPURIOUS_VECTOR));
+    write(REG_LVT_TIMER, LVT_MASKED);
+}
+
+/// Writes the interrupt command register: sends `low` (vector, delivery mode,
+/// level) to the LAPIC with id `dest`. In xAPIC mode, first waits (bounded by
+/// time) for the previous command to leave. Disables interrupts around the
+/// two-register xAPIC write so that a handler's IPI cannot split it.
+fn send_icr(dest: u32, low: u32) {
+    let irq = super::irq_save();
+    if X2APIC.load(Ordering::Relaxed) {
+        // A WRMSR to the ICR is not ordered after earlier stores (Intel SDM
+        // 11.12.3); the fence makes data written before the IPI visible to its
+        // handler.
+        // SAFETY: `mfence` only orders memory accesses.
+        unsafe { core::arch::asm!("mfence", options(nostack, preserves_flags)) };
+        // SAFETY: an x2APIC ICR write with a valid command; the destination is
+        // a 32-bit x2APIC id.
+        unsafe {
+            Msr::new(MSR_X2APIC_BASE + (REG_ICR_LOW >> 4))
+                .write(u64::from(dest) << 32 | u64::from(low))
+        };
+    } else {
+        wait_icr_idle();
+        write(REG_ICR_HIGH, dest << 24);
+        // UC MMIO stores are ordered after earlier stores: no fence needed.
+        write(REG_ICR_LOW, low);
+    }
+    super::irq_restore(irq);
+}
+
+/// Waits until the xAPIC has sent the previous IPI, at most
+/// [`ICR_IDLE_TIMEOUT_NS`]; returns whether it did.
+fn wait_icr_idle() -> bool {
+    if X2APIC.load(Ordering::Relaxed) {
+        return true;
+    }
+    let start = super::time::rdtsc();
+    let limit = super::time::ns_to_cycles(ICR_IDLE_TIMEOUT_NS);
+    while read(REG_ICR_LOW) & ICR_SEND_PENDING != 0 {
+        if super::time::rdtsc().wrapping_sub(start) > limit {
+            return false;
+        }
+        core::hint::spin_loop();
+    }
+    true
+}
+
+/// Sends a fixed interrupt with `vector` to the LAPIC with id `dest`.
+pub fn send_fixed(dest: u32, vector: u8) {
+    send_icr(
+        dest,
+        ICR_DELIVERY_FIXED | ICR_LEVEL_ASSERT | u32::from(vector),
+    );
+}
+
+/// Sends INIT (assert) to `dest`; returns whether the xAPIC reported it sent.
+pub fn send_init(dest: u32) -> bool {
+    send_icr(dest, ICR_DELIVERY_INIT | ICR_LEVEL_ASSERT);
+    wait_icr_idle()
+}
+
+/// Sends a STARTUP IPI to `dest`: it starts in real mode at `page << 12`.
+/// Returns whether the xAPIC reported it sent.
+pub fn send_startup(dest: u32, page: u8) -> bool {
+    send_icr(
+        dest,
+        ICR_DELIVERY_STARTUP | ICR_LEVEL_ASSERT | u32::from(page),
+    );
+    wait_icr_idle()
 }
 
 /// This CPU's LAPIC id.

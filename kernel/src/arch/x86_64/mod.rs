@@ -8,15 +8,21 @@
 //! - `apic`: 8259 masked; LAPIC (x2APIC or xAPIC) and its periodic timer.
 //! - `time`: TSC clock calibrated against PIT channel 2.
 //! - `context`: thread context switch.
+//! - `acpi`: the MADT parser that finds the CPUs.
+//! - `smp`: CPU numbering, AP start-up (INIT-SIPI-SIPI, real-mode trampoline
+//!   at 0x8000) and IPIs.
 //!
 //! The boot code (`boot/src/x86_64`) left us in long mode on the boot stack with
-//! 0-4 GiB identity-mapped and interrupts disabled. SMP (`send_ipi`,
-//! `start_secondary_cpus`) is not implemented yet, so those items are absent.
+//! 0-4 GiB identity-mapped and interrupts disabled. Application processors go
+//! through `smp`'s trampoline into the same page tables; the TSC and LAPIC
+//! timer calibration done on the boot CPU serves them all.
 
+mod acpi;
 mod apic;
 mod context;
 mod percpu;
 mod serial;
+mod smp;
 mod time;
 mod trap;
 
@@ -26,6 +32,7 @@ use x86_64::instructions::port::Port;
 
 pub use self::context::{init_thread_context, switch_context, Context};
 pub use self::percpu::cpu_id;
+pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
 
@@ -50,7 +57,8 @@ pub struct IrqState {
 }
 
 /// Brings up the boot CPU: console, GDT/TSS and GS base, IDT, PIC masked, LAPIC
-/// enabled, TSC and LAPIC timer calibrated. Interrupts stay disabled.
+/// enabled, TSC and LAPIC timer calibrated, CPUs found in the ACPI MADT.
+/// Interrupts stay disabled.
 pub fn early_init(info: &boot::BootInfo) {
     time::set_boot_tsc();
     serial::init();
@@ -58,6 +66,8 @@ pub fn early_init(info: &boot::BootInfo) {
     trap::init();
     let x2apic = apic::init();
     percpu::set_lapic_id(apic::id());
+    let discovery = smp::init(info);
+    let trampoline_ok = smp::check_trampoline_page(info);
     // One PIT window measures the TSC and the LAPIC timer input together.
     let window = time::pit_window(apic::timer_calibration_start, apic::timer_calibration_end);
     let source = time::init(window.map(|(cycles, ns, _)| (cycles, ns)));
@@ -75,7 +85,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let _ = writeln!(
         serial::RawWriter,
         "x86_64: TSC {}.{:03} MHz ({:?}, invariant: {}), {} LAPIC id {} timer {} kHz, \
-         heap {:#x}+{} MiB",
+         heap {:#x}+{} MiB, {} CPU(s) ({}{})",
         time::tsc_hz() / 1_000_000,
         time::tsc_hz() / 1_000 % 1_000,
         source,
@@ -89,6 +99,13 @@ pub fn early_init(info: &boot::BootInfo) {
         apic::timer_hz() / 1000,
         heap_start,
         heap_len >> 20,
+        smp::cpu_count(),
+        discovery,
+        if trampoline_ok {
+            ""
+        } else {
+            ", AP trampoline page not RAM: APs will not start"
+        },
     );
 }
 
@@ -185,10 +202,15 @@ pub fn exit_qemu(code: ExitCode) -> ! {
 
 /// The largest usable RAM region above the kernel image and below 4 GiB (all
 /// that is mapped), page-aligned, as `(start, len)`. The boot code copied
-/// everything it needed out of loader memory, so all of it is free.
+/// everything it needed out of loader memory, so all of it is free. Memory
+/// below 1 MiB (the AP trampoline page, `smp::TRAMPOLINE_PHYS`) is never
+/// part of it.
 pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
     const PAGE: usize = 4096;
-    let kernel_end = (info.kernel_end + PAGE - 1) & !(PAGE - 1);
+    const LOW_MEMORY_END: usize = 1 << 20;
+    // The kernel is linked at 1 MiB, so this already excludes low memory; the
+    // `max` keeps it so should the link address ever change.
+    let kernel_end = (info.kernel_end.max(LOW_MEMORY_END) + PAGE - 1) & !(PAGE - 1);
     let best = info
         .memory_regions()
         .iter()

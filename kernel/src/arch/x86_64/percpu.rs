@@ -6,8 +6,10 @@
 //! IST slots give the double-fault, NMI and machine-check handlers stacks of
 //! their own, so a corrupt stack pointer still yields a report).
 //!
-//! Only the boot CPU's block exists today (a static); SMP bring-up will give each
-//! application processor a block of its own and call [`init_cpu`] there.
+//! The blocks (and their IST stacks) are a static array of `MAX_CPUS`, indexed
+//! by dense CPU index: the boot CPU takes block 0 in `early_init`, and each
+//! application processor takes its own in `smp::ap_main` before anything on it
+//! can call `cpu_id()`.
 
 use core::cell::UnsafeCell;
 use core::mem::offset_of;
@@ -19,6 +21,8 @@ use x86_64::registers::segmentation::SegmentSelector;
 use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable};
 use x86_64::structures::tss::TaskStateSegment;
 use x86_64::{PrivilegeLevel, VirtAddr};
+
+use super::super::MAX_CPUS;
 
 /// IST slot (1-based, as in the IDT gate) of the double-fault handler.
 pub const IST_DOUBLE_FAULT: u8 = 1;
@@ -60,33 +64,38 @@ impl IstStack {
     }
 }
 
-/// The boot CPU's IST stacks (a separate zero-initialised static so they land in
-/// `.bss`, not in the image).
-struct BootIstStacks(UnsafeCell<[IstStack; 3]>);
+/// Every CPU's IST stacks (a separate zero-initialised static so they land in
+/// `.bss`, not in the image): `MAX_CPUS` x 3 x 16 KiB.
+struct IstStacks(UnsafeCell<[[IstStack; 3]; MAX_CPUS]>);
 
-// SAFETY: each stack is used only by the CPU (the boot CPU) whose TSS names it,
-// and only by hardware stack switches; Rust never forms references to the bytes.
-unsafe impl Sync for BootIstStacks {}
+// SAFETY: CPU `i`'s stacks are used only by CPU `i` (its TSS names them), and
+// only by hardware stack switches; Rust never forms references to the bytes
+// after `init_cpu` computed their addresses.
+unsafe impl Sync for IstStacks {}
 
-static BOOT_IST_STACKS: BootIstStacks = BootIstStacks(UnsafeCell::new(
-    [const { IstStack([0; IST_STACK_BYTES]) }; 3],
+static IST_STACKS: IstStacks = IstStacks(UnsafeCell::new(
+    [const { [const { IstStack([0; IST_STACK_BYTES]) }; 3] }; MAX_CPUS],
 ));
 
-/// The boot CPU's block. Written only by [`init_cpu`] on that CPU, before
-/// anything reads it through GS.
-struct BootCpuCell(UnsafeCell<PerCpu>);
+/// Every CPU's block, indexed by dense CPU index. Block `i` is written only by
+/// [`init_cpu`] on CPU `i`, before anything reads it through GS.
+struct CpuBlocks(UnsafeCell<[PerCpu; MAX_CPUS]>);
 
-// SAFETY: only the owning CPU writes it, once, in `init_cpu`; later accesses are
-// reads through GS on that CPU (and the CPU's own GDT/TSS use).
-unsafe impl Sync for BootCpuCell {}
+// SAFETY: block `i` is written by CPU `i` alone (once in `init_cpu`, then its
+// own fields through GS); the GDT/TSS in it are used by CPU `i`'s hardware only.
+unsafe impl Sync for CpuBlocks {}
 
-static BOOT_CPU: BootCpuCell = BootCpuCell(UnsafeCell::new(PerCpu {
-    self_addr: 0,
-    cpu_id: 0,
-    lapic_id: 0,
-    tss: TaskStateSegment::new(),
-    gdt: GlobalDescriptorTable::empty(),
-}));
+static CPU_BLOCKS: CpuBlocks = CpuBlocks(UnsafeCell::new(
+    [const {
+        PerCpu {
+            self_addr: 0,
+            cpu_id: 0,
+            lapic_id: 0,
+            tss: TaskStateSegment::new(),
+            gdt: GlobalDescriptorTable::empty(),
+        }
+    }; MAX_CPUS],
+));
 
 /// Offset of `cpu_id` in [`PerCpu`], for the `gs:` load.
 const CPU_ID_OFFSET: usize = offset_of!(PerCpu, cpu_id);
@@ -95,19 +104,27 @@ const CPU_ID_OFFSET: usize = offset_of!(PerCpu, cpu_id);
 /// segment register, and points GS at its [`PerCpu`] block.
 pub fn init_boot_cpu() {
     // SAFETY: called once on the boot CPU, before interrupts are enabled and
-    // before anything reads the block; the IST stacks are the boot CPU's.
-    unsafe { init_cpu(BOOT_CPU.0.get(), 0, &*BOOT_IST_STACKS.0.get()) }
+    // before anything reads block 0.
+    unsafe { init_cpu(0) }
 }
 
-/// Fills `cpu`'s block and makes it this CPU's: loads its GDT and TSS, reloads
-/// the segment registers and sets `IA32_GS_BASE`.
+/// Fills block `cpu_id` and makes it this CPU's: loads its GDT and TSS (IST
+/// stacks for double fault, NMI and machine check), reloads the segment
+/// registers and sets `IA32_GS_BASE`, so that [`cpu_id`] returns `cpu_id`.
 ///
 /// # Safety
-/// `cpu` and `ist_stacks` must live forever and belong to this CPU alone; call
-/// once per CPU, with interrupts disabled.
-pub unsafe fn init_cpu(cpu: *mut PerCpu, cpu_id: usize, ist_stacks: &'static [IstStack; 3]) {
-    // SAFETY: the caller hands us exclusive use of a 'static block.
+/// Call exactly once per CPU index, on the CPU that will own it, with
+/// interrupts disabled; `cpu_id < MAX_CPUS`; no other CPU may use that index.
+pub unsafe fn init_cpu(cpu_id: usize) {
+    assert!(cpu_id < MAX_CPUS, "cpu index {cpu_id} out of range");
+    // SAFETY: in bounds (asserted); block `cpu_id` belongs to this CPU alone
+    // (the caller's contract), so this is the only reference to it.
+    let cpu: *mut PerCpu = unsafe { CPU_BLOCKS.0.get().cast::<PerCpu>().add(cpu_id) };
+    // SAFETY: as above: exclusive use of a 'static block.
     let pc = unsafe { &mut *cpu };
+    // SAFETY: in bounds; only this CPU's TSS will name these stacks, and only
+    // their addresses are taken here.
+    let ist_stacks = unsafe { &(*IST_STACKS.0.get())[cpu_id] };
     pc.self_addr = cpu as usize;
     pc.cpu_id = cpu_id;
     for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]

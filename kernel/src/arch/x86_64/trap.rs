@@ -14,12 +14,15 @@
 //!
 //! Vectors: 0-31 CPU exceptions (all fatal: a report, then QEMU exits with
 //! failure), [`apic::TIMER_VECTOR`] the tick, `apic::PIC_VECTOR_BASE..+16` the
-//! masked 8259 (spurious only), [`apic::SPURIOUS_VECTOR`] the LAPIC's spurious
-//! vector. Anything else is reported once per occurrence and acknowledged.
+//! masked 8259 (spurious only), [`apic::IPI_RESCHEDULE_VECTOR`] and
+//! [`apic::IPI_CALL_VECTOR`] the inter-processor interrupts (EOI, then
+//! `hooks::ipi(kind)` and `hooks::irq_exit()`), [`apic::SPURIOUS_VECTOR`] the
+//! LAPIC's spurious vector. Anything else is reported once per occurrence and
+//! acknowledged.
 
 use core::cell::UnsafeCell;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use x86_64::instructions::tables::lidt;
 use x86_64::registers::control::Cr2;
@@ -221,6 +224,8 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             crate::hooks::timer_interrupt();
             crate::hooks::irq_exit();
         }
+        apic::IPI_RESCHEDULE_VECTOR => ipi(crate::arch::IpiKind::Reschedule),
+        apic::IPI_CALL_VECTOR => ipi(crate::arch::IpiKind::Call),
         apic::SPURIOUS_VECTOR => {}
         v if (apic::PIC_VECTOR_BASE..apic::PIC_VECTOR_BASE + 16).contains(&v) => {}
         _ => {
@@ -233,6 +238,14 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             apic::eoi();
         }
     }
+}
+
+/// An inter-processor interrupt (sent by `smp::send_ipi`): acknowledged first,
+/// like the tick, so that the hook may switch threads.
+fn ipi(kind: crate::arch::IpiKind) {
+    apic::eoi();
+    crate::hooks::ipi(kind);
+    crate::hooks::irq_exit();
 }
 
 /// Exception names, by vector.
@@ -271,13 +284,35 @@ const EXCEPTION_NAMES: [&str; 32] = [
     "reserved (31)",
 ];
 
-/// Set by the first exception report; a fault while reporting exits at once.
-static REPORTING: AtomicBool = AtomicBool::new(false);
+/// The CPU writing an exception report ([`NO_REPORTER`] when none): an
+/// arch-level lock that keeps two CPUs' reports from interleaving.
+static REPORTER: AtomicUsize = AtomicUsize::new(NO_REPORTER);
+const NO_REPORTER: usize = usize::MAX;
+/// How long a second faulting CPU waits for the first one's report (which ends
+/// with `exit_qemu`) before it reports anyway.
+const REPORT_WAIT_NS: u64 = 2_000_000_000;
 
-/// Reports a CPU exception without taking any lock, then fails the QEMU run.
+/// Reports a CPU exception, then fails the QEMU run.
+///
+/// Takes no lock that generic code holds (the console lock may be held by the
+/// interrupted code), so the report may interleave with a line another CPU is
+/// printing through the generic console at that moment. Reports from two
+/// faulting CPUs do not interleave: the first takes [`REPORTER`]; a second
+/// waits for it (up to [`REPORT_WAIT_NS`], after which it writes anyway); a
+/// fault while reporting on the same CPU exits at once.
 fn exception(frame: &TrapFrame) -> ! {
-    if REPORTING.swap(true, Ordering::Relaxed) {
-        super::exit_qemu(super::ExitCode::Failure);
+    let me = percpu::cpu_id();
+    if let Err(holder) =
+        REPORTER.compare_exchange(NO_REPORTER, me, Ordering::Acquire, Ordering::Relaxed)
+    {
+        if holder == me {
+            super::exit_qemu(super::ExitCode::Failure);
+        }
+        let start = super::time::rdtsc();
+        let limit = super::time::ns_to_cycles(REPORT_WAIT_NS);
+        while super::time::rdtsc().wrapping_sub(start) < limit {
+            core::hint::spin_loop();
+        }
     }
     let vector = frame.vector as usize;
     let mut w = serial::RawWriter;

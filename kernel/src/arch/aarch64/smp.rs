@@ -1,0 +1,231 @@
+//! Secondary CPU bring-up (PSCI `CPU_ON`) and inter-processor interrupts (SGIs).
+//!
+//! **Bring-up.** [`start_cpu`] hands PSCI the runtime address of the boot crate's
+//! secondary entry (`boot::aarch64::secondary_entry_address`, the image is position
+//! independent) and, as `context_id`, this CPU's [`Mailbox`]. The entry code drops
+//! to EL1, enables FP/SIMD and calls [`secondary_main`] on a small arch-owned
+//! bootstrap stack; that sets `TPIDR_EL1` (so `cpu_id()` is the dense index), the
+//! kernel vectors and this CPU's GIC interface, then *claims* the start by moving
+//! the mailbox from `PENDING` to `ALIVE` and only then switches to the caller's
+//! stack and calls the caller's `entry(cpu)` with IRQs masked.
+//!
+//! The caller waits for `ALIVE` at most [`START_TIMEOUT_NS`] (by CNTVCT). On
+//! timeout it moves the mailbox to `ABANDONED` instead; a CPU that shows up
+//! later loses the claim and parks in `wfe` on the bootstrap stack, so it never
+//! touches the caller's stack or runs `entry` after `start_cpu` returned false.
+//! Why the bootstrap stack: the caller may free its stack after a failure.
+//!
+//! **IPIs.** SGI 0 = [`IpiKind::Reschedule`], SGI 1 = [`IpiKind::Call`]; the IRQ
+//! handler (`trap`) maps them back with [`ipi_kind`] and calls
+//! `crate::hooks::ipi(kind)`.
+//!
+//! MMU and caches are off, so plain stores are visible to a CPU that starts
+//! later; with caches on, the mailbox and the stacks would need cleaning to the
+//! point of coherency before `CPU_ON`.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use boot::aarch64::SecondaryStart;
+
+use super::{cpu, gic, psci, timer, trap};
+use crate::arch::{IpiKind, MAX_CPUS};
+
+/// PSCI `CPU_ON` (SMC64).
+const PSCI_CPU_ON: u32 = 0xC400_0003;
+/// How long [`start_cpu`] waits for the CPU to report alive.
+pub const START_TIMEOUT_NS: u64 = 100_000_000;
+
+/// SGI used for [`IpiKind::Reschedule`].
+const SGI_RESCHEDULE: u32 = gic::SGI_USED[0];
+/// SGI used for [`IpiKind::Call`].
+const SGI_CALL: u32 = gic::SGI_USED[1];
+
+/// Mailbox states.
+const IDLE: u8 = 0;
+const PENDING: u8 = 1;
+const ALIVE: u8 = 2;
+const ABANDONED: u8 = 3;
+
+/// Size of each bootstrap stack (runs only [`secondary_main`] before the switch).
+const BOOTSTRAP_STACK_BYTES: usize = 8 * 1024;
+
+/// Per-CPU bootstrap stacks; CPU `i` uses `BOOTSTRAP_STACKS[i]` (index 0 unused).
+#[repr(C, align(16))]
+struct BootstrapStacks(UnsafeCell<[[u8; BOOTSTRAP_STACK_BYTES]; MAX_CPUS]>);
+
+// SAFETY: each stack is used by one CPU only (the one being started), and only
+// while its mailbox is PENDING or later; no Rust code reads the bytes.
+unsafe impl Sync for BootstrapStacks {}
+
+static BOOTSTRAP_STACKS: BootstrapStacks =
+    BootstrapStacks(UnsafeCell::new([[0; BOOTSTRAP_STACK_BYTES]; MAX_CPUS]));
+
+/// What the starting CPU leaves for the started one (the PSCI `context_id`).
+#[repr(C)]
+struct Mailbox {
+    /// Read by `entry.S`: must be first. Written by the starter before `CPU_ON`.
+    start: UnsafeCell<SecondaryStart>,
+    /// `IDLE` -> `PENDING` (starter claims the slot) -> `ALIVE` (the CPU claimed
+    /// the start) or `ABANDONED` (the starter gave up) or back to `IDLE` (PSCI
+    /// refused).
+    state: AtomicU8,
+    /// Dense index of the CPU this mailbox starts.
+    cpu: AtomicUsize,
+    /// The caller's stack top for `entry`.
+    stack_top: AtomicUsize,
+    /// The caller's `entry` (a function pointer as usize).
+    entry: AtomicUsize,
+}
+
+// SAFETY: `start` is written only by the CPU that moved `state` from IDLE to
+// PENDING, before CPU_ON, and read by the started CPU after CPU_ON; every
+// other field is atomic.
+unsafe impl Sync for Mailbox {}
+
+static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
+    Mailbox {
+        start: UnsafeCell::new(SecondaryStart {
+            stack_top: 0,
+            entry: secondary_main,
+        }),
+        state: AtomicU8::new(IDLE),
+        cpu: AtomicUsize::new(0),
+        stack_top: AtomicUsize::new(0),
+        entry: AtomicUsize::new(0),
+    }
+}; MAX_CPUS];
+
+/// Starts secondary CPU `cpu` (dense index, `1..cpu_count()`) through PSCI
+/// `CPU_ON`. It sets up its per-CPU block (`cpu_id()` returns `cpu`), the kernel
+/// vectors and its GIC interface, then calls `entry(cpu)` on the stack ending at
+/// `stack_top`, with IRQs masked. Returns true once the CPU runs (it is past the
+/// point of no return), false if `cpu` is out of range or was already started,
+/// there is no PSCI, PSCI refused, or the CPU did not report within
+/// [`START_TIMEOUT_NS`]; after false the CPU never runs `entry` or touches the
+/// stack.
+///
+/// # Safety
+/// `stack_top` must be the 16-byte aligned top of a stack that nothing else uses
+/// and that stays allocated for as long as `entry` runs on it (forever, unless
+/// `entry` switches away) if true is returned. Boot CPU, after `early_init`.
+pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool {
+    if cpu == 0 || cpu >= cpu::cpu_count() {
+        return false;
+    }
+    let mb = &MAILBOXES[cpu];
+    if mb
+        .state
+        .compare_exchange(IDLE, PENDING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return false;
+    }
+    mb.cpu.store(cpu, Ordering::Relaxed);
+    mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
+    mb.entry
+        .store(entry as *const () as usize, Ordering::Relaxed);
+    let bootstrap_top = BOOTSTRAP_STACKS.0.get() as usize + (cpu + 1) * BOOTSTRAP_STACK_BYTES;
+    // SAFETY: this CPU moved the mailbox to PENDING, so it alone writes `start`,
+    // and CPU `cpu` has not been started yet (it reads `start` after CPU_ON).
+    unsafe {
+        (*mb.start.get()).stack_top = bootstrap_top;
+        (*mb.start.get()).entry = secondary_main;
+    }
+    // The hvc/smc below is not a memory barrier: make the mailbox visible first.
+    aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
+
+    let ret = psci::call(
+        PSCI_CPU_ON,
+        cpu::mpidr_of(cpu),
+        boot::aarch64::secondary_entry_address() as u64,
+        mb as *const Mailbox as u64,
+    );
+    if ret != Some(0) {
+        // No PSCI, or an error (ALREADY_ON -4, INVALID_PARAMETERS -2, ...): the
+        // CPU will not run our entry, so the slot may be tried again.
+        mb.state.store(IDLE, Ordering::Release);
+        return false;
+    }
+
+    let deadline = timer::now_ns().saturating_add(START_TIMEOUT_NS);
+    loop {
+        if mb.state.load(Ordering::Acquire) == ALIVE {
+            return true;
+        }
+        if timer::now_ns() >= deadline {
+            // Give up, unless the CPU claimed the start in the meantime.
+            return mb
+                .state
+                .compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire)
+                .is_err();
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// Rust entry of a secondary CPU, called by `entry.S` on the bootstrap stack at
+/// EL1 with DAIF masked; `block` is its [`Mailbox`] (whose first field is the
+/// [`SecondaryStart`]), `_entry_el` the EL it was started at.
+extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
+    // SAFETY: `block` is the context_id start_cpu passed to CPU_ON: a mailbox in
+    // the static MAILBOXES.
+    let mb = unsafe { &*(block as *const Mailbox) };
+    let cpu = mb.cpu.load(Ordering::Relaxed);
+    // SAFETY: this CPU is the one start_cpu is bringing up as `cpu`; the mailbox
+    // state (PENDING, set once per index) makes that unique.
+    unsafe { cpu::init_secondary_cpu(cpu) };
+    trap::init();
+    gic::init_cpu();
+    let stack_top = mb.stack_top.load(Ordering::Relaxed);
+    let entry = mb.entry.load(Ordering::Relaxed);
+    if mb
+        .state
+        .compare_exchange(PENDING, ALIVE, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        // The starter gave up on us: never touch its stack or run its entry.
+        loop {
+            aarch64_cpu::asm::wfe();
+        }
+    }
+    // SAFETY: start_cpu's caller gave a stack nobody else uses and `entry` is an
+    // `extern "C" fn(usize) -> !`; we leave the bootstrap stack for good, with
+    // fp/lr cleared so backtraces end here, x0 = cpu. IRQs stay masked.
+    unsafe {
+        core::arch::asm!(
+            "mov sp, {stack}",
+            "mov x29, xzr",
+            "mov x30, xzr",
+            "br {entry}",
+            stack = in(reg) stack_top,
+            entry = in(reg) entry,
+            in("x0") cpu,
+            options(noreturn),
+        )
+    }
+}
+
+/// Interrupts CPU `cpu` (may be this CPU) with `kind`; its IRQ handler calls
+/// `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()`. Writes this CPU
+/// made before the call are visible to the handler. No effect for an index out
+/// of range or (GICv2) a CPU that has not initialised its GIC interface yet.
+pub fn send_ipi(cpu: usize, kind: IpiKind) {
+    if cpu >= cpu::cpu_count() {
+        return;
+    }
+    let sgi = match kind {
+        IpiKind::Reschedule => SGI_RESCHEDULE,
+        IpiKind::Call => SGI_CALL,
+    };
+    gic::send_sgi(cpu, sgi);
+}
+
+/// The IPI an SGI INTID stands for, if it is one of ours.
+pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
+    match intid {
+        SGI_RESCHEDULE => Some(IpiKind::Reschedule),
+        SGI_CALL => Some(IpiKind::Call),
+        _ => None,
+    }
+}

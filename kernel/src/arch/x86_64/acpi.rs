@@ -1,0 +1,182 @@
+//! CPU discovery from the ACPI MADT ("APIC" table): a small hand parser.
+//!
+//! Walks RSDP -> XSDT (or RSDT for ACPI 1.0) -> MADT and collects the APIC ids
+//! of the Processor Local APIC (type 0) and Processor Local x2APIC (type 9)
+//! entries that are enabled or online-capable. Nothing else of ACPI is needed
+//! yet, so a ~150-line parser is used instead of the `acpi` crate: no new
+//! dependency (and no `Cargo.toml`/lock change in the shared kernel crate), no
+//! allocator, no handler trait for physical mappings (everything below 4 GiB is
+//! identity-mapped here), and it runs in `early_init`, before the heap exists.
+//!
+//! Every table is checked (signature, length, checksum) and every address must
+//! lie in the identity-mapped 0-4 GiB; anything odd makes discovery return
+//! `None`, and the kernel then runs on the boot CPU alone.
+
+/// Signature of the RSDP.
+const RSDP_SIGNATURE: &[u8; 8] = b"RSD PTR ";
+/// Size of the standard ACPI table header.
+const SDT_HEADER_BYTES: usize = 36;
+/// Largest table accepted (a sanity bound on `length`).
+const MAX_TABLE_BYTES: usize = 1 << 20;
+/// MADT: offset of the first interrupt-controller structure.
+const MADT_ENTRIES_OFFSET: usize = 44;
+/// MADT entry types.
+const MADT_LOCAL_APIC: u8 = 0;
+const MADT_LOCAL_X2APIC: u8 = 9;
+/// MADT processor flags.
+const MADT_ENABLED: u32 = 1 << 0;
+const MADT_ONLINE_CAPABLE: u32 = 1 << 1;
+
+/// The CPUs to run on: the boot CPU's APIC id first, then the other usable
+/// processors in MADT order (duplicates removed), at most `MAX_CPUS` in all.
+#[derive(Clone, Copy, Debug)]
+pub struct MadtCpus {
+    /// The ids; the first `len` are valid; `apic_ids[0]` is the boot CPU's.
+    pub apic_ids: [u32; super::super::MAX_CPUS],
+    /// Valid entries in `apic_ids` (at least 1).
+    pub len: usize,
+    /// Usable processors the MADT lists beyond that limit, ignored.
+    pub dropped: usize,
+}
+
+/// Reads a `T` at a physical address (unaligned).
+///
+/// # Safety
+/// `addr..addr + size_of::<T>()` must be mapped, readable memory.
+unsafe fn read<T: Copy>(addr: usize) -> T {
+    // SAFETY: the caller vouches for the range.
+    unsafe { core::ptr::read_unaligned(addr as *const T) }
+}
+
+/// Whether `addr..addr+len` is inside the identity map.
+fn mapped(addr: usize, len: usize) -> bool {
+    addr != 0
+        && addr
+            .checked_add(len)
+            .is_some_and(|end| end <= super::MAPPED_LIMIT_BYTES)
+}
+
+/// Sum of `len` bytes at `addr`, mod 256 (0 for a valid ACPI structure).
+///
+/// # Safety
+/// The range must be mapped and readable.
+unsafe fn checksum(addr: usize, len: usize) -> u8 {
+    // SAFETY: the caller vouches for the range.
+    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+    bytes.iter().fold(0u8, |s, &b| s.wrapping_add(b))
+}
+
+/// Validates the table at `addr` and returns its length if its signature is
+/// `sig` (or any signature when `sig` is `None`) and its checksum holds.
+///
+/// # Safety
+/// `addr` must be an address from a validated RSDT/XSDT/RSDP; it is
+/// range-checked against the identity map before any read.
+unsafe fn table(addr: usize, sig: Option<&[u8; 4]>) -> Option<usize> {
+    if !mapped(addr, SDT_HEADER_BYTES) {
+        return None;
+    }
+    // SAFETY: the header is inside the identity map (checked above).
+    let (signature, len) = unsafe { (read::<[u8; 4]>(addr), read::<u32>(addr + 4) as usize) };
+    if sig.is_some_and(|s| *s != signature)
+        || !(SDT_HEADER_BYTES..=MAX_TABLE_BYTES).contains(&len)
+        || !mapped(addr, len)
+    {
+        return None;
+    }
+    // SAFETY: the whole table is inside the identity map (checked above).
+    (unsafe { checksum(addr, len) } == 0).then_some(len)
+}
+
+/// Finds the MADT through the RSDP at `rsdp` and lists its usable CPUs, with
+/// `boot_apic_id` (the caller's) first.
+///
+/// # Safety
+/// `rsdp` must be the RSDP address the loader reported (or a copy of it); the
+/// ACPI tables must not have been overwritten (call before the heap exists).
+pub unsafe fn discover(rsdp: usize, boot_apic_id: u32) -> Option<MadtCpus> {
+    if !mapped(rsdp, 36) {
+        return None;
+    }
+    // SAFETY: (whole block) every read is inside a range checked by `mapped`
+    // or `table` first.
+    unsafe {
+        if read::<[u8; 8]>(rsdp) != *RSDP_SIGNATURE || checksum(rsdp, 20) != 0 {
+            return None;
+        }
+        let revision: u8 = read(rsdp + 15);
+        let rsdt = read::<u32>(rsdp + 16) as usize;
+        let xsdt = if revision >= 2 && checksum(rsdp, read::<u32>(rsdp + 20) as usize) == 0 {
+            usize::try_from(read::<u64>(rsdp + 24)).unwrap_or(0)
+        } else {
+            0
+        };
+        // Prefer the XSDT (64-bit entries), fall back to the RSDT (32-bit).
+        let (root, entry_bytes) = match table(xsdt, Some(b"XSDT")) {
+            Some(len) => ((xsdt, len), 8),
+            None => ((rsdt, table(rsdt, Some(b"RSDT"))?), 4),
+        };
+        let (root_addr, root_len) = root;
+        let entries = (root_len - SDT_HEADER_BYTES) / entry_bytes;
+        let madt = (0..entries).find_map(|i| {
+            let at = root_addr + SDT_HEADER_BYTES + i * entry_bytes;
+            let addr = if entry_bytes == 8 {
+                usize::try_from(read::<u64>(at)).unwrap_or(0)
+            } else {
+                read::<u32>(at) as usize
+            };
+            table(addr, Some(b"APIC")).map(|len| (addr, len))
+        })?;
+        Some(parse_madt(madt.0, madt.1, boot_apic_id))
+    }
+}
+
+/// Collects the processor entries of a validated MADT.
+///
+/// # Safety
+/// `addr..addr+len` must be a validated MADT inside the identity map.
+unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
+    let mut cpus = MadtCpus {
+        apic_ids: [boot_apic_id; super::super::MAX_CPUS],
+        len: 1,
+        dropped: 0,
+    };
+    let mut at = addr + MADT_ENTRIES_OFFSET;
+    let end = addr + len;
+    while at + 2 <= end {
+        // SAFETY: (whole block) `at + 2 <= end` and each entry is read only
+        // within its own `entry_len`, which stays inside the table.
+        let (kind, entry_len) = unsafe { (read::<u8>(at), usize::from(read::<u8>(at + 1))) };
+        if entry_len < 2 || at + entry_len > end {
+            break;
+        }
+        // SAFETY: the reads below are inside this entry (length checked).
+        let cpu = unsafe {
+            match kind {
+                // { type, len, acpi_processor_uid: u8, apic_id: u8, flags: u32 }
+                MADT_LOCAL_APIC if entry_len >= 8 => {
+                    Some((u32::from(read::<u8>(at + 3)), read::<u32>(at + 4)))
+                }
+                // { type, len, reserved: u16, x2apic_id: u32, flags: u32, uid: u32 }
+                MADT_LOCAL_X2APIC if entry_len >= 16 => {
+                    Some((read::<u32>(at + 4), read::<u32>(at + 8)))
+                }
+                _ => None,
+            }
+        };
+        if let Some((id, flags)) = cpu {
+            let usable = flags & (MADT_ENABLED | MADT_ONLINE_CAPABLE) != 0;
+            let known = cpus.apic_ids[..cpus.len].contains(&id);
+            if usable && !known {
+                if cpus.len < cpus.apic_ids.len() {
+                    cpus.apic_ids[cpus.len] = id;
+                    cpus.len += 1;
+                } else {
+                    cpus.dropped += 1;
+                }
+            }
+        }
+        at += entry_len;
+    }
+    cpus
+}

@@ -1,0 +1,490 @@
+//! Multiprocessor support: CPU discovery, application-processor start-up
+//! (INIT-SIPI-SIPI and a real-mode trampoline) and inter-processor interrupts.
+//!
+//! **Discovery.** `init` (from `early_init`) reads the ACPI MADT (`acpi.rs`)
+//! and fixes the dense CPU numbering: index 0 is the boot CPU, then the other
+//! enabled or online-capable processors in MADT order, at most `MAX_CPUS`.
+//! `APIC_IDS[index]` maps index -> APIC id; [`cpu_index_of`] maps back. No
+//! RSDP or no MADT: one CPU.
+//!
+//! **Start-up.** An AP wakes in 16-bit real mode at the 4 KiB page that the
+//! STARTUP IPI names. The trampoline below (assembled into the kernel image,
+//! position-dependent for [`TRAMPOLINE_PHYS`]) is copied to that page with an
+//! argument block at its end. It claims a one-shot ticket (so an AP that wakes
+//! after its start timed out parks instead of running on a stack that is no
+//! longer its own), loads its own small GDT, enters 32-bit protected mode,
+//! loads the boot CPU's CR3 (the 0-4 GiB identity map built by `boot`), CR4
+//! and EFER, enables paging to reach long mode, and calls [`ap_main`] on the
+//! stack the caller gave. `ap_main` loads the CPU's own GDT/TSS (per-CPU IST
+//! stacks) and GS base (so `cpu_id()` is right), the shared IDT, enables the
+//! LAPIC in the boot CPU's mode, sets the "online" flag the boot CPU waits for,
+//! and calls the generic entry with interrupts disabled.
+//!
+//! Trampoline page: [`TRAMPOLINE_PHYS`] = 0x8000, in conventional memory below
+//! 1 MiB. The heap never reaches it (`heap_region` only hands out memory above
+//! the kernel image, which is linked at 1 MiB), nothing else of ours lives
+//! there, and by the time an AP is started the boot code has copied everything
+//! it needed out of loader memory and the MADT has been read.
+//!
+//! **IPIs.** [`send_ipi`] sends a fixed interrupt through the ICR (x2APIC MSR
+//! 0x830, or xAPIC MMIO 0x310/0x300 after waiting for the delivery status) on
+//! vector `apic::IPI_RESCHEDULE_VECTOR` (0xF0) or `apic::IPI_CALL_VECTOR`
+//! (0xF1); `trap.rs` acknowledges it and calls `crate::hooks::ipi(kind)` then
+//! `crate::hooks::irq_exit()`.
+
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+use x86_64::registers::control::{Cr0, Cr3, Cr4};
+use x86_64::registers::model_specific::Msr;
+
+use super::super::{IpiKind, MAX_CPUS};
+use super::{acpi, apic, percpu, serial, time, trap};
+
+/// Physical address of the AP trampoline page (below 1 MiB, 4 KiB-aligned).
+pub const TRAMPOLINE_PHYS: usize = 0x8000;
+/// Size of the trampoline page.
+const TRAMPOLINE_BYTES: usize = 4096;
+// A STARTUP IPI names a 4 KiB page below 1 MiB.
+const _: () =
+    assert!(TRAMPOLINE_PHYS.is_multiple_of(TRAMPOLINE_BYTES) && TRAMPOLINE_PHYS < 1 << 20);
+/// Wait after INIT (Intel MP specification: 10 ms).
+const INIT_DELAY_NS: u64 = 10_000_000;
+/// Wait after each STARTUP IPI (Intel MP specification: 200 us).
+const SIPI_DELAY_NS: u64 = 200_000;
+/// How long the AP has, after the second STARTUP IPI, to report itself online.
+const ONLINE_TIMEOUT_NS: u64 = 100_000_000;
+/// Extra time granted to an AP that claimed its ticket (it is running the
+/// trampoline) when [`ONLINE_TIMEOUT_NS`] ran out.
+const CLAIMED_GRACE_NS: u64 = 1_000_000_000;
+/// `IA32_EFER`.
+const MSR_EFER: u32 = 0xC000_0080;
+
+// The trampoline, in AT&T syntax (16-bit far jumps are unambiguous there). `T`
+// is TRAMPOLINE_PHYS; every absolute address is `T + (label - start)`, a
+// constant the assembler resolves, since the code runs at the copy, not in the
+// image. Real mode starts with CS = T >> 4, IP = 0, so near jumps are relative
+// and data is addressed with DS = 0 (all addresses are below 64 KiB).
+core::arch::global_asm!(
+    r#"
+    .section .text.ap_trampoline, "ax"
+    .balign 16
+    .global x86_ap_trampoline_start
+x86_ap_trampoline_start:
+    .code16
+    cli
+    cld
+    xorw %ax, %ax
+    movw %ax, %ds
+    /* Claim the one-shot ticket: only a CPU that finds 1 goes on. */
+    xorl %eax, %eax
+    lock xchgl %eax, {T} + ap_tr_ticket - x86_ap_trampoline_start
+    cmpl $1, %eax
+    jne ap_tr_park
+    lgdtl {T} + ap_tr_gdt_ptr - x86_ap_trampoline_start
+    movl %cr0, %eax
+    orl $1, %eax                     /* PE */
+    movl %eax, %cr0
+    ljmpl $0x08, ${T} + ap_tr_pm32 - x86_ap_trampoline_start
+ap_tr_park:
+    cli
+    hlt
+    jmp ap_tr_park
+
+    .code32
+ap_tr_pm32:
+    movw $0x10, %ax
+    movw %ax, %ds
+    movw %ax, %es
+    movw %ax, %ss
+    movw %ax, %fs
+    movw %ax, %gs
+    /* The boot CPU's CR4 without PCIDE (not allowed outside long mode), plus PAE. */
+    movl {T} + ap_tr_cr4 - x86_ap_trampoline_start, %eax
+    andl $0xFFFDFFFF, %eax
+    orl $0x20, %eax
+    movl %eax, %cr4
+    movl {T} + ap_tr_cr3 - x86_ap_trampoline_start, %eax
+    movl %eax, %cr3
+    /* The boot CPU's EFER without LMA (read-only), plus LME. */
+    movl $0xC0000080, %ecx
+    movl {T} + ap_tr_efer - x86_ap_trampoline_start, %eax
+    movl {T} + ap_tr_efer + 4 - x86_ap_trampoline_start, %edx
+    andl $0xFFFFFBFF, %eax
+    orl $0x100, %eax
+    wrmsr
+    /* The boot CPU's CR0 (caches on, WP), with PG|PE: long mode. */
+    movl {T} + ap_tr_cr0 - x86_ap_trampoline_start, %eax
+    orl $0x80000001, %eax
+    movl %eax, %cr0
+    ljmpl $0x18, ${T} + ap_tr_lm64 - x86_ap_trampoline_start
+
+    .code64
+ap_tr_lm64:
+    movw $0x10, %ax
+    movw %ax, %ds
+    movw %ax, %es
+    movw %ax, %ss
+    movq {T} + ap_tr_stack - x86_ap_trampoline_start, %rsp
+    movq {T} + ap_tr_cpu - x86_ap_trampoline_start, %rdi
+    movq {T} + ap_tr_entry - x86_ap_trampoline_start, %rsi
+    movq {T} + ap_tr_rust - x86_ap_trampoline_start, %rax
+    xorl %ebp, %ebp
+    callq *%rax                      /* ap_main(cpu, entry): never returns */
+    ud2
+
+    /* null, 32-bit code (0x08), data (0x10), 64-bit code (0x18) */
+    .balign 8
+ap_tr_gdt:
+    .quad 0
+    .quad 0x00CF9A000000FFFF
+    .quad 0x00CF92000000FFFF
+    .quad 0x00AF9A000000FFFF
+ap_tr_gdt_end:
+    .balign 4
+    .short 0
+ap_tr_gdt_ptr:
+    .short ap_tr_gdt_end - ap_tr_gdt - 1
+    .long {T} + ap_tr_gdt - x86_ap_trampoline_start
+
+    /* The argument block: TrampolineArgs, filled by start_cpu. */
+    .balign 8
+    .global x86_ap_trampoline_args
+x86_ap_trampoline_args:
+ap_tr_ticket: .quad 0
+ap_tr_cr3:    .quad 0
+ap_tr_cr4:    .quad 0
+ap_tr_cr0:    .quad 0
+ap_tr_efer:   .quad 0
+ap_tr_stack:  .quad 0
+ap_tr_cpu:    .quad 0
+ap_tr_entry:  .quad 0
+ap_tr_rust:   .quad 0
+    .global x86_ap_trampoline_end
+x86_ap_trampoline_end:
+    .code64
+    "#,
+    T = const TRAMPOLINE_PHYS,
+    options(att_syntax)
+);
+
+extern "C" {
+    static x86_ap_trampoline_start: u8;
+    static x86_ap_trampoline_args: u8;
+    static x86_ap_trampoline_end: u8;
+}
+
+/// The trampoline's argument block (layout of `x86_ap_trampoline_args`).
+#[repr(C)]
+struct TrampolineArgs {
+    /// 1: armed; an AP swaps in 0 to claim it (only the low 32 bits are used).
+    ticket: u64,
+    cr3: u64,
+    cr4: u64,
+    cr0: u64,
+    efer: u64,
+    stack_top: u64,
+    cpu: u64,
+    /// The generic entry, `extern "C" fn(usize) -> !`.
+    entry: u64,
+    /// [`ap_main`].
+    rust_entry: u64,
+}
+
+/// Number of CPUs in use (1 until `init` found more).
+static CPU_COUNT: AtomicUsize = AtomicUsize::new(1);
+/// APIC id of each dense CPU index.
+static APIC_IDS: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+/// Set by each CPU once it runs in long mode with its per-CPU state loaded.
+static ONLINE: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+/// Start state per CPU: [`OFF`], [`STARTING`] (a start is in progress or the
+/// CPU is online) or [`LOST`] (it claimed its ticket but never came online).
+static START_STATE: [AtomicU8; MAX_CPUS] = [const { AtomicU8::new(OFF) }; MAX_CPUS];
+const OFF: u8 = 0;
+const STARTING: u8 = 1;
+const LOST: u8 = 2;
+/// Held while one AP start is in progress (the trampoline page is shared).
+static START_LOCK: AtomicBool = AtomicBool::new(false);
+/// The boot CPU's CR4, restored in full on each AP (the trampoline must leave
+/// PCIDE out).
+static BOOT_CR4: AtomicU64 = AtomicU64::new(0);
+
+/// How CPU discovery went, for the boot banner.
+#[derive(Clone, Copy, Debug)]
+pub enum Discovery {
+    /// Found in the MADT; `dropped` usable ones beyond `MAX_CPUS` are ignored.
+    Madt {
+        /// Ignored processors.
+        dropped: usize,
+    },
+    /// No RSDP or no (valid) MADT: the boot CPU alone.
+    NoMadt,
+}
+
+impl core::fmt::Display for Discovery {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Discovery::Madt { dropped: 0 } => f.write_str("ACPI MADT"),
+            Discovery::Madt { dropped } => write!(f, "ACPI MADT, {dropped} more ignored"),
+            Discovery::NoMadt => f.write_str("no ACPI MADT"),
+        }
+    }
+}
+
+/// Reads the MADT and numbers the CPUs (index 0 = this, the boot CPU). Call
+/// once from `early_init`, after the LAPIC is enabled and before the heap
+/// exists (ACPI tables may lie in RAM the heap would reuse).
+pub fn init(info: &boot::BootInfo) -> Discovery {
+    let boot_id = apic::id();
+    APIC_IDS[0].store(boot_id, Ordering::Relaxed);
+    ONLINE[0].store(true, Ordering::Relaxed);
+    START_STATE[0].store(STARTING, Ordering::Relaxed);
+    // SAFETY: the RSDP address comes from the loader (or is boot's copy of
+    // it), and nothing has overwritten firmware tables yet (no heap).
+    let found = info
+        .rsdp
+        .and_then(|rsdp| unsafe { acpi::discover(rsdp, boot_id) });
+    match found {
+        Some(cpus) => {
+            for (slot, &id) in APIC_IDS.iter().zip(&cpus.apic_ids[..cpus.len]) {
+                slot.store(id, Ordering::Relaxed);
+            }
+            CPU_COUNT.store(cpus.len, Ordering::Release);
+            Discovery::Madt {
+                dropped: cpus.dropped,
+            }
+        }
+        None => Discovery::NoMadt,
+    }
+}
+
+/// Number of CPUs the firmware describes (ACPI MADT), at most `MAX_CPUS`; 1
+/// when there is no MADT. CPU indices are `0..cpu_count()`, 0 = boot CPU.
+pub fn cpu_count() -> usize {
+    CPU_COUNT.load(Ordering::Acquire)
+}
+
+/// The LAPIC id of CPU `cpu` (dense index), if it exists.
+pub fn apic_id_of(cpu: usize) -> Option<u32> {
+    (cpu < cpu_count()).then(|| APIC_IDS[cpu].load(Ordering::Relaxed))
+}
+
+/// The dense index of the CPU whose LAPIC id is `apic_id`, if it is in use.
+pub fn cpu_index_of(apic_id: u32) -> Option<usize> {
+    (0..cpu_count()).find(|&i| APIC_IDS[i].load(Ordering::Relaxed) == apic_id)
+}
+
+/// Busy-waits `ns` nanoseconds, measured with the TSC.
+fn delay_ns(ns: u64) {
+    let start = time::rdtsc();
+    let cycles = time::ns_to_cycles(ns);
+    while time::rdtsc().wrapping_sub(start) < cycles {
+        core::hint::spin_loop();
+    }
+}
+
+/// Waits at most `ns` for `cond`; returns whether it became true.
+fn wait_for(ns: u64, cond: impl Fn() -> bool) -> bool {
+    let start = time::rdtsc();
+    let cycles = time::ns_to_cycles(ns);
+    loop {
+        if cond() {
+            return true;
+        }
+        if time::rdtsc().wrapping_sub(start) >= cycles {
+            return cond();
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// Whether the loader's memory map lists the trampoline page as usable RAM (an
+/// empty map, as from a loader that gave none, is trusted).
+fn trampoline_page_is_ram(info_regions: &[boot::MemRegion]) -> bool {
+    info_regions.is_empty()
+        || info_regions.iter().any(|r| {
+            r.start <= TRAMPOLINE_PHYS
+                && r.start.saturating_add(r.len) >= TRAMPOLINE_PHYS + TRAMPOLINE_BYTES
+        })
+}
+
+/// Set by `early_init` from the memory map: whether [`TRAMPOLINE_PHYS`] may be
+/// overwritten.
+static TRAMPOLINE_OK: AtomicBool = AtomicBool::new(false);
+
+/// Records whether the trampoline page is usable RAM (from `early_init`).
+pub fn check_trampoline_page(info: &boot::BootInfo) -> bool {
+    let ok = trampoline_page_is_ram(info.memory_regions());
+    TRAMPOLINE_OK.store(ok, Ordering::Relaxed);
+    ok
+}
+
+/// Spin lock serialising [`start_cpu`] calls.
+struct StartGuard;
+
+impl StartGuard {
+    fn lock() -> StartGuard {
+        while START_LOCK
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            core::hint::spin_loop();
+        }
+        StartGuard
+    }
+}
+
+impl Drop for StartGuard {
+    fn drop(&mut self) {
+        START_LOCK.store(false, Ordering::Release);
+    }
+}
+
+/// Starts application processor `cpu` (dense index, `1..cpu_count()`) on the
+/// stack that ends at `stack_top`. The AP loads its own GDT/TSS (with its own
+/// IST stacks), the IDT and its GS base (so `cpu_id()` returns `cpu` there),
+/// enables its LAPIC in the boot CPU's mode, and calls `entry(cpu)` with
+/// interrupts disabled; `entry` must not return.
+///
+/// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
+/// if the AP has not yet claimed the trampoline, then waits up to 100 ms for
+/// the AP to report itself online (all delays measured with the TSC). Returns
+/// true once it is; false if `cpu` is out of range, is the boot CPU, was
+/// already started, or did not come up in time. Calls are serialised (the
+/// trampoline page is shared), from any CPU.
+///
+/// # Safety
+/// `stack_top` must be the 16-byte aligned end of a stack that is mapped in
+/// the boot identity map (below 4 GiB), large enough for `entry`, and given to
+/// this CPU forever (it is never freed, also when this returns false: an AP
+/// that claimed the trampoline late may still run on it). `early_init` must
+/// have run on the boot CPU.
+pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool {
+    let Some(apic_id) = apic_id_of(cpu) else {
+        return false;
+    };
+    if cpu == 0 || !TRAMPOLINE_OK.load(Ordering::Relaxed) {
+        return false;
+    }
+    let _guard = StartGuard::lock();
+    if START_STATE[cpu]
+        .compare_exchange(OFF, STARTING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return false;
+    }
+
+    let code_start = core::ptr::addr_of!(x86_ap_trampoline_start) as usize;
+    let code_len = core::ptr::addr_of!(x86_ap_trampoline_end) as usize - code_start;
+    let args_offset = core::ptr::addr_of!(x86_ap_trampoline_args) as usize - code_start;
+    assert!(code_len <= TRAMPOLINE_BYTES, "AP trampoline too large");
+    let cr3 = Cr3::read_raw().0.start_address().as_u64();
+    assert!(cr3 < 1 << 32, "boot page tables must lie below 4 GiB");
+    BOOT_CR4.store(Cr4::read_raw(), Ordering::Relaxed);
+    let args_ptr = (TRAMPOLINE_PHYS + args_offset) as *mut TrampolineArgs;
+    // SAFETY: `rdmsr` of EFER, which every x86_64 CPU has.
+    let efer = unsafe { Msr::new(MSR_EFER).read() };
+    let args = TrampolineArgs {
+        ticket: 0,
+        cr3,
+        cr4: Cr4::read_raw(),
+        cr0: Cr0::read_raw(),
+        efer,
+        stack_top: (stack_top & !0xF) as u64,
+        cpu: cpu as u64,
+        entry: entry as usize as u64,
+        rust_entry: ap_main as *const () as usize as u64,
+    };
+    // SAFETY: the trampoline page is identity-mapped conventional RAM that
+    // only this code uses (see the module docs; TRAMPOLINE_OK checked the
+    // memory map), START_LOCK gives us exclusive use of it, and no AP is
+    // executing it (any earlier AP claimed its ticket and left, or parks
+    // outside the argument block). The source is the kernel image's copy.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            code_start as *const u8,
+            TRAMPOLINE_PHYS as *mut u8,
+            code_len,
+        );
+        core::ptr::write_volatile(args_ptr, args);
+    }
+    // SAFETY: the ticket is an 8-aligned u64 slot in the argument block, which
+    // lives as long as the kernel; the AP accesses it only with `lock xchg`.
+    let ticket = unsafe { AtomicU32::from_ptr(args_ptr.cast::<u32>()) };
+    // Release: the code and the arguments are visible before the ticket is.
+    ticket.store(1, Ordering::Release);
+
+    let page = (TRAMPOLINE_PHYS >> 12) as u8;
+    apic::send_init(apic_id);
+    delay_ns(INIT_DELAY_NS);
+    apic::send_startup(apic_id, page);
+    delay_ns(SIPI_DELAY_NS);
+    if ticket.load(Ordering::Acquire) == 1 {
+        apic::send_startup(apic_id, page);
+        delay_ns(SIPI_DELAY_NS);
+    }
+    let online = || ONLINE[cpu].load(Ordering::Acquire);
+    if wait_for(ONLINE_TIMEOUT_NS, online) {
+        return true;
+    }
+    // Too slow. Withdraw the ticket; if the AP had already claimed it, it is
+    // running the trampoline: give it a grace period, else it may never
+    // touch the stack (retrying later is then safe).
+    if ticket.swap(0, Ordering::AcqRel) == 1 {
+        START_STATE[cpu].store(OFF, Ordering::Release);
+        return false;
+    }
+    if wait_for(CLAIMED_GRACE_NS, online) {
+        return true;
+    }
+    START_STATE[cpu].store(LOST, Ordering::Release);
+    false
+}
+
+/// First Rust code on an AP: called by the trampoline in long mode on the
+/// caller's stack, with interrupts disabled, `cpu` its dense index and
+/// `entry` the generic entry point.
+extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
+    let cr4 = BOOT_CR4.load(Ordering::Relaxed);
+    if Cr4::read_raw() != cr4 {
+        // SAFETY: the boot CPU's CR4 on an identical CPU, in long mode with
+        // CR3's PCID bits zero (the boot page tables are 4 KiB-aligned).
+        unsafe { Cr4::write_raw(cr4) };
+    }
+    // SAFETY: first thing on this CPU, interrupts disabled; `cpu` is this
+    // CPU's index (START_LOCK and START_STATE make it used once).
+    unsafe { percpu::init_cpu(cpu) };
+    trap::load();
+    apic::init_ap();
+    let apic_id = apic::id();
+    percpu::set_lapic_id(apic_id);
+    if cpu_index_of(apic_id) != Some(cpu) {
+        // Not fatal: IPIs go by the MADT's id, so this CPU would miss them.
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: cpu {cpu} has LAPIC id {apic_id}, the MADT said {:?}",
+            apic_id_of(cpu)
+        );
+    }
+    // SAFETY: `start_cpu` stored an `extern "C" fn(usize) -> !` here.
+    let entry: extern "C" fn(usize) -> ! = unsafe { core::mem::transmute(entry) };
+    ONLINE[cpu].store(true, Ordering::Release);
+    entry(cpu)
+}
+
+/// Interrupts CPU `cpu` (dense index) with the vector for `kind`; its handler
+/// acknowledges it and calls `crate::hooks::ipi(kind)`, then
+/// `crate::hooks::irq_exit()`. Memory written before the call is visible to
+/// that handler. Sending to oneself works; an index that is not online is
+/// ignored (a CPU still waiting for its STARTUP IPI would drop it anyway).
+/// Callable with interrupts enabled or disabled.
+pub fn send_ipi(cpu: usize, kind: IpiKind) {
+    if cpu >= MAX_CPUS || !ONLINE[cpu].load(Ordering::Acquire) {
+        return;
+    }
+    let vector = match kind {
+        IpiKind::Reschedule => apic::IPI_RESCHEDULE_VECTOR,
+        IpiKind::Call => apic::IPI_CALL_VECTOR,
+    };
+    apic::send_fixed(APIC_IDS[cpu].load(Ordering::Relaxed), vector);
+}

@@ -1,0 +1,172 @@
+//! Wait queues (Linux's `wait_queue_head_t` with exclusive, auto-removing
+//! entries).
+//!
+//! The protocol that loses no wakeup, as in Linux:
+//!
+//! ```text
+//! waiter:                                   waker:
+//!   prepare_to_wait(wq)  // queued, SLEEPING  make the condition true
+//!   if !condition { schedule() }            wake_one(wq) / wake_all(wq)
+//!   finish_wait(wq)      // RUNNING, unqueued
+//! ```
+//!
+//! `prepare_to_wait` queues the thread and marks it sleeping under the queue
+//! lock, and the waker takes the same lock after making the condition true: so
+//! either the waiter sees the condition, or the waker finds it queued and
+//! sleeping and wakes it. A wakeup that arrives before the waiter reached
+//! `schedule()` only flips it back to running (`try_to_wake_up` on a thread the
+//! runqueue still holds), and `schedule()` then does not block.
+//!
+//! Entries are not allocated: each thread can wait on one queue at a time, so
+//! the links live in its thread slot (`wq_next` / `wq_prev`, indices into the
+//! thread table), and a queue is a head and a tail index.
+
+use core::sync::atomic::Ordering;
+
+use super::SpinLock;
+use crate::task::{self, TASK_SLEEPING};
+
+/// End of a wait list.
+const NIL: u32 = u32::MAX;
+
+struct WqList {
+    head: u32,
+    tail: u32,
+}
+
+/// A queue of sleeping threads.
+pub struct WaitQueue {
+    list: SpinLock<WqList>,
+}
+
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitQueue {
+    /// An empty queue.
+    pub const fn new() -> Self {
+        WaitQueue {
+            list: SpinLock::new(WqList {
+                head: NIL,
+                tail: NIL,
+            }),
+        }
+    }
+
+    fn key(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    /// Queues the current thread (at the tail, once) and marks it sleeping.
+    /// Follow with a check of the condition, `task::schedule()` if it is still
+    /// false, and [`WaitQueue::finish_wait`].
+    pub fn prepare_to_wait(&self) {
+        let me = task::current_idx();
+        let t = task::thread(me);
+        let mut l = self.list.lock();
+        let owner = t.wq_owner.load(Ordering::Relaxed);
+        if owner == 0 {
+            t.wq_owner.store(self.key(), Ordering::Relaxed);
+            t.wq_next.store(NIL, Ordering::Relaxed);
+            t.wq_prev.store(l.tail, Ordering::Relaxed);
+            if l.tail == NIL {
+                l.head = me;
+            } else {
+                task::thread(l.tail).wq_next.store(me, Ordering::Relaxed);
+            }
+            l.tail = me;
+        } else {
+            debug_assert_eq!(owner, self.key(), "thread waits on two wait queues");
+        }
+        task::set_current_state(TASK_SLEEPING);
+        drop(l);
+    }
+
+    /// Marks the current thread running and takes it off the queue if a waker
+    /// did not already.
+    pub fn finish_wait(&self) {
+        let me = task::current_idx();
+        task::set_current_state(task::TASK_RUNNING);
+        let t = task::thread(me);
+        if t.wq_owner.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut l = self.list.lock();
+        if t.wq_owner.load(Ordering::Relaxed) == self.key() {
+            Self::unlink(&mut l, me);
+        }
+    }
+
+    fn unlink(l: &mut WqList, i: u32) {
+        let t = task::thread(i);
+        let (prev, next) = (
+            t.wq_prev.load(Ordering::Relaxed),
+            t.wq_next.load(Ordering::Relaxed),
+        );
+        if prev == NIL {
+            l.head = next;
+        } else {
+            task::thread(prev).wq_next.store(next, Ordering::Relaxed);
+        }
+        if next == NIL {
+            l.tail = prev;
+        } else {
+            task::thread(next).wq_prev.store(prev, Ordering::Relaxed);
+        }
+        t.wq_owner.store(0, Ordering::Relaxed);
+    }
+
+    /// Wakes the first queued thread that is actually asleep and unqueues it.
+    /// Returns whether one was woken. Callable from interrupt context.
+    pub fn wake_one(&self) -> bool {
+        let mut l = self.list.lock();
+        let mut i = l.head;
+        while i != NIL {
+            let next = task::thread(i).wq_next.load(Ordering::Relaxed);
+            if task::try_to_wake_up(i, sched::WakeFlags::empty()) {
+                Self::unlink(&mut l, i);
+                return true;
+            }
+            i = next;
+        }
+        false
+    }
+
+    /// Wakes and unqueues every queued thread; returns how many were asleep.
+    pub fn wake_all(&self) -> usize {
+        let mut l = self.list.lock();
+        let mut n = 0;
+        while l.head != NIL {
+            let i = l.head;
+            Self::unlink(&mut l, i);
+            n += usize::from(task::try_to_wake_up(i, sched::WakeFlags::empty()));
+        }
+        n
+    }
+
+    /// Whether no thread is queued (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.list.lock().head == NIL
+    }
+
+    /// Sleeps until `cond()` returns true (Linux's `wait_event`). `cond` runs
+    /// with the thread marked sleeping, so it must not block; it may take
+    /// spinlocks, and it may have side effects (take the resource) when it
+    /// returns true.
+    pub fn wait_event(&self, mut cond: impl FnMut() -> bool) {
+        if cond() {
+            return;
+        }
+        loop {
+            self.prepare_to_wait();
+            if cond() {
+                break;
+            }
+            task::schedule();
+        }
+        self.finish_wait();
+    }
+}

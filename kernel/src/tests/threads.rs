@@ -1,0 +1,214 @@
+//! Thread API: spawn / exit / join with slot reuse, sleeping, preempt_disable,
+//! the preemption models at the tick and at `cond_resched`.
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use sched::{PreemptMode, TaskParams};
+
+use super::{set_preempt, spin_until, tick_ns, ticks, wait_tick_edge, Hog};
+use crate::task::{self, JoinError, MAX_THREADS};
+use crate::{arch, kassert, kassert_eq, kprintln, ktest};
+
+ktest!(threads_spawn_join_many, || {
+    // 3 x 100 threads > the 248 free slots: slots must be reused after join.
+    let base = task::nr_threads();
+    let done = Arc::new(AtomicU64::new(0));
+    for round in 0..3u64 {
+        let mut tids = alloc::vec::Vec::new();
+        for i in 0..100u64 {
+            let d = done.clone();
+            let tid = task::spawn("worker", TaskParams::default(), move || {
+                match i % 4 {
+                    0 => task::yield_now(),
+                    1 => task::sleep_ns(100_000),
+                    2 => {
+                        d.fetch_add(1, Ordering::Relaxed);
+                        task::exit();
+                    }
+                    _ => {}
+                }
+                d.fetch_add(1, Ordering::Relaxed);
+            });
+            match tid {
+                Ok(t) => tids.push(t),
+                Err(e) => return Err(alloc::format!("round {round} spawn {i}: {e:?}")),
+            }
+        }
+        kassert!(task::nr_threads() >= base + 100);
+        for t in &tids {
+            kassert!(task::join(*t).is_ok(), "join {} failed", t);
+        }
+        // A joined id is stale.
+        kassert_eq!(task::join(tids[0]).err(), Some(JoinError::NoSuchThread));
+    }
+    kassert_eq!(done.load(Ordering::Relaxed), 300);
+    kassert_eq!(task::nr_threads(), base);
+    kassert!(300 > MAX_THREADS - crate::percpu::MAX_CPUS);
+    Ok(())
+});
+
+ktest!(threads_sleep_latency, || {
+    // The sleep timer list is checked by the tick, so a 2 ms sleep ends at the
+    // first tick at or after the deadline: between 2 ms and 2 ms + 1 tick, plus
+    // the switch from idle. Bound: 2 ms + 2 ticks + 1 ms slack (TCG jitter).
+    let d_ns = 2_000_000;
+    let bound = d_ns + 2 * tick_ns() + 1_000_000;
+    let (mut min, mut max, mut sum) = (u64::MAX, 0, 0);
+    for _ in 0..10 {
+        let t0 = arch::now_ns();
+        task::sleep_ns(d_ns);
+        let dt = arch::now_ns() - t0;
+        kassert!(dt >= d_ns, "slept only {} ns of {}", dt, d_ns);
+        kassert!(dt <= bound, "slept {} ns, bound {} ns", dt, bound);
+        min = min.min(dt);
+        max = max.max(dt);
+        sum += dt;
+    }
+    kprintln!(
+        "    sleep 2 ms: woke after min {} us, avg {} us, max {} us (tick {} us)",
+        min / 1000,
+        sum / 10 / 1000,
+        max / 1000,
+        tick_ns() / 1000
+    );
+    Ok(())
+});
+
+ktest!(threads_preempt_disable, || {
+    // Under full preemption a hog Y is runnable while this thread spins for 3
+    // ticks with preemption disabled: Y must not run then, although the tick
+    // asked for a reschedule; preempt_enable() must switch at once.
+    set_preempt(PreemptMode::Full);
+    let y = Hog::spawn("hog", TaskParams::default())?;
+    task::sleep_ns(tick_ns()); // let Y start
+    let cur = task::current();
+    task::preempt_disable();
+    let (_, t0) = wait_tick_edge();
+    let y0 = y.count.load(Ordering::Relaxed);
+    let invol0 = cur.switches().1;
+    spin_until(t0 + 3 * tick_ns());
+    let y1 = y.count.load(Ordering::Relaxed);
+    let pending = crate::percpu::this_cpu().need_resched();
+    let invol1 = cur.switches().1;
+    task::preempt_enable();
+    let invol2 = cur.switches().1;
+    let y2 = y.count.load(Ordering::Relaxed);
+    y.stop()?;
+    kassert_eq!(y1, y0);
+    kassert_eq!(invol1, invol0);
+    kassert_eq!(pending, sched::Resched::Now);
+    kassert!(invol2 > invol1, "preempt_enable did not reschedule");
+    kassert!(y2 > y1, "the hog did not run after preempt_enable");
+    Ok(())
+});
+
+ktest!(threads_preempt_none_no_tick_preemption, || {
+    // preempt=none: a runnable thread waits while this one spins 3 ticks.
+    set_preempt(PreemptMode::None);
+    let t = task::current();
+    let ran = Arc::new(AtomicU64::new(0));
+    let r = ran.clone();
+    let tid = task::spawn("bounded-hog", TaskParams::default(), move || {
+        r.fetch_add(1, Ordering::Relaxed);
+        spin_until(arch::now_ns() + tick_ns());
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let invol0 = t.switches().1;
+    let t0 = arch::now_ns();
+    spin_until(t0 + 3 * tick_ns());
+    let seen = ran.load(Ordering::Relaxed);
+    let invol1 = t.switches().1;
+    task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(seen, 0);
+    kassert_eq!(invol1, invol0);
+    kassert_eq!(ran.load(Ordering::Relaxed), 1);
+    Ok(())
+});
+
+ktest!(threads_voluntary_cond_resched, || {
+    // preempt=voluntary: no tick preemption, but cond_resched() switches once
+    // the tick asked for a reschedule (protection ends after one slice, the
+    // next tick notices).
+    set_preempt(PreemptMode::Voluntary);
+    let t = task::current();
+    let ran = Arc::new(AtomicU64::new(0));
+    let r = ran.clone();
+    let tid = task::spawn("bounded-hog", TaskParams::default(), move || {
+        r.fetch_add(1, Ordering::Relaxed);
+        spin_until(arch::now_ns() + tick_ns() / 2);
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let sw0 = t.switches().1;
+    let end = arch::now_ns() + 4 * tick_ns();
+    let t0 = ticks();
+    let mut switched_at_tick = None;
+    while arch::now_ns() < end {
+        task::cond_resched();
+        if ran.load(Ordering::Relaxed) != 0 {
+            switched_at_tick = Some(ticks() - t0);
+            break;
+        }
+    }
+    let sw1 = t.switches().1;
+    task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert!(
+        switched_at_tick.is_some(),
+        "cond_resched never switched in 4 ticks"
+    );
+    kassert!(sw1 > sw0);
+    Ok(())
+});
+
+ktest!(threads_api_misc, || {
+    // Ids, exit status, attribute changes of a sleeping and of a running
+    // thread, the preempt count, and the non-blocking sync calls.
+    let me = task::current_tid();
+    kassert_eq!(me.idx(), task::current().idx());
+    kassert_eq!(me.task_id(), sched::TaskId(me.idx()));
+    let tid = task::spawn("sleeper", TaskParams::default(), || {
+        task::sleep_ns(2 * tick_ns())
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    task::sleep_ns(tick_ns() / 2);
+    let t = task::thread(tid.idx());
+    kassert!(!task::has_exited(tid));
+    kassert!(
+        !crate::percpu::this_cpu().timers.lock().is_empty(),
+        "the sleeper's timer is not armed"
+    );
+    // Asleep: the new nice value goes into the state kept in the thread slot.
+    kassert!(task::sched_setattr(t, super::nice(7)).is_ok());
+    kassert!(
+        task::sched_setattr(t, super::nice(42)).is_err(),
+        "nice 42 accepted"
+    );
+    task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert!(task::has_exited(tid));
+    // Running: through the runqueue (reweight in place).
+    kassert!(task::sched_setattr(task::current(), super::nice(-3)).is_ok());
+    let st = task::sched_snapshot(task::current()).ok_or("no sched state")?;
+    kassert_eq!(st.params.nice, -3);
+    kassert!(task::sched_setattr(task::current(), super::nice(0)).is_ok());
+    kassert_eq!(task::preempt_count(), 0);
+    task::preempt_disable();
+    kassert_eq!(task::preempt_count(), 1);
+    task::preempt_enable();
+    kassert_eq!(task::preempt_count(), 0);
+    let m = crate::sync::Mutex::new(1);
+    let g = m.try_lock();
+    kassert!(g.is_some() && m.try_lock().is_none());
+    drop(g);
+    let ch = crate::sync::Channel::new(2);
+    kassert!(ch.try_recv().is_none() && ch.is_empty());
+    ch.send(5u32);
+    kassert_eq!(ch.len(), 1);
+    kassert_eq!(ch.try_recv(), Some(5));
+    let wq = crate::sync::WaitQueue::new();
+    kassert!(wq.is_empty());
+    kassert!(
+        crate::percpu::this_cpu().timers.lock().is_empty(),
+        "a timer outlived its sleeper"
+    );
+    Ok(())
+});

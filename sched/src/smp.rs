@@ -1,0 +1,621 @@
+//! Many CPUs: per-CPU runqueues behind interrupt-masking locks, wakeup placement
+//! (`select_task_rq`), remote wakeups through per-CPU wake lists (TTWU_QUEUE),
+//! reschedule IPIs only when a CPU must act now, and load balancing.
+//!
+//! # Locking
+//! Each CPU has a cache-line aligned slot with its runqueue lock, its wake list
+//! lock and a lock-free summary (nr_running, load, idle) that placement reads
+//! without taking remote locks, as Linux reads remote `rq` fields. Locking a
+//! runqueue masks interrupts through the [`Platform`] first (an interrupt
+//! handler on the same CPU may take the same lock); [`RqGuard`] restores them
+//! and republishes the summary when it is dropped. Two runqueues are always
+//! locked in CPU order ([`Scheduler::double_rq_lock`]). A wake list is only
+//! ever locked alone, or after its own CPU's runqueue.
+//!
+//! # Wakeups
+//! [`Scheduler::select_task_rq`] picks the CPU: fork balancing to the idlest
+//! allowed CPU; otherwise wake-affine between the waker's and the previous CPU
+//! (WA_IDLE, then WA_WEIGHT with the WF_SYNC discount), then an idle-CPU search
+//! around the target (all CPUs are taken to share a cache). It sets
+//! WF_RQ_SELECTED, and WF_MIGRATED when the CPU changes. A wakeup on another
+//! CPU is queued on that CPU's wake list and the CPU is kicked with an IPI
+//! (TTWU_QUEUE); with NO_TTWU_QUEUE the waker locks the remote runqueue itself.
+//!
+//! # Balancing
+//! [`Scheduler::load_balance`] pulls runnable, not running, allowed, cache-cold
+//! fair tasks from the busiest CPU until the two are within one task, at most
+//! `kernel.sched_nr_migrate` per pass. Cache-hot tasks (ran within
+//! `kernel.sched_migration_cost_ns`, or the next buddy with CACHE_HOT_BUDDY)
+//! are skipped unless a previous pass failed to move anything (Linux's
+//! `nr_balance_failed`). Migrated tasks keep their lag and relative deadline.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use spin::{Mutex, MutexGuard};
+
+use crate::class::SchedClass;
+use crate::config::SchedConfig;
+use crate::features::Feature;
+use crate::flags::WakeFlags;
+use crate::rq::{Resched, Rq, WakeupDecision};
+use crate::task::{SchedTask, TaskId, TaskState};
+
+/// Most tasks one balancing pass moves, whatever `kernel.sched_nr_migrate` says.
+pub const MAX_PULL: usize = 32;
+
+/// What only the platform knows. The kernel implements it over its arch layer;
+/// host tests implement it with counters.
+pub trait Platform: Send + Sync {
+    /// Masks interrupts on this CPU; returns whether they were enabled.
+    fn irq_save(&self) -> bool;
+    /// Restores the state [`Platform::irq_save`] returned.
+    fn irq_restore(&self, was_enabled: bool);
+    /// Interrupts `cpu` so that it runs the scheduler (drains its wake list,
+    /// honours its need-resched).
+    fn send_resched_ipi(&self, cpu: usize);
+}
+
+/// A queued remote wakeup (Linux's `wake_entry` on `rq->wake_list`).
+#[derive(Clone, Copy, Debug)]
+pub struct WakeEntry {
+    /// The task.
+    pub id: TaskId,
+    /// Its state, handed over by value.
+    pub task: SchedTask,
+    /// The wakeup's flags.
+    pub wf: WakeFlags,
+}
+
+/// Lock-free per-CPU figures for placement and balancing.
+#[derive(Debug, Default)]
+pub struct CpuSummary {
+    /// Runnable tasks (delayed ones excluded), the running one included.
+    pub nr_running: AtomicU32,
+    /// Σ fair weight.
+    pub load: AtomicU64,
+    /// Running its idle task.
+    pub idle: AtomicBool,
+    /// Balancing passes in a row that found only cache-hot tasks.
+    pub nr_balance_failed: AtomicU32,
+}
+
+#[repr(align(64))]
+struct CpuSlot {
+    rq: Mutex<Rq>,
+    wake_list: Mutex<Vec<WakeEntry>>,
+    summary: CpuSummary,
+}
+
+/// A locked runqueue; interrupts stay masked until it is dropped.
+pub struct RqGuard<'a, P: Platform> {
+    guard: Option<MutexGuard<'a, Rq>>,
+    summary: &'a CpuSummary,
+    platform: &'a P,
+    irq: Option<bool>,
+}
+
+impl<P: Platform> Deref for RqGuard<'_, P> {
+    type Target = Rq;
+    fn deref(&self) -> &Rq {
+        self.guard.as_ref().expect("guard is held until drop")
+    }
+}
+
+impl<P: Platform> DerefMut for RqGuard<'_, P> {
+    fn deref_mut(&mut self) -> &mut Rq {
+        self.guard.as_mut().expect("guard is held until drop")
+    }
+}
+
+fn publish(rq: &Rq, s: &CpuSummary) {
+    s.nr_running.store(rq.nr_runnable(), Ordering::Relaxed);
+    s.load.store(rq.load(), Ordering::Relaxed);
+    s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
+}
+
+impl<P: Platform> Drop for RqGuard<'_, P> {
+    fn drop(&mut self) {
+        if let Some(g) = self.guard.take() {
+            publish(&g, self.summary);
+            drop(g);
+        }
+        if let Some(irq) = self.irq {
+            self.platform.irq_restore(irq);
+        }
+    }
+}
+
+/// Two locked runqueues; interrupts stay masked until it is dropped.
+pub struct DoubleRqGuard<'a, P: Platform> {
+    a: Option<MutexGuard<'a, Rq>>,
+    b: Option<MutexGuard<'a, Rq>>,
+    sa: &'a CpuSummary,
+    sb: &'a CpuSummary,
+    platform: &'a P,
+    irq: bool,
+}
+
+impl<P: Platform> DoubleRqGuard<'_, P> {
+    /// The two runqueues, in the order they were asked for.
+    pub fn pair(&mut self) -> (&mut Rq, &mut Rq) {
+        match (self.a.as_mut(), self.b.as_mut()) {
+            (Some(a), Some(b)) => (a, b),
+            _ => unreachable!("guards are held until drop"),
+        }
+    }
+}
+
+impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
+    fn drop(&mut self) {
+        if let Some(g) = self.b.take() {
+            publish(&g, self.sb);
+        }
+        if let Some(g) = self.a.take() {
+            publish(&g, self.sa);
+        }
+        self.platform.irq_restore(self.irq);
+    }
+}
+
+/// Where a wakeup went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeOutcome {
+    /// Enqueued on this CPU's runqueue directly.
+    Local(WakeupDecision),
+    /// Enqueued on a remote runqueue by the waker (NO_TTWU_QUEUE).
+    Remote(usize, WakeupDecision),
+    /// Queued on the target CPU's wake list; `ipi`: the CPU was kicked.
+    Queued {
+        /// The target CPU.
+        cpu: usize,
+        /// Whether an IPI was sent (only for the first entry of an empty list).
+        ipi: bool,
+    },
+}
+
+/// The scheduler of a machine: configuration, platform and per-CPU runqueues.
+pub struct Scheduler<P: Platform> {
+    /// Features and tunables shared by every runqueue.
+    pub cfg: Arc<SchedConfig>,
+    /// The platform hooks.
+    pub platform: P,
+    slots: Vec<CpuSlot>,
+    capacity: usize,
+}
+
+impl<P: Platform> Scheduler<P> {
+    /// `nr_cpus` runqueues that can each hold task ids below `capacity`. All
+    /// allocation happens here.
+    pub fn new(platform: P, cfg: Arc<SchedConfig>, nr_cpus: usize, capacity: usize) -> Self {
+        let slots = (0..nr_cpus)
+            .map(|cpu| CpuSlot {
+                rq: Mutex::new(Rq::new(cpu as u32, cfg.clone(), capacity)),
+                wake_list: Mutex::new(Vec::with_capacity(capacity)),
+                summary: CpuSummary {
+                    idle: AtomicBool::new(true),
+                    ..Default::default()
+                },
+            })
+            .collect();
+        cfg.tunables.set_ncpus(nr_cpus as u32);
+        Scheduler {
+            cfg,
+            platform,
+            slots,
+            capacity,
+        }
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Task ids must be below this.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The lock-free summary of `cpu`.
+    pub fn summary(&self, cpu: usize) -> &CpuSummary {
+        &self.slots[cpu].summary
+    }
+
+    /// Locks `cpu`'s runqueue with interrupts masked (`cpu_rq(cpu)` + `rq_lock_irqsave`).
+    pub fn cpu_rq(&self, cpu: usize) -> RqGuard<'_, P> {
+        let irq = self.platform.irq_save();
+        let slot = &self.slots[cpu];
+        RqGuard {
+            guard: Some(slot.rq.lock()),
+            summary: &slot.summary,
+            platform: &self.platform,
+            irq: Some(irq),
+        }
+    }
+
+    /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
+    /// [`DoubleRqGuard::pair`] gives them back in argument order.
+    pub fn double_rq_lock(&self, a: usize, b: usize) -> DoubleRqGuard<'_, P> {
+        assert_ne!(a, b, "double_rq_lock of one CPU");
+        let irq = self.platform.irq_save();
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        let glo = self.slots[lo].rq.lock();
+        let ghi = self.slots[hi].rq.lock();
+        let (ga, gb) = if a < b { (glo, ghi) } else { (ghi, glo) };
+        DoubleRqGuard {
+            a: Some(ga),
+            b: Some(gb),
+            sa: &self.slots[a].summary,
+            sb: &self.slots[b].summary,
+            platform: &self.platform,
+            irq,
+        }
+    }
+
+    fn allowed(&self, t: &SchedTask, cpu: usize) -> bool {
+        cpu < self.nr_cpus() && cpu < 64 && t.cpus_allowed & (1 << cpu) != 0
+    }
+
+    fn first_allowed(&self, t: &SchedTask) -> usize {
+        (0..self.nr_cpus())
+            .find(|&c| self.allowed(t, c))
+            .unwrap_or(0)
+    }
+
+    fn idle(&self, cpu: usize) -> bool {
+        let s = &self.slots[cpu].summary;
+        s.idle.load(Ordering::Relaxed)
+            && s.nr_running.load(Ordering::Relaxed) == 0
+            && self.slots[cpu]
+                .wake_list
+                .try_lock()
+                .is_none_or(|l| l.is_empty())
+    }
+
+    fn nr(&self, cpu: usize) -> u32 {
+        self.slots[cpu].summary.nr_running.load(Ordering::Relaxed)
+    }
+
+    fn load(&self, cpu: usize) -> u64 {
+        self.slots[cpu].summary.load.load(Ordering::Relaxed)
+    }
+
+    /// The allowed CPU with the fewest runnable tasks (idle first), preferring
+    /// `this_cpu` on ties (`find_idlest_cpu`, fork and exec balancing).
+    pub fn find_idlest_cpu(&self, t: &SchedTask, this_cpu: usize) -> usize {
+        let mut best = if self.allowed(t, this_cpu) {
+            this_cpu
+        } else {
+            self.first_allowed(t)
+        };
+        for c in 0..self.nr_cpus() {
+            if !self.allowed(t, c) {
+                continue;
+            }
+            let key = |c: usize| (self.nr(c), self.load(c));
+            if key(c) < key(best) {
+                best = c;
+            }
+        }
+        best
+    }
+
+    /// `wake_affine`: should the wakee come to the waker's CPU?
+    fn wake_affine(
+        &self,
+        t: &SchedTask,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+    ) -> Option<usize> {
+        if self.cfg.feat(Feature::WaIdle) {
+            // wake_affine_idle
+            if self.idle(this_cpu) {
+                return Some(if self.idle(prev_cpu) {
+                    prev_cpu
+                } else {
+                    this_cpu
+                });
+            }
+            if sync && self.nr(this_cpu) == 1 {
+                return Some(this_cpu);
+            }
+            if self.idle(prev_cpu) {
+                return Some(prev_cpu);
+            }
+        }
+        if self.cfg.feat(Feature::WaWeight) {
+            // wake_affine_weight: the waker's CPU with the wakee added (minus
+            // the waker itself on a sync wakeup) against the previous CPU.
+            let w = t.se.load.weight as u64;
+            let mut this_load = self.load(this_cpu);
+            if sync {
+                let cw = self.cpu_rq_curr_weight(this_cpu);
+                this_load = this_load.saturating_sub(cw);
+            }
+            let this_eff = this_load + w;
+            let prev_eff = self.load(prev_cpu);
+            if this_eff < prev_eff {
+                return Some(this_cpu);
+            }
+        }
+        None
+    }
+
+    fn cpu_rq_curr_weight(&self, cpu: usize) -> u64 {
+        // A racy read like Linux's: good enough for a heuristic; never blocks.
+        self.slots[cpu]
+            .rq
+            .try_lock()
+            .and_then(|rq| {
+                rq.curr()
+                    .and_then(|c| rq.task(c).map(|t| t.se.load.weight as u64))
+            })
+            .unwrap_or(0)
+    }
+
+    /// `select_idle_sibling`: an idle CPU near `target` (target, prev, then any).
+    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: usize, target: usize) -> usize {
+        if self.allowed(t, target) && self.idle(target) {
+            return target;
+        }
+        if prev_cpu != target && self.allowed(t, prev_cpu) && self.idle(prev_cpu) {
+            return prev_cpu;
+        }
+        let n = self.nr_cpus();
+        for k in 1..n {
+            let c = (target + k) % n;
+            if self.allowed(t, c) && self.idle(c) {
+                return c;
+            }
+        }
+        target
+    }
+
+    /// `select_task_rq`: the CPU a waking (or new) task should run on, and the
+    /// wake flags to use (WF_RQ_SELECTED, plus WF_MIGRATED if it moves).
+    pub fn select_task_rq(
+        &self,
+        t: &SchedTask,
+        this_cpu: usize,
+        wf: WakeFlags,
+    ) -> (usize, WakeFlags) {
+        let prev_cpu = t.cpu as usize;
+        let prev_ok = self.allowed(t, prev_cpu);
+        let cpu = if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
+            self.find_idlest_cpu(t, this_cpu)
+        } else {
+            let base = if prev_ok {
+                prev_cpu
+            } else {
+                self.first_allowed(t)
+            };
+            let mut target = base;
+            if this_cpu != base && self.allowed(t, this_cpu) {
+                if let Some(c) = self.wake_affine(t, this_cpu, base, wf.contains(WakeFlags::SYNC)) {
+                    target = c;
+                }
+            }
+            self.select_idle_sibling(t, base, target)
+        };
+        let mut out = wf | WakeFlags::RQ_SELECTED;
+        if cpu != prev_cpu && !wf.contains(WakeFlags::FORK) {
+            out |= WakeFlags::MIGRATED;
+        }
+        (cpu, out)
+    }
+
+    /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
+    /// request); lazy requests wait for that CPU's tick.
+    pub fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
+        if cpu != this_cpu && resched == Resched::Now {
+            self.platform.send_resched_ipi(cpu);
+        }
+    }
+
+    /// Wakes a fully dequeued task on `cpu` (chosen by [`Self::select_task_rq`]):
+    /// directly when `cpu` is this CPU; through the target's wake list and an
+    /// IPI with TTWU_QUEUE; else by locking the remote runqueue.
+    pub fn ttwu_queue(
+        &self,
+        cpu: usize,
+        this_cpu: usize,
+        id: TaskId,
+        task: SchedTask,
+        wf: WakeFlags,
+    ) -> WakeOutcome {
+        if cpu == this_cpu {
+            let mut rq = self.cpu_rq(cpu);
+            return WakeOutcome::Local(rq.try_to_wake_up(id, task, wf));
+        }
+        if self.cfg.feat(Feature::TtwuQueue) {
+            let irq = self.platform.irq_save();
+            let first = {
+                let mut list = self.slots[cpu].wake_list.lock();
+                assert!(
+                    list.len() < list.capacity(),
+                    "wake list overflow: more wakeups than tasks"
+                );
+                list.push(WakeEntry { id, task, wf });
+                list.len() == 1
+            };
+            self.platform.irq_restore(irq);
+            // Mark the target busy at once, so placement stops treating it as idle.
+            self.slots[cpu].summary.idle.store(false, Ordering::Relaxed);
+            if first {
+                self.platform.send_resched_ipi(cpu);
+            }
+            return WakeOutcome::Queued { cpu, ipi: first };
+        }
+        let d = {
+            let mut rq = self.cpu_rq(cpu);
+            rq.try_to_wake_up(id, task, wf)
+        };
+        self.kick_if_needed(cpu, this_cpu, d.resched);
+        WakeOutcome::Remote(cpu, d)
+    }
+
+    /// Drains `rq`'s CPU wake list into it (`sched_ttwu_pending`); call with
+    /// that CPU's runqueue locked, on that CPU. Returns the wakeups done.
+    pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
+        let cpu = rq.cpu() as usize;
+        let mut list = self.slots[cpu].wake_list.lock();
+        let n = list.len();
+        for e in list.drain(..) {
+            rq.try_to_wake_up(e.id, e.task, e.wf);
+        }
+        n
+    }
+
+    /// Are wakeups queued for `cpu`?
+    pub fn has_pending_wakeups(&self, cpu: usize) -> bool {
+        !self.slots[cpu].wake_list.lock().is_empty()
+    }
+
+    /// Places and wakes a new task (fork balancing); returns its CPU and what
+    /// happened.
+    pub fn wake_up_new_task(
+        &self,
+        id: TaskId,
+        mut task: SchedTask,
+        this_cpu: usize,
+    ) -> (usize, WakeupDecision) {
+        task.cpu = this_cpu as u32;
+        let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
+        let d = {
+            let mut rq = self.cpu_rq(cpu);
+            rq.wake_up_new_task(id, task)
+        };
+        self.kick_if_needed(cpu, this_cpu, d.resched);
+        (cpu, d)
+    }
+
+    /// Pulls tasks to `this_cpu` from the busiest CPU (`load_balance`). With
+    /// `newidle`, called from a CPU about to go idle. Returns how many moved.
+    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> usize {
+        let n = self.nr_cpus();
+        if n < 2 {
+            return 0;
+        }
+        let this_nr = self.nr(this_cpu);
+        let busiest = (0..n)
+            .filter(|&c| c != this_cpu)
+            .max_by_key(|&c| (self.nr(c), self.load(c)));
+        let Some(busiest) = busiest else { return 0 };
+        let busy_nr = self.nr(busiest);
+        // Balanced within one task, or nothing the busiest could give.
+        if busy_nr < 2 || busy_nr <= this_nr + 1 {
+            return 0;
+        }
+        let failed = self.slots[this_cpu]
+            .summary
+            .nr_balance_failed
+            .load(Ordering::Relaxed);
+        let mut locked = self.double_rq_lock(this_cpu, busiest);
+        let (this_rq, src) = locked.pair();
+        let imbalance = (src.nr_runnable().saturating_sub(this_rq.nr_runnable())) / 2;
+        // At most MAX_PULL per pass whatever nr_migrate says (a fixed buffer:
+        // no allocation while two runqueues are locked).
+        let limit = (self.cfg.tunables.nr_migrate() as usize)
+            .min(imbalance.max(1) as usize)
+            .min(MAX_PULL);
+        // Candidates: queued, not running, runnable fair tasks allowed here and
+        // cache-cold (unless earlier passes failed on cache-hot ones), least
+        // urgent (latest deadline) first.
+        let mut cands = [TaskId(0); MAX_PULL];
+        let mut nc = 0;
+        let mut hot_skipped = false;
+        let allow_hot = failed >= if newidle { 1 } else { 2 };
+        for id in src.fair_queue_rev() {
+            if nc >= limit {
+                break;
+            }
+            let Some(t) = src.task(id) else { continue };
+            if t.state != TaskState::Queued
+                || t.class() != SchedClass::Fair
+                || !self.allowed(t, this_cpu)
+            {
+                continue;
+            }
+            if !allow_hot && src.task_hot(id) {
+                hot_skipped = true;
+                continue;
+            }
+            cands[nc] = id;
+            nc += 1;
+        }
+        let mut moved = 0;
+        for &id in &cands[..nc] {
+            if let Ok(t) = src.detach_task(id) {
+                this_rq.attach_task(id, t);
+                moved += 1;
+            }
+        }
+        drop(locked);
+        let s = &self.slots[this_cpu].summary.nr_balance_failed;
+        if moved == 0 && hot_skipped {
+            s.fetch_add(1, Ordering::Relaxed);
+        } else {
+            s.store(0, Ordering::Relaxed);
+        }
+        moved
+    }
+
+    /// Changes a task's allowed CPUs. A queued task that may no longer stay
+    /// is moved at once to an allowed CPU; a running one is asked to
+    /// reschedule (the kernel then calls [`Self::move_misplaced`] once it is
+    /// off the CPU); a task held nowhere (asleep) is the caller's to update.
+    /// Returns false if the mask allows no online CPU (nothing changes).
+    pub fn set_cpus_allowed(&self, cpu: usize, id: TaskId, mask: u64, this_cpu: usize) -> bool {
+        let online = if self.nr_cpus() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.nr_cpus()) - 1
+        };
+        if mask & online == 0 {
+            return false;
+        }
+        let mut rq = self.cpu_rq(cpu);
+        let Some(&t) = rq.task(id) else { return true };
+        let running = rq.curr() == Some(id);
+        let stays = mask & (1 << cpu) != 0;
+        rq.set_cpus_allowed(id, mask);
+        if stays {
+            return true;
+        }
+        if running {
+            let r = rq.resched_curr(Resched::Now);
+            drop(rq);
+            self.kick_if_needed(cpu, this_cpu, r);
+            return true;
+        }
+        if t.state == TaskState::Queued {
+            drop(rq);
+            self.move_misplaced(cpu, id);
+        }
+        true
+    }
+
+    /// Moves a queued, not running task whose mask excludes `cpu` to the
+    /// idlest allowed CPU. Returns the new CPU.
+    pub fn move_misplaced(&self, cpu: usize, id: TaskId) -> Option<usize> {
+        let t = {
+            let rq = self.cpu_rq(cpu);
+            *rq.task(id)?
+        };
+        if self.allowed(&t, cpu) {
+            return None;
+        }
+        let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
+        let mut locked = self.double_rq_lock(cpu, target);
+        let (a, b) = locked.pair();
+        let st = a.detach_task(id).ok()?;
+        let d = b.attach_task(id, st);
+        drop(locked);
+        self.kick_if_needed(target, cpu, d.resched);
+        Some(target)
+    }
+}

@@ -1,0 +1,372 @@
+//! Many CPUs on the host: placement, remote wakeups, balancing and fairness,
+//! with a platform whose IPIs are counters and whose clock is virtual.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use sched::smp::{Platform, Scheduler, WakeOutcome};
+use sched::{Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
+
+const MS: u64 = 1_000_000;
+
+#[derive(Default)]
+struct Plat {
+    ipis: [AtomicU64; 8],
+}
+
+impl Platform for Plat {
+    fn irq_save(&self) -> bool {
+        false
+    }
+    fn irq_restore(&self, _: bool) {}
+    fn send_resched_ipi(&self, cpu: usize) {
+        self.ipis[cpu].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {
+    s.platform.ipis[cpu].load(Ordering::Relaxed)
+}
+
+struct Sim {
+    s: Scheduler<Plat>,
+    now: u64,
+    tick_ns: u64,
+    /// Sleeping tasks' state, as the kernel would keep it.
+    off: Vec<Option<SchedTask>>,
+    idle_streak: Vec<u64>,
+    max_idle_streak: Vec<u64>,
+    balance_every: u64,
+    ticks: u64,
+}
+
+impl Sim {
+    fn new(ncpus: usize, hz: u32) -> Sim {
+        let cfg = Arc::new(SchedConfig::new(ncpus as u32, hz));
+        let s = Scheduler::new(Plat::default(), cfg.clone(), ncpus, 64);
+        Sim {
+            s,
+            now: 1,
+            tick_ns: cfg.tick_ns(),
+            off: vec![None; 64],
+            idle_streak: vec![0; ncpus],
+            max_idle_streak: vec![0; ncpus],
+            balance_every: 4,
+            ticks: 0,
+        }
+    }
+
+    fn fork(&mut self, id: u32, p: TaskParams, from: usize) -> usize {
+        for c in 0..self.s.nr_cpus() {
+            self.s.cpu_rq(c).update_rq_clock(self.now);
+        }
+        let (cpu, _) = self.s.wake_up_new_task(TaskId(id), SchedTask::new(p), from);
+        cpu
+    }
+
+    /// One tick on every CPU: drain wakeups, tick, balance, pick.
+    fn tick(&mut self) {
+        self.now += self.tick_ns;
+        self.ticks += 1;
+        for c in 0..self.s.nr_cpus() {
+            let newidle;
+            {
+                let mut rq = self.s.cpu_rq(c);
+                rq.update_rq_clock(self.now);
+                self.s.sched_ttwu_pending(&mut rq);
+                let r = rq.task_tick();
+                if r != Resched::None || rq.curr().is_none() {
+                    rq.pick_next_task();
+                }
+                newidle = rq.curr().is_none();
+            }
+            let periodic = (self.ticks + c as u64) % self.balance_every == 0;
+            if newidle || periodic {
+                if self.s.load_balance(c, newidle) > 0 {
+                    let mut rq = self.s.cpu_rq(c);
+                    if rq.curr().is_none() || rq.need_resched() != Resched::None {
+                        rq.pick_next_task();
+                    }
+                }
+            }
+            let idle = self.s.cpu_rq(c).curr().is_none();
+            if idle {
+                self.idle_streak[c] += self.tick_ns;
+                self.max_idle_streak[c] = self.max_idle_streak[c].max(self.idle_streak[c]);
+            } else {
+                self.idle_streak[c] = 0;
+            }
+        }
+    }
+
+    fn runtime(&self, id: u32) -> u64 {
+        for c in 0..self.s.nr_cpus() {
+            let mut rq = self.s.cpu_rq(c);
+            if rq.curr() == Some(TaskId(id)) {
+                rq.update_curr();
+            }
+            if let Some(t) = rq.task(TaskId(id)) {
+                return t.se.sum_exec_runtime;
+            }
+        }
+        self.off[id as usize].unwrap().se.sum_exec_runtime
+    }
+}
+
+#[test]
+fn fork_balancing_spreads_over_idle_cpus() {
+    let mut sim = Sim::new(4, 250);
+    let cpus: Vec<usize> = (0..4)
+        .map(|i| sim.fork(i, TaskParams::default(), 0))
+        .collect();
+    let mut sorted = cpus.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        vec![0, 1, 2, 3],
+        "one new task per idle CPU: {cpus:?}"
+    );
+}
+
+#[test]
+fn wakeup_prefers_idle_cpu_and_respects_affinity() {
+    let sim = Sim::new(4, 250);
+    // CPUs 0 and 1 busy.
+    for (id, cpu) in [(1u32, 0usize), (2, 1)] {
+        let mut rq = sim.s.cpu_rq(cpu);
+        rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
+        rq.pick_next_task();
+    }
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = 0;
+    let (cpu, wf) = sim.s.select_task_rq(&t, 1, WakeFlags::TTWU);
+    assert!(cpu == 2 || cpu == 3, "idle CPU expected, got {cpu}");
+    assert!(wf.contains(WakeFlags::RQ_SELECTED) && wf.contains(WakeFlags::MIGRATED));
+    // Pinned to CPU 1 (busy): stays there.
+    t.cpus_allowed = 1 << 1;
+    let (cpu, wf) = sim.s.select_task_rq(&t, 0, WakeFlags::TTWU);
+    assert_eq!(cpu, 1);
+    assert!(wf.contains(WakeFlags::MIGRATED));
+    // Previous CPU idle: stays.
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = 3;
+    assert_eq!(sim.s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 3);
+}
+
+#[test]
+fn sync_wakeup_is_affine_when_no_cpu_is_idle() {
+    let sim = Sim::new(2, 250);
+    let mut id = 1;
+    // CPU 0: the waker alone; CPU 1: three tasks.
+    for (cpu, n) in [(0usize, 1), (1, 3)] {
+        let mut rq = sim.s.cpu_rq(cpu);
+        for _ in 0..n {
+            rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
+            id += 1;
+        }
+        rq.pick_next_task();
+    }
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = 1;
+    assert_eq!(
+        sim.s
+            .select_task_rq(&t, 0, WakeFlags::TTWU | WakeFlags::SYNC)
+            .0,
+        0,
+        "sync: come to the waker"
+    );
+    sim.s.cfg.features.set(Feature::WaIdle, false);
+    sim.s.cfg.features.set(Feature::WaWeight, false);
+    assert_eq!(
+        sim.s
+            .select_task_rq(&t, 0, WakeFlags::TTWU | WakeFlags::SYNC)
+            .0,
+        1,
+        "no wake-affine: stay"
+    );
+}
+
+#[test]
+fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
+    let sim = Sim::new(2, 250);
+    // A running task on CPU 1 so that it is not idle.
+    {
+        let mut rq = sim.s.cpu_rq(1);
+        rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
+        rq.pick_next_task();
+    }
+    // 10k wakeups of task 2 from CPU 0 onto CPU 1, each drained and slept.
+    let mut st = Some(SchedTask::new(TaskParams::default()));
+    for i in 0..10_000u64 {
+        let task = st.take().unwrap();
+        let out = sim.s.ttwu_queue(1, 0, TaskId(2), task, WakeFlags::TTWU);
+        assert!(
+            matches!(out, WakeOutcome::Queued { cpu: 1, ipi: true }),
+            "{out:?}"
+        );
+        let mut rq = sim.s.cpu_rq(1);
+        rq.update_rq_clock(1 + i * 1000);
+        assert_eq!(sim.s.sched_ttwu_pending(&mut rq), 1);
+        // It runs (within a few slices), then sleeps again.
+        let mut k = 0;
+        while rq.curr() != Some(TaskId(2)) {
+            k += 1;
+            assert!(k < 100, "woken task never ran");
+            rq.update_rq_clock(1 + i * 1000 + k * MS / 4);
+            rq.resched_curr(Resched::Now);
+            rq.pick_next_task();
+        }
+        let sw = rq.schedule(true);
+        st = Some(match sw.prev_blocked {
+            Some(t) => t,
+            None => match rq.ttwu_runnable(TaskId(2), WakeFlags::empty()) {
+                // Still delayed: finish it the way the kernel's wakeup would.
+                sched::TtwuRunnable::Woken(_) => rq
+                    .dequeue_task(TaskId(2), sched::DequeueFlags::SAVE)
+                    .unwrap()
+                    .unwrap(),
+                sched::TtwuRunnable::Blocked(t) => t,
+                sched::TtwuRunnable::NotHere => unreachable!(),
+            },
+        });
+        rq.check().unwrap();
+    }
+    assert_eq!(ipis(&sim.s, 1), 10_000);
+    assert_eq!(st.unwrap().nr_wakeups, 10_000);
+    // NO_TTWU_QUEUE: the waker locks the remote runqueue; an IPI only when needed now.
+    sim.s.cfg.features.set(Feature::TtwuQueue, false);
+    let mut t = SchedTask::new(TaskParams {
+        nice: 19,
+        ..Default::default()
+    });
+    t.cpu = 1;
+    let out = sim.s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::TTWU);
+    assert!(matches!(out, WakeOutcome::Remote(1, _)));
+}
+
+#[test]
+fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
+    let sim = Sim::new(2, 250);
+    {
+        let mut rq = sim.s.cpu_rq(0);
+        rq.update_rq_clock(10 * MS);
+        for id in 1..=9 {
+            rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
+        }
+        rq.pick_next_task();
+    }
+    sim.s
+        .cfg
+        .tunables
+        .set("kernel.sched_nr_migrate", "2")
+        .unwrap();
+    // All queued tasks never ran: exec_start 0 is far in the past -> cold.
+    assert_eq!(sim.s.load_balance(1, false), 2, "bounded by nr_migrate");
+    sim.s
+        .cfg
+        .tunables
+        .set("kernel.sched_nr_migrate", "32")
+        .unwrap();
+    // 7 vs 2: half the difference moves.
+    assert_eq!(sim.s.load_balance(1, false), 2);
+    let (a, b) = (sim.s.cpu_rq(0).nr_runnable(), sim.s.cpu_rq(1).nr_runnable());
+    assert_eq!((a, b), (5, 4));
+    assert_eq!(sim.s.load_balance(1, false), 0, "balanced within one task");
+    sim.s.cpu_rq(0).check().unwrap();
+    sim.s.cpu_rq(1).check().unwrap();
+    // Cache-hot: with a 10 ms migration cost, tasks that ran (or were queued)
+    // within the last 10 ms are skipped by a periodic pass.
+    let sim = Sim::new(2, 250);
+    sim.s
+        .cfg
+        .tunables
+        .set("kernel.sched_migration_cost_ns", "10000000")
+        .unwrap();
+    {
+        let mut rq = sim.s.cpu_rq(0);
+        for id in 1..=4 {
+            rq.update_rq_clock(id as u64 * 100_000);
+            rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
+            rq.resched_curr(Resched::Now);
+            rq.pick_next_task();
+        }
+        rq.update_rq_clock(500_000);
+    }
+    assert_eq!(sim.s.load_balance(1, false), 0, "all hot");
+    assert_eq!(sim.s.load_balance(1, false), 0, "still hot, one failure");
+    assert!(
+        sim.s.load_balance(1, false) > 0,
+        "after repeated failures hot tasks move"
+    );
+}
+
+#[test]
+fn equal_hogs_get_equal_shares_on_four_cpus() {
+    let mut sim = Sim::new(4, 250);
+    for id in 0..8 {
+        sim.fork(id, TaskParams::default(), 0);
+    }
+    let secs = 2;
+    for _ in 0..(secs * 250) {
+        sim.tick();
+    }
+    let want = (secs * 1000 * MS) as f64 * 4.0 / 8.0;
+    for id in 0..8 {
+        let got = sim.runtime(id) as f64;
+        // Each CPU runs two hogs that alternate every slice (2.1 ms at 4 CPUs)
+        // at tick granularity (4 ms): within a few ticks of half of 2 s.
+        assert!(
+            (got - want).abs() <= 0.02 * want,
+            "task {id}: {got} vs {want}"
+        );
+    }
+    for c in 0..4 {
+        assert_eq!(sim.max_idle_streak[c], 0, "cpu {c} idle");
+    }
+}
+
+#[test]
+fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
+    let mut sim = Sim::new(4, 250);
+    // All forked pinned to CPU 0, then released: the balancer must spread them.
+    for id in 0..6 {
+        let cpu = sim.fork(id, TaskParams::default(), 0);
+        sim.s.set_cpus_allowed(cpu, TaskId(id), 1, 0);
+    }
+    for _ in 0..10 {
+        sim.tick();
+    }
+    for id in 0..6 {
+        let cpu = (0..4)
+            .find(|&c| sim.s.cpu_rq(c).task(TaskId(id)).is_some())
+            .unwrap();
+        assert_eq!(cpu, 0, "pinned task {id} stayed on CPU 0");
+        assert!(sim.s.set_cpus_allowed(cpu, TaskId(id), 0xf, 0));
+    }
+    sim.idle_streak.iter_mut().for_each(|s| *s = 0);
+    sim.max_idle_streak.iter_mut().for_each(|s| *s = 0);
+    for _ in 0..250 {
+        sim.tick();
+    }
+    let interval = sim.balance_every * sim.tick_ns;
+    for c in 0..4 {
+        assert!(
+            sim.max_idle_streak[c] <= interval,
+            "cpu {c} idle for {} ns",
+            sim.max_idle_streak[c]
+        );
+    }
+    // Affinity is respected while balancing: pin task 0 to CPU 3.
+    let cpu = (0..4)
+        .find(|&c| sim.s.cpu_rq(c).task(TaskId(0)).is_some())
+        .unwrap();
+    sim.s.set_cpus_allowed(cpu, TaskId(0), 1 << 3, 0);
+    for _ in 0..100 {
+        sim.tick();
+        let cpu = (0..4)
+            .find(|&c| sim.s.cpu_rq(c).task(TaskId(0)).is_some())
+            .unwrap();
+        let running = sim.s.cpu_rq(cpu).curr() == Some(TaskId(0));
+        assert!(cpu == 3 || running, "task 0 on cpu {cpu}");
+    }
+}

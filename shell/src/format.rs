@@ -1,0 +1,171 @@
+//! Small output helpers for the executor, as `Display` types so they write
+//! straight into the console without allocating.
+
+use core::fmt;
+
+use sched::{Policy, PreemptMode};
+
+/// The `preempt` line: every mode in Linux's order, the current one in
+/// parentheses: `none voluntary (full) lazy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreemptLine(pub PreemptMode);
+
+impl fmt::Display for PreemptLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, m) in PreemptMode::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            if *m == self.0 {
+                write!(f, "({})", m.name())?;
+            } else {
+                f.write_str(m.name())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Nanoseconds shown as milliseconds with three decimals (`1234567` -> `1.234`).
+/// Width and alignment flags apply to the whole number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ms(pub u64);
+
+/// Signed nanoseconds as milliseconds with three decimals (`-1500000` -> `-1.500`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignedMs(pub i64);
+
+fn write_ms(f: &mut fmt::Formatter<'_>, neg: bool, ns: u64) -> fmt::Result {
+    // Render into a small stack buffer, then pad as one piece.
+    let mut buf = [0u8; 32];
+    let mut n = buf.len();
+    let mut put = |b: u8| {
+        n -= 1;
+        buf[n] = b;
+    };
+    let us = ns / 1000;
+    let mut frac = us % 1000;
+    for _ in 0..3 {
+        put(b'0' + (frac % 10) as u8);
+        frac /= 10;
+    }
+    put(b'.');
+    let mut whole = us / 1000;
+    loop {
+        put(b'0' + (whole % 10) as u8);
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    if neg {
+        put(b'-');
+    }
+    f.pad_integral(true, "", core::str::from_utf8(&buf[n..]).unwrap_or("?"))
+}
+
+impl fmt::Display for Ms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_ms(f, false, self.0)
+    }
+}
+
+impl fmt::Display for SignedMs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_ms(f, self.0 < 0, self.0.unsigned_abs())
+    }
+}
+
+/// A CPU mask as a Linux CPU list: `0-2,5` (empty mask: empty string).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuList(pub u64);
+
+impl fmt::Display for CpuList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        let mut first = true;
+        let mut c = 0u32;
+        while c < 64 {
+            if m & (1 << c) == 0 {
+                c += 1;
+                continue;
+            }
+            let start = c;
+            while c < 64 && m & (1 << c) != 0 {
+                c += 1;
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if c - 1 == start {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{}", c - 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `ps` header line, aligned with [`PsRow`].
+pub const PS_HEADER: &str =
+    "  PID NAME            CPU POLICY  NICE ST      VRUNTIME      DEADLINE         LAG      SLICE       RUNTIME   SWITCHES";
+
+/// One `ps` line. Times are nanoseconds, printed as ms; RT threads show their
+/// priority after the policy (`FIFO/50`) and `-` for nice.
+#[derive(Clone, Copy, Debug)]
+pub struct PsRow<'a> {
+    /// Thread id.
+    pub pid: u32,
+    /// Name (cut to 15 characters).
+    pub name: &'a str,
+    /// CPU it is on or last ran on.
+    pub cpu: u32,
+    /// Policy.
+    pub policy: Policy,
+    /// Nice value (fair policies).
+    pub nice: i32,
+    /// RT priority (FIFO/RR).
+    pub rt_prio: u8,
+    /// State letter(s): `R` running/runnable, `S` sleeping, `D` delayed, ...
+    pub state: &'a str,
+    /// Virtual runtime.
+    pub vruntime_ns: u64,
+    /// Virtual deadline.
+    pub deadline_ns: u64,
+    /// Lag (V - v, weighted).
+    pub lag_ns: i64,
+    /// Slice (request size).
+    pub slice_ns: u64,
+    /// Total runtime.
+    pub runtime_ns: u64,
+    /// Times switched in.
+    pub switches: u64,
+}
+
+impl fmt::Display for PsRow<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:>5} {:<15.15} {:>3} ", self.pid, self.name, self.cpu)?;
+        match self.policy {
+            Policy::Fifo | Policy::RoundRobin => {
+                // "FIFO/50" in the 7-wide policy column, no nice.
+                let (p, n) = (self.policy.short_name(), self.rt_prio);
+                let w = 7usize.saturating_sub(p.len() + 1);
+                write!(f, "{p}/{n:<w$} {:>4}", "-")?;
+            }
+            _ => write!(f, "{:<7} {:>4}", self.policy.short_name(), self.nice)?,
+        }
+        write!(
+            f,
+            " {:<2} {:>13} {:>13} {:>11} {:>10} {:>13} {:>10}",
+            self.state,
+            Ms(self.vruntime_ns),
+            Ms(self.deadline_ns),
+            SignedMs(self.lag_ns),
+            Ms(self.slice_ns),
+            Ms(self.runtime_ns),
+            self.switches
+        )
+    }
+}

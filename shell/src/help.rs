@@ -1,0 +1,272 @@
+//! The command table: one place for every command's name, usage line, summary,
+//! examples and numeric limits. `help` prints it, error messages quote the usage
+//! line from it, and a test parses every example in it.
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+
+use crate::error::{quote, ArgError, Error};
+use crate::parse::{Cyclictest, Hackbench, Limit, Perfpipe, Schbench, Spin, NICE, PID};
+
+/// One command's help.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandHelp {
+    /// The command word.
+    pub name: &'static str,
+    /// The usage line (`|` separates alternative forms).
+    pub usage: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Further lines for `help CMD`.
+    pub notes: &'static [&'static str],
+    /// Numeric arguments with their ranges and defaults.
+    pub limits: &'static [Limit],
+    /// Example lines; each parses.
+    pub examples: &'static [&'static str],
+}
+
+const fn cmd(
+    name: &'static str,
+    usage: &'static str,
+    summary: &'static str,
+    notes: &'static [&'static str],
+    limits: &'static [Limit],
+    examples: &'static [&'static str],
+) -> CommandHelp {
+    CommandHelp {
+        name,
+        usage,
+        summary,
+        notes,
+        limits,
+        examples,
+    }
+}
+
+const PRIO: Limit = Limit {
+    name: "PRIO",
+    min: 0,
+    max: 99,
+    default: None,
+    doc: "1..99 for -f/-r, 0 for -o/-b/-i",
+};
+
+/// Every command, in `help` order.
+pub const COMMANDS: &[CommandHelp] = &[
+    cmd(
+        "help",
+        "help [CMD]",
+        "list the commands, or show one command's usage",
+        &[],
+        &[],
+        &["help", "help spin"],
+    ),
+    cmd(
+        "features",
+        "features [NAME|NO_NAME]",
+        "print the SCHED_FEAT flags (disabled: NO_NAME), or flip one",
+        &["names are upper case, as in /sys/kernel/debug/sched/features"],
+        &[],
+        &[
+            "features",
+            "features NEXT_BUDDY",
+            "features NO_RUN_TO_PARITY",
+        ],
+    ),
+    cmd(
+        "sysctl",
+        "sysctl -a | sysctl KEY | sysctl [-w] KEY=VALUE",
+        "list, read or write the scheduler tunables",
+        &[
+            "KEY=VALUE is one word (no spaces around '='); out-of-range values are refused",
+            "kernel.sched_features reads the feature line and takes NAME or NO_NAME",
+        ],
+        &[],
+        &[
+            "sysctl -a",
+            "sysctl kernel.sched_base_slice_ns",
+            "sysctl kernel.sched_base_slice_ns=3000000",
+            "sysctl -w kernel.sched_features=NO_PLACE_LAG",
+        ],
+    ),
+    cmd(
+        "preempt",
+        "preempt [none|voluntary|full|lazy]",
+        "show the preemption model (current one in parentheses) or switch",
+        &[],
+        &[],
+        &["preempt", "preempt lazy"],
+    ),
+    cmd(
+        "ps",
+        "ps",
+        "one line per thread: pid, name, cpu, policy, nice, state, ...",
+        &[
+            "columns: pid, name, cpu, policy, nice, state, vruntime, deadline, lag, slice,",
+            "total runtime, switches; times in ms",
+        ],
+        &[],
+        &["ps"],
+    ),
+    cmd(
+        "sched_debug",
+        "sched_debug",
+        "per-CPU runqueues: clock, load, avg_vruntime, queue, buddies, ...",
+        &[
+            "per CPU: clock, nr_running, load, avg_vruntime, current, the queued",
+            "entities in deadline order with eligibility, buddies, counters",
+        ],
+        &[],
+        &["sched_debug"],
+    ),
+    cmd(
+        "stat",
+        "stat",
+        "uptime, per-CPU idle and busy time, context switches, interrupts",
+        &[],
+        &[],
+        &["stat"],
+    ),
+    cmd(
+        "nice",
+        "nice PID N",
+        "set a thread's nice value",
+        &[],
+        &[PID, NICE],
+        &["nice 1 -5"],
+    ),
+    cmd(
+        "chrt",
+        "chrt [-f|-r|-o|-b|-i] [-p] PRIO PID | chrt -p PID",
+        "set a thread's policy and priority, or show them (-p PID)",
+        &[
+            "-f SCHED_FIFO, -r SCHED_RR (the default), -o SCHED_NORMAL,",
+            "-b SCHED_BATCH, -i SCHED_IDLE",
+        ],
+        &[PRIO, PID],
+        &[
+            "chrt -p 1",
+            "chrt -f 50 1",
+            "chrt -r -p 10 1",
+            "chrt -o 0 1",
+            "chrt -b 0 1",
+        ],
+    ),
+    cmd(
+        "taskset",
+        "taskset -p [MASK] PID | taskset -cp [LIST] PID",
+        "set a thread's CPU affinity, or show it",
+        &[
+            "MASK is hex with or without 0x (bit n = CPU n); LIST is like 0-2,5 or 0-7:2",
+            "the mask must be non-zero and fit 64 CPUs",
+        ],
+        &[PID],
+        &[
+            "taskset -p 1",
+            "taskset -p 0x3 1",
+            "taskset -p f 1",
+            "taskset -cp 0-2,5 1",
+        ],
+    ),
+    cmd("kill", "kill PID", "end a thread", &[], &[PID], &["kill 1"]),
+    cmd(
+        "spin",
+        "spin -d MS [-c CPU] NICE [NICE ...]",
+        "one CPU-bound thread per NICE value for MS milliseconds",
+        &["Ctrl-C stops it early"],
+        Spin::LIMITS,
+        &["spin -d 1000 0", "spin -d 2000 -c 0 0 5 -5"],
+    ),
+    cmd(
+        "hackbench",
+        "hackbench [-g GROUPS] [-l LOOPS] [-f FDS]",
+        "senders and receivers passing messages, 2 x GROUPS x FDS threads",
+        &["Ctrl-C stops it early"],
+        Hackbench::LIMITS,
+        &["hackbench", "hackbench -g 2 -l 50 -f 5"],
+    ),
+    cmd(
+        "schbench",
+        "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS]",
+        "message threads waking workers; wakeup latency percentiles",
+        &["Ctrl-C stops it early"],
+        Schbench::LIMITS,
+        &["schbench", "schbench -m 2 -t 4 -r 10"],
+    ),
+    cmd(
+        "cyclictest",
+        "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]",
+        "periodic timer threads measuring wakeup latency (min/avg/max)",
+        &["Ctrl-C stops it early"],
+        Cyclictest::LIMITS,
+        &["cyclictest", "cyclictest -t 2 -i 500 -l 10000 -p 80"],
+    ),
+    cmd(
+        "perfpipe",
+        "perfpipe [-l LOOPS]",
+        "two threads ping-ponging over a pipe; time per round trip",
+        &["Ctrl-C stops it early"],
+        Perfpipe::LIMITS,
+        &["perfpipe", "perfpipe -l 10000"],
+    ),
+    cmd(
+        "trace",
+        "trace start|stop|dump",
+        "record scheduler events, stop recording, print them",
+        &[],
+        &[],
+        &["trace start", "trace stop", "trace dump"],
+    ),
+    cmd(
+        "poweroff",
+        "poweroff",
+        "power the machine off",
+        &[],
+        &[],
+        &["poweroff"],
+    ),
+];
+
+/// The table entry for a command word.
+pub fn lookup(name: &str) -> Option<&'static CommandHelp> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// The text of `help` (`None`) or `help CMD`: lines ending in `\n`.
+/// An unknown command is an [`Error`] (`help: unknown command 'x'`).
+pub fn help_text(topic: Option<&str>) -> Result<String, Error> {
+    let mut s = String::new();
+    match topic {
+        None => {
+            s.push_str("commands ('help CMD' for details; Ctrl-C stops a workload):\n");
+            let w = COMMANDS.iter().map(|c| c.name.len()).max().unwrap_or(0);
+            for c in COMMANDS {
+                let _ = writeln!(s, "  {:<w$}  {}", c.name, c.summary);
+            }
+        }
+        Some(t) => {
+            let Some(c) = lookup(t) else {
+                return Err(Error::arg("help", ArgError::UnknownTopic(quote(t))));
+            };
+            let _ = writeln!(s, "usage: {}", c.usage);
+            let _ = writeln!(s, "  {}", c.summary);
+            for n in c.notes {
+                let _ = writeln!(s, "  {n}");
+            }
+            let range = |l: &Limit| match l.default {
+                Some(d) => format!("[{}, {}], default {d}", l.min, l.max),
+                None => format!("[{}, {}]", l.min, l.max),
+            };
+            let w = c.limits.iter().map(|l| l.name.len()).max().unwrap_or(0);
+            let rw = c.limits.iter().map(|l| range(l).len()).max().unwrap_or(0);
+            for l in c.limits {
+                let _ = writeln!(s, "  {:<w$}  {:<rw$}  {}", l.name, range(l), l.doc);
+            }
+            for e in c.examples {
+                let _ = writeln!(s, "  e.g. {e}");
+            }
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,1096 @@
+//! One command line to a typed, fully validated [`Command`].
+//!
+//! The line is split on ASCII whitespace (no quoting: no argument needs spaces).
+//! Options follow Linux conventions: short options may be clustered (`-cp`), a
+//! value may be attached (`-d100`) or follow (`-d 100`), options and positional
+//! arguments may be mixed, `--` ends the options, and a word such as `-5` is a
+//! (negative) number, not an option, so `spin -d 100 -5 0 5` works. Numbers are
+//! decimal with an optional sign, except `taskset` masks (hex, like Linux).
+//!
+//! Everything the shell can check without kernel state is checked here (ranges,
+//! names, CPU masks, feature names, sysctl keys), so the executor only has to
+//! check what needs the kernel: does the PID exist, is the CPU online, is the
+//! tunable value in range (done by `sched` when it is written).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use sched::config::FEATURES_KEY;
+use sched::tunables::TUNABLES;
+use sched::{Feature, Features, Policy, PreemptMode};
+
+use crate::editor::{LineError, MAX_LINE};
+use crate::error::{quote, ArgError, Error};
+
+/// A thread id as shown by `ps`.
+pub type Pid = u32;
+
+/// CPUs a mask or CPU number can name.
+pub const MAX_CPUS: u32 = 64;
+
+/// A numeric argument's accepted range (and default), shared by the parser and
+/// `help CMD`, so the two cannot disagree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// How it is written in the usage line (`-d MS`, `NICE`).
+    pub name: &'static str,
+    /// Smallest accepted value.
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+    /// The value when the option is left out (`None`: required or no default).
+    pub default: Option<i64>,
+    /// One line on what it is.
+    pub doc: &'static str,
+}
+
+impl Limit {
+    /// The option letter of a `-x NAME` limit.
+    fn short(&self) -> Option<u8> {
+        match self.name.as_bytes() {
+            [b'-', c, ..] => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+/// `PID` arguments.
+pub const PID: Limit = Limit {
+    name: "PID",
+    min: 0,
+    max: u32::MAX as i64,
+    default: None,
+    doc: "thread id, as shown by ps",
+};
+/// `nice PID N`.
+pub const NICE: Limit = Limit {
+    name: "N",
+    min: -20,
+    max: 19,
+    default: None,
+    doc: "nice value (weight 88761 .. 15)",
+};
+
+/// A `spin` workload: one CPU-bound thread per nice value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spin {
+    /// How long each thread spins.
+    pub duration_ms: u32,
+    /// Pin every thread to this CPU (`-c`); `None` lets the balancer place them.
+    pub cpu: Option<u32>,
+    /// One thread per entry, each -20..=19.
+    pub nices: Vec<i32>,
+}
+
+impl Spin {
+    /// Most threads one `spin` starts.
+    pub const MAX_THREADS: usize = 16;
+    /// `-d MS`.
+    pub const DURATION: Limit = Limit {
+        name: "-d MS",
+        min: 1,
+        max: 60_000,
+        default: None,
+        doc: "run time in ms (required)",
+    };
+    /// `-c CPU`.
+    pub const CPU: Limit = Limit {
+        name: "-c CPU",
+        min: 0,
+        max: MAX_CPUS as i64 - 1,
+        default: None,
+        doc: "pin every thread to this CPU (default: no pinning)",
+    };
+    /// `NICE`.
+    pub const NICE: Limit = Limit {
+        name: "NICE",
+        min: -20,
+        max: 19,
+        default: None,
+        doc: "one thread per value, 1 to 16 values",
+    };
+    /// `-d MS`, `-c CPU`, `NICE`.
+    pub const LIMITS: &'static [Limit] = &[Self::DURATION, Self::CPU, Self::NICE];
+}
+
+/// `hackbench`: groups of senders and receivers passing messages (Linux
+/// `perf bench sched messaging`), `2 * groups * fds` threads. Defaults are smaller
+/// than Linux's (10 groups of 20) to suit a hobby kernel in QEMU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hackbench {
+    /// `-g`: groups.
+    pub groups: u32,
+    /// `-l`: messages each sender sends to each receiver of its group.
+    pub loops: u32,
+    /// `-f`: senders (and receivers) per group.
+    pub fds: u32,
+}
+
+impl Hackbench {
+    /// `-g`, `-l`, `-f`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-g GROUPS",
+            min: 1,
+            max: 8,
+            default: Some(1),
+            doc: "groups",
+        },
+        Limit {
+            name: "-l LOOPS",
+            min: 1,
+            max: 100_000,
+            default: Some(100),
+            doc: "messages per sender and receiver",
+        },
+        Limit {
+            name: "-f FDS",
+            min: 1,
+            max: 20,
+            default: Some(10),
+            doc: "senders (and as many receivers) per group",
+        },
+    ];
+}
+
+impl Default for Hackbench {
+    fn default() -> Self {
+        let [g, l, f] = defaults(Self::LIMITS);
+        Hackbench {
+            groups: g,
+            loops: l,
+            fds: f,
+        }
+    }
+}
+
+/// `schbench`: message threads waking worker threads, wakeup latency percentiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schbench {
+    /// `-m`: message threads.
+    pub message_threads: u32,
+    /// `-t`: workers per message thread.
+    pub workers: u32,
+    /// `-r`: run time in seconds.
+    pub runtime_s: u32,
+}
+
+impl Schbench {
+    /// `-m`, `-t`, `-r`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-m MSG_THREADS",
+            min: 1,
+            max: 8,
+            default: Some(1),
+            doc: "message threads",
+        },
+        Limit {
+            name: "-t WORKERS",
+            min: 1,
+            max: 64,
+            default: Some(4),
+            doc: "worker threads per message thread",
+        },
+        Limit {
+            name: "-r SECONDS",
+            min: 1,
+            max: 600,
+            default: Some(5),
+            doc: "run time",
+        },
+    ];
+}
+
+impl Default for Schbench {
+    fn default() -> Self {
+        let [m, t, r] = defaults(Self::LIMITS);
+        Schbench {
+            message_threads: m,
+            workers: t,
+            runtime_s: r,
+        }
+    }
+}
+
+/// `cyclictest`: periodic timer threads measuring wakeup latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cyclictest {
+    /// `-t`: measuring threads.
+    pub threads: u32,
+    /// `-i`: timer interval in microseconds.
+    pub interval_us: u32,
+    /// `-l`: wakeups per thread.
+    pub loops: u32,
+    /// `-p`: SCHED_FIFO priority, 0 for SCHED_NORMAL (as in Linux).
+    pub prio: u32,
+}
+
+impl Cyclictest {
+    /// `-t`, `-i`, `-l`, `-p`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-t THREADS",
+            min: 1,
+            max: 64,
+            default: Some(1),
+            doc: "measuring threads",
+        },
+        Limit {
+            name: "-i INTERVAL_US",
+            min: 100,
+            max: 1_000_000,
+            default: Some(1000),
+            doc: "timer interval in microseconds",
+        },
+        Limit {
+            name: "-l LOOPS",
+            min: 1,
+            max: 1_000_000,
+            default: Some(1000),
+            doc: "wakeups per thread",
+        },
+        Limit {
+            name: "-p PRIO",
+            min: 0,
+            max: 99,
+            default: Some(0),
+            doc: "FIFO priority (0: SCHED_NORMAL)",
+        },
+    ];
+}
+
+impl Default for Cyclictest {
+    fn default() -> Self {
+        let [t, i, l, p] = defaults(Self::LIMITS);
+        Cyclictest {
+            threads: t,
+            interval_us: i,
+            loops: l,
+            prio: p,
+        }
+    }
+}
+
+/// `perfpipe`: two threads ping-ponging over a pipe (Linux `perf bench sched pipe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Perfpipe {
+    /// `-l`: round trips.
+    pub loops: u32,
+}
+
+impl Perfpipe {
+    /// `-l`.
+    pub const LIMITS: &'static [Limit] = &[Limit {
+        name: "-l LOOPS",
+        min: 1,
+        max: 10_000_000,
+        default: Some(100_000),
+        doc: "round trips",
+    }];
+}
+
+impl Default for Perfpipe {
+    fn default() -> Self {
+        let [l] = defaults(Self::LIMITS);
+        Perfpipe { loops: l }
+    }
+}
+
+/// The defaults of a workload's limits (all of them have one).
+fn defaults<const N: usize>(limits: &[Limit]) -> [u32; N] {
+    let mut out = [0; N];
+    for (o, l) in out.iter_mut().zip(limits) {
+        *o = l.default.unwrap_or(l.min) as u32;
+    }
+    out
+}
+
+/// `sysctl` forms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SysctlCmd {
+    /// `sysctl -a`.
+    All,
+    /// `sysctl KEY` (the key is known; the `&'static str` is the table's).
+    Get(&'static str),
+    /// `sysctl KEY=VALUE` (key known, value non-empty; for
+    /// `kernel.sched_features` a valid `NAME`/`NO_NAME`; tunable values are
+    /// range-checked by `SchedConfig::sysctl_set`).
+    Set {
+        /// The key.
+        key: &'static str,
+        /// The value text.
+        value: String,
+    },
+}
+
+/// `trace` actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceCmd {
+    /// Start recording scheduler events.
+    Start,
+    /// Stop recording.
+    Stop,
+    /// Print the recorded events.
+    Dump,
+}
+
+/// A parsed command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `help [CMD]` (the command's table name).
+    Help(Option<&'static str>),
+    /// `features` (print) or `features [NO_]NAME` (flip).
+    Features(Option<(Feature, bool)>),
+    /// `sysctl ...`.
+    Sysctl(SysctlCmd),
+    /// `preempt` (print) or `preempt MODE` (switch).
+    Preempt(Option<PreemptMode>),
+    /// `ps`.
+    Ps,
+    /// `sched_debug`.
+    SchedDebug,
+    /// `stat`.
+    Stat,
+    /// `nice PID N`.
+    Nice {
+        /// Target thread.
+        pid: Pid,
+        /// -20..=19.
+        nice: i32,
+    },
+    /// `chrt [-f|-r|-o|-b|-i] [-p] PRIO PID` (no policy option: SCHED_RR, as in Linux).
+    Chrt {
+        /// The policy (`-o` is SCHED_NORMAL).
+        policy: Policy,
+        /// 1..=99 for FIFO/RR, 0 otherwise.
+        prio: u8,
+        /// Target thread.
+        pid: Pid,
+    },
+    /// `chrt -p PID`: show the policy.
+    ChrtShow {
+        /// Target thread.
+        pid: Pid,
+    },
+    /// `taskset -p MASK PID` / `taskset -cp LIST PID`.
+    Taskset {
+        /// Allowed CPUs, bit n = CPU n; never zero.
+        mask: u64,
+        /// Target thread.
+        pid: Pid,
+    },
+    /// `taskset -p PID` / `taskset -cp PID`: show the affinity.
+    TasksetShow {
+        /// Target thread.
+        pid: Pid,
+        /// `-c`: print a CPU list instead of a hex mask.
+        list: bool,
+    },
+    /// `kill PID`.
+    Kill {
+        /// Target thread.
+        pid: Pid,
+    },
+    /// `spin -d MS [-c CPU] NICE...`.
+    Spin(Spin),
+    /// `hackbench [-g GROUPS] [-l LOOPS] [-f FDS]`.
+    Hackbench(Hackbench),
+    /// `schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS]`.
+    Schbench(Schbench),
+    /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]`.
+    Cyclictest(Cyclictest),
+    /// `perfpipe [-l LOOPS]`.
+    Perfpipe(Perfpipe),
+    /// `trace start|stop|dump`.
+    Trace(TraceCmd),
+    /// `poweroff`.
+    Poweroff,
+}
+
+impl Command {
+    /// The command's name, as in the help table.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Help(_) => "help",
+            Command::Features(_) => "features",
+            Command::Sysctl(_) => "sysctl",
+            Command::Preempt(_) => "preempt",
+            Command::Ps => "ps",
+            Command::SchedDebug => "sched_debug",
+            Command::Stat => "stat",
+            Command::Nice { .. } => "nice",
+            Command::Chrt { .. } | Command::ChrtShow { .. } => "chrt",
+            Command::Taskset { .. } | Command::TasksetShow { .. } => "taskset",
+            Command::Kill { .. } => "kill",
+            Command::Spin(_) => "spin",
+            Command::Hackbench(_) => "hackbench",
+            Command::Schbench(_) => "schbench",
+            Command::Cyclictest(_) => "cyclictest",
+            Command::Perfpipe(_) => "perfpipe",
+            Command::Trace(_) => "trace",
+            Command::Poweroff => "poweroff",
+        }
+    }
+}
+
+/// Parses one line. `Ok(None)` for an empty or blank line.
+///
+/// Never panics; any input that is not a valid command is an [`Error`].
+pub fn parse(line: &str) -> Result<Option<Command>, Error> {
+    if line.len() > MAX_LINE {
+        return Err(LineError::TooLong { max: MAX_LINE }.into());
+    }
+    if !line.is_ascii() {
+        return Err(LineError::NonAscii.into());
+    }
+    if let Some(b) = line
+        .bytes()
+        .find(|b| b.is_ascii_control() && !b.is_ascii_whitespace())
+    {
+        return Err(Error::ControlChar(b));
+    }
+    let mut words = line.split_ascii_whitespace();
+    let Some(name) = words.next() else {
+        return Ok(None);
+    };
+    let args: Vec<&str> = words.collect();
+    let a = args.as_slice();
+    let cmd = match name {
+        "help" => parse_help(a)?,
+        "features" => parse_features(a)?,
+        "sysctl" => Command::Sysctl(parse_sysctl(a)?),
+        "preempt" => parse_preempt(a)?,
+        "ps" => no_args("ps", a, Command::Ps)?,
+        "sched_debug" => no_args("sched_debug", a, Command::SchedDebug)?,
+        "stat" => no_args("stat", a, Command::Stat)?,
+        "poweroff" => no_args("poweroff", a, Command::Poweroff)?,
+        "nice" => parse_nice(a)?,
+        "chrt" => parse_chrt(a)?,
+        "taskset" => parse_taskset(a)?,
+        "kill" => parse_kill(a)?,
+        "spin" => Command::Spin(parse_spin(a)?),
+        "hackbench" => {
+            let [g, l, f] = workload("hackbench", a, Hackbench::LIMITS)?;
+            Command::Hackbench(Hackbench {
+                groups: g,
+                loops: l,
+                fds: f,
+            })
+        }
+        "schbench" => {
+            let [m, t, r] = workload("schbench", a, Schbench::LIMITS)?;
+            Command::Schbench(Schbench {
+                message_threads: m,
+                workers: t,
+                runtime_s: r,
+            })
+        }
+        "cyclictest" => {
+            let [t, i, l, p] = workload("cyclictest", a, Cyclictest::LIMITS)?;
+            Command::Cyclictest(Cyclictest {
+                threads: t,
+                interval_us: i,
+                loops: l,
+                prio: p,
+            })
+        }
+        "perfpipe" => {
+            let [l] = workload("perfpipe", a, Perfpipe::LIMITS)?;
+            Command::Perfpipe(Perfpipe { loops: l })
+        }
+        "trace" => parse_trace(a)?,
+        _ => return Err(Error::UnknownCommand(quote(name))),
+    };
+    Ok(Some(cmd))
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+fn err<T>(cmd: &'static str, kind: ArgError) -> Result<T, Error> {
+    Err(Error::arg(cmd, kind))
+}
+
+/// Is `w` an option word? `-x...` or `--...`, but not `-` and not `-5`.
+fn is_option(w: &str) -> bool {
+    matches!(w.as_bytes(), [b'-', c, ..] if !c.is_ascii_digit())
+}
+
+fn no_args(cmd: &'static str, args: &[&str], c: Command) -> Result<Command, Error> {
+    match args.first() {
+        None => Ok(c),
+        Some(w) if is_option(w) => err(cmd, ArgError::UnknownOption(quote(w))),
+        Some(w) => err(cmd, ArgError::Unexpected(quote(w))),
+    }
+}
+
+/// Refuses option words in a command that takes none.
+fn no_options(cmd: &'static str, args: &[&str]) -> Result<(), Error> {
+    match args.iter().find(|w| is_option(w)) {
+        Some(w) => err(cmd, ArgError::UnknownOption(quote(w))),
+        None => Ok(()),
+    }
+}
+
+/// Is `w` a decimal integer with an optional sign (of any size)?
+fn is_int(w: &str) -> bool {
+    let digits = w.strip_prefix(['+', '-']).unwrap_or(w);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A decimal integer (optional sign) in `min..=max`.
+fn int(cmd: &'static str, what: &'static str, w: &str, min: i64, max: i64) -> Result<i64, Error> {
+    if !is_int(w) {
+        return err(
+            cmd,
+            ArgError::NotANumber {
+                what,
+                got: quote(w),
+            },
+        );
+    }
+    match w.parse::<i64>() {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => err(
+            cmd,
+            ArgError::OutOfRange {
+                what,
+                min,
+                max,
+                got: quote(w),
+            },
+        ),
+    }
+}
+
+fn limit(cmd: &'static str, l: &Limit, w: &str) -> Result<i64, Error> {
+    int(cmd, l.name, w, l.min, l.max)
+}
+
+fn pid(cmd: &'static str, w: &str) -> Result<Pid, Error> {
+    Ok(limit(cmd, &PID, w)? as Pid)
+}
+
+/// One option a command accepts.
+struct Opt {
+    short: u8,
+    long: &'static str,
+    takes_value: bool,
+}
+
+/// Options (letter, value) in the order given, and positional arguments.
+struct Getopt<'a> {
+    opts: Vec<(u8, Option<&'a str>)>,
+    pos: Vec<&'a str>,
+}
+
+impl Getopt<'_> {
+    fn has(&self, c: u8) -> bool {
+        self.opts.iter().any(|&(o, _)| o == c)
+    }
+
+    fn value(&self, c: u8) -> Option<&str> {
+        self.opts
+            .iter()
+            .find(|&&(o, _)| o == c)
+            .and_then(|&(_, v)| v)
+    }
+}
+
+/// GNU-style option parsing: clusters (`-cp`), attached (`-d100`) or separate
+/// values, `--long[=value]`, `--` ends options, options anywhere.
+fn getopt<'a>(cmd: &'static str, args: &[&'a str], spec: &[Opt]) -> Result<Getopt<'a>, Error> {
+    let mut g = Getopt {
+        opts: Vec::new(),
+        pos: Vec::new(),
+    };
+    let mut i = 0;
+    let mut only_pos = false;
+    fn push<'a>(
+        cmd: &'static str,
+        g: &mut Getopt<'a>,
+        c: u8,
+        v: Option<&'a str>,
+        typed: &str,
+    ) -> Result<(), Error> {
+        if g.has(c) {
+            return err(cmd, ArgError::Duplicate(quote(typed)));
+        }
+        g.opts.push((c, v));
+        Ok(())
+    }
+    while i < args.len() {
+        let w = args[i];
+        i += 1;
+        if only_pos || !is_option(w) {
+            g.pos.push(w);
+            continue;
+        }
+        if w == "--" {
+            only_pos = true;
+            continue;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let Some(o) = spec.iter().find(|o| !o.long.is_empty() && o.long == name) else {
+                return err(cmd, ArgError::UnknownOption(quote(w)));
+            };
+            let v = match (o.takes_value, inline) {
+                (true, Some(v)) => Some(v),
+                (true, None) if i < args.len() => {
+                    i += 1;
+                    Some(args[i - 1])
+                }
+                (true, None) => return err(cmd, ArgError::NeedsValue(quote(w))),
+                (false, Some(_)) => return err(cmd, ArgError::TakesNoValue(quote(w))),
+                (false, None) => None,
+            };
+            push(cmd, &mut g, o.short, v, w)?;
+            continue;
+        }
+        for (j, &c) in w.as_bytes().iter().enumerate().skip(1) {
+            let typed = &w[j..=j]; // ASCII: one byte is one char
+            let Some(o) = spec.iter().find(|o| o.short == c) else {
+                return err(cmd, ArgError::UnknownOption(alloc::format!("-{typed}")));
+            };
+            if !o.takes_value {
+                push(cmd, &mut g, c, None, &alloc::format!("-{typed}"))?;
+                continue;
+            }
+            let rest = &w[j + 1..];
+            let v = if !rest.is_empty() {
+                rest
+            } else if i < args.len() {
+                i += 1;
+                args[i - 1]
+            } else {
+                return err(cmd, ArgError::NeedsValue(alloc::format!("-{typed}")));
+            };
+            push(cmd, &mut g, c, Some(v), &alloc::format!("-{typed}"))?;
+            break;
+        }
+    }
+    Ok(g)
+}
+
+// ---------------------------------------------------------------------------
+// Commands
+
+fn parse_help(args: &[&str]) -> Result<Command, Error> {
+    no_options("help", args)?;
+    match args {
+        [] => Ok(Command::Help(None)),
+        [topic] => match crate::help::lookup(topic) {
+            Some(h) => Ok(Command::Help(Some(h.name))),
+            None => err("help", ArgError::UnknownTopic(quote(topic))),
+        },
+        [_, extra, ..] => err("help", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_features(args: &[&str]) -> Result<Command, Error> {
+    no_options("features", args)?;
+    match args {
+        [] => Ok(Command::Features(None)),
+        [name] => match Features::parse(name) {
+            Ok(f) => Ok(Command::Features(Some(f))),
+            Err(_) => err("features", ArgError::UnknownFeature(quote(name))),
+        },
+        [_, extra, ..] => err("features", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+/// The table's spelling of a sysctl key.
+fn sysctl_key(k: &str) -> Option<&'static str> {
+    if k == FEATURES_KEY {
+        return Some(FEATURES_KEY);
+    }
+    TUNABLES.iter().find(|t| t.key == k).map(|t| t.key)
+}
+
+fn parse_sysctl(args: &[&str]) -> Result<SysctlCmd, Error> {
+    const C: &str = "sysctl";
+    let (write, args) = match args {
+        ["-w", rest @ ..] => (true, rest),
+        _ => (false, args),
+    };
+    if args.len() > 1 {
+        let spaced = args.iter().any(|w| w.starts_with('=') || w.ends_with('='));
+        return if spaced {
+            err(C, ArgError::SpacedAssignment)
+        } else {
+            err(C, ArgError::Unexpected(quote(args[1])))
+        };
+    }
+    let Some(&w) = args.first() else {
+        return err(
+            C,
+            ArgError::Missing(if write {
+                "KEY=VALUE"
+            } else {
+                "KEY, KEY=VALUE or -a"
+            }),
+        );
+    };
+    if w == "-a" && !write {
+        return Ok(SysctlCmd::All);
+    }
+    if is_option(w) {
+        return err(C, ArgError::UnknownOption(quote(w)));
+    }
+    let Some((k, v)) = w.split_once('=') else {
+        let Some(key) = sysctl_key(w) else {
+            return err(C, ArgError::UnknownKey(quote(w)));
+        };
+        return if write {
+            err(C, ArgError::Missing("=VALUE"))
+        } else {
+            Ok(SysctlCmd::Get(key))
+        };
+    };
+    let Some(key) = sysctl_key(k) else {
+        return err(C, ArgError::UnknownKey(quote(k)));
+    };
+    if v.is_empty() {
+        return err(C, ArgError::EmptyValue(key));
+    }
+    if key == FEATURES_KEY && Features::parse(v).is_err() {
+        return err(C, ArgError::UnknownFeature(quote(v)));
+    }
+    Ok(SysctlCmd::Set {
+        key,
+        value: String::from(v),
+    })
+}
+
+fn parse_preempt(args: &[&str]) -> Result<Command, Error> {
+    no_options("preempt", args)?;
+    match args {
+        [] => Ok(Command::Preempt(None)),
+        [m] => match PreemptMode::from_name(m) {
+            Some(mode) => Ok(Command::Preempt(Some(mode))),
+            None => err("preempt", ArgError::UnknownMode(quote(m))),
+        },
+        [_, extra, ..] => err("preempt", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_nice(args: &[&str]) -> Result<Command, Error> {
+    no_options("nice", args)?;
+    match args {
+        [] => err("nice", ArgError::Missing("PID")),
+        [_] => err("nice", ArgError::Missing("N")),
+        [p, n] => {
+            let pid = pid("nice", p)?;
+            let nice = limit("nice", &NICE, n)? as i32;
+            Ok(Command::Nice { pid, nice })
+        }
+        [_, _, extra, ..] => err("nice", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_kill(args: &[&str]) -> Result<Command, Error> {
+    no_options("kill", args)?;
+    match args {
+        [] => err("kill", ArgError::Missing("PID")),
+        [p] => Ok(Command::Kill {
+            pid: pid("kill", p)?,
+        }),
+        [_, extra, ..] => err("kill", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_chrt(args: &[&str]) -> Result<Command, Error> {
+    const C: &str = "chrt";
+    const SPEC: &[Opt] = &[
+        Opt {
+            short: b'f',
+            long: "fifo",
+            takes_value: false,
+        },
+        Opt {
+            short: b'r',
+            long: "rr",
+            takes_value: false,
+        },
+        Opt {
+            short: b'o',
+            long: "other",
+            takes_value: false,
+        },
+        Opt {
+            short: b'b',
+            long: "batch",
+            takes_value: false,
+        },
+        Opt {
+            short: b'i',
+            long: "idle",
+            takes_value: false,
+        },
+        Opt {
+            short: b'p',
+            long: "pid",
+            takes_value: false,
+        },
+    ];
+    let g = getopt(C, args, SPEC)?;
+    let mut policy = None;
+    for &(c, _) in &g.opts {
+        let p = match c {
+            b'f' => Policy::Fifo,
+            b'r' => Policy::RoundRobin,
+            b'o' => Policy::Normal,
+            b'b' => Policy::Batch,
+            b'i' => Policy::Idle,
+            _ => continue,
+        };
+        if policy.replace(p).is_some() {
+            return err(C, ArgError::ConflictingPolicies);
+        }
+    }
+    let show = g.has(b'p');
+    match g.pos.as_slice() {
+        [] => err(
+            C,
+            ArgError::Missing(if show && policy.is_none() {
+                "PID"
+            } else {
+                "PRIO"
+            }),
+        ),
+        [p] if show && policy.is_none() => Ok(Command::ChrtShow { pid: pid(C, p)? }),
+        [_] => err(C, ArgError::Missing("PID")),
+        [prio, p] => {
+            // No policy option: SCHED_RR, like Linux chrt.
+            let policy = policy.unwrap_or(Policy::RoundRobin);
+            if !is_int(prio) {
+                return err(
+                    C,
+                    ArgError::NotANumber {
+                        what: "PRIO",
+                        got: quote(prio),
+                    },
+                );
+            }
+            let (lo, hi) = match policy {
+                Policy::Fifo | Policy::RoundRobin => (1, i64::from(sched::task::MAX_RT_PRIO)),
+                _ => (0, 0),
+            };
+            let prio = match prio.parse::<i64>() {
+                Ok(v) if (lo..=hi).contains(&v) => v as u8,
+                _ => {
+                    return err(
+                        C,
+                        ArgError::BadPriority {
+                            policy,
+                            got: quote(prio),
+                        },
+                    )
+                }
+            };
+            Ok(Command::Chrt {
+                policy,
+                prio,
+                pid: pid(C, p)?,
+            })
+        }
+        [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_taskset(args: &[&str]) -> Result<Command, Error> {
+    const C: &str = "taskset";
+    const SPEC: &[Opt] = &[
+        Opt {
+            short: b'p',
+            long: "pid",
+            takes_value: false,
+        },
+        Opt {
+            short: b'c',
+            long: "cpu-list",
+            takes_value: false,
+        },
+    ];
+    let g = getopt(C, args, SPEC)?;
+    if !g.has(b'p') {
+        return err(C, ArgError::TasksetNeedsP);
+    }
+    let list = g.has(b'c');
+    match g.pos.as_slice() {
+        [] => err(C, ArgError::Missing("PID")),
+        [p] => Ok(Command::TasksetShow {
+            pid: pid(C, p)?,
+            list,
+        }),
+        [m, p] => {
+            let mask = if list { cpu_list(m)? } else { hex_mask(m)? };
+            Ok(Command::Taskset {
+                mask,
+                pid: pid(C, p)?,
+            })
+        }
+        [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+/// A hex CPU mask like Linux `taskset`: `3`, `0x3`, `0X0000ff`; non-zero,
+/// at most 64 bits.
+pub fn hex_mask(w: &str) -> Result<u64, Error> {
+    const C: &str = "taskset";
+    let h = w
+        .strip_prefix("0x")
+        .or_else(|| w.strip_prefix("0X"))
+        .unwrap_or(w);
+    if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return err(C, ArgError::BadMask(quote(w)));
+    }
+    let sig = h.trim_start_matches('0');
+    if sig.len() > 16 {
+        return err(C, ArgError::MaskTooWide(quote(w)));
+    }
+    match u64::from_str_radix(if sig.is_empty() { "0" } else { sig }, 16) {
+        Ok(0) => err(C, ArgError::ZeroMask),
+        Ok(v) => Ok(v),
+        Err(_) => err(C, ArgError::BadMask(quote(w))),
+    }
+}
+
+/// A CPU list like Linux `taskset -c`: `0-2,5`, `0-7:2` (stride); CPUs 0..=63.
+pub fn cpu_list(w: &str) -> Result<u64, Error> {
+    const C: &str = "taskset";
+    let bad = |why| {
+        err(
+            C,
+            ArgError::BadCpuList {
+                list: quote(w),
+                why,
+            },
+        )
+    };
+    // A CPU number: Ok(Some(n)) below 64, Ok(None) for a well-formed but too
+    // large number, Err for anything else.
+    let cpu = |s: &str| -> Result<Option<u32>, ()> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(());
+        }
+        Ok(s.parse::<u32>().ok().filter(|&n| n < MAX_CPUS))
+    };
+    let mut mask = 0u64;
+    for item in w.split(',') {
+        let (range, stride) = match item.split_once(':') {
+            Some((r, s)) => match cpu(s) {
+                Ok(Some(s)) if s > 0 => (r, s),
+                _ => return bad("stride must be in [1, 63]"),
+            },
+            None => (item, 1),
+        };
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        let (lo, hi) = match (cpu(lo), cpu(hi)) {
+            (Ok(Some(lo)), Ok(Some(hi))) => (lo, hi),
+            (Ok(_), Ok(_)) => return err(C, ArgError::MaskTooWide(quote(w))),
+            _ => return bad("expected N or N-M items separated by commas"),
+        };
+        if lo > hi {
+            return bad("range end below its start");
+        }
+        for c in (lo..=hi).step_by(stride as usize) {
+            mask |= 1 << c;
+        }
+    }
+    Ok(mask)
+}
+
+fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
+    const C: &str = "spin";
+    let (dur, cpu_l, nice_l) = (&Spin::DURATION, &Spin::CPU, &Spin::NICE);
+    let spec = [
+        Opt {
+            short: b'd',
+            long: "",
+            takes_value: true,
+        },
+        Opt {
+            short: b'c',
+            long: "",
+            takes_value: true,
+        },
+    ];
+    let g = getopt(C, args, &spec)?;
+    let Some(d) = g.value(b'd') else {
+        return err(C, ArgError::Missing(dur.name));
+    };
+    let duration_ms = limit(C, dur, d)? as u32;
+    let cpu = match g.value(b'c') {
+        Some(c) => Some(limit(C, cpu_l, c)? as u32),
+        None => None,
+    };
+    if g.pos.is_empty() {
+        return err(C, ArgError::Missing(nice_l.name));
+    }
+    if g.pos.len() > Spin::MAX_THREADS {
+        return err(
+            C,
+            ArgError::TooMany {
+                what: nice_l.name,
+                max: Spin::MAX_THREADS,
+            },
+        );
+    }
+    let mut nices = Vec::with_capacity(g.pos.len());
+    for w in &g.pos {
+        nices.push(limit(C, nice_l, w)? as i32);
+    }
+    Ok(Spin {
+        duration_ms,
+        cpu,
+        nices,
+    })
+}
+
+/// A workload whose options are all `-x VALUE` limits with defaults.
+fn workload<const N: usize>(
+    cmd: &'static str,
+    args: &[&str],
+    limits: &'static [Limit],
+) -> Result<[u32; N], Error> {
+    let spec: Vec<Opt> = limits
+        .iter()
+        .filter_map(|l| l.short())
+        .map(|short| Opt {
+            short,
+            long: "",
+            takes_value: true,
+        })
+        .collect();
+    let g = getopt(cmd, args, &spec)?;
+    if let Some(extra) = g.pos.first() {
+        return err(cmd, ArgError::Unexpected(quote(extra)));
+    }
+    let mut out = defaults::<N>(limits);
+    for (o, l) in out.iter_mut().zip(limits) {
+        if let Some(v) = l.short().and_then(|c| g.value(c)) {
+            *o = limit(cmd, l, v)? as u32;
+        }
+    }
+    Ok(out)
+}
+
+fn parse_trace(args: &[&str]) -> Result<Command, Error> {
+    no_options("trace", args)?;
+    match args {
+        [] => err("trace", ArgError::Missing("start|stop|dump")),
+        [a] => match *a {
+            "start" => Ok(Command::Trace(TraceCmd::Start)),
+            "stop" => Ok(Command::Trace(TraceCmd::Stop)),
+            "dump" => Ok(Command::Trace(TraceCmd::Dump)),
+            _ => err("trace", ArgError::UnknownTraceAction(quote(a))),
+        },
+        [_, extra, ..] => err("trace", ArgError::Unexpected(quote(extra))),
+    }
+}

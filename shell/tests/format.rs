@@ -1,0 +1,97 @@
+//! Output helpers.
+
+use sched::{Policy, PreemptMode};
+use shell::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
+
+#[test]
+fn preempt_line() {
+    assert_eq!(
+        PreemptLine(PreemptMode::Full).to_string(),
+        "none voluntary (full) lazy"
+    );
+    assert_eq!(
+        PreemptLine(PreemptMode::None).to_string(),
+        "(none) voluntary full lazy"
+    );
+    assert_eq!(
+        PreemptLine(PreemptMode::Lazy).to_string(),
+        "none voluntary full (lazy)"
+    );
+}
+
+#[test]
+fn milliseconds() {
+    assert_eq!(Ms(0).to_string(), "0.000");
+    assert_eq!(Ms(1_234_567).to_string(), "1.234");
+    assert_eq!(Ms(u64::MAX).to_string(), "18446744073709.551");
+    assert_eq!(format!("{:>8}", Ms(700_000)), "   0.700");
+    assert_eq!(SignedMs(-1_500_000).to_string(), "-1.500");
+    assert_eq!(SignedMs(i64::MIN).to_string(), "-9223372036854.775");
+    assert_eq!(format!("{:>8}", SignedMs(-2_000)), "  -0.002");
+}
+
+#[test]
+fn cpu_lists() {
+    assert_eq!(CpuList(0).to_string(), "");
+    assert_eq!(CpuList(0b100111).to_string(), "0-2,5");
+    assert_eq!(CpuList(u64::MAX).to_string(), "0-63");
+    assert_eq!(CpuList(1 << 63 | 1).to_string(), "0,63");
+    // Round trip through the taskset parser.
+    for m in [1u64, 0b1010, 0xff00_ff00, u64::MAX, 1 << 63] {
+        let line = format!("taskset -cp {} 1", CpuList(m));
+        assert_eq!(
+            shell::parse(&line),
+            Ok(Some(shell::Command::Taskset { mask: m, pid: 1 }))
+        );
+    }
+}
+
+#[test]
+fn ps_rows_line_up_with_the_header() {
+    let row = PsRow {
+        pid: 12,
+        name: "spin-a-very-long-name",
+        cpu: 1,
+        policy: Policy::Normal,
+        nice: -5,
+        rt_prio: 0,
+        state: "R",
+        vruntime_ns: 123_456_789,
+        deadline_ns: 126_256_789,
+        lag_ns: -700_000,
+        slice_ns: 2_800_000,
+        runtime_ns: 5_000_000_000,
+        switches: 42,
+    };
+    let line = row.to_string();
+    assert_eq!(line.len(), PS_HEADER.len(), "\n{PS_HEADER}\n{line}");
+    assert!(
+        line.starts_with("   12 spin-a-very-lon   1 NORMAL    -5 R "),
+        "{line}"
+    );
+    assert!(line.ends_with("        42"), "{line}");
+    let rt = PsRow {
+        policy: Policy::Fifo,
+        rt_prio: 50,
+        ..row
+    }
+    .to_string();
+    assert_eq!(rt.len(), PS_HEADER.len(), "\n{PS_HEADER}\n{rt}");
+    assert!(rt.contains(" FIFO/50    - R "), "{rt}");
+    // Right-aligned columns end where their header ends.
+    for r in [&line, &rt] {
+        for word in [
+            "PID", "CPU", "NICE", "VRUNTIME", "DEADLINE", "LAG", "SLICE", "RUNTIME",
+        ] {
+            let e = PS_HEADER
+                .find(&format!(" {word} "))
+                .map(|i| i + word.len())
+                .unwrap_or(4);
+            let b = r.as_bytes();
+            assert!(
+                b[e] != b' ' && b[e + 1] == b' ',
+                "{word}:\n{PS_HEADER}\n{r}"
+            );
+        }
+    }
+}

@@ -1,0 +1,648 @@
+//! Every command's good and bad forms, with the exact error lines.
+
+use sched::{Feature, Policy, PreemptMode};
+use shell::{
+    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Schbench, Spin, SysctlCmd,
+    TraceCmd, COMMANDS, MAX_LINE,
+};
+
+fn ok(line: &str) -> Command {
+    match parse(line) {
+        Ok(Some(c)) => c,
+        other => panic!("{line:?}: {other:?}"),
+    }
+}
+
+/// The error line as the executor prints it, minus `error: `.
+fn err(line: &str) -> String {
+    match parse(line) {
+        Err(e) => e.to_string(),
+        other => panic!("{line:?} should fail: {other:?}"),
+    }
+}
+
+#[track_caller]
+fn err_is(line: &str, want: &str) {
+    assert_eq!(err(line), want, "{line:?}");
+}
+
+#[track_caller]
+fn err_starts(line: &str, want: &str) {
+    let e = err(line);
+    assert!(
+        e.starts_with(want),
+        "{line:?}: {e:?} does not start with {want:?}"
+    );
+}
+
+#[test]
+fn blank_lines_are_nothing() {
+    for l in ["", " ", "\t \t", "\r", "\n", "  \r\n"] {
+        assert_eq!(parse(l), Ok(None), "{l:?}");
+    }
+}
+
+#[test]
+fn bad_bytes_and_unknown_commands() {
+    err_is("foo", "unknown command 'foo' (try 'help')");
+    err_is("  FOO bar", "unknown command 'FOO' (try 'help')");
+    err_is("ps\x01", "control character 0x01 in line");
+    err_is("ps\x7f", "control character 0x7f in line");
+    err_is("ps é", "non-ASCII input (only ASCII is accepted)");
+    err_is(
+        &"x".repeat(10_000),
+        &format!("line too long (max {MAX_LINE} bytes)"),
+    );
+    // Long tokens are quoted cut short.
+    let long = "y".repeat(500);
+    assert_eq!(
+        err(&long),
+        format!("unknown command '{}...' (try 'help')", "y".repeat(40))
+    );
+}
+
+#[test]
+fn simple_commands() {
+    assert_eq!(ok("ps"), Command::Ps);
+    assert_eq!(ok("  ps  "), Command::Ps);
+    assert_eq!(ok("sched_debug"), Command::SchedDebug);
+    assert_eq!(ok("stat"), Command::Stat);
+    assert_eq!(ok("poweroff"), Command::Poweroff);
+    err_is("ps aux", "ps: unexpected argument 'aux' (usage: ps)");
+    err_is("ps -e", "ps: unknown option '-e' (usage: ps)");
+    err_is("stat 1", "stat: unexpected argument '1' (usage: stat)");
+    err_is(
+        "poweroff now",
+        "poweroff: unexpected argument 'now' (usage: poweroff)",
+    );
+    err_is(
+        "sched_debug x",
+        "sched_debug: unexpected argument 'x' (usage: sched_debug)",
+    );
+}
+
+#[test]
+fn help() {
+    assert_eq!(ok("help"), Command::Help(None));
+    assert_eq!(ok("help spin"), Command::Help(Some("spin")));
+    err_is("help nope", "help: unknown command 'nope'");
+    err_starts("help ps stat", "help: unexpected argument 'stat'");
+    let all = help_text(None).unwrap();
+    for c in COMMANDS {
+        assert!(all.contains(c.name), "{}", c.name);
+        let one = help_text(Some(c.name)).unwrap();
+        assert!(one.starts_with(&format!("usage: {}\n", c.usage)), "{one}");
+        assert!(one.contains(c.summary));
+    }
+    assert_eq!(
+        help_text(Some("nope")).unwrap_err().to_string(),
+        "help: unknown command 'nope'"
+    );
+    let spin = help_text(Some("spin")).unwrap();
+    assert!(
+        spin.contains("-d MS") && spin.contains("[1, 60000]"),
+        "{spin}"
+    );
+    // Everything fits an 80-column serial terminal.
+    for t in std::iter::once(None).chain(COMMANDS.iter().map(|c| Some(c.name))) {
+        for l in help_text(t).unwrap().lines() {
+            assert!(l.len() <= 80, "{t:?}: {l:?} is {} columns", l.len());
+        }
+    }
+    let hb = help_text(Some("hackbench")).unwrap();
+    assert!(hb.contains("[1, 8], default 1"), "{hb}");
+}
+
+#[test]
+fn every_help_example_parses_to_its_command() {
+    for c in COMMANDS {
+        assert!(!c.examples.is_empty(), "{} has no example", c.name);
+        for e in c.examples {
+            assert_eq!(ok(e).name(), c.name, "{e}");
+            assert!(e.starts_with(c.name));
+        }
+    }
+}
+
+#[test]
+fn features() {
+    assert_eq!(ok("features"), Command::Features(None));
+    assert_eq!(
+        ok("features NEXT_BUDDY"),
+        Command::Features(Some((Feature::NextBuddy, true)))
+    );
+    assert_eq!(
+        ok("features NO_RUN_TO_PARITY"),
+        Command::Features(Some((Feature::RunToParity, false)))
+    );
+    for f in Feature::ALL {
+        assert_eq!(
+            ok(&format!("features {}", f.name())),
+            Command::Features(Some((*f, true)))
+        );
+        assert_eq!(
+            ok(&format!("features NO_{}", f.name())),
+            Command::Features(Some((*f, false)))
+        );
+    }
+    err_is("features FOO", "features: unknown feature 'FOO'");
+    err_is(
+        "features next_buddy",
+        "features: unknown feature 'next_buddy'",
+    );
+    err_is(
+        "features NO_NO_PLACE_LAG",
+        "features: unknown feature 'NO_NO_PLACE_LAG'",
+    );
+    err_starts(
+        "features PLACE_LAG NEXT_BUDDY",
+        "features: unexpected argument 'NEXT_BUDDY'",
+    );
+    err_starts("features -a", "features: unknown option '-a'");
+}
+
+#[test]
+fn sysctl() {
+    assert_eq!(ok("sysctl -a"), Command::Sysctl(SysctlCmd::All));
+    assert_eq!(
+        ok("sysctl kernel.sched_base_slice_ns"),
+        Command::Sysctl(SysctlCmd::Get("kernel.sched_base_slice_ns"))
+    );
+    assert_eq!(
+        ok("sysctl kernel.sched_features"),
+        Command::Sysctl(SysctlCmd::Get("kernel.sched_features"))
+    );
+    assert_eq!(
+        ok("sysctl kernel.sched_nr_migrate=8"),
+        Command::Sysctl(SysctlCmd::Set {
+            key: "kernel.sched_nr_migrate",
+            value: "8".into()
+        })
+    );
+    // Values are checked by sched when written, not here (except features).
+    assert_eq!(
+        ok("sysctl -w kernel.sched_nr_migrate=abc"),
+        Command::Sysctl(SysctlCmd::Set {
+            key: "kernel.sched_nr_migrate",
+            value: "abc".into()
+        })
+    );
+    assert_eq!(
+        ok("sysctl kernel.sched_features=NO_PLACE_LAG"),
+        Command::Sysctl(SysctlCmd::Set {
+            key: "kernel.sched_features",
+            value: "NO_PLACE_LAG".into()
+        })
+    );
+    for t in sched::tunables::TUNABLES {
+        assert_eq!(
+            ok(&format!("sysctl {}", t.key)),
+            Command::Sysctl(SysctlCmd::Get(t.key))
+        );
+    }
+    err_starts(
+        "sysctl",
+        "sysctl: missing KEY, KEY=VALUE or -a (usage: sysctl -a |",
+    );
+    err_is(
+        "sysctl kernel.nope",
+        "sysctl: unknown key 'kernel.nope' (see 'sysctl -a')",
+    );
+    err_is(
+        "sysctl kernel.nope=1",
+        "sysctl: unknown key 'kernel.nope' (see 'sysctl -a')",
+    );
+    err_is(
+        "sysctl kernel.sched_nr_migrate=",
+        "sysctl: missing VALUE in 'kernel.sched_nr_migrate='",
+    );
+    err_is(
+        "sysctl kernel.sched_features=BOGUS",
+        "sysctl: unknown feature 'BOGUS'",
+    );
+    let spaced = "sysctl: write KEY=VALUE as one word, without spaces around '='";
+    err_is("sysctl kernel.sched_nr_migrate = 8", spaced);
+    err_is("sysctl kernel.sched_nr_migrate= 8", spaced);
+    err_is("sysctl kernel.sched_nr_migrate =8", spaced);
+    err_starts("sysctl -a -a", "sysctl: unexpected argument '-a'");
+    err_starts("sysctl -x", "sysctl: unknown option '-x'");
+    err_starts("sysctl -w", "sysctl: missing KEY=VALUE");
+    err_starts("sysctl -w -a", "sysctl: unknown option '-a'");
+    err_starts(
+        "sysctl -w kernel.sched_nr_migrate",
+        "sysctl: missing =VALUE",
+    );
+    err_starts(
+        "sysctl kernel.sched_nr_migrate kernel.sched_preempt",
+        "sysctl: unexpected argument 'kernel.sched_preempt'",
+    );
+}
+
+#[test]
+fn preempt() {
+    assert_eq!(ok("preempt"), Command::Preempt(None));
+    for m in PreemptMode::ALL {
+        assert_eq!(
+            ok(&format!("preempt {}", m.name())),
+            Command::Preempt(Some(m))
+        );
+    }
+    err_is(
+        "preempt rt",
+        "preempt: unknown mode 'rt' (expected none, voluntary, full or lazy)",
+    );
+    err_starts("preempt full lazy", "preempt: unexpected argument 'lazy'");
+    err_starts("preempt FULL", "preempt: unknown mode 'FULL'");
+}
+
+#[test]
+fn nice_and_kill() {
+    assert_eq!(ok("nice 7 -5"), Command::Nice { pid: 7, nice: -5 });
+    assert_eq!(ok("nice 7 +19"), Command::Nice { pid: 7, nice: 19 });
+    assert_eq!(ok("nice 0 -20"), Command::Nice { pid: 0, nice: -20 });
+    err_is("nice 7 20", "nice: N must be in [-20, 19], got '20'");
+    err_is("nice 7 -21", "nice: N must be in [-20, 19], got '-21'");
+    err_is(
+        "nice 7 99999999999999999999999",
+        "nice: N must be in [-20, 19], got '99999999999999999999999'",
+    );
+    err_is("nice 7 x", "nice: N must be a decimal integer, got 'x'");
+    err_is("nice 7 0x5", "nice: N must be a decimal integer, got '0x5'");
+    err_is("nice x 1", "nice: PID must be a decimal integer, got 'x'");
+    err_is(
+        "nice -1 1",
+        "nice: PID must be in [0, 4294967295], got '-1'",
+    );
+    err_is(
+        "nice 4294967296 1",
+        "nice: PID must be in [0, 4294967295], got '4294967296'",
+    );
+    err_is("nice", "nice: missing PID (usage: nice PID N)");
+    err_is("nice 7", "nice: missing N (usage: nice PID N)");
+    err_is(
+        "nice 7 1 2",
+        "nice: unexpected argument '2' (usage: nice PID N)",
+    );
+    err_is(
+        "nice -n 1 7",
+        "nice: unknown option '-n' (usage: nice PID N)",
+    );
+
+    assert_eq!(ok("kill 12"), Command::Kill { pid: 12 });
+    assert_eq!(ok("kill 4294967295"), Command::Kill { pid: u32::MAX });
+    err_is("kill", "kill: missing PID (usage: kill PID)");
+    err_is(
+        "kill 1 2",
+        "kill: unexpected argument '2' (usage: kill PID)",
+    );
+    err_is("kill -9", "kill: PID must be in [0, 4294967295], got '-9'");
+    err_is("kill -s 1", "kill: unknown option '-s' (usage: kill PID)");
+    err_is("kill abc", "kill: PID must be a decimal integer, got 'abc'");
+    err_is("kill -", "kill: PID must be a decimal integer, got '-'");
+}
+
+#[test]
+fn chrt_policies_and_priorities() {
+    let set = |policy, prio, pid| Command::Chrt { policy, prio, pid };
+    assert_eq!(ok("chrt -f 50 3"), set(Policy::Fifo, 50, 3));
+    assert_eq!(ok("chrt -r 1 3"), set(Policy::RoundRobin, 1, 3));
+    assert_eq!(
+        ok("chrt 99 3"),
+        set(Policy::RoundRobin, 99, 3),
+        "Linux default: RR"
+    );
+    assert_eq!(ok("chrt -o 0 3"), set(Policy::Normal, 0, 3));
+    assert_eq!(ok("chrt -b 0 3"), set(Policy::Batch, 0, 3));
+    assert_eq!(ok("chrt -i 0 3"), set(Policy::Idle, 0, 3));
+    // Linux's form for an existing pid, clustered flags, long options.
+    assert_eq!(ok("chrt -f -p 10 3"), set(Policy::Fifo, 10, 3));
+    assert_eq!(ok("chrt -fp 10 3"), set(Policy::Fifo, 10, 3));
+    assert_eq!(ok("chrt -p -o 0 3"), set(Policy::Normal, 0, 3));
+    assert_eq!(ok("chrt --fifo --pid 10 3"), set(Policy::Fifo, 10, 3));
+    assert_eq!(ok("chrt --batch 0 3"), set(Policy::Batch, 0, 3));
+    assert_eq!(ok("chrt -p 3"), Command::ChrtShow { pid: 3 });
+    assert_eq!(ok("chrt --pid 3"), Command::ChrtShow { pid: 3 });
+
+    err_is(
+        "chrt -f 0 3",
+        "chrt: PRIO for SCHED_FIFO must be in [1, 99], got '0'",
+    );
+    err_is(
+        "chrt -r 100 3",
+        "chrt: PRIO for SCHED_RR must be in [1, 99], got '100'",
+    );
+    err_is(
+        "chrt 0 3",
+        "chrt: PRIO for SCHED_RR must be in [1, 99], got '0'",
+    );
+    err_is(
+        "chrt -o 5 3",
+        "chrt: PRIO for SCHED_NORMAL must be 0, got '5'",
+    );
+    err_is(
+        "chrt -b 1 3",
+        "chrt: PRIO for SCHED_BATCH must be 0, got '1'",
+    );
+    err_is(
+        "chrt -i -1 3",
+        "chrt: PRIO for SCHED_IDLE must be 0, got '-1'",
+    );
+    err_is(
+        "chrt -f 99999999999999999999 3",
+        "chrt: PRIO for SCHED_FIFO must be in [1, 99], got '99999999999999999999'",
+    );
+    err_is(
+        "chrt -f x 3",
+        "chrt: PRIO must be a decimal integer, got 'x'",
+    );
+    err_is("chrt -f -r 5 3", "chrt: more than one policy option given");
+    err_is("chrt -fr 5 3", "chrt: more than one policy option given");
+    err_starts("chrt -f -f 5 3", "chrt: option '-f' given twice");
+    err_starts("chrt -x 5 3", "chrt: unknown option '-x' (usage: chrt ");
+    err_starts("chrt --deadline 5 3", "chrt: unknown option '--deadline'");
+    err_starts(
+        "chrt --fifo=1 5 3",
+        "chrt: option '--fifo=1' takes no value",
+    );
+    err_starts("chrt", "chrt: missing PRIO");
+    err_starts("chrt -p", "chrt: missing PID");
+    err_starts("chrt -f 5", "chrt: missing PID");
+    err_starts("chrt -f -p 3", "chrt: missing PID");
+    err_starts("chrt -f 5 3 4", "chrt: unexpected argument '4'");
+    err_is(
+        "chrt -f 5 x",
+        "chrt: PID must be a decimal integer, got 'x'",
+    );
+}
+
+#[test]
+fn taskset_masks_and_lists() {
+    let set = |mask, pid| Command::Taskset { mask, pid };
+    assert_eq!(ok("taskset -p 3 9"), set(0x3, 9));
+    assert_eq!(ok("taskset -p 0x3 9"), set(0x3, 9));
+    assert_eq!(ok("taskset -p 0XfF 9"), set(0xff, 9));
+    assert_eq!(ok("taskset -p ffffffffffffffff 9"), set(u64::MAX, 9));
+    assert_eq!(ok("taskset -p 0x0000000000000000001 9"), set(1, 9));
+    assert_eq!(ok("taskset -p 8000000000000000 9"), set(1 << 63, 9));
+    assert_eq!(ok("taskset -cp 0-2,5 9"), set(0b100111, 9));
+    assert_eq!(ok("taskset -pc 0-2,5 9"), set(0b100111, 9));
+    assert_eq!(ok("taskset -c -p 63 9"), set(1 << 63, 9));
+    assert_eq!(ok("taskset --cpu-list --pid 1,1,1 9"), set(0b10, 9));
+    assert_eq!(ok("taskset -cp 0-7:2 9"), set(0b0101_0101, 9));
+    assert_eq!(ok("taskset -cp 0-63 9"), set(u64::MAX, 9));
+    assert_eq!(
+        ok("taskset -p 9"),
+        Command::TasksetShow {
+            pid: 9,
+            list: false
+        }
+    );
+    assert_eq!(
+        ok("taskset -cp 9"),
+        Command::TasksetShow { pid: 9, list: true }
+    );
+
+    err_is("taskset -p 0 9", "taskset: mask must not be empty (zero)");
+    err_is("taskset -p 0x 9", "taskset: invalid hex mask '0x'");
+    err_is("taskset -p 0xg 9", "taskset: invalid hex mask '0xg'");
+    err_is("taskset -p 1,2 9", "taskset: invalid hex mask '1,2'");
+    err_is(
+        "taskset -p 10000000000000000 9",
+        "taskset: '10000000000000000' does not fit 64 CPUs",
+    );
+    err_is("taskset -cp 64 9", "taskset: '64' does not fit 64 CPUs");
+    err_is(
+        "taskset -cp 0-99999999999 9",
+        "taskset: '0-99999999999' does not fit 64 CPUs",
+    );
+    err_is(
+        "taskset -cp 3-1 9",
+        "taskset: invalid CPU list '3-1': range end below its start",
+    );
+    let items = "expected N or N-M items separated by commas";
+    err_is(
+        "taskset -cp 0,,1 9",
+        &format!("taskset: invalid CPU list '0,,1': {items}"),
+    );
+    err_is(
+        "taskset -cp 1- 9",
+        &format!("taskset: invalid CPU list '1-': {items}"),
+    );
+    err_is(
+        "taskset -cp a 9",
+        &format!("taskset: invalid CPU list 'a': {items}"),
+    );
+    err_is(
+        "taskset -cp 0x3 9",
+        &format!("taskset: invalid CPU list '0x3': {items}"),
+    );
+    err_is(
+        "taskset -cp 0-3:0 9",
+        "taskset: invalid CPU list '0-3:0': stride must be in [1, 63]",
+    );
+    err_starts(
+        "taskset 3 9",
+        "taskset: only 'taskset -p' is supported (usage: taskset -p",
+    );
+    err_starts("taskset -c 0 9", "taskset: only 'taskset -p' is supported");
+    err_starts("taskset -p", "taskset: missing PID");
+    err_starts("taskset -p 3 9 1", "taskset: unexpected argument '1'");
+    err_starts("taskset -a -p 3 9", "taskset: unknown option '-a'");
+    err_is(
+        "taskset -p 3 x",
+        "taskset: PID must be a decimal integer, got 'x'",
+    );
+}
+
+#[test]
+fn spin() {
+    let spin = |duration_ms, cpu, nices: &[i32]| {
+        Command::Spin(Spin {
+            duration_ms,
+            cpu,
+            nices: nices.to_vec(),
+        })
+    };
+    assert_eq!(ok("spin -d 1000 0"), spin(1000, None, &[0]));
+    assert_eq!(ok("spin -d 100 -5 0 5"), spin(100, None, &[-5, 0, 5]));
+    assert_eq!(
+        ok("spin 0 -d 100 5"),
+        spin(100, None, &[0, 5]),
+        "options anywhere"
+    );
+    assert_eq!(ok("spin -d100 -c1 19"), spin(100, Some(1), &[19]));
+    assert_eq!(
+        ok("spin -c 63 -d 60000 -- -20"),
+        spin(60000, Some(63), &[-20])
+    );
+    let sixteen = vec!["0"; 16].join(" ");
+    assert_eq!(ok(&format!("spin -d 1 {sixteen}")), spin(1, None, &[0; 16]));
+
+    err_is(
+        "spin 0",
+        "spin: missing -d MS (usage: spin -d MS [-c CPU] NICE [NICE ...])",
+    );
+    err_starts("spin -d 100", "spin: missing NICE");
+    err_starts("spin -d", "spin: option '-d' needs a value");
+    err_is("spin -d 0 0", "spin: -d MS must be in [1, 60000], got '0'");
+    err_is(
+        "spin -d 60001 0",
+        "spin: -d MS must be in [1, 60000], got '60001'",
+    );
+    err_is(
+        "spin -d 1s 0",
+        "spin: -d MS must be a decimal integer, got '1s'",
+    );
+    err_is(
+        "spin -d 10 -c 64 0",
+        "spin: -c CPU must be in [0, 63], got '64'",
+    );
+    err_is("spin -d 10 20", "spin: NICE must be in [-20, 19], got '20'");
+    err_is(
+        "spin -d 10 0 x",
+        "spin: NICE must be a decimal integer, got 'x'",
+    );
+    err_is(
+        &format!("spin -d 1 {sixteen} 0"),
+        "spin: at most 16 NICE values",
+    );
+    err_starts("spin -d 1 -d 2 0", "spin: option '-d' given twice");
+    err_starts("spin -x 1 0", "spin: unknown option '-x'");
+}
+
+#[test]
+fn workloads_defaults_and_ranges() {
+    assert_eq!(ok("hackbench"), Command::Hackbench(Hackbench::default()));
+    assert_eq!(
+        Hackbench::default(),
+        Hackbench {
+            groups: 1,
+            loops: 100,
+            fds: 10
+        }
+    );
+    assert_eq!(
+        ok("hackbench -g 8 -l 100000 -f 20"),
+        Command::Hackbench(Hackbench {
+            groups: 8,
+            loops: 100_000,
+            fds: 20
+        })
+    );
+    assert_eq!(
+        ok("hackbench -f 1"),
+        Command::Hackbench(Hackbench {
+            fds: 1,
+            ..Default::default()
+        })
+    );
+    err_is(
+        "hackbench -g 9",
+        "hackbench: -g GROUPS must be in [1, 8], got '9'",
+    );
+    err_is(
+        "hackbench -f 0",
+        "hackbench: -f FDS must be in [1, 20], got '0'",
+    );
+    err_starts(
+        "hackbench 5",
+        "hackbench: unexpected argument '5' (usage: hackbench [-g GROUPS]",
+    );
+    err_starts("hackbench -p", "hackbench: unknown option '-p'");
+    err_starts("hackbench -g", "hackbench: option '-g' needs a value");
+
+    assert_eq!(ok("schbench"), Command::Schbench(Schbench::default()));
+    assert_eq!(
+        Schbench::default(),
+        Schbench {
+            message_threads: 1,
+            workers: 4,
+            runtime_s: 5
+        }
+    );
+    assert_eq!(
+        ok("schbench -m 2 -t 64 -r 600"),
+        Command::Schbench(Schbench {
+            message_threads: 2,
+            workers: 64,
+            runtime_s: 600
+        })
+    );
+    err_is(
+        "schbench -r 0",
+        "schbench: -r SECONDS must be in [1, 600], got '0'",
+    );
+    err_is(
+        "schbench -t 65",
+        "schbench: -t WORKERS must be in [1, 64], got '65'",
+    );
+
+    assert_eq!(ok("cyclictest"), Command::Cyclictest(Cyclictest::default()));
+    assert_eq!(
+        Cyclictest::default(),
+        Cyclictest {
+            threads: 1,
+            interval_us: 1000,
+            loops: 1000,
+            prio: 0
+        }
+    );
+    assert_eq!(
+        ok("cyclictest -t 4 -i 100 -l 5 -p 99"),
+        Command::Cyclictest(Cyclictest {
+            threads: 4,
+            interval_us: 100,
+            loops: 5,
+            prio: 99
+        })
+    );
+    err_is(
+        "cyclictest -i 99",
+        "cyclictest: -i INTERVAL_US must be in [100, 1000000], got '99'",
+    );
+    err_is(
+        "cyclictest -p 100",
+        "cyclictest: -p PRIO must be in [0, 99], got '100'",
+    );
+
+    assert_eq!(
+        ok("perfpipe"),
+        Command::Perfpipe(Perfpipe { loops: 100_000 })
+    );
+    assert_eq!(
+        ok("perfpipe -l 1"),
+        Command::Perfpipe(Perfpipe { loops: 1 })
+    );
+    err_is(
+        "perfpipe -l 0",
+        "perfpipe: -l LOOPS must be in [1, 10000000], got '0'",
+    );
+    err_is(
+        "perfpipe -l 10000001",
+        "perfpipe: -l LOOPS must be in [1, 10000000], got '10000001'",
+    );
+}
+
+#[test]
+fn trace() {
+    assert_eq!(ok("trace start"), Command::Trace(TraceCmd::Start));
+    assert_eq!(ok("trace stop"), Command::Trace(TraceCmd::Stop));
+    assert_eq!(ok("trace dump"), Command::Trace(TraceCmd::Dump));
+    err_is(
+        "trace",
+        "trace: missing start|stop|dump (usage: trace start|stop|dump)",
+    );
+    err_is(
+        "trace go",
+        "trace: unknown action 'go' (expected start, stop or dump)",
+    );
+    err_starts("trace start now", "trace: unexpected argument 'now'");
+}
+
+#[test]
+fn command_names_match_the_help_table() {
+    for c in COMMANDS {
+        assert!(shell::lookup(c.name).is_some());
+    }
+    assert_eq!(COMMANDS.len(), 18);
+}

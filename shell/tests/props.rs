@@ -1,0 +1,177 @@
+//! Property tests: nothing a serial line can deliver makes the shell panic, and
+//! what the editor accepts is what the parser sees.
+
+use proptest::prelude::*;
+use shell::{parse, Event, LineEditor, MAX_LINE};
+
+/// Words the parser knows, to get past the command dispatch often.
+const WORDS: &[&str] = &[
+    "help",
+    "features",
+    "sysctl",
+    "preempt",
+    "ps",
+    "sched_debug",
+    "stat",
+    "nice",
+    "chrt",
+    "taskset",
+    "kill",
+    "spin",
+    "hackbench",
+    "schbench",
+    "cyclictest",
+    "perfpipe",
+    "trace",
+    "poweroff",
+    "-a",
+    "-w",
+    "-p",
+    "-c",
+    "-cp",
+    "-f",
+    "-r",
+    "-o",
+    "-b",
+    "-i",
+    "-d",
+    "-g",
+    "-l",
+    "-t",
+    "-m",
+    "--",
+    "--fifo",
+    "--pid=1",
+    "-",
+    "=",
+    "0",
+    "1",
+    "-1",
+    "19",
+    "-20",
+    "99",
+    "100",
+    "0x",
+    "0xff",
+    "ffffffffffffffffff",
+    "0-2,5",
+    "3-1",
+    ",",
+    "0-7:2",
+    ":0",
+    "start",
+    "dump",
+    "NEXT_BUDDY",
+    "NO_PLACE_LAG",
+    "NO_",
+    "kernel.sched_features",
+    "kernel.sched_nr_migrate=8",
+    "kernel.sched_preempt",
+    "kernel.sched_base_slice_ns=",
+    "full",
+    "lazy",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "+",
+    "+5",
+];
+
+fn token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => proptest::sample::select(WORDS).prop_map(String::from),
+        1 => "[ -~]{0,12}",
+        1 => any::<String>().prop_map(|s| s.chars().take(8).collect()),
+    ]
+}
+
+fn feed_all(ed: &mut LineEditor, bytes: &[u8]) -> Vec<Result<String, String>> {
+    let mut results = Vec::new();
+    let mut sink = |_: &[u8]| {};
+    for &b in bytes {
+        match ed.feed(b, &mut sink) {
+            Event::Line(l) => {
+                assert!(l.len() <= MAX_LINE && l.is_ascii());
+                assert!(!l.contains(['\r', '\n']));
+                results.push(match parse(l) {
+                    Ok(c) => Ok(format!("{c:?}")),
+                    Err(e) => Err(e.to_string()),
+                });
+            }
+            Event::Error(e) => results.push(Err(e.to_string())),
+            Event::None | Event::Interrupt => {}
+        }
+    }
+    results
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..3000)) {
+        let mut ed = LineEditor::new();
+        for r in feed_all(&mut ed, &bytes) {
+            if let Err(e) = r {
+                prop_assert!(!e.is_empty() && !e.contains('\n'));
+            }
+        }
+        prop_assert!(ed.history().count() <= shell::HISTORY_LEN);
+    }
+
+    #[test]
+    fn random_keyboard_bytes_never_panic(
+        bytes in proptest::collection::vec(
+            prop_oneof![
+                Just(0x1bu8), Just(b'['), Just(b'O'), Just(b'A'), Just(b'B'), Just(0x7f),
+                Just(0x08), Just(0x03), Just(0x15), Just(b'\r'), Just(b'\n'), Just(b' '),
+                Just(0xc3), b'a'..=b'z', b'0'..=b'9',
+            ],
+            0..2000,
+        )
+    ) {
+        let mut ed = LineEditor::new();
+        feed_all(&mut ed, &bytes);
+    }
+
+    #[test]
+    fn random_token_lines_never_panic(tokens in proptest::collection::vec(token(), 0..8)) {
+        let line = tokens.join(" ");
+        match parse(&line) {
+            Ok(_) => {}
+            Err(e) => {
+                let s = e.to_string();
+                prop_assert!(!s.is_empty() && !s.contains('\n'), "{s:?}");
+                prop_assert!(!s.starts_with("error:"));
+            }
+        }
+    }
+
+    #[test]
+    fn command_word_plus_random_tokens(cmd in proptest::sample::select(&WORDS[..18]),
+                                       tokens in proptest::collection::vec(token(), 0..6)) {
+        let line = format!("{cmd} {}", tokens.join(" "));
+        if let Ok(Some(c)) = parse(&line) {
+            prop_assert_eq!(c.name(), cmd);
+        }
+    }
+
+    #[test]
+    fn typed_lines_reach_the_parser_unchanged(line in "[ -~]{0,200}") {
+        let mut ed = LineEditor::new();
+        let mut input = line.clone().into_bytes();
+        input.push(b'\n');
+        let got = feed_all(&mut ed, &input);
+        let want = match parse(&line) {
+            Ok(c) => Ok(format!("{c:?}")),
+            Err(e) => Err(e.to_string()),
+        };
+        prop_assert_eq!(got, vec![want]);
+    }
+
+    #[test]
+    fn hex_masks_round_trip(mask in 1u64.., pid in any::<u32>()) {
+        let c = shell::Command::Taskset { mask, pid };
+        prop_assert_eq!(parse(&format!("taskset -p {mask:x} {pid}")), Ok(Some(c.clone())));
+        prop_assert_eq!(parse(&format!("taskset -p 0x{mask:X} {pid}")), Ok(Some(c)));
+    }
+}
