@@ -236,6 +236,20 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
+    /// The raw lock of `cpu`'s runqueue, for a kernel that holds it across a
+    /// context switch and releases it from the thread switched to (Linux's
+    /// `finish_task_switch`). Mask interrupts before taking it, and call
+    /// [`Self::publish`] before releasing it.
+    pub fn rq_lock(&self, cpu: usize) -> &Mutex<Rq> {
+        &self.slots[cpu].rq
+    }
+
+    /// Republishes the lock-free summary of `rq`'s CPU (the guards do this when
+    /// they are dropped). Call with the runqueue locked.
+    pub fn publish(&self, rq: &Rq) {
+        publish(rq, &self.slots[rq.cpu() as usize].summary);
+    }
+
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
     /// [`DoubleRqGuard::pair`] gives them back in argument order.
     pub fn double_rq_lock(&self, a: usize, b: usize) -> DoubleRqGuard<'_, P> {

@@ -70,6 +70,23 @@ pub fn with_rq<R>(f: impl FnOnce(&mut Rq) -> R) -> R {
     r
 }
 
+/// Runs `f` on CPU `cpu`'s runqueue, under its lock (`cpu_rq(cpu)`), for
+/// inspection (`ps`, `sched_debug`) and remote operations.
+pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
+    let pc = percpu::cpu(cpu);
+    let mut g = pc.rq.lock();
+    let rq = g.as_mut().expect("runqueue not initialised");
+    rq.update_rq_clock(arch::now_ns());
+    let r = f(rq);
+    pc.mirror_need_resched(rq);
+    r
+}
+
+/// CPUs running the scheduler.
+pub fn nr_cpus() -> usize {
+    (0..percpu::MAX_CPUS).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire)).count()
+}
+
 /// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`
 /// before checking a wait condition, `TASK_RUNNING` after.
 #[inline]

@@ -39,7 +39,7 @@ use crate::sync::{SpinLock, WaitQueue};
 pub use self::core::{
     cond_resched, irq_exit, preempt_check_resched, preempt_count, preempt_disable, preempt_enable,
     preempt_mode, sched_config, sched_setattr, sched_snapshot, schedule, set_current_state,
-    task_runtime_ns, timer_tick, try_to_wake_up, with_rq, yield_now,
+    task_runtime_ns, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, nr_cpus, yield_now,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity).
