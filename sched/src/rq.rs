@@ -149,7 +149,7 @@ impl Rq {
             cpu,
             cfg,
             tasks,
-            fair: FairRq::new(),
+            fair: FairRq::new(capacity),
             rt: RtRq::new(),
             curr: NIL,
             clock: 0,
@@ -256,7 +256,7 @@ impl Rq {
                 return None;
             }
             let cur = i;
-            i = crate::fair::tree::Timeline::next(&self.tasks, i);
+            i = self.fair.timeline.next(i);
             Some(TaskId(cur))
         })
     }
@@ -264,13 +264,13 @@ impl Rq {
     /// Queued fair tasks from the latest deadline to the earliest (the
     /// balancer's order: least urgent first); O(n).
     pub fn fair_queue_rev(&self) -> impl Iterator<Item = TaskId> + '_ {
-        let mut i = self.fair.timeline.last(&self.tasks);
+        let mut i = self.fair.timeline.last();
         core::iter::from_fn(move || {
             if i == NIL {
                 return None;
             }
             let cur = i;
-            i = crate::fair::tree::Timeline::prev(&self.tasks, i);
+            i = self.fair.timeline.prev(i);
             Some(TaskId(cur))
         })
     }

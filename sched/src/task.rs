@@ -4,7 +4,6 @@
 //! pointers), and when it is fully dequeued it is handed back to the kernel by
 //! value.
 
-use crate::fair::tree::RbLinks;
 use crate::tunables::{MAX_SLICE_NS, MIN_SLICE_NS};
 use crate::weight::LoadWeight;
 
@@ -134,13 +133,10 @@ impl TaskParams {
 
 /// The fair-class scheduling entity (Linux's `sched_entity`).
 ///
-/// `#[repr(C)]` with what the tree walks first: links, augmented minima, the
-/// key (deadline), vruntime, slice and weight fill the first 64 bytes, so a
-/// pick or an insert touches one cache line per node.
+/// While it is queued, the tree keeps its own copy of the key fields in a
+/// compact node array (see `fair::tree`).
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
 pub struct FairEntity {
-    pub(crate) rb: RbLinks,
     /// Virtual deadline: the tree key. Holds `deadline - vruntime` while
     /// `rel_deadline` is set.
     pub deadline: u64,
@@ -186,7 +182,6 @@ impl Default for FairEntity {
             exec_start: 0,
             sum_exec_runtime: 0,
             prev_sum_exec_runtime: 0,
-            rb: RbLinks::default(),
         }
     }
 }
@@ -227,10 +222,8 @@ pub enum TaskState {
     Blocked,
 }
 
-/// Everything the scheduler keeps per task. Cache-line aligned with the fair
-/// entity's hot fields first (see [`FairEntity`]).
+/// Everything the scheduler keeps per task.
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
 pub struct SchedTask {
     /// Fair-class state (also holds the runtime accounting of every class).
     pub se: FairEntity,

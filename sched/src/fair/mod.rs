@@ -167,12 +167,6 @@ pub struct FairRq {
     pub pick_stats: PickStats,
 }
 
-impl Default for FairRq {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 #[inline]
 fn se(ts: &[SchedTask], i: u32) -> &crate::task::FairEntity {
     &ts[i as usize].se
@@ -199,13 +193,10 @@ fn floor_div(num: i128, den: i128) -> i128 {
 }
 
 impl FairRq {
-    /// An empty runqueue.
-    pub const fn new() -> Self {
+    /// An empty runqueue for task ids below `capacity`.
+    pub fn new(capacity: usize) -> Self {
         FairRq {
-            timeline: Timeline {
-                root: NIL,
-                leftmost: NIL,
-            },
+            timeline: Timeline::with_capacity(capacity),
             curr: NIL,
             next: NIL,
             nr_queued: 0,
@@ -294,14 +285,14 @@ impl FairRq {
     }
 
     fn enqueue_tree(&mut self, ts: &mut [SchedTask], i: u32) {
-        let e = se(ts, i);
+        let e = *se(ts, i);
         self.sum_w_vruntime += self.key(e.vruntime) * e.load.weight as i128;
         self.sum_weight += e.load.weight as u64;
-        self.timeline.insert(ts, TaskId(i));
+        self.timeline.insert(TaskId(i), e.deadline, e.vruntime, e.slice_ns);
     }
 
     fn dequeue_tree(&mut self, ts: &mut [SchedTask], i: u32) {
-        self.timeline.erase(ts, TaskId(i));
+        self.timeline.erase(TaskId(i));
         let e = se(ts, i);
         self.sum_w_vruntime -= self.key(e.vruntime) * e.load.weight as i128;
         self.sum_weight -= e.load.weight as u64;
@@ -309,7 +300,7 @@ impl FairRq {
 
     /// The shortest slice among the running entity and the tree (`u64::MAX` if none).
     pub fn min_slice(&self, ts: &[SchedTask]) -> u64 {
-        let mut s = self.timeline.min_slice(ts).unwrap_or(u64::MAX);
+        let mut s = self.timeline.min_slice().unwrap_or(u64::MAX);
         if let Some(c) = self.curr_on_rq(ts) {
             s = s.min(se(ts, c).slice_ns);
         }
@@ -643,18 +634,19 @@ impl FairRq {
             // Heap search: one comparison of sums per level.
             let (avg, load) = self.sums(ts);
             let elig = |v: u64| avg >= self.key(v) * load;
-            let mut node = self.timeline.root;
+            let t = &self.timeline;
+            let mut node = t.root;
             while node != NIL {
-                let l = ts[node as usize].se.rb.left;
-                if l != NIL && elig(ts[l as usize].se.rb.min_vruntime) {
-                    node = l;
+                let n = t.node(node);
+                if n.left != NIL && elig(t.node(n.left).min_vruntime) {
+                    node = n.left;
                     continue;
                 }
-                if elig(se(ts, node).vruntime) {
+                if elig(n.vruntime) {
                     best = node;
                     break;
                 }
-                node = ts[node as usize].se.rb.right;
+                node = n.right;
             }
         }
         if best == NIL || (curr != NIL && vbefore(se(ts, curr).deadline, se(ts, best).deadline)) {
@@ -890,7 +882,7 @@ impl FairRq {
     /// sums against a recomputation, the counts, every queued entity's lag within
     /// the clamp.
     pub fn check(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
-        let n = self.timeline.check(ts)?;
+        let n = self.timeline.check()?;
         let mut sum = 0i128;
         let mut w = 0u64;
         let mut i = self.timeline.leftmost;
@@ -901,6 +893,10 @@ impl FairRq {
             if !e.on_rq {
                 return Err("tree entity not on_rq");
             }
+            let node = self.timeline.node(i);
+            if (node.deadline, node.vruntime, node.slice) != (e.deadline, e.vruntime, e.slice_ns) {
+                return Err("tree node key out of sync with its entity");
+            }
             if let Some(d) = prev_deadline {
                 if vbefore(e.deadline, d) {
                     return Err("tree not in deadline order");
@@ -910,7 +906,7 @@ impl FairRq {
             sum += self.key(e.vruntime) * e.load.weight as i128;
             w += e.load.weight as u64;
             delayed += u32::from(e.sched_delayed);
-            i = Timeline::next(ts, i);
+            i = self.timeline.next(i);
         }
         if sum != self.sum_w_vruntime || w != self.sum_weight {
             return Err("avg_vruntime sums drifted");
