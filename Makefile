@@ -49,8 +49,11 @@ test-aarch64:
 	$(MAKE) kernel ARCH=aarch64
 	scripts/ktest.sh aarch64 target/$(TARGET_aarch64)/$(PROFILE)/kernel
 
+# Micro-benchmarks (LTO build), then the oracle property test at 20x the
+# cases `make test` runs (>= 2M random operations).
 bench:
-	$(CARGO) run -p bench --release
+	$(CARGO) run -p bench --profile bench
+	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --test oracle
 
 lint:
 	$(CARGO) fmt --all -- --check
