@@ -332,7 +332,9 @@ impl Oracle {
             return None;
         };
         let r = self.check_wakeup(s, p, wf);
-        if r.preempts() {
+        if r == FairWakeup::IdleCurrent {
+            self.need_resched = Resched::Now;
+        } else if r.preempts() {
             self.resched_lazy();
         }
         Some(r)
