@@ -1,7 +1,8 @@
 # Build, boot, test and benchmark the scheduler and its kernel.
 #
 #   make qemu [ARCH=x86_64|aarch64] [SMP=1] [MEM=256M] [ARGS="hz=250 ..."]
-#   make test          host tests + in-kernel suites on both arches
+#   make test          host tests + in-kernel suites on both arches, each at
+#                      SMP=1 and SMP=$(SMP_TEST) (aarch64 SMP run with GICv3)
 #   make bench         scheduler micro-benchmarks (host)
 #   make lint          rustfmt + clippy on every crate and target
 ARCH    ?= x86_64
@@ -13,13 +14,18 @@ PROFILE ?= release
 TARGET_x86_64  := x86_64-unknown-none
 TARGET_aarch64 := aarch64-unknown-none
 TARGET         := $(TARGET_$(ARCH))
-KERNEL_ELF      = target/$(TARGET)/$(PROFILE)/kernel
+# Where cargo puts its output (honours CARGO_TARGET_DIR).
+TARGET_DIR     ?= $(or $(CARGO_TARGET_DIR),target)
+KERNEL_ELF      = $(TARGET_DIR)/$(TARGET)/$(PROFILE)/kernel
+# CPU count of the multi-CPU in-kernel test runs.
+SMP_TEST       ?= 4
 
 CARGO ?= cargo
 export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-aarch64 \
-        bench lint fmt clean ensure-qemu
+        test-x86_64-smp test-aarch64-smp \
+        bench lint fmt clean ensure-qemu test-shell
 
 all: build
 
@@ -34,20 +40,43 @@ ensure-qemu:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: test-host test-kernel
+test: test-host test-kernel test-shell
 
 test-host:
 	$(CARGO) test -p sched -p shell --release
 
 test-kernel: ensure-qemu test-x86_64 test-aarch64
 
+# Each arch: the suite on one CPU, then on SMP_TEST CPUs. The multi-CPU run
+# must skip nothing (the SMP tests only skip below 2 CPUs): its closing line
+# must say "0 skipped".
 test-x86_64:
 	$(MAKE) kernel ARCH=x86_64
-	scripts/ktest.sh x86_64 target/$(TARGET_x86_64)/$(PROFILE)/kernel
+	SMP=1 scripts/ktest.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	$(MAKE) test-x86_64-smp
+
+test-x86_64-smp:
+	SMP=$(SMP_TEST) scripts/ktest.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	@tr -d '\r' <build/ktest-x86_64-smp$(SMP_TEST).log | grep -Eq '^[0-9]+ passed, 0 failed, 0 skipped' \
+		|| { echo "ktest: FAIL: x86_64 SMP=$(SMP_TEST) skipped tests" >&2; exit 1; }
 
 test-aarch64:
 	$(MAKE) kernel ARCH=aarch64
-	scripts/ktest.sh aarch64 target/$(TARGET_aarch64)/$(PROFILE)/kernel
+	SMP=1 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+	$(MAKE) test-aarch64-smp
+
+test-aarch64-smp:
+	SMP=$(SMP_TEST) GIC=3 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+	@tr -d '\r' <build/ktest-aarch64-smp$(SMP_TEST).log | grep -Eq '^[0-9]+ passed, 0 failed, 0 skipped' \
+		|| { echo "ktest: FAIL: aarch64 SMP=$(SMP_TEST) skipped tests" >&2; exit 1; }
+
+# The debug shell end to end: a command script piped into QEMU, replies checked.
+SHELL_E2E_DIR = $(or $(CARGO_TARGET_DIR),target)
+test-shell: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	scripts/shell-e2e.sh x86_64 $(SHELL_E2E_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	$(MAKE) kernel ARCH=aarch64
+	scripts/shell-e2e.sh aarch64 $(SHELL_E2E_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 
 # Micro-benchmarks (LTO build), then the oracle property test at 20x the
 # cases `make test` runs (>= 2M random operations).

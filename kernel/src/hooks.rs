@@ -20,11 +20,14 @@ pub fn irq_exit() {
 }
 
 /// Called by the arch IPI handler (after the acknowledge, before `irq_exit`).
-/// A reschedule IPI needs no work here: the sender already set need-resched in
-/// the target's runqueue, and `irq_exit` acts on it. Function-call IPIs come
-/// with SMP (a later issue).
+/// A reschedule IPI drains this CPU's wake list into its runqueue and
+/// refreshes its need-resched flag (`sched_ttwu_pending`); `irq_exit` then
+/// preempts if that asks for it. The kernel sends no function-call IPIs.
 pub fn ipi(kind: crate::arch::IpiKind) {
-    let _ = kind;
+    match kind {
+        crate::arch::IpiKind::Reschedule => task::core::sched_ipi(),
+        crate::arch::IpiKind::Call => {}
+    }
 }
 
 /// The name of the thread running on this CPU, for fault reports. Takes no locks.

@@ -2,8 +2,11 @@
 //!
 //! Boot order (`kernel_main`): arch early init, console, command line, heap,
 //! thread table (the boot context becomes CPU 0's idle thread), scheduler
-//! configuration and CPU 0's runqueue, the first threads, the tick; then this
-//! context idles. With `ktest` on the command line the in-kernel test suite
+//! configuration and the per-CPU runqueues, the secondary CPUs (each gets a
+//! kernel stack from the heap, turns its start-up context into its idle
+//! thread, comes online in the scheduler, starts its own tick and idles), the
+//! first threads, the boot CPU's tick; then this context idles. The first
+//! threads are spawned after every CPU is online, so they may use them all. With `ktest` on the command line the in-kernel test suite
 //! runs in a thread and ends QEMU with its verdict; otherwise (until the debug
 //! shell lands) a banner and a heartbeat line of scheduler stats every second.
 #![no_std]
@@ -19,11 +22,14 @@ mod hooks;
 mod ktest;
 mod percpu;
 mod sched_glue;
+mod shell;
 mod sync;
 mod task;
 mod tests;
+mod workloads;
 
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use boot::BootInfo;
 use sched::{SchedConfig, TaskParams};
@@ -48,7 +54,8 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     unsafe { heap::init(heap_start, heap_len) };
 
     task::init();
-    let cfg = Arc::new(SchedConfig::new(1, args.hz));
+    let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
+    let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
     if let Some(mode) = args.preempt {
         cfg.tunables.set_preempt_mode(mode);
     }
@@ -60,10 +67,12 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         task::sched_config().tunables.base_slice_ns(),
         heap_len >> 20
     );
+    HZ.store(args.hz, Ordering::Relaxed);
+    start_secondaries(ncpus);
 
     let spawned = match args.ktest {
         Some(filter) => task::spawn("ktest", TaskParams::default(), move || ktest::run(filter)),
-        None => task::spawn("heartbeat", TaskParams::default(), heartbeat),
+        None => task::spawn("shell", TaskParams::default(), shell::run),
     };
     if let Err(e) = spawned {
         log::error!("kernel: cannot spawn the first thread: {:?}", e);
@@ -73,26 +82,52 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     task::core::cpu_idle()
 }
 
-/// Prints a banner, then one line of scheduler statistics per second.
-fn heartbeat() {
-    crate::kprintln!("kernel: up; no shell yet, printing scheduler stats every second");
-    loop {
-        task::sleep_ms(1000);
-        let s = sched_glue::stats();
-        let (used, free) = heap::stats();
-        log::info!(
-            "heartbeat: ticks {} switches {} wakeups {} wakeup-preempts {} running {} threads {} sleepers {} heap {}/{} KiB",
-            s.nr_ticks,
-            s.nr_switches,
-            s.nr_wakeups,
-            s.nr_wakeup_preempt,
-            s.nr_running,
-            task::nr_threads(),
-            percpu::this_cpu().timers.lock().len(),
-            used >> 10,
-            (used + free) >> 10
-        );
+/// The tick rate the secondary CPUs start their timers with.
+static HZ: AtomicU32 = AtomicU32::new(250);
+/// Kernel stack of a secondary CPU's start-up context (its idle thread).
+const SECONDARY_STACK: usize = 32 * 1024;
+
+/// Starts CPUs `1..ncpus` one after the other and waits until each is online
+/// in the scheduler (bounded).
+fn start_secondaries(ncpus: usize) {
+    for cpu in 1..ncpus {
+        // Never freed: the CPU runs on it forever (also if the start timed
+        // out: a late CPU may still use it).
+        let stack: &'static mut [u128] = alloc::vec![0u128; SECONDARY_STACK / 16].leak();
+        let top = stack.as_ptr() as usize + SECONDARY_STACK;
+        // SAFETY: `top` is the 16-byte aligned end of a heap stack (mapped by
+        // the boot page tables, in low memory) that is leaked, so it belongs
+        // to this CPU forever; `early_init` ran on the boot CPU.
+        let ok = unsafe { arch::start_cpu(cpu, top, secondary_entry) };
+        if !ok {
+            log::warn!("smp: cpu {} did not start", cpu);
+            continue;
+        }
+        let t0 = arch::now_ns();
+        while !percpu::cpu(cpu).online.load(Ordering::Acquire) {
+            if arch::now_ns() - t0 > 1_000_000_000 {
+                log::warn!("smp: cpu {} started but did not come online", cpu);
+                break;
+            }
+            core::hint::spin_loop();
+        }
     }
+    log::info!(
+        "smp: {} of {} CPU(s) online (mask {:#x})",
+        task::nr_cpus(),
+        ncpus,
+        task::online_mask()
+    );
+}
+
+/// First generic code of a secondary CPU (interrupts disabled, on the stack
+/// `start_secondaries` gave it): idle thread, scheduler, tick, idle loop.
+extern "C" fn secondary_entry(cpu: usize) -> ! {
+    task::init_idle(cpu);
+    task::core::cpu_online(cpu);
+    arch::timer_start(HZ.load(Ordering::Relaxed));
+    arch::irq_enable();
+    task::core::cpu_idle()
 }
 
 #[panic_handler]

@@ -1,11 +1,18 @@
 //! Per-CPU data: one cache-line aligned block per CPU, in a static array indexed
 //! by `arch::cpu_id()` (room for [`MAX_CPUS`]).
 //!
-//! Each block holds the CPU's runqueue behind an interrupt-disabling spinlock,
+//! Each block holds what the kernel keeps per CPU beside its runqueue (the
+//! runqueues themselves live in `sched::smp::Scheduler`, see `task::core`):
 //! the thread it runs, its preempt count, the lock-free mirror of the
-//! runqueue's need-resched state that interrupt exit reads, and its sleep timer
-//! list. Only CPU 0 is brought up for now (SMP is a later issue); the layout
-//! already keeps every CPU's hot data on its own cache lines.
+//! runqueue's need-resched state that interrupt exit reads, its sleep timer
+//! list, and its counters (ticks, interrupts, IPIs, idle time) for `stat`,
+//! `sched_debug` and the SMP tests. Every CPU's hot data sits on its own cache
+//! lines, so CPUs do not false-share.
+//!
+//! A block is written by its own CPU, except the need-resched mirror (another
+//! CPU may raise it with [`PerCpu::raise_need_resched`], only ever upwards,
+//! followed by an IPI) and the sleep timer list (a sleeper may cancel its
+//! timer from another CPU after it migrated; the list has its own lock).
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -21,24 +28,44 @@ pub const MAX_CPUS: usize = 8;
 /// One CPU's data.
 #[repr(align(64))]
 pub struct PerCpu {
-    /// This CPU's runqueue (`None` until the scheduler is initialised). Held
-    /// across a context switch: the thread switched to releases it
-    /// (`finish_task_switch`).
-    pub rq: SpinLock<Option<Rq>>,
     /// Index of the thread running here (its idle thread when the runqueue has
     /// no current task).
     pub curr: AtomicU32,
     /// The thread switched away from, for `finish_task_switch`.
     pub prev: AtomicU32,
-    /// Preemption is disabled while non-zero (`preempt_disable`).
+    /// Preemption is disabled while non-zero (`preempt_disable`). Per CPU:
+    /// a thread with a non-zero count cannot be preempted, so it cannot
+    /// migrate either.
     pub preempt_count: AtomicU32,
     /// Mirror of `rq.need_resched()` (0 none, 1 lazy, 2 now), updated after
     /// every runqueue operation, read by interrupt exit without the lock.
     pub need_resched: AtomicU8,
-    /// Sleeping threads by wake-up time (`sleep_ns`), checked by the tick.
+    /// The idle thread was just switched in and has not tried newidle
+    /// balancing yet.
+    pub newidle: AtomicBool,
+    /// Sleeping threads by wake-up time (`sleep_ns`), checked by this CPU's tick.
     pub timers: SpinLock<TimerList>,
     /// Ticks seen by this CPU.
     pub ticks: AtomicU64,
+    /// Interrupts handled by this CPU (ticks and IPIs included).
+    pub interrupts: AtomicU64,
+    /// Reschedule IPIs received.
+    pub ipis: AtomicU64,
+    /// Reschedule IPIs sent to this CPU.
+    pub ipis_sent: AtomicU64,
+    /// Time spent in the idle thread before its current run, ns.
+    pub idle_ns: AtomicU64,
+    /// When the idle thread was last switched in (`now_ns`), 0 while another
+    /// thread runs.
+    pub idle_since: AtomicU64,
+    /// Longest completed idle period since [`PerCpu::reset_idle_streak`], ns.
+    pub idle_streak_max: AtomicU64,
+    /// Periodic load-balancing passes run by this CPU / tasks they pulled.
+    pub balance_runs: AtomicU64,
+    pub balance_pulled: AtomicU64,
+    /// Newidle balancing passes / tasks they pulled.
+    pub newidle_runs: AtomicU64,
+    pub newidle_pulled: AtomicU64,
     /// The CPU runs the scheduler.
     pub online: AtomicBool,
 }
@@ -46,26 +73,48 @@ pub struct PerCpu {
 impl PerCpu {
     const fn new() -> Self {
         PerCpu {
-            rq: SpinLock::new(None),
             curr: AtomicU32::new(0),
             prev: AtomicU32::new(0),
             preempt_count: AtomicU32::new(0),
             need_resched: AtomicU8::new(0),
+            newidle: AtomicBool::new(false),
             timers: SpinLock::new(TimerList::new()),
             ticks: AtomicU64::new(0),
+            interrupts: AtomicU64::new(0),
+            ipis: AtomicU64::new(0),
+            ipis_sent: AtomicU64::new(0),
+            idle_ns: AtomicU64::new(0),
+            idle_since: AtomicU64::new(0),
+            idle_streak_max: AtomicU64::new(0),
+            balance_runs: AtomicU64::new(0),
+            balance_pulled: AtomicU64::new(0),
+            newidle_runs: AtomicU64::new(0),
+            newidle_pulled: AtomicU64::new(0),
             online: AtomicBool::new(false),
         }
     }
 
     /// Copies the runqueue's need-resched state into the lock-free mirror. Call
-    /// with the runqueue lock held, after any scheduler call.
+    /// with this CPU's runqueue lock held, after any scheduler call.
     pub fn mirror_need_resched(&self, rq: &Rq) {
-        let v = match rq.need_resched() {
+        self.need_resched
+            .store(Self::encode(rq.need_resched()), Ordering::Relaxed);
+    }
+
+    /// Raises the mirror to at least `r` (never lowers it). For a CPU that
+    /// changed another CPU's runqueue: a stale raise costs one spurious
+    /// `schedule()`, which then mirrors the true state.
+    pub fn raise_need_resched(&self, r: Resched) {
+        self.need_resched
+            .fetch_max(Self::encode(r), Ordering::Relaxed);
+    }
+
+    fn encode(r: Resched) -> u8 {
+        match r {
             Resched::None => 0,
             Resched::Lazy => 1,
             Resched::Now => 2,
-        };
-        self.need_resched.store(v, Ordering::Relaxed);
+        }
     }
 
     /// The mirrored need-resched state.
@@ -76,11 +125,62 @@ impl PerCpu {
             _ => Resched::Now,
         }
     }
+
+    /// Time spent in the idle thread so far, the current idle period included.
+    pub fn idle_ns(&self) -> u64 {
+        let since = self.idle_since.load(Ordering::Relaxed);
+        let cur = if since != 0 {
+            arch::now_ns().saturating_sub(since)
+        } else {
+            0
+        };
+        self.idle_ns.load(Ordering::Relaxed) + cur
+    }
+
+    /// The longest idle period since the last reset, the current one included.
+    pub fn idle_streak_max_ns(&self) -> u64 {
+        let since = self.idle_since.load(Ordering::Relaxed);
+        let cur = if since != 0 {
+            arch::now_ns().saturating_sub(since)
+        } else {
+            0
+        };
+        self.idle_streak_max.load(Ordering::Relaxed).max(cur)
+    }
+
+    /// Forgets the longest idle period (a test starts a measurement). An idle
+    /// period in progress counts from now on.
+    pub fn reset_idle_streak(&self) {
+        self.idle_streak_max.store(0, Ordering::Relaxed);
+        let _ = self
+            .idle_since
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                (s != 0).then(arch::now_ns)
+            });
+    }
+
+    /// Accounts a switch at `now`: `from_idle` / `to_idle` say whether the
+    /// idle thread leaves / arrives. On this CPU, under its runqueue lock.
+    pub(crate) fn account_switch(&self, now: u64, from_idle: bool, to_idle: bool) {
+        if from_idle {
+            let since = self.idle_since.swap(0, Ordering::Relaxed);
+            if since != 0 {
+                let d = now.saturating_sub(since);
+                self.idle_ns.fetch_add(d, Ordering::Relaxed);
+                self.idle_streak_max.fetch_max(d, Ordering::Relaxed);
+            }
+        }
+        if to_idle {
+            self.idle_since.store(now.max(1), Ordering::Relaxed);
+            self.newidle.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 static PERCPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
-/// This CPU's block.
+/// This CPU's block. A thread that may be preempted (and so migrated) must
+/// not keep it across a preemption point; see `task::core`.
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
     &PERCPU[arch::cpu_id() % MAX_CPUS]

@@ -1,8 +1,12 @@
-//! Scheduler statistics for the heartbeat (and later `sched_debug`).
+//! Scheduler statistics for the heartbeat, `stat` and `sched_debug`: per CPU
+//! ([`cpu_stats`]) and summed over the online CPUs ([`stats`]).
 
+use core::sync::atomic::Ordering;
+
+use crate::percpu::{self, MAX_CPUS};
 use crate::task;
 
-/// A snapshot of this CPU's runqueue counters.
+/// Counters of the machine (summed over CPUs) or of one CPU.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
     /// Ticks.
@@ -13,17 +17,56 @@ pub struct Stats {
     pub nr_wakeups: u64,
     /// Wakeups that preempted.
     pub nr_wakeup_preempt: u64,
-    /// Runnable tasks (running one included).
+    /// Runnable tasks (running ones included).
     pub nr_running: u32,
+    /// Tasks that arrived from another CPU (balancing, wakeup placement).
+    pub nr_migrations_in: u64,
+    /// Interrupts handled (ticks and IPIs included).
+    pub nr_interrupts: u64,
+    /// Reschedule IPIs received.
+    pub nr_ipis: u64,
+    /// Time spent in the idle thread(s), ns.
+    pub idle_ns: u64,
+    /// CPUs summed (1 for [`cpu_stats`]).
+    pub nr_cpus: u32,
 }
 
-/// This CPU's counters.
-pub fn stats() -> Stats {
-    task::with_rq(|rq| Stats {
+/// CPU `cpu`'s counters (`None` if it is not online).
+pub fn cpu_stats(cpu: usize) -> Option<Stats> {
+    if cpu >= MAX_CPUS || task::online_mask() & (1 << cpu) == 0 {
+        return None;
+    }
+    let pc = percpu::cpu(cpu);
+    let mut s = task::with_cpu_rq(cpu, |rq| Stats {
         nr_ticks: rq.stats.nr_ticks,
         nr_switches: rq.stats.nr_switches,
         nr_wakeups: rq.stats.nr_wakeups,
         nr_wakeup_preempt: rq.stats.nr_wakeup_preempt,
         nr_running: rq.nr_running(),
-    })
+        nr_migrations_in: rq.stats.nr_migrations_in,
+        ..Stats::default()
+    });
+    s.nr_interrupts = pc.interrupts.load(Ordering::Relaxed);
+    s.nr_ipis = pc.ipis.load(Ordering::Relaxed);
+    s.idle_ns = pc.idle_ns();
+    s.nr_cpus = 1;
+    Some(s)
+}
+
+/// The counters of every online CPU, summed.
+pub fn stats() -> Stats {
+    let mut t = Stats::default();
+    for s in (0..MAX_CPUS).filter_map(cpu_stats) {
+        t.nr_ticks += s.nr_ticks;
+        t.nr_switches += s.nr_switches;
+        t.nr_wakeups += s.nr_wakeups;
+        t.nr_wakeup_preempt += s.nr_wakeup_preempt;
+        t.nr_running += s.nr_running;
+        t.nr_migrations_in += s.nr_migrations_in;
+        t.nr_interrupts += s.nr_interrupts;
+        t.nr_ipis += s.nr_ipis;
+        t.idle_ns += s.idle_ns;
+        t.nr_cpus += 1;
+    }
+    t
 }

@@ -8,8 +8,17 @@
 //! The runner (boot argument `ktest`, or `ktest=<substring>` to filter by name)
 //! runs each test in a fresh thread with default scheduler features and the
 //! boot preemption model, prints `test <name> ... ok` or `test <name> ... FAILED`
-//! plus the reason, then `N passed, M failed`, and ends QEMU: success iff
-//! nothing failed and at least one test ran. A watchdog in the tick ends the run
+//! plus the reason, then `N passed, M failed, K skipped`, and ends QEMU:
+//! success iff nothing failed and at least one test ran.
+//!
+//! CPUs: a [`ktest!`](crate::ktest) test measures single-CPU behaviour, so its
+//! thread (and every thread it spawns, which inherit its affinity) is pinned
+//! to CPU 0: the same test means the same thing at any CPU count. A
+//! [`ktest_smp!`](crate::ktest_smp) test runs unpinned and declares the CPUs
+//! it needs; with fewer online it is not run but reported as
+//! `test <name> ... skipped (needs N CPUs, M online)` and counted in the
+//! `skipped` figure (never as passed). The SMP runs of `make test` fail
+//! unless that figure is 0. A watchdog in the tick ends the run
 //! as a failure when a test takes longer than [`TEST_TIMEOUT_NS`], so a hung test
 //! (even one that spins with preemption off) cannot hang the run; a panic in a
 //! test is reported the same way by the panic handler.
@@ -34,6 +43,10 @@ pub struct KTest {
     pub name: &'static str,
     /// The test body.
     pub func: fn() -> TestResult,
+    /// CPUs that must be online for the test to run (1: any machine).
+    pub requires_cpus: usize,
+    /// Run unpinned (SMP tests) instead of pinned to CPU 0.
+    pub smp: bool,
 }
 
 /// Registers a test: `ktest!(name, || { ...; Ok(()) });`. The body is a
@@ -47,6 +60,27 @@ macro_rules! ktest {
             static KTEST: $crate::ktest::KTest = $crate::ktest::KTest {
                 name: stringify!($name),
                 func: $body,
+                requires_cpus: 1,
+                smp: false,
+            };
+        };
+    };
+}
+
+/// Registers a multi-CPU test that needs at least `$cpus` online CPUs and runs
+/// unpinned: `ktest_smp!(name, 2, || { ...; Ok(()) });`. With fewer CPUs the
+/// runner reports it as skipped.
+#[macro_export]
+macro_rules! ktest_smp {
+    ($name:ident, $cpus:expr, $body:expr) => {
+        const _: () = {
+            #[used]
+            #[link_section = ".ktest"]
+            static KTEST: $crate::ktest::KTest = $crate::ktest::KTest {
+                name: stringify!($name),
+                func: $body,
+                requires_cpus: $cpus,
+                smp: true,
             };
         };
     };
@@ -110,6 +144,7 @@ pub fn registry() -> &'static [KTest] {
 
 static PASSED: AtomicU32 = AtomicU32::new(0);
 static FAILED: AtomicU32 = AtomicU32::new(0);
+static SKIPPED: AtomicU32 = AtomicU32::new(0);
 static CURRENT: AtomicPtr<KTest> = AtomicPtr::new(core::ptr::null_mut());
 static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -132,11 +167,12 @@ pub fn reset_sched_state() {
 }
 
 fn finish(code_ok: bool) -> ! {
-    let (p, f) = (
+    let (p, f, k) = (
         PASSED.load(Ordering::Relaxed),
         FAILED.load(Ordering::Relaxed),
+        SKIPPED.load(Ordering::Relaxed),
     );
-    crate::console::emergency_write(format_args!("{} passed, {} failed\n", p, f));
+    crate::console::emergency_write(format_args!("{} passed, {} failed, {} skipped\n", p, f, k));
     arch::exit_qemu(if code_ok && f == 0 && p > 0 {
         arch::ExitCode::Success
     } else {
@@ -156,13 +192,26 @@ pub fn run(filter: &'static str) -> ! {
         filter
     );
     for t in tests.iter().filter(|t| t.name.contains(filter)) {
+        let online = task::nr_cpus();
+        if online < t.requires_cpus {
+            SKIPPED.fetch_add(1, Ordering::Relaxed);
+            crate::kprintln!(
+                "test {} ... skipped (needs {} CPUs, {} online)",
+                t.name,
+                t.requires_cpus,
+                online
+            );
+            continue;
+        }
         reset_sched_state();
+        // Single-CPU tests on CPU 0; SMP tests anywhere.
+        let mask = if t.smp { u64::MAX } else { 1 };
         let result: Arc<SpinLock<Option<TestResult>>> = Arc::new(SpinLock::new(None));
         let slot = result.clone();
         let func = t.func;
         CURRENT.store(t as *const KTest as *mut KTest, Ordering::SeqCst);
         DEADLINE_NS.store(arch::now_ns() + TEST_TIMEOUT_NS, Ordering::SeqCst);
-        let spawned = task::spawn(t.name, TaskParams::default(), move || {
+        let spawned = task::spawn_on(t.name, TaskParams::default(), mask, move || {
             let r = func();
             *slot.lock() = Some(r);
         });

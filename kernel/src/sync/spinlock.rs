@@ -1,7 +1,8 @@
 //! An interrupt-safe spinlock (Linux's `spin_lock_irqsave`).
 //!
-//! Every lock in the kernel that an interrupt handler may take (the runqueue,
-//! wait queues, the timer list, the console) must disable interrupts while it is
+//! Every lock in the kernel that an interrupt handler may take (thread
+//! `pi_lock`s, wait queues, the timer lists, the console; the runqueues use the
+//! `sched` crate's locks, masked the same way) must disable interrupts while it is
 //! held: otherwise the tick could interrupt a holder on the same CPU and spin on
 //! the lock forever. Disabling interrupts also disables preemption (preemption
 //! only happens on return from interrupt or at an explicit point), so a holder is
@@ -55,6 +56,7 @@ impl<T: ?Sized> SpinLock<T> {
     }
 
     /// Takes the lock if it is free (interrupts disabled while held).
+    #[allow(dead_code)] // for dumps that must not spin
     pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T>> {
         let irq = arch::irq_save();
         if self
@@ -67,17 +69,6 @@ impl<T: ?Sized> SpinLock<T> {
             arch::irq_restore(irq);
             None
         }
-    }
-
-    /// Releases a lock whose guard was forgotten (the scheduler keeps the
-    /// runqueue lock held across a context switch and the next thread releases
-    /// it). Does not touch the interrupt state.
-    ///
-    /// # Safety
-    /// The lock must be held, by a guard that was `mem::forget`-ten, and nobody
-    /// may use that guard's borrow of the data any more.
-    pub unsafe fn force_unlock(&self) {
-        self.locked.store(false, Ordering::Release);
     }
 }
 

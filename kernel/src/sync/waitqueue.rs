@@ -91,7 +91,10 @@ impl WaitQueue {
         let me = task::current_idx();
         task::set_current_state(task::TASK_RUNNING);
         let t = task::thread(me);
-        if t.wq_owner.load(Ordering::Relaxed) == 0 {
+        // Acquire: pairs with the waker's Release in `unlink`, so the waker's
+        // reads of our links happen before we reuse them (the waker may run
+        // on another CPU).
+        if t.wq_owner.load(Ordering::Acquire) == 0 {
             return;
         }
         let mut l = self.list.lock();
@@ -116,7 +119,7 @@ impl WaitQueue {
         } else {
             task::thread(next).wq_prev.store(prev, Ordering::Relaxed);
         }
-        t.wq_owner.store(0, Ordering::Relaxed);
+        t.wq_owner.store(0, Ordering::Release);
     }
 
     /// Wakes the first queued thread that is actually asleep and unqueues it.

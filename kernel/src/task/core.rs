@@ -1,17 +1,78 @@
-//! The glue between kernel threads and the `sched` crate: `schedule()`,
-//! `try_to_wake_up()`, the tick, and preemption (on return from interrupt, at
-//! `preempt_enable()`, at `cond_resched()`), following Linux's `core.c`.
+//! The glue between kernel threads and the `sched` crate on many CPUs:
+//! `schedule()`, `try_to_wake_up()`, the tick, load balancing, affinity and
+//! preemption (on return from interrupt, at `preempt_enable()`, at
+//! `cond_resched()`), following Linux's `core.c`.
 //!
-//! Locking: one runqueue lock per CPU (an interrupt-disabling spinlock). It is
-//! held across the context switch and released by the thread switched to
-//! (`finish_task_switch`), so no other CPU or interrupt sees a half-switched
-//! runqueue. Lock order: wait queue -> timer list -> runqueue.
+//! # Runqueues
+//! One [`sched::smp::Scheduler`] ([`sched()`]) holds a runqueue per CPU the
+//! firmware describes, each behind its own lock, with a capacity of the thread
+//! table size. Each CPU works on its own runqueue; other CPUs touch it to wake
+//! (only with NO_TTWU_QUEUE), to inspect, to change a thread's parameters or
+//! affinity, and to balance (the balancer pulls from the busiest CPU under
+//! `double_rq_lock`).
+//!
+//! # Locks and their order
+//! `wait queue -> timer list -> thread pi_lock -> runqueue (two runqueues in
+//! CPU order) -> wake list`. A thread's `pi_lock` (Linux's `p->pi_lock`)
+//! serialises its wakeups and every operation that must find where its
+//! scheduler state is ([`task_rq_lock`]). The runqueue lock is taken with
+//! interrupts masked (the Scheduler's platform masks them).
+//!
+//! # Where a thread's `SchedTask` is
+//! - `on_rq` true: in the arena of the runqueue of `thread.cpu` (queued,
+//!   running, or asleep with its dequeue delayed or completed there), or for
+//!   a moment in that CPU's wake list (drained by whoever locks that
+//!   runqueue), or in transit between two runqueues (the balancer updates
+//!   `thread.cpu` after the move; a misplaced running thread is carried over
+//!   by `finish_task_switch`). [`task_rq_lock`] copes with all three: it
+//!   drains the wake list, and when the runqueue of `thread.cpu` does not hold
+//!   the thread it searches the others and retries.
+//! - `on_rq` false: in the thread slot (`sched`), owned by whoever holds the
+//!   thread's `pi_lock` (and `on_cpu` is false, see below).
+//!
+//! # The switch and `on_cpu`
+//! The runqueue lock is held across the context switch and released by the
+//! thread switched to (`finish_task_switch`, after it cleared the previous
+//! thread's `on_cpu` with Release). So no CPU can lock that runqueue and see a
+//! half-switched-out thread: the balancer, `ttwu_runnable` and affinity
+//! changes only ever see a previous thread whose registers are saved. A
+//! thread that blocked left its runqueue (`on_rq` false) before the switch; a
+//! waker that finds it so spins until its `on_cpu` is clear before it takes
+//! the `SchedTask` and enqueues the thread anywhere (Linux's
+//! `smp_cond_load_acquire(&p->on_cpu, !VAL)`). A thread is therefore never
+//! running on two CPUs at once and never migrated or woken remotely while its
+//! registers are still live.
+//!
+//! # Wakeups (`try_to_wake_up`)
+//! Under the wakee's `pi_lock`: if it is not `TASK_SLEEPING`, nothing to do.
+//! If a runqueue still holds it, lock that runqueue and mark it running there
+//! (`ttwu_runnable`; a completed delayed dequeue hands the state back and the
+//! wakeup continues as for a sleeper). Otherwise wait for `on_cpu` to clear,
+//! take its `SchedTask`, pick a CPU (`select_task_rq`, this CPU being the
+//! waker's) and queue it: locally at once, remotely on that CPU's wake list
+//! with an IPI (TTWU_QUEUE) or by locking the remote runqueue
+//! (NO_TTWU_QUEUE). Every `schedule()`, tick and reschedule IPI drains the
+//! local wake list (`sched_ttwu_pending`) under the local runqueue lock. A
+//! need-resched raised on another CPU's runqueue is mirrored into that CPU's
+//! per-CPU flag and sends an IPI only when it is immediate (`kick_if_needed`);
+//! a lazy one waits for that CPU's tick.
+//!
+//! # Balancing and affinity
+//! Each CPU's tick runs `load_balance(cpu, false)` every [`BALANCE_TICKS`]
+//! ticks, staggered by CPU number, after it released its runqueue lock; the
+//! idle thread runs `load_balance(cpu, true)` once each time it is switched in
+//! (newidle). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
+//! still running where it may no longer run is asked to reschedule, and
+//! `schedule()` takes it off the runqueue before switching away and
+//! `finish_task_switch` queues it on an allowed CPU once it is off this one
+//! (the `move_misplaced` case of a running task). New threads go through
+//! `Scheduler::wake_up_new_task` (fork balancing within their mask).
 //!
 //! After every scheduler call the runqueue's need-resched state is mirrored
 //! into the per-CPU atomic that interrupt exit and `preempt_enable` read
-//! without the lock. Nothing here allocates.
+//! without the lock. Nothing here allocates after [`init_sched`].
 //!
-//! Preemption models (`kernel.sched_preempt`, boot `preempt=`):
+//! # Preemption models (`kernel.sched_preempt`, boot `preempt=`)
 //! - none: switches only when a thread blocks, yields, exits or calls
 //!   `schedule()` / `cond_resched()`;
 //! - voluntary: the same here (Linux adds `might_resched` points, which this
@@ -21,70 +82,164 @@
 //! - lazy: as full, but fair-class requests are lazy and only become immediate
 //!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
 
-use ::core::sync::atomic::Ordering;
+use ::core::ops::{Deref, DerefMut};
+use ::core::sync::atomic::{AtomicU64, Ordering};
 use alloc::sync::Arc;
 
+use sched::smp::{Platform, RqGuard, Scheduler, WakeOutcome};
 use sched::{
-    DequeueFlags, PreemptMode, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams,
+    DequeueFlags, PreemptMode, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TaskState,
     TtwuRunnable, WakeFlags,
 };
 
-use super::{idle_idx, thread, Thread, MAX_THREADS, TASK_DEAD, TASK_RUNNING, TASK_SLEEPING};
+use super::{idle_idx, thread, Thread, Tid, MAX_THREADS, TASK_DEAD, TASK_RUNNING, TASK_SLEEPING};
 use crate::arch;
-use crate::percpu::{self, PerCpu};
+use crate::percpu::{self, PerCpu, MAX_CPUS};
 
-static CONFIG: spin::Once<Arc<SchedConfig>> = spin::Once::new();
+/// Ticks between two periodic balancing passes of one CPU (staggered by CPU
+/// number, so the CPUs do not all balance on the same tick). At the default
+/// 250 Hz: every 16 ms.
+pub const BALANCE_TICKS: u64 = 4;
+
+/// The [`Platform`] of the kernel: interrupt masking and reschedule IPIs
+/// through the arch layer.
+pub struct KernelPlatform;
+
+impl Platform for KernelPlatform {
+    fn irq_save(&self) -> bool {
+        let was = arch::irqs_enabled();
+        arch::irq_disable();
+        was
+    }
+
+    fn irq_restore(&self, was_enabled: bool) {
+        if was_enabled {
+            arch::irq_enable();
+        }
+    }
+
+    fn send_resched_ipi(&self, cpu: usize) {
+        percpu::cpu(cpu).ipis_sent.fetch_add(1, Ordering::Relaxed);
+        arch::send_ipi(cpu, arch::IpiKind::Reschedule);
+    }
+}
+
+static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
+/// CPUs running the scheduler (bit n = CPU n).
+static ONLINE_MASK: AtomicU64 = AtomicU64::new(0);
+
+/// The machine's scheduler (per-CPU runqueues).
+pub fn sched() -> &'static Scheduler<KernelPlatform> {
+    SCHED.get().expect("scheduler not initialised")
+}
 
 /// The scheduler configuration every runqueue shares.
 pub fn sched_config() -> &'static Arc<SchedConfig> {
-    CONFIG.get().expect("scheduler not initialised")
+    &sched().cfg
 }
 
 /// The current preemption model.
 pub fn preempt_mode() -> PreemptMode {
-    CONFIG
+    SCHED
         .get()
-        .map_or(PreemptMode::None, |c| c.tunables.preempt_mode())
+        .map_or(PreemptMode::None, |s| s.cfg.tunables.preempt_mode())
 }
 
-/// Creates the shared configuration and this CPU's runqueue. Call once on the
-/// boot CPU after [`super::init`].
+/// Creates the scheduler with one runqueue per CPU the firmware describes and
+/// puts this (the boot) CPU online. Call once on the boot CPU after
+/// [`super::init`]; the other CPUs call [`cpu_online`] when they start.
 pub fn init_sched(cfg: Arc<SchedConfig>) {
-    let cfg = CONFIG.call_once(|| cfg).clone();
-    let cpu = arch::cpu_id();
-    let pc = percpu::this_cpu();
-    let mut rq = Rq::new(cpu as u32, cfg, MAX_THREADS);
-    rq.update_rq_clock(arch::now_ns());
-    *pc.rq.lock() = Some(rq);
-    pc.online.store(true, Ordering::Release);
+    let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);
+    SCHED.call_once(|| Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS));
+    cpu_online(arch::cpu_id());
+}
+
+/// Marks `cpu` (this CPU) as running the scheduler.
+pub fn cpu_online(cpu: usize) {
+    debug_assert_eq!(cpu, arch::cpu_id());
+    {
+        let mut rq = lock_rq(cpu);
+        let now = arch::now_ns();
+        rq.update_rq_clock(now);
+        percpu::cpu(cpu).account_switch(now, false, true);
+    }
+    ONLINE_MASK.fetch_or(1 << cpu, Ordering::AcqRel);
+    percpu::cpu(cpu).online.store(true, Ordering::Release);
+}
+
+/// CPUs running the scheduler, as a mask.
+pub fn online_mask() -> u64 {
+    ONLINE_MASK.load(Ordering::Acquire)
+}
+
+/// Runqueues of the scheduler (CPUs the firmware describes).
+fn nr_rqs() -> usize {
+    SCHED.get().map_or(0, |s| s.nr_cpus())
+}
+
+/// A locked runqueue of the kernel: the Scheduler's guard (interrupts masked)
+/// whose drop first mirrors the need-resched state into the CPU's flag.
+pub struct RqLock {
+    g: Option<RqGuard<'static, KernelPlatform>>,
+    cpu: usize,
+}
+
+impl Deref for RqLock {
+    type Target = Rq;
+    fn deref(&self) -> &Rq {
+        self.g.as_ref().expect("held until drop")
+    }
+}
+
+impl DerefMut for RqLock {
+    fn deref_mut(&mut self) -> &mut Rq {
+        self.g.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for RqLock {
+    fn drop(&mut self) {
+        if let Some(g) = self.g.take() {
+            let pc = percpu::cpu(self.cpu);
+            if self.cpu == arch::cpu_id() {
+                pc.mirror_need_resched(&g);
+            } else {
+                pc.raise_need_resched(g.need_resched());
+            }
+            drop(g);
+        }
+    }
+}
+
+/// Locks CPU `cpu`'s runqueue and brings its clock up to date.
+fn lock_rq(cpu: usize) -> RqLock {
+    let mut g = sched().cpu_rq(cpu);
+    g.update_rq_clock(arch::now_ns());
+    RqLock { g: Some(g), cpu }
 }
 
 /// Runs `f` on this CPU's runqueue, under its lock.
 pub fn with_rq<R>(f: impl FnOnce(&mut Rq) -> R) -> R {
-    let pc = percpu::this_cpu();
-    let mut g = pc.rq.lock();
-    let rq = g.as_mut().expect("runqueue not initialised");
-    rq.update_rq_clock(arch::now_ns());
-    let r = f(rq);
-    pc.mirror_need_resched(rq);
+    // Interrupts off first: the CPU read is then the one whose lock we take.
+    let irq = arch::irq_save();
+    let r = {
+        let mut rq = lock_rq(arch::cpu_id());
+        f(&mut rq)
+    };
+    arch::irq_restore(irq);
     r
 }
 
 /// Runs `f` on CPU `cpu`'s runqueue, under its lock (`cpu_rq(cpu)`), for
 /// inspection (`ps`, `sched_debug`) and remote operations.
 pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
-    let pc = percpu::cpu(cpu);
-    let mut g = pc.rq.lock();
-    let rq = g.as_mut().expect("runqueue not initialised");
-    rq.update_rq_clock(arch::now_ns());
-    let r = f(rq);
-    pc.mirror_need_resched(rq);
-    r
+    let mut rq = lock_rq(cpu);
+    f(&mut rq)
 }
 
 /// CPUs running the scheduler.
 pub fn nr_cpus() -> usize {
-    (0..percpu::MAX_CPUS).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire)).count()
+    online_mask().count_ones() as usize
 }
 
 /// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`
@@ -92,6 +247,51 @@ pub fn nr_cpus() -> usize {
 #[inline]
 pub fn set_current_state(state: u8) {
     super::current().state.store(state, Ordering::SeqCst);
+}
+
+/// Locks the runqueue that holds thread `t`'s scheduler state (Linux's
+/// `task_rq_lock` minus the `pi_lock`, which the caller holds). Returns its
+/// CPU and the lock. If `t.on_rq` is false under that lock, the state is in
+/// `t.sched` (owned by the caller through `pi_lock`). Otherwise the runqueue
+/// holds the thread: the wake list of that CPU is drained first (a queued
+/// remote wakeup lands), and a thread moved by the balancer or in transit is
+/// searched for on every CPU until found.
+fn task_rq_lock(t: &Thread) -> (usize, RqLock) {
+    let s = sched();
+    let id = TaskId(t.idx());
+    let mut round = 0u32;
+    loop {
+        let cpu = (t.cpu.load(Ordering::Acquire) as usize).min(s.nr_cpus() - 1);
+        let mut rq = lock_rq(cpu);
+        if !t.on_rq.load(Ordering::Acquire) || rq.task(id).is_some() {
+            return (cpu, rq);
+        }
+        if s.sched_ttwu_pending(&mut rq) > 0 {
+            // Drained on that CPU's behalf: it must still act on the result.
+            s.kick_if_needed(cpu, arch::cpu_id(), rq.need_resched());
+            if rq.task(id).is_some() {
+                return (cpu, rq);
+            }
+        }
+        drop(rq);
+        // Moved by the balancer (thread.cpu not updated yet) or in transit.
+        for c in 0..s.nr_cpus() {
+            let rq = lock_rq(c);
+            if rq.task(id).is_some() {
+                t.cpu.store(c as u32, Ordering::Release);
+                return (c, rq);
+            }
+        }
+        round += 1;
+        if round.is_multiple_of(100_000) {
+            crate::kprintln!(
+                "BUG?: task_rq_lock: thread {} on_rq but held by no runqueue ({} rounds)",
+                t.idx(),
+                round
+            );
+        }
+        ::core::hint::spin_loop();
+    }
 }
 
 /// How `__schedule` was entered.
@@ -111,11 +311,12 @@ enum SchedMode {
 /// Gives up the CPU. Blocks if the current thread set itself `TASK_SLEEPING`
 /// and no wakeup came in the meantime; otherwise just lets the scheduler pick.
 pub fn schedule() {
-    if percpu::this_cpu().preempt_count.load(Ordering::Relaxed) != 0 {
+    let pcount = preempt_count();
+    if pcount != 0 {
         crate::kprintln!(
             "BUG: scheduling while atomic: thread '{}' preempt_count {}",
             super::current().name(),
-            percpu::this_cpu().preempt_count.load(Ordering::Relaxed)
+            pcount
         );
     }
     __schedule(SchedMode::Voluntary);
@@ -135,58 +336,86 @@ pub(super) fn schedule_dead() -> ! {
 
 fn __schedule(mode: SchedMode) {
     let irq = arch::irq_save();
-    let pc = percpu::this_cpu();
     let cpu = arch::cpu_id();
-    let mut guard = pc.rq.lock();
-    let Some(rq) = guard.as_mut() else {
-        drop(guard);
+    let pc = percpu::cpu(cpu);
+    let Some(s) = SCHED.get() else {
         arch::irq_restore(irq);
         return;
     };
-    rq.update_rq_clock(arch::now_ns());
+    if !pc.online.load(Ordering::Acquire) {
+        arch::irq_restore(irq);
+        return;
+    }
+    let mut guard = s.rq_lock(cpu).lock();
+    let rq: &mut Rq = &mut guard;
+    let now = arch::now_ns();
+    rq.update_rq_clock(now);
+    s.sched_ttwu_pending(rq);
     let prev_idx = pc.curr.load(Ordering::Relaxed);
     let prev = thread(prev_idx);
     prev.check_stack();
     let idle = idle_idx(cpu);
-    let sw = match mode {
+    let prev_id = TaskId(prev_idx);
+    // A running thread whose affinity no longer includes this CPU.
+    let misplaced = prev_idx != idle
+        && rq
+            .task(prev_id)
+            .is_some_and(|t| t.cpus_allowed & (1u64 << cpu) == 0);
+    let mut migrate = false;
+    match mode {
         SchedMode::Dead => {
-            if let Some(id) = rq.curr() {
+            if rq.curr().is_some() {
                 // A dead task must leave for good: DEQUEUE_SPECIAL is never delayed.
-                if let Ok(st) = rq.dequeue_task(id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL) {
+                if let Ok(st) =
+                    rq.dequeue_task(prev_id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
+                {
                     // Kept for `join`'s exit statistics.
-                    // SAFETY: the runqueue lock is held; `sched` is protected by it.
+                    // SAFETY: the runqueue holding the thread is locked and the
+                    // thread is running here: nobody else touches `sched`.
                     unsafe { *prev.sched.get() = st };
                 }
-                prev.on_rq.store(false, Ordering::Relaxed);
+                prev.on_rq.store(false, Ordering::Release);
             }
             pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
-            let next = rq.pick_next_task();
-            sched::Switch {
-                prev: None,
-                next,
-                prev_blocked: None,
-            }
         }
         SchedMode::Voluntary
             if prev_idx != idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
         {
-            let sw = rq.schedule(true);
-            if let Some(st) = sw.prev_blocked {
-                // SAFETY: the runqueue lock is held; `sched` is protected by it.
+            // A misplaced sleeper leaves for good (no delayed dequeue), so it
+            // cannot be woken in place on a CPU it may not use.
+            let flags = if misplaced {
+                DequeueFlags::SLEEP | DequeueFlags::SPECIAL
+            } else {
+                DequeueFlags::SLEEP
+            };
+            if let Ok(Some(st)) = rq.dequeue_task(prev_id, flags) {
+                // SAFETY: as above; `on_rq` false is published after the write
+                // (Release), and wakers read `sched` only after seeing it.
                 unsafe { *prev.sched.get() = Some(st) };
-                prev.on_rq.store(false, Ordering::Relaxed);
+                prev.on_rq.store(false, Ordering::Release);
             }
-            sw
         }
-        SchedMode::Yield => {
-            rq.yield_task();
-            rq.schedule(false)
+        _ => {
+            if mode == SchedMode::Yield {
+                rq.yield_task();
+            }
+            if misplaced {
+                // Take it off this runqueue now; `finish_task_switch` queues
+                // it on an allowed CPU once it is off this one.
+                if let Ok(Some(st)) = rq.dequeue_task(prev_id, DequeueFlags::MIGRATING) {
+                    // SAFETY: as above; while `migrating` is set, `sched` is
+                    // this CPU's until `finish_task_switch` hands it over.
+                    unsafe { *prev.sched.get() = Some(st) };
+                    migrate = true;
+                }
+            }
         }
-        _ => rq.schedule(false),
-    };
+    }
+    let next = rq.pick_next_task();
     pc.mirror_need_resched(rq);
-    let next_idx = sw.next.map_or(idle, |t| t.0);
+    let next_idx = next.map_or(idle, |t| t.0);
     if next_idx == prev_idx {
+        s.publish(rq);
         drop(guard);
         arch::irq_restore(irq);
         return;
@@ -196,121 +425,238 @@ fn __schedule(mode: SchedMode) {
     } else {
         prev.nvcsw.fetch_add(1, Ordering::Relaxed);
     }
-    let next = thread(next_idx);
-    next.on_cpu.store(true, Ordering::Relaxed);
+    pc.account_switch(now, prev_idx == idle, next_idx == idle);
+    let next_t = thread(next_idx);
+    next_t.on_cpu.store(true, Ordering::Relaxed);
+    next_t.cpu.store(cpu as u32, Ordering::Release);
+    prev.migrating.store(migrate, Ordering::Relaxed);
     pc.curr.store(next_idx, Ordering::Relaxed);
     pc.prev.store(prev_idx, Ordering::Relaxed);
+    s.publish(rq);
     // The lock stays held across the switch; the next thread releases it in
     // `finish_task_switch`.
     ::core::mem::forget(guard);
-    // SAFETY: interrupts are off and the runqueue lock is held; `prev.ctx` is
-    // the running thread's save area, and `next.ctx` holds a context saved by
-    // an earlier switch or prepared by spawn, on a live stack no CPU uses
-    // (next was not running: it was picked from this runqueue).
-    unsafe { arch::switch_context(prev.ctx.get(), next.ctx.get()) };
+    // SAFETY: interrupts are off and this CPU's runqueue lock is held; `prev.ctx`
+    // is the running thread's save area, and `next.ctx` holds a context saved
+    // by an earlier switch (whose `finish_task_switch` ran: `next` was held
+    // by this locked runqueue, so it is off every CPU) or prepared by spawn.
+    unsafe { arch::switch_context(prev.ctx.get(), next_t.ctx.get()) };
     finish_task_switch();
     arch::irq_restore(irq);
 }
 
 /// Completes a switch on the side of the thread switched to: the previous
-/// thread is off the CPU (a dead one may now be reaped), and the runqueue lock
-/// taken by `__schedule` is released. Interrupts stay disabled.
+/// thread is off the CPU (a dead one may now be reaped, a blocked one woken
+/// anywhere), and the runqueue lock taken by `__schedule` is released. A
+/// previous thread that may no longer run here is then queued on an allowed
+/// CPU. Interrupts stay disabled.
 pub(super) fn finish_task_switch() {
-    let pc = percpu::this_cpu();
-    let prev = thread(pc.prev.load(Ordering::Relaxed));
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    let prev_idx = pc.prev.load(Ordering::Relaxed);
+    let prev = thread(prev_idx);
+    let migrate = prev.migrating.swap(false, Ordering::Relaxed);
     prev.on_cpu.store(false, Ordering::Release);
-    // SAFETY: `__schedule` forgot its guard of this lock before switching here.
-    unsafe { pc.rq.force_unlock() };
+    let s = sched();
+    // SAFETY: `__schedule` on this CPU locked this runqueue, published it and
+    // forgot its guard before switching here; nothing uses that guard's borrow.
+    unsafe { s.rq_lock(cpu).force_unlock() };
+    if migrate {
+        // SAFETY: `migrating` was set by `__schedule` with the state in `sched`;
+        // the thread is off the CPU and held by no runqueue, so this CPU is the
+        // only one that touches it until it is attached below (`on_rq` stays
+        // true: `task_rq_lock` waits for it to land).
+        let st = unsafe { (*prev.sched.get()).take() };
+        if let Some(st) = st {
+            let target = s.find_idlest_cpu(&st, cpu);
+            let d = {
+                let mut rq = lock_rq(target);
+                let d = rq.attach_task(TaskId(prev_idx), st);
+                prev.cpu.store(target as u32, Ordering::Release);
+                d
+            };
+            s.kick_if_needed(target, cpu, d.resched);
+        }
+    }
 }
 
-/// Queues a newly spawned thread (`wake_up_new_task`).
+/// Queues a newly spawned thread (`wake_up_new_task`, fork balancing within
+/// its allowed CPUs).
 pub(super) fn wake_up_new(idx: u32, st: SchedTask) {
+    let s = sched();
     let t = thread(idx);
-    let pc = percpu::cpu(t.cpu.load(Ordering::Relaxed) as usize);
-    let mut g = pc.rq.lock();
-    let rq = g.as_mut().expect("runqueue not initialised");
-    rq.update_rq_clock(arch::now_ns());
+    // The Scheduler enqueues without touching the target's clock: bring every
+    // online runqueue's clock up to date first (spawn is not a hot path).
+    let online = online_mask();
+    for c in 0..s.nr_cpus() {
+        if online & (1 << c) != 0 {
+            drop(lock_rq(c));
+        }
+    }
+    let _pi = t.pi_lock.lock();
+    let this_cpu = arch::cpu_id();
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
-    t.on_rq.store(true, Ordering::Relaxed);
-    rq.wake_up_new_task(TaskId(idx), st);
-    pc.mirror_need_resched(rq);
+    t.on_rq.store(true, Ordering::Release);
+    t.cpu.store(this_cpu as u32, Ordering::Release);
+    let (cpu, d) = s.wake_up_new_task(TaskId(idx), st, this_cpu);
+    t.cpu.store(cpu as u32, Ordering::Release);
+    percpu::cpu(cpu).raise_need_resched(d.resched);
 }
 
 /// Wakes thread `idx` if it is sleeping (`try_to_wake_up`). Returns whether it
-/// was. Callable from interrupt context; never allocates.
-///
-/// A thread the runqueue still holds (it set itself sleeping but has not
-/// switched out yet, or its dequeue was delayed) goes through `ttwu_runnable`
-/// and is simply marked running; a fully dequeued one is enqueued with its
-/// saved state. Either way the scheduler decides wakeup preemption.
+/// was. Callable from interrupt context; never allocates. See the module
+/// docs for the protocol.
 pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
     let t = thread(idx);
-    let pc = percpu::cpu(t.cpu.load(Ordering::Relaxed) as usize);
-    let mut g = pc.rq.lock();
-    if t.state
-        .compare_exchange(
-            TASK_SLEEPING,
-            TASK_RUNNING,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        )
-        .is_err()
-    {
+    let Some(s) = SCHED.get() else { return false };
+    let _pi = t.pi_lock.lock();
+    if t.state.load(Ordering::SeqCst) != TASK_SLEEPING {
         return false;
     }
-    let Some(rq) = g.as_mut() else { return true };
-    rq.update_rq_clock(arch::now_ns());
     let id = TaskId(idx);
-    if t.on_rq.load(Ordering::Relaxed) {
-        match rq.ttwu_runnable(id, wf) {
-            TtwuRunnable::Woken(_) => {}
-            TtwuRunnable::Blocked(st) => {
-                rq.try_to_wake_up(id, st, wf);
+    let this_cpu = arch::cpu_id();
+    let st = if t.on_rq.load(Ordering::Acquire) {
+        let (cpu, mut rq) = task_rq_lock(t);
+        if t.on_rq.load(Ordering::Acquire) {
+            t.state.store(TASK_RUNNING, Ordering::SeqCst);
+            match rq.ttwu_runnable(id, wf) {
+                TtwuRunnable::Woken(d) => {
+                    let curr = rq.curr() == Some(id);
+                    let allowed = rq
+                        .task(id)
+                        .is_some_and(|st| st.cpus_allowed & (1u64 << cpu) != 0);
+                    drop(rq);
+                    s.kick_if_needed(cpu, this_cpu, d.resched);
+                    if !allowed && !curr {
+                        // Its affinity changed while it was held here.
+                        if let Some(c) = s.move_misplaced(cpu, id) {
+                            t.cpu.store(c as u32, Ordering::Release);
+                        }
+                    }
+                    return true;
+                }
+                TtwuRunnable::Blocked(st) => {
+                    // Its delayed dequeue completed: wake it like a sleeper.
+                    t.on_rq.store(false, Ordering::Release);
+                    st
+                }
+                TtwuRunnable::NotHere => {
+                    crate::kprintln!(
+                        "BUG: thread {} marked on_rq but not held by cpu {} runqueue",
+                        idx,
+                        cpu
+                    );
+                    return true;
+                }
             }
-            TtwuRunnable::NotHere => {
-                crate::kprintln!(
-                    "BUG: thread {} marked on_rq but not held by cpu {} runqueue",
-                    idx,
-                    rq.cpu()
-                );
+        } else {
+            drop(rq);
+            match take_sleeper(t) {
+                Some(st) => st,
+                None => return true,
             }
         }
     } else {
-        // SAFETY: the runqueue lock is held; `sched` is protected by it.
-        let st = unsafe { (*t.sched.get()).take() };
-        match st {
-            Some(st) => {
-                rq.try_to_wake_up(id, st, wf);
-                t.on_rq.store(true, Ordering::Relaxed);
-            }
-            None => crate::kprintln!("BUG: waking thread {} without scheduler state", idx),
+        match take_sleeper(t) {
+            Some(st) => st,
+            None => return true,
+        }
+    };
+    let (cpu, wf) = s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
+    t.cpu.store(cpu as u32, Ordering::Release);
+    t.on_rq.store(true, Ordering::Release);
+    if cpu == this_cpu {
+        let mut rq = lock_rq(cpu);
+        rq.try_to_wake_up(id, st, wf);
+    } else {
+        if !s.cfg.feat(sched::Feature::TtwuQueue) {
+            // The waker enqueues remotely: bring that clock up to date first.
+            drop(lock_rq(cpu));
+        }
+        if let WakeOutcome::Remote(c, d) = s.ttwu_queue(cpu, this_cpu, id, st, wf) {
+            // Queued wakeups are decided by the target when it drains them.
+            percpu::cpu(c).raise_need_resched(d.resched);
         }
     }
-    pc.mirror_need_resched(rq);
     true
 }
 
-/// The tick (`sched_tick`), from the timer interrupt: account the running
-/// thread, then wake the sleepers whose time came (`WakeFlags::IRQ`).
+/// The sleeper's `SchedTask`, once it is off its CPU: the caller holds its
+/// `pi_lock` and saw `on_rq` false, and marks it running.
+fn take_sleeper(t: &Thread) -> Option<SchedTask> {
+    while t.on_cpu.load(Ordering::Acquire) {
+        ::core::hint::spin_loop();
+    }
+    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    // SAFETY: `on_rq` is false (the blocking `schedule()` wrote `sched` before
+    // publishing that, Release/Acquire) and `on_cpu` is false: the thread is
+    // off every CPU and no runqueue holds it, so the `pi_lock` we hold makes
+    // us the only user of `sched`.
+    let st = unsafe { (*t.sched.get()).take() };
+    if st.is_none() {
+        crate::kprintln!("BUG: waking thread {} without scheduler state", t.idx());
+    }
+    st
+}
+
+/// Drains this CPU's wake list and refreshes its need-resched mirror: the
+/// reschedule IPI's work (the preemption itself happens in `irq_exit`).
+pub fn sched_ipi() {
+    let cpu = arch::cpu_id();
+    percpu::cpu(cpu).ipis.fetch_add(1, Ordering::Relaxed);
+    let Some(s) = SCHED.get() else { return };
+    if !percpu::cpu(cpu).online.load(Ordering::Acquire) {
+        return;
+    }
+    let mut rq = lock_rq(cpu);
+    s.sched_ttwu_pending(&mut rq);
+}
+
+/// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
+/// account the running thread, wake the sleepers whose time came
+/// (`WakeFlags::IRQ`), and every [`BALANCE_TICKS`] ticks balance.
 pub fn timer_tick() {
-    let pc = percpu::this_cpu();
-    pc.ticks.fetch_add(1, Ordering::Relaxed);
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    let ticks = pc.ticks.fetch_add(1, Ordering::Relaxed) + 1;
     if !pc.online.load(Ordering::Acquire) {
         return;
     }
-    let now = arch::now_ns();
+    let s = sched();
+    let now = {
+        let mut rq = lock_rq(cpu);
+        s.sched_ttwu_pending(&mut rq);
+        rq.task_tick();
+        rq.clock()
+    };
     {
-        let mut g = pc.rq.lock();
-        if let Some(rq) = g.as_mut() {
-            rq.update_rq_clock(now);
-            rq.task_tick();
-            pc.mirror_need_resched(rq);
+        let mut timers = pc.timers.lock();
+        while let Some(idx) = timers.pop_expired(now) {
+            try_to_wake_up(idx, WakeFlags::IRQ);
         }
     }
-    let mut timers = pc.timers.lock();
-    while let Some(idx) = timers.pop_expired(now) {
-        try_to_wake_up(idx, WakeFlags::IRQ);
+    if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
+        pc.balance_runs.fetch_add(1, Ordering::Relaxed);
+        let n = balance(cpu, false);
+        pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
     }
+}
+
+/// One balancing pass of `cpu` (this CPU); returns the threads pulled. Then
+/// records where the pulled threads are (`thread.cpu`).
+fn balance(cpu: usize, newidle: bool) -> usize {
+    let s = sched();
+    let irq = arch::irq_save();
+    let moved = s.load_balance(cpu, newidle);
+    if moved > 0 {
+        let rq = lock_rq(cpu);
+        for (id, _) in rq.tasks() {
+            thread(id.0).cpu.store(cpu as u32, Ordering::Release);
+        }
+        percpu::cpu(cpu).raise_need_resched(rq.need_resched());
+    }
+    arch::irq_restore(irq);
+    moved
 }
 
 fn preemptible_model() -> bool {
@@ -329,6 +675,7 @@ fn should_preempt(pc: &PerCpu) -> bool {
 /// preempt count is zero and the model is full or lazy.
 pub fn irq_exit() {
     let pc = percpu::this_cpu();
+    pc.interrupts.fetch_add(1, Ordering::Relaxed);
     if should_preempt(pc) {
         __schedule(SchedMode::Preempt);
     }
@@ -337,18 +684,29 @@ pub fn irq_exit() {
 /// A preemption point in thread context with interrupts enabled (the end of a
 /// spinlocked section, `preempt_enable`).
 pub fn preempt_check_resched() {
-    let pc = percpu::this_cpu();
-    if should_preempt(pc) && arch::irqs_enabled() {
+    if !arch::irqs_enabled() {
+        return;
+    }
+    // Interrupts off around the per-CPU reads (no migration in between).
+    let irq = arch::irq_save();
+    let go = should_preempt(percpu::this_cpu());
+    arch::irq_restore(irq);
+    if go {
         __schedule(SchedMode::Preempt);
     }
 }
 
-/// Disables preemption on this CPU (nests).
+/// Disables preemption on this CPU (nests). The running thread then stays on
+/// this CPU until the matching [`preempt_enable`].
 #[inline]
 pub fn preempt_disable() {
+    // Interrupts off around the CPU lookup: a preemption (and migration)
+    // between reading the CPU and counting would count on the wrong CPU.
+    let irq = arch::irq_save();
     percpu::this_cpu()
         .preempt_count
         .fetch_add(1, Ordering::Relaxed);
+    arch::irq_restore(irq);
     ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
 }
 
@@ -357,6 +715,7 @@ pub fn preempt_disable() {
 #[inline]
 pub fn preempt_enable() {
     ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    // The count is non-zero: no migration until it drops.
     let pc = percpu::this_cpu();
     let old = pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
     debug_assert!(old > 0, "preempt_enable without preempt_disable");
@@ -367,35 +726,37 @@ pub fn preempt_enable() {
 
 /// This CPU's preempt count.
 pub fn preempt_count() -> u32 {
-    percpu::this_cpu().preempt_count.load(Ordering::Relaxed)
+    let irq = arch::irq_save();
+    let n = percpu::this_cpu().preempt_count.load(Ordering::Relaxed);
+    arch::irq_restore(irq);
+    n
 }
 
 /// An explicit preemption point for long-running kernel loops: reschedules if
 /// a reschedule is pending, under the none and voluntary models (full and lazy
 /// preempt anyway; lazy leaves a lazy request to the tick, as Linux does).
 pub fn cond_resched() {
+    let irq = arch::irq_save();
     let pc = percpu::this_cpu();
-    if pc.preempt_count.load(Ordering::Relaxed) != 0 {
-        return;
-    }
-    match preempt_mode() {
-        PreemptMode::None | PreemptMode::Voluntary if pc.need_resched() != Resched::None => {
-            __schedule(SchedMode::Preempt)
-        }
-        _ => {}
+    let go = pc.preempt_count.load(Ordering::Relaxed) == 0
+        && matches!(preempt_mode(), PreemptMode::None | PreemptMode::Voluntary)
+        && pc.need_resched() != Resched::None;
+    arch::irq_restore(irq);
+    if go {
+        __schedule(SchedMode::Preempt);
     }
 }
 
-/// A copy of thread `t`'s scheduler state (from the runqueue if it holds the
+/// A copy of thread `t`'s scheduler state (from the runqueue if one holds the
 /// thread). The running thread's runtime is as of its last accounting.
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
-    let pc = percpu::cpu(t.cpu.load(Ordering::Relaxed) as usize);
-    let g = pc.rq.lock();
-    let rq = g.as_ref()?;
-    if t.on_rq.load(Ordering::Relaxed) {
+    SCHED.get()?;
+    let _pi = t.pi_lock.lock();
+    let (_, rq) = task_rq_lock(t);
+    if t.on_rq.load(Ordering::Acquire) {
         rq.task(TaskId(t.idx())).copied()
     } else {
-        // SAFETY: the runqueue lock is held; `sched` is protected by it.
+        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
         unsafe { *t.sched.get() }
     }
 }
@@ -403,35 +764,41 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 /// Thread `t`'s total runtime in ns, including the part of the current run
 /// not accounted yet.
 pub fn task_runtime_ns(t: &Thread) -> u64 {
-    let pc = percpu::cpu(t.cpu.load(Ordering::Relaxed) as usize);
-    let g = pc.rq.lock();
-    let Some(rq) = g.as_ref() else { return 0 };
+    if SCHED.get().is_none() {
+        return 0;
+    }
+    let _pi = t.pi_lock.lock();
+    let (_, rq) = task_rq_lock(t);
     let id = TaskId(t.idx());
-    if t.on_rq.load(Ordering::Relaxed) {
+    if t.on_rq.load(Ordering::Acquire) {
         let Some(st) = rq.task(id) else { return 0 };
         let mut ns = st.se.sum_exec_runtime;
         if rq.curr() == Some(id) {
-            ns += arch::now_ns().saturating_sub(st.se.exec_start);
+            ns += rq.clock().saturating_sub(st.se.exec_start);
         }
         ns
     } else {
-        // SAFETY: the runqueue lock is held; `sched` is protected by it.
+        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
         unsafe { (*t.sched.get()).map_or(0, |s| s.se.sum_exec_runtime) }
     }
 }
 
 /// Changes thread `t`'s policy / nice / slice (`sched_setattr`), whether it is
-/// running, queued or asleep.
+/// running, queued or asleep, on any CPU.
 pub fn sched_setattr(t: &Thread, params: TaskParams) -> Result<(), sched::RqError> {
     params.validate().map_err(sched::RqError::Params)?;
-    let pc = percpu::cpu(t.cpu.load(Ordering::Relaxed) as usize);
-    let mut g = pc.rq.lock();
-    let rq = g.as_mut().ok_or(sched::RqError::NotQueued)?;
-    rq.update_rq_clock(arch::now_ns());
-    let r = if t.on_rq.load(Ordering::Relaxed) {
-        rq.sched_setattr(TaskId(t.idx()), params).map(|_| ())
+    let s = SCHED.get().ok_or(sched::RqError::NotQueued)?;
+    let _pi = t.pi_lock.lock();
+    let (cpu, mut rq) = task_rq_lock(t);
+    if t.on_rq.load(Ordering::Acquire) {
+        let r = rq.sched_setattr(TaskId(t.idx()), params);
+        drop(rq);
+        if let Ok(r) = r {
+            s.kick_if_needed(cpu, arch::cpu_id(), r);
+        }
+        r.map(|_| ())
     } else {
-        // SAFETY: the runqueue lock is held; `sched` is protected by it.
+        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
         match unsafe { (*t.sched.get()).as_mut() } {
             Some(st) => {
                 sched::rq::set_params_offrq(st, params);
@@ -439,9 +806,101 @@ pub fn sched_setattr(t: &Thread, params: TaskParams) -> Result<(), sched::RqErro
             }
             None => Err(sched::RqError::NotQueued),
         }
-    };
-    pc.mirror_need_resched(rq);
-    r
+    }
+}
+
+/// Why [`set_affinity`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffinityError {
+    /// The mask names no online CPU.
+    NoOnlineCpu,
+    /// The thread does not exist (any more), or is an idle thread.
+    NoSuchThread,
+}
+
+/// Restricts thread `tid` to the CPUs in `mask` (bit n = CPU n; CPUs that are
+/// not online are ignored), like `sched_setaffinity`. A sleeping thread is
+/// woken on an allowed CPU later; a queued one moves at once; a running one
+/// is asked to reschedule and moves when it is off its CPU (at once for the
+/// caller itself; for a thread running on another CPU at its next preemption
+/// point, i.e. at once under the full and lazy models, at its next
+/// `schedule()` / `cond_resched()` under none and voluntary).
+pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
+    let s = SCHED.get().ok_or(AffinityError::NoSuchThread)?;
+    let mask = mask & online_mask();
+    if mask == 0 {
+        return Err(AffinityError::NoOnlineCpu);
+    }
+    let idx = tid.idx();
+    if (idx as usize) < MAX_CPUS || idx as usize >= super::threads().len() {
+        return Err(AffinityError::NoSuchThread);
+    }
+    let t = thread(idx);
+    let id = TaskId(idx);
+    let mut resched_self = false;
+    {
+        let _pi = t.pi_lock.lock();
+        if !super::tid_is_live(tid) {
+            return Err(AffinityError::NoSuchThread);
+        }
+        t.cpus_allowed.store(mask, Ordering::Relaxed);
+        loop {
+            let (cpu, mut rq) = task_rq_lock(t);
+            if !t.on_rq.load(Ordering::Acquire) {
+                // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
+                if let Some(st) = unsafe { (*t.sched.get()).as_mut() } {
+                    st.cpus_allowed = mask;
+                }
+                break;
+            }
+            let Some(&st) = rq.task(id) else { break };
+            if st.cpus_allowed == mask && mask & (1u64 << cpu) != 0 {
+                break;
+            }
+            rq.set_cpus_allowed(id, mask);
+            if mask & (1u64 << cpu) != 0 {
+                break;
+            }
+            match st.state {
+                TaskState::Delayed | TaskState::Blocked => {
+                    // Asleep but still held here: finish its dequeue, so its
+                    // wakeup places it on an allowed CPU.
+                    if let Ok(Some(mut st)) = rq.dequeue_task(id, DequeueFlags::SLEEP) {
+                        st.cpus_allowed = mask;
+                        // SAFETY: the runqueue that held the thread is locked
+                        // and the thread is asleep (off the CPU: the runqueue
+                        // lock is held across switches); `on_rq` false is
+                        // published after the write.
+                        unsafe { *t.sched.get() = Some(st) };
+                        t.on_rq.store(false, Ordering::Release);
+                    }
+                    break;
+                }
+                _ if rq.curr() == Some(id) => {
+                    let r = rq.resched_curr(Resched::Now);
+                    drop(rq);
+                    if cpu == arch::cpu_id() {
+                        resched_self = true;
+                    } else {
+                        s.kick_if_needed(cpu, arch::cpu_id(), r);
+                    }
+                    break;
+                }
+                _ => {
+                    drop(rq);
+                    if let Some(c) = s.move_misplaced(cpu, id) {
+                        t.cpu.store(c as u32, Ordering::Release);
+                        break;
+                    }
+                    // It started running meanwhile: go round again.
+                }
+            }
+        }
+    }
+    if resched_self && preempt_count() == 0 {
+        __schedule(SchedMode::Preempt);
+    }
+    Ok(())
 }
 
 /// Whether the thread is dead (for assertions).
@@ -451,18 +910,44 @@ pub(super) fn is_dead(t: &Thread) -> bool {
 }
 
 /// The idle loop of this CPU: halts until a reschedule is pending, then lets
-/// the scheduler pick. Never spins.
+/// the scheduler pick. Each time it is switched in it first tries to pull
+/// work from the busiest CPU (newidle balancing). Never spins.
 pub fn cpu_idle() -> ! {
-    let pc = percpu::this_cpu();
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
     loop {
         arch::irq_disable();
         if pc.need_resched() != Resched::None {
             arch::irq_enable();
             __schedule(SchedMode::Preempt);
-        } else {
-            // Atomically enables interrupts and waits: a wakeup interrupt
-            // arriving after the check above still ends the halt.
-            arch::halt();
+            continue;
         }
+        if pc.newidle.swap(false, Ordering::Relaxed) && nr_rqs() > 1 {
+            pc.newidle_runs.fetch_add(1, Ordering::Relaxed);
+            let n = balance(cpu, true);
+            pc.newidle_pulled.fetch_add(n as u64, Ordering::Relaxed);
+            if n > 0 {
+                arch::irq_enable();
+                __schedule(SchedMode::Preempt);
+                continue;
+            }
+        }
+        // Atomically enables interrupts and waits: a wakeup interrupt
+        // arriving after the check above still ends the halt.
+        arch::halt();
     }
+}
+
+/// Every CPU's runqueue, locked if free, for the hang dump (never spins).
+pub(super) fn try_rq(cpu: usize) -> Option<spin::MutexGuard<'static, Rq>> {
+    let s = SCHED.get()?;
+    if cpu >= s.nr_cpus() {
+        return None;
+    }
+    s.rq_lock(cpu).try_lock()
+}
+
+/// The number of runqueues (CPUs the firmware describes).
+pub fn nr_runqueues() -> usize {
+    nr_rqs()
 }

@@ -10,10 +10,17 @@
 //! (`Rq::curr() == None` means "idle runs"). A [`Tid`] adds a generation
 //! number, so a stale id of a reused slot is detected.
 //!
-//! A thread's [`SchedTask`] lives in the runqueue's arena while the runqueue
-//! holds it (queued, running, or asleep with its dequeue delayed: `on_rq`), and
-//! in the thread slot (`sched`) while it is fully dequeued (asleep). Both, and
-//! the `on_rq` flag, change only under the runqueue lock of the thread's CPU.
+//! A thread's [`SchedTask`] lives in the arena of the runqueue of CPU
+//! `cpu` while that runqueue holds it (queued, running, or asleep with its
+//! dequeue delayed: `on_rq`), and in the thread slot (`sched`) while it is
+//! fully dequeued (asleep). The exact rules on many CPUs (the thread's
+//! `pi_lock`, `on_cpu`, wake lists, migration) are in [`core`](self::core).
+//!
+//! # Affinity
+//! Each thread has a CPU mask (`cpus_allowed`, bit n = CPU n), inherited from
+//! the thread that spawns it (Linux's fork) unless given with [`spawn_on`],
+//! and changed with [`set_affinity`]. The in-kernel test runner pins tests
+//! that measure single-CPU behaviour to CPU 0 this way.
 //!
 //! # Thread states (Linux's `__state`)
 //! `TASK_RUNNING` (runnable or running), `TASK_SLEEPING` (set by the thread
@@ -22,6 +29,7 @@
 //! `TASK_NEW` and `TASK_FREE` for slot management.
 
 pub mod core;
+pub mod inspect;
 pub mod timer;
 
 use ::core::cell::UnsafeCell;
@@ -34,12 +42,15 @@ use sched::{SchedTask, TaskParams};
 
 use crate::arch;
 use crate::percpu::{self, MAX_CPUS};
+
 use crate::sync::{SpinLock, WaitQueue};
 
+#[allow(unused_imports)] // part of the task API for the shell and tests
 pub use self::core::{
-    cond_resched, irq_exit, preempt_check_resched, preempt_count, preempt_disable, preempt_enable,
-    preempt_mode, sched_config, sched_setattr, sched_snapshot, schedule, set_current_state,
-    task_runtime_ns, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, nr_cpus, yield_now,
+    cond_resched, irq_exit, nr_cpus, nr_runqueues, online_mask, preempt_check_resched,
+    preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
+    sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
+    timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError, BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity).
@@ -72,8 +83,19 @@ pub struct Thread {
     /// Its registers are live on a CPU (set at switch-in, cleared by
     /// `finish_task_switch` after the switch-out).
     pub(crate) on_cpu: AtomicBool,
+    /// Taken off its runqueue by `schedule()` because its affinity excludes
+    /// the CPU; `finish_task_switch` queues it elsewhere.
+    pub(crate) migrating: AtomicBool,
     exited: AtomicBool,
+    /// The CPU whose runqueue holds it (`on_rq`), or where it last ran.
     pub(crate) cpu: AtomicU32,
+    /// Serialises its wakeups and the lookups of its scheduler state
+    /// (Linux's `p->pi_lock`); see `core`.
+    pub(crate) pi_lock: SpinLock<()>,
+    /// Allowed CPUs (the kernel's copy, inherited by threads it spawns).
+    pub(crate) cpus_allowed: AtomicU64,
+    /// The CPU whose timer list holds its sleep timer.
+    pub(crate) timer_cpu: AtomicU32,
     /// Written only while the slot is `TASK_NEW`, by the spawner that owns it.
     name: UnsafeCell<&'static str>,
     /// Saved registers while switched out; touched only by context switches
@@ -108,8 +130,12 @@ impl Thread {
             state: AtomicU8::new(TASK_FREE),
             on_rq: AtomicBool::new(false),
             on_cpu: AtomicBool::new(false),
+            migrating: AtomicBool::new(false),
             exited: AtomicBool::new(false),
             cpu: AtomicU32::new(0),
+            pi_lock: SpinLock::new(()),
+            cpus_allowed: AtomicU64::new(u64::MAX),
+            timer_cpu: AtomicU32::new(0),
             name: UnsafeCell::new(""),
             ctx: UnsafeCell::new(arch::Context::default()),
             sched: UnsafeCell::new(None),
@@ -143,6 +169,16 @@ impl Thread {
             self.nvcsw.load(Ordering::Relaxed),
             self.nivcsw.load(Ordering::Relaxed),
         )
+    }
+
+    /// The CPU whose runqueue holds the thread, or where it last ran.
+    pub fn cpu(&self) -> usize {
+        self.cpu.load(Ordering::Relaxed) as usize
+    }
+
+    /// Its allowed CPUs (bit n = CPU n).
+    pub fn cpus_allowed(&self) -> u64 {
+        self.cpus_allowed.load(Ordering::Relaxed)
     }
 
     /// The state word (`TASK_*`).
@@ -230,7 +266,12 @@ pub fn thread(idx: u32) -> &'static Thread {
 /// Index of the current thread.
 #[inline]
 pub fn current_idx() -> u32 {
-    percpu::this_cpu().curr.load(Ordering::Relaxed)
+    // Interrupts off: no preemption (and migration) between reading the CPU
+    // and reading what it runs.
+    let irq = arch::irq_save();
+    let idx = percpu::this_cpu().curr.load(Ordering::Relaxed);
+    arch::irq_restore(irq);
+    idx
 }
 
 /// The current thread.
@@ -266,16 +307,37 @@ pub fn init() {
             .collect::<Vec<_>>()
             .into_boxed_slice()
     });
-    let cpu = arch::cpu_id();
-    let idle = thread(cpu as u32);
-    // SAFETY: the idle slot is not visible to anyone yet.
-    unsafe { *idle.name.get() = "idle" };
+    init_idle(arch::cpu_id());
+}
+
+/// Turns the running context of this CPU (`cpu`) into its idle thread. The
+/// boot CPU's is set up by [`init`]; each secondary CPU calls this first.
+pub fn init_idle(cpu: usize) {
+    let idle = thread(idle_idx(cpu));
+    // SAFETY: the idle slot of a CPU that is not online yet is not visible
+    // to anyone else.
+    unsafe { *idle.name.get() = IDLE_NAMES[cpu % MAX_CPUS] };
     idle.state.store(TASK_RUNNING, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
     idle.cpu.store(cpu as u32, Ordering::Relaxed);
-    let pc = percpu::this_cpu();
+    idle.cpus_allowed.store(u64::MAX, Ordering::Relaxed);
+    let pc = percpu::cpu(cpu);
     pc.curr.store(cpu as u32, Ordering::Relaxed);
     pc.prev.store(cpu as u32, Ordering::Relaxed);
+}
+
+const IDLE_NAMES: [&str; MAX_CPUS] = [
+    "idle/0", "idle/1", "idle/2", "idle/3", "idle/4", "idle/5", "idle/6", "idle/7",
+];
+
+/// Whether `tid` names a thread that was spawned and not joined yet.
+pub fn tid_is_live(tid: Tid) -> bool {
+    let Some(t) = threads().get(tid.idx as usize) else {
+        return false;
+    };
+    (tid.idx as usize) >= MAX_CPUS
+        && t.gen.load(Ordering::Relaxed) == tid.gen
+        && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
 }
 
 /// Index of CPU `cpu`'s idle thread.
@@ -284,14 +346,34 @@ pub fn idle_idx(cpu: usize) -> u32 {
     cpu as u32
 }
 
-/// Spawns a kernel thread running `f` with scheduling parameters `params`.
-/// It is queued on this CPU at once (`wake_up_new_task`) and may preempt the
+/// Spawns a kernel thread running `f` with scheduling parameters `params`,
+/// allowed on the CPUs its creator may use. It is queued at once
+/// (`wake_up_new_task`: on the idlest allowed CPU) and may preempt the
 /// caller. Allocates its stack and the closure: thread context only.
 pub fn spawn<F>(name: &'static str, params: TaskParams, f: F) -> Result<Tid, SpawnError>
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_on(name, params, current().cpus_allowed(), f)
+}
+
+/// [`spawn`] with an explicit CPU mask (bit n = CPU n; CPUs not online are
+/// ignored; a mask without an online CPU means all of them).
+pub fn spawn_on<F>(
+    name: &'static str,
+    params: TaskParams,
+    mask: u64,
+    f: F,
+) -> Result<Tid, SpawnError>
+where
+    F: FnOnce() + Send + 'static,
+{
     params.validate().map_err(SpawnError::Params)?;
+    let online = online_mask();
+    let mask = match mask & online {
+        0 => online,
+        m => m,
+    };
     let mut stack = alloc::vec![0u128; STACK_SIZE / 16].into_boxed_slice();
     stack[0] = STACK_CANARY;
     let entry: Entry = Box::new(f);
@@ -322,6 +404,8 @@ where
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
     t.on_rq.store(false, Ordering::Relaxed);
+    t.migrating.store(false, Ordering::Relaxed);
+    t.cpus_allowed.store(mask, Ordering::Relaxed);
     t.wq_owner.store(0, Ordering::Relaxed);
     t.nvcsw.store(0, Ordering::Relaxed);
     t.nivcsw.store(0, Ordering::Relaxed);
@@ -331,7 +415,9 @@ where
         idx,
         gen: t.gen.load(Ordering::Relaxed),
     };
-    self::core::wake_up_new(idx, SchedTask::new(params));
+    let mut st = SchedTask::new(params);
+    st.cpus_allowed = mask;
+    self::core::wake_up_new(idx, st);
     Ok(tid)
 }
 
@@ -446,14 +532,36 @@ pub fn sleep_ns(d_ns: u64) {
 /// Sleeps until the clock reads at least `deadline_ns`.
 pub fn sleep_until_ns(deadline_ns: u64) {
     let me = current_idx();
-    let pc = percpu::this_cpu();
+    let t = thread(me);
     while arch::now_ns() < deadline_ns {
         set_current_state(TASK_SLEEPING);
-        pc.timers.lock().add(deadline_ns, me);
+        {
+            // Armed on this CPU's list (the CPU is read with interrupts off,
+            // under the list lock: no migration in between).
+            let irq = arch::irq_save();
+            let cpu = arch::cpu_id();
+            let old = t.timer_cpu.load(Ordering::Relaxed) as usize;
+            if old != cpu {
+                // Woken early on another CPU: drop the timer armed there.
+                percpu::cpu(old).timers.lock().remove(me);
+            }
+            percpu::cpu(cpu).timers.lock().add(deadline_ns, me);
+            t.timer_cpu.store(cpu as u32, Ordering::Relaxed);
+            arch::irq_restore(irq);
+        }
         schedule();
     }
     set_current_state(TASK_RUNNING);
-    pc.timers.lock().remove(me);
+    // The thread may have moved since: cancel on the CPU that armed it.
+    let cpu = t.timer_cpu.load(Ordering::Relaxed) as usize;
+    percpu::cpu(cpu).timers.lock().remove(me);
+}
+
+/// Sleep timers armed on every CPU.
+pub fn nr_sleepers() -> usize {
+    (0..MAX_CPUS)
+        .map(|c| percpu::cpu(c).timers.lock().len())
+        .sum()
 }
 
 /// Sleeps for at least `d_ms` milliseconds.
@@ -461,40 +569,53 @@ pub fn sleep_ms(d_ms: u64) {
     sleep_ns(d_ms.saturating_mul(1_000_000));
 }
 
-/// Prints every live thread and what the runqueue thinks of it (a `sysrq-t`
-/// style dump for hangs, used by the test watchdog). Never spins on a lock.
+/// Prints every CPU and every live thread and what the runqueues think of it
+/// (a `sysrq-t` style dump for hangs, used by the test watchdog). Never spins
+/// on a lock: a runqueue held by someone (maybe the interrupted code) is
+/// shown as busy.
 pub fn dump_threads() {
-    let pc = percpu::this_cpu();
-    // The runqueue only if nobody holds it (the watchdog may have interrupted
-    // a holder on this CPU).
-    let rq = pc.rq.try_lock();
-    let rq = rq.as_ref().and_then(|g| g.as_ref());
-    crate::console::emergency_write(format_args!(
-        "threads (cpu {} curr {} need_resched {:?} preempt_count {} rq curr {:?} nr_running {:?}):\n",
-        arch::cpu_id(),
-        pc.curr.load(Ordering::Relaxed),
-        pc.need_resched(),
-        pc.preempt_count.load(Ordering::Relaxed),
-        rq.and_then(|r| r.curr()),
-        rq.map(|r| r.nr_running())
-    ));
+    let mut rqs: [Option<spin::MutexGuard<'static, sched::Rq>>; MAX_CPUS] =
+        [const { None }; MAX_CPUS];
+    for (cpu, slot) in rqs.iter_mut().enumerate().take(self::core::nr_runqueues()) {
+        let pc = percpu::cpu(cpu);
+        *slot = self::core::try_rq(cpu);
+        let rq = slot.as_deref();
+        crate::console::emergency_write(format_args!(
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {}\n",
+            cpu,
+            pc.online.load(Ordering::Relaxed),
+            cpu == arch::cpu_id(),
+            pc.curr.load(Ordering::Relaxed),
+            pc.need_resched(),
+            pc.preempt_count.load(Ordering::Relaxed),
+            if rq.is_some() { "free" } else { "LOCKED" },
+            rq.and_then(|r| r.curr()),
+            rq.map(|r| r.nr_running()),
+            pc.ticks.load(Ordering::Relaxed),
+        ));
+    }
     for t in threads() {
         let st = t.state.load(Ordering::Relaxed);
         if st == TASK_FREE {
             continue;
         }
-        let held = rq
+        let cpu = t.cpu.load(Ordering::Relaxed) as usize;
+        let held = rqs
+            .get(cpu)
+            .and_then(|r| r.as_deref())
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} state {} on_rq {} on_cpu {} waiting {} rq-state {:?} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {} on_rq {} on_cpu {} waiting {} rq-state {:?} mask {:#x} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
+            cpu,
             st,
             t.on_rq.load(Ordering::Relaxed),
             t.on_cpu.load(Ordering::Relaxed),
             t.wq_owner.load(Ordering::Relaxed) != 0,
             held,
+            t.cpus_allowed.load(Ordering::Relaxed),
             t.nvcsw.load(Ordering::Relaxed),
             t.nivcsw.load(Ordering::Relaxed),
         ));

@@ -6,7 +6,9 @@
 //! time (so they hold for any `hz=`), and each test stays well under a second
 //! of guest time so the suite is quick under TCG too.
 
+mod classes;
 mod sched;
+mod smp;
 mod sync;
 mod threads;
 

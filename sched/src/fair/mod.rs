@@ -288,7 +288,8 @@ impl FairRq {
         let e = *se(ts, i);
         self.sum_w_vruntime += self.key(e.vruntime) * e.load.weight as i128;
         self.sum_weight += e.load.weight as u64;
-        self.timeline.insert(TaskId(i), e.deadline, e.vruntime, e.slice_ns);
+        self.timeline
+            .insert(TaskId(i), e.deadline, e.vruntime, e.slice_ns);
     }
 
     fn dequeue_tree(&mut self, ts: &mut [SchedTask], i: u32) {

@@ -86,7 +86,11 @@ pub struct Timeline {
 impl Timeline {
     /// An empty tree for ids below `capacity` (the only allocation).
     pub fn with_capacity(capacity: usize) -> Self {
-        Timeline { nodes: alloc::vec![Node::default(); capacity], root: NIL, leftmost: NIL }
+        Timeline {
+            nodes: alloc::vec![Node::default(); capacity],
+            root: NIL,
+            leftmost: NIL,
+        }
     }
 
     /// The node of `i`.
@@ -481,7 +485,12 @@ impl Timeline {
     /// red-black rules, parent links, exact subtree minima, the cached
     /// leftmost. Returns the node count.
     pub fn check(&self) -> Result<usize, &'static str> {
-        fn walk(t: &Timeline, i: u32, parent: u32, count: &mut usize) -> Result<(u32, u64, u64), &'static str> {
+        fn walk(
+            t: &Timeline,
+            i: u32,
+            parent: u32,
+            count: &mut usize,
+        ) -> Result<(u32, u64, u64), &'static str> {
             if i == NIL {
                 return Ok((1, u64::MAX, u64::MAX));
             }
@@ -525,7 +534,11 @@ impl Timeline {
         }
         let mut count = 0;
         walk(self, self.root, NIL, &mut count)?;
-        let lm = if self.root == NIL { NIL } else { self.minimum(self.root) };
+        let lm = if self.root == NIL {
+            NIL
+        } else {
+            self.minimum(self.root)
+        };
         if lm != self.leftmost {
             return Err("cached leftmost is stale");
         }

@@ -7,7 +7,7 @@
 //! receive interrupt is used; nothing here takes a lock, so the fault path may
 //! write to the console from any context.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
@@ -27,6 +27,10 @@ const LSR_THR_EMPTY: u8 = 0x20;
 /// at 1 GHz and above), so a missing or stuck UART cannot hang the kernel.
 const TX_TIMEOUT_CYCLES: u64 = 10_000_000;
 
+/// A byte received before [`init`] enabled the FIFOs (which clears them):
+/// `0x100 | byte`, or 0 when there is none. Handed out by the first [`read_byte`].
+static EARLY_RX: AtomicU16 = AtomicU16::new(0);
+
 /// Bytes that may be written after THRE is seen: 16 with a working FIFO, else 1.
 static TX_BURST_BYTES: AtomicUsize = AtomicUsize::new(1);
 
@@ -42,6 +46,11 @@ fn write_reg(reg: u16, value: u8) {
 
 /// Programs COM1 for 115200 baud, 8N1, FIFOs on, interrupts off.
 pub fn init() {
+    // Turning the FIFOs on clears them: keep a byte that already arrived (the
+    // first key of a piped script would otherwise be lost).
+    if read_reg(REG_LSR) & LSR_DATA_READY != 0 {
+        EARLY_RX.store(0x100 | read_reg(REG_DATA) as u16, Ordering::Relaxed);
+    }
     write_reg(REG_IER, 0x00);
     write_reg(REG_LCR, 0x80); // DLAB: the next two writes set the divisor
     write_reg(REG_DATA, 0x01); // 115200 / 1
@@ -81,6 +90,12 @@ pub fn write_bytes(bytes: &[u8]) {
 
 /// Returns one received byte, or `None` when nothing is waiting.
 pub fn read_byte() -> Option<u8> {
+    if EARLY_RX.load(Ordering::Relaxed) != 0 {
+        let v = EARLY_RX.swap(0, Ordering::Relaxed);
+        if v != 0 {
+            return Some(v as u8);
+        }
+    }
     if read_reg(REG_LSR) & LSR_DATA_READY != 0 {
         Some(read_reg(REG_DATA))
     } else {

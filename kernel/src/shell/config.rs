@@ -1,0 +1,103 @@
+//! `features`, `sysctl` and `preempt`: the scheduler configuration every
+//! runqueue shares (`task::sched_config()`). Flags and tunables are atomics in
+//! the `sched` crate, so these commands take no runqueue lock; the scheduler
+//! sees a change at its next decision. Validation is `sched`'s (`sysctl_set`
+//! refuses and changes nothing), the error line adds the accepted range.
+
+use core::fmt::Write;
+
+use ::shell::{PreemptLine, SysctlCmd};
+use sched::config::{SysctlValue, FEATURES_KEY};
+use sched::tunables::{Kind, SysctlError, TUNABLES};
+use sched::{Feature, PreemptMode};
+
+use super::{fail, CmdResult, Sh};
+use crate::task;
+
+/// `features` prints the `sched/features` line; `features [NO_]NAME` flips one
+/// flag and prints the new line.
+pub fn features(sh: &mut Sh, flip: Option<(Feature, bool)>) -> CmdResult {
+    let cfg = task::sched_config();
+    if let Some((f, on)) = flip {
+        cfg.features.set(f, on);
+    }
+    let _ = writeln!(sh, "{}", SysctlValue::Features(&cfg.features));
+    Ok(())
+}
+
+/// The accepted values of a sysctl key, for error lines.
+fn accepted(key: &str) -> alloc::string::String {
+    use alloc::string::String;
+    if key == FEATURES_KEY {
+        return String::from("NAME or NO_NAME of a feature in 'features'");
+    }
+    match TUNABLES.iter().find(|t| t.key == key).map(|t| t.kind) {
+        Some(Kind::Int { min, max }) => alloc::format!("an integer in [{min}, {max}]"),
+        Some(Kind::Choice(names)) => {
+            let mut s = String::from("one of");
+            for n in names {
+                s.push(' ');
+                s.push_str(n);
+            }
+            s
+        }
+        None => String::from("nothing (unknown key)"),
+    }
+}
+
+/// `sysctl -a`, `sysctl KEY`, `sysctl KEY=VALUE` (prints `KEY = VALUE`).
+pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
+    let cfg = task::sched_config();
+    match c {
+        SysctlCmd::All => {
+            for (k, v) in cfg.sysctl_all() {
+                let _ = writeln!(sh, "{k} = {v}");
+            }
+        }
+        SysctlCmd::Get(key) => match cfg.sysctl_get(key) {
+            Ok(v) => {
+                let _ = writeln!(sh, "{key} = {v}");
+            }
+            Err(e) => fail!("sysctl: {key}: {e}"),
+        },
+        SysctlCmd::Set { key, value } => match cfg.sysctl_set(key, &value) {
+            Ok(v) => {
+                let _ = writeln!(sh, "{key} = {v}");
+            }
+            // Already names the range / the choices.
+            Err(e @ (SysctlError::OutOfRange { .. } | SysctlError::BadChoice(_))) => {
+                fail!("sysctl: {key}: {e}, got '{}'", Quote(&value))
+            }
+            Err(e) => fail!(
+                "sysctl: {key}: {e} '{}' (accepted: {})",
+                Quote(&value),
+                accepted(key)
+            ),
+        },
+    }
+    Ok(())
+}
+
+/// User text in an error line, cut to 40 bytes.
+struct Quote<'a>(&'a str);
+
+impl core::fmt::Display for Quote<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let s = self.0;
+        if s.len() <= 40 {
+            return f.write_str(s);
+        }
+        // The parser accepts ASCII only, so any byte index is a boundary.
+        write!(f, "{}...", s.get(..40).unwrap_or(""))
+    }
+}
+
+/// `preempt` prints `none voluntary (full) lazy`; `preempt MODE` switches first.
+pub fn preempt(sh: &mut Sh, mode: Option<PreemptMode>) -> CmdResult {
+    let t = &task::sched_config().tunables;
+    if let Some(m) = mode {
+        t.set_preempt_mode(m);
+    }
+    let _ = writeln!(sh, "{}", PreemptLine(t.preempt_mode()));
+    Ok(())
+}

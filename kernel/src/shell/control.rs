@@ -1,0 +1,159 @@
+//! `nice`, `chrt`, `taskset` and `kill`: changing one thread.
+//!
+//! A PID is a thread slot index, as `ps` shows it. Idle threads are not
+//! scheduler tasks (the runqueue never holds them), so they refuse every
+//! change. Parameters go through `task::sched_setattr`, which handles a
+//! running, queued or sleeping thread under its runqueue lock.
+
+use core::fmt::Write;
+
+use ::shell::{CpuList, Pid};
+use sched::{Policy, TaskParams};
+
+use super::inspect::live;
+use super::{fail, CmdResult, Sh};
+use crate::percpu::MAX_CPUS;
+use crate::{task, workloads};
+
+/// The thread behind `pid` and its current parameters, or an error line.
+fn target(
+    cmd: &str,
+    pid: Pid,
+) -> Result<(&'static task::Thread, TaskParams), alloc::string::String> {
+    if !live(pid) {
+        fail!("{cmd}: no such process {pid}");
+    }
+    let t = task::thread(pid);
+    if (pid as usize) < MAX_CPUS {
+        fail!("{cmd}: {pid} is CPU {pid}'s idle thread, which is not a scheduler task");
+    }
+    match task::sched_snapshot(t) {
+        Some(st) if t.state() != task::TASK_DEAD => Ok((t, st.params)),
+        _ => fail!("{cmd}: process {pid} ({}) has exited", t.name()),
+    }
+}
+
+fn setattr(cmd: &str, t: &task::Thread, p: TaskParams) -> super::CmdResult {
+    match task::sched_setattr(t, p) {
+        Ok(()) => Ok(()),
+        Err(sched::RqError::Params(e)) => fail!("{cmd}: {e}"),
+        Err(e) => fail!("{cmd}: cannot change process {}: {:?}", t.idx(), e),
+    }
+}
+
+/// `nice PID N`: sets the nice value (kept, but without effect, for RT threads,
+/// as in Linux).
+pub fn nice(sh: &mut Sh, pid: Pid, nice: i32) -> CmdResult {
+    let (t, mut p) = target("nice", pid)?;
+    let old = p.nice;
+    p.nice = nice;
+    setattr("nice", t, p)?;
+    let _ = writeln!(
+        sh,
+        "{pid} ({}): old priority {old}, new priority {nice}",
+        t.name()
+    );
+    Ok(())
+}
+
+/// `chrt [-f|-r|-o|-b|-i] PRIO PID`: sets policy and RT priority.
+pub fn chrt(sh: &mut Sh, policy: Policy, prio: u8, pid: Pid) -> CmdResult {
+    let (t, old) = target("chrt", pid)?;
+    let p = TaskParams {
+        policy,
+        rt_priority: prio,
+        ..old
+    };
+    setattr("chrt", t, p)?;
+    let _ = writeln!(
+        sh,
+        "pid {pid}'s policy: {}/{} -> {}/{prio}",
+        old.policy.name(),
+        old.rt_priority,
+        policy.name()
+    );
+    Ok(())
+}
+
+/// `chrt -p PID`: Linux's two lines.
+pub fn chrt_show(sh: &mut Sh, pid: Pid) -> CmdResult {
+    let (_, p) = target("chrt", pid)?;
+    let _ = writeln!(
+        sh,
+        "pid {pid}'s current scheduling policy: {}",
+        p.policy.name()
+    );
+    let _ = writeln!(
+        sh,
+        "pid {pid}'s current scheduling priority: {}",
+        p.rt_priority
+    );
+    Ok(())
+}
+
+/// `taskset -p MASK PID`: `task::set_affinity` (CPUs that are not online
+/// are ignored, as in Linux; a mask with no online CPU is refused).
+pub fn taskset(sh: &mut Sh, mask: u64, pid: Pid) -> CmdResult {
+    let (t, _) = target("taskset", pid)?;
+    let online = task::online_mask();
+    if mask & online == 0 {
+        fail!(
+            "taskset: mask {mask:x} contains no online CPU (online: {})",
+            CpuList(online)
+        );
+    }
+    let Some(tid) = task::inspect::tid_of(pid) else {
+        fail!("taskset: no such process {pid}");
+    };
+    let old = t.cpus_allowed() & online;
+    match task::core::set_affinity(tid, mask) {
+        Ok(()) => {}
+        Err(task::core::AffinityError::NoOnlineCpu) => {
+            fail!("taskset: mask {mask:x} contains no online CPU")
+        }
+        Err(task::core::AffinityError::NoSuchThread) => fail!("taskset: no such process {pid}"),
+    }
+    let _ = writeln!(sh, "pid {pid}'s current affinity mask: {old:x}");
+    let _ = writeln!(
+        sh,
+        "pid {pid}'s new affinity mask: {:x}",
+        t.cpus_allowed() & online
+    );
+    Ok(())
+}
+
+/// `taskset -p PID` / `taskset -cp PID`.
+pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
+    let (t, _) = target("taskset", pid)?;
+    let cur = t.cpus_allowed() & task::online_mask();
+    if list {
+        let _ = writeln!(sh, "pid {pid}'s current affinity list: {}", CpuList(cur));
+    } else {
+        let _ = writeln!(sh, "pid {pid}'s current affinity mask: {cur:x}");
+    }
+    Ok(())
+}
+
+/// `kill PID`: kernel threads cannot be stopped from outside; the workload
+/// threads the shell spawns poll a stop flag, which this sets (stopping their
+/// whole workload: its threads depend on each other).
+pub fn kill(sh: &mut Sh, pid: Pid) -> CmdResult {
+    if !live(pid) {
+        fail!("kill: no such process {pid}");
+    }
+    let t = task::thread(pid);
+    if (pid as usize) < MAX_CPUS {
+        fail!("kill: {pid} is CPU {pid}'s idle thread and cannot be killed");
+    }
+    if pid == task::current_idx() {
+        fail!("kill: {pid} is the shell itself (use poweroff)");
+    }
+    if workloads::stop_thread(pid) {
+        let _ = writeln!(sh, "kill: stopping {pid} ({}) and its workload", t.name());
+        return Ok(());
+    }
+    fail!(
+        "kill: {pid} ({}) is a kernel thread without a stop flag; only workload threads can be killed",
+        t.name()
+    )
+}

@@ -1,0 +1,365 @@
+//! `ps`, `sched_debug` and `stat`: read-only views of the threads and the
+//! runqueues.
+//!
+//! Each view first copies what it needs under the runqueue lock of one CPU at
+//! a time (short critical sections, no allocation of note, nothing printed
+//! with a lock held: the console is slow), then formats the copy. The copy of
+//! one CPU is consistent; different CPUs are seen at slightly different times,
+//! as in Linux's `/proc/sched_debug`.
+
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use ::shell::{Ms, PsRow, SignedMs, PS_HEADER};
+use sched::rq::RqStats;
+use sched::{Policy, SchedTask, TaskId};
+
+use super::{CmdResult, Sh};
+use crate::percpu::{self, MAX_CPUS};
+use crate::{arch, task};
+
+/// CPUs running the scheduler (`online`), as indices.
+pub fn online_cpus() -> impl Iterator<Item = usize> {
+    (0..MAX_CPUS).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire))
+}
+
+/// Whether `idx` is a thread that exists (spawned, not yet joined, or an
+/// online CPU's idle thread).
+pub fn live(idx: u32) -> bool {
+    let Some(t) = task::threads().get(idx as usize) else {
+        return false;
+    };
+    if (idx as usize) < MAX_CPUS {
+        return percpu::cpu(idx as usize).online.load(Ordering::Acquire);
+    }
+    !matches!(t.state(), task::TASK_FREE | task::TASK_NEW)
+}
+
+/// What `ps` shows of one thread, copied under its runqueue lock.
+struct Snap {
+    st: Option<SchedTask>,
+    /// The runqueue's V when the runqueue holds the task (for the lag).
+    avg_v: Option<u64>,
+}
+
+fn snap(t: &task::Thread) -> Snap {
+    let cpu = t.cpu.load(Ordering::Relaxed) as usize;
+    if t.on_rq.load(Ordering::Relaxed) && cpu < MAX_CPUS {
+        let id = TaskId(t.idx());
+        task::with_cpu_rq(cpu, |rq| Snap {
+            st: rq.task(id).copied(),
+            avg_v: Some(rq.avg_vruntime()),
+        })
+    } else {
+        Snap {
+            st: task::sched_snapshot(t),
+            avg_v: None,
+        }
+    }
+}
+
+/// A thread's state letter(s) for `ps`.
+fn state_str(t: &task::Thread, st: Option<&SchedTask>) -> &'static str {
+    if (t.idx() as usize) < MAX_CPUS {
+        return "I";
+    }
+    match t.state() {
+        task::TASK_RUNNING => "R",
+        task::TASK_SLEEPING if st.is_some_and(|s| s.se.sched_delayed) => "D",
+        task::TASK_SLEEPING => "S",
+        task::TASK_DEAD => "X",
+        _ => "N",
+    }
+}
+
+/// `ps`: one line per thread (idle threads first, as `I`).
+pub fn ps(sh: &mut Sh) -> CmdResult {
+    struct Row {
+        pid: u32,
+        name: &'static str,
+        cpu: u32,
+        policy: Policy,
+        nice: i32,
+        rt_prio: u8,
+        state: &'static str,
+        v: u64,
+        d: u64,
+        lag: i64,
+        slice: u64,
+        runtime: u64,
+        switches: u64,
+    }
+    let mut rows = Vec::new();
+    for t in task::threads() {
+        if !live(t.idx()) {
+            continue;
+        }
+        let s = snap(t);
+        let st = s.st.as_ref();
+        let (nv, niv) = t.switches();
+        let mut r = Row {
+            pid: t.idx(),
+            name: t.name(),
+            cpu: t.cpu.load(Ordering::Relaxed),
+            policy: Policy::Idle,
+            nice: 0,
+            rt_prio: 0,
+            state: state_str(t, st),
+            v: 0,
+            d: 0,
+            lag: 0,
+            slice: 0,
+            runtime: 0,
+            switches: nv + niv,
+        };
+        if let Some(st) = st {
+            r.policy = st.params.policy;
+            r.nice = st.params.nice;
+            r.rt_prio = st.params.rt_priority;
+            r.v = st.se.vruntime;
+            r.d = st.se.deadline;
+            r.slice = st.se.slice_ns;
+            r.lag = match s.avg_v {
+                // Queued: V - v now; asleep: the lag saved at dequeue.
+                Some(v) if st.se.on_rq => v.wrapping_sub(st.se.vruntime) as i64,
+                _ => st.se.vlag,
+            };
+            r.runtime = task::task_runtime_ns(t);
+        }
+        rows.push(r);
+    }
+    let _ = writeln!(sh, "{PS_HEADER}");
+    for r in &rows {
+        let _ = writeln!(
+            sh,
+            "{}",
+            PsRow {
+                pid: r.pid,
+                name: r.name,
+                cpu: r.cpu,
+                policy: r.policy,
+                nice: r.nice,
+                rt_prio: r.rt_prio,
+                state: r.state,
+                vruntime_ns: r.v,
+                deadline_ns: r.d,
+                lag_ns: r.lag,
+                slice_ns: r.slice,
+                runtime_ns: r.runtime,
+                switches: r.switches,
+            }
+        );
+    }
+    let _ = writeln!(
+        sh,
+        "(idle threads show as I with policy IDLE; lag = V - vruntime while queued, the saved vlag while asleep)"
+    );
+    Ok(())
+}
+
+/// One queued entity in `sched_debug`.
+struct Ent {
+    id: u32,
+    st: SchedTask,
+    eligible: bool,
+}
+
+/// One CPU's copy for `sched_debug`.
+struct CpuDump {
+    cpu: usize,
+    clock: u64,
+    nr_running: u32,
+    nr_runnable: u32,
+    load: u64,
+    avg_v: u64,
+    curr: Option<Ent>,
+    queue: Vec<Ent>,
+    others: Vec<Ent>,
+    next_buddy: Option<u32>,
+    stats: RqStats,
+    pick: sched::fair::PickStats,
+    need_resched: sched::Resched,
+}
+
+fn dump_cpu(cpu: usize) -> CpuDump {
+    // Room for the whole runqueue, allocated before the lock is taken.
+    let mut queue = Vec::with_capacity(task::MAX_THREADS);
+    let mut others = Vec::with_capacity(16);
+    task::with_cpu_rq(cpu, |rq| {
+        let ent = |id: TaskId| {
+            rq.task(id).map(|st| Ent {
+                id: id.0,
+                st: *st,
+                eligible: st.class() == sched::class::SchedClass::Fair && rq.entity_eligible(id),
+            })
+        };
+        for id in rq.fair_queue() {
+            if queue.len() < queue.capacity() {
+                queue.extend(ent(id));
+            }
+        }
+        let curr = rq.curr().and_then(ent);
+        for (id, _) in rq.tasks() {
+            if Some(id) != rq.curr()
+                && !queue.iter().any(|e: &Ent| e.id == id.0)
+                && others.len() < others.capacity()
+            {
+                others.extend(ent(id));
+            }
+        }
+        CpuDump {
+            cpu,
+            clock: rq.clock(),
+            nr_running: rq.nr_running(),
+            nr_runnable: rq.nr_runnable(),
+            load: rq.load(),
+            avg_v: rq.avg_vruntime(),
+            curr,
+            queue,
+            others,
+            next_buddy: rq.fair.next_buddy().map(|t| t.0),
+            stats: rq.stats,
+            pick: rq.fair.pick_stats,
+            need_resched: rq.need_resched(),
+        }
+    })
+}
+
+fn ent_line(sh: &mut Sh, mark: &str, e: &Ent, avg_v: u64) {
+    let se = &e.st.se;
+    let state = if se.sched_delayed {
+        "delayed"
+    } else if e.eligible {
+        "eligible"
+    } else if e.st.class() == sched::class::SchedClass::Fair {
+        "ineligible"
+    } else {
+        "rt"
+    };
+    let lag = avg_v.wrapping_sub(se.vruntime) as i64;
+    let _ = writeln!(
+        sh,
+        "  {mark}{:>5} {:<15.15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} {}",
+        e.id,
+        task::thread(e.id).name(),
+        e.st.params.policy.short_name(),
+        e.st.prio(),
+        Ms(se.vruntime),
+        Ms(se.deadline),
+        SignedMs(lag),
+        Ms(se.slice_ns),
+        se.load.weight,
+        state
+    );
+}
+
+/// `sched_debug`: per CPU, the runqueue's clock, sizes, V, current task, the
+/// queued entities in deadline order with eligibility, buddies and counters.
+pub fn sched_debug(sh: &mut Sh) -> CmdResult {
+    let cfg = task::sched_config();
+    let _ = writeln!(
+        sh,
+        "sched_debug: now {} ms, preempt {}, base_slice {} ns",
+        Ms(arch::now_ns()),
+        task::preempt_mode().name(),
+        cfg.tunables.base_slice_ns()
+    );
+    for cpu in online_cpus() {
+        let d = dump_cpu(cpu);
+        let name = |i: Option<u32>| match i {
+            Some(i) => alloc::format!("{} {}", i, task::thread(i).name()),
+            None => alloc::string::String::from("-"),
+        };
+        let _ = writeln!(sh, "cpu#{}", d.cpu);
+        let _ = writeln!(sh, "  .clock                : {} ms", Ms(d.clock));
+        let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
+        let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);
+        let _ = writeln!(sh, "  .load                 : {}", d.load);
+        let _ = writeln!(sh, "  .avg_vruntime         : {} ms", Ms(d.avg_v));
+        let _ = writeln!(
+            sh,
+            "  .curr                 : {}",
+            name(d.curr.as_ref().map(|e| e.id)).as_str()
+        );
+        let _ = writeln!(sh, "  .need_resched         : {:?}", d.need_resched);
+        let _ = writeln!(sh, "  .next_buddy           : {}", name(d.next_buddy));
+        let s = &d.stats;
+        let _ = writeln!(sh, "  .nr_switches          : {}", s.nr_switches);
+        let _ = writeln!(sh, "  .nr_preempt_tick      : {}", s.nr_tick_resched);
+        let _ = writeln!(sh, "  .nr_preempt_wakeup    : {}", s.nr_wakeup_preempt);
+        let _ = writeln!(sh, "  .nr_wakeups           : {}", s.nr_wakeups);
+        let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
+        let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
+        let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
+        let p = &d.pick;
+        let _ = writeln!(
+            sh,
+            "  .picks                : single {} buddy {} protect {} fast {} heap {}",
+            p.single, p.buddy, p.protect, p.fast, p.heap
+        );
+        let _ = writeln!(
+            sh,
+            "  runnable tasks ('>' running, deadline order):\n     {:>5} {:<15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} STATE",
+            "PID", "NAME", "POLICY", "PRIO", "VRUNTIME", "DEADLINE", "LAG", "SLICE", "WEIGHT"
+        );
+        if let Some(e) = &d.curr {
+            ent_line(sh, "> ", e, d.avg_v);
+        }
+        for e in &d.queue {
+            ent_line(sh, "  ", e, d.avg_v);
+        }
+        for e in &d.others {
+            ent_line(sh, "  ", e, d.avg_v);
+        }
+    }
+    Ok(())
+}
+
+/// `stat`: uptime, per-CPU busy / idle time, context switches, interrupts
+/// (like `/proc/stat`'s `cpuN`, `ctxt` and `intr` lines, in ms and counts),
+/// from `sched_glue`'s counters; then threads, sleepers and the heap.
+pub fn stat(sh: &mut Sh) -> CmdResult {
+    let now = arch::now_ns();
+    let _ = writeln!(sh, "uptime {} ms", Ms(now));
+    for cpu in 0..MAX_CPUS {
+        let Some(s) = crate::sched_glue::cpu_stats(cpu) else {
+            continue;
+        };
+        let idle = s.idle_ns.min(now);
+        let _ = writeln!(
+            sh,
+            "cpu{cpu} busy {} ms idle {} ms switches {} interrupts {} (ticks {} ipis {}) wakeups {} migrations_in {} running {}",
+            Ms(now - idle),
+            Ms(idle),
+            s.nr_switches,
+            s.nr_interrupts,
+            s.nr_ticks,
+            s.nr_ipis,
+            s.nr_wakeups,
+            s.nr_migrations_in,
+            s.nr_running
+        );
+    }
+    let t = crate::sched_glue::stats();
+    let idle = t.idle_ns.min(now * u64::from(t.nr_cpus));
+    let _ = writeln!(
+        sh,
+        "cpu  busy {} ms idle {} ms ({} CPUs)",
+        Ms(now * u64::from(t.nr_cpus) - idle),
+        Ms(idle),
+        t.nr_cpus
+    );
+    let _ = writeln!(sh, "ctxt {}", t.nr_switches);
+    let _ = writeln!(sh, "intr {}", t.nr_interrupts);
+    let (used, free) = crate::heap::stats();
+    let _ = writeln!(
+        sh,
+        "threads {} sleepers {} heap {}/{} KiB",
+        task::nr_threads(),
+        task::nr_sleepers(),
+        used >> 10,
+        (used + free) >> 10
+    );
+    Ok(())
+}

@@ -1,0 +1,250 @@
+//! The `sched> ` debug shell on the serial console (issue #6): the kernel-side
+//! executor of the `shell` crate's typed commands.
+//!
+//! The pure half (line editing, parsing, help and error texts) lives in the
+//! `shell` crate and is tested on the host; this module only does what needs
+//! the kernel: it reads console bytes, feeds them to the [`LineEditor`], runs
+//! each parsed [`Command`] and prints its reply. One file per command group:
+//!
+//! - [`config`]: `features`, `sysctl`, `preempt` (the shared `SchedConfig`);
+//! - [`inspect`]: `ps`, `sched_debug`, `stat` (read-only views of the runqueues);
+//! - [`control`]: `nice`, `chrt`, `taskset`, `kill` (changing one thread);
+//! - [`work`]: the workloads (`spin`, `hackbench`, ...) from [`crate::workloads`];
+//! - [`trace`]: the scheduler event ring buffer behind `trace start|stop|dump`.
+//!
+//! # Input without interrupts
+//! The UARTs are polled (no receive interrupt), so the shell thread polls:
+//! while bytes arrive it reads them back to back (and during a burst, such as
+//! a piped script, waits up to 0.2 ms for the next one), and when the line is
+//! quiet it sleeps a millisecond (one tick) between polls instead of spinning. Bytes that
+//! arrive while a command is busy (printing, or waiting for a workload) are
+//! read into a software queue ([`Io::pending`]) and fed to the editor after
+//! the command, so a whole script piped into QEMU's stdin runs in order, each
+//! reply complete before the next prompt, and the small hardware receive FIFOs
+//! (16 bytes) never overflow while the shell prints. A Ctrl-C among them stops
+//! the running workload.
+//!
+//! Every refused command prints exactly one `error: ...` line and changes
+//! nothing; nothing here panics on user input.
+
+pub mod config;
+pub mod control;
+pub mod inspect;
+pub mod trace;
+pub mod work;
+
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use core::fmt::{self, Write};
+
+use ::shell::{parse, Command, Event, LineEditor};
+
+use crate::{arch, task};
+
+/// A command's failure: the error line without its `error: ` prefix.
+pub type CmdResult = Result<(), String>;
+
+/// Returns `Err(format!(...))` from a command.
+macro_rules! fail {
+    ($($arg:tt)*) => { return Err(alloc::format!($($arg)*)) };
+}
+pub(crate) use fail;
+
+/// Most bytes queued while a command runs; beyond that the shell stops reading
+/// (QEMU's UART then holds the rest back) until the queue drains.
+const PENDING_MAX: usize = 64 * 1024;
+/// Ctrl-C.
+const CTRL_C: u8 = 0x03;
+/// Input arriving within this long of the previous byte is a burst.
+const BURST_NS: u64 = 20_000_000;
+/// How long to poll for the next byte of a burst before sleeping.
+const SPIN_POLL_NS: u64 = 200_000;
+
+/// The console: a software receive queue in front of the polled UART.
+pub struct Io {
+    /// Bytes read from the UART and not yet fed to the line editor.
+    pending: VecDeque<u8>,
+    /// When the last byte was read (`now_ns`).
+    last_rx_ns: u64,
+}
+
+impl Io {
+    const fn new() -> Self {
+        Io {
+            pending: VecDeque::new(),
+            last_rx_ns: 0,
+        }
+    }
+
+    /// Moves every byte the UART holds into the queue (bounded).
+    pub fn pump(&mut self) {
+        while self.pending.len() < PENDING_MAX {
+            match arch::console_read() {
+                Some(b) => self.pending.push_back(b),
+                None => break,
+            }
+        }
+    }
+
+    /// Reads the UART and reports (and consumes) a Ctrl-C typed during the
+    /// running command; the other bytes stay queued for the prompt. For
+    /// workloads.
+    ///
+    /// A Ctrl-C counts only if no complete line is queued before it: in a
+    /// script (`spin ...\nps\n^C...`) a Ctrl-C after a queued line belongs to
+    /// a later command, and at the prompt it just clears the line.
+    pub fn interrupted(&mut self) -> bool {
+        self.pump();
+        let hit = self
+            .pending
+            .iter()
+            .position(|&b| matches!(b, CTRL_C | b'\r' | b'\n'));
+        match hit {
+            Some(i) if self.pending[i] == CTRL_C => {
+                self.pending.remove(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The next input byte; sleeps between polls while the line is quiet.
+    fn next_byte(&mut self) -> u8 {
+        loop {
+            if let Some(b) = self.pending.pop_front().or_else(arch::console_read) {
+                self.last_rx_ns = arch::now_ns();
+                return b;
+            }
+            // Input came in a moment ago (a piped script, a paste): QEMU
+            // refills the FIFO within microseconds, so poll a little before
+            // paying a whole tick of sleep. A quiet line costs no CPU.
+            let now = arch::now_ns();
+            if now.saturating_sub(self.last_rx_ns) < BURST_NS {
+                while arch::now_ns() < now + SPIN_POLL_NS {
+                    if let Some(b) = arch::console_read() {
+                        self.last_rx_ns = arch::now_ns();
+                        return b;
+                    }
+                    core::hint::spin_loop();
+                }
+            }
+            task::sleep_ms(1);
+        }
+    }
+}
+
+/// The shell: console I/O plus the printing side (`fmt::Write`, `\n` becomes
+/// `\r\n`). Every command writes its reply through it.
+pub struct Sh {
+    /// Input side.
+    pub io: Io,
+}
+
+impl Write for Sh {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        crate::console::print(format_args!("{s}"));
+        if s.contains('\n') {
+            // Keep draining the receive FIFO while printing long replies.
+            self.io.pump();
+        }
+        Ok(())
+    }
+}
+
+/// Writes the editor's echo bytes (they contain `\r\n` already, which the
+/// console would turn into `\r\r\n`).
+fn echo(bytes: &[u8]) {
+    for part in bytes.split_inclusive(|&b| b == b'\n') {
+        let part = match part {
+            [rest @ .., b'\r', b'\n'] => {
+                print_bytes(rest);
+                b"\n".as_slice()
+            }
+            p => p,
+        };
+        print_bytes(part);
+    }
+}
+
+fn print_bytes(b: &[u8]) {
+    if b.is_empty() {
+        return;
+    }
+    // The editor echoes ASCII only (non-ASCII input is echoed as `?`).
+    let s = core::str::from_utf8(b).unwrap_or("?");
+    crate::console::print(format_args!("{s}"));
+}
+
+/// The shell thread's body: prompt, read a line, run it, forever (until
+/// `poweroff`).
+pub fn run() {
+    let mut sh = Sh { io: Io::new() };
+    let mut ed = LineEditor::new();
+    let _ = writeln!(
+        sh,
+        "sched debug shell on {} CPU(s); 'help' lists the commands",
+        task::nr_cpus()
+    );
+    loop {
+        let _ = write!(sh, "{}", ed.prompt());
+        loop {
+            let b = sh.io.next_byte();
+            let line = match ed.feed(b, &mut echo) {
+                Event::None => continue,
+                Event::Interrupt => break,
+                Event::Error(e) => {
+                    let _ = writeln!(sh, "error: {e}");
+                    break;
+                }
+                Event::Line(line) => String::from(line),
+            };
+            match parse(&line) {
+                Ok(None) => {}
+                Ok(Some(cmd)) => {
+                    if let Err(msg) = execute(&mut sh, cmd) {
+                        let _ = writeln!(sh, "error: {msg}");
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(sh, "error: {e}");
+                }
+            }
+            break;
+        }
+    }
+}
+
+/// Runs one command.
+fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
+    match cmd {
+        Command::Help(topic) => match ::shell::help_text(topic) {
+            Ok(text) => {
+                let _ = write!(sh, "{text}");
+                Ok(())
+            }
+            Err(e) => fail!("{e}"),
+        },
+        Command::Features(f) => config::features(sh, f),
+        Command::Sysctl(c) => config::sysctl(sh, c),
+        Command::Preempt(m) => config::preempt(sh, m),
+        Command::Ps => inspect::ps(sh),
+        Command::SchedDebug => inspect::sched_debug(sh),
+        Command::Stat => inspect::stat(sh),
+        Command::Nice { pid, nice } => control::nice(sh, pid, nice),
+        Command::Chrt { policy, prio, pid } => control::chrt(sh, policy, prio, pid),
+        Command::ChrtShow { pid } => control::chrt_show(sh, pid),
+        Command::Taskset { mask, pid } => control::taskset(sh, mask, pid),
+        Command::TasksetShow { pid, list } => control::taskset_show(sh, pid, list),
+        Command::Kill { pid } => control::kill(sh, pid),
+        Command::Spin(p) => work::spin(sh, &p),
+        Command::Hackbench(p) => work::hackbench(sh, p),
+        Command::Schbench(p) => work::schbench(sh, p),
+        Command::Cyclictest(p) => work::cyclictest(sh, p),
+        Command::Perfpipe(p) => work::perfpipe(sh, p),
+        Command::Trace(t) => trace::command(sh, t),
+        Command::Poweroff => {
+            let _ = writeln!(sh, "poweroff");
+            arch::exit_qemu(arch::ExitCode::Success)
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! `trace start|stop|dump`: a scheduler event ring buffer in ftrace's text
+//! format, so trace-cmd / Perfetto users can read the dump.
+//!
+//! Events (`sched_switch`, `sched_wakeup`, `sched_wakeup_new`,
+//! `sched_migrate_task`) are recorded by hook calls in the scheduler core
+//! ([`sched_switch`], [`sched_wakeup`], [`sched_wakeup_new`],
+//! [`sched_migrate_task`]). Each hook first reads one global flag (a relaxed
+//! atomic load: the whole cost while tracing is off). While on, it writes one
+//! fixed-size record into its CPU's ring, allocated at the first `trace
+//! start` and never while recording; a full ring overwrites its oldest
+//! records, like ftrace's overwrite mode. Each ring has its own lock, taken
+//! with interrupts disabled (the tick records wakeups), and no other lock is
+//! taken under it, so a hook may run with runqueue locks held.
+//!
+//! The dump merges the CPUs' rings by time and prints Linux's lines:
+//! `<comm>-<pid> [<cpu>] <secs>.<usecs>: sched_switch: prev_comm=...`. As in
+//! Linux, idle threads appear as pid 0 named `swapper/N` (`<idle>` in the
+//! line prefix); other pids are thread slot indices, as `ps` shows them.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use ::shell::TraceCmd;
+use sched::{Rq, TaskId};
+
+use super::{CmdResult, Sh};
+use crate::percpu::MAX_CPUS;
+use crate::{arch, task};
+
+/// Records per CPU.
+pub const RING_LEN: usize = 8192;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Records lost to overwriting since the last `trace start`.
+static OVERWRITTEN: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// a = prev, b = next; `state` = prev's state letter(s).
+    Switch { state: &'static str },
+    /// a = woken thread; `target` = its CPU.
+    Wakeup { new: bool, target: u32 },
+    /// a = migrated thread.
+    Migrate { orig: u32, dest: u32 },
+}
+
+/// One record (fixed size, copied; names are `&'static str`).
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    ts: u64,
+    cpu: u32,
+    /// The thread running when the event was recorded (the line prefix).
+    cur: u32,
+    a: u32,
+    a_prio: i32,
+    b: u32,
+    b_prio: i32,
+    kind: Kind,
+    /// Names at record time (a slot may be reused before the dump).
+    cur_comm: &'static str,
+    a_comm: &'static str,
+    b_comm: &'static str,
+}
+
+struct Ring {
+    buf: Box<[Option<Rec>]>,
+    /// Next slot to write; `head - len` is the oldest record.
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn push(&mut self, r: Rec) {
+        let n = self.buf.len();
+        if n == 0 {
+            return;
+        }
+        self.buf[self.head] = Some(r);
+        self.head = (self.head + 1) % n;
+        if self.len < n {
+            self.len += 1;
+        } else {
+            OVERWRITTEN.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+static RINGS: [spin::Mutex<Option<Ring>>; MAX_CPUS] = [const { spin::Mutex::new(None) }; MAX_CPUS];
+
+/// Appends `r` to this CPU's ring (interrupts disabled around the lock).
+fn record(r: Rec) {
+    let irq = arch::irq_save();
+    if let Some(ring) = RINGS[r.cpu as usize % MAX_CPUS].lock().as_mut() {
+        ring.push(r);
+    }
+    arch::irq_restore(irq);
+}
+
+#[inline]
+fn on() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+fn is_idle(idx: u32) -> bool {
+    (idx as usize) < MAX_CPUS
+}
+
+/// Linux's `prio` of thread `idx` (120 + nice, 99 - rt_priority; idle 120),
+/// for `sched_switch`: `rq` is this CPU's locked runqueue, `idx` its previous
+/// or next thread.
+fn prio_of(rq: &Rq, idx: u32) -> i32 {
+    if is_idle(idx) {
+        return 120;
+    }
+    if let Some(t) = rq.task(TaskId(idx)) {
+        return t.prio();
+    }
+    let t = task::thread(idx);
+    // SAFETY: not held by the runqueue, so this is `__schedule`'s previous
+    // thread, which just blocked (or is migrating) with its state in `sched`.
+    // It is still on this CPU (`on_cpu`): a waker takes `sched` only after
+    // `on_cpu` clears (`take_sleeper`), and a migration hands it over in
+    // `finish_task_switch`, after the switch. Nobody writes it meanwhile.
+    unsafe { (*t.sched.get()).map_or(120, |s| s.prio()) }
+}
+
+fn prev_state(idx: u32, preempt: bool) -> &'static str {
+    if is_idle(idx) {
+        return "R";
+    }
+    match task::thread(idx).state() {
+        task::TASK_SLEEPING => "S",
+        task::TASK_DEAD => "X",
+        _ if preempt => "R+",
+        _ => "R",
+    }
+}
+
+/// Hook: a context switch on this CPU from `prev` to `next` (thread slot
+/// indices), called by `__schedule` with this CPU's `rq` locked, after the
+/// pick and before the switch.
+/// `preempt`: the switch is a preemption (prev stays runnable).
+#[inline]
+#[allow(dead_code)] // called by the scheduler core once the hook lines land
+pub fn sched_switch(rq: &Rq, prev: u32, next: u32, preempt: bool) {
+    if !on() {
+        return;
+    }
+    record(Rec {
+        ts: arch::now_ns(),
+        cpu: arch::cpu_id() as u32,
+        cur: prev,
+        a: prev,
+        a_prio: prio_of(rq, prev),
+        b: next,
+        b_prio: prio_of(rq, next),
+        kind: Kind::Switch {
+            state: prev_state(prev, preempt),
+        },
+        cur_comm: name(prev),
+        a_comm: name(prev),
+        b_comm: name(next),
+    });
+}
+
+fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
+    record(Rec {
+        ts: arch::now_ns(),
+        cpu: arch::cpu_id() as u32,
+        cur: task::current_idx(),
+        a: idx,
+        a_prio: prio,
+        b: 0,
+        b_prio: 0,
+        kind: Kind::Wakeup {
+            new,
+            target: target as u32,
+        },
+        cur_comm: name(task::current_idx()),
+        a_comm: name(idx),
+        b_comm: "",
+    });
+}
+
+/// Hook: thread `idx` (Linux prio `prio`, `SchedTask::prio`) was woken, to
+/// run on `target_cpu` (`try_to_wake_up`).
+#[inline]
+#[allow(dead_code)] // called by the scheduler core once the hook lines land
+pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: usize) {
+    if on() {
+        wakeup(idx, prio, target_cpu, false);
+    }
+}
+
+/// Hook: new thread `idx` was queued on `target_cpu` (`wake_up_new`).
+#[inline]
+#[allow(dead_code)] // called by the scheduler core once the hook lines land
+pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
+    if on() {
+        wakeup(idx, prio, target_cpu, true);
+    }
+}
+
+/// Hook: thread `idx` (Linux prio `prio`) moves from CPU `orig` to `dest`.
+#[inline]
+#[allow(dead_code)] // called by the scheduler core once the hook lines land
+pub fn sched_migrate_task(idx: u32, prio: i32, orig: usize, dest: usize) {
+    if !on() {
+        return;
+    }
+    record(Rec {
+        ts: arch::now_ns(),
+        cpu: arch::cpu_id() as u32,
+        cur: task::current_idx(),
+        a: idx,
+        a_prio: prio,
+        b: 0,
+        b_prio: 0,
+        kind: Kind::Migrate {
+            orig: orig as u32,
+            dest: dest as u32,
+        },
+        cur_comm: name(task::current_idx()),
+        a_comm: name(idx),
+        b_comm: "",
+    });
+}
+
+/// A thread's name at record time (idle threads are named at dump time).
+fn name(idx: u32) -> &'static str {
+    if is_idle(idx) {
+        ""
+    } else {
+        task::thread(idx).name()
+    }
+}
+
+/// `comm` as ftrace prints it: idle threads are `swapper/N`.
+struct Comm(u32, &'static str);
+
+impl core::fmt::Display for Comm {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if is_idle(self.0) {
+            write!(f, "swapper/{}", self.0)
+        } else {
+            f.write_str(self.1)
+        }
+    }
+}
+
+fn pid(idx: u32) -> u32 {
+    if is_idle(idx) {
+        0
+    } else {
+        idx
+    }
+}
+
+fn start(sh: &mut Sh) -> CmdResult {
+    // Allocate (or clear) every ring outside the hooks' critical sections.
+    for ring in &RINGS {
+        let fresh = if ring.lock().is_some() {
+            None
+        } else {
+            Some(Ring {
+                buf: alloc::vec![None; RING_LEN].into_boxed_slice(),
+                head: 0,
+                len: 0,
+            })
+        };
+        let irq = arch::irq_save();
+        {
+            let mut g = ring.lock();
+            match (g.as_mut(), fresh) {
+                (Some(r), _) => {
+                    r.head = 0;
+                    r.len = 0;
+                }
+                (None, f) => *g = f,
+            }
+        }
+        arch::irq_restore(irq);
+    }
+    OVERWRITTEN.store(0, Ordering::Relaxed);
+    ENABLED.store(true, Ordering::Release);
+    let _ = writeln!(
+        sh,
+        "trace: recording sched_switch, sched_wakeup, sched_wakeup_new, sched_migrate_task ({RING_LEN} events per CPU)"
+    );
+    Ok(())
+}
+
+fn snapshot() -> Vec<Rec> {
+    let mut out = Vec::new();
+    for ring in &RINGS {
+        let mut chunk = Vec::with_capacity(RING_LEN);
+        let irq = arch::irq_save();
+        if let Some(r) = ring.lock().as_ref() {
+            let n = r.buf.len();
+            for k in 0..r.len {
+                if let Some(rec) = r.buf[(r.head + n - r.len + k) % n] {
+                    chunk.push(rec);
+                }
+            }
+        }
+        arch::irq_restore(irq);
+        out.extend(chunk);
+    }
+    out.sort_by_key(|r| r.ts);
+    out
+}
+
+fn dump(sh: &mut Sh) -> CmdResult {
+    let recs = snapshot();
+    let _ = writeln!(sh, "# tracer: nop");
+    let _ = writeln!(sh, "#");
+    let _ = writeln!(
+        sh,
+        "# entries-in-buffer/entries-written: {}/{}   #P:{}",
+        recs.len(),
+        recs.len() as u64 + OVERWRITTEN.load(Ordering::Relaxed),
+        task::nr_cpus()
+    );
+    let _ = writeln!(sh, "#");
+    let _ = writeln!(sh, "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION");
+    let _ = writeln!(sh, "#              | |         |         |         |");
+    for r in &recs {
+        let us = r.ts / 1000;
+        if is_idle(r.cur) {
+            let _ = write!(sh, "{:>16}-{:<7}", "<idle>", 0);
+        } else {
+            let _ = write!(sh, "{:>16}-{:<7}", r.cur_comm, r.cur);
+        }
+        let _ = write!(
+            sh,
+            " [{:03}] {:>5}.{:06}: ",
+            r.cpu,
+            us / 1_000_000,
+            us % 1_000_000
+        );
+        let _ = match r.kind {
+            Kind::Switch { state } => writeln!(
+                sh,
+                "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} next_prio={}",
+                Comm(r.a, r.a_comm),
+                pid(r.a),
+                r.a_prio,
+                state,
+                Comm(r.b, r.b_comm),
+                pid(r.b),
+                r.b_prio
+            ),
+            Kind::Wakeup { new, target } => writeln!(
+                sh,
+                "{}: comm={} pid={} prio={} target_cpu={:03}",
+                if new { "sched_wakeup_new" } else { "sched_wakeup" },
+                Comm(r.a, r.a_comm),
+                pid(r.a),
+                r.a_prio,
+                target
+            ),
+            Kind::Migrate { orig, dest } => writeln!(
+                sh,
+                "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+                Comm(r.a, r.a_comm),
+                pid(r.a),
+                r.a_prio,
+                orig,
+                dest
+            ),
+        };
+    }
+    Ok(())
+}
+
+/// `trace start` (clears the rings and records), `trace stop`, `trace dump`.
+pub fn command(sh: &mut Sh, c: TraceCmd) -> CmdResult {
+    match c {
+        TraceCmd::Start => start(sh),
+        TraceCmd::Stop => {
+            ENABLED.store(false, Ordering::Release);
+            let n: usize = RINGS
+                .iter()
+                .map(|r| {
+                    let irq = arch::irq_save();
+                    let n = r.lock().as_ref().map_or(0, |r| r.len);
+                    arch::irq_restore(irq);
+                    n
+                })
+                .sum();
+            let _ = writeln!(
+                sh,
+                "trace: stopped; {n} events in the buffer ({} overwritten)",
+                OVERWRITTEN.load(Ordering::Relaxed)
+            );
+            Ok(())
+        }
+        TraceCmd::Dump => dump(sh),
+    }
+}

@@ -1,0 +1,457 @@
+//! Multi-CPU behaviour: every CPU runs threads, no CPU idles while others have
+//! waiting work, affinity holds, cross-CPU wakeups are not lost, every CPU
+//! ticks, and equal hogs share the machine equally.
+//!
+//! Registered with `ktest_smp!`: they run unpinned and only with at least two
+//! CPUs online (reported as skipped otherwise). Bounds are derived from the
+//! tick and the balance interval at run time, and are wide on purpose: under
+//! TCG several vCPUs share fewer host cores, and a vCPU the host does not run
+//! still sees the guest clock advance (its thread is charged for that time,
+//! and an idle vCPU is woken late).
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use sched::TaskParams;
+
+use super::tick_ns;
+use crate::percpu;
+use crate::sync::Semaphore;
+use crate::task::{self, Tid};
+use crate::{arch, kassert, kassert_eq, kprintln, ktest_smp};
+
+/// A CPU-bound thread that records the CPUs it ran on.
+struct CpuHog {
+    tid: Tid,
+    cpus: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl CpuHog {
+    fn spawn(name: &'static str, mask: u64) -> Result<CpuHog, alloc::string::String> {
+        let cpus = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (c, s) = (cpus.clone(), stop.clone());
+        let tid = task::spawn_on(name, TaskParams::default(), mask, move || {
+            let mut n = 0u32;
+            while !s.load(Ordering::Relaxed) {
+                n = n.wrapping_add(1);
+                if n.is_multiple_of(64) {
+                    c.fetch_or(1 << arch::cpu_id(), Ordering::Relaxed);
+                }
+            }
+        })
+        .map_err(|e| alloc::format!("spawn {}: {:?}", name, e))?;
+        Ok(CpuHog { tid, cpus, stop })
+    }
+
+    fn runtime_ns(&self) -> u64 {
+        task::task_runtime_ns(task::thread(self.tid.idx()))
+    }
+
+    fn stop(self) -> Result<task::ExitStats, alloc::string::String> {
+        self.stop.store(true, Ordering::Relaxed);
+        task::join(self.tid).map_err(|e| alloc::format!("join: {:?}", e))
+    }
+}
+
+fn stop_all(hogs: Vec<CpuHog>) -> Result<(), alloc::string::String> {
+    for h in hogs {
+        h.stop()?;
+    }
+    Ok(())
+}
+
+fn all_cpus() -> u64 {
+    task::online_mask()
+}
+
+fn busy_ns(cpu: usize, idle0: u64, t0: u64) -> u64 {
+    let idle = percpu::cpu(cpu).idle_ns() - idle0;
+    (arch::now_ns() - t0).saturating_sub(idle)
+}
+
+ktest_smp!(smp_every_cpu_runs_threads, 2, || {
+    // One hog per CPU: fork balancing places each new thread on the idlest
+    // CPU, so they spread at once, and each CPU is busy nearly all the time.
+    // Checked: the hogs ran on every CPU, each hog got at least 40% of the
+    // window (its own CPU, minus the test thread's short runs and TCG
+    // noise), and each CPU was busy at least 50% of the window.
+    let n = task::nr_cpus();
+    let window = 150_000_000;
+    let idle0: Vec<u64> = (0..n).map(|c| percpu::cpu(c).idle_ns()).collect();
+    let t0 = arch::now_ns();
+    let hogs: Vec<CpuHog> = (0..n)
+        .map(|_| CpuHog::spawn("cpuhog", all_cpus()))
+        .collect::<Result<_, _>>()?;
+    task::sleep_ns(window);
+    let busy: Vec<u64> = (0..n).map(|c| busy_ns(c, idle0[c], t0)).collect();
+    let elapsed = arch::now_ns() - t0;
+    let rts: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
+    let seen = hogs
+        .iter()
+        .fold(0, |m, h| m | h.cpus.load(Ordering::Relaxed));
+    let placed: Vec<usize> = hogs
+        .iter()
+        .map(|h| task::thread(h.tid.idx()).cpu())
+        .collect();
+    stop_all(hogs)?;
+    kprintln!(
+        "    {} hogs: on cpus {:?} (seen mask {:#x}), runtimes {:?} ms, cpu busy {:?} ms of {} ms",
+        n,
+        placed,
+        seen,
+        rts.iter().map(|r| r / 1_000_000).collect::<Vec<_>>(),
+        busy.iter().map(|b| b / 1_000_000).collect::<Vec<_>>(),
+        elapsed / 1_000_000
+    );
+    kassert_eq!(seen, all_cpus());
+    for (i, r) in rts.iter().enumerate() {
+        kassert!(*r * 10 >= window * 4, "hog {} ran only {} ns", i, r);
+    }
+    for (c, b) in busy.iter().enumerate() {
+        kassert!(*b * 2 >= window, "cpu {} busy only {} ns", c, b);
+    }
+    Ok(())
+});
+
+ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
+    // n + n/2 hogs (6 on 4 CPUs), all started on CPU 0, then allowed
+    // everywhere. Balancing must spread them and keep every CPU busy. After a
+    // settle time, no CPU may stay idle longer than the bound: a CPU that
+    // runs out of work balances at once (newidle), else its tick balances
+    // every BALANCE_TICKS ticks; a pass that finds only cache-hot tasks fails,
+    // and the next one after a failure may take hot tasks, so at most 3
+    // periodic passes: 3 * BALANCE_TICKS ticks, plus 2 ticks for the pulled
+    // thread to be switched in and the idle period to be noticed. Doubled for
+    // TCG, where an idle vCPU is woken late when the host cores are busy.
+    let n = task::nr_cpus();
+    let nh = n + n / 2;
+    let hogs: Vec<CpuHog> = (0..nh)
+        .map(|_| CpuHog::spawn("balhog", 1))
+        .collect::<Result<_, _>>()?;
+    for h in &hogs {
+        task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+    }
+    let settle = 30 * tick_ns();
+    task::sleep_ns(settle);
+    for c in 0..n {
+        percpu::cpu(c).reset_idle_streak();
+    }
+    let window = (100 * tick_ns()).clamp(200_000_000, 400_000_000);
+    task::sleep_ns(window);
+    let streaks: Vec<u64> = (0..n)
+        .map(|c| percpu::cpu(c).idle_streak_max_ns())
+        .collect();
+    let placed: Vec<usize> = hogs
+        .iter()
+        .map(|h| task::thread(h.tid.idx()).cpu())
+        .collect();
+    stop_all(hogs)?;
+    let bound = 2 * (3 * task::BALANCE_TICKS + 2) * tick_ns();
+    let pulls: Vec<u64> = (0..n)
+        .map(|c| {
+            let pc = percpu::cpu(c);
+            pc.balance_pulled.load(Ordering::Relaxed) + pc.newidle_pulled.load(Ordering::Relaxed)
+        })
+        .collect();
+    kprintln!(
+        "    {} hogs on {} cpus: placed {:?}, longest idle period per cpu {:?} us (bound {} us), pulls {:?}",
+        nh,
+        n,
+        placed,
+        streaks.iter().map(|s| s / 1000).collect::<Vec<_>>(),
+        bound / 1000,
+        pulls
+    );
+    for (c, s) in streaks.iter().enumerate() {
+        kassert!(*s <= bound, "cpu {} idle for {} ns (bound {})", c, s, bound);
+    }
+    Ok(())
+});
+
+ktest_smp!(smp_affinity_respected, 2, || {
+    // A thread pinned to CPU k yields and sleeps many times while unpinned
+    // hogs keep every CPU busy (so balancing and wakeup placement are
+    // active): it must only ever see CPU k. Then it is re-pinned to CPU j:
+    // after its next scheduling point it must only ever see CPU j.
+    let n = task::nr_cpus();
+    let k = n - 1;
+    let j = if n > 2 { 1 } else { 0 };
+    const ITERS: u32 = 200;
+    let hogs: Vec<CpuHog> = (0..n)
+        .map(|_| CpuHog::spawn("bghog", all_cpus()))
+        .collect::<Result<_, _>>()?;
+    struct Shared {
+        expect: AtomicU64,
+        repinned: AtomicBool,
+        phase1_done: AtomicBool,
+        bad: AtomicU64,
+        seen_ok: AtomicU64,
+        done: AtomicBool,
+    }
+    let sh = Arc::new(Shared {
+        expect: AtomicU64::new(k as u64),
+        repinned: AtomicBool::new(false),
+        phase1_done: AtomicBool::new(false),
+        bad: AtomicU64::new(u64::MAX),
+        seen_ok: AtomicU64::new(0),
+        done: AtomicBool::new(false),
+    });
+    let s2 = sh.clone();
+    let tid = task::spawn_on("pinned", TaskParams::default(), 1 << k, move || {
+        let check = |s: &Shared| {
+            let cpu = arch::cpu_id() as u64;
+            if cpu != s.expect.load(Ordering::SeqCst) {
+                let _ = s
+                    .bad
+                    .compare_exchange(u64::MAX, cpu, Ordering::SeqCst, Ordering::SeqCst);
+            } else {
+                s.seen_ok.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        for phase in 0..2 {
+            for i in 0..ITERS {
+                check(&s2);
+                if i % 8 == 7 {
+                    task::sleep_ms(1);
+                } else {
+                    task::yield_now();
+                }
+                check(&s2);
+            }
+            if phase == 0 {
+                s2.phase1_done.store(true, Ordering::SeqCst);
+                while !s2.repinned.load(Ordering::SeqCst) {
+                    task::yield_now();
+                }
+                // One scheduling point: it moves if it is misplaced.
+                task::yield_now();
+                s2.expect.store(j as u64, Ordering::SeqCst);
+            }
+        }
+        s2.done.store(true, Ordering::SeqCst);
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    // Re-pin once phase 1 is over.
+    while !sh.phase1_done.load(Ordering::SeqCst) {
+        task::sleep_ms(5);
+    }
+    task::set_affinity(tid, 1 << j).map_err(|e| alloc::format!("{e:?}"))?;
+    sh.repinned.store(true, Ordering::SeqCst);
+    let st = task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
+    stop_all(hogs)?;
+    let bad = sh.bad.load(Ordering::SeqCst);
+    kprintln!(
+        "    pinned to cpu {} then {}: {} checks ok, {} switches, first wrong cpu {}",
+        k,
+        j,
+        sh.seen_ok.load(Ordering::Relaxed),
+        st.nvcsw + st.nivcsw,
+        if bad == u64::MAX {
+            alloc::string::String::from("none")
+        } else {
+            alloc::format!("{}", bad)
+        }
+    );
+    kassert!(sh.done.load(Ordering::SeqCst));
+    kassert!(bad == u64::MAX, "the pinned thread ran on cpu {}", bad);
+    kassert_eq!(sh.seen_ok.load(Ordering::Relaxed), 2 * 2 * ITERS as u64);
+    // Errors: an empty mask and a dead thread.
+    kassert_eq!(
+        task::set_affinity(tid, 0),
+        Err(task::AffinityError::NoOnlineCpu)
+    );
+    kassert_eq!(
+        task::set_affinity(tid, 1),
+        Err(task::AffinityError::NoSuchThread)
+    );
+    Ok(())
+});
+
+ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
+    // Two threads pinned to different CPUs hand a token back and forth
+    // through two semaphores, 10k round trips: every `up` wakes the other
+    // CPU's thread through its wake list and a reschedule IPI. A lost wakeup
+    // hangs both; the test gives up after a generous deadline and fails with
+    // the counts. Reports the cross-CPU round trip (two wakeups, each
+    // with its IPI and switch from the idle thread).
+    const ROUNDS: u64 = 10_000;
+    let n = task::nr_cpus();
+    let (ca, cb) = (n - 1, n - 2);
+    struct Pp {
+        a: Semaphore,
+        b: Semaphore,
+        na: AtomicU64,
+        nb: AtomicU64,
+    }
+    let pp = Arc::new(Pp {
+        a: Semaphore::new(0),
+        b: Semaphore::new(0),
+        na: AtomicU64::new(0),
+        nb: AtomicU64::new(0),
+    });
+    let ipis0: u64 = (0..n)
+        .map(|c| percpu::cpu(c).ipis.load(Ordering::Relaxed))
+        .sum();
+    let p = pp.clone();
+    let tb = task::spawn_on("pong", TaskParams::default(), 1 << cb, move || {
+        for _ in 0..ROUNDS {
+            p.b.down();
+            p.nb.fetch_add(1, Ordering::SeqCst);
+            p.a.up();
+        }
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let p = pp.clone();
+    let t0 = Arc::new(AtomicU64::new(0));
+    let t1 = Arc::new(AtomicU64::new(0));
+    let (t0c, t1c) = (t0.clone(), t1.clone());
+    let ta = task::spawn_on("ping", TaskParams::default(), 1 << ca, move || {
+        t0c.store(arch::now_ns(), Ordering::SeqCst);
+        for _ in 0..ROUNDS {
+            p.b.up();
+            p.a.down();
+            p.na.fetch_add(1, Ordering::SeqCst);
+        }
+        t1c.store(arch::now_ns(), Ordering::SeqCst);
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let deadline = arch::now_ns() + 8_000_000_000;
+    while !(task::has_exited(ta) && task::has_exited(tb)) {
+        if arch::now_ns() > deadline {
+            return Err(alloc::format!(
+                "ping-pong stuck: ping {} / pong {} of {} rounds (a lost wakeup?)",
+                pp.na.load(Ordering::SeqCst),
+                pp.nb.load(Ordering::SeqCst),
+                ROUNDS
+            ));
+        }
+        task::sleep_ms(10);
+    }
+    let sa = task::join(ta).map_err(|e| alloc::format!("{e:?}"))?;
+    let sb = task::join(tb).map_err(|e| alloc::format!("{e:?}"))?;
+    let ipis: u64 = (0..n)
+        .map(|c| percpu::cpu(c).ipis.load(Ordering::Relaxed))
+        .sum::<u64>()
+        - ipis0;
+    let dt = t1.load(Ordering::SeqCst) - t0.load(Ordering::SeqCst);
+    let rt = dt / ROUNDS;
+    kprintln!(
+        "    cross-cpu ping-pong (cpu {} <-> {}): {} round trips in {} ms: {} ns per round trip ({} ns per wakeup), {} IPIs, wakeups {} / {}",
+        ca,
+        cb,
+        ROUNDS,
+        dt / 1_000_000,
+        rt,
+        rt / 2,
+        ipis,
+        sa.nr_wakeups,
+        sb.nr_wakeups
+    );
+    kassert_eq!(pp.na.load(Ordering::SeqCst), ROUNDS);
+    kassert_eq!(pp.nb.load(Ordering::SeqCst), ROUNDS);
+    // Each side sleeps in nearly every round (the partner is on another CPU
+    // and takes longer than the few instructions before `down`).
+    kassert!(
+        sa.nr_wakeups + sb.nr_wakeups >= ROUNDS,
+        "only {} + {} wakeups",
+        sa.nr_wakeups,
+        sb.nr_wakeups
+    );
+    kassert!(ipis > 0, "no reschedule IPI was received");
+    Ok(())
+});
+
+ktest_smp!(smp_ticks_on_every_cpu, 2, || {
+    // Each CPU's tick counter advances at about hz: over 200 ms each must
+    // see at least half the expected ticks (TCG: vCPUs share host cores and
+    // an idle vCPU's timer interrupt may come late; ticks are not made up)
+    // and at most 1.5x + 2 (no double ticks).
+    let n = task::nr_cpus();
+    let t0 = arch::now_ns();
+    let before: Vec<u64> = (0..n)
+        .map(|c| percpu::cpu(c).ticks.load(Ordering::Relaxed))
+        .collect();
+    task::sleep_ms(200);
+    let dt = arch::now_ns() - t0;
+    let got: Vec<u64> = (0..n)
+        .map(|c| percpu::cpu(c).ticks.load(Ordering::Relaxed) - before[c])
+        .collect();
+    let expect = dt / tick_ns();
+    kprintln!(
+        "    ticks per cpu over {} ms: {:?} (expected ~{})",
+        dt / 1_000_000,
+        got,
+        expect
+    );
+    for (c, g) in got.iter().enumerate() {
+        kassert!(
+            *g * 2 >= expect,
+            "cpu {}: {} ticks, expected ~{}",
+            c,
+            g,
+            expect
+        );
+        kassert!(
+            *g <= expect * 3 / 2 + 2,
+            "cpu {}: {} ticks, expected ~{}",
+            c,
+            g,
+            expect
+        );
+    }
+    Ok(())
+});
+
+ktest_smp!(smp_equal_hogs_equal_shares, 2, || {
+    // N = 2M equal hogs on M CPUs: balancing settles at two per CPU (it only
+    // moves a task when the busiest CPU has two more than the puller, so 2/2
+    // is stable), and EEVDF splits each CPU evenly (lag within about a tick).
+    // Over a 100-tick window the per-pair error is a few percent; the test
+    // thread's own short runs and TCG noise (a vCPU the host does not run
+    // charges its current hog) add more. Bound: every hog within +-25% of
+    // the mean, i.e. max/min <= 1.67.
+    let m = task::nr_cpus();
+    let nh = 2 * m;
+    let hogs: Vec<CpuHog> = (0..nh)
+        .map(|_| CpuHog::spawn("fairhog", all_cpus()))
+        .collect::<Result<_, _>>()?;
+    task::sleep_ns(25 * tick_ns());
+    let r0: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
+    let window = (100 * tick_ns()).clamp(200_000_000, 400_000_000);
+    task::sleep_ns(window);
+    let r1: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
+    let placed: Vec<usize> = hogs
+        .iter()
+        .map(|h| task::thread(h.tid.idx()).cpu())
+        .collect();
+    stop_all(hogs)?;
+    let d: Vec<u64> = r0.iter().zip(&r1).map(|(a, b)| b - a).collect();
+    let mean = d.iter().sum::<u64>() / nh as u64;
+    let (min, max) = (*d.iter().min().unwrap(), *d.iter().max().unwrap());
+    let spread_pct = |x: u64| (x as i64 - mean as i64) * 100 / mean.max(1) as i64;
+    kprintln!(
+        "    {} hogs on {} cpus over {} ms: runtimes {:?} ms, mean {} ms, spread {}%..+{}% (placed {:?})",
+        nh,
+        m,
+        window / 1_000_000,
+        d.iter().map(|x| x / 1_000_000).collect::<Vec<_>>(),
+        mean / 1_000_000,
+        spread_pct(min),
+        spread_pct(max),
+        placed
+    );
+    kassert!(mean > 0);
+    for (i, x) in d.iter().enumerate() {
+        kassert!(
+            *x * 4 >= mean * 3 && *x * 4 <= mean * 5,
+            "hog {} got {} ns, mean {} ns",
+            i,
+            x,
+            mean
+        );
+    }
+    Ok(())
+});

@@ -1,0 +1,109 @@
+//! `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]`: periodic
+//! threads that sleep until absolute times `start + k * interval` and measure
+//! how late they wake (rt-tests' cyclictest). `-p` > 0 runs them SCHED_FIFO.
+//!
+//! Sleeps end at the tick (`task::sleep_until_ns` has tick resolution, 4 ms at
+//! the default hz=250), so the latency includes the wait for the next tick: an
+//! interval below the tick period measures mostly the tick granularity.
+//! Each thread polls the stop flag once per period.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use ::shell::Cyclictest;
+use sched::{Policy, TaskParams};
+
+use super::{Control, Job};
+use crate::{arch, task};
+
+/// One thread's counters: count, min, max, sum, last (ns).
+struct Lat([AtomicU64; 5]);
+
+/// Runs the workload; one Linux-like line per thread.
+pub fn run(
+    p: Cyclictest,
+    ctl: &mut dyn Control,
+    out: &mut dyn Write,
+) -> Result<(), alloc::string::String> {
+    if p.threads as usize > super::free_slots() {
+        return Err(alloc::format!(
+            "{} threads asked, {} thread slots free",
+            p.threads,
+            super::free_slots()
+        ));
+    }
+    let params = if p.prio > 0 {
+        TaskParams {
+            policy: Policy::Fifo,
+            rt_priority: p.prio as u8,
+            ..TaskParams::default()
+        }
+    } else {
+        TaskParams::default()
+    };
+    let interval = u64::from(p.interval_us) * 1000;
+    let mut job = Job::new();
+    let mut lats = Vec::new();
+    let mut pids = Vec::new();
+    for _ in 0..p.threads {
+        let lat = Arc::new(Lat([
+            AtomicU64::new(0),
+            AtomicU64::new(u64::MAX),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+            AtomicU64::new(0),
+        ]));
+        let (l, stop, loops) = (lat.clone(), job.stop_flag(), p.loops);
+        let tid = job.spawn("cyclictest", params, None, move || {
+            let mut next = arch::now_ns();
+            for _ in 0..loops {
+                if stop.stopped() {
+                    break;
+                }
+                next += interval;
+                task::sleep_until_ns(next);
+                let d = arch::now_ns().saturating_sub(next);
+                let c = &l.0;
+                c[0].fetch_add(1, Ordering::Relaxed);
+                c[1].fetch_min(d, Ordering::Relaxed);
+                c[2].fetch_max(d, Ordering::Relaxed);
+                c[3].fetch_add(d, Ordering::Relaxed);
+                c[4].store(d, Ordering::Relaxed);
+            }
+        })?;
+        lats.push(lat);
+        pids.push(tid.idx());
+    }
+    let interrupted = job.wait(ctl, 10);
+    job.join();
+    if interrupted {
+        let _ = writeln!(out, "cyclictest: interrupted");
+    }
+    let _ = writeln!(
+        out,
+        "# latencies in us; sleeps end at a tick ({} us)",
+        task::sched_config().tick_ns() / 1000
+    );
+    for (i, (l, pid)) in lats.iter().zip(&pids).enumerate() {
+        let c = &l.0;
+        let n = c[0].load(Ordering::Relaxed);
+        let min = if n == 0 {
+            0
+        } else {
+            c[1].load(Ordering::Relaxed)
+        };
+        let _ = writeln!(
+            out,
+            "T:{i:2} ({pid:5}) P:{:2} I:{} C:{n:7} Min:{:7} Act:{:5} Avg:{:5} Max:{:8}",
+            p.prio,
+            p.interval_us,
+            min / 1000,
+            c[4].load(Ordering::Relaxed) / 1000,
+            c[3].load(Ordering::Relaxed) / n.max(1) / 1000,
+            c[2].load(Ordering::Relaxed) / 1000
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# End-to-end test of the `sched> ` debug shell (issue #6) on one architecture.
+#
+#   scripts/shell-e2e.sh ARCH KERNEL_ELF
+#
+# Pipes a script of commands into the normal QEMU command
+# (scripts/qemu-$ARCH.sh KERNEL_ELF, no kernel arguments: the kernel boots to
+# the shell), all at once, with a time limit, keeps the transcript in
+# build/shell-e2e-$ARCH-smp$SMP.log and checks every reply:
+#   - NEXT_BUDDY flipped both ways through `features` and through
+#     `sysctl kernel.sched_features=...` (the features line before/after: only
+#     that flag changes, and it comes back);
+#   - a tunable set and read back; refused tunables (unknown key, bad number,
+#     out of range, huge number) give an `error:` naming the accepted range and
+#     leave the value as it was;
+#   - preempt modes switched (the parenthesised mode, and kernel.sched_preempt);
+#   - `spin -d 400 0 5`: the shares follow the weights 1024:335 (75.3 / 24.7 %)
+#     within +-8 points: at hz=250 a 400 ms run is 100 ticks, and EEVDF keeps
+#     each thread within about one slice / tick of its fair share, so the
+#     error from scheduling is ~1-2 points; the rest of the margin is for TCG
+#     (the vCPU thread is descheduled by the host at random moments, which
+#     shows up as runtime of whichever thread was current);
+#   - bad input (unknown command, missing / extra arguments, out-of-range
+#     numbers, a 10 000-character line, non-ASCII bytes) answered with one
+#     `error:` line each, and features / sysctl -a / preempt unchanged after;
+#   - `ps`, `sched_debug`, `stat`, `trace` produce their lines;
+#   - `poweroff` ends QEMU with exit status 0, and nothing after stdin's EOF
+#     (QEMU's stdio chardev keeps the guest running until poweroff).
+# Commands are matched to replies through the echoed `sched> CMD` lines, so
+# every reply must be complete before the next prompt. The script starts
+# with an empty line: the x86 UART drops a byte that arrives before the
+# kernel initialises it (enabling the 16550 FIFO resets it in QEMU).
+#
+# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), and whatever the QEMU
+# script reads (SMP, MEM, ACCEL, ...).
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 ARCH KERNEL_ELF" >&2
+    exit 2
+fi
+arch=$1
+kernel=$2
+here=$(cd "$(dirname "$0")" && pwd)
+runner="$here/qemu-$arch.sh"
+[ -x "$runner" ] || { echo "shell-e2e: no QEMU script for '$arch'" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "shell-e2e: needs python3" >&2; exit 2; }
+logdir="$(cd "$here/.." && pwd)/build"
+mkdir -p "$logdir"
+log="$logdir/shell-e2e-$arch-smp${SMP:-1}.log"
+limit=${SHELL_E2E_TIMEOUT:-180}
+
+# The commands, one per line (the checker below reads the same list).
+read -r -d '' COMMANDS <<'EOF'
+features
+features NEXT_BUDDY
+features
+features NO_NEXT_BUDDY
+features
+sysctl kernel.sched_features=NEXT_BUDDY
+features
+sysctl kernel.sched_features=NO_NEXT_BUDDY
+sysctl kernel.sched_features
+features BOGUS
+features
+sysctl -a
+sysctl kernel.sched_base_slice_ns=3000000
+sysctl kernel.sched_base_slice_ns
+sysctl kernel.bogus=1
+sysctl kernel.bogus
+sysctl kernel.sched_base_slice_ns=abc
+sysctl kernel.sched_base_slice_ns=5
+sysctl kernel.sched_base_slice_ns=99999999999999999999999
+sysctl kernel.sched_preempt=sometimes
+sysctl kernel.sched_base_slice_ns
+sysctl kernel.sched_base_slice_ns=@SLICE@
+preempt
+preempt lazy
+preempt
+preempt none
+sysctl kernel.sched_preempt
+preempt bogus
+preempt
+preempt full
+preempt
+@SPIN@
+bogus
+nice
+nice 8 25
+nice 8 0 0
+spin -d 0 0
+spin -d 100
+chrt -f 100 8
+kill 0
+@LONG@
+@NONASCII@
+taskset -p 0 8
+features
+sysctl -a
+preempt
+ps
+sched_debug
+stat
+trace start
+spin -d 50 0 0
+trace stop
+trace dump
+help
+help spin
+taskset -p 1 8
+taskset -cp 8
+spin -d 100 -c 9 0
+poweroff
+EOF
+
+long=$(head -c 10000 /dev/zero | tr '\0' 'x')
+# The default base slice: 0.7 ms x (1 + log2(min(CPUs, 8))) (tunable_scaling=log).
+cpus=${SMP:-1}
+[ "$cpus" -gt 8 ] && cpus=8
+factor=1
+while [ "$cpus" -gt 1 ]; do cpus=$((cpus / 2)); factor=$((factor + 1)); done
+slice=$((700000 * factor))
+# With more than one CPU the spin threads must share CPU 0 to compete.
+spin="spin -d 400 0 5"
+[ "${SMP:-1}" -gt 1 ] && spin="spin -d 400 -c 0 0 5"
+COMMANDS=${COMMANDS//@SLICE@/$slice}
+COMMANDS=${COMMANDS//@SPIN@/$spin}
+input() {
+    printf '\n'
+    while IFS= read -r line; do
+        case $line in
+            @LONG@) printf '%s\n' "$long" ;;
+            @NONASCII@) printf 'features \303\251t\303\251\n' ;;
+            *) printf '%s\n' "$line" ;;
+        esac
+    done <<<"$COMMANDS"
+}
+
+echo "shell-e2e: $arch, $kernel (limit ${limit}s, log $log)"
+input | timeout -k 5 "$limit" "$runner" "$kernel" >"$log" 2>&1
+rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "shell-e2e: FAIL: $arch: timed out after ${limit}s; see $log" >&2
+    exit 1
+fi
+
+COMMANDS="$COMMANDS" SLICE="$slice" python3 - "$log" "$rc" <<'PY'
+import os, re, sys
+
+log, rc = sys.argv[1], int(sys.argv[2])
+text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
+cmds = os.environ["COMMANDS"].split("\n")
+fails = []
+
+def fail(msg):
+    fails.append(msg)
+
+if "KERNEL PANIC" in text or "panicked" in text:
+    fail("the kernel panicked")
+
+# Split the transcript at the prompts: each block is "CMD-echo\nreply...".
+blocks = text.split("sched> ")[1:]
+replies = []  # (cmd, reply lines) in script order
+pos = 0
+for c in cmds:
+    echo = {"@LONG@": "x" * 1024, "@NONASCII@": "features ??t??"}.get(c, c)
+    while pos < len(blocks) and blocks[pos].split("\n", 1)[0] != echo:
+        pos += 1
+    if pos == len(blocks):
+        fail(f"no reply to '{c[:40]}' in the transcript")
+        replies.append((c, []))
+        continue
+    lines = blocks[pos].split("\n")[1:]
+    while lines and lines[-1] == "":
+        lines.pop()
+    replies.append((c, lines))
+    pos += 1
+
+def reply(i):
+    return replies[i][1]
+
+def one(i):
+    r = reply(i)
+    if len(r) != 1:
+        fail(f"'{replies[i][0][:40]}': expected one line, got {r!r}")
+        return ""
+    return r[0]
+
+def want_error(i, *parts):
+    line = one(i)
+    if not line.startswith("error: "):
+        fail(f"'{replies[i][0][:40]}': expected an error line, got {line!r}")
+    for p in parts:
+        if p not in line:
+            fail(f"'{replies[i][0][:40]}': error line lacks {p!r}: {line!r}")
+
+def want(i, line):
+    got = one(i)
+    if got != line:
+        fail(f"'{replies[i][0][:40]}': expected {line!r}, got {got!r}")
+
+idx = {}
+for i, c in enumerate(cmds):
+    idx.setdefault(c, []).append(i)
+
+# Every command that is not expected to fail must not print an error.
+errors_expected = {
+    "features BOGUS", "sysctl kernel.bogus=1", "sysctl kernel.bogus",
+    "sysctl kernel.sched_base_slice_ns=abc", "sysctl kernel.sched_base_slice_ns=5",
+    "sysctl kernel.sched_base_slice_ns=99999999999999999999999",
+    "sysctl kernel.sched_preempt=sometimes", "preempt bogus", "bogus", "nice",
+    "nice 8 25", "nice 8 0 0", "spin -d 0 0", "spin -d 100", "chrt -f 100 8",
+    "kill 0", "@LONG@", "@NONASCII@", "taskset -p 0 8", "spin -d 100 -c 9 0",
+}
+for i, (c, r) in enumerate(replies):
+    if c not in errors_expected and any(l.startswith("error:") for l in r):
+        fail(f"'{c}' printed an error: {r!r}")
+
+# Features through `features` and through sysctl.
+f0 = one(0)
+if " NO_NEXT_BUDDY " not in f0:
+    fail(f"NEXT_BUDDY should start disabled: {f0!r}")
+f1 = f0.replace(" NO_NEXT_BUDDY ", " NEXT_BUDDY ")
+want(1, f1)
+want(2, f1)
+want(3, f0)
+want(4, f0)
+want(5, "kernel.sched_features = " + f1)
+want(6, f1)
+want(7, "kernel.sched_features = " + f0)
+want(8, "kernel.sched_features = " + f0)
+want_error(9, "features: unknown feature 'BOGUS'")
+want(10, f0)
+
+# Tunables.
+sysctl_a = reply(11)
+if len(sysctl_a) < 7 or not all(" = " in l for l in sysctl_a):
+    fail(f"sysctl -a: {sysctl_a!r}")
+if "kernel.sched_features = " + f0 not in sysctl_a:
+    fail("sysctl -a lacks the features line")
+want(12, "kernel.sched_base_slice_ns = 3000000")
+want(13, "kernel.sched_base_slice_ns = 3000000")
+want_error(14, "unknown key", "kernel.bogus")
+want_error(15, "unknown key", "kernel.bogus")
+want_error(16, "[100000, 100000000]")
+want_error(17, "[100000, 100000000]")
+want_error(18, "[100000, 100000000]")
+want_error(19, "none", "voluntary", "full", "lazy")
+want(20, "kernel.sched_base_slice_ns = 3000000")
+want(21, f"kernel.sched_base_slice_ns = {os.environ['SLICE']}")
+
+# Preemption modes.
+want(22, "none voluntary (full) lazy")
+want(23, "none voluntary full (lazy)")
+want(24, "none voluntary full (lazy)")
+want(25, "(none) voluntary full lazy")
+want(26, "kernel.sched_preempt = none")
+want_error(27, "preempt")
+want(28, "(none) voluntary full lazy")
+want(29, "none voluntary (full) lazy")
+want(30, "none voluntary (full) lazy")
+
+# spin -d 400 0 5: 1024 / (1024 + 335) = 75.3 %.
+spin = [l for l in reply(31) if l.startswith("nice ")]
+shares = {}
+for l in spin:
+    m = re.match(r"nice (-?\d+) runtime_ms (\d+) share ([\d.]+)%", l)
+    if m:
+        shares[int(m.group(1))] = (int(m.group(2)), float(m.group(3)))
+if set(shares) != {0, 5}:
+    fail(f"spin: expected lines for nice 0 and 5, got {reply(31)!r}")
+else:
+    for n, expect in ((0, 75.3), (5, 24.7)):
+        if abs(shares[n][1] - expect) > 8:
+            fail(f"spin: nice {n} share {shares[n][1]}% not within 8 of {expect}%")
+    # A sanity check that they ran for about the window: under TCG the host
+    # deschedules vCPU threads, and that time counts as runtime of whoever
+    # was current, so the sum strays from 400 ms by tens of ms either way.
+    total = shares[0][0] + shares[5][0]
+    if not 200 <= total <= 600:
+        fail(f"spin: the two threads ran {total} ms in a 400 ms run")
+
+# Bad input: one error line each.
+want_error(32, "unknown command 'bogus'")
+want_error(33, "nice", "missing")
+want_error(34, "[-20, 19]")
+want_error(35, "nice")
+want_error(36, "spin", "[1, 60000]")
+want_error(37, "spin", "NICE")
+want_error(38, "chrt")
+want_error(39, "kill", "idle")
+want_error(40, "line too long")
+want_error(41, "non-ASCII")
+want_error(42, "taskset")
+# ... and nothing changed.
+want(43, f0)
+if reply(44) != sysctl_a:
+    fail(f"sysctl -a changed after the bad input: {reply(44)!r} vs {sysctl_a!r}")
+want(45, "none voluntary (full) lazy")
+
+# Inspection.
+ps = reply(46)
+if not ps or not ps[0].lstrip().startswith("PID NAME"):
+    fail(f"ps: no header: {ps[:1]!r}")
+if not any(re.match(r"\s*\d+ shell\s+\d+ NORMAL\s+0 R ", l) for l in ps):
+    fail(f"ps: no line for the running shell: {ps!r}")
+sd = "\n".join(reply(47))
+for key in ("cpu#0", ".clock", ".nr_running", ".load", ".avg_vruntime", ".curr", ".next_buddy",
+            ".nr_switches", ".nr_preempt_tick", ".nr_preempt_wakeup", ".nr_migrations_in"):
+    if key not in sd:
+        fail(f"sched_debug lacks {key}")
+if not re.search(r"^  >\s+\d+ shell .* eligible$", sd, re.M):
+    fail("sched_debug: no '>' line for the running shell with its eligibility")
+st = "\n".join(reply(48))
+for key in ("uptime", "cpu0 busy", "ctxt", "intr"):
+    if key not in st:
+        fail(f"stat lacks {key}")
+if not reply(49) or not reply(49)[0].startswith("trace: recording"):
+    fail(f"trace start: {reply(49)!r}")
+if not reply(51) or not reply(51)[0].startswith("trace: stopped"):
+    fail(f"trace stop: {reply(51)!r}")
+dump = reply(52)
+if not dump or dump[0] != "# tracer: nop":
+    fail(f"trace dump: no ftrace header: {dump[:2]!r}")
+for l in dump:
+    if not l.startswith("#") and not re.match(
+        r"\s*\S+-\d+\s+\[\d{3}\]\s+\d+\.\d{6}: sched_(switch|wakeup|wakeup_new|migrate_task): ", l):
+        fail(f"trace dump: not an ftrace line: {l!r}")
+        break
+if not any(l.lstrip().startswith("spin") for l in reply(53)):
+    fail("help lacks spin")
+if not reply(54) or not reply(54)[0].startswith("usage: spin"):
+    fail(f"help spin: {reply(54)[:1]!r}")
+
+# Affinity (the shell is pid 8, the first spawned thread).
+r = reply(55)
+if len(r) != 2 or not r[1].startswith("pid 8's new affinity mask: 1"):
+    fail(f"taskset -p 1 8: {r!r}")
+want(56, "pid 8's current affinity list: 0")
+want_error(57, "spin", "CPU 9 is not online")
+
+# poweroff: the last thing printed, and QEMU's status 0.
+if rc != 0:
+    fail(f"QEMU exit status {rc} after poweroff (want 0)")
+if not text.rstrip().endswith("poweroff"):
+    fail("output after poweroff")
+
+events = sum(1 for l in dump if not l.startswith("#"))
+if fails:
+    for f in fails:
+        print(f"shell-e2e: FAIL: {f}", file=sys.stderr)
+    sys.exit(1)
+print(f"shell-e2e: PASS: {len(cmds)} commands; spin shares "
+      f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events")
+PY
+status=$?
+[ "$status" -eq 0 ] || echo "shell-e2e: see $log" >&2
+exit "$status"
