@@ -327,6 +327,10 @@ for l in dump:
         r"\s*\S+-\d+\s+\[\d{3}\]\s+\d+\.\d{6}: sched_(switch|wakeup|wakeup_new|migrate_task): ", l):
         fail(f"trace dump: not an ftrace line: {l!r}")
         break
+# spin spawns a thread (wakeup_new) and switches to and from it.
+for ev in ("sched_switch: prev_comm=", "sched_wakeup_new: comm=spin"):
+    if not any(ev in l for l in dump):
+        fail(f"trace dump: no '{ev}' event")
 if not any(l.lstrip().startswith("spin") for l in reply(53)):
     fail("help lacks spin")
 if not reply(54) or not reply(54)[0].startswith("usage: spin"):

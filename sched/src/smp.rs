@@ -53,6 +53,9 @@ pub trait Platform: Send + Sync {
     fn irq_save(&self) -> bool;
     /// Restores the state [`Platform::irq_save`] returned.
     fn irq_restore(&self, was_enabled: bool);
+    /// The scheduler clock in ns (monotonic, comparable across CPUs); used to
+    /// bring a runqueue's clock up to date before queueing on it.
+    fn now_ns(&self) -> u64;
     /// Interrupts `cpu` so that it runs the scheduler (drains its wake list,
     /// honours its need-resched).
     fn send_resched_ipi(&self, cpu: usize);
@@ -443,6 +446,7 @@ impl<P: Platform> Scheduler<P> {
     ) -> WakeOutcome {
         if cpu == this_cpu {
             let mut rq = self.cpu_rq(cpu);
+            rq.update_rq_clock(self.platform.now_ns());
             return WakeOutcome::Local(rq.try_to_wake_up(id, task, wf));
         }
         if self.cfg.feat(Feature::TtwuQueue) {
@@ -466,6 +470,7 @@ impl<P: Platform> Scheduler<P> {
         }
         let d = {
             let mut rq = self.cpu_rq(cpu);
+            rq.update_rq_clock(self.platform.now_ns());
             rq.try_to_wake_up(id, task, wf)
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
@@ -501,6 +506,7 @@ impl<P: Platform> Scheduler<P> {
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let d = {
             let mut rq = self.cpu_rq(cpu);
+            rq.update_rq_clock(self.platform.now_ns());
             rq.wake_up_new_task(id, task)
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
@@ -530,6 +536,9 @@ impl<P: Platform> Scheduler<P> {
             .load(Ordering::Relaxed);
         let mut locked = self.double_rq_lock(this_cpu, busiest);
         let (this_rq, src) = locked.pair();
+        let now = self.platform.now_ns();
+        this_rq.update_rq_clock(now);
+        src.update_rq_clock(now);
         let imbalance = (src.nr_runnable().saturating_sub(this_rq.nr_runnable())) / 2;
         // At most MAX_PULL per pass whatever nr_migrate says (a fixed buffer:
         // no allocation while two runqueues are locked).
@@ -626,6 +635,9 @@ impl<P: Platform> Scheduler<P> {
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         let mut locked = self.double_rq_lock(cpu, target);
         let (a, b) = locked.pair();
+        let now = self.platform.now_ns();
+        a.update_rq_clock(now);
+        b.update_rq_clock(now);
         let st = a.detach_task(id).ok()?;
         let d = b.attach_task(id, st);
         drop(locked);

@@ -12,9 +12,14 @@ const MS: u64 = 1_000_000;
 #[derive(Default)]
 struct Plat {
     ipis: [AtomicU64; 8],
+    /// The virtual clock the simulation advances.
+    now: AtomicU64,
 }
 
 impl Platform for Plat {
+    fn now_ns(&self) -> u64 {
+        self.now.load(Ordering::Relaxed)
+    }
     fn irq_save(&self) -> bool {
         false
     }
@@ -67,6 +72,7 @@ impl Sim {
     /// One tick on every CPU: drain wakeups, tick, balance, pick.
     fn tick(&mut self) {
         self.now += self.tick_ns;
+        self.s.platform.now.store(self.now, Ordering::Relaxed);
         self.ticks += 1;
         for c in 0..self.s.nr_cpus() {
             let newidle;

@@ -143,7 +143,6 @@ fn prev_state(idx: u32, preempt: bool) -> &'static str {
 /// pick and before the switch.
 /// `preempt`: the switch is a preemption (prev stays runnable).
 #[inline]
-#[allow(dead_code)] // called by the scheduler core once the hook lines land
 pub fn sched_switch(rq: &Rq, prev: u32, next: u32, preempt: bool) {
     if !on() {
         return;
@@ -187,7 +186,6 @@ fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
 /// Hook: thread `idx` (Linux prio `prio`, `SchedTask::prio`) was woken, to
 /// run on `target_cpu` (`try_to_wake_up`).
 #[inline]
-#[allow(dead_code)] // called by the scheduler core once the hook lines land
 pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: usize) {
     if on() {
         wakeup(idx, prio, target_cpu, false);
@@ -196,7 +194,6 @@ pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: usize) {
 
 /// Hook: new thread `idx` was queued on `target_cpu` (`wake_up_new`).
 #[inline]
-#[allow(dead_code)] // called by the scheduler core once the hook lines land
 pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
     if on() {
         wakeup(idx, prio, target_cpu, true);
@@ -205,7 +202,6 @@ pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
 
 /// Hook: thread `idx` (Linux prio `prio`) moves from CPU `orig` to `dest`.
 #[inline]
-#[allow(dead_code)] // called by the scheduler core once the hook lines land
 pub fn sched_migrate_task(idx: u32, prio: i32, orig: usize, dest: usize) {
     if !on() {
         return;

@@ -118,6 +118,10 @@ impl Platform for KernelPlatform {
         }
     }
 
+    fn now_ns(&self) -> u64 {
+        arch::now_ns()
+    }
+
     fn send_resched_ipi(&self, cpu: usize) {
         percpu::cpu(cpu).ipis_sent.fetch_add(1, Ordering::Relaxed);
         arch::send_ipi(cpu, arch::IpiKind::Reschedule);
@@ -432,6 +436,7 @@ fn __schedule(mode: SchedMode) {
     prev.migrating.store(migrate, Ordering::Relaxed);
     pc.curr.store(next_idx, Ordering::Relaxed);
     pc.prev.store(prev_idx, Ordering::Relaxed);
+    crate::shell::trace::sched_switch(rq, prev_idx, next_idx, mode == SchedMode::Preempt);
     s.publish(rq);
     // The lock stays held across the switch; the next thread releases it in
     // `finish_task_switch`.
@@ -469,6 +474,7 @@ pub(super) fn finish_task_switch() {
         let st = unsafe { (*prev.sched.get()).take() };
         if let Some(st) = st {
             let target = s.find_idlest_cpu(&st, cpu);
+            crate::shell::trace::sched_migrate_task(prev_idx, st.prio(), cpu, target);
             let d = {
                 let mut rq = lock_rq(target);
                 let d = rq.attach_task(TaskId(prev_idx), st);
@@ -498,8 +504,10 @@ pub(super) fn wake_up_new(idx: u32, st: SchedTask) {
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
     t.on_rq.store(true, Ordering::Release);
     t.cpu.store(this_cpu as u32, Ordering::Release);
+    let prio = st.prio();
     let (cpu, d) = s.wake_up_new_task(TaskId(idx), st, this_cpu);
     t.cpu.store(cpu as u32, Ordering::Release);
+    crate::shell::trace::sched_wakeup_new(idx, prio, cpu);
     percpu::cpu(cpu).raise_need_resched(d.resched);
 }
 
@@ -525,6 +533,11 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
                     let allowed = rq
                         .task(id)
                         .is_some_and(|st| st.cpus_allowed & (1u64 << cpu) != 0);
+                    crate::shell::trace::sched_wakeup(
+                        idx,
+                        rq.task(id).map_or(120, |st| st.prio()),
+                        cpu,
+                    );
                     drop(rq);
                     s.kick_if_needed(cpu, this_cpu, d.resched);
                     if !allowed && !curr {
@@ -563,7 +576,11 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         }
     };
     let (cpu, wf) = s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
-    t.cpu.store(cpu as u32, Ordering::Release);
+    let orig = t.cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
+    if orig != cpu {
+        crate::shell::trace::sched_migrate_task(idx, st.prio(), orig, cpu);
+    }
+    crate::shell::trace::sched_wakeup(idx, st.prio(), cpu);
     t.on_rq.store(true, Ordering::Release);
     if cpu == this_cpu {
         let mut rq = lock_rq(cpu);
@@ -650,8 +667,11 @@ fn balance(cpu: usize, newidle: bool) -> usize {
     let moved = s.load_balance(cpu, newidle);
     if moved > 0 {
         let rq = lock_rq(cpu);
-        for (id, _) in rq.tasks() {
-            thread(id.0).cpu.store(cpu as u32, Ordering::Release);
+        for (id, st) in rq.tasks() {
+            let orig = thread(id.0).cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
+            if orig != cpu {
+                crate::shell::trace::sched_migrate_task(id.0, st.prio(), orig, cpu);
+            }
         }
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());
     }
