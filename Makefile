@@ -64,9 +64,19 @@ test-aarch64:
 	$(MAKE) kernel ARCH=aarch64
 	SMP=1 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 	$(MAKE) test-aarch64-smp
+	$(MAKE) test-aarch64-reloc
 
+# The Image relocates itself: load it 4 MiB above its link address and run a
+# part of the suite there; the boot banner must show where it really ran.
+RELOC_ADDR = 0x40600000
+test-aarch64-reloc:
+	LOAD_ADDR=$(RELOC_ADDR) SMP=2 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel sched_
+	@tr -d '\r' <build/ktest-aarch64-smp2.log | grep -q 'image $(RELOC_ADDR)\.\.' \
+		|| { echo "ktest: FAIL: aarch64 Image did not run at $(RELOC_ADDR)" >&2; exit 1; }
+
+# The 4-CPU run also covers GICv3 and `-cpu max` (the 1-CPU run: cortex-a72, GICv2).
 test-aarch64-smp:
-	SMP=$(SMP_TEST) GIC=3 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+	SMP=$(SMP_TEST) GIC=3 CPU=max scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 	@tr -d '\r' <build/ktest-aarch64-smp$(SMP_TEST).log | grep -Eq '^[0-9]+ passed, 0 failed, 0 skipped' \
 		|| { echo "ktest: FAIL: aarch64 SMP=$(SMP_TEST) skipped tests" >&2; exit 1; }
 
