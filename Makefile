@@ -96,7 +96,7 @@ bench:
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p sched --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_aarch64) -- -D warnings
 

@@ -86,13 +86,11 @@ impl Sim {
                 }
                 newidle = rq.curr().is_none();
             }
-            let periodic = (self.ticks + c as u64) % self.balance_every == 0;
-            if newidle || periodic {
-                if self.s.load_balance(c, newidle) > 0 {
-                    let mut rq = self.s.cpu_rq(c);
-                    if rq.curr().is_none() || rq.need_resched() != Resched::None {
-                        rq.pick_next_task();
-                    }
+            let periodic = (self.ticks + c as u64).is_multiple_of(self.balance_every);
+            if (newidle || periodic) && self.s.load_balance(c, newidle) > 0 {
+                let mut rq = self.s.cpu_rq(c);
+                if rq.curr().is_none() || rq.need_resched() != Resched::None {
+                    rq.pick_next_task();
                 }
             }
             let idle = self.s.cpu_rq(c).curr().is_none();
