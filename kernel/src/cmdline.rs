@@ -1,4 +1,5 @@
-//! The kernel command line: `hz=N`, `ktest[=filter]`, `preempt=MODE`.
+//! The kernel command line: `hz=N`, `ktest[=filter]`, `preempt=MODE`,
+//! `idle_poll=US`.
 //!
 //! Parsing never fails and never panics: an unknown word, a malformed number or
 //! an out-of-range value prints a warning naming the word and is ignored (the
@@ -11,6 +12,9 @@ pub const DEFAULT_HZ: u32 = 250;
 /// Accepted tick rates.
 pub const HZ_RANGE: core::ops::RangeInclusive<u32> = 10..=1000;
 
+/// Longest idle polling window accepted, us.
+pub const IDLE_POLL_MAX_US: u64 = 1000;
+
 /// What the command line asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootArgs {
@@ -20,6 +24,8 @@ pub struct BootArgs {
     pub ktest: Option<&'static str>,
     /// Preemption model, when given.
     pub preempt: Option<PreemptMode>,
+    /// How long an idle CPU polls before it halts, us, when given.
+    pub idle_poll_us: Option<u64>,
 }
 
 impl Default for BootArgs {
@@ -28,6 +34,7 @@ impl Default for BootArgs {
             hz: DEFAULT_HZ,
             ktest: None,
             preempt: None,
+            idle_poll_us: None,
         }
     }
 }
@@ -54,6 +61,15 @@ pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArg
                 None => warn(word, "preempt must be none, voluntary, full or lazy"),
             },
             ("preempt", None) => warn(word, "preempt needs a value (preempt=full)"),
+            ("idle_poll", Some(v)) => match v.parse::<u64>() {
+                Ok(us) if us <= IDLE_POLL_MAX_US => args.idle_poll_us = Some(us),
+                Ok(_) => warn(
+                    word,
+                    "idle_poll out of range 0..=1000 (us); keeping the default",
+                ),
+                Err(_) => warn(word, "idle_poll is not a number; keeping the default"),
+            },
+            ("idle_poll", None) => warn(word, "idle_poll needs a value in us (idle_poll=50)"),
             _ => warn(word, "unknown argument"),
         }
     }
@@ -62,18 +78,21 @@ pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArg
 
 crate::ktest!(cmdline_parse, || {
     let mut warnings = 0;
-    let a = parse("hz=100 ktest=sched preempt=lazy", |_, _| warnings += 1);
+    let a = parse("hz=100 ktest=sched preempt=lazy idle_poll=0", |_, _| {
+        warnings += 1
+    });
     crate::kassert_eq!(
         a,
         BootArgs {
             hz: 100,
             ktest: Some("sched"),
-            preempt: Some(PreemptMode::Lazy)
+            preempt: Some(PreemptMode::Lazy),
+            idle_poll_us: Some(0),
         }
     );
     crate::kassert_eq!(warnings, 0);
     let a = parse(
-        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x ",
+        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll",
         |_, _| warnings += 1,
     );
     crate::kassert_eq!(
@@ -81,9 +100,10 @@ crate::ktest!(cmdline_parse, || {
         BootArgs {
             hz: DEFAULT_HZ,
             ktest: Some(""),
-            preempt: None
+            preempt: None,
+            idle_poll_us: None,
         }
     );
-    crate::kassert_eq!(warnings, 7);
+    crate::kassert_eq!(warnings, 9);
     Ok(())
 });

@@ -22,11 +22,12 @@ pub fn irq_exit() {
 /// Called by the arch IPI handler (after the acknowledge, before `irq_exit`).
 /// A reschedule IPI drains this CPU's wake list into its runqueue and
 /// refreshes its need-resched flag (`sched_ttwu_pending`); `irq_exit` then
-/// preempts if that asks for it. The kernel sends no function-call IPIs.
+/// preempts if that asks for it. A function-call IPI runs the calls other
+/// CPUs queued for this one ([`crate::smp`]).
 pub fn ipi(kind: crate::arch::IpiKind) {
     match kind {
         crate::arch::IpiKind::Reschedule => task::core::sched_ipi(),
-        crate::arch::IpiKind::Call => {}
+        crate::arch::IpiKind::Call => crate::smp::call_ipi(),
     }
 }
 

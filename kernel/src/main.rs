@@ -23,6 +23,7 @@ mod ktest;
 mod percpu;
 mod sched_glue;
 mod shell;
+mod smp;
 mod sync;
 mod task;
 mod tests;
@@ -59,12 +60,16 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     if let Some(mode) = args.preempt {
         cfg.tunables.set_preempt_mode(mode);
     }
+    if let Some(us) = args.idle_poll_us {
+        task::core::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
+    }
     task::core::init_sched(cfg);
     log::info!(
-        "sched: EEVDF, hz={}, preempt={}, base slice {} ns, heap {} MiB",
+        "sched: EEVDF, hz={}, preempt={}, base slice {} ns, idle poll {} us, heap {} MiB",
         args.hz,
         task::preempt_mode().name(),
         task::sched_config().tunables.base_slice_ns(),
+        task::core::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
         heap_len >> 20
     );
     HZ.store(args.hz, Ordering::Relaxed);

@@ -4,15 +4,17 @@
 //! Each block holds what the kernel keeps per CPU beside its runqueue (the
 //! runqueues themselves live in `sched::smp::Scheduler`, see `task::core`):
 //! the thread it runs, its preempt count, the lock-free mirror of the
-//! runqueue's need-resched state that interrupt exit reads, its sleep timer
-//! list, and its counters (ticks, interrupts, IPIs, idle time) for `stat`,
-//! `sched_debug` and the SMP tests. Every CPU's hot data sits on its own cache
-//! lines, so CPUs do not false-share.
+//! runqueue's need-resched state that interrupt exit reads, the idle
+//! thread's polling flags, its sleep timer list, and its counters (ticks,
+//! interrupts, IPIs, idle time) for `stat`, `sched_debug` and the SMP tests.
+//! Every CPU's hot data sits on its own cache lines, so CPUs do not
+//! false-share.
 //!
 //! A block is written by its own CPU, except the need-resched mirror (another
 //! CPU may raise it with [`PerCpu::raise_need_resched`], only ever upwards,
-//! followed by an IPI) and the sleep timer list (a sleeper may cancel its
-//! timer from another CPU after it migrated; the list has its own lock).
+//! followed by an IPI or a poll kick), the poll kick, and the sleep timer
+//! list (a sleeper may cancel its timer from another CPU after it migrated;
+//! the list has its own lock).
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -53,6 +55,15 @@ pub struct PerCpu {
     pub ipis: AtomicU64,
     /// Reschedule IPIs sent to this CPU.
     pub ipis_sent: AtomicU64,
+    /// The idle thread polls for work (`task::core::cpu_idle`): a CPU that
+    /// wants this one to reschedule raises [`PerCpu::poll_kick`] and needs no
+    /// IPI (Linux's `TIF_POLLING_NRFLAG`).
+    pub polling: AtomicBool,
+    /// Set by a CPU that asked this one to reschedule, before it looks at
+    /// [`PerCpu::polling`]; cleared by the idle thread.
+    pub poll_kick: AtomicBool,
+    /// Reschedule requests this CPU saw while polling, without an IPI.
+    pub ipis_elided: AtomicU64,
     /// Time spent in the idle thread before its current run, ns.
     pub idle_ns: AtomicU64,
     /// When the idle thread was last switched in (`now_ns`), 0 while another
@@ -83,6 +94,9 @@ impl PerCpu {
             interrupts: AtomicU64::new(0),
             ipis: AtomicU64::new(0),
             ipis_sent: AtomicU64::new(0),
+            polling: AtomicBool::new(false),
+            poll_kick: AtomicBool::new(false),
+            ipis_elided: AtomicU64::new(0),
             idle_ns: AtomicU64::new(0),
             idle_since: AtomicU64::new(0),
             idle_streak_max: AtomicU64::new(0),

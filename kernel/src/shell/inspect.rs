@@ -9,7 +9,7 @@
 
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use ::shell::{Ms, PsRow, SignedMs, PS_HEADER};
 use sched::rq::RqStats;
@@ -17,7 +17,7 @@ use sched::{Policy, SchedTask, TaskId};
 
 use super::{CmdResult, Sh};
 use crate::percpu::{self, MAX_CPUS};
-use crate::{arch, task};
+use crate::{arch, smp, task};
 
 /// CPUs running the scheduler (`online`), as indices.
 pub fn online_cpus() -> impl Iterator<Item = usize> {
@@ -254,8 +254,38 @@ fn ent_line(sh: &mut Sh, mark: &str, e: &Ent, avg_v: u64) {
     );
 }
 
+/// Per CPU, the clock as that CPU read it when it ran the `sched_debug` probe.
+static PROBE_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// Runs on the probed CPU (interrupts off): notes its own clock.
+fn probe(_: usize) {
+    PROBE_NS[arch::cpu_id() % MAX_CPUS].store(arch::now_ns(), Ordering::Relaxed);
+}
+
+/// The `.ipi_call` line: runs [`probe`] on `cpu` through a waited cross-CPU
+/// call and reports when it ran there and when the answer came back (an
+/// unresponsive CPU, e.g. stuck with interrupts off, shows as an error; a
+/// clock that disagrees with this CPU's shows as a run time outside the
+/// round trip).
+fn ipi_call_line(cpu: usize) -> alloc::string::String {
+    let t0 = arch::now_ns();
+    match smp::call_function_single(cpu, probe, 0, true) {
+        Ok(()) => {
+            let t1 = arch::now_ns();
+            let ran = PROBE_NS[cpu].load(Ordering::Relaxed) as i64 - t0 as i64;
+            alloc::format!(
+                "ran after {} us, answered in {} us",
+                ran / 1000,
+                (t1 - t0) / 1000
+            )
+        }
+        Err(e) => alloc::format!("error: {e:?}"),
+    }
+}
+
 /// `sched_debug`: per CPU, the runqueue's clock, sizes, V, current task, the
-/// queued entities in deadline order with eligibility, buddies and counters.
+/// queued entities in deadline order with eligibility, buddies and counters,
+/// and how fast it answers a cross-CPU function call.
 pub fn sched_debug(sh: &mut Sh) -> CmdResult {
     let cfg = task::sched_config();
     let _ = writeln!(
@@ -292,6 +322,12 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
         let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
         let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
+        let probe = ipi_call_line(cpu);
+        let (ipis, calls) = smp::call_stats(cpu);
+        let _ = writeln!(
+            sh,
+            "  .ipi_call             : {probe} ({ipis} call IPIs, {calls} calls run)"
+        );
         let p = &d.pick;
         let _ = writeln!(
             sh,

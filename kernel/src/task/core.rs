@@ -57,6 +57,18 @@
 //! per-CPU flag and sends an IPI only when it is immediate (`kick_if_needed`);
 //! a lazy one waits for that CPU's tick.
 //!
+//! # Idle polling
+//! An idle CPU polls for [`IDLE_POLL_NS`] before it halts, with its per-CPU
+//! `polling` flag set. A reschedule "IPI" to it ([`KernelPlatform`]) then
+//! only raises its `poll_kick` (Linux's `TIF_POLLING_NRFLAG`): waking a
+//! halted CPU is what makes cross-CPU ping-pongs slow under emulation. The
+//! sender raises the kick before it reads `polling`; the idle thread clears
+//! `polling` before it reads the kick one last time, and `__schedule` clears
+//! it before it drains the wake list when the idle thread leaves (also when
+//! an interrupt preempted it while polling), so a kick is never left
+//! unseen: either the idle thread sees it, or the sender sees `polling`
+//! clear and sends the IPI.
+//!
 //! # Balancing and affinity
 //! Each CPU's tick runs `load_balance(cpu, false)` every [`BALANCE_TICKS`]
 //! ticks, staggered by CPU number, after it released its runqueue lock; the
@@ -123,7 +135,16 @@ impl Platform for KernelPlatform {
     }
 
     fn send_resched_ipi(&self, cpu: usize) {
-        percpu::cpu(cpu).ipis_sent.fetch_add(1, Ordering::Relaxed);
+        let pc = percpu::cpu(cpu);
+        // The kick first, then the look at `polling` (both SeqCst; the idle
+        // thread clears `polling`, then looks at the kick): either it sees
+        // the kick, or we see it stopped polling and interrupt it.
+        pc.poll_kick.store(true, Ordering::SeqCst);
+        if pc.polling.load(Ordering::SeqCst) {
+            pc.ipis_elided.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        pc.ipis_sent.fetch_add(1, Ordering::Relaxed);
         arch::send_ipi(cpu, arch::IpiKind::Reschedule);
     }
 }
@@ -350,15 +371,21 @@ fn __schedule(mode: SchedMode) {
         arch::irq_restore(irq);
         return;
     }
+    let prev_idx = pc.curr.load(Ordering::Relaxed);
+    let idle = idle_idx(cpu);
+    if prev_idx == idle {
+        // The idle thread leaves (or was preempted while polling): from now
+        // on wakers must interrupt this CPU. Before the wake list is drained,
+        // so a waker that still saw the flag queued what the drain takes.
+        pc.polling.store(false, Ordering::SeqCst);
+    }
     let mut guard = s.rq_lock(cpu).lock();
     let rq: &mut Rq = &mut guard;
     let now = arch::now_ns();
     rq.update_rq_clock(now);
     s.sched_ttwu_pending(rq);
-    let prev_idx = pc.curr.load(Ordering::Relaxed);
     let prev = thread(prev_idx);
     prev.check_stack();
-    let idle = idle_idx(cpu);
     let prev_id = TaskId(prev_idx);
     // A running thread whose affinity no longer includes this CPU.
     let misplaced = prev_idx != idle
@@ -929,9 +956,53 @@ pub(super) fn is_dead(t: &Thread) -> bool {
     t.state.load(Ordering::Relaxed) == TASK_DEAD
 }
 
-/// The idle loop of this CPU: halts until a reschedule is pending, then lets
-/// the scheduler pick. Each time it is switched in it first tries to pull
-/// work from the busiest CPU (newidle balancing). Never spins.
+/// How long an idle CPU polls for work before it halts, ns (boot argument
+/// `idle_poll=US`; 0: halt at once).
+///
+/// Why: waking a halted CPU costs an IPI plus the time the CPU takes to leave
+/// its halt, which under QEMU/TCG is the host waking a sleeping vCPU thread:
+/// ~15-20 us per wakeup, against ~3 us for a CPU that is running. A
+/// ping-pong between two CPUs (`perfpipe`, a pipe, a request/reply) pays it
+/// twice per round trip, though each side sleeps only a few microseconds. A
+/// polling idle CPU sees the wakeup at once and needs no IPI (Linux's
+/// `poll_idle` / guest `haltpoll` do the same); the window is short, so an
+/// idle machine still halts almost all the time (one window per idle
+/// period: after a wakeup, a tick).
+pub static IDLE_POLL_NS: AtomicU64 = AtomicU64::new(DEFAULT_IDLE_POLL_NS);
+/// Default of [`IDLE_POLL_NS`].
+pub const DEFAULT_IDLE_POLL_NS: u64 = 50_000;
+
+/// Polls for a reschedule request for up to [`IDLE_POLL_NS`], with
+/// interrupts enabled (ticks and IPIs are taken). Called and returns with
+/// interrupts disabled; returns whether there is something to schedule.
+fn poll_idle(pc: &PerCpu) -> bool {
+    let window = IDLE_POLL_NS.load(Ordering::Relaxed);
+    if window == 0 {
+        return false;
+    }
+    // A stale kick (its sender saw us not polling and sent an IPI) goes
+    // first; then wakers may skip the IPI.
+    pc.poll_kick.store(false, Ordering::Relaxed);
+    pc.polling.store(true, Ordering::SeqCst);
+    arch::irq_enable();
+    let t0 = arch::now_ns();
+    while !pc.poll_kick.load(Ordering::Relaxed)
+        && pc.need_resched() == Resched::None
+        && arch::now_ns().saturating_sub(t0) < window
+    {
+        ::core::hint::spin_loop();
+    }
+    arch::irq_disable();
+    pc.polling.store(false, Ordering::SeqCst);
+    // A waker that still saw `polling` raised the kick before: look again.
+    let kicked = pc.poll_kick.swap(false, Ordering::SeqCst);
+    kicked || pc.need_resched() != Resched::None
+}
+
+/// The idle loop of this CPU: polls briefly ([`IDLE_POLL_NS`]), then halts
+/// until a reschedule is pending, then lets the scheduler pick. Each time it
+/// is switched in it first tries to pull work from the busiest CPU (newidle
+/// balancing).
 pub fn cpu_idle() -> ! {
     let cpu = arch::cpu_id();
     let pc = percpu::cpu(cpu);
@@ -951,6 +1022,12 @@ pub fn cpu_idle() -> ! {
                 __schedule(SchedMode::Preempt);
                 continue;
             }
+        }
+        if poll_idle(pc) {
+            // A kick means a queued wakeup: `__schedule` drains it.
+            arch::irq_enable();
+            __schedule(SchedMode::Preempt);
+            continue;
         }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.

@@ -6,6 +6,7 @@
 //! time (so they hold for any `hz=`), and each test stays well under a second
 //! of guest time so the suite is quick under TCG too.
 
+mod call;
 mod classes;
 mod sched;
 mod smp;

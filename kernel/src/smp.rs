@@ -1,0 +1,327 @@
+//! Cross-CPU function calls (Linux's `smp_call_function_single`,
+//! `smp_call_function_many`, `on_each_cpu`), over the arch layer's
+//! [`IpiKind::Call`] IPI.
+//!
+//! Some work can only be done on a given CPU: reading or changing its local
+//! state (its clock, its interrupt controller, its per-CPU data without
+//! races), or making sure it has passed a point. A caller queues `func(arg)`
+//! on the target CPU and interrupts it; the target runs the call from its
+//! IPI handler ([`crate::hooks::ipi`]), with interrupts disabled, on
+//! whatever thread it interrupted.
+//!
+//! # Queues
+//! Each CPU has a fixed ring of [`QUEUE_LEN`] pending calls behind an
+//! interrupt-safe [`SpinLock`], preallocated in a static array: queueing,
+//! running and completing a call never allocates. Only the target CPU takes
+//! calls off its ring (in its IPI handler, interrupts off, one at a time and
+//! outside the lock, so a called function may itself queue calls), in FIFO
+//! order. Like the wake lists, a caller sends the IPI only when it queued
+//! into an empty ring: a non-empty ring has an IPI on its way, or its CPU is
+//! draining it and goes on until it is empty.
+//!
+//! # Completion
+//! Every queued call gets a ticket, the ring's running count of calls queued.
+//! After a call returns, its CPU publishes the ticket as the ring's `done`
+//! count (Release). Since a ring runs in order, a caller that waits needs no
+//! pointer into its stack: it spins until `done` reaches its ticket (Acquire,
+//! so it sees what the function wrote). Waiting is bounded by
+//! [`WAIT_TIMEOUT_NS`]: a CPU that does not answer (interrupts off for that
+//! long) gives [`CallError::Timeout`] instead of a hang; the call stays queued
+//! and still runs later.
+//!
+//! # Rules (as in Linux)
+//! - `func` runs with interrupts disabled: it must be short and must not
+//!   sleep, take a lock that its caller may hold, or wait for calls itself.
+//! - Waiting for another CPU (`wait = true`) needs interrupts enabled on the
+//!   caller: two CPUs waiting for each other with interrupts off would never
+//!   run each other's calls. Such a call is refused
+//!   ([`CallError::IrqsDisabled`]); without `wait`, calls may be queued from
+//!   any context, interrupt handlers included.
+//! - A call on the caller's own CPU runs at once, directly, with interrupts
+//!   disabled (no IPI), whatever `wait` says.
+//! - The caller holds no spinlock while it waits (a spinlock masks
+//!   interrupts, so this is the previous rule).
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::arch::{self, IpiKind};
+use crate::percpu::MAX_CPUS;
+use crate::sync::SpinLock;
+use crate::task;
+
+/// Pending calls one CPU can hold. A caller that finds the ring full waits
+/// (bounded) until the target has run some.
+pub const QUEUE_LEN: usize = 32;
+
+/// Longest a caller waits for its call to complete, or for room in a full
+/// ring: 1 s.
+pub const WAIT_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// A function to run on another CPU, with its argument.
+pub type CallFn = fn(usize);
+
+/// Why a cross-CPU call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallError {
+    /// The CPU index is out of range or the CPU is not online.
+    Offline(usize),
+    /// `wait` was asked for a call on another CPU with interrupts disabled.
+    IrqsDisabled,
+    /// The CPU did not run the call (or make room for it) within
+    /// [`WAIT_TIMEOUT_NS`]. A call that was queued still runs later.
+    Timeout(usize),
+}
+
+#[derive(Clone, Copy)]
+struct Call {
+    func: CallFn,
+    arg: usize,
+    ticket: u64,
+}
+
+fn nop(_: usize) {}
+
+struct Ring {
+    calls: [Call; QUEUE_LEN],
+    head: usize,
+    len: usize,
+    /// Calls ever queued here: the last ticket handed out.
+    queued: u64,
+}
+
+/// One CPU's pending calls and counters, on their own cache lines.
+#[repr(align(64))]
+struct CallQueue {
+    ring: SpinLock<Ring>,
+    /// Ticket of the last call that returned on this CPU.
+    done: AtomicU64,
+    /// This CPU is running its queue (no nested drain from a called function).
+    draining: AtomicBool,
+    /// Call IPIs this CPU received.
+    ipis: AtomicU64,
+    /// Calls this CPU ran on behalf of other CPUs.
+    calls: AtomicU64,
+}
+
+impl CallQueue {
+    const fn new() -> Self {
+        CallQueue {
+            ring: SpinLock::new(Ring {
+                calls: [Call {
+                    func: nop,
+                    arg: 0,
+                    ticket: 0,
+                }; QUEUE_LEN],
+                head: 0,
+                len: 0,
+                queued: 0,
+            }),
+            done: AtomicU64::new(0),
+            draining: AtomicBool::new(false),
+            ipis: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes the oldest pending call.
+    fn pop(&self) -> Option<Call> {
+        let mut r = self.ring.lock();
+        if r.len == 0 {
+            return None;
+        }
+        let c = r.calls[r.head];
+        r.head = (r.head + 1) % QUEUE_LEN;
+        r.len -= 1;
+        Some(c)
+    }
+}
+
+static QUEUES: [CallQueue; MAX_CPUS] = [const { CallQueue::new() }; MAX_CPUS];
+
+/// Whether `cpu` runs the scheduler (and so takes IPIs).
+fn online(cpu: usize) -> bool {
+    cpu < MAX_CPUS && task::online_mask() & (1 << cpu) != 0
+}
+
+/// Runs every call queued for this CPU, oldest first. From the call IPI (and
+/// from a caller spinning with interrupts disabled); interrupts are disabled.
+fn flush_local_queue() {
+    let q = &QUEUES[arch::cpu_id() % MAX_CPUS];
+    if q.draining.swap(true, Ordering::Acquire) {
+        return;
+    }
+    while let Some(c) = q.pop() {
+        (c.func)(c.arg);
+        q.calls.fetch_add(1, Ordering::Relaxed);
+        q.done.fetch_max(c.ticket, Ordering::Release);
+    }
+    q.draining.store(false, Ordering::Release);
+}
+
+/// The call IPI's work (from [`crate::hooks::ipi`], interrupts disabled).
+pub fn call_ipi() {
+    QUEUES[arch::cpu_id() % MAX_CPUS]
+        .ipis
+        .fetch_add(1, Ordering::Relaxed);
+    flush_local_queue();
+}
+
+/// Spins once while waiting for another CPU. With interrupts disabled, runs
+/// this CPU's own pending calls meanwhile: a CPU that waits for us with
+/// interrupts disabled too (a full ring) must not wait forever.
+fn wait_step() {
+    if !arch::irqs_enabled() {
+        flush_local_queue();
+    }
+    core::hint::spin_loop();
+}
+
+/// Queues `func(arg)` on `cpu` (another CPU) and interrupts it if its ring
+/// was empty. Returns the call's ticket. Waits (bounded) while the ring is
+/// full.
+fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
+    let q = &QUEUES[cpu];
+    let t0 = arch::now_ns();
+    loop {
+        let pushed = {
+            let mut r = q.ring.lock();
+            if r.len < QUEUE_LEN {
+                r.queued += 1;
+                let ticket = r.queued;
+                let i = (r.head + r.len) % QUEUE_LEN;
+                r.calls[i] = Call { func, arg, ticket };
+                r.len += 1;
+                Some((ticket, r.len == 1))
+            } else {
+                None
+            }
+        };
+        if let Some((ticket, first)) = pushed {
+            if first {
+                // The ring lock's release orders the entry before the IPI.
+                arch::send_ipi(cpu, IpiKind::Call);
+            }
+            return Ok(ticket);
+        }
+        if arch::now_ns().saturating_sub(t0) > WAIT_TIMEOUT_NS {
+            return Err(CallError::Timeout(cpu));
+        }
+        wait_step();
+    }
+}
+
+/// Waits until `cpu` ran the call with `ticket` (bounded).
+fn wait_done(cpu: usize, ticket: u64, t0: u64) -> Result<(), CallError> {
+    let q = &QUEUES[cpu];
+    while q.done.load(Ordering::Acquire) < ticket {
+        if arch::now_ns().saturating_sub(t0) > WAIT_TIMEOUT_NS {
+            return Err(CallError::Timeout(cpu));
+        }
+        wait_step();
+    }
+    Ok(())
+}
+
+/// Runs `func(arg)` on CPU `cpu`, with interrupts disabled there (Linux's
+/// `smp_call_function_single`). With `wait`, returns once it has returned
+/// (what it wrote is then visible); without, once it is queued. On this
+/// CPU it runs at once. See the module docs for the rules: with `wait` and
+/// another CPU, interrupts must be enabled.
+pub fn call_function_single(
+    cpu: usize,
+    func: CallFn,
+    arg: usize,
+    wait: bool,
+) -> Result<(), CallError> {
+    if !online(cpu) {
+        return Err(CallError::Offline(cpu));
+    }
+    // Interrupts off while deciding: no migration between the CPU check and
+    // the local call.
+    let irq = arch::irq_save();
+    if cpu == arch::cpu_id() {
+        func(arg);
+        arch::irq_restore(irq);
+        return Ok(());
+    }
+    arch::irq_restore(irq);
+    if wait && !arch::irqs_enabled() {
+        return Err(CallError::IrqsDisabled);
+    }
+    let t0 = arch::now_ns();
+    let ticket = enqueue(cpu, func, arg)?;
+    if wait {
+        wait_done(cpu, ticket, t0)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs `func(arg)` on every online CPU of `mask` (bit n = CPU n), this one
+/// included if it is in the mask (Linux's `smp_call_function_many` plus the
+/// local call of `on_each_cpu_mask`). CPUs of the mask that are not online
+/// are skipped, as in Linux. The other CPUs are all interrupted first, then
+/// the local call runs, then (with `wait`) the caller waits for each. The
+/// first error is returned, after every CPU was tried.
+pub fn call_function_many(
+    mask: u64,
+    func: CallFn,
+    arg: usize,
+    wait: bool,
+) -> Result<(), CallError> {
+    let mask = mask & task::online_mask();
+    if wait && !arch::irqs_enabled() && mask != 0 {
+        // Only a call on this CPU alone could be waited for here.
+        let irq = arch::irq_save();
+        let only_self = mask == 1 << arch::cpu_id();
+        arch::irq_restore(irq);
+        if !only_self {
+            return Err(CallError::IrqsDisabled);
+        }
+    }
+    let t0 = arch::now_ns();
+    let mut tickets = [0u64; MAX_CPUS];
+    let mut err = None;
+    // Interrupts off: this CPU stays this CPU until its own call ran.
+    let irq = arch::irq_save();
+    let me = arch::cpu_id();
+    for (cpu, t) in tickets.iter_mut().enumerate() {
+        if cpu == me || mask & (1 << cpu) == 0 {
+            continue;
+        }
+        match enqueue(cpu, func, arg) {
+            Ok(ticket) => *t = ticket,
+            Err(e) => {
+                err.get_or_insert(e);
+            }
+        }
+    }
+    if mask & (1 << me) != 0 {
+        func(arg);
+    }
+    arch::irq_restore(irq);
+    if wait {
+        for (cpu, &t) in tickets.iter().enumerate() {
+            if t != 0 {
+                if let Err(e) = wait_done(cpu, t, t0) {
+                    err.get_or_insert(e);
+                }
+            }
+        }
+    }
+    err.map_or(Ok(()), Err)
+}
+
+/// Runs `func(arg)` on every online CPU (Linux's `on_each_cpu`).
+pub fn on_each_cpu(func: CallFn, arg: usize, wait: bool) -> Result<(), CallError> {
+    call_function_many(u64::MAX, func, arg, wait)
+}
+
+/// Call IPIs CPU `cpu` received, and calls it ran for other CPUs.
+pub fn call_stats(cpu: usize) -> (u64, u64) {
+    let q = &QUEUES[cpu % MAX_CPUS];
+    (
+        q.ipis.load(Ordering::Relaxed),
+        q.calls.load(Ordering::Relaxed),
+    )
+}
