@@ -468,10 +468,11 @@ fn __schedule(mode: SchedMode) {
     // The lock stays held across the switch; the next thread releases it in
     // `finish_task_switch`.
     ::core::mem::forget(guard);
-    // SAFETY: interrupts are off and this CPU's runqueue lock is held; `prev.ctx`
+    // Soundness: interrupts are off and this CPU's runqueue lock is held; `prev.ctx`
     // is the running thread's save area, and `next.ctx` holds a context saved
     // by an earlier switch (whose `finish_task_switch` ran: `next` was held
     // by this locked runqueue, so it is off every CPU) or prepared by spawn.
+    // SAFETY: as argued just above.
     unsafe { arch::switch_context(prev.ctx.get(), next_t.ctx.get()) };
     finish_task_switch();
     arch::irq_restore(irq);
@@ -494,10 +495,11 @@ pub(super) fn finish_task_switch() {
     // forgot its guard before switching here; nothing uses that guard's borrow.
     unsafe { s.rq_lock(cpu).force_unlock() };
     if migrate {
-        // SAFETY: `migrating` was set by `__schedule` with the state in `sched`;
+        // Soundness: `migrating` was set by `__schedule` with the state in `sched`;
         // the thread is off the CPU and held by no runqueue, so this CPU is the
         // only one that touches it until it is attached below (`on_rq` stays
         // true: `task_rq_lock` waits for it to land).
+        // SAFETY: as argued just above.
         let st = unsafe { (*prev.sched.get()).take() };
         if let Some(st) = st {
             let target = s.find_idlest_cpu(&st, cpu);
@@ -632,10 +634,11 @@ fn take_sleeper(t: &Thread) -> Option<SchedTask> {
         ::core::hint::spin_loop();
     }
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
-    // SAFETY: `on_rq` is false (the blocking `schedule()` wrote `sched` before
+    // Soundness: `on_rq` is false (the blocking `schedule()` wrote `sched` before
     // publishing that, Release/Acquire) and `on_cpu` is false: the thread is
     // off every CPU and no runqueue holds it, so the `pi_lock` we hold makes
     // us the only user of `sched`.
+    // SAFETY: as argued just above.
     let st = unsafe { (*t.sched.get()).take() };
     if st.is_none() {
         crate::kprintln!("BUG: waking thread {} without scheduler state", t.idx());
@@ -914,10 +917,11 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
                     // wakeup places it on an allowed CPU.
                     if let Ok(Some(mut st)) = rq.dequeue_task(id, DequeueFlags::SLEEP) {
                         st.cpus_allowed = mask;
-                        // SAFETY: the runqueue that held the thread is locked
+                        // Soundness: the runqueue that held the thread is locked
                         // and the thread is asleep (off the CPU: the runqueue
                         // lock is held across switches); `on_rq` false is
                         // published after the write.
+                        // SAFETY: as argued just above.
                         unsafe { *t.sched.get() = Some(st) };
                         t.on_rq.store(false, Ordering::Release);
                     }

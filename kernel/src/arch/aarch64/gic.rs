@@ -172,10 +172,11 @@ pub fn init_cpu() {
             }
             // SGIs and PPIs: all Group 1.
             wr32(rd + GICR_IGROUPR0, 0xffff_ffff);
-            // SAFETY: ICC_SRE_EL1.SRE=1 (system register interface), ICC_PMR_EL1 =
+            // Soundness: ICC_SRE_EL1.SRE=1 (system register interface), ICC_PMR_EL1 =
             // 0xff (let every priority through), ICC_BPR1_EL1 = 0, ICC_IGRPEN1_EL1
             // = 1 (Group 1 on), all for this CPU only. Encodings: S3_0_C12_C12_5,
             // S3_0_C4_C6_0, S3_0_C12_C12_3, S3_0_C12_C12_7.
+            // SAFETY: as argued just above.
             unsafe {
                 core::arch::asm!(
                     "mrs {t}, S3_0_C12_C12_5",

@@ -239,11 +239,11 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
     APIC_IDS[0].store(boot_id, Ordering::Relaxed);
     ONLINE[0].store(true, Ordering::Relaxed);
     START_STATE[0].store(STARTING, Ordering::Relaxed);
-    // SAFETY: the RSDP address comes from the loader (or is boot's copy of
-    // it), and nothing has overwritten firmware tables yet (no heap).
-    let found = info
-        .rsdp
-        .and_then(|rsdp| unsafe { acpi::discover(rsdp, boot_id) });
+    let found = info.rsdp.and_then(|rsdp| {
+        // SAFETY: the RSDP address comes from the loader (or is boot's copy
+        // of it), and nothing has overwritten firmware tables yet (no heap).
+        unsafe { acpi::discover(rsdp, boot_id) }
+    });
     match found {
         Some(cpus) => {
             for (slot, &id) in APIC_IDS.iter().zip(&cpus.apic_ids[..cpus.len]) {
@@ -395,11 +395,12 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         entry: entry as usize as u64,
         rust_entry: ap_main as *const () as usize as u64,
     };
-    // SAFETY: the trampoline page is identity-mapped conventional RAM that
+    // Soundness: the trampoline page is identity-mapped conventional RAM that
     // only this code uses (see the module docs; TRAMPOLINE_OK checked the
     // memory map), START_LOCK gives us exclusive use of it, and no AP is
     // executing it (any earlier AP claimed its ticket and left, or parks
     // outside the argument block). The source is the kernel image's copy.
+    // SAFETY: as argued just above.
     unsafe {
         core::ptr::copy_nonoverlapping(
             code_start as *const u8,
