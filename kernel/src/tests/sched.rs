@@ -62,36 +62,40 @@ ktest!(sched_hog_cannot_starve_sleeper, || {
     // it at the next tick; the wakeup either preempts the hog at once or the
     // next tick does (the hog's protection has long expired), so each sleep
     // ends within 1 ms + 2 ticks, plus 2 ms slack for emulation jitter.
+    // Single samples can be longer when the host deschedules this vCPU (the
+    // 4-CPU runs put 4 vCPU threads on a 2-core host: stalls of 10-15 ms were
+    // seen), so at least 15 of the 20 sleeps must meet the bound, and none may
+    // exceed 50 ms: a starved sleeper would miss it every time.
     set_preempt(PreemptMode::Full);
     let hog = Hog::spawn("hog", TaskParams::default())?;
     let bound = 1_000_000 + 2 * tick_ns() + 2_000_000;
-    let (mut max, mut sum) = (0, 0);
-    let mut err = None;
+    let starved = 50_000_000;
+    let (mut max, mut sum, mut within) = (0, 0, 0);
     for _ in 0..20 {
         let t0 = arch::now_ns();
         task::sleep_ns(1_000_000);
         let dt = arch::now_ns() - t0;
         max = max.max(dt);
         sum += dt;
-        if dt > bound {
-            err = Some(dt);
-        }
+        within += u32::from(dt <= bound);
     }
     let hog_ns = hog.runtime_ns();
     hog.stop()?;
     kprintln!(
-        "    1 ms sleeps next to a hog: avg {} us, max {} us (bound {} us); hog ran {} ms",
+        "    1 ms sleeps next to a hog: avg {} us, max {} us, {} of 20 within {} us; hog ran {} ms",
         sum / 20 / 1000,
         max / 1000,
+        within,
         bound / 1000,
         hog_ns / 1_000_000
     );
     kassert!(
-        err.is_none(),
-        "a 1 ms sleep took {} ns (bound {} ns)",
-        err.unwrap_or(0),
+        within >= 15,
+        "only {} of 20 sleeps ended within {} ns",
+        within,
         bound
     );
+    kassert!(max <= starved, "a 1 ms sleep took {} ns", max);
     kassert!(hog_ns > 0);
     Ok(())
 });
