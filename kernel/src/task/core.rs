@@ -86,9 +86,9 @@
 //!
 //! # Preemption models (`kernel.sched_preempt`, boot `preempt=`)
 //! - none: switches only when a thread blocks, yields, exits or calls
-//!   `schedule()` / `cond_resched()`;
-//! - voluntary: the same here (Linux adds `might_resched` points, which this
-//!   kernel does not have);
+//!   `schedule()`; `cond_resched()` does nothing (stricter than Linux, whose
+//!   `none` still honours it: here it is what tells `voluntary` apart);
+//! - voluntary: plus at explicit `cond_resched()` points;
 //! - full: also on return from interrupt and at the end of a preempt-disabled
 //!   or spinlocked section, when an immediate reschedule is pending;
 //! - lazy: as full, but fair-class requests are lazy and only become immediate
@@ -783,13 +783,14 @@ pub fn preempt_count() -> u32 {
 }
 
 /// An explicit preemption point for long-running kernel loops: reschedules if
-/// a reschedule is pending, under the none and voluntary models (full and lazy
-/// preempt anyway; lazy leaves a lazy request to the tick, as Linux does).
+/// a reschedule is pending, under the voluntary model only (none switches
+/// only at blocking, yield and `schedule()`; full and lazy preempt anyway,
+/// and lazy leaves a lazy request to the tick, as Linux does).
 pub fn cond_resched() {
     let irq = arch::irq_save();
     let pc = percpu::this_cpu();
     let go = pc.preempt_count.load(Ordering::Relaxed) == 0
-        && matches!(preempt_mode(), PreemptMode::None | PreemptMode::Voluntary)
+        && preempt_mode() == PreemptMode::Voluntary
         && pc.need_resched() != Resched::None;
     arch::irq_restore(irq);
     if go {
@@ -874,7 +875,7 @@ pub enum AffinityError {
 /// is asked to reschedule and moves when it is off its CPU (at once for the
 /// caller itself; for a thread running on another CPU at its next preemption
 /// point, i.e. at once under the full and lazy models, at its next
-/// `schedule()` / `cond_resched()` under none and voluntary).
+/// `schedule()` under none, or `cond_resched()` under voluntary).
 pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
     let s = SCHED.get().ok_or(AffinityError::NoSuchThread)?;
     let mask = mask & online_mask();

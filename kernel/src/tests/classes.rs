@@ -113,7 +113,8 @@ enum Point {
     Spin,
     /// Spins, calling `cond_resched()` every [`COND_RESCHED_NS`].
     CondResched,
-    /// Spins 1.5 ticks with no switch point, then `yield_now()`.
+    /// Spins 1.5 ticks calling `cond_resched()` every [`COND_RESCHED_NS`]
+    /// (ignored under `none`, where this point is used), then `yield_now()`.
     Yield,
     /// Spins 1.5 ticks (2 after a timer wakeup) with no switch point, then
     /// blocks (sleeps a quarter tick: until the next tick).
@@ -202,7 +203,18 @@ fn hog_after(s: &Shared, point: Point, t_wake: u64, limit: u64) {
             }
         }
         Point::Yield | Point::Block => {
-            spin_until(t_wake + tick_ns() + tick_ns() / 2);
+            let end = t_wake + tick_ns() + tick_ns() / 2;
+            if point == Point::Yield {
+                // cond_resched() is not a switch point under `none`: the
+                // wakee must still wait for the yield.
+                let mut next = t_wake + COND_RESCHED_NS;
+                while next < end {
+                    spin_until(next);
+                    task::cond_resched();
+                    next += COND_RESCHED_NS;
+                }
+            }
+            spin_until(end);
             mark(s);
             if point == Point::Yield {
                 task::yield_now();
@@ -1088,8 +1100,9 @@ ktest!(classes_setattr_fair_fifo_round_trip, || {
 ktest!(classes_model_switch_under_load, || {
     // Two producer/consumer pairs (NORMAL -> NORMAL, FIFO 20 -> BATCH) pass
     // numbered messages through small channels while a NORMAL and a BATCH hog
-    // spin (calling cond_resched() every 100 us, so that none/voluntary make
-    // progress too) and a FIFO 80 thread switches the preemption model every
+    // spin (calling cond_resched() every 100 us for voluntary, and yielding
+    // every 1 ms, the only switch point under none) and a FIFO 80 thread
+    // switches the preemption model every
     // tick, cycling none, voluntary, full, lazy. Nothing may be lost: every
     // message arrives, in order, and every thread finishes.
     const MSGS: u32 = 300;
@@ -1160,8 +1173,11 @@ ktest!(classes_model_switch_under_load, || {
                 while !s.stop.load(Ordering::Relaxed) && now() < limit {
                     let t = now();
                     spin_until(t + 100_000);
-                    s.hog_spins.fetch_add(1, Ordering::Relaxed);
+                    let n = s.hog_spins.fetch_add(1, Ordering::Relaxed);
                     task::cond_resched();
+                    if n % 10 == 9 {
+                        task::yield_now();
+                    }
                 }
             })
             .map_err(err("spawn"))?,

@@ -5,7 +5,8 @@
 //!
 //! All threads sleep until a common start time (a tick boundary wakes them
 //! together), then spin until a common end time, calling `cond_resched()` so
-//! the none / voluntary preemption models still share the CPU. The runtime is
+//! the voluntary model still shares the CPU (under `none` the first thread
+//! keeps it until its end time: that is what `none` means). The runtime is
 //! the scheduler's `sum_exec_runtime`, from `join`.
 
 use alloc::vec::Vec;
