@@ -56,6 +56,18 @@ impl<T: Send> Channel<T> {
 
     /// Queues `v`, sleeping while the channel is full.
     pub fn send(&self, v: T) {
+        self.push_wait(v);
+        self.not_empty.wake_one();
+    }
+
+    /// [`Self::send`] for a sender that blocks right after (a request/reply
+    /// pair): wakes the receiver with WF_SYNC, as Linux's pipe writes do.
+    pub fn send_sync(&self, v: T) {
+        self.push_wait(v);
+        self.not_empty.wake_one_sync();
+    }
+
+    fn push_wait(&self, v: T) {
         let mut v = Some(v);
         self.not_full.wait_event(|| {
             let mut r = self.ring.lock();
@@ -68,7 +80,6 @@ impl<T: Send> Channel<T> {
                 false
             }
         });
-        self.not_empty.wake_one();
     }
 
     /// Takes the oldest message, sleeping while the channel is empty.

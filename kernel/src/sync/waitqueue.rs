@@ -125,11 +125,22 @@ impl WaitQueue {
     /// Wakes the first queued thread that is actually asleep and unqueues it.
     /// Returns whether one was woken. Callable from interrupt context.
     pub fn wake_one(&self) -> bool {
+        self.wake_one_flags(sched::WakeFlags::empty())
+    }
+
+    /// [`Self::wake_one`] with WF_SYNC: the waker is about to sleep, so the
+    /// wakee may come to the waker's CPU (wake-affine) and, with NEXT_BUDDY,
+    /// `preempt_sync` decides the preemption (Linux's `wake_up_sync`).
+    pub fn wake_one_sync(&self) -> bool {
+        self.wake_one_flags(sched::WakeFlags::SYNC)
+    }
+
+    fn wake_one_flags(&self, wf: sched::WakeFlags) -> bool {
         let mut l = self.list.lock();
         let mut i = l.head;
         while i != NIL {
             let next = task::thread(i).wq_next.load(Ordering::Relaxed);
-            if task::try_to_wake_up(i, sched::WakeFlags::empty()) {
+            if task::try_to_wake_up(i, wf) {
                 Self::unlink(&mut l, i);
                 return true;
             }

@@ -39,7 +39,8 @@ pub fn run(
             if v == POISON {
                 break;
             }
-            pong.send(v);
+            // Like a pipe write followed by a read: a sync wakeup.
+            pong.send_sync(v);
         })?;
     }
     let stop = job.stop_flag();
@@ -53,7 +54,7 @@ pub fn run(
             if stop.stopped() {
                 break;
             }
-            ping.send(i);
+            ping.send_sync(i);
             pong.recv();
             done += 1;
         }
