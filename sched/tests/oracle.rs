@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use sched::oracle::{OState, Oracle};
 use sched::{Feature, Policy, PreemptMode, TaskId, TaskParams, WakeFlags, WakeupReason};
 
-const MAX_TASKS: u32 = 12;
+const MAX_TASKS: u32 = 48;
 
 #[derive(Clone, Debug)]
 enum Op {

@@ -36,13 +36,16 @@
 //!
 //! ## O(log n) pick
 //!
-//! The tree ([`tree::Timeline`]) is ordered by deadline and every node carries the
-//! minimum vruntime of its subtree. If the leftmost (earliest-deadline) entity is
-//! eligible it is the answer (the O(1) fast path, taken most of the time).
-//! Otherwise descend from the root: whenever the left subtree's minimum vruntime
-//! is eligible, that subtree holds an eligible entity with an earlier deadline
-//! than anything to the right, so go left; else, if the node itself is eligible,
-//! it is the answer; else go right. Each step goes one level down: O(log n).
+//! The timeline ([`tree::Timeline`], a B+tree) is ordered by deadline and every
+//! internal entry carries the minimum vruntime of its subtree. If the leftmost
+//! (earliest-deadline) entity is eligible it is the answer (the O(1) fast path;
+//! its vruntime is read from the tree's first leaf). Otherwise
+//! `Timeline::first_eligible` descends from the root taking, at each
+//! level, the first entry whose subtree minimum vruntime is eligible: that
+//! subtree holds an eligible entity, and everything before it is ineligible.
+//! For the search the eligibility test is divided out once:
+//! `v ≤ V ⇔ v − v0 ≤ ⌊Σ(v_i − v0)w_i / Σw_i⌋`, so each step is an `i64`
+//! comparison. One node per level: O(log n).
 //!
 //! ## Placement and lag
 //!
@@ -626,30 +629,34 @@ impl FairRq {
             stat!(protect);
             return Some(TaskId(curr));
         }
-        let mut best = NIL;
-        if leftmost != NIL && self.vruntime_eligible(ts, se(ts, leftmost).vruntime) {
+        // v ≤ V ⇔ (v − v0)·Σw ≤ Σ(v_i − v0)w_i. The leftmost's vruntime is read
+        // from the tree's first leaf, not its task (usually a cache miss).
+        let (avg, load) = self.sums(ts);
+        let mut best = if leftmost != NIL && avg >= self.key(self.timeline.first_vruntime()) * load
+        {
             stat!(fast);
-            best = leftmost;
+            leftmost
         } else {
             stat!(heap);
-            // Heap search: one comparison of sums per level.
-            let (avg, load) = self.sums(ts);
-            let elig = |v: u64| avg >= self.key(v) * load;
-            let t = &self.timeline;
-            let mut node = t.root;
-            while node != NIL {
-                let n = t.node(node);
-                if n.left != NIL && elig(t.node(n.left).min_vruntime) {
-                    node = n.left;
-                    continue;
-                }
-                if elig(n.vruntime) {
-                    best = node;
-                    break;
-                }
-                node = n.right;
+            // Heap search. With Σw > 0 the test is (v − v0) ≤ ⌊Σ(v_i − v0)w_i / Σw⌋,
+            // so one division up front turns every test into an i64 comparison.
+            let bound = if load > 0 {
+                floor_div(avg, load)
+            } else if avg >= 0 {
+                i128::MAX
+            } else {
+                i128::MIN
+            };
+            let zero = self.zero_vruntime;
+            match i64::try_from(bound) {
+                Ok(b) => self
+                    .timeline
+                    .first_eligible(|v| v.wrapping_sub(zero) as i64 <= b),
+                // Beyond every key: all eligible, or none.
+                Err(_) if bound > 0 => leftmost,
+                Err(_) => NIL,
             }
-        }
+        };
         if best == NIL || (curr != NIL && vbefore(se(ts, curr).deadline, se(ts, best).deadline)) {
             best = curr;
         }
@@ -894,8 +901,7 @@ impl FairRq {
             if !e.on_rq {
                 return Err("tree entity not on_rq");
             }
-            let node = self.timeline.node(i);
-            if (node.deadline, node.vruntime, node.slice) != (e.deadline, e.vruntime, e.slice_ns) {
+            if self.timeline.entry(i) != (e.deadline, e.vruntime, e.slice_ns) {
                 return Err("tree node key out of sync with its entity");
             }
             if let Some(d) = prev_deadline {
