@@ -23,7 +23,7 @@ SMP_TEST       ?= 4
 CARGO ?= cargo
 export SMP MEM
 
-.PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-aarch64 \
+.PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 \
         test-x86_64-smp test-aarch64-smp \
         bench lint fmt clean ensure-qemu test-shell
 
@@ -54,6 +54,11 @@ test-x86_64:
 	$(MAKE) kernel ARCH=x86_64
 	SMP=1 scripts/ktest.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 	$(MAKE) test-x86_64-smp
+	$(MAKE) test-x86_64-grub
+
+# Bare-metal boot path: the same ELF from a GRUB ISO through Multiboot2.
+test-x86_64-grub:
+	SMP=2 scripts/grub-boot-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 
 test-x86_64-smp:
 	SMP=$(SMP_TEST) scripts/ktest.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
