@@ -23,7 +23,7 @@ SMP_TEST       ?= 4
 CARGO ?= cargo
 export SMP MEM
 
-.PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 \
+.PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp \
         bench lint fmt clean ensure-qemu test-shell
 
@@ -98,6 +98,10 @@ test-shell: ensure-qemu
 bench:
 	$(CARGO) run -p bench --profile bench
 	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --test oracle
+
+# The scheduler on virtual CPUs on the host: make sim ARGS="--cpus 2 hog hog:5"
+sim:
+	$(CARGO) run -q -p bench --release --bin sim -- $(ARGS)
 
 lint:
 	$(CARGO) fmt --all -- --check
