@@ -110,6 +110,36 @@ impl core::fmt::Display for ParamsError {
 }
 
 impl TaskParams {
+    /// SCHED_FIFO at RT priority `prio` (1..=99).
+    pub const fn fifo(prio: u8) -> Self {
+        TaskParams {
+            policy: Policy::Fifo,
+            nice: 0,
+            rt_priority: prio,
+            slice_ns: 0,
+        }
+    }
+
+    /// SCHED_RR at RT priority `prio` (1..=99).
+    pub const fn rr(prio: u8) -> Self {
+        TaskParams {
+            policy: Policy::RoundRobin,
+            nice: 0,
+            rt_priority: prio,
+            slice_ns: 0,
+        }
+    }
+
+    /// A fair policy (NORMAL, BATCH or IDLE) at nice 0 with the base slice.
+    pub const fn fair(policy: Policy) -> Self {
+        TaskParams {
+            policy,
+            nice: 0,
+            rt_priority: 0,
+            slice_ns: 0,
+        }
+    }
+
     /// Checks the ranges Linux's `sched_setattr` checks.
     pub fn validate(&self) -> Result<(), ParamsError> {
         if !(-20..=19).contains(&self.nice) {

@@ -14,29 +14,6 @@ use sched::{
     WakeupReason,
 };
 
-fn fifo(prio: u8) -> TaskParams {
-    TaskParams {
-        policy: Policy::Fifo,
-        rt_priority: prio,
-        ..TaskParams::default()
-    }
-}
-
-fn rr(prio: u8) -> TaskParams {
-    TaskParams {
-        policy: Policy::RoundRobin,
-        rt_priority: prio,
-        ..TaskParams::default()
-    }
-}
-
-fn policy(p: Policy) -> TaskParams {
-    TaskParams {
-        policy: p,
-        ..TaskParams::default()
-    }
-}
-
 fn check(h: &H) {
     h.rq.check().unwrap();
 }
@@ -72,8 +49,8 @@ fn class_order_is_rt_fair_idle() {
     // The pick walks the classes from the top: RT, then fair, then idle (None).
     let mut h = H::one();
     h.spawn(1, TaskParams::default());
-    h.spawn(2, policy(Policy::Idle));
-    h.spawn(3, fifo(1));
+    h.spawn(2, TaskParams::fair(Policy::Idle));
+    h.spawn(3, TaskParams::fifo(1));
     check(&h);
     assert_eq!(
         h.pick(),
@@ -102,7 +79,7 @@ fn class_wakeup_preemption_follows_the_order() {
         h.spawn(1, TaskParams::default());
         h.pick();
         // RT wakee over a fair current: higher class, always Now.
-        let d = wake_fresh(&mut h, 2, fifo(10));
+        let d = wake_fresh(&mut h, 2, TaskParams::fifo(10));
         assert_eq!(d.reason, WakeupReason::HigherClass, "{mode:?}");
         assert!(d.preempt);
         assert_eq!(
@@ -202,18 +179,18 @@ fn rt_wakeups_are_now_in_every_mode() {
     for mode in PreemptMode::ALL {
         let mut h = H::one();
         set_mode(&h, mode);
-        h.spawn(1, fifo(10));
+        h.spawn(1, TaskParams::fifo(10));
         h.pick();
-        let d = wake_fresh(&mut h, 2, fifo(20));
+        let d = wake_fresh(&mut h, 2, TaskParams::fifo(20));
         assert_eq!(d.reason, WakeupReason::RtHigherPriority, "{mode:?}");
         assert!(d.preempt);
         assert_eq!(d.resched, Resched::Now, "{mode:?}");
         assert_eq!(h.pick(), Some(2));
         // Equal or lower priority: no preemption.
-        let d = wake_fresh(&mut h, 3, fifo(20));
+        let d = wake_fresh(&mut h, 3, TaskParams::fifo(20));
         assert_eq!(d.reason, WakeupReason::RtNotHigher);
         assert!(!d.preempt);
-        let d = wake_fresh(&mut h, 4, rr(5));
+        let d = wake_fresh(&mut h, 4, TaskParams::rr(5));
         assert_eq!(d.reason, WakeupReason::RtNotHigher);
         assert_eq!(d.resched, Resched::None);
         assert_eq!(h.pick(), Some(2));
@@ -225,9 +202,9 @@ fn idle_target_is_always_now() {
     for mode in PreemptMode::ALL {
         for p in [
             TaskParams::default(),
-            policy(Policy::Batch),
-            policy(Policy::Idle),
-            fifo(1),
+            TaskParams::fair(Policy::Batch),
+            TaskParams::fair(Policy::Idle),
+            TaskParams::fifo(1),
         ] {
             let mut h = H::one();
             set_mode(&h, mode);
@@ -248,8 +225,8 @@ fn idle_target_is_always_now() {
 fn batch_and_idle_wakees_never_preempt_a_normal_current() {
     for mode in PreemptMode::ALL {
         for (p, row) in [
-            (policy(Policy::Batch), FairWakeup::NotNormalPolicy),
-            (policy(Policy::Idle), FairWakeup::IdleWakee),
+            (TaskParams::fair(Policy::Batch), FairWakeup::NotNormalPolicy),
+            (TaskParams::fair(Policy::Idle), FairWakeup::IdleWakee),
         ] {
             let mut h = H::one();
             set_mode(&h, mode);
@@ -278,7 +255,7 @@ fn batch_wakee_is_eligible_but_waits_for_the_tick() {
     h.spawn(1, TaskParams::default());
     h.pick();
     h.adv(2 * MS);
-    let d = wake_fresh(&mut h, 2, policy(Policy::Batch));
+    let d = wake_fresh(&mut h, 2, TaskParams::fair(Policy::Batch));
     assert!(!d.preempt);
     assert!(h.rq.entity_eligible(TaskId(2)), "zero lag: eligible");
     // The tick (protection long over, nr_queued > 1) hands it the CPU.
@@ -328,9 +305,9 @@ fn normal_wakee_preempts_protected_sched_idle_current() {
         // SCHED_IDLE vs SCHED_IDLE: ordinary EEVDF rules (no IdleCurrent).
         let mut h = H::one();
         set_mode(&h, mode);
-        h.spawn(1, policy(Policy::Idle));
+        h.spawn(1, TaskParams::fair(Policy::Idle));
         h.pick();
-        let d = wake_fresh(&mut h, 2, policy(Policy::Idle));
+        let d = wake_fresh(&mut h, 2, TaskParams::fair(Policy::Idle));
         assert!(!matches!(
             d.reason,
             WakeupReason::Fair(FairWakeup::IdleCurrent | FairWakeup::IdleWakee)
@@ -350,7 +327,9 @@ fn setattr_moves_a_running_task_between_classes() {
     let other = 3 - run;
     h.adv(300 * US);
     // Fair -> FIFO while running: it stays current, no reschedule.
-    let r = h.rq.sched_setattr(TaskId(run), fifo(50)).unwrap();
+    let r =
+        h.rq.sched_setattr(TaskId(run), TaskParams::fifo(50))
+            .unwrap();
     check(&h);
     assert_eq!(r, Resched::None);
     assert_eq!(h.rq.rt.nr_running, 1);
@@ -379,21 +358,25 @@ fn setattr_moves_a_running_task_between_classes() {
         "fair again: the other runs"
     );
     // RT priority changes while running: a queued higher RT task takes over.
-    h.rq.sched_setattr(TaskId(run), fifo(50)).unwrap();
-    h.rq.sched_setattr(TaskId(other), fifo(40)).unwrap();
+    h.rq.sched_setattr(TaskId(run), TaskParams::fifo(50))
+        .unwrap();
+    h.rq.sched_setattr(TaskId(other), TaskParams::fifo(40))
+        .unwrap();
     h.pick();
     check(&h);
     assert_eq!(h.curr(), Some(run));
-    let r = h.rq.sched_setattr(TaskId(run), fifo(30)).unwrap();
+    let r =
+        h.rq.sched_setattr(TaskId(run), TaskParams::fifo(30))
+            .unwrap();
     assert_eq!(r, Resched::Now, "dropped below a queued RT task");
     assert_eq!(h.pick(), Some(other));
     check(&h);
     // FIFO -> IDLE policy while queued and running.
-    h.rq.sched_setattr(TaskId(other), policy(Policy::Idle))
+    h.rq.sched_setattr(TaskId(other), TaskParams::fair(Policy::Idle))
         .unwrap();
     check(&h);
     assert_eq!(h.pick(), Some(run));
-    h.rq.sched_setattr(TaskId(run), policy(Policy::Batch))
+    h.rq.sched_setattr(TaskId(run), TaskParams::fair(Policy::Batch))
         .unwrap();
     check(&h);
     h.run_ms(20);
@@ -411,7 +394,7 @@ fn setattr_on_queued_delayed_and_blocked_tasks() {
     h.run_ms(10);
     // Queued fair -> RR: it preempts the fair current.
     let q = (1..=3).find(|&i| Some(i) != h.curr()).unwrap();
-    let r = h.rq.sched_setattr(TaskId(q), rr(5)).unwrap();
+    let r = h.rq.sched_setattr(TaskId(q), TaskParams::rr(5)).unwrap();
     check(&h);
     assert_eq!(r, Resched::Now);
     assert_eq!(h.pick(), Some(q));
@@ -432,7 +415,7 @@ fn setattr_on_queued_delayed_and_blocked_tasks() {
         Some(TaskState::Delayed)
     );
     // A delayed task changed to FIFO: its dequeue completes, it stays asleep.
-    h.rq.sched_setattr(TaskId(d), fifo(10)).unwrap();
+    h.rq.sched_setattr(TaskId(d), TaskParams::fifo(10)).unwrap();
     check(&h);
     assert_eq!(h.rq.task(TaskId(d)).unwrap().state, TaskState::Blocked);
     assert_eq!(h.rq.rt.nr_running, 0);
@@ -452,8 +435,11 @@ fn setattr_on_queued_delayed_and_blocked_tasks() {
     assert_eq!(h.rq.rt.nr_running, 0);
     // Invalid parameters change nothing.
     let before = h.task(d).params;
-    assert!(h.rq.sched_setattr(TaskId(d), fifo(0)).is_err());
-    assert!(h.rq.sched_setattr(TaskId(d), fifo(100)).is_err());
+    assert!(h.rq.sched_setattr(TaskId(d), TaskParams::fifo(0)).is_err());
+    assert!(h
+        .rq
+        .sched_setattr(TaskId(d), TaskParams::fifo(100))
+        .is_err());
     assert_eq!(h.task(d).params, before);
     check(&h);
 }
@@ -467,8 +453,8 @@ fn rr_timeslice_comes_from_the_tunable() {
         .tunables
         .set("kernel.sched_rr_timeslice_ms", "10")
         .unwrap();
-    h.spawn(1, rr(20));
-    h.spawn(2, rr(20));
+    h.spawn(1, TaskParams::rr(20));
+    h.spawn(2, TaskParams::rr(20));
     assert_eq!(h.task(1).rt.slice_left_ns, 10 * MS);
     h.pick();
     // At HZ=1000 each runs exactly 10 ticks, then the other.
@@ -514,7 +500,7 @@ fn rr_timeslice_comes_from_the_tunable() {
     );
     // A lone RR task is not rescheduled at expiry; its slice is refilled.
     let mut h = H::one();
-    h.spawn(1, rr(20));
+    h.spawn(1, TaskParams::rr(20));
     h.pick();
     for _ in 0..250 {
         h.adv(MS);
@@ -523,8 +509,8 @@ fn rr_timeslice_comes_from_the_tunable() {
     assert!(h.task(1).rt.slice_left_ns <= 100 * MS);
     // A FIFO task is never rotated by the tick, even with a peer waiting.
     let mut h = H::one();
-    h.spawn(1, fifo(20));
-    h.spawn(2, fifo(20));
+    h.spawn(1, TaskParams::fifo(20));
+    h.spawn(2, TaskParams::fifo(20));
     assert_eq!(h.pick(), Some(1));
     h.run_ms(500);
     assert_eq!(h.curr(), Some(1));
@@ -549,7 +535,7 @@ fn fifo_pick_across_99_priorities() {
     // A fixed shuffle (no rand dependency): multiply by a unit mod 101.
     order.sort_by_key(|&p| (p as u32 * 37) % 101);
     for (i, &p) in order.iter().enumerate() {
-        let d = rq.wake_up_new_task(TaskId(p as u32), SchedTask::new(fifo(p)));
+        let d = rq.wake_up_new_task(TaskId(p as u32), SchedTask::new(TaskParams::fifo(p)));
         rq.check().unwrap();
         // Each wakee preempts iff it is above everything queued so far.
         let above = order[..i].iter().all(|&q| q < p);
@@ -563,8 +549,8 @@ fn fifo_pick_across_99_priorities() {
     assert_eq!(rq.rt.nr_running, 99);
     // Two more at the bitmap's 63/64 word boundary: FIFO order within a
     // priority (behind the first ones).
-    rq.wake_up_new_task(TaskId(100), SchedTask::new(fifo(64)));
-    rq.wake_up_new_task(TaskId(101), SchedTask::new(fifo(63)));
+    rq.wake_up_new_task(TaskId(100), SchedTask::new(TaskParams::fifo(64)));
+    rq.wake_up_new_task(TaskId(101), SchedTask::new(TaskParams::fifo(63)));
     rq.check().unwrap();
     let mut seen = Vec::new();
     rq.pick_next_task();

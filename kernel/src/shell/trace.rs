@@ -165,23 +165,33 @@ pub fn sched_switch(rq: &Rq, prev: u32, next: u32, preempt: bool) {
     });
 }
 
-fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
+/// Records an event about one thread (`idx`), seen from the current one.
+fn record_task_event(idx: u32, prio: i32, kind: Kind) {
+    let cur = task::current_idx();
     record(Rec {
         ts: arch::now_ns(),
         cpu: arch::cpu_id() as u32,
-        cur: task::current_idx(),
+        cur,
         a: idx,
         a_prio: prio,
         b: 0,
         b_prio: 0,
-        kind: Kind::Wakeup {
-            new,
-            target: target as u32,
-        },
-        cur_comm: name(task::current_idx()),
+        kind,
+        cur_comm: name(cur),
         a_comm: name(idx),
         b_comm: "",
     });
+}
+
+fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
+    record_task_event(
+        idx,
+        prio,
+        Kind::Wakeup {
+            new,
+            target: target as u32,
+        },
+    );
 }
 
 /// Hook: thread `idx` (Linux prio `prio`, `SchedTask::prio`) was woken, to
@@ -204,25 +214,16 @@ pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
 /// Hook: thread `idx` (Linux prio `prio`) moves from CPU `orig` to `dest`.
 #[inline]
 pub fn sched_migrate_task(idx: u32, prio: i32, orig: usize, dest: usize) {
-    if !on() {
-        return;
+    if on() {
+        record_task_event(
+            idx,
+            prio,
+            Kind::Migrate {
+                orig: orig as u32,
+                dest: dest as u32,
+            },
+        );
     }
-    record(Rec {
-        ts: arch::now_ns(),
-        cpu: arch::cpu_id() as u32,
-        cur: task::current_idx(),
-        a: idx,
-        a_prio: prio,
-        b: 0,
-        b_prio: 0,
-        kind: Kind::Migrate {
-            orig: orig as u32,
-            dest: dest as u32,
-        },
-        cur_comm: name(task::current_idx()),
-        a_comm: name(idx),
-        b_comm: "",
-    });
 }
 
 /// A thread's name at record time (idle threads are named at dump time).

@@ -559,14 +559,10 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
             match rq.ttwu_runnable(id, wf) {
                 TtwuRunnable::Woken(d) => {
                     let curr = rq.curr() == Some(id);
-                    let allowed = rq
-                        .task(id)
-                        .is_some_and(|st| st.cpus_allowed & (1u64 << cpu) != 0);
-                    crate::shell::trace::sched_wakeup(
-                        idx,
-                        rq.task(id).map_or(120, |st| st.prio()),
-                        cpu,
-                    );
+                    let held = rq.task(id);
+                    let allowed = held.is_some_and(|st| st.cpus_allowed & (1u64 << cpu) != 0);
+                    let prio = held.map_or(120, |st| st.prio());
+                    crate::shell::trace::sched_wakeup(idx, prio, cpu);
                     drop(rq);
                     s.kick_if_needed(cpu, this_cpu, d.resched);
                     if !allowed && !curr {

@@ -53,29 +53,6 @@ fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> String {
     move |e| format!("{what}: {e:?}")
 }
 
-fn fifo(prio: u8) -> TaskParams {
-    TaskParams {
-        policy: Policy::Fifo,
-        rt_priority: prio,
-        ..TaskParams::default()
-    }
-}
-
-fn rr(prio: u8) -> TaskParams {
-    TaskParams {
-        policy: Policy::RoundRobin,
-        rt_priority: prio,
-        ..TaskParams::default()
-    }
-}
-
-fn policy(p: Policy) -> TaskParams {
-    TaskParams {
-        policy: p,
-        ..TaskParams::default()
-    }
-}
-
 fn with_slice(p: TaskParams, slice_ns: u64) -> TaskParams {
     TaskParams { slice_ns, ..p }
 }
@@ -95,7 +72,8 @@ struct Controller;
 
 impl Controller {
     fn enter() -> Result<Controller, String> {
-        task::sched_setattr(task::current(), fifo(CTRL_PRIO)).map_err(err("setattr"))?;
+        task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+            .map_err(err("setattr"))?;
         Ok(Controller)
     }
 }
@@ -329,7 +307,7 @@ fn rt_timer_round(point: Point) -> Result<Round, String> {
     let w_idx = Arc::new(AtomicU32::new(0));
     let ctl = Controller::enter()?;
     let s = sh.clone();
-    let w = task::spawn("cls-rt-sleeper", fifo(50), move || {
+    let w = task::spawn("cls-rt-sleeper", TaskParams::fifo(50), move || {
         s.blocked.store(true, Ordering::SeqCst);
         task::sleep_ns(2 * tick + tick / 2);
         s.t_run.store(now(), Ordering::SeqCst);
@@ -522,7 +500,15 @@ ktest!(classes_rt_wakeup_latency_by_model, || {
         for _ in 0..2 {
             let wa = format!("{} (woken by the hog)", mode.name());
             let wb = format!("{} (woken by the tick)", mode.name());
-            let hog_round = || wake_round(TaskParams::default(), fifo(50), pa, false, max_wait);
+            let hog_round = || {
+                wake_round(
+                    TaskParams::default(),
+                    TaskParams::fifo(50),
+                    pa,
+                    false,
+                    max_wait,
+                )
+            };
             let check = match mode {
                 PreemptMode::Full | PreemptMode::Lazy => check_immediate,
                 _ => check_at_point,
@@ -612,7 +598,7 @@ ktest!(classes_sched_idle_preempted_by_normal, || {
     // that row): it is honoured at the next tick at the latest (nominally 3P/4,
     // <= 2P with TCG's late ticks); we only bound it and print which it was.
     let tick = tick_ns();
-    let hog = with_slice(policy(Policy::Idle), 100 * MS);
+    let hog = with_slice(TaskParams::fair(Policy::Idle), 100 * MS);
     set_preempt(PreemptMode::Full);
     let round = || wake_round(hog, TaskParams::default(), Point::Spin, false, 2 * tick);
     let full = retry("full", round, |what, r| {
@@ -666,7 +652,15 @@ ktest!(classes_batch_never_wakeup_preempts, || {
     for _ in 0..2 {
         let batch = retry(
             "BATCH wakee",
-            || wake_round(hog, policy(Policy::Batch), Point::Spin, true, max_wait),
+            || {
+                wake_round(
+                    hog,
+                    TaskParams::fair(Policy::Batch),
+                    Point::Spin,
+                    true,
+                    max_wait,
+                )
+            },
             |what, r| {
                 kassert!(r.ran, "{}: never ran ({:?})", what, r);
                 // A preemption at the wakeup would run it with no tick between.
@@ -738,27 +732,11 @@ ktest!(classes_rr_timeslice_alternation, || {
     set_preempt(PreemptMode::Full);
     const TS_MS: u64 = 10;
     let _ts = RrTimeslice::set(TS_MS)?;
-    // Retried like the timing rounds (see `retry`): a host stall lengthens a
-    // run; a scheduling fault fails every attempt.
-    let mut last = String::new();
-    for attempt in 1..=ATTEMPTS {
-        match rr_round(TS_MS * MS) {
-            Ok(runs) => {
-                kprintln!("    RR runs (thread:us), timeslice {} ms:{}", TS_MS, runs);
-                return Ok(());
-            }
-            Err(e) => {
-                kprintln!(
-                    "    (attempt {} of {} failed, retrying: {})",
-                    attempt,
-                    ATTEMPTS,
-                    e
-                );
-                last = e;
-            }
-        }
-    }
-    Err(format!("{} attempts failed; last: {}", ATTEMPTS, last))
+    // A host stall lengthens a run; the ktest runner retries the whole test,
+    // and a scheduling fault fails every attempt.
+    let runs = rr_round(TS_MS * MS)?;
+    kprintln!("    RR runs (thread:us), timeslice {} ms:{}", TS_MS, runs);
+    Ok(())
 });
 
 /// Three RR threads of priority 30 record who runs when; returns the runs
@@ -785,7 +763,7 @@ fn rr_round(ts: u64) -> Result<String, String> {
     for me in 0..N {
         let l = log.clone();
         tids.push(
-            task::spawn("cls-rr", rr(30), move || loop {
+            task::spawn("cls-rr", TaskParams::rr(30), move || loop {
                 if l.owner.load(Ordering::SeqCst) != me {
                     task::preempt_disable();
                     let k = l.n.load(Ordering::SeqCst) as usize;
@@ -855,7 +833,7 @@ ktest!(classes_fifo_runs_until_it_blocks, || {
     let sh = Arc::new(S::default());
     let ctl = Controller::enter()?;
     let s = sh.clone();
-    let a = task::spawn("cls-fifo-a", fifo(50), move || {
+    let a = task::spawn("cls-fifo-a", TaskParams::fifo(50), move || {
         let t0 = now();
         while now() < t0 + 3 * tick {
             if s.b_started.load(Ordering::SeqCst) {
@@ -868,7 +846,7 @@ ktest!(classes_fifo_runs_until_it_blocks, || {
     })
     .map_err(err("spawn"))?;
     let s = sh.clone();
-    let b = task::spawn("cls-fifo-b", fifo(50), move || {
+    let b = task::spawn("cls-fifo-b", TaskParams::fifo(50), move || {
         let t0 = now();
         s.b_start.store(t0, Ordering::SeqCst);
         s.b_started.store(true, Ordering::SeqCst);
@@ -917,7 +895,7 @@ ktest!(classes_rt_preemption_rules, || {
     let tick = tick_ns();
     set_preempt(PreemptMode::Full);
     let r = wake_round(
-        fifo(50),
+        TaskParams::fifo(50),
         TaskParams::default(),
         Point::Spin,
         false,
@@ -943,7 +921,7 @@ ktest!(classes_rt_preemption_rules, || {
         .map_err(err("spawn"))?;
         task::sleep_ns(tick);
         let re = r_end.clone();
-        let rt = task::spawn("cls-fifo-spin", fifo(50), move || {
+        let rt = task::spawn("cls-fifo-spin", TaskParams::fifo(50), move || {
             let t0 = now();
             spin_until((t0 + 3 * tick).max(f_target + 2 * tick));
             re.store(now(), Ordering::SeqCst);
@@ -965,13 +943,27 @@ ktest!(classes_rt_preemption_rules, || {
         set_preempt(mode);
         let r = retry(
             mode.name(),
-            || wake_round(fifo(10), fifo(20), Point::Spin, false, tick),
+            || {
+                wake_round(
+                    TaskParams::fifo(10),
+                    TaskParams::fifo(20),
+                    Point::Spin,
+                    false,
+                    tick,
+                )
+            },
             check_immediate,
         )?;
         line += &format!(" {}={}us", mode.name(), us(r.lat));
     }
     set_preempt(PreemptMode::Full);
-    let eq = wake_round(fifo(10), fifo(10), Point::Spin, false, 2 * tick)?;
+    let eq = wake_round(
+        TaskParams::fifo(10),
+        TaskParams::fifo(10),
+        Point::Spin,
+        false,
+        2 * tick,
+    )?;
     kassert!(
         eq.lat >= 2 * tick,
         "an equal-priority FIFO wakee preempted ({} ns after the wakeup)",
@@ -1012,7 +1004,7 @@ ktest!(classes_setattr_fair_fifo_round_trip, || {
         while !s.stop.load(Ordering::Relaxed) {
             s.h.fetch_add(1, Ordering::Relaxed);
             if s.promote.load(Ordering::Relaxed) && !s.promoted.load(Ordering::Relaxed) {
-                if task::sched_setattr(task::current(), fifo(50)).is_err() {
+                if task::sched_setattr(task::current(), TaskParams::fifo(50)).is_err() {
                     s.err.store(true, Ordering::SeqCst);
                 }
                 s.promoted.store(true, Ordering::SeqCst);
@@ -1069,7 +1061,7 @@ ktest!(classes_setattr_fair_fifo_round_trip, || {
         out.push(("NORMAL (set while queued)", dh, df));
         kassert!(dh > 0 && df > 0, "H back to fair: H {} F {}", dh, df);
         // Queued H to FIFO.
-        task::sched_setattr(hthread, fifo(50)).map_err(err("setattr"))?;
+        task::sched_setattr(hthread, TaskParams::fifo(50)).map_err(err("setattr"))?;
         let (dh, df) = window();
         out.push(("FIFO (set while queued)", dh, df));
         kassert!(dh > 0 && df == 0, "H FIFO (queued): H {} F {}", dh, df);
@@ -1126,7 +1118,7 @@ ktest!(classes_model_switch_under_load, || {
     let mut others = Vec::new();
     for (pair, (pp, cp)) in [
         (TaskParams::default(), TaskParams::default()),
-        (fifo(20), policy(Policy::Batch)),
+        (TaskParams::fifo(20), TaskParams::fair(Policy::Batch)),
     ]
     .into_iter()
     .enumerate()
@@ -1166,7 +1158,7 @@ ktest!(classes_model_switch_under_load, || {
             .map_err(err("spawn"))?,
         );
     }
-    for p in [TaskParams::default(), policy(Policy::Batch)] {
+    for p in [TaskParams::default(), TaskParams::fair(Policy::Batch)] {
         let s = sh.clone();
         others.push(
             task::spawn("cls-hog", p, move || {
@@ -1185,7 +1177,7 @@ ktest!(classes_model_switch_under_load, || {
     }
     let s = sh.clone();
     others.push(
-        task::spawn("cls-flipper", fifo(80), move || {
+        task::spawn("cls-flipper", TaskParams::fifo(80), move || {
             let mut i = 0;
             while !s.stop.load(Ordering::Relaxed) && now() < limit {
                 task::sleep_ns(tick / 2);
