@@ -96,7 +96,7 @@ test-shell: ensure-qemu
 # Micro-benchmarks (LTO build), then the oracle property test at 20x the
 # cases `make test` runs (>= 2M random operations).
 bench:
-	$(CARGO) run -p bench --profile bench
+	$(CARGO) run -p bench --profile bench --bin bench -- $(ARGS)
 	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --test oracle
 
 # The scheduler on virtual CPUs on the host: make sim ARGS="--cpus 2 hog hog:5"

@@ -826,10 +826,51 @@ fn mix(s: &PickStats) -> String {
     )
 }
 
+/// The steady-state cycle alone at `n` entities, `count` times or for about
+/// 3 seconds.
+fn cycle_only(n: usize, count: Option<u64>) {
+    let mut rig = SchedRig::new(n);
+    let t = Instant::now();
+    let mut done = 0u64;
+    if let Some(count) = count {
+        for _ in 0..count {
+            rig.cycle();
+        }
+        println!("n={n}: {count} cycles");
+        return;
+    }
+    while t.elapsed().as_secs_f64() < 3.0 {
+        for _ in 0..10_000 {
+            rig.cycle();
+        }
+        done += 10_000;
+    }
+    let ns = t.elapsed().as_nanos() as f64 / done as f64;
+    println!("n={n}: {done} cycles, {ns:.1} ns/cycle");
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    if let Some(bad) = std::env::args().skip(1).find(|a| a != "--quick") {
-        eprintln!("usage: bench [--quick]   (unknown argument {bad:?})");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--cycle-only N`: run just the steady-state cycle at n = N for ~3 s, for
+    // `perf record` and friends.
+    // `--cycle-only N COUNT`: exactly COUNT cycles (for instruction counts).
+    if args.first().is_some_and(|a| a == "--cycle-only") {
+        let n = args.get(1).and_then(|n| n.parse::<usize>().ok()).filter(|&n| n > 0);
+        let count = match args.get(2) {
+            None => Some(None),
+            Some(c) => c.parse::<u64>().ok().map(Some),
+        };
+        match (n, count, args.len() <= 3) {
+            (Some(n), Some(count), true) => return cycle_only(n, count),
+            _ => {
+                eprintln!("usage: bench --cycle-only N [COUNT]   (N entities > 0, COUNT cycles)");
+                std::process::exit(2);
+            }
+        }
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    if let Some(bad) = args.iter().find(|a| *a != "--quick") {
+        eprintln!("usage: bench [--quick | --cycle-only N]   (unknown argument {bad:?})");
         std::process::exit(2);
     }
     let started = Instant::now();
