@@ -855,7 +855,10 @@ fn main() {
     // `perf record` and friends.
     // `--cycle-only N COUNT`: exactly COUNT cycles (for instruction counts).
     if args.first().is_some_and(|a| a == "--cycle-only") {
-        let n = args.get(1).and_then(|n| n.parse::<usize>().ok()).filter(|&n| n > 0);
+        let n = args
+            .get(1)
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n > 0);
         let count = match args.get(2) {
             None => Some(None),
             Some(c) => c.parse::<u64>().ok().map(Some),
