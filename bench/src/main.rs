@@ -48,6 +48,10 @@
 //! - `cycle tick+put+pick`: the steady state: advance the clock 50 µs–1 ms,
 //!   `update_rq_clock`, `task_tick()`, `pick_next_task()` (put_prev + pick +
 //!   set_next), unconditionally, as B3 did for axsched.
+//! - `cycle, uniform`: the same cycle with every entity at nice 0 and the
+//!   base slice. Deadlines then follow vruntimes, so the put-back lands at the
+//!   tree's right edge and the pick at its left edge, as in a CFS queue: the
+//!   difference from the mixed cycle is what EEVDF's interior positions cost.
 //! - `oracle cycle`: the same cycle on [`Oracle`] (`update_clock`, `tick`,
 //!   `schedule`). Its pick re-sums V for every candidate, so it is O(n²) per
 //!   step: few iterations at large n, and at n = 10000 it does not reach steady
@@ -168,6 +172,11 @@ fn entity_params(rng: &mut Rng) -> TaskParams {
     }
 }
 
+/// Nice 0 and the base slice for every entity (the `uniform` cycle row).
+fn uniform_params(_rng: &mut Rng) -> TaskParams {
+    TaskParams::default()
+}
+
 fn warm_cycles(n: usize) -> usize {
     (20 * n).max(2000)
 }
@@ -267,13 +276,17 @@ struct SchedRig {
 
 impl SchedRig {
     fn new(n: usize) -> Self {
+        Self::with_params(n, entity_params)
+    }
+
+    fn with_params(n: usize, params: fn(&mut Rng) -> TaskParams) -> Self {
         let cfg = Arc::new(SchedConfig::new(1, HZ));
         let mut rq = Rq::new(0, cfg.clone(), n);
         let mut rng = Rng::new(0x5EED ^ n as u64);
         let now = 1_000_000;
         rq.update_rq_clock(now);
         for i in 0..n {
-            rq.wake_up_new_task(TaskId(i as u32), SchedTask::new(entity_params(&mut rng)));
+            rq.wake_up_new_task(TaskId(i as u32), SchedTask::new(params(&mut rng)));
         }
         rq.pick_next_task();
         let mut rig = SchedRig {
@@ -683,11 +696,12 @@ enum Row {
     RawNoProtect,
     RawAdversarial,
     Cycle,
+    CycleUniform,
     Oracle,
     Axsched,
 }
 
-const ROWS: [(Row, &str); 10] = [
+const ROWS: [(Row, &str); 11] = [
     (Row::Enqueue, "sched enqueue (WAKEUP)"),
     (Row::Dequeue, "sched dequeue (SLEEP)"),
     (Row::Pair, "sched sleep+wake pair"),
@@ -696,6 +710,7 @@ const ROWS: [(Row, &str); 10] = [
     (Row::RawNoProtect, "sched pick_eevdf raw, no protect"),
     (Row::RawAdversarial, "sched pick_eevdf adversarial"),
     (Row::Cycle, "sched cycle tick+put+pick"),
+    (Row::CycleUniform, "sched cycle, uniform nice 0 / 0.7 ms"),
     (Row::Oracle, "oracle cycle tick+schedule"),
     (Row::Axsched, "axsched CFS cycle tick+put+pick"),
 ];
@@ -746,6 +761,14 @@ fn run_n(plan: &Plan, n: usize, quick: bool) -> Column {
     let cycle_switch_pct = 100.0 * c.extra as f64 / c.ops.max(1) as f64;
     cells.push((Row::Cycle, c));
     rig.rq.check().expect("runqueue invariants after the cycle");
+
+    let mut uni = SchedRig::with_params(n, uniform_params);
+    let c = measure(plan, 10_000, 1 << 26, |u, _| uni.cycles(u, None));
+    cells.push((Row::CycleUniform, c));
+    uni.rq
+        .check()
+        .expect("runqueue invariants after the uniform cycle");
+    drop(uni);
 
     let cfg = rig.cfg.clone();
     let mut snaps = rig.snapshots(if quick { 4 } else { 8 });
