@@ -710,7 +710,7 @@ const ROWS: [(Row, &str); 11] = [
     (Row::RawNoProtect, "sched pick_eevdf raw, no protect"),
     (Row::RawAdversarial, "sched pick_eevdf adversarial"),
     (Row::Cycle, "sched cycle tick+put+pick"),
-    (Row::CycleUniform, "sched cycle, uniform nice 0 / 0.7 ms"),
+    (Row::CycleUniform, "sched cycle, uniform (nice 0)"),
     (Row::Oracle, "oracle cycle tick+schedule"),
     (Row::Axsched, "axsched CFS cycle tick+put+pick"),
 ];
