@@ -849,10 +849,14 @@ fn mix(s: &PickStats) -> String {
     )
 }
 
-/// The steady-state cycle alone at `n` entities, `count` times or for about
-/// 3 seconds.
-fn cycle_only(n: usize, count: Option<u64>) {
-    let mut rig = SchedRig::new(n);
+/// The steady-state cycle alone at `n` entities (all alike if `uniform`),
+/// `count` times or for about 3 seconds.
+fn cycle_only(n: usize, count: Option<u64>, uniform: bool) {
+    let mut rig = if uniform {
+        SchedRig::with_params(n, uniform_params)
+    } else {
+        SchedRig::new(n)
+    };
     let t = Instant::now();
     let mut done = 0u64;
     if let Some(count) = count {
@@ -877,7 +881,12 @@ fn main() {
     // `--cycle-only N`: run just the steady-state cycle at n = N for ~3 s, for
     // `perf record` and friends.
     // `--cycle-only N COUNT`: exactly COUNT cycles (for instruction counts).
-    if args.first().is_some_and(|a| a == "--cycle-only") {
+    // `--cycle-only-uniform`: the same with every entity at nice 0, base slice.
+    if let Some(uniform) = args.first().and_then(|a| match a.as_str() {
+        "--cycle-only" => Some(false),
+        "--cycle-only-uniform" => Some(true),
+        _ => None,
+    }) {
         let n = args
             .get(1)
             .and_then(|n| n.parse::<usize>().ok())
@@ -887,16 +896,20 @@ fn main() {
             Some(c) => c.parse::<u64>().ok().map(Some),
         };
         match (n, count, args.len() <= 3) {
-            (Some(n), Some(count), true) => return cycle_only(n, count),
+            (Some(n), Some(count), true) => return cycle_only(n, count, uniform),
             _ => {
-                eprintln!("usage: bench --cycle-only N [COUNT]   (N entities > 0, COUNT cycles)");
+                eprintln!(
+                    "usage: bench --cycle-only[-uniform] N [COUNT]   (N entities > 0, COUNT cycles)"
+                );
                 std::process::exit(2);
             }
         }
     }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
-        eprintln!("usage: bench [--quick | --cycle-only N]   (unknown argument {bad:?})");
+        eprintln!(
+            "usage: bench [--quick | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
+        );
         std::process::exit(2);
     }
     let started = Instant::now();
