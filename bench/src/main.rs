@@ -720,6 +720,7 @@ struct Column {
     cells: Vec<(Row, Cell)>,
     cycle_mix: PickStats,
     cycle_switch_pct: f64,
+    uniform_mix: PickStats,
     raw_np_mix: PickStats,
     adv_mix: PickStats,
     adv_prefix: usize,
@@ -763,7 +764,10 @@ fn run_n(plan: &Plan, n: usize, quick: bool) -> Column {
     rig.rq.check().expect("runqueue invariants after the cycle");
 
     let mut uni = SchedRig::with_params(n, uniform_params);
-    let c = measure(plan, 10_000, 1 << 26, |u, _| uni.cycles(u, None));
+    let mut uniform_mix = PickStats::default();
+    let c = measure(plan, 10_000, 1 << 26, |u, measured| {
+        uni.cycles(u, measured.then_some(&mut uniform_mix))
+    });
     cells.push((Row::CycleUniform, c));
     uni.rq
         .check()
@@ -807,6 +811,7 @@ fn run_n(plan: &Plan, n: usize, quick: bool) -> Column {
         cells,
         cycle_mix,
         cycle_switch_pct,
+        uniform_mix,
         raw_np_mix,
         adv_mix,
         adv_prefix,
@@ -1000,6 +1005,11 @@ fn main() {
     print!("{:<W$}", "sched cycle");
     for col in &cols {
         print!("{:>C$}", mix(&col.cycle_mix));
+    }
+    println!();
+    print!("{:<W$}", "sched cycle, uniform");
+    for col in &cols {
+        print!("{:>C$}", mix(&col.uniform_mix));
     }
     println!();
     print!("{:<W$}", "sched cycle: pick switched task");
