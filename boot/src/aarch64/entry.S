@@ -135,7 +135,8 @@ at_el1:
 
 // Secondary CPU entry: the PSCI CPU_ON entry point, at EL2 or EL1, MMU off, with
 // x0 = context_id = address of a `boot::aarch64::SecondaryStart` block written by
-// the CPU that called CPU_ON: [x0 + 0] = stack top, [x0 + 8] = entry function.
+// the CPU that called CPU_ON: [x0 + 0] = stack top, [x0 + 8] = entry function,
+// [x0 + 16/24/32] = TTBR0/TCR/MAIR to turn the MMU on with (TTBR0 0: stay off).
 // Relocations were applied and .bss cleared by the boot CPU: neither runs again.
 // Sets the stack, FP/SIMD and the early vectors, then calls entry(x0) at EL1
 // with DAIF masked; the entry function never returns.
@@ -156,6 +157,26 @@ secondary_from_el2:
     drop_to_el1 secondary_at_el1
 secondary_at_el1:
     el1_setup
+    // MMU and D-cache on with the boot CPU's tables, before the first
+    // cacheable access (ttbr0 = 0: stay off). The block was cleaned to the
+    // point of coherency, so these uncached loads see it.
+    ldr     x1, [x19, #16]          // ttbr0
+    cbz     x1, 11f
+    ldr     x2, [x19, #24]          // tcr
+    ldr     x3, [x19, #32]          // mair
+    msr     mair_el1, x3
+    msr     tcr_el1, x2
+    msr     ttbr0_el1, x1
+    isb
+    tlbi    vmalle1
+    dsb     nsh
+    isb
+    mrs     x1, sctlr_el1
+    mov     x2, #5                  // SCTLR_EL1.M | .C
+    orr     x1, x1, x2
+    msr     sctlr_el1, x1
+    isb
+11:
     ldr     x1, [x19, #0]           // stack top
     mov     sp, x1
     mov     x29, xzr

@@ -22,9 +22,12 @@
 //! kernel state), take the stack and the Rust entry function from the block and
 //! call it. Interrupts stay masked; the kernel installs its own vectors there.
 //!
-//! The MMU stays off: all of memory is identity mapped by definition. The
-//! `aarch64-unknown-none` target is built with `+strict-align`, so Rust code does no
-//! unaligned accesses (which fault on Device memory, the MMU-off memory type).
+//! The boot CPU enters the kernel with the MMU off (all of memory identity
+//! mapped, as Device memory); the kernel builds an identity map and turns the
+//! MMU and caches on. A secondary CPU turns them on first thing in its entry
+//! code, with the values its [`SecondaryStart`] block carries. The
+//! `aarch64-unknown-none` target is built with `+strict-align`, so Rust code does
+//! no unaligned accesses (which fault on Device memory) while the MMU is off.
 
 use crate::{BootInfo, BootProtocol, MemRegion, MAX_MEM_REGIONS};
 
@@ -49,12 +52,24 @@ pub struct SecondaryStart {
     /// installed: `entry(block, entry_el)` with `block` = this block's address and
     /// `entry_el` the exception level the CPU was started at (1 or 2).
     pub entry: extern "C" fn(block: usize, entry_el: usize) -> !,
+    /// `TTBR0_EL1` to turn the MMU and data cache on with, before anything
+    /// else (0: leave them off), with [`tcr`](Self::tcr) and
+    /// [`mair`](Self::mair). The CPU reads this block with its cache off: the
+    /// starter must clean it to the point of coherency before `CPU_ON`.
+    pub ttbr0: u64,
+    /// `TCR_EL1` for the MMU (see `ttbr0`).
+    pub tcr: u64,
+    /// `MAIR_EL1` for the MMU (see `ttbr0`).
+    pub mair: u64,
 }
 
 const _: () = {
     // entry.S reads the fields at these offsets.
     assert!(core::mem::offset_of!(SecondaryStart, stack_top) == 0);
     assert!(core::mem::offset_of!(SecondaryStart, entry) == 8);
+    assert!(core::mem::offset_of!(SecondaryStart, ttbr0) == 16);
+    assert!(core::mem::offset_of!(SecondaryStart, tcr) == 24);
+    assert!(core::mem::offset_of!(SecondaryStart, mair) == 32);
 };
 
 /// Runtime address of the secondary CPU entry point, to hand to PSCI `CPU_ON`

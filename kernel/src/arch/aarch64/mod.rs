@@ -3,7 +3,7 @@
 //! Everything platform specific comes from the device tree whose address the boot
 //! code put in [`boot::BootInfo::dtb`]: RAM ([`heap_region`]), the PL011 console,
 //! the GIC (v2 or v3, told apart at run time), the virtual timer's interrupt and the
-//! PSCI conduit. The kernel runs at EL1 with the MMU off (identity addressing).
+//! PSCI conduit. The kernel runs at EL1 on an identity map (virtual = physical).
 //!
 //! Submodules:
 //! - [`platform`]: device tree parsing into a small, `Copy` description,
@@ -25,13 +25,15 @@
 //! every CPU (each programs its own CNTV and enables the PPI in its banked
 //! GICv2 registers / own GICv3 redistributor).
 //!
-//! Known limit: the MMU and data cache stay off. QEMU does not care; real hardware
-//! (Raspberry Pi) needs an identity map with Normal memory for RAM before
-//! exclusive loads/stores (atomics, spin locks) work reliably and at speed.
+//! Memory: [`mmu`] maps the physical address space one to one (RAM Normal
+//! write-back, the rest Device) and turns the MMU and caches on, on the boot
+//! CPU in [`early_init`] and on each secondary in its entry code, so atomics
+//! and spin locks run on Normal memory as the architecture requires.
 
 mod context;
 mod cpu;
 mod gic;
+pub(crate) mod mmu;
 mod pl011;
 mod platform;
 mod psci;
@@ -60,6 +62,11 @@ pub fn early_init(info: &boot::BootInfo) {
     cpu::init_boot_cpu();
     timer::init_clock();
     let plat = platform::discover(info);
+    let (ram, nr_ram) = platform::ram_ranges::<8>(info);
+    // SAFETY: boot CPU, once, before any other CPU runs and before the heap;
+    // the ranges are the DTB's RAM, the image range is the kernel's own.
+    let map = unsafe { mmu::init(&ram[..nr_ram], (info.kernel_start, info.kernel_end)) };
+    mmu::note_cpu();
     cpu::set_cpu_table(&plat.cpus[..plat.nr_cpus]);
     if let Some(uart) = plat.uart_base {
         pl011::init(uart);
@@ -75,7 +82,8 @@ pub fn early_init(info: &boot::BootInfo) {
     let psci = psci::version().unwrap_or((0, 0));
     crate::console::emergency_write(format_args!(
         "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
-         timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s)\n",
+         timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s), mmu {} \
+         ({} GiB RAM blocks, {} 2 MiB tables, {} partial)\n",
         boot::aarch64::entry_el(),
         info.kernel_start,
         info.kernel_end,
@@ -89,6 +97,10 @@ pub fn early_init(info: &boot::BootInfo) {
         psci.1,
         plat.psci,
         plat.nr_cpus,
+        if mmu::enabled() { "on" } else { "off" },
+        map.ram_gib,
+        map.l2_tables,
+        map.partial_2m + map.no_table,
     ));
 }
 

@@ -29,7 +29,7 @@ const CR_UARTEN_TXE_RXE: u32 = (1 << 0) | (1 << 8) | (1 << 9);
 static BASE: AtomicUsize = AtomicUsize::new(0);
 
 fn read(base: usize, reg: usize) -> u32 {
-    // SAFETY: `base` is the PL011 from the device tree (MMU off: physical address);
+    // SAFETY: `base` is the PL011 from the device tree (identity map: physical = virtual, Device memory);
     // `reg` is one of its 32-bit registers.
     unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
 }

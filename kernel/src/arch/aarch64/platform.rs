@@ -10,7 +10,7 @@ use fdt::Fdt;
 use super::cpu::MPIDR_AFF_MASK;
 use crate::arch::MAX_CPUS;
 
-/// Which GIC the platform has, with its MMIO bases (physical = virtual, MMU off).
+/// Which GIC the platform has, with its MMIO bases (physical = virtual: identity map).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GicKind {
     /// GICv2: distributor and CPU interface (memory mapped).
@@ -222,6 +222,22 @@ fn psci_conduit(fdt: &Fdt) -> Option<PsciConduit> {
 
 /// Most ranges [`heap_region`] keeps out of RAM at once.
 const MAX_EXCLUDED: usize = 16;
+
+/// RAM as the DTB `/memory` nodes describe it: up to `N` `[start, end)`
+/// ranges, and how many there are.
+pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], usize) {
+    let mut out = [(0u64, 0u64); N];
+    let mut n = 0;
+    for region in fdt(info).memory().regions() {
+        let start = region.starting_address as u64;
+        let len = region.size.unwrap_or(0) as u64;
+        if len > 0 && n < N {
+            out[n] = (start, start.saturating_add(len));
+            n += 1;
+        }
+    }
+    (out, n)
+}
 
 /// (start, len) of the largest free RAM range at or above the end of the kernel
 /// image: RAM from the DTB `/memory` nodes, minus the DTB blob, its

@@ -19,16 +19,18 @@
 //! handler (`trap`) maps them back with [`ipi_kind`] and calls
 //! `crate::hooks::ipi(kind)`.
 //!
-//! MMU and caches are off, so plain stores are visible to a CPU that starts
-//! later; with caches on, the mailbox and the stacks would need cleaning to the
-//! point of coherency before `CPU_ON`.
+//! **Caches.** The started CPU reads its [`SecondaryStart`] block with its MMU
+//! and data cache off, so [`start_cpu`] cleans the block to the point of
+//! coherency before `CPU_ON`; the entry code then turns the MMU and cache on
+//! with the boot CPU's tables before anything else, and from there on the
+//! mailbox, the stacks and all kernel data are coherent between CPUs.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use boot::aarch64::SecondaryStart;
 
-use super::{cpu, gic, psci, timer, trap};
+use super::{cpu, gic, mmu, psci, timer, trap};
 use crate::arch::{IpiKind, MAX_CPUS};
 
 /// PSCI `CPU_ON` (SMC64).
@@ -88,6 +90,9 @@ static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
         start: UnsafeCell::new(SecondaryStart {
             stack_top: 0,
             entry: secondary_main,
+            ttbr0: 0,
+            tcr: 0,
+            mair: 0,
         }),
         state: AtomicU8::new(IDLE),
         cpu: AtomicUsize::new(0),
@@ -126,14 +131,21 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     mb.entry
         .store(entry as *const () as usize, Ordering::Relaxed);
     let bootstrap_top = BOOTSTRAP_STACKS.0.get() as usize + (cpu + 1) * BOOTSTRAP_STACK_BYTES;
+    let (ttbr0, tcr, mair) = mmu::config();
     // SAFETY: this CPU moved the mailbox to PENDING, so it alone writes `start`,
     // and CPU `cpu` has not been started yet (it reads `start` after CPU_ON).
     unsafe {
-        (*mb.start.get()).stack_top = bootstrap_top;
-        (*mb.start.get()).entry = secondary_main;
+        let start = &mut *mb.start.get();
+        start.stack_top = bootstrap_top;
+        start.entry = secondary_main;
+        start.ttbr0 = ttbr0;
+        start.tcr = tcr;
+        start.mair = mair;
     }
-    // The hvc/smc below is not a memory barrier: make the mailbox visible first.
-    aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
+    // The CPU reads its start block with its MMU and cache still off: push the
+    // block out to memory (this also orders it before the hvc/smc below, which
+    // is not a barrier). Everything else it reads after turning them on.
+    mmu::clean_dcache_range(mb.start.get() as usize, size_of::<SecondaryStart>());
 
     let ret = psci::call(
         PSCI_CPU_ON,
@@ -175,6 +187,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
     // SAFETY: this CPU is the one start_cpu is bringing up as `cpu`; the mailbox
     // state (PENDING, set once per index) makes that unique.
     unsafe { cpu::init_secondary_cpu(cpu) };
+    mmu::note_cpu();
     trap::init();
     gic::init_cpu();
     let stack_top = mb.stack_top.load(Ordering::Relaxed);
