@@ -46,6 +46,37 @@ use crate::task::{SchedTask, TaskId, TaskState};
 /// Most tasks one balancing pass moves, whatever `kernel.sched_nr_migrate` says.
 pub const MAX_PULL: usize = 32;
 
+/// What one [`Scheduler::load_balance`] pass moved: up to [`MAX_PULL`] tasks,
+/// all from one CPU. A fixed array: balancing never allocates.
+#[derive(Clone, Copy, Debug)]
+pub struct Pulled {
+    ids: [TaskId; MAX_PULL],
+    n: usize,
+    from: usize,
+}
+
+impl Pulled {
+    /// The tasks moved, in the order they were pulled.
+    pub fn ids(&self) -> &[TaskId] {
+        &self.ids[..self.n]
+    }
+
+    /// How many moved.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Nothing moved.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The CPU they came from (meaningless when nothing moved).
+    pub fn from_cpu(&self) -> usize {
+        self.from
+    }
+}
+
 /// What only the platform knows. The kernel implements it over its arch layer;
 /// host tests implement it with counters.
 pub trait Platform: Send + Sync {
@@ -514,21 +545,31 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// Pulls tasks to `this_cpu` from the busiest CPU (`load_balance`). With
-    /// `newidle`, called from a CPU about to go idle. Returns how many moved.
-    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> usize {
+    /// `newidle`, called from a CPU about to go idle. Returns the tasks it
+    /// moved and where from, so the kernel can update its own records of
+    /// where they are.
+    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> Pulled {
+        let mut pulled = Pulled {
+            ids: [TaskId(0); MAX_PULL],
+            n: 0,
+            from: this_cpu,
+        };
         let n = self.nr_cpus();
         if n < 2 {
-            return 0;
+            return pulled;
         }
         let this_nr = self.nr(this_cpu);
         let busiest = (0..n)
             .filter(|&c| c != this_cpu)
             .max_by_key(|&c| (self.nr(c), self.load(c)));
-        let Some(busiest) = busiest else { return 0 };
+        let Some(busiest) = busiest else {
+            return pulled;
+        };
+        pulled.from = busiest;
         let busy_nr = self.nr(busiest);
         // Balanced within one task, or nothing the busiest could give.
         if busy_nr < 2 || busy_nr <= this_nr + 1 {
-            return 0;
+            return pulled;
         }
         let failed = self.slots[this_cpu]
             .summary
@@ -570,21 +611,21 @@ impl<P: Platform> Scheduler<P> {
             cands[nc] = id;
             nc += 1;
         }
-        let mut moved = 0;
         for &id in &cands[..nc] {
             if let Ok(t) = src.detach_task(id) {
                 this_rq.attach_task(id, t);
-                moved += 1;
+                pulled.ids[pulled.n] = id;
+                pulled.n += 1;
             }
         }
         drop(locked);
         let s = &self.slots[this_cpu].summary.nr_balance_failed;
-        if moved == 0 && hot_skipped {
+        if pulled.n == 0 && hot_skipped {
             s.fetch_add(1, Ordering::Relaxed);
         } else {
             s.store(0, Ordering::Relaxed);
         }
-        moved
+        pulled
     }
 
     /// Changes a task's allowed CPUs. A queued task that may no longer stay

@@ -87,7 +87,7 @@ impl Sim {
                 newidle = rq.curr().is_none();
             }
             let periodic = (self.ticks + c as u64).is_multiple_of(self.balance_every);
-            if (newidle || periodic) && self.s.load_balance(c, newidle) > 0 {
+            if (newidle || periodic) && !self.s.load_balance(c, newidle).is_empty() {
                 let mut rq = self.s.cpu_rq(c);
                 if rq.curr().is_none() || rq.need_resched() != Resched::None {
                     rq.pick_next_task();
@@ -265,17 +265,31 @@ fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
         .set("kernel.sched_nr_migrate", "2")
         .unwrap();
     // All queued tasks never ran: exec_start 0 is far in the past -> cold.
-    assert_eq!(sim.s.load_balance(1, false), 2, "bounded by nr_migrate");
+    let pulled = sim.s.load_balance(1, false);
+    assert_eq!(pulled.len(), 2, "bounded by nr_migrate");
+    assert_eq!(pulled.from_cpu(), 0);
+    // The ids reported are the ones that now live on CPU 1, and only those.
+    let on1: Vec<TaskId> = sim.s.cpu_rq(1).tasks().map(|(id, _)| id).collect();
+    let mut ids = pulled.ids().to_vec();
+    ids.sort_by_key(|t| t.0);
+    let mut on1_sorted = on1.clone();
+    on1_sorted.sort_by_key(|t| t.0);
+    assert_eq!(ids, on1_sorted);
+    assert!(ids.iter().all(|id| sim.s.cpu_rq(0).task(*id).is_none()));
     sim.s
         .cfg
         .tunables
         .set("kernel.sched_nr_migrate", "32")
         .unwrap();
     // 7 vs 2: half the difference moves.
-    assert_eq!(sim.s.load_balance(1, false), 2);
+    assert_eq!(sim.s.load_balance(1, false).len(), 2);
     let (a, b) = (sim.s.cpu_rq(0).nr_runnable(), sim.s.cpu_rq(1).nr_runnable());
     assert_eq!((a, b), (5, 4));
-    assert_eq!(sim.s.load_balance(1, false), 0, "balanced within one task");
+    assert_eq!(
+        sim.s.load_balance(1, false).len(),
+        0,
+        "balanced within one task"
+    );
     sim.s.cpu_rq(0).check().unwrap();
     sim.s.cpu_rq(1).check().unwrap();
     // Cache-hot: with a 10 ms migration cost, tasks that ran (or were queued)
@@ -296,10 +310,14 @@ fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
         }
         rq.update_rq_clock(500_000);
     }
-    assert_eq!(sim.s.load_balance(1, false), 0, "all hot");
-    assert_eq!(sim.s.load_balance(1, false), 0, "still hot, one failure");
+    assert_eq!(sim.s.load_balance(1, false).len(), 0, "all hot");
+    assert_eq!(
+        sim.s.load_balance(1, false).len(),
+        0,
+        "still hot, one failure"
+    );
     assert!(
-        sim.s.load_balance(1, false) > 0,
+        !sim.s.load_balance(1, false).is_empty(),
         "after repeated failures hot tasks move"
     );
 }

@@ -690,10 +690,13 @@ pub fn timer_tick() {
 fn balance(cpu: usize, newidle: bool) -> usize {
     let s = sched();
     let irq = arch::irq_save();
-    let moved = s.load_balance(cpu, newidle);
-    if moved > 0 {
+    let pulled = s.load_balance(cpu, newidle);
+    if !pulled.is_empty() {
         let rq = lock_rq(cpu);
-        for (id, st) in rq.tasks() {
+        for &id in pulled.ids() {
+            // Still here unless it already moved on (then its new CPU's
+            // pass records it).
+            let Some(st) = rq.task(id) else { continue };
             let orig = thread(id.0).cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
             if orig != cpu {
                 crate::shell::trace::sched_migrate_task(id.0, st.prio(), orig, cpu);
@@ -702,7 +705,7 @@ fn balance(cpu: usize, newidle: bool) -> usize {
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());
     }
     arch::irq_restore(irq);
-    moved
+    pulled.len()
 }
 
 fn preemptible_model() -> bool {
