@@ -12,6 +12,12 @@ pub fn timer_interrupt() {
     ktest::watchdog_check();
 }
 
+/// Called by the arch timer handler for a timer event that is not a tick
+/// (`arch::timer_set_event`): wakes the sleepers whose time came.
+pub fn timer_event() {
+    task::timer_event();
+}
+
 /// Called at the end of every interrupt handler, before the interrupted context
 /// is restored. Switches threads here when an immediate reschedule is pending
 /// and preemption is allowed (preemption on return from interrupt).

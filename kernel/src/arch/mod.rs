@@ -12,6 +12,7 @@
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
+//! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
 //! | `fn heap_region(info: &boot::BootInfo) -> (usize, usize)` | (start, len) of free RAM for the kernel heap, after the kernel image |
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
 //! | `fn cpu_id() -> usize` | this CPU's dense index (0 = boot CPU) |
@@ -24,7 +25,7 @@
 //! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu`; its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
 //! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
-//! handler calls `hooks::timer_interrupt()`; every interrupt handler ends with
+//! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
 //! interrupt); fault reports name `hooks::current_thread_name()`.

@@ -16,7 +16,7 @@
 //! The UARTs are polled (no receive interrupt), so the shell thread polls:
 //! while bytes arrive it reads them back to back (and during a burst, such as
 //! a piped script, waits up to 0.2 ms for the next one), and when the line is
-//! quiet it sleeps a millisecond (one tick) between polls instead of spinning. Bytes that
+//! quiet it sleeps a millisecond between polls instead of spinning. Bytes that
 //! arrive while a command is busy (printing, or waiting for a workload) are
 //! read into a software queue ([`Io::pending`]) and fed to the editor after
 //! the command, so a whole script piped into QEMU's stdin runs in order, each

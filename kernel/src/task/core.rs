@@ -655,6 +655,27 @@ pub fn sched_ipi() {
     s.sched_ttwu_pending(&mut rq);
 }
 
+/// Wakes this CPU's sleepers whose deadline is `now` or earlier
+/// (`WakeFlags::IRQ`) and points its timer event at the next one. Interrupts
+/// off.
+fn expire_timers(pc: &PerCpu, now: u64) {
+    let mut timers = pc.timers.lock();
+    while let Some(idx) = timers.pop_expired(now) {
+        try_to_wake_up(idx, WakeFlags::IRQ);
+    }
+    arch::timer_set_event(timers.earliest());
+}
+
+/// A timer event between ticks (`hooks::timer_event`): wake the sleepers whose
+/// time came.
+pub fn timer_event() {
+    let pc = percpu::cpu(arch::cpu_id());
+    if !pc.online.load(Ordering::Acquire) {
+        return;
+    }
+    expire_timers(pc, arch::now_ns());
+}
+
 /// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
 /// account the running thread, wake the sleepers whose time came
 /// (`WakeFlags::IRQ`), and every [`BALANCE_TICKS`] ticks balance.
@@ -672,12 +693,7 @@ pub fn timer_tick() {
         rq.task_tick();
         rq.clock()
     };
-    {
-        let mut timers = pc.timers.lock();
-        while let Some(idx) = timers.pop_expired(now) {
-            try_to_wake_up(idx, WakeFlags::IRQ);
-        }
-    }
+    expire_timers(pc, now);
     if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);

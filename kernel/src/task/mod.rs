@@ -50,7 +50,8 @@ pub use self::core::{
     cond_resched, irq_exit, nr_cpus, nr_runqueues, online_mask, preempt_check_resched,
     preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
     sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
-    timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError, BALANCE_TICKS,
+    timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError,
+    BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity).
@@ -523,8 +524,9 @@ pub fn has_exited(tid: Tid) -> bool {
     t.gen.load(Ordering::Relaxed) != tid.gen || t.exited.load(Ordering::SeqCst)
 }
 
-/// Sleeps for at least `d_ns` nanoseconds. The wakeup comes from the tick
-/// (resolution: one tick), through the runqueue with `WakeFlags::IRQ`.
+/// Sleeps for at least `d_ns` nanoseconds. The wakeup comes from this CPU's
+/// timer event at the deadline (or the tick, if one is due first), through the
+/// runqueue with `WakeFlags::IRQ`.
 pub fn sleep_ns(d_ns: u64) {
     sleep_until_ns(arch::now_ns().saturating_add(d_ns));
 }
@@ -545,7 +547,11 @@ pub fn sleep_until_ns(deadline_ns: u64) {
                 // Woken early on another CPU: drop the timer armed there.
                 percpu::cpu(old).timers.lock().remove(me);
             }
-            percpu::cpu(cpu).timers.lock().add(deadline_ns, me);
+            {
+                let mut timers = percpu::cpu(cpu).timers.lock();
+                timers.add(deadline_ns, me);
+                arch::timer_set_event(timers.earliest());
+            }
             t.timer_cpu.store(cpu as u32, Ordering::Relaxed);
             arch::irq_restore(irq);
         }

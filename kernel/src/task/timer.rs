@@ -1,4 +1,6 @@
 //! The per-CPU sleep timer list: threads in `sleep_ns`, ordered by wake-up time.
+//! Its earliest deadline is this CPU's timer event (`arch::timer_set_event`),
+//! so a sleep ends when it is due, not at the next tick.
 //!
 //! Preallocated (one slot per thread, since a thread sleeps on one timer at a
 //! time), so arming, cancelling and expiring never allocate. Kept sorted with
@@ -52,6 +54,11 @@ impl TimerList {
             return Some(self.entries[self.len].1);
         }
         None
+    }
+
+    /// The earliest armed deadline.
+    pub fn earliest(&self) -> Option<u64> {
+        self.len.checked_sub(1).map(|i| self.entries[i].0)
     }
 
     /// Armed timers.

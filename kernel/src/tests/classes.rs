@@ -471,12 +471,12 @@ fn us(ns: u64) -> u64 {
 ktest!(classes_rt_wakeup_latency_by_model, || {
     // An RT (FIFO 50) thread woken while a NORMAL hog runs, under each model,
     // woken (a) by the hog itself through a wait queue (task context) and (b)
-    // by the tick (its sleep timer; interrupt context):
+    // by its sleep timer (the timer interrupt; interrupt context):
     // - full, lazy: immediate (an RT wakeup is Resched::Now even in lazy):
-    //   (a) at the wait queue lock's release, (b) at the tick's interrupt
+    //   (a) at the wait queue lock's release, (b) at the timer interrupt's
     //   exit; both < P/2 and no further tick. The hog has no switch point.
     //   (b) is measured from the hog's last instruction before the interrupt,
-    //   so it includes the tick handler.
+    //   so it includes the timer handler.
     // - voluntary: only at the hog's next cond_resched() (every 1 ms in (a);
     //   in (b) the hog spins 1 tick past the wakeup, then calls it once): not
     //   before it, and done when it returns.
@@ -499,7 +499,7 @@ ktest!(classes_rt_wakeup_latency_by_model, || {
         let (mut a_max, mut b_max, mut a_min, mut b_min) = (0, 0, u64::MAX, u64::MAX);
         for _ in 0..2 {
             let wa = format!("{} (woken by the hog)", mode.name());
-            let wb = format!("{} (woken by the tick)", mode.name());
+            let wb = format!("{} (woken by its timer)", mode.name());
             let hog_round = || {
                 wake_round(
                     TaskParams::default(),
@@ -535,7 +535,7 @@ ktest!(classes_rt_wakeup_latency_by_model, || {
             _ => "immediate",
         };
         kprintln!(
-            "    rt_wakeup_latency preempt={:<9} woken by hog: {:>5}..{:>5} us  by tick: {:>5}..{:>5} us  ({})",
+            "    rt_wakeup_latency preempt={:<9} woken by hog: {:>5}..{:>5} us  by timer: {:>5}..{:>5} us  ({})",
             mode.name(),
             us(a_min),
             us(a_max),

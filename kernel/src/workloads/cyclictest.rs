@@ -2,10 +2,10 @@
 //! threads that sleep until absolute times `start + k * interval` and measure
 //! how late they wake (rt-tests' cyclictest). `-p` > 0 runs them SCHED_FIFO.
 //!
-//! Sleeps end at the tick (`task::sleep_until_ns` has tick resolution, 4 ms at
-//! the default hz=250), so the latency includes the wait for the next tick: an
-//! interval below the tick period measures mostly the tick granularity.
-//! Each thread polls the stop flag once per period.
+//! Each sleep ends at its deadline through the CPU's one-shot timer event
+//! (`task::sleep_until_ns`), so the latency is the timer interrupt, the
+//! wakeup and the switch, not the wait for the next tick. Each thread polls
+//! the stop flag once per period.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -7,7 +7,8 @@
 //! the run with [`ExitCode::Failure`].
 //!
 //! **IRQ dispatch.** The timer PPI reloads the timer and calls
-//! `hooks::timer_interrupt()`; the IPI SGIs (see `smp`) call `hooks::ipi(kind)`;
+//! `hooks::timer_interrupt()` for a tick or `hooks::timer_event()` for an
+//! early timer event; the IPI SGIs (see `smp`) call `hooks::ipi(kind)`;
 //! each after EOI, and every handled interrupt ends in `hooks::irq_exit()`.
 //!
 //! **Fault reports from several CPUs.** Reports never take the generic console
@@ -234,9 +235,13 @@ extern "C" fn irq() {
         return;
     }
     if acked.intid == timer::intid() {
-        timer::reload();
+        let tick = timer::reload();
         gic::eoi(acked);
-        crate::hooks::timer_interrupt();
+        if tick {
+            crate::hooks::timer_interrupt();
+        } else {
+            crate::hooks::timer_event();
+        }
     } else if let Some(kind) = smp::ipi_kind(acked.intid) {
         // EOI first: an IPI sent while the hook runs (or switches threads in
         // irq_exit) is then taken again instead of being merged into this one.

@@ -13,6 +13,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
+
+use super::super::MAX_CPUS;
 use x86_64::registers::model_specific::Msr;
 
 /// Vector of the LAPIC timer interrupt.
@@ -59,7 +61,6 @@ const ICR_IDLE_TIMEOUT_NS: u64 = 10_000_000;
 const SVR_ENABLE: u32 = 1 << 8;
 /// LVT bits.
 const LVT_MASKED: u32 = 1 << 16;
-const LVT_TIMER_PERIODIC: u32 = 1 << 17;
 /// Divide configuration value for "divide by 16".
 const TIMER_DIVIDE_BY_16: u32 = 0x3;
 
@@ -67,6 +68,14 @@ static X2APIC: AtomicBool = AtomicBool::new(false);
 static XAPIC_BASE: AtomicUsize = AtomicUsize::new(0xFEE0_0000);
 /// Timer ticks per second after the divide-by-16 (0 until calibrated).
 static TIMER_HZ: AtomicU64 = AtomicU64::new(0);
+/// Tick period in ns (0 while the tick is off).
+static PERIOD_NS: AtomicU64 = AtomicU64::new(0);
+/// Per CPU: `now_ns` time of the next tick (0 while off).
+static NEXT_TICK_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// Per CPU: `now_ns` time of the next timer event (`u64::MAX`: none).
+static NEXT_EVENT_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX) }; MAX_CPUS];
+/// Shortest one-shot programmed: a deadline already past fires this soon.
+const MIN_ONESHOT_NS: u64 = 2_000;
 
 fn read(reg: u32) -> u32 {
     if X2APIC.load(Ordering::Relaxed) {
@@ -264,10 +273,68 @@ pub fn timer_hz() -> u64 {
     TIMER_HZ.load(Ordering::Relaxed)
 }
 
-/// Starts the periodic timer at `hz` interrupts per second on [`TIMER_VECTOR`].
+/// Starts this CPU's tick at `hz` interrupts per second on [`TIMER_VECTOR`].
+///
+/// The LAPIC timer runs one-shot: each interrupt programs the earlier of the
+/// next tick and the next timer event ([`timer_set_event`]). Tick deadlines
+/// are absolute (`now_ns` time) and advance by whole periods, so neither
+/// handler latency nor the one-shot reprogramming makes the tick drift.
 pub fn timer_start(hz: u32) {
-    let initial = (timer_hz() / u64::from(hz.max(1))).clamp(1, u64::from(u32::MAX)) as u32;
+    let period = 1_000_000_000 / u64::from(hz.max(1));
+    PERIOD_NS.store(period, Ordering::Relaxed);
     write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
-    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR) | LVT_TIMER_PERIODIC);
-    write(REG_TIMER_INITIAL, initial);
+    NEXT_TICK_NS[super::cpu_id()].store(super::now_ns() + period, Ordering::Relaxed);
+    program();
+}
+
+/// Arms the one-shot for the earlier of this CPU's next tick and next event.
+/// Interrupts off.
+fn program() {
+    let cpu = super::cpu_id();
+    let tick = match NEXT_TICK_NS[cpu].load(Ordering::Relaxed) {
+        0 => u64::MAX,
+        t => t,
+    };
+    let deadline = tick.min(NEXT_EVENT_NS[cpu].load(Ordering::Relaxed));
+    if deadline == u64::MAX {
+        write(REG_LVT_TIMER, LVT_MASKED);
+        write(REG_TIMER_INITIAL, 0);
+        return;
+    }
+    let delta_ns = deadline.saturating_sub(super::now_ns()).max(MIN_ONESHOT_NS);
+    let count = u128::from(delta_ns) * u128::from(timer_hz()) / 1_000_000_000;
+    let count = count.clamp(1, u128::from(u32::MAX)) as u32;
+    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR));
+    write(REG_TIMER_INITIAL, count);
+}
+
+/// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
+/// soon after, besides the tick; `None` cancels. Interrupts off.
+pub fn timer_set_event(deadline_ns: Option<u64>) {
+    NEXT_EVENT_NS[super::cpu_id()].store(deadline_ns.unwrap_or(u64::MAX), Ordering::Relaxed);
+    program();
+}
+
+/// From the timer interrupt: consumes what is due and arms the next one-shot.
+/// Returns whether a tick is due (else the interrupt is a timer event). The
+/// LAPIC timer and the TSC are calibrated against each other, not locked: a
+/// tick that fires up to 1/64 of a period early still counts as the tick.
+pub fn timer_reload() -> bool {
+    let cpu = super::cpu_id();
+    let now = super::now_ns();
+    let period = PERIOD_NS.load(Ordering::Relaxed);
+    let tick = NEXT_TICK_NS[cpu].load(Ordering::Relaxed);
+    let tick_due = tick != 0 && now + period / 64 >= tick;
+    if tick_due {
+        let mut next = tick + period;
+        if next <= now {
+            next = now + period;
+        }
+        NEXT_TICK_NS[cpu].store(next, Ordering::Relaxed);
+    }
+    if now >= NEXT_EVENT_NS[cpu].load(Ordering::Relaxed) {
+        NEXT_EVENT_NS[cpu].store(u64::MAX, Ordering::Relaxed);
+    }
+    program();
+    tick_due
 }

@@ -174,6 +174,12 @@ pub fn timer_start(hz: u32) {
     apic::timer_start(hz);
 }
 
+/// Asks for a timer interrupt on this CPU at `deadline_ns` or soon after
+/// (`None` cancels); interrupts off. See `apic::timer_set_event`.
+pub fn timer_set_event(deadline_ns: Option<u64>) {
+    apic::timer_set_event(deadline_ns);
+}
+
 /// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an
 /// interrupt that arrives between the two still ends the `hlt`). Returns with
 /// interrupts enabled.

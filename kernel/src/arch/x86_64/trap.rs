@@ -220,8 +220,13 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
     match vector {
         0..=31 => exception(frame),
         apic::TIMER_VECTOR => {
+            let tick = apic::timer_reload();
             apic::eoi();
-            crate::hooks::timer_interrupt();
+            if tick {
+                crate::hooks::timer_interrupt();
+            } else {
+                crate::hooks::timer_event();
+            }
             crate::hooks::irq_exit();
         }
         apic::IPI_RESCHEDULE_VECTOR => ipi(crate::arch::IpiKind::Reschedule),
