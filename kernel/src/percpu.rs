@@ -45,7 +45,8 @@ pub struct PerCpu {
     /// The idle thread was just switched in and has not tried newidle
     /// balancing yet.
     pub newidle: AtomicBool,
-    /// Sleeping threads by wake-up time (`sleep_ns`), checked by this CPU's tick.
+    /// Sleeping threads by wake-up time (`sleep_ns`), expired by this CPU's
+    /// tick and timer events.
     pub timers: SpinLock<TimerList>,
     /// Ticks seen by this CPU.
     pub ticks: AtomicU64,
@@ -53,6 +54,8 @@ pub struct PerCpu {
     pub interrupts: AtomicU64,
     /// Reschedule IPIs received.
     pub ipis: AtomicU64,
+    /// Timer events between ticks (`task::timer_event`).
+    pub timer_events: AtomicU64,
     /// Reschedule IPIs sent to this CPU.
     pub ipis_sent: AtomicU64,
     /// The idle thread polls for work (`task::core::cpu_idle`): a CPU that
@@ -100,6 +103,7 @@ impl PerCpu {
             idle_ns: AtomicU64::new(0),
             idle_since: AtomicU64::new(0),
             idle_streak_max: AtomicU64::new(0),
+            timer_events: AtomicU64::new(0),
             balance_runs: AtomicU64::new(0),
             balance_pulled: AtomicU64::new(0),
             newidle_runs: AtomicU64::new(0),

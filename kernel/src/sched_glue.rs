@@ -25,6 +25,8 @@ pub struct Stats {
     pub nr_interrupts: u64,
     /// Reschedule IPIs received.
     pub nr_ipis: u64,
+    /// Timer events between ticks (sleeps that ended at their deadline).
+    pub nr_timer_events: u64,
     /// Time spent in the idle thread(s), ns.
     pub idle_ns: u64,
     /// CPUs summed (1 for [`cpu_stats`]).
@@ -48,6 +50,7 @@ pub fn cpu_stats(cpu: usize) -> Option<Stats> {
     });
     s.nr_interrupts = pc.interrupts.load(Ordering::Relaxed);
     s.nr_ipis = pc.ipis.load(Ordering::Relaxed);
+    s.nr_timer_events = pc.timer_events.load(Ordering::Relaxed);
     s.idle_ns = pc.idle_ns();
     s.nr_cpus = 1;
     Some(s)
@@ -65,6 +68,7 @@ pub fn stats() -> Stats {
         t.nr_migrations_in += s.nr_migrations_in;
         t.nr_interrupts += s.nr_interrupts;
         t.nr_ipis += s.nr_ipis;
+        t.nr_timer_events += s.nr_timer_events;
         t.idle_ns += s.idle_ns;
         t.nr_cpus += 1;
     }

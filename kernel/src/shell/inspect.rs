@@ -365,12 +365,13 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
         let idle = s.idle_ns.min(now);
         let _ = writeln!(
             sh,
-            "cpu{cpu} busy {} ms idle {} ms switches {} interrupts {} (ticks {} ipis {}) wakeups {} migrations_in {} running {}",
+            "cpu{cpu} busy {} ms idle {} ms switches {} interrupts {} (ticks {} timer events {} ipis {}) wakeups {} migrations_in {} running {}",
             Ms(now - idle),
             Ms(idle),
             s.nr_switches,
             s.nr_interrupts,
             s.nr_ticks,
+            s.nr_timer_events,
             s.nr_ipis,
             s.nr_wakeups,
             s.nr_migrations_in,

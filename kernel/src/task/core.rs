@@ -670,6 +670,7 @@ fn expire_timers(pc: &PerCpu, now: u64) {
 /// time came.
 pub fn timer_event() {
     let pc = percpu::cpu(arch::cpu_id());
+    pc.timer_events.fetch_add(1, Ordering::Relaxed);
     if !pc.online.load(Ordering::Acquire) {
         return;
     }
