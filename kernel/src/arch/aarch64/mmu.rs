@@ -164,10 +164,10 @@ pub unsafe fn init(ram: &[(u64, u64)], image: (usize, usize)) -> MapSummary {
     let ttbr0 = l1.as_ptr() as u64;
 
     invalidate_dcache_range(image.0, image.1 - image.0);
+    // The architecture's sequence: registers, ISB, TLB invalidate, DSB, ISB,
+    // SCTLR, ISB.
     // SAFETY: the tables map all memory this kernel touches one to one (RAM
-    // Normal, the rest Device), so execution and every pointer carry on
-    // unchanged when translation starts; the sequence is the architecture's:
-    // registers, ISB, TLB invalidate, DSB, ISB, SCTLR, ISB.
+    // Normal, the rest Device): execution and every pointer carry on unchanged.
     unsafe {
         core::arch::asm!(
             "dsb sy",

@@ -109,8 +109,11 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
                 .saturating_add(u64::try_from(c).unwrap_or(u64::MAX))
         }
     };
-    NEXT_EVENT[super::cpu_id()].store(cycles, Ordering::Relaxed);
-    program();
+    // Unchanged (the common case at a tick with no sleeper): the comparator
+    // already covers it.
+    if NEXT_EVENT[super::cpu_id()].swap(cycles, Ordering::Relaxed) != cycles {
+        program();
+    }
 }
 
 /// From the IRQ handler before EOI: consumes what is due and reprograms the

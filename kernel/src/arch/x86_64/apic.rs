@@ -311,8 +311,12 @@ fn program() {
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
 /// soon after, besides the tick; `None` cancels. Interrupts off.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
-    NEXT_EVENT_NS[super::cpu_id()].store(deadline_ns.unwrap_or(u64::MAX), Ordering::Relaxed);
-    program();
+    let new = deadline_ns.unwrap_or(u64::MAX);
+    // Unchanged (the common case at a tick with no sleeper): the one-shot
+    // already covers it.
+    if NEXT_EVENT_NS[super::cpu_id()].swap(new, Ordering::Relaxed) != new {
+        program();
+    }
 }
 
 /// From the timer interrupt: consumes what is due and arms the next one-shot.
