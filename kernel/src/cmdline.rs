@@ -1,5 +1,5 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `preempt=MODE`,
-//! `idle_poll=US`.
+//! `idle_poll=US`, `nohz=on|off`.
 //!
 //! Parsing never fails and never panics: an unknown word, a malformed number or
 //! an out-of-range value prints a warning naming the word and is ignored (the
@@ -26,6 +26,8 @@ pub struct BootArgs {
     pub preempt: Option<PreemptMode>,
     /// How long an idle CPU polls before it halts, us, when given.
     pub idle_poll_us: Option<u64>,
+    /// Tickless idle (idle CPUs other than CPU 0 stop their tick), when given.
+    pub nohz: Option<bool>,
 }
 
 impl Default for BootArgs {
@@ -35,6 +37,7 @@ impl Default for BootArgs {
             ktest: None,
             preempt: None,
             idle_poll_us: None,
+            nohz: None,
         }
     }
 }
@@ -70,6 +73,9 @@ pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArg
                 Err(_) => warn(word, "idle_poll is not a number; keeping the default"),
             },
             ("idle_poll", None) => warn(word, "idle_poll needs a value in us (idle_poll=50)"),
+            ("nohz", Some("on")) => args.nohz = Some(true),
+            ("nohz", Some("off")) => args.nohz = Some(false),
+            ("nohz", _) => warn(word, "nohz must be on or off"),
             _ => warn(word, "unknown argument"),
         }
     }
@@ -78,9 +84,10 @@ pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArg
 
 crate::ktest!(cmdline_parse, || {
     let mut warnings = 0;
-    let a = parse("hz=100 ktest=sched preempt=lazy idle_poll=0", |_, _| {
-        warnings += 1
-    });
+    let a = parse(
+        "hz=100 ktest=sched preempt=lazy idle_poll=0 nohz=off",
+        |_, _| warnings += 1,
+    );
     crate::kassert_eq!(
         a,
         BootArgs {
@@ -88,11 +95,12 @@ crate::ktest!(cmdline_parse, || {
             ktest: Some("sched"),
             preempt: Some(PreemptMode::Lazy),
             idle_poll_us: Some(0),
+            nohz: Some(false),
         }
     );
     crate::kassert_eq!(warnings, 0);
     let a = parse(
-        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll",
+        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll nohz nohz=1",
         |_, _| warnings += 1,
     );
     crate::kassert_eq!(
@@ -102,8 +110,9 @@ crate::ktest!(cmdline_parse, || {
             ktest: Some(""),
             preempt: None,
             idle_poll_us: None,
+            nohz: None,
         }
     );
-    crate::kassert_eq!(warnings, 9);
+    crate::kassert_eq!(warnings, 11);
     Ok(())
 });

@@ -63,13 +63,21 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     if let Some(us) = args.idle_poll_us {
         task::core::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
     }
+    if let Some(on) = args.nohz {
+        task::core::NOHZ_IDLE.store(on, Ordering::Relaxed);
+    }
     task::core::init_sched(cfg);
     log::info!(
-        "sched: EEVDF, hz={}, preempt={}, base slice {} ns, idle poll {} us, heap {} MiB",
+        "sched: EEVDF, hz={}, preempt={}, base slice {} ns, idle poll {} us, nohz {}, heap {} MiB",
         args.hz,
         task::preempt_mode().name(),
         task::sched_config().tunables.base_slice_ns(),
         task::core::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
+        if task::core::NOHZ_IDLE.load(Ordering::Relaxed) {
+            "on"
+        } else {
+            "off"
+        },
         heap_len >> 20
     );
     HZ.store(args.hz, Ordering::Relaxed);

@@ -45,6 +45,13 @@ pub struct PerCpu {
     /// The idle thread was just switched in and has not tried newidle
     /// balancing yet.
     pub newidle: AtomicBool,
+    /// The idle thread halted with this CPU's tick stopped (tickless idle);
+    /// `__schedule` restarts the tick when the idle thread leaves.
+    pub nohz_idle: AtomicBool,
+    /// Times this CPU stopped its tick to idle / was kicked to balance while
+    /// tickless.
+    pub nohz_entries: AtomicU64,
+    pub nohz_kicks: AtomicU64,
     /// Sleeping threads by wake-up time (`sleep_ns`), expired by this CPU's
     /// tick and timer events.
     pub timers: SpinLock<TimerList>,
@@ -92,6 +99,9 @@ impl PerCpu {
             preempt_count: AtomicU32::new(0),
             need_resched: AtomicU8::new(0),
             newidle: AtomicBool::new(false),
+            nohz_idle: AtomicBool::new(false),
+            nohz_entries: AtomicU64::new(0),
+            nohz_kicks: AtomicU64::new(0),
             timers: SpinLock::new(TimerList::new()),
             ticks: AtomicU64::new(0),
             interrupts: AtomicU64::new(0),

@@ -27,6 +27,9 @@ pub struct Stats {
     pub nr_ipis: u64,
     /// Timer events between ticks (sleeps that ended at their deadline).
     pub nr_timer_events: u64,
+    /// Times the tick was stopped for idle / tickless-idle balance kicks.
+    pub nr_nohz_entries: u64,
+    pub nr_nohz_kicks: u64,
     /// Time spent in the idle thread(s), ns.
     pub idle_ns: u64,
     /// CPUs summed (1 for [`cpu_stats`]).
@@ -51,6 +54,8 @@ pub fn cpu_stats(cpu: usize) -> Option<Stats> {
     s.nr_interrupts = pc.interrupts.load(Ordering::Relaxed);
     s.nr_ipis = pc.ipis.load(Ordering::Relaxed);
     s.nr_timer_events = pc.timer_events.load(Ordering::Relaxed);
+    s.nr_nohz_entries = pc.nohz_entries.load(Ordering::Relaxed);
+    s.nr_nohz_kicks = pc.nohz_kicks.load(Ordering::Relaxed);
     s.idle_ns = pc.idle_ns();
     s.nr_cpus = 1;
     Some(s)
@@ -69,6 +74,8 @@ pub fn stats() -> Stats {
         t.nr_interrupts += s.nr_interrupts;
         t.nr_ipis += s.nr_ipis;
         t.nr_timer_events += s.nr_timer_events;
+        t.nr_nohz_entries += s.nr_nohz_entries;
+        t.nr_nohz_kicks += s.nr_nohz_kicks;
         t.idle_ns += s.idle_ns;
         t.nr_cpus += 1;
     }

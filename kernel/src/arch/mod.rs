@@ -12,6 +12,7 @@
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
+//! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
 //! | `fn heap_region(info: &boot::BootInfo) -> (usize, usize)` | (start, len) of free RAM for the kernel heap, after the kernel image |
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |

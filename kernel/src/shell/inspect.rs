@@ -365,7 +365,7 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
         let idle = s.idle_ns.min(now);
         let _ = writeln!(
             sh,
-            "cpu{cpu} busy {} ms idle {} ms switches {} interrupts {} (ticks {} timer events {} ipis {}) wakeups {} migrations_in {} running {}",
+            "cpu{cpu} busy {} ms idle {} ms switches {} interrupts {} (ticks {} timer events {} ipis {}) tickless idle {} (kicked {}) wakeups {} migrations_in {} running {}",
             Ms(now - idle),
             Ms(idle),
             s.nr_switches,
@@ -373,6 +373,8 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
             s.nr_ticks,
             s.nr_timer_events,
             s.nr_ipis,
+            s.nr_nohz_entries,
+            s.nr_nohz_kicks,
             s.nr_wakeups,
             s.nr_migrations_in,
             s.nr_running

@@ -95,7 +95,7 @@
 //!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
 
 use ::core::ops::{Deref, DerefMut};
-use ::core::sync::atomic::{AtomicU64, Ordering};
+use ::core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use alloc::sync::Arc;
 
 use sched::smp::{Platform, RqGuard, Scheduler, WakeOutcome};
@@ -378,6 +378,11 @@ fn __schedule(mode: SchedMode) {
         // on wakers must interrupt this CPU. Before the wake list is drained,
         // so a waker that still saw the flag queued what the drain takes.
         pc.polling.store(false, Ordering::SeqCst);
+        // Tickless idle ends here, whichever way the idle thread was left
+        // (its own loop, or preemption at an interrupt's exit).
+        if pc.nohz_idle.swap(false, Ordering::Relaxed) {
+            arch::timer_restart_tick();
+        }
     }
     let mut guard = s.rq_lock(cpu).lock();
     let rq: &mut Rq = &mut guard;
@@ -699,6 +704,31 @@ pub fn timer_tick() {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);
         pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
+        nohz_balance_kick(cpu);
+    }
+}
+
+/// Tickless idle (`nohz=on`, the default): an idle CPU other than CPU 0
+/// stops its tick when it halts. CPU 0 keeps ticking for the test watchdog
+/// and the heartbeat.
+pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
+
+/// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`): with more than
+/// one runnable task here, ask one tickless idle CPU to run a newidle balance
+/// (it no longer balances on its own ticks).
+fn nohz_balance_kick(cpu: usize) {
+    if !NOHZ_IDLE.load(Ordering::Relaxed) || with_cpu_rq(cpu, |rq| rq.nr_running()) < 2 {
+        return;
+    }
+    let online = online_mask();
+    let target = (1..nr_rqs())
+        .map(|k| (cpu + k) % nr_rqs())
+        .find(|&c| online & (1 << c) != 0 && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
+    if let Some(c) = target {
+        let tpc = percpu::cpu(c);
+        tpc.newidle.store(true, Ordering::Relaxed);
+        tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
+        arch::send_ipi(c, arch::IpiKind::Reschedule);
     }
 }
 
@@ -1049,6 +1079,15 @@ pub fn cpu_idle() -> ! {
             arch::irq_enable();
             __schedule(SchedMode::Preempt);
             continue;
+        }
+        // Tickless idle: the tick stays off until the idle thread leaves
+        // (`__schedule`); timer events (sleepers) and IPIs still come.
+        if cpu != 0
+            && NOHZ_IDLE.load(Ordering::Relaxed)
+            && !pc.nohz_idle.swap(true, Ordering::Relaxed)
+        {
+            pc.nohz_entries.fetch_add(1, Ordering::Relaxed);
+            arch::timer_stop_tick();
         }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.

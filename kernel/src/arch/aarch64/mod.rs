@@ -49,7 +49,7 @@ pub use cpu::{
 pub use pl011::{console_read, console_write};
 pub use platform::heap_region;
 pub use smp::{send_ipi, start_cpu};
-pub use timer::{now_ns, timer_set_event, timer_start};
+pub use timer::{now_ns, timer_restart_tick, timer_set_event, timer_start, timer_stop_tick};
 
 use super::ExitCode;
 

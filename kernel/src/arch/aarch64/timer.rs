@@ -116,6 +116,22 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     }
 }
 
+/// Stops this CPU's tick (tickless idle); timer events still fire.
+/// Interrupts off.
+pub fn timer_stop_tick() {
+    NEXT_TICK[super::cpu_id()].store(0, Ordering::Relaxed);
+    program();
+}
+
+/// Restarts this CPU's tick one period from now. Interrupts off.
+pub fn timer_restart_tick() {
+    let period = PERIOD_CYCLES.load(Ordering::Relaxed);
+    if period != 0 {
+        NEXT_TICK[super::cpu_id()].store(counter() + period, Ordering::Relaxed);
+        program();
+    }
+}
+
 /// From the IRQ handler before EOI: consumes what is due and reprograms the
 /// comparator (the timer's level-triggered output drops once the compare
 /// value is in the future). Returns whether a tick is due; otherwise the

@@ -319,6 +319,22 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     }
 }
 
+/// Stops this CPU's tick (tickless idle); timer events still fire.
+/// Interrupts off.
+pub fn timer_stop_tick() {
+    NEXT_TICK_NS[super::cpu_id()].store(0, Ordering::Relaxed);
+    program();
+}
+
+/// Restarts this CPU's tick one period from now. Interrupts off.
+pub fn timer_restart_tick() {
+    let period = PERIOD_NS.load(Ordering::Relaxed);
+    if period != 0 {
+        NEXT_TICK_NS[super::cpu_id()].store(super::now_ns() + period, Ordering::Relaxed);
+        program();
+    }
+}
+
 /// From the timer interrupt: consumes what is due and arms the next one-shot.
 /// Returns whether a tick is due (else the interrupt is a timer event). The
 /// LAPIC timer and the TSC are calibrated against each other, not locked: a

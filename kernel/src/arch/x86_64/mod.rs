@@ -174,6 +174,16 @@ pub fn timer_start(hz: u32) {
     apic::timer_start(hz);
 }
 
+/// Stops this CPU's tick (tickless idle); interrupts off.
+pub fn timer_stop_tick() {
+    apic::timer_stop_tick();
+}
+
+/// Restarts this CPU's tick one period from now; interrupts off.
+pub fn timer_restart_tick() {
+    apic::timer_restart_tick();
+}
+
 /// Asks for a timer interrupt on this CPU at `deadline_ns` or soon after
 /// (`None` cancels); interrupts off. See `apic::timer_set_event`.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
