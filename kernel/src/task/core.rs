@@ -73,7 +73,16 @@
 //! Each CPU's tick runs `load_balance(cpu, false)` every [`BALANCE_TICKS`]
 //! ticks, staggered by CPU number, after it released its runqueue lock; the
 //! idle thread runs `load_balance(cpu, true)` once each time it is switched in
-//! (newidle). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
+//! (newidle).
+//!
+//! # Tickless idle
+//! With [`NOHZ_IDLE`] (boot argument `nohz=on`, the default) an idle CPU
+//! other than CPU 0 stops its tick when it halts; timer events (sleepers)
+//! and IPIs still wake it, and `__schedule` restarts the tick when the idle
+//! thread leaves. A tickless CPU no longer balances on its own, so a busy
+//! CPU's balancing tick with two or more runnable tasks kicks one of them to
+//! run a newidle balance (`nohz_balance_kick`, after Linux's
+//! `nohz_balancer_kick`). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
 //! still running where it may no longer run is asked to reschedule, and
 //! `schedule()` takes it off the runqueue before switching away and
 //! `finish_task_switch` queues it on an allowed CPU once it is off this one
