@@ -1002,45 +1002,27 @@ fn main() {
 
     println!();
     println!("Pick-path mix, % single/buddy/protect/fast/heap (rq.fair.pick_stats):");
-    print!("{:<W$}", "sched cycle");
-    for col in &cols {
-        print!("{:>C$}", mix(&col.cycle_mix));
-    }
-    println!();
-    print!("{:<W$}", "sched cycle, uniform");
-    for col in &cols {
-        print!("{:>C$}", mix(&col.uniform_mix));
-    }
-    println!();
-    print!("{:<W$}", "sched cycle: pick switched task");
-    for col in &cols {
-        print!("{:>C$}", format!("{:.0}%", col.cycle_switch_pct));
-    }
-    println!();
-    print!("{:<W$}", "raw no-protect snapshots");
-    for col in &cols {
-        print!("{:>C$}", mix(&col.raw_np_mix));
-    }
-    println!();
-    print!("{:<W$}", "adversarial queue");
-    for col in &cols {
-        print!("{:>C$}", mix(&col.adv_mix));
-    }
-    println!();
-    print!("{:<W$}", "adversarial: ineligible of 2n/3");
-    for (col, n) in cols.iter().zip(NS) {
-        print!("{:>C$}", format!("{} of {}", col.adv_prefix, 2 * n / 3));
-    }
-    println!();
-    print!("{:<W$}", "oracle warm-up cycles");
-    for (col, n) in cols.iter().zip(NS) {
-        print!(
-            "{:>C$}",
-            format!("{} / {}", col.oracle_warm, warm_cycles(n))
-        );
-    }
-    println!();
-
+    // One line: a label, then one cell per n.
+    let text_row = |label: &str, cell: &dyn Fn(&Column, usize) -> String| {
+        print!("{label:<W$}");
+        for (col, n) in cols.iter().zip(NS) {
+            print!("{:>C$}", cell(col, n));
+        }
+        println!();
+    };
+    text_row("sched cycle", &|c, _| mix(&c.cycle_mix));
+    text_row("sched cycle, uniform", &|c, _| mix(&c.uniform_mix));
+    text_row("sched cycle: pick switched task", &|c, _| {
+        format!("{:.0}%", c.cycle_switch_pct)
+    });
+    text_row("raw no-protect snapshots", &|c, _| mix(&c.raw_np_mix));
+    text_row("adversarial queue", &|c, _| mix(&c.adv_mix));
+    text_row("adversarial: ineligible of 2n/3", &|c, n| {
+        format!("{} of {}", c.adv_prefix, 2 * n / 3)
+    });
+    text_row("oracle warm-up cycles", &|c, n| {
+        format!("{} / {}", c.oracle_warm, warm_cycles(n))
+    });
     println!();
     println!("Heap allocations during the measured runs (must be 0 for sched):");
     for (row, label) in ROWS {
