@@ -31,6 +31,8 @@
 //! stack, so generic code can `schedule()` there: preemption on return from
 //! interrupt); fault reports name `hooks::current_thread_name()`.
 
+mod deadlines;
+
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 #[cfg(target_arch = "aarch64")]

@@ -726,14 +726,15 @@ pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
 /// one runnable task here, ask one tickless idle CPU to run a newidle balance
 /// (it no longer balances on its own ticks).
 fn nohz_balance_kick(cpu: usize) {
-    if !NOHZ_IDLE.load(Ordering::Relaxed) || with_cpu_rq(cpu, |rq| rq.nr_running()) < 2 {
+    if !NOHZ_IDLE.load(Ordering::Relaxed) {
         return;
     }
+    // A tickless CPU first (atomic loads), this runqueue's lock only then.
     let online = online_mask();
     let target = (1..nr_rqs())
         .map(|k| (cpu + k) % nr_rqs())
         .find(|&c| online & (1 << c) != 0 && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
-    if let Some(c) = target {
+    if let Some(c) = target.filter(|_| with_cpu_rq(cpu, |rq| rq.nr_running()) >= 2) {
         let tpc = percpu::cpu(c);
         tpc.newidle.store(true, Ordering::Relaxed);
         tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);

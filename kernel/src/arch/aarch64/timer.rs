@@ -2,16 +2,14 @@
 //! the one-shot timer event, and the virtual counter (CNTVCT_EL0 at CNTFRQ_EL0 Hz)
 //! as the monotonic clock.
 //!
-//! Each CPU keeps two absolute deadlines in counter cycles: its next tick and
-//! its next timer event (the earliest sleeper, [`timer_set_event`]); the
-//! comparator (`CNTV_CVAL_EL0`) holds the earlier. Ticks advance by whole
-//! periods from the previous deadline, so handler latency does not make them
-//! drift; after a long stall (missed ticks) the next tick is one period from
-//! now instead of a burst of catch-up interrupts.
+//! Each CPU's next tick and next timer event (the earliest sleeper,
+//! [`timer_set_event`]) are kept in counter cycles by
+//! [`TimerDeadlines`](crate::arch::deadlines::TimerDeadlines); the comparator
+//! (`CNTV_CVAL_EL0`) holds the earlier.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::MAX_CPUS;
+use crate::arch::deadlines::TimerDeadlines;
 
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
@@ -24,12 +22,8 @@ const NS_PER_S: u64 = 1_000_000_000;
 static FREQ_HZ: AtomicU64 = AtomicU64::new(0);
 /// Counter value at [`init_clock`]: `now_ns()` counts from here.
 static BOOT_COUNT: AtomicU64 = AtomicU64::new(0);
-/// Tick period in counter cycles; 0 while the tick is off.
-static PERIOD_CYCLES: AtomicU64 = AtomicU64::new(0);
-/// Per CPU: counter value of the next tick (0 while the tick is off).
-static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
-/// Per CPU: counter value of the next timer event (`u64::MAX`: none).
-static NEXT_EVENT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX) }; MAX_CPUS];
+/// Every CPU's next tick and event, in counter cycles.
+static DEADLINES: TimerDeadlines = TimerDeadlines::new();
 /// GIC INTID of the virtual timer.
 static INTID: AtomicU32 = AtomicU32::new(27);
 
@@ -76,9 +70,8 @@ pub fn now_ns() -> u64 {
 /// Starts the periodic tick at `hz` on this CPU: programs CNTV and enables its PPI.
 pub fn timer_start(hz: u32) {
     assert!(hz > 0, "timer_start: hz must be positive");
-    let period = (FREQ_HZ.load(Ordering::Relaxed) / u64::from(hz)).max(1);
-    PERIOD_CYCLES.store(period, Ordering::Relaxed);
-    NEXT_TICK[super::cpu_id()].store(counter() + period, Ordering::Relaxed);
+    DEADLINES.set_period((FREQ_HZ.load(Ordering::Relaxed) / u64::from(hz)).max(1));
+    DEADLINES.start_tick(super::cpu_id(), counter());
     program();
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
     super::gic::enable(intid());
@@ -87,11 +80,7 @@ pub fn timer_start(hz: u32) {
 /// Loads this CPU's comparator with the earlier of its next tick and its
 /// next event. Interrupts off.
 fn program() {
-    let cpu = super::cpu_id();
-    let tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
-    let event = NEXT_EVENT[cpu].load(Ordering::Relaxed);
-    let tick = if tick == 0 { u64::MAX } else { tick };
-    CNTV_CVAL_EL0.set(tick.min(event));
+    CNTV_CVAL_EL0.set(DEADLINES.next(super::cpu_id()));
 }
 
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
@@ -111,7 +100,7 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     };
     // Unchanged (the common case at a tick with no sleeper): the comparator
     // already covers it.
-    if NEXT_EVENT[super::cpu_id()].swap(cycles, Ordering::Relaxed) != cycles {
+    if DEADLINES.set_event(super::cpu_id(), cycles) {
         program();
     }
 }
@@ -119,17 +108,14 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
 /// Stops this CPU's tick (tickless idle); timer events still fire.
 /// Interrupts off.
 pub fn timer_stop_tick() {
-    NEXT_TICK[super::cpu_id()].store(0, Ordering::Relaxed);
+    DEADLINES.stop_tick(super::cpu_id());
     program();
 }
 
 /// Restarts this CPU's tick one period from now. Interrupts off.
 pub fn timer_restart_tick() {
-    let period = PERIOD_CYCLES.load(Ordering::Relaxed);
-    if period != 0 {
-        NEXT_TICK[super::cpu_id()].store(counter() + period, Ordering::Relaxed);
-        program();
-    }
+    DEADLINES.start_tick(super::cpu_id(), counter());
+    program();
 }
 
 /// From the IRQ handler before EOI: consumes what is due and reprograms the
@@ -137,25 +123,7 @@ pub fn timer_restart_tick() {
 /// value is in the future). Returns whether a tick is due; otherwise the
 /// interrupt is a timer event.
 pub fn reload() -> bool {
-    let period = PERIOD_CYCLES.load(Ordering::Relaxed);
-    let cpu = super::cpu_id();
-    let now = counter();
-    let tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
-    let tick_due = period != 0 && tick != 0 && now >= tick;
-    if tick_due {
-        let mut next = tick.wrapping_add(period);
-        if next <= now {
-            next = now + period;
-        }
-        NEXT_TICK[cpu].store(next, Ordering::Relaxed);
-    }
-    if now >= NEXT_EVENT[cpu].load(Ordering::Relaxed) {
-        NEXT_EVENT[cpu].store(u64::MAX, Ordering::Relaxed);
-    }
-    if period == 0 && NEXT_EVENT[cpu].load(Ordering::Relaxed) == u64::MAX {
-        CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR + CNTV_CTL_EL0::IMASK::SET);
-        return false;
-    }
+    let tick_due = DEADLINES.expire(super::cpu_id(), counter(), 0);
     program();
     tick_due
 }

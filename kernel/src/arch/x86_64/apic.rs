@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
-use super::super::MAX_CPUS;
+use super::super::deadlines::TimerDeadlines;
 use x86_64::registers::model_specific::Msr;
 
 /// Vector of the LAPIC timer interrupt.
@@ -68,12 +68,8 @@ static X2APIC: AtomicBool = AtomicBool::new(false);
 static XAPIC_BASE: AtomicUsize = AtomicUsize::new(0xFEE0_0000);
 /// Timer ticks per second after the divide-by-16 (0 until calibrated).
 static TIMER_HZ: AtomicU64 = AtomicU64::new(0);
-/// Tick period in ns (0 while the tick is off).
-static PERIOD_NS: AtomicU64 = AtomicU64::new(0);
-/// Per CPU: `now_ns` time of the next tick (0 while off).
-static NEXT_TICK_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
-/// Per CPU: `now_ns` time of the next timer event (`u64::MAX`: none).
-static NEXT_EVENT_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX) }; MAX_CPUS];
+/// Every CPU's next tick and event, in `now_ns` time.
+static DEADLINES: TimerDeadlines = TimerDeadlines::new();
 /// Shortest one-shot programmed: a deadline already past fires this soon.
 const MIN_ONESHOT_NS: u64 = 2_000;
 
@@ -280,22 +276,16 @@ pub fn timer_hz() -> u64 {
 /// are absolute (`now_ns` time) and advance by whole periods, so neither
 /// handler latency nor the one-shot reprogramming makes the tick drift.
 pub fn timer_start(hz: u32) {
-    let period = 1_000_000_000 / u64::from(hz.max(1));
-    PERIOD_NS.store(period, Ordering::Relaxed);
+    DEADLINES.set_period(1_000_000_000 / u64::from(hz.max(1)));
     write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
-    NEXT_TICK_NS[super::cpu_id()].store(super::now_ns() + period, Ordering::Relaxed);
+    DEADLINES.start_tick(super::cpu_id(), super::now_ns());
     program();
 }
 
 /// Arms the one-shot for the earlier of this CPU's next tick and next event.
 /// Interrupts off.
 fn program() {
-    let cpu = super::cpu_id();
-    let tick = match NEXT_TICK_NS[cpu].load(Ordering::Relaxed) {
-        0 => u64::MAX,
-        t => t,
-    };
-    let deadline = tick.min(NEXT_EVENT_NS[cpu].load(Ordering::Relaxed));
+    let deadline = DEADLINES.next(super::cpu_id());
     if deadline == u64::MAX {
         write(REG_LVT_TIMER, LVT_MASKED);
         write(REG_TIMER_INITIAL, 0);
@@ -311,10 +301,9 @@ fn program() {
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
 /// soon after, besides the tick; `None` cancels. Interrupts off.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
-    let new = deadline_ns.unwrap_or(u64::MAX);
     // Unchanged (the common case at a tick with no sleeper): the one-shot
     // already covers it.
-    if NEXT_EVENT_NS[super::cpu_id()].swap(new, Ordering::Relaxed) != new {
+    if DEADLINES.set_event(super::cpu_id(), deadline_ns.unwrap_or(u64::MAX)) {
         program();
     }
 }
@@ -322,17 +311,14 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
 /// Stops this CPU's tick (tickless idle); timer events still fire.
 /// Interrupts off.
 pub fn timer_stop_tick() {
-    NEXT_TICK_NS[super::cpu_id()].store(0, Ordering::Relaxed);
+    DEADLINES.stop_tick(super::cpu_id());
     program();
 }
 
 /// Restarts this CPU's tick one period from now. Interrupts off.
 pub fn timer_restart_tick() {
-    let period = PERIOD_NS.load(Ordering::Relaxed);
-    if period != 0 {
-        NEXT_TICK_NS[super::cpu_id()].store(super::now_ns() + period, Ordering::Relaxed);
-        program();
-    }
+    DEADLINES.start_tick(super::cpu_id(), super::now_ns());
+    program();
 }
 
 /// From the timer interrupt: consumes what is due and arms the next one-shot.
@@ -340,21 +326,7 @@ pub fn timer_restart_tick() {
 /// LAPIC timer and the TSC are calibrated against each other, not locked: a
 /// tick that fires up to 1/64 of a period early still counts as the tick.
 pub fn timer_reload() -> bool {
-    let cpu = super::cpu_id();
-    let now = super::now_ns();
-    let period = PERIOD_NS.load(Ordering::Relaxed);
-    let tick = NEXT_TICK_NS[cpu].load(Ordering::Relaxed);
-    let tick_due = tick != 0 && now + period / 64 >= tick;
-    if tick_due {
-        let mut next = tick + period;
-        if next <= now {
-            next = now + period;
-        }
-        NEXT_TICK_NS[cpu].store(next, Ordering::Relaxed);
-    }
-    if now >= NEXT_EVENT_NS[cpu].load(Ordering::Relaxed) {
-        NEXT_EVENT_NS[cpu].store(u64::MAX, Ordering::Relaxed);
-    }
+    let tick_due = DEADLINES.expire(super::cpu_id(), super::now_ns(), 1);
     program();
     tick_due
 }
