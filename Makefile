@@ -24,23 +24,32 @@ CARGO ?= cargo
 export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
-        test-x86_64-smp test-aarch64-smp \
-        bench lint fmt clean ensure-qemu test-shell
+        test-x86_64-smp test-aarch64-smp check-toolchain \
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell
 
 all: build
 
 build: kernel
 
-kernel:
+kernel: ensure-toolchain
 	$(CARGO) build -p kernel --target $(TARGET) --profile $(PROFILE)
 
 ensure-qemu:
 	@scripts/ensure-qemu.sh
 
+# The bare-metal targets and rustfmt/clippy for rust-toolchain.toml's toolchain
+# (rustup applies that file's lists only when it installs the toolchain itself).
+ensure-toolchain:
+	@scripts/ensure-toolchain.sh
+
+# Fails, naming what is missing, if the step above was ever skipped.
+check-toolchain:
+	@scripts/ensure-toolchain.sh --check
+
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: test-host test-kernel test-shell
+test: ensure-toolchain check-toolchain test-host test-kernel test-shell
 
 test-host:
 	$(CARGO) test -p sched -p shell --release
@@ -103,7 +112,7 @@ bench:
 sim:
 	$(CARGO) run -q -p bench --release --bin sim -- $(ARGS)
 
-lint:
+lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy -p sched -p shell -p bench --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
