@@ -516,35 +516,40 @@ impl Oracle {
         }
         self.curr = None;
         if let Some(n) = next {
-            if self.next == Some(n) {
-                self.next = None;
-            }
-            // set_protect_slice, with n out of the queue
-            let q = if self.cfg.feat(Feature::RunToParity) {
-                self.queued_ids()
-                    .filter(|&j| j != n)
-                    .map(|j| self.ents[j].slice)
-                    .min()
-                    .unwrap_or(u64::MAX)
-            } else {
-                self.cfg.tunables.normalized_base_slice_ns()
-            };
-            let now = self.clock;
-            let e = &mut self.ents[n];
-            let q = q.min(e.slice);
-            e.vprot = e.deadline;
-            if q != e.slice {
-                let lim = e.v.wrapping_add(calc_delta_fair(q, e.lw));
-                if before(lim, e.vprot) {
-                    e.vprot = lim;
-                }
-            }
-            e.exec_start = now;
-            e.prev_sum = e.sum_exec;
+            self.set_next(n);
         }
         self.curr = next;
         self.need_resched = Resched::None;
         self.curr()
+    }
+
+    /// `set_next_entity`: buddy cleared, protection armed (`set_protect_slice`,
+    /// with `n` out of the queue), accounting restarted.
+    fn set_next(&mut self, n: usize) {
+        if self.next == Some(n) {
+            self.next = None;
+        }
+        let q = if self.cfg.feat(Feature::RunToParity) {
+            self.queued_ids()
+                .filter(|&j| j != n)
+                .map(|j| self.ents[j].slice)
+                .min()
+                .unwrap_or(u64::MAX)
+        } else {
+            self.cfg.tunables.normalized_base_slice_ns()
+        };
+        let now = self.clock;
+        let e = &mut self.ents[n];
+        let q = q.min(e.slice);
+        e.vprot = e.deadline;
+        if q != e.slice {
+            let lim = e.v.wrapping_add(calc_delta_fair(q, e.lw));
+            if before(lim, e.vprot) {
+                e.vprot = lim;
+            }
+        }
+        e.exec_start = now;
+        e.prev_sum = e.sum_exec;
     }
 
     /// The tick; returns the need-resched state.
@@ -594,24 +599,78 @@ impl Oracle {
     /// New nice value, lag preserved (`reweight_entity`); a delayed sleeper's
     /// dequeue is finished first. Then the priority-change check.
     pub fn set_nice(&mut self, id: TaskId, nice: i32) {
+        let p = TaskParams {
+            nice,
+            ..self.ents[id.0 as usize].params
+        };
+        self.set_params(id, p);
+    }
+
+    /// New fair parameters (`sched_setattr` between fair policies). With the
+    /// slice unchanged the weight changes in place (`reweight_entity`);
+    /// otherwise the task is saved, changed and restored (a non-sleep dequeue
+    /// with its lag and relative deadline, then placement), and, if it was
+    /// running, put back and set up again. Either way lag and a relative
+    /// deadline are scaled by old/new weight. Then the priority-change check.
+    pub fn set_params(&mut self, id: TaskId, params: TaskParams) {
         let i = id.0 as usize;
         if self.ents[i].state == OState::Delayed {
             self.finish_delayed(i);
         }
-        let old_nice = self.ents[i].params.nice;
-        let lw = TaskParams {
-            nice,
-            ..self.ents[i].params
-        }
-        .weight();
+        let old = self.ents[i].params;
         let queued = self.queued(i);
+        let running = self.curr == Some(i);
+        let in_place = old.slice_ns == params.slice_ns;
         if queued {
             self.update_curr();
+            if !in_place && self.next == Some(i) {
+                self.next = None;
+            }
             self.ents[i].vlag = self.lag_of(i);
-            let e = &mut self.ents[i];
-            e.deadline = e.deadline.wrapping_sub(e.v);
-            e.rel = true;
+            if in_place || self.cfg.feat(Feature::PlaceRelDeadline) {
+                let e = &mut self.ents[i];
+                e.deadline = e.deadline.wrapping_sub(e.v);
+                e.rel = true;
+            }
         }
+        self.apply_params(i, params);
+        if !queued {
+            return;
+        }
+        self.ents[i].state = OState::Sleeping; // out of the queue while placing
+        if in_place {
+            self.place(i, false);
+        } else {
+            // The running task is put back (nothing to put: it is off the
+            // queue), enqueued and set up again; another is just enqueued.
+            if running {
+                self.curr = None;
+            }
+            self.update_curr();
+            self.place(i, false);
+            if running {
+                self.curr = Some(i);
+                self.set_next(i);
+            }
+        }
+        self.ents[i].state = OState::Runnable;
+        if running {
+            if params.nice > old.nice {
+                self.need_resched = Resched::Now;
+            }
+        } else {
+            self.seq += 1;
+            self.ents[i].seq = self.seq;
+            if params.nice != old.nice || params.policy != old.policy {
+                self.wakeup_preempt(i, WakeFlags::empty());
+            }
+        }
+    }
+
+    /// Policy, nice and slice, with the lag and a relative deadline scaled
+    /// by old/new weight.
+    fn apply_params(&mut self, i: usize, params: TaskParams) {
+        let lw = params.weight();
         let old = self.ents[i].lw.weight as i128;
         let e = &mut self.ents[i];
         e.vlag = (e.vlag as i128 * old / lw.weight as i128) as i64;
@@ -619,23 +678,12 @@ impl Oracle {
             e.deadline = ((e.deadline as i64 as i128) * old / lw.weight as i128) as i64 as u64;
         }
         e.lw = lw;
-        e.params.nice = nice;
-        if !queued {
-            return;
-        }
-        self.ents[i].state = OState::Sleeping; // out of the queue while placing
-        self.place(i, false);
-        self.ents[i].state = OState::Runnable;
-        if self.curr == Some(i) {
-            if nice > old_nice {
-                self.need_resched = Resched::Now;
-            }
+        e.params = params;
+        if params.slice_ns != 0 {
+            e.slice = params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS);
+            e.custom = true;
         } else {
-            self.seq += 1;
-            self.ents[i].seq = self.seq;
-            if nice != old_nice {
-                self.wakeup_preempt(i, WakeFlags::empty());
-            }
+            e.custom = false;
         }
     }
 }

@@ -757,11 +757,8 @@ impl Rq {
                 self.put_prev_task(id.0);
                 self.curr = NIL;
             }
-            let vlag = t.se.vlag;
-            let old_w = t.se.load.weight as i128;
+            // Lag and relative deadline follow the new weight.
             t.apply_params(params);
-            // Scale the saved lag to the new weight, as reweight does.
-            t.se.vlag = (vlag as i128 * old_w / t.se.load.weight as i128) as i64;
             self.enqueue_task(id, t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
             if running {
                 self.set_next_task(id.0);
@@ -843,14 +840,9 @@ impl Rq {
     }
 }
 
-/// Applies new parameters to a task that is not queued (sleeping): weight and
-/// saved lag scaled like `reweight_entity` does for a sleeper.
+/// Applies new parameters to a task that is not queued (sleeping): the saved
+/// lag and a relative deadline are rescaled to the new weight
+/// ([`FairEntity::reweight`](crate::task::FairEntity)), as for a queued task.
 pub fn set_params_offrq(t: &mut SchedTask, params: TaskParams) {
-    let old_w = t.se.load.weight as i128;
     t.apply_params(params);
-    let new_w = t.se.load.weight as i128;
-    t.se.vlag = (t.se.vlag as i128 * old_w / new_w) as i64;
-    if t.se.rel_deadline {
-        t.se.deadline = ((t.se.deadline as i64 as i128) * old_w / new_w) as i64 as u64;
-    }
 }

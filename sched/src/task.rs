@@ -216,6 +216,28 @@ impl Default for FairEntity {
     }
 }
 
+impl FairEntity {
+    /// Gives the entity a new load weight and rescales what is measured in its
+    /// virtual time: the saved lag and, while it is relative, the deadline.
+    ///
+    /// Virtual time advances at `1/w` of real time, so the same real-time lag
+    /// or request is `old_w / new_w` times as long in the new virtual time
+    /// (Linux's `reweight_entity` for an entity that is not on the tree:
+    /// `vlag = vlag * old / new`, and `deadline = deadline * old / new` when
+    /// `rel_deadline`). Every weight change of a task that is not on the tree
+    /// goes through here: the in-place reweight, the save/restore parameter
+    /// change (class or slice), and a sleeping task's new parameters.
+    pub(crate) fn reweight(&mut self, lw: LoadWeight) {
+        let old = self.load.weight as i128;
+        let new = lw.weight as i128;
+        self.vlag = (self.vlag as i128 * old / new) as i64;
+        if self.rel_deadline {
+            self.deadline = ((self.deadline as i64 as i128) * old / new) as i64 as u64;
+        }
+        self.load = lw;
+    }
+}
+
 /// The RT-class entity: links in its priority's FIFO list and the RR slice.
 #[derive(Clone, Copy, Debug)]
 pub struct RtEntity {
@@ -302,9 +324,11 @@ impl SchedTask {
 
     /// Sets weight and slice from `params` (no lag scaling: for tasks that are
     /// not queued; queued tasks go through the runqueue).
+    /// Takes new parameters: policy, nice, priority and slice, and the weight
+    /// through [`FairEntity::reweight`] (lag and relative deadline rescaled).
     pub(crate) fn apply_params(&mut self, params: TaskParams) {
         self.params = params;
-        self.se.load = params.weight();
+        self.se.reweight(params.weight());
         if params.slice_ns != 0 {
             self.se.slice_ns = params.slice_ns.clamp(MIN_SLICE_NS, MAX_SLICE_NS);
             self.se.custom_slice = true;

@@ -930,3 +930,73 @@ fn setattr_moves_running_and_queued_tasks_between_classes() {
     assert!(h.rq.set_user_nice(TaskId(c), 20).is_err());
     h.rq.check().unwrap();
 }
+
+/// One queued, not running task (id 2) among three nice-0 hogs, after some
+/// running: its relative deadline is in nice-0 virtual time.
+fn queued_task_with_deadline() -> H {
+    let mut h = H::one();
+    for id in 1..=3 {
+        h.spawn(id, H::nice(0));
+    }
+    h.pick();
+    h.run_ms(7);
+    while h.curr() == Some(2) {
+        h.run_ms(1);
+    }
+    h
+}
+
+fn rel_deadline(h: &H, id: u32) -> i64 {
+    let e = h.se(id);
+    e.deadline.wrapping_sub(e.vruntime) as i64
+}
+
+#[test]
+fn param_change_rescales_lag_and_deadline_on_every_path() {
+    // nice 0 -> -10 alone takes the in-place reweight; nice -10 together with
+    // a slice takes the save/change/restore path; a sleeping task takes
+    // set_params_offrq. All three must rescale the relative deadline (and the
+    // lag) by old/new weight, as Linux's reweight_entity does.
+    let w_old = 1024i64;
+    let w_new = 9548i64; // nice -10
+    let base = queued_task_with_deadline();
+    let rel0 = rel_deadline(&base, 2);
+    assert!(rel0 > 0, "task 2 has a future deadline: {rel0}");
+    let want = rel0 * w_old / w_new;
+
+    let mut a = queued_task_with_deadline();
+    a.rq.sched_setattr(TaskId(2), H::nice(-10)).unwrap();
+    let rel_a = rel_deadline(&a, 2);
+
+    let mut b = queued_task_with_deadline();
+    let slice_ns = b.se(2).slice_ns;
+    let p = TaskParams {
+        nice: -10,
+        slice_ns,
+        ..Default::default()
+    };
+    b.rq.sched_setattr(TaskId(2), p).unwrap();
+    let rel_b = rel_deadline(&b, 2);
+    assert_eq!(b.se(2).slice_ns, slice_ns);
+
+    for (path, rel) in [("reweight", rel_a), ("class/slice change", rel_b)] {
+        assert!(
+            (rel - want).abs() <= 2,
+            "{path}: relative deadline {rel} ns, want {want} ({rel0} * {w_old} / {w_new})"
+        );
+    }
+    // Both paths place the task at the same vruntime (lag scaled alike).
+    assert!((a.se(2).vruntime as i64 - b.se(2).vruntime as i64).abs() <= 2);
+    a.rq.check().unwrap();
+    b.rq.check().unwrap();
+
+    // A sleeping task's saved lag and relative deadline, off the runqueue.
+    let mut st = SchedTask::new(H::nice(0));
+    st.se.vlag = -300_000;
+    st.se.deadline = 700_000;
+    st.se.rel_deadline = true;
+    sched::rq::set_params_offrq(&mut st, p);
+    assert_eq!(st.se.vlag, -300_000 * w_old / w_new);
+    assert_eq!(st.se.deadline as i64, 700_000 * w_old / w_new);
+    assert_eq!(st.se.load.weight as i64, w_new);
+}

@@ -43,6 +43,13 @@ enum Op {
         pick: usize,
         nice: i32,
     },
+    /// Nice, slice and policy at once (`sched_setattr` between fair policies).
+    SetAttr {
+        pick: usize,
+        nice: i32,
+        slice: u64,
+        policy: Policy,
+    },
     Yield,
     Flip {
         feat: usize,
@@ -70,13 +77,15 @@ fn op() -> impl Strategy<Value = Op> {
         prop_oneof![8 => Just(Policy::Normal), 1 => Just(Policy::Batch), 1 => Just(Policy::Idle)];
     let slice = prop_oneof![4 => Just(0u64), 1 => Just(100 * US), 1 => Just(MS), 1 => Just(3 * MS)];
     prop_oneof![
-        2 => (-20i32..=19, slice, policy).prop_map(|(nice, slice, policy)| Op::Spawn { nice, slice, policy }),
+        2 => (-20i32..=19, slice.clone(), policy.clone()).prop_map(|(nice, slice, policy)| Op::Spawn { nice, slice, policy }),
         8 => (1u64..=2 * MS).prop_map(|dt| Op::Tick { dt }),
         4 => (1u64..=600 * US).prop_map(|dt| Op::Advance { dt }),
         6 => (any::<usize>(), any::<bool>(), any::<bool>(), any::<bool>())
             .prop_map(|(pick, sync, selected, irq)| Op::Wake { pick, sync, selected, irq }),
         5 => Just(Op::Sleep),
         1 => (any::<usize>(), -20i32..=19).prop_map(|(pick, nice)| Op::Nice { pick, nice }),
+        1 => (any::<usize>(), -20i32..=19, slice.clone(), policy.clone())
+            .prop_map(|(pick, nice, slice, policy)| Op::SetAttr { pick, nice, slice, policy }),
         1 => Just(Op::Yield),
         1 => (0..FLIPPABLE.len(), any::<bool>()).prop_map(|(feat, on)| Op::Flip { feat, on }),
         1 => any::<bool>().prop_map(Op::Lazy),
@@ -87,6 +96,10 @@ struct World {
     h: H,
     o: Oracle,
     n: u32,
+    /// Sleepers whose slice changed after their lag was saved: the lag was
+    /// clamped to the old slice and may exceed the new clamp (Linux clamps
+    /// only when the lag is saved) until they are queued again.
+    lag_unclamped: std::collections::HashSet<u32>,
 }
 
 impl World {
@@ -94,7 +107,12 @@ impl World {
         let h = H::one();
         let mut o = Oracle::new(h.cfg.clone(), 64);
         o.update_clock(h.now);
-        World { h, o, n: 0 }
+        World {
+            h,
+            o,
+            n: 0,
+            lag_unclamped: Default::default(),
+        }
     }
 
     fn sleeping(&self) -> Vec<u32> {
@@ -124,6 +142,34 @@ impl World {
                     "picked an ineligible task"
                 );
             }
+        }
+    }
+
+    /// New parameters for task `id`, the same on both sides: `on_rq` changes
+    /// a task the runqueue holds (queued, running or delayed), a sleeping
+    /// one's state changes off the runqueue.
+    fn set_params(
+        &mut self,
+        id: u32,
+        p: TaskParams,
+        on_rq: impl FnOnce(&mut sched::Rq) -> Result<sched::Resched, sched::RqError>,
+    ) {
+        if self.h.held.contains(&id) {
+            on_rq(&mut self.h.rq).unwrap();
+            // A delayed task is finished (blocked) by the change.
+            if let sched::TtwuRunnable::Blocked(st) = peek_blocked(&mut self.h, id) {
+                self.h.off.insert(id, st);
+                self.h.held.remove(&id);
+            }
+        } else {
+            let st = self.h.off.get_mut(&id).unwrap();
+            sched::rq::set_params_offrq(st, p);
+        }
+        self.lag_unclamped.insert(id);
+        self.o.set_params(TaskId(id), p);
+        if self.h.rq.need_resched() == sched::Resched::Now {
+            assert_eq!(self.o.need_resched, sched::Resched::Now);
+            self.schedule();
         }
     }
 
@@ -209,24 +255,29 @@ impl World {
                     return;
                 }
                 let id = (pick % self.n as usize) as u32;
-                if self.h.held.contains(&id) {
-                    self.h.rq.set_user_nice(TaskId(id), nice).unwrap();
-                    // A delayed task is finished (blocked) by the change.
-                    if let sched::TtwuRunnable::Blocked(st) = peek_blocked(&mut self.h, id) {
-                        self.h.off.insert(id, st);
-                        self.h.held.remove(&id);
-                    }
-                } else {
-                    let st = self.h.off.get_mut(&id).unwrap();
-                    let mut p = st.params;
-                    p.nice = nice;
-                    sched::rq::set_params_offrq(st, p);
+                let p = TaskParams {
+                    nice,
+                    ..self.o.ents[id as usize].params
+                };
+                self.set_params(id, p, |rq| rq.set_user_nice(TaskId(id), nice));
+            }
+            Op::SetAttr {
+                pick,
+                nice,
+                slice,
+                policy,
+            } => {
+                if self.n == 0 {
+                    return;
                 }
-                self.o.set_nice(TaskId(id), nice);
-                if self.h.rq.need_resched() == sched::Resched::Now {
-                    assert_eq!(self.o.need_resched, sched::Resched::Now);
-                    self.schedule();
-                }
+                let id = (pick % self.n as usize) as u32;
+                let p = TaskParams {
+                    nice,
+                    slice_ns: slice,
+                    policy,
+                    ..Default::default()
+                };
+                self.set_params(id, p, |rq| rq.sched_setattr(TaskId(id), p));
             }
             Op::Yield => {
                 self.h.rq.yield_task();
@@ -260,6 +311,9 @@ impl World {
             assert_eq!(a.load.weight, b.lw.weight, "task {id} weight");
             if !h.held.contains(&id) {
                 assert_eq!(a.vlag, b.vlag, "task {id} vlag");
+                if self.lag_unclamped.contains(&id) {
+                    continue;
+                }
                 let limit = sched::fair::FairRq::lag_limit(&h.cfg, &a);
                 // +1: a reweight rescales a clamped lag by w_old/w_new, and the
                 // clamp itself is computed with the inverse-weight multiply;
@@ -320,6 +374,8 @@ proptest! {
         let mut w = World::new();
         for op in &ops {
             w.apply(op);
+            let held = &w.h.held;
+            w.lag_unclamped.retain(|id| !held.contains(id));
             w.check();
         }
     }

@@ -853,16 +853,7 @@ impl FairRq {
             }
             self.load -= se(ts, i).load.weight as u64;
         }
-        {
-            let e = sem(ts, i);
-            let old = e.load.weight as i128;
-            let new = lw.weight as i128;
-            e.vlag = (e.vlag as i128 * old / new) as i64;
-            if e.rel_deadline {
-                e.deadline = ((e.deadline as i64 as i128) * old / new) as i64 as u64;
-            }
-            e.load = lw;
-        }
+        sem(ts, i).reweight(lw);
         if on_rq {
             // Place it against the others only: the running entity is still
             // counted in V while `on_rq`, so take it out for the placement.
