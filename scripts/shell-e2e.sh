@@ -26,10 +26,13 @@
 #   - `ps`, `sched_debug`, `stat`, `trace` produce their lines;
 #   - `poweroff` ends QEMU with exit status 0, and nothing after stdin's EOF
 #     (QEMU's stdio chardev keeps the guest running until poweroff).
+#   - no input byte is lost or changed: the very first command is checked
+#     byte for byte as the first thing echoed after boot (input arrives
+#     before the kernel has set up its UART), and a 64 KiB paste of `#`
+#     comment lines, sent in one go before `poweroff`, must come back
+#     complete and in order.
 # Commands are matched to replies through the echoed `sched> CMD` lines, so
-# every reply must be complete before the next prompt. The script starts
-# with an empty line: the x86 UART drops a byte that arrives before the
-# kernel initialises it (enabling the 16550 FIFO resets it in QEMU).
+# every reply must be complete before the next prompt.
 #
 # Environment: SHELL_E2E_TIMEOUT (seconds, default 180), and whatever the QEMU
 # script reads (SMP, MEM, ACCEL, ...).
@@ -110,6 +113,7 @@ help spin
 taskset -p 1 8
 taskset -cp 8
 spin -d 100 -c 9 0
+@PASTE@
 poweroff
 EOF
 
@@ -125,10 +129,18 @@ spin="spin -d 400 0 5"
 [ "${SMP:-1}" -gt 1 ] && spin="spin -d 400 -c 0 0 5"
 COMMANDS=${COMMANDS//@SLICE@/$slice}
 COMMANDS=${COMMANDS//@SPIN@/$spin}
+# 64 KiB of comment lines, 64 bytes each: `# paste NNNN ` and 50 characters
+# that differ from line to line, so a lost, repeated or changed byte shows.
+paste=$(python3 -c '
+import string
+a = string.ascii_letters + string.digits
+for i in range(1024):
+    print("# paste %04d " % i + "".join(a[(i * 7 + j * 13) % len(a)] for j in range(50)))
+')
 input() {
-    printf '\n'
     while IFS= read -r line; do
         case $line in
+            @PASTE@) printf '%s\n' "$paste" ;;
             @LONG@) printf '%s\n' "$long" ;;
             @NONASCII@) printf 'features \303\251t\303\251\n' ;;
             *) printf '%s\n' "$line" ;;
@@ -144,7 +156,7 @@ if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     exit 1
 fi
 
-COMMANDS="$COMMANDS" SLICE="$slice" python3 - "$log" "$rc" <<'PY'
+COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" python3 - "$log" "$rc" <<'PY'
 import os, re, sys
 
 log, rc = sys.argv[1], int(sys.argv[2])
@@ -154,6 +166,20 @@ fails = []
 
 def fail(msg):
     fails.append(msg)
+
+# Not one input byte lost: the first prompt echoes the first command exactly
+# (its bytes were queued before the kernel set up the UART) ...
+first = text.split("sched> ")[1].split("\n", 1)[0] if "sched> " in text else ""
+if first != cmds[0]:
+    fail(f"first command echoed as {first!r}, sent {cmds[0]!r}: input lost at boot")
+# ... and the 64 KiB paste comes back whole, in order.
+paste = os.environ["PASTE"].split("\n")
+got = [b.split("\n", 1)[0] for b in text.split("sched> ") if b.startswith("# paste ")]
+if got != paste:
+    bad = next((i for i, (a, b) in enumerate(zip(got, paste)) if a != b), min(len(got), len(paste)))
+    fail(f"64 KiB paste: {len(got)} of {len(paste)} lines echoed; first difference at line {bad}: "
+         f"{got[bad] if bad < len(got) else None!r} vs {paste[bad] if bad < len(paste) else None!r}")
+cmds = [c for c in cmds if c != "@PASTE@"]
 
 if "KERNEL PANIC" in text or "panicked" in text:
     fail("the kernel panicked")
@@ -354,7 +380,7 @@ if fails:
     for f in fails:
         print(f"shell-e2e: FAIL: {f}", file=sys.stderr)
     sys.exit(1)
-print(f"shell-e2e: PASS: {len(cmds)} commands; spin shares "
+print(f"shell-e2e: PASS: {len(cmds)} commands, a {sum(len(l) + 1 for l in paste)}-byte paste intact; spin shares "
       f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events")
 PY
 status=$?

@@ -451,7 +451,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
         return Err(Error::ControlChar(b));
     }
     let mut words = line.split_ascii_whitespace();
-    let Some(name) = words.next() else {
+    // Blank lines and `# comments` (as in sh) do nothing: scripts piped
+    // into the shell can carry notes.
+    let Some(name) = words.next().filter(|w| !w.starts_with('#')) else {
         return Ok(None);
     };
     let args: Vec<&str> = words.collect();

@@ -43,6 +43,16 @@ fn blank_lines_are_nothing() {
 }
 
 #[test]
+fn comment_lines_are_nothing() {
+    for l in ["#", "# a note", "   #ps", "#!/bin/sched", "# features NO_NEXT_BUDDY"] {
+        assert_eq!(parse(l), Ok(None), "{l:?}");
+    }
+    // Only a leading `#` comments: inside a line it is an argument.
+    err_is("nice 1 #5", "nice: N must be a decimal integer, got '#5'");
+    assert!(parse("ps #").is_err());
+}
+
+#[test]
 fn bad_bytes_and_unknown_commands() {
     err_is("foo", "unknown command 'foo' (try 'help')");
     err_is("  FOO bar", "unknown command 'FOO' (try 'help')");

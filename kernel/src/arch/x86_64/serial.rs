@@ -6,8 +6,25 @@
 //! [`read_byte`] never blocks, so a shell can call it from its idle loop. No
 //! receive interrupt is used; nothing here takes a lock, so the fault path may
 //! write to the console from any context.
-
-use core::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+//!
+//! # No input is ever dropped here
+//! Turning the FIFOs on (FCR bit 0 going from 0 to 1) clears both of them, on a
+//! real 16550 and in QEMU (whose `serial_ioport_write` forces the receive and
+//! transmit resets whenever the enable bit changes). Whatever sits in the
+//! receiver at that moment is lost, and no sequence of register accesses
+//! closes the window: reading the byte that is there lets the next one in
+//! (QEMU hands a pipe over one byte at a time while the FIFO is off), and it
+//! can land between that read and the FCR write. That is how the second byte
+//! of every piped script used to disappear. So [`init`] never toggles the
+//! enable bit and never asks for a receive reset:
+//! - FIFOs already on (GRUB, most firmware): they stay on; the trigger level
+//!   is set without a reset, and 16 bytes go out per THRE;
+//! - FIFOs off (QEMU's PVH boot, where nothing ran before us): the UART stays
+//!   in 16450 mode, one byte of receive buffer and one byte per THRE. Under
+//!   QEMU nothing is lost either way (it holds input back until the receiver
+//!   has room); on hardware the shell drains the receiver in bursts (its
+//!   polling spins while input is flowing).
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
@@ -27,10 +44,6 @@ const LSR_THR_EMPTY: u8 = 0x20;
 /// at 1 GHz and above), so a missing or stuck UART cannot hang the kernel.
 const TX_TIMEOUT_CYCLES: u64 = 10_000_000;
 
-/// A byte received before [`init`] enabled the FIFOs (which clears them):
-/// `0x100 | byte`, or 0 when there is none. Handed out by the first [`read_byte`].
-static EARLY_RX: AtomicU16 = AtomicU16::new(0);
-
 /// Bytes that may be written after THRE is seen: 16 with a working FIFO, else 1.
 static TX_BURST_BYTES: AtomicUsize = AtomicUsize::new(1);
 
@@ -44,27 +57,23 @@ fn write_reg(reg: u16, value: u8) {
     unsafe { Port::<u8>::new(COM1_PORT + reg).write(value) }
 }
 
-/// Programs COM1 for 115200 baud, 8N1, FIFOs on, interrupts off.
+/// Programs COM1 for 115200 baud, 8N1, interrupts off; keeps the FIFOs as
+/// they were (see the module docs: enabling them would drop input).
 pub fn init() {
-    // Turning the FIFOs on clears them: keep a byte that already arrived (the
-    // first key of a piped script would otherwise be lost).
-    if read_reg(REG_LSR) & LSR_DATA_READY != 0 {
-        EARLY_RX.store(0x100 | read_reg(REG_DATA) as u16, Ordering::Relaxed);
-    }
+    // IIR bits 7:6 read 0b11 when the 16-byte FIFOs are enabled.
+    let fifo_on = read_reg(REG_FCR) & 0xC0 == 0xC0;
     write_reg(REG_IER, 0x00);
     write_reg(REG_LCR, 0x80); // DLAB: the next two writes set the divisor
     write_reg(REG_DATA, 0x01); // 115200 / 1
     write_reg(REG_IER, 0x00);
     write_reg(REG_LCR, 0x03); // 8 data bits, no parity, 1 stop bit
-    write_reg(REG_FCR, 0xC7); // enable and clear FIFOs, RX trigger at 14 bytes
+    if fifo_on {
+        // Enable bit unchanged and no reset bits: only the RX trigger level
+        // (14 bytes) changes, so nothing queued is cleared.
+        write_reg(REG_FCR, 0xC1);
+    }
     write_reg(REG_MCR, 0x0B); // DTR | RTS | OUT2
-                              // IIR bits 7:6 read 0b11 when the 16-byte FIFOs are really enabled.
-    let burst = if read_reg(REG_FCR) & 0xC0 == 0xC0 {
-        16
-    } else {
-        1
-    };
-    TX_BURST_BYTES.store(burst, Ordering::Relaxed);
+    TX_BURST_BYTES.store(if fifo_on { 16 } else { 1 }, Ordering::Relaxed);
 }
 
 /// Waits (bounded by time) until the transmitter can take a burst.
@@ -90,12 +99,6 @@ pub fn write_bytes(bytes: &[u8]) {
 
 /// Returns one received byte, or `None` when nothing is waiting.
 pub fn read_byte() -> Option<u8> {
-    if EARLY_RX.load(Ordering::Relaxed) != 0 {
-        let v = EARLY_RX.swap(0, Ordering::Relaxed);
-        if v != 0 {
-            return Some(v as u8);
-        }
-    }
     if read_reg(REG_LSR) & LSR_DATA_READY != 0 {
         Some(read_reg(REG_DATA))
     } else {
