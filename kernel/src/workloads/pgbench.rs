@@ -97,13 +97,15 @@ pub fn run(
         let req = Arc::new(Channel::with_model(model));
         let reply = Arc::new(Channel::with_model(model));
         let (rq, rp) = (req.clone(), reply.clone());
-        let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || loop {
-            let i = rq.recv();
-            if i == POISON {
-                break;
+        let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || {
+            loop {
+                let i = rq.recv();
+                if i == POISON {
+                    break;
+                }
+                serve(i, stmts);
+                rp.send(i);
             }
-            serve(i, stmts);
-            rp.send(i);
         });
         if let Err(e) = r {
             failed = Some(e);
