@@ -7,9 +7,7 @@ use alloc::string::String;
 use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
-use crate::parse::{
-    Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID,
-};
+use crate::parse::{Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID};
 
 /// One command's help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,7 +174,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         "spin",
         "spin -d MS [-c CPU] NICE [NICE ...]",
         "one CPU-bound thread per NICE value for MS milliseconds",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Spin::LIMITS,
         &["spin -d 1000 0", "spin -d 2000 -c 0 0 5 -5"],
     ),
@@ -228,7 +226,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         "cyclictest",
         "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]",
         "periodic timer threads measuring wakeup latency (min/avg/max)",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Cyclictest::LIMITS,
         &["cyclictest", "cyclictest -t 2 -i 500 -l 10000 -p 80"],
     ),
@@ -236,7 +234,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         "perfpipe",
         "perfpipe [-l LOOPS]",
         "two threads ping-ponging over a pipe; time per round trip",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Perfpipe::LIMITS,
         &["perfpipe", "perfpipe -l 10000"],
     ),

@@ -564,7 +564,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
         "chrt" => parse_chrt(a)?,
         "taskset" => parse_taskset(a)?,
         "kill" => parse_kill(a)?,
-        "spin" => Command::Spin(parse_spin(a)?),
+        "spin" => match parse_spin(a)? {
+            Some(s) => Command::Spin(s),
+            None => Command::Help(Some("spin")),
+        },
         "hackbench" => parse_hackbench(a)?,
         "schbench" => {
             let w = workload_opts("schbench", a, Schbench::LIMITS, Schbench::LONG, &[])?;
@@ -1122,7 +1125,8 @@ pub fn cpu_list(w: &str) -> Result<u64, Error> {
     Ok(mask)
 }
 
-fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
+/// `None`: `-h` / `--help`.
+fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
     const C: &str = "spin";
     let (dur, cpu_l, nice_l) = (&Spin::DURATION, &Spin::CPU, &Spin::NICE);
     let spec = [
@@ -1136,8 +1140,16 @@ fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
             long: "",
             takes_value: true,
         },
+        Opt {
+            short: b'h',
+            long: "help",
+            takes_value: false,
+        },
     ];
     let g = getopt(C, args, &spec)?;
+    if g.has(b'h') {
+        return Ok(None);
+    }
     let Some(d) = g.value(b'd') else {
         return err(C, ArgError::Missing(dur.name));
     };
@@ -1162,12 +1174,16 @@ fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
     for w in &g.pos {
         nices.push(limit(C, nice_l, w)? as i32);
     }
-    Ok(Spin {
+    Ok(Some(Spin {
         duration_ms,
         cpu,
         nices,
-    })
+    }))
 }
+
+/// A workload's limit values (in `limits` order) and the flags given (in the
+/// order given).
+type WorkloadOpts<const N: usize> = ([u32; N], Vec<u8>);
 
 /// A workload's options: `-x VALUE` limits with defaults (`--long VALUE`
 /// too, where `longs` names them, in the order of `limits`), boolean `flags`,
@@ -1179,7 +1195,7 @@ fn workload_opts<const N: usize>(
     limits: &'static [Limit],
     longs: &[&'static str],
     flags: &[Opt],
-) -> Result<Option<([u32; N], Vec<u8>)>, Error> {
+) -> Result<Option<WorkloadOpts<N>>, Error> {
     let mut spec: Vec<Opt> = limits
         .iter()
         .enumerate()

@@ -597,7 +597,10 @@ fn workloads_defaults_and_ranges() {
         "schbench -F 65537",
         "schbench: -F KB must be in [0, 65536], got '65537'",
     );
-    err_starts("schbench -s -1", "schbench: -s USEC must be in [0, 1000000]");
+    err_starts(
+        "schbench -s -1",
+        "schbench: -s USEC must be in [0, 1000000]",
+    );
     assert_eq!(ok("cyclictest"), Command::Cyclictest(Cyclictest::default()));
     assert_eq!(
         Cyclictest::default(),
@@ -702,7 +705,10 @@ fn hackbench_ipc_and_task_flags() {
         "hackbench: option '--pipe=1' takes no value",
     );
     err_starts("hackbench -p -p", "hackbench: option '-p' given twice");
-    err_starts("hackbench --sockets", "hackbench: unknown option '--sockets'");
+    err_starts(
+        "hackbench --sockets",
+        "hackbench: unknown option '--sockets'",
+    );
 }
 
 #[test]
@@ -713,6 +719,7 @@ fn workload_dash_h_prints_usage() {
         ("pgbench", "-t 5"),
         ("cyclictest", "-l 5"),
         ("perfpipe", "-l 5"),
+        ("spin", "-d 5"),
     ] {
         assert_eq!(ok(&format!("{c} -h")), Command::Help(Some(c)), "{c}");
         assert_eq!(ok(&format!("{c} --help")), Command::Help(Some(c)), "{c}");

@@ -199,9 +199,8 @@ impl Hist {
         self.sum.load(Ordering::Relaxed) / self.count().max(1)
     }
 
-    /// The `permille`-th per mille (999: p99.9) and the samples in its bucket
-    /// row since the previous percentile asked for (`below`: samples counted
-    /// up to that one). Clamped to [min, max], so it is a value seen.
+    /// The `permille`-th per mille (999: p99.9): the lower bound of the
+    /// bucket holding it, clamped to [min, max].
     pub fn percentile(&self, permille: u64) -> u64 {
         let total = self.count();
         if total == 0 {

@@ -43,6 +43,9 @@ const MSG_BYTES: usize = 128;
 /// Statements of the read-write script.
 const RW_STMTS: u32 = 7;
 
+/// A client's request and reply sockets.
+type Connection = (Arc<Channel<u32>>, Arc<Channel<u32>>);
+
 /// What a run did.
 pub struct Report {
     /// Transactions finished.
@@ -90,7 +93,7 @@ pub fn run(
     let processed = Arc::new(AtomicU64::new(0));
     let last_end = Arc::new(AtomicU64::new(0));
     let gate = Arc::new(Semaphore::new(0));
-    let mut conns: Vec<(Arc<Channel<u32>>, Arc<Channel<u32>>)> = Vec::with_capacity(clients);
+    let mut conns: Vec<Connection> = Vec::with_capacity(clients);
     let mut job = Job::new();
     let mut failed = None;
     for _ in 0..clients {
