@@ -365,3 +365,25 @@ ktest_smp!(
         Ok(())
     }
 );
+
+ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
+    // As many 40-thread groups as the thread table (4096) and the heap hold,
+    // up to 100 groups (4000 threads); at least 50 (2000 threads) must fit.
+    let (_, heap_free) = crate::heap::stats();
+    let per_group = 40 * (task::STACK_SIZE + 2048);
+    let by_mem = heap_free.saturating_sub(16 << 20) / per_group;
+    let groups = (workloads::free_slots() / 40).min(by_mem).min(100);
+    kassert!(
+        groups >= 50,
+        "only {groups} groups fit (heap {heap_free} B free)"
+    );
+    hackbench(
+        true,
+        Hackbench {
+            groups: groups as u32,
+            fds: 20,
+            loops: 2,
+            ..HB
+        },
+    )
+});
