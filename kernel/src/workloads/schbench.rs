@@ -185,7 +185,12 @@ pub fn run(
     if interrupted {
         let _ = writeln!(out, "schbench: interrupted");
     }
-    let runtime_s = u64::from(p.runtime_s);
+    // schbench prints the configured run time; a stopped run, what it ran.
+    let runtime_s = if interrupted {
+        ran_ns / 1_000_000_000
+    } else {
+        u64::from(p.runtime_s)
+    };
     rep.wakeup
         .print_schbench(out, "Wakeup Latencies", runtime_s);
     rep.request
