@@ -128,9 +128,8 @@ pub fn run(
             }
         }
         if failed.is_some() {
-            // No senders for this group: end its receivers (fds poisons fit
-            // in each channel: a pipe holds 16 pages, a socket > 300 messages,
-            // and the receivers drain them).
+            // No senders for this group: end its receivers with fds poisons
+            // each (a full channel only blocks until its receiver drains it).
             for pipe in &pipes[..receivers] {
                 for _ in 0..fds {
                     pipe.send(POISON);
