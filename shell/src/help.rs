@@ -7,7 +7,7 @@ use alloc::string::String;
 use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
-use crate::parse::{Cyclictest, Hackbench, Limit, Perfpipe, Schbench, Spin, NICE, PID};
+use crate::parse::{Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID};
 
 /// One command's help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,31 +174,59 @@ pub const COMMANDS: &[CommandHelp] = &[
         "spin",
         "spin -d MS [-c CPU] NICE [NICE ...]",
         "one CPU-bound thread per NICE value for MS milliseconds",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Spin::LIMITS,
         &["spin -d 1000 0", "spin -d 2000 -c 0 0 5 -5"],
     ),
     cmd(
         "hackbench",
-        "hackbench [-g GROUPS] [-l LOOPS] [-f FDS]",
+        "hackbench [-p] [-T|-P] [-g GROUPS] [-l LOOPS] [-f FDS] [-s DATASIZE]",
         "senders and receivers passing messages, 2 x GROUPS x FDS threads",
-        &["Ctrl-C stops it early"],
+        &[
+            "-p, --pipe: pipes (fs/pipe.c: 16 x 4 KiB, a sync wakeup when empty)",
+            "default: unix stream sockets (208 KiB sndbuf, a sync wakeup per send)",
+            "-T, --threads / -P, --process (default): accepted and reported; every",
+            "task is a kernel thread here (processes would add an mm switch)",
+            "long options too: --groups --loops --fds --datasize; -h prints this",
+            "Ctrl-C stops it early",
+        ],
         Hackbench::LIMITS,
-        &["hackbench", "hackbench -g 2 -l 50 -f 5"],
+        &[
+            "hackbench",
+            "hackbench -p -g 2 -l 50 -f 5",
+            "hackbench --pipe --threads --groups 4",
+        ],
     ),
     cmd(
         "schbench",
-        "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS]",
-        "message threads waking workers; wakeup latency percentiles",
-        &["Ctrl-C stops it early"],
+        "schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]",
+        "message threads waking request workers; latency percentiles, RPS",
+        &[
+            "a worker posts to its message thread and sleeps; the message thread",
+            "wakes it (wakeup latency); a request sleeps -s us, touches -F KiB",
+            "(request latency). -h prints this; Ctrl-C stops it early",
+        ],
         Schbench::LIMITS,
-        &["schbench", "schbench -m 2 -t 4 -r 10"],
+        &["schbench", "schbench -m 2 -t 4 -r 10 -F 64 -s 50"],
+    ),
+    cmd(
+        "pgbench",
+        "pgbench [-c CLIENTS] [-t TX] [-S]",
+        "clients sending transactions to backends; TPS, latency",
+        &[
+            "one backend thread per client; request and reply are socket sends",
+            "(sync wakeups). -S: select-only (short backend work); default:",
+            "read-write (longer work plus a 200 us sleep as the WAL flush)",
+            "-h prints this; Ctrl-C stops it early",
+        ],
+        Pgbench::LIMITS,
+        &["pgbench", "pgbench -c 8 -t 100 -S"],
     ),
     cmd(
         "cyclictest",
         "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]",
         "periodic timer threads measuring wakeup latency (min/avg/max)",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Cyclictest::LIMITS,
         &["cyclictest", "cyclictest -t 2 -i 500 -l 10000 -p 80"],
     ),
@@ -206,7 +234,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         "perfpipe",
         "perfpipe [-l LOOPS]",
         "two threads ping-ponging over a pipe; time per round trip",
-        &["Ctrl-C stops it early"],
+        &["-h prints this; Ctrl-C stops it early"],
         Perfpipe::LIMITS,
         &["perfpipe", "perfpipe -l 10000"],
     ),

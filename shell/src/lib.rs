@@ -55,6 +55,6 @@ pub use error::{ArgError, Error};
 pub use format::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 pub use help::{help_text, lookup, CommandHelp, COMMANDS};
 pub use parse::{
-    parse, Command, Cyclictest, Hackbench, Limit, Perfpipe, Pid, Schbench, Spin, SysctlCmd,
-    TraceCmd, MAX_CPUS,
+    parse, Command, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Pid, Schbench, Spin,
+    SysctlCmd, TraceCmd, MAX_CPUS,
 };

@@ -114,8 +114,9 @@ impl Spin {
 }
 
 /// `hackbench`: groups of senders and receivers passing messages (Linux
-/// `perf bench sched messaging`), `2 * groups * fds` threads. Defaults are smaller
-/// than Linux's (10 groups of 20) to suit a hobby kernel in QEMU.
+/// `perf bench sched messaging` / rt-tests `hackbench`), `2 * groups * fds`
+/// threads, over unix stream sockets (the default) or pipes (`-p`). Defaults
+/// are Linux's except `-g` (1 instead of 10) to suit a hobby kernel in QEMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hackbench {
     /// `-g`: groups.
@@ -124,47 +125,67 @@ pub struct Hackbench {
     pub loops: u32,
     /// `-f`: senders (and receivers) per group.
     pub fds: u32,
+    /// `-s`: bytes per message.
+    pub datasize: u32,
+    /// `-p`/`--pipe`: pipes instead of sockets.
+    pub pipe: bool,
+    /// `-T`/`--threads` (true) or `-P`/`--process` (false, the default): both
+    /// run kernel threads here; the flag is kept and reported.
+    pub threads: bool,
 }
 
 impl Hackbench {
-    /// `-g`, `-l`, `-f`.
+    /// `-g`, `-l`, `-f`, `-s`.
     pub const LIMITS: &'static [Limit] = &[
         Limit {
             name: "-g GROUPS",
             min: 1,
-            max: 8,
+            max: 256,
             default: Some(1),
-            doc: "groups",
+            doc: "groups (Linux default 10)",
         },
         Limit {
             name: "-l LOOPS",
             min: 1,
-            max: 100_000,
+            max: 1_000_000,
             default: Some(100),
-            doc: "messages per sender and receiver",
+            doc: "messages per sender to each receiver",
         },
         Limit {
             name: "-f FDS",
             min: 1,
-            max: 20,
-            default: Some(10),
-            doc: "senders (and as many receivers) per group",
+            max: 2048,
+            default: Some(20),
+            doc: "senders (and receivers) per group",
+        },
+        Limit {
+            name: "-s DATASIZE",
+            min: 1,
+            max: 4096,
+            default: Some(100),
+            doc: "bytes per message",
         },
     ];
+    /// Long names of [`Self::LIMITS`], as Linux hackbench spells them.
+    const LONG: &'static [&'static str] = &["groups", "loops", "fds", "datasize"];
 }
 
 impl Default for Hackbench {
     fn default() -> Self {
-        let [g, l, f] = defaults(Self::LIMITS);
+        let [g, l, f, s] = defaults(Self::LIMITS);
         Hackbench {
             groups: g,
             loops: l,
             fds: f,
+            datasize: s,
+            pipe: false,
+            threads: false,
         }
     }
 }
 
-/// `schbench`: message threads waking worker threads, wakeup latency percentiles.
+/// `schbench`: message threads waking worker threads that serve requests
+/// (Meta's schbench 1.0): wakeup and request latency percentiles, RPS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schbench {
     /// `-m`: message threads.
@@ -173,22 +194,26 @@ pub struct Schbench {
     pub workers: u32,
     /// `-r`: run time in seconds.
     pub runtime_s: u32,
+    /// `-F`: cache footprint of a request, KiB per worker.
+    pub footprint_kb: u32,
+    /// `-s`: sleep per request (simulated I/O), microseconds.
+    pub sleep_us: u32,
 }
 
 impl Schbench {
-    /// `-m`, `-t`, `-r`.
+    /// `-m`, `-t`, `-r`, `-F`, `-s`.
     pub const LIMITS: &'static [Limit] = &[
         Limit {
             name: "-m MSG_THREADS",
             min: 1,
-            max: 8,
+            max: 64,
             default: Some(1),
             doc: "message threads",
         },
         Limit {
             name: "-t WORKERS",
             min: 1,
-            max: 64,
+            max: 4095,
             default: Some(4),
             doc: "worker threads per message thread",
         },
@@ -199,16 +224,83 @@ impl Schbench {
             default: Some(5),
             doc: "run time",
         },
+        Limit {
+            name: "-F KB",
+            min: 0,
+            max: 65_536,
+            default: Some(256),
+            doc: "KiB each request touches",
+        },
+        Limit {
+            name: "-s USEC",
+            min: 0,
+            max: 1_000_000,
+            default: Some(100),
+            doc: "sleep in each request (its I/O)",
+        },
+    ];
+    const LONG: &'static [&'static str] = &[
+        "message-threads",
+        "threads",
+        "runtime",
+        "cache_footprint",
+        "sleep_usec",
     ];
 }
 
 impl Default for Schbench {
     fn default() -> Self {
-        let [m, t, r] = defaults(Self::LIMITS);
+        let [m, t, r, f, s] = defaults(Self::LIMITS);
         Schbench {
             message_threads: m,
             workers: t,
             runtime_s: r,
+            footprint_kb: f,
+            sleep_us: s,
+        }
+    }
+}
+
+/// `pgbench`: client/backend pairs over request/reply sockets (a model of
+/// PostgreSQL's pgbench against backends), TPS and latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pgbench {
+    /// `-c`: clients (each with its backend thread).
+    pub clients: u32,
+    /// `-t`: transactions per client.
+    pub transactions: u32,
+    /// `-S`: select-only (short backend work, no I/O wait).
+    pub select_only: bool,
+}
+
+impl Pgbench {
+    /// `-c`, `-t`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-c CLIENTS",
+            min: 1,
+            max: 1000,
+            default: Some(1),
+            doc: "clients (one backend thread each)",
+        },
+        Limit {
+            name: "-t TX",
+            min: 1,
+            max: 1_000_000,
+            default: Some(10),
+            doc: "transactions per client",
+        },
+    ];
+    const LONG: &'static [&'static str] = &["client", "transactions"];
+}
+
+impl Default for Pgbench {
+    fn default() -> Self {
+        let [c, t] = defaults(Self::LIMITS);
+        Pgbench {
+            clients: c,
+            transactions: t,
+            select_only: false,
         }
     }
 }
@@ -394,10 +486,12 @@ pub enum Command {
     },
     /// `spin -d MS [-c CPU] NICE...`.
     Spin(Spin),
-    /// `hackbench [-g GROUPS] [-l LOOPS] [-f FDS]`.
+    /// `hackbench [-p] [-T|-P] [-g GROUPS] [-l LOOPS] [-f FDS] [-s DATASIZE]`.
     Hackbench(Hackbench),
-    /// `schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS]`.
+    /// `schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]`.
     Schbench(Schbench),
+    /// `pgbench [-c CLIENTS] [-t TX] [-S]`.
+    Pgbench(Pgbench),
     /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]`.
     Cyclictest(Cyclictest),
     /// `perfpipe [-l LOOPS]`.
@@ -426,6 +520,7 @@ impl Command {
             Command::Spin(_) => "spin",
             Command::Hackbench(_) => "hackbench",
             Command::Schbench(_) => "schbench",
+            Command::Pgbench(_) => "pgbench",
             Command::Cyclictest(_) => "cyclictest",
             Command::Perfpipe(_) => "perfpipe",
             Command::Trace(_) => "trace",
@@ -471,25 +566,46 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
         "chrt" => parse_chrt(a)?,
         "taskset" => parse_taskset(a)?,
         "kill" => parse_kill(a)?,
-        "spin" => Command::Spin(parse_spin(a)?),
-        "hackbench" => {
-            let [g, l, f] = workload("hackbench", a, Hackbench::LIMITS)?;
-            Command::Hackbench(Hackbench {
-                groups: g,
-                loops: l,
-                fds: f,
-            })
-        }
+        "spin" => match parse_spin(a)? {
+            Some(s) => Command::Spin(s),
+            None => Command::Help(Some("spin")),
+        },
+        "hackbench" => parse_hackbench(a)?,
         "schbench" => {
-            let [m, t, r] = workload("schbench", a, Schbench::LIMITS)?;
+            let w = workload_opts("schbench", a, Schbench::LIMITS, Schbench::LONG, &[])?;
+            let Some(([m, t, r, f, s], _)) = w else {
+                return Ok(Some(Command::Help(Some("schbench"))));
+            };
             Command::Schbench(Schbench {
                 message_threads: m,
                 workers: t,
                 runtime_s: r,
+                footprint_kb: f,
+                sleep_us: s,
+            })
+        }
+        "pgbench" => {
+            let flags = [Opt {
+                short: b'S',
+                long: "select-only",
+                takes_value: false,
+            }];
+            let w = workload_opts("pgbench", a, Pgbench::LIMITS, Pgbench::LONG, &flags)?;
+            let Some(([c, t], f)) = w else {
+                return Ok(Some(Command::Help(Some("pgbench"))));
+            };
+            Command::Pgbench(Pgbench {
+                clients: c,
+                transactions: t,
+                select_only: f.contains(&b'S'),
             })
         }
         "cyclictest" => {
-            let [t, i, l, p] = workload("cyclictest", a, Cyclictest::LIMITS)?;
+            let Some(([t, i, l, p], _)) =
+                workload_opts("cyclictest", a, Cyclictest::LIMITS, &[], &[])?
+            else {
+                return Ok(Some(Command::Help(Some("cyclictest"))));
+            };
             Command::Cyclictest(Cyclictest {
                 threads: t,
                 interval_us: i,
@@ -498,7 +614,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
             })
         }
         "perfpipe" => {
-            let [l] = workload("perfpipe", a, Perfpipe::LIMITS)?;
+            let Some(([l], _)) = workload_opts("perfpipe", a, Perfpipe::LIMITS, &[], &[])? else {
+                return Ok(Some(Command::Help(Some("perfpipe"))));
+            };
             Command::Perfpipe(Perfpipe { loops: l })
         }
         "trace" => parse_trace(a)?,
@@ -575,6 +693,7 @@ fn pid(cmd: &'static str, w: &str) -> Result<Pid, Error> {
 }
 
 /// One option a command accepts.
+#[derive(Clone, Copy)]
 struct Opt {
     short: u8,
     long: &'static str,
@@ -1008,7 +1127,8 @@ pub fn cpu_list(w: &str) -> Result<u64, Error> {
     Ok(mask)
 }
 
-fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
+/// `None`: `-h` / `--help`.
+fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
     const C: &str = "spin";
     let (dur, cpu_l, nice_l) = (&Spin::DURATION, &Spin::CPU, &Spin::NICE);
     let spec = [
@@ -1022,8 +1142,16 @@ fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
             long: "",
             takes_value: true,
         },
+        Opt {
+            short: b'h',
+            long: "help",
+            takes_value: false,
+        },
     ];
     let g = getopt(C, args, &spec)?;
+    if g.has(b'h') {
+        return Ok(None);
+    }
     let Some(d) = g.value(b'd') else {
         return err(C, ArgError::Missing(dur.name));
     };
@@ -1048,29 +1176,51 @@ fn parse_spin(args: &[&str]) -> Result<Spin, Error> {
     for w in &g.pos {
         nices.push(limit(C, nice_l, w)? as i32);
     }
-    Ok(Spin {
+    Ok(Some(Spin {
         duration_ms,
         cpu,
         nices,
-    })
+    }))
 }
 
-/// A workload whose options are all `-x VALUE` limits with defaults.
-fn workload<const N: usize>(
+/// A workload's limit values (in `limits` order) and the flags given (in the
+/// order given).
+type WorkloadOpts<const N: usize> = ([u32; N], Vec<u8>);
+
+/// A workload's options: `-x VALUE` limits with defaults (`--long VALUE`
+/// too, where `longs` names them, in the order of `limits`), boolean `flags`,
+/// and `-h`/`--help`. `Ok(None)` when help was asked for; else the values
+/// and the flags given, in the order given.
+fn workload_opts<const N: usize>(
     cmd: &'static str,
     args: &[&str],
     limits: &'static [Limit],
-) -> Result<[u32; N], Error> {
-    let spec: Vec<Opt> = limits
+    longs: &[&'static str],
+    flags: &[Opt],
+) -> Result<Option<WorkloadOpts<N>>, Error> {
+    let mut spec: Vec<Opt> = limits
         .iter()
-        .filter_map(|l| l.short())
-        .map(|short| Opt {
-            short,
-            long: "",
-            takes_value: true,
+        .enumerate()
+        .filter_map(|(i, l)| {
+            l.short().map(|short| Opt {
+                short,
+                long: longs.get(i).copied().unwrap_or(""),
+                takes_value: true,
+            })
         })
         .collect();
+    for f in flags {
+        spec.push(*f);
+    }
+    spec.push(Opt {
+        short: b'h',
+        long: "help",
+        takes_value: false,
+    });
     let g = getopt(cmd, args, &spec)?;
+    if g.has(b'h') {
+        return Ok(None);
+    }
     if let Some(extra) = g.pos.first() {
         return err(cmd, ArgError::Unexpected(quote(extra)));
     }
@@ -1080,7 +1230,45 @@ fn workload<const N: usize>(
             *o = limit(cmd, l, v)? as u32;
         }
     }
-    Ok(out)
+    let given = g
+        .opts
+        .iter()
+        .map(|&(c, _)| c)
+        .filter(|c| flags.iter().any(|f| f.short == *c))
+        .collect();
+    Ok(Some((out, given)))
+}
+
+/// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
+/// [-s N]`; of `-T` and `-P` the last one given counts, as in Linux.
+fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
+    let flag = |short, long| Opt {
+        short,
+        long,
+        takes_value: false,
+    };
+    let flags = [
+        flag(b'p', "pipe"),
+        flag(b'T', "threads"),
+        flag(b'P', "process"),
+    ];
+    let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
+    let Some(([g, l, f, s], given)) = w else {
+        return Ok(Command::Help(Some("hackbench")));
+    };
+    let threads = given
+        .iter()
+        .rev()
+        .find(|&&c| c == b'T' || c == b'P')
+        .is_some_and(|&c| c == b'T');
+    Ok(Command::Hackbench(Hackbench {
+        groups: g,
+        loops: l,
+        fds: f,
+        datasize: s,
+        pipe: given.contains(&b'p'),
+        threads,
+    }))
 }
 
 fn parse_trace(args: &[&str]) -> Result<Command, Error> {

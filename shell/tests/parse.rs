@@ -2,7 +2,7 @@
 
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Schbench, Spin, SysctlCmd,
+    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin, SysctlCmd,
     TraceCmd, COMMANDS, MAX_LINE,
 };
 
@@ -120,7 +120,7 @@ fn help() {
         }
     }
     let hb = help_text(Some("hackbench")).unwrap();
-    assert!(hb.contains("[1, 8], default 1"), "{hb}");
+    assert!(hb.contains("[1, 256], default 1"), "{hb}");
 }
 
 #[test]
@@ -528,15 +528,20 @@ fn workloads_defaults_and_ranges() {
         Hackbench {
             groups: 1,
             loops: 100,
-            fds: 10
+            fds: 20,
+            datasize: 100,
+            pipe: false,
+            threads: false,
         }
     );
     assert_eq!(
-        ok("hackbench -g 8 -l 100000 -f 20"),
+        ok("hackbench -g 256 -l 1000000 -f 2048 -s 4096"),
         Command::Hackbench(Hackbench {
-            groups: 8,
-            loops: 100_000,
-            fds: 20
+            groups: 256,
+            loops: 1_000_000,
+            fds: 2048,
+            datasize: 4096,
+            ..Default::default()
         })
     );
     assert_eq!(
@@ -547,19 +552,27 @@ fn workloads_defaults_and_ranges() {
         })
     );
     err_is(
-        "hackbench -g 9",
-        "hackbench: -g GROUPS must be in [1, 8], got '9'",
+        "hackbench -g 257",
+        "hackbench: -g GROUPS must be in [1, 256], got '257'",
     );
     err_is(
         "hackbench -f 0",
-        "hackbench: -f FDS must be in [1, 20], got '0'",
+        "hackbench: -f FDS must be in [1, 2048], got '0'",
+    );
+    err_is(
+        "hackbench -s 4097",
+        "hackbench: -s DATASIZE must be in [1, 4096], got '4097'",
     );
     err_starts(
         "hackbench 5",
-        "hackbench: unexpected argument '5' (usage: hackbench [-g GROUPS]",
+        "hackbench: unexpected argument '5' (usage: hackbench [-p]",
     );
-    err_starts("hackbench -p", "hackbench: unknown option '-p'");
+    err_starts("hackbench -x", "hackbench: unknown option '-x'");
     err_starts("hackbench -g", "hackbench: option '-g' needs a value");
+    err_starts(
+        "hackbench -g x",
+        "hackbench: -g GROUPS must be a decimal integer, got 'x'",
+    );
 
     assert_eq!(ok("schbench"), Command::Schbench(Schbench::default()));
     assert_eq!(
@@ -567,15 +580,19 @@ fn workloads_defaults_and_ranges() {
         Schbench {
             message_threads: 1,
             workers: 4,
-            runtime_s: 5
+            runtime_s: 5,
+            footprint_kb: 256,
+            sleep_us: 100,
         }
     );
     assert_eq!(
-        ok("schbench -m 2 -t 64 -r 600"),
+        ok("schbench -m 2 -t 64 -r 600 -F 0 -s 0"),
         Command::Schbench(Schbench {
             message_threads: 2,
             workers: 64,
-            runtime_s: 600
+            runtime_s: 600,
+            footprint_kb: 0,
+            sleep_us: 0,
         })
     );
     err_is(
@@ -583,10 +600,17 @@ fn workloads_defaults_and_ranges() {
         "schbench: -r SECONDS must be in [1, 600], got '0'",
     );
     err_is(
-        "schbench -t 65",
-        "schbench: -t WORKERS must be in [1, 64], got '65'",
+        "schbench -t 4096",
+        "schbench: -t WORKERS must be in [1, 4095], got '4096'",
     );
-
+    err_is(
+        "schbench -F 65537",
+        "schbench: -F KB must be in [0, 65536], got '65537'",
+    );
+    err_starts(
+        "schbench -s -1",
+        "schbench: -s USEC must be in [0, 1000000]",
+    );
     assert_eq!(ok("cyclictest"), Command::Cyclictest(Cyclictest::default()));
     assert_eq!(
         Cyclictest::default(),
@@ -654,5 +678,110 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 18);
+    assert_eq!(COMMANDS.len(), 19);
+}
+
+#[test]
+fn hackbench_ipc_and_task_flags() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    // Sockets and process mode by default, as Linux hackbench.
+    assert!(!hb("hackbench").pipe && !hb("hackbench").threads);
+    assert!(hb("hackbench -p").pipe);
+    assert!(hb("hackbench --pipe").pipe);
+    assert!(hb("hackbench -T").threads);
+    assert!(hb("hackbench --threads").threads);
+    assert!(!hb("hackbench -P").threads);
+    // Of -T and -P the last one counts.
+    assert!(!hb("hackbench -T -P").threads);
+    assert!(hb("hackbench -P -T").threads);
+    assert!(hb("hackbench -pT").pipe && hb("hackbench -pT").threads);
+    assert_eq!(
+        hb("hackbench --pipe --threads --groups 4 --loops=7 --fds 3 --datasize 1"),
+        Hackbench {
+            groups: 4,
+            loops: 7,
+            fds: 3,
+            datasize: 1,
+            pipe: true,
+            threads: true,
+        }
+    );
+    err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
+    err_starts(
+        "hackbench --pipe=1",
+        "hackbench: option '--pipe=1' takes no value",
+    );
+    err_starts("hackbench -p -p", "hackbench: option '-p' given twice");
+    err_starts(
+        "hackbench --sockets",
+        "hackbench: unknown option '--sockets'",
+    );
+}
+
+#[test]
+fn workload_dash_h_prints_usage() {
+    for (c, opt) in [
+        ("hackbench", "-l 5"),
+        ("schbench", "-r 5"),
+        ("pgbench", "-t 5"),
+        ("cyclictest", "-l 5"),
+        ("perfpipe", "-l 5"),
+        ("spin", "-d 5"),
+    ] {
+        assert_eq!(ok(&format!("{c} -h")), Command::Help(Some(c)), "{c}");
+        assert_eq!(ok(&format!("{c} --help")), Command::Help(Some(c)), "{c}");
+        // -h wins over other options, as with getopt programs that exit on it.
+        assert_eq!(ok(&format!("{c} {opt} -h")), Command::Help(Some(c)), "{c}");
+        let usage = help_text(Some(c)).unwrap();
+        assert!(usage.starts_with(&format!("usage: {c}")), "{usage}");
+    }
+    // Still an error: an unknown option before -h.
+    err_starts("hackbench -x -h", "hackbench: unknown option '-x'");
+}
+
+#[test]
+fn pgbench() {
+    assert_eq!(ok("pgbench"), Command::Pgbench(Pgbench::default()));
+    assert_eq!(
+        Pgbench::default(),
+        Pgbench {
+            clients: 1,
+            transactions: 10,
+            select_only: false,
+        }
+    );
+    assert_eq!(
+        ok("pgbench -c 1000 -t 5 -S"),
+        Command::Pgbench(Pgbench {
+            clients: 1000,
+            transactions: 5,
+            select_only: true,
+        })
+    );
+    assert_eq!(
+        ok("pgbench --client=3 --select-only"),
+        Command::Pgbench(Pgbench {
+            clients: 3,
+            select_only: true,
+            ..Default::default()
+        })
+    );
+    err_is(
+        "pgbench -c 0",
+        "pgbench: -c CLIENTS must be in [1, 1000], got '0'",
+    );
+    err_is(
+        "pgbench -c 1001",
+        "pgbench: -c CLIENTS must be in [1, 1000], got '1001'",
+    );
+    err_is(
+        "pgbench -t 0",
+        "pgbench: -t TX must be in [1, 1000000], got '0'",
+    );
+    err_starts("pgbench -s 1", "pgbench: unknown option '-s'");
+    err_starts("pgbench -S -S", "pgbench: option '-S' given twice");
+    err_starts("pgbench db", "pgbench: unexpected argument 'db'");
 }

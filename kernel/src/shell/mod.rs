@@ -239,6 +239,7 @@ fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
         Command::Spin(p) => work::spin(sh, &p),
         Command::Hackbench(p) => work::hackbench(sh, p),
         Command::Schbench(p) => work::schbench(sh, p),
+        Command::Pgbench(p) => work::pgbench(sh, p),
         Command::Cyclictest(p) => work::cyclictest(sh, p),
         Command::Perfpipe(p) => work::perfpipe(sh, p),
         Command::Trace(t) => trace::command(sh, t),

@@ -4,7 +4,7 @@
 //! online) come back as the command's `error:` line, after every thread that
 //! was started has been stopped and joined.
 
-use ::shell::{Cyclictest, Hackbench, Perfpipe, Schbench, Spin};
+use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin};
 
 use super::{CmdResult, Sh};
 use crate::workloads::{self, Control};
@@ -44,13 +44,28 @@ pub fn spin(sh: &mut Sh, p: &Spin) -> CmdResult {
 /// `hackbench`.
 pub fn hackbench(sh: &mut Sh, p: Hackbench) -> CmdResult {
     let (io, mut out) = parts(sh);
-    with_cmd("hackbench", workloads::hackbench::run(p, io, &mut out))
+    with_cmd(
+        "hackbench",
+        workloads::hackbench::run(p, io, &mut out).map(|_| ()),
+    )
 }
 
 /// `schbench`.
 pub fn schbench(sh: &mut Sh, p: Schbench) -> CmdResult {
     let (io, mut out) = parts(sh);
-    with_cmd("schbench", workloads::schbench::run(p, io, &mut out))
+    with_cmd(
+        "schbench",
+        workloads::schbench::run(p, io, &mut out).map(|_| ()),
+    )
+}
+
+/// `pgbench`.
+pub fn pgbench(sh: &mut Sh, p: Pgbench) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    with_cmd(
+        "pgbench",
+        workloads::pgbench::run(p, io, &mut out).map(|_| ()),
+    )
 }
 
 /// `cyclictest`.

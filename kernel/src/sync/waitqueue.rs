@@ -151,12 +151,23 @@ impl WaitQueue {
 
     /// Wakes and unqueues every queued thread; returns how many were asleep.
     pub fn wake_all(&self) -> usize {
+        self.wake_all_flags(sched::WakeFlags::empty())
+    }
+
+    /// [`Self::wake_all`] with WF_SYNC: Linux's `wake_up_interruptible_sync_poll`
+    /// on a queue of non-exclusive waiters (socket readers and writers sleep
+    /// with `prepare_to_wait`, so a sync wakeup reaches every one of them).
+    pub fn wake_all_sync(&self) -> usize {
+        self.wake_all_flags(sched::WakeFlags::SYNC)
+    }
+
+    fn wake_all_flags(&self, wf: sched::WakeFlags) -> usize {
         let mut l = self.list.lock();
         let mut n = 0;
         while l.head != NIL {
             let i = l.head;
             Self::unlink(&mut l, i);
-            n += usize::from(task::try_to_wake_up(i, sched::WakeFlags::empty()));
+            n += usize::from(task::try_to_wake_up(i, wf));
         }
         n
     }

@@ -54,8 +54,11 @@ pub use self::core::{
     BALANCE_TICKS,
 };
 
-/// Thread slots, idle threads included (= the runqueue capacity).
-pub const MAX_THREADS: usize = 256;
+/// Thread slots, idle threads included (= the runqueue capacity): 4096
+/// spawnable threads (workloads go up to that). The cost is per slot: the
+/// thread table entry, a runqueue arena entry per CPU and a timer-list entry
+/// per CPU (a few MiB in all); stacks are allocated per spawned thread.
+pub const MAX_THREADS: usize = 4096 + MAX_CPUS;
 /// Kernel stack size of a spawned thread.
 pub const STACK_SIZE: usize = 32 * 1024;
 /// Written at the bottom of every stack, checked at each switch.

@@ -12,6 +12,7 @@ mod sched;
 mod smp;
 mod sync;
 mod threads;
+mod workloads;
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};

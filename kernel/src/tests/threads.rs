@@ -11,12 +11,13 @@ use crate::task::{self, JoinError, MAX_THREADS};
 use crate::{arch, kassert, kassert_eq, kprintln, ktest};
 
 ktest!(threads_spawn_join_many, || {
-    // 3 x 100 threads > the 248 free slots: slots must be reused after join.
+    // 3 x 1500 threads > the 4096 free slots: slots must be reused after join.
+    const PER_ROUND: u64 = 1500;
     let base = task::nr_threads();
     let done = Arc::new(AtomicU64::new(0));
     for round in 0..3u64 {
         let mut tids = alloc::vec::Vec::new();
-        for i in 0..100u64 {
+        for i in 0..PER_ROUND {
             let d = done.clone();
             let tid = task::spawn("worker", TaskParams::default(), move || {
                 match i % 4 {
@@ -35,16 +36,16 @@ ktest!(threads_spawn_join_many, || {
                 Err(e) => return Err(alloc::format!("round {round} spawn {i}: {e:?}")),
             }
         }
-        kassert!(task::nr_threads() >= base + 100);
+        kassert!(task::nr_threads() >= base + PER_ROUND as usize);
         for t in &tids {
             kassert!(task::join(*t).is_ok(), "join {} failed", t);
         }
         // A joined id is stale.
         kassert_eq!(task::join(tids[0]).err(), Some(JoinError::NoSuchThread));
     }
-    kassert_eq!(done.load(Ordering::Relaxed), 300);
+    kassert_eq!(done.load(Ordering::Relaxed), 3 * PER_ROUND);
     kassert_eq!(task::nr_threads(), base);
-    kassert!(300 > MAX_THREADS - crate::percpu::MAX_CPUS);
+    kassert!(3 * PER_ROUND as usize > MAX_THREADS - crate::percpu::MAX_CPUS);
     Ok(())
 });
 

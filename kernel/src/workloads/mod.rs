@@ -19,13 +19,14 @@
 pub mod cyclictest;
 pub mod hackbench;
 pub mod perfpipe;
+pub mod pgbench;
 pub mod schbench;
 pub mod spin;
 
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::TaskParams;
 
@@ -71,6 +72,195 @@ pub fn stop_thread(idx: u32) -> bool {
 /// Free thread slots.
 pub fn free_slots() -> usize {
     (task::MAX_THREADS - MAX_CPUS).saturating_sub(task::nr_threads())
+}
+
+/// Heap a spawned thread costs beyond its stack (closure, `Arc`s, registry).
+const THREAD_OVERHEAD: usize = 1024;
+/// Heap left to the rest of the kernel when a workload sizes itself.
+const HEAP_RESERVE: usize = 8 << 20;
+
+/// Refuses a run before anything is started: `threads` thread slots must be
+/// free, and the heap must hold their stacks plus `extra_bytes` (buffers,
+/// channels) with [`HEAP_RESERVE`] to spare. The error says what is short.
+pub fn check_resources(threads: usize, extra_bytes: usize) -> Result<(), String> {
+    let free = free_slots();
+    if threads > free {
+        return Err(alloc::format!(
+            "{threads} threads needed, {free} thread slots free (of {}); use fewer",
+            task::MAX_THREADS - MAX_CPUS
+        ));
+    }
+    let need = threads
+        .saturating_mul(task::STACK_SIZE + THREAD_OVERHEAD)
+        .saturating_add(extra_bytes);
+    let (_, heap_free) = crate::heap::stats();
+    if need.saturating_add(HEAP_RESERVE) > heap_free {
+        return Err(alloc::format!(
+            "needs about {} MiB of memory ({threads} threads of {} KiB stack + {} KiB of buffers), {} MiB free",
+            need.div_ceil(1 << 20),
+            task::STACK_SIZE / 1024,
+            extra_bytes / 1024,
+            heap_free >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// A [`Control`] that never interrupts (in-kernel tests run workloads with it).
+pub struct NoInterrupt;
+
+impl Control for NoInterrupt {
+    fn interrupted(&mut self) -> bool {
+        false
+    }
+}
+
+/// Buckets of a [`Hist`]: exact below 64, then 8 per power of two.
+const BUCKETS: usize = 64 + 40 * 8;
+
+/// Histogram bucket of `v`.
+fn bucket(v: u64) -> usize {
+    if v < 64 {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros() as usize; // >= 6
+    let sub = ((v >> (e - 3)) & 7) as usize;
+    (64 + (e - 6) * 8 + sub).min(BUCKETS - 1)
+}
+
+/// Lower bound of a bucket.
+fn bucket_value(b: usize) -> u64 {
+    if b < 64 {
+        return b as u64;
+    }
+    let e = (b - 64) / 8 + 6;
+    let sub = ((b - 64) % 8) as u64;
+    (8 + sub) << (e - 3)
+}
+
+/// A latency histogram (log-linear like fio's and schbench's: 8 buckets per
+/// power of two, so a percentile is within 12.5 % of the sample), of atomics,
+/// preallocated: recording never allocates and many threads may record.
+pub struct Hist {
+    b: Vec<AtomicU64>,
+    n: AtomicU64,
+    sum: AtomicU64,
+    min: AtomicU64,
+    max: AtomicU64,
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Hist {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        Hist {
+            b: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            n: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one sample.
+    pub fn add(&self, v: u64) {
+        self.b[bucket(v)].fetch_add(1, Ordering::Relaxed);
+        self.n.fetch_add(1, Ordering::Relaxed);
+        self.sum.fetch_add(v, Ordering::Relaxed);
+        self.min.fetch_min(v, Ordering::Relaxed);
+        self.max.fetch_max(v, Ordering::Relaxed);
+    }
+
+    /// Samples recorded.
+    pub fn count(&self) -> u64 {
+        self.n.load(Ordering::Relaxed)
+    }
+
+    /// Smallest sample (0 if none).
+    pub fn min(&self) -> u64 {
+        match self.min.load(Ordering::Relaxed) {
+            u64::MAX => 0,
+            v => v,
+        }
+    }
+
+    /// Largest sample.
+    pub fn max(&self) -> u64 {
+        self.max.load(Ordering::Relaxed)
+    }
+
+    /// Mean sample (0 if none).
+    pub fn mean(&self) -> u64 {
+        self.sum.load(Ordering::Relaxed) / self.count().max(1)
+    }
+
+    /// The `permille`-th per mille (999: p99.9): the lower bound of the
+    /// bucket holding it, clamped to [min, max].
+    pub fn percentile(&self, permille: u64) -> u64 {
+        let total = self.count();
+        if total == 0 {
+            return 0;
+        }
+        let want = (total * permille).div_ceil(1000).max(1);
+        let mut seen = 0;
+        for (i, c) in self.b.iter().enumerate() {
+            seen += c.load(Ordering::Relaxed);
+            if seen >= want {
+                return bucket_value(i).clamp(self.min(), self.max());
+            }
+        }
+        self.max()
+    }
+
+    /// Samples at or below `v`'s bucket.
+    pub fn count_upto(&self, v: u64) -> u64 {
+        self.b[..=bucket(v)]
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Prints schbench's percentile block: `label percentiles (usec) runtime
+    /// N (s) (M total samples)`, the p50/p90/p99/p99.9 rows with the samples
+    /// of each row, and `min=, max=`; samples are in ns, printed in us.
+    pub fn print_schbench(&self, out: &mut dyn core::fmt::Write, label: &str, runtime_s: u64) {
+        let _ = writeln!(
+            out,
+            "{label} percentiles (usec) runtime {runtime_s} (s) ({} total samples)",
+            self.count()
+        );
+        let mut below = 0;
+        for (pm, name) in [(500, "50.0"), (900, "90.0"), (990, "99.0"), (999, "99.9")] {
+            let v = self.percentile(pm);
+            let upto = self.count_upto(v);
+            let _ = writeln!(
+                out,
+                "\t  {name}th: {:<10} ({} samples)",
+                v / 1000,
+                upto.saturating_sub(below)
+            );
+            below = below.max(upto);
+        }
+        let _ = writeln!(
+            out,
+            "\t  min={}, max={}",
+            self.min() / 1000,
+            self.max() / 1000
+        );
+    }
+}
+
+/// Busy-works (no sleeping) for `ns` of wall time.
+pub fn work_ns(ns: u64) {
+    let until = crate::arch::now_ns() + ns;
+    while crate::arch::now_ns() < until {
+        burn(64);
+    }
 }
 
 /// The threads of one workload run. Dropping it stops and joins them all.

@@ -1,12 +1,23 @@
-//! `schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS]`: message threads wake
-//! their workers; each worker records its wakeup latency (from the message
-//! thread's wake call until the worker runs), does a little work, and sleeps
-//! again. Reports latency percentiles like Meta's schbench.
+//! `schbench [-m MSG_THREADS] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]`:
+//! Meta's schbench 1.0 (`worker.c` `worker_thread` / `msg_and_wait`,
+//! `message.c`), minus its RPS mode and CPU pinning.
 //!
-//! Latencies go into a preallocated log-linear histogram of atomics (no
-//! allocation while measuring). The message thread wakes its workers, then
-//! sleeps one tick; it polls the stop flag each round and, at the end, sets
-//! `done` and wakes every worker once more so they all exit.
+//! Each worker loops: it queues itself on its message thread's list, posts the
+//! message thread's futex and sleeps on its own (`msg_and_wait`); the message
+//! thread takes the whole list and wakes each worker, stamping the time just
+//! before each wake; the woken worker records its **wakeup latency** (stamp →
+//! running). Then it serves a request: sleep `-s` us (schbench's simulated
+//! network / I/O), then touch its `-F` KiB buffer (one write per 64-byte line,
+//! schbench's cache footprint) and record the **request latency** (request
+//! start → end). RPS is requests served / run time.
+//!
+//! Wake flags: schbench's waits and posts are futexes (`FUTEX_WAKE` →
+//! `wake_up_q` → `wake_up_process`, no WF_SYNC), so the semaphores here wake
+//! plain too.
+//!
+//! Latencies go into preallocated histograms of atomics ([`Hist`]); nothing
+//! allocates while measuring. At the end the message thread sets `done` and
+//! posts every worker once more, so they all exit.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -16,157 +27,182 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use ::shell::Schbench;
 use sched::TaskParams;
 
-use super::{Control, Job};
-use crate::sync::Semaphore;
+use super::{Control, Hist, Job};
+use crate::sync::{Semaphore, SpinLock};
 use crate::{arch, task};
-
-const BUCKETS: usize = 64 + 40 * 8;
-
-/// Histogram bucket of `us`: exact below 64, then 8 buckets per power of two.
-fn bucket(us: u64) -> usize {
-    if us < 64 {
-        return us as usize;
-    }
-    let e = 63 - us.leading_zeros() as usize; // >= 6
-    let sub = ((us >> (e - 3)) & 7) as usize;
-    (64 + (e - 6) * 8 + sub).min(BUCKETS - 1)
-}
-
-/// Lower bound of a bucket, in us.
-fn bucket_value(b: usize) -> u64 {
-    if b < 64 {
-        return b as u64;
-    }
-    let e = (b - 64) / 8 + 6;
-    let sub = ((b - 64) % 8) as u64;
-    (8 + sub) << (e - 3)
-}
-
-struct Hist {
-    b: Vec<AtomicU64>,
-    max: AtomicU64,
-}
 
 struct Worker {
     sem: Semaphore,
     woken_at: AtomicU64,
 }
 
-/// Runs the workload; prints the percentiles.
+/// One message thread's state, shared with its workers.
+struct Group {
+    /// The message thread's futex: posted by each worker that queued itself.
+    post: Semaphore,
+    /// Workers waiting for their wakeup (indices), preallocated.
+    list: SpinLock<Vec<u32>>,
+    workers: Vec<Worker>,
+    done: AtomicBool,
+}
+
+/// What a run measured.
+pub struct Report {
+    /// Wakeup latencies, ns.
+    pub wakeup: Hist,
+    /// Request latencies, ns.
+    pub request: Hist,
+    /// Requests served.
+    pub requests: AtomicU64,
+    /// From start to the last thread's end, ns.
+    pub ns: AtomicU64,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+/// Runs the workload; prints the percentiles and RPS.
 pub fn run(
     p: Schbench,
     ctl: &mut dyn Control,
     out: &mut dyn Write,
-) -> Result<(), alloc::string::String> {
-    let n = (p.message_threads * (p.workers + 1)) as usize;
-    if n > super::free_slots() {
-        return Err(alloc::format!(
-            "{n} threads needed, {} thread slots free",
-            super::free_slots()
-        ));
-    }
-    let hist = Arc::new(Hist {
-        b: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-        max: AtomicU64::new(0),
+) -> Result<Report, alloc::string::String> {
+    let (m, t) = (p.message_threads as usize, p.workers as usize);
+    let n = m * (t + 1);
+    let footprint = p.footprint_kb as usize * 1024;
+    super::check_resources(n, m * t * (footprint + 128))?;
+    let rep = Arc::new(Report {
+        wakeup: Hist::new(),
+        request: Hist::new(),
+        requests: AtomicU64::new(0),
+        ns: AtomicU64::new(0),
+        interrupted: false,
     });
-    let end = arch::now_ns() + u64::from(p.runtime_s) * 1_000_000_000;
+    let t0 = arch::now_ns();
+    let end = t0 + u64::from(p.runtime_s) * 1_000_000_000;
+    let sleep_ns = u64::from(p.sleep_us) * 1000;
     let mut job = Job::new();
-    for _ in 0..p.message_threads {
-        let workers: Arc<Vec<Worker>> = Arc::new(
-            (0..p.workers)
+    let mut groups: Vec<Arc<Group>> = Vec::with_capacity(m);
+    let mut failed = None;
+    'groups: for _ in 0..m {
+        let g = Arc::new(Group {
+            post: Semaphore::new(0),
+            list: SpinLock::new(Vec::with_capacity(t)),
+            workers: (0..t)
                 .map(|_| Worker {
                     sem: Semaphore::new(0),
                     woken_at: AtomicU64::new(0),
                 })
                 .collect(),
-        );
-        let done = Arc::new(AtomicBool::new(false));
-        let mut spawned = 0;
-        let mut err = None;
-        for w in 0..workers.len() {
-            let (ws, h, done) = (workers.clone(), hist.clone(), done.clone());
+            done: AtomicBool::new(false),
+        });
+        groups.push(g.clone());
+        for w in 0..t {
+            let (g, rep) = (g.clone(), rep.clone());
+            // Allocated here, not in the thread: the resource check counted it.
+            let mut buf = alloc::vec![0u64; footprint / 8];
             let r = job.spawn("schbench-worker", TaskParams::default(), None, move || {
-                let me = &ws[w];
-                loop {
+                let me = &g.workers[w];
+                let mut gen = 0u64;
+                while !g.done.load(Ordering::Acquire) {
+                    // msg_and_wait: queue ourselves, post, sleep.
+                    g.list.lock().push(w as u32);
+                    g.post.up();
                     me.sem.down();
-                    if done.load(Ordering::Acquire) {
+                    if g.done.load(Ordering::Acquire) {
                         break;
                     }
-                    let lat =
-                        arch::now_ns().saturating_sub(me.woken_at.load(Ordering::Relaxed)) / 1000;
-                    h.b[bucket(lat)].fetch_add(1, Ordering::Relaxed);
-                    h.max.fetch_max(lat, Ordering::Relaxed);
-                    // Think time: ~100 us of work.
-                    let until = arch::now_ns() + 100_000;
-                    while arch::now_ns() < until {
-                        super::burn(64);
+                    let now = arch::now_ns();
+                    rep.wakeup
+                        .add(now.saturating_sub(me.woken_at.load(Ordering::Relaxed)));
+                    // The request: simulated I/O, then the cache footprint.
+                    let start = now;
+                    if sleep_ns > 0 {
+                        task::sleep_ns(sleep_ns);
                     }
+                    gen = gen.wrapping_add(1);
+                    for line in buf.iter_mut().step_by(8) {
+                        *line = line.wrapping_add(gen);
+                    }
+                    let fin = arch::now_ns();
+                    rep.request.add(fin - start);
+                    rep.requests.fetch_add(1, Ordering::Relaxed);
+                    rep.ns.fetch_max(fin, Ordering::Relaxed);
                 }
+                core::hint::black_box(&buf);
             });
-            match r {
-                Ok(_) => spawned += 1,
-                Err(e) => {
-                    err = Some(e);
-                    break;
-                }
+            if let Err(e) = r {
+                failed = Some(e);
+                break 'groups;
             }
         }
-        let (ws, stop, done2) = (workers.clone(), job.stop_flag(), done.clone());
-        let tick = task::sched_config().tick_ns();
-        let r = match err {
-            Some(e) => Err(e),
-            None => job.spawn("schbench-msg", TaskParams::default(), None, move || {
-                while arch::now_ns() < end && !stop.stopped() {
-                    for w in ws.iter() {
-                        w.woken_at.store(arch::now_ns(), Ordering::Relaxed);
-                        w.sem.up();
-                    }
-                    task::sleep_ns(tick);
-                }
-                done2.store(true, Ordering::Release);
-                for w in ws.iter() {
+        let (g2, stop) = (g.clone(), job.stop_flag());
+        let r = job.spawn("schbench-msg", TaskParams::default(), None, move || {
+            let mut batch: Vec<u32> = Vec::with_capacity(t);
+            while arch::now_ns() < end && !stop.stopped() {
+                g2.post.down();
+                core::mem::swap(&mut batch, &mut *g2.list.lock());
+                for &w in &batch {
+                    let w = &g2.workers[w as usize];
+                    w.woken_at.store(arch::now_ns(), Ordering::Relaxed);
                     w.sem.up();
                 }
-            }),
-        };
-        if let Err(e) = r {
-            // End the workers of this group ourselves; the job joins them.
-            done.store(true, Ordering::Release);
-            for w in &workers[..spawned] {
+                batch.clear();
+            }
+            g2.done.store(true, Ordering::Release);
+            for w in &g2.workers {
                 w.sem.up();
             }
-            return Err(e);
+        });
+        if let Err(e) = r {
+            failed = Some(e);
+            break;
+        }
+    }
+    if failed.is_some() {
+        // End every worker ourselves, and every message thread (it may wait
+        // for a post from workers that are gone).
+        job.stop();
+        for g in &groups {
+            g.done.store(true, Ordering::Release);
+            for w in &g.workers {
+                w.sem.up();
+            }
+            g.post.up();
         }
     }
     let interrupted = job.wait(ctl, 10);
     job.join();
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut rep = match Arc::try_unwrap(rep) {
+        Ok(r) => r,
+        Err(_) => return Err("schbench: a thread still holds the report".into()),
+    };
+    rep.interrupted = interrupted;
+    let ran_ns = rep.ns.load(Ordering::Relaxed).saturating_sub(t0).max(1);
+    rep.ns.store(ran_ns, Ordering::Relaxed);
     if interrupted {
         let _ = writeln!(out, "schbench: interrupted");
     }
-    let total: u64 = hist.b.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    // schbench prints the configured run time; a stopped run, what it ran.
+    let runtime_s = if interrupted {
+        ran_ns / 1_000_000_000
+    } else {
+        u64::from(p.runtime_s)
+    };
+    rep.wakeup
+        .print_schbench(out, "Wakeup Latencies", runtime_s);
+    rep.request
+        .print_schbench(out, "Request Latencies", runtime_s);
+    let reqs = rep.requests.load(Ordering::Relaxed);
+    let rps_x100 = (u128::from(reqs) * 100_000_000_000 / u128::from(ran_ns)) as u64;
     let _ = writeln!(
         out,
-        "Wakeup Latencies percentiles (usec) runtime {} (s) ({total} total samples)",
-        p.runtime_s
+        "average rps: {}.{:02} ({reqs} requests in {} ms)",
+        rps_x100 / 100,
+        rps_x100 % 100,
+        ran_ns / 1_000_000
     );
-    for (pm, label) in [
-        (500u64, "50.0"),
-        (900, "90.0"),
-        (990, "99.0"),
-        (999, "99.9"),
-    ] {
-        let want = (total * pm).div_ceil(1000).max(1);
-        let mut seen = 0;
-        let mut v = 0;
-        for (i, c) in hist.b.iter().enumerate() {
-            seen += c.load(Ordering::Relaxed);
-            if seen >= want {
-                v = bucket_value(i);
-                break;
-            }
-        }
-        let _ = writeln!(out, "\t  {label}th: {v}");
-    }
-    let _ = writeln!(out, "\t  max: {}", hist.max.load(Ordering::Relaxed));
-    Ok(())
+    Ok(rep)
 }

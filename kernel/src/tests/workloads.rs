@@ -1,0 +1,389 @@
+//! The workloads and the channels they use.
+//!
+//! Channel tests (`ktest!`, pinned to CPU 0, preemption model `none` so woken
+//! threads wait until the test sleeps) check the Linux rules each model
+//! follows: the pipe's 16 pages and exclusive one-writer wakeups, the socket's
+//! sndbuf and wake-every-writer at a quarter. Workload tests (`ktest_smp!`
+//! with 1 CPU: they run unpinned, so at SMP=4 the threads spread) run each
+//! workload to completion and check its counts: every message sent arrives,
+//! every wakeup hackbench and pgbench cause is WF_SYNC, latencies are positive
+//! and shorter than the run. No wall-clock ratio is asserted.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use ::shell::{Hackbench, Pgbench, Schbench};
+use sched::{PreemptMode, TaskParams};
+
+use super::set_preempt;
+use crate::sync::channel::{skb_truesize, PIPE_PAGE, PIPE_SLOTS, SOCK_SNDBUF};
+use crate::sync::{Channel, Model};
+use crate::task;
+use crate::workloads::{self, NoInterrupt};
+use crate::{kassert, kassert_eq, ktest, ktest_smp};
+
+/// Spawns `n` threads that each send one message (`100 + k`) on `ch`.
+fn blocked_writers(
+    ch: &Arc<Channel<u32>>,
+    n: u32,
+) -> Result<Vec<task::Tid>, alloc::string::String> {
+    (0..n)
+        .map(|k| {
+            let ch = ch.clone();
+            task::spawn("writer", TaskParams::default(), move || ch.send(100 + k))
+                .map_err(|e| alloc::format!("{e:?}"))
+        })
+        .collect()
+}
+
+/// Sleeps until `ch` counted `n` sender waits (at most 1 s), then 2 ms more
+/// so the writers reach their `schedule()`.
+fn wait_sender_waits(ch: &Channel<u32>, n: u64) -> Result<(), String> {
+    for _ in 0..1000 {
+        if ch.stats().sender_waits >= n {
+            task::sleep_ms(2);
+            return Ok(());
+        }
+        task::sleep_ms(1);
+    }
+    Err(alloc::format!(
+        "writers did not block: {:?} (want {n} waits)",
+        ch.stats()
+    ))
+}
+
+fn join_all(tids: Vec<task::Tid>) -> Result<(), String> {
+    for t in tids {
+        task::join(t).map_err(|e| alloc::format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+ktest!(workload_pipe_pages_and_exclusive_writer_wakeup, || {
+    set_preempt(PreemptMode::None);
+    // 100-byte writes merge into pages: 16 pages x 40 writes.
+    let ch = Arc::new(Channel::with_model(Model::Pipe { msg_bytes: 100 }));
+    let cap = PIPE_SLOTS * (PIPE_PAGE / 100);
+    kassert_eq!(cap, 640);
+    kassert_eq!(ch.model(), Model::Pipe { msg_bytes: 100 });
+    for i in 0..cap as u32 {
+        ch.send(i);
+    }
+    kassert_eq!(ch.len(), cap);
+    kassert_eq!(ch.stats().sender_waits, 0);
+    let w = blocked_writers(&ch, 1)?;
+    wait_sender_waits(&ch, 1)?;
+    kassert_eq!(ch.len(), cap);
+    // Reading 39 messages frees no page: the writer stays asleep.
+    for i in 0..39 {
+        kassert_eq!(ch.try_recv(), Some(i));
+    }
+    kassert_eq!(ch.stats().woken_sync, 0);
+    // The 40th frees the first page of a full pipe: one sync wakeup.
+    kassert_eq!(ch.try_recv(), Some(39));
+    kassert_eq!(ch.stats().woken_sync, 1);
+    join_all(w)?;
+    kassert_eq!(ch.len(), cap - 40 + 1);
+
+    // Page-sized writes: one per page, 16 in all. Three writers block; a read
+    // frees a page and wakes exactly one (exclusive waiters), which fills the
+    // pipe again, so it wakes no next writer.
+    let ch = Arc::new(Channel::with_model(Model::Pipe {
+        msg_bytes: PIPE_PAGE,
+    }));
+    for i in 0..PIPE_SLOTS as u32 {
+        ch.send(i);
+    }
+    let w = blocked_writers(&ch, 3)?;
+    wait_sender_waits(&ch, 3)?;
+    kassert_eq!(ch.try_recv(), Some(0));
+    kassert_eq!(ch.stats().woken_sync, 1);
+    task::sleep_ms(2);
+    // The woken writer wrote; the pipe is full again, so no next writer.
+    kassert_eq!(ch.len(), PIPE_SLOTS);
+    kassert_eq!(ch.stats().woken_sync, 1);
+    kassert_eq!(ch.stats().woken_plain, 0);
+    for _ in 0..PIPE_SLOTS + 2 {
+        ch.recv();
+    }
+    join_all(w)?;
+    let s = ch.stats();
+    kassert_eq!((s.sent, s.received), (19, 19));
+    kassert_eq!(s.woken_plain, 0);
+    Ok(())
+});
+
+ktest!(
+    workload_socket_sndbuf_wakes_all_writers_at_a_quarter,
+    || {
+        set_preempt(PreemptMode::None);
+        let ch = Arc::new(Channel::with_model(Model::Socket { msg_bytes: 100 }));
+        // Sends go on while wmem_alloc < sndbuf, so the last one overshoots.
+        let ts = skb_truesize(100);
+        let cap = SOCK_SNDBUF.div_ceil(ts);
+        for i in 0..cap as u32 {
+            ch.send(i);
+        }
+        let w = blocked_writers(&ch, 3)?;
+        wait_sender_waits(&ch, 3)?;
+        kassert_eq!(ch.len(), cap);
+        // unix_write_space wakes writers once wmem_alloc * 4 <= sndbuf.
+        let quarter = SOCK_SNDBUF / 4 / ts; // messages left when writable again
+        for i in 0..(cap - quarter - 1) as u32 {
+            kassert_eq!(ch.try_recv(), Some(i));
+        }
+        // Not woken above a quarter of sndbuf, then every blocked writer, sync.
+        kassert_eq!(ch.stats().woken_sync, 0);
+        ch.try_recv();
+        kassert_eq!(ch.stats().woken_sync, 3);
+        join_all(w)?;
+        kassert_eq!(ch.len(), quarter + 3);
+        kassert_eq!(ch.stats().woken_plain, 0);
+        Ok(())
+    }
+);
+
+fn hackbench(pipe: bool, p: Hackbench) -> Result<(), String> {
+    let p = Hackbench { pipe, ..p };
+    let mut out = String::new();
+    let r = workloads::hackbench::run(p, &mut NoInterrupt, &mut out)?;
+    let (g, f, l) = (u64::from(p.groups), u64::from(p.fds), u64::from(p.loops));
+    kassert!(!r.interrupted);
+    kassert_eq!(r.data_expected, g * f * f * l);
+    kassert_eq!(r.data_received, r.data_expected);
+    // Every sender also sends each receiver of its group one poison.
+    kassert_eq!(r.channels.sent, r.data_expected + g * f * f);
+    kassert_eq!(r.channels.received, r.channels.sent);
+    // Linux's pipe_write and sock_def_readable both wake with WF_SYNC.
+    kassert!(r.channels.woken_sync > 0, "{:?}", r.channels);
+    kassert!(r.channels.woken_plain == 0, "{:?}", r.channels);
+    kassert!(r.ns > 0);
+    kassert!(out.contains("Time: "), "{out}");
+    let mode = if pipe { "pipe" } else { "socket" };
+    kassert!(
+        out.contains(&alloc::format!("{} {mode} messages", r.data_received)),
+        "{out}"
+    );
+    crate::kprintln!(
+        "    hackbench {mode} g{g} f{f} l{l}: {} ms, {} sync wakeups, {} sender waits",
+        r.ns / 1_000_000,
+        r.channels.woken_sync,
+        r.channels.sender_waits
+    );
+    Ok(())
+}
+
+const HB: Hackbench = Hackbench {
+    groups: 2,
+    loops: 50,
+    fds: 5,
+    datasize: 100,
+    pipe: false,
+    threads: false,
+};
+
+ktest_smp!(workload_hackbench_socket_counts, 1, || {
+    hackbench(false, HB)?;
+    // Large messages: the sndbuf holds ~45 of them, so senders block.
+    hackbench(
+        false,
+        Hackbench {
+            datasize: 4096,
+            loops: 100,
+            ..HB
+        },
+    )
+});
+
+ktest_smp!(workload_hackbench_pipe_counts, 1, || {
+    hackbench(true, HB)?;
+    // Page-sized messages: 16 per pipe.
+    hackbench(
+        true,
+        Hackbench {
+            datasize: 4096,
+            loops: 100,
+            threads: true,
+            ..HB
+        },
+    )
+});
+
+ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
+    let p = Schbench {
+        message_threads: 2,
+        workers: 3,
+        runtime_s: 1,
+        footprint_kb: 64,
+        sleep_us: 50,
+    };
+    let mut out = String::new();
+    let r = workloads::schbench::run(p, &mut NoInterrupt, &mut out)?;
+    let reqs = r.requests.load(Ordering::Relaxed);
+    let ns = r.ns.load(Ordering::Relaxed);
+    kassert!(!r.interrupted);
+    kassert!(reqs > 0);
+    // Every request follows one recorded wakeup.
+    kassert_eq!(r.wakeup.count(), reqs);
+    kassert_eq!(r.request.count(), reqs);
+    kassert!(r.wakeup.min() > 0);
+    kassert!(
+        r.wakeup.max() < ns,
+        "wakeup max {} in a {ns} ns run",
+        r.wakeup.max()
+    );
+    // A request includes its 50 us sleep.
+    kassert!(r.request.min() >= 50_000, "request min {}", r.request.min());
+    kassert!(r.request.max() < ns);
+    for h in [&r.wakeup, &r.request] {
+        let (p50, p90, p99, p999) = (
+            h.percentile(500),
+            h.percentile(900),
+            h.percentile(990),
+            h.percentile(999),
+        );
+        kassert!(h.min() <= p50 && p50 <= p90 && p90 <= p99 && p99 <= p999 && p999 <= h.max());
+    }
+    kassert!(
+        out.contains("Wakeup Latencies percentiles (usec) runtime 1 (s)"),
+        "{out}"
+    );
+    kassert!(out.contains("Request Latencies percentiles"), "{out}");
+    kassert!(out.contains("average rps: "), "{out}");
+    crate::kprintln!(
+        "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us",
+        ns / 1_000_000,
+        r.wakeup.percentile(500) / 1000,
+        r.wakeup.percentile(990) / 1000,
+        r.request.percentile(500) / 1000
+    );
+    Ok(())
+});
+
+fn pgbench(p: Pgbench) -> Result<(), String> {
+    let mut out = String::new();
+    let r = workloads::pgbench::run(p, &mut NoInterrupt, &mut out)?;
+    let (c, t) = (u64::from(p.clients), u64::from(p.transactions));
+    let stmts = if p.select_only { 1 } else { 7 };
+    kassert!(!r.interrupted);
+    kassert_eq!(r.expected, c * t);
+    kassert_eq!(r.processed, r.expected);
+    kassert_eq!(r.latency.count(), r.processed);
+    // Requests and replies of every statement, plus one poison per client.
+    kassert_eq!(r.channels.sent, c * (2 * t * stmts + 1));
+    kassert_eq!(r.channels.received, r.channels.sent);
+    kassert!(r.channels.woken_sync > 0);
+    kassert_eq!(r.channels.woken_plain, 0);
+    let min = if p.select_only {
+        workloads::pgbench::STMT_NS
+    } else {
+        workloads::pgbench::COMMIT_SLEEP_NS
+    };
+    kassert!(
+        r.latency.min() >= min,
+        "latency min {} < {min}",
+        r.latency.min()
+    );
+    kassert!(
+        r.latency.max() < r.ns,
+        "latency max {} in {} ns",
+        r.latency.max(),
+        r.ns
+    );
+    kassert!(r.latency.percentile(990) <= r.latency.max());
+    kassert!(
+        out.contains(&alloc::format!(
+            "number of transactions actually processed: {}/{}",
+            r.processed,
+            r.expected
+        )),
+        "{out}"
+    );
+    kassert!(out.contains("tps = "), "{out}");
+    crate::kprintln!(
+        "    pgbench -c {c} -t {t}{}: {} ms, latency avg {} us p99 {} us",
+        if p.select_only { " -S" } else { "" },
+        r.ns / 1_000_000,
+        r.latency.mean() / 1000,
+        r.latency.percentile(990) / 1000
+    );
+    Ok(())
+}
+
+ktest_smp!(workload_pgbench_counts_and_latencies, 1, || {
+    pgbench(Pgbench {
+        clients: 4,
+        transactions: 20,
+        select_only: false,
+    })?;
+    pgbench(Pgbench {
+        clients: 8,
+        transactions: 50,
+        select_only: true,
+    })
+});
+
+ktest_smp!(
+    workload_refuses_what_does_not_fit_before_starting,
+    1,
+    || {
+        let before = task::nr_threads();
+        let mut out = String::new();
+        let e = workloads::hackbench::run(
+            Hackbench {
+                groups: 256,
+                fds: 20,
+                ..HB
+            },
+            &mut NoInterrupt,
+            &mut out,
+        )
+        .err();
+        kassert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("10240 threads needed")),
+            "{e:?}"
+        );
+        // 1000 workers x 64 MiB of footprint: far more than the heap.
+        let e = workloads::schbench::run(
+            Schbench {
+                message_threads: 1,
+                workers: 1000,
+                runtime_s: 1,
+                footprint_kb: 65_536,
+                sleep_us: 0,
+            },
+            &mut NoInterrupt,
+            &mut out,
+        )
+        .err();
+        kassert!(e.as_deref().is_some_and(|e| e.contains("memory")), "{e:?}");
+        kassert!(out.is_empty(), "printed before refusing: {out}");
+        kassert_eq!(task::nr_threads(), before);
+        Ok(())
+    }
+);
+
+ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
+    // As many 40-thread groups as the thread table (4096) and the heap hold,
+    // up to 100 groups (4000 threads); at least 50 (2000 threads) must fit.
+    let (_, heap_free) = crate::heap::stats();
+    let per_group = 40 * (task::STACK_SIZE + 2048);
+    let by_mem = heap_free.saturating_sub(16 << 20) / per_group;
+    let groups = (workloads::free_slots() / 40).min(by_mem).min(100);
+    kassert!(
+        groups >= 50,
+        "only {groups} groups fit (heap {heap_free} B free)"
+    );
+    hackbench(
+        true,
+        Hackbench {
+            groups: groups as u32,
+            fds: 20,
+            loops: 2,
+            ..HB
+        },
+    )
+});

@@ -1,0 +1,210 @@
+//! `pgbench [-c CLIENTS] [-t TX] [-S]`: a model of PostgreSQL's `pgbench`
+//! against a server with one backend process per connection.
+//!
+//! Each client has its own backend thread, connected by a request and a reply
+//! channel that behave like the unix stream socket between libpq and the
+//! backend ([`Model::Socket`]: every send wakes the sleeping peer with
+//! WF_SYNC, `sock_def_readable`). In pgbench's simple query mode every SQL
+//! statement is one round trip:
+//! - read-write (default, the builtin "TPC-B (sort of)" script): `BEGIN`,
+//!   `UPDATE pgbench_accounts`, `SELECT abalance`, `UPDATE pgbench_tellers`,
+//!   `UPDATE pgbench_branches`, `INSERT INTO pgbench_history`, `END`: 7
+//!   round trips; each statement is [`STMT_NS`] of backend CPU work (`BEGIN`
+//!   and `END` a fifth of it), and `END` also sleeps [`COMMIT_SLEEP_NS`], the
+//!   WAL flush's I/O wait;
+//! - `-S` (builtin "select only"): one `SELECT abalance`, [`STMT_NS`] of work.
+//!
+//! A client measures each transaction from its first send to its last
+//! reply. Reports pgbench's header lines, the latency average and p99, and
+//! TPS (transactions / time from the start signal to the last client's end).
+//!
+//! Stopping: clients poll the stop flag between transactions; every client,
+//! finished or stopped, sends its backend a poison request.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use ::shell::Pgbench;
+use sched::TaskParams;
+
+use super::{Control, Hist, Job};
+use crate::sync::{Channel, ChannelStats, Model, Semaphore};
+use crate::{arch, task};
+
+const POISON: u32 = u32::MAX;
+/// Backend CPU time of one statement.
+pub const STMT_NS: u64 = 20_000;
+/// I/O wait of a read-write commit (WAL flush).
+pub const COMMIT_SLEEP_NS: u64 = 200_000;
+/// Bytes of a query or result message.
+const MSG_BYTES: usize = 128;
+/// Statements of the read-write script.
+const RW_STMTS: u32 = 7;
+
+/// A client's request and reply sockets.
+type Connection = (Arc<Channel<u32>>, Arc<Channel<u32>>);
+
+/// What a run did.
+pub struct Report {
+    /// Transactions finished.
+    pub processed: u64,
+    /// Transactions asked for: clients x TX.
+    pub expected: u64,
+    /// Transaction latencies, ns.
+    pub latency: Hist,
+    /// From the start signal to the last client's end, ns.
+    pub ns: u64,
+    /// Both directions of every connection, summed (poisons included).
+    pub channels: ChannelStats,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+/// The backend's work for statement `i` of a script of `n` statements.
+fn serve(i: u32, n: u32) {
+    if n == 1 {
+        super::work_ns(STMT_NS);
+    } else if i == 0 {
+        super::work_ns(STMT_NS / 5);
+    } else if i == n - 1 {
+        super::work_ns(STMT_NS / 5);
+        task::sleep_ns(COMMIT_SLEEP_NS);
+    } else {
+        super::work_ns(STMT_NS);
+    }
+}
+
+/// Runs the workload and prints pgbench-like result lines.
+pub fn run(
+    p: Pgbench,
+    ctl: &mut dyn Control,
+    out: &mut dyn Write,
+) -> Result<Report, alloc::string::String> {
+    let clients = p.clients as usize;
+    let model = Model::Socket {
+        msg_bytes: MSG_BYTES,
+    };
+    super::check_resources(2 * clients, clients * (2 * model.ring_bytes::<u32>() + 512))?;
+    let stmts = if p.select_only { 1 } else { RW_STMTS };
+    let tx = p.transactions;
+    let latency = Arc::new(Hist::new());
+    let processed = Arc::new(AtomicU64::new(0));
+    let last_end = Arc::new(AtomicU64::new(0));
+    let gate = Arc::new(Semaphore::new(0));
+    let mut conns: Vec<Connection> = Vec::with_capacity(clients);
+    let mut job = Job::new();
+    let mut failed = None;
+    for _ in 0..clients {
+        let req = Arc::new(Channel::with_model(model));
+        let reply = Arc::new(Channel::with_model(model));
+        let (rq, rp) = (req.clone(), reply.clone());
+        let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || {
+            loop {
+                let i = rq.recv();
+                if i == POISON {
+                    break;
+                }
+                serve(i, stmts);
+                rp.send(i);
+            }
+        });
+        if let Err(e) = r {
+            failed = Some(e);
+            break;
+        }
+        conns.push((req.clone(), reply.clone()));
+        let (gate, stop) = (gate.clone(), job.stop_flag());
+        let (lat, done, end) = (latency.clone(), processed.clone(), last_end.clone());
+        let r = job.spawn("pgbench-client", TaskParams::default(), None, move || {
+            gate.down();
+            for _ in 0..tx {
+                if stop.stopped() {
+                    break;
+                }
+                let t0 = arch::now_ns();
+                for i in 0..stmts {
+                    req.send(i);
+                    reply.recv();
+                }
+                lat.add(arch::now_ns() - t0);
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            end.fetch_max(arch::now_ns(), Ordering::Relaxed);
+            req.send(POISON);
+        });
+        if let Err(e) = r {
+            // This backend has no client: end it ourselves.
+            failed = Some(e);
+            if let Some((req, _)) = conns.pop() {
+                req.send(POISON);
+            }
+            break;
+        }
+    }
+    if failed.is_some() {
+        job.stop();
+    }
+    let t0 = arch::now_ns();
+    for _ in 0..conns.len() {
+        gate.up();
+    }
+    let interrupted = job.wait(ctl, 10);
+    job.join();
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut channels = ChannelStats::default();
+    for (a, b) in &conns {
+        channels += a.stats();
+        channels += b.stats();
+    }
+    let latency = match Arc::try_unwrap(latency) {
+        Ok(h) => h,
+        Err(_) => return Err("pgbench: a thread still holds the histogram".into()),
+    };
+    let r = Report {
+        processed: processed.load(Ordering::Relaxed),
+        expected: clients as u64 * u64::from(tx),
+        latency,
+        ns: last_end.load(Ordering::Relaxed).saturating_sub(t0).max(1),
+        channels,
+        interrupted,
+    };
+    if interrupted {
+        let _ = writeln!(out, "pgbench: interrupted");
+    }
+    let script = if p.select_only {
+        "<builtin: select only>"
+    } else {
+        "<builtin: TPC-B (sort of)>"
+    };
+    let _ = writeln!(out, "transaction type: {script}");
+    let _ = writeln!(out, "query mode: simple");
+    let _ = writeln!(out, "number of clients: {clients}");
+    let _ = writeln!(out, "number of transactions per client: {tx}");
+    let _ = writeln!(
+        out,
+        "number of transactions actually processed: {}/{}",
+        r.processed, r.expected
+    );
+    let ms = |ns: u64| (ns / 1_000_000, ns / 1000 % 1000);
+    let (a, af) = ms(r.latency.mean());
+    let (q, qf) = ms(r.latency.percentile(990));
+    let _ = writeln!(out, "latency average = {a}.{af:03} ms");
+    let _ = writeln!(out, "latency p99 = {q}.{qf:03} ms");
+    let tps_x1000 = (u128::from(r.processed) * 1_000_000_000_000 / u128::from(r.ns)) as u64;
+    let _ = writeln!(
+        out,
+        "tps = {}.{:03} (without initial connection time)",
+        tps_x1000 / 1000,
+        tps_x1000 % 1000
+    );
+    let _ = writeln!(
+        out,
+        "wakeups: {} sync, {} plain",
+        channels.woken_sync, channels.woken_plain
+    );
+    Ok(r)
+}
