@@ -590,7 +590,7 @@ pub fn dump_threads() {
         *slot = self::core::try_rq(cpu);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
-            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {}\n",
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} tickless {} (entered {})\n",
             cpu,
             pc.online.load(Ordering::Relaxed),
             cpu == arch::cpu_id(),
@@ -601,6 +601,9 @@ pub fn dump_threads() {
             rq.and_then(|r| r.curr()),
             rq.map(|r| r.nr_running()),
             pc.ticks.load(Ordering::Relaxed),
+            pc.timer_events.load(Ordering::Relaxed),
+            pc.nohz_idle.load(Ordering::Relaxed),
+            pc.nohz_entries.load(Ordering::Relaxed),
         ));
     }
     for t in threads() {
