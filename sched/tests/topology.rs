@@ -514,3 +514,132 @@ fn higher_levels_are_balanced_less_often() {
     load_cpu(&b, 2, 1, &mut next);
     assert_eq!(b.balance_interval_ns(2, 1), 16 * 40 * MS);
 }
+
+/// The placement and balancing rules the scheduler had before it knew
+/// topology, written out as a model over (nr_running, load) per CPU.
+mod flat_model {
+    pub fn idle(nr: &[u32], c: usize) -> bool {
+        nr[c] == 0
+    }
+
+    pub fn select_wakeup(nr: &[u32], load: &[u64], prev: usize, this: usize) -> usize {
+        let n = nr.len();
+        let mut target = prev;
+        if this != prev {
+            if idle(nr, this) {
+                target = if idle(nr, prev) { prev } else { this };
+            } else if idle(nr, prev) {
+                target = prev;
+            } else if load[this] + 1024 < load[prev] {
+                target = this;
+            }
+        }
+        if idle(nr, target) {
+            return target;
+        }
+        if prev != target && idle(nr, prev) {
+            return prev;
+        }
+        (1..n)
+            .map(|k| (target + k) % n)
+            .find(|&c| idle(nr, c))
+            .unwrap_or(target)
+    }
+
+    pub fn select_fork(nr: &[u32], load: &[u64], this: usize) -> usize {
+        let key = |c: usize| (nr[c], load[c]);
+        (0..nr.len()).fold(this, |best, c| if key(c) < key(best) { c } else { best })
+    }
+
+    /// (source CPU, tasks moved) of a periodic pass, or None. The one change
+    /// from the old rule: an overloaded CPU pulls only from a CPU with more
+    /// than `imbalance_pct` (117%) of its tasks (Linux's
+    /// `find_busiest_group`), which matters from 12 tasks per CPU up.
+    pub fn balance(nr: &[u32], load: &[u64], this: usize) -> Option<(usize, u32)> {
+        let busiest = (0..nr.len())
+            .filter(|&c| c != this)
+            .max_by_key(|&c| (nr[c], load[c]))?;
+        let (b, l) = (nr[busiest], nr[this]);
+        if b < 2 || b <= l + 1 {
+            return None;
+        }
+        if l > 1 && b * 100 <= l * 117 {
+            return None;
+        }
+        Some((busiest, ((b - l) / 2).clamp(1, 32)))
+    }
+}
+
+#[test]
+fn flat_topology_keeps_the_flat_rules() {
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rand = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let ncpus = 8;
+    for case in 0..400 {
+        let s = machine(Topology::flat(ncpus));
+        let mut next = 0;
+        let crowded = case % 4 == 0;
+        for c in 0..ncpus {
+            let n = match rand(3) {
+                0 => 0,
+                _ if crowded => rand(24) as u32,
+                _ => rand(5) as u32,
+            };
+            if n > 0 {
+                load_cpu(&s, c, n, &mut next);
+            }
+        }
+        let nr: Vec<u32> = (0..ncpus).map(|c| nr(&s, c)).collect();
+        let load: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(c).load()).collect();
+        let (prev, this) = (rand(8) as usize, rand(8) as usize);
+        assert_eq!(
+            wake(&s, prev, this),
+            flat_model::select_wakeup(&nr, &load, prev, this),
+            "case {case}: wakeup prev {prev} by {this} on {nr:?}"
+        );
+        let mut t = SchedTask::new(TaskParams::default());
+        t.cpu = this as u32;
+        assert_eq!(
+            s.select_task_rq(&t, this, WakeFlags::FORK).0,
+            flat_model::select_fork(&nr, &load, this),
+            "case {case}: fork from {this} on {nr:?}"
+        );
+        let p = s.load_balance(this, false);
+        let got = (!p.is_empty()).then(|| (p.from_cpu(), p.len() as u32));
+        assert_eq!(
+            got,
+            flat_model::balance(&nr, &load, this),
+            "case {case}: balance to {this} on {nr:?}"
+        );
+    }
+}
+
+#[test]
+fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
+    // 2 nodes × 8 LLCs × 8 cores × 2 threads.
+    let s = machine(Topology::uniform(256, 2, 8, 8).unwrap());
+    assert_eq!(
+        levels(&s, 255),
+        vec![
+            (DomainLevel::Smt, 2),
+            (DomainLevel::Mc, 16),
+            (DomainLevel::Pkg, 128),
+            (DomainLevel::Numa, 256)
+        ]
+    );
+    for id in 0..256u32 {
+        s.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()), 0);
+    }
+    assert!((0..256).all(|c| nr(&s, c) == 1));
+    // The last CPU can be the only one allowed.
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::from_cpus(&[255]);
+    assert_eq!(s.wake_up_new_task(TaskId(300), t, 0).0, 255);
+    t.cpu = 3;
+    assert_eq!(s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 255);
+}
