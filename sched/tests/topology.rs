@@ -643,3 +643,65 @@ fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
     t.cpu = 3;
     assert_eq!(s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 255);
 }
+
+/// Like [`load_cpu`], but every task runs for a while, in 50 µs turns;
+/// returns the time 0.6 ms after the last turn, when all of them ran less
+/// than 2 ms but more than 0.5 ms ago.
+fn load_cpu_hot(s: &Scheduler<Plat>, cpu: usize, n: u32, next: &mut u32) -> u64 {
+    let mut now = s.platform.now_ns();
+    let mut rq = s.cpu_rq(cpu);
+    rq.update_rq_clock(now);
+    let first = *next;
+    for _ in 0..n {
+        rq.wake_up_new_task(TaskId(*next), SchedTask::new(TaskParams::default()));
+        *next += 1;
+    }
+    let ran =
+        |rq: &sched::Rq| (first..*next).all(|id| rq.task(TaskId(id)).unwrap().se.exec_start > 0);
+    let start = now;
+    while !ran(&rq) {
+        now += 50_000;
+        rq.update_rq_clock(now);
+        rq.resched_curr(sched::Resched::Now);
+        rq.pick_next_task();
+    }
+    let t1 = now + 600_000;
+    assert!(t1 - start < 2 * MS, "the turns took too long");
+    t1
+}
+
+#[test]
+fn the_cache_hot_window_grows_with_the_distance_moved() {
+    // Tasks that ran 0.6 to 2 ms ago: cold within an LLC (0.5 ms), hot
+    // across sockets (4 × 0.5 ms), never hot between SMT siblings.
+    let s = machine(cascadelake());
+    let mut next = 0;
+    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    s.platform.now.store(t1, Ordering::Relaxed);
+    for failure in 1..=3 {
+        assert!(s.load_balance(0, false).is_empty(), "hot across sockets");
+        assert_eq!(s.nr_balance_failed(0, 2), failure);
+    }
+    // NUMA's cache_nice_tries is 2: the third failure lets hot tasks go.
+    assert_eq!(s.load_balance(0, false).from_cpu(), 40);
+    assert_eq!(s.nr_balance_failed(0, 2), 0);
+    // Within the LLC the same tasks are cold.
+    let s = machine(cascadelake());
+    let mut next = 0;
+    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    s.platform.now.store(t1, Ordering::Relaxed);
+    assert_eq!(s.load_balance(42, false).len(), 4);
+    // With a 10 ms migration cost they are hot for MC too, but an SMT
+    // sibling takes them at once.
+    let s = machine(cascadelake());
+    s.cfg
+        .tunables
+        .set("kernel.sched_migration_cost_ns", "10000000")
+        .unwrap();
+    let mut next = 0;
+    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    s.platform.now.store(t1, Ordering::Relaxed);
+    assert!(s.load_balance(42, false).is_empty());
+    assert_eq!(s.nr_balance_failed(42, 1), 1);
+    assert_eq!(s.load_balance(41, false).len(), 4);
+}
