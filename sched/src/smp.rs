@@ -19,7 +19,10 @@
 //! PKG = the node, NUMA = the machine, degenerate levels dropped), which
 //! placement and balancing walk as Linux's `for_each_domain` does. On a flat
 //! machine there is one level, MC over single CPUs, and both reduce to the
-//! flat rules of old. Nothing on these paths allocates: masks are fixed
+//! flat rules of old, with one change from Linux: a CPU already running two
+//! or more tasks pulls only from a CPU with `imbalance_pct` (117%) of its
+//! count (`sched/tests/topology.rs` checks the flat rules against a model).
+//! Nothing on these paths allocates: masks are fixed
 //! 256-bit [`CpuMask`]s, domains and their per-level state are arrays built
 //! at construction.
 //!
@@ -61,7 +64,7 @@ mod balance;
 mod placement;
 
 use crate::config::SchedConfig;
-use crate::cpumask::CpuMask;
+use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
@@ -271,8 +274,12 @@ pub struct Scheduler<P: Platform> {
 impl<P: Platform> Scheduler<P> {
     /// `nr_cpus` runqueues that can each hold task ids below `capacity`, on a
     /// flat machine ([`Topology::flat`]: one cache, one node). All allocation
-    /// happens here.
+    /// happens here. Panics unless `1 <= nr_cpus <= MAX_CPUS`.
     pub fn new(platform: P, cfg: Arc<SchedConfig>, nr_cpus: usize, capacity: usize) -> Self {
+        assert!(
+            (1..=MAX_CPUS).contains(&nr_cpus),
+            "{nr_cpus} CPUs: 1 to {MAX_CPUS} supported"
+        );
         Self::with_topology(platform, cfg, Topology::flat(nr_cpus), capacity)
     }
 
