@@ -1,5 +1,7 @@
-//! The serial console as the backend of the `log` crate.
+//! The serial console: the backend of the `log` crate, and the input side
+//! (a receive ring filled by the UART's interrupt) for the shell.
 use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use spin::Mutex;
 
@@ -79,4 +81,140 @@ static LOGGER: Logger = Logger;
 pub fn init() {
     let _ = log::set_logger(&LOGGER);
     log::set_max_level(log::LevelFilter::Info);
+}
+
+// ---- input ----
+//
+// With a receive interrupt (COM1 through the I/O APIC, the PL011 through the
+// GIC) the interrupt handler moves every byte the UART holds into `RX`, a
+// ring that readers drain: a paste is taken off the UART as fast as it
+// arrives, and a reader with nothing to read sleeps on `RX_WAIT` instead of
+// polling. When the ring is full the handler masks the UART's receive
+// interrupt and leaves the rest in the UART (whose own flow control, or
+// QEMU's, holds it back); the reader that makes room unmasks it. Nothing is
+// ever dropped here. Without an interrupt (none described by the firmware)
+// readers poll the UART directly.
+
+/// Bytes the receive ring holds.
+pub const RX_RING_BYTES: usize = 4096;
+
+/// The receive ring and its flow control, apart from the hardware.
+pub struct Rx {
+    buf: [u8; RX_RING_BYTES],
+    /// Index of the oldest byte.
+    head: usize,
+    /// Bytes held.
+    len: usize,
+    /// The UART's receive interrupt is masked because the ring was full.
+    masked: bool,
+}
+
+impl Rx {
+    /// An empty ring.
+    pub const fn new() -> Self {
+        Rx {
+            buf: [0; RX_RING_BYTES],
+            head: 0,
+            len: 0,
+            masked: false,
+        }
+    }
+
+    /// Takes bytes from `source` until it runs dry or the ring is full.
+    /// Returns how many it took and whether the source must now be masked
+    /// (the ring filled up with the source maybe holding more).
+    pub fn fill(&mut self, mut source: impl FnMut() -> Option<u8>) -> (usize, bool) {
+        let mut moved = 0;
+        while self.len < RX_RING_BYTES {
+            let Some(b) = source() else { break };
+            self.buf[(self.head + self.len) % RX_RING_BYTES] = b;
+            self.len += 1;
+            moved += 1;
+        }
+        let mask = self.len == RX_RING_BYTES && !self.masked;
+        self.masked |= mask;
+        (moved, mask)
+    }
+
+    /// The oldest byte, and whether the source may be unmasked again (this
+    /// read made room after [`Rx::fill`] masked it).
+    pub fn pop(&mut self) -> (Option<u8>, bool) {
+        if self.len == 0 {
+            return (None, false);
+        }
+        let b = self.buf[self.head];
+        self.head = (self.head + 1) % RX_RING_BYTES;
+        self.len -= 1;
+        let unmask = core::mem::take(&mut self.masked);
+        (Some(b), unmask)
+    }
+
+    /// Bytes held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+static RX: crate::sync::SpinLock<Rx> = crate::sync::SpinLock::new(Rx::new());
+static RX_WAIT: crate::sync::WaitQueue = crate::sync::WaitQueue::new();
+/// Receive is interrupt-driven (set once, at start-up).
+static RX_IRQ: AtomicBool = AtomicBool::new(false);
+/// Receive interrupts taken and bytes they moved (`stat`).
+pub static RX_INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+/// Times the ring was full and the UART had to hold input back.
+pub static RX_HELD_BACK: AtomicU64 = AtomicU64::new(0);
+
+/// Turns on the UART's receive interrupt, routed to this CPU; from then on
+/// input goes through the ring. Returns whether it did.
+pub fn rx_start() -> bool {
+    let on = arch::console_rx_irq_start();
+    RX_IRQ.store(on, Ordering::Release);
+    on
+}
+
+/// Input is interrupt-driven.
+pub fn rx_irq_active() -> bool {
+    RX_IRQ.load(Ordering::Acquire)
+}
+
+/// The receive interrupt (`hooks::console_rx`, interrupts off): moves what
+/// the UART holds into the ring and wakes readers.
+pub fn rx_interrupt() {
+    RX_INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+    let moved = {
+        // The mask is written under the ring's lock, so it cannot overtake
+        // a reader's unmask.
+        let mut rx = RX.lock();
+        let (moved, mask) = rx.fill(arch::console_read);
+        if mask {
+            RX_HELD_BACK.fetch_add(1, Ordering::Relaxed);
+            arch::console_rx_irq_mask(true);
+        }
+        moved
+    };
+    if moved > 0 {
+        RX_WAIT.wake_all();
+    }
+}
+
+/// One input byte, or `None` when none is waiting (never blocks).
+pub fn read_byte() -> Option<u8> {
+    if !rx_irq_active() {
+        return arch::console_read();
+    }
+    let mut rx = RX.lock();
+    let (b, unmask) = rx.pop();
+    if unmask {
+        // Room again: let the UART interrupt (it still holds input).
+        arch::console_rx_irq_mask(false);
+    }
+    b
+}
+
+/// Sleeps until input is waiting (interrupt-driven input only; returns at
+/// once otherwise).
+pub fn wait_input() {
+    if rx_irq_active() {
+        RX_WAIT.wait_event(|| RX.lock().len() > 0);
+    }
 }

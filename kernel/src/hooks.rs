@@ -25,6 +25,13 @@ pub fn irq_exit() {
     task::irq_exit();
 }
 
+/// Called by the arch handler of the console UART's receive interrupt (before
+/// the acknowledge or EOI, then `irq_exit`): moves the received bytes into the
+/// console's ring.
+pub fn console_rx() {
+    crate::console::rx_interrupt();
+}
+
 /// Called by the arch IPI handler (after the acknowledge, before `irq_exit`).
 /// A reschedule IPI drains this CPU's wake list into its runqueue and
 /// refreshes its need-resched flag (`sched_ttwu_pending`); `irq_exit` then

@@ -91,6 +91,16 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         log::error!("kernel: cannot spawn the first thread: {:?}", e);
     }
     arch::timer_start(args.hz);
+    // Before interrupts come on: the shell may run (and echo) right after.
+    let rx_irq = console::rx_start();
+    log::info!(
+        "console: input {}",
+        if rx_irq {
+            "interrupt-driven (receive ring)"
+        } else {
+            "polled (no UART interrupt described)"
+        }
+    );
     arch::irq_enable();
     task::core::cpu_idle()
 }

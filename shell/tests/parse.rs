@@ -44,7 +44,13 @@ fn blank_lines_are_nothing() {
 
 #[test]
 fn comment_lines_are_nothing() {
-    for l in ["#", "# a note", "   #ps", "#!/bin/sched", "# features NO_NEXT_BUDDY"] {
+    for l in [
+        "#",
+        "# a note",
+        "   #ps",
+        "#!/bin/sched",
+        "# features NO_NEXT_BUDDY",
+    ] {
         assert_eq!(parse(l), Ok(None), "{l:?}");
     }
     // Only a leading `#` comments: inside a line it is an argument.

@@ -8,7 +8,9 @@
 //! |---|---|
 //! | `fn early_init(info: &boot::BootInfo)` | console, traps/vectors, interrupt controller, timer calibration, on the boot CPU |
 //! | `fn console_write(bytes: &[u8])` | blocking write to the serial console (COM1 / PL011) |
-//! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console |
+//! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console's UART |
+//! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `crate::hooks::console_rx()` then `crate::hooks::irq_exit()` |
+//! | `fn console_rx_irq_mask(masked: bool)` | mask / unmask that interrupt at the UART (received bytes wait in it) |
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |

@@ -400,5 +400,16 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
         used >> 10,
         (used + free) >> 10
     );
+    let _ = writeln!(
+        sh,
+        "console input {}: {} receive interrupts, ring full {} times",
+        if crate::console::rx_irq_active() {
+            "interrupt-driven"
+        } else {
+            "polled"
+        },
+        crate::console::RX_INTERRUPTS.load(core::sync::atomic::Ordering::Relaxed),
+        crate::console::RX_HELD_BACK.load(core::sync::atomic::Ordering::Relaxed),
+    );
     Ok(())
 }

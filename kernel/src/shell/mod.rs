@@ -39,7 +39,7 @@ use core::fmt::{self, Write};
 
 use ::shell::{parse, Command, Event, LineEditor};
 
-use crate::{arch, task};
+use crate::{arch, console, task};
 
 /// A command's failure: the error line without its `error: ` prefix.
 pub type CmdResult = Result<(), String>;
@@ -76,10 +76,10 @@ impl Io {
         }
     }
 
-    /// Moves every byte the UART holds into the queue (bounded).
+    /// Moves every input byte waiting into the queue (bounded).
     pub fn pump(&mut self) {
         while self.pending.len() < PENDING_MAX {
-            match arch::console_read() {
+            match console::read_byte() {
                 Some(b) => self.pending.push_back(b),
                 None => break,
             }
@@ -108,12 +108,17 @@ impl Io {
         }
     }
 
-    /// The next input byte; sleeps between polls while the line is quiet.
+    /// The next input byte: sleeps until the receive interrupt brings one, or,
+    /// where input is polled, between polls while the line is quiet.
     fn next_byte(&mut self) -> u8 {
         loop {
-            if let Some(b) = self.pending.pop_front().or_else(arch::console_read) {
+            if let Some(b) = self.pending.pop_front().or_else(console::read_byte) {
                 self.last_rx_ns = arch::now_ns();
                 return b;
+            }
+            if console::rx_irq_active() {
+                console::wait_input();
+                continue;
             }
             // Input came in a moment ago (a piped script, a paste): QEMU
             // refills the FIFO within microseconds, so poll a little before
@@ -121,7 +126,7 @@ impl Io {
             let now = arch::now_ns();
             if now.saturating_sub(self.last_rx_ns) < BURST_NS {
                 while arch::now_ns() < now + SPIN_POLL_NS {
-                    if let Some(b) = arch::console_read() {
+                    if let Some(b) = console::read_byte() {
                         self.last_rx_ns = arch::now_ns();
                         return b;
                     }

@@ -8,6 +8,7 @@
 
 mod call;
 mod classes;
+mod console;
 mod sched;
 mod smp;
 mod sync;

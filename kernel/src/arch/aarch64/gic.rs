@@ -33,6 +33,10 @@ const GICD_CTLR: usize = 0x000;
 const GICD_ISENABLER: usize = 0x100;
 const GICD_IPRIORITYR: usize = 0x400;
 const GICD_ITARGETSR: usize = 0x800;
+const GICD_IGROUPR: usize = 0x080;
+const GICD_ICFGR: usize = 0xc00;
+/// GICv3: 64-bit SPI routing registers (affinity, IRM = 0).
+const GICD_IROUTER: usize = 0x6000;
 /// GICv2 software generated interrupt register.
 const GICD_SGIR: usize = 0xf00;
 // GICv2 CPU interface.
@@ -238,6 +242,43 @@ pub fn enable(intid: u32) {
         wr8(gicd + GICD_IPRIORITYR + n, DEFAULT_PRIORITY);
         wr32(gicd + GICD_ISENABLER + 4 * (n / 32), 1 << (n % 32));
     }
+}
+
+/// Enables the level-triggered SPI `intid` (a device interrupt) and routes it
+/// to CPU `cpu` (dense index): GICv2 through `GICD_ITARGETSR` with that CPU's
+/// interface mask (known once its [`init_cpu`] ran), GICv3 through
+/// `GICD_IROUTER` with its affinity, in Group 1 like everything else.
+pub fn enable_spi(intid: u32, cpu: usize) -> bool {
+    let n = intid as usize;
+    let gicd = GICD.load(Ordering::Relaxed);
+    if !(32..SPURIOUS_MIN as usize).contains(&n) || gicd == 0 {
+        return false;
+    }
+    // ICFGR: two bits per INTID; bit 1 clear = level-sensitive.
+    let cfg = gicd + GICD_ICFGR + 4 * (n / 16);
+    wr32(cfg, rd32(cfg) & !(0b10 << (2 * (n % 16))));
+    match VERSION.load(Ordering::Acquire) {
+        2 => {
+            let target = V2_TARGET[cpu].load(Ordering::Acquire);
+            if target == 0 {
+                return false;
+            }
+            wr8(gicd + GICD_ITARGETSR + n, target);
+        }
+        3 => {
+            let grp = gicd + GICD_IGROUPR + 4 * (n / 32);
+            wr32(grp, rd32(grp) | 1 << (n % 32));
+            let mpidr = mpidr_of(cpu);
+            // IROUTER: Aff3 at [39:32], Aff2..Aff0 at [23:0] as in MPIDR.
+            let route = mpidr & 0xff_00ff_ffff;
+            // SAFETY: GICD_IROUTER<n> is a 64-bit register of the distributor
+            // the device tree described; n is an SPI (32..1020).
+            unsafe { core::ptr::write_volatile((gicd + GICD_IROUTER + 8 * n) as *mut u64, route) };
+        }
+        _ => return false,
+    }
+    enable(intid);
+    true
 }
 
 /// An acknowledged interrupt, to be passed to [`eoi`].

@@ -47,6 +47,34 @@ pub use cpu::{
     cpu_count, cpu_id, halt, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqState,
 };
 pub use pl011::{console_read, console_write};
+
+/// The PL011's interrupt from the device tree (0: none; polling then).
+static UART_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Routes the PL011's receive interrupt through the GIC to this CPU and turns
+/// it on; false (and polling goes on) when the device tree names none.
+pub fn console_rx_irq_start() -> bool {
+    let intid = UART_INTID.load(core::sync::atomic::Ordering::Relaxed);
+    if intid == 0 || !gic::enable_spi(intid, cpu_id()) {
+        return false;
+    }
+    pl011::rx_irq_enable(true);
+    true
+}
+
+/// Masks (true) or unmasks the PL011's receive interrupt; received bytes wait
+/// in it meanwhile.
+pub fn console_rx_irq_mask(masked: bool) {
+    pl011::rx_irq_enable(!masked);
+}
+
+/// The console's interrupt number, for the IRQ handler.
+fn uart_intid() -> Option<u32> {
+    match UART_INTID.load(core::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        intid => Some(intid),
+    }
+}
 pub use platform::heap_region;
 pub use smp::{send_ipi, start_cpu};
 pub use timer::{now_ns, timer_restart_tick, timer_set_event, timer_start, timer_stop_tick};
@@ -70,6 +98,9 @@ pub fn early_init(info: &boot::BootInfo) {
     cpu::set_cpu_table(&plat.cpus[..plat.nr_cpus]);
     if let Some(uart) = plat.uart_base {
         pl011::init(uart);
+        if let Some(intid) = plat.uart_intid {
+            UART_INTID.store(intid, core::sync::atomic::Ordering::Relaxed);
+        }
     }
     trap::init();
     psci::init(plat.psci);

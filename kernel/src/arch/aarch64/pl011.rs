@@ -1,8 +1,12 @@
-//! ARM PL011 UART as a polled console.
+//! ARM PL011 UART as the console.
 //!
-//! The base address comes from the device tree. Line settings (baud rate, 8N1) are
-//! left as the firmware or QEMU set them; we only make sure the UART, TX and RX are
-//! enabled and its interrupts masked (we poll). Before [`init`] output is dropped.
+//! The base address comes from the device tree. Line settings (baud rate, 8N1,
+//! FIFO on or off) are left as the firmware or QEMU set them (changing FEN
+//! flushes the FIFO, which would drop input that already arrived); we only make
+//! sure the UART, TX and RX are enabled. Receive is drained by the console from
+//! the UART's receive interrupt ([`rx_irq_enable`], routed through the GIC), or
+//! polled when the device tree names no interrupt. Before [`init`] output is
+//! dropped.
 //!
 //! No locks here: [`console_write`] is also the panic and fault path. Callers that
 //! want whole lines unbroken serialise above this (`crate::console`).
@@ -15,6 +19,8 @@ const DR: usize = 0x00;
 const FR: usize = 0x18;
 /// Interrupt mask set/clear register.
 const IMSC: usize = 0x38;
+/// IMSC: receive and receive-timeout interrupts.
+const RX_INTERRUPTS: u32 = (1 << 4) | (1 << 6);
 /// Control register.
 const CR: usize = 0x30;
 
@@ -60,6 +66,20 @@ pub fn console_write(bytes: &[u8]) {
             core::hint::spin_loop();
         }
         write(base, DR, u32::from(b));
+    }
+}
+
+/// Unmasks (true) or masks the receive interrupts; bytes wait in the UART
+/// while they are masked. The raw receive status follows the FIFO level (set
+/// when data reaches the trigger level, cleared when reads take it below), so
+/// unmasking with data waiting raises the interrupt again. It is deliberately
+/// not cleared through `ICR` here: QEMU's model would then not raise it again
+/// for data that is already waiting (it raises it only as data arrives), and
+/// with the FIFO off nothing more arrives until that byte is read.
+pub fn rx_irq_enable(on: bool) {
+    let base = BASE.load(Ordering::Acquire);
+    if base != 0 {
+        write(base, IMSC, if on { RX_INTERRUPTS } else { 0 });
     }
 }
 

@@ -46,6 +46,8 @@ pub enum PsciConduit {
 pub struct Platform {
     /// PL011 MMIO base, from `/chosen/stdout-path` or the first `arm,pl011`.
     pub uart_base: Option<usize>,
+    /// The PL011's interrupt (an SPI: 32 + the DT number), if the node names one.
+    pub uart_intid: Option<u32>,
     /// The interrupt controller.
     pub gic: GicKind,
     /// INTID of the EL1 virtual timer (a PPI: 16 + the DT number; 27 on QEMU).
@@ -95,14 +97,26 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         fdt.find_node(path)
             .or_else(|| fdt.aliases()?.resolve_node(path))
     });
-    let uart_base = stdout
+    let uart = stdout
         .filter(|n| {
             n.compatible()
                 .is_some_and(|c| c.all().any(|s| s == "arm,pl011"))
         })
-        .or_else(|| fdt.find_compatible(&["arm,pl011"]))
-        .and_then(first_reg)
-        .map(|(base, _)| base);
+        .or_else(|| fdt.find_compatible(&["arm,pl011"]));
+    let uart_base = uart.and_then(first_reg).map(|(base, _)| base);
+    // `interrupts = <GIC_SPI num flags>` (three cells under a GIC parent).
+    let uart_intid = uart.and_then(|n| n.property("interrupts")).and_then(|p| {
+        let cell = |i: usize| -> Option<u32> {
+            Some(u32::from_be_bytes(
+                p.value.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+            ))
+        };
+        const GIC_SPI: u32 = 0;
+        match (cell(0)?, cell(1)?) {
+            (GIC_SPI, num) if num < 988 => Some(32 + num),
+            _ => None,
+        }
+    });
 
     let gic = if let Some(node) = fdt.find_compatible(&["arm,gic-v3"]) {
         let mut regs = node.reg().expect("GICv3 node without reg");
@@ -131,6 +145,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
     let (cpus, nr_cpus) = cpu_list(&fdt, psci.is_some());
     Platform {
         uart_base,
+        uart_intid,
         gic,
         timer_intid: vtimer_intid(&fdt),
         psci,

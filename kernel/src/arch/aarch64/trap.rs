@@ -242,6 +242,12 @@ extern "C" fn irq() {
         } else {
             crate::hooks::timer_event();
         }
+    } else if super::uart_intid() == Some(acked.intid) {
+        // Level-triggered: draining the UART (or masking its receive
+        // interrupt when the console's ring is full) lowers the line before
+        // the EOI, so it is not taken again.
+        crate::hooks::console_rx();
+        gic::eoi(acked);
     } else if let Some(kind) = smp::ipi_kind(acked.intid) {
         // EOI first: an IPI sent while the hook runs (or switches threads in
         // irq_exit) is then taken again instead of being merged into this one.

@@ -2,8 +2,9 @@
 //!
 //! Walks RSDP -> XSDT (or RSDT for ACPI 1.0) -> MADT and collects the APIC ids
 //! of the Processor Local APIC (type 0) and Processor Local x2APIC (type 9)
-//! entries that are enabled or online-capable. Nothing else of ACPI is needed
-//! yet, so a ~150-line parser is used instead of the `acpi` crate: no new
+//! entries that are enabled or online-capable, the first I/O APIC (type 1) and
+//! the override of ISA IRQ 4 (type 2, COM1's receive interrupt). Nothing else
+//! of ACPI is needed yet, so a ~150-line parser is used instead of the `acpi` crate: no new
 //! dependency (and no `Cargo.toml`/lock change in the shared kernel crate), no
 //! allocator, no handler trait for physical mappings (everything below 4 GiB is
 //! identity-mapped here), and it runs in `early_init`, before the heap exists.
@@ -22,6 +23,8 @@ const MAX_TABLE_BYTES: usize = 1 << 20;
 const MADT_ENTRIES_OFFSET: usize = 44;
 /// MADT entry types.
 const MADT_LOCAL_APIC: u8 = 0;
+const MADT_IO_APIC: u8 = 1;
+const MADT_INTERRUPT_OVERRIDE: u8 = 2;
 const MADT_LOCAL_X2APIC: u8 = 9;
 /// MADT processor flags.
 const MADT_ENABLED: u32 = 1 << 0;
@@ -37,6 +40,11 @@ pub struct MadtCpus {
     pub len: usize,
     /// Usable processors the MADT lists beyond that limit, ignored.
     pub dropped: usize,
+    /// The first I/O APIC: MMIO address and first GSI.
+    pub io_apic: Option<(usize, u32)>,
+    /// ISA IRQ 4 (COM1): its GSI and MPS INTI flags (polarity bits 1:0,
+    /// trigger bits 3:2; 0 = the bus default, for ISA edge / active high).
+    pub com1_gsi: (u32, u16),
 }
 
 /// Reads a `T` at a physical address (unaligned).
@@ -140,6 +148,8 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
         apic_ids: [boot_apic_id; super::super::MAX_CPUS],
         len: 1,
         dropped: 0,
+        io_apic: None,
+        com1_gsi: (4, 0),
     };
     let mut at = addr + MADT_ENTRIES_OFFSET;
     let end = addr + len;
@@ -160,6 +170,20 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
                 // { type, len, reserved: u16, x2apic_id: u32, flags: u32, uid: u32 }
                 MADT_LOCAL_X2APIC if entry_len >= 16 => {
                     Some((read::<u32>(at + 4), read::<u32>(at + 8)))
+                }
+                // { type, len, id: u8, reserved: u8, address: u32, gsi_base: u32 }
+                MADT_IO_APIC if entry_len >= 12 => {
+                    if cpus.io_apic.is_none() {
+                        cpus.io_apic = Some((read::<u32>(at + 4) as usize, read::<u32>(at + 8)));
+                    }
+                    None
+                }
+                // { type, len, bus: u8, source irq: u8, gsi: u32, flags: u16 }
+                MADT_INTERRUPT_OVERRIDE if entry_len >= 10 => {
+                    if read::<u8>(at + 2) == 0 && read::<u8>(at + 3) == 4 {
+                        cpus.com1_gsi = (read::<u32>(at + 4), read::<u16>(at + 8));
+                    }
+                    None
                 }
                 _ => None,
             }

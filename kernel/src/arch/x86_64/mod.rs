@@ -20,6 +20,7 @@
 mod acpi;
 mod apic;
 mod context;
+mod ioapic;
 mod percpu;
 mod serial;
 mod smp;
@@ -117,6 +118,22 @@ pub fn console_write(bytes: &[u8]) {
 /// One byte from COM1, or `None` when nothing arrived.
 pub fn console_read() -> Option<u8> {
     serial::read_byte()
+}
+
+/// Routes COM1's receive interrupt through the I/O APIC to this CPU and turns
+/// it on; false (and polling goes on) when the MADT named no I/O APIC.
+pub fn console_rx_irq_start() -> bool {
+    if !ioapic::route_com1(apic::id()) {
+        return false;
+    }
+    serial::rx_irq_enable(true);
+    true
+}
+
+/// Masks (true) or unmasks COM1's receive interrupt at the UART; received
+/// bytes wait in it meanwhile.
+pub fn console_rx_irq_mask(masked: bool) {
+    serial::rx_irq_enable(!masked);
 }
 
 // The interrupt-flag primitives below are written here rather than taken from

@@ -2,9 +2,10 @@
 //!
 //! Transmit is polled on the line-status register: when THRE says the FIFO is
 //! empty, up to 16 bytes go out at once, which halves the number of port
-//! accesses (each one is a VM exit under KVM). Receive is polled too:
-//! [`read_byte`] never blocks, so a shell can call it from its idle loop. No
-//! receive interrupt is used; nothing here takes a lock, so the fault path may
+//! accesses (each one is a VM exit under KVM). Receive: [`read_byte`] never
+//! blocks; the console drains it from COM1's receive interrupt
+//! ([`rx_irq_enable`], routed by `ioapic`) into its ring, or polls it where
+//! there is no I/O APIC. Nothing here takes a lock, so the fault path may
 //! write to the console from any context.
 //!
 //! # No input is ever dropped here
@@ -95,6 +96,13 @@ pub fn write_bytes(bytes: &[u8]) {
             write_reg(REG_DATA, b);
         }
     }
+}
+
+/// Turns the "received data available" interrupt on or off (IER bit 0). The
+/// UART raises IRQ 4 while a byte waits (OUT2, set by [`init`], gates it onto
+/// the bus on PCs).
+pub fn rx_irq_enable(on: bool) {
+    write_reg(REG_IER, u8::from(on));
 }
 
 /// Returns one received byte, or `None` when nothing is waiting.

@@ -246,6 +246,9 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
     });
     match found {
         Some(cpus) => {
+            if let Some((addr, gsi_base)) = cpus.io_apic {
+                super::ioapic::set(addr, gsi_base, cpus.com1_gsi);
+            }
             for (slot, &id) in APIC_IDS.iter().zip(&cpus.apic_ids[..cpus.len]) {
                 slot.store(id, Ordering::Relaxed);
             }

@@ -229,6 +229,11 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             }
             crate::hooks::irq_exit();
         }
+        super::ioapic::COM1_VECTOR => {
+            crate::hooks::console_rx();
+            apic::eoi();
+            crate::hooks::irq_exit();
+        }
         apic::IPI_RESCHEDULE_VECTOR => ipi(crate::arch::IpiKind::Reschedule),
         apic::IPI_CALL_VECTOR => ipi(crate::arch::IpiKind::Call),
         apic::SPURIOUS_VECTOR => {}
