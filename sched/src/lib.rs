@@ -48,6 +48,7 @@ pub mod idle;
 pub mod oracle;
 pub mod rq;
 pub mod rt;
+pub mod slots;
 pub mod smp;
 pub mod task;
 pub mod tunables;

@@ -1,10 +1,20 @@
 //! One CPU's runqueue and the class-independent core: enqueue, dequeue, pick,
 //! tick, wakeup preemption and the need-resched state.
 //!
-//! The runqueue owns an arena of [`SchedTask`]s indexed by [`TaskId`]. A task is
-//! moved into the arena when it is enqueued and handed back by value when it is
-//! fully dequeued, so the fair tree and the RT lists link tasks by index: no
-//! allocation after [`Rq::new`], no pointers, no `unsafe`.
+//! The runqueue owns the [`SchedTask`]s it holds, in local slots of an arena
+//! ([`crate::slots`]): a task is moved into a slot when it is enqueued and
+//! handed back by value when it is fully dequeued, and the fair tree and the RT
+//! lists link slots: no pointers, no `unsafe`. A small table maps the caller's
+//! [`TaskId`] to the slot, so memory follows the tasks held here, not the
+//! id space: an empty runqueue allocates nothing, and storage grows by
+//! doubling when this runqueue's own high-water mark is passed (fallibly:
+//! [`RqError::NoMemory`]; [`Rq::try_reserve`] pre-sizes so that the steady
+//! state never allocates). Task ids must be below the limit given to
+//! [`Rq::new`] ([`RqError::IdOutOfRange`] otherwise), which costs nothing.
+//!
+//! The running task's slot stays reserved for its id after it is dequeued
+//! (it blocked) until it is switched out, as Linux's `rq->curr` stays valid:
+//! a wakeup in between finds the same slot, and no other task can take it.
 //!
 //! Decisions are values: [`Rq::task_tick`] returns the [`Resched`] it wants,
 //! [`Rq::wakeup_preempt`] returns a [`WakeupDecision`] with the reason, and the
@@ -22,6 +32,7 @@ use crate::config::SchedConfig;
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
+use crate::slots::{IdMap, Slot};
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState, NIL};
 use crate::tunables::PreemptMode;
 
@@ -119,6 +130,16 @@ pub enum RqError {
     NotQueued,
     /// Invalid parameters.
     Params(ParamsError),
+    /// The task id is not below the runqueue's id limit ([`Rq::capacity`]).
+    IdOutOfRange,
+    /// Growing the runqueue's storage failed (the allocator refused).
+    NoMemory,
+}
+
+impl From<alloc::collections::TryReserveError> for RqError {
+    fn from(_: alloc::collections::TryReserveError) -> Self {
+        RqError::NoMemory
+    }
 }
 
 /// One CPU's runqueue.
@@ -126,11 +147,25 @@ pub enum RqError {
 pub struct Rq {
     cpu: u32,
     cfg: Arc<SchedConfig>,
+    /// The held tasks by slot (`TaskState::Absent`: a free slot).
     tasks: Vec<SchedTask>,
+    /// Each slot's task id; for a free slot, the next free slot.
+    slot_ids: Vec<u32>,
+    /// Head of the free slot list.
+    free_slot: u32,
+    /// Slots in use (held tasks, plus a dequeued running task's).
+    used_slots: u32,
+    /// Slots every slot-indexed structure has room for.
+    slot_cap: u32,
+    /// Task id → slot.
+    ids: IdMap,
+    /// Task ids must be below this.
+    id_limit: u32,
     /// The fair (EEVDF) runqueue.
     pub fair: FairRq,
     /// The RT runqueue.
     pub rt: RtRq,
+    /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
     need_resched: Resched,
@@ -140,16 +175,21 @@ pub struct Rq {
 }
 
 impl Rq {
-    /// A runqueue for CPU `cpu` that can hold tasks with ids below `capacity`.
-    /// This is the only allocation the runqueue ever makes.
-    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, capacity: usize) -> Self {
-        let mut tasks = Vec::with_capacity(capacity);
-        tasks.resize(capacity, SchedTask::default());
+    /// An empty runqueue for CPU `cpu` that accepts task ids below
+    /// `max_tasks` (at most `u32::MAX`). Allocates nothing: storage grows with
+    /// the tasks it holds, or is pre-sized with [`Rq::try_reserve`].
+    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
         Rq {
             cpu,
             cfg,
-            tasks,
-            fair: FairRq::new(capacity),
+            tasks: Vec::new(),
+            slot_ids: Vec::new(),
+            free_slot: NIL,
+            used_slots: 0,
+            slot_cap: 0,
+            ids: IdMap::new(),
+            id_limit: max_tasks.min(NIL as usize) as u32,
+            fair: FairRq::new(),
             rt: RtRq::new(),
             curr: NIL,
             clock: 0,
@@ -169,9 +209,121 @@ impl Rq {
         &self.cfg
     }
 
-    /// Largest task id + 1 this runqueue can hold.
+    /// Largest task id + 1 this runqueue accepts (not an allocation).
     pub fn capacity(&self) -> usize {
-        self.tasks.len()
+        self.id_limit as usize
+    }
+
+    /// Slots in use: the tasks held here (and a dequeued running task's).
+    pub fn slots_in_use(&self) -> usize {
+        self.used_slots as usize
+    }
+
+    /// Tasks it can hold without allocating.
+    pub fn slot_capacity(&self) -> usize {
+        self.slot_cap as usize
+    }
+
+    /// Bytes of heap it holds (arena, id map, tree), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.tasks.capacity() * core::mem::size_of::<SchedTask>()
+            + self.slot_ids.capacity() * core::mem::size_of::<u32>()
+            + self.ids.heap_bytes()
+            + self.fair.timeline.heap_bytes()
+    }
+
+    /// Makes room for `additional` more tasks than it holds now, so that
+    /// enqueueing them allocates nothing (a kernel calls this where it may
+    /// allocate, before it needs the room under a lock). Never more than the
+    /// id limit allows.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), RqError> {
+        let want = (self.used_slots as usize).saturating_add(additional);
+        if want > self.slot_cap as usize {
+            self.reserve_slots(want)?;
+        }
+        Ok(())
+    }
+
+    /// Reserves every slot-indexed structure for `n` slots (capped by the id
+    /// limit): all or nothing is usable, so `slot_cap` only moves on success.
+    fn reserve_slots(&mut self, n: usize) -> Result<(), RqError> {
+        let n = n.min(self.id_limit as usize);
+        self.tasks
+            .try_reserve_exact(n.saturating_sub(self.tasks.len()))?;
+        self.slot_ids
+            .try_reserve_exact(n.saturating_sub(self.slot_ids.len()))?;
+        self.fair.try_reserve(n)?;
+        self.ids.try_reserve(n)?;
+        self.slot_cap = self.slot_cap.max(n as u32);
+        Ok(())
+    }
+
+    /// The slot for `id`: its own if it has one (held, or the dequeued
+    /// running task), else a free one, growing by doubling when none is left.
+    fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
+        if id.0 >= self.id_limit {
+            return Err(RqError::IdOutOfRange);
+        }
+        let s = self.ids.get(id.0);
+        if s != NIL {
+            return Ok(s);
+        }
+        if self.free_slot == NIL {
+            let len = self.tasks.len();
+            if len >= self.slot_cap as usize {
+                self.reserve_slots((2 * len).max(8))?;
+            }
+            self.tasks.push(SchedTask::default());
+            self.slot_ids.push(NIL);
+            self.fair.add_slots(len + 1);
+            self.free_slot = len as u32;
+        }
+        let s = self.free_slot;
+        self.free_slot = self.slot_ids[s as usize];
+        self.slot_ids[s as usize] = id.0;
+        self.ids.insert(id.0, s);
+        self.used_slots += 1;
+        Ok(s)
+    }
+
+    /// Returns an emptied slot to the free list and forgets its id.
+    fn free_slot(&mut self, s: u32) {
+        debug_assert_eq!(self.tasks[s as usize].state, TaskState::Absent);
+        self.ids.remove(self.slot_ids[s as usize]);
+        self.slot_ids[s as usize] = self.free_slot;
+        self.free_slot = s;
+        self.used_slots -= 1;
+    }
+
+    /// The slot of a task held here.
+    #[inline]
+    fn held_slot(&self, id: TaskId) -> Option<u32> {
+        let s = self.ids.get(id.0);
+        (s != NIL && self.tasks[s as usize].state != TaskState::Absent).then_some(s)
+    }
+
+    /// The task id in slot `s`.
+    #[inline]
+    fn id_of(&self, s: u32) -> TaskId {
+        TaskId(self.slot_ids[s as usize])
+    }
+
+    /// The slot holding task `id`, if held here (indexes [`Rq::arena`]).
+    pub fn slot(&self, id: TaskId) -> Option<Slot> {
+        self.held_slot(id).map(Slot)
+    }
+
+    /// The task in `slot`, if the slot holds one.
+    pub fn task_id(&self, slot: Slot) -> Option<TaskId> {
+        self.tasks
+            .get(slot.0 as usize)
+            .filter(|t| t.state != TaskState::Absent)
+            .map(|_| self.id_of(slot.0))
+    }
+
+    /// The fair next buddy, if any.
+    pub fn next_buddy(&self) -> Option<TaskId> {
+        self.fair.next_buddy().map(|s| self.id_of(s.0))
     }
 
     /// Advances the runqueue clock (monotonic; a step backwards is ignored).
@@ -191,7 +343,7 @@ impl Rq {
     /// The running task (`None`: the idle task).
     #[inline]
     pub fn curr(&self) -> Option<TaskId> {
-        (self.curr != NIL).then_some(TaskId(self.curr))
+        (self.curr != NIL).then(|| self.id_of(self.curr))
     }
 
     /// The pending reschedule request.
@@ -219,9 +371,7 @@ impl Rq {
 
     /// The task's state if this runqueue holds it.
     pub fn task(&self, id: TaskId) -> Option<&SchedTask> {
-        self.tasks
-            .get(id.0 as usize)
-            .filter(|t| t.state != TaskState::Absent)
+        self.held_slot(id).map(|s| &self.tasks[s as usize])
     }
 
     /// Every task this runqueue holds (queued, delayed or blocked-delayed).
@@ -230,10 +380,11 @@ impl Rq {
             .iter()
             .enumerate()
             .filter(|(_, t)| t.state != TaskState::Absent)
-            .map(|(i, t)| (TaskId(i as u32), t))
+            .map(|(s, t)| (self.id_of(s as u32), t))
     }
 
-    /// The arena (read-only), for checkers and dumps.
+    /// The arena by slot (read-only), for checkers and dumps; [`Rq::slot`]
+    /// finds a task's slot. Free slots hold `TaskState::Absent`.
     pub fn arena(&self) -> &[SchedTask] {
         &self.tasks
     }
@@ -244,8 +395,10 @@ impl Rq {
     }
 
     /// Is the fair task eligible (lag ≥ 0)?
+    /// `false` when the task is not held here.
     pub fn entity_eligible(&self, id: TaskId) -> bool {
-        self.fair.entity_eligible(&self.tasks, id)
+        self.held_slot(id)
+            .is_some_and(|s| self.fair.entity_eligible(&self.tasks, Slot(s)))
     }
 
     /// Queued fair tasks in deadline order (`sched_debug`); O(n).
@@ -257,7 +410,7 @@ impl Rq {
             }
             let cur = i;
             i = self.fair.timeline.next(i);
-            Some(TaskId(cur))
+            Some(self.id_of(cur))
         })
     }
 
@@ -271,15 +424,15 @@ impl Rq {
             }
             let cur = i;
             i = self.fair.timeline.prev(i);
-            Some(TaskId(cur))
+            Some(self.id_of(cur))
         })
     }
 
     /// Sets the task's allowed CPUs (bit n = CPU n). Moving it off a CPU it
     /// may no longer use is the caller's (`smp::Scheduler::set_cpus_allowed`).
     pub fn set_cpus_allowed(&mut self, id: TaskId, mask: u64) {
-        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
-            t.cpus_allowed = mask;
+        if let Some(s) = self.held_slot(id) {
+            self.tasks[s as usize].cpus_allowed = mask;
         }
     }
 
@@ -319,9 +472,40 @@ impl Rq {
     /// `enqueue_task` (activate): takes ownership of the task's state.
     ///
     /// # Panics
-    /// If the id is beyond the capacity or already held here: a kernel bug.
-    pub fn enqueue_task(&mut self, id: TaskId, mut task: SchedTask, flags: EnqueueFlags) {
-        let i = id.0 as usize;
+    /// If the id is at or above the id limit, if growing the storage fails
+    /// ([`Rq::try_enqueue_task`] returns these as errors), or if the task is
+    /// already held here: a kernel bug.
+    pub fn enqueue_task(&mut self, id: TaskId, task: SchedTask, flags: EnqueueFlags) {
+        self.enqueue_slot(id, task, flags);
+    }
+
+    /// [`Rq::enqueue_task`] that reports an id above the limit or a failed
+    /// growth instead of panicking (the task is `Copy`: the caller keeps it).
+    pub fn try_enqueue_task(
+        &mut self,
+        id: TaskId,
+        task: SchedTask,
+        flags: EnqueueFlags,
+    ) -> Result<(), RqError> {
+        self.try_enqueue_slot(id, task, flags).map(drop)
+    }
+
+    fn enqueue_slot(&mut self, id: TaskId, task: SchedTask, flags: EnqueueFlags) -> u32 {
+        match self.try_enqueue_slot(id, task, flags) {
+            Ok(s) => s,
+            Err(e) => panic!("cannot enqueue task {} on cpu {}: {:?}", id.0, self.cpu, e),
+        }
+    }
+
+    /// Enqueues into the task's slot and returns it.
+    fn try_enqueue_slot(
+        &mut self,
+        id: TaskId,
+        mut task: SchedTask,
+        flags: EnqueueFlags,
+    ) -> Result<u32, RqError> {
+        let s = self.slot_for(id)?;
+        let i = s as usize;
         assert!(
             self.tasks[i].state == TaskState::Absent,
             "task {} enqueued twice on cpu {}",
@@ -343,18 +527,20 @@ impl Rq {
         }
         let class = task.class();
         self.tasks[i] = task;
+        let slot = Slot(s);
         match class {
             SchedClass::Fair => self
                 .fair
-                .enqueue_entity(&mut self.tasks, &self.cfg, id, flags),
+                .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags),
             SchedClass::Rt => {
                 self.rt
-                    .enqueue(&mut self.tasks, id, flags.contains(EnqueueFlags::HEAD))
+                    .enqueue(&mut self.tasks, slot, flags.contains(EnqueueFlags::HEAD))
             }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
         self.nr_running += 1;
         self.drain_fair_resched();
+        Ok(s)
     }
 
     /// `dequeue_task` (deactivate). Returns the task's state when it left the
@@ -367,10 +553,16 @@ impl Rq {
         id: TaskId,
         flags: DequeueFlags,
     ) -> Result<Option<SchedTask>, RqError> {
-        let i = id.0 as usize;
-        match self.tasks.get(i).map(|t| t.state) {
-            Some(TaskState::Queued) => {}
-            Some(TaskState::Delayed) => {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        self.dequeue_slot(s, flags)
+    }
+
+    fn dequeue_slot(&mut self, s: u32, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
+        let i = s as usize;
+        let id = Slot(s);
+        match self.tasks[i].state {
+            TaskState::Queued => {}
+            TaskState::Delayed => {
                 self.fair.dequeue_entity(
                     &mut self.tasks,
                     &self.cfg,
@@ -378,10 +570,10 @@ impl Rq {
                     DequeueFlags::SLEEP | DequeueFlags::DELAYED,
                 );
                 self.drain_fair_resched();
-                return Ok(Some(self.release(id)));
+                return Ok(Some(self.release(s)));
             }
-            Some(TaskState::Blocked) => return Ok(Some(self.take(id))),
-            _ => return Err(RqError::NotQueued),
+            TaskState::Blocked => return Ok(Some(self.take(s))),
+            TaskState::Absent => return Err(RqError::NotQueued),
         }
         match self.tasks[i].class() {
             SchedClass::Fair => {
@@ -396,7 +588,7 @@ impl Rq {
                 }
             }
             SchedClass::Rt => {
-                if self.curr == id.0 {
+                if self.curr == s {
                     RtRq::update_curr(&mut self.tasks, id, self.clock);
                 }
                 self.rt.dequeue(&mut self.tasks, id);
@@ -404,20 +596,25 @@ impl Rq {
             SchedClass::Idle => unreachable!(),
         }
         self.drain_fair_resched();
-        Ok(Some(self.release(id)))
+        Ok(Some(self.release(s)))
     }
 
     /// Drops a fully dequeued task from the arena and returns its state.
-    fn release(&mut self, id: TaskId) -> SchedTask {
+    fn release(&mut self, s: u32) -> SchedTask {
         self.nr_running -= 1;
-        self.take(id)
+        self.take(s)
     }
 
-    fn take(&mut self, id: TaskId) -> SchedTask {
-        let t = &mut self.tasks[id.0 as usize];
+    /// Empties slot `s` and returns its task. The running task's slot stays
+    /// reserved for its id until it is switched out ([`Rq::pick_next_task`]).
+    fn take(&mut self, s: u32) -> SchedTask {
+        let t = &mut self.tasks[s as usize];
         let mut out = *t;
         out.state = TaskState::Absent;
         t.state = TaskState::Absent;
+        if s != self.curr {
+            self.free_slot(s);
+        }
         out
     }
 
@@ -425,7 +622,16 @@ impl Rq {
 
     /// `wakeup_preempt`: should the just-queued task `id` preempt the running
     /// one? Records the resulting need-resched and returns the decision.
+    ///
+    /// # Panics
+    /// If the task is not held here.
     pub fn wakeup_preempt(&mut self, id: TaskId, wf: WakeFlags) -> WakeupDecision {
+        let s = self.held_slot(id).expect("wakeup_preempt of a task not held here");
+        self.wakeup_preempt_slot(s, wf)
+    }
+
+    fn wakeup_preempt_slot(&mut self, s: u32, wf: WakeFlags) -> WakeupDecision {
+        let id = Slot(s);
         let decide = |rq: &mut Rq, reason: WakeupReason, preempt: bool, kind: Resched| {
             if preempt {
                 rq.resched_curr(kind);
@@ -440,10 +646,10 @@ impl Rq {
         if self.curr == NIL {
             return decide(self, WakeupReason::IdleCpu, true, Resched::Now);
         }
-        if self.curr == id.0 {
+        if self.curr == s {
             return decide(self, WakeupReason::SameTask, false, Resched::None);
         }
-        let pc = self.tasks[id.0 as usize].class();
+        let pc = self.tasks[s as usize].class();
         let cc = self.tasks[self.curr as usize].class();
         if pc.above(cc) {
             return decide(self, WakeupReason::HigherClass, true, Resched::Now);
@@ -469,7 +675,7 @@ impl Rq {
                 decide(self, WakeupReason::Fair(r), r.preempts(), kind)
             }
             SchedClass::Rt => {
-                let higher = self.tasks[id.0 as usize].params.rt_priority
+                let higher = self.tasks[s as usize].params.rt_priority
                     > self.tasks[self.curr as usize].params.rt_priority;
                 let reason = if higher {
                     WakeupReason::RtHigherPriority
@@ -494,52 +700,69 @@ impl Rq {
             flags |= EnqueueFlags::MIGRATED;
         }
         task.nr_wakeups += 1;
+        let s = self.enqueue_slot(id, task, flags);
         self.stats.nr_wakeups += 1;
-        self.enqueue_task(id, task, flags);
-        self.wakeup_preempt(id, wf | WakeFlags::TTWU)
+        self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU)
     }
 
     /// `wake_up_new_task`: a new task's first enqueue (half-slice deadline with
     /// PLACE_DEADLINE_INITIAL; never a buddy or sync preemption).
+    ///
+    /// # Panics
+    /// As [`Rq::enqueue_task`]; [`Rq::try_wake_up_new_task`] returns errors.
     pub fn wake_up_new_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        self.enqueue_task(id, task, EnqueueFlags::INITIAL);
-        self.wakeup_preempt(id, WakeFlags::FORK)
+        let s = self.enqueue_slot(id, task, EnqueueFlags::INITIAL);
+        self.wakeup_preempt_slot(s, WakeFlags::FORK)
+    }
+
+    /// [`Rq::wake_up_new_task`] that reports an id above the limit or a
+    /// failed growth ([`RqError::IdOutOfRange`], [`RqError::NoMemory`]).
+    pub fn try_wake_up_new_task(
+        &mut self,
+        id: TaskId,
+        task: SchedTask,
+    ) -> Result<WakeupDecision, RqError> {
+        let s = self.try_enqueue_slot(id, task, EnqueueFlags::INITIAL)?;
+        Ok(self.wakeup_preempt_slot(s, WakeFlags::FORK))
     }
 
     /// `ttwu_runnable`: wake a task this runqueue still holds: a delayed sleeper
     /// is re-queued in place (its negative lag kept), a preempted task is
     /// re-checked against the running one.
     pub fn ttwu_runnable(&mut self, id: TaskId, wf: WakeFlags) -> TtwuRunnable {
-        let i = id.0 as usize;
-        match self.tasks.get(i).map(|t| t.state) {
-            Some(TaskState::Delayed) => {
+        let Some(s) = self.held_slot(id) else {
+            return TtwuRunnable::NotHere;
+        };
+        let i = s as usize;
+        match self.tasks[i].state {
+            TaskState::Delayed => {
                 self.fair
-                    .enqueue_entity(&mut self.tasks, &self.cfg, id, EnqueueFlags::DELAYED);
+                    .enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), EnqueueFlags::DELAYED);
                 self.tasks[i].state = TaskState::Queued;
                 self.tasks[i].nr_wakeups += 1;
                 self.stats.nr_wakeups += 1;
                 self.drain_fair_resched();
-                if self.curr == id.0 {
+                if self.curr == s {
                     return TtwuRunnable::Woken(WakeupDecision {
                         reason: WakeupReason::SameTask,
                         preempt: false,
                         resched: self.need_resched,
                     });
                 }
-                TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
+                TtwuRunnable::Woken(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
             }
-            Some(TaskState::Queued) => {
-                TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
+            TaskState::Queued => {
+                TtwuRunnable::Woken(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
             }
-            Some(TaskState::Blocked) => TtwuRunnable::Blocked(self.take(id)),
-            _ => TtwuRunnable::NotHere,
+            TaskState::Blocked => TtwuRunnable::Blocked(self.take(s)),
+            TaskState::Absent => TtwuRunnable::NotHere,
         }
     }
 
     // ---- pick ----
 
     fn put_prev_task(&mut self, prev: u32) {
-        let id = TaskId(prev);
+        let id = Slot(prev);
         if self.fair.curr == prev {
             self.fair.put_prev_entity(&mut self.tasks, &self.cfg, id);
         } else if self.tasks[prev as usize].rt.on_list {
@@ -548,7 +771,7 @@ impl Rq {
     }
 
     fn set_next_task(&mut self, next: u32) {
-        let id = TaskId(next);
+        let id = Slot(next);
         match self.tasks[next as usize].class() {
             SchedClass::Fair => self.fair.set_next_entity(&mut self.tasks, &self.cfg, id),
             _ => self.tasks[next as usize].se.exec_start = self.clock,
@@ -591,6 +814,11 @@ impl Rq {
         if next != prev {
             if prev != NIL {
                 self.put_prev_task(prev);
+                if self.tasks[prev as usize].state == TaskState::Absent {
+                    // It was dequeued while running: its slot is free now.
+                    self.curr = NIL;
+                    self.free_slot(prev);
+                }
             }
             self.curr = NIL;
             if next != NIL {
@@ -614,10 +842,11 @@ impl Rq {
     pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
         let prev = self.curr();
         let mut prev_blocked = None;
-        if prev_sleeps {
-            if let Some(p) = prev {
-                prev_blocked = self.dequeue_task(p, DequeueFlags::SLEEP).ok().flatten();
-            }
+        if prev_sleeps && self.curr != NIL {
+            prev_blocked = self
+                .dequeue_slot(self.curr, DequeueFlags::SLEEP)
+                .ok()
+                .flatten();
         }
         let next = self.pick_next_task();
         Switch {
@@ -641,7 +870,7 @@ impl Rq {
                 self.drain_fair_resched();
             }
             SchedClass::Rt => {
-                RtRq::update_curr(&mut self.tasks, TaskId(self.curr), self.clock);
+                RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
             }
             SchedClass::Idle => {}
         }
@@ -659,7 +888,7 @@ impl Rq {
         if self.curr == NIL {
             return self.need_resched;
         }
-        let id = TaskId(self.curr);
+        let id = Slot(self.curr);
         let before = self.need_resched;
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => {
@@ -689,7 +918,7 @@ impl Rq {
         if self.curr == NIL {
             return;
         }
-        let id = TaskId(self.curr);
+        let id = Slot(self.curr);
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => self.fair.yield_entity(&mut self.tasks, &self.cfg),
             SchedClass::Rt => {
@@ -709,12 +938,9 @@ impl Rq {
     /// running, queued or delayed. Returns the need-resched state afterwards.
     pub fn sched_setattr(&mut self, id: TaskId, params: TaskParams) -> Result<Resched, RqError> {
         params.validate().map_err(RqError::Params)?;
-        let i = id.0 as usize;
-        let state = self
-            .tasks
-            .get(i)
-            .map(|t| t.state)
-            .unwrap_or(TaskState::Absent);
+        let (tid, s) = (id, self.held_slot(id).ok_or(RqError::NotQueued)?);
+        let (i, id) = (s as usize, Slot(s));
+        let state = self.tasks[i].state;
         match state {
             TaskState::Absent => return Err(RqError::NotQueued),
             TaskState::Delayed => {
@@ -749,7 +975,7 @@ impl Rq {
                 .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
         } else {
             // The sched_change pattern: save, change, restore.
-            let Some(mut t) = self.dequeue_task(id, DequeueFlags::SAVE | DequeueFlags::MOVE)?
+            let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)?
             else {
                 unreachable!("a non-sleep dequeue is never delayed")
             };
@@ -762,7 +988,10 @@ impl Rq {
             t.apply_params(params);
             // Scale the saved lag to the new weight, as reweight does.
             t.se.vlag = (vlag as i128 * old_w / t.se.load.weight as i128) as i64;
-            self.enqueue_task(id, t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+            // Back into the same slot: the running task's stayed reserved,
+            // any other is the head of the free list.
+            let back = self.enqueue_slot(tid, t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+            debug_assert_eq!(back, s);
             if running {
                 self.set_next_task(id.0);
                 self.curr = id.0;
@@ -776,19 +1005,14 @@ impl Rq {
                 self.resched_curr(Resched::Now);
             }
         } else if new_prio != old_prio || old.policy != params.policy {
-            self.wakeup_preempt(id, WakeFlags::empty());
+            self.wakeup_preempt_slot(s, WakeFlags::empty());
         }
         Ok(self.need_resched)
     }
 
     /// `set_user_nice`: a new nice value for a fair task held here.
     pub fn set_user_nice(&mut self, id: TaskId, nice: i32) -> Result<Resched, RqError> {
-        let mut p = self
-            .tasks
-            .get(id.0 as usize)
-            .filter(|t| t.state != TaskState::Absent)
-            .ok_or(RqError::NotQueued)?
-            .params;
+        let mut p = self.task(id).ok_or(RqError::NotQueued)?.params;
         p.nice = nice;
         self.sched_setattr(id, p)
     }
@@ -800,28 +1024,33 @@ impl Rq {
     /// (PLACE_REL_DEADLINE). Enqueue it on the target with
     /// [`Rq::attach_task`].
     pub fn detach_task(&mut self, id: TaskId) -> Result<SchedTask, RqError> {
-        let t = self.tasks.get(id.0 as usize).ok_or(RqError::NotQueued)?;
-        if t.state != TaskState::Queued || self.curr == id.0 {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        if self.tasks[s as usize].state != TaskState::Queued || self.curr == s {
             return Err(RqError::NotQueued);
         }
         Ok(self
-            .dequeue_task(id, DequeueFlags::MIGRATING)?
+            .dequeue_slot(s, DequeueFlags::MIGRATING)?
             .expect("a migration dequeue is never delayed"))
     }
 
     /// Enqueues a task detached from another CPU and checks preemption.
     pub fn attach_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        self.enqueue_task(id, task, EnqueueFlags::MIGRATED);
-        self.wakeup_preempt(id, WakeFlags::empty())
+        let s = self.enqueue_slot(id, task, EnqueueFlags::MIGRATED);
+        self.wakeup_preempt_slot(s, WakeFlags::empty())
     }
 
     /// Is the queued task cache-hot (ran within `migration_cost_ns`, or is the
     /// next buddy with CACHE_HOT_BUDDY)?
+    /// `false` when the task is not held here.
     pub fn task_hot(&self, id: TaskId) -> bool {
-        self.fair.task_hot(&self.tasks, &self.cfg, id)
+        self.held_slot(id)
+            .is_some_and(|s| self.fair.task_hot(&self.tasks, &self.cfg, Slot(s)))
     }
 
-    /// Checks every invariant of this runqueue (tests, `sched_debug`).
+    /// Checks every invariant of this runqueue (tests, `sched_debug`): the
+    /// classes' structures, the counts, and the slots: every held slot is in
+    /// the id map under its own id, every map entry points back at its slot,
+    /// the free list holds exactly the other slots, and ids are in range.
     pub fn check(&self) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
@@ -838,6 +1067,60 @@ impl Rq {
             && self.fair.curr != self.curr
         {
             return Err("curr is not held here");
+        }
+        self.check_slots()
+    }
+
+    fn check_slots(&self) -> Result<(), &'static str> {
+        self.ids.check()?;
+        let len = self.tasks.len();
+        if self.slot_ids.len() != len || len > self.slot_cap as usize {
+            return Err("slot arrays out of step");
+        }
+        if self.slot_cap as usize > self.ids.capacity() {
+            return Err("id map not reserved for the slots");
+        }
+        if !self.fair.timeline.reserved_for(len) {
+            return Err("tree not reserved for the slots");
+        }
+        let mut mapped = 0;
+        for (s, t) in self.tasks.iter().enumerate() {
+            let s = s as u32;
+            let in_use = t.state != TaskState::Absent || s == self.curr;
+            if !in_use {
+                continue;
+            }
+            mapped += 1;
+            let id = self.slot_ids[s as usize];
+            if id >= self.id_limit {
+                return Err("task id above the limit");
+            }
+            if self.ids.get(id) != s {
+                return Err("id map does not point at the task's slot");
+            }
+        }
+        if mapped != self.used_slots || self.ids.len() != mapped as usize {
+            return Err("id map and used slots disagree");
+        }
+        for (id, s) in self.ids.iter() {
+            if s as usize >= len || self.slot_ids[s as usize] != id {
+                return Err("id map entry points at another slot");
+            }
+        }
+        let mut free = 0;
+        let mut f = self.free_slot;
+        while f != NIL {
+            if f as usize >= len || free >= len {
+                return Err("free slot list broken");
+            }
+            if self.tasks[f as usize].state != TaskState::Absent || f == self.curr {
+                return Err("a slot in use is on the free list");
+            }
+            free += 1;
+            f = self.slot_ids[f as usize];
+        }
+        if free + self.used_slots as usize != len {
+            return Err("slots lost: neither free nor in use");
         }
         Ok(())
     }
