@@ -149,10 +149,17 @@ pub struct Rq {
     cfg: Arc<SchedConfig>,
     /// The held tasks by slot (`TaskState::Absent`: a free slot).
     tasks: Vec<SchedTask>,
-    /// Each slot's task id; for a free slot, the next free slot.
+    /// Each slot's task id: the holder's, or for a free slot the last
+    /// holder's (still mapped, so its next wakeup here finds the slot), or NIL.
     slot_ids: Vec<u32>,
-    /// Head of the free slot list.
-    free_slot: u32,
+    /// The free slots' list links, `[prev, next]`: freed at the head, reused
+    /// from the tail (least recently freed first).
+    free_links: Vec<[u32; 2]>,
+    free_head: u32,
+    free_tail: u32,
+    /// The slot of the running task after it was dequeued (it blocked),
+    /// reserved for it until it is switched out, or NIL.
+    retired: u32,
     /// Slots in use (held tasks, plus a dequeued running task's).
     used_slots: u32,
     /// Slots every slot-indexed structure has room for.
@@ -184,7 +191,10 @@ impl Rq {
             cfg,
             tasks: Vec::new(),
             slot_ids: Vec::new(),
-            free_slot: NIL,
+            free_links: Vec::new(),
+            free_head: NIL,
+            free_tail: NIL,
+            retired: NIL,
             used_slots: 0,
             slot_cap: 0,
             ids: IdMap::new(),
@@ -228,6 +238,7 @@ impl Rq {
     pub fn heap_bytes(&self) -> usize {
         self.tasks.capacity() * core::mem::size_of::<SchedTask>()
             + self.slot_ids.capacity() * core::mem::size_of::<u32>()
+            + self.free_links.capacity() * core::mem::size_of::<[u32; 2]>()
             + self.ids.heap_bytes()
             + self.fair.timeline.heap_bytes()
     }
@@ -252,47 +263,82 @@ impl Rq {
             .try_reserve_exact(n.saturating_sub(self.tasks.len()))?;
         self.slot_ids
             .try_reserve_exact(n.saturating_sub(self.slot_ids.len()))?;
+        self.free_links
+            .try_reserve_exact(n.saturating_sub(self.free_links.len()))?;
         self.fair.try_reserve(n)?;
         self.ids.try_reserve(n)?;
         self.slot_cap = self.slot_cap.max(n as u32);
         Ok(())
     }
 
-    /// The slot for `id`: its own if it has one (held, or the dequeued
-    /// running task), else a free one, growing by doubling when none is left.
+    /// The slot for `id`: its own if it has one (held, the dequeued running
+    /// task's, or a free slot it last held: no map update then), else the
+    /// least recently freed slot (its old id forgotten), growing by doubling
+    /// when none is free.
     fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
         if id.0 >= self.id_limit {
             return Err(RqError::IdOutOfRange);
         }
         let s = self.ids.get(id.0);
         if s != NIL {
+            if s == self.retired {
+                self.retired = NIL;
+            } else if self.tasks[s as usize].state == TaskState::Absent {
+                self.unlink_free(s);
+                self.used_slots += 1;
+            }
             return Ok(s);
         }
-        if self.free_slot == NIL {
+        if self.free_tail == NIL {
             let len = self.tasks.len();
             if len >= self.slot_cap as usize {
                 self.reserve_slots((2 * len).max(8))?;
             }
             self.tasks.push(SchedTask::default());
             self.slot_ids.push(NIL);
+            self.free_links.push([NIL, NIL]);
             self.fair.add_slots(len + 1);
-            self.free_slot = len as u32;
+            self.link_free(len as u32);
         }
-        let s = self.free_slot;
-        self.free_slot = self.slot_ids[s as usize];
+        let s = self.free_tail;
+        self.unlink_free(s);
+        let old = self.slot_ids[s as usize];
+        if old != NIL {
+            self.ids.remove(old);
+        }
         self.slot_ids[s as usize] = id.0;
         self.ids.insert(id.0, s);
         self.used_slots += 1;
         Ok(s)
     }
 
-    /// Returns an emptied slot to the free list and forgets its id.
+    /// Returns an emptied slot to the free list; it stays mapped to its id.
     fn free_slot(&mut self, s: u32) {
         debug_assert_eq!(self.tasks[s as usize].state, TaskState::Absent);
-        self.ids.remove(self.slot_ids[s as usize]);
-        self.slot_ids[s as usize] = self.free_slot;
-        self.free_slot = s;
+        self.link_free(s);
         self.used_slots -= 1;
+    }
+
+    fn link_free(&mut self, s: u32) {
+        let h = self.free_head;
+        self.free_links[s as usize] = [NIL, h];
+        match h {
+            NIL => self.free_tail = s,
+            h => self.free_links[h as usize][0] = s,
+        }
+        self.free_head = s;
+    }
+
+    fn unlink_free(&mut self, s: u32) {
+        let [prev, next] = self.free_links[s as usize];
+        match prev {
+            NIL => self.free_head = next,
+            p => self.free_links[p as usize][1] = next,
+        }
+        match next {
+            NIL => self.free_tail = prev,
+            n => self.free_links[n as usize][0] = prev,
+        }
     }
 
     /// The slot of a task held here.
@@ -612,7 +658,9 @@ impl Rq {
         let mut out = *t;
         out.state = TaskState::Absent;
         t.state = TaskState::Absent;
-        if s != self.curr {
+        if s == self.curr {
+            self.retired = s;
+        } else {
             self.free_slot(s);
         }
         out
@@ -814,9 +862,9 @@ impl Rq {
         if next != prev {
             if prev != NIL {
                 self.put_prev_task(prev);
-                if self.tasks[prev as usize].state == TaskState::Absent {
+                if prev == self.retired {
                     // It was dequeued while running: its slot is free now.
-                    self.curr = NIL;
+                    self.retired = NIL;
                     self.free_slot(prev);
                 }
             }
@@ -1074,7 +1122,8 @@ impl Rq {
     fn check_slots(&self) -> Result<(), &'static str> {
         self.ids.check()?;
         let len = self.tasks.len();
-        if self.slot_ids.len() != len || len > self.slot_cap as usize {
+        if self.slot_ids.len() != len || self.free_links.len() != len || len > self.slot_cap as usize
+        {
             return Err("slot arrays out of step");
         }
         if self.slot_cap as usize > self.ids.capacity() {
@@ -1083,23 +1132,31 @@ impl Rq {
         if !self.fair.timeline.reserved_for(len) {
             return Err("tree not reserved for the slots");
         }
-        let mut mapped = 0;
+        let mut in_use = 0;
+        let mut named = 0;
         for (s, t) in self.tasks.iter().enumerate() {
             let s = s as u32;
-            let in_use = t.state != TaskState::Absent || s == self.curr;
-            if !in_use {
+            let id = self.slot_ids[s as usize];
+            let used = t.state != TaskState::Absent || s == self.retired;
+            if (t.state == TaskState::Absent) != (s == self.retired) && s == self.curr {
+                return Err("the running task's slot is neither held nor reserved");
+            }
+            in_use += u32::from(used);
+            if id == NIL {
+                if used {
+                    return Err("a slot in use has no task id");
+                }
                 continue;
             }
-            mapped += 1;
-            let id = self.slot_ids[s as usize];
+            named += 1;
             if id >= self.id_limit {
                 return Err("task id above the limit");
             }
             if self.ids.get(id) != s {
-                return Err("id map does not point at the task's slot");
+                return Err("id map does not point at the slot's task");
             }
         }
-        if mapped != self.used_slots || self.ids.len() != mapped as usize {
+        if in_use != self.used_slots || self.ids.len() != named {
             return Err("id map and used slots disagree");
         }
         for (id, s) in self.ids.iter() {
@@ -1107,17 +1164,22 @@ impl Rq {
                 return Err("id map entry points at another slot");
             }
         }
+        // The free list, both ways: exactly the slots not in use.
         let mut free = 0;
-        let mut f = self.free_slot;
+        let (mut prev, mut f) = (NIL, self.free_head);
         while f != NIL {
-            if f as usize >= len || free >= len {
+            if f as usize >= len || free >= len || self.free_links[f as usize][0] != prev {
                 return Err("free slot list broken");
             }
-            if self.tasks[f as usize].state != TaskState::Absent || f == self.curr {
+            if self.tasks[f as usize].state != TaskState::Absent || f == self.retired {
                 return Err("a slot in use is on the free list");
             }
             free += 1;
-            f = self.slot_ids[f as usize];
+            prev = f;
+            f = self.free_links[f as usize][1];
+        }
+        if prev != self.free_tail {
+            return Err("free slot list tail stale");
         }
         if free + self.used_slots as usize != len {
             return Err("slots lost: neither free nor in use");
