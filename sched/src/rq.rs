@@ -674,7 +674,9 @@ impl Rq {
     /// # Panics
     /// If the task is not held here.
     pub fn wakeup_preempt(&mut self, id: TaskId, wf: WakeFlags) -> WakeupDecision {
-        let s = self.held_slot(id).expect("wakeup_preempt of a task not held here");
+        let s = self
+            .held_slot(id)
+            .expect("wakeup_preempt of a task not held here");
         self.wakeup_preempt_slot(s, wf)
     }
 
@@ -784,8 +786,12 @@ impl Rq {
         let i = s as usize;
         match self.tasks[i].state {
             TaskState::Delayed => {
-                self.fair
-                    .enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), EnqueueFlags::DELAYED);
+                self.fair.enqueue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    Slot(s),
+                    EnqueueFlags::DELAYED,
+                );
                 self.tasks[i].state = TaskState::Queued;
                 self.tasks[i].nr_wakeups += 1;
                 self.stats.nr_wakeups += 1;
@@ -1023,8 +1029,7 @@ impl Rq {
                 .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
         } else {
             // The sched_change pattern: save, change, restore.
-            let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)?
-            else {
+            let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
                 unreachable!("a non-sleep dequeue is never delayed")
             };
             if running {
@@ -1122,7 +1127,9 @@ impl Rq {
     fn check_slots(&self) -> Result<(), &'static str> {
         self.ids.check()?;
         let len = self.tasks.len();
-        if self.slot_ids.len() != len || self.free_links.len() != len || len > self.slot_cap as usize
+        if self.slot_ids.len() != len
+            || self.free_links.len() != len
+            || len > self.slot_cap as usize
         {
             return Err("slot arrays out of step");
         }
@@ -1139,7 +1146,7 @@ impl Rq {
             let id = self.slot_ids[s as usize];
             let used = t.state != TaskState::Absent || s == self.retired;
             if (t.state == TaskState::Absent) != (s == self.retired) && s == self.curr {
-                return Err("the running task's slot is neither held nor reserved");
+                return Err("the running task's slot must be either held or reserved");
             }
             in_use += u32::from(used);
             if id == NIL {
@@ -1197,5 +1204,113 @@ pub fn set_params_offrq(t: &mut SchedTask, params: TaskParams) {
     t.se.vlag = (t.se.vlag as i128 * old_w / new_w) as i64;
     if t.se.rel_deadline {
         t.se.deadline = ((t.se.deadline as i64 as i128) * old_w / new_w) as i64 as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `Rq::check` catches every way the slots and the id map can disagree.
+
+    use super::*;
+
+    fn rq_with(ids: &[u32]) -> Rq {
+        let mut rq = Rq::new(0, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
+        rq.update_rq_clock(1);
+        for &id in ids {
+            rq.wake_up_new_task(TaskId(id), SchedTask::default());
+        }
+        rq.check().unwrap();
+        rq
+    }
+
+    /// Applies `corrupt` to a fresh runqueue (three held tasks, one freed
+    /// slot still named by its last task) and returns what `check` says.
+    fn broken(corrupt: impl FnOnce(&mut Rq)) -> Result<(), &'static str> {
+        let mut rq = rq_with(&[5, 70, 900_000, 12]);
+        rq.dequeue_task(TaskId(12), DequeueFlags::SAVE).unwrap();
+        rq.check().unwrap();
+        corrupt(&mut rq);
+        rq.check()
+    }
+
+    fn slot(rq: &Rq, id: u32) -> u32 {
+        rq.ids.get(id)
+    }
+
+    #[test]
+    fn check_catches_every_slot_corruption() {
+        type Corrupt = fn(&mut Rq);
+        let cases: [(&str, Corrupt, &str); 9] = [
+            (
+                "lost map entry",
+                |rq| rq.ids.remove(70),
+                "id map does not point at the slot's task",
+            ),
+            (
+                "map entry to the wrong slot",
+                |rq| {
+                    let other = slot(rq, 5);
+                    rq.ids.remove(70);
+                    rq.ids.insert(70, other);
+                },
+                "id map does not point at the slot's task",
+            ),
+            (
+                "stray map entry",
+                |rq| rq.ids.insert(4242, slot(rq, 5)),
+                "id map and used slots disagree",
+            ),
+            (
+                "slot renamed",
+                |rq| {
+                    let s = slot(rq, 900_000);
+                    rq.slot_ids[s as usize] = 900_001;
+                },
+                "id map does not point at the slot's task",
+            ),
+            (
+                "id above the limit",
+                |rq| rq.id_limit = 1000,
+                "task id above the limit",
+            ),
+            (
+                "held slot on the free list",
+                |rq| rq.link_free(slot(rq, 70)),
+                "a slot in use is on the free list",
+            ),
+            (
+                "free slot lost",
+                |rq| rq.unlink_free(slot(rq, 12)),
+                "slots lost: neither free nor in use",
+            ),
+            (
+                "free link broken",
+                |rq| {
+                    let s = rq.free_head as usize;
+                    rq.free_links[s][0] = 3;
+                },
+                "free slot list broken",
+            ),
+            (
+                "use count wrong",
+                |rq| rq.used_slots += 1,
+                "id map and used slots disagree",
+            ),
+        ];
+        for (what, corrupt, want) in cases {
+            assert_eq!(broken(corrupt), Err(want), "{what}");
+        }
+    }
+
+    #[test]
+    fn check_catches_a_running_slot_both_held_and_reserved() {
+        let mut rq = rq_with(&[5, 70]);
+        rq.pick_next_task().unwrap();
+        rq.check().unwrap();
+        rq.retired = rq.curr;
+        assert_eq!(
+            rq.check(),
+            Err("the running task's slot must be either held or reserved")
+        );
     }
 }

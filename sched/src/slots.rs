@@ -14,9 +14,15 @@
 //! # Layout
 //!
 //! - `Rq::tasks[slot]`: the task's [`SchedTask`] (`TaskState::Absent` marks a
-//!   free slot); `Rq::slot_ids[slot]`: the slot's `TaskId`, or for a free slot
-//!   the next free slot (the free list is threaded through it, so freeing and
-//!   reusing a slot is O(1) and allocates nothing).
+//!   free slot); `Rq::slot_ids[slot]`: the slot's task id: its holder's, or
+//!   for a free slot its last holder's, which stays mapped.
+//! - The free slots form a doubly linked list (`Rq::free_links`): a slot is
+//!   freed at the head and reused from the tail, least recently freed first.
+//!   A task that sleeps and wakes on the same CPU (the common case) finds its
+//!   old slot through the map and takes it off the list: no map update at
+//!   all. A new task takes the tail slot, and only then is the slot's old id
+//!   removed from the map. So the map holds at most one id per slot and
+//!   never needs more room than the slots.
 //! - [`IdMap`]: `TaskId` → slot, linear probing over a power-of-two table of
 //!   packed `(id << 32) | slot` words, Fibonacci hashing, load at most 1/2,
 //!   deletion by backward shift (no tombstones, so lookups never degrade).
@@ -25,7 +31,10 @@
 //! The hot paths (tick, pick, put/set of the running task) work on slots
 //! only; a `TaskId` is translated once per API call that names a task
 //! (enqueue, dequeue, wakeup, attribute change), and a slot back to its id by
-//! one load of `slot_ids`.
+//! one load of `slot_ids`. The running task's slot is not freed when it is
+//! dequeued (it blocked) but reserved for it until it is switched out, so a
+//! wakeup in between finds the same slot, and no other task can take it
+//! while the classes still name it as running.
 //!
 //! # Growth
 //!
@@ -230,7 +239,8 @@ impl IdMap {
                 Err("id map counts entries in an empty table")
             };
         }
-        if !self.table.len().is_power_of_two() || 32 - self.shift != self.table.len().trailing_zeros()
+        if !self.table.len().is_power_of_two()
+            || 32 - self.shift != self.table.len().trailing_zeros()
         {
             return Err("id map size or shift wrong");
         }
@@ -324,6 +334,21 @@ mod tests {
         all.sort_unstable();
         model.sort_unstable();
         assert_eq!(all, model);
+    }
+
+    #[test]
+    fn check_catches_an_unreachable_entry() {
+        let mut m = IdMap::new();
+        m.try_reserve(4).unwrap();
+        m.insert(1, 0);
+        m.check().unwrap();
+        // Move the entry two words past its place: an empty word now sits
+        // between its home and it, so a lookup would stop before finding it.
+        let i = m.table.iter().position(|&e| e != EMPTY).unwrap();
+        let j = (i + 2) & m.mask();
+        m.table.swap(i, j);
+        assert_eq!(m.get(1), NIL);
+        assert_eq!(m.check(), Err("id map entry unreachable from its home"));
     }
 
     #[test]

@@ -320,7 +320,10 @@ impl Timeline {
     /// Makes slots below `slots` usable (within the reservation).
     pub fn add_slots(&mut self, slots: usize) {
         if slots > self.leaf_of.len() {
-            debug_assert!(slots <= self.leaf_of.capacity(), "add_slots beyond the reservation");
+            debug_assert!(
+                slots <= self.leaf_of.capacity(),
+                "add_slots beyond the reservation"
+            );
             self.leaf_of.resize(slots, NIL);
         }
     }
