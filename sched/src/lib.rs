@@ -15,6 +15,8 @@
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
 //!   dequeue, pick, tick, wakeup preemption, need-resched.
+//! - [`slots`]: where a runqueue keeps the tasks it holds (local slots and a
+//!   `TaskId` → slot map), so memory follows the tasks, not the id space.
 //! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
 //!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
 //! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.

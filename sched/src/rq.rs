@@ -420,7 +420,8 @@ impl Rq {
         self.held_slot(id).map(|s| &self.tasks[s as usize])
     }
 
-    /// Every task this runqueue holds (queued, delayed or blocked-delayed).
+    /// Every task this runqueue holds (queued, delayed or blocked-delayed),
+    /// in slot order.
     pub fn tasks(&self) -> impl Iterator<Item = (TaskId, &SchedTask)> {
         self.tasks
             .iter()

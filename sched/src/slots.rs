@@ -1,5 +1,5 @@
 //! Where a runqueue keeps the tasks it holds: dense local slots, and a small
-//! open-addressing table from the caller's [`TaskId`] to the slot.
+//! open-addressing table from the caller's [`TaskId`](crate::TaskId) to the slot.
 //!
 //! # Why
 //!
@@ -13,7 +13,7 @@
 //!
 //! # Layout
 //!
-//! - `Rq::tasks[slot]`: the task's [`SchedTask`] (`TaskState::Absent` marks a
+//! - `Rq::tasks[slot]`: the task's [`SchedTask`](crate::SchedTask) (`TaskState::Absent` marks a
 //!   free slot); `Rq::slot_ids[slot]`: the slot's task id: its holder's, or
 //!   for a free slot its last holder's, which stays mapped.
 //! - The free slots form a doubly linked list (`Rq::free_links`): a slot is
