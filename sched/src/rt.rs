@@ -1,9 +1,9 @@
 //! The real-time class: SCHED_FIFO and SCHED_RR with 99 priorities.
 //!
 //! One FIFO list per priority, linked through the runqueue's task slots
-//! ([`crate::slots`]), and a 100-bit
-//! bitmap of non-empty lists, so enqueue, dequeue and pick are O(1): the pick is
-//! the head of the highest non-empty list (a leading-zero count). The running RT
+//! ([`crate::slots`]), and a 100-bit bitmap of non-empty lists, so enqueue,
+//! dequeue and pick are O(1): the pick is the head of the highest non-empty
+//! list (a leading-zero count). The running RT
 //! task stays at its list's head, so a task preempted by a higher priority
 //! resumes first among its peers. SCHED_RR tasks carry a time slice
 //! (`kernel.sched_rr_timeslice_ms`); when it runs out the task moves to the tail
