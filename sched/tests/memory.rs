@@ -1,22 +1,48 @@
 //! Memory follows the tasks, not the id space: measured with a test-local
 //! counting allocator (live heap bytes), which also checks that the
-//! runqueues' own accounting (`heap_bytes`) is exact. One test function, so
-//! no other test allocates while it measures.
+//! runqueues' own accounting (`heap_bytes`) is exact, and can refuse
+//! allocations, to check that a refused growth is an error that leaves
+//! everything as it was. One test function, so no other test allocates while
+//! it measures or refuses.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use sched::smp::{Platform, Scheduler};
-use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+use sched::smp::{Platform, Scheduler, WakeOutcome};
+use sched::{Rq, RqError, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Allocations still granted before the allocator refuses (negative: no limit).
+static GRANT: AtomicIsize = AtomicIsize::new(-1);
 
-// SAFETY: every method forwards to `System` unchanged and only keeps a count.
+/// Does the allocator refuse this allocation?
+fn refused() -> bool {
+    match GRANT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| {
+        (g > 0).then_some(g - 1)
+    }) {
+        Ok(_) => false,   // a grant was used
+        Err(g) => g == 0, // none left, or no limit (negative)
+    }
+}
+
+/// Runs `f` with only `n` allocations granted; then no limit again.
+fn granting<T>(n: isize, f: impl FnOnce() -> T) -> T {
+    GRANT.store(n, Ordering::Relaxed);
+    let x = f();
+    GRANT.store(-1, Ordering::Relaxed);
+    x
+}
+
+// SAFETY: every method forwards to `System` unchanged and only keeps a count,
+// or returns null (refusal, which the `GlobalAlloc` contract allows).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if refused() {
+            return std::ptr::null_mut();
+        }
         LIVE.fetch_add(l.size(), Ordering::Relaxed);
         // SAFETY: the caller's contract is passed on as is.
         unsafe { System.alloc(l) }
@@ -27,6 +53,9 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        if refused() {
+            return std::ptr::null_mut();
+        }
         LIVE.fetch_add(new, Ordering::Relaxed);
         LIVE.fetch_sub(l.size(), Ordering::Relaxed);
         // SAFETY: `p` came from `System` with `l`; the contract is passed on.
@@ -47,6 +76,7 @@ fn live<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// Interrupts "masked" by the scheduler's locks, to check that memory
 /// accounting and reservation restore them.
 static MASKED: AtomicUsize = AtomicUsize::new(0);
+static IPIS: AtomicUsize = AtomicUsize::new(0);
 
 struct Masking;
 
@@ -61,8 +91,8 @@ impl Platform for Masking {
     fn irq_restore(&self, _: bool) {
         MASKED.fetch_sub(1, Ordering::Relaxed);
     }
-    fn send_resched_ipi(&self, cpu: usize) {
-        panic!("IPI to cpu {cpu}: every wakeup here is local");
+    fn send_resched_ipi(&self, _: usize) {
+        IPIS.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -131,8 +161,53 @@ fn memory_is_o_tasks_plus_o_cpus() {
     for cpu in 0..256 {
         assert_eq!(s.cpu_rq(cpu).slot_capacity(), 100);
     }
+    assert_eq!(IPIS.load(Ordering::Relaxed), 0, "every wakeup was local");
     eprintln!(
         "memory: empty rq {empty} B, {per_task} B per task, 256 CPUs idle {empty_machine} B, \
          256 CPUs x 10000 tasks {total} B"
     );
+
+    refused_growth_is_an_error(&cfg);
+}
+
+/// The allocator refuses the first, second, ... allocation of a growth: each
+/// time the enqueue is an error, the runqueue is intact, and it works once
+/// memory is there. A wake list that cannot grow falls back to waking the
+/// task by locking the remote runqueue.
+fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
+    let t = SchedTask::new(TaskParams::default());
+    for granted in 0..6 {
+        let mut rq = Rq::new(0, cfg.clone(), 1000);
+        for i in 0..8 {
+            rq.wake_up_new_task(TaskId(i), t);
+        }
+        assert_eq!(rq.slot_capacity(), 8);
+        let r = granting(granted, || rq.try_wake_up_new_task(TaskId(8), t));
+        assert_eq!(r.err(), Some(RqError::NoMemory), "{granted} granted");
+        rq.check().unwrap();
+        assert_eq!((rq.nr_running(), rq.slot_capacity()), (8, 8));
+        assert!(rq.task(TaskId(8)).is_none());
+        rq.try_wake_up_new_task(TaskId(8), t).unwrap();
+        rq.check().unwrap();
+        assert_eq!((rq.nr_running(), rq.slot_capacity()), (9, 16));
+    }
+
+    // Six allocations grow it (arena, ids, free links, leaf_of, tree nodes,
+    // id map): with six granted it grows.
+    let mut rq = Rq::new(0, cfg.clone(), 1000);
+    for i in 0..8 {
+        rq.wake_up_new_task(TaskId(i), t);
+    }
+    granting(6, || rq.try_wake_up_new_task(TaskId(8), t)).unwrap();
+    rq.check().unwrap();
+
+    let s = Scheduler::new(Masking, cfg.clone(), 2, 100);
+    s.cpu_rq(1).try_reserve(10).unwrap();
+    let out = granting(0, || s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::empty()));
+    assert!(matches!(out, WakeOutcome::Remote(1, _)), "{out:?}");
+    assert!(s.cpu_rq(1).task(TaskId(3)).is_some());
+    assert!(!s.has_pending_wakeups(1));
+    let out = s.ttwu_queue(1, 0, TaskId(4), t, WakeFlags::empty());
+    assert_eq!(out, WakeOutcome::Queued { cpu: 1, ipi: true });
+    assert!(s.has_pending_wakeups(1));
 }
