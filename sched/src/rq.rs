@@ -24,6 +24,7 @@
 //! The clock is passed in ([`Rq::update_rq_clock`]); the crate keeps no global
 //! state.
 
+use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -152,11 +153,13 @@ pub struct Rq {
     /// Each slot's task id: the holder's, or for a free slot the last
     /// holder's (still mapped, so its next wakeup here finds the slot), or NIL.
     slot_ids: Vec<u32>,
-    /// The free slots' list links, `[prev, next]`: freed at the head, reused
-    /// from the tail (least recently freed first).
-    free_links: Vec<[u32; 2]>,
-    free_head: u32,
-    free_tail: u32,
+    /// Freed slots, oldest first: a new task takes the front one. Entries
+    /// are not removed when their slot is taken back by its own task (so that
+    /// costs nothing); such stale entries are skipped when they reach the
+    /// front. Every free slot is in it; no slot is in it twice.
+    free_queue: VecDeque<u32>,
+    /// Is the slot in `free_queue` (stale or not)?
+    queued_free: Vec<bool>,
     /// The slot of the running task after it was dequeued (it blocked),
     /// reserved for it until it is switched out, or NIL.
     retired: u32,
@@ -191,9 +194,8 @@ impl Rq {
             cfg,
             tasks: Vec::new(),
             slot_ids: Vec::new(),
-            free_links: Vec::new(),
-            free_head: NIL,
-            free_tail: NIL,
+            free_queue: VecDeque::new(),
+            queued_free: Vec::new(),
             retired: NIL,
             used_slots: 0,
             slot_cap: 0,
@@ -238,7 +240,8 @@ impl Rq {
     pub fn heap_bytes(&self) -> usize {
         self.tasks.capacity() * core::mem::size_of::<SchedTask>()
             + self.slot_ids.capacity() * core::mem::size_of::<u32>()
-            + self.free_links.capacity() * core::mem::size_of::<[u32; 2]>()
+            + self.free_queue.capacity() * core::mem::size_of::<u32>()
+            + self.queued_free.capacity()
             + self.ids.heap_bytes()
             + self.fair.timeline.heap_bytes()
     }
@@ -263,8 +266,10 @@ impl Rq {
             .try_reserve_exact(n.saturating_sub(self.tasks.len()))?;
         self.slot_ids
             .try_reserve_exact(n.saturating_sub(self.slot_ids.len()))?;
-        self.free_links
-            .try_reserve_exact(n.saturating_sub(self.free_links.len()))?;
+        self.free_queue
+            .try_reserve_exact(n.saturating_sub(self.free_queue.len()))?;
+        self.queued_free
+            .try_reserve_exact(n.saturating_sub(self.queued_free.len()))?;
         self.fair.try_reserve(n)?;
         self.ids.try_reserve(n)?;
         self.slot_cap = self.slot_cap.max(n as u32);
@@ -272,9 +277,9 @@ impl Rq {
     }
 
     /// The slot for `id`: its own if it has one (held, the dequeued running
-    /// task's, or a free slot it last held: no map update then), else the
-    /// least recently freed slot (its old id forgotten), growing by doubling
-    /// when none is free.
+    /// task's, or a free slot it last held: nothing to update then), else the
+    /// oldest free slot (its old id forgotten), growing by doubling when none
+    /// is free.
     fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
         if id.0 >= self.id_limit {
             return Err(RqError::IdOutOfRange);
@@ -284,24 +289,29 @@ impl Rq {
             if s == self.retired {
                 self.retired = NIL;
             } else if self.tasks[s as usize].state == TaskState::Absent {
-                self.unlink_free(s);
+                // Its entry in `free_queue` goes stale.
                 self.used_slots += 1;
             }
             return Ok(s);
         }
-        if self.free_tail == NIL {
+        let s = loop {
+            if let Some(s) = self.free_queue.pop_front() {
+                self.queued_free[s as usize] = false;
+                if self.tasks[s as usize].state == TaskState::Absent && s != self.retired {
+                    break s;
+                }
+                continue; // stale: taken back by its own task
+            }
             let len = self.tasks.len();
             if len >= self.slot_cap as usize {
                 self.reserve_slots((2 * len).max(8))?;
             }
             self.tasks.push(SchedTask::default());
             self.slot_ids.push(NIL);
-            self.free_links.push([NIL, NIL]);
+            self.queued_free.push(false);
             self.fair.add_slots(len + 1);
-            self.link_free(len as u32);
-        }
-        let s = self.free_tail;
-        self.unlink_free(s);
+            break len as u32;
+        };
         let old = self.slot_ids[s as usize];
         if old != NIL {
             self.ids.remove(old);
@@ -312,33 +322,14 @@ impl Rq {
         Ok(s)
     }
 
-    /// Returns an emptied slot to the free list; it stays mapped to its id.
+    /// Returns an emptied slot to the free queue; it stays mapped to its id.
     fn free_slot(&mut self, s: u32) {
         debug_assert_eq!(self.tasks[s as usize].state, TaskState::Absent);
-        self.link_free(s);
+        if !self.queued_free[s as usize] {
+            self.queued_free[s as usize] = true;
+            self.free_queue.push_back(s);
+        }
         self.used_slots -= 1;
-    }
-
-    fn link_free(&mut self, s: u32) {
-        let h = self.free_head;
-        self.free_links[s as usize] = [NIL, h];
-        match h {
-            NIL => self.free_tail = s,
-            h => self.free_links[h as usize][0] = s,
-        }
-        self.free_head = s;
-    }
-
-    fn unlink_free(&mut self, s: u32) {
-        let [prev, next] = self.free_links[s as usize];
-        match prev {
-            NIL => self.free_head = next,
-            p => self.free_links[p as usize][1] = next,
-        }
-        match next {
-            NIL => self.free_tail = prev,
-            n => self.free_links[n as usize][0] = prev,
-        }
     }
 
     /// The slot of a task held here.
@@ -1129,7 +1120,7 @@ impl Rq {
         self.ids.check()?;
         let len = self.tasks.len();
         if self.slot_ids.len() != len
-            || self.free_links.len() != len
+            || self.queued_free.len() != len
             || len > self.slot_cap as usize
         {
             return Err("slot arrays out of step");
@@ -1172,22 +1163,20 @@ impl Rq {
                 return Err("id map entry points at another slot");
             }
         }
-        // The free list, both ways: exactly the slots not in use.
+        // The free queue: each slot at most once, flagged, and every free
+        // slot in it.
+        let mut seen = alloc::vec![false; len];
         let mut free = 0;
-        let (mut prev, mut f) = (NIL, self.free_head);
-        while f != NIL {
-            if f as usize >= len || free >= len || self.free_links[f as usize][0] != prev {
-                return Err("free slot list broken");
+        for &f in &self.free_queue {
+            if f as usize >= len || seen[f as usize] || !self.queued_free[f as usize] {
+                return Err("free slot queue broken");
             }
-            if self.tasks[f as usize].state != TaskState::Absent || f == self.retired {
-                return Err("a slot in use is on the free list");
-            }
-            free += 1;
-            prev = f;
-            f = self.free_links[f as usize][1];
+            seen[f as usize] = true;
+            let is_free = self.tasks[f as usize].state == TaskState::Absent && f != self.retired;
+            free += usize::from(is_free);
         }
-        if prev != self.free_tail {
-            return Err("free slot list tail stale");
+        if self.queued_free.iter().filter(|&&q| q).count() != self.free_queue.len() {
+            return Err("free slot queue flags wrong");
         }
         if free + self.used_slots as usize != len {
             return Err("slots lost: neither free nor in use");
@@ -1238,10 +1227,15 @@ mod tests {
         rq.ids.get(id)
     }
 
+    fn set_queued_flag(rq: &mut Rq, id: u32, queued: bool) {
+        let s = slot(rq, id) as usize;
+        rq.queued_free[s] = queued;
+    }
+
     #[test]
     fn check_catches_every_slot_corruption() {
         type Corrupt = fn(&mut Rq);
-        let cases: [(&str, Corrupt, &str); 9] = [
+        let cases: [(&str, Corrupt, &str); 10] = [
             (
                 "lost map entry",
                 |rq| rq.ids.remove(70),
@@ -1275,22 +1269,27 @@ mod tests {
                 "task id above the limit",
             ),
             (
-                "held slot on the free list",
-                |rq| rq.link_free(slot(rq, 70)),
-                "a slot in use is on the free list",
+                "slot queued twice",
+                |rq| rq.free_queue.push_back(slot(rq, 12)),
+                "free slot queue broken",
+            ),
+            (
+                "queued slot not flagged",
+                |rq| set_queued_flag(rq, 12, false),
+                "free slot queue broken",
             ),
             (
                 "free slot lost",
-                |rq| rq.unlink_free(slot(rq, 12)),
+                |rq| {
+                    let s = rq.free_queue.pop_back().unwrap();
+                    rq.queued_free[s as usize] = false;
+                },
                 "slots lost: neither free nor in use",
             ),
             (
-                "free link broken",
-                |rq| {
-                    let s = rq.free_head as usize;
-                    rq.free_links[s][0] = 3;
-                },
-                "free slot list broken",
+                "stray queued flag",
+                |rq| set_queued_flag(rq, 70, true),
+                "free slot queue flags wrong",
             ),
             (
                 "use count wrong",

@@ -5,24 +5,31 @@
 //!
 //! A runqueue used to keep an arena indexed by `TaskId`, sized for every id
 //! the machine could use: per-CPU memory grew with the total task capacity
-//! (about 290 bytes per possible id on every CPU, so 256 CPUs × 10 000 ids
-//! were ~0.7 GiB before a single task ran). Now each runqueue stores only the
-//! tasks it holds, in *slots* `0..len` of its own arena, and the fair tree
-//! ([`crate::fair::tree`]) and the RT lists ([`crate::rt`]) link slots. Memory
-//! is O(tasks held here) per CPU, O(tasks) + O(CPUs) for the machine.
+//! (292 bytes per possible id on every CPU, plus a wake list as long: 256
+//! CPUs × 10 000 ids took 1.1 GiB before a single task ran). Now each
+//! runqueue stores only the tasks it holds, in *slots* `0..len` of its own
+//! arena, and the fair tree ([`crate::fair::tree`]) and the RT lists
+//! ([`crate::rt`]) link slots. Memory is O(tasks held here) per CPU,
+//! O(tasks) + O(CPUs) for the machine: an empty runqueue allocates nothing,
+//! a slot costs about 270 bytes (the 160-byte `SchedTask`, its id, map and
+//! queue entries, and its worst-case share of the tree's nodes), a held task
+//! one to two slots (the slack of doubling), and 256 CPUs holding 10 000 tasks
+//! take 4.4 MiB (`bench --memory` measures these).
 //!
 //! # Layout
 //!
-//! - `Rq::tasks[slot]`: the task's [`SchedTask`](crate::SchedTask) (`TaskState::Absent` marks a
-//!   free slot); `Rq::slot_ids[slot]`: the slot's task id: its holder's, or
+//! - `Rq::tasks[slot]`: the task's [`SchedTask`](crate::SchedTask)
+//!   (`TaskState::Absent` marks a free slot); `Rq::slot_ids[slot]`: the slot's task id: its holder's, or
 //!   for a free slot its last holder's, which stays mapped.
-//! - The free slots form a doubly linked list (`Rq::free_links`): a slot is
-//!   freed at the head and reused from the tail, least recently freed first.
-//!   A task that sleeps and wakes on the same CPU (the common case) finds its
-//!   old slot through the map and takes it off the list: no map update at
-//!   all. A new task takes the tail slot, and only then is the slot's old id
-//!   removed from the map. So the map holds at most one id per slot and
-//!   never needs more room than the slots.
+//! - Free slots wait in a queue (`Rq::free_queue`), oldest first. A task
+//!   that sleeps and wakes on the same CPU (the common case) finds its old
+//!   slot through the map and takes it back without touching the queue or
+//!   the map: its queue entry just goes stale and is skipped when it reaches
+//!   the front (a flag per slot keeps any slot from being queued twice, so
+//!   the queue never outgrows the slots). A new task takes the oldest free
+//!   slot, and only then is that slot's old id removed from the map. So the
+//!   map holds at most one id per slot and never needs more room than the
+//!   slots.
 //! - [`IdMap`]: `TaskId` → slot, linear probing over a power-of-two table of
 //!   packed `(id << 32) | slot` words, Fibonacci hashing, load at most 1/2,
 //!   deletion by backward shift (no tombstones, so lookups never degrade).
@@ -40,7 +47,8 @@
 //!
 //! Slots are added when none is free, i.e. when the runqueue's own high-water
 //! mark of held tasks is exceeded. Every structure indexed by slot (the arena,
-//! `slot_ids`, the tree's `leaf_of` and its node arena, the id map) is then
+//! `slot_ids`, the free queue and its flags, the tree's `leaf_of` and its node
+//! arena, the id map) is then
 //! reserved together, fallibly (`Vec::try_reserve_exact`), for twice the slot
 //! count: amortised O(1), and between two growths nothing allocates: not the
 //! enqueue, not the tree's splits (its node arena is reserved for the worst

@@ -176,7 +176,7 @@ fn memory_is_o_tasks_plus_o_cpus() {
 /// task by locking the remote runqueue.
 fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
     let t = SchedTask::new(TaskParams::default());
-    for granted in 0..6 {
+    for granted in 0..7 {
         let mut rq = Rq::new(0, cfg.clone(), 1000);
         for i in 0..8 {
             rq.wake_up_new_task(TaskId(i), t);
@@ -192,13 +192,13 @@ fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
         assert_eq!((rq.nr_running(), rq.slot_capacity()), (9, 16));
     }
 
-    // Six allocations grow it (arena, ids, free links, leaf_of, tree nodes,
-    // id map): with six granted it grows.
+    // Seven allocations grow it (arena, ids, free queue and its flags,
+    // leaf_of, tree nodes, id map): with seven granted it grows.
     let mut rq = Rq::new(0, cfg.clone(), 1000);
     for i in 0..8 {
         rq.wake_up_new_task(TaskId(i), t);
     }
-    granting(6, || rq.try_wake_up_new_task(TaskId(8), t)).unwrap();
+    granting(7, || rq.try_wake_up_new_task(TaskId(8), t)).unwrap();
     rq.check().unwrap();
 
     let s = Scheduler::new(Masking, cfg.clone(), 2, 100);
