@@ -276,14 +276,11 @@ impl Rq {
         Ok(())
     }
 
-    /// The slot for `id`: its own if it has one (held, the dequeued running
-    /// task's, or a free slot it last held: nothing to update then), else the
-    /// oldest free slot (its old id forgotten), growing by doubling when none
-    /// is free.
-    fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
-        if id.0 >= self.id_limit {
-            return Err(RqError::IdOutOfRange);
-        }
+    /// The slot `id` has here (held, the dequeued running task's, or a free
+    /// slot it last held: taken back with nothing else to update), or NIL.
+    /// The map only ever holds ids below the limit.
+    #[inline(always)]
+    fn own_slot(&mut self, id: TaskId) -> u32 {
         let s = self.ids.get(id.0);
         if s != NIL {
             if s == self.retired {
@@ -292,7 +289,25 @@ impl Rq {
                 // Its entry in `free_queue` goes stale.
                 self.used_slots += 1;
             }
-            return Ok(s);
+        }
+        s
+    }
+
+    /// The slot for `id`: its own ([`Rq::own_slot`]) or a new one.
+    #[inline]
+    fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
+        match self.own_slot(id) {
+            NIL => self.new_slot(id),
+            s => Ok(s),
+        }
+    }
+
+    /// A slot for a task without one: the oldest free slot (its old id
+    /// forgotten), growing by doubling when none is free.
+    #[cold]
+    fn new_slot(&mut self, id: TaskId) -> Result<u32, RqError> {
+        if id.0 >= self.id_limit {
+            return Err(RqError::IdOutOfRange);
         }
         let s = loop {
             if let Some(s) = self.free_queue.pop_front() {
@@ -323,13 +338,21 @@ impl Rq {
     }
 
     /// Returns an emptied slot to the free queue; it stays mapped to its id.
+    #[inline]
     fn free_slot(&mut self, s: u32) {
         debug_assert_eq!(self.tasks[s as usize].state, TaskState::Absent);
         if !self.queued_free[s as usize] {
-            self.queued_free[s as usize] = true;
-            self.free_queue.push_back(s);
+            self.queue_free(s);
         }
         self.used_slots -= 1;
+    }
+
+    /// Queues a free slot not in the queue yet (once per slot, not per sleep:
+    /// a slot taken back by its own task stays queued).
+    #[cold]
+    fn queue_free(&mut self, s: u32) {
+        self.queued_free[s as usize] = true;
+        self.free_queue.push_back(s);
     }
 
     /// The slot of a task held here.
@@ -514,7 +537,8 @@ impl Rq {
     /// ([`Rq::try_enqueue_task`] returns these as errors), or if the task is
     /// already held here: a kernel bug.
     pub fn enqueue_task(&mut self, id: TaskId, task: SchedTask, flags: EnqueueFlags) {
-        self.enqueue_slot(id, task, flags);
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, flags);
     }
 
     /// [`Rq::enqueue_task`] that reports an id above the limit or a failed
@@ -525,31 +549,39 @@ impl Rq {
         task: SchedTask,
         flags: EnqueueFlags,
     ) -> Result<(), RqError> {
-        self.try_enqueue_slot(id, task, flags).map(drop)
+        let s = self.slot_for(id)?;
+        self.enqueue_at(s, &task, flags);
+        Ok(())
     }
 
-    fn enqueue_slot(&mut self, id: TaskId, task: SchedTask, flags: EnqueueFlags) -> u32 {
-        match self.try_enqueue_slot(id, task, flags) {
+    #[inline]
+    fn slot_or_panic(&mut self, id: TaskId) -> u32 {
+        match self.own_slot(id) {
+            NIL => self.new_slot_or_panic(id),
+            s => s,
+        }
+    }
+
+    #[cold]
+    fn new_slot_or_panic(&mut self, id: TaskId) -> u32 {
+        match self.new_slot(id) {
             Ok(s) => s,
             Err(e) => panic!("cannot enqueue task {} on cpu {}: {:?}", id.0, self.cpu, e),
         }
     }
 
-    /// Enqueues into the task's slot and returns it.
-    fn try_enqueue_slot(
-        &mut self,
-        id: TaskId,
-        mut task: SchedTask,
-        flags: EnqueueFlags,
-    ) -> Result<u32, RqError> {
-        let s = self.slot_for(id)?;
+    /// Enqueues a copy of `task` into slot `s` (from [`Rq::slot_for`]); the
+    /// task is passed by reference so that it is copied once, into the slot.
+    fn enqueue_at(&mut self, s: u32, task: &SchedTask, flags: EnqueueFlags) {
         let i = s as usize;
         assert!(
             self.tasks[i].state == TaskState::Absent,
             "task {} enqueued twice on cpu {}",
-            id.0,
+            self.slot_ids[i],
             self.cpu
         );
+        self.tasks[i] = *task;
+        let task = &mut self.tasks[i];
         if flags.contains(EnqueueFlags::MIGRATED) {
             task.nr_migrations += 1;
             self.stats.nr_migrations_in += 1;
@@ -564,7 +596,6 @@ impl Rq {
             task.rt.slice_left_ns = self.cfg.tunables.rr_timeslice_ns();
         }
         let class = task.class();
-        self.tasks[i] = task;
         let slot = Slot(s);
         match class {
             SchedClass::Fair => self
@@ -578,7 +609,6 @@ impl Rq {
         }
         self.nr_running += 1;
         self.drain_fair_resched();
-        Ok(s)
     }
 
     /// `dequeue_task` (deactivate). Returns the task's state when it left the
@@ -595,6 +625,8 @@ impl Rq {
         self.dequeue_slot(s, flags)
     }
 
+    // Inlined into `dequeue_task`, so the result is not copied once more.
+    #[inline(always)]
     fn dequeue_slot(&mut self, s: u32, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
         let i = s as usize;
         let id = Slot(s);
@@ -645,6 +677,8 @@ impl Rq {
 
     /// Empties slot `s` and returns its task. The running task's slot stays
     /// reserved for its id until it is switched out ([`Rq::pick_next_task`]).
+    // Not inlined: inlined into `dequeue_task`, the task is copied twice.
+    #[inline(never)]
     fn take(&mut self, s: u32) -> SchedTask {
         let t = &mut self.tasks[s as usize];
         let mut out = *t;
@@ -742,8 +776,9 @@ impl Rq {
             flags |= EnqueueFlags::MIGRATED;
         }
         task.nr_wakeups += 1;
-        let s = self.enqueue_slot(id, task, flags);
         self.stats.nr_wakeups += 1;
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, flags);
         self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU)
     }
 
@@ -753,7 +788,8 @@ impl Rq {
     /// # Panics
     /// As [`Rq::enqueue_task`]; [`Rq::try_wake_up_new_task`] returns errors.
     pub fn wake_up_new_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        let s = self.enqueue_slot(id, task, EnqueueFlags::INITIAL);
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, EnqueueFlags::INITIAL);
         self.wakeup_preempt_slot(s, WakeFlags::FORK)
     }
 
@@ -764,7 +800,8 @@ impl Rq {
         id: TaskId,
         task: SchedTask,
     ) -> Result<WakeupDecision, RqError> {
-        let s = self.try_enqueue_slot(id, task, EnqueueFlags::INITIAL)?;
+        let s = self.slot_for(id)?;
+        self.enqueue_at(s, &task, EnqueueFlags::INITIAL);
         Ok(self.wakeup_preempt_slot(s, WakeFlags::FORK))
     }
 
@@ -1035,8 +1072,9 @@ impl Rq {
             t.se.vlag = (vlag as i128 * old_w / t.se.load.weight as i128) as i64;
             // Back into the same slot: the running task's stayed reserved,
             // any other is the head of the free list.
-            let back = self.enqueue_slot(tid, t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+            let back = self.slot_or_panic(tid);
             debug_assert_eq!(back, s);
+            self.enqueue_at(s, &t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
             if running {
                 self.set_next_task(id.0);
                 self.curr = id.0;
@@ -1080,7 +1118,8 @@ impl Rq {
 
     /// Enqueues a task detached from another CPU and checks preemption.
     pub fn attach_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        let s = self.enqueue_slot(id, task, EnqueueFlags::MIGRATED);
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, EnqueueFlags::MIGRATED);
         self.wakeup_preempt_slot(s, WakeFlags::empty())
     }
 
