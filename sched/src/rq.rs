@@ -1132,9 +1132,12 @@ impl Rq {
     }
 
     /// Checks every invariant of this runqueue (tests, `sched_debug`): the
-    /// classes' structures, the counts, and the slots: every held slot is in
-    /// the id map under its own id, every map entry points back at its slot,
-    /// the free list holds exactly the other slots, and ids are in range.
+    /// classes' structures, the counts, and the slots: every slot in use (and
+    /// every free slot that still names its last task) is in the id map under
+    /// its own id, every map entry points back at its slot, the free queue
+    /// holds every free slot and no slot twice, the structures are reserved
+    /// for the slots, and ids are in range. O(n); allocates a scratch bitmap
+    /// (not for use under a lock that forbids allocation).
     pub fn check(&self) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
