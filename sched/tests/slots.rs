@@ -265,3 +265,158 @@ fn reserve_pre_sizes_so_enqueues_do_not_grow() {
     huge.wake_up_new_task(TaskId(5), new_task(0));
     huge.check().unwrap();
 }
+
+/// xorshift64*: deterministic, no dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+/// Where the model says a task is: held by runqueue 0 or 1, or asleep with
+/// its state kept by the "kernel".
+#[derive(Clone, Copy)]
+enum Where {
+    Rq(usize),
+    Off(SchedTask),
+}
+
+/// Two runqueues and a kernel's protocol on them with sparse ids: spawn,
+/// block (delayed or not), wake (from the delayed state or from sleep, on
+/// either CPU), tick and pick, migrate, switch class (fair and FIFO), exit.
+/// After every step both runqueues pass `check` and hold exactly the tasks
+/// the model says, and neither holds more slots than twice its high-water
+/// mark.
+#[test]
+fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let cfg = Arc::new(SchedConfig::new(2, 250));
+    let mut rqs = [0, 1].map(|cpu| {
+        let mut r = Rq::new(cpu, cfg.clone(), 1 << 30);
+        r.update_rq_clock(1);
+        r
+    });
+    let (mut exits, mut rt_switches) = (0, 0);
+    let mut model: std::collections::BTreeMap<u32, Where> = Default::default();
+    let mut high = [0usize; 2];
+    let mut now = 1u64;
+    for step in 0..20_000 {
+        let c = rng.below(2) as usize;
+        let ids: Vec<u32> = model.keys().copied().collect();
+        let pick = |rng: &mut Rng| ids[rng.below(ids.len() as u64) as usize];
+        match rng.below(9) {
+            // Spawn a task with a fresh id from a sparse space.
+            0 | 1 if model.len() < 300 => {
+                let id = rng.below(1 << 30) as u32;
+                if model.contains_key(&id) {
+                    continue;
+                }
+                rqs[c].wake_up_new_task(TaskId(id), new_task(rng.below(11) as i32 - 5));
+                model.insert(id, Where::Rq(c));
+            }
+            // The running task blocks.
+            2 => {
+                let sw = rqs[c].schedule(true);
+                if let (Some(prev), Some(t)) = (sw.prev, sw.prev_blocked) {
+                    model.insert(prev.0, Where::Off(t));
+                }
+            }
+            // Wake a task: from sleep on either CPU, or in place.
+            3 | 4 if !ids.is_empty() => {
+                let id = pick(&mut rng);
+                let t = match model[&id] {
+                    Where::Off(t) => t,
+                    Where::Rq(h) => match rqs[h].ttwu_runnable(TaskId(id), WakeFlags::empty()) {
+                        sched::TtwuRunnable::Blocked(t) => t,
+                        _ => continue,
+                    },
+                };
+                rqs[c].try_to_wake_up(TaskId(id), t, WakeFlags::empty());
+                model.insert(id, Where::Rq(c));
+            }
+            // Tick and pick.
+            5 => {
+                now += 1 + rng.below(2 * MS);
+                for r in &mut rqs {
+                    r.update_rq_clock(now);
+                }
+                rqs[c].task_tick();
+                rqs[c].pick_next_task();
+            }
+            // Migrate a queued, not running task to the other CPU.
+            6 if !ids.is_empty() => {
+                let id = pick(&mut rng);
+                if let Where::Rq(h) = model[&id] {
+                    if let Ok(t) = rqs[h].detach_task(TaskId(id)) {
+                        rqs[1 - h].attach_task(TaskId(id), t);
+                        model.insert(id, Where::Rq(1 - h));
+                    }
+                }
+            }
+            // Switch a held task's class.
+            7 if !ids.is_empty() => {
+                let id = pick(&mut rng);
+                if let Where::Rq(h) = model[&id] {
+                    let p = if rng.below(3) == 0 {
+                        TaskParams::fifo(1 + rng.below(99) as u8)
+                    } else {
+                        TaskParams {
+                            nice: rng.below(11) as i32 - 5,
+                            ..Default::default()
+                        }
+                    };
+                    rt_switches += u32::from(p.rt_priority > 0);
+                    let _ = rqs[h].sched_setattr(TaskId(id), p);
+                }
+            }
+            // A sleeping task exits: its id is gone for good.
+            8 if !ids.is_empty() => {
+                let id = pick(&mut rng);
+                if let Where::Off(_) = model[&id] {
+                    model.remove(&id);
+                    exits += 1;
+                }
+            }
+            _ => continue,
+        }
+        for (k, r) in rqs.iter().enumerate() {
+            if let Err(e) = r.check() {
+                panic!("step {step}: cpu {k}: {e}");
+            }
+            let held = r.tasks().count();
+            high[k] = high[k].max(r.slots_in_use());
+            assert!(
+                r.slot_capacity() <= (2 * high[k]).max(8),
+                "step {step}: cpu {k}: {} slots for a high-water mark of {}",
+                r.slot_capacity(),
+                high[k]
+            );
+            let want = model
+                .values()
+                .filter(|w| matches!(w, Where::Rq(h) if *h == k))
+                .count();
+            assert_eq!(
+                held, want,
+                "step {step}: cpu {k} holds {held}, model {want}"
+            );
+        }
+        for (&id, w) in &model {
+            let on = |k: usize| rqs[k].task(TaskId(id)).is_some();
+            match *w {
+                Where::Rq(h) => assert!(on(h) && !on(1 - h), "step {step}: task {id}"),
+                Where::Off(_) => assert!(!on(0) && !on(1), "step {step}: task {id}"),
+            }
+        }
+    }
+    // The protocol really churned: migrations, wakeups across CPUs, RT
+    // switches and exits (so slots were handed to new ids).
+    let migrations: u64 = rqs.iter().map(|r| r.stats.nr_migrations_in).sum();
+    let wakeups: u64 = rqs.iter().map(|r| r.stats.nr_wakeups).sum();
+    eprintln!("churn: {migrations} migrations, {wakeups} wakeups, {rt_switches} RT switches, {exits} exits, high-water {high:?}");
+    assert!(migrations > 300 && wakeups > 1000 && rt_switches > 300 && exits > 300);
+}
