@@ -1071,7 +1071,7 @@ impl Rq {
             // Scale the saved lag to the new weight, as reweight does.
             t.se.vlag = (vlag as i128 * old_w / t.se.load.weight as i128) as i64;
             // Back into the same slot: the running task's stayed reserved,
-            // any other is the head of the free list.
+            // any other's still names it (a freed slot keeps its id).
             let back = self.slot_or_panic(tid);
             debug_assert_eq!(back, s);
             self.enqueue_at(s, &t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
