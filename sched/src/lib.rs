@@ -18,6 +18,8 @@
 //! - [`cpumask`]: 256-CPU sets ([`CpuMask`]); [`topology`]: SMT siblings, LLCs
 //!   and NUMA nodes ([`Topology`]); [`domain`]: the per-CPU scheduling domains
 //!   built from it, which [`smp`] walks for placement and balancing.
+//! - [`slots`]: where a runqueue keeps the tasks it holds (local slots and a
+//!   `TaskId` → slot map), so memory follows the tasks, not the id space.
 //! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
 //!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
 //! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
@@ -53,6 +55,7 @@ pub mod idle;
 pub mod oracle;
 pub mod rq;
 pub mod rt;
+pub mod slots;
 pub mod smp;
 pub mod task;
 pub mod topology;

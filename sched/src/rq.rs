@@ -1,10 +1,20 @@
 //! One CPU's runqueue and the class-independent core: enqueue, dequeue, pick,
 //! tick, wakeup preemption and the need-resched state.
 //!
-//! The runqueue owns an arena of [`SchedTask`]s indexed by [`TaskId`]. A task is
-//! moved into the arena when it is enqueued and handed back by value when it is
-//! fully dequeued, so the fair tree and the RT lists link tasks by index: no
-//! allocation after [`Rq::new`], no pointers, no `unsafe`.
+//! The runqueue owns the [`SchedTask`]s it holds, in local slots of an arena
+//! ([`crate::slots`]): a task is moved into a slot when it is enqueued and
+//! handed back by value when it is fully dequeued, and the fair tree and the RT
+//! lists link slots: no pointers, no `unsafe`. A small table maps the caller's
+//! [`TaskId`] to the slot, so memory follows the tasks held here, not the
+//! id space: an empty runqueue allocates nothing, and storage grows by
+//! doubling when this runqueue's own high-water mark is passed (fallibly:
+//! [`RqError::NoMemory`]; [`Rq::try_reserve`] pre-sizes so that the steady
+//! state never allocates). Task ids must be below the limit given to
+//! [`Rq::new`] ([`RqError::IdOutOfRange`] otherwise), which costs nothing.
+//!
+//! The running task's slot stays reserved for its id after it is dequeued
+//! (it blocked) until it is switched out, as Linux's `rq->curr` stays valid:
+//! a wakeup in between finds the same slot, and no other task can take it.
 //!
 //! Decisions are values: [`Rq::task_tick`] returns the [`Resched`] it wants,
 //! [`Rq::wakeup_preempt`] returns a [`WakeupDecision`] with the reason, and the
@@ -14,6 +24,7 @@
 //! The clock is passed in ([`Rq::update_rq_clock`]); the crate keeps no global
 //! state.
 
+use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -23,6 +34,7 @@ use crate::cpumask::CpuMask;
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
+use crate::slots::{IdMap, Slot};
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState, NIL};
 use crate::tunables::PreemptMode;
 
@@ -120,6 +132,16 @@ pub enum RqError {
     NotQueued,
     /// Invalid parameters.
     Params(ParamsError),
+    /// The task id is not below the runqueue's id limit ([`Rq::capacity`]).
+    IdOutOfRange,
+    /// Growing the runqueue's storage failed (the allocator refused).
+    NoMemory,
+}
+
+impl From<alloc::collections::TryReserveError> for RqError {
+    fn from(_: alloc::collections::TryReserveError) -> Self {
+        RqError::NoMemory
+    }
 }
 
 /// One CPU's runqueue.
@@ -127,11 +149,34 @@ pub enum RqError {
 pub struct Rq {
     cpu: u32,
     cfg: Arc<SchedConfig>,
+    /// The held tasks by slot (`TaskState::Absent`: a free slot).
     tasks: Vec<SchedTask>,
+    /// Each slot's task id: the holder's, or for a free slot the last
+    /// holder's (still mapped, so its next wakeup here finds the slot), or NIL.
+    slot_ids: Vec<u32>,
+    /// Freed slots, oldest first: a new task takes the front one. Entries
+    /// are not removed when their slot is taken back by its own task (so that
+    /// costs nothing); such stale entries are skipped when they reach the
+    /// front. Every free slot is in it; no slot is in it twice.
+    free_queue: VecDeque<u32>,
+    /// Is the slot in `free_queue` (stale or not)?
+    queued_free: Vec<bool>,
+    /// The slot of the running task after it was dequeued (it blocked),
+    /// reserved for it until it is switched out, or NIL.
+    retired: u32,
+    /// Slots in use (held tasks, plus a dequeued running task's).
+    used_slots: u32,
+    /// Slots every slot-indexed structure has room for.
+    slot_cap: u32,
+    /// Task id → slot.
+    ids: IdMap,
+    /// Task ids must be below this.
+    id_limit: u32,
     /// The fair (EEVDF) runqueue.
     pub fair: FairRq,
     /// The RT runqueue.
     pub rt: RtRq,
+    /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
     need_resched: Resched,
@@ -141,16 +186,23 @@ pub struct Rq {
 }
 
 impl Rq {
-    /// A runqueue for CPU `cpu` that can hold tasks with ids below `capacity`.
-    /// This is the only allocation the runqueue ever makes.
-    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, capacity: usize) -> Self {
-        let mut tasks = Vec::with_capacity(capacity);
-        tasks.resize(capacity, SchedTask::default());
+    /// An empty runqueue for CPU `cpu` that accepts task ids below
+    /// `max_tasks` (at most `u32::MAX`). Allocates nothing: storage grows with
+    /// the tasks it holds, or is pre-sized with [`Rq::try_reserve`].
+    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
         Rq {
             cpu,
             cfg,
-            tasks,
-            fair: FairRq::new(capacity),
+            tasks: Vec::new(),
+            slot_ids: Vec::new(),
+            free_queue: VecDeque::new(),
+            queued_free: Vec::new(),
+            retired: NIL,
+            used_slots: 0,
+            slot_cap: 0,
+            ids: IdMap::new(),
+            id_limit: max_tasks.min(NIL as usize) as u32,
+            fair: FairRq::new(),
             rt: RtRq::new(),
             curr: NIL,
             clock: 0,
@@ -170,9 +222,169 @@ impl Rq {
         &self.cfg
     }
 
-    /// Largest task id + 1 this runqueue can hold.
+    /// Largest task id + 1 this runqueue accepts (not an allocation).
     pub fn capacity(&self) -> usize {
-        self.tasks.len()
+        self.id_limit as usize
+    }
+
+    /// Slots in use: the tasks held here (and a dequeued running task's).
+    pub fn slots_in_use(&self) -> usize {
+        self.used_slots as usize
+    }
+
+    /// Tasks it can hold without allocating.
+    pub fn slot_capacity(&self) -> usize {
+        self.slot_cap as usize
+    }
+
+    /// Bytes of heap it holds (arena, id map, tree), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.tasks.capacity() * core::mem::size_of::<SchedTask>()
+            + self.slot_ids.capacity() * core::mem::size_of::<u32>()
+            + self.free_queue.capacity() * core::mem::size_of::<u32>()
+            + self.queued_free.capacity()
+            + self.ids.heap_bytes()
+            + self.fair.timeline.heap_bytes()
+    }
+
+    /// Makes room for `additional` more tasks than it holds now, so that
+    /// enqueueing them allocates nothing (a kernel calls this where it may
+    /// allocate, before it needs the room under a lock). Never more than the
+    /// id limit allows.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), RqError> {
+        let want = (self.used_slots as usize).saturating_add(additional);
+        if want > self.slot_cap as usize {
+            self.reserve_slots(want)?;
+        }
+        Ok(())
+    }
+
+    /// Reserves every slot-indexed structure for `n` slots (capped by the id
+    /// limit): all or nothing is usable, so `slot_cap` only moves on success.
+    fn reserve_slots(&mut self, n: usize) -> Result<(), RqError> {
+        let n = n.min(self.id_limit as usize);
+        self.tasks
+            .try_reserve_exact(n.saturating_sub(self.tasks.len()))?;
+        self.slot_ids
+            .try_reserve_exact(n.saturating_sub(self.slot_ids.len()))?;
+        self.free_queue
+            .try_reserve_exact(n.saturating_sub(self.free_queue.len()))?;
+        self.queued_free
+            .try_reserve_exact(n.saturating_sub(self.queued_free.len()))?;
+        self.fair.try_reserve(n)?;
+        self.ids.try_reserve(n)?;
+        self.slot_cap = self.slot_cap.max(n as u32);
+        Ok(())
+    }
+
+    /// The slot `id` has here (held, the dequeued running task's, or a free
+    /// slot it last held: taken back with nothing else to update), or NIL.
+    /// The map only ever holds ids below the limit.
+    #[inline(always)]
+    fn own_slot(&mut self, id: TaskId) -> u32 {
+        let s = self.ids.get(id.0);
+        if s != NIL {
+            if s == self.retired {
+                self.retired = NIL;
+            } else if self.tasks[s as usize].state == TaskState::Absent {
+                // Its entry in `free_queue` goes stale.
+                self.used_slots += 1;
+            }
+        }
+        s
+    }
+
+    /// The slot for `id`: its own ([`Rq::own_slot`]) or a new one.
+    #[inline]
+    fn slot_for(&mut self, id: TaskId) -> Result<u32, RqError> {
+        match self.own_slot(id) {
+            NIL => self.new_slot(id),
+            s => Ok(s),
+        }
+    }
+
+    /// A slot for a task without one: the oldest free slot (its old id
+    /// forgotten), growing by doubling when none is free.
+    #[cold]
+    fn new_slot(&mut self, id: TaskId) -> Result<u32, RqError> {
+        if id.0 >= self.id_limit {
+            return Err(RqError::IdOutOfRange);
+        }
+        let s = loop {
+            if let Some(s) = self.free_queue.pop_front() {
+                self.queued_free[s as usize] = false;
+                if self.tasks[s as usize].state == TaskState::Absent && s != self.retired {
+                    break s;
+                }
+                continue; // stale: taken back by its own task
+            }
+            let len = self.tasks.len();
+            if len >= self.slot_cap as usize {
+                self.reserve_slots((2 * len).max(8))?;
+            }
+            self.tasks.push(SchedTask::default());
+            self.slot_ids.push(NIL);
+            self.queued_free.push(false);
+            self.fair.add_slots(len + 1);
+            break len as u32;
+        };
+        let old = self.slot_ids[s as usize];
+        if old != NIL {
+            self.ids.remove(old);
+        }
+        self.slot_ids[s as usize] = id.0;
+        self.ids.insert(id.0, s);
+        self.used_slots += 1;
+        Ok(s)
+    }
+
+    /// Returns an emptied slot to the free queue; it stays mapped to its id.
+    #[inline]
+    fn free_slot(&mut self, s: u32) {
+        debug_assert_eq!(self.tasks[s as usize].state, TaskState::Absent);
+        if !self.queued_free[s as usize] {
+            self.queue_free(s);
+        }
+        self.used_slots -= 1;
+    }
+
+    /// Queues a free slot not in the queue yet (once per slot, not per sleep:
+    /// a slot taken back by its own task stays queued).
+    #[cold]
+    fn queue_free(&mut self, s: u32) {
+        self.queued_free[s as usize] = true;
+        self.free_queue.push_back(s);
+    }
+
+    /// The slot of a task held here.
+    #[inline]
+    fn held_slot(&self, id: TaskId) -> Option<u32> {
+        let s = self.ids.get(id.0);
+        (s != NIL && self.tasks[s as usize].state != TaskState::Absent).then_some(s)
+    }
+
+    /// The task id in slot `s`.
+    #[inline]
+    fn id_of(&self, s: u32) -> TaskId {
+        TaskId(self.slot_ids[s as usize])
+    }
+
+    /// The slot holding task `id`, if held here (indexes [`Rq::arena`]).
+    pub fn slot(&self, id: TaskId) -> Option<Slot> {
+        self.held_slot(id).map(Slot)
+    }
+
+    /// The task in `slot`, if the slot holds one.
+    pub fn task_id(&self, slot: Slot) -> Option<TaskId> {
+        self.tasks
+            .get(slot.0 as usize)
+            .filter(|t| t.state != TaskState::Absent)
+            .map(|_| self.id_of(slot.0))
+    }
+
+    /// The fair next buddy, if any.
+    pub fn next_buddy(&self) -> Option<TaskId> {
+        self.fair.next_buddy().map(|s| self.id_of(s.0))
     }
 
     /// Advances the runqueue clock (monotonic; a step backwards is ignored).
@@ -192,7 +404,7 @@ impl Rq {
     /// The running task (`None`: the idle task).
     #[inline]
     pub fn curr(&self) -> Option<TaskId> {
-        (self.curr != NIL).then_some(TaskId(self.curr))
+        (self.curr != NIL).then(|| self.id_of(self.curr))
     }
 
     /// The pending reschedule request.
@@ -220,21 +432,21 @@ impl Rq {
 
     /// The task's state if this runqueue holds it.
     pub fn task(&self, id: TaskId) -> Option<&SchedTask> {
-        self.tasks
-            .get(id.0 as usize)
-            .filter(|t| t.state != TaskState::Absent)
+        self.held_slot(id).map(|s| &self.tasks[s as usize])
     }
 
-    /// Every task this runqueue holds (queued, delayed or blocked-delayed).
+    /// Every task this runqueue holds (queued, delayed or blocked-delayed),
+    /// in slot order.
     pub fn tasks(&self) -> impl Iterator<Item = (TaskId, &SchedTask)> {
         self.tasks
             .iter()
             .enumerate()
             .filter(|(_, t)| t.state != TaskState::Absent)
-            .map(|(i, t)| (TaskId(i as u32), t))
+            .map(|(s, t)| (self.id_of(s as u32), t))
     }
 
-    /// The arena (read-only), for checkers and dumps.
+    /// The arena by slot (read-only), for checkers and dumps; [`Rq::slot`]
+    /// finds a task's slot. Free slots hold `TaskState::Absent`.
     pub fn arena(&self) -> &[SchedTask] {
         &self.tasks
     }
@@ -245,8 +457,10 @@ impl Rq {
     }
 
     /// Is the fair task eligible (lag ≥ 0)?
+    /// `false` when the task is not held here.
     pub fn entity_eligible(&self, id: TaskId) -> bool {
-        self.fair.entity_eligible(&self.tasks, id)
+        self.held_slot(id)
+            .is_some_and(|s| self.fair.entity_eligible(&self.tasks, Slot(s)))
     }
 
     /// Queued fair tasks in deadline order (`sched_debug`); O(n).
@@ -258,7 +472,7 @@ impl Rq {
             }
             let cur = i;
             i = self.fair.timeline.next(i);
-            Some(TaskId(cur))
+            Some(self.id_of(cur))
         })
     }
 
@@ -272,15 +486,15 @@ impl Rq {
             }
             let cur = i;
             i = self.fair.timeline.prev(i);
-            Some(TaskId(cur))
+            Some(self.id_of(cur))
         })
     }
 
     /// Sets the task's allowed CPUs. Moving it off a CPU it may no longer use
     /// is the caller's (`smp::Scheduler::set_cpus_allowed`).
     pub fn set_cpus_allowed(&mut self, id: TaskId, mask: CpuMask) {
-        if let Some(t) = self.tasks.get_mut(id.0 as usize) {
-            t.cpus_allowed = mask;
+        if let Some(s) = self.held_slot(id) {
+            self.tasks[s as usize].cpus_allowed = mask;
         }
     }
 
@@ -320,15 +534,55 @@ impl Rq {
     /// `enqueue_task` (activate): takes ownership of the task's state.
     ///
     /// # Panics
-    /// If the id is beyond the capacity or already held here: a kernel bug.
-    pub fn enqueue_task(&mut self, id: TaskId, mut task: SchedTask, flags: EnqueueFlags) {
-        let i = id.0 as usize;
+    /// If the id is at or above the id limit, if growing the storage fails
+    /// ([`Rq::try_enqueue_task`] returns these as errors), or if the task is
+    /// already held here: a kernel bug.
+    pub fn enqueue_task(&mut self, id: TaskId, task: SchedTask, flags: EnqueueFlags) {
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, flags);
+    }
+
+    /// [`Rq::enqueue_task`] that reports an id above the limit or a failed
+    /// growth instead of panicking (the task is `Copy`: the caller keeps it).
+    pub fn try_enqueue_task(
+        &mut self,
+        id: TaskId,
+        task: SchedTask,
+        flags: EnqueueFlags,
+    ) -> Result<(), RqError> {
+        let s = self.slot_for(id)?;
+        self.enqueue_at(s, &task, flags);
+        Ok(())
+    }
+
+    #[inline]
+    fn slot_or_panic(&mut self, id: TaskId) -> u32 {
+        match self.own_slot(id) {
+            NIL => self.new_slot_or_panic(id),
+            s => s,
+        }
+    }
+
+    #[cold]
+    fn new_slot_or_panic(&mut self, id: TaskId) -> u32 {
+        match self.new_slot(id) {
+            Ok(s) => s,
+            Err(e) => panic!("cannot enqueue task {} on cpu {}: {:?}", id.0, self.cpu, e),
+        }
+    }
+
+    /// Enqueues a copy of `task` into slot `s` (from [`Rq::slot_for`]); the
+    /// task is passed by reference so that it is copied once, into the slot.
+    fn enqueue_at(&mut self, s: u32, task: &SchedTask, flags: EnqueueFlags) {
+        let i = s as usize;
         assert!(
             self.tasks[i].state == TaskState::Absent,
             "task {} enqueued twice on cpu {}",
-            id.0,
+            self.slot_ids[i],
             self.cpu
         );
+        self.tasks[i] = *task;
+        let task = &mut self.tasks[i];
         if flags.contains(EnqueueFlags::MIGRATED) {
             task.nr_migrations += 1;
             self.stats.nr_migrations_in += 1;
@@ -343,14 +597,14 @@ impl Rq {
             task.rt.slice_left_ns = self.cfg.tunables.rr_timeslice_ns();
         }
         let class = task.class();
-        self.tasks[i] = task;
+        let slot = Slot(s);
         match class {
             SchedClass::Fair => self
                 .fair
-                .enqueue_entity(&mut self.tasks, &self.cfg, id, flags),
+                .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags),
             SchedClass::Rt => {
                 self.rt
-                    .enqueue(&mut self.tasks, id, flags.contains(EnqueueFlags::HEAD))
+                    .enqueue(&mut self.tasks, slot, flags.contains(EnqueueFlags::HEAD))
             }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
@@ -368,10 +622,18 @@ impl Rq {
         id: TaskId,
         flags: DequeueFlags,
     ) -> Result<Option<SchedTask>, RqError> {
-        let i = id.0 as usize;
-        match self.tasks.get(i).map(|t| t.state) {
-            Some(TaskState::Queued) => {}
-            Some(TaskState::Delayed) => {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        self.dequeue_slot(s, flags)
+    }
+
+    // Inlined into `dequeue_task`, so the result is not copied once more.
+    #[inline(always)]
+    fn dequeue_slot(&mut self, s: u32, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
+        let i = s as usize;
+        let id = Slot(s);
+        match self.tasks[i].state {
+            TaskState::Queued => {}
+            TaskState::Delayed => {
                 self.fair.dequeue_entity(
                     &mut self.tasks,
                     &self.cfg,
@@ -379,10 +641,10 @@ impl Rq {
                     DequeueFlags::SLEEP | DequeueFlags::DELAYED,
                 );
                 self.drain_fair_resched();
-                return Ok(Some(self.release(id)));
+                return Ok(Some(self.release(s)));
             }
-            Some(TaskState::Blocked) => return Ok(Some(self.take(id))),
-            _ => return Err(RqError::NotQueued),
+            TaskState::Blocked => return Ok(Some(self.take(s))),
+            TaskState::Absent => return Err(RqError::NotQueued),
         }
         match self.tasks[i].class() {
             SchedClass::Fair => {
@@ -397,7 +659,7 @@ impl Rq {
                 }
             }
             SchedClass::Rt => {
-                if self.curr == id.0 {
+                if self.curr == s {
                     RtRq::update_curr(&mut self.tasks, id, self.clock);
                 }
                 self.rt.dequeue(&mut self.tasks, id);
@@ -405,20 +667,29 @@ impl Rq {
             SchedClass::Idle => unreachable!(),
         }
         self.drain_fair_resched();
-        Ok(Some(self.release(id)))
+        Ok(Some(self.release(s)))
     }
 
     /// Drops a fully dequeued task from the arena and returns its state.
-    fn release(&mut self, id: TaskId) -> SchedTask {
+    fn release(&mut self, s: u32) -> SchedTask {
         self.nr_running -= 1;
-        self.take(id)
+        self.take(s)
     }
 
-    fn take(&mut self, id: TaskId) -> SchedTask {
-        let t = &mut self.tasks[id.0 as usize];
+    /// Empties slot `s` and returns its task. The running task's slot stays
+    /// reserved for its id until it is switched out ([`Rq::pick_next_task`]).
+    // Not inlined: inlined into `dequeue_task`, the task is copied twice.
+    #[inline(never)]
+    fn take(&mut self, s: u32) -> SchedTask {
+        let t = &mut self.tasks[s as usize];
         let mut out = *t;
         out.state = TaskState::Absent;
         t.state = TaskState::Absent;
+        if s == self.curr {
+            self.retired = s;
+        } else {
+            self.free_slot(s);
+        }
         out
     }
 
@@ -426,7 +697,18 @@ impl Rq {
 
     /// `wakeup_preempt`: should the just-queued task `id` preempt the running
     /// one? Records the resulting need-resched and returns the decision.
+    ///
+    /// # Panics
+    /// If the task is not held here.
     pub fn wakeup_preempt(&mut self, id: TaskId, wf: WakeFlags) -> WakeupDecision {
+        let s = self
+            .held_slot(id)
+            .expect("wakeup_preempt of a task not held here");
+        self.wakeup_preempt_slot(s, wf)
+    }
+
+    fn wakeup_preempt_slot(&mut self, s: u32, wf: WakeFlags) -> WakeupDecision {
+        let id = Slot(s);
         let decide = |rq: &mut Rq, reason: WakeupReason, preempt: bool, kind: Resched| {
             if preempt {
                 rq.resched_curr(kind);
@@ -441,10 +723,10 @@ impl Rq {
         if self.curr == NIL {
             return decide(self, WakeupReason::IdleCpu, true, Resched::Now);
         }
-        if self.curr == id.0 {
+        if self.curr == s {
             return decide(self, WakeupReason::SameTask, false, Resched::None);
         }
-        let pc = self.tasks[id.0 as usize].class();
+        let pc = self.tasks[s as usize].class();
         let cc = self.tasks[self.curr as usize].class();
         if pc.above(cc) {
             return decide(self, WakeupReason::HigherClass, true, Resched::Now);
@@ -470,7 +752,7 @@ impl Rq {
                 decide(self, WakeupReason::Fair(r), r.preempts(), kind)
             }
             SchedClass::Rt => {
-                let higher = self.tasks[id.0 as usize].params.rt_priority
+                let higher = self.tasks[s as usize].params.rt_priority
                     > self.tasks[self.curr as usize].params.rt_priority;
                 let reason = if higher {
                     WakeupReason::RtHigherPriority
@@ -496,51 +778,75 @@ impl Rq {
         }
         task.nr_wakeups += 1;
         self.stats.nr_wakeups += 1;
-        self.enqueue_task(id, task, flags);
-        self.wakeup_preempt(id, wf | WakeFlags::TTWU)
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, flags);
+        self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU)
     }
 
     /// `wake_up_new_task`: a new task's first enqueue (half-slice deadline with
     /// PLACE_DEADLINE_INITIAL; never a buddy or sync preemption).
+    ///
+    /// # Panics
+    /// As [`Rq::enqueue_task`]; [`Rq::try_wake_up_new_task`] returns errors.
     pub fn wake_up_new_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        self.enqueue_task(id, task, EnqueueFlags::INITIAL);
-        self.wakeup_preempt(id, WakeFlags::FORK)
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, EnqueueFlags::INITIAL);
+        self.wakeup_preempt_slot(s, WakeFlags::FORK)
+    }
+
+    /// [`Rq::wake_up_new_task`] that reports an id above the limit or a
+    /// failed growth ([`RqError::IdOutOfRange`], [`RqError::NoMemory`]).
+    pub fn try_wake_up_new_task(
+        &mut self,
+        id: TaskId,
+        task: SchedTask,
+    ) -> Result<WakeupDecision, RqError> {
+        let s = self.slot_for(id)?;
+        self.enqueue_at(s, &task, EnqueueFlags::INITIAL);
+        Ok(self.wakeup_preempt_slot(s, WakeFlags::FORK))
     }
 
     /// `ttwu_runnable`: wake a task this runqueue still holds: a delayed sleeper
     /// is re-queued in place (its negative lag kept), a preempted task is
     /// re-checked against the running one.
     pub fn ttwu_runnable(&mut self, id: TaskId, wf: WakeFlags) -> TtwuRunnable {
-        let i = id.0 as usize;
-        match self.tasks.get(i).map(|t| t.state) {
-            Some(TaskState::Delayed) => {
-                self.fair
-                    .enqueue_entity(&mut self.tasks, &self.cfg, id, EnqueueFlags::DELAYED);
+        let Some(s) = self.held_slot(id) else {
+            return TtwuRunnable::NotHere;
+        };
+        let i = s as usize;
+        match self.tasks[i].state {
+            TaskState::Delayed => {
+                self.fair.enqueue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    Slot(s),
+                    EnqueueFlags::DELAYED,
+                );
                 self.tasks[i].state = TaskState::Queued;
                 self.tasks[i].nr_wakeups += 1;
                 self.stats.nr_wakeups += 1;
                 self.drain_fair_resched();
-                if self.curr == id.0 {
+                if self.curr == s {
                     return TtwuRunnable::Woken(WakeupDecision {
                         reason: WakeupReason::SameTask,
                         preempt: false,
                         resched: self.need_resched,
                     });
                 }
-                TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
+                TtwuRunnable::Woken(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
             }
-            Some(TaskState::Queued) => {
-                TtwuRunnable::Woken(self.wakeup_preempt(id, wf | WakeFlags::TTWU))
+            TaskState::Queued => {
+                TtwuRunnable::Woken(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
             }
-            Some(TaskState::Blocked) => TtwuRunnable::Blocked(self.take(id)),
-            _ => TtwuRunnable::NotHere,
+            TaskState::Blocked => TtwuRunnable::Blocked(self.take(s)),
+            TaskState::Absent => TtwuRunnable::NotHere,
         }
     }
 
     // ---- pick ----
 
     fn put_prev_task(&mut self, prev: u32) {
-        let id = TaskId(prev);
+        let id = Slot(prev);
         if self.fair.curr == prev {
             self.fair.put_prev_entity(&mut self.tasks, &self.cfg, id);
         } else if self.tasks[prev as usize].rt.on_list {
@@ -549,7 +855,7 @@ impl Rq {
     }
 
     fn set_next_task(&mut self, next: u32) {
-        let id = TaskId(next);
+        let id = Slot(next);
         match self.tasks[next as usize].class() {
             SchedClass::Fair => self.fair.set_next_entity(&mut self.tasks, &self.cfg, id),
             _ => self.tasks[next as usize].se.exec_start = self.clock,
@@ -592,6 +898,11 @@ impl Rq {
         if next != prev {
             if prev != NIL {
                 self.put_prev_task(prev);
+                if prev == self.retired {
+                    // It was dequeued while running: its slot is free now.
+                    self.retired = NIL;
+                    self.free_slot(prev);
+                }
             }
             self.curr = NIL;
             if next != NIL {
@@ -615,10 +926,11 @@ impl Rq {
     pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
         let prev = self.curr();
         let mut prev_blocked = None;
-        if prev_sleeps {
-            if let Some(p) = prev {
-                prev_blocked = self.dequeue_task(p, DequeueFlags::SLEEP).ok().flatten();
-            }
+        if prev_sleeps && self.curr != NIL {
+            prev_blocked = self
+                .dequeue_slot(self.curr, DequeueFlags::SLEEP)
+                .ok()
+                .flatten();
         }
         let next = self.pick_next_task();
         Switch {
@@ -642,7 +954,7 @@ impl Rq {
                 self.drain_fair_resched();
             }
             SchedClass::Rt => {
-                RtRq::update_curr(&mut self.tasks, TaskId(self.curr), self.clock);
+                RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
             }
             SchedClass::Idle => {}
         }
@@ -660,7 +972,7 @@ impl Rq {
         if self.curr == NIL {
             return self.need_resched;
         }
-        let id = TaskId(self.curr);
+        let id = Slot(self.curr);
         let before = self.need_resched;
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => {
@@ -690,7 +1002,7 @@ impl Rq {
         if self.curr == NIL {
             return;
         }
-        let id = TaskId(self.curr);
+        let id = Slot(self.curr);
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => self.fair.yield_entity(&mut self.tasks, &self.cfg),
             SchedClass::Rt => {
@@ -710,12 +1022,9 @@ impl Rq {
     /// running, queued or delayed. Returns the need-resched state afterwards.
     pub fn sched_setattr(&mut self, id: TaskId, params: TaskParams) -> Result<Resched, RqError> {
         params.validate().map_err(RqError::Params)?;
-        let i = id.0 as usize;
-        let state = self
-            .tasks
-            .get(i)
-            .map(|t| t.state)
-            .unwrap_or(TaskState::Absent);
+        let (tid, s) = (id, self.held_slot(id).ok_or(RqError::NotQueued)?);
+        let (i, id) = (s as usize, Slot(s));
+        let state = self.tasks[i].state;
         match state {
             TaskState::Absent => return Err(RqError::NotQueued),
             TaskState::Delayed => {
@@ -750,8 +1059,7 @@ impl Rq {
                 .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
         } else {
             // The sched_change pattern: save, change, restore.
-            let Some(mut t) = self.dequeue_task(id, DequeueFlags::SAVE | DequeueFlags::MOVE)?
-            else {
+            let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
                 unreachable!("a non-sleep dequeue is never delayed")
             };
             if running {
@@ -760,7 +1068,11 @@ impl Rq {
             }
             // Lag and relative deadline follow the new weight.
             t.apply_params(params);
-            self.enqueue_task(id, t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+            // Back into the same slot: the running task's stayed reserved,
+            // any other's still names it (a freed slot keeps its id).
+            let back = self.slot_or_panic(tid);
+            debug_assert_eq!(back, s);
+            self.enqueue_at(s, &t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
             if running {
                 self.set_next_task(id.0);
                 self.curr = id.0;
@@ -774,19 +1086,14 @@ impl Rq {
                 self.resched_curr(Resched::Now);
             }
         } else if new_prio != old_prio || old.policy != params.policy {
-            self.wakeup_preempt(id, WakeFlags::empty());
+            self.wakeup_preempt_slot(s, WakeFlags::empty());
         }
         Ok(self.need_resched)
     }
 
     /// `set_user_nice`: a new nice value for a fair task held here.
     pub fn set_user_nice(&mut self, id: TaskId, nice: i32) -> Result<Resched, RqError> {
-        let mut p = self
-            .tasks
-            .get(id.0 as usize)
-            .filter(|t| t.state != TaskState::Absent)
-            .ok_or(RqError::NotQueued)?
-            .params;
+        let mut p = self.task(id).ok_or(RqError::NotQueued)?.params;
         p.nice = nice;
         self.sched_setattr(id, p)
     }
@@ -798,28 +1105,37 @@ impl Rq {
     /// (PLACE_REL_DEADLINE). Enqueue it on the target with
     /// [`Rq::attach_task`].
     pub fn detach_task(&mut self, id: TaskId) -> Result<SchedTask, RqError> {
-        let t = self.tasks.get(id.0 as usize).ok_or(RqError::NotQueued)?;
-        if t.state != TaskState::Queued || self.curr == id.0 {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        if self.tasks[s as usize].state != TaskState::Queued || self.curr == s {
             return Err(RqError::NotQueued);
         }
         Ok(self
-            .dequeue_task(id, DequeueFlags::MIGRATING)?
+            .dequeue_slot(s, DequeueFlags::MIGRATING)?
             .expect("a migration dequeue is never delayed"))
     }
 
     /// Enqueues a task detached from another CPU and checks preemption.
     pub fn attach_task(&mut self, id: TaskId, task: SchedTask) -> WakeupDecision {
-        self.enqueue_task(id, task, EnqueueFlags::MIGRATED);
-        self.wakeup_preempt(id, WakeFlags::empty())
+        let s = self.slot_or_panic(id);
+        self.enqueue_at(s, &task, EnqueueFlags::MIGRATED);
+        self.wakeup_preempt_slot(s, WakeFlags::empty())
     }
 
     /// Is the queued task cache-hot (ran within `migration_cost_ns`, or is the
     /// next buddy with CACHE_HOT_BUDDY)?
+    /// `false` when the task is not held here.
     pub fn task_hot(&self, id: TaskId) -> bool {
-        self.fair.task_hot(&self.tasks, &self.cfg, id)
+        self.held_slot(id)
+            .is_some_and(|s| self.fair.task_hot(&self.tasks, &self.cfg, Slot(s)))
     }
 
-    /// Checks every invariant of this runqueue (tests, `sched_debug`).
+    /// Checks every invariant of this runqueue (tests, `sched_debug`): the
+    /// classes' structures, the counts, and the slots: every slot in use (and
+    /// every free slot that still names its last task) is in the id map under
+    /// its own id, every map entry points back at its slot, the free queue
+    /// holds every free slot and no slot twice, the structures are reserved
+    /// for the slots, and ids are in range. O(n); allocates a scratch bitmap
+    /// (not for use under a lock that forbids allocation).
     pub fn check(&self) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
@@ -837,6 +1153,74 @@ impl Rq {
         {
             return Err("curr is not held here");
         }
+        self.check_slots()
+    }
+
+    fn check_slots(&self) -> Result<(), &'static str> {
+        self.ids.check()?;
+        let len = self.tasks.len();
+        if self.slot_ids.len() != len
+            || self.queued_free.len() != len
+            || len > self.slot_cap as usize
+        {
+            return Err("slot arrays out of step");
+        }
+        if self.slot_cap as usize > self.ids.capacity() {
+            return Err("id map not reserved for the slots");
+        }
+        if !self.fair.timeline.reserved_for(len) {
+            return Err("tree not reserved for the slots");
+        }
+        let mut in_use = 0;
+        let mut named = 0;
+        for (s, t) in self.tasks.iter().enumerate() {
+            let s = s as u32;
+            let id = self.slot_ids[s as usize];
+            let used = t.state != TaskState::Absent || s == self.retired;
+            if (t.state == TaskState::Absent) != (s == self.retired) && s == self.curr {
+                return Err("the running task's slot must be either held or reserved");
+            }
+            in_use += u32::from(used);
+            if id == NIL {
+                if used {
+                    return Err("a slot in use has no task id");
+                }
+                continue;
+            }
+            named += 1;
+            if id >= self.id_limit {
+                return Err("task id above the limit");
+            }
+            if self.ids.get(id) != s {
+                return Err("id map does not point at the slot's task");
+            }
+        }
+        if in_use != self.used_slots || self.ids.len() != named {
+            return Err("id map and used slots disagree");
+        }
+        for (id, s) in self.ids.iter() {
+            if s as usize >= len || self.slot_ids[s as usize] != id {
+                return Err("id map entry points at another slot");
+            }
+        }
+        // The free queue: each slot at most once, flagged, and every free
+        // slot in it.
+        let mut seen = alloc::vec![false; len];
+        let mut free = 0;
+        for &f in &self.free_queue {
+            if f as usize >= len || seen[f as usize] || !self.queued_free[f as usize] {
+                return Err("free slot queue broken");
+            }
+            seen[f as usize] = true;
+            let is_free = self.tasks[f as usize].state == TaskState::Absent && f != self.retired;
+            free += usize::from(is_free);
+        }
+        if self.queued_free.iter().filter(|&&q| q).count() != self.free_queue.len() {
+            return Err("free slot queue flags wrong");
+        }
+        if free + self.used_slots as usize != len {
+            return Err("slots lost: neither free nor in use");
+        }
         Ok(())
     }
 }
@@ -846,4 +1230,122 @@ impl Rq {
 /// ([`FairEntity::reweight`](crate::task::FairEntity)), as for a queued task.
 pub fn set_params_offrq(t: &mut SchedTask, params: TaskParams) {
     t.apply_params(params);
+}
+
+#[cfg(test)]
+mod tests {
+    //! `Rq::check` catches every way the slots and the id map can disagree.
+
+    use super::*;
+
+    fn rq_with(ids: &[u32]) -> Rq {
+        let mut rq = Rq::new(0, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
+        rq.update_rq_clock(1);
+        for &id in ids {
+            rq.wake_up_new_task(TaskId(id), SchedTask::default());
+        }
+        rq.check().unwrap();
+        rq
+    }
+
+    /// Applies `corrupt` to a fresh runqueue (three held tasks, one freed
+    /// slot still named by its last task) and returns what `check` says.
+    fn broken(corrupt: impl FnOnce(&mut Rq)) -> Result<(), &'static str> {
+        let mut rq = rq_with(&[5, 70, 900_000, 12]);
+        rq.dequeue_task(TaskId(12), DequeueFlags::SAVE).unwrap();
+        rq.check().unwrap();
+        corrupt(&mut rq);
+        rq.check()
+    }
+
+    fn slot(rq: &Rq, id: u32) -> u32 {
+        rq.ids.get(id)
+    }
+
+    fn set_queued_flag(rq: &mut Rq, id: u32, queued: bool) {
+        let s = slot(rq, id) as usize;
+        rq.queued_free[s] = queued;
+    }
+
+    #[test]
+    fn check_catches_every_slot_corruption() {
+        type Corrupt = fn(&mut Rq);
+        let cases: [(&str, Corrupt, &str); 10] = [
+            (
+                "lost map entry",
+                |rq| rq.ids.remove(70),
+                "id map does not point at the slot's task",
+            ),
+            (
+                "map entry to the wrong slot",
+                |rq| {
+                    let other = slot(rq, 5);
+                    rq.ids.remove(70);
+                    rq.ids.insert(70, other);
+                },
+                "id map does not point at the slot's task",
+            ),
+            (
+                "stray map entry",
+                |rq| rq.ids.insert(4242, slot(rq, 5)),
+                "id map and used slots disagree",
+            ),
+            (
+                "slot renamed",
+                |rq| {
+                    let s = slot(rq, 900_000);
+                    rq.slot_ids[s as usize] = 900_001;
+                },
+                "id map does not point at the slot's task",
+            ),
+            (
+                "id above the limit",
+                |rq| rq.id_limit = 1000,
+                "task id above the limit",
+            ),
+            (
+                "slot queued twice",
+                |rq| rq.free_queue.push_back(slot(rq, 12)),
+                "free slot queue broken",
+            ),
+            (
+                "queued slot not flagged",
+                |rq| set_queued_flag(rq, 12, false),
+                "free slot queue broken",
+            ),
+            (
+                "free slot lost",
+                |rq| {
+                    let s = rq.free_queue.pop_back().unwrap();
+                    rq.queued_free[s as usize] = false;
+                },
+                "slots lost: neither free nor in use",
+            ),
+            (
+                "stray queued flag",
+                |rq| set_queued_flag(rq, 70, true),
+                "free slot queue flags wrong",
+            ),
+            (
+                "use count wrong",
+                |rq| rq.used_slots += 1,
+                "id map and used slots disagree",
+            ),
+        ];
+        for (what, corrupt, want) in cases {
+            assert_eq!(broken(corrupt), Err(want), "{what}");
+        }
+    }
+
+    #[test]
+    fn check_catches_a_running_slot_both_held_and_reserved() {
+        let mut rq = rq_with(&[5, 70]);
+        rq.pick_next_task().unwrap();
+        rq.check().unwrap();
+        rq.retired = rq.curr;
+        assert_eq!(
+            rq.check(),
+            Err("the running task's slot must be either held or reserved")
+        );
+    }
 }

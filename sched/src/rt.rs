@@ -1,15 +1,17 @@
 //! The real-time class: SCHED_FIFO and SCHED_RR with 99 priorities.
 //!
-//! One FIFO list per priority, linked through the task arena, and a 100-bit
-//! bitmap of non-empty lists, so enqueue, dequeue and pick are O(1): the pick is
-//! the head of the highest non-empty list (a leading-zero count). The running RT
+//! One FIFO list per priority, linked through the runqueue's task slots
+//! ([`crate::slots`]), and a 100-bit bitmap of non-empty lists, so enqueue,
+//! dequeue and pick are O(1): the pick is the head of the highest non-empty
+//! list (a leading-zero count). The running RT
 //! task stays at its list's head, so a task preempted by a higher priority
 //! resumes first among its peers. SCHED_RR tasks carry a time slice
 //! (`kernel.sched_rr_timeslice_ms`); when it runs out the task moves to the tail
 //! of its list and, if a peer is waiting, the CPU is rescheduled at once.
 
 use crate::config::SchedConfig;
-use crate::task::{Policy, SchedTask, TaskId, MAX_RT_PRIO, NIL};
+use crate::slots::Slot;
+use crate::task::{Policy, SchedTask, MAX_RT_PRIO, NIL};
 
 const NPRIO: usize = MAX_RT_PRIO as usize + 1;
 
@@ -66,7 +68,7 @@ impl RtRq {
     }
 
     /// Links the task at the tail (or head) of its priority's list.
-    pub fn enqueue(&mut self, ts: &mut [SchedTask], id: TaskId, at_head: bool) {
+    pub fn enqueue(&mut self, ts: &mut [SchedTask], id: Slot, at_head: bool) {
         let i = id.0;
         let p = prio(ts, i);
         let rt = &mut ts[i as usize].rt;
@@ -95,7 +97,7 @@ impl RtRq {
     }
 
     /// Unlinks the task.
-    pub fn dequeue(&mut self, ts: &mut [SchedTask], id: TaskId) {
+    pub fn dequeue(&mut self, ts: &mut [SchedTask], id: Slot) {
         let i = id.0;
         let p = prio(ts, i);
         let (prev, next) = {
@@ -124,25 +126,25 @@ impl RtRq {
     }
 
     /// Moves the task to the tail of its list (RR expiry, yield).
-    pub fn requeue_tail(&mut self, ts: &mut [SchedTask], id: TaskId) {
+    pub fn requeue_tail(&mut self, ts: &mut [SchedTask], id: Slot) {
         self.dequeue(ts, id);
         self.enqueue(ts, id, false);
     }
 
     /// Is the task alone on its priority list?
-    pub fn alone(&self, ts: &[SchedTask], id: TaskId) -> bool {
+    pub fn alone(&self, ts: &[SchedTask], id: Slot) -> bool {
         let p = prio(ts, id.0);
         self.head[p] == id.0 && self.tail[p] == id.0
     }
 
     /// The highest-priority task (`pick_task_rt`). O(1).
     #[inline]
-    pub fn pick_task(&self) -> Option<TaskId> {
-        self.highest_prio().map(|p| TaskId(self.head[p as usize]))
+    pub fn pick_task(&self) -> Option<Slot> {
+        self.highest_prio().map(|p| Slot(self.head[p as usize]))
     }
 
     /// Charges the running RT task; returns the runtime charged.
-    pub fn update_curr(ts: &mut [SchedTask], id: TaskId, now: u64) -> u64 {
+    pub fn update_curr(ts: &mut [SchedTask], id: Slot, now: u64) -> u64 {
         let t = &mut ts[id.0 as usize];
         let delta = now.saturating_sub(t.se.exec_start);
         t.se.exec_start = now;
@@ -159,7 +161,7 @@ impl RtRq {
         &mut self,
         ts: &mut [SchedTask],
         cfg: &SchedConfig,
-        id: TaskId,
+        id: Slot,
         now: u64,
     ) -> bool {
         Self::update_curr(ts, id, now);

@@ -68,7 +68,7 @@ use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
-use crate::rq::{Resched, Rq, WakeupDecision};
+use crate::rq::{Resched, Rq, RqError, WakeupDecision};
 use crate::task::{SchedTask, TaskId, TaskState};
 use crate::topology::Topology;
 
@@ -272,9 +272,11 @@ pub struct Scheduler<P: Platform> {
 }
 
 impl<P: Platform> Scheduler<P> {
-    /// `nr_cpus` runqueues that can each hold task ids below `capacity`, on a
-    /// flat machine ([`Topology::flat`]: one cache, one node). All allocation
-    /// happens here. Panics unless `1 <= nr_cpus <= MAX_CPUS`.
+    /// `nr_cpus` empty runqueues that accept task ids below `capacity`, on a
+    /// flat machine ([`Topology::flat`]: one cache, one node). Allocates only
+    /// the per-CPU arrays: each runqueue and wake list grows with the tasks it
+    /// holds (memory is O(tasks) + O(CPUs)), or is pre-sized with
+    /// [`Scheduler::try_reserve`]. Panics unless `1 <= nr_cpus <= MAX_CPUS`.
     pub fn new(platform: P, cfg: Arc<SchedConfig>, nr_cpus: usize, capacity: usize) -> Self {
         assert!(
             (1..=MAX_CPUS).contains(&nr_cpus),
@@ -283,8 +285,8 @@ impl<P: Platform> Scheduler<P> {
         Self::with_topology(platform, cfg, Topology::flat(nr_cpus), capacity)
     }
 
-    /// One runqueue per CPU of `topology`, each holding task ids below
-    /// `capacity`. All allocation happens here.
+    /// One empty runqueue per CPU of `topology`, accepting task ids below
+    /// `capacity` (see [`Scheduler::new`] for the memory).
     pub fn with_topology(
         platform: P,
         cfg: Arc<SchedConfig>,
@@ -297,7 +299,7 @@ impl<P: Platform> Scheduler<P> {
             .enumerate()
             .map(|(cpu, doms)| CpuSlot {
                 rq: Mutex::new(Rq::new(cpu as u32, cfg.clone(), capacity)),
-                wake_list: Mutex::new(Vec::with_capacity(capacity)),
+                wake_list: Mutex::new(Vec::new()),
                 summary: CpuSummary {
                     idle: AtomicBool::new(true),
                     ..Default::default()
@@ -348,6 +350,43 @@ impl<P: Platform> Scheduler<P> {
     /// Task ids must be below this.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Sizes every CPU's runqueue and wake list for `per_cpu` tasks, so that
+    /// nothing allocates while no CPU holds or is sent more than that (a
+    /// kernel calls this at boot: its runqueue and wake-list locks are taken
+    /// with interrupts masked, where it must not allocate).
+    pub fn try_reserve(&self, per_cpu: usize) -> Result<(), RqError> {
+        for cpu in 0..self.nr_cpus() {
+            {
+                let mut rq = self.cpu_rq(cpu);
+                let more = per_cpu.saturating_sub(rq.slots_in_use());
+                rq.try_reserve(more)?;
+            }
+            let irq = self.platform.irq_save();
+            let r = {
+                let mut list = self.slots[cpu].wake_list.lock();
+                let more = per_cpu.saturating_sub(list.len());
+                list.try_reserve_exact(more)
+            };
+            self.platform.irq_restore(irq);
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Heap bytes held by the runqueues, wake lists, domains and topology
+    /// (memory accounting).
+    pub fn heap_bytes(&self) -> usize {
+        let mut n =
+            self.slots.capacity() * core::mem::size_of::<CpuSlot>() + self.topology.heap_bytes();
+        for cpu in 0..self.nr_cpus() {
+            n += self.cpu_rq(cpu).heap_bytes();
+            let irq = self.platform.irq_save();
+            n += self.slots[cpu].wake_list.lock().capacity() * core::mem::size_of::<WakeEntry>();
+            self.platform.irq_restore(irq);
+        }
+        n
     }
 
     /// The lock-free summary of `cpu`.
@@ -454,22 +493,26 @@ impl<P: Platform> Scheduler<P> {
         }
         if self.cfg.feat(Feature::TtwuQueue) {
             let irq = self.platform.irq_save();
+            // The list grows by doubling past its high-water mark (never, once
+            // reserved); if growing fails, wake the task directly below.
             let first = {
                 let mut list = self.slots[cpu].wake_list.lock();
-                assert!(
-                    list.len() < list.capacity(),
-                    "wake list overflow: more wakeups than tasks"
-                );
-                list.push(WakeEntry { id, task, wf });
-                list.len() == 1
+                if list.len() == list.capacity() && list.try_reserve(1).is_err() {
+                    None
+                } else {
+                    list.push(WakeEntry { id, task, wf });
+                    Some(list.len() == 1)
+                }
             };
             self.platform.irq_restore(irq);
-            // Mark the target busy at once, so placement stops treating it as idle.
-            self.slots[cpu].summary.idle.store(false, Ordering::Relaxed);
-            if first {
-                self.platform.send_resched_ipi(cpu);
+            if let Some(first) = first {
+                // Mark the target busy at once, so placement stops treating it as idle.
+                self.slots[cpu].summary.idle.store(false, Ordering::Relaxed);
+                if first {
+                    self.platform.send_resched_ipi(cpu);
+                }
+                return WakeOutcome::Queued { cpu, ipi: first };
             }
-            return WakeOutcome::Queued { cpu, ipi: first };
         }
         let d = {
             let mut rq = self.cpu_rq(cpu);

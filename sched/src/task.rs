@@ -11,7 +11,8 @@ use crate::weight::LoadWeight;
 /// "No node" in arena links.
 pub const NIL: u32 = u32::MAX;
 
-/// A task's index, chosen by the kernel (dense, below the runqueue capacity).
+/// A task's id, chosen by the kernel: any value below the runqueue's id limit
+/// (it need not be dense; each runqueue maps it to a local slot).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId(pub u32);
 

@@ -84,6 +84,14 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// Heap bytes this topology holds (its per-CPU ids and masks).
+    pub fn heap_bytes(&self) -> usize {
+        let ids = self.core.capacity() + self.llc.capacity() + self.node.capacity();
+        let masks =
+            self.smt_masks.capacity() + self.llc_masks.capacity() + self.node_masks.capacity();
+        ids * core::mem::size_of::<u32>() + masks * core::mem::size_of::<CpuMask>()
+    }
+
     /// `nr_cpus` CPUs (clamped to 1..=[`MAX_CPUS`]), each its own core, all
     /// in one LLC and one node: one flat domain, the scheduler's behaviour
     /// before it knew topology.

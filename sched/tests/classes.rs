@@ -543,7 +543,10 @@ fn fifo_pick_across_99_priorities() {
         // The O(1) pick is the head of the highest non-empty list.
         let top = order[..=i].iter().copied().max().unwrap();
         assert_eq!(rq.rt.highest_prio(), Some(top));
-        assert_eq!(rq.rt.pick_task(), Some(TaskId(top as u32)));
+        assert_eq!(
+            rq.rt.pick_task().and_then(|s| rq.task_id(s)),
+            Some(TaskId(top as u32))
+        );
         rq.pick_next_task();
     }
     assert_eq!(rq.rt.nr_running, 99);

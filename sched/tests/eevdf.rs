@@ -433,11 +433,17 @@ fn c20_fork_batch_idle_never_preempt_but_preempt_idle_current() {
     );
     h.pick();
     h.adv(10 * US);
-    assert!(sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
+    assert!(sched::fair::FairRq::protect_slice(
+        h.rq.arena(),
+        h.rq.slot(TaskId(1)).unwrap().0
+    ));
     let d = wake_with_lag(&mut h, 2, H::nice(0), -5_000_000, WakeFlags::empty());
     assert_eq!(d.reason, WakeupReason::Fair(FairWakeup::IdleCurrent));
     assert!(d.preempt);
-    assert!(!sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
+    assert!(!sched::fair::FairRq::protect_slice(
+        h.rq.arena(),
+        h.rq.slot(TaskId(1)).unwrap().0
+    ));
 }
 
 /// Current task 1 (nice 0, 3 ms slice) eligible and protected, a heavy task 9
@@ -471,7 +477,10 @@ fn protected_eligible_current(run_us: u64) -> H {
 fn c21_protected_current_is_not_preempted_until_protection_lapses() {
     // Eligible, equal slice, earlier deadline: the pick with protection keeps 1.
     let mut h = protected_eligible_current(100);
-    assert!(sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
+    assert!(sched::fair::FairRq::protect_slice(
+        h.rq.arena(),
+        h.rq.slot(TaskId(1)).unwrap().0
+    ));
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline && h.rq.entity_eligible(TaskId(2)));
     assert!(h.rq.entity_eligible(TaskId(1)));
@@ -481,7 +490,10 @@ fn c21_protected_current_is_not_preempted_until_protection_lapses() {
     );
     // Past the 0.7 ms protection (NO_RUN_TO_PARITY) but before the deadline.
     let mut h = protected_eligible_current(800);
-    assert!(!sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
+    assert!(!sched::fair::FairRq::protect_slice(
+        h.rq.arena(),
+        h.rq.slot(TaskId(1)).unwrap().0
+    ));
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline);
     assert_eq!(
@@ -502,7 +514,10 @@ fn c22_preempt_short_picks_and_cancels_protection() {
         d.reason,
         WakeupReason::Fair(FairWakeup::Picked { short: true })
     );
-    assert!(!sched::fair::FairRq::protect_slice(h.rq.arena(), 1));
+    assert!(!sched::fair::FairRq::protect_slice(
+        h.rq.arena(),
+        h.rq.slot(TaskId(1)).unwrap().0
+    ));
     assert_eq!(h.pick(), Some(2));
     // With NO_PREEMPT_SHORT the same wakeup respects protection.
     let mut h = H::one();
@@ -550,7 +565,7 @@ fn c24_next_buddy_rows() {
     h.pick();
     h.adv(100 * US);
     let d = wake_with_lag(&mut h, 2, H::nice(0), 0, WakeFlags::empty());
-    assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
+    assert_eq!(h.rq.next_buddy(), Some(TaskId(2)));
     assert_eq!(
         d.reason,
         WakeupReason::Fair(FairWakeup::Picked { short: false })
@@ -562,7 +577,7 @@ fn c24_next_buddy_rows() {
     h.adv(100 * US);
     let d = wake_with_lag(&mut h, 2, H::nice(0), 0, WakeFlags::empty());
     assert!(!d.preempt);
-    assert_eq!(h.rq.fair.next_buddy(), None);
+    assert_eq!(h.rq.next_buddy(), None);
 
     // Row: an old buddy with an earlier deadline is kept.
     let mut h = H::one();
@@ -572,10 +587,10 @@ fn c24_next_buddy_rows() {
     h.pick();
     h.adv(100 * US);
     wake_with_lag(&mut h, 2, H::nice(0), 500_000, WakeFlags::empty());
-    assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
+    assert_eq!(h.rq.next_buddy(), Some(TaskId(2)));
     wake_with_lag(&mut h, 3, H::nice(0), -500_000, WakeFlags::empty());
     assert_eq!(
-        h.rq.fair.next_buddy(),
+        h.rq.next_buddy(),
         Some(TaskId(2)),
         "earlier-deadline buddy kept"
     );
@@ -612,7 +627,7 @@ fn c24_next_buddy_rows() {
             WakeupReason::Fair(want),
             "sync_runtime={sync_runtime} rq_selected={rq_selected} ran={ran_us}us"
         );
-        assert_eq!(h.rq.fair.next_buddy(), Some(TaskId(2)));
+        assert_eq!(h.rq.next_buddy(), Some(TaskId(2)));
         if want == FairWakeup::SyncNone {
             h.block();
             assert_eq!(h.curr(), Some(2), "the buddy runs when the waker blocks");

@@ -218,7 +218,7 @@ fn dump_cpu(cpu: usize) -> CpuDump {
             curr,
             queue,
             others,
-            next_buddy: rq.fair.next_buddy().map(|t| t.0),
+            next_buddy: rq.next_buddy().map(|t| t.0),
             stats: rq.stats,
             pick: rq.fair.pick_stats,
             need_resched: rq.need_resched(),

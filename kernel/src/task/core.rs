@@ -184,7 +184,14 @@ pub fn preempt_mode() -> PreemptMode {
 /// [`super::init`]; the other CPUs call [`cpu_online`] when they start.
 pub fn init_sched(cfg: Arc<SchedConfig>) {
     let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);
-    SCHED.call_once(|| Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS));
+    SCHED.call_once(|| {
+        let s = Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS);
+        // Every runqueue and wake list sized for all threads now, so that
+        // nothing allocates later under a runqueue lock with interrupts masked.
+        s.try_reserve(MAX_THREADS)
+            .expect("no memory for the runqueues");
+        s
+    });
     cpu_online(arch::cpu_id());
 }
 

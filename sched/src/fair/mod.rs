@@ -78,7 +78,8 @@ pub mod tree;
 use crate::config::SchedConfig;
 use crate::features::Feature;
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
-use crate::task::{Policy, SchedTask, TaskId, NIL};
+use crate::slots::Slot;
+use crate::task::{Policy, SchedTask, NIL};
 use crate::weight::{calc_delta_fair, LoadWeight};
 use tree::{vbefore, vmin, Timeline};
 
@@ -146,6 +147,9 @@ pub struct PickStats {
 }
 
 /// One CPU's fair runqueue (Linux's `cfs_rq`, flat: no task groups).
+///
+/// Its entities are slots of the owning runqueue's arena (`ts`, indexed by
+/// [`Slot`]), not task ids: the runqueue translates.
 #[derive(Clone, Debug)]
 pub struct FairRq {
     pub(crate) timeline: Timeline,
@@ -195,11 +199,19 @@ fn floor_div(num: i128, den: i128) -> i128 {
     }
 }
 
+impl Default for FairRq {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl FairRq {
-    /// An empty runqueue for task ids below `capacity`.
-    pub fn new(capacity: usize) -> Self {
+    /// An empty runqueue; allocates nothing. Entities are the owning
+    /// runqueue's slots ([`crate::slots`]); it sizes the tree for them with
+    /// [`FairRq::try_reserve`].
+    pub fn new() -> Self {
         FairRq {
-            timeline: Timeline::with_capacity(capacity),
+            timeline: Timeline::new(),
             curr: NIL,
             next: NIL,
             nr_queued: 0,
@@ -220,14 +232,24 @@ impl FairRq {
         }
     }
 
+    /// Reserves the tree for slots below `slots` (see [`Timeline::try_reserve`]).
+    pub fn try_reserve(&mut self, slots: usize) -> Result<(), alloc::collections::TryReserveError> {
+        self.timeline.try_reserve(slots)
+    }
+
+    /// Makes slots below `slots` usable, within the reservation.
+    pub fn add_slots(&mut self, slots: usize) {
+        self.timeline.add_slots(slots);
+    }
+
     /// The running fair entity, if any.
-    pub fn curr(&self) -> Option<TaskId> {
-        (self.curr != NIL).then_some(TaskId(self.curr))
+    pub fn curr(&self) -> Option<Slot> {
+        (self.curr != NIL).then_some(Slot(self.curr))
     }
 
     /// The next buddy, if any.
-    pub fn next_buddy(&self) -> Option<TaskId> {
-        (self.next != NIL).then_some(TaskId(self.next))
+    pub fn next_buddy(&self) -> Option<Slot> {
+        (self.next != NIL).then_some(Slot(self.next))
     }
 
     /// The tree (for dumps and invariant checks).
@@ -275,7 +297,7 @@ impl FairRq {
 
     /// Is the entity eligible (lag ≥ 0)?
     #[inline]
-    pub fn entity_eligible(&self, ts: &[SchedTask], id: TaskId) -> bool {
+    pub fn entity_eligible(&self, ts: &[SchedTask], id: Slot) -> bool {
         self.vruntime_eligible(ts, se(ts, id.0).vruntime)
     }
 
@@ -292,11 +314,11 @@ impl FairRq {
         self.sum_w_vruntime += self.key(e.vruntime) * e.load.weight as i128;
         self.sum_weight += e.load.weight as u64;
         self.timeline
-            .insert(TaskId(i), e.deadline, e.vruntime, e.slice_ns);
+            .insert(Slot(i), e.deadline, e.vruntime, e.slice_ns);
     }
 
     fn dequeue_tree(&mut self, ts: &mut [SchedTask], i: u32) {
-        self.timeline.erase(TaskId(i));
+        self.timeline.erase(Slot(i));
         let e = se(ts, i);
         self.sum_w_vruntime -= self.key(e.vruntime) * e.load.weight as i128;
         self.sum_weight -= e.load.weight as u64;
@@ -482,7 +504,7 @@ impl FairRq {
         &mut self,
         ts: &mut [SchedTask],
         cfg: &SchedConfig,
-        id: TaskId,
+        id: Slot,
         flags: EnqueueFlags,
     ) {
         let i = id.0;
@@ -543,7 +565,7 @@ impl FairRq {
         &mut self,
         ts: &mut [SchedTask],
         cfg: &SchedConfig,
-        id: TaskId,
+        id: Slot,
         flags: DequeueFlags,
     ) -> bool {
         let i = id.0;
@@ -598,7 +620,7 @@ impl FairRq {
         cfg: &SchedConfig,
         protect: bool,
         count: bool,
-    ) -> Option<TaskId> {
+    ) -> Option<Slot> {
         let leftmost = self.timeline.leftmost;
         let mut curr = self.curr;
         macro_rules! stat {
@@ -611,14 +633,14 @@ impl FairRq {
         if self.nr_queued == 1 {
             stat!(single);
             let c = self.curr_on_rq(ts);
-            return c.or((leftmost != NIL).then_some(leftmost)).map(TaskId);
+            return c.or((leftmost != NIL).then_some(leftmost)).map(Slot);
         }
         if cfg.feat(Feature::PickBuddy)
             && self.next != NIL
             && self.vruntime_eligible(ts, se(ts, self.next).vruntime)
         {
             stat!(buddy);
-            return Some(TaskId(self.next));
+            return Some(Slot(self.next));
         }
         if curr != NIL
             && (!se(ts, curr).on_rq || !self.vruntime_eligible(ts, se(ts, curr).vruntime))
@@ -627,7 +649,7 @@ impl FairRq {
         }
         if curr != NIL && protect && Self::protect_slice(ts, curr) {
             stat!(protect);
-            return Some(TaskId(curr));
+            return Some(Slot(curr));
         }
         // v ≤ V ⇔ (v − v0)·Σw ≤ Σ(v_i − v0)w_i. The leftmost's vruntime is read
         // from the tree's first leaf, not its task (usually a cache miss).
@@ -669,11 +691,11 @@ impl FairRq {
                 self.curr_on_rq(ts).unwrap_or(NIL)
             };
         }
-        (best != NIL).then_some(TaskId(best))
+        (best != NIL).then_some(Slot(best))
     }
 
     /// Takes the running entity's place back in the tree (if it is still queued).
-    pub fn put_prev_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId) {
+    pub fn put_prev_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: Slot) {
         let i = id.0;
         if se(ts, i).on_rq {
             self.update_curr(ts, cfg);
@@ -684,7 +706,7 @@ impl FairRq {
     }
 
     /// Makes `id` the running entity: out of the tree, protection armed.
-    pub fn set_next_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: TaskId) {
+    pub fn set_next_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: Slot) {
         let i = id.0;
         self.clear_buddies(i);
         if se(ts, i).on_rq {
@@ -714,7 +736,7 @@ impl FairRq {
         &mut self,
         ts: &mut [SchedTask],
         cfg: &SchedConfig,
-        pse: TaskId,
+        pse: Slot,
         wake_flags: WakeFlags,
         need_resched_now: bool,
     ) -> FairWakeup {
@@ -835,7 +857,7 @@ impl FairRq {
         &mut self,
         ts: &mut [SchedTask],
         cfg: &SchedConfig,
-        id: TaskId,
+        id: Slot,
         lw: LoadWeight,
     ) {
         let i = id.0;
@@ -870,7 +892,7 @@ impl FairRq {
 
     /// Is the entity cache-hot for the balancer: it ran within the migration
     /// cost, or it is the next buddy (CACHE_HOT_BUDDY)?
-    pub fn task_hot(&self, ts: &[SchedTask], cfg: &SchedConfig, id: TaskId) -> bool {
+    pub fn task_hot(&self, ts: &[SchedTask], cfg: &SchedConfig, id: Slot) -> bool {
         if cfg.feat(Feature::CacheHotBuddy) && self.next == id.0 {
             return true;
         }

@@ -27,10 +27,14 @@
 //! level is read the same way. All leaves are at the same depth; every node but
 //! the root holds at least `B/2` entries, and an internal root at least two.
 //!
-//! Nodes live in an arena preallocated by [`Timeline::with_capacity`] (with a
-//! free list), link to each other by index, and `leaf_of[id]` records the leaf
-//! holding each queued entity, so removal never searches by key, nothing
-//! allocates after construction, and the crate needs no `unsafe`. The entity's
+//! Entities are the runqueue's slots ([`crate::slots`]), not task ids, so the
+//! tree's memory follows the tasks this runqueue holds. Nodes live in an arena
+//! (with a free list) and link to each other by index, and `leaf_of[slot]`
+//! records the leaf holding each queued entity, so removal never searches by
+//! key and the crate needs no `unsafe`. [`Timeline::try_reserve`] sizes both
+//! for a slot count, the node arena for its worst case
+//! ([`crate::slots::tree_nodes_bound`]): between two reservations (made by
+//! the runqueue when its slot count grows) nothing allocates. The entity's
 //! own copy of its values lives in its `SchedTask`; the two agree while it is
 //! queued, because a queued entity's vruntime, deadline and slice only change
 //! while it is out of the tree (as the running entity, or between a dequeue and
@@ -42,7 +46,7 @@
 //!   new key, and puts the entity after every equal key, so equal deadlines
 //!   keep FIFO order. A full node splits in two halves; the split may climb to
 //!   the root, which then grows a level.
-//! - **Erase** removes the entry from `leaf_of[id]`. A node left with fewer than
+//! - **Erase** removes the entry from `leaf_of[slot]`. A node left with fewer than
 //!   `B/2` entries merges with a neighbour (or, if both are too full to merge,
 //!   the two share their entries evenly); a merge may climb to the root, which
 //!   loses a level when left with one child.
@@ -69,7 +73,10 @@
 
 use alloc::vec::Vec;
 
-use crate::task::{TaskId, NIL};
+use alloc::collections::TryReserveError;
+
+use crate::slots::{tree_nodes_bound, Slot};
+use crate::task::NIL;
 
 /// Maximum entries per node. Non-root nodes hold at least `B / 2`.
 pub const B: usize = 16;
@@ -271,26 +278,66 @@ pub struct Timeline {
     min_slice: u64,
 }
 
+impl Default for Timeline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Timeline {
-    /// An empty tree for ids below `capacity` (the only allocations).
-    pub fn with_capacity(capacity: usize) -> Self {
-        // Non-root nodes are at least half full, so there are at most
-        // 2·capacity/B leaves and fewer internal nodes than leaves; the slack
-        // covers the root, rounding and the transient node of a split.
-        let nodes = 2 * (2 * capacity / B + 1) + 16;
-        let mut t = Timeline {
-            nodes: alloc::vec![Node::default(); nodes],
-            leaf_of: alloc::vec![NIL; capacity],
+    /// An empty tree; allocates nothing until [`Timeline::try_reserve`].
+    pub const fn new() -> Self {
+        Timeline {
+            nodes: Vec::new(),
+            leaf_of: Vec::new(),
             free: NIL,
             root: NIL,
             leftmost: NIL,
             min_slice: u64::MAX,
-        };
-        for i in (0..nodes as u32).rev() {
-            t.nodes[i as usize].parent = t.free;
-            t.free = i;
         }
+    }
+
+    /// An empty tree with room for slots below `slots` (tests).
+    pub fn with_capacity(slots: usize) -> Self {
+        let mut t = Self::new();
+        t.try_reserve(slots).expect("Timeline::with_capacity");
+        t.add_slots(slots);
         t
+    }
+
+    /// Reserves room for slots below `slots`: `leaf_of` entries and the node
+    /// arena for the worst case of that many entities ([`tree_nodes_bound`]),
+    /// so that no insert allocates until the next reservation.
+    pub fn try_reserve(&mut self, slots: usize) -> Result<(), TryReserveError> {
+        self.leaf_of
+            .try_reserve_exact(slots.saturating_sub(self.leaf_of.len()))?;
+        let nodes = tree_nodes_bound(slots);
+        self.nodes
+            .try_reserve_exact(nodes.saturating_sub(self.nodes.len()))?;
+        Ok(())
+    }
+
+    /// Makes slots below `slots` usable (within the reservation).
+    pub fn add_slots(&mut self, slots: usize) {
+        if slots > self.leaf_of.len() {
+            debug_assert!(
+                slots <= self.leaf_of.capacity(),
+                "add_slots beyond the reservation"
+            );
+            self.leaf_of.resize(slots, NIL);
+        }
+    }
+
+    /// Are slots below `slots` usable, and the node arena reserved for that
+    /// many entities (so inserts cannot allocate)?
+    pub fn reserved_for(&self, slots: usize) -> bool {
+        self.leaf_of.len() >= slots && self.nodes.capacity() >= tree_nodes_bound(slots)
+    }
+
+    /// Bytes of heap it holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * core::mem::size_of::<Node>()
+            + self.leaf_of.capacity() * core::mem::size_of::<u32>()
     }
 
     #[inline]
@@ -306,7 +353,12 @@ impl Timeline {
     fn alloc_node(&mut self, leaf: bool) -> u32 {
         let i = self.free;
         if i == NIL {
-            // Unreachable with the capacity bound above; stay correct anyway.
+            // The arena grows up to its high-water mark, within the capacity
+            // reserved for the slot count (`try_reserve`): no allocation.
+            debug_assert!(
+                self.nodes.len() < self.nodes.capacity(),
+                "tree node arena beyond its reservation"
+            );
             self.nodes.push(Node::default());
             let i = (self.nodes.len() - 1) as u32;
             self.nm(i).leaf = leaf;
@@ -330,8 +382,8 @@ impl Timeline {
 
     /// The earliest-deadline entity, or `None`.
     #[inline]
-    pub fn first(&self) -> Option<TaskId> {
-        (self.leftmost != NIL).then_some(TaskId(self.leftmost))
+    pub fn first(&self) -> Option<Slot> {
+        (self.leftmost != NIL).then_some(Slot(self.leftmost))
     }
 
     /// Is the tree empty?
@@ -483,7 +535,7 @@ impl Timeline {
 
     /// Inserts `z` with its key and augmented values (after all equal keys).
     /// O(B·log n).
-    pub fn insert(&mut self, z: TaskId, deadline: u64, vruntime: u64, slice: u64) {
+    pub fn insert(&mut self, z: Slot, deadline: u64, vruntime: u64, slice: u64) {
         let e = Entry {
             key: deadline,
             minv: vruntime,
@@ -551,7 +603,7 @@ impl Timeline {
     }
 
     /// Removes `z` from the tree. O(B·log n).
-    pub fn erase(&mut self, z: TaskId) {
+    pub fn erase(&mut self, z: Slot) {
         let z = z.0;
         let l = self.leaf_of[z as usize];
         let k = self.nd(l).position(z);
@@ -876,14 +928,14 @@ mod tests {
             let fill = (step / 500) % 2 == 0;
             let id = r.below(u64::from(cap)) as u32;
             if queued[id as usize] && (!fill || r.below(4) == 0) {
-                t.erase(TaskId(id));
+                t.erase(Slot(id));
                 m.retain(|e| e.3 != id);
                 queued[id as usize] = false;
             } else if !queued[id as usize] {
                 let d = base.wrapping_add(r.below(key_range));
                 let v = base.wrapping_add(r.below(key_range));
                 let s = 1 + r.below(5);
-                t.insert(TaskId(id), d, v, s);
+                t.insert(Slot(id), d, v, s);
                 let pos = m.iter().position(|e| vbefore(d, e.0)).unwrap_or(m.len());
                 m.insert(pos, (d, v, s, id));
                 queued[id as usize] = true;
@@ -898,7 +950,7 @@ mod tests {
             assert_eq!(t.first_eligible(|v| !vbefore(bound, v)), want);
         }
         while let Some(&(_, _, _, id)) = m.first() {
-            t.erase(TaskId(id));
+            t.erase(Slot(id));
             m.remove(0);
         }
         agree(&t, &m);
