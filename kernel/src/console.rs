@@ -181,11 +181,19 @@ pub fn rx_irq_active() -> bool {
 /// the UART holds into the ring and wakes readers.
 pub fn rx_interrupt() {
     RX_INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+    let mut dump = false;
     let moved = {
         // The mask is written under the ring's lock, so it cannot overtake
         // a reader's unmask.
         let mut rx = RX.lock();
-        let (moved, mask) = rx.fill(arch::console_read);
+        // Ctrl-\ is taken here, not queued: a thread dump (Linux's sysrq-t)
+        // that works while the shell is stuck behind a hung workload.
+        let (moved, mask) = rx.fill(|| loop {
+            match arch::console_read() {
+                Some(SYSRQ_DUMP) => dump = true,
+                other => return other,
+            }
+        });
         if mask {
             RX_HELD_BACK.fetch_add(1, Ordering::Relaxed);
             arch::console_rx_irq_mask(true);
@@ -195,7 +203,13 @@ pub fn rx_interrupt() {
     if moved > 0 {
         RX_WAIT.wake_all();
     }
+    if dump {
+        crate::task::dump_threads();
+    }
 }
+
+/// The byte that asks for a thread dump from the receive interrupt: Ctrl-\.
+pub const SYSRQ_DUMP: u8 = 0x1c;
 
 /// One input byte, or `None` when none is waiting (never blocks).
 pub fn read_byte() -> Option<u8> {
