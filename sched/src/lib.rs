@@ -15,6 +15,8 @@
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
 //!   dequeue, pick, tick, wakeup preemption, need-resched.
+//! - [`cpumask`]: 256-CPU sets ([`CpuMask`]); [`topology`]: SMT siblings, LLCs
+//!   and NUMA nodes ([`Topology`]), from which [`smp`] builds its domains.
 //! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
 //!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
 //! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
@@ -41,6 +43,7 @@ extern crate alloc;
 
 pub mod class;
 pub mod config;
+pub mod cpumask;
 pub mod fair;
 pub mod features;
 pub mod flags;
@@ -50,13 +53,16 @@ pub mod rq;
 pub mod rt;
 pub mod smp;
 pub mod task;
+pub mod topology;
 pub mod tunables;
 pub mod weight;
 
 pub use class::SchedClass;
 pub use config::SchedConfig;
+pub use cpumask::{CpuMask, MAX_CPUS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 pub use rq::{Resched, Rq, RqError, Switch, TtwuRunnable, WakeupDecision, WakeupReason};
 pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
+pub use topology::{CpuDistance, Topology, TopologyError};
 pub use tunables::{PreemptMode, Tunables};

@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
+use crate::cpumask::CpuMask;
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
@@ -275,9 +276,9 @@ impl Rq {
         })
     }
 
-    /// Sets the task's allowed CPUs (bit n = CPU n). Moving it off a CPU it
-    /// may no longer use is the caller's (`smp::Scheduler::set_cpus_allowed`).
-    pub fn set_cpus_allowed(&mut self, id: TaskId, mask: u64) {
+    /// Sets the task's allowed CPUs. Moving it off a CPU it may no longer use
+    /// is the caller's (`smp::Scheduler::set_cpus_allowed`).
+    pub fn set_cpus_allowed(&mut self, id: TaskId, mask: CpuMask) {
         if let Some(t) = self.tasks.get_mut(id.0 as usize) {
             t.cpus_allowed = mask;
         }

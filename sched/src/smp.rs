@@ -38,10 +38,12 @@ use spin::{Mutex, MutexGuard};
 
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
+use crate::cpumask::CpuMask;
 use crate::features::Feature;
 use crate::flags::WakeFlags;
 use crate::rq::{Resched, Rq, WakeupDecision};
 use crate::task::{SchedTask, TaskId, TaskState};
+use crate::topology::Topology;
 
 /// Most tasks one balancing pass moves, whatever `kernel.sched_nr_migrate` says.
 pub const MAX_PULL: usize = 32;
@@ -218,12 +220,26 @@ pub struct Scheduler<P: Platform> {
     pub platform: P,
     slots: Vec<CpuSlot>,
     capacity: usize,
+    topology: Topology,
 }
 
 impl<P: Platform> Scheduler<P> {
-    /// `nr_cpus` runqueues that can each hold task ids below `capacity`. All
-    /// allocation happens here.
+    /// `nr_cpus` runqueues that can each hold task ids below `capacity`, on a
+    /// flat machine ([`Topology::flat`]: one cache, one node). All allocation
+    /// happens here.
     pub fn new(platform: P, cfg: Arc<SchedConfig>, nr_cpus: usize, capacity: usize) -> Self {
+        Self::with_topology(platform, cfg, Topology::flat(nr_cpus), capacity)
+    }
+
+    /// One runqueue per CPU of `topology`, each holding task ids below
+    /// `capacity`. All allocation happens here.
+    pub fn with_topology(
+        platform: P,
+        cfg: Arc<SchedConfig>,
+        topology: Topology,
+        capacity: usize,
+    ) -> Self {
+        let nr_cpus = topology.nr_cpus();
         let slots = (0..nr_cpus)
             .map(|cpu| CpuSlot {
                 rq: Mutex::new(Rq::new(cpu as u32, cfg.clone(), capacity)),
@@ -240,7 +256,13 @@ impl<P: Platform> Scheduler<P> {
             platform,
             slots,
             capacity,
+            topology,
         }
+    }
+
+    /// The machine's topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
     }
 
     /// Number of CPUs.
@@ -304,7 +326,7 @@ impl<P: Platform> Scheduler<P> {
     }
 
     fn allowed(&self, t: &SchedTask, cpu: usize) -> bool {
-        cpu < self.nr_cpus() && cpu < 64 && t.cpus_allowed & (1 << cpu) != 0
+        cpu < self.nr_cpus() && t.cpus_allowed.test(cpu)
     }
 
     fn first_allowed(&self, t: &SchedTask) -> usize {
@@ -633,19 +655,14 @@ impl<P: Platform> Scheduler<P> {
     /// reschedule (the kernel then calls [`Self::move_misplaced`] once it is
     /// off the CPU); a task held nowhere (asleep) is the caller's to update.
     /// Returns false if the mask allows no online CPU (nothing changes).
-    pub fn set_cpus_allowed(&self, cpu: usize, id: TaskId, mask: u64, this_cpu: usize) -> bool {
-        let online = if self.nr_cpus() >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.nr_cpus()) - 1
-        };
-        if mask & online == 0 {
+    pub fn set_cpus_allowed(&self, cpu: usize, id: TaskId, mask: CpuMask, this_cpu: usize) -> bool {
+        if !mask.intersects(&self.topology.online_mask()) {
             return false;
         }
         let mut rq = self.cpu_rq(cpu);
         let Some(&t) = rq.task(id) else { return true };
         let running = rq.curr() == Some(id);
-        let stays = mask & (1 << cpu) != 0;
+        let stays = mask.test(cpu);
         rq.set_cpus_allowed(id, mask);
         if stays {
             return true;

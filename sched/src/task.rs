@@ -4,6 +4,7 @@
 //! pointers), and when it is fully dequeued it is handed back to the kernel by
 //! value.
 
+use crate::cpumask::CpuMask;
 use crate::tunables::{MAX_SLICE_NS, MIN_SLICE_NS};
 use crate::weight::LoadWeight;
 
@@ -269,8 +270,8 @@ pub struct SchedTask {
     pub nr_wakeups: u64,
     /// Times it changed CPU.
     pub nr_migrations: u64,
-    /// Allowed CPUs (bit n = CPU n).
-    pub cpus_allowed: u64,
+    /// Allowed CPUs (`p->cpus_mask`); every CPU by default.
+    pub cpus_allowed: CpuMask,
     /// The CPU it last ran or was queued on.
     pub cpu: u32,
 }
@@ -293,7 +294,7 @@ impl SchedTask {
             nr_switches: 0,
             nr_wakeups: 0,
             nr_migrations: 0,
-            cpus_allowed: u64::MAX,
+            cpus_allowed: CpuMask::all(),
             cpu: 0,
         };
         t.apply_params(params);

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sched::smp::{Platform, Scheduler, WakeOutcome};
-use sched::{Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
+use sched::{CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 const MS: u64 = 1_000_000;
 
@@ -147,7 +147,7 @@ fn wakeup_prefers_idle_cpu_and_respects_affinity() {
     assert!(cpu == 2 || cpu == 3, "idle CPU expected, got {cpu}");
     assert!(wf.contains(WakeFlags::RQ_SELECTED) && wf.contains(WakeFlags::MIGRATED));
     // Pinned to CPU 1 (busy): stays there.
-    t.cpus_allowed = 1 << 1;
+    t.cpus_allowed = CpuMask::from_cpus(&[1]);
     let (cpu, wf) = sim.s.select_task_rq(&t, 0, WakeFlags::TTWU);
     assert_eq!(cpu, 1);
     assert!(wf.contains(WakeFlags::MIGRATED));
@@ -353,7 +353,8 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
     // All forked pinned to CPU 0, then released: the balancer must spread them.
     for id in 0..6 {
         let cpu = sim.fork(id, TaskParams::default(), 0);
-        sim.s.set_cpus_allowed(cpu, TaskId(id), 1, 0);
+        sim.s
+            .set_cpus_allowed(cpu, TaskId(id), CpuMask::from_u64(1), 0);
     }
     for _ in 0..10 {
         sim.tick();
@@ -363,7 +364,9 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
             .find(|&c| sim.s.cpu_rq(c).task(TaskId(id)).is_some())
             .unwrap();
         assert_eq!(cpu, 0, "pinned task {id} stayed on CPU 0");
-        assert!(sim.s.set_cpus_allowed(cpu, TaskId(id), 0xf, 0));
+        assert!(sim
+            .s
+            .set_cpus_allowed(cpu, TaskId(id), CpuMask::from_u64(0xf), 0));
     }
     sim.idle_streak.iter_mut().for_each(|s| *s = 0);
     sim.max_idle_streak.iter_mut().for_each(|s| *s = 0);
@@ -382,7 +385,8 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
     let cpu = (0..4)
         .find(|&c| sim.s.cpu_rq(c).task(TaskId(0)).is_some())
         .unwrap();
-    sim.s.set_cpus_allowed(cpu, TaskId(0), 1 << 3, 0);
+    sim.s
+        .set_cpus_allowed(cpu, TaskId(0), CpuMask::from_cpus(&[3]), 0);
     for _ in 0..100 {
         sim.tick();
         let cpu = (0..4)

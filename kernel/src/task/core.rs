@@ -109,8 +109,8 @@ use alloc::sync::Arc;
 
 use sched::smp::{Platform, RqGuard, Scheduler, WakeOutcome};
 use sched::{
-    DequeueFlags, PreemptMode, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TaskState,
-    TtwuRunnable, WakeFlags,
+    CpuMask, DequeueFlags, PreemptMode, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams,
+    TaskState, TtwuRunnable, WakeFlags,
 };
 
 use super::{idle_idx, thread, Thread, Tid, MAX_THREADS, TASK_DEAD, TASK_RUNNING, TASK_SLEEPING};
@@ -402,10 +402,7 @@ fn __schedule(mode: SchedMode) {
     prev.check_stack();
     let prev_id = TaskId(prev_idx);
     // A running thread whose affinity no longer includes this CPU.
-    let misplaced = prev_idx != idle
-        && rq
-            .task(prev_id)
-            .is_some_and(|t| t.cpus_allowed & (1u64 << cpu) == 0);
+    let misplaced = prev_idx != idle && rq.task(prev_id).is_some_and(|t| !t.cpus_allowed.test(cpu));
     let mut migrate = false;
     match mode {
         SchedMode::Dead => {
@@ -574,7 +571,7 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
                 TtwuRunnable::Woken(d) => {
                     let curr = rq.curr() == Some(id);
                     let held = rq.task(id);
-                    let allowed = held.is_some_and(|st| st.cpus_allowed & (1u64 << cpu) != 0);
+                    let allowed = held.is_some_and(|st| st.cpus_allowed.test(cpu));
                     let prio = held.map_or(120, |st| st.prio());
                     crate::shell::trace::sched_wakeup(idx, prio, cpu);
                     drop(rq);
@@ -956,15 +953,15 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
             if !t.on_rq.load(Ordering::Acquire) {
                 // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
                 if let Some(st) = unsafe { (*t.sched.get()).as_mut() } {
-                    st.cpus_allowed = mask;
+                    st.cpus_allowed = CpuMask::from_u64(mask);
                 }
                 break;
             }
             let Some(&st) = rq.task(id) else { break };
-            if st.cpus_allowed == mask && mask & (1u64 << cpu) != 0 {
+            if st.cpus_allowed == CpuMask::from_u64(mask) && mask & (1u64 << cpu) != 0 {
                 break;
             }
-            rq.set_cpus_allowed(id, mask);
+            rq.set_cpus_allowed(id, CpuMask::from_u64(mask));
             if mask & (1u64 << cpu) != 0 {
                 break;
             }
@@ -973,7 +970,7 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
                     // Asleep but still held here: finish its dequeue, so its
                     // wakeup places it on an allowed CPU.
                     if let Ok(Some(mut st)) = rq.dequeue_task(id, DequeueFlags::SLEEP) {
-                        st.cpus_allowed = mask;
+                        st.cpus_allowed = CpuMask::from_u64(mask);
                         // Soundness: the runqueue that held the thread is locked
                         // and the thread is asleep (off the CPU: the runqueue
                         // lock is held across switches); `on_rq` false is

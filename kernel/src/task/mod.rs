@@ -417,7 +417,7 @@ where
         gen: t.gen.load(Ordering::Relaxed),
     };
     let mut st = SchedTask::new(params);
-    st.cpus_allowed = mask;
+    st.cpus_allowed = sched::CpuMask::from_u64(mask);
     self::core::wake_up_new(idx, st);
     Ok(tid)
 }

@@ -1,0 +1,289 @@
+//! A fixed-size CPU set of [`MAX_CPUS`] bits (Linux's `struct cpumask`).
+//!
+//! Affinity masks, scheduling-domain spans and idle-CPU searches all work on
+//! sets of CPUs. Linux sizes `cpumask` by `NR_CPUS` at build time; here the
+//! size is fixed at 256 CPUs (four `u64` words, 32 bytes), enough for the
+//! largest machines the simulator models, small enough to be `Copy` and to live
+//! in every [`crate::SchedTask`] without allocation. Iteration walks set bits
+//! word by word (`for_each_cpu`), so sparse masks cost little.
+//!
+//! Text follows Linux's `cpumask_parse`/`%*pb` hex form: the least significant
+//! bit is CPU 0, e.g. `0xf` is CPUs 0-3 (the `0x` prefix and `,` word
+//! separators are optional on input).
+
+use core::fmt;
+
+/// Most CPUs a [`CpuMask`] (and so the scheduler) can describe.
+pub const MAX_CPUS: usize = 256;
+
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of CPU numbers below [`MAX_CPUS`]. `Default` is the empty set.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CpuMask {
+    bits: [u64; WORDS],
+}
+
+impl CpuMask {
+    /// The empty set.
+    pub const fn new() -> Self {
+        CpuMask { bits: [0; WORDS] }
+    }
+
+    /// Every CPU number below [`MAX_CPUS`] (`cpu_possible_mask` of a maximal machine).
+    pub const fn all() -> Self {
+        CpuMask {
+            bits: [u64::MAX; WORDS],
+        }
+    }
+
+    /// CPUs `0..n` (`n` is clamped to [`MAX_CPUS`]).
+    pub const fn first_n(n: usize) -> Self {
+        let n = if n > MAX_CPUS { MAX_CPUS } else { n };
+        let mut m = CpuMask::new();
+        let mut w = 0;
+        while w < WORDS {
+            let lo = w * 64;
+            if n >= lo + 64 {
+                m.bits[w] = u64::MAX;
+            } else if n > lo {
+                m.bits[w] = (1u64 << (n - lo)) - 1;
+            }
+            w += 1;
+        }
+        m
+    }
+
+    /// CPUs 0..63 from a `u64` (bit n = CPU n), as the kernel's masks are.
+    pub const fn from_u64(bits: u64) -> Self {
+        let mut m = CpuMask::new();
+        m.bits[0] = bits;
+        m
+    }
+
+    /// The set of the listed CPUs. Panics on a CPU >= [`MAX_CPUS`].
+    pub fn from_cpus(cpus: &[usize]) -> Self {
+        let mut m = CpuMask::new();
+        for &c in cpus {
+            m.set(c);
+        }
+        m
+    }
+
+    /// Adds `cpu`. Panics if `cpu >= MAX_CPUS`.
+    #[inline]
+    pub fn set(&mut self, cpu: usize) {
+        assert!(cpu < MAX_CPUS, "cpu {cpu} out of range");
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    /// Removes `cpu` (no-op if absent or out of range).
+    #[inline]
+    pub fn clear(&mut self, cpu: usize) {
+        if cpu < MAX_CPUS {
+            self.bits[cpu / 64] &= !(1 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the set (false for any `cpu >= MAX_CPUS`).
+    #[inline]
+    pub fn test(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the set (`cpumask_weight`).
+    pub fn weight(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// No CPU in the set.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// The lowest CPU in the set (`cpumask_first`).
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    /// The lowest CPU >= `from` in the set (`cpumask_next`, inclusive).
+    pub fn next_from(&self, from: usize) -> Option<usize> {
+        if from >= MAX_CPUS {
+            return None;
+        }
+        let mut w = from / 64;
+        let mut word = self.bits[w] & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                return Some(w * 64 + word.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == WORDS {
+                return None;
+            }
+            word = self.bits[w];
+        }
+    }
+
+    /// The intersection (`cpumask_and`).
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= b;
+        }
+        m
+    }
+
+    /// The union (`cpumask_or`).
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a |= b;
+        }
+        m
+    }
+
+    /// The CPUs of `self` not in `other` (`cpumask_andnot`).
+    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= !b;
+        }
+        m
+    }
+
+    /// Whether the two sets share a CPU (`cpumask_intersects`).
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.bits
+            .iter()
+            .zip(other.bits.iter())
+            .any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether every CPU of `self` is in `other` (`cpumask_subset`).
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.bits
+            .iter()
+            .zip(other.bits.iter())
+            .all(|(a, b)| a & !b == 0)
+    }
+
+    /// CPUs 0..63 as a `u64` (bit n = CPU n), for the kernel's masks.
+    pub const fn low_u64(&self) -> u64 {
+        self.bits[0]
+    }
+
+    /// The CPUs in ascending order (`for_each_cpu`).
+    pub fn iter(&self) -> Iter {
+        Iter {
+            bits: self.bits,
+            w: 0,
+        }
+    }
+
+    /// The CPUs in the set, in the order `start, start+1, ..., wrapping around`
+    /// (`for_each_cpu_wrap`): how Linux scans for an idle CPU starting after
+    /// the target so that wakeups do not all pile on the lowest CPU.
+    pub fn iter_wrap(&self, start: usize) -> impl Iterator<Item = usize> {
+        let below = CpuMask::first_n(start % MAX_CPUS);
+        self.and_not(&below).iter().chain(self.and(&below).iter())
+    }
+
+    /// Parses Linux's hex form (`0xf`, `ff,00000000`); `None` if it is empty,
+    /// not hex, or names a CPU >= [`MAX_CPUS`].
+    pub fn parse_hex(s: &str) -> Option<CpuMask> {
+        let s = s.trim();
+        let s = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .unwrap_or(s);
+        let mut m = CpuMask::new();
+        let mut bit = 0usize;
+        let mut any = false;
+        for ch in s.bytes().rev() {
+            if ch == b',' {
+                continue;
+            }
+            let v = (ch as char).to_digit(16)? as u64;
+            any = true;
+            for i in 0..4 {
+                if v & (1 << i) != 0 {
+                    if bit + i >= MAX_CPUS {
+                        return None;
+                    }
+                    m.set(bit + i);
+                }
+            }
+            bit += 4;
+        }
+        any.then_some(m)
+    }
+}
+
+/// Iterator over a [`CpuMask`]'s CPUs, ascending.
+#[derive(Clone, Debug)]
+pub struct Iter {
+    bits: [u64; WORDS],
+    w: usize,
+}
+
+impl Iterator for Iter {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.w < WORDS {
+            let word = self.bits[self.w];
+            if word != 0 {
+                self.bits[self.w] = word & (word - 1);
+                return Some(self.w * 64 + word.trailing_zeros() as usize);
+            }
+            self.w += 1;
+        }
+        None
+    }
+}
+
+impl fmt::LowerHex for CpuMask {
+    /// Hex without leading zeros (`f` for CPUs 0-3; `0` when empty); with `#`, `0x` first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.write_str("0x")?;
+        }
+        let top = self.bits.iter().rposition(|&w| w != 0);
+        match top {
+            None => f.write_str("0"),
+            Some(t) => {
+                write!(f, "{:x}", self.bits[t])?;
+                for w in (0..t).rev() {
+                    write!(f, "{:016x}", self.bits[w])?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for CpuMask {
+    /// `0x`-prefixed hex, as Linux's `taskset -p` prints.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self:#x}")
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    /// `CpuMask(0xf)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({self:#x})")
+    }
+}
+
+impl FromIterator<usize> for CpuMask {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        let mut m = CpuMask::new();
+        for c in iter {
+            m.set(c);
+        }
+        m
+    }
+}
