@@ -374,7 +374,12 @@ impl Kernel {
     /// A machine with `cfg` and room for `max_tasks` tasks.
     pub fn new(m: Machine, cfg: Arc<SchedConfig>, max_tasks: usize, seed: u64) -> Self {
         let n = m.topo.nr_cpus();
-        let s = Scheduler::new(SimPlatform::default(), cfg.clone(), n, max_tasks.max(1));
+        let ids = |v: &[u16]| -> Vec<u32> { v.iter().map(|&x| x as u32).collect() };
+        let topo =
+            sched::Topology::from_ids(&ids(&m.topo.core), &ids(&m.topo.llc), &ids(&m.topo.node))
+                .expect("a valid topology");
+        let s =
+            Scheduler::with_topology(SimPlatform::default(), cfg.clone(), topo, max_tasks.max(1));
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: NIL,
