@@ -934,7 +934,15 @@ impl Kernel {
 
     fn finish(&mut self) {
         let now = self.now;
-        for c in &mut self.cpus {
+        for (cpu, c) in self.cpus.iter_mut().enumerate() {
+            if self.trace_until > 0 && c.curr != NIL && c.since < self.trace_until {
+                self.trace.push(Segment {
+                    cpu: cpu as u32,
+                    start: c.since,
+                    end: now,
+                    tid: c.curr,
+                });
+            }
             if c.curr == NIL {
                 c.idle_ns += now - c.since;
             } else {
@@ -944,12 +952,6 @@ impl Kernel {
         }
         for cpu in 0..self.nr_cpus() {
             self.charge(cpu);
-            if now < self.trace_until || self.trace_until > 0 {
-                let c = &self.cpus[cpu];
-                if c.curr != NIL && c.since < self.trace_until {
-                    // open segments are cut at the end of the run
-                }
-            }
             let rq = self.s.cpu_rq(cpu);
             self.ctr.migrations += rq.stats.nr_migrations_in;
             self.ctr.buddy_picks += rq.fair.pick_stats.buddy;
