@@ -31,11 +31,12 @@ pub fn print_bench() {
         let r = run_one(&g3, &base, &w, 1, 1_000_000_000, 0).expect("run");
         let wall = t0.elapsed().as_secs_f64();
         println!(
-            "sim bench: hackbench 16 groups {} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall; {} events, {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
+            "sim bench: hackbench 16 groups {} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall; {} events ({} stale dropped), {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
             if sockets { "sockets" } else { "pipes" },
             r.sim_ns as f64 / 1e9,
             wall,
             r.ctr.events,
+            r.ctr.stale,
             r.ctr.events as f64 / wall / 1e6
         );
     }

@@ -285,8 +285,11 @@ fn row_of(r: WakeupReason) -> usize {
 /// Mechanism counters of a run.
 #[derive(Clone, Debug, Default)]
 pub struct Counters {
-    /// Events handled.
+    /// Events handled (stale ones excluded: a burst end or tick superseded
+    /// by a reschedule, a timer cancelled by an earlier wakeup).
     pub events: u64,
+    /// Stale events popped and dropped.
+    pub stale: u64,
     /// Context switches (task to a different task or idle).
     pub switches: u64,
     /// Switches away from a still-runnable task.
@@ -770,19 +773,25 @@ impl Kernel {
                     let cpu = ev.a as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
                         self.burst_end(wl, cpu);
+                    } else {
+                        self.ctr.stale += 1;
                     }
                 }
                 Kind::Tick => {
                     let cpu = ev.a as usize;
                     if self.cpus[cpu].tick_gen == ev.gen && self.cpus[cpu].tick_on {
                         self.tick(cpu);
+                    } else {
+                        self.ctr.stale += 1;
                     }
                 }
                 Kind::Ipi => self.ipi(ev.a as usize),
                 Kind::TimerFire => {
                     let tid = ev.a;
                     let t = &self.tasks[tid as usize];
-                    if t.timer_gen == ev.gen && t.state == TState::Blocked {
+                    if t.timer_gen != ev.gen || t.state != TState::Blocked {
+                        self.ctr.stale += 1;
+                    } else {
                         let c = t.cpu as usize;
                         if self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
@@ -796,10 +805,13 @@ impl Kernel {
                     let t = &self.tasks[ev.a as usize];
                     if t.timer_gen == ev.gen && t.state == TState::Blocked {
                         self.timer_wake(ev.a);
+                    } else {
+                        self.ctr.stale += 1;
                     }
                 }
             }
         }
+        self.ctr.events -= self.ctr.stale;
         self.finish();
     }
 

@@ -150,7 +150,7 @@ pub fn default_configs() -> Vec<Config> {
 impl Study {
     /// The default study (`make study`).
     pub fn default_study() -> Study {
-        let g = &[1, 4, 8, 16];
+        let g = &[1, 4, 8, 16, 32];
         let mut items = vec![
             hb_item("graviton3", false, false, g),
             hb_item("graviton3", true, false, g),
