@@ -16,7 +16,8 @@
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
 //!   dequeue, pick, tick, wakeup preemption, need-resched.
 //! - [`cpumask`]: 256-CPU sets ([`CpuMask`]); [`topology`]: SMT siblings, LLCs
-//!   and NUMA nodes ([`Topology`]), from which [`smp`] builds its domains.
+//!   and NUMA nodes ([`Topology`]); [`domain`]: the per-CPU scheduling domains
+//!   built from it, which [`smp`] walks for placement and balancing.
 //! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
 //!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
 //! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
@@ -44,6 +45,7 @@ extern crate alloc;
 pub mod class;
 pub mod config;
 pub mod cpumask;
+pub mod domain;
 pub mod fair;
 pub mod features;
 pub mod flags;

@@ -12,22 +12,46 @@
 //! locked in CPU order ([`Scheduler::double_rq_lock`]). A wake list is only
 //! ever locked alone, or after its own CPU's runqueue.
 //!
-//! # Wakeups
-//! [`Scheduler::select_task_rq`] picks the CPU: fork balancing to the idlest
-//! allowed CPU; otherwise wake-affine between the waker's and the previous CPU
-//! (WA_IDLE, then WA_WEIGHT with the WF_SYNC discount), then an idle-CPU search
-//! around the target (all CPUs are taken to share a cache). It sets
-//! WF_RQ_SELECTED, and WF_MIGRATED when the CPU changes. A wakeup on another
-//! CPU is queued on that CPU's wake list and the CPU is kicked with an IPI
-//! (TTWU_QUEUE); with NO_TTWU_QUEUE the waker locks the remote runqueue itself.
+//! # Topology
+//! The scheduler is built for a [`Topology`] ([`Scheduler::with_topology`];
+//! [`Scheduler::new`] means [`Topology::flat`]: one cache, one node). From it
+//! each CPU gets its scheduling domains ([`crate::domain`]: SMT, MC = the LLC,
+//! PKG = the node, NUMA = the machine, degenerate levels dropped), which
+//! placement and balancing walk as Linux's `for_each_domain` does. On a flat
+//! machine there is one level, MC over single CPUs, and both reduce to the
+//! flat rules of old, with one change from Linux: a CPU already running two
+//! or more tasks pulls only from a CPU with `imbalance_pct` (117%) of its
+//! count (`sched/tests/topology.rs` checks the flat rules against a model).
+//! Nothing on these paths allocates: masks are fixed
+//! 256-bit [`CpuMask`]s, domains and their per-level state are arrays built
+//! at construction.
 //!
-//! # Balancing
-//! [`Scheduler::load_balance`] pulls runnable, not running, allowed, cache-cold
-//! fair tasks from the busiest CPU until the two are within one task, at most
-//! `kernel.sched_nr_migrate` per pass. Cache-hot tasks (ran within
+//! # Wakeups (`placement`)
+//! [`Scheduler::select_task_rq`] picks the CPU: fork/exec balancing down the
+//! domains to the idlest group, then the idlest allowed CPU
+//! ([`Scheduler::find_idlest_cpu`]); otherwise wake-affine between the waker's
+//! and the previous CPU (WA_IDLE within a shared cache, then WA_WEIGHT with
+//! the WF_SYNC discount), then an idle-CPU search that never leaves the
+//! target's LLC: target, previous CPU, an idle core, an idle sibling of the
+//! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
+//! the CPU changes. A wakeup on another CPU is queued on that CPU's wake list
+//! and the CPU is kicked with an IPI (TTWU_QUEUE); with NO_TTWU_QUEUE the
+//! waker locks the remote runqueue itself.
+//!
+//! # Balancing (`balance`)
+//! [`Scheduler::load_balance`] walks this CPU's domains bottom-up and, at the
+//! first level out of balance, pulls runnable, not running, allowed,
+//! cache-cold fair tasks from the busiest CPU of the busiest group, enough to
+//! even the groups' tasks per CPU, at most `kernel.sched_nr_migrate` per pass.
+//! Cache-hot tasks (ran within the level's multiple of
 //! `kernel.sched_migration_cost_ns`, or the next buddy with CACHE_HOT_BUDDY)
-//! are skipped unless a previous pass failed to move anything (Linux's
-//! `nr_balance_failed`). Migrated tasks keep their lag and relative deadline.
+//! are skipped unless earlier passes failed to move anything (Linux's
+//! `nr_balance_failed` against `cache_nice_tries`). Migrated tasks keep their
+//! lag and relative deadline. [`Scheduler::rebalance_domains`] is the periodic
+//! form: each level is balanced only once its interval (span weight in ms,
+//! longer while busy) has passed. Sources: Linux kernel/sched/fair.c
+//! (`select_task_rq_fair`, `select_idle_sibling`, `find_idlest_cpu`,
+//! `load_balance`, `rebalance_domains`) and topology.c (`sd_init`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -36,9 +60,12 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use spin::{Mutex, MutexGuard};
 
-use crate::class::SchedClass;
+mod balance;
+mod placement;
+
 use crate::config::SchedConfig;
-use crate::cpumask::CpuMask;
+use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
 use crate::rq::{Resched, Rq, WakeupDecision};
@@ -58,6 +85,15 @@ pub struct Pulled {
 }
 
 impl Pulled {
+    /// Nothing moved (yet) to `cpu`.
+    fn none(cpu: usize) -> Self {
+        Pulled {
+            ids: [TaskId(0); MAX_PULL],
+            n: 0,
+            from: cpu,
+        }
+    }
+
     /// The tasks moved, in the order they were pulled.
     pub fn ids(&self) -> &[TaskId] {
         &self.ids[..self.n]
@@ -114,8 +150,18 @@ pub struct CpuSummary {
     pub load: AtomicU64,
     /// Running its idle task.
     pub idle: AtomicBool,
+}
+
+/// The changing state of one CPU's domain at one level (the dynamic part of
+/// Linux's `struct sched_domain`).
+#[derive(Debug, Default)]
+struct DomainState {
+    /// When this level was last balanced periodically, ns.
+    last_balance_ns: AtomicU64,
+    /// The current periodic interval, ms (`sd->balance_interval`).
+    interval_ms: AtomicU32,
     /// Balancing passes in a row that found only cache-hot tasks.
-    pub nr_balance_failed: AtomicU32,
+    nr_balance_failed: AtomicU32,
 }
 
 #[repr(align(64))]
@@ -123,6 +169,8 @@ struct CpuSlot {
     rq: Mutex<Rq>,
     wake_list: Mutex<Vec<WakeEntry>>,
     summary: CpuSummary,
+    doms: CpuDomains,
+    lb: [DomainState; MAX_LEVELS],
 }
 
 /// A locked runqueue; interrupts stay masked until it is dropped.
@@ -226,8 +274,12 @@ pub struct Scheduler<P: Platform> {
 impl<P: Platform> Scheduler<P> {
     /// `nr_cpus` runqueues that can each hold task ids below `capacity`, on a
     /// flat machine ([`Topology::flat`]: one cache, one node). All allocation
-    /// happens here.
+    /// happens here. Panics unless `1 <= nr_cpus <= MAX_CPUS`.
     pub fn new(platform: P, cfg: Arc<SchedConfig>, nr_cpus: usize, capacity: usize) -> Self {
+        assert!(
+            (1..=MAX_CPUS).contains(&nr_cpus),
+            "{nr_cpus} CPUs: 1 to {MAX_CPUS} supported"
+        );
         Self::with_topology(platform, cfg, Topology::flat(nr_cpus), capacity)
     }
 
@@ -240,14 +292,23 @@ impl<P: Platform> Scheduler<P> {
         capacity: usize,
     ) -> Self {
         let nr_cpus = topology.nr_cpus();
-        let slots = (0..nr_cpus)
-            .map(|cpu| CpuSlot {
+        let slots = build_domains(&topology)
+            .into_iter()
+            .enumerate()
+            .map(|(cpu, doms)| CpuSlot {
                 rq: Mutex::new(Rq::new(cpu as u32, cfg.clone(), capacity)),
                 wake_list: Mutex::new(Vec::with_capacity(capacity)),
                 summary: CpuSummary {
                     idle: AtomicBool::new(true),
                     ..Default::default()
                 },
+                lb: core::array::from_fn(|l| DomainState {
+                    interval_ms: AtomicU32::new(
+                        doms.as_slice().get(l).map_or(1, |sd| sd.min_interval_ms),
+                    ),
+                    ..Default::default()
+                }),
+                doms,
             })
             .collect();
         cfg.tunables.set_ncpus(nr_cpus as u32);
@@ -263,6 +324,20 @@ impl<P: Platform> Scheduler<P> {
     /// The machine's topology.
     pub fn topology(&self) -> &Topology {
         &self.topology
+    }
+
+    /// `cpu`'s scheduling domains, lowest level first (`for_each_domain`).
+    pub fn domains(&self, cpu: usize) -> &[SchedDomain] {
+        self.slots[cpu].doms.as_slice()
+    }
+
+    /// Balancing passes in a row at `cpu`'s domain `level` (an index into
+    /// [`Self::domains`]) that moved nothing because every candidate was
+    /// cache-hot (`sd->nr_balance_failed`).
+    pub fn nr_balance_failed(&self, cpu: usize, level: usize) -> u32 {
+        self.slots[cpu].lb[level]
+            .nr_balance_failed
+            .load(Ordering::Relaxed)
     }
 
     /// Number of CPUs.
@@ -353,131 +428,6 @@ impl<P: Platform> Scheduler<P> {
         self.slots[cpu].summary.load.load(Ordering::Relaxed)
     }
 
-    /// The allowed CPU with the fewest runnable tasks (idle first), preferring
-    /// `this_cpu` on ties (`find_idlest_cpu`, fork and exec balancing).
-    pub fn find_idlest_cpu(&self, t: &SchedTask, this_cpu: usize) -> usize {
-        let mut best = if self.allowed(t, this_cpu) {
-            this_cpu
-        } else {
-            self.first_allowed(t)
-        };
-        for c in 0..self.nr_cpus() {
-            if !self.allowed(t, c) {
-                continue;
-            }
-            let key = |c: usize| (self.nr(c), self.load(c));
-            if key(c) < key(best) {
-                best = c;
-            }
-        }
-        best
-    }
-
-    /// `wake_affine`: should the wakee come to the waker's CPU?
-    fn wake_affine(
-        &self,
-        t: &SchedTask,
-        this_cpu: usize,
-        prev_cpu: usize,
-        sync: bool,
-    ) -> Option<usize> {
-        if self.cfg.feat(Feature::WaIdle) {
-            // wake_affine_idle
-            if self.idle(this_cpu) {
-                return Some(if self.idle(prev_cpu) {
-                    prev_cpu
-                } else {
-                    this_cpu
-                });
-            }
-            if sync && self.nr(this_cpu) == 1 {
-                return Some(this_cpu);
-            }
-            if self.idle(prev_cpu) {
-                return Some(prev_cpu);
-            }
-        }
-        if self.cfg.feat(Feature::WaWeight) {
-            // wake_affine_weight: the waker's CPU with the wakee added (minus
-            // the waker itself on a sync wakeup) against the previous CPU.
-            let w = t.se.load.weight as u64;
-            let mut this_load = self.load(this_cpu);
-            if sync {
-                let cw = self.cpu_rq_curr_weight(this_cpu);
-                this_load = this_load.saturating_sub(cw);
-            }
-            let this_eff = this_load + w;
-            let prev_eff = self.load(prev_cpu);
-            if this_eff < prev_eff {
-                return Some(this_cpu);
-            }
-        }
-        None
-    }
-
-    fn cpu_rq_curr_weight(&self, cpu: usize) -> u64 {
-        // A racy read like Linux's: good enough for a heuristic; never blocks.
-        self.slots[cpu]
-            .rq
-            .try_lock()
-            .and_then(|rq| {
-                rq.curr()
-                    .and_then(|c| rq.task(c).map(|t| t.se.load.weight as u64))
-            })
-            .unwrap_or(0)
-    }
-
-    /// `select_idle_sibling`: an idle CPU near `target` (target, prev, then any).
-    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: usize, target: usize) -> usize {
-        if self.allowed(t, target) && self.idle(target) {
-            return target;
-        }
-        if prev_cpu != target && self.allowed(t, prev_cpu) && self.idle(prev_cpu) {
-            return prev_cpu;
-        }
-        let n = self.nr_cpus();
-        for k in 1..n {
-            let c = (target + k) % n;
-            if self.allowed(t, c) && self.idle(c) {
-                return c;
-            }
-        }
-        target
-    }
-
-    /// `select_task_rq`: the CPU a waking (or new) task should run on, and the
-    /// wake flags to use (WF_RQ_SELECTED, plus WF_MIGRATED if it moves).
-    pub fn select_task_rq(
-        &self,
-        t: &SchedTask,
-        this_cpu: usize,
-        wf: WakeFlags,
-    ) -> (usize, WakeFlags) {
-        let prev_cpu = t.cpu as usize;
-        let prev_ok = self.allowed(t, prev_cpu);
-        let cpu = if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
-            self.find_idlest_cpu(t, this_cpu)
-        } else {
-            let base = if prev_ok {
-                prev_cpu
-            } else {
-                self.first_allowed(t)
-            };
-            let mut target = base;
-            if this_cpu != base && self.allowed(t, this_cpu) {
-                if let Some(c) = self.wake_affine(t, this_cpu, base, wf.contains(WakeFlags::SYNC)) {
-                    target = c;
-                }
-            }
-            self.select_idle_sibling(t, base, target)
-        };
-        let mut out = wf | WakeFlags::RQ_SELECTED;
-        if cpu != prev_cpu && !wf.contains(WakeFlags::FORK) {
-            out |= WakeFlags::MIGRATED;
-        }
-        (cpu, out)
-    }
-
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
     /// request); lazy requests wait for that CPU's tick.
     pub fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
@@ -564,90 +514,6 @@ impl<P: Platform> Scheduler<P> {
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
         (cpu, d)
-    }
-
-    /// Pulls tasks to `this_cpu` from the busiest CPU (`load_balance`). With
-    /// `newidle`, called from a CPU about to go idle. Returns the tasks it
-    /// moved and where from, so the kernel can update its own records of
-    /// where they are.
-    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> Pulled {
-        let mut pulled = Pulled {
-            ids: [TaskId(0); MAX_PULL],
-            n: 0,
-            from: this_cpu,
-        };
-        let n = self.nr_cpus();
-        if n < 2 {
-            return pulled;
-        }
-        let this_nr = self.nr(this_cpu);
-        let busiest = (0..n)
-            .filter(|&c| c != this_cpu)
-            .max_by_key(|&c| (self.nr(c), self.load(c)));
-        let Some(busiest) = busiest else {
-            return pulled;
-        };
-        pulled.from = busiest;
-        let busy_nr = self.nr(busiest);
-        // Balanced within one task, or nothing the busiest could give.
-        if busy_nr < 2 || busy_nr <= this_nr + 1 {
-            return pulled;
-        }
-        let failed = self.slots[this_cpu]
-            .summary
-            .nr_balance_failed
-            .load(Ordering::Relaxed);
-        let mut locked = self.double_rq_lock(this_cpu, busiest);
-        let (this_rq, src) = locked.pair();
-        let now = self.platform.now_ns();
-        this_rq.update_rq_clock(now);
-        src.update_rq_clock(now);
-        let imbalance = (src.nr_runnable().saturating_sub(this_rq.nr_runnable())) / 2;
-        // At most MAX_PULL per pass whatever nr_migrate says (a fixed buffer:
-        // no allocation while two runqueues are locked).
-        let limit = (self.cfg.tunables.nr_migrate() as usize)
-            .min(imbalance.max(1) as usize)
-            .min(MAX_PULL);
-        // Candidates: queued, not running, runnable fair tasks allowed here and
-        // cache-cold (unless earlier passes failed on cache-hot ones), least
-        // urgent (latest deadline) first.
-        let mut cands = [TaskId(0); MAX_PULL];
-        let mut nc = 0;
-        let mut hot_skipped = false;
-        let allow_hot = failed >= if newidle { 1 } else { 2 };
-        for id in src.fair_queue_rev() {
-            if nc >= limit {
-                break;
-            }
-            let Some(t) = src.task(id) else { continue };
-            if t.state != TaskState::Queued
-                || t.class() != SchedClass::Fair
-                || !self.allowed(t, this_cpu)
-            {
-                continue;
-            }
-            if !allow_hot && src.task_hot(id) {
-                hot_skipped = true;
-                continue;
-            }
-            cands[nc] = id;
-            nc += 1;
-        }
-        for &id in &cands[..nc] {
-            if let Ok(t) = src.detach_task(id) {
-                this_rq.attach_task(id, t);
-                pulled.ids[pulled.n] = id;
-                pulled.n += 1;
-            }
-        }
-        drop(locked);
-        let s = &self.slots[this_cpu].summary.nr_balance_failed;
-        if pulled.n == 0 && hot_skipped {
-            s.fetch_add(1, Ordering::Relaxed);
-        } else {
-            s.store(0, Ordering::Relaxed);
-        }
-        pulled
     }
 
     /// Changes a task's allowed CPUs. A queued task that may no longer stay

@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::domain::DomainLevel;
 
 /// How close two CPUs are, from nearest to farthest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,6 +80,7 @@ pub struct Topology {
     llc_masks: Vec<CpuMask>,
     node_masks: Vec<CpuMask>,
     online: CpuMask,
+    has_smt: bool,
 }
 
 impl Topology {
@@ -147,7 +149,9 @@ impl Topology {
                 return Err(TopologyError::LlcSpansNode(c));
             }
         }
+        let has_smt = smt_masks.iter().any(|m| m.weight() > 1);
         Ok(Topology {
+            has_smt,
             core: core.to_vec(),
             llc: llc.to_vec(),
             node: node.to_vec(),
@@ -206,9 +210,20 @@ impl Topology {
         self.node_masks[cpu]
     }
 
+    /// The span of `cpu`'s domain at `level`: its SMT core, its LLC, its
+    /// node, or every CPU.
+    pub fn level_mask(&self, level: DomainLevel, cpu: usize) -> CpuMask {
+        match level {
+            DomainLevel::Smt => self.smt_masks[cpu],
+            DomainLevel::Mc => self.llc_masks[cpu],
+            DomainLevel::Pkg => self.node_masks[cpu],
+            DomainLevel::Numa => self.online,
+        }
+    }
+
     /// Whether some core has more than one hardware thread.
     pub fn has_smt(&self) -> bool {
-        self.smt_masks.iter().any(|m| m.weight() > 1)
+        self.has_smt
     }
 
     /// How close `a` and `b` are.

@@ -1,33 +1,16 @@
 //! Many CPUs on the host: placement, remote wakeups, balancing and fairness,
 //! with a platform whose IPIs are counters and whose clock is virtual.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use sched::smp::{Platform, Scheduler, WakeOutcome};
+mod common;
+
+use common::plat::Plat;
+use sched::smp::{Scheduler, WakeOutcome};
 use sched::{CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 const MS: u64 = 1_000_000;
-
-#[derive(Default)]
-struct Plat {
-    ipis: [AtomicU64; 8],
-    /// The virtual clock the simulation advances.
-    now: AtomicU64,
-}
-
-impl Platform for Plat {
-    fn now_ns(&self) -> u64 {
-        self.now.load(Ordering::Relaxed)
-    }
-    fn irq_save(&self) -> bool {
-        false
-    }
-    fn irq_restore(&self, _: bool) {}
-    fn send_resched_ipi(&self, cpu: usize) {
-        self.ipis[cpu].fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {
     s.platform.ipis[cpu].load(Ordering::Relaxed)

@@ -3,6 +3,8 @@
 //! preempts like the `full` model does.
 #![allow(dead_code)]
 
+pub mod plat;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -1,0 +1,300 @@
+//! Load balancing over the scheduling domains (Linux's `load_balance`,
+//! `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`,
+//! `should_we_balance`, `can_migrate_task`/`task_hot` and
+//! `rebalance_domains` in kernel/sched/fair.c).
+//!
+//! A pass walks this CPU's domains bottom-up, so imbalances are fixed within
+//! a core, then within an LLC, before tasks cross LLCs or nodes. At each level:
+//! 1. `should_we_balance` (periodic passes only): one CPU per local group
+//!    balances for it, the first idle one, else the group's first CPU; the
+//!    others stop climbing, as in Linux.
+//! 2. `find_busiest_group`: sums nr_running and load over each group (a
+//!    child span) and picks the group with the most tasks per CPU (then the
+//!    most load per CPU). Nothing moves unless it holds more tasks per CPU
+//!    than the local group; when the local group is overloaded too, the
+//!    busiest must exceed it by the level's `imbalance_pct`.
+//! 3. `calculate_imbalance`: the tasks to move so that both groups hold the
+//!    same tasks per CPU: `(B·wL − L·wB) / (wL + wB)`, which is `(B − L) / 2`
+//!    for equal groups and, with single-CPU groups, the old flat rule (pull
+//!    when two tasks apart). Across nodes (`SD_NUMA`) a busiest node that
+//!    still has idle CPUs may keep up to `NUMA_IMBALANCE_MIN` extra tasks
+//!    while this node runs at most `imb_numa_nr` (`adjust_numa_imbalance`).
+//! 4. `find_busiest_queue`: the CPU of that group with the most runnable
+//!    tasks (at least two: a lone running task cannot be pulled; Linux would
+//!    push it with active balancing, which we leave out).
+//! 5. Pulling as before: queued, not running, allowed, fair tasks, least
+//!    urgent first, at most the imbalance, `kernel.sched_nr_migrate` and
+//!    [`MAX_PULL`](super::MAX_PULL). A task counts as cache-hot for the
+//!    level's `hot_scale` × `kernel.sched_migration_cost_ns` (0 between SMT
+//!    siblings, longer across LLCs and nodes, see [`crate::domain`]) and stays
+//!    unless the level's `nr_balance_failed` exceeds `cache_nice_tries` (a
+//!    newly idle CPU needs one failure less, as before).
+//!
+//! A pass stops at the first level that moved tasks, so [`Pulled`] names one
+//! source CPU (Linux's periodic pass climbs on; ours climbs at the next call).
+//!
+//! Periodic intervals ([`Scheduler::rebalance_domains`]): each level of each
+//! CPU keeps its last balance time and its `balance_interval`, which starts at
+//! the span weight in ms, is multiplied by `busy_factor` while the CPU is
+//! busy, doubles (up to `max_interval`) each time the level is found balanced
+//! and drops back when tasks move; capped at 100 ms per CPU on the machine
+//! (`max_load_balance_interval`). [`Scheduler::load_balance`] ignores the
+//! intervals and balances every level now.
+//!
+//! Left out: PELT utilization and capacity (nr_running and weight stand in),
+//! misfit and asymmetric packing, active balancing of running tasks,
+//! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
+//! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
+
+use core::sync::atomic::Ordering;
+
+use super::placement::{SgStats, NUMA_IMBALANCE_MIN};
+use super::{Platform, Pulled, Scheduler, MAX_PULL};
+use crate::class::SchedClass;
+use crate::cpumask::CpuMask;
+use crate::domain::{DomainLevel, SchedDomain};
+use crate::task::{TaskId, TaskState};
+
+impl<P: Platform> Scheduler<P> {
+    /// Pulls tasks to `this_cpu` from the busiest CPU of the lowest domain
+    /// level that is out of balance (`load_balance` over `for_each_domain`).
+    /// With `newidle`, called from a CPU about to go idle, which tries every
+    /// level; otherwise a level is balanced only by the one CPU of the local
+    /// group chosen to (`should_we_balance`). Returns the tasks moved and
+    /// where from, so the kernel can update its own records of where they
+    /// are. Ignores the periodic intervals (see [`Self::rebalance_domains`]).
+    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> Pulled {
+        self.balance_levels(this_cpu, newidle, None)
+    }
+
+    /// The periodic balance of `this_cpu` at time `now_ns`
+    /// (`rebalance_domains`): balances each domain level whose interval has
+    /// passed since its last balance. Call it from every tick (or as often as
+    /// convenient); levels spanning more CPUs are balanced less often.
+    pub fn rebalance_domains(&self, this_cpu: usize, now_ns: u64) -> Pulled {
+        self.balance_levels(this_cpu, false, Some(now_ns))
+    }
+
+    /// The current periodic interval of `cpu`'s domain `level`, ns, as
+    /// [`Self::rebalance_domains`] would use it now (busy factor included).
+    pub fn balance_interval_ns(&self, cpu: usize, level: usize) -> u64 {
+        let busy = !self.idle(cpu);
+        self.interval_ns(&self.slots[cpu].doms.as_slice()[level], cpu, level, busy)
+    }
+
+    fn interval_ns(&self, sd: &SchedDomain, cpu: usize, level: usize, busy: bool) -> u64 {
+        let mut ms = self.slots[cpu].lb[level]
+            .interval_ms
+            .load(Ordering::Relaxed) as u64;
+        if busy {
+            ms *= sd.busy_factor as u64;
+        }
+        let max_ms = 100 * self.nr_cpus() as u64;
+        ms.clamp(1, max_ms) * 1_000_000
+    }
+
+    fn balance_levels(&self, this_cpu: usize, newidle: bool, now: Option<u64>) -> Pulled {
+        let slot = &self.slots[this_cpu];
+        let busy = !self.idle(this_cpu);
+        for (level, sd) in slot.doms.as_slice().iter().enumerate() {
+            let st = &slot.lb[level];
+            if let Some(now) = now {
+                let last = st.last_balance_ns.load(Ordering::Relaxed);
+                if now < last.saturating_add(self.interval_ns(sd, this_cpu, level, busy)) {
+                    continue;
+                }
+                st.last_balance_ns.store(now, Ordering::Relaxed);
+            }
+            if !newidle && !self.should_we_balance(sd, this_cpu) {
+                break;
+            }
+            let pulled = self.balance_domain(this_cpu, level, sd, newidle);
+            if !newidle {
+                // Balanced: back off; moved: balance this level often again.
+                let iv = &st.interval_ms;
+                let next = if pulled.is_empty() {
+                    (iv.load(Ordering::Relaxed) * 2).min(sd.max_interval_ms)
+                } else {
+                    sd.min_interval_ms
+                };
+                iv.store(next, Ordering::Relaxed);
+            }
+            if !pulled.is_empty() {
+                return pulled;
+            }
+        }
+        Pulled::none(this_cpu)
+    }
+
+    /// `should_we_balance`: of the local group's CPUs, the first idle one
+    /// balances this level for all of them; if none is idle, the first one.
+    fn should_we_balance(&self, sd: &SchedDomain, this_cpu: usize) -> bool {
+        let local = sd.group_of(&self.topology, this_cpu);
+        match local.iter().find(|&c| self.idle(c)) {
+            Some(c) => c == this_cpu,
+            None => local.first() == Some(this_cpu),
+        }
+    }
+
+    /// One level: `find_busiest_group`, `calculate_imbalance`,
+    /// `find_busiest_queue`, then the pull.
+    fn balance_domain(
+        &self,
+        this_cpu: usize,
+        level: usize,
+        sd: &SchedDomain,
+        newidle: bool,
+    ) -> Pulled {
+        let mut pulled = Pulled::none(this_cpu);
+        let all = self.topology.online_mask();
+        let local_span = sd.group_of(&self.topology, this_cpu);
+        let local = self.sg_stats(local_span, &all);
+        let mut busiest: Option<SgStats> = None;
+        for g in sd.groups(&self.topology) {
+            if g == local_span {
+                continue;
+            }
+            let st = self.sg_stats(g, &all);
+            // Ties go to the later group (as the flat balancer's max_by_key).
+            if busiest.is_none_or(|b| !busier(&b, &st)) {
+                busiest = Some(st);
+            }
+        }
+        let Some(busiest) = busiest else {
+            return pulled;
+        };
+        let imbalance = calculate_imbalance(sd, &local, &busiest);
+        if imbalance == 0 {
+            return pulled;
+        }
+        let Some(src_cpu) = self.find_busiest_queue(&busiest.span) else {
+            return pulled;
+        };
+        pulled.from = src_cpu;
+        self.pull(
+            this_cpu,
+            src_cpu,
+            level,
+            sd,
+            imbalance,
+            newidle,
+            &mut pulled,
+        );
+        pulled
+    }
+
+    /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
+    /// (then load), if it has two or more; ties go to the later CPU.
+    fn find_busiest_queue(&self, span: &CpuMask) -> Option<usize> {
+        span.iter()
+            .map(|c| (c, (self.nr(c), self.load(c))))
+            .filter(|&(_, (nr, _))| nr >= 2)
+            .max_by_key(|&(_, key)| key)
+            .map(|(c, _)| c)
+    }
+
+    /// Detaches up to `imbalance` movable tasks from `src_cpu` and attaches
+    /// them to `this_cpu` (`detach_tasks` + `attach_tasks`, both runqueues
+    /// locked; nothing is allocated).
+    #[allow(clippy::too_many_arguments)]
+    fn pull(
+        &self,
+        this_cpu: usize,
+        src_cpu: usize,
+        level: usize,
+        sd: &SchedDomain,
+        imbalance: u32,
+        newidle: bool,
+        pulled: &mut Pulled,
+    ) {
+        let failed_ctr = &self.slots[this_cpu].lb[level].nr_balance_failed;
+        let failed = failed_ctr.load(Ordering::Relaxed);
+        let allow_hot = failed > sd.cache_nice_tries.saturating_sub(newidle as u32);
+        let hot_ns = self.cfg.tunables.migration_cost_ns() * sd.hot_scale as u64;
+        let mut locked = self.double_rq_lock(this_cpu, src_cpu);
+        let (this_rq, src) = locked.pair();
+        let now = self.platform.now_ns();
+        this_rq.update_rq_clock(now);
+        src.update_rq_clock(now);
+        // Single-CPU groups: recount under the locks, as the flat balancer did.
+        let imbalance = if sd.child.is_none() {
+            (src.nr_runnable().saturating_sub(this_rq.nr_runnable()) / 2).max(1)
+        } else {
+            imbalance
+        };
+        let limit = (self.cfg.tunables.nr_migrate() as usize)
+            .min(imbalance as usize)
+            .min(MAX_PULL);
+        // Candidates: queued, not running, runnable fair tasks allowed here
+        // and cache-cold for this level (unless earlier passes failed on hot
+        // ones), least urgent (latest deadline) first.
+        let mut cands = [TaskId(0); MAX_PULL];
+        let mut nc = 0;
+        let mut hot_skipped = false;
+        for id in src.fair_queue_rev() {
+            if nc >= limit {
+                break;
+            }
+            let Some(t) = src.task(id) else { continue };
+            if t.state != TaskState::Queued
+                || t.class() != SchedClass::Fair
+                || !self.allowed(t, this_cpu)
+            {
+                continue;
+            }
+            let hot = sd.hot_scale > 0
+                && (src.task_hot(id) || src.clock().saturating_sub(t.se.exec_start) < hot_ns);
+            if hot && !allow_hot {
+                hot_skipped = true;
+                continue;
+            }
+            cands[nc] = id;
+            nc += 1;
+        }
+        for &id in &cands[..nc] {
+            if let Ok(t) = src.detach_task(id) {
+                this_rq.attach_task(id, t);
+                pulled.ids[pulled.n] = id;
+                pulled.n += 1;
+            }
+        }
+        drop(locked);
+        if pulled.n == 0 && hot_skipped {
+            failed_ctr.fetch_add(1, Ordering::Relaxed);
+        } else {
+            failed_ctr.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Is `a` busier than `b`: more tasks per CPU, then more load per CPU
+/// (compared by cross-multiplying, so unequal groups compare fairly)?
+fn busier(a: &SgStats, b: &SgStats) -> bool {
+    let (aw, bw) = (a.w.max(1) as u64, b.w.max(1) as u64);
+    let nr = (a.nr as u64 * bw).cmp(&(b.nr as u64 * aw));
+    let load = (a.load as u128 * bw as u128).cmp(&(b.load as u128 * aw as u128));
+    nr.then(load).is_gt()
+}
+
+/// `calculate_imbalance`: how many tasks the local group `l` should take
+/// from the busiest group `b` of domain `sd` (0: balanced).
+fn calculate_imbalance(sd: &SchedDomain, l: &SgStats, b: &SgStats) -> u32 {
+    let (lw, bw) = (l.w.max(1) as u64, b.w.max(1) as u64);
+    let (ln, bn) = (l.nr as u64 * bw, b.nr as u64 * lw);
+    if bn <= ln {
+        return 0;
+    }
+    // An overloaded local group pulls only from a clearly busier one.
+    if l.nr > l.w && bn * 100 <= ln * sd.imbalance_pct as u64 {
+        return 0;
+    }
+    let imbalance = ((bn - ln) / (lw + bw)) as u32;
+    if sd.level == DomainLevel::Numa
+        && b.nr <= b.w
+        && l.nr < sd.imb_numa_nr // dst_running = nr + 1 <= imb_numa_nr
+        && imbalance <= NUMA_IMBALANCE_MIN
+    {
+        return 0;
+    }
+    imbalance
+}

@@ -1,0 +1,363 @@
+//! Wakeup and fork placement over the scheduling domains
+//! (Linux's `select_task_rq_fair` and its helpers in kernel/sched/fair.c).
+//!
+//! - Wakeups (fast path): `wake_affine` chooses between the waker's CPU and
+//!   the previous CPU; it is tried when some domain of the waker holds the
+//!   previous CPU (always, on one machine: every level has `SD_WAKE_AFFINE`,
+//!   as in Linux unless node distances exceed `node_reclaim_distance`, which
+//!   we do not model). Then `select_idle_sibling` looks for an idle CPU
+//!   *within the target's LLC only*: the target, the previous CPU if it shares
+//!   the LLC, an idle core (every SMT sibling idle), an idle SMT sibling of the
+//!   previous CPU, any idle CPU; scans start after the target and wrap
+//!   (`for_each_cpu_wrap`), so concurrent wakeups spread out.
+//! - Fork and exec (slow path): `find_idlest_cpu` descends from this CPU's
+//!   top domain: at each level the idlest group (`find_idlest_group`: least
+//!   busy type, then most idle CPUs or lowest average load, keeping the local
+//!   group unless the other one is clearly better; across nodes a small
+//!   imbalance is allowed, `adjust_numa_imbalance`), then the idlest CPU in it
+//!   (`find_idlest_group_cpu`), then the next level down from that CPU.
+//!
+//! Left out: `wake_wide` (wakee flip counting), `recent_used_cpu`, the
+//! `has_idle_cores` hint (we scan the LLC for an idle core whenever the
+//! machine has SMT), SIS_UTIL's scan limit, capacity asymmetry, utilization
+//! (PELT): nr_running and weight stand in for load and util throughout.
+
+use super::{Platform, Scheduler};
+use crate::cpumask::CpuMask;
+use crate::domain::{DomainLevel, SchedDomain};
+use crate::features::Feature;
+use crate::flags::WakeFlags;
+use crate::task::SchedTask;
+
+/// `NUMA_IMBALANCE_MIN`: an imbalance of up to this many tasks between nodes
+/// is left alone while the destination is lightly loaded.
+pub(super) const NUMA_IMBALANCE_MIN: u32 = 2;
+
+/// Linux's `group_type`, reduced to what nr_running can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum GroupType {
+    /// Fewer tasks than CPUs.
+    HasSpare,
+    /// As many tasks as CPUs.
+    FullyBusy,
+    /// More tasks than CPUs.
+    Overloaded,
+}
+
+/// Figures of one group (`struct sg_lb_stats`), from the lock-free summaries.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SgStats {
+    /// The group's CPUs.
+    pub span: CpuMask,
+    /// CPUs in the group (`group_weight`).
+    pub w: u32,
+    /// Σ nr_running over the counted CPUs.
+    pub nr: u32,
+    /// Σ load.
+    pub load: u64,
+    /// Idle CPUs among the counted ones.
+    pub idle: u32,
+}
+
+impl SgStats {
+    pub fn group_type(&self) -> GroupType {
+        match self.nr.cmp(&self.w) {
+            core::cmp::Ordering::Less => GroupType::HasSpare,
+            core::cmp::Ordering::Equal => GroupType::FullyBusy,
+            core::cmp::Ordering::Greater => GroupType::Overloaded,
+        }
+    }
+
+    /// Load per CPU, scaled by 1024 (`avg_load` with unit capacities).
+    pub fn avg_load(&self) -> u64 {
+        self.load * 1024 / self.w.max(1) as u64
+    }
+}
+
+impl<P: Platform> Scheduler<P> {
+    /// Sums `cpus ∩ span` into the stats of the group `span`.
+    pub(super) fn sg_stats(&self, span: CpuMask, cpus: &CpuMask) -> SgStats {
+        let mut s = SgStats {
+            span,
+            w: span.weight() as u32,
+            ..Default::default()
+        };
+        for c in span.and(cpus).iter() {
+            s.nr += self.nr(c);
+            s.load += self.load(c);
+            s.idle += self.idle(c) as u32;
+        }
+        s
+    }
+
+    /// The allowed CPU of `span` with the fewest runnable tasks, then the
+    /// least load, preferring `prefer` on ties, else the lowest
+    /// (`find_idlest_group_cpu`).
+    fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: usize) -> Option<usize> {
+        let mut best: Option<(usize, (u32, u64))> = None;
+        for c in span.and(&t.cpus_allowed).iter() {
+            if c >= self.nr_cpus() {
+                break;
+            }
+            let key = (self.nr(c), self.load(c));
+            match best {
+                Some((_, k)) if key > k || (key == k && c != prefer) => {}
+                _ => best = Some((c, key)),
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// `find_idlest_group`: the group of `sd` (one of `this_cpu`'s domains) a
+    /// new task should go to, or `None` to stay in the local group.
+    fn find_idlest_group(
+        &self,
+        sd: &SchedDomain,
+        t: &SchedTask,
+        this_cpu: usize,
+    ) -> Option<CpuMask> {
+        let allowed = &t.cpus_allowed;
+        let mut local = None;
+        let mut idlest: Option<SgStats> = None;
+        for g in sd.groups(&self.topology) {
+            if !g.intersects(allowed) {
+                continue;
+            }
+            let st = self.sg_stats(g, allowed);
+            if g.test(this_cpu) {
+                local = Some(st);
+            } else if idlest.is_none_or(|i| idlest_better(&st, &i)) {
+                idlest = Some(st);
+            }
+        }
+        let idlest = idlest?;
+        let Some(local) = local else {
+            return Some(idlest.span);
+        };
+        let (lt, it) = (local.group_type(), idlest.group_type());
+        if lt != it {
+            return (lt > it).then_some(idlest.span);
+        }
+        if lt == GroupType::HasSpare {
+            if sd.level == DomainLevel::Numa {
+                // Keep a lightly loaded node's tasks together (locality)
+                // unless the idle CPU counts differ by more than a couple.
+                let cpus_here = local.span.and(allowed).weight() as u32;
+                let imb_numa_nr = sd.imb_numa_nr.min(cpus_here);
+                let imbalance = local.idle.abs_diff(idlest.idle);
+                // Linux's dst_running = nr + 1 <= imb_numa_nr.
+                if local.nr < imb_numa_nr && imbalance <= NUMA_IMBALANCE_MIN {
+                    return None;
+                }
+            }
+            return (local.idle < idlest.idle).then_some(idlest.span);
+        }
+        // Busy groups: compare average loads with imbalance_pct slack.
+        let slack = 1024 * (sd.imbalance_pct as u64 - 100) / 100;
+        let (la, ia) = (local.avg_load(), idlest.avg_load());
+        if sd.level == DomainLevel::Numa && ia + slack >= la {
+            return None;
+        }
+        if ia >= la + slack || 100 * la <= sd.imbalance_pct as u64 * ia {
+            return None;
+        }
+        Some(idlest.span)
+    }
+
+    /// The allowed CPU a new (or exec'ing) task should start on
+    /// (`find_idlest_cpu`): descends `this_cpu`'s domains, at each level
+    /// moving to the idlest group's idlest CPU, and picks the idlest CPU at
+    /// the lowest level. On a flat machine: the allowed CPU with the fewest
+    /// runnable tasks (idle first), then the least load, preferring
+    /// `this_cpu` on ties.
+    pub fn find_idlest_cpu(&self, t: &SchedTask, this_cpu: usize) -> usize {
+        let mut cpu = this_cpu;
+        let mut below = u32::MAX;
+        while let Some(sd) = self.slots[cpu]
+            .doms
+            .as_slice()
+            .iter()
+            .rev()
+            .find(|sd| sd.weight < below)
+        {
+            if sd.child.is_none() {
+                if let Some(c) = self.idlest_cpu_in(t, &sd.span, cpu) {
+                    return c;
+                }
+                break;
+            }
+            below = sd.weight;
+            if let Some(g) = self.find_idlest_group(sd, t, cpu) {
+                if let Some(c) = self.idlest_cpu_in(t, &g, cpu) {
+                    cpu = c;
+                }
+            }
+        }
+        if self.allowed(t, cpu) {
+            cpu
+        } else {
+            self.first_allowed(t)
+        }
+    }
+
+    /// `wake_affine`: should the wakee come to the waker's CPU?
+    fn wake_affine(
+        &self,
+        t: &SchedTask,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+    ) -> Option<usize> {
+        if self.cfg.feat(Feature::WaIdle) {
+            // wake_affine_idle: an idle waker's CPU pulls the wakee only
+            // within one cache.
+            if self.idle(this_cpu) && self.topology.share_cache(this_cpu, prev_cpu) {
+                return Some(if self.idle(prev_cpu) {
+                    prev_cpu
+                } else {
+                    this_cpu
+                });
+            }
+            if sync && self.nr(this_cpu) == 1 {
+                return Some(this_cpu);
+            }
+            if self.idle(prev_cpu) {
+                return Some(prev_cpu);
+            }
+        }
+        if self.cfg.feat(Feature::WaWeight) {
+            // wake_affine_weight: the waker's CPU with the wakee added (minus
+            // the waker itself on a sync wakeup) against the previous CPU.
+            let w = t.se.load.weight as u64;
+            let mut this_load = self.load(this_cpu);
+            if sync {
+                let cw = self.cpu_rq_curr_weight(this_cpu);
+                this_load = this_load.saturating_sub(cw);
+            }
+            let this_eff = this_load + w;
+            let prev_eff = self.load(prev_cpu);
+            if this_eff < prev_eff {
+                return Some(this_cpu);
+            }
+        }
+        None
+    }
+
+    fn cpu_rq_curr_weight(&self, cpu: usize) -> u64 {
+        // A racy read like Linux's: good enough for a heuristic; never blocks.
+        self.slots[cpu]
+            .rq
+            .try_lock()
+            .and_then(|rq| {
+                rq.curr()
+                    .and_then(|c| rq.task(c).map(|t| t.se.load.weight as u64))
+            })
+            .unwrap_or(0)
+    }
+
+    /// `select_idle_sibling`: an idle CPU in `target`'s LLC, else `target`.
+    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: usize, target: usize) -> usize {
+        if self.allowed(t, target) && self.idle(target) {
+            return target;
+        }
+        let prev_shares = self.topology.share_cache(prev_cpu, target);
+        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && self.idle(prev_cpu) {
+            return prev_cpu;
+        }
+        let llc = self.topology.llc_mask(target).and(&t.cpus_allowed);
+        if !self.topology.has_smt() {
+            // select_idle_cpu: every core is one CPU.
+            return llc
+                .iter_wrap(target + 1)
+                .find(|&c| self.idle(c))
+                .unwrap_or(target);
+        }
+        // select_idle_core: a core whose threads are all idle, remembering
+        // the first idle CPU seen on the way.
+        let mut unscanned = llc;
+        let mut idle_cpu = None;
+        for c in llc.iter_wrap(target + 1) {
+            if !unscanned.test(c) {
+                continue;
+            }
+            let core = self.topology.smt_mask(c);
+            unscanned = unscanned.and_not(&core);
+            let mut all_idle = true;
+            for s in core.iter() {
+                if !self.idle(s) {
+                    all_idle = false;
+                } else if idle_cpu.is_none() && llc.test(s) {
+                    idle_cpu = Some(s);
+                }
+            }
+            if all_idle {
+                return c;
+            }
+        }
+        // select_idle_smt: no idle core, so an idle thread next to prev.
+        if prev_shares {
+            let sibling = self
+                .topology
+                .smt_mask(prev_cpu)
+                .and(&llc)
+                .iter()
+                .find(|&s| s != prev_cpu && self.idle(s));
+            if let Some(s) = sibling {
+                return s;
+            }
+        }
+        idle_cpu.unwrap_or(target)
+    }
+
+    /// `select_task_rq`: the CPU a waking (or new) task should run on, and the
+    /// wake flags to use (WF_RQ_SELECTED, plus WF_MIGRATED if it moves).
+    pub fn select_task_rq(
+        &self,
+        t: &SchedTask,
+        this_cpu: usize,
+        wf: WakeFlags,
+    ) -> (usize, WakeFlags) {
+        let prev_cpu = t.cpu as usize;
+        let prev_ok = self.allowed(t, prev_cpu);
+        let cpu = if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
+            self.find_idlest_cpu(t, this_cpu)
+        } else {
+            let base = if prev_ok {
+                prev_cpu
+            } else {
+                self.first_allowed(t)
+            };
+            let mut target = base;
+            // Wake-affine at the lowest domain of the waker holding prev.
+            let affine = self.slots[this_cpu]
+                .doms
+                .as_slice()
+                .iter()
+                .any(|sd| sd.span.test(base));
+            if this_cpu != base && affine && self.allowed(t, this_cpu) {
+                if let Some(c) = self.wake_affine(t, this_cpu, base, wf.contains(WakeFlags::SYNC)) {
+                    target = c;
+                }
+            }
+            self.select_idle_sibling(t, base, target)
+        };
+        let mut out = wf | WakeFlags::RQ_SELECTED;
+        if cpu != prev_cpu && !wf.contains(WakeFlags::FORK) {
+            out |= WakeFlags::MIGRATED;
+        }
+        (cpu, out)
+    }
+}
+
+/// `update_pick_idlest`: is `a` a better place for a new task than `b`?
+fn idlest_better(a: &SgStats, b: &SgStats) -> bool {
+    let (ta, tb) = (a.group_type(), b.group_type());
+    if ta != tb {
+        return ta < tb;
+    }
+    if ta == GroupType::HasSpare {
+        (a.idle, b.nr) > (b.idle, a.nr)
+    } else {
+        (a.avg_load(), a.nr) < (b.avg_load(), b.nr)
+    }
+}
