@@ -33,6 +33,15 @@
 //!   (none/voluntary wait for the burst's end or the tick). Lazy requests wait
 //!   for the tick (the crate upgrades them there).
 //!
+//! # Counters
+//! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
+//! wakeups whose decision the caller sees: local and remote enqueues and
+//! `ttwu_runnable`. A wakeup queued on a remote wake list is decided when the
+//! target drains it (`sched_ttwu_pending` returns only a count), so those are
+//! counted as `queued_wakeups`; `wakeup_preempts` (from `RqStats`) counts the
+//! preempting decisions of every path. Buddy picks, migrations and tick
+//! reschedules come from the runqueues' own counters at the end of the run.
+//!
 //! # Costs
 //! A switched-in task first spends "overhead" time (CPU busy, no progress):
 //! the context switch (thread or process: same or different address space

@@ -122,6 +122,7 @@ pub fn pct_plot(r: &Results, items: &[usize], path: &Path, title: &str) -> Resul
         };
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
             .x_labels(4 * n)
             .x_label_formatter(&fmt)
             .x_desc(it.param)
@@ -214,6 +215,7 @@ pub fn cdf_plot(r: &Results, ii: usize, vi: usize, path: &Path) -> Result<(), St
         .map_err(e)?;
     chart
         .configure_mesh()
+        .light_line_style(WHITE)
         .x_desc("wakeup latency, µs (to the 99.9th percentile)")
         .y_desc("fraction of wakeups")
         .label_style(("sans-serif", 12))
@@ -275,6 +277,7 @@ pub fn timeline_plot(r: &Results, path: &Path) -> Result<(), String> {
             .map_err(e)?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
             .disable_y_mesh()
             .x_desc("µs")
             .y_desc("CPU")

@@ -134,13 +134,16 @@ fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
 }
 
 /// The default configurations: 6.19's default (NEXT_BUDDY off) against
-/// NEXT_BUDDY and its two variants.
+/// NEXT_BUDDY and its two variants, and the rc1..rc6 ineligible-waker rule
+/// with NEXT_BUDDY off (Ryan Roberts' "6.19-rc6 + patch" column in seed 001:
+/// the rule applied whatever NEXT_BUDDY said).
 pub fn default_configs() -> Vec<Config> {
     [
         "nb-off:NO_NEXT_BUDDY",
         "nb-on:NEXT_BUDDY",
         "nb+inelig:NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED",
         "nb+syncrt:NEXT_BUDDY+NEXT_BUDDY_SYNC_RUNTIME",
+        "off+inelig:NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED",
     ]
     .iter()
     .map(|s| Config::parse(s))
