@@ -162,6 +162,8 @@ pub struct Spawn {
     pub lat_class: Option<u8>,
     /// Scheduling parameters.
     pub params: TaskParams,
+    /// Pinned to this CPU (`cpus_allowed` of one CPU).
+    pub pin: Option<u32>,
 }
 
 impl Default for Spawn {
@@ -171,6 +173,7 @@ impl Default for Spawn {
             footprint: 32 << 10,
             lat_class: None,
             params: TaskParams::default(),
+            pin: None,
         }
     }
 }
@@ -757,7 +760,10 @@ impl Kernel {
         wl.init(self);
         // Fork every task from CPU 0 (fork balancing spreads them).
         for i in 0..self.tasks.len() {
-            let st = SchedTask::new(self.tasks[i].spawn.params);
+            let mut st = SchedTask::new(self.tasks[i].spawn.params);
+            if let Some(c) = self.tasks[i].spawn.pin {
+                st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
+            }
             let (cpu, _) = self.s.wake_up_new_task(TaskId(i as u32), st, 0);
             let t = &mut self.tasks[i];
             t.state = TState::Runnable;

@@ -92,12 +92,12 @@ pub enum WorkSpec {
 }
 
 impl WorkSpec {
-    /// Tasks it creates.
-    pub fn nr_tasks(&self) -> usize {
+    /// Tasks it creates on a machine of `nr_cpus`.
+    pub fn nr_tasks(&self, nr_cpus: usize) -> usize {
         match self {
             WorkSpec::Hackbench(c) => Hackbench::nr_tasks(c),
             WorkSpec::Schbench(c) => Schbench::nr_tasks(c),
-            WorkSpec::Dbench(c) => Dbench::nr_tasks(c),
+            WorkSpec::Dbench(c) => Dbench::nr_tasks(c, nr_cpus),
             WorkSpec::Pgbench(c) => Pgbench::nr_tasks(c),
             WorkSpec::Mix(v) => v.len(),
         }
@@ -148,7 +148,7 @@ pub fn run_one(
     trace_ns: u64,
 ) -> Result<RunResult, String> {
     let cfg = c.build(m.topo.nr_cpus(), m.hz)?;
-    let mut k = Kernel::new(m.clone(), cfg, w.nr_tasks(), seed);
+    let mut k = Kernel::new(m.clone(), cfg, w.nr_tasks(m.topo.nr_cpus()), seed);
     k.trace_until = trace_ns;
     let mut wl = w.build();
     let t0 = Instant::now();

@@ -116,6 +116,36 @@ fn hb_item(machine: &str, sockets: bool, threads: bool, values: &[u64]) -> Item 
     }
 }
 
+fn db_item(bound: bool) -> Item {
+    Item {
+        title: if bound { "dbench-bound" } else { "dbench" }.into(),
+        machine: "cascadelake-2s".into(),
+        param: "clients",
+        values: vec![1, 8, 32, 80, 160],
+        make: if bound {
+            |c, m, s| {
+                WorkSpec::Dbench(DbenchCfg {
+                    clients: c as usize,
+                    ops: s.ops,
+                    workers: (m.topo.nr_cpus() / 2).max(1),
+                    bound: true,
+                })
+            }
+        } else {
+            |c, m, s| {
+                WorkSpec::Dbench(DbenchCfg {
+                    clients: c as usize,
+                    ops: s.ops,
+                    workers: (m.topo.nr_cpus() / 2).max(1),
+                    bound: false,
+                })
+            }
+        },
+        metrics: vec!["throughput_mbs", "loadfile_ms", "all_clients_ms"],
+        max_ns: 5_000_000_000,
+    }
+}
+
 fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
     Item {
         title: "pgbench-ro".into(),
@@ -176,21 +206,8 @@ impl Study {
                 metrics: vec!["wakeup_p99_us", "request_p99_us", "rps"],
                 max_ns: 100_000_000,
             },
-            Item {
-                title: "dbench".into(),
-                machine: "cascadelake-2s".into(),
-                param: "clients",
-                values: vec![1, 8, 32, 80, 160],
-                make: |c, m, s| {
-                    WorkSpec::Dbench(DbenchCfg {
-                        clients: c as usize,
-                        ops: s.ops,
-                        workers: (m.topo.nr_cpus() / 2).max(1),
-                    })
-                },
-                metrics: vec!["throughput_mbs", "loadfile_ms", "all_clients_ms"],
-                max_ns: 5_000_000_000,
-            },
+            db_item(false),
+            db_item(true),
         ];
         items.push(hb_item("cascadelake-2s", false, false, g));
         items.push(hb_item("cascadelake-2s", true, false, g));

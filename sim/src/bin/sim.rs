@@ -6,7 +6,7 @@
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
-//! `schbench m=8 t=8 sleep_us=100 work_us=1000`, `dbench clients=16 ops=200 workers=N`,
+//! `schbench m=8 t=8 sleep_us=100 work_us=1000`, `dbench clients=16 ops=200 workers=N bound=0|1`,
 //! `pgbench clients=16 rw=0|1`, `mix hog hog:5 sleeper:200:800 cyclic:500`.
 //! Configs: `NEXT_BUDDY`, `NO_NEXT_BUDDY`, `preempt=lazy`,
 //! `kernel.sched_base_slice_ns=3000000`, joined with `+`.
@@ -92,6 +92,7 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> WorkSpec {
             clients: num(&o, "clients", 8).clamp(1, 5000) as usize,
             ops: num(&o, "ops", 200).max(1) as usize,
             workers: num(&o, "workers", (m.topo.nr_cpus() as u64 / 2).max(1)).max(1) as usize,
+            bound: num(&o, "bound", 0) != 0,
         }),
         "pgbench" => WorkSpec::Pgbench(PgbenchCfg {
             clients: num(&o, "clients", 8).clamp(1, 5000) as usize,
