@@ -116,6 +116,15 @@ fn hb_item(machine: &str, sockets: bool, threads: bool, values: &[u64]) -> Item 
     }
 }
 
+fn db(clients: u64, m: &Machine, s: &Scale, bound: bool) -> WorkSpec {
+    WorkSpec::Dbench(DbenchCfg {
+        clients: clients as usize,
+        ops: s.ops,
+        workers: (m.topo.nr_cpus() / 2).max(1),
+        bound,
+    })
+}
+
 fn db_item(bound: bool) -> Item {
     Item {
         title: if bound { "dbench-bound" } else { "dbench" }.into(),
@@ -123,23 +132,9 @@ fn db_item(bound: bool) -> Item {
         param: "clients",
         values: vec![1, 8, 32, 80, 160],
         make: if bound {
-            |c, m, s| {
-                WorkSpec::Dbench(DbenchCfg {
-                    clients: c as usize,
-                    ops: s.ops,
-                    workers: (m.topo.nr_cpus() / 2).max(1),
-                    bound: true,
-                })
-            }
+            |c, m, s| db(c, m, s, true)
         } else {
-            |c, m, s| {
-                WorkSpec::Dbench(DbenchCfg {
-                    clients: c as usize,
-                    ops: s.ops,
-                    workers: (m.topo.nr_cpus() / 2).max(1),
-                    bound: false,
-                })
-            }
+            |c, m, s| db(c, m, s, false)
         },
         metrics: vec!["throughput_mbs", "loadfile_ms", "all_clients_ms"],
         max_ns: 5_000_000_000,
