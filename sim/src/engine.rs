@@ -677,8 +677,10 @@ impl Kernel {
         if t.wake_origin != u64::MAX {
             let o = t.wake_origin;
             t.wake_origin = u64::MAX;
+            // Latency runs to the end of the context switch: when the task
+            // itself starts to execute (its cache refill is its own work).
             if let Some(cl) = t.spawn.lat_class {
-                self.lat[cl as usize].push(now.saturating_sub(o));
+                self.lat[cl as usize].push((now + over).saturating_sub(o));
             }
         }
         self.arm_burst(cpu);

@@ -77,7 +77,8 @@
 //!
 //! # cyclictest and mixes
 //! `cyclictest`: threads sleeping on a periodic absolute timer; latency =
-//! switch-in time minus the timer's expiry. `mix`: hogs and sleepers as the
+//! the end of the switch to the thread minus the timer's expiry (schbench's
+//! wakeup latency likewise runs from the wake to the end of the switch). `mix`: hogs and sleepers as the
 //! old fixed-step simulator had (`hog[:NICE]`, `sleeper:RUN_US:SLEEP_US[:NICE]`).
 
 use sched::TaskParams;
