@@ -179,3 +179,16 @@ fn pgbench_latency_matches_its_costs_when_idle() {
         * 1e3;
     assert!((12.0..40.0).contains(&lat), "latency {lat} µs");
 }
+
+#[test]
+fn every_cpu_of_a_256_cpu_machine_is_used() {
+    // Above CPU 63 too (sched's CpuMask is 256 bits wide).
+    let w = WorkSpec::Mix(vec![MixTask::Hog { nice: 0 }; 256]);
+    let r = run("flat:256", &base(), &w, 1, 100);
+    for (cpu, &(busy, _)) in r.cpu_times.iter().enumerate() {
+        assert!(busy > 50_000_000, "cpu {cpu} busy only {busy} ns");
+    }
+    let r = run("cascadelake-2s", &base(), &hb(8, false), 1, 2000);
+    let high: u64 = r.cpu_times[64..].iter().map(|c| c.0).sum();
+    assert!(high > 0, "CPUs 64..79 never ran");
+}
