@@ -27,7 +27,7 @@ export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate
 
 all: build
 
@@ -51,7 +51,7 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-kernel test-shell
+test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-calibrate
 
 test-host:
 	$(CARGO) test -p sched -p shell -p sim --release
@@ -104,6 +104,14 @@ test-shell: ensure-qemu
 	$(MAKE) kernel ARCH=aarch64
 	scripts/shell-e2e.sh aarch64 $(SHELL_E2E_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 
+# The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
+# off and on, in QEMU (-icount) and in sim; the per-message switch and
+# wakeup-preemption counts must move the same way.
+test-calibrate: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	$(CARGO) build -q -p sim --release
+	scripts/calibrate.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel $(TARGET_DIR)/release/sim
+
 # Micro-benchmarks (LTO build), then the oracle property test at 20x the
 # cases `make test` runs (>= 2M random operations).
 bench:
@@ -120,7 +128,7 @@ sim:
 # The plots' font (DejaVu Sans, Debian's fonts-dejavu-core).
 FONT = /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 ensure-fonts:
-	@test -f $(FONT) || { apt-get update -qq && apt-get install -y -qq fonts-dejavu-core; } \
+	@test -f $(FONT) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-dejavu-core >/dev/null; } \
 		|| echo "study: no $(FONT): plots will be skipped"
 
 # NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s (a few minutes
