@@ -264,6 +264,11 @@ pub fn set_timer_rate(ticks: u32, window_ns: u64) {
     TIMER_HZ.store(hz as u64, Ordering::Relaxed);
 }
 
+/// Records the timer rate in ticks per second.
+pub fn set_timer_rate_hz(hz: u64) {
+    TIMER_HZ.store(hz, Ordering::Relaxed);
+}
+
 /// Timer ticks per second after the divider (0 before calibration).
 pub fn timer_hz() -> u64 {
     TIMER_HZ.load(Ordering::Relaxed)

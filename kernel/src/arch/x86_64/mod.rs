@@ -69,23 +69,24 @@ pub fn early_init(info: &boot::BootInfo) {
     percpu::set_lapic_id(apic::id());
     let discovery = smp::init(info);
     let trampoline_ok = smp::check_trampoline_page(info);
-    // One PIT window measures the TSC and the LAPIC timer input together.
-    let window = time::pit_window(apic::timer_calibration_start, apic::timer_calibration_end);
-    let source = time::init(window.map(|(cycles, ns, _)| (cycles, ns)));
-    match window {
-        Some((_, window_ns, lapic_ticks)) => apic::set_timer_rate(lapic_ticks, window_ns),
+    // The same PIT windows measure the TSC and the LAPIC timer input.
+    let cal = time::calibrate(apic::timer_calibration_start, apic::timer_calibration_end);
+    time::init(cal.tsc_hz);
+    match cal.lapic_hz {
+        Some(hz) => apic::set_timer_rate_hz(hz),
         None => {
-            // No PIT: measure the LAPIC against the TSC instead (10 ms).
+            // A CPUID rate (or none): measure the LAPIC against the TSC (10 ms).
             apic::timer_calibration_start();
             let start = time::rdtsc();
             while time::rdtsc() - start < time::ns_to_cycles(10_000_000) {}
             apic::set_timer_rate(apic::timer_calibration_end(), 10_000_000);
         }
     }
+    let source = cal.source;
     let (heap_start, heap_len) = heap_region(info);
     let _ = writeln!(
         serial::RawWriter,
-        "x86_64: TSC {}.{:03} MHz ({:?}, invariant: {}), {} LAPIC id {} timer {} kHz, \
+        "x86_64: TSC {}.{:03} MHz ({}, invariant: {}), {} LAPIC id {} timer {} kHz, \
          heap {:#x}+{} MiB, {} CPU(s) ({}{})",
         time::tsc_hz() / 1_000_000,
         time::tsc_hz() / 1_000 % 1_000,

@@ -1,14 +1,26 @@
 //! The clock: nanoseconds since boot from the TSC.
 //!
-//! The TSC frequency is measured once, against PIT channel 2 (a 1.193182 MHz
-//! crystal that QEMU emulates on every PC machine type, TCG and KVM alike; under
-//! nested KVM CPUID's frequency leaves are often missing or describe the host).
-//! The same PIT window also measures the LAPIC timer's input clock (see
-//! `apic.rs`), so boot pays for one window only. When the PIT does not respond
-//! (QEMU microvm has no port 0x61), CPUID leaves 0x15, 0x4000_0010 and 0x16 and
-//! finally an assumed 1 GHz stand in; the LAPIC timer is then measured against
-//! that TSC rate, so ticks and `now_ns()` stay consistent with each other even
-//! when both are off from wall-clock time.
+//! # Calibration
+//! The TSC rate comes, in this order of preference, from:
+//! 1. CPUID leaf 0x15 when it names the crystal (crystal Hz * EBX / EAX: what
+//!    Linux trusts on current Intel parts), or the hypervisor timing leaf
+//!    0x4000_0010 (EAX: TSC kHz);
+//! 2. PIT channel 2 (a 1.193182 MHz crystal every PC machine type emulates),
+//!    over several 10 ms one-shot windows. Each window brackets its two edges
+//!    (the count written, OUT2 rising) between TSC reads, so its error is
+//!    known: a window whose edges took longer than [`MAX_EDGE_ERROR_PPM`] of
+//!    the window to observe (the vCPU was descheduled there, an SMI, a slow
+//!    port) is thrown away and another is run, up to [`MAX_WINDOWS`]. A delay
+//!    in the middle of a window does not matter: the PIT and the TSC both go on
+//!    counting. The rate is the median of the kept windows, and the boot log
+//!    prints how many were kept and their spread;
+//! 3. CPUID leaf 0x16 (the nominal base MHz);
+//! 4. 1 GHz assumed, said loudly (QEMU microvm: no PIT, no CPUID leaves).
+//!
+//! Before, one 25 ms PIT window was trusted blindly: on a loaded host it read
+//! 1993–5095 MHz instead of ~1995 in 9 of 26 boots. The LAPIC timer's input
+//! clock is counted over the same windows (see `apic.rs`); with a CPUID rate it
+//! is measured against the TSC instead, so ticks and `now_ns()` always agree.
 //!
 //! `now_ns()` is `(tsc - boot_tsc) * mult >> 32` with a 128-bit product: no
 //! division, no overflow for centuries. The TSC is assumed invariant (constant
@@ -23,8 +35,18 @@ use x86_64::instructions::port::Port;
 
 /// PIT input clock.
 const PIT_HZ: u64 = 1_193_182;
-/// Length of the calibration window.
-const CALIBRATION_WINDOW_NS: u64 = 25_000_000;
+/// Length of one calibration window.
+const CALIBRATION_WINDOW_NS: u64 = 5_000_000;
+/// The rate is taken once [`AGREE_WINDOWS`] kept windows (of at least
+/// [`MIN_WINDOWS`]) agree within [`AGREE_PPM`]: the lowest such cluster.
+const MIN_WINDOWS: usize = 5;
+const AGREE_WINDOWS: usize = 3;
+const AGREE_PPM: u64 = 1_000;
+/// Windows tried at most.
+const MAX_WINDOWS: usize = 32;
+/// A window whose two edges together took longer than this (parts per million
+/// of the window) to observe is thrown away: 500 ppm of 5 ms is 2.5 us.
+const MAX_EDGE_ERROR_PPM: u64 = 500;
 /// Give up on the PIT after this many TSC cycles (seconds at any plausible rate).
 const PIT_TIMEOUT_CYCLES: u64 = 20_000_000_000;
 /// Frequency assumed when nothing can measure the TSC.
@@ -40,12 +62,46 @@ static TSC_HZ: AtomicU64 = AtomicU64::new(0);
 /// Where the TSC frequency came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TscSource {
-    /// Measured against PIT channel 2.
-    Pit,
-    /// CPUID leaf 0x15 (crystal ratio) or 0x16 (base MHz).
+    /// CPUID leaf 0x15 (crystal ratio) or the hypervisor leaf 0x4000_0010.
     Cpuid,
+    /// Measured against PIT channel 2: the windows that agree (the rate is
+    /// their median), the windows kept and run, and the spread of the
+    /// agreeing rates (max - min) in parts per million of the median.
+    Pit {
+        /// Windows that agree within [`AGREE_PPM`].
+        agree: u32,
+        /// Windows kept (edges observed in time).
+        kept: u32,
+        /// Windows run.
+        tried: u32,
+        /// (max - min) / median of the agreeing windows, ppm.
+        spread_ppm: u32,
+    },
+    /// CPUID leaf 0x16: the nominal base frequency (PIT unusable).
+    CpuidBase,
     /// Nothing worked; 1 GHz assumed.
     Assumed,
+}
+
+impl core::fmt::Display for TscSource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            TscSource::Cpuid => f.write_str("CPUID 0x15/0x4000_0010"),
+            TscSource::Pit {
+                agree,
+                kept,
+                tried,
+                spread_ppm,
+            } => write!(
+                f,
+                "PIT, {agree} of {kept} kept windows agree ({tried} run), spread {}.{:03}%",
+                spread_ppm / 10_000,
+                spread_ppm / 10 % 1_000
+            ),
+            TscSource::CpuidBase => f.write_str("CPUID 0x16 base frequency"),
+            TscSource::Assumed => f.write_str("ASSUMED 1 GHz: no PIT, no CPUID frequency"),
+        }
+    }
 }
 
 /// Reads the time-stamp counter.
@@ -78,8 +134,8 @@ pub fn tsc_invariant() -> bool {
     max_ext >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
 }
 
-/// TSC frequency from CPUID 0x15 (crystal * ratio), the hypervisor leaf
-/// 0x4000_0010, or 0x16 (base MHz), if one of them says.
+/// TSC frequency from CPUID 0x15 (crystal * ratio) or the hypervisor leaf
+/// 0x4000_0010, if one of them says.
 fn cpuid_tsc_hz() -> Option<u64> {
     let max = __cpuid(0).eax;
     if max >= 0x15 {
@@ -95,7 +151,12 @@ fn cpuid_tsc_hz() -> Option<u64> {
             return Some(u64::from(khz) * 1000);
         }
     }
-    if max >= 0x16 {
+    None
+}
+
+/// The nominal base frequency from CPUID 0x16, if present.
+fn cpuid_base_hz() -> Option<u64> {
+    if __cpuid(0).eax >= 0x16 {
         let mhz = __cpuid(0x16).eax & 0xffff;
         if mhz != 0 {
             return Some(u64::from(mhz) * 1_000_000);
@@ -104,12 +165,22 @@ fn cpuid_tsc_hz() -> Option<u64> {
     None
 }
 
-/// Runs one PIT channel 2 one-shot window of [`CALIBRATION_WINDOW_NS`] and
-/// returns `(tsc_cycles, window_ns, end_sample)`. `on_start` runs as the window
-/// opens and `on_end`'s result is taken as it closes, so another counter (the
-/// LAPIC timer) can be measured over the same window. `None` if the PIT never
-/// fired.
-pub fn pit_window<T>(on_start: impl FnOnce(), on_end: impl FnOnce() -> T) -> Option<(u64, u64, T)> {
+/// One PIT window: TSC cycles between its edges, how long the two edges took
+/// to observe (the error bound, cycles), and the other counter's reading.
+struct Window<T> {
+    cycles: u64,
+    error_cycles: u64,
+    end: T,
+    /// TSC cycles from just after `on_start` to just before `on_end`: the
+    /// interval the other counter counted, on the TSC's own scale.
+    end_cycles: u64,
+}
+
+/// Runs one PIT channel 2 one-shot window of [`CALIBRATION_WINDOW_NS`].
+/// `on_start` runs as the window opens and `on_end`'s result is taken as it
+/// closes, so another counter (the LAPIC timer) is measured over the same
+/// window. `None` if the PIT never fired (there is none).
+fn pit_window<T>(on_start: impl FnOnce(), on_end: impl FnOnce() -> T) -> Option<Window<T>> {
     let pit_count = PIT_HZ * CALIBRATION_WINDOW_NS / 1_000_000_000; // < 65536
     let mut port61 = Port::<u8>::new(0x61);
     let mut pit_cmd = Port::<u8>::new(0x43);
@@ -121,53 +192,184 @@ pub fn pit_window<T>(on_start: impl FnOnce(), on_end: impl FnOnce() -> T) -> Opt
         port61.write((v & !0x02) | 0x01);
         pit_cmd.write(0b1011_0000); // channel 2, lobyte/hibyte, mode 0, binary
         pit_ch2.write((pit_count & 0xff) as u8);
-        pit_ch2.write((pit_count >> 8) as u8);
     }
-    // Mode 0 starts counting with the count written; OUT2 (0x61 bit 5) is low
-    // until the count reaches 0. High already: no PIT (or no port 0x61) here.
+    on_start();
+    let l0 = rdtsc();
+    // The count starts with its high byte: bracket that write.
+    let t0 = rdtsc();
+    // SAFETY: as above.
+    unsafe { pit_ch2.write((pit_count >> 8) as u8) };
+    let t1 = rdtsc();
+    // Mode 0: OUT2 (0x61 bit 5) stays low until the count reaches 0. High
+    // already: no PIT (or no port 0x61) here.
     // SAFETY: reading port 0x61 has no side effects.
     if unsafe { port61.read() } & 0x20 != 0 {
         return None;
     }
-    on_start();
-    let start = rdtsc();
+    let mut before = t1;
     loop {
         // SAFETY: reading port 0x61 has no side effects.
         let out2 = unsafe { port61.read() } & 0x20 != 0;
-        let now = rdtsc();
+        let after = rdtsc();
         if out2 {
+            let l1 = rdtsc();
             let end = on_end();
-            let cycles = now - start;
-            // Plausible TSC rates only (100 MHz..20 GHz); else the PIT misbehaved.
-            let window_ns = pit_count * 1_000_000_000 / PIT_HZ;
-            let plausible = cycles > window_ns / 10 && cycles < window_ns * 20;
-            return plausible.then_some((cycles, window_ns, end));
+            // Edges at the midpoints of their brackets.
+            let start = t0 + (t1 - t0) / 2;
+            let stop = before + (after - before) / 2;
+            let cycles = stop.saturating_sub(start);
+            // Plausible TSC rates only (100 MHz..20 GHz); else this window
+            // misbehaved (its error bound says so, and it is thrown away).
+            let plausible =
+                cycles > CALIBRATION_WINDOW_NS / 10 && cycles < CALIBRATION_WINDOW_NS * 20;
+            return Some(Window {
+                cycles,
+                error_cycles: if plausible {
+                    (t1 - t0) + (after - before)
+                } else {
+                    u64::MAX
+                },
+                end,
+                end_cycles: l1 - l0,
+            });
         }
-        if now - start > PIT_TIMEOUT_CYCLES {
+        if after - t1 > PIT_TIMEOUT_CYCLES {
             return None;
         }
+        before = after;
     }
 }
 
-/// Sets the TSC frequency (from a PIT window measured by the caller, or by
-/// falling back to CPUID) and starts the clock. Returns where the rate came from.
-pub fn init(pit_measurement: Option<(u64, u64)>) -> TscSource {
-    let (hz, source) = match pit_measurement {
-        Some((cycles, window_ns)) if cycles > 0 => (
-            (u128::from(cycles) * 1_000_000_000 / u128::from(window_ns)) as u64,
-            TscSource::Pit,
-        ),
-        _ => match cpuid_tsc_hz() {
-            Some(hz) => (hz, TscSource::Cpuid),
+/// How the clocks were calibrated: the TSC rate, where it came from, and the
+/// LAPIC timer's ticks per second if they were counted over PIT windows.
+pub struct Calibration {
+    /// TSC Hz.
+    pub tsc_hz: u64,
+    /// Where it came from.
+    pub source: TscSource,
+    /// LAPIC timer ticks per second (median over the kept windows), when the
+    /// PIT was used.
+    pub lapic_hz: Option<u64>,
+}
+
+/// Measures the TSC (and, over the same windows, the LAPIC timer:
+/// `lapic_start` / `lapic_end` as for [`pit_window`]) as the module docs say.
+pub fn calibrate(lapic_start: impl Fn(), lapic_end: impl Fn() -> u32) -> Calibration {
+    if let Some(hz) = cpuid_tsc_hz() {
+        return Calibration {
+            tsc_hz: hz,
+            source: TscSource::Cpuid,
+            lapic_hz: None,
+        };
+    }
+    let window_ns = u128::from(PIT_HZ * CALIBRATION_WINDOW_NS / 1_000_000_000) * 1_000_000_000
+        / u128::from(PIT_HZ);
+    // (TSC Hz, LAPIC ticks per 2^32 TSC cycles) of the kept windows. The
+    // LAPIC is scaled to the TSC, not to the PIT window: its start and end
+    // are not bracketed, but the TSC interval around them is.
+    let mut kept = [(0u64, 0u64); MAX_WINDOWS];
+    let mut n = 0;
+    let mut tried = 0;
+    let mut found = None;
+    while tried < MAX_WINDOWS {
+        tried += 1;
+        let Some(w) = pit_window(&lapic_start, &lapic_end) else {
+            break; // no PIT
+        };
+        if w.error_cycles.saturating_mul(1_000_000) > w.cycles.saturating_mul(MAX_EDGE_ERROR_PPM) {
+            continue;
+        }
+        let hz = (u128::from(w.cycles) * 1_000_000_000 / window_ns) as u64;
+        let lapic = ((u128::from(w.end) << 32) / u128::from(w.end_cycles.max(1))) as u64;
+        kept[n] = (hz, lapic);
+        n += 1;
+        if n >= MIN_WINDOWS {
+            found = cluster(&mut kept[..n]).filter(|c| c.agree as usize >= AGREE_WINDOWS);
+            if found.is_some() {
+                break;
+            }
+        }
+    }
+    let Some(c) = found.or_else(|| cluster(&mut kept[..n])) else {
+        let (hz, source) = match cpuid_base_hz() {
+            Some(hz) => (hz, TscSource::CpuidBase),
             None => (FALLBACK_TSC_HZ, TscSource::Assumed),
-        },
+        };
+        return Calibration {
+            tsc_hz: hz,
+            source,
+            lapic_hz: None,
+        };
     };
+    Calibration {
+        tsc_hz: c.tsc_hz,
+        source: TscSource::Pit {
+            agree: c.agree,
+            kept: n as u32,
+            tried: tried as u32,
+            spread_ppm: c.spread_ppm,
+        },
+        lapic_hz: Some(((u128::from(c.lapic_per_2_32) * u128::from(c.tsc_hz)) >> 32) as u64),
+    }
+}
+
+/// The windows that agree: their median TSC rate and LAPIC ratio.
+struct Cluster {
+    tsc_hz: u64,
+    lapic_per_2_32: u64,
+    agree: u32,
+    spread_ppm: u32,
+}
+
+/// The lowest group of kept windows whose rates lie within [`AGREE_PPM`] of
+/// its lowest one, among the largest such groups up to [`AGREE_WINDOWS`].
+/// Lowest, because what disturbs a window here makes the TSC look faster: a
+/// host that deschedules the vCPU in the middle of a window (seen under
+/// nested virtualisation, where the host's TSC and its clock drift apart
+/// under load) adds TSC cycles, never removes them. `None` when nothing was
+/// kept. Sorts `kept`.
+fn cluster(kept: &mut [(u64, u64)]) -> Option<Cluster> {
+    kept.sort_unstable_by_key(|&(hz, _)| hz);
+    let mut best: Option<(usize, usize)> = None; // (start, len)
+    for i in 0..kept.len() {
+        let lo = kept[i].0;
+        let len = kept[i..]
+            .iter()
+            .take_while(|&&(hz, _)| (hz - lo).saturating_mul(1_000_000) <= lo * AGREE_PPM)
+            .count();
+        let better = match best {
+            None => true,
+            Some((_, b)) => len > b && b < AGREE_WINDOWS,
+        };
+        if better {
+            best = Some((i, len));
+        }
+    }
+    let (start, len) = best?;
+    let group = &kept[start..start + len];
+    let mut lapic = [0u64; MAX_WINDOWS];
+    for (slot, &(_, l)) in lapic.iter_mut().zip(group) {
+        *slot = l;
+    }
+    let lapic = &mut lapic[..len];
+    lapic.sort_unstable();
+    let median = group[len / 2].0;
+    Some(Cluster {
+        tsc_hz: median,
+        lapic_per_2_32: lapic[len / 2],
+        agree: len as u32,
+        spread_ppm: (u128::from(group[len - 1].0 - group[0].0) * 1_000_000
+            / u128::from(median.max(1))) as u32,
+    })
+}
+
+/// Starts the clock at `hz` TSC cycles per second.
+pub fn init(hz: u64) {
     TSC_HZ.store(hz, Ordering::Relaxed);
     NS_PER_CYCLE_FP32.store(
-        ((1_000_000_000u128 << 32) / u128::from(hz)) as u64,
+        ((1_000_000_000u128 << 32) / u128::from(hz.max(1))) as u64,
         Ordering::Relaxed,
     );
-    source
 }
 
 /// Marks "now" as time zero of `now_ns()`.
