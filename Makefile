@@ -27,7 +27,7 @@ export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem
 
 all: build
 
@@ -51,7 +51,7 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-calibrate
+test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-calibrate test-small-mem
 
 test-host:
 	$(CARGO) test -p sched -p shell -p sim --release
@@ -103,6 +103,13 @@ test-shell: ensure-qemu
 	scripts/shell-e2e.sh x86_64 $(SHELL_E2E_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 	$(MAKE) kernel ARCH=aarch64
 	scripts/shell-e2e.sh aarch64 $(SHELL_E2E_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+
+# Out of memory is an error, not a panic: both arches at a small MEM.
+test-small-mem: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	MEM=6M SMP=4 scripts/small-mem-test.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	$(MAKE) kernel ARCH=aarch64
+	MEM=12M SMP=4 scripts/small-mem-test.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 
 # The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
 # off and on, in QEMU (-icount) and in sim; the per-message switch and

@@ -257,21 +257,35 @@ fn pid(idx: u32) -> u32 {
 }
 
 fn start(sh: &mut Sh) -> CmdResult {
-    // Allocate (or clear) every ring outside the hooks' critical sections.
-    for ring in &RINGS {
-        let fresh = if ring.lock().is_some() {
-            None
-        } else {
-            Some(Ring {
-                buf: alloc::vec![None; RING_LEN].into_boxed_slice(),
-                head: 0,
-                len: 0,
-            })
-        };
+    // One ring per online CPU (the others stay unallocated), allocated
+    // outside the hooks' critical sections and fallibly: a heap too small
+    // for them is an error, and nothing changes.
+    let online = task::online_mask();
+    let cpus = (0..MAX_CPUS).filter(|&c| online & (1 << c) != 0);
+    let mut fresh: [Option<Ring>; MAX_CPUS] = [const { None }; MAX_CPUS];
+    for cpu in cpus {
+        if RINGS[cpu].lock().is_some() {
+            continue;
+        }
+        let mut buf: Vec<Option<Rec>> = Vec::new();
+        if buf.try_reserve_exact(RING_LEN).is_err() {
+            return Err(alloc::format!(
+                "trace: not enough memory for the event rings ({} KiB per online CPU)",
+                RING_LEN * core::mem::size_of::<Option<Rec>>() / 1024
+            ));
+        }
+        buf.resize(RING_LEN, None);
+        fresh[cpu] = Some(Ring {
+            buf: buf.into_boxed_slice(),
+            head: 0,
+            len: 0,
+        });
+    }
+    for (ring, f) in RINGS.iter().zip(fresh) {
         let irq = arch::irq_save();
         {
             let mut g = ring.lock();
-            match (g.as_mut(), fresh) {
+            match (g.as_mut(), f) {
                 (Some(r), _) => {
                     r.head = 0;
                     r.len = 0;

@@ -186,10 +186,17 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
     let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);
     SCHED.call_once(|| {
         let s = Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS);
-        // Every runqueue and wake list sized for all threads now, so that
-        // nothing allocates later under a runqueue lock with interrupts masked.
-        s.try_reserve(MAX_THREADS)
-            .expect("no memory for the runqueues");
+        // Every runqueue and wake list sized now for as many threads as can
+        // exist, so that nothing allocates later under a runqueue lock with
+        // interrupts masked: no more than the thread table holds, nor than
+        // the heap has room for stacks (a spawn without room for its stack
+        // fails). A heap too small even for that halves it, with a warning.
+        let (used, free) = crate::heap::stats();
+        let mut want = MAX_THREADS.min((used + free) / super::STACK_SIZE + MAX_CPUS);
+        while s.try_reserve(want).is_err() && want > MAX_CPUS {
+            want /= 2;
+            log::warn!("sched: heap too small for the runqueues, reserving {want} threads per CPU");
+        }
         s
     });
     cpu_online(arch::cpu_id());

@@ -235,6 +235,8 @@ pub enum SpawnError {
     Params(sched::task::ParamsError),
     /// Every thread slot is in use.
     NoSlot,
+    /// The heap cannot hold the thread's stack.
+    NoMemory,
 }
 
 /// Why a join failed.
@@ -378,7 +380,13 @@ where
         0 => online,
         m => m,
     };
-    let mut stack = alloc::vec![0u128; STACK_SIZE / 16].into_boxed_slice();
+    // Out of memory is an error for the caller, not a panic.
+    let mut stack: Vec<u128> = Vec::new();
+    stack
+        .try_reserve_exact(STACK_SIZE / 16)
+        .map_err(|_| SpawnError::NoMemory)?;
+    stack.resize(STACK_SIZE / 16, 0);
+    let mut stack = stack.into_boxed_slice();
     stack[0] = STACK_CANARY;
     let entry: Entry = Box::new(f);
     let idx = {

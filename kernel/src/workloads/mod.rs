@@ -76,12 +76,16 @@ pub fn free_slots() -> usize {
 
 /// Heap a spawned thread costs beyond its stack (closure, `Arc`s, registry).
 const THREAD_OVERHEAD: usize = 1024;
-/// Heap left to the rest of the kernel when a workload sizes itself.
-const HEAP_RESERVE: usize = 8 << 20;
+/// Heap left to the rest of the kernel when a workload sizes itself: 8 MiB,
+/// or a quarter of the heap on a small machine.
+fn heap_reserve() -> usize {
+    let (used, free) = crate::heap::stats();
+    (8 << 20).min((used + free) / 4)
+}
 
 /// Refuses a run before anything is started: `threads` thread slots must be
 /// free, and the heap must hold their stacks plus `extra_bytes` (buffers,
-/// channels) with [`HEAP_RESERVE`] to spare. The error says what is short.
+/// channels) with [`heap_reserve`] to spare. The error says what is short.
 pub fn check_resources(threads: usize, extra_bytes: usize) -> Result<(), String> {
     let free = free_slots();
     if threads > free {
@@ -94,12 +98,14 @@ pub fn check_resources(threads: usize, extra_bytes: usize) -> Result<(), String>
         .saturating_mul(task::STACK_SIZE + THREAD_OVERHEAD)
         .saturating_add(extra_bytes);
     let (_, heap_free) = crate::heap::stats();
-    if need.saturating_add(HEAP_RESERVE) > heap_free {
+    let reserve = heap_reserve();
+    if need.saturating_add(reserve) > heap_free {
         return Err(alloc::format!(
-            "needs about {} MiB of memory ({threads} threads of {} KiB stack + {} KiB of buffers), {} MiB free",
+            "needs about {} MiB of memory ({threads} threads of {} KiB stack + {} KiB of buffers, and {} MiB kept free for the kernel), {} MiB free",
             need.div_ceil(1 << 20),
             task::STACK_SIZE / 1024,
             extra_bytes / 1024,
+            reserve.div_ceil(1 << 20),
             heap_free >> 20
         ));
     }
