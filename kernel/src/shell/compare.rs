@@ -392,13 +392,25 @@ pub fn print_table(c: &Compare, o: &Outcome, out: &mut dyn Write) {
     let _ = write_table(out, &labels, &series);
 }
 
+/// [`run`] between a check of every config (nothing runs or changes if
+/// one is refused) and the restore of the state found before (on every
+/// path: success, error, Ctrl-C).
+pub fn run_restoring(
+    c: &Compare,
+    ctl: &mut dyn Control,
+    out: &mut dyn Write,
+) -> Result<Outcome, String> {
+    validate(c)?;
+    let _restore = Restore(State::capture(task::sched_config()));
+    run(c, ctl, out)
+}
+
 /// The `compare` command.
 pub fn compare(sh: &mut Sh, c: &Compare) -> CmdResult {
     // Refuse before anything changes.
     if let Err(e) = validate(c) {
         fail!("compare: {e}");
     }
-    let restore = Restore(State::capture(task::sched_config()));
     let (_, seed) = boot_state();
     let _ = writeln!(
         sh,
@@ -409,9 +421,7 @@ pub fn compare(sh: &mut Sh, c: &Compare) -> CmdResult {
         WorkloadLine(&c.workload)
     );
     let (io, mut out) = super::work::parts(sh);
-    let r = run(c, io, &mut out);
-    drop(restore);
-    let o = match r {
+    let o = match run_restoring(c, io, &mut out) {
         Ok(o) => o,
         Err(e) => fail!("compare: {e}; state restored"),
     };

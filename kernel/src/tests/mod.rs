@@ -8,6 +8,7 @@
 
 mod call;
 mod classes;
+mod compare;
 mod sched;
 mod smp;
 mod sync;
