@@ -5,6 +5,8 @@
 #                      SMP=1 and SMP=$(SMP_TEST) (aarch64 SMP run with GICv3)
 #   make bench         scheduler micro-benchmarks (host)
 #   make lint          rustfmt + clippy on every crate and target
+#   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
+#   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots in build/study/
 ARCH    ?= x86_64
 SMP     ?= 1
 MEM     ?= 256M
@@ -25,7 +27,7 @@ export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts
 
 all: build
 
@@ -52,7 +54,7 @@ qemu: ensure-qemu kernel
 test: ensure-toolchain check-toolchain test-host test-kernel test-shell
 
 test-host:
-	$(CARGO) test -p sched -p shell --release
+	$(CARGO) test -p sched -p shell -p sim --release
 
 test-kernel: ensure-qemu test-x86_64 test-aarch64
 
@@ -107,14 +109,28 @@ test-shell: ensure-qemu
 bench:
 	$(CARGO) run -p bench --profile bench --bin bench -- $(ARGS)
 	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --test oracle
+	$(CARGO) run -q -p sim --release -- bench
 
-# The scheduler on virtual CPUs on the host: make sim ARGS="--cpus 2 hog hog:5"
+# The scheduler on simulated machines (discrete events, sim/):
+#   make sim ARGS="run --machine small mix hog hog:5"
+#   make sim ARGS="run --machine graviton3 --config NEXT_BUDDY hackbench groups=8"
 sim:
-	$(CARGO) run -q -p bench --release --bin sim -- $(ARGS)
+	$(CARGO) run -q -p sim --release -- $(ARGS)
+
+# The plots' font (DejaVu Sans, Debian's fonts-dejavu-core).
+FONT = /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+ensure-fonts:
+	@test -f $(FONT) || { apt-get update -qq && apt-get install -y -qq fonts-dejavu-core; } \
+		|| echo "study: no $(FONT): plots will be skipped"
+
+# NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s (a few minutes
+# on 2 cores): tables on stdout, tables.txt, samples.csv/json, PNGs in build/study/.
+study: ensure-fonts
+	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p sched -p shell -p bench --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p sim --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_aarch64) -- -D warnings
 

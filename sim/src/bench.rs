@@ -1,0 +1,66 @@
+//! Speed figures (reported, not asserted): scheduling events per second on one
+//! core, wall time of one simulated second of 64-CPU hackbench with 16 groups,
+//! and the memory of a 256-CPU machine with 10 000 tasks.
+
+use std::time::Instant;
+
+use crate::machine::Machine;
+use crate::workloads::{HackbenchCfg, MixTask};
+use crate::{run_one, Config, WorkSpec};
+
+fn rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Prints the bench rows.
+pub fn print_bench() {
+    let base = Config::parse("nb-off:NO_NEXT_BUDDY");
+    let g3 = Machine::preset("graviton3").expect("preset");
+    // 1. Events per second: 64-CPU hackbench, 16 groups, one thread.
+    // 2. One simulated second of it (loops large enough to last > 1 s).
+    for sockets in [false, true] {
+        let w = WorkSpec::Hackbench(HackbenchCfg {
+            groups: 16,
+            loops: 20_000,
+            sockets,
+            threads: false,
+        });
+        let t0 = Instant::now();
+        let r = run_one(&g3, &base, &w, 1, 1_000_000_000, 0).expect("run");
+        let wall = t0.elapsed().as_secs_f64();
+        println!(
+            "sim bench: hackbench 16 groups {} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall; {} events ({} stale dropped), {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
+            if sockets { "sockets" } else { "pipes" },
+            r.sim_ns as f64 / 1e9,
+            wall,
+            r.ctr.events,
+            r.ctr.stale,
+            r.ctr.events as f64 / wall / 1e6
+        );
+    }
+    // 3. 256 CPUs x 10 000 tasks (sleepers), memory high-water mark.
+    let before = rss_kib().unwrap_or(0);
+    let m = Machine::preset("flat:256").expect("preset");
+    let tasks = vec![
+        MixTask::Sleeper {
+            run_us: 100,
+            sleep_us: 2_000,
+            nice: 0
+        };
+        10_000
+    ];
+    let t0 = Instant::now();
+    let r = run_one(&m, &base, &WorkSpec::Mix(tasks), 1, 20_000_000, 0).expect("run");
+    let wall = t0.elapsed().as_secs_f64();
+    let after = rss_kib().unwrap_or(0);
+    println!(
+        "sim bench: 256 CPUs x 10000 tasks: {:.0} ms simulated in {:.2} s wall ({:.2} M events/s); peak RSS {} MiB (before the run {} MiB; target <= 1024 MiB)",
+        r.sim_ns as f64 / 1e6,
+        wall,
+        r.ctr.events as f64 / wall / 1e6,
+        after / 1024,
+        before / 1024
+    );
+}

@@ -1,0 +1,996 @@
+//! The discrete-event engine: virtual CPUs running `sched::smp::Scheduler`
+//! through the same [`Platform`] trait the kernel implements.
+//!
+//! Events sit in a binary heap ordered by (virtual ns, sequence number), so
+//! ties resolve in the order events were created and a run is a pure function
+//! of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
+//!
+//! # How the kernel is mirrored (`kernel/src/task/core.rs`)
+//! - **Wakeups** ([`Kernel::wake`]): a task still held by a runqueue (its
+//!   dequeue delayed) goes through `Rq::ttwu_runnable`; a completed delayed
+//!   dequeue hands the state back and the wakeup continues like any sleeper's:
+//!   `select_task_rq(.., this_cpu, wf | TTWU)` then `ttwu_queue` (local
+//!   enqueue, or the target's wake list plus an IPI with TTWU_QUEUE).
+//!   `kick_if_needed` follows `ttwu_runnable`'s decision as in the kernel.
+//! - **IPIs** the scheduler sends through [`Platform::send_resched_ipi`]
+//!   become events [`Costs::ipi_ns`](crate::machine::Costs) later (plus the
+//!   idle-exit latency if the target is idle); the handler drains the wake list
+//!   (`sched_ttwu_pending`) and, if the CPU is idle or the model preempts at
+//!   interrupt exit (full, lazy), reschedules.
+//! - **Schedule**: `Rq::schedule(prev_sleeps)` when a task blocks,
+//!   `pick_next_task` otherwise; a CPU that finds nothing runs a newidle
+//!   `load_balance(cpu, true)` and picks again.
+//! - **Tick** every `1/HZ` on busy CPUs (idle CPUs stop it, as with
+//!   `nohz=on`): `task_tick`, preempt on an immediate request (the tick returns
+//!   to user mode in every model), `load_balance(cpu, false)` every
+//!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
+//!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
+//!   balance (`nohz_balance_kick`).
+//! - **Preemption models**: a burst ends at a syscall return, where every
+//!   model honours an immediate reschedule; the tick likewise; an IPI or a
+//!   timer interrupt preempts a running task only under full and lazy
+//!   (none/voluntary wait for the burst's end or the tick). Lazy requests wait
+//!   for the tick (the crate upgrades them there).
+//!
+//! # Counters
+//! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
+//! wakeups whose decision the caller sees: local and remote enqueues and
+//! `ttwu_runnable`. A wakeup queued on a remote wake list is decided when the
+//! target drains it (`sched_ttwu_pending` returns only a count), so those are
+//! counted as `queued_wakeups`; `wakeup_preempts` (from `RqStats`) counts the
+//! preempting decisions of every path. Buddy picks, migrations and tick
+//! reschedules come from the runqueues' own counters at the end of the run.
+//!
+//! # Costs
+//! A switched-in task first spends "overhead" time (CPU busy, no progress):
+//! the context switch (thread or process: same or different address space
+//! than the CPU's last one) plus cache refill after a migration or after
+//! other tasks displaced its working set (see [`crate::machine`]). The
+//! scheduler charges that time to the task, as Linux does.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sched::smp::{Platform, Scheduler, WakeOutcome};
+use sched::{
+    DequeueFlags, PreemptMode, Resched, SchedConfig, SchedTask, TaskId, TaskParams, TtwuRunnable,
+    WakeFlags, WakeupDecision, WakeupReason,
+};
+
+use crate::machine::{Dist, Machine};
+use crate::rng::Rng;
+
+/// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
+pub const BALANCE_TICKS: u64 = 4;
+
+const NIL: u32 = u32::MAX;
+
+/// The platform hooks: a shared virtual clock and a list of IPIs to deliver.
+#[derive(Debug, Default)]
+pub struct SimPlatform {
+    now: AtomicU64,
+    any_ipi: AtomicBool,
+    ipis: Mutex<Vec<u32>>,
+}
+
+impl Platform for SimPlatform {
+    fn irq_save(&self) -> bool {
+        false
+    }
+    fn irq_restore(&self, _: bool) {}
+    fn now_ns(&self) -> u64 {
+        self.now.load(Ordering::Relaxed)
+    }
+    fn send_resched_ipi(&self, cpu: usize) {
+        self.ipis.lock().expect("ipi list").push(cpu as u32);
+        self.any_ipi.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What a task does once its current burst of CPU work is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Run this many ns of CPU work (a syscall's cost, user computation).
+    Run(u64),
+    /// Sleep until another task wakes it ([`Kernel::wake`]).
+    Block,
+    /// Sleep for this many ns (a timer wakes it, in interrupt context).
+    Sleep(u64),
+    /// Exit.
+    Exit,
+}
+
+/// A workload: the tasks' programs. The engine calls [`Workload::step`] each
+/// time a task's burst completes (and once when a new task first runs).
+pub trait Workload {
+    /// Creates the tasks ([`Kernel::spawn`]).
+    fn init(&mut self, k: &mut Kernel);
+    /// Task `tid` finished its burst, on CPU `k.this_cpu()`, at `k.now`.
+    /// May wake others; says what the task does next.
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next;
+    /// The results, (metric name, value, higher is better).
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
+}
+
+/// One result of a run.
+#[derive(Clone, Debug)]
+pub struct Metric {
+    /// Name, e.g. `time_s`, `wakeup_p99_us`.
+    pub name: String,
+    /// Value.
+    pub value: f64,
+    /// Is a higher value better (throughput) or a lower (time, latency)?
+    pub higher_better: bool,
+}
+
+impl Metric {
+    /// A metric.
+    pub fn new(name: &str, value: f64, higher_better: bool) -> Self {
+        Metric {
+            name: name.to_string(),
+            value,
+            higher_better,
+        }
+    }
+}
+
+/// A task's state in the simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TState {
+    /// Created, not yet woken.
+    New,
+    /// Queued or running.
+    Runnable,
+    /// Asleep.
+    Blocked,
+    /// Gone.
+    Exited,
+}
+
+/// How a task is created.
+#[derive(Clone, Copy, Debug)]
+pub struct Spawn {
+    /// Address space id: switching between tasks of one `mm` costs a thread
+    /// switch, otherwise a process switch.
+    pub mm: u32,
+    /// Working set, bytes.
+    pub footprint: u64,
+    /// Latency class for wakeup-latency samples (`None`: not recorded).
+    pub lat_class: Option<u8>,
+    /// Scheduling parameters.
+    pub params: TaskParams,
+}
+
+impl Default for Spawn {
+    fn default() -> Self {
+        Spawn {
+            mm: 0,
+            footprint: 32 << 10,
+            lat_class: None,
+            params: TaskParams::default(),
+        }
+    }
+}
+
+/// Per-task bookkeeping.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// State.
+    pub state: TState,
+    /// Held by the runqueue of `cpu` (queued, running or delay-dequeued).
+    held: bool,
+    off: Option<SchedTask>,
+    /// The CPU whose runqueue holds it, or where it last ran.
+    pub cpu: u32,
+    work: u64,
+    overhead: u64,
+    spawn: Spawn,
+    last_ran: u32,
+    mark: u64,
+    wake_origin: u64,
+    timer_gen: u32,
+    /// CPU time it used, ns (overheads included).
+    pub runtime: u64,
+    /// Times it was switched in.
+    pub nr_switch_in: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Cpu {
+    curr: u32,
+    run_start: u64,
+    burst_gen: u32,
+    tick_gen: u32,
+    tick_on: bool,
+    ipi_pending: bool,
+    touched: u64,
+    last_mm: u32,
+    since: u64,
+    busy_ns: u64,
+    idle_ns: u64,
+    ticks: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Burst,
+    Tick,
+    Ipi,
+    TimerFire,
+    TimerWake,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Ev {
+    t: u64,
+    seq: u64,
+    kind: Kind,
+    a: u32,
+    gen: u32,
+}
+
+/// Names of the wakeup-decision rows counted in [`Counters::rows`].
+pub const ROW_NAMES: [&str; 17] = [
+    "idle_cpu",
+    "same_task",
+    "higher_class",
+    "lower_class",
+    "rt_higher",
+    "rt_not_higher",
+    "fair_same_task",
+    "already_pending",
+    "disabled",
+    "idle_current",
+    "idle_wakee",
+    "not_normal",
+    "fork_or_delayed",
+    "ineligible_waker",
+    "sync_resched",
+    "sync_none",
+    "picked",
+];
+const ROW_NOT_PICKED: usize = 17;
+/// Number of rows (the names above plus `not_picked`).
+pub const NR_ROWS: usize = 18;
+
+/// Name of row `i`.
+pub fn row_name(i: usize) -> &'static str {
+    if i == ROW_NOT_PICKED {
+        "not_picked"
+    } else {
+        ROW_NAMES[i]
+    }
+}
+
+fn row_of(r: WakeupReason) -> usize {
+    use sched::fair::FairWakeup as F;
+    match r {
+        WakeupReason::IdleCpu => 0,
+        WakeupReason::SameTask => 1,
+        WakeupReason::HigherClass => 2,
+        WakeupReason::LowerClass => 3,
+        WakeupReason::RtHigherPriority => 4,
+        WakeupReason::RtNotHigher => 5,
+        WakeupReason::Fair(f) => match f {
+            F::SameTask => 6,
+            F::AlreadyPending => 7,
+            F::Disabled => 8,
+            F::IdleCurrent => 9,
+            F::IdleWakee => 10,
+            F::NotNormalPolicy => 11,
+            F::ForkOrDelayed => 12,
+            F::IneligibleWaker => 13,
+            F::SyncResched => 14,
+            F::SyncNone => 15,
+            F::Picked { .. } => 16,
+            F::NotPicked { .. } => ROW_NOT_PICKED,
+        },
+    }
+}
+
+/// Mechanism counters of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Events handled (stale ones excluded: a burst end or tick superseded
+    /// by a reschedule, a timer cancelled by an earlier wakeup).
+    pub events: u64,
+    /// Stale events popped and dropped.
+    pub stale: u64,
+    /// Context switches (task to a different task or idle).
+    pub switches: u64,
+    /// Switches away from a still-runnable task.
+    pub preemptions: u64,
+    /// Task-to-task and timer wakeups of sleeping tasks.
+    pub wakeups: u64,
+    /// Of which WF_SYNC.
+    pub sync_wakeups: u64,
+    /// Wakeups queued on a remote wake list (decided when drained).
+    pub queued_wakeups: u64,
+    /// Wakeups that found the task still held (delayed dequeue) and re-queued it in place.
+    pub ttwu_runnable: u64,
+    /// Wakeup decisions by row (direct wakeups: local, remote, in place).
+    pub rows: [u64; NR_ROWS],
+    /// IPIs delivered.
+    pub ipis: u64,
+    /// Bursts that paid a cache refill.
+    pub cold_runs: u64,
+    /// Of which after a migration.
+    pub cold_migrations: u64,
+    /// Total refill time, ns.
+    pub cold_ns: u64,
+    /// Total switch overhead, ns.
+    pub switch_ns: u64,
+    /// Tasks moved by the balancer.
+    pub balanced: u64,
+    /// Wakeups placed on a CPU other than the previous one.
+    pub wake_migrations: u64,
+    /// Read from the runqueues at the end: migrations in.
+    pub migrations: u64,
+    /// Pick-path counters summed over CPUs: buddy picks.
+    pub buddy_picks: u64,
+    /// Wakeups that asked to preempt (RqStats, all paths incl. drained lists).
+    pub wakeup_preempts: u64,
+    /// Ticks that asked for a reschedule.
+    pub tick_resched: u64,
+}
+
+/// A segment of the per-CPU timeline (for the timeline plot).
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    /// CPU.
+    pub cpu: u32,
+    /// Start, ns.
+    pub start: u64,
+    /// End, ns.
+    pub end: u64,
+    /// Task.
+    pub tid: u32,
+}
+
+/// The simulated machine and kernel: what workloads see.
+pub struct Kernel {
+    /// The scheduler under test.
+    pub s: Scheduler<SimPlatform>,
+    /// Its configuration.
+    pub cfg: Arc<SchedConfig>,
+    /// The machine.
+    pub m: Machine,
+    /// Virtual time, ns.
+    pub now: u64,
+    /// The run's random stream.
+    pub rng: Rng,
+    /// Counters.
+    pub ctr: Counters,
+    /// Wakeup latency samples per class, ns.
+    pub lat: Vec<Vec<u64>>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Set by a workload to end the run.
+    pub stop: bool,
+    /// Record timeline segments until this time.
+    pub trace_until: u64,
+    /// Recorded timeline.
+    pub trace: Vec<Segment>,
+    heap: BinaryHeap<Reverse<Ev>>,
+    seq: u64,
+    cpus: Vec<Cpu>,
+    this_cpu: u32,
+    preempt_irq: bool,
+    nr_idle: usize,
+}
+
+impl Kernel {
+    /// A machine with `cfg` and room for `max_tasks` tasks.
+    pub fn new(m: Machine, cfg: Arc<SchedConfig>, max_tasks: usize, seed: u64) -> Self {
+        let n = m.topo.nr_cpus();
+        let ids = |v: &[u16]| -> Vec<u32> { v.iter().map(|&x| x as u32).collect() };
+        let topo =
+            sched::Topology::from_ids(&ids(&m.topo.core), &ids(&m.topo.llc), &ids(&m.topo.node))
+                .expect("a valid topology");
+        let s =
+            Scheduler::with_topology(SimPlatform::default(), cfg.clone(), topo, max_tasks.max(1));
+        let cpus = (0..n)
+            .map(|_| Cpu {
+                curr: NIL,
+                last_mm: NIL,
+                ..Default::default()
+            })
+            .collect();
+        let preempt_irq = matches!(
+            cfg.tunables.preempt_mode(),
+            PreemptMode::Full | PreemptMode::Lazy
+        );
+        Kernel {
+            s,
+            cfg,
+            m,
+            now: 0,
+            rng: Rng::new(seed),
+            ctr: Counters::default(),
+            lat: Vec::new(),
+            tasks: Vec::with_capacity(max_tasks),
+            stop: false,
+            trace_until: 0,
+            trace: Vec::new(),
+            heap: BinaryHeap::with_capacity(4 * n + 2 * max_tasks),
+            seq: 0,
+            cpus,
+            this_cpu: 0,
+            preempt_irq,
+            nr_idle: n,
+        }
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// The CPU the stepping task runs on (or the timer's CPU).
+    pub fn this_cpu(&self) -> usize {
+        self.this_cpu as usize
+    }
+
+    /// Creates a task; it is woken (fork-balanced from CPU 0) when the run starts.
+    pub fn spawn(&mut self, sp: Spawn) -> u32 {
+        let id = self.tasks.len() as u32;
+        assert!(
+            (id as usize) < self.s.capacity(),
+            "more tasks than the capacity"
+        );
+        if let Some(c) = sp.lat_class {
+            while self.lat.len() <= c as usize {
+                self.lat.push(Vec::new());
+            }
+        }
+        self.tasks.push(Task {
+            state: TState::New,
+            held: false,
+            off: None,
+            cpu: 0,
+            work: 0,
+            overhead: 0,
+            spawn: sp,
+            last_ran: NIL,
+            mark: 0,
+            wake_origin: u64::MAX,
+            timer_gen: 0,
+            runtime: 0,
+            nr_switch_in: 0,
+        });
+        id
+    }
+
+    #[inline]
+    fn push(&mut self, t: u64, kind: Kind, a: u32, gen: u32) {
+        self.seq += 1;
+        self.heap.push(Reverse(Ev {
+            t,
+            seq: self.seq,
+            kind,
+            a,
+            gen,
+        }));
+    }
+
+    #[inline]
+    fn set_now(&mut self, t: u64) {
+        self.now = t;
+        self.s.platform.now.store(t, Ordering::Relaxed);
+    }
+
+    fn jit(&mut self, ns: u64) -> u64 {
+        let p = self.m.costs.jitter_pct;
+        self.rng.jitter(ns, p)
+    }
+
+    /// Delivers the IPIs the scheduler asked for as future events.
+    fn drain_ipis(&mut self) {
+        if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let list: Vec<u32> = std::mem::take(&mut *self.s.platform.ipis.lock().expect("ipis"));
+        for c in list {
+            self.send_ipi(c as usize);
+        }
+    }
+
+    fn send_ipi(&mut self, c: usize) {
+        if self.cpus[c].ipi_pending {
+            return;
+        }
+        self.cpus[c].ipi_pending = true;
+        let mut d = self.jit(self.m.costs.ipi_ns);
+        if self.cpus[c].curr == NIL {
+            d += self.jit(self.m.costs.idle_exit_ns);
+        }
+        self.push(self.now + d, Kind::Ipi, c as u32, 0);
+    }
+
+    /// Charges the running task of `cpu` for the time since its last charge.
+    #[inline]
+    fn charge(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        if c.curr == NIL {
+            return;
+        }
+        let el = self.now - c.run_start;
+        c.run_start = self.now;
+        let t = &mut self.tasks[c.curr as usize];
+        let o = el.min(t.overhead);
+        t.overhead -= o;
+        t.work = t.work.saturating_sub(el - o);
+        t.runtime += el;
+    }
+
+    fn arm_burst(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.burst_gen = c.burst_gen.wrapping_add(1);
+        let t = &self.tasks[c.curr as usize];
+        let at = self.now + t.overhead + t.work;
+        let gen = c.burst_gen;
+        self.push(at, Kind::Burst, cpu as u32, gen);
+    }
+
+    fn arm_tick(&mut self, cpu: usize) {
+        let tick = self.cfg.tick_ns();
+        let c = &mut self.cpus[cpu];
+        if c.tick_on {
+            return;
+        }
+        c.tick_on = true;
+        c.tick_gen = c.tick_gen.wrapping_add(1);
+        let gen = c.tick_gen;
+        let at = (self.now / tick + 1) * tick;
+        self.push(at, Kind::Tick, cpu as u32, gen);
+    }
+
+    /// `__schedule` on `cpu`: drain the wake list, dequeue the running task if
+    /// it sleeps, pick (with a newidle balance when nothing is runnable), switch.
+    fn reschedule(&mut self, cpu: usize, prev_sleeps: bool) {
+        self.charge(cpu);
+        let prev = self.cpus[cpu].curr;
+        let mut next = {
+            let mut rq = self.s.cpu_rq(cpu);
+            rq.update_rq_clock(self.now);
+            self.s.sched_ttwu_pending(&mut rq);
+            if prev_sleeps {
+                let sw = rq.schedule(true);
+                if let Some(st) = sw.prev_blocked {
+                    let t = &mut self.tasks[prev as usize];
+                    t.off = Some(st);
+                    t.held = false;
+                }
+                sw.next
+            } else {
+                rq.pick_next_task()
+            }
+        };
+        if next.is_none() && self.nr_cpus() > 1 {
+            let pulled = self.s.load_balance(cpu, true);
+            if !pulled.is_empty() {
+                self.ctr.balanced += pulled.len() as u64;
+                for &id in pulled.ids() {
+                    self.tasks[id.0 as usize].cpu = cpu as u32;
+                }
+                let mut rq = self.s.cpu_rq(cpu);
+                rq.update_rq_clock(self.now);
+                next = rq.pick_next_task();
+            }
+        }
+        self.switch_to(cpu, prev, next.map_or(NIL, |t| t.0));
+        self.drain_ipis();
+    }
+
+    fn switch_to(&mut self, cpu: usize, prev: u32, next: u32) {
+        if next == prev {
+            if next != NIL {
+                // The same task goes on: its pending burst event stays valid
+                // unless it has new work (re-armed by the caller).
+                self.arm_burst(cpu);
+            }
+            return;
+        }
+        self.ctr.switches += 1;
+        let now = self.now;
+        let record = now < self.trace_until;
+        {
+            let c = &mut self.cpus[cpu];
+            if prev != NIL {
+                let t = &mut self.tasks[prev as usize];
+                t.mark = c.touched;
+                t.last_ran = cpu as u32;
+                if t.state == TState::Runnable {
+                    self.ctr.preemptions += 1;
+                }
+                if record {
+                    self.trace.push(Segment {
+                        cpu: cpu as u32,
+                        start: c.since,
+                        end: now,
+                        tid: prev,
+                    });
+                }
+                if next == NIL {
+                    c.busy_ns += now - c.since;
+                    c.since = now;
+                    self.nr_idle += 1;
+                }
+            } else {
+                c.idle_ns += now - c.since;
+                c.since = now;
+                self.nr_idle -= 1;
+            }
+            c.curr = next;
+        }
+        if prev != NIL && next != NIL {
+            let c = &mut self.cpus[cpu];
+            c.busy_ns += now - c.since;
+            c.since = now;
+        }
+        if next == NIL {
+            return;
+        }
+        let costs = &self.m.costs;
+        let (fp, mm, last) = {
+            let t = &self.tasks[next as usize];
+            (t.spawn.footprint, t.spawn.mm, t.last_ran)
+        };
+        let mut over = if self.cpus[cpu].last_mm == mm {
+            costs.switch_thread_ns
+        } else {
+            costs.switch_process_ns
+        };
+        let mut pen = 0;
+        if last != NIL && last as usize != cpu {
+            let d = self.m.topo.dist(last as usize, cpu);
+            pen = costs.refill_ns(fp, d);
+            if pen > 0 {
+                self.ctr.cold_migrations += 1;
+            }
+        } else if last as usize == cpu {
+            let between = self.cpus[cpu].touched - self.tasks[next as usize].mark;
+            let lost = (between + fp).saturating_sub(costs.l2_bytes).min(fp);
+            pen = costs.refill_ns(lost, Dist::Llc);
+        }
+        over = self.jit(over);
+        if pen > 0 {
+            pen = self.jit(pen);
+            self.ctr.cold_runs += 1;
+            self.ctr.cold_ns += pen;
+        }
+        self.ctr.switch_ns += over;
+        let c = &mut self.cpus[cpu];
+        c.touched += fp;
+        c.last_mm = mm;
+        c.run_start = now;
+        let t = &mut self.tasks[next as usize];
+        t.cpu = cpu as u32;
+        t.overhead += over + pen;
+        t.nr_switch_in += 1;
+        if t.wake_origin != u64::MAX {
+            let o = t.wake_origin;
+            t.wake_origin = u64::MAX;
+            if let Some(cl) = t.spawn.lat_class {
+                self.lat[cl as usize].push(now.saturating_sub(o));
+            }
+        }
+        self.arm_burst(cpu);
+        self.arm_tick(cpu);
+    }
+
+    fn count(&mut self, d: WakeupDecision) {
+        self.ctr.rows[row_of(d.reason)] += 1;
+    }
+
+    /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
+    /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
+    pub fn wake(&mut self, tid: u32, sync: bool) -> bool {
+        let wf = if sync {
+            WakeFlags::SYNC
+        } else {
+            WakeFlags::empty()
+        };
+        let this = self.this_cpu as usize;
+        self.wake_from(tid, wf, this)
+    }
+
+    fn wake_from(&mut self, tid: u32, wf: WakeFlags, this_cpu: usize) -> bool {
+        let t = &mut self.tasks[tid as usize];
+        if t.state != TState::Blocked {
+            return false;
+        }
+        t.state = TState::Runnable;
+        t.timer_gen = t.timer_gen.wrapping_add(1);
+        if t.wake_origin == u64::MAX {
+            t.wake_origin = self.now;
+        }
+        self.ctr.wakeups += 1;
+        if wf.contains(WakeFlags::SYNC) {
+            self.ctr.sync_wakeups += 1;
+        }
+        let id = TaskId(tid);
+        let st = if t.held {
+            let cpu = t.cpu as usize;
+            let r = {
+                let mut rq = self.s.cpu_rq(cpu);
+                rq.update_rq_clock(self.now);
+                rq.ttwu_runnable(id, wf)
+            };
+            match r {
+                TtwuRunnable::Woken(d) => {
+                    self.ctr.ttwu_runnable += 1;
+                    self.count(d);
+                    self.s.kick_if_needed(cpu, this_cpu, d.resched);
+                    self.drain_ipis();
+                    return true;
+                }
+                TtwuRunnable::Blocked(st) => {
+                    self.tasks[tid as usize].held = false;
+                    st
+                }
+                TtwuRunnable::NotHere => panic!("task {tid} held but not on cpu {cpu}"),
+            }
+        } else {
+            self.tasks[tid as usize].off.take().expect("sleeper state")
+        };
+        let (cpu, wf) = self.s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
+        if cpu as u32 != st.cpu {
+            self.ctr.wake_migrations += 1;
+        }
+        let t = &mut self.tasks[tid as usize];
+        t.cpu = cpu as u32;
+        t.held = true;
+        match self.s.ttwu_queue(cpu, this_cpu, id, st, wf) {
+            WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
+            WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+        }
+        self.drain_ipis();
+        true
+    }
+
+    /// Runs `wl` until `end_ns` of virtual time or until it sets `stop`.
+    pub fn run(&mut self, wl: &mut dyn Workload, end_ns: u64) {
+        wl.init(self);
+        // Fork every task from CPU 0 (fork balancing spreads them).
+        for i in 0..self.tasks.len() {
+            let st = SchedTask::new(self.tasks[i].spawn.params);
+            let (cpu, _) = self.s.wake_up_new_task(TaskId(i as u32), st, 0);
+            let t = &mut self.tasks[i];
+            t.state = TState::Runnable;
+            t.held = true;
+            t.cpu = cpu as u32;
+        }
+        for cpu in 0..self.nr_cpus() {
+            self.reschedule(cpu, false);
+        }
+        while let Some(Reverse(ev)) = self.heap.pop() {
+            if self.stop {
+                break;
+            }
+            if ev.t > end_ns {
+                self.set_now(end_ns.max(self.now));
+                break;
+            }
+            self.set_now(ev.t);
+            self.ctr.events += 1;
+            match ev.kind {
+                Kind::Burst => {
+                    let cpu = ev.a as usize;
+                    if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
+                        self.burst_end(wl, cpu);
+                    } else {
+                        self.ctr.stale += 1;
+                    }
+                }
+                Kind::Tick => {
+                    let cpu = ev.a as usize;
+                    if self.cpus[cpu].tick_gen == ev.gen && self.cpus[cpu].tick_on {
+                        self.tick(cpu);
+                    } else {
+                        self.ctr.stale += 1;
+                    }
+                }
+                Kind::Ipi => self.ipi(ev.a as usize),
+                Kind::TimerFire => {
+                    let tid = ev.a;
+                    let t = &self.tasks[tid as usize];
+                    if t.timer_gen != ev.gen || t.state != TState::Blocked {
+                        self.ctr.stale += 1;
+                    } else {
+                        let c = t.cpu as usize;
+                        if self.cpus[c].curr == NIL {
+                            let d = self.jit(self.m.costs.idle_exit_ns);
+                            self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
+                        } else {
+                            self.timer_wake(tid);
+                        }
+                    }
+                }
+                Kind::TimerWake => {
+                    let t = &self.tasks[ev.a as usize];
+                    if t.timer_gen == ev.gen && t.state == TState::Blocked {
+                        self.timer_wake(ev.a);
+                    } else {
+                        self.ctr.stale += 1;
+                    }
+                }
+            }
+        }
+        self.ctr.events -= self.ctr.stale;
+        self.finish();
+    }
+
+    fn timer_wake(&mut self, tid: u32) {
+        let c = self.tasks[tid as usize].cpu as usize;
+        self.wake_from(tid, WakeFlags::IRQ, c);
+        self.irq_exit(c);
+    }
+
+    /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
+    /// busy one only under full/lazy.
+    fn irq_exit(&mut self, cpu: usize) {
+        let need = {
+            let mut rq = self.s.cpu_rq(cpu);
+            rq.update_rq_clock(self.now);
+            self.s.sched_ttwu_pending(&mut rq);
+            rq.need_resched()
+        };
+        let idle = self.cpus[cpu].curr == NIL;
+        if idle || (need == Resched::Now && self.preempt_irq) {
+            self.reschedule(cpu, false);
+        } else {
+            self.drain_ipis();
+        }
+    }
+
+    fn ipi(&mut self, cpu: usize) {
+        self.cpus[cpu].ipi_pending = false;
+        self.ctr.ipis += 1;
+        self.irq_exit(cpu);
+    }
+
+    fn tick(&mut self, cpu: usize) {
+        if self.cpus[cpu].curr == NIL {
+            // Tickless idle: the tick stops until the CPU runs a task again.
+            self.cpus[cpu].tick_on = false;
+            return;
+        }
+        self.charge(cpu);
+        self.cpus[cpu].ticks += 1;
+        let ticks = self.cpus[cpu].ticks;
+        let r = {
+            let mut rq = self.s.cpu_rq(cpu);
+            rq.update_rq_clock(self.now);
+            self.s.sched_ttwu_pending(&mut rq);
+            rq.task_tick()
+        };
+        if r == Resched::Now {
+            self.reschedule(cpu, false);
+        }
+        if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
+            let pulled = self.s.load_balance(cpu, false);
+            if !pulled.is_empty() {
+                self.ctr.balanced += pulled.len() as u64;
+                for &id in pulled.ids() {
+                    self.tasks[id.0 as usize].cpu = cpu as u32;
+                }
+                let need = self.s.cpu_rq(cpu).need_resched();
+                if need == Resched::Now {
+                    self.reschedule(cpu, false);
+                }
+            }
+            self.nohz_kick(cpu);
+        }
+        self.drain_ipis();
+        let tick = self.cfg.tick_ns();
+        let c = &mut self.cpus[cpu];
+        if c.curr == NIL {
+            c.tick_on = false;
+        } else {
+            let gen = c.tick_gen;
+            self.push(self.now + tick, Kind::Tick, cpu as u32, gen);
+        }
+    }
+
+    /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
+    /// CPU to run a newidle balance.
+    fn nohz_kick(&mut self, cpu: usize) {
+        if self.nr_idle == 0 || self.s.cpu_rq(cpu).nr_running() < 2 {
+            return;
+        }
+        let n = self.nr_cpus();
+        if let Some(c) = (1..n)
+            .map(|k| (cpu + k) % n)
+            .find(|&c| self.cpus[c].curr == NIL)
+        {
+            self.send_ipi(c);
+        }
+    }
+
+    fn burst_end(&mut self, wl: &mut dyn Workload, cpu: usize) {
+        self.charge(cpu);
+        let tid = self.cpus[cpu].curr;
+        self.this_cpu = cpu as u32;
+        let next = wl.step(self, tid);
+        match next {
+            Next::Run(ns) => {
+                self.tasks[tid as usize].work = ns;
+                let need = self.s.cpu_rq(cpu).need_resched();
+                if need == Resched::Now {
+                    self.reschedule(cpu, false);
+                } else {
+                    self.arm_burst(cpu);
+                }
+            }
+            Next::Block => {
+                self.tasks[tid as usize].state = TState::Blocked;
+                self.reschedule(cpu, true);
+            }
+            Next::Sleep(ns) => {
+                let t = &mut self.tasks[tid as usize];
+                t.state = TState::Blocked;
+                t.timer_gen = t.timer_gen.wrapping_add(1);
+                t.wake_origin = self.now + ns;
+                let gen = t.timer_gen;
+                self.push(self.now + ns, Kind::TimerFire, tid, gen);
+                self.reschedule(cpu, true);
+            }
+            Next::Exit => {
+                self.tasks[tid as usize].state = TState::Exited;
+                {
+                    let mut rq = self.s.cpu_rq(cpu);
+                    rq.update_rq_clock(self.now);
+                    let _ =
+                        rq.dequeue_task(TaskId(tid), DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
+                }
+                self.tasks[tid as usize].held = false;
+                self.reschedule(cpu, false);
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let now = self.now;
+        for (cpu, c) in self.cpus.iter_mut().enumerate() {
+            if self.trace_until > 0 && c.curr != NIL && c.since < self.trace_until {
+                self.trace.push(Segment {
+                    cpu: cpu as u32,
+                    start: c.since,
+                    end: now,
+                    tid: c.curr,
+                });
+            }
+            if c.curr == NIL {
+                c.idle_ns += now - c.since;
+            } else {
+                c.busy_ns += now - c.since;
+            }
+            c.since = now;
+        }
+        for cpu in 0..self.nr_cpus() {
+            self.charge(cpu);
+            let rq = self.s.cpu_rq(cpu);
+            self.ctr.migrations += rq.stats.nr_migrations_in;
+            self.ctr.buddy_picks += rq.fair.pick_stats.buddy;
+            self.ctr.wakeup_preempts += rq.stats.nr_wakeup_preempt;
+            self.ctr.tick_resched += rq.stats.nr_tick_resched;
+        }
+    }
+
+    /// Busy and idle ns of each CPU (after the run).
+    pub fn cpu_times(&self) -> Vec<(u64, u64)> {
+        self.cpus.iter().map(|c| (c.busy_ns, c.idle_ns)).collect()
+    }
+
+    /// Tasks that exited.
+    pub fn nr_exited(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|t| t.state == TState::Exited)
+            .count()
+    }
+}

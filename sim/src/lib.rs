@@ -1,0 +1,169 @@
+//! `sim`: a discrete-event simulator that runs `sched`'s per-CPU scheduler
+//! (`sched::smp::Scheduler`) on virtual machines of 1–256 CPUs, under models of
+//! hackbench, schbench, dbench, pgbench and cyclictest, and compares
+//! scheduler configurations (feature flags, sysctls, preemption models) in
+//! mmtests-style A/B tables.
+//!
+//! - [`engine`]: the event loop, the `Platform` implementation, the kernel's
+//!   wakeup / schedule / tick / balance protocol, the cost accounting;
+//! - [`machine`]: topologies, presets and the cost model (every default cited);
+//! - [`workloads`]: the benchmark models (each documents the Linux path it models);
+//! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
+//! - [`plot`]: PNG plots; [`stats`]: means, CoV, Welch's t-test; [`rng`]: the PRNG.
+
+pub mod bench;
+pub mod engine;
+pub mod machine;
+pub mod plot;
+pub mod rng;
+pub mod stats;
+pub mod study;
+pub mod workloads;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use sched::{PreemptMode, SchedConfig};
+
+use engine::{Counters, Kernel, Metric, Segment, Workload};
+use machine::Machine;
+use workloads::*;
+
+/// A scheduler configuration: a name and settings, each `FEATURE`,
+/// `NO_FEATURE`, `preempt=MODE` or `sysctl.key=value`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Column name.
+    pub name: String,
+    /// Settings, applied in order.
+    pub settings: Vec<String>,
+}
+
+impl Config {
+    /// Parses `A+B+C` (named by the text itself) or `LABEL:A+B+C`.
+    pub fn parse(s: &str) -> Config {
+        let (name, body) = match s.split_once(':') {
+            Some((l, b)) => (l, b),
+            None => (s, s),
+        };
+        Config {
+            name: name.to_string(),
+            settings: body
+                .split('+')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// A fresh `SchedConfig` for `ncpus` CPUs at `hz` with these settings.
+    pub fn build(&self, ncpus: usize, hz: u32) -> Result<Arc<SchedConfig>, String> {
+        let cfg = Arc::new(SchedConfig::new(ncpus as u32, hz));
+        for s in &self.settings {
+            if let Some(m) = s.strip_prefix("preempt=") {
+                let m =
+                    PreemptMode::from_name(m).ok_or_else(|| format!("bad preempt mode '{m}'"))?;
+                cfg.tunables.set_preempt_mode(m);
+            } else if let Some((k, v)) = s.split_once('=') {
+                cfg.sysctl_set(k, v).map_err(|e| format!("{k}: {e}"))?;
+            } else {
+                cfg.features
+                    .write(s)
+                    .map_err(|e| format!("feature '{s}': {e}"))?;
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub enum WorkSpec {
+    /// hackbench.
+    Hackbench(HackbenchCfg),
+    /// schbench.
+    Schbench(SchbenchCfg),
+    /// dbench-like.
+    Dbench(DbenchCfg),
+    /// pgbench-like.
+    Pgbench(PgbenchCfg),
+    /// Hogs, sleepers, cyclictest threads.
+    Mix(Vec<MixTask>),
+}
+
+impl WorkSpec {
+    /// Tasks it creates.
+    pub fn nr_tasks(&self) -> usize {
+        match self {
+            WorkSpec::Hackbench(c) => Hackbench::nr_tasks(c),
+            WorkSpec::Schbench(c) => Schbench::nr_tasks(c),
+            WorkSpec::Dbench(c) => Dbench::nr_tasks(c),
+            WorkSpec::Pgbench(c) => Pgbench::nr_tasks(c),
+            WorkSpec::Mix(v) => v.len(),
+        }
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        match self {
+            WorkSpec::Hackbench(c) => Box::new(Hackbench::new(*c)),
+            WorkSpec::Schbench(c) => Box::new(Schbench::new(*c)),
+            WorkSpec::Dbench(c) => Box::new(Dbench::new(*c)),
+            WorkSpec::Pgbench(c) => Box::new(Pgbench::new(*c)),
+            WorkSpec::Mix(v) => Box::new(Mix::new(v.clone())),
+        }
+    }
+}
+
+/// The outcome of one run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The workload's metrics.
+    pub metrics: Vec<Metric>,
+    /// Mechanism counters.
+    pub ctr: Counters,
+    /// Virtual time simulated, ns.
+    pub sim_ns: u64,
+    /// Wall time, s.
+    pub wall_s: f64,
+    /// Wakeup-latency samples of class 0 (schbench workers), ns.
+    pub lat0: Vec<u64>,
+    /// Per-CPU busy/idle ns.
+    pub cpu_times: Vec<(u64, u64)>,
+    /// Per-task runtime, ns.
+    pub runtimes: Vec<u64>,
+    /// Timeline segments (if asked for).
+    pub trace: Vec<Segment>,
+    /// Tasks that exited.
+    pub exited: usize,
+}
+
+/// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
+/// records a timeline of the first `trace_ns`.
+pub fn run_one(
+    m: &Machine,
+    c: &Config,
+    w: &WorkSpec,
+    seed: u64,
+    max_ns: u64,
+    trace_ns: u64,
+) -> Result<RunResult, String> {
+    let cfg = c.build(m.topo.nr_cpus(), m.hz)?;
+    let mut k = Kernel::new(m.clone(), cfg, w.nr_tasks(), seed);
+    k.trace_until = trace_ns;
+    let mut wl = w.build();
+    let t0 = Instant::now();
+    k.run(wl.as_mut(), max_ns);
+    let wall_s = t0.elapsed().as_secs_f64();
+    let metrics = wl.metrics(&k);
+    Ok(RunResult {
+        metrics,
+        sim_ns: k.now,
+        wall_s,
+        lat0: k.lat.first().cloned().unwrap_or_default(),
+        cpu_times: k.cpu_times(),
+        runtimes: k.tasks.iter().map(|t| t.runtime).collect(),
+        trace: std::mem::take(&mut k.trace),
+        exited: k.nr_exited(),
+        ctr: k.ctr.clone(),
+    })
+}

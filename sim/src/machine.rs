@@ -1,0 +1,253 @@
+//! Machines: CPU count, topology (SMT siblings, LLC domains, sockets) and the
+//! cost model. Every cost is a parameter; each default names the measurement it
+//! comes from. None was fitted to any study outcome.
+//!
+//! # Cost model
+//! - **Context switch** ([`Costs::switch_thread_ns`], [`Costs::switch_process_ns`]):
+//!   CPU time the incoming task loses before it makes progress. Thread switch
+//!   1.07 µs and process switch 2.41 µs: ddumbying.vercel.app, Linux 6.6 on an
+//!   11th-gen Core i7 (quoted in `shared/reference/perf-anchors.md`, Part A); this
+//!   machine's pinned `perf bench sched pipe` gives 0.97 (threads) and 1.09 µs
+//!   (processes) per switch (perf-anchors B1), the same order.
+//! - **Wakeup IPI latency** ([`Costs::ipi_ns`]): 1.5 µs from the send to the
+//!   handler on the target. The kernel's own cross-CPU ping-pong on real
+//!   hardware is not available; under QEMU TCG it measured 3.4 µs per wakeup
+//!   (README, aarch64 4 CPUs) and ~4.3 µs per round trip, which includes
+//!   emulation overhead, so we take about half of the TCG one-way figure and
+//!   say so; `perf bench sched pipe` unpinned (a cross-CPU wake each way) on a
+//!   laptop is 1–2 µs/op (the CPUIDLE_POLL_MIN comment, perf-anchors A).
+//! - **Idle exit** ([`Costs::idle_exit_ns`]): 2 µs, the C1 exit latency of
+//!   Linux's `intel_idle` table for Skylake-SP/Cascade Lake (`skx_cstates`: C1
+//!   exit_latency 2 µs; C1E is 10 µs, C6 133 µs). We model only the shallow state.
+//! - **Cache refill** ([`Costs::bw_llc`], [`Costs::bw_cross_llc`],
+//!   [`Costs::bw_cross_node`]): a task's next burst after a migration is longer
+//!   by `footprint / bandwidth`. Same LLC: the working set refills from the
+//!   LLC at 20 GB/s (single-core L3 read bandwidth of Skylake-SP class cores is
+//!   in the 15–30 GB/s range, e.g. Intel MLC figures; Hennessy & Patterson 6th
+//!   ed. ch. 2 quote similar per-core L3 bandwidths). Another LLC in the same
+//!   node: from memory at 12 GB/s (single-thread STREAM on Skylake-SP, McCalpin's
+//!   STREAM results: ~12 GB/s per core). Another socket: 7 GB/s (remote memory
+//!   over UPI, about 60% of local bandwidth, the usual local/remote ratio of
+//!   2-socket Xeons in STREAM). SMT siblings share L1/L2: no penalty.
+//! - **Working set lost in place** ([`Costs::l2_bytes`]): when other tasks ran
+//!   on the CPU since a task last ran there and their footprints together with
+//!   its own exceed the private L2 (1 MiB on Cascade Lake and Neoverse V1,
+//!   512 KiB on Zen 2/3: vendor data sheets), the part that no longer fits is
+//!   refilled from the LLC at [`Costs::bw_llc`].
+//!
+//! Counted: every burst that paid a refill is a "cache-cold run".
+
+use std::fmt;
+
+/// Distance between two CPUs, nearest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Dist {
+    /// The same CPU.
+    Same,
+    /// SMT siblings of one core.
+    Smt,
+    /// Cores sharing an LLC.
+    Llc,
+    /// Different LLCs of one node (socket).
+    Node,
+    /// Different nodes.
+    Remote,
+}
+
+/// Which CPU belongs to which core, LLC and node (consecutive numbering:
+/// SMT siblings first, then cores of an LLC, then LLCs of a node).
+#[derive(Clone, Debug)]
+pub struct Topo {
+    /// Core id of each CPU.
+    pub core: Vec<u16>,
+    /// LLC id of each CPU.
+    pub llc: Vec<u16>,
+    /// Node id of each CPU.
+    pub node: Vec<u16>,
+    /// Threads per core.
+    pub smt: usize,
+    /// Cores per LLC.
+    pub cores_per_llc: usize,
+    /// LLCs per node.
+    pub llcs_per_node: usize,
+}
+
+impl Topo {
+    /// `nr` CPUs: `smt` threads per core, `cores_per_llc` cores per LLC,
+    /// `llcs_per_node` LLCs per node.
+    pub fn uniform(nr: usize, smt: usize, cores_per_llc: usize, llcs_per_node: usize) -> Self {
+        let (smt, cpl, lpn) = (smt.max(1), cores_per_llc.max(1), llcs_per_node.max(1));
+        let core: Vec<u16> = (0..nr).map(|c| (c / smt) as u16).collect();
+        let llc: Vec<u16> = (0..nr).map(|c| (c / (smt * cpl)) as u16).collect();
+        let node: Vec<u16> = (0..nr).map(|c| (c / (smt * cpl * lpn)) as u16).collect();
+        Topo {
+            core,
+            llc,
+            node,
+            smt,
+            cores_per_llc: cpl,
+            llcs_per_node: lpn,
+        }
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.core.len()
+    }
+
+    /// How far apart two CPUs are.
+    #[inline]
+    pub fn dist(&self, a: usize, b: usize) -> Dist {
+        if a == b {
+            Dist::Same
+        } else if self.core[a] == self.core[b] {
+            Dist::Smt
+        } else if self.llc[a] == self.llc[b] {
+            Dist::Llc
+        } else if self.node[a] == self.node[b] {
+            Dist::Node
+        } else {
+            Dist::Remote
+        }
+    }
+}
+
+/// The cost parameters (see the module docs for where each default comes from).
+#[derive(Clone, Debug)]
+pub struct Costs {
+    /// Switch to a thread of the same process (no mm switch), ns.
+    pub switch_thread_ns: u64,
+    /// Switch to another process (mm/TLB switch), ns.
+    pub switch_process_ns: u64,
+    /// Reschedule IPI send-to-handler latency, ns.
+    pub ipi_ns: u64,
+    /// Shallow idle-state exit latency, ns.
+    pub idle_exit_ns: u64,
+    /// Refill bandwidth from the shared LLC, bytes per µs (= MB/s).
+    pub bw_llc: u64,
+    /// Refill bandwidth from another LLC of the node (memory), bytes per µs.
+    pub bw_cross_llc: u64,
+    /// Refill bandwidth across sockets, bytes per µs.
+    pub bw_cross_node: u64,
+    /// Private (L2) cache per core, bytes.
+    pub l2_bytes: u64,
+    /// Run-to-run jitter of every modelled CPU cost, ±% (uniform).
+    pub jitter_pct: u32,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            switch_thread_ns: 1_070,
+            switch_process_ns: 2_410,
+            ipi_ns: 1_500,
+            idle_exit_ns: 2_000,
+            bw_llc: 20_000,
+            bw_cross_llc: 12_000,
+            bw_cross_node: 7_000,
+            l2_bytes: 1 << 20,
+            jitter_pct: 10,
+        }
+    }
+}
+
+impl Costs {
+    /// Refill time of `bytes` at distance `d`, ns.
+    #[inline]
+    pub fn refill_ns(&self, bytes: u64, d: Dist) -> u64 {
+        let bw = match d {
+            Dist::Same | Dist::Smt => return 0,
+            Dist::Llc => self.bw_llc,
+            Dist::Node => self.bw_cross_llc,
+            Dist::Remote => self.bw_cross_node,
+        };
+        bytes * 1000 / bw.max(1)
+    }
+}
+
+/// A machine: topology and costs.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Preset name.
+    pub name: String,
+    /// Topology.
+    pub topo: Topo,
+    /// Costs.
+    pub costs: Costs,
+    /// Tick rate.
+    pub hz: u32,
+}
+
+impl fmt::Display for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.topo;
+        let nodes = t.node.last().map_or(0, |&n| n as usize + 1);
+        let llcs = t.llc.last().map_or(0, |&n| n as usize + 1);
+        write!(
+            f,
+            "{}: {} CPUs, {} node(s), {} LLC(s), {} thread(s)/core, HZ={}",
+            self.name,
+            t.nr_cpus(),
+            nodes,
+            llcs,
+            t.smt,
+            self.hz
+        )
+    }
+}
+
+/// The preset names [`Machine::preset`] knows.
+pub const PRESETS: &[&str] = &["graviton3", "cascadelake-2s", "epyc-ccx", "small", "flat:N"];
+
+impl Machine {
+    /// A preset: `graviton3` (64 cores, one LLC, no SMT, 1 MiB L2, HZ=250 as
+    /// Amazon Linux arm64), `cascadelake-2s` (2 sockets × 20 cores × 2 SMT,
+    /// one LLC per socket), `epyc-ccx` (64 cores in 8-core LLCs, 2 SMT, 1
+    /// node, 512 KiB L2), `small` (4 CPUs, one LLC), `flat:N` (N CPUs, one LLC).
+    pub fn preset(name: &str) -> Option<Machine> {
+        let c = Costs::default();
+        let (topo, costs) = match name {
+            "graviton3" => (Topo::uniform(64, 1, 64, 1), c),
+            "cascadelake-2s" => (Topo::uniform(80, 2, 20, 1), c),
+            "epyc-ccx" => (
+                Topo::uniform(128, 2, 8, 8),
+                Costs {
+                    l2_bytes: 512 << 10,
+                    ..c
+                },
+            ),
+            "small" => (Topo::uniform(4, 1, 4, 1), c),
+            s => {
+                let n: usize = s.strip_prefix("flat:")?.parse().ok()?;
+                if !(1..=256).contains(&n) {
+                    return None;
+                }
+                (Topo::uniform(n, 1, n, 1), c)
+            }
+        };
+        Some(Machine {
+            name: name.to_string(),
+            topo,
+            costs,
+            hz: 250,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets() {
+        let m = Machine::preset("cascadelake-2s").unwrap();
+        assert_eq!(m.topo.nr_cpus(), 80);
+        assert_eq!(m.topo.dist(0, 1), Dist::Smt);
+        assert_eq!(m.topo.dist(0, 2), Dist::Llc);
+        assert_eq!(m.topo.dist(0, 40), Dist::Remote);
+        let e = Machine::preset("epyc-ccx").unwrap();
+        assert_eq!(e.topo.dist(0, 16), Dist::Node);
+        assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
+        assert!(Machine::preset("flat:257").is_none());
+    }
+}

@@ -1,0 +1,100 @@
+//! A small seeded PRNG (xoshiro256**, seeded through SplitMix64): same seed,
+//! same stream, on every host. No allocation, no global state.
+
+/// xoshiro256** by Blackman and Vigna (public domain reference algorithm).
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Rng {
+    /// A generator for `seed` (any value, 0 included).
+    pub fn new(seed: u64) -> Self {
+        let mut x = seed;
+        Rng {
+            s: [
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+            ],
+        }
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let s = &mut self.s;
+        let r = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        r
+    }
+
+    /// Uniform in [0, 1).
+    #[inline]
+    pub fn f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in [0, n) (n > 0).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// `mean` ns jittered uniformly by ±`pct`% (a cost that varies run to run).
+    #[inline]
+    pub fn jitter(&mut self, mean: u64, pct: u32) -> u64 {
+        if pct == 0 || mean == 0 {
+            return mean;
+        }
+        let span = mean * pct as u64 / 100;
+        mean - span + self.below(2 * span + 1)
+    }
+
+    /// Exponentially distributed with the given mean (ns), at least 1.
+    #[inline]
+    pub fn exp(&mut self, mean: u64) -> u64 {
+        let u = 1.0 - self.f64();
+        ((-u.ln()) * mean as f64).max(1.0) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_stream() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        for _ in 0..100 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+        assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    #[test]
+    fn ranges() {
+        let mut r = Rng::new(3);
+        for _ in 0..1000 {
+            assert!(r.below(10) < 10);
+            let j = r.jitter(1000, 10);
+            assert!((900..=1100).contains(&j));
+            assert!((0.0..1.0).contains(&r.f64()));
+        }
+    }
+}

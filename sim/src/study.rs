@@ -1,0 +1,726 @@
+//! A/B studies: a workload sweep under several scheduler configurations, each
+//! over several seeds, printed as mmtests compare tables
+//! (`shared/reference/measuring.md`): the baseline column first, then each
+//! variant's value and its change in parentheses, better-is-positive (a
+//! shorter time or a higher throughput is a positive %); Amean for times and
+//! latencies, Hmean for rates; Stddev and CoV rows. A change is marked
+//! significant, `*  x.xx%*`, when Welch's t-test gives p < 0.05 against the
+//! baseline's samples. Runs are interleaved (seed-major, configurations
+//! rotated per seed) and spread over `--jobs` threads; the output depends only
+//! on the inputs, not on the thread timing. Every run's samples and counters
+//! go to CSV and JSON.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::engine::{row_name, Counters, NR_ROWS};
+use crate::machine::Machine;
+use crate::stats::{amean, cov, hmean, stddev, welch_p};
+use crate::workloads::*;
+use crate::{run_one, Config, RunResult, WorkSpec};
+
+/// One sweep: a workload on a machine over a list of parameter values.
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// mmtests-style name (`hackbench-process-pipes`).
+    pub title: String,
+    /// Machine preset.
+    pub machine: String,
+    /// What the parameter is (`groups`, `clients`, `threads`).
+    pub param: &'static str,
+    /// Its values.
+    pub values: Vec<u64>,
+    /// The workload for a value.
+    pub make: fn(u64, &Machine, &Scale) -> WorkSpec,
+    /// Metrics to tabulate.
+    pub metrics: Vec<&'static str>,
+    /// Virtual-time limit per run, ns.
+    pub max_ns: u64,
+}
+
+/// Sizes that differ between the full and the quick study.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    /// hackbench loops.
+    pub loops: usize,
+    /// dbench operations per loadfile.
+    pub ops: usize,
+}
+
+/// A study: items × configurations × seeds.
+#[derive(Clone, Debug)]
+pub struct Study {
+    /// The sweeps.
+    pub items: Vec<Item>,
+    /// Configurations, the baseline first.
+    pub configs: Vec<Config>,
+    /// Seeds per point.
+    pub seeds: u64,
+    /// Sizes.
+    pub scale: Scale,
+}
+
+fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
+    match (sockets, threads) {
+        (false, false) => |g, _, s| {
+            WorkSpec::Hackbench(HackbenchCfg {
+                groups: g as usize,
+                loops: s.loops,
+                sockets: false,
+                threads: false,
+            })
+        },
+        (true, false) => |g, _, s| {
+            WorkSpec::Hackbench(HackbenchCfg {
+                groups: g as usize,
+                loops: s.loops,
+                sockets: true,
+                threads: false,
+            })
+        },
+        (false, true) => |g, _, s| {
+            WorkSpec::Hackbench(HackbenchCfg {
+                groups: g as usize,
+                loops: s.loops,
+                sockets: false,
+                threads: true,
+            })
+        },
+        (true, true) => |g, _, s| {
+            WorkSpec::Hackbench(HackbenchCfg {
+                groups: g as usize,
+                loops: s.loops,
+                sockets: true,
+                threads: true,
+            })
+        },
+    }
+}
+
+fn hb_item(machine: &str, sockets: bool, threads: bool, values: &[u64]) -> Item {
+    Item {
+        title: format!(
+            "hackbench-{}-{}",
+            if threads { "thread" } else { "process" },
+            if sockets { "sockets" } else { "pipes" }
+        ),
+        machine: machine.to_string(),
+        param: "groups",
+        values: values.to_vec(),
+        make: hb(sockets, threads),
+        metrics: vec!["time_s"],
+        max_ns: 5_000_000_000,
+    }
+}
+
+fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
+    Item {
+        title: "pgbench-ro".into(),
+        machine: machine.to_string(),
+        param: "clients",
+        values: values.to_vec(),
+        make: |c, _, _| {
+            WorkSpec::Pgbench(PgbenchCfg {
+                clients: c as usize,
+                rw: false,
+            })
+        },
+        metrics: vec!["tps", "latency_ms"],
+        max_ns,
+    }
+}
+
+/// The default configurations: 6.19's default (NEXT_BUDDY off) against
+/// NEXT_BUDDY and its two variants, and the rc1..rc6 ineligible-waker rule
+/// with NEXT_BUDDY off (Ryan Roberts' "6.19-rc6 + patch" column in seed 001:
+/// the rule applied whatever NEXT_BUDDY said).
+pub fn default_configs() -> Vec<Config> {
+    [
+        "nb-off:NO_NEXT_BUDDY",
+        "nb-on:NEXT_BUDDY",
+        "nb+inelig:NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED",
+        "nb+syncrt:NEXT_BUDDY+NEXT_BUDDY_SYNC_RUNTIME",
+        "off+inelig:NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED",
+    ]
+    .iter()
+    .map(|s| Config::parse(s))
+    .collect()
+}
+
+impl Study {
+    /// The default study (`make study`).
+    pub fn default_study() -> Study {
+        let g = &[1, 4, 8, 16, 32];
+        let mut items = vec![
+            hb_item("graviton3", false, false, g),
+            hb_item("graviton3", true, false, g),
+            hb_item("graviton3", false, true, g),
+            hb_item("graviton3", true, true, g),
+            pg_item("graviton3", &[1, 16, 64, 250, 1000], 20_000_000),
+            Item {
+                title: "schbench".into(),
+                machine: "graviton3".into(),
+                param: "threads",
+                values: vec![1, 4, 16],
+                make: |t, _, _| {
+                    WorkSpec::Schbench(SchbenchCfg {
+                        message: 16,
+                        workers: t as usize,
+                        sleep_us: 100,
+                        work_us: 1000,
+                    })
+                },
+                metrics: vec!["wakeup_p99_us", "request_p99_us", "rps"],
+                max_ns: 100_000_000,
+            },
+            Item {
+                title: "dbench".into(),
+                machine: "cascadelake-2s".into(),
+                param: "clients",
+                values: vec![1, 8, 32, 80, 160],
+                make: |c, m, s| {
+                    WorkSpec::Dbench(DbenchCfg {
+                        clients: c as usize,
+                        ops: s.ops,
+                        workers: (m.topo.nr_cpus() / 2).max(1),
+                    })
+                },
+                metrics: vec!["throughput_mbs", "loadfile_ms", "all_clients_ms"],
+                max_ns: 5_000_000_000,
+            },
+        ];
+        items.push(hb_item("cascadelake-2s", false, false, g));
+        items.push(hb_item("cascadelake-2s", true, false, g));
+        Study {
+            items,
+            configs: default_configs(),
+            seeds: 5,
+            scale: Scale {
+                loops: 400,
+                ops: 400,
+            },
+        }
+    }
+
+    /// A small study for tests and `--quick`.
+    pub fn quick() -> Study {
+        Study {
+            items: vec![
+                hb_item("small", false, false, &[1, 2]),
+                pg_item("small", &[1, 8], 5_000_000),
+            ],
+            configs: default_configs()[..2].to_vec(),
+            seeds: 3,
+            scale: Scale { loops: 20, ops: 50 },
+        }
+    }
+}
+
+/// One run's identity and result.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// Item index.
+    pub item: usize,
+    /// Parameter value index.
+    pub vi: usize,
+    /// Configuration index.
+    pub ci: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Result.
+    pub r: RunResult,
+}
+
+/// All results of a study.
+#[derive(Debug)]
+pub struct Results {
+    /// The study.
+    pub study: Study,
+    /// Samples in job order.
+    pub samples: Vec<Sample>,
+    /// Wall time, s.
+    pub wall_s: f64,
+}
+
+impl Results {
+    /// The values of `metric` at (item, vi, ci) over seeds.
+    pub fn values(&self, item: usize, vi: usize, ci: usize, metric: &str) -> Vec<f64> {
+        let mut v: Vec<(u64, f64)> = self
+            .samples
+            .iter()
+            .filter(|s| s.item == item && s.vi == vi && s.ci == ci)
+            .filter_map(|s| {
+                s.r.metrics
+                    .iter()
+                    .find(|m| m.name == metric)
+                    .map(|m| (s.seed, m.value))
+            })
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v.into_iter().map(|x| x.1).collect()
+    }
+
+    fn higher_better(&self, metric: &str) -> bool {
+        self.samples
+            .iter()
+            .flat_map(|s| s.r.metrics.iter())
+            .find(|m| m.name == metric)
+            .is_some_and(|m| m.higher_better)
+    }
+
+    fn counters(&self, item: usize, vi: usize, ci: usize) -> Vec<&Counters> {
+        self.samples
+            .iter()
+            .filter(|s| s.item == item && s.vi == vi && s.ci == ci)
+            .map(|s| &s.r.ctr)
+            .collect()
+    }
+}
+
+/// Runs every (item, value, config, seed), interleaved, on `jobs` threads.
+pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, String> {
+    let mut plan = Vec::new();
+    let nc = study.configs.len();
+    for seed in 0..study.seeds {
+        for (ii, it) in study.items.iter().enumerate() {
+            for vi in 0..it.values.len() {
+                for k in 0..nc {
+                    let ci = (k + seed as usize) % nc;
+                    plan.push((ii, vi, ci, seed));
+                }
+            }
+        }
+    }
+    let machines: Vec<Machine> = study
+        .items
+        .iter()
+        .map(|it| {
+            Machine::preset(&it.machine).ok_or_else(|| format!("unknown machine {}", it.machine))
+        })
+        .collect::<Result<_, _>>()?;
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new(vec![None; plan.len()]);
+    let t0 = Instant::now();
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.max(1) {
+            sc.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                if j >= plan.len() {
+                    break;
+                }
+                let (ii, vi, ci, seed) = plan[j];
+                let it = &study.items[ii];
+                let m = &machines[ii];
+                let w = (it.make)(it.values[vi], m, &study.scale);
+                let r = run_one(m, &study.configs[ci], &w, 1000 + seed, it.max_ns, 0);
+                if progress && j.is_multiple_of(20) {
+                    eprintln!(
+                        "study: {}/{} runs, {:.0} s",
+                        j,
+                        plan.len(),
+                        t0.elapsed().as_secs_f64()
+                    );
+                }
+                out.lock().expect("results")[j] = Some(r);
+            });
+        }
+    });
+    let mut samples = Vec::with_capacity(plan.len());
+    for (j, r) in out.into_inner().expect("results").into_iter().enumerate() {
+        let (item, vi, ci, seed) = plan[j];
+        samples.push(Sample {
+            item,
+            vi,
+            ci,
+            seed,
+            r: r.expect("every job ran")?,
+        });
+    }
+    Ok(Results {
+        study: study.clone(),
+        samples,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+fn pct(base: f64, v: f64, higher_better: bool) -> f64 {
+    if base == 0.0 {
+        return 0.0;
+    }
+    if higher_better {
+        100.0 * (v - base) / base
+    } else {
+        100.0 * (base - v) / base
+    }
+}
+
+fn cell(v: f64, p: f64, sig: bool) -> String {
+    if sig {
+        format!("{:>12.4} *{:>7.2}%*", v, p)
+    } else {
+        format!("{:>12.4} ({:>7.2}%)", v, p)
+    }
+}
+
+/// The compare table of one item and metric, mmtests style.
+pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
+    let st = &r.study;
+    let it = &st.items[item];
+    let hb = r.higher_better(metric);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} {} on {} ({}, {}; {} seeds; * = Welch t-test p < 0.05)",
+        it.title,
+        metric,
+        it.machine,
+        it.param,
+        if hb {
+            "higher is better"
+        } else {
+            "lower is better"
+        },
+        st.seeds
+    );
+    let _ = write!(s, "{:<14}", "");
+    for c in &st.configs {
+        let _ = write!(s, "{:>23}", c.name);
+    }
+    s.push('\n');
+    let mean_name = if hb { "Hmean" } else { "Amean" };
+    type Stat = fn(&[f64]) -> f64;
+    let rows: [(&str, Stat, bool); 3] = [
+        (mean_name, if hb { hmean } else { amean }, true),
+        ("Stddev", stddev, false),
+        ("CoV", cov, false),
+    ];
+    for (label, f, is_mean) in rows {
+        for (vi, v) in it.values.iter().enumerate() {
+            let base = r.values(item, vi, 0, metric);
+            let bm = f(&base);
+            let _ = write!(s, "{:<8}{:>6}", label, v);
+            for ci in 0..st.configs.len() {
+                let x = r.values(item, vi, ci, metric);
+                let xm = f(&x);
+                if label == "CoV" {
+                    let _ = write!(s, "{:>12.2}%{:>10}", xm, "");
+                    continue;
+                }
+                // Stddev: lower is better whatever the metric.
+                let p = if is_mean {
+                    pct(bm, xm, hb)
+                } else {
+                    pct(bm, xm, false)
+                };
+                let sig = is_mean && ci > 0 && welch_p(&base, &x) < 0.05;
+                let _ = write!(s, " {}", cell(xm, if ci == 0 { 0.0 } else { p }, sig));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Counter names in the counters table, and how to read them.
+pub const COUNTERS: &[&str] = &[
+    "switches",
+    "preemptions",
+    "wakeups",
+    "sync_wakeups",
+    "queued_wakeups",
+    "wakeup_preempts",
+    "buddy_picks",
+    "migrations",
+    "cold_runs",
+    "cold_ms",
+    "ipis",
+];
+
+/// A counter of one run by name (also the wakeup rows by their names).
+pub fn counter(c: &Counters, name: &str) -> f64 {
+    match name {
+        "events" => c.events as f64,
+        "switches" => c.switches as f64,
+        "preemptions" => c.preemptions as f64,
+        "wakeups" => c.wakeups as f64,
+        "sync_wakeups" => c.sync_wakeups as f64,
+        "queued_wakeups" => c.queued_wakeups as f64,
+        "ttwu_runnable" => c.ttwu_runnable as f64,
+        "wakeup_preempts" => c.wakeup_preempts as f64,
+        "buddy_picks" => c.buddy_picks as f64,
+        "migrations" => c.migrations as f64,
+        "wake_migrations" => c.wake_migrations as f64,
+        "balanced" => c.balanced as f64,
+        "cold_runs" => c.cold_runs as f64,
+        "cold_ms" => c.cold_ns as f64 / 1e6,
+        "switch_ms" => c.switch_ns as f64 / 1e6,
+        "ipis" => c.ipis as f64,
+        "tick_resched" => c.tick_resched as f64,
+        r => (0..NR_ROWS)
+            .find(|&i| row_name(i) == r)
+            .map_or(0.0, |i| c.rows[i] as f64),
+    }
+}
+
+/// The mechanism counters of one item: mean per run at each parameter value.
+pub fn counters_table(r: &Results, item: usize) -> String {
+    let st = &r.study;
+    let it = &st.items[item];
+    let mut names: Vec<&str> = COUNTERS.to_vec();
+    // The wakeup-decision rows that occurred anywhere in this item.
+    for i in 0..NR_ROWS {
+        if r.samples
+            .iter()
+            .any(|s| s.item == item && s.r.ctr.rows[i] > 0)
+        {
+            names.push(row_name(i));
+        }
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} on {}: mechanism counters, mean per run (rows after ipis: wakeup decisions of direct wakeups)",
+        it.title, it.machine
+    );
+    let _ = write!(s, "{:<24}", "");
+    for c in &st.configs {
+        let _ = write!(s, "{:>16}", c.name);
+    }
+    s.push('\n');
+    for (vi, v) in it.values.iter().enumerate() {
+        for n in &names {
+            let _ = write!(s, "{:<17}{:>7}", n, v);
+            for ci in 0..st.configs.len() {
+                let cs = r.counters(item, vi, ci);
+                let x: Vec<f64> = cs.iter().map(|c| counter(c, n)).collect();
+                let _ = write!(s, "{:>16.1}", amean(&x));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "null".into()
+    }
+}
+
+/// Every sample as CSV (long format: one metric per row) and the counters (wide).
+pub fn to_csv(r: &Results) -> (String, String) {
+    let st = &r.study;
+    let mut m = String::from("item,machine,param,value,config,seed,metric,sample\n");
+    let mut c = String::from("item,machine,param,value,config,seed");
+    let cnames: Vec<&str> = COUNTERS
+        .iter()
+        .copied()
+        .chain([
+            "events",
+            "ttwu_runnable",
+            "wake_migrations",
+            "balanced",
+            "switch_ms",
+            "tick_resched",
+        ])
+        .chain((0..NR_ROWS).map(row_name))
+        .collect();
+    for n in &cnames {
+        c.push(',');
+        c.push_str(n);
+    }
+    c.push('\n');
+    for s in &r.samples {
+        let it = &st.items[s.item];
+        let head = format!(
+            "{},{},{},{},{},{}",
+            it.title, it.machine, it.param, it.values[s.vi], st.configs[s.ci].name, s.seed
+        );
+        for mt in &s.r.metrics {
+            let _ = writeln!(m, "{head},{},{}", mt.name, mt.value);
+        }
+        c.push_str(&head);
+        for n in &cnames {
+            let _ = write!(c, ",{}", counter(&s.r.ctr, n));
+        }
+        c.push('\n');
+    }
+    (m, c)
+}
+
+/// Every sample as JSON.
+pub fn to_json(r: &Results) -> String {
+    let st = &r.study;
+    let mut o = String::from("{\n  \"configs\": [");
+    for (i, c) in st.configs.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        let set: Vec<String> = c.settings.iter().map(|x| json_str(x)).collect();
+        let _ = write!(
+            o,
+            "{{\"name\": {}, \"settings\": [{}]}}",
+            json_str(&c.name),
+            set.join(", ")
+        );
+    }
+    let _ = write!(o, "],\n  \"seeds\": {},\n  \"runs\": [\n", st.seeds);
+    for (k, s) in r.samples.iter().enumerate() {
+        let it = &st.items[s.item];
+        let ms: Vec<String> =
+            s.r.metrics
+                .iter()
+                .map(|m| format!("{}: {}", json_str(&m.name), num(m.value)))
+                .collect();
+        let cs: Vec<String> = COUNTERS
+            .iter()
+            .copied()
+            .chain(["events"])
+            .chain((0..NR_ROWS).map(row_name))
+            .map(|n| format!("{}: {}", json_str(n), num(counter(&s.r.ctr, n))))
+            .collect();
+        let _ = writeln!(
+            o,
+            "    {{\"item\": {}, \"machine\": {}, \"param\": {}, \"value\": {}, \"config\": {}, \"seed\": {}, \"sim_ns\": {}, \"metrics\": {{{}}}, \"counters\": {{{}}}}}{}",
+            json_str(&it.title),
+            json_str(&it.machine),
+            json_str(it.param),
+            it.values[s.vi],
+            json_str(&st.configs[s.ci].name),
+            s.seed,
+            s.r.sim_ns,
+            ms.join(", "),
+            cs.join(", "),
+            if k + 1 < r.samples.len() { "," } else { "" }
+        );
+    }
+    o.push_str("  ]\n}\n");
+    o
+}
+
+/// Prints every table and writes CSV, JSON, tables and plots under `out`.
+pub fn report(r: &Results, out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut all = String::new();
+    let st = &r.study;
+    let _ = writeln!(
+        all,
+        "NEXT_BUDDY study: {} configs × {} seeds, {} runs in {:.1} s wall",
+        st.configs.len(),
+        st.seeds,
+        r.samples.len(),
+        r.wall_s
+    );
+    for c in &st.configs {
+        let _ = writeln!(all, "  {:<12} = {}", c.name, c.settings.join(" "));
+    }
+    all.push('\n');
+    for (ii, it) in st.items.iter().enumerate() {
+        for m in &it.metrics {
+            all.push_str(&compare_table(r, ii, m));
+            all.push('\n');
+        }
+        all.push_str(&counters_table(r, ii));
+        all.push('\n');
+    }
+    print!("{all}");
+    let w = |name: &str, text: &str| -> Result<(), String> {
+        let p: PathBuf = out.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    w("tables.txt", &all)?;
+    let (m, c) = to_csv(r);
+    w("samples.csv", &m)?;
+    w("counters.csv", &c)?;
+    w("samples.json", &to_json(r))?;
+    match crate::plot::study_plots(r, out) {
+        Ok(files) => {
+            for f in files {
+                eprintln!("study: wrote {}", f.display());
+            }
+        }
+        Err(e) => eprintln!("study: plots skipped: {e}"),
+    }
+    Ok(())
+}
+
+/// `sim study [--quick] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+pub fn cmd_study(args: &[String]) {
+    let mut study = Study::default_study();
+    let mut out = PathBuf::from("build/study");
+    let mut jobs = 2usize;
+    let mut configs = Vec::new();
+    let mut seeds = None;
+    let mut i = 0;
+    let fail = |e: &str| -> ! {
+        eprintln!("error: {e}");
+        eprintln!(
+            "usage: sim study [--quick] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+        );
+        std::process::exit(2)
+    };
+    while i < args.len() {
+        let a = args[i].as_str();
+        let val = || {
+            args.get(i + 1)
+                .cloned()
+                .unwrap_or_else(|| fail(&format!("{a} needs a value")))
+        };
+        match a {
+            "--quick" => {
+                study = Study::quick();
+                i += 1;
+                continue;
+            }
+            "--seeds" => seeds = Some(val().parse().unwrap_or_else(|_| fail("--seeds: a number"))),
+            "--jobs" => jobs = val().parse().unwrap_or_else(|_| fail("--jobs: a number")),
+            "--out" => out = PathBuf::from(val()),
+            "--config" => configs.push(Config::parse(&val())),
+            o => fail(&format!("unknown option '{o}'")),
+        }
+        i += 2;
+    }
+    if let Some(s) = seeds {
+        study.seeds = s;
+    }
+    if configs.len() >= 2 {
+        study.configs = configs;
+    } else if !configs.is_empty() {
+        fail("give at least two --config (the first is the baseline)");
+    }
+    for c in &study.configs {
+        if let Err(e) = c.build(4, 250) {
+            fail(&e);
+        }
+    }
+    let r = run_study(&study, jobs, true).unwrap_or_else(|e| fail(&e));
+    if let Err(e) = report(&r, &out) {
+        fail(&e);
+    }
+}
+
+/// `sim bench`: the speed figures.
+pub fn cmd_bench() {
+    crate::bench::print_bench();
+}

@@ -1,0 +1,944 @@
+//! Workloads: models of the real tools' communication patterns. Each task is a
+//! small state machine advanced by [`Workload::step`] when its CPU burst ends.
+//! CPU costs per operation are parameters; the defaults say where they come
+//! from.
+//!
+//! # hackbench (rt-tests `hackbench`, mmtests `hackbench-{process,thread}-{pipes,sockets}`)
+//! Groups of 20 senders and 20 receivers; each receiver owns one channel
+//! (a pipe, or a unix stream socketpair) that all 20 senders of its group
+//! write to; each sender writes `loops` messages of 100 bytes to every
+//! receiver of its group, round robin; each receiver reads 20 × `loops`.
+//! One `write`/`read` syscall per message; its CPU cost is the burst.
+//!
+//! Wakeups, as Linux 6.x does them (checked against `fs/pipe.c` and
+//! `net/unix/af_unix.c` through the code search; a copy of 6.x `pipe_read`
+//! reads `if (was_full) wake_up_interruptible_sync_poll(&pipe->wr_wait, ..)`,
+//! and `pipe_write` wakes `rd_wait` only `if (was_empty)`):
+//! - **pipe write** (`pipe_write`): after copying, `wake_up_interruptible_sync_poll(&pipe->rd_wait)`
+//!   (WF_SYNC) only if the pipe was empty before the write (`was_empty`;
+//!   hackbench does not poll, so `poll_usage` is 0). A writer finding the pipe
+//!   full (16 pages = 64 KiB; 100-byte writes merge into pages, so 40 messages
+//!   per page, 640 in all) sleeps on `wr_wait` (exclusive).
+//! - **pipe read** (`pipe_read`): a reader that found the pipe full wakes one
+//!   writer with `wake_up_interruptible_sync_poll(&pipe->wr_wait)` (WF_SYNC,
+//!   exclusive waiters: one at a time); a writer that writes and leaves room
+//!   wakes the next writer (`wake_next_writer`), also sync.
+//! - **unix stream write** (`unix_stream_sendmsg`): every message calls
+//!   `other->sk_data_ready` = `sock_def_readable`, which wakes a sleeping
+//!   reader with `wake_up_interruptible_sync_poll` (WF_SYNC). Writers sleep in
+//!   `sock_alloc_send_pskb` when the sending socket's `sk_wmem_alloc` reaches
+//!   `sk_sndbuf` (212992 B by default; one 100-byte skb costs ~1 KiB of
+//!   truesize, so ~208 messages).
+//! - **unix stream read**: freeing the skb calls `sk_write_space` =
+//!   `unix_write_space`, which wakes *all* writers (non-exclusive wait) with
+//!   `wake_up_interruptible_sync_poll` once `unix_writable` holds (wmem at most
+//!   a quarter of sndbuf).
+//!
+//! Costs per message (write + read syscall), from this machine's rt-tests
+//! hackbench (perf-anchors B2, `-g 4 -l 1000`, 2 vCPUs): pipes 315 ns and
+//! sockets 849 ns of wall time per message on 2 CPUs, so ~630 / ~1700 ns of CPU
+//! per message, split evenly between the write and the read. Process mode: every
+//! task has its own address space (process switch cost); thread mode: one
+//! address space. Working set per task: 32 KiB (a guess: stack, a few pipe or
+//! skb pages, libc state). Metric: time until every task exited, seconds
+//! (lower is better).
+//!
+//! # schbench (github.com/masoncl/schbench)
+//! `m` message threads, each with `t` workers. A worker that finishes a
+//! request puts itself on its message thread's list, wakes the message thread
+//! (futex wake: no WF_SYNC) and sleeps; the message thread wakes every worker
+//! on its list (futex wakes, ~1 µs each of its CPU time) and sleeps. A woken
+//! worker records its wakeup latency, sleeps `sleep_us` (the request's usleep)
+//! and then does `work_us` of CPU work (the matrix math over a 256 KiB
+//! footprint, schbench's `-F` default). Metrics: wakeup-latency and
+//! request-latency p50/p90/p99 (µs), RPS.
+//!
+//! # dbench-like (dbench4 with XFS, as in Mel Gorman's runs)
+//! `n` clients each replay a loadfile of `ops` operations: a compute burst
+//! (exponential, mean 20 µs), and for half of them an I/O handed to a pool of
+//! kernel workers (unbound workqueue: `queue_work` wakes an idle kworker, no
+//! WF_SYNC); the client sleeps until the worker completes it (`complete()`,
+//! no WF_SYNC). A worker spends 15 µs of CPU per request and for 30% of them
+//! waits 100 µs for the device. Metrics: throughput (64 KiB per operation,
+//! "MB/s", higher is better), mean loadfile execution time (ms) and the
+//! all-clients completion time (ms).
+//!
+//! # pgbench-like (pts/pgbench, Scale 1)
+//! `n` client/backend pairs over unix sockets: the client spends 4 µs, sends
+//! a query (`sock_def_readable`: WF_SYNC wake of the backend) and sleeps; the
+//! backend spends 8 µs (read-only) or 60 µs plus a 900 µs commit wait
+//! (read-write; the seeds' 1-client RW latency is ~1 ms) and replies (WF_SYNC
+//! wake of the client). Metrics: TPS (higher is better) and mean latency (ms).
+//!
+//! # cyclictest and mixes
+//! `cyclictest`: threads sleeping on a periodic absolute timer; latency =
+//! switch-in time minus the timer's expiry. `mix`: hogs and sleepers as the
+//! old fixed-step simulator had (`hog[:NICE]`, `sleeper:RUN_US:SLEEP_US[:NICE]`).
+
+use sched::TaskParams;
+
+use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
+use crate::stats::percentile;
+
+// ---------------------------------------------------------------- hackbench
+
+/// hackbench parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct HackbenchCfg {
+    /// Groups of 20 + 20 tasks.
+    pub groups: usize,
+    /// Messages per sender per receiver.
+    pub loops: usize,
+    /// Unix stream sockets (else pipes).
+    pub sockets: bool,
+    /// Threads (else processes).
+    pub threads: bool,
+}
+
+const FDS: usize = 20;
+
+#[derive(Clone, Debug, Default)]
+struct Chan {
+    queued: u32,
+    reserved: u32,
+    cap: u32,
+    reader: u32,
+    reader_waiting: bool,
+    writers: std::collections::VecDeque<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    Sender {
+        g: u32,
+        sent: u32,
+        pending: Option<u32>,
+    },
+    Receiver {
+        ch: u32,
+        left: u32,
+        pending: bool,
+        was_full: bool,
+    },
+}
+
+/// The hackbench model (see the module docs).
+#[derive(Debug)]
+pub struct Hackbench {
+    cfg: HackbenchCfg,
+    chans: Vec<Chan>,
+    roles: Vec<Role>,
+    write_ns: u64,
+    read_ns: u64,
+    alive: usize,
+    end: u64,
+}
+
+impl Hackbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: HackbenchCfg) -> Self {
+        let (write_ns, read_ns) = if cfg.sockets { (850, 850) } else { (315, 315) };
+        Hackbench {
+            cfg,
+            chans: Vec::new(),
+            roles: Vec::new(),
+            write_ns,
+            read_ns,
+            alive: 0,
+            end: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &HackbenchCfg) -> usize {
+        cfg.groups * 2 * FDS
+    }
+
+    fn total(&self) -> u32 {
+        (self.cfg.loops * FDS) as u32
+    }
+}
+
+impl Workload for Hackbench {
+    fn init(&mut self, k: &mut Kernel) {
+        let cap = if self.cfg.sockets { 208 } else { 640 };
+        for g in 0..self.cfg.groups {
+            // Receivers first (hackbench forks them first), then senders.
+            for r in 0..FDS {
+                let tid = k.spawn(self.spawn_of(k.tasks.len()));
+                self.chans.push(Chan {
+                    cap,
+                    reader: tid,
+                    ..Default::default()
+                });
+                self.roles.push(Role::Receiver {
+                    ch: (g * FDS + r) as u32,
+                    left: self.total(),
+                    pending: false,
+                    was_full: false,
+                });
+            }
+            for _ in 0..FDS {
+                k.spawn(self.spawn_of(k.tasks.len()));
+                self.roles.push(Role::Sender {
+                    g: g as u32,
+                    sent: 0,
+                    pending: None,
+                });
+            }
+        }
+        self.alive = self.roles.len();
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let sockets = self.cfg.sockets;
+        let total = self.total();
+        match self.roles[tid as usize] {
+            Role::Sender {
+                g,
+                mut sent,
+                pending,
+            } => {
+                if let Some(c) = pending {
+                    let ch = &mut self.chans[c as usize];
+                    let was_empty = ch.queued == 0;
+                    ch.reserved -= 1;
+                    ch.queued += 1;
+                    sent += 1;
+                    // Pipes wake the reader only when the pipe was empty; unix
+                    // sockets on every message (sock_def_readable) — both only
+                    // if the reader sleeps.
+                    if ch.reader_waiting && (sockets || was_empty) {
+                        ch.reader_waiting = false;
+                        let r = ch.reader;
+                        k.wake(r, true);
+                    }
+                    // wake_next_writer: room left, another writer waits (pipes).
+                    let ch = &mut self.chans[c as usize];
+                    if !sockets && ch.queued + ch.reserved < ch.cap {
+                        if let Some(w) = ch.writers.pop_front() {
+                            k.wake(w, true);
+                        }
+                    }
+                }
+                if sent == total {
+                    self.roles[tid as usize] = Role::Sender {
+                        g,
+                        sent,
+                        pending: None,
+                    };
+                    return self.exit(k);
+                }
+                let c = g * FDS as u32 + sent % FDS as u32;
+                let ch = &mut self.chans[c as usize];
+                if ch.queued + ch.reserved >= ch.cap {
+                    ch.writers.push_back(tid);
+                    self.roles[tid as usize] = Role::Sender {
+                        g,
+                        sent,
+                        pending: None,
+                    };
+                    return Next::Block;
+                }
+                ch.reserved += 1;
+                self.roles[tid as usize] = Role::Sender {
+                    g,
+                    sent,
+                    pending: Some(c),
+                };
+                Next::Run(k.rng.jitter(self.write_ns, 10))
+            }
+            Role::Receiver {
+                ch: c,
+                mut left,
+                pending,
+                was_full,
+            } => {
+                if pending {
+                    left -= 1;
+                    let ch = &mut self.chans[c as usize];
+                    if sockets {
+                        // unix_write_space: wake every writer once at most a
+                        // quarter of the send buffer is in use.
+                        if (ch.queued + ch.reserved) * 4 <= ch.cap && !ch.writers.is_empty() {
+                            let ws: Vec<u32> = ch.writers.drain(..).collect();
+                            for w in ws {
+                                k.wake(w, true);
+                            }
+                        }
+                    } else if was_full {
+                        if let Some(w) = ch.writers.pop_front() {
+                            k.wake(w, true);
+                        }
+                    }
+                }
+                if left == 0 {
+                    self.roles[tid as usize] = Role::Receiver {
+                        ch: c,
+                        left,
+                        pending: false,
+                        was_full: false,
+                    };
+                    return self.exit(k);
+                }
+                let ch = &mut self.chans[c as usize];
+                if ch.queued == 0 {
+                    ch.reader_waiting = true;
+                    self.roles[tid as usize] = Role::Receiver {
+                        ch: c,
+                        left,
+                        pending: false,
+                        was_full: false,
+                    };
+                    return Next::Block;
+                }
+                let full = ch.queued + ch.reserved >= ch.cap;
+                ch.queued -= 1;
+                self.roles[tid as usize] = Role::Receiver {
+                    ch: c,
+                    left,
+                    pending: true,
+                    was_full: full,
+                };
+                Next::Run(k.rng.jitter(self.read_ns, 10))
+            }
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let end = if self.alive == 0 { self.end } else { k.now };
+        vec![Metric::new("time_s", end as f64 / 1e9, false)]
+    }
+}
+
+impl Hackbench {
+    fn spawn_of(&self, tid: usize) -> Spawn {
+        Spawn {
+            mm: if self.cfg.threads { 0 } else { tid as u32 + 1 },
+            footprint: 32 << 10,
+            lat_class: None,
+            params: TaskParams::default(),
+        }
+    }
+
+    fn exit(&mut self, k: &mut Kernel) -> Next {
+        self.alive -= 1;
+        if self.alive == 0 {
+            self.end = k.now;
+            k.stop = true;
+        }
+        Next::Exit
+    }
+}
+
+// ---------------------------------------------------------------- schbench
+
+/// schbench parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct SchbenchCfg {
+    /// Message threads (`-m`).
+    pub message: usize,
+    /// Workers per message thread (`-t`).
+    pub workers: usize,
+    /// The request's sleep, µs.
+    pub sleep_us: u64,
+    /// The request's CPU work, µs.
+    pub work_us: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SRole {
+    Msg { m: u32, waking: bool },
+    Worker { m: u32, phase: u8, start: u64 },
+}
+
+/// The schbench model.
+#[derive(Debug)]
+pub struct Schbench {
+    cfg: SchbenchCfg,
+    roles: Vec<SRole>,
+    lists: Vec<Vec<u32>>,
+    msg_tid: Vec<u32>,
+    req_lat: Vec<u64>,
+    done: u64,
+}
+
+impl Schbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: SchbenchCfg) -> Self {
+        Schbench {
+            cfg,
+            roles: Vec::new(),
+            lists: Vec::new(),
+            msg_tid: Vec::new(),
+            req_lat: Vec::new(),
+            done: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &SchbenchCfg) -> usize {
+        cfg.message * (cfg.workers + 1)
+    }
+}
+
+impl Workload for Schbench {
+    fn init(&mut self, k: &mut Kernel) {
+        for m in 0..self.cfg.message {
+            let tid = k.spawn(Spawn {
+                footprint: 16 << 10,
+                ..Default::default()
+            });
+            self.msg_tid.push(tid);
+            self.roles.push(SRole::Msg {
+                m: m as u32,
+                waking: false,
+            });
+            self.lists.push(Vec::new());
+            for _ in 0..self.cfg.workers {
+                k.spawn(Spawn {
+                    footprint: 256 << 10,
+                    lat_class: Some(0),
+                    ..Default::default()
+                });
+                self.roles.push(SRole::Worker {
+                    m: m as u32,
+                    phase: 0,
+                    start: 0,
+                });
+            }
+        }
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        match self.roles[tid as usize] {
+            SRole::Msg { m, waking } => {
+                if waking {
+                    let list = std::mem::take(&mut self.lists[m as usize]);
+                    for &w in &list {
+                        if let SRole::Worker { phase, .. } = &mut self.roles[w as usize] {
+                            *phase = 1;
+                        }
+                        if let SRole::Worker { start, .. } = &mut self.roles[w as usize] {
+                            *start = k.now;
+                        }
+                        k.wake(w, false);
+                    }
+                    self.lists[m as usize] = list;
+                    self.lists[m as usize].clear();
+                    self.roles[tid as usize] = SRole::Msg { m, waking: false };
+                    return Next::Block;
+                }
+                if self.lists[m as usize].is_empty() {
+                    return Next::Block;
+                }
+                let n = self.lists[m as usize].len() as u64;
+                self.roles[tid as usize] = SRole::Msg { m, waking: true };
+                Next::Run(n * 1000)
+            }
+            SRole::Worker { m, phase, start } => match phase {
+                0 => {
+                    // First run, or a request done: queue on the list, wake
+                    // the message thread, sleep.
+                    self.lists[m as usize].push(tid);
+                    let mt = self.msg_tid[m as usize];
+                    k.wake(mt, false);
+                    Next::Block
+                }
+                1 => {
+                    self.roles[tid as usize] = SRole::Worker { m, phase: 2, start };
+                    Next::Sleep(self.cfg.sleep_us * 1000)
+                }
+                2 => {
+                    self.roles[tid as usize] = SRole::Worker { m, phase: 3, start };
+                    Next::Run(k.rng.jitter(self.cfg.work_us * 1000, 10))
+                }
+                _ => {
+                    self.req_lat.push(k.now - start);
+                    self.done += 1;
+                    self.roles[tid as usize] = SRole::Worker { m, phase: 0, start };
+                    self.lists[m as usize].push(tid);
+                    let mt = self.msg_tid[m as usize];
+                    k.wake(mt, false);
+                    Next::Block
+                }
+            },
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let mut w = k.lat.first().cloned().unwrap_or_default();
+        w.sort_unstable();
+        self.req_lat.sort_unstable();
+        let us = |v: u64| v as f64 / 1000.0;
+        let mut out = Vec::new();
+        for p in [50.0, 90.0, 99.0] {
+            out.push(Metric::new(
+                &format!("wakeup_p{}_us", p as u32),
+                us(percentile(&w, p)),
+                false,
+            ));
+        }
+        for p in [50.0, 90.0, 99.0] {
+            out.push(Metric::new(
+                &format!("request_p{}_us", p as u32),
+                us(percentile(&self.req_lat, p)),
+                false,
+            ));
+        }
+        out.push(Metric::new(
+            "rps",
+            self.done as f64 / (k.now as f64 / 1e9),
+            true,
+        ));
+        out
+    }
+}
+
+// ---------------------------------------------------------------- dbench
+
+/// dbench-like parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct DbenchCfg {
+    /// Clients.
+    pub clients: usize,
+    /// Operations per loadfile.
+    pub ops: usize,
+    /// Kernel workers.
+    pub workers: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum DRole {
+    /// phase 0: start the next operation; 1: its compute burst is done;
+    /// 2: woken after its I/O completed.
+    Client { done: u32, phase: u8 },
+    /// phase 0: the request's CPU work is done; 1: its device wait is done.
+    Worker { req: Option<u32>, phase: u8 },
+}
+
+/// The dbench-like model.
+#[derive(Debug)]
+pub struct Dbench {
+    cfg: DbenchCfg,
+    roles: Vec<DRole>,
+    queue: std::collections::VecDeque<u32>,
+    idle_workers: Vec<u32>,
+    finish: Vec<u64>,
+    alive: usize,
+}
+
+impl Dbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: DbenchCfg) -> Self {
+        Dbench {
+            cfg,
+            roles: Vec::new(),
+            queue: Default::default(),
+            idle_workers: Vec::new(),
+            finish: Vec::new(),
+            alive: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &DbenchCfg) -> usize {
+        cfg.clients + cfg.workers
+    }
+}
+
+impl Workload for Dbench {
+    fn init(&mut self, k: &mut Kernel) {
+        for _ in 0..self.cfg.clients {
+            let t = k.spawn(Spawn {
+                mm: k.tasks.len() as u32 + 1,
+                footprint: 128 << 10,
+                ..Default::default()
+            });
+            let _ = t;
+            self.roles.push(DRole::Client { done: 0, phase: 0 });
+        }
+        for _ in 0..self.cfg.workers {
+            k.spawn(Spawn {
+                mm: 0,
+                footprint: 64 << 10,
+                ..Default::default()
+            });
+            self.roles.push(DRole::Worker {
+                req: None,
+                phase: 0,
+            });
+        }
+        self.alive = self.cfg.clients;
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        match self.roles[tid as usize] {
+            DRole::Client { mut done, phase } => {
+                if phase == 1 {
+                    if k.rng.below(2) == 0 {
+                        // Hand the I/O to a worker and wait for it.
+                        self.queue.push_back(tid);
+                        if let Some(w) = self.idle_workers.pop() {
+                            k.wake(w, false);
+                        }
+                        self.roles[tid as usize] = DRole::Client { done, phase: 2 };
+                        return Next::Block;
+                    }
+                    done += 1;
+                } else if phase == 2 {
+                    done += 1;
+                }
+                if done as usize >= self.cfg.ops {
+                    self.finish.push(k.now);
+                    self.alive -= 1;
+                    if self.alive == 0 {
+                        k.stop = true;
+                    }
+                    return Next::Exit;
+                }
+                self.roles[tid as usize] = DRole::Client { done, phase: 1 };
+                Next::Run(k.rng.exp(20_000))
+            }
+            DRole::Worker { req, phase } => {
+                if let Some(c) = req {
+                    if phase == 0 && k.rng.below(10) < 3 {
+                        self.roles[tid as usize] = DRole::Worker { req, phase: 1 };
+                        return Next::Sleep(k.rng.jitter(100_000, 10));
+                    }
+                    k.wake(c, false);
+                }
+                match self.queue.pop_front() {
+                    Some(c) => {
+                        self.roles[tid as usize] = DRole::Worker {
+                            req: Some(c),
+                            phase: 0,
+                        };
+                        Next::Run(k.rng.jitter(15_000, 10))
+                    }
+                    None => {
+                        self.roles[tid as usize] = DRole::Worker {
+                            req: None,
+                            phase: 0,
+                        };
+                        self.idle_workers.push(tid);
+                        Next::Block
+                    }
+                }
+            }
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let n = self.finish.len().max(1) as f64;
+        let end = self.finish.iter().copied().max().unwrap_or(k.now);
+        let mean = self.finish.iter().sum::<u64>() as f64 / n;
+        let ops = (self.finish.len() * self.cfg.ops) as f64;
+        vec![
+            Metric::new(
+                "throughput_mbs",
+                ops * 64.0 / 1024.0 / (end as f64 / 1e9),
+                true,
+            ),
+            Metric::new("loadfile_ms", mean / 1e6, false),
+            Metric::new("all_clients_ms", end as f64 / 1e6, false),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------- pgbench
+
+/// pgbench-like parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct PgbenchCfg {
+    /// Client/backend pairs.
+    pub clients: usize,
+    /// Read-write (else read-only).
+    pub rw: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum PRole {
+    Client { sent: bool, start: u64 },
+    Server { phase: u8 },
+}
+
+/// The pgbench-like model.
+#[derive(Debug)]
+pub struct Pgbench {
+    cfg: PgbenchCfg,
+    roles: Vec<PRole>,
+    pending: Vec<bool>,
+    tx: u64,
+    lat_sum: u64,
+}
+
+impl Pgbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: PgbenchCfg) -> Self {
+        Pgbench {
+            cfg,
+            roles: Vec::new(),
+            pending: vec![false; cfg.clients],
+            tx: 0,
+            lat_sum: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &PgbenchCfg) -> usize {
+        2 * cfg.clients
+    }
+}
+
+impl Workload for Pgbench {
+    fn init(&mut self, k: &mut Kernel) {
+        for _ in 0..self.cfg.clients {
+            let mm = k.tasks.len() as u32 + 1;
+            k.spawn(Spawn {
+                mm,
+                footprint: 64 << 10,
+                ..Default::default()
+            });
+            self.roles.push(PRole::Client {
+                sent: false,
+                start: 0,
+            });
+            k.spawn(Spawn {
+                mm: mm + 1,
+                footprint: 256 << 10,
+                ..Default::default()
+            });
+            self.roles.push(PRole::Server { phase: 0 });
+        }
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        match self.roles[tid as usize] {
+            PRole::Client { sent, start } => {
+                if sent {
+                    // The reply arrived.
+                    self.tx += 1;
+                    self.lat_sum += k.now - start;
+                    self.roles[tid as usize] = PRole::Client { sent: false, start };
+                    return Next::Run(k.rng.jitter(4_000, 10));
+                }
+                self.roles[tid as usize] = PRole::Client {
+                    sent: true,
+                    start: k.now,
+                };
+                // The query is in the socket whether or not the backend sleeps.
+                self.pending[(tid / 2) as usize] = true;
+                k.wake(tid + 1, true);
+                Next::Block
+            }
+            PRole::Server { phase } => {
+                let pair = (tid / 2) as usize;
+                match phase {
+                    1 => {
+                        self.roles[tid as usize] = PRole::Server { phase: 2 };
+                        return Next::Sleep(k.rng.jitter(900_000, 10));
+                    }
+                    2 => {
+                        // Reply, then wait for the next query.
+                        k.wake(tid - 1, true);
+                    }
+                    _ => {}
+                }
+                if self.pending[pair] {
+                    self.pending[pair] = false;
+                    let w = if self.cfg.rw { 60_000 } else { 8_000 };
+                    self.roles[tid as usize] = PRole::Server {
+                        phase: if self.cfg.rw { 1 } else { 2 },
+                    };
+                    return Next::Run(k.rng.jitter(w, 10));
+                }
+                self.roles[tid as usize] = PRole::Server { phase: 0 };
+                Next::Block
+            }
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let secs = k.now as f64 / 1e9;
+        vec![
+            Metric::new("tps", self.tx as f64 / secs, true),
+            Metric::new(
+                "latency_ms",
+                self.lat_sum as f64 / self.tx.max(1) as f64 / 1e6,
+                false,
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------- cyclictest + mix
+
+/// One task of a mix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MixTask {
+    /// Always runnable.
+    Hog {
+        /// Nice.
+        nice: i32,
+    },
+    /// Runs `run_us`, sleeps `sleep_us`, forever.
+    Sleeper {
+        /// Burst, µs.
+        run_us: u64,
+        /// Sleep, µs.
+        sleep_us: u64,
+        /// Nice.
+        nice: i32,
+    },
+    /// cyclictest thread: periodic timer with this interval.
+    Cyclic {
+        /// Interval, µs.
+        interval_us: u64,
+    },
+}
+
+impl MixTask {
+    /// Parses `hog[:NICE]`, `sleeper:RUN_US:SLEEP_US[:NICE]`, `cyclic:INTERVAL_US`.
+    pub fn parse(s: &str) -> Result<MixTask, String> {
+        let f: Vec<&str> = s.split(':').collect();
+        let num = |x: &str| {
+            x.parse::<i64>()
+                .map_err(|_| format!("'{s}': bad number '{x}'"))
+        };
+        let nice = |i: usize| -> Result<i32, String> {
+            let n = f.get(i).map_or(Ok(0), |x| num(x))? as i32;
+            if (-20..=19).contains(&n) {
+                Ok(n)
+            } else {
+                Err(format!("'{s}': nice must be in [-20, 19]"))
+            }
+        };
+        match f[0] {
+            "hog" if f.len() <= 2 => Ok(MixTask::Hog { nice: nice(1)? }),
+            "sleeper" if (3..=4).contains(&f.len()) => {
+                let (r, sl) = (num(f[1])?, num(f[2])?);
+                if r <= 0 || sl <= 0 {
+                    return Err(format!("'{s}': RUN_US and SLEEP_US must be positive"));
+                }
+                Ok(MixTask::Sleeper {
+                    run_us: r as u64,
+                    sleep_us: sl as u64,
+                    nice: nice(3)?,
+                })
+            }
+            "cyclic" if f.len() == 2 => {
+                let i = num(f[1])?;
+                if i <= 0 {
+                    return Err(format!("'{s}': interval must be positive"));
+                }
+                Ok(MixTask::Cyclic {
+                    interval_us: i as u64,
+                })
+            }
+            _ => Err(format!(
+                "unknown task '{s}' (hog[:NICE], sleeper:RUN_US:SLEEP_US[:NICE], cyclic:INTERVAL_US)"
+            )),
+        }
+    }
+}
+
+/// Hogs, sleepers and cyclictest threads.
+#[derive(Debug)]
+pub struct Mix {
+    /// The tasks.
+    pub tasks: Vec<MixTask>,
+    next_expiry: Vec<u64>,
+    phase: Vec<bool>,
+}
+
+impl Mix {
+    /// A mix of `tasks`.
+    pub fn new(tasks: Vec<MixTask>) -> Self {
+        let n = tasks.len();
+        Mix {
+            tasks,
+            next_expiry: vec![0; n],
+            phase: vec![false; n],
+        }
+    }
+}
+
+impl Workload for Mix {
+    fn init(&mut self, k: &mut Kernel) {
+        for (i, t) in self.tasks.iter().enumerate() {
+            let (nice, lat) = match *t {
+                MixTask::Hog { nice } => (nice, None),
+                MixTask::Sleeper { nice, .. } => (nice, Some(i as u8)),
+                MixTask::Cyclic { .. } => (0, Some(i as u8)),
+            };
+            k.spawn(Spawn {
+                mm: i as u32 + 1,
+                footprint: 32 << 10,
+                lat_class: lat,
+                params: TaskParams {
+                    nice,
+                    ..Default::default()
+                },
+            });
+        }
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let i = tid as usize;
+        match self.tasks[i] {
+            // Hogs run in 1 ms chunks (return-to-user points), forever.
+            MixTask::Hog { .. } => Next::Run(1_000_000),
+            MixTask::Sleeper {
+                run_us, sleep_us, ..
+            } => {
+                self.phase[i] = !self.phase[i];
+                if self.phase[i] {
+                    Next::Run(run_us * 1000)
+                } else {
+                    Next::Sleep(sleep_us * 1000)
+                }
+            }
+            MixTask::Cyclic { interval_us } => {
+                let iv = interval_us * 1000;
+                if self.next_expiry[i] == 0 {
+                    self.next_expiry[i] = k.now + iv;
+                } else {
+                    while self.next_expiry[i] <= k.now {
+                        self.next_expiry[i] += iv;
+                    }
+                }
+                // A few µs of work per period, then the absolute sleep.
+                Next::Sleep(self.next_expiry[i] - k.now)
+            }
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let mut out = Vec::new();
+        for (i, t) in k.tasks.iter().enumerate() {
+            out.push(Metric::new(
+                &format!("task{i}_runtime_ms"),
+                t.runtime as f64 / 1e6,
+                true,
+            ));
+            if let Some(l) = k.lat.get(i) {
+                if !l.is_empty() {
+                    let mut l = l.clone();
+                    l.sort_unstable();
+                    out.push(Metric::new(
+                        &format!("task{i}_lat_p99_us"),
+                        percentile(&l, 99.0) as f64 / 1000.0,
+                        false,
+                    ));
+                    out.push(Metric::new(
+                        &format!("task{i}_lat_avg_us"),
+                        l.iter().sum::<u64>() as f64 / l.len() as f64 / 1000.0,
+                        false,
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
