@@ -24,6 +24,16 @@ pub enum Kind {
     Counter,
 }
 
+/// The kind of a metric the kernel's workloads report, by name (rates are
+/// higher-is-better; everything else is a time or latency). For tools that
+/// read run lines.
+pub fn metric_kind(name: &str) -> Kind {
+    match name {
+        "ops_per_s" | "rps" | "tps" | "runtime_ms" | "share0_pct" => Kind::Higher,
+        _ => Kind::Lower,
+    }
+}
+
 /// One row group of the table: a metric or counter and its samples per config.
 #[derive(Clone, Copy, Debug)]
 pub struct Series<'a> {

@@ -287,7 +287,7 @@ pub fn run(c: &Compare, ctl: &mut dyn Control, out: &mut dyn Write) -> Result<Ou
         counters: alloc::vec![Vec::with_capacity(c.runs as usize); n],
         ..Outcome::default()
     };
-    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed_0f_ab;
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed_0fab;
     let tick = live.tick_ns().max(1);
     let mut index = 0;
     'rounds: for r in 0..rounds {

@@ -89,7 +89,7 @@ ktest!(compare_restores_state, || {
     for s in &spy.seen[1..] {
         kassert!(*s == want || *s == before, "a run saw {s:?}, want {want:?}");
     }
-    kassert!(spy.seen[1..].iter().any(|s| *s == want));
+    kassert!(spy.seen[1..].contains(&want));
 
     // A refused config (value out of range, checked by sched): nothing runs
     // and nothing changes.
