@@ -135,12 +135,13 @@ pub fn write_table(out: &mut dyn Write, labels: &[&str], series: &[Series<'_>]) 
             write!(out, "{c}")?;
         }
         writeln!(out)?;
-        write!(out, "{:<8}{:<20}", "CoV", s.name)?;
+        // No trailing blanks after the last column.
+        let mut row = alloc::format!("{:<8}{:<20}", "CoV", s.name);
         for x in s.samples.iter() {
             let v = alloc::format!("{:.2}%", cov(x));
-            write!(out, "{:>12}{:>10}", v, "")?;
+            let _ = write!(row, "{:>12}{:>10}", v, "");
         }
-        writeln!(out)?;
+        writeln!(out, "{}", row.trim_end())?;
     }
     writeln!(
         out,

@@ -253,14 +253,14 @@ fn table_format() {
     let want = "                                         A:default          B:NEXT_BUDDY
 Amean   time_s                    1.0000 (  0.00%)      0.8000 * 20.00%*
 Stddev  time_s                    0.0163 (  0.00%)      0.0082 ( 50.00%)
-CoV     time_s                     1.63%                 1.02%          
+CoV     time_s                     1.63%                 1.02%
 Hmean   ops_per_s                 0.9998 (  0.00%)      0.7999 *-19.99%*
 Stddev  ops_per_s                 0.0163 (  0.00%)      0.0082 ( 50.00%)
-CoV     ops_per_s                  1.63%                 1.02%          
+CoV     ops_per_s                  1.63%                 1.02%
 counters, per run (% change: more is positive)
 Amean   switches                   100.0 (  0.00%)       100.0 (  0.00%)
 Stddev  switches                     0.0 (  0.00%)         1.6 (  0.00%)
-CoV     switches                   0.00%                 1.63%          
+CoV     switches                   0.00%                 1.63%
 % change against A, better is positive; *x.xx%*: Welch's t-test (two-sided, unequal variances) p < 0.05
 ";
     assert_eq!(s, want, "\n{s}");
