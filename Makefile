@@ -55,7 +55,7 @@ qemu: ensure-qemu kernel
 test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-ab-smoke
 
 test-host:
-	$(CARGO) test -p sched -p shell -p sim --release
+	$(CARGO) test -p sched -p shell -p sim -p abtool --release
 
 test-kernel: ensure-qemu test-x86_64 test-aarch64
 

@@ -633,3 +633,87 @@ fn main() {
         out.display()
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two boots of a two-config compare, as the kernel prints them.
+    fn write_logs(dir: &Path) -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        for (seed, shift) in [(1u64, 0.0), (2, 0.02)] {
+            let mut s = String::from("sched> compare -c default -c NEXT_BUDDY -- hackbench\r\n");
+            s.push_str("compare: 2 config(s) x 2 run(s) (+1 warmup) of 'hackbench -g 1', rotated order, seed 1\r\n");
+            s.push_str("warmup 1/6 cfg A default: time_s=9.0000 | switches=1 buddy=0\r\n");
+            s.push_str("warmup 2/6 cfg B NEXT_BUDDY: time_s=9.0000 | switches=1 buddy=5\r\n");
+            for (i, (c, l, t)) in [
+                ('B', "NEXT_BUDDY", 0.50),
+                ('A', "default", 1.00),
+                ('A', "default", 1.02),
+                ('B', "NEXT_BUDDY", 0.52),
+            ]
+            .iter()
+            .enumerate()
+            {
+                s.push_str(&format!(
+                    "run {}/6 cfg {c} {l}: time_s={:.4} | switches=10 buddy={}\r\n",
+                    i + 3,
+                    t + shift,
+                    if *c == 'A' { 0 } else { 7 }
+                ));
+            }
+            let p = dir.join(format!("x86_64_smp4_seed{seed}.log"));
+            std::fs::write(&p, s).unwrap();
+            v.push(p);
+        }
+        v
+    }
+
+    #[test]
+    fn names_logs_tables_and_variance() {
+        assert_eq!(
+            parse_name(Path::new("a/aarch64_smp4_seed12.log")),
+            Some(("aarch64".into(), 4, 12))
+        );
+        assert_eq!(parse_name(Path::new("x86_64.log")), None);
+        let dir = std::env::temp_dir().join(format!("abtool-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut all = Vec::new();
+        for p in write_logs(&dir) {
+            all.extend(parse_log(&p).unwrap());
+        }
+        assert_eq!(all.len(), 12);
+        assert_eq!(all.iter().filter(|s| s.warmup).count(), 4);
+        let gs = groups(&all);
+        assert_eq!(gs.len(), 1);
+        assert_eq!(gs[0].labels, vec!["default", "NEXT_BUDDY"]);
+        assert_eq!(gs[0].kept.len(), 8);
+        let t = table(&gs[0]);
+        assert!(
+            t.contains("2 boot(s) (seeds [1, 2]) x 2 kept run(s) per config"),
+            "{t}"
+        );
+        assert!(t.contains("Amean   time_s "), "{t}");
+        assert!(t.contains("Amean   buddy "), "{t}");
+        // Boot 2 is 0.02 slower everywhere: within-boot spread is 0.01 / 1.02
+        // (stddev of [1.00, 1.02] is 0.01414), boot-to-boot of A's means
+        // [1.01, 1.03] is 1.39%.
+        assert!(
+            t.contains("within-boot CoV       time_s                      1.39%"),
+            "{t}"
+        );
+        assert!(
+            t.contains("boot-to-boot CoV      time_s                      1.39%"),
+            "{t}"
+        );
+        let c = csv(&all);
+        assert!(c.starts_with("arch,cpus,seed,workload,config,label,run,warmup,kind,name,value\n"));
+        assert!(
+            c.contains("x86_64,4,2,\"hackbench -g 1\",1,\"NEXT_BUDDY\",6,false,metric,time_s,0.54"),
+            "{c}"
+        );
+        let j = json(&all);
+        assert!(j.contains("\"label\": \"NEXT_BUDDY\", \"run\": 3, \"warmup\": false, \"metrics\": {\"time_s\": 0.5}, \"counters\": {\"switches\": 10, \"buddy\": 7}"), "{j}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
