@@ -77,6 +77,14 @@ pub const TEST_NAME: &str = "Welch's t-test (two-sided, unequal variances)";
 /// for each series its mean, Stddev and CoV rows. The legend line names the
 /// test and the threshold.
 pub fn write_table(out: &mut dyn Write, labels: &[&str], series: &[Series<'_>]) -> fmt::Result {
+    // Headers are cut to the column width; then the full names come first.
+    if labels.iter().any(|l| l.len() + 2 > CELL - 1) {
+        write!(out, "configs:")?;
+        for (i, l) in labels.iter().enumerate() {
+            write!(out, " {}={l}", (b'A' + i as u8) as char)?;
+        }
+        writeln!(out)?;
+    }
     write!(out, "{:<28}", "")?;
     for (i, l) in labels.iter().enumerate() {
         let tag = alloc::format!("{}:{}", (b'A' + i as u8) as char, l);

@@ -282,3 +282,33 @@ fn zero_baseline_has_no_percentage() {
         "{s}"
     );
 }
+
+#[test]
+fn long_labels_are_listed_in_full() {
+    let a = [1.0, 1.0];
+    let series = [Series {
+        name: "time_s",
+        kind: Kind::Lower,
+        samples: &[&a, &a],
+    }];
+    let mut s = String::new();
+    write_table(
+        &mut s,
+        &["default", "NEXT_BUDDY,NEXT_BUDDY_SYNC_RUNTIME"],
+        &series,
+    )
+    .unwrap();
+    let first = s.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "configs: A=default B=NEXT_BUDDY,NEXT_BUDDY_SYNC_RUNTIME"
+    );
+    assert!(
+        s.lines().nth(1).unwrap().ends_with("B:NEXT_BUDDY,NEXT_BU~"),
+        "{s}"
+    );
+    // Short labels: no list.
+    let mut s = String::new();
+    write_table(&mut s, &["default", "NEXT_BUDDY"], &series).unwrap();
+    assert!(!s.starts_with("configs:"), "{s}");
+}
