@@ -54,8 +54,9 @@ for w in "${wls[@]}"; do
 done
 script+="poweroff"
 
+failed=()
 mkdir -p "$OUT/logs"
-rm -f "$OUT"/logs/*.log
+rm -f "$OUT"/logs/*.log "$OUT"/logs/*.cmdline
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="TCG, wall clock (not reproducible)"
 echo "ab: $ARCHES x CPUs {$CPUS} x $BOOTS boot(s), $mode; script: $script"
@@ -71,6 +72,7 @@ for arch in $ARCHES; do
             log="$OUT/logs/${arch}_smp${cpus}_seed${b}.log"
             qextra=""
             [[ $ICOUNT != off ]] && qextra="-icount shift=$ICOUNT,sleep=off"
+            printf '%s' "seed=$b run=$script" >"$log.cmdline"
             t0=$(date +%s.%N)
             # stdin from /dev/null: nothing is typed; the script is the boot argument.
             env "${extra_env[@]}" SMP="$cpus" QEMU_EXTRA="$qextra" \
@@ -84,14 +86,23 @@ for arch in $ARCHES; do
             rc=${PIPESTATUS[0]}
             t1=$(date +%s.%N)
             if [[ $rc -ne 0 ]]; then
-                echo "error: ab: $arch smp$cpus boot $b failed (status $rc); see $log" >&2
-                exit 1
+                # Keep going: the runs before the failure are still samples,
+                # and in reproducible mode the log is an exact reproducer.
+                echo "error: ab: $arch smp$cpus boot $b failed (status $rc); see $log; reproduce with:" >&2
+                echo "  SMP=$cpus QEMU_EXTRA='$qextra' ${extra_env[*]} scripts/qemu-$arch.sh $elf \"\$(cat $log.cmdline)\"" >&2
+                failed+=("$log")
+                continue
             fi
             printf 'ab: %s smp%s boot %d/%d done in %.1f s of host time\n' "$arch" "$cpus" "$b" "$BOOTS" \
                 "$(echo "$t1 - $t0" | bc)"
+            rm -f "$log.cmdline"
         done
     done
 done
 
 cd "$root"
 cargo run -q -p abtool --release -- --out "$OUT" "$OUT"/logs/*.log
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "error: ab: ${#failed[@]} boot(s) failed (their runs up to the failure are in the tables): ${failed[*]}" >&2
+    exit 1
+fi
