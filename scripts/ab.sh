@@ -75,6 +75,8 @@ for arch in $ARCHES; do
             printf '%s' "seed=$b run=$script" >"$log.cmdline"
             t0=$(date +%s.%N)
             # stdin from /dev/null: nothing is typed; the script is the boot argument.
+            # (set +e: a failed boot is reported below, not fatal.)
+            set +e
             env "${extra_env[@]}" SMP="$cpus" QEMU_EXTRA="$qextra" \
                 timeout -k 5 "$BOOT_TIMEOUT" "$here/qemu-$arch.sh" "$elf" "seed=$b run=$script" \
                 </dev/null 2>&1 | tee "$log" | tr -d '\r' | while IFS= read -r line; do
@@ -84,6 +86,7 @@ for arch in $ARCHES; do
                 esac
             done
             rc=${PIPESTATUS[0]}
+            set -e
             t1=$(date +%s.%N)
             if [[ $rc -ne 0 ]]; then
                 # Keep going: the runs before the failure are still samples,
