@@ -192,10 +192,13 @@ fn mean_of(kind: Kind) -> fn(&[f64]) -> f64 {
 fn table(g: &Group<'_>) -> String {
     let mut s = String::new();
     let (arch, cpus, w) = &g.key;
-    let runs = g.kept.len() / g.labels.len().max(1) / g.seeds.len().max(1);
+    // Kept runs per config (a boot that failed may have fewer).
+    let per: Vec<usize> = (0..g.labels.len())
+        .map(|ci| g.kept.iter().filter(|s| s.config == ci).count())
+        .collect();
     let _ = writeln!(
         s,
-        "== {w} on {arch}, {cpus} CPU(s): {} boot(s) (seeds {:?}) x {runs} kept run(s) per config",
+        "== {w} on {arch}, {cpus} CPU(s): {} boot(s) (seeds {:?}), kept runs per config {per:?}",
         g.seeds.len(),
         g.seeds
     );
@@ -690,7 +693,7 @@ mod tests {
         assert_eq!(gs[0].kept.len(), 8);
         let t = table(&gs[0]);
         assert!(
-            t.contains("2 boot(s) (seeds [1, 2]) x 2 kept run(s) per config"),
+            t.contains("2 boot(s) (seeds [1, 2]), kept runs per config [4, 4]"),
             "{t}"
         );
         assert!(t.contains("Amean   time_s "), "{t}");
