@@ -4,6 +4,7 @@
 #   make test          host tests + in-kernel suites on both arches, each at
 #                      SMP=1 and SMP=$(SMP_TEST) (aarch64 SMP run with GICv3)
 #   make bench         scheduler micro-benchmarks (host)
+#   make ab            in-kernel A/B (compare) over boots/arches/CPUs, build/ab/
 #   make lint          rustfmt + clippy on every crate and target
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
 #   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots in build/study/
@@ -27,7 +28,7 @@ export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-kernel test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab
 
 all: build
 
@@ -51,10 +52,10 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-calibrate test-small-mem
+test: ensure-toolchain check-toolchain test-host test-kernel test-shell test-calibrate test-small-mem test-ab-smoke
 
 test-host:
-	$(CARGO) test -p sched -p shell -p sim --release
+	$(CARGO) test -p sched -p shell -p sim -p abtool --release
 
 test-kernel: ensure-qemu test-x86_64 test-aarch64
 
@@ -98,6 +99,19 @@ test-aarch64-smp:
 
 # The debug shell end to end: a command script piped into QEMU, replies checked.
 SHELL_E2E_DIR = $(or $(CARGO_TARGET_DIR),target)
+# compare in reproducible mode (-icount): two boots print the same bytes, the
+# table's format, NEXT_BUDDY's counters (a few seconds).
+test-ab-smoke: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	scripts/ab-smoke.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+
+# The in-kernel `compare` over several boots, arches and CPU counts (see
+# scripts/ab.sh for the knobs: ARCHES CPUS BOOTS RUNS WARMUP CONFIGS WORKLOADS
+# ICOUNT OUT), reproducible (-icount) by default; abtool writes tables with the
+# boot-to-boot / within-boot variance split, CSV, JSON and PNGs to build/ab/.
+ab: ensure-qemu ensure-fonts
+	scripts/ab.sh
+
 test-shell: ensure-qemu
 	$(MAKE) kernel ARCH=x86_64
 	scripts/shell-e2e.sh x86_64 $(SHELL_E2E_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
@@ -151,7 +165,7 @@ study: ensure-fonts
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p sched -p shell -p bench -p sim --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_aarch64) -- -D warnings
 

@@ -1,5 +1,13 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `preempt=MODE`,
-//! `idle_poll=US`, `nohz=on|off`.
+//! `idle_poll=US`, `nohz=on|off`, `seed=N`, and last `run=CMD;CMD;...`.
+//!
+//! `run=` takes the rest of the line (spaces included): shell commands
+//! separated by `;`, which the shell runs before its first prompt, echoed as
+//! if typed. This is how `make ab` hands a script to a reproducible
+//! (`-icount`) boot without typing on the serial port, so two boots of the
+//! same script print the same bytes. Every command is parsed here first;
+//! if one is not a valid command the whole script is refused with a warning
+//! naming it, and the shell starts at its prompt as usual.
 //!
 //! Parsing never fails and never panics: an unknown word, a malformed number or
 //! an out-of-range value prints a warning naming the word and is ignored (the
@@ -28,7 +36,14 @@ pub struct BootArgs {
     pub idle_poll_us: Option<u64>,
     /// Tickless idle (idle CPUs other than CPU 0 stop their tick), when given.
     pub nohz: Option<bool>,
+    /// `seed=N`: seeds the pauses `compare` takes before each run.
+    pub seed: Option<u64>,
+    /// `run=...`: a validated shell script (`;`-separated commands).
+    pub run: Option<&'static str>,
 }
+
+/// Longest `run=` script accepted (x86_64 copies 1 KiB of command line).
+pub const RUN_MAX: usize = 1000;
 
 impl Default for BootArgs {
     fn default() -> Self {
@@ -38,13 +53,57 @@ impl Default for BootArgs {
             preempt: None,
             idle_poll_us: None,
             nohz: None,
+            seed: None,
+            run: None,
         }
     }
+}
+
+impl BootArgs {
+    /// Drops a `run=` script that does not parse, with a warning (needs the
+    /// heap: call after `heap::init`).
+    pub fn check_run(&mut self, mut warn: impl FnMut(&str, &str)) {
+        if let Some(script) = self.run {
+            if let Err(e) = check_script(script) {
+                warn("run=", &alloc::format!("{e}; the script is ignored"));
+                self.run = None;
+            }
+        }
+    }
+}
+
+/// Checks a `run=` script: every `;`-separated piece parses as a shell
+/// command (blank pieces are skipped). The error names the bad piece.
+pub fn check_script(script: &str) -> Result<usize, alloc::string::String> {
+    if script.len() > RUN_MAX {
+        return Err(alloc::format!("longer than {RUN_MAX} bytes"));
+    }
+    let mut n = 0;
+    for (i, cmd) in script.split(';').enumerate() {
+        match ::shell::parse(cmd) {
+            Ok(None) => {}
+            Ok(Some(_)) => n += 1,
+            Err(e) => return Err(alloc::format!("command {} '{}': {e}", i + 1, cmd.trim())),
+        }
+    }
+    if n == 0 {
+        return Err(alloc::string::String::from("no command"));
+    }
+    Ok(n)
 }
 
 /// Parses `cmdline`, calling `warn` once per ignored word with the reason.
 pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArgs {
     let mut args = BootArgs::default();
+    // `run=` takes the rest of the line.
+    let (cmdline, run) = match cmdline.find("run=") {
+        Some(i) if i == 0 || cmdline.as_bytes()[i - 1].is_ascii_whitespace() => {
+            (&cmdline[..i], Some(&cmdline[i + 4..]))
+        }
+        _ => (cmdline, None),
+    };
+    // Checked by `check_run` once there is a heap.
+    args.run = run;
     for word in cmdline.split_ascii_whitespace() {
         let (key, value) = match word.split_once('=') {
             Some((k, v)) => (k, Some(v)),
@@ -76,6 +135,11 @@ pub fn parse(cmdline: &'static str, mut warn: impl FnMut(&str, &str)) -> BootArg
             ("nohz", Some("on")) => args.nohz = Some(true),
             ("nohz", Some("off")) => args.nohz = Some(false),
             ("nohz", _) => warn(word, "nohz must be on or off"),
+            ("seed", Some(v)) => match v.parse::<u64>() {
+                Ok(n) => args.seed = Some(n),
+                Err(_) => warn(word, "seed must be a decimal integer"),
+            },
+            ("seed", None) => warn(word, "seed needs a value (seed=1)"),
             _ => warn(word, "unknown argument"),
         }
     }
@@ -96,9 +160,31 @@ crate::ktest!(cmdline_parse, || {
             preempt: Some(PreemptMode::Lazy),
             idle_poll_us: Some(0),
             nohz: Some(false),
+            seed: None,
+            run: None,
         }
     );
     crate::kassert_eq!(warnings, 0);
+    let p = |s: &'static str, w: &mut u32| {
+        let mut a = parse(s, |_, _| *w += 1);
+        a.check_run(|_, _| *w += 1);
+        a
+    };
+    let a = p(
+        "seed=7 run=features NEXT_BUDDY; ps ;poweroff",
+        &mut warnings,
+    );
+    crate::kassert_eq!(a.seed, Some(7));
+    crate::kassert_eq!(a.run, Some("features NEXT_BUDDY; ps ;poweroff"));
+    crate::kassert_eq!(warnings, 0);
+    // A bad command refuses the whole script; words before run= still count.
+    let a = p("hz=100 run=ps; bogus 1; poweroff", &mut warnings);
+    crate::kassert_eq!((a.hz, a.run, warnings), (100, None, 1));
+    let a = p("run=; ;", &mut warnings);
+    crate::kassert_eq!((a.run, warnings), (None, 2));
+    let a = p("seed=x seed norun=ps", &mut warnings);
+    crate::kassert_eq!((a.seed, a.run, warnings), (None, None, 5));
+    warnings = 0;
     let a = parse(
         "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll nohz nohz=1",
         |_, _| warnings += 1,
@@ -111,6 +197,8 @@ crate::ktest!(cmdline_parse, || {
             preempt: None,
             idle_poll_us: None,
             nohz: None,
+            seed: None,
+            run: None,
         }
     );
     crate::kassert_eq!(warnings, 11);

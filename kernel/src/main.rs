@@ -45,7 +45,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         info.protocol,
         info.cmdline
     );
-    let args = cmdline::parse(info.cmdline, |word, why| {
+    let mut args = cmdline::parse(info.cmdline, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
 
@@ -53,6 +53,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     // SAFETY: the arch layer reports free, mapped RAM after the kernel image,
     // and this is the only call.
     unsafe { heap::init(heap_start, heap_len) };
+    args.check_run(|word, why| log::warn!("cmdline: ignoring '{}': {}", word, why));
 
     task::init();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
@@ -67,6 +68,10 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         task::core::NOHZ_IDLE.store(on, Ordering::Relaxed);
     }
     task::core::init_sched(cfg);
+    shell::compare::record_boot_state(args.seed.unwrap_or(0));
+    if let Some(script) = args.run {
+        shell::SCRIPT.call_once(|| script);
+    }
     log::info!(
         "sched: EEVDF, hz={}, preempt={}, base slice {} ns, idle poll {} us, nohz {}, heap {} MiB",
         args.hz,

@@ -70,6 +70,62 @@ pub enum WakeupReason {
     RtNotHigher,
 }
 
+/// Rows of [`WakeupReason`] that [`RqStats::wakeup_rows`] counts, by
+/// [`WakeupReason::row`]; the names are `compare`'s counter names.
+pub const WAKEUP_ROW_NAMES: [&str; WAKEUP_ROWS] = [
+    "wk_idle_cpu",
+    "wk_same",
+    "wk_higher_class",
+    "wk_lower_class",
+    "wk_pending",
+    "wk_disabled",
+    "wk_idle_curr",
+    "wk_idle_wakee",
+    "wk_not_normal",
+    "wk_fork_delayed",
+    "wk_inelig_waker",
+    "wk_sync_resched",
+    "wk_sync_none",
+    "wk_picked",
+    "wk_picked_short",
+    "wk_not_picked",
+    "wk_not_picked_short",
+    "wk_rt_higher",
+    "wk_rt_not_higher",
+];
+/// Number of wakeup decision rows counted.
+pub const WAKEUP_ROWS: usize = 19;
+
+impl WakeupReason {
+    /// This decision's index in [`RqStats::wakeup_rows`] / [`WAKEUP_ROW_NAMES`].
+    pub fn row(self) -> usize {
+        match self {
+            WakeupReason::IdleCpu => 0,
+            WakeupReason::SameTask => 1,
+            WakeupReason::HigherClass => 2,
+            WakeupReason::LowerClass => 3,
+            WakeupReason::Fair(f) => match f {
+                FairWakeup::SameTask => 1,
+                FairWakeup::AlreadyPending => 4,
+                FairWakeup::Disabled => 5,
+                FairWakeup::IdleCurrent => 6,
+                FairWakeup::IdleWakee => 7,
+                FairWakeup::NotNormalPolicy => 8,
+                FairWakeup::ForkOrDelayed => 9,
+                FairWakeup::IneligibleWaker => 10,
+                FairWakeup::SyncResched => 11,
+                FairWakeup::SyncNone => 12,
+                FairWakeup::Picked { short: false } => 13,
+                FairWakeup::Picked { short: true } => 14,
+                FairWakeup::NotPicked { short: false } => 15,
+                FairWakeup::NotPicked { short: true } => 16,
+            },
+            WakeupReason::RtHigherPriority => 17,
+            WakeupReason::RtNotHigher => 18,
+        }
+    }
+}
+
 /// The outcome of [`Rq::wakeup_preempt`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WakeupDecision {
@@ -123,6 +179,9 @@ pub struct RqStats {
     pub nr_delayed: u64,
     /// Ticks.
     pub nr_ticks: u64,
+    /// Wakeup decisions ([`Rq::wakeup_preempt`]) per row, by
+    /// [`WakeupReason::row`]; preempting or not.
+    pub wakeup_rows: [u64; WAKEUP_ROWS],
 }
 
 /// Why a runqueue operation was refused.
@@ -710,6 +769,7 @@ impl Rq {
     fn wakeup_preempt_slot(&mut self, s: u32, wf: WakeFlags) -> WakeupDecision {
         let id = Slot(s);
         let decide = |rq: &mut Rq, reason: WakeupReason, preempt: bool, kind: Resched| {
+            rq.stats.wakeup_rows[reason.row()] += 1;
             if preempt {
                 rq.resched_curr(kind);
                 rq.stats.nr_wakeup_preempt += 1;

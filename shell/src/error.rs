@@ -102,6 +102,19 @@ pub enum ArgError {
     MaskTooWide(String),
     /// A CPU mask of zero.
     ZeroMask,
+    /// `compare`: a quote without its closing quote.
+    UnterminatedQuote,
+    /// `compare`: what follows `--` is no workload.
+    NotAWorkload(String),
+    /// `compare`: a configuration item that is no setting.
+    BadSetting {
+        /// The item.
+        setting: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// `compare`: a configuration sets the same thing twice.
+    ConflictingSetting(String),
     /// A malformed CPU list.
     BadCpuList {
         /// The list given.
@@ -154,6 +167,7 @@ impl fmt::Display for Error {
                         | ArgError::Duplicate(_)
                         | ArgError::TakesNoValue(_)
                         | ArgError::TasksetNeedsP
+                        | ArgError::NotAWorkload(_)
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -217,6 +231,17 @@ impl fmt::Display for ArgError {
             ArgError::MaskTooWide(m) => write!(f, "'{m}' does not fit 64 CPUs"),
             ArgError::ZeroMask => f.write_str("mask must not be empty (zero)"),
             ArgError::BadCpuList { list, why } => write!(f, "invalid CPU list '{list}': {why}"),
+            ArgError::UnterminatedQuote => f.write_str("unterminated quote"),
+            ArgError::NotAWorkload(w) => write!(
+                f,
+                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe)"
+            ),
+            ArgError::BadSetting { setting, why } => {
+                write!(f, "bad setting '{setting}' in a config: {why}")
+            }
+            ArgError::ConflictingSetting(s) => {
+                write!(f, "'{s}' sets something the same config already sets")
+            }
         }
     }
 }

@@ -7,7 +7,9 @@ use alloc::string::String;
 use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
-use crate::parse::{Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID};
+use crate::parse::{
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID,
+};
 
 /// One command's help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,11 +234,39 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "perfpipe",
-        "perfpipe [-l LOOPS]",
+        "perfpipe [-x] [-l LOOPS]",
         "two threads ping-ponging over a pipe; time per round trip",
-        &["-h prints this; Ctrl-C stops it early"],
+        &[
+            "-x, --cross: pin the two threads to the first and the last online CPU",
+            "(every wakeup crosses CPUs); the placement line says where they ran",
+            "-h prints this; Ctrl-C stops it early",
+        ],
         Perfpipe::LIMITS,
-        &["perfpipe", "perfpipe -l 10000"],
+        &["perfpipe", "perfpipe -l 10000", "perfpipe --cross -l 2000"],
+    ),
+    cmd(
+        "compare",
+        "compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS",
+        "A/B: a workload under configs, interleaved runs, mmtests table",
+        &[
+            "CONFIG: settings separated by spaces or commas (quote it): NAME / NO_NAME",
+            "features, KEY=VALUE sysctls, preempt=MODE; '' or default = boot defaults.",
+            "Everything a config does not name is reset to the boot defaults, so each",
+            "config is exactly what it says. Every config is checked before any run.",
+            "Order is rotated per round (A B C, B C A, C A B, ...); the first WARMUP",
+            "rounds are printed as 'warmup' and dropped. Each run prints its metrics",
+            "and counter deltas: switches, wakeups, wakeup decisions per row (wk_*),",
+            "wakeup preemptions, tick reschedules, buddy picks, migrations, ticks.",
+            "The table: A is the baseline; Amean (times) or Hmean (rates), Stddev, CoV;",
+            "% change with better positive; *x.xx%*: Welch's t-test p < 0.05.",
+            "Ctrl-C stops it; features, sysctls and preempt model are restored always.",
+        ],
+        Compare::LIMITS,
+        &[
+            "compare -c '' -c NEXT_BUDDY -- hackbench -g 2",
+            "compare -n 10 -w 2 -c '' -c 'NEXT_BUDDY NO_PICK_BUDDY' -- perfpipe -l 900",
+            "compare -c preempt=full -c preempt=lazy -- schbench -r 1",
+        ],
     ),
     cmd(
         "trace",

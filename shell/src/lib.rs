@@ -44,17 +44,19 @@
 
 extern crate alloc;
 
+pub mod compare;
 pub mod editor;
 pub mod error;
 pub mod format;
 pub mod help;
 pub mod parse;
+pub mod stats;
 
 pub use editor::{Event, LineEditor, LineError, HISTORY_LEN, MAX_LINE, PROMPT};
 pub use error::{ArgError, Error};
 pub use format::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 pub use help::{help_text, lookup, CommandHelp, COMMANDS};
 pub use parse::{
-    parse, Command, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Pid, Schbench, Spin,
-    SysctlCmd, TraceCmd, MAX_CPUS,
+    parse, parse_compare_config, Command, Compare, CompareConfig, Cyclictest, Hackbench, Limit,
+    Perfpipe, Pgbench, Pid, Schbench, Setting, Spin, SysctlCmd, TraceCmd, MAX_CPUS,
 };

@@ -647,11 +647,17 @@ fn workloads_defaults_and_ranges() {
 
     assert_eq!(
         ok("perfpipe"),
-        Command::Perfpipe(Perfpipe { loops: 100_000 })
+        Command::Perfpipe(Perfpipe {
+            loops: 100_000,
+            cross: false
+        })
     );
     assert_eq!(
         ok("perfpipe -l 1"),
-        Command::Perfpipe(Perfpipe { loops: 1 })
+        Command::Perfpipe(Perfpipe {
+            loops: 1,
+            cross: false
+        })
     );
     err_is(
         "perfpipe -l 0",
@@ -684,7 +690,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 19);
+    assert_eq!(COMMANDS.len(), 20);
 }
 
 #[test]

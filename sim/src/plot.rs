@@ -21,7 +21,9 @@ pub const FONT_PATHS: &[&str] = &[
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
 ];
 
-fn init_font() -> Result<(), String> {
+/// Registers DejaVu Sans as plotters' "sans-serif" (once); the error names
+/// the paths tried. Public for `abtool`, which draws `make ab`'s plots.
+pub fn init_font() -> Result<(), String> {
     static FONT: OnceLock<Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let bytes = FONT_PATHS
@@ -35,7 +37,8 @@ fn init_font() -> Result<(), String> {
     .clone()
 }
 
-const COLORS: [RGBColor; 6] = [
+/// The series colours (baseline black first). Public for `abtool`.
+pub const COLORS: [RGBColor; 6] = [
     RGBColor(0, 0, 0),
     RGBColor(214, 39, 40),
     RGBColor(31, 119, 180),

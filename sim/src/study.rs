@@ -516,7 +516,9 @@ pub fn counters_table(r: &Results, item: usize) -> String {
     s
 }
 
-fn json_str(s: &str) -> String {
+/// `s` as a JSON string literal (quotes, backslashes and control characters
+/// escaped). Public for `abtool`.
+pub fn json_str(s: &str) -> String {
     let mut o = String::from("\"");
     for ch in s.chars() {
         match ch {

@@ -9,6 +9,7 @@
 //! - [`config`]: `features`, `sysctl`, `preempt` (the shared `SchedConfig`);
 //! - [`inspect`]: `ps`, `sched_debug`, `stat` (read-only views of the runqueues);
 //! - [`control`]: `nice`, `chrt`, `taskset`, `kill` (changing one thread);
+//! - [`compare`]: `compare`, A/B runs of a workload under several configs;
 //! - [`work`]: the workloads (`spin`, `hackbench`, ...) from [`crate::workloads`];
 //! - [`trace`]: the scheduler event ring buffer behind `trace start|stop|dump`.
 //!
@@ -27,6 +28,7 @@
 //! Every refused command prints exactly one `error: ...` line and changes
 //! nothing; nothing here panics on user input.
 
+pub mod compare;
 pub mod config;
 pub mod control;
 pub mod inspect;
@@ -40,6 +42,10 @@ use core::fmt::{self, Write};
 use ::shell::{parse, Command, Event, LineEditor};
 
 use crate::{arch, console, task};
+
+/// The boot argument `run=`'s script (`;`-separated commands, validated),
+/// run before the first prompt.
+pub static SCRIPT: spin::Once<&'static str> = spin::Once::new();
 
 /// A command's failure: the error line without its `error: ` prefix.
 pub type CmdResult = Result<(), String>;
@@ -190,6 +196,13 @@ pub fn run() {
         "sched debug shell on {} CPU(s); 'help' lists the commands",
         task::nr_cpus()
     );
+    if let Some(script) = SCRIPT.get() {
+        // Echoed as if typed: the transcript reads like a session.
+        for cmd in script.split(';') {
+            let _ = writeln!(sh, "{}{}", ed.prompt(), cmd.trim());
+            run_line(&mut sh, cmd);
+        }
+    }
     loop {
         let _ = write!(sh, "{}", ed.prompt());
         loop {
@@ -203,18 +216,23 @@ pub fn run() {
                 }
                 Event::Line(line) => String::from(line),
             };
-            match parse(&line) {
-                Ok(None) => {}
-                Ok(Some(cmd)) => {
-                    if let Err(msg) = execute(&mut sh, cmd) {
-                        let _ = writeln!(sh, "error: {msg}");
-                    }
-                }
-                Err(e) => {
-                    let _ = writeln!(sh, "error: {e}");
-                }
-            }
+            run_line(&mut sh, &line);
             break;
+        }
+    }
+}
+
+/// Parses and runs one line; a refusal prints its `error: ` line.
+fn run_line(sh: &mut Sh, line: &str) {
+    match parse(line) {
+        Ok(None) => {}
+        Ok(Some(cmd)) => {
+            if let Err(msg) = execute(sh, cmd) {
+                let _ = writeln!(sh, "error: {msg}");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(sh, "error: {e}");
         }
     }
 }
@@ -247,6 +265,7 @@ fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
         Command::Pgbench(p) => work::pgbench(sh, p),
         Command::Cyclictest(p) => work::cyclictest(sh, p),
         Command::Perfpipe(p) => work::perfpipe(sh, p),
+        Command::Compare(c) => compare::compare(sh, &c),
         Command::Trace(t) => trace::command(sh, t),
         Command::Poweroff => {
             let _ = writeln!(sh, "poweroff");

@@ -17,12 +17,12 @@ impl Control for super::Io {
 
 /// Splits the shell into its console input (the workload's `Control`) and a
 /// printer for the report.
-fn parts(sh: &mut Sh) -> (&mut super::Io, Printer) {
+pub(super) fn parts(sh: &mut Sh) -> (&mut super::Io, Printer) {
     (&mut sh.io, Printer)
 }
 
 /// Prints to the console (the report comes after the threads are joined).
-struct Printer;
+pub(super) struct Printer;
 
 impl core::fmt::Write for Printer {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
@@ -38,7 +38,7 @@ fn with_cmd(cmd: &str, r: Result<(), alloc::string::String>) -> CmdResult {
 /// `spin -d MS [-c CPU] NICE...`.
 pub fn spin(sh: &mut Sh, p: &Spin) -> CmdResult {
     let (io, mut out) = parts(sh);
-    with_cmd("spin", workloads::spin::run(p, io, &mut out))
+    with_cmd("spin", workloads::spin::run(p, io, &mut out).map(|_| ()))
 }
 
 /// `hackbench`.
@@ -71,11 +71,17 @@ pub fn pgbench(sh: &mut Sh, p: Pgbench) -> CmdResult {
 /// `cyclictest`.
 pub fn cyclictest(sh: &mut Sh, p: Cyclictest) -> CmdResult {
     let (io, mut out) = parts(sh);
-    with_cmd("cyclictest", workloads::cyclictest::run(p, io, &mut out))
+    with_cmd(
+        "cyclictest",
+        workloads::cyclictest::run(p, io, &mut out).map(|_| ()),
+    )
 }
 
 /// `perfpipe`.
 pub fn perfpipe(sh: &mut Sh, p: Perfpipe) -> CmdResult {
     let (io, mut out) = parts(sh);
-    with_cmd("perfpipe", workloads::perfpipe::run(p, io, &mut out))
+    with_cmd(
+        "perfpipe",
+        workloads::perfpipe::run(p, io, &mut out).map(|_| ()),
+    )
 }

@@ -457,7 +457,18 @@ pub fn exit() -> ! {
     preempt_disable();
     t.exited.store(true, Ordering::SeqCst);
     t.exit_wq.wake_all();
-    t.state.store(TASK_DEAD, Ordering::SeqCst);
+    // Under the `pi_lock` (Linux's `set_special_state`): a waker holds it from
+    // its TASK_SLEEPING check to the end of the wakeup, and it may have seen
+    // this thread sleeping in a wait loop it left without blocking. Without
+    // the lock this thread could die and leave its CPU in between; the waker
+    // would then find it off every runqueue and off-CPU, take the scheduler
+    // state kept for `join` and enqueue the dead thread ("a dead thread was
+    // switched back in"). With it, the waker finds it still running and only
+    // marks it running; the DEAD below comes after.
+    {
+        let _pi = t.pi_lock.lock();
+        t.state.store(TASK_DEAD, Ordering::SeqCst);
+    }
     self::core::schedule_dead()
 }
 

@@ -8,6 +8,7 @@
 
 mod call;
 mod classes;
+mod compare;
 mod console;
 mod sched;
 mod smp;

@@ -387,3 +387,30 @@ ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
         },
     )
 });
+
+ktest_smp!(workload_perfpipe_cross_placement, 2, || {
+    // --cross: the pinger on the first, the ponger on the last online CPU;
+    // every round trip crosses, and the report says so.
+    let online = task::online_mask();
+    let (first, last) = (online.trailing_zeros(), 63 - online.leading_zeros());
+    let mut out = String::new();
+    let p = ::shell::Perfpipe {
+        loops: 500,
+        cross: true,
+    };
+    let r = workloads::perfpipe::run(p, &mut NoInterrupt, &mut out)?;
+    kassert_eq!(r.ops, 500);
+    kassert_eq!((r.ping_cpus, r.pong_cpus), (1 << first, 1 << last));
+    kassert_eq!(r.crossed, 500);
+    kassert_eq!(r.pinned, Some((first, last)));
+    kassert!(
+        out.contains(&alloc::format!(
+            "placement: ping on cpu {first}, pong on cpu {last}, 500 of 500 round trips crossed CPUs (--cross: pinned to cpu {first} and cpu {last})"
+        )),
+        "{out}"
+    );
+    let m = r.metrics();
+    kassert_eq!(m.list.len(), 2);
+    kassert!(m.list.iter().all(|x| x.value > 0.0), "{m:?}");
+    Ok(())
+});

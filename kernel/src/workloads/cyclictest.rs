@@ -21,12 +21,36 @@ use crate::{arch, task};
 /// One thread's counters: count, min, max, sum, last (ns).
 struct Lat([AtomicU64; 5]);
 
+/// What a run measured, over all threads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// Mean latency, ns.
+    pub avg_ns: u64,
+    /// Largest latency, ns.
+    pub max_ns: u64,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+impl Report {
+    /// Average and maximum latency (us, lower is better).
+    pub fn metrics(&self) -> super::Metrics {
+        super::Metrics {
+            list: alloc::vec![
+                super::Metric::lower("lat_avg_us", self.avg_ns as f64 / 1e3),
+                super::Metric::lower("lat_max_us", self.max_ns as f64 / 1e3),
+            ],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// Runs the workload; one Linux-like line per thread.
 pub fn run(
     p: Cyclictest,
     ctl: &mut dyn Control,
     out: &mut dyn Write,
-) -> Result<(), alloc::string::String> {
+) -> Result<Report, alloc::string::String> {
     if p.threads as usize > super::free_slots() {
         return Err(alloc::format!(
             "{} threads asked, {} thread slots free",
@@ -86,9 +110,13 @@ pub fn run(
         "# latencies in us; sleeps end at a tick ({} us)",
         task::sched_config().tick_ns() / 1000
     );
+    let (mut n_all, mut sum_all, mut max_all) = (0, 0, 0);
     for (i, (l, pid)) in lats.iter().zip(&pids).enumerate() {
         let c = &l.0;
         let n = c[0].load(Ordering::Relaxed);
+        n_all += n;
+        sum_all += c[3].load(Ordering::Relaxed);
+        max_all = max_all.max(c[2].load(Ordering::Relaxed));
         let min = if n == 0 {
             0
         } else {
@@ -105,5 +133,9 @@ pub fn run(
             c[2].load(Ordering::Relaxed) / 1000
         );
     }
-    Ok(())
+    Ok(Report {
+        avg_ns: sum_all / n_all.max(1),
+        max_ns: max_all,
+        interrupted,
+    })
 }

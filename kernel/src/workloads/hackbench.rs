@@ -58,6 +58,16 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+impl Report {
+    /// `time_s` (lower is better).
+    pub fn metrics(&self) -> super::Metrics {
+        super::Metrics {
+            list: alloc::vec![super::Metric::lower("time_s", self.ns as f64 / 1e9)],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// Runs the workload and prints Linux-like result lines.
 pub fn run(
     p: Hackbench,

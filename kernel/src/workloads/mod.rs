@@ -34,6 +34,74 @@ use crate::percpu::MAX_CPUS;
 use crate::sync::SpinLock;
 use crate::task::{self, ExitStats, Tid};
 
+/// One number a workload measured, for `compare`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Metric {
+    /// Name in `compare`'s run lines and table (`time_s`, `rps`, ...).
+    pub name: &'static str,
+    /// The value.
+    pub value: f64,
+    /// Lower-is-better time/latency (Amean) or higher-is-better rate (Hmean).
+    pub kind: ::shell::compare::Kind,
+}
+
+impl Metric {
+    /// A time or latency (lower is better).
+    pub fn lower(name: &'static str, value: f64) -> Self {
+        Metric {
+            name,
+            value,
+            kind: ::shell::compare::Kind::Lower,
+        }
+    }
+
+    /// A rate (higher is better).
+    pub fn higher(name: &'static str, value: f64) -> Self {
+        Metric {
+            name,
+            value,
+            kind: ::shell::compare::Kind::Higher,
+        }
+    }
+}
+
+/// What one workload run measured: its metrics, and whether it was stopped
+/// early (then the metrics describe a partial run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// The metrics, in print order.
+    pub list: Vec<Metric>,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+/// Runs a workload command (`spin`, `hackbench`, `schbench`, `pgbench`,
+/// `cyclictest`, `perfpipe`), printing its usual report to `out`, and returns
+/// its metrics. Any other command is refused.
+pub fn run_command(
+    cmd: &::shell::Command,
+    ctl: &mut dyn Control,
+    out: &mut dyn core::fmt::Write,
+) -> Result<Metrics, String> {
+    use ::shell::Command as C;
+    let (name, r) = match cmd {
+        C::Spin(p) => ("spin", spin::run(p, ctl, out).map(|r| r.metrics())),
+        C::Hackbench(p) => (
+            "hackbench",
+            hackbench::run(*p, ctl, out).map(|r| r.metrics()),
+        ),
+        C::Schbench(p) => ("schbench", schbench::run(*p, ctl, out).map(|r| r.metrics())),
+        C::Pgbench(p) => ("pgbench", pgbench::run(*p, ctl, out).map(|r| r.metrics())),
+        C::Cyclictest(p) => (
+            "cyclictest",
+            cyclictest::run(*p, ctl, out).map(|r| r.metrics()),
+        ),
+        C::Perfpipe(p) => ("perfpipe", perfpipe::run(*p, ctl, out).map(|r| r.metrics())),
+        other => return Err(alloc::format!("{} is not a workload", other.name())),
+    };
+    r.map_err(|e| alloc::format!("{name}: {e}"))
+}
+
 /// What a workload needs from the shell while it waits.
 pub trait Control {
     /// Whether the user pressed Ctrl-C since the last call (reads the console

@@ -1,6 +1,13 @@
-//! `perfpipe [-l LOOPS]`: two threads ping-pong a token through two one-slot
-//! channels (Linux `perf bench sched pipe`); reports the round-trip time. Each
-//! round trip is two wakeups and two context switches on one CPU.
+//! `perfpipe [-x] [-l LOOPS]`: two threads ping-pong a token through two
+//! one-slot channels (Linux `perf bench sched pipe`); reports the round-trip
+//! time. Each round trip is two wakeups and two context switches.
+//!
+//! `-x` / `--cross` pins the pinger to the first and the ponger to the last
+//! online CPU, so every wakeup crosses CPUs (IPI or wake list, then a switch
+//! on the other side); without it the balancer places them. Either way the
+//! report ends with a placement line: the CPUs each thread ran on and how
+//! many round trips crossed CPUs (the ponger compares its CPU with the CPU the
+//! pinger sent from).
 //!
 //! Only the pinger polls the stop flag; it always ends by sending a poison
 //! token, so the ponger never waits forever.
@@ -9,59 +16,132 @@ use alloc::sync::Arc;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use ::shell::Perfpipe;
+use ::shell::{CpuList, Perfpipe};
 use sched::TaskParams;
 
 use super::{Control, Job};
-use crate::arch;
-use crate::sync::Channel;
+use crate::{arch, task};
 
 const POISON: u32 = u32::MAX;
 
-/// Runs the workload and prints Linux-like result lines.
+/// What a run did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// Round trips done.
+    pub ops: u64,
+    /// Their wall time, ns.
+    pub ns: u64,
+    /// CPUs the pinger ran on (bit n = CPU n).
+    pub ping_cpus: u64,
+    /// CPUs the ponger ran on.
+    pub pong_cpus: u64,
+    /// Round trips whose two halves ran on different CPUs.
+    pub crossed: u64,
+    /// `--cross`: the CPUs the two threads were pinned to.
+    pub pinned: Option<(u32, u32)>,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+impl Report {
+    /// `usecs_per_op` (lower is better) and `ops_per_s` (higher).
+    pub fn metrics(&self) -> super::Metrics {
+        let ns = self.ns.max(1) as f64;
+        let ops = self.ops.max(1) as f64;
+        super::Metrics {
+            list: alloc::vec![
+                super::Metric::lower("usecs_per_op", ns / ops / 1e3),
+                super::Metric::higher("ops_per_s", ops * 1e9 / ns),
+            ],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
+fn cpu_bit() -> u64 {
+    1u64 << (arch::cpu_id() as u64 & 63)
+}
+
+/// Runs the workload and prints Linux-like result lines and the placement.
 pub fn run(
     p: Perfpipe,
     ctl: &mut dyn Control,
     out: &mut dyn Write,
-) -> Result<(), alloc::string::String> {
+) -> Result<Report, alloc::string::String> {
     if super::free_slots() < 2 {
         return Err(alloc::string::String::from("no free thread slots"));
     }
+    let pinned = if p.cross {
+        let online = task::online_mask();
+        if online.count_ones() < 2 {
+            return Err(alloc::format!(
+                "--cross needs 2 online CPUs (online: {})",
+                CpuList(online)
+            ));
+        }
+        Some((online.trailing_zeros(), 63 - online.leading_zeros()))
+    } else {
+        None
+    };
     let ping = Arc::new(Channel::<u32>::new(1));
     let pong = Arc::new(Channel::<u32>::new(1));
-    // (elapsed ns, round trips done), written by the pinger.
-    let result = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+    // elapsed ns, round trips, ping CPUs, pong CPUs, crossed, pinger's CPU now.
+    let res = Arc::new([const { AtomicU64::new(0) }; 6]);
     let mut job = Job::new();
     {
-        let (ping, pong) = (ping.clone(), pong.clone());
-        job.spawn("perfpipe-pong", TaskParams::default(), None, move || loop {
-            let v = ping.recv();
-            if v == POISON {
-                break;
-            }
-            // Like a pipe write followed by a read: a sync wakeup.
-            pong.send_sync(v);
-        })?;
+        let (ping, pong, res) = (ping.clone(), pong.clone(), res.clone());
+        job.spawn(
+            "perfpipe-pong",
+            TaskParams::default(),
+            pinned.map(|c| c.1),
+            move || {
+                let (mut mask, mut crossed) = (0u64, 0u64);
+                loop {
+                    let v = ping.recv();
+                    if v == POISON {
+                        break;
+                    }
+                    let me = cpu_bit();
+                    mask |= me;
+                    if res[5].load(Ordering::Relaxed) != me {
+                        crossed += 1;
+                    }
+                    // Like a pipe write followed by a read: a sync wakeup.
+                    pong.send_sync(v);
+                }
+                res[3].store(mask, Ordering::Relaxed);
+                res[4].store(crossed, Ordering::Relaxed);
+            },
+        )?;
     }
     let stop = job.stop_flag();
-    let res = result.clone();
+    let r2 = res.clone();
     let ping_main = ping.clone();
     let loops = p.loops;
-    let spawned = job.spawn("perfpipe-ping", TaskParams::default(), None, move || {
-        let t0 = arch::now_ns();
-        let mut done = 0u64;
-        for i in 0..loops {
-            if stop.stopped() {
-                break;
+    let spawned = job.spawn(
+        "perfpipe-ping",
+        TaskParams::default(),
+        pinned.map(|c| c.0),
+        move || {
+            let t0 = arch::now_ns();
+            let (mut done, mut mask) = (0u64, 0u64);
+            for i in 0..loops {
+                if stop.stopped() {
+                    break;
+                }
+                let me = cpu_bit();
+                mask |= me;
+                r2[5].store(me, Ordering::Relaxed);
+                ping.send_sync(i);
+                pong.recv();
+                done += 1;
             }
-            ping.send_sync(i);
-            pong.recv();
-            done += 1;
-        }
-        res.0.store(arch::now_ns() - t0, Ordering::Relaxed);
-        res.1.store(done, Ordering::Relaxed);
-        ping.send(POISON);
-    });
+            r2[0].store(arch::now_ns() - t0, Ordering::Relaxed);
+            r2[1].store(done, Ordering::Relaxed);
+            r2[2].store(mask, Ordering::Relaxed);
+            ping.send(POISON);
+        },
+    );
     if let Err(e) = spawned {
         // End the ponger ourselves, then the job joins it.
         ping_main.send(POISON);
@@ -69,29 +149,52 @@ pub fn run(
     }
     let interrupted = job.wait(ctl, 10);
     job.join();
-    let ns = result.0.load(Ordering::Relaxed);
-    let n = result.1.load(Ordering::Relaxed).max(1);
+    let ld = |i: usize| res[i].load(Ordering::Relaxed);
+    let r = Report {
+        ns: ld(0),
+        ops: ld(1),
+        ping_cpus: ld(2),
+        pong_cpus: ld(3),
+        crossed: ld(4),
+        pinned,
+        interrupted,
+    };
+    let n = r.ops.max(1);
     if interrupted {
         let _ = writeln!(out, "perfpipe: interrupted");
     }
     let _ = writeln!(
         out,
         "# Executed {} pipe operations between two threads",
-        result.1.load(Ordering::Relaxed)
+        r.ops
     );
     let _ = writeln!(
         out,
         "     Total time: {}.{:03} [sec]",
-        ns / 1_000_000_000,
-        ns / 1_000_000 % 1000
+        r.ns / 1_000_000_000,
+        r.ns / 1_000_000 % 1000
     );
-    let per = ns / n;
+    let per = r.ns / n;
     let _ = writeln!(out, "     {}.{:03} usecs/op", per / 1000, per % 1000);
     let _ = writeln!(
         out,
         "     {} ops/sec",
-        (n as u128 * 1_000_000_000 / (ns.max(1) as u128)) as u64
+        (n as u128 * 1_000_000_000 / (r.ns.max(1) as u128)) as u64
     );
     let _ = writeln!(out, "     round trip {} ns/op", per);
-    Ok(())
+    let _ = writeln!(
+        out,
+        "placement: ping on cpu {}, pong on cpu {}, {} of {} round trips crossed CPUs ({})",
+        CpuList(r.ping_cpus),
+        CpuList(r.pong_cpus),
+        r.crossed,
+        r.ops,
+        match r.pinned {
+            Some((a, b)) => alloc::format!("--cross: pinned to cpu {a} and cpu {b}"),
+            None => alloc::string::String::from("placed by the scheduler"),
+        }
+    );
+    Ok(r)
 }
+
+use crate::sync::Channel;

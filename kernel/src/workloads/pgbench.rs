@@ -62,6 +62,19 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+impl Report {
+    /// TPS (higher is better) and the average latency (ms, lower).
+    pub fn metrics(&self) -> super::Metrics {
+        super::Metrics {
+            list: alloc::vec![
+                super::Metric::higher("tps", self.processed as f64 * 1e9 / self.ns.max(1) as f64),
+                super::Metric::lower("lat_avg_ms", self.latency.mean() as f64 / 1e6),
+            ],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// The backend's work for statement `i` of a script of `n` statements.
 fn serve(i: u32, n: u32) {
     if n == 1 {

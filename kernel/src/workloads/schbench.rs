@@ -60,6 +60,22 @@ pub struct Report {
     pub interrupted: bool,
 }
 
+impl Report {
+    /// Wakeup and request p99 (us, lower is better) and RPS (higher).
+    pub fn metrics(&self) -> super::Metrics {
+        let ns = self.ns.load(Ordering::Relaxed).max(1) as f64;
+        let reqs = self.requests.load(Ordering::Relaxed) as f64;
+        super::Metrics {
+            list: alloc::vec![
+                super::Metric::lower("wakeup_p99_us", self.wakeup.percentile(990) as f64 / 1e3),
+                super::Metric::lower("request_p99_us", self.request.percentile(990) as f64 / 1e3),
+                super::Metric::higher("rps", reqs * 1e9 / ns),
+            ],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// Runs the workload; prints the percentiles and RPS.
 pub fn run(
     p: Schbench,

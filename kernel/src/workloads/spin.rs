@@ -29,12 +29,37 @@ pub struct SpinResult {
     pub runtime_ns: u64,
 }
 
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// One entry per thread, in the order of the nice values.
+    pub threads: Vec<SpinResult>,
+    /// Stopped by Ctrl-C or `kill`.
+    pub interrupted: bool,
+}
+
+impl Report {
+    /// CPU time of all threads (ms, higher is better) and the first
+    /// thread's share of it (%).
+    pub fn metrics(&self) -> super::Metrics {
+        let total: u64 = self.threads.iter().map(|t| t.runtime_ns).sum();
+        let first = self.threads.first().map_or(0, |t| t.runtime_ns);
+        super::Metrics {
+            list: alloc::vec![
+                super::Metric::higher("runtime_ms", total as f64 / 1e6),
+                super::Metric::higher("share0_pct", 100.0 * first as f64 / total.max(1) as f64),
+            ],
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// Runs the workload; prints one line per thread to `out`.
 pub fn run(
     p: &Spin,
     ctl: &mut dyn Control,
     out: &mut dyn Write,
-) -> Result<(), alloc::string::String> {
+) -> Result<Report, alloc::string::String> {
     if p.nices.len() > super::free_slots() {
         return Err(alloc::format!(
             "{} threads asked, {} thread slots free",
@@ -73,6 +98,10 @@ pub fn run(
     if interrupted {
         let _ = writeln!(out, "spin: interrupted");
     }
+    let mut rep = Report {
+        threads: Vec::with_capacity(stats.len()),
+        interrupted,
+    };
     for ((nice, pid), st) in p.nices.iter().zip(&pids).zip(&stats) {
         let r = SpinResult {
             nice: *nice,
@@ -88,6 +117,7 @@ pub fn run(
             r.pid,
             st.nvcsw + st.nivcsw
         );
+        rep.threads.push(r);
     }
-    Ok(())
+    Ok(rep)
 }

@@ -1,0 +1,722 @@
+//! `abtool`: the host half of `make ab` (scripts/ab.sh boots the kernels).
+//!
+//! ```text
+//! abtool --out DIR LOG...
+//! ```
+//!
+//! Each LOG is one boot's serial output, named `ARCH_smpN_seedS.log`; it holds
+//! one or more `compare` transcripts (header `compare: ... of 'WORKLOAD' ...`
+//! and one `run`/`warmup` line per run, see `shell::compare::RunLine`).
+//! Writes to DIR:
+//! - `tables.txt` (also on stdout): per arch, CPU count and workload, the
+//!   kernel's own mmtests-style table over every kept run of every boot, then
+//!   the variance split per metric: within-boot CoV (pooled: the root of the
+//!   mean per-boot variance over the grand mean), boot-to-boot CoV (of the
+//!   per-boot means) and Welch's p with the per-boot means as the samples;
+//! - `samples.csv`, `samples.json`: every sample (warmups included, marked);
+//! - `pct_change.png`: % change against the baseline (better positive) per
+//!   workload metric and config, `*` where Welch p < 0.05;
+//! - `distributions.png`: every kept sample per config, coloured by boot.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
+use sim::plot::COLORS;
+use sim::stats::{amean, cov, hmean, stddev, welch_p};
+use sim::study::json_str;
+
+/// One run of one boot.
+#[derive(Clone, Debug)]
+struct Sample {
+    arch: String,
+    cpus: u32,
+    seed: u64,
+    workload: String,
+    config: usize,
+    label: String,
+    run: u32,
+    warmup: bool,
+    metrics: Vec<(String, f64)>,
+    counters: Vec<(String, u64)>,
+}
+
+/// `x86_64_smp4_seed3.log` -> (x86_64, 4, 3).
+fn parse_name(p: &Path) -> Option<(String, u32, u64)> {
+    let stem = p.file_stem()?.to_str()?;
+    let (rest, seed) = stem.rsplit_once("_seed")?;
+    let (arch, cpus) = rest.rsplit_once("_smp")?;
+    Some((arch.to_string(), cpus.parse().ok()?, seed.parse().ok()?))
+}
+
+fn parse_log(path: &Path) -> Result<Vec<Sample>, String> {
+    let (arch, cpus, seed) = parse_name(path)
+        .ok_or_else(|| format!("{}: name is not ARCH_smpN_seedS.log", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut workload = None::<String>;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix("compare: ") {
+            if let Some((_, w)) = rest.split_once(" of '") {
+                workload = w.split_once('\'').map(|(w, _)| w.to_string());
+            }
+            continue;
+        }
+        let Some(r) = RunLine::parse(line) else {
+            continue;
+        };
+        let Some(w) = &workload else {
+            return Err(format!(
+                "{}: a run line before any compare header",
+                path.display()
+            ));
+        };
+        out.push(Sample {
+            arch: arch.clone(),
+            cpus,
+            seed,
+            workload: w.clone(),
+            config: r.config,
+            label: r.label.to_string(),
+            run: r.index.0,
+            warmup: r.warmup,
+            metrics: r.metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            counters: r
+                .counters
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+type Key = (String, u32, String);
+
+/// The samples of one (arch, cpus, workload).
+struct Group<'a> {
+    key: Key,
+    labels: Vec<String>,
+    seeds: Vec<u64>,
+    kept: Vec<&'a Sample>,
+    metrics: Vec<String>,
+    counters: Vec<String>,
+}
+
+impl Group<'_> {
+    fn metric(s: &Sample, name: &str) -> Option<f64> {
+        s.metrics.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
+    }
+
+    fn counter(s: &Sample, name: &str) -> f64 {
+        s.counters
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(0.0, |(_, v)| *v as f64)
+    }
+
+    /// `values[config]` of a metric (or a counter), kept runs, optionally of one boot.
+    fn values(&self, name: &str, counter: bool, seed: Option<u64>) -> Vec<Vec<f64>> {
+        (0..self.labels.len())
+            .map(|ci| {
+                self.kept
+                    .iter()
+                    .filter(|s| s.config == ci && seed.is_none_or(|x| s.seed == x))
+                    .filter_map(|s| {
+                        if counter {
+                            Some(Self::counter(s, name))
+                        } else {
+                            Self::metric(s, name)
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn groups(all: &[Sample]) -> Vec<Group<'_>> {
+    let mut map: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
+    for s in all {
+        map.entry((s.arch.clone(), s.cpus, s.workload.clone()))
+            .or_default()
+            .push(s);
+    }
+    map.into_iter()
+        .map(|(key, ss)| {
+            let n = ss.iter().map(|s| s.config + 1).max().unwrap_or(0);
+            let mut labels = vec![String::new(); n];
+            for s in &ss {
+                labels[s.config] = s.label.clone();
+            }
+            let mut seeds: Vec<u64> = ss.iter().map(|s| s.seed).collect();
+            seeds.sort_unstable();
+            seeds.dedup();
+            let mut metrics: Vec<String> = Vec::new();
+            let mut counters: Vec<String> = Vec::new();
+            for s in &ss {
+                for (k, _) in &s.metrics {
+                    if !metrics.contains(k) {
+                        metrics.push(k.clone());
+                    }
+                }
+                for (k, _) in &s.counters {
+                    if !counters.contains(k) {
+                        counters.push(k.clone());
+                    }
+                }
+            }
+            Group {
+                key,
+                labels,
+                seeds,
+                kept: ss.into_iter().filter(|s| !s.warmup).collect(),
+                metrics,
+                counters,
+            }
+        })
+        .collect()
+}
+
+fn mean_of(kind: Kind) -> fn(&[f64]) -> f64 {
+    if kind == Kind::Higher {
+        hmean
+    } else {
+        amean
+    }
+}
+
+fn table(g: &Group<'_>) -> String {
+    let mut s = String::new();
+    let (arch, cpus, w) = &g.key;
+    // Kept runs per config (a boot that failed may have fewer).
+    let per: Vec<usize> = (0..g.labels.len())
+        .map(|ci| g.kept.iter().filter(|s| s.config == ci).count())
+        .collect();
+    let _ = writeln!(
+        s,
+        "== {w} on {arch}, {cpus} CPU(s): {} boot(s) (seeds {:?}), kept runs per config {per:?}",
+        g.seeds.len(),
+        g.seeds
+    );
+    let mut owned: Vec<(String, Kind, Vec<Vec<f64>>)> = Vec::new();
+    for m in &g.metrics {
+        owned.push((m.clone(), metric_kind(m), g.values(m, false, None)));
+    }
+    for c in &g.counters {
+        owned.push((c.clone(), Kind::Counter, g.values(c, true, None)));
+    }
+    let refs: Vec<Vec<&[f64]>> = owned
+        .iter()
+        .map(|(_, _, v)| v.iter().map(Vec::as_slice).collect())
+        .collect();
+    let series: Vec<Series<'_>> = owned
+        .iter()
+        .zip(&refs)
+        .map(|((n, k, _), r)| Series {
+            name: n,
+            kind: *k,
+            samples: r,
+        })
+        .collect();
+    let labels: Vec<&str> = g.labels.iter().map(String::as_str).collect();
+    let _ = write_table(&mut s, &labels, &series);
+    // Variance split.
+    let _ = writeln!(
+        s,
+        "variance (within-boot: pooled per-boot stddev / mean; boot-to-boot: CoV of per-boot means;\n boot-level p: Welch's t-test on the per-boot means against A)"
+    );
+    for m in &g.metrics {
+        let kind = metric_kind(m);
+        let mean = mean_of(kind);
+        let per_boot: Vec<Vec<Vec<f64>>> = g
+            .seeds
+            .iter()
+            .map(|&sd| g.values(m, false, Some(sd)))
+            .collect();
+        let mut rows = [
+            format!("{:<22}{:<20}", "within-boot CoV", m),
+            format!("{:<22}{:<20}", "boot-to-boot CoV", m),
+            format!("{:<22}{:<20}", "boot-level p", m),
+        ];
+        let boot_means = |ci: usize| -> Vec<f64> {
+            per_boot
+                .iter()
+                .filter(|b| !b[ci].is_empty())
+                .map(|b| mean(&b[ci]))
+                .collect()
+        };
+        for ci in 0..g.labels.len() {
+            let all: Vec<f64> = per_boot.iter().flat_map(|b| b[ci].clone()).collect();
+            let vars: Vec<f64> = per_boot
+                .iter()
+                .filter(|b| b[ci].len() > 1)
+                .map(|b| stddev(&b[ci]).powi(2))
+                .collect();
+            let within = if vars.is_empty() || amean(&all) == 0.0 {
+                0.0
+            } else {
+                100.0 * amean(&vars).sqrt() / amean(&all)
+            };
+            let bm = boot_means(ci);
+            let _ = write!(rows[0], "{:>12.2}%{:>9}", within, "");
+            let _ = write!(rows[1], "{:>12.2}%{:>9}", cov(&bm), "");
+            if ci == 0 {
+                let _ = write!(rows[2], "{:>13}{:>9}", "-", "");
+            } else {
+                let _ = write!(rows[2], "{:>13.4}{:>9}", welch_p(&boot_means(0), &bm), "");
+            }
+        }
+        for r in rows {
+            let _ = writeln!(s, "{}", r.trim_end());
+        }
+    }
+    s
+}
+
+fn csv(all: &[Sample]) -> String {
+    let mut s = String::from("arch,cpus,seed,workload,config,label,run,warmup,kind,name,value\n");
+    for x in all {
+        let head = format!(
+            "{},{},{},\"{}\",{},\"{}\",{},{}",
+            x.arch, x.cpus, x.seed, x.workload, x.config, x.label, x.run, x.warmup
+        );
+        for (k, v) in &x.metrics {
+            let _ = writeln!(s, "{head},metric,{k},{v}");
+        }
+        for (k, v) in &x.counters {
+            let _ = writeln!(s, "{head},counter,{k},{v}");
+        }
+    }
+    s
+}
+
+fn json(all: &[Sample]) -> String {
+    let mut s = String::from("[\n");
+    for (i, x) in all.iter().enumerate() {
+        let m: Vec<String> = x
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("{}: {v}", json_str(k)))
+            .collect();
+        let c: Vec<String> = x
+            .counters
+            .iter()
+            .map(|(k, v)| format!("{}: {v}", json_str(k)))
+            .collect();
+        let _ = write!(
+            s,
+            "  {{\"arch\": {}, \"cpus\": {}, \"seed\": {}, \"workload\": {}, \"config\": {}, \"label\": {}, \"run\": {}, \"warmup\": {}, \"metrics\": {{{}}}, \"counters\": {{{}}}}}",
+            json_str(&x.arch),
+            x.cpus,
+            x.seed,
+            json_str(&x.workload),
+            x.config,
+            json_str(&x.label),
+            x.run,
+            x.warmup,
+            m.join(", "),
+            c.join(", ")
+        );
+        s.push_str(if i + 1 < all.len() { ",\n" } else { "\n" });
+    }
+    s.push_str("]\n");
+    s
+}
+
+fn e<E: std::fmt::Debug>(x: E) -> String {
+    format!("{x:?}")
+}
+
+/// An x-axis label formatter that names integer positions `0..names.len()`.
+fn index_labels(names: Vec<String>) -> impl Fn(&f64) -> String {
+    move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
+            names[i as usize].clone()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Draws a chart's legend in the upper right corner.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    size: u32,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .label_font(("sans-serif", size))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(e)
+}
+
+/// One bar: config index, % change (better positive), significant.
+type Bar = (usize, f64, bool);
+
+/// Bars: % change of each variant against A per (group, metric).
+fn pct_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
+    sim::plot::init_font()?;
+    // (category, [(config, pct, significant)])
+    let mut cats: Vec<(String, Vec<Bar>)> = Vec::new();
+    for g in gs {
+        for m in &g.metrics {
+            let kind = metric_kind(m);
+            let v = g.values(m, false, None);
+            let mean = mean_of(kind);
+            let b = mean(&v[0]);
+            let bars = (1..v.len())
+                .map(|ci| {
+                    let x = mean(&v[ci]);
+                    let p = sim_pct(b, x, kind == Kind::Higher);
+                    (ci, p, welch_p(&v[0], &v[ci]) < 0.05)
+                })
+                .collect();
+            cats.push((
+                format!("{} {}/{}cpu {}", first_word(&g.key.2), g.key.0, g.key.1, m),
+                bars,
+            ));
+        }
+    }
+    if cats.is_empty() {
+        return Err("no samples".into());
+    }
+    let (mut lo, mut hi) = (-1.0f64, 1.0f64);
+    for (_, bars) in &cats {
+        for &(_, p, _) in bars {
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+    }
+    let pad = (hi - lo) * 0.15 + 0.5;
+    let n = cats.len();
+    let w = (160 * n as u32).clamp(640, 2400);
+    let root = BitMapBackend::new(path, (w, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let names: Vec<String> = cats.iter().map(|c| c.0.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "make ab: % change against config A (better is positive; * Welch p < 0.05)",
+            ("sans-serif", 16),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo - pad)..(hi + pad))
+        .map_err(e)?;
+    let fmt = index_labels(names);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.max(2))
+        .x_label_formatter(&fmt)
+        .y_desc("% vs A (better +)")
+        .label_style(("sans-serif", 11))
+        .draw()
+        .map_err(e)?;
+    let nv = cats.iter().map(|c| c.1.len()).max().unwrap_or(1).max(1);
+    let bw = 0.8 / nv as f64;
+    let mut legend_done = vec![false; nv + 1];
+    for (i, (_, bars)) in cats.iter().enumerate() {
+        for (j, &(ci, p, sig)) in bars.iter().enumerate() {
+            let x0 = i as f64 - 0.4 + j as f64 * bw;
+            let c = COLORS[ci % COLORS.len()];
+            let series = chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x0 + bw * 0.9, p)],
+                    c.filled(),
+                )))
+                .map_err(e)?;
+            if !legend_done[ci] {
+                legend_done[ci] = true;
+                let label = gs
+                    .iter()
+                    .find_map(|g| g.labels.get(ci).cloned())
+                    .unwrap_or_default();
+                series
+                    .label(format!("{}:{label}", (b'A' + ci as u8) as char))
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled())
+                    });
+            }
+            let txt = format!("{p:+.1}%{}", if sig { "*" } else { "" });
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    txt,
+                    (
+                        x0,
+                        if p >= 0.0 {
+                            p + pad * 0.3
+                        } else {
+                            p - pad * 0.1
+                        },
+                    ),
+                    ("sans-serif", 11).into_font(),
+                )))
+                .map_err(e)?;
+        }
+    }
+    chart
+        .draw_series(LineSeries::new(
+            vec![(-0.5, 0.0), (n as f64 - 0.5, 0.0)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(e)?;
+    legend(&mut chart, 12)?;
+    root.present().map_err(e)
+}
+
+fn sim_pct(base: f64, v: f64, higher_better: bool) -> f64 {
+    shell::stats::pct_better(base, v, higher_better)
+}
+
+fn first_word(s: &str) -> &str {
+    s.split_whitespace().next().unwrap_or(s)
+}
+
+/// Every kept sample of each group's first metric, per config, by boot.
+fn dist_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
+    sim::plot::init_font()?;
+    let cols = if gs.len() > 1 { 2 } else { 1 };
+    let rows = gs.len().div_ceil(cols);
+    let root = BitMapBackend::new(path, (520 * cols as u32, 340 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    for (g, area) in gs.iter().zip(root.split_evenly((rows, cols)).iter()) {
+        let Some(m) = g.metrics.first() else {
+            continue;
+        };
+        let v = g.values(m, false, None);
+        let all: Vec<f64> = v.iter().flatten().copied().collect();
+        if all.is_empty() {
+            continue;
+        }
+        let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let pad = (hi - lo).max(hi.abs() * 0.01) * 0.15 + 1e-9;
+        let labels = g.labels.clone();
+        let nc = labels.len();
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                format!(
+                    "{} on {}, {} CPUs: {m}",
+                    first_word(&g.key.2),
+                    g.key.0,
+                    g.key.1
+                ),
+                ("sans-serif", 14),
+            )
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(56)
+            .build_cartesian_2d(-0.5f64..(nc as f64 - 0.5), (lo - pad)..(hi + pad))
+            .map_err(e)?;
+        let fmt = index_labels(
+            labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{}:{l}", (b'A' + i as u8) as char))
+                .collect(),
+        );
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(nc.max(2))
+            .x_label_formatter(&fmt)
+            .y_desc(m.as_str())
+            .label_style(("sans-serif", 11))
+            .draw()
+            .map_err(e)?;
+        for (bi, &sd) in g.seeds.iter().enumerate() {
+            let c = COLORS[(bi + 1) % COLORS.len()];
+            let pv = g.values(m, false, Some(sd));
+            let nb = g.seeds.len().max(1) as f64;
+            let pts: Vec<(f64, f64)> = pv
+                .iter()
+                .enumerate()
+                .flat_map(|(ci, xs)| {
+                    let off = -0.3 + 0.6 * (bi as f64 + 0.5) / nb;
+                    xs.iter().map(move |&y| (ci as f64 + off, y))
+                })
+                .collect();
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))
+                .map_err(e)?
+                .label(format!("boot seed {sd}"))
+                .legend(move |(x, y)| Circle::new((x + 6, y), 3, c.filled()));
+        }
+        legend(&mut chart, 10)?;
+    }
+    root.present().map_err(e)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut out = PathBuf::from("build/ab");
+    let mut logs = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--out" if i + 1 < args.len() => {
+                out = PathBuf::from(&args[i + 1]);
+                i += 1;
+            }
+            "-h" | "--help" => {
+                println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
+                return;
+            }
+            a if a.starts_with('-') => {
+                eprintln!("error: abtool: unknown option '{a}'");
+                std::process::exit(2);
+            }
+            a => logs.push(PathBuf::from(a)),
+        }
+        i += 1;
+    }
+    if logs.is_empty() {
+        eprintln!("error: abtool: no logs given (usage: abtool [--out DIR] LOG...)");
+        std::process::exit(2);
+    }
+    let mut all = Vec::new();
+    for l in &logs {
+        match parse_log(l) {
+            Ok(s) => all.extend(s),
+            Err(e) => {
+                eprintln!("error: abtool: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    if all.is_empty() {
+        eprintln!("error: abtool: no run lines in the logs");
+        std::process::exit(1);
+    }
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("error: abtool: {}: {e}", out.display());
+        std::process::exit(1);
+    }
+    let gs = groups(&all);
+    let mut text = String::new();
+    for g in &gs {
+        text.push_str(&table(g));
+        text.push('\n');
+    }
+    print!("{text}");
+    let write = |name: &str, body: &str| {
+        let p = out.join(name);
+        if let Err(e) = std::fs::write(&p, body) {
+            eprintln!("error: abtool: {}: {e}", p.display());
+            std::process::exit(1);
+        }
+    };
+    write("tables.txt", &text);
+    write("samples.csv", &csv(&all));
+    write("samples.json", &json(&all));
+    for (name, r) in [
+        ("pct_change.png", pct_plot(&gs, &out.join("pct_change.png"))),
+        (
+            "distributions.png",
+            dist_plot(&gs, &out.join("distributions.png")),
+        ),
+    ] {
+        if let Err(e) = r {
+            eprintln!("abtool: {name} skipped: {e}");
+        }
+    }
+    eprintln!(
+        "abtool: {} samples from {} log(s): {}/tables.txt, samples.csv, samples.json, pct_change.png, distributions.png",
+        all.len(),
+        logs.len(),
+        out.display()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two boots of a two-config compare, as the kernel prints them.
+    fn write_logs(dir: &Path) -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        for (seed, shift) in [(1u64, 0.0), (2, 0.02)] {
+            let mut s = String::from("sched> compare -c default -c NEXT_BUDDY -- hackbench\r\n");
+            s.push_str("compare: 2 config(s) x 2 run(s) (+1 warmup) of 'hackbench -g 1', rotated order, seed 1\r\n");
+            s.push_str("warmup 1/6 cfg A default: time_s=9.0000 | switches=1 buddy=0\r\n");
+            s.push_str("warmup 2/6 cfg B NEXT_BUDDY: time_s=9.0000 | switches=1 buddy=5\r\n");
+            for (i, (c, l, t)) in [
+                ('B', "NEXT_BUDDY", 0.50),
+                ('A', "default", 1.00),
+                ('A', "default", 1.02),
+                ('B', "NEXT_BUDDY", 0.52),
+            ]
+            .iter()
+            .enumerate()
+            {
+                s.push_str(&format!(
+                    "run {}/6 cfg {c} {l}: time_s={:.4} | switches=10 buddy={}\r\n",
+                    i + 3,
+                    t + shift,
+                    if *c == 'A' { 0 } else { 7 }
+                ));
+            }
+            let p = dir.join(format!("x86_64_smp4_seed{seed}.log"));
+            std::fs::write(&p, s).unwrap();
+            v.push(p);
+        }
+        v
+    }
+
+    #[test]
+    fn names_logs_tables_and_variance() {
+        assert_eq!(
+            parse_name(Path::new("a/aarch64_smp4_seed12.log")),
+            Some(("aarch64".into(), 4, 12))
+        );
+        assert_eq!(parse_name(Path::new("x86_64.log")), None);
+        let dir = std::env::temp_dir().join(format!("abtool-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut all = Vec::new();
+        for p in write_logs(&dir) {
+            all.extend(parse_log(&p).unwrap());
+        }
+        assert_eq!(all.len(), 12);
+        assert_eq!(all.iter().filter(|s| s.warmup).count(), 4);
+        let gs = groups(&all);
+        assert_eq!(gs.len(), 1);
+        assert_eq!(gs[0].labels, vec!["default", "NEXT_BUDDY"]);
+        assert_eq!(gs[0].kept.len(), 8);
+        let t = table(&gs[0]);
+        assert!(
+            t.contains("2 boot(s) (seeds [1, 2]), kept runs per config [4, 4]"),
+            "{t}"
+        );
+        assert!(t.contains("Amean   time_s "), "{t}");
+        assert!(t.contains("Amean   buddy "), "{t}");
+        // Boot 2 is 0.02 slower everywhere: within-boot spread is 0.01 / 1.02
+        // (stddev of [1.00, 1.02] is 0.01414), boot-to-boot of A's means
+        // [1.01, 1.03] is 1.39%.
+        assert!(
+            t.contains("within-boot CoV       time_s                      1.39%"),
+            "{t}"
+        );
+        assert!(
+            t.contains("boot-to-boot CoV      time_s                      1.39%"),
+            "{t}"
+        );
+        let c = csv(&all);
+        assert!(c.starts_with("arch,cpus,seed,workload,config,label,run,warmup,kind,name,value\n"));
+        assert!(
+            c.contains("x86_64,4,2,\"hackbench -g 1\",1,\"NEXT_BUDDY\",6,false,metric,time_s,0.54"),
+            "{c}"
+        );
+        let j = json(&all);
+        assert!(j.contains("\"label\": \"NEXT_BUDDY\", \"run\": 3, \"warmup\": false, \"metrics\": {\"time_s\": 0.5}, \"counters\": {\"switches\": 10, \"buddy\": 7}"), "{j}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

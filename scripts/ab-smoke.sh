@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fast check of `compare` in reproducible mode (part of `make test`):
+# boots x86_64 at 4 CPUs twice under QEMU -icount (same seed, the script as
+# the boot argument run=) and checks
+#   - the two boots printed identical bytes;
+#   - the run lines (2 warmup + 4 kept, rotated), the table's rows, legend
+#     and baseline column, and the restore line;
+#   - NEXT_BUDDY's mechanism in the counters: buddy=0 in every run of A,
+#     buddy>0 and wk_sync_none>0 in every run of B;
+#   - a refused config is an error line, runs nothing, changes nothing.
+#
+#   scripts/ab-smoke.sh KERNEL_ELF
+set -uo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 KERNEL_ELF" >&2
+    exit 2
+fi
+elf=$1
+here=$(cd "$(dirname "$0")" && pwd)
+logdir="$(cd "$here/.." && pwd)/build"
+mkdir -p "$logdir"
+script="compare -n 2 -w 1 -c default -c NEXT_BUDDY -- hackbench -g 1 -f 10; \
+compare -c default -c kernel.sched_nr_migrate=0 -- perfpipe -l 10; \
+sysctl kernel.sched_nr_migrate; features; poweroff"
+fail() {
+    echo "ab-smoke: FAIL: $*" >&2
+    exit 1
+}
+for i in 1 2; do
+    SMP=4 QEMU_EXTRA="-icount shift=3,sleep=off" timeout -k 5 120 \
+        "$here/qemu-x86_64.sh" "$elf" "seed=1 run=$script" </dev/null >"$logdir/ab-smoke-$i.log" 2>&1 ||
+        fail "boot $i did not power off cleanly; see $logdir/ab-smoke-$i.log"
+done
+log="$logdir/ab-smoke-1.log"
+cmp -s "$log" "$logdir/ab-smoke-2.log" ||
+    fail "two boots with seed=1 printed different bytes: diff $log $logdir/ab-smoke-2.log"
+text=$(tr -d '\r' <"$log")
+want() { grep -Eq -- "$1" <<<"$text" || fail "no line matching '$1' in $log"; }
+want '^compare: 2 config\(s\) x 2 run\(s\) \(\+1 warmup\) of .hackbench -g 1 -l 100 -f 10 -s 100., rotated order, seed 1$'
+[ "$(grep -c '^warmup ' <<<"$text")" -eq 2 ] || fail "want 2 warmup lines"
+[ "$(grep -c '^run ' <<<"$text")" -eq 4 ] || fail "want 4 run lines"
+# Rotation: round 1 is A B, round 2 B A, round 3 A B.
+order=$(grep -E '^(run|warmup) ' <<<"$text" | sed -E 's/.* cfg ([A-Z]) .*/\1/' | tr -d '\n')
+[ "$order" = ABBAAB ] || fail "run order $order, want ABBAAB"
+want '^ +A:default +B:NEXT_BUDDY$'
+want '^Amean   time_s +[0-9.]+ \(  0\.00%\) +[0-9.]+ [(*] *-?[0-9.]+%[)*]$'
+want '^Stddev  time_s '
+want '^CoV     time_s +[0-9.]+% '
+want '^counters, per run \(% change: more is positive\)$'
+want '^Amean   buddy +0\.0 \(  0\.00%\) '
+want "^% change against A, better is positive; \\*x\\.xx%\\*: Welch's t-test \\(two-sided, unequal variances\\) p < 0\\.05$"
+want '^compare: 4 run\(s\) kept, 2 warmup dropped$'
+want '^compare: features, sysctls and preempt model restored$'
+grep -E '^(run|warmup) .* cfg A ' <<<"$text" | grep -vq ' buddy=0 ' && fail "buddy picks without NEXT_BUDDY"
+grep -E '^(run|warmup) .* cfg B ' <<<"$text" | grep -q ' buddy=0 ' && fail "a NEXT_BUDDY run without buddy picks"
+[ "$(grep -E '^(run|warmup) .* cfg B ' <<<"$text" | grep -c ' wk_sync_none=[1-9]')" -eq 3 ] ||
+    fail "every NEXT_BUDDY run should count sync wakeups in row 12 (wk_sync_none)"
+want "^error: compare: config B 'kernel.sched_nr_migrate=0': kernel.sched_nr_migrate=0: .*nothing was run$"
+want '^kernel.sched_nr_migrate = 32$'
+# Restored: after the NEXT_BUDDY runs the feature is off again.
+want '^PLACE_LAG .* NO_NEXT_BUDDY '
+echo "ab-smoke: PASS: 2 identical boots ($(wc -c <"$log") bytes), 6 runs in order $order, table and counters as expected"

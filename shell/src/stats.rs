@@ -1,0 +1,136 @@
+//! Summary statistics for `compare` (no_std, through `libm`): the means
+//! mmtests prints (Amean for times and latencies, Hmean for rates), Stddev,
+//! CoV, and Welch's unequal-variance t-test with the Student t CDF from the
+//! regularized incomplete beta function (Lentz's continued fraction, Numerical
+//! Recipes 6.4; `lgamma` from `libm`).
+
+use libm::{exp, fabs, lgamma, log, sqrt};
+
+/// Arithmetic mean (0 for no samples).
+pub fn amean(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Harmonic mean, for rates (0 when empty or any sample is <= 0).
+pub fn hmean(x: &[f64]) -> f64 {
+    if x.is_empty() || x.iter().any(|&v| v <= 0.0) {
+        return 0.0;
+    }
+    x.len() as f64 / x.iter().map(|v| 1.0 / v).sum::<f64>()
+}
+
+/// Sample standard deviation (n - 1; 0 below 2 samples).
+pub fn stddev(x: &[f64]) -> f64 {
+    if x.len() < 2 {
+        return 0.0;
+    }
+    let m = amean(x);
+    sqrt(x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() - 1) as f64)
+}
+
+/// Coefficient of variation in % (stddev / mean; 0 when the mean is 0).
+pub fn cov(x: &[f64]) -> f64 {
+    let m = amean(x);
+    if m == 0.0 {
+        0.0
+    } else {
+        100.0 * stddev(x) / fabs(m)
+    }
+}
+
+/// Keeps a continued-fraction term away from zero (Lentz's method).
+fn nz(x: f64) -> f64 {
+    if fabs(x) < 1e-300 {
+        1e-300
+    } else {
+        x
+    }
+}
+
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 / nz(1.0 - qab * x / qap);
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        for aa in [
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ] {
+            d = 1.0 / nz(1.0 + aa * d);
+            c = nz(1.0 + aa / c);
+            h *= d * c;
+        }
+        if fabs(d * c - 1.0) < 1e-14 {
+            break;
+        }
+    }
+    h
+}
+
+/// Regularized incomplete beta function I_x(a, b).
+pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log(1.0 - x));
+    if x < (a + 1.0) / (a + b + 2.0) {
+        bt * beta_cf(a, b, x) / a
+    } else {
+        1.0 - bt * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// Two-sided p-value of Student's t with `df` degrees of freedom.
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
+        return 1.0;
+    }
+    if t.is_infinite() {
+        return 0.0;
+    }
+    inc_beta(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// Welch's t-test: the two-sided p-value that the means of `a` and `b` differ.
+/// 1.0 when it cannot be computed (fewer than 2 samples on a side); with no
+/// variance on either side, 0.0 if the means differ and 1.0 if not.
+pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() < 2 || b.len() < 2 {
+        return 1.0;
+    }
+    let (ma, mb) = (amean(a), amean(b));
+    let (sa, sb) = (stddev(a), stddev(b));
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (sa * sa / na, sb * sb / nb);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return if ma == mb { 1.0 } else { 0.0 };
+    }
+    let t = (ma - mb) / sqrt(se2);
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    t_two_sided_p(t, df)
+}
+
+/// The significance level `compare` marks (`*`).
+pub const ALPHA: f64 = 0.05;
+
+/// % change of `v` against `base` with better as positive (0 when base is 0).
+pub fn pct_better(base: f64, v: f64, higher_better: bool) -> f64 {
+    if base == 0.0 {
+        return 0.0;
+    }
+    if higher_better {
+        100.0 * (v - base) / fabs(base)
+    } else {
+        100.0 * (base - v) / fabs(base)
+    }
+}
