@@ -84,7 +84,12 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     start_secondaries(ncpus);
 
     let spawned = match args.ktest {
-        Some(filter) => task::spawn("ktest", TaskParams::default(), move || ktest::run(filter)),
+        Some(filter) => {
+            let suite = args.ktest_suite;
+            task::spawn("ktest", TaskParams::default(), move || {
+                ktest::run(filter, suite)
+            })
+        }
         None => task::spawn("shell", TaskParams::default(), shell::run),
     };
     if let Err(e) = spawned {

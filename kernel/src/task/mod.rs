@@ -344,6 +344,21 @@ pub fn tid_is_live(tid: Tid) -> bool {
         && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
 }
 
+/// Every spawned thread that was not joined yet (running, asleep or exited),
+/// idle threads excepted.
+pub fn live_threads() -> alloc::vec::Vec<Tid> {
+    threads()
+        .iter()
+        .enumerate()
+        .skip(MAX_CPUS)
+        .filter(|(_, t)| !matches!(t.state.load(Ordering::Acquire), TASK_FREE | TASK_NEW))
+        .map(|(i, t)| Tid {
+            idx: i as u32,
+            gen: t.gen.load(Ordering::Relaxed),
+        })
+        .collect()
+}
+
 /// Index of CPU `cpu`'s idle thread.
 #[inline]
 pub fn idle_idx(cpu: usize) -> u32 {
@@ -590,7 +605,7 @@ pub fn dump_threads() {
         *slot = self::core::try_rq(cpu);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
-            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} tickless {} (entered {})\n",
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {})\n",
             cpu,
             pc.online.load(Ordering::Relaxed),
             cpu == arch::cpu_id(),
@@ -602,6 +617,8 @@ pub fn dump_threads() {
             rq.map(|r| r.nr_running()),
             pc.ticks.load(Ordering::Relaxed),
             pc.timer_events.load(Ordering::Relaxed),
+            pc.interrupts.load(Ordering::Relaxed),
+            pc.ipis.load(Ordering::Relaxed),
             pc.nohz_idle.load(Ordering::Relaxed),
             pc.nohz_entries.load(Ordering::Relaxed),
         ));

@@ -8,7 +8,7 @@ use sched::{PreemptMode, TaskParams};
 
 use super::{set_preempt, spin_until, tick_ns, ticks, wait_tick_edge, Hog};
 use crate::task::{self, JoinError, MAX_THREADS};
-use crate::{arch, kassert, kassert_eq, kprintln, ktest};
+use crate::{arch, kassert, kassert_eq, kprintln, ktest, ktest_timing};
 
 ktest!(threads_spawn_join_many, || {
     // 3 x 1500 threads > the 4096 free slots: slots must be reused after join.
@@ -49,7 +49,7 @@ ktest!(threads_spawn_join_many, || {
     Ok(())
 });
 
-ktest!(threads_sleep_latency, || {
+ktest_timing!(threads_sleep_latency, || {
     // Sleeps end at their deadline through the CPU's timer event, not at the
     // next tick. Each sleep of 300 us starts right after a tick edge, so a
     // tick-resolution wakeup would come ~3.7 ms late (at HZ=250); the median
@@ -115,7 +115,7 @@ ktest!(threads_preempt_disable, || {
     Ok(())
 });
 
-ktest!(threads_preempt_none_no_tick_preemption, || {
+ktest_timing!(threads_preempt_none_no_tick_preemption, || {
     // preempt=none: a runnable thread waits while this one spins 3 ticks.
     set_preempt(PreemptMode::None);
     let t = task::current();
@@ -138,7 +138,7 @@ ktest!(threads_preempt_none_no_tick_preemption, || {
     Ok(())
 });
 
-ktest!(threads_voluntary_cond_resched, || {
+ktest_timing!(threads_voluntary_cond_resched, || {
     // preempt=voluntary: no tick preemption, but cond_resched() switches once
     // the tick asked for a reschedule (protection ends after one slice, the
     // next tick notices).
