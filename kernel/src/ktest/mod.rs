@@ -231,6 +231,9 @@ pub fn reset_sched_state() {
         .unwrap_or(PreemptMode::Full);
     cfg.tunables.set_preempt_mode(mode);
     let _ = cfg.tunables.set("kernel.sched_base_slice_ns", "700000");
+    let _ = cfg
+        .tunables
+        .set("kernel.sched_stall_warn_ms", KTEST_STALL_WARN_MS);
 }
 
 fn finish(code_ok: bool) -> ! {
@@ -432,6 +435,25 @@ fn current_name() -> Option<&'static str> {
     // SAFETY: CURRENT is null or points at a record of the 'static registry.
     unsafe { p.as_ref() }.map(|t| t.name)
 }
+
+/// From the stall watchdog (`task::stall`, after its report): a runnable
+/// thread did not run for `kernel.sched_stall_warn_ms`; if a test was
+/// running, it fails and the run ends.
+pub fn on_stall(thread: &str) {
+    if let Some(name) = current_name() {
+        crate::console::emergency_write(format_args!(
+            "test {} ... FAILED\n    stall: thread '{}' runnable without running for kernel.sched_stall_warn_ms\n",
+            name, thread
+        ));
+        FAILED.fetch_add(1, Ordering::Relaxed);
+        finish(false);
+    }
+}
+
+/// The stall watchdog's threshold during the tests (`reset_sched_state`):
+/// far above any legitimate wait (a runnable thread waits a few slices; on a
+/// loaded host add vCPU stalls of ~15 ms), far below the no-progress watchdog.
+pub const KTEST_STALL_WARN_MS: &str = "5000";
 
 /// From the panic handler: if a test was running, report it as failed with the
 /// panic message and end the run with the summary line.

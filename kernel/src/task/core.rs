@@ -404,8 +404,11 @@ fn __schedule(mode: SchedMode) {
     // A running thread whose affinity no longer includes this CPU.
     let misplaced = prev_idx != idle && rq.task(prev_id).is_some_and(|t| !t.cpus_allowed.test(cpu));
     let mut migrate = false;
+    // Whether `prev` stays runnable (the stall watchdog's clock starts).
+    let mut prev_stays = prev_idx != idle;
     match mode {
         SchedMode::Dead => {
+            prev_stays = false;
             if rq.curr().is_some() {
                 // A dead task must leave for good: DEQUEUE_SPECIAL is never delayed.
                 if let Ok(st) =
@@ -423,6 +426,7 @@ fn __schedule(mode: SchedMode) {
         SchedMode::Voluntary
             if prev_idx != idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
         {
+            prev_stays = false;
             // A misplaced sleeper leaves for good (no delayed dequeue), so it
             // cannot be woken in place on a CPU it may not use.
             let flags = if misplaced {
@@ -469,6 +473,10 @@ fn __schedule(mode: SchedMode) {
     }
     pc.account_switch(now, prev_idx == idle, next_idx == idle);
     let next_t = thread(next_idx);
+    if prev_stays {
+        prev.runnable_since.store(now.max(1), Ordering::Relaxed);
+    }
+    next_t.runnable_since.store(0, Ordering::Relaxed);
     next_t.on_cpu.store(true, Ordering::Relaxed);
     next_t.cpu.store(cpu as u32, Ordering::Release);
     prev.migrating.store(migrate, Ordering::Relaxed);
@@ -542,6 +550,8 @@ pub(super) fn wake_up_new(idx: u32, st: SchedTask) {
     let _pi = t.pi_lock.lock();
     let this_cpu = arch::cpu_id();
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    t.runnable_since
+        .store(arch::now_ns().max(1), Ordering::Relaxed);
     t.on_rq.store(true, Ordering::Release);
     t.cpu.store(this_cpu as u32, Ordering::Release);
     let prio = st.prio();
@@ -570,6 +580,9 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
             match rq.ttwu_runnable(id, wf) {
                 TtwuRunnable::Woken(d) => {
                     let curr = rq.curr() == Some(id);
+                    if !curr {
+                        t.runnable_since.store(rq.clock().max(1), Ordering::Relaxed);
+                    }
                     let held = rq.task(id);
                     let allowed = held.is_some_and(|st| st.cpus_allowed.test(cpu));
                     let prio = held.map_or(120, |st| st.prio());
@@ -617,6 +630,8 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         crate::shell::trace::sched_migrate_task(idx, st.prio(), orig, cpu);
     }
     crate::shell::trace::sched_wakeup(idx, st.prio(), cpu);
+    t.runnable_since
+        .store(arch::now_ns().max(1), Ordering::Relaxed);
     t.on_rq.store(true, Ordering::Release);
     if cpu == this_cpu {
         let mut rq = lock_rq(cpu);
@@ -706,6 +721,9 @@ pub fn timer_tick() {
         rq.clock()
     };
     expire_timers(pc, now);
+    if cpu == 0 && ticks.is_multiple_of(super::stall::CHECK_TICKS) {
+        super::stall::check(now);
+    }
     if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);

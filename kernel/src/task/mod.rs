@@ -30,6 +30,7 @@
 
 pub mod core;
 pub mod inspect;
+pub mod stall;
 pub mod timer;
 
 use ::core::cell::UnsafeCell;
@@ -120,6 +121,10 @@ pub struct Thread {
     /// Voluntary / involuntary context switches (Linux's nvcsw / nivcsw).
     pub(crate) nvcsw: AtomicU64,
     pub(crate) nivcsw: AtomicU64,
+    /// Since when it has been runnable without running (ns, 0: running or
+    /// asleep): set when it is woken or switched out still runnable,
+    /// cleared when it is switched in. The stall watchdog reads it.
+    pub(crate) runnable_since: AtomicU64,
 }
 
 // SAFETY: every `UnsafeCell` field has a documented owner (the runqueue lock,
@@ -151,6 +156,7 @@ impl Thread {
             exit_wq: WaitQueue::new(),
             nvcsw: AtomicU64::new(0),
             nivcsw: AtomicU64::new(0),
+            runnable_since: AtomicU64::new(0),
         }
     }
 

@@ -10,6 +10,7 @@ mod call;
 mod classes;
 mod sched;
 mod smp;
+mod stall;
 mod sync;
 mod threads;
 mod workloads;
