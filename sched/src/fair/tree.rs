@@ -927,7 +927,7 @@ mod tests {
     const CAP: u32 = (B * B + B) as u32;
 
     /// Random steps per run (Miri interprets ~1000x slower: fewer there).
-    const STEPS: usize = if cfg!(miri) { 600 } else { 8000 };
+    const STEPS: usize = if cfg!(miri) { 200 } else { 8000 };
 
     #[test]
     fn matches_sorted_vector() {
