@@ -4,7 +4,7 @@
 #
 #   scripts/grub-boot-test.sh KERNEL_ELF [ktest filter]
 #
-# Runs the in-kernel tests whose names contain the filter (default `smp_`, at
+# Runs the in-kernel concurrency-suite tests whose names contain the filter (default `smp_`, at
 # SMP=2 unless SMP is set) and passes only when the kernel reports a Multiboot2
 # boot, the closing line says `0 failed`, and QEMU ends with the pass status.
 # Installs GRUB's BIOS modules, xorriso and mtools from Debian's packages when
@@ -43,7 +43,7 @@ serial --unit=0 --speed=115200
 terminal_input serial
 terminal_output serial
 menuentry "sched" {
-    multiboot2 /boot/kernel.elf ktest=$filter
+    multiboot2 /boot/kernel.elf ktest=$filter ktest_suite=concurrency
     boot
 }
 CFG

@@ -3,15 +3,19 @@
 #
 #   scripts/ktest.sh ARCH KERNEL_ELF [filter]
 #
-# Boots `scripts/qemu-$ARCH.sh KERNEL_ELF ktest[=filter]`, shows the serial output
-# and keeps it in build/ktest-$ARCH-smp$SMP.log. The in-kernel runner prints
+# Boots `scripts/qemu-$ARCH.sh KERNEL_ELF ktest[=filter] [ktest_suite=SUITE]`,
+# shows the serial output and keeps it in build/ktest-$ARCH-smp$SMP[-SUITE].log. The in-kernel runner prints
 # `test NAME ... ok|FAILED` per test and a closing `N passed, M failed`, then
 # ends QEMU with a verdict. The run passes only when the QEMU script reports
 # success AND that closing line says `0 failed`; a hang is cut off after
 # KTEST_TIMEOUT seconds (default 300) and fails.
 #
-# Environment: SMP (default 1), KTEST_TIMEOUT, and whatever the QEMU script reads
-# (MEM, ACCEL, ...).
+# Environment: SMP (default 1), KTEST_TIMEOUT, KTEST_SUITE (timing|concurrency:
+# only that suite; default every test), KTEST_ICOUNT=1 (reproducible time: QEMU
+# `-icount shift=3,sleep=off`, one instruction = 8 ns of guest time and vCPUs
+# run round-robin on one host thread, so host load cannot stretch guest time;
+# the timing suite's bounds assume it), and whatever the QEMU script reads
+# (MEM, ACCEL, QEMU_EXTRA, ...).
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
@@ -32,14 +36,22 @@ export SMP=${SMP:-1}
 limit=${KTEST_TIMEOUT:-300}
 logdir="$(cd "$here/.." && pwd)/build"
 mkdir -p "$logdir"
-log="$logdir/ktest-$arch-smp$SMP.log"
+suite=${KTEST_SUITE:-}
+log="$logdir/ktest-$arch-smp$SMP${suite:+-$suite}.log"
 arg=ktest
 [ -n "$filter" ] && arg="ktest=$filter"
+[ -n "$suite" ] && arg="$arg ktest_suite=$suite"
+if [ "${KTEST_ICOUNT:-0}" = 1 ]; then
+    # TCG only (icount is a TCG feature); the x86_64 script would pick KVM.
+    export ACCEL=tcg
+    export QEMU_EXTRA="${QEMU_EXTRA:-} -icount shift=3,sleep=off"
+fi
 
-echo "ktest: $arch, SMP=$SMP, $kernel $arg (limit ${limit}s, log $log)"
+echo "ktest: $arch, SMP=$SMP, $kernel $arg${KTEST_ICOUNT:+ (icount)} (limit ${limit}s, log $log)"
 # stdin from /dev/null: the guest must not wait for a terminal. timeout signals
 # its whole process group (the script and QEMU); -k: KILL if TERM is ignored.
-timeout -k 5 "$limit" "$runner" "$kernel" "$arg" </dev/null 2>&1 | tee "$log"
+# shellcheck disable=SC2086 # $arg is one or two words
+timeout -k 5 "$limit" "$runner" "$kernel" $arg </dev/null 2>&1 | tee "$log"
 status=("${PIPESTATUS[@]}")
 rc=${status[0]}
 
@@ -57,4 +69,4 @@ if ! grep -Eq '^[0-9]+ passed, 0 failed' <<<"$summary"; then
     echo "ktest: FAIL: $arch SMP=$SMP: no '<N> passed, 0 failed' line (${summary:-no summary line}); see $log" >&2
     exit 1
 fi
-echo "ktest: PASS: $arch SMP=$SMP: $summary"
+echo "ktest: PASS: $arch SMP=$SMP${suite:+ $suite}: $summary"

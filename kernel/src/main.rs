@@ -53,7 +53,9 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     // SAFETY: the arch layer reports free, mapped RAM after the kernel image,
     // and this is the only call.
     unsafe { heap::init(heap_start, heap_len) };
-    args.check_run(|word, why| log::warn!("cmdline: ignoring '{}': {}", word, why));
+    cmdline::check_run(&mut args, |word, why| {
+        log::warn!("cmdline: ignoring '{}': {}", word, why)
+    });
 
     task::init();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
@@ -89,7 +91,12 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     start_secondaries(ncpus);
 
     let spawned = match args.ktest {
-        Some(filter) => task::spawn("ktest", TaskParams::default(), move || ktest::run(filter)),
+        Some(filter) => {
+            let suite = args.ktest_suite;
+            task::spawn("ktest", TaskParams::default(), move || {
+                ktest::run(filter, suite)
+            })
+        }
         None => task::spawn("shell", TaskParams::default(), shell::run),
     };
     if let Err(e) = spawned {

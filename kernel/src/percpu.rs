@@ -89,6 +89,8 @@ pub struct PerCpu {
     pub newidle_pulled: AtomicU64,
     /// The CPU runs the scheduler.
     pub online: AtomicBool,
+    /// Context switches on this CPU (the test watchdog's progress signal).
+    pub switches: AtomicU64,
 }
 
 impl PerCpu {
@@ -115,6 +117,7 @@ impl PerCpu {
             idle_streak_max: AtomicU64::new(0),
             timer_events: AtomicU64::new(0),
             balance_runs: AtomicU64::new(0),
+            switches: AtomicU64::new(0),
             balance_pulled: AtomicU64::new(0),
             newidle_runs: AtomicU64::new(0),
             newidle_pulled: AtomicU64::new(0),
@@ -190,6 +193,7 @@ impl PerCpu {
     /// Accounts a switch at `now`: `from_idle` / `to_idle` say whether the
     /// idle thread leaves / arrives. On this CPU, under its runqueue lock.
     pub(crate) fn account_switch(&self, now: u64, from_idle: bool, to_idle: bool) {
+        self.switches.fetch_add(1, Ordering::Relaxed);
         if from_idle {
             let since = self.idle_since.swap(0, Ordering::Relaxed);
             if since != 0 {

@@ -24,10 +24,12 @@
 //! After a call returns, its CPU publishes the ticket as the ring's `done`
 //! count (Release). Since a ring runs in order, a caller that waits needs no
 //! pointer into its stack: it spins until `done` reaches its ticket (Acquire,
-//! so it sees what the function wrote). Waiting is bounded by
-//! [`WAIT_TIMEOUT_NS`]: a CPU that does not answer (interrupts off for that
-//! long) gives [`CallError::Timeout`] instead of a hang; the call stays queued
-//! and still runs later.
+//! so it sees what the function wrote). Waiting is a progress check: a CPU
+//! that shows no sign of life for [`WAIT_TIMEOUT_NS`] (no interrupt taken, no
+//! call run: interrupts off for that long) gives [`CallError::Timeout`]
+//! instead of a hang; the call stays queued and still runs later. A CPU that
+//! is alive but slow (an emulator vCPU on a loaded host) makes the wait
+//! longer, not failed.
 //!
 //! # Rules (as in Linux)
 //! - `func` runs with interrupts disabled: it must be short and must not
@@ -54,8 +56,45 @@ use crate::task;
 pub const QUEUE_LEN: usize = 32;
 
 /// Longest a caller waits for its call to complete, or for room in a full
-/// ring: 1 s.
+/// ring, while the target CPU shows no sign of life: 1 s.
 pub const WAIT_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// Whether a CPU we wait for is still alive: its interrupt count (ticks,
+/// IPIs) or its ring's completed calls moved within [`WAIT_TIMEOUT_NS`].
+struct Liveness {
+    cpu: usize,
+    seen: (u64, u64),
+    since: u64,
+}
+
+impl Liveness {
+    fn new(cpu: usize) -> Self {
+        Liveness {
+            cpu,
+            seen: Self::signs(cpu),
+            since: arch::now_ns(),
+        }
+    }
+
+    fn signs(cpu: usize) -> (u64, u64) {
+        (
+            crate::percpu::cpu(cpu).interrupts.load(Ordering::Relaxed),
+            QUEUES[cpu].done.load(Ordering::Relaxed),
+        )
+    }
+
+    /// True once nothing moved for [`WAIT_TIMEOUT_NS`].
+    fn stuck(&mut self) -> bool {
+        let signs = Self::signs(self.cpu);
+        let now = arch::now_ns();
+        if signs != self.seen {
+            self.seen = signs;
+            self.since = now;
+            return false;
+        }
+        now.saturating_sub(self.since) > WAIT_TIMEOUT_NS
+    }
+}
 
 /// A function to run on another CPU, with its argument.
 pub type CallFn = fn(usize);
@@ -67,8 +106,9 @@ pub enum CallError {
     Offline(usize),
     /// `wait` was asked for a call on another CPU with interrupts disabled.
     IrqsDisabled,
-    /// The CPU did not run the call (or make room for it) within
-    /// [`WAIT_TIMEOUT_NS`]. A call that was queued still runs later.
+    /// The CPU did not run the call (or make room for it) and showed no sign
+    /// of life (no interrupt, no call run) for [`WAIT_TIMEOUT_NS`]. A call
+    /// that was queued still runs later.
     Timeout(usize),
 }
 
@@ -181,7 +221,7 @@ fn wait_step() {
 /// full.
 fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
     let q = &QUEUES[cpu];
-    let t0 = arch::now_ns();
+    let mut live = Liveness::new(cpu);
     loop {
         let pushed = {
             let mut r = q.ring.lock();
@@ -203,18 +243,19 @@ fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
             }
             return Ok(ticket);
         }
-        if arch::now_ns().saturating_sub(t0) > WAIT_TIMEOUT_NS {
+        if live.stuck() {
             return Err(CallError::Timeout(cpu));
         }
         wait_step();
     }
 }
 
-/// Waits until `cpu` ran the call with `ticket` (bounded).
-fn wait_done(cpu: usize, ticket: u64, t0: u64) -> Result<(), CallError> {
+/// Waits until `cpu` ran the call with `ticket` (while it shows life).
+fn wait_done(cpu: usize, ticket: u64) -> Result<(), CallError> {
     let q = &QUEUES[cpu];
+    let mut live = Liveness::new(cpu);
     while q.done.load(Ordering::Acquire) < ticket {
-        if arch::now_ns().saturating_sub(t0) > WAIT_TIMEOUT_NS {
+        if live.stuck() {
             return Err(CallError::Timeout(cpu));
         }
         wait_step();
@@ -248,10 +289,9 @@ pub fn call_function_single(
     if wait && !arch::irqs_enabled() {
         return Err(CallError::IrqsDisabled);
     }
-    let t0 = arch::now_ns();
     let ticket = enqueue(cpu, func, arg)?;
     if wait {
-        wait_done(cpu, ticket, t0)
+        wait_done(cpu, ticket)
     } else {
         Ok(())
     }
@@ -279,7 +319,6 @@ pub fn call_function_many(
             return Err(CallError::IrqsDisabled);
         }
     }
-    let t0 = arch::now_ns();
     let mut tickets = [0u64; MAX_CPUS];
     let mut err = None;
     // Interrupts off: this CPU stays this CPU until its own call ran.
@@ -303,7 +342,7 @@ pub fn call_function_many(
     if wait {
         for (cpu, &t) in tickets.iter().enumerate() {
             if t != 0 {
-                if let Err(e) = wait_done(cpu, t, t0) {
+                if let Err(e) = wait_done(cpu, t) {
                     err.get_or_insert(e);
                 }
             }

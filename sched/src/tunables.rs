@@ -128,6 +128,8 @@ pub enum Tunable {
     RrTimesliceMs,
     /// `kernel.sched_preempt`
     Preempt,
+    /// `kernel.sched_stall_warn_ms`
+    StallWarnMs,
 }
 
 /// The value kind of a tunable, for parsing and printing.
@@ -202,6 +204,13 @@ pub const TUNABLES: &[TunableInfo] = &[
         unit: "",
         kind: Kind::Choice(&["none", "voluntary", "full", "lazy"]),
         doc: "preemption model: none, voluntary, full or lazy",
+    },
+    TunableInfo {
+        tunable: Tunable::StallWarnMs,
+        key: "kernel.sched_stall_warn_ms",
+        unit: "ms",
+        kind: Kind::Int { min: 0, max: 3_600_000 },
+        doc: "stall watchdog: a runnable thread not run for longer than this dumps every runqueue and the thread (0: off)",
     },
 ];
 
@@ -305,6 +314,7 @@ pub struct Tunables {
     nr_migrate: AtomicU64,
     rr_timeslice_ms: AtomicU64,
     preempt: AtomicU64,
+    stall_warn_ms: AtomicU64,
 }
 
 impl Tunables {
@@ -319,6 +329,7 @@ impl Tunables {
             nr_migrate: AtomicU64::new(32),
             rr_timeslice_ms: AtomicU64::new(100),
             preempt: AtomicU64::new(PreemptMode::Full as u64),
+            stall_warn_ms: AtomicU64::new(0),
         };
         t.update_base_slice();
         t
@@ -385,6 +396,12 @@ impl Tunables {
         self.preempt.store(m as u64, Ordering::Relaxed);
     }
 
+    /// The stall watchdog's threshold in ns (0: off).
+    #[inline]
+    pub fn stall_warn_ns(&self) -> u64 {
+        self.stall_warn_ms.load(Ordering::Relaxed) * 1_000_000
+    }
+
     /// The raw stored value of a tunable.
     pub fn get_raw(&self, t: Tunable) -> u64 {
         match t {
@@ -394,6 +411,7 @@ impl Tunables {
             Tunable::NrMigrate => self.nr_migrate(),
             Tunable::RrTimesliceMs => self.rr_timeslice_ms.load(Ordering::Relaxed),
             Tunable::Preempt => self.preempt.load(Ordering::Relaxed),
+            Tunable::StallWarnMs => self.stall_warn_ms.load(Ordering::Relaxed),
         }
     }
 
@@ -416,6 +434,7 @@ impl Tunables {
             Tunable::NrMigrate => self.nr_migrate.store(v, Ordering::Relaxed),
             Tunable::RrTimesliceMs => self.rr_timeslice_ms.store(v, Ordering::Relaxed),
             Tunable::Preempt => self.preempt.store(v, Ordering::Relaxed),
+            Tunable::StallWarnMs => self.stall_warn_ms.store(v, Ordering::Relaxed),
         }
     }
 

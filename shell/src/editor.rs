@@ -14,8 +14,15 @@
 //!   piped DOS text gives no extra empty lines);
 //! - up / down (`ESC [ A` / `ESC [ B`, also `ESC O A` / `ESC O B`) walk a bounded
 //!   history ([`HISTORY_LEN`] lines, no consecutive duplicates, the line being
-//!   edited is kept and restored); other escape sequences (left/right, Home,
-//!   Delete, ...) are swallowed whole;
+//!   edited is kept and restored); every other escape sequence is swallowed
+//!   whole, never inserted or executed: CSI (`ESC [` parameters, intermediates,
+//!   final byte: left/right, Home, Delete, mouse and focus reports, ...), SS3
+//!   (`ESC O` + one byte), the string sequences OSC / DCS / SOS / PM / APC
+//!   (`ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _` up to BEL or ST = `ESC \`:
+//!   window titles, colour replies, clipboard), and two-byte escapes (`ESC` +
+//!   one byte 0x30..=0x7e, e.g. Alt+key) with any intermediates (0x20..=0x2f)
+//!   before it. A control byte inside a sequence (CR, LF, Ctrl-C, ...) ends
+//!   it and is handled as usual, so an Enter or Ctrl-C is never swallowed;
 //! - other control bytes are ignored.
 //!
 //! Nothing is truncated silently: a line longer than [`MAX_LINE`] bytes keeps
@@ -49,6 +56,7 @@ const TAB: u8 = b'\t';
 const CR: u8 = b'\r';
 const LF: u8 = b'\n';
 const ESC: u8 = 0x1b;
+const BEL: u8 = 0x07;
 
 /// Why a finished line was refused. Its `Display` is the error line without the
 /// `error: ` prefix.
@@ -95,6 +103,13 @@ enum EscState {
     Csi,
     /// After `ESC O`: one final byte.
     Ss3,
+    /// After `ESC` + intermediate bytes (0x20..=0x2f): more of them, then one
+    /// final byte.
+    EscInter,
+    /// Inside a string sequence (OSC, DCS, SOS, PM, APC) until BEL or ST.
+    Str,
+    /// After ESC inside a string sequence: `\` ends it (ST).
+    StrEsc,
 }
 
 /// The line editor. See the [module docs](self).
@@ -170,22 +185,63 @@ impl LineEditor {
         let after_cr = core::mem::replace(&mut self.after_cr, false);
         match self.esc {
             EscState::Normal => {}
-            EscState::Esc => {
+            // Control bytes end any sequence and are handled below (an Enter
+            // or Ctrl-C is never swallowed); ESC starts a new one.
+            _ if byte < 0x20 && byte != ESC && !(byte == BEL && self.in_string()) => {
                 self.esc = EscState::Normal;
+            }
+            EscState::Esc => {
+                self.esc = match byte {
+                    b'[' => EscState::Csi,
+                    b'O' => EscState::Ss3,
+                    b']' | b'P' | b'X' | b'^' | b'_' => EscState::Str,
+                    0x20..=0x2f => EscState::EscInter,
+                    ESC => EscState::Esc,
+                    // A two-byte escape (Alt+key, ...): swallowed. DEL and
+                    // bytes >= 0x80 end it and are handled normally.
+                    0x30..=0x7e => EscState::Normal,
+                    _ => {
+                        self.esc = EscState::Normal;
+                        return self.feed_plain(byte, after_cr, out);
+                    }
+                };
+                return Event::None;
+            }
+            EscState::EscInter => {
                 match byte {
-                    b'[' => {
-                        self.esc = EscState::Csi;
-                        return Event::None;
+                    0x20..=0x2f => {}
+                    ESC => self.esc = EscState::Esc,
+                    0x30..=0x7e => self.esc = EscState::Normal,
+                    _ => {
+                        self.esc = EscState::Normal;
+                        return self.feed_plain(byte, after_cr, out);
                     }
-                    b'O' => {
-                        self.esc = EscState::Ss3;
-                        return Event::None;
-                    }
-                    // Not a sequence we know: drop the ESC, handle the byte.
-                    _ => {}
                 }
+                return Event::None;
+            }
+            EscState::Str => {
+                self.esc = match byte {
+                    BEL => EscState::Normal,
+                    ESC => EscState::StrEsc,
+                    _ => EscState::Str,
+                };
+                return Event::None;
+            }
+            EscState::StrEsc => {
+                // ST ends the string; any other byte after ESC starts a new
+                // escape sequence (the string was cut short).
+                if byte == b'\\' {
+                    self.esc = EscState::Normal;
+                    return Event::None;
+                }
+                self.esc = EscState::Esc;
+                return self.feed(byte, out);
             }
             EscState::Csi | EscState::Ss3 => match byte {
+                ESC => {
+                    self.esc = EscState::Esc;
+                    return Event::None;
+                }
                 0x20..=0x3f if self.esc == EscState::Csi => return Event::None,
                 0x40..=0x7e => {
                     self.esc = EscState::Normal;
@@ -196,12 +252,21 @@ impl LineEditor {
                     }
                     return Event::None;
                 }
-                // A broken sequence: abandon it, handle the byte normally (so an
-                // Enter or Ctrl-C is never swallowed).
+                // A broken sequence (DEL, a byte >= 0x80): abandon it, handle
+                // the byte normally.
                 _ => self.esc = EscState::Normal,
             },
         }
+        self.feed_plain(byte, after_cr, out)
+    }
 
+    /// Whether a string sequence (OSC, ...) is open: BEL ends it there.
+    fn in_string(&self) -> bool {
+        matches!(self.esc, EscState::Str | EscState::StrEsc)
+    }
+
+    /// One byte outside any escape sequence.
+    fn feed_plain(&mut self, byte: u8, after_cr: bool, out: &mut dyn FnMut(&[u8])) -> Event<'_> {
         match byte {
             CR => {
                 self.after_cr = true;

@@ -143,8 +143,8 @@ fn left_right_and_other_sequences_are_swallowed() {
         lines(b"ab\x1b[D\x1b[Cc\x1b[3~\x1b[1;5D\x1bOH\n"),
         vec![line("abc")]
     );
-    // ESC + unknown byte: the ESC is dropped, the byte handled.
-    assert_eq!(lines(b"a\x1bxb\n"), vec![line("axb")]);
+    // A two-byte escape (Alt+x sends ESC x) is swallowed whole.
+    assert_eq!(lines(b"a\x1bxb\n"), vec![line("ab")]);
     // A broken CSI does not swallow Enter.
     assert_eq!(lines(b"ps\x1b[12\n"), vec![line("ps")]);
     assert_eq!(lines(b"ps\x1bO\n"), vec![line("ps")]);
@@ -205,4 +205,111 @@ fn line_stays_valid_until_next_feed() {
     }
     ed.feed(b'x', &mut sink);
     assert_eq!(ed.current(), b"x");
+}
+
+#[test]
+fn string_sequences_are_swallowed_up_to_bel_or_st() {
+    // OSC (window title; a colour query reply), ended by BEL or ST.
+    assert_eq!(
+        lines(b"p\x1b]0;rm -rf /\x07s\x1b]11;rgb:0000/0000/0000\x1b\\\n"),
+        vec![line("ps")]
+    );
+    // DCS, SOS, PM and APC are strings too.
+    for intro in [b'P', b'X', b'^', b'_'] {
+        let mut input = b"p".to_vec();
+        input.extend_from_slice(&[0x1b, intro]);
+        input.extend_from_slice(b"kill 1\x1b\\s\n");
+        assert_eq!(lines(&input), vec![line("ps")], "ESC {}", intro as char);
+    }
+    // Nothing of the payload is echoed.
+    let (_, out) = run(&mut LineEditor::new(), b"\x1b]2;stat\x07");
+    assert!(out.is_empty(), "{out:?}");
+}
+
+#[test]
+fn enter_and_ctrl_c_end_any_sequence() {
+    // An unterminated OSC does not swallow Enter (nor the line before it).
+    assert_eq!(lines(b"ps\x1b]0;title\n"), vec![line("ps")]);
+    assert_eq!(
+        lines(b"ps\x1b]0;title\r\nstat\n"),
+        vec![line("ps"), line("stat")]
+    );
+    assert_eq!(lines(b"x\x1b]0;t\x03ps\n"), vec![Ev::Interrupt, line("ps")]);
+    assert_eq!(lines(b"ps\x1b[1;\n"), vec![line("ps")]);
+    assert_eq!(lines(b"ps\x1b(\n"), vec![line("ps")]);
+    // ESC inside a string without `\\` starts a new sequence.
+    assert_eq!(lines(b"p\x1b]0;t\x1b[Ds\n"), vec![line("ps")]);
+}
+
+#[test]
+fn intermediates_and_csi_variants_are_swallowed() {
+    // ESC ( B (charset), ESC # 8, bracketed paste markers, focus in/out,
+    // an SGR mouse report, a cursor position report.
+    assert_eq!(
+        lines(b"p\x1b(B\x1b#8\x1b[200~s\x1b[201~\x1b[I\x1b[O\x1b[<0;12;5M\x1b[24;80R\n"),
+        vec![line("ps")]
+    );
+    // History still works through the same parser.
+    let mut ed = LineEditor::new();
+    run(&mut ed, b"stat\n");
+    assert_eq!(run(&mut ed, b"\x1b]0;x\x07\x1b[A\n").0, vec![line("stat")]);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A well-formed escape sequence other than up / down.
+    fn sequence() -> impl Strategy<Value = Vec<u8>> {
+        let csi = (
+            proptest::collection::vec(0x30u8..=0x3f, 0..6),
+            proptest::collection::vec(0x20u8..=0x2f, 0..2),
+            (0x40u8..=0x7e).prop_filter("not up/down", |b| *b != b'A' && *b != b'B'),
+        )
+            .prop_map(|(p, i, f)| [&[0x1b, b'['][..], &p, &i, &[f]].concat());
+        let string = (
+            prop_oneof![Just(b']'), Just(b'P'), Just(b'X'), Just(b'^'), Just(b'_')],
+            proptest::collection::vec(0x20u8..=0x7e, 0..20),
+            any::<bool>(),
+        )
+            .prop_map(|(intro, body, bel)| {
+                let end: &[u8] = if bel { &[0x07] } else { &[0x1b, b'\\'] };
+                [&[0x1b, intro][..], &body, end].concat()
+            });
+        let two = (
+            proptest::collection::vec(0x20u8..=0x2f, 0..2),
+            (0x30u8..=0x7e).prop_filter("introducers", |b| {
+                !matches!(b, b'[' | b'O' | b']' | b'P' | b'X' | b'^' | b'_')
+            }),
+        )
+            .prop_map(|(i, f)| [&[0x1b][..], &i, &[f]].concat());
+        prop_oneof![csi, string, two]
+    }
+
+    proptest! {
+        /// Printable text with escape sequences anywhere in it: the line is
+        /// the text alone, and nothing of a sequence is echoed.
+        #[test]
+        fn sequences_never_reach_the_line(
+            parts in proptest::collection::vec(("[a-z ]{0,6}", sequence()), 0..8),
+            tail in "[a-z]{0,4}",
+        ) {
+            let mut input = Vec::new();
+            let mut text = String::new();
+            for (t, seq) in &parts {
+                input.extend_from_slice(t.as_bytes());
+                text.push_str(t);
+                input.extend_from_slice(seq);
+            }
+            input.extend_from_slice(tail.as_bytes());
+            text.push_str(&tail);
+            input.push(b'\n');
+            let (evs, out) = run(&mut LineEditor::new(), &input);
+            prop_assert_eq!(evs, vec![line(&text)]);
+            // Echo: the text, then CR LF; never a byte of a sequence.
+            let mut want = text.clone().into_bytes();
+            want.extend_from_slice(b"\r\n");
+            prop_assert_eq!(out, want);
+        }
+    }
 }

@@ -226,7 +226,43 @@ fn dump_cpu(cpu: usize) -> CpuDump {
     })
 }
 
-fn ent_line(sh: &mut Sh, mark: &str, e: &Ent, avg_v: u64) {
+/// One CPU's runqueue in the `sched_debug` format, read from the locked
+/// runqueue itself (no copy, no allocation, no cross-CPU call): the stall
+/// watchdog's dump, from interrupt context.
+pub fn write_rq(w: &mut dyn Write, cpu: usize, rq: &sched::Rq) {
+    let _ = writeln!(
+        w,
+        "cpu#{cpu}\n  .clock                : {} ms\n  .nr_running           : {}\n  .avg_vruntime         : {} ms\n  .curr                 : {:?}\n  .need_resched         : {:?}",
+        Ms(rq.clock()),
+        rq.nr_running(),
+        Ms(rq.avg_vruntime()),
+        rq.curr().map(|t| t.0),
+        rq.need_resched()
+    );
+    let ent = |id: TaskId| {
+        rq.task(id).map(|st| Ent {
+            id: id.0,
+            st: *st,
+            eligible: st.class() == sched::class::SchedClass::Fair && rq.entity_eligible(id),
+        })
+    };
+    let avg_v = rq.avg_vruntime();
+    if let Some(e) = rq.curr().and_then(ent) {
+        ent_line(w, "> ", &e, avg_v);
+    }
+    for e in rq.fair_queue().filter_map(ent) {
+        ent_line(w, "  ", &e, avg_v);
+    }
+    for (id, _) in rq.tasks() {
+        if Some(id) != rq.curr() && !rq.fair_queue().any(|q| q == id) {
+            if let Some(e) = ent(id) {
+                ent_line(w, "  ", &e, avg_v);
+            }
+        }
+    }
+}
+
+fn ent_line(sh: &mut dyn Write, mark: &str, e: &Ent, avg_v: u64) {
     let se = &e.st.se;
     let state = if se.sched_delayed {
         "delayed"

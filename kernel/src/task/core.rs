@@ -62,8 +62,9 @@
 //! `polling` flag set. A reschedule "IPI" to it ([`KernelPlatform`]) then
 //! only raises its `poll_kick` (Linux's `TIF_POLLING_NRFLAG`): waking a
 //! halted CPU is what makes cross-CPU ping-pongs slow under emulation. The
-//! sender raises the kick before it reads `polling`; the idle thread clears
-//! `polling` before it reads the kick one last time, and `__schedule` clears
+//! sender raises the kick before it reads `polling`; the idle thread never
+//! clears a kick when it starts polling (see [`poll`]), clears `polling`
+//! before it reads the kick one last time, and `__schedule` clears
 //! it before it drains the wake list when the idle thread leaves (also when
 //! an interrupt preempted it while polling), so a kick is never left
 //! unseen: either the idle thread sees it, or the sender sees `polling`
@@ -145,11 +146,7 @@ impl Platform for KernelPlatform {
 
     fn send_resched_ipi(&self, cpu: usize) {
         let pc = percpu::cpu(cpu);
-        // The kick first, then the look at `polling` (both SeqCst; the idle
-        // thread clears `polling`, then looks at the kick): either it sees
-        // the kick, or we see it stopped polling and interrupt it.
-        pc.poll_kick.store(true, Ordering::SeqCst);
-        if pc.polling.load(Ordering::SeqCst) {
+        if !poll::kick(&pc.poll_kick, &pc.polling) {
             pc.ipis_elided.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -418,8 +415,11 @@ fn __schedule(mode: SchedMode) {
     // A running thread whose affinity no longer includes this CPU.
     let misplaced = prev_idx != idle && rq.task(prev_id).is_some_and(|t| !t.cpus_allowed.test(cpu));
     let mut migrate = false;
+    // Whether `prev` stays runnable (the stall watchdog's clock starts).
+    let mut prev_stays = prev_idx != idle;
     match mode {
         SchedMode::Dead => {
+            prev_stays = false;
             if rq.curr().is_some() {
                 // A dead task must leave for good: DEQUEUE_SPECIAL is never delayed.
                 if let Ok(st) =
@@ -437,6 +437,7 @@ fn __schedule(mode: SchedMode) {
         SchedMode::Voluntary
             if prev_idx != idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
         {
+            prev_stays = false;
             // A misplaced sleeper leaves for good (no delayed dequeue), so it
             // cannot be woken in place on a CPU it may not use.
             let flags = if misplaced {
@@ -483,6 +484,10 @@ fn __schedule(mode: SchedMode) {
     }
     pc.account_switch(now, prev_idx == idle, next_idx == idle);
     let next_t = thread(next_idx);
+    if prev_stays {
+        prev.runnable_since.store(now.max(1), Ordering::Relaxed);
+    }
+    next_t.runnable_since.store(0, Ordering::Relaxed);
     next_t.on_cpu.store(true, Ordering::Relaxed);
     next_t.cpu.store(cpu as u32, Ordering::Release);
     prev.migrating.store(migrate, Ordering::Relaxed);
@@ -556,6 +561,8 @@ pub(super) fn wake_up_new(idx: u32, st: SchedTask) {
     let _pi = t.pi_lock.lock();
     let this_cpu = arch::cpu_id();
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    t.runnable_since
+        .store(arch::now_ns().max(1), Ordering::Relaxed);
     t.on_rq.store(true, Ordering::Release);
     t.cpu.store(this_cpu as u32, Ordering::Release);
     let prio = st.prio();
@@ -584,6 +591,9 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
             match rq.ttwu_runnable(id, wf) {
                 TtwuRunnable::Woken(d) => {
                     let curr = rq.curr() == Some(id);
+                    if !curr {
+                        t.runnable_since.store(rq.clock().max(1), Ordering::Relaxed);
+                    }
                     let held = rq.task(id);
                     let allowed = held.is_some_and(|st| st.cpus_allowed.test(cpu));
                     let prio = held.map_or(120, |st| st.prio());
@@ -631,6 +641,8 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         crate::shell::trace::sched_migrate_task(idx, st.prio(), orig, cpu);
     }
     crate::shell::trace::sched_wakeup(idx, st.prio(), cpu);
+    t.runnable_since
+        .store(arch::now_ns().max(1), Ordering::Relaxed);
     t.on_rq.store(true, Ordering::Release);
     if cpu == this_cpu {
         let mut rq = lock_rq(cpu);
@@ -720,6 +732,9 @@ pub fn timer_tick() {
         rq.clock()
     };
     expire_timers(pc, now);
+    if cpu == 0 && ticks.is_multiple_of(super::stall::CHECK_TICKS) {
+        super::stall::check(now);
+    }
     if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);
@@ -1052,10 +1067,7 @@ fn poll_idle(pc: &PerCpu) -> bool {
     if window == 0 {
         return false;
     }
-    // A stale kick (its sender saw us not polling and sent an IPI) goes
-    // first; then wakers may skip the IPI.
-    pc.poll_kick.store(false, Ordering::Relaxed);
-    pc.polling.store(true, Ordering::SeqCst);
+    poll::begin(&pc.polling);
     arch::irq_enable();
     let t0 = arch::now_ns();
     while !pc.poll_kick.load(Ordering::Relaxed)
@@ -1065,11 +1077,86 @@ fn poll_idle(pc: &PerCpu) -> bool {
         ::core::hint::spin_loop();
     }
     arch::irq_disable();
-    pc.polling.store(false, Ordering::SeqCst);
-    // A waker that still saw `polling` raised the kick before: look again.
-    let kicked = pc.poll_kick.swap(false, Ordering::SeqCst);
+    let kicked = poll::end(&pc.poll_kick, &pc.polling);
     kicked || pc.need_resched() != Resched::None
 }
+
+/// The polling-idle wakeup protocol on one CPU's `poll_kick` and `polling`
+/// flags (Linux's `TIF_POLLING_NRFLAG`): a waker raises the kick, then looks
+/// at `polling`, and sends no IPI if the CPU polls; the idle CPU raises
+/// `polling`, polls, clears `polling`, then takes the kick. Every access is
+/// SeqCst, so either the idle CPU's final look sees the kick, or the waker
+/// saw `polling` clear and sends the IPI.
+///
+/// The kick is never cleared when polling starts: a kick raised just before
+/// (by a waker that then saw `polling` already set, and so sent no IPI)
+/// would be lost, the wakeup left in the wake list until the CPU's next
+/// interrupt, which for a tickless idle CPU may be seconds away (seen: the
+/// cross-CPU ping-pong stood still for over 2 s on a loaded host). A stale
+/// kick (its waker did send the IPI) only costs one empty pass through the
+/// scheduler.
+pub(crate) mod poll {
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    /// Waker: raises the kick; returns whether an IPI is needed (the CPU
+    /// does not poll).
+    pub fn kick(kick: &AtomicBool, polling: &AtomicBool) -> bool {
+        raise(kick);
+        needs_ipi(polling)
+    }
+
+    /// The waker's first step: the kick.
+    pub fn raise(kick: &AtomicBool) {
+        kick.store(true, Ordering::SeqCst);
+    }
+
+    /// The waker's second step: an IPI only if the CPU does not poll.
+    pub fn needs_ipi(polling: &AtomicBool) -> bool {
+        !polling.load(Ordering::SeqCst)
+    }
+
+    /// Idle CPU: polling starts (wakers may skip the IPI from now on).
+    pub fn begin(polling: &AtomicBool) {
+        polling.store(true, Ordering::SeqCst);
+    }
+
+    /// Idle CPU: polling ends; returns whether a kick came (consuming it).
+    pub fn end(kick: &AtomicBool, polling: &AtomicBool) -> bool {
+        polling.store(false, Ordering::SeqCst);
+        kick.swap(false, Ordering::SeqCst)
+    }
+}
+
+crate::ktest!(poll_kick_before_polling_starts_is_not_lost, || {
+    // Every interleaving of the waker's two steps with the idle CPU's
+    // begin / end (the idle CPU's steps in order, the waker's in order):
+    // whenever the waker sends no IPI, the idle CPU's end must see the kick.
+    // The one that lost wakeups: raise, begin, needs_ipi (polling: no IPI),
+    // end; with the kick cleared at begin, end saw nothing.
+    use core::sync::atomic::AtomicBool;
+    let orders: [[u8; 4]; 6] = [
+        [0, 1, 2, 3], // raise, needs_ipi, begin, end
+        [0, 2, 1, 3], // raise, begin, needs_ipi, end (the lost one)
+        [0, 2, 3, 1], // raise, begin, end, needs_ipi
+        [2, 0, 1, 3], // begin, raise, needs_ipi, end
+        [2, 0, 3, 1], // begin, raise, end, needs_ipi
+        [2, 3, 0, 1], // begin, end, raise, needs_ipi
+    ];
+    for order in orders {
+        let (kick, polling) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (mut ipi, mut seen) = (false, false);
+        for step in order {
+            match step {
+                0 => poll::raise(&kick),
+                1 => ipi = poll::needs_ipi(&polling),
+                2 => poll::begin(&polling),
+                _ => seen = poll::end(&kick, &polling),
+            }
+        }
+        crate::kassert!(ipi || seen, "order {:?}: no IPI and the kick unseen", order);
+    }
+    Ok(())
+});
 
 /// The idle loop of this CPU: polls briefly ([`IDLE_POLL_NS`]), then halts
 /// until a reschedule is pending, then lets the scheduler pick. Each time it

@@ -30,6 +30,7 @@
 
 pub mod core;
 pub mod inspect;
+pub mod stall;
 pub mod timer;
 
 use ::core::cell::UnsafeCell;
@@ -120,6 +121,10 @@ pub struct Thread {
     /// Voluntary / involuntary context switches (Linux's nvcsw / nivcsw).
     pub(crate) nvcsw: AtomicU64,
     pub(crate) nivcsw: AtomicU64,
+    /// Since when it has been runnable without running (ns, 0: running or
+    /// asleep): set when it is woken or switched out still runnable,
+    /// cleared when it is switched in. The stall watchdog reads it.
+    pub(crate) runnable_since: AtomicU64,
 }
 
 // SAFETY: every `UnsafeCell` field has a documented owner (the runqueue lock,
@@ -151,6 +156,7 @@ impl Thread {
             exit_wq: WaitQueue::new(),
             nvcsw: AtomicU64::new(0),
             nivcsw: AtomicU64::new(0),
+            runnable_since: AtomicU64::new(0),
         }
     }
 
@@ -344,6 +350,21 @@ pub fn tid_is_live(tid: Tid) -> bool {
     (tid.idx as usize) >= MAX_CPUS
         && t.gen.load(Ordering::Relaxed) == tid.gen
         && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
+}
+
+/// Every spawned thread that was not joined yet (running, asleep or exited),
+/// idle threads excepted.
+pub fn live_threads() -> alloc::vec::Vec<Tid> {
+    threads()
+        .iter()
+        .enumerate()
+        .skip(MAX_CPUS)
+        .filter(|(_, t)| !matches!(t.state.load(Ordering::Acquire), TASK_FREE | TASK_NEW))
+        .map(|(i, t)| Tid {
+            idx: i as u32,
+            gen: t.gen.load(Ordering::Relaxed),
+        })
+        .collect()
 }
 
 /// Index of CPU `cpu`'s idle thread.
@@ -609,7 +630,7 @@ pub fn dump_threads() {
         *slot = self::core::try_rq(cpu);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
-            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} tickless {} (entered {})\n",
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {})\n",
             cpu,
             pc.online.load(Ordering::Relaxed),
             cpu == arch::cpu_id(),
@@ -621,6 +642,8 @@ pub fn dump_threads() {
             rq.map(|r| r.nr_running()),
             pc.ticks.load(Ordering::Relaxed),
             pc.timer_events.load(Ordering::Relaxed),
+            pc.interrupts.load(Ordering::Relaxed),
+            pc.ipis.load(Ordering::Relaxed),
             pc.nohz_idle.load(Ordering::Relaxed),
             pc.nohz_entries.load(Ordering::Relaxed),
         ));

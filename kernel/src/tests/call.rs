@@ -169,16 +169,12 @@ ktest_smp!(smp_call_nowait_completes, 2, || {
         smp::call_function_single(target, record, i as usize, false)
             .map_err(|e| alloc::format!("call {i}: {e:?}"))?;
     }
-    let deadline = arch::now_ns() + 1_000_000_000;
-    while COUNT[target].load(Ordering::SeqCst) < N {
-        kassert!(
-            arch::now_ns() < deadline,
-            "only {} of {} calls ran",
-            COUNT[target].load(Ordering::SeqCst),
-            N
-        );
-        core::hint::spin_loop();
-    }
+    super::wait_progress(
+        "calls run",
+        0,
+        || COUNT[target].load(Ordering::SeqCst) >= N,
+        || COUNT[target].load(Ordering::SeqCst),
+    )?;
     kassert_eq!(ARG.load(Ordering::SeqCst), (N - 1) as usize);
     kassert_eq!(RAN_ON.load(Ordering::SeqCst), target + 1);
     Ok(())
@@ -205,11 +201,12 @@ ktest_smp!(smp_call_crosswise_no_deadlock, 2, || {
     };
     let ta = spawn("call-a", ca, cb)?;
     let tb = spawn("call-b", cb, ca)?;
-    let deadline = arch::now_ns() + 5_000_000_000;
-    while !(task::has_exited(ta) && task::has_exited(tb)) {
-        kassert!(arch::now_ns() < deadline, "crosswise calls stuck");
-        task::sleep_ms(5);
-    }
+    super::wait_progress(
+        "crosswise calls",
+        5,
+        || task::has_exited(ta) && task::has_exited(tb),
+        || COUNT[ca].load(Ordering::SeqCst) + COUNT[cb].load(Ordering::SeqCst),
+    )?;
     task::join(ta).map_err(|e| alloc::format!("{e:?}"))?;
     task::join(tb).map_err(|e| alloc::format!("{e:?}"))?;
     kassert_eq!(COUNT[ca].load(Ordering::SeqCst), N);

@@ -41,7 +41,7 @@ use sched::{Policy, PreemptMode, TaskParams};
 use super::{set_preempt, spin_until, tick_ns, ticks, wait_tick_edge};
 use crate::sync::{Channel, WaitQueue};
 use crate::task;
-use crate::{arch, kassert, kprintln, ktest};
+use crate::{arch, kassert, kprintln, ktest, ktest_timing};
 
 const MS: u64 = 1_000_000;
 /// How often a "well-behaved" hog calls `cond_resched()`.
@@ -432,43 +432,25 @@ fn check_next_tick(what: &str, r: &Round) -> Result<(), String> {
     Ok(())
 }
 
-/// Timing checks can be spoiled by the host descheduling the emulator (seen
-/// on a loaded 2-CPU host running other emulators: stalls of 3-15 ms, after
-/// which overdue ticks arrive in a burst). The scenarios are deterministic
-/// for the scheduler, so a fault fails every attempt, while a stall spoils
-/// one: each round is retried up to [`ATTEMPTS`] times and passes if one
-/// attempt passes; retries are printed with the reason.
-const ATTEMPTS: usize = 3;
-
-fn retry(
+/// One measured round, checked once. The timing tests run in the
+/// reproducible-time boot (`ktest_suite=timing`, QEMU `-icount`), where a
+/// host stall cannot stretch guest time, so there is nothing to retry: a
+/// failed check is a scheduling fault (or a bound that is wrong).
+fn once(
     what: &str,
-    mut round: impl FnMut() -> Result<Round, String>,
+    round: impl FnOnce() -> Result<Round, String>,
     check: impl Fn(&str, &Round) -> Result<(), String>,
 ) -> Result<Round, String> {
-    let mut last = String::new();
-    for attempt in 1..=ATTEMPTS {
-        let r = round()?;
-        match check(what, &r) {
-            Ok(()) => return Ok(r),
-            Err(e) => {
-                kprintln!(
-                    "    (attempt {} of {} failed, retrying: {})",
-                    attempt,
-                    ATTEMPTS,
-                    e
-                );
-                last = e;
-            }
-        }
-    }
-    Err(format!("{} attempts failed; last: {}", ATTEMPTS, last))
+    let r = round()?;
+    check(what, &r)?;
+    Ok(r)
 }
 
 fn us(ns: u64) -> u64 {
     ns / 1000
 }
 
-ktest!(classes_rt_wakeup_latency_by_model, || {
+ktest_timing!(classes_rt_wakeup_latency_by_model, || {
     // An RT (FIFO 50) thread woken while a NORMAL hog runs, under each model,
     // woken (a) by the hog itself through a wait queue (task context) and (b)
     // by its sleep timer (the timer interrupt; interrupt context):
@@ -513,8 +495,8 @@ ktest!(classes_rt_wakeup_latency_by_model, || {
                 PreemptMode::Full | PreemptMode::Lazy => check_immediate,
                 _ => check_at_point,
             };
-            let a = retry(&wa, hog_round, check)?;
-            let b = retry(&wb, || rt_timer_round(pb), check)?;
+            let a = once(&wa, hog_round, check)?;
+            let b = once(&wb, || rt_timer_round(pb), check)?;
             a_max = a_max.max(a.lat);
             a_min = a_min.min(a.lat);
             b_max = b_max.max(b.lat);
@@ -547,7 +529,7 @@ ktest!(classes_rt_wakeup_latency_by_model, || {
     Ok(())
 });
 
-ktest!(classes_fair_wakeup_by_model, || {
+ktest_timing!(classes_fair_wakeup_by_model, || {
     // A fair wakee that EEVDF picks (base slice against a hog with a 5-tick
     // custom slice and >= 2 ticks of request left: PREEMPT_SHORT, eligible at
     // zero lag, earlier deadline) under each model. Extends
@@ -571,8 +553,8 @@ ktest!(classes_fair_wakeup_by_model, || {
         set_preempt(mode);
         let round = || wake_round(hog, TaskParams::default(), point, true, 4 * tick);
         let r = match mode {
-            PreemptMode::Full => retry("full", round, check_immediate)?,
-            PreemptMode::Lazy => retry("lazy", round, |what, r| {
+            PreemptMode::Full => once("full", round, check_immediate)?,
+            PreemptMode::Lazy => once("lazy", round, |what, r| {
                 kassert!(
                     !r.ran_before_point && !r.ran_at_point,
                     "{}: a lazy request was acted on at cond_resched ({:?})",
@@ -581,7 +563,7 @@ ktest!(classes_fair_wakeup_by_model, || {
                 );
                 check_next_tick(what, r)
             })?,
-            _ => retry(mode.name(), round, check_at_point)?,
+            _ => once(mode.name(), round, check_at_point)?,
         };
         line += &format!(" {}={}us/{}t", mode.name(), us(r.lat), r.nticks);
     }
@@ -589,7 +571,7 @@ ktest!(classes_fair_wakeup_by_model, || {
     Ok(())
 });
 
-ktest!(classes_sched_idle_preempted_by_normal, || {
+ktest_timing!(classes_sched_idle_preempted_by_normal, || {
     // A SCHED_IDLE hog with a 100 ms custom slice, picked alone, is protected
     // for its whole first request (q = its own slice): checked at the wakeup
     // (> 1 tick of protection left). A NORMAL wakee still preempts it (row 6:
@@ -601,7 +583,7 @@ ktest!(classes_sched_idle_preempted_by_normal, || {
     let hog = with_slice(TaskParams::fair(Policy::Idle), 100 * MS);
     set_preempt(PreemptMode::Full);
     let round = || wake_round(hog, TaskParams::default(), Point::Spin, false, 2 * tick);
-    let full = retry("full", round, |what, r| {
+    let full = once("full", round, |what, r| {
         kassert!(
             r.protected > tick,
             "{}: the SCHED_IDLE hog was not protected at the wakeup ({} ns left)",
@@ -611,7 +593,7 @@ ktest!(classes_sched_idle_preempted_by_normal, || {
         check_immediate(what, r)
     })?;
     set_preempt(PreemptMode::Lazy);
-    let lazy = retry("lazy", round, |what, r| {
+    let lazy = once("lazy", round, |what, r| {
         kassert!(r.ran, "{}: the NORMAL wakee never ran", what);
         kassert!(
             r.lat <= 2 * tick && r.nticks <= 1,
@@ -633,7 +615,7 @@ ktest!(classes_sched_idle_preempted_by_normal, || {
     Ok(())
 });
 
-ktest!(classes_batch_never_wakeup_preempts, || {
+ktest_timing!(classes_batch_never_wakeup_preempts, || {
     // The same wakee EEVDF would pick (eligible at zero lag, base slice vs the
     // hog's 5-tick request with >= 2 ticks left), full model:
     // - NORMAL: preempts at once (control), < P/2, no tick;
@@ -644,13 +626,13 @@ ktest!(classes_batch_never_wakeup_preempts, || {
     let tick = tick_ns();
     let hog = with_slice(TaskParams::default(), long_slice());
     let max_wait = long_slice() + 3 * tick;
-    let normal = retry(
+    let normal = once(
         "NORMAL wakee",
         || wake_round(hog, TaskParams::default(), Point::Spin, true, max_wait),
         check_immediate,
     )?;
     for _ in 0..2 {
-        let batch = retry(
+        let batch = once(
             "BATCH wakee",
             || {
                 wake_round(
@@ -720,7 +702,7 @@ impl Drop for RrTimeslice {
     }
 }
 
-ktest!(classes_rr_timeslice_alternation, || {
+ktest_timing!(classes_rr_timeslice_alternation, || {
     // Three SCHED_RR threads of equal priority, timeslice 10 ms, full model.
     // The RR slice is charged at ticks and checked at each tick; on expiry
     // the thread goes to the tail and the next one runs at that tick's
@@ -732,8 +714,7 @@ ktest!(classes_rr_timeslice_alternation, || {
     set_preempt(PreemptMode::Full);
     const TS_MS: u64 = 10;
     let _ts = RrTimeslice::set(TS_MS)?;
-    // A host stall lengthens a run; the ktest runner retries the whole test,
-    // and a scheduling fault fails every attempt.
+    // Runs in the reproducible-time boot: a host stall cannot lengthen a run.
     let runs = rr_round(TS_MS * MS)?;
     kprintln!("    RR runs (thread:us), timeslice {} ms:{}", TS_MS, runs);
     Ok(())
@@ -813,7 +794,7 @@ fn rr_round(ts: u64) -> Result<String, String> {
     Ok(runs)
 }
 
-ktest!(classes_fifo_runs_until_it_blocks, || {
+ktest_timing!(classes_fifo_runs_until_it_blocks, || {
     // Two SCHED_FIFO threads of equal priority. A (queued first) spins for 3
     // ticks: B must not run meanwhile (ticks never rotate FIFO). A then blocks
     // (sleeps one tick): B runs right away (< P/2). A's timer wakes it while B
@@ -885,7 +866,7 @@ ktest!(classes_fifo_runs_until_it_blocks, || {
     Ok(())
 });
 
-ktest!(classes_rt_preemption_rules, || {
+ktest_timing!(classes_rt_preemption_rules, || {
     // (1) A fair wakeup never preempts an RT thread: a NORMAL thread woken by
     //     a spinning FIFO thread (task context) and one woken by its timer
     //     (interrupt) both wait until the FIFO thread is done (2 / 3 ticks).
@@ -941,7 +922,7 @@ ktest!(classes_rt_preemption_rules, || {
     let mut line = String::new();
     for mode in [PreemptMode::Full, PreemptMode::Lazy] {
         set_preempt(mode);
-        let r = retry(
+        let r = once(
             mode.name(),
             || {
                 wake_round(
@@ -978,12 +959,14 @@ ktest!(classes_rt_preemption_rules, || {
     Ok(())
 });
 
-ktest!(classes_setattr_fair_fifo_round_trip, || {
+ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
     // Two counting hogs H and F (NORMAL). sched_setattr moves H between the
     // fair and the RT class, both while H runs (it changes itself) and while
     // it is queued (the controller changes it, having preempted it): while H
     // is FIFO, F's counter must not move at all over 3 ticks; while both are
-    // fair, both progress.
+    // fair, both progress. Timing suite: "both progress within 3 ticks"
+    // needs the ticks to be 3 ticks of CPU time (seen under host load: a
+    // burst of late ticks gave H none of a window).
     set_preempt(PreemptMode::Full);
     let tick = tick_ns();
     #[derive(Default)]

@@ -12,6 +12,7 @@ mod compare;
 mod console;
 mod sched;
 mod smp;
+mod stall;
 mod sync;
 mod threads;
 mod workloads;
@@ -65,12 +66,57 @@ pub fn spin_until(deadline_ns: u64) {
     }
 }
 
+/// How long a progress check tolerates no progress at all: far beyond any
+/// legitimate pause (a tick is 1-100 ms; a host stall of an emulator vCPU
+/// seen here was 15 ms), far below the runner's 10 s watchdog.
+pub const STALL_NS: u64 = 2_000_000_000;
+
+/// Waits until `done()`, checking every `poll_ms` (sleeping, or spinning
+/// when `poll_ms` is 0) that `progress()` keeps changing: fails with `what`
+/// and the last progress value when it stood still for [`STALL_NS`]. A
+/// progress check, not a deadline: a slow host makes the wait longer, never
+/// the verdict different; a lost wakeup or a deadlock stops the count.
+pub fn wait_progress(
+    what: &str,
+    poll_ms: u64,
+    done: impl Fn() -> bool,
+    progress: impl Fn() -> u64,
+) -> Result<(), alloc::string::String> {
+    let mut last = progress();
+    let mut since = arch::now_ns();
+    while !done() {
+        let p = progress();
+        let now = arch::now_ns();
+        if p != last {
+            last = p;
+            since = now;
+            crate::ktest::progress();
+        } else if now - since > STALL_NS {
+            return Err(alloc::format!(
+                "{}: no progress for {} ms (stuck at {})",
+                what,
+                STALL_NS / 1_000_000,
+                p
+            ));
+        }
+        if poll_ms == 0 {
+            core::hint::spin_loop();
+        } else {
+            task::sleep_ms(poll_ms);
+        }
+    }
+    Ok(())
+}
+
 /// A CPU-bound thread that counts loop iterations until told to stop.
+/// Dropping one that was not stopped (a test that failed early) stops and
+/// joins it, so a failed test leaves no thread behind.
 pub struct Hog {
     pub tid: Tid,
     pub idx: u32,
     pub count: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
+    joined: bool,
 }
 
 impl Hog {
@@ -90,6 +136,7 @@ impl Hog {
             idx: tid.idx(),
             count,
             stop,
+            joined: false,
         })
     }
 
@@ -99,9 +146,19 @@ impl Hog {
     }
 
     /// Stops and joins it.
-    pub fn stop(self) -> Result<task::ExitStats, alloc::string::String> {
+    pub fn stop(mut self) -> Result<task::ExitStats, alloc::string::String> {
+        self.joined = true;
         self.stop.store(true, Ordering::Relaxed);
         task::join(self.tid).map_err(|e| alloc::format!("join: {:?}", e))
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        if !self.joined {
+            self.stop.store(true, Ordering::Relaxed);
+            let _ = task::join(self.tid);
+        }
     }
 }
 

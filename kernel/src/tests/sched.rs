@@ -10,9 +10,9 @@ use sched::{PreemptMode, TaskParams};
 use super::{nice, set_preempt, slice_ns, spin_until, tick_ns, ticks, wait_tick_edge, Hog};
 use crate::sync::WaitQueue;
 use crate::task;
-use crate::{arch, kassert, kassert_eq, kprintln, ktest};
+use crate::{arch, kassert, kassert_eq, kprintln, ktest, ktest_timing};
 
-ktest!(sched_tick_preemption, || {
+ktest_timing!(sched_tick_preemption, || {
     // Two CPU hogs on one CPU under full preemption. EEVDF protects the running
     // one for one base slice (0.7 ms), but only the tick checks that, so each
     // run lasts about one tick: the average run must lie between half a slice
@@ -57,7 +57,7 @@ ktest!(sched_tick_preemption, || {
     Ok(())
 });
 
-ktest!(sched_hog_cannot_starve_sleeper, || {
+ktest_timing!(sched_hog_cannot_starve_sleeper, || {
     // This thread sleeps 1 ms twenty times while a hog spins. The timer wakes
     // it at the next tick; the wakeup either preempts the hog at once or the
     // next tick does (the hog's protection has long expired), so each sleep
@@ -100,7 +100,7 @@ ktest!(sched_hog_cannot_starve_sleeper, || {
     Ok(())
 });
 
-ktest!(sched_weighted_fairness_nice, || {
+ktest_timing!(sched_weighted_fairness_nice, || {
     // nice 0 (weight 1024) vs nice 5 (weight 335): shares 75.35% / 24.65%.
     // Measured between two snapshots after a warm-up, from the scheduler's own
     // runtime accounting. Error: EEVDF keeps each task's lag within about one
@@ -228,7 +228,7 @@ fn wake_hog_round() -> Result<(u64, u64), alloc::string::String> {
     ))
 }
 
-ktest!(sched_wakeup_preemption, || {
+ktest_timing!(sched_wakeup_preemption, || {
     // WAKEUP_PREEMPTION on, full model: the wakee preempts the hog within well
     // under a tick of the wakeup (the preemption happens as the waker's wait
     // queue lock is released): latency < tick / 2, no tick in between.
@@ -281,7 +281,7 @@ ktest!(sched_wakeup_preemption, || {
     Ok(())
 });
 
-ktest!(sched_lazy_preemption, || {
+ktest_timing!(sched_lazy_preemption, || {
     // preempt=lazy: the fair wakeup's reschedule request is lazy, so the hog
     // keeps running until the next tick upgrades it: the wakee runs after at
     // least one tick and within a tick and a half (+1 ms slack).
@@ -366,7 +366,7 @@ fn buddy_round(next_buddy: bool) -> Result<u32, alloc::string::String> {
     Ok(first.load(Ordering::SeqCst))
 }
 
-ktest!(sched_next_buddy, || {
+ktest_timing!(sched_next_buddy, || {
     // Without NEXT_BUDDY the pick after A blocks is plain EEVDF: C (eligible,
     // earliest deadline). With it, B is nominated the next buddy at its wakeup
     // and PICK_BUDDY honours an eligible buddy ahead of C (6.19 even lets it
@@ -375,8 +375,8 @@ ktest!(sched_next_buddy, || {
     // can make A's protection lapse before it wakes B; the reschedule request
     // that follows then short-circuits the wakeup check (row 3) before B is
     // nominated, and C runs first. That is the scheduler behaving correctly
-    // under a time jump; the ktest runner retries the test, and a broken
-    // NEXT_BUDDY fails every attempt.
+    // under a time jump, so the test runs in the reproducible-time boot
+    // (timing suite), where guest time has no such jumps.
     set_preempt(PreemptMode::Full);
     for round in 0..2 {
         let off = buddy_round(false)?;
@@ -389,7 +389,7 @@ ktest!(sched_next_buddy, || {
     Ok(())
 });
 
-ktest!(sched_pingpong_ctxsw, || {
+ktest_timing!(sched_pingpong_ctxsw, || {
     // Two threads hand a token back and forth through wait queues: every round
     // trip is two wakeups and two context switches. Measures their cost and
     // checks no wakeup is lost (a lost one hangs, and the watchdog fails us).

@@ -22,13 +22,15 @@ use super::{tick_ns, Hog};
 use crate::percpu;
 use crate::sync::Semaphore;
 use crate::task::{self, Tid};
-use crate::{arch, kassert, kassert_eq, kprintln, ktest_smp};
+use crate::{arch, kassert, kassert_eq, kprintln, ktest_smp, ktest_smp_timing};
 
 /// A CPU-bound thread that records the CPUs it ran on.
+/// Stops and joins itself when dropped unstopped (a failed test).
 struct CpuHog {
     tid: Tid,
     cpus: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
+    joined: bool,
 }
 
 impl CpuHog {
@@ -46,16 +48,31 @@ impl CpuHog {
             }
         })
         .map_err(|e| alloc::format!("spawn {}: {:?}", name, e))?;
-        Ok(CpuHog { tid, cpus, stop })
+        Ok(CpuHog {
+            tid,
+            cpus,
+            stop,
+            joined: false,
+        })
     }
 
     fn runtime_ns(&self) -> u64 {
         task::task_runtime_ns(task::thread(self.tid.idx()))
     }
 
-    fn stop(self) -> Result<task::ExitStats, alloc::string::String> {
+    fn stop(mut self) -> Result<task::ExitStats, alloc::string::String> {
+        self.joined = true;
         self.stop.store(true, Ordering::Relaxed);
         task::join(self.tid).map_err(|e| alloc::format!("join: {:?}", e))
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        if !self.joined {
+            self.stop.store(true, Ordering::Relaxed);
+            let _ = task::join(self.tid);
+        }
     }
 }
 
@@ -278,8 +295,8 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     // through two semaphores, 10k round trips: every `up` wakes the other
     // CPU's thread through its wake list and a reschedule IPI (or, while
     // that CPU's idle thread polls, a kick it sees without one). A lost
-    // wakeup hangs both; the test gives up after a generous deadline and
-    // fails with the counts. Reports the cross-CPU round trip (two wakeups,
+    // wakeup hangs both; the test fails with the counts when they stop
+    // moving for 2 s (a progress check; no total deadline). Reports the cross-CPU round trip (two wakeups,
     // each with its IPI or kick and switch from the idle thread).
     const ROUNDS: u64 = 10_000;
     let n = task::nr_cpus();
@@ -331,18 +348,23 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
         t1c.store(arch::now_ns(), Ordering::SeqCst);
     })
     .map_err(|e| alloc::format!("{e:?}"))?;
-    let deadline = arch::now_ns() + 8_000_000_000;
-    while !(task::has_exited(ta) && task::has_exited(tb)) {
-        if arch::now_ns() > deadline {
-            return Err(alloc::format!(
-                "ping-pong stuck: ping {} / pong {} of {} rounds (a lost wakeup?)",
-                pp.na.load(Ordering::SeqCst),
-                pp.nb.load(Ordering::SeqCst),
-                ROUNDS
-            ));
-        }
-        task::sleep_ms(10);
-    }
+    // A progress check, not a deadline: the round trips must keep
+    // advancing; a lost wakeup stops both counters.
+    let p = pp.clone();
+    super::wait_progress(
+        "ping-pong (a lost wakeup?)",
+        10,
+        || task::has_exited(ta) && task::has_exited(tb),
+        || p.na.load(Ordering::SeqCst) + p.nb.load(Ordering::SeqCst),
+    )
+    .map_err(|e| {
+        alloc::format!(
+            "{e}: ping {} / pong {} of {} rounds",
+            pp.na.load(Ordering::SeqCst),
+            pp.nb.load(Ordering::SeqCst),
+            ROUNDS
+        )
+    })?;
     let sa = task::join(ta).map_err(|e| alloc::format!("{e:?}"))?;
     let sb = task::join(tb).map_err(|e| alloc::format!("{e:?}"))?;
     let (ipis1, elided1) = (0..n)
@@ -396,12 +418,17 @@ fn ticks_over(d_ns: u64) -> (Vec<u64>, u64) {
     (got, dt)
 }
 
-ktest_smp!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
+ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
     // Busy: with a hog pinned to every CPU, each tick counter advances at
-    // about hz: over 200 ms at least a third of the expected ticks (TCG: 4
-    // busy vCPUs share 2 host cores, so each runs about half the time and a
-    // late timer interrupt is not made up) and at most 1.5x + 2 (no double
-    // ticks).
+    // hz: over 200 ms at least 3/4 of the expected ticks and at most 1.5x + 2
+    // (no double ticks). The timing suite runs in the reproducible-time boot
+    // (QEMU -icount, vCPUs round-robin on one host thread): guest time is
+    // instructions executed, so no host stall is seen; what remains is the
+    // round-robin turn, which delays a vCPU's timer interrupt until its next
+    // turn and may merge two ticks into one (deadlines advance from `now`
+    // after a miss). Measured there: x86_64 4 CPUs 58-62 of 64, aarch64 2
+    // CPUs 50 of 50; 3/4 leaves room for that and fails a tick that stopped
+    // or runs at half rate.
     let n = task::nr_cpus();
     let hogs: Vec<Hog> = (0..n)
         .map(|_| Hog::spawn("tickhog", TaskParams::default()))
@@ -433,7 +460,7 @@ ktest_smp!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
     );
     for (c, g) in busy.iter().enumerate() {
         kassert!(
-            *g * 3 >= expect,
+            *g * 4 >= expect * 3,
             "busy cpu {c}: {g} ticks, expected ~{expect}"
         );
         kassert!(
@@ -511,7 +538,7 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     Ok(())
 });
 
-ktest_smp!(smp_equal_hogs_equal_shares, 2, || {
+ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     // N = 2M equal hogs on M CPUs: balancing settles at two per CPU (it only
     // moves a task when the busiest CPU has two more than the puller, so 2/2
     // is stable), and EEVDF splits each CPU evenly (lag within about a tick).

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod plat;
+pub mod world;
 
 use std::collections::HashMap;
 use std::sync::Arc;

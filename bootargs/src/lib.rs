@@ -1,0 +1,147 @@
+//! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
+//! `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, and last
+//! `run=CMD;CMD;...`, which takes the rest of the line (spaces included): a
+//! shell script for the kernel to run before its first prompt (`make ab`
+//! hands a reproducible boot its script this way). The kernel checks each
+//! of its commands with the shell's parser before it uses it.
+//!
+//! Parsing never fails and never panics: an unknown word, a malformed number or
+//! an out-of-range value is reported through `warn` (word and reason) and
+//! ignored (the default stays). Pure and `no_std`, so the host tests and the
+//! fuzzer (`make fuzz`) run it as the kernel does.
+#![no_std]
+
+use sched::PreemptMode;
+
+/// Default tick rate.
+pub const DEFAULT_HZ: u32 = 250;
+/// Accepted tick rates.
+pub const HZ_RANGE: core::ops::RangeInclusive<u32> = 10..=1000;
+
+/// Longest idle polling window accepted, us.
+pub const IDLE_POLL_MAX_US: u64 = 1000;
+
+/// Which in-kernel test suite a boot runs (`ktest_suite=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum KtestSuite {
+    /// Functional and race tests: multi-threaded TCG (real parallelism).
+    Concurrency,
+    /// Tests with time bounds: the reproducible-time (`-icount`) boot.
+    Timing,
+}
+
+impl KtestSuite {
+    /// Parses `timing` / `concurrency`.
+    pub fn from_name(s: &str) -> Option<KtestSuite> {
+        match s {
+            "timing" => Some(KtestSuite::Timing),
+            "concurrency" => Some(KtestSuite::Concurrency),
+            _ => None,
+        }
+    }
+
+    /// The name `from_name` reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            KtestSuite::Timing => "timing",
+            KtestSuite::Concurrency => "concurrency",
+        }
+    }
+}
+
+/// What the command line asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootArgs<'a> {
+    /// Tick rate.
+    pub hz: u32,
+    /// Run the in-kernel tests whose name contains this filter (`""`: all).
+    pub ktest: Option<&'a str>,
+    /// Only this suite of them (`None`: every suite).
+    pub ktest_suite: Option<KtestSuite>,
+    /// Preemption model, when given.
+    pub preempt: Option<PreemptMode>,
+    /// How long an idle CPU polls before it halts, us, when given.
+    pub idle_poll_us: Option<u64>,
+    /// Tickless idle (idle CPUs other than CPU 0 stop their tick), when given.
+    pub nohz: Option<bool>,
+    /// `seed=N`: seeds the pauses `compare` takes before each run.
+    pub seed: Option<u64>,
+    /// `run=...`: the rest of the line, a `;`-separated shell script (not
+    /// checked here).
+    pub run: Option<&'a str>,
+}
+
+impl Default for BootArgs<'_> {
+    fn default() -> Self {
+        BootArgs {
+            hz: DEFAULT_HZ,
+            ktest: None,
+            ktest_suite: None,
+            preempt: None,
+            idle_poll_us: None,
+            nohz: None,
+            seed: None,
+            run: None,
+        }
+    }
+}
+
+/// Parses `cmdline`, calling `warn` once per ignored word with the reason.
+pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs<'a> {
+    let mut args = BootArgs::default();
+    // `run=` (at the start of a word) takes the rest of the line.
+    let (cmdline, run) = match cmdline.find("run=") {
+        Some(i) if i == 0 || cmdline.as_bytes()[i - 1].is_ascii_whitespace() => {
+            (&cmdline[..i], Some(&cmdline[i + 4..]))
+        }
+        _ => (cmdline, None),
+    };
+    args.run = run;
+    for word in cmdline.split_ascii_whitespace() {
+        let (key, value) = match word.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (word, None),
+        };
+        match (key, value) {
+            ("hz", Some(v)) => match v.parse::<u32>() {
+                Ok(hz) if HZ_RANGE.contains(&hz) => args.hz = hz,
+                Ok(_) => warn(word, "hz out of range 10..=1000; keeping the default"),
+                Err(_) => warn(word, "hz is not a number; keeping the default"),
+            },
+            ("hz", None) => warn(word, "hz needs a value (hz=250)"),
+            ("ktest", None) => args.ktest = Some(""),
+            ("ktest", Some(f)) => args.ktest = Some(f),
+            ("ktest_suite", Some("all")) => args.ktest_suite = None,
+            ("ktest_suite", Some(v)) => match KtestSuite::from_name(v) {
+                Some(s) => args.ktest_suite = Some(s),
+                None => warn(word, "ktest_suite must be timing, concurrency or all"),
+            },
+            ("ktest_suite", None) => warn(word, "ktest_suite needs a value (ktest_suite=timing)"),
+            ("preempt", Some(v)) => match PreemptMode::from_name(v) {
+                Some(m) => args.preempt = Some(m),
+                None => warn(word, "preempt must be none, voluntary, full or lazy"),
+            },
+            ("preempt", None) => warn(word, "preempt needs a value (preempt=full)"),
+            ("idle_poll", Some(v)) => match v.parse::<u64>() {
+                Ok(us) if us <= IDLE_POLL_MAX_US => args.idle_poll_us = Some(us),
+                Ok(_) => warn(
+                    word,
+                    "idle_poll out of range 0..=1000 (us); keeping the default",
+                ),
+                Err(_) => warn(word, "idle_poll is not a number; keeping the default"),
+            },
+            ("idle_poll", None) => warn(word, "idle_poll needs a value in us (idle_poll=50)"),
+            ("nohz", Some("on")) => args.nohz = Some(true),
+            ("nohz", Some("off")) => args.nohz = Some(false),
+            ("nohz", _) => warn(word, "nohz must be on or off"),
+            ("seed", Some(v)) => match v.parse::<u64>() {
+                Ok(n) => args.seed = Some(n),
+                Err(_) => warn(word, "seed must be a decimal integer"),
+            },
+            ("seed", None) => warn(word, "seed needs a value (seed=1)"),
+            _ => warn(word, "unknown argument"),
+        }
+    }
+    args
+}

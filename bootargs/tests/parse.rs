@@ -1,0 +1,90 @@
+//! The boot-argument parser: accepted words, rejected words (each warned
+//! about once, the default kept), and that random input never panics.
+
+use bootargs::{parse, BootArgs, KtestSuite, DEFAULT_HZ};
+use proptest::prelude::*;
+use sched::PreemptMode;
+
+#[test]
+fn accepts_every_argument() {
+    let mut warnings = 0;
+    let a = parse(
+        "hz=100 ktest=sched ktest_suite=timing preempt=lazy idle_poll=0 nohz=off",
+        |_, _| warnings += 1,
+    );
+    assert_eq!(
+        a,
+        BootArgs {
+            hz: 100,
+            ktest: Some("sched"),
+            ktest_suite: Some(KtestSuite::Timing),
+            preempt: Some(PreemptMode::Lazy),
+            idle_poll_us: Some(0),
+            nohz: Some(false),
+            seed: None,
+            run: None,
+        }
+    );
+    assert_eq!(warnings, 0);
+    let a = parse(
+        "seed=7 hz=100 run=features NEXT_BUDDY; ps ;poweroff",
+        |_, _| warnings += 1,
+    );
+    assert_eq!((a.seed, a.hz), (Some(7), 100));
+    assert_eq!(a.run, Some("features NEXT_BUDDY; ps ;poweroff"));
+    // Only at the start of a word: `norun=` is an unknown argument.
+    let a = parse("norun=ps seed=x seed", |_, _| warnings += 1);
+    assert_eq!((a.run, a.seed, warnings), (None, None, 3));
+    warnings = 0;
+    let a = parse("ktest_suite=concurrency ktest_suite=all", |_, _| {
+        warnings += 1
+    });
+    assert_eq!(a.ktest_suite, None);
+    assert_eq!(warnings, 0);
+}
+
+#[test]
+fn rejects_and_keeps_defaults() {
+    let mut warned = Vec::new();
+    let a = parse(
+        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll nohz nohz=1 ktest_suite ktest_suite=fast",
+        |w, _| warned.push(w.to_string()),
+    );
+    assert_eq!(
+        a,
+        BootArgs {
+            ktest: Some(""),
+            ..BootArgs::default()
+        }
+    );
+    assert_eq!(a.hz, DEFAULT_HZ);
+    assert_eq!(
+        warned,
+        [
+            "hz=5",
+            "hz=abc",
+            "hz=",
+            "hz",
+            "preempt=sometimes",
+            "bogus",
+            "=x",
+            "idle_poll=5000",
+            "idle_poll",
+            "nohz",
+            "nohz=1",
+            "ktest_suite",
+            "ktest_suite=fast"
+        ]
+    );
+}
+
+proptest! {
+    /// Any input: no panic, and every word is either applied or warned about
+    /// (never both, never silently dropped).
+    #[test]
+    fn never_panics_and_accounts_for_every_word(s in "(hz|ktest|ktest_suite|preempt|idle_poll|nohz|[a-z_]{0,8})(=[ -~]{0,8})?( [ -~]{0,12}){0,4}") {
+        let mut warned = 0usize;
+        let _ = parse(&s, |_, _| warned += 1);
+        prop_assert!(warned <= s.split_ascii_whitespace().count());
+    }
+}
