@@ -205,7 +205,8 @@ fuzz:
 # toolchain installed for this target only; few proptest cases (Miri runs
 # ~1000x slower). A tool target, not part of `make test`. MIRI_TESTS picks
 # the test targets (measured at host load ~5, 2 cases: unit tests 22 min,
-# classes 1 min, eevdf 19 min); MIRI_TESTS= runs them all (smp, topology too).
+# classes 1 min, eevdf 19 min, oracle over 15 min); MIRI_TESTS= runs them
+# all (smp, topology too).
 MIRI_TOOLCHAIN ?= nightly
 MIRI_PROPTEST_CASES ?= 4
 MIRI_TESTS ?= --lib --test classes --test eevdf --test oracle
