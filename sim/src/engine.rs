@@ -60,8 +60,9 @@ use sched::{
     WakeFlags, WakeupDecision, WakeupReason,
 };
 
-use crate::machine::{Dist, Machine};
+use crate::machine::Machine;
 use crate::rng::Rng;
+use sched::topology::CpuDistance;
 
 /// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
 pub const BALANCE_TICKS: u64 = 4;
@@ -389,12 +390,12 @@ impl Kernel {
     /// A machine with `cfg` and room for `max_tasks` tasks.
     pub fn new(m: Machine, cfg: Arc<SchedConfig>, max_tasks: usize, seed: u64) -> Self {
         let n = m.topo.nr_cpus();
-        let ids = |v: &[u16]| -> Vec<u32> { v.iter().map(|&x| x as u32).collect() };
-        let topo =
-            sched::Topology::from_ids(&ids(&m.topo.core), &ids(&m.topo.llc), &ids(&m.topo.node))
-                .expect("a valid topology");
-        let s =
-            Scheduler::with_topology(SimPlatform::default(), cfg.clone(), topo, max_tasks.max(1));
+        let s = Scheduler::with_topology(
+            SimPlatform::default(),
+            cfg.clone(),
+            m.topo.clone(),
+            max_tasks.max(1),
+        );
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: NIL,
@@ -649,7 +650,7 @@ impl Kernel {
         };
         let mut pen = 0;
         if last != NIL && last as usize != cpu {
-            let d = self.m.topo.dist(last as usize, cpu);
+            let d = self.m.topo.distance(last as usize, cpu);
             pen = costs.refill_ns(fp, d);
             if pen > 0 {
                 self.ctr.cold_migrations += 1;
@@ -657,7 +658,7 @@ impl Kernel {
         } else if last as usize == cpu {
             let between = self.cpus[cpu].touched - self.tasks[next as usize].mark;
             let lost = (between + fp).saturating_sub(costs.l2_bytes).min(fp);
-            pen = costs.refill_ns(lost, Dist::Llc);
+            pen = costs.refill_ns(lost, CpuDistance::Llc);
         }
         over = self.jit(over);
         if pen > 0 {

@@ -39,78 +39,8 @@
 
 use std::fmt;
 
-/// Distance between two CPUs, nearest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Dist {
-    /// The same CPU.
-    Same,
-    /// SMT siblings of one core.
-    Smt,
-    /// Cores sharing an LLC.
-    Llc,
-    /// Different LLCs of one node (socket).
-    Node,
-    /// Different nodes.
-    Remote,
-}
-
-/// Which CPU belongs to which core, LLC and node (consecutive numbering:
-/// SMT siblings first, then cores of an LLC, then LLCs of a node).
-#[derive(Clone, Debug)]
-pub struct Topo {
-    /// Core id of each CPU.
-    pub core: Vec<u16>,
-    /// LLC id of each CPU.
-    pub llc: Vec<u16>,
-    /// Node id of each CPU.
-    pub node: Vec<u16>,
-    /// Threads per core.
-    pub smt: usize,
-    /// Cores per LLC.
-    pub cores_per_llc: usize,
-    /// LLCs per node.
-    pub llcs_per_node: usize,
-}
-
-impl Topo {
-    /// `nr` CPUs: `smt` threads per core, `cores_per_llc` cores per LLC,
-    /// `llcs_per_node` LLCs per node.
-    pub fn uniform(nr: usize, smt: usize, cores_per_llc: usize, llcs_per_node: usize) -> Self {
-        let (smt, cpl, lpn) = (smt.max(1), cores_per_llc.max(1), llcs_per_node.max(1));
-        let core: Vec<u16> = (0..nr).map(|c| (c / smt) as u16).collect();
-        let llc: Vec<u16> = (0..nr).map(|c| (c / (smt * cpl)) as u16).collect();
-        let node: Vec<u16> = (0..nr).map(|c| (c / (smt * cpl * lpn)) as u16).collect();
-        Topo {
-            core,
-            llc,
-            node,
-            smt,
-            cores_per_llc: cpl,
-            llcs_per_node: lpn,
-        }
-    }
-
-    /// Number of CPUs.
-    pub fn nr_cpus(&self) -> usize {
-        self.core.len()
-    }
-
-    /// How far apart two CPUs are.
-    #[inline]
-    pub fn dist(&self, a: usize, b: usize) -> Dist {
-        if a == b {
-            Dist::Same
-        } else if self.core[a] == self.core[b] {
-            Dist::Smt
-        } else if self.llc[a] == self.llc[b] {
-            Dist::Llc
-        } else if self.node[a] == self.node[b] {
-            Dist::Node
-        } else {
-            Dist::Remote
-        }
-    }
-}
+use sched::topology::CpuDistance;
+use sched::Topology;
 
 /// The cost parameters (see the module docs for where each default comes from).
 #[derive(Clone, Debug)]
@@ -154,12 +84,12 @@ impl Default for Costs {
 impl Costs {
     /// Refill time of `bytes` at distance `d`, ns.
     #[inline]
-    pub fn refill_ns(&self, bytes: u64, d: Dist) -> u64 {
+    pub fn refill_ns(&self, bytes: u64, d: CpuDistance) -> u64 {
         let bw = match d {
-            Dist::Same | Dist::Smt => return 0,
-            Dist::Llc => self.bw_llc,
-            Dist::Node => self.bw_cross_llc,
-            Dist::Remote => self.bw_cross_node,
+            CpuDistance::Same | CpuDistance::Smt => return 0,
+            CpuDistance::Llc => self.bw_llc,
+            CpuDistance::Node => self.bw_cross_llc,
+            CpuDistance::Remote => self.bw_cross_node,
         };
         bytes * 1000 / bw.max(1)
     }
@@ -170,8 +100,8 @@ impl Costs {
 pub struct Machine {
     /// Preset name.
     pub name: String,
-    /// Topology.
-    pub topo: Topo,
+    /// Topology: `sched`'s own, the one its placement and balancing use.
+    pub topo: Topology,
     /// Costs.
     pub costs: Costs,
     /// Tick rate.
@@ -181,8 +111,8 @@ pub struct Machine {
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = &self.topo;
-        let nodes = t.node.last().map_or(0, |&n| n as usize + 1);
-        let llcs = t.llc.last().map_or(0, |&n| n as usize + 1);
+        let last = t.nr_cpus() - 1;
+        let (nodes, llcs) = (t.node_of(last) + 1, t.llc_of(last) + 1);
         write!(
             f,
             "{}: {} CPUs, {} node(s), {} LLC(s), {} thread(s)/core, HZ={}",
@@ -190,7 +120,7 @@ impl fmt::Display for Machine {
             t.nr_cpus(),
             nodes,
             llcs,
-            t.smt,
+            t.smt_mask(0).weight(),
             self.hz
         )
     }
@@ -207,22 +137,22 @@ impl Machine {
     pub fn preset(name: &str) -> Option<Machine> {
         let c = Costs::default();
         let (topo, costs) = match name {
-            "graviton3" => (Topo::uniform(64, 1, 64, 1), c),
-            "cascadelake-2s" => (Topo::uniform(80, 2, 20, 1), c),
+            "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
+            "cascadelake-2s" => (Topology::uniform(80, 2, 20, 1).ok()?, c),
             "epyc-ccx" => (
-                Topo::uniform(128, 2, 8, 8),
+                Topology::uniform(128, 2, 8, 8).ok()?,
                 Costs {
                     l2_bytes: 512 << 10,
                     ..c
                 },
             ),
-            "small" => (Topo::uniform(4, 1, 4, 1), c),
+            "small" => (Topology::uniform(4, 1, 4, 1).ok()?, c),
             s => {
                 let n: usize = s.strip_prefix("flat:")?.parse().ok()?;
                 if !(1..=256).contains(&n) {
                     return None;
                 }
-                (Topo::uniform(n, 1, n, 1), c)
+                (Topology::uniform(n, 1, n, 1).ok()?, c)
             }
         };
         Some(Machine {
@@ -242,11 +172,11 @@ mod tests {
     fn presets() {
         let m = Machine::preset("cascadelake-2s").unwrap();
         assert_eq!(m.topo.nr_cpus(), 80);
-        assert_eq!(m.topo.dist(0, 1), Dist::Smt);
-        assert_eq!(m.topo.dist(0, 2), Dist::Llc);
-        assert_eq!(m.topo.dist(0, 40), Dist::Remote);
+        assert_eq!(m.topo.distance(0, 1), CpuDistance::Smt);
+        assert_eq!(m.topo.distance(0, 2), CpuDistance::Llc);
+        assert_eq!(m.topo.distance(0, 40), CpuDistance::Remote);
         let e = Machine::preset("epyc-ccx").unwrap();
-        assert_eq!(e.topo.dist(0, 16), Dist::Node);
+        assert_eq!(e.topo.distance(0, 16), CpuDistance::Node);
         assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
         assert!(Machine::preset("flat:257").is_none());
     }
