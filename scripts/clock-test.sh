@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The x86_64 clock calibrates the same on a busy host: boots the kernel N
 # times (default 20) straight to `poweroff` while busy loops keep every host
-# core loaded (one per core, CLOCK_TEST_LOAD to change), reads the TSC and LAPIC timer rates each boot
+# core loaded (scripts/stress-host.sh: one per core), reads the TSC and LAPIC timer rates each boot
 # printed, and fails if two TSC figures, or two LAPIC figures, are more than
 # 1% apart (a single 25 ms PIT window used to read 1993-5095 MHz for a
 # ~1995 MHz TSC in 9 of 26 boots under load).
@@ -23,17 +23,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/../build"
 log="$here/../build/clock-test.log"
 : >"$log"
-load=${CLOCK_TEST_LOAD:-$(nproc)}
-pids=()
-for _ in $(seq "$load"); do
-    ( while :; do :; done ) &
-    pids+=($!)
-done
-trap 'kill "${pids[@]}" 2>/dev/null' EXIT
+# The load: scripts/stress-host.sh (one busy loop per host core).
+load=$(nproc)
+"$here/stress-host.sh" 0 2>/dev/null &
+stress=$!
+trap 'kill "$stress" 2>/dev/null; wait "$stress" 2>/dev/null' EXIT
 for i in $(seq "$boots"); do
     printf 'poweroff\n' | timeout -k 5 60 "$here/qemu-x86_64.sh" "$kernel" 2>&1 | grep -a '^x86_64: TSC' >>"$log"
 done
-kill "${pids[@]}" 2>/dev/null
+kill "$stress" 2>/dev/null
+wait "$stress" 2>/dev/null
 python3 - "$log" "$boots" "$load" <<'PY'
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
