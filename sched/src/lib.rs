@@ -67,7 +67,10 @@ pub use config::SchedConfig;
 pub use cpumask::{CpuMask, MAX_CPUS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
-pub use rq::{Resched, Rq, RqError, Switch, TtwuRunnable, WakeupDecision, WakeupReason};
+pub use rq::{
+    set_params_offrq, HeldWake, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
+    WakeupDecision, WakeupReason,
+};
 pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
 pub use topology::{CpuDistance, Topology, TopologyError};
 pub use tunables::{PreemptMode, Tunables};

@@ -156,10 +156,49 @@ pub struct Switch {
     pub prev: Option<TaskId>,
     /// The task to run next (`None`: the idle task).
     pub next: Option<TaskId>,
-    /// When prev went to sleep and was fully dequeued: its state, for the
-    /// kernel to keep until it wakes. `None` while its dequeue is delayed (it
-    /// stays in this runqueue; wake it with [`Rq::ttwu_runnable`]).
+    /// [`Rq::schedule`] only: when prev went to sleep and was fully
+    /// dequeued, its state, for the caller to keep until it wakes. `None`
+    /// while its dequeue is delayed (it stays in this runqueue; wake it with
+    /// [`Rq::ttwu_runnable`]). Always `None` from [`Rq::switch`], which keeps
+    /// a sleeper's state in its slot.
     pub prev_blocked: Option<SchedTask>,
+    /// [`Rq::switch`] with [`PrevAction::Exits`]: the exited task's final
+    /// state (runtime, switch counts), which no runqueue holds any more.
+    pub prev_exited: Option<SchedTask>,
+    /// [`Rq::switch`]: prev stayed runnable but may not run on this CPU (its
+    /// affinity changed): it was taken off the queue (`DEQUEUE_MIGRATING`,
+    /// its state kept here as `Blocked`) so that it is not picked again;
+    /// once it is off the CPU, [`crate::smp::Scheduler::finish_switch`]
+    /// queues it on an allowed CPU.
+    pub prev_misplaced: bool,
+}
+
+/// What the running task does as it gives up the CPU ([`Rq::switch`],
+/// [`crate::smp::Scheduler::schedule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrevAction {
+    /// It stays runnable (preempted, or it called `schedule()` with work left).
+    Stays,
+    /// `sched_yield`: a fair task forfeits the rest of its request.
+    Yields,
+    /// It blocks (`DEQUEUE_SLEEP`): its state stays in this runqueue, as
+    /// `Delayed` while DELAY_DEQUEUE keeps it queued, else `Blocked`.
+    Sleeps,
+    /// It exits (`DEQUEUE_SLEEP | DEQUEUE_SPECIAL`, never delayed): its state
+    /// leaves the runqueue and is returned in [`Switch::prev_exited`].
+    Exits,
+}
+
+/// What [`Rq::wake_held`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldWake {
+    /// It was still queued (delayed or preempted) and is runnable again.
+    Woken(WakeupDecision),
+    /// It is blocked here, its state in its slot: place it
+    /// ([`Rq::wake_in_place`] here, or [`Rq::take_blocked`] to move it).
+    Blocked,
+    /// This runqueue does not hold the task.
+    NotHere,
 }
 
 /// Per-CPU counters (`sched_debug`).
@@ -688,23 +727,29 @@ impl Rq {
     // Inlined into `dequeue_task`, so the result is not copied once more.
     #[inline(always)]
     fn dequeue_slot(&mut self, s: u32, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
-        let i = s as usize;
-        let id = Slot(s);
-        match self.tasks[i].state {
+        match self.tasks[s as usize].state {
             TaskState::Queued => {}
             TaskState::Delayed => {
-                self.fair.dequeue_entity(
-                    &mut self.tasks,
-                    &self.cfg,
-                    id,
-                    DequeueFlags::SLEEP | DequeueFlags::DELAYED,
-                );
-                self.drain_fair_resched();
-                return Ok(Some(self.release(s)));
+                self.finish_delayed(s);
+                return Ok(Some(self.take(s)));
             }
             TaskState::Blocked => return Ok(Some(self.take(s))),
             TaskState::Absent => return Err(RqError::NotQueued),
         }
+        if !self.deactivate(s, flags) {
+            return Ok(None);
+        }
+        Ok(Some(self.take(s)))
+    }
+
+    /// Takes a queued task out of its class (`deactivate_task`). Returns
+    /// false when a sleeping fair task's dequeue is delayed (it stays queued
+    /// as `Delayed`); otherwise it is off the runqueue, marked `Blocked` and
+    /// no longer counted, its state still in its slot.
+    #[inline(always)]
+    fn deactivate(&mut self, s: u32, flags: DequeueFlags) -> bool {
+        let i = s as usize;
+        let id = Slot(s);
         match self.tasks[i].class() {
             SchedClass::Fair => {
                 if !self
@@ -714,7 +759,7 @@ impl Rq {
                     self.tasks[i].state = TaskState::Delayed;
                     self.stats.nr_delayed += 1;
                     self.drain_fair_resched();
-                    return Ok(None);
+                    return false;
                 }
             }
             SchedClass::Rt => {
@@ -726,13 +771,22 @@ impl Rq {
             SchedClass::Idle => unreachable!(),
         }
         self.drain_fair_resched();
-        Ok(Some(self.release(s)))
+        self.tasks[i].state = TaskState::Blocked;
+        self.nr_running -= 1;
+        true
     }
 
-    /// Drops a fully dequeued task from the arena and returns its state.
-    fn release(&mut self, s: u32) -> SchedTask {
+    /// Completes a delayed dequeue: the task is `Blocked`, its state kept.
+    fn finish_delayed(&mut self, s: u32) {
+        self.fair.dequeue_entity(
+            &mut self.tasks,
+            &self.cfg,
+            Slot(s),
+            DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+        );
+        self.tasks[s as usize].state = TaskState::Blocked;
         self.nr_running -= 1;
-        self.take(s)
+        self.drain_fair_resched();
     }
 
     /// Empties slot `s` and returns its task. The running task's slot stays
@@ -939,16 +993,7 @@ impl Rq {
                 self.fair.update_curr(&mut self.tasks, &self.cfg);
             }
             match self.fair.pick_eevdf(&self.tasks, &self.cfg, true, true) {
-                Some(se) if self.tasks[se.0 as usize].se.sched_delayed => {
-                    self.fair.dequeue_entity(
-                        &mut self.tasks,
-                        &self.cfg,
-                        se,
-                        DequeueFlags::SLEEP | DequeueFlags::DELAYED,
-                    );
-                    self.tasks[se.0 as usize].state = TaskState::Blocked;
-                    self.nr_running -= 1;
-                }
+                Some(se) if self.tasks[se.0 as usize].se.sched_delayed => self.finish_delayed(se.0),
                 Some(se) => break se.0,
                 None => break NIL,
             }
@@ -997,6 +1042,111 @@ impl Rq {
             prev,
             next,
             prev_blocked,
+            prev_exited: None,
+            prev_misplaced: false,
+        }
+    }
+
+    /// `__schedule` with the task lifecycle of [`crate::smp::Scheduler`]:
+    /// the running task stays, yields, sleeps (its state kept here, see
+    /// [`PrevAction::Sleeps`]) or exits; then the next task is picked. A
+    /// sleeper this CPU is not allowed to run leaves its fair queue at once
+    /// (no delayed dequeue), so that its wakeup places it anew.
+    pub fn switch(&mut self, action: PrevAction) -> Switch {
+        let prev = self.curr();
+        let mut prev_exited = None;
+        let mut prev_misplaced = false;
+        if self.curr != NIL {
+            let s = self.curr;
+            let queued = self.tasks[s as usize].state == TaskState::Queued;
+            let allowed = self.tasks[s as usize].cpus_allowed.test(self.cpu as usize);
+            match action {
+                PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
+                    prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                }
+                PrevAction::Stays => {}
+                PrevAction::Yields => self.yield_task(),
+                PrevAction::Sleeps => {
+                    if queued {
+                        let flags = if allowed {
+                            DequeueFlags::SLEEP
+                        } else {
+                            DequeueFlags::SLEEP | DequeueFlags::SPECIAL
+                        };
+                        self.deactivate(s, flags);
+                    }
+                }
+                PrevAction::Exits => {
+                    prev_exited = self
+                        .dequeue_slot(s, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
+                        .ok()
+                        .flatten();
+                }
+            }
+        }
+        let next = self.pick_next_task();
+        Switch {
+            prev,
+            next,
+            prev_blocked: None,
+            prev_exited,
+            prev_misplaced,
+        }
+    }
+
+    /// Wakes a task this runqueue holds, whatever its state, without handing
+    /// its state out: a delayed or preempted task is handled as
+    /// [`Rq::ttwu_runnable`] does; a blocked one is reported for placement.
+    pub fn wake_held(&mut self, id: TaskId, wf: WakeFlags) -> HeldWake {
+        match self.held_slot(id).map(|s| self.tasks[s as usize].state) {
+            None | Some(TaskState::Absent) => HeldWake::NotHere,
+            Some(TaskState::Blocked) => HeldWake::Blocked,
+            Some(_) => match self.ttwu_runnable(id, wf) {
+                TtwuRunnable::Woken(d) => HeldWake::Woken(d),
+                // Unreachable: only a Blocked task is handed back, and it was
+                // not Blocked. Report it as blocked rather than lose it.
+                TtwuRunnable::Blocked(_) | TtwuRunnable::NotHere => HeldWake::NotHere,
+            },
+        }
+    }
+
+    /// Enqueues a task blocked here in its own slot (`ttwu_do_activate`
+    /// without a move) and decides preemption.
+    pub fn wake_in_place(&mut self, id: TaskId, wf: WakeFlags) -> Result<WakeupDecision, RqError> {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        let i = s as usize;
+        if self.tasks[i].state != TaskState::Blocked {
+            return Err(RqError::NotQueued);
+        }
+        let mut task = self.tasks[i];
+        task.nr_wakeups += 1;
+        self.stats.nr_wakeups += 1;
+        self.tasks[i].state = TaskState::Absent;
+        let mut flags = EnqueueFlags::WAKEUP;
+        if wf.contains(WakeFlags::MIGRATED) {
+            flags |= EnqueueFlags::MIGRATED;
+        }
+        self.enqueue_at(s, &task, flags);
+        Ok(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
+    }
+
+    /// Hands out the state of a task blocked here, to move it to another
+    /// CPU ([`Rq::try_to_wake_up`] there) or to drop it.
+    pub fn take_blocked(&mut self, id: TaskId) -> Result<SchedTask, RqError> {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        if self.tasks[s as usize].state != TaskState::Blocked {
+            return Err(RqError::NotQueued);
+        }
+        Ok(self.take(s))
+    }
+
+    /// Completes a delayed dequeue now (the task stays here, `Blocked`), so
+    /// that its wakeup places it anew. Nothing happens in any other state.
+    pub fn settle_delayed(&mut self, id: TaskId) {
+        if let Some(s) = self.held_slot(id) {
+            if self.tasks[s as usize].state == TaskState::Delayed {
+                self.finish_delayed(s);
+            }
         }
     }
 
@@ -1089,15 +1239,7 @@ impl Rq {
             TaskState::Absent => return Err(RqError::NotQueued),
             TaskState::Delayed => {
                 // A delayed task is asleep: finish its dequeue first.
-                self.fair.dequeue_entity(
-                    &mut self.tasks,
-                    &self.cfg,
-                    id,
-                    DequeueFlags::SLEEP | DequeueFlags::DELAYED,
-                );
-                self.tasks[i].state = TaskState::Blocked;
-                self.nr_running -= 1;
-                self.drain_fair_resched();
+                self.finish_delayed(s);
                 set_params_offrq(&mut self.tasks[i], params);
                 return Ok(self.need_resched);
             }

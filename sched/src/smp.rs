@@ -61,7 +61,10 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::{Mutex, MutexGuard};
 
 mod balance;
+mod lifecycle;
 mod placement;
+
+pub use lifecycle::{LifecycleError, Woke};
 
 use crate::config::SchedConfig;
 use crate::cpumask::{CpuMask, MAX_CPUS};
@@ -128,6 +131,14 @@ pub trait Platform: Send + Sync {
     /// Interrupts `cpu` so that it runs the scheduler (drains its wake list,
     /// honours its need-resched).
     fn send_resched_ipi(&self, cpu: usize);
+    /// Linux's `set_task_cpu`: task `id` now belongs to `cpu`'s runqueue.
+    /// Called with that runqueue locked, whenever the scheduler places a task
+    /// (spawn, a wakeup on another CPU, balancing, an affinity move), so the
+    /// kernel's own record of a thread's CPU never lags the scheduler's.
+    /// Must not take a runqueue lock. The default does nothing.
+    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
+        let _ = (id, cpu);
+    }
 }
 
 /// A queued remote wakeup (Linux's `wake_entry` on `rq->wake_list`).
@@ -269,7 +280,17 @@ pub struct Scheduler<P: Platform> {
     slots: Vec<CpuSlot>,
     capacity: usize,
     topology: Topology,
+    /// Where each task id lives (`task_cpu`): a CPU, [`HOME_NONE`], or a CPU
+    /// with [`HOME_TRANSIT`] while a wakeup carries the task there. Written
+    /// under the destination runqueue's lock ([`Scheduler::placed`]).
+    homes: Vec<AtomicU32>,
 }
+
+/// [`Scheduler`]'s directory: no task with this id.
+pub(crate) const HOME_NONE: u32 = u32::MAX;
+/// [`Scheduler`]'s directory: the task is on its way to this CPU (in a wake
+/// list, or being enqueued by a waker).
+pub(crate) const HOME_TRANSIT: u32 = 1 << 31;
 
 impl<P: Platform> Scheduler<P> {
     /// `nr_cpus` empty runqueues that accept task ids below `capacity`, on a
@@ -320,6 +341,7 @@ impl<P: Platform> Scheduler<P> {
             slots,
             capacity,
             topology,
+            homes: (0..capacity).map(|_| AtomicU32::new(HOME_NONE)).collect(),
         }
     }
 
@@ -378,8 +400,9 @@ impl<P: Platform> Scheduler<P> {
     /// Heap bytes held by the runqueues, wake lists, domains and topology
     /// (memory accounting).
     pub fn heap_bytes(&self) -> usize {
-        let mut n =
-            self.slots.capacity() * core::mem::size_of::<CpuSlot>() + self.topology.heap_bytes();
+        let mut n = self.slots.capacity() * core::mem::size_of::<CpuSlot>()
+            + self.topology.heap_bytes()
+            + self.homes.capacity() * core::mem::size_of::<AtomicU32>();
         for cpu in 0..self.nr_cpus() {
             n += self.cpu_rq(cpu).heap_bytes();
             let irq = self.platform.irq_save();
@@ -489,7 +512,9 @@ impl<P: Platform> Scheduler<P> {
         if cpu == this_cpu {
             let mut rq = self.cpu_rq(cpu);
             rq.update_rq_clock(self.platform.now_ns());
-            return WakeOutcome::Local(rq.try_to_wake_up(id, task, wf));
+            let d = rq.try_to_wake_up(id, task, wf);
+            self.placed(id, cpu);
+            return WakeOutcome::Local(d);
         }
         if self.cfg.feat(Feature::TtwuQueue) {
             let irq = self.platform.irq_save();
@@ -517,7 +542,9 @@ impl<P: Platform> Scheduler<P> {
         let d = {
             let mut rq = self.cpu_rq(cpu);
             rq.update_rq_clock(self.platform.now_ns());
-            rq.try_to_wake_up(id, task, wf)
+            let d = rq.try_to_wake_up(id, task, wf);
+            self.placed(id, cpu);
+            d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
         WakeOutcome::Remote(cpu, d)
@@ -531,6 +558,7 @@ impl<P: Platform> Scheduler<P> {
         let n = list.len();
         for e in list.drain(..) {
             rq.try_to_wake_up(e.id, e.task, e.wf);
+            self.placed(e.id, cpu);
         }
         n
     }
@@ -553,7 +581,9 @@ impl<P: Platform> Scheduler<P> {
         let d = {
             let mut rq = self.cpu_rq(cpu);
             rq.update_rq_clock(self.platform.now_ns());
-            rq.wake_up_new_task(id, task)
+            let d = rq.wake_up_new_task(id, task);
+            self.placed(id, cpu);
+            d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
         (cpu, d)
@@ -607,6 +637,7 @@ impl<P: Platform> Scheduler<P> {
         b.update_rq_clock(now);
         let st = a.detach_task(id).ok()?;
         let d = b.attach_task(id, st);
+        self.placed(id, target);
         drop(locked);
         self.kick_if_needed(target, cpu, d.resched);
         Some(target)

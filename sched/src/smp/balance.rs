@@ -254,6 +254,7 @@ impl<P: Platform> Scheduler<P> {
         for &id in &cands[..nc] {
             if let Ok(t) = src.detach_task(id) {
                 this_rq.attach_task(id, t);
+                self.placed(id, this_cpu);
                 pulled.ids[pulled.n] = id;
                 pulled.n += 1;
             }
