@@ -282,9 +282,15 @@ pub struct Scheduler<P: Platform> {
     topology: Topology,
     /// Where each task id lives (`task_cpu`): a CPU, [`HOME_NONE`], or a CPU
     /// with [`HOME_TRANSIT`] while a wakeup carries the task there. Written
-    /// under the destination runqueue's lock ([`Scheduler::placed`]).
-    homes: Vec<AtomicU32>,
+    /// under the destination runqueue's lock ([`Scheduler::placed`]). In
+    /// chunks of [`HOME_CHUNK`] ids, each allocated by the first
+    /// [`Scheduler::spawn`] of an id in it: memory follows the ids in use,
+    /// plus one small cell per chunk of the capacity.
+    homes: Vec<spin::Once<Vec<AtomicU32>>>,
 }
+
+/// Task ids per chunk of [`Scheduler`]'s directory.
+pub(crate) const HOME_CHUNK: usize = 1024;
 
 /// [`Scheduler`]'s directory: no task with this id.
 pub(crate) const HOME_NONE: u32 = u32::MAX;
@@ -341,7 +347,9 @@ impl<P: Platform> Scheduler<P> {
             slots,
             capacity,
             topology,
-            homes: (0..capacity).map(|_| AtomicU32::new(HOME_NONE)).collect(),
+            homes: (0..capacity.div_ceil(HOME_CHUNK))
+                .map(|_| spin::Once::new())
+                .collect(),
         }
     }
 
@@ -402,7 +410,13 @@ impl<P: Platform> Scheduler<P> {
     pub fn heap_bytes(&self) -> usize {
         let mut n = self.slots.capacity() * core::mem::size_of::<CpuSlot>()
             + self.topology.heap_bytes()
-            + self.homes.capacity() * core::mem::size_of::<AtomicU32>();
+            + self.homes.capacity() * core::mem::size_of::<spin::Once<Vec<AtomicU32>>>()
+            + self
+                .homes
+                .iter()
+                .filter_map(|c| c.get())
+                .map(|c| c.capacity() * core::mem::size_of::<AtomicU32>())
+                .sum::<usize>();
         for cpu in 0..self.nr_cpus() {
             n += self.cpu_rq(cpu).heap_bytes();
             let irq = self.platform.irq_save();

@@ -59,8 +59,10 @@ use crate::flags::{DequeueFlags, WakeFlags};
 use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecision};
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState};
 
-use super::{Platform, RqGuard, Scheduler, WakeOutcome, HOME_NONE, HOME_TRANSIT};
-use core::sync::atomic::Ordering;
+use super::{Platform, RqGuard, Scheduler, WakeOutcome, HOME_CHUNK, HOME_NONE, HOME_TRANSIT};
+use alloc::collections::TryReserveError;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 /// Why a lifecycle call changed nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,22 +150,51 @@ impl<P: Platform> Scheduler<P> {
     /// Records that `id` now lives on `cpu` (called with that runqueue
     /// locked) and tells the platform.
     pub(crate) fn placed(&self, id: TaskId, cpu: usize) {
-        if let Some(h) = self.homes.get(id.0 as usize) {
-            h.store(cpu as u32, Ordering::Release);
-        }
+        self.set_home(id, cpu as u32);
         self.platform.set_task_cpu(id, cpu);
     }
 
+    /// The directory cell of `id`, if its chunk exists (never allocates).
+    fn home_cell(&self, id: TaskId) -> Option<&AtomicU32> {
+        let i = id.0 as usize;
+        self.homes.get(i / HOME_CHUNK)?.get()?.get(i % HOME_CHUNK)
+    }
+
+    /// The directory cell of `id`, allocating its chunk if needed.
+    fn home_cell_alloc(&self, id: TaskId) -> Result<&AtomicU32, LifecycleError> {
+        let i = id.0 as usize;
+        if i >= self.capacity {
+            return Err(LifecycleError::IdOutOfRange);
+        }
+        let chunk = self.homes[i / HOME_CHUNK]
+            .try_call_once(|| {
+                let mut v = Vec::new();
+                v.try_reserve_exact(HOME_CHUNK)?;
+                v.extend((0..HOME_CHUNK).map(|_| AtomicU32::new(HOME_NONE)));
+                Ok::<_, TryReserveError>(v)
+            })
+            .map_err(|_| LifecycleError::NoMemory)?;
+        Ok(&chunk[i % HOME_CHUNK])
+    }
+
+    fn set_home(&self, id: TaskId, h: u32) {
+        if let Some(c) = self.home_cell(id) {
+            c.store(h, Ordering::Release);
+        }
+    }
+
+    fn load_home(&self, id: TaskId) -> u32 {
+        self.home_cell(id)
+            .map_or(HOME_NONE, |c| c.load(Ordering::Acquire))
+    }
+
     fn home(&self, id: TaskId) -> Result<u32, LifecycleError> {
-        let h = self
-            .homes
-            .get(id.0 as usize)
-            .ok_or(LifecycleError::IdOutOfRange)?
-            .load(Ordering::Acquire);
-        if h == HOME_NONE {
-            Err(LifecycleError::NoSuchTask)
-        } else {
-            Ok(h)
+        if id.0 as usize >= self.capacity {
+            return Err(LifecycleError::IdOutOfRange);
+        }
+        match self.load_home(id) {
+            HOME_NONE => Err(LifecycleError::NoSuchTask),
+            h => Ok(h),
         }
     }
 
@@ -188,7 +219,7 @@ impl<P: Platform> Scheduler<P> {
             let h = self.home(id)?;
             let cpu = (h & !HOME_TRANSIT) as usize;
             let mut rq = self.cpu_rq(cpu);
-            let now = self.homes[id.0 as usize].load(Ordering::Acquire);
+            let now = self.load_home(id);
             if now == cpu as u32 {
                 return Ok((cpu, rq));
             }
@@ -217,10 +248,8 @@ impl<P: Platform> Scheduler<P> {
         mut task: SchedTask,
         this_cpu: usize,
     ) -> Result<(usize, WakeupDecision), LifecycleError> {
-        match self.home(id) {
-            Err(LifecycleError::NoSuchTask) => {}
-            Ok(_) => return Err(LifecycleError::AlreadySpawned),
-            Err(e) => return Err(e),
+        if self.home_cell_alloc(id)?.load(Ordering::Acquire) != HOME_NONE {
+            return Err(LifecycleError::AlreadySpawned);
         }
         task.params.validate().map_err(LifecycleError::Params)?;
         if !task.cpus_allowed.intersects(&self.topology.online_mask()) {
@@ -253,9 +282,7 @@ impl<P: Platform> Scheduler<P> {
         self.sched_ttwu_pending(rq);
         let sw = rq.switch(action);
         if let (Some(prev), Some(_)) = (sw.prev, sw.prev_exited) {
-            if let Some(h) = self.homes.get(prev.0 as usize) {
-                h.store(HOME_NONE, Ordering::Release);
-            }
+            self.set_home(prev, HOME_NONE);
         }
         sw
     }
@@ -273,12 +300,12 @@ impl<P: Platform> Scheduler<P> {
             let mut rq = self.cpu_rq(cpu);
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
-                || self.homes[id.0 as usize].load(Ordering::Acquire) != cpu as u32
+                || self.load_home(id) != cpu as u32
             {
                 return None;
             }
             let t = rq.take_blocked(id).ok()?;
-            self.homes[id.0 as usize].store(HOME_TRANSIT | cpu as u32, Ordering::Release);
+            self.set_home(id, HOME_TRANSIT | cpu as u32);
             t
         };
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
@@ -308,7 +335,7 @@ impl<P: Platform> Scheduler<P> {
                 return Ok(Woke::Pending { cpu });
             }
             let mut rq = self.cpu_rq(cpu);
-            if self.homes[id.0 as usize].load(Ordering::Acquire) != h {
+            if self.load_home(id) != h {
                 continue; // moved before we got the lock
             }
             rq.update_rq_clock(self.platform.now_ns());
@@ -350,8 +377,7 @@ impl<P: Platform> Scheduler<P> {
                         });
                     }
                     let st = rq.take_blocked(id)?;
-                    self.homes[id.0 as usize]
-                        .store(HOME_TRANSIT | target as u32, Ordering::Release);
+                    self.set_home(id, HOME_TRANSIT | target as u32);
                     drop(rq);
                     let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
                     return Ok(Woke::Placed {
@@ -434,7 +460,7 @@ impl<P: Platform> Scheduler<P> {
         let t = rq
             .dequeue_task(id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)?
             .ok_or(LifecycleError::NoSuchTask)?;
-        self.homes[id.0 as usize].store(HOME_NONE, Ordering::Release);
+        self.set_home(id, HOME_NONE);
         Ok(t)
     }
 
