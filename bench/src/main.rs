@@ -75,6 +75,7 @@
 //!   runqueue holds, of an empty runqueue, and of a 256-CPU scheduler
 //!   holding 10 000 tasks, from the same counting allocator.
 
+mod axfront;
 mod memory;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -930,10 +931,13 @@ fn main() {
     if args.len() == 1 && args[0] == "--memory" {
         return memory::report(34, 22);
     }
+    if args.len() == 1 && args[0] == "--axsched" {
+        return axfront::report();
+    }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }

@@ -44,6 +44,8 @@
 
 extern crate alloc;
 
+#[cfg(feature = "axsched")]
+pub mod axsched;
 pub mod class;
 pub mod config;
 pub mod cpumask;
