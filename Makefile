@@ -62,7 +62,7 @@ qemu: ensure-qemu kernel
 
 test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched,sched/oracle
 
 test-host:
 	$(CARGO) test $(HOST_CRATES) --release
@@ -218,7 +218,7 @@ miri:
 bench:
 	$(CARGO) run -p bench --profile bench --bin bench -- $(ARGS)
 	$(CARGO) run -q -p bench --profile bench --bin bench -- --axsched
-	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --test oracle
+	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --features oracle --test oracle
 	$(CARGO) run -q -p sim --release -- bench
 
 # The scheduler on simulated machines (discrete events, sim/):
@@ -240,7 +240,7 @@ study: ensure-fonts
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets --features sched/axsched -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
 	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings

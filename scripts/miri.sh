@@ -22,4 +22,4 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri"
 rustup run "$tc" cargo miri setup
 PROPTEST_CASES=$cases PROPTEST_MAX_SHRINK_ITERS=0 \
     MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}" \
-    rustup run "$tc" cargo miri test -p sched "${@:3}"
+    rustup run "$tc" cargo miri test -p sched --features oracle "${@:3}"

@@ -54,6 +54,7 @@ pub mod fair;
 pub mod features;
 pub mod flags;
 pub mod idle;
+#[cfg(feature = "oracle")]
 pub mod oracle;
 pub mod rq;
 pub mod rt;

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod plat;
+#[cfg(feature = "oracle")]
 pub mod world;
 
 use std::collections::HashMap;
