@@ -240,6 +240,7 @@ study: ensure-fonts
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
+	$(CARGO) package -q -p sched --allow-dirty
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
 	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz --all-targets -- -D warnings

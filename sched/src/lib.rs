@@ -40,9 +40,15 @@
 //! ```
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 extern crate alloc;
+
+/// The crate README's "adopt it in your kernel" example, compiled and run as
+/// a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 #[cfg(feature = "axsched")]
 pub mod axsched;

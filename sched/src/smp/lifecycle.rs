@@ -4,6 +4,7 @@
 //! | event | call | Linux |
 //! |---|---|---|
 //! | spawn | [`Scheduler::spawn`] | `wake_up_new_task` |
+//! | timer tick | [`Scheduler::tick`] | `scheduler_tick` |
 //! | switch (stay, yield, block, exit) | [`Scheduler::schedule`] with a [`PrevAction`] | `__schedule` |
 //! | after the switch | [`Scheduler::finish_switch`] | `finish_task_switch` |
 //! | wake, whatever the state | [`Scheduler::wake`] | `try_to_wake_up` |
@@ -285,6 +286,17 @@ impl<P: Platform> Scheduler<P> {
             self.set_home(prev, HOME_NONE);
         }
         sw
+    }
+
+    /// `scheduler_tick` on `cpu`: brings its clock up to date and charges
+    /// the running task ([`Rq::task_tick`]: slice and request accounting,
+    /// tick preemption). Returns the need-resched state: call
+    /// [`Scheduler::schedule`] at once for `Now`, at the next preemption
+    /// point or tick for `Lazy` (the lazy model).
+    pub fn tick(&self, cpu: usize) -> Resched {
+        let mut rq = self.cpu_rq(cpu);
+        rq.update_rq_clock(self.platform.now_ns());
+        rq.task_tick()
     }
 
     /// `finish_task_switch`'s scheduler half, on `cpu` once the previous
