@@ -44,18 +44,16 @@ struct Snap {
 }
 
 fn snap(t: &task::Thread) -> Snap {
-    let cpu = t.cpu.load(Ordering::Relaxed) as usize;
-    if t.on_rq.load(Ordering::Relaxed) && cpu < MAX_CPUS {
-        let id = TaskId(t.idx());
-        task::with_cpu_rq(cpu, |rq| Snap {
+    let id = TaskId(t.idx());
+    match task::sched().task_rq_lock(id, crate::arch::cpu_id()) {
+        Ok((_, rq)) => Snap {
             st: rq.task(id).copied(),
             avg_v: Some(rq.avg_vruntime()),
-        })
-    } else {
-        Snap {
-            st: task::sched_snapshot(t),
+        },
+        Err(_) => Snap {
+            st: None,
             avg_v: None,
-        }
+        },
     }
 }
 

@@ -117,14 +117,10 @@ fn prio_of(rq: &Rq, idx: u32) -> i32 {
     if let Some(t) = rq.task(TaskId(idx)) {
         return t.prio();
     }
-    let t = task::thread(idx);
-    // Soundness: not held by the runqueue, so this is `__schedule`'s previous
-    // thread, which just blocked (or is migrating) with its state in `sched`.
-    // It is still on this CPU (`on_cpu`): a waker takes `sched` only after
-    // `on_cpu` clears (`take_sleeper`), and a migration hands it over in
-    // `finish_task_switch`, after the switch. Nobody writes it meanwhile.
-    // SAFETY: as argued just above.
-    unsafe { (*t.sched.get()).map_or(120, |s| s.prio()) }
+    // An exited thread (the runqueue keeps sleepers and movers).
+    task::thread(idx)
+        .prio
+        .load(core::sync::atomic::Ordering::Relaxed)
 }
 
 fn prev_state(idx: u32, preempt: bool) -> &'static str {

@@ -18,44 +18,41 @@
 //! scheduler state is ([`task_rq_lock`]). The runqueue lock is taken with
 //! interrupts masked (the Scheduler's platform masks them).
 //!
-//! # Where a thread's `SchedTask` is
-//! - `on_rq` true: in the arena of the runqueue of `thread.cpu` (queued,
-//!   running, or asleep with its dequeue delayed or completed there), or for
-//!   a moment in that CPU's wake list (drained by whoever locks that
-//!   runqueue), or in transit between two runqueues (the balancer updates
-//!   `thread.cpu` after the move; a misplaced running thread is carried over
-//!   by `finish_task_switch`). [`task_rq_lock`] copes with all three: it
-//!   drains the wake list, and when the runqueue of `thread.cpu` does not hold
-//!   the thread it searches the others and retries.
-//! - `on_rq` false: in the thread slot (`sched`), owned by whoever holds the
-//!   thread's `pi_lock` (and `on_cpu` is false, see below).
+//! # Where a thread's scheduler state is
+//! The scheduler's, from spawn to exit (the `sched` crate's task
+//! lifecycle): in the runqueue of `Scheduler::task_cpu` (queued, running,
+//! or asleep, its state kept there), or for a moment on a wake list on its
+//! way to another CPU. The kernel never holds it: it spawns
+//! (`Scheduler::spawn`), switches (`Scheduler::schedule` with what the
+//! running thread does: stays, yields, sleeps or exits), wakes
+//! (`Scheduler::wake`, whatever the state), changes parameters and
+//! affinity, and reads copies. Every move of a thread to another CPU is
+//! reported under the destination runqueue's lock (`Platform::set_task_cpu`),
+//! which keeps `thread.cpu` right; `Scheduler::task_rq_lock` finds the
+//! runqueue that holds a thread without searching.
 //!
 //! # The switch and `on_cpu`
 //! The runqueue lock is held across the context switch and released by the
 //! thread switched to (`finish_task_switch`, after it cleared the previous
-//! thread's `on_cpu` with Release). So no CPU can lock that runqueue and see a
-//! half-switched-out thread: the balancer, `ttwu_runnable` and affinity
-//! changes only ever see a previous thread whose registers are saved. A
-//! thread that blocked left its runqueue (`on_rq` false) before the switch; a
-//! waker that finds it so spins until its `on_cpu` is clear before it takes
-//! the `SchedTask` and enqueues the thread anywhere (Linux's
-//! `smp_cond_load_acquire(&p->on_cpu, !VAL)`). A thread is therefore never
-//! running on two CPUs at once and never migrated or woken remotely while its
-//! registers are still live.
+//! thread's `on_cpu` with Release). Every operation that moves a thread's
+//! state to another CPU (a wakeup that places it elsewhere, balancing, an
+//! affinity change) first locks the runqueue that holds it, so it only
+//! ever sees a previous thread whose registers are saved: a thread is never
+//! running on two CPUs at once. A thread that stays runnable but may no
+//! longer run here (its affinity changed) is taken off the queue by the
+//! switch and queued on an allowed CPU by `finish_task_switch`.
 //!
 //! # Wakeups (`try_to_wake_up`)
-//! Under the wakee's `pi_lock`: if it is not `TASK_SLEEPING`, nothing to do.
-//! If a runqueue still holds it, lock that runqueue and mark it running there
-//! (`ttwu_runnable`; a completed delayed dequeue hands the state back and the
-//! wakeup continues as for a sleeper). Otherwise wait for `on_cpu` to clear,
-//! take its `SchedTask`, pick a CPU (`select_task_rq`, this CPU being the
-//! waker's) and queue it: locally at once, remotely on that CPU's wake list
-//! with an IPI (TTWU_QUEUE) or by locking the remote runqueue
-//! (NO_TTWU_QUEUE). Every `schedule()`, tick and reschedule IPI drains the
-//! local wake list (`sched_ttwu_pending`) under the local runqueue lock. A
-//! need-resched raised on another CPU's runqueue is mirrored into that CPU's
-//! per-CPU flag and sends an IPI only when it is immediate (`kick_if_needed`);
-//! a lazy one waits for that CPU's tick.
+//! Under the wakee's `pi_lock`: if it is not `TASK_SLEEPING`, nothing to do;
+//! otherwise mark it running and call `Scheduler::wake`, which re-queues a
+//! thread still on its runqueue in place, places a blocked one
+//! (`select_task_rq`, this CPU being the waker's) and queues it: locally at
+//! once, remotely on that CPU's wake list with an IPI (TTWU_QUEUE) or by
+//! locking the remote runqueue (NO_TTWU_QUEUE). Every `schedule()`, tick and
+//! reschedule IPI drains the local wake list (`sched_ttwu_pending`) under
+//! the local runqueue lock. A need-resched raised on another CPU's runqueue
+//! is mirrored into that CPU's per-CPU flag and sends an IPI only when it is
+//! immediate (`kick_if_needed`); a lazy one waits for that CPU's tick.
 //!
 //! # Idle polling
 //! An idle CPU polls for [`IDLE_POLL_NS`] before it halts, with its per-CPU
@@ -87,8 +84,8 @@
 //! still running where it may no longer run is asked to reschedule, and
 //! `schedule()` takes it off the runqueue before switching away and
 //! `finish_task_switch` queues it on an allowed CPU once it is off this one
-//! (the `move_misplaced` case of a running task). New threads go through
-//! `Scheduler::wake_up_new_task` (fork balancing within their mask).
+//! (`Scheduler::finish_switch`). New threads go through `Scheduler::spawn`
+//! (fork balancing within their mask).
 //!
 //! After every scheduler call the runqueue's need-resched state is mirrored
 //! into the per-CPU atomic that interrupt exit and `preempt_enable` read
@@ -108,10 +105,10 @@ use ::core::ops::{Deref, DerefMut};
 use ::core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use alloc::sync::Arc;
 
-use sched::smp::{Platform, RqGuard, Scheduler, WakeOutcome};
+use sched::smp::{LifecycleError, Platform, RqGuard, Scheduler, Woke};
 use sched::{
-    CpuMask, DequeueFlags, PreemptMode, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams,
-    TaskState, TtwuRunnable, WakeFlags,
+    CpuMask, PreemptMode, PrevAction, Resched, Rq, SchedConfig, SchedTask, Switch, TaskId,
+    TaskParams, WakeFlags, WakeupReason,
 };
 
 use super::{idle_idx, thread, Thread, Tid, MAX_THREADS, TASK_DEAD, TASK_RUNNING, TASK_SLEEPING};
@@ -152,6 +149,21 @@ impl Platform for KernelPlatform {
         }
         pc.ipis_sent.fetch_add(1, Ordering::Relaxed);
         arch::send_ipi(cpu, arch::IpiKind::Reschedule);
+    }
+
+    /// The thread's `cpu` follows the scheduler (under the destination
+    /// runqueue's lock); a move is a `sched_migrate_task` trace event.
+    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
+        let t = thread(id.0);
+        let orig = t.cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
+        if orig != cpu && orig < MAX_CPUS {
+            crate::shell::trace::sched_migrate_task(
+                id.0,
+                t.prio.load(Ordering::Relaxed),
+                orig,
+                cpu,
+            );
+        }
     }
 }
 
@@ -294,49 +306,10 @@ pub fn set_current_state(state: u8) {
     super::current().state.store(state, Ordering::SeqCst);
 }
 
-/// Locks the runqueue that holds thread `t`'s scheduler state (Linux's
-/// `task_rq_lock` minus the `pi_lock`, which the caller holds). Returns its
-/// CPU and the lock. If `t.on_rq` is false under that lock, the state is in
-/// `t.sched` (owned by the caller through `pi_lock`). Otherwise the runqueue
-/// holds the thread: the wake list of that CPU is drained first (a queued
-/// remote wakeup lands), and a thread moved by the balancer or in transit is
-/// searched for on every CPU until found.
-fn task_rq_lock(t: &Thread) -> (usize, RqLock) {
-    let s = sched();
-    let id = TaskId(t.idx());
-    let mut round = 0u32;
-    loop {
-        let cpu = (t.cpu.load(Ordering::Acquire) as usize).min(s.nr_cpus() - 1);
-        let mut rq = lock_rq(cpu);
-        if !t.on_rq.load(Ordering::Acquire) || rq.task(id).is_some() {
-            return (cpu, rq);
-        }
-        if s.sched_ttwu_pending(&mut rq) > 0 {
-            // Drained on that CPU's behalf: it must still act on the result.
-            s.kick_if_needed(cpu, arch::cpu_id(), rq.need_resched());
-            if rq.task(id).is_some() {
-                return (cpu, rq);
-            }
-        }
-        drop(rq);
-        // Moved by the balancer (thread.cpu not updated yet) or in transit.
-        for c in 0..s.nr_cpus() {
-            let rq = lock_rq(c);
-            if rq.task(id).is_some() {
-                t.cpu.store(c as u32, Ordering::Release);
-                return (c, rq);
-            }
-        }
-        round += 1;
-        if round.is_multiple_of(100_000) {
-            crate::kprintln!(
-                "BUG?: task_rq_lock: thread {} on_rq but held by no runqueue ({} rounds)",
-                t.idx(),
-                round
-            );
-        }
-        ::core::hint::spin_loop();
-    }
+/// Where the scheduler keeps thread `t` (`None`: an idle thread, or not
+/// spawned / exited).
+pub fn task_cpu(t: &Thread) -> Option<usize> {
+    SCHED.get()?.task_cpu(TaskId(t.idx()))
 }
 
 /// How `__schedule` was entered.
@@ -406,69 +379,28 @@ fn __schedule(mode: SchedMode) {
     }
     let mut guard = s.rq_lock(cpu).lock();
     let rq: &mut Rq = &mut guard;
-    let now = arch::now_ns();
-    rq.update_rq_clock(now);
-    s.sched_ttwu_pending(rq);
     let prev = thread(prev_idx);
     prev.check_stack();
-    let prev_id = TaskId(prev_idx);
-    // A running thread whose affinity no longer includes this CPU.
-    let misplaced = prev_idx != idle && rq.task(prev_id).is_some_and(|t| !t.cpus_allowed.test(cpu));
-    let mut migrate = false;
-    // Whether `prev` stays runnable (the stall watchdog's clock starts).
-    let mut prev_stays = prev_idx != idle;
-    match mode {
-        SchedMode::Dead => {
-            prev_stays = false;
-            if rq.curr().is_some() {
-                // A dead task must leave for good: DEQUEUE_SPECIAL is never delayed.
-                if let Ok(st) =
-                    rq.dequeue_task(prev_id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
-                {
-                    // Kept for `join`'s exit statistics.
-                    // SAFETY: the runqueue holding the thread is locked and the
-                    // thread is running here: nobody else touches `sched`.
-                    unsafe { *prev.sched.get() = st };
-                }
-                prev.on_rq.store(false, Ordering::Release);
-            }
-            pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
-        }
+    let action = match mode {
+        SchedMode::Dead => PrevAction::Exits,
         SchedMode::Voluntary
             if prev_idx != idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
         {
-            prev_stays = false;
-            // A misplaced sleeper leaves for good (no delayed dequeue), so it
-            // cannot be woken in place on a CPU it may not use.
-            let flags = if misplaced {
-                DequeueFlags::SLEEP | DequeueFlags::SPECIAL
-            } else {
-                DequeueFlags::SLEEP
-            };
-            if let Ok(Some(st)) = rq.dequeue_task(prev_id, flags) {
-                // SAFETY: as above; `on_rq` false is published after the write
-                // (Release), and wakers read `sched` only after seeing it.
-                unsafe { *prev.sched.get() = Some(st) };
-                prev.on_rq.store(false, Ordering::Release);
-            }
+            PrevAction::Sleeps
         }
-        _ => {
-            if mode == SchedMode::Yield {
-                rq.yield_task();
-            }
-            if misplaced {
-                // Take it off this runqueue now; `finish_task_switch` queues
-                // it on an allowed CPU once it is off this one.
-                if let Ok(Some(st)) = rq.dequeue_task(prev_id, DequeueFlags::MIGRATING) {
-                    // SAFETY: as above; while `migrating` is set, `sched` is
-                    // this CPU's until `finish_task_switch` hands it over.
-                    unsafe { *prev.sched.get() = Some(st) };
-                    migrate = true;
-                }
-            }
-        }
+        SchedMode::Yield => PrevAction::Yields,
+        _ => PrevAction::Stays,
+    };
+    let sw = s.schedule(rq, action);
+    let now = rq.clock();
+    if mode == SchedMode::Dead {
+        // Kept for `join`'s exit statistics.
+        *prev.exit_sched.lock() = sw.prev_exited;
+        pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
     }
-    let next = rq.pick_next_task();
+    // Whether `prev` stays runnable (the stall watchdog's clock starts).
+    let prev_stays = prev_idx != idle && matches!(action, PrevAction::Stays | PrevAction::Yields);
+    let next = sw.next;
     pc.mirror_need_resched(rq);
     let next_idx = next.map_or(idle, |t| t.0);
     if next_idx == prev_idx {
@@ -490,7 +422,7 @@ fn __schedule(mode: SchedMode) {
     next_t.runnable_since.store(0, Ordering::Relaxed);
     next_t.on_cpu.store(true, Ordering::Relaxed);
     next_t.cpu.store(cpu as u32, Ordering::Release);
-    prev.migrating.store(migrate, Ordering::Relaxed);
+    prev.migrating.store(sw.prev_misplaced, Ordering::Relaxed);
     pc.curr.store(next_idx, Ordering::Relaxed);
     pc.prev.store(prev_idx, Ordering::Relaxed);
     crate::shell::trace::sched_switch(rq, prev_idx, next_idx, mode == SchedMode::Preempt);
@@ -525,51 +457,43 @@ pub(super) fn finish_task_switch() {
     // forgot its guard before switching here; nothing uses that guard's borrow.
     unsafe { s.rq_lock(cpu).force_unlock() };
     if migrate {
-        // Soundness: `migrating` was set by `__schedule` with the state in `sched`;
-        // the thread is off the CPU and held by no runqueue, so this CPU is the
-        // only one that touches it until it is attached below (`on_rq` stays
-        // true: `task_rq_lock` waits for it to land).
-        // SAFETY: as argued just above.
-        let st = unsafe { (*prev.sched.get()).take() };
-        if let Some(st) = st {
-            let target = s.find_idlest_cpu(&st, cpu);
-            crate::shell::trace::sched_migrate_task(prev_idx, st.prio(), cpu, target);
-            let d = {
-                let mut rq = lock_rq(target);
-                let d = rq.attach_task(TaskId(prev_idx), st);
-                prev.cpu.store(target as u32, Ordering::Release);
-                d
-            };
-            s.kick_if_needed(target, cpu, d.resched);
-        }
+        // It stayed runnable on a CPU it may no longer use: now that it is
+        // off this CPU, queue it on an allowed one.
+        let sw = Switch {
+            prev: Some(TaskId(prev_idx)),
+            next: None,
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced: true,
+        };
+        s.finish_switch(cpu, &sw);
     }
 }
 
 /// Queues a newly spawned thread (`wake_up_new_task`, fork balancing within
 /// its allowed CPUs).
-pub(super) fn wake_up_new(idx: u32, st: SchedTask) {
+pub(super) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError> {
     let s = sched();
     let t = thread(idx);
-    // The Scheduler enqueues without touching the target's clock: bring every
-    // online runqueue's clock up to date first (spawn is not a hot path).
-    let online = online_mask();
-    for c in 0..s.nr_cpus() {
-        if online & (1 << c) != 0 {
-            drop(lock_rq(c));
-        }
-    }
     let _pi = t.pi_lock.lock();
     let this_cpu = arch::cpu_id();
     t.state.store(TASK_RUNNING, Ordering::SeqCst);
     t.runnable_since
         .store(arch::now_ns().max(1), Ordering::Relaxed);
-    t.on_rq.store(true, Ordering::Release);
-    t.cpu.store(this_cpu as u32, Ordering::Release);
+    // No CPU yet: `set_task_cpu` records the first one without a migration.
+    t.cpu.store(u32::MAX, Ordering::Release);
     let prio = st.prio();
-    let (cpu, d) = s.wake_up_new_task(TaskId(idx), st, this_cpu);
-    t.cpu.store(cpu as u32, Ordering::Release);
-    crate::shell::trace::sched_wakeup_new(idx, prio, cpu);
-    percpu::cpu(cpu).raise_need_resched(d.resched);
+    match s.spawn(TaskId(idx), st, this_cpu) {
+        Ok((cpu, d)) => {
+            crate::shell::trace::sched_wakeup_new(idx, prio, cpu);
+            percpu::cpu(cpu).raise_need_resched(d.resched);
+            Ok(())
+        }
+        Err(e) => {
+            t.cpu.store(this_cpu as u32, Ordering::Release);
+            Err(e)
+        }
+    }
 }
 
 /// Wakes thread `idx` if it is sleeping (`try_to_wake_up`). Returns whether it
@@ -582,101 +506,28 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
     if t.state.load(Ordering::SeqCst) != TASK_SLEEPING {
         return false;
     }
-    let id = TaskId(idx);
-    let this_cpu = arch::cpu_id();
-    let st = if t.on_rq.load(Ordering::Acquire) {
-        let (cpu, mut rq) = task_rq_lock(t);
-        if t.on_rq.load(Ordering::Acquire) {
-            t.state.store(TASK_RUNNING, Ordering::SeqCst);
-            match rq.ttwu_runnable(id, wf) {
-                TtwuRunnable::Woken(d) => {
-                    let curr = rq.curr() == Some(id);
-                    if !curr {
-                        t.runnable_since.store(rq.clock().max(1), Ordering::Relaxed);
-                    }
-                    let held = rq.task(id);
-                    let allowed = held.is_some_and(|st| st.cpus_allowed.test(cpu));
-                    let prio = held.map_or(120, |st| st.prio());
-                    crate::shell::trace::sched_wakeup(idx, prio, cpu);
-                    drop(rq);
-                    s.kick_if_needed(cpu, this_cpu, d.resched);
-                    if !allowed && !curr {
-                        // Its affinity changed while it was held here.
-                        if let Some(c) = s.move_misplaced(cpu, id) {
-                            t.cpu.store(c as u32, Ordering::Release);
-                        }
-                    }
-                    return true;
-                }
-                TtwuRunnable::Blocked(st) => {
-                    // Its delayed dequeue completed: wake it like a sleeper.
-                    t.on_rq.store(false, Ordering::Release);
-                    st
-                }
-                TtwuRunnable::NotHere => {
-                    crate::kprintln!(
-                        "BUG: thread {} marked on_rq but not held by cpu {} runqueue",
-                        idx,
-                        cpu
-                    );
-                    return true;
-                }
+    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    match s.wake(TaskId(idx), wf, arch::cpu_id()) {
+        Ok(w) => {
+            let cpu = w.cpu();
+            let running = matches!(
+                w,
+                Woke::InPlace { decision, .. } if decision.reason == WakeupReason::SameTask
+            );
+            if !running {
+                t.runnable_since
+                    .store(arch::now_ns().max(1), Ordering::Relaxed);
             }
-        } else {
-            drop(rq);
-            match take_sleeper(t) {
-                Some(st) => st,
-                None => return true,
+            crate::shell::trace::sched_wakeup(idx, t.prio.load(Ordering::Relaxed), cpu);
+            if let Some(d) = w.decision() {
+                // Mirror the decision into the CPU's flag (a wakeup left on
+                // a remote wake list is decided by that CPU when it drains).
+                percpu::cpu(cpu).raise_need_resched(d.resched);
             }
         }
-    } else {
-        match take_sleeper(t) {
-            Some(st) => st,
-            None => return true,
-        }
-    };
-    let (cpu, wf) = s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
-    let orig = t.cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
-    if orig != cpu {
-        crate::shell::trace::sched_migrate_task(idx, st.prio(), orig, cpu);
-    }
-    crate::shell::trace::sched_wakeup(idx, st.prio(), cpu);
-    t.runnable_since
-        .store(arch::now_ns().max(1), Ordering::Relaxed);
-    t.on_rq.store(true, Ordering::Release);
-    if cpu == this_cpu {
-        let mut rq = lock_rq(cpu);
-        rq.try_to_wake_up(id, st, wf);
-    } else {
-        if !s.cfg.feat(sched::Feature::TtwuQueue) {
-            // The waker enqueues remotely: bring that clock up to date first.
-            drop(lock_rq(cpu));
-        }
-        if let WakeOutcome::Remote(c, d) = s.ttwu_queue(cpu, this_cpu, id, st, wf) {
-            // Queued wakeups are decided by the target when it drains them.
-            percpu::cpu(c).raise_need_resched(d.resched);
-        }
+        Err(e) => crate::kprintln!("BUG: waking thread {}: {:?}", idx, e),
     }
     true
-}
-
-/// The sleeper's `SchedTask`, once it is off its CPU: the caller holds its
-/// `pi_lock` and saw `on_rq` false, and marks it running.
-fn take_sleeper(t: &Thread) -> Option<SchedTask> {
-    while t.on_cpu.load(Ordering::Acquire) {
-        ::core::hint::spin_loop();
-    }
-    t.state.store(TASK_RUNNING, Ordering::SeqCst);
-    // Soundness: `on_rq` is false (the blocking `schedule()` wrote `sched` before
-    // publishing that, Release/Acquire) and `on_cpu` is false: the thread is
-    // off every CPU and no runqueue holds it, so the `pi_lock` we hold makes
-    // us the only user of `sched`.
-    // SAFETY: as argued just above.
-    let st = unsafe { (*t.sched.get()).take() };
-    if st.is_none() {
-        crate::kprintln!("BUG: waking thread {} without scheduler state", t.idx());
-    }
-    st
 }
 
 /// Drains this CPU's wake list and refreshes its need-resched mirror: the
@@ -768,23 +619,14 @@ fn nohz_balance_kick(cpu: usize) {
     }
 }
 
-/// One balancing pass of `cpu` (this CPU); returns the threads pulled. Then
-/// records where the pulled threads are (`thread.cpu`).
+/// One balancing pass of `cpu` (this CPU); returns the threads pulled (their
+/// `thread.cpu` is kept by `set_task_cpu`).
 fn balance(cpu: usize, newidle: bool) -> usize {
     let s = sched();
     let irq = arch::irq_save();
     let pulled = s.load_balance(cpu, newidle);
     if !pulled.is_empty() {
         let rq = lock_rq(cpu);
-        for &id in pulled.ids() {
-            // Still here unless it already moved on (then its new CPU's
-            // pass records it).
-            let Some(st) = rq.task(id) else { continue };
-            let orig = thread(id.0).cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
-            if orig != cpu {
-                crate::shell::trace::sched_migrate_task(id.0, st.prio(), orig, cpu);
-            }
-        }
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());
     }
     arch::irq_restore(irq);
@@ -880,40 +722,28 @@ pub fn cond_resched() {
     }
 }
 
-/// A copy of thread `t`'s scheduler state (from the runqueue if one holds the
-/// thread). The running thread's runtime is as of its last accounting.
+/// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
+/// (`None`: an idle thread, or one not spawned or exited). The running
+/// thread's runtime is as of its last accounting.
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
-    SCHED.get()?;
-    let _pi = t.pi_lock.lock();
-    let (_, rq) = task_rq_lock(t);
-    if t.on_rq.load(Ordering::Acquire) {
-        rq.task(TaskId(t.idx())).copied()
-    } else {
-        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
-        unsafe { *t.sched.get() }
-    }
+    SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()).ok()
 }
 
 /// Thread `t`'s total runtime in ns, including the part of the current run
 /// not accounted yet.
 pub fn task_runtime_ns(t: &Thread) -> u64 {
-    if SCHED.get().is_none() {
-        return 0;
-    }
-    let _pi = t.pi_lock.lock();
-    let (_, rq) = task_rq_lock(t);
+    let Some(s) = SCHED.get() else { return 0 };
     let id = TaskId(t.idx());
-    if t.on_rq.load(Ordering::Acquire) {
-        let Some(st) = rq.task(id) else { return 0 };
-        let mut ns = st.se.sum_exec_runtime;
-        if rq.curr() == Some(id) {
-            ns += rq.clock().saturating_sub(st.se.exec_start);
-        }
-        ns
-    } else {
-        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
-        unsafe { (*t.sched.get()).map_or(0, |s| s.se.sum_exec_runtime) }
+    let Ok((_, mut rq)) = s.task_rq_lock(id, arch::cpu_id()) else {
+        return t.exit_sched.lock().map_or(0, |st| st.se.sum_exec_runtime);
+    };
+    rq.update_rq_clock(arch::now_ns());
+    let Some(st) = rq.task(id) else { return 0 };
+    let mut ns = st.se.sum_exec_runtime;
+    if rq.curr() == Some(id) {
+        ns += rq.clock().saturating_sub(st.se.exec_start);
     }
+    ns
 }
 
 /// Changes thread `t`'s policy / nice / slice (`sched_setattr`), whether it is
@@ -922,23 +752,16 @@ pub fn sched_setattr(t: &Thread, params: TaskParams) -> Result<(), sched::RqErro
     params.validate().map_err(sched::RqError::Params)?;
     let s = SCHED.get().ok_or(sched::RqError::NotQueued)?;
     let _pi = t.pi_lock.lock();
-    let (cpu, mut rq) = task_rq_lock(t);
-    if t.on_rq.load(Ordering::Acquire) {
-        let r = rq.sched_setattr(TaskId(t.idx()), params);
-        drop(rq);
-        if let Ok(r) = r {
-            s.kick_if_needed(cpu, arch::cpu_id(), r);
+    match s.set_params(TaskId(t.idx()), params, arch::cpu_id()) {
+        Ok((cpu, r)) => {
+            t.prio
+                .store(SchedTask::new(params).prio(), Ordering::Relaxed);
+            percpu::cpu(cpu).raise_need_resched(r);
+            Ok(())
         }
-        r.map(|_| ())
-    } else {
-        // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
-        match unsafe { (*t.sched.get()).as_mut() } {
-            Some(st) => {
-                sched::rq::set_params_offrq(st, params);
-                Ok(())
-            }
-            None => Err(sched::RqError::NotQueued),
-        }
+        Err(LifecycleError::Params(p)) => Err(sched::RqError::Params(p)),
+        Err(LifecycleError::NoMemory) => Err(sched::RqError::NoMemory),
+        Err(_) => Err(sched::RqError::NotQueued),
     }
 }
 
@@ -969,69 +792,26 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
         return Err(AffinityError::NoSuchThread);
     }
     let t = thread(idx);
-    let id = TaskId(idx);
-    let mut resched_self = false;
     {
         let _pi = t.pi_lock.lock();
         if !super::tid_is_live(tid) {
             return Err(AffinityError::NoSuchThread);
         }
         t.cpus_allowed.store(mask, Ordering::Relaxed);
-        loop {
-            let (cpu, mut rq) = task_rq_lock(t);
-            if !t.on_rq.load(Ordering::Acquire) {
-                // SAFETY: `on_rq` is false and we hold `pi_lock`: `sched` is ours.
-                if let Some(st) = unsafe { (*t.sched.get()).as_mut() } {
-                    st.cpus_allowed = CpuMask::from_u64(mask);
-                }
-                break;
-            }
-            let Some(&st) = rq.task(id) else { break };
-            if st.cpus_allowed == CpuMask::from_u64(mask) && mask & (1u64 << cpu) != 0 {
-                break;
-            }
-            rq.set_cpus_allowed(id, CpuMask::from_u64(mask));
-            if mask & (1u64 << cpu) != 0 {
-                break;
-            }
-            match st.state {
-                TaskState::Delayed | TaskState::Blocked => {
-                    // Asleep but still held here: finish its dequeue, so its
-                    // wakeup places it on an allowed CPU.
-                    if let Ok(Some(mut st)) = rq.dequeue_task(id, DequeueFlags::SLEEP) {
-                        st.cpus_allowed = CpuMask::from_u64(mask);
-                        // Soundness: the runqueue that held the thread is locked
-                        // and the thread is asleep (off the CPU: the runqueue
-                        // lock is held across switches); `on_rq` false is
-                        // published after the write.
-                        // SAFETY: as argued just above.
-                        unsafe { *t.sched.get() = Some(st) };
-                        t.on_rq.store(false, Ordering::Release);
-                    }
-                    break;
-                }
-                _ if rq.curr() == Some(id) => {
-                    let r = rq.resched_curr(Resched::Now);
-                    drop(rq);
-                    if cpu == arch::cpu_id() {
-                        resched_self = true;
-                    } else {
-                        s.kick_if_needed(cpu, arch::cpu_id(), r);
-                    }
-                    break;
-                }
-                _ => {
-                    drop(rq);
-                    if let Some(c) = s.move_misplaced(cpu, id) {
-                        t.cpu.store(c as u32, Ordering::Release);
-                        break;
-                    }
-                    // It started running meanwhile: go round again.
-                }
-            }
+        match s.set_affinity(TaskId(idx), CpuMask::from_u64(mask), arch::cpu_id()) {
+            Ok(()) => {}
+            Err(LifecycleError::NoAllowedCpu) => return Err(AffinityError::NoOnlineCpu),
+            Err(_) => return Err(AffinityError::NoSuchThread),
         }
     }
-    if resched_self && preempt_count() == 0 {
+    // The caller itself, on a CPU it may no longer use: move now.
+    let irq = arch::irq_save();
+    let me = super::current_idx() == idx && mask & (1u64 << arch::cpu_id()) == 0;
+    if me {
+        percpu::this_cpu().raise_need_resched(Resched::Now);
+    }
+    arch::irq_restore(irq);
+    if me && preempt_count() == 0 {
         __schedule(SchedMode::Preempt);
     }
     Ok(())

@@ -10,11 +10,13 @@
 //! (`Rq::curr() == None` means "idle runs"). A [`Tid`] adds a generation
 //! number, so a stale id of a reused slot is detected.
 //!
-//! A thread's [`SchedTask`] lives in the arena of the runqueue of CPU
-//! `cpu` while that runqueue holds it (queued, running, or asleep with its
-//! dequeue delayed: `on_rq`), and in the thread slot (`sched`) while it is
-//! fully dequeued (asleep). The exact rules on many CPUs (the thread's
-//! `pi_lock`, `on_cpu`, wake lists, migration) are in [`core`](self::core).
+//! A thread's scheduler state ([`SchedTask`]) is the scheduler's, from
+//! spawn to exit: it lives in the runqueue of the CPU the scheduler says
+//! (`sched::smp::Scheduler::task_cpu`; the thread's `cpu` field follows it
+//! through `Platform::set_task_cpu`), whether the thread runs, waits to run
+//! or sleeps. The kernel keeps only a copy of the final state, for `join`.
+//! The rules on many CPUs (the thread's `pi_lock`, `on_cpu`, the switch)
+//! are in [`core`](self::core).
 //!
 //! # Affinity
 //! Each thread has a CPU mask (`cpus_allowed`, bit n = CPU n), inherited from
@@ -35,7 +37,9 @@ pub mod timer;
 
 use ::core::cell::UnsafeCell;
 use ::core::fmt;
-use ::core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use ::core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -83,17 +87,19 @@ pub struct Thread {
     idx: u32,
     gen: AtomicU32,
     pub(crate) state: AtomicU8,
-    /// Held by its runqueue (queued, running or delayed-dequeue asleep).
-    pub(crate) on_rq: AtomicBool,
     /// Its registers are live on a CPU (set at switch-in, cleared by
     /// `finish_task_switch` after the switch-out).
     pub(crate) on_cpu: AtomicBool,
-    /// Taken off its runqueue by `schedule()` because its affinity excludes
-    /// the CPU; `finish_task_switch` queues it elsewhere.
+    /// Switched out still runnable on a CPU its affinity excludes
+    /// (`Switch::prev_misplaced`): `finish_task_switch` moves it.
     pub(crate) migrating: AtomicBool,
     exited: AtomicBool,
-    /// The CPU whose runqueue holds it (`on_rq`), or where it last ran.
+    /// The CPU whose runqueue holds it (kept by the scheduler through
+    /// `Platform::set_task_cpu`), or where it last ran.
     pub(crate) cpu: AtomicU32,
+    /// Linux's `prio` (120 + nice, 99 - RT priority), for trace events:
+    /// set at spawn and by `sched_setattr`.
+    pub(crate) prio: AtomicI32,
     /// Serialises its wakeups and the lookups of its scheduler state
     /// (Linux's `p->pi_lock`); see `core`.
     pub(crate) pi_lock: SpinLock<()>,
@@ -106,8 +112,8 @@ pub struct Thread {
     /// Saved registers while switched out; touched only by context switches
     /// under the runqueue lock.
     pub(crate) ctx: UnsafeCell<arch::Context>,
-    /// The scheduler state while fully dequeued; under the runqueue lock.
-    pub(crate) sched: UnsafeCell<Option<SchedTask>>,
+    /// The scheduler state it exited with, for `join`'s statistics.
+    pub(crate) exit_sched: spin::Mutex<Option<SchedTask>>,
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
     entry: UnsafeCell<Option<Entry>>,
     /// Set by spawn, freed by join (after the thread left the CPU for good).
@@ -137,17 +143,17 @@ impl Thread {
             idx,
             gen: AtomicU32::new(0),
             state: AtomicU8::new(TASK_FREE),
-            on_rq: AtomicBool::new(false),
             on_cpu: AtomicBool::new(false),
             migrating: AtomicBool::new(false),
             exited: AtomicBool::new(false),
             cpu: AtomicU32::new(0),
+            prio: AtomicI32::new(120),
             pi_lock: SpinLock::new(()),
             cpus_allowed: AtomicU64::new(u64::MAX),
             timer_cpu: AtomicU32::new(0),
             name: UnsafeCell::new(""),
             ctx: UnsafeCell::new(arch::Context::default()),
-            sched: UnsafeCell::new(None),
+            exit_sched: spin::Mutex::new(None),
             entry: UnsafeCell::new(None),
             stack: UnsafeCell::new(None),
             wq_next: AtomicU32::new(u32::MAX),
@@ -431,12 +437,10 @@ where
         *t.name.get() = name;
         *t.entry.get() = Some(entry);
         *t.stack.get() = Some(stack);
-        *t.sched.get() = None;
         arch::init_thread_context(&mut *t.ctx.get(), top, thread_start, idx as usize);
     }
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
-    t.on_rq.store(false, Ordering::Relaxed);
     t.migrating.store(false, Ordering::Relaxed);
     t.cpus_allowed.store(mask, Ordering::Relaxed);
     t.wq_owner.store(0, Ordering::Relaxed);
@@ -448,9 +452,23 @@ where
         idx,
         gen: t.gen.load(Ordering::Relaxed),
     };
+    *t.exit_sched.lock() = None;
     let mut st = SchedTask::new(params);
     st.cpus_allowed = sched::CpuMask::from_u64(mask);
-    self::core::wake_up_new(idx, st);
+    t.prio.store(st.prio(), Ordering::Relaxed);
+    if let Err(e) = self::core::wake_up_new(idx, st) {
+        // The scheduler refused it (no memory for its directory entry):
+        // nothing ran, so the slot goes back as it came.
+        // SAFETY: the slot is still TASK_NEW: only this spawner touches it.
+        unsafe {
+            (*t.entry.get()).take();
+            (*t.stack.get()).take();
+        }
+        NR_THREADS.fetch_sub(1, Ordering::Relaxed);
+        t.state.store(TASK_FREE, Ordering::Release);
+        log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
+        return Err(SpawnError::NoMemory);
+    }
     Ok(tid)
 }
 
@@ -536,6 +554,11 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         nivcsw: t.nivcsw.load(Ordering::Relaxed),
         ..ExitStats::default()
     };
+    if let Some(st) = t.exit_sched.lock().take() {
+        stats.sum_exec_runtime_ns = st.se.sum_exec_runtime;
+        stats.nr_switches = st.nr_switches;
+        stats.nr_wakeups = st.nr_wakeups;
+    }
     let stack = {
         let _slots = SLOT_LOCK.lock();
         if t.gen.load(Ordering::Relaxed) != tid.gen {
@@ -545,11 +568,6 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         // SAFETY: the thread is dead and off every CPU, and the runqueue no
         // longer holds it: nobody else touches its slot any more.
         let stack = unsafe {
-            if let Some(st) = (*t.sched.get()).take() {
-                stats.sum_exec_runtime_ns = st.se.sum_exec_runtime;
-                stats.nr_switches = st.nr_switches;
-                stats.nr_wakeups = st.nr_wakeups;
-            }
             (*t.entry.get()).take();
             (*t.stack.get()).take()
         };
@@ -660,12 +678,12 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {} on_rq {} on_cpu {} waiting {} rq-state {:?} mask {:#x} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {:#x} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,
             st,
-            t.on_rq.load(Ordering::Relaxed),
+            self::core::task_cpu(t),
             t.on_cpu.load(Ordering::Relaxed),
             t.wq_owner.load(Ordering::Relaxed) != 0,
             held,

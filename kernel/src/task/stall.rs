@@ -75,12 +75,12 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
     let w = &mut Emergency;
     let _ = writeln!(
         w,
-        "stall: thread {} '{}' runnable for {} ms without running (cpu {}, on_rq {}, on_cpu {}; kernel.sched_stall_warn_ms = {})",
+        "stall: thread {} '{}' runnable for {} ms without running (cpu {}, home {:?}, on_cpu {}; kernel.sched_stall_warn_ms = {})",
         t.idx(),
         t.name(),
         waited / 1_000_000,
         t.cpu(),
-        t.on_rq.load(Ordering::Relaxed),
+        super::core::task_cpu(t),
         t.on_cpu.load(Ordering::Relaxed),
         warn / 1_000_000
     );

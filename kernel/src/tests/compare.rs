@@ -23,16 +23,28 @@ fn compare_cmd(line: &str) -> Result<Compare, String> {
     }
 }
 
-/// Records the live state at every poll; says Ctrl-C at poll `stop_at`.
+/// Records the live state at every poll; says Ctrl-C at poll `stop_at`, or
+/// at the `n`th poll that sees state `stop_in` (a poll inside a run of that
+/// config, however many polls the earlier runs took).
 struct Spy {
     seen: Vec<State>,
     stop_at: usize,
+    stop_in: Option<(State, usize)>,
 }
 
 impl Control for Spy {
     fn interrupted(&mut self) -> bool {
+        let now = State::capture(task::sched_config());
         if self.seen.len() < self.seen.capacity() {
-            self.seen.push(State::capture(task::sched_config()));
+            self.seen.push(now.clone());
+        }
+        if let Some((want, n)) = &mut self.stop_in {
+            if *want == now {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    return true;
+                }
+            }
         }
         self.seen.len() >= self.stop_at
     }
@@ -68,6 +80,7 @@ ktest!(compare_restores_state, || {
     let mut spy = Spy {
         seen: Vec::with_capacity(64),
         stop_at: usize::MAX,
+        stop_in: None,
     };
     let mut out = String::new();
     let o = compare::run_restoring(&c, &mut spy, &mut out)?;
@@ -102,12 +115,17 @@ ktest!(compare_restores_state, || {
     kassert!(out.is_empty(), "{out}");
     kassert_eq!(State::capture(task::sched_config()), before);
 
-    // Ctrl-C during a run (about the second): stopped, not kept, restored.
+    // Ctrl-C during the second run (config B's third poll, inside its
+    // workload's wait loop): stopped, not kept, restored.
     let c =
         compare_cmd("compare -n 3 -w 0 -c preempt=lazy -c NO_WAKEUP_PREEMPTION -- spin -d 200 0")?;
+    let cfg = ::sched::SchedConfig::new(task::nr_cpus() as u32, 250);
+    boot.apply(&cfg);
+    cfg.features.set(Feature::WakeupPreemption, false);
     let mut spy = Spy {
         seen: Vec::with_capacity(64),
-        stop_at: 30,
+        stop_at: usize::MAX,
+        stop_in: Some((State::capture(&cfg), 3)),
     };
     let mut out = String::new();
     let o = compare::run_restoring(&c, &mut spy, &mut out)?;

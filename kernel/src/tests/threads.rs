@@ -181,12 +181,21 @@ ktest!(threads_api_misc, || {
     let me = task::current_tid();
     kassert_eq!(me.idx(), task::current().idx());
     kassert_eq!(me.task_id(), sched::TaskId(me.idx()));
+    // It sleeps 100 ticks: long enough that no host load makes it wake
+    // before the checks below; `join` waits for it.
     let tid = task::spawn("sleeper", TaskParams::default(), || {
-        task::sleep_ns(2 * tick_ns())
+        task::sleep_ns(100 * tick_ns())
     })
     .map_err(|e| alloc::format!("{e:?}"))?;
-    task::sleep_ns(tick_ns() / 2);
     let t = task::thread(tid.idx());
+    // Until it is asleep and off its CPU (its timer armed): a progress
+    // bound, not a deadline.
+    let mut waited_ms = 0;
+    while t.state() != task::TASK_SLEEPING || t.on_cpu.load(core::sync::atomic::Ordering::Acquire) {
+        kassert!(waited_ms < 2000, "the sleeper never went to sleep");
+        task::sleep_ms(1);
+        waited_ms += 1;
+    }
     kassert!(!task::has_exited(tid));
     kassert!(
         !crate::percpu::this_cpu().timers.lock().is_empty(),
