@@ -28,12 +28,12 @@ impl Write for Serial {
 
 /// Prints formatted text to the console, serialised against other CPUs.
 pub fn print(args: fmt::Arguments) {
-    let flags = arch::irq_save();
+    let flags = arch::IrqGuard::save();
     {
         let _g = LOCK.lock();
         let _ = Serial.write_fmt(args);
     }
-    arch::irq_restore(flags);
+    drop(flags);
 }
 
 /// Prints without taking the console lock (panic and fault paths).

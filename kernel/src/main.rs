@@ -21,19 +21,21 @@ mod heap;
 mod hooks;
 mod ktest;
 mod percpu;
+mod sched;
 mod sched_glue;
 mod shell;
 mod smp;
 mod sync;
 mod task;
 mod tests;
+mod trace;
 mod workloads;
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU32, Ordering};
 
+use ::sched::{SchedConfig, TaskParams};
 use boot::BootInfo;
-use sched::{SchedConfig, TaskParams};
 
 /// The kernel's entry point, called by the `boot` crate's arch entry code.
 #[no_mangle]

@@ -279,13 +279,13 @@ pub fn call_function_single(
     }
     // Interrupts off while deciding: no migration between the CPU check and
     // the local call.
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     if cpu == arch::cpu_id() {
         func(arg);
-        arch::irq_restore(irq);
+        drop(irq);
         return Ok(());
     }
-    arch::irq_restore(irq);
+    drop(irq);
     if wait && !arch::irqs_enabled() {
         return Err(CallError::IrqsDisabled);
     }
@@ -312,9 +312,9 @@ pub fn call_function_many(
     let mask = mask & task::online_mask();
     if wait && !arch::irqs_enabled() && mask != 0 {
         // Only a call on this CPU alone could be waited for here.
-        let irq = arch::irq_save();
+        let irq = arch::IrqGuard::save();
         let only_self = mask == 1 << arch::cpu_id();
-        arch::irq_restore(irq);
+        drop(irq);
         if !only_self {
             return Err(CallError::IrqsDisabled);
         }
@@ -322,7 +322,7 @@ pub fn call_function_many(
     let mut tickets = [0u64; MAX_CPUS];
     let mut err = None;
     // Interrupts off: this CPU stays this CPU until its own call ran.
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     let me = arch::cpu_id();
     for (cpu, t) in tickets.iter_mut().enumerate() {
         if cpu == me || mask & (1 << cpu) == 0 {
@@ -338,7 +338,7 @@ pub fn call_function_many(
     if mask & (1 << me) != 0 {
         func(arg);
     }
-    arch::irq_restore(irq);
+    drop(irq);
     if wait {
         for (cpu, &t) in tickets.iter().enumerate() {
             if t != 0 {

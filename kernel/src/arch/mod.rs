@@ -11,7 +11,7 @@
 //! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console's UART |
 //! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `crate::hooks::console_rx()` then `crate::hooks::irq_exit()` |
 //! | `fn console_rx_irq_mask(masked: bool)` | mask / unmask that interrupt at the UART (received bytes wait in it) |
-//! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore |
+//! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore (generic code uses the scope guard [`IrqGuard`]) |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
@@ -64,4 +64,31 @@ pub enum ExitCode {
     Success,
     /// Something failed (a test, a panic, a CPU exception).
     Failure,
+}
+
+/// Interrupts masked on this CPU until the guard is dropped, which restores
+/// the state found (`irq_save` / `irq_restore` as a scope): no early return
+/// can leave interrupts off. Not `Send`: it belongs to the CPU that made it.
+#[must_use = "interrupts are restored when the guard is dropped"]
+pub struct IrqGuard {
+    was: IrqState,
+    _cpu_local: core::marker::PhantomData<*const ()>,
+}
+
+impl IrqGuard {
+    /// Masks interrupts, remembering whether they were on.
+    #[inline]
+    pub fn save() -> Self {
+        IrqGuard {
+            was: irq_save(),
+            _cpu_local: core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for IrqGuard {
+    #[inline]
+    fn drop(&mut self) {
+        irq_restore(self.was);
+    }
 }

@@ -30,7 +30,8 @@
 //! `try_to_wake_up`), `TASK_DEAD` (exited, waiting to be joined), plus
 //! `TASK_NEW` and `TASK_FREE` for slot management.
 
-pub mod core;
+/// The scheduler core lives in [`crate::sched`]; `task::core` is its old path.
+pub(crate) use crate::sched as core;
 pub mod inspect;
 pub mod stall;
 pub mod timer;
@@ -56,7 +57,7 @@ pub use self::core::{
     preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
     sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
     timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError,
-    BALANCE_TICKS,
+    PreemptGuard, BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity): 4096
@@ -286,9 +287,9 @@ pub fn thread(idx: u32) -> &'static Thread {
 pub fn current_idx() -> u32 {
     // Interrupts off: no preemption (and migration) between reading the CPU
     // and reading what it runs.
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     let idx = percpu::this_cpu().curr.load(Ordering::Relaxed);
-    arch::irq_restore(irq);
+    drop(irq);
     idx
 }
 
@@ -601,7 +602,7 @@ pub fn sleep_until_ns(deadline_ns: u64) {
         {
             // Armed on this CPU's list (the CPU is read with interrupts off,
             // under the list lock: no migration in between).
-            let irq = arch::irq_save();
+            let irq = arch::IrqGuard::save();
             let cpu = arch::cpu_id();
             let old = t.timer_cpu.load(Ordering::Relaxed) as usize;
             if old != cpu {
@@ -614,7 +615,7 @@ pub fn sleep_until_ns(deadline_ns: u64) {
                 arch::timer_set_event(timers.earliest());
             }
             t.timer_cpu.store(cpu as u32, Ordering::Relaxed);
-            arch::irq_restore(irq);
+            drop(irq);
         }
         schedule();
     }

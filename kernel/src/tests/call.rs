@@ -57,9 +57,9 @@ fn others(cpu: usize) -> impl Iterator<Item = usize> {
 }
 
 fn this_cpu() -> usize {
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     let c = arch::cpu_id();
-    arch::irq_restore(irq);
+    drop(irq);
     c
 }
 
@@ -82,12 +82,12 @@ ktest_smp!(smp_call_runs_on_target_cpu, 2, || {
     );
     // Local: runs before the call returns, on this CPU (interrupts off
     // around the check, so this CPU stays this CPU).
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     let me = arch::cpu_id();
     RAN_ON.store(0, Ordering::SeqCst);
     let r = smp::call_function_single(me, record, 7, true);
     let ran = RAN_ON.load(Ordering::SeqCst);
-    arch::irq_restore(irq);
+    drop(irq);
     kassert_eq!(r, Ok(()));
     kassert_eq!(ran, me + 1);
     Ok(())
@@ -231,12 +231,12 @@ ktest_smp!(smp_call_refuses_bad_targets, 2, || {
             Err(CallError::Offline(c))
         );
     }
-    let irq = arch::irq_save();
+    let irq = arch::IrqGuard::save();
     let me = arch::cpu_id();
     let other = others(me).next();
     let r = other.map(|c| smp::call_function_single(c, record, 0, true));
     let r_many = smp::on_each_cpu(record, 0, true);
-    arch::irq_restore(irq);
+    drop(irq);
     kassert_eq!(r, Some(Err(CallError::IrqsDisabled)));
     kassert_eq!(r_many, Err(CallError::IrqsDisabled));
     kassert_eq!(MASK.load(Ordering::SeqCst), 0);

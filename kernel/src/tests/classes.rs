@@ -746,15 +746,17 @@ fn rr_round(ts: u64) -> Result<String, String> {
         tids.push(
             task::spawn("cls-rr", TaskParams::rr(30), move || loop {
                 if l.owner.load(Ordering::SeqCst) != me {
-                    task::preempt_disable();
-                    let k = l.n.load(Ordering::SeqCst) as usize;
-                    if k < RUNS {
-                        l.who[k].store(me, Ordering::SeqCst);
-                        l.start[k].store(now(), Ordering::SeqCst);
-                        l.n.store(k as u32 + 1, Ordering::SeqCst);
-                    }
-                    l.owner.store(me, Ordering::SeqCst);
-                    task::preempt_enable();
+                    let k = {
+                        let _p = task::PreemptGuard::new();
+                        let k = l.n.load(Ordering::SeqCst) as usize;
+                        if k < RUNS {
+                            l.who[k].store(me, Ordering::SeqCst);
+                            l.start[k].store(now(), Ordering::SeqCst);
+                            l.n.store(k as u32 + 1, Ordering::SeqCst);
+                        }
+                        l.owner.store(me, Ordering::SeqCst);
+                        k
+                    };
                     if k >= RUNS {
                         break;
                     }

@@ -98,7 +98,7 @@ ktest_timing!(threads_preempt_disable, || {
     let y = Hog::spawn("hog", TaskParams::default())?;
     task::sleep_ns(tick_ns()); // let Y start
     let cur = task::current();
-    task::preempt_disable();
+    let no_preempt = task::PreemptGuard::new();
     let (_, t0) = wait_tick_edge();
     let y0 = y.count.load(Ordering::Relaxed);
     let invol0 = cur.switches().1;
@@ -106,7 +106,7 @@ ktest_timing!(threads_preempt_disable, || {
     let y1 = y.count.load(Ordering::Relaxed);
     let pending = crate::percpu::this_cpu().need_resched();
     let invol1 = cur.switches().1;
-    task::preempt_enable();
+    drop(no_preempt);
     let invol2 = cur.switches().1;
     let y2 = y.count.load(Ordering::Relaxed);
     y.stop()?;

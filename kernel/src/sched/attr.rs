@@ -1,0 +1,83 @@
+//! Changing a thread's scheduling attributes: `sched_setattr` (policy, nice,
+//! RT priority, slice) and `sched_setaffinity`.
+
+use ::core::sync::atomic::Ordering;
+
+use ::sched::smp::LifecycleError;
+use ::sched::{CpuMask, Resched, SchedTask, TaskId, TaskParams};
+
+use super::*;
+use crate::arch;
+use crate::percpu::{self, MAX_CPUS};
+use crate::task::{thread, Thread, Tid};
+
+/// Changes thread `t`'s policy / nice / slice (`sched_setattr`), whether it is
+/// running, queued or asleep, on any CPU.
+pub fn sched_setattr(t: &Thread, params: TaskParams) -> Result<(), sched::RqError> {
+    params.validate().map_err(sched::RqError::Params)?;
+    let s = SCHED.get().ok_or(sched::RqError::NotQueued)?;
+    let _pi = t.pi_lock.lock();
+    match s.set_params(TaskId(t.idx()), params, arch::cpu_id()) {
+        Ok((cpu, r)) => {
+            t.prio
+                .store(SchedTask::new(params).prio(), Ordering::Relaxed);
+            percpu::cpu(cpu).raise_need_resched(r);
+            Ok(())
+        }
+        Err(LifecycleError::Params(p)) => Err(sched::RqError::Params(p)),
+        Err(LifecycleError::NoMemory) => Err(sched::RqError::NoMemory),
+        Err(_) => Err(sched::RqError::NotQueued),
+    }
+}
+
+/// Why [`set_affinity`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffinityError {
+    /// The mask names no online CPU.
+    NoOnlineCpu,
+    /// The thread does not exist (any more), or is an idle thread.
+    NoSuchThread,
+}
+
+/// Restricts thread `tid` to the CPUs in `mask` (bit n = CPU n; CPUs that are
+/// not online are ignored), like `sched_setaffinity`. A sleeping thread is
+/// woken on an allowed CPU later; a queued one moves at once; a running one
+/// is asked to reschedule and moves when it is off its CPU (at once for the
+/// caller itself; for a thread running on another CPU at its next preemption
+/// point, i.e. at once under the full and lazy models, at its next
+/// `schedule()` under none, or `cond_resched()` under voluntary).
+pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
+    let s = SCHED.get().ok_or(AffinityError::NoSuchThread)?;
+    let mask = mask & online_mask();
+    if mask == 0 {
+        return Err(AffinityError::NoOnlineCpu);
+    }
+    let idx = tid.idx();
+    if (idx as usize) < MAX_CPUS || idx as usize >= crate::task::threads().len() {
+        return Err(AffinityError::NoSuchThread);
+    }
+    let t = thread(idx);
+    {
+        let _pi = t.pi_lock.lock();
+        if !crate::task::tid_is_live(tid) {
+            return Err(AffinityError::NoSuchThread);
+        }
+        t.cpus_allowed.store(mask, Ordering::Relaxed);
+        match s.set_affinity(TaskId(idx), CpuMask::from_u64(mask), arch::cpu_id()) {
+            Ok(()) => {}
+            Err(LifecycleError::NoAllowedCpu) => return Err(AffinityError::NoOnlineCpu),
+            Err(_) => return Err(AffinityError::NoSuchThread),
+        }
+    }
+    // The caller itself, on a CPU it may no longer use: move now.
+    let irq = arch::IrqGuard::save();
+    let me = crate::task::current_idx() == idx && mask & (1u64 << arch::cpu_id()) == 0;
+    if me {
+        percpu::this_cpu().raise_need_resched(Resched::Now);
+    }
+    drop(irq);
+    if me && preempt_count() == 0 {
+        __schedule(SchedMode::Preempt);
+    }
+    Ok(())
+}

@@ -1,0 +1,319 @@
+//! The kernel's scheduler core, the glue between kernel threads and the
+//! `sched` crate on many CPUs (Linux's `kernel/sched/core.c`, split the same
+//! way: [`switch`], [`wakeup`], [`tick`] (and balancing), [`preempt`],
+//! [`idle`], [`attr`]ibutes, [`stats`]):
+//! `schedule()`, `try_to_wake_up()`, the tick, load balancing, affinity and
+//! preemption (on return from interrupt, at `preempt_enable()`, at
+//! `cond_resched()`), following Linux's `core.c`.
+//!
+//! # Runqueues
+//! One [`sched::smp::Scheduler`] ([`sched()`]) holds a runqueue per CPU the
+//! firmware describes, each behind its own lock, with a capacity of the thread
+//! table size. Each CPU works on its own runqueue; other CPUs touch it to wake
+//! (only with NO_TTWU_QUEUE), to inspect, to change a thread's parameters or
+//! affinity, and to balance (the balancer pulls from the busiest CPU under
+//! `double_rq_lock`).
+//!
+//! # Locks and their order
+//! `wait queue -> timer list -> thread pi_lock -> runqueue (two runqueues in
+//! CPU order) -> wake list`. A thread's `pi_lock` (Linux's `p->pi_lock`)
+//! serialises its wakeups and every operation that must find where its
+//! scheduler state is ([`task_rq_lock`]). The runqueue lock is taken with
+//! interrupts masked (the Scheduler's platform masks them).
+//!
+//! # Where a thread's scheduler state is
+//! The scheduler's, from spawn to exit (the `sched` crate's task
+//! lifecycle): in the runqueue of `Scheduler::task_cpu` (queued, running,
+//! or asleep, its state kept there), or for a moment on a wake list on its
+//! way to another CPU. The kernel never holds it: it spawns
+//! (`Scheduler::spawn`), switches (`Scheduler::schedule` with what the
+//! running thread does: stays, yields, sleeps or exits), wakes
+//! (`Scheduler::wake`, whatever the state), changes parameters and
+//! affinity, and reads copies. Every move of a thread to another CPU is
+//! reported under the destination runqueue's lock (`Platform::set_task_cpu`),
+//! which keeps `thread.cpu` right; `Scheduler::task_rq_lock` finds the
+//! runqueue that holds a thread without searching.
+//!
+//! # The switch and `on_cpu`
+//! The runqueue lock is held across the context switch and released by the
+//! thread switched to (`finish_task_switch`, after it cleared the previous
+//! thread's `on_cpu` with Release). Every operation that moves a thread's
+//! state to another CPU (a wakeup that places it elsewhere, balancing, an
+//! affinity change) first locks the runqueue that holds it, so it only
+//! ever sees a previous thread whose registers are saved: a thread is never
+//! running on two CPUs at once. A thread that stays runnable but may no
+//! longer run here (its affinity changed) is taken off the queue by the
+//! switch and queued on an allowed CPU by `finish_task_switch`.
+//!
+//! # Wakeups (`try_to_wake_up`)
+//! Under the wakee's `pi_lock`: if it is not `TASK_SLEEPING`, nothing to do;
+//! otherwise mark it running and call `Scheduler::wake`, which re-queues a
+//! thread still on its runqueue in place, places a blocked one
+//! (`select_task_rq`, this CPU being the waker's) and queues it: locally at
+//! once, remotely on that CPU's wake list with an IPI (TTWU_QUEUE) or by
+//! locking the remote runqueue (NO_TTWU_QUEUE). Every `schedule()`, tick and
+//! reschedule IPI drains the local wake list (`sched_ttwu_pending`) under
+//! the local runqueue lock. A need-resched raised on another CPU's runqueue
+//! is mirrored into that CPU's per-CPU flag and sends an IPI only when it is
+//! immediate (`kick_if_needed`); a lazy one waits for that CPU's tick.
+//!
+//! # Idle polling
+//! An idle CPU polls for [`IDLE_POLL_NS`] before it halts, with its per-CPU
+//! `polling` flag set. A reschedule "IPI" to it ([`KernelPlatform`]) then
+//! only raises its `poll_kick` (Linux's `TIF_POLLING_NRFLAG`): waking a
+//! halted CPU is what makes cross-CPU ping-pongs slow under emulation. The
+//! sender raises the kick before it reads `polling`; the idle thread never
+//! clears a kick when it starts polling (see [`poll`]), clears `polling`
+//! before it reads the kick one last time, and `__schedule` clears
+//! it before it drains the wake list when the idle thread leaves (also when
+//! an interrupt preempted it while polling), so a kick is never left
+//! unseen: either the idle thread sees it, or the sender sees `polling`
+//! clear and sends the IPI.
+//!
+//! # Balancing and affinity
+//! Each CPU's tick runs `load_balance(cpu, false)` every [`BALANCE_TICKS`]
+//! ticks, staggered by CPU number, after it released its runqueue lock; the
+//! idle thread runs `load_balance(cpu, true)` once each time it is switched in
+//! (newidle).
+//!
+//! # Tickless idle
+//! With [`NOHZ_IDLE`] (boot argument `nohz=on`, the default) an idle CPU
+//! other than CPU 0 stops its tick when it halts; timer events (sleepers)
+//! and IPIs still wake it, and `__schedule` restarts the tick when the idle
+//! thread leaves. A tickless CPU no longer balances on its own, so a busy
+//! CPU's balancing tick with two or more runnable tasks kicks one of them to
+//! run a newidle balance (`nohz_balance_kick`, after Linux's
+//! `nohz_balancer_kick`). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
+//! still running where it may no longer run is asked to reschedule, and
+//! `schedule()` takes it off the runqueue before switching away and
+//! `finish_task_switch` queues it on an allowed CPU once it is off this one
+//! (`Scheduler::finish_switch`). New threads go through `Scheduler::spawn`
+//! (fork balancing within their mask).
+//!
+//! After every scheduler call the runqueue's need-resched state is mirrored
+//! into the per-CPU atomic that interrupt exit and `preempt_enable` read
+//! without the lock. Nothing here allocates after [`init_sched`].
+//!
+//! # Preemption models (`kernel.sched_preempt`, boot `preempt=`)
+//! - none: switches only when a thread blocks, yields, exits or calls
+//!   `schedule()`; `cond_resched()` does nothing (stricter than Linux, whose
+//!   `none` still honours it: here it is what tells `voluntary` apart);
+//! - voluntary: plus at explicit `cond_resched()` points;
+//! - full: also on return from interrupt and at the end of a preempt-disabled
+//!   or spinlocked section, when an immediate reschedule is pending;
+//! - lazy: as full, but fair-class requests are lazy and only become immediate
+//!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
+
+mod attr;
+mod idle;
+mod preempt;
+mod stats;
+mod switch;
+mod tick;
+mod wakeup;
+
+pub use attr::*;
+pub use idle::*;
+pub use preempt::*;
+pub use stats::*;
+pub use switch::*;
+pub use tick::*;
+pub use wakeup::*;
+
+use ::core::ops::{Deref, DerefMut};
+use ::core::sync::atomic::{AtomicU64, Ordering};
+use alloc::sync::Arc;
+
+use ::sched::smp::{Platform, RqGuard, Scheduler};
+use ::sched::{PreemptMode, Rq, SchedConfig, TaskId};
+
+use crate::arch;
+use crate::percpu::{self, MAX_CPUS};
+use crate::task::{thread, Thread, MAX_THREADS};
+
+/// The [`Platform`] of the kernel: interrupt masking and reschedule IPIs
+/// through the arch layer.
+pub struct KernelPlatform;
+
+impl Platform for KernelPlatform {
+    fn irq_save(&self) -> bool {
+        let was = arch::irqs_enabled();
+        arch::irq_disable();
+        was
+    }
+
+    fn irq_restore(&self, was_enabled: bool) {
+        if was_enabled {
+            arch::irq_enable();
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        arch::now_ns()
+    }
+
+    fn send_resched_ipi(&self, cpu: usize) {
+        let pc = percpu::cpu(cpu);
+        if !poll::kick(&pc.poll_kick, &pc.polling) {
+            pc.ipis_elided.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        pc.ipis_sent.fetch_add(1, Ordering::Relaxed);
+        arch::send_ipi(cpu, arch::IpiKind::Reschedule);
+    }
+
+    /// The thread's `cpu` follows the scheduler (under the destination
+    /// runqueue's lock); a move is a `sched_migrate_task` trace event.
+    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
+        let t = thread(id.0);
+        let orig = t.cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
+        if orig != cpu && orig < MAX_CPUS {
+            crate::trace::sched_migrate_task(id.0, t.prio.load(Ordering::Relaxed), orig, cpu);
+        }
+    }
+}
+
+pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
+/// CPUs running the scheduler (bit n = CPU n).
+pub(crate) static ONLINE_MASK: AtomicU64 = AtomicU64::new(0);
+
+/// The machine's scheduler (per-CPU runqueues).
+pub fn sched() -> &'static Scheduler<KernelPlatform> {
+    SCHED.get().expect("scheduler not initialised")
+}
+
+/// The scheduler configuration every runqueue shares.
+pub fn sched_config() -> &'static Arc<SchedConfig> {
+    &sched().cfg
+}
+
+/// The current preemption model.
+pub fn preempt_mode() -> PreemptMode {
+    SCHED
+        .get()
+        .map_or(PreemptMode::None, |s| s.cfg.tunables.preempt_mode())
+}
+
+/// Creates the scheduler with one runqueue per CPU the firmware describes and
+/// puts this (the boot) CPU online. Call once on the boot CPU after
+/// [`super::init`]; the other CPUs call [`cpu_online`] when they start.
+pub fn init_sched(cfg: Arc<SchedConfig>) {
+    let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);
+    SCHED.call_once(|| {
+        let s = Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS);
+        // Every runqueue and wake list sized now for as many threads as can
+        // exist, so that nothing allocates later under a runqueue lock with
+        // interrupts masked: no more than the thread table holds, nor than
+        // the heap has room for stacks (a spawn without room for its stack
+        // fails). A heap too small even for that halves it, with a warning.
+        let (used, free) = crate::heap::stats();
+        let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + MAX_CPUS);
+        while s.try_reserve(want).is_err() && want > MAX_CPUS {
+            want /= 2;
+            log::warn!("sched: heap too small for the runqueues, reserving {want} threads per CPU");
+        }
+        s
+    });
+    cpu_online(arch::cpu_id());
+}
+
+/// Marks `cpu` (this CPU) as running the scheduler.
+pub fn cpu_online(cpu: usize) {
+    debug_assert_eq!(cpu, arch::cpu_id());
+    {
+        let mut rq = lock_rq(cpu);
+        let now = arch::now_ns();
+        rq.update_rq_clock(now);
+        percpu::cpu(cpu).account_switch(now, false, true);
+    }
+    ONLINE_MASK.fetch_or(1 << cpu, Ordering::AcqRel);
+    percpu::cpu(cpu).online.store(true, Ordering::Release);
+}
+
+/// CPUs running the scheduler, as a mask.
+pub fn online_mask() -> u64 {
+    ONLINE_MASK.load(Ordering::Acquire)
+}
+
+/// Runqueues of the scheduler (CPUs the firmware describes).
+pub(crate) fn nr_rqs() -> usize {
+    SCHED.get().map_or(0, |s| s.nr_cpus())
+}
+
+/// A locked runqueue of the kernel: the Scheduler's guard (interrupts masked)
+/// whose drop first mirrors the need-resched state into the CPU's flag.
+pub struct RqLock {
+    g: Option<RqGuard<'static, KernelPlatform>>,
+    cpu: usize,
+}
+
+impl Deref for RqLock {
+    type Target = Rq;
+    fn deref(&self) -> &Rq {
+        self.g.as_ref().expect("held until drop")
+    }
+}
+
+impl DerefMut for RqLock {
+    fn deref_mut(&mut self) -> &mut Rq {
+        self.g.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for RqLock {
+    fn drop(&mut self) {
+        if let Some(g) = self.g.take() {
+            let pc = percpu::cpu(self.cpu);
+            if self.cpu == arch::cpu_id() {
+                pc.mirror_need_resched(&g);
+            } else {
+                pc.raise_need_resched(g.need_resched());
+            }
+            drop(g);
+        }
+    }
+}
+
+/// Locks CPU `cpu`'s runqueue and brings its clock up to date.
+pub(crate) fn lock_rq(cpu: usize) -> RqLock {
+    let mut g = sched().cpu_rq(cpu);
+    g.update_rq_clock(arch::now_ns());
+    RqLock { g: Some(g), cpu }
+}
+
+/// Runs `f` on this CPU's runqueue, under its lock.
+pub fn with_rq<R>(f: impl FnOnce(&mut Rq) -> R) -> R {
+    // Interrupts off first: the CPU read is then the one whose lock we take.
+    let irq = arch::IrqGuard::save();
+    let r = {
+        let mut rq = lock_rq(arch::cpu_id());
+        f(&mut rq)
+    };
+    drop(irq);
+    r
+}
+
+/// Runs `f` on CPU `cpu`'s runqueue, under its lock (`cpu_rq(cpu)`), for
+/// inspection (`ps`, `sched_debug`) and remote operations.
+pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
+    let mut rq = lock_rq(cpu);
+    f(&mut rq)
+}
+
+/// CPUs running the scheduler.
+pub fn nr_cpus() -> usize {
+    online_mask().count_ones() as usize
+}
+
+/// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`
+/// before checking a wait condition, `TASK_RUNNING` after.
+#[inline]
+pub fn set_current_state(state: u8) {
+    crate::task::current().state.store(state, Ordering::SeqCst);
+}
+
+/// Where the scheduler keeps thread `t` (`None`: an idle thread, or not
+/// spawned / exited).
+pub fn task_cpu(t: &Thread) -> Option<usize> {
+    SCHED.get()?.task_cpu(TaskId(t.idx()))
+}

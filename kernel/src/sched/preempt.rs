@@ -1,0 +1,125 @@
+//! Preemption: at interrupt exit, at `preempt_enable()`, at `cond_resched()`,
+//! by preemption model.
+
+use ::core::sync::atomic::Ordering;
+
+use ::sched::{PreemptMode, Resched};
+
+use super::*;
+use crate::arch;
+use crate::percpu::{self, PerCpu};
+
+pub(crate) fn preemptible_model() -> bool {
+    matches!(preempt_mode(), PreemptMode::Full | PreemptMode::Lazy)
+}
+
+pub(crate) fn should_preempt(pc: &PerCpu) -> bool {
+    pc.online.load(Ordering::Relaxed)
+        && pc.need_resched() == Resched::Now
+        && pc.preempt_count.load(Ordering::Relaxed) == 0
+        && preemptible_model()
+}
+
+/// Interrupt exit (interrupts disabled, on the interrupted thread's stack):
+/// preempt the interrupted thread if an immediate reschedule is pending, the
+/// preempt count is zero and the model is full or lazy.
+pub fn irq_exit() {
+    let pc = percpu::this_cpu();
+    pc.interrupts.fetch_add(1, Ordering::Relaxed);
+    if should_preempt(pc) {
+        __schedule(SchedMode::Preempt);
+    }
+}
+
+/// A preemption point in thread context with interrupts enabled (the end of a
+/// spinlocked section, `preempt_enable`).
+pub fn preempt_check_resched() {
+    if !arch::irqs_enabled() {
+        return;
+    }
+    // Interrupts off around the per-CPU reads (no migration in between).
+    let irq = arch::IrqGuard::save();
+    let go = should_preempt(percpu::this_cpu());
+    drop(irq);
+    if go {
+        __schedule(SchedMode::Preempt);
+    }
+}
+
+/// Disables preemption on this CPU (nests). The running thread then stays on
+/// this CPU until the matching [`preempt_enable`].
+#[inline]
+pub fn preempt_disable() {
+    // Interrupts off around the CPU lookup: a preemption (and migration)
+    // between reading the CPU and counting would count on the wrong CPU.
+    let irq = arch::IrqGuard::save();
+    percpu::this_cpu()
+        .preempt_count
+        .fetch_add(1, Ordering::Relaxed);
+    drop(irq);
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+}
+
+/// Re-enables preemption; dropping to zero with an immediate reschedule
+/// pending reschedules at once (full / lazy models).
+#[inline]
+pub fn preempt_enable() {
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    // The count is non-zero: no migration until it drops.
+    let pc = percpu::this_cpu();
+    let old = pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
+    debug_assert!(old > 0, "preempt_enable without preempt_disable");
+    if old == 1 {
+        preempt_check_resched();
+    }
+}
+
+/// This CPU's preempt count.
+pub fn preempt_count() -> u32 {
+    let irq = arch::IrqGuard::save();
+    let n = percpu::this_cpu().preempt_count.load(Ordering::Relaxed);
+    drop(irq);
+    n
+}
+
+/// An explicit preemption point for long-running kernel loops: reschedules if
+/// a reschedule is pending, under the voluntary model only (none switches
+/// only at blocking, yield and `schedule()`; full and lazy preempt anyway,
+/// and lazy leaves a lazy request to the tick, as Linux does).
+pub fn cond_resched() {
+    let irq = arch::IrqGuard::save();
+    let pc = percpu::this_cpu();
+    let go = pc.preempt_count.load(Ordering::Relaxed) == 0
+        && preempt_mode() == PreemptMode::Voluntary
+        && pc.need_resched() != Resched::None;
+    drop(irq);
+    if go {
+        __schedule(SchedMode::Preempt);
+    }
+}
+
+/// Preemption disabled on this CPU until the guard is dropped
+/// ([`preempt_disable`] / [`preempt_enable`] as a scope; nests). The
+/// thread stays on this CPU meanwhile.
+#[must_use = "preemption is re-enabled when the guard is dropped"]
+pub struct PreemptGuard {
+    _cpu_local: ::core::marker::PhantomData<*const ()>,
+}
+
+impl PreemptGuard {
+    /// Disables preemption.
+    #[inline]
+    pub fn new() -> Self {
+        preempt_disable();
+        PreemptGuard {
+            _cpu_local: ::core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for PreemptGuard {
+    #[inline]
+    fn drop(&mut self) {
+        preempt_enable();
+    }
+}

@@ -1,0 +1,54 @@
+//! Reading a thread's scheduler state (`ps`, `join`, tests) and the
+//! runqueues for dumps.
+
+use ::core::sync::atomic::Ordering;
+
+use ::sched::{Rq, SchedTask, TaskId};
+
+use super::*;
+use crate::arch;
+use crate::task::{Thread, TASK_DEAD};
+
+/// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
+/// (`None`: an idle thread, or one not spawned or exited). The running
+/// thread's runtime is as of its last accounting.
+pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
+    SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()).ok()
+}
+
+/// Thread `t`'s total runtime in ns, including the part of the current run
+/// not accounted yet.
+pub fn task_runtime_ns(t: &Thread) -> u64 {
+    let Some(s) = SCHED.get() else { return 0 };
+    let id = TaskId(t.idx());
+    let Ok((_, mut rq)) = s.task_rq_lock(id, arch::cpu_id()) else {
+        return t.exit_sched.lock().map_or(0, |st| st.se.sum_exec_runtime);
+    };
+    rq.update_rq_clock(arch::now_ns());
+    let Some(st) = rq.task(id) else { return 0 };
+    let mut ns = st.se.sum_exec_runtime;
+    if rq.curr() == Some(id) {
+        ns += rq.clock().saturating_sub(st.se.exec_start);
+    }
+    ns
+}
+
+/// Whether the thread is dead (for assertions).
+#[allow(dead_code)]
+pub(crate) fn is_dead(t: &Thread) -> bool {
+    t.state.load(Ordering::Relaxed) == TASK_DEAD
+}
+
+/// Every CPU's runqueue, locked if free, for the hang dump (never spins).
+pub(crate) fn try_rq(cpu: usize) -> Option<spin::MutexGuard<'static, Rq>> {
+    let s = SCHED.get()?;
+    if cpu >= s.nr_cpus() {
+        return None;
+    }
+    s.rq_lock(cpu).try_lock()
+}
+
+/// The number of runqueues (CPUs the firmware describes).
+pub fn nr_runqueues() -> usize {
+    nr_rqs()
+}

@@ -1,0 +1,196 @@
+//! `schedule()` and the context switch (`__schedule`, `finish_task_switch`).
+
+use ::core::sync::atomic::Ordering;
+
+use ::sched::{PrevAction, Rq, Switch, TaskId};
+
+use super::*;
+use crate::arch;
+use crate::percpu::{self};
+use crate::task::{idle_idx, thread, Thread, TASK_SLEEPING};
+
+/// How `__schedule` was entered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SchedMode {
+    /// A thread called `schedule()`: it blocks if it set itself sleeping.
+    Voluntary,
+    /// Preemption (interrupt exit, `preempt_enable`, `cond_resched`): the
+    /// thread stays runnable whatever its state says.
+    Preempt,
+    /// `yield_now()`.
+    Yield,
+    /// The thread exited.
+    Dead,
+}
+
+/// Gives up the CPU. Blocks if the current thread set itself `TASK_SLEEPING`
+/// and no wakeup came in the meantime; otherwise just lets the scheduler pick.
+pub fn schedule() {
+    let pcount = preempt_count();
+    if pcount != 0 {
+        crate::kprintln!(
+            "BUG: scheduling while atomic: thread '{}' preempt_count {}",
+            crate::task::current().name(),
+            pcount
+        );
+    }
+    __schedule(SchedMode::Voluntary);
+}
+
+/// Gives the CPU to another runnable thread if one should run (`sched_yield`:
+/// an eligible fair thread forfeits the rest of its request).
+pub fn yield_now() {
+    __schedule(SchedMode::Yield);
+}
+
+/// Last switch of an exiting thread (preemption disabled by the caller).
+pub(crate) fn schedule_dead() -> ! {
+    __schedule(SchedMode::Dead);
+    unreachable!("a dead thread was switched back in");
+}
+
+/// `__schedule`, in Linux's steps: leave idle if idle runs, lock the
+/// runqueue, tell the scheduler what the running thread does and let it
+/// pick, account the switch, and switch stacks with the runqueue still
+/// locked (`finish_task_switch` unlocks it on the other side).
+pub(crate) fn __schedule(mode: SchedMode) {
+    // Restored when this thread runs again and returns from here.
+    let _irq = arch::IrqGuard::save();
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    let Some(s) = SCHED.get() else { return };
+    if !pc.online.load(Ordering::Acquire) {
+        return;
+    }
+    let idle = idle_idx(cpu);
+    let prev_idx = pc.curr.load(Ordering::Relaxed);
+    if prev_idx == idle {
+        leave_idle(pc);
+    }
+    let mut rq = s.rq_lock(cpu).lock();
+    let prev = thread(prev_idx);
+    prev.check_stack();
+    let action = prev_action(mode, prev_idx == idle, prev);
+    let sw = s.schedule(&mut rq, action);
+    if mode == SchedMode::Dead {
+        // Kept for `join`'s exit statistics.
+        *prev.exit_sched.lock() = sw.prev_exited;
+        pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
+    }
+    pc.mirror_need_resched(&rq);
+    let next_idx = sw.next.map_or(idle, |t| t.0);
+    if next_idx == prev_idx {
+        s.publish(&rq);
+        return;
+    }
+    let stays = prev_idx != idle && matches!(action, PrevAction::Stays | PrevAction::Yields);
+    prepare_task_switch(cpu, &rq, mode, stays, sw.prev_misplaced, prev_idx, next_idx);
+    s.publish(&rq);
+    // The lock stays held across the switch; the next thread releases it in
+    // `finish_task_switch`.
+    ::core::mem::forget(rq);
+    context_switch(prev, thread(next_idx));
+    finish_task_switch();
+}
+
+/// The idle thread leaves (or was preempted while polling).
+fn leave_idle(pc: &percpu::PerCpu) {
+    // From now on wakers must interrupt this CPU. Before the wake list is
+    // drained, so a waker that still saw the flag queued what the drain takes.
+    pc.polling.store(false, Ordering::SeqCst);
+    // Tickless idle ends here, whichever way the idle thread was left (its
+    // own loop, or preemption at an interrupt's exit).
+    if pc.nohz_idle.swap(false, Ordering::Relaxed) {
+        arch::timer_restart_tick();
+    }
+}
+
+/// What the running thread does as it gives up the CPU.
+fn prev_action(mode: SchedMode, prev_is_idle: bool, prev: &Thread) -> PrevAction {
+    match mode {
+        SchedMode::Dead => PrevAction::Exits,
+        SchedMode::Voluntary
+            if !prev_is_idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
+        {
+            PrevAction::Sleeps
+        }
+        SchedMode::Yield => PrevAction::Yields,
+        _ => PrevAction::Stays,
+    }
+}
+
+/// Bookkeeping of a switch from `prev_idx` to `next_idx` (`rq` locked):
+/// switch counts, CPU time split, the stall watchdog's clocks, `on_cpu`,
+/// the per-CPU current thread, and the trace event.
+fn prepare_task_switch(
+    cpu: usize,
+    rq: &Rq,
+    mode: SchedMode,
+    prev_stays: bool,
+    prev_misplaced: bool,
+    prev_idx: u32,
+    next_idx: u32,
+) {
+    let pc = percpu::cpu(cpu);
+    let (prev, next) = (thread(prev_idx), thread(next_idx));
+    let idle = idle_idx(cpu);
+    let now = rq.clock();
+    if mode == SchedMode::Preempt {
+        prev.nivcsw.fetch_add(1, Ordering::Relaxed);
+    } else {
+        prev.nvcsw.fetch_add(1, Ordering::Relaxed);
+    }
+    pc.account_switch(now, prev_idx == idle, next_idx == idle);
+    if prev_stays {
+        prev.runnable_since.store(now.max(1), Ordering::Relaxed);
+    }
+    next.runnable_since.store(0, Ordering::Relaxed);
+    next.on_cpu.store(true, Ordering::Relaxed);
+    next.cpu.store(cpu as u32, Ordering::Release);
+    prev.migrating.store(prev_misplaced, Ordering::Relaxed);
+    pc.curr.store(next_idx, Ordering::Relaxed);
+    pc.prev.store(prev_idx, Ordering::Relaxed);
+    crate::trace::sched_switch(rq, prev_idx, next_idx, mode == SchedMode::Preempt);
+}
+
+/// Switches stacks from `prev` to `next`. Returns when `prev` is switched
+/// back in (never for a dead thread).
+fn context_switch(prev: &Thread, next: &Thread) {
+    // Soundness: interrupts are off and this CPU's runqueue lock is held;
+    // `prev.ctx` is the running thread's save area, and `next.ctx` holds a
+    // context saved by an earlier switch (whose `finish_task_switch` ran:
+    // `next` was held by this locked runqueue, so it is off every CPU) or
+    // prepared by spawn.
+    // SAFETY: as argued just above.
+    unsafe { arch::switch_context(prev.ctx.get(), next.ctx.get()) };
+}
+
+/// Completes a switch on the side of the thread switched to: the previous
+/// thread is off the CPU (a dead one may now be reaped, a blocked one woken
+/// anywhere), and the runqueue lock taken by `__schedule` is released. A
+/// previous thread that may no longer run here is then queued on an allowed
+/// CPU. Interrupts stay disabled.
+pub(crate) fn finish_task_switch() {
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    let prev_idx = pc.prev.load(Ordering::Relaxed);
+    let prev = thread(prev_idx);
+    let migrate = prev.migrating.swap(false, Ordering::Relaxed);
+    prev.on_cpu.store(false, Ordering::Release);
+    let s = sched();
+    // SAFETY: `__schedule` on this CPU locked this runqueue, published it and
+    // forgot its guard before switching here; nothing uses that guard's borrow.
+    unsafe { s.rq_lock(cpu).force_unlock() };
+    if migrate {
+        // It stayed runnable on a CPU it may no longer use: now that it is
+        // off this CPU, queue it on an allowed one.
+        let sw = Switch {
+            prev: Some(TaskId(prev_idx)),
+            next: None,
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced: true,
+        };
+        s.finish_switch(cpu, &sw);
+    }
+}

@@ -1,0 +1,105 @@
+//! The tick and timer events (sleepers' wakeups), and load balancing
+//! (periodic, newidle, and the kick of a tickless CPU).
+
+use ::core::sync::atomic::{AtomicBool, Ordering};
+
+use ::sched::WakeFlags;
+
+use super::*;
+use crate::arch;
+use crate::percpu::{self, PerCpu};
+
+/// Ticks between two periodic balancing passes of one CPU (staggered by CPU
+/// number, so the CPUs do not all balance on the same tick). At the default
+/// 250 Hz: every 16 ms.
+pub const BALANCE_TICKS: u64 = 4;
+
+/// Wakes this CPU's sleepers whose deadline is `now` or earlier
+/// (`WakeFlags::IRQ`) and points its timer event at the next one. Interrupts
+/// off.
+pub(crate) fn expire_timers(pc: &PerCpu, now: u64) {
+    let mut timers = pc.timers.lock();
+    while let Some(idx) = timers.pop_expired(now) {
+        try_to_wake_up(idx, WakeFlags::IRQ);
+    }
+    arch::timer_set_event(timers.earliest());
+}
+
+/// A timer event between ticks (`hooks::timer_event`): wake the sleepers whose
+/// time came.
+pub fn timer_event() {
+    let pc = percpu::cpu(arch::cpu_id());
+    pc.timer_events.fetch_add(1, Ordering::Relaxed);
+    if !pc.online.load(Ordering::Acquire) {
+        return;
+    }
+    expire_timers(pc, arch::now_ns());
+}
+
+/// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
+/// account the running thread, wake the sleepers whose time came
+/// (`WakeFlags::IRQ`), and every [`BALANCE_TICKS`] ticks balance.
+pub fn timer_tick() {
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    let ticks = pc.ticks.fetch_add(1, Ordering::Relaxed) + 1;
+    if !pc.online.load(Ordering::Acquire) {
+        return;
+    }
+    let s = sched();
+    let now = {
+        let mut rq = lock_rq(cpu);
+        s.sched_ttwu_pending(&mut rq);
+        rq.task_tick();
+        rq.clock()
+    };
+    expire_timers(pc, now);
+    if cpu == 0 && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
+        crate::task::stall::check(now);
+    }
+    if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
+        pc.balance_runs.fetch_add(1, Ordering::Relaxed);
+        let n = balance(cpu, false);
+        pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
+        nohz_balance_kick(cpu);
+    }
+}
+
+/// Tickless idle (`nohz=on`, the default): an idle CPU other than CPU 0
+/// stops its tick when it halts. CPU 0 keeps ticking for the test watchdog
+/// and the heartbeat.
+pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
+
+/// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`): with more than
+/// one runnable task here, ask one tickless idle CPU to run a newidle balance
+/// (it no longer balances on its own ticks).
+pub(crate) fn nohz_balance_kick(cpu: usize) {
+    if !NOHZ_IDLE.load(Ordering::Relaxed) {
+        return;
+    }
+    // A tickless CPU first (atomic loads), this runqueue's lock only then.
+    let online = online_mask();
+    let target = (1..nr_rqs())
+        .map(|k| (cpu + k) % nr_rqs())
+        .find(|&c| online & (1 << c) != 0 && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
+    if let Some(c) = target.filter(|_| with_cpu_rq(cpu, |rq| rq.nr_running()) >= 2) {
+        let tpc = percpu::cpu(c);
+        tpc.newidle.store(true, Ordering::Relaxed);
+        tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
+        arch::send_ipi(c, arch::IpiKind::Reschedule);
+    }
+}
+
+/// One balancing pass of `cpu` (this CPU); returns the threads pulled (their
+/// `thread.cpu` is kept by `set_task_cpu`).
+pub(crate) fn balance(cpu: usize, newidle: bool) -> usize {
+    let s = sched();
+    let irq = arch::IrqGuard::save();
+    let pulled = s.load_balance(cpu, newidle);
+    if !pulled.is_empty() {
+        let rq = lock_rq(cpu);
+        percpu::cpu(cpu).raise_need_resched(rq.need_resched());
+    }
+    drop(irq);
+    pulled.len()
+}

@@ -1,0 +1,85 @@
+//! Wakeups: a new thread's first (`wake_up_new_task`), `try_to_wake_up`,
+//! and the reschedule IPI that lands queued remote wakeups.
+
+use ::core::sync::atomic::Ordering;
+
+use ::sched::smp::{LifecycleError, Woke};
+use ::sched::{SchedTask, TaskId, WakeFlags, WakeupReason};
+
+use super::*;
+use crate::arch;
+use crate::percpu::{self};
+use crate::task::{thread, TASK_RUNNING, TASK_SLEEPING};
+
+/// Queues a newly spawned thread (`wake_up_new_task`, fork balancing within
+/// its allowed CPUs).
+pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError> {
+    let s = sched();
+    let t = thread(idx);
+    let _pi = t.pi_lock.lock();
+    let this_cpu = arch::cpu_id();
+    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    t.runnable_since
+        .store(arch::now_ns().max(1), Ordering::Relaxed);
+    // No CPU yet: `set_task_cpu` records the first one without a migration.
+    t.cpu.store(u32::MAX, Ordering::Release);
+    let prio = st.prio();
+    match s.spawn(TaskId(idx), st, this_cpu) {
+        Ok((cpu, d)) => {
+            crate::trace::sched_wakeup_new(idx, prio, cpu);
+            percpu::cpu(cpu).raise_need_resched(d.resched);
+            Ok(())
+        }
+        Err(e) => {
+            t.cpu.store(this_cpu as u32, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+/// Wakes thread `idx` if it is sleeping (`try_to_wake_up`). Returns whether it
+/// was. Callable from interrupt context; never allocates. See the module
+/// docs for the protocol.
+pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
+    let t = thread(idx);
+    let Some(s) = SCHED.get() else { return false };
+    let _pi = t.pi_lock.lock();
+    if t.state.load(Ordering::SeqCst) != TASK_SLEEPING {
+        return false;
+    }
+    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    match s.wake(TaskId(idx), wf, arch::cpu_id()) {
+        Ok(w) => {
+            let cpu = w.cpu();
+            let running = matches!(
+                w,
+                Woke::InPlace { decision, .. } if decision.reason == WakeupReason::SameTask
+            );
+            if !running {
+                t.runnable_since
+                    .store(arch::now_ns().max(1), Ordering::Relaxed);
+            }
+            crate::trace::sched_wakeup(idx, t.prio.load(Ordering::Relaxed), cpu);
+            if let Some(d) = w.decision() {
+                // Mirror the decision into the CPU's flag (a wakeup left on
+                // a remote wake list is decided by that CPU when it drains).
+                percpu::cpu(cpu).raise_need_resched(d.resched);
+            }
+        }
+        Err(e) => crate::kprintln!("BUG: waking thread {}: {:?}", idx, e),
+    }
+    true
+}
+
+/// Drains this CPU's wake list and refreshes its need-resched mirror: the
+/// reschedule IPI's work (the preemption itself happens in `irq_exit`).
+pub fn sched_ipi() {
+    let cpu = arch::cpu_id();
+    percpu::cpu(cpu).ipis.fetch_add(1, Ordering::Relaxed);
+    let Some(s) = SCHED.get() else { return };
+    if !percpu::cpu(cpu).online.load(Ordering::Acquire) {
+        return;
+    }
+    let mut rq = lock_rq(cpu);
+    s.sched_ttwu_pending(&mut rq);
+}
