@@ -6,7 +6,7 @@
 //! of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
 //!
-//! # How the kernel is mirrored (`kernel/src/task/core.rs`)
+//! # How the kernel is mirrored (`kernel/src/sched/`)
 //! - **Wakeups** ([`Kernel::wake`]): a task still held by a runqueue (its
 //!   dequeue delayed) goes through `Rq::ttwu_runnable`; a completed delayed
 //!   dequeue hands the state back and the wakeup continues like any sleeper's:
