@@ -280,22 +280,51 @@ pub struct Scheduler<P: Platform> {
     slots: Vec<CpuSlot>,
     capacity: usize,
     topology: Topology,
-    /// Where each task id lives (`task_cpu`): a CPU, [`HOME_NONE`], or a CPU
-    /// with [`HOME_TRANSIT`] while a wakeup carries the task there. Written
-    /// under the destination runqueue's lock ([`Scheduler::placed`]). In
-    /// chunks of [`HOME_CHUNK`] ids, each allocated by the first
+    /// Per task id ([`TaskCell`]): where it lives and, while it sleeps, its
+    /// state. In chunks of [`HOME_CHUNK`] ids, each allocated by the first
     /// [`Scheduler::spawn`] of an id in it: memory follows the ids in use,
     /// plus one small cell per chunk of the capacity.
-    homes: Vec<spin::Once<Vec<AtomicU32>>>,
+    cells: Vec<spin::Once<Vec<TaskCell>>>,
 }
 
-/// Task ids per chunk of [`Scheduler`]'s directory.
-pub(crate) const HOME_CHUNK: usize = 1024;
+/// What the scheduler keeps per task id outside the runqueues.
+pub(crate) struct TaskCell {
+    /// Where the task lives (`task_cpu`): a CPU whose runqueue holds it,
+    /// [`HOME_PARKED`] (asleep, its state in `parked`), a CPU with
+    /// [`HOME_TRANSIT`] while a wakeup carries it there, or [`HOME_NONE`].
+    /// Written under the lock of the runqueue it moves to, or of `parked`.
+    pub(crate) home: AtomicU32,
+    /// Set while the task that just went to sleep is still switching out of
+    /// its CPU (from [`Scheduler::schedule`] to [`Scheduler::finish_switch`]):
+    /// a waker waits for it before the task may run elsewhere (Linux's
+    /// `p->on_cpu`).
+    pub(crate) switching: AtomicBool,
+    /// A sleeping task's state (Linux keeps it in the `task_struct`): waking
+    /// it takes only this lock, not a remote runqueue's.
+    pub(crate) parked: Mutex<Option<SchedTask>>,
+    /// The CPU it slept on (its previous CPU for placement), while parked.
+    pub(crate) last_cpu: AtomicU32,
+}
 
-/// [`Scheduler`]'s directory: no task with this id.
+impl TaskCell {
+    fn new() -> Self {
+        TaskCell {
+            home: AtomicU32::new(HOME_NONE),
+            switching: AtomicBool::new(false),
+            parked: Mutex::new(None),
+            last_cpu: AtomicU32::new(0),
+        }
+    }
+}
+
+/// Task ids per chunk of [`Scheduler`]'s task cells.
+pub(crate) const HOME_CHUNK: usize = 128;
+/// [`TaskCell::home`]: no task with this id.
 pub(crate) const HOME_NONE: u32 = u32::MAX;
-/// [`Scheduler`]'s directory: the task is on its way to this CPU (in a wake
-/// list, or being enqueued by a waker).
+/// [`TaskCell::home`]: asleep, its state parked in the cell.
+pub(crate) const HOME_PARKED: u32 = u32::MAX - 1;
+/// [`TaskCell::home`]: the task is on its way to this CPU (in a wake list,
+/// or being enqueued by a waker).
 pub(crate) const HOME_TRANSIT: u32 = 1 << 31;
 
 impl<P: Platform> Scheduler<P> {
@@ -347,7 +376,7 @@ impl<P: Platform> Scheduler<P> {
             slots,
             capacity,
             topology,
-            homes: (0..capacity.div_ceil(HOME_CHUNK))
+            cells: (0..capacity.div_ceil(HOME_CHUNK))
                 .map(|_| spin::Once::new())
                 .collect(),
         }
@@ -410,12 +439,12 @@ impl<P: Platform> Scheduler<P> {
     pub fn heap_bytes(&self) -> usize {
         let mut n = self.slots.capacity() * core::mem::size_of::<CpuSlot>()
             + self.topology.heap_bytes()
-            + self.homes.capacity() * core::mem::size_of::<spin::Once<Vec<AtomicU32>>>()
+            + self.cells.capacity() * core::mem::size_of::<spin::Once<Vec<TaskCell>>>()
             + self
-                .homes
+                .cells
                 .iter()
                 .filter_map(|c| c.get())
-                .map(|c| c.capacity() * core::mem::size_of::<AtomicU32>())
+                .map(|c| c.capacity() * core::mem::size_of::<TaskCell>())
                 .sum::<usize>();
         for cpu in 0..self.nr_cpus() {
             n += self.cpu_rq(cpu).heap_bytes();

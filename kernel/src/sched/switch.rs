@@ -181,16 +181,14 @@ pub(crate) fn finish_task_switch() {
     // SAFETY: `__schedule` on this CPU locked this runqueue, published it and
     // forgot its guard before switching here; nothing uses that guard's borrow.
     unsafe { s.rq_lock(cpu).force_unlock() };
-    if migrate {
-        // It stayed runnable on a CPU it may no longer use: now that it is
-        // off this CPU, queue it on an allowed one.
-        let sw = Switch {
-            prev: Some(TaskId(prev_idx)),
-            next: None,
-            prev_blocked: None,
-            prev_exited: None,
-            prev_misplaced: true,
-        };
-        s.finish_switch(cpu, &sw);
-    }
+    // A thread that went to sleep may now run elsewhere; one that stayed
+    // runnable on a CPU it may no longer use is queued on an allowed one.
+    let sw = Switch {
+        prev: (prev_idx != idle_idx(cpu)).then_some(TaskId(prev_idx)),
+        next: None,
+        prev_blocked: None,
+        prev_exited: None,
+        prev_misplaced: migrate,
+    };
+    s.finish_switch(cpu, &sw);
 }
