@@ -46,9 +46,35 @@ pub fn ipi(kind: crate::arch::IpiKind) {
 
 /// The name of the thread running on this CPU, for fault reports. Takes no locks.
 pub fn current_thread_name() -> &'static str {
-    if task::is_ready() {
-        task::current().name()
-    } else {
-        "boot"
+    current_thread().1
+}
+
+/// The thread running on this CPU as (slot index, name), for fault reports:
+/// `(None, "boot")` before the thread table exists, `(None, "bring-up")` on
+/// a secondary CPU that has no idle thread yet. Takes no locks.
+pub fn current_thread() -> (Option<u32>, &'static str) {
+    if !task::is_ready() {
+        return (None, "boot");
     }
+    let cpu = crate::arch::cpu_id();
+    let idx = crate::percpu::this_cpu().curr.load(core::sync::atomic::Ordering::Relaxed);
+    // CPU `cpu` sets `curr` to its idle thread first thing (`init_idle`);
+    // before that a secondary CPU still shows CPU 0's idle thread.
+    if cpu != 0 && idx == task::idle_idx(0) {
+        return (None, "bring-up");
+    }
+    (Some(idx), task::thread(idx).name())
+}
+
+/// If `addr` lies in the unmapped guard below a kernel stack of the stack
+/// region: the slot index and name of the thread whose stack that is
+/// (`(None, "?")` for a slot nobody owns). Takes no locks.
+pub fn stack_guard_owner(addr: usize) -> Option<(Option<u32>, &'static str)> {
+    let owner = task::stack::guard_owner(addr)?;
+    Some(match owner {
+        Some(idx) if (idx as usize) < task::threads().len() => {
+            (Some(idx), task::thread(idx).name())
+        }
+        _ => (None, "?"),
+    })
 }

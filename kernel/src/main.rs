@@ -17,6 +17,7 @@ extern crate alloc;
 mod arch;
 mod cmdline;
 mod console;
+mod fault;
 mod heap;
 mod hooks;
 mod ktest;
@@ -88,9 +89,14 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         heap_len >> 20
     );
     HZ.store(args.hz, Ordering::Relaxed);
+    fault::set(args.fault);
     start_secondaries(ncpus);
 
     let spawned = match args.ktest {
+        _ if fault::armed() => {
+            fault::start();
+            Ok(task::current_tid())
+        }
         Some(filter) => {
             let suite = args.ktest_suite;
             task::spawn("ktest", TaskParams::default(), move || {
@@ -119,20 +125,24 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
 
 /// The tick rate the secondary CPUs start their timers with.
 static HZ: AtomicU32 = AtomicU32::new(250);
-/// Kernel stack of a secondary CPU's start-up context (its idle thread).
-const SECONDARY_STACK: usize = 32 * 1024;
 
 /// Starts CPUs `1..ncpus` one after the other and waits until each is online
 /// in the scheduler (bounded).
 fn start_secondaries(ncpus: usize) {
     for cpu in 1..ncpus {
         // Never freed: the CPU runs on it forever (also if the start timed
-        // out: a late CPU may still use it).
-        let stack: &'static mut [u128] = alloc::vec![0u128; SECONDARY_STACK / 16].leak();
-        let top = stack.as_ptr() as usize + SECONDARY_STACK;
-        // SAFETY: `top` is the 16-byte aligned end of a heap stack (mapped by
-        // the boot page tables, in low memory) that is leaked, so it belongs
-        // to this CPU forever; `early_init` ran on the boot CPU.
+        // out: a late CPU may still use it). From the stack region (guard
+        // pages below it) where the arch has one.
+        let top = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
+            Ok(stack) => stack.leak(),
+            Err(_) => {
+                log::warn!("smp: no memory for cpu {}'s stack", cpu);
+                continue;
+            }
+        };
+        // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
+        // that is leaked, so it belongs to this CPU forever; `early_init` ran
+        // on the boot CPU.
         let ok = unsafe { arch::start_cpu(cpu, top, secondary_entry) };
         if !ok {
             log::warn!("smp: cpu {} did not start", cpu);
@@ -158,7 +168,9 @@ fn start_secondaries(ncpus: usize) {
 /// First generic code of a secondary CPU (interrupts disabled, on the stack
 /// `start_secondaries` gave it): idle thread, scheduler, tick, idle loop.
 extern "C" fn secondary_entry(cpu: usize) -> ! {
+    fault::on_secondary(cpu, false);
     task::init_idle(cpu);
+    fault::on_secondary(cpu, true);
     task::core::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));
     arch::irq_enable();
@@ -168,10 +180,12 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(
-        "\nKERNEL PANIC on cpu {} in thread '{}': {}\n",
+        "\nKERNEL PANIC on cpu {} in thread '{}' (tid {}): {}\n",
         arch::cpu_id(),
-        hooks::current_thread_name(),
+        name,
+        tid.map_or(-1, i64::from),
         info
     ));
     ktest::on_panic(info);

@@ -154,3 +154,30 @@ pub fn exit_qemu(code: ExitCode) -> ! {
         aarch64_cpu::asm::wfe();
     }
 }
+
+/// No kernel stack region yet on aarch64: stacks come from the heap, without
+/// guard pages (the stack canary checked at each switch is the only check).
+pub fn stack_region_init() -> Option<(usize, usize)> {
+    None
+}
+
+/// Never called without a stack region.
+pub fn map_stack_page(_va: usize, _pa: usize) -> bool {
+    false
+}
+
+/// Never called without a stack region.
+pub fn unmap_stack_page(_va: usize) {}
+
+/// Flushes this CPU's TLB (EL1&0 regime, this CPU only).
+pub fn flush_tlb_local() {
+    // SAFETY: invalidating TLB entries changes no mapping.
+    unsafe { core::arch::asm!("dsb ishst", "tlbi vmalle1", "dsb nsh", "isb", options(nostack)) };
+}
+
+/// Executes a permanently undefined instruction (`udf #0`), for the
+/// `fault=undefined` test: a synchronous exception with EC 0.
+pub fn undefined_instruction() -> ! {
+    // SAFETY: deliberately faults; the exception report ends the run.
+    unsafe { core::arch::asm!("udf #0", options(noreturn, nostack)) }
+}

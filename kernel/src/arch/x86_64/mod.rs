@@ -21,6 +21,7 @@ mod acpi;
 mod apic;
 mod context;
 mod ioapic;
+mod paging;
 mod percpu;
 mod serial;
 mod smp;
@@ -32,6 +33,7 @@ use core::fmt::Write;
 use x86_64::instructions::port::Port;
 
 pub use self::context::{init_thread_context, switch_context, Context};
+pub use self::paging::{flush_tlb_local, map_stack_page, unmap_stack_page};
 pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
@@ -109,6 +111,20 @@ pub fn early_init(info: &boot::BootInfo) {
             ", AP trampoline page not RAM: APs will not start"
         },
     );
+}
+
+/// Sets up the kernel stack region (4 KiB pages above the identity map,
+/// see `paging`) and returns its `(base, bytes)`; `None` if the heap cannot
+/// hold its page directory. Boot CPU, heap up, before other CPUs start.
+pub fn stack_region_init() -> Option<(usize, usize)> {
+    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
+}
+
+/// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
+/// exception (#UD).
+pub fn undefined_instruction() -> ! {
+    // SAFETY: deliberately faults; the exception report ends the run.
+    unsafe { core::arch::asm!("ud2", options(noreturn, nostack)) }
 }
 
 /// Writes bytes to COM1 (blocking, bounded by time if the UART is stuck).

@@ -30,6 +30,11 @@ pub const IST_DOUBLE_FAULT: u8 = 1;
 pub const IST_NMI: u8 = 2;
 /// IST slot of the machine-check handler.
 pub const IST_MACHINE_CHECK: u8 = 3;
+/// IST slot of the page-fault handler: a kernel stack overflow faults on the
+/// guard page below the stack, and the handler needs a stack that works.
+pub const IST_PAGE_FAULT: u8 = 4;
+/// IST stacks per CPU.
+const IST_SLOTS: usize = 4;
 /// Size of each IST stack.
 pub const IST_STACK_BYTES: usize = 16 * 1024;
 /// Kernel code selector (GDT index 1).
@@ -65,8 +70,8 @@ impl IstStack {
 }
 
 /// Every CPU's IST stacks (a separate zero-initialised static so they land in
-/// `.bss`, not in the image): `MAX_CPUS` x 3 x 16 KiB.
-struct IstStacks(UnsafeCell<[[IstStack; 3]; MAX_CPUS]>);
+/// `.bss`, not in the image): `MAX_CPUS` x 4 x 16 KiB.
+struct IstStacks(UnsafeCell<[[IstStack; IST_SLOTS]; MAX_CPUS]>);
 
 // SAFETY: CPU `i`'s stacks are used only by CPU `i` (its TSS names them), and
 // only by hardware stack switches; Rust never forms references to the bytes
@@ -74,7 +79,7 @@ struct IstStacks(UnsafeCell<[[IstStack; 3]; MAX_CPUS]>);
 unsafe impl Sync for IstStacks {}
 
 static IST_STACKS: IstStacks = IstStacks(UnsafeCell::new(
-    [const { [const { IstStack([0; IST_STACK_BYTES]) }; 3] }; MAX_CPUS],
+    [const { [const { IstStack([0; IST_STACK_BYTES]) }; IST_SLOTS] }; MAX_CPUS],
 ));
 
 /// Every CPU's block, indexed by dense CPU index. Block `i` is written only by
@@ -109,7 +114,7 @@ pub fn init_boot_cpu() {
 }
 
 /// Fills block `cpu_id` and makes it this CPU's: loads its GDT and TSS (IST
-/// stacks for double fault, NMI and machine check), reloads the segment
+/// stacks for double fault, NMI, machine check and page fault), reloads the segment
 /// registers and sets `IA32_GS_BASE`, so that [`cpu_id`] returns `cpu_id`.
 ///
 /// # Safety
@@ -127,7 +132,7 @@ pub unsafe fn init_cpu(cpu_id: usize) {
     let ist_stacks = unsafe { &(*IST_STACKS.0.get())[cpu_id] };
     pc.self_addr = cpu as usize;
     pc.cpu_id = cpu_id;
-    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]
+    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK, IST_PAGE_FAULT]
         .into_iter()
         .zip(ist_stacks.iter())
     {
