@@ -44,11 +44,6 @@ pub fn ipi(kind: crate::arch::IpiKind) {
     }
 }
 
-/// The name of the thread running on this CPU, for fault reports. Takes no locks.
-pub fn current_thread_name() -> &'static str {
-    current_thread().1
-}
-
 /// The thread running on this CPU as (slot index, name), for fault reports:
 /// `(None, "boot")` before the thread table exists, `(None, "bring-up")` on
 /// a secondary CPU that has no idle thread yet. Takes no locks.

@@ -35,7 +35,8 @@
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
-//! interrupt); fault reports name `hooks::current_thread_name()`.
+//! interrupt); fault reports name `hooks::current_thread()` and, for an address in a
+//! stack's guard pages, `hooks::stack_guard_owner()`.
 
 mod deadlines;
 

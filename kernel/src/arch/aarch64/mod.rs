@@ -34,6 +34,7 @@ mod context;
 mod cpu;
 mod gic;
 pub(crate) mod mmu;
+mod paging;
 mod pl011;
 mod platform;
 mod psci;
@@ -155,19 +156,15 @@ pub fn exit_qemu(code: ExitCode) -> ! {
     }
 }
 
-/// No kernel stack region yet on aarch64: stacks come from the heap, without
-/// guard pages (the stack canary checked at each switch is the only check).
+/// Sets up the kernel stack region (4 KiB pages in the last gigabyte of
+/// the address space, see `paging`) and returns its `(base, bytes)`; `None`
+/// with the MMU off or without memory. Boot CPU, heap up, before other CPUs
+/// start.
 pub fn stack_region_init() -> Option<(usize, usize)> {
-    None
+    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
 }
 
-/// Never called without a stack region.
-pub fn map_stack_page(_va: usize, _pa: usize) -> bool {
-    false
-}
-
-/// Never called without a stack region.
-pub fn unmap_stack_page(_va: usize) {}
+pub use paging::{map_stack_page, unmap_stack_page};
 
 /// Flushes this CPU's TLB (EL1&0 regime, this CPU only).
 pub fn flush_tlb_local() {
