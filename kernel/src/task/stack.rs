@@ -20,13 +20,13 @@
 //!
 //! # Reusing addresses
 //! Mapping a never-mapped (or flushed) address needs no TLB flush. After a
-//! stack is freed its address goes on a dirty list with the flush epoch of
-//! that moment, and its pages go back to the heap at once: a stale TLB entry
-//! on another CPU is harmless while nothing uses that address. Dirty slots
-//! become reusable only after a flush of every CPU's TLB that started after
-//! they were unmapped; one such flush (a cross-CPU call, when the clean
-//! slots run out) serves thousands of slots, so spawn and join do not pay a
-//! shootdown each.
+//! stack is freed its slot goes on a dirty list and its pages go back to
+//! the heap at once: a stale TLB entry on another CPU is harmless while
+//! nothing uses that address. Dirty slots become reusable only after a flush
+//! of every CPU's TLB that started after they were unmapped; one such flush
+//! (a cross-CPU call, when the clean slots run out) serves thousands of
+//! slots (there are twice as many slots as threads), so spawn and join do
+//! not pay a shootdown each.
 //!
 //! Without a region (aarch64 for now, or no memory for the page
 //! directory) stacks are plain heap blocks with no guard; the canary at the
@@ -35,7 +35,7 @@
 
 use alloc::vec::Vec;
 use core::alloc::Layout;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::sync::SpinLock;
@@ -47,25 +47,27 @@ pub const GUARD_BYTES: usize = 32 * 1024;
 /// One slot of the region: guard, then stack.
 pub const SLOT_BYTES: usize = GUARD_BYTES + STACK_SIZE;
 const PAGE: usize = 4096;
-/// Most slots used (the region may be larger).
-const MAX_SLOTS: usize = 16384;
+/// Most slots used (the region may be larger): twice the thread slots, so
+/// the cross-CPU TLB flush that recycles freed slots is rare.
+const MAX_SLOTS: usize = 8192;
+const _: () = assert!(MAX_SLOTS > super::MAX_THREADS && MAX_SLOTS <= 1 << 16);
 /// [`guard_owner`]'s answer for a slot nobody owns.
-const NO_OWNER: u32 = u32::MAX;
+const NO_OWNER: u16 = u16::MAX;
 
 /// Where the region starts (0: no region) and how many slots it has.
 static REGION_BASE: AtomicUsize = AtomicUsize::new(0);
 static REGION_SLOTS: AtomicUsize = AtomicUsize::new(0);
 /// The thread slot index whose stack occupies each region slot.
-static OWNER: [AtomicU32; MAX_SLOTS] = [const { AtomicU32::new(NO_OWNER) }; MAX_SLOTS];
+static OWNER: [AtomicU16; MAX_SLOTS] = [const { AtomicU16::new(NO_OWNER) }; MAX_SLOTS];
 
 struct Slots {
     /// Never mapped, or unmapped before a completed flush.
-    clean: Vec<u32>,
-    /// Unmapped, with the flush epoch at the time; reusable once a flush
-    /// that started later has completed.
-    dirty: Vec<(u32, u64)>,
-    /// Flushes started so far.
-    epoch: u64,
+    clean: Vec<u16>,
+    /// Unmapped, oldest first; reusable once a TLB flush of every CPU that
+    /// started after they were unmapped has completed.
+    dirty: Vec<u16>,
+    /// A flush is under way (others wait for it rather than start one).
+    flushing: bool,
 }
 
 static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
@@ -83,11 +85,11 @@ pub fn init() {
     if clean.try_reserve_exact(n).is_err() || dirty.try_reserve_exact(n).is_err() {
         return;
     }
-    clean.extend((0..n as u32).rev());
+    clean.extend((0..n as u16).rev());
     *SLOTS.lock() = Some(Slots {
         clean,
         dirty,
-        epoch: 0,
+        flushing: false,
     });
     REGION_SLOTS.store(n, Ordering::Relaxed);
     REGION_BASE.store(base, Ordering::Release);
@@ -109,7 +111,7 @@ pub struct KernelStack {
     /// Lowest usable address (== `mem` without a region).
     bottom: usize,
     /// Region slot, if guarded.
-    slot: Option<u32>,
+    slot: Option<u16>,
 }
 
 // SAFETY: the stack is plain memory owned by this value; whoever holds it
@@ -142,7 +144,7 @@ impl KernelStack {
         stack.slot = Some(slot);
         let bottom = slot_bottom(slot);
         stack.bottom = bottom;
-        OWNER[slot as usize].store(owner, Ordering::Relaxed);
+        OWNER[slot as usize].store(owner.min(u32::from(NO_OWNER)) as u16, Ordering::Relaxed);
         let _guard = SLOTS.lock();
         for off in (0..STACK_SIZE).step_by(PAGE) {
             if !arch::map_stack_page(bottom + off, mem as usize + off) {
@@ -181,9 +183,8 @@ impl Drop for KernelStack {
                 arch::unmap_stack_page(self.bottom + off);
             }
             if let Some(s) = slots.as_mut() {
-                let epoch = s.epoch;
                 // Capacity for every slot was reserved: no allocation.
-                s.dirty.push((slot, epoch));
+                s.dirty.push(slot);
             }
         }
         // SAFETY: allocated in `new` with this layout, and no longer mapped
@@ -193,7 +194,7 @@ impl Drop for KernelStack {
 }
 
 /// Lowest stack address of region slot `slot`.
-fn slot_bottom(slot: u32) -> usize {
+fn slot_bottom(slot: u16) -> usize {
     REGION_BASE.load(Ordering::Relaxed) + slot as usize * SLOT_BYTES + GUARD_BYTES
 }
 
@@ -202,35 +203,37 @@ fn flush_one(_: usize) {
 }
 
 /// A clean region slot; when none is left, flushes every CPU's TLB to clean
-/// the dirty ones.
-fn take_slot() -> Result<u32, NoMemory> {
-    let epoch = {
+/// the dirty ones (or waits for the flush another CPU has under way).
+fn take_slot() -> Result<u16, NoMemory> {
+    let n = loop {
         let mut slots = SLOTS.lock();
         let s = slots.as_mut().ok_or(NoMemory)?;
         if let Some(slot) = s.clean.pop() {
             return Ok(slot);
         }
-        if s.dirty.is_empty() {
-            return Err(NoMemory);
+        if !s.flushing {
+            if s.dirty.is_empty() {
+                return Err(NoMemory);
+            }
+            s.flushing = true;
+            // Only these were unmapped before the flush starts.
+            break s.dirty.len();
         }
-        s.epoch += 1;
-        s.epoch
+        drop(slots);
+        // Bounded: the flusher's cross-CPU call times out at worst.
+        core::hint::spin_loop();
     };
-    // Every slot unmapped before the epoch was bumped is flushed everywhere
-    // once this returns Ok.
-    crate::smp::on_each_cpu(flush_one, 0, true).map_err(|_| NoMemory)?;
+    let flushed = crate::smp::on_each_cpu(flush_one, 0, true).is_ok();
     let mut slots = SLOTS.lock();
     let s = slots.as_mut().ok_or(NoMemory)?;
+    s.flushing = false;
+    if !flushed {
+        return Err(NoMemory);
+    }
+    // Entries are appended, and only a flush (this one) removes them.
     let Slots { clean, dirty, .. } = s;
-    dirty.retain(|&(slot, e)| {
-        if e < epoch {
-            clean.push(slot);
-            false
-        } else {
-            true
-        }
-    });
-    s.clean.pop().ok_or(NoMemory)
+    clean.extend(dirty.drain(..n));
+    clean.pop().ok_or(NoMemory)
 }
 
 /// If `addr` is in the guard of a region slot: the thread slot index whose
@@ -245,5 +248,5 @@ pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
         return None;
     }
     let owner = OWNER[slot].load(Ordering::Relaxed);
-    Some((owner != NO_OWNER).then_some(owner))
+    Some((owner != NO_OWNER).then_some(u32::from(owner)))
 }

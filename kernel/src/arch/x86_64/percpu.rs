@@ -31,10 +31,12 @@ pub const IST_NMI: u8 = 2;
 /// IST slot of the machine-check handler.
 pub const IST_MACHINE_CHECK: u8 = 3;
 /// IST slot of the page-fault handler: a kernel stack overflow faults on the
-/// guard page below the stack, and the handler needs a stack that works.
-pub const IST_PAGE_FAULT: u8 = 4;
+/// guard page below the stack, and the handler needs a stack that works. It
+/// shares the double fault's stack: both are fatal, and a double fault while
+/// a page fault is reported ends the run all the same.
+pub const IST_PAGE_FAULT: u8 = IST_DOUBLE_FAULT;
 /// IST stacks per CPU.
-const IST_SLOTS: usize = 4;
+const IST_SLOTS: usize = 3;
 /// Size of each IST stack.
 pub const IST_STACK_BYTES: usize = 16 * 1024;
 /// Kernel code selector (GDT index 1).
@@ -70,7 +72,7 @@ impl IstStack {
 }
 
 /// Every CPU's IST stacks (a separate zero-initialised static so they land in
-/// `.bss`, not in the image): `MAX_CPUS` x 4 x 16 KiB.
+/// `.bss`, not in the image): `MAX_CPUS` x 3 x 16 KiB.
 struct IstStacks(UnsafeCell<[[IstStack; IST_SLOTS]; MAX_CPUS]>);
 
 // SAFETY: CPU `i`'s stacks are used only by CPU `i` (its TSS names them), and
@@ -114,7 +116,7 @@ pub fn init_boot_cpu() {
 }
 
 /// Fills block `cpu_id` and makes it this CPU's: loads its GDT and TSS (IST
-/// stacks for double fault, NMI, machine check and page fault), reloads the segment
+/// stacks for double fault and page fault, NMI, machine check), reloads the segment
 /// registers and sets `IA32_GS_BASE`, so that [`cpu_id`] returns `cpu_id`.
 ///
 /// # Safety
@@ -132,7 +134,7 @@ pub unsafe fn init_cpu(cpu_id: usize) {
     let ist_stacks = unsafe { &(*IST_STACKS.0.get())[cpu_id] };
     pc.self_addr = cpu as usize;
     pc.cpu_id = cpu_id;
-    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK, IST_PAGE_FAULT]
+    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]
         .into_iter()
         .zip(ist_stacks.iter())
     {
