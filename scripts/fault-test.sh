@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 logdir="$(cd "$here/.." && pwd)/build"
 mkdir -p "$logdir"
 limit=${FAULT_TIMEOUT:-60}
-cases=${FAULT_CASES:-"recursion huge_frame idle_stack wild_pointer undefined panic ap_panic bringup bogus"}
+cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack wild_pointer undefined panic ap_panic bringup bogus"}
 export SMP=2
 
 pass=0
@@ -75,6 +75,7 @@ else:
         "recursion": ("0", "fault", True, None),
         "huge_frame": ("0", "fault", True, None),
         "idle_stack": ("1", "idle/1", True, None),
+        "boot_stack": ("0", "idle/0", True, None),
         "wild_pointer": ("0", "fault", False, wild),
         "undefined": ("0", "fault", False,
                       r"CPU EXCEPTION 6 invalid opcode \(#UD\)" if arch == "x86_64"

@@ -64,6 +64,9 @@ pub enum FaultCase {
     HugeFrame,
     /// Unbounded recursion on CPU 1's idle stack, during its bring-up.
     IdleStack,
+    /// Unbounded recursion on CPU 0's idle stack (the boot context), during
+    /// boot.
+    BootStack,
     /// A thread reads through a wild pointer (an unmapped address).
     WildPointer,
     /// A thread executes an undefined instruction.
@@ -78,10 +81,11 @@ pub enum FaultCase {
 
 impl FaultCase {
     /// Every case, in `name` order of the docs.
-    pub const ALL: [FaultCase; 8] = [
+    pub const ALL: [FaultCase; 9] = [
         FaultCase::Recursion,
         FaultCase::HugeFrame,
         FaultCase::IdleStack,
+        FaultCase::BootStack,
         FaultCase::WildPointer,
         FaultCase::Undefined,
         FaultCase::Panic,
@@ -95,6 +99,7 @@ impl FaultCase {
             FaultCase::Recursion => "recursion",
             FaultCase::HugeFrame => "huge_frame",
             FaultCase::IdleStack => "idle_stack",
+            FaultCase::BootStack => "boot_stack",
             FaultCase::WildPointer => "wild_pointer",
             FaultCase::Undefined => "undefined",
             FaultCase::Panic => "panic",
@@ -214,7 +219,7 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Some(c) => args.fault = Some(c),
                 None => warn(
                     word,
-                    "fault must be recursion, huge_frame, idle_stack, wild_pointer, undefined, panic, ap_panic or bringup",
+                    "fault must be recursion, huge_frame, idle_stack, boot_stack, wild_pointer, undefined, panic, ap_panic or bringup",
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),

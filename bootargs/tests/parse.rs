@@ -60,7 +60,10 @@ fn fault_cases_round_trip_and_bad_ones_change_nothing() {
     // The good word before the bad ones stays; each bad one is named.
     assert_eq!(a.fault, Some(FaultCase::Panic));
     let words: Vec<&str> = warned.iter().map(|(w, _)| w.as_str()).collect();
-    assert_eq!(words, ["fault=Panic", "fault=", "fault", "fault=recursion2"]);
+    assert_eq!(
+        words,
+        ["fault=Panic", "fault=", "fault", "fault=recursion2"]
+    );
     assert!(warned[0].1.contains("huge_frame"), "{:?}", warned[0]);
     assert_eq!(parse("fault=bogus", |_, _| {}), BootArgs::default());
 }

@@ -4,8 +4,9 @@
 //! exits with a failing status.
 //!
 //! Thread cases run in a thread named `fault` (spawned instead of the shell
-//! or the tests); `idle_stack` and `bringup` run on CPU 1 while it comes up
-//! ([`on_secondary`]), `ap_panic` in a `fault` thread pinned to CPU 1.
+//! or the tests); `boot_stack` on CPU 0 in its idle context during boot
+//! ([`on_boot_cpu`]); `idle_stack` and `bringup` on CPU 1 while it comes up
+//! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1.
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -37,6 +38,14 @@ pub fn armed() -> bool {
     case().is_some()
 }
 
+/// Called by the boot CPU once it runs on its idle thread's (guarded)
+/// stack, before the scheduler starts (`boot_stack`).
+pub fn on_boot_cpu() {
+    if case() == Some(FaultCase::BootStack) {
+        recurse(0);
+    }
+}
+
 /// Called by each secondary CPU first thing in generic code (`bringup`),
 /// and again once it has its idle thread (`idle_stack`).
 pub fn on_secondary(cpu: usize, has_idle_thread: bool) {
@@ -66,7 +75,10 @@ pub fn start() {
         arch::exit_qemu(arch::ExitCode::Failure);
     }
     let mask = if case == FaultCase::ApPanic { 2 } else { 1 };
-    if matches!(case, FaultCase::IdleStack | FaultCase::Bringup) {
+    if matches!(
+        case,
+        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack
+    ) {
         return;
     }
     if let Err(e) = task::spawn_on("fault", TaskParams::default(), mask, move || run(case)) {
@@ -89,7 +101,7 @@ fn run(case: FaultCase) {
         FaultCase::Panic | FaultCase::ApPanic => {
             panic!("fault={} on cpu {}", case.name(), arch::cpu_id())
         }
-        FaultCase::IdleStack | FaultCase::Bringup => {}
+        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack => {}
     }
     log::error!("fault: '{}' did not fault", case.name());
 }

@@ -52,7 +52,9 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
         return (None, "boot");
     }
     let cpu = crate::arch::cpu_id();
-    let idx = crate::percpu::this_cpu().curr.load(core::sync::atomic::Ordering::Relaxed);
+    let idx = crate::percpu::this_cpu()
+        .curr
+        .load(core::sync::atomic::Ordering::Relaxed);
     // CPU `cpu` sets `curr` to its idle thread first thing (`init_idle`);
     // before that a secondary CPU still shows CPU 0's idle thread.
     if cpu != 0 && idx == task::idle_idx(0) {

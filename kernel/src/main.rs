@@ -59,6 +59,34 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     });
 
     task::init();
+    // CPU 0's idle thread (this context) leaves the boot stack for a kernel
+    // stack with a guard below it, like every other thread's.
+    let boot = BootState { args, heap_len };
+    let state = core::ptr::addr_of!(boot) as usize;
+    match task::stack::KernelStack::new(task::idle_idx(0)) {
+        // SAFETY: the stack is mapped, 16-byte aligned at its top and leaked
+        // (CPU 0 runs on it forever); `boot` stays valid because this frame,
+        // on the boot stack, is never returned to.
+        Ok(stack) => unsafe { arch::call_on_stack(stack.leak(), boot_continue, state) },
+        Err(_) => boot_continue(state),
+    }
+}
+
+/// What `kernel_main` hands to [`boot_continue`] across the stack switch.
+struct BootState {
+    args: cmdline::BootArgs<'static>,
+    heap_len: usize,
+}
+
+/// The rest of the boot, on CPU 0's idle stack: scheduler, secondary CPUs,
+/// the first thread, the tick; then this context idles.
+extern "C" fn boot_continue(state: usize) -> ! {
+    // SAFETY: `state` is the address of `kernel_main`'s `BootState`, whose
+    // frame is never left.
+    let BootState { args, heap_len } = unsafe { &*(state as *const BootState) };
+    let (args, heap_len) = (*args, *heap_len);
+    fault::set(args.fault);
+    fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
     if let Some(mode) = args.preempt {
@@ -89,7 +117,6 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         heap_len >> 20
     );
     HZ.store(args.hz, Ordering::Relaxed);
-    fault::set(args.fault);
     start_secondaries(ncpus);
 
     let spawned = match args.ktest {

@@ -169,7 +169,38 @@ pub use paging::{map_stack_page, unmap_stack_page};
 /// Flushes this CPU's TLB (EL1&0 regime, this CPU only).
 pub fn flush_tlb_local() {
     // SAFETY: invalidating TLB entries changes no mapping.
-    unsafe { core::arch::asm!("dsb ishst", "tlbi vmalle1", "dsb nsh", "isb", options(nostack)) };
+    unsafe {
+        core::arch::asm!(
+            "dsb ishst",
+            "tlbi vmalle1",
+            "dsb nsh",
+            "isb",
+            options(nostack)
+        )
+    };
+}
+
+/// Switches to the stack that ends at `top` and calls `f(arg)` there; the
+/// current stack is abandoned (its frames stay as they are).
+///
+/// # Safety
+/// `top` must be the 16-byte aligned end of a mapped stack that nothing
+/// else uses, and stay so for as long as `f` runs (forever).
+pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    // SAFETY: the caller's contract; x29 = x30 = 0 end frame-record chains.
+    unsafe {
+        core::arch::asm!(
+            "mov sp, {top}",
+            "mov x29, xzr",
+            "mov x30, xzr",
+            "blr {f}",
+            "udf #0",
+            top = in(reg) top,
+            f = in(reg) f,
+            in("x0") arg,
+            options(noreturn)
+        )
+    }
 }
 
 /// Executes a permanently undefined instruction (`udf #0`), for the

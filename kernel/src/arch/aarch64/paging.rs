@@ -64,7 +64,13 @@ pub fn init() -> bool {
     unsafe {
         let e = l1.add(STACK_REGION_BASE >> 30);
         e.write_volatile(0);
-        core::arch::asm!("dsb ishst", "tlbi vmalle1is", "dsb ish", "isb", options(nostack));
+        core::arch::asm!(
+            "dsb ishst",
+            "tlbi vmalle1is",
+            "dsb ish",
+            "isb",
+            options(nostack)
+        );
         e.write_volatile(l2 as u64 | VALID_TABLE);
     }
     table_barrier();
@@ -75,8 +81,7 @@ pub fn init() -> bool {
 /// The level-3 entry for `va`, allocating its table if `alloc`.
 fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
     let l2 = REGION_L2.load(Ordering::Acquire) as *mut u64;
-    if l2.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va)
-    {
+    if l2.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va) {
         return None;
     }
     let off = va - STACK_REGION_BASE;

@@ -120,6 +120,29 @@ pub fn stack_region_init() -> Option<(usize, usize)> {
     paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
 }
 
+/// Switches to the stack that ends at `top` and calls `f(arg)` there; the
+/// current stack is abandoned (its frames stay as they are).
+///
+/// # Safety
+/// `top` must be the 16-byte aligned end of a mapped stack that nothing
+/// else uses, and stay so for as long as `f` runs (forever).
+pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    // SAFETY: the caller's contract; rbp = 0 ends frame-pointer chains, and
+    // the call leaves rsp 16-byte aligned minus 8 at f's entry, as the ABI wants.
+    unsafe {
+        core::arch::asm!(
+            "mov rsp, {top}",
+            "xor ebp, ebp",
+            "call {f}",
+            "ud2",
+            top = in(reg) top,
+            f = in(reg) f,
+            in("rdi") arg,
+            options(noreturn)
+        )
+    }
+}
+
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
 /// exception (#UD).
 pub fn undefined_instruction() -> ! {

@@ -15,10 +15,6 @@
 //! only), so mapping needs no flush; unmapping flushes this CPU's entry, and
 //! the stack allocator flushes every CPU before it reuses an unmapped address
 //! (`flush_tlb_local` through a cross-CPU call).
-//!
-//! The same module takes single pages of the identity map away
-//! ([`unmap_identity_page`]): the guard pages below the boot stack and below
-//! each IST stack, done once on the boot CPU before the other CPUs start.
 
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -33,8 +29,6 @@ pub const STACK_REGION_BYTES: usize = 1 << 30;
 const PAGE: usize = 4096;
 const PRESENT: u64 = 1;
 const WRITABLE: u64 = 2;
-/// A PD entry that maps a 2 MiB page instead of naming a page table.
-const HUGE: u64 = 1 << 7;
 const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
 
 /// Physical (= identity virtual) address of the region's page directory, 0
@@ -69,7 +63,11 @@ pub fn init() -> bool {
     let idx = STACK_REGION_BASE >> 30;
     // SAFETY: the PDPT is the boot one (identity-mapped); entry `idx` is past
     // the four the identity map uses, so nothing relies on it being empty.
-    unsafe { pdpt().add(idx).write_volatile(pd as u64 | PRESENT | WRITABLE) };
+    unsafe {
+        pdpt()
+            .add(idx)
+            .write_volatile(pd as u64 | PRESENT | WRITABLE)
+    };
     REGION_PD.store(pd as u64, Ordering::Release);
     true
 }
@@ -78,8 +76,7 @@ pub fn init() -> bool {
 /// if `alloc` (None: no table, or out of memory).
 fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
     let pd = REGION_PD.load(Ordering::Acquire) as *mut u64;
-    if pd.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va)
-    {
+    if pd.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va) {
         return None;
     }
     let off = va - STACK_REGION_BASE;
@@ -133,43 +130,4 @@ pub fn flush_tlb_local() {
     let (frame, flags) = Cr3::read_raw();
     // SAFETY: reloading the same CR3 changes no mapping, it only flushes.
     unsafe { Cr3::write_raw(frame, flags) };
-}
-
-/// Makes the 4 KiB page at `addr` (in the identity map, below 4 GiB) not
-/// present, splitting its 2 MiB page into a page table first. For guard
-/// pages in the kernel image (boot and IST stacks).
-///
-/// # Safety
-/// Boot CPU only, before other CPUs start (no TLB shootdown is done), with
-/// the heap up; nothing may use the page afterwards.
-pub unsafe fn unmap_identity_page(addr: usize) -> bool {
-    let pdpt = pdpt();
-    // SAFETY: the identity map's PDPT entry for `addr` (< 4 GiB) is present.
-    let pd = unsafe { (pdpt.add(addr >> 30).read_volatile() & ADDR_MASK) as *mut u64 };
-    // SAFETY: index < 512 in that PD.
-    let pde = unsafe { pd.add((addr >> 21) & 511) };
-    // SAFETY: as above.
-    let e = unsafe { pde.read_volatile() };
-    if e & HUGE != 0 {
-        let Some(pt) = alloc_table() else {
-            return false;
-        };
-        let base = e & ADDR_MASK & !((1 << 21) - 1);
-        // The same attributes (PWT/PCD included) for 512 small pages; bit 7
-        // means PAT in a PTE, so it is dropped.
-        let attrs = e & 0xfff & !HUGE;
-        for i in 0..512u64 {
-            // SAFETY: the fresh table has 512 entries.
-            unsafe { pt.add(i as usize).write(base + i * PAGE as u64 | attrs) };
-        }
-        // SAFETY: replacing a large page with a table that maps it the same
-        // way; the flush below drops the old large-page entry.
-        unsafe { pde.write_volatile(pt as u64 | PRESENT | WRITABLE) };
-    }
-    // SAFETY: the PD entry now names a page table.
-    let pt = unsafe { (pde.read_volatile() & ADDR_MASK) as *mut u64 };
-    // SAFETY: index < 512; the caller promises nothing uses the page.
-    unsafe { pt.add((addr >> 12) & 511).write_volatile(0) };
-    flush_tlb_local();
-    true
 }
