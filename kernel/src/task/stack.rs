@@ -35,7 +35,7 @@
 
 use alloc::vec::Vec;
 use core::alloc::Layout;
-use core::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch;
 use crate::sync::SpinLock;
@@ -71,6 +71,8 @@ struct Slots {
 }
 
 static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
+/// Completed all-CPU TLB flushes that recycled dirty slots.
+static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
 /// Sets up the stack region (needs the heap; boot CPU, before other CPUs
 /// start). Without one, stacks come from the heap unguarded.
@@ -230,6 +232,7 @@ fn take_slot() -> Result<u16, NoMemory> {
     if !flushed {
         return Err(NoMemory);
     }
+    FLUSHES.fetch_add(1, Ordering::Relaxed);
     // Entries are appended, and only a flush (this one) removes them.
     let Slots { clean, dirty, .. } = s;
     clean.extend(dirty.drain(..n));
@@ -250,3 +253,52 @@ pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
     let owner = OWNER[slot].load(Ordering::Relaxed);
     Some((owner != NO_OWNER).then_some(u32::from(owner)))
 }
+
+/// Lowest stack address of the region slot holding `addr`, if `addr` is in
+/// the stack part of a slot.
+fn stack_bottom_of(addr: usize) -> Option<usize> {
+    let base = REGION_BASE.load(Ordering::Acquire);
+    let off = addr.checked_sub(base)?;
+    let slot = off / SLOT_BYTES;
+    (base != 0 && slot < REGION_SLOTS.load(Ordering::Relaxed) && off % SLOT_BYTES >= GUARD_BYTES)
+        .then(|| base + slot * SLOT_BYTES + GUARD_BYTES)
+}
+
+// More spawns and joins than the region has slots: freed slots must be
+// recycled through the all-CPU TLB flush, and every thread must run on a
+// region stack whose guard names it. Unpinned, so the threads (and the
+// flush's cross-CPU calls) use every online CPU.
+crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
+    use core::sync::atomic::AtomicBool;
+    crate::kassert!(guarded(), "no stack region: stacks have no guard pages");
+    let slots = REGION_SLOTS.load(Ordering::Relaxed);
+    let flushes = FLUSHES.load(Ordering::Relaxed);
+    let n = slots + 64;
+    let t0 = arch::now_ns();
+    for i in 0..n {
+        let ok = alloc::sync::Arc::new(AtomicBool::new(false));
+        let seen = ok.clone();
+        let tid = super::spawn("stackslot", sched::TaskParams::default(), move || {
+            let local = 0u64;
+            let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+            let me = super::current_idx();
+            let good = stack_bottom_of(sp)
+                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b) == None);
+            seen.store(good, Ordering::Release);
+        })
+        .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
+        super::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
+        crate::kassert!(
+            ok.load(Ordering::Acquire),
+            "thread {i}: its stack is not in a region slot whose guard names it"
+        );
+    }
+    let per_ns = (arch::now_ns() - t0) / n as u64;
+    let done = FLUSHES.load(Ordering::Relaxed) - flushes;
+    log::info!("stack: {n} spawn+join of region stacks, {per_ns} ns each, {done} TLB flush(es)");
+    crate::kassert!(
+        done >= 1,
+        "{n} stacks over {slots} slots and no flush recycled any"
+    );
+    Ok(())
+});
