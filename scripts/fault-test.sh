@@ -96,6 +96,9 @@ else:
             if thread != "bring-up" and m.group(3) is None:
                 fails.append("the exception line names no tid")
         need(regs, "register dump")
+        # The faulting PC at least; return addresses where frame records
+        # exist (not in the default build: no frame pointers).
+        need(r"^\s+backtrace \(frame pointers\): 0x[0-9a-f]+", "backtrace line")
         o = re.search(overflow, text)
         if ovf and not o:
             fails.append("no 'kernel stack overflow' line")

@@ -254,6 +254,19 @@ pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
     Some((owner != NO_OWNER).then_some(u32::from(owner)))
 }
 
+/// The stack `[bottom, top)` of the region slot holding `addr` (in its
+/// guard or its stack), for backtraces in fault reports. Takes no locks.
+pub fn stack_bounds(addr: usize) -> Option<(usize, usize)> {
+    let base = REGION_BASE.load(Ordering::Acquire);
+    let off = addr.checked_sub(base)?;
+    let slot = off / SLOT_BYTES;
+    if base == 0 || slot >= REGION_SLOTS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let bottom = base + slot * SLOT_BYTES + GUARD_BYTES;
+    Some((bottom, bottom + STACK_SIZE))
+}
+
 /// Lowest stack address of the region slot holding `addr`, if `addr` is in
 /// the stack part of a slot.
 fn stack_bottom_of(addr: usize) -> Option<usize> {
@@ -283,7 +296,7 @@ crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
             let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
             let me = super::current_idx();
             let good = stack_bottom_of(sp)
-                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b) == None);
+                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none());
             seen.store(good, Ordering::Release);
         })
         .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;

@@ -560,4 +560,15 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         }
         let _ = writeln!(out);
     }
+    let mut ret = [0usize; 16];
+    let n = crate::hooks::backtrace(frame.sp as usize, frame.x[29] as usize, &mut ret);
+    let _ = write!(
+        out,
+        "    backtrace (frame pointers): {:#x} {:#x}",
+        frame.elr, frame.x[30]
+    );
+    for r in &ret[..n] {
+        let _ = write!(out, " {r:#x}");
+    }
+    let _ = writeln!(out);
 }

@@ -375,6 +375,13 @@ fn exception(frame: &TrapFrame) -> ! {
         f.rax, f.rbx, f.rcx, f.rdx, f.rsi, f.rdi, f.rbp, f.r8, f.r9, f.r10, f.r11, f.r12, f.r13,
         f.r14, f.r15
     );
+    let mut ret = [0usize; 16];
+    let n = crate::hooks::backtrace(f.rsp as usize, f.rbp as usize, &mut ret);
+    let _ = write!(w, "    backtrace (frame pointers): {:#x}", f.rip);
+    for r in &ret[..n] {
+        let _ = write!(w, " {r:#x}");
+    }
+    let _ = writeln!(w);
     super::exit_qemu(super::ExitCode::Failure)
 }
 
