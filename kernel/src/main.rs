@@ -1,13 +1,16 @@
 //! The hobby kernel that boots the `sched` crate.
 //!
 //! Boot order (`kernel_main`): arch early init, console, command line, heap,
-//! thread table (the boot context becomes CPU 0's idle thread), scheduler
-//! configuration and the per-CPU runqueues, the secondary CPUs (each gets a
-//! kernel stack from the heap, turns its start-up context into its idle
+//! thread table (the boot context becomes CPU 0's idle thread and moves from
+//! the boot stack to a kernel stack with a guard page below it,
+//! `task::stack`), scheduler configuration and the per-CPU runqueues, the
+//! secondary CPUs (each gets a guarded kernel stack, turns its start-up
+//! context into its idle
 //! thread, comes online in the scheduler, starts its own tick and idles), the
 //! first threads, the boot CPU's tick; then this context idles. The first
 //! threads are spawned after every CPU is online, so they may use them all. With `ktest` on the command line the in-kernel test suite
-//! runs in a thread and ends QEMU with its verdict; otherwise (until the debug
+//! runs in a thread and ends QEMU with its verdict; with `fault=CASE` the
+//! kernel fails on purpose (`fault`, for the fault-report tests); otherwise (until the debug
 //! shell lands) a banner and a heartbeat line of scheduler stats every second.
 #![no_std]
 #![no_main]

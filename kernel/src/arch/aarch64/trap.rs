@@ -11,6 +11,18 @@
 //! early timer event; the IPI SGIs (see `smp`) call `hooks::ipi(kind)`;
 //! each after EOI, and every handled interrupt ends in `hooks::irq_exit()`.
 //!
+//! **Stack overflow.** Kernel stacks sit in the stack region (`paging`) with
+//! unmapped guard pages below them, and exceptions are taken on the same
+//! stack (`SP_EL1`). An overflow faults on the guard; taking that exception
+//! would store the frame into the guard again, forever. So every
+//! current-EL-SPx slot first checks, without touching memory or a register
+//! (Linux's `sp`/`x0` juggling), whether `sp` minus the largest frame lies in
+//! the guard half of a region slot (the region's address bits all set, bit
+//! 15 clear: slots are 64 KiB with the stack in the upper half). If so it
+//! moves to this CPU's emergency stack (`EMERGENCY_STACKS`, static, not
+//! guarded) and reports from there, with the faulting `sp` in the frame. The
+//! check costs 15 instructions per exception and IRQ.
+//!
 //! **Fault reports from several CPUs.** Reports never take the generic console
 //! lock (the faulting thread may hold it). Instead they serialise among
 //! themselves on an arch-level report lock with a time bound

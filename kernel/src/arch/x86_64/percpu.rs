@@ -3,8 +3,9 @@
 //! Every CPU owns one [`PerCpu`] block and points `IA32_GS_BASE` at it, so
 //! `cpu_id()` is a single `mov` from `gs:` with no table lookup and no lock. The
 //! block also holds the CPU's GDT and TSS: a TSS is per CPU by definition (its
-//! IST slots give the double-fault, NMI and machine-check handlers stacks of
-//! their own, so a corrupt stack pointer still yields a report).
+//! IST slots give the double-fault and page-fault (shared), NMI and
+//! machine-check handlers stacks of their own, so a corrupt stack pointer or
+//! a kernel stack overflow into a guard page still yields a report).
 //!
 //! The blocks (and their IST stacks) are a static array of `MAX_CPUS`, indexed
 //! by dense CPU index: the boot CPU takes block 0 in `early_init`, and each
