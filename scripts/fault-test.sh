@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 logdir="$(cd "$here/.." && pwd)/build"
 mkdir -p "$logdir"
 limit=${FAULT_TIMEOUT:-60}
-cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack wild_pointer undefined panic ap_panic bringup bogus"}
+cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack wild_pointer undefined panic ap_panic bringup bogus"}
 export SMP=2
 
 pass=0
@@ -69,13 +69,16 @@ else:
     regs = r"^\s+RAX 0x[0-9a-f]{16}" if arch == "x86_64" else r"^\s+x0  0x[0-9a-f]{16}"
     wild = (r"fault address \(CR2\) 0x00007fffdead0000" if arch == "x86_64"
             else r"FAR 0x00007fffdead0000")
-    overflow = r"kernel stack overflow: the fault address is in the guard page below the stack of thread '([^']*)'(?: \(tid (\d+)\))?"
+    overflow = r"kernel stack overflow: the fault address is in the guard page below the stack of thread '([^']*)' \(tid (\d+)\)"
     expect = {
         # case: (cpu, thread, stack overflow?, extra pattern)
         "recursion": ("0", "fault", True, None),
         "huge_frame": ("0", "fault", True, None),
         "idle_stack": ("1", "idle/1", True, None),
         "boot_stack": ("0", "idle/0", True, None),
+        # The thread's overflow, then (nested) the report's own stack's.
+        "exception_stack": ("0", "fault", True,
+                            r"^\*\*\* nested CPU exception.*\n\s+kernel stack overflow: the fault address is in the guard page below the stack of cpu 0's exception stack$"),
         "wild_pointer": ("0", "fault", False, wild),
         "undefined": ("0", "fault", False,
                       r"CPU EXCEPTION 6 invalid opcode \(#UD\)" if arch == "x86_64"

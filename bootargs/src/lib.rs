@@ -67,6 +67,9 @@ pub enum FaultCase {
     /// Unbounded recursion on CPU 0's idle stack (the boot context), during
     /// boot.
     BootStack,
+    /// A thread overflows its stack, and the report of that overflows the
+    /// stack it runs on (CPU 0's exception stack).
+    ExceptionStack,
     /// A thread reads through a wild pointer (an unmapped address).
     WildPointer,
     /// A thread executes an undefined instruction.
@@ -81,11 +84,12 @@ pub enum FaultCase {
 
 impl FaultCase {
     /// Every case, in `name` order of the docs.
-    pub const ALL: [FaultCase; 9] = [
+    pub const ALL: [FaultCase; 10] = [
         FaultCase::Recursion,
         FaultCase::HugeFrame,
         FaultCase::IdleStack,
         FaultCase::BootStack,
+        FaultCase::ExceptionStack,
         FaultCase::WildPointer,
         FaultCase::Undefined,
         FaultCase::Panic,
@@ -100,6 +104,7 @@ impl FaultCase {
             FaultCase::HugeFrame => "huge_frame",
             FaultCase::IdleStack => "idle_stack",
             FaultCase::BootStack => "boot_stack",
+            FaultCase::ExceptionStack => "exception_stack",
             FaultCase::WildPointer => "wild_pointer",
             FaultCase::Undefined => "undefined",
             FaultCase::Panic => "panic",
@@ -219,7 +224,7 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Some(c) => args.fault = Some(c),
                 None => warn(
                     word,
-                    "fault must be recursion, huge_frame, idle_stack, boot_stack, wild_pointer, undefined, panic, ap_panic or bringup",
+                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, wild_pointer, undefined, panic, ap_panic or bringup",
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),

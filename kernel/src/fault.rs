@@ -6,7 +6,9 @@
 //! Thread cases run in a thread named `fault` (spawned instead of the shell
 //! or the tests); `boot_stack` on CPU 0 in its idle context during boot
 //! ([`on_boot_cpu`]); `idle_stack` and `bringup` on CPU 1 while it comes up
-//! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1.
+//! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1;
+//! `exception_stack` overflows a thread's stack and then, from the fault
+//! handler ([`on_report`]), the exception stack the report runs on.
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -42,6 +44,15 @@ pub fn armed() -> bool {
 /// stack, before the scheduler starts (`boot_stack`).
 pub fn on_boot_cpu() {
     if case() == Some(FaultCase::BootStack) {
+        recurse(0);
+    }
+}
+
+/// Called by the arch fault handlers after a complete report
+/// (`exception_stack`: the report's own stack overflows too, once).
+pub fn on_report() {
+    static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if case() == Some(FaultCase::ExceptionStack) && !DONE.swap(true, Ordering::Relaxed) {
         recurse(0);
     }
 }
@@ -88,7 +99,7 @@ pub fn start() {
 
 fn run(case: FaultCase) {
     match case {
-        FaultCase::Recursion => {
+        FaultCase::Recursion | FaultCase::ExceptionStack => {
             recurse(0);
         }
         FaultCase::HugeFrame => {

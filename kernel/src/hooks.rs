@@ -63,17 +63,48 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
     (Some(idx), task::thread(idx).name())
 }
 
-/// If `addr` lies in the unmapped guard below a kernel stack of the stack
-/// region: the slot index and name of the thread whose stack that is
-/// (`(None, "?")` for a slot nobody owns). Takes no locks.
-pub fn stack_guard_owner(addr: usize) -> Option<(Option<u32>, &'static str)> {
-    let owner = task::stack::guard_owner(addr)?;
-    Some(match owner {
-        Some(idx) if (idx as usize) < task::threads().len() => {
-            (Some(idx), task::thread(idx).name())
+/// Whose stack a guard page protects, for fault reports ("... below the
+/// stack of {owner}").
+pub enum StackOwner {
+    /// A thread: slot index and name.
+    Thread(u32, &'static str),
+    /// A CPU's exception stack (x86_64: the page/double-fault IST stack;
+    /// aarch64: the stack-overflow emergency stack).
+    ExceptionStack(usize),
+    /// A slot nobody owns (freed).
+    Nobody,
+}
+
+impl core::fmt::Display for StackOwner {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            StackOwner::Thread(tid, name) => write!(f, "thread '{name}' (tid {tid})"),
+            StackOwner::ExceptionStack(cpu) => write!(f, "cpu {cpu}'s exception stack"),
+            StackOwner::Nobody => write!(f, "a freed stack"),
         }
-        _ => (None, "?"),
+    }
+}
+
+/// If `addr` lies in the unmapped guard below a kernel stack of the stack
+/// region: whose stack that is. Takes no locks.
+pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
+    Some(match task::stack::guard_owner(addr)? {
+        Some(idx) if (idx as usize) < task::threads().len() => {
+            StackOwner::Thread(idx, task::thread(idx).name())
+        }
+        Some(idx) => match task::stack::exception_stack_cpu(idx) {
+            Some(cpu) => StackOwner::ExceptionStack(cpu),
+            None => StackOwner::Nobody,
+        },
+        None => StackOwner::Nobody,
     })
+}
+
+/// Called by the arch fault handlers after a complete report, before the
+/// run ends (the `fault=exception_stack` test overflows the report's stack
+/// here).
+pub fn fault_reported() {
+    crate::fault::on_report();
 }
 
 /// Return addresses found by following the frame-pointer chain from `fp`

@@ -89,6 +89,7 @@ extern "C" fn boot_continue(state: usize) -> ! {
     let BootState { args, heap_len } = unsafe { &*(state as *const BootState) };
     let (args, heap_len) = (*args, *heap_len);
     fault::set(args.fault);
+    task::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
@@ -200,6 +201,7 @@ fn start_secondaries(ncpus: usize) {
 extern "C" fn secondary_entry(cpu: usize) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
+    task::stack::exception_stack_init(cpu);
     fault::on_secondary(cpu, true);
     task::core::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));

@@ -27,6 +27,7 @@
 //! | `fn map_stack_page(va: usize, pa: usize) -> bool` / `fn unmap_stack_page(va: usize)` | map a 4 KiB page of that region (false: out of page-table memory) / unmap it and flush it from this CPU's TLB |
 //! | `fn flush_tlb_local()` | flush this CPU's TLB (the stack allocator runs it on every CPU before reusing unmapped addresses) |
 //! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
+//! | `fn set_exception_stack(top: usize)` | this CPU's stack for fatal-exception reports becomes the guarded kernel stack ending at `top` (x86_64: the #DF/#PF IST stack; aarch64: the stack-overflow emergency stack) |
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`), at most [`MAX_CPUS`] |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time |

@@ -195,6 +195,31 @@ impl Drop for KernelStack {
     }
 }
 
+/// Owner ids of exception stacks: this plus the CPU index (thread slot
+/// indices are below it).
+const EXCEPTION_OWNER: u32 = 0xff00;
+const _: () = assert!(super::MAX_THREADS < EXCEPTION_OWNER as usize);
+
+/// Gives this CPU (`cpu`) a guarded exception stack
+/// (`arch::set_exception_stack`); keeps the static one when there is no
+/// memory or no region.
+pub fn exception_stack_init(cpu: usize) {
+    if !guarded() {
+        return;
+    }
+    if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
+        arch::set_exception_stack(stack.leak());
+    }
+}
+
+/// The CPU whose exception stack has owner id `owner`, if it is one.
+pub fn exception_stack_cpu(owner: u32) -> Option<usize> {
+    owner
+        .checked_sub(EXCEPTION_OWNER)
+        .map(|c| c as usize)
+        .filter(|&c| c < crate::percpu::MAX_CPUS)
+}
+
 /// Lowest stack address of region slot `slot`.
 fn slot_bottom(slot: u16) -> usize {
     REGION_BASE.load(Ordering::Relaxed) + slot as usize * SLOT_BYTES + GUARD_BYTES

@@ -19,8 +19,9 @@
 //! (Linux's `sp`/`x0` juggling), whether `sp` minus the largest frame lies in
 //! the guard half of a region slot (the region's address bits all set, bit
 //! 15 clear: slots are 64 KiB with the stack in the upper half). If so it
-//! moves to this CPU's emergency stack (`EMERGENCY_STACKS`, static, not
-//! guarded) and reports from there, with the faulting `sp` in the frame. The
+//! moves to this CPU's emergency stack (a guarded kernel stack once
+//! generic code gave one, [`set_exception_stack`]; a static one before) and
+//! reports from there, with the faulting `sp` in the frame. The
 //! check costs 15 instructions per exception and IRQ.
 //!
 //! **Fault reports from several CPUs.** Reports never take the generic console
@@ -41,6 +42,7 @@
 //! and another thread may clobber the *upper* halves of v8-v15, all 32 q-registers
 //! are saved here, not just the caller-saved q0-q7 and q16-q31.
 
+use core::cell::UnsafeCell;
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -138,12 +140,14 @@ aarch64_stack_overflow:
     cbz     x0, 2f
     ldr     x0, [x0]                // PerCpu.id
 2:
-    add     x0, x0, #1
-    lsl     x0, x0, #{emerg_shift}
+    lsl     x0, x0, #3
     mov     sp, x0
-    adrp    x0, {emerg}
-    add     x0, x0, :lo12:{emerg}
-    add     sp, sp, x0              // top of this CPU's emergency stack
+    adrp    x0, {tops}
+    add     x0, x0, :lo12:{tops}
+    add     sp, sp, x0              // &EMERGENCY_TOPS[cpu]
+    mov     x0, sp
+    ldr     x0, [x0]
+    mov     sp, x0                  // top of this CPU's emergency stack
     sub     sp, sp, #{fault_frame}
     mrs     x0, tpidr_el0
     str     x0, [sp, #0]
@@ -281,8 +285,7 @@ aarch64_irq_entry:
     fault_frame = const FAULT_FRAME_BYTES,
     irq_frame = const IRQ_FRAME_BYTES,
     check = const IRQ_FRAME_BYTES,
-    emerg = sym EMERGENCY_STACKS,
-    emerg_shift = const EMERGENCY_STACK_SHIFT,
+    tops = sym EMERGENCY_TOPS,
     fault = sym fault,
     irq = sym irq,
 );
@@ -296,20 +299,37 @@ extern "C" {
 const EMERGENCY_STACK_SHIFT: usize = 14;
 const _: () = assert!(IRQ_FRAME_BYTES >= FAULT_FRAME_BYTES);
 
-/// One emergency stack per CPU, used only by `aarch64_stack_overflow`.
+/// One static emergency stack per CPU, used by `aarch64_stack_overflow`
+/// until the CPU has a guarded one from the stack region
+/// ([`set_exception_stack`]).
 #[repr(C, align(16))]
-struct EmergencyStacks([[u8; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]);
+struct EmergencyStacks(UnsafeCell<[[u8; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]>);
 
-// SAFETY: only the entry code uses it, CPU `i` the `i`-th stack; Rust never
-// reads or writes it.
+// SAFETY: only the entry code uses it, CPU `i` the `i`-th stack; Rust only
+// computes addresses in it.
 unsafe impl Sync for EmergencyStacks {}
 
 static EMERGENCY_STACKS: EmergencyStacks =
-    EmergencyStacks([[0; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]);
+    EmergencyStacks(UnsafeCell::new([[0; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]));
+
+/// Top of each CPU's emergency stack, read by `aarch64_stack_overflow`.
+static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+
+/// Moves this CPU's emergency stack (where the report of a kernel stack
+/// overflow runs) to `top`, a guarded kernel stack.
+pub fn set_exception_stack(top: usize) {
+    EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top, Ordering::Relaxed);
+}
 
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
 /// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
+    let cpu = cpu_id() % MAX_CPUS;
+    let base = EMERGENCY_STACKS.0.get() as usize;
+    EMERGENCY_TOPS[cpu].store(
+        base + (cpu + 1) * (1 << EMERGENCY_STACK_SHIFT),
+        Ordering::Relaxed,
+    );
     let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
     VBAR_EL1.set(vectors);
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
@@ -464,6 +484,7 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
         REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
         let locked = report_lock();
         report(frame, slot, ec);
+        crate::hooks::fault_reported();
         if locked {
             REPORT_LOCK.store(0, Ordering::Release);
         }
@@ -485,15 +506,33 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
     } else {
         let _ = writeln!(
             RawConsole,
-            "\n*** nested CPU exception (ESR {:#x}, ELR {:#x})",
-            frame.esr, frame.elr
+            "\n*** nested CPU exception (ESR {:#x}, ELR {:#x}, FAR {:#x}, SP {:#x})",
+            frame.esr, frame.elr, frame.far, frame.sp
         );
+        report_stack_overflow(&mut RawConsole, frame, ec);
     }
     if depth <= 1 {
         exit_qemu(ExitCode::Failure);
     }
     loop {
         aarch64_cpu::asm::wfe();
+    }
+}
+
+/// The stack-overflow line: a data abort's FAR in a guard page, or the
+/// stack pointer in one (the entry code then moved to the emergency stack).
+fn report_stack_overflow(out: &mut RawConsole, frame: &FaultFrame, ec: u64) {
+    let guard = if ec == 0x25 {
+        crate::hooks::stack_guard_owner(frame.far as usize)
+    } else {
+        None
+    }
+    .or_else(|| crate::hooks::stack_guard_owner(frame.sp as usize));
+    if let Some(owner) = guard {
+        let _ = writeln!(
+            out,
+            "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
+        );
     }
 }
 
@@ -547,24 +586,7 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         "    ESR {:#010x}  FAR {:#018x}  ELR {:#018x}  SPSR {:#010x}  SP {:#018x}",
         frame.esr, frame.far, frame.elr, frame.spsr, frame.sp
     );
-    // A data abort's FAR in a guard page, or the stack pointer in one (the
-    // entry code then moved to the emergency stack): a kernel stack overflow.
-    let guard = if ec == 0x25 {
-        crate::hooks::stack_guard_owner(frame.far as usize)
-    } else {
-        None
-    }
-    .or_else(|| crate::hooks::stack_guard_owner(frame.sp as usize));
-    if let Some((owner, name)) = guard {
-        let _ = write!(
-            out,
-            "    kernel stack overflow: the fault address is in the guard page below the stack of thread '{name}'"
-        );
-        let _ = match owner {
-            Some(t) => writeln!(out, " (tid {t})"),
-            None => writeln!(out),
-        };
-    }
+    report_stack_overflow(&mut out, frame, ec);
     for (i, pair) in frame.x.chunks(4).enumerate() {
         let _ = write!(out, "   ");
         for (j, v) in pair.iter().enumerate() {

@@ -143,6 +143,12 @@ pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize
     }
 }
 
+/// Moves this CPU's double-fault and page-fault stack (the IST stack the
+/// fatal-exception report runs on) to `top`, a guarded kernel stack.
+pub fn set_exception_stack(top: usize) {
+    percpu::set_ist_stack(percpu::IST_DOUBLE_FAULT, top as u64);
+}
+
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
 /// exception (#UD).
 pub fn undefined_instruction() -> ! {

@@ -165,6 +165,18 @@ pub unsafe fn init_cpu(cpu_id: usize) {
     }
 }
 
+/// Points IST slot `slot` of this CPU's TSS at the stack ending at `top`
+/// (the CPU reads it at the next interrupt through that slot).
+pub fn set_ist_stack(slot: u8, top: u64) {
+    let irq = super::irq_save();
+    // SAFETY: GS points at this CPU's block, which only this CPU writes;
+    // interrupts are off, so no IST interrupt reads the entry half-written.
+    unsafe {
+        (*current()).tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top);
+    }
+    super::irq_restore(irq);
+}
+
 /// Records this CPU's LAPIC id (once the LAPIC is enabled).
 pub fn set_lapic_id(id: u32) {
     // SAFETY: GS points at this CPU's block, which only this CPU writes; the

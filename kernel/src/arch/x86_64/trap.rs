@@ -319,6 +319,19 @@ fn exception(frame: &TrapFrame) -> ! {
         REPORTER.compare_exchange(NO_REPORTER, me, Ordering::Acquire, Ordering::Relaxed)
     {
         if holder == me {
+            // A fault while reporting one: one line, then the exit.
+            let mut w = serial::RawWriter;
+            let _ = writeln!(
+                w,
+                "\n*** nested CPU exception {} {} (RIP {:#x}, RSP {:#x})",
+                frame.vector,
+                EXCEPTION_NAMES[frame.vector as usize & 31],
+                frame.rip,
+                frame.rsp
+            );
+            if frame.vector == 14 {
+                report_stack_overflow(&mut w, Cr2::read_raw() as usize);
+            }
             super::exit_qemu(super::ExitCode::Failure);
         }
         let start = super::time::rdtsc();
@@ -382,20 +395,18 @@ fn exception(frame: &TrapFrame) -> ! {
         let _ = write!(w, " {r:#x}");
     }
     let _ = writeln!(w);
+    crate::hooks::fault_reported();
     super::exit_qemu(super::ExitCode::Failure)
 }
 
 /// Adds the stack-overflow line when `addr` is in the guard below a kernel
-/// stack (a thread's or an idle thread's, in the stack region).
+/// stack (a thread's, an idle thread's or an exception stack, in the stack
+/// region).
 fn report_stack_overflow(w: &mut serial::RawWriter, addr: usize) {
-    if let Some((owner, name)) = crate::hooks::stack_guard_owner(addr) {
-        let _ = write!(
+    if let Some(owner) = crate::hooks::stack_guard_owner(addr) {
+        let _ = writeln!(
             w,
-            "    kernel stack overflow: the fault address is in the guard page below the stack of thread '{name}'"
+            "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
         );
-        let _ = match owner {
-            Some(t) => writeln!(w, " (tid {t})"),
-            None => writeln!(w),
-        };
     }
 }
