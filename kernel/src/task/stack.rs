@@ -1,7 +1,8 @@
 //! Kernel stacks with guard pages.
 //!
-//! Every spawned thread and every secondary CPU's idle thread runs on a
-//! stack from here. Where the arch layer has a stack region
+//! Every spawned thread, every CPU's idle thread (CPU 0's moves here from
+//! the boot stack) and every CPU's exception stack (where fatal-exception
+//! reports run: `arch::set_exception_stack`) runs on a stack from here. Where the arch layer has a stack region
 //! (`arch::stack_region_init`), the region is cut into [`SLOT_BYTES`] slots:
 //! the lower [`GUARD_BYTES`] of a slot stay unmapped, the upper
 //! [`STACK_SIZE`] are mapped with 4 KiB pages onto heap memory. A stack
