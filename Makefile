@@ -36,7 +36,7 @@ export SMP MEM
 .PHONY: all build kernel qemu test test-host test-host-debug test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab
+        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults
 
 all: build
 
@@ -60,7 +60,7 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke
+test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
 
 HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched,sched/oracle
 
@@ -160,6 +160,15 @@ test-shell: ensure-qemu
 	scripts/shell-e2e.sh x86_64 $(SHELL_E2E_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 	$(MAKE) kernel ARCH=aarch64
 	scripts/shell-e2e.sh aarch64 $(SHELL_E2E_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+
+# Fault reports: one deliberate fault per boot (fault=CASE: stack overflows,
+# wild pointer, undefined instruction, panics, a fault during CPU bring-up)
+# on both arches; the report's key lines and QEMU's failing exit are checked.
+test-faults: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	$(MAKE) kernel ARCH=aarch64
+	scripts/fault-test.sh x86_64:$(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel \
+		aarch64:$(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 
 # Out of memory is an error, not a panic: both arches at a small MEM.
 test-small-mem: ensure-qemu

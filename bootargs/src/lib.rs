@@ -1,5 +1,6 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
-//! `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, and last
+//! `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
+//! (a deliberate fault for the fault-report tests), and last
 //! `run=CMD;CMD;...`, which takes the rest of the line (spaces included): a
 //! shell script for the kernel to run before its first prompt (`make ab`
 //! hands a reproducible boot its script this way). The kernel checks each
@@ -50,6 +51,82 @@ impl KtestSuite {
     }
 }
 
+/// A deliberate fault (`fault=CASE`), one per boot, for the fault-report
+/// tests (`scripts/fault-test.sh`): the kernel triggers it instead of
+/// starting the shell or the tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FaultCase {
+    /// Unbounded recursion in a thread: overflows its stack.
+    Recursion = 1,
+    /// A thread calls a function whose frame (48 KiB) is larger than its
+    /// whole stack and than the guard below it.
+    HugeFrame,
+    /// Unbounded recursion on CPU 1's idle stack, during its bring-up.
+    IdleStack,
+    /// Unbounded recursion on CPU 0's idle stack (the boot context), during
+    /// boot.
+    BootStack,
+    /// A thread overflows its stack, and the report of that overflows the
+    /// stack it runs on (CPU 0's exception stack).
+    ExceptionStack,
+    /// A thread reads through a wild pointer (an unmapped address).
+    WildPointer,
+    /// A thread executes an undefined instruction.
+    Undefined,
+    /// A thread panics.
+    Panic,
+    /// A thread pinned to CPU 1 panics.
+    ApPanic,
+    /// CPU 1 reads through a wild pointer before it has an idle thread.
+    Bringup,
+}
+
+impl FaultCase {
+    /// Every case, in `name` order of the docs.
+    pub const ALL: [FaultCase; 10] = [
+        FaultCase::Recursion,
+        FaultCase::HugeFrame,
+        FaultCase::IdleStack,
+        FaultCase::BootStack,
+        FaultCase::ExceptionStack,
+        FaultCase::WildPointer,
+        FaultCase::Undefined,
+        FaultCase::Panic,
+        FaultCase::ApPanic,
+        FaultCase::Bringup,
+    ];
+
+    /// The name `fault=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultCase::Recursion => "recursion",
+            FaultCase::HugeFrame => "huge_frame",
+            FaultCase::IdleStack => "idle_stack",
+            FaultCase::BootStack => "boot_stack",
+            FaultCase::ExceptionStack => "exception_stack",
+            FaultCase::WildPointer => "wild_pointer",
+            FaultCase::Undefined => "undefined",
+            FaultCase::Panic => "panic",
+            FaultCase::ApPanic => "ap_panic",
+            FaultCase::Bringup => "bringup",
+        }
+    }
+
+    /// Parses a [`name`](Self::name).
+    pub fn from_name(s: &str) -> Option<FaultCase> {
+        Self::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Whether the case needs a second CPU.
+    pub fn needs_cpu1(self) -> bool {
+        matches!(
+            self,
+            FaultCase::IdleStack | FaultCase::ApPanic | FaultCase::Bringup
+        )
+    }
+}
+
 /// What the command line asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootArgs<'a> {
@@ -70,6 +147,8 @@ pub struct BootArgs<'a> {
     /// `run=...`: the rest of the line, a `;`-separated shell script (not
     /// checked here).
     pub run: Option<&'a str>,
+    /// `fault=CASE`: a deliberate fault instead of the shell or the tests.
+    pub fault: Option<FaultCase>,
 }
 
 impl Default for BootArgs<'_> {
@@ -83,6 +162,7 @@ impl Default for BootArgs<'_> {
             nohz: None,
             seed: None,
             run: None,
+            fault: None,
         }
     }
 }
@@ -140,6 +220,14 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Err(_) => warn(word, "seed must be a decimal integer"),
             },
             ("seed", None) => warn(word, "seed needs a value (seed=1)"),
+            ("fault", Some(v)) => match FaultCase::from_name(v) {
+                Some(c) => args.fault = Some(c),
+                None => warn(
+                    word,
+                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, wild_pointer, undefined, panic, ap_panic or bringup",
+                ),
+            },
+            ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),
             _ => warn(word, "unknown argument"),
         }
     }

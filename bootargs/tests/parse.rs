@@ -1,7 +1,7 @@
 //! The boot-argument parser: accepted words, rejected words (each warned
 //! about once, the default kept), and that random input never panics.
 
-use bootargs::{parse, BootArgs, KtestSuite, DEFAULT_HZ};
+use bootargs::{parse, BootArgs, FaultCase, KtestSuite, DEFAULT_HZ};
 use proptest::prelude::*;
 use sched::PreemptMode;
 
@@ -23,6 +23,7 @@ fn accepts_every_argument() {
             nohz: Some(false),
             seed: None,
             run: None,
+            fault: None,
         }
     );
     assert_eq!(warnings, 0);
@@ -41,6 +42,30 @@ fn accepts_every_argument() {
     });
     assert_eq!(a.ktest_suite, None);
     assert_eq!(warnings, 0);
+}
+
+#[test]
+fn fault_cases_round_trip_and_bad_ones_change_nothing() {
+    for case in FaultCase::ALL {
+        let line = format!("hz=100 fault={}", case.name());
+        let mut warnings = 0;
+        let a = parse(&line, |_, _| warnings += 1);
+        assert_eq!((a.fault, a.hz, warnings), (Some(case), 100, 0), "{line}");
+    }
+    let mut warned = Vec::new();
+    let a = parse(
+        "fault=panic fault=Panic fault= fault fault=recursion2",
+        |w, why| warned.push((w.to_string(), why.to_string())),
+    );
+    // The good word before the bad ones stays; each bad one is named.
+    assert_eq!(a.fault, Some(FaultCase::Panic));
+    let words: Vec<&str> = warned.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(
+        words,
+        ["fault=Panic", "fault=", "fault", "fault=recursion2"]
+    );
+    assert!(warned[0].1.contains("huge_frame"), "{:?}", warned[0]);
+    assert_eq!(parse("fault=bogus", |_, _| {}), BootArgs::default());
 }
 
 #[test]

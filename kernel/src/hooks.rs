@@ -44,11 +44,96 @@ pub fn ipi(kind: crate::arch::IpiKind) {
     }
 }
 
-/// The name of the thread running on this CPU, for fault reports. Takes no locks.
-pub fn current_thread_name() -> &'static str {
-    if task::is_ready() {
-        task::current().name()
-    } else {
-        "boot"
+/// The thread running on this CPU as (slot index, name), for fault reports:
+/// `(None, "boot")` before the thread table exists, `(None, "bring-up")` on
+/// a secondary CPU that has no idle thread yet. Takes no locks.
+pub fn current_thread() -> (Option<u32>, &'static str) {
+    if !task::is_ready() {
+        return (None, "boot");
     }
+    let cpu = crate::arch::cpu_id();
+    let idx = crate::percpu::this_cpu()
+        .curr
+        .load(core::sync::atomic::Ordering::Relaxed);
+    // CPU `cpu` sets `curr` to its idle thread first thing (`init_idle`);
+    // before that a secondary CPU still shows CPU 0's idle thread.
+    if cpu != 0 && idx == task::idle_idx(0) {
+        return (None, "bring-up");
+    }
+    (Some(idx), task::thread(idx).name())
+}
+
+/// Whose stack a guard page protects, for fault reports ("... below the
+/// stack of {owner}").
+pub enum StackOwner {
+    /// A thread: slot index and name.
+    Thread(u32, &'static str),
+    /// A CPU's exception stack (x86_64: the page/double-fault IST stack;
+    /// aarch64: the stack-overflow emergency stack).
+    ExceptionStack(usize),
+    /// A slot nobody owns (freed).
+    Nobody,
+}
+
+impl core::fmt::Display for StackOwner {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            StackOwner::Thread(tid, name) => write!(f, "thread '{name}' (tid {tid})"),
+            StackOwner::ExceptionStack(cpu) => write!(f, "cpu {cpu}'s exception stack"),
+            StackOwner::Nobody => write!(f, "a freed stack"),
+        }
+    }
+}
+
+/// If `addr` lies in the unmapped guard below a kernel stack of the stack
+/// region: whose stack that is. Takes no locks.
+pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
+    Some(match task::stack::guard_owner(addr)? {
+        Some(idx) if (idx as usize) < task::threads().len() => {
+            StackOwner::Thread(idx, task::thread(idx).name())
+        }
+        Some(idx) => match task::stack::exception_stack_cpu(idx) {
+            Some(cpu) => StackOwner::ExceptionStack(cpu),
+            None => StackOwner::Nobody,
+        },
+        None => StackOwner::Nobody,
+    })
+}
+
+/// Called by the arch fault handlers after a complete report, before the
+/// run ends (the `fault=exception_stack` test overflows the report's stack
+/// here).
+pub fn fault_reported() {
+    crate::fault::on_report();
+}
+
+/// Return addresses found by following the frame-pointer chain from `fp`
+/// (a frame record: the caller's frame pointer, then the return address,
+/// on both arches), as far as it stays inside the kernel stack that holds
+/// `sp` and climbs; at most `out.len()`. Returns how many were written.
+/// Empty when `sp` is not on a stack of the stack region. Takes no locks.
+pub fn backtrace(sp: usize, mut fp: usize, out: &mut [usize]) -> usize {
+    let Some((lo, hi)) = task::stack::stack_bounds(sp) else {
+        return 0;
+    };
+    let mut n = 0;
+    while n < out.len() && fp >= lo && fp.is_multiple_of(8) && fp + 16 <= hi {
+        // SAFETY: `[fp, fp + 16)` lies inside a mapped kernel stack.
+        let (next, ret) = unsafe {
+            (
+                core::ptr::read_volatile(fp as *const usize),
+                core::ptr::read_volatile((fp + 8) as *const usize),
+            )
+        };
+        if ret == 0 {
+            break;
+        }
+        out[n] = ret;
+        n += 1;
+        if next <= fp {
+            break;
+        }
+        fp = next;
+    }
+    n
 }

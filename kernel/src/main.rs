@@ -1,13 +1,16 @@
 //! The hobby kernel that boots the `sched` crate.
 //!
 //! Boot order (`kernel_main`): arch early init, console, command line, heap,
-//! thread table (the boot context becomes CPU 0's idle thread), scheduler
-//! configuration and the per-CPU runqueues, the secondary CPUs (each gets a
-//! kernel stack from the heap, turns its start-up context into its idle
+//! thread table (the boot context becomes CPU 0's idle thread and moves from
+//! the boot stack to a kernel stack with a guard page below it,
+//! `task::stack`), scheduler configuration and the per-CPU runqueues, the
+//! secondary CPUs (each gets a guarded kernel stack, turns its start-up
+//! context into its idle
 //! thread, comes online in the scheduler, starts its own tick and idles), the
 //! first threads, the boot CPU's tick; then this context idles. The first
 //! threads are spawned after every CPU is online, so they may use them all. With `ktest` on the command line the in-kernel test suite
-//! runs in a thread and ends QEMU with its verdict; otherwise (until the debug
+//! runs in a thread and ends QEMU with its verdict; with `fault=CASE` the
+//! kernel fails on purpose (`fault`, for the fault-report tests); otherwise (until the debug
 //! shell lands) a banner and a heartbeat line of scheduler stats every second.
 #![no_std]
 #![no_main]
@@ -17,6 +20,7 @@ extern crate alloc;
 mod arch;
 mod cmdline;
 mod console;
+mod fault;
 mod heap;
 mod hooks;
 mod ktest;
@@ -60,6 +64,35 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     });
 
     task::init();
+    // CPU 0's idle thread (this context) leaves the boot stack for a kernel
+    // stack with a guard below it, like every other thread's.
+    let boot = BootState { args, heap_len };
+    let state = core::ptr::addr_of!(boot) as usize;
+    match task::stack::KernelStack::new(task::idle_idx(0)) {
+        // SAFETY: the stack is mapped, 16-byte aligned at its top and leaked
+        // (CPU 0 runs on it forever); `boot` stays valid because this frame,
+        // on the boot stack, is never returned to.
+        Ok(stack) => unsafe { arch::call_on_stack(stack.leak(), boot_continue, state) },
+        Err(_) => boot_continue(state),
+    }
+}
+
+/// What `kernel_main` hands to [`boot_continue`] across the stack switch.
+struct BootState {
+    args: cmdline::BootArgs<'static>,
+    heap_len: usize,
+}
+
+/// The rest of the boot, on CPU 0's idle stack: scheduler, secondary CPUs,
+/// the first thread, the tick; then this context idles.
+extern "C" fn boot_continue(state: usize) -> ! {
+    // SAFETY: `state` is the address of `kernel_main`'s `BootState`, whose
+    // frame is never left.
+    let BootState { args, heap_len } = unsafe { &*(state as *const BootState) };
+    let (args, heap_len) = (*args, *heap_len);
+    fault::set(args.fault);
+    task::stack::exception_stack_init(0);
+    fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
     if let Some(mode) = args.preempt {
@@ -93,6 +126,10 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     start_secondaries(ncpus);
 
     let spawned = match args.ktest {
+        _ if fault::armed() => {
+            fault::start();
+            Ok(task::current_tid())
+        }
         Some(filter) => {
             let suite = args.ktest_suite;
             task::spawn("ktest", TaskParams::default(), move || {
@@ -121,20 +158,24 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
 
 /// The tick rate the secondary CPUs start their timers with.
 static HZ: AtomicU32 = AtomicU32::new(250);
-/// Kernel stack of a secondary CPU's start-up context (its idle thread).
-const SECONDARY_STACK: usize = 32 * 1024;
 
 /// Starts CPUs `1..ncpus` one after the other and waits until each is online
 /// in the scheduler (bounded).
 fn start_secondaries(ncpus: usize) {
     for cpu in 1..ncpus {
         // Never freed: the CPU runs on it forever (also if the start timed
-        // out: a late CPU may still use it).
-        let stack: &'static mut [u128] = alloc::vec![0u128; SECONDARY_STACK / 16].leak();
-        let top = stack.as_ptr() as usize + SECONDARY_STACK;
-        // SAFETY: `top` is the 16-byte aligned end of a heap stack (mapped by
-        // the boot page tables, in low memory) that is leaked, so it belongs
-        // to this CPU forever; `early_init` ran on the boot CPU.
+        // out: a late CPU may still use it). From the stack region (guard
+        // pages below it) where the arch has one.
+        let top = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
+            Ok(stack) => stack.leak(),
+            Err(_) => {
+                log::warn!("smp: no memory for cpu {}'s stack", cpu);
+                continue;
+            }
+        };
+        // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
+        // that is leaked, so it belongs to this CPU forever; `early_init` ran
+        // on the boot CPU.
         let ok = unsafe { arch::start_cpu(cpu, top, secondary_entry) };
         if !ok {
             log::warn!("smp: cpu {} did not start", cpu);
@@ -160,7 +201,10 @@ fn start_secondaries(ncpus: usize) {
 /// First generic code of a secondary CPU (interrupts disabled, on the stack
 /// `start_secondaries` gave it): idle thread, scheduler, tick, idle loop.
 extern "C" fn secondary_entry(cpu: usize) -> ! {
+    fault::on_secondary(cpu, false);
     task::init_idle(cpu);
+    task::stack::exception_stack_init(cpu);
+    fault::on_secondary(cpu, true);
     task::core::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));
     arch::irq_enable();
@@ -170,10 +214,12 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(
-        "\nKERNEL PANIC on cpu {} in thread '{}': {}\n",
+        "\nKERNEL PANIC on cpu {} in thread '{}' (tid {}): {}\n",
         arch::cpu_id(),
-        hooks::current_thread_name(),
+        name,
+        tid.map_or(-1, i64::from),
         info
     ));
     ktest::on_panic(info);

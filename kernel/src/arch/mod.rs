@@ -23,6 +23,12 @@
 //! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
 //! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
 //! | `fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
+//! | `fn stack_region_init() -> Option<(usize, usize)>` | hook a virtual region for kernel stacks into the page tables (heap up, boot CPU, before other CPUs start): `(base, bytes)`, or `None` (stacks then come from the heap, unguarded) |
+//! | `fn map_stack_page(va: usize, pa: usize) -> bool` / `fn unmap_stack_page(va: usize)` | map a 4 KiB page of that region (false: out of page-table memory) / unmap it and flush it from this CPU's TLB |
+//! | `fn flush_tlb_local()` | flush this CPU's TLB (the stack allocator runs it on every CPU before reusing unmapped addresses) |
+//! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
+//! | `fn set_exception_stack(top: usize)` | this CPU's stack for fatal-exception reports becomes the guarded kernel stack ending at `top` (x86_64: the #DF/#PF IST stack; aarch64: the stack-overflow emergency stack) |
+//! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`), at most [`MAX_CPUS`] |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time |
 //! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu`; its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
@@ -31,7 +37,8 @@
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
-//! interrupt); fault reports name `hooks::current_thread_name()`.
+//! interrupt); fault reports name `hooks::current_thread()` and, for an address in a
+//! stack's guard pages, `hooks::stack_guard_owner()`.
 
 mod deadlines;
 

@@ -33,6 +33,7 @@
 /// The scheduler core lives in [`crate::sched`]; `task::core` is its old path.
 pub(crate) use crate::sched as core;
 pub mod inspect;
+pub mod stack;
 pub mod stall;
 pub mod timer;
 
@@ -66,8 +67,10 @@ pub use self::core::{
 /// per CPU (a few MiB in all); stacks are allocated per spawned thread.
 pub const MAX_THREADS: usize = 4096 + MAX_CPUS;
 /// Kernel stack size of a spawned thread.
-pub const STACK_SIZE: usize = 32 * 1024;
-/// Written at the bottom of every stack, checked at each switch.
+pub const STACK_SIZE: usize = stack::STACK_SIZE;
+/// Written at the bottom of every stack, checked at each switch: a second
+/// line of defence behind the guard pages (and the only one where the arch
+/// has no stack region), one 16-byte compare per switch.
 const STACK_CANARY: u128 = 0x5354_4143_4b5f_4f56_4552_464c_4f57_2121;
 
 /// Runnable or running.
@@ -118,7 +121,7 @@ pub struct Thread {
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
     entry: UnsafeCell<Option<Entry>>,
     /// Set by spawn, freed by join (after the thread left the CPU for good).
-    stack: UnsafeCell<Option<Box<[u128]>>>,
+    stack: UnsafeCell<Option<stack::KernelStack>>,
     /// Wait queue links (thread indices), under the owning queue's lock.
     pub(crate) wq_next: AtomicU32,
     pub(crate) wq_prev: AtomicU32,
@@ -209,7 +212,9 @@ impl Thread {
         // is only replaced by `join`, after the thread is dead and off the CPU.
         let stack = unsafe { &*self.stack.get() };
         if let Some(s) = stack {
-            if s[0] != STACK_CANARY {
+            // SAFETY: the bottom 16 bytes of a live stack are mapped and
+            // 16-byte aligned (page-aligned).
+            if unsafe { (s.bottom() as *const u128).read_volatile() } != STACK_CANARY {
                 panic!("kernel stack overflow in thread '{}'", self.name());
             }
         }
@@ -248,7 +253,8 @@ pub enum SpawnError {
     Params(sched::task::ParamsError),
     /// Every thread slot is in use.
     NoSlot,
-    /// The heap cannot hold the thread's stack.
+    /// The heap (or the stack region, or memory for its page tables)
+    /// cannot hold the thread's stack.
     NoMemory,
 }
 
@@ -326,6 +332,7 @@ pub fn init() {
             .collect::<Vec<_>>()
             .into_boxed_slice()
     });
+    stack::init();
     init_idle(arch::cpu_id());
 }
 
@@ -408,14 +415,6 @@ where
         0 => online,
         m => m,
     };
-    // Out of memory is an error for the caller, not a panic.
-    let mut stack: Vec<u128> = Vec::new();
-    stack
-        .try_reserve_exact(STACK_SIZE / 16)
-        .map_err(|_| SpawnError::NoMemory)?;
-    stack.resize(STACK_SIZE / 16, 0);
-    let mut stack = stack.into_boxed_slice();
-    stack[0] = STACK_CANARY;
     let entry: Entry = Box::new(f);
     let idx = {
         let mut hint = SLOT_LOCK.lock();
@@ -431,7 +430,18 @@ where
         i as u32
     };
     let t = thread(idx);
-    let top = stack.as_ptr() as usize + STACK_SIZE;
+    // Out of memory is an error for the caller, not a panic.
+    let stack = match stack::KernelStack::new(idx) {
+        Ok(s) => s,
+        Err(stack::NoMemory) => {
+            let _slots = SLOT_LOCK.lock();
+            t.state.store(TASK_FREE, Ordering::Relaxed);
+            return Err(SpawnError::NoMemory);
+        }
+    };
+    // SAFETY: the stack is fresh, mapped and page-aligned at its bottom.
+    unsafe { (stack.bottom() as *mut u128).write_volatile(STACK_CANARY) };
+    let top = stack.top();
     // SAFETY: the slot is TASK_NEW: only this spawner touches these fields
     // until `wake_up_new` publishes the thread to the runqueue.
     unsafe {

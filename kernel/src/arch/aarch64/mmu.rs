@@ -290,3 +290,9 @@ crate::ktest_smp!(aarch64_mmu_and_cache_on_every_cpu, 1, || {
     );
     Ok(())
 });
+
+/// The level-1 table (identity map) every CPU's `TTBR0_EL1` names, for the
+/// kernel stack region (`paging`).
+pub(super) fn l1_table() -> *mut u64 {
+    TABLES.l1.get().cast::<u64>()
+}

@@ -34,6 +34,7 @@ mod context;
 mod cpu;
 mod gic;
 pub(crate) mod mmu;
+mod paging;
 mod pl011;
 mod platform;
 mod psci;
@@ -153,4 +154,59 @@ pub fn exit_qemu(code: ExitCode) -> ! {
     loop {
         aarch64_cpu::asm::wfe();
     }
+}
+
+/// Sets up the kernel stack region (4 KiB pages in the last gigabyte of
+/// the address space, see `paging`) and returns its `(base, bytes)`; `None`
+/// with the MMU off or without memory. Boot CPU, heap up, before other CPUs
+/// start.
+pub fn stack_region_init() -> Option<(usize, usize)> {
+    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
+}
+
+pub use paging::{map_stack_page, unmap_stack_page};
+pub use trap::set_exception_stack;
+
+/// Flushes this CPU's TLB (EL1&0 regime, this CPU only).
+pub fn flush_tlb_local() {
+    // SAFETY: invalidating TLB entries changes no mapping.
+    unsafe {
+        core::arch::asm!(
+            "dsb ishst",
+            "tlbi vmalle1",
+            "dsb nsh",
+            "isb",
+            options(nostack)
+        )
+    };
+}
+
+/// Switches to the stack that ends at `top` and calls `f(arg)` there; the
+/// current stack is abandoned (its frames stay as they are).
+///
+/// # Safety
+/// `top` must be the 16-byte aligned end of a mapped stack that nothing
+/// else uses, and stay so for as long as `f` runs (forever).
+pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    // SAFETY: the caller's contract; x29 = x30 = 0 end frame-record chains.
+    unsafe {
+        core::arch::asm!(
+            "mov sp, {top}",
+            "mov x29, xzr",
+            "mov x30, xzr",
+            "blr {f}",
+            "udf #0",
+            top = in(reg) top,
+            f = in(reg) f,
+            in("x0") arg,
+            options(noreturn)
+        )
+    }
+}
+
+/// Executes a permanently undefined instruction (`udf #0`), for the
+/// `fault=undefined` test: a synchronous exception with EC 0.
+pub fn undefined_instruction() -> ! {
+    // SAFETY: deliberately faults; the exception report ends the run.
+    unsafe { core::arch::asm!("udf #0", options(noreturn, nostack)) }
 }

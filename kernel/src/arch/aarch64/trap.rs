@@ -11,6 +11,19 @@
 //! early timer event; the IPI SGIs (see `smp`) call `hooks::ipi(kind)`;
 //! each after EOI, and every handled interrupt ends in `hooks::irq_exit()`.
 //!
+//! **Stack overflow.** Kernel stacks sit in the stack region (`paging`) with
+//! unmapped guard pages below them, and exceptions are taken on the same
+//! stack (`SP_EL1`). An overflow faults on the guard; taking that exception
+//! would store the frame into the guard again, forever. So every
+//! current-EL-SPx slot first checks, without touching memory or a register
+//! (Linux's `sp`/`x0` juggling), whether `sp` minus the largest frame lies in
+//! the guard half of a region slot (the region's address bits all set, bit
+//! 15 clear: slots are 64 KiB with the stack in the upper half). If so it
+//! moves to this CPU's emergency stack (a guarded kernel stack once
+//! generic code gave one, [`set_exception_stack`]; a static one before) and
+//! reports from there, with the faulting `sp` in the frame. The
+//! check costs 15 instructions per exception and IRQ.
+//!
 //! **Fault reports from several CPUs.** Reports never take the generic console
 //! lock (the faulting thread may hold it). Instead they serialise among
 //! themselves on an arch-level report lock with a time bound
@@ -29,6 +42,7 @@
 //! and another thread may clobber the *upper* halves of v8-v15, all 32 q-registers
 //! are saved here, not just the caller-saved q0-q7 and q16-q31.
 
+use core::cell::UnsafeCell;
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -64,23 +78,87 @@ const _: () = assert!(FAULT_FRAME_BYTES == 288);
 
 core::arch::global_asm!(
     r#"
+    // Stack overflow check for the current-EL-SPx slots: would the frame
+    // (at most {check} bytes) end in the guard half of a stack-region slot?
+    // That is, are bits 38..30 of sp - {check} all set (the region) and bit
+    // 15 clear (the guard half of a 64 KiB slot)? Uses no register: sp and
+    // x0 are juggled as in Linux's arm64 entry (sp += x0; x0 = sp - x0).
+    .macro stack_check slot
+    sub     sp, sp, #{check}
+    add     sp, sp, x0
+    sub     x0, sp, x0
+    tbnz    x0, #15, 1f
+    tbz     x0, #38, 1f
+    tbz     x0, #37, 1f
+    tbz     x0, #36, 1f
+    tbz     x0, #35, 1f
+    tbz     x0, #34, 1f
+    tbz     x0, #33, 1f
+    tbz     x0, #32, 1f
+    tbz     x0, #31, 1f
+    tbz     x0, #30, 1f
+    sub     x0, sp, x0
+    sub     sp, sp, x0
+    add     sp, sp, #{check}
+    msr     tpidrro_el0, x1
+    mov     x1, #\slot
+    b       aarch64_stack_overflow
+1:
+    sub     x0, sp, x0
+    sub     sp, sp, x0
+    add     sp, sp, #{check}
+    .endm
+
     .section .text.vectors, "ax"
     .balign 0x800
     .global aarch64_vectors
 aarch64_vectors:
     .irp slot, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
     .balign 0x80
+    .if (\slot >= 4) && (\slot <= 7)
+    stack_check \slot
+    .endif
     .if \slot == 5
     b       aarch64_irq_entry
     .else
     sub     sp, sp, #{fault_frame}
     stp     x0, x1, [sp, #0]
     mov     x0, #\slot
+    add     x1, sp, #{fault_frame}
     b       aarch64_fault_entry
     .endif
     .endr
 
-// Unexpected exception: x0 = vector slot, original x0/x1 saved at [sp].
+// The stack pointer is in a guard page (x1 = vector slot, original x1 in
+// TPIDRRO_EL0, sp and x0 as at the exception): move to this CPU's emergency
+// stack, build the fault frame there and report. Never returns.
+aarch64_stack_overflow:
+    msr     tpidr_el0, x0
+    mov     x0, sp
+    msr     sp_el0, x0
+    mrs     x0, tpidr_el1           // this CPU's block (0 before it has one)
+    cbz     x0, 2f
+    ldr     x0, [x0]                // PerCpu.id
+2:
+    lsl     x0, x0, #3
+    mov     sp, x0
+    adrp    x0, {tops}
+    add     x0, x0, :lo12:{tops}
+    add     sp, sp, x0              // &EMERGENCY_TOPS[cpu]
+    mov     x0, sp
+    ldr     x0, [x0]
+    mov     sp, x0                  // top of this CPU's emergency stack
+    sub     sp, sp, #{fault_frame}
+    mrs     x0, tpidr_el0
+    str     x0, [sp, #0]
+    mrs     x0, tpidrro_el0
+    str     x0, [sp, #8]
+    mov     x0, x1
+    mrs     x1, sp_el0
+    b       aarch64_fault_entry
+
+// Unexpected exception: x0 = vector slot, x1 = sp at the exception, original
+// x0/x1 saved at [sp].
 aarch64_fault_entry:
     stp     x2, x3, [sp, #16]
     stp     x4, x5, [sp, #32]
@@ -96,8 +174,7 @@ aarch64_fault_entry:
     stp     x24, x25, [sp, #192]
     stp     x26, x27, [sp, #208]
     stp     x28, x29, [sp, #224]
-    add     x2, sp, #{fault_frame}
-    stp     x30, x2, [sp, #240]
+    stp     x30, x1, [sp, #240]
     mrs     x2, elr_el1
     mrs     x3, spsr_el1
     stp     x2, x3, [sp, #256]
@@ -207,6 +284,8 @@ aarch64_irq_entry:
     "#,
     fault_frame = const FAULT_FRAME_BYTES,
     irq_frame = const IRQ_FRAME_BYTES,
+    check = const IRQ_FRAME_BYTES,
+    tops = sym EMERGENCY_TOPS,
     fault = sym fault,
     irq = sym irq,
 );
@@ -215,9 +294,42 @@ extern "C" {
     static aarch64_vectors: u8;
 }
 
+/// log2 of each CPU's emergency stack (16 KiB): the fault report of a stack
+/// overflow runs there.
+const EMERGENCY_STACK_SHIFT: usize = 14;
+const _: () = assert!(IRQ_FRAME_BYTES >= FAULT_FRAME_BYTES);
+
+/// One static emergency stack per CPU, used by `aarch64_stack_overflow`
+/// until the CPU has a guarded one from the stack region
+/// ([`set_exception_stack`]).
+#[repr(C, align(16))]
+struct EmergencyStacks(UnsafeCell<[[u8; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]>);
+
+// SAFETY: only the entry code uses it, CPU `i` the `i`-th stack; Rust only
+// computes addresses in it.
+unsafe impl Sync for EmergencyStacks {}
+
+static EMERGENCY_STACKS: EmergencyStacks =
+    EmergencyStacks(UnsafeCell::new([[0; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]));
+
+/// Top of each CPU's emergency stack, read by `aarch64_stack_overflow`.
+static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+
+/// Moves this CPU's emergency stack (where the report of a kernel stack
+/// overflow runs) to `top`, a guarded kernel stack.
+pub fn set_exception_stack(top: usize) {
+    EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top, Ordering::Relaxed);
+}
+
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
 /// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
+    let cpu = cpu_id() % MAX_CPUS;
+    let base = EMERGENCY_STACKS.0.get() as usize;
+    EMERGENCY_TOPS[cpu].store(
+        base + (cpu + 1) * (1 << EMERGENCY_STACK_SHIFT),
+        Ordering::Relaxed,
+    );
     let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
     VBAR_EL1.set(vectors);
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
@@ -372,6 +484,7 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
         REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
         let locked = report_lock();
         report(frame, slot, ec);
+        crate::hooks::fault_reported();
         if locked {
             REPORT_LOCK.store(0, Ordering::Release);
         }
@@ -393,15 +506,33 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
     } else {
         let _ = writeln!(
             RawConsole,
-            "\n*** nested CPU exception (ESR {:#x}, ELR {:#x})",
-            frame.esr, frame.elr
+            "\n*** nested CPU exception (ESR {:#x}, ELR {:#x}, FAR {:#x}, SP {:#x})",
+            frame.esr, frame.elr, frame.far, frame.sp
         );
+        report_stack_overflow(&mut RawConsole, frame, ec);
     }
     if depth <= 1 {
         exit_qemu(ExitCode::Failure);
     }
     loop {
         aarch64_cpu::asm::wfe();
+    }
+}
+
+/// The stack-overflow line: a data abort's FAR in a guard page, or the
+/// stack pointer in one (the entry code then moved to the emergency stack).
+fn report_stack_overflow(out: &mut RawConsole, frame: &FaultFrame, ec: u64) {
+    let guard = if ec == 0x25 {
+        crate::hooks::stack_guard_owner(frame.far as usize)
+    } else {
+        None
+    }
+    .or_else(|| crate::hooks::stack_guard_owner(frame.sp as usize));
+    if let Some(owner) = guard {
+        let _ = writeln!(
+            out,
+            "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
+        );
     }
 }
 
@@ -416,14 +547,19 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         "lower EL (AArch64)",
         "lower EL (AArch32)",
     ][(slot / 4 % 4) as usize];
-    let _ = writeln!(
+    let (tid, name) = crate::hooks::current_thread();
+    let _ = write!(
         out,
         "\n*** CPU EXCEPTION: {} from {} on cpu {} in thread '{}'",
         kind,
         from,
         cpu_id(),
-        crate::hooks::current_thread_name()
+        name
     );
+    let _ = match tid {
+        Some(t) => writeln!(out, " (tid {t})"),
+        None => writeln!(out),
+    };
     let _ = write!(
         out,
         "    class: {} (EC {:#04x})",
@@ -450,6 +586,7 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         "    ESR {:#010x}  FAR {:#018x}  ELR {:#018x}  SPSR {:#010x}  SP {:#018x}",
         frame.esr, frame.far, frame.elr, frame.spsr, frame.sp
     );
+    report_stack_overflow(&mut out, frame, ec);
     for (i, pair) in frame.x.chunks(4).enumerate() {
         let _ = write!(out, "   ");
         for (j, v) in pair.iter().enumerate() {
@@ -457,4 +594,15 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         }
         let _ = writeln!(out);
     }
+    let mut ret = [0usize; 16];
+    let n = crate::hooks::backtrace(frame.sp as usize, frame.x[29] as usize, &mut ret);
+    let _ = write!(
+        out,
+        "    backtrace (frame pointers): {:#x} {:#x}",
+        frame.elr, frame.x[30]
+    );
+    for r in &ret[..n] {
+        let _ = write!(out, " {r:#x}");
+    }
+    let _ = writeln!(out);
 }

@@ -21,6 +21,7 @@ mod acpi;
 mod apic;
 mod context;
 mod ioapic;
+mod paging;
 mod percpu;
 mod serial;
 mod smp;
@@ -32,6 +33,7 @@ use core::fmt::Write;
 use x86_64::instructions::port::Port;
 
 pub use self::context::{init_thread_context, switch_context, Context};
+pub use self::paging::{flush_tlb_local, map_stack_page, unmap_stack_page};
 pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
@@ -109,6 +111,49 @@ pub fn early_init(info: &boot::BootInfo) {
             ", AP trampoline page not RAM: APs will not start"
         },
     );
+}
+
+/// Sets up the kernel stack region (4 KiB pages above the identity map,
+/// see `paging`) and returns its `(base, bytes)`; `None` if the heap cannot
+/// hold its page directory. Boot CPU, heap up, before other CPUs start.
+pub fn stack_region_init() -> Option<(usize, usize)> {
+    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
+}
+
+/// Switches to the stack that ends at `top` and calls `f(arg)` there; the
+/// current stack is abandoned (its frames stay as they are).
+///
+/// # Safety
+/// `top` must be the 16-byte aligned end of a mapped stack that nothing
+/// else uses, and stay so for as long as `f` runs (forever).
+pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    // SAFETY: the caller's contract; rbp = 0 ends frame-pointer chains, and
+    // the call leaves rsp 16-byte aligned minus 8 at f's entry, as the ABI wants.
+    unsafe {
+        core::arch::asm!(
+            "mov rsp, {top}",
+            "xor ebp, ebp",
+            "call {f}",
+            "ud2",
+            top = in(reg) top,
+            f = in(reg) f,
+            in("rdi") arg,
+            options(noreturn)
+        )
+    }
+}
+
+/// Moves this CPU's double-fault and page-fault stack (the IST stack the
+/// fatal-exception report runs on) to `top`, a guarded kernel stack.
+pub fn set_exception_stack(top: usize) {
+    percpu::set_ist_stack(percpu::IST_DOUBLE_FAULT, top as u64);
+}
+
+/// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
+/// exception (#UD).
+pub fn undefined_instruction() -> ! {
+    // SAFETY: deliberately faults; the exception report ends the run.
+    unsafe { core::arch::asm!("ud2", options(noreturn, nostack)) }
 }
 
 /// Writes bytes to COM1 (blocking, bounded by time if the UART is stuck).

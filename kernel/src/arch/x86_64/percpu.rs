@@ -3,8 +3,9 @@
 //! Every CPU owns one [`PerCpu`] block and points `IA32_GS_BASE` at it, so
 //! `cpu_id()` is a single `mov` from `gs:` with no table lookup and no lock. The
 //! block also holds the CPU's GDT and TSS: a TSS is per CPU by definition (its
-//! IST slots give the double-fault, NMI and machine-check handlers stacks of
-//! their own, so a corrupt stack pointer still yields a report).
+//! IST slots give the double-fault and page-fault (shared), NMI and
+//! machine-check handlers stacks of their own, so a corrupt stack pointer or
+//! a kernel stack overflow into a guard page still yields a report).
 //!
 //! The blocks (and their IST stacks) are a static array of `MAX_CPUS`, indexed
 //! by dense CPU index: the boot CPU takes block 0 in `early_init`, and each
@@ -30,6 +31,13 @@ pub const IST_DOUBLE_FAULT: u8 = 1;
 pub const IST_NMI: u8 = 2;
 /// IST slot of the machine-check handler.
 pub const IST_MACHINE_CHECK: u8 = 3;
+/// IST slot of the page-fault handler: a kernel stack overflow faults on the
+/// guard page below the stack, and the handler needs a stack that works. It
+/// shares the double fault's stack: both are fatal, and a double fault while
+/// a page fault is reported ends the run all the same.
+pub const IST_PAGE_FAULT: u8 = IST_DOUBLE_FAULT;
+/// IST stacks per CPU.
+const IST_SLOTS: usize = 3;
 /// Size of each IST stack.
 pub const IST_STACK_BYTES: usize = 16 * 1024;
 /// Kernel code selector (GDT index 1).
@@ -66,7 +74,7 @@ impl IstStack {
 
 /// Every CPU's IST stacks (a separate zero-initialised static so they land in
 /// `.bss`, not in the image): `MAX_CPUS` x 3 x 16 KiB.
-struct IstStacks(UnsafeCell<[[IstStack; 3]; MAX_CPUS]>);
+struct IstStacks(UnsafeCell<[[IstStack; IST_SLOTS]; MAX_CPUS]>);
 
 // SAFETY: CPU `i`'s stacks are used only by CPU `i` (its TSS names them), and
 // only by hardware stack switches; Rust never forms references to the bytes
@@ -74,7 +82,7 @@ struct IstStacks(UnsafeCell<[[IstStack; 3]; MAX_CPUS]>);
 unsafe impl Sync for IstStacks {}
 
 static IST_STACKS: IstStacks = IstStacks(UnsafeCell::new(
-    [const { [const { IstStack([0; IST_STACK_BYTES]) }; 3] }; MAX_CPUS],
+    [const { [const { IstStack([0; IST_STACK_BYTES]) }; IST_SLOTS] }; MAX_CPUS],
 ));
 
 /// Every CPU's block, indexed by dense CPU index. Block `i` is written only by
@@ -109,7 +117,7 @@ pub fn init_boot_cpu() {
 }
 
 /// Fills block `cpu_id` and makes it this CPU's: loads its GDT and TSS (IST
-/// stacks for double fault, NMI and machine check), reloads the segment
+/// stacks for double fault and page fault, NMI, machine check), reloads the segment
 /// registers and sets `IA32_GS_BASE`, so that [`cpu_id`] returns `cpu_id`.
 ///
 /// # Safety
@@ -155,6 +163,18 @@ pub unsafe fn init_cpu(cpu_id: usize) {
         load_tss(tss);
         Msr::new(MSR_GS_BASE).write(cpu as u64);
     }
+}
+
+/// Points IST slot `slot` of this CPU's TSS at the stack ending at `top`
+/// (the CPU reads it at the next interrupt through that slot).
+pub fn set_ist_stack(slot: u8, top: u64) {
+    let irq = super::irq_save();
+    // SAFETY: GS points at this CPU's block, which only this CPU writes;
+    // interrupts are off, so no IST interrupt reads the entry half-written.
+    unsafe {
+        (*current()).tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top);
+    }
+    super::irq_restore(irq);
 }
 
 /// Records this CPU's LAPIC id (once the LAPIC is enabled).

@@ -13,7 +13,9 @@
 //! one's frame waits on its stack and is popped (`iretq`) when it runs again.
 //!
 //! Vectors: 0-31 CPU exceptions (all fatal: a report, then QEMU exits with
-//! failure), [`apic::TIMER_VECTOR`] the tick, `apic::PIC_VECTOR_BASE..+16` the
+//! failure; the page fault runs on an IST stack, so that a kernel stack
+//! overflow, which faults on the guard page below the stack, gets its report
+//! instead of a double and then a triple fault), [`apic::TIMER_VECTOR`] the tick, `apic::PIC_VECTOR_BASE..+16` the
 //! masked 8259 (spurious only), [`apic::IPI_RESCHEDULE_VECTOR`] and
 //! [`apic::IPI_CALL_VECTOR`] the inter-processor interrupts (EOI, then
 //! `hooks::ipi(kind)` and `hooks::irq_exit()`), [`apic::SPURIOUS_VECTOR`] the
@@ -183,8 +185,8 @@ unsafe impl Sync for Idt {}
 /// One IDT shared by all CPUs.
 static IDT: Idt = Idt(UnsafeCell::new([Gate::MISSING; 256]));
 
-/// Fills the IDT (every vector to its stub; double fault, NMI and machine check
-/// on their own IST stacks) and loads it on this CPU.
+/// Fills the IDT (every vector to its stub; double fault, NMI, machine check
+/// and page fault on their own IST stacks) and loads it on this CPU.
 pub fn init() {
     let stubs = core::ptr::addr_of!(isr_stubs) as u64;
     // SAFETY: the boot CPU fills the table once, before loading it anywhere.
@@ -193,6 +195,7 @@ pub fn init() {
         let ist = match vector {
             2 => percpu::IST_NMI,
             8 => percpu::IST_DOUBLE_FAULT,
+            14 => percpu::IST_PAGE_FAULT,
             18 => percpu::IST_MACHINE_CHECK,
             _ => 0,
         };
@@ -213,7 +216,7 @@ pub fn load() {
 }
 
 /// Called by `isr_common` with interrupts disabled, on the interrupted stack (or
-/// on an IST stack for vectors 2, 8, 18).
+/// on an IST stack for vectors 2, 8, 14, 18).
 #[no_mangle]
 extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
     let vector = frame.vector as u8;
@@ -316,6 +319,19 @@ fn exception(frame: &TrapFrame) -> ! {
         REPORTER.compare_exchange(NO_REPORTER, me, Ordering::Acquire, Ordering::Relaxed)
     {
         if holder == me {
+            // A fault while reporting one: one line, then the exit.
+            let mut w = serial::RawWriter;
+            let _ = writeln!(
+                w,
+                "\n*** nested CPU exception {} {} (RIP {:#x}, RSP {:#x})",
+                frame.vector,
+                EXCEPTION_NAMES[frame.vector as usize & 31],
+                frame.rip,
+                frame.rsp
+            );
+            if frame.vector == 14 {
+                report_stack_overflow(&mut w, Cr2::read_raw() as usize);
+            }
             super::exit_qemu(super::ExitCode::Failure);
         }
         let start = super::time::rdtsc();
@@ -326,14 +342,19 @@ fn exception(frame: &TrapFrame) -> ! {
     }
     let vector = frame.vector as usize;
     let mut w = serial::RawWriter;
-    let _ = writeln!(
+    let (tid, name) = crate::hooks::current_thread();
+    let _ = write!(
         w,
         "\n*** CPU EXCEPTION {} {} on cpu {} in thread '{}'",
         vector,
         EXCEPTION_NAMES[vector & 31],
         percpu::cpu_id(),
-        crate::hooks::current_thread_name()
+        name
     );
+    let _ = match tid {
+        Some(t) => writeln!(w, " (tid {t})"),
+        None => writeln!(w),
+    };
     let _ = writeln!(
         w,
         "    error code {:#x}  RIP {:#018x}  RSP {:#018x}  RFLAGS {:#x}  CS {:#x}  SS {:#x}",
@@ -341,10 +362,11 @@ fn exception(frame: &TrapFrame) -> ! {
     );
     if vector == 14 {
         let e = frame.error_code;
+        let cr2 = Cr2::read_raw();
         let _ = writeln!(
             w,
-            "    CR2 {:#018x} ({} {} access, {})",
-            Cr2::read_raw(),
+            "    fault address (CR2) {:#018x} ({} {} access, {})",
+            cr2,
             if e & 1 != 0 {
                 "protection violation on"
             } else {
@@ -357,6 +379,7 @@ fn exception(frame: &TrapFrame) -> ! {
                 "data"
             },
         );
+        report_stack_overflow(&mut w, cr2 as usize);
     }
     let f = frame;
     let _ = writeln!(
@@ -365,5 +388,25 @@ fn exception(frame: &TrapFrame) -> ! {
         f.rax, f.rbx, f.rcx, f.rdx, f.rsi, f.rdi, f.rbp, f.r8, f.r9, f.r10, f.r11, f.r12, f.r13,
         f.r14, f.r15
     );
+    let mut ret = [0usize; 16];
+    let n = crate::hooks::backtrace(f.rsp as usize, f.rbp as usize, &mut ret);
+    let _ = write!(w, "    backtrace (frame pointers): {:#x}", f.rip);
+    for r in &ret[..n] {
+        let _ = write!(w, " {r:#x}");
+    }
+    let _ = writeln!(w);
+    crate::hooks::fault_reported();
     super::exit_qemu(super::ExitCode::Failure)
+}
+
+/// Adds the stack-overflow line when `addr` is in the guard below a kernel
+/// stack (a thread's, an idle thread's or an exception stack, in the stack
+/// region).
+fn report_stack_overflow(w: &mut serial::RawWriter, addr: usize) {
+    if let Some(owner) = crate::hooks::stack_guard_owner(addr) {
+        let _ = writeln!(
+            w,
+            "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
+        );
+    }
 }

@@ -1,0 +1,146 @@
+//! Deliberate faults (`fault=CASE` on the command line), one per boot, for
+//! the fault-report tests (`scripts/fault-test.sh`): each makes the kernel
+//! fail in one way, and the test checks the report it prints and that QEMU
+//! exits with a failing status.
+//!
+//! Thread cases run in a thread named `fault` (spawned instead of the shell
+//! or the tests); `boot_stack` on CPU 0 in its idle context during boot
+//! ([`on_boot_cpu`]); `idle_stack` and `bringup` on CPU 1 while it comes up
+//! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1;
+//! `exception_stack` overflows a thread's stack and then, from the fault
+//! handler ([`on_report`]), the exception stack the report runs on.
+
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use bootargs::FaultCase;
+use sched::TaskParams;
+
+use crate::{arch, task};
+
+/// The case asked for (0: none).
+static CASE: AtomicU8 = AtomicU8::new(0);
+
+/// An address that no page table maps on either arch (below 2^47, so
+/// canonical on x86_64, and above the 4 GiB + 1 GiB that x86_64 maps).
+const WILD_ADDRESS: usize = 0x7fff_dead_0000;
+
+/// Records the case (from the command line) for the hooks below.
+pub fn set(case: Option<FaultCase>) {
+    CASE.store(case.map_or(0, |c| c as u8), Ordering::Relaxed);
+}
+
+fn case() -> Option<FaultCase> {
+    let v = CASE.load(Ordering::Relaxed);
+    FaultCase::ALL.into_iter().find(|&c| c as u8 == v)
+}
+
+/// Whether a case was asked for (the kernel then starts neither the shell
+/// nor the tests).
+pub fn armed() -> bool {
+    case().is_some()
+}
+
+/// Called by the boot CPU once it runs on its idle thread's (guarded)
+/// stack, before the scheduler starts (`boot_stack`).
+pub fn on_boot_cpu() {
+    if case() == Some(FaultCase::BootStack) {
+        recurse(0);
+    }
+}
+
+/// Called by the arch fault handlers after a complete report
+/// (`exception_stack`: the report's own stack overflows too, once).
+pub fn on_report() {
+    static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if case() == Some(FaultCase::ExceptionStack) && !DONE.swap(true, Ordering::Relaxed) {
+        recurse(0);
+    }
+}
+
+/// Called by each secondary CPU first thing in generic code (`bringup`),
+/// and again once it has its idle thread (`idle_stack`).
+pub fn on_secondary(cpu: usize, has_idle_thread: bool) {
+    if cpu != 1 {
+        return;
+    }
+    match (case(), has_idle_thread) {
+        (Some(FaultCase::Bringup), false) => {
+            wild_read();
+        }
+        (Some(FaultCase::IdleStack), true) => {
+            recurse(0);
+        }
+        _ => {}
+    }
+}
+
+/// Starts the thread of a thread case, or says why the case cannot run.
+/// Called once every CPU is up.
+pub fn start() {
+    let Some(case) = case() else {
+        return;
+    };
+    log::info!("fault: triggering '{}'", case.name());
+    if case.needs_cpu1() && task::online_mask() & 2 == 0 {
+        log::error!("error: fault={} needs a second CPU (SMP=2)", case.name());
+        arch::exit_qemu(arch::ExitCode::Failure);
+    }
+    let mask = if case == FaultCase::ApPanic { 2 } else { 1 };
+    if matches!(
+        case,
+        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack
+    ) {
+        return;
+    }
+    if let Err(e) = task::spawn_on("fault", TaskParams::default(), mask, move || run(case)) {
+        log::error!("error: fault: cannot spawn the thread: {:?}", e);
+    }
+}
+
+fn run(case: FaultCase) {
+    match case {
+        FaultCase::Recursion | FaultCase::ExceptionStack => {
+            recurse(0);
+        }
+        FaultCase::HugeFrame => {
+            huge_frame();
+        }
+        FaultCase::WildPointer => {
+            wild_read();
+        }
+        FaultCase::Undefined => arch::undefined_instruction(),
+        FaultCase::Panic | FaultCase::ApPanic => {
+            panic!("fault={} on cpu {}", case.name(), arch::cpu_id())
+        }
+        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack => {}
+    }
+    log::error!("fault: '{}' did not fault", case.name());
+}
+
+/// Recursion without end (each frame keeps 256 bytes live).
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let mut buf = [0u8; 256];
+    buf[0] = depth as u8;
+    core::hint::black_box(&mut buf);
+    // Never true; keeps the compiler from seeing an unconditional recursion.
+    if core::hint::black_box(depth) == u64::MAX {
+        return 0;
+    }
+    recurse(depth + 1) + u64::from(buf[1])
+}
+
+/// A 48 KiB frame: larger than a whole stack (32 KiB) and the guard below it
+/// (32 KiB). The stack probes make it touch the first guard page.
+#[inline(never)]
+fn huge_frame() -> u8 {
+    let mut buf = [0u8; 48 * 1024];
+    core::hint::black_box(&mut buf);
+    buf[100]
+}
+
+fn wild_read() -> u64 {
+    // SAFETY: deliberately not: the address is unmapped and the read faults;
+    // the fault report ends the run.
+    unsafe { core::ptr::read_volatile(WILD_ADDRESS as *const u64) }
+}

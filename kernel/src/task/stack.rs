@@ -1,0 +1,345 @@
+//! Kernel stacks with guard pages.
+//!
+//! Every spawned thread, every CPU's idle thread (CPU 0's moves here from
+//! the boot stack) and every CPU's exception stack (where fatal-exception
+//! reports run: `arch::set_exception_stack`) runs on a stack from here. Where the arch layer has a stack region
+//! (`arch::stack_region_init`), the region is cut into [`SLOT_BYTES`] slots:
+//! the lower [`GUARD_BYTES`] of a slot stay unmapped, the upper
+//! [`STACK_SIZE`] are mapped with 4 KiB pages onto heap memory. A stack
+//! overflow then touches the guard and faults at once, with the overflowing
+//! thread still current; the fault report names it ([`guard_owner`]).
+//!
+//! # Why a guard page is enough
+//! rustc emits inline stack probes on both kernel targets: a function whose
+//! frame is larger than a page touches each page of it in order, top down,
+//! before it uses any of it (`sub rsp, 4096; mov [rsp], 0` in a loop on
+//! x86_64, `sub sp, sp, #4096; str xzr, [sp]` on aarch64; checked in the
+//! rustc 1.95 output and by the `fault=huge_frame` boot). A frame of any size
+//! thus hits the first guard page before it can skip over it. The guard is
+//! 32 KiB all the same (it costs address space only), so that hand-written
+//! assembly that moves the stack pointer by less than that is caught too.
+//!
+//! # Reusing addresses
+//! Mapping a never-mapped (or flushed) address needs no TLB flush. After a
+//! stack is freed its slot goes on a dirty list and its pages go back to
+//! the heap at once: a stale TLB entry on another CPU is harmless while
+//! nothing uses that address. Dirty slots become reusable only after a flush
+//! of every CPU's TLB that started after they were unmapped; one such flush
+//! (a cross-CPU call, when the clean slots run out) serves thousands of
+//! slots (there are twice as many slots as threads), so spawn and join do
+//! not pay a shootdown each.
+//!
+//! Without a region (aarch64 for now, or no memory for the page
+//! directory) stacks are plain heap blocks with no guard; the canary at the
+//! bottom of every stack (checked at each switch) is then the only check, and
+//! stays as a second line of defence where guards exist.
+
+use alloc::vec::Vec;
+use core::alloc::Layout;
+use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
+
+use crate::arch;
+use crate::sync::SpinLock;
+
+/// Usable bytes of a kernel stack.
+pub const STACK_SIZE: usize = 32 * 1024;
+/// Unmapped bytes below each stack.
+pub const GUARD_BYTES: usize = 32 * 1024;
+/// One slot of the region: guard, then stack.
+pub const SLOT_BYTES: usize = GUARD_BYTES + STACK_SIZE;
+const PAGE: usize = 4096;
+/// Most slots used (the region may be larger): twice the thread slots, so
+/// the cross-CPU TLB flush that recycles freed slots is rare.
+const MAX_SLOTS: usize = 8192;
+const _: () = assert!(MAX_SLOTS > super::MAX_THREADS && MAX_SLOTS <= 1 << 16);
+/// [`guard_owner`]'s answer for a slot nobody owns.
+const NO_OWNER: u16 = u16::MAX;
+
+/// Where the region starts (0: no region) and how many slots it has.
+static REGION_BASE: AtomicUsize = AtomicUsize::new(0);
+static REGION_SLOTS: AtomicUsize = AtomicUsize::new(0);
+/// The thread slot index whose stack occupies each region slot.
+static OWNER: [AtomicU16; MAX_SLOTS] = [const { AtomicU16::new(NO_OWNER) }; MAX_SLOTS];
+
+struct Slots {
+    /// Never mapped, or unmapped before a completed flush.
+    clean: Vec<u16>,
+    /// Unmapped, oldest first; reusable once a TLB flush of every CPU that
+    /// started after they were unmapped has completed.
+    dirty: Vec<u16>,
+    /// A flush is under way (others wait for it rather than start one).
+    flushing: bool,
+}
+
+static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
+/// Completed all-CPU TLB flushes that recycled dirty slots.
+static FLUSHES: AtomicU64 = AtomicU64::new(0);
+
+/// Sets up the stack region (needs the heap; boot CPU, before other CPUs
+/// start). Without one, stacks come from the heap unguarded.
+pub fn init() {
+    let Some((base, bytes)) = arch::stack_region_init() else {
+        return;
+    };
+    let n = (bytes / SLOT_BYTES).min(MAX_SLOTS);
+    let mut clean = Vec::new();
+    let mut dirty = Vec::new();
+    // Both lists get room for every slot up front: freeing never allocates.
+    if clean.try_reserve_exact(n).is_err() || dirty.try_reserve_exact(n).is_err() {
+        return;
+    }
+    clean.extend((0..n as u16).rev());
+    *SLOTS.lock() = Some(Slots {
+        clean,
+        dirty,
+        flushing: false,
+    });
+    REGION_SLOTS.store(n, Ordering::Relaxed);
+    REGION_BASE.store(base, Ordering::Release);
+}
+
+/// Whether stacks have guard pages.
+pub fn guarded() -> bool {
+    REGION_BASE.load(Ordering::Acquire) != 0
+}
+
+/// Out of memory, region slots or page-table memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoMemory;
+
+/// A kernel stack: freed (unmapped, its memory back to the heap) on drop.
+pub struct KernelStack {
+    /// The backing memory (heap, page-aligned).
+    mem: *mut u8,
+    /// Lowest usable address (== `mem` without a region).
+    bottom: usize,
+    /// Region slot, if guarded.
+    slot: Option<u16>,
+}
+
+// SAFETY: the stack is plain memory owned by this value; whoever holds it
+// decides which thread runs on it.
+unsafe impl Send for KernelStack {}
+
+fn layout() -> Layout {
+    // A power of two and a multiple of the page size: cannot fail.
+    Layout::from_size_align(STACK_SIZE, PAGE).unwrap_or(Layout::new::<u8>())
+}
+
+impl KernelStack {
+    /// A zeroed stack for thread slot `owner` (named in fault reports).
+    /// Thread context (it may wait for other CPUs to flush their TLBs).
+    pub fn new(owner: u32) -> Result<KernelStack, NoMemory> {
+        // SAFETY: non-zero size.
+        let mem = unsafe { alloc::alloc::alloc_zeroed(layout()) };
+        if mem.is_null() {
+            return Err(NoMemory);
+        }
+        let mut stack = KernelStack {
+            mem,
+            bottom: mem as usize,
+            slot: None,
+        };
+        if !guarded() {
+            return Ok(stack);
+        }
+        let slot = take_slot()?;
+        stack.slot = Some(slot);
+        let bottom = slot_bottom(slot);
+        stack.bottom = bottom;
+        OWNER[slot as usize].store(owner.min(u32::from(NO_OWNER)) as u16, Ordering::Relaxed);
+        let _guard = SLOTS.lock();
+        for off in (0..STACK_SIZE).step_by(PAGE) {
+            if !arch::map_stack_page(bottom + off, mem as usize + off) {
+                drop(_guard);
+                // Dropping unmaps what was mapped and frees the memory.
+                return Err(NoMemory);
+            }
+        }
+        Ok(stack)
+    }
+
+    /// One past the highest address (the initial stack pointer).
+    pub fn top(&self) -> usize {
+        self.bottom + STACK_SIZE
+    }
+
+    /// The lowest usable address.
+    pub fn bottom(&self) -> usize {
+        self.bottom
+    }
+
+    /// Keeps the stack forever (a CPU's idle stack); returns its top.
+    pub fn leak(self) -> usize {
+        let top = self.top();
+        core::mem::forget(self);
+        top
+    }
+}
+
+impl Drop for KernelStack {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            OWNER[slot as usize].store(NO_OWNER, Ordering::Relaxed);
+            let mut slots = SLOTS.lock();
+            for off in (0..STACK_SIZE).step_by(PAGE) {
+                arch::unmap_stack_page(self.bottom + off);
+            }
+            if let Some(s) = slots.as_mut() {
+                // Capacity for every slot was reserved: no allocation.
+                s.dirty.push(slot);
+            }
+        }
+        // SAFETY: allocated in `new` with this layout, and no longer mapped
+        // anywhere but the identity map (nobody runs on it any more).
+        unsafe { alloc::alloc::dealloc(self.mem, layout()) };
+    }
+}
+
+/// Owner ids of exception stacks: this plus the CPU index (thread slot
+/// indices are below it).
+const EXCEPTION_OWNER: u32 = 0xff00;
+const _: () = assert!(super::MAX_THREADS < EXCEPTION_OWNER as usize);
+
+/// Gives this CPU (`cpu`) a guarded exception stack
+/// (`arch::set_exception_stack`); keeps the static one when there is no
+/// memory or no region.
+pub fn exception_stack_init(cpu: usize) {
+    if !guarded() {
+        return;
+    }
+    if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
+        arch::set_exception_stack(stack.leak());
+    }
+}
+
+/// The CPU whose exception stack has owner id `owner`, if it is one.
+pub fn exception_stack_cpu(owner: u32) -> Option<usize> {
+    owner
+        .checked_sub(EXCEPTION_OWNER)
+        .map(|c| c as usize)
+        .filter(|&c| c < crate::percpu::MAX_CPUS)
+}
+
+/// Lowest stack address of region slot `slot`.
+fn slot_bottom(slot: u16) -> usize {
+    REGION_BASE.load(Ordering::Relaxed) + slot as usize * SLOT_BYTES + GUARD_BYTES
+}
+
+fn flush_one(_: usize) {
+    arch::flush_tlb_local();
+}
+
+/// A clean region slot; when none is left, flushes every CPU's TLB to clean
+/// the dirty ones (or waits for the flush another CPU has under way).
+fn take_slot() -> Result<u16, NoMemory> {
+    let n = loop {
+        let mut slots = SLOTS.lock();
+        let s = slots.as_mut().ok_or(NoMemory)?;
+        if let Some(slot) = s.clean.pop() {
+            return Ok(slot);
+        }
+        if !s.flushing {
+            if s.dirty.is_empty() {
+                return Err(NoMemory);
+            }
+            s.flushing = true;
+            // Only these were unmapped before the flush starts.
+            break s.dirty.len();
+        }
+        drop(slots);
+        // Bounded: the flusher's cross-CPU call times out at worst.
+        core::hint::spin_loop();
+    };
+    let flushed = crate::smp::on_each_cpu(flush_one, 0, true).is_ok();
+    let mut slots = SLOTS.lock();
+    let s = slots.as_mut().ok_or(NoMemory)?;
+    s.flushing = false;
+    if !flushed {
+        return Err(NoMemory);
+    }
+    FLUSHES.fetch_add(1, Ordering::Relaxed);
+    // Entries are appended, and only a flush (this one) removes them.
+    let Slots { clean, dirty, .. } = s;
+    clean.extend(dirty.drain(..n));
+    clean.pop().ok_or(NoMemory)
+}
+
+/// If `addr` is in the guard of a region slot: the thread slot index whose
+/// stack sits above it (`None` inside: a slot without an owner).
+pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
+    let base = REGION_BASE.load(Ordering::Acquire);
+    if base == 0 || addr < base {
+        return None;
+    }
+    let slot = (addr - base) / SLOT_BYTES;
+    if slot >= REGION_SLOTS.load(Ordering::Relaxed) || (addr - base) % SLOT_BYTES >= GUARD_BYTES {
+        return None;
+    }
+    let owner = OWNER[slot].load(Ordering::Relaxed);
+    Some((owner != NO_OWNER).then_some(u32::from(owner)))
+}
+
+/// The stack `[bottom, top)` of the region slot holding `addr` (in its
+/// guard or its stack), for backtraces in fault reports. Takes no locks.
+pub fn stack_bounds(addr: usize) -> Option<(usize, usize)> {
+    let base = REGION_BASE.load(Ordering::Acquire);
+    let off = addr.checked_sub(base)?;
+    let slot = off / SLOT_BYTES;
+    if base == 0 || slot >= REGION_SLOTS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let bottom = base + slot * SLOT_BYTES + GUARD_BYTES;
+    Some((bottom, bottom + STACK_SIZE))
+}
+
+/// Lowest stack address of the region slot holding `addr`, if `addr` is in
+/// the stack part of a slot.
+fn stack_bottom_of(addr: usize) -> Option<usize> {
+    let base = REGION_BASE.load(Ordering::Acquire);
+    let off = addr.checked_sub(base)?;
+    let slot = off / SLOT_BYTES;
+    (base != 0 && slot < REGION_SLOTS.load(Ordering::Relaxed) && off % SLOT_BYTES >= GUARD_BYTES)
+        .then(|| base + slot * SLOT_BYTES + GUARD_BYTES)
+}
+
+// More spawns and joins than the region has slots: freed slots must be
+// recycled through the all-CPU TLB flush (a cross-CPU call to every online
+// CPU), and every thread must run on a region stack whose guard names it.
+// The threads stay on the test's CPU: a wakeup of an idle vCPU costs about
+// 1 ms under TCG, which would make 8000 of them last seconds.
+crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
+    use core::sync::atomic::AtomicBool;
+    crate::kassert!(guarded(), "no stack region: stacks have no guard pages");
+    let slots = REGION_SLOTS.load(Ordering::Relaxed);
+    let flushes = FLUSHES.load(Ordering::Relaxed);
+    let n = slots + 64;
+    let t0 = arch::now_ns();
+    for i in 0..n {
+        let ok = alloc::sync::Arc::new(AtomicBool::new(false));
+        let seen = ok.clone();
+        let here = 1u64 << arch::cpu_id();
+        let tid = super::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
+            let local = 0u64;
+            let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+            let me = super::current_idx();
+            let good = stack_bottom_of(sp)
+                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none());
+            seen.store(good, Ordering::Release);
+        })
+        .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
+        super::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
+        crate::kassert!(
+            ok.load(Ordering::Acquire),
+            "thread {i}: its stack is not in a region slot whose guard names it"
+        );
+    }
+    let per_ns = (arch::now_ns() - t0) / n as u64;
+    let done = FLUSHES.load(Ordering::Relaxed) - flushes;
+    log::info!("stack: {n} spawn+join of region stacks, {per_ns} ns each, {done} TLB flush(es)");
+    crate::kassert!(
+        done >= 1,
+        "{n} stacks over {slots} slots and no flush recycled any"
+    );
+    Ok(())
+});
