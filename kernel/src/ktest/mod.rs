@@ -234,6 +234,9 @@ pub fn reset_sched_state() {
     let _ = cfg
         .tunables
         .set("kernel.sched_stall_warn_ms", KTEST_STALL_WARN_MS);
+    let _ = cfg
+        .tunables
+        .set("kernel.softlockup_thresh_ms", KTEST_SOFTLOCKUP_MS);
 }
 
 fn finish(code_ok: bool) -> ! {
@@ -449,6 +452,27 @@ pub fn on_stall(thread: &str) {
         finish(false);
     }
 }
+
+/// From the soft-lockup detector (`task::softlockup`, after its report): CPU
+/// `cpu` had work queued and made no context switch for
+/// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
+/// run ends.
+pub fn on_softlockup(cpu: usize) {
+    if let Some(name) = current_name() {
+        crate::console::emergency_write(format_args!(
+            "test {} ... FAILED\n    softlockup: cpu {} made no context switch with work queued for kernel.softlockup_thresh_ms\n",
+            name, cpu
+        ));
+        FAILED.fetch_add(1, Ordering::Relaxed);
+        finish(false);
+    }
+}
+
+/// The soft-lockup detector's threshold during the tests
+/// (`reset_sched_state`): the stall watchdog's, for the same reason (a CPU
+/// with work queued switches within a few slices, or a tick under the none
+/// model once the running thread blocks; add host vCPU stalls).
+pub const KTEST_SOFTLOCKUP_MS: &str = KTEST_STALL_WARN_MS;
 
 /// The stall watchdog's threshold during the tests (`reset_sched_state`):
 /// far above any legitimate wait (a runnable thread waits a few slices; on a

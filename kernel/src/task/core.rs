@@ -725,12 +725,14 @@ pub fn timer_tick() {
         return;
     }
     let s = sched();
-    let now = {
+    let (now, waiting) = {
         let mut rq = lock_rq(cpu);
         s.sched_ttwu_pending(&mut rq);
         rq.task_tick();
-        rq.clock()
+        let running = u32::from(rq.curr().is_some());
+        (rq.clock(), rq.nr_runnable().saturating_sub(running))
     };
+    super::softlockup::tick(cpu, now, waiting);
     expire_timers(pc, now);
     if cpu == 0 && ticks.is_multiple_of(super::stall::CHECK_TICKS) {
         super::stall::check(now);

@@ -30,6 +30,7 @@
 
 pub mod core;
 pub mod inspect;
+pub mod softlockup;
 pub mod stall;
 pub mod timer;
 
