@@ -519,6 +519,9 @@ impl Run<'_> {
     }
 }
 
+/// `LostScan::since` of a wait already reported (once per wait).
+const REPORTED: u64 = u64::MAX;
+
 /// Lost-wakeup candidates: per worker, the wait (`wait_seq + 1`, 0: none)
 /// seen asleep with its token set, and since when.
 struct LostScan {
@@ -539,7 +542,7 @@ impl LostScan {
             if self.wait[i] != seq {
                 self.wait[i] = seq;
                 self.since[i] = now;
-            } else if now - self.since[i] >= LOST_NS {
+            } else if self.since[i] != REPORTED && now - self.since[i] >= LOST_NS {
                 let t = task::thread(idx);
                 run.violation(format_args!(
                     "lost wakeup: worker {i} (thread {idx}, cpu {}, on_rq {}) woken {} ms ago, still asleep",
@@ -547,8 +550,7 @@ impl LostScan {
                     t.on_rq.load(Ordering::Relaxed),
                     (now - self.since[i]) / 1_000_000
                 ));
-                // Once per wait.
-                self.since[i] = u64::MAX / 2;
+                self.since[i] = REPORTED;
             }
         }
     }
