@@ -413,4 +413,3 @@ fn check_catches_a_task_held_by_two_runqueues() {
     want.sort();
     assert_eq!(cpus, want);
 }
-

@@ -2,8 +2,8 @@
 
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, SysctlCmd,
-    TraceCmd, COMMANDS, MAX_LINE,
+    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin,
+    SysctlCmd, TraceCmd, COMMANDS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -833,10 +833,19 @@ fn soak() {
             ..Soak::default()
         })
     );
-    err_is("soak -t 0", "soak: -t THREADS must be in [1, 4000], got '0'");
-    err_is("soak -t 4001", "soak: -t THREADS must be in [1, 4000], got '4001'");
+    err_is(
+        "soak -t 0",
+        "soak: -t THREADS must be in [1, 4000], got '0'",
+    );
+    err_is(
+        "soak -t 4001",
+        "soak: -t THREADS must be in [1, 4000], got '4001'",
+    );
     err_is("soak -s 0", "soak: -s SECS must be in [1, 86400], got '0'");
-    err_starts("soak -r 4294967296", "soak: -r SEED must be in [0, 4294967295]");
+    err_starts(
+        "soak -r 4294967296",
+        "soak: -r SEED must be in [0, 4294967295]",
+    );
     err_starts("soak -r -1", "soak: -r SEED must be in [0, 4294967295]");
     err_starts("soak --seed", "soak: ");
     err_starts("soak extra", "soak: ");

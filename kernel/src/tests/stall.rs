@@ -105,7 +105,7 @@ impl Drop for RestoreLockup {
     }
 }
 
-ktest_timing!(softlockup_detector_reports_a_cpu_that_does_not_switch, || {
+ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     // This thread disables preemption and spins on its CPU while a thread
     // spawned onto that CPU (allowed nowhere else) waits there: work queued,
     // no context switch. With the threshold at 100 ms the CPU's own tick
@@ -126,9 +126,14 @@ ktest_timing!(softlockup_detector_reports_a_cpu_that_does_not_switch, || {
     task::preempt_disable();
     let mut restore = RestoreLockup { preempt_off: true };
     let cpu = crate::arch::cpu_id();
-    let waiter = task::spawn_on("lockup-waiter", TaskParams::default(), 1 << cpu, move || {
-        r.fetch_add(1, Ordering::SeqCst);
-    })
+    let waiter = task::spawn_on(
+        "lockup-waiter",
+        TaskParams::default(),
+        1 << cpu,
+        move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        },
+    )
     .map_err(|e| alloc::format!("{e:?}"))?;
     let bound_ns = THRESH_MS * 1_000_000 + 2 * tick_ns();
     let t0 = crate::arch::now_ns();

@@ -576,11 +576,7 @@ fn asleep_with_token(w: &Worker, idx: u32) -> bool {
 }
 
 /// Runs the soak; prints its progress and report to `out`.
-pub fn run(
-    p: Soak,
-    ctl: &mut dyn super::Control,
-    out: &mut dyn Write,
-) -> Result<Report, String> {
+pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result<Report, String> {
     let n = p.threads as usize;
     let worker_bytes = n * (core::mem::size_of::<Worker>() + 64);
     super::check_resources(n, worker_bytes)?;
@@ -812,7 +808,8 @@ fn flip(run: &mut Run, rng: &mut Rng) {
                 let _ = task::set_affinity(tid, rng.mask(run.sh.online));
             } else if task::tid_is_live(tid) {
                 let t = task::thread(tid.idx());
-                let fair = task::sched_snapshot(t).is_some_and(|st| st.params.policy == Policy::Normal);
+                let fair =
+                    task::sched_snapshot(t).is_some_and(|st| st.params.policy == Policy::Normal);
                 if fair {
                     let _ = task::sched_setattr(t, fair_params(rng));
                 }

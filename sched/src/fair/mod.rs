@@ -906,7 +906,9 @@ impl FairRq {
     /// entity, or a key that overflowed, breaks it.
     pub(crate) fn check_lag_sum(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
         let v = self.avg_vruntime(ts);
-        let lag = |e: &crate::task::FairEntity| v.wrapping_sub(e.vruntime) as i64 as i128 * e.load.weight as i128;
+        let lag = |e: &crate::task::FairEntity| {
+            v.wrapping_sub(e.vruntime) as i64 as i128 * e.load.weight as i128
+        };
         let mut sum = 0i128;
         let mut w = 0i128;
         let mut i = self.timeline.leftmost;
