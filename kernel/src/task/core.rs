@@ -725,17 +725,18 @@ pub fn timer_tick() {
         return;
     }
     let s = sched();
-    let (now, waiting) = {
+    let now = {
         let mut rq = lock_rq(cpu);
         s.sched_ttwu_pending(&mut rq);
         rq.task_tick();
-        let running = u32::from(rq.curr().is_some());
-        (rq.clock(), rq.nr_runnable().saturating_sub(running))
+        rq.clock()
     };
-    super::softlockup::tick(cpu, now, waiting);
     expire_timers(pc, now);
     if cpu == 0 && ticks.is_multiple_of(super::stall::CHECK_TICKS) {
         super::stall::check(now);
+    }
+    if cpu == 0 && ticks.is_multiple_of(super::softlockup::SCAN_TICKS) {
+        super::softlockup::check(now);
     }
     if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);

@@ -9,13 +9,17 @@
 //! the in-kernel tests a report fails the run.
 //!
 //! It complements the stall watchdog ([`super::stall`]), which is about one
-//! thread (runnable, not run) and scans from CPU 0: this one is per CPU and
-//! runs in that CPU's own tick, after the tick released the runqueue lock.
-//! Each CPU remembers its context-switch count and since when it has seen
-//! that count with work queued; a switch, or an empty queue, restarts the
-//! clock, and a report restarts it too (one report per threshold while the
-//! lockup lasts). A tickless idle CPU does not tick, but then it has nothing
-//! queued (a wakeup that queues work also ends the tickless state).
+//! thread (runnable, not run). Like it, it runs from CPU 0's tick (every
+//! [`SCAN_TICKS`] ticks), after the tick released its runqueue lock, and
+//! looks at every online CPU, itself included: a CPU that stopped taking
+//! interrupts (its tick stopped and a wakeup IPI never arrived) cannot
+//! notice its own lockup, but CPU 0 can. For each CPU it remembers the
+//! context-switch count and since when it has stayed there with work
+//! queued; a switch, or an empty queue, restarts the clock, and a report
+//! restarts it too (one report per threshold while the lockup lasts). The
+//! queue is read under a `try_lock` (the scan never waits for a lock); a
+//! runqueue that is locked counts as unchanged. CPU 0 locked up with
+//! interrupts masked is the one case it cannot see.
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -30,17 +34,23 @@ pub static LAST_CPU: AtomicU32 = AtomicU32::new(u32::MAX);
 /// counted and recorded but not reported.
 pub static EXPECTED: AtomicBool = AtomicBool::new(false);
 
-/// One CPU's view: the switch count last seen, and since when (ns) it has
-/// stayed there with work queued (0: not yet seen).
+/// Ticks between two scans (20 ms at the default 250 Hz).
+pub const SCAN_TICKS: u64 = 5;
+
+/// One CPU's view (written by CPU 0's scan only): the switch count last
+/// seen, since when (ns) it has stayed there with work queued (0: not yet
+/// seen), and the threads waiting at the last look.
 struct CpuState {
     switches: AtomicU64,
     since: AtomicU64,
+    waiting: AtomicU32,
 }
 
 static STATE: [CpuState; MAX_CPUS] = [const {
     CpuState {
         switches: AtomicU64::new(0),
         since: AtomicU64::new(0),
+        waiting: AtomicU32::new(0),
     }
 }; MAX_CPUS];
 
@@ -54,12 +64,30 @@ impl Write for Emergency {
     }
 }
 
-/// From CPU `cpu`'s tick at `now`, with `waiting` runnable threads queued
-/// there and not running. The state is kept up to date also while the
-/// detector is off, so switching it on never reports an old interval.
-pub fn tick(cpu: usize, now: u64, waiting: u32) {
+/// The scan, from CPU 0's tick at `now`. The state is kept up to date
+/// also while the detector is off, so switching it on never reports an old
+/// interval.
+pub fn check(now: u64) {
+    let online = super::online_mask();
+    for cpu in 0..super::core::nr_runqueues() {
+        if online & (1 << cpu) != 0 {
+            observe(cpu, now);
+        }
+    }
+}
+
+/// One CPU: threads waiting there (runnable, not running) and its switches.
+fn observe(cpu: usize, now: u64) {
     let st = &STATE[cpu];
     let sw = percpu::cpu(cpu).switches.load(Ordering::Relaxed);
+    let waiting = match super::core::try_rq(cpu) {
+        Some(rq) => {
+            let running = u32::from(rq.curr().is_some());
+            rq.nr_runnable().saturating_sub(running)
+        }
+        None => st.waiting.load(Ordering::Relaxed),
+    };
+    st.waiting.store(waiting, Ordering::Relaxed);
     let since = st.since.load(Ordering::Relaxed);
     if waiting == 0 || since == 0 || sw != st.switches.load(Ordering::Relaxed) {
         st.switches.store(sw, Ordering::Relaxed);
