@@ -443,14 +443,9 @@ fn current_name() -> Option<&'static str> {
 /// thread did not run for `kernel.sched_stall_warn_ms`; if a test was
 /// running, it fails and the run ends.
 pub fn on_stall(thread: &str) {
-    if let Some(name) = current_name() {
-        crate::console::emergency_write(format_args!(
-            "test {} ... FAILED\n    stall: thread '{}' runnable without running for kernel.sched_stall_warn_ms\n",
-            name, thread
-        ));
-        FAILED.fetch_add(1, Ordering::Relaxed);
-        finish(false);
-    }
+    fail_running_test(format_args!(
+        "stall: thread '{thread}' runnable without running for kernel.sched_stall_warn_ms"
+    ));
 }
 
 /// From the soft-lockup detector (`task::softlockup`, after its report): CPU
@@ -458,11 +453,16 @@ pub fn on_stall(thread: &str) {
 /// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
 /// run ends.
 pub fn on_softlockup(cpu: usize) {
+    fail_running_test(format_args!(
+        "softlockup: cpu {cpu} made no context switch with work queued for kernel.softlockup_thresh_ms"
+    ));
+}
+
+/// A watchdog's verdict: if a test is running, it fails with `why` and the
+/// run ends (from interrupt context: emergency console only).
+fn fail_running_test(why: core::fmt::Arguments) {
     if let Some(name) = current_name() {
-        crate::console::emergency_write(format_args!(
-            "test {} ... FAILED\n    softlockup: cpu {} made no context switch with work queued for kernel.softlockup_thresh_ms\n",
-            name, cpu
-        ));
+        crate::console::emergency_write(format_args!("test {name} ... FAILED\n    {why}\n"));
         FAILED.fetch_add(1, Ordering::Relaxed);
         finish(false);
     }

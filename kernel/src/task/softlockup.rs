@@ -54,16 +54,6 @@ static STATE: [CpuState; MAX_CPUS] = [const {
     }
 }; MAX_CPUS];
 
-/// Writes through the lock-free emergency console path.
-struct Emergency;
-
-impl Write for Emergency {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        crate::console::emergency_write(format_args!("{}", s));
-        Ok(())
-    }
-}
-
 /// The scan, from CPU 0's tick at `now`. The state is kept up to date
 /// also while the detector is off, so switching it on never reports an old
 /// interval.
@@ -111,7 +101,7 @@ fn observe(cpu: usize, now: u64) {
 /// The locked-up CPU (what runs there, how many wait), then every runqueue
 /// (locked if free). Public for the detector's test.
 pub fn report(cpu: usize, stuck_ns: u64, waiting: u32, thresh_ns: u64) {
-    let w = &mut Emergency;
+    let w = &mut super::stall::Emergency;
     let pc = percpu::cpu(cpu);
     let curr = pc.curr.load(Ordering::Relaxed);
     let name = if curr as usize == super::idle_idx(cpu) as usize {
@@ -130,12 +120,5 @@ pub fn report(cpu: usize, stuck_ns: u64, waiting: u32, thresh_ns: u64) {
         pc.preempt_count.load(Ordering::Relaxed),
         thresh_ns / 1_000_000
     );
-    for c in 0..super::core::nr_runqueues() {
-        match super::core::try_rq(c) {
-            Some(rq) => crate::shell::inspect::write_rq(w, c, &rq),
-            None => {
-                let _ = writeln!(w, "cpu#{c}: runqueue locked");
-            }
-        }
-    }
+    super::stall::write_rqs(w);
 }
