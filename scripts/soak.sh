@@ -6,6 +6,8 @@
 #     VIOLATION line, no `error:`), and its CPU time line is there;
 #   - a second soak stopped at once by Ctrl-C reports `(interrupted)` with
 #     `violations 0` (every worker exited, the checks still ran);
+#   - `soak -t 4000` asks for more stacks than MEM holds: one `error:` line
+#     about memory, nothing started;
 #   - `features`, `preempt` and `sysctl -a` read the same before and after
 #     (the soak puts back what it flips);
 #   - the kernel did not panic and QEMU exited 0 after `poweroff`.
@@ -42,13 +44,15 @@ features
 preempt
 sysctl -a
 soak -t 200 -s 600
-"$'\003'"poweroff"
+"$'\003'"soak -t 4000 -s 1
+poweroff"
 # Boot, the run, the exit phase's progress bound (10 s) and a slow host.
 limit=$((secs + 240))
-start=$(date +%s)
+start=$(date +%s%N)
 printf '%s\n' "$script" | timeout -k 5 "$limit" "$here/qemu-$arch.sh" "$kernel" >"$log" 2>&1
 rc=$?
-took=$(($(date +%s) - start))
+took_ms=$((($(date +%s%N) - start) / 1000000))
+took=$((took_ms / 1000)).$((took_ms % 1000 / 100))
 SOAK="$soak" python3 - "$log" "$rc" "$arch" "$SMP" "$took" <<'PY'
 import os, sys
 log, rc, arch, smp, took = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
@@ -85,6 +89,9 @@ else:
     f = final(stop)
     if f is None or not f.endswith(" violations 0 (interrupted)"):
         fails.append(f"the soak stopped by Ctrl-C: {f!r}")
+big = reply("soak -t 4000 -s 1")
+if big is None or len(big) != 1 or not big[0].startswith("error: soak: ") or "memory" not in big[0]:
+    fails.append(f"'soak -t 4000' should be refused for memory: {big!r}")
 for cmd in ("features", "preempt", "sysctl -a"):
     a, b = reply(cmd, 0), reply(cmd, 1)
     if a is None or a != b:
