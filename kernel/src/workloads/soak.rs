@@ -595,7 +595,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         .map_err(|e| alloc::format!("cannot make the controller FIFO: {e:?}"))?;
     set_ms("kernel.sched_stall_warn_ms", 0);
     set_ms("kernel.softlockup_thresh_ms", LOCKUP_MS);
-    let lockups0 = task::softlockup::LOCKUPS.load(Ordering::Relaxed);
+    let mut lockups_seen = task::softlockup::LOCKUPS.load(Ordering::Relaxed);
     let mut scratch = task::sched().check_scratch();
     let mut lost = LostScan {
         wait: alloc::vec![0; n],
@@ -677,6 +677,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
             checks += 1;
             run.check(&mut scratch);
             lost.scan(&mut run, now);
+            lockups(&mut run, &mut lockups_seen);
             let ops = sh.ops.load(Ordering::Relaxed);
             if ops != last_ops {
                 (last_ops, progress_at) = (ops, now);
@@ -729,10 +730,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
     }
     checks += 1;
     run.check(&mut scratch);
-    let lockups = task::softlockup::LOCKUPS.load(Ordering::Relaxed) - lockups0;
-    if lockups > 0 {
-        run.violation(format_args!("{lockups} soft lockup(s) reported"));
-    }
+    lockups(&mut run, &mut lockups_seen);
     let t1 = CpuTime::now();
     let c1 = Counters::read().since(&c0);
     let elapsed = t1.at_ns - t0.at_ns;
@@ -785,6 +783,19 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         if interrupted { " (interrupted)" } else { "" }
     );
     Ok(r)
+}
+
+/// Soft lockups reported since `seen` (each one a violation).
+fn lockups(run: &mut Run, seen: &mut u64) {
+    let now = task::softlockup::LOCKUPS.load(Ordering::Relaxed);
+    if now != *seen {
+        let cpu = task::softlockup::LAST_CPU.load(Ordering::Relaxed);
+        run.violation(format_args!(
+            "{} soft lockup(s) reported (last on cpu {cpu})",
+            now - *seen
+        ));
+        *seen = now;
+    }
 }
 
 /// One random configuration change from the controller: a feature flip, a
