@@ -5,6 +5,7 @@
 #                      arches: the concurrency suite under multi-threaded TCG
 #                      at SMP=1 and SMP=$(SMP_TEST), the timing suite in a
 #                      reproducible-time boot (QEMU -icount) at SMP=1 and more
+#   make soak          the SMP soak on both arches, SOAK_SECS (default 60)
 #   make stress-host   keeps every host core busy (STRESS_SECS, default: until
 #                      interrupted); make test-under-stress RUNS=n: make
 #                      test-kernel n times under it, counting passes
@@ -35,7 +36,7 @@ export SMP MEM
 
 .PHONY: all build kernel qemu test test-host test-host-debug test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
-        test-x86_64-smp test-aarch64-smp check-toolchain \
+        test-x86_64-smp test-aarch64-smp check-toolchain soak test-soak \
         bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults
 
 all: build
@@ -61,6 +62,7 @@ qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
 test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
+test: test-soak
 
 HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched,sched/oracle
 
@@ -176,6 +178,20 @@ test-small-mem: ensure-qemu
 	MEM=6M SMP=4 scripts/small-mem-test.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 	$(MAKE) kernel ARCH=aarch64
 	MEM=12M SMP=4 scripts/small-mem-test.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+
+# The SMP soak (scripts/soak.sh): `soak` for SOAK_SECS (default 60) on each
+# arch at SMP_TEST CPUs under multi-threaded TCG, 1000 threads, MEM=128M;
+# fails on any violation, a panic, or settings left changed. Prints the
+# figures. `make test` runs the short version (test-soak, 8 s per arch).
+SOAK_SECS ?= 60
+soak: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	SOAK_SECS=$(SOAK_SECS) SMP=$(SMP_TEST) MEM=128M scripts/soak.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	$(MAKE) kernel ARCH=aarch64
+	SOAK_SECS=$(SOAK_SECS) SMP=$(SMP_TEST) MEM=128M scripts/soak.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
+
+test-soak:
+	$(MAKE) soak SOAK_SECS=8
 
 # The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
 # off and on, in QEMU (-icount) and in sim; the per-message switch and

@@ -1337,8 +1337,18 @@ impl Rq {
     /// its own id, every map entry points back at its slot, the free queue
     /// holds every free slot and no slot twice, the structures are reserved
     /// for the slots, and ids are in range. O(n); allocates a scratch bitmap
-    /// (not for use under a lock that forbids allocation).
+    /// (not for use under a lock that forbids allocation: see
+    /// [`Rq::check_with`]).
     pub fn check(&self) -> Result<(), &'static str> {
+        let mut seen = Vec::with_capacity(self.tasks.len());
+        self.check_with(&mut seen)
+    }
+
+    /// [`Rq::check`] with a caller's scratch bitmap, which it never grows:
+    /// with `seen.capacity()` at least [`Rq::slot_capacity`] it allocates
+    /// nothing (callable with runqueue locks held and interrupts masked);
+    /// a smaller one is an error.
+    pub fn check_with(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
         let held = self
@@ -1355,10 +1365,10 @@ impl Rq {
         {
             return Err("curr is not held here");
         }
-        self.check_slots()
+        self.check_slots(seen)
     }
 
-    fn check_slots(&self) -> Result<(), &'static str> {
+    fn check_slots(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
         self.ids.check()?;
         let len = self.tasks.len();
         if self.slot_ids.len() != len
@@ -1407,7 +1417,11 @@ impl Rq {
         }
         // The free queue: each slot at most once, flagged, and every free
         // slot in it.
-        let mut seen = alloc::vec![false; len];
+        if seen.capacity() < len {
+            return Err("check scratch smaller than the slot count");
+        }
+        seen.clear();
+        seen.resize(len, false);
         let mut free = 0;
         for &f in &self.free_queue {
             if f as usize >= len || seen[f as usize] || !self.queued_free[f as usize] {
@@ -1537,6 +1551,40 @@ mod tests {
         for (what, corrupt, want) in cases {
             assert_eq!(broken(corrupt), Err(want), "{what}");
         }
+    }
+
+    #[test]
+    fn check_catches_a_weighted_lag_sum_off_zero() {
+        // Three entities of different weights, one running: Σ w·lag is 0
+        // (within V's flooring). A sum that lost 10 x the total weight moves
+        // V by 10 and the lag sum by 10·Σw.
+        let mut rq = rq_with(&[5, 70, 12]);
+        rq.set_user_nice(TaskId(70), 5).unwrap();
+        rq.set_user_nice(TaskId(12), -3).unwrap();
+        rq.pick_next_task().unwrap();
+        rq.update_rq_clock(3_000_000);
+        rq.update_curr();
+        rq.check().unwrap();
+        let w = rq.fair.load as i128;
+        rq.fair.sum_w_vruntime += 10 * w;
+        assert_eq!(
+            rq.fair.check_lag_sum(&rq.tasks),
+            Err("weighted lag sum is not 0")
+        );
+        assert_eq!(rq.check(), Err("avg_vruntime sums drifted"));
+    }
+
+    #[test]
+    fn check_with_never_grows_its_scratch() {
+        let rq = rq_with(&[5, 70]);
+        let mut small = Vec::new();
+        assert_eq!(
+            rq.check_with(&mut small),
+            Err("check scratch smaller than the slot count")
+        );
+        assert_eq!(small.capacity(), 0);
+        let mut enough = Vec::with_capacity(rq.slot_capacity());
+        rq.check_with(&mut enough).unwrap();
     }
 
     #[test]

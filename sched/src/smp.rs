@@ -271,6 +271,33 @@ pub enum WakeOutcome {
     },
 }
 
+/// What [`Scheduler::check`] found wrong: the CPU whose runqueue broke an
+/// invariant, the task involved if one is, and the invariant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckError {
+    /// The runqueue's CPU.
+    pub cpu: usize,
+    /// The task held twice (with [`CheckError::other_cpu`]), if that is the fault.
+    pub task: Option<TaskId>,
+    /// The other runqueue holding [`CheckError::task`].
+    pub other_cpu: Option<usize>,
+    /// What broke ([`Rq::check`]'s message, or "task held by two runqueues").
+    pub what: &'static str,
+}
+
+/// No runqueue holds the task (in [`CheckScratch`]).
+const NO_OWNER: u16 = u16::MAX;
+
+/// The scratch memory of [`Scheduler::check`], allocated beforehand so that
+/// the check allocates nothing while it holds every runqueue lock with
+/// interrupts masked.
+pub struct CheckScratch {
+    /// Per task id: the CPU whose runqueue holds it, or [`NO_OWNER`].
+    owner: Vec<u16>,
+    /// [`Rq::check_with`]'s bitmap.
+    seen: Vec<bool>,
+}
+
 /// The scheduler of a machine: configuration, platform and per-CPU runqueues.
 pub struct Scheduler<P: Platform> {
     /// Features and tunables shared by every runqueue.
@@ -660,6 +687,59 @@ impl<P: Platform> Scheduler<P> {
             self.move_misplaced(cpu, id);
         }
         true
+    }
+
+    /// Scratch for [`Scheduler::check`], sized for every task id (a slot
+    /// count never exceeds the id limit, so it is always big enough).
+    pub fn check_scratch(&self) -> CheckScratch {
+        CheckScratch {
+            owner: alloc::vec![NO_OWNER; self.capacity],
+            seen: Vec::with_capacity(self.capacity),
+        }
+    }
+
+    /// Checks every runqueue at one instant: locks them all in CPU order
+    /// (interrupts masked), runs [`Rq::check_with`] on each, and checks that
+    /// no task is held (queued, delayed, blocked, or running) by two
+    /// runqueues. Allocates nothing (the scratch is the caller's, from
+    /// [`Scheduler::check_scratch`]); O(tasks + slots). Tasks in a wake
+    /// list or in transit between runqueues are held by none, which is fine.
+    pub fn check(&self, scratch: &mut CheckScratch) -> Result<(), CheckError> {
+        scratch.owner.fill(NO_OWNER);
+        let irq = self.platform.irq_save();
+        let r = self.check_from(0, scratch);
+        self.platform.irq_restore(irq);
+        r
+    }
+
+    /// Locks runqueue `cpu`, checks it and records what it holds, then does
+    /// the same for the next CPUs with this lock still held: every runqueue
+    /// is read under its lock and all of them stay locked until the last one
+    /// is checked, so what is seen is one instant's state.
+    fn check_from(&self, cpu: usize, scratch: &mut CheckScratch) -> Result<(), CheckError> {
+        let Some(slot) = self.slots.get(cpu) else {
+            return Ok(());
+        };
+        let rq = slot.rq.lock();
+        let err = |task, other_cpu, what| CheckError {
+            cpu,
+            task,
+            other_cpu,
+            what,
+        };
+        rq.check_with(&mut scratch.seen)
+            .map_err(|what| err(None, None, what))?;
+        for id in rq.tasks().map(|(id, _)| id).chain(rq.curr()) {
+            let Some(o) = scratch.owner.get_mut(id.0 as usize) else {
+                return Err(err(Some(id), None, "task id above the limit"));
+            };
+            if *o != NO_OWNER && *o as usize != cpu {
+                let other = Some(*o as usize);
+                return Err(err(Some(id), other, "task held by two runqueues"));
+            }
+            *o = cpu as u16;
+        }
+        self.check_from(cpu + 1, scratch)
     }
 
     /// Moves a queued, not running task whose mask excludes `cpu` to the

@@ -130,6 +130,8 @@ pub enum Tunable {
     Preempt,
     /// `kernel.sched_stall_warn_ms`
     StallWarnMs,
+    /// `kernel.softlockup_thresh_ms`
+    SoftlockupThreshMs,
 }
 
 /// The value kind of a tunable, for parsing and printing.
@@ -211,6 +213,13 @@ pub const TUNABLES: &[TunableInfo] = &[
         unit: "ms",
         kind: Kind::Int { min: 0, max: 3_600_000 },
         doc: "stall watchdog: a runnable thread not run for longer than this dumps every runqueue and the thread (0: off)",
+    },
+    TunableInfo {
+        tunable: Tunable::SoftlockupThreshMs,
+        key: "kernel.softlockup_thresh_ms",
+        unit: "ms",
+        kind: Kind::Int { min: 0, max: 3_600_000 },
+        doc: "soft-lockup detector: a CPU with work queued and no context switch for longer than this dumps every runqueue (0: off)",
     },
 ];
 
@@ -315,6 +324,7 @@ pub struct Tunables {
     rr_timeslice_ms: AtomicU64,
     preempt: AtomicU64,
     stall_warn_ms: AtomicU64,
+    softlockup_thresh_ms: AtomicU64,
 }
 
 impl Tunables {
@@ -330,6 +340,7 @@ impl Tunables {
             rr_timeslice_ms: AtomicU64::new(100),
             preempt: AtomicU64::new(PreemptMode::Full as u64),
             stall_warn_ms: AtomicU64::new(0),
+            softlockup_thresh_ms: AtomicU64::new(0),
         };
         t.update_base_slice();
         t
@@ -402,6 +413,12 @@ impl Tunables {
         self.stall_warn_ms.load(Ordering::Relaxed) * 1_000_000
     }
 
+    /// The soft-lockup detector's threshold in ns (0: off).
+    #[inline]
+    pub fn softlockup_thresh_ns(&self) -> u64 {
+        self.softlockup_thresh_ms.load(Ordering::Relaxed) * 1_000_000
+    }
+
     /// The raw stored value of a tunable.
     pub fn get_raw(&self, t: Tunable) -> u64 {
         match t {
@@ -412,6 +429,7 @@ impl Tunables {
             Tunable::RrTimesliceMs => self.rr_timeslice_ms.load(Ordering::Relaxed),
             Tunable::Preempt => self.preempt.load(Ordering::Relaxed),
             Tunable::StallWarnMs => self.stall_warn_ms.load(Ordering::Relaxed),
+            Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.load(Ordering::Relaxed),
         }
     }
 
@@ -435,6 +453,7 @@ impl Tunables {
             Tunable::RrTimesliceMs => self.rr_timeslice_ms.store(v, Ordering::Relaxed),
             Tunable::Preempt => self.preempt.store(v, Ordering::Relaxed),
             Tunable::StallWarnMs => self.stall_warn_ms.store(v, Ordering::Relaxed),
+            Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.store(v, Ordering::Relaxed),
         }
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 mod common;
 
 use common::plat::Plat;
-use sched::smp::{Scheduler, WakeOutcome};
+use sched::smp::{CheckScratch, Scheduler, WakeOutcome};
 use sched::{CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 const MS: u64 = 1_000_000;
@@ -26,14 +26,18 @@ struct Sim {
     max_idle_streak: Vec<u64>,
     balance_every: u64,
     ticks: u64,
+    /// For the every-tick `Scheduler::check`.
+    scratch: CheckScratch,
 }
 
 impl Sim {
     fn new(ncpus: usize, hz: u32) -> Sim {
         let cfg = Arc::new(SchedConfig::new(ncpus as u32, hz));
         let s = Scheduler::new(Plat::default(), cfg.clone(), ncpus, 64);
+        let scratch = s.check_scratch();
         Sim {
             s,
+            scratch,
             now: 1,
             tick_ns: cfg.tick_ns(),
             off: vec![None; 64],
@@ -84,6 +88,8 @@ impl Sim {
                 self.idle_streak[c] = 0;
             }
         }
+        // Every runqueue's invariants, and no task on two of them.
+        self.s.check(&mut self.scratch).unwrap();
     }
 
     fn runtime(&self, id: u32) -> u64 {
@@ -378,4 +384,32 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
         let running = sim.s.cpu_rq(cpu).curr() == Some(TaskId(0));
         assert!(cpu == 3 || running, "task 0 on cpu {cpu}");
     }
+}
+
+#[test]
+fn check_catches_a_task_held_by_two_runqueues() {
+    // Tasks spread over 4 CPUs by fork balancing and ticks pass the check;
+    // the same id enqueued on a second CPU fails it, naming both CPUs.
+    let mut sim = Sim::new(4, 250);
+    for id in 0..8 {
+        sim.fork(id, TaskParams::default(), 0);
+    }
+    for _ in 0..20 {
+        sim.tick();
+    }
+    let home = (0..4)
+        .find(|&c| sim.s.cpu_rq(c).task(TaskId(3)).is_some())
+        .expect("task 3 is held somewhere");
+    let other = (home + 1) % 4;
+    sim.s
+        .cpu_rq(other)
+        .wake_up_new_task(TaskId(3), SchedTask::default());
+    let e = sim.s.check(&mut sim.scratch).unwrap_err();
+    assert_eq!(e.what, "task held by two runqueues");
+    assert_eq!(e.task, Some(TaskId(3)));
+    let mut cpus = [e.cpu, e.other_cpu.unwrap()];
+    cpus.sort();
+    let mut want = [home, other];
+    want.sort();
+    assert_eq!(cpus, want);
 }

@@ -8,7 +8,7 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID,
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, NICE, PID,
 };
 
 /// One command's help.
@@ -243,6 +243,22 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
         Perfpipe::LIMITS,
         &["perfpipe", "perfpipe -l 10000", "perfpipe --cross -l 2000"],
+    ),
+    cmd(
+        "soak",
+        "soak [-t THREADS] [-s SECS] [-r SEED]",
+        "SMP soak: random scheduler actions with invariant checks",
+        &[
+            "THREADS workers sleep, wait and wake each other, yield, change nice,",
+            "policy and affinity, spin with preemption off, exit (and are respawned),",
+            "while features and the preemption model flip. Every 250 ms and at the",
+            "end: sched's invariants on every runqueue, no task on two runqueues, no",
+            "lost wakeup, progress; at the end runtime + idle = elapsed x CPUs (1%).",
+            "-r, --seed: the actions' seed (printed; rerun with it to reproduce)",
+            "-h prints this; Ctrl-C stops it early (the final checks still run)",
+        ],
+        Soak::LIMITS,
+        &["soak", "soak -t 200 -s 10", "soak -t 1000 -s 60 --seed 42"],
     ),
     cmd(
         "compare",

@@ -395,6 +395,57 @@ impl Default for Perfpipe {
     }
 }
 
+/// `soak`: many threads doing random scheduler actions while the scheduler's
+/// invariants are checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Soak {
+    /// `-t`: worker threads (kept at this count: exits are respawned).
+    pub threads: u32,
+    /// `-s`: seconds to run.
+    pub secs: u32,
+    /// `-r`/`--seed`: the PRNG seed (`None`: taken from the clock and printed).
+    pub seed: Option<u32>,
+}
+
+impl Soak {
+    /// `-t`, `-s`, `-r`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-t THREADS",
+            min: 1,
+            max: 4000,
+            default: Some(1000),
+            doc: "worker threads",
+        },
+        Limit {
+            name: "-s SECS",
+            min: 1,
+            max: 86_400,
+            default: Some(60),
+            doc: "run time in seconds",
+        },
+        Limit {
+            name: "-r SEED",
+            min: 0,
+            max: u32::MAX as i64,
+            default: None,
+            doc: "seed (default: from the clock)",
+        },
+    ];
+    const LONG: &'static [&'static str] = &["threads", "secs", "seed"];
+}
+
+impl Default for Soak {
+    fn default() -> Self {
+        let [t, s, _] = defaults(Self::LIMITS);
+        Soak {
+            threads: t,
+            secs: s,
+            seed: None,
+        }
+    }
+}
+
 /// One setting of a `compare` configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
@@ -567,6 +618,8 @@ pub enum Command {
     Cyclictest(Cyclictest),
     /// `perfpipe [-l LOOPS]`.
     Perfpipe(Perfpipe),
+    /// `soak [-t THREADS] [-s SECS] [-r SEED]`.
+    Soak(Soak),
     /// `trace start|stop|dump`.
     Trace(TraceCmd),
     /// `compare ... -- WORKLOAD`.
@@ -596,6 +649,7 @@ impl Command {
             Command::Pgbench(_) => "pgbench",
             Command::Cyclictest(_) => "cyclictest",
             Command::Perfpipe(_) => "perfpipe",
+            Command::Soak(_) => "soak",
             Command::Trace(_) => "trace",
             Command::Compare(_) => "compare",
             Command::Poweroff => "poweroff",
@@ -706,6 +760,19 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
             Command::Perfpipe(Perfpipe {
                 loops: l,
                 cross: f.contains(&b'x'),
+            })
+        }
+        "soak" => {
+            let w = workload_opts("soak", a, Soak::LIMITS, Soak::LONG, &[])?;
+            let Some(([t, s, _], _)) = w else {
+                return Ok(Some(Command::Help(Some("soak"))));
+            };
+            // The seed has no default: whether it was given matters.
+            let seed = seed_opt(a)?;
+            Command::Soak(Soak {
+                threads: t,
+                secs: s,
+                seed,
             })
         }
         "trace" => parse_trace(a)?,
@@ -1326,6 +1393,33 @@ fn workload_opts<const N: usize>(
         .filter(|c| flags.iter().any(|f| f.short == *c))
         .collect();
     Ok(Some((out, given)))
+}
+
+/// `soak`'s `-r SEED` / `--seed SEED`, if given (the rest was checked by
+/// `workload_opts`).
+fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
+    let spec = [
+        Opt {
+            short: b't',
+            long: "threads",
+            takes_value: true,
+        },
+        Opt {
+            short: b's',
+            long: "secs",
+            takes_value: true,
+        },
+        Opt {
+            short: b'r',
+            long: "seed",
+            takes_value: true,
+        },
+    ];
+    let g = getopt("soak", a, &spec)?;
+    match g.value(b'r') {
+        Some(v) => Ok(Some(limit("soak", &Soak::LIMITS[2], v)? as u32)),
+        None => Ok(None),
+    }
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]

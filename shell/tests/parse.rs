@@ -2,8 +2,8 @@
 
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin, SysctlCmd,
-    TraceCmd, COMMANDS, MAX_LINE,
+    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin,
+    SysctlCmd, TraceCmd, COMMANDS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -690,7 +690,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 20);
+    assert_eq!(COMMANDS.len(), 21);
 }
 
 #[test]
@@ -742,6 +742,7 @@ fn workload_dash_h_prints_usage() {
         ("cyclictest", "-l 5"),
         ("perfpipe", "-l 5"),
         ("spin", "-d 5"),
+        ("soak", "-t 5"),
     ] {
         assert_eq!(ok(&format!("{c} -h")), Command::Help(Some(c)), "{c}");
         assert_eq!(ok(&format!("{c} --help")), Command::Help(Some(c)), "{c}");
@@ -796,4 +797,58 @@ fn pgbench() {
     err_starts("pgbench -s 1", "pgbench: unknown option '-s'");
     err_starts("pgbench -S -S", "pgbench: option '-S' given twice");
     err_starts("pgbench db", "pgbench: unexpected argument 'db'");
+}
+
+#[test]
+fn soak() {
+    assert_eq!(
+        ok("soak"),
+        Command::Soak(Soak {
+            threads: 1000,
+            secs: 60,
+            seed: None
+        })
+    );
+    assert_eq!(ok("soak"), Command::Soak(Soak::default()));
+    let want = Command::Soak(Soak {
+        threads: 200,
+        secs: 5,
+        seed: Some(42),
+    });
+    assert_eq!(ok("soak -t 200 -s 5 -r 42"), want);
+    assert_eq!(ok("soak --seed 42 --threads 200 --secs=5"), want);
+    assert_eq!(ok("soak -s5 -t200 --seed=42"), want);
+    // Seed 0 is a seed, not "none".
+    assert_eq!(
+        ok("soak -r 0"),
+        Command::Soak(Soak {
+            seed: Some(0),
+            ..Soak::default()
+        })
+    );
+    assert_eq!(
+        ok("soak -r 4294967295"),
+        Command::Soak(Soak {
+            seed: Some(u32::MAX),
+            ..Soak::default()
+        })
+    );
+    err_is(
+        "soak -t 0",
+        "soak: -t THREADS must be in [1, 4000], got '0'",
+    );
+    err_is(
+        "soak -t 4001",
+        "soak: -t THREADS must be in [1, 4000], got '4001'",
+    );
+    err_is("soak -s 0", "soak: -s SECS must be in [1, 86400], got '0'");
+    err_starts(
+        "soak -r 4294967296",
+        "soak: -r SEED must be in [0, 4294967295]",
+    );
+    err_starts("soak -r -1", "soak: -r SEED must be in [0, 4294967295]");
+    err_starts("soak --seed", "soak: ");
+    err_starts("soak extra", "soak: ");
+    err_starts("soak -x", "soak: unknown option '-x'");
+    err_starts("soak -t 5 -t 6", "soak: ");
 }

@@ -234,6 +234,9 @@ pub fn reset_sched_state() {
     let _ = cfg
         .tunables
         .set("kernel.sched_stall_warn_ms", KTEST_STALL_WARN_MS);
+    let _ = cfg
+        .tunables
+        .set("kernel.softlockup_thresh_ms", KTEST_SOFTLOCKUP_MS);
 }
 
 fn finish(code_ok: bool) -> ! {
@@ -440,15 +443,36 @@ fn current_name() -> Option<&'static str> {
 /// thread did not run for `kernel.sched_stall_warn_ms`; if a test was
 /// running, it fails and the run ends.
 pub fn on_stall(thread: &str) {
+    fail_running_test(format_args!(
+        "stall: thread '{thread}' runnable without running for kernel.sched_stall_warn_ms"
+    ));
+}
+
+/// From the soft-lockup detector (`task::softlockup`, after its report): CPU
+/// `cpu` had work queued and made no context switch for
+/// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
+/// run ends.
+pub fn on_softlockup(cpu: usize) {
+    fail_running_test(format_args!(
+        "softlockup: cpu {cpu} made no context switch with work queued for kernel.softlockup_thresh_ms"
+    ));
+}
+
+/// A watchdog's verdict: if a test is running, it fails with `why` and the
+/// run ends (from interrupt context: emergency console only).
+fn fail_running_test(why: core::fmt::Arguments) {
     if let Some(name) = current_name() {
-        crate::console::emergency_write(format_args!(
-            "test {} ... FAILED\n    stall: thread '{}' runnable without running for kernel.sched_stall_warn_ms\n",
-            name, thread
-        ));
+        crate::console::emergency_write(format_args!("test {name} ... FAILED\n    {why}\n"));
         FAILED.fetch_add(1, Ordering::Relaxed);
         finish(false);
     }
 }
+
+/// The soft-lockup detector's threshold during the tests
+/// (`reset_sched_state`): the stall watchdog's, for the same reason (a CPU
+/// with work queued switches within a few slices, or a tick under the none
+/// model once the running thread blocks; add host vCPU stalls).
+pub const KTEST_SOFTLOCKUP_MS: &str = KTEST_STALL_WARN_MS;
 
 /// The stall watchdog's threshold during the tests (`reset_sched_state`):
 /// far above any legitimate wait (a runnable thread waits a few slices; on a

@@ -57,6 +57,9 @@ pub fn timer_tick() {
     if cpu == 0 && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
         crate::task::stall::check(now);
     }
+    if cpu == 0 && ticks.is_multiple_of(crate::task::softlockup::SCAN_TICKS) {
+        crate::task::softlockup::check(now);
+    }
     if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);

@@ -4,7 +4,7 @@
 //! online) come back as the command's `error:` line, after every thread that
 //! was started has been stopped and joined.
 
-use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin};
+use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin};
 
 use super::{CmdResult, Sh};
 use crate::workloads::{self, Control};
@@ -84,4 +84,15 @@ pub fn perfpipe(sh: &mut Sh, p: Perfpipe) -> CmdResult {
         "perfpipe",
         workloads::perfpipe::run(p, io, &mut out).map(|_| ()),
     )
+}
+
+/// `soak`: its report ends with `violations N`; any violation also makes
+/// the command fail with an `error:` line.
+pub fn soak(sh: &mut Sh, p: Soak) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    let r = workloads::soak::run(p, io, &mut out).map_err(|e| alloc::format!("soak: {e}"))?;
+    if r.violations > 0 {
+        return Err(alloc::format!("soak: {} violation(s)", r.violations));
+    }
+    Ok(())
 }

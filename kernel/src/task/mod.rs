@@ -33,6 +33,7 @@
 /// The scheduler core lives in [`crate::sched`]; `task::core` is its old path.
 pub(crate) use crate::sched as core;
 pub mod inspect;
+pub mod softlockup;
 pub mod stack;
 pub mod stall;
 pub mod timer;

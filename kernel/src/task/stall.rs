@@ -29,7 +29,7 @@ pub static LAST_STALLED: AtomicU32 = AtomicU32::new(u32::MAX);
 pub static EXPECTED: AtomicBool = AtomicBool::new(false);
 
 /// Writes through the lock-free emergency console path.
-struct Emergency;
+pub(super) struct Emergency;
 
 impl Write for Emergency {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
@@ -84,6 +84,12 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
         t.on_cpu.load(Ordering::Relaxed),
         warn / 1_000_000
     );
+    write_rqs(w);
+}
+
+/// Every runqueue in the `sched_debug` format, locked if free (a runqueue
+/// whose lock is held is shown as such: a watchdog never waits for a lock).
+pub(super) fn write_rqs(w: &mut dyn Write) {
     for cpu in 0..super::core::nr_runqueues() {
         match super::core::try_rq(cpu) {
             Some(rq) => crate::shell::inspect::write_rq(w, cpu, &rq),

@@ -1,4 +1,5 @@
-//! The stall watchdog (`task::stall`, `kernel.sched_stall_warn_ms`).
+//! The stall watchdog (`task::stall`, `kernel.sched_stall_warn_ms`) and the
+//! soft-lockup detector (`task::softlockup`, `kernel.softlockup_thresh_ms`).
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -6,7 +7,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use sched::TaskParams;
 
 use super::tick_ns;
-use crate::task::{self, stall};
+use crate::task::{self, softlockup, stall};
 use crate::{kassert, kassert_eq, kprintln, ktest_timing};
 
 /// Puts the watchdog back as the runner wants it, also when the test fails.
@@ -85,5 +86,86 @@ ktest_timing!(stall_watchdog_reports_a_starved_thread, || {
     let after = stall::STALLS.load(Ordering::SeqCst);
     task::sleep_ns(2 * bound_ns);
     kassert_eq!(stall::STALLS.load(Ordering::SeqCst), after);
+    Ok(())
+});
+
+/// Puts the soft-lockup detector back as the runner wants it, and ends a
+/// preempt-disabled section left open by a failed check.
+struct RestoreLockup {
+    preempt_off: bool,
+}
+
+impl Drop for RestoreLockup {
+    fn drop(&mut self) {
+        if self.preempt_off {
+            task::preempt_enable();
+        }
+        softlockup::EXPECTED.store(false, Ordering::SeqCst);
+        crate::ktest::reset_sched_state();
+    }
+}
+
+ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
+    // This thread disables preemption and spins on its CPU while a thread
+    // spawned onto that CPU (allowed nowhere else) waits there: work queued,
+    // no context switch. With the threshold at 100 ms the scan (CPU 0's
+    // tick every SCAN_TICKS ticks; this single-CPU test runs on CPU 0) must
+    // report it within 100 ms + 2 scans + 1 tick (the scan that starts the
+    // clock and the one that sees it run over); we spin 3x that. The runner's
+    // detector would fail the run: EXPECTED makes it record only. Then
+    // preemption comes back, the waiting thread runs, and no more lockups
+    // are reported.
+    const THRESH_MS: u64 = 100;
+    task::sched_config()
+        .tunables
+        .set("kernel.softlockup_thresh_ms", "100")
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    softlockup::EXPECTED.store(true, Ordering::SeqCst);
+    let before = softlockup::LOCKUPS.load(Ordering::SeqCst);
+    let ran = Arc::new(AtomicU64::new(0));
+    let r = ran.clone();
+    task::preempt_disable();
+    let mut restore = RestoreLockup { preempt_off: true };
+    let cpu = crate::arch::cpu_id();
+    let waiter = task::spawn_on(
+        "lockup-waiter",
+        TaskParams::default(),
+        1 << cpu,
+        move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        },
+    )
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let bound_ns = THRESH_MS * 1_000_000 + (2 * softlockup::SCAN_TICKS + 1) * tick_ns();
+    let t0 = crate::arch::now_ns();
+    while crate::arch::now_ns() - t0 < 3 * bound_ns {
+        core::hint::spin_loop();
+    }
+    let lockups = softlockup::LOCKUPS.load(Ordering::SeqCst) - before;
+    let last = softlockup::LAST_CPU.load(Ordering::SeqCst);
+    let ran_while_locked = ran.load(Ordering::SeqCst);
+    // The report the detector prints outside of tests, while it lasts.
+    softlockup::report(cpu, 3 * bound_ns, 1, THRESH_MS * 1_000_000);
+    restore.preempt_off = false;
+    task::preempt_enable();
+    task::join(waiter).map_err(|e| alloc::format!("{e:?}"))?;
+    kprintln!(
+        "    {} soft-lockup report(s) in {} ms, last cpu {} (spinning: {})",
+        lockups,
+        3 * bound_ns / 1_000_000,
+        last,
+        cpu
+    );
+    kassert_eq!(ran_while_locked, 0);
+    kassert!(
+        lockups >= 1,
+        "no soft lockup reported in {} ms",
+        3 * bound_ns / 1_000_000
+    );
+    kassert_eq!(last, cpu as u32);
+    // The CPU switches again: no new report over two thresholds.
+    let after = softlockup::LOCKUPS.load(Ordering::SeqCst);
+    task::sleep_ns(2 * bound_ns);
+    kassert_eq!(softlockup::LOCKUPS.load(Ordering::SeqCst), after);
     Ok(())
 });

@@ -21,6 +21,7 @@ pub mod hackbench;
 pub mod perfpipe;
 pub mod pgbench;
 pub mod schbench;
+pub mod soak;
 pub mod spin;
 
 use alloc::string::String;

@@ -899,6 +899,35 @@ impl FairRq {
         self.clock.saturating_sub(se(ts, id.0).exec_start) < cfg.tunables.migration_cost_ns()
     }
 
+    /// Σ w_i·lag_i over every entity in V (the tree and a queued running
+    /// entity), with lag_i = V − v_i taken from the vruntimes themselves:
+    /// V is their weighted average, so the sum is 0 up to V's flooring,
+    /// i.e. within (−Σw, 0]. A zero point or sum that lost track of an
+    /// entity, or a key that overflowed, breaks it.
+    pub(crate) fn check_lag_sum(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
+        let v = self.avg_vruntime(ts);
+        let lag = |e: &crate::task::FairEntity| {
+            v.wrapping_sub(e.vruntime) as i64 as i128 * e.load.weight as i128
+        };
+        let mut sum = 0i128;
+        let mut w = 0i128;
+        let mut i = self.timeline.leftmost;
+        while i != NIL {
+            let e = se(ts, i);
+            sum += lag(e);
+            w += e.load.weight as i128;
+            i = self.timeline.next(i);
+        }
+        if let Some(c) = self.curr_on_rq(ts) {
+            sum += lag(se(ts, c));
+            w += se(ts, c).load.weight as i128;
+        }
+        if sum > 0 || (w > 0 && sum <= -w) || (w == 0 && sum != 0) {
+            return Err("weighted lag sum is not 0");
+        }
+        Ok(())
+    }
+
     /// Checks the fair runqueue's invariants (tests, debug dumps): the tree, the
     /// sums against a recomputation, the counts, every queued entity's lag within
     /// the clamp.
@@ -931,6 +960,7 @@ impl FairRq {
         if sum != self.sum_w_vruntime || w != self.sum_weight {
             return Err("avg_vruntime sums drifted");
         }
+        self.check_lag_sum(ts)?;
         let curr_n = u32::from(self.curr_on_rq(ts).is_some());
         if self.curr_on_rq(ts).is_some_and(|c| se(ts, c).sched_delayed) {
             delayed += 1;

@@ -76,10 +76,15 @@ x86_ap_trampoline_start:
     cld
     xorw %ax, %ax
     movw %ax, %ds
-    /* Claim the one-shot ticket: only a CPU that finds 1 goes on. */
-    xorl %eax, %eax
-    lock xchgl %eax, {T} + ap_tr_ticket - x86_ap_trampoline_start
-    cmpl $1, %eax
+    /* Claim the one-shot ticket: only the CPU it names (its initial APIC
+       id + 1, from CPUID leaf 1 EBX[31:24]) takes it and goes on. */
+    movl $1, %eax
+    cpuid
+    shrl $24, %ebx
+    movl %ebx, %eax
+    incl %eax
+    xorl %ecx, %ecx
+    lock cmpxchgl %ecx, {T} + ap_tr_ticket - x86_ap_trampoline_start
     jne ap_tr_park
     lgdtl {T} + ap_tr_gdt_ptr - x86_ap_trampoline_start
     movl %cr0, %eax
@@ -177,7 +182,12 @@ extern "C" {
 /// The trampoline's argument block (layout of `x86_ap_trampoline_args`).
 #[repr(C)]
 struct TrampolineArgs {
-    /// 1: armed; an AP swaps in 0 to claim it (only the low 32 bits are used).
+    /// The APIC id of the AP it is for, plus 1 (0: none); only that AP
+    /// claims it, swapping in 0 (only the low 32 bits are used). Naming the
+    /// AP matters: an AP whose start timed out may wake later, while the
+    /// block is armed for the next CPU, and must not run as that CPU (seen
+    /// on a loaded host: the AP of cpu 2 came up as cpu 3, whose IPIs and
+    /// timer then went to another CPU).
     ticket: u64,
     cr3: u64,
     cr4: u64,
@@ -416,14 +426,15 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     // lives as long as the kernel; the AP accesses it only with `lock xchg`.
     let ticket = unsafe { AtomicU32::from_ptr(args_ptr.cast::<u32>()) };
     // Release: the code and the arguments are visible before the ticket is.
-    ticket.store(1, Ordering::Release);
+    let armed = apic_id + 1;
+    ticket.store(armed, Ordering::Release);
 
     let page = (TRAMPOLINE_PHYS >> 12) as u8;
     apic::send_init(apic_id);
     delay_ns(INIT_DELAY_NS);
     apic::send_startup(apic_id, page);
     delay_ns(SIPI_DELAY_NS);
-    if ticket.load(Ordering::Acquire) == 1 {
+    if ticket.load(Ordering::Acquire) == armed {
         apic::send_startup(apic_id, page);
         delay_ns(SIPI_DELAY_NS);
     }
@@ -434,7 +445,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     // Too slow. Withdraw the ticket; if the AP had already claimed it, it is
     // running the trampoline: give it a grace period, else it may never
     // touch the stack (retrying later is then safe).
-    if ticket.swap(0, Ordering::AcqRel) == 1 {
+    if ticket.swap(0, Ordering::AcqRel) == armed {
         START_STATE[cpu].store(OFF, Ordering::Release);
         return false;
     }
