@@ -234,7 +234,7 @@ impl fmt::Display for ArgError {
             ArgError::UnterminatedQuote => f.write_str("unterminated quote"),
             ArgError::NotAWorkload(w) => write!(
                 f,
-                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe)"
+                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield)"
             ),
             ArgError::BadSetting { setting, why } => {
                 write!(f, "bad setting '{setting}' in a config: {why}")

@@ -8,7 +8,7 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, NICE, PID,
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Spin, YieldPp, NICE, PID,
 };
 
 /// One command's help.
@@ -243,6 +243,18 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
         Perfpipe::LIMITS,
         &["perfpipe", "perfpipe -l 10000", "perfpipe --cross -l 2000"],
+    ),
+    cmd(
+        "yield",
+        "yield [-l LOOPS]",
+        "two threads on one CPU yielding to each other; time per yield",
+        &[
+            "both threads are pinned to the first online CPU; the report says how",
+            "many yields handed the CPU to the other thread",
+            "-h prints this; Ctrl-C stops it early",
+        ],
+        YieldPp::LIMITS,
+        &["yield", "yield -l 10000"],
     ),
     cmd(
         "compare",

@@ -395,6 +395,32 @@ impl Default for Perfpipe {
     }
 }
 
+/// `yield`: two threads on one CPU handing it to each other with
+/// `sched_yield` (the cost of a yield and a context switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct YieldPp {
+    /// `-l`: yields per thread.
+    pub loops: u32,
+}
+
+impl YieldPp {
+    /// `-l`.
+    pub const LIMITS: &'static [Limit] = &[Limit {
+        name: "-l LOOPS",
+        min: 1,
+        max: 10_000_000,
+        default: Some(100_000),
+        doc: "yields per thread",
+    }];
+}
+
+impl Default for YieldPp {
+    fn default() -> Self {
+        let [l] = defaults(Self::LIMITS);
+        YieldPp { loops: l }
+    }
+}
+
 /// One setting of a `compare` configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
@@ -433,7 +459,7 @@ pub struct Compare {
     /// The configurations; the first is the baseline.
     pub configs: Vec<CompareConfig>,
     /// The workload (a `spin`, `hackbench`, `schbench`, `pgbench`,
-    /// `cyclictest` or `perfpipe` command).
+    /// `cyclictest`, `perfpipe` or `yield` command).
     pub workload: alloc::boxed::Box<Command>,
 }
 
@@ -567,6 +593,8 @@ pub enum Command {
     Cyclictest(Cyclictest),
     /// `perfpipe [-l LOOPS]`.
     Perfpipe(Perfpipe),
+    /// `yield [-l LOOPS]`.
+    Yield(YieldPp),
     /// `trace start|stop|dump`.
     Trace(TraceCmd),
     /// `compare ... -- WORKLOAD`.
@@ -596,6 +624,7 @@ impl Command {
             Command::Pgbench(_) => "pgbench",
             Command::Cyclictest(_) => "cyclictest",
             Command::Perfpipe(_) => "perfpipe",
+            Command::Yield(_) => "yield",
             Command::Trace(_) => "trace",
             Command::Compare(_) => "compare",
             Command::Poweroff => "poweroff",
@@ -707,6 +736,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
                 loops: l,
                 cross: f.contains(&b'x'),
             })
+        }
+        "yield" => {
+            let Some(([l], _)) = workload_opts("yield", a, YieldPp::LIMITS, &[], &[])? else {
+                return Ok(Some(Command::Help(Some("yield"))));
+            };
+            Command::Yield(YieldPp { loops: l })
         }
         "trace" => parse_trace(a)?,
         _ => return Err(Error::UnknownCommand(quote(name))),
@@ -1550,7 +1585,8 @@ fn parse_compare(rest: &str) -> Result<Command, Error> {
             | Command::Schbench(_)
             | Command::Pgbench(_)
             | Command::Cyclictest(_)
-            | Command::Perfpipe(_)),
+            | Command::Perfpipe(_)
+            | Command::Yield(_)),
         ) => c,
         _ => return err(C, ArgError::NotAWorkload(quote(&line))),
     };

@@ -484,6 +484,7 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 p.threads, p.interval_us, p.loops, p.prio
             ),
             C::Spin(p) => write!(f, "spin -d {} ({} threads)", p.duration_ms, p.nices.len()),
+            C::Yield(p) => write!(f, "yield -l {}", p.loops),
             other => f.write_str(other.name()),
         }
     }

@@ -265,6 +265,7 @@ fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
         Command::Pgbench(p) => work::pgbench(sh, p),
         Command::Cyclictest(p) => work::cyclictest(sh, p),
         Command::Perfpipe(p) => work::perfpipe(sh, p),
+        Command::Yield(p) => work::yield_pp(sh, p),
         Command::Compare(c) => compare::compare(sh, &c),
         Command::Trace(t) => trace::command(sh, t),
         Command::Poweroff => {

@@ -4,7 +4,7 @@
 //! online) come back as the command's `error:` line, after every thread that
 //! was started has been stopped and joined.
 
-use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin};
+use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Spin, YieldPp};
 
 use super::{CmdResult, Sh};
 use crate::workloads::{self, Control};
@@ -83,5 +83,14 @@ pub fn perfpipe(sh: &mut Sh, p: Perfpipe) -> CmdResult {
     with_cmd(
         "perfpipe",
         workloads::perfpipe::run(p, io, &mut out).map(|_| ()),
+    )
+}
+
+/// `yield`.
+pub fn yield_pp(sh: &mut Sh, p: YieldPp) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    with_cmd(
+        "yield",
+        workloads::yieldpp::run(p, io, &mut out).map(|_| ()),
     )
 }

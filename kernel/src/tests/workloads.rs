@@ -414,3 +414,25 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     kassert!(m.list.iter().all(|x| x.value > 0.0), "{m:?}");
     Ok(())
 });
+
+ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
+    // Two fair threads pinned to one CPU, each yielding 300 times: a yield
+    // by an eligible thread forfeits its request, so the other runs next.
+    // Other threads on that CPU (the test runner, idle) may take some turns
+    // between them, hence at least half, not all, of the yields hand over.
+    let mut out = String::new();
+    let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
+    kassert_eq!(r.yields, 600);
+    kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
+    kassert_eq!(r.cpu, task::online_mask().trailing_zeros());
+    kassert!(r.ns > 0, "{r:?}");
+    kassert!(
+        out.contains(&alloc::format!(
+            "# 600 yields by two threads on cpu {}, {} handed the CPU over",
+            r.cpu,
+            r.handoffs
+        )),
+        "{out}"
+    );
+    Ok(())
+});
