@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench's in-kernel section (issue #14 item 4): perfpipe (same CPU and
+# make bench's in-kernel section (issue #14 item 4): perfpipe (--same CPU and
 # --cross), yield ping-pong, hackbench and cyclictest under each preempt model,
 # in reproducible mode (QEMU -icount), through scripts/ab.sh and abtool: the
 # tables print every metric with its noise (Amean/Hmean, Stddev, CoV over the
@@ -26,7 +26,7 @@ out=$root/build/bench
 mkdir -p "$out"
 export ARCHES=x86_64 CPUS=${CPUS:-2} BOOTS=${BOOTS:-2} RUNS=${RUNS:-3} WARMUP=${WARMUP:-1} ICOUNT=${ICOUNT:-2}
 export CONFIGS="preempt=none|preempt=voluntary|preempt=full|preempt=lazy"
-export WORKLOADS="perfpipe -l 1000|perfpipe -x -l 1000|yield -l 2000|hackbench -g 1 -l 20|cyclictest -t 1 -i 500 -l 400 -p 50"
+export WORKLOADS="perfpipe -s -l 1000|perfpipe -x -l 1000|yield -l 2000|hackbench -g 1 -l 20|cyclictest -t 1 -i 500 -l 400 -p 50"
 
 if [[ $# -gt 1 ]]; then
     echo "usage: $0 [COMMIT]" >&2

@@ -9,6 +9,7 @@
 #   MODES="icount tcg"   icount: reproducible (-icount shift=2,sleep=off);
 #                  tcg: ordinary multi-threaded TCG, wall-clock time
 #   OUT=build/linux-compare   cache of the Debian packages, the initramfs, logs
+#   REPORT_ONLY=1  no boots: the tables from the logs of the last run
 #
 # Linux: Debian 12's linux-image-amd64 (6.1, HZ=250, PREEMPT_DYNAMIC, booted
 # with preempt=full), busybox-static for the init, rt-tests' cyclictest with
@@ -20,8 +21,7 @@
 #
 # The work, REPS times per boot, on both:
 #   cyclictest -t1 -i500 -l1000 -p50     (ours: cyclictest -t 1 -i 500 -l 1000 -p 50)
-#   pipe round trip, both ends on CPU 0  (ours: perfpipe, placed by the scheduler:
-#                                         its placement line says where they ran)
+#   pipe round trip, both ends on CPU 0  (ours: perfpipe --same)
 #   pipe round trip, CPU 0 <-> CPU 1     (ours: perfpipe --cross; Linux: not
 #                                         under -icount, see maxcpus=1 below)
 # Prints a table per mode: mean +- stddev over the repetitions, ours / Linux.
@@ -31,7 +31,7 @@ if [ $# -ne 1 ]; then
     echo "usage: $0 KERNEL_ELF" >&2
     exit 2
 fi
-elf=$1
+elf=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 SMP=${SMP:-2}
@@ -105,7 +105,7 @@ chmod +x $ir/init
 # --- boots ----------------------------------------------------------------
 ours_script=""
 for ((r = 1; r <= REPS; r++)); do
-    ours_script+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
+    ours_script+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
 done
 ours_script+="poweroff"
 
@@ -119,16 +119,17 @@ boot() { # mode kernel log [qemu args...] -- cmdline
     local t0=$SECONDS
     SMP=$SMP ACCEL=tcg QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
         "$here/qemu-x86_64.sh" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
+    cut -d' ' -f1-3 /proc/loadavg >"$log.load"
     echo "linux-compare: $mode: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time"
 }
 
 # mean and stddev (n-1) of the numbers on stdin, as "mean sd n".
-stats() { awk '{s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
+stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
 
 # Figures from one log: cyc_avg cyc_max pipe_same pipe_cross (one value per line, per rep).
 cyc() { tr -d '\r' <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
 linux_pipe() { tr -d '\r' <"$1" | grep -E "^round trip .*cpu 0 <-> cpu $2\\)" | awk '{print $3}'; }
-ours_pipe() { tr -d '\r' <"$1" | awk -v want="$2" '/^     round trip / {v = $3} /^placement:/ {if ((want == "cross") == ($0 ~ /--cross/)) print v}'; }
+ours_pipe() { tr -d '\r' <"$1" | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
 
 report() { # mode
     local mode=$1 L=$OUT/logs/linux-$1.log O=$OUT/logs/ours-$1.log
@@ -140,19 +141,21 @@ report() { # mode
         read -r om os on <<<"$(stats <<<"$2")"
         read -r lm ls ln <<<"$(stats <<<"$3")"
         local ratio=-
-        [[ $on -gt 0 && $ln -gt 0 ]] && ratio=$(awk -v a="$om" -v b="$lm" 'BEGIN {printf b > 0 ? "%.2f" : "-", a / b}')
+        [[ $on -gt 0 && $ln -gt 0 ]] && ratio=$(awk -v a="$om" -v b="$lm" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')
         printf '%-34s %10s +- %-5s %10s +- %-5s %8s\n' "$1" "$om" "$os" "$lm" "$ls" "$ratio"
     }
     row "cyclictest avg latency (us)" "$(cyc "$O" 1)" "$(cyc "$L" 1)"
     row "cyclictest max latency (us)" "$(cyc "$O" 2)" "$(cyc "$L" 2)"
     row "pipe round trip, same CPU (ns)" "$(ours_pipe "$O" same)" "$(linux_pipe "$L" 0)"
     row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
-    echo "ours, placement of the unpinned perfpipe (last run):"
-    tr -d '\r' <"$O" | grep '^placement: .*placed by the scheduler' | tail -1 | sed 's/^/  /'
+    echo "ours, placements (last runs):"
+    tr -d '\r' <"$O" | grep '^placement: ' | tail -2 | sed 's/^/  /'
+    [[ $mode == tcg ]] && echo "host load average when the boots ended: linux $(cat "$L.load") / ours $(cat "$O.load") (2 host cores)"
     echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^linux-compare: Linux' | cut -c 16-70)"
 }
 
 for mode in $MODES; do
+    [[ ${REPORT_ONLY:-0} == 1 ]] && break
     # Under -icount (QEMU 7.2, with or without sleep=off, also with
     # tsc=reliable) Linux 6.1 never brings its second CPU up: the AP spins in
     # wait_for_master_cpu and the boot CPU never sees it arrive. So in

@@ -40,8 +40,17 @@ int main(int argc, char **argv)
 		perror("pipe");
 		return 1;
 	}
+	/* Both CPUs usable, or fail before anyone waits on a pipe. */
+	pin(b);
+	pin(a);
 	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
 	if (pid == 0) {
+		close(req[1]);
+		close(rep[0]);
 		pin(b);
 		int v;
 		for (long i = 0; i < loops; i++) {
@@ -52,7 +61,8 @@ int main(int argc, char **argv)
 		printf("piperr: replier ended on cpu %d\n", sched_getcpu());
 		return 0;
 	}
-	pin(a);
+	close(req[0]);
+	close(rep[1]);
 	struct timespec t0, t1;
 	int v = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

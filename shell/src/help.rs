@@ -234,15 +234,22 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "perfpipe",
-        "perfpipe [-x] [-l LOOPS]",
+        "perfpipe [-x|-s] [-l LOOPS]",
         "two threads ping-ponging over a pipe; time per round trip",
         &[
             "-x, --cross: pin the two threads to the first and the last online CPU",
-            "(every wakeup crosses CPUs); the placement line says where they ran",
+            "(every wakeup crosses CPUs); -s, --same: pin both to the first online",
+            "CPU; without either the scheduler places them; the placement line says",
+            "where they ran",
             "-h prints this; Ctrl-C stops it early",
         ],
         Perfpipe::LIMITS,
-        &["perfpipe", "perfpipe -l 10000", "perfpipe --cross -l 2000"],
+        &[
+            "perfpipe",
+            "perfpipe -l 10000",
+            "perfpipe --cross -l 2000",
+            "perfpipe -s -l 2000",
+        ],
     ),
     cmd(
         "yield",

@@ -372,6 +372,9 @@ pub struct Perfpipe {
     /// `-x`/`--cross`: the two threads pinned to two different CPUs (the
     /// first and the last online CPU), so every wakeup crosses CPUs.
     pub cross: bool,
+    /// `-s`/`--same`: both threads pinned to the first online CPU, so no
+    /// wakeup crosses CPUs (`taskset -c 0 perf bench sched pipe`).
+    pub same: bool,
 }
 
 impl Perfpipe {
@@ -391,6 +394,7 @@ impl Default for Perfpipe {
         Perfpipe {
             loops: l,
             cross: false,
+            same: false,
         }
     }
 }
@@ -723,18 +727,30 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
             })
         }
         "perfpipe" => {
-            let flags = [Opt {
-                short: b'x',
-                long: "cross",
-                takes_value: false,
-            }];
+            let flags = [
+                Opt {
+                    short: b'x',
+                    long: "cross",
+                    takes_value: false,
+                },
+                Opt {
+                    short: b's',
+                    long: "same",
+                    takes_value: false,
+                },
+            ];
             let w = workload_opts("perfpipe", a, Perfpipe::LIMITS, &[], &flags)?;
             let Some(([l], f)) = w else {
                 return Ok(Some(Command::Help(Some("perfpipe"))));
             };
+            let (cross, same) = (f.contains(&b'x'), f.contains(&b's'));
+            if cross && same {
+                return err("perfpipe", ArgError::ConflictingOptions("-x", "-s"));
+            }
             Command::Perfpipe(Perfpipe {
                 loops: l,
-                cross: f.contains(&b'x'),
+                cross,
+                same,
             })
         }
         "yield" => {

@@ -73,7 +73,8 @@ fn compare_parses_configs_and_workload() {
         *c.workload,
         Command::Perfpipe(Perfpipe {
             loops: 500,
-            cross: true
+            cross: true,
+            same: false
         })
     );
     // A/A (two identical configs) is allowed: it measures the noise.

@@ -649,14 +649,28 @@ fn workloads_defaults_and_ranges() {
         ok("perfpipe"),
         Command::Perfpipe(Perfpipe {
             loops: 100_000,
-            cross: false
+            cross: false,
+            same: false
         })
+    );
+    assert_eq!(
+        ok("perfpipe --same -l 3"),
+        Command::Perfpipe(Perfpipe {
+            loops: 3,
+            cross: false,
+            same: true
+        })
+    );
+    err_is(
+        "perfpipe -x -s",
+        "perfpipe: -x and -s exclude each other",
     );
     assert_eq!(
         ok("perfpipe -l 1"),
         Command::Perfpipe(Perfpipe {
             loops: 1,
-            cross: false
+            cross: false,
+            same: false
         })
     );
     err_is(

@@ -463,7 +463,13 @@ impl core::fmt::Display for WorkloadLine<'_> {
             C::Perfpipe(p) => write!(
                 f,
                 "perfpipe{} -l {}",
-                if p.cross { " -x" } else { "" },
+                if p.cross {
+                    " -x"
+                } else if p.same {
+                    " -s"
+                } else {
+                    ""
+                },
                 p.loops
             ),
             C::Schbench(p) => write!(
