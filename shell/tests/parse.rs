@@ -661,10 +661,7 @@ fn workloads_defaults_and_ranges() {
             same: true
         })
     );
-    err_is(
-        "perfpipe -x -s",
-        "perfpipe: -x and -s exclude each other",
-    );
+    err_is("perfpipe -x -s", "perfpipe: -x and -s exclude each other");
     assert_eq!(
         ok("perfpipe -l 1"),
         Command::Perfpipe(Perfpipe {
