@@ -17,7 +17,8 @@
 # built here with gcc -static): N request/reply round trips over two pipes
 # between two processes pinned to two CPUs. Both kernels boot through
 # scripts/qemu-x86_64.sh (same machine, CPU model, SMP, memory and flags),
-# Linux with `-initrd` and `console=ttyS0 preempt=full`.
+# Linux with `-initrd` and `console=ttyS0 preempt=full`; always TCG
+# (ACCEL=tcg: -icount needs it, and the wall-clock mode should match).
 #
 # The work, REPS times per boot, on both:
 #   cyclictest -t1 -i500 -l1000 -p50     (ours: cyclictest -t 1 -i 500 -l 1000 -p 50)
@@ -158,7 +159,7 @@ for mode in $MODES; do
     [[ ${REPORT_ONLY:-0} == 1 ]] && break
     # Under -icount (QEMU 7.2, with or without sleep=off, also with
     # tsc=reliable) Linux 6.1 never brings its second CPU up: the AP spins in
-    # wait_for_master_cpu and the boot CPU never sees it arrive. So in
+    # wait_for_master_cpu while the boot CPU keeps switching tasks. So in
     # reproducible mode Linux runs on one of the machine's CPUs (maxcpus=1)
     # and has no cross-CPU figure.
     one=""
