@@ -20,6 +20,7 @@
 # Linux with `-initrd` and `console=ttyS0 preempt=full`; always TCG
 # (ACCEL=tcg: -icount needs it, and the wall-clock mode should match).
 #
+# Ours boots with `preempt=full` (its default, as its hz=250 is) and seed=1.
 # The work, REPS times per boot, on both:
 #   cyclictest -t1 -i500 -l1000 -p50     (ours: cyclictest -t 1 -i 500 -l 1000 -p 50)
 #   pipe round trip, both ends on CPU 0  (ours: perfpipe --same)
@@ -166,6 +167,6 @@ for mode in $MODES; do
     [[ $mode == icount ]] && one=maxcpus=1
     boot "$mode" "$OUT/vmlinuz" "$OUT/logs/linux-$mode.log" -initrd "$OUT/initramfs.cpio.gz" -- \
         console=ttyS0 preempt=full quiet $one
-    boot "$mode" "$elf" "$OUT/logs/ours-$mode.log" -- "seed=1 run=$ours_script"
+    boot "$mode" "$elf" "$OUT/logs/ours-$mode.log" -- "seed=1 preempt=full run=$ours_script"
 done
 for mode in $MODES; do report "$mode"; done | tee "$OUT/table.txt"
