@@ -11,7 +11,10 @@
 #                      test-kernel n times under it, counting passes
 #   make fuzz          stable-Rust fuzzing for FUZZ_SECS (default 60)
 #   make miri          sched's tests under Miri (installs a nightly for itself)
-#   make bench         scheduler micro-benchmarks (host)
+#   make bench         scheduler micro-benchmarks (host), then the in-kernel
+#                      section (QEMU -icount): tables with noise, build/bench/<sha>.csv
+#   make bench-compare A=<commit> B=<commit>   two commits' in-kernel bench side by side
+#   make linux-compare our latency against Debian's Linux 6.1 on the same QEMU machine
 #   make ab            in-kernel A/B (compare) over boots/arches/CPUs, build/ab/
 #   make lint          rustfmt + clippy on every crate and target
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
@@ -37,7 +40,7 @@ export SMP MEM
 .PHONY: all build kernel qemu test test-host test-host-debug test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain soak test-soak \
-        bench lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults
+        bench bench-kernel bench-compare linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults
 
 all: build
 
@@ -239,12 +242,37 @@ miri:
 	scripts/miri.sh $(MIRI_TOOLCHAIN) $(MIRI_PROPTEST_CASES) --no-fail-fast $(MIRI_TESTS)
 
 # Micro-benchmarks (LTO build), then the oracle property test at 20x the
-# cases `make test` runs (>= 2M random operations).
+# cases `make test` runs (>= 2M random operations), the simulator's bench,
+# and the in-kernel section (bench-kernel).
 bench:
 	$(CARGO) run -p bench --profile bench --bin bench -- $(ARGS)
 	$(CARGO) run -q -p bench --profile bench --bin bench -- --axsched
 	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --features oracle --test oracle
 	$(CARGO) run -q -p sim --release -- bench
+	$(MAKE) bench-kernel
+
+# In-kernel: perfpipe (same CPU, --cross), yield, hackbench, cyclictest under
+# each preempt model, x86_64 at 2 CPUs, reproducible (-icount), 2 boots x 3
+# runs: tables with their noise on stdout and in build/bench/<sha>/tables.txt,
+# samples in build/bench/<sha>.csv (<sha>-dirty for uncommitted changes);
+# about two minutes. See scripts/kbench.sh.
+bench-kernel: ensure-qemu
+	scripts/kbench.sh
+
+# make bench-compare A=<commit> B=<commit>: both commits' bench-kernel CSVs
+# (run first for a commit that has none, from a temporary worktree), then an
+# mmtests-style table per workload and preempt model (abtool --compare).
+bench-compare: ensure-qemu
+	@test -n "$(A)" -a -n "$(B)" || { echo "error: bench-compare: usage: make bench-compare A=<commit> B=<commit>" >&2; exit 2; }
+	scripts/bench-compare.sh $(A) $(B)
+
+# Our latency against stock Debian Linux 6.1 (preempt=full, HZ=250) under
+# the same QEMU flags: cyclictest and pipe round trips (same CPU, cross CPU),
+# reproducible and wall-clock modes. Downloads the Debian packages into
+# build/linux-compare/ (cached). A tool target, not part of `make test`.
+linux-compare: ensure-qemu
+	$(MAKE) kernel ARCH=x86_64
+	scripts/linux-compare.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 
 # The scheduler on simulated machines (discrete events, sim/):
 #   make sim ARGS="run --machine small mix hog hog:5"

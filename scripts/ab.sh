@@ -15,6 +15,8 @@
 #                             ICOUNT=off: ordinary multi-threaded TCG, wall-clock time
 #   OUT=build/ab              where logs/, tables.txt, samples.*, *.png go
 #   BOOT_TIMEOUT=600          seconds one boot may take
+#   KERNEL=ELF                boot this kernel instead of building the tree's
+#                             (one arch only; make bench-compare's old commits)
 #
 # The script reaches the kernel as boot arguments (`seed=B run=compare ...;
 # ...; poweroff`), not typed on the serial port, so in reproducible mode two
@@ -61,12 +63,14 @@ mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="TCG, wall clock (not reproducible)"
 echo "ab: $ARCHES x CPUs {$CPUS} x $BOOTS boot(s), $mode; script: $script"
 
+[[ -z ${KERNEL:-} || $ARCHES != *\ * ]] || bad "KERNEL=ELF needs a single arch in ARCHES"
 for arch in $ARCHES; do
-    make -s -C "$root" kernel ARCH="$arch" >/dev/null
+    [[ -n ${KERNEL:-} ]] || make -s -C "$root" kernel ARCH="$arch" >/dev/null
     case $arch in
         x86_64) elf=$target_dir/x86_64-unknown-none/release/kernel; extra_env=() ;;
         aarch64) elf=$target_dir/aarch64-unknown-none/release/kernel; extra_env=(GIC=3 CPU=max) ;;
     esac
+    elf=${KERNEL:-$elf}
     for cpus in $CPUS; do
         for ((b = 1; b <= BOOTS; b++)); do
             log="$OUT/logs/${arch}_smp${cpus}_seed${b}.log"

@@ -2,7 +2,11 @@
 //!
 //! ```text
 //! abtool --out DIR LOG...
+//! abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]
 //! ```
+//!
+//! The second form puts two runs' `samples.csv` (e.g. two commits' `make
+//! bench`) side by side, see [`csvcmp`].
 //!
 //! Each LOG is one boot's serial output, named `ARCH_smpN_seedS.log`; it holds
 //! one or more `compare` transcripts (header `compare: ... of 'WORKLOAD' ...`
@@ -17,6 +21,8 @@
 //! - `pct_change.png`: % change against the baseline (better positive) per
 //!   workload metric and config, `*` where Welch p < 0.05;
 //! - `distributions.png`: every kept sample per config, coloured by boot.
+
+mod csvcmp;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -556,8 +562,37 @@ fn dist_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
     root.present().map_err(e)
 }
 
+/// `--compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]`.
+fn compare_csv(args: &[String]) -> ! {
+    if args.len() != 2 && args.len() != 4 {
+        eprintln!("error: abtool: usage: abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
+        std::process::exit(2);
+    }
+    let read = |p: &str| match std::fs::read_to_string(p)
+        .map_err(|e| e.to_string())
+        .and_then(|t| csvcmp::parse(&t))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: abtool: {p}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let (old, new) = (read(&args[0]), read(&args[1]));
+    let names = if args.len() == 4 {
+        [args[2].as_str(), args[3].as_str()]
+    } else {
+        ["old", "new"]
+    };
+    print!("{}", csvcmp::tables(&old, &new, names));
+    std::process::exit(0);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--compare") {
+        compare_csv(&args[1..]);
+    }
     let mut out = PathBuf::from("build/ab");
     let mut logs = Vec::new();
     let mut i = 0;
@@ -569,6 +604,7 @@ fn main() {
             }
             "-h" | "--help" => {
                 println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
+                println!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
                 return;
             }
             a if a.starts_with('-') => {

@@ -87,6 +87,8 @@ pub enum ArgError {
     UnknownTraceAction(String),
     /// `chrt` with two policy options.
     ConflictingPolicies,
+    /// Two options that exclude each other (`perfpipe -x -s`).
+    ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
     BadPriority {
         /// The policy asked for.
@@ -217,6 +219,7 @@ impl fmt::Display for ArgError {
                 write!(f, "unknown action '{a}' (expected start, stop or dump)")
             }
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
+            ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(
                     f,
@@ -234,7 +237,7 @@ impl fmt::Display for ArgError {
             ArgError::UnterminatedQuote => f.write_str("unterminated quote"),
             ArgError::NotAWorkload(w) => write!(
                 f,
-                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe)"
+                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield)"
             ),
             ArgError::BadSetting { setting, why } => {
                 write!(f, "bad setting '{setting}' in a config: {why}")

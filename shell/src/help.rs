@@ -8,7 +8,8 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, NICE, PID,
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp, NICE,
+    PID,
 };
 
 /// One command's help.
@@ -234,15 +235,34 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "perfpipe",
-        "perfpipe [-x] [-l LOOPS]",
+        "perfpipe [-x|-s] [-l LOOPS]",
         "two threads ping-ponging over a pipe; time per round trip",
         &[
             "-x, --cross: pin the two threads to the first and the last online CPU",
-            "(every wakeup crosses CPUs); the placement line says where they ran",
+            "(every wakeup crosses CPUs); -s, --same: pin both to the first online",
+            "CPU; without either the scheduler places them; the placement line says",
+            "where they ran",
             "-h prints this; Ctrl-C stops it early",
         ],
         Perfpipe::LIMITS,
-        &["perfpipe", "perfpipe -l 10000", "perfpipe --cross -l 2000"],
+        &[
+            "perfpipe",
+            "perfpipe -l 10000",
+            "perfpipe --cross -l 2000",
+            "perfpipe -s -l 2000",
+        ],
+    ),
+    cmd(
+        "yield",
+        "yield [-l LOOPS]",
+        "two threads on one CPU yielding to each other; time per yield",
+        &[
+            "both threads are pinned to the first online CPU; the report says how",
+            "many yields handed the CPU to the other thread",
+            "-h prints this; Ctrl-C stops it early",
+        ],
+        YieldPp::LIMITS,
+        &["yield", "yield -l 10000"],
     ),
     cmd(
         "soak",

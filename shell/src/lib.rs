@@ -58,5 +58,5 @@ pub use format::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 pub use help::{help_text, lookup, CommandHelp, COMMANDS};
 pub use parse::{
     parse, parse_compare_config, Command, Compare, CompareConfig, Cyclictest, Hackbench, Limit,
-    Perfpipe, Pgbench, Pid, Schbench, Setting, Soak, Spin, SysctlCmd, TraceCmd, MAX_CPUS,
+    Perfpipe, Pgbench, Pid, Schbench, Setting, Soak, Spin, SysctlCmd, TraceCmd, YieldPp, MAX_CPUS,
 };

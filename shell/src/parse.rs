@@ -372,6 +372,9 @@ pub struct Perfpipe {
     /// `-x`/`--cross`: the two threads pinned to two different CPUs (the
     /// first and the last online CPU), so every wakeup crosses CPUs.
     pub cross: bool,
+    /// `-s`/`--same`: both threads pinned to the first online CPU, so no
+    /// wakeup crosses CPUs (`taskset -c 0 perf bench sched pipe`).
+    pub same: bool,
 }
 
 impl Perfpipe {
@@ -391,6 +394,7 @@ impl Default for Perfpipe {
         Perfpipe {
             loops: l,
             cross: false,
+            same: false,
         }
     }
 }
@@ -446,6 +450,32 @@ impl Default for Soak {
     }
 }
 
+/// `yield`: two threads on one CPU handing it to each other with
+/// `sched_yield` (the cost of a yield and a context switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct YieldPp {
+    /// `-l`: yields per thread.
+    pub loops: u32,
+}
+
+impl YieldPp {
+    /// `-l`.
+    pub const LIMITS: &'static [Limit] = &[Limit {
+        name: "-l LOOPS",
+        min: 1,
+        max: 10_000_000,
+        default: Some(100_000),
+        doc: "yields per thread",
+    }];
+}
+
+impl Default for YieldPp {
+    fn default() -> Self {
+        let [l] = defaults(Self::LIMITS);
+        YieldPp { loops: l }
+    }
+}
+
 /// One setting of a `compare` configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
@@ -484,7 +514,7 @@ pub struct Compare {
     /// The configurations; the first is the baseline.
     pub configs: Vec<CompareConfig>,
     /// The workload (a `spin`, `hackbench`, `schbench`, `pgbench`,
-    /// `cyclictest` or `perfpipe` command).
+    /// `cyclictest`, `perfpipe` or `yield` command).
     pub workload: alloc::boxed::Box<Command>,
 }
 
@@ -620,6 +650,8 @@ pub enum Command {
     Perfpipe(Perfpipe),
     /// `soak [-t THREADS] [-s SECS] [-r SEED]`.
     Soak(Soak),
+    /// `yield [-l LOOPS]`.
+    Yield(YieldPp),
     /// `trace start|stop|dump`.
     Trace(TraceCmd),
     /// `compare ... -- WORKLOAD`.
@@ -650,6 +682,7 @@ impl Command {
             Command::Cyclictest(_) => "cyclictest",
             Command::Perfpipe(_) => "perfpipe",
             Command::Soak(_) => "soak",
+            Command::Yield(_) => "yield",
             Command::Trace(_) => "trace",
             Command::Compare(_) => "compare",
             Command::Poweroff => "poweroff",
@@ -748,18 +781,30 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
             })
         }
         "perfpipe" => {
-            let flags = [Opt {
-                short: b'x',
-                long: "cross",
-                takes_value: false,
-            }];
+            let flags = [
+                Opt {
+                    short: b'x',
+                    long: "cross",
+                    takes_value: false,
+                },
+                Opt {
+                    short: b's',
+                    long: "same",
+                    takes_value: false,
+                },
+            ];
             let w = workload_opts("perfpipe", a, Perfpipe::LIMITS, &[], &flags)?;
             let Some(([l], f)) = w else {
                 return Ok(Some(Command::Help(Some("perfpipe"))));
             };
+            let (cross, same) = (f.contains(&b'x'), f.contains(&b's'));
+            if cross && same {
+                return err("perfpipe", ArgError::ConflictingOptions("-x", "-s"));
+            }
             Command::Perfpipe(Perfpipe {
                 loops: l,
-                cross: f.contains(&b'x'),
+                cross,
+                same,
             })
         }
         "soak" => {
@@ -774,6 +819,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
                 secs: s,
                 seed,
             })
+        }
+        "yield" => {
+            let Some(([l], _)) = workload_opts("yield", a, YieldPp::LIMITS, &[], &[])? else {
+                return Ok(Some(Command::Help(Some("yield"))));
+            };
+            Command::Yield(YieldPp { loops: l })
         }
         "trace" => parse_trace(a)?,
         _ => return Err(Error::UnknownCommand(quote(name))),
@@ -1644,7 +1695,8 @@ fn parse_compare(rest: &str) -> Result<Command, Error> {
             | Command::Schbench(_)
             | Command::Pgbench(_)
             | Command::Cyclictest(_)
-            | Command::Perfpipe(_)),
+            | Command::Perfpipe(_)
+            | Command::Yield(_)),
         ) => c,
         _ => return err(C, ArgError::NotAWorkload(quote(&line))),
     };

@@ -5,7 +5,7 @@
 use sched::{Feature, PreemptMode};
 use shell::compare::{write_run_line, write_table, Kind, RunLine, Series};
 use shell::stats::{amean, cov, hmean, pct_better, stddev, t_two_sided_p, welch_p};
-use shell::{parse, Command, Compare, Hackbench, Perfpipe, Setting};
+use shell::{parse, Command, Compare, Hackbench, Perfpipe, Setting, YieldPp};
 
 fn ok(line: &str) -> Compare {
     match parse(line) {
@@ -73,13 +73,21 @@ fn compare_parses_configs_and_workload() {
         *c.workload,
         Command::Perfpipe(Perfpipe {
             loops: 500,
-            cross: true
+            cross: true,
+            same: false
         })
     );
     // A/A (two identical configs) is allowed: it measures the noise.
     assert_eq!(
         ok("compare -c default -c '' -- spin -d 10 0").configs.len(),
         2
+    );
+    // yield is a workload too, under a preempt model.
+    let y = ok("compare -c preempt=none -c preempt=full -- yield -l 300");
+    assert_eq!(*y.workload, Command::Yield(YieldPp { loops: 300 }));
+    assert_eq!(
+        y.configs[1].settings,
+        vec![Setting::Preempt(PreemptMode::Full)]
     );
     assert_eq!(
         parse("compare -h"),
@@ -131,11 +139,11 @@ fn compare_refuses_bad_lines() {
     );
     err_is(
         "compare -c '' -- ps",
-        "compare: 'ps' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
+        "compare: 'ps' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
     );
     err_is(
         "compare -c '' -- hackbench -h",
-        "compare: 'hackbench -h' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
+        "compare: 'hackbench -h' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
     );
     // The workload's own errors come through.
     err_is(

@@ -3,7 +3,7 @@
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
     help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin,
-    SysctlCmd, TraceCmd, COMMANDS, MAX_LINE,
+    SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -649,14 +649,25 @@ fn workloads_defaults_and_ranges() {
         ok("perfpipe"),
         Command::Perfpipe(Perfpipe {
             loops: 100_000,
-            cross: false
+            cross: false,
+            same: false
         })
     );
+    assert_eq!(
+        ok("perfpipe --same -l 3"),
+        Command::Perfpipe(Perfpipe {
+            loops: 3,
+            cross: false,
+            same: true
+        })
+    );
+    err_is("perfpipe -x -s", "perfpipe: -x and -s exclude each other");
     assert_eq!(
         ok("perfpipe -l 1"),
         Command::Perfpipe(Perfpipe {
             loops: 1,
-            cross: false
+            cross: false,
+            same: false
         })
     );
     err_is(
@@ -667,6 +678,15 @@ fn workloads_defaults_and_ranges() {
         "perfpipe -l 10000001",
         "perfpipe: -l LOOPS must be in [1, 10000000], got '10000001'",
     );
+
+    assert_eq!(ok("yield"), Command::Yield(YieldPp { loops: 100_000 }));
+    assert_eq!(ok("yield -l 7"), Command::Yield(YieldPp { loops: 7 }));
+    err_is(
+        "yield -l 0",
+        "yield: -l LOOPS must be in [1, 10000000], got '0'",
+    );
+    err_starts("yield -x", "yield: unknown option '-x'");
+    err_starts("yield 5", "yield: unexpected argument '5'");
 }
 
 #[test]
@@ -690,7 +710,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 21);
+    assert_eq!(COMMANDS.len(), 22);
 }
 
 #[test]
@@ -741,6 +761,7 @@ fn workload_dash_h_prints_usage() {
         ("pgbench", "-t 5"),
         ("cyclictest", "-l 5"),
         ("perfpipe", "-l 5"),
+        ("yield", "-l 5"),
         ("spin", "-d 5"),
         ("soak", "-t 5"),
     ] {

@@ -463,7 +463,13 @@ impl core::fmt::Display for WorkloadLine<'_> {
             C::Perfpipe(p) => write!(
                 f,
                 "perfpipe{} -l {}",
-                if p.cross { " -x" } else { "" },
+                if p.cross {
+                    " -x"
+                } else if p.same {
+                    " -s"
+                } else {
+                    ""
+                },
                 p.loops
             ),
             C::Schbench(p) => write!(
@@ -484,6 +490,7 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 p.threads, p.interval_us, p.loops, p.prio
             ),
             C::Spin(p) => write!(f, "spin -d {} ({} threads)", p.duration_ms, p.nices.len()),
+            C::Yield(p) => write!(f, "yield -l {}", p.loops),
             other => f.write_str(other.name()),
         }
     }

@@ -266,6 +266,7 @@ fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
         Command::Cyclictest(p) => work::cyclictest(sh, p),
         Command::Perfpipe(p) => work::perfpipe(sh, p),
         Command::Soak(p) => work::soak(sh, p),
+        Command::Yield(p) => work::yield_pp(sh, p),
         Command::Compare(c) => compare::compare(sh, &c),
         Command::Trace(t) => trace::command(sh, t),
         Command::Poweroff => {

@@ -4,7 +4,7 @@
 //! online) come back as the command's `error:` line, after every thread that
 //! was started has been stopped and joined.
 
-use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin};
+use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
 
 use super::{CmdResult, Sh};
 use crate::workloads::{self, Control};
@@ -95,4 +95,13 @@ pub fn soak(sh: &mut Sh, p: Soak) -> CmdResult {
         return Err(alloc::format!("soak: {} violation(s)", r.violations));
     }
     Ok(())
+}
+
+/// `yield`.
+pub fn yield_pp(sh: &mut Sh, p: YieldPp) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    with_cmd(
+        "yield",
+        workloads::yieldpp::run(p, io, &mut out).map(|_| ()),
+    )
 }

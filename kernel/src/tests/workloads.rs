@@ -397,6 +397,7 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     let p = ::shell::Perfpipe {
         loops: 500,
         cross: true,
+        same: false,
     };
     let r = workloads::perfpipe::run(p, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.ops, 500);
@@ -412,5 +413,49 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     let m = r.metrics();
     kassert_eq!(m.list.len(), 2);
     kassert!(m.list.iter().all(|x| x.value > 0.0), "{m:?}");
+    Ok(())
+});
+
+ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
+    // --same: both threads on the first online CPU; no round trip crosses.
+    let first = task::online_mask().trailing_zeros();
+    let mut out = String::new();
+    let p = ::shell::Perfpipe {
+        loops: 300,
+        cross: false,
+        same: true,
+    };
+    let r = workloads::perfpipe::run(p, &mut NoInterrupt, &mut out)?;
+    kassert_eq!(r.ops, 300);
+    kassert_eq!((r.ping_cpus, r.pong_cpus), (1 << first, 1 << first));
+    kassert_eq!(r.crossed, 0);
+    kassert!(
+        out.contains(&alloc::format!(
+            "placement: ping on cpu {first}, pong on cpu {first}, 0 of 300 round trips crossed CPUs (--same: both pinned to cpu {first})"
+        )),
+        "{out}"
+    );
+    Ok(())
+});
+
+ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
+    // Two fair threads pinned to one CPU, each yielding 300 times: a yield
+    // by an eligible thread forfeits its request, so the other runs next.
+    // Other threads on that CPU (the test runner, idle) may take some turns
+    // between them, hence at least half, not all, of the yields hand over.
+    let mut out = String::new();
+    let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
+    kassert_eq!(r.yields, 600);
+    kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
+    kassert_eq!(r.cpu, task::online_mask().trailing_zeros());
+    kassert!(r.ns > 0, "{r:?}");
+    kassert!(
+        out.contains(&alloc::format!(
+            "# 600 yields by two threads on cpu {}, {} handed the CPU over",
+            r.cpu,
+            r.handoffs
+        )),
+        "{out}"
+    );
     Ok(())
 });

@@ -107,8 +107,7 @@ pub fn run(
     }
     let _ = writeln!(
         out,
-        "# latencies in us; sleeps end at a tick ({} us)",
-        task::sched_config().tick_ns() / 1000
+        "# latencies in us; each sleep ends at its deadline through the CPU's one-shot timer event"
     );
     let (mut n_all, mut sum_all, mut max_all) = (0, 0, 0);
     for (i, (l, pid)) in lats.iter().zip(&pids).enumerate() {

@@ -1,5 +1,5 @@
 //! Scheduler workloads the debug shell runs (`spin`, `perfpipe`, `hackbench`,
-//! `cyclictest`, `schbench`): each spawns kernel threads, waits for them,
+//! `cyclictest`, `schbench`, `yield`): each spawns kernel threads, waits for them,
 //! reports and joins every thread it spawned, also when it is stopped.
 //!
 //! # Stopping
@@ -23,6 +23,7 @@ pub mod pgbench;
 pub mod schbench;
 pub mod soak;
 pub mod spin;
+pub mod yieldpp;
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -77,7 +78,7 @@ pub struct Metrics {
 }
 
 /// Runs a workload command (`spin`, `hackbench`, `schbench`, `pgbench`,
-/// `cyclictest`, `perfpipe`), printing its usual report to `out`, and returns
+/// `cyclictest`, `perfpipe`, `yield`), printing its usual report to `out`, and returns
 /// its metrics. Any other command is refused.
 pub fn run_command(
     cmd: &::shell::Command,
@@ -98,6 +99,7 @@ pub fn run_command(
             cyclictest::run(*p, ctl, out).map(|r| r.metrics()),
         ),
         C::Perfpipe(p) => ("perfpipe", perfpipe::run(*p, ctl, out).map(|r| r.metrics())),
+        C::Yield(p) => ("yield", yieldpp::run(*p, ctl, out).map(|r| r.metrics())),
         other => return Err(alloc::format!("{} is not a workload", other.name())),
     };
     r.map_err(|e| alloc::format!("{name}: {e}"))

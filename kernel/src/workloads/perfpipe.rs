@@ -1,10 +1,11 @@
-//! `perfpipe [-x] [-l LOOPS]`: two threads ping-pong a token through two
+//! `perfpipe [-x|-s] [-l LOOPS]`: two threads ping-pong a token through two
 //! one-slot channels (Linux `perf bench sched pipe`); reports the round-trip
 //! time. Each round trip is two wakeups and two context switches.
 //!
 //! `-x` / `--cross` pins the pinger to the first and the ponger to the last
 //! online CPU, so every wakeup crosses CPUs (IPI or wake list, then a switch
-//! on the other side); without it the balancer places them. Either way the
+//! on the other side); `-s` / `--same` pins both to the first online CPU, so
+//! none does; without either the balancer places them. Either way the
 //! report ends with a placement line: the CPUs each thread ran on and how
 //! many round trips crossed CPUs (the ponger compares its CPU with the CPU the
 //! pinger sent from).
@@ -37,7 +38,7 @@ pub struct Report {
     pub pong_cpus: u64,
     /// Round trips whose two halves ran on different CPUs.
     pub crossed: u64,
-    /// `--cross`: the CPUs the two threads were pinned to.
+    /// `--cross` or `--same`: the CPUs the two threads were pinned to.
     pub pinned: Option<(u32, u32)>,
     /// Stopped by Ctrl-C or `kill`.
     pub interrupted: bool,
@@ -80,6 +81,9 @@ pub fn run(
             ));
         }
         Some((online.trailing_zeros(), 63 - online.leading_zeros()))
+    } else if p.same {
+        let first = task::online_mask().trailing_zeros();
+        Some((first, first))
     } else {
         None
     };
@@ -190,7 +194,8 @@ pub fn run(
         r.crossed,
         r.ops,
         match r.pinned {
-            Some((a, b)) => alloc::format!("--cross: pinned to cpu {a} and cpu {b}"),
+            Some((a, b)) if p.cross => alloc::format!("--cross: pinned to cpu {a} and cpu {b}"),
+            Some((a, _)) => alloc::format!("--same: both pinned to cpu {a}"),
             None => alloc::string::String::from("placed by the scheduler"),
         }
     );

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make bench's in-kernel section (issue #14 item 4): perfpipe (--same CPU and
+# --cross), yield ping-pong, hackbench and cyclictest under each preempt model,
+# in reproducible mode (QEMU -icount), through scripts/ab.sh and abtool: the
+# tables print every metric with its noise (Amean/Hmean, Stddev, CoV over the
+# kept runs of every boot, then the within-boot / boot-to-boot split), and
+# the samples are saved as build/bench/<commit>.csv for `make bench-compare`.
+#
+#   scripts/kbench.sh [COMMIT]
+#
+# Without COMMIT: the work tree's kernel; the CSV is build/bench/<short
+# sha>.csv, or <short sha>-dirty.csv when the tree has uncommitted changes.
+# With COMMIT: that commit's kernel, built from a temporary git worktree
+# (build/bench/src) into its own target directory (build/bench/target), then
+# booted by this tree's scripts. A workload the old kernel does not take
+# (checked first with a boot each) is left out of its run and its CSV.
+#
+# Environment: BOOTS (default 2, seeds 1..BOOTS), RUNS (3), WARMUP (1), CPUS
+# (2), ICOUNT (2: -icount shift=2,sleep=off). The whole section takes about
+# a minute of host time.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=$root/build/bench
+mkdir -p "$out"
+export ARCHES=x86_64 CPUS=${CPUS:-2} BOOTS=${BOOTS:-2} RUNS=${RUNS:-3} WARMUP=${WARMUP:-1} ICOUNT=${ICOUNT:-2}
+export CONFIGS="preempt=none|preempt=voluntary|preempt=full|preempt=lazy"
+export WORKLOADS="perfpipe -s -l 1000|perfpipe -x -l 1000|yield -l 2000|hackbench -g 1 -l 20|cyclictest -t 1 -i 500 -l 400 -p 50"
+
+if [[ $# -gt 1 ]]; then
+    echo "usage: $0 [COMMIT]" >&2
+    exit 2
+fi
+if [[ $# -eq 1 ]]; then
+    sha=$(git -C "$root" rev-parse --short=10 --verify -q "$1^{commit}") ||
+        { echo "error: kbench: '$1' is not a commit" >&2; exit 2; }
+    src=$out/src
+    git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
+    git -C "$root" worktree add -q --detach "$src" "$sha"
+    trap 'git -C "$root" worktree remove --force "$src"' EXIT
+    echo "kbench: building $sha's kernel in $src"
+    (cd "$src" && CARGO_TARGET_DIR=$out/target cargo build -q -p kernel --target x86_64-unknown-none --release)
+    export KERNEL=$out/target/x86_64-unknown-none/release/kernel
+    # A run= script with one command the kernel cannot parse is ignored
+    # whole (the boot then waits at the prompt), so keep the workloads this
+    # kernel knows: `run=poweroff; W` powers off at once if W parses.
+    keep=""
+    IFS='|' read -ra wls <<<"$WORKLOADS"
+    for w in "${wls[@]}"; do
+        if SMP=1 QEMU_EXTRA="-icount shift=2,sleep=off" timeout -k 2 20 \
+            "$here/qemu-x86_64.sh" "$KERNEL" "run=poweroff; $w" </dev/null >/dev/null 2>&1; then
+            keep+="${keep:+|}$w"
+        else
+            echo "kbench: $sha's kernel does not take '$w': left out"
+        fi
+    done
+    [[ -n $keep ]] || { echo "error: kbench: $sha's kernel takes none of the workloads" >&2; exit 1; }
+    export WORKLOADS=$keep
+else
+    sha=$(git -C "$root" rev-parse --short=10 HEAD)
+    [[ -z $(git -C "$root" status --porcelain --untracked-files=no) ]] || sha=$sha-dirty
+    unset KERNEL
+fi
+export OUT=$out/$sha
+"$here/ab.sh"
+cp "$OUT/samples.csv" "$out/$sha.csv"
+echo "kbench: samples of $sha in build/bench/$sha.csv; tables in build/bench/$sha/tables.txt"
