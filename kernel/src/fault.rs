@@ -140,7 +140,5 @@ fn huge_frame() -> u8 {
 }
 
 fn wild_read() -> u64 {
-    // SAFETY: deliberately not: the address is unmapped and the read faults;
-    // the fault report ends the run.
-    unsafe { core::ptr::read_volatile(WILD_ADDRESS as *const u64) }
+    arch::read_unmapped(WILD_ADDRESS)
 }

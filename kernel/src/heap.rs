@@ -36,14 +36,19 @@ unsafe impl GlobalAlloc for KernelHeap {
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap(SpinLock::new(Heap::empty()));
 
-/// Hands the region `start..start + len` to the allocator.
-///
-/// # Safety
-/// The region must be free RAM, mapped, used for nothing else, and this must
-/// be called once.
-pub unsafe fn init(start: usize, len: usize) {
-    // SAFETY: the caller guarantees the region is unused, mapped RAM.
-    unsafe { HEAP.0.lock().init(start as *mut u8, len) };
+static INIT: spin::Once<(usize, usize)> = spin::Once::new();
+
+/// Hands the free RAM the arch layer reports for `info` (after the kernel
+/// image) to the allocator, once; later calls change nothing. Returns the
+/// heap's (start, length).
+pub fn init(info: &boot::BootInfo) -> (usize, usize) {
+    *INIT.call_once(|| {
+        let (start, len) = crate::arch::heap_region(info);
+        // SAFETY: the arch layer reports free, mapped RAM used for nothing
+        // else, and the `Once` makes this the only call.
+        unsafe { HEAP.0.lock().init(start as *mut u8, len) };
+        (start, len)
+    })
 }
 
 /// (used, free) bytes.

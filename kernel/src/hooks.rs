@@ -112,28 +112,9 @@ pub fn fault_reported() {
 /// on both arches), as far as it stays inside the kernel stack that holds
 /// `sp` and climbs; at most `out.len()`. Returns how many were written.
 /// Empty when `sp` is not on a stack of the stack region. Takes no locks.
-pub fn backtrace(sp: usize, mut fp: usize, out: &mut [usize]) -> usize {
+pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
     let Some((lo, hi)) = task::stack::stack_bounds(sp) else {
         return 0;
     };
-    let mut n = 0;
-    while n < out.len() && fp >= lo && fp.is_multiple_of(8) && fp + 16 <= hi {
-        // SAFETY: `[fp, fp + 16)` lies inside a mapped kernel stack.
-        let (next, ret) = unsafe {
-            (
-                core::ptr::read_volatile(fp as *const usize),
-                core::ptr::read_volatile((fp + 8) as *const usize),
-            )
-        };
-        if ret == 0 {
-            break;
-        }
-        out[n] = ret;
-        n += 1;
-        if next <= fp {
-            break;
-        }
-        fp = next;
-    }
-    n
+    task::stack::walk_frames(fp, lo, hi, out)
 }

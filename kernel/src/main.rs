@@ -14,13 +14,21 @@
 //! shell lands) a banner and a heartbeat line of scheduler stats every second.
 #![no_std]
 #![no_main]
+// `unsafe` only where the kernel must touch what Rust cannot check, each
+// module allowed below with its reason; everything else is safe code.
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
+// Hardware: registers, interrupt controllers, page tables, the context
+// switch's assembly, the boot protocols' and linker's symbols.
+#[allow(unsafe_code)]
 mod arch;
 mod cmdline;
 mod console;
 mod fault;
+// The global allocator (hands out raw memory).
+#[allow(unsafe_code)]
 mod heap;
 mod hooks;
 mod ktest;
@@ -29,6 +37,8 @@ mod sched;
 mod sched_glue;
 mod shell;
 mod smp;
+// Lock and wait primitives: interior mutability behind their own protocols.
+#[allow(unsafe_code)]
 mod sync;
 mod task;
 mod tests;
@@ -42,6 +52,8 @@ use ::sched::{SchedConfig, TaskParams};
 use boot::BootInfo;
 
 /// The kernel's entry point, called by the `boot` crate's arch entry code.
+// The symbol the `boot` crate's entry code calls (one definition).
+#[allow(unsafe_code)]
 #[no_mangle]
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     arch::early_init(info);
@@ -55,10 +67,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
 
-    let (heap_start, heap_len) = arch::heap_region(info);
-    // SAFETY: the arch layer reports free, mapped RAM after the kernel image,
-    // and this is the only call.
-    unsafe { heap::init(heap_start, heap_len) };
+    let (_, heap_len) = heap::init(info);
     cmdline::check_run(&mut args, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
@@ -66,16 +75,15 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     task::init();
     // CPU 0's idle thread (this context) leaves the boot stack for a kernel
     // stack with a guard below it, like every other thread's.
-    let boot = BootState { args, heap_len };
-    let state = core::ptr::addr_of!(boot) as usize;
+    BOOT.call_once(|| BootState { args, heap_len });
     match task::stack::KernelStack::new(task::idle_idx(0)) {
-        // SAFETY: the stack is mapped, 16-byte aligned at its top and leaked
-        // (CPU 0 runs on it forever); `boot` stays valid because this frame,
-        // on the boot stack, is never returned to.
-        Ok(stack) => unsafe { arch::call_on_stack(stack.leak(), boot_continue, state) },
-        Err(_) => boot_continue(state),
+        Ok(stack) => stack.run_forever(boot_continue, 0),
+        Err(_) => boot_continue(0),
     }
 }
+
+/// What `kernel_main` hands to [`boot_continue`] across the stack switch.
+static BOOT: spin::Once<BootState> = spin::Once::new();
 
 /// What `kernel_main` hands to [`boot_continue`] across the stack switch.
 struct BootState {
@@ -85,11 +93,10 @@ struct BootState {
 
 /// The rest of the boot, on CPU 0's idle stack: scheduler, secondary CPUs,
 /// the first thread, the tick; then this context idles.
-extern "C" fn boot_continue(state: usize) -> ! {
-    // SAFETY: `state` is the address of `kernel_main`'s `BootState`, whose
-    // frame is never left.
-    let BootState { args, heap_len } = unsafe { &*(state as *const BootState) };
-    let (args, heap_len) = (*args, *heap_len);
+extern "C" fn boot_continue(_: usize) -> ! {
+    let Some(&BootState { args, heap_len }) = BOOT.get() else {
+        panic!("boot state missing");
+    };
     fault::set(args.fault);
     task::stack::exception_stack_init(0);
     fault::on_boot_cpu();
@@ -166,17 +173,14 @@ fn start_secondaries(ncpus: usize) {
         // Never freed: the CPU runs on it forever (also if the start timed
         // out: a late CPU may still use it). From the stack region (guard
         // pages below it) where the arch has one.
-        let top = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
-            Ok(stack) => stack.leak(),
+        let stack = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
+            Ok(stack) => stack,
             Err(_) => {
                 log::warn!("smp: no memory for cpu {}'s stack", cpu);
                 continue;
             }
         };
-        // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
-        // that is leaked, so it belongs to this CPU forever; `early_init` ran
-        // on the boot CPU.
-        let ok = unsafe { arch::start_cpu(cpu, top, secondary_entry) };
+        let ok = stack.start_cpu(cpu, secondary_entry);
         if !ok {
             log::warn!("smp: cpu {} did not start", cpu);
             continue;

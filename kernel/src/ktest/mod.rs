@@ -43,7 +43,7 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use sched::{Feature, PreemptMode, TaskParams};
 
@@ -79,6 +79,10 @@ pub use bootargs::KtestSuite as Suite;
 macro_rules! __ktest_register {
     ($name:ident, $cpus:expr, $smp:expr, $suite:ident, $body:expr) => {
         const _: () = {
+            // A plain record in the `.ktest` link section, which the arch
+            // layer reads as the registry (`arch::ktest_section`); no code
+            // runs from it.
+            #[allow(unsafe_code)]
             #[used]
             #[link_section = ".ktest"]
             static KTEST: $crate::ktest::KTest = $crate::ktest::KTest {
@@ -186,27 +190,18 @@ pub fn progress() {
     }
 }
 
-extern "C" {
-    // Linker symbols: only their addresses mean anything.
-    static __ktest_start: u8;
-    static __ktest_end: u8;
-}
-
-/// Every registered test, in link order.
+/// Every registered test, in link order (the `.ktest` section that boot/'s
+/// linker scripts collect; read by the arch layer).
 pub fn registry() -> &'static [KTest] {
-    let start = (&raw const __ktest_start).cast::<KTest>();
-    let end = (&raw const __ktest_end).cast::<KTest>();
-    let len = (end as usize - start as usize) / core::mem::size_of::<KTest>();
-    // SAFETY: the linker script places only `KTest` records (repr(C), 8-byte
-    // aligned, written by `ktest!`) between the two symbols.
-    unsafe { core::slice::from_raw_parts(start, len) }
+    arch::ktest_section()
 }
 
 static PASSED: AtomicU32 = AtomicU32::new(0);
 static FAILED: AtomicU32 = AtomicU32::new(0);
 static SKIPPED: AtomicU32 = AtomicU32::new(0);
 static QUARANTINED: AtomicU32 = AtomicU32::new(0);
-static CURRENT: AtomicPtr<KTest> = AtomicPtr::new(core::ptr::null_mut());
+/// Index in [`registry`] of the running test (`usize::MAX`: none).
+static CURRENT: AtomicUsize = AtomicUsize::new(usize::MAX);
 static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
 static START_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -314,7 +309,7 @@ pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
             finish(false);
         }
         DEADLINE_NS.store(0, Ordering::SeqCst);
-        CURRENT.store(core::ptr::null_mut(), Ordering::SeqCst);
+        CURRENT.store(usize::MAX, Ordering::SeqCst);
         match outcome {
             Ok(()) => {
                 PASSED.fetch_add(1, Ordering::Relaxed);
@@ -385,7 +380,11 @@ fn run_one(t: &'static KTest) -> TestResult {
     let result: Arc<SpinLock<Option<TestResult>>> = Arc::new(SpinLock::new(None));
     let slot = result.clone();
     let func = t.func;
-    CURRENT.store(t as *const KTest as *mut KTest, Ordering::SeqCst);
+    let index = registry()
+        .iter()
+        .position(|r| core::ptr::eq(r, t))
+        .unwrap_or(usize::MAX);
+    CURRENT.store(index, Ordering::SeqCst);
     START_NS.store(arch::now_ns(), Ordering::SeqCst);
     DEADLINE_NS.store(arch::now_ns() + TEST_TIMEOUT_NS, Ordering::SeqCst);
     let spawned = task::spawn_on(t.name, TaskParams::default(), mask, move || {
@@ -434,9 +433,9 @@ pub fn watchdog_check() {
 }
 
 fn current_name() -> Option<&'static str> {
-    let p = CURRENT.load(Ordering::SeqCst);
-    // SAFETY: CURRENT is null or points at a record of the 'static registry.
-    unsafe { p.as_ref() }.map(|t| t.name)
+    registry()
+        .get(CURRENT.load(Ordering::SeqCst))
+        .map(|t| t.name)
 }
 
 /// From the stall watchdog (`task::stall`, after its report): a runnable

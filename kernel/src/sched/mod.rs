@@ -108,6 +108,9 @@ mod attr;
 mod idle;
 mod preempt;
 mod stats;
+// The context switch: switching stacks, and the runqueue lock released by
+// the thread switched to.
+#[allow(unsafe_code)]
 mod switch;
 mod tick;
 mod wakeup;

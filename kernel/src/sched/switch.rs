@@ -162,7 +162,7 @@ fn context_switch(prev: &Thread, next: &Thread) {
     // `next` was held by this locked runqueue, so it is off every CPU) or
     // prepared by spawn.
     // SAFETY: as argued just above.
-    unsafe { arch::switch_context(prev.ctx.get(), next.ctx.get()) };
+    unsafe { arch::switch_context(prev.ctx.as_mut_ptr(), next.ctx.as_mut_ptr()) };
 }
 
 /// Completes a switch on the side of the thread switched to: the previous

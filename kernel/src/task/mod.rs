@@ -34,11 +34,12 @@
 pub(crate) use crate::sched as core;
 pub mod inspect;
 pub mod softlockup;
+// Stack memory: allocation, page mapping, running a CPU on a new stack.
+#[allow(unsafe_code)]
 pub mod stack;
 pub mod stall;
 pub mod timer;
 
-use ::core::cell::UnsafeCell;
 use ::core::fmt;
 use ::core::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
@@ -112,17 +113,21 @@ pub struct Thread {
     pub(crate) cpus_allowed: AtomicU64,
     /// The CPU whose timer list holds its sleep timer.
     pub(crate) timer_cpu: AtomicU32,
-    /// Written only while the slot is `TASK_NEW`, by the spawner that owns it.
-    name: UnsafeCell<&'static str>,
-    /// Saved registers while switched out; touched only by context switches
-    /// under the runqueue lock.
-    pub(crate) ctx: UnsafeCell<arch::Context>,
+    /// Written only while the slot is `TASK_NEW`, by the spawner that owns
+    /// it (or for an idle thread before its CPU is online); read with
+    /// `try_lock`, so a reader never waits (it says "?" instead).
+    name: spin::Mutex<&'static str>,
+    /// Saved registers while switched out: written under the lock by spawn
+    /// (slot `TASK_NEW`), then only by context switches, through
+    /// `as_mut_ptr` with this CPU's runqueue locked (`sched::switch`).
+    pub(crate) ctx: spin::mutex::SpinMutex<arch::Context>,
     /// The scheduler state it exited with, for `join`'s statistics.
     pub(crate) exit_sched: spin::Mutex<Option<SchedTask>>,
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
-    entry: UnsafeCell<Option<Entry>>,
-    /// Set by spawn, freed by join (after the thread left the CPU for good).
-    stack: UnsafeCell<Option<stack::KernelStack>>,
+    entry: spin::Mutex<Option<Entry>>,
+    /// Set by spawn, freed by join (after the thread left the CPU for good);
+    /// the switch checks its canary with `try_lock` (never waits).
+    stack: spin::Mutex<Option<stack::KernelStack>>,
     /// Wait queue links (thread indices), under the owning queue's lock.
     pub(crate) wq_next: AtomicU32,
     pub(crate) wq_prev: AtomicU32,
@@ -138,10 +143,6 @@ pub struct Thread {
     pub(crate) runnable_since: AtomicU64,
 }
 
-// SAFETY: every `UnsafeCell` field has a documented owner (the runqueue lock,
-// the spawner of a `TASK_NEW` slot, or the thread itself); see the fields.
-unsafe impl Sync for Thread {}
-
 impl Thread {
     fn new(idx: u32) -> Self {
         Thread {
@@ -156,11 +157,11 @@ impl Thread {
             pi_lock: SpinLock::new(()),
             cpus_allowed: AtomicU64::new(u64::MAX),
             timer_cpu: AtomicU32::new(0),
-            name: UnsafeCell::new(""),
-            ctx: UnsafeCell::new(arch::Context::default()),
+            name: spin::Mutex::new(""),
+            ctx: spin::mutex::SpinMutex::new(arch::Context::default()),
             exit_sched: spin::Mutex::new(None),
-            entry: UnsafeCell::new(None),
-            stack: UnsafeCell::new(None),
+            entry: spin::Mutex::new(None),
+            stack: spin::Mutex::new(None),
             wq_next: AtomicU32::new(u32::MAX),
             wq_prev: AtomicU32::new(u32::MAX),
             wq_owner: AtomicUsize::new(0),
@@ -179,9 +180,7 @@ impl Thread {
     /// The thread's name. Meaningful for the current thread, or any thread
     /// whose slot the caller knows to be in use.
     pub fn name(&self) -> &'static str {
-        // SAFETY: `name` is only written while the slot is TASK_NEW, before the
-        // thread becomes visible to anyone else; readers look at live threads.
-        unsafe { *self.name.get() }
+        self.name.try_lock().map_or("?", |n| *n)
     }
 
     /// Voluntary and involuntary context switches so far.
@@ -209,15 +208,12 @@ impl Thread {
 
     /// Panics if the bottom of the stack was overwritten (a stack overflow).
     pub(crate) fn check_stack(&self) {
-        // SAFETY: the stack of a thread that is running or being switched out
-        // is only replaced by `join`, after the thread is dead and off the CPU.
-        let stack = unsafe { &*self.stack.get() };
-        if let Some(s) = stack {
-            // SAFETY: the bottom 16 bytes of a live stack are mapped and
-            // 16-byte aligned (page-aligned).
-            if unsafe { (s.bottom() as *const u128).read_volatile() } != STACK_CANARY {
-                panic!("kernel stack overflow in thread '{}'", self.name());
-            }
+        let intact = self
+            .stack
+            .try_lock()
+            .is_none_or(|s| s.as_ref().is_none_or(|s| s.canary_intact(STACK_CANARY)));
+        if !intact {
+            panic!("kernel stack overflow in thread '{}'", self.name());
         }
     }
 }
@@ -341,9 +337,7 @@ pub fn init() {
 /// boot CPU's is set up by [`init`]; each secondary CPU calls this first.
 pub fn init_idle(cpu: usize) {
     let idle = thread(idle_idx(cpu));
-    // SAFETY: the idle slot of a CPU that is not online yet is not visible
-    // to anyone else.
-    unsafe { *idle.name.get() = IDLE_NAMES[cpu % MAX_CPUS] };
+    *idle.name.lock() = IDLE_NAMES[cpu % MAX_CPUS];
     idle.state.store(TASK_RUNNING, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
     idle.cpu.store(cpu as u32, Ordering::Relaxed);
@@ -440,17 +434,14 @@ where
             return Err(SpawnError::NoMemory);
         }
     };
-    // SAFETY: the stack is fresh, mapped and page-aligned at its bottom.
-    unsafe { (stack.bottom() as *mut u128).write_volatile(STACK_CANARY) };
+    stack.write_canary(STACK_CANARY);
     let top = stack.top();
-    // SAFETY: the slot is TASK_NEW: only this spawner touches these fields
-    // until `wake_up_new` publishes the thread to the runqueue.
-    unsafe {
-        *t.name.get() = name;
-        *t.entry.get() = Some(entry);
-        *t.stack.get() = Some(stack);
-        arch::init_thread_context(&mut *t.ctx.get(), top, thread_start, idx as usize);
-    }
+    // The slot is TASK_NEW: only this spawner touches these fields until
+    // `wake_up_new` publishes the thread to the runqueue.
+    *t.name.lock() = name;
+    *t.entry.lock() = Some(entry);
+    *t.stack.lock() = Some(stack);
+    arch::init_thread_context(&mut t.ctx.lock(), top, thread_start, idx as usize);
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
     t.migrating.store(false, Ordering::Relaxed);
@@ -471,11 +462,8 @@ where
     if let Err(e) = self::core::wake_up_new(idx, st) {
         // The scheduler refused it (no memory for its directory entry):
         // nothing ran, so the slot goes back as it came.
-        // SAFETY: the slot is still TASK_NEW: only this spawner touches it.
-        unsafe {
-            (*t.entry.get()).take();
-            (*t.stack.get()).take();
-        }
+        t.entry.lock().take();
+        t.stack.lock().take();
         NR_THREADS.fetch_sub(1, Ordering::Relaxed);
         t.state.store(TASK_FREE, Ordering::Release);
         log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
@@ -490,9 +478,7 @@ extern "C" fn thread_start(idx: usize) -> ! {
     self::core::finish_task_switch();
     arch::irq_enable();
     let t = thread(idx as u32);
-    // SAFETY: the entry was stored by spawn before the thread could run, and
-    // only the thread itself takes it.
-    let entry = unsafe { (*t.entry.get()).take() };
+    let entry = t.entry.lock().take();
     if let Some(f) = entry {
         f();
     }
@@ -577,12 +563,9 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
             return Err(JoinError::NoSuchThread);
         }
         t.gen.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the thread is dead and off every CPU, and the runqueue no
-        // longer holds it: nobody else touches its slot any more.
-        let stack = unsafe {
-            (*t.entry.get()).take();
-            (*t.stack.get()).take()
-        };
+        // The thread is dead and off every CPU: nobody runs on its stack.
+        t.entry.lock().take();
+        let stack = t.stack.lock().take();
         t.state.store(TASK_FREE, Ordering::Release);
         stack
     };

@@ -164,17 +164,72 @@ impl KernelStack {
         self.bottom + STACK_SIZE
     }
 
-    /// The lowest usable address.
-    pub fn bottom(&self) -> usize {
-        self.bottom
-    }
-
     /// Keeps the stack forever (a CPU's idle stack); returns its top.
     pub fn leak(self) -> usize {
         let top = self.top();
         core::mem::forget(self);
         top
     }
+
+    /// Writes the overflow canary at the bottom (a second line of defence
+    /// behind the guard pages).
+    pub fn write_canary(&self, canary: u128) {
+        // SAFETY: the bottom 16 bytes of a live stack are mapped, writable
+        // and 16-byte aligned (page-aligned), and nothing else uses them.
+        unsafe { (self.bottom as *mut u128).write_volatile(canary) };
+    }
+
+    /// Whether the canary written by [`Self::write_canary`] is intact.
+    pub fn canary_intact(&self, canary: u128) -> bool {
+        // SAFETY: as in `write_canary`; a volatile read of mapped memory.
+        unsafe { (self.bottom as *const u128).read_volatile() == canary }
+    }
+
+    /// Runs `f(arg)` on this stack, forever: the stack is leaked (CPU 0's
+    /// idle thread leaves the boot stack this way).
+    pub fn run_forever(self, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+        let top = self.leak();
+        // SAFETY: `top` is the 16-byte aligned end of a mapped stack that is
+        // never freed, so running on it forever is sound; `f` never returns.
+        unsafe { arch::call_on_stack(top, f, arg) }
+    }
+
+    /// Starts secondary CPU `cpu` on this stack (leaked: the CPU runs on it
+    /// forever, also if the start timed out and the CPU comes late).
+    /// Returns whether it started.
+    pub fn start_cpu(self, cpu: usize, entry: extern "C" fn(usize) -> !) -> bool {
+        let top = self.leak();
+        // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
+        // that belongs to this CPU forever; the caller runs after
+        // `arch::early_init` on the boot CPU.
+        unsafe { arch::start_cpu(cpu, top, entry) }
+    }
+}
+
+/// Walks a frame-pointer chain that stays inside `[lo, hi)` (a mapped
+/// kernel stack): return addresses into `out`, at most its length.
+/// Returns how many.
+pub fn walk_frames(mut fp: usize, lo: usize, hi: usize, out: &mut [usize]) -> usize {
+    let mut n = 0;
+    while n < out.len() && fp >= lo && fp.is_multiple_of(8) && fp + 16 <= hi {
+        // SAFETY: `[fp, fp + 16)` lies inside a mapped kernel stack.
+        let (next, ret) = unsafe {
+            (
+                core::ptr::read_volatile(fp as *const usize),
+                core::ptr::read_volatile((fp + 8) as *const usize),
+            )
+        };
+        if ret == 0 {
+            break;
+        }
+        out[n] = ret;
+        n += 1;
+        if next <= fp {
+            break;
+        }
+        fp = next;
+    }
+    n
 }
 
 impl Drop for KernelStack {
