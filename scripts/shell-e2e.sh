@@ -511,7 +511,9 @@ if not jobs_after or jobs_after[0] != [f"[2]  Running  {spin_line}"]:
     fail(f"jobs after kill {RECV}: {jobs_after[:1]!r}")
 r = jr("kill %2")
 if len(r) < 4 or r[0] != f"[2]  Killed   {spin_line}" or r[1] != "spin: interrupted" \
-        or not all(re.match(r"nice 0 runtime_ms \d+ share", l) for l in r[2:4]):
+        or not all(re.match(r"nice 0 runtime_ms \d+ share", l) for l in r[2:4]) \
+        or not any(re.search(rf"\(pid {SPIN}, switches \d+; ended as SCHED_BATCH nice 5\)$", l)
+                   for l in r[2:4]):
     fail(f"kill %2: {r!r}")
 if len(jobs_after) < 2 or jobs_after[1] != []:
     fail(f"jobs after kill %2: {jobs_after[1:2]!r}")
