@@ -38,8 +38,10 @@
 #     while they run; `kill` of a hackbench receiver stops its whole job
 #     (Killed, interrupted report) and `kill %2` the spin job; afterwards no
 #     job thread is left in `ps`; a short job's Done report appears by itself
-#     (at the idle prompt), another's through `wait`, each exactly once; bad
-#     job input (`&&`, `& foo`, `ps &`, `kill %99`, `wait x`, ...) is refused.
+#     (at the idle prompt), another's through `wait`, each exactly once;
+#     Ctrl-C (`@CTRLC@`, a lone 0x03 byte) ends a `wait` with the job still
+#     running but kills the job under `fg`; bad job input (`&&`, `& foo`,
+#     `ps &`, `kill %99`, `wait x`, ...) is refused.
 #     The thread ids are taken from the transcript while QEMU runs: the
 #     script waits at `@JOBS@` for both jobs' `[N] LEADER (threads ...)`
 #     lines and at `@DONE@` for the short job's report (no timing bound: a
@@ -153,6 +155,13 @@ perfpipe -l 2000 &
 jobs
 hackbench -g 1 -f 2 -l 10 &
 wait
+spin -d 60000 0 &
+wait
+@CTRLC@
+jobs
+fg
+@CTRLC@
+jobs
 hackbench &&
 & foo
 ps &
@@ -210,6 +219,7 @@ input() {
                 printf 'SPIN=%s\nRECV=%s\n' "$spin_tid" "$recv_tid" >"$vars"
                 ;;
             @DONE@) wait_log '^\[1\]  Done +perfpipe -l 2000 &' || true ;;
+            @CTRLC@) printf '\003' ;;
             @PASTE@) printf '%s\n' "$paste" ;;
             @LONG@) printf '%s\n' "$long" ;;
             @NONASCII@) printf 'features \303\251t\303\251\n' ;;
@@ -237,7 +247,7 @@ if os.path.exists(varfile):
     jv = dict(l.split("=", 1) for l in open(varfile).read().split())
 SPIN, RECV = jv.get("SPIN", ""), jv.get("RECV", "")
 cmds = [c.replace("@SPINTID@", SPIN).replace("@RECVTID@", RECV)
-        for c in os.environ["COMMANDS"].split("\n") if c not in ("@JOBS@", "@DONE@")]
+        for c in os.environ["COMMANDS"].split("\n") if c not in ("@JOBS@", "@DONE@", "@CTRLC@")]
 fails = []
 if not SPIN or not RECV:
     fail_early = f"background jobs: no thread ids in the '&' replies (spin {SPIN!r}, receiver {RECV!r})"
@@ -541,6 +551,22 @@ hb2 = "hackbench -g 1 -f 2 -l 10 &"
 seg = "\n".join(jr(hb2) + jr("wait"))
 if seg.count(f"[1]  Done     {hb2}") != 1 or seg.count("40 socket messages") != 1:
     fail(f"{hb2} / wait: {seg!r}")
+# Ctrl-C ends `wait` (the job runs on) but kills the job under `fg`.
+sp = "spin -d 60000 0 &"
+r = jr(sp)
+if len(r) != 1 or not re.fullmatch(r"\[1\] \d+ \(threads \d+\)", r[0]):
+    fail(f"'{sp}': {r!r}")
+waits = [i for i, c in enumerate(cmds) if c == "wait"]
+fgs = [i for i, c in enumerate(cmds) if c == "fg"]
+if len(waits) != 2 or reply(waits[1]) != []:
+    fail(f"wait, Ctrl-C: {[reply(i) for i in waits[1:]]!r}")
+if jobs_after[3:4] != [[f"[1]  Running  {sp}"]]:
+    fail(f"jobs after wait + Ctrl-C: {jobs_after[3:4]!r}")
+r = reply(fgs[1]) if len(fgs) == 2 else []
+if r[:3] != [sp, f"[1]  Killed   {sp}", "spin: interrupted"] or len(r) != 4:
+    fail(f"fg, Ctrl-C: {r!r}")
+if jobs_after[4:5] != [[]]:
+    fail(f"jobs after fg + Ctrl-C: {jobs_after[4:5]!r}")
 want_error(J["hackbench &&"], "'&&' is not supported")
 want_error(J["& foo"], "'&' must end the line")
 want_error(J["ps &"], "ps: only workloads")
