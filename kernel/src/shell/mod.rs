@@ -224,16 +224,16 @@ pub fn run() {
         }
     }
     loop {
-        work::report_finished(&mut sh);
+        work::report_finished(&mut sh, false);
         let _ = write!(sh, "{}", ed.prompt());
         loop {
             let Some(b) = sh.io.next_byte() else {
                 // A job finished while the prompt waited: its report, then
                 // the prompt and the line typed so far again.
-                let _ = writeln!(sh);
-                work::report_finished(&mut sh);
-                let _ = write!(sh, "{}", ed.prompt());
-                print_bytes(ed.current());
+                if work::report_finished(&mut sh, true) > 0 {
+                    let _ = write!(sh, "{}", ed.prompt());
+                    print_bytes(ed.current());
+                }
                 continue;
             };
             let line = match ed.feed(b, &mut echo) {

@@ -118,12 +118,18 @@ fn print_finished(sh: &mut Sh, f: &Finished) {
     }
 }
 
-/// Reports every job that finished (before a prompt, or at an idle one).
-pub fn report_finished(sh: &mut Sh) {
+/// Reports every job that finished (before a prompt, or at an idle one,
+/// then after a line break); returns how many.
+pub fn report_finished(sh: &mut Sh, line_break: bool) -> usize {
     jobs::take_finished_flag();
-    for f in sh.jobs.reap() {
-        print_finished(sh, &f);
+    let done = sh.jobs.reap();
+    if line_break && !done.is_empty() {
+        let _ = writeln!(sh);
     }
+    for f in &done {
+        print_finished(sh, f);
+    }
+    done.len()
 }
 
 /// `jobs [-l]`: running jobs, then finished ones with their reports (each
