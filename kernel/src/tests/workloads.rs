@@ -585,3 +585,52 @@ ktest_smp!(job_refusals_change_nothing, 1, || {
     kassert_eq!(task::nr_threads(), base_threads);
     Ok(())
 });
+
+ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
+    use workloads::jobs::{JobState, Jobs};
+    let mut jobs = Jobs::new();
+    let line = "spin -d 60000 0 0";
+    let (n, threads) = {
+        let j = jobs.start(workload(line)?, line)?;
+        (j.number, j.threads())
+    };
+    kassert_eq!(threads.len(), 2);
+    let idx = threads[0];
+    let t = task::thread(idx);
+    // What `nice IDX 5` and `taskset -p 2 IDX` do, on the running thread.
+    let mut p = task::sched_snapshot(t).ok_or("no scheduler state")?.params;
+    p.nice = 5;
+    task::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
+    let st = task::sched_snapshot(t).ok_or("no scheduler state")?;
+    kassert_eq!(st.params.nice, 5);
+    kassert_eq!(st.se.load.weight, 335);
+    let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
+    task::set_affinity(tid, 1 << 1).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(t.cpus_allowed() & task::online_mask(), 1 << 1);
+    // It moves at its next preemption point (the full model; it also calls
+    // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
+    let until = crate::arch::now_ns() + 5_000_000_000;
+    while t.cpu() != 1 {
+        kassert!(crate::arch::now_ns() < until, "still on CPU {}", t.cpu());
+        task::sleep_ms(1);
+    }
+    let ran = task::task_runtime_ns(t);
+    for _ in 0..100 {
+        kassert_eq!(t.cpu(), 1);
+        task::sleep_ms(1);
+    }
+    kassert!(task::task_runtime_ns(t) > ran, "the thread stopped running");
+    kassert!(jobs.kill(n));
+    let f = jobs
+        .wait(n, &mut NoInterrupt, false)
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    kassert!(f.state == JobState::Killed, "{:?}", f.state);
+    // The report names what the thread ended as.
+    kassert!(
+        f.report.contains(&alloc::format!("(pid {idx}, switches "))
+            && f.report.contains("; ended as SCHED_NORMAL nice 5)"),
+        "{}",
+        f.report
+    );
+    Ok(())
+});
