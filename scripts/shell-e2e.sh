@@ -31,6 +31,21 @@
 #     before the kernel has set up its UART), and a 64 KiB paste of `#`
 #     comment lines, sent in one go before `poweroff`, must come back
 #     complete and in order.
+#   - background jobs (issue #13): `hackbench ... &` and `spin ... &` print
+#     their job number and thread ids and return to the prompt; `jobs` lists
+#     them; `nice`, `taskset` and `chrt` on a running spin thread show in
+#     `ps`, `sched_debug` (weight 335) and `taskset -p`; `compare` is refused
+#     while they run; `kill` of a hackbench receiver stops its whole job
+#     (Killed, interrupted report) and `kill %2` the spin job; afterwards no
+#     job thread is left in `ps`; a short job's Done report appears by itself
+#     (at the idle prompt), another's through `wait`, each exactly once;
+#     Ctrl-C (`@CTRLC@`, a lone 0x03 byte) ends a `wait` with the job still
+#     running but kills the job under `fg`; bad job input (`&&`, `& foo`,
+#     `ps &`, `kill %99`, `wait x`, ...) is refused.
+#     The thread ids are taken from the transcript while QEMU runs: the
+#     script waits at `@JOBS@` for both jobs' `[N] LEADER (threads ...)`
+#     lines and at `@DONE@` for the short job's report (no timing bound: a
+#     slow host only waits longer, up to the time limit).
 # Commands are matched to replies through the echoed `sched> CMD` lines, so
 # every reply must be complete before the next prompt.
 #
@@ -113,6 +128,46 @@ help spin
 taskset -p 1 8
 taskset -cp 8
 spin -d 100 -c 9 0
+taskset -p ffffffffffffffff 8
+hackbench -g 1 -f 4 -l 1000000 &
+spin -d 60000 0 0 &
+@JOBS@
+jobs
+jobs -l
+nice @SPINTID@ 5
+taskset -p 1 @SPINTID@
+chrt -b 0 @SPINTID@
+ps
+sched_debug
+taskset -p @SPINTID@
+compare -c '' -- perfpipe -l 10
+kill @RECVTID@
+jobs
+kill %2
+jobs
+ps
+kill %1
+wait %1
+fg
+kill 8
+perfpipe -l 2000 &
+@DONE@
+jobs
+hackbench -g 1 -f 2 -l 10 &
+wait
+spin -d 60000 0 &
+wait
+@CTRLC@
+jobs
+fg
+@CTRLC@
+jobs
+hackbench &&
+& foo
+ps &
+hackbench -g 2& -l 5
+kill %99
+wait x
 @PASTE@
 poweroff
 EOF
@@ -137,9 +192,34 @@ a = string.ascii_letters + string.digits
 for i in range(1024):
     print("# paste %04d " % i + "".join(a[(i * 7 + j * 13) % len(a)] for j in range(50)))
 ')
+vars="$log.vars"
+rm -f "$vars"
+# Waits (up to the time limit) until the transcript has a line matching the
+# extended regex $1.
+wait_log() {
+    local t=0
+    until tr -d '\r' <"$log" | grep -Eq "$1"; do
+        sleep 0.2
+        t=$((t + 1))
+        [ "$t" -lt $((limit * 5)) ] || return 1
+    done
+}
 input() {
+    local spin_tid="" recv_tid=""
     while IFS= read -r line; do
+        line=${line//@SPINTID@/$spin_tid}
+        line=${line//@RECVTID@/$recv_tid}
         case $line in
+            @JOBS@)
+                # Both jobs started: take a spin thread and a hackbench
+                # receiver (the first threads each job spawned).
+                wait_log '^\[2\] [0-9]+ \(threads [0-9]+' || true
+                recv_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[1\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
+                spin_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[2\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
+                printf 'SPIN=%s\nRECV=%s\n' "$spin_tid" "$recv_tid" >"$vars"
+                ;;
+            @DONE@) wait_log '^\[1\]  Done +perfpipe -l 2000 &' || true ;;
+            @CTRLC@) printf '\003' ;;
             @PASTE@) printf '%s\n' "$paste" ;;
             @LONG@) printf '%s\n' "$long" ;;
             @NONASCII@) printf 'features \303\251t\303\251\n' ;;
@@ -149,23 +229,36 @@ input() {
 }
 
 echo "shell-e2e: $arch, $kernel (limit ${limit}s, log $log)"
-input | timeout -k 5 "$limit" "$runner" "$kernel" >"$log" 2>&1
+: >"$log"
+input | timeout -k 5 "$limit" "$runner" "$kernel" >>"$log" 2>&1
 rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     echo "shell-e2e: FAIL: $arch: timed out after ${limit}s; see $log" >&2
     exit 1
 fi
 
-COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" python3 - "$log" "$rc" <<'PY'
+COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" python3 - "$log" "$rc" "$vars" <<'PY'
 import os, re, sys
 
-log, rc = sys.argv[1], int(sys.argv[2])
+log, rc, varfile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
-cmds = os.environ["COMMANDS"].split("\n")
+jv = {}
+if os.path.exists(varfile):
+    jv = dict(l.split("=", 1) for l in open(varfile).read().split())
+SPIN, RECV = jv.get("SPIN", ""), jv.get("RECV", "")
+cmds = [c.replace("@SPINTID@", SPIN).replace("@RECVTID@", RECV)
+        for c in os.environ["COMMANDS"].split("\n") if c not in ("@JOBS@", "@DONE@", "@CTRLC@")]
 fails = []
+if not SPIN or not RECV:
+    fail_early = f"background jobs: no thread ids in the '&' replies (spin {SPIN!r}, receiver {RECV!r})"
+else:
+    fail_early = None
 
 def fail(msg):
     fails.append(msg)
+
+if fail_early:
+    fail(fail_early)
 
 # Not one input byte lost: the first prompt echoes the first command exactly
 # (its bytes were queued before the kernel set up the UART) ...
@@ -237,6 +330,8 @@ errors_expected = {
     "sysctl kernel.sched_preempt=sometimes", "preempt bogus", "bogus", "nice",
     "nice 8 25", "nice 8 0 0", "spin -d 0 0", "spin -d 100", "chrt -f 100 8",
     "kill 0", "@LONG@", "@NONASCII@", "taskset -p 0 8", "spin -d 100 -c 9 0",
+    "compare -c '' -- perfpipe -l 10", "kill %1", "wait %1", "fg", "kill 8", "hackbench &&",
+    "& foo", "ps &", "hackbench -g 2& -l 5", "kill %99", "wait x",
 }
 for i, (c, r) in enumerate(replies):
     if c not in errors_expected and any(l.startswith("error:") for l in r):
@@ -369,6 +464,116 @@ if len(r) != 2 or not r[1].startswith("pid 8's new affinity mask: 1"):
 want(56, "pid 8's current affinity list: 0")
 want_error(57, "spin", "CPU 9 is not online")
 
+# Background jobs (issue #13); indices from 58 on (the shell's taskset).
+J = {}
+for i, c in enumerate(cmds):
+    if i >= 58:
+        J.setdefault(c, i)  # the first one
+def jr(c):
+    return reply(J[c])
+hb_line = "hackbench -g 1 -f 4 -l 1000000 &"
+spin_line = "spin -d 60000 0 0 &"
+started = {}
+for c, n in ((hb_line, 1), (spin_line, 2)):
+    r = jr(c)
+    m = re.fullmatch(rf"\[{n}\] (\d+) \(threads ([\d,-]+)\)", r[0] if len(r) == 1 else "")
+    if not m:
+        fail(f"'{c}': expected '[{n}] LEADER (threads IDS)', got {r!r}")
+    else:
+        started[n] = (m.group(1), m.group(2))
+if started.get(2) and not started[2][1].startswith(SPIN):
+    fail(f"spin job threads {started[2][1]} do not start at {SPIN}")
+want_jobs = [f"[1]  Running  {hb_line}", f"[2]  Running  {spin_line}"]
+if jr("jobs") != want_jobs:
+    fail(f"jobs: {jr('jobs')!r}, want {want_jobs!r}")
+jl = jr("jobs -l")
+if len(jl) != 4 or not all(started.get(n) for n in (1, 2)) or \
+        jl[0] != f"[1]  {started[1][0]:>5} Running  {hb_line}" or \
+        jl[1].strip() != f"threads {started[1][1]}" or jl[3].strip() != f"threads {started[2][1]}":
+    fail(f"jobs -l: {jl!r}")
+want(J[f"nice {SPIN} 5"], f"{SPIN} (spin): old priority 0, new priority 5")
+# Jobs inherit the shell's affinity, all CPUs again (taskset -p ff.. 8).
+online = (1 << int(os.environ.get("SMP", "1"))) - 1
+r = jr("taskset -p ffffffffffffffff 8")
+if len(r) != 2 or r[1] != f"pid 8's new affinity mask: {online:x}":
+    fail(f"taskset -p ffffffffffffffff 8: {r!r}")
+r = jr(f"taskset -p 1 {SPIN}")
+if r != [f"pid {SPIN}'s current affinity mask: {online:x}", f"pid {SPIN}'s new affinity mask: 1"]:
+    fail(f"taskset -p 1 {SPIN}: {r!r}")
+want(J[f"chrt -b 0 {SPIN}"], f"pid {SPIN}'s policy: SCHED_NORMAL/0 -> SCHED_BATCH/0")
+# The running spin thread shows its new nice, policy and CPU (0, the mask).
+row = [l for l in jr("ps") if re.match(rf"\s*{SPIN} spin ", l)]
+if len(row) != 1 or not re.match(rf"\s*{SPIN} spin\s+0 BATCH\s+5 R ", row[0]):
+    fail(f"ps after nice/taskset/chrt: spin row {row!r}")
+ent = [l.split() for l in jr("sched_debug") if re.match(rf"\s*>?\s*{SPIN} spin ", l)]
+if not ent or ent[0][-2] != "335":
+    fail(f"sched_debug: spin {SPIN} should weigh 335 (nice 5): {ent!r}")
+want(J[f"taskset -p {SPIN}"], f"pid {SPIN}'s current affinity mask: 1")
+want_error(J["compare -c '' -- perfpipe -l 10"], "compare", "2 background job(s) running")
+# Killing a receiver stops the whole hackbench job; kill waits and reports.
+r = jr(f"kill {RECV}")
+if len(r) < 4 or r[0] != f"kill: {RECV} (hackbench-recv) belongs to job 1: stopping the whole job" \
+        or r[1] != f"[1]  Killed   {hb_line}" or "hackbench: interrupted" not in r \
+        or not any(l.startswith("Time: ") for l in r):
+    fail(f"kill {RECV}: {r!r}")
+jobs_after = [reply(i) for i, c in enumerate(cmds) if c == "jobs" and i > J[f"kill {RECV}"]]
+if not jobs_after or jobs_after[0] != [f"[2]  Running  {spin_line}"]:
+    fail(f"jobs after kill {RECV}: {jobs_after[:1]!r}")
+r = jr("kill %2")
+if len(r) < 4 or r[0] != f"[2]  Killed   {spin_line}" or r[1] != "spin: interrupted" \
+        or not all(re.match(r"nice 0 runtime_ms \d+ share", l) for l in r[2:4]) \
+        or not any(re.search(rf"\(pid {SPIN}, switches \d+; ended as SCHED_BATCH nice 5\)$", l)
+                   for l in r[2:4]):
+    fail(f"kill %2: {r!r}")
+if len(jobs_after) < 2 or jobs_after[1] != []:
+    fail(f"jobs after kill %2: {jobs_after[1:2]!r}")
+# No job thread is left.
+ps2 = reply(max(i for i, c in enumerate(cmds) if c == "ps"))
+left = [l for l in ps2 if re.search(r" (job/\d|hackbench-\w+|spin)\s", l)]
+if left:
+    fail(f"ps after the kills: job threads left: {left!r}")
+want_error(J["kill %1"], "kill: no such job %1")
+want_error(J["wait %1"], "wait: no such job %1")
+want_error(J["fg"], "fg: no current job")
+want_error(J["kill 8"], "kill: 8 is the shell itself")
+# perfpipe -l 2000 &: its report comes by itself (the script waited for it
+# without typing), exactly once, before the next command.
+pp = "perfpipe -l 2000 &"
+a = text.find("sched> " + pp + "\n")
+b = text.find("sched> jobs\n", a)
+seg = text[a:b] if a >= 0 and b >= 0 else ""
+if seg.count(f"[1]  Done     {pp}\n") != 1 or seg.count("# Executed 2000 pipe operations") != 1:
+    fail(f"{pp}: no single Done report before the next command: {seg[-400:]!r}")
+if jobs_after[2:3] != [[]]:
+    fail(f"jobs after the Done report: {jobs_after[2:3]!r}")
+# hackbench -g 1 -f 2 -l 10 &: Done once, at a prompt or through wait.
+hb2 = "hackbench -g 1 -f 2 -l 10 &"
+seg = "\n".join(jr(hb2) + jr("wait"))
+if seg.count(f"[1]  Done     {hb2}") != 1 or seg.count("40 socket messages") != 1:
+    fail(f"{hb2} / wait: {seg!r}")
+# Ctrl-C ends `wait` (the job runs on) but kills the job under `fg`.
+sp = "spin -d 60000 0 &"
+r = jr(sp)
+if len(r) != 1 or not re.fullmatch(r"\[1\] \d+ \(threads \d+\)", r[0]):
+    fail(f"'{sp}': {r!r}")
+waits = [i for i, c in enumerate(cmds) if c == "wait"]
+fgs = [i for i, c in enumerate(cmds) if c == "fg"]
+if len(waits) != 2 or reply(waits[1]) != []:
+    fail(f"wait, Ctrl-C: {[reply(i) for i in waits[1:]]!r}")
+if jobs_after[3:4] != [[f"[1]  Running  {sp}"]]:
+    fail(f"jobs after wait + Ctrl-C: {jobs_after[3:4]!r}")
+r = reply(fgs[1]) if len(fgs) == 2 else []
+if r[:3] != [sp, f"[1]  Killed   {sp}", "spin: interrupted"] or len(r) != 4:
+    fail(f"fg, Ctrl-C: {r!r}")
+if jobs_after[4:5] != [[]]:
+    fail(f"jobs after fg + Ctrl-C: {jobs_after[4:5]!r}")
+want_error(J["hackbench &&"], "'&&' is not supported")
+want_error(J["& foo"], "'&' must end the line")
+want_error(J["ps &"], "ps: only workloads")
+want_error(J["hackbench -g 2& -l 5"], "'&' must end the line")
+want_error(J["kill %99"], "kill: %JOB must be in [1, 8]")
+want_error(J["wait x"], "wait: expected %JOB")
+
 # poweroff: the last thing printed, and QEMU's status 0.
 if rc != 0:
     fail(f"QEMU exit status {rc} after poweroff (want 0)")
@@ -381,7 +586,7 @@ if fails:
         print(f"shell-e2e: FAIL: {f}", file=sys.stderr)
     sys.exit(1)
 print(f"shell-e2e: PASS: {len(cmds)} commands, a {sum(len(l) + 1 for l in paste)}-byte paste intact; spin shares "
-      f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events")
+      f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events; background jobs (spin {SPIN}, receiver {RECV})")
 PY
 status=$?
 [ "$status" -eq 0 ] || echo "shell-e2e: see $log" >&2

@@ -225,10 +225,16 @@ pub fn read_byte() -> Option<u8> {
     b
 }
 
-/// Sleeps until input is waiting (interrupt-driven input only; returns at
-/// once otherwise).
-pub fn wait_input() {
+/// Sleeps until input is waiting or `also()` holds (checked whenever
+/// [`wake_readers`] is called); interrupt-driven input only, returns at
+/// once otherwise. The shell waits so for a key or a finished background job.
+pub fn wait_input_or(also: impl Fn() -> bool) {
     if rx_irq_active() {
-        RX_WAIT.wait_event(|| RX.lock().len() > 0);
+        RX_WAIT.wait_event(|| also() || RX.lock().len() > 0);
     }
+}
+
+/// Wakes the readers sleeping in [`wait_input_or`] to check their condition.
+pub fn wake_readers() {
+    RX_WAIT.wake_all();
 }

@@ -166,8 +166,13 @@ impl LineEditor {
         self.prompt
     }
 
-    /// The bytes of the line being edited (what has been stored so far).
+    /// The bytes of the line being edited (what has been stored so far);
+    /// empty right after a line was returned (for redrawing the line after
+    /// the shell printed something in between).
     pub fn current(&self) -> &[u8] {
+        if self.finished {
+            return &[];
+        }
         &self.buf[..self.len]
     }
 

@@ -22,6 +22,8 @@ pub enum Error {
     ControlChar(u8),
     /// The first word is no command.
     UnknownCommand(String),
+    /// A misplaced `&` (background jobs).
+    Background(BgError),
     /// A command's arguments are wrong.
     Arg {
         /// The command (its name in the help table).
@@ -29,6 +31,33 @@ pub enum Error {
         /// What is wrong.
         kind: ArgError,
     },
+}
+
+/// What is wrong with a line's `&`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BgError {
+    /// `&&` (lists are not supported: one command per line).
+    AndList,
+    /// `&` somewhere other than at the end of the line.
+    NotAtEnd,
+    /// `&` alone.
+    Empty,
+    /// `CMD &` for a command that is no workload (its name).
+    NotAWorkload(&'static str),
+}
+
+impl fmt::Display for BgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BgError::AndList => f.write_str("'&&' is not supported: one command per line"),
+            BgError::NotAtEnd => f.write_str("'&' must end the line (usage: WORKLOAD ARGS &)"),
+            BgError::Empty => f.write_str("'&' needs a workload before it (usage: WORKLOAD ARGS &)"),
+            BgError::NotAWorkload(c) => write!(
+                f,
+                "{c}: only workloads (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) run in the background"
+            ),
+        }
+    }
 }
 
 /// What is wrong with a command's arguments.
@@ -117,6 +146,8 @@ pub enum ArgError {
     },
     /// `compare`: a configuration sets the same thing twice.
     ConflictingSetting(String),
+    /// A job argument that is not `%N`.
+    NotAJob(String),
     /// A malformed CPU list.
     BadCpuList {
         /// The list given.
@@ -158,6 +189,7 @@ impl fmt::Display for Error {
             Error::Line(e) => write!(f, "{e}"),
             Error::ControlChar(b) => write!(f, "control character 0x{b:02x} in line"),
             Error::UnknownCommand(c) => write!(f, "unknown command '{c}' (try 'help')"),
+            Error::Background(e) => write!(f, "{e}"),
             Error::Arg { cmd, kind } => {
                 write!(f, "{cmd}: {kind}")?;
                 if matches!(
@@ -170,6 +202,7 @@ impl fmt::Display for Error {
                         | ArgError::TakesNoValue(_)
                         | ArgError::TasksetNeedsP
                         | ArgError::NotAWorkload(_)
+                        | ArgError::NotAJob(_)
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -233,6 +266,12 @@ impl fmt::Display for ArgError {
             ArgError::BadMask(m) => write!(f, "invalid hex mask '{m}'"),
             ArgError::MaskTooWide(m) => write!(f, "'{m}' does not fit 64 CPUs"),
             ArgError::ZeroMask => f.write_str("mask must not be empty (zero)"),
+            ArgError::NotAJob(w) => {
+                write!(
+                    f,
+                    "expected %JOB (a job number from 'jobs', e.g. %1), got '{w}'"
+                )
+            }
             ArgError::BadCpuList { list, why } => write!(f, "invalid CPU list '{list}': {why}"),
             ArgError::UnterminatedQuote => f.write_str("unterminated quote"),
             ArgError::NotAWorkload(w) => write!(

@@ -108,6 +108,35 @@ impl fmt::Display for CpuList {
     }
 }
 
+/// Thread ids as ranges, like a CPU list: `13-20,25` (empty: empty string),
+/// for the thread ids of a background job. The ids should be sorted: a run
+/// is a stretch of consecutive increasing ids, as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdList<'a>(pub &'a [u32]);
+
+impl fmt::Display for IdList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids = self.0;
+        let mut i = 0;
+        while i < ids.len() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            let start = ids[i];
+            while i + 1 < ids.len() && Some(ids[i + 1]) == ids[i].checked_add(1) {
+                i += 1;
+            }
+            if ids[i] == start {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{}", ids[i])?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
 /// The `ps` header line, aligned with [`PsRow`].
 pub const PS_HEADER: &str =
     "  PID NAME            CPU POLICY  NICE ST      VRUNTIME      DEADLINE         LAG      SLICE       RUNTIME   SWITCHES";

@@ -8,8 +8,8 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp, NICE,
-    PID,
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp, JOB,
+    MAX_JOBS, NICE, PID,
 };
 
 /// One command's help.
@@ -134,10 +134,14 @@ pub const COMMANDS: &[CommandHelp] = &[
     cmd(
         "nice",
         "nice PID N",
-        "set a thread's nice value",
-        &[],
+        "set a thread's nice value (a running workload's threads too)",
+        &[
+            "PID: a thread id from ps, or from a background job's reply:",
+            "'spin -d 20000 0 0 &' prints '[1] 9 (threads 10-11)'; then 'nice 10 5'",
+            "and ps shows nice 5 (sched_debug: weight 335); idle threads refuse",
+        ],
         &[PID, NICE],
-        &["nice 1 -5"],
+        &["nice 10 5", "nice 10 -5"],
     ),
     cmd(
         "chrt",
@@ -146,14 +150,17 @@ pub const COMMANDS: &[CommandHelp] = &[
         &[
             "-f SCHED_FIFO, -r SCHED_RR (the default), -o SCHED_NORMAL,",
             "-b SCHED_BATCH, -i SCHED_IDLE",
+            "PID: a thread from ps or a background job ('hackbench -l 100000 &'",
+            "prints '[1] 9 (threads 10-49)'); there is no RT throttling: a FIFO",
+            "thread that never sleeps keeps its CPU until it ends",
         ],
         &[PRIO, PID],
         &[
-            "chrt -p 1",
-            "chrt -f 50 1",
-            "chrt -r -p 10 1",
-            "chrt -o 0 1",
-            "chrt -b 0 1",
+            "chrt -p 10",
+            "chrt -f 50 10",
+            "chrt -r -p 10 10",
+            "chrt -o 0 10",
+            "chrt -b 0 10",
         ],
     ),
     cmd(
@@ -162,24 +169,75 @@ pub const COMMANDS: &[CommandHelp] = &[
         "set a thread's CPU affinity, or show it",
         &[
             "MASK is hex with or without 0x (bit n = CPU n); LIST is like 0-2,5 or 0-7:2",
-            "the mask must be non-zero and fit 64 CPUs",
+            "the mask must be non-zero and fit 64 CPUs; a running thread moves at once",
+            "PID: a thread from ps or a background job ('spin -d 20000 0 &' prints",
+            "'[1] 9 (threads 10)'); then 'taskset -p 1 10' keeps it on CPU 0",
         ],
         &[PID],
         &[
-            "taskset -p 1",
-            "taskset -p 0x3 1",
-            "taskset -p f 1",
-            "taskset -cp 0-2,5 1",
+            "taskset -p 10",
+            "taskset -p 0x3 10",
+            "taskset -p 1 10",
+            "taskset -cp 0-2,5 10",
         ],
     ),
-    cmd("kill", "kill PID", "end a thread", &[], &[PID], &["kill 1"]),
+    cmd(
+        "kill",
+        "kill PID | kill %JOB",
+        "stop a background job, by job number or by any of its threads",
+        &[
+            "a workload's threads depend on each other (a receiver waits for its",
+            "senders), so killing one thread stops its whole job: every thread",
+            "stops at its next check, partners are released, all are joined and",
+            "their memory freed; kill waits for that and prints the job's report",
+            "PID: a workload thread or a job's leader (job/N in ps); the idle",
+            "threads, the shell and other kernel threads refuse",
+        ],
+        &[JOB, PID],
+        &["kill %1", "kill 10"],
+    ),
+    cmd(
+        "jobs",
+        "jobs [-l]",
+        "list the background jobs (WORKLOAD &) and their state",
+        &[
+            "Running, or Done / Killed / Failed with the job's report (each",
+            "finished job is reported once: here, by wait / fg, or at the prompt)",
+            "-l: the leader's and the workload threads' ids too",
+        ],
+        &[],
+        &["jobs", "jobs -l"],
+    ),
+    cmd(
+        "wait",
+        "wait [%JOB]",
+        "wait for a background job (or all of them) and print its report",
+        &["Ctrl-C stops waiting; the job keeps running"],
+        &[JOB],
+        &["wait", "wait %1"],
+    ),
+    cmd(
+        "fg",
+        "fg [%JOB]",
+        "wait for a job (default: the newest); Ctrl-C kills it",
+        &["Ctrl-C kills the job, as it stops a foreground workload"],
+        &[JOB],
+        &["fg", "fg %2"],
+    ),
     cmd(
         "spin",
         "spin -d MS [-c CPU] NICE [NICE ...]",
         "one CPU-bound thread per NICE value for MS milliseconds",
-        &["-h prints this; Ctrl-C stops it early"],
+        &[
+            "-h prints this; Ctrl-C stops it early; with a final '&' it runs in the",
+            "background (jobs, kill %N, wait %N; nice/taskset/chrt its threads)",
+        ],
         Spin::LIMITS,
-        &["spin -d 1000 0", "spin -d 2000 -c 0 0 5 -5"],
+        &[
+            "spin -d 1000 0",
+            "spin -d 2000 -c 0 0 5 -5",
+            "spin -d 20000 0 0 &",
+        ],
     ),
     cmd(
         "hackbench",
@@ -191,11 +249,12 @@ pub const COMMANDS: &[CommandHelp] = &[
             "-T, --threads / -P, --process (default): accepted and reported; every",
             "task is a kernel thread here (processes would add an mm switch)",
             "long options too: --groups --loops --fds --datasize; -h prints this",
-            "Ctrl-C stops it early",
+            "Ctrl-C stops it early; 'hackbench ... &' runs it in the background",
         ],
         Hackbench::LIMITS,
         &[
             "hackbench",
+            "hackbench -g 4 -l 100000 &",
             "hackbench -p -g 2 -l 50 -f 5",
             "hackbench --pipe --threads --groups 4",
         ],
@@ -296,6 +355,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "The table: A is the baseline; Amean (times) or Hmean (rates), Stddev, CoV;",
             "% change with better positive; *x.xx%*: Welch's t-test p < 0.05.",
             "Ctrl-C stops it; features, sysctls and preempt model are restored always.",
+            "Refused while background jobs run (they would disturb the runs).",
         ],
         Compare::LIMITS,
         &[
@@ -334,6 +394,10 @@ pub fn help_text(topic: Option<&str>) -> Result<String, Error> {
     match topic {
         None => {
             s.push_str("commands ('help CMD' for details; Ctrl-C stops a workload):\n");
+            let _ = writeln!(
+                s,
+                "  (WORKLOAD ... & runs a workload in the background, up to {MAX_JOBS} jobs)"
+            );
             let w = COMMANDS.iter().map(|c| c.name.len()).max().unwrap_or(0);
             for c in COMMANDS {
                 let _ = writeln!(s, "  {:<w$}  {}", c.name, c.summary);

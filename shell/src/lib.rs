@@ -53,10 +53,11 @@ pub mod parse;
 pub mod stats;
 
 pub use editor::{Event, LineEditor, LineError, HISTORY_LEN, MAX_LINE, PROMPT};
-pub use error::{ArgError, Error};
-pub use format::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
+pub use error::{ArgError, BgError, Error};
+pub use format::{CpuList, IdList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 pub use help::{help_text, lookup, CommandHelp, COMMANDS};
 pub use parse::{
     parse, parse_compare_config, Command, Compare, CompareConfig, Cyclictest, Hackbench, Limit,
-    Perfpipe, Pgbench, Pid, Schbench, Setting, Soak, Spin, SysctlCmd, TraceCmd, YieldPp, MAX_CPUS,
+    Perfpipe, Pgbench, Pid, Schbench, Setting, Soak, Spin, SysctlCmd, TraceCmd, YieldPp, JOB,
+    MAX_CPUS, MAX_JOBS,
 };

@@ -20,13 +20,26 @@ use sched::tunables::TUNABLES;
 use sched::{Feature, Features, Policy, PreemptMode};
 
 use crate::editor::{LineError, MAX_LINE};
-use crate::error::{quote, ArgError, Error};
+use crate::error::{quote, ArgError, BgError, Error};
 
 /// A thread id as shown by `ps`.
 pub type Pid = u32;
 
 /// CPUs a mask or CPU number can name.
 pub const MAX_CPUS: u32 = 64;
+
+/// Background jobs (`WORKLOAD &`) that may exist at once; job numbers are
+/// `1..=MAX_JOBS` (`%1` .. `%8`).
+pub const MAX_JOBS: u32 = 8;
+
+/// `%JOB` arguments.
+pub const JOB: Limit = Limit {
+    name: "%JOB",
+    min: 1,
+    max: MAX_JOBS as i64,
+    default: None,
+    doc: "job number, as shown by jobs and by WORKLOAD &",
+};
 
 /// A numeric argument's accepted range (and default), shared by the parser and
 /// `help CMD`, so the two cannot disagree.
@@ -636,6 +649,23 @@ pub enum Command {
         /// Target thread.
         pid: Pid,
     },
+    /// `kill %JOB`.
+    KillJob {
+        /// Job number, 1..=[`MAX_JOBS`].
+        job: u32,
+    },
+    /// `WORKLOAD ... &`: a workload command (spin, hackbench, schbench,
+    /// pgbench, cyclictest, perfpipe) run in the background.
+    Background(alloc::boxed::Box<Command>),
+    /// `jobs [-l]`: the background jobs; `-l` adds thread ids.
+    Jobs {
+        /// `-l`: the leader's and the workload's thread ids too.
+        long: bool,
+    },
+    /// `wait [%JOB]`: wait for one job or (`None`) all of them.
+    Wait(Option<u32>),
+    /// `fg [%JOB]`: wait for a job (`None`: the newest) with Ctrl-C killing it.
+    Fg(Option<u32>),
     /// `spin -d MS [-c CPU] NICE...`.
     Spin(Spin),
     /// `hackbench [-p] [-T|-P] [-g GROUPS] [-l LOOPS] [-f FDS] [-s DATASIZE]`.
@@ -674,7 +704,11 @@ impl Command {
             Command::Nice { .. } => "nice",
             Command::Chrt { .. } | Command::ChrtShow { .. } => "chrt",
             Command::Taskset { .. } | Command::TasksetShow { .. } => "taskset",
-            Command::Kill { .. } => "kill",
+            Command::Kill { .. } | Command::KillJob { .. } => "kill",
+            Command::Background(c) => c.name(),
+            Command::Jobs { .. } => "jobs",
+            Command::Wait(_) => "wait",
+            Command::Fg(_) => "fg",
             Command::Spin(_) => "spin",
             Command::Hackbench(_) => "hackbench",
             Command::Schbench(_) => "schbench",
@@ -687,6 +721,19 @@ impl Command {
             Command::Compare(_) => "compare",
             Command::Poweroff => "poweroff",
         }
+    }
+
+    /// Whether it is a workload command (one that may run with `&`).
+    pub fn is_workload(&self) -> bool {
+        matches!(
+            self,
+            Command::Spin(_)
+                | Command::Hackbench(_)
+                | Command::Schbench(_)
+                | Command::Pgbench(_)
+                | Command::Cyclictest(_)
+                | Command::Perfpipe(_)
+        )
     }
 }
 
@@ -706,6 +753,40 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
     {
         return Err(Error::ControlChar(b));
     }
+    // Blank lines and `# comments` (as in sh) do nothing: scripts piped
+    // into the shell can carry notes.
+    let first = line.split_ascii_whitespace().next();
+    if first.is_none_or(|w| w.starts_with('#')) {
+        return Ok(None);
+    }
+    if line.contains('&') {
+        return parse_background(line);
+    }
+    parse_foreground(line)
+}
+
+/// `LINE &`: `&` must end the line and follow a workload; `&&` and `&`
+/// anywhere else are refused (one command per line, no lists).
+fn parse_background(line: &str) -> Result<Option<Command>, Error> {
+    let body = line.trim_end();
+    if line.contains("&&") {
+        return Err(Error::Background(BgError::AndList));
+    }
+    let Some(cmd) = body.strip_suffix('&') else {
+        return Err(Error::Background(BgError::NotAtEnd));
+    };
+    if cmd.contains('&') {
+        return Err(Error::Background(BgError::NotAtEnd));
+    }
+    match parse_foreground(cmd)? {
+        None => Err(Error::Background(BgError::Empty)),
+        Some(c) if c.is_workload() => Ok(Some(Command::Background(alloc::boxed::Box::new(c)))),
+        Some(c) => Err(Error::Background(BgError::NotAWorkload(c.name()))),
+    }
+}
+
+/// One command without `&`.
+fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
     // `compare` takes quoted configurations: it splits its own words.
     if let Some(rest) = line.trim_start().strip_prefix("compare") {
         if rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_whitespace()) {
@@ -713,8 +794,6 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
         }
     }
     let mut words = line.split_ascii_whitespace();
-    // Blank lines and `# comments` (as in sh) do nothing: scripts piped
-    // into the shell can carry notes.
     let Some(name) = words.next().filter(|w| !w.starts_with('#')) else {
         return Ok(None);
     };
@@ -733,6 +812,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, Error> {
         "chrt" => parse_chrt(a)?,
         "taskset" => parse_taskset(a)?,
         "kill" => parse_kill(a)?,
+        "jobs" => parse_jobs(a)?,
+        "wait" => Command::Wait(opt_job("wait", a)?),
+        "fg" => Command::Fg(opt_job("fg", a)?),
         "spin" => match parse_spin(a)? {
             Some(s) => Command::Spin(s),
             None => Command::Help(Some("spin")),
@@ -1124,11 +1206,45 @@ fn parse_nice(args: &[&str]) -> Result<Command, Error> {
 fn parse_kill(args: &[&str]) -> Result<Command, Error> {
     no_options("kill", args)?;
     match args {
-        [] => err("kill", ArgError::Missing("PID")),
+        [] => err("kill", ArgError::Missing("PID or %JOB")),
+        [j] if j.starts_with('%') => Ok(Command::KillJob {
+            job: job("kill", j)?,
+        }),
         [p] => Ok(Command::Kill {
             pid: pid("kill", p)?,
         }),
         [_, extra, ..] => err("kill", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+/// A `%N` job argument (1..=[`MAX_JOBS`]).
+fn job(cmd: &'static str, w: &str) -> Result<u32, Error> {
+    match w.strip_prefix('%') {
+        Some(n) => Ok(limit(cmd, &JOB, n)? as u32),
+        None => err(cmd, ArgError::NotAJob(quote(w))),
+    }
+}
+
+/// `[%JOB]` (`wait`, `fg`).
+fn opt_job(cmd: &'static str, args: &[&str]) -> Result<Option<u32>, Error> {
+    no_options(cmd, args)?;
+    match args {
+        [] => Ok(None),
+        [j] => Ok(Some(job(cmd, j)?)),
+        [_, extra, ..] => err(cmd, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+fn parse_jobs(args: &[&str]) -> Result<Command, Error> {
+    const SPEC: &[Opt] = &[Opt {
+        short: b'l',
+        long: "long",
+        takes_value: false,
+    }];
+    let g = getopt("jobs", args, SPEC)?;
+    match g.pos.first() {
+        Some(extra) => err("jobs", ArgError::Unexpected(quote(extra))),
+        None => Ok(Command::Jobs { long: g.has(b'l') }),
     }
 }
 

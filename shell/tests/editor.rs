@@ -203,6 +203,9 @@ fn line_stays_valid_until_next_feed() {
         Event::Line(l) => assert_eq!(l, "features"),
         e => panic!("{e:?}"),
     }
+    // Nothing typed on the next line yet: the shell's redraw (after a
+    // background job's report) must not show the old line again.
+    assert_eq!(ed.current(), b"");
     ed.feed(b'x', &mut sink);
     assert_eq!(ed.current(), b"x");
 }

@@ -95,3 +95,18 @@ fn ps_rows_line_up_with_the_header() {
         }
     }
 }
+
+#[test]
+fn thread_id_lists() {
+    use shell::IdList;
+    assert_eq!(IdList(&[]).to_string(), "");
+    assert_eq!(IdList(&[9]).to_string(), "9");
+    assert_eq!(IdList(&[9, 10, 11, 12]).to_string(), "9-12");
+    assert_eq!(IdList(&[9, 10, 12, 14, 15]).to_string(), "9-10,12,14-15");
+    assert_eq!(
+        IdList(&[u32::MAX - 1, u32::MAX]).to_string(),
+        "4294967294-4294967295"
+    );
+    // Unsorted input: runs as given.
+    assert_eq!(IdList(&[5, 6, 1, 2]).to_string(), "5-6,1-2");
+}

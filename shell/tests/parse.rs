@@ -3,7 +3,7 @@
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
     help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin,
-    SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_LINE,
+    SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -306,13 +306,19 @@ fn nice_and_kill() {
 
     assert_eq!(ok("kill 12"), Command::Kill { pid: 12 });
     assert_eq!(ok("kill 4294967295"), Command::Kill { pid: u32::MAX });
-    err_is("kill", "kill: missing PID (usage: kill PID)");
+    err_is(
+        "kill",
+        "kill: missing PID or %JOB (usage: kill PID | kill %JOB)",
+    );
     err_is(
         "kill 1 2",
-        "kill: unexpected argument '2' (usage: kill PID)",
+        "kill: unexpected argument '2' (usage: kill PID | kill %JOB)",
     );
     err_is("kill -9", "kill: PID must be in [0, 4294967295], got '-9'");
-    err_is("kill -s 1", "kill: unknown option '-s' (usage: kill PID)");
+    err_is(
+        "kill -s 1",
+        "kill: unknown option '-s' (usage: kill PID | kill %JOB)",
+    );
     err_is("kill abc", "kill: PID must be a decimal integer, got 'abc'");
     err_is("kill -", "kill: PID must be a decimal integer, got '-'");
 }
@@ -710,7 +716,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 22);
+    assert_eq!(COMMANDS.len(), 25);
 }
 
 #[test]
@@ -872,4 +878,149 @@ fn soak() {
     err_starts("soak extra", "soak: ");
     err_starts("soak -x", "soak: unknown option '-x'");
     err_starts("soak -t 5 -t 6", "soak: ");
+}
+
+#[test]
+fn background_workloads() {
+    let bg = |c: Command| Command::Background(Box::new(c));
+    let hb = Hackbench {
+        groups: 4,
+        loops: 100_000,
+        ..Hackbench::default()
+    };
+    assert_eq!(ok("hackbench -g 4 -l 100000 &"), bg(Command::Hackbench(hb)));
+    // Attached, extra blanks, tabs: the same.
+    assert_eq!(ok("hackbench -g 4 -l 100000&"), bg(Command::Hackbench(hb)));
+    assert_eq!(
+        ok("  hackbench -g 4 -l 100000 \t&  "),
+        bg(Command::Hackbench(hb))
+    );
+    assert_eq!(ok("hackbench -g 4 -l 100000 &").name(), "hackbench");
+    assert_eq!(
+        ok("spin -d 100 0 5 &"),
+        bg(Command::Spin(Spin {
+            duration_ms: 100,
+            cpu: None,
+            nices: vec![0, 5],
+        }))
+    );
+    for l in [
+        "schbench &",
+        "pgbench -c 2 &",
+        "cyclictest -t 2 &",
+        "perfpipe -l 10 &",
+    ] {
+        let c = ok(l);
+        assert!(
+            matches!(&c, Command::Background(w) if w.is_workload()),
+            "{l}: {c:?}"
+        );
+    }
+    // The workload's own checks still apply.
+    err_is(
+        "spin -d 0 0 &",
+        "spin: -d MS must be in [1, 60000], got '0'",
+    );
+    // A comment with '&' in it is still a comment.
+    assert_eq!(parse("# a & b"), Ok(None));
+}
+
+#[test]
+fn misplaced_ampersands_are_refused() {
+    err_is(
+        "&",
+        "'&' needs a workload before it (usage: WORKLOAD ARGS &)",
+    );
+    err_is(
+        "  & ",
+        "'&' needs a workload before it (usage: WORKLOAD ARGS &)",
+    );
+    err_is("& foo", "'&' must end the line (usage: WORKLOAD ARGS &)");
+    err_is(
+        "& hackbench",
+        "'&' must end the line (usage: WORKLOAD ARGS &)",
+    );
+    err_is(
+        "hackbench & ps",
+        "'&' must end the line (usage: WORKLOAD ARGS &)",
+    );
+    err_is(
+        "hackbench & spin -d 1 0 &",
+        "'&' must end the line (usage: WORKLOAD ARGS &)",
+    );
+    err_is(
+        "hackbench &&",
+        "'&&' is not supported: one command per line",
+    );
+    err_is(
+        "hackbench && ps",
+        "'&&' is not supported: one command per line",
+    );
+    err_is(
+        "hackbench & &",
+        "'&' must end the line (usage: WORKLOAD ARGS &)",
+    );
+    let only = "only workloads (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) run in the background";
+    err_is("ps &", &format!("ps: {only}"));
+    err_is("kill %1 &", &format!("kill: {only}"));
+    err_is("jobs &", &format!("jobs: {only}"));
+    err_is("compare -c '' -- hackbench &", &format!("compare: {only}"));
+    err_is("hackbench -h &", &format!("help: {only}"));
+    // An argument with '&' inside is no background marker either.
+    err_is(
+        "hackbench -g 4& -l 2",
+        "'&' must end the line (usage: WORKLOAD ARGS &)",
+    );
+    err_is("bogus &", "unknown command 'bogus' (try 'help')");
+}
+
+#[test]
+fn job_control_commands() {
+    assert_eq!(ok("jobs"), Command::Jobs { long: false });
+    assert_eq!(ok("jobs -l"), Command::Jobs { long: true });
+    assert_eq!(ok("jobs --long"), Command::Jobs { long: true });
+    err_is("jobs -x", "jobs: unknown option '-x' (usage: jobs [-l])");
+    err_is("jobs 1", "jobs: unexpected argument '1' (usage: jobs [-l])");
+
+    assert_eq!(ok("wait"), Command::Wait(None));
+    assert_eq!(ok("wait %1"), Command::Wait(Some(1)));
+    assert_eq!(
+        ok(&format!("wait %{MAX_JOBS}")),
+        Command::Wait(Some(MAX_JOBS))
+    );
+    assert_eq!(ok("fg"), Command::Fg(None));
+    assert_eq!(ok("fg %3"), Command::Fg(Some(3)));
+    err_is(
+        "wait x",
+        "wait: expected %JOB (a job number from 'jobs', e.g. %1), got 'x' (usage: wait [%JOB])",
+    );
+    err_is(
+        "wait 5",
+        "wait: expected %JOB (a job number from 'jobs', e.g. %1), got '5' (usage: wait [%JOB])",
+    );
+    err_is("wait %99", "wait: %JOB must be in [1, 8], got '99'");
+    err_is("wait %0", "wait: %JOB must be in [1, 8], got '0'");
+    err_is("wait %", "wait: %JOB must be a decimal integer, got ''");
+    err_is("wait %x", "wait: %JOB must be a decimal integer, got 'x'");
+    err_is(
+        "wait %1 %2",
+        "wait: unexpected argument '%2' (usage: wait [%JOB])",
+    );
+    err_is(
+        "fg -1",
+        "fg: expected %JOB (a job number from 'jobs', e.g. %1), got '-1' (usage: fg [%JOB])",
+    );
+    err_is("fg %9", "fg: %JOB must be in [1, 8], got '9'");
+
+    assert_eq!(ok("kill %1"), Command::KillJob { job: 1 });
+    assert_eq!(ok("kill %8"), Command::KillJob { job: 8 });
+    err_is("kill %99", "kill: %JOB must be in [1, 8], got '99'");
+    err_is("kill %0", "kill: %JOB must be in [1, 8], got '0'");
+    err_is("kill %", "kill: %JOB must be a decimal integer, got ''");
+    err_is("kill %-1", "kill: %JOB must be in [1, 8], got '-1'");
+    err_is("kill %1x", "kill: %JOB must be a decimal integer, got '1x'");
+    err_is(
+        "kill %1 %2",
+        "kill: unexpected argument '%2' (usage: kill PID | kill %JOB)",
+    );
 }

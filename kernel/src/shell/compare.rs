@@ -22,6 +22,9 @@
 //!   reschedules, buddy picks (PICK_BUDDY), migrations, ticks.
 //! - Whatever happens (success, an error, Ctrl-C) the features, tunables and
 //!   preemption model in force before the command are put back ([`Restore`]).
+//! - Refused while background jobs run: they would take CPU time from the
+//!   runs (unevenly, as they start and end) and run under the configs too.
+//!   `compare` itself runs in the foreground only (`&` is refused for it).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -407,7 +410,14 @@ pub fn run_restoring(
 
 /// The `compare` command.
 pub fn compare(sh: &mut Sh, c: &Compare) -> CmdResult {
-    // Refuse before anything changes.
+    // Refuse before anything changes. Background jobs would compete with
+    // the runs for the CPUs, and the config changes would change them too.
+    let running = sh.jobs.running();
+    if running > 0 {
+        fail!(
+            "compare: {running} background job(s) running would disturb the runs; wait for or kill them first"
+        );
+    }
     if let Err(e) = validate(c) {
         fail!("compare: {e}");
     }

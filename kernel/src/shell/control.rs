@@ -1,4 +1,5 @@
-//! `nice`, `chrt`, `taskset` and `kill`: changing one thread.
+//! `nice`, `chrt`, `taskset` and `kill`: changing one thread, which may be
+//! a thread of a running background job (`ps` and the `&` reply list them).
 //!
 //! A PID is a thread slot index, as `ps` shows it. Idle threads are not
 //! scheduler tasks (the runqueue never holds them), so they refuse every
@@ -134,9 +135,12 @@ pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
     Ok(())
 }
 
-/// `kill PID`: kernel threads cannot be stopped from outside; the workload
-/// threads the shell spawns poll a stop flag, which this sets (stopping their
-/// whole workload: its threads depend on each other).
+/// `kill PID`: only workload threads and job leaders can be stopped (a kernel
+/// thread cannot be killed asynchronously here: it may hold a lock or sit in
+/// a wait queue; workload threads poll a stop flag). A thread of a
+/// background job stops its whole job (its threads depend on each other) and
+/// waits for it ([`super::work::kill_job`]). The idle threads, the shell and
+/// other kernel threads refuse, and nothing changes.
 pub fn kill(sh: &mut Sh, pid: Pid) -> CmdResult {
     if !live(pid) {
         fail!("kill: no such process {pid}");
@@ -148,12 +152,15 @@ pub fn kill(sh: &mut Sh, pid: Pid) -> CmdResult {
     if pid == task::current_idx() {
         fail!("kill: {pid} is the shell itself (use poweroff)");
     }
+    if let Some(n) = sh.jobs.of_thread(pid) {
+        return super::work::kill_job(sh, n, Some(pid));
+    }
     if workloads::stop_thread(pid) {
         let _ = writeln!(sh, "kill: stopping {pid} ({}) and its workload", t.name());
         return Ok(());
     }
     fail!(
-        "kill: {pid} ({}) is a kernel thread without a stop flag; only workload threads can be killed",
+        "kill: {pid} ({}) is a kernel thread without a stop flag; only workload threads and jobs can be killed",
         t.name()
     )
 }

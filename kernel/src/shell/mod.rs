@@ -8,22 +8,32 @@
 //!
 //! - [`config`]: `features`, `sysctl`, `preempt` (the shared `SchedConfig`);
 //! - [`inspect`]: `ps`, `sched_debug`, `stat` (read-only views of the runqueues);
-//! - [`control`]: `nice`, `chrt`, `taskset`, `kill` (changing one thread);
+//! - [`control`]: `nice`, `chrt`, `taskset`, `kill` (changing one thread or
+//!   stopping a job);
 //! - [`compare`]: `compare`, A/B runs of a workload under several configs;
-//! - [`work`]: the workloads (`spin`, `hackbench`, ...) from [`crate::workloads`];
+//! - [`work`]: the workloads (`spin`, `hackbench`, ...) from [`crate::workloads`],
+//!   in the foreground or as background jobs (`&`, `jobs`, `wait`, `fg`);
 //! - [`trace`]: the scheduler event ring buffer behind `trace start|stop|dump`.
 //!
-//! # Input without interrupts
-//! The UARTs are polled (no receive interrupt), so the shell thread polls:
-//! while bytes arrive it reads them back to back (and during a burst, such as
-//! a piped script, waits up to 0.2 ms for the next one), and when the line is
-//! quiet it sleeps a millisecond between polls instead of spinning. Bytes that
-//! arrive while a command is busy (printing, or waiting for a workload) are
-//! read into a software queue ([`Io::pending`]) and fed to the editor after
-//! the command, so a whole script piped into QEMU's stdin runs in order, each
-//! reply complete before the next prompt, and the small hardware receive FIFOs
-//! (16 bytes) never overflow while the shell prints. A Ctrl-C among them stops
-//! the running workload.
+//! # Input
+//! With a receive interrupt (the usual case, see [`crate::console`]) input
+//! bytes arrive in the console's ring and the shell thread sleeps until one
+//! does; where the firmware describes no interrupt, the shell polls the UART
+//! (back to back during a burst such as a piped script, a millisecond apart
+//! when the line is quiet). Bytes that arrive while a command is busy
+//! (printing, or waiting for a workload) are moved into a software queue
+//! ([`Io::pending`]) and fed to the editor after the command, so a whole
+//! script piped into QEMU's stdin runs in order, each reply complete before
+//! the next prompt. A Ctrl-C among them stops the running workload.
+//!
+//! # Background jobs
+//! `WORKLOAD ... &` runs a workload in a job ([`crate::workloads::jobs`]) and
+//! returns to the prompt at once with its number and thread ids, so `ps`,
+//! `nice`, `chrt`, `taskset` and `kill` reach its running threads; `jobs`,
+//! `wait`, `fg` and `kill %N` manage it ([`work`]). A finished job's report
+//! is printed once: by `jobs` / `wait` / `fg` / `kill`, or else before the
+//! next prompt, or, when the shell sits at an idle prompt, right away (the
+//! line typed so far is redrawn after it).
 //!
 //! Every refused command prints exactly one `error: ...` line and changes
 //! nothing; nothing here panics on user input.
@@ -41,6 +51,7 @@ use core::fmt::{self, Write};
 
 use ::shell::{parse, Command, Event, LineEditor};
 
+use crate::workloads::jobs::{self, Jobs};
 use crate::{arch, console, task};
 
 /// The boot argument `run=`'s script (`;`-separated commands, validated),
@@ -115,15 +126,19 @@ impl Io {
     }
 
     /// The next input byte: sleeps until the receive interrupt brings one, or,
-    /// where input is polled, between polls while the line is quiet.
-    fn next_byte(&mut self) -> u8 {
+    /// where input is polled, between polls while the line is quiet. `None`
+    /// when a background job finished first (its report is due).
+    fn next_byte(&mut self) -> Option<u8> {
         loop {
             if let Some(b) = self.pending.pop_front().or_else(console::read_byte) {
                 self.last_rx_ns = arch::now_ns();
-                return b;
+                return Some(b);
+            }
+            if jobs::finished_flag() {
+                return None;
             }
             if console::rx_irq_active() {
-                console::wait_input();
+                console::wait_input_or(jobs::finished_flag);
                 continue;
             }
             // Input came in a moment ago (a piped script, a paste): QEMU
@@ -134,7 +149,7 @@ impl Io {
                 while arch::now_ns() < now + SPIN_POLL_NS {
                     if let Some(b) = console::read_byte() {
                         self.last_rx_ns = arch::now_ns();
-                        return b;
+                        return Some(b);
                     }
                     core::hint::spin_loop();
                 }
@@ -149,6 +164,8 @@ impl Io {
 pub struct Sh {
     /// Input side.
     pub io: Io,
+    /// The background jobs.
+    pub jobs: Jobs,
 }
 
 impl Write for Sh {
@@ -189,7 +206,10 @@ fn print_bytes(b: &[u8]) {
 /// The shell thread's body: prompt, read a line, run it, forever (until
 /// `poweroff`).
 pub fn run() {
-    let mut sh = Sh { io: Io::new() };
+    let mut sh = Sh {
+        io: Io::new(),
+        jobs: Jobs::new(),
+    };
     let mut ed = LineEditor::new();
     let _ = writeln!(
         sh,
@@ -204,9 +224,18 @@ pub fn run() {
         }
     }
     loop {
+        work::report_finished(&mut sh, false);
         let _ = write!(sh, "{}", ed.prompt());
         loop {
-            let b = sh.io.next_byte();
+            let Some(b) = sh.io.next_byte() else {
+                // A job finished while the prompt waited: its report, then
+                // the prompt and the line typed so far again.
+                if work::report_finished(&mut sh, true) > 0 {
+                    let _ = write!(sh, "{}", ed.prompt());
+                    print_bytes(ed.current());
+                }
+                continue;
+            };
             let line = match ed.feed(b, &mut echo) {
                 Event::None => continue,
                 Event::Interrupt => break,
@@ -227,7 +256,7 @@ fn run_line(sh: &mut Sh, line: &str) {
     match parse(line) {
         Ok(None) => {}
         Ok(Some(cmd)) => {
-            if let Err(msg) = execute(sh, cmd) {
+            if let Err(msg) = execute(sh, cmd, line) {
                 let _ = writeln!(sh, "error: {msg}");
             }
         }
@@ -237,8 +266,8 @@ fn run_line(sh: &mut Sh, line: &str) {
     }
 }
 
-/// Runs one command.
-fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
+/// Runs one command (`line`: as typed, for `jobs`).
+fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
     match cmd {
         Command::Help(topic) => match ::shell::help_text(topic) {
             Ok(text) => {
@@ -259,6 +288,11 @@ fn execute(sh: &mut Sh, cmd: Command) -> CmdResult {
         Command::Taskset { mask, pid } => control::taskset(sh, mask, pid),
         Command::TasksetShow { pid, list } => control::taskset_show(sh, pid, list),
         Command::Kill { pid } => control::kill(sh, pid),
+        Command::KillJob { job } => work::kill_job(sh, job, None),
+        Command::Background(c) => work::background(sh, *c, line),
+        Command::Jobs { long } => work::jobs(sh, long),
+        Command::Wait(job) => work::wait(sh, job),
+        Command::Fg(job) => work::fg(sh, job),
         Command::Spin(p) => work::spin(sh, &p),
         Command::Hackbench(p) => work::hackbench(sh, p),
         Command::Schbench(p) => work::schbench(sh, p),

@@ -3,10 +3,19 @@
 //! print its report. Errors (not enough thread slots, a CPU that is not
 //! online) come back as the command's `error:` line, after every thread that
 //! was started has been stopped and joined.
+//!
+//! And the job control commands over [`crate::workloads::jobs`]: `WORKLOAD
+//! &`, `jobs`, `wait`, `fg`, `kill %N`. `kill` waits for the killed job's
+//! threads to end, so when it returns they are joined and their memory is
+//! freed, and it prints the job's (partial) report.
 
-use ::shell::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
+use alloc::vec::Vec;
+use core::fmt::Write;
 
-use super::{CmdResult, Sh};
+use ::shell::{Cyclictest, Hackbench, IdList, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
+
+use super::{fail, CmdResult, Sh};
+use crate::workloads::jobs::{self, Finished, WaitError};
 use crate::workloads::{self, Control};
 
 impl Control for super::Io {
@@ -97,6 +106,72 @@ pub fn soak(sh: &mut Sh, p: Soak) -> CmdResult {
     Ok(())
 }
 
+// ---- background jobs ----
+
+/// `WORKLOAD ... &`: starts the job; prints `[N] LEADER (threads IDS)`.
+pub fn background(sh: &mut Sh, cmd: ::shell::Command, line: &str) -> CmdResult {
+    let line = line.trim();
+    let job = match sh.jobs.start(cmd, line) {
+        Ok(j) => j,
+        Err(e) => fail!("{e}"),
+    };
+    let (n, leader, threads) = (job.number, job.leader(), job.threads());
+    let _ = writeln!(sh, "[{n}] {leader} (threads {})", IdList(&threads));
+    Ok(())
+}
+
+/// Prints a reported job: its state line, then its report.
+fn print_finished(sh: &mut Sh, f: &Finished) {
+    let _ = writeln!(sh, "[{}]  {:<8} {}", f.number, f.state.name(), f.line);
+    let _ = write!(sh, "{}", f.report);
+    if let Some(e) = &f.error {
+        let _ = writeln!(sh, "error: {e}");
+    }
+}
+
+/// Reports every job that finished (before a prompt, or at an idle one,
+/// then after a line break); returns how many.
+pub fn report_finished(sh: &mut Sh, line_break: bool) -> usize {
+    jobs::take_finished_flag();
+    let done = sh.jobs.reap();
+    if line_break && !done.is_empty() {
+        let _ = writeln!(sh);
+    }
+    for f in &done {
+        print_finished(sh, f);
+    }
+    done.len()
+}
+
+/// `jobs [-l]`: running jobs, then finished ones with their reports (each
+/// reported once).
+pub fn jobs(sh: &mut Sh, long: bool) -> CmdResult {
+    jobs::take_finished_flag();
+    let mut lines = Vec::new();
+    for j in sh.jobs.iter() {
+        let state = match j.state() {
+            jobs::JobState::Running => "Running",
+            _ => continue, // reported below, with its report
+        };
+        let mut l = if long {
+            alloc::format!("[{}]  {:>5} {state:<8} {}", j.number, j.leader(), j.line)
+        } else {
+            alloc::format!("[{}]  {state:<8} {}", j.number, j.line)
+        };
+        if long {
+            let _ = write!(l, "\n        threads {}", IdList(&j.threads()));
+        }
+        lines.push(l);
+    }
+    for l in &lines {
+        let _ = writeln!(sh, "{l}");
+    }
+    for f in sh.jobs.reap() {
+        print_finished(sh, &f);
+    }
+    Ok(())
+}
+
 /// `yield`.
 pub fn yield_pp(sh: &mut Sh, p: YieldPp) -> CmdResult {
     let (io, mut out) = parts(sh);
@@ -104,4 +179,67 @@ pub fn yield_pp(sh: &mut Sh, p: YieldPp) -> CmdResult {
         "yield",
         workloads::yieldpp::run(p, io, &mut out).map(|_| ()),
     )
+}
+
+/// `wait [%N]`: job N, or every job, to its end; Ctrl-C stops waiting.
+pub fn wait(sh: &mut Sh, job: Option<u32>) -> CmdResult {
+    let numbers: Vec<u32> = match job {
+        Some(n) if sh.jobs.get(n).is_none() => fail!("wait: no such job %{n}"),
+        Some(n) => alloc::vec![n],
+        None => sh.jobs.iter().map(|j| j.number).collect(),
+    };
+    for n in numbers {
+        match sh.jobs.wait(n, &mut sh.io, false) {
+            Ok(f) => print_finished(sh, &f),
+            Err(WaitError::Interrupted) => return Ok(()),
+            Err(WaitError::NoSuchJob) => {}
+        }
+    }
+    Ok(())
+}
+
+/// `fg [%N]`: waits for job N (default: the newest); Ctrl-C kills it.
+pub fn fg(sh: &mut Sh, job: Option<u32>) -> CmdResult {
+    let n = match job {
+        Some(n) if sh.jobs.get(n).is_none() => fail!("fg: no such job %{n}"),
+        Some(n) => n,
+        None => match sh.jobs.newest() {
+            Some(n) => n,
+            None => fail!("fg: no current job"),
+        },
+    };
+    let line = sh.jobs.get(n).map(|j| j.line.clone()).unwrap_or_default();
+    let _ = writeln!(sh, "{line}");
+    match sh.jobs.wait(n, &mut sh.io, true) {
+        Ok(f) => print_finished(sh, &f),
+        Err(_) => fail!("fg: no such job %{n}"),
+    }
+    Ok(())
+}
+
+/// `kill %N` (and `kill PID` of one of its threads, `by`): stops the whole
+/// job, waits for every thread to end (Ctrl-C stops waiting, not the kill)
+/// and prints its report.
+pub fn kill_job(sh: &mut Sh, n: u32, by: Option<u32>) -> CmdResult {
+    if !sh.jobs.kill(n) {
+        fail!("kill: no such job %{n}");
+    }
+    if let Some(pid) = by {
+        let _ = writeln!(
+            sh,
+            "kill: {pid} ({}) belongs to job {n}: stopping the whole job",
+            crate::task::thread(pid).name()
+        );
+    }
+    match sh.jobs.wait(n, &mut sh.io, false) {
+        Ok(f) => print_finished(sh, &f),
+        Err(WaitError::Interrupted) => {
+            let _ = writeln!(
+                sh,
+                "kill: job {n} is still stopping; 'jobs' shows when it ended"
+            );
+        }
+        Err(WaitError::NoSuchJob) => fail!("kill: no such job %{n}"),
+    }
+    Ok(())
 }

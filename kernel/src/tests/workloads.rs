@@ -459,3 +459,223 @@ ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
     );
     Ok(())
 });
+
+// ---- background jobs (the shell's `WORKLOAD &`) ----
+
+/// A workload command line, parsed as the shell parses it.
+fn workload(line: &str) -> Result<::shell::Command, String> {
+    match ::shell::parse(line) {
+        Ok(Some(c)) if c.is_workload() => Ok(c),
+        other => Err(alloc::format!("{line}: {other:?}")),
+    }
+}
+
+/// Heap a finished job may leave behind for good: none is expected, but the
+/// allocator may keep a few bytes of bookkeeping; a leaked thread would be a
+/// 32 KiB stack.
+const JOB_HEAP_SLACK: usize = 4096;
+
+/// Sleeps until a job reports it finished (a 20-message hackbench takes
+/// milliseconds; 60 s only bounds a hang).
+fn wait_finished_flag() -> Result<(), String> {
+    let until = crate::arch::now_ns() + 60_000_000_000;
+    while !workloads::jobs::finished_flag() {
+        if crate::arch::now_ns() > until {
+            return Err("no job finished within 60 s".into());
+        }
+        task::sleep_ms(5);
+    }
+    Ok(())
+}
+
+ktest_smp!(job_kill_of_any_workload_thread_stops_its_job, 1, || {
+    use workloads::jobs::{JobState, Jobs};
+    // Long runs, so only the kill ends them.
+    const LINES: [&str; 6] = [
+        "spin -d 60000 0 0",
+        "hackbench -g 1 -f 3 -l 1000000",
+        "schbench -m 1 -t 2 -r 600 -F 16",
+        "pgbench -c 2 -t 1000000",
+        "cyclictest -t 2 -i 1000 -l 1000000",
+        "perfpipe -l 10000000",
+    ];
+    let base_threads = task::nr_threads();
+    let (base_heap, _) = crate::heap::stats();
+    let mut jobs = Jobs::new();
+    for line in LINES {
+        // The first thread spawned (a receiver, a backend, a worker, the
+        // ponger), then the last (a sender, a client, the message thread,
+        // the pinger): each has partners that wait for it.
+        for first in [true, false] {
+            let j = jobs.start(workload(line)?, line)?;
+            let (n, leader, threads) = (j.number, j.leader(), j.threads());
+            kassert_eq!(n, 1);
+            kassert!(!threads.is_empty(), "{line}: no threads");
+            kassert_eq!(j.state(), JobState::Running);
+            kassert_eq!(task::nr_threads(), base_threads + 1 + threads.len());
+            let victim = if first {
+                threads[0]
+            } else {
+                threads[threads.len() - 1]
+            };
+            kassert_eq!(jobs.of_thread(victim), Some(n));
+            kassert_eq!(jobs.of_thread(leader), Some(n));
+            kassert_eq!(jobs.of_thread(0), None);
+            task::sleep_ms(20);
+            // What `kill TID` does: the thread's job, all of it.
+            kassert!(jobs.kill(n));
+            let f = jobs
+                .wait(n, &mut NoInterrupt, false)
+                .map_err(|e| alloc::format!("{line}: {e:?}"))?;
+            kassert!(
+                f.state == JobState::Killed,
+                "{line}: {:?} {}",
+                f.state,
+                f.report
+            );
+            kassert!(f.error.is_none(), "{line}: {:?}", f.error);
+            kassert!(f.report.contains("interrupted"), "{line}: {}", f.report);
+            kassert!(jobs.iter().next().is_none());
+            // Every thread joined (slots and stacks freed), the report gone.
+            kassert!(task::nr_threads() == base_threads, "{line}");
+            for idx in threads.iter().copied().chain([leader]) {
+                kassert!(
+                    !crate::shell::inspect::live(idx),
+                    "{line}: thread {idx} still exists"
+                );
+            }
+            drop(f);
+            let (used, _) = crate::heap::stats();
+            kassert!(
+                used <= base_heap + JOB_HEAP_SLACK,
+                "{line}: heap {used} after the job, {base_heap} before"
+            );
+        }
+    }
+    Ok(())
+});
+
+ktest_smp!(job_that_ends_by_itself_is_reported_once, 1, || {
+    use workloads::jobs::{take_finished_flag, JobState, Jobs};
+    let base_threads = task::nr_threads();
+    let mut jobs = Jobs::new();
+    take_finished_flag();
+    let line = "hackbench -g 1 -f 2 -l 20 &";
+    let n = jobs
+        .start(workload("hackbench -g 1 -f 2 -l 20")?, line)?
+        .number;
+    wait_finished_flag()?;
+    kassert!(take_finished_flag());
+    kassert_eq!(jobs.get(n).map(|j| j.state()), Some(JobState::Done));
+    kassert_eq!(jobs.running(), 0);
+    let done = jobs.reap();
+    kassert_eq!(done.len(), 1);
+    let f = &done[0];
+    kassert_eq!(
+        (f.number, f.line.as_str(), f.state),
+        (n, line, JobState::Done)
+    );
+    // 1 group x 2 senders x 2 receivers x 20 messages, all delivered.
+    kassert!(f.report.contains("80 socket messages"), "{}", f.report);
+    kassert!(f.report.contains("Time: "), "{}", f.report);
+    kassert!(!f.report.contains("interrupted"), "{}", f.report);
+    // Reported once: gone from the table, nothing more to reap.
+    kassert!(jobs.reap().is_empty());
+    kassert!(jobs.get(n).is_none());
+    kassert!(!take_finished_flag());
+    kassert_eq!(task::nr_threads(), base_threads);
+    Ok(())
+});
+
+ktest_smp!(job_refusals_change_nothing, 1, || {
+    use workloads::jobs::{JobState, Jobs, MAX_JOBS};
+    let base_threads = task::nr_threads();
+    let mut jobs = Jobs::new();
+    // Not a workload.
+    kassert!(jobs.start(::shell::Command::Ps, "ps &").is_err());
+    // More threads than there are slots: the workload's own check refuses
+    // it before anything runs, and no job number is used.
+    let e = jobs
+        .start(
+            workload("hackbench -g 256 -f 2048")?,
+            "hackbench -g 256 -f 2048 &",
+        )
+        .err()
+        .unwrap_or_default();
+    kassert!(
+        e.starts_with("hackbench: ") && e.contains("thread slots"),
+        "{e}"
+    );
+    kassert!(jobs.iter().next().is_none());
+    kassert_eq!(task::nr_threads(), base_threads);
+    // MAX_JOBS sleepy jobs fit; one more is refused.
+    let line = "cyclictest -t 1 -i 10000 -l 1000000";
+    for want in 1..=MAX_JOBS as u32 {
+        kassert_eq!(jobs.start(workload(line)?, line)?.number, want);
+    }
+    let e = jobs.start(workload(line)?, line).err().unwrap_or_default();
+    kassert!(e.contains("already 8 background jobs"), "{e}");
+    kassert_eq!(jobs.running(), MAX_JOBS);
+    kassert_eq!(task::nr_threads(), base_threads + 2 * MAX_JOBS);
+    // The lowest free number is reused.
+    kassert!(jobs.kill(3));
+    let f = jobs
+        .wait(3, &mut NoInterrupt, false)
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(f.state, JobState::Killed);
+    kassert!(!jobs.kill(3), "killed twice");
+    kassert_eq!(jobs.start(workload(line)?, line)?.number, 3);
+    // Dropping the table kills and joins every job.
+    drop(jobs);
+    kassert_eq!(task::nr_threads(), base_threads);
+    Ok(())
+});
+
+ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
+    use workloads::jobs::{JobState, Jobs};
+    let mut jobs = Jobs::new();
+    let line = "spin -d 60000 0 0";
+    let (n, threads) = {
+        let j = jobs.start(workload(line)?, line)?;
+        (j.number, j.threads())
+    };
+    kassert_eq!(threads.len(), 2);
+    let idx = threads[0];
+    let t = task::thread(idx);
+    // What `nice IDX 5` and `taskset -p 2 IDX` do, on the running thread.
+    let mut p = task::sched_snapshot(t).ok_or("no scheduler state")?.params;
+    p.nice = 5;
+    task::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
+    let st = task::sched_snapshot(t).ok_or("no scheduler state")?;
+    kassert_eq!(st.params.nice, 5);
+    kassert_eq!(st.se.load.weight, 335);
+    let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
+    task::set_affinity(tid, 1 << 1).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(t.cpus_allowed() & task::online_mask(), 1 << 1);
+    // It moves at its next preemption point (the full model; it also calls
+    // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
+    let until = crate::arch::now_ns() + 5_000_000_000;
+    while t.cpu() != 1 {
+        kassert!(crate::arch::now_ns() < until, "still on CPU {}", t.cpu());
+        task::sleep_ms(1);
+    }
+    let ran = task::task_runtime_ns(t);
+    for _ in 0..100 {
+        kassert_eq!(t.cpu(), 1);
+        task::sleep_ms(1);
+    }
+    kassert!(task::task_runtime_ns(t) > ran, "the thread stopped running");
+    kassert!(jobs.kill(n));
+    let f = jobs
+        .wait(n, &mut NoInterrupt, false)
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    kassert!(f.state == JobState::Killed, "{:?}", f.state);
+    // The report names what the thread ended as.
+    kassert!(
+        f.report.contains(&alloc::format!("(pid {idx}, switches "))
+            && f.report.contains("; ended as SCHED_NORMAL nice 5)"),
+        "{}",
+        f.report
+    );
+    Ok(())
+});

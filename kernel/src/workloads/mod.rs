@@ -6,11 +6,14 @@
 //! A kernel thread cannot be killed asynchronously here (it may hold a lock or
 //! sit in a wait queue), so every workload thread polls its job's stop flag
 //! ([`Stop`]) at safe points and returns. The flag is set by Ctrl-C (the shell
-//! reads the console while it waits, see [`Job::wait`]) or by `kill PID` of
-//! any thread of the job; the threads of one job depend on each other (a
-//! receiver waits for its senders), so the whole job stops. Workloads whose
-//! threads block on each other end through poison messages sent by the thread
-//! that saw the flag, so no thread is left waiting forever.
+//! reads the console while it waits, see [`Job::wait`]), by `kill %JOB` of a
+//! background job ([`jobs`]) or by `kill PID` of any thread of the job; the
+//! threads of one job depend on each other (a receiver waits for its
+//! senders), so the whole job stops. Workloads whose threads block on each
+//! other end through poison messages sent by the thread that saw the flag, so
+//! no thread is left waiting forever: a killed receiver keeps receiving until
+//! its senders' poisons arrive, a killed sender sends its poisons on the way
+//! out. Either way the run reports itself interrupted.
 //!
 //! # Waiting
 //! The shell thread does not busy-poll: it sleeps a few milliseconds between
@@ -18,6 +21,7 @@
 
 pub mod cyclictest;
 pub mod hackbench;
+pub mod jobs;
 pub mod perfpipe;
 pub mod pgbench;
 pub mod schbench;
@@ -108,8 +112,14 @@ pub fn run_command(
 /// What a workload needs from the shell while it waits.
 pub trait Control {
     /// Whether the user pressed Ctrl-C since the last call (reads the console
-    /// without blocking; other input stays queued for the prompt).
+    /// without blocking; other input stays queued for the prompt), or, for a
+    /// background job, whether it was killed.
     fn interrupted(&mut self) -> bool;
+
+    /// Every thread of the run was spawned and started: called once per
+    /// [`Job::wait`], before it waits (not when the run failed to start).
+    /// A background job learns its thread ids here.
+    fn started(&mut self, _threads: &[Tid]) {}
 }
 
 /// A job's stop flag, as its threads see it.
@@ -402,11 +412,15 @@ impl Job {
     }
 
     /// Sleeps until every thread exited, checking the console every `poll_ms`
-    /// for Ctrl-C (which stops the job). Returns whether it was interrupted.
+    /// for Ctrl-C (which stops the job). Returns whether it was interrupted:
+    /// by `ctl`, or by `kill` of one of its threads (the stop flag).
     pub fn wait(&mut self, ctl: &mut dyn Control, poll_ms: u64) -> bool {
+        if !self.stop.load(Ordering::Relaxed) {
+            ctl.started(&self.threads);
+        }
         loop {
             if self.threads.iter().all(|&t| task::has_exited(t)) {
-                return self.interrupted;
+                return self.interrupted || self.stop.load(Ordering::Relaxed);
             }
             if ctl.interrupted() {
                 self.interrupted = true;

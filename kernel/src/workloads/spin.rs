@@ -89,6 +89,13 @@ pub fn run(
         pids.push(tid.idx());
     }
     let interrupted = job.wait(ctl, 10);
+    // The parameters each thread ended with (`nice` / `chrt` may have
+    // changed them while it ran, e.g. as a background job), read before the
+    // join frees them.
+    let finals: Vec<Option<TaskParams>> = pids
+        .iter()
+        .map(|&p| task::sched_snapshot(task::thread(p)).map(|s| s.params))
+        .collect();
     let stats = job.join();
     let total: u64 = stats
         .iter()
@@ -102,21 +109,29 @@ pub fn run(
         threads: Vec::with_capacity(stats.len()),
         interrupted,
     };
-    for ((nice, pid), st) in p.nices.iter().zip(&pids).zip(&stats) {
+    for (((nice, pid), st), fin) in p.nices.iter().zip(&pids).zip(&stats).zip(&finals) {
         let r = SpinResult {
             nice: *nice,
             pid: *pid,
             runtime_ns: st.sum_exec_runtime_ns,
         };
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "nice {} runtime_ms {} share {}%  (pid {}, switches {})",
+            "nice {} runtime_ms {} share {}%  (pid {}, switches {}",
             r.nice,
             r.runtime_ns / 1_000_000,
             Permille((r.runtime_ns * 1000 + total / 2) / total),
             r.pid,
             st.nvcsw + st.nivcsw
         );
+        match fin {
+            Some(f) if f.nice != r.nice || f.policy != sched::Policy::Normal => {
+                let _ = writeln!(out, "; ended as {} nice {})", f.policy.name(), f.nice);
+            }
+            _ => {
+                let _ = writeln!(out, ")");
+            }
+        }
         rep.threads.push(r);
     }
     Ok(rep)
