@@ -219,8 +219,10 @@ stress-host:
 
 # make test-kernel RUNS times while stress-host runs; prints how many passed.
 RUNS ?= 3
+# `make test` (or STRESS_TARGET) RUNS times with every host core kept busy.
+STRESS_TARGET ?= test
 test-under-stress:
-	scripts/test-under-stress.sh $(RUNS)
+	scripts/test-under-stress.sh $(RUNS) $(STRESS_TARGET)
 
 # Stable-Rust fuzzing (fuzz/): the shell line parser and editor, sysctl
 # values, feature names, boot arguments and sched operation sequences against
