@@ -10,10 +10,23 @@ use crate::arch;
 use crate::task::{Thread, TASK_DEAD};
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
-/// (`None`: an idle thread, or one not spawned or exited). The running
+/// (an exited thread not joined yet: its final state; `None`: an idle
+/// thread, or a free slot). The running
 /// thread's runtime is as of its last accounting.
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
-    SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()).ok()
+    match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()) {
+        Ok(st) => Some(st),
+        // Exited and not joined yet: the state it exited with, stored by its
+        // last switch before that switch clears `on_cpu`.
+        Err(_) => {
+            if t.state() == TASK_DEAD {
+                while t.on_cpu.load(Ordering::Acquire) {
+                    ::core::hint::spin_loop();
+                }
+            }
+            *t.exit_sched.lock()
+        }
+    }
 }
 
 /// Thread `t`'s total runtime in ns, including the part of the current run
