@@ -114,7 +114,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let psci = psci::version().unwrap_or((0, 0));
     crate::console::emergency_write(format_args!(
         "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
-         timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s), mmu {} \
+         timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s){}, mmu {} \
          ({} GiB RAM blocks, {} 2 MiB tables, {} partial)\n",
         boot::aarch64::entry_el(),
         info.kernel_start,
@@ -129,11 +129,29 @@ pub fn early_init(info: &boot::BootInfo) {
         psci.1,
         plat.psci,
         plat.nr_cpus,
+        IgnoredCpus(plat.cpus_ignored),
         if mmu::enabled() { "on" } else { "off" },
         map.ram_gib,
         map.l2_tables,
         map.partial_2m + map.no_table,
     ));
+}
+
+/// ", N more ignored (MAX_CPUS)" when the device tree describes more usable
+/// CPUs than the kernel supports; nothing otherwise.
+struct IgnoredCpus(usize);
+
+impl core::fmt::Display for IgnoredCpus {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            0 => Ok(()),
+            n => write!(
+                f,
+                " ({n} more ignored: MAX_CPUS is {})",
+                crate::percpu::MAX_CPUS
+            ),
+        }
+    }
 }
 
 /// Ends the QEMU run with `code` (host exit status 0 for success, 1 for failure)

@@ -61,6 +61,9 @@ pub struct Platform {
     pub cpus: [u64; MAX_CPUS],
     /// How many entries of `cpus` are valid (at least 1: the boot CPU).
     pub nr_cpus: usize,
+    /// Usable CPUs beyond [`MAX_CPUS`], ignored (reported at boot, never
+    /// dropped silently).
+    pub cpus_ignored: usize,
 }
 
 /// The architectural default INTID of the EL1 virtual timer (PPI 11).
@@ -142,7 +145,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
     };
 
     let psci = psci_conduit(&fdt);
-    let (cpus, nr_cpus) = cpu_list(&fdt, psci.is_some());
+    let (cpus, nr_cpus, cpus_ignored) = cpu_list(&fdt, psci.is_some());
     Platform {
         uart_base,
         uart_intid,
@@ -151,6 +154,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         psci,
         cpus,
         nr_cpus,
+        cpus_ignored,
     }
 }
 
@@ -160,13 +164,14 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
 /// A CPU whose `status` is `"fail"` is skipped. The boot CPU is always in the
 /// list, even if the device tree lacks it or more than [`MAX_CPUS`] CPUs come
 /// first; the list is cut at [`MAX_CPUS`].
-fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize) {
+fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize, usize) {
     let boot = MPIDR_EL1.get() & MPIDR_AFF_MASK;
     let mut cpus = [0u64; MAX_CPUS];
     cpus[0] = boot;
     let mut n = 1;
+    let mut ignored = 0;
     let Some(node) = fdt.find_node("/cpus") else {
-        return (cpus, n);
+        return (cpus, n, ignored);
     };
     let addr_cells = node
         .property("#address-cells")
@@ -197,9 +202,11 @@ fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize) {
         if n < MAX_CPUS {
             cpus[n] = mpidr;
             n += 1;
+        } else {
+            ignored += 1;
         }
     }
-    (cpus, n)
+    (cpus, n, ignored)
 }
 
 /// INTID of the EL1 virtual timer from the `arm,armv8-timer` node: its
