@@ -162,6 +162,11 @@ fn spawn_block_wake_exit_on_one_cpu() {
     assert_eq!(sw.prev, Some(curr));
     assert!(sw.prev_exited.is_some_and(|t| t.nr_switches >= 1));
     live[curr.0 as usize] = false;
+    // Its exit state stays readable (join) until the id is spawned again.
+    let kept = s.exited(curr).expect("exit state kept");
+    assert_eq!(kept.nr_switches, sw.prev_exited.unwrap().nr_switches);
+    let other = (0..3).map(TaskId).find(|&i| i != curr).unwrap();
+    assert!(s.exited(other).is_none(), "a live task has no exit state");
     assert_eq!(
         s.wake(curr, WakeFlags::empty(), 0),
         Err(LifecycleError::NoSuchTask)
@@ -173,6 +178,10 @@ fn spawn_block_wake_exit_on_one_cpu() {
     check(&s, &live);
     s.spawn(curr, task(0), 0).unwrap();
     live[curr.0 as usize] = true;
+    assert!(
+        s.exited(curr).is_none(),
+        "a new spawn forgets the old exit state"
+    );
     check(&s, &live);
 }
 

@@ -24,7 +24,7 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
                     ::core::hint::spin_loop();
                 }
             }
-            *t.exit_sched.lock()
+            SCHED.get()?.exited(TaskId(t.idx()))
         }
     }
 }
@@ -34,8 +34,15 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 pub fn task_runtime_ns(t: &Thread) -> u64 {
     let Some(s) = SCHED.get() else { return 0 };
     let id = TaskId(t.idx());
-    let Ok((_, mut rq)) = s.task_rq_lock(id, arch::cpu_id()) else {
-        return t.exit_sched.lock().map_or(0, |st| st.se.sum_exec_runtime);
+    let mut rq = match s.task_rq_lock(id, arch::cpu_id()) {
+        Ok((_, rq)) => rq,
+        // Asleep: its state is parked, fully accounted.
+        Err(::sched::smp::LifecycleError::Asleep) => {
+            return s
+                .task(id, arch::cpu_id())
+                .map_or(0, |st| st.se.sum_exec_runtime);
+        }
+        Err(_) => return s.exited(id).map_or(0, |st| st.se.sum_exec_runtime),
     };
     rq.update_rq_clock(arch::now_ns());
     let Some(st) = rq.task(id) else { return 0 };

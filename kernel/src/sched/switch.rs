@@ -73,8 +73,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     let action = prev_action(mode, prev_idx == idle, prev);
     let sw = s.schedule(&mut rq, action);
     if mode == SchedMode::Dead {
-        // Kept for `join`'s exit statistics.
-        *prev.exit_sched.lock() = sw.prev_exited;
+        // Its exit state stays with the scheduler for `join` (`exited`).
         pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
     }
     pc.mirror_need_resched(&rq);

@@ -121,8 +121,6 @@ pub struct Thread {
     /// (slot `TASK_NEW`), then only by context switches, through
     /// `as_mut_ptr` with this CPU's runqueue locked (`sched::switch`).
     pub(crate) ctx: spin::mutex::SpinMutex<arch::Context>,
-    /// The scheduler state it exited with, for `join`'s statistics.
-    pub(crate) exit_sched: spin::Mutex<Option<SchedTask>>,
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
     entry: spin::Mutex<Option<Entry>>,
     /// Set by spawn, freed by join (after the thread left the CPU for good);
@@ -159,7 +157,6 @@ impl Thread {
             timer_cpu: AtomicU32::new(0),
             name: spin::Mutex::new(""),
             ctx: spin::mutex::SpinMutex::new(arch::Context::default()),
-            exit_sched: spin::Mutex::new(None),
             entry: spin::Mutex::new(None),
             stack: spin::Mutex::new(None),
             wq_next: AtomicU32::new(u32::MAX),
@@ -455,7 +452,6 @@ where
         idx,
         gen: t.gen.load(Ordering::Relaxed),
     };
-    *t.exit_sched.lock() = None;
     let mut st = SchedTask::new(params);
     st.cpus_allowed = sched::CpuMask::from_u64(mask);
     t.prio.store(st.prio(), Ordering::Relaxed);
@@ -552,7 +548,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         nivcsw: t.nivcsw.load(Ordering::Relaxed),
         ..ExitStats::default()
     };
-    if let Some(st) = t.exit_sched.lock().take() {
+    if let Some(st) = self::core::sched().exited(sched::TaskId(t.idx)) {
         stats.sum_exec_runtime_ns = st.se.sum_exec_runtime;
         stats.nr_switches = st.nr_switches;
         stats.nr_wakeups = st.nr_wakeups;

@@ -302,6 +302,10 @@ impl<P: Platform> Scheduler<P> {
         task.state = TaskState::Absent;
         task.cpu = this_cpu as u32;
         cell.switching.store(false, Ordering::Relaxed);
+        // A previous task's exit state, if any, is forgotten.
+        let irq = self.platform.irq_save();
+        cell.parked.lock().take();
+        self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let d = {
             let mut rq = self.cpu_rq(cpu);
@@ -330,8 +334,14 @@ impl<P: Platform> Scheduler<P> {
         self.sched_ttwu_pending(rq);
         let sw = rq.switch(action);
         let Some(prev) = sw.prev else { return sw };
-        if sw.prev_exited.is_some() {
-            self.set_home(prev, HOME_NONE);
+        if let Some(t) = sw.prev_exited {
+            // Kept in its cell until the id is spawned again (`exited`).
+            if let Some(cell) = self.cell(prev) {
+                let irq = self.platform.irq_save();
+                *cell.parked.lock() = Some(t);
+                cell.home.store(HOME_NONE, Ordering::Release);
+                self.platform.irq_restore(irq);
+            }
         } else if action == PrevAction::Sleeps && sw.next != Some(prev) {
             self.park(rq, prev);
         }
@@ -648,6 +658,22 @@ impl<P: Platform> Scheduler<P> {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The state task `id` exited with ([`PrevAction::Exits`]), kept until
+    /// the id is spawned again (`join`'s statistics); `None` while it lives
+    /// or if it never ran.
+    pub fn exited(&self, id: TaskId) -> Option<SchedTask> {
+        let cell = self.cell(id)?;
+        let irq = self.platform.irq_save();
+        let t = {
+            let p = cell.parked.lock();
+            (cell.home.load(Ordering::Acquire) == HOME_NONE)
+                .then_some(*p)
+                .flatten()
+        };
+        self.platform.irq_restore(irq);
+        t
     }
 
     /// A copy of task `id`'s state, wherever it is.
