@@ -11,6 +11,7 @@
 //! | change policy / nice / priority / slice | [`Scheduler::set_params`] | `sched_setattr` |
 //! | change affinity | [`Scheduler::set_affinity`] | `set_cpus_allowed_ptr` |
 //! | remove a task that is not running | [`Scheduler::remove`] | — |
+//! | read an exited task's final state (`join`) | [`Scheduler::exited`] | — |
 //! | where is it? | [`Scheduler::task_cpu`], [`Scheduler::task_rq_lock`] | `task_cpu`, `task_rq_lock` |
 //! | migrate | internal: wakeup placement, balancing, affinity | `set_task_cpu` → [`Platform::set_task_cpu`] |
 //!
