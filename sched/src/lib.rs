@@ -22,7 +22,10 @@
 //!   `TaskId` → slot map), so memory follows the tasks, not the id space.
 //! - [`smp`]: per-CPU runqueues behind interrupt-masking locks, `select_task_rq`,
 //!   TTWU_QUEUE wake lists, IPIs through the [`smp::Platform`] trait, load balancing.
-//! - [`oracle`]: a brute-force O(n) EEVDF model the tests check the tree against.
+//! - `oracle` (feature `oracle`): a brute-force O(n) EEVDF model the tests
+//!   check the tree against; `axsched` (feature `axsched`): EEVDF behind
+//!   axsched 0.3's `BaseScheduler`.
+//! - `smp::lifecycle` (in [`smp`]): the task lifecycle a kernel drives.
 //!
 //! # Embedding
 //! ```
