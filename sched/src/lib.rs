@@ -25,7 +25,8 @@
 //! - `oracle` (feature `oracle`): a brute-force O(n) EEVDF model the tests
 //!   check the tree against; `axsched` (feature `axsched`): EEVDF behind
 //!   axsched 0.3's `BaseScheduler`.
-//! - `smp::lifecycle` (in [`smp`]): the task lifecycle a kernel drives.
+//! - [`smp::lifecycle`]: the task lifecycle a kernel drives (spawn, schedule,
+//!   wake, set_params, ...), its contracts and who owns what.
 //!
 //! # Embedding
 //! ```

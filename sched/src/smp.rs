@@ -61,7 +61,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::{Mutex, MutexGuard};
 
 mod balance;
-mod lifecycle;
+pub mod lifecycle;
 mod placement;
 
 pub use lifecycle::{LifecycleError, Woke};
