@@ -71,6 +71,10 @@ pub fn spin_until(deadline_ns: u64) {
 /// seen here was 15 ms), far below the runner's 10 s watchdog.
 pub const STALL_NS: u64 = 2_000_000_000;
 
+/// After a stall, how long [`wait_progress`] watches whether it resumes
+/// (stall + watch stay below the runner's 10 s watchdog).
+const RESUME_WATCH_MS: u64 = 5000;
+
 /// Waits until `done()`, checking every `poll_ms` (sleeping, or spinning
 /// when `poll_ms` is 0) that `progress()` keeps changing: fails with `what`
 /// and the last progress value when it stood still for [`STALL_NS`]. A
@@ -92,11 +96,23 @@ pub fn wait_progress(
             since = now;
             crate::ktest::progress();
         } else if now - since > STALL_NS {
+            // A failure either way; the dump and whether it moves again
+            // within another few seconds tell a lost wakeup (stays stuck)
+            // from a starved vCPU (resumes) for whoever reads the log.
+            task::dump_threads();
+            let resumed = (0..RESUME_WATCH_MS / 10).find_map(|k| {
+                task::sleep_ms(10);
+                (progress() != p || done()).then_some(10 * (k + 1))
+            });
             return Err(alloc::format!(
-                "{}: no progress for {} ms (stuck at {})",
+                "{}: no progress for {} ms (stuck at {}); {}",
                 what,
                 STALL_NS / 1_000_000,
-                p
+                p,
+                match resumed {
+                    Some(ms) => alloc::format!("it moved again {ms} ms later"),
+                    None => alloc::format!("still stuck {RESUME_WATCH_MS} ms later"),
+                }
             ));
         }
         if poll_ms == 0 {
