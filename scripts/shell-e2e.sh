@@ -53,18 +53,11 @@
 # script reads (SMP, MEM, ACCEL, ...).
 set -uo pipefail
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 ARCH KERNEL_ELF" >&2
-    exit 2
-fi
-arch=$1
-kernel=$2
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/arch-kernel-args.sh"
 runner="$here/qemu-$arch.sh"
 [ -x "$runner" ] || { echo "shell-e2e: no QEMU script for '$arch'" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "shell-e2e: needs python3" >&2; exit 2; }
-logdir="$(cd "$here/.." && pwd)/build"
-mkdir -p "$logdir"
+logdir=$builddir
 log="$logdir/shell-e2e-$arch-smp${SMP:-1}.log"
 limit=${SHELL_E2E_TIMEOUT:-180}
 

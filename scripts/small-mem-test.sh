@@ -7,15 +7,8 @@
 #
 #   scripts/small-mem-test.sh ARCH KERNEL_ELF   (env: MEM, SMP)
 set -uo pipefail
-if [ $# -ne 2 ]; then
-    echo "usage: $0 ARCH KERNEL_ELF" >&2
-    exit 2
-fi
-arch=$1
-kernel=$2
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$here/../build"
-log="$here/../build/small-mem-$arch.log"
+. "$(dirname "$0")/arch-kernel-args.sh"
+log="$builddir/small-mem-$arch.log"
 export MEM=${MEM:-6M} SMP=${SMP:-4}
 read -r -d '' script <<'CMDS'
 features

@@ -20,15 +20,8 @@
 #   plus the 8 MiB the workloads leave to the kernel; aarch64's heap is
 #   about half of MEM).
 set -uo pipefail
-if [ $# -ne 2 ]; then
-    echo "usage: $0 ARCH KERNEL_ELF" >&2
-    exit 2
-fi
-arch=$1
-kernel=$2
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$here/../build"
-log="$here/../build/soak-$arch.log"
+. "$(dirname "$0")/arch-kernel-args.sh"
+log="$builddir/soak-$arch.log"
 secs=${SOAK_SECS:-60}
 threads=${SOAK_THREADS:-1000}
 seed=${SOAK_SEED:+ -r $SOAK_SEED}

@@ -28,57 +28,33 @@ trait Front {
     fn task(i: usize) -> Arc<Self::T>;
 }
 
-struct Fifo;
-impl Front for Fifo {
-    type S = FifoScheduler<usize>;
-    type T = FifoTask<usize>;
-    const NAME: &'static str = "axsched FIFO";
-    fn sched() -> Self::S {
-        FifoScheduler::new()
-    }
-    fn task(i: usize) -> Arc<Self::T> {
-        Arc::new(FifoTask::new(i))
-    }
+/// A [`Front`] for scheduler `$s` and task `$t` (both over `usize`).
+macro_rules! front {
+    ($front:ident, $name:literal, $s:ty, $t:ty) => {
+        struct $front;
+        impl Front for $front {
+            type S = $s;
+            type T = $t;
+            const NAME: &'static str = $name;
+            fn sched() -> Self::S {
+                <$s>::new()
+            }
+            fn task(i: usize) -> Arc<Self::T> {
+                Arc::new(<$t>::new(i))
+            }
+        }
+    };
 }
 
-struct Rr;
-impl Front for Rr {
-    type S = RRScheduler<usize, 5>;
-    type T = RRTask<usize, 5>;
-    const NAME: &'static str = "axsched RR";
-    fn sched() -> Self::S {
-        RRScheduler::new()
-    }
-    fn task(i: usize) -> Arc<Self::T> {
-        Arc::new(RRTask::new(i))
-    }
-}
-
-struct Cfs;
-impl Front for Cfs {
-    type S = CFScheduler<usize>;
-    type T = CFSTask<usize>;
-    const NAME: &'static str = "axsched CFS";
-    fn sched() -> Self::S {
-        CFScheduler::new()
-    }
-    fn task(i: usize) -> Arc<Self::T> {
-        Arc::new(CFSTask::new(i))
-    }
-}
-
-struct Eevdf;
-impl Front for Eevdf {
-    type S = EevdfScheduler<usize>;
-    type T = EevdfTask<usize>;
-    const NAME: &'static str = "sched EEVDF (axsched front end)";
-    fn sched() -> Self::S {
-        EevdfScheduler::new()
-    }
-    fn task(i: usize) -> Arc<Self::T> {
-        Arc::new(EevdfTask::new(i))
-    }
-}
+front!(Fifo, "axsched FIFO", FifoScheduler<usize>, FifoTask<usize>);
+front!(Rr, "axsched RR", RRScheduler<usize, 5>, RRTask<usize, 5>);
+front!(Cfs, "axsched CFS", CFScheduler<usize>, CFSTask<usize>);
+front!(
+    Eevdf,
+    "sched EEVDF (axsched front end)",
+    EevdfScheduler<usize>,
+    EevdfTask<usize>
+);
 
 fn filled<F: Front>(n: usize) -> (F::S, Vec<Arc<F::T>>) {
     let mut s = F::sched();

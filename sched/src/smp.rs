@@ -568,6 +568,28 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
+    /// Enqueues task `id` on `cpu` with `enqueue` (that runqueue locked, its
+    /// clock brought up to date), records the placement
+    /// ([`Platform::set_task_cpu`]) and kicks `cpu` if it must act now. The
+    /// one place where a task lands on a runqueue from outside it.
+    fn enqueue_on<E>(
+        &self,
+        cpu: usize,
+        this_cpu: usize,
+        id: TaskId,
+        enqueue: impl FnOnce(&mut Rq) -> Result<WakeupDecision, E>,
+    ) -> Result<WakeupDecision, E> {
+        let d = {
+            let mut rq = self.cpu_rq(cpu);
+            rq.update_rq_clock(self.platform.now_ns());
+            let d = enqueue(&mut rq)?;
+            self.placed(id, cpu);
+            d
+        };
+        self.kick_if_needed(cpu, this_cpu, d.resched);
+        Ok(d)
+    }
+
     /// Wakes a fully dequeued task on `cpu` (chosen by [`Self::select_task_rq`]):
     /// directly when `cpu` is this CPU; through the target's wake list and an
     /// IPI with TTWU_QUEUE; else by locking the remote runqueue.
@@ -579,11 +601,10 @@ impl<P: Platform> Scheduler<P> {
         task: SchedTask,
         wf: WakeFlags,
     ) -> WakeOutcome {
+        let wake =
+            |rq: &mut Rq| Ok::<_, core::convert::Infallible>(rq.try_to_wake_up(id, task, wf));
         if cpu == this_cpu {
-            let mut rq = self.cpu_rq(cpu);
-            rq.update_rq_clock(self.platform.now_ns());
-            let d = rq.try_to_wake_up(id, task, wf);
-            self.placed(id, cpu);
+            let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
         }
         if self.cfg.feat(Feature::TtwuQueue) {
@@ -609,14 +630,7 @@ impl<P: Platform> Scheduler<P> {
                 return WakeOutcome::Queued { cpu, ipi: first };
             }
         }
-        let d = {
-            let mut rq = self.cpu_rq(cpu);
-            rq.update_rq_clock(self.platform.now_ns());
-            let d = rq.try_to_wake_up(id, task, wf);
-            self.placed(id, cpu);
-            d
-        };
-        self.kick_if_needed(cpu, this_cpu, d.resched);
+        let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
         WakeOutcome::Remote(cpu, d)
     }
 
@@ -648,14 +662,9 @@ impl<P: Platform> Scheduler<P> {
     ) -> (usize, WakeupDecision) {
         task.cpu = this_cpu as u32;
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
-        let d = {
-            let mut rq = self.cpu_rq(cpu);
-            rq.update_rq_clock(self.platform.now_ns());
-            let d = rq.wake_up_new_task(id, task);
-            self.placed(id, cpu);
-            d
-        };
-        self.kick_if_needed(cpu, this_cpu, d.resched);
+        let Ok(d) = self.enqueue_on(cpu, this_cpu, id, |rq| {
+            Ok::<_, core::convert::Infallible>(rq.wake_up_new_task(id, task))
+        });
         (cpu, d)
     }
 

@@ -308,14 +308,7 @@ impl<P: Platform> Scheduler<P> {
         cell.parked.lock().take();
         self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
-        let d = {
-            let mut rq = self.cpu_rq(cpu);
-            rq.update_rq_clock(self.platform.now_ns());
-            let d = rq.try_wake_up_new_task(id, task)?;
-            self.placed(id, cpu);
-            d
-        };
-        self.kick_if_needed(cpu, this_cpu, d.resched);
+        let d = self.enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))?;
         Ok((cpu, d))
     }
 
@@ -403,14 +396,9 @@ impl<P: Platform> Scheduler<P> {
             t
         };
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
-        let d = {
-            let mut rq = self.cpu_rq(target);
-            rq.update_rq_clock(self.platform.now_ns());
-            let d = rq.attach_task(id, t);
-            self.placed(id, target);
-            d
-        };
-        self.kick_if_needed(target, cpu, d.resched);
+        let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
+            Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
+        });
         Some(target)
     }
 
