@@ -7,7 +7,7 @@ use ::sched::{Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
-use crate::task::{Thread, TASK_DEAD};
+use crate::task::Thread;
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
 /// (an exited thread not joined yet: its final state; `None`: an idle
@@ -16,16 +16,9 @@ use crate::task::{Thread, TASK_DEAD};
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
     match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()) {
         Ok(st) => Some(st),
-        // Exited and not joined yet: the state it exited with, stored by its
-        // last switch before that switch clears `on_cpu`.
-        Err(_) => {
-            if t.state() == TASK_DEAD {
-                while t.on_cpu.load(Ordering::Acquire) {
-                    ::core::hint::spin_loop();
-                }
-            }
-            SCHED.get()?.exited(TaskId(t.idx()))
-        }
+        // Exited and not joined yet: the state it exited with (`sched`
+        // stores it in the same step that forgets the task).
+        Err(_) => SCHED.get()?.exited(TaskId(t.idx())),
     }
 }
 
