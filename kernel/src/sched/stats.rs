@@ -7,7 +7,7 @@ use ::sched::{Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
-use crate::task::Thread;
+use crate::task::{Thread, TASK_DEAD};
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
 /// (an exited thread not joined yet: its final state; `None`: an idle
