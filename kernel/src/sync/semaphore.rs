@@ -50,4 +50,10 @@ impl Semaphore {
     pub fn count(&self) -> isize {
         self.count.load(Ordering::Relaxed)
     }
+
+    /// The queue its sleepers wait on (for tests that drive the wait
+    /// protocol step by step).
+    pub(crate) fn wait_queue(&self) -> &WaitQueue {
+        &self.waiters
+    }
 }

@@ -17,6 +17,20 @@
 //! `schedule()` only flips it back to running (`try_to_wake_up` on a thread the
 //! runqueue still holds), and `schedule()` then does not block.
 //!
+//! One hazard is left by that protocol with exclusive wakeups
+//! ([`WaitQueue::wake_one`]): a waiter whose condition came true (it took a
+//! semaphore unit, say) is still queued and marked sleeping until
+//! `finish_wait`, and can be preempted in between. A `wake_one` in that
+//! window picks it (it looks asleep), and the wakeup is spent on a thread
+//! that no longer needs it, while the next waiter sleeps on with the
+//! resource free. [`WaitQueue::wait_event`] therefore passes the wakeup on
+//! ([`WaitQueue::finish_wait_exclusive`]) when a waker took it off the queue
+//! after its last `prepare_to_wait`, as Linux's `abort_exclusive_wait` does
+//! for an exclusive waiter that leaves without consuming its wakeup. Found
+//! as a hackbench start gate stuck with a unit free and one sender asleep
+//! (the `make ab` hang); at worst the pass-on wakes a waiter whose condition
+//! is still false, which goes back to sleep.
+//!
 //! Entries are not allocated: each thread can wait on one queue at a time, so
 //! the links live in its thread slot (`wq_next` / `wq_prev`, indices into the
 //! thread table), and a queue is a head and a tail index.
@@ -86,8 +100,9 @@ impl WaitQueue {
     }
 
     /// Marks the current thread running and takes it off the queue if a waker
-    /// did not already.
-    pub fn finish_wait(&self) {
+    /// did not already. Returns whether a waker had (it woke this thread, or
+    /// tried to, after the last `prepare_to_wait`).
+    pub fn finish_wait(&self) -> bool {
         let me = task::current_idx();
         task::set_current_state(task::TASK_RUNNING);
         let t = task::thread(me);
@@ -95,11 +110,23 @@ impl WaitQueue {
         // reads of our links happen before we reuse them (the waker may run
         // on another CPU).
         if t.wq_owner.load(Ordering::Acquire) == 0 {
-            return;
+            return true;
         }
         let mut l = self.list.lock();
         if t.wq_owner.load(Ordering::Relaxed) == self.key() {
             Self::unlink(&mut l, me);
+            return false;
+        }
+        true
+    }
+
+    /// [`Self::finish_wait`] for a waiter whose condition held after its last
+    /// `prepare_to_wait`: if a waker took it off the queue meanwhile, that
+    /// wakeup may have been meant for the next waiter (see the module docs),
+    /// so it is passed on with [`Self::wake_one`].
+    pub fn finish_wait_exclusive(&self) {
+        if self.finish_wait() {
+            self.wake_one();
         }
     }
 
@@ -192,6 +219,6 @@ impl WaitQueue {
             }
             task::schedule();
         }
-        self.finish_wait();
+        self.finish_wait_exclusive();
     }
 }

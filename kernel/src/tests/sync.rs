@@ -189,3 +189,52 @@ ktest!(sync_waitqueue_wake_all, || {
     wq.finish_wait();
     Ok(())
 });
+
+ktest!(sync_semaphore_wakeup_not_spent_on_satisfied_waiter, || {
+    // The interleaving behind the `make ab` hang, step by step: this thread
+    // is a semaphore waiter whose condition already held (it took the one
+    // unit) but has not reached finish_wait yet, so it is still queued and
+    // marked sleeping, at the head. A second waiter queues behind it. An
+    // `up` then picks this thread (it looks asleep); finish_wait must pass
+    // that wakeup on, or the second waiter sleeps on with a unit free.
+    let sem = Arc::new(Semaphore::new(1));
+    let q = sem.wait_queue();
+    q.prepare_to_wait();
+    kassert!(sem.try_down(), "the unit was not free");
+    let b = task::spawn("sem-waiter", TaskParams::default(), {
+        let sem = sem.clone();
+        move || sem.down()
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let bt = task::thread(b.idx());
+    // Wait (yielding: a sleeping state is allowed to yield) until the second
+    // waiter is queued and asleep. It only has to run a few instructions; the
+    // bound is there to fail instead of hanging if it never gets there.
+    let t0 = crate::arch::now_ns();
+    while bt.wq_owner.load(Ordering::SeqCst) == 0
+        || bt.state.load(Ordering::SeqCst) != task::TASK_SLEEPING
+    {
+        if crate::arch::now_ns() - t0 > super::STALL_NS {
+            q.finish_wait();
+            return Err("the second waiter never went to sleep on the semaphore".into());
+        }
+        task::yield_now();
+    }
+    sem.up();
+    // The wakeup went to this thread (head of the queue, state sleeping).
+    kassert!(
+        bt.wq_owner.load(Ordering::SeqCst) != 0,
+        "up() woke the second waiter, not the satisfied head: setup wrong"
+    );
+    q.finish_wait_exclusive();
+    // Passed on, synchronously: the second waiter is off the queue and woken.
+    let passed_on = bt.wq_owner.load(Ordering::SeqCst) == 0;
+    if !passed_on {
+        // Release it so the test ends either way.
+        sem.up();
+    }
+    task::join(b).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert!(passed_on, "the wakeup was spent on the satisfied waiter");
+    kassert_eq!(sem.count(), 0);
+    Ok(())
+});
