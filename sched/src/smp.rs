@@ -308,10 +308,12 @@ pub struct Scheduler<P: Platform> {
     capacity: usize,
     topology: Topology,
     /// Per task id ([`TaskCell`]): where it lives and, while it sleeps, its
-    /// state. In chunks of [`HOME_CHUNK`] ids, each allocated by the first
-    /// [`Scheduler::spawn`] of an id in it: memory follows the ids in use,
-    /// plus one small cell per chunk of the capacity.
-    cells: Vec<spin::Once<Vec<TaskCell>>>,
+    /// state. A two-level table: chunks of [`HOME_CHUNK`] cells, in
+    /// directories of [`DIR_CHUNKS`] chunks, each allocated by the first
+    /// [`Scheduler::spawn`] of an id it covers. Memory follows the ids in
+    /// use; the capacity costs only the top level (16 bytes per
+    /// `HOME_CHUNK * DIR_CHUNKS` = 32 768 ids).
+    cells: Vec<spin::Once<CellDir>>,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -346,6 +348,10 @@ impl TaskCell {
 
 /// Task ids per chunk of [`Scheduler`]'s task cells.
 pub(crate) const HOME_CHUNK: usize = 128;
+/// Chunks per directory of [`Scheduler`]'s task cells.
+pub(crate) const DIR_CHUNKS: usize = 256;
+/// A directory of cell chunks (each allocated on first use).
+pub(crate) type CellDir = alloc::boxed::Box<[spin::Once<Vec<TaskCell>>]>;
 /// [`TaskCell::home`]: no task with this id.
 pub(crate) const HOME_NONE: u32 = u32::MAX;
 /// [`TaskCell::home`]: asleep, its state parked in the cell.
@@ -403,7 +409,7 @@ impl<P: Platform> Scheduler<P> {
             slots,
             capacity,
             topology,
-            cells: (0..capacity.div_ceil(HOME_CHUNK))
+            cells: (0..capacity.div_ceil(HOME_CHUNK * DIR_CHUNKS))
                 .map(|_| spin::Once::new())
                 .collect(),
         }
@@ -466,12 +472,18 @@ impl<P: Platform> Scheduler<P> {
     pub fn heap_bytes(&self) -> usize {
         let mut n = self.slots.capacity() * core::mem::size_of::<CpuSlot>()
             + self.topology.heap_bytes()
-            + self.cells.capacity() * core::mem::size_of::<spin::Once<Vec<TaskCell>>>()
+            + self.cells.capacity() * core::mem::size_of::<spin::Once<CellDir>>()
             + self
                 .cells
                 .iter()
-                .filter_map(|c| c.get())
-                .map(|c| c.capacity() * core::mem::size_of::<TaskCell>())
+                .filter_map(|d| d.get())
+                .map(|d| {
+                    d.len() * core::mem::size_of::<spin::Once<Vec<TaskCell>>>()
+                        + d.iter()
+                            .filter_map(|c| c.get())
+                            .map(|c| c.capacity() * core::mem::size_of::<TaskCell>())
+                            .sum::<usize>()
+                })
                 .sum::<usize>();
         for cpu in 0..self.nr_cpus() {
             n += self.cpu_rq(cpu).heap_bytes();

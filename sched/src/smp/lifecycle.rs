@@ -72,8 +72,8 @@ use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecisi
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState};
 
 use super::{
-    Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, HOME_CHUNK, HOME_NONE, HOME_PARKED,
-    HOME_TRANSIT,
+    CellDir, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS, HOME_CHUNK,
+    HOME_NONE, HOME_PARKED, HOME_TRANSIT,
 };
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
@@ -175,16 +175,29 @@ impl<P: Platform> Scheduler<P> {
     /// The cell of `id`, if its chunk exists (never allocates).
     fn cell(&self, id: TaskId) -> Option<&TaskCell> {
         let i = id.0 as usize;
-        self.cells.get(i / HOME_CHUNK)?.get()?.get(i % HOME_CHUNK)
+        self.cells
+            .get(i / (HOME_CHUNK * DIR_CHUNKS))?
+            .get()?
+            .get(i / HOME_CHUNK % DIR_CHUNKS)?
+            .get()?
+            .get(i % HOME_CHUNK)
     }
 
-    /// The cell of `id`, allocating its chunk if needed.
+    /// The cell of `id`, allocating its directory and chunk if needed.
     fn cell_alloc(&self, id: TaskId) -> Result<&TaskCell, LifecycleError> {
         let i = id.0 as usize;
         if i >= self.capacity {
             return Err(LifecycleError::IdOutOfRange);
         }
-        let chunk = self.cells[i / HOME_CHUNK]
+        let dir = self.cells[i / (HOME_CHUNK * DIR_CHUNKS)]
+            .try_call_once(|| {
+                let mut v = Vec::new();
+                v.try_reserve_exact(DIR_CHUNKS)?;
+                v.extend((0..DIR_CHUNKS).map(|_| spin::Once::new()));
+                Ok::<CellDir, TryReserveError>(v.into_boxed_slice())
+            })
+            .map_err(|_| LifecycleError::NoMemory)?;
+        let chunk = dir[i / HOME_CHUNK % DIR_CHUNKS]
             .try_call_once(|| {
                 let mut v = Vec::new();
                 v.try_reserve_exact(HOME_CHUNK)?;
