@@ -88,11 +88,11 @@ impl core::fmt::Display for StackOwner {
 /// If `addr` lies in the unmapped guard below a kernel stack of the stack
 /// region: whose stack that is. Takes no locks.
 pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
-    Some(match task::stack::guard_owner(addr)? {
+    Some(match crate::heap::stack::guard_owner(addr)? {
         Some(idx) if (idx as usize) < task::threads().len() => {
             StackOwner::Thread(idx, task::thread(idx).name())
         }
-        Some(idx) => match task::stack::exception_stack_cpu(idx) {
+        Some(idx) => match crate::heap::stack::exception_stack_cpu(idx) {
             Some(cpu) => StackOwner::ExceptionStack(cpu),
             None => StackOwner::Nobody,
         },
@@ -113,8 +113,8 @@ pub fn fault_reported() {
 /// `sp` and climbs; at most `out.len()`. Returns how many were written.
 /// Empty when `sp` is not on a stack of the stack region. Takes no locks.
 pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
-    let Some((lo, hi)) = task::stack::stack_bounds(sp) else {
+    let Some((lo, hi)) = crate::heap::stack::stack_bounds(sp) else {
         return 0;
     };
-    task::stack::walk_frames(fp, lo, hi, out)
+    crate::heap::stack::walk_frames(fp, lo, hi, out)
 }

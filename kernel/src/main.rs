@@ -3,7 +3,7 @@
 //! Boot order (`kernel_main`): arch early init, console, command line, heap,
 //! thread table (the boot context becomes CPU 0's idle thread and moves from
 //! the boot stack to a kernel stack with a guard page below it,
-//! `task::stack`), scheduler configuration and the per-CPU runqueues, the
+//! `heap::stack`), scheduler configuration and the per-CPU runqueues, the
 //! secondary CPUs (each gets a guarded kernel stack, turns its start-up
 //! context into its idle
 //! thread, comes online in the scheduler, starts its own tick and idles), the
@@ -27,7 +27,8 @@ mod arch;
 mod cmdline;
 mod console;
 mod fault;
-// The global allocator (hands out raw memory).
+// The global allocator (hands out raw memory) and the kernel-stack allocator
+// (maps heap pages under guard pages, runs a CPU on a new stack).
 #[allow(unsafe_code)]
 mod heap;
 mod hooks;
@@ -76,7 +77,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     // CPU 0's idle thread (this context) leaves the boot stack for a kernel
     // stack with a guard below it, like every other thread's.
     BOOT.call_once(|| BootState { args, heap_len });
-    match task::stack::KernelStack::new(task::idle_idx(0)) {
+    match heap::stack::KernelStack::new(task::idle_idx(0)) {
         Ok(stack) => stack.run_forever(boot_continue, 0),
         Err(_) => boot_continue(0),
     }
@@ -98,7 +99,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
         panic!("boot state missing");
     };
     fault::set(args.fault);
-    task::stack::exception_stack_init(0);
+    heap::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
@@ -173,7 +174,7 @@ fn start_secondaries(ncpus: usize) {
         // Never freed: the CPU runs on it forever (also if the start timed
         // out: a late CPU may still use it). From the stack region (guard
         // pages below it) where the arch has one.
-        let stack = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
+        let stack = match heap::stack::KernelStack::new(task::idle_idx(cpu)) {
             Ok(stack) => stack,
             Err(_) => {
                 log::warn!("smp: no memory for cpu {}'s stack", cpu);
@@ -207,7 +208,7 @@ fn start_secondaries(ncpus: usize) {
 extern "C" fn secondary_entry(cpu: usize) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
-    task::stack::exception_stack_init(cpu);
+    heap::stack::exception_stack_init(cpu);
     fault::on_secondary(cpu, true);
     task::core::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));

@@ -34,11 +34,10 @@
 pub(crate) use crate::sched as core;
 pub mod inspect;
 pub mod softlockup;
-// Stack memory: allocation, page mapping, running a CPU on a new stack.
-#[allow(unsafe_code)]
-pub mod stack;
 pub mod stall;
 pub mod timer;
+
+use crate::heap::stack;
 
 use ::core::fmt;
 use ::core::sync::atomic::{

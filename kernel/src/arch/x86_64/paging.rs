@@ -5,7 +5,7 @@
 //! their own virtual region, [`STACK_REGION_BASE`] (4 GiB, PDPT entry 4 of
 //! PML4 entry 0, right above the identity map) for [`STACK_REGION_BYTES`]
 //! (1 GiB), mapped with 4 KiB pages onto heap memory. Generic code
-//! (`task::stack`) carves it into slots of stack plus unmapped guard pages.
+//! (`heap::stack`) carves it into slots of stack plus unmapped guard pages.
 //!
 //! One page directory covers the region; it is allocated at [`init`] and
 //! hooked into the PDPT that every CPU's CR3 shares. Page tables (one per

@@ -51,7 +51,7 @@ const PAGE: usize = 4096;
 /// Most slots used (the region may be larger): twice the thread slots, so
 /// the cross-CPU TLB flush that recycles freed slots is rare.
 const MAX_SLOTS: usize = 8192;
-const _: () = assert!(MAX_SLOTS > super::MAX_THREADS && MAX_SLOTS <= 1 << 16);
+const _: () = assert!(MAX_SLOTS > crate::task::MAX_THREADS && MAX_SLOTS <= 1 << 16);
 /// [`guard_owner`]'s answer for a slot nobody owns.
 const NO_OWNER: u16 = u16::MAX;
 
@@ -254,7 +254,7 @@ impl Drop for KernelStack {
 /// Owner ids of exception stacks: this plus the CPU index (thread slot
 /// indices are below it).
 const EXCEPTION_OWNER: u32 = 0xff00;
-const _: () = assert!(super::MAX_THREADS < EXCEPTION_OWNER as usize);
+const _: () = assert!(crate::task::MAX_THREADS < EXCEPTION_OWNER as usize);
 
 /// Gives this CPU (`cpu`) a guarded exception stack
 /// (`arch::set_exception_stack`); keeps the static one when there is no
@@ -374,16 +374,18 @@ crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
         let ok = alloc::sync::Arc::new(AtomicBool::new(false));
         let seen = ok.clone();
         let here = 1u64 << arch::cpu_id();
-        let tid = super::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
-            let local = 0u64;
-            let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
-            let me = super::current_idx();
-            let good = stack_bottom_of(sp)
-                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none());
-            seen.store(good, Ordering::Release);
-        })
-        .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
-        super::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
+        let tid =
+            crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
+                let local = 0u64;
+                let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+                let me = crate::task::current_idx();
+                let good = stack_bottom_of(sp).is_some_and(|b| {
+                    guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none()
+                });
+                seen.store(good, Ordering::Release);
+            })
+            .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
+        crate::task::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
         crate::kassert!(
             ok.load(Ordering::Acquire),
             "thread {i}: its stack is not in a region slot whose guard names it"

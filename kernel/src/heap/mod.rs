@@ -5,6 +5,10 @@
 //!
 //! Thread stacks, the thread table and the runqueue arenas come from here, at
 //! spawn and boot time only: the schedule, wakeup and tick paths never allocate.
+//! Kernel stacks have their own allocator on top of it ([`stack`]): heap
+//! pages mapped into a guarded virtual region.
+
+pub mod stack;
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::{self, NonNull};
