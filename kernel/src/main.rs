@@ -192,7 +192,7 @@ fn start_secondaries(ncpus: usize) {
                 log::warn!("smp: cpu {} started but did not come online", cpu);
                 break;
             }
-            core::hint::spin_loop();
+            arch::cpu_relax();
         }
     }
     log::info!(

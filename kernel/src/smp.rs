@@ -213,7 +213,7 @@ fn wait_step() {
     if !arch::irqs_enabled() {
         flush_local_queue();
     }
-    core::hint::spin_loop();
+    arch::cpu_relax();
 }
 
 /// Queues `func(arg)` on `cpu` (another CPU) and interrupts it if its ring

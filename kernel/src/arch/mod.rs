@@ -20,6 +20,7 @@
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
 //! | `fn cpu_id() -> usize` | this CPU's dense index (0 = boot CPU) |
 //! | `fn halt()` | wait for the next interrupt (interrupts enabled around it) |
+//! | `fn cpu_relax()` | spin-wait hint (`pause` / `yield`): under QEMU's round-robin TCG it also hands the turn to the next vCPU |
 //! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
 //! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
 //! | `fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |

@@ -304,7 +304,7 @@ fn take_slot() -> Result<u16, NoMemory> {
         }
         drop(slots);
         // Bounded: the flusher's cross-CPU call times out at worst.
-        core::hint::spin_loop();
+        arch::cpu_relax();
     };
     let flushed = crate::smp::on_each_cpu(flush_one, 0, true).is_ok();
     let mut slots = SLOTS.lock();

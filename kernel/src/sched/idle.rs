@@ -39,7 +39,7 @@ pub(crate) fn poll_idle(pc: &PerCpu) -> bool {
         && pc.need_resched() == Resched::None
         && arch::now_ns().saturating_sub(t0) < window
     {
-        ::core::hint::spin_loop();
+        arch::cpu_relax();
     }
     arch::irq_disable();
     let kicked = poll::end(&pc.poll_kick, &pc.polling);

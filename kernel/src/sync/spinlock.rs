@@ -49,7 +49,7 @@ impl<T: ?Sized> SpinLock<T> {
             .is_err()
         {
             while self.locked.load(Ordering::Relaxed) {
-                core::hint::spin_loop();
+                arch::cpu_relax();
             }
         }
         SpinLockGuard { lock: self, irq }

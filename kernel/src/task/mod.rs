@@ -540,7 +540,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
     t.exit_wq.wait_event(|| t.exited.load(Ordering::SeqCst));
     // The exiting thread may still be switching out (another CPU).
     while t.on_cpu.load(Ordering::Acquire) || t.state.load(Ordering::Acquire) != TASK_DEAD {
-        ::core::hint::spin_loop();
+        arch::cpu_relax();
     }
     let mut stats = ExitStats {
         nvcsw: t.nvcsw.load(Ordering::Relaxed),

@@ -176,3 +176,15 @@ pub fn halt() {
         )
     }
 }
+
+/// A spin-wait hint (Linux's arm64 `cpu_relax`): `yield`. Rust's
+/// `spin_loop()` emits `isb` on aarch64, which QEMU's round-robin TCG (one
+/// host thread for every vCPU, as under `-icount`) treats as an ordinary
+/// instruction, so a vCPU spinning on a flag another vCPU must set keeps the
+/// turn for its whole time slice; `yield` ends the turn there (QEMU's
+/// `EXCP_YIELD`), as `pause` does on x86_64. On hardware both are hints.
+#[inline]
+pub fn cpu_relax() {
+    // SAFETY: `yield` is a hint with no architectural effect.
+    unsafe { core::arch::asm!("yield", options(nomem, nostack, preserves_flags)) };
+}

@@ -45,7 +45,8 @@ mod trap;
 
 pub use context::{init_thread_context, switch_context, Context};
 pub use cpu::{
-    cpu_count, cpu_id, halt, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqState,
+    cpu_count, cpu_id, cpu_relax, halt, irq_disable, irq_enable, irq_restore, irq_save,
+    irqs_enabled, IrqState,
 };
 pub use pl011::{console_read, console_write};
 

@@ -253,6 +253,14 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     apic::timer_set_event(deadline_ns);
 }
 
+/// A spin-wait hint (Linux's `cpu_relax`): `pause`, which also ends a
+/// vCPU's turn under QEMU's round-robin TCG (`-icount`), so the vCPU it waits
+/// for gets to run.
+#[inline]
+pub fn cpu_relax() {
+    core::hint::spin_loop();
+}
+
 /// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an
 /// interrupt that arrives between the two still ends the `hlt`). Returns with
 /// interrupts enabled.
