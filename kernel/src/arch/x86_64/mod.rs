@@ -70,6 +70,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let x2apic = apic::init();
     percpu::set_lapic_id(apic::id());
     let discovery = smp::init(info);
+    let uart = console_uart(info);
     let trampoline_ok = smp::check_trampoline_page(info);
     // The same PIT windows measure the TSC and the LAPIC timer input.
     let cal = time::calibrate(apic::timer_calibration_start, apic::timer_calibration_end);
@@ -85,6 +86,13 @@ pub fn early_init(info: &boot::BootInfo) {
         }
     }
     let source = cal.source;
+    let (rsdp_source, rsdp_at) = boot::x86_64::rsdp_source();
+    let _ = writeln!(
+        serial::RawWriter,
+        "x86_64: ACPI RSDP {rsdp_at:#x} ({}), UART {:#x} ({uart})",
+        rsdp_source.name(),
+        serial::port(),
+    );
     let (heap_start, heap_len) = heap_region(info);
     let _ = writeln!(
         serial::RawWriter,
@@ -111,6 +119,31 @@ pub fn early_init(info: &boot::BootInfo) {
             ", AP trampoline page not RAM: APs will not start"
         },
     );
+}
+
+/// Moves the console to the UART the ACPI SPCR table names, when it names a
+/// 16550 in I/O space; says where the console is, for the boot log.
+fn console_uart(info: &boot::BootInfo) -> &'static str {
+    // SAFETY: the loader's (or boot's copy of the) RSDP; no heap yet, so the
+    // firmware tables are intact.
+    let spcr = info.rsdp.and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
+    match spcr {
+        Some(acpi::Spcr::IoPort16550 { port, divisor }) => {
+            if port != serial::port() {
+                serial::use_port(port, divisor);
+            }
+            "ACPI SPCR"
+        }
+        Some(acpi::Spcr::Unsupported(kind, space, addr)) => {
+            let _ = writeln!(
+                serial::RawWriter,
+                "x86_64: ACPI SPCR names UART type {kind:#x} in address space {space} at \
+                 {addr:#x}, which this kernel does not drive; staying on COM1"
+            );
+            "COM1, SPCR unsupported"
+        }
+        None => "COM1, no ACPI SPCR",
+    }
 }
 
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
@@ -169,7 +202,8 @@ pub fn console_read() -> Option<u8> {
 /// Routes COM1's receive interrupt through the I/O APIC to this CPU and turns
 /// it on; false (and polling goes on) when the MADT named no I/O APIC.
 pub fn console_rx_irq_start() -> bool {
-    if !ioapic::route_com1(apic::id()) {
+    // Only COM1's interrupt (ISA IRQ 4) is routed; another UART is polled.
+    if serial::port() != serial::COM1_PORT || !ioapic::route_com1(apic::id()) {
         return false;
     }
     serial::rx_irq_enable(true);
