@@ -27,6 +27,9 @@ mod arch;
 mod cmdline;
 mod console;
 mod fault;
+// Draws into the loader's framebuffer (raw memory the arch maps).
+#[allow(unsafe_code)]
+mod fbcon;
 // The global allocator (hands out raw memory).
 #[allow(unsafe_code)]
 mod heap;
@@ -58,6 +61,23 @@ use boot::BootInfo;
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     arch::early_init(info);
     console::init();
+    if let Some(fb) = arch::framebuffer() {
+        // SAFETY: the arch maps the loader's framebuffer, which nothing
+        // else of ours touches.
+        let drawn = unsafe { fbcon::init(fb) };
+        let (cols, rows) = fbcon::size().unwrap_or_default();
+        log::info!(
+            "console: fb {}x{}x{} @{:#x} pitch {}: {}x{} text{}",
+            fb.width,
+            fb.height,
+            fb.bpp,
+            fb.addr,
+            fb.pitch,
+            cols,
+            rows,
+            if drawn { "" } else { " (format not drawn: serial only)" }
+        );
+    }
     log::info!(
         "kernel: booted via {:?}, cmdline '{}'",
         info.protocol,

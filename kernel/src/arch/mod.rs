@@ -16,6 +16,7 @@
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
+//! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
 //! | `fn heap_region(info: &boot::BootInfo) -> (usize, usize)` | (start, len) of free RAM for the kernel heap, after the kernel image |
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
 //! | `fn cpu_id() -> usize` | this CPU's dense index (0 = boot CPU) |
@@ -51,6 +52,13 @@ pub use aarch64::*;
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
+
+/// The loader's framebuffer, identity-mapped for the console: x86_64 has
+/// its own (`arch/x86_64`); the other arches' loaders give none yet.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn framebuffer() -> Option<boot::Framebuffer> {
+    None
+}
 
 /// Most CPUs the kernel runs on.
 pub const MAX_CPUS: usize = 8;

@@ -10,6 +10,7 @@ mod call;
 mod classes;
 mod compare;
 mod console;
+mod fbcon;
 mod sched;
 mod smp;
 mod stall;

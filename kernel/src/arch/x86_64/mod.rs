@@ -146,6 +146,16 @@ fn console_uart(info: &boot::BootInfo) -> &'static str {
     }
 }
 
+/// The loader's framebuffer (Multiboot2 tag 8), when all of it lies in the
+/// identity map.
+pub fn framebuffer() -> Option<boot::Framebuffer> {
+    boot::framebuffer().filter(|fb| {
+        fb.addr
+            .checked_add(fb.bytes())
+            .is_some_and(|end| end <= MAPPED_LIMIT_BYTES)
+    })
+}
+
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
 /// see `paging`) and returns its `(base, bytes)`; `None` if the heap cannot
 /// hold its page directory. Boot CPU, heap up, before other CPUs start.
