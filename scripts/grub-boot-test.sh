@@ -15,7 +15,9 @@
 # kernel reports `console: fb 1024x768x32` and a QEMU screendump taken while
 # the tests run shows the console's text colour in its first text rows
 # (scripts/screendump-check.py; the picture is kept in build/grub-fb.png).
-# MEM (default 6G) puts RAM above 4 GiB, which the kernel must map and use.
+# MEM (default 6G) puts RAM above 4 GiB, which the kernel must map (`-cpu
+# max`: with 1 GiB pages) and use: the heap takes its highest range first, so
+# the tests' threads run on memory above 4 GiB.
 # Installs GRUB's BIOS modules, xorriso and mtools from Debian's packages when
 # they are missing (grub-mkrescue needs all three).
 set -uo pipefail
@@ -105,6 +107,10 @@ if ! grep -q "booted via Multiboot2" "$log"; then
 fi
 if ! grep -q "console: fb 1024x768x32 @0x" "$log"; then
     echo "grub-boot-test: FAIL: no 'console: fb 1024x768x32' line (framebuffer tag); see $log" >&2
+    exit 1
+fi
+if [ "$mem" = 6G ] && ! grep -q 'RAM above 4 GiB: 4096 MiB identity-mapped (4096 MiB in 1 GiB pages)' "$log"; then
+    echo "grub-boot-test: FAIL: MEM=6G, but the 4 GiB above 4 GiB were not mapped with 1 GiB pages; see $log" >&2
     exit 1
 fi
 case $shot_line in

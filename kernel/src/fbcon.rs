@@ -67,7 +67,10 @@ pub fn layout(fb: &boot::Framebuffer) -> Option<(usize, usize, usize)> {
         _ => return None,
     };
     let (cols, rows) = (fb.width / CELL_W, fb.height / CELL_H);
-    let fits = fb.width.checked_mul(bytes_pp).is_some_and(|row| fb.pitch >= row);
+    let fits = fb
+        .width
+        .checked_mul(bytes_pp)
+        .is_some_and(|row| fb.pitch >= row);
     (cols > 0 && rows > 0 && fits).then_some((bytes_pp, cols, rows))
 }
 
@@ -263,7 +266,11 @@ pub fn size() -> Option<(usize, usize)> {
 /// Draws `s` if the console runs. With `wait` false (fault paths) it only
 /// tries the lock and draws nothing when another CPU holds it.
 pub fn write_str(s: &str, wait: bool) {
-    let guard = if wait { Some(CON.lock()) } else { CON.try_lock() };
+    let guard = if wait {
+        Some(CON.lock())
+    } else {
+        CON.try_lock()
+    };
     if let Some(mut guard) = guard {
         if let Some(con) = guard.as_mut() {
             s.chars().for_each(|c| con.put_char(c));

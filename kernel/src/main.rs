@@ -75,7 +75,11 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
             fb.pitch,
             cols,
             rows,
-            if drawn { "" } else { " (format not drawn: serial only)" }
+            if drawn {
+                ""
+            } else {
+                " (format not drawn: serial only)"
+            }
         );
     }
     log::info!(
@@ -87,7 +91,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
 
-    let (_, heap_len) = heap::init(info);
+    let heap_len = heap::total_bytes(heap::init(info));
     cmdline::check_run(&mut args, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });

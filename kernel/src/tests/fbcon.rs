@@ -50,7 +50,11 @@ ktest!(fbcon_draws_wraps_and_scrolls, || {
         r == g && g == b && r <= FG_RGB.0
     }));
     let brightest = px.iter().max().copied().unwrap_or(0) & 0xff;
-    kassert!(brightest * 4 >= u32::from(FG_RGB.2) * 3, "brightest {:#x}", brightest);
+    kassert!(
+        brightest * 4 >= u32::from(FG_RGB.2) * 3,
+        "brightest {:#x}",
+        brightest
+    );
     // Wrap: a full row of 'M' then one more character goes to the next row.
     m.con().put_char('\n');
     (0..=cols).for_each(|_| m.con().put_char('M'));

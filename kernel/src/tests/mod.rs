@@ -11,6 +11,7 @@ mod classes;
 mod compare;
 mod console;
 mod fbcon;
+mod highmem;
 mod sched;
 mod smp;
 mod stall;

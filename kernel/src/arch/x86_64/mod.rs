@@ -39,8 +39,11 @@ pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
 
-/// Highest physical address the boot page tables map (identity, 2 MiB pages).
-const MAPPED_LIMIT_BYTES: usize = 4 << 30;
+/// What the boot page tables identity-map (2 MiB pages): the first 4 GiB.
+/// ACPI tables are read there only; RAM above is mapped by
+/// `paging::map_ram_above_4g`.
+const BOOT_MAP_BYTES: usize = 4 << 30;
+const MAPPED_LIMIT_BYTES: usize = BOOT_MAP_BYTES;
 /// Heap assumed after the kernel when the loader gave no memory map.
 const FALLBACK_HEAP_BYTES: usize = 16 << 20;
 /// isa-debug-exit: QEMU exits with `(value << 1) | 1`.
@@ -71,6 +74,8 @@ pub fn early_init(info: &boot::BootInfo) {
     percpu::set_lapic_id(apic::id());
     let discovery = smp::init(info);
     let uart = console_uart(info);
+    // After ACPI was read (its tables are not overwritten), before the heap.
+    let high = map_high_ram(info);
     let trampoline_ok = smp::check_trampoline_page(info);
     // The same PIT windows measure the TSC and the LAPIC timer input.
     let cal = time::calibrate(apic::timer_calibration_start, apic::timer_calibration_end);
@@ -87,17 +92,40 @@ pub fn early_init(info: &boot::BootInfo) {
     }
     let source = cal.source;
     let (rsdp_source, rsdp_at) = boot::x86_64::rsdp_source();
+    if high.mapped + high.unmapped > 0 {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: RAM above 4 GiB: {} MiB identity-mapped ({} MiB in 1 GiB pages), {} MiB not",
+            high.mapped >> 20,
+            high.in_1g_pages >> 20,
+            high.unmapped >> 20,
+        );
+    }
+    if let Some(fb) = boot::framebuffer().filter(|_| framebuffer().is_none()) {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: framebuffer at {:#x} lies outside the identity map: serial only",
+            fb.addr
+        );
+    }
     let _ = writeln!(
         serial::RawWriter,
         "x86_64: ACPI RSDP {rsdp_at:#x} ({}), UART {:#x} ({uart})",
         rsdp_source.name(),
         serial::port(),
     );
-    let (heap_start, heap_len) = heap_region(info);
+    let heap = heap_regions(info);
+    let heap_len: usize = heap.as_slice().iter().map(|r| r.1).sum();
+    let heap_above_4g: usize = heap
+        .as_slice()
+        .iter()
+        .filter(|r| r.0 >= BOOT_MAP_BYTES)
+        .map(|r| r.1)
+        .sum();
     let _ = writeln!(
         serial::RawWriter,
         "x86_64: TSC {}.{:03} MHz ({}, invariant: {}), {} LAPIC id {} timer {} kHz, \
-         heap {:#x}+{} MiB, {} CPU(s) ({}{})",
+         heap {} MiB in {} range(s) ({} MiB above 4 GiB), {} CPU(s) ({}{})",
         time::tsc_hz() / 1_000_000,
         time::tsc_hz() / 1_000 % 1_000,
         source,
@@ -109,8 +137,9 @@ pub fn early_init(info: &boot::BootInfo) {
         if x2apic { "x2APIC" } else { "xAPIC" },
         percpu::lapic_id(),
         apic::timer_hz() / 1000,
-        heap_start,
         heap_len >> 20,
+        heap.len,
+        heap_above_4g >> 20,
         smp::cpu_count(),
         discovery,
         if trampoline_ok {
@@ -147,13 +176,30 @@ fn console_uart(info: &boot::BootInfo) -> &'static str {
 }
 
 /// The loader's framebuffer (Multiboot2 tag 8), when all of it lies in the
-/// identity map.
+/// boot identity map (below 4 GiB; a framebuffer in a 64-bit BAR above it
+/// is not mapped, and the console stays serial only).
 pub fn framebuffer() -> Option<boot::Framebuffer> {
     boot::framebuffer().filter(|fb| {
         fb.addr
             .checked_add(fb.bytes())
-            .is_some_and(|end| end <= MAPPED_LIMIT_BYTES)
+            .is_some_and(|end| end <= BOOT_MAP_BYTES)
     })
+}
+
+/// Identity-maps the RAM above 4 GiB (`paging::map_ram_above_4g`), taking
+/// page directories from the RAM right after the kernel image.
+fn map_high_ram(info: &boot::BootInfo) -> paging::HighMap {
+    const PAGE: usize = 4096;
+    let low_free = info.kernel_end.next_multiple_of(PAGE);
+    // The RAM range that holds the kernel's end bounds the page directories.
+    let low_free_end = info
+        .memory_regions()
+        .iter()
+        .find(|r| r.start <= low_free && low_free < r.start.saturating_add(r.len))
+        .map_or(low_free, |r| {
+            (r.start + r.len).min(BOOT_MAP_BYTES) & !(PAGE - 1)
+        });
+    paging::map_ram_above_4g(info.memory_regions(), low_free, low_free_end)
 }
 
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
@@ -323,29 +369,49 @@ pub fn exit_qemu(code: ExitCode) -> ! {
     }
 }
 
-/// The largest usable RAM region above the kernel image and below 4 GiB (all
-/// that is mapped), page-aligned, as `(start, len)`. The boot code copied
-/// everything it needed out of loader memory, so all of it is free. Memory
-/// below 1 MiB (the AP trampoline page, `smp::TRAMPOLINE_PHYS`) is never
-/// part of it.
-pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+/// RAM ranges for the heap, `(start, len)`, highest first: every usable
+/// range of the loader's memory map above the kernel image (and above the
+/// page directories `paging::map_ram_above_4g` took after it), clipped to
+/// what is identity-mapped, page-aligned. Ranges under 1 MiB long are left
+/// out. The boot code copied everything it needed out of loader memory, so
+/// all of it is free. Memory below 1 MiB (the AP trampoline page) is never
+/// part of it. Without a memory map: 16 MiB after the kernel.
+pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     const PAGE: usize = 4096;
     const LOW_MEMORY_END: usize = 1 << 20;
+    const MIN_RANGE: usize = 1 << 20;
     // The kernel is linked at 1 MiB, so this already excludes low memory; the
     // `max` keeps it so should the link address ever change.
-    let kernel_end = (info.kernel_end.max(LOW_MEMORY_END) + PAGE - 1) & !(PAGE - 1);
-    let best = info
-        .memory_regions()
-        .iter()
-        .map(|r| {
-            let start = ((r.start.max(kernel_end)) + PAGE - 1) & !(PAGE - 1);
-            let end = r.start.saturating_add(r.len).min(MAPPED_LIMIT_BYTES) & !(PAGE - 1);
-            (start, end.saturating_sub(start))
-        })
-        .max_by_key(|&(_, len)| len);
-    match best {
-        Some(region) if region.1 > 0 => region,
-        // No memory map: assume a small heap right after the kernel.
-        _ => (kernel_end, FALLBACK_HEAP_BYTES),
+    let floor = paging::early_pages_end(info.kernel_end.max(LOW_MEMORY_END)).next_multiple_of(PAGE);
+    let mut ranges = [(0usize, 0usize); boot::MAX_MEM_REGIONS];
+    let mut n = 0;
+    for r in info.memory_regions() {
+        let start = r.start.max(floor).next_multiple_of(PAGE);
+        let end = r.start.saturating_add(r.len) & !(PAGE - 1);
+        // Below 4 GiB all is mapped; above, the 2 MiB-trimmed part is.
+        let end = if end > BOOT_MAP_BYTES {
+            let mut mapped_end = start.max(BOOT_MAP_BYTES);
+            while mapped_end < end && paging::identity_mapped(mapped_end, PAGE) {
+                mapped_end = (mapped_end + (2 << 20)) & !((2 << 20) - 1);
+            }
+            mapped_end.min(end)
+        } else {
+            end
+        };
+        if end > start && end - start >= MIN_RANGE {
+            ranges[n] = (start, end - start);
+            n += 1;
+        }
     }
+    let ranges = &mut ranges[..n];
+    ranges.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut out = super::HeapRegions::default();
+    for &(start, len) in ranges.iter() {
+        out.push(start, len);
+    }
+    if out.len == 0 {
+        // No memory map: assume a small heap right after the kernel.
+        out.push(floor, FALLBACK_HEAP_BYTES);
+    }
+    out
 }
