@@ -10,7 +10,9 @@
 //! - `context`: thread context switch.
 //! - `acpi`: the MADT parser that finds the CPUs.
 //! - `smp`: CPU numbering, AP start-up (INIT-SIPI-SIPI, real-mode trampoline
-//!   at 0x8000) and IPIs.
+//!   in a free page below 1 MiB that `lowmem` picks from the memory map) and
+//!   IPIs.
+//! - `paging`: RAM above 4 GiB in the identity map; the kernel stack region.
 //!
 //! The boot code (`boot/src/x86_64`) left us in long mode on the boot stack with
 //! 0-4 GiB identity-mapped and interrupts disabled. Application processors go
@@ -21,6 +23,7 @@ mod acpi;
 mod apic;
 mod context;
 mod ioapic;
+mod lowmem;
 mod paging;
 mod percpu;
 mod serial;
@@ -76,7 +79,8 @@ pub fn early_init(info: &boot::BootInfo) {
     let uart = console_uart(info);
     // After ACPI was read (its tables are not overwritten), before the heap.
     let high = map_high_ram(info);
-    let trampoline_ok = smp::check_trampoline_page(info);
+    let cpus_found = smp::cpu_count();
+    let trampoline = smp::check_trampoline_page(info);
     // The same PIT windows measure the TSC and the LAPIC timer input.
     let cal = time::calibrate(apic::timer_calibration_start, apic::timer_calibration_end);
     time::init(cal.tsc_hz);
@@ -92,6 +96,14 @@ pub fn early_init(info: &boot::BootInfo) {
     }
     let source = cal.source;
     let (rsdp_source, rsdp_at) = boot::x86_64::rsdp_source();
+    if trampoline.is_none() && cpus_found > 1 {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: no usable 4 KiB page below 1 MiB in the memory map for the AP start-up \
+             trampoline: running on the boot CPU only ({} more found)",
+            cpus_found - 1
+        );
+    }
     if high.mapped + high.unmapped > 0 {
         let _ = writeln!(
             serial::RawWriter,
@@ -142,12 +154,20 @@ pub fn early_init(info: &boot::BootInfo) {
         heap_above_4g >> 20,
         smp::cpu_count(),
         discovery,
-        if trampoline_ok {
-            ""
-        } else {
-            ", AP trampoline page not RAM: APs will not start"
-        },
+        TrampolineNote(trampoline.filter(|_| cpus_found > 1)),
     );
+}
+
+/// ", AP trampoline 0x8000" on the boot line when other CPUs will start.
+struct TrampolineNote(Option<usize>);
+
+impl core::fmt::Display for TrampolineNote {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(page) => write!(f, ", AP trampoline {page:#x}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Moves the console to the UART the ACPI SPCR table names, when it names a
