@@ -16,6 +16,31 @@
 //! memory may later become heap) and calls the kernel's `kernel_main`.
 //!
 //! The kernel replaces the boot GDT with its own (with a TSS) in `early_init`.
+//!
+//! **What the Multiboot2 path takes from the loader** besides the command
+//! line and memory map: the framebuffer (the header asks for one with an
+//! optional framebuffer tag, type 5, so text-mode and serial-only loaders
+//! still boot us; the information tag 8 goes to [`crate::framebuffer`] when
+//! it is direct RGB at 16/24/32 bpp), the ACPI RSDP (tags 14/15, else the EFI
+//! system table of tags 12/11, else the BIOS areas: `rsdp.rs`).
+//!
+//! **No relocatable tag (type 10).** The image is linked and must run at
+//! 1 MiB: it is built with `relocation-model=static` (the static-PIE default
+//! of x86_64-unknown-none cannot link the 32-bit stub above, whose
+//! `offset sym` operands are R_X86_64_32 relocations), so absolute addresses
+//! are everywhere, in the stub, in vtables and in the AP trampoline's
+//! argument block, and nothing could apply a load offset to them. Making the
+//! kernel relocatable means either a PIE build with a self-relocation pass
+//! before any absolute address is used (aarch64 does this, see
+//! `boot/src/aarch64`; on x86_64 the 32-bit stub would have to be rewritten
+//! position-independent first, as 32-bit code has no RIP-relative
+//! addressing), or linking the kernel at a high virtual address and mapping
+//! it wherever it was loaded (a higher-half kernel: every "virtual ==
+//! physical" assumption of the identity map would go). Neither is worth it
+//! for a loader that never needs it: the image spans about 1-3 MiB, which is
+//! RAM on every PC (GRUB placed it there under SeaBIOS and under OVMF in the
+//! tests), and a loader that cannot place the ELF there fails loudly (GRUB
+//! prints an error and does not boot it), never silently.
 
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;

@@ -424,7 +424,7 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
         }
     }
     let ranges = &mut ranges[..n];
-    ranges.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    ranges.sort_unstable_by_key(|r| core::cmp::Reverse(r.0));
     let mut out = super::HeapRegions::default();
     for &(start, len) in ranges.iter() {
         out.push(start, len);
