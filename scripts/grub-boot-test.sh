@@ -21,7 +21,7 @@
 #   and a QEMU screendump taken while the tests run must show the console's
 #   text colour in its first text rows (scripts/screendump-check.py; the
 #   pictures are kept in build/grub-fb-{bios,efi}.png);
-# - RAM above 4 GiB: MEM (default 6G) puts 4 GiB at 0x1_0000_0000, which the
+# - RAM above 4 GiB: GRUB_MEM (default 6G; not MEM, which make sets) puts 4 GiB at 0x1_0000_0000, which the
 #   kernel must map (`-cpu max`: with 1 GiB pages) and use (the heap takes its
 #   highest range first, so the tests' threads run on memory above 4 GiB);
 # - under OVMF, the boot line `ACPI RSDP ... (EFI system table)`.
@@ -87,7 +87,7 @@ if ! grub-mkrescue -o "$iso" "$iso_dir" >"$build/grub-mkrescue.log" 2>&1; then
 fi
 
 smp=${SMP:-2}
-mem=${MEM:-6G}
+mem=${GRUB_MEM:-6G}
 # The text colour of the kernel's framebuffer console (fbcon::FG_RGB).
 text_rgb=208,208,208
 
@@ -111,18 +111,19 @@ boot_once() {
         echo "qemu-status $?"
     } | stdbuf -oL tr -d '\r' | tee "$log" | grep -av '^qemu-status' &
     local qemu_pipe=$!
-    # Screendump once the first test runs (the console has drawn the boot log).
+    # Screendump once the tests start (the console has drawn the boot log;
+    # they run for seconds unless every one is skipped).
     shot_line="screendump: FAIL: the tests never started"
     local i
-    for i in $(seq 1 "$((${GRUB_TIMEOUT:-120} * 10))"); do
+    for i in $(seq 1 "$((${GRUB_TIMEOUT:-120} * 20))"); do
         if grep -aq '^qemu-status' "$log" 2>/dev/null; then
             break
         fi
-        if grep -aq '^test ' "$log" 2>/dev/null; then
+        if grep -aq '^ktest: running' "$log" 2>/dev/null; then
             shot_line=$(python3 "$here/screendump-check.py" "$monitor" "$shot" "$text_rgb" 5)
             break
         fi
-        sleep 0.1
+        sleep 0.05
     done
     wait "$qemu_pipe"
     rc=$(sed -n 's/^qemu-status //p' "$log" | tail -n 1)

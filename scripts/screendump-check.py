@@ -29,8 +29,12 @@ def screendump(sock_path, out):
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(5)
     s.connect(sock_path)
-    time.sleep(0.2)
-    s.recv(65536)  # the monitor's banner and prompt
+    banner = b""
+    while b"(qemu)" not in banner:  # the monitor's banner and prompt
+        chunk = s.recv(65536)
+        if not chunk:
+            raise OSError("the monitor closed the connection")
+        banner += chunk
     s.sendall(f"screendump {out}\n".encode())
     deadline = time.time() + 10
     size = -1
