@@ -12,8 +12,12 @@
 //!   EGA text mode are not drawn (the loader's tag is ignored, serial only).
 //! - Control: `\n` (new line), `\r`, `\t` (to a multiple of 8), backspace;
 //!   ANSI escape sequences (`ESC [ ... letter`) are skipped, not drawn.
-//! - Scrolling: the rows move up one text line (a `memmove` of the
-//!   framebuffer) and the last line is cleared.
+//! - Scrolling: with the text grid kept in RAM ([`FbCon::with_shadow`], one
+//!   byte per cell, allocated once when the console starts), the rows move
+//!   up in the grid and only the cells whose character changed are redrawn:
+//!   the framebuffer is only written, never read (reads of video memory are
+//!   very slow on real PCs: uncached or write-combining). Without it (no
+//!   memory), a `memmove` of the framebuffer. The last line is cleared.
 //!
 //! The write path allocates nothing and takes one spin lock, inside the
 //! console's own lock; the fault path only tries it ([`write_str`] with
@@ -45,6 +49,8 @@ pub struct FbCon {
     lut: [u32; 256],
     /// Inside an escape sequence: 1 after ESC, 2 after `ESC [`.
     escape: u8,
+    /// The character in each cell (`cols * rows`, row-major), when kept.
+    shadow: Option<alloc::boxed::Box<[u8]>>,
 }
 
 static CON: Mutex<Option<FbCon>> = Mutex::new(None);
@@ -98,7 +104,25 @@ impl FbCon {
             row: 0,
             lut,
             escape: 0,
+            shadow: None,
         })
+    }
+
+    /// Keeps the text grid in RAM from now on (scrolling then never reads
+    /// the framebuffer); the grid starts blank, like the screen after
+    /// [`init`]. Unchanged if the memory cannot be had.
+    pub fn with_shadow(mut self) -> FbCon {
+        let mut grid = alloc::vec::Vec::new();
+        if grid.try_reserve_exact(self.cols * self.rows).is_ok() {
+            grid.resize(self.cols * self.rows, b' ');
+            self.shadow = Some(grid.into_boxed_slice());
+        }
+        self
+    }
+
+    /// Whether the text grid is kept in RAM.
+    pub fn has_shadow(&self) -> bool {
+        self.shadow.is_some()
     }
 
     /// Text columns and rows.
@@ -151,6 +175,22 @@ impl FbCon {
 
     /// Moves every text row up by one and clears the last.
     fn scroll(&mut self) {
+        if let Some(mut grid) = self.shadow.take() {
+            let cols = self.cols;
+            for row in 0..self.rows - 1 {
+                for col in 0..cols {
+                    let (old, new) = (grid[row * cols + col], grid[(row + 1) * cols + col]);
+                    if old != new {
+                        self.draw(char::from(new), col, row);
+                        grid[row * cols + col] = new;
+                    }
+                }
+            }
+            grid[(self.rows - 1) * cols..].fill(b' ');
+            self.shadow = Some(grid);
+            self.clear_rows(self.rows - 1, self.rows);
+            return;
+        }
         let line = CELL_H * self.fb.pitch;
         // SAFETY: source rows 1..rows and destination rows 0..rows-1 lie
         // inside the framebuffer; `copy` handles the overlap.
@@ -196,7 +236,17 @@ impl FbCon {
                 if self.col >= self.cols {
                     self.newline();
                 }
+                // Drawn as '?' when the font lacks it; kept so in the grid.
+                let c = if get_raster(c, WEIGHT, HEIGHT).is_some() && c.is_ascii() {
+                    c
+                } else {
+                    '?'
+                };
                 self.draw(c, self.col, self.row);
+                let at = self.row * self.cols + self.col;
+                if let Some(cell) = self.shadow.as_mut().and_then(|g| g.get_mut(at)) {
+                    *cell = c as u8;
+                }
                 self.col += 1;
             }
         }
@@ -213,7 +263,13 @@ pub struct MemoryConsole {
 
 impl MemoryConsole {
     /// `None` if the size holds no text cell or the pitch is too small.
-    pub fn new(width: usize, pitch_px: usize, height: usize) -> Option<MemoryConsole> {
+    /// `shadow`: keep the text grid in RAM ([`FbCon::with_shadow`]).
+    pub fn new(
+        width: usize,
+        pitch_px: usize,
+        height: usize,
+        shadow: bool,
+    ) -> Option<MemoryConsole> {
         let mut buf = alloc::vec![0u32; pitch_px.checked_mul(height)?];
         let fb = boot::Framebuffer {
             addr: buf.as_mut_ptr() as usize,
@@ -229,6 +285,7 @@ impl MemoryConsole {
         // console (same struct; a Vec's heap block does not move with it) and
         // is only read through `pixel`.
         let con = unsafe { FbCon::new(fb) }?;
+        let con = if shadow { con.with_shadow() } else { con };
         Some(MemoryConsole { buf, pitch_px, con })
     }
 
@@ -244,7 +301,8 @@ impl MemoryConsole {
 }
 
 /// Starts the console on `fb` and clears the screen; false (and nothing
-/// drawn) if its format is not supported. Call once, on the boot CPU.
+/// drawn) if its format is not supported. Call once, on the boot CPU, with
+/// the heap up (the text grid comes from it).
 ///
 /// # Safety
 /// As for [`FbCon::new`], for the kernel's lifetime.
@@ -253,9 +311,15 @@ pub unsafe fn init(fb: boot::Framebuffer) -> bool {
     let Some(con) = (unsafe { FbCon::new(fb) }) else {
         return false;
     };
+    let con = con.with_shadow();
     con.clear_rows(0, con.rows);
     *CON.lock() = Some(con);
     true
+}
+
+/// Whether the running console keeps its text grid in RAM.
+pub fn has_shadow() -> bool {
+    CON.lock().as_ref().is_some_and(FbCon::has_shadow)
 }
 
 /// The console's text columns and rows, when it runs.

@@ -61,6 +61,8 @@ use boot::BootInfo;
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     arch::early_init(info);
     console::init();
+    // The heap first: the framebuffer console keeps its text grid there.
+    let heap_len = heap::total_bytes(heap::init(info));
     if let Some(fb) = arch::framebuffer() {
         // SAFETY: the arch maps the loader's framebuffer, which nothing
         // else of ours touches.
@@ -75,10 +77,10 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
             fb.pitch,
             cols,
             rows,
-            if drawn {
-                ""
-            } else {
-                " (format not drawn: serial only)"
+            match (drawn, fbcon::has_shadow()) {
+                (false, _) => " (format not drawn: serial only)",
+                (true, true) => ", grid in RAM",
+                (true, false) => ", no memory for the grid: scrolling reads video memory",
             }
         );
     }
@@ -90,8 +92,6 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     let mut args = cmdline::parse(info.cmdline, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
-
-    let heap_len = heap::total_bytes(heap::init(info));
     cmdline::check_run(&mut args, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });

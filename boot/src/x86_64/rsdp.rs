@@ -85,9 +85,11 @@ pub struct EfiSystemTable {
 
 /// Which steps the command line skips (`acpi_rsdp=efi|bios`; anything else,
 /// or nothing: none). The kernel's parser (`bootargs`) checks the value.
+/// Words after `run=` belong to its shell script, not to the boot.
 fn first_step(cmdline: &str) -> RsdpSource {
     match cmdline
         .split_ascii_whitespace()
+        .take_while(|w| !w.starts_with("run="))
         .find_map(|w| w.strip_prefix("acpi_rsdp="))
     {
         Some("efi") => RsdpSource::EfiSystemTable,

@@ -2,7 +2,9 @@
 //! stands in for a framebuffer (`fbcon::MemoryConsole`): glyphs land in the
 //! right cells in the text colour, control characters and escape sequences
 //! draw nothing, long lines wrap, the pitch padding is never written, and
-//! the screen scrolls by one text row when the last row is full. Runs in
+//! the screen scrolls by one text row when the last row is full, the same
+//! with the text grid kept in RAM (redrawing changed cells) and without it
+//! (moving the framebuffer's rows). Runs in
 //! every boot (no framebuffer needed); the GRUB boot checks a real one
 //! through a QEMU screendump.
 
@@ -23,8 +25,28 @@ fn lit(m: &MemoryConsole, cell_w: usize, col: usize, row: usize) -> usize {
 }
 
 ktest!(fbcon_draws_wraps_and_scrolls, || {
+    draws_wraps_and_scrolls(false)?;
+    draws_wraps_and_scrolls(true)?;
+    // Both ways of scrolling leave the same picture.
+    let (mut a, mut b) = match (
+        MemoryConsole::new(80, 96, 48, false),
+        MemoryConsole::new(80, 96, 48, true),
+    ) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err("memory consoles".into()),
+    };
+    kassert!(b.con().has_shadow() && !a.con().has_shadow());
+    for c in "one\ntwo words\nthree\n\tfour\nfive and more than a row\nsix".chars() {
+        a.con().put_char(c);
+        b.con().put_char(c);
+    }
+    kassert!((0..48).all(|y| (0..96).all(|x| a.pixel(x, y) == b.pixel(x, y))));
+    Ok(())
+});
+
+fn draws_wraps_and_scrolls(shadow: bool) -> crate::ktest::TestResult {
     let (width, pitch_px, height) = (80, 96, 48); // 3 text rows
-    let Some(mut m) = MemoryConsole::new(width, pitch_px, height) else {
+    let Some(mut m) = MemoryConsole::new(width, pitch_px, height, shadow) else {
         return Err("a 32 bpp RGB framebuffer must be accepted".into());
     };
     let (cols, rows) = m.con().size();
@@ -88,4 +110,4 @@ ktest!(fbcon_draws_wraps_and_scrolls, || {
     kassert!(layout(&fb(32, 255)).is_none());
     kassert!(layout(&fb(24, 192)).is_some());
     Ok(())
-});
+}
