@@ -101,9 +101,13 @@ test-x86_64-timing:
 	@tr -d '\r' <build/ktest-x86_64-smp$(SMP_TEST)-timing.log | $(SKIPPED_NONE) \
 		|| { echo "ktest: FAIL: x86_64 SMP=$(SMP_TEST) timing skipped tests" >&2; exit 1; }
 
-# Bare-metal boot path: the same ELF from a GRUB ISO through Multiboot2.
+# Bare-metal boot path: the same ELF from a GRUB ISO through Multiboot2, with
+# a VGA framebuffer (console drawn, checked by a screendump) and 6 GiB of RAM;
+# then one short PVH boot of the PC fallbacks (RSDP from the BIOS scan, the
+# UART from ACPI SPCR, RAM above 4 GiB in 2 MiB pages).
 test-x86_64-grub:
 	SMP=2 scripts/grub-boot-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	scripts/pc-paths-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 
 test-x86_64-smp:
 	KTEST_SUITE=concurrency SMP=$(SMP_TEST) scripts/ktest.sh x86_64 $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel

@@ -69,3 +69,62 @@ impl BootInfo {
         &self.memory[..self.memory_len]
     }
 }
+
+/// A linear framebuffer the loader set up (x86_64: the Multiboot2
+/// framebuffer tag, type 8, when its colour type is direct RGB).
+///
+/// Kept apart from [`BootInfo`] (read with [`framebuffer`]), so the arches
+/// whose loaders give none need not know about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Framebuffer {
+    /// Physical address of the first pixel (identity-mapped by the arch).
+    pub addr: usize,
+    /// Bytes from one row to the next.
+    pub pitch: usize,
+    /// Visible pixels per row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Bits per pixel (8, 15, 16, 24 or 32; the console draws 16, 24 and 32).
+    pub bpp: u8,
+    /// Bit position and size of the red, green and blue fields of a pixel.
+    pub red: (u8, u8),
+    /// See `red`.
+    pub green: (u8, u8),
+    /// See `red`.
+    pub blue: (u8, u8),
+}
+
+impl Framebuffer {
+    /// Bytes the visible rows span (`pitch * height`).
+    pub fn bytes(&self) -> usize {
+        self.pitch.saturating_mul(self.height)
+    }
+}
+
+/// The framebuffer, written once by the arch entry code before `kernel_main`.
+struct FramebufferCell(core::cell::UnsafeCell<Option<Framebuffer>>);
+
+// SAFETY: written only by the boot CPU before `kernel_main` runs (the
+// `set_framebuffer` contract), read-only afterwards.
+unsafe impl Sync for FramebufferCell {}
+
+static FRAMEBUFFER: FramebufferCell = FramebufferCell(core::cell::UnsafeCell::new(None));
+
+/// Records the loader's framebuffer.
+///
+/// # Safety
+/// Call only from the arch entry code on the boot CPU, before `kernel_main`
+/// (nothing reads the cell yet).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+unsafe fn set_framebuffer(fb: Framebuffer) {
+    // SAFETY: the caller's contract: no reader exists yet.
+    unsafe { *FRAMEBUFFER.0.get() = Some(fb) };
+}
+
+/// The linear framebuffer the loader set up, if any.
+pub fn framebuffer() -> Option<Framebuffer> {
+    // SAFETY: written before `kernel_main` only, so every read here sees the
+    // final value.
+    unsafe { *FRAMEBUFFER.0.get() }
+}

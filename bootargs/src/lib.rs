@@ -1,6 +1,8 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
 //! `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
-//! (a deliberate fault for the fault-report tests), and last
+//! (a deliberate fault for the fault-report tests), `acpi_rsdp=auto|efi|bios`
+//! (x86_64: where the boot code looks for the ACPI RSDP first; checked here,
+//! read by `boot`), and last
 //! `run=CMD;CMD;...`, which takes the rest of the line (spaces included): a
 //! shell script for the kernel to run before its first prompt (`make ab`
 //! hands a reproducible boot its script this way). The kernel checks each
@@ -228,6 +230,10 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),
+            // Read by the x86_64 boot code (boot/src/x86_64/rsdp.rs) before
+            // the kernel runs: which RSDP sources to skip, for the tests.
+            ("acpi_rsdp", Some("auto" | "efi" | "bios")) => {}
+            ("acpi_rsdp", _) => warn(word, "acpi_rsdp must be auto, efi or bios"),
             _ => warn(word, "unknown argument"),
         }
     }

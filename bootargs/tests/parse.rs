@@ -113,3 +113,15 @@ proptest! {
         prop_assert!(warned <= s.split_ascii_whitespace().count());
     }
 }
+
+#[test]
+fn acpi_rsdp_values_are_checked_and_change_no_field() {
+    let mut warned = Vec::new();
+    let a = parse(
+        "acpi_rsdp=auto acpi_rsdp=efi acpi_rsdp=bios acpi_rsdp=BIOS acpi_rsdp",
+        |w, _| warned.push(w.to_string()),
+    );
+    // The boot code reads the word itself; the parser only vouches for it.
+    assert_eq!(a, BootArgs::default());
+    assert_eq!(warned, ["acpi_rsdp=BIOS", "acpi_rsdp"]);
+}

@@ -1,5 +1,6 @@
 //! The serial console: the backend of the `log` crate, and the input side
-//! (a receive ring filled by the UART's interrupt) for the shell.
+//! (a receive ring filled by the UART's interrupt) for the shell. Output
+//! also goes to the framebuffer console (`fbcon`) when the loader set one up.
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -9,10 +10,15 @@ use crate::arch;
 
 static LOCK: Mutex<()> = Mutex::new(());
 
-struct Serial;
+/// The output side: the serial port, and the framebuffer console if any
+/// (which the fault paths only try to lock: `wait` false).
+struct Serial {
+    wait: bool,
+}
 
 impl Write for Serial {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        crate::fbcon::write_str(s, self.wait);
         for chunk in s.as_bytes().split_inclusive(|&b| b == b'\n') {
             match chunk.split_last() {
                 Some((b'\n', rest)) => {
@@ -31,14 +37,14 @@ pub fn print(args: fmt::Arguments) {
     let flags = arch::IrqGuard::save();
     {
         let _g = LOCK.lock();
-        let _ = Serial.write_fmt(args);
+        let _ = Serial { wait: true }.write_fmt(args);
     }
     drop(flags);
 }
 
 /// Prints without taking the console lock (panic and fault paths).
 pub fn emergency_write(args: fmt::Arguments) {
-    let _ = Serial.write_fmt(args);
+    let _ = Serial { wait: false }.write_fmt(args);
 }
 
 /// `print!` to the serial console.

@@ -27,6 +27,9 @@ mod arch;
 mod cmdline;
 mod console;
 mod fault;
+// Draws into the loader's framebuffer (raw memory the arch maps).
+#[allow(unsafe_code)]
+mod fbcon;
 // The global allocator (hands out raw memory) and the kernel-stack allocator
 // (maps heap pages under guard pages, runs a CPU on a new stack).
 #[allow(unsafe_code)]
@@ -59,6 +62,29 @@ use boot::BootInfo;
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     arch::early_init(info);
     console::init();
+    // The heap first: the framebuffer console keeps its text grid there.
+    let heap_len = heap::total_bytes(heap::init(info));
+    if let Some(fb) = arch::framebuffer() {
+        // SAFETY: the arch maps the loader's framebuffer, which nothing
+        // else of ours touches.
+        let drawn = unsafe { fbcon::init(fb) };
+        let (cols, rows) = fbcon::size().unwrap_or_default();
+        log::info!(
+            "console: fb {}x{}x{} @{:#x} pitch {}: {}x{} text{}",
+            fb.width,
+            fb.height,
+            fb.bpp,
+            fb.addr,
+            fb.pitch,
+            cols,
+            rows,
+            match (drawn, fbcon::has_shadow()) {
+                (false, _) => " (format not drawn: serial only)",
+                (true, true) => ", grid in RAM",
+                (true, false) => ", no memory for the grid: scrolling reads video memory",
+            }
+        );
+    }
     log::info!(
         "kernel: booted via {:?}, cmdline '{}'",
         info.protocol,
@@ -67,8 +93,6 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     let mut args = cmdline::parse(info.cmdline, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
-
-    let (_, heap_len) = heap::init(info);
     cmdline::check_run(&mut args, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });

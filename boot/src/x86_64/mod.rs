@@ -16,11 +16,39 @@
 //! memory may later become heap) and calls the kernel's `kernel_main`.
 //!
 //! The kernel replaces the boot GDT with its own (with a TSS) in `early_init`.
+//!
+//! **What the Multiboot2 path takes from the loader** besides the command
+//! line and memory map: the framebuffer (the header asks for one with an
+//! optional framebuffer tag, type 5, so text-mode and serial-only loaders
+//! still boot us; the information tag 8 goes to [`crate::framebuffer`] when
+//! it is direct RGB at 16/24/32 bpp), the ACPI RSDP (tags 14/15, else the EFI
+//! system table of tags 12/11, else the BIOS areas: `rsdp.rs`).
+//!
+//! **No relocatable tag (type 10).** The image is linked and must run at
+//! 1 MiB: it is built with `relocation-model=static` (the static-PIE default
+//! of x86_64-unknown-none cannot link the 32-bit stub above, whose
+//! `offset sym` operands are R_X86_64_32 relocations), so absolute addresses
+//! are everywhere, in the stub, in vtables and in the AP trampoline's
+//! argument block, and nothing could apply a load offset to them. Making the
+//! kernel relocatable means either a PIE build with a self-relocation pass
+//! before any absolute address is used (aarch64 does this, see
+//! `boot/src/aarch64`; on x86_64 the 32-bit stub would have to be rewritten
+//! position-independent first, as 32-bit code has no RIP-relative
+//! addressing), or linking the kernel at a high virtual address and mapping
+//! it wherever it was loaded (a higher-half kernel: every "virtual ==
+//! physical" assumption of the identity map would go). Neither is worth it
+//! for a loader that never needs it: the image spans about 1-3 MiB, which is
+//! RAM on every PC (GRUB placed it there under SeaBIOS and under OVMF in the
+//! tests), and a loader that cannot place the ELF there fails loudly (GRUB
+//! prints an error and does not boot it), never silently.
 
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
 
-use crate::{BootInfo, BootProtocol, MemRegion, MAX_MEM_REGIONS};
+use crate::{set_framebuffer, BootInfo, BootProtocol, Framebuffer, MemRegion, MAX_MEM_REGIONS};
+
+mod rsdp;
+pub use rsdp::{source as rsdp_source, RsdpSource};
 
 /// `eax` value with which a Multiboot2 loader enters the kernel.
 pub const MULTIBOOT2_BOOT_MAGIC: u32 = 0x36d7_6289;
@@ -46,6 +74,13 @@ mb2_header_start:
     .short 3, 0                      /* entry address tag */
     .long 12
     .long _start32
+    .balign 8
+    /* framebuffer tag (type 5), flags 1 = optional: a loader that cannot set
+       a graphics mode boots us anyway (text mode, serial). Width and height
+       0 = no preference (GRUB's gfxpayload decides), 32 bits per pixel. */
+    .short 5, 1
+    .long 20
+    .long 0, 0, 32
     .balign 8
     .short 0, 0                      /* end tag */
     .long 8
@@ -308,12 +343,50 @@ unsafe fn parse_pvh(info: &mut BootInfo, start: usize) {
     }
 }
 
+/// Multiboot2 framebuffer type of direct RGB colour (0 is indexed, 2 EGA text).
+const MB2_FRAMEBUFFER_RGB: u8 = 1;
+
+/// Reads a Multiboot2 framebuffer tag (type 8) at `tag` of `size` bytes:
+/// `u64 addr; u32 pitch, width, height; u8 bpp, type; u16 reserved;` then,
+/// for the RGB type, the position and size of the red, green and blue
+/// fields. Only direct RGB at 16, 24 or 32 bits per pixel is kept.
+///
+/// # Safety
+/// `tag..tag+size` must be a framebuffer tag inside the information structure.
+unsafe fn parse_framebuffer(tag: usize, size: usize) -> Option<Framebuffer> {
+    if size < 38 {
+        return None;
+    }
+    // SAFETY: (whole block) offsets inside the tag (size checked above).
+    unsafe {
+        let fb = Framebuffer {
+            addr: read_phys::<u64>(tag + 8) as usize,
+            pitch: read_phys::<u32>(tag + 16) as usize,
+            width: read_phys::<u32>(tag + 20) as usize,
+            height: read_phys::<u32>(tag + 24) as usize,
+            bpp: read_phys(tag + 28),
+            red: (read_phys(tag + 32), read_phys(tag + 33)),
+            green: (read_phys(tag + 34), read_phys(tag + 35)),
+            blue: (read_phys(tag + 36), read_phys(tag + 37)),
+        };
+        let kind: u8 = read_phys(tag + 29);
+        let usable = kind == MB2_FRAMEBUFFER_RGB
+            && matches!(fb.bpp, 16 | 24 | 32)
+            && fb.addr != 0
+            && fb.width > 0
+            && fb.height > 0
+            && fb.pitch >= fb.width * usize::from(fb.bpp / 8);
+        usable.then_some(fb)
+    }
+}
+
 /// Parses the Multiboot2 information structure: command line (tag 1), memory map
-/// (tag 6), ACPI old/new RSDP (tags 14/15).
+/// (tag 6), framebuffer (tag 8), EFI system table (tags 11/12), ACPI old/new
+/// RSDP (tags 14/15). Returns the EFI system table, for the RSDP fallback.
 ///
 /// # Safety
 /// `mbi` must point to a valid Multiboot2 information structure.
-unsafe fn parse_multiboot2(info: &mut BootInfo, mbi: usize) {
+unsafe fn parse_multiboot2(info: &mut BootInfo, mbi: usize) -> Option<rsdp::EfiSystemTable> {
     // SAFETY: (whole function) walks the tags within `total_size` as the
     // Multiboot2 specification lays them out.
     unsafe {
@@ -321,6 +394,7 @@ unsafe fn parse_multiboot2(info: &mut BootInfo, mbi: usize) {
         let end = mbi + total as usize;
         let mut tag = mbi + 8;
         let mut rsdp_v2 = false;
+        let mut efi = None;
         while tag + 8 <= end {
             let kind: u32 = read_phys(tag);
             let size: u32 = read_phys(tag + 4);
@@ -342,6 +416,24 @@ unsafe fn parse_multiboot2(info: &mut BootInfo, mbi: usize) {
                         e += entry_size as usize;
                     }
                 }
+                8 => {
+                    if let Some(fb) = parse_framebuffer(tag, size as usize) {
+                        set_framebuffer(fb);
+                    }
+                }
+                // EFI system table pointer: 32-bit (11), 64-bit (12, preferred).
+                11 if efi.is_none() && size >= 12 => {
+                    efi = Some(rsdp::EfiSystemTable {
+                        addr: read_phys::<u32>(tag + 8) as usize,
+                        is_64: false,
+                    });
+                }
+                12 if size >= 16 => {
+                    efi = Some(rsdp::EfiSystemTable {
+                        addr: read_phys::<u64>(tag + 8) as usize,
+                        is_64: true,
+                    });
+                }
                 // A v2 RSDP wins over the v1 one, whatever the tag order.
                 14 if !rsdp_v2 => info.rsdp = Some(copy_rsdp(tag + 8, size as usize - 8)),
                 15 => {
@@ -352,6 +444,7 @@ unsafe fn parse_multiboot2(info: &mut BootInfo, mbi: usize) {
             }
             tag += (size as usize + 7) & !7;
         }
+        efi
     }
 }
 
@@ -397,13 +490,14 @@ extern "C" fn boot_main_x86_64(magic: u32, info_addr: u32) -> ! {
         kernel_end,
     };
     let is_multiboot2 = magic == MULTIBOOT2_BOOT_MAGIC;
+    let mut efi = None;
     // SAFETY: under PVH `ebx` points to `hvm_start_info`; under any other
     // loader it is some address below 4 GiB, identity-mapped and readable.
     let is_pvh = !is_multiboot2 && unsafe { read_phys::<u32>(info_addr) } == PVH_START_MAGIC;
     if is_multiboot2 {
         info.protocol = BootProtocol::Multiboot2;
         // SAFETY: the Multiboot2 magic says `ebx` is the information structure.
-        unsafe { parse_multiboot2(&mut info, info_addr) };
+        efi = unsafe { parse_multiboot2(&mut info, info_addr) };
     } else if is_pvh {
         // SAFETY: the magic identifies a PVH start info.
         unsafe { parse_pvh(&mut info, info_addr) };
@@ -414,6 +508,13 @@ extern "C" fn boot_main_x86_64(magic: u32, info_addr: u32) -> ! {
             unsafe { core::arch::asm!("cli; hlt", options(nomem, nostack)) };
         }
     }
+    // SAFETY: the loader's RSDP and EFI system table as just parsed; boot
+    // CPU, before `kernel_main`; the copy goes to the static buffer.
+    info.rsdp = unsafe {
+        rsdp::find(info.rsdp, efi, info.cmdline, |addr, len| {
+            copy_rsdp(addr, len)
+        })
+    };
     let cell = BOOT_INFO.0.get();
     // SAFETY: single-threaded boot; written once, then only shared.
     let info: &'static BootInfo = unsafe {

@@ -16,7 +16,8 @@
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
-//! | `fn heap_region(info: &boot::BootInfo) -> (usize, usize)` | (start, len) of free RAM for the kernel heap, after the kernel image |
+//! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
+//! | `fn heap_regions(info: &boot::BootInfo) -> HeapRegions` | the free, mapped RAM ranges for the kernel heap, after the kernel image, in the order the heap should use them (x86_64: every RAM range, highest first; a fallback here wraps the other arches' single `heap_region`) |
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
 //! | `fn cpu_id() -> usize` | this CPU's dense index (0 = boot CPU) |
 //! | `fn halt()` | wait for the next interrupt (interrupts enabled around it) |
@@ -52,6 +53,53 @@ pub use aarch64::*;
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
+
+/// Most RAM ranges the kernel heap spans.
+pub const MAX_HEAP_REGIONS: usize = 16;
+
+/// RAM ranges for the kernel heap, `(start, len)`, in the order the heap
+/// should try them; the first `len` are valid.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeapRegions {
+    /// The ranges.
+    pub ranges: [(usize, usize); MAX_HEAP_REGIONS],
+    /// How many are valid.
+    pub len: usize,
+}
+
+impl HeapRegions {
+    /// Appends `(start, len)`; empty ranges and those beyond capacity are
+    /// dropped (returns whether it was kept).
+    pub fn push(&mut self, start: usize, len: usize) -> bool {
+        if len == 0 || self.len == MAX_HEAP_REGIONS {
+            return false;
+        }
+        self.ranges[self.len] = (start, len);
+        self.len += 1;
+        true
+    }
+
+    /// The valid ranges.
+    pub fn as_slice(&self) -> &[(usize, usize)] {
+        &self.ranges[..self.len]
+    }
+}
+
+/// The arches that report one heap range (the largest) use it alone.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn heap_regions(info: &boot::BootInfo) -> HeapRegions {
+    let mut r = HeapRegions::default();
+    let (start, len) = heap_region(info);
+    r.push(start, len);
+    r
+}
+
+/// The loader's framebuffer, identity-mapped for the console: x86_64 has
+/// its own (`arch/x86_64`); the other arches' loaders give none yet.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn framebuffer() -> Option<boot::Framebuffer> {
+    None
+}
 
 /// Most CPUs the kernel runs on.
 pub const MAX_CPUS: usize = 8;

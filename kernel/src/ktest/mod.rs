@@ -5,7 +5,8 @@
 //! section, which both arch linker scripts KEEP between the symbols
 //! `__ktest_start` and `__ktest_end`; the runner reads that array.
 //!
-//! The runner (boot argument `ktest`, or `ktest=<substring>` to filter by name)
+//! The runner (boot argument `ktest`, or `ktest=<substring>` to filter by name,
+//! `ktest=a,b` for either)
 //! runs each test once in a fresh thread with default scheduler features and
 //! the boot preemption model, prints `test <name> ... ok` or `test <name> ...
 //! FAILED` plus the reason, then `N passed, M failed, K skipped, Q
@@ -257,14 +258,20 @@ fn in_suite(t: &KTest, suite: Option<Suite>) -> bool {
     suite.is_none_or(|s| s == t.suite)
 }
 
-/// Runs the tests of `suite` (`None`: all) whose name contains `filter`, then
-/// ends QEMU with the verdict.
+/// Whether `name` contains `filter`, or one of its `,`-separated parts
+/// (`ktest=highmem_,smp_`; test names have no commas).
+fn matches(name: &str, filter: &str) -> bool {
+    filter.split(',').any(|part| name.contains(part))
+}
+
+/// Runs the tests of `suite` (`None`: all) whose name contains `filter` (or
+/// one of its `,`-separated parts), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
     let tests = registry();
     let selected: alloc::vec::Vec<&'static KTest> = tests
         .iter()
-        .filter(|t| t.name.contains(filter) && in_suite(t, suite))
+        .filter(|t| matches(t.name, filter) && in_suite(t, suite))
         .collect();
     crate::kprintln!(
         "ktest: running {} of {} tests (filter '{}', suite {})",

@@ -10,6 +10,8 @@ mod call;
 mod classes;
 mod compare;
 mod console;
+mod fbcon;
+mod highmem;
 mod sched;
 mod smp;
 mod stall;

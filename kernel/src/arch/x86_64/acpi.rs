@@ -103,6 +103,18 @@ unsafe fn table(addr: usize, sig: Option<&[u8; 4]>) -> Option<usize> {
 /// `rsdp` must be the RSDP address the loader reported (or a copy of it); the
 /// ACPI tables must not have been overwritten (call before the heap exists).
 pub unsafe fn discover(rsdp: usize, boot_apic_id: u32) -> Option<MadtCpus> {
+    // SAFETY: the caller's contract is `find_table`'s.
+    let (addr, len) = unsafe { find_table(rsdp, b"APIC") }?;
+    // SAFETY: `find_table` validated the table inside the identity map.
+    Some(unsafe { parse_madt(addr, len, boot_apic_id) })
+}
+
+/// Finds the table with signature `sig` through the RSDP at `rsdp` (XSDT
+/// preferred, else RSDT) and returns its validated `(address, length)`.
+///
+/// # Safety
+/// As for [`discover`].
+pub unsafe fn find_table(rsdp: usize, sig: &[u8; 4]) -> Option<(usize, usize)> {
     if !mapped(rsdp, 36) {
         return None;
     }
@@ -126,16 +138,71 @@ pub unsafe fn discover(rsdp: usize, boot_apic_id: u32) -> Option<MadtCpus> {
         };
         let (root_addr, root_len) = root;
         let entries = (root_len - SDT_HEADER_BYTES) / entry_bytes;
-        let madt = (0..entries).find_map(|i| {
+        (0..entries).find_map(|i| {
             let at = root_addr + SDT_HEADER_BYTES + i * entry_bytes;
             let addr = if entry_bytes == 8 {
                 usize::try_from(read::<u64>(at)).unwrap_or(0)
             } else {
                 read::<u32>(at) as usize
             };
-            table(addr, Some(b"APIC")).map(|len| (addr, len))
-        })?;
-        Some(parse_madt(madt.0, madt.1, boot_apic_id))
+            table(addr, Some(sig)).map(|len| (addr, len))
+        })
+    }
+}
+
+/// The console UART the ACPI SPCR table describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spcr {
+    /// A 16550-compatible UART in I/O port space: its base port and the
+    /// divisor of 115200 for the baud rate the table asks (`None`: keep).
+    IoPort16550 {
+        /// Base I/O port.
+        port: u16,
+        /// Baud-rate divisor, when the table names a rate.
+        divisor: Option<u16>,
+    },
+    /// Something this kernel does not drive (an MMIO UART, another type):
+    /// the interface type, the address space id and the address.
+    Unsupported(u8, u8, u64),
+}
+
+/// SPCR interface types (from the DBG2 table's list) that are 16550s.
+const SPCR_16550_TYPES: [u8; 3] = [0x00, 0x01, 0x12];
+/// Generic Address Structure address-space id of system I/O.
+const GAS_SYSTEM_IO: u8 = 1;
+/// Shortest SPCR read (through the baud-rate byte at offset 58).
+const SPCR_MIN_BYTES: usize = 59;
+
+/// The serial port control table (SPCR), when the firmware has one.
+///
+/// # Safety
+/// As for [`discover`].
+pub unsafe fn spcr(rsdp: usize) -> Option<Spcr> {
+    // SAFETY: the caller's contract is `find_table`'s.
+    let (addr, len) = unsafe { find_table(rsdp, b"SPCR") }?;
+    if len < SPCR_MIN_BYTES {
+        return None;
+    }
+    // SAFETY: (whole block) offsets below SPCR_MIN_BYTES of a validated table:
+    // interface type at 36, the base address (GAS: space id, bit width, bit
+    // offset, access size, u64 address) at 40, the baud rate at 58.
+    unsafe {
+        let kind: u8 = read(addr + 36);
+        let space: u8 = read(addr + 40);
+        let base: u64 = read(addr + 44);
+        let divisor = match read::<u8>(addr + 58) {
+            3 => Some(12), // 9600
+            4 => Some(6),  // 19200
+            6 => Some(2),  // 57600
+            7 => Some(1),  // 115200
+            _ => None,     // "as is"
+        };
+        match u16::try_from(base) {
+            Ok(port) if space == GAS_SYSTEM_IO && SPCR_16550_TYPES.contains(&kind) && port != 0 => {
+                Some(Spcr::IoPort16550 { port, divisor })
+            }
+            _ => Some(Spcr::Unsupported(kind, space, base)),
+        }
     }
 }
 

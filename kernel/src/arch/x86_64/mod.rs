@@ -10,7 +10,9 @@
 //! - `context`: thread context switch.
 //! - `acpi`: the MADT parser that finds the CPUs.
 //! - `smp`: CPU numbering, AP start-up (INIT-SIPI-SIPI, real-mode trampoline
-//!   at 0x8000) and IPIs.
+//!   in a free page below 1 MiB that `lowmem` picks from the memory map) and
+//!   IPIs.
+//! - `paging`: RAM above 4 GiB in the identity map; the kernel stack region.
 //!
 //! The boot code (`boot/src/x86_64`) left us in long mode on the boot stack with
 //! 0-4 GiB identity-mapped and interrupts disabled. Application processors go
@@ -21,6 +23,7 @@ mod acpi;
 mod apic;
 mod context;
 mod ioapic;
+mod lowmem;
 mod paging;
 mod percpu;
 mod serial;
@@ -39,8 +42,11 @@ pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
 
-/// Highest physical address the boot page tables map (identity, 2 MiB pages).
-const MAPPED_LIMIT_BYTES: usize = 4 << 30;
+/// What the boot page tables identity-map (2 MiB pages): the first 4 GiB.
+/// ACPI tables are read there only; RAM above is mapped by
+/// `paging::map_ram_above_4g`.
+const BOOT_MAP_BYTES: usize = 4 << 30;
+const MAPPED_LIMIT_BYTES: usize = BOOT_MAP_BYTES;
 /// Heap assumed after the kernel when the loader gave no memory map.
 const FALLBACK_HEAP_BYTES: usize = 16 << 20;
 /// isa-debug-exit: QEMU exits with `(value << 1) | 1`.
@@ -70,7 +76,11 @@ pub fn early_init(info: &boot::BootInfo) {
     let x2apic = apic::init();
     percpu::set_lapic_id(apic::id());
     let discovery = smp::init(info);
-    let trampoline_ok = smp::check_trampoline_page(info);
+    let uart = console_uart(info);
+    // After ACPI was read (its tables are not overwritten), before the heap.
+    let high = map_high_ram(info);
+    let cpus_found = smp::cpu_count();
+    let trampoline = smp::check_trampoline_page(info);
     // The same PIT windows measure the TSC and the LAPIC timer input.
     let cal = time::calibrate(apic::timer_calibration_start, apic::timer_calibration_end);
     time::init(cal.tsc_hz);
@@ -85,11 +95,49 @@ pub fn early_init(info: &boot::BootInfo) {
         }
     }
     let source = cal.source;
-    let (heap_start, heap_len) = heap_region(info);
+    let (rsdp_source, rsdp_at) = boot::x86_64::rsdp_source();
+    if trampoline.is_none() && cpus_found > 1 {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: no usable 4 KiB page below 1 MiB in the memory map for the AP start-up \
+             trampoline: running on the boot CPU only ({} more found)",
+            cpus_found - 1
+        );
+    }
+    if high.mapped + high.unmapped > 0 {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: RAM above 4 GiB: {} MiB identity-mapped ({} MiB in 1 GiB pages), {} MiB not",
+            high.mapped >> 20,
+            high.in_1g_pages >> 20,
+            high.unmapped >> 20,
+        );
+    }
+    if let Some(fb) = boot::framebuffer().filter(|_| framebuffer().is_none()) {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: framebuffer at {:#x} lies outside the identity map: serial only",
+            fb.addr
+        );
+    }
+    let _ = writeln!(
+        serial::RawWriter,
+        "x86_64: ACPI RSDP {rsdp_at:#x} ({}), UART {:#x} ({uart})",
+        rsdp_source.name(),
+        serial::port(),
+    );
+    let heap = heap_regions(info);
+    let heap_len: usize = heap.as_slice().iter().map(|r| r.1).sum();
+    let heap_above_4g: usize = heap
+        .as_slice()
+        .iter()
+        .filter(|r| r.0 >= BOOT_MAP_BYTES)
+        .map(|r| r.1)
+        .sum();
     let _ = writeln!(
         serial::RawWriter,
         "x86_64: TSC {}.{:03} MHz ({}, invariant: {}), {} LAPIC id {} timer {} kHz, \
-         heap {:#x}+{} MiB, {} CPU(s) ({}{})",
+         heap {} MiB in {} range(s) ({} MiB above 4 GiB), {} CPU(s) ({}{})",
         time::tsc_hz() / 1_000_000,
         time::tsc_hz() / 1_000 % 1_000,
         source,
@@ -101,16 +149,77 @@ pub fn early_init(info: &boot::BootInfo) {
         if x2apic { "x2APIC" } else { "xAPIC" },
         percpu::lapic_id(),
         apic::timer_hz() / 1000,
-        heap_start,
         heap_len >> 20,
+        heap.len,
+        heap_above_4g >> 20,
         smp::cpu_count(),
         discovery,
-        if trampoline_ok {
-            ""
-        } else {
-            ", AP trampoline page not RAM: APs will not start"
-        },
+        TrampolineNote(trampoline.filter(|_| cpus_found > 1)),
     );
+}
+
+/// ", AP trampoline 0x8000" on the boot line when other CPUs will start.
+struct TrampolineNote(Option<usize>);
+
+impl core::fmt::Display for TrampolineNote {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(page) => write!(f, ", AP trampoline {page:#x}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Moves the console to the UART the ACPI SPCR table names, when it names a
+/// 16550 in I/O space; says where the console is, for the boot log.
+fn console_uart(info: &boot::BootInfo) -> &'static str {
+    // SAFETY: the loader's (or boot's copy of the) RSDP; no heap yet, so the
+    // firmware tables are intact.
+    let spcr = info.rsdp.and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
+    match spcr {
+        Some(acpi::Spcr::IoPort16550 { port, divisor }) => {
+            if port != serial::port() {
+                serial::use_port(port, divisor);
+            }
+            "ACPI SPCR"
+        }
+        Some(acpi::Spcr::Unsupported(kind, space, addr)) => {
+            let _ = writeln!(
+                serial::RawWriter,
+                "x86_64: ACPI SPCR names UART type {kind:#x} in address space {space} at \
+                 {addr:#x}, which this kernel does not drive; staying on COM1"
+            );
+            "COM1, SPCR unsupported"
+        }
+        None => "COM1, no ACPI SPCR",
+    }
+}
+
+/// The loader's framebuffer (Multiboot2 tag 8), when all of it lies in the
+/// boot identity map (below 4 GiB; a framebuffer in a 64-bit BAR above it
+/// is not mapped, and the console stays serial only).
+pub fn framebuffer() -> Option<boot::Framebuffer> {
+    boot::framebuffer().filter(|fb| {
+        fb.addr
+            .checked_add(fb.bytes())
+            .is_some_and(|end| end <= BOOT_MAP_BYTES)
+    })
+}
+
+/// Identity-maps the RAM above 4 GiB (`paging::map_ram_above_4g`), taking
+/// page directories from the RAM right after the kernel image.
+fn map_high_ram(info: &boot::BootInfo) -> paging::HighMap {
+    const PAGE: usize = 4096;
+    let low_free = info.kernel_end.next_multiple_of(PAGE);
+    // The RAM range that holds the kernel's end bounds the page directories.
+    let low_free_end = info
+        .memory_regions()
+        .iter()
+        .find(|r| r.start <= low_free && low_free < r.start.saturating_add(r.len))
+        .map_or(low_free, |r| {
+            (r.start + r.len).min(BOOT_MAP_BYTES) & !(PAGE - 1)
+        });
+    paging::map_ram_above_4g(info.memory_regions(), low_free, low_free_end)
 }
 
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
@@ -169,7 +278,8 @@ pub fn console_read() -> Option<u8> {
 /// Routes COM1's receive interrupt through the I/O APIC to this CPU and turns
 /// it on; false (and polling goes on) when the MADT named no I/O APIC.
 pub fn console_rx_irq_start() -> bool {
-    if !ioapic::route_com1(apic::id()) {
+    // Only COM1's interrupt (ISA IRQ 4) is routed; another UART is polled.
+    if serial::port() != serial::COM1_PORT || !ioapic::route_com1(apic::id()) {
         return false;
     }
     serial::rx_irq_enable(true);
@@ -287,29 +397,49 @@ pub fn exit_qemu(code: ExitCode) -> ! {
     }
 }
 
-/// The largest usable RAM region above the kernel image and below 4 GiB (all
-/// that is mapped), page-aligned, as `(start, len)`. The boot code copied
-/// everything it needed out of loader memory, so all of it is free. Memory
-/// below 1 MiB (the AP trampoline page, `smp::TRAMPOLINE_PHYS`) is never
-/// part of it.
-pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+/// RAM ranges for the heap, `(start, len)`, highest first: every usable
+/// range of the loader's memory map above the kernel image (and above the
+/// page directories `paging::map_ram_above_4g` took after it), clipped to
+/// what is identity-mapped, page-aligned. Ranges under 1 MiB long are left
+/// out. The boot code copied everything it needed out of loader memory, so
+/// all of it is free. Memory below 1 MiB (the AP trampoline page) is never
+/// part of it. Without a memory map: 16 MiB after the kernel.
+pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     const PAGE: usize = 4096;
     const LOW_MEMORY_END: usize = 1 << 20;
+    const MIN_RANGE: usize = 1 << 20;
     // The kernel is linked at 1 MiB, so this already excludes low memory; the
     // `max` keeps it so should the link address ever change.
-    let kernel_end = (info.kernel_end.max(LOW_MEMORY_END) + PAGE - 1) & !(PAGE - 1);
-    let best = info
-        .memory_regions()
-        .iter()
-        .map(|r| {
-            let start = ((r.start.max(kernel_end)) + PAGE - 1) & !(PAGE - 1);
-            let end = r.start.saturating_add(r.len).min(MAPPED_LIMIT_BYTES) & !(PAGE - 1);
-            (start, end.saturating_sub(start))
-        })
-        .max_by_key(|&(_, len)| len);
-    match best {
-        Some(region) if region.1 > 0 => region,
-        // No memory map: assume a small heap right after the kernel.
-        _ => (kernel_end, FALLBACK_HEAP_BYTES),
+    let floor = paging::early_pages_end(info.kernel_end.max(LOW_MEMORY_END)).next_multiple_of(PAGE);
+    let mut ranges = [(0usize, 0usize); boot::MAX_MEM_REGIONS];
+    let mut n = 0;
+    for r in info.memory_regions() {
+        let start = r.start.max(floor).next_multiple_of(PAGE);
+        let end = r.start.saturating_add(r.len) & !(PAGE - 1);
+        // Below 4 GiB all is mapped; above, the 2 MiB-trimmed part is.
+        let end = if end > BOOT_MAP_BYTES {
+            let mut mapped_end = start.max(BOOT_MAP_BYTES);
+            while mapped_end < end && paging::identity_mapped(mapped_end, PAGE) {
+                mapped_end = (mapped_end + (2 << 20)) & !((2 << 20) - 1);
+            }
+            mapped_end.min(end)
+        } else {
+            end
+        };
+        if end > start && end - start >= MIN_RANGE {
+            ranges[n] = (start, end - start);
+            n += 1;
+        }
     }
+    let ranges = &mut ranges[..n];
+    ranges.sort_unstable_by_key(|r| core::cmp::Reverse(r.0));
+    let mut out = super::HeapRegions::default();
+    for &(start, len) in ranges.iter() {
+        out.push(start, len);
+    }
+    if out.len == 0 {
+        // No memory map: assume a small heap right after the kernel.
+        out.push(floor, FALLBACK_HEAP_BYTES);
+    }
+    out
 }

@@ -1,4 +1,7 @@
-//! 16550 UART on COM1 (I/O port 0x3f8), polled.
+//! 16550 UART on COM1 (I/O port 0x3f8), polled; or on the I/O port the
+//! ACPI SPCR table names ([`use_port`], from `early_init`), for PCs whose
+//! console UART is not COM1. SPCR UARTs in MMIO space are not driven (the
+//! boot log says so and COM1 stays).
 //!
 //! Transmit is polled on the line-status register: when THRE says the FIFO is
 //! empty, up to 16 bytes go out at once, which halves the number of port
@@ -25,12 +28,16 @@
 //!   QEMU nothing is lost either way (it holds input back until the receiver
 //!   has room); on hardware the shell drains the receiver in bursts (its
 //!   polling spins while input is flowing).
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
 /// COM1's base I/O port.
-const COM1_PORT: u16 = 0x3f8;
+pub const COM1_PORT: u16 = 0x3f8;
+/// The UART's base I/O port: COM1 until [`use_port`] names another.
+static BASE: AtomicU16 = AtomicU16::new(COM1_PORT);
+/// Divisor of 115200 for the default rate.
+const DEFAULT_DIVISOR: u16 = 1;
 /// Register offsets from the base port.
 const REG_DATA: u16 = 0; // RBR (read) / THR (write); divisor low with DLAB
 const REG_IER: u16 = 1; // interrupt enable; divisor high with DLAB
@@ -50,23 +57,41 @@ static TX_BURST_BYTES: AtomicUsize = AtomicUsize::new(1);
 
 fn read_reg(reg: u16) -> u8 {
     // SAFETY: reading a COM1 register has no side effect on memory.
-    unsafe { Port::<u8>::new(COM1_PORT + reg).read() }
+    unsafe { Port::<u8>::new(BASE.load(Ordering::Relaxed) + reg).read() }
 }
 
 fn write_reg(reg: u16, value: u8) {
     // SAFETY: COM1 registers control only the UART.
-    unsafe { Port::<u8>::new(COM1_PORT + reg).write(value) }
+    unsafe { Port::<u8>::new(BASE.load(Ordering::Relaxed) + reg).write(value) }
 }
 
 /// Programs COM1 for 115200 baud, 8N1, interrupts off; keeps the FIFOs as
 /// they were (see the module docs: enabling them would drop input).
 pub fn init() {
+    program(DEFAULT_DIVISOR);
+}
+
+/// Moves the console to the 16550 at I/O port `port` (from the ACPI SPCR)
+/// and programs it as [`init`] does, at 115200 / `divisor` baud. Boot CPU,
+/// before other CPUs run.
+pub fn use_port(port: u16, divisor: Option<u16>) {
+    BASE.store(port, Ordering::Relaxed);
+    program(divisor.unwrap_or(DEFAULT_DIVISOR));
+}
+
+/// The UART's base I/O port.
+pub fn port() -> u16 {
+    BASE.load(Ordering::Relaxed)
+}
+
+fn program(divisor: u16) {
     // IIR bits 7:6 read 0b11 when the 16-byte FIFOs are enabled.
     let fifo_on = read_reg(REG_FCR) & 0xC0 == 0xC0;
     write_reg(REG_IER, 0x00);
     write_reg(REG_LCR, 0x80); // DLAB: the next two writes set the divisor
-    write_reg(REG_DATA, 0x01); // 115200 / 1
-    write_reg(REG_IER, 0x00);
+    let [lo, hi] = divisor.to_le_bytes();
+    write_reg(REG_DATA, lo); // 115200 / divisor
+    write_reg(REG_IER, hi);
     write_reg(REG_LCR, 0x03); // 8 data bits, no parity, 1 stop bit
     if fifo_on {
         // Enable bit unchanged and no reset bits: only the RX trigger level

@@ -9,8 +9,11 @@
 //!
 //! **Start-up.** An AP wakes in 16-bit real mode at the 4 KiB page that the
 //! STARTUP IPI names. The trampoline below (assembled into the kernel image,
-//! position-dependent for [`TRAMPOLINE_PHYS`]) is copied to that page with an
-//! argument block at its end. It claims a one-shot ticket (so an AP that wakes
+//! position independent: it addresses its page through CS in real mode and
+//! through the page's base in a register after that) is copied to that page
+//! with an argument block at its end, which also carries the three absolute
+//! pointers the copy needs (its GDT's base and the two far jumps), written
+//! for the page chosen. It claims a one-shot ticket (so an AP that wakes
 //! after its start timed out parks instead of running on a stack that is no
 //! longer its own), loads its own small GDT, enters 32-bit protected mode,
 //! loads the boot CPU's CR3 (the 0-4 GiB identity map built by `boot`), CR4
@@ -20,11 +23,13 @@
 //! LAPIC in the boot CPU's mode, sets the "online" flag the boot CPU waits for,
 //! and calls the generic entry with interrupts disabled.
 //!
-//! Trampoline page: [`TRAMPOLINE_PHYS`] = 0x8000, in conventional memory below
-//! 1 MiB. The heap never reaches it (`heap_region` only hands out memory above
-//! the kernel image, which is linked at 1 MiB), nothing else of ours lives
-//! there, and by the time an AP is started the boot code has copied everything
-//! it needed out of loader memory and the MADT has been read.
+//! Trampoline page: a page below 1 MiB that the memory map lists as usable
+//! RAM, 0x8000 when it is (`lowmem::trampoline_page`), chosen by
+//! [`check_trampoline_page`]. The heap never reaches it (`heap_regions` only
+//! hands out memory above the kernel image, which is linked at 1 MiB),
+//! nothing else of ours lives there, and by the time an AP is started the
+//! boot code has copied everything it needed out of loader memory and the
+//! MADT has been read. No such page: the kernel runs on the boot CPU alone.
 //!
 //! **IPIs.** [`send_ipi`] sends a fixed interrupt through the ICR (x2APIC MSR
 //! 0x830, or xAPIC MMIO 0x310/0x300 after waiting for the delivery status) on
@@ -41,13 +46,11 @@ use x86_64::registers::model_specific::Msr;
 use super::super::{IpiKind, MAX_CPUS};
 use super::{acpi, apic, percpu, serial, time, trap};
 
-/// Physical address of the AP trampoline page (below 1 MiB, 4 KiB-aligned).
-pub const TRAMPOLINE_PHYS: usize = 0x8000;
+/// Physical address of the AP trampoline page (below 1 MiB, 4 KiB-aligned;
+/// a STARTUP IPI names it), 0 when none was found.
+static TRAMPOLINE_PHYS: AtomicUsize = AtomicUsize::new(0);
 /// Size of the trampoline page.
 const TRAMPOLINE_BYTES: usize = 4096;
-// A STARTUP IPI names a 4 KiB page below 1 MiB.
-const _: () =
-    assert!(TRAMPOLINE_PHYS.is_multiple_of(TRAMPOLINE_BYTES) && TRAMPOLINE_PHYS < 1 << 20);
 /// Wait after INIT (Intel MP specification: 10 ms).
 const INIT_DELAY_NS: u64 = 10_000_000;
 /// Wait after each STARTUP IPI (Intel MP specification: 200 us).
@@ -60,11 +63,14 @@ const CLAIMED_GRACE_NS: u64 = 1_000_000_000;
 /// `IA32_EFER`.
 const MSR_EFER: u32 = 0xC000_0080;
 
-// The trampoline, in AT&T syntax (16-bit far jumps are unambiguous there). `T`
-// is TRAMPOLINE_PHYS; every absolute address is `T + (label - start)`, a
-// constant the assembler resolves, since the code runs at the copy, not in the
-// image. Real mode starts with CS = T >> 4, IP = 0, so near jumps are relative
-// and data is addressed with DS = 0 (all addresses are below 64 KiB).
+// The trampoline, in AT&T syntax (16-bit far jumps are unambiguous there). It
+// runs at the copy, page T, not in the image, and knows T only at run time.
+// Real mode starts with CS = T >> 4, IP = 0: near jumps are relative, data is
+// addressed as `label - start` with DS = CS, and ESI = T (CS << 4) from
+// then on. Protected and long mode use flat segments, so data is
+// `label - start` off ESI / RSI. The GDT pointer's base and the two far
+// jumps into 32- and 64-bit code need T itself: `start_cpu` writes them
+// into the argument block (ap_tr_gdtr, ap_tr_pm32_far, ap_tr_lm64_far).
 core::arch::global_asm!(
     r#"
     .section .text.ap_trampoline, "ax"
@@ -74,7 +80,7 @@ x86_ap_trampoline_start:
     .code16
     cli
     cld
-    xorw %ax, %ax
+    movw %cs, %ax
     movw %ax, %ds
     /* Claim the one-shot ticket: only the CPU it names (its initial APIC
        id + 1, from CPUID leaf 1 EBX[31:24]) takes it and goes on. */
@@ -84,13 +90,16 @@ x86_ap_trampoline_start:
     movl %ebx, %eax
     incl %eax
     xorl %ecx, %ecx
-    lock cmpxchgl %ecx, {T} + ap_tr_ticket - x86_ap_trampoline_start
+    lock cmpxchgl %ecx, ap_tr_ticket - x86_ap_trampoline_start
     jne ap_tr_park
-    lgdtl {T} + ap_tr_gdt_ptr - x86_ap_trampoline_start
+    xorl %esi, %esi
+    movw %cs, %si
+    shll $4, %esi                    /* ESI = T, the page's physical address */
+    lgdtl ap_tr_gdtr - x86_ap_trampoline_start
     movl %cr0, %eax
     orl $1, %eax                     /* PE */
     movl %eax, %cr0
-    ljmpl $0x08, ${T} + ap_tr_pm32 - x86_ap_trampoline_start
+    ljmpl *ap_tr_pm32_far - x86_ap_trampoline_start
 ap_tr_park:
     cli
     hlt
@@ -105,24 +114,24 @@ ap_tr_pm32:
     movw %ax, %fs
     movw %ax, %gs
     /* The boot CPU's CR4 without PCIDE (not allowed outside long mode), plus PAE. */
-    movl {T} + ap_tr_cr4 - x86_ap_trampoline_start, %eax
+    movl ap_tr_cr4 - x86_ap_trampoline_start(%esi), %eax
     andl $0xFFFDFFFF, %eax
     orl $0x20, %eax
     movl %eax, %cr4
-    movl {T} + ap_tr_cr3 - x86_ap_trampoline_start, %eax
+    movl ap_tr_cr3 - x86_ap_trampoline_start(%esi), %eax
     movl %eax, %cr3
     /* The boot CPU's EFER without LMA (read-only), plus LME. */
     movl $0xC0000080, %ecx
-    movl {T} + ap_tr_efer - x86_ap_trampoline_start, %eax
-    movl {T} + ap_tr_efer + 4 - x86_ap_trampoline_start, %edx
+    movl ap_tr_efer - x86_ap_trampoline_start(%esi), %eax
+    movl ap_tr_efer + 4 - x86_ap_trampoline_start(%esi), %edx
     andl $0xFFFFFBFF, %eax
     orl $0x100, %eax
     wrmsr
     /* The boot CPU's CR0 (caches on, WP), with PG|PE: long mode. */
-    movl {T} + ap_tr_cr0 - x86_ap_trampoline_start, %eax
+    movl ap_tr_cr0 - x86_ap_trampoline_start(%esi), %eax
     orl $0x80000001, %eax
     movl %eax, %cr0
-    ljmpl $0x18, ${T} + ap_tr_lm64 - x86_ap_trampoline_start
+    ljmpl *ap_tr_lm64_far - x86_ap_trampoline_start(%esi)
 
     .code64
 ap_tr_lm64:
@@ -130,10 +139,11 @@ ap_tr_lm64:
     movw %ax, %ds
     movw %ax, %es
     movw %ax, %ss
-    movq {T} + ap_tr_stack - x86_ap_trampoline_start, %rsp
-    movq {T} + ap_tr_cpu - x86_ap_trampoline_start, %rdi
-    movq {T} + ap_tr_entry - x86_ap_trampoline_start, %rsi
-    movq {T} + ap_tr_rust - x86_ap_trampoline_start, %rax
+    movl %esi, %esi                  /* the upper half is undefined after the mode switch */
+    movq ap_tr_stack - x86_ap_trampoline_start(%rsi), %rsp
+    movq ap_tr_cpu - x86_ap_trampoline_start(%rsi), %rdi
+    movq ap_tr_rust - x86_ap_trampoline_start(%rsi), %rax
+    movq ap_tr_entry - x86_ap_trampoline_start(%rsi), %rsi
     xorl %ebp, %ebp
     callq *%rax                      /* ap_main(cpu, entry): never returns */
     ud2
@@ -146,11 +156,6 @@ ap_tr_gdt:
     .quad 0x00CF92000000FFFF
     .quad 0x00AF9A000000FFFF
 ap_tr_gdt_end:
-    .balign 4
-    .short 0
-ap_tr_gdt_ptr:
-    .short ap_tr_gdt_end - ap_tr_gdt - 1
-    .long {T} + ap_tr_gdt - x86_ap_trampoline_start
 
     /* The argument block: TrampolineArgs, filled by start_cpu. */
     .balign 8
@@ -165,18 +170,37 @@ ap_tr_stack:  .quad 0
 ap_tr_cpu:    .quad 0
 ap_tr_entry:  .quad 0
 ap_tr_rust:   .quad 0
+ap_tr_gdtr:   .quad 0                /* limit (16 bits), base T + GDT offset (32) */
+ap_tr_pm32_far: .quad 0              /* T + ap_tr_pm32 (32 bits), selector 0x08 */
+ap_tr_lm64_far: .quad 0              /* T + ap_tr_lm64 (32 bits), selector 0x18 */
+    .global x86_ap_trampoline_gdt
+    .set x86_ap_trampoline_gdt, ap_tr_gdt
+    .global x86_ap_trampoline_gdt_end
+    .set x86_ap_trampoline_gdt_end, ap_tr_gdt_end
+    .global x86_ap_trampoline_pm32
+    .set x86_ap_trampoline_pm32, ap_tr_pm32
+    .global x86_ap_trampoline_lm64
+    .set x86_ap_trampoline_lm64, ap_tr_lm64
     .global x86_ap_trampoline_end
 x86_ap_trampoline_end:
     .code64
     "#,
-    T = const TRAMPOLINE_PHYS,
     options(att_syntax)
 );
 
 extern "C" {
     static x86_ap_trampoline_start: u8;
+    static x86_ap_trampoline_gdt: u8;
+    static x86_ap_trampoline_gdt_end: u8;
+    static x86_ap_trampoline_pm32: u8;
+    static x86_ap_trampoline_lm64: u8;
     static x86_ap_trampoline_args: u8;
     static x86_ap_trampoline_end: u8;
+}
+
+/// Offset of a trampoline symbol from its start.
+fn trampoline_offset(sym: *const u8) -> usize {
+    sym as usize - core::ptr::addr_of!(x86_ap_trampoline_start) as usize
 }
 
 /// The trampoline's argument block (layout of `x86_ap_trampoline_args`).
@@ -199,6 +223,13 @@ struct TrampolineArgs {
     entry: u64,
     /// [`ap_main`].
     rust_entry: u64,
+    /// The `lgdt` operand: limit in bits 15:0, the copy's GDT in 47:16.
+    gdtr: u64,
+    /// Far pointer (m16:32) to the copy's 32-bit code: offset in bits 31:0,
+    /// selector 0x08 in 47:32.
+    pm32_far: u64,
+    /// Far pointer to the copy's 64-bit code, selector 0x18.
+    lm64_far: u64,
 }
 
 /// Number of CPUs in use (1 until `init` found more).
@@ -311,25 +342,16 @@ fn wait_for(ns: u64, cond: impl Fn() -> bool) -> bool {
     }
 }
 
-/// Whether the loader's memory map lists the trampoline page as usable RAM (an
-/// empty map, as from a loader that gave none, is trusted).
-fn trampoline_page_is_ram(info_regions: &[boot::MemRegion]) -> bool {
-    info_regions.is_empty()
-        || info_regions.iter().any(|r| {
-            r.start <= TRAMPOLINE_PHYS
-                && r.start.saturating_add(r.len) >= TRAMPOLINE_PHYS + TRAMPOLINE_BYTES
-        })
-}
-
-/// Set by `early_init` from the memory map: whether [`TRAMPOLINE_PHYS`] may be
-/// overwritten.
-static TRAMPOLINE_OK: AtomicBool = AtomicBool::new(false);
-
-/// Records whether the trampoline page is usable RAM (from `early_init`).
-pub fn check_trampoline_page(info: &boot::BootInfo) -> bool {
-    let ok = trampoline_page_is_ram(info.memory_regions());
-    TRAMPOLINE_OK.store(ok, Ordering::Relaxed);
-    ok
+/// Picks the trampoline page from the memory map (`lowmem`), from
+/// `early_init`. With none, the other CPUs cannot be started: the CPU count
+/// drops to 1 and this returns `None`, for the boot log.
+pub fn check_trampoline_page(info: &boot::BootInfo) -> Option<usize> {
+    let page = super::lowmem::trampoline_page(info.memory_regions());
+    TRAMPOLINE_PHYS.store(page.unwrap_or(0), Ordering::Relaxed);
+    if page.is_none() {
+        CPU_COUNT.store(1, Ordering::Release);
+    }
+    page
 }
 
 /// Spin lock serialising [`start_cpu`] calls.
@@ -376,7 +398,8 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     let Some(apic_id) = apic_id_of(cpu) else {
         return false;
     };
-    if cpu == 0 || !TRAMPOLINE_OK.load(Ordering::Relaxed) {
+    let tramp = TRAMPOLINE_PHYS.load(Ordering::Relaxed);
+    if cpu == 0 || tramp == 0 {
         return false;
     }
     let _guard = StartGuard::lock();
@@ -391,10 +414,16 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     let code_len = core::ptr::addr_of!(x86_ap_trampoline_end) as usize - code_start;
     let args_offset = core::ptr::addr_of!(x86_ap_trampoline_args) as usize - code_start;
     assert!(code_len <= TRAMPOLINE_BYTES, "AP trampoline too large");
+    let (gdt, gdt_end) = (
+        trampoline_offset(core::ptr::addr_of!(x86_ap_trampoline_gdt)),
+        trampoline_offset(core::ptr::addr_of!(x86_ap_trampoline_gdt_end)),
+    );
+    let far =
+        |sym: *const u8, selector: u64| (tramp + trampoline_offset(sym)) as u64 | selector << 32;
     let cr3 = Cr3::read_raw().0.start_address().as_u64();
     assert!(cr3 < 1 << 32, "boot page tables must lie below 4 GiB");
     BOOT_CR4.store(Cr4::read_raw(), Ordering::Relaxed);
-    let args_ptr = (TRAMPOLINE_PHYS + args_offset) as *mut TrampolineArgs;
+    let args_ptr = (tramp + args_offset) as *mut TrampolineArgs;
     // SAFETY: `rdmsr` of EFER, which every x86_64 CPU has.
     let efer = unsafe { Msr::new(MSR_EFER).read() };
     let args = TrampolineArgs {
@@ -407,19 +436,18 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         cpu: cpu as u64,
         entry: entry as usize as u64,
         rust_entry: ap_main as *const () as usize as u64,
+        gdtr: (gdt_end - gdt - 1) as u64 | ((tramp + gdt) as u64) << 16,
+        pm32_far: far(core::ptr::addr_of!(x86_ap_trampoline_pm32), 0x08),
+        lm64_far: far(core::ptr::addr_of!(x86_ap_trampoline_lm64), 0x18),
     };
     // Soundness: the trampoline page is identity-mapped conventional RAM that
-    // only this code uses (see the module docs; TRAMPOLINE_OK checked the
+    // only this code uses (see the module docs; `lowmem` chose it from the
     // memory map), START_LOCK gives us exclusive use of it, and no AP is
     // executing it (any earlier AP claimed its ticket and left, or parks
     // outside the argument block). The source is the kernel image's copy.
     // SAFETY: as argued just above.
     unsafe {
-        core::ptr::copy_nonoverlapping(
-            code_start as *const u8,
-            TRAMPOLINE_PHYS as *mut u8,
-            code_len,
-        );
+        core::ptr::copy_nonoverlapping(code_start as *const u8, tramp as *mut u8, code_len);
         core::ptr::write_volatile(args_ptr, args);
     }
     // SAFETY: the ticket is an 8-aligned u64 slot in the argument block, which
@@ -429,7 +457,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     let armed = apic_id + 1;
     ticket.store(armed, Ordering::Release);
 
-    let page = (TRAMPOLINE_PHYS >> 12) as u8;
+    let page = (tramp >> 12) as u8;
     apic::send_init(apic_id);
     delay_ns(INIT_DELAY_NS);
     apic::send_startup(apic_id, page);
