@@ -19,6 +19,7 @@ kernel=$1
 filter=${2:-smp_}
 here=$(cd "$(dirname "$0")" && pwd)
 build="$(cd "$here/.." && pwd)/build"
+mkdir -p "$build"
 
 need=()
 command -v grub-mkrescue >/dev/null 2>&1 || need+=(grub-common)
@@ -33,25 +34,15 @@ if ((${#need[@]})); then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-iso_dir="$build/grub-iso"
-rm -rf "$iso_dir"
-mkdir -p "$iso_dir/boot/grub"
-cp "$kernel" "$iso_dir/boot/kernel.elf"
-cat >"$iso_dir/boot/grub/grub.cfg" <<CFG
-set timeout=0
-serial --unit=0 --speed=115200
-terminal_input serial
-terminal_output serial
-menuentry "sched" {
-    multiboot2 /boot/kernel.elf ktest=$filter ktest_suite=concurrency
-    boot
-}
-CFG
+# The ISO `make images` builds (scripts/images.sh): BIOS, plus UEFI when
+# GRUB's x86_64-efi modules are installed (make test-firmware boots that half).
+# shellcheck source=images.sh
+. "$here/images.sh"
 iso="$build/sched-grub.iso"
-if ! grub-mkrescue -o "$iso" "$iso_dir" >"$build/grub-mkrescue.log" 2>&1; then
-    echo "grub-boot-test: FAIL: grub-mkrescue failed; see $build/grub-mkrescue.log" >&2
+x86_iso "$kernel" "ktest=$filter ktest_suite=concurrency" "$iso" || {
+    echo "grub-boot-test: FAIL: could not build the ISO" >&2
     exit 1
-fi
+}
 
 log="$build/grub-boot-x86_64.log"
 smp=${SMP:-2}
