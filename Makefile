@@ -170,8 +170,9 @@ ensure-firmware:
 
 # Each firmware path in QEMU (TCG) from those images, with the every_cpu
 # concurrency tests at 2 CPUs (scripts/firmware-test.sh): SeaBIOS+GRUB and
-# OVMF+GRUB (x86_64), U-Boot boot.scr, edk2 direct, edk2+GRUB arm64 and the
-# ESP's BOOTAA64.EFI to the shell (aarch64). FW_PATHS picks some.
+# OVMF+GRUB (x86_64), U-Boot boot.scr, edk2 direct, edk2+GRUB arm64, the
+# ESP's BOOTAA64.EFI to the shell from edk2 and from U-Boot's UEFI, and the
+# ACPI-only message (aarch64). FW_PATHS picks some (e.g. FW_PATHS="edk2 uboot").
 FW_PATHS ?=
 test-firmware: ensure-qemu ensure-firmware
 	$(MAKE) kernel ARCH=x86_64

@@ -5,12 +5,17 @@
 #   seabios-grub   x86_64   SeaBIOS -> GRUB (hybrid ISO, BIOS El Torito) -> Multiboot2
 #   ovmf-grub      x86_64   OVMF (UEFI) -> GRUB (the same ISO, UEFI El Torito) -> Multiboot2
 #   uboot          aarch64  U-Boot distro boot -> boot.scr -> booti (FAT disk)
+#   uboot-efi      aarch64  U-Boot distro boot -> its UEFI (EBBR) -> the ESP's
+#                           BOOTAA64.EFI = the Image, to the shell as edk2-esp
 #   edk2           aarch64  edk2 -> the Image as an EFI application (QEMU -kernel/-append:
 #                           edk2's own loader, LoadOptions = the command line)
 #   edk2-grub      aarch64  edk2 -> ESP -> GRUB arm64 -> `linux /Image ARGS` (EFI stub path)
 #   edk2-esp       aarch64  edk2 -> ESP -> EFI/BOOT/BOOTAA64.EFI = the Image, no
 #                           options: it must reach the sched> shell, which is
 #                           then told to power off
+#   edk2-acpi      aarch64  the same ESP with ACPI on (QEMU's default): the kernel
+#                           must say it needs a device tree (acpi=off) and
+#                           return EFI_UNSUPPORTED to the firmware
 #
 #   scripts/firmware-test.sh X86_64_ELF AARCH64_ELF [path...]
 #
@@ -31,7 +36,7 @@ x86_elf=$1
 arm_elf=$2
 shift 2
 paths=("$@")
-((${#paths[@]})) || paths=(seabios-grub ovmf-grub uboot edk2 edk2-grub edk2-esp)
+((${#paths[@]})) || paths=(seabios-grub ovmf-grub uboot uboot-efi edk2 edk2-grub edk2-esp edk2-acpi)
 here=$(cd "$(dirname "$0")" && pwd)
 dir="$(cd "$here/.." && pwd)/build/firmware"
 mkdir -p "$dir"
@@ -95,42 +100,60 @@ boot() {
     fi
 }
 
-# The ESP without options boots to the shell: wait for the prompt, then
-# `poweroff` (exits QEMU with status 0 through semihosting).
-boot_to_shell() { # NAME PROTOCOL -- QEMU command...
-    local name=$1 proto=$2
-    shift 3
-    local log="$dir/$name.log" fifo="$dir/$name.in" t0 t1 rc why="" pid
+# boot_until NAME PATTERN INPUT -- QEMU command...
+# Runs QEMU with stdin from a FIFO until PATTERN shows in its output, then
+# writes INPUT to it (when INPUT is empty, QEMU is ended there instead).
+# Sets rc (QEMU's status; 143 when ended) and secs.
+boot_until() {
+    local name=$1 pattern=$2 input=$3
+    shift 4
+    local log="$dir/$name.log" fifo="$dir/$name.in" t0 pid waited=0
     rm -f "$fifo"
     mkfifo "$fifo"
     t0=$(date +%s%N)
     timeout -k 5 "$limit" "$@" <"$fifo" >"$log" 2>&1 &
     pid=$!
     exec 7>"$fifo"
-    local waited=0
-    until grep -aq 'sched> ' "$log" || ! kill -0 "$pid" 2>/dev/null || ((waited >= limit * 10)); do
+    until grep -aq "$pattern" "$log" || ! kill -0 "$pid" 2>/dev/null || ((waited >= limit * 10)); do
         sleep 0.1
         waited=$((waited + 1))
     done
-    printf 'poweroff\n' >&7
+    if [ -n "$input" ]; then
+        printf '%s' "$input" >&7
+    else
+        kill "$pid" 2>/dev/null
+    fi
     exec 7>&-
     wait "$pid"
     rc=$?
-    t1=$(date +%s%N)
+    secs=$(secs "$t0" "$(date +%s%N)")
     rm -f "$fifo"
-    if ! grep -aq "booted via $proto" "$log"; then
-        why="the kernel did not report a $proto boot"
-    elif ! grep -aq 'sched> ' "$log"; then
+}
+
+# Prints the verdict of a boot_until run: PASS with WHAT, or FAIL with why.
+verdict() { # NAME WHY WHAT
+    if [ -n "$2" ]; then
+        echo "firmware-test: FAIL: $1: $2; see $dir/$1.log" >&2
+        failed+=("$1")
+    else
+        printf 'firmware-test: PASS: %-13s %5s s  %s\n' "$1" "$secs" "$3"
+    fi
+}
+
+# The ESP's BOOTAA64.EFI gets no options: a UEFI boot to the sched> shell,
+# told to power off (semihosting status 0).
+to_shell() { # NAME -- QEMU command...
+    local name=$1 why=""
+    shift 2
+    boot_until "$name" 'sched> ' $'poweroff\n' -- "$@"
+    if ! grep -aq "booted via Uefi" "$dir/$name.log"; then
+        why="the kernel did not report a Uefi boot"
+    elif ! grep -aq 'sched> ' "$dir/$name.log"; then
         why="no sched> prompt"
     elif [ "$rc" -ne 0 ]; then
         why="QEMU status $rc after poweroff"
     fi
-    if [ -n "$why" ]; then
-        echo "firmware-test: FAIL: $name: $why; see $log" >&2
-        failed+=("$name")
-    else
-        printf 'firmware-test: PASS: %-13s %5s s  reached sched>, powered off\n' "$name" "$(secs "$t0" "$t1")"
-    fi
+    verdict "$name" "$why" "reached sched>, powered off"
 }
 
 for p in "${paths[@]}"; do
@@ -160,7 +183,28 @@ for p in "${paths[@]}"; do
         ;;
     edk2-esp)
         # shellcheck disable=SC2046
-        boot_to_shell "$p" Uefi -- "${arm[@]}" "${edk2[@]}" $(disk "$img/esp.img")
+        to_shell "$p" -- "${arm[@]}" "${edk2[@]}" $(disk "$img/esp.img")
+        ;;
+    uboot-efi)
+        # shellcheck disable=SC2046
+        to_shell "$p" -- "${arm[@]}" -machine virt \
+            -bios /usr/lib/u-boot/qemu_arm64/u-boot.bin $(disk "$img/esp.img")
+        ;;
+    edk2-acpi)
+        # ACPI only (QEMU virt's default): the kernel must say so and hand
+        # back to the firmware, which goes on to its next boot option.
+        # shellcheck disable=SC2046
+        boot_until "$p" 'failed to start Boot' "" -- "${arm[@]}" -machine virt \
+            -bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd $(disk "$img/esp.img")
+        why=""
+        if ! grep -aq "offers ACPI tables only" "$dir/$p.log"; then
+            why="no ACPI-only message from the kernel"
+        elif ! grep -aq "acpi=off" "$dir/$p.log"; then
+            why="the message does not name acpi=off"
+        elif ! grep -aq "failed to start Boot.*Unsupported" "$dir/$p.log"; then
+            why="the firmware did not get EFI_UNSUPPORTED back"
+        fi
+        verdict "$p" "$why" "ACPI only: message, EFI_UNSUPPORTED to the firmware"
         ;;
     *)
         echo "firmware-test: unknown path '$p'" >&2
