@@ -9,6 +9,7 @@
 #                           BOOTAA64.EFI = the Image, to the shell as edk2-esp
 #   edk2           aarch64  edk2 -> the Image as an EFI application (QEMU -kernel/-append:
 #                           edk2's own loader, LoadOptions = the command line)
+#   edk2-el2       aarch64  the same with edk2 at EL2 (virtualization=on), GICv3, -cpu max
 #   edk2-grub      aarch64  edk2 -> ESP -> GRUB arm64 -> `linux /Image ARGS` (EFI stub path)
 #   edk2-esp       aarch64  edk2 -> ESP -> EFI/BOOT/BOOTAA64.EFI = the Image, no
 #                           options: it must reach the sched> shell, which is
@@ -36,7 +37,7 @@ x86_elf=$1
 arm_elf=$2
 shift 2
 paths=("$@")
-((${#paths[@]})) || paths=(seabios-grub ovmf-grub uboot uboot-efi edk2 edk2-grub edk2-esp edk2-acpi)
+((${#paths[@]})) || paths=(seabios-grub ovmf-grub uboot uboot-efi edk2 edk2-el2 edk2-grub edk2-esp edk2-acpi)
 here=$(cd "$(dirname "$0")" && pwd)
 dir="$(cd "$here/.." && pwd)/build/firmware"
 mkdir -p "$dir"
@@ -64,6 +65,9 @@ x86=(qemu-system-x86_64 -machine q35 -accel tcg -cpu max -smp "$smp" -m 256M "${
 arm=(qemu-system-aarch64 -cpu cortex-a72 -smp "$smp" -m 256M -semihosting -nic none "${serial[@]}")
 edk2=(-machine virt,acpi=off -bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd)
 disk() { echo "-drive if=none,format=raw,file=$1,id=d0 -device virtio-blk-device,drive=d0"; }
+
+# Where the aarch64 image ran (the firmware chose; link address 0x40200000).
+where() { grep -aom1 'image 0x[0-9a-f]*' "$1" | sed 's/^image /; image at /'; }
 
 # Seconds from T0 to T1 (date +%s%N), one decimal.
 secs() { local ds=$((($2 - $1) / 100000000)); echo "$((ds / 10)).$((ds % 10))"; }
@@ -96,7 +100,7 @@ boot() {
         echo "firmware-test: FAIL: $name: $why; see $log" >&2
         failed+=("$name")
     else
-        printf 'firmware-test: PASS: %-13s %5s s  %s\n' "$name" "$(secs "$t0" "$t1")" "$summary"
+        printf 'firmware-test: PASS: %-13s %5s s  %s%s\n' "$name" "$(secs "$t0" "$t1")" "$summary" "$(where "$log")"
     fi
 }
 
@@ -136,7 +140,7 @@ verdict() { # NAME WHY WHAT
         echo "firmware-test: FAIL: $1: $2; see $dir/$1.log" >&2
         failed+=("$1")
     else
-        printf 'firmware-test: PASS: %-13s %5s s  %s\n' "$1" "$secs" "$3"
+        printf 'firmware-test: PASS: %-13s %5s s  %s%s\n' "$1" "$secs" "$3" "$(where "$dir/$1.log")"
     fi
 }
 
@@ -175,6 +179,12 @@ for p in "${paths[@]}"; do
     edk2)
         boot "$p" 0 Uefi "command line from LoadOptions" -- "${arm[@]}" "${edk2[@]}" \
             -kernel "$img/Image" -append "$args"
+        ;;
+    edk2-el2)
+        # UEFI at EL2 (as on hardware with virtualization), GICv3, -cpu max.
+        boot "$p" 0 Uefi "entered at EL2" -- "${arm[@]}" -cpu max \
+            -machine virt,acpi=off,virtualization=on,gic-version=3 \
+            -bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd -kernel "$img/Image" -append "$args"
         ;;
     edk2-grub)
         # shellcheck disable=SC2046
