@@ -21,7 +21,7 @@
 #   scripts/firmware-test.sh X86_64_ELF AARCH64_ELF [path...]
 #
 # Each path passes only when the kernel says it was booted the expected way,
-# the ktest closing line says `N passed, 0 failed` (N > 0) and QEMU ends with
+# the ktest closing line says `N passed, 0 failed, 0 skipped` (N > 0) and QEMU ends with
 # the pass status (x86: isa-debug-exit 33, aarch64: semihosting 0). Logs in
 # build/firmware/<path>.log; a failure names the path. Environment: FW_FILTER
 # (ktest filter, default every_cpu: the tests that check every CPU runs
@@ -74,17 +74,30 @@ secs() { local ds=$((($2 - $1) / 100000000)); echo "$((ds / 10)).$((ds % 10))"; 
 
 # boot PATH PASS_RC PROTOCOL [extra pattern] -- QEMU command...
 # Runs the command under the time limit with stdin from /dev/null and checks
-# the log; prints one PASS/FAIL line with the boot's wall-clock time.
+# the log; prints one PASS/FAIL line with the boot's wall-clock time. Every
+# test of the subset must run: a skipped one (a CPU that did not come up)
+# fails the path. Such a boot is tried once more, with a WARN line that says
+# why, because x86_64's AP start under OVMF and a loaded TCG host misses its
+# 100 ms window now and then (about 1 boot in 6 at load 8; see README).
 failed=()
 boot() {
     local name=$1 pass_rc=$2 proto=$3 extra=$4
     shift 5
-    local log="$dir/$name.log" t0 t1 rc summary why=""
-    t0=$(date +%s%N)
-    timeout -k 5 "$limit" "$@" </dev/null 2>&1 | tr -d '\r' >"$log"
-    rc=${PIPESTATUS[0]}
-    t1=$(date +%s%N)
-    summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    local log="$dir/$name.log" t0 t1 rc summary why="" try
+    for try in 1 2; do
+        t0=$(date +%s%N)
+        timeout -k 5 "$limit" "$@" </dev/null 2>&1 | tr -d '\r' >"$log"
+        rc=${PIPESTATUS[0]}
+        t1=$(date +%s%N)
+        summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+        if ((try == 1)) && grep -Eq ' [1-9][0-9]* skipped' <<<"$summary"; then
+            echo "firmware-test: WARN: $name: first boot: '$summary'" \
+                "($(grep -aom1 'smp: cpu [0-9]* did not start' "$log" || echo 'see the log')); booting again" >&2
+            cp "$log" "$log.first"
+            continue
+        fi
+        break
+    done
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         why="timed out after ${limit}s"
     elif ! grep -aq "booted via $proto" "$log"; then
@@ -93,7 +106,7 @@ boot() {
         why="no '$extra' in the log"
     elif [ "$rc" -ne "$pass_rc" ]; then
         why="QEMU status $rc, not $pass_rc (${summary:-no summary line})"
-    elif ! grep -Eq '^[1-9][0-9]* passed, 0 failed' <<<"$summary"; then
+    elif ! grep -Eq '^[1-9][0-9]* passed, 0 failed, 0 skipped' <<<"$summary"; then
         why="'${summary:-no summary line}'"
     fi
     if [ -n "$why" ]; then
