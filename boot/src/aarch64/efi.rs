@@ -104,14 +104,18 @@ struct ConfigurationTable {
     vendor_table: *mut c_void,
 }
 
-/// `EFI_SIMPLE_TEXT_OUTPUT_PROTOCOL`, up to the one call used.
+/// `EFI_SIMPLE_TEXT_OUTPUT_PROTOCOL`, up to the one call used. Functions
+/// are addresses, called through [`call`] (efiapi = AAPCS64 with the
+/// firmware's x18); their UEFI signatures are in the comments.
 #[repr(C)]
 struct TextOutput {
     reset: usize,
-    output_string: unsafe extern "efiapi" fn(*mut TextOutput, *const u16) -> Status,
+    /// `(this: *mut TextOutput, string: *const u16) -> Status`
+    output_string: usize,
 }
 
-/// `EFI_BOOT_SERVICES`, up to `ExitBootServices`; unused calls are `usize`.
+/// `EFI_BOOT_SERVICES`, up to `ExitBootServices` (functions as in
+/// [`TextOutput`]).
 #[repr(C)]
 struct BootServices {
     hdr: TableHeader,
@@ -119,13 +123,9 @@ struct BootServices {
     restore_tpl: usize,
     allocate_pages: usize,
     free_pages: usize,
-    get_memory_map: unsafe extern "efiapi" fn(
-        map_size: *mut usize,
-        map: *mut u8,
-        map_key: *mut usize,
-        descriptor_size: *mut usize,
-        descriptor_version: *mut u32,
-    ) -> Status,
+    /// `(map_size: *mut usize, map: *mut u8, map_key: *mut usize,
+    /// descriptor_size: *mut usize, descriptor_version: *mut u32) -> Status`
+    get_memory_map: usize,
     allocate_pool: usize,
     free_pool: usize,
     create_event: usize,
@@ -137,8 +137,8 @@ struct BootServices {
     install_protocol_interface: usize,
     reinstall_protocol_interface: usize,
     uninstall_protocol_interface: usize,
-    handle_protocol:
-        unsafe extern "efiapi" fn(*mut c_void, *const Guid, *mut *mut c_void) -> Status,
+    /// `(handle, protocol: *const Guid, interface: *mut *mut c_void) -> Status`
+    handle_protocol: usize,
     reserved: usize,
     register_protocol_notify: usize,
     locate_handle: usize,
@@ -148,7 +148,8 @@ struct BootServices {
     start_image: usize,
     exit: usize,
     unload_image: usize,
-    exit_boot_services: unsafe extern "efiapi" fn(*mut c_void, usize) -> Status,
+    /// `(image_handle, map_key: usize) -> Status`
+    exit_boot_services: usize,
 }
 
 /// `EFI_LOADED_IMAGE_PROTOCOL`, up to the image's own range.
@@ -253,6 +254,20 @@ const EXIT_TRIES: usize = 8;
 extern "C" {
     static __kernel_start: u8;
     static __kernel_end: u8;
+    /// `entry.S`: calls `function(a0, ..., a4)` with the firmware's x18.
+    fn efi_call(function: usize, a0: usize, a1: usize, a2: usize, a3: usize, a4: usize) -> Status;
+}
+
+/// Calls the UEFI function at `function` with up to five arguments.
+///
+/// # Safety
+/// `function` must be a UEFI function of boot services or a protocol that
+/// takes these arguments (unused ones are ignored), and boot services must
+/// be running.
+unsafe fn call(function: usize, args: [usize; 5]) -> Status {
+    // SAFETY: the caller's contract; efi_call only moves the arguments and
+    // restores the firmware's x18 (see entry.S).
+    unsafe { efi_call(function, args[0], args[1], args[2], args[3], args[4]) }
 }
 
 /// The UEFI handoff, when the image was started as an EFI application.
@@ -276,7 +291,12 @@ fn print(st: &SystemTable, msg: &str) {
         buf[*n] = 0;
         // SAFETY: `out` is the firmware's console protocol (non-null), the
         // string is NUL-terminated, and boot services are running.
-        unsafe { ((*out).output_string)(out, buf.as_ptr()) };
+        unsafe {
+            call(
+                (*out).output_string,
+                [out as usize, buf.as_ptr() as usize, 0, 0, 0],
+            )
+        };
         *n = 0;
     };
     for c in msg.chars() {
@@ -350,7 +370,18 @@ unsafe extern "C" fn boot_efi_main(image: *mut c_void, st: *const SystemTable) -
     // 2. The command line.
     let mut loaded: *mut c_void = core::ptr::null_mut();
     // SAFETY: a boot service call with valid pointers, boot services running.
-    let status = unsafe { (bs.handle_protocol)(image, &LOADED_IMAGE_GUID, &mut loaded) };
+    let status = unsafe {
+        call(
+            bs.handle_protocol,
+            [
+                image as usize,
+                &LOADED_IMAGE_GUID as *const Guid as usize,
+                &mut loaded as *mut *mut c_void as usize,
+                0,
+                0,
+            ],
+        )
+    };
     if status == EFI_SUCCESS && !loaded.is_null() {
         // SAFETY: the firmware's protocol instance for this image; LoadOptions
         // holds `load_options_size` bytes when non-null.
@@ -378,7 +409,16 @@ unsafe extern "C" fn boot_efi_main(image: *mut c_void, st: *const SystemTable) -
         // (a failed ExitBootServices leaves them running, and GetMemoryMap is
         // the one call allowed then).
         status = unsafe {
-            (bs.get_memory_map)(&mut map_size, map, &mut key, &mut desc_size, &mut version)
+            call(
+                bs.get_memory_map,
+                [
+                    &mut map_size as *mut usize as usize,
+                    map as usize,
+                    &mut key as *mut usize as usize,
+                    &mut desc_size as *mut usize as usize,
+                    &mut version as *mut u32 as usize,
+                ],
+            )
         };
         if status == EFI_BUFFER_TOO_SMALL {
             print(
@@ -396,8 +436,11 @@ unsafe extern "C" fn boot_efi_main(image: *mut c_void, st: *const SystemTable) -
             };
         }
         // SAFETY: the map key comes from the GetMemoryMap call just above.
-        status = unsafe { (bs.exit_boot_services)(image, key) };
+        status = unsafe { call(bs.exit_boot_services, [image as usize, key, 0, 0, 0]) };
         if status == EFI_SUCCESS {
+            // The firmware's interrupt handlers are gone with it: mask now.
+            // SAFETY: masking interrupts at this EL has no other effect.
+            unsafe { core::arch::asm!("msr daifset, #0xf", options(nomem, nostack)) };
             h.map_entries = map_size / desc_size;
             break;
         }

@@ -226,11 +226,18 @@ clear_bss:
 // the MMU off in el1_setup, or drops to EL1 when UEFI ran at EL2). A failure
 // before ExitBootServices returns its EFI_STATUS (top bit set) to the
 // firmware, after a message on the firmware's console.
+//
+// x18 is the platform register, which the UEFI specification reserves ("do
+// not use") for the firmware; Rust code may use it as a scratch register
+// (stable Rust has no -ffixed-x18). So the firmware's x18 is kept here, put
+// back for every call into the firmware (efi_call) and on the way back to it.
     .global efi_entry
 efi_entry:
     stp     x29, x30, [sp, #-32]!
     mov     x29, sp
     stp     x0, x1, [sp, #16]
+    adrp    x2, efi_firmware_x18
+    str     x18, [x2, :lo12:efi_firmware_x18]
     bl      apply_relocations
     bl      clear_bss
     ldp     x0, x1, [sp, #16]
@@ -241,8 +248,33 @@ efi_entry:
     dsb     nsh
     isb
     b       real_start              // x0 = DTB
-1:  ldp     x29, x30, [sp], #32
+1:  adrp    x2, efi_firmware_x18
+    ldr     x18, [x2, :lo12:efi_firmware_x18]
+    ldp     x29, x30, [sp], #32
     ret
+
+// efi_call(function, a0, a1, a2, a3, a4): calls a UEFI boot service or
+// protocol function with up to five arguments and the firmware's x18; it
+// returns straight to the caller (x18 is not callee-saved for Rust).
+    .global efi_call
+efi_call:
+    mov     x9, x0
+    mov     x0, x1
+    mov     x1, x2
+    mov     x2, x3
+    mov     x3, x4
+    mov     x4, x5
+    adrp    x10, efi_firmware_x18
+    ldr     x18, [x10, :lo12:efi_firmware_x18]
+    br      x9
+
+    // In .data: clear_bss runs after it is saved.
+    .section .data.efi_firmware_x18, "aw"
+    .balign 8
+efi_firmware_x18:
+    .quad   0
+
+    .section .text.boot, "ax"
 
 // Secondary CPU entry: the PSCI CPU_ON entry point, at EL2 or EL1, MMU off, with
 // x0 = context_id = address of a `boot::aarch64::SecondaryStart` block written by
