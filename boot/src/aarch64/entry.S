@@ -1,5 +1,7 @@
 // aarch64 entry: arm64 Linux image header, EL2 -> EL1 drop, FP/SIMD enable,
 // self-relocation, .bss clearing, boot stack, early vectors, then Rust.
+// The same file is a PE32+ EFI application (header after the arm64 one,
+// entry efi_entry), which ends in the same path once boot services are gone.
 // Also the secondary CPU entry (PSCI CPU_ON target), which shares the EL2 -> EL1
 // drop and the EL1 setup but must not relocate again or clear .bss.
 //
