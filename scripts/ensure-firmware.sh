@@ -49,15 +49,15 @@ if [ "$host_arch" != arm64 ]; then
     if [ ! -f "$grub_arm64/linux.mod" ]; then
         echo "ensure-firmware: fetching grub-efi-arm64-bin (arm64) into $fwdir" >&2
         apt_dir="$fwdir/apt"
-        rm -rf "$apt_dir" "$fwdir/grub-efi-arm64-bin"
+        rm -rf "$apt_dir" "$fwdir/grub-efi-arm64-bin" "$fwdir"/grub-efi-arm64-bin_*_arm64.deb
         mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
         # The machine's sources, package lists of its own and arm64 added:
         # nothing under /var/lib/apt or /etc/apt changes.
         opts=(-o "APT::Architectures::=$host_arch" -o "APT::Architectures::=arm64"
             -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir"
             -o "Dir::Cache::archives=$apt_dir/archives" -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-        apt-get -qq "${opts[@]}" update
-        (cd "$fwdir" && apt-get -qq "${opts[@]}" download grub-efi-arm64-bin:arm64)
+        apt-get -qq "${opts[@]}" update >/dev/null
+        (cd "$fwdir" && apt-get -qq "${opts[@]}" download grub-efi-arm64-bin:arm64 >/dev/null)
         dpkg-deb -x "$fwdir"/grub-efi-arm64-bin_*_arm64.deb "$fwdir/grub-efi-arm64-bin"
         rm -rf "$apt_dir"
         [ -f "$grub_arm64/linux.mod" ] || { echo "ensure-firmware: no arm64-efi GRUB modules in the package" >&2; exit 1; }
