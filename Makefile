@@ -17,6 +17,10 @@
 #   make linux-compare our latency against Debian's Linux 6.1 on the same QEMU machine
 #   make ab            in-kernel A/B (compare) over boots/arches/CPUs, build/ab/
 #   make lint          rustfmt + clippy on every crate and target
+#   make images        boot images for real machines in build/images/: the x86
+#                      ISO (BIOS + UEFI), the aarch64 U-Boot disk and UEFI ESPs
+#   make test-firmware boots those through SeaBIOS, OVMF, U-Boot and edk2 in
+#                      QEMU, a ktest subset on each (part of make test)
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
 #   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots in build/study/
 ARCH    ?= x86_64
@@ -40,7 +44,8 @@ export SMP MEM
 .PHONY: all build kernel qemu test test-host test-host-debug test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp check-toolchain soak test-soak \
-        bench bench-kernel bench-compare linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults
+        bench bench-kernel bench-compare linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-small-mem test-ab-smoke ab test-faults \
+        images test-firmware ensure-firmware
 
 all: build
 
@@ -65,6 +70,7 @@ qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
 test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
+test: test-firmware
 test: test-soak
 
 HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched,sched/oracle
@@ -148,6 +154,35 @@ test-aarch64-smp:
 	KTEST_SUITE=concurrency SMP=$(SMP_TEST) GIC=3 CPU=max scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel
 	@tr -d '\r' <build/ktest-aarch64-smp$(SMP_TEST)-concurrency.log | $(SKIPPED_NONE) \
 		|| { echo "ktest: FAIL: aarch64 SMP=$(SMP_TEST) skipped tests" >&2; exit 1; }
+
+# Boot images for real machines (scripts/make-images.sh; README "Booting on
+# real machines"): build/images/sched-x86_64.iso (GRUB, BIOS + UEFI),
+# sched-aarch64-uboot.img (U-Boot boot.scr), sched-aarch64-esp.img (the
+# kernel as BOOTAA64.EFI), sched-aarch64-esp-grub.img (GRUB arm64). ARGS is
+# the kernel command line they carry (default none: the sched> shell).
+IMAGES_DIR ?= build/images
+images: ensure-qemu ensure-firmware
+	$(MAKE) kernel ARCH=x86_64
+	$(MAKE) kernel ARCH=aarch64
+	ARGS="$(ARGS)" scripts/make-images.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel \
+		$(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel $(IMAGES_DIR)
+
+# OVMF, edk2 (AAVMF), U-Boot, GRUB (BIOS, x86_64 and arm64 EFI), mkimage,
+# mtools, dosfstools: from Debian's packages when missing.
+ensure-firmware:
+	@scripts/ensure-firmware.sh
+
+# Each firmware path in QEMU (TCG) from those images, with the every_cpu
+# concurrency tests at 2 CPUs (scripts/firmware-test.sh): SeaBIOS+GRUB and
+# OVMF+GRUB (x86_64), U-Boot boot.scr, edk2 direct, edk2+GRUB arm64, the
+# ESP's BOOTAA64.EFI to the shell from edk2 and from U-Boot's UEFI, and the
+# ACPI-only message (aarch64). FW_PATHS picks some (e.g. FW_PATHS="edk2 uboot").
+FW_PATHS ?=
+test-firmware: ensure-qemu ensure-firmware
+	$(MAKE) kernel ARCH=x86_64
+	$(MAKE) kernel ARCH=aarch64
+	scripts/firmware-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel \
+		$(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel $(FW_PATHS)
 
 # The debug shell end to end: a command script piped into QEMU, replies checked.
 SHELL_E2E_DIR = $(or $(CARGO_TARGET_DIR),target)

@@ -39,6 +39,9 @@ pub enum BootProtocol {
     Multiboot2,
     /// arm64 Linux `Image` protocol (QEMU `-kernel`, U-Boot `booti`).
     LinuxImage,
+    /// UEFI (aarch64): the Image's PE entry, then as `LinuxImage` with the
+    /// device tree from the EFI configuration table.
+    Uefi,
 }
 
 /// What the boot code learned from the loader, handed to `kernel_main`.
@@ -49,7 +52,8 @@ pub struct BootInfo {
     /// Kernel command line (empty when none was given): PVH/Multiboot2 on
     /// x86_64, `/chosen/bootargs` of the DTB on aarch64.
     pub cmdline: &'static str,
-    /// Usable RAM regions (x86_64; aarch64 reads memory from the DTB).
+    /// Usable RAM regions (x86_64, and aarch64 under UEFI from its memory map;
+    /// otherwise aarch64 reads memory from the DTB).
     pub memory: [MemRegion; MAX_MEM_REGIONS],
     /// How many entries of `memory` are valid.
     pub memory_len: usize,

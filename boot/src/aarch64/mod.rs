@@ -3,7 +3,11 @@
 //! `entry.S` starts with the 64-byte arm64 image header, so QEMU `-kernel`, U-Boot
 //! `booti` and the Raspberry Pi firmware all load the raw `Image` (made from the
 //! kernel ELF by `scripts/qemu-aarch64.sh`) at any 2 MiB-aligned address and enter
-//! it with the DTB address in `x0`. The entry code:
+//! it with the DTB address in `x0`. Like Linux's arm64 Image, the same file is
+//! also a PE32+ EFI application (first instruction "MZ", PE header at 0x3c):
+//! UEFI firmware and GRUB's `linux` command load it at any 4 KiB-aligned
+//! address and enter `efi_entry`, which ends in the same path (see [`efi`]).
+//! The entry code:
 //!
 //! 1. drops from EL2 to EL1 if needed (EL1 is where the kernel runs),
 //! 2. enables FP/SIMD (`CPACR_EL1.FPEN`; the target is hard-float NEON),
@@ -30,6 +34,9 @@
 //! no unaligned accesses (which fault on Device memory) while the MMU is off.
 
 use crate::{BootInfo, BootProtocol, MemRegion, MAX_MEM_REGIONS};
+
+mod efi;
+pub use efi::{handoff as efi_handoff, CmdlineSource, Handoff as EfiHandoff};
 
 core::arch::global_asm!(include_str!("entry.S"));
 
@@ -129,12 +136,26 @@ extern "C" fn boot_aarch64_main(dtb: usize, el: usize) -> ! {
     } else {
         None
     };
-    let cmdline = dtb.and_then(fdt_bootargs).unwrap_or("");
+    let efi = efi::handoff();
+    // Under UEFI the command line is the image's LoadOptions, when it had any.
+    let cmdline = match efi {
+        Some(h) if h.cmdline_source == CmdlineSource::LoadOptions => {
+            core::str::from_utf8(&h.cmdline[..h.cmdline_len]).unwrap_or("")
+        }
+        _ => dtb.and_then(fdt_bootargs).unwrap_or(""),
+    };
     // SAFETY: only the boot CPU runs this, once, before anything reads BOOT_INFO or
     // ENTRY_EL; the linker symbols are addresses only and are never dereferenced.
     let info: &'static BootInfo = unsafe {
         ENTRY_EL = el;
         let info = &mut *core::ptr::addr_of_mut!(BOOT_INFO);
+        if let Some(h) = efi {
+            // Usable RAM from the EFI memory map (the device tree's /memory
+            // also covers firmware runtime and reserved memory).
+            info.protocol = BootProtocol::Uefi;
+            info.memory = h.memory;
+            info.memory_len = h.memory_len;
+        }
         info.dtb = dtb;
         info.cmdline = cmdline;
         info.kernel_start = core::ptr::addr_of!(__kernel_start) as usize;

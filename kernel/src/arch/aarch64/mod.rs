@@ -136,6 +136,35 @@ pub fn early_init(info: &boot::BootInfo) {
         map.l2_tables,
         map.partial_2m + map.no_table,
     ));
+    if let Some(h) = boot::aarch64::efi_handoff() {
+        let usable: usize = info.memory_regions().iter().map(|r| r.len).sum();
+        crate::console::emergency_write(format_args!(
+            "aarch64: UEFI {}.{}: device tree from the EFI configuration table, command line \
+             from {}{}; memory map of {} entries, {} usable range(s), {} MiB{}; \
+             ExitBootServices on attempt {}\n",
+            h.uefi_revision >> 16,
+            (h.uefi_revision & 0xffff) / 10,
+            match h.cmdline_source {
+                boot::aarch64::CmdlineSource::LoadOptions => "LoadOptions",
+                boot::aarch64::CmdlineSource::DeviceTree => "the device tree (no LoadOptions)",
+                boot::aarch64::CmdlineSource::NotText =>
+                    "the device tree (LoadOptions were not text: ignored)",
+            },
+            if h.cmdline_cut {
+                " (cut at 2048 bytes)"
+            } else {
+                ""
+            },
+            h.map_entries,
+            info.memory_len,
+            usable >> 20,
+            match h.memory_dropped {
+                0 => "",
+                _ => " (smallest ranges dropped: more than 32)",
+            },
+            h.exit_attempts,
+        ));
+    }
 }
 
 /// ", N more ignored (MAX_CPUS)" when the device tree describes more usable

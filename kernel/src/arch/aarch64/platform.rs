@@ -264,10 +264,20 @@ pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], us
 /// (start, len) of the largest free RAM range at or above the end of the kernel
 /// image: RAM from the DTB `/memory` nodes, minus the DTB blob, its
 /// `/memreserve/` entries and its `/reserved-memory` children. Page aligned.
+///
+/// Under UEFI the RAM is the memory map's usable ranges instead (the DTB's
+/// `/memory` also covers the firmware's runtime and reserved memory), and
+/// RAM below the image counts too: the firmware may load it anywhere, near
+/// the top of RAM as well.
 pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
     const PAGE: usize = 4096;
     let fdt = fdt(info);
-    let floor = info.kernel_end.next_multiple_of(PAGE);
+    let efi = info.protocol == boot::BootProtocol::Uefi && info.memory_len > 0;
+    let floor = if efi {
+        0
+    } else {
+        info.kernel_end.next_multiple_of(PAGE)
+    };
 
     let mut excluded = [(0usize, 0usize); MAX_EXCLUDED];
     let mut n_excluded = 0;
@@ -292,9 +302,8 @@ pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
     let excluded = &excluded[..n_excluded];
 
     let mut best = (0usize, 0usize);
-    for region in fdt.memory().regions() {
-        let ram_start = region.starting_address as usize;
-        let ram_end = ram_start.saturating_add(region.size.unwrap_or(0));
+    let mut scan = |ram_start: usize, ram_len: usize| {
+        let ram_end = ram_start.saturating_add(ram_len);
         // Walk the free gaps of [max(ram_start, floor), ram_end) between exclusions.
         let mut cursor = ram_start.max(floor);
         while cursor < ram_end {
@@ -315,7 +324,16 @@ pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
             }
             cursor = gap_end;
         }
+    };
+    if efi {
+        for r in info.memory_regions() {
+            scan(r.start, r.len);
+        }
+    } else {
+        for region in fdt.memory().regions() {
+            scan(region.starting_address as usize, region.size.unwrap_or(0));
+        }
     }
-    assert!(best.1 > 0, "aarch64: no free RAM above the kernel image");
+    assert!(best.1 > 0, "aarch64: no free RAM for the heap");
     best
 }
