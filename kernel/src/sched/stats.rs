@@ -52,8 +52,14 @@ pub(crate) fn is_dead(t: &Thread) -> bool {
     t.state.load(Ordering::Relaxed) == TASK_DEAD
 }
 
-/// Every CPU's runqueue, locked if free, for the hang dump (never spins).
-pub(crate) fn try_rq(cpu: usize) -> Option<spin::MutexGuard<'static, Rq>> {
+/// CPU `cpu`'s runqueue, locked if free, for the dumps (never spins). The
+/// caller's interrupt guard must outlive the lock (the signature ties them):
+/// the tick locks this CPU's runqueue, so holding it with interrupts on would
+/// deadlock at the next tick (it did, in the soft-lockup test's report).
+pub(crate) fn try_rq<'a>(
+    cpu: usize,
+    _irqs_off: &'a arch::IrqGuard,
+) -> Option<spin::MutexGuard<'a, Rq>> {
     let s = SCHED.get()?;
     if cpu >= s.nr_cpus() {
         return None;

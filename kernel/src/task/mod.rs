@@ -631,11 +631,11 @@ pub fn sleep_ms(d_ms: u64) {
 /// on a lock: a runqueue held by someone (maybe the interrupted code) is
 /// shown as busy.
 pub fn dump_threads() {
-    let mut rqs: [Option<spin::MutexGuard<'static, sched::Rq>>; MAX_CPUS] =
-        [const { None }; MAX_CPUS];
+    let irqs_off = arch::IrqGuard::save();
+    let mut rqs: [Option<spin::MutexGuard<'_, sched::Rq>>; MAX_CPUS] = [const { None }; MAX_CPUS];
     for (cpu, slot) in rqs.iter_mut().enumerate().take(self::core::nr_runqueues()) {
         let pc = percpu::cpu(cpu);
-        *slot = self::core::try_rq(cpu);
+        *slot = self::core::try_rq(cpu, &irqs_off);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
             "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {})\n",

@@ -70,7 +70,8 @@ pub fn check(now: u64) {
 fn observe(cpu: usize, now: u64) {
     let st = &STATE[cpu];
     let sw = percpu::cpu(cpu).switches.load(Ordering::Relaxed);
-    let waiting = match super::core::try_rq(cpu) {
+    let irqs_off = crate::arch::IrqGuard::save();
+    let waiting = match super::core::try_rq(cpu, &irqs_off) {
         Some(rq) => {
             let running = u32::from(rq.curr().is_some());
             rq.nr_runnable().saturating_sub(running)

@@ -91,11 +91,12 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
 /// whose lock is held is shown as such: a watchdog never waits for a lock).
 pub(super) fn write_rqs(w: &mut dyn Write) {
     for cpu in 0..super::core::nr_runqueues() {
-        match super::core::try_rq(cpu) {
+        let irqs_off = crate::arch::IrqGuard::save();
+        match super::core::try_rq(cpu, &irqs_off) {
             Some(rq) => crate::shell::inspect::write_rq(w, cpu, &rq),
             None => {
                 let _ = writeln!(w, "cpu#{cpu}: runqueue locked");
             }
-        }
+        };
     }
 }
