@@ -36,9 +36,34 @@ pub const FG_RGB: (u8, u8, u8) = (0xd0, 0xd0, 0xd0);
 /// Tab stops.
 const TAB: usize = 8;
 
+/// The memory a console draws into.
+enum Pixels {
+    /// The loader's framebuffer ([`crate::arch::framebuffer_memory`]).
+    Screen(&'static mut [u8]),
+    /// Heap memory standing in for one (the tests).
+    Memory(alloc::boxed::Box<[u8]>),
+}
+
+impl Pixels {
+    fn view(&self) -> &[u8] {
+        match self {
+            Pixels::Screen(m) => m,
+            Pixels::Memory(m) => m,
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            Pixels::Screen(m) => m,
+            Pixels::Memory(m) => m,
+        }
+    }
+}
+
 /// The console's state: where the next character goes.
 pub struct FbCon {
     fb: boot::Framebuffer,
+    mem: Pixels,
     /// Bytes per pixel (2, 3 or 4).
     bytes_pp: usize,
     cols: usize,
@@ -81,13 +106,13 @@ pub fn layout(fb: &boot::Framebuffer) -> Option<(usize, usize, usize)> {
 }
 
 impl FbCon {
-    /// A console on `fb`, or `None` if the format is not one drawn here.
-    ///
-    /// # Safety
-    /// `fb.addr..fb.addr + fb.bytes()` must be mapped, writable memory that
-    /// only this console writes, for as long as it is used.
-    pub unsafe fn new(fb: boot::Framebuffer) -> Option<FbCon> {
+    /// A console on `fb` drawing into `mem` (at least `fb.bytes()` long), or
+    /// `None` if the format is not one drawn here or `mem` is too short.
+    fn new(fb: boot::Framebuffer, mut mem: Pixels) -> Option<FbCon> {
         let (bytes_pp, cols, rows) = layout(&fb)?;
+        if mem.bytes().len() < fb.bytes() {
+            return None;
+        }
         let mut lut = [0u32; 256];
         for (level, px) in lut.iter_mut().enumerate() {
             let scale = |c: u8| (u32::from(c) * level as u32 / 255) as u8;
@@ -97,6 +122,7 @@ impl FbCon {
         }
         Some(FbCon {
             fb,
+            mem,
             bytes_pp,
             cols,
             rows,
@@ -132,28 +158,18 @@ impl FbCon {
 
     /// Writes pixel value `px` at (x, y), which must lie inside the
     /// visible rectangle.
-    fn put(&self, x: usize, y: usize, px: u32) {
+    fn put(&mut self, x: usize, y: usize, px: u32) {
         debug_assert!(x < self.fb.width && y < self.fb.height);
-        let at = self.fb.addr + y * self.fb.pitch + x * self.bytes_pp;
-        // SAFETY: (x, y) is visible, so the pixel's bytes lie inside the
-        // framebuffer (pitch >= width * bytes_pp, checked in `new`), which
-        // the arch maps and nothing else of ours uses. Unaligned writes are
-        // fine for x86 and the framebuffer is normal or write-combining
-        // memory.
-        unsafe {
-            match self.bytes_pp {
-                4 => core::ptr::write_volatile(at as *mut u32, px),
-                2 => core::ptr::write_unaligned(at as *mut u16, px as u16),
-                _ => {
-                    let b = px.to_le_bytes();
-                    core::ptr::copy_nonoverlapping(b.as_ptr(), at as *mut u8, 3);
-                }
-            }
+        let at = y * self.fb.pitch + x * self.bytes_pp;
+        let n = self.bytes_pp;
+        // Inside: (x, y) is visible and pitch >= width * bytes_pp (`layout`).
+        if let Some(dst) = self.mem.bytes().get_mut(at..at + n) {
+            dst.copy_from_slice(&px.to_le_bytes()[..n]);
         }
     }
 
     /// Draws `c` in the cell at (col, row).
-    fn draw(&self, c: char, col: usize, row: usize) {
+    fn draw(&mut self, c: char, col: usize, row: usize) {
         let glyph = get_raster(c, WEIGHT, HEIGHT).or_else(|| get_raster('?', WEIGHT, HEIGHT));
         let Some(glyph) = glyph else { return };
         let (x0, y0) = (col * CELL_W, row * CELL_H);
@@ -165,12 +181,12 @@ impl FbCon {
     }
 
     /// Clears text rows `from..to` (to black).
-    fn clear_rows(&self, from: usize, to: usize) {
-        let start = self.fb.addr + from * CELL_H * self.fb.pitch;
-        let len = (to - from) * CELL_H * self.fb.pitch;
-        // SAFETY: rows `from..to` (at most `rows`) lie inside the
-        // framebuffer: rows * CELL_H <= height.
-        unsafe { core::ptr::write_bytes(start as *mut u8, 0, len) };
+    fn clear_rows(&mut self, from: usize, to: usize) {
+        let line = CELL_H * self.fb.pitch;
+        // Inside: rows * CELL_H <= height.
+        if let Some(rows) = self.mem.bytes().get_mut(from * line..to * line) {
+            rows.fill(0);
+        }
     }
 
     /// Moves every text row up by one and clears the last.
@@ -192,16 +208,9 @@ impl FbCon {
             return;
         }
         let line = CELL_H * self.fb.pitch;
-        // SAFETY: source rows 1..rows and destination rows 0..rows-1 lie
-        // inside the framebuffer; `copy` handles the overlap.
-        unsafe {
-            core::ptr::copy(
-                (self.fb.addr + line) as *const u8,
-                self.fb.addr as *mut u8,
-                (self.rows - 1) * line,
-            )
-        };
-        self.clear_rows(self.rows - 1, self.rows);
+        let rows = self.rows;
+        self.mem.bytes().copy_within(line..rows * line, 0);
+        self.clear_rows(rows - 1, rows);
     }
 
     fn newline(&mut self) {
@@ -256,7 +265,6 @@ impl FbCon {
 /// A console drawing into heap memory instead of a framebuffer (32 bpp,
 /// `pitch_px` pixels from one row to the next), for the tests.
 pub struct MemoryConsole {
-    buf: alloc::vec::Vec<u32>,
     pitch_px: usize,
     con: FbCon,
 }
@@ -270,9 +278,9 @@ impl MemoryConsole {
         height: usize,
         shadow: bool,
     ) -> Option<MemoryConsole> {
-        let mut buf = alloc::vec![0u32; pitch_px.checked_mul(height)?];
+        let buf = alloc::vec![0u8; pitch_px.checked_mul(height)?.checked_mul(4)?];
         let fb = boot::Framebuffer {
-            addr: buf.as_mut_ptr() as usize,
+            addr: 0,
             pitch: pitch_px * 4,
             width,
             height,
@@ -281,12 +289,9 @@ impl MemoryConsole {
             green: (8, 8),
             blue: (0, 8),
         };
-        // SAFETY: the buffer holds pitch * height bytes, lives as long as the
-        // console (same struct; a Vec's heap block does not move with it) and
-        // is only read through `pixel`.
-        let con = unsafe { FbCon::new(fb) }?;
+        let con = FbCon::new(fb, Pixels::Memory(buf.into_boxed_slice()))?;
         let con = if shadow { con.with_shadow() } else { con };
-        Some(MemoryConsole { buf, pitch_px, con })
+        Some(MemoryConsole { pitch_px, con })
     }
 
     /// The console.
@@ -296,22 +301,23 @@ impl MemoryConsole {
 
     /// The pixel at (x, y) as 0x00RRGGBB (0 outside the buffer).
     pub fn pixel(&self, x: usize, y: usize) -> u32 {
-        self.buf.get(y * self.pitch_px + x).copied().unwrap_or(0)
+        let at = (y * self.pitch_px + x) * 4;
+        match self.con.mem.view().get(at..at + 4) {
+            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => 0,
+        }
     }
 }
 
-/// Starts the console on `fb` and clears the screen; false (and nothing
-/// drawn) if its format is not supported. Call once, on the boot CPU, with
-/// the heap up (the text grid comes from it).
-///
-/// # Safety
-/// As for [`FbCon::new`], for the kernel's lifetime.
-pub unsafe fn init(fb: boot::Framebuffer) -> bool {
-    // SAFETY: the caller's contract.
-    let Some(con) = (unsafe { FbCon::new(fb) }) else {
+/// Starts the console on `fb`, whose bytes are `mem`
+/// ([`crate::arch::framebuffer_memory`]), and clears the screen; false (and
+/// nothing drawn) if its format is not supported. Call once, on the boot
+/// CPU, with the heap up (the text grid comes from it).
+pub fn init(fb: boot::Framebuffer, mem: &'static mut [u8]) -> bool {
+    let Some(con) = FbCon::new(fb, Pixels::Screen(mem)) else {
         return false;
     };
-    let con = con.with_shadow();
+    let mut con = con.with_shadow();
     con.clear_rows(0, con.rows);
     *CON.lock() = Some(con);
     true

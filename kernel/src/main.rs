@@ -27,8 +27,6 @@ mod arch;
 mod cmdline;
 mod console;
 mod fault;
-// Draws into the loader's framebuffer (raw memory the arch maps).
-#[allow(unsafe_code)]
 mod fbcon;
 // The global allocator (hands out raw memory) and the kernel-stack allocator
 // (maps heap pages under guard pages, runs a CPU on a new stack).
@@ -65,9 +63,7 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     // The heap first: the framebuffer console keeps its text grid there.
     let heap_len = heap::total_bytes(heap::init(info));
     if let Some(fb) = arch::framebuffer() {
-        // SAFETY: the arch maps the loader's framebuffer, which nothing
-        // else of ours touches.
-        let drawn = unsafe { fbcon::init(fb) };
+        let drawn = arch::framebuffer_memory().is_some_and(|mem| fbcon::init(fb, mem));
         let (cols, rows) = fbcon::size().unwrap_or_default();
         log::info!(
             "console: fb {}x{}x{} @{:#x} pitch {}: {}x{} text{}",

@@ -16,6 +16,7 @@
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
+//! | `fn framebuffer_memory() -> Option<&'static mut [u8]>` | that framebuffer's bytes, once (generic, in this file) |
 //! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
 //! | `fn heap_regions(info: &boot::BootInfo) -> HeapRegions` | the free, mapped RAM ranges for the kernel heap, after the kernel image, in the order the heap should use them (x86_64: every RAM range, highest first; a fallback here wraps the other arches' single `heap_region`) |
 //! | `fn now_ns() -> u64` | monotonic ns clock (TSC / CNTVCT) since boot |
@@ -99,6 +100,21 @@ pub fn heap_regions(info: &boot::BootInfo) -> HeapRegions {
 #[cfg(not(target_arch = "x86_64"))]
 pub fn framebuffer() -> Option<boot::Framebuffer> {
     None
+}
+
+/// The bytes of [`framebuffer`] (`pitch * height`), handed out once: the
+/// first call gets them (for the console), later calls `None`. The one place
+/// that turns the loader's address into memory, so the console is safe code.
+pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
+    static TAKEN: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    let fb = framebuffer()?;
+    if TAKEN.swap(true, core::sync::atomic::Ordering::AcqRel) {
+        return None;
+    }
+    // SAFETY: `framebuffer` returns only a framebuffer that lies wholly in
+    // memory the arch maps (not RAM the heap hands out), and the swap above
+    // makes this the only reference to it for the kernel's lifetime.
+    Some(unsafe { core::slice::from_raw_parts_mut(fb.addr as *mut u8, fb.bytes()) })
 }
 
 /// Most CPUs the kernel runs on.
