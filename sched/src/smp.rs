@@ -139,6 +139,14 @@ pub trait Platform: Send + Sync {
     fn set_task_cpu(&self, id: TaskId, cpu: usize) {
         let _ = (id, cpu);
     }
+    /// The pause between two polls of a lock or flag another CPU holds
+    /// (Linux's `cpu_relax`). The default is `core::hint::spin_loop()`; a
+    /// kernel may use its own instruction (arm64 Linux uses `yield`, which
+    /// also hands the turn to another vCPU under an emulator that runs
+    /// them in turns, such as QEMU's round-robin TCG).
+    fn cpu_relax(&self) {
+        core::hint::spin_loop();
+    }
 }
 
 /// A queued remote wakeup (Linux's `wake_entry` on `rq->wake_list`).
@@ -457,7 +465,7 @@ impl<P: Platform> Scheduler<P> {
             }
             let irq = self.platform.irq_save();
             let r = {
-                let mut list = self.slots[cpu].wake_list.lock();
+                let mut list = self.lock(&self.slots[cpu].wake_list);
                 let more = per_cpu.saturating_sub(list.len());
                 list.try_reserve_exact(more)
             };
@@ -465,6 +473,18 @@ impl<P: Platform> Scheduler<P> {
             r?;
         }
         Ok(())
+    }
+
+    /// Locks `m`, polling with [`Platform::cpu_relax`] while it is held.
+    pub(crate) fn lock<'a, T>(&self, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+        loop {
+            if let Some(g) = m.try_lock() {
+                return g;
+            }
+            while m.is_locked() {
+                self.platform.cpu_relax();
+            }
+        }
     }
 
     /// Heap bytes held by the runqueues, wake lists, domains and topology
@@ -488,7 +508,8 @@ impl<P: Platform> Scheduler<P> {
         for cpu in 0..self.nr_cpus() {
             n += self.cpu_rq(cpu).heap_bytes();
             let irq = self.platform.irq_save();
-            n += self.slots[cpu].wake_list.lock().capacity() * core::mem::size_of::<WakeEntry>();
+            n += self.lock(&self.slots[cpu].wake_list).capacity()
+                * core::mem::size_of::<WakeEntry>();
             self.platform.irq_restore(irq);
         }
         n
@@ -504,7 +525,7 @@ impl<P: Platform> Scheduler<P> {
         let irq = self.platform.irq_save();
         let slot = &self.slots[cpu];
         RqGuard {
-            guard: Some(slot.rq.lock()),
+            guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
             platform: &self.platform,
             irq: Some(irq),
@@ -531,8 +552,8 @@ impl<P: Platform> Scheduler<P> {
         assert_ne!(a, b, "double_rq_lock of one CPU");
         let irq = self.platform.irq_save();
         let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-        let glo = self.slots[lo].rq.lock();
-        let ghi = self.slots[hi].rq.lock();
+        let glo = self.lock(&self.slots[lo].rq);
+        let ghi = self.lock(&self.slots[hi].rq);
         let (ga, gb) = if a < b { (glo, ghi) } else { (ghi, glo) };
         DoubleRqGuard {
             a: Some(ga),
@@ -624,7 +645,7 @@ impl<P: Platform> Scheduler<P> {
             // The list grows by doubling past its high-water mark (never, once
             // reserved); if growing fails, wake the task directly below.
             let first = {
-                let mut list = self.slots[cpu].wake_list.lock();
+                let mut list = self.lock(&self.slots[cpu].wake_list);
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
@@ -650,7 +671,7 @@ impl<P: Platform> Scheduler<P> {
     /// that CPU's runqueue locked, on that CPU. Returns the wakeups done.
     pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
         let cpu = rq.cpu() as usize;
-        let mut list = self.slots[cpu].wake_list.lock();
+        let mut list = self.lock(&self.slots[cpu].wake_list);
         let n = list.len();
         for e in list.drain(..) {
             rq.try_to_wake_up(e.id, e.task, e.wf);
@@ -661,7 +682,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// Are wakeups queued for `cpu`?
     pub fn has_pending_wakeups(&self, cpu: usize) -> bool {
-        !self.slots[cpu].wake_list.lock().is_empty()
+        !self.lock(&self.slots[cpu].wake_list).is_empty()
     }
 
     /// Places and wakes a new task (fork balancing); returns its CPU and what
@@ -741,7 +762,7 @@ impl<P: Platform> Scheduler<P> {
         let Some(slot) = self.slots.get(cpu) else {
             return Ok(());
         };
-        let rq = slot.rq.lock();
+        let rq = self.lock(&slot.rq);
         let err = |task, other_cpu, what| CheckError {
             cpu,
             task,

@@ -139,6 +139,10 @@ use crate::task::{thread, Thread, MAX_THREADS};
 pub struct KernelPlatform;
 
 impl Platform for KernelPlatform {
+    fn cpu_relax(&self) {
+        arch::cpu_relax();
+    }
+
     fn irq_save(&self) -> bool {
         let was = arch::irqs_enabled();
         arch::irq_disable();

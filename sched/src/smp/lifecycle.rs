@@ -239,7 +239,7 @@ impl<P: Platform> Scheduler<P> {
         let cell = self.cell(id)?;
         let irq = self.platform.irq_save();
         let r = {
-            let mut p = cell.parked.lock();
+            let mut p = self.lock(&cell.parked);
             (cell.home.load(Ordering::Acquire) == HOME_PARKED).then(|| f(cell, &mut p))
         };
         self.platform.irq_restore(irq);
@@ -291,7 +291,7 @@ impl<P: Platform> Scheduler<P> {
             }
             // Moved meanwhile, or a waker is still enqueueing it: look again.
             drop(rq);
-            core::hint::spin_loop();
+            self.platform.cpu_relax();
         }
     }
 
@@ -318,7 +318,7 @@ impl<P: Platform> Scheduler<P> {
         cell.switching.store(false, Ordering::Relaxed);
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
-        cell.parked.lock().take();
+        self.lock(&cell.parked).take();
         self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let d = self.enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))?;
@@ -345,7 +345,7 @@ impl<P: Platform> Scheduler<P> {
             // Kept in its cell until the id is spawned again (`exited`).
             if let Some(cell) = self.cell(prev) {
                 let irq = self.platform.irq_save();
-                *cell.parked.lock() = Some(t);
+                *self.lock(&cell.parked) = Some(t);
                 cell.home.store(HOME_NONE, Ordering::Release);
                 self.platform.irq_restore(irq);
             }
@@ -366,7 +366,7 @@ impl<P: Platform> Scheduler<P> {
         cell.switching.store(true, Ordering::Relaxed);
         cell.last_cpu.store(rq.cpu(), Ordering::Relaxed);
         let irq = self.platform.irq_save();
-        *cell.parked.lock() = Some(t);
+        *self.lock(&cell.parked) = Some(t);
         cell.home.store(HOME_PARKED, Ordering::Release);
         self.platform.irq_restore(irq);
     }
@@ -513,11 +513,11 @@ impl<P: Platform> Scheduler<P> {
     ) -> Option<Woke> {
         let irq = self.platform.irq_save();
         let taken = {
-            let mut p = cell.parked.lock();
+            let mut p = self.lock(&cell.parked);
             match p.take() {
                 Some(t) if cell.home.load(Ordering::Acquire) == HOME_PARKED => {
                     while cell.switching.load(Ordering::Acquire) {
-                        core::hint::spin_loop();
+                        self.platform.cpu_relax();
                     }
                     let (target, wf) = self.select_task_rq(&t, this_cpu, wf | WakeFlags::TTWU);
                     cell.home
@@ -647,7 +647,7 @@ impl<P: Platform> Scheduler<P> {
                 Err(LifecycleError::Asleep) => {
                     let got = self.with_parked(id, |cell, p| {
                         while cell.switching.load(Ordering::Acquire) {
-                            core::hint::spin_loop();
+                            self.platform.cpu_relax();
                         }
                         let t = p.take()?;
                         cell.home.store(HOME_NONE, Ordering::Release);
@@ -669,7 +669,7 @@ impl<P: Platform> Scheduler<P> {
         let cell = self.cell(id)?;
         let irq = self.platform.irq_save();
         let t = {
-            let p = cell.parked.lock();
+            let p = self.lock(&cell.parked);
             (cell.home.load(Ordering::Acquire) == HOME_NONE)
                 .then_some(*p)
                 .flatten()
