@@ -26,6 +26,7 @@ extern crate alloc;
 mod arch;
 mod cmdline;
 mod console;
+mod cpumask;
 mod fault;
 // The global allocator (hands out raw memory).
 #[allow(unsafe_code)]
@@ -101,6 +102,9 @@ extern "C" fn boot_continue(_: usize) -> ! {
     task::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
+    if !percpu::provision(0) {
+        log::error!("percpu: no memory for cpu 0's timer list and call queue");
+    }
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
     if let Some(mode) = args.preempt {
         cfg.tunables.set_preempt_mode(mode);
@@ -173,6 +177,10 @@ fn start_secondaries(ncpus: usize) {
         // Never freed: the CPU runs on it forever (also if the start timed
         // out: a late CPU may still use it). From the stack region (guard
         // pages below it) where the arch has one.
+        if !percpu::provision(cpu) {
+            log::warn!("smp: no memory for cpu {}'s timer list and call queue", cpu);
+            continue;
+        }
         let stack = match task::stack::KernelStack::new(task::idle_idx(cpu)) {
             Ok(stack) => stack,
             Err(_) => {

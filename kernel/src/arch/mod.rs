@@ -52,8 +52,51 @@ mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
 
-/// Most CPUs the kernel runs on.
-pub const MAX_CPUS: usize = 8;
+/// Most CPUs the kernel runs on: as many as a [`crate::cpumask::CpuMask`]
+/// holds (256). Per-CPU statics sized by it stay small (a few words per
+/// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
+/// bring-up for the CPUs that exist.
+pub const MAX_CPUS: usize = sched::MAX_CPUS;
+
+/// CPUs the firmware describes that the kernel cannot use, counted by
+/// reason, for the one boot-log line that must name them (never dropped
+/// silently): `" (3 more ignored: 1 beyond MAX_CPUS (256), 2 with APIC id > 254
+/// and no x2APIC)"`, or nothing when every count is 0.
+pub struct IgnoredCpus<'a>(pub &'a [(usize, &'a str)]);
+
+impl core::fmt::Display for IgnoredCpus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let total: usize = self.0.iter().map(|&(n, _)| n).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        write!(f, " ({total} more ignored: ")?;
+        let mut sep = "";
+        for &(n, why) in self.0.iter().filter(|&&(n, _)| n > 0) {
+            write!(f, "{sep}{n} {why}")?;
+            sep = ", ";
+        }
+        f.write_str(")")
+    }
+}
+
+/// The reason [`IgnoredCpus`] gives for CPUs beyond [`MAX_CPUS`].
+pub const BEYOND_MAX_CPUS: &str = "beyond MAX_CPUS (256)";
+const _: () = assert!(MAX_CPUS == 256, "update BEYOND_MAX_CPUS");
+
+crate::ktest!(ignored_cpus_line_names_every_reason, || {
+    use alloc::string::ToString;
+    crate::kassert_eq!(IgnoredCpus(&[(0, BEYOND_MAX_CPUS)]).to_string(), "");
+    crate::kassert_eq!(
+        IgnoredCpus(&[(2, BEYOND_MAX_CPUS), (0, "x")]).to_string(),
+        " (2 more ignored: 2 beyond MAX_CPUS (256))"
+    );
+    crate::kassert_eq!(
+        IgnoredCpus(&[(1, "a"), (0, "b"), (3, "c")]).to_string(),
+        " (4 more ignored: 1 a, 3 c)"
+    );
+    Ok(())
+});
 
 /// What an inter-processor interrupt asks of its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

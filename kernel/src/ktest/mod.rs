@@ -376,7 +376,11 @@ fn reap_leftovers(before: &[task::Tid]) -> Result<(), String> {
 fn run_one(t: &'static KTest) -> TestResult {
     reset_sched_state();
     // Single-CPU tests on CPU 0; SMP tests anywhere.
-    let mask = if t.smp { u64::MAX } else { 1 };
+    let mask = if t.smp {
+        crate::cpumask::CpuMask::all()
+    } else {
+        crate::cpumask::only(0)
+    };
     let result: Arc<SpinLock<Option<TestResult>>> = Arc::new(SpinLock::new(None));
     let slot = result.clone();
     let func = t.func;

@@ -124,13 +124,14 @@ pub use tick::*;
 pub use wakeup::*;
 
 use ::core::ops::{Deref, DerefMut};
-use ::core::sync::atomic::{AtomicU64, Ordering};
+use ::core::sync::atomic::Ordering;
 use alloc::sync::Arc;
 
 use ::sched::smp::{Platform, RqGuard, Scheduler};
-use ::sched::{PreemptMode, Rq, SchedConfig, TaskId};
+use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId};
 
 use crate::arch;
+use crate::cpumask::AtomicCpuMask;
 use crate::percpu::{self, MAX_CPUS};
 use crate::task::{thread, Thread, MAX_THREADS};
 
@@ -177,8 +178,8 @@ impl Platform for KernelPlatform {
 }
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
-/// CPUs running the scheduler (bit n = CPU n).
-pub(crate) static ONLINE_MASK: AtomicU64 = AtomicU64::new(0);
+/// CPUs running the scheduler.
+pub(crate) static ONLINE_MASK: AtomicCpuMask = AtomicCpuMask::new();
 
 /// The machine's scheduler (per-CPU runqueues).
 pub fn sched() -> &'static Scheduler<KernelPlatform> {
@@ -210,8 +211,8 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
         // the heap has room for stacks (a spawn without room for its stack
         // fails). A heap too small even for that halves it, with a warning.
         let (used, free) = crate::heap::stats();
-        let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + MAX_CPUS);
-        while s.try_reserve(want).is_err() && want > MAX_CPUS {
+        let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + ncpus);
+        while s.try_reserve(want).is_err() && want > ncpus {
             want /= 2;
             log::warn!("sched: heap too small for the runqueues, reserving {want} threads per CPU");
         }
@@ -229,12 +230,12 @@ pub fn cpu_online(cpu: usize) {
         rq.update_rq_clock(now);
         percpu::cpu(cpu).account_switch(now, false, true);
     }
-    ONLINE_MASK.fetch_or(1 << cpu, Ordering::AcqRel);
+    ONLINE_MASK.set(cpu, Ordering::AcqRel);
     percpu::cpu(cpu).online.store(true, Ordering::Release);
 }
 
-/// CPUs running the scheduler, as a mask.
-pub fn online_mask() -> u64 {
+/// CPUs running the scheduler.
+pub fn online_mask() -> CpuMask {
     ONLINE_MASK.load(Ordering::Acquire)
 }
 
@@ -305,7 +306,7 @@ pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
 
 /// CPUs running the scheduler.
 pub fn nr_cpus() -> usize {
-    online_mask().count_ones() as usize
+    online_mask().weight()
 }
 
 /// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`

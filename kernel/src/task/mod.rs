@@ -19,7 +19,7 @@
 //! are in [`core`](self::core).
 //!
 //! # Affinity
-//! Each thread has a CPU mask (`cpus_allowed`, bit n = CPU n), inherited from
+//! Each thread has a CPU mask (`cpus_allowed`, a [`CpuMask`]), inherited from
 //! the thread that spawns it (Linux's fork) unless given with [`spawn_on`],
 //! and changed with [`set_affinity`]. The in-kernel test runner pins tests
 //! that measure single-CPU behaviour to CPU 0 this way.
@@ -48,6 +48,9 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use sched::{SchedTask, TaskParams};
+
+use crate::cpumask::AtomicCpuMask;
+pub use crate::cpumask::CpuMask;
 
 use crate::arch;
 use crate::percpu::{self, MAX_CPUS};
@@ -110,7 +113,7 @@ pub struct Thread {
     /// (Linux's `p->pi_lock`); see `core`.
     pub(crate) pi_lock: SpinLock<()>,
     /// Allowed CPUs (the kernel's copy, inherited by threads it spawns).
-    pub(crate) cpus_allowed: AtomicU64,
+    pub(crate) cpus_allowed: AtomicCpuMask,
     /// The CPU whose timer list holds its sleep timer.
     pub(crate) timer_cpu: AtomicU32,
     /// Written only while the slot is `TASK_NEW`, by the spawner that owns
@@ -153,7 +156,7 @@ impl Thread {
             cpu: AtomicU32::new(0),
             prio: AtomicI32::new(120),
             pi_lock: SpinLock::new(()),
-            cpus_allowed: AtomicU64::new(u64::MAX),
+            cpus_allowed: AtomicCpuMask::from_mask(CpuMask::all()),
             timer_cpu: AtomicU32::new(0),
             name: spin::Mutex::new(""),
             ctx: spin::mutex::SpinMutex::new(arch::Context::default()),
@@ -193,8 +196,8 @@ impl Thread {
         self.cpu.load(Ordering::Relaxed) as usize
     }
 
-    /// Its allowed CPUs (bit n = CPU n).
-    pub fn cpus_allowed(&self) -> u64 {
+    /// Its allowed CPUs.
+    pub fn cpus_allowed(&self) -> CpuMask {
         self.cpus_allowed.load(Ordering::Relaxed)
     }
 
@@ -334,19 +337,58 @@ pub fn init() {
 /// boot CPU's is set up by [`init`]; each secondary CPU calls this first.
 pub fn init_idle(cpu: usize) {
     let idle = thread(idle_idx(cpu));
-    *idle.name.lock() = IDLE_NAMES[cpu % MAX_CPUS];
+    *idle.name.lock() = idle_name(cpu);
     idle.state.store(TASK_RUNNING, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
     idle.cpu.store(cpu as u32, Ordering::Relaxed);
-    idle.cpus_allowed.store(u64::MAX, Ordering::Relaxed);
+    idle.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
     let pc = percpu::cpu(cpu);
     pc.curr.store(cpu as u32, Ordering::Relaxed);
     pc.prev.store(cpu as u32, Ordering::Relaxed);
 }
 
-const IDLE_NAMES: [&str; MAX_CPUS] = [
-    "idle/0", "idle/1", "idle/2", "idle/3", "idle/4", "idle/5", "idle/6", "idle/7",
-];
+/// Bytes of the longest idle thread name, `idle/255`.
+const IDLE_NAME_BYTES: usize = 8;
+const _: () = assert!(MAX_CPUS <= 1000, "idle names have at most 3 digits");
+
+/// The idle threads' names, `idle/0` to `idle/{MAX_CPUS - 1}` (NUL padded),
+/// built at compile time: thread names are `&'static str`.
+static IDLE_NAMES: [[u8; IDLE_NAME_BYTES]; MAX_CPUS] = {
+    let mut names = [[0u8; IDLE_NAME_BYTES]; MAX_CPUS];
+    let mut cpu = 0;
+    while cpu < MAX_CPUS {
+        let n = &mut names[cpu];
+        let prefix = b"idle/";
+        let mut i = 0;
+        while i < prefix.len() {
+            n[i] = prefix[i];
+            i += 1;
+        }
+        let digits = if cpu >= 100 {
+            3
+        } else if cpu >= 10 {
+            2
+        } else {
+            1
+        };
+        let mut d = 0;
+        let mut v = cpu;
+        while d < digits {
+            n[prefix.len() + digits - 1 - d] = b'0' + (v % 10) as u8;
+            v /= 10;
+            d += 1;
+        }
+        cpu += 1;
+    }
+    names
+};
+
+/// CPU `cpu`'s idle thread name (`idle/<cpu>`).
+fn idle_name(cpu: usize) -> &'static str {
+    let n = &IDLE_NAMES[cpu % MAX_CPUS];
+    let len = n.iter().position(|&b| b == 0).unwrap_or(IDLE_NAME_BYTES);
+    ::core::str::from_utf8(&n[..len]).unwrap_or("idle")
+}
 
 /// Whether `tid` names a thread that was spawned and not joined yet.
 pub fn tid_is_live(tid: Tid) -> bool {
@@ -390,12 +432,12 @@ where
     spawn_on(name, params, current().cpus_allowed(), f)
 }
 
-/// [`spawn`] with an explicit CPU mask (bit n = CPU n; CPUs not online are
-/// ignored; a mask without an online CPU means all of them).
+/// [`spawn`] with an explicit CPU mask (CPUs not online are ignored; a mask
+/// without an online CPU means all of them).
 pub fn spawn_on<F>(
     name: &'static str,
     params: TaskParams,
-    mask: u64,
+    mask: CpuMask,
     f: F,
 ) -> Result<Tid, SpawnError>
 where
@@ -403,8 +445,8 @@ where
 {
     params.validate().map_err(SpawnError::Params)?;
     let online = online_mask();
-    let mask = match mask & online {
-        0 => online,
+    let mask = match mask.and(&online) {
+        m if m.is_empty() => online,
         m => m,
     };
     let entry: Entry = Box::new(f);
@@ -442,7 +484,7 @@ where
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
     t.migrating.store(false, Ordering::Relaxed);
-    t.cpus_allowed.store(mask, Ordering::Relaxed);
+    t.cpus_allowed.store(&mask, Ordering::Relaxed);
     t.wq_owner.store(0, Ordering::Relaxed);
     t.nvcsw.store(0, Ordering::Relaxed);
     t.nivcsw.store(0, Ordering::Relaxed);
@@ -453,7 +495,7 @@ where
         gen: t.gen.load(Ordering::Relaxed),
     };
     let mut st = SchedTask::new(params);
-    st.cpus_allowed = sched::CpuMask::from_u64(mask);
+    st.cpus_allowed = mask;
     t.prio.store(st.prio(), Ordering::Relaxed);
     if let Err(e) = self::core::wake_up_new(idx, st) {
         // The scheduler refused it (no memory for its directory entry):
@@ -669,7 +711,7 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {:#x} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,

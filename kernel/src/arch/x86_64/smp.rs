@@ -379,6 +379,14 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     if cpu == 0 || !TRAMPOLINE_OK.load(Ordering::Relaxed) {
         return false;
     }
+    // Its GDT, TSS and IST stacks (heap; kept even if the start fails).
+    if !percpu::alloc_block(cpu) {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: no memory for cpu {cpu}'s per-CPU block"
+        );
+        return false;
+    }
     let _guard = StartGuard::lock();
     if START_STATE[cpu]
         .compare_exchange(OFF, STARTING, Ordering::AcqRel, Ordering::Acquire)
