@@ -76,11 +76,22 @@ x86_ap_trampoline_start:
     cld
     xorw %ax, %ax
     movw %ax, %ds
-    /* Claim the one-shot ticket: only the CPU it names (its initial APIC
-       id + 1, from CPUID leaf 1 EBX[31:24]) takes it and goes on. */
+    /* Claim the one-shot ticket: only the CPU it names (its APIC id + 1)
+       takes it and goes on. The id: in x2APIC mode the 32-bit x2APIC id
+       (CPUID leaf 0xB EDX), else the initial APIC id (leaf 1 EBX[31:24]). */
+    movl {T} + ap_tr_x2apic - x86_ap_trampoline_start, %eax
+    testl %eax, %eax
+    jz 1f
+    movl $0xb, %eax
+    xorl %ecx, %ecx
+    cpuid
+    movl %edx, %ebx
+    jmp 2f
+1:
     movl $1, %eax
     cpuid
     shrl $24, %ebx
+2:
     movl %ebx, %eax
     incl %eax
     xorl %ecx, %ecx
@@ -165,6 +176,7 @@ ap_tr_stack:  .quad 0
 ap_tr_cpu:    .quad 0
 ap_tr_entry:  .quad 0
 ap_tr_rust:   .quad 0
+ap_tr_x2apic: .quad 0
     .global x86_ap_trampoline_end
 x86_ap_trampoline_end:
     .code64
@@ -199,6 +211,9 @@ struct TrampolineArgs {
     entry: u64,
     /// [`ap_main`].
     rust_entry: u64,
+    /// Non-zero in x2APIC mode: the AP finds its id in CPUID leaf 0xB (32
+    /// bits) rather than leaf 1 (8 bits), so ids above 255 work.
+    x2apic: u64,
 }
 
 /// Number of CPUs in use (1 until `init` found more).
@@ -222,10 +237,13 @@ static BOOT_CR4: AtomicU64 = AtomicU64::new(0);
 /// How CPU discovery went, for the boot banner.
 #[derive(Clone, Copy, Debug)]
 pub enum Discovery {
-    /// Found in the MADT; `dropped` usable ones beyond `MAX_CPUS` are ignored.
+    /// Found in the MADT; usable ones the kernel cannot run on are ignored.
     Madt {
-        /// Ignored processors.
+        /// Beyond `MAX_CPUS`.
         dropped: usize,
+        /// APIC id above [`apic::XAPIC_MAX_ID`] while the LAPIC is in xAPIC
+        /// mode (no x2APIC): an IPI cannot name them.
+        no_x2apic: usize,
     },
     /// No RSDP or no (valid) MADT: the boot CPU alone.
     NoMadt,
@@ -234,8 +252,14 @@ pub enum Discovery {
 impl core::fmt::Display for Discovery {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Discovery::Madt { dropped: 0 } => f.write_str("ACPI MADT"),
-            Discovery::Madt { dropped } => write!(f, "ACPI MADT, {dropped} more ignored"),
+            Discovery::Madt { dropped, no_x2apic } => write!(
+                f,
+                "ACPI MADT{}",
+                super::super::IgnoredCpus(&[
+                    (dropped, super::super::BEYOND_MAX_CPUS),
+                    (no_x2apic, "with APIC id > 254 and no x2APIC"),
+                ])
+            ),
             Discovery::NoMadt => f.write_str("no ACPI MADT"),
         }
     }
@@ -259,17 +283,43 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
             if let Some((addr, gsi_base)) = cpus.io_apic {
                 super::ioapic::set(addr, gsi_base, cpus.com1_gsi);
             }
-            for (slot, &id) in APIC_IDS.iter().zip(&cpus.apic_ids[..cpus.len]) {
-                slot.store(id, Ordering::Relaxed);
+            let x2apic = apic::x2apic();
+            let mut n = 0;
+            for (i, &id) in cpus.apic_ids[..cpus.len].iter().enumerate() {
+                if reachable(i, id, x2apic) {
+                    APIC_IDS[n].store(id, Ordering::Relaxed);
+                    n += 1;
+                }
             }
-            CPU_COUNT.store(cpus.len, Ordering::Release);
+            CPU_COUNT.store(n, Ordering::Release);
             Discovery::Madt {
                 dropped: cpus.dropped,
+                no_x2apic: cpus.len - n,
             }
         }
         None => Discovery::NoMadt,
     }
 }
+
+/// Whether an IPI can reach the CPU with APIC id `id`, `index`-th in MADT
+/// order (0: the boot CPU, which runs anyway): in xAPIC mode an IPI names
+/// its target in 8 bits, so APIC ids above 254 need x2APIC.
+fn reachable(index: usize, id: u32, x2apic: bool) -> bool {
+    index == 0 || x2apic || id <= apic::XAPIC_MAX_ID
+}
+
+crate::ktest!(x86_apic_ids_above_254_need_x2apic, || {
+    crate::kassert!(reachable(1, 0, false) && reachable(1, 254, false));
+    crate::kassert!(!reachable(1, 255, false) && !reachable(3, 300, false));
+    crate::kassert!(reachable(1, 255, true) && reachable(1, 100_000, true));
+    crate::kassert!(reachable(0, 300, false), "the boot CPU is never dropped");
+    crate::kassert!(
+        apic::x2apic()
+            || cpu_count() == 1
+            || (1..cpu_count()).all(|c| apic_id_of(c).is_some_and(|id| id <= apic::XAPIC_MAX_ID))
+    );
+    Ok(())
+});
 
 /// Number of CPUs the firmware describes (ACPI MADT), at most `MAX_CPUS`; 1
 /// when there is no MADT. CPU indices are `0..cpu_count()`, 0 = boot CPU.
@@ -415,6 +465,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         cpu: cpu as u64,
         entry: entry as usize as u64,
         rust_entry: ap_main as *const () as usize as u64,
+        x2apic: u64::from(apic::x2apic()),
     };
     // Soundness: the trampoline page is identity-mapped conventional RAM that
     // only this code uses (see the module docs; TRAMPOLINE_OK checked the
