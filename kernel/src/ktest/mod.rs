@@ -5,7 +5,9 @@
 //! section, which both arch linker scripts KEEP between the symbols
 //! `__ktest_start` and `__ktest_end`; the runner reads that array.
 //!
-//! The runner (boot argument `ktest`, or `ktest=<substring>` to filter by name)
+//! The runner (boot argument `ktest`, or `ktest=<filter>` to select by name:
+//! comma-separated substrings, a test runs if its name contains one of them
+//! (or there is none) and no `-`-prefixed one, e.g. `ktest=smp_,-smp_no_idle`)
 //! runs each test once in a fresh thread with default scheduler features and
 //! the boot preemption model, prints `test <name> ... ok` or `test <name> ...
 //! FAILED` plus the reason, then `N passed, M failed, K skipped, Q
@@ -257,14 +259,43 @@ fn in_suite(t: &KTest, suite: Option<Suite>) -> bool {
     suite.is_none_or(|s| s == t.suite)
 }
 
-/// Runs the tests of `suite` (`None`: all) whose name contains `filter`, then
-/// ends QEMU with the verdict.
+/// Whether test `name` is selected by `filter`: comma-separated substrings;
+/// it must contain one of the plain ones (if any) and none of the
+/// `-`-prefixed ones. An empty filter selects everything.
+fn selected_by(name: &str, filter: &str) -> bool {
+    let terms = filter.split(',').filter(|t| !t.is_empty());
+    let (mut any_plus, mut plus_hit) = (false, false);
+    for t in terms {
+        match t.strip_prefix('-') {
+            Some(out) if name.contains(out) => return false,
+            Some(_) => {}
+            None => {
+                any_plus = true;
+                plus_hit |= name.contains(t);
+            }
+        }
+    }
+    plus_hit || !any_plus
+}
+
+crate::ktest!(ktest_filter_terms, || {
+    crate::kassert!(selected_by("smp_a", "") && selected_by("smp_a", "smp_"));
+    crate::kassert!(!selected_by("cmdline", "smp_"));
+    crate::kassert!(selected_by("smp_call", "smp_,-smp_no_idle"));
+    crate::kassert!(!selected_by("smp_no_idle_x", "smp_,-smp_no_idle"));
+    crate::kassert!(selected_by("b", "a,b") && !selected_by("c", "a,b"));
+    crate::kassert!(selected_by("x", "-y") && !selected_by("y", "-y"));
+    Ok(())
+});
+
+/// Runs the tests of `suite` (`None`: all) that `filter` selects (see
+/// [`selected_by`]), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
     let tests = registry();
     let selected: alloc::vec::Vec<&'static KTest> = tests
         .iter()
-        .filter(|t| t.name.contains(filter) && in_suite(t, suite))
+        .filter(|t| selected_by(t.name, filter) && in_suite(t, suite))
         .collect();
     crate::kprintln!(
         "ktest: running {} of {} tests (filter '{}', suite {})",
