@@ -210,8 +210,24 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
         // interrupts masked: no more than the thread table holds, nor than
         // the heap has room for stacks (a spawn without room for its stack
         // fails). A heap too small even for that halves it, with a warning.
+        //
+        // That is ncpus x threads slots in all: with many CPUs it must not
+        // take the heap the per-CPU lists, stacks and threads need. The
+        // cost of a slot is measured on a first reservation (ncpus per CPU,
+        // needed anyway), and the total kept to half the heap.
         let (used, free) = crate::heap::stats();
         let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + ncpus);
+        if s.try_reserve(ncpus).is_ok() {
+            let (used_after, _) = crate::heap::stats();
+            let per_slot = (used_after.saturating_sub(used) / (ncpus * ncpus)).max(1);
+            let fits = (used + free) / 2 / (per_slot * ncpus);
+            if fits < want {
+                want = fits.max(ncpus);
+                log::info!(
+                    "sched: {ncpus} runqueues of {want} threads ({per_slot} bytes each) fit in half the heap"
+                );
+            }
+        }
         while s.try_reserve(want).is_err() && want > ncpus {
             want /= 2;
             log::warn!("sched: heap too small for the runqueues, reserving {want} threads per CPU");
