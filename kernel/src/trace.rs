@@ -101,7 +101,7 @@ fn on() -> bool {
 }
 
 pub fn is_idle(idx: u32) -> bool {
-    (idx as usize) < MAX_CPUS
+    task::is_idle_idx(idx)
 }
 
 /// Linux's `prio` of thread `idx` (120 + nice, 99 - rt_priority; idle 120),

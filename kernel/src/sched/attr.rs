@@ -8,7 +8,7 @@ use ::sched::{CpuMask, Resched, SchedTask, TaskId, TaskParams};
 
 use super::*;
 use crate::arch;
-use crate::percpu::{self, MAX_CPUS};
+use crate::percpu;
 use crate::task::{thread, Thread, Tid};
 
 /// Changes thread `t`'s policy / nice / slice (`sched_setattr`), whether it is
@@ -53,7 +53,7 @@ pub fn set_affinity(tid: Tid, mask: CpuMask) -> Result<(), AffinityError> {
         return Err(AffinityError::NoOnlineCpu);
     }
     let idx = tid.idx();
-    if (idx as usize) < MAX_CPUS || idx as usize >= crate::task::threads().len() {
+    if crate::task::is_idle_idx(idx) || idx as usize >= crate::task::threads().len() {
         return Err(AffinityError::NoSuchThread);
     }
     let t = thread(idx);

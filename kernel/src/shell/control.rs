@@ -13,7 +13,6 @@ use sched::{Policy, TaskParams};
 
 use super::inspect::live;
 use super::{fail, CmdResult, Sh};
-use crate::percpu::MAX_CPUS;
 use crate::{task, workloads};
 
 /// The thread behind `pid` and its current parameters, or an error line.
@@ -25,7 +24,7 @@ fn target(
         fail!("{cmd}: no such process {pid}");
     }
     let t = task::thread(pid);
-    if (pid as usize) < MAX_CPUS {
+    if task::is_idle_idx(pid) {
         fail!("{cmd}: {pid} is CPU {pid}'s idle thread, which is not a scheduler task");
     }
     match task::sched_snapshot(t) {
@@ -146,7 +145,7 @@ pub fn kill(sh: &mut Sh, pid: Pid) -> CmdResult {
         fail!("kill: no such process {pid}");
     }
     let t = task::thread(pid);
-    if (pid as usize) < MAX_CPUS {
+    if task::is_idle_idx(pid) {
         fail!("kill: {pid} is CPU {pid}'s idle thread and cannot be killed");
     }
     if pid == task::current_idx() {

@@ -5,8 +5,10 @@
 //! # The thread table and the scheduler's state
 //! Threads live in a fixed table of [`MAX_THREADS`] slots allocated at boot;
 //! a thread's `TaskId` for the scheduler is its slot index, and the table has
-//! the same capacity as every runqueue. Slots `0..MAX_CPUS` are the CPUs' idle
-//! threads (the boot context becomes CPU 0's), which the runqueue never sees
+//! the same capacity as every runqueue. Slots `0..idle_slots()` are the CPUs'
+//! idle threads (slot = CPU index; as many as the CPUs found, at least 8, so
+//! that on a machine of up to 8 CPUs the first spawned thread, the shell, is
+//! pid 8 whatever `MAX_CPUS` is; the boot context becomes CPU 0's), which the runqueue never sees
 //! (`Rq::curr() == None` means "idle runs"). A [`Tid`] adds a generation
 //! number, so a stale id of a reused slot is detected.
 //!
@@ -266,7 +268,24 @@ pub enum JoinError {
 
 static THREADS: spin::Once<Box<[Thread]>> = spin::Once::new();
 /// Serialises slot allocation and release.
-static SLOT_LOCK: SpinLock<usize> = SpinLock::new(MAX_CPUS);
+static SLOT_LOCK: SpinLock<usize> = SpinLock::new(0);
+/// Thread slots of idle threads, `0..IDLE_SLOTS` (see the module docs); set
+/// by [`init`], before any spawn.
+static IDLE_SLOTS: AtomicUsize = AtomicUsize::new(MAX_CPUS);
+/// Slots spawned threads may use, from `idle_slots()` up.
+const SPAWN_SLOTS: usize = MAX_THREADS - MAX_CPUS;
+
+/// Slots `0..idle_slots()` hold the CPUs' idle threads.
+#[inline]
+pub fn idle_slots() -> usize {
+    IDLE_SLOTS.load(Ordering::Relaxed)
+}
+
+/// Whether thread slot `idx` is an idle thread's.
+#[inline]
+pub fn is_idle_idx(idx: u32) -> bool {
+    (idx as usize) < idle_slots()
+}
 /// Threads spawned and not yet joined.
 static NR_THREADS: AtomicUsize = AtomicUsize::new(0);
 
@@ -323,6 +342,7 @@ pub fn nr_threads() -> usize {
 /// Creates the thread table and turns the running boot context into CPU 0's
 /// idle thread. Needs the heap; call once, before interrupts are enabled.
 pub fn init() {
+    IDLE_SLOTS.store(arch::cpu_count().clamp(8, MAX_CPUS), Ordering::Relaxed);
     THREADS.call_once(|| {
         (0..MAX_THREADS as u32)
             .map(Thread::new)
@@ -395,7 +415,7 @@ pub fn tid_is_live(tid: Tid) -> bool {
     let Some(t) = threads().get(tid.idx as usize) else {
         return false;
     };
-    (tid.idx as usize) >= MAX_CPUS
+    !is_idle_idx(tid.idx)
         && t.gen.load(Ordering::Relaxed) == tid.gen
         && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
 }
@@ -406,7 +426,7 @@ pub fn live_threads() -> alloc::vec::Vec<Tid> {
     threads()
         .iter()
         .enumerate()
-        .skip(MAX_CPUS)
+        .skip(idle_slots())
         .filter(|(_, t)| !matches!(t.state.load(Ordering::Acquire), TASK_FREE | TASK_NEW))
         .map(|(i, t)| Tid {
             idx: i as u32,
@@ -452,15 +472,17 @@ where
     let entry: Entry = Box::new(f);
     let idx = {
         let mut hint = SLOT_LOCK.lock();
-        let n = MAX_THREADS - MAX_CPUS;
+        // SPAWN_SLOTS slots from the first after the idle threads; the hint
+        // is the offset to look at first.
+        let (base, n) = (idle_slots(), SPAWN_SLOTS);
         let found = (0..n)
-            .map(|k| MAX_CPUS + (*hint - MAX_CPUS + k) % n)
+            .map(|k| base + (*hint + k) % n)
             .find(|&i| threads()[i].state.load(Ordering::Relaxed) == TASK_FREE);
         let Some(i) = found else {
             return Err(SpawnError::NoSlot);
         };
         threads()[i].state.store(TASK_NEW, Ordering::Relaxed);
-        *hint = MAX_CPUS + (i + 1 - MAX_CPUS) % n;
+        *hint = (i + 1 - base) % n;
         i as u32
     };
     let t = thread(idx);
@@ -526,7 +548,7 @@ extern "C" fn thread_start(idx: usize) -> ! {
 /// Ends the current thread. Its slot stays until a `join`.
 pub fn exit() -> ! {
     let t = current();
-    assert!(t.idx as usize >= MAX_CPUS, "the idle thread cannot exit");
+    assert!(!is_idle_idx(t.idx), "the idle thread cannot exit");
     // No preemption from here on: joiners woken below must not run before this
     // thread has left the CPU (they would wait for `on_cpu` to clear).
     preempt_disable();
@@ -568,7 +590,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         .get(tid.idx as usize)
         .ok_or(JoinError::NoSuchThread)?;
     if tid.idx as usize >= MAX_THREADS
-        || (tid.idx as usize) < MAX_CPUS
+        || is_idle_idx(tid.idx)
         || t.gen.load(Ordering::Relaxed) != tid.gen
     {
         return Err(JoinError::NoSuchThread);
