@@ -81,11 +81,11 @@ pub fn start() {
         return;
     };
     log::info!("fault: triggering '{}'", case.name());
-    if case.needs_cpu1() && task::online_mask() & 2 == 0 {
+    if case.needs_cpu1() && !task::online_mask().test(1) {
         log::error!("error: fault={} needs a second CPU (SMP=2)", case.name());
         arch::exit_qemu(arch::ExitCode::Failure);
     }
-    let mask = if case == FaultCase::ApPanic { 2 } else { 1 };
+    let mask = crate::cpumask::only(if case == FaultCase::ApPanic { 1 } else { 0 });
     if matches!(
         case,
         FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack

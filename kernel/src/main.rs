@@ -26,6 +26,7 @@ extern crate alloc;
 mod arch;
 mod cmdline;
 mod console;
+mod cpumask;
 mod fault;
 mod fbcon;
 // The global allocator (hands out raw memory) and the kernel-stack allocator
@@ -122,6 +123,9 @@ extern "C" fn boot_continue(_: usize) -> ! {
     heap::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
+    if !percpu::provision(0) {
+        log::error!("percpu: no memory for cpu 0's timer list and call queue");
+    }
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
     if let Some(mode) = args.preempt {
         cfg.tunables.set_preempt_mode(mode);
@@ -190,29 +194,28 @@ static HZ: AtomicU32 = AtomicU32::new(250);
 /// Starts CPUs `1..ncpus` one after the other and waits until each is online
 /// in the scheduler (bounded).
 fn start_secondaries(ncpus: usize) {
+    // A CPU whose start timed out (its vCPU may just not have been scheduled
+    // in time on a loaded host: seen at 64 vCPUs on 2 host cores) gets one
+    // more try after the others.
+    let mut retry = cpumask::CpuMask::new();
     for cpu in 1..ncpus {
-        // Never freed: the CPU runs on it forever (also if the start timed
-        // out: a late CPU may still use it). From the stack region (guard
-        // pages below it) where the arch has one.
-        let stack = match heap::stack::KernelStack::new(task::idle_idx(cpu)) {
-            Ok(stack) => stack,
-            Err(_) => {
-                log::warn!("smp: no memory for cpu {}'s stack", cpu);
-                continue;
+        match start_one(cpu) {
+            Err(StartError::Timeout) => retry.set(cpu),
+            Err(StartError::NoMemory) => {
+                log::warn!(
+                    "smp: cpu {} did not start: {}",
+                    cpu,
+                    StartError::NoMemory.why()
+                )
             }
-        };
-        let ok = stack.start_cpu(cpu, secondary_entry);
-        if !ok {
-            log::warn!("smp: cpu {} did not start", cpu);
-            continue;
+            // Said where it happened.
+            Err(StartError::NotOnline) | Ok(()) => {}
         }
-        let t0 = arch::now_ns();
-        while !percpu::cpu(cpu).online.load(Ordering::Acquire) {
-            if arch::now_ns() - t0 > 1_000_000_000 {
-                log::warn!("smp: cpu {} started but did not come online", cpu);
-                break;
-            }
-            arch::cpu_relax();
+    }
+    for cpu in retry.iter() {
+        match start_one(cpu) {
+            Ok(()) => log::info!("smp: cpu {} started on the second try", cpu),
+            Err(e) => log::warn!("smp: cpu {} did not start: {}", cpu, e.why()),
         }
     }
     log::info!(
@@ -221,6 +224,48 @@ fn start_secondaries(ncpus: usize) {
         ncpus,
         task::online_mask()
     );
+}
+
+/// Why [`start_one`] failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StartError {
+    NoMemory,
+    Timeout,
+    NotOnline,
+}
+
+impl StartError {
+    fn why(self) -> &'static str {
+        match self {
+            StartError::NoMemory => "no memory for its stack, timer list or call queue",
+            StartError::Timeout => "it did not come up in time",
+            StartError::NotOnline => "it started but did not come online",
+        }
+    }
+}
+
+/// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
+fn start_one(cpu: usize) -> Result<(), StartError> {
+    if !percpu::provision(cpu) {
+        return Err(StartError::NoMemory);
+    }
+    // Never freed: the CPU runs on it forever (also if the start timed out:
+    // a late CPU may still use it). From the stack region (guard pages below
+    // it) where the arch has one.
+    let stack =
+        heap::stack::KernelStack::new(task::idle_idx(cpu)).map_err(|_| StartError::NoMemory)?;
+    if !stack.start_cpu(cpu, secondary_entry) {
+        return Err(StartError::Timeout);
+    }
+    let t0 = arch::now_ns();
+    while !percpu::cpu(cpu).online.load(Ordering::Acquire) {
+        if arch::now_ns() - t0 > 1_000_000_000 {
+            log::warn!("smp: cpu {} {}", cpu, StartError::NotOnline.why());
+            return Err(StartError::NotOnline);
+        }
+        arch::cpu_relax();
+    }
+    Ok(())
 }
 
 /// First generic code of a secondary CPU (interrupts disabled, on the stack

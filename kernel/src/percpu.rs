@@ -1,5 +1,6 @@
 //! Per-CPU data: one cache-line aligned block per CPU, in a static array indexed
-//! by `arch::cpu_id()` (room for [`MAX_CPUS`]).
+//! by `arch::cpu_id()` (room for [`MAX_CPUS`]; a block is a few hundred bytes,
+//! its sleep timer list is allocated by [`provision`] for CPUs that exist).
 //!
 //! Each block holds what the kernel keeps per CPU beside its runqueue (the
 //! runqueues themselves live in `sched::smp::Scheduler`, see `task::core`):
@@ -24,8 +25,7 @@ use crate::arch;
 use crate::sync::SpinLock;
 use crate::task::timer::TimerList;
 
-/// Most CPUs the kernel supports.
-pub const MAX_CPUS: usize = 8;
+pub use crate::arch::MAX_CPUS;
 
 /// One CPU's data.
 #[repr(align(64))]
@@ -216,6 +216,13 @@ static PERCPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
     &PERCPU[arch::cpu_id() % MAX_CPUS]
+}
+
+/// Allocates what CPU `cpu` needs beyond its static block (its sleep timer
+/// list, its cross-call queue), before it is brought up; false when the
+/// heap has no room (the CPU is then not started).
+pub fn provision(cpu: usize) -> bool {
+    cpu < MAX_CPUS && PERCPU[cpu].timers.lock().provision().is_ok() && crate::smp::provision(cpu)
 }
 
 /// CPU `cpu`'s block.

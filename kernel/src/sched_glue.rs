@@ -38,7 +38,7 @@ pub struct Stats {
 
 /// CPU `cpu`'s counters (`None` if it is not online).
 pub fn cpu_stats(cpu: usize) -> Option<Stats> {
-    if cpu >= MAX_CPUS || task::online_mask() & (1 << cpu) == 0 {
+    if !task::online_mask().test(cpu) {
         return None;
     }
     let pc = percpu::cpu(cpu);

@@ -11,8 +11,9 @@
 //!
 //! # Queues
 //! Each CPU has a fixed ring of [`QUEUE_LEN`] pending calls behind an
-//! interrupt-safe [`SpinLock`], preallocated in a static array: queueing,
-//! running and completing a call never allocates. Only the target CPU takes
+//! interrupt-safe [`SpinLock`], allocated once before the CPU is brought up
+//! ([`provision`]; only CPUs that exist get one): queueing, running and
+//! completing a call never allocates. Only the target CPU takes
 //! calls off its ring (in its IPI handler, interrupts off, one at a time and
 //! outside the lock, so a called function may itself queue calls), in FIFO
 //! order. Like the wake lists, a caller sends the IPI only when it queued
@@ -47,6 +48,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::{self, IpiKind};
+use crate::cpumask::CpuMask;
 use crate::percpu::MAX_CPUS;
 use crate::sync::SpinLock;
 use crate::task;
@@ -79,7 +81,7 @@ impl Liveness {
     fn signs(cpu: usize) -> (u64, u64) {
         (
             crate::percpu::cpu(cpu).interrupts.load(Ordering::Relaxed),
-            QUEUES[cpu].done.load(Ordering::Relaxed),
+            queue(cpu).map_or(0, |q| q.done.load(Ordering::Relaxed)),
         )
     }
 
@@ -176,17 +178,45 @@ impl CallQueue {
     }
 }
 
-static QUEUES: [CallQueue; MAX_CPUS] = [const { CallQueue::new() }; MAX_CPUS];
+/// Each CPU's queue, by dense index, once [`provision`]ed (never freed).
+static QUEUES: [spin::Once<&'static CallQueue>; MAX_CPUS] = [const { spin::Once::new() }; MAX_CPUS];
+
+/// Allocates CPU `cpu`'s call queue (once, before it is brought up; about
+/// 1 KiB); false without memory or for an index out of range.
+pub fn provision(cpu: usize) -> bool {
+    let Some(slot) = QUEUES.get(cpu) else {
+        return false;
+    };
+    if slot.is_completed() {
+        return true;
+    }
+    let mut v: alloc::vec::Vec<CallQueue> = alloc::vec::Vec::new();
+    if v.try_reserve_exact(1).is_err() {
+        return false;
+    }
+    v.push(CallQueue::new());
+    let q: &'static CallQueue = &v.leak()[0];
+    slot.call_once(|| q);
+    true
+}
+
+/// CPU `cpu`'s call queue, if it was provisioned.
+#[inline]
+fn queue(cpu: usize) -> Option<&'static CallQueue> {
+    QUEUES.get(cpu).and_then(|q| q.get().copied())
+}
 
 /// Whether `cpu` runs the scheduler (and so takes IPIs).
 fn online(cpu: usize) -> bool {
-    cpu < MAX_CPUS && task::online_mask() & (1 << cpu) != 0
+    task::online_mask().test(cpu)
 }
 
 /// Runs every call queued for this CPU, oldest first. From the call IPI (and
 /// from a caller spinning with interrupts disabled); interrupts are disabled.
 fn flush_local_queue() {
-    let q = &QUEUES[arch::cpu_id() % MAX_CPUS];
+    let Some(q) = queue(arch::cpu_id()) else {
+        return;
+    };
     if q.draining.swap(true, Ordering::Acquire) {
         return;
     }
@@ -200,9 +230,9 @@ fn flush_local_queue() {
 
 /// The call IPI's work (from [`crate::hooks::ipi`], interrupts disabled).
 pub fn call_ipi() {
-    QUEUES[arch::cpu_id() % MAX_CPUS]
-        .ipis
-        .fetch_add(1, Ordering::Relaxed);
+    if let Some(q) = queue(arch::cpu_id()) {
+        q.ipis.fetch_add(1, Ordering::Relaxed);
+    }
     flush_local_queue();
 }
 
@@ -220,7 +250,8 @@ fn wait_step() {
 /// was empty. Returns the call's ticket. Waits (bounded) while the ring is
 /// full.
 fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
-    let q = &QUEUES[cpu];
+    // Online CPUs were provisioned before they started.
+    let q = queue(cpu).ok_or(CallError::Offline(cpu))?;
     let mut live = Liveness::new(cpu);
     loop {
         let pushed = {
@@ -252,7 +283,7 @@ fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
 
 /// Waits until `cpu` ran the call with `ticket` (while it shows life).
 fn wait_done(cpu: usize, ticket: u64) -> Result<(), CallError> {
-    let q = &QUEUES[cpu];
+    let q = queue(cpu).ok_or(CallError::Offline(cpu))?;
     let mut live = Liveness::new(cpu);
     while q.done.load(Ordering::Acquire) < ticket {
         if live.stuck() {
@@ -297,23 +328,23 @@ pub fn call_function_single(
     }
 }
 
-/// Runs `func(arg)` on every online CPU of `mask` (bit n = CPU n), this one
+/// Runs `func(arg)` on every online CPU of `mask`, this one
 /// included if it is in the mask (Linux's `smp_call_function_many` plus the
 /// local call of `on_each_cpu_mask`). CPUs of the mask that are not online
 /// are skipped, as in Linux. The other CPUs are all interrupted first, then
 /// the local call runs, then (with `wait`) the caller waits for each. The
 /// first error is returned, after every CPU was tried.
 pub fn call_function_many(
-    mask: u64,
+    mask: &CpuMask,
     func: CallFn,
     arg: usize,
     wait: bool,
 ) -> Result<(), CallError> {
-    let mask = mask & task::online_mask();
-    if wait && !arch::irqs_enabled() && mask != 0 {
+    let mask = mask.and(&task::online_mask());
+    if wait && !arch::irqs_enabled() && !mask.is_empty() {
         // Only a call on this CPU alone could be waited for here.
         let irq = arch::IrqGuard::save();
-        let only_self = mask == 1 << arch::cpu_id();
+        let only_self = mask == crate::cpumask::only(arch::cpu_id());
         drop(irq);
         if !only_self {
             return Err(CallError::IrqsDisabled);
@@ -324,23 +355,21 @@ pub fn call_function_many(
     // Interrupts off: this CPU stays this CPU until its own call ran.
     let irq = arch::IrqGuard::save();
     let me = arch::cpu_id();
-    for (cpu, t) in tickets.iter_mut().enumerate() {
-        if cpu == me || mask & (1 << cpu) == 0 {
-            continue;
-        }
+    for cpu in mask.iter().filter(|&c| c != me) {
         match enqueue(cpu, func, arg) {
-            Ok(ticket) => *t = ticket,
+            Ok(ticket) => tickets[cpu] = ticket,
             Err(e) => {
                 err.get_or_insert(e);
             }
         }
     }
-    if mask & (1 << me) != 0 {
+    if mask.test(me) {
         func(arg);
     }
     drop(irq);
     if wait {
-        for (cpu, &t) in tickets.iter().enumerate() {
+        for cpu in mask.iter() {
+            let t = tickets[cpu];
             if t != 0 {
                 if let Err(e) = wait_done(cpu, t) {
                     err.get_or_insert(e);
@@ -353,14 +382,15 @@ pub fn call_function_many(
 
 /// Runs `func(arg)` on every online CPU (Linux's `on_each_cpu`).
 pub fn on_each_cpu(func: CallFn, arg: usize, wait: bool) -> Result<(), CallError> {
-    call_function_many(u64::MAX, func, arg, wait)
+    call_function_many(&CpuMask::all(), func, arg, wait)
 }
 
 /// Call IPIs CPU `cpu` received, and calls it ran for other CPUs.
 pub fn call_stats(cpu: usize) -> (u64, u64) {
-    let q = &QUEUES[cpu % MAX_CPUS];
-    (
-        q.ipis.load(Ordering::Relaxed),
-        q.calls.load(Ordering::Relaxed),
-    )
+    queue(cpu).map_or((0, 0), |q| {
+        (
+            q.ipis.load(Ordering::Relaxed),
+            q.calls.load(Ordering::Relaxed),
+        )
+    })
 }

@@ -101,7 +101,7 @@ fn on() -> bool {
 }
 
 pub fn is_idle(idx: u32) -> bool {
-    (idx as usize) < MAX_CPUS
+    task::is_idle_idx(idx)
 }
 
 /// Linux's `prio` of thread `idx` (120 + nice, 99 - rt_priority; idle 120),
@@ -257,27 +257,39 @@ pub fn start() -> Result<(), String> {
     // outside the hooks' critical sections and fallibly: a heap too small
     // for them is an error, and nothing changes.
     let online = task::online_mask();
-    let cpus = (0..MAX_CPUS).filter(|&c| online & (1 << c) != 0);
-    let mut fresh: [Option<Ring>; MAX_CPUS] = [const { None }; MAX_CPUS];
-    for cpu in cpus {
+    let no_memory = || {
+        alloc::format!(
+            "trace: not enough memory for the event rings ({} KiB per online CPU)",
+            RING_LEN * core::mem::size_of::<Option<Rec>>() / 1024
+        )
+    };
+    // (cpu, its new ring), on the heap: up to MAX_CPUS of them would not
+    // fit on a thread's stack.
+    let mut fresh: Vec<(usize, Ring)> = Vec::new();
+    fresh
+        .try_reserve_exact(online.weight())
+        .map_err(|_| no_memory())?;
+    for cpu in online.iter() {
         if RINGS[cpu].lock().is_some() {
             continue;
         }
         let mut buf: Vec<Option<Rec>> = Vec::new();
         if buf.try_reserve_exact(RING_LEN).is_err() {
-            return Err(alloc::format!(
-                "trace: not enough memory for the event rings ({} KiB per online CPU)",
-                RING_LEN * core::mem::size_of::<Option<Rec>>() / 1024
-            ));
+            return Err(no_memory());
         }
         buf.resize(RING_LEN, None);
-        fresh[cpu] = Some(Ring {
-            buf: buf.into_boxed_slice(),
-            head: 0,
-            len: 0,
-        });
+        fresh.push((
+            cpu,
+            Ring {
+                buf: buf.into_boxed_slice(),
+                head: 0,
+                len: 0,
+            },
+        ));
     }
-    for (ring, f) in RINGS.iter().zip(fresh) {
+    let mut fresh = fresh.into_iter().peekable();
+    for (cpu, ring) in RINGS.iter().enumerate() {
+        let f = fresh.next_if(|(c, _)| *c == cpu).map(|(_, r)| r);
         let irq = arch::IrqGuard::save();
         {
             let mut g = ring.lock();

@@ -16,7 +16,9 @@ use core::fmt;
 /// Most CPUs a [`CpuMask`] (and so the scheduler) can describe.
 pub const MAX_CPUS: usize = 256;
 
-const WORDS: usize = MAX_CPUS / 64;
+/// `u64` words in a [`CpuMask`] ([`CpuMask::words`]).
+pub const CPUMASK_WORDS: usize = MAX_CPUS / 64;
+const WORDS: usize = CPUMASK_WORDS;
 
 /// A set of CPU numbers below [`MAX_CPUS`]. `Default` is the empty set.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -59,6 +61,18 @@ impl CpuMask {
         let mut m = CpuMask::new();
         m.bits[0] = bits;
         m
+    }
+
+    /// The set whose word `w` holds CPUs `64 * w ..= 64 * w + 63` (bit n of a
+    /// word = CPU `64 * w + n`): the inverse of [`CpuMask::words`], for an
+    /// atomic copy kept as [`CPUMASK_WORDS`] `AtomicU64`s.
+    pub const fn from_words(bits: [u64; CPUMASK_WORDS]) -> Self {
+        CpuMask { bits }
+    }
+
+    /// The set as [`CPUMASK_WORDS`] words, CPU 0 in bit 0 of word 0.
+    pub const fn words(&self) -> [u64; CPUMASK_WORDS] {
+        self.bits
     }
 
     /// The set of the listed CPUs. Panics on a CPU >= [`MAX_CPUS`].

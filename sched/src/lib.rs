@@ -77,7 +77,7 @@ pub mod weight;
 
 pub use class::SchedClass;
 pub use config::SchedConfig;
-pub use cpumask::{CpuMask, MAX_CPUS};
+pub use cpumask::{CpuMask, CPUMASK_WORDS, MAX_CPUS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 pub use rq::{

@@ -100,6 +100,10 @@ fn cpumask_operations_cover_all_256_cpus() {
     let k = CpuMask::from_u64(0x8000_0000_0000_0005);
     assert_eq!(k.iter().collect::<Vec<_>>(), vec![0, 2, 63]);
     assert_eq!(k.low_u64(), 0x8000_0000_0000_0005);
+    // Word round trip (the kernel's atomic masks keep the words).
+    let w = m.words();
+    assert_eq!(w, [0, 1 << 0 | 1 << 63, 1 << 0, 1 << 8 | 1 << 63]);
+    assert_eq!(CpuMask::from_words(w), m);
     // Wrapped scan: from 200 up, then from 0.
     assert_eq!(
         m.iter_wrap(200).collect::<Vec<_>>(),

@@ -129,7 +129,7 @@ pub enum ArgError {
     TasksetNeedsP,
     /// A hex CPU mask that is not hex.
     BadMask(String),
-    /// A CPU mask or list wider than 64 CPUs.
+    /// A CPU mask or list wider than MAX_CPUS (256) CPUs.
     MaskTooWide(String),
     /// A CPU mask of zero.
     ZeroMask,
@@ -264,7 +264,9 @@ impl fmt::Display for ArgError {
             },
             ArgError::TasksetNeedsP => f.write_str("only 'taskset -p' is supported"),
             ArgError::BadMask(m) => write!(f, "invalid hex mask '{m}'"),
-            ArgError::MaskTooWide(m) => write!(f, "'{m}' does not fit 64 CPUs"),
+            ArgError::MaskTooWide(m) => {
+                write!(f, "'{m}' does not fit {} CPUs", crate::parse::MAX_CPUS)
+            }
             ArgError::ZeroMask => f.write_str("mask must not be empty (zero)"),
             ArgError::NotAJob(w) => {
                 write!(

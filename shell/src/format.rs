@@ -78,31 +78,29 @@ impl fmt::Display for SignedMs {
 
 /// A CPU mask as a Linux CPU list: `0-2,5` (empty mask: empty string).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuList(pub u64);
+pub struct CpuList(pub sched::CpuMask);
 
 impl fmt::Display for CpuList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = self.0;
+        let m = &self.0;
         let mut first = true;
-        let mut c = 0u32;
-        while c < 64 {
-            if m & (1 << c) == 0 {
-                c += 1;
-                continue;
-            }
-            let start = c;
-            while c < 64 && m & (1 << c) != 0 {
-                c += 1;
+        let mut next = m.first();
+        while let Some(start) = next {
+            // The run start..end of consecutive CPUs.
+            let mut end = start;
+            while m.test(end + 1) {
+                end += 1;
             }
             if !first {
                 f.write_str(",")?;
             }
             first = false;
-            if c - 1 == start {
+            if end == start {
                 write!(f, "{start}")?;
             } else {
-                write!(f, "{start}-{}", c - 1)?;
+                write!(f, "{start}-{end}")?;
             }
+            next = m.next_from(end + 1);
         }
         Ok(())
     }

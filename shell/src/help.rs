@@ -169,7 +169,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         "set a thread's CPU affinity, or show it",
         &[
             "MASK is hex with or without 0x (bit n = CPU n); LIST is like 0-2,5 or 0-7:2",
-            "the mask must be non-zero and fit 64 CPUs; a running thread moves at once",
+            "the mask must be non-zero and fit 256 CPUs; a running thread moves at once",
             "PID: a thread from ps or a background job ('spin -d 20000 0 &' prints",
             "'[1] 9 (threads 10)'); then 'taskset -p 1 10' keeps it on CPU 0",
         ],

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use sched::config::FEATURES_KEY;
 use sched::tunables::TUNABLES;
-use sched::{Feature, Features, Policy, PreemptMode};
+use sched::{CpuMask, Feature, Features, Policy, PreemptMode};
 
 use crate::editor::{LineError, MAX_LINE};
 use crate::error::{quote, ArgError, BgError, Error};
@@ -25,8 +25,8 @@ use crate::error::{quote, ArgError, BgError, Error};
 /// A thread id as shown by `ps`.
 pub type Pid = u32;
 
-/// CPUs a mask or CPU number can name.
-pub const MAX_CPUS: u32 = 64;
+/// CPUs a mask or CPU number can name (a [`CpuMask`]'s 256).
+pub const MAX_CPUS: u32 = sched::MAX_CPUS as u32;
 
 /// Background jobs (`WORKLOAD &`) that may exist at once; job numbers are
 /// `1..=MAX_JOBS` (`%1` .. `%8`).
@@ -632,8 +632,8 @@ pub enum Command {
     },
     /// `taskset -p MASK PID` / `taskset -cp LIST PID`.
     Taskset {
-        /// Allowed CPUs, bit n = CPU n; never zero.
-        mask: u64,
+        /// Allowed CPUs; never empty.
+        mask: CpuMask,
         /// Target thread.
         pid: Pid,
     },
@@ -1384,8 +1384,8 @@ fn parse_taskset(args: &[&str]) -> Result<Command, Error> {
 }
 
 /// A hex CPU mask like Linux `taskset`: `3`, `0x3`, `0X0000ff`; non-zero,
-/// at most 64 bits.
-pub fn hex_mask(w: &str) -> Result<u64, Error> {
+/// at most [`MAX_CPUS`] bits.
+pub fn hex_mask(w: &str) -> Result<CpuMask, Error> {
     const C: &str = "taskset";
     let h = w
         .strip_prefix("0x")
@@ -1395,18 +1395,23 @@ pub fn hex_mask(w: &str) -> Result<u64, Error> {
         return err(C, ArgError::BadMask(quote(w)));
     }
     let sig = h.trim_start_matches('0');
-    if sig.len() > 16 {
+    if sig.len() * 4 > MAX_CPUS as usize {
         return err(C, ArgError::MaskTooWide(quote(w)));
     }
-    match u64::from_str_radix(if sig.is_empty() { "0" } else { sig }, 16) {
-        Ok(0) => err(C, ArgError::ZeroMask),
-        Ok(v) => Ok(v),
-        Err(_) => err(C, ArgError::BadMask(quote(w))),
+    if sig.is_empty() {
+        return err(C, ArgError::ZeroMask);
+    }
+    // Digits checked and the width fits: parse_hex cannot refuse it.
+    match CpuMask::parse_hex(sig) {
+        Some(m) if !m.is_empty() => Ok(m),
+        Some(_) => err(C, ArgError::ZeroMask),
+        None => err(C, ArgError::MaskTooWide(quote(w))),
     }
 }
 
-/// A CPU list like Linux `taskset -c`: `0-2,5`, `0-7:2` (stride); CPUs 0..=63.
-pub fn cpu_list(w: &str) -> Result<u64, Error> {
+/// A CPU list like Linux `taskset -c`: `0-2,5`, `0-7:2` (stride); CPUs
+/// below [`MAX_CPUS`].
+pub fn cpu_list(w: &str) -> Result<CpuMask, Error> {
     const C: &str = "taskset";
     let bad = |why| {
         err(
@@ -1417,7 +1422,7 @@ pub fn cpu_list(w: &str) -> Result<u64, Error> {
             },
         )
     };
-    // A CPU number: Ok(Some(n)) below 64, Ok(None) for a well-formed but too
+    // A CPU number: Ok(Some(n)) below MAX_CPUS, Ok(None) for a well-formed but too
     // large number, Err for anything else.
     let cpu = |s: &str| -> Result<Option<u32>, ()> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -1425,12 +1430,12 @@ pub fn cpu_list(w: &str) -> Result<u64, Error> {
         }
         Ok(s.parse::<u32>().ok().filter(|&n| n < MAX_CPUS))
     };
-    let mut mask = 0u64;
+    let mut mask = CpuMask::new();
     for item in w.split(',') {
         let (range, stride) = match item.split_once(':') {
             Some((r, s)) => match cpu(s) {
                 Ok(Some(s)) if s > 0 => (r, s),
-                _ => return bad("stride must be in [1, 63]"),
+                _ => return bad("stride must be in [1, 255]"),
             },
             None => (item, 1),
         };
@@ -1444,7 +1449,7 @@ pub fn cpu_list(w: &str) -> Result<u64, Error> {
             return bad("range end below its start");
         }
         for c in (lo..=hi).step_by(stride as usize) {
-            mask |= 1 << c;
+            mask.set(c as usize);
         }
     }
     Ok(mask)

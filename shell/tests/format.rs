@@ -1,5 +1,6 @@
 //! Output helpers.
 
+use sched::CpuMask;
 use sched::{Policy, PreemptMode};
 use shell::{CpuList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 
@@ -32,16 +33,30 @@ fn milliseconds() {
 
 #[test]
 fn cpu_lists() {
-    assert_eq!(CpuList(0).to_string(), "");
-    assert_eq!(CpuList(0b100111).to_string(), "0-2,5");
-    assert_eq!(CpuList(u64::MAX).to_string(), "0-63");
-    assert_eq!(CpuList(1 << 63 | 1).to_string(), "0,63");
+    let m = CpuMask::from_u64;
+    assert_eq!(CpuList(m(0)).to_string(), "");
+    assert_eq!(CpuList(m(0b100111)).to_string(), "0-2,5");
+    assert_eq!(CpuList(m(u64::MAX)).to_string(), "0-63");
+    assert_eq!(CpuList(m(1 << 63 | 1)).to_string(), "0,63");
+    // Beyond 64 CPUs: runs across word boundaries, up to CPU 255.
+    assert_eq!(CpuList(CpuMask::first_n(100)).to_string(), "0-99");
+    assert_eq!(CpuList(CpuMask::all()).to_string(), "0-255");
+    let sparse = CpuMask::from_cpus(&[5, 63, 64, 65, 127, 200, 255]);
+    assert_eq!(CpuList(sparse).to_string(), "5,63-65,127,200,255");
     // Round trip through the taskset parser.
-    for m in [1u64, 0b1010, 0xff00_ff00, u64::MAX, 1 << 63] {
-        let line = format!("taskset -cp {} 1", CpuList(m));
+    for mask in [
+        m(1),
+        m(0b1010),
+        m(0xff00_ff00),
+        m(u64::MAX),
+        m(1 << 63),
+        sparse,
+        CpuMask::all(),
+    ] {
+        let line = format!("taskset -cp {} 1", CpuList(mask));
         assert_eq!(
             shell::parse(&line),
-            Ok(Some(shell::Command::Taskset { mask: m, pid: 1 }))
+            Ok(Some(shell::Command::Taskset { mask, pid: 1 }))
         );
     }
 }

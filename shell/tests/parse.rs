@@ -399,7 +399,14 @@ fn chrt_policies_and_priorities() {
 
 #[test]
 fn taskset_masks_and_lists() {
-    let set = |mask, pid| Command::Taskset { mask, pid };
+    let set = |mask, pid| Command::Taskset {
+        mask: sched::CpuMask::from_u64(mask),
+        pid,
+    };
+    let wide = |cpus: &[usize], pid| Command::Taskset {
+        mask: sched::CpuMask::from_cpus(cpus),
+        pid,
+    };
     assert_eq!(ok("taskset -p 3 9"), set(0x3, 9));
     assert_eq!(ok("taskset -p 0x3 9"), set(0x3, 9));
     assert_eq!(ok("taskset -p 0XfF 9"), set(0xff, 9));
@@ -412,6 +419,18 @@ fn taskset_masks_and_lists() {
     assert_eq!(ok("taskset --cpu-list --pid 1,1,1 9"), set(0b10, 9));
     assert_eq!(ok("taskset -cp 0-7:2 9"), set(0b0101_0101, 9));
     assert_eq!(ok("taskset -cp 0-63 9"), set(u64::MAX, 9));
+    // Up to 256 CPUs (MAX_CPUS).
+    assert_eq!(ok("taskset -p 10000000000000000 9"), wide(&[64], 9));
+    assert_eq!(ok("taskset -cp 64,255 9"), wide(&[64, 255], 9));
+    assert_eq!(ok("taskset -cp 62-65 9"), wide(&[62, 63, 64, 65], 9));
+    let all = "f".repeat(64);
+    assert_eq!(
+        ok(&format!("taskset -p 0x{all} 9")),
+        Command::Taskset {
+            mask: sched::CpuMask::all(),
+            pid: 9
+        }
+    );
     assert_eq!(
         ok("taskset -p 9"),
         Command::TasksetShow {
@@ -428,14 +447,15 @@ fn taskset_masks_and_lists() {
     err_is("taskset -p 0x 9", "taskset: invalid hex mask '0x'");
     err_is("taskset -p 0xg 9", "taskset: invalid hex mask '0xg'");
     err_is("taskset -p 1,2 9", "taskset: invalid hex mask '1,2'");
+    // 257 bits (the quote is cut at 40 characters).
     err_is(
-        "taskset -p 10000000000000000 9",
-        "taskset: '10000000000000000' does not fit 64 CPUs",
+        &format!("taskset -p 1{all} 9"),
+        &format!("taskset: '1{}...' does not fit 256 CPUs", &all[..39]),
     );
-    err_is("taskset -cp 64 9", "taskset: '64' does not fit 64 CPUs");
+    err_is("taskset -cp 256 9", "taskset: '256' does not fit 256 CPUs");
     err_is(
         "taskset -cp 0-99999999999 9",
-        "taskset: '0-99999999999' does not fit 64 CPUs",
+        "taskset: '0-99999999999' does not fit 256 CPUs",
     );
     err_is(
         "taskset -cp 3-1 9",
@@ -460,7 +480,7 @@ fn taskset_masks_and_lists() {
     );
     err_is(
         "taskset -cp 0-3:0 9",
-        "taskset: invalid CPU list '0-3:0': stride must be in [1, 63]",
+        "taskset: invalid CPU list '0-3:0': stride must be in [1, 255]",
     );
     err_starts(
         "taskset 3 9",
@@ -516,8 +536,8 @@ fn spin() {
         "spin: -d MS must be a decimal integer, got '1s'",
     );
     err_is(
-        "spin -d 10 -c 64 0",
-        "spin: -c CPU must be in [0, 63], got '64'",
+        "spin -d 10 -c 256 0",
+        "spin: -c CPU must be in [0, 255], got '256'",
     );
     err_is("spin -d 10 20", "spin: NICE must be in [-20, 19], got '20'");
     err_is(

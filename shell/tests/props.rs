@@ -170,7 +170,7 @@ proptest! {
 
     #[test]
     fn hex_masks_round_trip(mask in 1u64.., pid in any::<u32>()) {
-        let c = shell::Command::Taskset { mask, pid };
+        let c = shell::Command::Taskset { mask: sched::CpuMask::from_u64(mask), pid };
         prop_assert_eq!(parse(&format!("taskset -p {mask:x} {pid}")), Ok(Some(c.clone())));
         prop_assert_eq!(parse(&format!("taskset -p 0x{mask:X} {pid}")), Ok(Some(c)));
     }

@@ -32,9 +32,9 @@
 //! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
 //! | `fn set_exception_stack(top: usize)` | this CPU's stack for fatal-exception reports becomes the guarded kernel stack ending at `top` (x86_64: the #DF/#PF IST stack; aarch64: the stack-overflow emergency stack) |
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
-//! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`), at most [`MAX_CPUS`] |
-//! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time |
-//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu`; its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
+//! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
+//! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
+//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
 //! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
@@ -117,8 +117,51 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
     Some(unsafe { core::slice::from_raw_parts_mut(fb.addr as *mut u8, fb.bytes()) })
 }
 
-/// Most CPUs the kernel runs on.
-pub const MAX_CPUS: usize = 8;
+/// Most CPUs the kernel runs on: as many as a [`crate::cpumask::CpuMask`]
+/// holds (256). Per-CPU statics sized by it stay small (a few words per
+/// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
+/// bring-up for the CPUs that exist.
+pub const MAX_CPUS: usize = sched::MAX_CPUS;
+
+/// CPUs the firmware describes that the kernel cannot use, counted by
+/// reason, for the one boot-log line that must name them (never dropped
+/// silently): `" (3 more ignored: 1 beyond MAX_CPUS (256), 2 with APIC id > 254
+/// and no x2APIC)"`, or nothing when every count is 0.
+pub struct IgnoredCpus<'a>(pub &'a [(usize, &'a str)]);
+
+impl core::fmt::Display for IgnoredCpus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let total: usize = self.0.iter().map(|&(n, _)| n).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        write!(f, " ({total} more ignored: ")?;
+        let mut sep = "";
+        for &(n, why) in self.0.iter().filter(|&&(n, _)| n > 0) {
+            write!(f, "{sep}{n} {why}")?;
+            sep = ", ";
+        }
+        f.write_str(")")
+    }
+}
+
+/// The reason [`IgnoredCpus`] gives for CPUs beyond [`MAX_CPUS`].
+pub const BEYOND_MAX_CPUS: &str = "beyond MAX_CPUS (256)";
+const _: () = assert!(MAX_CPUS == 256, "update BEYOND_MAX_CPUS");
+
+crate::ktest!(ignored_cpus_line_names_every_reason, || {
+    use alloc::string::ToString;
+    crate::kassert_eq!(IgnoredCpus(&[(0, BEYOND_MAX_CPUS)]).to_string(), "");
+    crate::kassert_eq!(
+        IgnoredCpus(&[(2, BEYOND_MAX_CPUS), (0, "x")]).to_string(),
+        " (2 more ignored: 2 beyond MAX_CPUS (256))"
+    );
+    crate::kassert_eq!(
+        IgnoredCpus(&[(1, "a"), (0, "b"), (3, "c")]).to_string(),
+        " (4 more ignored: 1 a, 3 c)"
+    );
+    Ok(())
+});
 
 /// What an inter-processor interrupt asks of its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

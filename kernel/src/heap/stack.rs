@@ -253,8 +253,12 @@ impl Drop for KernelStack {
 
 /// Owner ids of exception stacks: this plus the CPU index (thread slot
 /// indices are below it).
-const EXCEPTION_OWNER: u32 = 0xff00;
-const _: () = assert!(crate::task::MAX_THREADS < EXCEPTION_OWNER as usize);
+const EXCEPTION_OWNER: u32 = 0xfe00;
+// Every CPU's id fits below NO_OWNER (0xffff would read as "no owner").
+const _: () = assert!(
+    crate::task::MAX_THREADS < EXCEPTION_OWNER as usize
+        && EXCEPTION_OWNER as usize + crate::percpu::MAX_CPUS <= NO_OWNER as usize
+);
 
 /// Gives this CPU (`cpu`) a guarded exception stack
 /// (`arch::set_exception_stack`); keeps the static one when there is no
@@ -373,18 +377,16 @@ crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
     for i in 0..n {
         let ok = alloc::sync::Arc::new(AtomicBool::new(false));
         let seen = ok.clone();
-        let here = 1u64 << arch::cpu_id();
-        let tid =
-            crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
-                let local = 0u64;
-                let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
-                let me = crate::task::current_idx();
-                let good = stack_bottom_of(sp).is_some_and(|b| {
-                    guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none()
-                });
-                seen.store(good, Ordering::Release);
-            })
-            .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
+        let here = crate::cpumask::only(arch::cpu_id());
+        let tid = crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
+            let local = 0u64;
+            let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+            let me = crate::task::current_idx();
+            let good = stack_bottom_of(sp)
+                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none());
+            seen.store(good, Ordering::Release);
+        })
+        .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
         crate::task::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
         crate::kassert!(
             ok.load(Ordering::Acquire),

@@ -5,8 +5,9 @@
 //! section, which both arch linker scripts KEEP between the symbols
 //! `__ktest_start` and `__ktest_end`; the runner reads that array.
 //!
-//! The runner (boot argument `ktest`, or `ktest=<substring>` to filter by name,
-//! `ktest=a,b` for either)
+//! The runner (boot argument `ktest`, or `ktest=<filter>` to select by name:
+//! comma-separated substrings, a test runs if its name contains one of them
+//! (or there is none) and no `-`-prefixed one, e.g. `ktest=smp_,-smp_no_idle`)
 //! runs each test once in a fresh thread with default scheduler features and
 //! the boot preemption model, prints `test <name> ... ok` or `test <name> ...
 //! FAILED` plus the reason, then `N passed, M failed, K skipped, Q
@@ -258,20 +259,43 @@ fn in_suite(t: &KTest, suite: Option<Suite>) -> bool {
     suite.is_none_or(|s| s == t.suite)
 }
 
-/// Whether `name` contains `filter`, or one of its `,`-separated parts
-/// (`ktest=highmem_,smp_`; test names have no commas).
-fn matches(name: &str, filter: &str) -> bool {
-    filter.split(',').any(|part| name.contains(part))
+/// Whether test `name` is selected by `filter`: comma-separated substrings;
+/// it must contain one of the plain ones (if any) and none of the
+/// `-`-prefixed ones. An empty filter selects everything.
+fn selected_by(name: &str, filter: &str) -> bool {
+    let terms = filter.split(',').filter(|t| !t.is_empty());
+    let (mut any_plus, mut plus_hit) = (false, false);
+    for t in terms {
+        match t.strip_prefix('-') {
+            Some(out) if name.contains(out) => return false,
+            Some(_) => {}
+            None => {
+                any_plus = true;
+                plus_hit |= name.contains(t);
+            }
+        }
+    }
+    plus_hit || !any_plus
 }
 
-/// Runs the tests of `suite` (`None`: all) whose name contains `filter` (or
-/// one of its `,`-separated parts), then ends QEMU with the verdict.
+crate::ktest!(ktest_filter_terms, || {
+    crate::kassert!(selected_by("smp_a", "") && selected_by("smp_a", "smp_"));
+    crate::kassert!(!selected_by("cmdline", "smp_"));
+    crate::kassert!(selected_by("smp_call", "smp_,-smp_no_idle"));
+    crate::kassert!(!selected_by("smp_no_idle_x", "smp_,-smp_no_idle"));
+    crate::kassert!(selected_by("b", "a,b") && !selected_by("c", "a,b"));
+    crate::kassert!(selected_by("x", "-y") && !selected_by("y", "-y"));
+    Ok(())
+});
+
+/// Runs the tests of `suite` (`None`: all) that `filter` selects (see
+/// [`selected_by`]), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
     let tests = registry();
     let selected: alloc::vec::Vec<&'static KTest> = tests
         .iter()
-        .filter(|t| matches(t.name, filter) && in_suite(t, suite))
+        .filter(|t| selected_by(t.name, filter) && in_suite(t, suite))
         .collect();
     crate::kprintln!(
         "ktest: running {} of {} tests (filter '{}', suite {})",
@@ -383,7 +407,11 @@ fn reap_leftovers(before: &[task::Tid]) -> Result<(), String> {
 fn run_one(t: &'static KTest) -> TestResult {
     reset_sched_state();
     // Single-CPU tests on CPU 0; SMP tests anywhere.
-    let mask = if t.smp { u64::MAX } else { 1 };
+    let mask = if t.smp {
+        crate::cpumask::CpuMask::all()
+    } else {
+        crate::cpumask::only(0)
+    };
     let result: Arc<SpinLock<Option<TestResult>>> = Arc::new(SpinLock::new(None));
     let slot = result.clone();
     let func = t.func;

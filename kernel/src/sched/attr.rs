@@ -8,7 +8,7 @@ use ::sched::{CpuMask, Resched, SchedTask, TaskId, TaskParams};
 
 use super::*;
 use crate::arch;
-use crate::percpu::{self, MAX_CPUS};
+use crate::percpu;
 use crate::task::{thread, Thread, Tid};
 
 /// Changes thread `t`'s policy / nice / slice (`sched_setattr`), whether it is
@@ -39,21 +39,21 @@ pub enum AffinityError {
     NoSuchThread,
 }
 
-/// Restricts thread `tid` to the CPUs in `mask` (bit n = CPU n; CPUs that are
-/// not online are ignored), like `sched_setaffinity`. A sleeping thread is
+/// Restricts thread `tid` to the CPUs in `mask` (CPUs that are not online
+/// are ignored), like `sched_setaffinity`. A sleeping thread is
 /// woken on an allowed CPU later; a queued one moves at once; a running one
 /// is asked to reschedule and moves when it is off its CPU (at once for the
 /// caller itself; for a thread running on another CPU at its next preemption
 /// point, i.e. at once under the full and lazy models, at its next
 /// `schedule()` under none, or `cond_resched()` under voluntary).
-pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
+pub fn set_affinity(tid: Tid, mask: CpuMask) -> Result<(), AffinityError> {
     let s = SCHED.get().ok_or(AffinityError::NoSuchThread)?;
-    let mask = mask & online_mask();
-    if mask == 0 {
+    let mask = mask.and(&online_mask());
+    if mask.is_empty() {
         return Err(AffinityError::NoOnlineCpu);
     }
     let idx = tid.idx();
-    if (idx as usize) < MAX_CPUS || idx as usize >= crate::task::threads().len() {
+    if crate::task::is_idle_idx(idx) || idx as usize >= crate::task::threads().len() {
         return Err(AffinityError::NoSuchThread);
     }
     let t = thread(idx);
@@ -62,8 +62,8 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
         if !crate::task::tid_is_live(tid) {
             return Err(AffinityError::NoSuchThread);
         }
-        t.cpus_allowed.store(mask, Ordering::Relaxed);
-        match s.set_affinity(TaskId(idx), CpuMask::from_u64(mask), arch::cpu_id()) {
+        t.cpus_allowed.store(&mask, Ordering::Relaxed);
+        match s.set_affinity(TaskId(idx), mask, arch::cpu_id()) {
             Ok(()) => {}
             Err(LifecycleError::NoAllowedCpu) => return Err(AffinityError::NoOnlineCpu),
             Err(_) => return Err(AffinityError::NoSuchThread),
@@ -71,7 +71,7 @@ pub fn set_affinity(tid: Tid, mask: u64) -> Result<(), AffinityError> {
     }
     // The caller itself, on a CPU it may no longer use: move now.
     let irq = arch::IrqGuard::save();
-    let me = crate::task::current_idx() == idx && mask & (1u64 << arch::cpu_id()) == 0;
+    let me = crate::task::current_idx() == idx && !mask.test(arch::cpu_id());
     if me {
         percpu::this_cpu().raise_need_resched(Resched::Now);
     }

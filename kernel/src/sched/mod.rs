@@ -124,13 +124,14 @@ pub use tick::*;
 pub use wakeup::*;
 
 use ::core::ops::{Deref, DerefMut};
-use ::core::sync::atomic::{AtomicU64, Ordering};
+use ::core::sync::atomic::Ordering;
 use alloc::sync::Arc;
 
 use ::sched::smp::{Platform, RqGuard, Scheduler};
-use ::sched::{PreemptMode, Rq, SchedConfig, TaskId};
+use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId};
 
 use crate::arch;
+use crate::cpumask::AtomicCpuMask;
 use crate::percpu::{self, MAX_CPUS};
 use crate::task::{thread, Thread, MAX_THREADS};
 
@@ -181,8 +182,8 @@ impl Platform for KernelPlatform {
 }
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
-/// CPUs running the scheduler (bit n = CPU n).
-pub(crate) static ONLINE_MASK: AtomicU64 = AtomicU64::new(0);
+/// CPUs running the scheduler.
+pub(crate) static ONLINE_MASK: AtomicCpuMask = AtomicCpuMask::new();
 
 /// The machine's scheduler (per-CPU runqueues).
 pub fn sched() -> &'static Scheduler<KernelPlatform> {
@@ -213,9 +214,25 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
         // interrupts masked: no more than the thread table holds, nor than
         // the heap has room for stacks (a spawn without room for its stack
         // fails). A heap too small even for that halves it, with a warning.
+        //
+        // That is ncpus x threads slots in all: with many CPUs it must not
+        // take the heap the per-CPU lists, stacks and threads need. The
+        // cost of a slot is measured on a first reservation (ncpus per CPU,
+        // needed anyway), and the total kept to half the heap.
         let (used, free) = crate::heap::stats();
-        let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + MAX_CPUS);
-        while s.try_reserve(want).is_err() && want > MAX_CPUS {
+        let mut want = MAX_THREADS.min((used + free) / crate::task::STACK_SIZE + ncpus);
+        if s.try_reserve(ncpus).is_ok() {
+            let (used_after, _) = crate::heap::stats();
+            let per_slot = (used_after.saturating_sub(used) / (ncpus * ncpus)).max(1);
+            let fits = (used + free) / 2 / (per_slot * ncpus);
+            if fits < want {
+                want = fits.max(ncpus);
+                log::info!(
+                    "sched: {ncpus} runqueues of {want} threads ({per_slot} bytes each) fit in half the heap"
+                );
+            }
+        }
+        while s.try_reserve(want).is_err() && want > ncpus {
             want /= 2;
             log::warn!("sched: heap too small for the runqueues, reserving {want} threads per CPU");
         }
@@ -233,12 +250,12 @@ pub fn cpu_online(cpu: usize) {
         rq.update_rq_clock(now);
         percpu::cpu(cpu).account_switch(now, false, true);
     }
-    ONLINE_MASK.fetch_or(1 << cpu, Ordering::AcqRel);
+    ONLINE_MASK.set(cpu, Ordering::AcqRel);
     percpu::cpu(cpu).online.store(true, Ordering::Release);
 }
 
-/// CPUs running the scheduler, as a mask.
-pub fn online_mask() -> u64 {
+/// CPUs running the scheduler.
+pub fn online_mask() -> CpuMask {
     ONLINE_MASK.load(Ordering::Acquire)
 }
 
@@ -309,7 +326,7 @@ pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
 
 /// CPUs running the scheduler.
 pub fn nr_cpus() -> usize {
-    online_mask().count_ones() as usize
+    online_mask().weight()
 }
 
 /// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`

@@ -84,7 +84,7 @@ pub(crate) fn nohz_balance_kick(cpu: usize) {
     let online = online_mask();
     let target = (1..nr_rqs())
         .map(|k| (cpu + k) % nr_rqs())
-        .find(|&c| online & (1 << c) != 0 && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
+        .find(|&c| online.test(c) && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
     if let Some(c) = target.filter(|_| with_cpu_rq(cpu, |rq| rq.nr_running()) >= 2) {
         let tpc = percpu::cpu(c);
         tpc.newidle.store(true, Ordering::Relaxed);

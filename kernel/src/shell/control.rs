@@ -13,7 +13,6 @@ use sched::{Policy, TaskParams};
 
 use super::inspect::live;
 use super::{fail, CmdResult, Sh};
-use crate::percpu::MAX_CPUS;
 use crate::{task, workloads};
 
 /// The thread behind `pid` and its current parameters, or an error line.
@@ -25,7 +24,7 @@ fn target(
         fail!("{cmd}: no such process {pid}");
     }
     let t = task::thread(pid);
-    if (pid as usize) < MAX_CPUS {
+    if task::is_idle_idx(pid) {
         fail!("{cmd}: {pid} is CPU {pid}'s idle thread, which is not a scheduler task");
     }
     match task::sched_snapshot(t) {
@@ -94,10 +93,10 @@ pub fn chrt_show(sh: &mut Sh, pid: Pid) -> CmdResult {
 
 /// `taskset -p MASK PID`: `task::set_affinity` (CPUs that are not online
 /// are ignored, as in Linux; a mask with no online CPU is refused).
-pub fn taskset(sh: &mut Sh, mask: u64, pid: Pid) -> CmdResult {
+pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
     let (t, _) = target("taskset", pid)?;
     let online = task::online_mask();
-    if mask & online == 0 {
+    if !mask.intersects(&online) {
         fail!(
             "taskset: mask {mask:x} contains no online CPU (online: {})",
             CpuList(online)
@@ -106,7 +105,7 @@ pub fn taskset(sh: &mut Sh, mask: u64, pid: Pid) -> CmdResult {
     let Some(tid) = task::inspect::tid_of(pid) else {
         fail!("taskset: no such process {pid}");
     };
-    let old = t.cpus_allowed() & online;
+    let old = t.cpus_allowed().and(&online);
     match task::core::set_affinity(tid, mask) {
         Ok(()) => {}
         Err(task::core::AffinityError::NoOnlineCpu) => {
@@ -118,7 +117,7 @@ pub fn taskset(sh: &mut Sh, mask: u64, pid: Pid) -> CmdResult {
     let _ = writeln!(
         sh,
         "pid {pid}'s new affinity mask: {:x}",
-        t.cpus_allowed() & online
+        t.cpus_allowed().and(&online)
     );
     Ok(())
 }
@@ -126,7 +125,7 @@ pub fn taskset(sh: &mut Sh, mask: u64, pid: Pid) -> CmdResult {
 /// `taskset -p PID` / `taskset -cp PID`.
 pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
     let (t, _) = target("taskset", pid)?;
-    let cur = t.cpus_allowed() & task::online_mask();
+    let cur = t.cpus_allowed().and(&task::online_mask());
     if list {
         let _ = writeln!(sh, "pid {pid}'s current affinity list: {}", CpuList(cur));
     } else {
@@ -146,7 +145,7 @@ pub fn kill(sh: &mut Sh, pid: Pid) -> CmdResult {
         fail!("kill: no such process {pid}");
     }
     let t = task::thread(pid);
-    if (pid as usize) < MAX_CPUS {
+    if task::is_idle_idx(pid) {
         fail!("kill: {pid} is CPU {pid}'s idle thread and cannot be killed");
     }
     if pid == task::current_idx() {

@@ -30,7 +30,7 @@ pub fn live(idx: u32) -> bool {
     let Some(t) = task::threads().get(idx as usize) else {
         return false;
     };
-    if (idx as usize) < MAX_CPUS {
+    if task::is_idle_idx(idx) {
         return percpu::cpu(idx as usize).online.load(Ordering::Acquire);
     }
     !matches!(t.state(), task::TASK_FREE | task::TASK_NEW)
@@ -59,7 +59,7 @@ fn snap(t: &task::Thread) -> Snap {
 
 /// A thread's state letter(s) for `ps`.
 fn state_str(t: &task::Thread, st: Option<&SchedTask>) -> &'static str {
-    if (t.idx() as usize) < MAX_CPUS {
+    if task::is_idle_idx(t.idx()) {
         return "I";
     }
     match t.state() {

@@ -5,8 +5,10 @@
 //! # The thread table and the scheduler's state
 //! Threads live in a fixed table of [`MAX_THREADS`] slots allocated at boot;
 //! a thread's `TaskId` for the scheduler is its slot index, and the table has
-//! the same capacity as every runqueue. Slots `0..MAX_CPUS` are the CPUs' idle
-//! threads (the boot context becomes CPU 0's), which the runqueue never sees
+//! the same capacity as every runqueue. Slots `0..idle_slots()` are the CPUs'
+//! idle threads (slot = CPU index; as many as the CPUs found, at least 8, so
+//! that on a machine of up to 8 CPUs the first spawned thread, the shell, is
+//! pid 8 whatever `MAX_CPUS` is; the boot context becomes CPU 0's), which the runqueue never sees
 //! (`Rq::curr() == None` means "idle runs"). A [`Tid`] adds a generation
 //! number, so a stale id of a reused slot is detected.
 //!
@@ -19,7 +21,7 @@
 //! are in [`core`](self::core).
 //!
 //! # Affinity
-//! Each thread has a CPU mask (`cpus_allowed`, bit n = CPU n), inherited from
+//! Each thread has a CPU mask (`cpus_allowed`, a [`CpuMask`]), inherited from
 //! the thread that spawns it (Linux's fork) unless given with [`spawn_on`],
 //! and changed with [`set_affinity`]. The in-kernel test runner pins tests
 //! that measure single-CPU behaviour to CPU 0 this way.
@@ -47,6 +49,9 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use sched::{SchedTask, TaskParams};
+
+use crate::cpumask::AtomicCpuMask;
+pub use crate::cpumask::CpuMask;
 
 use crate::arch;
 use crate::percpu::{self, MAX_CPUS};
@@ -109,7 +114,7 @@ pub struct Thread {
     /// (Linux's `p->pi_lock`); see `core`.
     pub(crate) pi_lock: SpinLock<()>,
     /// Allowed CPUs (the kernel's copy, inherited by threads it spawns).
-    pub(crate) cpus_allowed: AtomicU64,
+    pub(crate) cpus_allowed: AtomicCpuMask,
     /// The CPU whose timer list holds its sleep timer.
     pub(crate) timer_cpu: AtomicU32,
     /// Written only while the slot is `TASK_NEW`, by the spawner that owns
@@ -152,7 +157,7 @@ impl Thread {
             cpu: AtomicU32::new(0),
             prio: AtomicI32::new(120),
             pi_lock: SpinLock::new(()),
-            cpus_allowed: AtomicU64::new(u64::MAX),
+            cpus_allowed: AtomicCpuMask::from_mask(CpuMask::all()),
             timer_cpu: AtomicU32::new(0),
             name: spin::Mutex::new(""),
             ctx: spin::mutex::SpinMutex::new(arch::Context::default()),
@@ -192,8 +197,8 @@ impl Thread {
         self.cpu.load(Ordering::Relaxed) as usize
     }
 
-    /// Its allowed CPUs (bit n = CPU n).
-    pub fn cpus_allowed(&self) -> u64 {
+    /// Its allowed CPUs.
+    pub fn cpus_allowed(&self) -> CpuMask {
         self.cpus_allowed.load(Ordering::Relaxed)
     }
 
@@ -262,7 +267,24 @@ pub enum JoinError {
 
 static THREADS: spin::Once<Box<[Thread]>> = spin::Once::new();
 /// Serialises slot allocation and release.
-static SLOT_LOCK: SpinLock<usize> = SpinLock::new(MAX_CPUS);
+static SLOT_LOCK: SpinLock<usize> = SpinLock::new(0);
+/// Thread slots of idle threads, `0..IDLE_SLOTS` (see the module docs); set
+/// by [`init`], before any spawn.
+static IDLE_SLOTS: AtomicUsize = AtomicUsize::new(MAX_CPUS);
+/// Slots spawned threads may use, from `idle_slots()` up.
+const SPAWN_SLOTS: usize = MAX_THREADS - MAX_CPUS;
+
+/// Slots `0..idle_slots()` hold the CPUs' idle threads.
+#[inline]
+pub fn idle_slots() -> usize {
+    IDLE_SLOTS.load(Ordering::Relaxed)
+}
+
+/// Whether thread slot `idx` is an idle thread's.
+#[inline]
+pub fn is_idle_idx(idx: u32) -> bool {
+    (idx as usize) < idle_slots()
+}
 /// Threads spawned and not yet joined.
 static NR_THREADS: AtomicUsize = AtomicUsize::new(0);
 
@@ -319,6 +341,7 @@ pub fn nr_threads() -> usize {
 /// Creates the thread table and turns the running boot context into CPU 0's
 /// idle thread. Needs the heap; call once, before interrupts are enabled.
 pub fn init() {
+    IDLE_SLOTS.store(arch::cpu_count().clamp(8, MAX_CPUS), Ordering::Relaxed);
     THREADS.call_once(|| {
         (0..MAX_THREADS as u32)
             .map(Thread::new)
@@ -333,26 +356,65 @@ pub fn init() {
 /// boot CPU's is set up by [`init`]; each secondary CPU calls this first.
 pub fn init_idle(cpu: usize) {
     let idle = thread(idle_idx(cpu));
-    *idle.name.lock() = IDLE_NAMES[cpu % MAX_CPUS];
+    *idle.name.lock() = idle_name(cpu);
     idle.state.store(TASK_RUNNING, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
     idle.cpu.store(cpu as u32, Ordering::Relaxed);
-    idle.cpus_allowed.store(u64::MAX, Ordering::Relaxed);
+    idle.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
     let pc = percpu::cpu(cpu);
     pc.curr.store(cpu as u32, Ordering::Relaxed);
     pc.prev.store(cpu as u32, Ordering::Relaxed);
 }
 
-const IDLE_NAMES: [&str; MAX_CPUS] = [
-    "idle/0", "idle/1", "idle/2", "idle/3", "idle/4", "idle/5", "idle/6", "idle/7",
-];
+/// Bytes of the longest idle thread name, `idle/255`.
+const IDLE_NAME_BYTES: usize = 8;
+const _: () = assert!(MAX_CPUS <= 1000, "idle names have at most 3 digits");
+
+/// The idle threads' names, `idle/0` to `idle/{MAX_CPUS - 1}` (NUL padded),
+/// built at compile time: thread names are `&'static str`.
+static IDLE_NAMES: [[u8; IDLE_NAME_BYTES]; MAX_CPUS] = {
+    let mut names = [[0u8; IDLE_NAME_BYTES]; MAX_CPUS];
+    let mut cpu = 0;
+    while cpu < MAX_CPUS {
+        let n = &mut names[cpu];
+        let prefix = b"idle/";
+        let mut i = 0;
+        while i < prefix.len() {
+            n[i] = prefix[i];
+            i += 1;
+        }
+        let digits = if cpu >= 100 {
+            3
+        } else if cpu >= 10 {
+            2
+        } else {
+            1
+        };
+        let mut d = 0;
+        let mut v = cpu;
+        while d < digits {
+            n[prefix.len() + digits - 1 - d] = b'0' + (v % 10) as u8;
+            v /= 10;
+            d += 1;
+        }
+        cpu += 1;
+    }
+    names
+};
+
+/// CPU `cpu`'s idle thread name (`idle/<cpu>`).
+fn idle_name(cpu: usize) -> &'static str {
+    let n = &IDLE_NAMES[cpu % MAX_CPUS];
+    let len = n.iter().position(|&b| b == 0).unwrap_or(IDLE_NAME_BYTES);
+    ::core::str::from_utf8(&n[..len]).unwrap_or("idle")
+}
 
 /// Whether `tid` names a thread that was spawned and not joined yet.
 pub fn tid_is_live(tid: Tid) -> bool {
     let Some(t) = threads().get(tid.idx as usize) else {
         return false;
     };
-    (tid.idx as usize) >= MAX_CPUS
+    !is_idle_idx(tid.idx)
         && t.gen.load(Ordering::Relaxed) == tid.gen
         && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
 }
@@ -363,7 +425,7 @@ pub fn live_threads() -> alloc::vec::Vec<Tid> {
     threads()
         .iter()
         .enumerate()
-        .skip(MAX_CPUS)
+        .skip(idle_slots())
         .filter(|(_, t)| !matches!(t.state.load(Ordering::Acquire), TASK_FREE | TASK_NEW))
         .map(|(i, t)| Tid {
             idx: i as u32,
@@ -389,12 +451,12 @@ where
     spawn_on(name, params, current().cpus_allowed(), f)
 }
 
-/// [`spawn`] with an explicit CPU mask (bit n = CPU n; CPUs not online are
-/// ignored; a mask without an online CPU means all of them).
+/// [`spawn`] with an explicit CPU mask (CPUs not online are ignored; a mask
+/// without an online CPU means all of them).
 pub fn spawn_on<F>(
     name: &'static str,
     params: TaskParams,
-    mask: u64,
+    mask: CpuMask,
     f: F,
 ) -> Result<Tid, SpawnError>
 where
@@ -402,22 +464,24 @@ where
 {
     params.validate().map_err(SpawnError::Params)?;
     let online = online_mask();
-    let mask = match mask & online {
-        0 => online,
+    let mask = match mask.and(&online) {
+        m if m.is_empty() => online,
         m => m,
     };
     let entry: Entry = Box::new(f);
     let idx = {
         let mut hint = SLOT_LOCK.lock();
-        let n = MAX_THREADS - MAX_CPUS;
+        // SPAWN_SLOTS slots from the first after the idle threads; the hint
+        // is the offset to look at first.
+        let (base, n) = (idle_slots(), SPAWN_SLOTS);
         let found = (0..n)
-            .map(|k| MAX_CPUS + (*hint - MAX_CPUS + k) % n)
+            .map(|k| base + (*hint + k) % n)
             .find(|&i| threads()[i].state.load(Ordering::Relaxed) == TASK_FREE);
         let Some(i) = found else {
             return Err(SpawnError::NoSlot);
         };
         threads()[i].state.store(TASK_NEW, Ordering::Relaxed);
-        *hint = MAX_CPUS + (i + 1 - MAX_CPUS) % n;
+        *hint = (i + 1 - base) % n;
         i as u32
     };
     let t = thread(idx);
@@ -441,7 +505,7 @@ where
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
     t.migrating.store(false, Ordering::Relaxed);
-    t.cpus_allowed.store(mask, Ordering::Relaxed);
+    t.cpus_allowed.store(&mask, Ordering::Relaxed);
     t.wq_owner.store(0, Ordering::Relaxed);
     t.nvcsw.store(0, Ordering::Relaxed);
     t.nivcsw.store(0, Ordering::Relaxed);
@@ -452,7 +516,7 @@ where
         gen: t.gen.load(Ordering::Relaxed),
     };
     let mut st = SchedTask::new(params);
-    st.cpus_allowed = sched::CpuMask::from_u64(mask);
+    st.cpus_allowed = mask;
     t.prio.store(st.prio(), Ordering::Relaxed);
     if let Err(e) = self::core::wake_up_new(idx, st) {
         // The scheduler refused it (no memory for its directory entry):
@@ -483,7 +547,7 @@ extern "C" fn thread_start(idx: usize) -> ! {
 /// Ends the current thread. Its slot stays until a `join`.
 pub fn exit() -> ! {
     let t = current();
-    assert!(t.idx as usize >= MAX_CPUS, "the idle thread cannot exit");
+    assert!(!is_idle_idx(t.idx), "the idle thread cannot exit");
     // No preemption from here on: joiners woken below must not run before this
     // thread has left the CPU (they would wait for `on_cpu` to clear).
     preempt_disable();
@@ -525,7 +589,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         .get(tid.idx as usize)
         .ok_or(JoinError::NoSuchThread)?;
     if tid.idx as usize >= MAX_THREADS
-        || (tid.idx as usize) < MAX_CPUS
+        || is_idle_idx(tid.idx)
         || t.gen.load(Ordering::Relaxed) != tid.gen
     {
         return Err(JoinError::NoSuchThread);
@@ -668,7 +732,7 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {:#x} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,

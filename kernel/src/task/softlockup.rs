@@ -60,7 +60,7 @@ static STATE: [CpuState; MAX_CPUS] = [const {
 pub fn check(now: u64) {
     let online = super::online_mask();
     for cpu in 0..super::core::nr_runqueues() {
-        if online & (1 << cpu) != 0 {
+        if online.test(cpu) {
             observe(cpu, now);
         }
     }

@@ -15,7 +15,6 @@ use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::{threads, TASK_RUNNING};
-use crate::percpu::MAX_CPUS;
 
 /// Ticks between two scans (100 ms at the default 250 Hz).
 pub const CHECK_TICKS: u64 = 25;
@@ -44,7 +43,7 @@ pub fn check(now: u64) {
     if warn == 0 {
         return;
     }
-    for t in threads().iter().skip(MAX_CPUS) {
+    for t in threads().iter().skip(super::idle_slots()) {
         if t.state.load(Ordering::Relaxed) != TASK_RUNNING {
             continue;
         }

@@ -2,45 +2,59 @@
 //! Its earliest deadline is this CPU's timer event (`arch::timer_set_event`),
 //! so a sleep ends when it is due, not at the next tick.
 //!
-//! Preallocated (one slot per thread, since a thread sleeps on one timer at a
-//! time), so arming, cancelling and expiring never allocate. Kept sorted with
-//! the earliest deadline last: the tick pops expired entries in O(1) each;
-//! insertion is O(n) over the sleepers of this CPU.
+//! Preallocated when its CPU is brought up ([`TimerList::provision`]: one slot
+//! per thread, since a thread sleeps on one timer at a time), so arming,
+//! cancelling and expiring never allocate; only CPUs that exist get the
+//! memory (MAX_THREADS entries, ~70 KiB each), not all `MAX_CPUS`. Kept sorted
+//! with the earliest deadline last: the tick pops expired entries in O(1)
+//! each; insertion is O(n) over the sleepers of this CPU.
+
+use alloc::collections::TryReserveError;
+use alloc::vec::Vec;
 
 use super::MAX_THREADS;
 
 /// Threads sleeping until a deadline.
 pub struct TimerList {
-    /// (deadline ns, thread index), latest deadline first.
-    entries: [(u64, u32); MAX_THREADS],
-    len: usize,
+    /// (deadline ns, thread index), latest deadline first; room for
+    /// [`MAX_THREADS`] once provisioned (each thread at most once).
+    entries: Vec<(u64, u32)>,
 }
 
 impl TimerList {
-    /// An empty list.
+    /// An empty list without storage (see [`TimerList::provision`]).
     pub const fn new() -> Self {
         TimerList {
-            entries: [(0, 0); MAX_THREADS],
-            len: 0,
+            entries: Vec::new(),
         }
     }
 
+    /// Allocates room for every thread (once, when its CPU is brought up,
+    /// never under a runqueue lock), so that no later call allocates.
+    pub fn provision(&mut self) -> Result<(), TryReserveError> {
+        self.entries
+            .try_reserve_exact(MAX_THREADS.saturating_sub(self.entries.len()))
+    }
+
     /// Arms a timer for thread `idx` at `deadline_ns` (re-arms if present).
+    /// Does not allocate on a provisioned list: a thread is in it at most
+    /// once, and there are at most [`MAX_THREADS`].
     pub fn add(&mut self, deadline_ns: u64, idx: u32) {
         self.remove(idx);
+        debug_assert!(
+            self.entries.len() < self.entries.capacity(),
+            "timer list not provisioned"
+        );
         // Position: after every entry with a later-or-equal deadline (FIFO among equals).
-        let pos = self.entries[..self.len].partition_point(|&(d, _)| d >= deadline_ns);
-        self.entries.copy_within(pos..self.len, pos + 1);
-        self.entries[pos] = (deadline_ns, idx);
-        self.len += 1;
+        let pos = self.entries.partition_point(|&(d, _)| d >= deadline_ns);
+        self.entries.insert(pos, (deadline_ns, idx));
     }
 
     /// Cancels thread `idx`'s timer; returns whether it was armed.
     pub fn remove(&mut self, idx: u32) -> bool {
-        match self.entries[..self.len].iter().position(|&(_, i)| i == idx) {
+        match self.entries.iter().position(|&(_, i)| i == idx) {
             Some(pos) => {
-                self.entries.copy_within(pos + 1..self.len, pos);
-                self.len -= 1;
+                self.entries.remove(pos);
                 true
             }
             None => false,
@@ -49,25 +63,24 @@ impl TimerList {
 
     /// Takes the earliest timer if it expired at `now_ns`.
     pub fn pop_expired(&mut self, now_ns: u64) -> Option<u32> {
-        if self.len > 0 && self.entries[self.len - 1].0 <= now_ns {
-            self.len -= 1;
-            return Some(self.entries[self.len].1);
+        if self.entries.last()?.0 <= now_ns {
+            return self.entries.pop().map(|(_, idx)| idx);
         }
         None
     }
 
     /// The earliest armed deadline.
     pub fn earliest(&self) -> Option<u64> {
-        self.len.checked_sub(1).map(|i| self.entries[i].0)
+        self.entries.last().map(|&(d, _)| d)
     }
 
     /// Armed timers.
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len()
     }
 
     /// Whether no timer is armed.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 }

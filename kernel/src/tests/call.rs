@@ -12,6 +12,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use sched::TaskParams;
 
+use crate::cpumask::{only, AtomicCpuMask, CpuMask};
 use crate::percpu::MAX_CPUS;
 use crate::smp::{self, CallError};
 use crate::task;
@@ -26,13 +27,13 @@ static IRQS_ON: AtomicBool = AtomicBool::new(false);
 /// Calls run, per CPU.
 static COUNT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 /// Bit n: a call ran on CPU n.
-static MASK: AtomicU64 = AtomicU64::new(0);
+static MASK: AtomicCpuMask = AtomicCpuMask::new();
 
 fn reset() {
     RAN_ON.store(0, Ordering::SeqCst);
     ARG.store(usize::MAX, Ordering::SeqCst);
     IRQS_ON.store(false, Ordering::SeqCst);
-    MASK.store(0, Ordering::SeqCst);
+    MASK.store(&CpuMask::new(), Ordering::SeqCst);
     for c in &COUNT {
         c.store(0, Ordering::SeqCst);
     }
@@ -47,13 +48,13 @@ fn record(arg: usize) {
     RAN_ON.store(cpu + 1, Ordering::Relaxed);
     ARG.store(arg, Ordering::Relaxed);
     COUNT[cpu % MAX_CPUS].fetch_add(1, Ordering::Relaxed);
-    MASK.fetch_or(1 << cpu, Ordering::Relaxed);
+    MASK.set(cpu, Ordering::Relaxed);
 }
 
 /// Online CPUs other than `cpu`.
 fn others(cpu: usize) -> impl Iterator<Item = usize> {
     let online = task::online_mask();
-    (0..MAX_CPUS).filter(move |&c| c != cpu && online & (1 << c) != 0)
+    online.iter().filter(move |&c| c != cpu)
 }
 
 fn this_cpu() -> usize {
@@ -69,7 +70,7 @@ ktest_smp!(smp_call_runs_on_target_cpu, 2, || {
     // caller's own CPU runs at once, directly.
     reset();
     let online = task::online_mask();
-    for cpu in (0..MAX_CPUS).filter(|&c| online & (1 << c) != 0) {
+    for cpu in online.iter() {
         RAN_ON.store(0, Ordering::SeqCst);
         smp::call_function_single(cpu, record, 1000 + cpu, true)
             .map_err(|e| alloc::format!("call to cpu {cpu}: {e:?}"))?;
@@ -102,7 +103,7 @@ ktest_smp!(smp_call_many_reaches_every_cpu, 2, || {
     let online = task::online_mask();
     kassert_eq!(MASK.load(Ordering::SeqCst), online);
     for (c, count) in COUNT.iter().enumerate() {
-        let want = u64::from(online & (1 << c) != 0);
+        let want = u64::from(online.test(c));
         kassert_eq!(count.load(Ordering::SeqCst), want);
     }
     kassert!(
@@ -111,14 +112,14 @@ ktest_smp!(smp_call_many_reaches_every_cpu, 2, || {
     );
     // Every other online CPU, plus every CPU that is not online.
     let me = this_cpu();
-    let mask = !(1u64 << me);
+    let mask = CpuMask::all().and_not(&only(me));
     reset();
-    smp::call_function_many(mask, record, 2, true)
+    smp::call_function_many(&mask, record, 2, true)
         .map_err(|e| alloc::format!("call_function_many: {e:?}"))?;
     let ran = MASK.load(Ordering::SeqCst);
     // Had the caller migrated after choosing the mask, its new CPU would run
     // the call locally: either way exactly the mask's online CPUs ran it.
-    kassert_eq!(ran, online & mask);
+    kassert_eq!(ran, online.and(&mask));
     Ok(())
 });
 
@@ -189,7 +190,7 @@ ktest_smp!(smp_call_crosswise_no_deadlock, 2, || {
     let n = task::nr_cpus();
     let (ca, cb) = (n - 1, n - 2);
     let spawn = |name: &'static str, from: usize, to: usize| {
-        task::spawn_on(name, TaskParams::default(), 1 << from, move || {
+        task::spawn_on(name, TaskParams::default(), only(from), move || {
             for i in 0..N {
                 if let Err(e) = smp::call_function_single(to, record, i as usize, true) {
                     kprintln!("    {} -> {}: call {}: {:?}", from, to, i, e);
@@ -219,8 +220,8 @@ ktest_smp!(smp_call_refuses_bad_targets, 2, || {
     // another CPU with interrupts off is refused.
     reset();
     let online = task::online_mask();
-    let mut bad: Vec<usize> = (0..MAX_CPUS).filter(|&c| online & (1 << c) == 0).collect();
-    bad.extend([MAX_CPUS, 64, usize::MAX]);
+    let mut bad: Vec<usize> = (0..MAX_CPUS).filter(|&c| !online.test(c)).collect();
+    bad.extend([MAX_CPUS, MAX_CPUS + 64, usize::MAX]);
     for &c in &bad {
         kassert_eq!(
             smp::call_function_single(c, record, 0, true),
@@ -239,6 +240,6 @@ ktest_smp!(smp_call_refuses_bad_targets, 2, || {
     drop(irq);
     kassert_eq!(r, Some(Err(CallError::IrqsDisabled)));
     kassert_eq!(r_many, Err(CallError::IrqsDisabled));
-    kassert_eq!(MASK.load(Ordering::SeqCst), 0);
+    kassert_eq!(MASK.load(Ordering::SeqCst), CpuMask::new());
     Ok(())
 });

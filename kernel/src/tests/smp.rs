@@ -19,6 +19,7 @@ use sched::TaskParams;
 const MS: u64 = 1_000_000;
 
 use super::{tick_ns, Hog};
+use crate::cpumask::{only, AtomicCpuMask, CpuMask};
 use crate::percpu;
 use crate::sync::Semaphore;
 use crate::task::{self, Tid};
@@ -28,14 +29,14 @@ use crate::{arch, kassert, kassert_eq, kprintln, ktest_smp, ktest_smp_timing};
 /// Stops and joins itself when dropped unstopped (a failed test).
 struct CpuHog {
     tid: Tid,
-    cpus: Arc<AtomicU64>,
+    cpus: Arc<AtomicCpuMask>,
     stop: Arc<AtomicBool>,
     joined: bool,
 }
 
 impl CpuHog {
-    fn spawn(name: &'static str, mask: u64) -> Result<CpuHog, alloc::string::String> {
-        let cpus = Arc::new(AtomicU64::new(0));
+    fn spawn(name: &'static str, mask: CpuMask) -> Result<CpuHog, alloc::string::String> {
+        let cpus = Arc::new(AtomicCpuMask::new());
         let stop = Arc::new(AtomicBool::new(false));
         let (c, s) = (cpus.clone(), stop.clone());
         let tid = task::spawn_on(name, TaskParams::default(), mask, move || {
@@ -43,7 +44,7 @@ impl CpuHog {
             while !s.load(Ordering::Relaxed) {
                 n = n.wrapping_add(1);
                 if n.is_multiple_of(64) {
-                    c.fetch_or(1 << arch::cpu_id(), Ordering::Relaxed);
+                    c.set(arch::cpu_id(), Ordering::Relaxed);
                 }
             }
         })
@@ -83,7 +84,7 @@ fn stop_all(hogs: Vec<CpuHog>) -> Result<(), alloc::string::String> {
     Ok(())
 }
 
-fn all_cpus() -> u64 {
+fn all_cpus() -> CpuMask {
     task::online_mask()
 }
 
@@ -111,14 +112,14 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     let rts: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
     let seen = hogs
         .iter()
-        .fold(0, |m, h| m | h.cpus.load(Ordering::Relaxed));
+        .fold(CpuMask::new(), |m, h| m.or(&h.cpus.load(Ordering::Relaxed)));
     let placed: Vec<usize> = hogs
         .iter()
         .map(|h| task::thread(h.tid.idx()).cpu())
         .collect();
     stop_all(hogs)?;
     kprintln!(
-        "    {} hogs: on cpus {:?} (seen mask {:#x}), runtimes {:?} ms, cpu busy {:?} ms of {} ms",
+        "    {} hogs: on cpus {:?} (seen mask {}), runtimes {:?} ms, cpu busy {:?} ms of {} ms",
         n,
         placed,
         seen,
@@ -149,7 +150,7 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
     let n = task::nr_cpus();
     let nh = n + n / 2;
     let hogs: Vec<CpuHog> = (0..nh)
-        .map(|_| CpuHog::spawn("balhog", 1))
+        .map(|_| CpuHog::spawn("balhog", only(0)))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
         task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
@@ -220,7 +221,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
         done: AtomicBool::new(false),
     });
     let s2 = sh.clone();
-    let tid = task::spawn_on("pinned", TaskParams::default(), 1 << k, move || {
+    let tid = task::spawn_on("pinned", TaskParams::default(), only(k), move || {
         let check = |s: &Shared| {
             let cpu = arch::cpu_id() as u64;
             if cpu != s.expect.load(Ordering::SeqCst) {
@@ -258,7 +259,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
     while !sh.phase1_done.load(Ordering::SeqCst) {
         task::sleep_ms(5);
     }
-    task::set_affinity(tid, 1 << j).map_err(|e| alloc::format!("{e:?}"))?;
+    task::set_affinity(tid, only(j)).map_err(|e| alloc::format!("{e:?}"))?;
     sh.repinned.store(true, Ordering::SeqCst);
     let st = task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
     stop_all(hogs)?;
@@ -280,11 +281,11 @@ ktest_smp!(smp_affinity_respected, 2, || {
     kassert_eq!(sh.seen_ok.load(Ordering::Relaxed), 2 * 2 * ITERS as u64);
     // Errors: an empty mask and a dead thread.
     kassert_eq!(
-        task::set_affinity(tid, 0),
+        task::set_affinity(tid, CpuMask::new()),
         Err(task::AffinityError::NoOnlineCpu)
     );
     kassert_eq!(
-        task::set_affinity(tid, 1),
+        task::set_affinity(tid, only(0)),
         Err(task::AffinityError::NoSuchThread)
     );
     Ok(())
@@ -326,7 +327,7 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
         .map(kicks)
         .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     let p = pp.clone();
-    let tb = task::spawn_on("pong", TaskParams::default(), 1 << cb, move || {
+    let tb = task::spawn_on("pong", TaskParams::default(), only(cb), move || {
         for _ in 0..ROUNDS {
             p.b.down();
             p.nb.fetch_add(1, Ordering::SeqCst);
@@ -338,7 +339,7 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     let t0 = Arc::new(AtomicU64::new(0));
     let t1 = Arc::new(AtomicU64::new(0));
     let (t0c, t1c) = (t0.clone(), t1.clone());
-    let ta = task::spawn_on("ping", TaskParams::default(), 1 << ca, move || {
+    let ta = task::spawn_on("ping", TaskParams::default(), only(ca), move || {
         t0c.store(arch::now_ns(), Ordering::SeqCst);
         for _ in 0..ROUNDS {
             p.b.up();
@@ -440,7 +441,7 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
         .map(|_| Hog::spawn("tickhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
     for (c, h) in hogs.iter().enumerate() {
-        task::set_affinity(h.tid, 1 << c).map_err(|e| alloc::format!("{e:?}"))?;
+        task::set_affinity(h.tid, only(c)).map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(20);
     let (busy, dt) = ticks_over(200 * MS);
@@ -503,13 +504,13 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // This thread stays on CPU 0 too: its own sleeps must not make another
     // CPU leave idle (and newidle-balance on the way back).
     let me = task::current_tid();
-    task::set_affinity(me, 1).map_err(|e| alloc::format!("{e:?}"))?;
+    task::set_affinity(me, only(0)).map_err(|e| alloc::format!("{e:?}"))?;
     task::yield_now();
     let hogs: Vec<Hog> = (0..2)
         .map(|_| Hog::spawn("nohzhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
-        task::set_affinity(h.tid, 1).map_err(|e| alloc::format!("{e:?}"))?;
+        task::set_affinity(h.tid, only(0)).map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(30);
     let n = task::nr_cpus();

@@ -130,7 +130,7 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     let waiter = task::spawn_on(
         "lockup-waiter",
         TaskParams::default(),
-        1 << cpu,
+        crate::cpumask::only(cpu),
         move || {
             r.fetch_add(1, Ordering::SeqCst);
         },

@@ -18,6 +18,7 @@ use ::shell::{Hackbench, Pgbench, Schbench};
 use sched::{PreemptMode, TaskParams};
 
 use super::set_preempt;
+use crate::cpumask::only;
 use crate::sync::channel::{skb_truesize, PIPE_PAGE, PIPE_SLOTS, SOCK_SNDBUF};
 use crate::sync::{Channel, Model};
 use crate::task;
@@ -392,7 +393,10 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     // --cross: the pinger on the first, the ponger on the last online CPU;
     // every round trip crosses, and the report says so.
     let online = task::online_mask();
-    let (first, last) = (online.trailing_zeros(), 63 - online.leading_zeros());
+    let (first, last) = (
+        online.first().unwrap_or(0),
+        online.iter().last().unwrap_or(0),
+    );
     let mut out = String::new();
     let p = ::shell::Perfpipe {
         loops: 500,
@@ -401,9 +405,9 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     };
     let r = workloads::perfpipe::run(p, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.ops, 500);
-    kassert_eq!((r.ping_cpus, r.pong_cpus), (1 << first, 1 << last));
+    kassert_eq!((r.ping_cpus, r.pong_cpus), (only(first), only(last)));
     kassert_eq!(r.crossed, 500);
-    kassert_eq!(r.pinned, Some((first, last)));
+    kassert_eq!(r.pinned, Some((first as u32, last as u32)));
     kassert!(
         out.contains(&alloc::format!(
             "placement: ping on cpu {first}, pong on cpu {last}, 500 of 500 round trips crossed CPUs (--cross: pinned to cpu {first} and cpu {last})"
@@ -418,7 +422,7 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
 
 ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
     // --same: both threads on the first online CPU; no round trip crosses.
-    let first = task::online_mask().trailing_zeros();
+    let first = task::online_mask().first().unwrap_or(0);
     let mut out = String::new();
     let p = ::shell::Perfpipe {
         loops: 300,
@@ -427,7 +431,7 @@ ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
     };
     let r = workloads::perfpipe::run(p, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.ops, 300);
-    kassert_eq!((r.ping_cpus, r.pong_cpus), (1 << first, 1 << first));
+    kassert_eq!((r.ping_cpus, r.pong_cpus), (only(first), only(first)));
     kassert_eq!(r.crossed, 0);
     kassert!(
         out.contains(&alloc::format!(
@@ -447,7 +451,7 @@ ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
     let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.yields, 600);
     kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
-    kassert_eq!(r.cpu, task::online_mask().trailing_zeros());
+    kassert_eq!(r.cpu as usize, task::online_mask().first().unwrap_or(0));
     kassert!(r.ns > 0, "{r:?}");
     kassert!(
         out.contains(&alloc::format!(
@@ -650,8 +654,8 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
     kassert_eq!(st.params.nice, 5);
     kassert_eq!(st.se.load.weight, 335);
     let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
-    task::set_affinity(tid, 1 << 1).map_err(|e| alloc::format!("{e:?}"))?;
-    kassert_eq!(t.cpus_allowed() & task::online_mask(), 1 << 1);
+    task::set_affinity(tid, only(1)).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(t.cpus_allowed().and(&task::online_mask()), only(1));
     // It moves at its next preemption point (the full model; it also calls
     // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
     let until = crate::arch::now_ns() + 5_000_000_000;

@@ -392,13 +392,13 @@ impl Job {
         let mask = match cpu {
             Some(c) => {
                 let online = task::online_mask();
-                if c >= 64 || online & (1 << c) == 0 {
+                if !online.test(c as usize) {
                     return Err(alloc::format!(
                         "CPU {c} is not online (online: {})",
                         ::shell::CpuList(online)
                     ));
                 }
-                1 << c
+                crate::cpumask::only(c as usize)
             }
             None => task::current().cpus_allowed(),
         };

@@ -21,6 +21,7 @@ use ::shell::{CpuList, Perfpipe};
 use sched::TaskParams;
 
 use super::{Control, Job};
+use crate::cpumask::{AtomicCpuMask, CpuMask};
 use crate::{arch, task};
 
 const POISON: u32 = u32::MAX;
@@ -32,10 +33,10 @@ pub struct Report {
     pub ops: u64,
     /// Their wall time, ns.
     pub ns: u64,
-    /// CPUs the pinger ran on (bit n = CPU n).
-    pub ping_cpus: u64,
+    /// CPUs the pinger ran on.
+    pub ping_cpus: CpuMask,
     /// CPUs the ponger ran on.
-    pub pong_cpus: u64,
+    pub pong_cpus: CpuMask,
     /// Round trips whose two halves ran on different CPUs.
     pub crossed: u64,
     /// `--cross` or `--same`: the CPUs the two threads were pinned to.
@@ -59,10 +60,6 @@ impl Report {
     }
 }
 
-fn cpu_bit() -> u64 {
-    1u64 << (arch::cpu_id() as u64 & 63)
-}
-
 /// Runs the workload and prints Linux-like result lines and the placement.
 pub fn run(
     p: Perfpipe,
@@ -74,52 +71,61 @@ pub fn run(
     }
     let pinned = if p.cross {
         let online = task::online_mask();
-        if online.count_ones() < 2 {
+        let (Some(first), Some(last)) = (online.first(), online.iter().last()) else {
+            return Err(alloc::string::String::from("no online CPU"));
+        };
+        if first == last {
             return Err(alloc::format!(
                 "--cross needs 2 online CPUs (online: {})",
                 CpuList(online)
             ));
         }
-        Some((online.trailing_zeros(), 63 - online.leading_zeros()))
+        Some((first as u32, last as u32))
     } else if p.same {
-        let first = task::online_mask().trailing_zeros();
+        let first = task::online_mask().first().unwrap_or(0) as u32;
         Some((first, first))
     } else {
         None
     };
     let ping = Arc::new(Channel::<u32>::new(1));
     let pong = Arc::new(Channel::<u32>::new(1));
-    // elapsed ns, round trips, ping CPUs, pong CPUs, crossed, pinger's CPU now.
+    // elapsed ns, round trips, (unused), (unused), crossed, pinger's CPU now.
     let res = Arc::new([const { AtomicU64::new(0) }; 6]);
+    // CPUs the pinger / the ponger ran on.
+    let ran_on = Arc::new([const { AtomicCpuMask::new() }; 2]);
     let mut job = Job::new();
     {
-        let (ping, pong, res) = (ping.clone(), pong.clone(), res.clone());
+        let (ping, pong, res, ran_on) = (ping.clone(), pong.clone(), res.clone(), ran_on.clone());
         job.spawn(
             "perfpipe-pong",
             TaskParams::default(),
             pinned.map(|c| c.1),
             move || {
-                let (mut mask, mut crossed) = (0u64, 0u64);
+                let (mut mask, mut crossed, mut last) = (CpuMask::new(), 0u64, usize::MAX);
                 loop {
                     let v = ping.recv();
                     if v == POISON {
                         break;
                     }
-                    let me = cpu_bit();
-                    mask |= me;
-                    if res[5].load(Ordering::Relaxed) != me {
+                    let me = arch::cpu_id();
+                    // Cheap in the measured loop: set only on a change.
+                    if me != last {
+                        mask.set(me);
+                        last = me;
+                    }
+                    if res[5].load(Ordering::Relaxed) != me as u64 {
                         crossed += 1;
                     }
                     // Like a pipe write followed by a read: a sync wakeup.
                     pong.send_sync(v);
                 }
-                res[3].store(mask, Ordering::Relaxed);
+                ran_on[1].store(&mask, Ordering::Relaxed);
                 res[4].store(crossed, Ordering::Relaxed);
             },
         )?;
     }
     let stop = job.stop_flag();
-    let r2 = res.clone();
+    let (r2, ran_on2) = (res.clone(), ran_on.clone());
     let ping_main = ping.clone();
     let loops = p.loops;
     let spawned = job.spawn(
@@ -128,21 +134,25 @@ pub fn run(
         pinned.map(|c| c.0),
         move || {
             let t0 = arch::now_ns();
-            let (mut done, mut mask) = (0u64, 0u64);
+            let (mut done, mut mask, mut last) = (0u64, CpuMask::new(), usize::MAX);
             for i in 0..loops {
                 if stop.stopped() {
                     break;
                 }
-                let me = cpu_bit();
-                mask |= me;
-                r2[5].store(me, Ordering::Relaxed);
+                let me = arch::cpu_id();
+                // Cheap in the measured loop: set only on a change.
+                if me != last {
+                    mask.set(me);
+                    last = me;
+                }
+                r2[5].store(me as u64, Ordering::Relaxed);
                 ping.send_sync(i);
                 pong.recv();
                 done += 1;
             }
             r2[0].store(arch::now_ns() - t0, Ordering::Relaxed);
             r2[1].store(done, Ordering::Relaxed);
-            r2[2].store(mask, Ordering::Relaxed);
+            ran_on2[0].store(&mask, Ordering::Relaxed);
             ping.send(POISON);
         },
     );
@@ -157,8 +167,8 @@ pub fn run(
     let r = Report {
         ns: ld(0),
         ops: ld(1),
-        ping_cpus: ld(2),
-        pong_cpus: ld(3),
+        ping_cpus: ran_on[0].load(Ordering::Relaxed),
+        pong_cpus: ran_on[1].load(Ordering::Relaxed),
         crossed: ld(4),
         pinned,
         interrupted,

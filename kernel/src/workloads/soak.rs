@@ -50,7 +50,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use ::shell::Soak;
 use sched::tunables::Tunable;
-use sched::{Feature, Policy, PreemptMode, TaskParams, TaskState, WakeFlags};
+use sched::{CpuMask, Feature, Policy, PreemptMode, TaskParams, TaskState, WakeFlags};
 
 use crate::shell::compare::Counters;
 use crate::task::{self, Tid, TASK_RUNNING, TASK_SLEEPING};
@@ -144,9 +144,15 @@ impl Rng {
     }
 
     /// A random non-empty subset of `mask` (itself if the draw is empty).
-    fn mask(&mut self, mask: u64) -> u64 {
-        match self.next() & mask {
-            0 => mask,
+    /// One draw per non-empty word of the mask (so a seed gives the same
+    /// sequence as before masks grew past 64 CPUs, on up to 64 of them).
+    fn mask(&mut self, mask: &CpuMask) -> CpuMask {
+        let mut w = mask.words();
+        for word in w.iter_mut().filter(|w| **w != 0) {
+            *word &= self.next();
+        }
+        match CpuMask::from_words(w) {
+            m if m.is_empty() => *mask,
             m => m,
         }
     }
@@ -188,7 +194,7 @@ struct Shared {
     ops: AtomicU64,
     /// Successful `try_to_wake_up` calls of wakers.
     woken: AtomicU64,
-    online: u64,
+    online: CpuMask,
 }
 
 impl Shared {
@@ -301,7 +307,7 @@ fn worker(sh: Arc<Shared>, i: usize, seed: u64) {
                 }
             }
             Action::Affinity => {
-                let _ = task::set_affinity(task::current_tid(), rng.mask(sh.online));
+                let _ = task::set_affinity(task::current_tid(), rng.mask(&sh.online));
             }
             Action::Atomic => {
                 task::preempt_disable();
@@ -431,7 +437,7 @@ impl CpuTime {
 
 fn online_cpus() -> impl Iterator<Item = usize> {
     let online = task::online_mask();
-    (0..task::nr_runqueues()).filter(move |c| online & (1 << c) != 0)
+    online.iter().filter(|&c| c < task::nr_runqueues())
 }
 
 /// The controller's state.
@@ -584,7 +590,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         .seed
         .unwrap_or_else(|| (arch::now_ns() ^ (arch::now_ns() >> 29)) as u32);
     let online = task::online_mask();
-    let ncpus = online.count_ones() as u64;
+    let ncpus = online.weight() as u64;
     let _ = writeln!(
         out,
         "soak: seed {seed}, {n} threads, {ncpus} CPUs, {} s (rerun: soak -t {n} -s {} -r {seed})",
@@ -816,7 +822,7 @@ fn flip(run: &mut Run, rng: &mut Rng) {
             // Its slot stays this worker's until we join it, even if it exits.
             let Some(tid) = run.tids[i] else { return };
             if k == 2 {
-                let _ = task::set_affinity(tid, rng.mask(run.sh.online));
+                let _ = task::set_affinity(tid, rng.mask(&run.sh.online));
             } else if task::tid_is_live(tid) {
                 let t = task::thread(tid.idx());
                 let fair =

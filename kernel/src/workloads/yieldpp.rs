@@ -61,7 +61,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
     super::check_resources(2, 0)?;
-    let cpu = task::online_mask().trailing_zeros();
+    let cpu = task::online_mask().first().unwrap_or(0) as u32;
     let res = Arc::new([const { AtomicU64::new(0) }; 6]);
     let mut job = Job::new();
     for me in 1..=2u64 {

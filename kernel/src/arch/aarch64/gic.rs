@@ -207,7 +207,16 @@ pub fn init_cpu() {
 
 /// RD_base of the redistributor whose `GICR_TYPER` affinity matches this CPU.
 fn find_redistributor(base: usize, len: usize) -> Option<usize> {
-    let mpidr = MPIDR_EL1.get();
+    redistributor_of(base, len, MPIDR_EL1.get())
+}
+
+/// RD_base of the redistributor for the CPU with affinity `mpidr`: walks the
+/// frames of the region `base..base + len` (to the frame marked Last when
+/// `len` is 0) and matches `GICR_TYPER`'s affinity. QEMU `virt` puts up to
+/// 123 redistributors in its first region and the rest in a second one,
+/// which the device tree parser does not report yet: CPUs there are not
+/// found (and [`usable_cpus`] leaves them out).
+fn redistributor_of(base: usize, len: usize, mpidr: u64) -> Option<usize> {
     // GICR_TYPER[63:32] = Aff3.Aff2.Aff1.Aff0.
     let aff = ((mpidr >> 32) & 0xff) << 24 | (mpidr & 0xff_ffff);
     let mut rd = base;
@@ -226,6 +235,63 @@ fn find_redistributor(base: usize, len: usize) -> Option<usize> {
         };
     }
     None
+}
+
+/// Most CPUs a GICv2 can address: its SGI and SPI target lists are 8 bits.
+pub const GICV2_MAX_CPUS: usize = 8;
+
+/// Why [`usable_cpus`] left CPUs out, as counts, for the boot line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unusable {
+    /// Beyond [`GICV2_MAX_CPUS`] on a GICv2.
+    pub gicv2_limit: usize,
+    /// GICv3: no redistributor with their affinity in the region we know.
+    pub no_redistributor: usize,
+    /// GICv3: Aff0 >= 16 while the CPU interface has no SGI range selector
+    /// (`ICC_CTLR_EL1.RSS`), so no SGI can reach them.
+    pub no_sgi_range: usize,
+}
+
+/// Keeps, in order, the CPUs of `mpidrs` (affinities; `[0]` is the boot
+/// CPU, always kept) that this interrupt controller can serve, and returns
+/// how many were kept and why the others were not. After [`init`] (boot CPU).
+pub fn usable_cpus(mpidrs: &mut [u64]) -> (usize, Unusable) {
+    let mut why = Unusable::default();
+    let n = mpidrs.len();
+    match VERSION.load(Ordering::Acquire) {
+        2 if n > GICV2_MAX_CPUS => {
+            why.gicv2_limit = n - GICV2_MAX_CPUS;
+            (GICV2_MAX_CPUS, why)
+        }
+        3 => {
+            let base = GICR_REGION[0].load(Ordering::Relaxed);
+            let len = GICR_REGION[1].load(Ordering::Relaxed);
+            let rss = icc_ctlr_rss();
+            let mut kept = 0;
+            for i in 0..n {
+                let m = mpidrs[i];
+                if i > 0 && redistributor_of(base, len, m).is_none() {
+                    why.no_redistributor += 1;
+                } else if i > 0 && m & 0xff >= 16 && !rss {
+                    why.no_sgi_range += 1;
+                } else {
+                    mpidrs[kept] = m;
+                    kept += 1;
+                }
+            }
+            (kept, why)
+        }
+        _ => (n, why),
+    }
+}
+
+/// `ICC_CTLR_EL1.RSS` (bit 18): SGIs can target Aff0 values 16..255.
+fn icc_ctlr_rss() -> bool {
+    let ctlr: u64;
+    // SAFETY: reads ICC_CTLR_EL1 (S3_0_C12_C12_4); the system register
+    // interface is enabled (GICv3 `init_cpu` ran on this CPU).
+    unsafe { core::arch::asm!("mrs {}, S3_0_C12_C12_4", out(reg) ctlr, options(nostack)) };
+    ctlr & (1 << 18) != 0
 }
 
 /// Enables `intid` on this CPU (SGI/PPI, < 32: banked GICD registers on v2, this
@@ -343,9 +409,13 @@ pub fn send_sgi(cpu: usize, intid: u32) {
             let aff1 = (mpidr >> 8) & 0xff;
             let aff2 = (mpidr >> 16) & 0xff;
             let aff3 = (mpidr >> 32) & 0xff;
-            // ICC_SGI1R_EL1: TargetList [15:0] (bit aff0 % 16), Aff1 [23:16],
-            // INTID [27:24], Aff2 [39:32], IRM [40] = 0, RS [47:44] = aff0 / 16,
-            // Aff3 [55:48].
+            // ICC_SGI1R_EL1 names a group of up to 16 CPUs that share
+            // Aff3.Aff2.Aff1 and whose Aff0 lies in one range of 16 (QEMU
+            // virt: 16 CPUs per Aff1 cluster, Aff0 0..15): TargetList [15:0]
+            // (bit aff0 % 16), Aff1 [23:16], INTID [27:24], Aff2 [39:32],
+            // IRM [40] = 0, RS [47:44] = aff0 / 16 (0 unless the CPU
+            // interface has RSS; usable_cpus drops CPUs needing it
+            // otherwise), Aff3 [55:48]. Each IPI here has one target.
             let v = (1u64 << (aff0 & 0xf))
                 | (aff1 << 16)
                 | (u64::from(intid & 0xf) << 24)

@@ -204,20 +204,20 @@ pub fn config() -> (u64, u64, u64) {
     }
 }
 
-/// CPUs (bit = dense index) that found their MMU and data cache on when they
+/// CPUs (by dense index) that found their MMU and data cache on when they
 /// came up ([`note_cpu`]).
-static CPUS_ON: AtomicU64 = AtomicU64::new(0);
+static CPUS_ON: crate::cpumask::AtomicCpuMask = crate::cpumask::AtomicCpuMask::new();
 
 /// Records whether this CPU runs with the MMU and cache on (each CPU once, as
 /// it comes up).
 pub fn note_cpu() {
     if enabled() {
-        CPUS_ON.fetch_or(1 << super::cpu::cpu_id(), Ordering::Relaxed);
+        CPUS_ON.set(super::cpu::cpu_id(), Ordering::Relaxed);
     }
 }
 
-/// CPUs that came up with the MMU and data cache on (bit = dense index).
-pub fn cpus_on() -> u64 {
+/// CPUs that came up with the MMU and data cache on.
+pub fn cpus_on() -> crate::cpumask::CpuMask {
     CPUS_ON.load(Ordering::Relaxed)
 }
 
@@ -274,7 +274,7 @@ crate::ktest_smp!(aarch64_mmu_and_cache_on_every_cpu, 1, || {
     let on = cpus_on();
     crate::kassert!(enabled(), "this CPU runs with the MMU or D-cache off");
     crate::kassert!(
-        on & online == online,
+        online.is_subset(&on),
         "CPUs online {online:#x}, with MMU and cache on {on:#x}"
     );
     // RAM is Normal memory: an unaligned load works (it faults on Device).

@@ -20,7 +20,9 @@
 //! See `kernel/src/arch/mod.rs` for the contract every arch module fulfils.
 //!
 //! SMP: the CPUs are the DTB `/cpus` nodes started through PSCI (dense index 0 =
-//! the boot CPU, the others in DTB order, at most `MAX_CPUS`); [`start_cpu`]
+//! the boot CPU, the others in DTB order, at most `MAX_CPUS`, at most 8 on a
+//! GICv2, only those with a redistributor on a GICv3; the boot line counts
+//! the rest by reason); [`start_cpu`]
 //! brings one up, [`send_ipi`] interrupts one, and [`timer_start`] works on
 //! every CPU (each programs its own CNTV and enables the PPI in its banked
 //! GICv2 registers / own GICv3 redistributor).
@@ -97,7 +99,6 @@ pub fn early_init(info: &boot::BootInfo) {
     // the ranges are the DTB's RAM, the image range is the kernel's own.
     let map = unsafe { mmu::init(&ram[..nr_ram], (info.kernel_start, info.kernel_end)) };
     mmu::note_cpu();
-    cpu::set_cpu_table(&plat.cpus[..plat.nr_cpus]);
     if let Some(uart) = plat.uart_base {
         pl011::init(uart);
         if let Some(intid) = plat.uart_intid {
@@ -107,6 +108,11 @@ pub fn early_init(info: &boot::BootInfo) {
     trap::init();
     psci::init(plat.psci);
     gic::init(plat.gic);
+    // The CPUs the GIC can reach: at most 8 on a GICv2; on a GICv3 those
+    // with a redistributor we found (and an SGI range we can name).
+    let mut cpus = plat.cpus;
+    let (nr_cpus, unusable) = gic::usable_cpus(&mut cpus[..plat.nr_cpus]);
+    cpu::set_cpu_table(&cpus[..nr_cpus]);
     timer::set_irq(plat.timer_intid);
     let (gic_name, gic_base) = match plat.gic {
         platform::GicKind::V2 { gicd, .. } => ("GICv2", gicd),
@@ -129,8 +135,19 @@ pub fn early_init(info: &boot::BootInfo) {
         psci.0,
         psci.1,
         plat.psci,
-        plat.nr_cpus,
-        IgnoredCpus(plat.cpus_ignored),
+        nr_cpus,
+        super::IgnoredCpus(&[
+            (plat.cpus_ignored, super::BEYOND_MAX_CPUS),
+            (unusable.gicv2_limit, "beyond GICv2's 8"),
+            (
+                unusable.no_redistributor,
+                "without a GICv3 redistributor in the first region"
+            ),
+            (
+                unusable.no_sgi_range,
+                "with Aff0 >= 16 and no GICv3 SGI range selector"
+            ),
+        ]),
         if mmu::enabled() { "on" } else { "off" },
         map.ram_gib,
         map.l2_tables,
@@ -164,23 +181,6 @@ pub fn early_init(info: &boot::BootInfo) {
             },
             h.exit_attempts,
         ));
-    }
-}
-
-/// ", N more ignored (MAX_CPUS)" when the device tree describes more usable
-/// CPUs than the kernel supports; nothing otherwise.
-struct IgnoredCpus(usize);
-
-impl core::fmt::Display for IgnoredCpus {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.0 {
-            0 => Ok(()),
-            n => write!(
-                f,
-                " ({n} more ignored: MAX_CPUS is {})",
-                crate::percpu::MAX_CPUS
-            ),
-        }
     }
 }
 

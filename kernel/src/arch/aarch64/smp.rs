@@ -52,16 +52,30 @@ const ABANDONED: u8 = 3;
 /// Size of each bootstrap stack (runs only [`secondary_main`] before the switch).
 const BOOTSTRAP_STACK_BYTES: usize = 8 * 1024;
 
-/// Per-CPU bootstrap stacks; CPU `i` uses `BOOTSTRAP_STACKS[i]` (index 0 unused).
-#[repr(C, align(16))]
-struct BootstrapStacks(UnsafeCell<[[u8; BOOTSTRAP_STACK_BYTES]; MAX_CPUS]>);
+/// Top of each CPU's bootstrap stack (0: none yet), allocated from the heap
+/// by [`start_cpu`] for the CPUs it starts, never freed (a CPU that came up
+/// too late parks on it). Only CPUs that exist cost memory.
+static BOOTSTRAP_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 
-// SAFETY: each stack is used by one CPU only (the one being started), and only
-// while its mailbox is PENDING or later; no Rust code reads the bytes.
-unsafe impl Sync for BootstrapStacks {}
+/// A leaked, 16-byte aligned heap block of `bytes` for a stack; its top.
+/// Boot CPU (heap up).
+pub(super) fn alloc_stack(bytes: usize) -> Option<usize> {
+    let layout = core::alloc::Layout::from_size_align(bytes, 16).ok()?;
+    // SAFETY: the layout has a non-zero size (callers pass constants).
+    let p = unsafe { alloc::alloc::alloc(layout) };
+    (!p.is_null()).then(|| p as usize + bytes)
+}
 
-static BOOTSTRAP_STACKS: BootstrapStacks =
-    BootstrapStacks(UnsafeCell::new([[0; BOOTSTRAP_STACK_BYTES]; MAX_CPUS]));
+/// CPU `cpu`'s bootstrap stack and emergency stack (allocated on first use).
+fn stacks_for(cpu: usize) -> Option<usize> {
+    let slot = &BOOTSTRAP_TOPS[cpu];
+    if slot.load(Ordering::Relaxed) == 0 {
+        let emergency = alloc_stack(trap::EMERGENCY_STACK_BYTES)?;
+        trap::set_emergency_stack(cpu, emergency);
+        slot.store(alloc_stack(BOOTSTRAP_STACK_BYTES)?, Ordering::Relaxed);
+    }
+    Some(slot.load(Ordering::Relaxed))
+}
 
 /// What the starting CPU leaves for the started one (the PSCI `context_id`).
 #[repr(C)]
@@ -118,6 +132,12 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     if cpu == 0 || cpu >= cpu::cpu_count() {
         return false;
     }
+    let Some(bootstrap_top) = stacks_for(cpu) else {
+        crate::console::emergency_write(format_args!(
+            "aarch64: no memory for cpu {cpu}'s bootstrap stacks\n"
+        ));
+        return false;
+    };
     let mb = &MAILBOXES[cpu];
     if mb
         .state
@@ -130,7 +150,6 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
     mb.entry
         .store(entry as *const () as usize, Ordering::Relaxed);
-    let bootstrap_top = BOOTSTRAP_STACKS.0.get() as usize + (cpu + 1) * BOOTSTRAP_STACK_BYTES;
     let (ttbr0, tcr, mair) = mmu::config();
     // SAFETY: this CPU moved the mailbox to PENDING, so it alone writes `start`,
     // and CPU `cpu` has not been started yet (it reads `start` after CPU_ON).

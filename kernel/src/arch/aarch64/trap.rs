@@ -294,26 +294,35 @@ extern "C" {
     static aarch64_vectors: u8;
 }
 
-/// log2 of each CPU's emergency stack (16 KiB): the fault report of a stack
+/// Size of each CPU's emergency stack (16 KiB): the fault report of a stack
 /// overflow runs there.
-const EMERGENCY_STACK_SHIFT: usize = 14;
+pub(super) const EMERGENCY_STACK_BYTES: usize = 16 * 1024;
 const _: () = assert!(IRQ_FRAME_BYTES >= FAULT_FRAME_BYTES);
 
-/// One static emergency stack per CPU, used by `aarch64_stack_overflow`
-/// until the CPU has a guarded one from the stack region
-/// ([`set_exception_stack`]).
+/// The boot CPU's emergency stack, used by `aarch64_stack_overflow` until the
+/// CPU has a guarded one from the stack region ([`set_exception_stack`]).
+/// Static: it is needed before the heap exists. Each secondary CPU's comes
+/// from the heap when it is started ([`set_emergency_stack`]).
 #[repr(C, align(16))]
-struct EmergencyStacks(UnsafeCell<[[u8; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]>);
+struct EmergencyStack(UnsafeCell<[u8; EMERGENCY_STACK_BYTES]>);
 
-// SAFETY: only the entry code uses it, CPU `i` the `i`-th stack; Rust only
-// computes addresses in it.
-unsafe impl Sync for EmergencyStacks {}
+// SAFETY: only the boot CPU's entry code uses it; Rust only computes its
+// address.
+unsafe impl Sync for EmergencyStack {}
 
-static EMERGENCY_STACKS: EmergencyStacks =
-    EmergencyStacks(UnsafeCell::new([[0; 1 << EMERGENCY_STACK_SHIFT]; MAX_CPUS]));
+static BOOT_EMERGENCY_STACK: EmergencyStack =
+    EmergencyStack(UnsafeCell::new([0; EMERGENCY_STACK_BYTES]));
 
 /// Top of each CPU's emergency stack, read by `aarch64_stack_overflow`.
 static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+
+/// Gives secondary CPU `cpu` the emergency stack ending at `top` (a heap
+/// block of [`EMERGENCY_STACK_BYTES`] it owns for good), before it starts.
+pub(super) fn set_emergency_stack(cpu: usize, top: usize) {
+    if let Some(slot) = EMERGENCY_TOPS.get(cpu) {
+        slot.store(top, Ordering::Relaxed);
+    }
+}
 
 /// Moves this CPU's emergency stack (where the report of a kernel stack
 /// overflow runs) to `top`, a guarded kernel stack.
@@ -324,12 +333,12 @@ pub fn set_exception_stack(top: usize) {
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
 /// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
-    let cpu = cpu_id() % MAX_CPUS;
-    let base = EMERGENCY_STACKS.0.get() as usize;
-    EMERGENCY_TOPS[cpu].store(
-        base + (cpu + 1) * (1 << EMERGENCY_STACK_SHIFT),
-        Ordering::Relaxed,
-    );
+    if cpu_id() == 0 {
+        EMERGENCY_TOPS[0].store(
+            BOOT_EMERGENCY_STACK.0.get() as usize + EMERGENCY_STACK_BYTES,
+            Ordering::Relaxed,
+        );
+    }
     let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
     VBAR_EL1.set(vectors);
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);

@@ -228,6 +228,15 @@ pub fn send_startup(dest: u32, page: u8) -> bool {
     wait_icr_idle()
 }
 
+/// Whether the LAPICs run in x2APIC mode (after [`init`]).
+pub fn x2apic() -> bool {
+    X2APIC.load(Ordering::Relaxed)
+}
+
+/// Highest LAPIC id an xAPIC ICR can name as a single destination (its
+/// destination field is 8 bits and 0xFF is the broadcast).
+pub const XAPIC_MAX_ID: u32 = 0xFE;
+
 /// This CPU's LAPIC id.
 pub fn id() -> u32 {
     if X2APIC.load(Ordering::Relaxed) {

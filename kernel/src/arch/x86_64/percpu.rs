@@ -7,13 +7,16 @@
 //! machine-check handlers stacks of their own, so a corrupt stack pointer or
 //! a kernel stack overflow into a guard page still yields a report).
 //!
-//! The blocks (and their IST stacks) are a static array of `MAX_CPUS`, indexed
-//! by dense CPU index: the boot CPU takes block 0 in `early_init`, and each
-//! application processor takes its own in `smp::ap_main` before anything on it
-//! can call `cpu_id()`.
+//! The boot CPU's block (with its IST stacks) is static: it is needed before
+//! the heap exists. An application processor's block is allocated from the
+//! heap by [`alloc_block`] when the boot CPU starts it (only CPUs that exist
+//! cost memory: about 49 KiB each, not `MAX_CPUS` x 49 KiB in `.bss`), and
+//! the AP takes it in `smp::ap_main` before anything on it can call
+//! `cpu_id()`. [`BLOCKS`] maps dense CPU index -> block.
 
 use core::cell::UnsafeCell;
 use core::mem::offset_of;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use x86_64::instructions::segmentation::{Segment, CS, DS, ES, FS, GS, SS};
 use x86_64::instructions::tables::load_tss;
@@ -72,38 +75,50 @@ impl IstStack {
     }
 }
 
-/// Every CPU's IST stacks (a separate zero-initialised static so they land in
-/// `.bss`, not in the image): `MAX_CPUS` x 3 x 16 KiB.
-struct IstStacks(UnsafeCell<[[IstStack; IST_SLOTS]; MAX_CPUS]>);
+/// A CPU's block and its IST stacks, allocated together.
+#[repr(C, align(64))]
+struct CpuBlock {
+    pc: PerCpu,
+    ist: [IstStack; IST_SLOTS],
+}
 
-// SAFETY: CPU `i`'s stacks are used only by CPU `i` (its TSS names them), and
-// only by hardware stack switches; Rust never forms references to the bytes
-// after `init_cpu` computed their addresses.
-unsafe impl Sync for IstStacks {}
+/// The boot CPU's block (zero-initialised, in `.bss`; filled by
+/// [`init_cpu`]`(0)`).
+struct BootBlock(UnsafeCell<core::mem::MaybeUninit<CpuBlock>>);
 
-static IST_STACKS: IstStacks = IstStacks(UnsafeCell::new(
-    [const { [const { IstStack([0; IST_STACK_BYTES]) }; IST_SLOTS] }; MAX_CPUS],
-));
+// SAFETY: only CPU 0 writes it (once, in `init_cpu`), and its GDT/TSS/IST
+// stacks are used by CPU 0's hardware only.
+unsafe impl Sync for BootBlock {}
 
-/// Every CPU's block, indexed by dense CPU index. Block `i` is written only by
-/// [`init_cpu`] on CPU `i`, before anything reads it through GS.
-struct CpuBlocks(UnsafeCell<[PerCpu; MAX_CPUS]>);
+static BOOT_BLOCK: BootBlock = BootBlock(UnsafeCell::new(core::mem::MaybeUninit::zeroed()));
 
-// SAFETY: block `i` is written by CPU `i` alone (once in `init_cpu`, then its
-// own fields through GS); the GDT/TSS in it are used by CPU `i`'s hardware only.
-unsafe impl Sync for CpuBlocks {}
+/// Each CPU's block by dense index: 0 = [`BOOT_BLOCK`] (set by
+/// `init_cpu(0)`), the others from [`alloc_block`]; null until then. A block
+/// is never freed (an AP that comes up late may still take it).
+static BLOCKS: [AtomicPtr<CpuBlock>; MAX_CPUS] =
+    [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 
-static CPU_BLOCKS: CpuBlocks = CpuBlocks(UnsafeCell::new(
-    [const {
-        PerCpu {
-            self_addr: 0,
-            cpu_id: 0,
-            lapic_id: 0,
-            tss: TaskStateSegment::new(),
-            gdt: GlobalDescriptorTable::empty(),
-        }
-    }; MAX_CPUS],
-));
+/// Allocates CPU `cpu`'s block (and IST stacks) from the heap, unless it
+/// has one; false without memory or for an index out of range. Boot CPU,
+/// before starting `cpu`.
+pub fn alloc_block(cpu: usize) -> bool {
+    if cpu == 0 || cpu >= MAX_CPUS {
+        return false;
+    }
+    if !BLOCKS[cpu].load(Ordering::Acquire).is_null() {
+        return true;
+    }
+    let layout = core::alloc::Layout::new::<CpuBlock>();
+    // SAFETY: the layout has a non-zero size. All-zero bytes are a valid
+    // `CpuBlock` (integers, a zeroed TSS and GDT, IST stack bytes);
+    // `init_cpu` rewrites the TSS and GDT before use.
+    let p = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<CpuBlock>();
+    if p.is_null() {
+        return false;
+    }
+    BLOCKS[cpu].store(p, Ordering::Release);
+    true
+}
 
 /// Offset of `cpu_id` in [`PerCpu`], for the `gs:` load.
 const CPU_ID_OFFSET: usize = offset_of!(PerCpu, cpu_id);
@@ -122,19 +137,27 @@ pub fn init_boot_cpu() {
 ///
 /// # Safety
 /// Call exactly once per CPU index, on the CPU that will own it, with
-/// interrupts disabled; `cpu_id < MAX_CPUS`; no other CPU may use that index.
+/// interrupts disabled; `cpu_id < MAX_CPUS`, and for an AP [`alloc_block`]
+/// succeeded for it; no other CPU may use that index.
 pub unsafe fn init_cpu(cpu_id: usize) {
     assert!(cpu_id < MAX_CPUS, "cpu index {cpu_id} out of range");
-    // SAFETY: in bounds (asserted); block `cpu_id` belongs to this CPU alone
-    // (the caller's contract), so this is the only reference to it.
-    let cpu: *mut PerCpu = unsafe { CPU_BLOCKS.0.get().cast::<PerCpu>().add(cpu_id) };
+    if cpu_id == 0 {
+        BLOCKS[0].store(BOOT_BLOCK.0.get().cast::<CpuBlock>(), Ordering::Release);
+    }
+    let block = BLOCKS[cpu_id].load(Ordering::Acquire);
+    assert!(!block.is_null(), "cpu {cpu_id} has no per-CPU block");
+    // SAFETY: a live block (static or leaked heap memory, zeroed or
+    // initialised: every bit pattern of it is valid) that belongs to this CPU
+    // alone (the caller's contract), so this is the only reference to it.
+    let cpu: *mut PerCpu = unsafe { core::ptr::addr_of_mut!((*block).pc) };
     // SAFETY: as above: exclusive use of a 'static block.
     let pc = unsafe { &mut *cpu };
-    // SAFETY: in bounds; only this CPU's TSS will name these stacks, and only
-    // their addresses are taken here.
-    let ist_stacks = unsafe { &(*IST_STACKS.0.get())[cpu_id] };
+    // SAFETY: only this CPU's TSS will name these stacks, and only their
+    // addresses are taken here.
+    let ist_stacks = unsafe { &(*block).ist };
     pc.self_addr = cpu as usize;
     pc.cpu_id = cpu_id;
+    pc.tss = TaskStateSegment::new();
     for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]
         .into_iter()
         .zip(ist_stacks.iter())

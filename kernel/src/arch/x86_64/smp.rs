@@ -82,11 +82,22 @@ x86_ap_trampoline_start:
     cld
     movw %cs, %ax
     movw %ax, %ds
-    /* Claim the one-shot ticket: only the CPU it names (its initial APIC
-       id + 1, from CPUID leaf 1 EBX[31:24]) takes it and goes on. */
+    /* Claim the one-shot ticket: only the CPU it names (its APIC id + 1)
+       takes it and goes on. The id: in x2APIC mode the 32-bit x2APIC id
+       (CPUID leaf 0xB EDX), else the initial APIC id (leaf 1 EBX[31:24]). */
+    movl ap_tr_x2apic - x86_ap_trampoline_start, %eax
+    testl %eax, %eax
+    jz 1f
+    movl $0xb, %eax
+    xorl %ecx, %ecx
+    cpuid
+    movl %edx, %ebx
+    jmp 2f
+1:
     movl $1, %eax
     cpuid
     shrl $24, %ebx
+2:
     movl %ebx, %eax
     incl %eax
     xorl %ecx, %ecx
@@ -173,6 +184,7 @@ ap_tr_rust:   .quad 0
 ap_tr_gdtr:   .quad 0                /* limit (16 bits), base T + GDT offset (32) */
 ap_tr_pm32_far: .quad 0              /* T + ap_tr_pm32 (32 bits), selector 0x08 */
 ap_tr_lm64_far: .quad 0              /* T + ap_tr_lm64 (32 bits), selector 0x18 */
+ap_tr_x2apic: .quad 0                /* non-zero: x2APIC mode, the id from CPUID 0xB */
     .global x86_ap_trampoline_gdt
     .set x86_ap_trampoline_gdt, ap_tr_gdt
     .global x86_ap_trampoline_gdt_end
@@ -230,6 +242,9 @@ struct TrampolineArgs {
     pm32_far: u64,
     /// Far pointer to the copy's 64-bit code, selector 0x18.
     lm64_far: u64,
+    /// Non-zero in x2APIC mode: the AP finds its id in CPUID leaf 0xB (32
+    /// bits) rather than leaf 1 (8 bits), so ids above 255 work.
+    x2apic: u64,
 }
 
 /// Number of CPUs in use (1 until `init` found more).
@@ -253,10 +268,13 @@ static BOOT_CR4: AtomicU64 = AtomicU64::new(0);
 /// How CPU discovery went, for the boot banner.
 #[derive(Clone, Copy, Debug)]
 pub enum Discovery {
-    /// Found in the MADT; `dropped` usable ones beyond `MAX_CPUS` are ignored.
+    /// Found in the MADT; usable ones the kernel cannot run on are ignored.
     Madt {
-        /// Ignored processors.
+        /// Beyond `MAX_CPUS`.
         dropped: usize,
+        /// APIC id above [`apic::XAPIC_MAX_ID`] while the LAPIC is in xAPIC
+        /// mode (no x2APIC): an IPI cannot name them.
+        no_x2apic: usize,
     },
     /// No RSDP or no (valid) MADT: the boot CPU alone.
     NoMadt,
@@ -265,8 +283,14 @@ pub enum Discovery {
 impl core::fmt::Display for Discovery {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Discovery::Madt { dropped: 0 } => f.write_str("ACPI MADT"),
-            Discovery::Madt { dropped } => write!(f, "ACPI MADT, {dropped} more ignored"),
+            Discovery::Madt { dropped, no_x2apic } => write!(
+                f,
+                "ACPI MADT{}",
+                super::super::IgnoredCpus(&[
+                    (dropped, super::super::BEYOND_MAX_CPUS),
+                    (no_x2apic, "with APIC id > 254 and no x2APIC"),
+                ])
+            ),
             Discovery::NoMadt => f.write_str("no ACPI MADT"),
         }
     }
@@ -290,17 +314,43 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
             if let Some((addr, gsi_base)) = cpus.io_apic {
                 super::ioapic::set(addr, gsi_base, cpus.com1_gsi);
             }
-            for (slot, &id) in APIC_IDS.iter().zip(&cpus.apic_ids[..cpus.len]) {
-                slot.store(id, Ordering::Relaxed);
+            let x2apic = apic::x2apic();
+            let mut n = 0;
+            for (i, &id) in cpus.apic_ids[..cpus.len].iter().enumerate() {
+                if reachable(i, id, x2apic) {
+                    APIC_IDS[n].store(id, Ordering::Relaxed);
+                    n += 1;
+                }
             }
-            CPU_COUNT.store(cpus.len, Ordering::Release);
+            CPU_COUNT.store(n, Ordering::Release);
             Discovery::Madt {
                 dropped: cpus.dropped,
+                no_x2apic: cpus.len - n,
             }
         }
         None => Discovery::NoMadt,
     }
 }
+
+/// Whether an IPI can reach the CPU with APIC id `id`, `index`-th in MADT
+/// order (0: the boot CPU, which runs anyway): in xAPIC mode an IPI names
+/// its target in 8 bits, so APIC ids above 254 need x2APIC.
+fn reachable(index: usize, id: u32, x2apic: bool) -> bool {
+    index == 0 || x2apic || id <= apic::XAPIC_MAX_ID
+}
+
+crate::ktest!(x86_apic_ids_above_254_need_x2apic, || {
+    crate::kassert!(reachable(1, 0, false) && reachable(1, 254, false));
+    crate::kassert!(!reachable(1, 255, false) && !reachable(3, 300, false));
+    crate::kassert!(reachable(1, 255, true) && reachable(1, 100_000, true));
+    crate::kassert!(reachable(0, 300, false), "the boot CPU is never dropped");
+    crate::kassert!(
+        apic::x2apic()
+            || cpu_count() == 1
+            || (1..cpu_count()).all(|c| apic_id_of(c).is_some_and(|id| id <= apic::XAPIC_MAX_ID))
+    );
+    Ok(())
+});
 
 /// Number of CPUs the firmware describes (ACPI MADT), at most `MAX_CPUS`; 1
 /// when there is no MADT. CPU indices are `0..cpu_count()`, 0 = boot CPU.
@@ -402,6 +452,14 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
     if cpu == 0 || tramp == 0 {
         return false;
     }
+    // Its GDT, TSS and IST stacks (heap; kept even if the start fails).
+    if !percpu::alloc_block(cpu) {
+        let _ = writeln!(
+            serial::RawWriter,
+            "x86_64: no memory for cpu {cpu}'s per-CPU block"
+        );
+        return false;
+    }
     let _guard = StartGuard::lock();
     if START_STATE[cpu]
         .compare_exchange(OFF, STARTING, Ordering::AcqRel, Ordering::Acquire)
@@ -439,6 +497,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         gdtr: (gdt_end - gdt - 1) as u64 | ((tramp + gdt) as u64) << 16,
         pm32_far: far(core::ptr::addr_of!(x86_ap_trampoline_pm32), 0x08),
         lm64_far: far(core::ptr::addr_of!(x86_ap_trampoline_lm64), 0x18),
+        x2apic: u64::from(apic::x2apic()),
     };
     // Soundness: the trampoline page is identity-mapped conventional RAM that
     // only this code uses (see the module docs; `lowmem` chose it from the
