@@ -76,28 +76,18 @@ secs() { local ds=$((($2 - $1) / 100000000)); echo "$((ds / 10)).$((ds % 10))"; 
 # Runs the command under the time limit with stdin from /dev/null and checks
 # the log; prints one PASS/FAIL line with the boot's wall-clock time. Every
 # test of the subset must run: a skipped one (a CPU that did not come up)
-# fails the path. Such a boot is tried once more, with a WARN line that says
-# why, because x86_64's AP start under OVMF and a loaded TCG host misses its
-# 100 ms window now and then (about 1 boot in 6 at load 8; see README).
+# fails the path. One boot, no retry (the kernel itself gives a CPU whose
+# start timed out a second try, and says so in its log).
 failed=()
 boot() {
     local name=$1 pass_rc=$2 proto=$3 extra=$4
     shift 5
-    local log="$dir/$name.log" t0 t1 rc summary why="" try
-    for try in 1 2; do
-        t0=$(date +%s%N)
-        timeout -k 5 "$limit" "$@" </dev/null 2>&1 | tr -d '\r' >"$log"
-        rc=${PIPESTATUS[0]}
-        t1=$(date +%s%N)
-        summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-        if ((try == 1)) && grep -Eq ' [1-9][0-9]* skipped' <<<"$summary"; then
-            echo "firmware-test: WARN: $name: first boot: '$summary'" \
-                "($(grep -aom1 'smp: cpu [0-9]* did not start' "$log" || echo 'see the log')); booting again" >&2
-            cp "$log" "$log.first"
-            continue
-        fi
-        break
-    done
+    local log="$dir/$name.log" t0 t1 rc summary why=""
+    t0=$(date +%s%N)
+    timeout -k 5 "$limit" "$@" </dev/null 2>&1 | tr -d '\r' >"$log"
+    rc=${PIPESTATUS[0]}
+    t1=$(date +%s%N)
+    summary=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         why="timed out after ${limit}s"
     elif ! grep -aq "booted via $proto" "$log"; then
@@ -128,6 +118,10 @@ boot_until() {
     local log="$dir/$name.log" fifo="$dir/$name.in" t0 pid waited=0
     rm -f "$fifo"
     mkfifo "$fifo"
+    # Empty before the wait below reads it: the background command opens
+    # (and truncates) it only once the fifo has a writer, so a log left by
+    # an earlier run could otherwise match the pattern at once.
+    : >"$log"
     t0=$(date +%s%N)
     timeout -k 5 "$limit" "$@" <"$fifo" >"$log" 2>&1 &
     pid=$!
@@ -178,13 +172,7 @@ to_shell() { # NAME -- QEMU command...
         why="no sched> prompt"
     fi
     if [ -z "$why" ] && [ "$rc" -ne 0 ]; then
-        # Seen in 2 of 42 ESP boots from edk2 (0 of 30 QEMU -kernel boots):
-        # the shell took no input after its prompt. Not this path's question
-        # (did the ESP boot?), and not explained yet: README, Booting on real
-        # machines. Said, not hidden.
-        echo "firmware-test: WARN: $name: the shell did not act on 'poweroff' within 15 s (QEMU status $rc); see $dir/$name.log" >&2
-        verdict "$name" "" "reached sched> (poweroff not taken: WARN above)"
-        return
+        why="the shell did not act on 'poweroff' (QEMU status $rc)"
     fi
     verdict "$name" "$why" "reached sched>, powered off"
 }
