@@ -6,7 +6,8 @@
 //!   stacks for double fault, NMI and machine check).
 //! - `trap`: IDT, the 256 entry stubs, the dispatcher and the exception report.
 //! - `apic`: 8259 masked; LAPIC (x2APIC or xAPIC) and its periodic timer.
-//! - `time`: TSC clock calibrated against PIT channel 2.
+//! - `time`: TSC clock calibrated against PIT channel 2, refined against the
+//!   HPET half a second later.
 //! - `context`: thread context switch.
 //! - `acpi`: the MADT parser that finds the CPUs.
 //! - `smp`: CPU numbering, AP start-up (INIT-SIPI-SIPI, real-mode trampoline
@@ -32,6 +33,7 @@ mod time;
 mod trap;
 
 use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use x86_64::instructions::port::Port;
 
@@ -93,6 +95,14 @@ pub fn early_init(info: &boot::BootInfo) {
             while time::rdtsc() - start < time::ns_to_cycles(10_000_000) {}
             apic::set_timer_rate(apic::timer_calibration_end(), 10_000_000);
         }
+    }
+    // The first snapshot of the refined calibration (see `time.rs`); the
+    // LAPIC timer counts from here to CPU 0's `timer_start`.
+    if !time::refine_start(info.rsdp, Some(apic::timer_calibration_start)) {
+        let _ = writeln!(
+            serial::RawWriter,
+            "clock: no usable HPET in ACPI: the TSC rate is not refined"
+        );
     }
     let source = cal.source;
     let (rsdp_source, rsdp_at) = boot::x86_64::rsdp_source();
@@ -342,9 +352,80 @@ pub fn irqs_enabled() -> bool {
     rflags & RFLAGS_IF != 0
 }
 
-/// Starts this CPU's periodic tick at `hz` (LAPIC timer).
+/// Starts this CPU's periodic tick at `hz` (LAPIC timer). On the boot CPU,
+/// first the LAPIC timer's rate against the HPET (once; see `time.rs`).
 pub fn timer_start(hz: u32) {
+    if cpu_id() == 0 {
+        if let Some(r) = time::refine_lapic(apic::timer_calibration_end) {
+            LAPIC_INITIAL_HZ.store(apic::timer_hz(), Ordering::Relaxed);
+            LAPIC_INTERVAL_US.store(r.interval_us, Ordering::Relaxed);
+            LAPIC_ERROR_PPM.store(r.error_ppm, Ordering::Relaxed);
+            if let Some(rate) = r.hz {
+                apic::set_timer_rate_hz(rate);
+            }
+        }
+    }
     apic::timer_start(hz);
+}
+
+/// For the refined clock's log line: the LAPIC timer rate before
+/// `timer_start` counted it against the HPET (Hz; 0: not counted), over how
+/// many microseconds, and how well that interval is known (ppm).
+static LAPIC_INITIAL_HZ: AtomicU64 = AtomicU64::new(0);
+static LAPIC_INTERVAL_US: AtomicU64 = AtomicU64::new(0);
+static LAPIC_ERROR_PPM: AtomicU64 = AtomicU64::new(0);
+
+/// The refined TSC calibration's second half (see `time.rs`), from the boot
+/// CPU's idle loop; logs its one line when it ran.
+fn refine_clock() {
+    let Some(r) = time::refine_poll() else {
+        return;
+    };
+    log::info!(
+        "clock: TSC refined against HPET over {} ms: {}.{:03} MHz (initial {}.{:03} MHz, {}), \
+         read error {} ppm; LAPIC timer {} kHz ({})",
+        r.interval_ms,
+        r.refined_hz / 1_000_000,
+        r.refined_hz / 1_000 % 1_000,
+        r.initial_hz / 1_000_000,
+        r.initial_hz / 1_000 % 1_000,
+        if r.switched { "corrected" } else { "kept" },
+        r.error_ppm,
+        apic::timer_hz() / 1000,
+        LapicNote {
+            initial_hz: LAPIC_INITIAL_HZ.load(Ordering::Relaxed),
+            interval_us: LAPIC_INTERVAL_US.load(Ordering::Relaxed),
+            error_ppm: LAPIC_ERROR_PPM.load(Ordering::Relaxed),
+        },
+    );
+}
+
+/// How the LAPIC timer rate on the refined line was found.
+struct LapicNote {
+    initial_hz: u64,
+    interval_us: u64,
+    error_ppm: u64,
+}
+
+impl core::fmt::Display for LapicNote {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let ms = self.interval_us / 1000;
+        let error = self.error_ppm;
+        if self.initial_hz == 0 {
+            f.write_str("PIT windows, not counted against HPET")
+        } else if error > time::LAPIC_MAX_ERROR_PPM {
+            write!(
+                f,
+                "PIT windows; against HPET over {ms} ms: ends known within {error} ppm only"
+            )
+        } else {
+            write!(
+                f,
+                "against HPET over {ms} ms within {error} ppm, PIT windows {} kHz",
+                self.initial_hz / 1000
+            )
+        }
+    }
 }
 
 /// Stops this CPU's tick (tickless idle); interrupts off.
@@ -373,9 +454,13 @@ pub fn cpu_relax() {
 
 /// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an
 /// interrupt that arrives between the two still ends the `hlt`). Returns with
-/// interrupts enabled.
+/// interrupts enabled. On the boot CPU it first lets the refined clock
+/// calibration take its second snapshot when due (see `time.rs`).
 #[inline]
 pub fn halt() {
+    if cpu_id() == 0 {
+        refine_clock();
+    }
     // SAFETY: `sti` takes effect after the next instruction, so no interrupt can
     // slip in between and leave `hlt` waiting for another one.
     unsafe { core::arch::asm!("sti", "hlt", options(nostack)) };
