@@ -267,10 +267,39 @@ pub fn exception_stack_init(cpu: usize) {
     if !guarded() {
         return;
     }
-    if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
-        arch::set_exception_stack(stack.leak());
+    for index in 0..arch::EXCEPTION_STACKS {
+        if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
+            arch::set_exception_stack(index, stack.leak());
+        }
     }
 }
+
+// Every exception stack of this CPU (x86_64: #DF/#PF, NMI and machine
+// check; aarch64: the emergency stack) sits in the region with an unmapped
+// guard below it that names this CPU's exception owner, so an overflow of
+// any of them faults into a guard and the report says whose stack it was.
+crate::ktest!(exception_stacks_have_guards, || {
+    crate::kassert!(guarded(), "no guarded stack region");
+    let irqs_off = arch::IrqGuard::save();
+    let cpu = arch::cpu_id();
+    let tops = arch::exception_stack_tops();
+    drop(irqs_off);
+    for (i, &top) in tops.iter().enumerate() {
+        let bottom = stack_bottom_of(top - 8);
+        crate::kassert!(
+            bottom.is_some(),
+            "exception stack {i} (top {top:#x}) is not in the region"
+        );
+        let bottom = bottom.unwrap_or_default();
+        crate::kassert_eq!(top, bottom + STACK_SIZE);
+        crate::kassert_eq!(
+            guard_owner(bottom - 8),
+            Some(Some(EXCEPTION_OWNER + cpu as u32))
+        );
+        crate::kassert_eq!(exception_stack_cpu(EXCEPTION_OWNER + cpu as u32), Some(cpu));
+    }
+    Ok(())
+});
 
 /// The CPU whose exception stack has owner id `owner`, if it is one.
 pub fn exception_stack_cpu(owner: u32) -> Option<usize> {
@@ -378,15 +407,17 @@ crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
         let ok = alloc::sync::Arc::new(AtomicBool::new(false));
         let seen = ok.clone();
         let here = crate::cpumask::only(arch::cpu_id());
-        let tid = crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
-            let local = 0u64;
-            let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
-            let me = crate::task::current_idx();
-            let good = stack_bottom_of(sp)
-                .is_some_and(|b| guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none());
-            seen.store(good, Ordering::Release);
-        })
-        .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
+        let tid =
+            crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
+                let local = 0u64;
+                let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+                let me = crate::task::current_idx();
+                let good = stack_bottom_of(sp).is_some_and(|b| {
+                    guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none()
+                });
+                seen.store(good, Ordering::Release);
+            })
+            .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
         crate::task::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
         crate::kassert!(
             ok.load(Ordering::Acquire),

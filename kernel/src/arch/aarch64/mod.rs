@@ -213,7 +213,7 @@ pub fn stack_region_init() -> Option<(usize, usize)> {
 }
 
 pub use paging::{map_stack_page, unmap_stack_page};
-pub use trap::set_exception_stack;
+pub use trap::{exception_stack_tops, set_exception_stack, EXCEPTION_STACKS};
 
 /// Flushes this CPU's TLB (EL1&0 regime, this CPU only).
 pub fn flush_tlb_local() {

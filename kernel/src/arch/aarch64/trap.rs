@@ -326,8 +326,19 @@ pub(super) fn set_emergency_stack(cpu: usize, top: usize) {
 
 /// Moves this CPU's emergency stack (where the report of a kernel stack
 /// overflow runs) to `top`, a guarded kernel stack.
-pub fn set_exception_stack(top: usize) {
-    EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top, Ordering::Relaxed);
+pub fn set_exception_stack(index: usize, top: usize) {
+    if index == 0 {
+        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top, Ordering::Relaxed);
+    }
+}
+
+/// Stacks per CPU for fatal exceptions: the one emergency stack (aarch64
+/// has no NMI or machine-check vector of its own).
+pub const EXCEPTION_STACKS: usize = 1;
+
+/// Where this CPU's exception stack ends.
+pub fn exception_stack_tops() -> [usize; EXCEPTION_STACKS] {
+    [EMERGENCY_TOPS[cpu_id() % MAX_CPUS].load(Ordering::Relaxed)]
 }
 
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get

@@ -264,8 +264,26 @@ pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize
 
 /// Moves this CPU's double-fault and page-fault stack (the IST stack the
 /// fatal-exception report runs on) to `top`, a guarded kernel stack.
-pub fn set_exception_stack(top: usize) {
-    percpu::set_ist_stack(percpu::IST_DOUBLE_FAULT, top as u64);
+pub fn set_exception_stack(index: usize, top: usize) {
+    percpu::set_ist_stack(ist_slot(index), top as u64);
+}
+
+/// Stacks per CPU for fatal exceptions, each on an IST slot of its own:
+/// #DF and #PF (shared), NMI, machine check.
+pub const EXCEPTION_STACKS: usize = 3;
+
+fn ist_slot(index: usize) -> u8 {
+    match index {
+        0 => percpu::IST_DOUBLE_FAULT,
+        1 => percpu::IST_NMI,
+        _ => percpu::IST_MACHINE_CHECK,
+    }
+}
+
+/// Where this CPU's exception stacks end (the TSS's IST entries), in the
+/// order of [`set_exception_stack`]'s index.
+pub fn exception_stack_tops() -> [usize; EXCEPTION_STACKS] {
+    core::array::from_fn(|i| percpu::ist_stack(ist_slot(i)) as usize)
 }
 
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode

@@ -200,6 +200,16 @@ pub fn set_ist_stack(slot: u8, top: u64) {
     super::irq_restore(irq);
 }
 
+/// Where IST slot `slot` of this CPU's TSS points.
+pub fn ist_stack(slot: u8) -> u64 {
+    let irq = super::irq_save();
+    // SAFETY: GS points at this CPU's block; only this CPU writes it, and not
+    // while this read runs (interrupts are off).
+    let top = unsafe { (*current()).tss.interrupt_stack_table[usize::from(slot - 1)].as_u64() };
+    super::irq_restore(irq);
+    top
+}
+
 /// Records this CPU's LAPIC id (once the LAPIC is enabled).
 pub fn set_lapic_id(id: u32) {
     // SAFETY: GS points at this CPU's block, which only this CPU writes; the
