@@ -235,6 +235,10 @@ import os, re, sys
 
 log, rc, varfile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
+# Kernel log lines print whenever they happen, also in the middle of an
+# echoed command (the clock's refinement line, ~0.5 s after boot, landed
+# inside the 1024-byte line once): take them out, wherever they start.
+text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
 jv = {}
 if os.path.exists(varfile):
     jv = dict(l.split("=", 1) for l in open(varfile).read().split())
