@@ -55,6 +55,9 @@ done >>"$log" 2>&1 || { echo "calibrate: FAIL: the simulator run failed; see $lo
 python3 - "$log" <<'PY'
 import re, sys
 text = open(sys.argv[1], "rb").read().decode("utf-8", "replace").replace("\r", "")
+# Kernel log lines print whenever they happen (the x86 clock's refinement
+# line ~0.5 s after boot), also inside a reply: take them out.
+text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
 fails = []
 # Kernel: sched_debug dumps, summed over CPUs.
 dumps = []
