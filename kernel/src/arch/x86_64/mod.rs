@@ -374,7 +374,18 @@ pub fn irqs_enabled() -> bool {
 /// first the LAPIC timer's rate against the HPET (once; see `time.rs`).
 pub fn timer_start(hz: u32) {
     if cpu_id() == 0 {
-        if let Some(r) = time::refine_lapic(apic::timer_calibration_end) {
+        // The count since the first snapshot, else (too short or too loosely
+        // known) dedicated windows against the HPET; the PIT figure only
+        // when neither qualifies.
+        let counted = time::refine_lapic(apic::timer_calibration_end).and_then(|r| {
+            if r.hz.is_some() {
+                Some(r)
+            } else {
+                time::lapic_against_hpet(apic::timer_calibration_start, apic::timer_calibration_end)
+                    .or(Some(r))
+            }
+        });
+        if let Some(r) = counted {
             LAPIC_INITIAL_HZ.store(apic::timer_hz(), Ordering::Relaxed);
             LAPIC_INTERVAL_US.store(r.interval_us, Ordering::Relaxed);
             LAPIC_ERROR_PPM.store(r.error_ppm, Ordering::Relaxed);

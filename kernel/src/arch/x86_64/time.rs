@@ -629,23 +629,74 @@ pub fn refine_lapic(lapic_end: impl FnOnce() -> u32) -> Option<LapicRefined> {
     let ticks = lapic_end();
     // SAFETY: as above.
     let a1 = unsafe { hpet_counter(start.hpet) };
-    // The count's two ends, at the midpoints of their brackets; each is off
-    // by at most half its bracket.
-    let m = start.mask;
+    Some(lapic_rate(start, (b0, a0), (b1, a1), ticks))
+}
+
+/// `ticks` of the LAPIC timer between two ends, each an HPET count read just
+/// before and just after it: the ends are taken at the midpoints of their
+/// brackets, each off by at most half its bracket. A count that reached 0
+/// (`u32::MAX`) or never ran is no measurement.
+fn lapic_rate(
+    hpet: &RefineStart,
+    (b0, a0): (u64, u64),
+    (b1, a1): (u64, u64),
+    ticks: u32,
+) -> LapicRefined {
+    let m = hpet.mask;
     let counts =
         ((b1 + (a1.wrapping_sub(b1) & m) / 2).wrapping_sub(b0 + (a0.wrapping_sub(b0) & m) / 2) & m)
             .max(1);
     let error = ((a0.wrapping_sub(b0) & m) + (a1.wrapping_sub(b1) & m)) / 2;
     let error_ppm = (u128::from(error) * 1_000_000 / u128::from(counts)) as u64;
-    let elapsed_fs = u128::from(counts) * u128::from(start.period_fs);
-    // A count that reached 0 (`u32::MAX`) or never ran is no measurement.
+    let elapsed_fs = u128::from(counts) * u128::from(hpet.period_fs);
     let hz = (ticks != 0 && ticks != u32::MAX && error_ppm <= LAPIC_MAX_ERROR_PPM)
         .then(|| (u128::from(ticks) * FS_PER_S / elapsed_fs) as u64);
-    Some(LapicRefined {
+    LapicRefined {
         hz,
         interval_us: (elapsed_fs / 1_000_000_000) as u64,
         error_ppm,
-    })
+    }
+}
+
+/// Window of one dedicated LAPIC measurement ([`lapic_against_hpet`]), by
+/// the HPET: 20 ms, so that ~20 us brackets stay near 1000 ppm.
+const LAPIC_WINDOW_NS: u64 = 20_000_000;
+/// Dedicated LAPIC measurements tried before the PIT figure is kept.
+const LAPIC_TRIES: usize = 5;
+
+/// The LAPIC timer against the HPET over dedicated [`LAPIC_WINDOW_NS`]
+/// windows, for when the count since [`refine_start`] was too short or its
+/// ends too loosely known (a fast one-CPU boot, or a vCPU descheduled
+/// around a read on a loaded host): up to [`LAPIC_TRIES`] windows, the
+/// first whose ends are known within [`LAPIC_MAX_ERROR_PPM`] gives the rate.
+/// Under QEMU both run on the same clock, so a short window is exact up to
+/// its read brackets. `None` without an HPET or when no window qualified.
+/// Boot CPU, before it starts its tick.
+pub fn lapic_against_hpet(start: impl Fn(), end: impl Fn() -> u32) -> Option<LapicRefined> {
+    let hpet = REFINE_START.get()?;
+    let m = hpet.mask;
+    let window =
+        (u128::from(LAPIC_WINDOW_NS) * 1_000_000 / u128::from(hpet.period_fs.max(1))) as u64;
+    // SAFETY: `refine_start` checked the HPET's base.
+    let now = || unsafe { hpet_counter(hpet.hpet) };
+    let mut last = None;
+    for _ in 0..LAPIC_TRIES {
+        let b0 = now();
+        start();
+        let a0 = now();
+        while (now().wrapping_sub(a0) & m) < window {
+            core::hint::spin_loop();
+        }
+        let b1 = now();
+        let ticks = end();
+        let a1 = now();
+        let r = lapic_rate(hpet, (b0, a0), (b1, a1), ticks);
+        if r.hz.is_some() {
+            return Some(r);
+        }
+        last = Some(r);
+    }
+    last
 }
 
 /// What [`refine_poll`] measured.
