@@ -12,14 +12,8 @@
 #   scripts/ab-smoke.sh KERNEL_ELF
 set -uo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 KERNEL_ELF" >&2
-    exit 2
-fi
-elf=$1
-here=$(cd "$(dirname "$0")" && pwd)
-logdir="$(cd "$here/.." && pwd)/build"
-mkdir -p "$logdir"
+# shellcheck source=kernel-elf-arg.sh
+. "$(dirname "$0")/kernel-elf-arg.sh"
 script="compare -n 2 -w 1 -c default -c NEXT_BUDDY -- hackbench -g 1 -f 10; \
 compare -c default -c kernel.sched_nr_migrate=0 -- perfpipe -l 10; \
 sysctl kernel.sched_nr_migrate; features; poweroff"
@@ -29,12 +23,12 @@ fail() {
 }
 for i in 1 2; do
     SMP=4 QEMU_EXTRA="-icount shift=3,sleep=off" timeout -k 5 120 \
-        "$here/qemu-x86_64.sh" "$elf" "seed=1 run=$script" </dev/null >"$logdir/ab-smoke-$i.log" 2>&1 ||
-        fail "boot $i did not power off cleanly; see $logdir/ab-smoke-$i.log"
+        "$here/qemu-x86_64.sh" "$kernel" "seed=1 run=$script" </dev/null >"$builddir/ab-smoke-$i.log" 2>&1 ||
+        fail "boot $i did not power off cleanly; see $builddir/ab-smoke-$i.log"
 done
-log="$logdir/ab-smoke-1.log"
-cmp -s "$log" "$logdir/ab-smoke-2.log" ||
-    fail "two boots with seed=1 printed different bytes: diff $log $logdir/ab-smoke-2.log"
+log="$builddir/ab-smoke-1.log"
+cmp -s "$log" "$builddir/ab-smoke-2.log" ||
+    fail "two boots with seed=1 printed different bytes: diff $log $builddir/ab-smoke-2.log"
 text=$(tr -d '\r' <"$log")
 want() { grep -Eq -- "$1" <<<"$text" || fail "no line matching '$1' in $log"; }
 want '^compare: 2 config\(s\) x 2 run\(s\) \(\+1 warmup\) of .hackbench -g 1 -l 100 -f 10 -s 100., rotated order, seed 1$'

@@ -20,17 +20,11 @@
 # `0 failed` with QEMU's pass status.
 set -uo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 KERNEL_ELF" >&2
-    exit 2
-fi
-kernel=$1
-here=$(cd "$(dirname "$0")" && pwd)
-build="$(cd "$here/.." && pwd)/build"
-mkdir -p "$build"
-log="$build/pc-paths-x86_64.log"
-com1="$build/pc-paths-com1.log"
-spcr="$build/spcr-com2.bin"
+# shellcheck source=kernel-elf-arg.sh
+. "$(dirname "$0")/kernel-elf-arg.sh"
+log="$builddir/pc-paths-x86_64.log"
+com1="$builddir/pc-paths-com1.log"
+spcr="$builddir/spcr-com2.bin"
 
 # The SPCR table body (QEMU writes the 36-byte header and checksum):
 # interface type 0 (16550), GAS {system I/O, 8 bits, offset 0, byte access,
