@@ -125,7 +125,7 @@ test-x86_64-timing:
 # then one short PVH boot of the PC fallbacks (RSDP from the BIOS scan, the
 # UART from ACPI SPCR, RAM above 4 GiB in 2 MiB pages).
 test-x86_64-grub:
-	SMP=2 scripts/grub-boot-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
+	SMP=2 scripts/grub-boot-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel smp_,static_stacks_have_guards
 	scripts/pc-paths-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel
 
 test-x86_64-smp:
@@ -181,7 +181,7 @@ test-aarch64-timing:
 # banner must show where it really ran.
 RELOC_ADDR = 0x40600000
 test-aarch64-reloc:
-	LOAD_ADDR=$(RELOC_ADDR) KTEST_SUITE=concurrency SMP=2 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel smp_
+	LOAD_ADDR=$(RELOC_ADDR) KTEST_SUITE=concurrency SMP=2 scripts/ktest.sh aarch64 $(TARGET_DIR)/$(TARGET_aarch64)/$(PROFILE)/kernel smp_,static_stacks_have_guards
 	@tr -d '\r' <build/ktest-aarch64-smp2-concurrency.log | grep -q 'image $(RELOC_ADDR)\.\.' \
 		|| { echo "ktest: FAIL: aarch64 Image did not run at $(RELOC_ADDR)" >&2; exit 1; }
 

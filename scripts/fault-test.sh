@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 logdir="$(cd "$here/.." && pwd)/build"
 mkdir -p "$logdir"
 limit=${FAULT_TIMEOUT:-60}
-cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack wild_pointer undefined panic ap_panic bringup bogus"}
+cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack early_stack early_exception_stack wild_pointer undefined panic ap_panic bringup bogus"}
 export SMP=2
 
 pass=0
@@ -70,6 +70,7 @@ else:
     wild = (r"fault address \(CR2\) 0x00007fffdead0000" if arch == "x86_64"
             else r"FAR 0x00007fffdead0000")
     overflow = r"kernel stack overflow: the fault address is in the guard page below the stack of thread '([^']*)' \(tid (\d+)\)"
+    early_overflow = r"kernel stack overflow: the fault address is in the guard page below the stack of the boot code \(cpu 0's boot stack\)$"
     expect = {
         # case: (cpu, thread, stack overflow?, extra pattern)
         "recursion": ("0", "fault", True, None),
@@ -79,6 +80,12 @@ else:
         # The thread's overflow, then (nested) the report's own stack's.
         "exception_stack": ("0", "fault", True,
                             r"^\*\*\* nested CPU exception.*\n\s+kernel stack overflow: the fault address is in the guard page below the stack of cpu 0's exception stack$"),
+        # On the boot stack itself, before the heap and the threads exist
+        # (thread 'boot', no tid): its own guard page.
+        "early_stack": ("0", "boot", "early", None),
+        # Then the report overflows the boot CPU's static exception stack.
+        "early_exception_stack": ("0", "boot", "early",
+                                  r"^\*\*\* nested CPU exception.*\n\s+kernel stack overflow: the fault address is in the guard page below the stack of cpu 0's exception stack$"),
         "wild_pointer": ("0", "fault", False, wild),
         "undefined": ("0", "fault", False,
                       r"CPU EXCEPTION 6 invalid opcode \(#UD\)" if arch == "x86_64"
@@ -96,14 +103,18 @@ else:
         if m:
             if (m.group(1), m.group(2)) != (cpu, thread):
                 fails.append(f"exception on cpu {m.group(1)} in '{m.group(2)}', want cpu {cpu} in '{thread}'")
-            if thread != "bring-up" and m.group(3) is None:
+            if thread not in ("bring-up", "boot") and m.group(3) is None:
                 fails.append("the exception line names no tid")
         need(regs, "register dump")
         # The faulting PC at least; return addresses where frame records
         # exist (not in the default build: no frame pointers).
         need(r"^\s+backtrace \(frame pointers\): 0x[0-9a-f]+", "backtrace line")
         o = re.search(overflow, text)
-        if ovf and not o:
+        if ovf == "early":
+            need(early_overflow, "'kernel stack overflow' line naming the boot stack")
+            if o:
+                fails.append("the boot stack's overflow names a thread")
+        elif ovf and not o:
             fails.append("no 'kernel stack overflow' line")
         elif ovf and m and (o.group(1), o.group(2)) != (m.group(2), m.group(3)):
             fails.append(f"overflow names '{o.group(1)}' tid {o.group(2)}, the exception '{m.group(2)}' tid {m.group(3)}")

@@ -24,9 +24,11 @@
 # the ktest closing line says `N passed, 0 failed, 0 skipped` (N > 0) and QEMU ends with
 # the pass status (x86: isa-debug-exit 33, aarch64: semihosting 0). Logs in
 # build/firmware/<path>.log; a failure names the path. Environment: FW_FILTER
-# (ktest filter, default every_cpu: the tests that check every CPU runs
-# threads, takes cross-CPU calls and, on aarch64, runs with its MMU and caches
-# on, which UEFI boots most need), FW_SMP (default 2), FW_TIMEOUT (seconds per
+# (ktest filter, default every_cpu,static_stacks_have_guards: the tests that
+# check every CPU runs threads, takes cross-CPU calls and, on aarch64, runs
+# with its MMU and caches on, which UEFI boots most need, and that the guards
+# below the kernel image's stacks were unmapped wherever the loader put the
+# image), FW_SMP (default 2), FW_TIMEOUT (seconds per
 # boot, default 120).
 set -uo pipefail
 if (($# < 2)); then
@@ -45,7 +47,7 @@ grubdir=$("$here/ensure-firmware.sh" --grub-arm64-dir) || exit 1
 # shellcheck source=images.sh
 . "$here/images.sh"
 
-filter=${FW_FILTER:-every_cpu}
+filter=${FW_FILTER:-every_cpu,static_stacks_have_guards}
 smp=${FW_SMP:-2}
 limit=${FW_TIMEOUT:-120}
 args="ktest=$filter ktest_suite=concurrency"

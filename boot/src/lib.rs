@@ -18,6 +18,43 @@ pub mod aarch64;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
+/// Bytes of the guard below the boot stack: one page, which the kernel
+/// leaves unmapped. One page catches any overflow because rustc probes every
+/// page of a frame larger than a page, top down, before using it (see the
+/// kernel's `heap::stack`), so no frame can step over it.
+pub const BOOT_STACK_GUARD_BYTES: usize = 4096;
+
+/// Where the boot stack is: the boot CPU runs on it from the entry code
+/// until the kernel moves CPU 0's idle thread to a kernel stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootStack {
+    /// First byte of the guard below the stack (page-aligned,
+    /// [`BOOT_STACK_GUARD_BYTES`] long).
+    pub guard: usize,
+    /// Lowest byte of the stack (= the guard's end).
+    pub bottom: usize,
+    /// One past the highest byte (the initial stack pointer).
+    pub top: usize,
+}
+
+extern "C" {
+    static boot_stack_guard: u8;
+    static boot_stack_bottom: u8;
+    static boot_stack_top: u8;
+}
+
+/// The boot stack and its guard (symbols of the arch entry code).
+pub fn boot_stack() -> BootStack {
+    // Only the addresses of the linker symbols are taken (no read).
+    let s = BootStack {
+        guard: core::ptr::addr_of!(boot_stack_guard) as usize,
+        bottom: core::ptr::addr_of!(boot_stack_bottom) as usize,
+        top: core::ptr::addr_of!(boot_stack_top) as usize,
+    };
+    debug_assert!(s.guard.is_multiple_of(4096) && s.bottom - s.guard == BOOT_STACK_GUARD_BYTES);
+    s
+}
+
 /// Most memory regions a [`BootInfo`] carries.
 pub const MAX_MEM_REGIONS: usize = 32;
 

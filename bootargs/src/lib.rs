@@ -72,6 +72,12 @@ pub enum FaultCase {
     /// A thread overflows its stack, and the report of that overflows the
     /// stack it runs on (CPU 0's exception stack).
     ExceptionStack,
+    /// Unbounded recursion on the boot stack itself, early in boot (before
+    /// the heap and the scheduler's threads exist).
+    EarlyStack,
+    /// The boot stack overflows, and the report of that overflows the
+    /// boot CPU's static exception stack it runs on.
+    EarlyExceptionStack,
     /// A thread reads through a wild pointer (an unmapped address).
     WildPointer,
     /// A thread executes an undefined instruction.
@@ -86,12 +92,14 @@ pub enum FaultCase {
 
 impl FaultCase {
     /// Every case, in `name` order of the docs.
-    pub const ALL: [FaultCase; 10] = [
+    pub const ALL: [FaultCase; 12] = [
         FaultCase::Recursion,
         FaultCase::HugeFrame,
         FaultCase::IdleStack,
         FaultCase::BootStack,
         FaultCase::ExceptionStack,
+        FaultCase::EarlyStack,
+        FaultCase::EarlyExceptionStack,
         FaultCase::WildPointer,
         FaultCase::Undefined,
         FaultCase::Panic,
@@ -107,6 +115,8 @@ impl FaultCase {
             FaultCase::IdleStack => "idle_stack",
             FaultCase::BootStack => "boot_stack",
             FaultCase::ExceptionStack => "exception_stack",
+            FaultCase::EarlyStack => "early_stack",
+            FaultCase::EarlyExceptionStack => "early_exception_stack",
             FaultCase::WildPointer => "wild_pointer",
             FaultCase::Undefined => "undefined",
             FaultCase::Panic => "panic",
@@ -226,7 +236,7 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Some(c) => args.fault = Some(c),
                 None => warn(
                     word,
-                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, wild_pointer, undefined, panic, ap_panic or bringup",
+                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, early_stack, early_exception_stack, wild_pointer, undefined, panic, ap_panic or bringup",
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),

@@ -5,7 +5,9 @@
 //!
 //! Thread cases run in a thread named `fault` (spawned instead of the shell
 //! or the tests); `boot_stack` on CPU 0 in its idle context during boot
-//! ([`on_boot_cpu`]); `idle_stack` and `bringup` on CPU 1 while it comes up
+//! ([`on_boot_cpu`]); `early_stack` on the boot stack itself, before the
+//! heap ([`on_early_boot`]), and `early_exception_stack` then overflows the
+//! boot CPU's static exception stack from the report ([`on_report`]); `idle_stack` and `bringup` on CPU 1 while it comes up
 //! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1;
 //! `exception_stack` overflows a thread's stack and then, from the fault
 //! handler ([`on_report`]), the exception stack the report runs on.
@@ -48,11 +50,31 @@ pub fn on_boot_cpu() {
     }
 }
 
+/// Called by the boot CPU early in `kernel_main`, still on the boot stack,
+/// before the heap (`early_stack`, `early_exception_stack`).
+pub fn on_early_boot() {
+    if matches!(
+        case(),
+        Some(FaultCase::EarlyStack | FaultCase::EarlyExceptionStack)
+    ) {
+        log::info!(
+            "fault: triggering '{}' on the boot stack",
+            case().map_or("", |c| c.name())
+        );
+        recurse(0);
+    }
+}
+
 /// Called by the arch fault handlers after a complete report
-/// (`exception_stack`: the report's own stack overflows too, once).
+/// (`exception_stack`, `early_exception_stack`: the report's own stack
+/// overflows too, once).
 pub fn on_report() {
     static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if case() == Some(FaultCase::ExceptionStack) && !DONE.swap(true, Ordering::Relaxed) {
+    if matches!(
+        case(),
+        Some(FaultCase::ExceptionStack | FaultCase::EarlyExceptionStack)
+    ) && !DONE.swap(true, Ordering::Relaxed)
+    {
         recurse(0);
     }
 }
@@ -112,7 +134,11 @@ fn run(case: FaultCase) {
         FaultCase::Panic | FaultCase::ApPanic => {
             panic!("fault={} on cpu {}", case.name(), arch::cpu_id())
         }
-        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack => {}
+        FaultCase::IdleStack
+        | FaultCase::Bringup
+        | FaultCase::BootStack
+        | FaultCase::EarlyStack
+        | FaultCase::EarlyExceptionStack => {}
     }
     log::error!("fault: '{}' did not fault", case.name());
 }

@@ -71,6 +71,10 @@ pub enum StackOwner {
     /// A CPU's exception stack (x86_64: the page/double-fault IST stack;
     /// aarch64: the stack-overflow emergency stack).
     ExceptionStack(usize),
+    /// The boot stack (the boot CPU before its idle thread left it).
+    BootStack,
+    /// The stack a secondary CPU starts on, before its idle thread's.
+    Bringup(usize),
     /// A slot nobody owns (freed).
     Nobody,
 }
@@ -80,24 +84,50 @@ impl core::fmt::Display for StackOwner {
         match self {
             StackOwner::Thread(tid, name) => write!(f, "thread '{name}' (tid {tid})"),
             StackOwner::ExceptionStack(cpu) => write!(f, "cpu {cpu}'s exception stack"),
+            StackOwner::BootStack => write!(f, "the boot code (cpu 0's boot stack)"),
+            StackOwner::Bringup(cpu) => write!(f, "cpu {cpu}'s bring-up code"),
             StackOwner::Nobody => write!(f, "a freed stack"),
         }
     }
 }
 
-/// If `addr` lies in the unmapped guard below a kernel stack of the stack
-/// region: whose stack that is. Takes no locks.
+/// If `addr` lies in the unmapped guard below a kernel stack (of the stack
+/// region, or one of the kernel image's static stacks): whose stack that
+/// is. Takes no locks.
 pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
+    if let Some(g) = crate::arch::static_stack_guards() {
+        let within = |(lo, hi): (usize, usize)| (lo..hi).contains(&addr);
+        if within(g.boot) {
+            return Some(StackOwner::BootStack);
+        }
+        if g.exception.into_iter().any(within) {
+            return Some(StackOwner::ExceptionStack(0));
+        }
+    }
     Some(match crate::heap::stack::guard_owner(addr)? {
         Some(idx) if (idx as usize) < task::threads().len() => {
             StackOwner::Thread(idx, task::thread(idx).name())
         }
-        Some(idx) => match crate::heap::stack::exception_stack_cpu(idx) {
-            Some(cpu) => StackOwner::ExceptionStack(cpu),
-            None => StackOwner::Nobody,
+        Some(idx) => match (
+            crate::heap::stack::exception_stack_cpu(idx),
+            crate::heap::stack::bringup_stack_cpu(idx),
+        ) {
+            (Some(cpu), _) => StackOwner::ExceptionStack(cpu),
+            (None, Some(cpu)) => StackOwner::Bringup(cpu),
+            (None, None) => StackOwner::Nobody,
         },
         None => StackOwner::Nobody,
     })
+}
+
+/// A guarded kernel stack (from the stack region, kept forever) for
+/// secondary CPU `cpu` to start on before it switches to the stack its
+/// `start_cpu` caller gave: its top, or `None` (no region or no memory:
+/// the arch layer then uses a heap block). Boot CPU. Unused on arches
+/// whose CPUs start on the caller's stack (x86_64).
+#[allow(dead_code)]
+pub fn bringup_stack(cpu: usize) -> Option<usize> {
+    crate::heap::stack::bringup_stack(cpu)
 }
 
 /// Called by the arch fault handlers after a complete report, before the

@@ -93,6 +93,8 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     cmdline::check_run(&mut args, |word, why| {
         log::warn!("cmdline: ignoring '{}': {}", word, why)
     });
+    fault::set(args.fault);
+    fault::on_early_boot();
 
     task::init();
     // CPU 0's idle thread (this context) leaves the boot stack for a kernel
@@ -119,7 +121,6 @@ extern "C" fn boot_continue(_: usize) -> ! {
     let Some(&BootState { args, heap_len }) = BOOT.get() else {
         panic!("boot state missing");
     };
-    fault::set(args.fault);
     heap::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
@@ -254,6 +255,7 @@ fn start_one(cpu: usize) -> Result<(), StartError> {
     // it) where the arch has one.
     let stack =
         heap::stack::KernelStack::new(task::idle_idx(cpu)).map_err(|_| StartError::NoMemory)?;
+    heap::stack::exception_stacks_for(cpu);
     if !stack.start_cpu(cpu, secondary_entry) {
         return Err(StartError::Timeout);
     }
@@ -273,7 +275,6 @@ fn start_one(cpu: usize) -> Result<(), StartError> {
 extern "C" fn secondary_entry(cpu: usize) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
-    heap::stack::exception_stack_init(cpu);
     fault::on_secondary(cpu, true);
     task::core::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));

@@ -156,6 +156,11 @@ at_el1:
     bl      clear_bss               // the boot stack lives there: before its first use
     adrp    x1, boot_stack_top
     add     x1, x1, :lo12:boot_stack_top
+    // The boot stack is SP_EL0 (SPSel = 0): an exception then switches to
+    // SP_EL1, which the kernel points at a stack of its own before it
+    // installs its vectors, so a boot stack overflow into the guard page is
+    // reported from a working stack. The early vectors use no stack.
+    msr     spsel, #0
     mov     sp, x1
     mov     x29, xzr
     mov     x30, xzr
@@ -366,8 +371,14 @@ early_exit_block:
 early_trap_msg:
     .asciz  "boot: CPU exception before the kernel installed its vectors\n"
 
+    // The boot stack, with a guard page below it that the kernel leaves
+    // unmapped (`boot::BOOT_STACK_GUARD_BYTES`, checked in `boot_stack()`).
     .section .bss.boot_stack, "aw", @nobits
-    .balign 16
+    .balign 4096
+    .global boot_stack_guard
+boot_stack_guard:
+    .space  4096
+    .global boot_stack_bottom
 boot_stack_bottom:
     .space  64 * 1024
     .global boot_stack_top

@@ -215,7 +215,12 @@ boot_pdpt:
     .skip 4096
 boot_pd:
     .skip 4096 * 4
-    .balign 16
+    /* The boot stack, with a guard page below it that the kernel unmaps
+       (`boot_stack_guard`: see `crate::BOOT_STACK_GUARD_BYTES`). */
+    .balign 4096
+    .global boot_stack_guard
+boot_stack_guard:
+    .skip {guard_bytes}
     .global boot_stack_bottom
 boot_stack_bottom:
     .skip {stack_bytes}
@@ -223,6 +228,7 @@ boot_stack_bottom:
 boot_stack_top:
     "#,
     stack_bytes = const BOOT_STACK_BYTES,
+    guard_bytes = const crate::BOOT_STACK_GUARD_BYTES,
 );
 
 /// A static written exactly once, by the boot CPU, before `kernel_main` runs.

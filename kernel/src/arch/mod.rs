@@ -31,6 +31,8 @@
 //! | `fn flush_tlb_local()` | flush this CPU's TLB (the stack allocator runs it on every CPU before reusing unmapped addresses) |
 //! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
 //! | `const EXCEPTION_STACKS: usize` / `fn set_exception_stack(index: usize, top: usize)` / `fn exception_stack_tops() -> [usize; EXCEPTION_STACKS]` | this CPU's stacks for fatal exceptions (x86_64: the #DF/#PF, NMI and machine-check IST stacks; aarch64: the stack-overflow emergency stack): stack `index` becomes the guarded kernel stack ending at `top` / where each ends now |
+//! | `fn set_exception_stack_of(cpu: usize, index: usize, top: usize)` | the same for secondary CPU `cpu` before it starts (boot CPU), so it has guarded exception stacks from its first instruction |
+//! | `fn static_stack_guards() -> Option<StaticGuards>` | the unmapped guards below the stacks in the kernel image (the boot stack; the boot CPU's exception stacks until it gets guarded ones), `None` where `early_init` could not unmap them |
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
@@ -41,7 +43,8 @@
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
 //! interrupt); fault reports name `hooks::current_thread()` and, for an address in a
-//! stack's guard pages, `hooks::stack_guard_owner()`.
+//! stack's guard pages, `hooks::stack_guard_owner()`; aarch64's `start_cpu`
+//! takes the guarded stacks its CPUs start on from `hooks::bringup_stack()`.
 
 mod deadlines;
 
@@ -54,6 +57,18 @@ pub use aarch64::*;
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
+
+/// The guards below the stacks that are part of the kernel image, used
+/// before the heap and the stack region exist: each a `[start, end)`
+/// range of unmapped pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticGuards {
+    /// Below the boot stack (the boot CPU until its idle thread leaves it).
+    pub boot: (usize, usize),
+    /// Below each of the boot CPU's static exception stacks, in
+    /// `set_exception_stack`'s index order.
+    pub exception: [(usize, usize); EXCEPTION_STACKS],
+}
 
 /// Most RAM ranges the kernel heap spans.
 pub const MAX_HEAP_REGIONS: usize = 16;

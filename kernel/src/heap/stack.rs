@@ -260,9 +260,10 @@ const _: () = assert!(
         && EXCEPTION_OWNER as usize + crate::percpu::MAX_CPUS <= NO_OWNER as usize
 );
 
-/// Gives this CPU (`cpu`) a guarded exception stack
-/// (`arch::set_exception_stack`); keeps the static one when there is no
-/// memory or no region.
+/// Gives this CPU (`cpu`, the boot CPU: its static exception stacks have
+/// only a page of guard and no owner record) guarded exception stacks from
+/// the region (`arch::set_exception_stack`); keeps the static ones when
+/// there is no memory or no region.
 pub fn exception_stack_init(cpu: usize) {
     if !guarded() {
         return;
@@ -270,6 +271,25 @@ pub fn exception_stack_init(cpu: usize) {
     for index in 0..arch::EXCEPTION_STACKS {
         if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
             arch::set_exception_stack(index, stack.leak());
+        }
+    }
+}
+
+/// Gives secondary CPU `cpu` its exception stacks before it starts
+/// (`arch::set_exception_stack_of`): guarded ones from the region, so a
+/// fault during its bring-up already reports on a guarded stack. Once per
+/// CPU (a CPU whose start timed out keeps them for a later attempt: it may
+/// still come up and use them). Without a region or memory the arch layer
+/// falls back to unguarded heap stacks.
+pub fn exception_stacks_for(cpu: usize) {
+    static GIVEN: crate::cpumask::AtomicCpuMask = crate::cpumask::AtomicCpuMask::new();
+    if !guarded() || GIVEN.test(cpu, Ordering::Relaxed) {
+        return;
+    }
+    GIVEN.set(cpu, Ordering::Relaxed);
+    for index in 0..arch::EXCEPTION_STACKS {
+        if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
+            arch::set_exception_stack_of(cpu, index, stack.leak());
         }
     }
 }
@@ -297,6 +317,61 @@ crate::ktest!(exception_stacks_have_guards, || {
             Some(Some(EXCEPTION_OWNER + cpu as u32))
         );
         crate::kassert_eq!(exception_stack_cpu(EXCEPTION_OWNER + cpu as u32), Some(cpu));
+    }
+    Ok(())
+});
+
+/// Owner ids of the stacks secondary CPUs start on before they switch to
+/// their idle thread's (the arch layer's bootstrap stacks, where it has
+/// them): this plus the CPU index.
+const BRINGUP_OWNER: u32 = 0xfd00;
+const _: () = assert!(
+    crate::task::MAX_THREADS < BRINGUP_OWNER as usize
+        && BRINGUP_OWNER as usize + crate::percpu::MAX_CPUS <= EXCEPTION_OWNER as usize
+);
+
+/// A guarded stack for secondary CPU `cpu`'s bring-up, kept forever (a CPU
+/// that comes up late may still run on it): its top, or `None` without a
+/// region or memory. Boot CPU. (For arches whose CPUs start on a stack of
+/// their own before the caller's: aarch64; x86_64's start on the caller's.)
+#[allow(dead_code)]
+pub fn bringup_stack(cpu: usize) -> Option<usize> {
+    if !guarded() || cpu >= crate::percpu::MAX_CPUS {
+        return None;
+    }
+    KernelStack::new(BRINGUP_OWNER + cpu as u32)
+        .ok()
+        .map(KernelStack::leak)
+}
+
+/// The CPU whose bring-up stack has owner id `owner`, if it is one.
+pub fn bringup_stack_cpu(owner: u32) -> Option<usize> {
+    owner
+        .checked_sub(BRINGUP_OWNER)
+        .map(|c| c as usize)
+        .filter(|&c| c < crate::percpu::MAX_CPUS)
+}
+
+// The stacks in the kernel image (the boot stack, the boot CPU's static
+// exception stacks) had their guards unmapped by `early_init` on this boot
+// (whatever the loader, firmware and memory size), and a fault address in
+// each guard is attributed to its stack. The fault tests
+// (`fault=early_stack`, `early_exception_stack`) overflow them for real.
+crate::ktest!(static_stacks_have_guards, || {
+    let Some(g) = arch::static_stack_guards() else {
+        return Err("early_init could not unmap the static stacks' guards".into());
+    };
+    let boot = boot::boot_stack();
+    crate::kassert_eq!(g.boot, (boot.guard, boot.bottom));
+    for (lo, hi) in [g.boot].into_iter().chain(g.exception) {
+        crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
+        for addr in [lo, hi - 8] {
+            crate::kassert!(
+                crate::hooks::stack_guard_owner(addr).is_some(),
+                "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
+            );
+        }
+        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });

@@ -32,8 +32,16 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Entries per table (4 KiB granule).
 const ENTRIES: usize = 512;
-/// Level-2 tables for gigabytes that are only partly RAM.
+/// Level-2 tables for gigabytes that are only partly RAM (and for a RAM
+/// gigabyte that holds a hole).
 const L2_TABLES: usize = 8;
+/// Level-3 tables for the 2 MiB blocks that hold holes (the guards below
+/// the kernel image's stacks: one or two blocks).
+const L3_TABLES: usize = 4;
+/// Output-address bits of a block or page descriptor.
+const OA_MASK: u64 = 0x0000_ffff_ffff_f000;
+/// A level-3 page descriptor's type bits.
+const VALID_PAGE: u64 = 0b11;
 const GIB: u64 = 1 << 30;
 const MIB2: u64 = 2 << 20;
 
@@ -65,6 +73,7 @@ struct Table([u64; ENTRIES]);
 struct Tables {
     l1: UnsafeCell<Table>,
     l2: UnsafeCell<[Table; L2_TABLES]>,
+    l3: UnsafeCell<[Table; L3_TABLES]>,
 }
 
 // SAFETY: written only by the boot CPU in `init`, before any other CPU runs
@@ -74,6 +83,7 @@ unsafe impl Sync for Tables {}
 static TABLES: Tables = Tables {
     l1: UnsafeCell::new(Table([0; ENTRIES])),
     l2: UnsafeCell::new([const { Table([0; ENTRIES]) }; L2_TABLES]),
+    l3: UnsafeCell::new([const { Table([0; ENTRIES]) }; L3_TABLES]),
 };
 
 /// What a secondary CPU loads before setting SCTLR_EL1.M and .C; all zero
@@ -92,6 +102,62 @@ pub struct MapSummary {
     pub partial_2m: usize,
     /// Partly-RAM gigabytes mapped as Device for want of a level-2 table.
     pub no_table: usize,
+    /// Whether every page of the holes was left unmapped.
+    pub holes_unmapped: bool,
+}
+
+/// Unmaps the 4 KiB page at `page` from the tables being built: the block
+/// that maps it is split (a level-1 block into a level-2 table of 2 MiB
+/// blocks, a level-2 block into a level-3 table of pages, same attributes)
+/// with tables from `l2[*next_l2..]` and `l3[*next_l3..]`. False when the
+/// page is not mapped by RAM blocks or the tables ran out.
+fn unmap_page(
+    l1: &mut [u64; ENTRIES],
+    l2: &mut [Table; L2_TABLES],
+    next_l2: &mut usize,
+    l3: &mut [Table; L3_TABLES],
+    next_l3: &mut usize,
+    page: u64,
+) -> bool {
+    let e1 = &mut l1[(page / GIB) as usize % ENTRIES];
+    if *e1 & 0b11 == VALID_BLOCK {
+        if *e1 & ATTR_NORMAL == 0 || *next_l2 == L2_TABLES {
+            return false;
+        }
+        let t = &mut l2[*next_l2].0;
+        *next_l2 += 1;
+        let attrs = *e1 & !OA_MASK;
+        let base = *e1 & OA_MASK;
+        for (j, e) in t.iter_mut().enumerate() {
+            *e = (base + j as u64 * MIB2) | attrs;
+        }
+        *e1 = (t.as_ptr() as u64) | VALID_TABLE;
+    }
+    // Level-2 tables are identity-mapped statics: their address is theirs.
+    let t2 = (*e1 & OA_MASK) as *mut u64;
+    // SAFETY: a table entry of ours names one of the static level-2 tables,
+    // which the caller holds exclusively (`init`'s contract).
+    let e2 = unsafe { &mut *t2.add((page / MIB2) as usize % ENTRIES) };
+    if *e2 & 0b11 == VALID_BLOCK {
+        if *e2 & ATTR_NORMAL == 0 || *next_l3 == L3_TABLES {
+            return false;
+        }
+        let t = &mut l3[*next_l3].0;
+        *next_l3 += 1;
+        let attrs = *e2 & !OA_MASK & !0b11;
+        let base = *e2 & OA_MASK;
+        for (k, e) in t.iter_mut().enumerate() {
+            *e = (base + k as u64 * 4096) | attrs | VALID_PAGE;
+        }
+        *e2 = (t.as_ptr() as u64) | VALID_TABLE;
+    }
+    if *e2 & 0b11 != VALID_TABLE {
+        return false;
+    }
+    let t3 = (*e2 & OA_MASK) as *mut u64;
+    // SAFETY: as above, for the static level-3 tables.
+    unsafe { *t3.add((page / 4096) as usize % ENTRIES) = 0 };
+    true
 }
 
 /// How much of `[start, start + len)` the RAM ranges cover: `None` = none,
@@ -113,16 +179,28 @@ fn coverage(ram: &[(u64, u64)], start: u64, len: u64) -> Option<bool> {
 
 /// Builds the identity map for the RAM ranges `ram` (`[start, end)`, not
 /// overlapping) and turns the MMU and D-cache on for this (the boot) CPU.
-/// `image` is the kernel image's `[start, end)`, invalidated first.
+/// `image` is the kernel image's `[start, end)`, invalidated first; the
+/// 4 KiB pages of each `holes` range (page-aligned, in RAM) stay unmapped:
+/// the guards below the kernel image's stacks.
 ///
 /// # Safety
 /// Boot CPU only, once, before any other CPU is started and before anything
 /// relies on caches or atomics across CPUs; `ram` must describe real RAM.
-pub unsafe fn init(ram: &[(u64, u64)], image: (usize, usize)) -> MapSummary {
+pub unsafe fn init(
+    ram: &[(u64, u64)],
+    image: (usize, usize),
+    holes: &[(usize, usize)],
+) -> MapSummary {
     let mut sum = MapSummary::default();
     // SAFETY: the caller guarantees we are alone and the MMU is off: nothing
     // else reads or writes the tables.
-    let (l1, l2) = unsafe { (&mut (*TABLES.l1.get()).0, &mut *TABLES.l2.get()) };
+    let (l1, l2, l3) = unsafe {
+        (
+            &mut (*TABLES.l1.get()).0,
+            &mut *TABLES.l2.get(),
+            &mut *TABLES.l3.get(),
+        )
+    };
     let mut next_l2 = 0;
     for (i, entry) in l1.iter_mut().enumerate() {
         let base = i as u64 * GIB;
@@ -153,6 +231,14 @@ pub unsafe fn init(ram: &[(u64, u64)], image: (usize, usize)) -> MapSummary {
                 base | DEVICE
             }
         };
+    }
+    let mut next_l3 = 0;
+    sum.holes_unmapped = true;
+    for &(start, end) in holes {
+        sum.holes_unmapped &= start.is_multiple_of(4096) && end.is_multiple_of(4096);
+        for page in (start..end).step_by(4096) {
+            sum.holes_unmapped &= unmap_page(l1, l2, &mut next_l2, l3, &mut next_l3, page as u64);
+        }
     }
     sum.l2_tables = next_l2;
 

@@ -52,9 +52,11 @@ const ABANDONED: u8 = 3;
 /// Size of each bootstrap stack (runs only [`secondary_main`] before the switch).
 const BOOTSTRAP_STACK_BYTES: usize = 8 * 1024;
 
-/// Top of each CPU's bootstrap stack (0: none yet), allocated from the heap
-/// by [`start_cpu`] for the CPUs it starts, never freed (a CPU that came up
-/// too late parks on it). Only CPUs that exist cost memory.
+/// Top of each CPU's bootstrap stack (0: none yet), a guarded kernel stack
+/// (`hooks::bringup_stack`) or else a heap block of
+/// [`BOOTSTRAP_STACK_BYTES`], taken by [`start_cpu`] for the CPUs it starts,
+/// never freed (a CPU that came up too late parks on it). Only CPUs that
+/// exist cost memory.
 static BOOTSTRAP_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 
 /// A leaked, 16-byte aligned heap block of `bytes` for a stack; its top.
@@ -70,9 +72,18 @@ pub(super) fn alloc_stack(bytes: usize) -> Option<usize> {
 fn stacks_for(cpu: usize) -> Option<usize> {
     let slot = &BOOTSTRAP_TOPS[cpu];
     if slot.load(Ordering::Relaxed) == 0 {
-        let emergency = alloc_stack(trap::EMERGENCY_STACK_BYTES)?;
-        trap::set_emergency_stack(cpu, emergency);
-        slot.store(alloc_stack(BOOTSTRAP_STACK_BYTES)?, Ordering::Relaxed);
+        // Generic code gave it a guarded one (`set_exception_stack_of`),
+        // unless there is no stack region.
+        if !trap::has_emergency_stack(cpu) {
+            let emergency = alloc_stack(trap::EMERGENCY_STACK_BYTES)?;
+            trap::set_exception_stack_of(cpu, 0, emergency);
+        }
+        // A guarded one from the stack region where there is one.
+        let top = match crate::hooks::bringup_stack(cpu) {
+            Some(top) => top,
+            None => alloc_stack(BOOTSTRAP_STACK_BYTES)?,
+        };
+        slot.store(top, Ordering::Relaxed);
     }
     Some(slot.load(Ordering::Relaxed))
 }

@@ -21,8 +21,18 @@
 //! 15 clear: slots are 64 KiB with the stack in the upper half). If so it
 //! moves to this CPU's emergency stack (a guarded kernel stack once
 //! generic code gave one, [`set_exception_stack`]; a static one before) and
-//! reports from there, with the faulting `sp` in the frame. The
-//! check costs 15 instructions per exception and IRQ.
+//! reports from there, with the faulting `sp` in the frame. The same check
+//! knows the guard below the boot CPU's static emergency stack (32 KiB,
+//! aligned to 32 KiB) by its address bits. The check runs out of line (a
+//! vector slot holds 32 instructions) and costs about 25 instructions per
+//! exception and IRQ.
+//!
+//! **The boot stack.** The boot CPU runs on the boot stack through `SP_EL0`
+//! (`SPSel` = 0, set by `boot`'s entry code) until its idle thread moves to
+//! a kernel stack ([`super::call_on_stack`] selects `SP_EL1` again). Its
+//! exceptions meanwhile arrive in the "current EL with SP0" slots, on
+//! `SP_EL1`, which [`init`] points at the static emergency stack: an
+//! overflow of the boot stack into its guard page is reported from there.
 //!
 //! **Fault reports from several CPUs.** Reports never take the generic console
 //! lock (the faulting thread may hold it). Instead they serialise among
@@ -104,6 +114,21 @@ core::arch::global_asm!(
     mov     x1, #\slot
     b       aarch64_stack_overflow
 1:
+    // Not a region slot: the guard below the boot CPU's static emergency
+    // stack? (32 KiB, aligned to 32 KiB: the same bits above bit 15.) x1
+    // is parked in TPIDRRO_EL0 meanwhile.
+    msr     tpidrro_el0, x1
+    adrp    x1, {static_guard}
+    eor     x1, x1, x0
+    lsr     x1, x1, #15
+    cbnz    x1, 3f
+    sub     x0, sp, x0
+    sub     sp, sp, x0
+    add     sp, sp, #{check}
+    mov     x1, #\slot
+    b       aarch64_stack_overflow
+3:
+    mrs     x1, tpidrro_el0
     sub     x0, sp, x0
     sub     sp, sp, x0
     add     sp, sp, #{check}
@@ -116,7 +141,8 @@ aarch64_vectors:
     .irp slot, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
     .balign 0x80
     .if (\slot >= 4) && (\slot <= 7)
-    stack_check \slot
+    b       vector_check_\slot      // out of line: a slot holds 32 instructions
+vector_resume_\slot:
     .endif
     .if \slot == 5
     b       aarch64_irq_entry
@@ -124,9 +150,23 @@ aarch64_vectors:
     sub     sp, sp, #{fault_frame}
     stp     x0, x1, [sp, #0]
     mov     x0, #\slot
+    .if \slot < 4
+    mrs     x1, sp_el0              // from SP_EL0: the boot stack (see above)
+    .else
     add     x1, sp, #{fault_frame}
+    .endif
     b       aarch64_fault_entry
     .endif
+    .endr
+    // A slot that outgrew its 0x80 bytes would shift every later vector:
+    // the assembler then refuses to move `.org` backwards.
+    .org    aarch64_vectors + 0x800
+    // The current-EL-SPx slots' stack checks (the macro above), each
+    // going back to its slot.
+    .irp slot, 4,5,6,7
+vector_check_\slot:
+    stack_check \slot
+    b       vector_resume_\slot
     .endr
 
 // The stack pointer is in a guard page (x1 = vector slot, original x1 in
@@ -286,6 +326,7 @@ aarch64_irq_entry:
     irq_frame = const IRQ_FRAME_BYTES,
     check = const IRQ_FRAME_BYTES,
     tops = sym EMERGENCY_TOPS,
+    static_guard = sym BOOT_EMERGENCY,
     fault = sym fault,
     irq = sym irq,
 );
@@ -299,29 +340,59 @@ extern "C" {
 pub(super) const EMERGENCY_STACK_BYTES: usize = 16 * 1024;
 const _: () = assert!(IRQ_FRAME_BYTES >= FAULT_FRAME_BYTES);
 
-/// The boot CPU's emergency stack, used by `aarch64_stack_overflow` until the
-/// CPU has a guarded one from the stack region ([`set_exception_stack`]).
-/// Static: it is needed before the heap exists. Each secondary CPU's comes
-/// from the heap when it is started ([`set_emergency_stack`]).
-#[repr(C, align(16))]
-struct EmergencyStack(UnsafeCell<[u8; EMERGENCY_STACK_BYTES]>);
+/// Bytes of the guard below the boot CPU's static emergency stack: 32 KiB,
+/// and the block is aligned to 32 KiB, so the vectors' stack check knows
+/// the guard by the address bits above bit 15.
+const STATIC_GUARD_BYTES: usize = 32 * 1024;
 
-// SAFETY: only the boot CPU's entry code uses it; Rust only computes its
-// address.
-unsafe impl Sync for EmergencyStack {}
+/// The boot CPU's emergency stack, with its guard below it (left unmapped
+/// by `mmu::init`): SP_EL1 while the boot CPU runs on the boot stack (on
+/// SP_EL0), and where `aarch64_stack_overflow` goes until the CPU has a
+/// guarded one from the stack region ([`set_exception_stack`]). Static: it
+/// is needed before the heap exists.
+#[repr(C, align(32768))]
+struct BootEmergency {
+    guard: UnsafeCell<[u8; STATIC_GUARD_BYTES]>,
+    stack: UnsafeCell<[u8; EMERGENCY_STACK_BYTES]>,
+}
 
-static BOOT_EMERGENCY_STACK: EmergencyStack =
-    EmergencyStack(UnsafeCell::new([0; EMERGENCY_STACK_BYTES]));
+// SAFETY: only the boot CPU's exception entry uses it; Rust only computes
+// its addresses.
+unsafe impl Sync for BootEmergency {}
+
+static BOOT_EMERGENCY: BootEmergency = BootEmergency {
+    guard: UnsafeCell::new([0; STATIC_GUARD_BYTES]),
+    stack: UnsafeCell::new([0; EMERGENCY_STACK_BYTES]),
+};
+
+/// The guard below the boot CPU's static emergency stack, `[start, end)`.
+pub(super) fn boot_emergency_guard() -> (usize, usize) {
+    let g = BOOT_EMERGENCY.guard.get() as usize;
+    (g, g + STATIC_GUARD_BYTES)
+}
+
+/// Top of the boot CPU's static emergency stack.
+fn boot_emergency_top() -> usize {
+    BOOT_EMERGENCY.stack.get() as usize + EMERGENCY_STACK_BYTES
+}
 
 /// Top of each CPU's emergency stack, read by `aarch64_stack_overflow`.
 static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 
-/// Gives secondary CPU `cpu` the emergency stack ending at `top` (a heap
-/// block of [`EMERGENCY_STACK_BYTES`] it owns for good), before it starts.
-pub(super) fn set_emergency_stack(cpu: usize, top: usize) {
-    if let Some(slot) = EMERGENCY_TOPS.get(cpu) {
+/// Gives secondary CPU `cpu` the emergency stack ending at `top` (a
+/// guarded kernel stack, or a heap block of [`EMERGENCY_STACK_BYTES`] it
+/// owns for good), before it starts.
+pub fn set_exception_stack_of(cpu: usize, index: usize, top: usize) {
+    if let (0, Some(slot)) = (index, EMERGENCY_TOPS.get(cpu)) {
         slot.store(top, Ordering::Relaxed);
     }
+}
+
+/// Whether secondary CPU `cpu` has an emergency stack.
+pub(super) fn has_emergency_stack(cpu: usize) -> bool {
+    EMERGENCY_TOPS
+        .get(cpu)
+        .is_some_and(|t| t.load(Ordering::Relaxed) != 0)
 }
 
 /// Moves this CPU's emergency stack (where the report of a kernel stack
@@ -345,10 +416,28 @@ pub fn exception_stack_tops() -> [usize; EXCEPTION_STACKS] {
 /// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
     if cpu_id() == 0 {
-        EMERGENCY_TOPS[0].store(
-            BOOT_EMERGENCY_STACK.0.get() as usize + EMERGENCY_STACK_BYTES,
-            Ordering::Relaxed,
-        );
+        let top = boot_emergency_top();
+        EMERGENCY_TOPS[0].store(top, Ordering::Relaxed);
+        // The boot CPU runs on the boot stack through SP_EL0 (`boot`'s
+        // entry code): exceptions then switch to SP_EL1, which becomes the
+        // static emergency stack, so an overflow of the boot stack into its
+        // guard is reported from a working stack.
+        // SAFETY: with SPSel = 0, selecting SP_EL1 for two instructions to
+        // set it touches no memory; with SPSel = 1 (no boot stack switch,
+        // e.g. a future entry path) nothing changes.
+        unsafe {
+            core::arch::asm!(
+                "mrs {t}, spsel",
+                "cbnz {t}, 1f",
+                "msr spsel, #1",
+                "mov sp, {top}",
+                "msr spsel, #0",
+                "1:",
+                t = out(reg) _,
+                top = in(reg) top,
+                options(nostack),
+            )
+        };
     }
     let vectors = core::ptr::addr_of!(aarch64_vectors) as u64;
     VBAR_EL1.set(vectors);

@@ -30,6 +30,7 @@
 //! (`flush_tlb_local` through a cross-CPU call).
 
 use core::alloc::Layout;
+use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use x86_64::registers::control::Cr3;
@@ -102,6 +103,80 @@ pub fn init() -> bool {
     }
     REGION_PD.store(pd as u64, Ordering::Release);
     true
+}
+
+/// Page tables for the 2 MiB pages of the boot identity map that
+/// [`unmap_boot_pages`] splits (the guards below the static stacks all lie
+/// in the kernel image: one or two 2 MiB pages).
+const SPLIT_TABLES: usize = 4;
+
+#[repr(C, align(4096))]
+struct SplitTables(UnsafeCell<[[u64; 512]; SPLIT_TABLES]>);
+
+// SAFETY: written only by the boot CPU in `unmap_boot_pages`, before other
+// CPUs start; read by the table walkers.
+unsafe impl Sync for SplitTables {}
+
+static SPLIT: SplitTables = SplitTables(UnsafeCell::new([[0; 512]; SPLIT_TABLES]));
+static SPLIT_USED: AtomicUsize = AtomicUsize::new(0);
+
+/// Unmaps the 4 KiB pages of `[start, end)` (page-aligned, inside the boot
+/// identity map below 4 GiB) from the identity map, splitting each 2 MiB
+/// page that holds one into 4 KiB pages (same flags) with a table of
+/// [`SPLIT_TABLES`]. Then reloads CR3 (the boot tables have no global
+/// pages), so no CPU keeps a stale translation. Returns false, having
+/// unmapped only part of the range (or nothing), when the range is not in
+/// the boot map or the tables ran out.
+///
+/// # Safety
+/// Boot CPU, before other CPUs start; nothing may use the range afterwards
+/// (the guard pages below the static stacks).
+pub unsafe fn unmap_boot_pages(start: usize, end: usize) -> bool {
+    let mut ok = start.is_multiple_of(PAGE) && end.is_multiple_of(PAGE) && end <= BOOT_MAP_END;
+    let mut page = start;
+    while ok && page < end {
+        // SAFETY: the boot PDPT and page directories are identity-mapped in
+        // the kernel image; only this CPU runs (the caller's contract).
+        unsafe {
+            let pdpte = pdpt().add(page / GIB).read_volatile();
+            if pdpte & PRESENT == 0 || pdpte & HUGE != 0 {
+                ok = false;
+                break;
+            }
+            let pde_ptr = ((pdpte & ADDR_MASK) as *mut u64).add((page / MIB2) % 512);
+            let pde = pde_ptr.read_volatile();
+            if pde & PRESENT == 0 {
+                ok = false;
+                break;
+            }
+            let table = if pde & HUGE != 0 {
+                let n = SPLIT_USED.load(Ordering::Relaxed);
+                if n == SPLIT_TABLES {
+                    ok = false;
+                    break;
+                }
+                SPLIT_USED.store(n + 1, Ordering::Relaxed);
+                let t = SPLIT.0.get().cast::<[u64; 512]>().add(n).cast::<u64>();
+                // Present, writable, user, PWT, PCD and NX carry over; the
+                // PAT bit (bit 12 in a 2 MiB entry) is never set by the boot code.
+                let flags = pde & (0x1f | 1 << 63);
+                let base = pde & ADDR_MASK & !(MIB2 as u64 - 1);
+                for i in 0..512 {
+                    t.add(i).write_volatile((base + (i * PAGE) as u64) | flags);
+                }
+                pde_ptr.write_volatile(t as u64 | PRESENT | WRITABLE);
+                t
+            } else {
+                (pde & ADDR_MASK) as *mut u64
+            };
+            table.add((page / PAGE) % 512).write_volatile(0);
+        }
+        page += PAGE;
+    }
+    let (frame, flags) = Cr3::read_raw();
+    // SAFETY: the same PML4 again: flushes every non-global translation.
+    unsafe { Cr3::write_raw(frame, flags) };
+    ok
 }
 
 /// Whether the CPU has 1 GiB pages (CPUID 0x8000_0001 EDX bit 26).

@@ -7,16 +7,22 @@
 //! machine-check handlers stacks of their own, so a corrupt stack pointer or
 //! a kernel stack overflow into a guard page still yields a report).
 //!
-//! The boot CPU's block (with its IST stacks) is static: it is needed before
-//! the heap exists. An application processor's block is allocated from the
-//! heap by [`alloc_block`] when the boot CPU starts it (only CPUs that exist
-//! cost memory: about 49 KiB each, not `MAX_CPUS` x 49 KiB in `.bss`), and
-//! the AP takes it in `smp::ap_main` before anything on it can call
-//! `cpu_id()`. [`BLOCKS`] maps dense CPU index -> block.
+//! The boot CPU's block and IST stacks are static: they are needed before
+//! the heap exists. Each of those IST stacks has a guard page below it,
+//! which `paging::guard_static_stacks` unmaps first thing, so even a fault
+//! report that overflows its stack during early boot faults into a guard
+//! (and through the IST starts again at the top of a stack). An application
+//! processor's block is allocated from the heap by [`alloc_block`] when the
+//! boot CPU starts it (only CPUs that exist cost memory, not `MAX_CPUS`
+//! blocks in `.bss`), and the AP takes it in `smp::ap_main` before anything
+//! on it can call `cpu_id()`. Its IST stacks are chosen before it starts:
+//! guarded stacks from the stack region ([`preset_ist_stack`]), or heap
+//! stacks without guards when there is no region. [`BLOCKS`] maps dense CPU
+//! index -> block.
 
 use core::cell::UnsafeCell;
 use core::mem::offset_of;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use x86_64::instructions::segmentation::{Segment, CS, DS, ES, FS, GS, SS};
 use x86_64::instructions::tables::load_tss;
@@ -75,19 +81,53 @@ impl IstStack {
     }
 }
 
-/// A CPU's block and its IST stacks, allocated together.
-#[repr(C, align(64))]
-struct CpuBlock {
-    pc: PerCpu,
-    ist: [IstStack; IST_SLOTS],
+/// Bytes of the guard below each of the boot CPU's static IST stacks (one
+/// page: rustc probes every page of a larger frame, see `heap::stack`).
+pub const BOOT_IST_GUARD_BYTES: usize = 4096;
+
+/// A static IST stack with a guard page below it (unmapped by
+/// [`super::paging::guard_static_stacks`]).
+#[repr(C, align(4096))]
+struct GuardedIst {
+    guard: [u8; BOOT_IST_GUARD_BYTES],
+    stack: IstStack,
+}
+
+/// The boot CPU's IST stacks, which it uses until generic code gives it
+/// stacks from the stack region (`heap::stack::exception_stack_init`):
+/// static, because faults must be reported before the heap exists.
+struct BootIst(UnsafeCell<[GuardedIst; IST_SLOTS]>);
+
+// SAFETY: only CPU 0's hardware uses the stacks (through its TSS); the Rust
+// side takes addresses only.
+unsafe impl Sync for BootIst {}
+
+static BOOT_IST: BootIst = BootIst(UnsafeCell::new(
+    [const {
+        GuardedIst {
+            guard: [0; BOOT_IST_GUARD_BYTES],
+            stack: IstStack([0; IST_STACK_BYTES]),
+        }
+    }; IST_SLOTS],
+));
+
+/// The guard pages below the boot CPU's static IST stacks, as
+/// `(first byte, end)`, in [`IST_DOUBLE_FAULT`], [`IST_NMI`],
+/// [`IST_MACHINE_CHECK`] order.
+pub fn boot_ist_guards() -> [(usize, usize); IST_SLOTS] {
+    let base = BOOT_IST.0.get() as usize;
+    core::array::from_fn(|i| {
+        let g = base + i * core::mem::size_of::<GuardedIst>();
+        (g, g + BOOT_IST_GUARD_BYTES)
+    })
 }
 
 /// The boot CPU's block (zero-initialised, in `.bss`; filled by
 /// [`init_cpu`]`(0)`).
-struct BootBlock(UnsafeCell<core::mem::MaybeUninit<CpuBlock>>);
+struct BootBlock(UnsafeCell<core::mem::MaybeUninit<PerCpu>>);
 
-// SAFETY: only CPU 0 writes it (once, in `init_cpu`), and its GDT/TSS/IST
-// stacks are used by CPU 0's hardware only.
+// SAFETY: only CPU 0 writes it (once, in `init_cpu`), and its GDT/TSS are
+// used by CPU 0's hardware only.
 unsafe impl Sync for BootBlock {}
 
 static BOOT_BLOCK: BootBlock = BootBlock(UnsafeCell::new(core::mem::MaybeUninit::zeroed()));
@@ -95,24 +135,58 @@ static BOOT_BLOCK: BootBlock = BootBlock(UnsafeCell::new(core::mem::MaybeUninit:
 /// Each CPU's block by dense index: 0 = [`BOOT_BLOCK`] (set by
 /// `init_cpu(0)`), the others from [`alloc_block`]; null until then. A block
 /// is never freed (an AP that comes up late may still take it).
-static BLOCKS: [AtomicPtr<CpuBlock>; MAX_CPUS] =
+static BLOCKS: [AtomicPtr<PerCpu>; MAX_CPUS] =
     [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 
-/// Allocates CPU `cpu`'s block (and IST stacks) from the heap, unless it
-/// has one; false without memory or for an index out of range. Boot CPU,
-/// before starting `cpu`.
+/// Where each CPU's IST slots point when it loads its TSS (0: not chosen
+/// yet). The boot CPU fills an AP's entries before starting it: guarded
+/// stacks from the stack region ([`preset_ist_stack`]), or failing that
+/// heap stacks without guards ([`alloc_block`]).
+static IST_TOPS: [[AtomicU64; IST_SLOTS]; MAX_CPUS] =
+    [const { [const { AtomicU64::new(0) }; IST_SLOTS] }; MAX_CPUS];
+
+/// IST slot of each [`IST_TOPS`] column.
+const IST_SLOT_OF: [u8; IST_SLOTS] = [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK];
+
+/// Gives AP `cpu` the stack ending at `top` for IST column `index` (0:
+/// double and page fault, 1: NMI, 2: machine check) before it starts. Boot
+/// CPU, before [`alloc_block`] for that CPU.
+pub fn preset_ist_stack(cpu: usize, index: usize, top: u64) {
+    if cpu != 0 && cpu < MAX_CPUS && index < IST_SLOTS {
+        IST_TOPS[cpu][index].store(top, Ordering::Relaxed);
+    }
+}
+
+/// Allocates CPU `cpu`'s block from the heap, and heap IST stacks (no
+/// guard pages) for every IST column [`preset_ist_stack`] left empty,
+/// unless it has them; false without memory or for an index out of range.
+/// Boot CPU, before starting `cpu`.
 pub fn alloc_block(cpu: usize) -> bool {
     if cpu == 0 || cpu >= MAX_CPUS {
         return false;
     }
+    for top in &IST_TOPS[cpu] {
+        if top.load(Ordering::Relaxed) != 0 {
+            continue;
+        }
+        let layout = core::alloc::Layout::new::<IstStack>();
+        // SAFETY: the layout has a non-zero size; the stack is leaked (a
+        // late AP may still use it).
+        let p = unsafe { alloc::alloc::alloc(layout) }.cast::<IstStack>();
+        if p.is_null() {
+            return false;
+        }
+        // SAFETY: a live allocation of an `IstStack`; only its address is used.
+        top.store(unsafe { (*p).top() }, Ordering::Relaxed);
+    }
     if !BLOCKS[cpu].load(Ordering::Acquire).is_null() {
         return true;
     }
-    let layout = core::alloc::Layout::new::<CpuBlock>();
+    let layout = core::alloc::Layout::new::<PerCpu>();
     // SAFETY: the layout has a non-zero size. All-zero bytes are a valid
-    // `CpuBlock` (integers, a zeroed TSS and GDT, IST stack bytes);
-    // `init_cpu` rewrites the TSS and GDT before use.
-    let p = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<CpuBlock>();
+    // `PerCpu` (integers, a zeroed TSS and GDT); `init_cpu` rewrites the TSS
+    // and GDT before use.
+    let p = unsafe { alloc::alloc::alloc_zeroed(layout) }.cast::<PerCpu>();
     if p.is_null() {
         return false;
     }
@@ -142,27 +216,27 @@ pub fn init_boot_cpu() {
 pub unsafe fn init_cpu(cpu_id: usize) {
     assert!(cpu_id < MAX_CPUS, "cpu index {cpu_id} out of range");
     if cpu_id == 0 {
-        BLOCKS[0].store(BOOT_BLOCK.0.get().cast::<CpuBlock>(), Ordering::Release);
+        BLOCKS[0].store(BOOT_BLOCK.0.get().cast::<PerCpu>(), Ordering::Release);
+        // SAFETY: only the stacks' addresses are taken; CPU 0's TSS alone
+        // names them.
+        let boot = unsafe { &*BOOT_IST.0.get() };
+        for (top, g) in IST_TOPS[0].iter().zip(boot.iter()) {
+            top.store(g.stack.top(), Ordering::Relaxed);
+        }
     }
-    let block = BLOCKS[cpu_id].load(Ordering::Acquire);
-    assert!(!block.is_null(), "cpu {cpu_id} has no per-CPU block");
+    let cpu = BLOCKS[cpu_id].load(Ordering::Acquire);
+    assert!(!cpu.is_null(), "cpu {cpu_id} has no per-CPU block");
     // SAFETY: a live block (static or leaked heap memory, zeroed or
     // initialised: every bit pattern of it is valid) that belongs to this CPU
     // alone (the caller's contract), so this is the only reference to it.
-    let cpu: *mut PerCpu = unsafe { core::ptr::addr_of_mut!((*block).pc) };
-    // SAFETY: as above: exclusive use of a 'static block.
     let pc = unsafe { &mut *cpu };
-    // SAFETY: only this CPU's TSS will name these stacks, and only their
-    // addresses are taken here.
-    let ist_stacks = unsafe { &(*block).ist };
     pc.self_addr = cpu as usize;
     pc.cpu_id = cpu_id;
     pc.tss = TaskStateSegment::new();
-    for (slot, stack) in [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHECK]
-        .into_iter()
-        .zip(ist_stacks.iter())
-    {
-        pc.tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(stack.top());
+    for (slot, top) in IST_SLOT_OF.into_iter().zip(IST_TOPS[cpu_id].iter()) {
+        let top = top.load(Ordering::Relaxed);
+        assert!(top != 0, "cpu {cpu_id} has no IST stack for slot {slot}");
+        pc.tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top);
     }
     pc.gdt = GlobalDescriptorTable::empty();
     let cs = pc.gdt.append(Descriptor::kernel_code_segment());
