@@ -702,7 +702,7 @@ pub fn dump_threads() {
         *slot = self::core::try_rq(cpu, &irqs_off);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
-            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {})\n",
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {}) sleepers (count, earliest ns) {:?} now {}\n",
             cpu,
             pc.online.load(Ordering::Relaxed),
             cpu == arch::cpu_id(),
@@ -718,6 +718,8 @@ pub fn dump_threads() {
             pc.ipis.load(Ordering::Relaxed),
             pc.nohz_idle.load(Ordering::Relaxed),
             pc.nohz_entries.load(Ordering::Relaxed),
+            pc.timers.try_lock().map(|t| (t.len(), t.earliest())),
+            arch::now_ns(),
         ));
     }
     for t in threads() {
@@ -732,14 +734,14 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {:#x} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,
             st,
             self::core::task_cpu(t),
             t.on_cpu.load(Ordering::Relaxed),
-            t.wq_owner.load(Ordering::Relaxed) != 0,
+            t.wq_owner.load(Ordering::Relaxed),
             held,
             t.cpus_allowed.load(Ordering::Relaxed),
             t.nvcsw.load(Ordering::Relaxed),
