@@ -294,21 +294,49 @@ pub fn exception_stacks_for(cpu: usize) {
     }
 }
 
-// Every exception stack of this CPU (x86_64: #DF/#PF, NMI and machine
+// Every exception stack of every CPU (x86_64: #DF/#PF, NMI and machine
 // check; aarch64: the emergency stack) sits in the region with an unmapped
-// guard below it that names this CPU's exception owner, so an overflow of
+// guard below it that names that CPU's exception owner, so an overflow of
 // any of them faults into a guard and the report says whose stack it was.
+// The test visits each online CPU in turn (secondary CPUs got theirs
+// before they started, the boot CPU once the region existed).
 crate::ktest!(exception_stacks_have_guards, || {
     crate::kassert!(guarded(), "no guarded stack region");
+    let me = crate::task::current_tid();
+    let online = crate::task::online_mask();
+    let mut visited = 0;
+    let mut result = Ok(());
+    for cpu in online.iter() {
+        if let Err(e) = crate::task::set_affinity(me, crate::cpumask::only(cpu)) {
+            result = Err(alloc::format!("cannot move to cpu {cpu}: {e:?}"));
+            break;
+        }
+        crate::task::yield_now();
+        result = exception_stacks_here_guarded(cpu);
+        if result.is_err() {
+            break;
+        }
+        visited += 1;
+    }
+    let _ = crate::task::set_affinity(me, online);
+    result?;
+    crate::kassert_eq!(visited, online.weight());
+    Ok(())
+});
+
+/// The check of `exception_stacks_have_guards` on this CPU, which must be
+/// `cpu`.
+fn exception_stacks_here_guarded(cpu: usize) -> Result<(), alloc::string::String> {
     let irqs_off = arch::IrqGuard::save();
-    let cpu = arch::cpu_id();
+    let here = arch::cpu_id();
     let tops = arch::exception_stack_tops();
     drop(irqs_off);
+    crate::kassert_eq!(here, cpu);
     for (i, &top) in tops.iter().enumerate() {
         let bottom = stack_bottom_of(top - 8);
         crate::kassert!(
             bottom.is_some(),
-            "exception stack {i} (top {top:#x}) is not in the region"
+            "cpu {cpu}: exception stack {i} (top {top:#x}) is not in the region"
         );
         let bottom = bottom.unwrap_or_default();
         crate::kassert_eq!(top, bottom + STACK_SIZE);
@@ -319,7 +347,7 @@ crate::ktest!(exception_stacks_have_guards, || {
         crate::kassert_eq!(exception_stack_cpu(EXCEPTION_OWNER + cpu as u32), Some(cpu));
     }
     Ok(())
-});
+}
 
 /// Owner ids of the stacks secondary CPUs start on before they switch to
 /// their idle thread's (the arch layer's bootstrap stacks, where it has

@@ -272,3 +272,20 @@ pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
         _ => None,
     }
 }
+
+// Every secondary CPU started on a bootstrap stack from the stack region,
+// whose guard names that CPU's bring-up (not an unguarded heap block).
+crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
+    let online = crate::task::online_mask();
+    for cpu in online.iter().filter(|&c| c != 0) {
+        let top = BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
+        crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
+        let below = top - crate::heap::stack::STACK_SIZE - 8;
+        let owner = crate::hooks::stack_guard_owner(below);
+        crate::kassert!(
+            matches!(owner, Some(crate::hooks::StackOwner::Bringup(c)) if c == cpu),
+            "cpu {cpu}'s bootstrap stack (top {top:#x}) has no guard naming its bring-up"
+        );
+    }
+    Ok(())
+});
