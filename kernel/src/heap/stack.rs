@@ -29,7 +29,11 @@
 //! slots (there are twice as many slots as threads), so spawn and join do
 //! not pay a shootdown each.
 //!
-//! Without a region (aarch64 for now, or no memory for the page
+//! The stacks that exist before the heap (the boot stack, the boot CPU's
+//! first exception stacks) are in the kernel image, with guards the arch
+//! layer unmaps at boot (`arch::static_stack_guards`).
+//!
+//! Without a region (the MMU off, or no memory for the page
 //! directory) stacks are plain heap blocks with no guard; the canary at the
 //! bottom of every stack (checked at each switch) is then the only check, and
 //! stays as a second line of defence where guards exist.

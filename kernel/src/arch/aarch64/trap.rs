@@ -15,12 +15,13 @@
 //! unmapped guard pages below them, and exceptions are taken on the same
 //! stack (`SP_EL1`). An overflow faults on the guard; taking that exception
 //! would store the frame into the guard again, forever. So every
-//! current-EL-SPx slot first checks, without touching memory or a register
-//! (Linux's `sp`/`x0` juggling), whether `sp` minus the largest frame lies in
+//! current-EL-SPx slot first checks, without touching memory (Linux's
+//! `sp`/`x0` juggling; x1 parks in `TPIDRRO_EL0` for the second test), whether `sp` minus the largest frame lies in
 //! the guard half of a region slot (the region's address bits all set, bit
 //! 15 clear: slots are 64 KiB with the stack in the upper half). If so it
 //! moves to this CPU's emergency stack (a guarded kernel stack once
-//! generic code gave one, [`set_exception_stack`]; a static one before) and
+//! generic code gave one, [`set_exception_stack`]; before that, on the boot
+//! CPU, a static one with a guard of its own) and
 //! reports from there, with the faulting `sp` in the frame. The same check
 //! knows the guard below the boot CPU's static emergency stack (32 KiB,
 //! aligned to 32 KiB) by its address bits. The check runs out of line (a
