@@ -22,7 +22,9 @@ for i in $(seq "$runs"); do
         pass=$((pass + 1))
         verdict=PASS
     else
-        verdict="FAIL ($(grep -E 'FAIL|FAILED|error' "$log" | head -n 3 | tr '\n' ' '))"
+        # The failing lines (FAIL/FAILED, make's "Error N"), not test names
+        # that merely contain "error".
+        verdict="FAIL ($(grep -E '\bFAIL(ED)?\b|\] Error [0-9]+' "$log" | head -n 3 | tr '\n' ' '))"
     fi
     echo "stress run $i/$runs: $verdict in $(($(date +%s) - start)) s, load $(cut -d' ' -f1-3 /proc/loadavg) (log $log)"
 done

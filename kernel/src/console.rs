@@ -2,7 +2,7 @@
 //! (a receive ring filled by the UART's interrupt) for the shell. Output
 //! also goes to the framebuffer console (`fbcon`) when the loader set one up.
 use core::fmt::{self, Write};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use spin::Mutex;
 
@@ -40,6 +40,45 @@ pub fn print(args: fmt::Arguments) {
         let _ = Serial { wait: true }.write_fmt(args);
     }
     drop(flags);
+}
+
+/// The CPU (index + 1) that took the console for a panic or fault report
+/// ([`claim_for_report`]); 0: none.
+static REPORT_OWNER: AtomicUsize = AtomicUsize::new(0);
+/// Longest a report waits for a line another CPU is printing: a line takes
+/// microseconds in QEMU and about 10 ms at 115200 baud, but a vCPU thread
+/// of a loaded host can be off its core for tens of milliseconds while it
+/// holds the lock. The wait is this long only when the holder is wedged or
+/// is the faulting CPU itself.
+const REPORT_CONSOLE_WAIT_NS: u64 = 500_000_000;
+
+/// For panic and fault reports, which end the run: waits (at most
+/// [`REPORT_CONSOLE_WAIT_NS`]) for the console lock, so that a line another
+/// CPU is printing ends first, then keeps it for good, so that no ordinary
+/// output (a log line from another CPU) lands inside the report. The report
+/// itself writes without the lock ([`emergency_write`], the arch's raw
+/// writer); reports from several CPUs are serialised by the arch layer's
+/// report lock. Without the lock in time (this CPU faulted inside `print`,
+/// or another CPU's report has it) the report is written all the same.
+/// Other CPUs that print afterwards spin until the run ends.
+pub fn claim_for_report() {
+    let me = arch::cpu_id() + 1;
+    if REPORT_OWNER.load(Ordering::Relaxed) == me {
+        return;
+    }
+    let t0 = arch::now_ns();
+    // The clock bounds the wait; the count only matters if it does not run.
+    for _ in 0..1_000_000 {
+        if let Some(g) = LOCK.try_lock() {
+            core::mem::forget(g);
+            REPORT_OWNER.store(me, Ordering::Relaxed);
+            return;
+        }
+        if arch::now_ns().saturating_sub(t0) >= REPORT_CONSOLE_WAIT_NS {
+            return;
+        }
+        arch::cpu_relax();
+    }
 }
 
 /// Prints without taking the console lock (panic and fault paths).

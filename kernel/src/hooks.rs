@@ -130,6 +130,12 @@ pub fn bringup_stack(cpu: usize) -> Option<usize> {
     crate::heap::stack::bringup_stack(cpu)
 }
 
+/// Called by the arch fault handlers before a report: keeps ordinary
+/// console output out of it (`console::claim_for_report`, bounded wait).
+pub fn report_begin() {
+    crate::console::claim_for_report();
+}
+
 /// Called by the arch fault handlers after a complete report, before the
 /// run ends (the `fault=exception_stack` test overflows the report's stack
 /// here).

@@ -285,6 +285,7 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    console::claim_for_report();
     let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(
         "\nKERNEL PANIC on cpu {} in thread '{}' (tid {}): {}\n",

@@ -35,8 +35,10 @@
 //! `SP_EL1`, which [`init`] points at the static emergency stack: an
 //! overflow of the boot stack into its guard page is reported from there.
 //!
-//! **Fault reports from several CPUs.** Reports never take the generic console
-//! lock (the faulting thread may hold it). Instead they serialise among
+//! **Fault reports from several CPUs.** Reports never wait unboundedly for the
+//! generic console lock (the faulting thread may hold it): the first takes
+//! it within a short bound and keeps it (`hooks::report_begin`), which keeps
+//! other CPUs' log lines out, and writes without it otherwise. They serialise among
 //! themselves on an arch-level report lock with a time bound
 //! ([`REPORT_LOCK_TIMEOUT_NS`]): a CPU that cannot get it in time (the holder
 //! is wedged) prints anyway, interleaved. The first CPU to finish its report
@@ -592,6 +594,8 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
     let depth = FAULT_DEPTH[cpu_id() % MAX_CPUS].fetch_add(1, Ordering::SeqCst);
     if depth == 0 {
         REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
+        // No other CPU's log line inside the report (bounded wait).
+        crate::hooks::report_begin();
         let locked = report_lock();
         report(frame, slot, ec);
         crate::hooks::fault_reported();

@@ -307,9 +307,10 @@ const REPORT_WAIT_NS: u64 = 2_000_000_000;
 
 /// Reports a CPU exception, then fails the QEMU run.
 ///
-/// Takes no lock that generic code holds (the console lock may be held by the
-/// interrupted code), so the report may interleave with a line another CPU is
-/// printing through the generic console at that moment. Reports from two
+/// Waits a bounded time for the generic console lock and keeps it
+/// (`hooks::report_begin`), so no other CPU's log line lands inside the
+/// report; it is written without that lock all the same if the interrupted
+/// code holds it. Reports from two
 /// faulting CPUs do not interleave: the first takes [`REPORTER`]; a second
 /// waits for it (up to [`REPORT_WAIT_NS`], after which it writes anyway); a
 /// fault while reporting on the same CPU exits at once.
@@ -340,6 +341,7 @@ fn exception(frame: &TrapFrame) -> ! {
             core::hint::spin_loop();
         }
     }
+    crate::hooks::report_begin();
     let vector = frame.vector as usize;
     let mut w = serial::RawWriter;
     let (tid, name) = crate::hooks::current_thread();
