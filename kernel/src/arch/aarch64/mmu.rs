@@ -133,11 +133,15 @@ fn unmap_page(
         }
         *e1 = (t.as_ptr() as u64) | VALID_TABLE;
     }
-    // Level-2 tables are identity-mapped statics: their address is theirs.
-    let t2 = (*e1 & OA_MASK) as *mut u64;
-    // SAFETY: a table entry of ours names one of the static level-2 tables,
-    // which the caller holds exclusively (`init`'s contract).
-    let e2 = unsafe { &mut *t2.add((page / MIB2) as usize % ENTRIES) };
+    // The level-2 table the entry names: one of ours (identity-mapped
+    // statics, so the entry holds its address).
+    let Some(t2) = l2
+        .iter_mut()
+        .find(|t| t.0.as_ptr() as u64 == *e1 & OA_MASK)
+    else {
+        return false;
+    };
+    let e2 = &mut t2.0[(page / MIB2) as usize % ENTRIES];
     if *e2 & 0b11 == VALID_BLOCK {
         if *e2 & ATTR_NORMAL == 0 || *next_l3 == L3_TABLES {
             return false;
@@ -154,9 +158,13 @@ fn unmap_page(
     if *e2 & 0b11 != VALID_TABLE {
         return false;
     }
-    let t3 = (*e2 & OA_MASK) as *mut u64;
-    // SAFETY: as above, for the static level-3 tables.
-    unsafe { *t3.add((page / 4096) as usize % ENTRIES) = 0 };
+    let Some(t3) = l3
+        .iter_mut()
+        .find(|t| t.0.as_ptr() as u64 == *e2 & OA_MASK)
+    else {
+        return false;
+    };
+    t3.0[(page / 4096) as usize % ENTRIES] = 0;
     true
 }
 

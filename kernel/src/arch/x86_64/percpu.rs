@@ -172,12 +172,12 @@ pub fn alloc_block(cpu: usize) -> bool {
         let layout = core::alloc::Layout::new::<IstStack>();
         // SAFETY: the layout has a non-zero size; the stack is leaked (a
         // late AP may still use it).
-        let p = unsafe { alloc::alloc::alloc(layout) }.cast::<IstStack>();
+        let p = unsafe { alloc::alloc::alloc(layout) };
         if p.is_null() {
             return false;
         }
-        // SAFETY: a live allocation of an `IstStack`; only its address is used.
-        top.store(unsafe { (*p).top() }, Ordering::Relaxed);
+        // Only the address: the stack's bytes stay uninitialised.
+        top.store(p as u64 + IST_STACK_BYTES as u64, Ordering::Relaxed);
     }
     if !BLOCKS[cpu].load(Ordering::Acquire).is_null() {
         return true;
