@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 logdir="$(cd "$here/.." && pwd)/build"
 mkdir -p "$logdir"
 limit=${FAULT_TIMEOUT:-60}
-cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack early_stack early_exception_stack wild_pointer undefined panic ap_panic bringup bogus"}
+cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack early_stack early_exception_stack wild_pointer undefined panic ap_panic bringup bringup_stack bogus"}
 export SMP=2
 
 pass=0
@@ -91,6 +91,10 @@ else:
                       r"CPU EXCEPTION 6 invalid opcode \(#UD\)" if arch == "x86_64"
                       else r"class: Unknown reason \(undefined instruction\) \(EC 0x00\)"),
         "bringup": ("1", "bring-up", False, wild),
+        # Recursion in the arch bring-up code of CPU 1, on the stack it
+        # started on: aarch64's guarded bootstrap stack; an x86_64 AP starts
+        # on its idle thread's stack.
+        "bringup_stack": ("1", "bring-up", "bringup", None),
     }
     if case in ("panic", "ap_panic"):
         cpu = "1" if case == "ap_panic" else "0"
@@ -114,6 +118,12 @@ else:
             need(early_overflow, "'kernel stack overflow' line naming the boot stack")
             if o:
                 fails.append("the boot stack's overflow names a thread")
+        elif ovf == "bringup":
+            # aarch64: its bootstrap stack; x86_64: the idle stack it starts
+            # on, before its idle thread is set up.
+            tail = "" if arch == "aarch64" else r" \(its idle stack\)"
+            need(r"kernel stack overflow: the fault address is in the guard page below the stack of cpu 1's bring-up code" + tail + "$",
+                 "'kernel stack overflow' line naming cpu 1's bring-up code")
         elif ovf and not o:
             fails.append("no 'kernel stack overflow' line")
         elif ovf and m and (o.group(1), o.group(2)) != (m.group(2), m.group(3)):

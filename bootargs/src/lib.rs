@@ -88,11 +88,15 @@ pub enum FaultCase {
     ApPanic,
     /// CPU 1 reads through a wild pointer before it has an idle thread.
     Bringup,
+    /// Unbounded recursion on CPU 1 in the arch layer's bring-up code,
+    /// before generic code runs (aarch64: on its bootstrap stack; x86_64:
+    /// an AP starts on its idle thread's stack).
+    BringupStack,
 }
 
 impl FaultCase {
     /// Every case, in `name` order of the docs.
-    pub const ALL: [FaultCase; 12] = [
+    pub const ALL: [FaultCase; 13] = [
         FaultCase::Recursion,
         FaultCase::HugeFrame,
         FaultCase::IdleStack,
@@ -105,6 +109,7 @@ impl FaultCase {
         FaultCase::Panic,
         FaultCase::ApPanic,
         FaultCase::Bringup,
+        FaultCase::BringupStack,
     ];
 
     /// The name `fault=` takes.
@@ -122,6 +127,7 @@ impl FaultCase {
             FaultCase::Panic => "panic",
             FaultCase::ApPanic => "ap_panic",
             FaultCase::Bringup => "bringup",
+            FaultCase::BringupStack => "bringup_stack",
         }
     }
 
@@ -134,7 +140,10 @@ impl FaultCase {
     pub fn needs_cpu1(self) -> bool {
         matches!(
             self,
-            FaultCase::IdleStack | FaultCase::ApPanic | FaultCase::Bringup
+            FaultCase::IdleStack
+                | FaultCase::ApPanic
+                | FaultCase::Bringup
+                | FaultCase::BringupStack
         )
     }
 }
@@ -236,7 +245,7 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Some(c) => args.fault = Some(c),
                 None => warn(
                     word,
-                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, early_stack, early_exception_stack, wild_pointer, undefined, panic, ap_panic or bringup",
+                    "fault must be recursion, huge_frame, idle_stack, boot_stack, exception_stack, early_stack, early_exception_stack, wild_pointer, undefined, panic, ap_panic, bringup or bringup_stack",
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),

@@ -8,7 +8,9 @@
 //! ([`on_boot_cpu`]); `early_stack` on the boot stack itself, before the
 //! heap ([`on_early_boot`]), and `early_exception_stack` then overflows the
 //! boot CPU's static exception stack from the report ([`on_report`]); `idle_stack` and `bringup` on CPU 1 while it comes up
-//! ([`on_secondary`]); `ap_panic` in a `fault` thread pinned to CPU 1;
+//! ([`on_secondary`]); `bringup_stack` on CPU 1 in the arch layer's
+//! bring-up code, on the stack the CPU starts on ([`on_secondary_arch`]);
+//! `ap_panic` in a `fault` thread pinned to CPU 1;
 //! `exception_stack` overflows a thread's stack and then, from the fault
 //! handler ([`on_report`]), the exception stack the report runs on.
 
@@ -96,6 +98,14 @@ pub fn on_secondary(cpu: usize, has_idle_thread: bool) {
     }
 }
 
+/// Called by each secondary CPU's arch bring-up code, on the stack it
+/// starts on, before generic code runs (`bringup_stack`, CPU 1).
+pub fn on_secondary_arch(cpu: usize) {
+    if cpu == 1 && case() == Some(FaultCase::BringupStack) {
+        recurse(0);
+    }
+}
+
 /// Starts the thread of a thread case, or says why the case cannot run.
 /// Called once every CPU is up.
 pub fn start() {
@@ -110,7 +120,10 @@ pub fn start() {
     let mask = crate::cpumask::only(if case == FaultCase::ApPanic { 1 } else { 0 });
     if matches!(
         case,
-        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BootStack
+        FaultCase::IdleStack
+            | FaultCase::Bringup
+            | FaultCase::BringupStack
+            | FaultCase::BootStack
     ) {
         return;
     }
@@ -136,6 +149,7 @@ fn run(case: FaultCase) {
         }
         FaultCase::IdleStack
         | FaultCase::Bringup
+        | FaultCase::BringupStack
         | FaultCase::BootStack
         | FaultCase::EarlyStack
         | FaultCase::EarlyExceptionStack => {}

@@ -73,6 +73,8 @@ pub enum StackOwner {
     ExceptionStack(usize),
     /// The boot stack (the boot CPU before its idle thread left it).
     BootStack,
+    /// A CPU's idle stack before its idle thread was set up (bring-up).
+    IdleUnstarted(usize),
     /// The stack a secondary CPU starts on, before its idle thread's.
     Bringup(usize),
     /// A slot nobody owns (freed).
@@ -86,6 +88,9 @@ impl core::fmt::Display for StackOwner {
             StackOwner::ExceptionStack(cpu) => write!(f, "cpu {cpu}'s exception stack"),
             StackOwner::BootStack => write!(f, "the boot code (cpu 0's boot stack)"),
             StackOwner::Bringup(cpu) => write!(f, "cpu {cpu}'s bring-up code"),
+            StackOwner::IdleUnstarted(cpu) => {
+                write!(f, "cpu {cpu}'s bring-up code (its idle stack)")
+            }
             StackOwner::Nobody => write!(f, "a freed stack"),
         }
     }
@@ -105,6 +110,11 @@ pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
         }
     }
     Some(match crate::heap::stack::guard_owner(addr)? {
+        // An idle slot whose thread is not set up yet: a secondary CPU in
+        // its bring-up, on the idle stack its starter gave it.
+        Some(idx) if task::is_idle_idx(idx) && task::thread(idx).name().is_empty() => {
+            StackOwner::IdleUnstarted(idx as usize)
+        }
         Some(idx) if (idx as usize) < task::threads().len() => {
             StackOwner::Thread(idx, task::thread(idx).name())
         }
@@ -128,6 +138,12 @@ pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
 #[allow(dead_code)]
 pub fn bringup_stack(cpu: usize) -> Option<usize> {
     crate::heap::stack::bringup_stack(cpu)
+}
+
+/// Called by a secondary CPU's arch bring-up code once its traps are set
+/// up, still on the stack it started on (the `fault=bringup_stack` test).
+pub fn secondary_arch_up(cpu: usize) {
+    crate::fault::on_secondary_arch(cpu);
 }
 
 /// Called by the arch fault handlers before a report: keeps ordinary

@@ -44,7 +44,9 @@
 //! stack, so generic code can `schedule()` there: preemption on return from
 //! interrupt); fault reports name `hooks::current_thread()` and, for an address in a
 //! stack's guard pages, `hooks::stack_guard_owner()`; aarch64's `start_cpu`
-//! takes the guarded stacks its CPUs start on from `hooks::bringup_stack()`.
+//! takes the guarded stacks its CPUs start on from `hooks::bringup_stack()`;
+//! each arch's secondary CPU calls `hooks::secondary_arch_up(cpu)` once its
+//! traps are set up, before generic code.
 
 mod deadlines;
 

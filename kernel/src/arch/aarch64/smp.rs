@@ -232,6 +232,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
             aarch64_cpu::asm::wfe();
         }
     }
+    crate::hooks::secondary_arch_up(cpu);
     // SAFETY: start_cpu's caller gave a stack nobody else uses and `entry` is an
     // `extern "C" fn(usize) -> !`; we leave the bootstrap stack for good, with
     // fp/lr cleared so backtraces end here, x0 = cpu. IRQs stay masked.

@@ -571,6 +571,7 @@ extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
     // SAFETY: `start_cpu` stored an `extern "C" fn(usize) -> !` here.
     let entry: extern "C" fn(usize) -> ! = unsafe { core::mem::transmute(entry) };
     ONLINE[cpu].store(true, Ordering::Release);
+    crate::hooks::secondary_arch_up(cpu);
     entry(cpu)
 }
 
