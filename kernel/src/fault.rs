@@ -120,10 +120,7 @@ pub fn start() {
     let mask = crate::cpumask::only(if case == FaultCase::ApPanic { 1 } else { 0 });
     if matches!(
         case,
-        FaultCase::IdleStack
-            | FaultCase::Bringup
-            | FaultCase::BringupStack
-            | FaultCase::BootStack
+        FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BringupStack | FaultCase::BootStack
     ) {
         return;
     }

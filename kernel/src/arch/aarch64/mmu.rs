@@ -135,10 +135,7 @@ fn unmap_page(
     }
     // The level-2 table the entry names: one of ours (identity-mapped
     // statics, so the entry holds its address).
-    let Some(t2) = l2
-        .iter_mut()
-        .find(|t| t.0.as_ptr() as u64 == *e1 & OA_MASK)
-    else {
+    let Some(t2) = l2.iter_mut().find(|t| t.0.as_ptr() as u64 == *e1 & OA_MASK) else {
         return false;
     };
     let e2 = &mut t2.0[(page / MIB2) as usize % ENTRIES];
@@ -158,10 +155,7 @@ fn unmap_page(
     if *e2 & 0b11 != VALID_TABLE {
         return false;
     }
-    let Some(t3) = l3
-        .iter_mut()
-        .find(|t| t.0.as_ptr() as u64 == *e2 & OA_MASK)
-    else {
+    let Some(t3) = l3.iter_mut().find(|t| t.0.as_ptr() as u64 == *e2 & OA_MASK) else {
         return false;
     };
     t3.0[(page / 4096) as usize % ENTRIES] = 0;
