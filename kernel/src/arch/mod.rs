@@ -32,7 +32,7 @@
 //! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
 //! | `const EXCEPTION_STACKS: usize` / `fn set_exception_stack(index: usize, top: usize)` / `fn exception_stack_tops() -> [usize; EXCEPTION_STACKS]` | this CPU's stacks for fatal exceptions (x86_64: the #DF/#PF, NMI and machine-check IST stacks; aarch64: the stack-overflow emergency stack): stack `index` becomes the guarded kernel stack ending at `top` / where each ends now |
 //! | `fn set_exception_stack_of(cpu: usize, index: usize, top: usize)` | the same for secondary CPU `cpu` before it starts (boot CPU), so it has guarded exception stacks from its first instruction |
-//! | `fn static_stack_guards() -> Option<StaticGuards>` | the unmapped guards below the stacks in the kernel image (the boot stack; the boot CPU's exception stacks until it gets guarded ones), `None` where `early_init` could not unmap them |
+//! | `fn static_guards() -> StaticGuards` | where the guards below the stacks in the kernel image are (the boot stack; the boot CPU's exception stacks until it gets guarded ones); `early_init` unmaps them and reports with `note_static_guards_unmapped(ok)`; generic code asks [`static_stack_guards`] |
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
@@ -70,6 +70,25 @@ pub struct StaticGuards {
     /// Below each of the boot CPU's static exception stacks, in
     /// `set_exception_stack`'s index order.
     pub exception: [(usize, usize); EXCEPTION_STACKS],
+}
+
+/// Whether `early_init` unmapped every static stack guard
+/// ([`note_static_guards_unmapped`]).
+static STATIC_GUARDS_UNMAPPED: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+/// Records (arch `early_init`) whether every guard of [`static_guards`]
+/// was unmapped.
+fn note_static_guards_unmapped(ok: bool) {
+    STATIC_GUARDS_UNMAPPED.store(ok, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// The unmapped guards below the kernel image's stacks, if `early_init`
+/// could unmap them all (the arch's `static_guards` says where they are).
+pub fn static_stack_guards() -> Option<StaticGuards> {
+    STATIC_GUARDS_UNMAPPED
+        .load(core::sync::atomic::Ordering::Relaxed)
+        .then(static_guards)
 }
 
 /// Most RAM ranges the kernel heap spans.

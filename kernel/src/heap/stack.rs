@@ -269,12 +269,19 @@ const _: () = assert!(
 /// the region (`arch::set_exception_stack`); keeps the static ones when
 /// there is no memory or no region.
 pub fn exception_stack_init(cpu: usize) {
+    give_exception_stacks(cpu, arch::set_exception_stack);
+}
+
+/// Guarded exception stacks for `cpu` from the region, each handed to
+/// `set(index, top)`; none without a region, one fewer per failed
+/// allocation (the arch layer keeps its fallback for that index).
+fn give_exception_stacks(cpu: usize, mut set: impl FnMut(usize, usize)) {
     if !guarded() {
         return;
     }
     for index in 0..arch::EXCEPTION_STACKS {
         if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
-            arch::set_exception_stack(index, stack.leak());
+            set(index, stack.leak());
         }
     }
 }
@@ -291,11 +298,9 @@ pub fn exception_stacks_for(cpu: usize) {
         return;
     }
     GIVEN.set(cpu, Ordering::Relaxed);
-    for index in 0..arch::EXCEPTION_STACKS {
-        if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
-            arch::set_exception_stack_of(cpu, index, stack.leak());
-        }
-    }
+    give_exception_stacks(cpu, |index, top| {
+        arch::set_exception_stack_of(cpu, index, top)
+    });
 }
 
 // Every exception stack of every CPU (x86_64: #DF/#PF, NMI and machine

@@ -96,12 +96,13 @@ pub fn early_init(info: &boot::BootInfo) {
     let plat = platform::discover(info);
     let (ram, nr_ram) = platform::ram_ranges::<8>(info);
     // The stacks' guards in the image stay unmapped.
-    let holes = static_guard_ranges();
+    let g = static_guards();
+    let holes = [g.boot, g.exception[0]];
     // SAFETY: boot CPU, once, before any other CPU runs and before the heap;
     // the ranges are the DTB's RAM, the image range is the kernel's own, the
     // holes are guard pages nothing uses.
     let map = unsafe { mmu::init(&ram[..nr_ram], (info.kernel_start, info.kernel_end), &holes) };
-    STATIC_GUARDS.store(map.holes_unmapped, core::sync::atomic::Ordering::Relaxed);
+    super::note_static_guards_unmapped(map.holes_unmapped);
     mmu::note_cpu();
     if let Some(uart) = plat.uart_base {
         pl011::init(uart);
@@ -221,28 +222,14 @@ pub use trap::{
     exception_stack_tops, set_exception_stack, set_exception_stack_of, EXCEPTION_STACKS,
 };
 
-/// Whether `mmu::init` left the static stacks' guards unmapped.
-static STATIC_GUARDS: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-
-/// The guards below the kernel image's stacks: the boot stack's page and
-/// the boot CPU's static emergency stack's 32 KiB.
-fn static_guard_ranges() -> [(usize, usize); 2] {
+/// Where the guards below the kernel image's stacks are: the boot stack's
+/// page and the boot CPU's static emergency stack's 32 KiB.
+pub fn static_guards() -> super::StaticGuards {
     let b = boot::boot_stack();
-    [(b.guard, b.bottom), trap::boot_emergency_guard()]
-}
-
-/// The unmapped guards below the kernel image's stacks (see
-/// [`super::StaticGuards`]), if `early_init` could unmap them all.
-pub fn static_stack_guards() -> Option<super::StaticGuards> {
-    STATIC_GUARDS
-        .load(core::sync::atomic::Ordering::Relaxed)
-        .then(|| {
-            let [boot, emergency] = static_guard_ranges();
-            super::StaticGuards {
-                boot,
-                exception: [emergency],
-            }
-        })
+    super::StaticGuards {
+        boot: (b.guard, b.bottom),
+        exception: [trap::boot_emergency_guard()],
+    }
 }
 
 /// Flushes this CPU's TLB (EL1&0 regime, this CPU only).

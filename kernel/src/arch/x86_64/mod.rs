@@ -275,37 +275,27 @@ pub fn set_exception_stack_of(cpu: usize, index: usize, top: usize) {
     percpu::preset_ist_stack(cpu, index, top as u64);
 }
 
-/// Whether [`guard_static_stacks`] unmapped every guard.
-static STATIC_GUARDS: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-
 /// Unmaps the guard pages below the stacks in the kernel image: the boot
 /// stack (`boot`) and the boot CPU's IST stacks ([`percpu`]). First thing
 /// in `early_init`, on the boot stack (well above its guard).
 fn guard_static_stacks() {
-    let boot = boot::boot_stack();
+    let g = static_guards();
     let mut ok = true;
-    for (start, end) in [(boot.guard, boot.bottom)]
-        .into_iter()
-        .chain(percpu::boot_ist_guards())
-    {
+    for (start, end) in [g.boot].into_iter().chain(g.exception) {
         // SAFETY: boot CPU, others not started; nothing uses a guard page.
         ok &= unsafe { paging::unmap_boot_pages(start, end) };
     }
-    STATIC_GUARDS.store(ok, core::sync::atomic::Ordering::Relaxed);
+    super::note_static_guards_unmapped(ok);
 }
 
-/// The unmapped guards below the kernel image's stacks (see
-/// [`super::StaticGuards`]), if `early_init` could unmap them all.
-pub fn static_stack_guards() -> Option<super::StaticGuards> {
-    STATIC_GUARDS
-        .load(core::sync::atomic::Ordering::Relaxed)
-        .then(|| {
-            let b = boot::boot_stack();
-            super::StaticGuards {
-                boot: (b.guard, b.bottom),
-                exception: percpu::boot_ist_guards(),
-            }
-        })
+/// Where the guards below the kernel image's stacks are (see
+/// [`super::StaticGuards`]).
+pub fn static_guards() -> super::StaticGuards {
+    let b = boot::boot_stack();
+    super::StaticGuards {
+        boot: (b.guard, b.bottom),
+        exception: percpu::boot_ist_guards(),
+    }
 }
 
 /// Stacks per CPU for fatal exceptions, each on an IST slot of its own:
