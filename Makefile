@@ -53,7 +53,7 @@ SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work,-smp_every_cpu_runs_th
 CARGO ?= cargo
 export SMP MEM
 
-.PHONY: all build kernel qemu test test-host test-host-debug test-kernel fuzz miri stress-host test-under-stress \
+.PHONY: all build kernel qemu test test-host test-host-debug test-msrv test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp test-x86_64-smp16 test-aarch64-smp16 check-toolchain soak test-soak \
         bench bench-kernel bench-compare linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-clock test-small-mem test-ab-smoke ab test-faults \
@@ -81,7 +81,7 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
+test: ensure-toolchain check-toolchain test-host test-host-debug test-msrv test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
 test: test-firmware test-clock
 test: test-soak
 
@@ -89,6 +89,11 @@ HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features 
 
 test-host:
 	$(CARGO) test $(HOST_CRATES) --release
+
+# The published sched crate alone, from its .crate file, on the minimum Rust
+# version its Cargo.toml declares (scripts/msrv.sh installs that toolchain).
+test-msrv:
+	scripts/msrv.sh
 
 # The same tests in the debug profile: overflow checks and debug assertions
 # on (fewer proptest cases: unoptimised code is slower).
