@@ -934,10 +934,13 @@ fn main() {
     if args.len() == 1 && args[0] == "--axsched" {
         return axfront::report();
     }
+    if args.first().map(String::as_str) == Some("--axsched-one") {
+        return axfront::one(&args[1..]);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --axsched | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }

@@ -78,7 +78,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Deref;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use crate::config::SchedConfig;
 use crate::flags::{DequeueFlags, WakeFlags};
@@ -90,11 +90,14 @@ use crate::task::{SchedTask, TaskId, TaskParams, TaskState};
 const UNOWNED: u64 = 0;
 /// The owner word's "running pick, not put back" bit.
 const IN_FLIGHT: u64 = 1 << 31;
-/// Ids a scheduler gives out are below this (the word's low 31 bits).
-const MAX_IDS: u32 = 1 << 31;
+/// The owner word's "its owner is letting it go" bit: the lag it leaves
+/// with is being written; the word becomes `UNOWNED` right after.
+const LEAVING: u64 = 1 << 30;
+/// Ids a scheduler gives out are below this (the word's low 30 bits).
+const MAX_IDS: u32 = 1 << 30;
 
 /// The owner word: scheduler instance (high 32 bits, never 0), in-flight
-/// bit, id in that scheduler.
+/// bit, leaving bit, id in that scheduler (low 30 bits).
 const fn word(instance: u32, id: u32, in_flight: bool) -> u64 {
     ((instance as u64) << 32) | if in_flight { IN_FLIGHT } else { 0 } | id as u64
 }
@@ -103,14 +106,22 @@ const fn word(instance: u32, id: u32, in_flight: bool) -> u64 {
 static NEXT_INSTANCE: AtomicU32 = AtomicU32::new(1);
 
 /// A task as [`EevdfScheduler`] schedules it: the caller's `T`, the word
-/// that says which scheduler owns it, its nice value, and the scheduling
-/// state it left its last scheduler with (its lag, for its wakeup).
+/// that says which scheduler owns it, its nice value, and the lag it left
+/// its last scheduler with (for its wakeup).
 pub struct EevdfTask<T> {
     inner: T,
     owner: AtomicU64,
     nice: AtomicI32,
-    left_with: spin::Mutex<Option<SchedTask>>,
+    /// Set by `set_priority` on a scheduler that does not own the task: the
+    /// owner applies `nice` when it next picks it.
+    nice_pending: AtomicBool,
+    /// The lag (`NO_LAG`: none kept) and the nice value it was taken at.
+    left_vlag: AtomicI64,
+    left_nice: AtomicI32,
 }
+
+/// `left_vlag` when no lag is kept.
+const NO_LAG: i64 = i64::MIN;
 
 impl<T> EevdfTask<T> {
     /// Wraps `inner` (nice 0, not in any scheduler yet).
@@ -119,7 +130,9 @@ impl<T> EevdfTask<T> {
             inner,
             owner: AtomicU64::new(UNOWNED),
             nice: AtomicI32::new(0),
-            left_with: spin::Mutex::new(None),
+            nice_pending: AtomicBool::new(false),
+            left_vlag: AtomicI64::new(NO_LAG),
+            left_nice: AtomicI32::new(0),
         }
     }
 
@@ -140,9 +153,32 @@ impl<T> EevdfTask<T> {
     }
 
     /// The lag (virtual ns) it left its last scheduler with, kept for its
-    /// wakeup; `None` when it has not left one since it was last enqueued.
+    /// wakeup; `None` when none is kept (it was never let go, or its
+    /// wakeup used it).
     pub fn saved_lag(&self) -> Option<i64> {
-        self.left_with.lock().as_ref().map(|t| t.se.vlag)
+        match self.left_vlag.load(Ordering::Acquire) {
+            NO_LAG => None,
+            v => Some(v),
+        }
+    }
+
+    /// The state for its wakeup: the lag it left with (rescaled if its nice
+    /// value changed since), or a fresh state. Consumes the kept lag.
+    fn wakeup_state(&self, params: TaskParams) -> SchedTask {
+        let vlag = self.left_vlag.swap(NO_LAG, Ordering::AcqRel);
+        if vlag == NO_LAG {
+            return SchedTask::new(params);
+        }
+        let left_nice = self.left_nice.load(Ordering::Relaxed);
+        let mut st = SchedTask::new(TaskParams {
+            nice: left_nice,
+            ..params
+        });
+        st.se.vlag = vlag;
+        if left_nice != params.nice {
+            set_params_offrq(&mut st, params);
+        }
+        st
     }
 }
 
@@ -285,7 +321,7 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
             }
             None => {
                 let i = self.tasks.len() as u32;
-                assert!(i < MAX_IDS, "axsched front end: more than 2^31 tasks");
+                assert!(i < MAX_IDS, "axsched front end: more than 2^30 tasks");
                 self.tasks.push(Some(task));
                 i
             }
@@ -305,16 +341,23 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
         Some(t)
     }
 
-    /// Lets `task` go: if its word still says `w` (nobody adopted it), it
-    /// is unowned from now on and keeps `left` for its wakeup.
+    /// Lets `task` go if its word still says `w` (nobody adopted it
+    /// meanwhile): marks it leaving, keeps the lag it `left` with for its
+    /// wakeup, then marks it unowned. A scheduler that finds it leaving
+    /// waits the few instructions until it is unowned, so the lag it reads
+    /// is this one, and a late owner never overwrites a newer one.
     fn let_go(task: &EevdfTask<T>, w: u64, left: Option<SchedTask>) {
         if task
             .owner
-            .compare_exchange(w, UNOWNED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+            .compare_exchange(w, w | LEAVING, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
         {
-            *task.left_with.lock() = left;
+            return;
         }
+        let (nice, vlag) = left.map_or((0, NO_LAG), |st| (st.params.nice, st.se.vlag));
+        task.left_nice.store(nice, Ordering::Relaxed);
+        task.left_vlag.store(vlag, Ordering::Relaxed);
+        task.owner.store(UNOWNED, Ordering::Release);
     }
 
     /// Takes `task` in: claims its owner word (from `from`: nobody, or
@@ -324,6 +367,7 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
     fn adopt(&mut self, task: Arc<EevdfTask<T>>, from: u64, new: bool) -> bool {
         let id = self.new_id(task.clone());
         let claimed = word(self.instance, id, false);
+        // Acquire: the lag a let-go wrote before `UNOWNED` is visible.
         if task
             .owner
             .compare_exchange(from, claimed, Ordering::AcqRel, Ordering::Acquire)
@@ -333,30 +377,19 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
             self.free_ids.push(id);
             return false;
         }
-        let nice = task.nice();
-        let left = task.left_with.lock().take();
-        match left {
-            Some(mut st) if !new => {
-                if st.params.nice != nice {
-                    set_params_offrq(&mut st, Self::params(nice));
-                }
-                st.state = TaskState::Absent;
-                self.rq.try_to_wake_up(TaskId(id), st, WakeFlags::empty());
-            }
-            _ => {
-                let st = SchedTask::new(Self::params(nice));
-                if new {
-                    self.rq.wake_up_new_task(TaskId(id), st);
-                } else {
-                    let wf = if from == UNOWNED {
-                        WakeFlags::empty()
-                    } else {
-                        self.adopted += 1;
-                        WakeFlags::MIGRATED
-                    };
-                    self.rq.try_to_wake_up(TaskId(id), st, wf);
-                }
-            }
+        task.nice_pending.store(false, Ordering::Relaxed);
+        let params = Self::params(task.nice());
+        if new {
+            self.rq.wake_up_new_task(TaskId(id), SchedTask::new(params));
+        } else if from == UNOWNED {
+            // A wakeup: with the lag it left with (PLACE_LAG).
+            let st = task.wakeup_state(params);
+            self.rq.try_to_wake_up(TaskId(id), st, WakeFlags::empty());
+        } else {
+            // Its old owner has not settled it: no lag was kept.
+            self.adopted += 1;
+            let st = SchedTask::new(params);
+            self.rq.try_to_wake_up(TaskId(id), st, WakeFlags::MIGRATED);
         }
         true
     }
@@ -365,6 +398,11 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
     fn take_in(&mut self, task: Arc<EevdfTask<T>>, new: bool) {
         loop {
             let w = task.owner.load(Ordering::Acquire);
+            if w & LEAVING != 0 {
+                // Its owner is writing its lag, under its own lock.
+                core::hint::spin_loop();
+                continue;
+            }
             if w != UNOWNED && w & IN_FLIGHT == 0 {
                 // Queued in another scheduler: it is runnable there.
                 self.refused += 1;
@@ -462,9 +500,10 @@ impl<T, const HZ: usize, const CPUS: usize> ::axsched::BaseScheduler
         // Queued here, so only this scheduler changes its word.
         task.owner
             .store(word(self.instance, next.0, true), Ordering::Release);
-        let nice = task.nice();
-        if self.rq.task(next).is_some_and(|t| t.params.nice != nice) {
-            let _ = self.rq.set_user_nice(next, nice);
+        if task.nice_pending.load(Ordering::Relaxed)
+            && task.nice_pending.swap(false, Ordering::AcqRel)
+        {
+            let _ = self.rq.set_user_nice(next, task.nice());
         }
         Some(task)
     }
@@ -508,8 +547,13 @@ impl<T, const HZ: usize, const CPUS: usize> ::axsched::BaseScheduler
             return false;
         }
         task.nice.store(prio as i32, Ordering::Relaxed);
-        if let Some((id, _)) = self.own_id(task.owner.load(Ordering::Acquire)) {
-            let _ = self.rq.set_user_nice(id, prio as i32);
+        match self.own_id(task.owner.load(Ordering::Acquire)) {
+            Some((id, _)) => {
+                let _ = self.rq.set_user_nice(id, prio as i32);
+            }
+            // Not here: its owner applies it at its next pick, or the next
+            // scheduler that takes it in.
+            None => task.nice_pending.store(true, Ordering::Release),
         }
         true
     }
