@@ -430,7 +430,7 @@ impl World {
     /// `main`: spins (never yields) until every user task has ended,
     /// waking every wait queue now and then so no waiter waits forever.
     fn run_main(&mut self, c: usize) {
-        if self.now % 50 == 0 {
+        if self.now.is_multiple_of(50) {
             for wq in 0..self.wqs.len() {
                 if self.cpus.iter().any(|cpu| cpu.gc_wq == wq) {
                     continue;
