@@ -1,4 +1,4 @@
-//! The `sched> ` debug shell on the serial console (issue #6): the kernel-side
+//! The `sched> ` debug shell on the serial console: the kernel-side
 //! executor of the `shell` crate's typed commands.
 //!
 //! The pure half (line editing, parsing, help and error texts) lives in the
