@@ -6,7 +6,7 @@
 //! - remove: N tasks added, then removed one by one, last first
 //!   (axsched's `bench_remove`, N = 10k);
 //! - cycle: `task_tick`, `put_prev_task(t, true)`, `pick_next_task` with N
-//!   runnable tasks (the perf-anchors B3 protocol).
+//!   runnable tasks (the protocol of `docs/benchmarks.md`).
 //!
 //! Each cell is the median (min–max) of 5 runs, in ns per operation.
 //!
