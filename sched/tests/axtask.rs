@@ -670,13 +670,14 @@ fn random_programs_keep_every_task_in_one_place() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(200);
-    let (mut migrations, mut adopted, mut steps) = (0, 0, 0);
+    let (mut migrations, mut adopted, mut steps, mut refused) = (0, 0, 0, 0);
     for seed in 0..seeds {
         let ncpus = 1 + (seed % MAX_CPUS as u64) as usize;
         let mut w = random_world(ncpus, 12, seed);
         w.run_to_end(200_000);
         migrations += w.migrations;
         adopted += w.cpus.iter().map(|c| c.sched.adopted()).sum::<u64>();
+        refused += w.cpus.iter().map(|c| c.sched.refused()).sum::<u64>();
         steps += w.now;
         for &u in &w.users {
             assert_eq!(w.tcbs[u].pc, w.tcbs[u].prog.len(), "seed {seed}: task {u}");
