@@ -53,7 +53,7 @@ SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work,-smp_every_cpu_runs_th
 CARGO ?= cargo
 export SMP MEM
 
-.PHONY: all build kernel qemu test test-host test-host-debug test-msrv test-kernel fuzz miri stress-host test-under-stress \
+.PHONY: all build kernel qemu test test-host test-host-debug test-msrv test-loom test-kernel fuzz miri stress-host test-under-stress \
         test-x86_64-timing test-aarch64-timing test-x86_64 test-x86_64-grub test-aarch64 sim \
         test-x86_64-smp test-aarch64-smp test-x86_64-smp16 test-aarch64-smp16 check-toolchain soak test-soak \
         bench bench-kernel bench-compare linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test test-clock test-small-mem test-ab-smoke ab test-faults \
@@ -81,7 +81,7 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/qemu-$(ARCH).sh $(KERNEL_ELF) $(ARGS)
 
-test: ensure-toolchain check-toolchain test-host test-host-debug test-msrv test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
+test: ensure-toolchain check-toolchain test-host test-host-debug test-msrv test-loom test-kernel test-shell test-calibrate test-small-mem test-ab-smoke test-faults
 test: test-firmware test-clock
 test: test-soak
 
@@ -94,6 +94,12 @@ test-host:
 # version its Cargo.toml declares (scripts/msrv.sh installs that toolchain).
 test-msrv:
 	scripts/msrv.sh
+
+# The wake/switch protocol model-checked with loom (sched/src/smp/loom_tests.rs):
+# sched's lib tests named loom_, built with --cfg loom in a target dir of their
+# own (the cfg changes every crate's build).
+test-loom:
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET_DIR)/loom $(CARGO) test -p sched --lib --release loom_ -- --nocapture
 
 # The same tests in the debug profile: overflow checks and debug assertions
 # on (fewer proptest cases: unoptimised code is slower).
