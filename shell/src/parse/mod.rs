@@ -275,9 +275,15 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
     let Some(name) = words.next().filter(|w| !w.starts_with('#')) else {
         return Ok(None);
     };
+    // A command is a word of the help table ([`crate::help::COMMANDS`], the
+    // list the fuzzer and the property tests draw from too); a test checks
+    // that every word of it reaches its parser below.
+    let Some(known) = crate::help::lookup(name) else {
+        return Err(Error::UnknownCommand(quote(name)));
+    };
     let args: Vec<&str> = words.collect();
     let a = args.as_slice();
-    let cmd = match name {
+    let cmd = match known.name {
         "help" => parse_help(a)?,
         "features" => sysctl::parse_features(a)?,
         "sysctl" => Command::Sysctl(sysctl::parse_sysctl(a)?),
