@@ -85,7 +85,7 @@ test: ensure-toolchain check-toolchain test-host test-host-debug test-msrv test-
 test: test-firmware test-clock
 test: test-soak
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features sched/axsched,sched/oracle
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats --features sched/axsched,sched/oracle
 
 test-host:
 	$(CARGO) test $(HOST_CRATES) --release
@@ -394,7 +394,7 @@ study: ensure-fonts
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check
 	$(CARGO) package -q -p sched --allow-dirty
-	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets --features sched/axsched,sched/oracle -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool -p stats --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
 	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings

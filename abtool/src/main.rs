@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
 use sim::plot::COLORS;
-use sim::stats::{amean, cov, hmean, stddev, welch_p};
 use sim::study::json_str;
+use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One run of one boot.
 #[derive(Clone, Debug)]
@@ -564,7 +564,7 @@ fn pct_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
 }
 
 fn sim_pct(base: f64, v: f64, higher_better: bool) -> f64 {
-    shell::stats::pct_better(base, v, higher_better)
+    stats::pct_better(base, v, higher_better)
 }
 
 fn first_word(s: &str) -> &str {

@@ -37,7 +37,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sched::config::FEATURES_KEY;
 use sched::tunables::TUNABLES;
 use sched::{Feature, Features, PreemptMode, SchedConfig};
-use shell::{Command, Event, LineEditor, SysctlCmd};
+use shell::{Command, Event, LineEditor, SysctlCmd, COMMANDS};
 
 /// What `sysctl -a`, `features` and `preempt` print, as one value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,26 +114,9 @@ fn sysctl_set(cfg: &SchedConfig, key: &str, value: &str) {
 
 // ---- input strategies -------------------------------------------------------
 
-const WORDS: &[&str] = &[
-    "help",
-    "features",
-    "sysctl",
-    "preempt",
-    "ps",
-    "sched_debug",
-    "stat",
-    "nice",
-    "chrt",
-    "taskset",
-    "kill",
-    "spin",
-    "hackbench",
-    "schbench",
-    "pgbench",
-    "cyclictest",
-    "perfpipe",
-    "trace",
-    "poweroff",
+/// Argument words the parsers know; the command words come from the help
+/// table (`shell::COMMANDS`), the list the parser itself takes.
+const ARG_WORDS: &[&str] = &[
     "-a",
     "-p",
     "-c",
@@ -179,6 +162,15 @@ const WORDS: &[&str] = &[
     "=",
     "==",
 ];
+
+/// The help table's command words, then [`ARG_WORDS`].
+fn words() -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .chain(ARG_WORDS.iter().copied())
+        .collect()
+}
 
 fn keys() -> Vec<&'static str> {
     TUNABLES
@@ -229,14 +221,14 @@ fn key() -> impl Strategy<Value = String> {
 
 fn line() -> impl Strategy<Value = String> {
     let token = prop_oneof![
-        3 => proptest::sample::select(WORDS).prop_map(str::to_string),
+        3 => proptest::sample::select(words()).prop_map(str::to_string),
         1 => (key(), value()).prop_map(|(k, v)| format!("{k}={v}")),
         1 => feature_name(),
         1 => "[ -~]{0,10}",
     ];
     prop_oneof![
         6 => (
-            proptest::sample::select(WORDS),
+            proptest::sample::select(words()),
             proptest::collection::vec(token, 0..6),
             "[ \t]{0,2}",
         )

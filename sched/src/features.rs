@@ -42,6 +42,14 @@ macro_rules! sched_features {
                     $( Feature::$variant => ($default || cfg!(feature = $on)) && !cfg!(feature = $off), )*
                 }
             }
+
+            /// The cargo features that override the default (`cfg!` takes
+            /// only literals, so each row spells them out; a test checks them
+            /// against the name and against Cargo.toml).
+            #[cfg(test)]
+            const fn cargo_features(self) -> (&'static str, &'static str) {
+                match self { $( Feature::$variant => ($on, $off), )* }
+            }
         }
     };
 }
@@ -209,7 +217,9 @@ impl fmt::Display for Features {
 mod tests {
     extern crate std;
     use super::*;
-    use std::string::ToString;
+    use std::format;
+    use std::string::{String, ToString};
+    use std::vec::Vec;
 
     #[test]
     fn defaults_match_linux_6_19() {
@@ -271,6 +281,66 @@ mod tests {
             assert!(fs.write(bad).is_err(), "{bad:?}");
             assert_eq!(fs.mask(), before, "{bad:?}");
         }
+    }
+
+    /// The `FEAT_*` keys of the `[features]` table of a Cargo.toml text,
+    /// each checked to enable nothing else (`= []`).
+    fn cargo_toml_feat_keys(toml: &str) -> Vec<String> {
+        let mut in_features = false;
+        let mut keys = Vec::new();
+        for line in toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_features = line == "[features]";
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            let key = key.trim().trim_matches('"');
+            if in_features && !line.starts_with('#') && key.starts_with("FEAT_") {
+                assert_eq!(value.trim(), "[]", "{key} must enable nothing else");
+                keys.push(key.to_string());
+            }
+        }
+        keys.sort();
+        keys
+    }
+
+    /// Cargo cannot generate features, so Cargo.toml lists the overrides of
+    /// every row by hand: they must be exactly `FEAT_ON_<NAME>` and
+    /// `FEAT_OFF_<NAME>` of the rows of the table, no more and no fewer, and
+    /// be the names the table's `cfg!`s test. Reads the manifest the crate
+    /// is built from, so it also checks a packaged (normalised) copy.
+    #[test]
+    fn cargo_toml_lists_exactly_the_table_overrides() {
+        let toml = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"));
+        let mut want = Vec::new();
+        for f in Feature::ALL {
+            let (on, off) = (
+                format!("FEAT_ON_{}", f.name()),
+                format!("FEAT_OFF_{}", f.name()),
+            );
+            assert_eq!(
+                f.cargo_features(),
+                (on.as_str(), off.as_str()),
+                "{}",
+                f.name()
+            );
+            want.extend([on, off]);
+        }
+        let got = cargo_toml_feat_keys(toml);
+        let missing: Vec<_> = want.iter().filter(|k| !got.contains(k)).collect();
+        let extra: Vec<_> = got.iter().filter(|k| !want.contains(k)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "Cargo.toml [features]: missing {missing:?}, not in the table {extra:?}"
+        );
+        assert_eq!(got.len(), want.len());
+        // The reader itself: a key outside [features] does not count, a
+        // commented one neither, a quoted one does.
+        let sample = "[features]\nFEAT_ON_A = []\n# FEAT_ON_B = []\n\"FEAT_OFF_A\" = []\n\
+                      [dependencies]\nFEAT_ON_C = \"1\"\n";
+        assert_eq!(cargo_toml_feat_keys(sample), ["FEAT_OFF_A", "FEAT_ON_A"]);
     }
 
     #[test]

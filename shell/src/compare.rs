@@ -11,7 +11,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::stats::{amean, cov, hmean, pct_better, stddev, welch_p, ALPHA};
+use stats::{amean, cov, hmean, pct_better, stddev, welch_p, ALPHA};
 
 /// How a series is summarised and which direction is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

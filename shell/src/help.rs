@@ -1,6 +1,8 @@
 //! The command table: one place for every command's name, usage line, summary,
 //! examples and numeric limits. `help` prints it, error messages quote the usage
-//! line from it, and a test parses every example in it.
+//! line from it, the parser takes its names as the command words (and no
+//! others), the fuzzer and the property tests draw command words from it, and
+//! a test parses every example in it.
 
 use alloc::format;
 use alloc::string::String;

@@ -50,7 +50,6 @@ pub mod error;
 pub mod format;
 pub mod help;
 pub mod parse;
-pub mod stats;
 
 pub use editor::{Event, LineEditor, LineError, HISTORY_LEN, MAX_LINE, PROMPT};
 pub use error::{ArgError, BgError, Error};

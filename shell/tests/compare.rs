@@ -1,10 +1,9 @@
 //! `compare`: its parser (good and bad lines, with the exact error lines), the
-//! statistics against published values, the per-run line round trip and the
-//! table's format.
+//! per-run line round trip and the table's format (the statistics are the
+//! `stats` crate's, tested there against published values).
 
 use sched::{Feature, PreemptMode};
 use shell::compare::{write_run_line, write_table, Kind, RunLine, Series};
-use shell::stats::{amean, cov, hmean, pct_better, stddev, t_two_sided_p, welch_p};
 use shell::{parse, Command, Compare, Hackbench, Perfpipe, Setting, YieldPp};
 
 fn ok(line: &str) -> Compare {
@@ -176,31 +175,6 @@ fn compare_refuses_bad_lines() {
     );
     let nine = format!("compare {}-- perfpipe", "-c '' ".repeat(9));
     err_is(&nine, "compare: at most 8 -c CONFIG values");
-}
-
-#[test]
-fn stats_match_published_values() {
-    // t = 2.228 at df = 10 and t = 2.776 at df = 4 are two-sided 5% points.
-    assert!((t_two_sided_p(2.228, 10.0) - 0.05).abs() < 1e-3);
-    assert!((t_two_sided_p(2.776, 4.0) - 0.05).abs() < 1e-3);
-    assert!((t_two_sided_p(0.0, 5.0) - 1.0).abs() < 1e-9);
-    // df = 1 is Cauchy: P(|t| > 1) = 0.5.
-    assert!((t_two_sided_p(1.0, 1.0) - 0.5).abs() < 1e-9);
-    assert_eq!(amean(&[1.0, 2.0, 3.0]), 2.0);
-    assert!((hmean(&[1.0, 4.0]) - 1.6).abs() < 1e-12);
-    assert_eq!(hmean(&[1.0, 0.0]), 0.0);
-    assert!((stddev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]) - 2.138_089_935).abs() < 1e-6);
-    assert!((cov(&[9.0, 11.0]) - 14.142_135_6).abs() < 1e-6);
-    // R: t.test(c(1,1.1,0.9,1), c(2,2.1,1.9,2)) p = 1.6e-06 (< 0.001);
-    // c(10,12,11,13) vs c(11,13,12,15): t = -1.1677, df = 5.5846, p = 0.2903
-    // (the t density integrated numerically).
-    assert!(welch_p(&[1.0, 1.1, 0.9, 1.0], &[2.0, 2.1, 1.9, 2.0]) < 0.001);
-    assert!((welch_p(&[10.0, 12.0, 11.0, 13.0], &[11.0, 13.0, 12.0, 15.0]) - 0.2903).abs() < 1e-3);
-    assert_eq!(welch_p(&[1.0], &[2.0, 3.0]), 1.0);
-    assert_eq!(welch_p(&[1.0, 1.0], &[2.0, 2.0]), 0.0);
-    assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), 1.0);
-    assert_eq!(pct_better(2.0, 1.0, false), 50.0);
-    assert_eq!(pct_better(2.0, 1.0, true), -50.0);
 }
 
 #[test]

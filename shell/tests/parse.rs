@@ -2,8 +2,8 @@
 
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin,
-    SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
+    help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
+    Spin, SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -737,6 +737,34 @@ fn command_names_match_the_help_table() {
         assert!(shell::lookup(c.name).is_some());
     }
     assert_eq!(COMMANDS.len(), 25);
+}
+
+/// Every word of the help table reaches its own parser: alone it parses to
+/// that command (or its help), or is refused for its arguments, never as an
+/// unknown command. (The other way round, that the parser takes no word
+/// outside the table, is `props.rs`'s `only_table_words_are_commands`.)
+#[test]
+fn every_table_word_is_a_command() {
+    for c in COMMANDS {
+        for line in [c.name.to_string(), format!("{} --no-such-option", c.name)] {
+            match parse(&line) {
+                Ok(Some(cmd)) => assert!(
+                    cmd.name() == c.name || cmd == Command::Help(Some(c.name)),
+                    "{line:?} parsed as {cmd:?}"
+                ),
+                Err(Error::Arg { cmd, .. }) => assert_eq!(cmd, c.name, "{line:?}"),
+                other => panic!("{line:?}: {other:?}"),
+            }
+        }
+    }
+    // Words that are not in the table are not commands, however close.
+    for w in ["Help", "ps2", "sched-debug", "pgbenc", "yields", "compare2"] {
+        assert!(shell::lookup(w).is_none());
+        assert_eq!(
+            parse(w).unwrap_err().to_string(),
+            format!("unknown command '{w}' (try 'help')"),
+        );
+    }
 }
 
 #[test]

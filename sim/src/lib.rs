@@ -9,14 +9,17 @@
 //! - [`machine`]: topologies, presets and the cost model (every default cited);
 //! - [`workloads`]: the benchmark models (each documents the Linux path it models);
 //! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
-//! - [`plot`]: PNG plots; [`stats`]: means, CoV, Welch's t-test; [`rng`]: the PRNG.
+//! - [`plot`]: PNG plots; [`rng`]: the PRNG.
+//!
+//! Means, CoV and Welch's t-test come from the `stats` crate, the same code
+//! as the kernel's `compare`, so the study and the kernel's tables mark
+//! significance identically.
 
 pub mod bench;
 pub mod engine;
 pub mod machine;
 pub mod plot;
 pub mod rng;
-pub mod stats;
 pub mod study;
 pub mod workloads;
 

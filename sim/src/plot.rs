@@ -10,10 +10,10 @@ use std::sync::OnceLock;
 use plotters::prelude::*;
 
 use crate::machine::Machine;
-use crate::stats::{amean, hmean};
 use crate::study::Results;
 use crate::workloads::HackbenchCfg;
 use crate::{run_one, WorkSpec};
+use stats::{amean, hmean};
 
 /// Where the font is looked for.
 pub const FONT_PATHS: &[&str] = &[

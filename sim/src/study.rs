@@ -18,9 +18,9 @@ use std::time::Instant;
 
 use crate::engine::{row_name, Counters, NR_ROWS};
 use crate::machine::Machine;
-use crate::stats::{amean, cov, hmean, stddev, welch_p};
 use crate::workloads::*;
 use crate::{run_one, Config, RunResult, WorkSpec};
+use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One sweep: a workload on a machine over a list of parameter values.
 #[derive(Clone, Debug)]

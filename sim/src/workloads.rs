@@ -86,7 +86,7 @@
 use sched::TaskParams;
 
 use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
-use crate::stats::percentile;
+use stats::percentile;
 
 // ---------------------------------------------------------------- hackbench
 

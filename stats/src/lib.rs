@@ -1,10 +1,23 @@
-//! Summary statistics for `compare` (no_std, through `libm`): the means
-//! mmtests prints (Amean for times and latencies, Hmean for rates), Stddev,
-//! CoV, and Welch's unequal-variance t-test with the Student t CDF from the
-//! regularized incomplete beta function (Lentz's continued fraction, Numerical
-//! Recipes 6.4; `lgamma` from `libm`).
+//! Summary statistics, one implementation for the kernel's `compare`
+//! command (through the `shell` crate), the simulator's study and `abtool`,
+//! so all three mark significance identically.
+//!
+//! - The means mmtests prints: Amean for times and latencies, Hmean for
+//!   rates; Stddev (n - 1), CoV, the nearest-rank percentile.
+//! - Welch's unequal-variance t-test: t, the Welch-Satterthwaite degrees of
+//!   freedom, and the two-sided p-value from the Student t CDF, which is the
+//!   regularized incomplete beta function (Lentz's continued fraction,
+//!   Numerical Recipes 6.4), with `lgamma` from `libm`; at infinite degrees
+//!   of freedom the normal distribution (`erfc`).
+//!
+//! `no_std` (the kernel links it), no allocation, no `unsafe`; it does not
+//! depend on `sched`. `tests/published.rs` checks it against t tables and
+//! published Welch examples.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-use libm::{exp, fabs, lgamma, log, sqrt};
+use libm::{ceil, erfc, exp, fabs, lgamma, log, sqrt};
 
 /// Arithmetic mean (0 for no samples).
 pub fn amean(x: &[f64]) -> f64 {
@@ -89,7 +102,10 @@ pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
     }
 }
 
-/// Two-sided p-value of Student's t with `df` degrees of freedom.
+/// Two-sided p-value of Student's t with `df` degrees of freedom:
+/// P(|T| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2); the normal distribution's
+/// `erfc(|t|/sqrt(2))` at `df` = infinity. 1.0 when it cannot be computed
+/// (NaN, `df` <= 0).
 pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if t.is_nan() || df.is_nan() || df <= 0.0 {
         return 1.0;
@@ -97,7 +113,43 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if t.is_infinite() {
         return 0.0;
     }
+    if df.is_infinite() {
+        return erfc(fabs(t) / core::f64::consts::SQRT_2);
+    }
     inc_beta(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// The result of Welch's unequal-variance t-test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Welch {
+    /// (mean(a) - mean(b)) / sqrt(var(a)/n_a + var(b)/n_b).
+    pub t: f64,
+    /// The Welch-Satterthwaite degrees of freedom (not an integer).
+    pub df: f64,
+    /// Two-sided p-value that the means differ.
+    pub p: f64,
+}
+
+/// Welch's t-test of `a` against `b`. `None` below 2 samples on a side or
+/// with no variance on either side (t is undefined).
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (sa, sb) = (stddev(a), stddev(b));
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (sa * sa / na, sb * sb / nb);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return None;
+    }
+    let t = (amean(a) - amean(b)) / sqrt(se2);
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    Some(Welch {
+        t,
+        df,
+        p: t_two_sided_p(t, df),
+    })
 }
 
 /// Welch's t-test: the two-sided p-value that the means of `a` and `b` differ.
@@ -107,17 +159,11 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     if a.len() < 2 || b.len() < 2 {
         return 1.0;
     }
-    let (ma, mb) = (amean(a), amean(b));
-    let (sa, sb) = (stddev(a), stddev(b));
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (va, vb) = (sa * sa / na, sb * sb / nb);
-    let se2 = va + vb;
-    if se2 == 0.0 {
-        return if ma == mb { 1.0 } else { 0.0 };
+    match welch(a, b) {
+        Some(w) => w.p,
+        None if amean(a) == amean(b) => 1.0,
+        None => 0.0,
     }
-    let t = (ma - mb) / sqrt(se2);
-    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    t_two_sided_p(t, df)
 }
 
 /// The significance level `compare` marks (`*`).
@@ -133,4 +179,13 @@ pub fn pct_better(base: f64, v: f64, higher_better: bool) -> f64 {
     } else {
         100.0 * (base - v) / fabs(base)
     }
+}
+
+/// Percentile `p` (0..=100) of sorted samples, nearest rank (0 when empty).
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ceil((p / 100.0) * sorted.len() as f64) as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
 }

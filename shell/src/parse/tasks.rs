@@ -1,0 +1,254 @@
+//! One thread's attributes, as util-linux and procps set them: `nice`,
+//! `chrt` (policy and RT priority), `taskset` (affinity, hex masks and CPU
+//! lists) and `kill`.
+
+use sched::{CpuMask, Policy};
+
+use super::args::{err, getopt, is_int, limit, no_options, pid, Opt};
+use super::jobs::job;
+use super::{Command, Limit, MAX_CPUS};
+use crate::error::{quote, ArgError, Error};
+
+/// `nice PID N`.
+pub const NICE: Limit = Limit {
+    name: "N",
+    min: -20,
+    max: 19,
+    default: None,
+    doc: "nice value (weight 88761 .. 15)",
+};
+
+pub(super) fn parse_nice(args: &[&str]) -> Result<Command, Error> {
+    no_options("nice", args)?;
+    match args {
+        [] => err("nice", ArgError::Missing("PID")),
+        [_] => err("nice", ArgError::Missing("N")),
+        [p, n] => {
+            let pid = pid("nice", p)?;
+            let nice = limit("nice", &NICE, n)? as i32;
+            Ok(Command::Nice { pid, nice })
+        }
+        [_, _, extra, ..] => err("nice", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+pub(super) fn parse_kill(args: &[&str]) -> Result<Command, Error> {
+    no_options("kill", args)?;
+    match args {
+        [] => err("kill", ArgError::Missing("PID or %JOB")),
+        [j] if j.starts_with('%') => Ok(Command::KillJob {
+            job: job("kill", j)?,
+        }),
+        [p] => Ok(Command::Kill {
+            pid: pid("kill", p)?,
+        }),
+        [_, extra, ..] => err("kill", ArgError::Unexpected(quote(extra))),
+    }
+}
+
+pub(super) fn parse_chrt(args: &[&str]) -> Result<Command, Error> {
+    const C: &str = "chrt";
+    const SPEC: &[Opt] = &[
+        Opt {
+            short: b'f',
+            long: "fifo",
+            takes_value: false,
+        },
+        Opt {
+            short: b'r',
+            long: "rr",
+            takes_value: false,
+        },
+        Opt {
+            short: b'o',
+            long: "other",
+            takes_value: false,
+        },
+        Opt {
+            short: b'b',
+            long: "batch",
+            takes_value: false,
+        },
+        Opt {
+            short: b'i',
+            long: "idle",
+            takes_value: false,
+        },
+        Opt {
+            short: b'p',
+            long: "pid",
+            takes_value: false,
+        },
+    ];
+    let g = getopt(C, args, SPEC)?;
+    let mut policy = None;
+    for &(c, _) in &g.opts {
+        let p = match c {
+            b'f' => Policy::Fifo,
+            b'r' => Policy::RoundRobin,
+            b'o' => Policy::Normal,
+            b'b' => Policy::Batch,
+            b'i' => Policy::Idle,
+            _ => continue,
+        };
+        if policy.replace(p).is_some() {
+            return err(C, ArgError::ConflictingPolicies);
+        }
+    }
+    let show = g.has(b'p');
+    match g.pos.as_slice() {
+        [] => err(
+            C,
+            ArgError::Missing(if show && policy.is_none() {
+                "PID"
+            } else {
+                "PRIO"
+            }),
+        ),
+        [p] if show && policy.is_none() => Ok(Command::ChrtShow { pid: pid(C, p)? }),
+        [_] => err(C, ArgError::Missing("PID")),
+        [prio, p] => {
+            // No policy option: SCHED_RR, like Linux chrt.
+            let policy = policy.unwrap_or(Policy::RoundRobin);
+            if !is_int(prio) {
+                return err(
+                    C,
+                    ArgError::NotANumber {
+                        what: "PRIO",
+                        got: quote(prio),
+                    },
+                );
+            }
+            let (lo, hi) = match policy {
+                Policy::Fifo | Policy::RoundRobin => (1, i64::from(sched::task::MAX_RT_PRIO)),
+                _ => (0, 0),
+            };
+            let prio = match prio.parse::<i64>() {
+                Ok(v) if (lo..=hi).contains(&v) => v as u8,
+                _ => {
+                    return err(
+                        C,
+                        ArgError::BadPriority {
+                            policy,
+                            got: quote(prio),
+                        },
+                    )
+                }
+            };
+            Ok(Command::Chrt {
+                policy,
+                prio,
+                pid: pid(C, p)?,
+            })
+        }
+        [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+pub(super) fn parse_taskset(args: &[&str]) -> Result<Command, Error> {
+    const C: &str = "taskset";
+    const SPEC: &[Opt] = &[
+        Opt {
+            short: b'p',
+            long: "pid",
+            takes_value: false,
+        },
+        Opt {
+            short: b'c',
+            long: "cpu-list",
+            takes_value: false,
+        },
+    ];
+    let g = getopt(C, args, SPEC)?;
+    if !g.has(b'p') {
+        return err(C, ArgError::TasksetNeedsP);
+    }
+    let list = g.has(b'c');
+    match g.pos.as_slice() {
+        [] => err(C, ArgError::Missing("PID")),
+        [p] => Ok(Command::TasksetShow {
+            pid: pid(C, p)?,
+            list,
+        }),
+        [m, p] => {
+            let mask = if list { cpu_list(m)? } else { hex_mask(m)? };
+            Ok(Command::Taskset {
+                mask,
+                pid: pid(C, p)?,
+            })
+        }
+        [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+/// A hex CPU mask like Linux `taskset`: `3`, `0x3`, `0X0000ff`; non-zero,
+/// at most [`MAX_CPUS`] bits.
+pub fn hex_mask(w: &str) -> Result<CpuMask, Error> {
+    const C: &str = "taskset";
+    let h = w
+        .strip_prefix("0x")
+        .or_else(|| w.strip_prefix("0X"))
+        .unwrap_or(w);
+    if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return err(C, ArgError::BadMask(quote(w)));
+    }
+    let sig = h.trim_start_matches('0');
+    if sig.len() * 4 > MAX_CPUS as usize {
+        return err(C, ArgError::MaskTooWide(quote(w)));
+    }
+    if sig.is_empty() {
+        return err(C, ArgError::ZeroMask);
+    }
+    // Digits checked and the width fits: parse_hex cannot refuse it.
+    match CpuMask::parse_hex(sig) {
+        Some(m) if !m.is_empty() => Ok(m),
+        Some(_) => err(C, ArgError::ZeroMask),
+        None => err(C, ArgError::MaskTooWide(quote(w))),
+    }
+}
+
+/// A CPU list like Linux `taskset -c`: `0-2,5`, `0-7:2` (stride); CPUs
+/// below [`MAX_CPUS`].
+pub fn cpu_list(w: &str) -> Result<CpuMask, Error> {
+    const C: &str = "taskset";
+    let bad = |why| {
+        err(
+            C,
+            ArgError::BadCpuList {
+                list: quote(w),
+                why,
+            },
+        )
+    };
+    // A CPU number: Ok(Some(n)) below MAX_CPUS, Ok(None) for a well-formed but too
+    // large number, Err for anything else.
+    let cpu = |s: &str| -> Result<Option<u32>, ()> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(());
+        }
+        Ok(s.parse::<u32>().ok().filter(|&n| n < MAX_CPUS))
+    };
+    let mut mask = CpuMask::new();
+    for item in w.split(',') {
+        let (range, stride) = match item.split_once(':') {
+            Some((r, s)) => match cpu(s) {
+                Ok(Some(s)) if s > 0 => (r, s),
+                _ => return bad("stride must be in [1, 255]"),
+            },
+            None => (item, 1),
+        };
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        let (lo, hi) = match (cpu(lo), cpu(hi)) {
+            (Ok(Some(lo)), Ok(Some(hi))) => (lo, hi),
+            (Ok(_), Ok(_)) => return err(C, ArgError::MaskTooWide(quote(w))),
+            _ => return bad("expected N or N-M items separated by commas"),
+        };
+        if lo > hi {
+            return bad("range end below its start");
+        }
+        for c in (lo..=hi).step_by(stride as usize) {
+            mask.set(c as usize);
+        }
+    }
+    Ok(mask)
+}

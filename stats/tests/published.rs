@@ -1,0 +1,176 @@
+//! The statistics against published values: Student t table points, closed
+//! forms of the t distribution, the worked examples of Welch's test in the
+//! Wikipedia article "Welch's t-test", and the means on small samples whose
+//! values are known by hand.
+
+use stats::{
+    amean, cov, hmean, inc_beta, pct_better, percentile, stddev, t_two_sided_p, welch, welch_p,
+};
+
+/// Critical values of Student's t, two-sided, as printed in the standard
+/// tables (NIST/SEMATECH e-Handbook of Statistical Methods, section
+/// 1.3.6.7.2; any statistics textbook's appendix): (t, degrees of freedom,
+/// two-sided p).
+const T_TABLE: &[(f64, f64, f64)] = &[
+    (12.706, 1.0, 0.05),
+    (63.657, 1.0, 0.01),
+    (2.776, 4.0, 0.05),
+    (1.812, 10.0, 0.10),
+    (2.228, 10.0, 0.05),
+    (3.169, 10.0, 0.01),
+    (2.086, 20.0, 0.05),
+    (2.845, 20.0, 0.01),
+    (1.645, f64::INFINITY, 0.10),
+    (1.960, f64::INFINITY, 0.05),
+    (2.576, f64::INFINITY, 0.01),
+];
+
+/// The tables round t to 3 decimals (error <= 0.0005); the two-sided p moves
+/// by 2 f(t) dt for a density f <= 1/sqrt(2 pi) < 0.4, so at most 0.0004.
+const TABLE_TOL: f64 = 4e-4;
+
+#[test]
+fn t_cdf_matches_the_t_table() {
+    for &(t, df, p) in T_TABLE {
+        let got = t_two_sided_p(t, df);
+        assert!(
+            (got - p).abs() <= TABLE_TOL,
+            "t = {t}, df = {df}: p = {got}, table {p}"
+        );
+        // Symmetric in t.
+        assert_eq!(t_two_sided_p(-t, df), got);
+    }
+}
+
+#[test]
+fn t_cdf_matches_closed_forms() {
+    use std::f64::consts::PI;
+    for t in [0.0, 0.1, 0.5, 1.0, 2.0, 3.7, 10.0, 1e3] {
+        // df = 1 is the Cauchy distribution: P(|T| >= t) = 1 - 2 atan(t) / pi.
+        let cauchy = 1.0 - 2.0 * f64::atan(t) / PI;
+        assert!(
+            (t_two_sided_p(t, 1.0) - cauchy).abs() < 1e-10,
+            "df 1, t {t}"
+        );
+        // df = 2: P(|T| >= t) = 1 - t / sqrt(2 + t^2).
+        let two = 1.0 - t / (2.0 + t * t).sqrt();
+        assert!((t_two_sided_p(t, 2.0) - two).abs() < 1e-10, "df 2, t {t}");
+    }
+    // I_x(1, 1) = x; I_x(a, b) = 1 - I_{1-x}(b, a).
+    assert!((inc_beta(1.0, 1.0, 0.3) - 0.3).abs() < 1e-12);
+    assert!((inc_beta(2.5, 4.0, 0.2) + inc_beta(4.0, 2.5, 0.8) - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn t_cdf_edges() {
+    assert_eq!(t_two_sided_p(0.0, 5.0), 1.0);
+    assert_eq!(t_two_sided_p(f64::INFINITY, 5.0), 0.0);
+    assert_eq!(t_two_sided_p(f64::NAN, 5.0), 1.0);
+    assert_eq!(t_two_sided_p(2.0, 0.0), 1.0);
+    assert_eq!(t_two_sided_p(2.0, f64::NAN), 1.0);
+    // Very many degrees of freedom approach the normal distribution.
+    let (big, inf) = (t_two_sided_p(1.96, 1e7), t_two_sided_p(1.96, f64::INFINITY));
+    assert!((big - inf).abs() < 1e-6, "{big} vs {inf}");
+}
+
+/// Wikipedia, "Welch's t-test", section Examples (examples 1 and 2): the data
+/// and the published t, degrees of freedom and p-value, rounded there to
+/// 2, 1 and 3 decimals (so the tolerances are half a unit of the last digit).
+#[test]
+fn welch_matches_the_published_examples() {
+    struct Example {
+        a: &'static [f64],
+        b: &'static [f64],
+        t: f64,
+        df: f64,
+        p: f64,
+    }
+    let examples = [
+        Example {
+            a: &[
+                27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+                21.4,
+            ],
+            b: &[
+                27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+                24.4,
+            ],
+            t: -2.46,
+            df: 25.0,
+            p: 0.021,
+        },
+        Example {
+            a: &[17.2, 20.9, 22.6, 18.1, 21.7, 21.4, 23.5, 24.2, 14.7, 21.8],
+            b: &[
+                21.5, 22.8, 21.0, 23.0, 21.6, 23.6, 22.5, 20.7, 23.4, 21.8, 20.7, 21.7, 21.5, 22.5,
+                23.6, 21.5, 22.5, 23.5, 21.5, 21.8,
+            ],
+            t: -1.57,
+            df: 9.9,
+            p: 0.149,
+        },
+    ];
+    for (i, e) in examples.iter().enumerate() {
+        let w = welch(e.a, e.b).unwrap();
+        assert!((w.t - e.t).abs() <= 0.005, "example {}: t = {}", i + 1, w.t);
+        assert!(
+            (w.df - e.df).abs() <= 0.05,
+            "example {}: df = {}",
+            i + 1,
+            w.df
+        );
+        assert!(
+            (w.p - e.p).abs() <= 0.0005,
+            "example {}: p = {}",
+            i + 1,
+            w.p
+        );
+        assert_eq!(welch_p(e.a, e.b), w.p);
+        // Swapping the sides flips t and keeps df and p.
+        let r = welch(e.b, e.a).unwrap();
+        assert_eq!((r.t, r.df, r.p), (-w.t, w.df, w.p));
+    }
+}
+
+#[test]
+fn welch_small_samples_and_degenerate_cases() {
+    // R: t.test(c(10,12,11,13), c(11,13,12,15)): t = -1.1677,
+    // df = 5.5846, p-value = 0.2903.
+    let w = welch(&[10.0, 12.0, 11.0, 13.0], &[11.0, 13.0, 12.0, 15.0]).unwrap();
+    assert!((w.t + 1.1677).abs() < 5e-5, "{w:?}");
+    assert!((w.df - 5.5846).abs() < 5e-5, "{w:?}");
+    assert!((w.p - 0.2903).abs() < 5e-5, "{w:?}");
+    // Far apart with little spread: p far below any level.
+    assert!(welch_p(&[1.0, 1.1, 0.9, 1.0], &[2.0, 2.1, 1.9, 2.0]) < 0.001);
+    // Fewer than 2 samples on a side: no test.
+    assert_eq!(welch(&[1.0], &[2.0, 3.0]), None);
+    assert_eq!(welch_p(&[1.0], &[2.0, 3.0]), 1.0);
+    // No variance: different means are certainly different, equal ones not.
+    assert_eq!(welch(&[1.0, 1.0], &[2.0, 2.0]), None);
+    assert_eq!(welch_p(&[1.0, 1.0], &[2.0, 2.0]), 0.0);
+    assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), 1.0);
+}
+
+#[test]
+fn means_spread_and_percentiles() {
+    assert_eq!(amean(&[1.0, 2.0, 3.0]), 2.0);
+    assert_eq!(amean(&[]), 0.0);
+    // 2 / (1/1 + 1/4) = 1.6.
+    assert!((hmean(&[1.0, 4.0]) - 1.6).abs() < 1e-12);
+    assert_eq!(hmean(&[1.0, 0.0]), 0.0);
+    // Sum of squared deviations 32 over n - 1 = 7: sqrt(32 / 7).
+    assert!(
+        (stddev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]) - (32.0f64 / 7.0).sqrt()).abs() < 1e-12
+    );
+    assert_eq!(stddev(&[5.0]), 0.0);
+    // Stddev sqrt(2) over mean 10.
+    assert!((cov(&[9.0, 11.0]) - 100.0 * 2f64.sqrt() / 10.0).abs() < 1e-12);
+    assert_eq!(cov(&[0.0, 0.0]), 0.0);
+    assert_eq!(pct_better(2.0, 1.0, false), 50.0);
+    assert_eq!(pct_better(2.0, 1.0, true), -50.0);
+    assert_eq!(pct_better(0.0, 1.0, true), 0.0);
+    assert_eq!(percentile(&[1, 2, 3, 4], 50.0), 2);
+    assert_eq!(percentile(&[1, 2, 3, 4], 99.0), 4);
+    assert_eq!(percentile(&[1, 2, 3, 4], 0.0), 1);
+    assert_eq!(percentile(&[], 50.0), 0);
+}
