@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs a `cargo test` command, shows its output, keeps it in
+# build/cargo-test-NAME.log and records its counts for make test's closing
+# line: the sums of cargo's `test result: ... N passed; M failed; K ignored`
+# lines (ignored counted as skipped).
+#
+#   scripts/test/cargo-test.sh NAME CARGO test ARGS...
+set -uo pipefail
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init cargo-test
+if [ $# -lt 3 ]; then
+    echo "usage: $0 NAME CARGO test ARGS..." >&2
+    exit 2
+fi
+name=$1
+shift
+log=$(h_log cargo-test "$name")
+"$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+read -r passed failed ignored results < <(awk '
+    /^test result: / {
+        n++
+        for (i = 1; i <= NF; i++) {
+            if ($(i + 1) ~ /^passed;?$/) p += $i
+            if ($(i + 1) ~ /^failed;?$/) f += $i
+            if ($(i + 1) ~ /^ignored;?$/) s += $i
+        }
+    }
+    END { printf "%d %d %d %d\n", p, f, s, n }' "$log")
+# A run that failed before any test result (a build error) counts as one failure.
+[ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+h_record "cargo $name" "$passed" "$failed" "$ignored"
+h_say "$name: $passed passed, $failed failed, $ignored ignored in $results test binaries"
+exit "$rc"
