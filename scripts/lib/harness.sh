@@ -102,8 +102,9 @@ h_arm_shim() { # ADDR OUT
 #                   aarch64: its raw Image through -kernel, DTB in x0)
 #   append=ARGS     the kernel command line (with kernel=, or fw=edk2)
 #   fw=NAME         firmware: x86_64 qboot (default with kernel=), seabios
-#                   (default without), ovmf (pflash, a private copy of the
-#                   variables in build/); aarch64 none (default), edk2, uboot
+#                   (default without), ovmf (pflash, with the script's own
+#                   copy of the variables in build/); aarch64 none (default),
+#                   edk2, uboot
 #   smp=N mem=SIZE  default $SMP (1) and $MEM (256M)
 #   accel=auto|tcg|kvm  default $ACCEL or auto: x86_64 KVM when it works and
 #                   is not PVM (a PVM /dev/kvm runs an unaware guest ~1000x
@@ -196,9 +197,9 @@ h_qemu() {
                     # only that), with a private copy of its variables.
                     local code=/usr/share/OVMF/OVMF_CODE_4M.fd vars=/usr/share/OVMF/OVMF_VARS_4M.fd
                     [ -f "$code" ] || { code=/usr/share/OVMF/OVMF_CODE.fd; vars=/usr/share/OVMF/OVMF_VARS.fd; }
-                    cp "$vars" "$H_BUILD/ovmf-vars-$$.fd" || return 1
+                    cp "$vars" "$H_BUILD/ovmf-vars-$H_NAME.fd" || return 1
                     QEMU+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
-                        -drive "if=pflash,format=raw,unit=1,file=$H_BUILD/ovmf-vars-$$.fd")
+                        -drive "if=pflash,format=raw,unit=1,file=$H_BUILD/ovmf-vars-$H_NAME.fd")
                     ;;
                 *) h_err "h_qemu: x86_64 firmware must be qboot, seabios or ovmf, not '$fw'"; return 2 ;;
             esac
