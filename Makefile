@@ -50,7 +50,7 @@ SMP_TEST       ?= 4
 # the smp_ concurrency tests but two whose bounds are wall-clock guest time
 # and assume a host core per vCPU (16 vCPUs share 2 host cores here; both
 # missed their bounds at host load 10-13). Both run at SMP_TEST CPUs; the
-# measurements are in docs/testing.md.
+# measurements are in docs/design/kernel.md ("Many CPUs").
 SMP_MANY       ?= 16
 SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work,-smp_every_cpu_runs_threads
 
@@ -61,10 +61,10 @@ export SMP MEM
 T     := scripts/test
 KTEST := $(T)/ktest.sh
 
-.PHONY: all build kernel qemu test test-suites test-host test-host-debug test-kernel fuzz miri stress-host \
-        test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare linux-compare \
-        lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate clock-test \
-        test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
+.PHONY: all build kernel qemu test test-suites test-host test-host-debug test-msrv test-kernel fuzz miri \
+        stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare \
+        linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
+        clock-test test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
 
@@ -93,7 +93,7 @@ qemu: ensure-qemu kernel
 # Every suite, then one line: suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
-TEST_SUITES = test-host test-host-debug test-kernel test-shell test-calibrate test-small-mem \
+TEST_SUITES = test-host test-host-debug test-msrv test-kernel test-shell test-calibrate test-small-mem \
               test-ab-smoke test-faults test-firmware test-clock test-soak
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
@@ -106,6 +106,11 @@ HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz --features 
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
+
+# The published sched crate alone, from its .crate file, on the minimum Rust
+# version its Cargo.toml declares (scripts/test/msrv.sh installs that toolchain).
+test-msrv:
+	$(T)/msrv.sh
 
 # The same tests in the debug profile: overflow checks and debug assertions
 # on (fewer proptest cases: unoptimised code is slower).
@@ -126,7 +131,7 @@ test-kernel: ensure-qemu $(ARCHES:%=test-%)
 #
 # aarch64: the SMP runs also cover GICv3 and `-cpu max` (the 1-CPU run:
 # cortex-a72, GICv2). Its timing suite runs at 1 CPU only: QEMU 7.2's
-# round-robin -icount starves aarch64 vCPUs at 2 CPUs (see docs/testing.md).
+# round-robin -icount starves aarch64 vCPUs (docs/notes/aarch64-icount-hang.md).
 SMP_OPTS_aarch64   = GIC=3 CPU=max
 TIMING_SMP_x86_64  = 1 $(SMP_TEST)
 TIMING_SMP_aarch64 = 1

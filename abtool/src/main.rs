@@ -337,16 +337,98 @@ fn e<E: std::fmt::Debug>(x: E) -> String {
     format!("{x:?}")
 }
 
-/// An x-axis label formatter that names integer positions `0..names.len()`.
-fn index_labels(names: Vec<String>) -> impl Fn(&f64) -> String {
-    move |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
-            names[i as usize].clone()
-        } else {
-            String::new()
+/// Point size of the x-axis category labels, and the pixels one line of
+/// them takes.
+const XLABEL_PT: u32 = 11;
+const XLABEL_LINE_PX: u32 = 13;
+/// Average advance of one character of the label font at [`XLABEL_PT`],
+/// in pixels (DejaVu Sans: about 0.6 em).
+const XLABEL_CHAR_PX: f64 = 6.6;
+
+/// Breaks `s` into lines of at most `max_chars` characters, at spaces and
+/// after commas and plus signs (config names such as `NEXT_BUDDY,DELAY_ZERO`);
+/// a word longer than a line is cut.
+fn wrap_label(s: &str, max_chars: usize) -> Vec<String> {
+    let max_chars = max_chars.max(4);
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for ch in s.chars() {
+        if ch == ' ' {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        cur.push(ch);
+        if ch == ',' || ch == '+' {
+            words.push(std::mem::take(&mut cur));
         }
     }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for w in words {
+        let glue = !line.is_empty() && !line.ends_with(',') && !line.ends_with('+');
+        let need = line.chars().count() + usize::from(glue) + w.chars().count();
+        if !line.is_empty() && need > max_chars {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() && !line.ends_with(',') && !line.ends_with('+') {
+            line.push(' ');
+        }
+        line.push_str(&w);
+        while line.chars().count() > max_chars {
+            let head: String = line.chars().take(max_chars).collect();
+            line = line.chars().skip(max_chars).collect();
+            lines.push(head);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Each category's label wrapped to the width one category gets on an axis
+/// `axis_px` pixels wide.
+fn wrap_labels(names: &[String], axis_px: u32) -> Vec<Vec<String>> {
+    let per = f64::from(axis_px) / names.len().max(1) as f64;
+    let max_chars = ((per - 8.0) / XLABEL_CHAR_PX).floor().max(4.0) as usize;
+    names.iter().map(|n| wrap_label(n, max_chars)).collect()
+}
+
+/// Draws category `i`'s label lines centred under x = i, below the chart's
+/// plotting area, on `area` (the drawing area the chart was built on).
+/// Plotters' own tick labels are one line each and overlap when the names
+/// are longer than a category is wide.
+fn draw_x_labels<'a, DB: DrawingBackend + 'a>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    y_bottom: f64,
+    labels: &[Vec<String>],
+) -> Result<(), String> {
+    let (bx, by) = area.get_base_pixel();
+    let style = ("sans-serif", XLABEL_PT).into_font().color(&BLACK).pos(
+        plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        ),
+    );
+    for (i, lines) in labels.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64, y_bottom));
+        for (k, l) in lines.iter().enumerate() {
+            let top = y - by + 6 + (k as u32 * XLABEL_LINE_PX) as i32;
+            area.draw(&Text::new(l.clone(), (x - bx, top), style.clone()))
+                .map_err(e)?;
+        }
+    }
+    Ok(())
 }
 
 /// Draws a chart's legend in the upper right corner.
@@ -404,29 +486,31 @@ fn pct_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
     let pad = (hi - lo) * 0.15 + 0.5;
     let n = cats.len();
     let w = (160 * n as u32).clamp(640, 2400);
-    let root = BitMapBackend::new(path, (w, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(e)?;
     let names: Vec<String> = cats.iter().map(|c| c.0.clone()).collect();
+    // The plotting area is the width less the y labels (56) and the margins.
+    let labels = wrap_labels(&names, w - 56 - 20);
+    let nlines = labels.iter().map(Vec::len).max().unwrap_or(1) as u32;
+    let root = BitMapBackend::new(path, (w, 500 + nlines * XLABEL_LINE_PX)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "make ab: % change against config A (better is positive; * Welch p < 0.05)",
             ("sans-serif", 16),
         )
         .margin(10)
-        .x_label_area_size(40)
+        .x_label_area_size(12 + nlines * XLABEL_LINE_PX)
         .y_label_area_size(56)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo - pad)..(hi + pad))
         .map_err(e)?;
-    let fmt = index_labels(names);
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n.max(2))
-        .x_label_formatter(&fmt)
+        .x_labels(0)
         .y_desc("% vs A (better +)")
         .label_style(("sans-serif", 11))
         .draw()
         .map_err(e)?;
+    draw_x_labels(&root, &chart, lo - pad, &labels)?;
     let nv = cats.iter().map(|c| c.1.len()).max().unwrap_or(1).max(1);
     let bw = 0.8 / nv as f64;
     let mut legend_done = vec![false; nv + 1];
@@ -506,8 +590,15 @@ fn dist_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
         let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let pad = (hi - lo).max(hi.abs() * 0.01) * 0.15 + 1e-9;
-        let labels = g.labels.clone();
-        let nc = labels.len();
+        let nc = g.labels.len();
+        let names: Vec<String> = g
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{}:{l}", (b'A' + i as u8) as char))
+            .collect();
+        let labels = wrap_labels(&names, 520 - 56 - 16);
+        let nlines = labels.iter().map(Vec::len).max().unwrap_or(1) as u32;
         let mut chart = ChartBuilder::on(area)
             .caption(
                 format!(
@@ -519,26 +610,19 @@ fn dist_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
                 ("sans-serif", 14),
             )
             .margin(8)
-            .x_label_area_size(30)
+            .x_label_area_size(12 + nlines * XLABEL_LINE_PX)
             .y_label_area_size(56)
             .build_cartesian_2d(-0.5f64..(nc as f64 - 0.5), (lo - pad)..(hi + pad))
             .map_err(e)?;
-        let fmt = index_labels(
-            labels
-                .iter()
-                .enumerate()
-                .map(|(i, l)| format!("{}:{l}", (b'A' + i as u8) as char))
-                .collect(),
-        );
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(nc.max(2))
-            .x_label_formatter(&fmt)
+            .x_labels(0)
             .y_desc(m.as_str())
             .label_style(("sans-serif", 11))
             .draw()
             .map_err(e)?;
+        draw_x_labels(area, &chart, lo - pad, &labels)?;
         for (bi, &sd) in g.seeds.iter().enumerate() {
             let c = COLORS[(bi + 1) % COLORS.len()];
             let pv = g.values(m, false, Some(sd));
@@ -706,6 +790,31 @@ mod tests {
             v.push(p);
         }
         v
+    }
+
+    #[test]
+    fn x_labels_wrap_at_spaces_and_commas_and_fit_their_width() {
+        assert_eq!(
+            wrap_label("hackbench x86_64/4cpu time_s", 20),
+            vec!["hackbench", "x86_64/4cpu time_s"]
+        );
+        assert_eq!(
+            wrap_label("C:NEXT_BUDDY,NEXT_BUDDY_SYNC_RUNTIME", 24),
+            vec!["C:NEXT_BUDDY,", "NEXT_BUDDY_SYNC_RUNTIME"]
+        );
+        // A word longer than a line is cut, never left to overflow.
+        assert_eq!(wrap_label("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_label("a b", 10), vec!["a b"]);
+        // 18 categories on 2324 px: about 129 px, 18 characters, each.
+        let names: Vec<String> = (0..18)
+            .map(|i| format!("perfpipe aarch64/{i}cpu usecs_per_op"))
+            .collect();
+        for lines in wrap_labels(&names, 2324) {
+            for l in &lines {
+                let px = l.chars().count() as f64 * XLABEL_CHAR_PX;
+                assert!(px <= 2324.0 / 18.0, "{l:?} is {px} px");
+            }
+        }
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! - remove: N tasks added, then removed one by one, last first
 //!   (axsched's `bench_remove`, N = 10k);
 //! - cycle: `task_tick`, `put_prev_task(t, true)`, `pick_next_task` with N
-//!   runnable tasks (the perf-anchors B3 protocol).
+//!   runnable tasks (the protocol of `docs/benchmarks.md`).
 //!
 //! Each cell is the median (min–max) of 5 runs, in ns per operation.
+//!
+//! `bench --axsched-one SCHED OP N` runs one protocol once, for
+//! instruction counts under callgrind (`--toggle-collect='*measured*'`
+//! counts only the operations, not the set-up): SCHED is `fifo`, `rr`,
+//! `cfs` or `eevdf`, OP `yield`, `remove` or `cycle`.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -65,23 +70,33 @@ fn filled<F: Front>(n: usize) -> (F::S, Vec<Arc<F::T>>) {
     (s, ts)
 }
 
-fn yield_ns<F: Front>(n: usize) -> f64 {
-    let (mut s, _) = filled::<F>(n);
-    let count = 3 * n;
-    let t0 = Instant::now();
+#[inline(never)]
+fn measured_yield<F: Front>(s: &mut F::S, count: usize) {
     for _ in 0..count {
         let t = s.pick_next_task().expect("a task");
         s.put_prev_task(t, false);
     }
+}
+
+fn yield_ns<F: Front>(n: usize) -> f64 {
+    let (mut s, _) = filled::<F>(n);
+    let count = 3 * n;
+    let t0 = Instant::now();
+    measured_yield::<F>(&mut s, count);
     t0.elapsed().as_nanos() as f64 / count as f64
+}
+
+#[inline(never)]
+fn measured_remove<F: Front>(s: &mut F::S, ts: &[Arc<F::T>]) {
+    for t in ts.iter().rev() {
+        black_box(s.remove_task(t).expect("queued"));
+    }
 }
 
 fn remove_ns<F: Front>(n: usize) -> f64 {
     let (mut s, ts) = filled::<F>(n);
     let t0 = Instant::now();
-    for t in ts.iter().rev() {
-        black_box(s.remove_task(t).expect("queued"));
-    }
+    measured_remove::<F>(&mut s, &ts);
     t0.elapsed().as_nanos() as f64 / n as f64
 }
 
@@ -95,12 +110,53 @@ fn cycle_ns<F: Front>(n: usize) -> f64 {
         curr = s.pick_next_task().expect("a task");
     }
     let t0 = Instant::now();
+    measured_cycle::<F>(&mut s, curr, count);
+    t0.elapsed().as_nanos() as f64 / count as f64
+}
+
+#[inline(never)]
+fn measured_cycle<F: Front>(s: &mut F::S, mut curr: Arc<F::T>, count: usize) {
     for _ in 0..count {
         black_box(s.task_tick(&curr));
         s.put_prev_task(curr, true);
         curr = s.pick_next_task().expect("a task");
     }
-    t0.elapsed().as_nanos() as f64 / count as f64
+}
+
+fn one_run<F: Front>(op: &str, n: usize) -> Result<(), String> {
+    match op {
+        "yield" => yield_ns::<F>(n),
+        "remove" => remove_ns::<F>(n),
+        "cycle" => cycle_ns::<F>(n),
+        _ => return Err(format!("unknown OP {op:?} (yield, remove, cycle)")),
+    };
+    Ok(())
+}
+
+/// `bench --axsched-one SCHED OP N`: one run of one protocol.
+pub fn one(args: &[String]) {
+    let usage = "usage: bench --axsched-one fifo|rr|cfs|eevdf yield|remove|cycle N";
+    let (Some(sched), Some(op), Some(n), None) =
+        (args.first(), args.get(1), args.get(2), args.get(3))
+    else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let Ok(n) = n.parse::<usize>() else {
+        eprintln!("{usage} (N must be a whole number, got {n:?})");
+        std::process::exit(2);
+    };
+    let r = match sched.as_str() {
+        "fifo" => one_run::<Fifo>(op, n),
+        "rr" => one_run::<Rr>(op, n),
+        "cfs" => one_run::<Cfs>(op, n),
+        "eevdf" => one_run::<Eevdf>(op, n),
+        _ => Err(format!("unknown SCHED {sched:?} (fifo, rr, cfs, eevdf)")),
+    };
+    if let Err(e) = r {
+        eprintln!("{usage}: {e}");
+        std::process::exit(2);
+    }
 }
 
 fn cell(f: impl Fn() -> f64) -> String {

@@ -1,10 +1,10 @@
 //! Scheduler micro-benchmarks: `sched`'s EEVDF runqueue against the brute-force
-//! [`Oracle`] and against `axsched` 0.3.1's `CFScheduler` (the peer crate of
-//! `shared/reference/perf-anchors.md`, sections B3 and B3b).
+//! [`Oracle`] and against `axsched` 0.3.1's `CFScheduler` (the peer crate;
+//! the protocol and the targets are in `docs/benchmarks.md`).
 //!
 //! Run with `make bench` (`cargo run -p bench --release`), or
-//! `cargo run -p bench --profile bench` for the LTO build the anchors were
-//! measured with; `-- --quick` does a smaller run (3 runs per cell, shorter
+//! `cargo run -p bench --profile bench` for the LTO build the targets were
+//! set with; `-- --quick` does a smaller run (3 runs per cell, shorter
 //! batches).
 //!
 //! # Workload
@@ -13,14 +13,14 @@
 //! custom slice from {0.1, 0.7, 3} ms, all from a fixed xorshift seed. Before
 //! anything is timed the queue runs max(20·n, 2000) tick cycles so every entity
 //! has run and the lags are in steady state. The clock is passed in: a tick
-//! advances it by a pseudo-random 50 µs–1 ms (B3b's charge), a wakeup or
+//! advances it by a pseudo-random 50 µs–1 ms (as in the protocol), a wakeup or
 //! sleep by 0.5–5 µs.
 //!
 //! # Rows (ns per operation)
 //! - `enqueue`: `Rq::enqueue_task(WAKEUP)` of a sleeper onto the queue. Per
 //!   batch, k = clamp(n/2, 1, 256) random queued, non-running entities are put
 //!   to sleep untimed (their lag saved, delayed dequeues completed), then the k
-//!   wakeups are timed: the queue grows from n-k back to n. Batched as in B3:
+//!   wakeups are timed: the queue grows from n-k back to n. Batched as in the protocol:
 //!   one `Instant` pair per batch, its measured cost subtracted.
 //! - `dequeue`: `Rq::dequeue_task(SLEEP)` of k random queued, non-running
 //!   entities (n down to n-k), timed; the untimed re-enqueue restores n. With
@@ -42,12 +42,12 @@
 //!   leftmost fast path or the O(log n) heap search, whichever the snapshot
 //!   needs (mix printed below the table).
 //! - `pick_eevdf adversarial`: a static queue whose 2n/3 earliest deadlines
-//!   are ineligible (after B3b's `pick-adv`, which used n/2: in a balanced
-//!   tree a 1/2 boundary ends the heap search at the root, 2/3 is deep), so
-//!   every pick is a heap search.
+//!   are ineligible (the first EEVDF prototypes' adversarial queue used n/2:
+//!   in a balanced tree a 1/2 boundary ends the heap search at the root, 2/3
+//!   is deep), so every pick is a heap search.
 //! - `cycle tick+put+pick`: the steady state: advance the clock 50 µs–1 ms,
 //!   `update_rq_clock`, `task_tick()`, `pick_next_task()` (put_prev + pick +
-//!   set_next), unconditionally, as B3 did for axsched.
+//!   set_next), unconditionally, as the protocol does for axsched.
 //! - `cycle, uniform`: the same cycle with every entity at nice 0 and the
 //!   base slice. Deadlines then follow vruntimes, so the put-back lands at the
 //!   tree's right edge and the pick at its left edge, as in a CFS queue: the
@@ -558,7 +558,7 @@ fn add_stats(total: &mut PickStats, s: &PickStats) {
     total.heap += s.heap;
 }
 
-/// B3b's `pick-adv`: a static queue (nothing running) whose earliest
+/// The adversarial pick: a static queue (nothing running) whose earliest
 /// deadlines belong to ineligible entities: two in three get a 0.1 ms slice
 /// and lag -0.15 ms, the others a 3 ms slice and lag +0.3 ms. A 2/3 boundary
 /// in deadline order lies deep in the tree (a 1/2 split would end the heap
@@ -678,7 +678,7 @@ impl AxRig {
         rig
     }
 
-    /// B3's tick+put+pick.
+    /// The protocol's tick+put+pick.
     #[inline]
     fn cycle(&mut self) {
         let c = self.curr.take().expect("a current task");
@@ -934,10 +934,13 @@ fn main() {
     if args.len() == 1 && args[0] == "--axsched" {
         return axfront::report();
     }
+    if args.first().map(String::as_str) == Some("--axsched-one") {
+        return axfront::one(&args[1..]);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --axsched | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }
@@ -970,7 +973,7 @@ fn main() {
     println!("pick_eevdf raw: FairRq::pick_eevdf on snapshots of the steady-state queue (count = false);");
     println!("adversarial: static queue whose 2n/3 earliest deadlines are ineligible (every pick = deep heap search).");
     println!("cycle: clock +50us..1ms, task_tick, pick_next_task (put_prev + pick + set_next), every step.");
-    println!("axsched 0.3.1 CFS cycle: task_tick(&curr), put_prev_task(curr, true), pick_next_task (B3's protocol).");
+    println!("axsched 0.3.1 CFS cycle: task_tick(&curr), put_prev_task(curr, true), pick_next_task (the protocol of docs/benchmarks.md).");
     println!();
 
     let mut cols = Vec::new();
@@ -1082,7 +1085,7 @@ fn main() {
         .sum();
 
     println!();
-    println!("Targets (shared/reference/perf-anchors.md):");
+    println!("Targets (docs/benchmarks.md):");
     let last = cols.last().expect("columns");
     let first = &cols[0];
     let check = |ok: bool| if ok { "met" } else { "NOT met" };

@@ -1,6 +1,12 @@
 //! The serial console: the backend of the `log` crate, and the input side
 //! (a receive ring filled by the UART's interrupt) for the shell. Output
 //! also goes to the framebuffer console (`fbcon`) when the loader set one up.
+//!
+//! While a shell command runs, informational log lines from elsewhere (the
+//! x86 clock's refinement from CPU 0's idle loop, say) are held back and
+//! printed when the command ends ([`hold_log`], [`release_log`]), so they do
+//! not land in the middle of the command's output. Warnings and errors are
+//! never held.
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -72,6 +78,7 @@ pub fn claim_for_report() {
         if let Some(g) = LOCK.try_lock() {
             core::mem::forget(g);
             REPORT_OWNER.store(me, Ordering::Relaxed);
+            write_held_for_report();
             return;
         }
         if arch::now_ns().saturating_sub(t0) >= REPORT_CONSOLE_WAIT_NS {
@@ -79,6 +86,25 @@ pub fn claim_for_report() {
         }
         arch::cpu_relax();
     }
+}
+
+/// A report's first words: the log lines a running shell command was
+/// holding (they may say what led to it). Only tries the lock: the CPU that
+/// holds it may be the one that faulted.
+fn write_held_for_report() {
+    let Some(mut g) = HELD.try_lock() else {
+        return;
+    };
+    let mut chunk = [0u8; 256];
+    loop {
+        let n = g.take(&mut chunk);
+        if n == 0 {
+            break;
+        }
+        let _ = Serial { wait: false }.write_str(core::str::from_utf8(&chunk[..n]).unwrap_or(""));
+    }
+    g.set_holding(false);
+    HOLDING.store(false, Ordering::Relaxed);
 }
 
 /// Prints without taking the console lock (panic and fault paths).
@@ -108,13 +134,17 @@ impl log::Log for Logger {
     fn log(&self, record: &log::Record) {
         if self.enabled(record.metadata()) {
             let ns = arch::now_ns();
-            print(format_args!(
+            let line = format_args!(
                 "[{:5}.{:06}] {:5} {}\n",
                 ns / 1_000_000_000,
                 (ns / 1000) % 1_000_000,
                 record.level(),
                 record.args()
-            ));
+            );
+            if record.level() >= log::Level::Info && held(line) {
+                return;
+            }
+            print(line);
         }
     }
     fn flush(&self) {}
@@ -126,6 +156,153 @@ static LOGGER: Logger = Logger;
 pub fn init() {
     let _ = log::set_logger(&LOGGER);
     log::set_max_level(log::LevelFilter::Info);
+}
+
+// ---- log lines held while a shell command runs ----
+
+/// Bytes of log lines a command's run can hold; a line that does not fit is
+/// printed at once, as if nothing were held.
+pub const HELD_LOG_BYTES: usize = 4096;
+/// The longest log line that is held; a longer one is printed at once.
+const HELD_LINE_BYTES: usize = 512;
+
+/// Log lines kept back while a shell command prints its output, in order.
+/// Fixed size: holding never allocates.
+pub struct HeldLog {
+    buf: [u8; HELD_LOG_BYTES],
+    len: usize,
+    on: bool,
+}
+
+impl Default for HeldLog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeldLog {
+    /// Empty, not holding.
+    pub const fn new() -> Self {
+        Self {
+            buf: [0; HELD_LOG_BYTES],
+            len: 0,
+            on: false,
+        }
+    }
+
+    /// Starts or stops holding (what is held stays until [`Self::take`]).
+    pub fn set_holding(&mut self, on: bool) {
+        self.on = on;
+    }
+
+    /// Keeps `line` (a whole line) if holding and it fits; false otherwise,
+    /// and then nothing of it is kept.
+    pub fn push(&mut self, line: &[u8]) -> bool {
+        if !self.on || line.len() > HELD_LOG_BYTES - self.len {
+            return false;
+        }
+        self.buf[self.len..self.len + line.len()].copy_from_slice(line);
+        self.len += line.len();
+        true
+    }
+
+    /// Moves the held bytes into `out` (at most `out.len()`, whole lines
+    /// only unless one line is longer than `out`) and returns how many.
+    pub fn take(&mut self, out: &mut [u8]) -> usize {
+        let mut n = self.len.min(out.len());
+        if n < self.len {
+            if let Some(end) = self.buf[..n].iter().rposition(|&b| b == b'\n') {
+                n = end + 1;
+            }
+        }
+        out[..n].copy_from_slice(&self.buf[..n]);
+        self.buf.copy_within(n..self.len, 0);
+        self.len -= n;
+        n
+    }
+}
+
+static HELD: Mutex<HeldLog> = Mutex::new(HeldLog::new());
+/// Whether [`HELD`] is holding: a lock-free first check for every log line.
+static HOLDING: AtomicBool = AtomicBool::new(false);
+
+/// One formatted line on the stack; `full` when it did not fit.
+struct LineBuf {
+    buf: [u8; HELD_LINE_BYTES],
+    len: usize,
+    full: bool,
+}
+
+impl Write for LineBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let b = s.as_bytes();
+        if b.len() > HELD_LINE_BYTES - self.len {
+            self.full = true;
+            return Err(fmt::Error);
+        }
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+        Ok(())
+    }
+}
+
+/// Keeps `line` back if a shell command is running and it fits; false: the
+/// caller prints it. Formats on the stack first, outside the lock.
+fn held(line: fmt::Arguments) -> bool {
+    if !HOLDING.load(Ordering::Relaxed) {
+        return false;
+    }
+    let mut l = LineBuf {
+        buf: [0; HELD_LINE_BYTES],
+        len: 0,
+        full: false,
+    };
+    if l.write_fmt(line).is_err() || l.full {
+        return false;
+    }
+    let flags = arch::IrqGuard::save();
+    // `push` checks holding again under the lock: a release that started
+    // after the check above has printed everything and stopped holding.
+    let kept = HELD.lock().push(&l.buf[..l.len]);
+    drop(flags);
+    kept
+}
+
+/// The shell, before it runs a command: informational log lines are held
+/// from now until [`release_log`].
+pub fn hold_log() {
+    let flags = arch::IrqGuard::save();
+    HELD.lock().set_holding(true);
+    HOLDING.store(true, Ordering::Relaxed);
+    drop(flags);
+}
+
+/// The shell, when a command has ended: prints the held log lines, in
+/// order, and stops holding. Lines logged while these print are held too and
+/// printed after them, so the order is kept.
+pub fn release_log() {
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = {
+            let flags = arch::IrqGuard::save();
+            let mut g = HELD.lock();
+            let n = g.take(&mut chunk);
+            if n == 0 {
+                g.set_holding(false);
+                HOLDING.store(false, Ordering::Relaxed);
+            }
+            drop(g);
+            drop(flags);
+            n
+        };
+        if n == 0 {
+            return;
+        }
+        print(format_args!(
+            "{}",
+            core::str::from_utf8(&chunk[..n]).unwrap_or("(log lines not UTF-8)\n")
+        ));
+    }
 }
 
 // ---- input ----

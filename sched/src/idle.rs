@@ -4,7 +4,9 @@
 //! as "no current task" (`Rq::curr() == None`), so the idle class holds no
 //! queue. What it contributes is policy: any wakeup on an idle CPU preempts at
 //! once, and reschedule requests aimed at the idle task are always immediate,
-//! never lazy (eevdf.md §10), because an idle CPU has nothing to finish.
+//! never lazy (as with Linux's lazy preemption model, which promotes a
+//! request aimed at the idle task at once), because an idle CPU has nothing
+//! to finish.
 //!
 //! SCHED_IDLE *tasks* are not this class: they are fair tasks of weight 3
 //! (see `fair`).

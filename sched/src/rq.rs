@@ -857,7 +857,8 @@ impl Rq {
                 self.drain_fair_resched();
                 // Fair preemption is lazy, except that a SCHED_IDLE task gives
                 // way at once (the NORMAL-vs-SCHED_IDLE promotion agreed in the
-                // PREEMPT_AUTO thread, seed 004; 6.19 asks lazily here too).
+                // review of the PREEMPT_AUTO series, docs/references.md; 6.19
+                // asks lazily here too).
                 let kind = if r == FairWakeup::IdleCurrent {
                     Resched::Now
                 } else {

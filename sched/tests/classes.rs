@@ -1,4 +1,4 @@
-//! Scheduling classes on one runqueue (issue #7): the class order, policy and
+//! Scheduling classes on one runqueue: the class order, policy and
 //! priority changes between classes whatever the task's state, the reschedule
 //! kind each wakeup asks for under each preemption model, the BATCH / IDLE
 //! wakeup rows, the SCHED_RR timeslice tunable, and the FIFO pick across the
@@ -292,8 +292,9 @@ fn normal_wakee_preempts_protected_sched_idle_current() {
         );
         assert!(d.preempt);
         // Immediate in every model, lazy included: a SCHED_IDLE task has
-        // nothing to finish (seed 004: NORMAL vs SCHED_IDLE is promoted to
-        // TIF_NEED_RESCHED). Linux 6.19 itself asks lazily at this row.
+        // nothing to finish (the review of the PREEMPT_AUTO series: NORMAL vs
+        // SCHED_IDLE is promoted to TIF_NEED_RESCHED; docs/references.md).
+        // Linux 6.19 itself asks lazily at this row.
         assert_eq!(d.resched, Resched::Now, "{mode:?}");
         let se = h.se(1);
         assert!(

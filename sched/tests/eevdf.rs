@@ -1,4 +1,5 @@
-//! The single-runqueue rows of eevdf.md §14's conformance checklist, plus the
+//! The single-runqueue rows of the conformance checklist in
+//! `docs/design/scheduler.md` (test `cNN_` checks row NN), plus the
 //! formulas they rest on. One CPU, HZ=1000, default features unless a test
 //! flips one.
 

@@ -389,6 +389,22 @@ h_check_summary() {
     [ -z "$H_WHY" ]
 }
 
+# h_cargo_counts LOG: H_PASSED, H_FAILED, H_SKIPPED (ignored) summed over
+# cargo's `test result: ... N passed; M failed; K ignored` lines of LOG, and
+# H_BINARIES (how many such lines).
+h_cargo_counts() {
+    read -r H_PASSED H_FAILED H_SKIPPED H_BINARIES < <(awk '
+        /^test result: / {
+            n++
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) ~ /^passed;?$/) p += $i
+                if ($(i + 1) ~ /^failed;?$/) f += $i
+                if ($(i + 1) ~ /^ignored;?$/) s += $i
+            }
+        }
+        END { printf "%d %d %d %d\n", p, f, s, n }' "$1")
+}
+
 # h_record SUITE PASSED FAILED [SKIPPED]: one line for `make test`'s closing
 # summary (scripts/test/summary.sh), when H_RESULTS names its file.
 h_record() {

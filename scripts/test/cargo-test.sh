@@ -18,18 +18,9 @@ shift
 log=$(h_log cargo-test "$name")
 "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-read -r passed failed ignored results < <(awk '
-    /^test result: / {
-        n++
-        for (i = 1; i <= NF; i++) {
-            if ($(i + 1) ~ /^passed;?$/) p += $i
-            if ($(i + 1) ~ /^failed;?$/) f += $i
-            if ($(i + 1) ~ /^ignored;?$/) s += $i
-        }
-    }
-    END { printf "%d %d %d %d\n", p, f, s, n }' "$log")
+h_cargo_counts "$log"
 # A run that failed before any test result (a build error) counts as one failure.
-[ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
-h_record "cargo $name" "$passed" "$failed" "$ignored"
-h_say "$name: $passed passed, $failed failed, $ignored ignored in $results test binaries"
+[ "$rc" -ne 0 ] && [ "$H_FAILED" -eq 0 ] && H_FAILED=1
+h_record "cargo $name" "$H_PASSED" "$H_FAILED" "$H_SKIPPED"
+h_say "$name: $H_PASSED passed, $H_FAILED failed, $H_SKIPPED ignored in $H_BINARIES test binaries"
 exit "$rc"

@@ -6,16 +6,16 @@
 //! - **Context switch** ([`Costs::switch_thread_ns`], [`Costs::switch_process_ns`]):
 //!   CPU time the incoming task loses before it makes progress. Thread switch
 //!   1.07 µs and process switch 2.41 µs: ddumbying.vercel.app, Linux 6.6 on an
-//!   11th-gen Core i7 (quoted in `shared/reference/perf-anchors.md`, Part A); this
-//!   machine's pinned `perf bench sched pipe` gives 0.97 (threads) and 1.09 µs
-//!   (processes) per switch (perf-anchors B1), the same order.
+//!   11th-gen Core i7 (`docs/references.md`); this machine's pinned
+//!   `perf bench sched pipe` gives 0.97 (threads) and 1.09 µs (processes) per
+//!   switch (`docs/benchmarks.md`, "Linux on this VM"), the same order.
 //! - **Wakeup IPI latency** ([`Costs::ipi_ns`]): 1.5 µs from the send to the
 //!   handler on the target, a value between two measurements, fixed before
 //!   the first study run: on hardware, `perf bench sched pipe` unpinned (a
 //!   cross-CPU wake and a switch each way) is 1–2 µs per round trip on an x86
-//!   laptop (the CPUIDLE_POLL_MIN comment, perf-anchors Part A), so under 1 µs
-//!   one way; the kernel's own cross-CPU ping-pong under QEMU TCG measured
-//!   3.4 µs per wakeup (README, aarch64, 4 CPUs), emulation included.
+//!   laptop (the CPUIDLE_POLL_MIN discussion, `docs/references.md`), so under
+//!   1 µs one way; the kernel's own cross-CPU ping-pong under QEMU TCG measured
+//!   3.4 µs per wakeup (aarch64, 4 CPUs), emulation included.
 //! - **Idle exit** ([`Costs::idle_exit_ns`]): 2 µs, the C1 exit latency of
 //!   Linux's `intel_idle` table for Skylake-SP/Cascade Lake (`skx_cstates`: C1
 //!   exit_latency 2 µs; C1E is 10 µs, C6 133 µs). We model only the shallow state.

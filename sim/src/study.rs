@@ -1,6 +1,6 @@
 //! A/B studies: a workload sweep under several scheduler configurations, each
-//! over several seeds, printed as mmtests compare tables
-//! (`shared/reference/measuring.md`): the baseline column first, then each
+//! over several seeds, printed as mmtests compare tables (the format is
+//! described in `docs/guide/measuring.md`): the baseline column first, then each
 //! variant's value and its change in parentheses, better-is-positive (a
 //! shorter time or a higher throughput is a positive %); Amean for times and
 //! latencies, Hmean for rates; Stddev and CoV rows. A change is marked
@@ -160,8 +160,9 @@ fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
 
 /// The default configurations: 6.19's default (NEXT_BUDDY off) against
 /// NEXT_BUDDY and its two variants, and the rc1..rc6 ineligible-waker rule
-/// with NEXT_BUDDY off (Ryan Roberts' "6.19-rc6 + patch" column in seed 001:
-/// the rule applied whatever NEXT_BUDDY said).
+/// with NEXT_BUDDY off (Ryan Roberts' "6.19-rc6 + patch" column in the
+/// thread of the NEXT_BUDDY disable patch, `docs/references.md`: the rule
+/// applied whatever NEXT_BUDDY said).
 pub fn default_configs() -> Vec<Config> {
     [
         "nb-off:NO_NEXT_BUDDY",

@@ -35,8 +35,9 @@
 //!   a quarter of sndbuf).
 //!
 //! Costs per message (write + read syscall), from this machine's rt-tests
-//! hackbench (perf-anchors B2, `-g 4 -l 1000`, 2 vCPUs): pipes 315 ns and
-//! sockets 849 ns of wall time per message on 2 CPUs, so ~630 / ~1700 ns of CPU
+//! hackbench (`-g 4 -l 1000`, 2 vCPUs; `docs/benchmarks.md`, "Linux on this
+//! VM"): pipes 315 ns and sockets 849 ns of wall time per message on 2 CPUs,
+//! so ~630 / ~1700 ns of CPU
 //! per message, split evenly between the write and the read. Process mode: every
 //! task has its own address space (process switch cost); thread mode: one
 //! address space. Working set per task: 32 KiB (a guess: stack, a few pipe or
@@ -72,7 +73,8 @@
 //! `n` client/backend pairs over unix sockets: the client spends 4 µs, sends
 //! a query (`sock_def_readable`: WF_SYNC wake of the backend) and sleeps; the
 //! backend spends 8 µs (read-only) or 60 µs plus a 900 µs commit wait
-//! (read-write; the seeds' 1-client RW latency is ~1 ms) and replies (WF_SYNC
+//! (read-write; the 1-client read-write latency in Ryan Roberts' Graviton3
+//! pgbench rows is ~1 ms, `docs/references.md`) and replies (WF_SYNC
 //! wake of the client). Metrics: TPS (higher is better) and mean latency (ms).
 //!
 //! # cyclictest and mixes

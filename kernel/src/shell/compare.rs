@@ -1,7 +1,6 @@
 //! `compare [-n RUNS] [-w WARMUP] -c CONFIG ... -- WORKLOAD ARGS`: runs a
 //! workload under several scheduler configurations, interleaved, and closes
-//! with an mmtests-style table (issue "A/B in the kernel that a user can
-//! trust").
+//! with an mmtests-style table (`docs/guide/measuring.md`).
 //!
 //! - Every config is checked first on a scratch `SchedConfig` (the boot
 //!   defaults plus its settings): a bad value refuses the whole command before

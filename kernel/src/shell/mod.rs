@@ -1,4 +1,4 @@
-//! The `sched> ` debug shell on the serial console (issue #6): the kernel-side
+//! The `sched> ` debug shell on the serial console: the kernel-side
 //! executor of the `shell` crate's typed commands.
 //!
 //! The pure half (line editing, parsing, help and error texts) lives in the
@@ -251,8 +251,16 @@ pub fn run() {
     }
 }
 
-/// Parses and runs one line; a refusal prints its `error: ` line.
+/// Parses and runs one line; a refusal prints its `error: ` line. Log lines
+/// from elsewhere are held while it runs and printed after its output
+/// (`console::hold_log`).
 fn run_line(sh: &mut Sh, line: &str) {
+    console::hold_log();
+    run_parsed(sh, line);
+    console::release_log();
+}
+
+fn run_parsed(sh: &mut Sh, line: &str) {
     match parse(line) {
         Ok(None) => {}
         Ok(Some(cmd)) => {
@@ -305,6 +313,7 @@ fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
         Command::Trace(t) => trace::command(sh, t),
         Command::Poweroff => {
             let _ = writeln!(sh, "poweroff");
+            console::release_log();
             arch::exit_qemu(arch::ExitCode::Success)
         }
     }

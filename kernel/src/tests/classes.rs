@@ -1,4 +1,4 @@
-//! Scheduling classes and preemption models as the kernel runs them (issue #7):
+//! Scheduling classes and preemption models as the kernel runs them:
 //! where each model lets a wakee in (`kernel/src/sched/mod.rs` docs), RT
 //! FIFO/RR semantics, the fair policies' wakeup rows (SCHED_IDLE, BATCH),
 //! policy changes at run time, and model switches under load.

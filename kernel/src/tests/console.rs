@@ -63,3 +63,39 @@ ktest!(console_rx_ring_holds_back_and_loses_nothing, || {
     kassert!(masks >= 2);
     Ok(())
 });
+
+ktest!(console_held_log_keeps_whole_lines_in_order, || {
+    use crate::console::{HeldLog, HELD_LOG_BYTES};
+    let mut h = alloc::boxed::Box::new(HeldLog::new());
+    // Not holding: nothing is kept, the caller prints.
+    kassert!(!h.push(b"early\n"));
+    h.set_holding(true);
+    kassert!(h.push(b"one\n"));
+    kassert!(h.push(b"two two\n"));
+    // A line that does not fit is refused whole; the others stay.
+    let big = alloc::vec![b'x'; HELD_LOG_BYTES];
+    kassert!(!h.push(&big));
+    // Taken in order, whole lines only when the buffer is short.
+    let mut out = [0u8; 10];
+    let n = h.take(&mut out);
+    kassert_eq!(&out[..n], b"one\n");
+    kassert!(h.push(b"three\n"));
+    let mut out = [0u8; 64];
+    let n = h.take(&mut out);
+    kassert_eq!(&out[..n], b"two two\nthree\n");
+    kassert_eq!(h.take(&mut out), 0);
+    // Full to the byte, then nothing more.
+    let line = alloc::vec![b'y'; HELD_LOG_BYTES / 2 - 1]
+        .into_iter()
+        .chain(core::iter::once(b'\n'))
+        .collect::<Vec<u8>>();
+    kassert!(h.push(&line));
+    kassert!(h.push(&line));
+    kassert!(!h.push(b"\n"));
+    // Stopped: further lines are the caller's to print; held ones stay.
+    h.set_holding(false);
+    kassert!(!h.push(b"late\n"));
+    let mut all = alloc::vec![0u8; HELD_LOG_BYTES];
+    kassert_eq!(h.take(&mut all), HELD_LOG_BYTES);
+    Ok(())
+});

@@ -4,8 +4,9 @@
 //!
 //! Earliest Eligible Virtual Deadline First (Stoica and Abdel-Wahab, TR-95-22,
 //! 1995; Stoica et al., RTSS 1996), as Linux runs it since 6.6 and in the form of
-//! Linux 6.19 (`kernel/sched/fair.c`; our reading is in
-//! `shared/reference/eevdf.md`).
+//! Linux 6.19 (`kernel/sched/fair.c`; the sources are listed in
+//! `docs/references.md`, the decision table and the conformance checklist
+//! in `docs/design/scheduler.md`).
 //!
 //! Every entity i has a weight w_i and a virtual runtime v_i that advances by
 //! `δ · 1024 / w_i` while it runs ([`calc_delta_fair`]). The runqueue's virtual
@@ -83,7 +84,9 @@ use crate::task::{Policy, SchedTask, NIL};
 use crate::weight::{calc_delta_fair, LoadWeight};
 use tree::{vbefore, vmin, Timeline};
 
-/// Why a fair wakeup did or did not preempt (eevdf.md §5.1 rows).
+/// Why a fair wakeup did or did not preempt: the rows of 6.19's
+/// `check_preempt_wakeup_fair`, numbered as in `docs/design/scheduler.md`
+/// ("The wakeup decision").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FairWakeup {
     /// Row 1: the wakee is the running task.
@@ -729,7 +732,7 @@ impl FairRq {
         r
     }
 
-    /// The 6.19 wakeup decision (`check_preempt_wakeup_fair`, eevdf.md §5.1):
+    /// The 6.19 wakeup decision (`check_preempt_wakeup_fair`; the rows of [`FairWakeup`]):
     /// should the waking fair entity `pse` preempt the running fair entity?
     /// `need_resched_now`: an immediate reschedule is already pending (row 3).
     pub fn check_preempt_wakeup(
@@ -812,7 +815,8 @@ impl FairRq {
     /// earlier and the waker has run at least the migration cost (a quarter of
     /// it when `select_task_rq` chose this CPU). The waker's runtime is the time
     /// since its last accounting (6.19), or since its last pick with
-    /// NEXT_BUDDY_SYNC_RUNTIME (the intent of the changelog, eevdf.md §5.2).
+    /// NEXT_BUDDY_SYNC_RUNTIME (what the NEXT_BUDDY rework's changelog describes:
+    /// "throttled based on the accumulated runtime of the waker").
     fn preempt_sync(
         &self,
         ts: &[SchedTask],

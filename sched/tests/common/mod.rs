@@ -40,7 +40,8 @@ impl H {
         }
     }
 
-    /// Default: one CPU, HZ=1000 (eevdf.md §14 assumptions).
+    /// Default: one CPU, HZ=1000 (the conformance checklist's assumptions,
+    /// `docs/design/scheduler.md`).
     pub fn one() -> H {
         H::new(1, 1000)
     }
