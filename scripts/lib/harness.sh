@@ -263,7 +263,7 @@ h_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
 # --- booting --------------------------------------------------------------
 
 # h_run LOG LIMIT -- CMD...: runs CMD with stdin from the caller (e.g.
-# </dev/null, or a command script piped in), its output (stdout and stderr)
+# </dev/null, or a command script as <<<"$script"), its output (stdout and stderr)
 # into LOG, killed after LIMIT seconds (timeout signals the whole process
 # group; -k: KILL 5 s after TERM). H_TEE=1 also shows the output. Sets
 # H_RC (CMD's status; 124/137 when it timed out) and H_SECS, so it must not
@@ -288,7 +288,6 @@ h_start() {
     local log=$1 limit=$2
     shift 3
     H_START_LOG=$log
-    H_START_LIMIT=$limit
     H_T0=$EPOCHREALTIME
     H_DEADLINE=$(awk -v a="$EPOCHREALTIME" -v l="$limit" 'BEGIN { printf "%d", a + l }')
     H_FIFO="$log.in"
@@ -311,8 +310,8 @@ h_send() { printf '%s' "$1" >&"$H_FD" 2>/dev/null; }
 
 # h_wait_for REGEX [SECS]: waits until a line of the run's log (CRs taken
 # out) matches the extended REGEX. Fails when the run ended without it, or
-# after SECS seconds (default: until the run's own deadline). Polls; a
-# loaded host only makes the wait longer, never the deadline shorter.
+# after SECS seconds (default: until the run's own deadline). It polls the
+# log, so a slow guest on a loaded host is waited for, up to that deadline.
 h_wait_for() {
     local re=$1 until=$H_DEADLINE
     [ -n "${2:-}" ] && until=$(awk -v a="$EPOCHREALTIME" -v l="$2" 'BEGIN { printf "%d", a + l }')
