@@ -68,6 +68,8 @@ x86_elf=$1
 arm_elf=$2
 shift 2
 paths=("$@")
+suite="firmware paths"
+((${#paths[@]})) && suite="firmware paths ${paths[*]}"
 ((${#paths[@]})) || paths=(seabios-grub ovmf-grub uboot uboot-efi edk2 edk2-el2 edk2-grub edk2-esp edk2-acpi)
 dir="$H_BUILD/firmware"
 img="$dir/images"
@@ -305,7 +307,7 @@ for p in "${paths[@]}"; do
     fi
 done
 
-h_record "firmware paths" "$passed" "${#failed[@]}"
+h_record "$suite" "$passed" "${#failed[@]}"
 if ((${#failed[@]})); then
     h_err "FAIL: ${failed[*]}"
     exit 1
