@@ -61,8 +61,8 @@ export SMP MEM
 T     := scripts/test
 KTEST := $(T)/ktest.sh
 
-.PHONY: all build kernel qemu test test-suites test-host test-host-debug test-msrv test-kernel fuzz miri \
-        stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare \
+.PHONY: all build kernel qemu test test-suites test-host test-host-debug test-msrv test-loom test-kernel fuzz \
+        miri stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare \
         linux-compare lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
         clock-test test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc \
@@ -93,8 +93,8 @@ qemu: ensure-qemu kernel
 # Every suite, then one line: suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
-TEST_SUITES = test-host test-host-debug test-msrv test-kernel test-shell test-calibrate test-small-mem \
-              test-ab-smoke test-faults test-firmware test-clock test-soak
+TEST_SUITES = test-host test-host-debug test-msrv test-loom test-kernel test-shell test-calibrate \
+              test-small-mem test-ab-smoke test-faults test-firmware test-clock test-soak
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
 	@H_RESULTS=$(CURDIR)/build/test-results.tsv $(MAKE) --no-print-directory test-suites; \
@@ -111,6 +111,13 @@ test-host:
 # version its Cargo.toml declares (scripts/test/msrv.sh installs that toolchain).
 test-msrv:
 	$(T)/msrv.sh
+
+# The wake/switch protocol model-checked with loom (sched/src/smp/loom_tests.rs):
+# sched's lib tests named loom_, built with --cfg loom in a target dir of their
+# own (the cfg changes every crate's build).
+test-loom:
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(TARGET_DIR)/loom \
+		$(T)/cargo-test.sh loom $(CARGO) test -p sched --lib --release loom_ -- --nocapture
 
 # The same tests in the debug profile: overflow checks and debug assertions
 # on (fewer proptest cases: unoptimised code is slower).

@@ -70,6 +70,7 @@ pub mod rq;
 pub mod rt;
 pub mod slots;
 pub mod smp;
+mod sync;
 pub mod task;
 pub mod topology;
 pub mod tunables;

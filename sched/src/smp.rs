@@ -58,10 +58,12 @@ use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use spin::{Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
 pub mod lifecycle;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod placement;
 
 pub use lifecycle::{LifecycleError, Woke};
@@ -330,26 +332,26 @@ pub(crate) struct TaskCell {
     /// [`HOME_PARKED`] (asleep, its state in `parked`), a CPU with
     /// [`HOME_TRANSIT`] while a wakeup carries it there, or [`HOME_NONE`].
     /// Written under the lock of the runqueue it moves to, or of `parked`.
-    pub(crate) home: AtomicU32,
+    pub(crate) home: crate::sync::AtomicU32,
     /// Set while the task that just went to sleep is still switching out of
     /// its CPU (from [`Scheduler::schedule`] to [`Scheduler::finish_switch`]):
     /// a waker waits for it before the task may run elsewhere (Linux's
     /// `p->on_cpu`).
-    pub(crate) switching: AtomicBool,
+    pub(crate) switching: crate::sync::AtomicBool,
     /// A sleeping task's state (Linux keeps it in the `task_struct`): waking
     /// it takes only this lock, not a remote runqueue's.
     pub(crate) parked: Mutex<Option<SchedTask>>,
     /// The CPU it slept on (its previous CPU for placement), while parked.
-    pub(crate) last_cpu: AtomicU32,
+    pub(crate) last_cpu: crate::sync::AtomicU32,
 }
 
 impl TaskCell {
     fn new() -> Self {
         TaskCell {
-            home: AtomicU32::new(HOME_NONE),
-            switching: AtomicBool::new(false),
+            home: crate::sync::AtomicU32::new(HOME_NONE),
+            switching: crate::sync::AtomicBool::new(false),
             parked: Mutex::new(None),
-            last_cpu: AtomicU32::new(0),
+            last_cpu: crate::sync::AtomicU32::new(0),
         }
     }
 }
@@ -477,6 +479,10 @@ impl<P: Platform> Scheduler<P> {
 
     /// Locks `m`, polling with [`Platform::cpu_relax`] while it is held.
     pub(crate) fn lock<'a, T>(&self, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+        // Under loom, its own blocking lock: loom switches threads there.
+        #[cfg(all(loom, test))]
+        return m.lock();
+        #[cfg(not(all(loom, test)))]
         loop {
             if let Some(g) = m.try_lock() {
                 return g;

@@ -686,6 +686,9 @@ fn random_programs_keep_every_task_in_one_place() {
     eprintln!(
         "{seeds} worlds, {steps} steps, {migrations} migrations, {adopted} adopted in flight"
     );
+    // axtask hands a scheduler only tasks it has just made ready: none is
+    // ever queued elsewhere at that moment.
+    assert_eq!(refused, 0, "a task was handed over while queued elsewhere");
     assert!(
         migrations > seeds,
         "the programs must exercise migration ({migrations})"

@@ -214,7 +214,7 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
-    fn load_home(&self, id: TaskId) -> u32 {
+    pub(super) fn load_home(&self, id: TaskId) -> u32 {
         self.cell(id)
             .map_or(HOME_NONE, |c| c.home.load(Ordering::Acquire))
     }
