@@ -1,4 +1,4 @@
-//! `abtool`: the host half of `make ab` (scripts/ab.sh boots the kernels).
+//! `abtool`: the host half of `make ab` (scripts/tools/ab.sh boots the kernels).
 //!
 //! ```text
 //! abtool --out DIR LOG...

@@ -54,7 +54,7 @@ impl KtestSuite {
 }
 
 /// A deliberate fault (`fault=CASE`), one per boot, for the fault-report
-/// tests (`scripts/fault-test.sh`): the kernel triggers it instead of
+/// tests (`scripts/test/fault-test.sh`): the kernel triggers it instead of
 /// starting the shell or the tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

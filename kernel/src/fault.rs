@@ -1,5 +1,5 @@
 //! Deliberate faults (`fault=CASE` on the command line), one per boot, for
-//! the fault-report tests (`scripts/fault-test.sh`): each makes the kernel
+//! the fault-report tests (`scripts/test/fault-test.sh`): each makes the kernel
 //! fail in one way, and the test checks the report it prints and that QEMU
 //! exits with a failing status.
 //!

@@ -2,7 +2,7 @@
 //!
 //! `entry.S` starts with the 64-byte arm64 image header, so QEMU `-kernel`, U-Boot
 //! `booti` and the Raspberry Pi firmware all load the raw `Image` (made from the
-//! kernel ELF by `scripts/qemu-aarch64.sh`) at any 2 MiB-aligned address and enter
+//! kernel ELF by `scripts/boot/aarch64-image.sh`) at any 2 MiB-aligned address and enter
 //! it with the DTB address in `x0`. Like Linux's arm64 Image, the same file is
 //! also a PE32+ EFI application (first instruction "MZ", PE header at 0x3c):
 //! UEFI firmware and GRUB's `linux` command load it at any 4 KiB-aligned

@@ -1,7 +1,7 @@
 //! The heap spans every RAM range the arch reports, highest first
 //! (`heap::init`): an allocation lands in the highest range, and memory
 //! there holds what is written to it, page by page. In a boot with RAM above
-//! 4 GiB (`scripts/pc-paths-test.sh`: x86_64 at 6 GiB) that range starts at
+//! 4 GiB (`scripts/test/pc-paths-test.sh`: x86_64 at 6 GiB) that range starts at
 //! 4 GiB, so this writes and reads back memory above 4 GiB through the
 //! identity map `arch::x86_64::paging` extended at boot.
 

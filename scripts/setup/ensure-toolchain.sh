@@ -6,11 +6,11 @@
 # gaps, and with RUSTUP_AUTO_INSTALL=0 rustup installs nothing on its own.
 # Idempotent and quiet: prints one line, and only when it installed something.
 #
-#   scripts/ensure-toolchain.sh          install what is missing
-#   scripts/ensure-toolchain.sh --check  install nothing; fail with a message
+#   scripts/setup/ensure-toolchain.sh          install what is missing
+#   scripts/setup/ensure-toolchain.sh --check  install nothing; fail with a message
 #                                        naming what is missing
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 file=rust-toolchain.toml
 # The one-line arrays of rust-toolchain.toml: channel = "x", targets = ["a", "b"].
 field() { sed -n "s/^$1[[:space:]]*=[[:space:]]*//p" "$file" | tr -d '[]",' ; }
@@ -32,7 +32,7 @@ fi
 # `rustup toolchain list` names e.g. "1.95.0-x86_64-unknown-linux-gnu (active)".
 if ! rustup toolchain list 2>/dev/null | grep -q "^$channel[- ]"; then
     if [ "${1:-}" = --check ]; then
-        echo "ensure-toolchain: FAIL: toolchain $channel is not installed; run scripts/ensure-toolchain.sh" >&2; exit 1
+        echo "ensure-toolchain: FAIL: toolchain $channel is not installed; run scripts/setup/ensure-toolchain.sh" >&2; exit 1
     fi
     echo "ensure-toolchain: installing toolchain $channel (rustup, profile minimal)" >&2
     rustup toolchain install "$channel" --profile minimal --no-self-update >/dev/null 2>&1
@@ -46,7 +46,7 @@ for c in $components; do grep -qx "$c" <<<"$have_c" || need_c+=("$c"); done
 ((${#need_t[@]} + ${#need_c[@]})) || exit 0
 
 if [ "${1:-}" = --check ]; then
-    echo "ensure-toolchain: FAIL: toolchain $channel lacks ${need_t[*]} ${need_c[*]}; run scripts/ensure-toolchain.sh (make does it)" >&2
+    echo "ensure-toolchain: FAIL: toolchain $channel lacks ${need_t[*]} ${need_c[*]}; run scripts/setup/ensure-toolchain.sh (make does it)" >&2
     exit 1
 fi
 echo "ensure-toolchain: rustup: adding to $channel: ${need_t[*]} ${need_c[*]}" >&2

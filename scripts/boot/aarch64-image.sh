@@ -2,7 +2,7 @@
 # Makes the raw arm64 `Image` from the aarch64 kernel ELF (what booti, QEMU
 # -kernel and UEFI load: the ELF's loadable segments, flat).
 #
-#   scripts/aarch64-image.sh KERNEL_ELF OUT
+#   scripts/boot/aarch64-image.sh KERNEL_ELF OUT
 set -euo pipefail
 if (($# != 2)); then
     echo "usage: $0 KERNEL_ELF OUT" >&2

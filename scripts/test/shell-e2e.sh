@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# End-to-end test of the `sched> ` debug shell (issue #6) on one architecture.
+# End-to-end test of the `sched> ` debug shell on one architecture.
 #
-#   scripts/shell-e2e.sh ARCH KERNEL_ELF
+#   scripts/test/shell-e2e.sh ARCH KERNEL_ELF
 #
-# Pipes a script of commands into the normal QEMU command
-# (scripts/qemu-$ARCH.sh KERNEL_ELF, no kernel arguments: the kernel boots to
-# the shell), all at once, with a time limit, keeps the transcript in
+# Sends a script of commands into the normal QEMU boot (h_qemu ARCH
+# kernel=KERNEL_ELF, no kernel arguments: the kernel boots to the shell),
+# all at once, with a time limit, keeps the transcript in
 # build/shell-e2e-$ARCH-smp$SMP.log and checks every reply:
 #   - NEXT_BUDDY flipped both ways through `features` and through
 #     `sysctl kernel.sched_features=...` (the features line before/after: only
@@ -31,7 +31,7 @@
 #     before the kernel has set up its UART), and a 64 KiB paste of `#`
 #     comment lines, sent in one go before `poweroff`, must come back
 #     complete and in order.
-#   - background jobs (issue #13): `hackbench ... &` and `spin ... &` print
+#   - background jobs: `hackbench ... &` and `spin ... &` print
 #     their job number and thread ids and return to the prompt; `jobs` lists
 #     them; `nice`, `taskset` and `chrt` on a running spin thread show in
 #     `ps`, `sched_debug` (weight 335) and `taskset -p`; `compare` is refused
@@ -49,16 +49,16 @@
 # Commands are matched to replies through the echoed `sched> CMD` lines, so
 # every reply must be complete before the next prompt.
 #
-# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), and whatever the QEMU
-# script reads (SMP, MEM, ACCEL, ...).
+# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), and what h_qemu
+# reads (SMP, MEM, ACCEL, ...).
 set -uo pipefail
-
-. "$(dirname "$0")/arch-kernel-args.sh"
-runner="$here/qemu-$arch.sh"
-[ -x "$runner" ] || { echo "shell-e2e: no QEMU script for '$arch'" >&2; exit 2; }
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init shell-e2e
+[ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
+arch=$1 kernel=$2
 command -v python3 >/dev/null || { echo "shell-e2e: needs python3" >&2; exit 2; }
-logdir=$builddir
-log="$logdir/shell-e2e-$arch-smp${SMP:-1}.log"
+log=$(h_log shell-e2e "$arch" "smp${SMP:-1}")
 limit=${SHELL_E2E_TIMEOUT:-180}
 
 # The commands, one per line (the checker below reads the same list).
@@ -187,18 +187,9 @@ for i in range(1024):
 ')
 vars="$log.vars"
 rm -f "$vars"
-# Waits (up to the time limit) until the transcript has a line matching the
-# extended regex $1.
-wait_log() {
-    local t=0
-    until tr -d '\r' <"$log" | grep -Eq "$1"; do
-        sleep 0.2
-        t=$((t + 1))
-        [ "$t" -lt $((limit * 5)) ] || return 1
-    done
-}
-input() {
-    local spin_tid="" recv_tid=""
+# Types the commands; waits (up to the time limit) at @JOBS@ and @DONE@.
+type_commands() {
+    local spin_tid="" recv_tid="" line
     while IFS= read -r line; do
         line=${line//@SPINTID@/$spin_tid}
         line=${line//@RECVTID@/$recv_tid}
@@ -206,39 +197,42 @@ input() {
             @JOBS@)
                 # Both jobs started: take a spin thread and a hackbench
                 # receiver (the first threads each job spawned).
-                wait_log '^\[2\] [0-9]+ \(threads [0-9]+' || true
+                h_wait_for '^\[2\] [0-9]+ \(threads [0-9]+' || true
                 recv_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[1\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
                 spin_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[2\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
                 printf 'SPIN=%s\nRECV=%s\n' "$spin_tid" "$recv_tid" >"$vars"
                 ;;
-            @DONE@) wait_log '^\[1\]  Done +perfpipe -l 2000 &' || true ;;
-            @CTRLC@) printf '\003' ;;
-            @PASTE@) printf '%s\n' "$paste" ;;
-            @LONG@) printf '%s\n' "$long" ;;
-            @NONASCII@) printf 'features \303\251t\303\251\n' ;;
-            *) printf '%s\n' "$line" ;;
+            @DONE@) h_wait_for '^\[1\]  Done +perfpipe -l 2000 &' || true ;;
+            @CTRLC@) h_send $'\003' ;;
+            @PASTE@) h_send "$paste"$'\n' ;;
+            @LONG@) h_send "$long"$'\n' ;;
+            @NONASCII@) h_send $'features \303\251t\303\251\n' ;;
+            *) h_send "$line"$'\n' ;;
         esac
     done <<<"$COMMANDS"
 }
 
-echo "shell-e2e: $arch, $kernel (limit ${limit}s, log $log)"
-: >"$log"
-input | timeout -k 5 "$limit" "$runner" "$kernel" >>"$log" 2>&1
-rc=$?
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo "shell-e2e: FAIL: $arch: timed out after ${limit}s; see $log" >&2
+h_qemu "$arch" kernel="$kernel" || exit 2
+h_say "$arch, $kernel (limit ${limit}s, log $log)"
+h_start "$log" "$limit" -- "${QEMU[@]}"
+type_commands
+h_finish
+rc=$H_RC
+if h_timed_out "$rc"; then
+    h_err "FAIL: $arch: timed out after ${limit}s; see $log"
+    h_record "shell-e2e $arch" 0 1
     exit 1
 fi
+h_status_ok "$arch" "$rc" && rc=0
 
-COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" python3 - "$log" "$rc" "$vars" <<'PY'
+COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$vars" <<'PY'
 import os, re, sys
+from transcript import read
 
 log, rc, varfile = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
-# Kernel log lines print whenever they happen, also in the middle of an
-# echoed command (the clock's refinement line, ~0.5 s after boot, landed
-# inside the 1024-byte line once): take them out, wherever they start.
-text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
+# Kernel log lines out (transcript.KLOG: they land anywhere, even in the
+# middle of an echoed command).
+text = read(log)
 jv = {}
 if os.path.exists(varfile):
     jv = dict(l.split("=", 1) for l in open(varfile).read().split())
@@ -461,7 +455,7 @@ if len(r) != 2 or not r[1].startswith("pid 8's new affinity mask: 1"):
 want(56, "pid 8's current affinity list: 0")
 want_error(57, "spin", "CPU 9 is not online")
 
-# Background jobs (issue #13); indices from 58 on (the shell's taskset).
+# Background jobs; indices from 58 on (the shell's taskset).
 J = {}
 for i, c in enumerate(cmds):
     if i >= 58:
@@ -586,5 +580,6 @@ print(f"shell-e2e: PASS: {len(cmds)} commands, a {sum(len(l) + 1 for l in paste)
       f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events; background jobs (spin {SPIN}, receiver {RECV})")
 PY
 status=$?
-[ "$status" -eq 0 ] || echo "shell-e2e: see $log" >&2
+[ "$status" -eq 0 ] || h_err "see $log"
+h_record "shell-e2e $arch" "$((status == 0))" "$((status != 0))"
 exit "$status"

@@ -3,7 +3,7 @@
 # leaks) on a nightly toolchain installed for this purpose only; the rest of
 # the tree stays on the stable toolchain of rust-toolchain.toml.
 #
-#   scripts/miri.sh [TOOLCHAIN] [PROPTEST_CASES]
+#   scripts/tools/miri.sh [TOOLCHAIN] [PROPTEST_CASES]
 #
 # Miri interprets ~1000x slower than native code: the property tests run a
 # few cases only (PROPTEST_CASES, default 4). Isolation is disabled only
@@ -16,7 +16,7 @@ if ! rustup run "$tc" cargo miri --version >/dev/null 2>&1; then
     rustup toolchain install "$tc" --profile minimal --component miri,rust-src
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$here/.."
+cd "$here/../.."
 # Miri's own target dir: its artefacts are not stable-compatible.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri"
 rustup run "$tc" cargo miri setup

@@ -1,10 +1,14 @@
-# Boot-image builders, sourced by make-images.sh, firmware-test.sh and
-# grub-boot-test.sh (scripts/ensure-firmware.sh installs the tools). Each
-# function writes one image; ARGS is the kernel command line baked into the
-# image's boot configuration (empty: boot to the sched> shell).
+# Boot-image builders, sourced by scripts/boot/make-images.sh and
+# scripts/test/firmware-test.sh (scripts/setup/ensure-firmware.sh installs
+# the tools). Each function writes one image; ARGS is the kernel command
+# line baked into the image's boot configuration (empty: boot to the sched>
+# shell).
 #
 #   x86_iso KERNEL_ELF ARGS OUT.iso     GRUB ISO, BIOS + UEFI when GRUB's
 #                                       x86_64-efi modules are installed
+#   x86_iso_cfg KERNEL_ELF GRUB_CFG OUT.iso
+#                                       the same with this grub.cfg (the
+#                                       kernel is /boot/kernel.elf)
 #   uboot_disk IMAGE ARGS OUT.img       MBR disk, one FAT partition: Image and
 #                                       U-Boot's boot.scr (distro boot)
 #   esp_disk IMAGE OUT.img              MBR disk, one EFI system partition:
@@ -27,14 +31,18 @@ CFG
 }
 
 x86_iso() { # KERNEL_ELF ARGS OUT
-    local elf=$1 args=$2 out=$3 dir
+    x86_iso_cfg "$1" <(
+        grub_console_cfg
+        printf 'menuentry "sched" {\n    multiboot2 /boot/kernel.elf %s\n    boot\n}\n' "$2"
+    ) "$3"
+}
+
+x86_iso_cfg() { # KERNEL_ELF GRUB_CFG OUT
+    local elf=$1 cfg=$2 out=$3 dir
     dir=$(mktemp -d "${out%/*}/iso.XXXXXX")
     mkdir -p "$dir/boot/grub"
     cp "$elf" "$dir/boot/kernel.elf"
-    {
-        grub_console_cfg
-        printf 'menuentry "sched" {\n    multiboot2 /boot/kernel.elf %s\n    boot\n}\n' "$args"
-    } >"$dir/boot/grub/grub.cfg"
+    cat "$cfg" >"$dir/boot/grub/grub.cfg"
     if ! grub-mkrescue -o "$out" "$dir" >"$out.log" 2>&1; then
         echo "images: grub-mkrescue failed for $out; see $out.log" >&2
         rm -rf "$dir"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# make bench's in-kernel section (issue #14 item 4): perfpipe (--same CPU and
+# make bench's in-kernel section: perfpipe (--same CPU and
 # --cross), yield ping-pong, hackbench and cyclictest under each preempt model,
-# in reproducible mode (QEMU -icount), through scripts/ab.sh and abtool: the
+# in reproducible mode (QEMU -icount), through scripts/tools/ab.sh and abtool: the
 # tables print every metric with its noise (Amean/Hmean, Stddev, CoV over the
 # kept runs of every boot, then the within-boot / boot-to-boot split), and
 # the samples are saved as build/bench/<commit>.csv for `make bench-compare`.
 #
-#   scripts/kbench.sh [COMMIT]
+#   scripts/tools/kbench.sh [COMMIT]
 #
 # Without COMMIT: the work tree's kernel; the CSV is build/bench/<short
 # sha>.csv, or <short sha>-dirty.csv when the tree has uncommitted changes.
@@ -21,7 +21,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+# shellcheck source=../lib/harness.sh
+. "$here/../lib/harness.sh"
+h_init kbench
+root=$H_ROOT
 out=$root/build/bench
 mkdir -p "$out"
 export ARCHES=x86_64 CPUS=${CPUS:-2} BOOTS=${BOOTS:-2} RUNS=${RUNS:-3} WARMUP=${WARMUP:-1} ICOUNT=${ICOUNT:-2}
@@ -48,8 +51,8 @@ if [[ $# -eq 1 ]]; then
     keep=""
     IFS='|' read -ra wls <<<"$WORKLOADS"
     for w in "${wls[@]}"; do
-        if SMP=1 QEMU_EXTRA="-icount shift=2,sleep=off" timeout -k 2 20 \
-            "$here/qemu-x86_64.sh" "$KERNEL" "run=poweroff; $w" </dev/null >/dev/null 2>&1; then
+        h_qemu x86_64 kernel="$KERNEL" append="run=poweroff; $w" smp=1 icount=2
+        if timeout -k 2 20 "${QEMU[@]}" </dev/null >/dev/null 2>&1; [ $? -eq "$(h_pass_status x86_64)" ]; then
             keep+="${keep:+|}$w"
         else
             echo "kbench: $sha's kernel does not take '$w': left out"

@@ -4,13 +4,16 @@
 # workspace (its own workspace root, with the workspace's Cargo.lock so the
 # dependency versions are the tested ones), and its whole test suite runs
 # on the `rust-version` its Cargo.toml declares. That toolchain is installed
-# the way scripts/ensure-toolchain.sh installs targets (rustup, profile
+# the way scripts/setup/ensure-toolchain.sh installs targets (rustup, profile
 # minimal). Cargo refuses a toolchain older than `rust-version`, so a pass
 # also proves the declaration is not newer than the toolchain used.
 #
-#   scripts/msrv.sh
+#   scripts/test/msrv.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init msrv
+cd "$H_ROOT"
 manifest=sched/Cargo.toml
 msrv=$(sed -n 's/^rust-version[[:space:]]*=[[:space:]]*"\(.*\)"/\1/p' "$manifest")
 version=$(sed -n 's/^version[[:space:]]*=[[:space:]]*"\(.*\)"/\1/p' "$manifest" | head -1)
@@ -45,5 +48,8 @@ rc=0
 PROPTEST_CASES=${PROPTEST_CASES:-32} CARGO_TARGET_DIR=$out/target \
     cargo +"$msrv" test --features axsched,oracle >"$out/test.log" 2>&1 || rc=$?
 grep -E '^test result|^error|FAILED|panicked' "$out/test.log" || true
+h_cargo_counts "$out/test.log"
+[ "$rc" -ne 0 ] && [ "$H_FAILED" -eq 0 ] && H_FAILED=1
+h_record "cargo msrv $msrv" "$H_PASSED" "$H_FAILED" "$H_SKIPPED"
 [ "$rc" -eq 0 ] || { echo "msrv: FAIL: the packaged crate's tests on Rust $msrv (build/msrv/test.log)" >&2; exit 1; }
 echo "msrv: ok: sched $version builds alone and passes its tests on Rust $msrv" >&2

@@ -2,7 +2,7 @@
 # The x86_64 "real PC" fallbacks that QEMU's PVH boot can exercise, in one
 # short boot (qboot, TCG):
 #
-#   scripts/pc-paths-test.sh KERNEL_ELF
+#   scripts/test/pc-paths-test.sh KERNEL_ELF
 #
 # - ACPI RSDP from the BIOS area scan: `acpi_rsdp=bios` makes the boot code
 #   ignore the RSDP that PVH hands over (boot/src/x86_64/rsdp.rs);
@@ -19,12 +19,14 @@
 # 0x2f8 and 4096 MiB mapped above 4 GiB in 2 MiB pages, and the tests say
 # `0 failed` with QEMU's pass status.
 set -uo pipefail
-
-# shellcheck source=kernel-elf-arg.sh
-. "$(dirname "$0")/kernel-elf-arg.sh"
-log="$builddir/pc-paths-x86_64.log"
-com1="$builddir/pc-paths-com1.log"
-spcr="$builddir/spcr-com2.bin"
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init pc-paths-test
+[ $# -eq 1 ] || { echo "usage: $0 KERNEL_ELF" >&2; exit 2; }
+kernel=$1
+log=$(h_log pc-paths x86_64)
+com1=$(h_log pc-paths com1)
+spcr="$H_BUILD/spcr-com2.bin"
 
 # The SPCR table body (QEMU writes the 36-byte header and checksum):
 # interface type 0 (16550), GAS {system I/O, 8 bits, offset 0, byte access,
@@ -40,30 +42,32 @@ body += struct.pack("<HHBBBIBI", 0xFFFF, 0xFFFF, 0, 0, 0, 0, 0, 0)
 open(sys.argv[1], "wb").write(body)
 PY
 
-echo "pc-paths-test: PVH, MEM=6G, -cpu qemu64, acpi_rsdp=bios, SPCR -> COM2 (log $log)"
-timeout -k 5 "${PC_PATHS_TIMEOUT:-120}" qemu-system-x86_64 -machine q35 -nodefaults \
-    -bios /usr/share/qemu/qboot.rom -accel tcg -cpu qemu64 -smp 2 -m 6G \
-    -display none -no-reboot \
-    -serial "file:$com1" -chardev stdio,id=s0,signal=off -serial chardev:s0 \
-    -acpitable "sig=SPCR,rev=2,oem_id=SCHED,data=$spcr" \
-    -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-    -kernel "$kernel" -append "acpi_rsdp=bios ktest=highmem_" </dev/null 2>&1 \
-    | tr -d '\r' | tee "$log"
-rc=${PIPESTATUS[0]}
+# COM1 goes to a file, COM2 (the SPCR's UART) to the log.
+h_qemu x86_64 kernel="$kernel" append="acpi_rsdp=bios ktest=highmem_" accel=tcg cpu=qemu64 \
+    smp=2 mem=6G serial=none || exit 2
+QEMU+=(-serial "file:$com1" -chardev stdio,id=s0,signal=off -serial chardev:s0
+    -acpitable "sig=SPCR,rev=2,oem_id=SCHED,data=$spcr")
+h_say "PVH, MEM=6G, -cpu qemu64, acpi_rsdp=bios, SPCR -> COM2 (log $log)"
+H_TEE=1 h_run "$log" "${PC_PATHS_TIMEOUT:-120}" -- "${QEMU[@]}" </dev/null
+rc=$H_RC
+text=$(tr -d '\r' <"$log")
 
 fail() {
-    echo "pc-paths-test: FAIL: $*; see $log" >&2
+    h_err "FAIL: $*; see $log"
+    h_record pc-paths 0 1
     exit 1
 }
-grep -Eq '^x86_64: ACPI RSDP 0x[0-9a-f]+ \(BIOS area scan\)' "$log" \
+grep -Eq '^x86_64: ACPI RSDP 0x[0-9a-f]+ \(BIOS area scan\)' <<<"$text" \
     || fail "the RSDP did not come from the BIOS area scan"
-grep -q 'UART 0x2f8 (ACPI SPCR)' "$log" || fail "the console did not move to the SPCR UART (0x2f8)"
-grep -q 'RAM above 4 GiB: 4096 MiB identity-mapped (0 MiB in 1 GiB pages), 0 MiB not' "$log" \
+grep -q 'UART 0x2f8 (ACPI SPCR)' <<<"$text" || fail "the console did not move to the SPCR UART (0x2f8)"
+grep -q 'RAM above 4 GiB: 4096 MiB identity-mapped (0 MiB in 1 GiB pages), 0 MiB not' <<<"$text" \
     || fail "the 4 GiB above 4 GiB were not mapped with 2 MiB pages"
-grep -Eq 'KiB at 0x1[0-9a-f]{8} .*written and read back' "$log" \
+grep -Eq 'KiB at 0x1[0-9a-f]{8} .*written and read back' <<<"$text" \
     || fail "the heap did not hand out memory above 4 GiB"
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-if [ "$rc" -ne 33 ] || ! grep -Eq '^[1-9][0-9]* passed, 0 failed' <<<"$summary"; then
-    fail "QEMU status $rc, '${summary:-no summary line}'"
+h_check_summary "$log" nonzero
+ok=$?
+if ! h_status_ok x86_64 "$rc" || [ "$ok" -ne 0 ]; then
+    fail "QEMU status $rc, '${H_SUMMARY:-no summary line}'"
 fi
-echo "pc-paths-test: PASS: $summary"
+h_record pc-paths "$H_PASSED" 0 "$H_SKIPPED"
+h_say "PASS: $H_SUMMARY"

@@ -5,44 +5,43 @@
 # failing status (x86_64: isa-debug-exit status 35; aarch64: semihosting
 # exit 1), not a timeout, a reset or a pass. Then a bad value (`fault=bogus`)
 # must be warned about and change nothing: the shell runs `poweroff` and
-# QEMU exits with success.
+# QEMU exits with the pass status.
 #
-#   scripts/fault-test.sh ARCH:KERNEL_ELF [ARCH:KERNEL_ELF ...]
+#   scripts/test/fault-test.sh ARCH:KERNEL_ELF [ARCH:KERNEL_ELF ...]
 #
 # Environment: FAULT_TIMEOUT (seconds per boot, default 60: a boot takes
 # about 1-3 s, more on a loaded host), FAULT_CASES (default: all).
 # Logs: build/fault-ARCH-CASE.log.
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init fault-test
 if [ $# -lt 1 ]; then
     echo "usage: $0 ARCH:KERNEL_ELF [ARCH:KERNEL_ELF ...]" >&2
     exit 2
 fi
-here=$(cd "$(dirname "$0")" && pwd)
-logdir="$(cd "$here/.." && pwd)/build"
-mkdir -p "$logdir"
 limit=${FAULT_TIMEOUT:-60}
 cases=${FAULT_CASES:-"recursion huge_frame idle_stack boot_stack exception_stack early_stack early_exception_stack wild_pointer undefined panic ap_panic bringup bringup_stack bogus"}
-export SMP=2
 
 pass=0
 fail=0
-start=$(date +%s)
+start=$EPOCHREALTIME
 for spec in "$@"; do
     arch=${spec%%:*}
     kernel=${spec#*:}
     for case in $cases; do
-        log="$logdir/fault-$arch-$case.log"
+        log=$(h_log fault "$arch" "$case")
         args="fault=$case"
         # The bad value must change nothing: the shell comes up and powers off.
         [ "$case" = bogus ] && args="fault=bogus run=poweroff"
-        t0=$EPOCHREALTIME
-        timeout -k 5 "$limit" "$here/qemu-$arch.sh" "$kernel" $args >"$log" 2>&1 </dev/null
-        rc=$?
-        secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-        if python3 - "$log" "$rc" "$arch" "$case" <<'PY'
+        h_qemu "$arch" kernel="$kernel" append="$args" smp=2 || exit 2
+        h_run "$log" "$limit" -- "${QEMU[@]}" </dev/null
+        rc=$H_RC secs=$H_SECS
+        if PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$arch" "$case" <<'PY'
 import re, sys
+from transcript import read
 log, rc, arch, case = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
+text = read(log, drop_klog=False)
 fails = []
 
 def need(pattern, what):
@@ -51,20 +50,19 @@ def need(pattern, what):
         fails.append(f"no {what} (/{pattern}/)")
     return m
 
+# QEMU's status when the guest reports success / failure.
+pass_rc, fail_rc = (33, 35) if arch == "x86_64" else (0, 1)
 if case == "bogus":
-    if rc != 0:
-        fails.append(f"exit status {rc}, want 0 (poweroff)")
+    if rc != pass_rc:
+        fails.append(f"exit status {rc}, want {pass_rc} (poweroff)")
     need(r"cmdline: ignoring 'fault=bogus': fault must be", "warning naming the bad word")
     for bad in ("CPU EXCEPTION", "KERNEL PANIC", "fault: triggering"):
         if bad in text:
             fails.append(f"'{bad}' in the output")
 else:
     # The failing exit, not a timeout (124/137) or a triple-fault reset.
-    if arch == "x86_64":
-        if rc == 0 or "QEMU exit status 35" not in text:
-            fails.append(f"exit status {rc}, want the failure exit (QEMU status 35)")
-    elif rc != 1:
-        fails.append(f"exit status {rc}, want 1 (semihosting failure)")
+    if rc != fail_rc:
+        fails.append(f"exit status {rc}, want {fail_rc} (the guest's failure exit)")
     exc = r"\*\*\* CPU EXCEPTION.* on cpu (\d+) in thread '([^']*)'(?: \(tid (\d+)\))?$"
     regs = r"^\s+RAX 0x[0-9a-f]{16}" if arch == "x86_64" else r"^\s+x0  0x[0-9a-f]{16}"
     wild = (r"fault address \(CR2\) 0x00007fffdead0000" if arch == "x86_64"
@@ -145,6 +143,6 @@ PY
         fi
     done
 done
-echo "fault-test: $pass passed, $fail failed in $(( $(date +%s) - start )) s"
-echo "$pass passed, $fail failed"
+h_say "$pass passed, $fail failed in $(h_since "$start") s"
+h_record "fault reports" "$pass" "$fail"
 [ "$fail" -eq 0 ]

@@ -9,26 +9,29 @@
 #     buddy>0 and wk_sync_none>0 in every run of B;
 #   - a refused config is an error line, runs nothing, changes nothing.
 #
-#   scripts/ab-smoke.sh KERNEL_ELF
+#   scripts/test/ab-smoke.sh KERNEL_ELF
 set -uo pipefail
-
-# shellcheck source=kernel-elf-arg.sh
-. "$(dirname "$0")/kernel-elf-arg.sh"
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init ab-smoke
+[ $# -eq 1 ] || { echo "usage: $0 KERNEL_ELF" >&2; exit 2; }
+kernel=$1
 script="compare -n 2 -w 1 -c default -c NEXT_BUDDY -- hackbench -g 1 -f 10; \
 compare -c default -c kernel.sched_nr_migrate=0 -- perfpipe -l 10; \
 sysctl kernel.sched_nr_migrate; features; poweroff"
 fail() {
-    echo "ab-smoke: FAIL: $*" >&2
+    h_err "FAIL: $*"
+    h_record ab-smoke 0 1
     exit 1
 }
+h_qemu x86_64 kernel="$kernel" append="seed=1 run=$script" smp=4 icount=3 || exit 2
 for i in 1 2; do
-    SMP=4 QEMU_EXTRA="-icount shift=3,sleep=off" timeout -k 5 120 \
-        "$here/qemu-x86_64.sh" "$kernel" "seed=1 run=$script" </dev/null >"$builddir/ab-smoke-$i.log" 2>&1 ||
-        fail "boot $i did not power off cleanly; see $builddir/ab-smoke-$i.log"
+    h_run "$(h_log ab-smoke $i)" 120 -- "${QEMU[@]}" </dev/null
+    h_status_ok x86_64 "$H_RC" || fail "boot $i did not power off cleanly (QEMU status $H_RC); see $(h_log ab-smoke $i)"
 done
-log="$builddir/ab-smoke-1.log"
-cmp -s "$log" "$builddir/ab-smoke-2.log" ||
-    fail "two boots with seed=1 printed different bytes: diff $log $builddir/ab-smoke-2.log"
+log=$(h_log ab-smoke 1)
+cmp -s "$log" "$(h_log ab-smoke 2)" ||
+    fail "two boots with seed=1 printed different bytes: diff $log $(h_log ab-smoke 2)"
 text=$(tr -d '\r' <"$log")
 want() { grep -Eq -- "$1" <<<"$text" || fail "no line matching '$1' in $log"; }
 want '^compare: 2 config\(s\) x 2 run\(s\) \(\+1 warmup\) of .hackbench -g 1 -l 100 -f 10 -s 100., rotated order, seed 1$'
@@ -54,4 +57,5 @@ want "^error: compare: config B 'kernel.sched_nr_migrate=0': kernel.sched_nr_mig
 want '^kernel.sched_nr_migrate = 32$'
 # Restored: after the NEXT_BUDDY runs the feature is off again.
 want '^PLACE_LAG .* NO_NEXT_BUDDY '
-echo "ab-smoke: PASS: 2 identical boots ($(wc -c <"$log") bytes), 6 runs in order $order, table and counters as expected"
+h_record ab-smoke 1 0
+h_say "PASS: 2 identical boots ($(wc -c <"$log") bytes), 6 runs in order $order, table and counters as expected"

@@ -13,15 +13,19 @@
 #   - the kernel did not panic and QEMU exited 0 after `poweroff`.
 # Prints the figures.
 #
-#   scripts/soak.sh ARCH KERNEL_ELF
+#   scripts/test/soak.sh ARCH KERNEL_ELF
 #   env: SOAK_SECS (default 60), SOAK_THREADS (default 1000), SOAK_SEED
 #   (default: the kernel takes one from the clock and prints it), SMP
 #   (default 4), MEM (default 128M: 1000 workers' 32 KiB stacks are ~33 MiB,
 #   plus the 8 MiB the workloads leave to the kernel; aarch64's heap is
 #   about half of MEM).
 set -uo pipefail
-. "$(dirname "$0")/arch-kernel-args.sh"
-log="$builddir/soak-$arch.log"
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init soak
+[ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
+arch=$1 kernel=$2
+log=$(h_log soak "$arch")
 secs=${SOAK_SECS:-60}
 threads=${SOAK_THREADS:-1000}
 seed=${SOAK_SEED:+ -r $SOAK_SEED}
@@ -41,26 +45,19 @@ soak -t 200 -s 600
 poweroff"
 # Boot, the run, the exit phase's progress bound (10 s) and a slow host.
 limit=$((secs + 240))
-start=$(date +%s%N)
-printf '%s\n' "$script" | timeout -k 5 "$limit" "$here/qemu-$arch.sh" "$kernel" >"$log" 2>&1
-rc=$?
-took_ms=$((($(date +%s%N) - start) / 1000000))
-took=$((took_ms / 1000)).$((took_ms % 1000 / 100))
-SOAK="$soak" python3 - "$log" "$rc" "$arch" "$SMP" "$took" <<'PY'
-import os, sys, re
+h_qemu "$arch" kernel="$kernel" || exit 2
+h_run "$log" "$limit" -- "${QEMU[@]}" <<<"$script"
+h_status_ok "$arch" "$H_RC" && rc=0 || rc=$H_RC
+SOAK="$soak" PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$arch" "$SMP" "$H_SECS" <<'PY'
+import os, sys
+import transcript
 log, rc, arch, smp, took = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 soak = os.environ["SOAK"]
-text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
-# Kernel log lines print whenever they happen (the x86 clock's refinement
-# line ~0.5 s after boot), also inside a reply: take them out.
-text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
+text = transcript.read(log)
 fails = []
-if "PANIC" in text or "panicked" in text:
+if transcript.panicked(text):
     fails.append("the kernel panicked")
-replies = []
-for b in text.split("sched> ")[1:]:
-    c, _, rest = b.partition("\n")
-    replies.append((c.replace("^C", "").strip(), [l for l in rest.split("\n") if l]))
+replies = [(c.replace("^C", "").strip(), r) for c, r in transcript.replies(text)]
 def reply(cmd, nth=0):
     got = [r for c, r in replies if c == cmd]
     return got[nth] if len(got) > nth else None
@@ -104,3 +101,6 @@ head = next(l for l in main if l.startswith("soak: seed "))
 cpu = next(l for l in main if l.startswith("soak: cpu time: "))
 print(f"soak: PASS: {arch} SMP={smp} ({took} s in all)\n  {head}\n  {cpu}\n  {final(main)}")
 PY
+status=$?
+h_record "soak $arch" "$((status == 0))" "$((status != 0))"
+exit "$status"

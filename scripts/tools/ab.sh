@@ -2,7 +2,7 @@
 # make ab: the in-kernel `compare` over several boots, arches and CPU counts,
 # then abtool (abtool/) for tables, variance split, CSV, JSON and PNG plots.
 #
-#   scripts/ab.sh        (all settings through the environment)
+#   scripts/tools/ab.sh        (all settings through the environment)
 #
 #   ARCHES="x86_64 aarch64"   arches to boot
 #   CPUS="4"                  CPU counts (each arch x each count)
@@ -23,8 +23,10 @@
 # boots with the same seed print the same bytes. A progress line per run.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init ab
+root=$H_ROOT
 ARCHES=${ARCHES:-x86_64 aarch64}
 CPUS=${CPUS:-4}
 BOOTS=${BOOTS:-3}
@@ -67,22 +69,24 @@ echo "ab: $ARCHES x CPUs {$CPUS} x $BOOTS boot(s), $mode; script: $script"
 for arch in $ARCHES; do
     [[ -n ${KERNEL:-} ]] || make -s -C "$root" kernel ARCH="$arch" >/dev/null
     case $arch in
-        x86_64) elf=$target_dir/x86_64-unknown-none/release/kernel; extra_env=() ;;
-        aarch64) elf=$target_dir/aarch64-unknown-none/release/kernel; extra_env=(GIC=3 CPU=max) ;;
+        x86_64) elf=$target_dir/x86_64-unknown-none/release/kernel; qopts=() ;;
+        # GICv3 and -cpu max at every CPU count, as in the SMP ktest runs.
+        aarch64) elf=$target_dir/aarch64-unknown-none/release/kernel; qopts=(gic=3 cpu=max) ;;
     esac
     elf=${KERNEL:-$elf}
     for cpus in $CPUS; do
         for ((b = 1; b <= BOOTS; b++)); do
             log="$OUT/logs/${arch}_smp${cpus}_seed${b}.log"
-            qextra=""
-            [[ $ICOUNT != off ]] && qextra="-icount shift=$ICOUNT,sleep=off"
+            icount=""
+            [[ $ICOUNT != off ]] && icount=$ICOUNT
             printf '%s' "seed=$b run=$script" >"$log.cmdline"
             t0=$(date +%s.%N)
+            h_qemu "$arch" kernel="$elf" append="seed=$b run=$script" smp="$cpus" \
+                ${icount:+icount=$icount} "${qopts[@]}"
             # stdin from /dev/null: nothing is typed; the script is the boot argument.
             # (set +e: a failed boot is reported below, not fatal.)
             set +e
-            env "${extra_env[@]}" SMP="$cpus" QEMU_EXTRA="$qextra" \
-                timeout -k 5 "$BOOT_TIMEOUT" "$here/qemu-$arch.sh" "$elf" "seed=$b run=$script" \
+            timeout -k 5 "$BOOT_TIMEOUT" "${QEMU[@]}" \
                 </dev/null 2>&1 | tee "$log" | tr -d '\r' | while IFS= read -r line; do
                 case $line in
                     run\ * | warmup\ *) echo "ab: $arch smp$cpus boot $b/$BOOTS: ${line%% | *}" ;;
@@ -92,11 +96,11 @@ for arch in $ARCHES; do
             rc=${PIPESTATUS[0]}
             set -e
             t1=$(date +%s.%N)
-            if [[ $rc -ne 0 ]]; then
+            if ! h_status_ok "$arch" "$rc"; then
                 # Keep going: the runs before the failure are still samples,
                 # and in reproducible mode the log is an exact reproducer.
                 echo "error: ab: $arch smp$cpus boot $b failed (status $rc); see $log; reproduce with:" >&2
-                echo "  SMP=$cpus QEMU_EXTRA='$qextra' ${extra_env[*]} scripts/qemu-$arch.sh $elf \"\$(cat $log.cmdline)\"" >&2
+                echo "  SMP=$cpus ${icount:+ICOUNT=$icount }${qopts[*]^^} scripts/boot/qemu.sh $arch $elf \"\$(cat $log.cmdline)\"" >&2
                 failed+=("$log")
                 continue
             fi

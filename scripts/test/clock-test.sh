@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The x86_64 clock calibrates the same on a busy host: boots the kernel N
 # times (default 20) while busy loops keep every host core loaded
-# (scripts/stress-host.sh: one per core), waits in each boot for the refined
+# (scripts/tools/stress-host.sh: one per core), waits in each boot for the refined
 # calibration's line (`clock: TSC refined against HPET over ...`, about
 # 0.5 s after boot), then sends `poweroff`. Fails if a boot printed no
 # refined line, or if two refined TSC figures, or two final LAPIC timer
@@ -14,42 +14,34 @@
 # windows agree on 4-10 GHz for a ~2596 MHz TSC. The refined rate is the TSC
 # against the HPET over >= 500 ms, where the two clocks agree again.
 #
-#   scripts/clock-test.sh KERNEL_ELF [BOOTS]
+#   scripts/test/clock-test.sh KERNEL_ELF [BOOTS]
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init clock-test
 if [ $# -lt 1 ]; then
     echo "usage: $0 KERNEL_ELF [BOOTS]" >&2
     exit 2
 fi
 kernel=$1
 boots=${2:-20}
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$here/../build"
-log="$here/../build/clock-test.log"
+log=$(h_log clock-test)
 : >"$log"
-# The load: scripts/stress-host.sh (one busy loop per host core).
+# The load: scripts/tools/stress-host.sh (one busy loop per host core).
 load=$(nproc)
-"$here/stress-host.sh" 0 2>/dev/null &
+"$H_SCRIPTS/tools/stress-host.sh" 0 2>/dev/null &
 stress=$!
 trap 'kill "$stress" 2>/dev/null; wait "$stress" 2>/dev/null' EXIT
 start=$(date +%s)
+h_qemu x86_64 kernel="$kernel" || exit 2
 for i in $(seq "$boots"); do
-    # The guest's output is read line by line; `poweroff` goes in once the
-    # refined line (or a line saying there is none) came out. The 60 s
-    # timeout ends a boot that never prints it.
-    coproc QEMU { timeout -k 5 60 "$here/qemu-x86_64.sh" "$kernel" 2>&1; }
-    qout=${QEMU[0]} qin=${QEMU[1]} qpid=$QEMU_PID
-    sent=""
-    while IFS= read -r line <&"$qout"; do
-        line=${line//$'\r'/}
-        case $line in
-        'x86_64: TSC'* | *'clock: '*) printf 'boot %d: %s\n' "$i" "$line" >>"$log" ;;
-        esac
-        if [ -z "$sent" ] && [[ $line == *'clock: '* ]]; then
-            printf 'poweroff\n' >&"$qin"
-            sent=1
-        fi
-    done
-    wait "$qpid" 2>/dev/null
+    # `poweroff` goes in once the refined line (or a line saying there is
+    # none) came out. The 60 s limit ends a boot that never prints it.
+    boot_log=$(h_log clock-test boot "$i")
+    h_start "$boot_log" 60 -- "${QEMU[@]}"
+    h_wait_for 'clock: ' && h_send $'poweroff\n'
+    h_finish
+    tr -d '\r' <"$boot_log" | grep -aE '^x86_64: TSC|clock: ' | sed "s/^/boot $i: /" >>"$log"
 done
 kill "$stress" 2>/dev/null
 wait "$stress" 2>/dev/null
@@ -84,3 +76,6 @@ if bad:
     sys.exit(1)
 print(f"clock-test: PASS: {summary}")
 PY
+status=$?
+h_record clock-test "$((status == 0))" "$((status != 0))"
+exit "$status"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs `make TARGET` (default: test, everything CI runs) RUNS times while
-# scripts/stress-host.sh keeps every host core busy; prints each run's
+# scripts/tools/stress-host.sh keeps every host core busy; prints each run's
 # verdict, time and load, and how many passed. Exit status 0 only if every
 # run passed.
 #
-#   scripts/test-under-stress.sh [RUNS [TARGET]]
+#   scripts/tools/test-under-stress.sh [RUNS [TARGET]]
 set -uo pipefail
 runs=${1:-3}
 target=${2:-test}
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$here/.." || exit 2
+cd "$here/../.." || exit 2
 mkdir -p build
 "$here/stress-host.sh" 0 &
 stress=$!

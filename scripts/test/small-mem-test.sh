@@ -5,10 +5,14 @@
 # spin), the kernel must not panic, and `features` / `sysctl -a` / `preempt`
 # must read the same before and after.
 #
-#   scripts/small-mem-test.sh ARCH KERNEL_ELF   (env: MEM, SMP)
+#   scripts/test/small-mem-test.sh ARCH KERNEL_ELF   (env: MEM, SMP)
 set -uo pipefail
-. "$(dirname "$0")/arch-kernel-args.sh"
-log="$builddir/small-mem-$arch.log"
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init small-mem
+[ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
+arch=$1 kernel=$2
+log=$(h_log small-mem "$arch")
 export MEM=${MEM:-6M} SMP=${SMP:-4}
 read -r -d '' script <<'CMDS'
 features
@@ -25,24 +29,19 @@ sysctl -a
 preempt
 poweroff
 CMDS
-printf '%s\n' "$script" | timeout -k 5 120 "$here/qemu-$arch.sh" "$kernel" >"$log" 2>&1
-rc=$?
-SCRIPT="$script" python3 - "$log" "$rc" "$arch" "$MEM" "$SMP" <<'PY'
-import os, sys, re
+h_qemu "$arch" kernel="$kernel" || exit 2
+h_run "$log" 120 -- "${QEMU[@]}" <<<"$script"
+h_status_ok "$arch" "$H_RC" && rc=0 || rc=$H_RC
+SCRIPT="$script" PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$arch" "$MEM" "$SMP" <<'PY'
+import os, sys
+from transcript import read, replies, panicked
 log, rc, arch, mem, smp = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-text = open(log, "rb").read().decode("utf-8", "replace").replace("\r", "")
-# Kernel log lines print whenever they happen (the x86 clock's refinement
-# line ~0.5 s after boot), also inside a reply: take them out.
-text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
+text = read(log)
 cmds = os.environ["SCRIPT"].split("\n")
 fails = []
-if "PANIC" in text or "panicked" in text:
+if panicked(text):
     fails.append("the kernel panicked")
-blocks = {}
-order = []
-for b in text.split("sched> ")[1:]:
-    c, _, rest = b.partition("\n")
-    order.append((c, [l for l in rest.split("\n") if l]))
+order = replies(text)
 def reply(i):
     return order[i][1] if i < len(order) and order[i][0] == cmds[i] else None
 for i, c in enumerate(cmds[:-1]):
@@ -65,7 +64,7 @@ if not fails:
         if reply(a) != reply(b):
             fails.append(f"'{cmds[a]}' changed: {reply(a)!r} -> {reply(b)!r}")
 if rc != 0:
-    fails.append(f"QEMU exit status {rc} after poweroff")
+    fails.append(f"QEMU exit status {rc} after poweroff (not the guest's pass)")
 for f in fails:
     print(f"small-mem: FAIL: {arch} MEM={mem} SMP={smp}: {f}; see {log}", file=sys.stderr)
 if fails:
@@ -74,3 +73,6 @@ t = reply(3)[0]
 print(f"small-mem: PASS: {arch} MEM={mem} SMP={smp}: refused for memory: "
       f"{'trace rings, ' if t.startswith('error') else ''}hackbench -g 30, schbench; ran: small hackbench, spin; state unchanged")
 PY
+status=$?
+h_record "small-mem $arch" "$((status == 0))" "$((status != 0))"
+exit "$status"

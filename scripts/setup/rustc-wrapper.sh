@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rustc wrapper for `cargo build/run` from kernel/ (kernel/.cargo/config.toml):
 # on the first call of a build whose toolchain lacks the bare-metal targets,
-# runs scripts/ensure-toolchain.sh, then execs rustc unchanged. The check is
+# runs scripts/setup/ensure-toolchain.sh, then execs rustc unchanged. The check is
 # one directory test, so the wrapper costs nothing once the targets exist.
 rustc=$1
 shift

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Calibration of the simulator against the kernel (the simulator issue's
-# "trust" item): the same 4-CPU hackbench, with NEXT_BUDDY off and on, in the
+# Calibration of the simulator against the kernel (can its mechanism be
+# trusted?): the same 4-CPU hackbench, with NEXT_BUDDY off and on, in the
 # kernel under QEMU and in `sim` on its `small` machine (4 CPUs, one LLC).
 # Times are not comparable (TCG vs a cost model); the mechanism is: the
 # per-message ratios of context switches and of wakeups that asked to preempt
 # must move in the same direction when NEXT_BUDDY is turned on.
 #
-#   scripts/calibrate.sh KERNEL_ELF_x86_64 [SIM_BIN]
+#   scripts/test/calibrate.sh KERNEL_ELF_x86_64 [SIM_BIN]
 #
 # The kernel runs under `-icount shift=3,sleep=off` (instruction-counted
 # time, so host load does not change what the guest sees), 4 CPUs, hackbench
@@ -18,17 +18,20 @@
 # Prints a table, keeps the transcript in build/calibrate.log, and fails when
 # a direction disagrees.
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init calibrate
 if [ $# -lt 1 ]; then
     echo "usage: $0 KERNEL_ELF_x86_64 [SIM_BIN]" >&2
     exit 2
 fi
 kernel=$1
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-sim=${2:-$root/${CARGO_TARGET_DIR:-target}/release/sim}
+sim=${2:-$H_ROOT/${CARGO_TARGET_DIR:-target}/release/sim}
 [ -x "$sim" ] || { echo "calibrate: no simulator binary at $sim (cargo build -p sim --release)" >&2; exit 2; }
-mkdir -p "$root/build"
-log="$root/build/calibrate.log"
+log=$(h_log calibrate)
+# Every failure below is recorded as this one test's.
+trap 'h_record calibrate "$((status == 0))" "$((status != 0))"' EXIT
+status=1
 hb="hackbench -g 4 -l 50"
 script="features NO_NEXT_BUDDY
 $hb
@@ -40,10 +43,9 @@ sched_debug
 $hb
 sched_debug
 poweroff"
-printf '%s\n' "$script" | SMP=4 QEMU_EXTRA="-icount shift=3,sleep=off" timeout -k 5 300 \
-    "$here/qemu-x86_64.sh" "$kernel" >"$log" 2>&1
-rc=$?
-[ "$rc" -eq 0 ] || { echo "calibrate: FAIL: the kernel run did not end cleanly (status $rc); see $log" >&2; exit 1; }
+h_qemu x86_64 kernel="$kernel" smp=4 icount=3 || exit 2
+h_run "$log" 300 -- "${QEMU[@]}" <<<"$script"
+h_status_ok x86_64 "$H_RC" || { h_err "FAIL: the kernel run did not end cleanly (QEMU status $H_RC); see $log"; exit 1; }
 
 for cfg in NO_NEXT_BUDDY NEXT_BUDDY; do
     for seed in 1 2 3; do
@@ -52,12 +54,10 @@ for cfg in NO_NEXT_BUDDY NEXT_BUDDY; do
     done
 done >>"$log" 2>&1 || { echo "calibrate: FAIL: the simulator run failed; see $log" >&2; exit 1; }
 
-python3 - "$log" <<'PY'
+PYTHONPATH=$H_LIB python3 - "$log" <<'PY'
 import re, sys
-text = open(sys.argv[1], "rb").read().decode("utf-8", "replace").replace("\r", "")
-# Kernel log lines print whenever they happen (the x86 clock's refinement
-# line ~0.5 s after boot), also inside a reply: take them out.
-text = re.sub(r"\[ *[0-9]+\.[0-9]{6}\] (?:INFO|WARN|ERROR|DEBUG|TRACE) [^\n]*\n", "", text)
+from transcript import read
+text = read(sys.argv[1])
 fails = []
 # Kernel: sched_debug dumps, summed over CPUs.
 dumps = []
@@ -111,3 +111,5 @@ if fails:
     sys.exit(1)
 print("calibrate: PASS: both counters move the same way in the kernel and in the simulator")
 PY
+status=$?
+exit "$status"

@@ -4,15 +4,15 @@
 # model, A's and B's mean, stddev, CoV, % change and Welch's t-test over
 # every kept run of every boot.
 #
-#   scripts/bench-compare.sh A B
+#   scripts/tools/bench-compare.sh A B
 #
 # Each commit's samples are build/bench/<short sha>.csv (what `make bench`
 # writes for a clean tree at that commit); a missing one is made first with
-# scripts/kbench.sh COMMIT (a temporary worktree, about two minutes).
+# scripts/tools/kbench.sh COMMIT (a temporary worktree, about two minutes).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+root=$(cd "$here/../.." && pwd)
 if [[ $# -ne 2 ]]; then
     echo "usage: $0 COMMIT_A COMMIT_B   (make bench-compare A=... B=...)" >&2
     exit 2

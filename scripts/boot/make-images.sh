@@ -8,7 +8,7 @@
 #   sched-aarch64-esp-grub.img  the same ESP with GRUB arm64 as BOOTAA64.EFI,
 #                               EFI/BOOT/grub.cfg (`linux /Image`) and /Image
 #
-#   scripts/make-images.sh X86_64_ELF AARCH64_ELF [OUT]
+#   scripts/boot/make-images.sh X86_64_ELF AARCH64_ELF [OUT]
 #
 # ARGS (environment) is the kernel command line put into each image's boot
 # configuration (default none: the kernel boots to the sched> shell). The
@@ -20,9 +20,9 @@ if (($# < 2 || $# > 3)); then
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-out=${3:-"$(cd "$here/.." && pwd)/build/images"}
+out=${3:-"$(cd "$here/../.." && pwd)/build/images"}
 args=${ARGS:-}
-grubdir=$("$here/ensure-firmware.sh" --grub-arm64-dir)
+grubdir=$("$here/../setup/ensure-firmware.sh" --grub-arm64-dir)
 # shellcheck source=images.sh
 . "$here/images.sh"
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Keeps every host core busy: one busy loop per online CPU (`nproc`), for
 # SECS seconds (0 or none: until interrupted), then stops them. The load under
-# which emulated timing used to fail; `scripts/test-under-stress.sh` runs the
+# which emulated timing used to fail; `scripts/tools/test-under-stress.sh` runs the
 # suites under it.
 #
-#   scripts/stress-host.sh [SECS]
+#   scripts/tools/stress-host.sh [SECS]
 set -uo pipefail
 secs=${1:-0}
 n=$(nproc)

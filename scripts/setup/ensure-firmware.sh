@@ -19,13 +19,13 @@
 # those modules. Prints where they are with --grub-arm64-dir.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-fwdir="$(cd "$here/.." && pwd)/build/firmware"
+fwdir="$(cd "$here/../.." && pwd)/build/firmware"
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 
 need=()
-[ -f /usr/share/OVMF/OVMF_CODE.fd ] || need+=(ovmf)
+[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ -f /usr/share/OVMF/OVMF_CODE.fd ] || need+=(ovmf)
 [ -f /usr/share/AAVMF/AAVMF_CODE.fd ] || need+=(qemu-efi-aarch64)
 [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || need+=(u-boot-qemu)
 command -v mkimage >/dev/null 2>&1 || need+=(u-boot-tools)

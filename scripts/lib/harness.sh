@@ -1,0 +1,412 @@
+# The boot-test library: sourced by every script that boots the kernel
+# (scripts/boot/qemu.sh and scripts/test/*.sh). It owns
+#
+#   - the QEMU command line for any arch, firmware and accelerator:
+#     h_qemu ARCH [key=value...]                  -> the array QEMU
+#   - whether a QEMU exit status is the guest's "pass":
+#     h_pass_status ARCH / h_status_ok ARCH RC
+#   - booting with a command script and a deadline:
+#     h_run LOG LIMIT -- CMD...                   stdin from the caller
+#     h_start LOG LIMIT -- CMD...; h_send TEXT; h_wait_for REGEX; h_finish
+#   - the `N passed, N failed[, N skipped]` line:
+#     h_summary LOG, h_counts LINE, h_record SUITE PASSED FAILED [SKIPPED]
+#   - the log's name: h_log NAME-PARTS...        -> build/NAME-PARTS.log
+#
+# Python checkers read transcripts through scripts/lib/transcript.py
+# (PYTHONPATH=$H_LIB).
+#
+# Conventions: every function returns non-zero on failure and prints why on
+# stderr prefixed with $H_NAME (the script's name, set by h_init). Nothing
+# here exits the caller.
+
+H_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+H_SCRIPTS=$(cd "$H_LIB/.." && pwd)
+H_ROOT=$(cd "$H_SCRIPTS/.." && pwd)
+H_BUILD="$H_ROOT/build"
+export H_LIB
+
+# h_init NAME: the prefix of this script's messages; creates build/.
+h_init() {
+    H_NAME=$1
+    mkdir -p "$H_BUILD"
+}
+H_NAME=${H_NAME:-harness}
+
+h_say() { echo "$H_NAME: $*"; }
+h_err() { echo "$H_NAME: $*" >&2; }
+
+# h_log PART...: build/PART-PART-....log (empty parts left out), printed.
+h_log() {
+    local name="" p
+    for p in "$@"; do
+        [ -n "$p" ] && name+="${name:+-}$p"
+    done
+    mkdir -p "$H_BUILD"
+    echo "$H_BUILD/$name.log"
+}
+
+# --- QEMU command lines ---------------------------------------------------
+
+# Prints the first -cpu model with which QEMU can start an x86_64 KVM guest
+# here, and fails when there is none. A usable /dev/kvm is not enough: nested
+# set-ups may refuse a model (seen: `-cpu host` aborts on MSR 0x10a,
+# arch-capabilities), so each candidate is tried with a paused VM that is
+# told to quit at once.
+h_kvm_cpu() {
+    [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+    local cpu
+    for cpu in ${1:-host host,-arch-capabilities}; do
+        if echo quit | timeout 10 "${QEMU_X86_64:-qemu-system-x86_64}" -machine q35 -accel kvm \
+            -cpu "$cpu" -nodefaults -display none -bios /usr/share/qemu/qboot.rom -S \
+            -monitor stdio >/dev/null 2>&1; then
+            echo "$cpu"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# The raw arm64 Image of an aarch64 kernel ELF, made next to it (ELF.Image)
+# when missing or older than the ELF; prints its path.
+h_arm_image() {
+    local elf=$1 image="$1.Image"
+    if [ ! -f "$image" ] || [ "$elf" -nt "$image" ]; then
+        "$H_SCRIPTS/boot/aarch64-image.sh" "$elf" "$image" || return 1
+    fi
+    echo "$image"
+}
+
+# A shim Image for QEMU -kernel that branches to ADDR with x0 (the DTB)
+# untouched: QEMU -kernel always loads at RAM base + 2 MiB, so a relocated
+# boot loads the real Image at ADDR with `-device loader` and starts it
+# through this. Writes OUT.
+h_arm_shim() { # ADDR OUT
+    local addr=$1 out=$2
+    # arm64 image header (code0 = b +64, image_size 4 KiB, flags
+    # LE|4K|anywhere), then `ldr x1, #8; br x1; .quad ADDR`. le32/le64 print
+    # printf escapes (\xNN), turned into bytes by the outer printf.
+    le32() { printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+    le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32 & 0xffffffff)); }
+    # shellcheck disable=SC2059 # the escapes are the point
+    {
+        printf "$(le32 0x14000010)$(le32 0)$(le64 0)$(le64 0x1000)$(le64 0xA)"
+        printf "$(le64 0)$(le64 0)$(le64 0)ARM\\x64$(le32 0)"
+        printf "$(le32 0x58000041)$(le32 0xd61f0020)$(le64 "$addr")"
+    } >"$out.tmp.$$"
+    mv -f "$out.tmp.$$" "$out"
+}
+
+# h_qemu ARCH [key=value...]: sets the array QEMU to a full QEMU command.
+#
+#   kernel=ELF      boot this kernel directly (x86_64: PVH through -kernel;
+#                   aarch64: its raw Image through -kernel, DTB in x0)
+#   append=ARGS     the kernel command line (with kernel=, or fw=edk2)
+#   fw=NAME         firmware: x86_64 qboot (default with kernel=), seabios
+#                   (default without), ovmf (pflash, with the script's own
+#                   copy of the variables in build/); aarch64 none (default),
+#                   edk2, uboot
+#   smp=N mem=SIZE  default $SMP (1) and $MEM (256M)
+#   accel=auto|tcg|kvm  default $ACCEL or auto: x86_64 KVM when it works and
+#                   is not PVM (a PVM /dev/kvm runs an unaware guest ~1000x
+#                   slower than TCG), else TCG; aarch64 always TCG
+#   cpu=MODEL       default $CPU, else host (KVM), max (x86_64 TCG),
+#                   cortex-a72 (aarch64)
+#   gic=2|3         aarch64: default $GIC, else 2 up to 8 CPUs and 3 beyond
+#                   (QEMU virt's GICv2 stops at 8 CPUs)
+#   machine=OPTS    more -machine options (aarch64: acpi=off, virtualization=on)
+#   load_addr=ADDR  aarch64: load the Image at this 2 MiB-aligned address
+#                   (default $LOAD_ADDR) instead of QEMU's 0x40200000
+#   icount=SHIFT    reproducible time: -icount shift=SHIFT,sleep=off (TCG)
+#   vga=1           a standard VGA (x86_64) instead of no display device
+#   monitor=PATH    QEMU's human monitor on a unix socket
+#   serial=stdio|none  default stdio (signal=off: Ctrl-C reaches the guest)
+# Then $QEMU_EXTRA (word-split) is appended; callers append more to QEMU.
+# The guest reports its verdict through isa-debug-exit (x86_64) or
+# semihosting (aarch64): see h_pass_status.
+h_qemu() {
+    local arch=$1
+    shift
+    local kernel="" append="" fw="" smp=${SMP:-1} mem=${MEM:-256M} accel=${ACCEL:-auto}
+    local cpu=${CPU:-} gic=${GIC:-} machine_opts="" load_addr=${LOAD_ADDR:-} icount=""
+    local vga=0 monitor="" serial=stdio kv
+    for kv in "$@"; do
+        case $kv in
+            kernel=*) kernel=${kv#*=} ;;
+            append=*) append=${kv#*=} ;;
+            fw=*) fw=${kv#*=} ;;
+            smp=*) smp=${kv#*=} ;;
+            mem=*) mem=${kv#*=} ;;
+            accel=*) accel=${kv#*=} ;;
+            cpu=*) cpu=${kv#*=} ;;
+            gic=*) gic=${kv#*=} ;;
+            machine=*) machine_opts=${kv#*=} ;;
+            load_addr=*) load_addr=${kv#*=} ;;
+            icount=*) icount=${kv#*=} ;;
+            vga=*) vga=${kv#*=} ;;
+            monitor=*) monitor=${kv#*=} ;;
+            serial=*) serial=${kv#*=} ;;
+            *) h_err "h_qemu: unknown option '$kv'"; return 2 ;;
+        esac
+    done
+    if [ -n "$kernel" ] && [ ! -f "$kernel" ]; then
+        h_err "no such kernel: $kernel"
+        return 2
+    fi
+    [ -n "$icount" ] && accel=tcg
+    QEMU=()
+    local common=(-smp "$smp" -m "$mem" -nodefaults -no-reboot -display none)
+    [ "$vga" = 1 ] && common+=(-device VGA)
+    case $serial in
+        stdio) common+=(-chardev stdio,id=s0,signal=off -serial chardev:s0) ;;
+        none) ;;
+        *) h_err "h_qemu: serial must be stdio or none, not '$serial'"; return 2 ;;
+    esac
+    [ -n "$monitor" ] && common+=(-monitor "unix:$monitor,server=on,wait=off")
+    [ -n "$icount" ] && common+=(-icount "shift=$icount,sleep=off")
+    case $arch in
+        x86_64)
+            local accel_args
+            case $accel in
+                auto)
+                    if [ -d /sys/module/kvm_pvm ]; then
+                        accel_args=(-accel tcg -cpu "${cpu:-max}")
+                    elif kv=$(h_kvm_cpu "$cpu"); then
+                        accel_args=(-accel kvm -cpu "$kv")
+                    else
+                        accel_args=(-accel tcg -cpu "${cpu:-max}")
+                    fi
+                    ;;
+                kvm)
+                    kv=$(h_kvm_cpu "$cpu") || { h_err "accel=kvm, but KVM does not work here"; return 1; }
+                    accel_args=(-accel kvm -cpu "$kv")
+                    ;;
+                tcg) accel_args=(-accel tcg -cpu "${cpu:-max}") ;;
+                *) h_err "ACCEL must be auto, kvm or tcg, not '$accel'"; return 2 ;;
+            esac
+            [ -n "$fw" ] || { [ -n "$kernel" ] && fw=qboot || fw=seabios; }
+            QEMU=("${QEMU_X86_64:-qemu-system-x86_64}" -machine "q35${machine_opts:+,$machine_opts}"
+                "${accel_args[@]}" "${common[@]}"
+                -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+            case $fw in
+                # qboot instead of SeaBIOS for -kernel: ~0.1 s of firmware
+                # instead of ~1.5 s under nested KVM.
+                qboot) QEMU+=(-bios /usr/share/qemu/qboot.rom) ;;
+                seabios) ;;
+                ovmf)
+                    # The 4 MiB build where there is one (newer Debian ships
+                    # only that), with a private copy of its variables.
+                    local code=/usr/share/OVMF/OVMF_CODE_4M.fd vars=/usr/share/OVMF/OVMF_VARS_4M.fd
+                    [ -f "$code" ] || { code=/usr/share/OVMF/OVMF_CODE.fd; vars=/usr/share/OVMF/OVMF_VARS.fd; }
+                    cp "$vars" "$H_BUILD/ovmf-vars-$H_NAME.fd" || return 1
+                    QEMU+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$code"
+                        -drive "if=pflash,format=raw,unit=1,file=$H_BUILD/ovmf-vars-$H_NAME.fd")
+                    ;;
+                *) h_err "h_qemu: x86_64 firmware must be qboot, seabios or ovmf, not '$fw'"; return 2 ;;
+            esac
+            [ -n "$kernel" ] && QEMU+=(-kernel "$kernel" -append "$append")
+            ;;
+        aarch64)
+            [ "$accel" = kvm ] && { h_err "aarch64 runs under TCG only"; return 2; }
+            if [ -z "$gic" ]; then
+                gic=2
+                [ "$smp" -gt 8 ] && gic=3
+            fi
+            QEMU=("${QEMU_AARCH64:-qemu-system-aarch64}"
+                -machine "virt,gic-version=$gic${machine_opts:+,$machine_opts}"
+                -cpu "${cpu:-cortex-a72}" "${common[@]}" -semihosting -nic none)
+            case ${fw:-none} in
+                none) ;;
+                edk2) QEMU+=(-bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd) ;;
+                uboot) QEMU+=(-bios /usr/lib/u-boot/qemu_arm64/u-boot.bin) ;;
+                *) h_err "h_qemu: aarch64 firmware must be none, edk2 or uboot, not '$fw'"; return 2 ;;
+            esac
+            if [ -n "$kernel" ]; then
+                local image
+                image=$(h_arm_image "$kernel") || return 1
+                if [ -n "$load_addr" ]; then
+                    local addr=$((load_addr))
+                    if ((addr % 0x200000 != 0)); then
+                        h_err "LOAD_ADDR=$load_addr is not 2 MiB aligned"
+                        return 2
+                    fi
+                    h_arm_shim "$addr" "$kernel.shim.Image"
+                    QEMU+=(-kernel "$kernel.shim.Image"
+                        -device "loader,file=$image,addr=$(printf '0x%x' "$addr"),force-raw=on")
+                else
+                    QEMU+=(-kernel "$image")
+                fi
+                QEMU+=(-append "$append")
+            fi
+            ;;
+        *) h_err "unknown arch '$arch' (x86_64 or aarch64)"; return 2 ;;
+    esac
+    # shellcheck disable=SC2206 # QEMU_EXTRA is a word list on purpose
+    QEMU+=(${QEMU_EXTRA:-})
+}
+
+# The QEMU exit status with which the guest reports success: x86_64
+# isa-debug-exit writes 0x10 -> status (0x10 << 1) | 1 = 33 (failure: 0x11
+# -> 35); aarch64 semihosting SYS_EXIT 0 (failure: 1).
+h_pass_status() {
+    case $1 in
+        x86_64) echo 33 ;;
+        *) echo 0 ;;
+    esac
+}
+h_status_ok() { [ "$2" -eq "$(h_pass_status "$1")" ]; }
+# Whether RC is timeout(1)'s: 124 (TERM) or 137 (KILL after -k).
+h_timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
+
+# Seconds since T0 ($EPOCHREALTIME), one decimal.
+h_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# --- booting --------------------------------------------------------------
+
+# h_run LOG LIMIT -- CMD...: runs CMD with stdin from the caller (e.g.
+# </dev/null, or a command script as <<<"$script"), its output (stdout and stderr)
+# into LOG, killed after LIMIT seconds (timeout signals the whole process
+# group; -k: KILL 5 s after TERM). H_TEE=1 also shows the output. Sets
+# H_RC (CMD's status; 124/137 when it timed out) and H_SECS, so it must not
+# run in a pipeline's subshell: feed a script with <<<"$script", not a pipe.
+h_run() {
+    local log=$1 limit=$2 t0=$EPOCHREALTIME
+    shift 3
+    if [ "${H_TEE:-0}" = 1 ]; then
+        timeout -k 5 "$limit" "$@" 2>&1 | tee "$log"
+        H_RC=${PIPESTATUS[0]}
+    else
+        timeout -k 5 "$limit" "$@" >"$log" 2>&1
+        H_RC=$?
+    fi
+    H_SECS=$(h_since "$t0")
+}
+
+# h_start LOG LIMIT -- CMD...: starts CMD in the background under the same
+# time limit, output into LOG, stdin from a FIFO that h_send writes to.
+# Sets H_PID; h_finish ends the run. One run at a time.
+h_start() {
+    local log=$1 limit=$2
+    shift 3
+    H_START_LOG=$log
+    H_T0=$EPOCHREALTIME
+    H_DEADLINE=$(awk -v a="$EPOCHREALTIME" -v l="$limit" 'BEGIN { printf "%d", a + l }')
+    H_FIFO="$log.in"
+    rm -f "$H_FIFO"
+    # A run that ended early must not take this script with it: writes to
+    # its input then fail (h_send ignores that) instead of raising SIGPIPE.
+    trap '' PIPE
+    mkfifo "$H_FIFO" || return 1
+    # LOG is truncated before the FIFO's open blocks (the redirections run
+    # left to right), so h_wait_for never sees an older run's lines; the
+    # writer side is opened after the fork, so CMD holds none of it and sees
+    # EOF when h_finish closes it.
+    timeout -k 5 "$limit" "$@" >"$log" 2>&1 <"$H_FIFO" &
+    H_PID=$!
+    exec {H_FD}>"$H_FIFO"
+}
+
+# h_send TEXT: writes TEXT (as is: add the \n) to the run's input.
+h_send() { printf '%s' "$1" >&"$H_FD" 2>/dev/null; }
+
+# h_wait_for REGEX [SECS]: waits until a line of the run's log (CRs taken
+# out) matches the extended REGEX. Fails when the run ended without it, or
+# after SECS seconds (default: until the run's own deadline). It polls the
+# log, so a slow guest on a loaded host is waited for, up to that deadline.
+h_wait_for() {
+    local re=$1 until=$H_DEADLINE
+    [ -n "${2:-}" ] && until=$(awk -v a="$EPOCHREALTIME" -v l="$2" 'BEGIN { printf "%d", a + l }')
+    while :; do
+        tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re" && return 0
+        kill -0 "$H_PID" 2>/dev/null || {
+            # It may have printed the line just before it ended.
+            tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re"
+            return
+        }
+        [ "${EPOCHSECONDS}" -lt "$until" ] || return 1
+        sleep 0.1
+    done
+}
+
+# h_finish [GRACE]: closes the run's input, gives it GRACE seconds (default:
+# until its deadline) to end by itself, then ends it. Sets H_RC (its status;
+# 143 when it had to be ended: QEMU exits 0 on SIGTERM) and H_SECS.
+h_finish() {
+    local until=$H_DEADLINE ended=0
+    [ -n "${1:-}" ] && until=$((EPOCHSECONDS + $1))
+    exec {H_FD}>&-
+    while kill -0 "$H_PID" 2>/dev/null && [ "$EPOCHSECONDS" -lt "$until" ]; do
+        sleep 0.1
+    done
+    if kill -0 "$H_PID" 2>/dev/null; then
+        ended=1
+        kill "$H_PID" 2>/dev/null
+    fi
+    wait "$H_PID"
+    H_RC=$?
+    ((ended)) && H_RC=143
+    H_SECS=$(h_since "$H_T0")
+    rm -f "$H_FIFO"
+}
+
+# --- results --------------------------------------------------------------
+
+# h_summary LOG: the last `N passed, N failed[, N skipped]` line of LOG (a
+# suite may print more than one: the last decides), CRs taken out.
+h_summary() {
+    tr -d '\r' <"$1" | grep -aE '^[0-9]+ passed, [0-9]+ failed' | tail -n 1
+}
+
+# h_counts LINE: H_PASSED, H_FAILED, H_SKIPPED from a summary line (0 when
+# absent); fails when LINE is not one.
+h_counts() {
+    H_PASSED=0 H_FAILED=0 H_SKIPPED=0
+    [[ $1 =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)? ]] || return 1
+    H_PASSED=${BASH_REMATCH[1]}
+    H_FAILED=${BASH_REMATCH[2]}
+    H_SKIPPED=${BASH_REMATCH[4]:-0}
+}
+
+# h_check_summary LOG [any|nonzero] [skip|noskip]: the summary line says
+# `0 failed`; nonzero: and at least one passed; noskip: and `0 skipped`.
+# Sets H_SUMMARY (the line) and the counts; prints why it fails.
+h_check_summary() {
+    H_SUMMARY=$(h_summary "$1")
+    if ! h_counts "$H_SUMMARY"; then
+        H_WHY="no '<N> passed, <N> failed' line"
+        return 1
+    fi
+    H_WHY=""
+    if [ "$H_FAILED" -ne 0 ]; then
+        H_WHY="'$H_SUMMARY'"
+    elif [ "${2:-any}" = nonzero ] && [ "$H_PASSED" -eq 0 ]; then
+        H_WHY="no test ran: '$H_SUMMARY'"
+    elif [ "${3:-skip}" = noskip ] && [ "$H_SKIPPED" -ne 0 ]; then
+        H_WHY="tests skipped: '$H_SUMMARY' (every test must run here)"
+    elif [ "${3:-skip}" = noskip ] && [[ $H_SUMMARY != *", 0 skipped"* ]]; then
+        H_WHY="no skipped count in '$H_SUMMARY'"
+    fi
+    [ -z "$H_WHY" ]
+}
+
+# h_cargo_counts LOG: H_PASSED, H_FAILED, H_SKIPPED (ignored) summed over
+# cargo's `test result: ... N passed; M failed; K ignored` lines of LOG, and
+# H_BINARIES (how many such lines).
+h_cargo_counts() {
+    read -r H_PASSED H_FAILED H_SKIPPED H_BINARIES < <(awk '
+        /^test result: / {
+            n++
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) ~ /^passed;?$/) p += $i
+                if ($(i + 1) ~ /^failed;?$/) f += $i
+                if ($(i + 1) ~ /^ignored;?$/) s += $i
+            }
+        }
+        END { printf "%d %d %d %d\n", p, f, s, n }' "$1")
+}
+
+# h_record SUITE PASSED FAILED [SKIPPED]: one line for `make test`'s closing
+# summary (scripts/test/summary.sh), when H_RESULTS names its file.
+h_record() {
+    [ -n "${H_RESULTS:-}" ] || return 0
+    printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" >>"$H_RESULTS"
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `make test`'s closing line. Each suite records its own counts, as it
+# finishes, in build/test-results.tsv (h_record in scripts/lib/harness.sh;
+# cargo's through scripts/test/cargo-test.sh): suite, passed, failed,
+# skipped. This sums them:
+#
+#   scripts/test/summary.sh begin        empty the file, note the start time
+#   scripts/test/summary.sh end STATUS   print the line; exit with STATUS
+#
+# STATUS is the suites' make status: a failing make test stays failing, and
+# says which suites recorded failures (a suite that stopped before it could
+# record shows in make's own error above).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+results="$root/build/test-results.tsv"
+mkdir -p "$root/build"
+case ${1:-} in
+begin)
+    : >"$results"
+    date +%s >"$results.start"
+    ;;
+end)
+    status=${2:-1}
+    start=$(cat "$results.start" 2>/dev/null || date +%s)
+    secs=$(($(date +%s) - start))
+    awk -F'\t' -v status="$status" -v secs="$secs" '
+        { suites++; p += $2; f += $3; s += $4; if ($3 > 0) bad = bad (bad ? ", " : "") $1 }
+        END {
+            verdict = (status == 0 && f == 0) ? "PASS" : "FAIL"
+            printf "make test: %s: %d suites, %d tests passed, %d failed, %d skipped in %d min %02d s\n",
+                verdict, suites, p, f, s, secs / 60, secs % 60
+            if (bad) printf "make test: failures in: %s\n", bad
+        }' "$results"
+    # A suite that recorded a failure fails make test even if its script's
+    # status did not say so.
+    if [ "$status" -eq 0 ] && awk -F'\t' '$3 > 0 { found = 1 } END { exit !found }' "$results"; then
+        status=1
+    fi
+    exit "$status"
+    ;;
+*)
+    echo "usage: $0 begin | end STATUS" >&2
+    exit 2
+    ;;
+esac
