@@ -708,16 +708,20 @@ pub fn cmd_study(args: &[String]) {
                 i += 1;
                 continue;
             }
-            "--seeds" => seeds = Some(val().parse().unwrap_or_else(|_| fail("--seeds: a number"))),
-            "--jobs" => jobs = val().parse().unwrap_or_else(|_| fail("--jobs: a number")),
+            "--seeds" => {
+                seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
+            }
+            "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
-            o => fail(&format!("unknown option '{o}'")),
+            o => fail(&format!(
+                "unknown option '{o}' (accepted: --quick, --seeds, --jobs, --out, --config)"
+            )),
         }
         i += 2;
     }
     if let Some(s) = seeds {
-        study.seeds = s;
+        study.seeds = s as u64;
     }
     if configs.len() >= 2 {
         study.configs = configs;
@@ -725,7 +729,7 @@ pub fn cmd_study(args: &[String]) {
         fail("give at least two --config (the first is the baseline)");
     }
     for c in &study.configs {
-        if let Err(e) = c.build(4, 250) {
+        if let Err(e) = c.check() {
             fail(&e);
         }
     }
@@ -733,6 +737,10 @@ pub fn cmd_study(args: &[String]) {
     if let Err(e) = report(&r, &out) {
         fail(&e);
     }
+}
+
+fn positive(s: &str) -> Option<usize> {
+    s.parse().ok().filter(|&n| n >= 1)
 }
 
 /// `sim bench`: the speed figures.
