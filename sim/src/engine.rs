@@ -7,20 +7,27 @@
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
 //!
 //! # How the kernel is mirrored (`kernel/src/sched/`)
-//! - **Wakeups** ([`Kernel::wake`]): a task still held by a runqueue (its
-//!   dequeue delayed) goes through `Rq::ttwu_runnable`; a completed delayed
-//!   dequeue hands the state back and the wakeup continues like any sleeper's:
-//!   `select_task_rq(.., this_cpu, wf | TTWU)` then `ttwu_queue` (local
-//!   enqueue, or the target's wake list plus an IPI with TTWU_QUEUE).
-//!   `kick_if_needed` follows `ttwu_runnable`'s decision as in the kernel.
+//! The engine drives `sched::smp::Scheduler`'s task lifecycle with the calls
+//! the kernel makes, in the kernel's order; the scheduler, not the engine,
+//! keeps every task's state (where it is, its `SchedTask` while it sleeps).
+//! - **Spawn**: `Scheduler::spawn` from CPU 0 (`wake_up_new_task`: fork
+//!   balancing), as `kernel/src/sched/wakeup.rs` `wake_up_new`.
+//! - **Wakeups** ([`Kernel::wake`]): `Scheduler::wake(id, wf, this_cpu)`,
+//!   as the kernel's `try_to_wake_up` once its own sleep state says the task
+//!   sleeps: a task its runqueue still holds (dequeue delayed) is re-queued
+//!   in place; a sleeper is placed (`select_task_rq(.., wf | TTWU)`) and
+//!   queued (`ttwu_queue`: local enqueue, or the target's wake list plus an
+//!   IPI with TTWU_QUEUE).
 //! - **IPIs** the scheduler sends through [`Platform::send_resched_ipi`]
 //!   become events [`Costs::ipi_ns`](crate::machine::Costs) later (plus the
 //!   idle-exit latency if the target is idle); the handler drains the wake list
 //!   (`sched_ttwu_pending`) and, if the CPU is idle or the model preempts at
 //!   interrupt exit (full, lazy), reschedules.
-//! - **Schedule**: `Rq::schedule(prev_sleeps)` when a task blocks,
-//!   `pick_next_task` otherwise; a CPU that finds nothing runs a newidle
-//!   `load_balance(cpu, true)` and picks again.
+//! - **Schedule**: `Scheduler::schedule(rq, action)` with the running task's
+//!   `PrevAction` (stays, sleeps, exits), then `Scheduler::finish_switch`
+//!   (`kernel/src/sched/switch.rs`); a CPU that finds nothing runs a newidle
+//!   `load_balance(cpu, true)` (the kernel's idle thread) and, if it pulled a
+//!   task, schedules again.
 //! - **Tick** every `1/HZ` on busy CPUs (idle CPUs stop it, as with
 //!   `nohz=on`): `task_tick`, preempt on an immediate request (the tick returns
 //!   to user mode in every model), `load_balance(cpu, false)` every
@@ -35,9 +42,9 @@
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
-//! wakeups whose decision the caller sees: local and remote enqueues and
-//! `ttwu_runnable`. A wakeup queued on a remote wake list is decided when the
-//! target drains it (`sched_ttwu_pending` returns only a count), so those are
+//! wakeups whose decision the caller sees (`Woke::decision`): local and
+//! remote enqueues and wakeups in place (`ttwu_runnable`). A wakeup queued
+//! on a remote wake list is decided when the target drains it (`sched_ttwu_pending` returns only a count), so those are
 //! counted as `queued_wakeups`; `wakeup_preempts` (from `RqStats`) counts the
 //! preempting decisions of every path. Buddy picks, migrations and tick
 //! reschedules come from the runqueues' own counters at the end of the run.
@@ -54,10 +61,10 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use sched::smp::{Platform, Scheduler, WakeOutcome};
+use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    DequeueFlags, PreemptMode, Resched, SchedConfig, SchedTask, TaskId, TaskParams, TtwuRunnable,
-    WakeFlags, WakeupDecision, WakeupReason,
+    PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
+    WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -184,11 +191,6 @@ impl Default for Spawn {
 pub struct Task {
     /// State.
     pub state: TState,
-    /// Held by the runqueue of `cpu` (queued, running or delay-dequeued).
-    held: bool,
-    off: Option<SchedTask>,
-    /// The CPU whose runqueue holds it, or where it last ran.
-    pub cpu: u32,
     work: u64,
     overhead: u64,
     spawn: Spawn,
@@ -452,9 +454,6 @@ impl Kernel {
         }
         self.tasks.push(Task {
             state: TState::New,
-            held: false,
-            off: None,
-            cpu: 0,
             work: 0,
             overhead: 0,
             spawn: sp,
@@ -552,37 +551,30 @@ impl Kernel {
         self.push(at, Kind::Tick, cpu as u32, gen);
     }
 
-    /// `__schedule` on `cpu`: drain the wake list, dequeue the running task if
-    /// it sleeps, pick (with a newidle balance when nothing is runnable), switch.
-    fn reschedule(&mut self, cpu: usize, prev_sleeps: bool) {
+    /// `__schedule` on `cpu` (`kernel/src/sched/switch.rs`): the scheduler
+    /// drains the wake list, applies what the running task does (`action`)
+    /// and picks; `finish_switch` follows at once (the previous task is off
+    /// the CPU when the engine switches). A CPU that finds nothing runs a
+    /// newidle balance and, if it pulled a task, schedules again.
+    fn reschedule(&mut self, cpu: usize, action: PrevAction) {
         self.charge(cpu);
         let prev = self.cpus[cpu].curr;
-        let mut next = {
+        let sw = {
             let mut rq = self.s.cpu_rq(cpu);
-            rq.update_rq_clock(self.now);
-            self.s.sched_ttwu_pending(&mut rq);
-            if prev_sleeps {
-                let sw = rq.schedule(true);
-                if let Some(st) = sw.prev_blocked {
-                    let t = &mut self.tasks[prev as usize];
-                    t.off = Some(st);
-                    t.held = false;
-                }
-                sw.next
-            } else {
-                rq.pick_next_task()
-            }
+            self.s.schedule(&mut rq, action)
         };
+        self.s.finish_switch(cpu, &sw);
+        let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(cpu, true);
             if !pulled.is_empty() {
                 self.ctr.balanced += pulled.len() as u64;
-                for &id in pulled.ids() {
-                    self.tasks[id.0 as usize].cpu = cpu as u32;
-                }
-                let mut rq = self.s.cpu_rq(cpu);
-                rq.update_rq_clock(self.now);
-                next = rq.pick_next_task();
+                let sw = {
+                    let mut rq = self.s.cpu_rq(cpu);
+                    self.s.schedule(&mut rq, PrevAction::Stays)
+                };
+                self.s.finish_switch(cpu, &sw);
+                next = sw.next;
             }
         }
         self.switch_to(cpu, prev, next.map_or(NIL, |t| t.0));
@@ -672,7 +664,6 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         let t = &mut self.tasks[next as usize];
-        t.cpu = cpu as u32;
         t.overhead += over + pen;
         t.nr_switch_in += 1;
         if t.wake_origin != u64::MAX {
@@ -718,41 +709,26 @@ impl Kernel {
         if wf.contains(WakeFlags::SYNC) {
             self.ctr.sync_wakeups += 1;
         }
-        let id = TaskId(tid);
-        let st = if t.held {
-            let cpu = t.cpu as usize;
-            let r = {
-                let mut rq = self.s.cpu_rq(cpu);
-                rq.update_rq_clock(self.now);
-                rq.ttwu_runnable(id, wf)
-            };
-            match r {
-                TtwuRunnable::Woken(d) => {
-                    self.ctr.ttwu_runnable += 1;
-                    self.count(d);
-                    self.s.kick_if_needed(cpu, this_cpu, d.resched);
-                    self.drain_ipis();
-                    return true;
-                }
-                TtwuRunnable::Blocked(st) => {
-                    self.tasks[tid as usize].held = false;
-                    st
-                }
-                TtwuRunnable::NotHere => panic!("task {tid} held but not on cpu {cpu}"),
+        let woke = self
+            .s
+            .wake(TaskId(tid), wf, this_cpu)
+            .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
+        match woke {
+            Woke::InPlace { decision, .. } => {
+                self.ctr.ttwu_runnable += 1;
+                self.count(decision);
             }
-        } else {
-            self.tasks[tid as usize].off.take().expect("sleeper state")
-        };
-        let (cpu, wf) = self.s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
-        if cpu as u32 != st.cpu {
-            self.ctr.wake_migrations += 1;
-        }
-        let t = &mut self.tasks[tid as usize];
-        t.cpu = cpu as u32;
-        t.held = true;
-        match self.s.ttwu_queue(cpu, this_cpu, id, st, wf) {
-            WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
-            WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+            Woke::Placed { from, to, outcome } => {
+                if from != to {
+                    self.ctr.wake_migrations += 1;
+                }
+                match outcome {
+                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
+                    WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+                }
+            }
+            // The engine wakes only tasks it saw go to sleep, one at a time.
+            Woke::Pending { .. } => unreachable!("task {tid} asleep but already being woken"),
         }
         self.drain_ipis();
         true
@@ -767,14 +743,13 @@ impl Kernel {
             if let Some(c) = self.tasks[i].spawn.pin {
                 st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
             }
-            let (cpu, _) = self.s.wake_up_new_task(TaskId(i as u32), st, 0);
-            let t = &mut self.tasks[i];
-            t.state = TState::Runnable;
-            t.held = true;
-            t.cpu = cpu as u32;
+            self.s
+                .spawn(TaskId(i as u32), st, 0)
+                .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
+            self.tasks[i].state = TState::Runnable;
         }
         for cpu in 0..self.nr_cpus() {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         }
         while let Some(Reverse(ev)) = self.heap.pop() {
             if self.stop {
@@ -810,7 +785,7 @@ impl Kernel {
                     if t.timer_gen != ev.gen || t.state != TState::Blocked {
                         self.ctr.stale += 1;
                     } else {
-                        let c = t.cpu as usize;
+                        let c = self.task_cpu(tid);
                         if self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
@@ -833,8 +808,15 @@ impl Kernel {
         self.finish();
     }
 
+    /// The CPU whose runqueue holds task `tid`, or where it last ran.
+    fn task_cpu(&self, tid: u32) -> usize {
+        self.s
+            .task_cpu(TaskId(tid))
+            .unwrap_or_else(|| panic!("task {tid} is not alive"))
+    }
+
     fn timer_wake(&mut self, tid: u32) {
-        let c = self.tasks[tid as usize].cpu as usize;
+        let c = self.task_cpu(tid);
         self.wake_from(tid, WakeFlags::IRQ, c);
         self.irq_exit(c);
     }
@@ -850,7 +832,7 @@ impl Kernel {
         };
         let idle = self.cpus[cpu].curr == NIL;
         if idle || (need == Resched::Now && self.preempt_irq) {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         } else {
             self.drain_ipis();
         }
@@ -878,18 +860,15 @@ impl Kernel {
             rq.task_tick()
         };
         if r == Resched::Now {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
             let pulled = self.s.load_balance(cpu, false);
             if !pulled.is_empty() {
                 self.ctr.balanced += pulled.len() as u64;
-                for &id in pulled.ids() {
-                    self.tasks[id.0 as usize].cpu = cpu as u32;
-                }
                 let need = self.s.cpu_rq(cpu).need_resched();
                 if need == Resched::Now {
-                    self.reschedule(cpu, false);
+                    self.reschedule(cpu, PrevAction::Stays);
                 }
             }
             self.nohz_kick(cpu);
@@ -930,14 +909,14 @@ impl Kernel {
                 self.tasks[tid as usize].work = ns;
                 let need = self.s.cpu_rq(cpu).need_resched();
                 if need == Resched::Now {
-                    self.reschedule(cpu, false);
+                    self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);
                 }
             }
             Next::Block => {
                 self.tasks[tid as usize].state = TState::Blocked;
-                self.reschedule(cpu, true);
+                self.reschedule(cpu, PrevAction::Sleeps);
             }
             Next::Sleep(ns) => {
                 let t = &mut self.tasks[tid as usize];
@@ -946,18 +925,11 @@ impl Kernel {
                 t.wake_origin = self.now + ns;
                 let gen = t.timer_gen;
                 self.push(self.now + ns, Kind::TimerFire, tid, gen);
-                self.reschedule(cpu, true);
+                self.reschedule(cpu, PrevAction::Sleeps);
             }
             Next::Exit => {
                 self.tasks[tid as usize].state = TState::Exited;
-                {
-                    let mut rq = self.s.cpu_rq(cpu);
-                    rq.update_rq_clock(self.now);
-                    let _ =
-                        rq.dequeue_task(TaskId(tid), DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
-                }
-                self.tasks[tid as usize].held = false;
-                self.reschedule(cpu, false);
+                self.reschedule(cpu, PrevAction::Exits);
             }
         }
     }
