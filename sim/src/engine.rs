@@ -1,9 +1,9 @@
 //! The discrete-event engine: virtual CPUs running `sched::smp::Scheduler`
 //! through the same [`Platform`] trait the kernel implements.
 //!
-//! Events sit in a binary heap ordered by (virtual ns, sequence number), so
-//! ties resolve in the order events were created and a run is a pure function
-//! of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
+//! sequence number), so ties resolve in the order events were created and a
+//! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
 //!
 //! # How the kernel is mirrored (`kernel/src/sched/`)
@@ -206,6 +206,9 @@ pub struct Task {
 
 #[derive(Clone, Debug, Default)]
 struct Cpu {
+    /// The scheduler may have changed this CPU's need-resched state since
+    /// the engine last read it as `None` (see [`Kernel::need_resched`]).
+    rq_touched: bool,
     curr: u32,
     run_start: u64,
     burst_gen: u32,
@@ -236,6 +239,93 @@ struct Ev {
     kind: Kind,
     a: u32,
     gen: u32,
+}
+
+/// Width of a calendar bucket: 2^5 = 32 ns of virtual time.
+const BUCKET_SHIFT: u32 = 5;
+/// Buckets in the calendar's window (2^8 × 32 ns = 8.2 µs).
+const NR_BUCKETS: usize = 1 << 8;
+
+/// The pending events, popped in (time, sequence) order: a calendar queue
+/// (R. Brown, "Calendar queues", CACM 31(10), 1988). Events due within the
+/// window (`NR_BUCKETS` buckets of 2^`BUCKET_SHIFT` ns from the current
+/// bucket) go to the bucket of their time, unsorted; later ones (ticks,
+/// long sleeps) wait in a binary heap and move into the window as it
+/// advances. A busy 64-CPU machine has an event every few ns and most are
+/// burst ends a few hundred ns ahead, so a push is an append and a pop scans
+/// a handful of events, where a binary heap of a few hundred events moves
+/// ~9 levels each way. The order is exactly the heap's.
+#[derive(Debug)]
+struct Calendar {
+    buckets: Vec<Vec<Ev>>,
+    /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
+    /// may hold an event; every queued event is at or after it.
+    cur: u64,
+    /// Events in the buckets.
+    near: usize,
+    /// Events due at or after the window's end.
+    far: BinaryHeap<Reverse<Ev>>,
+}
+
+impl Calendar {
+    fn new() -> Self {
+        Calendar {
+            buckets: (0..NR_BUCKETS).map(|_| Vec::new()).collect(),
+            cur: 0,
+            near: 0,
+            far: BinaryHeap::new(),
+        }
+    }
+
+    /// Queues `ev`, due no earlier than the last event popped.
+    #[inline]
+    fn push(&mut self, ev: Ev) {
+        let b = ev.t >> BUCKET_SHIFT;
+        debug_assert!(b >= self.cur, "event in the past");
+        if b < self.cur + NR_BUCKETS as u64 {
+            self.buckets[b as usize % NR_BUCKETS].push(ev);
+            self.near += 1;
+        } else {
+            self.far.push(Reverse(ev));
+        }
+    }
+
+    /// Moves the far events that the window now covers into their buckets.
+    #[inline]
+    fn pull_far(&mut self) {
+        let end = self.cur + NR_BUCKETS as u64;
+        while self.far.peek().is_some_and(|e| e.0.t >> BUCKET_SHIFT < end) {
+            let Some(Reverse(ev)) = self.far.pop() else {
+                break;
+            };
+            self.buckets[(ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS].push(ev);
+            self.near += 1;
+        }
+    }
+
+    /// The earliest event by (time, sequence).
+    #[inline]
+    fn pop(&mut self) -> Option<Ev> {
+        if self.near == 0 {
+            self.cur = self.far.peek()?.0.t >> BUCKET_SHIFT;
+            self.pull_far();
+        }
+        loop {
+            let bucket = &mut self.buckets[self.cur as usize % NR_BUCKETS];
+            if !bucket.is_empty() {
+                let mut m = 0;
+                for (i, e) in bucket.iter().enumerate().skip(1) {
+                    if (e.t, e.seq) < (bucket[m].t, bucket[m].seq) {
+                        m = i;
+                    }
+                }
+                self.near -= 1;
+                return Some(bucket.swap_remove(m));
+            }
+            self.cur += 1;
+            self.pull_far();
+        }
+    }
 }
 
 /// Names of the wakeup-decision rows counted in [`Counters::rows`].
@@ -380,7 +470,7 @@ pub struct Kernel {
     pub trace_until: u64,
     /// Recorded timeline.
     pub trace: Vec<Segment>,
-    heap: BinaryHeap<Reverse<Ev>>,
+    queue: Calendar,
     seq: u64,
     cpus: Vec<Cpu>,
     this_cpu: u32,
@@ -401,6 +491,7 @@ impl Kernel {
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: NIL,
+                rq_touched: true,
                 last_mm: NIL,
                 ..Default::default()
             })
@@ -421,7 +512,7 @@ impl Kernel {
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
-            heap: BinaryHeap::with_capacity(4 * n + 2 * max_tasks),
+            queue: Calendar::new(),
             seq: 0,
             cpus,
             this_cpu: 0,
@@ -470,13 +561,13 @@ impl Kernel {
     #[inline]
     fn push(&mut self, t: u64, kind: Kind, a: u32, gen: u32) {
         self.seq += 1;
-        self.heap.push(Reverse(Ev {
+        self.queue.push(Ev {
             t,
             seq: self.seq,
             kind,
             a,
             gen,
-        }));
+        });
     }
 
     #[inline]
@@ -558,6 +649,7 @@ impl Kernel {
     /// newidle balance and, if it pulled a task, schedules again.
     fn reschedule(&mut self, cpu: usize, action: PrevAction) {
         self.charge(cpu);
+        self.cpus[cpu].rq_touched = true;
         let prev = self.cpus[cpu].curr;
         let sw = {
             let mut rq = self.s.cpu_rq(cpu);
@@ -568,6 +660,7 @@ impl Kernel {
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(cpu, true);
             if !pulled.is_empty() {
+                self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
                 let sw = {
                     let mut rq = self.s.cpu_rq(cpu);
@@ -713,6 +806,10 @@ impl Kernel {
             .s
             .wake(TaskId(tid), wf, this_cpu)
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
+        self.cpus[woke.cpu()].rq_touched = true;
+        if let Woke::Placed { from, .. } = woke {
+            self.cpus[from].rq_touched = true;
+        }
         match woke {
             Woke::InPlace { decision, .. } => {
                 self.ctr.ttwu_runnable += 1;
@@ -751,7 +848,7 @@ impl Kernel {
         for cpu in 0..self.nr_cpus() {
             self.reschedule(cpu, PrevAction::Stays);
         }
-        while let Some(Reverse(ev)) = self.heap.pop() {
+        while let Some(ev) = self.queue.pop() {
             if self.stop {
                 break;
             }
@@ -824,6 +921,7 @@ impl Kernel {
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
     /// busy one only under full/lazy.
     fn irq_exit(&mut self, cpu: usize) {
+        self.cpus[cpu].rq_touched = true;
         let need = {
             let mut rq = self.s.cpu_rq(cpu);
             rq.update_rq_clock(self.now);
@@ -845,6 +943,7 @@ impl Kernel {
     }
 
     fn tick(&mut self, cpu: usize) {
+        self.cpus[cpu].rq_touched = true;
         if self.cpus[cpu].curr == NIL {
             // Tickless idle: the tick stops until the CPU runs a task again.
             self.cpus[cpu].tick_on = false;
@@ -865,6 +964,7 @@ impl Kernel {
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
             let pulled = self.s.load_balance(cpu, false);
             if !pulled.is_empty() {
+                self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
                 let need = self.s.cpu_rq(cpu).need_resched();
                 if need == Resched::Now {
@@ -882,6 +982,35 @@ impl Kernel {
             let gen = c.tick_gen;
             self.push(self.now + tick, Kind::Tick, cpu as u32, gen);
         }
+    }
+
+    /// A balancing pass on `cpu` moved tasks from `from`.
+    fn touched_by_balance(&mut self, cpu: usize, from: usize) {
+        self.cpus[cpu].rq_touched = true;
+        self.cpus[from].rq_touched = true;
+    }
+
+    /// `cpu`'s need-resched state, read at a syscall return. The runqueue
+    /// lock is taken only if a scheduler call may have changed the state
+    /// since it was last read as `None`: every call that can (on this CPU,
+    /// a wakeup placed here or taken from here, a balancing move) marks the
+    /// CPU. A burst that ends without any scheduler call, most of them on a
+    /// busy machine, then costs no lock.
+    #[inline]
+    fn need_resched(&mut self, cpu: usize) -> Resched {
+        if !self.cpus[cpu].rq_touched {
+            debug_assert_eq!(
+                self.s.rq_lock(cpu).lock().need_resched(),
+                Resched::None,
+                "cpu {cpu}: need-resched changed by an unmarked scheduler call"
+            );
+            return Resched::None;
+        }
+        let need = self.s.rq_lock(cpu).lock().need_resched();
+        if need == Resched::None {
+            self.cpus[cpu].rq_touched = false;
+        }
+        need
     }
 
     /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
@@ -907,7 +1036,7 @@ impl Kernel {
         match next {
             Next::Run(ns) => {
                 self.tasks[tid as usize].work = ns;
-                let need = self.s.cpu_rq(cpu).need_resched();
+                let need = self.need_resched(cpu);
                 if need == Resched::Now {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
@@ -973,5 +1102,57 @@ impl Kernel {
             .iter()
             .filter(|t| t.state == TState::Exited)
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calendar pops exactly the binary heap's order, (time, sequence),
+    /// over bursts a few hundred ns ahead, ties, and events beyond the window
+    /// (ticks, long sleeps), pushed while popping as the engine does.
+    #[test]
+    fn calendar_pops_in_the_heaps_order() {
+        let mut rng = Rng::new(42);
+        let mut cal = Calendar::new();
+        let mut heap = BinaryHeap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<Ev>>, t: u64| {
+            seq += 1;
+            let ev = Ev {
+                t,
+                seq,
+                kind: Kind::Burst,
+                a: (seq % 7) as u32,
+                gen: 0,
+            };
+            cal.push(ev);
+            heap.push(Reverse(ev));
+        };
+        for i in 0..64 {
+            push(&mut cal, &mut heap, i * 3);
+        }
+        for step in 0..200_000u64 {
+            let a = cal.pop();
+            let b = heap.pop().map(|Reverse(e)| e);
+            assert_eq!(a, b, "step {step}");
+            let Some(ev) = a else { break };
+            assert!(ev.t >= now);
+            now = ev.t;
+            if step < 150_000 {
+                let d = match rng.below(100) {
+                    0 => 4_000_000 + rng.below(1000),
+                    1..=3 => rng.below(50_000),
+                    4..=10 => 0,
+                    _ => 280 + rng.below(70),
+                };
+                push(&mut cal, &mut heap, now + d);
+                if rng.below(10) == 0 {
+                    push(&mut cal, &mut heap, now + rng.below(2_000));
+                }
+            }
+        }
+        assert!(cal.pop().is_none() && heap.is_empty());
     }
 }
