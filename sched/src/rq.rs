@@ -1098,7 +1098,7 @@ impl Rq {
     /// Wakes a task this runqueue holds, whatever its state, without handing
     /// its state out: a delayed or preempted task is handled as
     /// [`Rq::ttwu_runnable`] does; a blocked one is reported for placement.
-    pub fn wake_held(&mut self, id: TaskId, wf: WakeFlags) -> HeldWake {
+    pub(crate) fn wake_held(&mut self, id: TaskId, wf: WakeFlags) -> HeldWake {
         match self.held_slot(id).map(|s| self.tasks[s as usize].state) {
             None | Some(TaskState::Absent) => HeldWake::NotHere,
             Some(TaskState::Blocked) => HeldWake::Blocked,
@@ -1113,7 +1113,11 @@ impl Rq {
 
     /// Enqueues a task blocked here in its own slot (`ttwu_do_activate`
     /// without a move) and decides preemption.
-    pub fn wake_in_place(&mut self, id: TaskId, wf: WakeFlags) -> Result<WakeupDecision, RqError> {
+    pub(crate) fn wake_in_place(
+        &mut self,
+        id: TaskId,
+        wf: WakeFlags,
+    ) -> Result<WakeupDecision, RqError> {
         let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
         let i = s as usize;
         if self.tasks[i].state != TaskState::Blocked {
@@ -1133,7 +1137,7 @@ impl Rq {
 
     /// Hands out the state of a task blocked here, to move it to another
     /// CPU ([`Rq::try_to_wake_up`] there) or to drop it.
-    pub fn take_blocked(&mut self, id: TaskId) -> Result<SchedTask, RqError> {
+    pub(crate) fn take_blocked(&mut self, id: TaskId) -> Result<SchedTask, RqError> {
         let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
         if self.tasks[s as usize].state != TaskState::Blocked {
             return Err(RqError::NotQueued);

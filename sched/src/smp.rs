@@ -601,7 +601,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
     /// request); lazy requests wait for that CPU's tick.
-    pub fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
+    pub(crate) fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
         if cpu != this_cpu && resched == Resched::Now {
             self.platform.send_resched_ipi(cpu);
         }

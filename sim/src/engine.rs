@@ -1,26 +1,33 @@
 //! The discrete-event engine: virtual CPUs running `sched::smp::Scheduler`
 //! through the same [`Platform`] trait the kernel implements.
 //!
-//! Events sit in a binary heap ordered by (virtual ns, sequence number), so
-//! ties resolve in the order events were created and a run is a pure function
-//! of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
+//! sequence number), so ties resolve in the order events were created and a
+//! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
 //!
 //! # How the kernel is mirrored (`kernel/src/sched/`)
-//! - **Wakeups** ([`Kernel::wake`]): a task still held by a runqueue (its
-//!   dequeue delayed) goes through `Rq::ttwu_runnable`; a completed delayed
-//!   dequeue hands the state back and the wakeup continues like any sleeper's:
-//!   `select_task_rq(.., this_cpu, wf | TTWU)` then `ttwu_queue` (local
-//!   enqueue, or the target's wake list plus an IPI with TTWU_QUEUE).
-//!   `kick_if_needed` follows `ttwu_runnable`'s decision as in the kernel.
+//! The engine drives `sched::smp::Scheduler`'s task lifecycle with the calls
+//! the kernel makes, in the kernel's order; the scheduler, not the engine,
+//! keeps every task's state (where it is, its `SchedTask` while it sleeps).
+//! - **Spawn**: `Scheduler::spawn` from CPU 0 (`wake_up_new_task`: fork
+//!   balancing), as `kernel/src/sched/wakeup.rs` `wake_up_new`.
+//! - **Wakeups** ([`Kernel::wake`]): `Scheduler::wake(id, wf, this_cpu)`,
+//!   as the kernel's `try_to_wake_up` once its own sleep state says the task
+//!   sleeps: a task its runqueue still holds (dequeue delayed) is re-queued
+//!   in place; a sleeper is placed (`select_task_rq(.., wf | TTWU)`) and
+//!   queued (`ttwu_queue`: local enqueue, or the target's wake list plus an
+//!   IPI with TTWU_QUEUE).
 //! - **IPIs** the scheduler sends through [`Platform::send_resched_ipi`]
 //!   become events [`Costs::ipi_ns`](crate::machine::Costs) later (plus the
 //!   idle-exit latency if the target is idle); the handler drains the wake list
 //!   (`sched_ttwu_pending`) and, if the CPU is idle or the model preempts at
 //!   interrupt exit (full, lazy), reschedules.
-//! - **Schedule**: `Rq::schedule(prev_sleeps)` when a task blocks,
-//!   `pick_next_task` otherwise; a CPU that finds nothing runs a newidle
-//!   `load_balance(cpu, true)` and picks again.
+//! - **Schedule**: `Scheduler::schedule(rq, action)` with the running task's
+//!   `PrevAction` (stays, sleeps, exits), then `Scheduler::finish_switch`
+//!   (`kernel/src/sched/switch.rs`); a CPU that finds nothing runs a newidle
+//!   `load_balance(cpu, true)` (the kernel's idle thread) and, if it pulled a
+//!   task, schedules again.
 //! - **Tick** every `1/HZ` on busy CPUs (idle CPUs stop it, as with
 //!   `nohz=on`): `task_tick`, preempt on an immediate request (the tick returns
 //!   to user mode in every model), `load_balance(cpu, false)` every
@@ -35,9 +42,9 @@
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
-//! wakeups whose decision the caller sees: local and remote enqueues and
-//! `ttwu_runnable`. A wakeup queued on a remote wake list is decided when the
-//! target drains it (`sched_ttwu_pending` returns only a count), so those are
+//! wakeups whose decision the caller sees (`Woke::decision`): local and
+//! remote enqueues and wakeups in place (`ttwu_runnable`). A wakeup queued
+//! on a remote wake list is decided when the target drains it (`sched_ttwu_pending` returns only a count), so those are
 //! counted as `queued_wakeups`; `wakeup_preempts` (from `RqStats`) counts the
 //! preempting decisions of every path. Buddy picks, migrations and tick
 //! reschedules come from the runqueues' own counters at the end of the run.
@@ -54,10 +61,10 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use sched::smp::{Platform, Scheduler, WakeOutcome};
+use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    DequeueFlags, PreemptMode, Resched, SchedConfig, SchedTask, TaskId, TaskParams, TtwuRunnable,
-    WakeFlags, WakeupDecision, WakeupReason,
+    PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
+    WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -184,11 +191,6 @@ impl Default for Spawn {
 pub struct Task {
     /// State.
     pub state: TState,
-    /// Held by the runqueue of `cpu` (queued, running or delay-dequeued).
-    held: bool,
-    off: Option<SchedTask>,
-    /// The CPU whose runqueue holds it, or where it last ran.
-    pub cpu: u32,
     work: u64,
     overhead: u64,
     spawn: Spawn,
@@ -204,6 +206,9 @@ pub struct Task {
 
 #[derive(Clone, Debug, Default)]
 struct Cpu {
+    /// The scheduler may have changed this CPU's need-resched state since
+    /// the engine last read it as `None` (see [`Kernel::need_resched`]).
+    rq_touched: bool,
     curr: u32,
     run_start: u64,
     burst_gen: u32,
@@ -234,6 +239,93 @@ struct Ev {
     kind: Kind,
     a: u32,
     gen: u32,
+}
+
+/// Width of a calendar bucket: 2^5 = 32 ns of virtual time.
+const BUCKET_SHIFT: u32 = 5;
+/// Buckets in the calendar's window (2^8 × 32 ns = 8.2 µs).
+const NR_BUCKETS: usize = 1 << 8;
+
+/// The pending events, popped in (time, sequence) order: a calendar queue
+/// (R. Brown, "Calendar queues", CACM 31(10), 1988). Events due within the
+/// window (`NR_BUCKETS` buckets of 2^`BUCKET_SHIFT` ns from the current
+/// bucket) go to the bucket of their time, unsorted; later ones (ticks,
+/// long sleeps) wait in a binary heap and move into the window as it
+/// advances. A busy 64-CPU machine has an event every few ns and most are
+/// burst ends a few hundred ns ahead, so a push is an append and a pop scans
+/// a handful of events, where a binary heap of a few hundred events moves
+/// ~9 levels each way. The order is exactly the heap's.
+#[derive(Debug)]
+struct Calendar {
+    buckets: Vec<Vec<Ev>>,
+    /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
+    /// may hold an event; every queued event is at or after it.
+    cur: u64,
+    /// Events in the buckets.
+    near: usize,
+    /// Events due at or after the window's end.
+    far: BinaryHeap<Reverse<Ev>>,
+}
+
+impl Calendar {
+    fn new() -> Self {
+        Calendar {
+            buckets: (0..NR_BUCKETS).map(|_| Vec::new()).collect(),
+            cur: 0,
+            near: 0,
+            far: BinaryHeap::new(),
+        }
+    }
+
+    /// Queues `ev`, due no earlier than the last event popped.
+    #[inline]
+    fn push(&mut self, ev: Ev) {
+        let b = ev.t >> BUCKET_SHIFT;
+        debug_assert!(b >= self.cur, "event in the past");
+        if b < self.cur + NR_BUCKETS as u64 {
+            self.buckets[b as usize % NR_BUCKETS].push(ev);
+            self.near += 1;
+        } else {
+            self.far.push(Reverse(ev));
+        }
+    }
+
+    /// Moves the far events that the window now covers into their buckets.
+    #[inline]
+    fn pull_far(&mut self) {
+        let end = self.cur + NR_BUCKETS as u64;
+        while self.far.peek().is_some_and(|e| e.0.t >> BUCKET_SHIFT < end) {
+            let Some(Reverse(ev)) = self.far.pop() else {
+                break;
+            };
+            self.buckets[(ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS].push(ev);
+            self.near += 1;
+        }
+    }
+
+    /// The earliest event by (time, sequence).
+    #[inline]
+    fn pop(&mut self) -> Option<Ev> {
+        if self.near == 0 {
+            self.cur = self.far.peek()?.0.t >> BUCKET_SHIFT;
+            self.pull_far();
+        }
+        loop {
+            let bucket = &mut self.buckets[self.cur as usize % NR_BUCKETS];
+            if !bucket.is_empty() {
+                let mut m = 0;
+                for (i, e) in bucket.iter().enumerate().skip(1) {
+                    if (e.t, e.seq) < (bucket[m].t, bucket[m].seq) {
+                        m = i;
+                    }
+                }
+                self.near -= 1;
+                return Some(bucket.swap_remove(m));
+            }
+            self.cur += 1;
+            self.pull_far();
+        }
+    }
 }
 
 /// Names of the wakeup-decision rows counted in [`Counters::rows`].
@@ -378,7 +470,7 @@ pub struct Kernel {
     pub trace_until: u64,
     /// Recorded timeline.
     pub trace: Vec<Segment>,
-    heap: BinaryHeap<Reverse<Ev>>,
+    queue: Calendar,
     seq: u64,
     cpus: Vec<Cpu>,
     this_cpu: u32,
@@ -399,6 +491,7 @@ impl Kernel {
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: NIL,
+                rq_touched: true,
                 last_mm: NIL,
                 ..Default::default()
             })
@@ -419,7 +512,7 @@ impl Kernel {
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
-            heap: BinaryHeap::with_capacity(4 * n + 2 * max_tasks),
+            queue: Calendar::new(),
             seq: 0,
             cpus,
             this_cpu: 0,
@@ -452,9 +545,6 @@ impl Kernel {
         }
         self.tasks.push(Task {
             state: TState::New,
-            held: false,
-            off: None,
-            cpu: 0,
             work: 0,
             overhead: 0,
             spawn: sp,
@@ -471,13 +561,13 @@ impl Kernel {
     #[inline]
     fn push(&mut self, t: u64, kind: Kind, a: u32, gen: u32) {
         self.seq += 1;
-        self.heap.push(Reverse(Ev {
+        self.queue.push(Ev {
             t,
             seq: self.seq,
             kind,
             a,
             gen,
-        }));
+        });
     }
 
     #[inline]
@@ -552,37 +642,32 @@ impl Kernel {
         self.push(at, Kind::Tick, cpu as u32, gen);
     }
 
-    /// `__schedule` on `cpu`: drain the wake list, dequeue the running task if
-    /// it sleeps, pick (with a newidle balance when nothing is runnable), switch.
-    fn reschedule(&mut self, cpu: usize, prev_sleeps: bool) {
+    /// `__schedule` on `cpu` (`kernel/src/sched/switch.rs`): the scheduler
+    /// drains the wake list, applies what the running task does (`action`)
+    /// and picks; `finish_switch` follows at once (the previous task is off
+    /// the CPU when the engine switches). A CPU that finds nothing runs a
+    /// newidle balance and, if it pulled a task, schedules again.
+    fn reschedule(&mut self, cpu: usize, action: PrevAction) {
         self.charge(cpu);
+        self.cpus[cpu].rq_touched = true;
         let prev = self.cpus[cpu].curr;
-        let mut next = {
+        let sw = {
             let mut rq = self.s.cpu_rq(cpu);
-            rq.update_rq_clock(self.now);
-            self.s.sched_ttwu_pending(&mut rq);
-            if prev_sleeps {
-                let sw = rq.schedule(true);
-                if let Some(st) = sw.prev_blocked {
-                    let t = &mut self.tasks[prev as usize];
-                    t.off = Some(st);
-                    t.held = false;
-                }
-                sw.next
-            } else {
-                rq.pick_next_task()
-            }
+            self.s.schedule(&mut rq, action)
         };
+        self.s.finish_switch(cpu, &sw);
+        let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(cpu, true);
             if !pulled.is_empty() {
+                self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
-                for &id in pulled.ids() {
-                    self.tasks[id.0 as usize].cpu = cpu as u32;
-                }
-                let mut rq = self.s.cpu_rq(cpu);
-                rq.update_rq_clock(self.now);
-                next = rq.pick_next_task();
+                let sw = {
+                    let mut rq = self.s.cpu_rq(cpu);
+                    self.s.schedule(&mut rq, PrevAction::Stays)
+                };
+                self.s.finish_switch(cpu, &sw);
+                next = sw.next;
             }
         }
         self.switch_to(cpu, prev, next.map_or(NIL, |t| t.0));
@@ -672,7 +757,6 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         let t = &mut self.tasks[next as usize];
-        t.cpu = cpu as u32;
         t.overhead += over + pen;
         t.nr_switch_in += 1;
         if t.wake_origin != u64::MAX {
@@ -718,41 +802,30 @@ impl Kernel {
         if wf.contains(WakeFlags::SYNC) {
             self.ctr.sync_wakeups += 1;
         }
-        let id = TaskId(tid);
-        let st = if t.held {
-            let cpu = t.cpu as usize;
-            let r = {
-                let mut rq = self.s.cpu_rq(cpu);
-                rq.update_rq_clock(self.now);
-                rq.ttwu_runnable(id, wf)
-            };
-            match r {
-                TtwuRunnable::Woken(d) => {
-                    self.ctr.ttwu_runnable += 1;
-                    self.count(d);
-                    self.s.kick_if_needed(cpu, this_cpu, d.resched);
-                    self.drain_ipis();
-                    return true;
-                }
-                TtwuRunnable::Blocked(st) => {
-                    self.tasks[tid as usize].held = false;
-                    st
-                }
-                TtwuRunnable::NotHere => panic!("task {tid} held but not on cpu {cpu}"),
-            }
-        } else {
-            self.tasks[tid as usize].off.take().expect("sleeper state")
-        };
-        let (cpu, wf) = self.s.select_task_rq(&st, this_cpu, wf | WakeFlags::TTWU);
-        if cpu as u32 != st.cpu {
-            self.ctr.wake_migrations += 1;
+        let woke = self
+            .s
+            .wake(TaskId(tid), wf, this_cpu)
+            .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
+        self.cpus[woke.cpu()].rq_touched = true;
+        if let Woke::Placed { from, .. } = woke {
+            self.cpus[from].rq_touched = true;
         }
-        let t = &mut self.tasks[tid as usize];
-        t.cpu = cpu as u32;
-        t.held = true;
-        match self.s.ttwu_queue(cpu, this_cpu, id, st, wf) {
-            WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
-            WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+        match woke {
+            Woke::InPlace { decision, .. } => {
+                self.ctr.ttwu_runnable += 1;
+                self.count(decision);
+            }
+            Woke::Placed { from, to, outcome } => {
+                if from != to {
+                    self.ctr.wake_migrations += 1;
+                }
+                match outcome {
+                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
+                    WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+                }
+            }
+            // The engine wakes only tasks it saw go to sleep, one at a time.
+            Woke::Pending { .. } => unreachable!("task {tid} asleep but already being woken"),
         }
         self.drain_ipis();
         true
@@ -767,16 +840,15 @@ impl Kernel {
             if let Some(c) = self.tasks[i].spawn.pin {
                 st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
             }
-            let (cpu, _) = self.s.wake_up_new_task(TaskId(i as u32), st, 0);
-            let t = &mut self.tasks[i];
-            t.state = TState::Runnable;
-            t.held = true;
-            t.cpu = cpu as u32;
+            self.s
+                .spawn(TaskId(i as u32), st, 0)
+                .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
+            self.tasks[i].state = TState::Runnable;
         }
         for cpu in 0..self.nr_cpus() {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         }
-        while let Some(Reverse(ev)) = self.heap.pop() {
+        while let Some(ev) = self.queue.pop() {
             if self.stop {
                 break;
             }
@@ -810,7 +882,7 @@ impl Kernel {
                     if t.timer_gen != ev.gen || t.state != TState::Blocked {
                         self.ctr.stale += 1;
                     } else {
-                        let c = t.cpu as usize;
+                        let c = self.task_cpu(tid);
                         if self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
@@ -833,8 +905,15 @@ impl Kernel {
         self.finish();
     }
 
+    /// The CPU whose runqueue holds task `tid`, or where it last ran.
+    fn task_cpu(&self, tid: u32) -> usize {
+        self.s
+            .task_cpu(TaskId(tid))
+            .unwrap_or_else(|| panic!("task {tid} is not alive"))
+    }
+
     fn timer_wake(&mut self, tid: u32) {
-        let c = self.tasks[tid as usize].cpu as usize;
+        let c = self.task_cpu(tid);
         self.wake_from(tid, WakeFlags::IRQ, c);
         self.irq_exit(c);
     }
@@ -842,6 +921,7 @@ impl Kernel {
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
     /// busy one only under full/lazy.
     fn irq_exit(&mut self, cpu: usize) {
+        self.cpus[cpu].rq_touched = true;
         let need = {
             let mut rq = self.s.cpu_rq(cpu);
             rq.update_rq_clock(self.now);
@@ -850,7 +930,7 @@ impl Kernel {
         };
         let idle = self.cpus[cpu].curr == NIL;
         if idle || (need == Resched::Now && self.preempt_irq) {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         } else {
             self.drain_ipis();
         }
@@ -863,6 +943,7 @@ impl Kernel {
     }
 
     fn tick(&mut self, cpu: usize) {
+        self.cpus[cpu].rq_touched = true;
         if self.cpus[cpu].curr == NIL {
             // Tickless idle: the tick stops until the CPU runs a task again.
             self.cpus[cpu].tick_on = false;
@@ -878,18 +959,16 @@ impl Kernel {
             rq.task_tick()
         };
         if r == Resched::Now {
-            self.reschedule(cpu, false);
+            self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
             let pulled = self.s.load_balance(cpu, false);
             if !pulled.is_empty() {
+                self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
-                for &id in pulled.ids() {
-                    self.tasks[id.0 as usize].cpu = cpu as u32;
-                }
                 let need = self.s.cpu_rq(cpu).need_resched();
                 if need == Resched::Now {
-                    self.reschedule(cpu, false);
+                    self.reschedule(cpu, PrevAction::Stays);
                 }
             }
             self.nohz_kick(cpu);
@@ -903,6 +982,35 @@ impl Kernel {
             let gen = c.tick_gen;
             self.push(self.now + tick, Kind::Tick, cpu as u32, gen);
         }
+    }
+
+    /// A balancing pass on `cpu` moved tasks from `from`.
+    fn touched_by_balance(&mut self, cpu: usize, from: usize) {
+        self.cpus[cpu].rq_touched = true;
+        self.cpus[from].rq_touched = true;
+    }
+
+    /// `cpu`'s need-resched state, read at a syscall return. The runqueue
+    /// lock is taken only if a scheduler call may have changed the state
+    /// since it was last read as `None`: every call that can (on this CPU,
+    /// a wakeup placed here or taken from here, a balancing move) marks the
+    /// CPU. A burst that ends without any scheduler call, most of them on a
+    /// busy machine, then costs no lock.
+    #[inline]
+    fn need_resched(&mut self, cpu: usize) -> Resched {
+        if !self.cpus[cpu].rq_touched {
+            debug_assert_eq!(
+                self.s.rq_lock(cpu).lock().need_resched(),
+                Resched::None,
+                "cpu {cpu}: need-resched changed by an unmarked scheduler call"
+            );
+            return Resched::None;
+        }
+        let need = self.s.rq_lock(cpu).lock().need_resched();
+        if need == Resched::None {
+            self.cpus[cpu].rq_touched = false;
+        }
+        need
     }
 
     /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
@@ -928,16 +1036,16 @@ impl Kernel {
         match next {
             Next::Run(ns) => {
                 self.tasks[tid as usize].work = ns;
-                let need = self.s.cpu_rq(cpu).need_resched();
+                let need = self.need_resched(cpu);
                 if need == Resched::Now {
-                    self.reschedule(cpu, false);
+                    self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);
                 }
             }
             Next::Block => {
                 self.tasks[tid as usize].state = TState::Blocked;
-                self.reschedule(cpu, true);
+                self.reschedule(cpu, PrevAction::Sleeps);
             }
             Next::Sleep(ns) => {
                 let t = &mut self.tasks[tid as usize];
@@ -946,18 +1054,11 @@ impl Kernel {
                 t.wake_origin = self.now + ns;
                 let gen = t.timer_gen;
                 self.push(self.now + ns, Kind::TimerFire, tid, gen);
-                self.reschedule(cpu, true);
+                self.reschedule(cpu, PrevAction::Sleeps);
             }
             Next::Exit => {
                 self.tasks[tid as usize].state = TState::Exited;
-                {
-                    let mut rq = self.s.cpu_rq(cpu);
-                    rq.update_rq_clock(self.now);
-                    let _ =
-                        rq.dequeue_task(TaskId(tid), DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
-                }
-                self.tasks[tid as usize].held = false;
-                self.reschedule(cpu, false);
+                self.reschedule(cpu, PrevAction::Exits);
             }
         }
     }
@@ -1001,5 +1102,57 @@ impl Kernel {
             .iter()
             .filter(|t| t.state == TState::Exited)
             .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calendar pops exactly the binary heap's order, (time, sequence),
+    /// over bursts a few hundred ns ahead, ties, and events beyond the window
+    /// (ticks, long sleeps), pushed while popping as the engine does.
+    #[test]
+    fn calendar_pops_in_the_heaps_order() {
+        let mut rng = Rng::new(42);
+        let mut cal = Calendar::new();
+        let mut heap = BinaryHeap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<Ev>>, t: u64| {
+            seq += 1;
+            let ev = Ev {
+                t,
+                seq,
+                kind: Kind::Burst,
+                a: (seq % 7) as u32,
+                gen: 0,
+            };
+            cal.push(ev);
+            heap.push(Reverse(ev));
+        };
+        for i in 0..64 {
+            push(&mut cal, &mut heap, i * 3);
+        }
+        for step in 0..200_000u64 {
+            let a = cal.pop();
+            let b = heap.pop().map(|Reverse(e)| e);
+            assert_eq!(a, b, "step {step}");
+            let Some(ev) = a else { break };
+            assert!(ev.t >= now);
+            now = ev.t;
+            if step < 150_000 {
+                let d = match rng.below(100) {
+                    0 => 4_000_000 + rng.below(1000),
+                    1..=3 => rng.below(50_000),
+                    4..=10 => 0,
+                    _ => 280 + rng.below(70),
+                };
+                push(&mut cal, &mut heap, now + d);
+                if rng.below(10) == 0 {
+                    push(&mut cal, &mut heap, now + rng.below(2_000));
+                }
+            }
+        }
+        assert!(cal.pop().is_none() && heap.is_empty());
     }
 }

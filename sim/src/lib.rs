@@ -16,6 +16,7 @@
 //! significance identically.
 
 pub mod bench;
+pub mod cli;
 pub mod engine;
 pub mod machine;
 pub mod plot;
@@ -26,7 +27,9 @@ pub mod workloads;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sched::{PreemptMode, SchedConfig};
+use sched::config::FEATURES_KEY;
+use sched::tunables::{Kind, TUNABLES};
+use sched::{Feature, PreemptMode, SchedConfig};
 
 use engine::{Counters, Kernel, Metric, Segment, Workload};
 use machine::Machine;
@@ -60,22 +63,56 @@ impl Config {
     }
 
     /// A fresh `SchedConfig` for `ncpus` CPUs at `hz` with these settings.
+    /// An unknown feature, sysctl key or preemption model, or a value out of
+    /// range, is an error that lists what is accepted.
     pub fn build(&self, ncpus: usize, hz: u32) -> Result<Arc<SchedConfig>, String> {
         let cfg = Arc::new(SchedConfig::new(ncpus as u32, hz));
         for s in &self.settings {
             if let Some(m) = s.strip_prefix("preempt=") {
-                let m =
-                    PreemptMode::from_name(m).ok_or_else(|| format!("bad preempt mode '{m}'"))?;
+                let m = PreemptMode::from_name(m).ok_or_else(|| {
+                    let names: Vec<&str> = PreemptMode::ALL.iter().map(|m| m.name()).collect();
+                    format!("preempt={m}: expected one of {}", names.join(", "))
+                })?;
                 cfg.tunables.set_preempt_mode(m);
             } else if let Some((k, v)) = s.split_once('=') {
-                cfg.sysctl_set(k, v).map_err(|e| format!("{k}: {e}"))?;
+                cfg.sysctl_set(k, v)
+                    .map_err(|e| format!("{k}={v}: {e} (accepted: {})", sysctl_accepted(k)))?;
             } else {
-                cfg.features
-                    .write(s)
-                    .map_err(|e| format!("feature '{s}': {e}"))?;
+                cfg.features.write(s).map_err(|e| {
+                    let names: Vec<&str> = Feature::ALL.iter().map(|f| f.name()).collect();
+                    format!(
+                        "feature '{s}': {e} (accepted: NAME or NO_NAME of {})",
+                        names.join(", ")
+                    )
+                })?;
             }
         }
         Ok(cfg)
+    }
+
+    /// Checks every setting (on a 4-CPU configuration): the errors of
+    /// [`Config::build`], and an empty configuration name.
+    pub fn check(&self) -> Result<(), String> {
+        if self.name.is_empty() {
+            return Err("a configuration needs a name (LABEL:A+B, or A+B)".into());
+        }
+        self.build(4, 250).map(|_| ())
+    }
+}
+
+/// What sysctl `key` accepts, for error messages.
+fn sysctl_accepted(key: &str) -> String {
+    if key == FEATURES_KEY {
+        return "NAME or NO_NAME of a feature".into();
+    }
+    match TUNABLES.iter().find(|t| t.key == key).map(|t| t.kind) {
+        Some(Kind::Int { min, max }) => format!("an integer in [{min}, {max}]"),
+        Some(Kind::Choice(names)) => format!("one of {}", names.join(", ")),
+        None => {
+            let mut keys: Vec<&str> = TUNABLES.iter().map(|t| t.key).collect();
+            keys.push(FEATURES_KEY);
+            format!("one of the keys {}", keys.join(", "))
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use crate::engine::{row_name, Counters, NR_ROWS};
 use crate::machine::Machine;
 use crate::workloads::*;
 use crate::{run_one, Config, RunResult, WorkSpec};
-use stats::{amean, cov, hmean, stddev, welch_p};
+use stats::{amean, cov, hmean, stddev, welch_ci, welch_p};
 
 /// One sweep: a workload on a machine over a list of parameter values.
 #[derive(Clone, Debug)]
@@ -386,7 +386,7 @@ pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} {} on {} ({}, {}; {} seeds; * = Welch t-test p < 0.05)",
+        "{} {} on {} ({}, {}; {} seeds; * = Welch t-test p < 0.05; CI95 = 95% interval of the change, better positive)",
         it.title,
         metric,
         it.machine,
@@ -433,8 +433,40 @@ pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
             }
             s.push('\n');
         }
+        if is_mean {
+            ci_rows(&mut s, r, item, metric, hb);
+        }
     }
     s
+}
+
+/// The `CI95` rows under the means: for each configuration against the
+/// baseline, the 95% confidence interval of the difference of arithmetic
+/// means (Welch, [`welch_ci`]) in % of the baseline's mean, better as
+/// positive, as the `%` column. It excludes 0 exactly when the mean is
+/// marked `*`. The baseline mean's own error enters through the difference's
+/// standard error, to first order (its effect on the denominator is not
+/// propagated).
+fn ci_rows(s: &mut String, r: &Results, item: usize, metric: &str, hb: bool) {
+    let st = &r.study;
+    for (vi, v) in st.items[item].values.iter().enumerate() {
+        let base = r.values(item, vi, 0, metric);
+        let bm = amean(&base);
+        let _ = write!(s, "{:<8}{:>6} {:>23}", "CI95", v, "");
+        for ci in 1..st.configs.len() {
+            let x = r.values(item, vi, ci, metric);
+            let txt = match welch_ci(&base, &x, 0.05) {
+                Some((lo, hi)) if bm != 0.0 => {
+                    let (lo, hi) = (100.0 * lo / bm.abs(), 100.0 * hi / bm.abs());
+                    let (lo, hi) = if hb { (lo, hi) } else { (-hi, -lo) };
+                    format!("[{lo:+.2}, {hi:+.2}]%")
+                }
+                _ => "-".to_string(),
+            };
+            let _ = write!(s, " {txt:>23}");
+        }
+        s.push('\n');
+    }
 }
 
 /// Counter names in the counters table, and how to read them.
@@ -708,16 +740,20 @@ pub fn cmd_study(args: &[String]) {
                 i += 1;
                 continue;
             }
-            "--seeds" => seeds = Some(val().parse().unwrap_or_else(|_| fail("--seeds: a number"))),
-            "--jobs" => jobs = val().parse().unwrap_or_else(|_| fail("--jobs: a number")),
+            "--seeds" => {
+                seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
+            }
+            "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
-            o => fail(&format!("unknown option '{o}'")),
+            o => fail(&format!(
+                "unknown option '{o}' (accepted: --quick, --seeds, --jobs, --out, --config)"
+            )),
         }
         i += 2;
     }
     if let Some(s) = seeds {
-        study.seeds = s;
+        study.seeds = s as u64;
     }
     if configs.len() >= 2 {
         study.configs = configs;
@@ -725,7 +761,7 @@ pub fn cmd_study(args: &[String]) {
         fail("give at least two --config (the first is the baseline)");
     }
     for c in &study.configs {
-        if let Err(e) = c.build(4, 250) {
+        if let Err(e) = c.check() {
             fail(&e);
         }
     }
@@ -733,6 +769,10 @@ pub fn cmd_study(args: &[String]) {
     if let Err(e) = report(&r, &out) {
         fail(&e);
     }
+}
+
+fn positive(s: &str) -> Option<usize> {
+    s.parse().ok().filter(|&n| n >= 1)
 }
 
 /// `sim bench`: the speed figures.

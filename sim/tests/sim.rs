@@ -192,3 +192,63 @@ fn every_cpu_of_a_256_cpu_machine_is_used() {
     let high: u64 = r.cpu_times[64..].iter().map(|c| c.0).sum();
     assert!(high > 0, "CPUs 64..79 never ran");
 }
+
+/// Every mean in a compare table has a 95% interval under it, and the
+/// interval excludes 0 exactly when the mean is marked significant.
+#[test]
+fn compare_tables_give_intervals_that_agree_with_the_marks() {
+    let r = run_study(&Study::quick(), 2, false).unwrap();
+    let (mut checked, mut marked) = (0, 0);
+    for (item, metric) in
+        (0..r.study.items.len()).flat_map(|i| ["time_s", "tps", "latency_ms"].map(move |m| (i, m)))
+    {
+        let t = compare_table(&r, item, metric);
+        let lines: Vec<&str> = t.lines().collect();
+        let means: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("Amean") || l.starts_with("Hmean"))
+            .collect();
+        let cis: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("CI95"))
+            .collect();
+        assert_eq!(means.len(), cis.len(), "{t}");
+        for (m, c) in means.iter().zip(&cis) {
+            if !c.contains('[') {
+                // A metric this workload does not report: no samples.
+                assert!(c.split_whitespace().skip(2).all(|x| x == "-"), "{c}");
+                continue;
+            }
+            // Mean cells after the baseline's: "  0.0148 *   5.44%*" or "(  0.79%)".
+            let stars: Vec<bool> = m
+                .split('%')
+                .skip(1)
+                .take(r.study.configs.len() - 1)
+                .map(|rest| rest.starts_with('*'))
+                .collect();
+            let intervals: Vec<(f64, f64)> = c
+                .split('[')
+                .skip(1)
+                .map(|x| {
+                    let (lo, hi) = x.split_once(']').unwrap().0.split_once(", ").unwrap();
+                    (lo.parse().unwrap(), hi.parse().unwrap())
+                })
+                .collect();
+            assert_eq!(stars.len(), intervals.len(), "{m}\n{c}");
+            for (star, (lo, hi)) in stars.iter().zip(intervals) {
+                assert!(lo <= hi, "{c}");
+                // Printed to 0.01%: an interval ending at ±0.00 is a tie.
+                if lo.abs() >= 0.01 && hi.abs() >= 0.01 {
+                    assert_eq!(*star, lo > 0.0 || hi < 0.0, "{m}\n{c}");
+                    checked += 1;
+                    marked += usize::from(*star);
+                }
+            }
+        }
+    }
+    // The quick study's effects are all null (`marked` is 0 today);
+    // `stats::tests::welch_interval` checks marked cases on random samples.
+    assert!(checked > 0, "{checked} intervals, {marked} marked");
+}

@@ -166,6 +166,47 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// The two-sided Student's t quantile: the `t` with `P(|T| > t) = alpha`
+/// for `df` degrees of freedom (bisection on [`t_two_sided_p`]).
+pub fn t_quantile(alpha: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while t_two_sided_p(hi, df) > alpha {
+        hi *= 2.0;
+        if hi > 1e9 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided_p(mid, df) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The `1 - alpha` confidence interval of `mean(b) - mean(a)` with Welch's
+/// unequal variances (the interval the t-test of [`welch_p`] inverts: it
+/// excludes 0 exactly when `welch_p(a, b) < alpha`). `None` with fewer than
+/// two samples on either side.
+pub fn welch_ci(a: &[f64], b: &[f64], alpha: f64) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let d = amean(b) - amean(a);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (stddev(a) * stddev(a) / na, stddev(b) * stddev(b) / nb);
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return Some((d, d));
+    }
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let h = t_quantile(alpha, df) * sqrt(se2);
+    Some((d - h, d + h))
+}
+
 /// The significance level `compare` marks (`*`).
 pub const ALPHA: f64 = 0.05;
 

@@ -174,3 +174,37 @@ fn means_spread_and_percentiles() {
     assert_eq!(percentile(&[1, 2, 3, 4], 0.0), 1);
     assert_eq!(percentile(&[], 50.0), 0);
 }
+
+/// The t quantile against the same table points, and the Welch interval:
+/// `d ± t(0.025, df) · sqrt(s_a²/n_a + s_b²/n_b)`, which excludes 0 exactly
+/// when the test is significant.
+#[test]
+fn welch_interval() {
+    assert!((stats::t_quantile(0.05, 10.0) - 2.228).abs() < 1e-3);
+    assert!((stats::t_quantile(0.05, 4.0) - 2.776).abs() < 1e-3);
+    assert!((stats::t_quantile(0.05, 1e6) - 1.960).abs() < 1e-3);
+    // Equal variances and sizes: s² = 1 for both (1, 2, 3 and 2, 3, 4),
+    // n = 3, df = 4.
+    let (lo, hi) = stats::welch_ci(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0], 0.05).unwrap();
+    let h = 2.776_445 * (2.0 / 3.0f64).sqrt();
+    assert!((lo - (1.0 - h)).abs() < 1e-4 && (hi - (1.0 + h)).abs() < 1e-4);
+    // A fixed pseudo-random walk of sample pairs (xorshift).
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut f = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for _ in 0..200 {
+        let a: Vec<f64> = (0..5).map(|_| f()).collect();
+        let shift = f();
+        let b: Vec<f64> = (0..7).map(|_| f() * 1.5 + shift).collect();
+        let (lo, hi) = stats::welch_ci(&a, &b, 0.05).unwrap();
+        let p = stats::welch_p(&a, &b);
+        if (p - 0.05).abs() > 1e-6 {
+            assert_eq!(lo > 0.0 || hi < 0.0, p < 0.05, "p {p} [{lo}, {hi}]");
+        }
+    }
+    assert!(stats::welch_ci(&[1.0], &[1.0, 2.0], 0.05).is_none());
+}

@@ -1,0 +1,243 @@
+//! The command line of `sim run`: options, workloads and their `key=value`
+//! settings. Anything it does not know is refused with the accepted keys or
+//! values (as the kernel shell does), before anything runs or is written:
+//! a typo such as `hackbench sockets=true` must not quietly run pipes.
+
+use crate::machine::{Machine, PRESETS};
+use crate::workloads::*;
+use crate::{Config, WorkSpec};
+
+/// A parsed `sim run` command line.
+#[derive(Clone, Debug)]
+pub struct RunArgs {
+    /// The machine.
+    pub machine: Machine,
+    /// The scheduler configuration (already checked with [`Config::check`]).
+    pub config: Config,
+    /// The seed.
+    pub seed: u64,
+    /// Virtual time limit, ms.
+    pub ms: u64,
+    /// The workload.
+    pub work: WorkSpec,
+}
+
+/// The accepted `key=value` settings of a workload: (key, accepted values).
+fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    Some(match workload {
+        "hackbench" => &[
+            ("groups", "1..=400"),
+            ("loops", "1..=100000"),
+            ("ipc", "pipe|socket"),
+            ("mode", "process|thread"),
+        ],
+        "schbench" => &[
+            ("m", "1..=256"),
+            ("t", "1..=256"),
+            ("sleep_us", "0..=10000000"),
+            ("work_us", "1..=10000000"),
+        ],
+        "dbench" => &[
+            ("clients", "1..=5000"),
+            ("ops", "1..=1000000000"),
+            ("workers", "1..=5000"),
+            ("bound", "0|1"),
+        ],
+        "pgbench" => &[("clients", "1..=5000"), ("rw", "0|1")],
+        _ => return None,
+    })
+}
+
+/// The workloads `sim run` knows.
+pub const WORKLOADS: &[&str] = &["hackbench", "schbench", "dbench", "pgbench", "mix"];
+
+fn list(keys: &[(&str, &str)]) -> String {
+    keys.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The `key=value` settings of one workload, checked against its keys.
+struct Settings<'a> {
+    workload: &'a str,
+    keys: &'static [(&'static str, &'static str)],
+    kv: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Settings<'a> {
+    fn parse(workload: &'a str, args: &'a [String]) -> Result<Self, String> {
+        let keys = keys(workload).ok_or_else(|| {
+            format!(
+                "unknown workload '{workload}' (one of {})",
+                WORKLOADS.join(", ")
+            )
+        })?;
+        let mut kv: Vec<(&str, &str)> = Vec::new();
+        for a in args {
+            let (k, v) = a.split_once('=').ok_or_else(|| {
+                format!(
+                    "{workload}: expected key=value, got '{a}' (accepted: {})",
+                    list(keys)
+                )
+            })?;
+            if !keys.iter().any(|(name, _)| *name == k) {
+                return Err(format!(
+                    "{workload}: unknown key '{k}' (accepted: {})",
+                    list(keys)
+                ));
+            }
+            if kv.iter().any(|(seen, _)| *seen == k) {
+                return Err(format!("{workload}: '{k}' given twice"));
+            }
+            kv.push((k, v));
+        }
+        Ok(Settings { workload, keys, kv })
+    }
+
+    fn accepted(&self, key: &str) -> &'static str {
+        self.keys
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or("", |(_, v)| v)
+    }
+
+    fn get(&self, key: &str) -> Option<&'a str> {
+        self.kv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// A number in `min..=max` (the range the key's description states).
+    fn num(&self, key: &str, def: u64, min: u64, max: u64) -> Result<u64, String> {
+        let Some(v) = self.get(key) else {
+            return Ok(def);
+        };
+        match v.parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "{}: {key}={v}: expected {}",
+                self.workload,
+                self.accepted(key)
+            )),
+        }
+    }
+
+    /// One of `names` (the first is the default); returns its index.
+    fn choice(&self, key: &str, names: &[&str]) -> Result<usize, String> {
+        let Some(v) = self.get(key) else {
+            return Ok(0);
+        };
+        names.iter().position(|n| *n == v).ok_or_else(|| {
+            format!(
+                "{}: {key}={v}: expected {}",
+                self.workload,
+                self.accepted(key)
+            )
+        })
+    }
+}
+
+/// Parses a workload and its settings (`rest`) for machine `m`.
+pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, String> {
+    if name == "mix" || name == "cyclictest" {
+        let v = rest
+            .iter()
+            .map(|s| MixTask::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        if v.is_empty() {
+            return Err(
+                "mix needs tasks: hog[:NICE], sleeper:RUN_US:SLEEP_US[:NICE], cyclic:INTERVAL_US"
+                    .into(),
+            );
+        }
+        return Ok(WorkSpec::Mix(v));
+    }
+    let o = Settings::parse(name, rest)?;
+    Ok(match name {
+        "hackbench" => WorkSpec::Hackbench(HackbenchCfg {
+            groups: o.num("groups", 4, 1, 400)? as usize,
+            loops: o.num("loops", 100, 1, 100_000)? as usize,
+            sockets: o.choice("ipc", &["pipe", "socket"])? == 1,
+            threads: o.choice("mode", &["process", "thread"])? == 1,
+        }),
+        "schbench" => WorkSpec::Schbench(SchbenchCfg {
+            message: o.num("m", 4, 1, 256)? as usize,
+            workers: o.num("t", 4, 1, 256)? as usize,
+            sleep_us: o.num("sleep_us", 100, 0, 10_000_000)?,
+            work_us: o.num("work_us", 1000, 1, 10_000_000)?,
+        }),
+        "dbench" => WorkSpec::Dbench(DbenchCfg {
+            clients: o.num("clients", 8, 1, 5000)? as usize,
+            ops: o.num("ops", 200, 1, 1_000_000_000)? as usize,
+            workers: o.num("workers", (m.topo.nr_cpus() as u64 / 2).max(1), 1, 5000)? as usize,
+            bound: o.choice("bound", &["0", "1"])? == 1,
+        }),
+        "pgbench" => WorkSpec::Pgbench(PgbenchCfg {
+            clients: o.num("clients", 8, 1, 5000)? as usize,
+            rw: o.choice("rw", &["0", "1"])? == 1,
+        }),
+        _ => unreachable!("Settings::parse accepts only known workloads"),
+    })
+}
+
+/// Parses `sim run`'s arguments (everything after `run`).
+pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
+    let (mut machine, mut config, mut seed, mut ms) = (None, None, None, None);
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with("--") {
+        let opt = args[i].as_str();
+        let v = args
+            .get(i + 1)
+            .ok_or_else(|| format!("{opt} needs a value"))?;
+        let slot = match opt {
+            "--machine" => &mut machine,
+            "--config" => &mut config,
+            "--seed" => &mut seed,
+            "--ms" => &mut ms,
+            o => {
+                return Err(format!(
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms)"
+                ))
+            }
+        };
+        if slot.replace(v.clone()).is_some() {
+            return Err(format!("{opt} given twice"));
+        }
+        i += 2;
+    }
+    let name = machine.as_deref().unwrap_or("small");
+    let machine = Machine::preset(name).ok_or_else(|| {
+        format!(
+            "unknown machine '{name}' (one of {}; flat:N with N in 1..=256)",
+            PRESETS.join(", ")
+        )
+    })?;
+    let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));
+    config.check()?;
+    let number = |opt: &str, v: Option<String>, def: u64, min: u64| match v {
+        None => Ok(def),
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n >= min)
+            .ok_or_else(|| format!("{opt}: expected a number >= {min}, got '{v}'")),
+    };
+    let seed = number("--seed", seed, 1, 0)?;
+    let ms = number("--ms", ms, 1000, 1)?;
+    if ms > u64::MAX / 1_000_000 {
+        return Err(format!("--ms: {ms} is too long"));
+    }
+    let name = args.get(i).ok_or_else(|| {
+        format!(
+            "which workload? (one of {}, then its key=value settings)",
+            WORKLOADS.join(", ")
+        )
+    })?;
+    let work = parse_work(name, &args[i + 1..], &machine)?;
+    Ok(RunArgs {
+        machine,
+        config,
+        seed,
+        ms,
+        work,
+    })
+}
