@@ -391,8 +391,8 @@ lint: ensure-toolchain
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
 	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz --all-targets -- -D warnings
-	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
-	$(CARGO) clippy -p kernel --target $(TARGET_aarch64) -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_aarch64) -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

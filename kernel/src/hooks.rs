@@ -5,6 +5,30 @@
 
 use crate::{ktest, task};
 
+/// The kernel's side of [`kernel_hal::hooks::Hooks`]: what the hardware
+/// layer calls up into, registered by [`register`] first thing at boot.
+pub struct KernelHooks;
+
+impl kernel_hal::hooks::Hooks for KernelHooks {
+    fn preempt_check_resched(&self) {
+        task::preempt_check_resched();
+    }
+
+    fn preempt_disable(&self) {
+        task::preempt_disable();
+    }
+
+    fn preempt_enable(&self) {
+        task::preempt_enable();
+    }
+}
+
+/// Hands [`KernelHooks`] to the hardware layer (boot CPU, before anything
+/// takes a lock that could preempt).
+pub fn register() {
+    kernel_hal::hooks::register(&KernelHooks);
+}
+
 /// Called by the arch timer interrupt handler on every tick, after the interrupt
 /// was acknowledged: the scheduler tick, sleeper wakeups, the test watchdog.
 pub fn timer_interrupt() {

@@ -40,8 +40,6 @@ mod sched;
 mod sched_glue;
 mod shell;
 mod smp;
-// Lock and wait primitives: interior mutability behind their own protocols.
-#[allow(unsafe_code)]
 mod sync;
 mod task;
 mod tests;
@@ -59,6 +57,7 @@ use boot::BootInfo;
 #[allow(unsafe_code)]
 #[no_mangle]
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
+    hooks::register();
     arch::early_init(info);
     console::init();
     // The heap first: the framebuffer console keeps its text grid there.

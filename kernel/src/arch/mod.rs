@@ -60,6 +60,11 @@ mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
 
+// The local interrupt mask and the spin-wait hint are the hardware layer's.
+pub use kernel_hal::cpu::{
+    cpu_relax, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqGuard,
+};
+
 /// The guards below the stacks that are part of the kernel image, used
 /// before the heap and the stack region exist: each a `[start, end)`
 /// range of unmapped pages.
@@ -157,7 +162,8 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
 /// holds (256). Per-CPU statics sized by it stay small (a few words per
 /// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
 /// bring-up for the CPUs that exist.
-pub const MAX_CPUS: usize = sched::MAX_CPUS;
+pub const MAX_CPUS: usize = kernel_hal::MAX_CPUS;
+const _: () = assert!(MAX_CPUS == sched::MAX_CPUS, "one MAX_CPUS");
 
 /// CPUs the firmware describes that the kernel cannot use, counted by
 /// reason, for the one boot-log line that must name them (never dropped
@@ -215,33 +221,6 @@ pub enum ExitCode {
     Success,
     /// Something failed (a test, a panic, a CPU exception).
     Failure,
-}
-
-/// Interrupts masked on this CPU until the guard is dropped, which restores
-/// the state found (`irq_save` / `irq_restore` as a scope): no early return
-/// can leave interrupts off. Not `Send`: it belongs to the CPU that made it.
-#[must_use = "interrupts are restored when the guard is dropped"]
-pub struct IrqGuard {
-    was: IrqState,
-    _cpu_local: core::marker::PhantomData<*const ()>,
-}
-
-impl IrqGuard {
-    /// Masks interrupts, remembering whether they were on.
-    #[inline]
-    pub fn save() -> Self {
-        IrqGuard {
-            was: irq_save(),
-            _cpu_local: core::marker::PhantomData,
-        }
-    }
-}
-
-impl Drop for IrqGuard {
-    #[inline]
-    fn drop(&mut self) {
-        irq_restore(self.was);
-    }
 }
 
 extern "C" {

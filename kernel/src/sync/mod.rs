@@ -1,10 +1,10 @@
 //! Synchronisation between kernel threads.
 //!
-//! - [`SpinLock`]: interrupt-safe spinlock, for short critical sections that
+//! - [`SpinLock`] (from `kernel_hal`): interrupt-safe spinlock, for short critical sections that
 //!   interrupt handlers may share (runqueue, wait queue lists, timer list).
 //! - [`WaitQueue`]: the sleeping primitive every blocking object is built on
 //!   (prepare-to-wait / check / schedule / finish-wait, so no wakeup is lost).
-//! - [`Mutex`], [`Semaphore`]: blocking locks.
+//! - [`Mutex`] (`kernel_hal`'s, over [`WaitQueue`]), [`Semaphore`]: blocking locks.
 //! - [`Channel`]: a bounded FIFO between threads with blocking send and
 //!   receive that buffers and wakes like a Linux pipe or unix socket
 //!   ([`Model`]), for the workloads.
@@ -13,15 +13,17 @@
 //! fields of their own thread slot.
 
 pub mod channel;
-mod mutex;
 mod semaphore;
-mod spinlock;
 mod waitqueue;
 
 pub use channel::{Channel, ChannelStats, Model};
-#[allow(unused_imports)] // the guard types are named by users to come (shell, workloads)
-pub use mutex::{Mutex, MutexGuard};
+#[allow(unused_imports)] // the guard type is named by users to come (shell, workloads)
+pub use kernel_hal::sync::{SpinLock, SpinLockGuard};
 pub use semaphore::Semaphore;
-#[allow(unused_imports)]
-pub use spinlock::{SpinLock, SpinLockGuard};
+
+/// A sleeping lock around `T` ([`kernel_hal::sync::Mutex`] on a [`WaitQueue`]).
+pub type Mutex<T> = kernel_hal::sync::Mutex<T, WaitQueue>;
+/// Holds a [`Mutex`]; unlocks and wakes one waiter on drop.
+#[allow(dead_code)] // named by users to come (shell, workloads)
+pub type MutexGuard<'a, T> = kernel_hal::sync::MutexGuard<'a, T, WaitQueue>;
 pub use waitqueue::WaitQueue;

@@ -46,10 +46,8 @@ mod timer;
 mod trap;
 
 pub use context::{init_thread_context, switch_context, Context};
-pub use cpu::{
-    cpu_count, cpu_id, cpu_relax, halt, irq_disable, irq_enable, irq_restore, irq_save,
-    irqs_enabled, IrqState,
-};
+pub use cpu::{cpu_count, cpu_id, halt};
+use kernel_hal::cpu::irq_disable;
 pub use pl011::{console_read, console_write};
 
 /// The PL011's interrupt from the device tree (0: none; polling then).

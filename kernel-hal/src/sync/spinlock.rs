@@ -15,7 +15,7 @@ use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::arch::{self, IrqState};
+use crate::cpu::{self as arch, IrqState};
 
 /// A spinlock that disables local interrupts while held.
 pub struct SpinLock<T: ?Sized> {
@@ -98,7 +98,9 @@ impl<T: ?Sized> Drop for SpinLockGuard<'_, T> {
         self.lock.locked.store(false, Ordering::Release);
         arch::irq_restore(self.irq);
         if arch::irqs_enabled() {
-            crate::task::preempt_check_resched();
+            if let Some(h) = crate::hooks::get() {
+                h.preempt_check_resched();
+            }
         }
     }
 }

@@ -1,0 +1,25 @@
+//! The kernel's hardware layer: everything that needs `unsafe`, behind safe
+//! types, so that the `kernel` crate above it is safe code (the split
+//! Asterinas makes with OSTD).
+//!
+//! - [`cpu`]: the local interrupt mask and [`IrqGuard`](cpu::IrqGuard), the
+//!   spin-wait hint, [`CpuId`](cpu::CpuId);
+//! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
+//!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
+//! - [`PreemptGuard`]: preemption off as a scope;
+//! - [`hooks`]: the one trait through which this crate calls the kernel,
+//!   registered at boot. Nothing here names the kernel crate.
+//!
+//! Every `unsafe` block carries a `// SAFETY:` comment.
+#![no_std]
+
+pub mod cpu;
+pub mod hooks;
+mod preempt;
+pub mod sync;
+
+pub use preempt::PreemptGuard;
+
+/// Most CPUs the kernel runs on (the size of the scheduler's CPU mask; the
+/// kernel asserts the two agree).
+pub const MAX_CPUS: usize = 256;
