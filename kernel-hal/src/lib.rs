@@ -6,6 +6,7 @@
 //!   spin-wait hint, [`CpuId`](cpu::CpuId);
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
+//! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
 //! - [`PreemptGuard`]: preemption off as a scope;
 //! - [`hooks`]: the one trait through which this crate calls the kernel,
 //!   registered at boot. Nothing here names the kernel crate.
@@ -14,6 +15,7 @@
 #![no_std]
 
 pub mod cpu;
+pub mod heap;
 pub mod hooks;
 mod preempt;
 pub mod sync;

@@ -29,8 +29,8 @@ mod console;
 mod cpumask;
 mod fault;
 mod fbcon;
-// The global allocator (hands out raw memory) and the kernel-stack allocator
-// (maps heap pages under guard pages, runs a CPU on a new stack).
+// The kernel-stack allocator (maps heap pages under guard pages, runs a CPU
+// on a new stack); the global allocator under it is kernel-hal's.
 #[allow(unsafe_code)]
 mod heap;
 mod hooks;

@@ -96,36 +96,8 @@ pub fn static_stack_guards() -> Option<StaticGuards> {
         .then(static_guards)
 }
 
-/// Most RAM ranges the kernel heap spans.
-pub const MAX_HEAP_REGIONS: usize = 16;
-
-/// RAM ranges for the kernel heap, `(start, len)`, in the order the heap
-/// should try them; the first `len` are valid.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HeapRegions {
-    /// The ranges.
-    pub ranges: [(usize, usize); MAX_HEAP_REGIONS],
-    /// How many are valid.
-    pub len: usize,
-}
-
-impl HeapRegions {
-    /// Appends `(start, len)`; empty ranges and those beyond capacity are
-    /// dropped (returns whether it was kept).
-    pub fn push(&mut self, start: usize, len: usize) -> bool {
-        if len == 0 || self.len == MAX_HEAP_REGIONS {
-            return false;
-        }
-        self.ranges[self.len] = (start, len);
-        self.len += 1;
-        true
-    }
-
-    /// The valid ranges.
-    pub fn as_slice(&self) -> &[(usize, usize)] {
-        &self.ranges[..self.len]
-    }
-}
+// The heap's RAM ranges are the hardware layer's type.
+pub use kernel_hal::heap::HeapRegions;
 
 /// The arches that report one heap range (the largest) use it alone.
 #[cfg(not(target_arch = "x86_64"))]
