@@ -63,7 +63,7 @@ pub fn console_rx() {
 /// CPUs queued for this one ([`crate::smp`]).
 pub fn ipi(kind: crate::arch::IpiKind) {
     match kind {
-        crate::arch::IpiKind::Reschedule => task::core::sched_ipi(),
+        crate::arch::IpiKind::Reschedule => crate::sched::sched_ipi(),
         crate::arch::IpiKind::Call => crate::smp::call_ipi(),
     }
 }

@@ -131,12 +131,12 @@ extern "C" fn boot_continue(_: usize) -> ! {
         cfg.tunables.set_preempt_mode(mode);
     }
     if let Some(us) = args.idle_poll_us {
-        task::core::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
+        crate::sched::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
     }
     if let Some(on) = args.nohz {
-        task::core::NOHZ_IDLE.store(on, Ordering::Relaxed);
+        crate::sched::NOHZ_IDLE.store(on, Ordering::Relaxed);
     }
-    task::core::init_sched(cfg);
+    crate::sched::init_sched(cfg);
     shell::compare::record_boot_state(args.seed.unwrap_or(0));
     if let Some(script) = args.run {
         shell::SCRIPT.call_once(|| script);
@@ -146,8 +146,8 @@ extern "C" fn boot_continue(_: usize) -> ! {
         args.hz,
         task::preempt_mode().name(),
         task::sched_config().tunables.base_slice_ns(),
-        task::core::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
-        if task::core::NOHZ_IDLE.load(Ordering::Relaxed) {
+        crate::sched::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
+        if crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
             "on"
         } else {
             "off"
@@ -185,7 +185,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
         }
     );
     arch::irq_enable();
-    task::core::cpu_idle()
+    crate::sched::cpu_idle()
 }
 
 /// The tick rate the secondary CPUs start their timers with.
@@ -275,10 +275,10 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
     fault::on_secondary(cpu, true);
-    task::core::cpu_online(cpu);
+    crate::sched::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));
     arch::irq_enable();
-    task::core::cpu_idle()
+    crate::sched::cpu_idle()
 }
 
 #[panic_handler]
