@@ -37,7 +37,6 @@ mod hooks;
 mod ktest;
 mod percpu;
 mod sched;
-mod sched_glue;
 mod shell;
 mod smp;
 mod sync;
