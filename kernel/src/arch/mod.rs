@@ -9,13 +9,13 @@
 //! | `fn early_init(info: &boot::BootInfo)` | console, traps/vectors, interrupt controller, timer calibration, on the boot CPU |
 //! | `fn console_write(bytes: &[u8])` | blocking write to the serial console (COM1 / PL011) |
 //! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console's UART |
-//! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `crate::hooks::console_rx()` then `crate::hooks::irq_exit()` |
+//! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `kernel_hal::hooks::console_rx()` then `kernel_hal::hooks::irq_exit()` |
 //! | `fn console_rx_irq_mask(masked: bool)` | mask / unmask that interrupt at the UART (received bytes wait in it) |
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore (generic code uses the scope guard [`IrqGuard`]) |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
-//! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
+//! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `kernel_hal::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
-//! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
+//! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `kernel_hal::hooks::timer_event()` |
 //! | `fn framebuffer_memory() -> Option<&'static mut [u8]>` | that framebuffer's bytes, once (generic, in this file) |
 //! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
 //! | `fn heap_regions(info: &boot::BootInfo) -> HeapRegions` | the free, mapped RAM ranges for the kernel heap, after the kernel image, in the order the heap should use them (x86_64: every RAM range, highest first; a fallback here wraps the other arches' single `heap_region`) |
@@ -36,9 +36,11 @@
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
-//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
+//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `kernel_hal::hooks::ipi(kind)` then `kernel_hal::hooks::irq_exit()` |
 //!
-//! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
+//! Calls the other way (arch -> generic) go only to `kernel_hal::hooks`,
+//! which forwards them to the one trait the kernel registers at boot
+//! (`crate::hooks::KernelHooks`): the timer
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
@@ -46,7 +48,8 @@
 //! stack's guard pages, `hooks::stack_guard_owner()`; aarch64's `start_cpu`
 //! takes the guarded stacks its CPUs start on from `hooks::bringup_stack()`;
 //! each arch's secondary CPU calls `hooks::secondary_arch_up(cpu)` once its
-//! traps are set up, before generic code.
+//! traps are set up, before generic code; the panic and fault paths print
+//! through `hooks::emergency_write()`.
 
 mod deadlines;
 
@@ -163,28 +166,8 @@ impl core::fmt::Display for IgnoredCpus<'_> {
 pub const BEYOND_MAX_CPUS: &str = "beyond MAX_CPUS (256)";
 const _: () = assert!(MAX_CPUS == 256, "update BEYOND_MAX_CPUS");
 
-crate::ktest!(ignored_cpus_line_names_every_reason, || {
-    use alloc::string::ToString;
-    crate::kassert_eq!(IgnoredCpus(&[(0, BEYOND_MAX_CPUS)]).to_string(), "");
-    crate::kassert_eq!(
-        IgnoredCpus(&[(2, BEYOND_MAX_CPUS), (0, "x")]).to_string(),
-        " (2 more ignored: 2 beyond MAX_CPUS (256))"
-    );
-    crate::kassert_eq!(
-        IgnoredCpus(&[(1, "a"), (0, "b"), (3, "c")]).to_string(),
-        " (4 more ignored: 1 a, 3 c)"
-    );
-    Ok(())
-});
-
-/// What an inter-processor interrupt asks of its target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IpiKind {
-    /// Run the scheduler: a wakeup was queued or need-resched was set remotely.
-    Reschedule,
-    /// Run the queued cross-CPU function calls.
-    Call,
-}
+/// What an inter-processor interrupt asks of its target (the hooks' type).
+pub use kernel_hal::hooks::IpiKind;
 
 /// How a test run ends QEMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

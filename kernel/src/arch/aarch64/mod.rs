@@ -122,7 +122,7 @@ pub fn early_init(info: &boot::BootInfo) {
         platform::GicKind::V3 { gicd, .. } => ("GICv3", gicd),
     };
     let psci = psci::version().unwrap_or((0, 0));
-    crate::console::emergency_write(format_args!(
+    kernel_hal::hooks::emergency_write(format_args!(
         "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
          timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s){}, mmu {} \
          ({} GiB RAM blocks, {} 2 MiB tables, {} partial)\n",
@@ -158,7 +158,7 @@ pub fn early_init(info: &boot::BootInfo) {
     ));
     if let Some(h) = boot::aarch64::efi_handoff() {
         let usable: usize = info.memory_regions().iter().map(|r| r.len).sum();
-        crate::console::emergency_write(format_args!(
+        kernel_hal::hooks::emergency_write(format_args!(
             "aarch64: UEFI {}.{}: device tree from the EFI configuration table, command line \
              from {}{}; memory map of {} entries, {} usable range(s), {} MiB{}; \
              ExitBootServices on attempt {}\n",
