@@ -22,8 +22,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use sched::{Resched, Rq};
 
 use crate::arch;
-use crate::sync::SpinLock;
 use crate::task::timer::TimerList;
+use kernel_hal::sync::SpinLock;
 
 pub use crate::arch::MAX_CPUS;
 

@@ -43,7 +43,7 @@ use core::alloc::Layout;
 use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch;
-use crate::sync::SpinLock;
+use kernel_hal::sync::SpinLock;
 
 /// Usable bytes of a kernel stack.
 pub const STACK_SIZE: usize = 32 * 1024;
