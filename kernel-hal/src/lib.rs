@@ -8,17 +8,22 @@
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
 //! - [`PreemptGuard`]: preemption off as a scope;
+//! - [`testing`]: the in-kernel test registry (the `.ktest` section) and the
+//!   `ktest!` / `kassert!` macros, for the kernel's tests and this crate's;
 //! - [`hooks`]: the one trait through which this crate calls the kernel,
 //!   registered at boot. Nothing here names the kernel crate.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment.
 #![no_std]
 
+extern crate alloc;
+
 pub mod cpu;
 pub mod heap;
 pub mod hooks;
 mod preempt;
 pub mod sync;
+pub mod testing;
 
 pub use preempt::PreemptGuard;
 

@@ -20,6 +20,10 @@
 
 extern crate alloc;
 
+// The in-kernel test macros are kernel-hal's (its `testing` module), used
+// here as `crate::ktest!` and the like.
+use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
+
 // Hardware: registers, interrupt controllers, page tables, the context
 // switch's assembly, the boot protocols' and linker's symbols.
 #[allow(unsafe_code)]

@@ -178,25 +178,6 @@ pub enum ExitCode {
     Failure,
 }
 
-extern "C" {
-    // Linker symbols (boot/'s linker scripts): only their addresses mean
-    // anything.
-    static __ktest_start: u8;
-    static __ktest_end: u8;
-}
-
-/// The in-kernel test registry: the `KTest` records that `ktest!` places in
-/// the `.ktest` link section, in link order.
-pub fn ktest_section() -> &'static [crate::ktest::KTest] {
-    let start = (&raw const __ktest_start).cast::<crate::ktest::KTest>();
-    let end = (&raw const __ktest_end).cast::<crate::ktest::KTest>();
-    let len = (end as usize - start as usize) / core::mem::size_of::<crate::ktest::KTest>();
-    // SAFETY: the linker scripts place only `KTest` records (repr(C), 8-byte
-    // aligned, written by `ktest!`) between the two symbols, which live as
-    // long as the kernel.
-    unsafe { core::slice::from_raw_parts(start, len) }
-}
-
 /// Reads a word at `addr`, which must be unmapped: a deliberate fault for
 /// the fault-report tests (`fault=wild_pointer`); the report ends the run.
 pub fn read_unmapped(addr: usize) -> u64 {
