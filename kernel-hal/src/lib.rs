@@ -4,6 +4,8 @@
 //!
 //! - [`cpu`]: the local interrupt mask and [`IrqGuard`](cpu::IrqGuard), the
 //!   spin-wait hint, [`CpuId`](cpu::CpuId);
+//! - [`cpumask`]: [`AtomicCpuMask`](cpumask::AtomicCpuMask), a CPU set
+//!   CPUs update concurrently;
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
@@ -19,6 +21,7 @@
 extern crate alloc;
 
 pub mod cpu;
+pub mod cpumask;
 pub mod heap;
 pub mod hooks;
 mod preempt;
@@ -27,6 +30,5 @@ pub mod testing;
 
 pub use preempt::PreemptGuard;
 
-/// Most CPUs the kernel runs on (the size of the scheduler's CPU mask; the
-/// kernel asserts the two agree).
-pub const MAX_CPUS: usize = 256;
+/// Most CPUs the kernel runs on: the size of the scheduler's CPU mask.
+pub const MAX_CPUS: usize = sched::MAX_CPUS;

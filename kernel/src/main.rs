@@ -23,6 +23,8 @@ extern crate alloc;
 // The in-kernel test macros are kernel-hal's (its `testing` module), used
 // here as `crate::ktest!` and the like.
 use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
+// CPU sets (`crate::cpumask`) are kernel-hal's.
+use kernel_hal::cpumask;
 
 // Hardware: registers, interrupt controllers, page tables, the context
 // switch's assembly, the boot protocols' and linker's symbols.
@@ -30,7 +32,6 @@ use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_
 mod arch;
 mod cmdline;
 mod console;
-mod cpumask;
 mod fault;
 mod fbcon;
 // The kernel-stack allocator (maps heap pages under guard pages, runs a CPU

@@ -138,7 +138,6 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
 /// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
 /// bring-up for the CPUs that exist.
 pub const MAX_CPUS: usize = kernel_hal::MAX_CPUS;
-const _: () = assert!(MAX_CPUS == sched::MAX_CPUS, "one MAX_CPUS");
 
 /// CPUs the firmware describes that the kernel cannot use, counted by
 /// reason, for the one boot-log line that must name them (never dropped
