@@ -49,6 +49,10 @@ impl HeapRegions {
     }
 }
 
+/// Usable bytes of a kernel stack (the kernel's stack allocator maps them
+/// above an unmapped guard).
+pub const STACK_SIZE: usize = 32 * 1024;
+
 /// One heap per RAM range; the first `len` are in use.
 struct Heaps {
     heaps: [Heap; MAX_HEAP_REGIONS],

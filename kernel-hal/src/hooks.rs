@@ -12,6 +12,8 @@
 
 use core::fmt;
 
+use crate::cpumask::CpuMask;
+
 /// What an inter-processor interrupt asks of its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IpiKind {
@@ -104,6 +106,9 @@ pub trait Hooks: Sync {
     fn backtrace(&self, sp: usize, fp: usize, out: &mut [usize]) -> usize;
     /// Prints without taking the console lock (panic and fault paths).
     fn emergency_write(&self, args: fmt::Arguments);
+    /// The CPUs online in the scheduler (the arch's own tests check their
+    /// per-CPU state on each).
+    fn online_mask(&self) -> CpuMask;
 }
 
 static HOOKS: spin::Once<&'static dyn Hooks> = spin::Once::new();
@@ -202,4 +207,9 @@ pub fn emergency_write(args: fmt::Arguments) {
     if let Some(h) = get() {
         h.emergency_write(args);
     }
+}
+
+/// See [`Hooks::online_mask`]; empty before [`register`].
+pub fn online_mask() -> CpuMask {
+    get().map_or(CpuMask::new(), |h| h.online_mask())
 }

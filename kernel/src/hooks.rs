@@ -79,6 +79,10 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
     fn emergency_write(&self, args: core::fmt::Arguments) {
         crate::console::emergency_write(args);
     }
+
+    fn online_mask(&self) -> crate::cpumask::CpuMask {
+        task::online_mask()
+    }
 }
 
 /// Hands [`KernelHooks`] to the hardware layer (boot CPU, before anything

@@ -45,8 +45,9 @@ use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use crate::arch;
 use kernel_hal::sync::SpinLock;
 
-/// Usable bytes of a kernel stack.
-pub const STACK_SIZE: usize = 32 * 1024;
+/// Usable bytes of a kernel stack (the hardware layer's constant: arch code
+/// sizes the stacks it checks by it).
+pub const STACK_SIZE: usize = kernel_hal::heap::STACK_SIZE;
 /// Unmapped bytes below each stack.
 pub const GUARD_BYTES: usize = 32 * 1024;
 /// One slot of the region: guard, then stack.
