@@ -29,6 +29,7 @@ use kernel_hal::cpumask;
 // Hardware: registers, interrupt controllers, page tables, the context
 // switch's assembly, the boot protocols' and linker's symbols.
 #[allow(unsafe_code)]
+#[path = "../../kernel-hal/src/arch/mod.rs"]
 mod arch;
 mod cmdline;
 mod console;
