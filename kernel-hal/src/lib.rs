@@ -2,6 +2,9 @@
 //! types, so that the `kernel` crate above it is safe code (the split
 //! Asterinas makes with OSTD).
 //!
+//! - [`arch`]: everything per architecture (x86_64, aarch64): interrupt
+//!   controllers, timers, IPIs, page tables, CPU bring-up, traps, the
+//!   context switch's assembly, the console UARTs;
 //! - [`cpu`]: the local interrupt mask and [`IrqGuard`](cpu::IrqGuard), the
 //!   spin-wait hint, [`CpuId`](cpu::CpuId);
 //! - [`cpumask`]: [`AtomicCpuMask`](cpumask::AtomicCpuMask), a CPU set
@@ -20,6 +23,7 @@
 
 extern crate alloc;
 
+pub mod arch;
 pub mod cpu;
 pub mod cpumask;
 pub mod heap;

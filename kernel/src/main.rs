@@ -27,10 +27,9 @@ use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_
 use kernel_hal::cpumask;
 
 // Hardware: registers, interrupt controllers, page tables, the context
-// switch's assembly, the boot protocols' and linker's symbols.
-#[allow(unsafe_code)]
-#[path = "../../kernel-hal/src/arch/mod.rs"]
-mod arch;
+// switch's assembly, the boot protocols' symbols: kernel-hal's `arch`, named
+// `crate::arch` here.
+use kernel_hal::arch;
 mod cmdline;
 mod console;
 mod fault;

@@ -9,13 +9,13 @@
 //! | `fn early_init(info: &boot::BootInfo)` | console, traps/vectors, interrupt controller, timer calibration, on the boot CPU |
 //! | `fn console_write(bytes: &[u8])` | blocking write to the serial console (COM1 / PL011) |
 //! | `fn console_read() -> Option<u8>` | non-blocking read of one byte from the serial console's UART |
-//! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `kernel_hal::hooks::console_rx()` then `kernel_hal::hooks::irq_exit()` |
+//! | `fn console_rx_irq_start() -> bool` | route the UART's receive interrupt to this CPU and enable it (false: none described; input is polled); its handler calls `crate::hooks::console_rx()` then `crate::hooks::irq_exit()` |
 //! | `fn console_rx_irq_mask(masked: bool)` | mask / unmask that interrupt at the UART (received bytes wait in it) |
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore (generic code uses the scope guard [`IrqGuard`]) |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
-//! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `kernel_hal::hooks::timer_interrupt()` |
+//! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
-//! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `kernel_hal::hooks::timer_event()` |
+//! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
 //! | `fn framebuffer_memory() -> Option<&'static mut [u8]>` | that framebuffer's bytes, once (generic, in this file) |
 //! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
 //! | `fn heap_regions(info: &boot::BootInfo) -> HeapRegions` | the free, mapped RAM ranges for the kernel heap, after the kernel image, in the order the heap should use them (x86_64: every RAM range, highest first; a fallback here wraps the other arches' single `heap_region`) |
@@ -36,9 +36,9 @@
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
-//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `kernel_hal::hooks::ipi(kind)` then `kernel_hal::hooks::irq_exit()` |
+//! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
-//! Calls the other way (arch -> generic) go only to `kernel_hal::hooks`,
+//! Calls the other way (arch -> generic) go only to `crate::hooks`,
 //! which forwards them to the one trait the kernel registers at boot
 //! (`crate::hooks::KernelHooks`): the timer
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
@@ -64,7 +64,7 @@ mod x86_64;
 pub use x86_64::*;
 
 // The local interrupt mask and the spin-wait hint are the hardware layer's.
-pub use kernel_hal::cpu::{
+pub use crate::cpu::{
     cpu_relax, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqGuard,
 };
 
@@ -100,7 +100,7 @@ pub fn static_stack_guards() -> Option<StaticGuards> {
 }
 
 // The heap's RAM ranges are the hardware layer's type.
-pub use kernel_hal::heap::HeapRegions;
+pub use crate::heap::HeapRegions;
 
 /// The arches that report one heap range (the largest) use it alone.
 #[cfg(not(target_arch = "x86_64"))]
@@ -137,7 +137,7 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
 /// holds (256). Per-CPU statics sized by it stay small (a few words per
 /// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
 /// bring-up for the CPUs that exist.
-pub const MAX_CPUS: usize = kernel_hal::MAX_CPUS;
+pub const MAX_CPUS: usize = crate::MAX_CPUS;
 
 /// CPUs the firmware describes that the kernel cannot use, counted by
 /// reason, for the one boot-log line that must name them (never dropped
@@ -166,7 +166,7 @@ pub const BEYOND_MAX_CPUS: &str = "beyond MAX_CPUS (256)";
 const _: () = assert!(MAX_CPUS == 256, "update BEYOND_MAX_CPUS");
 
 /// What an inter-processor interrupt asks of its target (the hooks' type).
-pub use kernel_hal::hooks::IpiKind;
+pub use crate::hooks::IpiKind;
 
 /// How a test run ends QEMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //!
 //! **IPIs.** SGI 0 = [`IpiKind::Reschedule`], SGI 1 = [`IpiKind::Call`]; the IRQ
 //! handler (`trap`) maps them back with [`ipi_kind`] and calls
-//! `kernel_hal::hooks::ipi(kind)`.
+//! `crate::hooks::ipi(kind)`.
 //!
 //! **Caches.** The started CPU reads its [`SecondaryStart`] block with its MMU
 //! and data cache off, so [`start_cpu`] cleans the block to the point of
@@ -79,7 +79,7 @@ fn stacks_for(cpu: usize) -> Option<usize> {
             trap::set_exception_stack_of(cpu, 0, emergency);
         }
         // A guarded one from the stack region where there is one.
-        let top = match kernel_hal::hooks::bringup_stack(cpu) {
+        let top = match crate::hooks::bringup_stack(cpu) {
             Some(top) => top,
             None => alloc_stack(BOOTSTRAP_STACK_BYTES)?,
         };
@@ -144,7 +144,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         return false;
     }
     let Some(bootstrap_top) = stacks_for(cpu) else {
-        kernel_hal::hooks::emergency_write(format_args!(
+        crate::hooks::emergency_write(format_args!(
             "aarch64: no memory for cpu {cpu}'s bootstrap stacks\n"
         ));
         return false;
@@ -232,7 +232,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
             aarch64_cpu::asm::wfe();
         }
     }
-    kernel_hal::hooks::secondary_arch_up(cpu);
+    crate::hooks::secondary_arch_up(cpu);
     // SAFETY: start_cpu's caller gave a stack nobody else uses and `entry` is an
     // `extern "C" fn(usize) -> !`; we leave the bootstrap stack for good, with
     // fp/lr cleared so backtraces end here, x0 = cpu. IRQs stay masked.
@@ -251,7 +251,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
 }
 
 /// Interrupts CPU `cpu` (may be this CPU) with `kind`; its IRQ handler calls
-/// `kernel_hal::hooks::ipi(kind)` then `kernel_hal::hooks::irq_exit()`. Writes this CPU
+/// `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()`. Writes this CPU
 /// made before the call are visible to the handler. No effect for an index out
 /// of range or (GICv2) a CPU that has not initialised its GIC interface yet.
 pub fn send_ipi(cpu: usize, kind: IpiKind) {
@@ -277,14 +277,14 @@ pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
 // Every secondary CPU started on a bootstrap stack from the stack region,
 // whose guard names that CPU's bring-up (not an unguarded heap block).
 crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
-    let online = kernel_hal::hooks::online_mask();
+    let online = crate::hooks::online_mask();
     for cpu in online.iter().filter(|&c| c != 0) {
         let top = BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
         crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
-        let below = top - kernel_hal::heap::STACK_SIZE - 8;
-        let owner = kernel_hal::hooks::stack_guard_owner(below);
+        let below = top - crate::heap::STACK_SIZE - 8;
+        let owner = crate::hooks::stack_guard_owner(below);
         crate::kassert!(
-            matches!(owner, Some(kernel_hal::hooks::StackOwner::Bringup(c)) if c == cpu),
+            matches!(owner, Some(crate::hooks::StackOwner::Bringup(c)) if c == cpu),
             "cpu {cpu}'s bootstrap stack (top {top:#x}) has no guard naming its bring-up"
         );
     }

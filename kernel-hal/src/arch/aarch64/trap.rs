@@ -462,26 +462,26 @@ extern "C" fn irq() {
         let tick = timer::reload();
         gic::eoi(acked);
         if tick {
-            kernel_hal::hooks::timer_interrupt();
+            crate::hooks::timer_interrupt();
         } else {
-            kernel_hal::hooks::timer_event();
+            crate::hooks::timer_event();
         }
     } else if super::uart_intid() == Some(acked.intid) {
         // Level-triggered: draining the UART (or masking its receive
         // interrupt when the console's ring is full) lowers the line before
         // the EOI, so it is not taken again.
-        kernel_hal::hooks::console_rx();
+        crate::hooks::console_rx();
         gic::eoi(acked);
     } else if let Some(kind) = smp::ipi_kind(acked.intid) {
         // EOI first: an IPI sent while the hook runs (or switches threads in
         // irq_exit) is then taken again instead of being merged into this one.
         gic::eoi(acked);
-        kernel_hal::hooks::ipi(kind);
+        crate::hooks::ipi(kind);
     } else {
         gic::eoi(acked);
         UNEXPECTED_IRQS.fetch_add(1, Ordering::Relaxed);
     }
-    kernel_hal::hooks::irq_exit();
+    crate::hooks::irq_exit();
 }
 
 /// Lock-free console writer for reports (CR before LF).
@@ -595,10 +595,10 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
     if depth == 0 {
         REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
         // No other CPU's log line inside the report (bounded wait).
-        kernel_hal::hooks::report_begin();
+        crate::hooks::report_begin();
         let locked = report_lock();
         report(frame, slot, ec);
-        kernel_hal::hooks::fault_reported();
+        crate::hooks::fault_reported();
         if locked {
             REPORT_LOCK.store(0, Ordering::Release);
         }
@@ -637,11 +637,11 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
 /// stack pointer in one (the entry code then moved to the emergency stack).
 fn report_stack_overflow(out: &mut RawConsole, frame: &FaultFrame, ec: u64) {
     let guard = if ec == 0x25 {
-        kernel_hal::hooks::stack_guard_owner(frame.far as usize)
+        crate::hooks::stack_guard_owner(frame.far as usize)
     } else {
         None
     }
-    .or_else(|| kernel_hal::hooks::stack_guard_owner(frame.sp as usize));
+    .or_else(|| crate::hooks::stack_guard_owner(frame.sp as usize));
     if let Some(owner) = guard {
         let _ = writeln!(
             out,
@@ -661,7 +661,7 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         "lower EL (AArch64)",
         "lower EL (AArch32)",
     ][(slot / 4 % 4) as usize];
-    let (tid, name) = kernel_hal::hooks::current_thread();
+    let (tid, name) = crate::hooks::current_thread();
     let _ = write!(
         out,
         "\n*** CPU EXCEPTION: {} from {} on cpu {} in thread '{}'",
@@ -709,7 +709,7 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         let _ = writeln!(out);
     }
     let mut ret = [0usize; 16];
-    let n = kernel_hal::hooks::backtrace(frame.sp as usize, frame.x[29] as usize, &mut ret);
+    let n = crate::hooks::backtrace(frame.sp as usize, frame.x[29] as usize, &mut ret);
     let _ = write!(
         out,
         "    backtrace (frame pointers): {:#x} {:#x}",

@@ -44,7 +44,7 @@ pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
 // For the submodules (`super::irq_save`).
-use kernel_hal::cpu::{irq_restore, irq_save};
+use crate::cpu::{irq_restore, irq_save};
 
 /// What the boot page tables identity-map (2 MiB pages): the first 4 GiB.
 /// ACPI tables are read there only; RAM above is mapped by

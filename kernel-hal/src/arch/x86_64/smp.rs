@@ -34,8 +34,8 @@
 //! **IPIs.** [`send_ipi`] sends a fixed interrupt through the ICR (x2APIC MSR
 //! 0x830, or xAPIC MMIO 0x310/0x300 after waiting for the delivery status) on
 //! vector `apic::IPI_RESCHEDULE_VECTOR` (0xF0) or `apic::IPI_CALL_VECTOR`
-//! (0xF1); `trap.rs` acknowledges it and calls `kernel_hal::hooks::ipi(kind)` then
-//! `kernel_hal::hooks::irq_exit()`.
+//! (0xF1); `trap.rs` acknowledges it and calls `crate::hooks::ipi(kind)` then
+//! `crate::hooks::irq_exit()`.
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -571,13 +571,13 @@ extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
     // SAFETY: `start_cpu` stored an `extern "C" fn(usize) -> !` here.
     let entry: extern "C" fn(usize) -> ! = unsafe { core::mem::transmute(entry) };
     ONLINE[cpu].store(true, Ordering::Release);
-    kernel_hal::hooks::secondary_arch_up(cpu);
+    crate::hooks::secondary_arch_up(cpu);
     entry(cpu)
 }
 
 /// Interrupts CPU `cpu` (dense index) with the vector for `kind`; its handler
-/// acknowledges it and calls `kernel_hal::hooks::ipi(kind)`, then
-/// `kernel_hal::hooks::irq_exit()`. Memory written before the call is visible to
+/// acknowledges it and calls `crate::hooks::ipi(kind)`, then
+/// `crate::hooks::irq_exit()`. Memory written before the call is visible to
 /// that handler. Sending to oneself works; an index that is not online is
 /// ignored (a CPU still waiting for its STARTUP IPI would drop it anyway).
 /// Callable with interrupts enabled or disabled.

@@ -226,16 +226,16 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             let tick = apic::timer_reload();
             apic::eoi();
             if tick {
-                kernel_hal::hooks::timer_interrupt();
+                crate::hooks::timer_interrupt();
             } else {
-                kernel_hal::hooks::timer_event();
+                crate::hooks::timer_event();
             }
-            kernel_hal::hooks::irq_exit();
+            crate::hooks::irq_exit();
         }
         super::ioapic::COM1_VECTOR => {
-            kernel_hal::hooks::console_rx();
+            crate::hooks::console_rx();
             apic::eoi();
-            kernel_hal::hooks::irq_exit();
+            crate::hooks::irq_exit();
         }
         apic::IPI_RESCHEDULE_VECTOR => ipi(crate::arch::IpiKind::Reschedule),
         apic::IPI_CALL_VECTOR => ipi(crate::arch::IpiKind::Call),
@@ -257,8 +257,8 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
 /// like the tick, so that the hook may switch threads.
 fn ipi(kind: crate::arch::IpiKind) {
     apic::eoi();
-    kernel_hal::hooks::ipi(kind);
-    kernel_hal::hooks::irq_exit();
+    crate::hooks::ipi(kind);
+    crate::hooks::irq_exit();
 }
 
 /// Exception names, by vector.
@@ -341,10 +341,10 @@ fn exception(frame: &TrapFrame) -> ! {
             core::hint::spin_loop();
         }
     }
-    kernel_hal::hooks::report_begin();
+    crate::hooks::report_begin();
     let vector = frame.vector as usize;
     let mut w = serial::RawWriter;
-    let (tid, name) = kernel_hal::hooks::current_thread();
+    let (tid, name) = crate::hooks::current_thread();
     let _ = write!(
         w,
         "\n*** CPU EXCEPTION {} {} on cpu {} in thread '{}'",
@@ -391,13 +391,13 @@ fn exception(frame: &TrapFrame) -> ! {
         f.r14, f.r15
     );
     let mut ret = [0usize; 16];
-    let n = kernel_hal::hooks::backtrace(f.rsp as usize, f.rbp as usize, &mut ret);
+    let n = crate::hooks::backtrace(f.rsp as usize, f.rbp as usize, &mut ret);
     let _ = write!(w, "    backtrace (frame pointers): {:#x}", f.rip);
     for r in &ret[..n] {
         let _ = write!(w, " {r:#x}");
     }
     let _ = writeln!(w);
-    kernel_hal::hooks::fault_reported();
+    crate::hooks::fault_reported();
     super::exit_qemu(super::ExitCode::Failure)
 }
 
@@ -405,7 +405,7 @@ fn exception(frame: &TrapFrame) -> ! {
 /// stack (a thread's, an idle thread's or an exception stack, in the stack
 /// region).
 fn report_stack_overflow(w: &mut serial::RawWriter, addr: usize) {
-    if let Some(owner) = kernel_hal::hooks::stack_guard_owner(addr) {
+    if let Some(owner) = crate::hooks::stack_guard_owner(addr) {
         let _ = writeln!(
             w,
             "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
