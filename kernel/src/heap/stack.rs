@@ -405,11 +405,11 @@ crate::ktest!(static_stacks_have_guards, || {
         crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                crate::hooks::stack_guard_owner(addr).is_some(),
+                kernel_hal::hooks::stack_guard_owner(addr).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
+        crate::kassert!(kernel_hal::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });
