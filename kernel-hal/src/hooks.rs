@@ -11,6 +11,8 @@
 //! interrupted (or faulting) thread.
 
 use core::fmt;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::cpumask::CpuMask;
 
@@ -111,21 +113,30 @@ pub trait Hooks: Sync {
     fn online_mask(&self) -> CpuMask;
 }
 
-static HOOKS: spin::Once<&'static dyn Hooks> = spin::Once::new();
+/// The registered hooks: a thin pointer to the kernel's `&'static dyn
+/// Hooks` (one load on every lock release and interrupt exit, no `Once`
+/// state to check), null before [`register`].
+static HOOKS: AtomicPtr<&'static dyn Hooks> = AtomicPtr::new(ptr::null_mut());
 
 /// Installs the kernel's hooks, once (boot CPU, first thing); later calls
-/// change nothing.
-pub fn register(hooks: &'static dyn Hooks) {
-    HOOKS.call_once(|| hooks);
+/// change nothing. Takes a reference to a `static` holding them, e.g.
+/// `static HOOKS: &dyn Hooks = &MyHooks;`, so one word names them.
+pub fn register(hooks: &'static &'static dyn Hooks) {
+    let p = ptr::from_ref(hooks).cast_mut();
+    let _ = HOOKS.compare_exchange(ptr::null_mut(), p, Ordering::Release, Ordering::Relaxed);
 }
 
 /// The registered hooks, `None` before [`register`].
 #[inline]
 pub(crate) fn get() -> Option<&'static dyn Hooks> {
-    HOOKS.get().copied()
+    let p = HOOKS.load(Ordering::Acquire);
+    // SAFETY: `p` is null or came from the `&'static &'static dyn Hooks`
+    // given to `register`, which lives (unchanged) for the kernel's lifetime.
+    unsafe { p.as_ref() }.copied()
 }
 
 /// See [`Hooks::timer_interrupt`].
+#[inline]
 pub fn timer_interrupt() {
     if let Some(h) = get() {
         h.timer_interrupt();
@@ -133,6 +144,7 @@ pub fn timer_interrupt() {
 }
 
 /// See [`Hooks::timer_event`].
+#[inline]
 pub fn timer_event() {
     if let Some(h) = get() {
         h.timer_event();
@@ -140,6 +152,7 @@ pub fn timer_event() {
 }
 
 /// See [`Hooks::irq_exit`].
+#[inline]
 pub fn irq_exit() {
     if let Some(h) = get() {
         h.irq_exit();
@@ -147,6 +160,7 @@ pub fn irq_exit() {
 }
 
 /// See [`Hooks::console_rx`].
+#[inline]
 pub fn console_rx() {
     if let Some(h) = get() {
         h.console_rx();
@@ -154,6 +168,7 @@ pub fn console_rx() {
 }
 
 /// See [`Hooks::ipi`].
+#[inline]
 pub fn ipi(kind: IpiKind) {
     if let Some(h) = get() {
         h.ipi(kind);
@@ -161,22 +176,26 @@ pub fn ipi(kind: IpiKind) {
 }
 
 /// See [`Hooks::current_thread`]; `(None, "boot")` before [`register`].
+#[inline]
 pub fn current_thread() -> (Option<u32>, &'static str) {
     get().map_or((None, "boot"), |h| h.current_thread())
 }
 
 /// See [`Hooks::stack_guard_owner`].
+#[inline]
 pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
     get().and_then(|h| h.stack_guard_owner(addr))
 }
 
 /// See [`Hooks::bringup_stack`].
 #[allow(dead_code)] // arches whose CPUs start on the caller's stack (x86_64) do not ask
+#[inline]
 pub fn bringup_stack(cpu: usize) -> Option<usize> {
     get().and_then(|h| h.bringup_stack(cpu))
 }
 
 /// See [`Hooks::secondary_arch_up`].
+#[inline]
 pub fn secondary_arch_up(cpu: usize) {
     if let Some(h) = get() {
         h.secondary_arch_up(cpu);
@@ -184,6 +203,7 @@ pub fn secondary_arch_up(cpu: usize) {
 }
 
 /// See [`Hooks::report_begin`].
+#[inline]
 pub fn report_begin() {
     if let Some(h) = get() {
         h.report_begin();
@@ -191,6 +211,7 @@ pub fn report_begin() {
 }
 
 /// See [`Hooks::fault_reported`].
+#[inline]
 pub fn fault_reported() {
     if let Some(h) = get() {
         h.fault_reported();
@@ -198,11 +219,13 @@ pub fn fault_reported() {
 }
 
 /// See [`Hooks::backtrace`]; 0 before [`register`].
+#[inline]
 pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
     get().map_or(0, |h| h.backtrace(sp, fp, out))
 }
 
 /// See [`Hooks::emergency_write`].
+#[inline]
 pub fn emergency_write(args: fmt::Arguments) {
     if let Some(h) = get() {
         h.emergency_write(args);
@@ -210,6 +233,7 @@ pub fn emergency_write(args: fmt::Arguments) {
 }
 
 /// See [`Hooks::online_mask`]; empty before [`register`].
+#[inline]
 pub fn online_mask() -> CpuMask {
     get().map_or(CpuMask::new(), |h| h.online_mask())
 }

@@ -85,10 +85,13 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
     }
 }
 
+/// The hooks as the hardware layer holds them (one word points here).
+static KERNEL_HOOKS: &dyn kernel_hal::hooks::Hooks = &KernelHooks;
+
 /// Hands [`KernelHooks`] to the hardware layer (boot CPU, before anything
 /// takes a lock that could preempt).
 pub fn register() {
-    kernel_hal::hooks::register(&KernelHooks);
+    kernel_hal::hooks::register(&KERNEL_HOOKS);
 }
 
 /// Called by the arch timer interrupt handler on every tick, after the interrupt

@@ -7,4 +7,4 @@ mod mutex;
 mod spinlock;
 
 pub use mutex::{Mutex, MutexGuard, WaitQueueOps};
-pub use spinlock::{SpinLock, SpinLockGuard};
+pub use spinlock::{ReschedPoint, SpinLock, SpinLockGuard, ViaHooks};

@@ -17,8 +17,24 @@ mod semaphore;
 mod waitqueue;
 
 pub use channel::{Channel, ChannelStats, Model};
-#[allow(unused_imports)] // the guard type is named by users to come (shell, workloads)
-pub use kernel_hal::sync::{SpinLock, SpinLockGuard};
+/// The kernel's preemption point at a lock release: a direct call into the
+/// scheduler (`task::preempt_check_resched`), which the compiler can inline.
+#[derive(Debug)]
+pub struct Resched;
+
+impl kernel_hal::sync::ReschedPoint for Resched {
+    #[inline]
+    fn preempt_check_resched() {
+        crate::task::preempt_check_resched();
+    }
+}
+
+/// An interrupt-safe spinlock ([`kernel_hal::sync::SpinLock`]) whose release
+/// is the scheduler's preemption point, called directly.
+pub type SpinLock<T> = kernel_hal::sync::SpinLock<T, Resched>;
+/// Holds a [`SpinLock`].
+#[allow(dead_code)] // named by users to come (shell, workloads)
+pub type SpinLockGuard<'a, T> = kernel_hal::sync::SpinLockGuard<'a, T, Resched>;
 pub use semaphore::Semaphore;
 
 /// A sleeping lock around `T` ([`kernel_hal::sync::Mutex`] on a [`WaitQueue`]).
