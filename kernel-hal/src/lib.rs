@@ -1,6 +1,8 @@
-//! The kernel's hardware layer: everything that needs `unsafe`, behind safe
+//! The kernel's hardware layer: the code that needs `unsafe`, behind safe
 //! types, so that the `kernel` crate above it is safe code (the split
-//! Asterinas makes with OSTD).
+//! Asterinas makes with OSTD). Not all of it yet: the kernel's stack
+//! allocator (`heap/stack.rs`) and the context switch (`sched/switch.rs`)
+//! still hold `unsafe` blocks of their own.
 //!
 //! - [`arch`]: everything per architecture (x86_64, aarch64): interrupt
 //!   controllers, timers, IPIs, page tables, CPU bring-up, traps, the
