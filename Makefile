@@ -102,7 +102,7 @@ test: ensure-toolchain check-toolchain
 
 test-suites: $(TEST_SUITES)
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats --features sched/axsched,sched/oracle
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers --features sched/axsched,sched/oracle
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
@@ -351,9 +351,9 @@ lint: ensure-toolchain
 	$(CARGO) package -q -p sched --allow-dirty
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool -p stats --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
-	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz --all-targets -- -D warnings
-	$(CARGO) clippy -p kernel --target $(TARGET_x86_64) -- -D warnings
-	$(CARGO) clippy -p kernel --target $(TARGET_aarch64) -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers --all-targets -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_aarch64) -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

@@ -1,9 +1,98 @@
-//! Entry points the arch code calls into generic kernel code.
+//! Entry points the hardware layer and the arch code call into generic
+//! kernel code: [`KernelHooks`], the kernel's side of
+//! [`kernel_hal::hooks::Hooks`], registered first thing at boot.
 //!
-//! These are the only generic functions that `arch/` calls. Each is called with
-//! interrupts disabled, on the stack of the interrupted (or faulting) thread.
+//! These are the only generic functions that `arch/` and `kernel-hal` call
+//! (through `kernel_hal::hooks`). The arch-facing ones are called with
+//! interrupts disabled, on the stack of the interrupted (or faulting)
+//! thread.
 
 use crate::{ktest, task};
+
+pub use kernel_hal::hooks::StackOwner;
+
+/// The kernel's side of [`kernel_hal::hooks::Hooks`]: what the hardware
+/// layer calls up into, registered by [`register`] first thing at boot.
+pub struct KernelHooks;
+
+impl kernel_hal::hooks::Hooks for KernelHooks {
+    fn preempt_check_resched(&self) {
+        task::preempt_check_resched();
+    }
+
+    fn preempt_disable(&self) {
+        task::preempt_disable();
+    }
+
+    fn preempt_enable(&self) {
+        task::preempt_enable();
+    }
+
+    fn timer_interrupt(&self) {
+        timer_interrupt();
+    }
+
+    fn timer_event(&self) {
+        timer_event();
+    }
+
+    fn irq_exit(&self) {
+        irq_exit();
+    }
+
+    fn console_rx(&self) {
+        console_rx();
+    }
+
+    fn ipi(&self, kind: kernel_hal::hooks::IpiKind) {
+        ipi(kind);
+    }
+
+    fn current_thread(&self) -> (Option<u32>, &'static str) {
+        current_thread()
+    }
+
+    fn stack_guard_owner(&self, addr: usize) -> Option<StackOwner> {
+        stack_guard_owner(addr)
+    }
+
+    fn bringup_stack(&self, cpu: usize) -> Option<usize> {
+        bringup_stack(cpu)
+    }
+
+    fn secondary_arch_up(&self, cpu: usize) {
+        secondary_arch_up(cpu);
+    }
+
+    fn report_begin(&self) {
+        report_begin();
+    }
+
+    fn fault_reported(&self) {
+        fault_reported();
+    }
+
+    fn backtrace(&self, sp: usize, fp: usize, out: &mut [usize]) -> usize {
+        backtrace(sp, fp, out)
+    }
+
+    fn emergency_write(&self, args: core::fmt::Arguments) {
+        crate::console::emergency_write(args);
+    }
+
+    fn online_mask(&self) -> crate::cpumask::CpuMask {
+        task::online_mask()
+    }
+}
+
+/// The hooks as the hardware layer holds them (one word points here).
+static KERNEL_HOOKS: &dyn kernel_hal::hooks::Hooks = &KernelHooks;
+
+/// Hands [`KernelHooks`] to the hardware layer (boot CPU, before anything
+/// takes a lock that could preempt).
+pub fn register() {
+    kernel_hal::hooks::register(&KERNEL_HOOKS);
+}
 
 /// Called by the arch timer interrupt handler on every tick, after the interrupt
 /// was acknowledged: the scheduler tick, sleeper wakeups, the test watchdog.
@@ -39,7 +128,7 @@ pub fn console_rx() {
 /// CPUs queued for this one ([`crate::smp`]).
 pub fn ipi(kind: crate::arch::IpiKind) {
     match kind {
-        crate::arch::IpiKind::Reschedule => task::core::sched_ipi(),
+        crate::arch::IpiKind::Reschedule => crate::sched::sched_ipi(),
         crate::arch::IpiKind::Call => crate::smp::call_ipi(),
     }
 }
@@ -61,39 +150,6 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
         return (None, "bring-up");
     }
     (Some(idx), task::thread(idx).name())
-}
-
-/// Whose stack a guard page protects, for fault reports ("... below the
-/// stack of {owner}").
-pub enum StackOwner {
-    /// A thread: slot index and name.
-    Thread(u32, &'static str),
-    /// A CPU's exception stack (x86_64: the page/double-fault IST stack;
-    /// aarch64: the stack-overflow emergency stack).
-    ExceptionStack(usize),
-    /// The boot stack (the boot CPU before its idle thread left it).
-    BootStack,
-    /// A CPU's idle stack before its idle thread was set up (bring-up).
-    IdleUnstarted(usize),
-    /// The stack a secondary CPU starts on, before its idle thread's.
-    Bringup(usize),
-    /// A slot nobody owns (freed).
-    Nobody,
-}
-
-impl core::fmt::Display for StackOwner {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            StackOwner::Thread(tid, name) => write!(f, "thread '{name}' (tid {tid})"),
-            StackOwner::ExceptionStack(cpu) => write!(f, "cpu {cpu}'s exception stack"),
-            StackOwner::BootStack => write!(f, "the boot code (cpu 0's boot stack)"),
-            StackOwner::Bringup(cpu) => write!(f, "cpu {cpu}'s bring-up code"),
-            StackOwner::IdleUnstarted(cpu) => {
-                write!(f, "cpu {cpu}'s bring-up code (its idle stack)")
-            }
-            StackOwner::Nobody => write!(f, "a freed stack"),
-        }
-    }
 }
 
 /// If `addr` lies in the unmapped guard below a kernel stack (of the stack
@@ -135,7 +191,6 @@ pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
 /// `start_cpu` caller gave: its top, or `None` (no region or no memory:
 /// the arch layer then uses a heap block). Boot CPU. Unused on arches
 /// whose CPUs start on the caller's stack (x86_64).
-#[allow(dead_code)]
 pub fn bringup_stack(cpu: usize) -> Option<usize> {
     crate::heap::stack::bringup_stack(cpu)
 }

@@ -20,28 +20,30 @@
 
 extern crate alloc;
 
+// The in-kernel test macros are kernel-hal's (its `testing` module), used
+// here as `crate::ktest!` and the like.
+use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
+// CPU sets (`crate::cpumask`) are kernel-hal's.
+use kernel_hal::cpumask;
+
 // Hardware: registers, interrupt controllers, page tables, the context
-// switch's assembly, the boot protocols' and linker's symbols.
-#[allow(unsafe_code)]
-mod arch;
+// switch's assembly, the boot protocols' symbols: kernel-hal's `arch`, named
+// `crate::arch` here.
+use kernel_hal::arch;
 mod cmdline;
 mod console;
-mod cpumask;
 mod fault;
 mod fbcon;
-// The global allocator (hands out raw memory) and the kernel-stack allocator
-// (maps heap pages under guard pages, runs a CPU on a new stack).
+// The kernel-stack allocator (maps heap pages under guard pages, runs a CPU
+// on a new stack); the global allocator under it is kernel-hal's.
 #[allow(unsafe_code)]
 mod heap;
 mod hooks;
 mod ktest;
 mod percpu;
 mod sched;
-mod sched_glue;
 mod shell;
 mod smp;
-// Lock and wait primitives: interior mutability behind their own protocols.
-#[allow(unsafe_code)]
 mod sync;
 mod task;
 mod tests;
@@ -59,6 +61,7 @@ use boot::BootInfo;
 #[allow(unsafe_code)]
 #[no_mangle]
 pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
+    hooks::register();
     arch::early_init(info);
     console::init();
     // The heap first: the framebuffer console keeps its text grid there.
@@ -132,12 +135,12 @@ extern "C" fn boot_continue(_: usize) -> ! {
         cfg.tunables.set_preempt_mode(mode);
     }
     if let Some(us) = args.idle_poll_us {
-        task::core::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
+        crate::sched::IDLE_POLL_NS.store(us * 1000, Ordering::Relaxed);
     }
     if let Some(on) = args.nohz {
-        task::core::NOHZ_IDLE.store(on, Ordering::Relaxed);
+        crate::sched::NOHZ_IDLE.store(on, Ordering::Relaxed);
     }
-    task::core::init_sched(cfg);
+    crate::sched::init_sched(cfg);
     shell::compare::record_boot_state(args.seed.unwrap_or(0));
     if let Some(script) = args.run {
         shell::SCRIPT.call_once(|| script);
@@ -147,8 +150,8 @@ extern "C" fn boot_continue(_: usize) -> ! {
         args.hz,
         task::preempt_mode().name(),
         task::sched_config().tunables.base_slice_ns(),
-        task::core::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
-        if task::core::NOHZ_IDLE.load(Ordering::Relaxed) {
+        crate::sched::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
+        if crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
             "on"
         } else {
             "off"
@@ -186,7 +189,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
         }
     );
     arch::irq_enable();
-    task::core::cpu_idle()
+    crate::sched::cpu_idle()
 }
 
 /// The tick rate the secondary CPUs start their timers with.
@@ -276,10 +279,10 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
     fault::on_secondary(cpu, true);
-    task::core::cpu_online(cpu);
+    crate::sched::cpu_online(cpu);
     arch::timer_start(HZ.load(Ordering::Relaxed));
     arch::irq_enable();
-    task::core::cpu_idle()
+    crate::sched::cpu_idle()
 }
 
 #[panic_handler]

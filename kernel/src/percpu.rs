@@ -3,7 +3,7 @@
 //! its sleep timer list is allocated by [`provision`] for CPUs that exist).
 //!
 //! Each block holds what the kernel keeps per CPU beside its runqueue (the
-//! runqueues themselves live in `sched::smp::Scheduler`, see `task::core`):
+//! runqueues themselves live in `sched::smp::Scheduler`, see `crate::sched`):
 //! the thread it runs, its preempt count, the lock-free mirror of the
 //! runqueue's need-resched state that interrupt exit reads, the idle
 //! thread's polling flags, its sleep timer list, and its counters (ticks,
@@ -22,8 +22,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use sched::{Resched, Rq};
 
 use crate::arch;
-use crate::sync::SpinLock;
 use crate::task::timer::TimerList;
+use kernel_hal::sync::SpinLock;
 
 pub use crate::arch::MAX_CPUS;
 
@@ -65,7 +65,7 @@ pub struct PerCpu {
     pub timer_events: AtomicU64,
     /// Reschedule IPIs sent to this CPU.
     pub ipis_sent: AtomicU64,
-    /// The idle thread polls for work (`task::core::cpu_idle`): a CPU that
+    /// The idle thread polls for work (`crate::sched::cpu_idle`): a CPU that
     /// wants this one to reschedule raises [`PerCpu::poll_kick`] and needs no
     /// IPI (Linux's `TIF_POLLING_NRFLAG`).
     pub polling: AtomicBool,
@@ -212,7 +212,7 @@ impl PerCpu {
 static PERCPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
 /// This CPU's block. A thread that may be preempted (and so migrated) must
-/// not keep it across a preemption point; see `task::core`.
+/// not keep it across a preemption point; see `crate::sched`.
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
     &PERCPU[arch::cpu_id() % MAX_CPUS]

@@ -50,8 +50,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::arch::{self, IpiKind};
 use crate::cpumask::CpuMask;
 use crate::percpu::MAX_CPUS;
-use crate::sync::SpinLock;
 use crate::task;
+use kernel_hal::sync::SpinLock;
 
 /// Pending calls one CPU can hold. A caller that finds the ring full waits
 /// (bounded) until the target has run some.

@@ -1,111 +1,27 @@
-//! The kernel heap: `linked_list_allocator`'s first-fit heap over each free
-//! RAM range the arch layer reports (`arch::heap_regions`; on x86_64 all RAM,
-//! including above 4 GiB, highest range first), behind one
-//! interrupt-disabling spinlock (a thread preempted inside the allocator
-//! must not leave the lock held for the next thread to spin on). An
-//! allocation tries the ranges in order; a free goes back to the range
-//! that holds the address.
+//! The kernel heap and kernel stacks.
 //!
-//! Thread stacks, the thread table and the runqueue arenas come from here, at
-//! spawn and boot time only: the schedule, wakeup and tick paths never allocate.
-//! Kernel stacks have their own allocator on top of it ([`stack`]): heap
-//! pages mapped into a guarded virtual region.
+//! The global allocator is the hardware layer's (`kernel_hal::heap`: a
+//! first-fit heap over each free RAM range, behind one interrupt-disabling
+//! spinlock); [`init`] hands it the ranges the arch layer reports. Kernel
+//! stacks have their own allocator on top of it ([`stack`]): heap pages
+//! mapped into a guarded virtual region.
+//!
+//! Thread stacks, the thread table and the runqueue arenas come from the
+//! heap at spawn and boot time only: the schedule, wakeup and tick paths
+//! never allocate.
 
 pub mod stack;
 
-use core::alloc::{GlobalAlloc, Layout};
-use core::ptr::{self, NonNull};
+pub use kernel_hal::heap::{regions, stats, total_bytes};
 
-use linked_list_allocator::Heap;
-
-use crate::sync::SpinLock;
-
-use crate::arch::{HeapRegions, MAX_HEAP_REGIONS};
-
-/// One heap per RAM range; the first `len` are in use.
-struct Heaps {
-    heaps: [Heap; MAX_HEAP_REGIONS],
-    len: usize,
-}
-
-impl Heaps {
-    fn in_use(&mut self) -> &mut [Heap] {
-        &mut self.heaps[..self.len]
-    }
-}
-
-struct KernelHeap(SpinLock<Heaps>);
-
-// SAFETY: each heap hands out non-overlapping blocks of its own range (the
-// ranges given to `init` do not overlap), serialised by the lock; `dealloc`
-// gets back what `alloc` returned, and returns it to the heap whose range
-// holds it.
-unsafe impl GlobalAlloc for KernelHeap {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let mut heaps = self.0.lock();
-        heaps
-            .in_use()
-            .iter_mut()
-            .find_map(|h| h.allocate_first_fit(layout).ok())
-            .map_or(ptr::null_mut(), |p| p.as_ptr())
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        let Some(p) = NonNull::new(p) else { return };
-        let mut heaps = self.0.lock();
-        let owner = heaps
-            .in_use()
-            .iter_mut()
-            .find(|h| (h.bottom()..h.top()).contains(&p.as_ptr()));
-        if let Some(h) = owner {
-            // SAFETY: the caller passes a block `alloc` returned with this
-            // layout, and it came from this heap (its range holds it).
-            unsafe { h.deallocate(p, layout) };
-        }
-    }
-}
-
-#[global_allocator]
-static HEAP: KernelHeap = KernelHeap(SpinLock::new(Heaps {
-    heaps: [const { Heap::empty() }; MAX_HEAP_REGIONS],
-    len: 0,
-}));
-
-static INIT: spin::Once<HeapRegions> = spin::Once::new();
+use kernel_hal::heap::HeapRegions;
 
 /// Hands the free RAM ranges the arch layer reports for `info` (after the
 /// kernel image) to the allocator, once; later calls change nothing.
 /// Returns the ranges.
 pub fn init(info: &boot::BootInfo) -> &'static HeapRegions {
-    INIT.call_once(|| {
-        let regions = crate::arch::heap_regions(info);
-        let mut heaps = HEAP.0.lock();
-        for (heap, &(start, len)) in heaps.heaps.iter_mut().zip(regions.as_slice()) {
-            // SAFETY: the arch layer reports free, mapped RAM ranges that
-            // do not overlap and are used for nothing else, and the `Once`
-            // makes this the only call.
-            unsafe { heap.init(start as *mut u8, len) };
-        }
-        heaps.len = regions.len;
-        regions
-    })
-}
-
-/// The heap's ranges, once [`init`] ran.
-pub fn regions() -> Option<&'static HeapRegions> {
-    INIT.get()
-}
-
-/// Total bytes of the heap's ranges.
-pub fn total_bytes(regions: &HeapRegions) -> usize {
-    regions.as_slice().iter().map(|&(_, len)| len).sum()
-}
-
-/// (used, free) bytes, over all ranges.
-pub fn stats() -> (usize, usize) {
-    let mut heaps = HEAP.0.lock();
-    heaps
-        .in_use()
-        .iter()
-        .fold((0, 0), |(u, f), h| (u + h.used(), f + h.free()))
+    match kernel_hal::heap::regions() {
+        Some(r) => r,
+        None => kernel_hal::heap::init(crate::arch::heap_regions(info)),
+    }
 }

@@ -43,10 +43,11 @@ use core::alloc::Layout;
 use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch;
-use crate::sync::SpinLock;
+use kernel_hal::sync::SpinLock;
 
-/// Usable bytes of a kernel stack.
-pub const STACK_SIZE: usize = 32 * 1024;
+/// Usable bytes of a kernel stack (the hardware layer's constant: arch code
+/// sizes the stacks it checks by it).
+pub const STACK_SIZE: usize = kernel_hal::heap::STACK_SIZE;
 /// Unmapped bytes below each stack.
 pub const GUARD_BYTES: usize = 32 * 1024;
 /// One slot of the region: guard, then stack.
@@ -404,11 +405,11 @@ crate::ktest!(static_stacks_have_guards, || {
         crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                crate::hooks::stack_guard_owner(addr).is_some(),
+                kernel_hal::hooks::stack_guard_owner(addr).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
+        crate::kassert!(kernel_hal::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });

@@ -3,7 +3,10 @@
 //! Registration works on stable Rust without `custom_test_frameworks`: the
 //! [`ktest!`](crate::ktest) macro puts a [`KTest`] record into the `.ktest` link
 //! section, which both arch linker scripts KEEP between the symbols
-//! `__ktest_start` and `__ktest_end`; the runner reads that array.
+//! `__ktest_start` and `__ktest_end`; the runner reads that array. The
+//! record, the macros and the section are `kernel_hal::testing`'s (the test
+//! module the hardware layer exposes, so its own code registers tests the
+//! same way); the crate root re-exports the macros.
 //!
 //! The runner (boot argument `ktest`, or `ktest=<filter>` to select by name:
 //! comma-separated substrings, a test runs if its name contains one of them
@@ -53,123 +56,10 @@ use crate::arch;
 use crate::sync::SpinLock;
 use crate::task;
 
-/// What a test returns: `Err` carries the failure reason.
-pub type TestResult = Result<(), String>;
-
-/// One registered test.
-#[repr(C)]
-pub struct KTest {
-    /// Its name (the filter matches substrings of it).
-    pub name: &'static str,
-    /// The test body.
-    pub func: fn() -> TestResult,
-    /// CPUs that must be online for the test to run (1: any machine).
-    pub requires_cpus: usize,
-    /// Run unpinned (SMP tests) instead of pinned to CPU 0.
-    pub smp: bool,
-    /// Which boot runs it.
-    pub suite: Suite,
-}
-
-/// Which boot of `make test` runs a test (boot argument `ktest_suite=`).
-pub use bootargs::KtestSuite as Suite;
-
-/// Puts one [`KTest`] record into the `.ktest` section (what the public
-/// registration macros expand to).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __ktest_register {
-    ($name:ident, $cpus:expr, $smp:expr, $suite:ident, $body:expr) => {
-        const _: () = {
-            // A plain record in the `.ktest` link section, which the arch
-            // layer reads as the registry (`arch::ktest_section`); no code
-            // runs from it.
-            #[allow(unsafe_code)]
-            #[used]
-            #[link_section = ".ktest"]
-            static KTEST: $crate::ktest::KTest = $crate::ktest::KTest {
-                name: stringify!($name),
-                func: $body,
-                requires_cpus: $cpus,
-                smp: $smp,
-                suite: $crate::ktest::Suite::$suite,
-            };
-        };
-    };
-}
-
-/// Registers a test: `ktest!(name, || { ...; Ok(()) });`. The body is a
-/// non-capturing closure returning [`TestResult`]. Concurrency suite (no time
-/// bounds).
-#[macro_export]
-macro_rules! ktest {
-    ($name:ident, $body:expr) => {
-        $crate::__ktest_register!($name, 1, false, Concurrency, $body);
-    };
-}
-
-/// Registers a multi-CPU test that needs at least `$cpus` online CPUs and runs
-/// unpinned: `ktest_smp!(name, 2, || { ...; Ok(()) });`. With fewer CPUs the
-/// runner reports it as skipped. Concurrency suite.
-#[macro_export]
-macro_rules! ktest_smp {
-    ($name:ident, $cpus:expr, $body:expr) => {
-        $crate::__ktest_register!($name, $cpus, true, Concurrency, $body);
-    };
-}
-
-/// Registers a single-CPU test with time bounds (the timing suite, run in
-/// the reproducible-time boot): `ktest_timing!(name, || { ...; Ok(()) });`.
-#[macro_export]
-macro_rules! ktest_timing {
-    ($name:ident, $body:expr) => {
-        $crate::__ktest_register!($name, 1, false, Timing, $body);
-    };
-}
-
-/// Registers a multi-CPU test with time bounds (the timing suite).
-#[macro_export]
-macro_rules! ktest_smp_timing {
-    ($name:ident, $cpus:expr, $body:expr) => {
-        $crate::__ktest_register!($name, $cpus, true, Timing, $body);
-    };
-}
-
-/// Fails the test with a formatted reason unless `cond` holds.
-#[macro_export]
-macro_rules! kassert {
-    ($cond:expr) => {
-        if $cond {
-        } else {
-            return Err(alloc::format!("assertion failed: {} ({}:{})", stringify!($cond), file!(), line!()));
-        }
-    };
-    ($cond:expr, $($arg:tt)+) => {
-        if $cond {
-        } else {
-            return Err(alloc::format!("{} ({}:{})", format_args!($($arg)+), file!(), line!()));
-        }
-    };
-}
-
-/// Fails the test unless the two values are equal.
-#[macro_export]
-macro_rules! kassert_eq {
-    ($a:expr, $b:expr) => {{
-        let (a, b) = (&$a, &$b);
-        if a != b {
-            return Err(alloc::format!(
-                "{} == {} failed: {:?} != {:?} ({}:{})",
-                stringify!($a),
-                stringify!($b),
-                a,
-                b,
-                file!(),
-                line!()
-            ));
-        }
-    }};
-}
+// The registry (the record, the registration and assertion macros, the
+// `.ktest` section) is the hardware layer's, so that arch code can register
+// tests without naming this module.
+pub use kernel_hal::testing::{KTest, Suite, TestResult};
 
 /// Longest a test may go without progress before the watchdog ends the run
 /// (it only catches hangs). Progress: a context switch on any CPU (seen by
@@ -193,9 +83,9 @@ pub fn progress() {
 }
 
 /// Every registered test, in link order (the `.ktest` section that boot/'s
-/// linker scripts collect; read by the arch layer).
+/// linker scripts collect; read by `kernel_hal::testing`).
 pub fn registry() -> &'static [KTest] {
-    arch::ktest_section()
+    kernel_hal::testing::registry()
 }
 
 static PASSED: AtomicU32 = AtomicU32::new(0);

@@ -98,28 +98,6 @@ pub fn cond_resched() {
     }
 }
 
-/// Preemption disabled on this CPU until the guard is dropped
-/// ([`preempt_disable`] / [`preempt_enable`] as a scope; nests). The
-/// thread stays on this CPU meanwhile.
-#[must_use = "preemption is re-enabled when the guard is dropped"]
-pub struct PreemptGuard {
-    _cpu_local: ::core::marker::PhantomData<*const ()>,
-}
-
-impl PreemptGuard {
-    /// Disables preemption.
-    #[inline]
-    pub fn new() -> Self {
-        preempt_disable();
-        PreemptGuard {
-            _cpu_local: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl Drop for PreemptGuard {
-    #[inline]
-    fn drop(&mut self) {
-        preempt_enable();
-    }
-}
+/// Preemption disabled on this CPU until the guard is dropped: the hardware
+/// layer's guard, which counts through [`crate::hooks::KernelHooks`].
+pub use kernel_hal::PreemptGuard;

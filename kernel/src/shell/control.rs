@@ -106,12 +106,12 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
         fail!("taskset: no such process {pid}");
     };
     let old = t.cpus_allowed().and(&online);
-    match task::core::set_affinity(tid, mask) {
+    match crate::sched::set_affinity(tid, mask) {
         Ok(()) => {}
-        Err(task::core::AffinityError::NoOnlineCpu) => {
+        Err(crate::sched::AffinityError::NoOnlineCpu) => {
             fail!("taskset: mask {mask:x} contains no online CPU")
         }
-        Err(task::core::AffinityError::NoSuchThread) => fail!("taskset: no such process {pid}"),
+        Err(crate::sched::AffinityError::NoSuchThread) => fail!("taskset: no such process {pid}"),
     }
     let _ = writeln!(sh, "pid {pid}'s current affinity mask: {old:x}");
     let _ = writeln!(

@@ -388,12 +388,12 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
 
 /// `stat`: uptime, per-CPU busy / idle time, context switches, interrupts
 /// (like `/proc/stat`'s `cpuN`, `ctxt` and `intr` lines, in ms and counts),
-/// from `sched_glue`'s counters; then threads, sleepers and the heap.
+/// from `sched::stats`' counters; then threads, sleepers and the heap.
 pub fn stat(sh: &mut Sh) -> CmdResult {
     let now = arch::now_ns();
     let _ = writeln!(sh, "uptime {} ms", Ms(now));
     for cpu in 0..MAX_CPUS {
-        let Some(s) = crate::sched_glue::cpu_stats(cpu) else {
+        let Some(s) = crate::sched::cpu_stats(cpu) else {
             continue;
         };
         let idle = s.idle_ns.min(now);
@@ -414,7 +414,7 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
             s.nr_running
         );
     }
-    let t = crate::sched_glue::stats();
+    let t = crate::sched::stats();
     let idle = t.idle_ns.min(now * u64::from(t.nr_cpus));
     let _ = writeln!(
         sh,

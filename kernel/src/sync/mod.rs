@@ -1,10 +1,10 @@
 //! Synchronisation between kernel threads.
 //!
-//! - [`SpinLock`]: interrupt-safe spinlock, for short critical sections that
+//! - [`SpinLock`] (from `kernel_hal`): interrupt-safe spinlock, for short critical sections that
 //!   interrupt handlers may share (runqueue, wait queue lists, timer list).
 //! - [`WaitQueue`]: the sleeping primitive every blocking object is built on
 //!   (prepare-to-wait / check / schedule / finish-wait, so no wakeup is lost).
-//! - [`Mutex`], [`Semaphore`]: blocking locks.
+//! - [`Mutex`] (`kernel_hal`'s, over [`WaitQueue`]), [`Semaphore`]: blocking locks.
 //! - [`Channel`]: a bounded FIFO between threads with blocking send and
 //!   receive that buffers and wakes like a Linux pipe or unix socket
 //!   ([`Model`]), for the workloads.
@@ -13,15 +13,33 @@
 //! fields of their own thread slot.
 
 pub mod channel;
-mod mutex;
 mod semaphore;
-mod spinlock;
 mod waitqueue;
 
 pub use channel::{Channel, ChannelStats, Model};
-#[allow(unused_imports)] // the guard types are named by users to come (shell, workloads)
-pub use mutex::{Mutex, MutexGuard};
+/// The kernel's preemption point at a lock release: a direct call into the
+/// scheduler (`task::preempt_check_resched`), which the compiler can inline.
+#[derive(Debug)]
+pub struct Resched;
+
+impl kernel_hal::sync::ReschedPoint for Resched {
+    #[inline]
+    fn preempt_check_resched() {
+        crate::task::preempt_check_resched();
+    }
+}
+
+/// An interrupt-safe spinlock ([`kernel_hal::sync::SpinLock`]) whose release
+/// is the scheduler's preemption point, called directly.
+pub type SpinLock<T> = kernel_hal::sync::SpinLock<T, Resched>;
+/// Holds a [`SpinLock`].
+#[allow(dead_code)] // named by users to come (shell, workloads)
+pub type SpinLockGuard<'a, T> = kernel_hal::sync::SpinLockGuard<'a, T, Resched>;
 pub use semaphore::Semaphore;
-#[allow(unused_imports)]
-pub use spinlock::{SpinLock, SpinLockGuard};
+
+/// A sleeping lock around `T` ([`kernel_hal::sync::Mutex`] on a [`WaitQueue`]).
+pub type Mutex<T> = kernel_hal::sync::Mutex<T, WaitQueue>;
+/// Holds a [`Mutex`]; unlocks and wakes one waiter on drop.
+#[allow(dead_code)] // named by users to come (shell, workloads)
+pub type MutexGuard<'a, T> = kernel_hal::sync::MutexGuard<'a, T, WaitQueue>;
 pub use waitqueue::WaitQueue;

@@ -222,3 +222,16 @@ impl WaitQueue {
         self.finish_wait_exclusive();
     }
 }
+
+/// What [`kernel_hal::sync::Mutex`] sleeps on.
+impl kernel_hal::sync::WaitQueueOps for WaitQueue {
+    const NEW: Self = WaitQueue::new();
+
+    fn wait_event(&self, cond: impl FnMut() -> bool) {
+        WaitQueue::wait_event(self, cond);
+    }
+
+    fn wake_one(&self) -> bool {
+        WaitQueue::wake_one(self)
+    }
+}

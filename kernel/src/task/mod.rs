@@ -1,6 +1,6 @@
 //! Kernel threads: the thread table, spawn / exit / join, sleeping, yielding and
 //! the preempt count. The glue to the `sched` crate (schedule, wakeup, tick,
-//! preemption) is in [`core`](self::core).
+//! preemption) is in [`crate::sched`].
 //!
 //! # The thread table and the scheduler's state
 //! Threads live in a fixed table of [`MAX_THREADS`] slots allocated at boot;
@@ -18,7 +18,7 @@
 //! through `Platform::set_task_cpu`), whether the thread runs, waits to run
 //! or sleeps. The kernel keeps only a copy of the final state, for `join`.
 //! The rules on many CPUs (the thread's `pi_lock`, `on_cpu`, the switch)
-//! are in [`core`](self::core).
+//! are in [`crate::sched`].
 //!
 //! # Affinity
 //! Each thread has a CPU mask (`cpus_allowed`, a [`CpuMask`]), inherited from
@@ -32,8 +32,6 @@
 //! `try_to_wake_up`), `TASK_DEAD` (exited, waiting to be joined), plus
 //! `TASK_NEW` and `TASK_FREE` for slot management.
 
-/// The scheduler core lives in [`crate::sched`]; `task::core` is its old path.
-pub(crate) use crate::sched as core;
 pub mod inspect;
 pub mod softlockup;
 pub mod stall;
@@ -59,7 +57,7 @@ use crate::percpu::{self, MAX_CPUS};
 use crate::sync::{SpinLock, WaitQueue};
 
 #[allow(unused_imports)] // part of the task API for the shell and tests
-pub use self::core::{
+pub use crate::sched::{
     cond_resched, irq_exit, nr_cpus, nr_runqueues, online_mask, preempt_check_resched,
     preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
     sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
@@ -518,7 +516,7 @@ where
     let mut st = SchedTask::new(params);
     st.cpus_allowed = mask;
     t.prio.store(st.prio(), Ordering::Relaxed);
-    if let Err(e) = self::core::wake_up_new(idx, st) {
+    if let Err(e) = crate::sched::wake_up_new(idx, st) {
         // The scheduler refused it (no memory for its directory entry):
         // nothing ran, so the slot goes back as it came.
         t.entry.lock().take();
@@ -534,7 +532,7 @@ where
 /// First code of every spawned thread, entered from its first context switch
 /// with interrupts disabled and the runqueue lock held.
 extern "C" fn thread_start(idx: usize) -> ! {
-    self::core::finish_task_switch();
+    crate::sched::finish_task_switch();
     arch::irq_enable();
     let t = thread(idx as u32);
     let entry = t.entry.lock().take();
@@ -565,7 +563,7 @@ pub fn exit() -> ! {
         let _pi = t.pi_lock.lock();
         t.state.store(TASK_DEAD, Ordering::SeqCst);
     }
-    self::core::schedule_dead()
+    crate::sched::schedule_dead()
 }
 
 /// What a thread did, reported by [`join`].
@@ -611,7 +609,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         nivcsw: t.nivcsw.load(Ordering::Relaxed),
         ..ExitStats::default()
     };
-    if let Some(st) = self::core::sched().exited(sched::TaskId(t.idx)) {
+    if let Some(st) = crate::sched::sched().exited(sched::TaskId(t.idx)) {
         stats.sum_exec_runtime_ns = st.se.sum_exec_runtime;
         stats.nr_switches = st.nr_switches;
         stats.nr_wakeups = st.nr_wakeups;
@@ -697,9 +695,13 @@ pub fn sleep_ms(d_ms: u64) {
 pub fn dump_threads() {
     let irqs_off = arch::IrqGuard::save();
     let mut rqs: [Option<spin::MutexGuard<'_, sched::Rq>>; MAX_CPUS] = [const { None }; MAX_CPUS];
-    for (cpu, slot) in rqs.iter_mut().enumerate().take(self::core::nr_runqueues()) {
+    for (cpu, slot) in rqs
+        .iter_mut()
+        .enumerate()
+        .take(crate::sched::nr_runqueues())
+    {
         let pc = percpu::cpu(cpu);
-        *slot = self::core::try_rq(cpu, &irqs_off);
+        *slot = crate::sched::try_rq(cpu, &irqs_off);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
             "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {}) sleepers (count, earliest ns) {:?} now {}\n",
@@ -739,7 +741,7 @@ pub fn dump_threads() {
             t.name(),
             cpu,
             st,
-            self::core::task_cpu(t),
+            crate::sched::task_cpu(t),
             t.on_cpu.load(Ordering::Relaxed),
             t.wq_owner.load(Ordering::Relaxed),
             held,

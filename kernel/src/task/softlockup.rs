@@ -59,7 +59,7 @@ static STATE: [CpuState; MAX_CPUS] = [const {
 /// interval.
 pub fn check(now: u64) {
     let online = super::online_mask();
-    for cpu in 0..super::core::nr_runqueues() {
+    for cpu in 0..crate::sched::nr_runqueues() {
         if online.test(cpu) {
             observe(cpu, now);
         }
@@ -71,7 +71,7 @@ fn observe(cpu: usize, now: u64) {
     let st = &STATE[cpu];
     let sw = percpu::cpu(cpu).switches.load(Ordering::Relaxed);
     let irqs_off = crate::arch::IrqGuard::save();
-    let waiting = match super::core::try_rq(cpu, &irqs_off) {
+    let waiting = match crate::sched::try_rq(cpu, &irqs_off) {
         Some(rq) => {
             let running = u32::from(rq.curr().is_some());
             rq.nr_runnable().saturating_sub(running)

@@ -6,7 +6,7 @@
 //! report fails the run.
 //!
 //! Each thread's `runnable_since` is set when it is woken or switched out
-//! still runnable and cleared when it is switched in (`task::core`); CPU 0's
+//! still runnable and cleared when it is switched in (`crate::sched`); CPU 0's
 //! tick scans the thread slots every [`CHECK_TICKS`] ticks (loads only; the
 //! dump takes no lock it would wait for). A reported thread's clock restarts,
 //! so a lasting stall is reported once per threshold, not once per scan.
@@ -79,7 +79,7 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
         t.name(),
         waited / 1_000_000,
         t.cpu(),
-        super::core::task_cpu(t),
+        crate::sched::task_cpu(t),
         t.on_cpu.load(Ordering::Relaxed),
         warn / 1_000_000
     );
@@ -89,9 +89,9 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
 /// Every runqueue in the `sched_debug` format, locked if free (a runqueue
 /// whose lock is held is shown as such: a watchdog never waits for a lock).
 pub(super) fn write_rqs(w: &mut dyn Write) {
-    for cpu in 0..super::core::nr_runqueues() {
+    for cpu in 0..crate::sched::nr_runqueues() {
         let irqs_off = crate::arch::IrqGuard::save();
-        match super::core::try_rq(cpu, &irqs_off) {
+        match crate::sched::try_rq(cpu, &irqs_off) {
             Some(rq) => crate::shell::inspect::write_rq(w, cpu, &rq),
             None => {
                 let _ = writeln!(w, "cpu#{cpu}: runqueue locked");

@@ -10,6 +10,7 @@ mod call;
 mod classes;
 mod compare;
 mod console;
+mod cpus;
 mod fbcon;
 mod highmem;
 mod sched;

@@ -463,7 +463,7 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
         idle,
         expect,
         iexpect,
-        task::core::NOHZ_IDLE.load(Ordering::Relaxed)
+        crate::sched::NOHZ_IDLE.load(Ordering::Relaxed)
     );
     for (c, g) in busy.iter().enumerate() {
         kassert!(
@@ -480,7 +480,7 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
         "cpu 0 must keep ticking: {} of ~{iexpect}",
         idle[0]
     );
-    if task::core::NOHZ_IDLE.load(Ordering::Relaxed) {
+    if crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
         for (c, g) in idle.iter().enumerate().skip(1) {
             kassert!(
                 *g * 4 <= iexpect,
@@ -498,7 +498,7 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // (`nohz_balance_kick`), which pulls a hog. Bound: 100 ticks (a kick
     // every BALANCE_TICKS, pulls are cache-cold after a few passes; wide for
     // TCG).
-    if !task::core::NOHZ_IDLE.load(Ordering::Relaxed) {
+    if !crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
         return Ok(());
     }
     // This thread stays on CPU 0 too: its own sleeps must not make another

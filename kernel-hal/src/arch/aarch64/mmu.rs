@@ -358,7 +358,7 @@ pub fn clean_dcache_range(start: usize, len: usize) {
 }
 
 crate::ktest_smp!(aarch64_mmu_and_cache_on_every_cpu, 1, || {
-    let online = crate::task::online_mask();
+    let online = crate::hooks::online_mask();
     let on = cpus_on();
     crate::kassert!(enabled(), "this CPU runs with the MMU or D-cache off");
     crate::kassert!(

@@ -43,6 +43,8 @@ pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
+// For the submodules (`super::irq_save`).
+use crate::cpu::{irq_restore, irq_save};
 
 /// What the boot page tables identity-map (2 MiB pages): the first 4 GiB.
 /// ACPI tables are read there only; RAM above is mapped by
@@ -57,16 +59,6 @@ const DEBUG_EXIT_PORT: u16 = 0xf4;
 const DEBUG_EXIT_SUCCESS: u32 = 0x10;
 /// Written for [`ExitCode::Failure`]: host exit status 35.
 const DEBUG_EXIT_FAILURE: u32 = 0x11;
-/// RFLAGS.IF, the interrupt-enable flag.
-const RFLAGS_IF: u64 = 1 << 9;
-
-/// Whether interrupts were enabled, as returned by [`irq_save`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[must_use = "pass it to irq_restore"]
-pub struct IrqState {
-    enabled: bool,
-}
-
 /// Brings up the boot CPU: console, GDT/TSS and GS base, IDT, PIC masked, LAPIC
 /// enabled, TSC and LAPIC timer calibrated, CPUs found in the ACPI MADT.
 /// Interrupts stay disabled.
@@ -350,56 +342,6 @@ pub fn console_rx_irq_mask(masked: bool) {
     serial::rx_irq_enable(!masked);
 }
 
-// The interrupt-flag primitives below are written here rather than taken from
-// the `x86_64` crate because its `cli`/`sti` are `nomem`: the compiler could then
-// move memory accesses out of a critical section. Without `nomem` each one is
-// also a compiler barrier, as Linux's `local_irq_*` are.
-
-/// Disables interrupts and returns whether they were enabled.
-#[inline]
-pub fn irq_save() -> IrqState {
-    let rflags: u64;
-    // SAFETY: reads RFLAGS and clears IF; no memory is touched besides the stack
-    // slot of the push/pop pair.
-    unsafe { core::arch::asm!("pushfq", "pop {}", "cli", out(reg) rflags) };
-    IrqState {
-        enabled: rflags & RFLAGS_IF != 0,
-    }
-}
-
-/// Re-enables interrupts if `state` says they were enabled.
-#[inline]
-pub fn irq_restore(state: IrqState) {
-    if state.enabled {
-        irq_enable();
-    }
-}
-
-/// Enables interrupts on this CPU.
-#[inline]
-pub fn irq_enable() {
-    // SAFETY: kernel code runs with the IDT loaded; handlers may run from here on.
-    unsafe { core::arch::asm!("sti", options(nostack)) };
-}
-
-/// Disables interrupts on this CPU.
-#[inline]
-pub fn irq_disable() {
-    // SAFETY: clearing IF only defers interrupts.
-    unsafe { core::arch::asm!("cli", options(nostack)) };
-}
-
-/// Whether interrupts are enabled on this CPU.
-#[inline]
-pub fn irqs_enabled() -> bool {
-    let rflags: u64;
-    // SAFETY: reads RFLAGS through the stack.
-    unsafe {
-        core::arch::asm!("pushfq", "pop {}", out(reg) rflags, options(nomem, preserves_flags))
-    };
-    rflags & RFLAGS_IF != 0
-}
-
 /// Starts this CPU's periodic tick at `hz` (LAPIC timer). On the boot CPU,
 /// first the LAPIC timer's rate against the HPET (once; see `time.rs`).
 pub fn timer_start(hz: u32) {
@@ -501,14 +443,6 @@ pub fn timer_restart_tick() {
 /// (`None` cancels); interrupts off. See `apic::timer_set_event`.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
     apic::timer_set_event(deadline_ns);
-}
-
-/// A spin-wait hint (Linux's `cpu_relax`): `pause`, which also ends a
-/// vCPU's turn under QEMU's round-robin TCG (`-icount`), so the vCPU it waits
-/// for gets to run.
-#[inline]
-pub fn cpu_relax() {
-    core::hint::spin_loop();
 }
 
 /// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an

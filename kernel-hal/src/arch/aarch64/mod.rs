@@ -17,7 +17,7 @@
 //! - [`smp`]: secondary CPU start (PSCI `CPU_ON`) and IPIs (SGIs),
 //! - [`semihosting`]: QEMU exit with a status.
 //!
-//! See `kernel/src/arch/mod.rs` for the contract every arch module fulfils.
+//! See `kernel-hal/src/arch/mod.rs` for the contract every arch module fulfils.
 //!
 //! SMP: the CPUs are the DTB `/cpus` nodes started through PSCI (dense index 0 =
 //! the boot CPU, the others in DTB order, at most `MAX_CPUS`, at most 8 on a
@@ -45,11 +45,9 @@ mod smp;
 mod timer;
 mod trap;
 
+use crate::cpu::irq_disable;
 pub use context::{init_thread_context, switch_context, Context};
-pub use cpu::{
-    cpu_count, cpu_id, cpu_relax, halt, irq_disable, irq_enable, irq_restore, irq_save,
-    irqs_enabled, IrqState,
-};
+pub use cpu::{cpu_count, cpu_id, halt};
 pub use pl011::{console_read, console_write};
 
 /// The PL011's interrupt from the device tree (0: none; polling then).
@@ -124,7 +122,7 @@ pub fn early_init(info: &boot::BootInfo) {
         platform::GicKind::V3 { gicd, .. } => ("GICv3", gicd),
     };
     let psci = psci::version().unwrap_or((0, 0));
-    crate::console::emergency_write(format_args!(
+    crate::hooks::emergency_write(format_args!(
         "aarch64: entered at EL{}, image {:#x}..{:#x}, dtb {:#x}, uart {:#x}, {} at {:#x}, \
          timer intid {} at {} Hz, psci {}.{} via {:?}, {} cpu(s){}, mmu {} \
          ({} GiB RAM blocks, {} 2 MiB tables, {} partial)\n",
@@ -160,7 +158,7 @@ pub fn early_init(info: &boot::BootInfo) {
     ));
     if let Some(h) = boot::aarch64::efi_handoff() {
         let usable: usize = info.memory_regions().iter().map(|r| r.len).sum();
-        crate::console::emergency_write(format_args!(
+        crate::hooks::emergency_write(format_args!(
             "aarch64: UEFI {}.{}: device tree from the EFI configuration table, command line \
              from {}{}; memory map of {} entries, {} usable range(s), {} MiB{}; \
              ExitBootServices on attempt {}\n",

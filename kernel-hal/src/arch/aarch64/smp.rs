@@ -144,7 +144,7 @@ pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize
         return false;
     }
     let Some(bootstrap_top) = stacks_for(cpu) else {
-        crate::console::emergency_write(format_args!(
+        crate::hooks::emergency_write(format_args!(
             "aarch64: no memory for cpu {cpu}'s bootstrap stacks\n"
         ));
         return false;
@@ -277,11 +277,11 @@ pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
 // Every secondary CPU started on a bootstrap stack from the stack region,
 // whose guard names that CPU's bring-up (not an unguarded heap block).
 crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
-    let online = crate::task::online_mask();
+    let online = crate::hooks::online_mask();
     for cpu in online.iter().filter(|&c| c != 0) {
         let top = BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
         crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
-        let below = top - crate::heap::stack::STACK_SIZE - 8;
+        let below = top - crate::heap::STACK_SIZE - 8;
         let owner = crate::hooks::stack_guard_owner(below);
         crate::kassert!(
             matches!(owner, Some(crate::hooks::StackOwner::Bringup(c)) if c == cpu),

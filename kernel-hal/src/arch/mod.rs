@@ -38,7 +38,9 @@
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
 //! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
-//! Calls the other way (arch -> generic) go only to `crate::hooks`: the timer
+//! Calls the other way (arch -> generic) go only to `crate::hooks`,
+//! which forwards them to the one trait the kernel registers at boot
+//! (`crate::hooks::KernelHooks`): the timer
 //! handler calls `hooks::timer_interrupt()` (a tick) or `hooks::timer_event()`; every interrupt handler ends with
 //! `hooks::irq_exit()` (interrupts still disabled, on the interrupted thread's
 //! stack, so generic code can `schedule()` there: preemption on return from
@@ -46,7 +48,8 @@
 //! stack's guard pages, `hooks::stack_guard_owner()`; aarch64's `start_cpu`
 //! takes the guarded stacks its CPUs start on from `hooks::bringup_stack()`;
 //! each arch's secondary CPU calls `hooks::secondary_arch_up(cpu)` once its
-//! traps are set up, before generic code.
+//! traps are set up, before generic code; the panic and fault paths print
+//! through `hooks::emergency_write()`.
 
 mod deadlines;
 
@@ -59,6 +62,11 @@ pub use aarch64::*;
 mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
+
+// The local interrupt mask and the spin-wait hint are the hardware layer's.
+pub use crate::cpu::{
+    cpu_relax, irq_disable, irq_enable, irq_restore, irq_save, irqs_enabled, IrqGuard,
+};
 
 /// The guards below the stacks that are part of the kernel image, used
 /// before the heap and the stack region exist: each a `[start, end)`
@@ -91,36 +99,8 @@ pub fn static_stack_guards() -> Option<StaticGuards> {
         .then(static_guards)
 }
 
-/// Most RAM ranges the kernel heap spans.
-pub const MAX_HEAP_REGIONS: usize = 16;
-
-/// RAM ranges for the kernel heap, `(start, len)`, in the order the heap
-/// should try them; the first `len` are valid.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HeapRegions {
-    /// The ranges.
-    pub ranges: [(usize, usize); MAX_HEAP_REGIONS],
-    /// How many are valid.
-    pub len: usize,
-}
-
-impl HeapRegions {
-    /// Appends `(start, len)`; empty ranges and those beyond capacity are
-    /// dropped (returns whether it was kept).
-    pub fn push(&mut self, start: usize, len: usize) -> bool {
-        if len == 0 || self.len == MAX_HEAP_REGIONS {
-            return false;
-        }
-        self.ranges[self.len] = (start, len);
-        self.len += 1;
-        true
-    }
-
-    /// The valid ranges.
-    pub fn as_slice(&self) -> &[(usize, usize)] {
-        &self.ranges[..self.len]
-    }
-}
+// The heap's RAM ranges are the hardware layer's type.
+pub use crate::heap::HeapRegions;
 
 /// The arches that report one heap range (the largest) use it alone.
 #[cfg(not(target_arch = "x86_64"))]
@@ -157,7 +137,7 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
 /// holds (256). Per-CPU statics sized by it stay small (a few words per
 /// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
 /// bring-up for the CPUs that exist.
-pub const MAX_CPUS: usize = sched::MAX_CPUS;
+pub const MAX_CPUS: usize = crate::MAX_CPUS;
 
 /// CPUs the firmware describes that the kernel cannot use, counted by
 /// reason, for the one boot-log line that must name them (never dropped
@@ -185,28 +165,8 @@ impl core::fmt::Display for IgnoredCpus<'_> {
 pub const BEYOND_MAX_CPUS: &str = "beyond MAX_CPUS (256)";
 const _: () = assert!(MAX_CPUS == 256, "update BEYOND_MAX_CPUS");
 
-crate::ktest!(ignored_cpus_line_names_every_reason, || {
-    use alloc::string::ToString;
-    crate::kassert_eq!(IgnoredCpus(&[(0, BEYOND_MAX_CPUS)]).to_string(), "");
-    crate::kassert_eq!(
-        IgnoredCpus(&[(2, BEYOND_MAX_CPUS), (0, "x")]).to_string(),
-        " (2 more ignored: 2 beyond MAX_CPUS (256))"
-    );
-    crate::kassert_eq!(
-        IgnoredCpus(&[(1, "a"), (0, "b"), (3, "c")]).to_string(),
-        " (4 more ignored: 1 a, 3 c)"
-    );
-    Ok(())
-});
-
-/// What an inter-processor interrupt asks of its target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IpiKind {
-    /// Run the scheduler: a wakeup was queued or need-resched was set remotely.
-    Reschedule,
-    /// Run the queued cross-CPU function calls.
-    Call,
-}
+/// What an inter-processor interrupt asks of its target (the hooks' type).
+pub use crate::hooks::IpiKind;
 
 /// How a test run ends QEMU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,52 +175,6 @@ pub enum ExitCode {
     Success,
     /// Something failed (a test, a panic, a CPU exception).
     Failure,
-}
-
-/// Interrupts masked on this CPU until the guard is dropped, which restores
-/// the state found (`irq_save` / `irq_restore` as a scope): no early return
-/// can leave interrupts off. Not `Send`: it belongs to the CPU that made it.
-#[must_use = "interrupts are restored when the guard is dropped"]
-pub struct IrqGuard {
-    was: IrqState,
-    _cpu_local: core::marker::PhantomData<*const ()>,
-}
-
-impl IrqGuard {
-    /// Masks interrupts, remembering whether they were on.
-    #[inline]
-    pub fn save() -> Self {
-        IrqGuard {
-            was: irq_save(),
-            _cpu_local: core::marker::PhantomData,
-        }
-    }
-}
-
-impl Drop for IrqGuard {
-    #[inline]
-    fn drop(&mut self) {
-        irq_restore(self.was);
-    }
-}
-
-extern "C" {
-    // Linker symbols (boot/'s linker scripts): only their addresses mean
-    // anything.
-    static __ktest_start: u8;
-    static __ktest_end: u8;
-}
-
-/// The in-kernel test registry: the `KTest` records that `ktest!` places in
-/// the `.ktest` link section, in link order.
-pub fn ktest_section() -> &'static [crate::ktest::KTest] {
-    let start = (&raw const __ktest_start).cast::<crate::ktest::KTest>();
-    let end = (&raw const __ktest_end).cast::<crate::ktest::KTest>();
-    let len = (end as usize - start as usize) / core::mem::size_of::<crate::ktest::KTest>();
-    // SAFETY: the linker scripts place only `KTest` records (repr(C), 8-byte
-    // aligned, written by `ktest!`) between the two symbols, which live as
-    // long as the kernel.
-    unsafe { core::slice::from_raw_parts(start, len) }
 }
 
 /// Reads a word at `addr`, which must be unmapped: a deliberate fault for

@@ -12,36 +12,63 @@
 //! right there (full/lazy preemption models only).
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::arch::{self, IrqState};
+use crate::cpu::{self as arch, IrqState};
 
-/// A spinlock that disables local interrupts while held.
-pub struct SpinLock<T: ?Sized> {
+/// The preemption point a [`SpinLock`] release is (with interrupts back
+/// on): a type, so that the kernel's locks call its scheduler directly (no
+/// indirect call on every release), while the locks of this crate go
+/// through the registered [`Hooks`](crate::hooks::Hooks) ([`ViaHooks`]).
+pub trait ReschedPoint {
+    /// Switch threads if an immediate reschedule is pending and preemption
+    /// is allowed.
+    fn preempt_check_resched();
+}
+
+/// [`ReschedPoint`] through the registered hooks (nothing before they are).
+#[derive(Debug)]
+pub struct ViaHooks;
+
+impl ReschedPoint for ViaHooks {
+    #[inline]
+    fn preempt_check_resched() {
+        if let Some(h) = crate::hooks::get() {
+            h.preempt_check_resched();
+        }
+    }
+}
+
+/// A spinlock that disables local interrupts while held; its release is the
+/// preemption point `P`.
+pub struct SpinLock<T: ?Sized, P = ViaHooks> {
     locked: AtomicBool,
+    _resched: PhantomData<fn() -> P>,
     data: UnsafeCell<T>,
 }
 
 // SAFETY: the lock serialises all access to `data`, so sharing the lock between
 // CPUs is sound whenever `T` may be sent between them.
-unsafe impl<T: ?Sized + Send> Sync for SpinLock<T> {}
+unsafe impl<T: ?Sized + Send, P> Sync for SpinLock<T, P> {}
 // SAFETY: moving the lock moves the `T` it owns.
-unsafe impl<T: ?Sized + Send> Send for SpinLock<T> {}
+unsafe impl<T: ?Sized + Send, P> Send for SpinLock<T, P> {}
 
-impl<T> SpinLock<T> {
+impl<T, P> SpinLock<T, P> {
     /// An unlocked lock around `data`.
     pub const fn new(data: T) -> Self {
         SpinLock {
             locked: AtomicBool::new(false),
+            _resched: PhantomData,
             data: UnsafeCell::new(data),
         }
     }
 }
 
-impl<T: ?Sized> SpinLock<T> {
+impl<T: ?Sized, P: ReschedPoint> SpinLock<T, P> {
     /// Disables interrupts, then spins until the lock is ours.
-    pub fn lock(&self) -> SpinLockGuard<'_, T> {
+    pub fn lock(&self) -> SpinLockGuard<'_, T, P> {
         let irq = arch::irq_save();
         while self
             .locked
@@ -57,7 +84,7 @@ impl<T: ?Sized> SpinLock<T> {
 
     /// Takes the lock if it is free (interrupts disabled while held).
     #[allow(dead_code)] // for dumps that must not spin
-    pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T>> {
+    pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T, P>> {
         let irq = arch::irq_save();
         if self
             .locked
@@ -73,12 +100,12 @@ impl<T: ?Sized> SpinLock<T> {
 }
 
 /// Holds a [`SpinLock`]; releases it and restores the interrupt state on drop.
-pub struct SpinLockGuard<'a, T: ?Sized> {
-    lock: &'a SpinLock<T>,
+pub struct SpinLockGuard<'a, T: ?Sized, P: ReschedPoint = ViaHooks> {
+    lock: &'a SpinLock<T, P>,
     irq: IrqState,
 }
 
-impl<T: ?Sized> Deref for SpinLockGuard<'_, T> {
+impl<T: ?Sized, P: ReschedPoint> Deref for SpinLockGuard<'_, T, P> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard proves the lock is held, so no one else accesses the data.
@@ -86,19 +113,19 @@ impl<T: ?Sized> Deref for SpinLockGuard<'_, T> {
     }
 }
 
-impl<T: ?Sized> DerefMut for SpinLockGuard<'_, T> {
+impl<T: ?Sized, P: ReschedPoint> DerefMut for SpinLockGuard<'_, T, P> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes this the only borrow through the guard.
         unsafe { &mut *self.lock.data.get() }
     }
 }
 
-impl<T: ?Sized> Drop for SpinLockGuard<'_, T> {
+impl<T: ?Sized, P: ReschedPoint> Drop for SpinLockGuard<'_, T, P> {
     fn drop(&mut self) {
         self.lock.locked.store(false, Ordering::Release);
         arch::irq_restore(self.irq);
         if arch::irqs_enabled() {
-            crate::task::preempt_check_resched();
+            P::preempt_check_resched();
         }
     }
 }
