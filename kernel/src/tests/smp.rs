@@ -559,16 +559,29 @@ ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
         .map(|_| CpuHog::spawn("fairhog", all_cpus()))
         .collect::<Result<_, _>>()?;
     task::sleep_ns(25 * tick_ns());
-    let r0: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
+    // Each hog's runtime is read with the time of the read, and its share is
+    // its runtime over its own interval: the reads of one pass are not one
+    // instant (the test thread may wait for a runqueue lock whose holder's
+    // vCPU is off its turn under -icount's round-robin; seen: 120 ms in the
+    // middle of a pass), and the shares must not depend on where it waited.
+    let read = |h: &CpuHog| (h.runtime_ns(), arch::now_ns());
+    let r0: Vec<(u64, u64)> = hogs.iter().map(read).collect();
     let window = (100 * tick_ns()).clamp(200_000_000, 400_000_000);
     task::sleep_ns(window);
-    let r1: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
+    let r1: Vec<(u64, u64)> = hogs.iter().map(read).collect();
     let placed: Vec<usize> = hogs
         .iter()
         .map(|h| task::thread(h.tid.idx()).cpu())
         .collect();
     stop_all(hogs)?;
-    let d: Vec<u64> = r0.iter().zip(&r1).map(|(a, b)| b - a).collect();
+    // Runtime per `window` of the hog's own interval.
+    let d: Vec<u64> = r0
+        .iter()
+        .zip(&r1)
+        .map(|(&(a, ta), &(b, tb))| {
+            ((b - a) as u128 * window as u128 / (tb - ta).max(1) as u128) as u64
+        })
+        .collect();
     let mean = d.iter().sum::<u64>() / nh as u64;
     let (min, max) = (*d.iter().min().unwrap(), *d.iter().max().unwrap());
     let spread_pct = |x: u64| (x as i64 - mean as i64) * 100 / mean.max(1) as i64;
