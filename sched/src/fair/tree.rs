@@ -67,8 +67,10 @@
 //!
 //! The earliest-deadline entity is cached (`leftmost`) for the O(1) fast path,
 //! and so is the tree's minimum slice (`cfs_rq_min_slice`, read at every
-//! context switch): an insert lowers it, and only the erase of an entity with
-//! that slice rescans the root. Keys are `u64` virtual times that may wrap;
+//! context switch) with the number of entities that have it: an insert lowers
+//! it or counts one more, and only the erase of its last holder rescans the
+//! root (after which the count is unknown, and every erase of an entity with
+//! that slice rescans, until the tree empties or a shorter slice arrives). Keys are `u64` virtual times that may wrap;
 //! they are only compared through signed differences, as Linux does.
 
 use alloc::vec::Vec;
@@ -276,6 +278,12 @@ pub struct Timeline {
     /// Minimum slice over the whole tree (`u64::MAX` when empty), kept up to
     /// date so `min_slice` (twice per context switch) does not rescan the root.
     min_slice: u64,
+    /// How many queued entities have the slice `min_slice`, or 0 when not
+    /// known (after the last known holder left, until the tree empties or a
+    /// shorter slice arrives). While it is known, erasing one of several
+    /// holders needs no rescan of the root (the usual case: most entities
+    /// share the base slice).
+    min_slice_holders: u32,
 }
 
 impl Default for Timeline {
@@ -294,6 +302,7 @@ impl Timeline {
             root: NIL,
             leftmost: NIL,
             min_slice: u64::MAX,
+            min_slice_holders: 0,
         }
     }
 
@@ -542,7 +551,12 @@ impl Timeline {
             mins: slice,
             child: z.0,
         };
-        self.min_slice = self.min_slice.min(slice);
+        if self.root == NIL || slice < self.min_slice {
+            self.min_slice = slice;
+            self.min_slice_holders = 1;
+        } else if slice == self.min_slice && self.min_slice_holders != 0 {
+            self.min_slice_holders += 1;
+        }
         if self.root == NIL {
             let r = self.alloc_node(true);
             self.root = r;
@@ -619,10 +633,16 @@ impl Timeline {
             self.leftmost = self.descend(|_| 0);
         }
         if x.mins == self.min_slice {
-            self.min_slice = match self.root {
-                NIL => u64::MAX,
-                r => self.nd(r).min_slice(),
-            };
+            if self.min_slice_holders > 1 {
+                // Another entity still has the minimum slice.
+                self.min_slice_holders -= 1;
+            } else {
+                self.min_slice = match self.root {
+                    NIL => u64::MAX,
+                    r => self.nd(r).min_slice(),
+                };
+                self.min_slice_holders = 0;
+            }
         }
     }
 
@@ -782,6 +802,7 @@ impl Timeline {
             leaf_depth: Option<usize>,
             last_key: Option<u64>,
             first: u32,
+            min_slice_holders: u32,
         }
         fn walk(
             t: &Timeline,
@@ -820,6 +841,9 @@ impl Timeline {
                         }
                     }
                     w.last_key = Some(n.key[k]);
+                    if n.mins[k] == t.min_slice {
+                        w.min_slice_holders += 1;
+                    }
                     if w.count == 0 {
                         w.first = id;
                     }
@@ -844,6 +868,7 @@ impl Timeline {
             leaf_depth: None,
             last_key: None,
             first: NIL,
+            min_slice_holders: 0,
         };
         if self.root != NIL {
             walk(self, self.root, NIL, 0, &mut w)?;
@@ -857,6 +882,9 @@ impl Timeline {
         };
         if min_slice != self.min_slice {
             return Err("cached min_slice is stale");
+        }
+        if self.min_slice_holders != 0 && self.min_slice_holders != w.min_slice_holders {
+            return Err("count of minimum-slice holders is wrong");
         }
         if self.leaf_of.iter().filter(|&&l| l != NIL).count() != w.count {
             return Err("leaf_of records an entity that is not in the tree");
