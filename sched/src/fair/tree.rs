@@ -164,14 +164,16 @@ impl Node {
         self.len += 1;
     }
 
-    /// Removes entry `k`, shifting the tail left.
+    /// Removes entry `k`, shifting the tail left (one `memmove` per array:
+    /// the element loop cost about 12 instructions per entry).
     #[inline]
     fn remove(&mut self, k: usize) {
-        for j in k + 1..self.len() {
-            self.key[j - 1] = self.key[j];
-            self.minv[j - 1] = self.minv[j];
-            self.mins[j - 1] = self.mins[j];
-            self.child[j - 1] = self.child[j];
+        let len = self.len();
+        if k + 1 < len {
+            self.key.copy_within(k + 1..len, k);
+            self.minv.copy_within(k + 1..len, k);
+            self.mins.copy_within(k + 1..len, k);
+            self.child.copy_within(k + 1..len, k);
         }
         self.len -= 1;
     }
