@@ -528,7 +528,12 @@ impl Timeline {
     /// changes only if `n`'s first key changed or `x` supplied one of its
     /// minima, and only that minimum needs a rescan; stop at the first entry
     /// that does not change.
-    fn fix_up_removed(&mut self, mut n: u32, x: Entry) {
+    ///
+    /// `at` is where `x` was in `n` (a leaf). When a neighbour there has the
+    /// same value as `x`, that minimum cannot have changed: no rescan. Equal
+    /// vruntimes and slices are common (tasks placed at V with zero lag,
+    /// yields with no time passing, the base slice).
+    fn fix_up_removed(&mut self, mut n: u32, x: Entry, mut at: usize) {
         loop {
             let p = self.nd(n).parent;
             if p == NIL {
@@ -537,20 +542,26 @@ impl Timeline {
             let k = self.nd(p).position(n);
             let old = self.nd(p).get(k);
             let node = self.nd(n);
+            let len = node.len();
+            let kept = |a: &[u64; B], v: u64| {
+                (at < len && a[at] == v) || (at > 0 && at <= len && a[at - 1] == v)
+            };
             let new = Entry {
                 key: node.key[0],
-                minv: if x.minv == old.minv {
+                minv: if x.minv == old.minv && !kept(&node.minv, x.minv) {
                     node.min_vruntime()
                 } else {
                     old.minv
                 },
-                mins: if x.mins == old.mins {
+                mins: if x.mins == old.mins && !kept(&node.mins, x.mins) {
                     node.min_slice()
                 } else {
                     old.mins
                 },
                 child: n,
             };
+            // Above the leaf, `x` is not an entry.
+            at = usize::MAX;
             if new == old {
                 return;
             }
@@ -655,7 +666,7 @@ impl Timeline {
         self.nm(l).remove(k);
         self.leaf_of[z as usize] = NIL;
         if self.nd(l).len() >= MIN {
-            self.fix_up_removed(l, x);
+            self.fix_up_removed(l, x, k);
         } else {
             self.rebalance(l);
         }
