@@ -677,7 +677,12 @@ impl Timeline {
             self.rebalance(l);
         }
         if self.leftmost == z {
-            self.leftmost = self.descend(|_| 0);
+            // `z` was first in the first leaf, which outlives the rebalance
+            // (it is the left node of any merge) unless the tree emptied.
+            self.leftmost = match self.root {
+                NIL => NIL,
+                _ => self.nd(l).child[0],
+            };
         }
         if x.mins == self.min_slice {
             if self.min_slice_holders > 1 {
