@@ -175,7 +175,14 @@ impl Node {
     #[inline]
     fn remove(&mut self, k: usize) {
         let len = self.len();
-        if k + 1 < len {
+        if k == 0 {
+            // The usual case (the leftmost entity): a fixed-size shift of the
+            // whole arrays, which compiles to straight vector moves.
+            self.key.copy_within(1..B, 0);
+            self.minv.copy_within(1..B, 0);
+            self.mins.copy_within(1..B, 0);
+            self.child.copy_within(1..B, 0);
+        } else if k + 1 < len {
             self.key.copy_within(k + 1..len, k);
             self.minv.copy_within(k + 1..len, k);
             self.mins.copy_within(k + 1..len, k);
