@@ -311,7 +311,7 @@ impl FairRq {
     fn update_zero_vruntime(&mut self, ts: &[SchedTask]) {
         let v = self.avg_vruntime(ts);
         let delta = self.key(v);
-        self.sum_w_vruntime -= delta * self.sum_weight as i128;
+        self.sum_w_vruntime -= delta * i128::from(self.sum_weight as i64);
         self.zero_vruntime = v;
     }
 

@@ -389,6 +389,19 @@ impl Timeline {
         &mut self.nodes[i as usize]
     }
 
+    /// Two distinct nodes, both mutable.
+    fn pair(&mut self, a: u32, b: u32) -> (&mut Node, &mut Node) {
+        let (a, b) = (a as usize, b as usize);
+        debug_assert_ne!(a, b);
+        if a < b {
+            let (lo, hi) = self.nodes.split_at_mut(b);
+            (&mut lo[a], &mut hi[0])
+        } else {
+            let (lo, hi) = self.nodes.split_at_mut(a);
+            (&mut hi[0], &mut lo[b])
+        }
+    }
+
     fn alloc_node(&mut self, leaf: bool) -> u32 {
         let i = self.free;
         if i == NIL {
@@ -639,10 +652,17 @@ impl Timeline {
         }
         // Split: the upper half moves to a new right sibling `m`.
         let m = self.alloc_node(self.nd(n).leaf);
-        for j in MIN..B {
-            let x = self.nd(n).get(j);
-            self.nm(m).set(j - MIN, x);
-            self.own(m, x.child);
+        {
+            // Fixed-size copies: inline vector moves.
+            let (src, dst) = self.pair(n, m);
+            dst.key[..B - MIN].copy_from_slice(&src.key[MIN..]);
+            dst.minv[..B - MIN].copy_from_slice(&src.minv[MIN..]);
+            dst.mins[..B - MIN].copy_from_slice(&src.mins[MIN..]);
+            dst.child[..B - MIN].copy_from_slice(&src.child[MIN..]);
+        }
+        for j in 0..B - MIN {
+            let c = self.nd(m).child[j];
+            self.own(m, c);
         }
         self.nm(m).len = (B - MIN) as u32;
         self.nm(n).len = MIN as u32;
@@ -735,10 +755,16 @@ impl Timeline {
         let (la, lb) = (self.nd(a).len(), self.nd(b).len());
         if la + lb <= B {
             // Merge b into a and drop b from the parent.
-            for j in 0..lb {
-                let x = self.nd(b).get(j);
-                self.nm(a).set(la + j, x);
-                self.own(a, x.child);
+            {
+                let (an, bn) = self.pair(a, b);
+                an.key[la..la + lb].copy_from_slice(&bn.key[..lb]);
+                an.minv[la..la + lb].copy_from_slice(&bn.minv[..lb]);
+                an.mins[la..la + lb].copy_from_slice(&bn.mins[..lb]);
+                an.child[la..la + lb].copy_from_slice(&bn.child[..lb]);
+            }
+            for j in la..la + lb {
+                let c = self.nd(a).child[j];
+                self.own(a, c);
             }
             self.nm(a).len = (la + lb) as u32;
             self.free_node(b);
