@@ -1178,7 +1178,15 @@ mod tests {
             }
         }
         agree(&t, &m);
-        assert!(m.is_empty() && t.is_empty());
+        // Fewer steps (Miri) leave some queued: drain them from the front.
+        while let Some(&(_, _, _, id)) = m.first() {
+            t.erase(Slot(id));
+            m.remove(0);
+            if m.len() % 16 == 0 {
+                agree(&t, &m);
+            }
+        }
+        assert!(t.is_empty());
         assert!(max_height >= 3, "height {max_height}");
     }
 }
