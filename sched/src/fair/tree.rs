@@ -1182,7 +1182,7 @@ mod tests {
         while let Some(&(_, _, _, id)) = m.first() {
             t.erase(Slot(id));
             m.remove(0);
-            if m.len() % 16 == 0 {
+            if m.len().is_multiple_of(16) {
                 agree(&t, &m);
             }
         }
