@@ -271,16 +271,22 @@ impl FairRq {
     }
 
     /// Σ(v_i − v0)·w_i and Σw_i including the running entity.
+    ///
+    /// Σw is summed in `i64` and widened: a load is at most 2^32 entities of
+    /// weight 88761 (< 2^49), so nothing is lost, and the products
+    /// `key · load` that follow are then known to be i64 × i64, one
+    /// widening multiply instead of a full 128-bit one.
     #[inline]
     fn sums(&self, ts: &[SchedTask]) -> (i128, i128) {
         let mut avg = self.sum_w_vruntime;
-        let mut load = self.sum_weight as i128;
+        debug_assert!(self.sum_weight < 1 << 62, "load beyond any task count");
+        let mut load = self.sum_weight as i64;
         if let Some(c) = self.curr_on_rq(ts) {
-            let w = se(ts, c).load.weight as i128;
-            avg += self.key(se(ts, c).vruntime) * w;
-            load += w;
+            let w = se(ts, c).load.weight;
+            avg += self.key(se(ts, c).vruntime) * i128::from(w);
+            load += i64::from(w);
         }
-        (avg, load)
+        (avg, i128::from(load))
     }
 
     /// V, the weighted average vruntime (floored), including the running entity.
@@ -308,7 +314,7 @@ impl FairRq {
     fn update_zero_vruntime(&mut self, ts: &[SchedTask]) {
         let v = self.avg_vruntime(ts);
         let delta = self.key(v);
-        self.sum_w_vruntime -= delta * self.sum_weight as i128;
+        self.sum_w_vruntime -= delta * i128::from(self.sum_weight as i64);
         self.zero_vruntime = v;
     }
 
