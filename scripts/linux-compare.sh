@@ -16,7 +16,7 @@
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
-#   BOOTS=3 RUNS=3 WARMUP=1   boots (boot b gets seed b), kept and warmup
+#   BOOTS=2 RUNS=3 WARMUP=1   boots (boot b gets seed b), kept and warmup
 #                    rounds per boot and comparison
 #   CONFIGS / WORKLOADS        '|'-separated configs and workloads of the
 #                    first comparison set (NEXT_BUDDY x preempt model)
@@ -58,16 +58,15 @@ LINUX_SUITE=${LINUX_SUITE:-sid}
 PREEMPT=${PREEMPT:-full}
 OURS=${OURS:-1}
 OUT=${OUT:-$root/build/linux-compare}
-BOOTS=${BOOTS:-3}
+BOOTS=${BOOTS:-2}
 RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-1}
 CONFIGS=${CONFIGS-default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy}
-WORKLOADS=${WORKLOADS-hackbench -g 2 -l 100|hackbench -p -g 2 -l 100|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -g 4 -l 50|hackbench -p -g 4 -l 50}
-CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG|NEXT_BUDDY}
+WORKLOADS=${WORKLOADS-hackbench -g 2 -l 100|hackbench -p -g 2 -l 100|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50}
+CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG}
 # (cyclictest-load: cyclictest beside a hackbench that keeps running.)
-default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20|perfpipe -l 2000|perfpipe -s -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
+default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20|perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
 default2+='|cyclictest-load => hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=$!; cyclictest -t1 -i500 -l1000 -p50 -q; kill $b; wait'
-default2+='|perf-messaging => perf bench sched messaging -g 2 -l 100'
 WORKLOADS2=${WORKLOADS2-$default2}
 CONF_MS=${CONF_MS:-2000}
 REPS=${REPS:-3}

@@ -2,9 +2,11 @@
 //! against another's (`make linux-compare`: Linux, arch `linux-x86_64`,
 //! as the reference; ours, `x86_64`), one row per workload and config.
 //!
-//! For each workload of the reference and each config other than the
-//! baseline (label `default`): the change of the workload's first metric
-//! against the baseline (better positive; Welch's t-test over every kept
+//! For each workload of the reference and each config other than `default`:
+//! the change of the workload's first metric against the config's baseline
+//! (the config with the most settings that are all in this one's:
+//! `NEXT_BUDDY,preempt=lazy` against `preempt=lazy`, `NEXT_BUDDY` against
+//! `default`; better positive; Welch's t-test over every kept
 //! run of every boot, `*` when p < 0.05) and the ratio of the mean
 //! `switches` per run, config / baseline (the mechanism). Then per other
 //! kernel the same, and a verdict against the reference:
@@ -72,10 +74,50 @@ fn series<'a>(ms: &'a [(String, Vec<f64>)], name: &str) -> Option<&'a [f64]> {
         .map(|(_, v)| v.as_slice())
 }
 
-/// The effect of `label` against `default` for (arch, workload).
-fn effect(s: &Samples, arch: &str, cpus: u32, w: &str, label: &str) -> Option<(String, Effect)> {
+/// A config label's settings (`default` has none).
+fn settings(label: &str) -> Vec<&str> {
+    label
+        .split([',', ' '])
+        .filter(|x| !x.is_empty() && *x != "default")
+        .collect()
+}
+
+/// The baseline of `label` among `labels`: the config with the most
+/// settings that are all in `label`'s (`NEXT_BUDDY,preempt=lazy` against
+/// `preempt=lazy`; `NEXT_BUDDY` against `default`).
+fn baseline<'a>(label: &str, labels: &[&'a str]) -> Option<&'a str> {
+    let mine = settings(label);
+    labels
+        .iter()
+        .filter(|l| {
+            let theirs = settings(l);
+            theirs.len() < mine.len() && theirs.iter().all(|x| mine.contains(x))
+        })
+        // Ties: the one that keeps the preemption model, so the row is a
+        // feature's effect within one model.
+        .max_by_key(|l| (settings(l).len(), l.contains("preempt=")))
+        .copied()
+}
+
+/// The labels of (arch, cpus, workload).
+fn labels_of<'a>(s: &'a Samples, arch: &str, cpus: u32, w: &str) -> Vec<&'a str> {
+    s.keys()
+        .filter(|k| k.0 == arch && k.1 == cpus && k.2 == w)
+        .map(|k| k.3.as_str())
+        .collect()
+}
+
+/// The effect of `label` against `base` for (arch, workload).
+fn effect(
+    s: &Samples,
+    arch: &str,
+    cpus: u32,
+    w: &str,
+    label: &str,
+    base: &str,
+) -> Option<(String, Effect)> {
     let get = |l: &str| s.get(&(arch.to_string(), cpus, w.to_string(), l.to_string()));
-    let (base, var) = (get("default")?, get(label)?);
+    let (base, var) = (get(base)?, get(label)?);
     let (metric, b) = base.first()?;
     let v = series(var, metric)?;
     let kind = metric_kind(metric);
@@ -126,23 +168,22 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
     keys.dedup();
     let _ = writeln!(
         out,
-        "== versus: change against `default` of each workload's first metric (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / default"
+        "== versus: change of each workload's first metric against the config's baseline (`default`, or the config it adds one setting to) (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / default"
     );
-    let mut head = format!("{:<34}{:<22}{:>32}", "workload", "config", reference);
+    let mut head = format!("{:<34}{:<40}{:>32}", "workload", "config", reference);
     for o in others {
         let _ = write!(head, "{:>32}{:>10}{:>5}", o, "verdict", "x2");
     }
     let _ = writeln!(out, "{head}");
     let mut tally = vec![[0usize; 5]; others.len()];
     for (cpus, w) in keys {
-        let labels: Vec<&str> = s
-            .keys()
-            .filter(|k| k.0 == reference && k.1 == cpus && k.2 == w && k.3 != "default")
-            .map(|k| k.3.as_str())
-            .collect();
+        let labels = labels_of(s, reference, cpus, &w);
         let mut first = true;
-        for label in labels {
-            let Some((metric, r)) = effect(s, reference, cpus, &w, label) else {
+        for &label in &labels {
+            let Some(base) = baseline(label, &labels) else {
+                continue;
+            };
+            let Some((metric, r)) = effect(s, reference, cpus, &w, label, base) else {
                 continue;
             };
             let name = if first {
@@ -151,13 +192,18 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
                 String::new()
             };
             first = false;
-            let mut row = format!("{name:<34}{label:<22}{:>32}", cell(Some(&r)));
+            let config = if base == "default" {
+                label.to_string()
+            } else {
+                format!("{label} vs {base}")
+            };
+            let mut row = format!("{name:<34}{config:<40}{:>32}", cell(Some(&r)));
             for (i, o) in others.iter().enumerate() {
                 let ow = s
                     .keys()
                     .find(|k| k.0 == *o && k.1 == cpus && matches(&w, &k.2))
                     .map(|k| k.2.clone());
-                let e = ow.and_then(|ow| effect(s, o, cpus, &ow, label).map(|(_, e)| e));
+                let e = ow.and_then(|ow| effect(s, o, cpus, &ow, label, base).map(|(_, e)| e));
                 let (v, x2) = match &e {
                     Some(e) => {
                         let v = verdict(&r, e);
@@ -221,6 +267,22 @@ mod tests {
         ));
         assert!(!matches("schbench -r 1", "hackbench -r 1"));
         assert!(matches("perfpipe -l 2000", "perfpipe -l 2000"));
+    }
+
+    #[test]
+    fn baselines() {
+        let l = [
+            "default",
+            "NEXT_BUDDY",
+            "preempt=lazy",
+            "NEXT_BUDDY,preempt=lazy",
+        ];
+        assert_eq!(baseline("NEXT_BUDDY", &l), Some("default"));
+        assert_eq!(
+            baseline("NEXT_BUDDY,preempt=lazy", &l),
+            Some("preempt=lazy")
+        );
+        assert_eq!(baseline("default", &l), None);
     }
 
     #[test]

@@ -61,7 +61,7 @@ lc_counters() {
         END {printf "%d %d %d %d %d %d %d\n", s, g, w, l, d / 1000, p, y}' /proc/schedstat
 }
 
-lc_metrics() { # OUTFILE -> "metrics<TAB>extra counters<TAB>nvcsw<TAB>nivcsw<TAB>status"
+lc_metrics() { # OUTFILE -> "metrics;extra counters;nvcsw;nivcsw;status"
     awk '
         /^lcbench: / { sub(/^lcbench: /, ""); n = index($0, " | ");
             if (n) { m = substr($0, 1, n - 1); c = substr($0, n + 3) } else m = $0; next }
@@ -73,7 +73,7 @@ lc_metrics() { # OUTFILE -> "metrics<TAB>extra counters<TAB>nvcsw<TAB>nivcsw<TAB
             x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x);
             m = sprintf("lat_avg_us=%.4f lat_max_us=%.4f", a, x) }
         /^rus: / { for (i = 2; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } }
-        END { printf "%s\t%s\t%s\t%s\t%s\n", m, c, r["nvcsw"], r["nivcsw"], r["status"] }' "$1"
+        END { printf "%s;%s;%s;%s;%s\n", m, c, r["nvcsw"], r["nivcsw"], r["status"] }' "$1"
 }
 
 lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
@@ -115,7 +115,7 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
             lcbench rus sh -c "$cmd" >/tmp/lc.out 2>&1
             after=$(lc_counters)
             lc_metrics /tmp/lc.out >/tmp/lc.m
-            IFS='	' read -r met extra nv niv st </tmp/lc.m
+            IFS=';' read -r met extra nv niv st </tmp/lc.m
             if [ "${st:-1}" != 0 ] || [ -z "$met" ]; then
                 echo "compare: run $index/$total failed (status ${st:-?}), not kept; its output:"
                 sed 's/^/  | /' /tmp/lc.out | tail -5

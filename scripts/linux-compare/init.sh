@@ -12,6 +12,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+# schedstats (/proc/schedstat's sched_count, goidle, ttwu) are off by default
+echo 1 >/proc/sys/kernel/sched_schedstats
 export PATH=/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu HOME=/tmp
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 mode=$(arg lc.mode)
