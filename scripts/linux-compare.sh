@@ -29,7 +29,10 @@
 #   schbench and pgbench shapes, piperr, perf bench sched pipe); or
 #   `LABEL => LINUX COMMAND` for a Linux-only workload.
 #  conformance:
-#   CONF_MS=2000     length of each conformance run
+#   CONF_MS=1000     length of each conformance run
+#   CONF_SMP=1       CPUs of both machines for these rows (every task is on
+#                    CPU 0 anyway; 1 keeps our kernel's idle CPUs out of the
+#                    emulation's time)
 #  latency:
 #   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
 #
@@ -68,13 +71,15 @@ CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|N
 default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20|perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
 default2+='|cyclictest-load => hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=$!; cyclictest -t1 -i500 -l1000 -p50 -q; kill $b; wait'
 WORKLOADS2=${WORKLOADS2-$default2}
-CONF_MS=${CONF_MS:-2000}
+CONF_MS=${CONF_MS:-1000}
+CONF_SMP=${CONF_SMP:-1}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
 
 bad() { echo "error: linux-compare: $*" >&2; exit 2; }
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
+[[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
 for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
@@ -92,8 +97,8 @@ abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 
 # --- Linux: packages (cached), initramfs ------------------------------------
 x=$(LINUX_SUITE=$LINUX_SUITE "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
-ldir=$OUT/$LINUX_SUITE
-mkdir -p "$ldir" "$OUT/logs"
+ldir0=$OUT/$LINUX_SUITE
+mkdir -p "$OUT/logs"
 # Under -icount, Debian 12's 6.1 never brings its second CPU up (the AP spins
 # in wait_for_master_cpu): it runs on one CPU there; 7.x brings all up.
 one=""
@@ -127,7 +132,7 @@ boot() { # kernel log [qemu args...] -- cmdline
         "$root/scripts/qemu-x86_64.sh" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
 }
-boot_linux() { # log cmdline-words...
+boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
     local log=$1
     shift
     boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" -- console=ttyS0 quiet "preempt=$PREEMPT" $one "$@"
@@ -231,14 +236,15 @@ part_conformance() {
             fi
         done < <(conf_rows)
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
-        boot_linux "$dir/linux.log" lc.mode=ab lc.seed=1
+        SMP=$CONF_SMP boot_linux "$dir/linux.log" lc.mode=ab lc.seed=1
         if [[ $OURS == 1 ]]; then
             # (rows are told apart by order: the k-th spin is the k-th row
             # that has a command of ours)
-            boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${ours}poweroff"
+            SMP=$CONF_SMP boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${ours}poweroff"
         fi
     fi
-    "$here/linux-compare/conformance.py" "$dir/linux.log" "$dir/ours.log" < <(conf_rows) | tee "$OUT/conformance.txt"
+    echo "== conformance: SMP=$CONF_SMP, $mode, both preempt=$PREEMPT, ${CONF_MS} ms per run" | tee "$OUT/conformance.txt"
+    "$here/linux-compare/conformance.py" "$dir/linux.log" "$dir/ours.log" < <(conf_rows) | tee -a "$OUT/conformance.txt"
 }
 
 # --- latency (cyclictest, pipe round trips) ------------------------------------
@@ -278,4 +284,9 @@ part_latency() {
 }
 
 echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
-for w in $WHAT; do "part_$w"; done
+# Each part has its own initramfs (its own plan), so parts can run side by side.
+for w in $WHAT; do
+    ldir=$ldir0-$w
+    mkdir -p "$ldir"
+    "part_$w"
+done

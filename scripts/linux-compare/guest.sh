@@ -137,6 +137,32 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
     echo "compare: features and preempt model restored"
 }
 
+# Waits until the machine is idle: after boot, kernel threads keep CPUs
+# busy for a few seconds (measured at 1 CPU: spinners got only 40% of the
+# CPU in the first runs), which would land in the first runs. Idle means
+# >= 95% of the CPU time idle over 1 s (the probe's own awk runs are in the
+# window), three times in a row; at most 30 s.
+# Prints how long it took and the threads that used the most CPU so far.
+lc_settle() {
+    t=0 calm=0
+    while [ $calm -lt 3 ] && [ $t -lt 30 ]; do
+        a=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+        usleep 1000000
+        b=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+        if echo "$a $b" | awk '{exit !($4 > $2 && ($3 - $1) * 100 >= 95 * ($4 - $2))}'; then
+            calm=$((calm + 1))
+        else
+            calm=0
+        fi
+        t=$((t + 1))
+    done
+    echo "lc: settled after $t s ($calm calm windows); busiest threads so far (ticks):"
+    for d in /proc/[0-9]*/task/[0-9]*; do
+        [ -r "$d/stat" ] && awk '{sub(/^[^)]*\) /, ""); print $12 + $13, "'"${d##*/}"'"}' "$d/stat" 2>/dev/null |
+            { read -r ticks tid; echo "$ticks $tid $(cat "$d/comm" 2>/dev/null)"; }
+    done | sort -rn | head -3 | sed 's/^/lc:   /'
+}
+
 lc_check() { # NAME OK(0/1) DETAIL
     if [ "$2" = 0 ]; then echo "lc: check $1 ok: $3"; else echo "lc: check $1 FAIL: $3"; fi
 }

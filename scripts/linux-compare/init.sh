@@ -23,6 +23,7 @@ echo "lc: preempt $(cat /sys/kernel/debug/sched/preempt 2>/dev/null)"
 echo "lc: features $(cat /sys/kernel/debug/sched/features 2>/dev/null)"
 echo "lc: mode ${mode:-none} seed $(arg lc.seed)"
 . /lc.sh
+[ "$mode" = sh ] || lc_settle
 case $mode in
     ab) . /plan.sh ;;
     smoke) lc_smoke ;;
