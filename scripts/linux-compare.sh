@@ -13,6 +13,8 @@
 #   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
 #   PREEMPT=full     both kernels' boot preemption model (preempt=)
 #   OURS=1           also run our kernel (0: Linux only)
+#   SIM=1            also the simulator (sim run, flat:SMP preset, its default
+#                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
@@ -21,12 +23,13 @@
 #   CONFIGS / WORKLOADS        '|'-separated configs and workloads of the
 #                    first comparison set (NEXT_BUDDY x preempt model)
 #   CONFIGS2 / WORKLOADS2      the second set (the other features)
+#   AB_NAME=ab       the directory under OUT for this A/B's logs and tables
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
 #   preempt=MODEL (Linux: debugfs sched/features and sched/preempt; ours:
 #   the same words in `compare -c`). A workload is our shell's command
-#   (hackbench, schbench, pgbench, perfpipe, cyclictest), run in Linux as
-#   the equivalent program (rt-tests' hackbench and cyclictest, lcbench's
-#   schbench and pgbench shapes, piperr, perf bench sched pipe); or
+#   (hackbench, schbench, pgbench, perfpipe, cyclictest, spin), run in Linux
+#   as the equivalent program (rt-tests' hackbench and cyclictest, lcbench's
+#   schbench, pgbench and spin, piperr, perf bench sched pipe); or
 #   `LABEL => LINUX COMMAND` for a Linux-only workload.
 #  conformance:
 #   CONF_MS=1000     length of each conformance run
@@ -60,6 +63,8 @@ ICOUNT=${ICOUNT:-2}
 LINUX_SUITE=${LINUX_SUITE:-sid}
 PREEMPT=${PREEMPT:-full}
 OURS=${OURS:-1}
+SIM=${SIM:-1}
+SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
 BOOTS=${BOOTS:-2}
 RUNS=${RUNS:-3}
@@ -87,6 +92,8 @@ done
 [[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
 [[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
+[[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
+[[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
@@ -110,7 +117,7 @@ linux_cmd() {
     case $w in
         *' => '*) echo "${w#* => }" ;;
         hackbench\ * | hackbench) echo "$w" ;;
-        schbench* | pgbench*) echo "lcbench $w" ;;
+        schbench* | pgbench* | spin\ *) echo "lcbench $w" ;;
         'perfpipe -s -l '*) echo "piperr ${w##* } 0 0" ;;
         'perfpipe -x -l '*) echo "piperr ${w##* } 0 $((SMP - 1))" ;;
         'perfpipe -l '*) echo "perf bench sched pipe -l ${w##* }" ;;
@@ -167,7 +174,7 @@ plan_and_script() { # writes $ldir/plan.sh; prints our run= script
 }
 
 part_ab() {
-    local dir=$OUT/ab script
+    local dir=$OUT/${AB_NAME:-ab} script
     script=$(plan_and_script)
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
@@ -180,11 +187,19 @@ part_ab() {
             boot "$elf" "$dir/logs/x86_64_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
         done
     fi
+    local others=() sims=()
+    [[ $OURS == 1 ]] && others+=(x86_64)
+    if [[ $SIM == 1 ]]; then
+        IFS='|' read -ra sims <<<"$WORKLOADS"
+        rm -f "$dir"/logs/sim-*.log
+        (cd "$root" && cargo build -q -p sim --release)
+        "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
+    fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
-    cp "$dir/tables.txt" "$OUT/ab-tables.txt"
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
-    if [[ $OURS == 1 ]]; then
-        abtool --versus "$dir/samples.csv" "linux-x86_64" "x86_64" | tee "$OUT/ab-versus.txt"
+    if [[ ${#others[@]} -gt 0 ]]; then
+        abtool --versus "$dir/samples.csv" "linux-x86_64" "${others[@]}" | tee "$dir/versus.txt"
     else
         cat "$dir/tables.txt"
     fi

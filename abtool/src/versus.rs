@@ -172,9 +172,9 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
     keys.dedup();
     let _ = writeln!(
         out,
-        "== versus: change of each workload's first metric against the config's baseline (`default`, or the config it adds one setting to) (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / default"
+        "== versus: change of each workload's first metric against the config's baseline (`default`, or the config it adds one setting to) (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / its baseline"
     );
-    let mut head = format!("{:<34}{:<40}{:>32}", "workload", "config", reference);
+    let mut head = format!("{:<38}{:<40}{:>32}", "workload", "config", reference);
     for o in others {
         let _ = write!(head, "{:>32}{:>10}{:>5}", o, "verdict", "x2");
     }
@@ -201,7 +201,7 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
             } else {
                 format!("{label} vs {base}")
             };
-            let mut row = format!("{name:<34}{config:<40}{:>32}", cell(Some(&r)));
+            let mut row = format!("{name:<38}{config:<40}{:>32}", cell(Some(&r)));
             for (i, o) in others.iter().enumerate() {
                 let ow = s
                     .keys()

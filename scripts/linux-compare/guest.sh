@@ -56,9 +56,9 @@ lc_apply() { # CONFIG; fails on a setting the kernel refuses
 # legacy 0, sched_count, sched_goidle, ttwu_count, ttwu_local, rq_cpu_time,
 # run_delay, pcount).
 lc_counters() {
-    awk '/^ctxt/ {c = $2} END {printf "%s ", c}' /proc/stat
+    awk '/^ctxt/ {c = $2} END {printf "%.0f ", c}' /proc/stat
     awk '/^cpu[0-9]/ {y += $2; s += $4; g += $5; w += $6; l += $7; d += $9; p += $10}
-        END {printf "%d %d %d %d %d %d %d\n", s, g, w, l, d / 1000, p, y}' /proc/schedstat
+        END {printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", s, g, w, l, d / 1000, p, y}' /proc/schedstat
 }
 
 lc_metrics() { # OUTFILE -> "metrics;extra counters;nvcsw;nivcsw;status"
@@ -122,7 +122,7 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
                 k=$((k + 1))
                 continue
             fi
-            cnt=$(echo "$before $after" | awk '{printf "switches=%d sched_calls=%d goidle=%d wakeups=%d wakeups_local=%d run_delay_us=%d timeslices=%d yields=%d",
+            cnt=$(echo "$before $after" | awk '{printf "switches=%.0f sched_calls=%.0f goidle=%.0f wakeups=%.0f wakeups_local=%.0f run_delay_us=%.0f timeslices=%.0f yields=%.0f",
                 $9 - $1, $10 - $2, $11 - $3, $12 - $4, $13 - $5, $14 - $6, $15 - $7, $16 - $8}')
             word=run
             [ $r -lt $warm ] && word=warmup
