@@ -299,9 +299,11 @@ part_latency() {
 }
 
 echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
-# Each part has its own initramfs (its own plan), so parts can run side by side.
+# Each part (and each AB_NAME) has its own initramfs (its own plan), so they
+# can run side by side.
 for w in $WHAT; do
     ldir=$ldir0-$w
+    [[ $w == ab ]] && ldir=$ldir0-${AB_NAME:-ab}
     mkdir -p "$ldir"
     "part_$w"
 done
