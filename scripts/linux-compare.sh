@@ -189,7 +189,7 @@ part_ab() {
     fi
     local others=() sims=()
     [[ $OURS == 1 ]] && others+=(x86_64)
-    if [[ $SIM == 1 ]]; then
+    if [[ $SIM == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
