@@ -85,7 +85,7 @@ if ! have_all; then
     # initramfs is built).
     libs=$(apt-cache "${opts[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
         --no-breaks --no-replaces --no-enhances "${wanted[@]}" |
-        grep -E '^(lib|zlib)' | grep -vE 'perl|python3(\.[0-9]+)?-(stdlib|minimal)|debian-installer|gconv|^libpython3-' | sort -u)
+        grep -E '^(lib|zlib)' | grep -vE -- '-perl$|python3(\.[0-9]+)?-(stdlib|minimal)|debian-installer|gconv|^libpython3-' | sort -u)
     cd "$debs"
     # apt's sandbox user may not write here; as root the download still works.
     apt-get "${opts[@]}" download "$img" $parts "${wanted[@]}" $libs 2>&1 |
