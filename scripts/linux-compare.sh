@@ -276,9 +276,9 @@ part_latency() {
         [[ $OURS == 1 ]] && boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${s}poweroff"
     fi
     stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
-    cyc() { tr -d '\r' <"$1" 2>/dev/null | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
+    cyc() { tr -d '\r' 2>/dev/null <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
     linux_pipe() { tr -d '\r' <"$1" | grep -E "^round trip .*cpu 0 <-> cpu $2\\)" | awk '{print $3}'; }
-    ours_pipe() { tr -d '\r' <"$1" 2>/dev/null | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
+    ours_pipe() { tr -d '\r' 2>/dev/null <"$1" | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
     local L=$dir/linux.log O=$dir/ours.log
     {
         echo "== latency: SMP=$SMP, $mode, both preempt=$PREEMPT; mean +- stddev over $REPS repetitions in one boot"
