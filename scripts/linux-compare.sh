@@ -23,6 +23,9 @@
 #   CONFIGS / WORKLOADS        '|'-separated configs and workloads of the
 #                    first comparison set (NEXT_BUDDY x preempt model)
 #   CONFIGS2 / WORKLOADS2      the second set (the other features)
+#   FULL=1           the workloads of docs/results/linux.md: hackbench also
+#                    with threads (-T) and -p -g 4 -l 50; perfpipe, cyclictest
+#                    and cyclictest under load in the second set
 #   AB_NAME=ab       the directory under OUT for this A/B's logs and tables
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
 #   preempt=MODEL (Linux: debugfs sched/features and sched/preempt; ours:
@@ -70,11 +73,16 @@ BOOTS=${BOOTS:-2}
 RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-1}
 CONFIGS=${CONFIGS-default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy}
-WORKLOADS=${WORKLOADS-hackbench -g 2 -l 100|hackbench -p -g 2 -l 100|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50}
+default1='hackbench -g 2 -l 100|hackbench -p -g 2 -l 100'
+[[ ${FULL:-0} == 1 ]] && default1+='|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50'
+WORKLOADS=${WORKLOADS-$default1}
 CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG}
 # (cyclictest-load: cyclictest beside a hackbench that keeps running.)
-default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20|perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
-default2+='|cyclictest-load => hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=$!; cyclictest -t1 -i500 -l1000 -p50 -q; kill $b; wait'
+default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20'
+# FULL=1: docs/results/linux.md also ran these
+more2='perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
+more2+='|cyclictest-load => hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=$!; cyclictest -t1 -i500 -l1000 -p50 -q; kill $b; wait'
+[[ ${FULL:-0} == 1 ]] && default2+="|$more2"
 WORKLOADS2=${WORKLOADS2-$default2}
 CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
@@ -92,6 +100,7 @@ done
 [[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
 [[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
+[[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
