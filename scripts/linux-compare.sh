@@ -1,32 +1,56 @@
 #!/usr/bin/env bash
-# make linux-compare: latency of our kernel against stock Debian Linux on the
-# same emulated machine (issue #14 item 5). A tool target, not in `make test`.
+# make linux-compare: the current Debian Linux (sid, 7.x) as the referee, on
+# the same emulated machine as our kernel: the same A/B (`compare`), EEVDF
+# conformance rows and latency figures, in both. A tool target, not in
+# `make test`; docs/results/linux.md quotes its tables.
 #
 #   scripts/linux-compare.sh KERNEL_ELF
 #
-#   SMP=2          CPUs of both machines (the cross-CPU pair needs 2)
-#   REPS=3         repetitions of each measurement within a boot
-#   MODES="icount tcg"   icount: reproducible (-icount shift=2,sleep=off);
-#                  tcg: ordinary multi-threaded TCG, wall-clock time
-#   OUT=build/linux-compare   cache of the Debian packages, the initramfs, logs
-#   REPORT_ONLY=1  no boots: the tables from the logs of the last run
+#   WHAT="ab conformance"  parts to run: ab, conformance, latency
+#   SMP=4            CPUs of both machines (2..8)
+#   ICOUNT=2         reproducible time: QEMU -icount shift=N,sleep=off;
+#                    ICOUNT=off: multi-threaded TCG, wall clock (not reproducible)
+#   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
+#   PREEMPT=full     both kernels' boot preemption model (preempt=)
+#   OURS=1           also run our kernel (0: Linux only)
+#   SIM=1            also the simulator (sim run, flat:SMP preset, its default
+#                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
+#   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
+#   REPORT_ONLY=1    no boots: the tables from the last run's logs
+#  ab:
+#   BOOTS=2 RUNS=3 WARMUP=1   boots (boot b gets seed b), kept and warmup
+#                    rounds per boot and comparison
+#   CONFIGS / WORKLOADS        '|'-separated configs and workloads of the
+#                    first comparison set (NEXT_BUDDY x preempt model)
+#   CONFIGS2 / WORKLOADS2      the second set (the other features)
+#   FULL=1           the workloads of docs/results/linux.md: hackbench also
+#                    with threads (-T) and -p -g 4 -l 50; perfpipe, cyclictest
+#                    and cyclictest under load in the second set
+#   AB_NAME=ab       the directory under OUT for this A/B's logs and tables
+#   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
+#   preempt=MODEL (Linux: debugfs sched/features and sched/preempt; ours:
+#   the same words in `compare -c`). A workload is our shell's command
+#   (hackbench, schbench, pgbench, perfpipe, cyclictest, spin), run in Linux
+#   as the equivalent program (rt-tests' hackbench and cyclictest, lcbench's
+#   schbench, pgbench and spin, piperr, perf bench sched pipe); or
+#   `LABEL => LINUX COMMAND` for a Linux-only workload.
+#  conformance:
+#   CONF_MS=1000     length of each conformance run
+#   CONF_SMP=1       CPUs of both machines for these rows (every task is on
+#                    CPU 0 anyway; 1 keeps our kernel's idle CPUs out of the
+#                    emulation's time)
+#  latency:
+#   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
 #
-# Linux: Debian 12's linux-image-amd64 (6.1, HZ=250, PREEMPT_DYNAMIC, booted
-# with preempt=full), busybox-static for the init, rt-tests' cyclictest with
-# the shared libraries it needs, and piperr (scripts/linux-compare/piperr.c,
-# built here with gcc -static): N request/reply round trips over two pipes
-# between two processes pinned to two CPUs. Both kernels boot through
-# scripts/qemu-x86_64.sh (same machine, CPU model, SMP, memory and flags),
-# Linux with `-initrd` and `console=ttyS0 preempt=full`; always TCG
-# (ACCEL=tcg: -icount needs it, and the wall-clock mode should match).
-#
-# Ours boots with `preempt=full` (its default, as its hz=250 is) and seed=1.
-# The work, REPS times per boot, on both:
-#   cyclictest -t1 -i500 -l1000 -p50     (ours: cyclictest -t 1 -i 500 -l 1000 -p 50)
-#   pipe round trip, both ends on CPU 0  (ours: perfpipe --same)
-#   pipe round trip, CPU 0 <-> CPU 1     (ours: perfpipe --cross; Linux: not
-#                                         under -icount, see maxcpus=1 below)
-# Prints a table per mode: mean +- stddev over the repetitions, ours / Linux.
+# Linux boots through scripts/qemu-x86_64.sh (same machine, CPU model, SMP,
+# memory and flags as ours) with `-initrd` and `console=ttyS0 quiet
+# preempt=$PREEMPT lc.mode=... lc.seed=B`; always TCG (-icount needs it).
+# Packages come from scripts/linux-compare/fetch.sh (a private apt
+# configuration; cached), the initramfs from initramfs.sh, the in-guest A/B
+# from guest.sh. Both kernels' A/B transcripts have the same run lines, so
+# abtool (abtool/) prints the same mmtests tables, CSV and JSON for both
+# (Linux's logs are named linux-x86_64_smpN_seedB.log), and `abtool
+# --versus` sets the two side by side with a verdict per row.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -36,137 +60,259 @@ fi
 elf=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-SMP=${SMP:-2}
-REPS=${REPS:-3}
-MODES=${MODES:-icount tcg}
+WHAT=${WHAT:-ab conformance}
+SMP=${SMP:-4}
+ICOUNT=${ICOUNT:-2}
+LINUX_SUITE=${LINUX_SUITE:-sid}
+PREEMPT=${PREEMPT:-full}
+OURS=${OURS:-1}
+SIM=${SIM:-1}
+SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
+BOOTS=${BOOTS:-2}
+RUNS=${RUNS:-3}
+WARMUP=${WARMUP:-1}
+CONFIGS=${CONFIGS-default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy}
+default1='hackbench -g 2 -l 100|hackbench -p -g 2 -l 100'
+[[ ${FULL:-0} == 1 ]] && default1+='|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50'
+WORKLOADS=${WORKLOADS-$default1}
+CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG}
+# (cyclictest-load: cyclictest beside a hackbench that keeps running.)
+default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20'
+# FULL=1: docs/results/linux.md also ran these
+more2='perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
+more2+='|cyclictest-load => hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=$!; cyclictest -t1 -i500 -l1000 -p50 -q; kill $b; wait'
+[[ ${FULL:-0} == 1 ]] && default2+="|$more2"
+WORKLOADS2=${WORKLOADS2-$default2}
+CONF_MS=${CONF_MS:-1000}
+CONF_SMP=${CONF_SMP:-1}
+REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
-[[ $SMP =~ ^[2-8]$ ]] || { echo "error: linux-compare: SMP must be 2..8, got '$SMP'" >&2; exit 2; }
-[[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "error: linux-compare: REPS must be a positive integer, got '$REPS'" >&2; exit 2; }
-for m in $MODES; do
-    [[ $m == icount || $m == tcg ]] || { echo "error: linux-compare: unknown mode '$m' (icount, tcg)" >&2; exit 2; }
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
+
+bad() { echo "error: linux-compare: $*" >&2; exit 2; }
+[[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
+[[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
+for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE; do
+    [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
-mkdir -p "$OUT/debs" "$OUT/logs"
+[[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
+[[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
+[[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
+[[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
+[[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
+[[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
+[[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
+mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
+[[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
+qextra=""
+[[ $ICOUNT != off ]] && qextra="-icount shift=$ICOUNT,sleep=off"
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 
-# --- Linux: packages (cached), initramfs ----------------------------------
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$2" >/dev/null; }; }
-need cpio cpio
-need gcc gcc
-cd "$OUT/debs"
-if ! ls linux-image-6.1.*-amd64_*.deb >/dev/null 2>&1; then
-    apt-get update -qq
-    img=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-    [[ -n $img ]] || { echo "error: linux-compare: linux-image-amd64 names no kernel package" >&2; exit 1; }
-    # apt's sandbox user may not write here; as root the download still works.
-    apt-get download "$img" busybox-static rt-tests libnuma1 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
-fi
-ls linux-image-6.1.*-amd64_*.deb busybox-static_*.deb rt-tests_*.deb libnuma1_*.deb >/dev/null
-cd "$OUT"
-rm -rf x initramfs
-mkdir -p x
-for d in debs/*.deb; do dpkg-deb -x "$d" x; done
-vmlinuz=$(ls x/boot/vmlinuz-6.1.*-amd64 | head -1)
-version=${vmlinuz##*/vmlinuz-}
-grep -q '^CONFIG_HZ=250$' "x/boot/config-$version" && grep -q '^CONFIG_PREEMPT_DYNAMIC=y$' "x/boot/config-$version" ||
-    { echo "error: linux-compare: $version is not HZ=250 with PREEMPT_DYNAMIC" >&2; exit 1; }
-cp "$vmlinuz" vmlinuz
-gcc -O2 -static -o piperr "$here/linux-compare/piperr.c"
+# --- Linux: packages (cached), initramfs ------------------------------------
+x=$(LINUX_SUITE=$LINUX_SUITE "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
+ldir0=$OUT/$LINUX_SUITE
+mkdir -p "$OUT/logs"
+# Under -icount, Debian 12's 6.1 never brings its second CPU up (the AP spins
+# in wait_for_master_cpu): it runs on one CPU there; 7.x brings all up.
+one=""
+[[ $LINUX_SUITE == bookworm && $ICOUNT != off ]] && one=maxcpus=1
 
-ir=initramfs
-mkdir -p $ir/bin $ir/proc $ir/sys $ir/dev $ir/tmp
-cp x/bin/busybox $ir/bin/busybox
-for app in sh mount mkdir echo sleep reboot cat seq grep; do ln -s busybox "$ir/bin/$app"; done
-cp x/usr/bin/cyclictest piperr $ir/bin/
-# cyclictest's shared libraries: this host's (Debian 12, as the packages),
-# libnuma from its package; all in one directory the init names.
-mkdir -p $ir/lib/x86_64-linux-gnu $ir/lib64
-LD_LIBRARY_PATH=x/usr/lib/x86_64-linux-gnu ldd x/usr/bin/cyclictest | awk '$2 == "=>" && $3 ~ /\// {print $3}' |
-    while read -r lib; do cp -L "$lib" $ir/lib/x86_64-linux-gnu/; done
-cp -L /lib64/ld-linux-x86-64.so.2 $ir/lib64/
-cat >$ir/init <<INIT
-#!/bin/sh
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
-export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
-echo "linux-compare: \$(cat /proc/version)"
-echo "linux-compare: preempt \$(cat /sys/kernel/debug/sched/preempt 2>/dev/null || grep -o 'preempt=[a-z]*' /proc/cmdline)"
-for r in \$(seq $REPS); do
-    cyclictest -t1 -i500 -l1000 -p50 -q
-    piperr $LOOPS_PIPE 0 0
-    piperr $LOOPS_PIPE 0 1
-done
-echo "linux-compare: done"
-reboot -f
-INIT
-chmod +x $ir/init
-(cd $ir && find . | cpio -o -H newc --quiet | gzip -9) >initramfs.cpio.gz
+# Linux's command for one of our shell's workloads ('' when there is none).
+linux_cmd() {
+    local w=$1
+    case $w in
+        *' => '*) echo "${w#* => }" ;;
+        hackbench\ * | hackbench) echo "$w" ;;
+        schbench* | pgbench* | spin\ *) echo "lcbench $w" ;;
+        'perfpipe -s -l '*) echo "piperr ${w##* } 0 0" ;;
+        'perfpipe -x -l '*) echo "piperr ${w##* } 0 $((SMP - 1))" ;;
+        'perfpipe -l '*) echo "perf bench sched pipe -l ${w##* }" ;;
+        cyclictest*) # rt-tests takes -t/-l's values attached (optional arguments)
+            echo "$w -q" | sed -E 's/ -([tilp]) ([0-9]+)/ -\1\2/g' ;;
+        *) echo "" ;;
+    esac
+}
+label_of() { echo "${1%% => *}"; }
 
-# --- boots ----------------------------------------------------------------
-ours_script=""
-for ((r = 1; r <= REPS; r++)); do
-    ours_script+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
-done
-ours_script+="poweroff"
-
-boot() { # mode kernel log [qemu args...] -- cmdline
-    local mode=$1 kernel=$2 log=$3
-    shift 3
-    local extra=()
+boot() { # kernel log [qemu args...] -- cmdline
+    local kernel=$1 log=$2
+    shift 2
+    local extra=($qextra)
     while [[ $1 != -- ]]; do extra+=("$1"); shift; done
     shift
-    [[ $mode == icount ]] && extra+=(-icount shift=2,sleep=off)
     local t0=$SECONDS
     SMP=$SMP ACCEL=tcg QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
-        "$here/qemu-x86_64.sh" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
-    cut -d' ' -f1-3 /proc/loadavg >"$log.load"
-    echo "linux-compare: $mode: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time"
+        "$root/scripts/qemu-x86_64.sh" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
+    echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
+}
+boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
+    local log=$1
+    shift
+    boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" -- console=ttyS0 quiet "preempt=$PREEMPT" $one "$@"
+    local cpus
+    cpus=$(tr -d '\r' <"$log" | sed -n 's/^lc: cpus online \([^ ]*\).*/\1/p')
+    [[ -n $cpus ]] || { echo "error: linux-compare: Linux did not reach its init; see $log" >&2; return 1; }
+    grep -q '^lc: done' <(tr -d '\r' <"$log") || echo "warning: linux-compare: Linux did not finish; see $log" >&2
+    echo "linux-compare: Linux CPUs online $cpus" >&2
 }
 
-# mean and stddev (n-1) of the numbers on stdin, as "mean sd n".
-stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
-
-# Figures from one log: cyc_avg cyc_max pipe_same pipe_cross (one value per line, per rep).
-cyc() { tr -d '\r' <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
-linux_pipe() { tr -d '\r' <"$1" | grep -E "^round trip .*cpu 0 <-> cpu $2\\)" | awk '{print $3}'; }
-ours_pipe() { tr -d '\r' <"$1" | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
-
-report() { # mode
-    local mode=$1 L=$OUT/logs/linux-$1.log O=$OUT/logs/ours-$1.log
-    local cond="SMP=$SMP, $( [[ $mode == icount ]] && echo 'reproducible: -icount shift=2,sleep=off' || echo 'multi-threaded TCG, wall clock')"
-    echo
-    echo "== $mode ($cond; mean +- stddev over $REPS repetitions in one boot) =="
-    printf '%-34s %18s %18s %8s\n' metric ours linux ratio
-    row() { # name ours-values linux-values
-        read -r om os on <<<"$(stats <<<"$2")"
-        read -r lm ls ln <<<"$(stats <<<"$3")"
-        local ratio=-
-        [[ $on -gt 0 && $ln -gt 0 ]] && ratio=$(awk -v a="$om" -v b="$lm" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')
-        printf '%-34s %10s +- %-5s %10s +- %-5s %8s\n' "$1" "$om" "$os" "$lm" "$ls" "$ratio"
-    }
-    row "cyclictest avg latency (us)" "$(cyc "$O" 1)" "$(cyc "$L" 1)"
-    row "cyclictest max latency (us)" "$(cyc "$O" 2)" "$(cyc "$L" 2)"
-    row "pipe round trip, same CPU (ns)" "$(ours_pipe "$O" same)" "$(linux_pipe "$L" 0)"
-    row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
-    echo "ours, placements (last runs):"
-    tr -d '\r' <"$O" | grep '^placement: ' | tail -2 | sed 's/^/  /'
-    [[ $mode == tcg ]] && echo "host load average when the boots ended: linux $(cat "$L.load") / ours $(cat "$O.load") (2 host cores)"
-    echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^linux-compare: Linux' | cut -c 16-70)"
+# --- ab ------------------------------------------------------------------------
+plan_and_script() { # writes $ldir/plan.sh; prints our run= script
+    local cfgs wls w c copts="" script=""
+    : >"$ldir/plan.sh"
+    for set in 1 2; do
+        if [[ $set == 1 ]]; then cfgs=$CONFIGS wls=$WORKLOADS; else cfgs=$CONFIGS2 wls=$WORKLOADS2; fi
+        [[ -n $cfgs && -n $wls ]] || continue
+        IFS='|' read -ra cl <<<"$cfgs"
+        IFS='|' read -ra wl <<<"$wls"
+        copts=""
+        for c in "${cl[@]}"; do copts+=" -c '${c:-default}'"; done
+        for w in "${wl[@]}"; do
+            local cmd label
+            cmd=$(linux_cmd "$w")
+            label=$(label_of "$w")
+            [[ -n $cmd ]] || bad "no Linux command for workload '$w' (give one as 'LABEL => COMMAND')"
+            printf "lc_compare %d %d '%s' '%s' '%s'\n" "$RUNS" "$WARMUP" "$label" "${cmd//\'/\'\\\'\'}" "$cfgs" >>"$ldir/plan.sh"
+            [[ $w == *' => '* ]] || script+="compare -n $RUNS -w $WARMUP$copts -- $w; "
+        done
+    done
+    echo "${script}poweroff"
 }
 
-for mode in $MODES; do
-    [[ ${REPORT_ONLY:-0} == 1 ]] && break
-    # Under -icount (QEMU 7.2, with or without sleep=off, also with
-    # tsc=reliable) Linux 6.1 never brings its second CPU up: the AP spins in
-    # wait_for_master_cpu while the boot CPU keeps switching tasks. So in
-    # reproducible mode Linux runs on one of the machine's CPUs (maxcpus=1)
-    # and has no cross-CPU figure.
-    one=""
-    [[ $mode == icount ]] && one=maxcpus=1
-    boot "$mode" "$OUT/vmlinuz" "$OUT/logs/linux-$mode.log" -initrd "$OUT/initramfs.cpio.gz" -- \
-        console=ttyS0 preempt=full quiet $one
-    boot "$mode" "$elf" "$OUT/logs/ours-$mode.log" -- "seed=1 preempt=full run=$ours_script"
+part_ab() {
+    local dir=$OUT/${AB_NAME:-ab} script
+    script=$(plan_and_script)
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        rm -rf "$dir/logs"
+        mkdir -p "$dir/logs"
+        echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
+        for ((b = 1; b <= BOOTS; b++)); do
+            boot_linux "$dir/logs/linux-x86_64_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
+            [[ $OURS == 1 ]] || continue
+            boot "$elf" "$dir/logs/x86_64_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
+        done
+    fi
+    local others=() sims=()
+    [[ $OURS == 1 ]] && others+=(x86_64)
+    if [[ $SIM == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
+        IFS='|' read -ra sims <<<"$WORKLOADS"
+        rm -f "$dir"/logs/sim-*.log
+        (cd "$root" && cargo build -q -p sim --release)
+        "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
+    fi
+    abtool --out "$dir" "$dir"/logs/*.log >/dev/null
+    echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
+    if [[ ${#others[@]} -gt 0 ]]; then
+        abtool --versus "$dir/samples.csv" "linux-x86_64" "${others[@]}" | tee "$dir/versus.txt"
+    else
+        cat "$dir/tables.txt"
+    fi
+}
+
+# --- conformance -----------------------------------------------------------
+# Each row: NAME | Linux command | our command ('' = none) | what is read | ideal | bound.
+conf_rows() {
+    local d=$CONF_MS
+    cat <<ROWS
+nice0_vs_5|lcbench spin -d $d -c 0 0 5|spin -d $d -c 0 0 5|share 0|75.35|1.0
+nice-10_0_5_19|lcbench spin -d $d -c 0 -10 0 5 19|spin -d $d -c 0 -10 0 5 19|share 0|87.42|1.0
+nice-10_0_5_19:n0|lcbench spin -d $d -c 0 -10 0 5 19|spin -d $d -c 0 -10 0 5 19|share 1|9.38|1.0
+nice-10_0_5_19:n5|lcbench spin -d $d -c 0 -10 0 5 19|spin -d $d -c 0 -10 0 5 19|share 2|3.07|0.5
+nice-10_0_5_19:n19|lcbench spin -d $d -c 0 -10 0 5 19|spin -d $d -c 0 -10 0 5 19|share 3|0.14|0.2
+mixed_0_0_3_-3|lcbench spin -d $d -c 0 0 0 3 -3|spin -d $d -c 0 0 0 3 -3|share 3|43.61|1.0
+idle_vs_nice0|lcbench spin -d $d -c 0 idle 0||share 0|0.29|0.2
+batch_vs_nice0|lcbench spin -d $d -c 0 batch:0 0||share 0|50.00|2.0
+wake_normal_among_2_hogs|lcbench wakelat -d $d -c 0 -n 2 -p 2000||lat_avg_us||
+wake_batch_among_2_hogs|lcbench wakelat -d $d -c 0 -n 2 -p 2000 -P batch||lat_avg_us||
+wake_slice100us_among_2_hogs|lcbench wakelat -d $d -c 0 -n 2 -p 2000 -s 100||lat_avg_us||
+hog_pair_switches|lcbench spin -d $d -c 0 0 0|spin -d $d -c 0 0 0|switches||
+hog_pair_switches:NO_RUN_TO_PARITY|lcbench spin -d $d -c 0 0 0|spin -d $d -c 0 0 0|switches||
+duty_vs_hog|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
+duty_vs_hog:NO_PLACE_LAG|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
+duty_vs_hog:NO_DELAY_DEQUEUE|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
+ROWS
+}
+
+part_conformance() {
+    local dir=$OUT/conformance
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        : >"$ldir/plan.sh"
+        local ours="" name cmd ourcmd cfg
+        declare -A done_l=() done_o=()
+        # Rows that read the same run share it (one run per config and command).
+        while IFS='|' read -r name cmd ourcmd _; do
+            cfg=default
+            [[ $name == *:[A-Z]* ]] && cfg=${name##*:}
+            if [[ -z ${done_l[$cfg|$cmd]:-} ]]; then
+                done_l[$cfg|$cmd]=1
+                printf "echo 'conf %s|%s'; lc_restore; lc_apply %s; %s; lc_restore\n" "$cfg" "$cmd" "$cfg" "$cmd" >>"$ldir/plan.sh"
+            fi
+            if [[ -n $ourcmd && -z ${done_o[$cfg|$ourcmd]:-} ]]; then
+                done_o[$cfg|$ourcmd]=1
+                if [[ $cfg == default ]]; then ours+="$ourcmd; "
+                else ours+="features $cfg; $ourcmd; features ${cfg#NO_}; "; fi
+            fi
+        done < <(conf_rows)
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        SMP=$CONF_SMP boot_linux "$dir/linux.log" lc.mode=ab lc.seed=1
+        if [[ $OURS == 1 ]]; then
+            # (rows are told apart by order: the k-th spin is the k-th row
+            # that has a command of ours)
+            SMP=$CONF_SMP boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${ours}poweroff"
+        fi
+    fi
+    echo "== conformance: SMP=$CONF_SMP, $mode, both preempt=$PREEMPT, ${CONF_MS} ms per run" | tee "$OUT/conformance.txt"
+    "$here/linux-compare/conformance.py" "$dir/linux.log" "$dir/ours.log" < <(conf_rows) | tee -a "$OUT/conformance.txt"
+}
+
+# --- latency (cyclictest, pipe round trips) ------------------------------------
+part_latency() {
+    local dir=$OUT/latency
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
+        boot_linux "$dir/linux.log" lc.mode=latency "lc.reps=$REPS" "lc.loops=$LOOPS_PIPE"
+        local s="" r
+        for ((r = 1; r <= REPS; r++)); do
+            s+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
+        done
+        [[ $OURS == 1 ]] && boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${s}poweroff"
+    fi
+    stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
+    cyc() { tr -d '\r' 2>/dev/null <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
+    linux_pipe() { tr -d '\r' <"$1" | grep -E "^round trip .*cpu 0 <-> cpu $2\\)" | awk '{print $3}'; }
+    ours_pipe() { tr -d '\r' 2>/dev/null <"$1" | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
+    local L=$dir/linux.log O=$dir/ours.log
+    {
+        echo "== latency: SMP=$SMP, $mode, both preempt=$PREEMPT; mean +- stddev over $REPS repetitions in one boot"
+        printf '%-34s %18s %18s %8s\n' metric ours linux ratio
+        row() {
+            local om os on lm ls ln ratio=-
+            read -r om os on <<<"$(stats <<<"$2")"
+            read -r lm ls ln <<<"$(stats <<<"$3")"
+            [[ $on -gt 0 && $ln -gt 0 ]] && ratio=$(awk -v a="$om" -v b="$lm" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')
+            printf '%-34s %10s +- %-5s %10s +- %-5s %8s\n' "$1" "$om" "$os" "$lm" "$ls" "$ratio"
+        }
+        row "cyclictest avg latency (us)" "$(cyc "$O" 1)" "$(cyc "$L" 1)"
+        row "cyclictest max latency (us)" "$(cyc "$O" 2)" "$(cyc "$L" 2)"
+        row "pipe round trip, same CPU (ns)" "$(ours_pipe "$O" same)" "$(linux_pipe "$L" 0)"
+        row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
+        echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^lc: Linux' | cut -c 5-60)"
+    } | tee "$OUT/latency.txt"
+}
+
+echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
+# Each part (and each AB_NAME) has its own initramfs (its own plan), so they
+# can run side by side.
+for w in $WHAT; do
+    ldir=$ldir0-$w
+    [[ $w == ab ]] && ldir=$ldir0-${AB_NAME:-ab}
+    mkdir -p "$ldir"
+    "part_$w"
 done
-for mode in $MODES; do report "$mode"; done | tee "$OUT/table.txt"

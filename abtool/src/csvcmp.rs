@@ -11,9 +11,9 @@ use std::fmt::Write as _;
 use shell::compare::{metric_kind, write_table, Series};
 
 /// (arch, cpus, workload, config label).
-type Key = (String, u32, String, String);
+pub type Key = (String, u32, String, String);
 /// Per key: metric name -> kept values, metrics in first-seen order.
-type Samples = BTreeMap<Key, Vec<(String, Vec<f64>)>>;
+pub type Samples = BTreeMap<Key, Vec<(String, Vec<f64>)>>;
 
 /// Splits one CSV line on commas outside double quotes (no escaped quotes:
 /// abtool writes none).
@@ -32,6 +32,12 @@ fn fields(line: &str) -> Vec<String> {
 
 /// Kept metric samples of a `samples.csv` text.
 pub fn parse(text: &str) -> Result<Samples, String> {
+    parse_kinds(text, false)
+}
+
+/// Kept samples of a `samples.csv` text: metrics, and with `counters` the
+/// mechanism counters too (after the metrics of their key).
+pub fn parse_kinds(text: &str, counters: bool) -> Result<Samples, String> {
     let mut lines = text.lines();
     let head = lines.next().unwrap_or("");
     if head != "arch,cpus,seed,workload,config,label,run,warmup,kind,name,value" {
@@ -44,7 +50,7 @@ pub fn parse(text: &str) -> Result<Samples, String> {
         if f.len() != 11 {
             return Err(bad());
         }
-        if f[7] != "false" || f[8] != "metric" {
+        if f[7] != "false" || !(f[8] == "metric" || counters && f[8] == "counter") {
             continue;
         }
         let cpus = f[1].parse().map_err(|_| bad())?;

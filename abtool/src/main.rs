@@ -3,10 +3,13 @@
 //! ```text
 //! abtool --out DIR LOG...
 //! abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]
+//! abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...
 //! ```
 //!
 //! The second form puts two runs' `samples.csv` (e.g. two commits' `make
-//! bench`) side by side, see [`csvcmp`].
+//! bench`) side by side, see [`csvcmp`]. The third sets kernels' A/B
+//! effects side by side with a verdict per row (`make linux-compare`: Linux
+//! against ours), see [`versus`].
 //!
 //! Each LOG is one boot's serial output, named `ARCH_smpN_seedS.log`; it holds
 //! one or more `compare` transcripts (header `compare: ... of 'WORKLOAD' ...`
@@ -23,6 +26,7 @@
 //! - `distributions.png`: every kept sample per config, coloured by boot.
 
 mod csvcmp;
+mod versus;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -672,10 +676,33 @@ fn compare_csv(args: &[String]) -> ! {
     std::process::exit(0);
 }
 
+fn versus_csv(args: &[String]) -> ! {
+    if args.len() < 3 {
+        eprintln!("error: abtool: usage: abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
+        std::process::exit(2);
+    }
+    let s = match std::fs::read_to_string(&args[0])
+        .map_err(|e| e.to_string())
+        .and_then(|t| csvcmp::parse_kinds(&t, true))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: abtool: {}: {e}", args[0]);
+            std::process::exit(1);
+        }
+    };
+    let others: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+    print!("{}", versus::table(&s, &args[1], &others));
+    std::process::exit(0);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--compare") {
         compare_csv(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("--versus") {
+        versus_csv(&args[1..]);
     }
     let mut out = PathBuf::from("build/ab");
     let mut logs = Vec::new();
@@ -689,6 +716,7 @@ fn main() {
             "-h" | "--help" => {
                 println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
                 println!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
+                println!("       abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
                 return;
             }
             a if a.starts_with('-') => {

@@ -1,0 +1,331 @@
+//! `abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...`: one kernel's A/B
+//! against another's (`make linux-compare`: Linux, arch `linux-x86_64`,
+//! as the reference; ours, `x86_64`), one row per workload and config.
+//!
+//! For each workload of the reference and each config other than `default`:
+//! the change of the workload's first metric against the config's baseline
+//! (the config with the most settings that are all in this one's:
+//! `NEXT_BUDDY,preempt=lazy` against `preempt=lazy`, `NEXT_BUDDY` against
+//! `default`; better positive; Welch's t-test over every kept
+//! run of every boot, `*` when p < 0.05) and the ratio of the mean
+//! `switches` per run, config / baseline (the mechanism). Then per other
+//! kernel the same, and a verdict against the reference:
+//! - `agree`: both significant, same direction;
+//! - `opposite`: both significant, opposite directions;
+//! - `null`: the reference is significant, the other is not;
+//! - `ref null`: the reference shows nothing significant (no target);
+//!
+//! and `x2`: whether the other's change is within a factor of 2 of the
+//! reference's (only for `agree`).
+//!
+//! Workloads are matched by their options: the reference's label `hackbench
+//! -p -g 2 -l 100` matches ours `hackbench -p -g 2 -l 100 -f 20 -s 100` (our
+//! shell names its defaults); a `-x N` option pair must be present with the
+//! same value, a bare flag must be present.
+
+use std::fmt::Write as _;
+
+use shell::compare::{metric_kind, Kind};
+use shell::stats::{amean, hmean, pct_better, welch_p, ALPHA};
+
+use crate::csvcmp::Samples;
+
+/// A workload label's command word and its options (`-g 2` as ("-g", "2"),
+/// a bare flag as ("-p", "")).
+fn options(label: &str) -> (String, Vec<(String, String)>) {
+    let mut words = label.split_whitespace().peekable();
+    let cmd = words.next().unwrap_or("").to_string();
+    let mut out = Vec::new();
+    while let Some(w) = words.next() {
+        let value = match words.peek() {
+            Some(v) if !v.starts_with('-') || v.parse::<f64>().is_ok() => {
+                words.next().unwrap_or("").to_string()
+            }
+            _ => String::new(),
+        };
+        out.push((w.to_string(), value));
+    }
+    (cmd, out)
+}
+
+/// Whether `other` names everything `reference` names (same command).
+/// hackbench's `-T` / `-P` (threads / processes) are not required: our
+/// shell accepts them but runs every task as a kernel thread either way,
+/// and does not name them in its label.
+fn matches(reference: &str, other: &str) -> bool {
+    let ((rc, ro), (oc, oo)) = (options(reference), options(other));
+    let mode = |o: &(String, String)| rc == "hackbench" && (o.0 == "-T" || o.0 == "-P");
+    rc == oc && ro.iter().all(|o| mode(o) || oo.contains(o))
+}
+
+/// One kernel's effect of a config: % change (better positive), p, switches ratio.
+#[derive(Clone, Copy, Debug)]
+pub struct Effect {
+    pub pct: f64,
+    pub p: f64,
+    pub switches: Option<f64>,
+}
+
+impl Effect {
+    fn significant(&self) -> bool {
+        self.p < ALPHA
+    }
+}
+
+fn series<'a>(ms: &'a [(String, Vec<f64>)], name: &str) -> Option<&'a [f64]> {
+    ms.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_slice())
+}
+
+/// A config label's settings (`default` has none).
+fn settings(label: &str) -> Vec<&str> {
+    label
+        .split([',', ' '])
+        .filter(|x| !x.is_empty() && *x != "default")
+        .collect()
+}
+
+/// The baseline of `label` among `labels`: the config with the most
+/// settings that are all in `label`'s (`NEXT_BUDDY,preempt=lazy` against
+/// `preempt=lazy`; `NEXT_BUDDY` against `default`).
+fn baseline<'a>(label: &str, labels: &[&'a str]) -> Option<&'a str> {
+    let mine = settings(label);
+    labels
+        .iter()
+        .filter(|l| {
+            let theirs = settings(l);
+            theirs.len() < mine.len() && theirs.iter().all(|x| mine.contains(x))
+        })
+        // Ties: the one that keeps the preemption model, so the row is a
+        // feature's effect within one model.
+        .max_by_key(|l| (settings(l).len(), l.contains("preempt=")))
+        .copied()
+}
+
+/// The labels of (arch, cpus, workload).
+fn labels_of<'a>(s: &'a Samples, arch: &str, cpus: u32, w: &str) -> Vec<&'a str> {
+    s.keys()
+        .filter(|k| k.0 == arch && k.1 == cpus && k.2 == w)
+        .map(|k| k.3.as_str())
+        .collect()
+}
+
+/// The effect of `label` against `base` for (arch, workload).
+fn effect(
+    s: &Samples,
+    arch: &str,
+    cpus: u32,
+    w: &str,
+    label: &str,
+    base: &str,
+) -> Option<(String, Effect)> {
+    let get = |l: &str| s.get(&(arch.to_string(), cpus, w.to_string(), l.to_string()));
+    let (base, var) = (get(base)?, get(label)?);
+    let (metric, b) = base.first()?;
+    let v = series(var, metric)?;
+    let kind = metric_kind(metric);
+    let mean = if kind == Kind::Higher { hmean } else { amean };
+    let switches = match (series(base, "switches"), series(var, "switches")) {
+        (Some(a), Some(b)) if amean(a) > 0.0 => Some(amean(b) / amean(a)),
+        _ => None,
+    };
+    Some((
+        metric.clone(),
+        Effect {
+            pct: pct_better(mean(b), mean(v), kind == Kind::Higher),
+            p: welch_p(b, v),
+            switches,
+        },
+    ))
+}
+
+/// The verdict of `other` against `reference`.
+pub fn verdict(reference: &Effect, other: &Effect) -> &'static str {
+    match (reference.significant(), other.significant()) {
+        (false, _) => "ref null",
+        (true, false) => "null",
+        (true, true) if (reference.pct >= 0.0) == (other.pct >= 0.0) => "agree",
+        _ => "opposite",
+    }
+}
+
+fn cell(e: Option<&Effect>) -> String {
+    match e {
+        None => format!("{:>26}", "-"),
+        Some(e) => {
+            let sig = if e.significant() { '*' } else { ' ' };
+            let sw = e.switches.map_or("-".to_string(), |r| format!("x{r:.2}"));
+            format!("{:>+8.1}%{sig} p={:<6.3} sw {:>6}", e.pct, e.p, sw)
+        }
+    }
+}
+
+/// The table (see the module docs).
+pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
+    let mut out = String::new();
+    let mut keys: Vec<(u32, String)> = s
+        .keys()
+        .filter(|k| k.0 == reference)
+        .map(|k| (k.1, k.2.clone()))
+        .collect();
+    keys.dedup();
+    let _ = writeln!(
+        out,
+        "== versus: change of each workload's first metric against the config's baseline (`default`, or the config it adds one setting to) (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / its baseline"
+    );
+    let mut head = format!("{:<38}{:<40}{:>32}", "workload", "config", reference);
+    for o in others {
+        let _ = write!(head, "{:>32}{:>10}{:>5}", o, "verdict", "x2");
+    }
+    let _ = writeln!(out, "{head}");
+    let mut tally = vec![[0usize; 5]; others.len()];
+    for (cpus, w) in keys {
+        let labels = labels_of(s, reference, cpus, &w);
+        let mut first = true;
+        for &label in &labels {
+            let Some(base) = baseline(label, &labels) else {
+                continue;
+            };
+            let Some((metric, r)) = effect(s, reference, cpus, &w, label, base) else {
+                continue;
+            };
+            let name = if first {
+                format!("{w} [{metric}]")
+            } else {
+                String::new()
+            };
+            first = false;
+            let config = if base == "default" {
+                label.to_string()
+            } else {
+                format!("{label} vs {base}")
+            };
+            let mut row = format!("{name:<38}{config:<40}{:>32}", cell(Some(&r)));
+            for (i, o) in others.iter().enumerate() {
+                let ow = s
+                    .keys()
+                    .find(|k| k.0 == *o && k.1 == cpus && matches(&w, &k.2))
+                    .map(|k| k.2.clone());
+                let e = ow.and_then(|ow| effect(s, o, cpus, &ow, label, base).map(|(_, e)| e));
+                let (v, x2) = match &e {
+                    Some(e) => {
+                        let v = verdict(&r, e);
+                        let within = v == "agree" && e.pct / r.pct <= 2.0 && e.pct / r.pct >= 0.5;
+                        let j = ["agree", "null", "opposite", "ref null"]
+                            .iter()
+                            .position(|x| *x == v)
+                            .unwrap_or(3);
+                        tally[i][j] += 1;
+                        if within {
+                            tally[i][4] += 1;
+                        }
+                        (
+                            v,
+                            if v == "agree" {
+                                if within {
+                                    "yes"
+                                } else {
+                                    "no"
+                                }
+                            } else {
+                                ""
+                            },
+                        )
+                    }
+                    None => ("-", ""),
+                };
+                let _ = write!(row, "{:>32}{v:>10}{x2:>5}", cell(e.as_ref()));
+            }
+            let _ = writeln!(out, "{}", row.trim_end());
+        }
+    }
+    for (i, o) in others.iter().enumerate() {
+        let t = tally[i];
+        let _ = writeln!(
+            out,
+            "{o} against {reference}: {} agree ({} within 2x), {} null, {} opposite, {} where {reference} shows no significant change",
+            t[0], t[4], t[1], t[2], t[3]
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_match_with_defaults_named() {
+        assert!(matches(
+            "hackbench -p -g 2 -l 100",
+            "hackbench -p -g 2 -l 100 -f 20 -s 100"
+        ));
+        assert!(!matches(
+            "hackbench -p -g 2 -l 100",
+            "hackbench -g 2 -l 100 -f 20 -s 100"
+        ));
+        assert!(!matches(
+            "hackbench -g 4 -l 100",
+            "hackbench -g 2 -l 100 -f 20"
+        ));
+        assert!(!matches("schbench -r 1", "hackbench -r 1"));
+        assert!(matches("perfpipe -l 2000", "perfpipe -l 2000"));
+    }
+
+    #[test]
+    fn baselines() {
+        let l = [
+            "default",
+            "NEXT_BUDDY",
+            "preempt=lazy",
+            "NEXT_BUDDY,preempt=lazy",
+        ];
+        assert_eq!(baseline("NEXT_BUDDY", &l), Some("default"));
+        assert_eq!(
+            baseline("NEXT_BUDDY,preempt=lazy", &l),
+            Some("preempt=lazy")
+        );
+        assert_eq!(baseline("default", &l), None);
+    }
+
+    #[test]
+    fn verdicts() {
+        let e = |pct, p| Effect {
+            pct,
+            p,
+            switches: None,
+        };
+        assert_eq!(verdict(&e(10.0, 0.01), &e(30.0, 0.001)), "agree");
+        assert_eq!(verdict(&e(10.0, 0.01), &e(-3.0, 0.01)), "opposite");
+        assert_eq!(verdict(&e(10.0, 0.01), &e(3.0, 0.4)), "null");
+        assert_eq!(verdict(&e(1.0, 0.4), &e(3.0, 0.01)), "ref null");
+    }
+
+    #[test]
+    fn table_pairs_kernels_by_options() {
+        let text = "arch,cpus,seed,workload,config,label,run,warmup,kind,name,value\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",0,\"default\",1,false,metric,time_s,1.0\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",0,\"default\",1,false,counter,switches,100\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",0,\"default\",3,false,metric,time_s,1.1\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",0,\"default\",3,false,counter,switches,100\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",1,\"NEXT_BUDDY\",2,false,metric,time_s,0.5\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",1,\"NEXT_BUDDY\",2,false,counter,switches,50\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",1,\"NEXT_BUDDY\",4,false,metric,time_s,0.55\n\
+            linux-x86_64,4,1,\"hackbench -g 2\",1,\"NEXT_BUDDY\",4,false,counter,switches,50\n\
+            x86_64,4,1,\"hackbench -g 2 -f 20\",0,\"default\",1,false,metric,time_s,2.0\n\
+            x86_64,4,1,\"hackbench -g 2 -f 20\",0,\"default\",3,false,metric,time_s,2.02\n\
+            x86_64,4,1,\"hackbench -g 2 -f 20\",1,\"NEXT_BUDDY\",2,false,metric,time_s,2.5\n\
+            x86_64,4,1,\"hackbench -g 2 -f 20\",1,\"NEXT_BUDDY\",4,false,metric,time_s,2.52\n";
+        let s = crate::csvcmp::parse_kinds(text, true).unwrap();
+        let t = table(&s, "linux-x86_64", &["x86_64"]);
+        // Linux: 1.05 -> 0.525 s, +50% better, switches halved; ours 2.01 -> 2.51, worse.
+        assert!(t.contains("+50.0%*"), "{t}");
+        assert!(t.contains("sw  x0.50"), "{t}");
+        assert!(t.contains("opposite"), "{t}");
+        assert!(
+            t.contains("x86_64 against linux-x86_64: 0 agree (0 within 2x), 0 null, 1 opposite"),
+            "{t}"
+        );
+    }
+}

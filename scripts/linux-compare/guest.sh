@@ -1,0 +1,206 @@
+# /lc.sh of the linux-compare initramfs (busybox sh, sourced by /init): the
+# in-guest half of the Linux A/B, printing what the `sched>` shell's
+# `compare` prints, so that abtool reads both the same way:
+#
+#   compare: N config(s) x R run(s) (+W warmup) of 'LABEL', rotated order, seed S
+#   run I/T cfg C CONFIG: metric=value ... | counter=delta ...
+#
+# lc_compare RUNS WARMUP LABEL CMD CONFIGS
+#   CONFIGS is '|'-separated; a config is `default` or comma-separated
+#   settings: FEATURE or NO_FEATURE (written to
+#   /sys/kernel/debug/sched/features) and preempt=full|lazy (written to
+#   /sys/kernel/debug/sched/preempt). Every config is tried first; one that
+#   the kernel refuses skips the whole comparison. Each run starts from the
+#   boot's features and preempt model plus the config's settings; rounds are
+#   rotated (A B C, B C A, ...) as `compare` rotates them; before each run a
+#   pseudo-random pause of 0..1 tick (4 ms at HZ=250), from lc.seed, so runs
+#   start at different tick phases (under -icount the seed is what samples
+#   the variance, as in our kernel).
+#   Metrics, from the command's output: hackbench / perf bench sched
+#   messaging `time_s`; perf bench sched pipe and piperr `usecs_per_op`,
+#   `ops_per_s`; cyclictest `lat_avg_us`, `lat_max_us`; lcbench its own
+#   (`lcbench: k=v ... | k=v ...`). Counters, as deltas over the run:
+#   `switches` (/proc/stat ctxt), from /proc/schedstat summed over CPUs
+#   `sched_calls`, `goidle`, `wakeups` (ttwu_count), `wakeups_local`,
+#   `run_delay_us`, `timeslices` (pcount), `yields`; and the workload's own
+#   tasks' `task_nvcsw` / `task_nivcsw` (voluntary / involuntary switches,
+#   getrusage of the waited-for children, `lcbench rus`).
+
+LC_FEAT=/sys/kernel/debug/sched/features
+LC_PRE=/sys/kernel/debug/sched/preempt
+lc_boot_features=$(cat $LC_FEAT)
+lc_boot_preempt=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' $LC_PRE)
+lc_seed=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc.seed=//p' | tail -1)
+lc_rng=$(( ${lc_seed:-1} * 2654435761 % 2147483647 + 1 ))
+
+lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
+    lc_rng=$(( lc_rng * 48271 % 2147483647 ))
+}
+
+lc_restore() {
+    for f in $lc_boot_features; do echo "$f" >$LC_FEAT; done
+    [ -n "$lc_boot_preempt" ] && echo "$lc_boot_preempt" >$LC_PRE
+}
+
+lc_apply() { # CONFIG; fails on a setting the kernel refuses
+    for s in $(echo "$1" | tr ',' ' '); do
+        case $s in
+            default) ;;
+            preempt=*) echo "${s#preempt=}" 2>/dev/null >$LC_PRE || return 1 ;;
+            *) echo "$s" 2>/dev/null >$LC_FEAT || return 1 ;;
+        esac
+    done
+}
+
+# ctxt, then the /proc/schedstat sums (version 15+ cpu lines: yld_count,
+# legacy 0, sched_count, sched_goidle, ttwu_count, ttwu_local, rq_cpu_time,
+# run_delay, pcount).
+lc_counters() {
+    awk '/^ctxt/ {c = $2} END {printf "%.0f ", c}' /proc/stat
+    awk '/^cpu[0-9]/ {y += $2; s += $4; g += $5; w += $6; l += $7; d += $9; p += $10}
+        END {printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", s, g, w, l, d / 1000, p, y}' /proc/schedstat
+}
+
+lc_metrics() { # OUTFILE -> "metrics;extra counters;nvcsw;nivcsw;status"
+    awk '
+        /^lcbench: / { sub(/^lcbench: /, ""); n = index($0, " | ");
+            if (n) { m = substr($0, 1, n - 1); c = substr($0, n + 3) } else m = $0; next }
+        /^Time: / { m = sprintf("time_s=%.4f", $2) }
+        /Total time:/ { m = sprintf("time_s=%.4f", $3) }
+        /usecs\/op/ { m = sprintf("usecs_per_op=%.4f ops_per_s=%.4f", $1, 1e6 / $1) }
+        /^round trip / { m = sprintf("usecs_per_op=%.4f ops_per_s=%.4f", $3 / 1000, 1e9 / $3) }
+        /^T: *0 / { a = $0; sub(/.*Avg: */, "", a); sub(/ .*/, "", a);
+            x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x);
+            m = sprintf("lat_avg_us=%.4f lat_max_us=%.4f", a, x) }
+        /^rus: / { for (i = 2; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } }
+        END { printf "%s;%s;%s;%s;%s\n", m, c, r["nvcsw"], r["nivcsw"], r["status"] }' "$1"
+}
+
+lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
+    runs=$1 warm=$2 label=$3 cmd=$4
+    old_ifs=$IFS
+    IFS='|'
+    set -- $5
+    IFS=$old_ifs
+    n=$#
+    i=0
+    for c in "$@"; do
+        i=$((i + 1))
+        eval "lc_cfg_$i=\$c"
+        lc_restore
+        if ! lc_apply "$c"; then
+            lc_restore
+            echo "compare: error: config $i '$c' refused by this kernel; '$label' not run"
+            return 1
+        fi
+    done
+    lc_restore
+    rounds=$((warm + runs))
+    total=$((rounds * n))
+    echo "compare: $n config(s) x $runs run(s) (+$warm warmup) of '$label', rotated order, seed ${lc_seed:-1}"
+    echo "compare: linux command: $cmd"
+    index=0 kept=0 r=0
+    while [ $r -lt $rounds ]; do
+        k=0
+        while [ $k -lt $n ]; do
+            ci=$(((r + k) % n))
+            index=$((index + 1))
+            eval "cfg=\$lc_cfg_$((ci + 1))"
+            tag=$(printf "\\$(printf %o $((65 + ci)))")
+            lc_restore
+            lc_apply "$cfg"
+            lc_rand
+            usleep $((lc_rng % 4000))
+            before=$(lc_counters)
+            lcbench rus sh -c "$cmd" >/tmp/lc.out 2>&1
+            after=$(lc_counters)
+            lc_metrics /tmp/lc.out >/tmp/lc.m
+            IFS=';' read -r met extra nv niv st </tmp/lc.m
+            if [ "${st:-1}" != 0 ] || [ -z "$met" ]; then
+                echo "compare: run $index/$total failed (status ${st:-?}), not kept; its output:"
+                sed 's/^/  | /' /tmp/lc.out | tail -5
+                k=$((k + 1))
+                continue
+            fi
+            cnt=$(echo "$before $after" | awk '{printf "switches=%.0f sched_calls=%.0f goidle=%.0f wakeups=%.0f wakeups_local=%.0f run_delay_us=%.0f timeslices=%.0f yields=%.0f",
+                $9 - $1, $10 - $2, $11 - $3, $12 - $4, $13 - $5, $14 - $6, $15 - $7, $16 - $8}')
+            word=run
+            [ $r -lt $warm ] && word=warmup
+            [ $r -ge $warm ] && kept=$((kept + 1))
+            echo "$word $index/$total cfg $tag $cfg: $met | $cnt task_nvcsw=$nv task_nivcsw=$niv $extra"
+            k=$((k + 1))
+        done
+        r=$((r + 1))
+    done
+    lc_restore
+    echo "compare: $kept run(s) kept, $((warm * n)) warmup dropped"
+    echo "compare: features and preempt model restored"
+}
+
+# Waits until the machine is idle: after boot, kernel threads keep CPUs
+# busy for a few seconds (measured at 1 CPU: spinners got only 40% of the
+# CPU in the first runs), which would land in the first runs. Idle means
+# >= 95% of the CPU time idle over 1 s (the probe's own awk runs are in the
+# window), three times in a row; at most 30 s.
+# Prints how long it took and the threads that used the most CPU so far.
+lc_settle() {
+    t=0 calm=0
+    while [ $calm -lt 3 ] && [ $t -lt 30 ]; do
+        a=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+        usleep 1000000
+        b=$(awk '/^cpu / {print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat)
+        if echo "$a $b" | awk '{exit !($4 > $2 && ($3 - $1) * 100 >= 95 * ($4 - $2))}'; then
+            calm=$((calm + 1))
+        else
+            calm=0
+        fi
+        t=$((t + 1))
+    done
+    echo "lc: settled after $t s ($calm calm windows); busiest threads so far (ticks):"
+    for d in /proc/[0-9]*/task/[0-9]*; do
+        [ -r "$d/stat" ] && awk '{sub(/^[^)]*\) /, ""); print $12 + $13, "'"${d##*/}"'"}' "$d/stat" 2>/dev/null |
+            { read -r ticks tid; echo "$ticks $tid $(cat "$d/comm" 2>/dev/null)"; }
+    done | sort -rn | head -3 | sed 's/^/lc:   /'
+}
+
+lc_check() { # NAME OK(0/1) DETAIL
+    if [ "$2" = 0 ]; then echo "lc: check $1 ok: $3"; else echo "lc: check $1 FAIL: $3"; fi
+}
+
+# The smoke run of `make test-linux`.
+lc_smoke() {
+    grep -qw NO_NEXT_BUDDY $LC_FEAT
+    lc_check boot-default-no-next-buddy $? "$(tr ' ' '\n' <$LC_FEAT | grep NEXT_BUDDY)"
+    echo NEXT_BUDDY >$LC_FEAT && tr ' ' '\n' <$LC_FEAT | grep -qx NEXT_BUDDY
+    lc_check flip-next-buddy $? "$(tr ' ' '\n' <$LC_FEAT | grep NEXT_BUDDY)"
+    before=$(cat $LC_FEAT)
+    ! echo NO_SUCH_FEATURE 2>/dev/null >$LC_FEAT && [ "$(cat $LC_FEAT)" = "$before" ]
+    lc_check bad-feature-refused $? "unchanged after NO_SUCH_FEATURE"
+    echo NO_NEXT_BUDDY >$LC_FEAT && tr ' ' '\n' <$LC_FEAT | grep -qx NO_NEXT_BUDDY
+    lc_check flip-back $? "$(tr ' ' '\n' <$LC_FEAT | grep NEXT_BUDDY)"
+    echo lazy >$LC_PRE && grep -q '(lazy)' $LC_PRE
+    lc_check preempt-lazy $? "$(cat $LC_PRE)"
+    lc_restore
+    hackbench -p -g 1 -l 20 >/tmp/hb.out 2>&1
+    st=$?
+    t=$(awk '/^Time: / {print $2}' /tmp/hb.out)
+    [ $st = 0 ] && [ -n "$t" ]
+    lc_check hackbench $? "status $st, Time: ${t:-none}"
+    lcbench spin -d 400 -c 0 0 5 >/tmp/spin.out 2>&1
+    share=$(awk '/^lcbench: / {sub(/.*share0_pct=/, ""); print $1}' /tmp/spin.out)
+    # nice 0 vs 5 on one CPU: 1024 / (1024 + 335) = 75.35%; bound +-5 points
+    awk -v s="${share:-0}" 'BEGIN {exit !(s > 70.35 && s < 80.35)}'
+    lc_check spin-share $? "nice 0 vs 5 share ${share:-none}% (ideal 75.35, bound 70.35..80.35)"
+}
+
+# The latency figures of the original linux-compare (cyclictest, pipe round
+# trips on one CPU and across two).
+lc_latency() { # REPS LOOPS
+    r=0
+    while [ $r -lt "${1:-3}" ]; do
+        cyclictest -t1 -i500 -l1000 -p50 -q
+        piperr "${2:-2000}" 0 0
+        [ "$(nproc)" -gt 1 ] && piperr "${2:-2000}" 0 1
+        r=$((r + 1))
+    done
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# /init of the linux-compare initramfs (busybox sh). Mounts proc, sys,
+# devtmpfs and debugfs, prints what the harness checks (kernel version, CPUs
+# online, preempt model, scheduler features), then runs the mode named on
+# the kernel command line and powers off:
+#   lc.mode=ab       /plan.sh with the A/B functions of /lc.sh (lc.seed=N)
+#   lc.mode=smoke    a feature flipped and read back, one tiny hackbench
+#   lc.mode=latency  cyclictest and pipe round trips (lc.reps=N, lc.loops=N)
+#   lc.mode=sh       an interactive shell (debugging)
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+# schedstats (/proc/schedstat's sched_count, goidle, ttwu) are off by default
+echo 1 >/proc/sys/kernel/sched_schedstats
+export PATH=/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu HOME=/tmp
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
+mode=$(arg lc.mode)
+echo "lc: Linux $(uname -r) $(cut -d' ' -f4- /proc/version | cut -c1-60)"
+echo "lc: cpus online $(cat /sys/devices/system/cpu/online) of possible $(cat /sys/devices/system/cpu/possible), nproc $(nproc)"
+echo "lc: preempt $(cat /sys/kernel/debug/sched/preempt 2>/dev/null)"
+echo "lc: features $(cat /sys/kernel/debug/sched/features 2>/dev/null)"
+echo "lc: mode ${mode:-none} seed $(arg lc.seed)"
+. /lc.sh
+[ "$mode" = sh ] || lc_settle
+case $mode in
+    ab) . /plan.sh ;;
+    smoke) lc_smoke ;;
+    latency) lc_latency "$(arg lc.reps)" "$(arg lc.loops)" ;;
+    sh) setsid cttyhack sh ;;
+    *) echo "lc: error: unknown lc.mode '$mode'" ;;
+esac
+echo "lc: done"
+sync
+poweroff -f

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the initramfs `make linux-compare` boots Linux with, from the packages
+# fetch.sh extracted:
+#
+#   scripts/linux-compare/initramfs.sh X_DIR OUT_DIR [PLAN]
+#
+# - busybox (busybox-static) for the init and its tools;
+# - rt-tests' hackbench and cyclictest, perf (linux-perf) when present;
+# - lcbench and piperr (this directory, built here with gcc -static);
+# - the shared libraries the dynamic binaries need: their DT_NEEDED entries
+#   (readelf -d), resolved recursively in X_DIR's library directories, and
+#   the dynamic loader; a library that cannot be found is an error;
+# - /init (init.sh), /lc.sh (guest.sh: the in-guest A/B) and /plan.sh
+#   (PLAN, the script the `ab` mode runs; empty without it).
+#
+# Writes OUT_DIR/initramfs.cpio.gz and OUT_DIR/vmlinuz; prints the kernel
+# version. The kernel is the one X_DIR holds (Debian 14 keeps it in
+# /usr/lib/modules/VERSION/vmlinuz, Debian 12 in /boot).
+set -euo pipefail
+
+[[ $# -ge 2 && $# -le 3 ]] || { echo "usage: $0 X_DIR OUT_DIR [PLAN]" >&2; exit 2; }
+x=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+plan=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$2" >/dev/null; }; }
+need cpio cpio
+need gcc gcc
+need readelf binutils
+[[ -f /usr/lib/x86_64-linux-gnu/libc.a ]] || { apt-get update -qq && apt-get install -y -qq --no-install-recommends libc6-dev >/dev/null; }
+
+vmlinuz=$(ls "$x"/usr/lib/modules/*/vmlinuz "$x"/boot/vmlinuz-* 2>/dev/null | head -1 || true)
+[[ -n $vmlinuz ]] || { echo "error: linux-compare: no kernel in $x" >&2; exit 1; }
+if [[ $vmlinuz == */boot/* ]]; then
+    version=${vmlinuz##*/vmlinuz-}
+    config=$x/boot/config-$version
+else
+    version=$(basename "$(dirname "$vmlinuz")")
+    config=$(dirname "$vmlinuz")/config
+fi
+for want in CONFIG_HZ=250 CONFIG_PREEMPT_DYNAMIC=y CONFIG_DEBUG_FS=y CONFIG_SCHEDSTATS=y; do
+    grep -q "^$want\$" "$config" || { echo "error: linux-compare: $version lacks $want" >&2; exit 1; }
+done
+cp "$vmlinuz" "$out/vmlinuz"
+
+gcc -O2 -Wall -static -o "$out/piperr" "$here/piperr.c"
+gcc -O2 -Wall -static -pthread -o "$out/lcbench" "$here/lcbench.c"
+
+ir=$out/initramfs
+rm -rf "$ir"
+mkdir -p "$ir"/{bin,proc,sys,dev,tmp,lib64,lib/x86_64-linux-gnu}
+cp "$x/bin/busybox" "$ir/bin/busybox" 2>/dev/null || cp "$x/usr/bin/busybox" "$ir/bin/busybox"
+for app in $("$ir/bin/busybox" --list); do
+    [[ $app == busybox ]] || ln -sf busybox "$ir/bin/$app"
+done
+cp "$out/piperr" "$out/lcbench" "$ir/bin/"
+bins=("$x/usr/bin/hackbench" "$x/usr/bin/cyclictest")
+[[ -f $x/usr/bin/perf ]] && bins+=("$x/usr/bin/perf")
+cp "${bins[@]}" "$ir/bin/"
+
+# DT_NEEDED closure, resolved in the packages' library directories only (not
+# this host's, which may be an older Debian).
+libdirs=("$x/usr/lib/x86_64-linux-gnu" "$x/lib/x86_64-linux-gnu")
+declare -A seen=()
+queue=("${bins[@]}")
+while ((${#queue[@]})); do
+    f=${queue[0]}
+    queue=("${queue[@]:1}")
+    while read -r soname; do
+        [[ -n $soname && -z ${seen[$soname]:-} ]] || continue
+        seen[$soname]=1
+        found=""
+        for d in "${libdirs[@]}"; do
+            [[ -e $d/$soname ]] && { found=$d/$soname; break; }
+        done
+        [[ -n $found ]] || { echo "error: linux-compare: ${f##*/} needs $soname, in no downloaded package" >&2; exit 1; }
+        cp -L "$found" "$ir/lib/x86_64-linux-gnu/"
+        queue+=("$found")
+    done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+done
+loader=$(ls "${libdirs[@]/%//ld-linux-x86-64.so.2}" 2>/dev/null | head -1 || true)
+[[ -n $loader ]] || { echo "error: linux-compare: no dynamic loader in the packages" >&2; exit 1; }
+cp -L "$loader" "$ir/lib64/ld-linux-x86-64.so.2"
+cp -L "$loader" "$ir/lib/x86_64-linux-gnu/"
+
+cp "$here/init.sh" "$ir/init"
+cp "$here/guest.sh" "$ir/lc.sh"
+if [[ -n $plan ]]; then cp "$plan" "$ir/plan.sh"; else : >"$ir/plan.sh"; fi
+chmod +x "$ir/init"
+(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -6) >"$out/initramfs.cpio.gz"
+echo "$version"

@@ -1,0 +1,688 @@
+/*
+ * lcbench: the Linux side of `make linux-compare`'s workloads that Debian does
+ * not package, with the shapes of the `sched>` shell's workloads
+ * (kernel/src/workloads/). One static binary, several commands:
+ *
+ *   lcbench rus CMD [ARGS...]
+ *       runs CMD, then prints its (and its waited-for descendants')
+ *       voluntary and involuntary context switches and wall time:
+ *       "rus: wall_ns=N nvcsw=N nivcsw=N status=N"
+ *   lcbench schbench [-m MSG] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]
+ *       schbench's shape: workers queue themselves on their message thread,
+ *       post its futex and sleep on their own; the message thread wakes each
+ *       (stamping the time just before), the worker records the wakeup
+ *       latency, sleeps -s us (its I/O), touches -F KiB and records the request
+ *       latency. Defaults as the shell's: -m 1 -t 4 -r 5 -F 256 -s 100.
+ *   lcbench pgbench [-c CLIENTS] [-t TX] [-S]
+ *       pgbench's shape: one backend thread per client over a unix stream
+ *       socket pair; read-write: 7 statements per transaction (BEGIN and END
+ *       a fifth of 20 us of backend CPU work, END also sleeps 200 us), -S:
+ *       one statement of 20 us. 128-byte messages. Defaults -c 1 -t 10.
+ *   lcbench spin -d MS [-c CPU] SPEC...
+ *       one CPU-bound process per SPEC, all released together, all stopped
+ *       at the same end time; prints each one's CPU time and share. SPEC:
+ *         N            nice N (SCHED_OTHER)
+ *         batch:N      SCHED_BATCH at nice N
+ *         idle         SCHED_IDLE
+ *         slice:US     nice 0 with a custom slice (sched_setattr sched_runtime)
+ *         duty:RUN:SLP nice 0, runs RUN us then sleeps SLP us, repeatedly
+ *   lcbench wakelat -d MS [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]
+ *       HOGS nice-0 spinners and one sleeper on CPU -c; the sleeper wakes
+ *       every PERIOD_US (absolute CLOCK_MONOTONIC timer) with POLICY (normal,
+ *       batch, idle) and, with -s, a custom slice; it records how late it
+ *       runs. Prints avg, p50, p99 and max wakeup latency.
+ *
+ * Every command ends with a line "lcbench: METRIC=VALUE ..." that the guest
+ * script turns into a `compare` run line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SCHED_BATCH
+#define SCHED_BATCH 3
+#endif
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5
+#endif
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static long num(const char *s, long lo, long hi, const char *what)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *s == 0 || *end != 0 || v < lo || v > hi) {
+		fprintf(stderr, "lcbench: %s must be %ld..%ld, got '%s'\n", what, lo, hi, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		die("sched_setaffinity");
+}
+
+/* Wall-clock busy work, as the shell's work_ns. */
+static void work_ns(uint64_t ns)
+{
+	uint64_t until = now_ns() + ns;
+	while (now_ns() < until)
+		;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static long futex(atomic_int *uaddr, int op, int val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+/* Sleeps until *f is non-zero, then clears it (a binary semaphore). */
+static void sem_wait_f(atomic_int *f)
+{
+	for (;;) {
+		int one = 1;
+		if (atomic_compare_exchange_strong(f, &one, 0))
+			return;
+		futex(f, FUTEX_WAIT_PRIVATE, 0);
+	}
+}
+
+static void sem_post_f(atomic_int *f)
+{
+	atomic_store(f, 1);
+	futex(f, FUTEX_WAKE_PRIVATE, 1);
+}
+
+/* Latency histogram: 1 us buckets up to 1 s (larger values go to the last). */
+#define HBUCKETS 1000000
+struct hist {
+	atomic_uint *b;
+	atomic_ullong n, sum;
+};
+
+static void hist_init(struct hist *h)
+{
+	h->b = calloc(HBUCKETS, sizeof(*h->b));
+	if (!h->b)
+		die("calloc");
+	h->n = 0;
+	h->sum = 0;
+}
+
+static void hist_add(struct hist *h, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	if (us >= HBUCKETS)
+		us = HBUCKETS - 1;
+	atomic_fetch_add(&h->b[us], 1);
+	atomic_fetch_add(&h->n, 1);
+	atomic_fetch_add(&h->sum, ns);
+}
+
+/* The smallest bucket (us) at or under which per_mille of the samples lie. */
+static double hist_pct(struct hist *h, unsigned per_mille)
+{
+	uint64_t n = h->n, want = (n * per_mille + 999) / 1000, seen = 0;
+	if (n == 0)
+		return 0;
+	for (uint64_t i = 0; i < HBUCKETS; i++) {
+		seen += h->b[i];
+		if (seen >= want)
+			return (double)i;
+	}
+	return HBUCKETS - 1;
+}
+
+/* ---- rus ---------------------------------------------------------------- */
+
+static int cmd_rus(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: lcbench rus CMD [ARGS...]\n");
+		return 2;
+	}
+	uint64_t t0 = now_ns();
+	pid_t p = fork();
+	if (p < 0)
+		die("fork");
+	if (p == 0) {
+		execvp(argv[1], argv + 1);
+		die(argv[1]);
+	}
+	int st;
+	if (waitpid(p, &st, 0) < 0)
+		die("waitpid");
+	uint64_t t1 = now_ns();
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf("rus: wall_ns=%llu nvcsw=%ld nivcsw=%ld status=%d\n", (unsigned long long)(t1 - t0),
+	       ru.ru_nvcsw, ru.ru_nivcsw, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+/* ---- schbench ----------------------------------------------------------- */
+
+struct sworker {
+	atomic_int sem;
+	atomic_ullong woken_at;
+	char *buf;
+	struct sgroup *g;
+	int idx;
+};
+
+struct sgroup {
+	atomic_int post;
+	pthread_mutex_t lock;
+	int *list, nlist;
+	struct sworker *w;
+	int nw;
+	atomic_int done;
+};
+
+static struct hist s_wake, s_req;
+static atomic_ullong s_requests;
+static long s_kb = 256, s_sleep_us = 100;
+
+static void *sworker_main(void *arg)
+{
+	struct sworker *w = arg;
+	struct sgroup *g = w->g;
+	for (;;) {
+		pthread_mutex_lock(&g->lock);
+		g->list[g->nlist++] = w->idx;
+		pthread_mutex_unlock(&g->lock);
+		sem_post_f(&g->post);
+		sem_wait_f(&w->sem);
+		uint64_t t = now_ns();
+		if (atomic_load(&g->done))
+			return NULL;
+		hist_add(&s_wake, t - w->woken_at);
+		if (s_sleep_us)
+			sleep_ns(s_sleep_us * 1000);
+		for (long i = 0; i < s_kb * 1024; i += 64)
+			w->buf[i]++;
+		hist_add(&s_req, now_ns() - t);
+		atomic_fetch_add(&s_requests, 1);
+	}
+}
+
+static uint64_t s_end;
+
+static void *smsg_main(void *arg)
+{
+	struct sgroup *g = arg;
+	int *mine = calloc(g->nw, sizeof(int));
+	if (!mine)
+		die("calloc");
+	while (now_ns() < s_end) {
+		sem_wait_f(&g->post);
+		pthread_mutex_lock(&g->lock);
+		int n = g->nlist;
+		memcpy(mine, g->list, n * sizeof(int));
+		g->nlist = 0;
+		pthread_mutex_unlock(&g->lock);
+		for (int i = 0; i < n; i++) {
+			struct sworker *w = &g->w[mine[i]];
+			w->woken_at = now_ns();
+			sem_post_f(&w->sem);
+		}
+	}
+	atomic_store(&g->done, 1);
+	for (int i = 0; i < g->nw; i++)
+		sem_post_f(&g->w[i].sem);
+	free(mine);
+	return NULL;
+}
+
+static int cmd_schbench(int argc, char **argv)
+{
+	long m = 1, t = 4, r = 5;
+	int c;
+	while ((c = getopt(argc, argv, "m:t:r:F:s:")) != -1) {
+		switch (c) {
+		case 'm': m = num(optarg, 1, 64, "-m"); break;
+		case 't': t = num(optarg, 1, 4095, "-t"); break;
+		case 'r': r = num(optarg, 1, 600, "-r"); break;
+		case 'F': s_kb = num(optarg, 0, 65536, "-F"); break;
+		case 's': s_sleep_us = num(optarg, 0, 1000000, "-s"); break;
+		default: return 2;
+		}
+	}
+	hist_init(&s_wake);
+	hist_init(&s_req);
+	struct sgroup *gs = calloc(m, sizeof(*gs));
+	pthread_t *th = calloc(m * (t + 1), sizeof(pthread_t));
+	if (!gs || !th)
+		die("calloc");
+	uint64_t t0 = now_ns();
+	s_end = t0 + (uint64_t)r * 1000000000ull;
+	int k = 0;
+	for (long i = 0; i < m; i++) {
+		struct sgroup *g = &gs[i];
+		pthread_mutex_init(&g->lock, NULL);
+		g->nw = t;
+		g->w = calloc(t, sizeof(*g->w));
+		g->list = calloc(t, sizeof(int));
+		if (!g->w || !g->list)
+			die("calloc");
+		if (pthread_create(&th[k++], NULL, smsg_main, g))
+			die("pthread_create");
+		for (long j = 0; j < t; j++) {
+			g->w[j].g = g;
+			g->w[j].idx = j;
+			g->w[j].buf = calloc(1, s_kb * 1024 + 64);
+			if (!g->w[j].buf)
+				die("calloc");
+			if (pthread_create(&th[k++], NULL, sworker_main, &g->w[j]))
+				die("pthread_create");
+		}
+	}
+	for (int i = 0; i < k; i++)
+		pthread_join(th[i], NULL);
+	double secs = (now_ns() - t0) / 1e9;
+	printf("schbench: wakeup p50 %.0f p99 %.0f us; request p50 %.0f p99 %.0f us; %llu requests in %.3f s\n",
+	       hist_pct(&s_wake, 500), hist_pct(&s_wake, 990), hist_pct(&s_req, 500), hist_pct(&s_req, 990),
+	       (unsigned long long)s_requests, secs);
+	printf("lcbench: wakeup_p99_us=%.4f request_p99_us=%.4f rps=%.4f\n", hist_pct(&s_wake, 990),
+	       hist_pct(&s_req, 990), s_requests / secs);
+	return 0;
+}
+
+/* ---- pgbench ------------------------------------------------------------ */
+
+#define STMT_NS 20000ull
+#define COMMIT_SLEEP_NS 200000ull
+#define MSG_BYTES 128
+
+struct conn {
+	int cfd, bfd;
+	long tx;
+	int select_only;
+	uint64_t lat_sum, done, end;
+};
+
+static void full_io(int fd, char *b, int wr)
+{
+	size_t got = 0;
+	while (got < MSG_BYTES) {
+		ssize_t n = wr ? write(fd, b + got, MSG_BYTES - got) : read(fd, b + got, MSG_BYTES - got);
+		if (n <= 0)
+			die(wr ? "write" : "read");
+		got += n;
+	}
+}
+
+static void *backend_main(void *arg)
+{
+	struct conn *c = arg;
+	char b[MSG_BYTES];
+	for (;;) {
+		full_io(c->bfd, b, 0);
+		uint32_t i, n;
+		memcpy(&i, b, 4);
+		memcpy(&n, b + 4, 4);
+		if (i == UINT32_MAX)
+			return NULL;
+		if (n == 1)
+			work_ns(STMT_NS);
+		else if (i == 0)
+			work_ns(STMT_NS / 5);
+		else if (i == n - 1) {
+			work_ns(STMT_NS / 5);
+			sleep_ns(COMMIT_SLEEP_NS);
+		} else
+			work_ns(STMT_NS);
+		full_io(c->bfd, b, 1);
+	}
+}
+
+static pthread_barrier_t pg_start;
+
+static void *client_main(void *arg)
+{
+	struct conn *c = arg;
+	char b[MSG_BYTES] = { 0 };
+	uint32_t n = c->select_only ? 1 : 7;
+	pthread_barrier_wait(&pg_start);
+	for (long t = 0; t < c->tx; t++) {
+		uint64_t t0 = now_ns();
+		for (uint32_t i = 0; i < n; i++) {
+			memcpy(b, &i, 4);
+			memcpy(b + 4, &n, 4);
+			full_io(c->cfd, b, 1);
+			full_io(c->cfd, b, 0);
+		}
+		c->lat_sum += now_ns() - t0;
+		c->done++;
+	}
+	c->end = now_ns();
+	uint32_t poison = UINT32_MAX;
+	memcpy(b, &poison, 4);
+	full_io(c->cfd, b, 1);
+	return NULL;
+}
+
+static int cmd_pgbench(int argc, char **argv)
+{
+	long clients = 1, tx = 10;
+	int sel = 0, c;
+	while ((c = getopt(argc, argv, "c:t:S")) != -1) {
+		switch (c) {
+		case 'c': clients = num(optarg, 1, 1000, "-c"); break;
+		case 't': tx = num(optarg, 1, 1000000, "-t"); break;
+		case 'S': sel = 1; break;
+		default: return 2;
+		}
+	}
+	struct conn *cs = calloc(clients, sizeof(*cs));
+	pthread_t *th = calloc(2 * clients, sizeof(pthread_t));
+	if (!cs || !th)
+		die("calloc");
+	pthread_barrier_init(&pg_start, NULL, clients + 1);
+	for (long i = 0; i < clients; i++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+			die("socketpair");
+		cs[i] = (struct conn){ .cfd = sv[0], .bfd = sv[1], .tx = tx, .select_only = sel };
+		if (pthread_create(&th[2 * i], NULL, backend_main, &cs[i]) ||
+		    pthread_create(&th[2 * i + 1], NULL, client_main, &cs[i]))
+			die("pthread_create");
+	}
+	pthread_barrier_wait(&pg_start);
+	uint64_t t0 = now_ns(), end = t0, done = 0, lat = 0;
+	for (long i = 0; i < 2 * clients; i++)
+		pthread_join(th[i], NULL);
+	for (long i = 0; i < clients; i++) {
+		done += cs[i].done;
+		lat += cs[i].lat_sum;
+		if (cs[i].end > end)
+			end = cs[i].end;
+	}
+	double secs = (end - t0) / 1e9, lat_ms = done ? lat / 1e6 / done : 0;
+	printf("number of transactions actually processed: %llu/%llu\n", (unsigned long long)done,
+	       (unsigned long long)(clients * tx));
+	printf("latency average = %.3f ms\ntps = %.3f\n", lat_ms, done / secs);
+	printf("lcbench: tps=%.4f lat_avg_ms=%.4f\n", done / secs, lat_ms);
+	return 0;
+}
+
+/* ---- spin --------------------------------------------------------------- */
+
+struct sched_attr_l {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t util_min, util_max;
+};
+
+/* Applies a SPEC to the calling process; returns the duty cycle (run, sleep). */
+static void apply_spec(const char *spec, uint64_t *run_ns, uint64_t *sleep_ns_out)
+{
+	struct sched_attr_l a = { .size = sizeof(a), .sched_policy = SCHED_OTHER };
+	*run_ns = *sleep_ns_out = 0;
+	if (strncmp(spec, "batch:", 6) == 0) {
+		a.sched_policy = SCHED_BATCH;
+		a.sched_nice = num(spec + 6, -20, 19, "batch:NICE");
+	} else if (strcmp(spec, "idle") == 0) {
+		a.sched_policy = SCHED_IDLE;
+	} else if (strncmp(spec, "slice:", 6) == 0) {
+		a.sched_runtime = num(spec + 6, 100, 100000, "slice:US") * 1000ull;
+	} else if (strncmp(spec, "duty:", 5) == 0) {
+		const char *c = strchr(spec + 5, ':');
+		if (!c) {
+			fprintf(stderr, "lcbench: duty:RUN_US:SLEEP_US, got '%s'\n", spec);
+			exit(2);
+		}
+		char run[32];
+		snprintf(run, sizeof(run), "%.*s", (int)(c - spec - 5), spec + 5);
+		*run_ns = num(run, 1, 10000000, "duty RUN_US") * 1000ull;
+		*sleep_ns_out = num(c + 1, 1, 10000000, "duty SLEEP_US") * 1000ull;
+	} else {
+		a.sched_nice = num(spec, -20, 19, "NICE");
+	}
+	if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
+		die("sched_setattr");
+}
+
+static int cmd_spin(int argc, char **argv)
+{
+	long ms = -1, cpu = -1;
+	/* not getopt: a SPEC may be a negative nice value */
+	int optind = 1;
+	while (optind + 1 < argc && (!strcmp(argv[optind], "-d") || !strcmp(argv[optind], "-c"))) {
+		if (argv[optind][1] == 'd')
+			ms = num(argv[optind + 1], 1, 600000, "-d MS");
+		else
+			cpu = num(argv[optind + 1], 0, 4095, "-c CPU");
+		optind += 2;
+	}
+	int n = argc - optind;
+	if (ms < 0 || n < 1) {
+		fprintf(stderr, "usage: lcbench spin -d MS [-c CPU] SPEC...\n");
+		return 2;
+	}
+	int go[2], res[2], ready[2];
+	if (pipe(go) || pipe(res) || pipe(ready))
+		die("pipe");
+	pid_t *pids = calloc(n, sizeof(pid_t));
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork");
+		if (pids[i] == 0) {
+			uint64_t run, slp;
+			pin(cpu);
+			apply_spec(argv[optind + i], &run, &slp);
+			close(go[1]);
+			if (write(ready[1], "r", 1) != 1)
+				die("write");
+			close(ready[1]);
+			uint64_t end;
+			if (read(go[0], &end, sizeof(end)) != sizeof(end))
+				die("read");
+			uint64_t next_sleep = run ? cpu_ns() + run : 0;
+			while (now_ns() < end) {
+				if (run && cpu_ns() >= next_sleep) {
+					sleep_ns(slp);
+					next_sleep = cpu_ns() + run;
+				}
+			}
+			struct rusage ru;
+			getrusage(RUSAGE_SELF, &ru);
+			uint64_t out[4] = { (uint64_t)i, cpu_ns(), (uint64_t)ru.ru_nvcsw, (uint64_t)ru.ru_nivcsw };
+			if (write(res[1], out, sizeof(out)) != sizeof(out))
+				die("write");
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	close(res[1]);
+	close(ready[1]);
+	for (int i = 0; i < n; i++) { /* every child has set its policy and waits */
+		char b;
+		if (read(ready[0], &b, 1) != 1) {
+			fprintf(stderr, "lcbench: a spinner failed to start\n");
+			exit(1);
+		}
+	}
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+	for (int i = 0; i < n; i++)
+		if (write(go[1], &end, sizeof(end)) != sizeof(end))
+			die("write");
+	uint64_t (*r)[4] = calloc(n, sizeof(*r)), total = 0, nv = 0, niv = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t out[4];
+		if (read(res[0], out, sizeof(out)) != sizeof(out))
+			die("read");
+		memcpy(r[out[0]], out, sizeof(out));
+	}
+	for (int i = 0; i < n; i++) {
+		waitpid(pids[i], NULL, 0);
+		total += r[i][1];
+		nv += r[i][2];
+		niv += r[i][3];
+	}
+	for (int i = 0; i < n; i++)
+		printf("spin: %-12s runtime %9.3f ms  share %6.2f%%  nvcsw %llu nivcsw %llu\n", argv[optind + i],
+		       r[i][1] / 1e6, 100.0 * r[i][1] / (total ? total : 1), (unsigned long long)r[i][2],
+		       (unsigned long long)r[i][3]);
+	printf("lcbench: runtime_ms=%.4f share0_pct=%.4f | nvcsw=%llu nivcsw=%llu\n", total / 1e6,
+	       100.0 * r[0][1] / (total ? total : 1), (unsigned long long)nv, (unsigned long long)niv);
+	return 0;
+}
+
+/* ---- wakelat ------------------------------------------------------------ */
+
+static int cmd_wakelat(int argc, char **argv)
+{
+	long ms = 1000, cpu = 0, hogs = 2, period_us = 1000, slice_us = 0;
+	const char *policy = "normal";
+	int c;
+	while ((c = getopt(argc, argv, "d:c:n:p:P:s:")) != -1) {
+		switch (c) {
+		case 'd': ms = num(optarg, 1, 600000, "-d MS"); break;
+		case 'c': cpu = num(optarg, 0, 4095, "-c CPU"); break;
+		case 'n': hogs = num(optarg, 0, 64, "-n HOGS"); break;
+		case 'p': period_us = num(optarg, 50, 1000000, "-p PERIOD_US"); break;
+		case 'P': policy = optarg; break;
+		case 's': slice_us = num(optarg, 100, 100000, "-s SLICE_US"); break;
+		default: return 2;
+		}
+	}
+	struct sched_attr_l a = { .size = sizeof(a), .sched_policy = SCHED_OTHER };
+	if (strcmp(policy, "batch") == 0)
+		a.sched_policy = SCHED_BATCH;
+	else if (strcmp(policy, "idle") == 0)
+		a.sched_policy = SCHED_IDLE;
+	else if (strcmp(policy, "normal") != 0) {
+		fprintf(stderr, "lcbench: -P must be normal, batch or idle, got '%s'\n", policy);
+		return 2;
+	}
+	a.sched_runtime = slice_us * 1000ull;
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull + 20000000ull;
+	pid_t *pids = calloc(hogs + 1, sizeof(pid_t));
+	for (long i = 0; i < hogs; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork");
+		if (pids[i] == 0) {
+			pin(cpu);
+			while (now_ns() < end + 10000000ull)
+				;
+			_exit(0);
+		}
+	}
+	pin(cpu);
+	if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
+		die("sched_setattr");
+	usleep(20000);
+	struct hist h;
+	hist_init(&h);
+	uint64_t max = 0;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (now_ns() < end) {
+		next.tv_nsec += period_us * 1000;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		uint64_t target = (uint64_t)next.tv_sec * 1000000000ull + next.tv_nsec, t = now_ns();
+		uint64_t d = t > target ? t - target : 0;
+		hist_add(&h, d);
+		if (d > max)
+			max = d;
+		/* a late wakeup skips the periods it missed */
+		while ((uint64_t)next.tv_sec * 1000000000ull + next.tv_nsec + period_us * 1000ull < t) {
+			next.tv_nsec += period_us * 1000;
+			while (next.tv_nsec >= 1000000000) {
+				next.tv_nsec -= 1000000000;
+				next.tv_sec++;
+			}
+		}
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	for (long i = 0; i < hogs; i++)
+		waitpid(pids[i], NULL, 0);
+	double avg = h.n ? h.sum / 1e3 / h.n : 0;
+	printf("wakelat: %llu wakeups, avg %.1f p50 %.0f p99 %.0f max %.1f us (policy %s, slice %ld us, %ld hogs)\n",
+	       (unsigned long long)h.n, avg, hist_pct(&h, 500), hist_pct(&h, 990), max / 1e3, policy, slice_us, hogs);
+	printf("lcbench: lat_avg_us=%.4f lat_p99_us=%.4f lat_max_us=%.4f | wakeups=%llu\n", avg, hist_pct(&h, 990),
+	       max / 1e3, (unsigned long long)h.n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: lcbench rus|schbench|pgbench|spin|wakelat ...\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *c = argv[1];
+	if (!strcmp(c, "rus"))
+		return cmd_rus(argc - 1, argv + 1);
+	if (!strcmp(c, "schbench"))
+		return cmd_schbench(argc - 1, argv + 1);
+	if (!strcmp(c, "pgbench"))
+		return cmd_pgbench(argc - 1, argv + 1);
+	if (!strcmp(c, "spin"))
+		return cmd_spin(argc - 1, argv + 1);
+	if (!strcmp(c, "wakelat"))
+		return cmd_wakelat(argc - 1, argv + 1);
+	fprintf(stderr, "lcbench: unknown command '%s'\n", c);
+	return 2;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The simulator's side of `make linux-compare`'s A/B: the hackbench
+# workloads of the comparison run in `sim run`, one run per seed and config,
+# written as `compare` transcripts (one log per seed, arch `sim-flatN`) so
+# abtool reads them as it reads the two kernels' logs.
+#
+#   scripts/linux-compare/sim-rows.sh SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD...
+#
+# CONFIGS is '|'-separated as linux-compare.sh's (`default`, or settings
+# separated by commas, which become sim's `+`). A WORKLOAD is our shell's
+# hackbench line (`hackbench [-p] [-T] -g G -l L`); other workloads are
+# skipped (sim has no equivalent of their exact shape here). The machine is
+# sim's `flat:NCPUS` preset with its default costs (sim/src/machine.rs),
+# not costs measured on the QEMU machine.
+# Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
+set -euo pipefail
+
+[[ $# -ge 6 ]] || { echo "usage: $0 SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
+sim=$1 out=$2 ncpus=$3 seeds=$4 configs=$5
+shift 5
+wls=("$@")
+mkdir -p "$out"
+IFS='|' read -ra cl <<<"$configs"
+for ((s = 1; s <= seeds; s++)); do
+    log=$out/sim-flat${ncpus}_smp${ncpus}_seed$s.log
+    : >"$log"
+    for w in "${wls[@]}"; do
+        [[ $w == hackbench\ * ]] || continue
+        args=(ipc=socket mode=process)
+        set -- $w
+        shift
+        while [[ $# -gt 0 ]]; do
+            case $1 in
+                -p) args[0]=ipc=pipe ;;
+                -T) args[1]=mode=thread ;;
+                -P) args[1]=mode=process ;;
+                -g) args+=("groups=$2"); shift ;;
+                -l) args+=("loops=$2"); shift ;;
+                *) echo "error: sim-rows: hackbench option '$1' has no sim equivalent" >&2; exit 2 ;;
+            esac
+            shift
+        done
+        n=${#cl[@]}
+        echo "compare: $n config(s) x 1 run(s) (+0 warmup) of '$w', rotated order, seed $s" >>"$log"
+        for ((k = 0; k < n; k++)); do
+            c=${cl[$(((s + k) % n))]}
+            ci=$(((s + k) % n))
+            cfg=${c//,/+}
+            [[ $cfg == default ]] && cfg=""
+            r=$("$sim" run --machine "flat:$ncpus" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
+            t=$(awk '/^time_s/ {print $2}' <<<"$r")
+            sw=$(sed -n 's/.*switches \([0-9]*\).*/\1/p' <<<"$r" | head -1)
+            wk=$(sed -n 's/.* wakeups \([0-9]*\).*/\1/p' <<<"$r" | head -1)
+            wp=$(sed -n 's/.*wakeup preempts \([0-9]*\).*/\1/p' <<<"$r" | head -1)
+            bp=$(sed -n 's/.*buddy picks \([0-9]*\).*/\1/p' <<<"$r" | head -1)
+            [[ -n $t && -n $sw ]] || { echo "error: sim-rows: no time_s/switches from sim for '$w' [$c]" >&2; exit 1; }
+            tag=$(printf "\\$(printf %o $((65 + ci)))")
+            echo "run $((k + 1))/$n cfg $tag $c: time_s=$t | switches=$sw wakeups=${wk:-0} wk_preempt=${wp:-0} buddy=${bp:-0}" >>"$log"
+        done
+    done
+done
