@@ -26,7 +26,7 @@
 use std::fmt::Write as _;
 
 use shell::compare::{metric_kind, Kind};
-use shell::stats::{amean, hmean, pct_better, welch_p, ALPHA};
+use stats::{amean, hmean, pct_better, welch_p, ALPHA};
 
 use crate::csvcmp::Samples;
 
