@@ -55,11 +55,18 @@ const TRAMPOLINE_BYTES: usize = 4096;
 const INIT_DELAY_NS: u64 = 10_000_000;
 /// Wait after each STARTUP IPI (Intel MP specification: 200 us).
 const SIPI_DELAY_NS: u64 = 200_000;
-/// How long the AP has, after the second STARTUP IPI, to report itself online.
-const ONLINE_TIMEOUT_NS: u64 = 100_000_000;
+/// How long the AP has, after the second STARTUP IPI, to report itself
+/// online: 10 s, as Linux waits for an x86 AP (`cpuhp_wait_for_sync_state`
+/// in `kernel/cpu.c`, `10ULL * NSEC_PER_SEC`, which x86 uses since v6.5;
+/// before, `arch/x86/kernel/smpboot.c` waited `10*HZ` for the AP to report
+/// in). A hypervisor may keep a new vCPU off the host for seconds; the wait
+/// ends as soon as the AP is online, so a normal boot is not slower.
+const ONLINE_TIMEOUT_NS: u64 = 10_000_000_000;
 /// Extra time granted to an AP that claimed its ticket (it is running the
-/// trampoline) when [`ONLINE_TIMEOUT_NS`] ran out.
-const CLAIMED_GRACE_NS: u64 = 1_000_000_000;
+/// trampoline, past the point of no return) when [`ONLINE_TIMEOUT_NS`] ran
+/// out: as long again, since it may have claimed it just before and then
+/// been descheduled.
+const CLAIMED_GRACE_NS: u64 = ONLINE_TIMEOUT_NS;
 /// `IA32_EFER`.
 const MSR_EFER: u32 = 0xC000_0080;
 
@@ -432,8 +439,9 @@ impl Drop for StartGuard {
 /// interrupts disabled; `entry` must not return.
 ///
 /// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
-/// if the AP has not yet claimed the trampoline, then waits up to 100 ms for
-/// the AP to report itself online (all delays measured with the TSC). Returns
+/// if the AP has not yet claimed the trampoline, then waits up to
+/// [`ONLINE_TIMEOUT_NS`] (10 s) for the AP to report itself online (all
+/// delays measured with the TSC). Returns
 /// true once it is; false if `cpu` is out of range, is the boot CPU, was
 /// already started, or did not come up in time. Calls are serialised (the
 /// trampoline page is shared), from any CPU.
