@@ -7,8 +7,9 @@
 #                      reproducible-time boot (QEMU -icount) at SMP=1 and more
 #   make soak          the SMP soak on both arches, SOAK_SECS (default 60)
 #   make stress-host   keeps every host core busy (STRESS_SECS, default: until
-#                      interrupted); make test-under-stress RUNS=n: make
-#                      test-kernel n times under it, counting passes
+#                      interrupted; LOAD=n busy loops, default one per core);
+#                      make test-under-stress RUNS=n [LOAD=n]: make test n
+#                      times under it, counting passes
 #   make fuzz          stable-Rust fuzzing for FUZZ_SECS (default 60)
 #   make miri          sched's tests under Miri (installs a nightly for itself)
 #   make bench         scheduler micro-benchmarks (host), then the in-kernel
@@ -302,19 +303,20 @@ test-clock: ensure-qemu
 	$(MAKE) kernel ARCH=x86_64
 	scripts/clock-test.sh $(TARGET_DIR)/$(TARGET_x86_64)/$(PROFILE)/kernel 10
 
-# Keeps every host core busy (one shell busy loop per core) for STRESS_SECS
-# seconds (default: until interrupted): the condition under which timing
-# tests used to fail.
+# Keeps every host core busy (LOAD shell busy loops, default one per core)
+# for STRESS_SECS seconds (default: until interrupted): the condition under
+# which timing tests used to fail.
 STRESS_SECS ?= 0
+LOAD ?=
 stress-host:
-	scripts/stress-host.sh $(STRESS_SECS)
+	LOAD=$(LOAD) scripts/stress-host.sh $(STRESS_SECS)
 
 # make test-kernel RUNS times while stress-host runs; prints how many passed.
 RUNS ?= 3
 # `make test` (or STRESS_TARGET) RUNS times with every host core kept busy.
 STRESS_TARGET ?= test
 test-under-stress:
-	scripts/test-under-stress.sh $(RUNS) $(STRESS_TARGET)
+	LOAD=$(LOAD) scripts/test-under-stress.sh $(RUNS) $(STRESS_TARGET)
 
 # Stable-Rust fuzzing (fuzz/): the shell line parser and editor, sysctl
 # values, feature names, boot arguments and sched operation sequences against
