@@ -3,7 +3,8 @@
 //!
 //! **Discovery.** `init` (from `early_init`) reads the ACPI MADT (`acpi.rs`)
 //! and fixes the dense CPU numbering: index 0 is the boot CPU, then the other
-//! enabled or online-capable processors in MADT order, at most `MAX_CPUS`.
+//! enabled processors in MADT order, at most `MAX_CPUS` (online-capable ones
+//! are hotplug slots without a CPU at boot: counted in the boot line only).
 //! `APIC_IDS[index]` maps index -> APIC id; [`cpu_index_of`] maps back. No
 //! RSDP or no MADT: one CPU.
 //!
@@ -282,6 +283,8 @@ pub enum Discovery {
         /// APIC id above [`apic::XAPIC_MAX_ID`] while the LAPIC is in xAPIC
         /// mode (no x2APIC): an IPI cannot name them.
         no_x2apic: usize,
+        /// Online-capable, not enabled: hotplug slots, absent at boot.
+        hotplug: usize,
     },
     /// No RSDP or no (valid) MADT: the boot CPU alone.
     NoMadt,
@@ -290,12 +293,17 @@ pub enum Discovery {
 impl core::fmt::Display for Discovery {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Discovery::Madt { dropped, no_x2apic } => write!(
+            Discovery::Madt {
+                dropped,
+                no_x2apic,
+                hotplug,
+            } => write!(
                 f,
                 "ACPI MADT{}",
                 super::super::IgnoredCpus(&[
                     (dropped, super::super::BEYOND_MAX_CPUS),
                     (no_x2apic, "with APIC id > 254 and no x2APIC"),
+                    (hotplug, "online-capable (hotplug, absent at boot)"),
                 ])
             ),
             Discovery::NoMadt => f.write_str("no ACPI MADT"),
@@ -333,6 +341,7 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
             Discovery::Madt {
                 dropped: cpus.dropped,
                 no_x2apic: cpus.len - n,
+                hotplug: cpus.hotplug,
             }
         }
         None => Discovery::NoMadt,
