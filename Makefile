@@ -12,8 +12,9 @@
 #                      -smp16, -timing are its parts)
 #   make soak          the SMP soak on both arches, SOAK_SECS (default 60)
 #   make stress-host   keeps every host core busy (STRESS_SECS, default: until
-#                      interrupted); make test-under-stress RUNS=n: make
-#                      test (STRESS_TARGET) n times under it, counting passes
+#                      interrupted; LOAD=n busy loops, default one per core);
+#                      make test-under-stress RUNS=n [LOAD=n]: make test
+#                      (STRESS_TARGET) n times under it, counting passes
 #   make fuzz          stable-Rust fuzzing for FUZZ_SECS (default 60)
 #   make miri          sched's tests under Miri (installs a nightly for itself)
 #   make bench         scheduler micro-benchmarks (host), then the in-kernel
@@ -264,19 +265,20 @@ clock-test: ensure-qemu kernel-x86_64
 test-clock:
 	$(MAKE) clock-test BOOTS=10
 
-# Keeps every host core busy (one shell busy loop per core) for STRESS_SECS
-# seconds (default: until interrupted): the condition under which timing
-# tests used to fail.
+# Keeps every host core busy (LOAD shell busy loops, default one per core)
+# for STRESS_SECS seconds (default: until interrupted): the condition under
+# which timing tests used to fail.
 STRESS_SECS ?= 0
+LOAD ?=
 stress-host:
-	scripts/tools/stress-host.sh $(STRESS_SECS)
+	LOAD=$(LOAD) scripts/tools/stress-host.sh $(STRESS_SECS)
 
-# `make test` (or STRESS_TARGET) RUNS times with every host core kept busy;
+# `make test` (or STRESS_TARGET) RUNS times with LOAD busy loops on the host;
 # prints how many passed.
 RUNS ?= 3
 STRESS_TARGET ?= test
 test-under-stress:
-	scripts/tools/test-under-stress.sh $(RUNS) $(STRESS_TARGET)
+	LOAD=$(LOAD) scripts/tools/test-under-stress.sh $(RUNS) $(STRESS_TARGET)
 
 # Stable-Rust fuzzing (fuzz/): the shell line parser and editor, sysctl
 # values, feature names, boot arguments and sched operation sequences against

@@ -38,12 +38,19 @@ impl Write for Serial {
     }
 }
 
+/// The CPU (index + 1) inside [`print`] with [`LOCK`] held; 0: none. Lets a
+/// report on that CPU (a fault while printing) skip waiting for the lock.
+static PRINTER: AtomicUsize = AtomicUsize::new(0);
+
 /// Prints formatted text to the console, serialised against other CPUs.
 pub fn print(args: fmt::Arguments) {
     let flags = arch::IrqGuard::save();
     {
         let _g = LOCK.lock();
+        // Interrupts are off: this CPU stays this CPU while it holds the lock.
+        PRINTER.store(arch::cpu_id() + 1, Ordering::Relaxed);
         let _ = Serial { wait: true }.write_fmt(args);
+        PRINTER.store(0, Ordering::Relaxed);
     }
     drop(flags);
 }
@@ -52,11 +59,17 @@ pub fn print(args: fmt::Arguments) {
 /// ([`claim_for_report`]); 0: none.
 static REPORT_OWNER: AtomicUsize = AtomicUsize::new(0);
 /// Longest a report waits for a line another CPU is printing: a line takes
-/// microseconds in QEMU and about 10 ms at 115200 baud, but a vCPU thread
-/// of a loaded host can be off its core for tens of milliseconds while it
-/// holds the lock. The wait is this long only when the holder is wedged or
-/// is the faulting CPU itself.
-const REPORT_CONSOLE_WAIT_NS: u64 = 500_000_000;
+/// microseconds in QEMU and about 10 ms at 115200 baud, but the host may
+/// keep the printing CPU's vCPU off its core for seconds while it holds the
+/// lock (5 s, as for every wait on another CPU: "Waits on other CPUs" in
+/// docs/design/kernel.md). The wait is this long only when the holder is
+/// wedged; a report does not wait when this CPU holds the lock (it faulted
+/// inside [`print`]) or another CPU's report has it.
+const REPORT_CONSOLE_WAIT_NS: u64 = 5_000_000_000;
+
+/// Polls of the lock, with the clock standing still, after which
+/// [`claim_for_report`] stops waiting (a clock that does not run).
+const REPORT_CONSOLE_STILL_POLLS: u32 = 1_000_000;
 
 /// For panic and fault reports, which end the run: waits (at most
 /// [`REPORT_CONSOLE_WAIT_NS`]) for the console lock, so that a line another
@@ -64,8 +77,9 @@ const REPORT_CONSOLE_WAIT_NS: u64 = 500_000_000;
 /// output (a log line from another CPU) lands inside the report. The report
 /// itself writes without the lock ([`emergency_write`], the arch's raw
 /// writer); reports from several CPUs are serialised by the arch layer's
-/// report lock. Without the lock in time (this CPU faulted inside `print`,
-/// or another CPU's report has it) the report is written all the same.
+/// report lock. Without the lock (this CPU faulted inside `print`, another
+/// CPU's report has it, or the holder did not let go in time) the report is
+/// written all the same, at once in the first two cases.
 /// Other CPUs that print afterwards spin until the run ends.
 pub fn claim_for_report() {
     let me = arch::cpu_id() + 1;
@@ -73,16 +87,29 @@ pub fn claim_for_report() {
         return;
     }
     let t0 = arch::now_ns();
-    // The clock bounds the wait; the count only matters if it does not run.
-    for _ in 0..1_000_000 {
+    let (mut last, mut still) = (t0, 0u32);
+    loop {
         if let Some(g) = LOCK.try_lock() {
             core::mem::forget(g);
             REPORT_OWNER.store(me, Ordering::Relaxed);
             write_held_for_report();
             return;
         }
-        if arch::now_ns().saturating_sub(t0) >= REPORT_CONSOLE_WAIT_NS {
+        if PRINTER.load(Ordering::Relaxed) == me || REPORT_OWNER.load(Ordering::Relaxed) != 0 {
             return;
+        }
+        // The clock bounds the wait; the count only if the clock stands still.
+        let now = arch::now_ns();
+        if now.saturating_sub(t0) >= REPORT_CONSOLE_WAIT_NS {
+            return;
+        }
+        if now == last {
+            still += 1;
+            if still >= REPORT_CONSOLE_STILL_POLLS {
+                return;
+            }
+        } else {
+            (last, still) = (now, 0);
         }
         arch::cpu_relax();
     }

@@ -248,6 +248,15 @@ impl StartError {
     }
 }
 
+/// How long [`start_one`] waits, once the arch layer saw the CPU alive, for
+/// it to come online in the scheduler (a few microseconds of its own work).
+/// The CPU is past the point of no return, and Linux waits for this step
+/// without a bound (`bringup_wait_for_ap_online` in `kernel/cpu.c`); here
+/// 10 s, the longest arch bring-up wait (x86's), so a vCPU the host
+/// deschedules for seconds still counts, and a CPU that died on the way is
+/// named instead of hanging the boot.
+const ONLINE_WAIT_NS: u64 = 10_000_000_000;
+
 /// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
 fn start_one(cpu: usize) -> Result<(), StartError> {
     if !percpu::provision(cpu) {
@@ -264,7 +273,7 @@ fn start_one(cpu: usize) -> Result<(), StartError> {
     }
     let t0 = arch::now_ns();
     while !percpu::cpu(cpu).online.load(Ordering::Acquire) {
-        if arch::now_ns() - t0 > 1_000_000_000 {
+        if arch::now_ns() - t0 > ONLINE_WAIT_NS {
             log::warn!("smp: cpu {} {}", cpu, StartError::NotOnline.why());
             return Err(StartError::NotOnline);
         }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Keeps every host core busy: one busy loop per online CPU (`nproc`), for
-# SECS seconds (0 or none: until interrupted), then stops them. The load under
-# which emulated timing used to fail; `scripts/tools/test-under-stress.sh` runs the
-# suites under it.
+# Keeps every host core busy: LOAD busy loops (default: one per online CPU,
+# `nproc`), for SECS seconds (0 or none: until interrupted), then stops them.
+# The load under which emulated timing used to fail;
+# `scripts/tools/test-under-stress.sh` runs the suites under it.
 #
-#   scripts/tools/stress-host.sh [SECS]
+#   [LOAD=N] scripts/tools/stress-host.sh [SECS]
 set -uo pipefail
 secs=${1:-0}
-n=$(nproc)
+n=${LOAD:-$(nproc)}
+if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
+    echo "stress-host: LOAD must be a number of busy loops (1 or more), not '$n'" >&2
+    exit 2
+fi
 pids=()
 sleeper=""
 stop() {

@@ -248,8 +248,10 @@ pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
 }
 
 /// How long the runner waits for a leftover thread that makes no progress
-/// (no CPU time, no switch) before it gives up on it.
-const LEFTOVER_STALL_NS: u64 = 2_000_000_000;
+/// (no CPU time, no switch) before it gives up on it: as long as a test's
+/// own progress checks ([`crate::tests::STALL_NS`]), since the thread may be
+/// queued on a vCPU the host keeps off its core.
+const LEFTOVER_STALL_NS: u64 = crate::tests::STALL_NS;
 
 /// Joins the threads that are live now but were not in `before`, waiting
 /// while they still make progress. `Err` names one that is stuck.
@@ -285,7 +287,11 @@ fn reap_leftovers(before: &[task::Tid]) -> Result<(), String> {
                 .filter(|t| !task::has_exited(**t))
                 .map(|t| task::thread(t.idx()).name())
                 .collect();
-            return Err(alloc::format!("{:?} (no progress for 2 s)", names));
+            return Err(alloc::format!(
+                "{:?} (no progress for {} s)",
+                names,
+                LEFTOVER_STALL_NS / 1_000_000_000
+            ));
         }
         // Waiting on progress: the watchdog counts from the last of it.
         DEADLINE_NS.store(last_progress + TEST_TIMEOUT_NS, Ordering::SeqCst);

@@ -491,13 +491,20 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
     Ok(())
 });
 
+/// How long `smp_nohz_idle_cpu_is_kicked_to_pull` waits for a hog to leave
+/// CPU 0 (see the test).
+const MOVE_BOUND_NS: u64 = 5_000_000_000;
+
 ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // Two hogs held on CPU 0 by affinity while the other CPUs go idle with
     // their tick stopped; then the affinity is widened. A tickless CPU does
     // not balance on its own: CPU 0's balancing tick must kick one
-    // (`nohz_balance_kick`), which pulls a hog. Bound: 100 ticks (a kick
-    // every BALANCE_TICKS, pulls are cache-cold after a few passes; wide for
-    // TCG).
+    // (`nohz_balance_kick`), which pulls a hog. Expected within a few
+    // balance passes (a kick every BALANCE_TICKS, pulls are cache-cold after
+    // a few passes), printed; the bound only catches "never" (without kicks
+    // no hog moves here at all), so it is the 5 s every wait on another CPU
+    // gets: a kicked vCPU that the host keeps off its core for longer than
+    // the 100 ticks this used to allow does not fail it.
     if !crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
         return Ok(());
     }
@@ -520,7 +527,8 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     for h in &hogs {
         task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     }
-    let deadline = arch::now_ns() + 100 * tick_ns();
+    let t_widened = arch::now_ns();
+    let deadline = t_widened + MOVE_BOUND_NS;
     let moved = loop {
         let off0 = hogs.iter().any(|h| task::thread(h.tid.idx()).cpu() != 0);
         if off0 || arch::now_ns() >= deadline {
@@ -528,20 +536,25 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
         }
         task::sleep_ms(2);
     };
+    let took_ticks = (arch::now_ns() - t_widened) / tick_ns();
     let k1: u64 = (1..n).map(kicks).sum();
     for h in hogs {
         h.stop()?;
     }
     task::set_affinity(me, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     kprintln!(
-        "    tickless idle cpus seen: {tickless}; a hog left cpu 0: {moved}; kicks {}",
+        "    tickless idle cpus seen: {tickless}; a hog left cpu 0: {moved} (after {took_ticks} ticks); kicks {}",
         k1 - k0
     );
     kassert!(tickless, "no CPU stopped its tick while idle");
     // Normally the kick moved it; a CPU that left idle for other work (a
     // background thread) may also pull on its way back (newidle), so the kick
     // count is reported, not required. Without kicks no hog moves here.
-    kassert!(moved, "no hog left CPU 0 within 100 ticks");
+    kassert!(
+        moved,
+        "no hog left CPU 0 within {} ms",
+        MOVE_BOUND_NS / 1_000_000
+    );
     Ok(())
 });
 

@@ -35,8 +35,12 @@ use crate::arch::{IpiKind, MAX_CPUS};
 
 /// PSCI `CPU_ON` (SMC64).
 const PSCI_CPU_ON: u32 = 0xC400_0003;
-/// How long [`start_cpu`] waits for the CPU to report alive.
-pub const START_TIMEOUT_NS: u64 = 100_000_000;
+/// How long [`start_cpu`] waits for the CPU to report alive: 5 s, as Linux's
+/// arm64 `__cpu_up` (`arch/arm64/kernel/smp.c`) waits for `cpu_running`
+/// (`msecs_to_jiffies(5000)`). A hypervisor may keep a new vCPU off the host
+/// for that long (100 ms ran out at host load 5-6 on 2 cores); the wait ends
+/// as soon as the CPU is up, so a normal boot is not slower.
+pub const START_TIMEOUT_NS: u64 = 5_000_000_000;
 
 /// SGI used for [`IpiKind::Reschedule`].
 const SGI_RESCHEDULE: u32 = gic::SGI_USED[0];

@@ -2,7 +2,8 @@
 //!
 //! Walks RSDP -> XSDT (or RSDT for ACPI 1.0) -> MADT and collects the APIC ids
 //! of the Processor Local APIC (type 0) and Processor Local x2APIC (type 9)
-//! entries that are enabled or online-capable, the first I/O APIC (type 1) and
+//! entries that are enabled (online-capable ones are hotplug slots, absent at
+//! boot: counted, not started, as Linux does), the first I/O APIC (type 1) and
 //! the override of ISA IRQ 4 (type 2, COM1's receive interrupt). Nothing else
 //! of ACPI is needed yet, so a ~150-line parser is used instead of the `acpi` crate: no new
 //! dependency (and no `Cargo.toml`/lock change in the shared kernel crate), no
@@ -40,6 +41,11 @@ pub struct MadtCpus {
     pub len: usize,
     /// Usable processors the MADT lists beyond that limit, ignored.
     pub dropped: usize,
+    /// Processors marked online-capable and not enabled: hotplug slots with
+    /// no CPU at boot (ACPI 6.3, MADT processor flags), ignored. Linux does
+    /// not start them either; starting one would wait the whole bring-up
+    /// timeout for a CPU that is not there.
+    pub hotplug: usize,
     /// The first I/O APIC: MMIO address and first GSI.
     pub io_apic: Option<(usize, u32)>,
     /// ISA IRQ 4 (COM1): its GSI and MPS INTI flags (polarity bits 1:0,
@@ -215,6 +221,7 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
         apic_ids: [boot_apic_id; super::super::MAX_CPUS],
         len: 1,
         dropped: 0,
+        hotplug: 0,
         io_apic: None,
         com1_gsi: (4, 0),
     };
@@ -256,8 +263,11 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
             }
         };
         if let Some((id, flags)) = cpu {
-            let usable = flags & (MADT_ENABLED | MADT_ONLINE_CAPABLE) != 0;
+            let usable = flags & MADT_ENABLED != 0;
             let known = cpus.apic_ids[..cpus.len].contains(&id);
+            if !usable && flags & MADT_ONLINE_CAPABLE != 0 && !known {
+                cpus.hotplug += 1;
+            }
             if usable && !known {
                 if cpus.len < cpus.apic_ids.len() {
                     cpus.apic_ids[cpus.len] = id;
@@ -271,3 +281,33 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
     }
     cpus
 }
+
+crate::ktest!(x86_madt_starts_enabled_cpus_only, || {
+    // A MADT body (the header is not read by `parse_madt`): the boot CPU,
+    // an enabled CPU, an online-capable slot, a disabled entry, an enabled
+    // x2APIC CPU, the enabled CPU again, and an online-capable x2APIC slot.
+    let mut t = alloc::vec![0u8; MADT_ENTRIES_OFFSET];
+    let lapic = |t: &mut alloc::vec::Vec<u8>, id: u8, flags: u32| {
+        t.extend_from_slice(&[MADT_LOCAL_APIC, 8, id, id]);
+        t.extend_from_slice(&flags.to_le_bytes());
+    };
+    let x2apic = |t: &mut alloc::vec::Vec<u8>, id: u32, flags: u32| {
+        t.extend_from_slice(&[MADT_LOCAL_X2APIC, 16, 0, 0]);
+        t.extend_from_slice(&id.to_le_bytes());
+        t.extend_from_slice(&flags.to_le_bytes());
+        t.extend_from_slice(&id.to_le_bytes());
+    };
+    lapic(&mut t, 0, MADT_ENABLED);
+    lapic(&mut t, 1, MADT_ENABLED);
+    lapic(&mut t, 2, MADT_ONLINE_CAPABLE);
+    lapic(&mut t, 3, 0);
+    x2apic(&mut t, 300, MADT_ENABLED);
+    lapic(&mut t, 1, MADT_ENABLED);
+    x2apic(&mut t, 301, MADT_ONLINE_CAPABLE);
+    // SAFETY: `t` is a live buffer of `t.len()` bytes, read only.
+    let cpus = unsafe { parse_madt(t.as_ptr() as usize, t.len(), 0) };
+    crate::kassert_eq!(&cpus.apic_ids[..cpus.len], &[0, 1, 300][..]);
+    crate::kassert_eq!(cpus.hotplug, 2);
+    crate::kassert_eq!(cpus.dropped, 0);
+    Ok(())
+});

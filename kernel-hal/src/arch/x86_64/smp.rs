@@ -3,7 +3,8 @@
 //!
 //! **Discovery.** `init` (from `early_init`) reads the ACPI MADT (`acpi.rs`)
 //! and fixes the dense CPU numbering: index 0 is the boot CPU, then the other
-//! enabled or online-capable processors in MADT order, at most `MAX_CPUS`.
+//! enabled processors in MADT order, at most `MAX_CPUS` (online-capable ones
+//! are hotplug slots without a CPU at boot: counted in the boot line only).
 //! `APIC_IDS[index]` maps index -> APIC id; [`cpu_index_of`] maps back. No
 //! RSDP or no MADT: one CPU.
 //!
@@ -55,11 +56,18 @@ const TRAMPOLINE_BYTES: usize = 4096;
 const INIT_DELAY_NS: u64 = 10_000_000;
 /// Wait after each STARTUP IPI (Intel MP specification: 200 us).
 const SIPI_DELAY_NS: u64 = 200_000;
-/// How long the AP has, after the second STARTUP IPI, to report itself online.
-const ONLINE_TIMEOUT_NS: u64 = 100_000_000;
+/// How long the AP has, after the second STARTUP IPI, to report itself
+/// online: 10 s, as Linux waits for an x86 AP (`cpuhp_wait_for_sync_state`
+/// in `kernel/cpu.c`, `10ULL * NSEC_PER_SEC`, which x86 uses since v6.5;
+/// before, `arch/x86/kernel/smpboot.c` waited `10*HZ` for the AP to report
+/// in). A hypervisor may keep a new vCPU off the host for seconds; the wait
+/// ends as soon as the AP is online, so a normal boot is not slower.
+const ONLINE_TIMEOUT_NS: u64 = 10_000_000_000;
 /// Extra time granted to an AP that claimed its ticket (it is running the
-/// trampoline) when [`ONLINE_TIMEOUT_NS`] ran out.
-const CLAIMED_GRACE_NS: u64 = 1_000_000_000;
+/// trampoline, past the point of no return) when [`ONLINE_TIMEOUT_NS`] ran
+/// out: as long again, since it may have claimed it just before and then
+/// been descheduled.
+const CLAIMED_GRACE_NS: u64 = ONLINE_TIMEOUT_NS;
 /// `IA32_EFER`.
 const MSR_EFER: u32 = 0xC000_0080;
 
@@ -275,6 +283,8 @@ pub enum Discovery {
         /// APIC id above [`apic::XAPIC_MAX_ID`] while the LAPIC is in xAPIC
         /// mode (no x2APIC): an IPI cannot name them.
         no_x2apic: usize,
+        /// Online-capable, not enabled: hotplug slots, absent at boot.
+        hotplug: usize,
     },
     /// No RSDP or no (valid) MADT: the boot CPU alone.
     NoMadt,
@@ -283,12 +293,17 @@ pub enum Discovery {
 impl core::fmt::Display for Discovery {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            Discovery::Madt { dropped, no_x2apic } => write!(
+            Discovery::Madt {
+                dropped,
+                no_x2apic,
+                hotplug,
+            } => write!(
                 f,
                 "ACPI MADT{}",
                 super::super::IgnoredCpus(&[
                     (dropped, super::super::BEYOND_MAX_CPUS),
                     (no_x2apic, "with APIC id > 254 and no x2APIC"),
+                    (hotplug, "online-capable (hotplug, absent at boot)"),
                 ])
             ),
             Discovery::NoMadt => f.write_str("no ACPI MADT"),
@@ -326,6 +341,7 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
             Discovery::Madt {
                 dropped: cpus.dropped,
                 no_x2apic: cpus.len - n,
+                hotplug: cpus.hotplug,
             }
         }
         None => Discovery::NoMadt,
@@ -432,8 +448,9 @@ impl Drop for StartGuard {
 /// interrupts disabled; `entry` must not return.
 ///
 /// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
-/// if the AP has not yet claimed the trampoline, then waits up to 100 ms for
-/// the AP to report itself online (all delays measured with the TSC). Returns
+/// if the AP has not yet claimed the trampoline, then waits up to
+/// [`ONLINE_TIMEOUT_NS`] (10 s) for the AP to report itself online (all
+/// delays measured with the TSC). Returns
 /// true once it is; false if `cpu` is out of range, is the boot CPU, was
 /// already started, or did not come up in time. Calls are serialised (the
 /// trampoline page is shared), from any CPU.

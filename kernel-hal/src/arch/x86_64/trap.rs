@@ -302,8 +302,11 @@ const EXCEPTION_NAMES: [&str; 32] = [
 static REPORTER: AtomicUsize = AtomicUsize::new(NO_REPORTER);
 const NO_REPORTER: usize = usize::MAX;
 /// How long a second faulting CPU waits for the first one's report (which ends
-/// with `exit_qemu`) before it reports anyway.
-const REPORT_WAIT_NS: u64 = 2_000_000_000;
+/// with `exit_qemu`) before it reports anyway: at 115200 baud a report takes
+/// about 0.2 s, and the host may keep the first reporter's vCPU off its core
+/// for seconds (5 s, as for every wait on another CPU: "Waits on other
+/// CPUs" in docs/design/kernel.md).
+const REPORT_WAIT_NS: u64 = 5_000_000_000;
 
 /// Reports a CPU exception, then fails the QEMU run.
 ///
