@@ -69,13 +69,9 @@ pub fn spin_until(deadline_ns: u64) {
     }
 }
 
-/// How long a progress check tolerates no progress at all: far beyond any
-/// legitimate pause (a tick is 1-100 ms; host stalls of an emulator vCPU
-/// seen here were 15 ms), and long enough for a vCPU the host keeps off its
-/// core for seconds (the 5 s that Linux gives an arm64 CPU to come up, and
-/// every wait on another CPU gets here: see "Waits on other CPUs" in
-/// docs/design/kernel.md), below the runner's 10 s watchdog.
-pub const STALL_NS: u64 = 5_000_000_000;
+/// How long a progress check tolerates no progress at all (the runner's
+/// bound, [`crate::ktest::STALL_NS`], where it is explained).
+pub use crate::ktest::STALL_NS;
 
 /// After a stall, how long [`wait_progress`] watches whether it resumes
 /// (stall + watch stay below the runner's 10 s watchdog).
