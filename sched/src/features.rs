@@ -1,7 +1,8 @@
 //! The `SCHED_FEAT` table: Linux's fair-class feature flags, in one list.
 //!
-//! Every flag has a compile-time default (Linux 6.19's, unless a `FEAT_ON_<NAME>` /
-//! `FEAT_OFF_<NAME>` cargo feature overrides it) and can be flipped at run time
+//! Every flag has a compile-time default (Linux 6.19's, and for HRTICK Linux
+//! 7.2's as Debian builds it, unless a `FEAT_ON_<NAME>` / `FEAT_OFF_<NAME>`
+//! cargo feature overrides it) and can be flipped at run time
 //! without a lock: a [`Features`] set is one atomic word read with relaxed
 //! ordering at each decision, like Linux's static keys. Text follows
 //! `/sys/kernel/debug/sched/features`: reading prints every name in table order,
@@ -77,6 +78,8 @@ sched_features! {
     DelayZero = "DELAY_ZERO", true, on: "FEAT_ON_DELAY_ZERO", off: "FEAT_OFF_DELAY_ZERO";
     /// Master switch for fair-class wakeup preemption.
     WakeupPreemption = "WAKEUP_PREEMPTION", true, on: "FEAT_ON_WAKEUP_PREEMPTION", off: "FEAT_OFF_WAKEUP_PREEMPTION";
+    /// End a fair slice in the middle of a tick: a one-shot per-CPU timer armed for the rest of the running task's request (Linux 7.x: on where hrtimer rearming is deferred, as in Debian's build).
+    Hrtick = "HRTICK", true, on: "FEAT_ON_HRTICK", off: "FEAT_OFF_HRTICK";
     /// Queue remote wakeups on the target CPU's wake list and send an IPI instead of locking its runqueue.
     TtwuQueue = "TTWU_QUEUE", true, on: "FEAT_ON_TTWU_QUEUE", off: "FEAT_OFF_TTWU_QUEUE";
     /// Wake-affine: prefer the waking CPU when it is (about to be) idle.
@@ -236,6 +239,7 @@ mod tests {
             (Feature::DelayDequeue, true),
             (Feature::DelayZero, true),
             (Feature::WakeupPreemption, true),
+            (Feature::Hrtick, true),
             (Feature::TtwuQueue, true),
             (Feature::WaIdle, true),
             (Feature::WaWeight, true),

@@ -82,8 +82,8 @@ pub use cpumask::{CpuMask, CPUMASK_WORDS, MAX_CPUS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 pub use rq::{
-    set_params_offrq, HeldWake, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
-    WakeupDecision, WakeupReason,
+    set_params_offrq, HeldWake, HrtickCmd, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
+    WakeupDecision, WakeupReason, HRTICK_MIN_NS,
 };
 pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
 pub use topology::{CpuDistance, Topology, TopologyError};

@@ -38,6 +38,10 @@ use crate::slots::{IdMap, Slot};
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState, NIL};
 use crate::tunables::PreemptMode;
 
+mod hrtick;
+use hrtick::HRTICK_NONE;
+pub use hrtick::{HrtickCmd, HRTICK_MIN_NS};
+
 /// A reschedule request, in increasing urgency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Resched {
@@ -218,6 +222,11 @@ pub struct RqStats {
     pub nr_delayed: u64,
     /// Ticks.
     pub nr_ticks: u64,
+    /// HRTICK expiries handled ([`Rq::hrtick`]).
+    pub nr_hrtick: u64,
+    /// HRTICK expiries that asked for a reschedule (the slice ended between
+    /// ticks).
+    pub nr_hrtick_resched: u64,
     /// Wakeup decisions ([`Rq::wakeup_preempt`]) per row, by
     /// [`WakeupReason::row`]; preempting or not.
     pub wakeup_rows: [u64; WAKEUP_ROWS],
@@ -279,6 +288,10 @@ pub struct Rq {
     clock: u64,
     need_resched: Resched,
     nr_running: u32,
+    /// When the one-shot scheduler timer fires (HRTICK), or `HRTICK_NONE`.
+    hrtick_expires_ns: u64,
+    /// The change to that timer not yet handed to the platform.
+    hrtick_cmd: Option<HrtickCmd>,
     /// Counters.
     pub stats: RqStats,
 }
@@ -306,6 +319,8 @@ impl Rq {
             clock: 0,
             need_resched: Resched::None,
             nr_running: 0,
+            hrtick_expires_ns: HRTICK_NONE,
+            hrtick_cmd: None,
             stats: RqStats::default(),
         }
     }
@@ -708,6 +723,9 @@ impl Rq {
         }
         self.nr_running += 1;
         self.drain_fair_resched();
+        if class == SchedClass::Fair {
+            self.hrtick_update();
+        }
     }
 
     /// `dequeue_task` (deactivate). Returns the task's state when it left the
@@ -1018,6 +1036,7 @@ impl Rq {
         }
         self.fair.resched = false;
         self.need_resched = Resched::None;
+        self.hrtick_after_pick(next != prev);
         if next != prev {
             self.stats.nr_switches += 1;
             if next != NIL {

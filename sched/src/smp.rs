@@ -73,7 +73,7 @@ use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
-use crate::rq::{Resched, Rq, RqError, WakeupDecision};
+use crate::rq::{HrtickCmd, Resched, Rq, RqError, WakeupDecision};
 use crate::task::{SchedTask, TaskId, TaskState};
 use crate::topology::Topology;
 
@@ -149,6 +149,33 @@ pub trait Platform: Send + Sync {
     fn cpu_relax(&self) {
         core::hint::spin_loop();
     }
+    /// Arms `cpu`'s one-shot scheduler timer (Linux's hrtick) to fire at
+    /// `expires_ns` on the [`Platform::now_ns`] clock, replacing any earlier
+    /// setting; when it fires, the kernel calls [`Scheduler::hrtick`] on
+    /// that CPU. Called with `cpu`'s runqueue locked and interrupts masked,
+    /// possibly from another CPU (then the platform forwards it, as Linux
+    /// does with an IPI); must not take a runqueue lock nor allocate. The
+    /// default does nothing: slices then end at the tick, as without HRTICK.
+    /// The timer is class-neutral (the fair class arms it today).
+    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+        let _ = (cpu, expires_ns);
+    }
+    /// Stops `cpu`'s one-shot scheduler timer (same context as
+    /// [`Platform::hrtick_start`]). The default does nothing.
+    fn hrtick_cancel(&self, cpu: usize) {
+        let _ = cpu;
+    }
+}
+
+/// Hands a runqueue's pending change of its one-shot timer
+/// ([`Rq::take_hrtick_cmd`]) to the platform; done whenever a runqueue is
+/// released (Linux's `hrtick_schedule_exit`, right before the unlock).
+fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
+    match rq.take_hrtick_cmd() {
+        None => {}
+        Some(HrtickCmd::Start(at)) => platform.hrtick_start(rq.cpu() as usize, at),
+        Some(HrtickCmd::Cancel) => platform.hrtick_cancel(rq.cpu() as usize),
+    }
 }
 
 /// A queued remote wakeup (Linux's `wake_entry` on `rq->wake_list`).
@@ -223,7 +250,8 @@ fn publish(rq: &Rq, s: &CpuSummary) {
 
 impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
-        if let Some(g) = self.guard.take() {
+        if let Some(mut g) = self.guard.take() {
+            flush_hrtick(&mut g, self.platform);
             publish(&g, self.summary);
             drop(g);
         }
@@ -255,10 +283,12 @@ impl<P: Platform> DoubleRqGuard<'_, P> {
 
 impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
-        if let Some(g) = self.b.take() {
+        if let Some(mut g) = self.b.take() {
+            flush_hrtick(&mut g, self.platform);
             publish(&g, self.sb);
         }
-        if let Some(g) = self.a.take() {
+        if let Some(mut g) = self.a.take() {
+            flush_hrtick(&mut g, self.platform);
             publish(&g, self.sa);
         }
         self.platform.irq_restore(self.irq);
@@ -546,9 +576,11 @@ impl<P: Platform> Scheduler<P> {
         &self.slots[cpu].rq
     }
 
-    /// Republishes the lock-free summary of `rq`'s CPU (the guards do this when
-    /// they are dropped). Call with the runqueue locked.
-    pub fn publish(&self, rq: &Rq) {
+    /// Republishes the lock-free summary of `rq`'s CPU and hands a pending
+    /// change of its one-shot timer to the platform (the guards do both when
+    /// they are dropped). Call with the runqueue locked, before releasing it.
+    pub fn publish(&self, rq: &mut Rq) {
+        flush_hrtick(rq, &self.platform);
         publish(rq, &self.slots[rq.cpu() as usize].summary);
     }
 

@@ -79,12 +79,12 @@ pub(crate) fn __schedule(mode: SchedMode) {
     pc.mirror_need_resched(&rq);
     let next_idx = sw.next.map_or(idle, |t| t.0);
     if next_idx == prev_idx {
-        s.publish(&rq);
+        s.publish(&mut rq);
         return;
     }
     let stays = prev_idx != idle && matches!(action, PrevAction::Stays | PrevAction::Yields);
     prepare_task_switch(cpu, &rq, mode, stays, sw.prev_misplaced, prev_idx, next_idx);
-    s.publish(&rq);
+    s.publish(&mut rq);
     // The lock stays held across the switch; the next thread releases it in
     // `finish_task_switch`.
     ::core::mem::forget(rq);

@@ -81,7 +81,7 @@ use crate::features::Feature;
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::slots::Slot;
 use crate::task::{Policy, SchedTask, NIL};
-use crate::weight::{calc_delta_fair, LoadWeight};
+use crate::weight::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
 use tree::{vbefore, vmin, Timeline};
 
 /// Why a fair wakeup did or did not preempt: the rows of 6.19's
@@ -728,6 +728,23 @@ impl FairRq {
         let e = sem(ts, i);
         e.exec_start = now;
         e.prev_sum_exec_runtime = e.sum_exec_runtime;
+    }
+
+    /// How much wall time the running entity `i` needs to reach its virtual
+    /// deadline, i.e. to consume its request: `(deadline − vruntime) ·
+    /// weight / NICE_0_LOAD` ns. `None` when it is already past it.
+    /// This is the delay Linux 7.x arms its hrtick for (`hrtick_start_fair`
+    /// since "sched/eevdf: Fix HRTICK duration", commit 558c18d3fbb6); Linux
+    /// then stretches it by the CPU's interrupt utilisation, which this crate
+    /// does not track (a factor of 1).
+    pub fn time_to_deadline_ns(ts: &[SchedTask], i: Slot) -> Option<u64> {
+        let e = se(ts, i.0);
+        let vdelta = e.deadline.wrapping_sub(e.vruntime) as i64;
+        if vdelta < 0 {
+            return None;
+        }
+        let ns = (vdelta as u128) * u128::from(e.load.weight) / u128::from(NICE_0_LOAD);
+        Some(u64::try_from(ns).unwrap_or(u64::MAX))
     }
 
     /// The tick: charge the running entity, pull the zero point along, and ask

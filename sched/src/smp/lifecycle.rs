@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | spawn | [`Scheduler::spawn`] | `wake_up_new_task` |
 //! | timer tick | [`Scheduler::tick`] | `scheduler_tick` |
+//! | one-shot slice timer | [`Scheduler::hrtick`] | `hrtick` |
 //! | switch (stay, yield, block, exit) | [`Scheduler::schedule`] with a [`PrevAction`] | `__schedule` |
 //! | after the switch | [`Scheduler::finish_switch`] | `finish_task_switch` |
 //! | wake, whatever the state | [`Scheduler::wake`] | `try_to_wake_up` |
@@ -380,6 +381,17 @@ impl<P: Platform> Scheduler<P> {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
         rq.task_tick()
+    }
+
+    /// The one-shot scheduler timer fired on `cpu` (Linux's `hrtick()`, see
+    /// [`Platform::hrtick_start`]): brings the clock up to date and charges
+    /// the running task ([`Rq::hrtick`]: a fair task whose timer this was
+    /// gets an immediate reschedule). Returns the need-resched state, to act
+    /// on as for [`Scheduler::tick`].
+    pub fn hrtick(&self, cpu: usize) -> Resched {
+        let mut rq = self.cpu_rq(cpu);
+        rq.update_rq_clock(self.platform.now_ns());
+        rq.hrtick()
     }
 
     /// `finish_task_switch`'s scheduler half, on `cpu` once the previous

@@ -1,0 +1,169 @@
+//! HRTICK: ending a fair slice between two ticks with a one-shot per-CPU
+//! timer (Linux's `rq->hrtick_timer`).
+//!
+//! Without it a fair task's request can only be found consumed at a tick, so
+//! a slice lasts a whole number of ticks (4 ms at 250 Hz) whatever its
+//! length. With it, when a fair task is picked while others are queued, the
+//! runqueue asks for a timer at the moment the task reaches its virtual
+//! deadline ([`FairRq::time_to_deadline_ns`]); at expiry ([`Rq::hrtick`])
+//! the task is charged and an immediate reschedule is requested, as Linux's
+//! `hrtick()` → `task_tick_fair(rq, curr, 1)` does.
+//!
+//! The rules follow Linux 7.2 (`kernel/sched/core.c`, `fair.c`, after the
+//! `sched/hrtick` series of February 2026, whose "sched: Default enable
+//! HRTICK when deferred rearming is enabled", commit 9213aa4784cf, turned it
+//! on where Debian's kernel has it on):
+//! - **arm on pick**: a newly picked fair task (`__set_next_task_fair` with
+//!   `first`) with more than one fair entity queued gets the timer for the
+//!   rest of its request (`hrtick_start_fair`). A task picked again while
+//!   running (a reschedule that picks the same task) does not re-arm it, as
+//!   in 7.2 (`put_prev_set_next_task` returns early; a fix for that,
+//!   "sched: Restart fair hrtick after same-task repicks", was still under
+//!   review);
+//! - **arm on enqueue**: a fair enqueue while a fair task runs and no timer
+//!   is pending arms it for the running task (`hrtick_update`): the second
+//!   task to arrive starts the clock of the first;
+//! - **the minimum** delay is 10 µs (`hrtick_start`);
+//! - **cancel** only when the CPU goes idle (`hrtick_schedule_exit`); a
+//!   switch to an RT task leaves a pending timer alone, and its expiry then
+//!   only charges the running task;
+//! - **expiry** charges the running fair task and asks for an immediate
+//!   reschedule, even under the lazy model ("sched/fair: Make hrtick resched
+//!   hard", commit 5d88e424ec1b): it does not do the tick's other work.
+//!
+//! The runqueue only records what it wants ([`HrtickCmd`]); whoever holds
+//! its lock hands that to the platform ([`Rq::take_hrtick_cmd`]; the
+//! [`crate::smp::Scheduler`] does it through
+//! [`crate::smp::Platform::hrtick_start`] / `hrtick_cancel` whenever it
+//! releases a runqueue). The timer is class-neutral: a deadline class could
+//! arm it the same way (Linux's HRTICK_DL).
+
+use super::{Resched, Rq};
+use crate::class::SchedClass;
+use crate::fair::FairRq;
+use crate::features::Feature;
+use crate::rt::RtRq;
+use crate::slots::Slot;
+use crate::task::NIL;
+
+/// The shortest delay the timer is armed for (Linux's `hrtick_start`:
+/// "Don't schedule slices shorter than 10000ns").
+pub const HRTICK_MIN_NS: u64 = 10_000;
+
+/// No timer pending.
+pub(super) const HRTICK_NONE: u64 = u64::MAX;
+
+/// What a runqueue wants done with its CPU's one-shot scheduler timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HrtickCmd {
+    /// Arm (or move) it to fire at this time (the runqueue clock's, ns).
+    Start(u64),
+    /// Stop it.
+    Cancel,
+}
+
+impl Rq {
+    /// Is a timer pending (armed and its expiry not yet handled)? Linux's
+    /// `hrtick_active`.
+    pub fn hrtick_active(&self) -> bool {
+        self.hrtick_expires_ns != HRTICK_NONE
+    }
+
+    /// When the pending timer fires, if one is pending.
+    pub fn hrtick_expires_ns(&self) -> Option<u64> {
+        self.hrtick_active().then_some(self.hrtick_expires_ns)
+    }
+
+    /// The change to the timer this runqueue asked for since the last call,
+    /// if any: hand it to the platform before releasing the runqueue lock.
+    pub fn take_hrtick_cmd(&mut self) -> Option<HrtickCmd> {
+        self.hrtick_cmd.take()
+    }
+
+    /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now.
+    fn hrtick_start(&mut self, delay_ns: u64) {
+        let at = self.clock.saturating_add(delay_ns.max(HRTICK_MIN_NS));
+        self.hrtick_expires_ns = at;
+        self.hrtick_cmd = Some(HrtickCmd::Start(at));
+    }
+
+    /// Stops a pending timer.
+    pub(super) fn hrtick_cancel(&mut self) {
+        if self.hrtick_active() {
+            self.hrtick_expires_ns = HRTICK_NONE;
+            self.hrtick_cmd = Some(HrtickCmd::Cancel);
+        }
+    }
+
+    /// `hrtick_start_fair` for the running fair task: arm the timer for the
+    /// rest of its request when another fair entity is queued; if the
+    /// request is already consumed, reschedule now.
+    fn hrtick_start_fair(&mut self) {
+        if self.fair.nr_queued <= 1 || self.fair.curr == NIL {
+            return;
+        }
+        match FairRq::time_to_deadline_ns(&self.tasks, Slot(self.fair.curr)) {
+            Some(ns) => self.hrtick_start(ns),
+            None => {
+                self.resched_curr(Resched::Now);
+            }
+        }
+    }
+
+    /// After a pick (`__set_next_task_fair` with `first`, and
+    /// `hrtick_schedule_exit`): a newly picked fair task gets the timer; an
+    /// idle CPU stops it.
+    pub(super) fn hrtick_after_pick(&mut self, switched: bool) {
+        if self.curr == NIL {
+            self.hrtick_cancel();
+        } else if switched && self.fair.curr == self.curr && self.cfg.feat(Feature::Hrtick) {
+            self.hrtick_start_fair();
+        }
+    }
+
+    /// After a fair enqueue (`hrtick_update`): with a fair task running and
+    /// no timer pending, arm it for the running task.
+    pub(super) fn hrtick_update(&mut self) {
+        if self.curr != NIL
+            && self.fair.curr == self.curr
+            && !self.hrtick_active()
+            && self.cfg.feat(Feature::Hrtick)
+        {
+            self.hrtick_start_fair();
+        }
+    }
+
+    /// The timer fired (Linux's `hrtick()`, which calls the running task's
+    /// `task_tick` with `queued = 1`): bring the clock to `now_ns` first
+    /// ([`Rq::update_rq_clock`]), then call this on the timer's CPU with the
+    /// runqueue locked. A running fair task is charged and an immediate
+    /// reschedule requested; an RT task is only charged. An expiry of a
+    /// timer that was cancelled meanwhile does nothing. Returns the
+    /// need-resched state.
+    pub fn hrtick(&mut self) -> Resched {
+        if !self.hrtick_active() {
+            return self.need_resched;
+        }
+        self.hrtick_expires_ns = HRTICK_NONE;
+        self.stats.nr_hrtick += 1;
+        if self.curr == NIL {
+            return self.need_resched;
+        }
+        match self.tasks[self.curr as usize].class() {
+            SchedClass::Fair => {
+                self.fair.update_curr(&mut self.tasks, &self.cfg);
+                self.fair.resched = false;
+                let before = self.need_resched;
+                self.resched_curr(Resched::Now);
+                if self.need_resched > before {
+                    self.stats.nr_hrtick_resched += 1;
+                }
+            }
+            SchedClass::Rt => {
+                RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
+            }
+            SchedClass::Idle => {}
+        }
+        self.need_resched
+    }
+}

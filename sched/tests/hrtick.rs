@@ -1,0 +1,307 @@
+//! HRTICK on one runqueue, driven in host time: a periodic tick at 250 Hz
+//! plus the one-shot timer the runqueue asks for ([`Rq::take_hrtick_cmd`]),
+//! handled at the exact nanosecond it was asked for. Checks that slices end
+//! where the request ends, not at the tick, and what that does to the share
+//! of the lightest task and to RUN_TO_PARITY.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sched::smp::{Platform, Scheduler};
+use sched::{
+    HrtickCmd, PrevAction, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams, HRTICK_MIN_NS,
+};
+
+const HZ: u32 = 250;
+const TICK_NS: u64 = 1_000_000_000 / HZ as u64;
+
+/// One CPU: a runqueue, its tick and its one-shot timer.
+struct Cpu {
+    rq: Rq,
+    now: u64,
+    next_tick: u64,
+    hrtick: Option<u64>,
+    /// (time, task switched in) for every switch.
+    switches: Vec<(u64, TaskId)>,
+}
+
+impl Cpu {
+    fn new(features: &[&str]) -> Self {
+        let cfg = Arc::new(SchedConfig::new(1, HZ));
+        for f in features {
+            cfg.features.write(f).unwrap();
+        }
+        let mut rq = Rq::new(0, cfg, 64);
+        rq.update_rq_clock(0);
+        Cpu {
+            rq,
+            now: 0,
+            next_tick: TICK_NS,
+            hrtick: None,
+            switches: Vec::new(),
+        }
+    }
+
+    fn spawn(&mut self, id: u32, nice: i32) {
+        let p = TaskParams {
+            nice,
+            ..TaskParams::default()
+        };
+        self.rq.wake_up_new_task(TaskId(id), SchedTask::new(p));
+        self.apply();
+    }
+
+    /// Hands the runqueue's timer request to "the hardware".
+    fn apply(&mut self) {
+        match self.rq.take_hrtick_cmd() {
+            Some(HrtickCmd::Start(at)) => {
+                assert!(at >= self.now + HRTICK_MIN_NS, "armed in the past");
+                self.hrtick = Some(at);
+            }
+            Some(HrtickCmd::Cancel) => self.hrtick = None,
+            None => {}
+        }
+    }
+
+    fn schedule(&mut self) {
+        let prev = self.rq.curr();
+        let next = self.rq.pick_next_task();
+        if next != prev {
+            self.switches.push((self.now, next.unwrap()));
+        }
+        self.apply();
+    }
+
+    /// Runs until `end_ns`: the tick every 4 ms, the one-shot timer when it
+    /// is due (before the tick at the same instant), a switch at once on an
+    /// immediate request (`preempt=full`).
+    fn run_until(&mut self, end_ns: u64) {
+        if self.rq.curr().is_none() {
+            self.schedule();
+        }
+        loop {
+            let t = self.next_tick.min(self.hrtick.unwrap_or(u64::MAX));
+            if t > end_ns {
+                break;
+            }
+            self.now = t;
+            self.rq.update_rq_clock(t);
+            let r = if self.hrtick == Some(t) {
+                self.hrtick = None;
+                self.rq.hrtick()
+            } else {
+                self.next_tick += TICK_NS;
+                self.rq.task_tick()
+            };
+            if r == Resched::Now {
+                self.schedule();
+            }
+            self.apply();
+        }
+        self.now = end_ns;
+        self.rq.update_rq_clock(end_ns);
+        self.rq.update_curr();
+    }
+
+    fn runtime_ns(&self, id: u32) -> u64 {
+        self.rq.task(TaskId(id)).unwrap().se.sum_exec_runtime
+    }
+
+    /// The lengths of the runs between switches.
+    fn run_lengths(&self) -> Vec<u64> {
+        self.switches.windows(2).map(|w| w[1].0 - w[0].0).collect()
+    }
+}
+
+/// The base slice at one CPU (0.7 ms).
+fn base_slice_ns(cpu: &Cpu) -> u64 {
+    cpu.rq.config().tunables.base_slice_ns()
+}
+
+/// A hog pair with HRTICK: after the first run, every run lasts exactly
+/// one request (the base slice, 0.7 ms), whatever the tick does, and the
+/// timer is what ends it.
+#[test]
+fn hog_pair_switches_follow_the_slice_not_the_tick() {
+    let mut cpu = Cpu::new(&[]);
+    cpu.spawn(1, 0);
+    cpu.spawn(2, 0);
+    cpu.run_until(100_000_000);
+    let slice = base_slice_ns(&cpu);
+    let runs = cpu.run_lengths();
+    // 100 ms of 0.7 ms runs: about 142.
+    assert!(runs.len() > 130, "{} runs", runs.len());
+    // The first two runs are half requests (PLACE_DEADLINE_INITIAL).
+    for (i, &r) in runs.iter().enumerate().skip(2) {
+        assert!(
+            r.abs_diff(slice) <= 1_000,
+            "run {i} lasted {r} ns, slice {slice} ns"
+        );
+    }
+    // The tick never ended a slice; the timer ended every one.
+    assert_eq!(cpu.rq.stats.nr_tick_resched, 0);
+    assert!(cpu.rq.stats.nr_hrtick_resched as usize >= runs.len());
+    // The pair alternates.
+    for w in cpu.switches.windows(2) {
+        assert_ne!(w[0].1, w[1].1);
+    }
+}
+
+/// The same pair without HRTICK: a run ends only at a tick, so every run is
+/// a whole number of ticks.
+#[test]
+fn hog_pair_without_hrtick_switches_at_ticks() {
+    let mut cpu = Cpu::new(&["NO_HRTICK"]);
+    cpu.spawn(1, 0);
+    cpu.spawn(2, 0);
+    cpu.run_until(100_000_000);
+    assert_eq!(cpu.rq.stats.nr_hrtick, 0);
+    assert!(cpu.hrtick.is_none());
+    let runs = cpu.run_lengths();
+    assert!(runs.len() >= 20, "{} runs", runs.len());
+    for &r in &runs {
+        assert_eq!(r % TICK_NS, 0, "run of {r} ns");
+    }
+}
+
+/// Nice −10/0/5/19 on one CPU for 1 s (the conformance row of
+/// docs/results/linux.md): nice 19's ideal share is 15/10922 = 0.137%.
+/// Bound fixed before the run: ±0.1 points with HRTICK. Without it, the
+/// tick's granularity gives nice 19 at least one whole tick (0.4%).
+#[test]
+fn nice_19_gets_its_share_within_a_tenth_of_a_point() {
+    let share_19 = |features: &[&str]| {
+        let mut cpu = Cpu::new(features);
+        let nices = [(1, -10), (2, 0), (3, 5), (4, 19)];
+        for (id, nice) in nices {
+            cpu.spawn(id, nice);
+        }
+        cpu.run_until(1_000_000_000);
+        let total: u64 = nices.iter().map(|&(id, _)| cpu.runtime_ns(id)).sum();
+        let by: HashMap<i32, f64> = nices
+            .iter()
+            .map(|&(id, n)| (n, cpu.runtime_ns(id) as f64 * 100.0 / total as f64))
+            .collect();
+        (by, total)
+    };
+    let (with, total) = share_19(&[]);
+    assert_eq!(total, 1_000_000_000);
+    let ideal = 15.0 * 100.0 / (9548.0 + 1024.0 + 335.0 + 15.0);
+    assert!(
+        (with[&19] - ideal).abs() <= 0.1,
+        "nice 19: {:.3}% (ideal {ideal:.3}%)",
+        with[&19]
+    );
+    // The heavier ones stay within the conformance bounds too.
+    assert!((with[&-10] - 87.42).abs() <= 1.0, "{with:?}");
+    assert!((with[&0] - 9.38).abs() <= 1.0, "{with:?}");
+    assert!((with[&5] - 3.07).abs() <= 0.5, "{with:?}");
+    let (without, _) = share_19(&["NO_HRTICK"]);
+    assert!(without[&19] >= 0.39, "without HRTICK: {without:?}");
+}
+
+/// RUN_TO_PARITY with HRTICK at 4 CPUs' slice (2.1 ms) and a hog pair: the
+/// timer ends each request, 2.1 ms apart (238 per 0.5 s). Without
+/// RUN_TO_PARITY the protection is the normalized slice (0.7 ms), so a tick
+/// that comes after it and before the request's end reschedules and splits
+/// the request in two runs: more switches (282 here). Linux 7.2 measured
+/// the opposite direction on this machine (fewer switches without it, see
+/// docs/results/linux.md); this test pins down what the rules alone give.
+#[test]
+fn run_to_parity_changes_a_hog_pairs_switch_rate() {
+    let switches = |features: &[&str]| {
+        let cfg = Arc::new(SchedConfig::new(4, HZ));
+        for f in features {
+            cfg.features.write(f).unwrap();
+        }
+        let mut cpu = Cpu::new(&[]);
+        cpu.rq = Rq::new(0, cfg, 64);
+        cpu.rq.update_rq_clock(0);
+        cpu.spawn(1, 0);
+        cpu.spawn(2, 0);
+        cpu.run_until(500_000_000);
+        cpu.switches.len()
+    };
+    let parity = switches(&[]);
+    let no_parity = switches(&["NO_RUN_TO_PARITY"]);
+    // 500 ms / 2.1 ms = 238 runs with RUN_TO_PARITY.
+    assert!((230..=240).contains(&parity), "{parity}");
+    // Every request ends on the timer; some are split by a tick.
+    assert!((270..=295).contains(&no_parity), "{no_parity}");
+    let tick_only = switches(&["NO_HRTICK"]);
+    let tick_only_np = switches(&["NO_HRTICK", "NO_RUN_TO_PARITY"]);
+    // Without the timer, both switch at every tick (125 per 0.5 s).
+    assert!(tick_only.abs_diff(125) <= 1, "{tick_only}");
+    assert!(tick_only_np.abs_diff(125) <= 1, "{tick_only_np}");
+    eprintln!("hog pair per 0.5 s: RUN_TO_PARITY {parity}, NO_RUN_TO_PARITY {no_parity}");
+}
+
+/// The platform hook: a scheduler hands every arm and cancel to the
+/// platform when it releases a runqueue, and its expiry entry point ends
+/// the slice.
+#[test]
+fn scheduler_hands_the_timer_to_the_platform() {
+    #[derive(Default)]
+    struct P {
+        now: AtomicU64,
+        armed: Mutex<Vec<(usize, Option<u64>)>>,
+    }
+    impl Platform for P {
+        fn irq_save(&self) -> bool {
+            false
+        }
+        fn irq_restore(&self, _: bool) {}
+        fn now_ns(&self) -> u64 {
+            self.now.load(Ordering::Relaxed)
+        }
+        fn send_resched_ipi(&self, _: usize) {}
+        fn hrtick_start(&self, cpu: usize, at: u64) {
+            self.armed.lock().unwrap().push((cpu, Some(at)));
+        }
+        fn hrtick_cancel(&self, cpu: usize) {
+            self.armed.lock().unwrap().push((cpu, None));
+        }
+    }
+    let cfg = Arc::new(SchedConfig::new(1, HZ));
+    let s = Scheduler::new(P::default(), cfg, 1, 16);
+    let slice = s.cfg.tunables.base_slice_ns();
+    s.spawn(TaskId(1), SchedTask::new(TaskParams::default()), 0)
+        .unwrap();
+    let sw = {
+        let mut rq = s.cpu_rq(0);
+        s.schedule(&mut rq, PrevAction::Stays)
+    };
+    assert_eq!(sw.next, Some(TaskId(1)));
+    // Alone: no timer.
+    assert!(s.platform.armed.lock().unwrap().is_empty());
+    // A second task arrives: the running one's request gets the timer, for
+    // the end of its first request (half a slice, PLACE_DEADLINE_INITIAL).
+    let half = slice / 2;
+    s.platform.now.store(100_000, Ordering::Relaxed);
+    s.spawn(TaskId(2), SchedTask::new(TaskParams::default()), 0)
+        .unwrap();
+    let armed = s.platform.armed.lock().unwrap().clone();
+    assert_eq!(armed, [(0, Some(half))]);
+    // It fires: an immediate reschedule; the switch arms it for the other
+    // (its first request is half a slice too).
+    s.platform.now.store(half, Ordering::Relaxed);
+    assert_eq!(s.hrtick(0), Resched::Now);
+    let sw = {
+        let mut rq = s.cpu_rq(0);
+        s.schedule(&mut rq, PrevAction::Stays)
+    };
+    assert_eq!(sw.next, Some(TaskId(2)));
+    assert_eq!(
+        s.platform.armed.lock().unwrap().last(),
+        Some(&(0, Some(2 * half)))
+    );
+    // Both sleep: the CPU goes idle and the timer is cancelled.
+    for _ in 0..2 {
+        let mut rq = s.cpu_rq(0);
+        s.schedule(&mut rq, PrevAction::Sleeps);
+    }
+    assert_eq!(s.platform.armed.lock().unwrap().last(), Some(&(0, None)));
+    // A stale expiry after the cancel does nothing.
+    assert_eq!(s.hrtick(0), Resched::None);
+}
