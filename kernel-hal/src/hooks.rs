@@ -77,6 +77,10 @@ pub trait Hooks: Sync {
     /// A timer event that is not a tick (`timer_set_event`): wakes the
     /// sleepers whose time came.
     fn timer_event(&self);
+    /// The scheduler's hrtick came (`timer_set_hrtick`): the running
+    /// task's slice may have ended (before `timer_interrupt` when both are
+    /// due).
+    fn hrtick(&self);
     /// The end of every interrupt handler, before the interrupted context is
     /// restored: switches threads when an immediate reschedule is pending
     /// and preemption is allowed (preemption on return from interrupt).
@@ -148,6 +152,14 @@ pub fn timer_interrupt() {
 pub fn timer_event() {
     if let Some(h) = get() {
         h.timer_event();
+    }
+}
+
+/// See [`Hooks::hrtick`].
+#[inline]
+pub fn hrtick() {
+    if let Some(h) = get() {
+        h.hrtick();
     }
 }
 

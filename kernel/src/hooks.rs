@@ -36,6 +36,10 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
         timer_event();
     }
 
+    fn hrtick(&self) {
+        task::hrtick_interrupt();
+    }
+
     fn irq_exit(&self) {
         irq_exit();
     }

@@ -1,24 +1,44 @@
 //! Per-CPU timer deadlines, shared by the arch timers (LAPIC one-shot on
-//! x86_64, the CNTV comparator on aarch64): each CPU's next tick and next
-//! timer event, in the timer's own time unit (ns on x86_64, counter cycles on
-//! aarch64). The arch code arms its hardware for [`TimerDeadlines::next`]
-//! after every change; this module holds the bookkeeping both share.
+//! x86_64, the CNTV comparator on aarch64): each CPU's next tick, next timer
+//! event (the earliest sleeper) and next scheduler hrtick (the end of the
+//! running fair task's slice, `sched`'s HRTICK), in the timer's own time unit
+//! (ns on x86_64, counter cycles on aarch64). The arch code arms its hardware
+//! for [`TimerDeadlines::next`], the earliest of the three, after every
+//! change; at the interrupt [`TimerDeadlines::expire`] says which of them
+//! are due ([`TimerDue`]). This module holds the bookkeeping both share; it
+//! is plain atomics, no allocation.
 //!
 //! Ticks are absolute and advance by whole periods from the previous
 //! deadline, so handler latency does not make them drift; after a stall
 //! (missed ticks) the next tick is one period from now instead of a burst of
-//! catch-up interrupts. A stopped tick (tickless idle) is 0; no event is
-//! `u64::MAX`.
+//! catch-up interrupts. A stopped tick (tickless idle) is 0; no event and no
+//! hrtick are `u64::MAX`. An hrtick may be set for another CPU (a remote
+//! enqueue); that CPU then reprograms its timer when told to
+//! ([`TimerDeadlines::take_resync`], from the reschedule IPI).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::MAX_CPUS;
+
+/// What was due at a timer interrupt ([`TimerDeadlines::expire`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerDue {
+    /// The periodic tick.
+    pub tick: bool,
+    /// The timer event (sleepers).
+    pub event: bool,
+    /// The scheduler's hrtick.
+    pub hrtick: bool,
+}
 
 /// The deadlines of every CPU and the tick period.
 pub struct TimerDeadlines {
     period: AtomicU64,
     tick: [AtomicU64; MAX_CPUS],
     event: [AtomicU64; MAX_CPUS],
+    hrtick: [AtomicU64; MAX_CPUS],
+    /// Set by another CPU that changed this CPU's hrtick.
+    resync: [AtomicBool; MAX_CPUS],
 }
 
 impl TimerDeadlines {
@@ -28,6 +48,8 @@ impl TimerDeadlines {
             period: AtomicU64::new(0),
             tick: [const { AtomicU64::new(0) }; MAX_CPUS],
             event: [const { AtomicU64::new(u64::MAX) }; MAX_CPUS],
+            hrtick: [const { AtomicU64::new(u64::MAX) }; MAX_CPUS],
+            resync: [const { AtomicBool::new(false) }; MAX_CPUS],
         }
     }
 
@@ -55,11 +77,40 @@ impl TimerDeadlines {
         self.event[cpu].swap(at, Ordering::Relaxed) != at
     }
 
-    /// At an interrupt: consumes what is due at `now` and returns whether a
-    /// tick is (one that comes up to `slack_64ths` / 64 of a period early
-    /// counts: for a timer clocked apart from `now`'s clock). The tick then
-    /// advances by a period; a due event is cleared.
-    pub fn expire(&self, cpu: usize, now: u64, slack_64ths: u64) -> bool {
+    /// Sets `cpu`'s next hrtick (`u64::MAX`: none) from `this_cpu`. On
+    /// `this_cpu` a change runs `program` (arm the hardware again) and
+    /// `false` is returned. For another CPU a change marks it for a resync
+    /// and returns `true`: send it a reschedule IPI, whose path calls
+    /// [`TimerDeadlines::sync`].
+    pub fn set_hrtick(&self, cpu: usize, this_cpu: usize, at: u64, program: impl FnOnce()) -> bool {
+        let changed = self.hrtick[cpu].swap(at, Ordering::Relaxed) != at;
+        if !changed {
+            return false;
+        }
+        if cpu == this_cpu {
+            program();
+            return false;
+        }
+        self.resync[cpu].store(true, Ordering::Release);
+        true
+    }
+
+    /// On `cpu`: if another CPU changed its hrtick since the last call, runs
+    /// `program` (arm the hardware again).
+    pub fn sync(&self, cpu: usize, program: impl FnOnce()) {
+        if self.resync[cpu].load(Ordering::Relaxed)
+            && self.resync[cpu].swap(false, Ordering::Acquire)
+        {
+            program();
+        }
+    }
+
+    /// At an interrupt: consumes what is due at `now` and says what was. A
+    /// tick that comes up to `slack_64ths` / 64 of a period early counts
+    /// (for a timer clocked apart from `now`'s clock); the tick then
+    /// advances by a period. A due event or hrtick is cleared (an hrtick
+    /// only when due: it is the end of a slice, not to be taken early).
+    pub fn expire(&self, cpu: usize, now: u64, slack_64ths: u64) -> TimerDue {
         let period = self.period.load(Ordering::Relaxed);
         let slack = period / 64 * slack_64ths;
         let tick = self.tick[cpu].load(Ordering::Relaxed);
@@ -71,19 +122,29 @@ impl TimerDeadlines {
             }
             self.tick[cpu].store(next, Ordering::Relaxed);
         }
-        if now >= self.event[cpu].load(Ordering::Relaxed) {
+        let event_due = now >= self.event[cpu].load(Ordering::Relaxed);
+        if event_due {
             self.event[cpu].store(u64::MAX, Ordering::Relaxed);
         }
-        tick_due
+        let hrtick_due = now >= self.hrtick[cpu].load(Ordering::Relaxed);
+        if hrtick_due {
+            self.hrtick[cpu].store(u64::MAX, Ordering::Relaxed);
+        }
+        TimerDue {
+            tick: tick_due,
+            event: event_due,
+            hrtick: hrtick_due,
+        }
     }
 
-    /// When `cpu`'s timer must fire next: the earlier of its tick and its
-    /// event, `u64::MAX` for neither.
+    /// When `cpu`'s timer must fire next: the earliest of its tick, its
+    /// event and its hrtick, `u64::MAX` for none.
     pub fn next(&self, cpu: usize) -> u64 {
         let tick = match self.tick[cpu].load(Ordering::Relaxed) {
             0 => u64::MAX,
             t => t,
         };
         tick.min(self.event[cpu].load(Ordering::Relaxed))
+            .min(self.hrtick[cpu].load(Ordering::Relaxed))
     }
 }

@@ -16,6 +16,7 @@
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
 //! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
+//! | `fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool` | CPU `cpu`'s scheduler hrtick (the end of the running task's slice), a third deadline beside the tick and the event (`None` cancels; interrupts off); when it is due the handler calls `crate::hooks::hrtick()` first. For another CPU it returns true: send that CPU a reschedule IPI, whose path calls `fn timer_sync()` to arm its timer again |
 //! | `fn framebuffer_memory() -> Option<&'static mut [u8]>` | that framebuffer's bytes, once (generic, in this file) |
 //! | `fn framebuffer() -> Option<boot::Framebuffer>` | the loader's linear framebuffer, mapped, for the framebuffer console (x86_64: Multiboot2 tag 8; a fallback here returns `None` for the other arches) |
 //! | `fn heap_regions(info: &boot::BootInfo) -> HeapRegions` | the free, mapped RAM ranges for the kernel heap, after the kernel image, in the order the heap should use them (x86_64: every RAM range, highest first; a fallback here wraps the other arches' single `heap_region`) |
@@ -52,6 +53,23 @@
 //! through `hooks::emergency_write()`.
 
 mod deadlines;
+
+pub use deadlines::TimerDue;
+
+/// What a timer interrupt calls, by what was due ([`TimerDue`]): the
+/// hrtick first (it ends a slice), then the tick, or else the timer event
+/// (sleepers; also taken for an interrupt that found nothing due, as
+/// before). Interrupts off, after the acknowledge, before `irq_exit`.
+fn timer_dispatch(due: TimerDue) {
+    if due.hrtick {
+        crate::hooks::hrtick();
+    }
+    if due.tick {
+        crate::hooks::timer_interrupt();
+    } else if due.event || !due.hrtick {
+        crate::hooks::timer_event();
+    }
+}
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;

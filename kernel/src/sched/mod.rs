@@ -170,6 +170,22 @@ impl Platform for KernelPlatform {
         arch::send_ipi(cpu, arch::IpiKind::Reschedule);
     }
 
+    /// HRTICK: the scheduler's one-shot timer, a third deadline of the arch
+    /// timer beside the tick and the sleepers' event. For another CPU (a
+    /// remote enqueue) that CPU is sent a reschedule IPI, whose handler
+    /// arms its timer (Linux sends `hrtick_csd`). Nothing here allocates.
+    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+        if arch::timer_set_hrtick(cpu, Some(expires_ns)) {
+            arch::send_ipi(cpu, arch::IpiKind::Reschedule);
+        }
+    }
+
+    /// A cancel needs no IPI: a remote CPU's timer that still fires finds
+    /// its runqueue's timer cancelled and does nothing.
+    fn hrtick_cancel(&self, cpu: usize) {
+        let _ = arch::timer_set_hrtick(cpu, None);
+    }
+
     /// The thread's `cpu` follows the scheduler (under the destination
     /// runqueue's lock); a move is a `sched_migrate_task` trace event.
     fn set_task_cpu(&self, id: TaskId, cpu: usize) {

@@ -36,6 +36,21 @@ pub fn timer_event() {
     expire_timers(pc, arch::now_ns());
 }
 
+/// The scheduler's one-shot timer (Linux's `hrtick()`), from the timer
+/// interrupt: the running task's slice may have ended between two ticks.
+/// The `sched` crate charges it and, for a fair task, asks for an
+/// immediate reschedule, which `irq_exit` then honours (HRTICK; the timer
+/// was armed through [`KernelPlatform`]'s `hrtick_start`).
+pub fn hrtick_interrupt() {
+    let cpu = arch::cpu_id();
+    let pc = percpu::cpu(cpu);
+    if !pc.online.load(Ordering::Acquire) {
+        return;
+    }
+    let mut rq = lock_rq(cpu);
+    rq.hrtick();
+}
+
 /// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
 /// account the running thread, wake the sleepers whose time came
 /// (`WakeFlags::IRQ`), and every [`BALANCE_TICKS`] ticks balance.

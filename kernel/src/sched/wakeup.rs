@@ -80,6 +80,8 @@ pub fn sched_ipi() {
     if !percpu::cpu(cpu).online.load(Ordering::Acquire) {
         return;
     }
+    // Another CPU may have moved this CPU's hrtick (a remote enqueue).
+    arch::timer_sync();
     let mut rq = lock_rq(cpu);
     s.sched_ttwu_pending(&mut rq);
 }

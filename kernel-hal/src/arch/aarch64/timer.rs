@@ -2,14 +2,15 @@
 //! the one-shot timer event, and the virtual counter (CNTVCT_EL0 at CNTFRQ_EL0 Hz)
 //! as the monotonic clock.
 //!
-//! Each CPU's next tick and next timer event (the earliest sleeper,
-//! [`timer_set_event`]) are kept in counter cycles by
+//! Each CPU's next tick, next timer event (the earliest sleeper,
+//! [`timer_set_event`]) and next scheduler hrtick ([`timer_set_hrtick`]) are
+//! kept in counter cycles by
 //! [`TimerDeadlines`](crate::arch::deadlines::TimerDeadlines); the comparator
-//! (`CNTV_CVAL_EL0`) holds the earlier.
+//! (`CNTV_CVAL_EL0`) holds the earliest.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::deadlines::TimerDeadlines;
+use crate::arch::deadlines::{TimerDeadlines, TimerDue};
 
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
@@ -88,7 +89,16 @@ fn program() {
 /// `hooks::timer_event()` unless a tick is due (which does the same work).
 /// Interrupts off.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
-    let cycles = match deadline_ns {
+    // Unchanged (the common case at a tick with no sleeper): the comparator
+    // already covers it.
+    if DEADLINES.set_event(super::cpu_id(), cycles_at(deadline_ns)) {
+        program();
+    }
+}
+
+/// The counter value at `deadline_ns` (`now_ns` time); `u64::MAX` for none.
+fn cycles_at(deadline_ns: Option<u64>) -> u64 {
+    match deadline_ns {
         None => u64::MAX,
         Some(ns) => {
             let freq = u128::from(FREQ_HZ.load(Ordering::Relaxed));
@@ -97,12 +107,22 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
                 .load(Ordering::Relaxed)
                 .saturating_add(u64::try_from(c).unwrap_or(u64::MAX))
         }
-    };
-    // Unchanged (the common case at a tick with no sleeper): the comparator
-    // already covers it.
-    if DEADLINES.set_event(super::cpu_id(), cycles) {
-        program();
     }
+}
+
+/// Sets CPU `cpu`'s scheduler hrtick to `deadline_ns` (`now_ns` time;
+/// `None` cancels). On this CPU the comparator is loaded again at once; for
+/// another CPU the deadline is recorded and `true` returned when that CPU
+/// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
+/// Interrupts off.
+pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+    DEADLINES.set_hrtick(cpu, super::cpu_id(), cycles_at(deadline_ns), program)
+}
+
+/// Loads this CPU's comparator again if another CPU changed its hrtick
+/// ([`timer_set_hrtick`]). Interrupts off.
+pub fn timer_sync() {
+    DEADLINES.sync(super::cpu_id(), program);
 }
 
 /// Stops this CPU's tick (tickless idle); timer events still fire.
@@ -120,10 +140,10 @@ pub fn timer_restart_tick() {
 
 /// From the IRQ handler before EOI: consumes what is due and reprograms the
 /// comparator (the timer's level-triggered output drops once the compare
-/// value is in the future). Returns whether a tick is due; otherwise the
-/// interrupt is a timer event.
-pub fn reload() -> bool {
-    let tick_due = DEADLINES.expire(super::cpu_id(), counter(), 0);
+/// value is in the future). Returns what was due: the tick, the hrtick, or
+/// else a timer event.
+pub fn reload() -> TimerDue {
+    let due = DEADLINES.expire(super::cpu_id(), counter(), 0);
     program();
-    tick_due
+    due
 }

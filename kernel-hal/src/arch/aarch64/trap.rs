@@ -459,13 +459,9 @@ extern "C" fn irq() {
         return;
     }
     if acked.intid == timer::intid() {
-        let tick = timer::reload();
+        let due = timer::reload();
         gic::eoi(acked);
-        if tick {
-            crate::hooks::timer_interrupt();
-        } else {
-            crate::hooks::timer_event();
-        }
+        super::super::timer_dispatch(due);
     } else if super::uart_intid() == Some(acked.intid) {
         // Level-triggered: draining the UART (or masking its receive
         // interrupt when the console's ring is full) lowers the line before

@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
-use super::super::deadlines::TimerDeadlines;
+use super::super::deadlines::{TimerDeadlines, TimerDue};
 use x86_64::registers::model_specific::Msr;
 
 /// Vector of the LAPIC timer interrupt.
@@ -322,6 +322,26 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     }
 }
 
+/// Sets CPU `cpu`'s scheduler hrtick to `deadline_ns` (`now_ns` time;
+/// `None` cancels). On this CPU the one-shot is armed again at once; for
+/// another CPU the deadline is recorded and `true` returned when that CPU
+/// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
+/// Interrupts off.
+pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+    DEADLINES.set_hrtick(
+        cpu,
+        super::cpu_id(),
+        deadline_ns.unwrap_or(u64::MAX),
+        program,
+    )
+}
+
+/// Arms this CPU's one-shot again if another CPU changed its hrtick
+/// ([`timer_set_hrtick`]). Interrupts off.
+pub fn timer_sync() {
+    DEADLINES.sync(super::cpu_id(), program);
+}
+
 /// Stops this CPU's tick (tickless idle); timer events still fire.
 /// Interrupts off.
 pub fn timer_stop_tick() {
@@ -336,11 +356,11 @@ pub fn timer_restart_tick() {
 }
 
 /// From the timer interrupt: consumes what is due and arms the next one-shot.
-/// Returns whether a tick is due (else the interrupt is a timer event). The
+/// Returns what was due: the tick, the hrtick, or else a timer event. The
 /// LAPIC timer and the TSC are calibrated against each other, not locked: a
 /// tick that fires up to 1/64 of a period early still counts as the tick.
-pub fn timer_reload() -> bool {
-    let tick_due = DEADLINES.expire(super::cpu_id(), super::now_ns(), 1);
+pub fn timer_reload() -> TimerDue {
+    let due = DEADLINES.expire(super::cpu_id(), super::now_ns(), 1);
     program();
-    tick_due
+    due
 }

@@ -445,6 +445,19 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     apic::timer_set_event(deadline_ns);
 }
 
+/// Sets CPU `cpu`'s scheduler hrtick (`None` cancels); `true` when that CPU
+/// is another one and must be sent a reschedule IPI. Interrupts off. See
+/// `apic::timer_set_hrtick`.
+pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+    apic::timer_set_hrtick(cpu, deadline_ns)
+}
+
+/// Arms this CPU's timer again if another CPU changed its hrtick;
+/// interrupts off. See `apic::timer_sync`.
+pub fn timer_sync() {
+    apic::timer_sync();
+}
+
 /// Enables interrupts and waits for the next one, atomically (`sti; hlt`: an
 /// interrupt that arrives between the two still ends the `hlt`). Returns with
 /// interrupts enabled. On the boot CPU it first lets the refined clock

@@ -223,13 +223,9 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
     match vector {
         0..=31 => exception(frame),
         apic::TIMER_VECTOR => {
-            let tick = apic::timer_reload();
+            let due = apic::timer_reload();
             apic::eoi();
-            if tick {
-                crate::hooks::timer_interrupt();
-            } else {
-                crate::hooks::timer_event();
-            }
+            super::super::timer_dispatch(due);
             crate::hooks::irq_exit();
         }
         super::ioapic::COM1_VECTOR => {
