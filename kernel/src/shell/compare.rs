@@ -139,6 +139,8 @@ pub struct Counters {
     pub wakeup_preempt: u64,
     /// Ticks that asked to reschedule.
     pub tick_resched: u64,
+    /// HRTICK expiries that asked to reschedule (a slice ended between ticks).
+    pub hrtick_resched: u64,
     /// Picks of the next buddy (PICK_BUDDY).
     pub buddy: u64,
     /// Tasks that arrived from another CPU.
@@ -150,11 +152,12 @@ pub struct Counters {
 }
 
 /// Names of the fixed counters, in [`Counters::fixed`] order.
-const FIXED: [&str; 7] = [
+const FIXED: [&str; 8] = [
     "switches",
     "wakeups",
     "wk_preempt",
     "tick_resched",
+    "hrtick_resched",
     "buddy",
     "migrations",
     "ticks",
@@ -170,6 +173,7 @@ impl Counters {
             c.wakeups += s.nr_wakeups;
             c.wakeup_preempt += s.nr_wakeup_preempt;
             c.tick_resched += s.nr_tick_resched;
+            c.hrtick_resched += s.nr_hrtick_resched;
             c.buddy += buddy;
             c.migrations += s.nr_migrations_in;
             c.ticks += s.nr_ticks;
@@ -187,6 +191,7 @@ impl Counters {
             wakeups: self.wakeups.wrapping_sub(earlier.wakeups),
             wakeup_preempt: self.wakeup_preempt.wrapping_sub(earlier.wakeup_preempt),
             tick_resched: self.tick_resched.wrapping_sub(earlier.tick_resched),
+            hrtick_resched: self.hrtick_resched.wrapping_sub(earlier.hrtick_resched),
             buddy: self.buddy.wrapping_sub(earlier.buddy),
             migrations: self.migrations.wrapping_sub(earlier.migrations),
             ticks: self.ticks.wrapping_sub(earlier.ticks),
@@ -199,12 +204,13 @@ impl Counters {
     }
 
     /// The fixed counters, in [`FIXED`] order.
-    pub fn fixed(&self) -> [u64; 7] {
+    pub fn fixed(&self) -> [u64; 8] {
         [
             self.switches,
             self.wakeups,
             self.wakeup_preempt,
             self.tick_resched,
+            self.hrtick_resched,
             self.buddy,
             self.migrations,
             self.ticks,

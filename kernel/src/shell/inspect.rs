@@ -351,6 +351,7 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let s = &d.stats;
         let _ = writeln!(sh, "  .nr_switches          : {}", s.nr_switches);
         let _ = writeln!(sh, "  .nr_preempt_tick      : {}", s.nr_tick_resched);
+        let _ = writeln!(sh, "  .nr_preempt_hrtick    : {}", s.nr_hrtick_resched);
         let _ = writeln!(sh, "  .nr_preempt_wakeup    : {}", s.nr_wakeup_preempt);
         let _ = writeln!(sh, "  .nr_wakeups           : {}", s.nr_wakeups);
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
