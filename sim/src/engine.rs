@@ -4,7 +4,8 @@
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
 //! sequence number), so ties resolve in the order events were created and a
 //! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
-//! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires.
+//! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
+//! one-shot scheduler timer fires (HRTICK).
 //!
 //! # How the kernel is mirrored (`kernel/src/sched/`)
 //! The engine drives `sched::smp::Scheduler`'s task lifecycle with the calls
@@ -34,6 +35,11 @@
 //!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
 //!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
 //!   balance (`nohz_balance_kick`).
+//! - **HRTICK**: the one-shot per-CPU timer the scheduler arms and cancels
+//!   through [`Platform::hrtick_start`] / `hrtick_cancel` is an event at the
+//!   time asked for (a later request or a cancel makes a pending one stale);
+//!   it calls `Rq::hrtick` and, like the tick, reschedules on an immediate
+//!   request.
 //! - **Preemption models**: a burst ends at a syscall return, where every
 //!   model honours an immediate reschedule; the tick likewise; an IPI or a
 //!   timer interrupt preempts a running task only under full and lazy
@@ -76,12 +82,14 @@ pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
 
-/// The platform hooks: a shared virtual clock and a list of IPIs to deliver.
+/// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
+/// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
 #[derive(Debug, Default)]
 pub struct SimPlatform {
     now: AtomicU64,
     any_ipi: AtomicBool,
     ipis: Mutex<Vec<u32>>,
+    hrticks: Mutex<Vec<(u32, Option<u64>)>>,
 }
 
 impl Platform for SimPlatform {
@@ -94,6 +102,20 @@ impl Platform for SimPlatform {
     }
     fn send_resched_ipi(&self, cpu: usize) {
         self.ipis.lock().expect("ipi list").push(cpu as u32);
+        self.any_ipi.store(true, Ordering::Relaxed);
+    }
+    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+        self.hrticks
+            .lock()
+            .expect("hrtick list")
+            .push((cpu as u32, Some(expires_ns)));
+        self.any_ipi.store(true, Ordering::Relaxed);
+    }
+    fn hrtick_cancel(&self, cpu: usize) {
+        self.hrticks
+            .lock()
+            .expect("hrtick list")
+            .push((cpu as u32, None));
         self.any_ipi.store(true, Ordering::Relaxed);
     }
 }
@@ -214,6 +236,8 @@ struct Cpu {
     burst_gen: u32,
     tick_gen: u32,
     tick_on: bool,
+    /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
+    hrtick_gen: u32,
     ipi_pending: bool,
     touched: u64,
     last_mm: u32,
@@ -230,6 +254,7 @@ enum Kind {
     Ipi,
     TimerFire,
     TimerWake,
+    Hrtick,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -431,6 +456,8 @@ pub struct Counters {
     pub wakeup_preempts: u64,
     /// Ticks that asked for a reschedule.
     pub tick_resched: u64,
+    /// HRTICK expiries that asked for a reschedule.
+    pub hrtick_resched: u64,
 }
 
 /// A segment of the per-CPU timeline (for the timeline plot).
@@ -581,10 +608,20 @@ impl Kernel {
         self.rng.jitter(ns, p)
     }
 
-    /// Delivers the IPIs the scheduler asked for as future events.
+    /// Delivers the IPIs the scheduler asked for as future events, and its
+    /// one-shot timer changes.
     fn drain_ipis(&mut self) {
         if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
             return;
+        }
+        let hr = std::mem::take(&mut *self.s.platform.hrticks.lock().expect("hrticks"));
+        for (c, at) in hr {
+            let cpu = &mut self.cpus[c as usize];
+            cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
+            let gen = cpu.hrtick_gen;
+            if let Some(at) = at {
+                self.push(at.max(self.now), Kind::Hrtick, c, gen);
+            }
         }
         let list: Vec<u32> = std::mem::take(&mut *self.s.platform.ipis.lock().expect("ipis"));
         for c in list {
@@ -876,6 +913,14 @@ impl Kernel {
                     }
                 }
                 Kind::Ipi => self.ipi(ev.a as usize),
+                Kind::Hrtick => {
+                    let cpu = ev.a as usize;
+                    if self.cpus[cpu].hrtick_gen == ev.gen {
+                        self.hrtick(cpu);
+                    } else {
+                        self.ctr.stale += 1;
+                    }
+                }
                 Kind::TimerFire => {
                     let tid = ev.a;
                     let t = &self.tasks[tid as usize];
@@ -940,6 +985,21 @@ impl Kernel {
         self.cpus[cpu].ipi_pending = false;
         self.ctr.ipis += 1;
         self.irq_exit(cpu);
+    }
+
+    /// The one-shot timer fired: `Rq::hrtick`, then as at the tick.
+    fn hrtick(&mut self, cpu: usize) {
+        self.cpus[cpu].rq_touched = true;
+        self.charge(cpu);
+        let r = {
+            let mut rq = self.s.cpu_rq(cpu);
+            rq.update_rq_clock(self.now);
+            rq.hrtick()
+        };
+        if r == Resched::Now && self.cpus[cpu].curr != NIL {
+            self.reschedule(cpu, PrevAction::Stays);
+        }
+        self.drain_ipis();
     }
 
     fn tick(&mut self, cpu: usize) {
@@ -1088,6 +1148,7 @@ impl Kernel {
             self.ctr.buddy_picks += rq.fair.pick_stats.buddy;
             self.ctr.wakeup_preempts += rq.stats.nr_wakeup_preempt;
             self.ctr.tick_resched += rq.stats.nr_tick_resched;
+            self.ctr.hrtick_resched += rq.stats.nr_hrtick_resched;
         }
     }
 

@@ -504,6 +504,7 @@ pub fn counter(c: &Counters, name: &str) -> f64 {
         "switch_ms" => c.switch_ns as f64 / 1e6,
         "ipis" => c.ipis as f64,
         "tick_resched" => c.tick_resched as f64,
+        "hrtick_resched" => c.hrtick_resched as f64,
         r => (0..NR_ROWS)
             .find(|&i| row_name(i) == r)
             .map_or(0.0, |i| c.rows[i] as f64),
@@ -590,6 +591,7 @@ pub fn to_csv(r: &Results) -> (String, String) {
             "balanced",
             "switch_ms",
             "tick_resched",
+            "hrtick_resched",
         ])
         .chain((0..NR_ROWS).map(row_name))
         .collect();
