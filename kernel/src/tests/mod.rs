@@ -13,6 +13,7 @@ mod console;
 mod cpus;
 mod fbcon;
 mod highmem;
+mod hrtick;
 mod sched;
 mod smp;
 mod stall;
