@@ -31,6 +31,7 @@ pub mod cpumask;
 pub mod heap;
 pub mod hooks;
 mod preempt;
+pub mod stack;
 pub mod sync;
 pub mod testing;
 

@@ -34,9 +34,7 @@ mod cmdline;
 mod console;
 mod fault;
 mod fbcon;
-// The kernel-stack allocator (maps heap pages under guard pages, runs a CPU
-// on a new stack); the global allocator under it is kernel-hal's.
-#[allow(unsafe_code)]
+// The heap's RAM ranges and the kernel stacks: kernel-hal's allocators.
 mod heap;
 mod hooks;
 mod ktest;

@@ -70,6 +70,10 @@ pub use crate::sched::{
 /// thread table entry, a runqueue arena entry per CPU and a timer-list entry
 /// per CPU (a few MiB in all); stacks are allocated per spawned thread.
 pub const MAX_THREADS: usize = 4096 + MAX_CPUS;
+// Stack owner ids: thread slots below the CPUs' bring-up and exception
+// stacks' ids; more stack slots than threads.
+const _: () =
+    assert!(MAX_THREADS < stack::BRINGUP_OWNER as usize && MAX_THREADS < stack::MAX_SLOTS);
 /// Kernel stack size of a spawned thread.
 pub const STACK_SIZE: usize = stack::STACK_SIZE;
 /// Written at the bottom of every stack, checked at each switch: a second
@@ -346,8 +350,17 @@ pub fn init() {
             .collect::<Vec<_>>()
             .into_boxed_slice()
     });
-    stack::init();
+    stack::init(flush_tlb_everywhere);
     init_idle(arch::cpu_id());
+}
+
+/// Flushes every online CPU's TLB (a cross-CPU call that waits): how the
+/// stack allocator recycles the addresses of freed stacks.
+fn flush_tlb_everywhere() -> bool {
+    fn flush_here(_: usize) {
+        arch::flush_tlb_local();
+    }
+    crate::smp::on_each_cpu(flush_here, 0, true).is_ok()
 }
 
 /// Turns the running context of this CPU (`cpu`) into its idle thread. The
