@@ -18,6 +18,9 @@
 #                    runs the model it was built with, lazy), and no
 #                    preempt= configs
 #   OURS=1           also run our kernel (0: Linux only)
+#   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
+#                    run only our kernel and the simulator again, e.g. after a
+#                    change of ours; ab part only)
 #   SIM=1            also the simulator (sim run, flat:SMP preset, its default
 #                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
@@ -75,6 +78,7 @@ preempt0=full
 [[ $ARCH == aarch64 ]] && preempt0=lazy
 PREEMPT=${PREEMPT:-$preempt0}
 OURS=${OURS:-1}
+LINUX=${LINUX:-1}
 SIM=${SIM:-1}
 SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
@@ -120,6 +124,7 @@ if [[ $ARCH == aarch64 ]]; then
     [[ "|$CONFIGS|$CONFIGS2|" != *preempt=* ]] || bad "ARCH=aarch64: Debian's arm64 Linux cannot change its preemption model (no PREEMPT_DYNAMIC); drop the preempt= configs"
 fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
+[[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
@@ -207,12 +212,21 @@ part_ab() {
     local dir=$OUT/${AB_NAME:-ab} script
     script=$(plan_and_script)
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
-        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
-        rm -rf "$dir/logs"
+        if [[ $LINUX == 1 ]]; then
+            "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+            rm -rf "$dir/logs"
+        else
+            local b
+            for ((b = 1; b <= BOOTS; b++)); do
+                [[ -f $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log ]] ||
+                    bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log"
+            done
+            rm -f "$dir/logs/${ARCH}_smp"*.log
+        fi
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
         for ((b = 1; b <= BOOTS; b++)); do
-            boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
+            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
             [[ $OURS == 1 ]] || continue
             boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
         done
@@ -223,7 +237,7 @@ part_ab() {
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
-        "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
