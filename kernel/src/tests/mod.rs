@@ -16,6 +16,7 @@ mod highmem;
 mod hrtick;
 mod sched;
 mod smp;
+mod stacks;
 mod stall;
 mod sync;
 mod threads;
