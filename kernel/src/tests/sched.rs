@@ -14,11 +14,12 @@ use crate::{arch, kassert, kassert_eq, kprintln, ktest, ktest_timing};
 
 ktest_timing!(sched_tick_preemption, || {
     // Two CPU hogs on one CPU under full preemption. EEVDF protects the running
-    // one for one base slice (0.7 ms), but only the tick checks that, so each
-    // run lasts about one tick: the average run must lie between half a slice
-    // and 3 ticks, and each hog gets about half of the CPU (lag is bounded by
-    // about a tick, so over a 50-tick window each share is 50% +- a few %; we
-    // accept 35%..65%).
+    // one for one base slice (0.7 ms). With HRTICK (the default) its one-shot
+    // timer ends the run there; without it only the tick checks, and each run
+    // lasts about one tick: either way the average run must lie between half
+    // a slice and 3 ticks, and each hog gets about half of the CPU (lag is
+    // bounded by about a tick, so over a 50-tick window each share is 50% +-
+    // a few %; we accept 35%..65%).
     set_preempt(PreemptMode::Full);
     let window_ns = (50 * tick_ns()).clamp(150_000_000, 600_000_000);
     let a = Hog::spawn("hog-a", TaskParams::default())?;
