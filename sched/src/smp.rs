@@ -168,12 +168,16 @@ pub trait Platform: Send + Sync {
 }
 
 /// Hands a runqueue's pending change of its one-shot timer
-/// ([`Rq::take_hrtick_cmd`]) to the platform; done whenever a runqueue is
-/// released (Linux's `hrtick_schedule_exit`, right before the unlock).
+/// ([`Rq::take_hrtick_cmd`]) to the platform, the delay counted from now;
+/// done whenever a runqueue is released (Linux's `hrtick_schedule_exit`,
+/// right before the unlock).
 fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
     match rq.take_hrtick_cmd() {
         None => {}
-        Some(HrtickCmd::Start(at)) => platform.hrtick_start(rq.cpu() as usize, at),
+        Some(HrtickCmd::Start(delay)) => {
+            let at = platform.now_ns().saturating_add(delay);
+            platform.hrtick_start(rq.cpu() as usize, at);
+        }
         Some(HrtickCmd::Cancel) => platform.hrtick_cancel(rq.cpu() as usize),
     }
 }

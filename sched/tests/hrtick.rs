@@ -58,9 +58,9 @@ impl Cpu {
     /// Hands the runqueue's timer request to "the hardware".
     fn apply(&mut self) {
         match self.rq.take_hrtick_cmd() {
-            Some(HrtickCmd::Start(at)) => {
-                assert!(at >= self.now + HRTICK_MIN_NS, "armed in the past");
-                self.hrtick = Some(at + self.hrtick_latency_ns);
+            Some(HrtickCmd::Start(delay)) => {
+                assert!(delay >= HRTICK_MIN_NS, "armed below the minimum");
+                self.hrtick = Some(self.now + delay + self.hrtick_latency_ns);
             }
             Some(HrtickCmd::Cancel) => self.hrtick = None,
             None => {}

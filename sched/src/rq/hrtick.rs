@@ -56,7 +56,11 @@ pub(super) const HRTICK_NONE: u64 = u64::MAX;
 /// What a runqueue wants done with its CPU's one-shot scheduler timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HrtickCmd {
-    /// Arm (or move) it to fire at this time (the runqueue clock's, ns).
+    /// Arm (or move) it to fire this long after the moment it is armed, ns
+    /// (at least [`HRTICK_MIN_NS`]). As Linux's `hrtick_schedule_exit`
+    /// does, the delay is decided at the pick and counted from when the
+    /// timer is armed, at the end of `schedule()` (`ktime_get() +
+    /// rq->hrtick_delay`), not from the runqueue clock of the pick.
     Start(u64),
     /// Stop it.
     Cancel,
@@ -69,7 +73,8 @@ impl Rq {
         self.hrtick_expires_ns != HRTICK_NONE
     }
 
-    /// When the pending timer fires, if one is pending.
+    /// When the pending timer fires, if one is pending, on this runqueue's
+    /// clock as of when it was asked for.
     pub fn hrtick_expires_ns(&self) -> Option<u64> {
         self.hrtick_active().then_some(self.hrtick_expires_ns)
     }
@@ -82,9 +87,9 @@ impl Rq {
 
     /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now.
     fn hrtick_start(&mut self, delay_ns: u64) {
-        let at = self.clock.saturating_add(delay_ns.max(HRTICK_MIN_NS));
-        self.hrtick_expires_ns = at;
-        self.hrtick_cmd = Some(HrtickCmd::Start(at));
+        let delay = delay_ns.max(HRTICK_MIN_NS);
+        self.hrtick_expires_ns = self.clock.saturating_add(delay);
+        self.hrtick_cmd = Some(HrtickCmd::Start(delay));
     }
 
     /// Stops a pending timer.
