@@ -6,7 +6,7 @@
 #
 #   scripts/linux-compare.sh KERNEL_ELF
 #
-#   WHAT="ab conformance"  parts to run: ab, conformance, latency
+#   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs
 #   SMP=4            CPUs of both machines (2..8)
 #   ICOUNT=2         reproducible time: QEMU -icount shift=N,sleep=off;
 #                    ICOUNT=off: multi-threaded TCG, wall clock (not reproducible)
@@ -41,6 +41,11 @@
 #                    emulation's time)
 #  latency:
 #   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
+#  costs:
+#   COST_ITERS=2000  operations per figure of lccosts (the simulator's qemu:N
+#                    cost table: switches, pipe/socket syscalls, wakeups,
+#                    IPI latency, idle scan, vCPU time sharing), one boot of
+#                    Linux only, printed to OUT/costs.txt
 #
 # Linux boots through scripts/qemu-x86_64.sh (same machine, CPU model, SMP,
 # memory and flags as ours) with `-initrd` and `console=ttyS0 quiet
@@ -88,12 +93,13 @@ CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
+COST_ITERS=${COST_ITERS:-2000}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
 
 bad() { echo "error: linux-compare: $*" >&2; exit 2; }
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE; do
+for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE COST_ITERS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
@@ -103,7 +109,7 @@ done
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs ]] || bad "unknown part '$w' (ab, conformance, latency, costs)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
@@ -305,6 +311,22 @@ part_latency() {
         row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
         echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^lc: Linux' | cut -c 5-60)"
     } | tee "$OUT/latency.txt"
+}
+
+# --- costs (the simulator's qemu:N machine) ------------------------------------
+part_costs() {
+    local dir=$OUT/costs
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
+        boot_linux "$dir/linux.log" lc.mode=costs "lc.iters=$COST_ITERS"
+    fi
+    {
+        echo "== costs: lccosts -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
+        echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
+        tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
+    } | tee "$OUT/costs.txt"
+    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lccosts did not finish; see $dir/linux.log" >&2; return 1; }
 }
 
 echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2

@@ -145,13 +145,13 @@ pub struct Hackbench {
 impl Hackbench {
     /// A run of `cfg`.
     pub fn new(cfg: HackbenchCfg) -> Self {
-        let (write_ns, read_ns) = if cfg.sockets { (850, 850) } else { (315, 315) };
         Hackbench {
             cfg,
             chans: Vec::new(),
             roles: Vec::new(),
-            write_ns,
-            read_ns,
+            // From the machine's costs, at init.
+            write_ns: 0,
+            read_ns: 0,
             alive: 0,
             end: 0,
         }
@@ -169,6 +169,12 @@ impl Hackbench {
 
 impl Workload for Hackbench {
     fn init(&mut self, k: &mut Kernel) {
+        let c = &k.m.costs;
+        (self.write_ns, self.read_ns) = if self.cfg.sockets {
+            (c.sock_write_ns, c.sock_read_ns)
+        } else {
+            (c.pipe_write_ns, c.pipe_read_ns)
+        };
         let cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
