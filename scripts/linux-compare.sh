@@ -42,7 +42,7 @@
 #  latency:
 #   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
 #  costs:
-#   COST_ITERS=2000  operations per figure of lccosts (the simulator's qemu:N
+#   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
 #                    cost table: switches, pipe/socket syscalls, wakeups,
 #                    IPI latency, idle scan, vCPU time sharing), one boot of
 #                    Linux only, printed to OUT/costs.txt
@@ -322,11 +322,11 @@ part_costs() {
         boot_linux "$dir/linux.log" lc.mode=costs "lc.iters=$COST_ITERS"
     fi
     {
-        echo "== costs: lccosts -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
+        echo "== costs: lcbench costs -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
         echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
         tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
     } | tee "$OUT/costs.txt"
-    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lccosts did not finish; see $dir/linux.log" >&2; return 1; }
+    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
 }
 
 echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2

@@ -6,7 +6,7 @@
 #
 # - busybox (busybox-static) for the init and its tools;
 # - rt-tests' hackbench and cyclictest, perf (linux-perf) when present;
-# - lcbench, piperr and lccosts (this directory, built here with gcc -static);
+# - lcbench and piperr (this directory, built here with gcc -static);
 # - the shared libraries the dynamic binaries need: their DT_NEEDED entries
 #   (readelf -d), resolved recursively in X_DIR's library directories, and
 #   the dynamic loader; a library that cannot be found is an error;
@@ -46,7 +46,6 @@ cp "$vmlinuz" "$out/vmlinuz"
 
 gcc -O2 -Wall -static -o "$out/piperr" "$here/piperr.c"
 gcc -O2 -Wall -static -pthread -o "$out/lcbench" "$here/lcbench.c"
-gcc -O2 -Wall -static -pthread -o "$out/lccosts" "$here/lccosts.c"
 
 ir=$out/initramfs
 rm -rf "$ir"
@@ -55,7 +54,7 @@ cp "$x/bin/busybox" "$ir/bin/busybox" 2>/dev/null || cp "$x/usr/bin/busybox" "$i
 for app in $("$ir/bin/busybox" --list); do
     [[ $app == busybox ]] || ln -sf busybox "$ir/bin/$app"
 done
-cp "$out/piperr" "$out/lcbench" "$out/lccosts" "$ir/bin/"
+cp "$out/piperr" "$out/lcbench" "$ir/bin/"
 bins=("$x/usr/bin/hackbench" "$x/usr/bin/cyclictest")
 [[ -f $x/usr/bin/perf ]] && bins+=("$x/usr/bin/perf")
 cp "${bins[@]}" "$ir/bin/"

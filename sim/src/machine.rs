@@ -185,8 +185,9 @@ impl Default for Costs {
 }
 
 /// The QEMU machine's costs (`qemu:N`), measured in Linux 7.2 on that
-/// machine: `make linux-compare WHAT=costs SMP=4` (`lccosts -n 2000` in the
-/// guest, `scripts/linux-compare/lccosts.c`), x86_64, 4 vCPUs, QEMU TCG
+/// machine: `make linux-compare WHAT=costs SMP=4` (`lcbench costs -n 2000`
+/// in the guest, `scripts/linux-compare/lcbench.c`; measured as the separate
+/// program `lccosts` of commit e228d2c, the same code), x86_64, 4 vCPUs, QEMU TCG
 /// `-icount shift=2,sleep=off`, `preempt=full`, schedstats on (as in the
 /// A/B boots), one boot; the figures it printed are in
 /// `docs/results/linux.md` ("The simulator's qemu:N costs"). Fixed before
