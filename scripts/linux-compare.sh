@@ -13,8 +13,9 @@
 #   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
 #   PREEMPT=full     both kernels' boot preemption model (preempt=)
 #   OURS=1           also run our kernel (0: Linux only)
-#   SIM=1            also the simulator (sim run, flat:SMP preset, its default
-#                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
+#   SIM=1            also the simulator (sim run, qemu:SMP preset: this
+#                    machine, costs measured on it by WHAT=costs) for the
+#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
@@ -209,7 +210,7 @@ part_ab() {
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
         "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
-        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$SMP")
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"

@@ -552,6 +552,11 @@ impl Kernel {
         self.cpus.len()
     }
 
+    /// Is task `tid` on a CPU now (running, or paying its switch)?
+    pub fn running(&self, tid: u32) -> bool {
+        self.cpus.iter().any(|c| c.curr == tid)
+    }
+
     /// The CPU the stepping task runs on (or the timer's CPU).
     pub fn this_cpu(&self) -> usize {
         self.this_cpu as usize
@@ -878,6 +883,13 @@ impl Kernel {
     fn wake_from(&mut self, tid: u32, wf: WakeFlags, this_cpu: usize) -> bool {
         let t = &mut self.tasks[tid as usize];
         if t.state != TState::Blocked {
+            if t.deferred == Some(Next::Block) {
+                // Still paying its own wakeups before it blocks: as a task
+                // woken between setting its sleep state and `schedule()`,
+                // it does not sleep, and steps again after that burst.
+                t.deferred = None;
+                return true;
+            }
             return false;
         }
         t.state = TState::Runnable;

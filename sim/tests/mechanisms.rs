@@ -114,3 +114,29 @@ fn idle_scan_is_charged_by_cpus_visited() {
     m.mech.turn_off("--no-scan-cost").unwrap();
     assert_eq!(run(&m, &hb(false), 3).ctr.wake_cost_ns, 0);
 }
+
+fn metric(r: &RunResult, name: &str) -> Option<f64> {
+    r.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+}
+
+/// The pipe mutex: waiters spin while the owner runs and sleep while it is
+/// off its CPU (a preempted owner keeps the mutex: a holder never blocks,
+/// so every sleep on the mutex is behind a preempted owner); every task
+/// still finishes. Off with `--no-contention`, and never on sockets.
+#[test]
+fn pipe_mutex_contention() {
+    let r = run(&qemu(4, &[]), &hb(false), 4);
+    let spins = metric(&r, "lock_spins").expect("lock counters");
+    let sleeps = metric(&r, "lock_sleeps").expect("lock counters");
+    assert!(spins > 0.0 && sleeps > 0.0, "spins {spins} sleeps {sleeps}");
+    assert_eq!(r.exited, 80);
+    let off = run(&qemu(4, &["--no-contention"]), &hb(false), 4);
+    assert!(metric(&off, "lock_spins").is_none());
+    assert!(
+        time_s(&off) < time_s(&r),
+        "contention takes time: {} against {}",
+        time_s(&off),
+        time_s(&r)
+    );
+    assert!(metric(&run(&qemu(4, &[]), &hb(true), 4), "lock_spins").is_none());
+}
