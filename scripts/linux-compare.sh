@@ -15,7 +15,9 @@
 #   OURS=1           also run our kernel (0: Linux only)
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: this
 #                    machine, costs measured on it by WHAT=costs) for the
-#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds
+#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
+#                    SIM_ABLATION=1 also each of its mechanisms switched off
+#                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
@@ -110,6 +112,7 @@ done
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
+[[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
 for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs ]] || bad "unknown part '$w' (ab, conformance, latency, costs)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
@@ -211,6 +214,10 @@ part_ab() {
         (cd "$root" && cargo build -q -p sim --release)
         "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$SMP")
+        if [[ ${SIM_ABLATION:-0} == 1 ]]; then
+            "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
+        fi
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
