@@ -206,10 +206,11 @@ impl Default for Costs {
 ///   wakes a reader on an idle CPU (wake list, IPI) 2.03 µs more; onto a
 ///   busy CPU (direct enqueue, resched IPI) 8.07 µs more, within 1% of the
 ///   sum of the two (8.15).
-/// - Idle scan: not resolved. With the other CPUs busy and SIS_UTIL off, a
-///   wakeup through `select_idle_sibling` (4 CPUs visited) measured 0.76 µs
-///   *less* than a pinned one, which skips it: below this method's
-///   resolution, so 0.
+/// - Idle scan: not resolved, so 0. With the other CPUs busy and SIS_UTIL
+///   off, a wakeup through `select_idle_sibling` (4 CPUs visited) measured
+///   0.76 µs *less* than a pinned one, which skips it; a second boot showed
+///   that the method can time writes that wake nobody (the reader not yet
+///   asleep), so neither figure is evidence.
 /// - No cache model: QEMU's TCG does not model caches, so no refill cost.
 /// - vCPU time sharing: a fixed loop on CPU 0 took 1.95-2.48x as long with
 ///   1 other vCPU spinning, 2.55-3.47x with 2 and 3.39-6.98x with 3 (two
