@@ -68,7 +68,8 @@
  *                            (select_idle_sibling checks CPU 0, then scans the
  *                            other CPUs of the LLC and finds none idle) minus the
  *                            same reader pinned to CPU 0 (no select_task_rq),
- *                            medians
+ *                            medians; before each round the waker yields until
+ *                            the reader sleeps (/proc/PID/stat state S)
  *
  * Every command but costs ends with a line "lcbench: METRIC=VALUE ..." that
  * the guest script turns into a `compare` run line.
@@ -925,6 +926,30 @@ static double median(uint64_t *v, long n)
  * round-robin turn inside a timed write). */
 static double med_base, med_waking, med_lat;
 
+/* Waits (yielding) until task `pid` sleeps (state S in /proc/PID/stat). */
+static void wait_asleep(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (;;) {
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			die(path);
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			die(path);
+		buf[n] = 0;
+		char *e = strrchr(buf, ')');
+		if (e && e[1] == ' ' && e[2] == 'S')
+			return;
+		sched_yield();
+	}
+}
+
+/* Set: the waker makes sure the reader sleeps before each round. */
+static int wake_asleep;
+
 static void wake_costs(int rcpu, int rpol, double *base, double *waking, double *lat)
 {
 	int p1[2], p2[2], p3[2];
@@ -960,6 +985,8 @@ static void wake_costs(int rcpu, int rpol, double *base, double *waking, double 
 	if (!sb || !sw || !sl)
 		die("calloc");
 	for (long i = 0; i < total; i++) {
+		if (wake_asleep)
+			wait_asleep(p);
 		uint64_t t0 = now_ns();
 		xwrite(p3[1], buf, CMSG);
 		uint64_t t1 = now_ns();
@@ -1056,15 +1083,19 @@ static int cmd_costs(int argc, char **argv)
 	 * every other CPU busy (nice-19 spinners) and SIS_UTIL off, the reader
 	 * pinned to CPU 0 (no select_task_rq) against unpinned (wake_affine
 	 * picks CPU 0, select_idle_sibling checks it, then scans the other
-	 * CPUs of the LLC and finds none idle). Medians: N vCPUs are busy. */
+	 * CPUs of the LLC and finds none idle). Medians: N vCPUs are busy.
+	 * The waker waits for the reader to sleep before each round: with the
+	 * spinners there, it may get the CPU back before the reader sleeps. */
 	if (set_feature("NO_SIS_UTIL") != 0) {
 		printf("cost: wake_scan_ns - (cannot turn SIS_UTIL off)\n");
 	} else {
 		spin_start(1, c_ncpus, 19);
+		wake_asleep = 1;
 		wake_costs(0, SCHED_BATCH, &b, &wk, &lat);
 		double pinned = med_waking - med_base;
 		wake_costs(-1, SCHED_BATCH, &b, &wk, &lat);
 		double unpinned = med_waking - med_base;
+		wake_asleep = 0;
 		spin_stop();
 		set_feature("SIS_UTIL");
 		printf("cost: work_scale_scan %.3f\n", scale_n);
