@@ -206,11 +206,15 @@ impl Default for Costs {
 ///   wakes a reader on an idle CPU (wake list, IPI) 2.03 µs more; onto a
 ///   busy CPU (direct enqueue, resched IPI) 8.07 µs more, within 1% of the
 ///   sum of the two (8.15).
-/// - Idle scan: not resolved, so 0. With the other CPUs busy and SIS_UTIL
-///   off, a wakeup through `select_idle_sibling` (4 CPUs visited) measured
-///   0.76 µs *less* than a pinned one, which skips it; a second boot showed
-///   that the method can time writes that wake nobody (the reader not yet
-///   asleep), so neither figure is evidence.
+/// - Idle scan: with the other CPUs busy and SIS_UTIL off, a wakeup of an
+///   unpinned reader through `select_idle_sibling` costs the waker 2.07 µs
+///   more than the same wakeup of a pinned one, which skips
+///   `select_task_rq` (medians; the waker waits for the reader to sleep
+///   before each round). That scan looks at CPU 0 and then at all 4 CPUs of
+///   the LLC, 5 idle checks as `sched` counts them: 414 ns per CPU visited,
+///   `select_task_rq`'s fixed part included (an upper bound). One boot
+///   (`make linux-costs`, commit 2b68b1d); two earlier boots timed writes
+///   that partly woke nobody and gave no figure.
 /// - No cache model: QEMU's TCG does not model caches, so no refill cost.
 /// - vCPU time sharing: a fixed loop on CPU 0 took 1.95-2.48x as long with
 ///   1 other vCPU spinning, 2.55-3.47x with 2 and 3.39-6.98x with 3 (two
@@ -234,7 +238,7 @@ pub fn qemu_costs() -> Costs {
         syscall_ns: 1_379,
         wake_ns: 6_116,
         ipi_send_ns: 2_032,
-        scan_cpu_ns: 0,
+        scan_cpu_ns: 414,
         vcpu_time_sharing: true,
     }
 }
