@@ -11,11 +11,11 @@
 # linux-compare WHAT=ab` run's logs/). Variants (log arch names):
 #   sim-all        qemu:N, every mechanism
 #   sim-nowake     --no-wake-cost
+#   sim-noscan     --no-scan-cost
 #   sim-nolock     --no-contention
 #   sim-noshare    --no-vcpu-share
 #   sim-none       all four off
 #   sim-flat       flat:N
-# (--no-scan-cost is left out: qemu:N's measured scan cost is 0.)
 set -euo pipefail
 
 [[ $# -ge 7 ]] || { echo "usage: $0 SIM_BIN LINUX_LOGS OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
@@ -31,6 +31,7 @@ cp "$linux"/linux-x86_64_smp"${ncpus}"_seed*.log "$out/logs/"
 variants=(
     "sim-all|qemu:$ncpus|"
     "sim-nowake|qemu:$ncpus|--no-wake-cost"
+    "sim-noscan|qemu:$ncpus|--no-scan-cost"
     "sim-nolock|qemu:$ncpus|--no-contention"
     "sim-noshare|qemu:$ncpus|--no-vcpu-share"
     "sim-none|qemu:$ncpus|--no-wake-cost --no-contention --no-vcpu-share --no-scan-cost"
