@@ -7,8 +7,9 @@
 #
 #   scripts/linux-compare/sim-ablation.sh SIM_BIN LINUX_LOGS OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD...
 #
-# LINUX_LOGS: a directory with linux-x86_64_smpN_seedB.log (a `make
-# linux-compare WHAT=ab` run's logs/). Variants (log arch names):
+# LINUX_LOGS: a directory with linux-ARCH_smpN_seedB.log (a `make
+# linux-compare WHAT=ab` run's logs/; ARCH=x86_64 unless set). PREEMPT as
+# sim-rows.sh's. Variants (log arch names):
 #   sim-all        qemu:N, every mechanism
 #   sim-nowake     --no-wake-cost
 #   sim-noscan     --no-scan-cost
@@ -22,12 +23,13 @@ set -euo pipefail
 sim=$1 linux=$2 out=$3 ncpus=$4 seeds=$5 configs=$6
 shift 6
 here=$(cd "$(dirname "$0")" && pwd)
+arch=${ARCH:-x86_64}
 root=$(cd "$here/../.." && pwd)
-compgen -G "$linux/linux-x86_64_smp${ncpus}_seed*.log" >/dev/null ||
-    { echo "error: sim-ablation: no linux-x86_64_smp${ncpus}_seed*.log in $linux" >&2; exit 2; }
+compgen -G "$linux/linux-${arch}_smp${ncpus}_seed*.log" >/dev/null ||
+    { echo "error: sim-ablation: no linux-${arch}_smp${ncpus}_seed*.log in $linux" >&2; exit 2; }
 rm -rf "$out/logs"
 mkdir -p "$out/logs"
-cp "$linux"/linux-x86_64_smp"${ncpus}"_seed*.log "$out/logs/"
+cp "$linux"/linux-"${arch}"_smp"${ncpus}"_seed*.log "$out/logs/"
 variants=(
     "sim-all|qemu:$ncpus|"
     "sim-nowake|qemu:$ncpus|--no-wake-cost"
@@ -46,4 +48,4 @@ for v in "${variants[@]}"; do
 done
 abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 abtool --out "$out" "$out"/logs/*.log >/dev/null
-abtool --versus "$out/samples.csv" linux-x86_64 "${tags[@]}" | tee "$out/ablation.txt"
+abtool --versus "$out/samples.csv" "linux-$arch" "${tags[@]}" | tee "$out/ablation.txt"

@@ -16,6 +16,8 @@
 #   SIM_FLAGS=""     sim run flags, e.g. `--no-wake-cost` (an ablation)
 #   SIM_TAG=sim-qemuN        the logs' arch name (sim-qemu4_smp4_seed1.log)
 # Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
+# PREEMPT (full by default): the boot preemption model the kernels ran with;
+# any other is added to every config that does not name one.
 set -euo pipefail
 
 [[ $# -ge 6 ]] || { echo "usage: $0 SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
@@ -53,6 +55,9 @@ for ((s = 1; s <= seeds; s++)); do
             ci=$(((s + k) % n))
             cfg=${c//,/+}
             [[ $cfg == default ]] && cfg=""
+            if [[ ${PREEMPT:-full} != full && $cfg != *preempt=* ]]; then
+                cfg=preempt=$PREEMPT${cfg:++$cfg}
+            fi
             r=$("$sim" run --machine "$machine" --ms 600000 "${flags[@]}" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
             t=$(awk '/^time_s/ {print $2}' <<<"$r")
             sw=$(sed -n 's/.*switches \([0-9]*\).*/\1/p' <<<"$r" | head -1)
