@@ -104,7 +104,11 @@ pub fn cond_resched() {
 /// the next tick. A no-op with interrupts or preemption disabled (a caller
 /// inside a critical section is not at a syscall boundary).
 pub fn exit_to_user_mode() {
-    if !arch::irqs_enabled() {
+    // Fast path, no interrupt guard (it runs after every modelled syscall):
+    // nothing pending here. A migration between reading the CPU and its flag
+    // can only cost a needless trip through the checked path below, or
+    // leave a request to this CPU's next preemption point or tick.
+    if percpu::this_cpu().need_resched() == Resched::None || !arch::irqs_enabled() {
         return;
     }
     loop {
