@@ -35,10 +35,12 @@
 //!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
 //!   balance (`nohz_balance_kick`).
 //! - **Preemption models**: a burst ends at a syscall return, where every
-//!   model honours an immediate reschedule; the tick likewise; an IPI or a
-//!   timer interrupt preempts a running task only under full and lazy
-//!   (none/voluntary wait for the burst's end or the tick). Lazy requests wait
-//!   for the tick (the crate upgrades them there).
+//!   model honours any pending reschedule, lazy or immediate (Linux's
+//!   `exit_to_user_mode_loop` tests both bits; `sched::preempt`); the tick
+//!   honours an immediate one; an IPI or a timer interrupt preempts a running
+//!   task only under full and lazy, and only for an immediate request
+//!   (none/voluntary wait for the burst's end or the tick). A lazy request
+//!   thus waits for the burst's end or the tick (which upgrades it).
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
@@ -63,8 +65,8 @@ use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
-    WakeupDecision, WakeupReason,
+    PreemptMode, PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams,
+    WakeFlags, WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -107,8 +109,13 @@ impl Platform for SimPlatform {
 /// What a task does once its current burst of CPU work is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// Run this many ns of CPU work (a syscall's cost, user computation).
+    /// Run this many ns of CPU work (a syscall's cost, user computation),
+    /// then return to user space (a preemption point for any request).
     Run(u64),
+    /// Run this many ns of CPU work inside the kernel, which goes on
+    /// afterwards (a syscall's entry, a spin on a lock): its end is a
+    /// kernel preemption point (an immediate request, under full or lazy).
+    RunKernel(u64),
     /// Sleep until another task wakes it ([`Kernel::wake`]).
     Block,
     /// Sleep for this many ns (a timer wakes it, in interrupt context).
@@ -1145,17 +1152,29 @@ impl Kernel {
         if debt > 0 {
             next = match next {
                 Next::Run(ns) => Next::Run(ns + debt),
+                Next::RunKernel(ns) => Next::RunKernel(ns + debt),
                 then => {
                     self.tasks[tid as usize].deferred = Some(then);
-                    Next::Run(debt)
+                    Next::RunKernel(debt)
                 }
             };
         }
         match next {
-            Next::Run(ns) => {
+            Next::Run(ns) | Next::RunKernel(ns) => {
                 self.tasks[tid as usize].work = ns;
+                // A syscall that returns to user space takes any request,
+                // lazy too (`sched::preempt`, Linux's
+                // `exit_to_user_mode_loop`), in every model; kernel code
+                // that goes on takes only an immediate one, under full or
+                // lazy.
+                let point = if matches!(next, Next::Run(_)) {
+                    PreemptPoint::UserReturn
+                } else {
+                    PreemptPoint::Kernel
+                };
                 let need = self.need_resched(cpu);
-                if need == Resched::Now {
+                let mode = self.cfg.tunables.preempt_mode();
+                if mode.preempts_at(point, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);

@@ -395,10 +395,10 @@ impl Hackbench {
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
         if !self.entering[tid as usize] {
             self.entering[tid as usize] = true;
-            return Some(Next::Run(k.rng.jitter(self.syscall_ns, 10)));
+            return Some(Next::RunKernel(k.rng.jitter(self.syscall_ns, 10)));
         }
         match self.acquire(k, c, tid) {
-            Acquire::Spin => Some(Next::Run(SPIN_POLL_NS)),
+            Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
             Acquire::Sleep => Some(Next::Block),
             Acquire::Taken => None,
         }
