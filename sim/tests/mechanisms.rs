@@ -202,3 +202,53 @@ fn pipe_mutex_contention() {
     );
     assert!(metric(&run(&qemu(4, &[]), &hb(true), 4), "lock_spins").is_none());
 }
+
+/// A hog whose bursts end in the kernel or at a return to user space, and a
+/// sleeper woken by a timer every 1 ms (its wakeup latency recorded).
+struct HogAndSleeper {
+    kernel: bool,
+}
+
+impl Workload for HogAndSleeper {
+    fn init(&mut self, k: &mut Kernel) {
+        k.spawn(Spawn::default());
+        k.spawn(Spawn {
+            lat_class: Some(0),
+            ..Default::default()
+        });
+    }
+    fn step(&mut self, _: &mut Kernel, tid: u32) -> Next {
+        match (tid, self.kernel) {
+            (0, true) => Next::RunKernel(300_000),
+            (0, false) => Next::Run(300_000),
+            _ => Next::Sleep(1_000_000),
+        }
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+fn sleeper_max_latency_ns(preempt: &str, kernel: bool) -> u64 {
+    let m = Machine::preset("flat:1").unwrap();
+    let cfg = Config::parse(preempt).build(1, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 2, 1);
+    k.run(&mut HogAndSleeper { kernel }, 50_000_000);
+    assert!(k.lat[0].len() >= 10, "{} wakeups", k.lat[0].len());
+    *k.lat[0].iter().max().unwrap()
+}
+
+/// Under lazy, a wakeup's (lazy) preemption request is taken when the
+/// running task returns to user space (within one 300 µs burst), not when
+/// a burst ends inside the kernel (`Next::RunKernel`): there it waits for
+/// the tick (4 ms at HZ=250). Under full, the request is immediate (a
+/// switch, ~1 µs) either way.
+#[test]
+fn kernel_bursts_are_not_returns_to_user_space() {
+    let user = sleeper_max_latency_ns("preempt=lazy", false);
+    let kernel = sleeper_max_latency_ns("preempt=lazy", true);
+    assert!(user <= 305_000, "lazy, user-space returns: {user} ns");
+    assert!(kernel > 1_000_000, "lazy, kernel bursts: {kernel} ns");
+    let full = sleeper_max_latency_ns("preempt=full", true);
+    assert!(full <= 5_000, "full, kernel bursts: {full} ns");
+}
