@@ -40,7 +40,11 @@
 //!   honours an immediate one; an IPI or a timer interrupt preempts a running
 //!   task only under full and lazy, and only for an immediate request
 //!   (none/voluntary wait for the burst's end or the tick). A lazy request
-//!   thus waits for the burst's end or the tick (which upgrades it).
+//!   thus waits for the burst's end or the tick (which upgrades it). A
+//!   burst that ends inside the kernel ([`Next::RunKernel`]: a syscall's
+//!   entry, a spin on a lock, a waker's own wakeup cost before it blocks)
+//!   is a kernel preemption point instead: an immediate request, under
+//!   full or lazy.
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
