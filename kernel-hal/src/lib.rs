@@ -12,6 +12,8 @@
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
+//! - [`percpu`]: per-CPU data ([`CpuLocal`](percpu::CpuLocal)) and its
+//!   safe handles;
 //! - [`stack`]: kernel stacks with guard pages ([`KernelStack`](stack::KernelStack));
 //! - [`context`]: the context switch ([`TaskContext`](context::TaskContext),
 //!   [`switch_to`](context::switch_to));
@@ -33,6 +35,7 @@ pub mod cpu;
 pub mod cpumask;
 pub mod heap;
 pub mod hooks;
+pub mod percpu;
 mod preempt;
 pub mod stack;
 pub mod sync;
