@@ -105,6 +105,7 @@
 //!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
 
 mod attr;
+pub mod debug;
 mod idle;
 mod preempt;
 mod stats;
