@@ -2,6 +2,7 @@
 //! types, so that the `kernel` crate above it is safe code
 //! (`#![forbid(unsafe_code)]`; the split Asterinas makes with OSTD).
 //!
+//! - [`addr`]: [`PhysAddr`](addr::PhysAddr) and [`VirtAddr`](addr::VirtAddr);
 //! - [`arch`]: everything per architecture (x86_64, aarch64): interrupt
 //!   controllers, timers, IPIs, page tables, CPU bring-up, traps, the
 //!   context switch's assembly, the console UARTs;
@@ -29,6 +30,7 @@
 
 extern crate alloc;
 
+pub mod addr;
 pub mod arch;
 pub mod context;
 pub mod cpu;
