@@ -139,6 +139,7 @@ impl TaskContext {
     /// Whether the canary at the bottom of its stack is intact (true
     /// without a stack, or while another CPU holds the stack's lock: it
     /// never waits).
+    #[inline]
     pub fn stack_intact(&self, canary: u128) -> bool {
         self.stack
             .try_lock()
@@ -181,6 +182,7 @@ pub struct SwitchLock<T: 'static> {
 
 impl<T: 'static> SwitchLock<T> {
     /// Takes `lock` (spinning). Mask interrupts first.
+    #[inline]
     pub fn lock(lock: &'static spin::Mutex<T>) -> Self {
         SwitchLock {
             lock,
@@ -191,12 +193,14 @@ impl<T: 'static> SwitchLock<T> {
 
 impl<T: 'static> Deref for SwitchLock<T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         &self.guard
     }
 }
 
 impl<T: 'static> DerefMut for SwitchLock<T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
     }
@@ -222,6 +226,7 @@ unsafe fn unlock_erased<T>(p: *const ()) {
 /// # Panics
 /// If this CPU has no context ([`TaskContext::adopt`]), if `next` is the
 /// current one, or if `next` is empty.
+#[inline]
 pub fn switch_to<T: 'static>(
     next: &'static TaskContext,
     held: SwitchLock<T>,
@@ -272,6 +277,7 @@ pub fn switch_to<T: 'static>(
 /// switched away from is saved (ready: another CPU may switch to it now),
 /// and the lock handed over is released when the returned value drops.
 #[must_use = "the lock handed over is released when this is dropped"]
+#[inline]
 pub fn finish_switch() -> HandedOver {
     let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
     let prev = slot.prev.swap(ptr::null_mut(), Ordering::Relaxed);
@@ -295,6 +301,7 @@ pub struct HandedOver {
 }
 
 impl Drop for HandedOver {
+    #[inline]
     fn drop(&mut self) {
         if self.held.is_null() {
             return;
