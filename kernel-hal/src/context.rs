@@ -280,17 +280,27 @@ pub fn switch_to<T: 'static>(
 #[inline]
 pub fn finish_switch() -> HandedOver {
     let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
-    let prev = slot.prev.swap(ptr::null_mut(), Ordering::Relaxed);
+    // Only this CPU touches its slot, with interrupts masked: plain loads
+    // and stores (no locked read-modify-write).
+    let prev = take(&slot.prev);
     // SAFETY: `prev` was this CPU's current context, a `&'static` given to
     // `adopt` or `switch_to`.
     if let Some(prev) = unsafe { prev.as_ref() } {
         prev.state.store(READY, Ordering::Release);
     }
     HandedOver {
-        held: slot.held.swap(ptr::null_mut(), Ordering::Relaxed),
-        unlock: slot.unlock.swap(ptr::null_mut(), Ordering::Relaxed),
+        held: take(&slot.held),
+        unlock: take(&slot.unlock),
         _cpu_local: core::marker::PhantomData,
     }
+}
+
+/// The pointer in `p`, leaving null (this CPU's slot only).
+#[inline]
+fn take<T>(p: &AtomicPtr<T>) -> *mut T {
+    let v = p.load(Ordering::Relaxed);
+    p.store(ptr::null_mut(), Ordering::Relaxed);
+    v
 }
 
 /// The lock a switch handed over; released on drop.
