@@ -325,3 +325,26 @@ impl Drop for HandedOver {
         unsafe { unlock(self.held) };
     }
 }
+
+// The states refuse what would be unsound: a CPU adopts one context only
+// (the running test's CPU has its idle thread's), a ready context cannot
+// be prepared again, and its stack comes back once, leaving it empty.
+crate::ktest!(task_context_refuses_a_second_adopt_prepare_or_take, || {
+    static CTX: TaskContext = TaskContext::new();
+    extern "C" fn never(_: usize) -> ! {
+        panic!("a context prepared by the test was switched to");
+    }
+    let stack = |owner| KernelStack::new(owner).map_err(|_| "no memory for a stack");
+    crate::kassert!(!CTX.adopt(), "a second context adopted on this CPU");
+    crate::kassert!(CTX.prepare(stack(0xfff0)?, never, 0).is_ok());
+    crate::kassert!(!CTX.is_running());
+    crate::kassert!(
+        CTX.prepare(stack(0xfff1)?, never, 0).is_err(),
+        "a ready context prepared again"
+    );
+    crate::kassert!(CTX.take_stack().is_some());
+    crate::kassert!(CTX.take_stack().is_none(), "a stack taken twice");
+    crate::kassert!(CTX.prepare(stack(0xfff2)?, never, 0).is_ok());
+    crate::kassert!(CTX.take_stack().is_some());
+    Ok(())
+});
