@@ -11,6 +11,8 @@
 //! - [`config`]: one scheduler instance's features + tunables + tick.
 //! - [`weight`]: nice to weight, `calc_delta_fair`.
 //! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
+//! - [`deadline`]: the fair server (a per-CPU deadline entity that serves
+//!   fair tasks starved by RT).
 //! - [`fair`]: EEVDF (the math is in the module docs), [`rt`]: FIFO/RR,
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
@@ -59,6 +61,7 @@ pub mod axsched;
 pub mod class;
 pub mod config;
 pub mod cpumask;
+pub mod deadline;
 pub mod domain;
 pub mod fair;
 pub mod features;

@@ -31,6 +31,7 @@ use alloc::vec::Vec;
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
+use crate::deadline::{DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
@@ -274,6 +275,9 @@ pub struct Rq {
     pub fair: FairRq,
     /// The RT runqueue.
     pub rt: RtRq,
+    /// The fair server: serves fair tasks above RT for a bounded share
+    /// ([`crate::deadline`]).
+    pub fair_server: DlServer,
     /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
@@ -302,6 +306,7 @@ impl Rq {
             id_limit: max_tasks.min(NIL as usize) as u32,
             fair: FairRq::new(),
             rt: RtRq::new(),
+            fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
             need_resched: Resched::None,
@@ -697,9 +702,14 @@ impl Rq {
         let class = task.class();
         let slot = Slot(s);
         match class {
-            SchedClass::Fair => self
-                .fair
-                .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags),
+            SchedClass::Fair => {
+                self.fair
+                    .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
+                if self.fair.nr_queued == 1 {
+                    self.fair_server
+                        .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+                }
+            }
             SchedClass::Rt => {
                 self.rt
                     .enqueue(&mut self.tasks, slot, flags.contains(EnqueueFlags::HEAD))
@@ -761,6 +771,7 @@ impl Rq {
                     self.drain_fair_resched();
                     return false;
                 }
+                self.fair_server_stop_if_empty();
             }
             SchedClass::Rt => {
                 if self.curr == s {
@@ -784,9 +795,52 @@ impl Rq {
             Slot(s),
             DequeueFlags::SLEEP | DequeueFlags::DELAYED,
         );
+        self.fair_server_stop_if_empty();
         self.tasks[s as usize].state = TaskState::Blocked;
         self.nr_running -= 1;
         self.drain_fair_resched();
+    }
+
+    /// `dl_server_stop` once the last fair entity has left.
+    #[inline]
+    fn fair_server_stop_if_empty(&mut self) {
+        if self.fair.nr_queued == 0 {
+            self.fair_server.stop(self.fair.sum_exec_ns);
+        }
+    }
+
+    /// Is the fair server serving fair tasks above RT now?
+    #[inline]
+    pub fn fair_served(&self) -> bool {
+        self.fair_server.running() && self.fair.nr_queued > 0
+    }
+
+    /// The fair server's tick: (re)starts it if fair tasks are queued but
+    /// it is stopped (its runtime was 0), charges, replenishes, boosts; a
+    /// change of who outranks whom asks for an immediate repick.
+    fn fair_server_tick(&mut self) {
+        if self.fair.nr_queued == 0 {
+            return;
+        }
+        if !self.fair_server.active() {
+            self.fair_server
+                .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+        }
+        let curr_class = (self.curr != NIL).then(|| self.tasks[self.curr as usize].class());
+        match self
+            .fair_server
+            .tick(&self.cfg, self.clock, self.fair.sum_exec_ns)
+        {
+            ServerTick::Boost if curr_class != Some(SchedClass::Fair) => {
+                self.resched_curr(Resched::Now);
+            }
+            ServerTick::Unboost
+                if curr_class == Some(SchedClass::Fair) && self.rt.nr_running > 0 =>
+            {
+                self.resched_curr(Resched::Now);
+            }
+            _ => {}
+        }
     }
 
     /// Empties slot `s` and returns its task. The running task's slot stays
@@ -842,6 +896,11 @@ impl Rq {
         }
         let pc = self.tasks[s as usize].class();
         let cc = self.tasks[self.curr as usize].class();
+        if pc == SchedClass::Rt && cc == SchedClass::Fair && self.fair_served() {
+            // The running fair task is served by the fair server, a
+            // deadline entity: RT does not preempt it.
+            return decide(self, WakeupReason::LowerClass, false, Resched::None);
+        }
         if pc.above(cc) {
             return decide(self, WakeupReason::HigherClass, true, Resched::Now);
         }
@@ -984,8 +1043,11 @@ impl Rq {
     pub fn pick_next_task(&mut self) -> Option<TaskId> {
         let prev = self.curr;
         let next = loop {
-            if let Some(p) = self.rt.pick_task() {
-                break p.0;
+            // The fair server, a deadline entity, outranks RT while it serves.
+            if !self.fair_served() {
+                if let Some(p) = self.rt.pick_task() {
+                    break p.0;
+                }
             }
             if self.fair.nr_queued == 0 {
                 break NIL;
@@ -996,7 +1058,7 @@ impl Rq {
             match self.fair.pick_eevdf(&self.tasks, &self.cfg, true, true) {
                 Some(se) if self.tasks[se.0 as usize].se.sched_delayed => self.finish_delayed(se.0),
                 Some(se) => break se.0,
-                None => break NIL,
+                None => break self.rt.pick_task().map_or(NIL, |p| p.0),
             }
         };
         // put_prev_set_next_task: nothing to do when the running task is
@@ -1185,6 +1247,7 @@ impl Rq {
             self.need_resched = Resched::Now;
         }
         if self.curr == NIL {
+            self.fair_server_tick();
             return self.need_resched;
         }
         let id = Slot(self.curr);
@@ -1204,6 +1267,7 @@ impl Rq {
             }
             SchedClass::Idle => {}
         }
+        self.fair_server_tick();
         if self.need_resched > before {
             self.stats.nr_tick_resched += 1;
         }
@@ -1363,6 +1427,9 @@ impl Rq {
             .count();
         if held as u32 != self.nr_running {
             return Err("nr_running does not match the queued tasks");
+        }
+        if self.fair.nr_queued == 0 && self.fair_server.active() {
+            return Err("fair server active with no fair task queued");
         }
         if self.curr != NIL
             && self.tasks[self.curr as usize].state == TaskState::Absent
