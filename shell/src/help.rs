@@ -153,8 +153,10 @@ pub const COMMANDS: &[CommandHelp] = &[
             "-f SCHED_FIFO, -r SCHED_RR (the default), -o SCHED_NORMAL,",
             "-b SCHED_BATCH, -i SCHED_IDLE",
             "PID: a thread from ps or a background job ('hackbench -l 100000 &'",
-            "prints '[1] 9 (threads 10-49)'); there is no RT throttling: a FIFO",
-            "thread that never sleeps keeps its CPU until it ends",
+            "prints '[1] 9 (threads 10-49)'); a FIFO thread that never sleeps",
+            "keeps its CPU, except that the fair server runs fair threads (the",
+            "shell too) 50 ms of every 1 s on each CPU (sysctl",
+            "kernel.sched_fair_server_runtime_ns / _period_ns; runtime 0: off)",
         ],
         &[PRIO, PID],
         &[

@@ -1,0 +1,93 @@
+//! The fair server as the kernel runs it: a SCHED_FIFO hog and a fair
+//! spinner on one CPU (a `ktest!` test runs pinned to CPU 0).
+//!
+//! # The bounds
+//! Without the server the fair spinner gets exactly nothing. With Linux's
+//! defaults (50 ms every 1 s) the server charges and checks at the tick, so
+//! each period serves the budget within one tick and an overrun is paid back
+//! in the next period: over k whole periods in the steady state the spinner
+//! runs k·50 ms within two ticks (one at each end of the window). The
+//! window starts one period after the hogs (the server starts with the fair
+//! spinner, deferred for 950 ms), so its phase does not matter.
+
+use sched::TaskParams;
+
+use super::{tick_ns, FairServer, Hog};
+use crate::task;
+use crate::{kassert, kassert_eq, kprintln, ktest_timing};
+
+const MS: u64 = 1_000_000;
+
+/// The controller's RT priority: above the hog, so that it can sleep and
+/// wake while the hog spins.
+const CTRL_PRIO: u8 = 90;
+
+/// Restores the test thread's policy (the runner resets the rest).
+struct Ctl;
+
+impl Drop for Ctl {
+    fn drop(&mut self) {
+        let _ = task::sched_setattr(task::current(), TaskParams::default());
+    }
+}
+
+/// Spawns a fair spinner and a FIFO 50 hog under the FIFO controller,
+/// sleeps `warm_ns`, then measures both runtimes over `window_ns`.
+fn fair_share_under_fifo_hog(
+    warm_ns: u64,
+    window_ns: u64,
+) -> Result<(u64, u64), alloc::string::String> {
+    let fair = Hog::spawn("srv-fair", TaskParams::default())?;
+    let hog = Hog::spawn("srv-fifo-hog", TaskParams::fifo(50))?;
+    task::sleep_ns(warm_ns);
+    let (f0, h0) = (fair.runtime_ns(), hog.runtime_ns());
+    task::sleep_ns(window_ns);
+    let (f1, h1) = (fair.runtime_ns(), hog.runtime_ns());
+    hog.stop()?;
+    fair.stop()?;
+    Ok((f1 - f0, h1 - h0))
+}
+
+ktest_timing!(fair_server_share_under_fifo_hog, || {
+    task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+        .map_err(|e| alloc::format!("setattr: {e:?}"))?;
+    let _ctl = Ctl;
+    let tick = tick_ns();
+
+    // Off (runtime 0): RT starves the fair spinner completely.
+    let off = FairServer::set(0, 1_000 * MS)?;
+    let (fair, hog) = fair_share_under_fifo_hog(100 * MS, 1_000 * MS)?;
+    drop(off);
+    kprintln!(
+        "    server off: fair {} ms, FIFO hog {} ms over 1 s",
+        fair / MS,
+        hog / MS
+    );
+    kassert_eq!(fair, 0);
+    kassert!(hog > 900 * MS, "the hog ran only {} ns", hog);
+
+    // Linux's defaults: 50 ms of every 1 s.
+    let (runtime, period) = task::sched_config().tunables.fair_server();
+    kassert_eq!((runtime, period), (50 * MS, 1_000 * MS));
+    let periods = 3;
+    let (fair, hog) = fair_share_under_fifo_hog(period, periods * period)?;
+    let want = periods * runtime;
+    kprintln!(
+        "    server 50/1000 ms: fair {} us, FIFO hog {} us over {} periods: share {}.{:02}% (want 5% +- {} us)",
+        fair / 1000,
+        hog / 1000,
+        periods,
+        fair * 100 / (fair + hog),
+        fair * 10_000 / (fair + hog) % 100,
+        2 * tick / 1000
+    );
+    kassert!(
+        fair.abs_diff(want) <= 2 * tick,
+        "fair spinner ran {} ns over {} periods, want {} +- {}",
+        fair,
+        periods,
+        want,
+        2 * tick
+    );
+    Ok(())
+});
