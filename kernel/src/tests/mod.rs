@@ -16,6 +16,7 @@ mod highmem;
 mod sched;
 mod server;
 mod smp;
+mod stacks;
 mod stall;
 mod sync;
 mod threads;
