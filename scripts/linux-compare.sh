@@ -235,6 +235,7 @@ hog_pair_switches:NO_RUN_TO_PARITY|lcbench spin -d $d -c 0 0 0|spin -d $d -c 0 0
 duty_vs_hog|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
 duty_vs_hog:NO_PLACE_LAG|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
 duty_vs_hog:NO_DELAY_DEQUEUE|lcbench spin -d $d -c 0 duty:1000:3000 0||share 0||
+fair_beside_fifo_hog_5s|lcbench spin -d 5000 -c 0 0 fifo:50||share 0|5.00|1.0
 ROWS
 }
 

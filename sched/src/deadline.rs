@@ -1,4 +1,34 @@
-//! The deadline class: the fair server (Linux 6.12+'s `dl_server`).
+//! The deadline class: SCHED_DEADLINE tasks and the fair server (Linux
+//! 6.12+'s `dl_server`).
+//!
+//! # SCHED_DEADLINE
+//! A task asks for `runtime` every `period` by a relative `deadline`
+//! (`sched_setattr`; runtime <= deadline <= period). The class runs the
+//! earliest absolute deadline first (EDF, above RT) and keeps each task to
+//! its budget with the constant bandwidth server (Abeni and Buttazzo, "Integrating
+//! multimedia applications in hard real-time systems", RTSS 1998), as
+//! Linux's `kernel/sched/deadline.c` does:
+//! - on wakeup, a deadline in the past, or a remaining budget that would need
+//!   more than runtime/period of the time left, gives a fresh budget and
+//!   deadline `now + deadline`; otherwise the current pair is kept;
+//! - the running task's budget is charged; when it is spent the task is
+//!   *throttled* until its next period (`deadline - dl_deadline + period`),
+//!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
+//!   overrun paid back) and queued again;
+//! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
+//!   the root domain (here: every CPU) at or below 95% of its CPUs, the fair
+//!   servers' bandwidth included, so that admitted tasks meet their deadlines
+//!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
+//!   (global EDF, as Linux; tasks are not migrated to balance deadlines
+//!   here: they stay where they were placed).
+//!
+//! [`DlRq`] keeps the ready tasks in a B+tree by absolute deadline and the
+//! throttled ones in another by replenishment time (the fair class's
+//! [`Timeline`]), so enqueue, dequeue and pick are O(log n). Charging, the
+//! throttle and the replenishment happen at the tick, like the fair
+//! server's: a task may overrun its budget by up to a tick (paid back in its
+//! next period) and is replenished up to a tick late; Linux arms an hrtimer
+//! for the replenishment and charges at every `update_curr`.
 //!
 //! # The fair server
 //! A task of a higher class that never sleeps (a SCHED_FIFO spinner) keeps
@@ -48,6 +78,29 @@
 //! the budget's exhaustion (the kernel's hrtick hook) would make both exact.
 
 use crate::config::SchedConfig;
+use crate::fair::tree::Timeline;
+use crate::slots::Slot;
+use crate::task::SchedTask;
+
+/// Fixed-point unit of bandwidths (Linux's `BW_SHIFT` = 20).
+pub const BW_UNIT: u64 = 1 << 20;
+/// Shortest SCHED_DEADLINE runtime (Linux: `1 << DL_SCALE` ns).
+pub const DL_RUNTIME_MIN_NS: u64 = 1 << 10;
+/// Shortest SCHED_DEADLINE period (`kernel.sched_deadline_period_min_us`, 100 µs).
+pub const DL_PERIOD_MIN_NS: u64 = 100_000;
+/// Longest SCHED_DEADLINE period (`kernel.sched_deadline_period_max_us`, 2^22 µs).
+pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
+/// The root domain's deadline bandwidth limit per CPU: Linux's
+/// `sched_rt_runtime_us / sched_rt_period_us` = 950000 / 1000000.
+pub const DL_BW_LIMIT: u64 = BW_UNIT * 95 / 100;
+
+/// `runtime / period` in [`BW_UNIT`] units (Linux's `to_ratio`).
+pub fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
+    if period_ns == 0 {
+        return 0;
+    }
+    ((runtime_ns as u128 * BW_UNIT as u128) / period_ns as u128) as u64
+}
 
 /// Linux's default fair-server runtime: 50 ms.
 pub const FAIR_SERVER_RUNTIME_NS: u64 = 50_000_000;
@@ -108,6 +161,12 @@ pub struct DlServer {
     pub remaining_ns: i64,
     /// Absolute deadline of this period.
     pub deadline: u64,
+    /// The deadline it competes with SCHED_DEADLINE tasks by while it
+    /// serves: one period after its zero-laxity boost (at that point its
+    /// budget overflows its bandwidth, and Linux's `replenish_dl_entity`
+    /// gives a deferred server a new period), so that deadline tasks with
+    /// earlier deadlines run first and the server takes the slack.
+    pub edf_deadline: u64,
     /// The fair class's cumulative running time already charged.
     charged_exec_ns: u64,
     /// Boosts (zero-laxity points reached with fair tasks starved or not).
@@ -240,6 +299,7 @@ impl DlServer {
             && now.saturating_add(self.remaining_ns as u64) >= self.deadline
         {
             self.state = ServerState::Running;
+            self.edf_deadline = now.saturating_add(self.period_ns);
             self.nr_boosts += 1;
         }
         match (was_running, self.running()) {
@@ -247,5 +307,259 @@ impl DlServer {
             (true, false) => ServerTick::Unboost,
             _ => ServerTick::None,
         }
+    }
+}
+
+/// Admission control for one root domain (Linux's `dl_bw`): the sum of the
+/// admitted SCHED_DEADLINE bandwidths. Lock-free: an admission is one
+/// compare-and-swap, so concurrent `sched_setattr`s never over-commit.
+#[derive(Debug, Default)]
+pub struct DlBandwidth {
+    total_bw: core::sync::atomic::AtomicU64,
+}
+
+impl DlBandwidth {
+    /// Nothing admitted.
+    pub const fn new() -> Self {
+        DlBandwidth {
+            total_bw: core::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The admitted tasks' bandwidth sum, in [`BW_UNIT`] units.
+    pub fn total_bw(&self) -> u64 {
+        self.total_bw.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// What the domain may hold for tasks: 95% of `ncpus` CPUs minus the
+    /// fair servers' bandwidth on each (`__dl_overflow`, the servers being
+    /// in Linux's `total_bw` too).
+    pub fn capacity(cfg: &SchedConfig, ncpus: u32) -> u64 {
+        let (runtime, period) = cfg.tunables.fair_server();
+        let per_cpu = DL_BW_LIMIT.saturating_sub(to_ratio(period, runtime));
+        per_cpu * ncpus as u64
+    }
+
+    /// Replaces `old_bw` by `new_bw` (a task's change of parameters, 0 for
+    /// none) if the total stays within [`DlBandwidth::capacity`]; a
+    /// decrease always succeeds.
+    pub fn change(&self, cfg: &SchedConfig, ncpus: u32, old_bw: u64, new_bw: u64) -> bool {
+        use core::sync::atomic::Ordering;
+        let cap = Self::capacity(cfg, ncpus);
+        self.total_bw
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                let next = t.saturating_sub(old_bw).saturating_add(new_bw);
+                (new_bw <= old_bw || next <= cap).then_some(next)
+            })
+            .is_ok()
+    }
+}
+
+/// One CPU's deadline runqueue: ready tasks by absolute deadline, throttled
+/// ones by replenishment time.
+#[derive(Clone, Debug, Default)]
+pub struct DlRq {
+    /// Ready (not throttled) tasks by absolute deadline; the running one
+    /// stays in it, as in Linux.
+    pub(crate) ready: Timeline,
+    /// Throttled tasks by the start of their next period.
+    pub(crate) throttled: Timeline,
+    /// Tasks in either tree.
+    pub nr_running: u32,
+    /// Ready tasks.
+    pub nr_ready: u32,
+    /// The trees are reserved for the runqueue's slots (done at the first
+    /// deadline task, then kept in step with the slots).
+    pub(crate) enabled: bool,
+}
+
+#[inline]
+fn next_period(t: &SchedTask) -> u64 {
+    t.dl.deadline
+        .wrapping_sub(t.params.dl_deadline_ns)
+        .wrapping_add(t.params.dl_period())
+}
+
+impl DlRq {
+    /// An empty deadline runqueue; allocates nothing.
+    pub const fn new() -> Self {
+        DlRq {
+            ready: Timeline::new(),
+            throttled: Timeline::new(),
+            nr_running: 0,
+            nr_ready: 0,
+            enabled: false,
+        }
+    }
+
+    /// Reserves both trees for `slots` slots.
+    pub(crate) fn try_reserve(
+        &mut self,
+        slots: usize,
+    ) -> Result<(), alloc::collections::TryReserveError> {
+        self.ready.try_reserve(slots)?;
+        self.throttled.try_reserve(slots)
+    }
+
+    /// Makes slots below `slots` usable in both trees.
+    pub(crate) fn add_slots(&mut self, slots: usize) {
+        self.ready.add_slots(slots);
+        self.throttled.add_slots(slots);
+    }
+
+    /// Heap bytes of both trees.
+    pub fn heap_bytes(&self) -> usize {
+        self.ready.heap_bytes() + self.throttled.heap_bytes()
+    }
+
+    /// A fresh budget and deadline (`replenish` from scratch).
+    fn fresh(t: &mut SchedTask, now: u64) {
+        t.dl.runtime_ns = t.params.dl_runtime_ns as i64;
+        t.dl.deadline = now.saturating_add(t.params.dl_deadline_ns);
+    }
+
+    /// `dl_entity_overflow`: would the remaining budget need more than the
+    /// task's bandwidth of the time left to its deadline?
+    fn overflows(t: &SchedTask, now: u64) -> bool {
+        let left = t.dl.deadline.saturating_sub(now) as i128;
+        (t.dl.runtime_ns as i128) * (t.params.dl_period() as i128)
+            > left * (t.params.dl_runtime_ns as i128)
+    }
+
+    fn insert(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        let t = &mut ts[s.0 as usize];
+        t.dl.on_rq = true;
+        self.nr_running += 1;
+        if t.dl.runtime_ns <= 0 {
+            // Spent: wait for the next period.
+            t.dl.throttled = true;
+            let at = next_period(t).max(now);
+            self.throttled.insert(s, at, at, 0);
+        } else {
+            t.dl.throttled = false;
+            let d = t.dl.deadline;
+            self.ready.insert(s, d, d, 0);
+            self.nr_ready += 1;
+        }
+    }
+
+    /// Enqueues a task (`enqueue_dl_entity`): the CBS wakeup rule, then into
+    /// the ready tree, or the throttled one while its budget is spent.
+    pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        let t = &mut ts[s.0 as usize];
+        debug_assert!(!t.dl.on_rq);
+        if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
+            Self::fresh(t, now);
+        } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
+            // Its replenishment time passed while it was off the runqueue.
+            Self::replenish(t, now);
+        } else if t.dl.deadline == 0 {
+            Self::fresh(t, now);
+        }
+        self.insert(ts, s, now);
+    }
+
+    /// Takes a task out of whichever tree holds it.
+    pub fn dequeue(&mut self, ts: &mut [SchedTask], s: Slot) {
+        let t = &mut ts[s.0 as usize];
+        debug_assert!(t.dl.on_rq);
+        t.dl.on_rq = false;
+        self.nr_running -= 1;
+        if t.dl.throttled {
+            self.throttled.erase(s);
+        } else {
+            self.ready.erase(s);
+            self.nr_ready -= 1;
+        }
+    }
+
+    /// The earliest-deadline ready task (`pick_task_dl`). O(1).
+    #[inline]
+    pub fn pick_task(&self) -> Option<Slot> {
+        self.ready.first()
+    }
+
+    /// Charges the running task (`update_curr_dl`); returns true when its
+    /// budget is spent and it was throttled (taken off the ready tree).
+    pub fn update_curr(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) -> bool {
+        let t = &mut ts[s.0 as usize];
+        let delta = now.saturating_sub(t.se.exec_start);
+        t.se.exec_start = now;
+        t.se.sum_exec_runtime += delta;
+        t.dl.runtime_ns = t.dl.runtime_ns.saturating_sub(delta as i64);
+        if t.dl.runtime_ns > 0 || !t.dl.on_rq || t.dl.throttled {
+            return false;
+        }
+        if now > t.dl.deadline {
+            t.dl.nr_missed += 1;
+        }
+        t.dl.nr_throttled += 1;
+        self.dequeue(ts, s);
+        self.insert(ts, s, now);
+        true
+    }
+
+    /// `replenish_dl_entity`: the next period's budget (an overrun paid
+    /// back); a deadline still behind `now` starts afresh.
+    fn replenish(t: &mut SchedTask, now: u64) {
+        let (runtime, period) = (t.params.dl_runtime_ns as i64, t.params.dl_period());
+        while t.dl.runtime_ns <= 0 {
+            t.dl.deadline = t.dl.deadline.saturating_add(period);
+            t.dl.runtime_ns += runtime;
+        }
+        if t.dl.deadline <= now {
+            Self::fresh(t, now);
+        }
+    }
+
+    /// The tick's replenishment check (what Linux's `dl_timer` does): every
+    /// throttled task whose next period has begun is replenished and made
+    /// ready. Returns the earliest deadline among them, if any.
+    pub fn replenish_due(&mut self, ts: &mut [SchedTask], now: u64) -> Option<u64> {
+        let mut earliest: Option<u64> = None;
+        while let Some(s) = self.throttled.first() {
+            if next_period(&ts[s.0 as usize]) > now {
+                break;
+            }
+            self.dequeue(ts, s);
+            let t = &mut ts[s.0 as usize];
+            Self::replenish(t, now);
+            let d = t.dl.deadline;
+            self.insert(ts, s, now);
+            earliest = Some(earliest.map_or(d, |e: u64| e.min(d)));
+        }
+        earliest
+    }
+
+    /// `sched_yield` of a deadline task: it gives up the rest of this
+    /// period's budget (Linux's `dl_yielded`) and waits for the next one.
+    pub fn yield_task(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        if !ts[s.0 as usize].dl.on_rq || ts[s.0 as usize].dl.throttled {
+            return;
+        }
+        self.dequeue(ts, s);
+        ts[s.0 as usize].dl.runtime_ns = 0;
+        self.insert(ts, s, now);
+    }
+
+    /// Checks the trees and counts against the tasks.
+    pub fn check(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
+        if !self.enabled {
+            return if self.nr_running == 0 {
+                Ok(())
+            } else {
+                Err("dl tasks queued without trees")
+            };
+        }
+        let ready = self.ready.check()?;
+        let throttled = self.throttled.check()?;
+        if ready as u32 != self.nr_ready || (ready + throttled) as u32 != self.nr_running {
+            return Err("dl counts wrong");
+        }
+        let on = ts.iter().filter(|t| t.dl.on_rq).count();
+        if on as u32 != self.nr_running {
+            return Err("dl on_rq flags wrong");
+        }
+        Ok(())
     }
 }

@@ -31,7 +31,7 @@ use alloc::vec::Vec;
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
-use crate::deadline::{DlServer, ServerTick};
+use crate::deadline::{DlRq, DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
@@ -69,6 +69,10 @@ pub enum WakeupReason {
     RtHigherPriority,
     /// Both RT: the wakee's priority is not higher.
     RtNotHigher,
+    /// Both deadline: the wakee's absolute deadline is earlier.
+    DlEarlierDeadline,
+    /// Both deadline: the wakee's deadline is not earlier.
+    DlNotEarlier,
 }
 
 /// Rows of [`WakeupReason`] that [`RqStats::wakeup_rows`] counts, by
@@ -93,9 +97,11 @@ pub const WAKEUP_ROW_NAMES: [&str; WAKEUP_ROWS] = [
     "wk_not_picked_short",
     "wk_rt_higher",
     "wk_rt_not_higher",
+    "wk_dl_earlier",
+    "wk_dl_not_earlier",
 ];
 /// Number of wakeup decision rows counted.
-pub const WAKEUP_ROWS: usize = 19;
+pub const WAKEUP_ROWS: usize = 21;
 
 impl WakeupReason {
     /// This decision's index in [`RqStats::wakeup_rows`] / [`WAKEUP_ROW_NAMES`].
@@ -123,6 +129,8 @@ impl WakeupReason {
             },
             WakeupReason::RtHigherPriority => 17,
             WakeupReason::RtNotHigher => 18,
+            WakeupReason::DlEarlierDeadline => 19,
+            WakeupReason::DlNotEarlier => 20,
         }
     }
 }
@@ -140,6 +148,9 @@ pub struct WakeupDecision {
 
 /// What [`Rq::ttwu_runnable`] found.
 #[derive(Clone, Copy, Debug)]
+// The blocked task is handed back by value, like `Rq::dequeue_task`'s
+// result: boxing it would allocate in the wakeup path.
+#[allow(clippy::large_enum_variant)]
 pub enum TtwuRunnable {
     /// The task was still queued (delayed or preempted) and is runnable again.
     Woken(WakeupDecision),
@@ -275,6 +286,8 @@ pub struct Rq {
     pub fair: FairRq,
     /// The RT runqueue.
     pub rt: RtRq,
+    /// The deadline runqueue (SCHED_DEADLINE tasks).
+    pub dl: DlRq,
     /// The fair server: serves fair tasks above RT for a bounded share
     /// ([`crate::deadline`]).
     pub fair_server: DlServer,
@@ -306,6 +319,7 @@ impl Rq {
             id_limit: max_tasks.min(NIL as usize) as u32,
             fair: FairRq::new(),
             rt: RtRq::new(),
+            dl: DlRq::new(),
             fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
@@ -348,6 +362,7 @@ impl Rq {
             + self.queued_free.capacity()
             + self.ids.heap_bytes()
             + self.fair.timeline.heap_bytes()
+            + self.dl.heap_bytes()
     }
 
     /// Makes room for `additional` more tasks than it holds now, so that
@@ -375,6 +390,9 @@ impl Rq {
         self.queued_free
             .try_reserve_exact(n.saturating_sub(self.queued_free.len()))?;
         self.fair.try_reserve(n)?;
+        if self.dl.enabled {
+            self.dl.try_reserve(n)?;
+        }
         self.ids.try_reserve(n)?;
         self.slot_cap = self.slot_cap.max(n as u32);
         Ok(())
@@ -429,6 +447,9 @@ impl Rq {
             self.slot_ids.push(NIL);
             self.queued_free.push(false);
             self.fair.add_slots(len + 1);
+            if self.dl.enabled {
+                self.dl.add_slots(len + 1);
+            }
             break len as u32;
         };
         let old = self.slot_ids[s as usize];
@@ -525,7 +546,7 @@ impl Rq {
 
     /// Runnable tasks, delayed ones excluded.
     pub fn nr_runnable(&self) -> u32 {
-        self.rt.nr_running + self.fair.h_nr_runnable
+        self.dl.nr_running + self.rt.nr_running + self.fair.h_nr_runnable
     }
 
     /// Σ fair weight queued here (the balancer's load).
@@ -714,6 +735,10 @@ impl Rq {
                 self.rt
                     .enqueue(&mut self.tasks, slot, flags.contains(EnqueueFlags::HEAD))
             }
+            SchedClass::Dl => {
+                self.dl_enable();
+                self.dl.enqueue(&mut self.tasks, slot, self.clock);
+            }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
         self.nr_running += 1;
@@ -779,6 +804,12 @@ impl Rq {
                 }
                 self.rt.dequeue(&mut self.tasks, id);
             }
+            SchedClass::Dl => {
+                if self.curr == s {
+                    self.dl.update_curr(&mut self.tasks, id, self.clock);
+                }
+                self.dl.dequeue(&mut self.tasks, id);
+            }
             SchedClass::Idle => unreachable!(),
         }
         self.drain_fair_resched();
@@ -799,6 +830,46 @@ impl Rq {
         self.tasks[s as usize].state = TaskState::Blocked;
         self.nr_running -= 1;
         self.drain_fair_resched();
+    }
+
+    /// Reserves the deadline trees for this runqueue's slots at its first
+    /// deadline task (a cold path, like a slot growth: a kernel that admits
+    /// deadline tasks pays for the trees only then).
+    #[cold]
+    fn dl_enable_slow(&mut self) {
+        if let Err(e) = self.dl.try_reserve(self.slot_cap as usize) {
+            panic!(
+                "cannot reserve the deadline trees on cpu {}: {:?}",
+                self.cpu, e
+            );
+        }
+        self.dl.add_slots(self.tasks.len());
+        self.dl.enabled = true;
+    }
+
+    #[inline]
+    fn dl_enable(&mut self) {
+        if !self.dl.enabled {
+            self.dl_enable_slow();
+        }
+    }
+
+    /// Replenishes the throttled deadline tasks whose period began, and
+    /// asks for a repick when one of them should run before the current.
+    fn dl_replenish_tick(&mut self) {
+        if self.dl.nr_running == self.dl.nr_ready {
+            return;
+        }
+        let Some(d) = self.dl.replenish_due(&mut self.tasks, self.clock) else {
+            return;
+        };
+        let preempt = self.curr == NIL || {
+            let c = &self.tasks[self.curr as usize];
+            c.class() != SchedClass::Dl || c.dl.throttled || d < c.dl.deadline
+        };
+        if preempt {
+            self.resched_curr(Resched::Now);
+        }
     }
 
     /// `dl_server_stop` once the last fair entity has left.
@@ -896,6 +967,18 @@ impl Rq {
         }
         let pc = self.tasks[s as usize].class();
         let cc = self.tasks[self.curr as usize].class();
+        if pc == SchedClass::Dl && cc == SchedClass::Dl {
+            // EDF: an earlier absolute deadline preempts (`dl_entity_preempt`).
+            let earlier = self.tasks[s as usize].dl.deadline
+                < self.tasks[self.curr as usize].dl.deadline
+                || self.tasks[self.curr as usize].dl.throttled;
+            let reason = if earlier {
+                WakeupReason::DlEarlierDeadline
+            } else {
+                WakeupReason::DlNotEarlier
+            };
+            return decide(self, reason, earlier, Resched::Now);
+        }
         if pc == SchedClass::Rt && cc == SchedClass::Fair && self.fair_served() {
             // The running fair task is served by the fair server, a
             // deadline entity: RT does not preempt it.
@@ -935,7 +1018,7 @@ impl Rq {
                 };
                 decide(self, reason, higher, Resched::Now)
             }
-            SchedClass::Idle => unreachable!(),
+            SchedClass::Dl | SchedClass::Idle => unreachable!(),
         }
     }
 
@@ -1025,6 +1108,8 @@ impl Rq {
             self.fair.put_prev_entity(&mut self.tasks, &self.cfg, id);
         } else if self.tasks[prev as usize].rt.on_list {
             RtRq::update_curr(&mut self.tasks, id, self.clock);
+        } else if self.tasks[prev as usize].dl.on_rq {
+            self.dl.update_curr(&mut self.tasks, id, self.clock);
         }
     }
 
@@ -1043,8 +1128,17 @@ impl Rq {
     pub fn pick_next_task(&mut self) -> Option<TaskId> {
         let prev = self.curr;
         let next = loop {
-            // The fair server, a deadline entity, outranks RT while it serves.
-            if !self.fair_served() {
+            // Deadline tasks and the fair server (a deadline entity, which
+            // outranks RT while it serves) by earliest deadline, then RT.
+            let dl = self.dl.pick_task();
+            let served = self.fair_served()
+                && dl.is_none_or(|d| {
+                    self.fair_server.edf_deadline < self.tasks[d.0 as usize].dl.deadline
+                });
+            if !served {
+                if let Some(p) = dl {
+                    break p.0;
+                }
                 if let Some(p) = self.rt.pick_task() {
                     break p.0;
                 }
@@ -1233,6 +1327,14 @@ impl Rq {
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
             }
+            SchedClass::Dl => {
+                if self
+                    .dl
+                    .update_curr(&mut self.tasks, Slot(self.curr), self.clock)
+                {
+                    self.resched_curr(Resched::Now);
+                }
+            }
             SchedClass::Idle => {}
         }
     }
@@ -1246,6 +1348,7 @@ impl Rq {
         if self.need_resched == Resched::Lazy {
             self.need_resched = Resched::Now;
         }
+        self.dl_replenish_tick();
         if self.curr == NIL {
             self.fair_server_tick();
             return self.need_resched;
@@ -1261,6 +1364,14 @@ impl Rq {
                 if self
                     .rt
                     .task_tick(&mut self.tasks, &self.cfg, id, self.clock)
+                {
+                    self.resched_curr(Resched::Now);
+                }
+            }
+            SchedClass::Dl => {
+                // Spent: throttled; or an earlier deadline became ready.
+                if self.dl.update_curr(&mut self.tasks, id, self.clock)
+                    || self.dl.pick_task() != Some(id)
                 {
                     self.resched_curr(Resched::Now);
                 }
@@ -1287,6 +1398,10 @@ impl Rq {
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, id, self.clock);
                 self.rt.requeue_tail(&mut self.tasks, id);
+            }
+            SchedClass::Dl => {
+                self.dl.update_curr(&mut self.tasks, id, self.clock);
+                self.dl.yield_task(&mut self.tasks, id, self.clock);
             }
             SchedClass::Idle => {}
         }
@@ -1353,7 +1468,10 @@ impl Rq {
         // check_class_changed / prio_changed
         let new_prio = self.tasks[i].prio();
         if running {
-            if new_prio > old_prio || self.rt.pick_task().is_some_and(|p| p != id) {
+            if new_prio > old_prio
+                || self.rt.pick_task().is_some_and(|p| p != id)
+                || self.dl.pick_task().is_some_and(|p| p != id)
+            {
                 self.resched_curr(Resched::Now);
             }
         } else if new_prio != old_prio || old.policy != params.policy {
@@ -1420,6 +1538,7 @@ impl Rq {
     pub fn check_with(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
+        self.dl.check(&self.tasks)?;
         let held = self
             .tasks
             .iter()
