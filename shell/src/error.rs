@@ -116,6 +116,8 @@ pub enum ArgError {
     UnknownTraceAction(String),
     /// `chrt` with two policy options.
     ConflictingPolicies,
+    /// `chrt --sched-runtime/--sched-deadline/--sched-period` without `-d`.
+    DeadlineOptionsNeedD,
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -252,6 +254,9 @@ impl fmt::Display for ArgError {
                 write!(f, "unknown action '{a}' (expected start, stop or dump)")
             }
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
+            ArgError::DeadlineOptionsNeedD => f.write_str(
+                "--sched-runtime, --sched-deadline and --sched-period need -d (SCHED_DEADLINE)",
+            ),
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(

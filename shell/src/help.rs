@@ -147,11 +147,15 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "chrt",
-        "chrt [-f|-r|-o|-b|-i] [-p] PRIO PID | chrt -p PID",
+        "chrt [-f|-r|-o|-b|-i|-d -T NS -D NS [-P NS]] [-p] PRIO PID | chrt -p PID",
         "set a thread's policy and priority, or show them (-p PID)",
         &[
             "-f SCHED_FIFO, -r SCHED_RR (the default), -o SCHED_NORMAL,",
-            "-b SCHED_BATCH, -i SCHED_IDLE",
+            "-b SCHED_BATCH, -i SCHED_IDLE, -d SCHED_DEADLINE with",
+            "--sched-runtime/-T, --sched-deadline/-D, --sched-period/-P in ns",
+            "(runtime <= deadline <= period; period defaults to the deadline);",
+            "refused when the deadline tasks' runtime/period sum would pass 95%",
+            "of the CPUs minus the fair servers' 5%",
             "PID: a thread from ps or a background job ('hackbench -l 100000 &'",
             "prints '[1] 9 (threads 10-49)'); a FIFO thread that never sleeps",
             "keeps its CPU, except that the fair server runs fair threads (the",
@@ -165,6 +169,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "chrt -r -p 10 10",
             "chrt -o 0 10",
             "chrt -b 0 10",
+            "chrt -d --sched-runtime 2000000 --sched-deadline 10000000 0 10",
         ],
     ),
     cmd(

@@ -381,7 +381,43 @@ fn chrt_policies_and_priorities() {
     err_is("chrt -fr 5 3", "chrt: more than one policy option given");
     err_starts("chrt -f -f 5 3", "chrt: option '-f' given twice");
     err_starts("chrt -x 5 3", "chrt: unknown option '-x' (usage: chrt ");
-    err_starts("chrt --deadline 5 3", "chrt: unknown option '--deadline'");
+    err_starts("chrt --deadline 5 3", "chrt: missing --sched-runtime");
+    // SCHED_DEADLINE, util-linux's syntax.
+    assert_eq!(
+        parse("chrt -d --sched-runtime 2000000 --sched-deadline 10000000 0 3"),
+        Ok(Some(Command::ChrtDeadline {
+            runtime_ns: 2_000_000,
+            deadline_ns: 10_000_000,
+            period_ns: 0,
+            pid: 3
+        }))
+    );
+    assert_eq!(
+        parse("chrt -d -T 1000000 -P 20000000 0 3"),
+        Ok(Some(Command::ChrtDeadline {
+            runtime_ns: 1_000_000,
+            deadline_ns: 20_000_000,
+            period_ns: 20_000_000,
+            pid: 3
+        }))
+    );
+    err_starts(
+        "chrt -T 1000000 -D 2000000 0 3",
+        "chrt: --sched-runtime, --sched-deadline and --sched-period need -d",
+    );
+    err_starts(
+        "chrt -d -f -T 1000 -D 2000 0 3",
+        "chrt: more than one policy option given",
+    );
+    err_starts(
+        "chrt -d -T 1ms -D 2000000 0 3",
+        "chrt: --sched-runtime must be",
+    );
+    err_starts(
+        "chrt -d -T 1000000 -D 2000000 5 3",
+        "chrt: PRIO for SCHED_DEADLINE must be 0, got '5'",
+    );
+    err_starts("chrt -d -D 2000000 0 3", "chrt: missing --sched-runtime");
     err_starts(
         "chrt --fifo=1 5 3",
         "chrt: option '--fifo=1' takes no value",

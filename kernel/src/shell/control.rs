@@ -62,6 +62,9 @@ pub fn chrt(sh: &mut Sh, policy: Policy, prio: u8, pid: Pid) -> CmdResult {
     let p = TaskParams {
         policy,
         rt_priority: prio,
+        dl_runtime_ns: 0,
+        dl_deadline_ns: 0,
+        dl_period_ns: 0,
         ..old
     };
     setattr("chrt", t, p)?;
@@ -71,6 +74,31 @@ pub fn chrt(sh: &mut Sh, policy: Policy, prio: u8, pid: Pid) -> CmdResult {
         old.policy.name(),
         old.rt_priority,
         policy.name()
+    );
+    Ok(())
+}
+
+/// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0
+/// PID`: SCHED_DEADLINE, refused by admission control when the CPUs'
+/// deadline bandwidth would pass its limit.
+pub fn chrt_deadline(
+    sh: &mut Sh,
+    runtime_ns: u64,
+    deadline_ns: u64,
+    period_ns: u64,
+    pid: Pid,
+) -> CmdResult {
+    let (t, old) = target("chrt", pid)?;
+    let p = TaskParams::deadline(runtime_ns, deadline_ns, period_ns);
+    setattr("chrt", t, p)?;
+    let _ = writeln!(
+        sh,
+        "pid {pid}'s policy: {}/{} -> SCHED_DEADLINE runtime {} ns deadline {} ns period {} ns",
+        old.policy.name(),
+        old.rt_priority,
+        runtime_ns,
+        deadline_ns,
+        p.dl_period()
     );
     Ok(())
 }

@@ -293,6 +293,12 @@ fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
         Command::Nice { pid, nice } => control::nice(sh, pid, nice),
         Command::Chrt { policy, prio, pid } => control::chrt(sh, policy, prio, pid),
         Command::ChrtShow { pid } => control::chrt_show(sh, pid),
+        Command::ChrtDeadline {
+            runtime_ns,
+            deadline_ns,
+            period_ns,
+            pid,
+        } => control::chrt_deadline(sh, runtime_ns, deadline_ns, period_ns, pid),
         Command::Taskset { mask, pid } => control::taskset(sh, mask, pid),
         Command::TasksetShow { pid, list } => control::taskset_show(sh, pid, list),
         Command::Kill { pid } => control::kill(sh, pid),

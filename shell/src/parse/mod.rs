@@ -123,6 +123,18 @@ pub enum Command {
         /// Target thread.
         pid: Pid,
     },
+    /// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0 PID`:
+    /// SCHED_DEADLINE (admission control may refuse it).
+    ChrtDeadline {
+        /// Runtime per period, ns.
+        runtime_ns: u64,
+        /// Relative deadline, ns (0: the period).
+        deadline_ns: u64,
+        /// Period, ns (0: the deadline).
+        period_ns: u64,
+        /// Target thread.
+        pid: Pid,
+    },
     /// `chrt -p PID`: show the policy.
     ChrtShow {
         /// Target thread.
@@ -200,7 +212,9 @@ impl Command {
             Command::SchedDebug => "sched_debug",
             Command::Stat => "stat",
             Command::Nice { .. } => "nice",
-            Command::Chrt { .. } | Command::ChrtShow { .. } => "chrt",
+            Command::Chrt { .. } | Command::ChrtShow { .. } | Command::ChrtDeadline { .. } => {
+                "chrt"
+            }
             Command::Taskset { .. } | Command::TasksetShow { .. } => "taskset",
             Command::Kill { .. } | Command::KillJob { .. } => "kill",
             Command::Background(c) => c.name(),

@@ -79,8 +79,31 @@ pub(super) fn parse_chrt(args: &[&str]) -> Result<Command, Error> {
             long: "pid",
             takes_value: false,
         },
+        Opt {
+            short: b'd',
+            long: "deadline",
+            takes_value: false,
+        },
+        Opt {
+            short: b'T',
+            long: "sched-runtime",
+            takes_value: true,
+        },
+        Opt {
+            short: b'D',
+            long: "sched-deadline",
+            takes_value: true,
+        },
+        Opt {
+            short: b'P',
+            long: "sched-period",
+            takes_value: true,
+        },
     ];
     let g = getopt(C, args, SPEC)?;
+    if g.has(b'd') || g.has(b'T') || g.has(b'D') || g.has(b'P') {
+        return parse_chrt_deadline(&g);
+    }
     let mut policy = None;
     for &(c, _) in &g.opts {
         let p = match c {
@@ -138,6 +161,67 @@ pub(super) fn parse_chrt(args: &[&str]) -> Result<Command, Error> {
             Ok(Command::Chrt {
                 policy,
                 prio,
+                pid: pid(C, p)?,
+            })
+        }
+        [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
+    }
+}
+
+/// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0 PID`
+/// (util-linux's syntax; the period defaults to the deadline, and the
+/// deadline to the period, as there).
+fn parse_chrt_deadline(g: &super::args::Getopt<'_>) -> Result<Command, Error> {
+    const C: &str = "chrt";
+    if !g.has(b'd') {
+        return err(C, ArgError::DeadlineOptionsNeedD);
+    }
+    if g.opts
+        .iter()
+        .any(|&(c, _)| matches!(c, b'f' | b'r' | b'o' | b'b' | b'i' | b'p'))
+    {
+        return err(C, ArgError::ConflictingPolicies);
+    }
+    let ns = |c: u8, what: &'static str| -> Result<u64, Error> {
+        match g.value(c) {
+            None => Ok(0),
+            Some(v) => v.parse::<u64>().or_else(|_| {
+                err(
+                    C,
+                    ArgError::NotANumber {
+                        what,
+                        got: quote(v),
+                    },
+                )
+            }),
+        }
+    };
+    let runtime_ns = ns(b'T', "--sched-runtime")?;
+    let mut deadline_ns = ns(b'D', "--sched-deadline")?;
+    let period_ns = ns(b'P', "--sched-period")?;
+    if runtime_ns == 0 {
+        return err(C, ArgError::Missing("--sched-runtime"));
+    }
+    if deadline_ns == 0 {
+        deadline_ns = period_ns;
+    }
+    match g.pos.as_slice() {
+        [] => err(C, ArgError::Missing("PRIO")),
+        [_] => err(C, ArgError::Missing("PID")),
+        [prio, p] => {
+            if *prio != "0" {
+                return err(
+                    C,
+                    ArgError::BadPriority {
+                        policy: Policy::Deadline,
+                        got: quote(prio),
+                    },
+                );
+            }
+            Ok(Command::ChrtDeadline {
+                runtime_ns,
+                deadline_ns,
+                period_ns,
                 pid: pid(C, p)?,
             })
         }
