@@ -97,10 +97,13 @@ unsafe impl GlobalAlloc for KernelHeap {
 }
 
 #[global_allocator]
-static HEAP: KernelHeap = KernelHeap(SpinLock::new(Heaps {
-    heaps: [const { Heap::empty() }; MAX_HEAP_REGIONS],
-    len: 0,
-}));
+static HEAP: KernelHeap = KernelHeap(SpinLock::named(
+    "heap",
+    Heaps {
+        heaps: [const { Heap::empty() }; MAX_HEAP_REGIONS],
+        len: 0,
+    },
+));
 
 static INIT: spin::Once<HeapRegions> = spin::Once::new();
 

@@ -139,7 +139,9 @@ pub(crate) fn get() -> Option<&'static dyn Hooks> {
 #[inline]
 pub fn timer_interrupt() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_interrupt();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -147,7 +149,9 @@ pub fn timer_interrupt() {
 #[inline]
 pub fn timer_event() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_event();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -163,7 +167,9 @@ pub fn irq_exit() {
 #[inline]
 pub fn console_rx() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.console_rx();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -171,7 +177,9 @@ pub fn console_rx() {
 #[inline]
 pub fn ipi(kind: IpiKind) {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.ipi(kind);
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -205,6 +213,7 @@ pub fn secondary_arch_up(cpu: usize) {
 /// See [`Hooks::report_begin`].
 #[inline]
 pub fn report_begin() {
+    crate::lockdep::disable();
     if let Some(h) = get() {
         h.report_begin();
     }

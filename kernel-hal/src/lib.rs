@@ -14,6 +14,7 @@
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
+//! - [`lockdep`]: the lock validator's seam (the `lockdep` feature);
 //! - [`PreemptGuard`]: preemption off as a scope;
 //! - [`testing`]: the in-kernel test registry (the `.ktest` section) and the
 //!   `ktest!` / `kassert!` macros, for the kernel's tests and this crate's;
@@ -30,6 +31,7 @@ pub mod cpu;
 pub mod cpumask;
 pub mod heap;
 pub mod hooks;
+pub mod lockdep;
 mod preempt;
 pub mod sync;
 pub mod testing;

@@ -64,6 +64,8 @@ pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
     hooks::register();
     arch::early_init(info);
     console::init();
+    #[cfg(feature = "lockdep")]
+    kernel_hal::lockdep::enable(console::lockdep_sink);
     // The heap first: the framebuffer console keeps its text grid there.
     let heap_len = heap::total_bytes(heap::init(info));
     if let Some(fb) = arch::framebuffer() {
@@ -297,6 +299,7 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    kernel_hal::lockdep::disable();
     console::claim_for_report();
     let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(

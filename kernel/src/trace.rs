@@ -84,7 +84,8 @@ impl Ring {
     }
 }
 
-static RINGS: [spin::Mutex<Option<Ring>>; MAX_CPUS] = [const { spin::Mutex::new(None) }; MAX_CPUS];
+static RINGS: [::sched::SpinMutex<Option<Ring>>; MAX_CPUS] =
+    [const { ::sched::SpinMutex::named("trace_ring", None) }; MAX_CPUS];
 
 /// Appends `r` to this CPU's ring (interrupts disabled around the lock).
 fn record(r: Rec) {

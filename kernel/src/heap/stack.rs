@@ -76,7 +76,7 @@ struct Slots {
     flushing: bool,
 }
 
-static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
+static SLOTS: SpinLock<Option<Slots>> = SpinLock::named("stack_slots", None);
 /// Completed all-CPU TLB flushes that recycled dirty slots.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 

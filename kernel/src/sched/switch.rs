@@ -177,9 +177,11 @@ pub(crate) fn finish_task_switch() {
     let migrate = prev.migrating.swap(false, Ordering::Relaxed);
     prev.on_cpu.store(false, Ordering::Release);
     let s = sched();
+    // The lock validator saw `__schedule` take it on this CPU.
+    s.rq_lock(cpu).note_released();
     // SAFETY: `__schedule` on this CPU locked this runqueue, published it and
     // forgot its guard before switching here; nothing uses that guard's borrow.
-    unsafe { s.rq_lock(cpu).force_unlock() };
+    unsafe { s.rq_lock(cpu).raw().force_unlock() };
     // A thread that went to sleep may now run elsewhere; one that stayed
     // runnable on a CPU it may no longer use is queued on an allowed one.
     let sw = Switch {

@@ -135,7 +135,7 @@ impl Stop {
 }
 
 /// Threads of running jobs, by slot index, with their job's flag (for `kill`).
-static REGISTRY: SpinLock<Vec<(u32, Arc<AtomicBool>)>> = SpinLock::new(Vec::new());
+static REGISTRY: SpinLock<Vec<(u32, Arc<AtomicBool>)>> = SpinLock::named("workloads", Vec::new());
 
 /// Sets the stop flag of the job thread `idx` belongs to; false if it is no
 /// workload thread.
