@@ -179,6 +179,14 @@ extern "C" fn boot_continue(_: usize) -> ! {
     if let Err(e) = spawned {
         log::error!("kernel: cannot spawn the first thread: {:?}", e);
     }
+    // The boot path is over: failing allocations on demand start now.
+    if let Some(f) = args.fail_alloc.filter(|f| f.percent > 0) {
+        kernel_hal::heap::fail::set(f);
+        log::info!(
+            "fail_alloc: {f}: allocations that may fail now fail at random ({}%)",
+            f.percent
+        );
+    }
     arch::timer_start(args.hz);
     // Before interrupts come on: the shell may run (and echo) right after.
     let rx_irq = console::rx_start();

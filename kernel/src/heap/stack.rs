@@ -135,8 +135,9 @@ impl KernelStack {
     /// A zeroed stack for thread slot `owner` (named in fault reports).
     /// Thread context (it may wait for other CPUs to flush their TLBs).
     pub fn new(owner: u32) -> Result<KernelStack, NoMemory> {
-        // SAFETY: non-zero size.
-        let mem = unsafe { alloc::alloc::alloc_zeroed(layout()) };
+        // SAFETY: non-zero size. A failure is this function's error, so
+        // failing allocations on demand may hit it.
+        let mem = kernel_hal::heap::may_fail(|| unsafe { alloc::alloc::alloc_zeroed(layout()) });
         if mem.is_null() {
             return Err(NoMemory);
         }

@@ -44,7 +44,7 @@ use args::{err, no_args, no_options};
 
 pub use compare::{parse_compare_config, Compare, CompareConfig, Setting};
 pub use jobs::{JOB, MAX_JOBS};
-pub use sysctl::SysctlCmd;
+pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
 pub use tasks::{cpu_list, hex_mask, NICE};
 pub use trace::TraceCmd;
 pub use workloads::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
