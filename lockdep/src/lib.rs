@@ -26,7 +26,8 @@
 //!   handler is *irq-used*; a class held with interrupts enabled is
 //!   *irq-unsafe*. A class that is both, or a dependency irq-used -> irq-unsafe
 //!   (the interrupt may spin on the first lock while the interrupted holder
-//!   of the second waits for the first), is reported once.
+//!   of the second waits for the first), is reported once. A try-lock in a
+//!   handler does not count: it cannot spin.
 //!
 //! The caller says which CPU it runs on, whether it is in an interrupt
 //! handler ([`irq_enter`]/[`irq_exit`]) and whether interrupts stay enabled
@@ -103,7 +104,9 @@ impl Key {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Acquire {
     /// A try-lock that succeeded: it cannot wait, so adds no dependency into
-    /// it (locks taken under it still depend on it).
+    /// it (locks taken under it still depend on it), and one in an
+    /// interrupt handler does not make its class irq-used (Linux's lockdep
+    /// counts it; a handler that only try-locks cannot deadlock on it).
     pub trylock: bool,
     /// A second lock of a class already held, taken in a fixed order
     /// (`double_rq_lock`): not recursive locking.
@@ -440,7 +443,9 @@ fn ctx_of(h: &Held, cpu: usize, extra: u16) -> Ctx {
 }
 
 fn check(h: &Held, id: u16, cpu: usize, how: Acquire) {
-    if h.irq_depth.load(R) > 0 && !bit(&IRQ_USED, id) {
+    // A try-lock in an interrupt handler cannot spin on the interrupted
+    // holder, so it does not make the class irq-used.
+    if h.irq_depth.load(R) > 0 && !how.trylock && !bit(&IRQ_USED, id) {
         mark_irq(id, true, ctx_of(h, cpu, id));
     }
     if how.irqs_on && !bit(&IRQ_ON, id) {

@@ -110,6 +110,31 @@ fn validator_finds_what_it_should_and_nothing_else() {
     release(2, 3);
     assert_eq!(bugs().len(), 2, "{:?}", bugs());
 
+    // A class only try-locked in an interrupt handler is not irq-used.
+    static TRY: Key = Key::new("test.try");
+    irq_enter(4);
+    acquire(
+        &TRY,
+        40,
+        4,
+        Acquire {
+            trylock: true,
+            ..OFF
+        },
+    );
+    release(40, 4);
+    irq_exit(4);
+    acquire(
+        &TRY,
+        40,
+        5,
+        Acquire {
+            irqs_on: true,
+            ..OFF
+        },
+    );
+    release(40, 5);
+    assert_eq!(bugs().len(), 2, "{:?}", bugs());
     // A class taken in an interrupt handler, then held with interrupts on.
     irq_enter(4);
     assert!(in_irq(4));

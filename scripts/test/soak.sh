@@ -32,7 +32,9 @@ set -uo pipefail
 h_init soak
 [ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
 arch=$1 kernel=$2
-log=$(h_log soak "$arch")
+tag=""
+[ "${LOCKDEP:-0}" = 1 ] && tag=lockdep
+log=$(h_log soak "$arch" "$tag")
 secs=${SOAK_SECS:-60}
 threads=${SOAK_THREADS:-1000}
 seed=${SOAK_SEED:+ -r $SOAK_SEED}
@@ -41,12 +43,22 @@ soak="soak -t $threads -s $secs$seed"
 # The Ctrl-C (\003) follows the second soak's line: that soak reads it at
 # its first poll, after its workers are spawned.
 fail_alloc=${FAIL_ALLOC:-}
+# Workloads run under failing allocations after the soak: each must run or
+# answer one `error:` line saying it could not spawn for memory.
+export FAIL_WORKLOADS="hackbench -g 4 -l 20
+schbench -m 2 -t 8 -r 1
+pgbench -c 8 -t 20
+perfpipe -l 200
+cyclictest -t 4 -l 100"
 failing=""
 if [ -n "$fail_alloc" ]; then
-    failing="sysctl debug.fail_alloc=101,$fail_alloc
+    failing="ps
+sysctl debug.fail_alloc=101,$fail_alloc
 sysctl debug.fail_alloc=$fail_alloc
 $soak
+$FAIL_WORKLOADS
 sysctl debug.fail_alloc=off
+ps
 "
 fi
 script="features
@@ -108,11 +120,22 @@ if fail_alloc:
     m = re.match(r"soak: fail_alloc \S+: (\d+) of (\d+) allocations failed on purpose", fa)
     if not m or int(m.group(1)) == 0:
         fails.append(f"no allocation failed on purpose under fail_alloc: {fa!r}")
+    for cmd in os.environ["FAIL_WORKLOADS"].split("\n"):
+        r = reply(cmd)
+        if r is None:
+            fails.append(f"no reply to '{cmd}' under fail_alloc")
+        elif any(l.startswith("error:") for l in r) and not (
+                len([l for l in r if l.startswith("error:")]) == 1
+                and r[-1].startswith("error: ") and "cannot spawn: NoMemory" in r[-1]):
+            fails.append(f"'{cmd}' under fail_alloc: {r!r}")
     if reply("sysctl debug.fail_alloc=off") != ["debug.fail_alloc = off"]:
         fails.append("'sysctl debug.fail_alloc=off' did not switch it off")
+    ps0, ps1 = reply("ps", 0), reply("ps", 1)
+    if ps0 is None or ps1 is None or len(ps0) != len(ps1):
+        fails.append(f"threads lost or left behind by the workloads under fail_alloc: ps {ps0!r} -> {ps1!r}")
 if "lockdep: BUG" in text:
     fails.append("the lock validator reported: " + next(l for l in text.splitlines() if "lockdep: BUG" in l))
-if os.environ["LOCKDEP"] == "1" and "lockdep: lock validator on" not in text:
+if os.environ["LOCKDEP"] == "1" and "lockdep: lock validator on" not in transcript.read(log, drop_klog=False):
     fails.append("LOCKDEP=1 but the kernel has no lock validator")
 stop = reply("soak -t 200 -s 600")
 if stop is None:
@@ -148,5 +171,5 @@ if failing:
             print(f"  {l}")
 PY
 status=$?
-h_record "soak $arch" "$((status == 0))" "$((status != 0))"
+h_record "soak $arch${tag:+ $tag}" "$((status == 0))" "$((status != 0))"
 exit "$status"

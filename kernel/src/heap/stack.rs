@@ -156,7 +156,11 @@ impl KernelStack {
         OWNER[slot as usize].store(owner.min(u32::from(NO_OWNER)) as u16, Ordering::Relaxed);
         let _guard = SLOTS.lock();
         for off in (0..STACK_SIZE).step_by(PAGE) {
-            if !arch::map_stack_page(bottom + off, mem as usize + off) {
+            // A page table it needs may fail on demand too.
+            let mapped = kernel_hal::heap::may_fail(|| {
+                arch::map_stack_page(bottom + off, mem as usize + off)
+            });
+            if !mapped {
                 drop(_guard);
                 // Dropping unmaps what was mapped and frees the memory.
                 return Err(NoMemory);
