@@ -388,8 +388,9 @@ lint: ensure-toolchain
 	$(CARGO) package -q -p sched --allow-dirty
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool -p stats --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
-	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers -p lockdep --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) --features kernel/lockdep -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_aarch64) -- -D warnings
 
 fmt:
