@@ -8,13 +8,13 @@
 //!
 //! Thread stacks, the thread table and the runqueue arenas come from here, at
 //! spawn and boot time only: the schedule, wakeup and tick paths never allocate.
-//! Kernel stacks have their own allocator on top of it (the kernel's
-//! `heap::stack`): heap pages mapped into a guarded virtual region.
+//! Kernel stacks have their own allocator on top of it (this crate's
+//! `crate::stack`): heap pages mapped into a guarded virtual region.
 //!
 //! Failing allocations on demand ([`fail`], Linux's `failslab`): with
 //! `fail_alloc=PERCENT,SEED` armed, an allocation made inside [`may_fail`]
-//! (the callers that handle a failed allocation with an error: spawn's
-//! stack and scheduler state, the workloads' fallible buffers) fails with
+//! (the callers that turn a failed allocation into an error: a kernel
+//! stack and its page tables, a new task's scheduler state) fails with
 //! that probability, from a PRNG stream seeded with SEED.
 
 use core::alloc::{GlobalAlloc, Layout};

@@ -162,11 +162,17 @@ mod classed {
             self.inner.is_locked()
         }
 
-        /// The `spin` mutex inside, for a kernel that releases a lock held
-        /// across a context switch with `force_unlock` (after
-        /// [`Mutex::note_released`]).
+        /// The `spin` mutex inside, for a kernel that holds it across a
+        /// context switch ([`Mutex::note_locking`] before taking it,
+        /// [`Mutex::note_released`] after releasing it).
         pub fn raw(&self) -> &spin::Mutex<T> {
             &self.inner
+        }
+
+        /// Tells the validator that the lock is about to be taken through
+        /// [`Mutex::raw`] (held across a context switch).
+        pub fn note_locking(&self) {
+            self.announce(false, false);
         }
 
         /// Tells the validator that a guard forgotten with

@@ -17,6 +17,7 @@ mod highmem;
 mod lockdep;
 mod sched;
 mod smp;
+mod stacks;
 mod stall;
 mod sync;
 mod threads;
