@@ -255,6 +255,9 @@ static IRQ_ON: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
 
 /// One CPU's held locks; only that CPU touches it, with interrupts off.
 struct Held {
+    /// Acquisitions checked on this CPU (per CPU: a shared counter would
+    /// bounce its cache line on every lock operation).
+    acquisitions: AtomicU64,
     depth: AtomicU8,
     irq_depth: AtomicU8,
     busy: AtomicBool,
@@ -264,6 +267,7 @@ struct Held {
 
 static HELD: [Held; MAX_CPUS] = [const {
     Held {
+        acquisitions: AtomicU64::new(0),
         depth: AtomicU8::new(0),
         irq_depth: AtomicU8::new(0),
         busy: AtomicBool::new(false),
@@ -273,7 +277,6 @@ static HELD: [Held; MAX_CPUS] = [const {
 }; MAX_CPUS];
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static ACQUISITIONS: AtomicU64 = AtomicU64::new(0);
 static INVERSIONS: AtomicU64 = AtomicU64::new(0);
 static RECURSIVE: AtomicU64 = AtomicU64::new(0);
 static IRQ_UNSAFE: AtomicU64 = AtomicU64::new(0);
@@ -360,7 +363,7 @@ pub fn acquire_site(
     if h.busy.swap(true, R) {
         return;
     }
-    ACQUISITIONS.fetch_add(1, R);
+    h.acquisitions.store(h.acquisitions.load(R) + 1, R);
     let id = class_id(site, name, class);
     if id != NONE {
         check(h, id, cpu, how);
@@ -729,7 +732,7 @@ pub fn has_class(name: &str) -> bool {
 pub fn stats() -> Stats {
     let g = GRAPH.lock();
     Stats {
-        acquisitions: ACQUISITIONS.load(R),
+        acquisitions: HELD.iter().map(|h| h.acquisitions.load(R)).sum(),
         classes: g.nclasses - 1,
         dependencies: g.ndeps,
         inversions: INVERSIONS.load(R),
