@@ -11,7 +11,8 @@
 #   - `features`, `preempt` and `sysctl -a` read the same before and after
 #     (the soak puts back what it flips);
 #   - the kernel did not panic and QEMU exited 0 after `poweroff`;
-#   - with FAIL_ALLOC=PERCENT,SEED: a bad `sysctl debug.fail_alloc` value is
+#   - with FAIL_ALLOC=PERCENT,SEED: the boot's bad `fail_alloc=bogus` is
+#     warned about and ignored, a bad `sysctl debug.fail_alloc` value is
 #     refused, then the same soak runs again with allocations failing at
 #     random (`sysctl debug.fail_alloc=$FAIL_ALLOC`): `violations 0` again
 #     (every failed spawn retried, heap and live threads back where they
@@ -73,7 +74,9 @@ soak -t 200 -s 600
 poweroff"
 # Boot, the run, the exit phase's progress bound (10 s) and a slow host.
 limit=$((secs * (1 + (${#fail_alloc} > 0)) + 240))
-h_qemu "$arch" kernel="$kernel" || exit 2
+# Under FAIL_ALLOC the boot also gets a bad fail_alloc= (warned about and
+# ignored: the first soak runs without failures).
+h_qemu "$arch" kernel="$kernel" ${fail_alloc:+append=fail_alloc=bogus} || exit 2
 h_run "$log" "$limit" -- "${QEMU[@]}" <<<"$script"
 h_status_ok "$arch" "$H_RC" && rc=0 || rc=$H_RC
 SOAK="$soak" FAIL_ALLOC="$fail_alloc" LOCKDEP="${LOCKDEP:-0}" PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$arch" "$SMP" "$H_SECS" <<'PY'
@@ -128,6 +131,9 @@ if fail_alloc:
                 len([l for l in r if l.startswith("error:")]) == 1
                 and r[-1].startswith("error: ") and "cannot spawn: NoMemory" in r[-1]):
             fails.append(f"'{cmd}' under fail_alloc: {r!r}")
+    raw = transcript.read(log, drop_klog=False)
+    if "ignoring 'fail_alloc=bogus': fail_alloc must be PERCENT,SEED" not in raw:
+        fails.append("the bad boot argument fail_alloc=bogus was not warned about")
     if reply("sysctl debug.fail_alloc=off") != ["debug.fail_alloc = off"]:
         fails.append("'sysctl debug.fail_alloc=off' did not switch it off")
     ps0, ps1 = reply("ps", 0), reply("ps", 1)
