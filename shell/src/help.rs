@@ -86,6 +86,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         &[
             "KEY=VALUE is one word (no spaces around '='); out-of-range values are refused",
             "kernel.sched_features reads the feature line and takes NAME or NO_NAME",
+            "debug.fail_alloc=PERCENT,SEED fails spawns' allocations at random; off: never",
         ],
         &[],
         &[
@@ -93,6 +94,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "sysctl kernel.sched_base_slice_ns",
             "sysctl kernel.sched_base_slice_ns=3000000",
             "sysctl -w kernel.sched_features=NO_PLACE_LAG",
+            "sysctl debug.fail_alloc=10,1",
         ],
     ),
     cmd(
