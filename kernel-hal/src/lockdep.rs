@@ -8,7 +8,35 @@
 //! docs/design/lockdep.md.
 
 #[cfg(feature = "lockdep")]
-pub use lockdep::{has_class, in_irq, reported, stats, Acquire, Key, Kind, Stats};
+pub use lockdep::{Acquire, Key, Kind, Stats};
+
+/// Runs `f` with interrupts off: the validator's graph lock is also taken
+/// by lock operations in interrupt handlers.
+#[cfg(feature = "lockdep")]
+fn irqs_off<R>(f: impl FnOnce() -> R) -> R {
+    let irq = crate::cpu::irq_save();
+    let r = f();
+    crate::cpu::irq_restore(irq);
+    r
+}
+
+/// The validator's counters ([`lockdep::stats`]).
+#[cfg(feature = "lockdep")]
+pub fn stats() -> Stats {
+    irqs_off(lockdep::stats)
+}
+
+/// Whether a report of `kind` named classes `a` and `b` ([`lockdep::reported`]).
+#[cfg(feature = "lockdep")]
+pub fn reported(kind: Kind, a: &str, b: &str) -> bool {
+    irqs_off(|| lockdep::reported(kind, a, b))
+}
+
+/// Whether a class named `name` was seen ([`lockdep::has_class`]).
+#[cfg(feature = "lockdep")]
+pub fn has_class(name: &str) -> bool {
+    irqs_off(|| lockdep::has_class(name))
+}
 
 #[cfg(feature = "lockdep")]
 mod on {
@@ -80,9 +108,7 @@ pub const ENABLED: bool = cfg!(feature = "lockdep");
 #[cfg(feature = "lockdep")]
 #[inline]
 pub fn acquire(key: &Key, addr: usize, how: Acquire) {
-    let irq = crate::cpu::irq_save();
-    lockdep::acquire(key, addr, crate::arch::cpu_id(), how);
-    crate::cpu::irq_restore(irq);
+    irqs_off(|| lockdep::acquire(key, addr, crate::arch::cpu_id(), how));
 }
 
 /// The lock at `addr` is released (or handed to the next thread's
@@ -91,11 +117,7 @@ pub fn acquire(key: &Key, addr: usize, how: Acquire) {
 #[allow(unused_variables)]
 pub fn release(addr: usize) {
     #[cfg(feature = "lockdep")]
-    {
-        let irq = crate::cpu::irq_save();
-        lockdep::release(addr, crate::arch::cpu_id());
-        crate::cpu::irq_restore(irq);
-    }
+    irqs_off(|| lockdep::release(addr, crate::arch::cpu_id()));
 }
 
 /// This CPU enters an interrupt handler (the hooks call it around the
