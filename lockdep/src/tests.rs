@@ -174,13 +174,31 @@ fn validator_finds_what_it_should_and_nothing_else() {
     );
     release(30, 7);
     assert!(reported(Kind::IrqUnsafe, "test.a", "test.unsafe"));
+    // A cycle through a third class: X -> Y on cpu 8, Y -> Z on cpu 9, then
+    // Z -> X on cpu 10: both old edges are listed with their CPUs.
+    static X: Key = Key::new("test.x");
+    static Y: Key = Key::new("test.y");
+    static Z: Key = Key::new("test.z");
+    for (a, b, cpu) in [(&X, &Y, 8), (&Y, &Z, 9), (&Z, &X, 10)] {
+        take(a, 50, cpu);
+        take(b, 51, cpu);
+        release(51, cpu);
+        release(50, cpu);
+    }
+    assert!(reported(Kind::Inversion, "test.z", "test.x"));
+    let text = LINES.lock().unwrap().join("\n");
+    assert!(text.contains("(2 step(s))"), "{text}");
+    let hop1 = text.find("first on cpu 8 holding test.x");
+    let hop2 = text.find("first on cpu 9 holding test.y");
+    assert!(hop1.is_some() && hop2.is_some() && hop1 < hop2, "{text}");
+    assert!(text.contains("now: cpu 10 holding test.z"), "{text}");
     let s = stats();
     assert_eq!(
         (s.inversions, s.recursive, s.irq_unsafe),
-        (1, 1, 2),
+        (2, 1, 2),
         "{s:?}"
     );
-    assert_eq!(s.test_reports, 4);
+    assert_eq!(s.test_reports, 5);
     assert_eq!(s.overflows, 0);
     assert!(s.classes >= 6 && s.dependencies >= 3, "{s:?}");
 }
