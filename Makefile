@@ -259,8 +259,8 @@ test-soak:
 # The lock validator (docs/design/lockdep.md): a kernel built with the
 # `lockdep` feature (its own target dir) runs the concurrency suite at
 # SMP_TEST CPUs (which provokes an inversion and an irq-unsafe class on
-# test-only classes and must see both reported, and nothing else) and the
-# short soak, on LOCKDEP_ARCH.
+# test-only classes and must see both reported, and nothing else), the
+# short soak and the shell end-to-end test, on LOCKDEP_ARCH.
 LOCKDEP_ARCH ?= x86_64
 LOCKDEP_DIR   = $(TARGET_DIR)/lockdep
 LOCKDEP_ELF   = $(LOCKDEP_DIR)/$(TARGET_$(LOCKDEP_ARCH))/$(PROFILE)/kernel
@@ -273,6 +273,7 @@ test-lockdep: ensure-qemu kernel-lockdep
 		KTEST_EXPECT='lockdep: .*\(2 from test classes\); 0 overflows; 0 reports outside the test classes' \
 		$(KTEST) $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
 	LOCKDEP=1 SOAK_SECS=8 SMP=$(SMP_TEST) MEM=128M $(T)/soak.sh $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
+	LOCKDEP=1 $(T)/shell-e2e.sh $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
 
 # The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
 # off and on, in QEMU (-icount) and in sim; the per-message switch and

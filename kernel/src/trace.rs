@@ -271,7 +271,12 @@ pub fn start() -> Result<(), String> {
         .try_reserve_exact(online.weight())
         .map_err(|_| no_memory())?;
     for cpu in online.iter() {
-        if RINGS[cpu].lock().is_some() {
+        // Interrupts off: the tick records events into these rings (with a
+        // runqueue lock held) and would spin on one this thread held.
+        let irq = arch::IrqGuard::save();
+        let has_ring = RINGS[cpu].lock().is_some();
+        drop(irq);
+        if has_ring {
             continue;
         }
         let mut buf: Vec<Option<Rec>> = Vec::new();
