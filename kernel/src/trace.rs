@@ -266,9 +266,10 @@ pub fn start() -> Result<(), String> {
     };
     // (cpu, its new ring), on the heap: up to MAX_CPUS of them would not
     // fit on a thread's stack.
+    // Allocation failures are this command's error: failing allocations
+    // on demand may hit them (`kernel_hal::heap::may_fail`).
     let mut fresh: Vec<(usize, Ring)> = Vec::new();
-    fresh
-        .try_reserve_exact(online.weight())
+    kernel_hal::heap::may_fail(|| fresh.try_reserve_exact(online.weight()))
         .map_err(|_| no_memory())?;
     for cpu in online.iter() {
         // Interrupts off: the tick records events into these rings (with a
@@ -280,7 +281,7 @@ pub fn start() -> Result<(), String> {
             continue;
         }
         let mut buf: Vec<Option<Rec>> = Vec::new();
-        if buf.try_reserve_exact(RING_LEN).is_err() {
+        if kernel_hal::heap::may_fail(|| buf.try_reserve_exact(RING_LEN)).is_err() {
             return Err(no_memory());
         }
         buf.resize(RING_LEN, None);

@@ -15,7 +15,7 @@
 #     warned about and ignored, a bad `sysctl debug.fail_alloc` value is
 #     refused, then the same soak runs again with allocations failing at
 #     random (`sysctl debug.fail_alloc=$FAIL_ALLOC`): `violations 0` again
-#     (every failed spawn retried, heap and live threads back where they
+#     (every failed spawn retried, heap (within 1 KiB) and live threads back where they
 #     were, no panic), with at least one allocation failed on purpose;
 #   - with LOCKDEP=1 (a `lockdep` kernel): no lock validator report, and
 #     its figures are printed.
@@ -44,9 +44,12 @@ soak="soak -t $threads -s $secs$seed"
 # The Ctrl-C (\003) follows the second soak's line: that soak reads it at
 # its first poll, after its workers are spawned.
 fail_alloc=${FAIL_ALLOC:-}
-# Workloads run under failing allocations after the soak: each must run or
-# answer one `error:` line saying it could not spawn for memory.
-export FAIL_WORKLOADS="hackbench -g 4 -l 20
+# Workloads (and `trace start`) run under failing allocations after the soak: each must run or
+# answer one `error:` line saying it had no memory (could not spawn, or
+# for trace, no memory for its rings).
+export FAIL_WORKLOADS="trace start
+trace stop
+hackbench -g 4 -l 20
 schbench -m 2 -t 8 -r 1
 pgbench -c 8 -t 20
 perfpipe -l 200
@@ -129,7 +132,8 @@ if fail_alloc:
             fails.append(f"no reply to '{cmd}' under fail_alloc")
         elif any(l.startswith("error:") for l in r) and not (
                 len([l for l in r if l.startswith("error:")]) == 1
-                and r[-1].startswith("error: ") and "cannot spawn: NoMemory" in r[-1]):
+                and r[-1].startswith("error: ")
+                and ("cannot spawn: NoMemory" in r[-1] or "not enough memory" in r[-1])):
             fails.append(f"'{cmd}' under fail_alloc: {r!r}")
     raw = transcript.read(log, drop_klog=False)
     if "ignoring 'fail_alloc=bogus': fail_alloc must be PERCENT,SEED" not in raw:
