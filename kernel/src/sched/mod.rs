@@ -108,9 +108,8 @@ mod attr;
 mod idle;
 mod preempt;
 mod stats;
-// The context switch: switching stacks, and the runqueue lock released by
-// the thread switched to.
-#[allow(unsafe_code)]
+// The context switch (kernel-hal's `context`), with the runqueue lock
+// handed to the thread switched to.
 mod switch;
 mod tick;
 mod wakeup;
