@@ -329,11 +329,12 @@ bench-compare: ensure-qemu
 # abtool, and Linux against ours per row), EEVDF conformance rows, and
 # (WHAT=latency) cyclictest and pipe round trips. Downloads the Debian
 # packages into build/linux-compare/ (cached). SMP defaults to 4 here (the
-# script wants 2..8; SMP=N on the command line still wins). A tool target,
+# script wants 2..8; SMP=N on the command line still wins). ARCH=aarch64:
+# Debian's arm64 Linux on virt against our aarch64 kernel. A tool target,
 # not part of `make test`; docs/results/linux.md.
 linux-compare: ensure-qemu
-	$(MAKE) kernel ARCH=x86_64
-	SMP=$(if $(filter command line,$(origin SMP)),$(SMP),4) scripts/linux-compare.sh $(call elf,x86_64)
+	$(MAKE) kernel ARCH=$(ARCH)
+	ARCH=$(ARCH) SMP=$(if $(filter command line,$(origin SMP)),$(SMP),4) scripts/linux-compare.sh $(call elf,$(ARCH))
 
 # Smoke run of the linux-compare harness: boots Linux 7 under -icount at 4
 # CPUs, flips a feature through debugfs and reads it back, one tiny

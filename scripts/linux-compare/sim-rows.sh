@@ -13,6 +13,8 @@
 # sim's `flat:NCPUS` preset with its default costs (sim/src/machine.rs),
 # not costs measured on the QEMU machine.
 # Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
+# PREEMPT (full by default): the boot preemption model the kernels ran with;
+# any other is added to every config that does not name one.
 set -euo pipefail
 
 [[ $# -ge 6 ]] || { echo "usage: $0 SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
@@ -47,6 +49,9 @@ for ((s = 1; s <= seeds; s++)); do
             ci=$(((s + k) % n))
             cfg=${c//,/+}
             [[ $cfg == default ]] && cfg=""
+            if [[ ${PREEMPT:-full} != full && $cfg != *preempt=* ]]; then
+                cfg=preempt=$PREEMPT${cfg:++$cfg}
+            fi
             r=$("$sim" run --machine "flat:$ncpus" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
             t=$(awk '/^time_s/ {print $2}' <<<"$r")
             sw=$(sed -n 's/.*switches \([0-9]*\).*/\1/p' <<<"$r" | head -1)

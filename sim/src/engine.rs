@@ -35,10 +35,12 @@
 //!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
 //!   balance (`nohz_balance_kick`).
 //! - **Preemption models**: a burst ends at a syscall return, where every
-//!   model honours an immediate reschedule; the tick likewise; an IPI or a
-//!   timer interrupt preempts a running task only under full and lazy
-//!   (none/voluntary wait for the burst's end or the tick). Lazy requests wait
-//!   for the tick (the crate upgrades them there).
+//!   model honours any pending reschedule, lazy or immediate (Linux's
+//!   `exit_to_user_mode_loop` tests both bits; `sched::preempt`); the tick
+//!   honours an immediate one; an IPI or a timer interrupt preempts a running
+//!   task only under full and lazy, and only for an immediate request
+//!   (none/voluntary wait for the burst's end or the tick). A lazy request
+//!   thus waits for the burst's end or the tick (which upgrades it).
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
@@ -63,8 +65,8 @@ use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
-    WakeupDecision, WakeupReason,
+    PreemptMode, PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams,
+    WakeFlags, WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -1036,8 +1038,12 @@ impl Kernel {
         match next {
             Next::Run(ns) => {
                 self.tasks[tid as usize].work = ns;
+                // The syscall returns to user space: any request, lazy too,
+                // is taken here (`sched::preempt`, Linux's
+                // `exit_to_user_mode_loop`), in every model.
                 let need = self.need_resched(cpu);
-                if need == Resched::Now {
+                let mode = self.cfg.tunables.preempt_mode();
+                if mode.preempts_at(PreemptPoint::UserReturn, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);

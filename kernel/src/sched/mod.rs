@@ -103,6 +103,10 @@
 //!   or spinlocked section, when an immediate reschedule is pending;
 //! - lazy: as full, but fair-class requests are lazy and only become immediate
 //!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
+//!
+//! In every model, the end of a workload's modelled syscall
+//! ([`exit_to_user_mode`], Linux's return to user space) takes any pending
+//! request, lazy ones included (`sched::preempt` has the table).
 
 mod attr;
 mod idle;

@@ -59,11 +59,11 @@ use crate::sync::{SpinLock, WaitQueue};
 
 #[allow(unused_imports)] // part of the task API for the shell and tests
 pub use crate::sched::{
-    cond_resched, irq_exit, nr_cpus, nr_runqueues, online_mask, preempt_check_resched,
-    preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
-    sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
-    timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError,
-    PreemptGuard, BALANCE_TICKS,
+    cond_resched, exit_to_user_mode, irq_exit, nr_cpus, nr_runqueues, online_mask,
+    preempt_check_resched, preempt_count, preempt_disable, preempt_enable, preempt_mode, sched,
+    sched_config, sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state,
+    task_runtime_ns, timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now,
+    AffinityError, PreemptGuard, BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity): 4096
