@@ -101,6 +101,8 @@ pub fn run(
                 if let Some((run, sleep)) = duty {
                     if task::task_runtime_ns(me) >= due {
                         task::sleep_ns(sleep);
+                        // `nanosleep` returns to user space.
+                        task::exit_to_user_mode();
                         due = task::task_runtime_ns(me) + run;
                     }
                 }

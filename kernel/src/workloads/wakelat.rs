@@ -124,6 +124,8 @@ pub fn run(
         let mut next = first;
         while arch::now_ns() < end && !stop.stopped() {
             task::sleep_until_ns(next);
+            // `clock_nanosleep` returns to user space.
+            task::exit_to_user_mode();
             let now = arch::now_ns();
             if lat.len() < lat.capacity() {
                 lat.push(now.saturating_sub(next));
