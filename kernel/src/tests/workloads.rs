@@ -23,7 +23,7 @@ use crate::sync::channel::{skb_truesize, PIPE_PAGE, PIPE_SLOTS, SOCK_SNDBUF};
 use crate::sync::{Channel, Model};
 use crate::task;
 use crate::workloads::{self, NoInterrupt};
-use crate::{kassert, kassert_eq, ktest, ktest_smp};
+use crate::{kassert, kassert_eq, ktest, ktest_smp, ktest_timing};
 
 /// Spawns `n` threads that each send one message (`100 + k`) on `ch`.
 fn blocked_writers(
@@ -718,7 +718,9 @@ fn parsed(line: &str) -> Result<::shell::Command, String> {
     workload(line)
 }
 
-ktest_smp!(workload_spin_specs_set_policy_slice_and_duty, 1, || {
+// The timing suite (QEMU -icount): the bounds below are on guest time,
+// which a busy host would stretch without it.
+ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     // Every thread of a SPEC starts with the SPEC's parameters (the report
     // adds "ended as ..." only when a thread's final policy or nice differs
     // from its SPEC), and the duty-cycle thread sleeps: it can use at most
@@ -747,9 +749,11 @@ ktest_smp!(workload_spin_specs_set_policy_slice_and_duty, 1, || {
     Ok(())
 });
 
-ktest_smp!(workload_wakelat_counts_and_percentiles, 1, || {
-    // 100 ms at a 2 ms period: 50 wakeups (a late one skips periods, so at
-    // most that many), ordered percentiles, one report line.
+ktest_timing!(workload_wakelat_counts_and_percentiles, || {
+    // 100 ms at a 2 ms period: at most 50 wakeups (and 51 for the rounding
+    // of the first; a late one skips periods), at least 10 even if a hog
+    // kept a batch sleeper waiting a whole tick (4 ms) each time; ordered
+    // percentiles, one report line.
     for line in [
         "wakelat -d 100 -n 0 -p 2000",
         "wakelat -d 100 -n 1 -p 2000 -P batch -s 100",
