@@ -6,7 +6,7 @@
 #
 #   scripts/linux-compare.sh KERNEL_ELF
 #
-#   WHAT="ab conformance"  parts to run: ab, conformance, latency
+#   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs
 #   ARCH=x86_64      x86_64 (Debian amd64 on q35) or aarch64 (Debian arm64 on
 #                    virt, GICv2, cortex-a72); KERNEL_ELF is ours of that arch
 #   SMP=4            CPUs of both machines (2..8)
@@ -21,8 +21,11 @@
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
 #                    change of ours; ab part only)
-#   SIM=1            also the simulator (sim run, flat:SMP preset, its default
-#                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
+#   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
+#                    machine, costs measured on it by WHAT=costs) for the
+#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
+#                    SIM_ABLATION=1 also each of its mechanisms switched off
+#                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
@@ -51,6 +54,11 @@
 #                    emulation's time)
 #  latency:
 #   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
+#  costs:
+#   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
+#                    cost table: switches, pipe/socket syscalls, wakeups,
+#                    IPI latency, idle scan, vCPU time sharing), one boot of
+#                    Linux only, printed to OUT/costs.txt
 #
 # Linux boots through scripts/boot/qemu.sh ARCH (same machine, CPU model,
 # SMP, memory and flags as ours) with `-initrd` and `console=ttyS0` (aarch64:
@@ -105,6 +113,7 @@ CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
+COST_ITERS=${COST_ITERS:-2000}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
 
 bad() { echo "error: linux-compare: $*" >&2; exit 2; }
@@ -115,7 +124,7 @@ case $ARCH in
 esac
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE; do
+for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE COST_ITERS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
@@ -130,7 +139,8 @@ fi
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
+[[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs ]] || bad "unknown part '$w' (ab, conformance, latency, costs)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
@@ -245,7 +255,11 @@ part_ab() {
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
         PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
-        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$SMP")
+        if [[ ${SIM_ABLATION:-0} == 1 ]]; then
+            ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
+        fi
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
@@ -366,6 +380,22 @@ part_latency() {
         row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
         echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^lc: Linux' | cut -c 5-60)"
     } | tee "$OUT/latency.txt"
+}
+
+# --- costs (the simulator's qemu:N machine) ------------------------------------
+part_costs() {
+    local dir=$OUT/costs
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
+        boot_linux "$dir/linux.log" lc.mode=costs "lc.iters=$COST_ITERS"
+    fi
+    {
+        echo "== costs: lcbench costs -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
+        echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
+        tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
+    } | tee "$OUT/costs.txt"
+    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
 }
 
 echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
