@@ -127,7 +127,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
     heap::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
-    if !percpu::provision(0) {
+    if !provision(0) {
         log::error!("percpu: no memory for cpu 0's timer list and call queue");
     }
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
@@ -265,9 +265,16 @@ impl StartError {
 /// named instead of hanging the boot.
 const ONLINE_WAIT_NS: u64 = 10_000_000_000;
 
+/// Allocates what CPU `cpu` needs beyond its static per-CPU block (its sleep
+/// timer list, its cross-call queue), before it is brought up; false when
+/// the heap has no room (the CPU is then not started).
+fn provision(cpu: usize) -> bool {
+    percpu::provision(cpu, task::MAX_THREADS) && smp::provision(cpu)
+}
+
 /// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
 fn start_one(cpu: usize) -> Result<(), StartError> {
-    if !percpu::provision(cpu) {
+    if !provision(cpu) {
         return Err(StartError::NoMemory);
     }
     // Never freed: the CPU runs on it forever (also if the start timed out:

@@ -6,6 +6,7 @@
 #   lc.mode=ab       /plan.sh with the A/B functions of /lc.sh (lc.seed=N)
 #   lc.mode=smoke    a feature flipped and read back, one tiny hackbench
 #   lc.mode=latency  cyclictest and pipe round trips (lc.reps=N, lc.loops=N)
+#   lc.mode=costs    lcbench costs: the simulator's qemu:N costs (lc.iters=N)
 #   lc.mode=sh       an interactive shell (debugging)
 # (an initramfs built on a host of another architecture has only /bin/sh)
 [ -e /bin/mount ] || /bin/busybox --install -s /bin
@@ -30,6 +31,7 @@ case $mode in
     ab) . /plan.sh ;;
     smoke) lc_smoke ;;
     latency) lc_latency "$(arg lc.reps)" "$(arg lc.loops)" ;;
+    costs) lcbench costs -n "$(arg lc.iters)" ;;
     sh) setsid cttyhack sh ;;
     *) echo "lc: error: unknown lc.mode '$mode'" ;;
 esac

@@ -188,6 +188,9 @@ crate::ktest!(ktest_filter_terms, || {
 /// [`selected_by`]), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
+    // A watchdog's report fails the running test.
+    task::stall::set_notifier(on_stall);
+    task::softlockup::set_notifier(on_softlockup);
     let tests = registry();
     let selected: alloc::vec::Vec<&'static KTest> = tests
         .iter()
@@ -395,20 +398,20 @@ fn current_name() -> Option<&'static str> {
         .map(|t| t.name)
 }
 
-/// From the stall watchdog (`task::stall`, after its report): a runnable
+/// The stall watchdog's notifier (`task::stall::set_notifier`, after its report): a runnable
 /// thread did not run for `kernel.sched_stall_warn_ms`; if a test was
 /// running, it fails and the run ends.
-pub fn on_stall(thread: &str) {
+fn on_stall(thread: &str) {
     fail_running_test(format_args!(
         "stall: thread '{thread}' runnable without running for kernel.sched_stall_warn_ms"
     ));
 }
 
-/// From the soft-lockup detector (`task::softlockup`, after its report): CPU
+/// The soft-lockup detector's notifier (`task::softlockup::set_notifier`, after its report): CPU
 /// `cpu` had work queued and made no context switch for
 /// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
 /// run ends.
-pub fn on_softlockup(cpu: usize) {
+fn on_softlockup(cpu: usize) {
     fail_running_test(format_args!(
         "softlockup: cpu {cpu} made no context switch with work queued for kernel.softlockup_thresh_ms"
     ));

@@ -35,7 +35,6 @@
 pub mod inspect;
 pub mod softlockup;
 pub mod stall;
-pub mod timer;
 
 use crate::heap::stack;
 use kernel_hal::context::TaskContext;

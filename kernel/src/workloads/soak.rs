@@ -541,7 +541,7 @@ impl Run<'_> {
             if self.violations == 1 {
                 for c in online_cpus() {
                     let out = &mut *self.out;
-                    task::with_cpu_rq(c, |rq| crate::shell::inspect::write_rq(out, c, rq));
+                    task::with_cpu_rq(c, |rq| crate::sched::debug::write_rq(out, c, rq));
                 }
             }
         }

@@ -17,6 +17,7 @@
 //! vaae1is`), so no cross-CPU call is needed here; the stack allocator's
 //! `flush_tlb_local` round is then a formality.
 
+use crate::addr::{PhysAddr, VirtAddr};
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -110,7 +111,8 @@ fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
 
 /// Maps the page at `va` (in the region) onto physical page `pa`; false
 /// without memory for a table or outside the region. The caller serialises.
-pub fn map_stack_page(va: usize, pa: usize) -> bool {
+pub fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool {
+    let (va, pa) = (va.as_usize(), pa.as_usize());
     let Some(pte) = pte(va, true) else {
         return false;
     };
@@ -122,7 +124,8 @@ pub fn map_stack_page(va: usize, pa: usize) -> bool {
 }
 
 /// Unmaps the page at `va` and invalidates it in every CPU's TLB.
-pub fn unmap_stack_page(va: usize) {
+pub fn unmap_stack_page(va: VirtAddr) {
+    let va = va.as_usize();
     if let Some(pte) = pte(va, false) {
         // SAFETY: as in `map_stack_page`; the invalidation is broadcast to
         // the inner shareable domain (all CPUs).
