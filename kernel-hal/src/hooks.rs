@@ -140,7 +140,9 @@ pub(crate) fn get() -> Option<&'static dyn Hooks> {
 #[inline]
 pub fn timer_interrupt() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_interrupt();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -148,7 +150,9 @@ pub fn timer_interrupt() {
 #[inline]
 pub fn timer_event() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_event();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -164,7 +168,9 @@ pub fn irq_exit() {
 #[inline]
 pub fn console_rx() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.console_rx();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -172,7 +178,9 @@ pub fn console_rx() {
 #[inline]
 pub fn ipi(kind: IpiKind) {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.ipi(kind);
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -206,6 +214,7 @@ pub fn secondary_arch_up(cpu: usize) {
 /// See [`Hooks::report_begin`].
 #[inline]
 pub fn report_begin() {
+    crate::lockdep::disable();
     if let Some(h) = get() {
         h.report_begin();
     }

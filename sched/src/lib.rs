@@ -90,6 +90,12 @@ pub use rq::{
     set_params_offrq, HeldWake, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
     WakeupDecision, WakeupReason,
 };
+#[cfg(all(feature = "lockdep", not(all(loom, test))))]
+pub use sync::{set_lock_events, LockEvents};
+/// The runqueue, wake-list and task-cell locks (`spin`'s mutex with a lock
+/// class), for kernels that hold one across a context switch.
+#[cfg(not(all(loom, test)))]
+pub use sync::{Mutex as SpinMutex, MutexGuard as SpinMutexGuard};
 pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
 pub use topology::{CpuDistance, Topology, TopologyError};
 pub use tunables::{PreemptMode, Tunables};

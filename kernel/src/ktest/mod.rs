@@ -152,6 +152,8 @@ fn finish(code_ok: bool) -> ! {
         SKIPPED.load(Ordering::Relaxed),
         QUARANTINED.load(Ordering::Relaxed),
     );
+    #[cfg(feature = "lockdep")]
+    crate::console::emergency_write(format_args!("lockdep: {}\n", kernel_hal::lockdep::stats()));
     crate::console::emergency_write(format_args!(
         "{} passed, {} failed, {} skipped, {} quarantined\n",
         p, f, k, q

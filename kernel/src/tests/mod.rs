@@ -13,6 +13,8 @@ mod console;
 mod cpus;
 mod fbcon;
 mod highmem;
+#[cfg(feature = "lockdep")]
+mod lockdep;
 mod sched;
 mod server;
 mod smp;
