@@ -44,7 +44,7 @@ pub struct TaskContext {
     state: AtomicU8,
     /// The stack it runs on (none for a CPU's first context, which runs on
     /// a stack of its own). Read with `try_lock` by the canary check.
-    stack: spin::Mutex<Option<KernelStack>>,
+    stack: sched::SpinMutex<Option<KernelStack>>,
 }
 
 // SAFETY: `regs` is touched by one CPU at a time, as `state` decides: the
@@ -73,7 +73,7 @@ impl TaskContext {
         TaskContext {
             regs: UnsafeCell::new(arch::Context::new()),
             state: AtomicU8::new(EMPTY),
-            stack: spin::Mutex::new(None),
+            stack: sched::SpinMutex::named("thread.stack", None),
         }
     }
 

@@ -144,7 +144,9 @@ pub(crate) fn get() -> Option<&'static dyn Hooks> {
 #[inline]
 pub fn timer_interrupt() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_interrupt();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -152,7 +154,9 @@ pub fn timer_interrupt() {
 #[inline]
 pub fn timer_event() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_event();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -176,7 +180,9 @@ pub fn irq_exit() {
 #[inline]
 pub fn console_rx() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.console_rx();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -184,7 +190,9 @@ pub fn console_rx() {
 #[inline]
 pub fn ipi(kind: IpiKind) {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.ipi(kind);
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -218,6 +226,7 @@ pub fn secondary_arch_up(cpu: usize) {
 /// See [`Hooks::report_begin`].
 #[inline]
 pub fn report_begin() {
+    crate::lockdep::disable();
     if let Some(h) = get() {
         h.report_begin();
     }

@@ -13,6 +13,7 @@
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
+//! - [`lockdep`]: the lock validator's seam (the `lockdep` feature);
 //! - [`percpu`]: per-CPU data ([`CpuLocal`](percpu::CpuLocal)) and its
 //!   safe handles;
 //! - [`stack`]: kernel stacks with guard pages ([`KernelStack`](stack::KernelStack));
@@ -37,6 +38,7 @@ pub mod cpu;
 pub mod cpumask;
 pub mod heap;
 pub mod hooks;
+pub mod lockdep;
 pub mod percpu;
 mod preempt;
 pub mod stack;

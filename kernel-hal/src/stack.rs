@@ -78,7 +78,7 @@ struct Slots {
     flushing: bool,
 }
 
-static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
+static SLOTS: SpinLock<Option<Slots>> = SpinLock::named("stack_slots", None);
 /// Completed all-CPU TLB flushes that recycled dirty slots.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 /// Flushes every online CPU's TLB and waits for it (the kernel's cross-CPU
@@ -155,8 +155,9 @@ impl KernelStack {
     /// A zeroed stack for thread slot `owner` (named in fault reports).
     /// Thread context (it may wait for other CPUs to flush their TLBs).
     pub fn new(owner: u32) -> Result<KernelStack, NoMemory> {
-        // SAFETY: non-zero size.
-        let mem = unsafe { alloc::alloc::alloc_zeroed(layout()) };
+        // SAFETY: non-zero size. A failure is this function's error, so
+        // failing allocations on demand may hit it.
+        let mem = crate::heap::may_fail(|| unsafe { alloc::alloc::alloc_zeroed(layout()) });
         if mem.is_null() {
             return Err(NoMemory);
         }
@@ -176,9 +177,11 @@ impl KernelStack {
         let _guard = SLOTS.lock();
         for off in (0..STACK_SIZE).step_by(PAGE) {
             // The heap is identity mapped: its virtual address is the
-            // physical one.
+            // physical one. A page table it needs may fail on demand too.
             let page = PhysAddr::new(mem as usize + off);
-            if !arch::map_stack_page(VirtAddr::new(bottom + off), page) {
+            let mapped =
+                crate::heap::may_fail(|| arch::map_stack_page(VirtAddr::new(bottom + off), page));
+            if !mapped {
                 drop(_guard);
                 // Dropping unmaps what was mapped and frees the memory.
                 return Err(NoMemory);

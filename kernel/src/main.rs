@@ -62,6 +62,8 @@ fn start_kernel(info: &'static BootInfo) -> ! {
     hooks::register();
     arch::early_init(info);
     console::init();
+    #[cfg(feature = "lockdep")]
+    kernel_hal::lockdep::enable(console::lockdep_sink);
     // The heap first: the framebuffer console keeps its text grid there.
     let heap_len = heap::total_bytes(heap::init(info));
     if let Some(fb) = arch::framebuffer() {
@@ -174,6 +176,14 @@ extern "C" fn boot_continue(_: usize) -> ! {
     };
     if let Err(e) = spawned {
         log::error!("kernel: cannot spawn the first thread: {:?}", e);
+    }
+    // The boot path is over: failing allocations on demand start now.
+    if let Some(f) = args.fail_alloc.filter(|f| f.percent > 0) {
+        kernel_hal::heap::fail::set(f);
+        log::info!(
+            "fail_alloc: {f}: allocations that may fail now fail at random ({}%)",
+            f.percent
+        );
     }
     arch::timer_start(args.hz);
     // Before interrupts come on: the shell may run (and echo) right after.
@@ -302,6 +312,7 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    kernel_hal::lockdep::disable();
     console::claim_for_report();
     let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(

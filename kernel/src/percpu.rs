@@ -108,7 +108,7 @@ impl PerCpu {
             nohz_idle: AtomicBool::new(false),
             nohz_entries: AtomicU64::new(0),
             nohz_kicks: AtomicU64::new(0),
-            timers: SpinLock::new(TimerList::new()),
+            timers: SpinLock::named("timers", TimerList::new()),
             ticks: AtomicU64::new(0),
             interrupts: AtomicU64::new(0),
             ipis: AtomicU64::new(0),

@@ -153,16 +153,19 @@ struct CallQueue {
 impl CallQueue {
     const fn new() -> Self {
         CallQueue {
-            ring: SpinLock::new(Ring {
-                calls: [Call {
-                    func: nop,
-                    arg: 0,
-                    ticket: 0,
-                }; QUEUE_LEN],
-                head: 0,
-                len: 0,
-                queued: 0,
-            }),
+            ring: SpinLock::named(
+                "call_ring",
+                Ring {
+                    calls: [Call {
+                        func: nop,
+                        arg: 0,
+                        ticket: 0,
+                    }; QUEUE_LEN],
+                    head: 0,
+                    len: 0,
+                    queued: 0,
+                },
+            ),
             done: AtomicU64::new(0),
             draining: AtomicBool::new(false),
             ipis: AtomicU64::new(0),

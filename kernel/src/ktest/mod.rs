@@ -128,6 +128,21 @@ pub fn reset_sched_state() {
     let _ = cfg
         .tunables
         .set("kernel.softlockup_thresh_ms", KTEST_SOFTLOCKUP_MS);
+    // The fair server back to Linux's defaults, if a test changed them
+    // (through the longest period, so that runtime <= period at every step).
+    let defaults = (
+        sched::deadline::FAIR_SERVER_RUNTIME_NS,
+        sched::deadline::FAIR_SERVER_PERIOD_NS,
+    );
+    if cfg.tunables.fair_server() != defaults {
+        for (k, v) in [
+            ("kernel.sched_fair_server_period_ns", "4194304000"),
+            ("kernel.sched_fair_server_runtime_ns", "50000000"),
+            ("kernel.sched_fair_server_period_ns", "1000000000"),
+        ] {
+            let _ = cfg.tunables.set(k, v);
+        }
+    }
 }
 
 fn finish(code_ok: bool) -> ! {
@@ -137,6 +152,8 @@ fn finish(code_ok: bool) -> ! {
         SKIPPED.load(Ordering::Relaxed),
         QUARANTINED.load(Ordering::Relaxed),
     );
+    #[cfg(feature = "lockdep")]
+    crate::console::emergency_write(format_args!("lockdep: {}\n", kernel_hal::lockdep::stats()));
     crate::console::emergency_write(format_args!(
         "{} passed, {} failed, {} skipped, {} quarantined\n",
         p, f, k, q

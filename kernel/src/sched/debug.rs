@@ -62,6 +62,12 @@ pub fn ent_line(sh: &mut dyn Write, mark: &str, e: &Ent, avg_v: u64) {
         "eligible"
     } else if e.st.class() == sched::class::SchedClass::Fair {
         "ineligible"
+    } else if e.st.class() == sched::class::SchedClass::Dl {
+        if e.st.dl.throttled {
+            "dl-throttled"
+        } else {
+            "dl"
+        }
     } else {
         "rt"
     };

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use ::shell::{Ms, PsRow, PS_HEADER};
+use ::shell::{Ms, PsRow, SignedMs, PS_HEADER};
 use sched::rq::RqStats;
 use sched::{Policy, SchedTask, TaskId};
 
@@ -172,6 +172,7 @@ struct CpuDump {
     stats: RqStats,
     pick: sched::fair::PickStats,
     need_resched: sched::Resched,
+    server: sched::deadline::DlServer,
 }
 
 fn dump_cpu(cpu: usize) -> CpuDump {
@@ -214,6 +215,7 @@ fn dump_cpu(cpu: usize) -> CpuDump {
             stats: rq.stats,
             pick: rq.fair.pick_stats,
             need_resched: rq.need_resched(),
+            server: rq.fair_server,
         }
     })
 }
@@ -287,6 +289,19 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
         let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
         let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
+        let fs = &d.server;
+        let _ = writeln!(
+            sh,
+            "  .fair_server          : {} runtime {} ms left {} ms deadline {} ms (period {} ms), boosts {} replenished {} served {} ms",
+            fs.state.name(),
+            Ms(fs.runtime_ns),
+            SignedMs(fs.remaining_ns),
+            Ms(fs.deadline),
+            Ms(fs.period_ns),
+            fs.nr_boosts,
+            fs.nr_replenish,
+            Ms(fs.served_ns)
+        );
         let probe = ipi_call_line(cpu);
         let (ipis, calls) = smp::call_stats(cpu);
         let _ = writeln!(

@@ -42,7 +42,6 @@ use super::{Resched, Rq};
 use crate::class::SchedClass;
 use crate::fair::FairRq;
 use crate::features::Feature;
-use crate::rt::RtRq;
 use crate::slots::Slot;
 use crate::task::NIL;
 
@@ -142,7 +141,7 @@ impl Rq {
     /// `task_tick` with `queued = 1`): bring the clock to `now_ns` first
     /// ([`Rq::update_rq_clock`]), then call this on the timer's CPU with the
     /// runqueue locked. A running fair task is charged and an immediate
-    /// reschedule requested; an RT task is only charged. An expiry of a
+    /// reschedule requested; a task of another class is only charged. An expiry of a
     /// timer that was cancelled meanwhile does nothing. Returns the
     /// need-resched state.
     pub fn hrtick(&mut self) -> Resched {
@@ -164,10 +163,9 @@ impl Rq {
                     self.stats.nr_hrtick_resched += 1;
                 }
             }
-            SchedClass::Rt => {
-                RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
-            }
-            SchedClass::Idle => {}
+            // Another class (the timer was armed for a fair task that has
+            // been switched out): only charge it, as `update_curr` does.
+            _ => self.update_curr(),
         }
         self.need_resched
     }

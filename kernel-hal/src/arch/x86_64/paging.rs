@@ -64,6 +64,9 @@ fn alloc_table() -> Option<*mut u64> {
     let layout = Layout::from_size_align(PAGE, PAGE).ok()?;
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { alloc::alloc::alloc_zeroed(layout) };
+    if !p.is_null() {
+        crate::heap::note_kept(PAGE);
+    }
     (!p.is_null()).then_some(p.cast::<u64>())
 }
 
