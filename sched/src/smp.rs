@@ -198,6 +198,7 @@ struct CpuSlot {
 pub struct RqGuard<'a, P: Platform> {
     guard: Option<MutexGuard<'a, Rq>>,
     summary: &'a CpuSummary,
+    overloaded: &'a AtomicU32,
     platform: &'a P,
     irq: Option<bool>,
 }
@@ -215,8 +216,18 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
     }
 }
 
-fn publish(rq: &Rq, s: &CpuSummary) {
-    s.nr_running.store(rq.nr_runnable(), Ordering::Relaxed);
+/// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
+/// count of CPUs with two or more runnable tasks, in step with it.
+fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
+    let nr = rq.nr_runnable();
+    let was = s.nr_running.swap(nr, Ordering::Relaxed);
+    if (was >= 2) != (nr >= 2) {
+        if nr >= 2 {
+            overloaded.fetch_add(1, Ordering::Relaxed);
+        } else {
+            overloaded.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
     s.load.store(rq.load(), Ordering::Relaxed);
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
 }
@@ -224,7 +235,7 @@ fn publish(rq: &Rq, s: &CpuSummary) {
 impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(g) = self.guard.take() {
-            publish(&g, self.summary);
+            publish(&g, self.summary, self.overloaded);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -239,6 +250,7 @@ pub struct DoubleRqGuard<'a, P: Platform> {
     b: Option<MutexGuard<'a, Rq>>,
     sa: &'a CpuSummary,
     sb: &'a CpuSummary,
+    overloaded: &'a AtomicU32,
     platform: &'a P,
     irq: bool,
 }
@@ -256,10 +268,10 @@ impl<P: Platform> DoubleRqGuard<'_, P> {
 impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(g) = self.b.take() {
-            publish(&g, self.sb);
+            publish(&g, self.sb, self.overloaded);
         }
         if let Some(g) = self.a.take() {
-            publish(&g, self.sa);
+            publish(&g, self.sa, self.overloaded);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -324,6 +336,10 @@ pub struct Scheduler<P: Platform> {
     /// use; the capacity costs only the top level (16 bytes per
     /// `HOME_CHUNK * DIR_CHUNKS` = 32 768 ids).
     cells: Vec<spin::Once<CellDir>>,
+    /// CPUs whose published summary counts two or more runnable tasks: the
+    /// only CPUs balancing can pull from (Linux's `rd->overloaded`, kept as
+    /// an exact count). A newly idle CPU skips its balance while it is 0.
+    overloaded: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -422,6 +438,7 @@ impl<P: Platform> Scheduler<P> {
             cells: (0..capacity.div_ceil(HOME_CHUNK * DIR_CHUNKS))
                 .map(|_| spin::Once::new())
                 .collect(),
+            overloaded: AtomicU32::new(0),
         }
     }
 
@@ -526,6 +543,13 @@ impl<P: Platform> Scheduler<P> {
         &self.slots[cpu].summary
     }
 
+    /// CPUs whose published summary counts two or more runnable tasks (the
+    /// ones balancing could pull from); a newly idle CPU does not balance
+    /// while there are none.
+    pub fn overloaded_cpus(&self) -> u32 {
+        self.overloaded.load(Ordering::Relaxed)
+    }
+
     /// Locks `cpu`'s runqueue with interrupts masked (`cpu_rq(cpu)` + `rq_lock_irqsave`).
     pub fn cpu_rq(&self, cpu: usize) -> RqGuard<'_, P> {
         let irq = self.platform.irq_save();
@@ -533,6 +557,7 @@ impl<P: Platform> Scheduler<P> {
         RqGuard {
             guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
+            overloaded: &self.overloaded,
             platform: &self.platform,
             irq: Some(irq),
         }
@@ -549,7 +574,7 @@ impl<P: Platform> Scheduler<P> {
     /// Republishes the lock-free summary of `rq`'s CPU (the guards do this when
     /// they are dropped). Call with the runqueue locked.
     pub fn publish(&self, rq: &Rq) {
-        publish(rq, &self.slots[rq.cpu() as usize].summary);
+        publish(rq, &self.slots[rq.cpu() as usize].summary, &self.overloaded);
     }
 
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
@@ -566,6 +591,7 @@ impl<P: Platform> Scheduler<P> {
             b: Some(gb),
             sa: &self.slots[a].summary,
             sb: &self.slots[b].summary,
+            overloaded: &self.overloaded,
             platform: &self.platform,
             irq,
         }
