@@ -189,6 +189,10 @@ struct DomainState {
 struct CpuSlot {
     rq: Mutex<Rq>,
     wake_list: Mutex<Vec<WakeEntry>>,
+    /// `wake_list` is not empty (written under its lock; read without it,
+    /// as Linux reads `llist_empty(&rq->wake_list)`): a CPU with nothing
+    /// queued for it does not take the lock at each switch.
+    wake_pending: crate::sync::AtomicBool,
     summary: CpuSummary,
     doms: CpuDomains,
     lb: [DomainState; MAX_LEVELS],
@@ -415,6 +419,7 @@ impl<P: Platform> Scheduler<P> {
             .map(|(cpu, doms)| CpuSlot {
                 rq: Mutex::new(Rq::new(cpu as u32, cfg.clone(), capacity)),
                 wake_list: Mutex::new(Vec::new()),
+                wake_pending: crate::sync::AtomicBool::new(false),
                 summary: CpuSummary {
                     idle: AtomicBool::new(true),
                     ..Default::default()
@@ -611,10 +616,7 @@ impl<P: Platform> Scheduler<P> {
         let s = &self.slots[cpu].summary;
         s.idle.load(Ordering::Relaxed)
             && s.nr_running.load(Ordering::Relaxed) == 0
-            && self.slots[cpu]
-                .wake_list
-                .try_lock()
-                .is_none_or(|l| l.is_empty())
+            && !self.slots[cpu].wake_pending.load(Ordering::Acquire)
     }
 
     fn nr(&self, cpu: usize) -> u32 {
@@ -666,8 +668,21 @@ impl<P: Platform> Scheduler<P> {
         task: SchedTask,
         wf: WakeFlags,
     ) -> WakeOutcome {
-        let wake =
-            |rq: &mut Rq| Ok::<_, core::convert::Infallible>(rq.try_to_wake_up(id, task, wf));
+        self.ttwu_queue_ref(cpu, this_cpu, id, &task, wf)
+    }
+
+    /// [`Self::ttwu_queue`] of a state the caller keeps: copied once, into
+    /// the wake-list entry or the runqueue slot (a wakeup's hot path; each
+    /// copy of a [`SchedTask`] is about 190 bytes).
+    pub(crate) fn ttwu_queue_ref(
+        &self,
+        cpu: usize,
+        this_cpu: usize,
+        id: TaskId,
+        task: &SchedTask,
+        wf: WakeFlags,
+    ) -> WakeOutcome {
+        let wake = |rq: &mut Rq| Ok::<_, core::convert::Infallible>(rq.ttwu_enqueue(id, task, wf));
         if cpu == this_cpu {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
@@ -681,7 +696,12 @@ impl<P: Platform> Scheduler<P> {
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
-                    list.push(WakeEntry { id, task, wf });
+                    list.push(WakeEntry {
+                        id,
+                        task: *task,
+                        wf,
+                    });
+                    self.slots[cpu].wake_pending.store(true, Ordering::Release);
                     Some(list.len() == 1)
                 }
             };
@@ -703,12 +723,20 @@ impl<P: Platform> Scheduler<P> {
     /// that CPU's runqueue locked, on that CPU. Returns the wakeups done.
     pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
         let cpu = rq.cpu() as usize;
-        let mut list = self.lock(&self.slots[cpu].wake_list);
+        let slot = &self.slots[cpu];
+        // An entry pushed after this look comes with its own kick (the
+        // waker's IPI for the first entry of an empty list).
+        if !slot.wake_pending.load(Ordering::Acquire) {
+            return 0;
+        }
+        let mut list = self.lock(&slot.wake_list);
         let n = list.len();
-        for e in list.drain(..) {
-            rq.try_to_wake_up(e.id, e.task, e.wf);
+        for e in list.iter() {
+            rq.ttwu_enqueue(e.id, &e.task, e.wf);
             self.placed(e.id, cpu);
         }
+        list.clear();
+        slot.wake_pending.store(false, Ordering::Relaxed);
         n
     }
 
