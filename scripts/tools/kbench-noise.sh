@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The layout noise of make bench-kernel, and its baseline.
+#
+#   scripts/tools/kbench-noise.sh [--record]
+#
+# Under QEMU -icount a boot is deterministic, so two runs of one kernel give
+# the same figures; what moves a figure between two builds whose scheduler
+# code is the same is where code and data land (memcpy's alignment paths,
+# for one) and the phase of the tick against the workload (any change in
+# the instructions run before it). This script measures that: it builds the
+# committed HEAD three more times in a scratch worktree (KN_DIR, default
+# /tmp/kbench-noise-$USER), each with an unrelated change in
+# kernel/src/main.rs that the bench never calls into,
+#
+#   noise-1: a boot-time loop of 1000 iterations (phase only),
+#   noise-2: 8 never-called padding functions (layout only),
+#   noise-3: both, 333 iterations and 3 functions,
+#
+# and runs the in-kernel bench on each (kbench.sh, KBENCH_ELF), samples in
+# build/bench/noise-N.csv. Then it prints, per figure, HEAD's mean and how far
+# each noise build moved it. With --record it also benches HEAD itself and
+# writes bench/kernel-baseline.txt: HEAD's means, each with the largest
+# noise shift (at least twice the standard error of its mean) as its
+# tolerance (abtool --baseline-record). Needs a clean work tree. About
+# four benches: 10-20 minutes on a busy 2-core host.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+record=0
+case ${1:-} in
+    --record) record=1 ;;
+    "") ;;
+    *) echo "usage: $0 [--record]" >&2; exit 2 ;;
+esac
+[[ -z $(git -C "$root" status --porcelain --untracked-files=no) ]] ||
+    { echo "error: kbench-noise: the work tree has uncommitted changes; commit them first" >&2; exit 2; }
+sha=$(git -C "$root" rev-parse --short=10 HEAD)
+KN_DIR=${KN_DIR:-/tmp/kbench-noise-${USER:-$(id -un)}}
+src=$KN_DIR/src
+mkdir -p "$KN_DIR" "$root/build/bench"
+git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
+git -C "$root" worktree add -q --detach "$src" HEAD
+trap 'git -C "$root" worktree remove --force "$src"' EXIT
+
+# pad LOOPS FUNCTIONS: the unrelated change, on a clean checkout.
+pad() {
+    git -C "$src" checkout -q -- kernel/src/main.rs
+    python3 - "$src/kernel/src/main.rs" "$1" "$2" <<'EOF'
+import sys
+path, loops, fns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = open(path).read()
+anchor = "    HZ.store(args.hz, Ordering::Relaxed);\n"
+assert anchor in s, "kbench-noise: anchor line not found in kernel/src/main.rs"
+loop = ("    {\n        let mut x = 1u64;\n        for i in 0..%d {\n"
+        "            x = core::hint::black_box(x.wrapping_mul(31).wrapping_add(i));\n"
+        "        }\n        core::hint::black_box(x);\n    }\n" % loops)
+s = s.replace(anchor, anchor + loop)
+for k in range(fns):
+    body = "".join("    x = core::hint::black_box(x ^ 0x%x).wrapping_mul(%d);\n" % ((k * 977 + j * 131) & 0xffffffff, j + 3)
+                   for j in range(40))
+    s += ("\n#[inline(never)]\nfn layout_pad_%d(mut x: u64) -> u64 {\n%s    x\n}\n"
+          "#[used]\nstatic LAYOUT_PAD_%d: fn(u64) -> u64 = layout_pad_%d;\n" % (k, body, k, k))
+open(path, "w").write(s)
+EOF
+}
+
+variants=("1000 0" "0 8" "333 3")
+noise=()
+for i in "${!variants[@]}"; do
+    n=$((i + 1))
+    read -r loops fns <<<"${variants[$i]}"
+    echo "kbench-noise: noise-$n: HEAD ($sha) with a $loops-iteration boot loop and $fns padding functions"
+    pad "$loops" "$fns"
+    (cd "$src" && CARGO_TARGET_DIR=$KN_DIR/target nice -n 5 cargo build -q -p kernel \
+        --target x86_64-unknown-none --release)
+    cp "$KN_DIR/target/x86_64-unknown-none/release/kernel" "$KN_DIR/noise-$n.elf"
+    KBENCH_ELF=$KN_DIR/noise-$n.elf KBENCH_NAME=noise-$n nice -n 5 "$here/kbench.sh" >"$KN_DIR/noise-$n.log" 2>&1 ||
+        { echo "error: kbench-noise: the bench of noise-$n failed; see $KN_DIR/noise-$n.log" >&2; exit 1; }
+    noise+=("$root/build/bench/noise-$n.csv")
+done
+base=$root/build/bench/$sha.csv
+if [[ $record == 1 || ! -f $base ]]; then
+    echo "kbench-noise: the bench of HEAD ($sha)"
+    KBENCH_CHECK=0 nice -n 5 "$here/kbench.sh" >"$KN_DIR/head.log" 2>&1 ||
+        { echo "error: kbench-noise: the bench of HEAD failed; see $KN_DIR/head.log" >&2; exit 1; }
+fi
+cd "$root"
+out=$KN_DIR/baseline.txt
+[[ $record == 1 ]] && out=$root/bench/kernel-baseline.txt
+mkdir -p "$(dirname "$out")"
+cargo run -q -p abtool --release -- --baseline-record "$base" "$out" "${noise[@]}"
+for f in "${noise[@]}"; do
+    echo "== $(basename "$f" .csv) against HEAD ($sha)"
+    cargo run -q -p abtool --release -- --baseline-check "$out" "$f" | grep -v '^abtool:' || true
+done
+echo "kbench-noise: tolerances in $out"
