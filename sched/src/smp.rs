@@ -638,7 +638,11 @@ impl<P: Platform> Scheduler<P> {
     /// Enqueues task `id` on `cpu` with `enqueue` (that runqueue locked, its
     /// clock brought up to date), records the placement
     /// ([`Platform::set_task_cpu`]) and kicks `cpu` if it must act now. The
-    /// one place where a task lands on a runqueue from outside it.
+    /// one place where a task lands on a runqueue from outside it. Inlined
+    /// into each caller, as the sequence was before it was shared: as a
+    /// call of its own (with the task's state captured by value, since
+    /// passed by reference) it cost a local wakeup 0.33 µs under `-icount`.
+    #[inline(always)]
     fn enqueue_on<E>(
         &self,
         cpu: usize,
