@@ -24,6 +24,8 @@
 #                      checks (make bench-noise: the layout noise only)
 #   make linux-compare Debian's current Linux (7.x) as the referee: A/B, conformance
 #   make test-linux    smoke run of that harness (boots Linux 7, flips a feature)
+#   make linux-costs   the simulator's qemu:N costs, measured in Linux 7 on the
+#                      QEMU machine (build/linux-compare/costs.txt)
 #   make ab            in-kernel A/B (compare) over boots/arches/CPUs, build/ab/
 #   make lint          rustfmt + clippy on every crate and target
 #   make images        boot images for real machines in build/images/: the x86
@@ -67,7 +69,7 @@ KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test test-suites test-host test-host-debug test-msrv test-loom test-kernel fuzz \
         miri stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
-        linux-compare test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
+        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
         clock-test test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
@@ -342,11 +344,18 @@ bench-compare: ensure-qemu
 # abtool, and Linux against ours per row), EEVDF conformance rows, and
 # (WHAT=latency) cyclictest and pipe round trips. Downloads the Debian
 # packages into build/linux-compare/ (cached). SMP defaults to 4 here (the
-# script wants 2..8; SMP=N on the command line still wins). A tool target,
+# script wants 2..8; SMP=N on the command line still wins). ARCH=aarch64:
+# Debian's arm64 Linux on virt against our aarch64 kernel. A tool target,
 # not part of `make test`; docs/results/linux.md.
 linux-compare: ensure-qemu
-	$(MAKE) kernel ARCH=x86_64
-	SMP=$(if $(filter command line,$(origin SMP)),$(SMP),4) scripts/linux-compare.sh $(call elf,x86_64)
+	$(MAKE) kernel ARCH=$(ARCH)
+	ARCH=$(ARCH) SMP=$(if $(filter command line,$(origin SMP)),$(SMP),4) scripts/linux-compare.sh $(call elf,$(ARCH))
+
+# The simulator's qemu:N cost table, measured in Linux 7 on the same QEMU
+# machine (`lcbench costs` in the guest): one boot of Linux, no kernel of
+# ours. sim/src/machine.rs (qemu_costs) quotes a run of it.
+linux-costs: ensure-qemu
+	WHAT=costs OURS=0 SIM=0 SMP=$(if $(filter command line,$(origin SMP)),$(SMP),4) scripts/linux-compare.sh $(call elf,x86_64)
 
 # Smoke run of the linux-compare harness: boots Linux 7 under -icount at 4
 # CPUs, flips a feature through debugfs and reads it back, one tiny

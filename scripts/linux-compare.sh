@@ -6,15 +6,26 @@
 #
 #   scripts/linux-compare.sh KERNEL_ELF
 #
-#   WHAT="ab conformance"  parts to run: ab, conformance, latency
+#   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs
+#   ARCH=x86_64      x86_64 (Debian amd64 on q35) or aarch64 (Debian arm64 on
+#                    virt, GICv2, cortex-a72); KERNEL_ELF is ours of that arch
 #   SMP=4            CPUs of both machines (2..8)
 #   ICOUNT=2         reproducible time: QEMU -icount shift=N,sleep=off;
 #                    ICOUNT=off: multi-threaded TCG, wall clock (not reproducible)
 #   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
-#   PREEMPT=full     both kernels' boot preemption model (preempt=)
+#   PREEMPT=full     both kernels' boot preemption model (preempt=); aarch64:
+#                    lazy only (Debian's arm64 build has no PREEMPT_DYNAMIC and
+#                    runs the model it was built with, lazy), and no
+#                    preempt= configs
 #   OURS=1           also run our kernel (0: Linux only)
-#   SIM=1            also the simulator (sim run, flat:SMP preset, its default
-#                    costs) for the A/B's hackbench workloads, SIM_SEEDS=6 seeds
+#   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
+#                    run only our kernel and the simulator again, e.g. after a
+#                    change of ours; ab part only)
+#   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
+#                    machine, costs measured on it by WHAT=costs) for the
+#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
+#                    SIM_ABLATION=1 also each of its mechanisms switched off
+#                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
 #  ab:
@@ -43,15 +54,21 @@
 #   REPS=3 LOOPS_PIPE=2000   repetitions per boot of: cyclictest, the pipe
 #                    round trips (same CPU, cross CPU); then REPS runs of
 #                    hackbench -p -g 2 -l 100
+#  costs:
+#   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
+#                    cost table: switches, pipe/socket syscalls, wakeups,
+#                    IPI latency, idle scan, vCPU time sharing), one boot of
+#                    Linux only, printed to OUT/costs.txt
 #
-# Linux boots through scripts/qemu-x86_64.sh (same machine, CPU model, SMP,
-# memory and flags as ours) with `-initrd` and `console=ttyS0 quiet
-# preempt=$PREEMPT lc.mode=... lc.seed=B`; always TCG (-icount needs it).
+# Linux boots through scripts/boot/qemu.sh ARCH (same machine, CPU model,
+# SMP, memory and flags as ours) with `-initrd` and `console=ttyS0` (aarch64:
+# ttyAMA0) `quiet preempt=$PREEMPT lc.mode=... lc.seed=B`; always TCG
+# (-icount needs it).
 # Packages come from scripts/linux-compare/fetch.sh (a private apt
 # configuration; cached), the initramfs from initramfs.sh, the in-guest A/B
 # from guest.sh. Both kernels' A/B transcripts have the same run lines, so
 # abtool (abtool/) prints the same mmtests tables, CSV and JSON for both
-# (Linux's logs are named linux-x86_64_smpN_seedB.log), and `abtool
+# (Linux's logs are named linux-ARCH_smpN_seedB.log), and `abtool
 # --versus` sets the two side by side with a verdict per row.
 set -euo pipefail
 
@@ -63,18 +80,24 @@ elf=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 WHAT=${WHAT:-ab conformance}
+ARCH=${ARCH:-x86_64}
 SMP=${SMP:-4}
 ICOUNT=${ICOUNT:-2}
 LINUX_SUITE=${LINUX_SUITE:-sid}
-PREEMPT=${PREEMPT:-full}
+preempt0=full
+[[ $ARCH == aarch64 ]] && preempt0=lazy
+PREEMPT=${PREEMPT:-$preempt0}
 OURS=${OURS:-1}
+LINUX=${LINUX:-1}
 SIM=${SIM:-1}
 SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
 BOOTS=${BOOTS:-2}
 RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-1}
-CONFIGS=${CONFIGS-default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy}
+configs0='default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy'
+[[ $ARCH == aarch64 ]] && configs0='default|NEXT_BUDDY'
+CONFIGS=${CONFIGS-$configs0}
 default1='hackbench -g 2 -l 100|hackbench -p -g 2 -l 100'
 [[ ${FULL:-0} == 1 ]] && default1+='|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50'
 WORKLOADS=${WORKLOADS-$default1}
@@ -90,22 +113,34 @@ CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
+COST_ITERS=${COST_ITERS:-2000}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
 
 bad() { echo "error: linux-compare: $*" >&2; exit 2; }
+case $ARCH in
+    x86_64) darch=amd64 console=ttyS0 ;;
+    aarch64) darch=arm64 console=ttyAMA0 ;;
+    *) bad "ARCH must be x86_64 or aarch64, got '$ARCH'" ;;
+esac
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE; do
+for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE COST_ITERS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
 [[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
 [[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
+if [[ $ARCH == aarch64 ]]; then
+    [[ $PREEMPT == lazy ]] || bad "ARCH=aarch64 runs Debian's arm64 Linux, built without PREEMPT_DYNAMIC: its model is lazy, so PREEMPT must be lazy, got '$PREEMPT'"
+    [[ "|$CONFIGS|$CONFIGS2|" != *preempt=* ]] || bad "ARCH=aarch64: Debian's arm64 Linux cannot change its preemption model (no PREEMPT_DYNAMIC); drop the preempt= configs"
+fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
+[[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency ]] || bad "unknown part '$w' (ab, conformance, latency)"; done
+[[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs ]] || bad "unknown part '$w' (ab, conformance, latency, costs)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
@@ -114,8 +149,9 @@ target_dir=${CARGO_TARGET_DIR:-$root/target}
 abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 
 # --- Linux: packages (cached), initramfs ------------------------------------
-x=$(LINUX_SUITE=$LINUX_SUITE "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
+x=$(LINUX_SUITE=$LINUX_SUITE LINUX_ARCH=$darch "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
 ldir0=$OUT/$LINUX_SUITE
+[[ $ARCH == aarch64 ]] && ldir0+=-arm64
 mkdir -p "$OUT/logs"
 # Under -icount, Debian 12's 6.1 never brings its second CPU up (the AP spins
 # in wait_for_master_cpu): it runs on one CPU there; 7.x brings all up.
@@ -147,13 +183,13 @@ boot() { # kernel log [qemu args...] -- cmdline
     shift
     local t0=$SECONDS
     SMP=$SMP ACCEL=tcg QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
-        "$root/scripts/qemu-x86_64.sh" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
+        "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
 }
 boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
     local log=$1
     shift
-    boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" -- console=ttyS0 quiet "preempt=$PREEMPT" $one "$@"
+    boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" -- "console=$console" quiet "preempt=$PREEMPT" $one "$@"
     local cpus
     cpus=$(tr -d '\r' <"$log" | sed -n 's/^lc: cpus online \([^ ]*\).*/\1/p')
     [[ -n $cpus ]] || { echo "error: linux-compare: Linux did not reach its init; see $log" >&2; return 1; }
@@ -188,29 +224,42 @@ part_ab() {
     local dir=$OUT/${AB_NAME:-ab} script
     script=$(plan_and_script)
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
-        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
-        rm -rf "$dir/logs"
+        if [[ $LINUX == 1 ]]; then
+            "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+            rm -rf "$dir/logs"
+        else
+            local b
+            for ((b = 1; b <= BOOTS; b++)); do
+                [[ -f $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log ]] ||
+                    bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log"
+            done
+            rm -f "$dir/logs/${ARCH}_smp"*.log
+        fi
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
         for ((b = 1; b <= BOOTS; b++)); do
-            boot_linux "$dir/logs/linux-x86_64_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
+            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
             [[ $OURS == 1 ]] || continue
-            boot "$elf" "$dir/logs/x86_64_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
+            boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
         done
     fi
     local others=() sims=()
-    [[ $OURS == 1 ]] && others+=(x86_64)
+    [[ $OURS == 1 ]] && others+=("$ARCH")
     if [[ $SIM == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
-        "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
-        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-flat$SMP")
+        PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$SMP")
+        if [[ ${SIM_ABLATION:-0} == 1 ]]; then
+            ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
+        fi
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
     if [[ ${#others[@]} -gt 0 ]]; then
-        abtool --versus "$dir/samples.csv" "linux-x86_64" "${others[@]}" | tee "$dir/versus.txt"
+        abtool --versus "$dir/samples.csv" "linux-$ARCH" "${others[@]}" | tee "$dir/versus.txt"
     else
         cat "$dir/tables.txt"
     fi
@@ -312,7 +361,23 @@ part_latency() {
     } | tee "$OUT/latency.txt"
 }
 
-echo "linux-compare: parts '$WHAT', SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
+# --- costs (the simulator's qemu:N machine) ------------------------------------
+part_costs() {
+    local dir=$OUT/costs
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
+        boot_linux "$dir/linux.log" lc.mode=costs "lc.iters=$COST_ITERS"
+    fi
+    {
+        echo "== costs: lcbench costs -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
+        echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
+        tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
+    } | tee "$OUT/costs.txt"
+    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
+}
+
+echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
 # Each part (and each AB_NAME) has its own initramfs (its own plan), so they
 # can run side by side.
 for w in $WHAT; do

@@ -64,13 +64,29 @@ fn parse_name(p: &Path) -> Option<(String, u32, u64)> {
     Some((arch.to_string(), cpus.parse().ok()?, seed.parse().ok()?))
 }
 
+/// Whether `line` has the head of a run line (`run 3/12 cfg B ...` or
+/// `warmup 1/12 cfg A ...`), whatever follows.
+fn looks_like_run_line(line: &str) -> bool {
+    let Some(rest) = line
+        .strip_prefix("run ")
+        .or_else(|| line.strip_prefix("warmup "))
+    else {
+        return false;
+    };
+    let Some((idx, _)) = rest.split_once(" cfg ") else {
+        return false;
+    };
+    idx.split_once('/')
+        .is_some_and(|(i, n)| i.trim().parse::<u32>().is_ok() && n.trim().parse::<u32>().is_ok())
+}
+
 fn parse_log(path: &Path) -> Result<Vec<Sample>, String> {
     let (arch, cpus, seed) = parse_name(path)
         .ok_or_else(|| format!("{}: name is not ARCH_smpN_seedS.log", path.display()))?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut workload = None::<String>;
     let mut out = Vec::new();
-    for line in text.lines() {
+    for (n, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
         if let Some(rest) = line.strip_prefix("compare: ") {
             if let Some((_, w)) = rest.split_once(" of '") {
@@ -79,6 +95,17 @@ fn parse_log(path: &Path) -> Result<Vec<Sample>, String> {
             continue;
         }
         let Some(r) = RunLine::parse(line) else {
+            // Anything else in the log (kernel messages, the tables) is not
+            // a sample; a line shaped like a run line that does not parse
+            // (a negative counter, a truncated line) is an error, never a
+            // silently smaller sample.
+            if looks_like_run_line(line) {
+                return Err(format!(
+                    "{}: line {}: a run line that does not parse: '{line}'",
+                    path.display(),
+                    n + 1
+                ));
+            }
             continue;
         };
         let Some(w) = &workload else {
@@ -927,6 +954,35 @@ mod tests {
                 assert!(px <= 2324.0 / 18.0, "{l:?} is {px} px");
             }
         }
+    }
+
+    #[test]
+    fn a_run_line_that_does_not_parse_is_an_error_not_a_smaller_sample() {
+        let dir = std::env::temp_dir().join(format!("abtool-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = write_logs(&dir).remove(0);
+        let good = std::fs::read_to_string(&p).unwrap();
+        // Kernel messages between the run lines are not samples and pass.
+        let noisy = good.replace("run 4/6", "[ 1.0] clock: refined\r\nrun 4/6");
+        std::fs::write(&p, &noisy).unwrap();
+        assert_eq!(parse_log(&p).unwrap().len(), 6);
+        // A negative counter (u64) makes a run line unparsable: an error
+        // that names the file and the line.
+        let bad = good.replace(
+            "run 4/6 cfg A default: time_s=1.0000 | switches=10",
+            "run 4/6 cfg A default: time_s=1.0000 | switches=-3",
+        );
+        assert_ne!(bad, good);
+        std::fs::write(&p, &bad).unwrap();
+        let e = parse_log(&p).unwrap_err();
+        assert!(e.contains("line 6: a run line that does not parse"), "{e}");
+        assert!(e.contains("switches=-3"), "{e}");
+        // So is a truncated one.
+        std::fs::write(&p, good.replace("time_s=1.0000 |", "time_s=")).unwrap();
+        assert!(parse_log(&p).is_err());
+        assert!(!looks_like_run_line("runqueue 3/4 cfg"));
+        assert!(!looks_like_run_line("run the tests"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //!
 //! Thread stacks, the thread table and the runqueue arenas come from here, at
 //! spawn and boot time only: the schedule, wakeup and tick paths never allocate.
-//! Kernel stacks have their own allocator on top of it (the kernel's
-//! `heap::stack`): heap pages mapped into a guarded virtual region.
+//! Kernel stacks have their own allocator on top of it (this crate's
+//! `crate::stack`): heap pages mapped into a guarded virtual region.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::{self, NonNull};

@@ -37,8 +37,10 @@ macro_rules! __ktest_register {
     ($name:ident, $cpus:expr, $smp:expr, $suite:ident, $body:expr) => {
         const _: () = {
             // A plain record in the `.ktest` link section, which
-            // `testing::registry` reads; no code runs from it.
-            #[allow(unsafe_code)]
+            // `testing::registry` reads; no code runs from it. (The
+            // attribute is this crate's, written here: the `unsafe_code`
+            // lint does not count it against a crate that forbids
+            // `unsafe` and registers tests with these macros.)
             #[used]
             #[link_section = ".ktest"]
             static KTEST: $crate::testing::KTest = $crate::testing::KTest {

@@ -220,8 +220,5 @@ pub fn fault_reported() {
 /// `sp` and climbs; at most `out.len()`. Returns how many were written.
 /// Empty when `sp` is not on a stack of the stack region. Takes no locks.
 pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
-    let Some((lo, hi)) = crate::heap::stack::stack_bounds(sp) else {
-        return 0;
-    };
-    crate::heap::stack::walk_frames(fp, lo, hi, out)
+    crate::heap::stack::walk_frames(sp, fp, out)
 }

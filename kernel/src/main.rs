@@ -14,9 +14,8 @@
 //! shell lands) a banner and a heartbeat line of scheduler stats every second.
 #![no_std]
 #![no_main]
-// `unsafe` only where the kernel must touch what Rust cannot check, each
-// module allowed below with its reason; everything else is safe code.
-#![deny(unsafe_code)]
+// No `unsafe`: what needs it is kernel-hal's, behind safe types.
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
@@ -34,9 +33,7 @@ mod cmdline;
 mod console;
 mod fault;
 mod fbcon;
-// The kernel-stack allocator (maps heap pages under guard pages, runs a CPU
-// on a new stack); the global allocator under it is kernel-hal's.
-#[allow(unsafe_code)]
+// The heap's RAM ranges and the kernel stacks: kernel-hal's allocators.
 mod heap;
 mod hooks;
 mod ktest;
@@ -56,11 +53,12 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use ::sched::{SchedConfig, TaskParams};
 use boot::BootInfo;
 
-/// The kernel's entry point, called by the `boot` crate's arch entry code.
-// The symbol the `boot` crate's entry code calls (one definition).
-#[allow(unsafe_code)]
-#[no_mangle]
-pub extern "Rust" fn kernel_main(info: &'static BootInfo) -> ! {
+// The `kernel_main` symbol the `boot` crate's entry code calls.
+kernel_hal::kernel_entry!(start_kernel);
+
+/// The kernel's entry point (Linux's `start_kernel`), called through
+/// `kernel_main` by the `boot` crate's arch entry code.
+fn start_kernel(info: &'static BootInfo) -> ! {
     hooks::register();
     arch::early_init(info);
     console::init();

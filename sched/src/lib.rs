@@ -66,6 +66,7 @@ pub mod flags;
 pub mod idle;
 #[cfg(feature = "oracle")]
 pub mod oracle;
+pub mod preempt;
 pub mod rq;
 pub mod rt;
 pub mod slots;
@@ -81,6 +82,7 @@ pub use config::SchedConfig;
 pub use cpumask::{CpuMask, CPUMASK_WORDS, MAX_CPUS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
+pub use preempt::PreemptPoint;
 pub use rq::{
     set_params_offrq, HeldWake, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
     WakeupDecision, WakeupReason,

@@ -405,8 +405,13 @@ impl Oracle {
             }
         }
         if self.pick(!short) == Some(p) {
-            if short && self.protected(s) {
-                self.ents[s].vprot = self.ents[s].v;
+            if short {
+                if self.protected(s) {
+                    self.ents[s].vprot = self.ents[s].v;
+                }
+                if self.next == Some(s) {
+                    self.next = None;
+                }
             }
             return FairWakeup::Picked { short };
         }
@@ -438,7 +443,7 @@ impl Oracle {
             return curr_q.or(tree.first().copied());
         }
         if let Some(n) = self.next {
-            if self.cfg.feat(Feature::PickBuddy) && eligible(self.ents[n].v) {
+            if self.cfg.feat(Feature::PickBuddy) && protect && eligible(self.ents[n].v) {
                 return Some(n);
             }
         }

@@ -149,6 +149,13 @@ pub trait Platform: Send + Sync {
     fn cpu_relax(&self) {
         core::hint::spin_loop();
     }
+    /// A wakeup's `select_idle_sibling` looked at the idle state of this
+    /// many CPUs (the target, the previous CPU, each CPU of the LLC scan).
+    /// For a simulator that charges the scan's cost; the default does
+    /// nothing.
+    fn idle_scan(&self, cpus_visited: usize) {
+        let _ = cpus_visited;
+    }
 }
 
 /// A queued remote wakeup (Linux's `wake_entry` on `rq->wake_list`).

@@ -145,6 +145,51 @@ fn fair_wakeup_is_lazy_only_in_lazy_mode() {
     }
 }
 
+/// Where each model acts on the request a picked fair wakeup makes: under
+/// lazy it is lazy, so no kernel-mode point (interrupt exit, `preempt_enable`,
+/// `cond_resched`) takes it and the next return to user space does (Linux's
+/// `exit_to_user_mode_loop`, which tests both bits); under full the kernel
+/// point already does. A plain wakeup of an equal-slice task once the
+/// running one's protection has ended: the PICK row, no PREEMPT_SHORT.
+#[test]
+fn picked_fair_wakeup_honoured_at_user_return_in_every_model() {
+    use sched::PreemptPoint::{CondResched, Kernel, UserReturn};
+    for mode in PreemptMode::ALL {
+        let mut h = H::one();
+        set_mode(&h, mode);
+        h.spawn(1, TaskParams::default());
+        h.pick();
+        // Past its protection (one base slice) with nobody else queued: no
+        // request yet (a lone task never asks).
+        h.adv(2 * MS);
+        h.rq.update_curr();
+        assert_eq!(h.rq.need_resched(), Resched::None, "{mode:?}");
+        let d = wake_fresh(&mut h, 2, TaskParams::default());
+        assert_eq!(
+            d.reason,
+            WakeupReason::Fair(FairWakeup::Picked { short: false }),
+            "{mode:?}"
+        );
+        let need = h.rq.need_resched();
+        let lazy = mode == PreemptMode::Lazy;
+        assert_eq!(need, if lazy { Resched::Lazy } else { Resched::Now });
+        let full = mode == PreemptMode::Full;
+        assert_eq!(
+            mode.preempts_at(Kernel, need),
+            full || (lazy && need == Resched::Now)
+        );
+        assert_eq!(
+            mode.preempts_at(CondResched, need),
+            mode == PreemptMode::Voluntary
+        );
+        assert!(mode.preempts_at(UserReturn, need), "{mode:?}: {need:?}");
+        // Acted on at the return to user space: the wakee runs.
+        assert_eq!(h.pick(), Some(2), "{mode:?}");
+        assert_eq!(h.rq.need_resched(), Resched::None);
+        check(&h);
+    }
+}
+
 #[test]
 fn fair_tick_resched_is_lazy_only_in_lazy_mode() {
     for mode in PreemptMode::ALL {

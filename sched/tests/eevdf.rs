@@ -530,6 +530,32 @@ fn c22_preempt_short_picks_and_cancels_protection() {
     assert!(!d.preempt, "{d:?}");
 }
 
+/// 7.0's 78cde54ea5f0 ("sched/eevdf: Clear buddies for preempt_short"): the
+/// PREEMPT_SHORT check picks with protect = false, which also looks past an
+/// eligible next buddy; before it, the buddy won that pick and the shorter
+/// wakee never preempted.
+#[test]
+fn c22_preempt_short_looks_past_the_buddy() {
+    let mut h = H::one();
+    // Lazy, so the buddy's own wakeup leaves no immediate request (row 3).
+    h.cfg.tunables.set_preempt_mode(PreemptMode::Lazy);
+    h.cfg.features.set(Feature::NextBuddy, true);
+    h.spawn(1, H::slice(3 * MS));
+    h.pick();
+    h.adv(200 * US);
+    wake_with_lag(&mut h, 3, H::slice(3 * MS), 500_000, WakeFlags::empty());
+    assert_eq!(h.rq.next_buddy(), Some(TaskId(3)));
+    let d = wake_with_lag(&mut h, 2, H::slice(300 * US), 0, WakeFlags::empty());
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::Picked { short: true })
+    );
+    // The buddy stays nominated (it is not the running task) and wins the
+    // next protecting pick, being eligible.
+    assert_eq!(h.rq.next_buddy(), Some(TaskId(3)));
+    assert_eq!(h.pick(), Some(3));
+}
+
 #[test]
 fn c23_no_wakeup_preemption_and_rt_is_immediate_even_lazy() {
     let mut h = H::one();

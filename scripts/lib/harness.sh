@@ -67,9 +67,15 @@ h_kvm_cpu() {
 }
 
 # The raw arm64 Image of an aarch64 kernel ELF, made next to it (ELF.Image)
-# when missing or older than the ELF; prints its path.
+# when missing or older than the ELF; prints its path. A file that already is
+# a raw Image (the arm64 header's magic "ARM\x64" at byte 56, as in Linux's
+# vmlinuz) is its own Image.
 h_arm_image() {
     local elf=$1 image="$1.Image"
+    if [ "$(dd if="$elf" bs=1 skip=56 count=4 2>/dev/null)" = "ARMd" ]; then
+        echo "$elf"
+        return 0
+    fi
     if [ ! -f "$image" ] || [ "$elf" -nt "$image" ]; then
         "$H_SCRIPTS/boot/aarch64-image.sh" "$elf" "$image" || return 1
     fi
@@ -99,7 +105,8 @@ h_arm_shim() { # ADDR OUT
 # h_qemu ARCH [key=value...]: sets the array QEMU to a full QEMU command.
 #
 #   kernel=ELF      boot this kernel directly (x86_64: PVH through -kernel;
-#                   aarch64: its raw Image through -kernel, DTB in x0)
+#                   aarch64: its raw Image through -kernel, DTB in x0; a raw
+#                   arm64 Image such as Linux's is taken as it is)
 #   append=ARGS     the kernel command line (with kernel=, or fw=edk2)
 #   fw=NAME         firmware: x86_64 qboot (default with kernel=), seabios
 #                   (default without), ovmf (pflash, with the script's own

@@ -5,8 +5,9 @@
 #
 #   scripts/linux-compare/fetch.sh OUT_DIR
 #
-#   LINUX_SUITE=sid    sid: the current Debian Linux (7.x, linux-image-7.*-amd64);
+#   LINUX_SUITE=sid    sid: the current Debian Linux (7.x, linux-image-7.*-ARCH);
 #                      bookworm: Debian 12's 6.1 (kept as an option)
+#   LINUX_ARCH=amd64   Debian's architecture: amd64, or arm64 (for QEMU virt)
 #   PERF=1             also linux-perf and the libraries it needs (0: without)
 #
 # The private configuration lives under OUT_DIR/apt-SUITE/: a sources.list of
@@ -18,23 +19,30 @@
 # /etc/apt/sources.list), so no host name is written here.
 #
 # Prints, on its last line, the directory holding the extracted packages
-# (OUT_DIR/x-SUITE); OUT_DIR/debs-SUITE/ keeps the .deb files.
+# (OUT_DIR/x-SUITE, OUT_DIR/x-SUITE-arm64 for arm64); OUT_DIR/debs-SUITE[-arm64]/
+# keeps the .deb files.
 set -euo pipefail
 
 [[ $# -eq 1 ]] || { echo "usage: $0 OUT_DIR" >&2; exit 2; }
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 suite=${LINUX_SUITE:-sid}
 perf=${PERF:-1}
+darch=${LINUX_ARCH:-amd64}
+case $darch in
+    amd64) tag="" ;;
+    arm64) tag=-arm64 ;;
+    *) echo "error: linux-compare: LINUX_ARCH must be amd64 or arm64, got '$darch'" >&2; exit 2 ;;
+esac
 case $suite in
-    sid) image_glob='linux-image-7.*-amd64' ;;
-    bookworm) image_glob='linux-image-6.1.*-amd64' ;;
+    sid) image_glob="linux-image-7.*-$darch" ;;
+    bookworm) image_glob="linux-image-6.1.*-$darch" ;;
     *) echo "error: linux-compare: LINUX_SUITE must be sid or bookworm, got '$suite'" >&2; exit 2 ;;
 esac
 [[ $perf == 0 || $perf == 1 ]] || { echo "error: linux-compare: PERF must be 0 or 1, got '$perf'" >&2; exit 2; }
 
-apt_dir=$out/apt-$suite
-debs=$out/debs-$suite
-x=$out/x-$suite
+apt_dir=$out/apt-$suite$tag
+debs=$out/debs-$suite$tag
+x=$out/x-$suite$tag
 mkdir -p "$debs"
 
 # The packages wanted by name; the libraries are added below from the index.
@@ -42,7 +50,7 @@ wanted=(busybox-static rt-tests)
 [[ $perf == 1 ]] && wanted+=(linux-perf)
 
 have_all() { # every wanted package (and the kernel image) has a .deb here
-    compgen -G "$debs/${image_glob/-amd64/}*-amd64_*.deb" >/dev/null || return 1
+    compgen -G "$debs/${image_glob%-"$darch"}*-${darch}_*.deb" >/dev/null || return 1
     local p
     for p in "${wanted[@]}"; do compgen -G "$debs/${p}_*.deb" >/dev/null || return 1; done
     [[ -f $debs/.complete ]]
@@ -63,17 +71,17 @@ if ! have_all; then
     mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
     keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     signed=""
-    [[ -f $keyring ]] && signed="[signed-by=$keyring] "
-    echo "deb ${signed}$uri $suite main" >"$apt_dir/sources.list"
+    [[ -f $keyring ]] && signed=" signed-by=$keyring"
+    echo "deb [arch=$darch$signed] $uri $suite main" >"$apt_dir/sources.list"
     : >"$apt_dir/status"
     opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
         -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
-        -o "Dir::State::status=$apt_dir/status" -o APT::Architecture=amd64)
+        -o "Dir::State::status=$apt_dir/status" -o "APT::Architecture=$darch" -o "APT::Architectures=$darch")
     echo "linux-compare: apt-get update (private configuration, suite $suite)" >&2
     apt-get "${opts[@]}" -qq update >&2
-    img=$(apt-cache "${opts[@]}" depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+    img=$(apt-cache "${opts[@]}" depends "linux-image-$darch" | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
     [[ $img == ${image_glob} ]] ||
-        { echo "error: linux-compare: $suite's linux-image-amd64 names '$img', not $image_glob" >&2; exit 1; }
+        { echo "error: linux-compare: $suite's linux-image-$darch names '$img', not $image_glob" >&2; exit 1; }
     # Debian 14's image is split: the kernel is in linux-binary-VERSION and
     # its config in linux-base-VERSION (no modules are needed: the
     # initramfs is the whole userland, the console a built-in 8250).

@@ -6,7 +6,10 @@
 #   lc.mode=ab       /plan.sh with the A/B functions of /lc.sh (lc.seed=N)
 #   lc.mode=smoke    a feature flipped and read back, one tiny hackbench
 #   lc.mode=latency  cyclictest and pipe round trips (lc.reps=N, lc.loops=N)
+#   lc.mode=costs    lcbench costs: the simulator's qemu:N costs (lc.iters=N)
 #   lc.mode=sh       an interactive shell (debugging)
+# (an initramfs built on a host of another architecture has only /bin/sh)
+[ -e /bin/mount ] || /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
@@ -14,7 +17,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 # schedstats (/proc/schedstat's sched_count, goidle, ttwu) are off by default
 echo 1 >/proc/sys/kernel/sched_schedstats
-export PATH=/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu HOME=/tmp
+export PATH=/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu HOME=/tmp
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 mode=$(arg lc.mode)
 echo "lc: Linux $(uname -r) $(cut -d' ' -f4- /proc/version | cut -c1-60)"
@@ -28,6 +31,7 @@ case $mode in
     ab) . /plan.sh ;;
     smoke) lc_smoke ;;
     latency) lc_latency "$(arg lc.reps)" "$(arg lc.loops)" ;;
+    costs) lcbench costs -n "$(arg lc.iters)" ;;
     sh) setsid cttyhack sh ;;
     *) echo "lc: error: unknown lc.mode '$mode'" ;;
 esac

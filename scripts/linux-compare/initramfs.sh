@@ -13,6 +13,10 @@
 # - /init (init.sh), /lc.sh (guest.sh: the in-guest A/B) and /plan.sh
 #   (PLAN, the script the `ab` mode runs; empty without it).
 #
+# The architecture is the kernel's: an amd64 X_DIR gets x86_64 programs, an
+# arm64 one aarch64 programs, built with Debian's cross compiler
+# (gcc-aarch64-linux-gnu, installed here when missing).
+#
 # Writes OUT_DIR/initramfs.cpio.gz and OUT_DIR/vmlinuz; prints the kernel
 # version. The kernel is the one X_DIR holds (Debian 14 keeps it in
 # /usr/lib/modules/VERSION/vmlinuz, Debian 12 in /boot).
@@ -26,9 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$2" >/dev/null; }; }
 need cpio cpio
-need gcc gcc
 need readelf binutils
-[[ -f /usr/lib/x86_64-linux-gnu/libc.a ]] || { apt-get update -qq && apt-get install -y -qq --no-install-recommends libc6-dev >/dev/null; }
 
 vmlinuz=$(ls "$x"/usr/lib/modules/*/vmlinuz "$x"/boot/vmlinuz-* 2>/dev/null | head -1 || true)
 [[ -n $vmlinuz ]] || { echo "error: linux-compare: no kernel in $x" >&2; exit 1; }
@@ -39,21 +41,45 @@ else
     version=$(basename "$(dirname "$vmlinuz")")
     config=$(dirname "$vmlinuz")/config
 fi
-for want in CONFIG_HZ=250 CONFIG_PREEMPT_DYNAMIC=y CONFIG_DEBUG_FS=y CONFIG_SCHEDSTATS=y; do
+# The GNU triplet and dynamic loader of the kernel's architecture.
+case $version in
+    *-arm64)
+        triplet=aarch64-linux-gnu loader_name=ld-linux-aarch64.so.1 loader_dir=lib
+        cc=aarch64-linux-gnu-gcc
+        need "$cc" gcc-aarch64-linux-gnu
+        [[ -f /usr/aarch64-linux-gnu/lib/libc.a ]] || { apt-get update -qq && apt-get install -y -qq --no-install-recommends libc6-dev-arm64-cross >/dev/null; }
+        ;;
+    *)
+        triplet=x86_64-linux-gnu loader_name=ld-linux-x86-64.so.2 loader_dir=lib64
+        cc=gcc
+        need gcc gcc
+        [[ -f /usr/lib/x86_64-linux-gnu/libc.a ]] || { apt-get update -qq && apt-get install -y -qq --no-install-recommends libc6-dev >/dev/null; }
+        ;;
+esac
+wants=(CONFIG_HZ=250 CONFIG_DEBUG_FS=y CONFIG_SCHEDSTATS=y)
+# amd64 chooses its preemption model at boot (preempt=full|lazy); Debian's
+# arm64 build has no PREEMPT_DYNAMIC and runs the model it was built with.
+[[ $triplet == x86_64-linux-gnu ]] && wants+=(CONFIG_PREEMPT_DYNAMIC=y)
+for want in "${wants[@]}"; do
     grep -q "^$want\$" "$config" || { echo "error: linux-compare: $version lacks $want" >&2; exit 1; }
 done
 cp "$vmlinuz" "$out/vmlinuz"
 
-gcc -O2 -Wall -static -o "$out/piperr" "$here/piperr.c"
-gcc -O2 -Wall -static -pthread -o "$out/lcbench" "$here/lcbench.c"
+"$cc" -O2 -Wall -static -o "$out/piperr" "$here/piperr.c"
+"$cc" -O2 -Wall -static -pthread -o "$out/lcbench" "$here/lcbench.c"
 
 ir=$out/initramfs
 rm -rf "$ir"
-mkdir -p "$ir"/{bin,proc,sys,dev,tmp,lib64,lib/x86_64-linux-gnu}
+mkdir -p "$ir"/{bin,proc,sys,dev,tmp,lib64,"lib/$triplet"}
 cp "$x/bin/busybox" "$ir/bin/busybox" 2>/dev/null || cp "$x/usr/bin/busybox" "$ir/bin/busybox"
-for app in $("$ir/bin/busybox" --list); do
-    [[ $app == busybox ]] || ln -sf busybox "$ir/bin/$app"
-done
+# The applet links: listed here when this host can run the binary, else
+# made by /init itself (`busybox --install`) from the /bin/sh link.
+ln -sf busybox "$ir/bin/sh"
+if apps=$("$ir/bin/busybox" --list 2>/dev/null); then
+    for app in $apps; do
+        [[ $app == busybox ]] || ln -sf busybox "$ir/bin/$app"
+    done
+fi
 cp "$out/piperr" "$out/lcbench" "$ir/bin/"
 bins=("$x/usr/bin/hackbench" "$x/usr/bin/cyclictest")
 [[ -f $x/usr/bin/perf ]] && bins+=("$x/usr/bin/perf")
@@ -61,7 +87,7 @@ cp "${bins[@]}" "$ir/bin/"
 
 # DT_NEEDED closure, resolved in the packages' library directories only (not
 # this host's, which may be an older Debian).
-libdirs=("$x/usr/lib/x86_64-linux-gnu" "$x/lib/x86_64-linux-gnu")
+libdirs=("$x/usr/lib/$triplet" "$x/lib/$triplet")
 declare -A seen=()
 queue=("${bins[@]}")
 while ((${#queue[@]})); do
@@ -75,14 +101,14 @@ while ((${#queue[@]})); do
             [[ -e $d/$soname ]] && { found=$d/$soname; break; }
         done
         [[ -n $found ]] || { echo "error: linux-compare: ${f##*/} needs $soname, in no downloaded package" >&2; exit 1; }
-        cp -L "$found" "$ir/lib/x86_64-linux-gnu/"
+        cp -L "$found" "$ir/lib/$triplet/"
         queue+=("$found")
     done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 done
-loader=$(ls "${libdirs[@]/%//ld-linux-x86-64.so.2}" 2>/dev/null | head -1 || true)
+loader=$(ls "${libdirs[@]/%//$loader_name}" 2>/dev/null | head -1 || true)
 [[ -n $loader ]] || { echo "error: linux-compare: no dynamic loader in the packages" >&2; exit 1; }
-cp -L "$loader" "$ir/lib64/ld-linux-x86-64.so.2"
-cp -L "$loader" "$ir/lib/x86_64-linux-gnu/"
+cp -L "$loader" "$ir/$loader_dir/$loader_name"
+cp -L "$loader" "$ir/lib/$triplet/"
 
 cp "$here/init.sh" "$ir/init"
 cp "$here/guest.sh" "$ir/lc.sh"

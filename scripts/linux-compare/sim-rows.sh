@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The simulator's side of `make linux-compare`'s A/B: the hackbench
 # workloads of the comparison run in `sim run`, one run per seed and config,
-# written as `compare` transcripts (one log per seed, arch `sim-flatN`) so
+# written as `compare` transcripts (one log per seed, arch `SIM_TAG`) so
 # abtool reads them as it reads the two kernels' logs.
 #
 #   scripts/linux-compare/sim-rows.sh SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD...
@@ -9,20 +9,28 @@
 # CONFIGS is '|'-separated as linux-compare.sh's (`default`, or settings
 # separated by commas, which become sim's `+`). A WORKLOAD is our shell's
 # hackbench line (`hackbench [-p] [-T] -g G -l L`); other workloads are
-# skipped (sim has no equivalent of their exact shape here). The machine is
-# sim's `flat:NCPUS` preset with its default costs (sim/src/machine.rs),
-# not costs measured on the QEMU machine.
+# skipped (sim has no equivalent of their exact shape here).
+#   SIM_MACHINE=qemu:NCPUS  sim's preset: `qemu:N` is the QEMU machine with
+#                    the costs measured on it (sim/src/machine.rs); `flat:N`
+#                    has the older cited costs
+#   SIM_FLAGS=""     sim run flags, e.g. `--no-wake-cost` (an ablation)
+#   SIM_TAG=sim-qemuN        the logs' arch name (sim-qemu4_smp4_seed1.log)
 # Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
+# PREEMPT (full by default): the boot preemption model the kernels ran with;
+# any other is added to every config that does not name one.
 set -euo pipefail
 
 [[ $# -ge 6 ]] || { echo "usage: $0 SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
 sim=$1 out=$2 ncpus=$3 seeds=$4 configs=$5
 shift 5
+machine=${SIM_MACHINE:-qemu:$ncpus}
+tag=${SIM_TAG:-sim-${machine//:/}}
+read -ra flags <<<"${SIM_FLAGS:-}"
 wls=("$@")
 mkdir -p "$out"
 IFS='|' read -ra cl <<<"$configs"
 for ((s = 1; s <= seeds; s++)); do
-    log=$out/sim-flat${ncpus}_smp${ncpus}_seed$s.log
+    log=$out/${tag}_smp${ncpus}_seed$s.log
     : >"$log"
     for w in "${wls[@]}"; do
         [[ $w == hackbench\ * ]] || continue
@@ -47,15 +55,18 @@ for ((s = 1; s <= seeds; s++)); do
             ci=$(((s + k) % n))
             cfg=${c//,/+}
             [[ $cfg == default ]] && cfg=""
-            r=$("$sim" run --machine "flat:$ncpus" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
+            if [[ ${PREEMPT:-full} != full && $cfg != *preempt=* ]]; then
+                cfg=preempt=$PREEMPT${cfg:++$cfg}
+            fi
+            r=$("$sim" run --machine "$machine" --ms 600000 "${flags[@]}" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
             t=$(awk '/^time_s/ {print $2}' <<<"$r")
             sw=$(sed -n 's/.*switches \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             wk=$(sed -n 's/.* wakeups \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             wp=$(sed -n 's/.*wakeup preempts \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             bp=$(sed -n 's/.*buddy picks \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             [[ -n $t && -n $sw ]] || { echo "error: sim-rows: no time_s/switches from sim for '$w' [$c]" >&2; exit 1; }
-            tag=$(printf "\\$(printf %o $((65 + ci)))")
-            echo "run $((k + 1))/$n cfg $tag $c: time_s=$t | switches=$sw wakeups=${wk:-0} wk_preempt=${wp:-0} buddy=${bp:-0}" >>"$log"
+            letter=$(printf "\\$(printf %o $((65 + ci)))")
+            echo "run $((k + 1))/$n cfg $letter $c: time_s=$t | switches=$sw wakeups=${wk:-0} wk_preempt=${wp:-0} buddy=${bp:-0}" >>"$log"
         done
     done
 done

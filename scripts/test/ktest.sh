@@ -9,7 +9,8 @@
 # `N passed, M failed, K skipped`, then ends QEMU with a verdict. The run
 # passes only when QEMU's status is the guest's pass AND that closing line
 # says `0 failed`; a hang is cut off after KTEST_TIMEOUT seconds (default
-# 300) and fails.
+# 600: a last resort, as the in-kernel watchdog ends a test that stands still
+# for 10 s or runs 180 s in all) and fails.
 #
 # Environment: SMP (default 1), KTEST_TIMEOUT, KTEST_SUITE (timing|concurrency:
 # only that suite; default every test), KTEST_ICOUNT=1 (reproducible time: QEMU
@@ -33,7 +34,7 @@ arch=$1
 kernel=$2
 filter=${3:-}
 export SMP=${SMP:-1}
-limit=${KTEST_TIMEOUT:-300}
+limit=${KTEST_TIMEOUT:-600}
 suite=${KTEST_SUITE:-}
 log=$(h_log ktest "$arch" "smp$SMP" "$suite")
 arg=ktest

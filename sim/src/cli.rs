@@ -3,7 +3,8 @@
 //! values (as the kernel shell does), before anything runs or is written:
 //! a typo such as `hackbench sockets=true` must not quietly run pipes.
 
-use crate::machine::{Machine, PRESETS};
+use crate::machine::Machine;
+use crate::machine::{mechanism_flag_names, Mechanisms, PRESETS};
 use crate::workloads::*;
 use crate::{Config, WorkSpec};
 
@@ -182,9 +183,20 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
 /// Parses `sim run`'s arguments (everything after `run`).
 pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let (mut machine, mut config, mut seed, mut ms) = (None, None, None, None);
+    let mut mech = Mechanisms::default();
+    let mut offs: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
+        if opt.starts_with("--no-") {
+            if offs.contains(&opt) {
+                return Err(format!("{opt} given twice"));
+            }
+            mech.turn_off(opt)?;
+            offs.push(opt);
+            i += 1;
+            continue;
+        }
         let v = args
             .get(i + 1)
             .ok_or_else(|| format!("{opt} needs a value"))?;
@@ -195,7 +207,8 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms)"
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, {})",
+                    mechanism_flag_names()
                 ))
             }
         };
@@ -205,12 +218,19 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         i += 2;
     }
     let name = machine.as_deref().unwrap_or("small");
-    let machine = Machine::preset(name).ok_or_else(|| {
+    let mut machine = Machine::preset(name).ok_or_else(|| {
         format!(
-            "unknown machine '{name}' (one of {}; flat:N with N in 1..=256)",
+            "unknown machine '{name}' (one of {}; flat:N with N in 1..=256, qemu:N in 1..=64)",
             PRESETS.join(", ")
         )
     })?;
+    // A flag turns a mechanism off; one the machine does not model stays off.
+    machine.mech = Mechanisms {
+        wake_cost: machine.mech.wake_cost && mech.wake_cost,
+        scan_cost: machine.mech.scan_cost && mech.scan_cost,
+        contention: machine.mech.contention && mech.contention,
+        vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
+    };
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));
     config.check()?;
     let number = |opt: &str, v: Option<String>, def: u64, min: u64| match v {

@@ -35,10 +35,16 @@
 //!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
 //!   balance (`nohz_balance_kick`).
 //! - **Preemption models**: a burst ends at a syscall return, where every
-//!   model honours an immediate reschedule; the tick likewise; an IPI or a
-//!   timer interrupt preempts a running task only under full and lazy
-//!   (none/voluntary wait for the burst's end or the tick). Lazy requests wait
-//!   for the tick (the crate upgrades them there).
+//!   model honours any pending reschedule, lazy or immediate (Linux's
+//!   `exit_to_user_mode_loop` tests both bits; `sched::preempt`); the tick
+//!   honours an immediate one; an IPI or a timer interrupt preempts a running
+//!   task only under full and lazy, and only for an immediate request
+//!   (none/voluntary wait for the burst's end or the tick). A lazy request
+//!   thus waits for the burst's end or the tick (which upgrades it). A
+//!   burst that ends inside the kernel ([`Next::RunKernel`]: a syscall's
+//!   entry, a spin on a lock, a waker's own wakeup cost before it blocks)
+//!   is a kernel preemption point instead: an immediate request, under
+//!   full or lazy.
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
@@ -63,8 +69,8 @@ use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
-    WakeupDecision, WakeupReason,
+    PreemptMode, PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams,
+    WakeFlags, WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -82,6 +88,8 @@ pub struct SimPlatform {
     now: AtomicU64,
     any_ipi: AtomicBool,
     ipis: Mutex<Vec<u32>>,
+    /// CPUs `select_idle_sibling` looked at since the engine last read it.
+    scanned: AtomicU64,
 }
 
 impl Platform for SimPlatform {
@@ -96,13 +104,22 @@ impl Platform for SimPlatform {
         self.ipis.lock().expect("ipi list").push(cpu as u32);
         self.any_ipi.store(true, Ordering::Relaxed);
     }
+    fn idle_scan(&self, cpus_visited: usize) {
+        self.scanned
+            .fetch_add(cpus_visited as u64, Ordering::Relaxed);
+    }
 }
 
 /// What a task does once its current burst of CPU work is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// Run this many ns of CPU work (a syscall's cost, user computation).
+    /// Run this many ns of CPU work (a syscall's cost, user computation),
+    /// then return to user space (a preemption point for any request).
     Run(u64),
+    /// Run this many ns of CPU work inside the kernel, which goes on
+    /// afterwards (a syscall's entry, a spin on a lock): its end is a
+    /// kernel preemption point (an immediate request, under full or lazy).
+    RunKernel(u64),
     /// Sleep until another task wakes it ([`Kernel::wake`]).
     Block,
     /// Sleep for this many ns (a timer wakes it, in interrupt context).
@@ -198,6 +215,9 @@ pub struct Task {
     mark: u64,
     wake_origin: u64,
     timer_gen: u32,
+    /// What it does after the burst that pays its wakeups' cost (it
+    /// blocks, sleeps or exits once that is paid).
+    deferred: Option<Next>,
     /// CPU time it used, ns (overheads included).
     pub runtime: u64,
     /// Times it was switched in.
@@ -431,6 +451,10 @@ pub struct Counters {
     pub wakeup_preempts: u64,
     /// Ticks that asked for a reschedule.
     pub tick_resched: u64,
+    /// Wakeup-path, IPI-send and idle-scan time charged to wakers, ns.
+    pub wake_cost_ns: u64,
+    /// CPUs `select_idle_sibling` looked at.
+    pub scanned_cpus: u64,
 }
 
 /// A segment of the per-CPU timeline (for the timeline plot).
@@ -476,6 +500,15 @@ pub struct Kernel {
     this_cpu: u32,
     preempt_irq: bool,
     nr_idle: usize,
+    /// CPU work takes this many times as long (busy CPUs, under vCPU time
+    /// sharing; else 1).
+    share_k: u64,
+    /// Wakeup costs the stepping task owes (charged when its step returns).
+    wake_debt: u64,
+    /// IPIs sent (not counting ones merged into a pending IPI).
+    ipis_sent: u64,
+    /// The last wakeup went onto a remote wake list.
+    wake_queued: bool,
 }
 
 impl Kernel {
@@ -518,12 +551,21 @@ impl Kernel {
             this_cpu: 0,
             preempt_irq,
             nr_idle: n,
+            share_k: 1,
+            wake_debt: 0,
+            ipis_sent: 0,
+            wake_queued: false,
         }
     }
 
     /// Number of CPUs.
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
+    }
+
+    /// Is task `tid` on a CPU now (running, or paying its switch)?
+    pub fn running(&self, tid: u32) -> bool {
+        self.cpus.iter().any(|c| c.curr == tid)
     }
 
     /// The CPU the stepping task runs on (or the timer's CPU).
@@ -552,6 +594,7 @@ impl Kernel {
             mark: 0,
             wake_origin: u64::MAX,
             timer_gen: 0,
+            deferred: None,
             runtime: 0,
             nr_switch_in: 0,
         });
@@ -597,6 +640,7 @@ impl Kernel {
             return;
         }
         self.cpus[c].ipi_pending = true;
+        self.ipis_sent += 1;
         let mut d = self.jit(self.m.costs.ipi_ns);
         if self.cpus[c].curr == NIL {
             d += self.jit(self.m.costs.idle_exit_ns);
@@ -614,9 +658,11 @@ impl Kernel {
         let el = self.now - c.run_start;
         c.run_start = self.now;
         let t = &mut self.tasks[c.curr as usize];
-        let o = el.min(t.overhead);
+        // Work done: the elapsed time, shared with the other busy vCPUs.
+        let done = el / self.share_k;
+        let o = done.min(t.overhead);
         t.overhead -= o;
-        t.work = t.work.saturating_sub(el - o);
+        t.work = t.work.saturating_sub(done - o);
         t.runtime += el;
     }
 
@@ -624,7 +670,7 @@ impl Kernel {
         let c = &mut self.cpus[cpu];
         c.burst_gen = c.burst_gen.wrapping_add(1);
         let t = &self.tasks[c.curr as usize];
-        let at = self.now + t.overhead + t.work;
+        let at = self.now + (t.overhead + t.work) * self.share_k;
         let gen = c.burst_gen;
         self.push(at, Kind::Burst, cpu as u32, gen);
     }
@@ -674,6 +720,27 @@ impl Kernel {
         self.drain_ipis();
     }
 
+    /// vCPU time sharing: the number of busy CPUs changes by `delta` as
+    /// `cpu` (already charged) goes idle or busy. Every other running task
+    /// is charged at the old rate and its burst end re-armed at the new.
+    fn share_change(&mut self, cpu: usize, busy_after: usize) {
+        let k = busy_after.max(1) as u64;
+        if k == self.share_k {
+            return;
+        }
+        for c in 0..self.nr_cpus() {
+            if c != cpu && self.cpus[c].curr != NIL {
+                self.charge(c);
+            }
+        }
+        self.share_k = k;
+        for c in 0..self.nr_cpus() {
+            if c != cpu && self.cpus[c].curr != NIL {
+                self.arm_burst(c);
+            }
+        }
+    }
+
     fn switch_to(&mut self, cpu: usize, prev: u32, next: u32) {
         if next == prev {
             if next != NIL {
@@ -682,6 +749,13 @@ impl Kernel {
                 self.arm_burst(cpu);
             }
             return;
+        }
+        if self.m.costs.vcpu_time_sharing
+            && self.m.mech.vcpu_share
+            && (prev == NIL) != (next == NIL)
+        {
+            let busy = self.nr_cpus() - self.nr_idle;
+            self.share_change(cpu, if next == NIL { busy - 1 } else { busy + 1 });
         }
         self.ctr.switches += 1;
         let now = self.now;
@@ -778,6 +852,11 @@ impl Kernel {
 
     /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
     /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
+    ///
+    /// The waker pays for the wakeup once its step returns (see
+    /// [`Kernel::burst_end`]): [`Costs::wake_ns`](crate::machine::Costs)
+    /// unless the wakeup went onto another CPU's wake list, `ipi_send_ns`
+    /// per IPI it sent, and `scan_cpu_ns` per CPU the idle scan looked at.
     pub fn wake(&mut self, tid: u32, sync: bool) -> bool {
         let wf = if sync {
             WakeFlags::SYNC
@@ -785,12 +864,43 @@ impl Kernel {
             WakeFlags::empty()
         };
         let this = self.this_cpu as usize;
-        self.wake_from(tid, wf, this)
+        let ipis0 = self.ipis_sent;
+        self.s.platform.scanned.store(0, Ordering::Relaxed);
+        self.wake_queued = false;
+        let woke = self.wake_from(tid, wf, this);
+        let scanned = self.s.platform.scanned.swap(0, Ordering::Relaxed);
+        self.ctr.scanned_cpus += scanned;
+        if woke {
+            let (mech, c) = (self.m.mech, &self.m.costs);
+            let mut cost = 0;
+            if mech.wake_cost {
+                if !self.wake_queued {
+                    cost += c.wake_ns;
+                }
+                cost += (self.ipis_sent - ipis0) * c.ipi_send_ns;
+            }
+            if mech.scan_cost {
+                cost += scanned * c.scan_cpu_ns;
+            }
+            if cost > 0 {
+                let cost = self.jit(cost);
+                self.ctr.wake_cost_ns += cost;
+                self.wake_debt += cost;
+            }
+        }
+        woke
     }
 
     fn wake_from(&mut self, tid: u32, wf: WakeFlags, this_cpu: usize) -> bool {
         let t = &mut self.tasks[tid as usize];
         if t.state != TState::Blocked {
+            if t.deferred == Some(Next::Block) {
+                // Still paying its own wakeups before it blocks: as a task
+                // woken between setting its sleep state and `schedule()`,
+                // it does not sleep, and steps again after that burst.
+                t.deferred = None;
+                return true;
+            }
             return false;
         }
         t.state = TState::Runnable;
@@ -821,7 +931,10 @@ impl Kernel {
                 }
                 match outcome {
                     WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
-                    WakeOutcome::Queued { .. } => self.ctr.queued_wakeups += 1,
+                    WakeOutcome::Queued { .. } => {
+                        self.ctr.queued_wakeups += 1;
+                        self.wake_queued = true;
+                    }
                 }
             }
             // The engine wakes only tasks it saw go to sleep, one at a time.
@@ -1028,16 +1141,44 @@ impl Kernel {
         }
     }
 
+    /// A task's burst ended: its step says what it does next. Wakeups it
+    /// made there cost it CPU time first: added to its next burst, or run
+    /// as a burst of their own before it blocks, sleeps or exits.
     fn burst_end(&mut self, wl: &mut dyn Workload, cpu: usize) {
         self.charge(cpu);
         let tid = self.cpus[cpu].curr;
         self.this_cpu = cpu as u32;
-        let next = wl.step(self, tid);
+        let mut next = match self.tasks[tid as usize].deferred.take() {
+            Some(n) => n,
+            None => wl.step(self, tid),
+        };
+        let debt = std::mem::take(&mut self.wake_debt);
+        if debt > 0 {
+            next = match next {
+                Next::Run(ns) => Next::Run(ns + debt),
+                Next::RunKernel(ns) => Next::RunKernel(ns + debt),
+                then => {
+                    self.tasks[tid as usize].deferred = Some(then);
+                    Next::RunKernel(debt)
+                }
+            };
+        }
         match next {
-            Next::Run(ns) => {
+            Next::Run(ns) | Next::RunKernel(ns) => {
                 self.tasks[tid as usize].work = ns;
+                // A syscall that returns to user space takes any request,
+                // lazy too (`sched::preempt`, Linux's
+                // `exit_to_user_mode_loop`), in every model; kernel code
+                // that goes on takes only an immediate one, under full or
+                // lazy.
+                let point = if matches!(next, Next::Run(_)) {
+                    PreemptPoint::UserReturn
+                } else {
+                    PreemptPoint::Kernel
+                };
                 let need = self.need_resched(cpu);
-                if need == Resched::Now {
+                let mode = self.cfg.tunables.preempt_mode();
+                if mode.preempts_at(point, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);

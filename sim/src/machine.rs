@@ -43,7 +43,7 @@ use sched::topology::CpuDistance;
 use sched::Topology;
 
 /// The cost parameters (see the module docs for where each default comes from).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Costs {
     /// Switch to a thread of the same process (no mm switch), ns.
     pub switch_thread_ns: u64,
@@ -63,6 +63,100 @@ pub struct Costs {
     pub l2_bytes: u64,
     /// Run-to-run jitter of every modelled CPU cost, ±% (uniform).
     pub jitter_pct: u32,
+    /// hackbench: a 100-byte pipe `write` / `read` nobody waits on, ns.
+    pub pipe_write_ns: u64,
+    /// See [`Costs::pipe_write_ns`].
+    pub pipe_read_ns: u64,
+    /// hackbench: a 100-byte unix stream `write` / `read`, ns.
+    pub sock_write_ns: u64,
+    /// See [`Costs::sock_write_ns`].
+    pub sock_read_ns: u64,
+    /// Syscall entry and exit (a null syscall), ns: the part of a pipe
+    /// syscall outside the pipe mutex.
+    pub syscall_ns: u64,
+    /// The waker's side of a wakeup that it enqueues itself, on its own CPU
+    /// or another's (`try_to_wake_up`: enqueue, preemption check), charged
+    /// to the waker, ns. 0: not modelled.
+    pub wake_ns: u64,
+    /// The waker's side of each IPI a wakeup sends (for a wakeup queued on
+    /// another CPU's wake list: all of its waker's side), ns.
+    pub ipi_send_ns: u64,
+    /// Per CPU whose idle state `select_idle_sibling` looks at, charged to
+    /// the waker, ns. 0: not modelled.
+    pub scan_cpu_ns: u64,
+    /// The machine's vCPUs take turns on one host thread and its clock
+    /// counts every vCPU's instructions (QEMU `-icount`, round-robin TCG):
+    /// with k CPUs busy, CPU work takes k times as long.
+    pub vcpu_time_sharing: bool,
+}
+
+/// The mechanisms a run models, each switchable (`sim run --no-...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mechanisms {
+    /// Wakeup-path and IPI-send costs charged to the waker
+    /// ([`Costs::wake_ns`], [`Costs::ipi_send_ns`]); `--no-wake-cost`.
+    pub wake_cost: bool,
+    /// The idle-CPU scan charged by CPUs visited ([`Costs::scan_cpu_ns`]);
+    /// `--no-scan-cost`.
+    pub scan_cost: bool,
+    /// Sleeping locks: each pipe's mutex (a holder that is preempted keeps
+    /// it); `--no-contention`.
+    pub contention: bool,
+    /// vCPU time sharing ([`Costs::vcpu_time_sharing`]); `--no-vcpu-share`.
+    pub vcpu_share: bool,
+}
+
+impl Default for Mechanisms {
+    fn default() -> Self {
+        Mechanisms {
+            wake_cost: true,
+            scan_cost: true,
+            contention: true,
+            vcpu_share: true,
+        }
+    }
+}
+
+/// The `sim run` flags that turn a mechanism off, with what each does.
+pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
+    (
+        "--no-wake-cost",
+        "no wakeup-path or IPI-send cost charged to the waker",
+    ),
+    ("--no-scan-cost", "no idle-scan cost per CPU visited"),
+    ("--no-contention", "no pipe mutex (locks free, never held)"),
+    (
+        "--no-vcpu-share",
+        "vCPUs do not share the host thread's time",
+    ),
+];
+
+/// The mechanism flags, comma-separated (for error messages).
+pub fn mechanism_flag_names() -> String {
+    MECHANISM_FLAGS
+        .iter()
+        .map(|(f, _)| *f)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Mechanisms {
+    /// Turns off the mechanism named by `flag` (one of [`MECHANISM_FLAGS`]).
+    pub fn turn_off(&mut self, flag: &str) -> Result<(), String> {
+        match flag {
+            "--no-wake-cost" => self.wake_cost = false,
+            "--no-scan-cost" => self.scan_cost = false,
+            "--no-contention" => self.contention = false,
+            "--no-vcpu-share" => self.vcpu_share = false,
+            _ => {
+                return Err(format!(
+                    "unknown mechanism flag '{flag}' (accepted: {})",
+                    mechanism_flag_names()
+                ))
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Costs {
@@ -77,7 +171,75 @@ impl Default for Costs {
             bw_cross_node: 7_000,
             l2_bytes: 1 << 20,
             jitter_pct: 10,
+            pipe_write_ns: 315,
+            pipe_read_ns: 315,
+            sock_write_ns: 850,
+            sock_read_ns: 850,
+            syscall_ns: 0,
+            wake_ns: 0,
+            ipi_send_ns: 0,
+            scan_cpu_ns: 0,
+            vcpu_time_sharing: false,
         }
+    }
+}
+
+/// The QEMU machine's costs (`qemu:N`), measured in Linux 7.2 on that
+/// machine: `make linux-compare WHAT=costs SMP=4` (`lcbench costs -n 2000`
+/// in the guest, `scripts/linux-compare/lcbench.c`; measured as the separate
+/// program `lccosts` of commit e228d2c, the same code), x86_64, 4 vCPUs, QEMU TCG
+/// `-icount shift=2,sleep=off`, `preempt=full`, schedstats on (as in the
+/// A/B boots), one boot; the figures it printed are in
+/// `docs/results/linux.md` ("The simulator's qemu:N costs"). Fixed before
+/// any comparison run used them; not fitted to any A/B result.
+/// - Switches: two threads / processes on one CPU calling `sched_yield`,
+///   less the yield alone, per switch: 8.72 / 9.22 µs.
+/// - IPI: the wakee's latency on an idle CPU, from the waker's return from
+///   `write` to the wakee's return from `read` (median 27.65 µs), less a
+///   process switch and a pipe read: 14.55 µs. The same wakeup onto a busy
+///   CPU (a SCHED_IDLE spinner there) took 28.81 µs: no extra latency for
+///   an idle vCPU (a halted vCPU has no idle states), so `idle_exit_ns` 0.
+/// - Syscalls of 100 bytes, nobody waiting: pipe write 4.36, read 3.88,
+///   unix stream write 9.62, read 7.77 µs; a null syscall 1.38 µs.
+/// - Waker's side: a write that wakes a SCHED_BATCH reader on its own CPU
+///   costs 6.12 µs more than one that wakes nobody (medians); one that
+///   wakes a reader on an idle CPU (wake list, IPI) 2.03 µs more; onto a
+///   busy CPU (direct enqueue, resched IPI) 8.07 µs more, within 1% of the
+///   sum of the two (8.15).
+/// - Idle scan: with the other CPUs busy and SIS_UTIL off, a wakeup of an
+///   unpinned reader through `select_idle_sibling` costs the waker 2.07 µs
+///   more than the same wakeup of a pinned one, which skips
+///   `select_task_rq` (medians; the waker waits for the reader to sleep
+///   before each round). That scan looks at CPU 0 and then at all 4 CPUs of
+///   the LLC, 5 idle checks as `sched` counts them: 414 ns per CPU visited,
+///   `select_task_rq`'s fixed part included (an upper bound). One boot
+///   (`make linux-costs`, commit 2b68b1d); two earlier boots timed writes
+///   that partly woke nobody and gave no figure.
+/// - No cache model: QEMU's TCG does not model caches, so no refill cost.
+/// - vCPU time sharing: a fixed loop on CPU 0 took 1.95-2.48x as long with
+///   1 other vCPU spinning, 2.55-3.47x with 2 and 3.39-6.98x with 3 (two
+///   boots; QEMU's round-robin turns are uneven): modelled as k busy vCPUs
+///   sharing one CPU's instruction rate evenly.
+pub fn qemu_costs() -> Costs {
+    Costs {
+        switch_thread_ns: 8_723,
+        switch_process_ns: 9_221,
+        ipi_ns: 14_548,
+        idle_exit_ns: 0,
+        bw_llc: u64::MAX,
+        bw_cross_llc: u64::MAX,
+        bw_cross_node: u64::MAX,
+        l2_bytes: u64::MAX / 2,
+        jitter_pct: 10,
+        pipe_write_ns: 4_358,
+        pipe_read_ns: 3_883,
+        sock_write_ns: 9_618,
+        sock_read_ns: 7_773,
+        syscall_ns: 1_379,
+        wake_ns: 6_116,
+        ipi_send_ns: 2_032,
+        scan_cpu_ns: 414,
+        vcpu_time_sharing: true,
     }
 }
 
@@ -106,6 +268,11 @@ pub struct Machine {
     pub costs: Costs,
     /// Tick rate.
     pub hz: u32,
+    /// The mechanisms modelled: all on, except the pipe mutex where the
+    /// costs do not split a pipe syscall into its entry/exit and its part
+    /// under the mutex ([`Costs::syscall_ns`] 0: every preset but
+    /// `qemu:N`). A mechanism whose cost is 0 changes nothing.
+    pub mech: Mechanisms,
 }
 
 impl fmt::Display for Machine {
@@ -127,13 +294,23 @@ impl fmt::Display for Machine {
 }
 
 /// The preset names [`Machine::preset`] knows.
-pub const PRESETS: &[&str] = &["graviton3", "cascadelake-2s", "epyc-ccx", "small", "flat:N"];
+pub const PRESETS: &[&str] = &[
+    "graviton3",
+    "cascadelake-2s",
+    "epyc-ccx",
+    "small",
+    "flat:N",
+    "qemu:N",
+];
 
 impl Machine {
     /// A preset: `graviton3` (64 cores, one LLC, no SMT, 1 MiB L2, HZ=250 as
     /// Amazon Linux arm64), `cascadelake-2s` (2 sockets × 20 cores × 2 SMT,
     /// one LLC per socket), `epyc-ccx` (64 cores in 8-core LLCs, 2 SMT, 1
-    /// node, 512 KiB L2), `small` (4 CPUs, one LLC), `flat:N` (N CPUs, one LLC).
+    /// node, 512 KiB L2), `small` (4 CPUs, one LLC), `flat:N` (N CPUs, one
+    /// LLC), `qemu:N` (the project's QEMU machine as `-smp N` presents it:
+    /// N vCPUs, one LLC, no SMT, HZ=250 as Debian's Linux, with
+    /// [`qemu_costs`]).
     pub fn preset(name: &str) -> Option<Machine> {
         let c = Costs::default();
         let (topo, costs) = match name {
@@ -147,6 +324,13 @@ impl Machine {
                 },
             ),
             "small" => (Topology::uniform(4, 1, 4, 1).ok()?, c),
+            s if s.starts_with("qemu:") => {
+                let n: usize = s.strip_prefix("qemu:")?.parse().ok()?;
+                if !(1..=64).contains(&n) {
+                    return None;
+                }
+                (Topology::uniform(n, 1, n, 1).ok()?, qemu_costs())
+            }
             s => {
                 let n: usize = s.strip_prefix("flat:")?.parse().ok()?;
                 if !(1..=256).contains(&n) {
@@ -158,8 +342,12 @@ impl Machine {
         Some(Machine {
             name: name.to_string(),
             topo,
-            costs,
             hz: 250,
+            mech: Mechanisms {
+                contention: costs.syscall_ns > 0,
+                ..Mechanisms::default()
+            },
+            costs,
         })
     }
 }
@@ -179,5 +367,31 @@ mod tests {
         assert_eq!(e.topo.distance(0, 16), CpuDistance::Node);
         assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
         assert!(Machine::preset("flat:257").is_none());
+        let q = Machine::preset("qemu:4").unwrap();
+        assert_eq!(q.topo.nr_cpus(), 4);
+        assert_eq!(q.topo.distance(0, 3), CpuDistance::Llc);
+        assert!(q.costs.vcpu_time_sharing);
+        for bad in ["qemu:0", "qemu:65", "qemu:", "qemu:x", "qemu:-1"] {
+            assert!(Machine::preset(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mechanism_flags() {
+        let mut m = Mechanisms::default();
+        for (f, _) in MECHANISM_FLAGS {
+            m.turn_off(f).unwrap();
+        }
+        assert_eq!(
+            m,
+            Mechanisms {
+                wake_cost: false,
+                scan_cost: false,
+                contention: false,
+                vcpu_share: false
+            }
+        );
+        let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();
+        assert!(e.contains("--no-contention"), "{e}");
     }
 }

@@ -113,7 +113,19 @@ struct Chan {
     reader: u32,
     reader_waiting: bool,
     writers: std::collections::VecDeque<u32>,
+    /// The pipe mutex (`pipe->mutex`) with the pipe mutex model: its owner
+    /// ([`NO_OWNER`]: free) and the tasks asleep on it, in order.
+    owner: u32,
+    lock_waiters: std::collections::VecDeque<u32>,
 }
+
+/// A free pipe mutex.
+const NO_OWNER: u32 = u32::MAX;
+
+/// A mutex waiter whose owner runs spins (Linux's optimistic spinning,
+/// `mutex_optimistic_spin`) and looks again after this long: the model's
+/// resolution, not a cost (the spinning CPU is busy either way).
+const SPIN_POLL_NS: u64 = 200;
 
 #[derive(Clone, Copy, Debug)]
 enum Role {
@@ -140,18 +152,33 @@ pub struct Hackbench {
     read_ns: u64,
     alive: usize,
     end: u64,
+    /// The pipe mutex model is on (pipes, `Mechanisms::contention`).
+    mutex: bool,
+    /// Syscall entry and exit, outside the mutex, ns.
+    syscall_ns: u64,
+    /// Per task: inside its syscall, the mutex not yet taken.
+    entering: Vec<bool>,
+    /// Times a task found the mutex held: spun, slept.
+    pub lock_spins: u64,
+    /// See [`Hackbench::lock_spins`].
+    pub lock_sleeps: u64,
 }
 
 impl Hackbench {
     /// A run of `cfg`.
     pub fn new(cfg: HackbenchCfg) -> Self {
-        let (write_ns, read_ns) = if cfg.sockets { (850, 850) } else { (315, 315) };
         Hackbench {
             cfg,
             chans: Vec::new(),
             roles: Vec::new(),
-            write_ns,
-            read_ns,
+            // From the machine's costs, at init.
+            write_ns: 0,
+            read_ns: 0,
+            mutex: false,
+            syscall_ns: 0,
+            entering: Vec::new(),
+            lock_spins: 0,
+            lock_sleeps: 0,
             alive: 0,
             end: 0,
         }
@@ -169,6 +196,14 @@ impl Hackbench {
 
 impl Workload for Hackbench {
     fn init(&mut self, k: &mut Kernel) {
+        let c = &k.m.costs;
+        (self.write_ns, self.read_ns) = if self.cfg.sockets {
+            (c.sock_write_ns, c.sock_read_ns)
+        } else {
+            (c.pipe_write_ns, c.pipe_read_ns)
+        };
+        self.mutex = !self.cfg.sockets && k.m.mech.contention;
+        self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         let cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
@@ -177,6 +212,7 @@ impl Workload for Hackbench {
                 self.chans.push(Chan {
                     cap,
                     reader: tid,
+                    owner: NO_OWNER,
                     ..Default::default()
                 });
                 self.roles.push(Role::Receiver {
@@ -196,9 +232,13 @@ impl Workload for Hackbench {
             }
         }
         self.alive = self.roles.len();
+        self.entering = vec![false; self.roles.len()];
     }
 
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        if self.mutex {
+            return self.step_mutex(k, tid);
+        }
         let sockets = self.cfg.sockets;
         let total = self.total();
         match self.roles[tid as usize] {
@@ -315,11 +355,176 @@ impl Workload for Hackbench {
 
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
         let end = if self.alive == 0 { self.end } else { k.now };
-        vec![Metric::new("time_s", end as f64 / 1e9, false)]
+        let mut m = vec![Metric::new("time_s", end as f64 / 1e9, false)];
+        if self.mutex {
+            m.push(Metric::new("lock_spins", self.lock_spins as f64, false));
+            m.push(Metric::new("lock_sleeps", self.lock_sleeps as f64, false));
+        }
+        m
     }
 }
 
+/// What a task finds when it tries to take a pipe mutex.
+enum Acquire {
+    Taken,
+    Spin,
+    Sleep,
+}
+
 impl Hackbench {
+    /// `mutex_lock(&pipe->mutex)`: taken if free; a waiter spins while the
+    /// owner runs on a CPU and sleeps on the mutex while it does not (a
+    /// preempted owner keeps the mutex).
+    fn acquire(&mut self, k: &Kernel, c: u32, tid: u32) -> Acquire {
+        let ch = &mut self.chans[c as usize];
+        if ch.owner == NO_OWNER {
+            ch.owner = tid;
+            Acquire::Taken
+        } else if k.running(ch.owner) {
+            self.lock_spins += 1;
+            Acquire::Spin
+        } else {
+            ch.lock_waiters.push_back(tid);
+            self.lock_sleeps += 1;
+            Acquire::Sleep
+        }
+    }
+
+    /// The syscall's entry, then `mutex_lock`: what the task does next
+    /// until it holds the mutex of pipe `c` (`None`: it holds it now).
+    fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
+        if !self.entering[tid as usize] {
+            self.entering[tid as usize] = true;
+            return Some(Next::RunKernel(k.rng.jitter(self.syscall_ns, 10)));
+        }
+        match self.acquire(k, c, tid) {
+            Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
+            Acquire::Sleep => Some(Next::Block),
+            Acquire::Taken => None,
+        }
+    }
+
+    /// `mutex_unlock`: frees the mutex and wakes the first sleeper
+    /// (`wake_up_q`: no WF_SYNC), which then tries again.
+    fn release(&mut self, k: &mut Kernel, c: u32) {
+        let ch = &mut self.chans[c as usize];
+        ch.owner = NO_OWNER;
+        if let Some(w) = ch.lock_waiters.pop_front() {
+            k.wake(w, false);
+        }
+    }
+
+    /// The step with the pipe mutex (pipes only; unix stream sockets take
+    /// spinlocks on this path, `unix_state_lock`, whose holder cannot be
+    /// preempted). Each `write`/`read` is syscall entry and exit
+    /// (`syscall_ns`, outside the mutex) then its body under the mutex;
+    /// as `pipe_write`/`pipe_read`, a task that finds the pipe full (empty)
+    /// drops the mutex and sleeps on the pipe, and takes the mutex again
+    /// when woken; wakeups of the other side come after the unlock.
+    fn step_mutex(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let total = self.total();
+        let t = tid as usize;
+        match self.roles[t] {
+            Role::Sender {
+                g,
+                mut sent,
+                pending,
+            } => {
+                if let Some(c) = pending {
+                    // The write's body is done: unlock, then wake.
+                    self.release(k, c);
+                    let ch = &mut self.chans[c as usize];
+                    let was_empty = ch.queued == 0;
+                    ch.reserved -= 1;
+                    ch.queued += 1;
+                    sent += 1;
+                    if ch.reader_waiting && was_empty {
+                        ch.reader_waiting = false;
+                        let r = ch.reader;
+                        k.wake(r, true);
+                    }
+                    let ch = &mut self.chans[c as usize];
+                    if ch.queued + ch.reserved < ch.cap {
+                        if let Some(w) = ch.writers.pop_front() {
+                            k.wake(w, true);
+                        }
+                    }
+                    self.roles[t] = Role::Sender {
+                        g,
+                        sent,
+                        pending: None,
+                    };
+                }
+                if sent == total {
+                    return self.exit(k);
+                }
+                let c = g * FDS as u32 + sent % FDS as u32;
+                if let Some(next) = self.enter_and_lock(k, c, tid) {
+                    return next;
+                }
+                let ch = &mut self.chans[c as usize];
+                if ch.queued + ch.reserved >= ch.cap {
+                    ch.writers.push_back(tid);
+                    self.release(k, c);
+                    return Next::Block;
+                }
+                self.entering[t] = false;
+                self.chans[c as usize].reserved += 1;
+                self.roles[t] = Role::Sender {
+                    g,
+                    sent,
+                    pending: Some(c),
+                };
+                Next::Run(k.rng.jitter(self.write_ns - self.syscall_ns, 10))
+            }
+            Role::Receiver {
+                ch: c,
+                mut left,
+                pending,
+                was_full,
+            } => {
+                if pending {
+                    left -= 1;
+                    self.release(k, c);
+                    if was_full {
+                        if let Some(w) = self.chans[c as usize].writers.pop_front() {
+                            k.wake(w, true);
+                        }
+                    }
+                    self.roles[t] = Role::Receiver {
+                        ch: c,
+                        left,
+                        pending: false,
+                        was_full: false,
+                    };
+                }
+                if left == 0 {
+                    return self.exit(k);
+                }
+                if let Some(next) = self.enter_and_lock(k, c, tid) {
+                    return next;
+                }
+                let ch = &mut self.chans[c as usize];
+                if ch.queued == 0 {
+                    ch.reader_waiting = true;
+                    self.release(k, c);
+                    return Next::Block;
+                }
+                self.entering[t] = false;
+                let ch = &mut self.chans[c as usize];
+                let full = ch.queued + ch.reserved >= ch.cap;
+                ch.queued -= 1;
+                self.roles[t] = Role::Receiver {
+                    ch: c,
+                    left,
+                    pending: true,
+                    was_full: full,
+                };
+                Next::Run(k.rng.jitter(self.read_ns - self.syscall_ns, 10))
+            }
+        }
+    }
+
     fn spawn_of(&self, tid: usize) -> Spawn {
         Spawn {
             mm: if self.cfg.threads { 0 } else { tid as u32 + 1 },

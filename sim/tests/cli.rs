@@ -94,6 +94,16 @@ fn malformed_arguments_are_refused() {
         ),
         ("mix", "mix needs tasks"),
         ("mix hog sleeper:1", "unknown task 'sleeper:1'"),
+        ("--machine qemu:0 hackbench", "qemu:N in 1..=64"),
+        ("--machine qemu:65 hackbench", "qemu:N in 1..=64"),
+        (
+            "--no-locks hackbench",
+            "unknown mechanism flag '--no-locks' (accepted: --no-wake-cost",
+        ),
+        (
+            "--no-contention --no-contention hackbench",
+            "--no-contention given twice",
+        ),
     ] {
         let e = err(line);
         assert!(e.contains(want), "'{line}': {e}");
@@ -124,6 +134,17 @@ fn good_input_is_parsed_as_written() {
     assert_eq!(a.config.name, "nb");
     assert!(matches!(a.work, WorkSpec::Pgbench(c) if c.rw));
     assert!(Config::parse("A:NEXT_BUDDY+preempt=lazy").check().is_ok());
+    let q = parse_run(&args("--machine qemu:4 hackbench")).unwrap();
+    assert!(q.machine.mech.contention && q.machine.mech.wake_cost && q.machine.mech.vcpu_share);
+    let q = parse_run(&args(
+        "--machine qemu:4 --no-contention --no-vcpu-share --no-wake-cost --no-scan-cost hackbench",
+    ))
+    .unwrap();
+    let m = q.machine.mech;
+    assert!(!m.contention && !m.vcpu_share && !m.wake_cost && !m.scan_cost);
+    // The presets whose costs have no syscall split model no pipe mutex.
+    let g = parse_run(&args("--machine graviton3 hackbench")).unwrap();
+    assert!(!g.machine.mech.contention && g.machine.mech.wake_cost);
 }
 
 #[test]

@@ -25,7 +25,7 @@
 //! | `fn cpu_relax()` | spin-wait hint (`pause` / `yield`): under QEMU's round-robin TCG it also hands the turn to the next vCPU |
 //! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
 //! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
-//! | `fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
+//! | `unsafe fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
 //! | `fn stack_region_init() -> Option<(usize, usize)>` | hook a virtual region for kernel stacks into the page tables (heap up, boot CPU, before other CPUs start): `(base, bytes)`, or `None` (stacks then come from the heap, unguarded) |
 //! | `fn map_stack_page(va: usize, pa: usize) -> bool` / `fn unmap_stack_page(va: usize)` | map a 4 KiB page of that region (false: out of page-table memory) / unmap it and flush it from this CPU's TLB |
 //! | `fn flush_tlb_local()` | flush this CPU's TLB (the stack allocator runs it on every CPU before reusing unmapped addresses) |

@@ -3,14 +3,15 @@
 //! The global allocator is the hardware layer's (`kernel_hal::heap`: a
 //! first-fit heap over each free RAM range, behind one interrupt-disabling
 //! spinlock); [`init`] hands it the ranges the arch layer reports. Kernel
-//! stacks have their own allocator on top of it ([`stack`]): heap pages
-//! mapped into a guarded virtual region.
+//! stacks have their own allocator on top of it (`kernel_hal::stack`,
+//! re-exported as [`stack`]): heap pages mapped into a guarded virtual
+//! region.
 //!
 //! Thread stacks, the thread table and the runqueue arenas come from the
 //! heap at spawn and boot time only: the schedule, wakeup and tick paths
 //! never allocate.
 
-pub mod stack;
+pub use kernel_hal::stack;
 
 pub use kernel_hal::heap::{regions, stats, total_bytes};
 

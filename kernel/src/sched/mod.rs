@@ -103,14 +103,17 @@
 //!   or spinlocked section, when an immediate reschedule is pending;
 //! - lazy: as full, but fair-class requests are lazy and only become immediate
 //!   at the next tick (the `sched` crate does that); `cond_resched()` is a no-op.
+//!
+//! In every model, the end of a workload's modelled syscall
+//! ([`exit_to_user_mode`], Linux's return to user space) takes any pending
+//! request, lazy ones included (`sched::preempt` has the table).
 
 mod attr;
 mod idle;
 mod preempt;
 mod stats;
-// The context switch: switching stacks, and the runqueue lock released by
-// the thread switched to.
-#[allow(unsafe_code)]
+// The context switch (kernel-hal's `context`), with the runqueue lock
+// handed to the thread switched to.
 mod switch;
 mod tick;
 mod wakeup;

@@ -1,23 +1,20 @@
-//! Preemption: at interrupt exit, at `preempt_enable()`, at `cond_resched()`,
-//! by preemption model.
+//! Preemption: at interrupt exit, at `preempt_enable()`, at `cond_resched()`
+//! and at the return to user space of a workload's modelled syscall, by
+//! preemption model (the table is `sched::preempt`'s).
 
 use ::core::sync::atomic::Ordering;
 
-use ::sched::{PreemptMode, Resched};
+use ::sched::{PreemptPoint, Resched};
 
 use super::*;
 use crate::arch;
 use crate::percpu::{self, PerCpu};
 
-pub(crate) fn preemptible_model() -> bool {
-    matches!(preempt_mode(), PreemptMode::Full | PreemptMode::Lazy)
-}
-
 pub(crate) fn should_preempt(pc: &PerCpu) -> bool {
     pc.online.load(Ordering::Relaxed)
         && pc.need_resched() == Resched::Now
         && pc.preempt_count.load(Ordering::Relaxed) == 0
-        && preemptible_model()
+        && preempt_mode().preempts_at(PreemptPoint::Kernel, Resched::Now)
 }
 
 /// Interrupt exit (interrupts disabled, on the interrupted thread's stack):
@@ -90,10 +87,41 @@ pub fn cond_resched() {
     let irq = arch::IrqGuard::save();
     let pc = percpu::this_cpu();
     let go = pc.preempt_count.load(Ordering::Relaxed) == 0
-        && preempt_mode() == PreemptMode::Voluntary
-        && pc.need_resched() != Resched::None;
+        && preempt_mode().preempts_at(PreemptPoint::CondResched, pc.need_resched());
     drop(irq);
     if go {
+        __schedule(SchedMode::Preempt);
+    }
+}
+
+/// The return to user space at the end of a syscall (Linux's
+/// `exit_to_user_mode_loop()`): reschedules while any request is pending,
+/// lazy or immediate, in every model. Our threads never leave kernel mode;
+/// a workload that models a user program calls this at the end of each
+/// modelled syscall (a send, a receive, a wakeup, a sleep's return), so a
+/// lazy request made during the syscall is honoured there, as Linux honours
+/// it at a hackbench task's next `write()`/`read()` return, instead of at
+/// the next tick. A no-op with interrupts or preemption disabled (a caller
+/// inside a critical section is not at a syscall boundary).
+pub fn exit_to_user_mode() {
+    // Fast path, no interrupt guard (it runs after every modelled syscall):
+    // nothing pending here. A migration between reading the CPU and its flag
+    // can only cost a needless trip through the checked path below, or
+    // leave a request to this CPU's next preemption point or tick.
+    if percpu::this_cpu().need_resched() == Resched::None || !arch::irqs_enabled() {
+        return;
+    }
+    loop {
+        // Interrupts off around the per-CPU reads (no migration in between).
+        let irq = arch::IrqGuard::save();
+        let pc = percpu::this_cpu();
+        let go = pc.online.load(Ordering::Relaxed)
+            && pc.preempt_count.load(Ordering::Relaxed) == 0
+            && preempt_mode().preempts_at(PreemptPoint::UserReturn, pc.need_resched());
+        drop(irq);
+        if !go {
+            return;
+        }
         __schedule(SchedMode::Preempt);
     }
 }

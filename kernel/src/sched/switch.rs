@@ -8,6 +8,7 @@ use super::*;
 use crate::arch;
 use crate::percpu::{self};
 use crate::task::{idle_idx, thread, Thread, TASK_SLEEPING};
+use kernel_hal::context::{self as context_switch, SwitchLock};
 
 /// How `__schedule` was entered.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     if prev_idx == idle {
         leave_idle(pc);
     }
-    let mut rq = s.rq_lock(cpu).lock();
+    let mut rq = SwitchLock::lock(s.rq_lock(cpu));
     let prev = thread(prev_idx);
     prev.check_stack();
     let action = prev_action(mode, prev_idx == idle, prev);
@@ -87,8 +88,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     s.publish(&rq);
     // The lock stays held across the switch; the next thread releases it in
     // `finish_task_switch`.
-    ::core::mem::forget(rq);
-    context_switch(prev, thread(next_idx));
+    context_switch::switch_to(&thread(next_idx).ctx, rq, &_irq);
     finish_task_switch();
 }
 
@@ -152,18 +152,6 @@ fn prepare_task_switch(
     crate::trace::sched_switch(rq, prev_idx, next_idx, mode == SchedMode::Preempt);
 }
 
-/// Switches stacks from `prev` to `next`. Returns when `prev` is switched
-/// back in (never for a dead thread).
-fn context_switch(prev: &Thread, next: &Thread) {
-    // Soundness: interrupts are off and this CPU's runqueue lock is held;
-    // `prev.ctx` is the running thread's save area, and `next.ctx` holds a
-    // context saved by an earlier switch (whose `finish_task_switch` ran:
-    // `next` was held by this locked runqueue, so it is off every CPU) or
-    // prepared by spawn.
-    // SAFETY: as argued just above.
-    unsafe { arch::switch_context(prev.ctx.as_mut_ptr(), next.ctx.as_mut_ptr()) };
-}
-
 /// Completes a switch on the side of the thread switched to: the previous
 /// thread is off the CPU (a dead one may now be reaped, a blocked one woken
 /// anywhere), and the runqueue lock taken by `__schedule` is released. A
@@ -174,12 +162,13 @@ pub(crate) fn finish_task_switch() {
     let pc = percpu::cpu(cpu);
     let prev_idx = pc.prev.load(Ordering::Relaxed);
     let prev = thread(prev_idx);
+    // Its registers are saved: another CPU may switch to it from here on.
+    let rq_lock = context_switch::finish_switch();
     let migrate = prev.migrating.swap(false, Ordering::Relaxed);
     prev.on_cpu.store(false, Ordering::Release);
     let s = sched();
-    // SAFETY: `__schedule` on this CPU locked this runqueue, published it and
-    // forgot its guard before switching here; nothing uses that guard's borrow.
-    unsafe { s.rq_lock(cpu).force_unlock() };
+    // The runqueue lock `__schedule` on this CPU took and published.
+    drop(rq_lock);
     // A thread that went to sleep may now run elsewhere; one that stayed
     // runnable on a CPU it may no longer use is queued on an allowed one.
     let sw = Switch {

@@ -38,6 +38,7 @@ pub mod stall;
 pub mod timer;
 
 use crate::heap::stack;
+use kernel_hal::context::TaskContext;
 
 use ::core::fmt;
 use ::core::sync::atomic::{
@@ -58,11 +59,11 @@ use crate::sync::{SpinLock, WaitQueue};
 
 #[allow(unused_imports)] // part of the task API for the shell and tests
 pub use crate::sched::{
-    cond_resched, irq_exit, nr_cpus, nr_runqueues, online_mask, preempt_check_resched,
-    preempt_count, preempt_disable, preempt_enable, preempt_mode, sched, sched_config,
-    sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state, task_runtime_ns,
-    timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError,
-    PreemptGuard, BALANCE_TICKS,
+    cond_resched, exit_to_user_mode, irq_exit, nr_cpus, nr_runqueues, online_mask,
+    preempt_check_resched, preempt_count, preempt_disable, preempt_enable, preempt_mode, sched,
+    sched_config, sched_setattr, sched_snapshot, schedule, set_affinity, set_current_state,
+    task_runtime_ns, timer_event, timer_tick, try_to_wake_up, with_cpu_rq, with_rq, yield_now,
+    AffinityError, PreemptGuard, BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity): 4096
@@ -70,6 +71,10 @@ pub use crate::sched::{
 /// thread table entry, a runqueue arena entry per CPU and a timer-list entry
 /// per CPU (a few MiB in all); stacks are allocated per spawned thread.
 pub const MAX_THREADS: usize = 4096 + MAX_CPUS;
+// Stack owner ids: thread slots below the CPUs' bring-up and exception
+// stacks' ids; more stack slots than threads.
+const _: () =
+    assert!(MAX_THREADS < stack::BRINGUP_OWNER as usize && MAX_THREADS < stack::MAX_SLOTS);
 /// Kernel stack size of a spawned thread.
 pub const STACK_SIZE: usize = stack::STACK_SIZE;
 /// Written at the bottom of every stack, checked at each switch: a second
@@ -119,15 +124,13 @@ pub struct Thread {
     /// it (or for an idle thread before its CPU is online); read with
     /// `try_lock`, so a reader never waits (it says "?" instead).
     name: spin::Mutex<&'static str>,
-    /// Saved registers while switched out: written under the lock by spawn
-    /// (slot `TASK_NEW`), then only by context switches, through
-    /// `as_mut_ptr` with this CPU's runqueue locked (`sched::switch`).
-    pub(crate) ctx: spin::mutex::SpinMutex<arch::Context>,
+    /// Saved registers while switched out, and the kernel stack: prepared
+    /// by spawn (slot `TASK_NEW`), switched by `sched::switch`, the stack
+    /// taken back by join (after the thread left the CPU for good); the
+    /// switch checks the stack's canary without waiting.
+    pub(crate) ctx: TaskContext,
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
     entry: spin::Mutex<Option<Entry>>,
-    /// Set by spawn, freed by join (after the thread left the CPU for good);
-    /// the switch checks its canary with `try_lock` (never waits).
-    stack: spin::Mutex<Option<stack::KernelStack>>,
     /// Wait queue links (thread indices), under the owning queue's lock.
     pub(crate) wq_next: AtomicU32,
     pub(crate) wq_prev: AtomicU32,
@@ -158,9 +161,8 @@ impl Thread {
             cpus_allowed: AtomicCpuMask::from_mask(CpuMask::all()),
             timer_cpu: AtomicU32::new(0),
             name: spin::Mutex::new(""),
-            ctx: spin::mutex::SpinMutex::new(arch::Context::default()),
+            ctx: TaskContext::new(),
             entry: spin::Mutex::new(None),
-            stack: spin::Mutex::new(None),
             wq_next: AtomicU32::new(u32::MAX),
             wq_prev: AtomicU32::new(u32::MAX),
             wq_owner: AtomicUsize::new(0),
@@ -207,11 +209,7 @@ impl Thread {
 
     /// Panics if the bottom of the stack was overwritten (a stack overflow).
     pub(crate) fn check_stack(&self) {
-        let intact = self
-            .stack
-            .try_lock()
-            .is_none_or(|s| s.as_ref().is_none_or(|s| s.canary_intact(STACK_CANARY)));
-        if !intact {
+        if !self.ctx.stack_intact(STACK_CANARY) {
             panic!("kernel stack overflow in thread '{}'", self.name());
         }
     }
@@ -346,8 +344,17 @@ pub fn init() {
             .collect::<Vec<_>>()
             .into_boxed_slice()
     });
-    stack::init();
+    stack::init(flush_tlb_everywhere);
     init_idle(arch::cpu_id());
+}
+
+/// Flushes every online CPU's TLB (a cross-CPU call that waits): how the
+/// stack allocator recycles the addresses of freed stacks.
+fn flush_tlb_everywhere() -> bool {
+    fn flush_here(_: usize) {
+        arch::flush_tlb_local();
+    }
+    crate::smp::on_each_cpu(flush_here, 0, true).is_ok()
 }
 
 /// Turns the running context of this CPU (`cpu`) into its idle thread. The
@@ -362,6 +369,12 @@ pub fn init_idle(cpu: usize) {
     let pc = percpu::cpu(cpu);
     pc.curr.store(cpu as u32, Ordering::Relaxed);
     pc.prev.store(cpu as u32, Ordering::Relaxed);
+    // The code running here is this CPU's context from now on: its
+    // registers go to the idle thread's at the first switch away.
+    assert!(
+        idle.ctx.adopt(),
+        "cpu {cpu}: a second start, or its idle context is in use"
+    );
 }
 
 /// Bytes of the longest idle thread name, `idle/255`.
@@ -493,13 +506,16 @@ where
         }
     };
     stack.write_canary(STACK_CANARY);
-    let top = stack.top();
     // The slot is TASK_NEW: only this spawner touches these fields until
-    // `wake_up_new` publishes the thread to the runqueue.
+    // `wake_up_new` publishes the thread to the runqueue. Its context was
+    // emptied by join (or never used).
+    if t.ctx.prepare(stack, thread_start, idx as usize).is_err() {
+        let _slots = SLOT_LOCK.lock();
+        t.state.store(TASK_FREE, Ordering::Relaxed);
+        return Err(SpawnError::NoMemory);
+    }
     *t.name.lock() = name;
     *t.entry.lock() = Some(entry);
-    *t.stack.lock() = Some(stack);
-    arch::init_thread_context(&mut t.ctx.lock(), top, thread_start, idx as usize);
     t.exited.store(false, Ordering::Relaxed);
     t.on_cpu.store(false, Ordering::Relaxed);
     t.migrating.store(false, Ordering::Relaxed);
@@ -520,7 +536,7 @@ where
         // The scheduler refused it (no memory for its directory entry):
         // nothing ran, so the slot goes back as it came.
         t.entry.lock().take();
-        t.stack.lock().take();
+        t.ctx.take_stack();
         NR_THREADS.fetch_sub(1, Ordering::Relaxed);
         t.state.store(TASK_FREE, Ordering::Release);
         log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
@@ -622,7 +638,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         t.gen.fetch_add(1, Ordering::Relaxed);
         // The thread is dead and off every CPU: nobody runs on its stack.
         t.entry.lock().take();
-        let stack = t.stack.lock().take();
+        let stack = t.ctx.take_stack();
         t.state.store(TASK_FREE, Ordering::Release);
         stack
     };

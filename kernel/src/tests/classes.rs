@@ -67,6 +67,13 @@ fn now() -> u64 {
     arch::now_ns()
 }
 
+/// How often a hog with [`Point::UserReturn`] returns to user space: every
+/// quarter tick (at most 1 ms), so after a wakeup P/4 past a tick edge the
+/// first return comes at P/2, well before the next tick.
+fn user_return_ns() -> u64 {
+    (tick_ns() / 4).min(COND_RESCHED_NS)
+}
+
 /// Raises the test thread to SCHED_FIFO [`CTRL_PRIO`] until dropped.
 struct Controller;
 
@@ -91,6 +98,9 @@ enum Point {
     Spin,
     /// Spins, calling `cond_resched()` every [`COND_RESCHED_NS`].
     CondResched,
+    /// Spins, calling `exit_to_user_mode()` (a modelled syscall's return to
+    /// user space) every [`user_return_ns`].
+    UserReturn,
     /// Spins 1.5 ticks calling `cond_resched()` every [`COND_RESCHED_NS`]
     /// (ignored under `none`, where this point is used), then `yield_now()`.
     Yield,
@@ -164,16 +174,25 @@ fn hog_after(s: &Shared, point: Point, t_wake: u64, limit: u64) {
     };
     match point {
         Point::Spin => {}
-        Point::CondResched => {
-            let mut next = t_wake + COND_RESCHED_NS;
+        Point::CondResched | Point::UserReturn => {
+            let every = if point == Point::UserReturn {
+                user_return_ns()
+            } else {
+                COND_RESCHED_NS
+            };
+            let mut next = t_wake + every;
             let mut first = true;
             while !done() && now() < limit {
                 spin_until(next);
-                next += COND_RESCHED_NS;
+                next += every;
                 if first {
                     mark(s);
                 }
-                task::cond_resched();
+                if point == Point::UserReturn {
+                    task::exit_to_user_mode();
+                } else {
+                    task::cond_resched();
+                }
                 if first {
                     s.at.store(done(), Ordering::SeqCst);
                     first = false;
@@ -568,6 +587,54 @@ ktest_timing!(classes_fair_wakeup_by_model, || {
         line += &format!(" {}={}us/{}t", mode.name(), us(r.lat), r.nticks);
     }
     kprintln!("    fair wakee latency (wake -> run / ticks):{}", line);
+    Ok(())
+});
+
+ktest_timing!(classes_lazy_request_honoured_at_user_return, || {
+    // The fair wakee of classes_fair_wakeup_by_model (EEVDF picks it), with a
+    // hog that returns to user space every quarter tick (a workload's
+    // modelled syscalls, `exit_to_user_mode()`), as Linux's
+    // `exit_to_user_mode_loop()` tests both TIF_NEED_RESCHED and
+    // TIF_NEED_RESCHED_LAZY:
+    // - lazy: the lazy request is not taken before the hog's first return
+    //   (P/4 after the wakeup) and has been taken when it returns: no tick
+    //   passes (classes_fair_wakeup_by_model: with cond_resched() points it
+    //   waits for the tick);
+    // - none: the immediate request is taken at the same point, which none
+    //   honours too (a return to user space is a switch point in every model).
+    let tick = tick_ns();
+    let hog = with_slice(TaskParams::default(), long_slice());
+    let mut line = String::new();
+    for mode in [PreemptMode::Lazy, PreemptMode::None] {
+        set_preempt(mode);
+        let round = || {
+            wake_round(
+                hog,
+                TaskParams::default(),
+                Point::UserReturn,
+                true,
+                4 * tick,
+            )
+        };
+        let r = once(mode.name(), round, |what, r| {
+            check_at_point(what, r)?;
+            kassert!(
+                r.nticks == 0 && r.point < tick,
+                "{}: the wakee ran {} ns / {} tick(s) after the wakeup, return to user at {} ns (want: at it, before the next tick)",
+                what,
+                r.lat,
+                r.nticks,
+                r.point
+            );
+            Ok(())
+        })?;
+        line += &format!(" {}={}us/{}t", mode.name(), us(r.lat), r.nticks);
+    }
+    kprintln!(
+        "    fair wakee latency with user returns every {} us (wake -> run / ticks):{}",
+        us(user_return_ns()),
+        line
+    );
     Ok(())
 });
 

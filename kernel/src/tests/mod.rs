@@ -15,6 +15,7 @@ mod fbcon;
 mod highmem;
 mod sched;
 mod smp;
+mod stacks;
 mod stall;
 mod sync;
 mod threads;

@@ -40,6 +40,7 @@ use sched::TaskParams;
 use super::{Control, Job};
 use crate::arch;
 use crate::sync::{Channel, ChannelStats, Model, Semaphore};
+use crate::task;
 
 const POISON: u32 = u32::MAX;
 
@@ -120,7 +121,10 @@ pub fn run(
             let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
                 let (mut poisons, mut n) = (0, 0);
                 while poisons < fds {
-                    if pipe.recv() == POISON {
+                    let v = pipe.recv();
+                    // read() returns to user space (a lazy request is taken).
+                    task::exit_to_user_mode();
+                    if v == POISON {
                         poisons += 1;
                     } else {
                         n += 1;
@@ -159,6 +163,8 @@ pub fn run(
                             break 'outer;
                         }
                         pipe.send(i);
+                        // write() returns to user space.
+                        task::exit_to_user_mode();
                     }
                 }
                 for pipe in &pipes2 {

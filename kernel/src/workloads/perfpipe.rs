@@ -104,6 +104,8 @@ pub fn run(
                 let (mut mask, mut crossed, mut last) = (CpuMask::new(), 0u64, usize::MAX);
                 loop {
                     let v = ping.recv();
+                    // Each read()/write() returns to user space.
+                    task::exit_to_user_mode();
                     if v == POISON {
                         break;
                     }
@@ -118,6 +120,7 @@ pub fn run(
                     }
                     // Like a pipe write followed by a read: a sync wakeup.
                     pong.send_sync(v);
+                    task::exit_to_user_mode();
                 }
                 ran_on[1].store(&mask, Ordering::Relaxed);
                 res[4].store(crossed, Ordering::Relaxed);
@@ -147,7 +150,9 @@ pub fn run(
                 }
                 r2[5].store(me as u64, Ordering::Relaxed);
                 ping.send_sync(i);
+                task::exit_to_user_mode();
                 pong.recv();
+                task::exit_to_user_mode();
                 done += 1;
             }
             r2[0].store(arch::now_ns() - t0, Ordering::Relaxed);

@@ -84,6 +84,7 @@ fn serve(i: u32, n: u32) {
     } else if i == n - 1 {
         super::work_ns(STMT_NS / 5);
         task::sleep_ns(COMMIT_SLEEP_NS);
+        task::exit_to_user_mode();
     } else {
         super::work_ns(STMT_NS);
     }
@@ -116,11 +117,14 @@ pub fn run(
         let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || {
             loop {
                 let i = rq.recv();
+                // Each recv()/send() returns to user space.
+                task::exit_to_user_mode();
                 if i == POISON {
                     break;
                 }
                 serve(i, stmts);
                 rp.send(i);
+                task::exit_to_user_mode();
             }
         });
         if let Err(e) = r {
@@ -139,7 +143,9 @@ pub fn run(
                 let t0 = arch::now_ns();
                 for i in 0..stmts {
                     req.send(i);
+                    task::exit_to_user_mode();
                     reply.recv();
+                    task::exit_to_user_mode();
                 }
                 lat.add(arch::now_ns() - t0);
                 done.fetch_add(1, Ordering::Relaxed);

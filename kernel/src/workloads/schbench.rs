@@ -123,7 +123,10 @@ pub fn run(
                     // msg_and_wait: queue ourselves, post, sleep.
                     g.list.lock().push(w as u32);
                     g.post.up();
+                    // Each futex wake / wait returns to user space.
+                    task::exit_to_user_mode();
                     me.sem.down();
+                    task::exit_to_user_mode();
                     if g.done.load(Ordering::Acquire) {
                         break;
                     }
@@ -134,6 +137,7 @@ pub fn run(
                     let start = now;
                     if sleep_ns > 0 {
                         task::sleep_ns(sleep_ns);
+                        task::exit_to_user_mode();
                     }
                     gen = gen.wrapping_add(1);
                     for line in buf.iter_mut().step_by(8) {
@@ -156,11 +160,13 @@ pub fn run(
             let mut batch: Vec<u32> = Vec::with_capacity(t);
             while arch::now_ns() < end && !stop.stopped() {
                 g2.post.down();
+                task::exit_to_user_mode();
                 core::mem::swap(&mut batch, &mut *g2.list.lock());
                 for &w in &batch {
                     let w = &g2.workers[w as usize];
                     w.woken_at.store(arch::now_ns(), Ordering::Relaxed);
                     w.sem.up();
+                    task::exit_to_user_mode();
                 }
                 batch.clear();
             }

@@ -82,6 +82,8 @@ pub fn run(
                     handoffs += 1;
                 }
                 task::yield_now();
+                // sched_yield() returns to user space.
+                task::exit_to_user_mode();
                 done += 1;
             }
             res[END].fetch_max(arch::now_ns(), Ordering::Relaxed);

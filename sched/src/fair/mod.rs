@@ -620,8 +620,8 @@ impl FairRq {
     // ---- pick ----
 
     /// EEVDF's pick (`__pick_eevdf`): the eligible entity with the earliest
-    /// virtual deadline, honouring an eligible next buddy (PICK_BUDDY) and, when
-    /// `protect`, the running entity's slice protection. O(log n); O(1) when the
+    /// virtual deadline, honouring, when `protect`, an eligible next buddy
+    /// (PICK_BUDDY) and the running entity's slice protection. O(log n); O(1) when the
     /// leftmost entity is eligible. `count` records the path taken.
     pub fn pick_eevdf(
         &mut self,
@@ -644,7 +644,11 @@ impl FairRq {
             let c = self.curr_on_rq(ts);
             return c.or((leftmost != NIL).then_some(leftmost)).map(Slot);
         }
+        // The buddy only for a protecting pick: a PREEMPT_SHORT wakeup check
+        // (protect = false) looks past it (7.0, 78cde54ea5f0 "sched/eevdf:
+        // Clear buddies for preempt_short").
         if cfg.feat(Feature::PickBuddy)
+            && protect
             && self.next != NIL
             && self.vruntime_eligible(ts, se(ts, self.next).vruntime)
         {
@@ -808,6 +812,7 @@ impl FairRq {
         if self.pick_eevdf(ts, cfg, !short, false) == Some(pse) {
             if short {
                 Self::cancel_protect_slice(ts, s);
+                self.clear_buddies(s);
             }
             return FairWakeup::Picked { short };
         }

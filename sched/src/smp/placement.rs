@@ -256,12 +256,30 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `select_idle_sibling`: an idle CPU in `target`'s LLC, else `target`.
+    /// Reports the CPUs it looked at ([`Platform::idle_scan`]).
     fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: usize, target: usize) -> usize {
-        if self.allowed(t, target) && self.idle(target) {
+        let mut visited = 0;
+        let cpu = self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited);
+        self.platform.idle_scan(visited);
+        cpu
+    }
+
+    fn select_idle_sibling_counted(
+        &self,
+        t: &SchedTask,
+        prev_cpu: usize,
+        target: usize,
+        visited: &mut usize,
+    ) -> usize {
+        let mut idle = |c: usize| {
+            *visited += 1;
+            self.idle(c)
+        };
+        if self.allowed(t, target) && idle(target) {
             return target;
         }
         let prev_shares = self.topology.share_cache(prev_cpu, target);
-        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && self.idle(prev_cpu) {
+        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle(prev_cpu) {
             return prev_cpu;
         }
         let llc = self.topology.llc_mask(target).and(&t.cpus_allowed);
@@ -269,7 +287,7 @@ impl<P: Platform> Scheduler<P> {
             // select_idle_cpu: every core is one CPU.
             return llc
                 .iter_wrap(target + 1)
-                .find(|&c| self.idle(c))
+                .find(|&c| idle(c))
                 .unwrap_or(target);
         }
         // select_idle_core: a core whose threads are all idle, remembering
@@ -284,7 +302,7 @@ impl<P: Platform> Scheduler<P> {
             unscanned = unscanned.and_not(&core);
             let mut all_idle = true;
             for s in core.iter() {
-                if !self.idle(s) {
+                if !idle(s) {
                     all_idle = false;
                 } else if idle_cpu.is_none() && llc.test(s) {
                     idle_cpu = Some(s);
@@ -301,7 +319,7 @@ impl<P: Platform> Scheduler<P> {
                 .smt_mask(prev_cpu)
                 .and(&llc)
                 .iter()
-                .find(|&s| s != prev_cpu && self.idle(s));
+                .find(|&s| s != prev_cpu && idle(s));
             if let Some(s) = sibling {
                 return s;
             }

@@ -1,7 +1,7 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] WORKLOAD [k=v...]
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]
 //! sim study [--quick] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
@@ -15,16 +15,17 @@ use std::process::exit;
 
 use sim::cli::parse_run;
 use sim::engine::{row_name, Counters, NR_ROWS};
-use sim::machine::PRESETS;
+use sim::machine::{mechanism_flag_names, PRESETS};
 use sim::run_one;
 
 fn usage(e: &str) -> ! {
     eprintln!("error: {e}");
     eprintln!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] WORKLOAD [k=v...]\n       \
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]\n       \
          sim study [--quick] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
-         presets: {}",
-        PRESETS.join(", ")
+         presets: {}\nmechanisms: {}",
+        PRESETS.join(", "),
+        mechanism_flag_names()
     );
     exit(2);
 }
@@ -65,6 +66,10 @@ fn cmd_run(args: &[String]) {
     let (m, c, w, seed) = (&a.machine, &a.config, &a.work, a.seed);
     let r = run_one(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
     println!("{m}");
+    let k = &m.costs;
+    if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
+        println!("mechanisms: {:?}", m.mech);
+    }
     println!("config {} seed {seed}: {:?}", c.name, w);
     println!(
         "simulated {:.3} ms in {:.3} s wall ({:.2} M events/s)",
@@ -76,6 +81,13 @@ fn cmd_run(args: &[String]) {
         println!("{:<24} {:>14.4}", mt.name, mt.value);
     }
     print_counters(&r.ctr);
+    if r.ctr.wake_cost_ns > 0 {
+        println!(
+            "charged to wakers: {:.3} ms (idle scan visited {} CPUs)",
+            r.ctr.wake_cost_ns as f64 / 1e6,
+            r.ctr.scanned_cpus
+        );
+    }
 }
 
 fn main() {

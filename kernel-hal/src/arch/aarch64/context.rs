@@ -98,7 +98,11 @@ extern "C" fn thread_trampoline() -> ! {
 /// `entry` starts with the interrupt mask the switching code left: masked when
 /// the switch happened in `hooks::irq_exit()` (or under `irq_save`), so the new
 /// thread's first code (generic "finish the switch" bookkeeping) must unmask IRQs.
-pub fn init_thread_context(
+///
+/// # Safety
+/// The stack below `stack_top` must be mapped, writable and the caller's
+/// alone (the contract both arches share; this one writes no memory).
+pub unsafe fn init_thread_context(
     ctx: &mut Context,
     stack_top: usize,
     entry: extern "C" fn(usize) -> !,

@@ -357,28 +357,6 @@ pub fn clean_dcache_range(start: usize, len: usize) {
     dcache_range!("cvac", start, len);
 }
 
-crate::ktest_smp!(aarch64_mmu_and_cache_on_every_cpu, 1, || {
-    let online = crate::hooks::online_mask();
-    let on = cpus_on();
-    crate::kassert!(enabled(), "this CPU runs with the MMU or D-cache off");
-    crate::kassert!(
-        online.is_subset(&on),
-        "CPUs online {online:#x}, with MMU and cache on {on:#x}"
-    );
-    // RAM is Normal memory: an unaligned load works (it faults on Device).
-    let buf = [1u8, 2, 3, 4, 5, 6, 7, 8, 9];
-    let p = core::hint::black_box(buf.as_ptr()).wrapping_add(1) as *const u64;
-    let v: u64;
-    // SAFETY: bytes 1..9 of `buf` are in bounds and initialised; the load is
-    // deliberately unaligned (Rust code is built +strict-align, so use asm).
-    unsafe { core::arch::asm!("ldr {v}, [{p}]", v = out(reg) v, p = in(reg) p) };
-    crate::kassert!(
-        v == u64::from_le_bytes([2, 3, 4, 5, 6, 7, 8, 9]),
-        "read {v:#x}"
-    );
-    Ok(())
-});
-
 /// The level-1 table (identity map) every CPU's `TTBR0_EL1` names, for the
 /// kernel stack region (`paging`).
 pub(super) fn l1_table() -> *mut u64 {

@@ -42,6 +42,7 @@ mod platform;
 mod psci;
 mod semihosting;
 mod smp;
+pub mod tests;
 mod timer;
 mod trap;
 

@@ -6,7 +6,7 @@
 //! [`STACK_REGION_BASE`]..+1 GiB (level-1 entry 511: no RAM or device of the
 //! supported boards sits there; it was mapped as Device and never touched),
 //! re-pointed at a level-2 table of level-3 tables with 4 KiB pages onto heap
-//! memory. Generic code (`heap::stack`) cuts it into slots of an unmapped
+//! memory. The stack allocator (`crate::stack`) cuts it into slots of an unmapped
 //! guard and a stack; the exception entry (`trap`) recognises a stack pointer
 //! that entered a guard by the region's address bits and bit 15 (slots are
 //! 64 KiB, the stack the upper half) and switches to a per-CPU emergency

@@ -61,7 +61,8 @@ const BOOTSTRAP_STACK_BYTES: usize = 8 * 1024;
 /// [`BOOTSTRAP_STACK_BYTES`], taken by [`start_cpu`] for the CPUs it starts,
 /// never freed (a CPU that came up too late parks on it). Only CPUs that
 /// exist cost memory.
-static BOOTSTRAP_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+pub(super) static BOOTSTRAP_TOPS: [AtomicUsize; MAX_CPUS] =
+    [const { AtomicUsize::new(0) }; MAX_CPUS];
 
 /// A leaked, 16-byte aligned heap block of `bytes` for a stack; its top.
 /// Boot CPU (heap up).
@@ -277,20 +278,3 @@ pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
         _ => None,
     }
 }
-
-// Every secondary CPU started on a bootstrap stack from the stack region,
-// whose guard names that CPU's bring-up (not an unguarded heap block).
-crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
-    let online = crate::hooks::online_mask();
-    for cpu in online.iter().filter(|&c| c != 0) {
-        let top = BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
-        crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
-        let below = top - crate::heap::STACK_SIZE - 8;
-        let owner = crate::hooks::stack_guard_owner(below);
-        crate::kassert!(
-            matches!(owner, Some(crate::hooks::StackOwner::Bringup(c)) if c == cpu),
-            "cpu {cpu}'s bootstrap stack (top {top:#x}) has no guard naming its bring-up"
-        );
-    }
-    Ok(())
-});

@@ -21,15 +21,15 @@ const SDT_HEADER_BYTES: usize = 36;
 /// Largest table accepted (a sanity bound on `length`).
 const MAX_TABLE_BYTES: usize = 1 << 20;
 /// MADT: offset of the first interrupt-controller structure.
-const MADT_ENTRIES_OFFSET: usize = 44;
+pub(super) const MADT_ENTRIES_OFFSET: usize = 44;
 /// MADT entry types.
-const MADT_LOCAL_APIC: u8 = 0;
+pub(super) const MADT_LOCAL_APIC: u8 = 0;
 const MADT_IO_APIC: u8 = 1;
 const MADT_INTERRUPT_OVERRIDE: u8 = 2;
-const MADT_LOCAL_X2APIC: u8 = 9;
+pub(super) const MADT_LOCAL_X2APIC: u8 = 9;
 /// MADT processor flags.
-const MADT_ENABLED: u32 = 1 << 0;
-const MADT_ONLINE_CAPABLE: u32 = 1 << 1;
+pub(super) const MADT_ENABLED: u32 = 1 << 0;
+pub(super) const MADT_ONLINE_CAPABLE: u32 = 1 << 1;
 
 /// The CPUs to run on: the boot CPU's APIC id first, then the other usable
 /// processors in MADT order (duplicates removed), at most `MAX_CPUS` in all.
@@ -216,7 +216,7 @@ pub unsafe fn spcr(rsdp: usize) -> Option<Spcr> {
 ///
 /// # Safety
 /// `addr..addr+len` must be a validated MADT inside the identity map.
-unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
+pub(super) unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
     let mut cpus = MadtCpus {
         apic_ids: [boot_apic_id; super::super::MAX_CPUS],
         len: 1,
@@ -281,33 +281,3 @@ unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
     }
     cpus
 }
-
-crate::ktest!(x86_madt_starts_enabled_cpus_only, || {
-    // A MADT body (the header is not read by `parse_madt`): the boot CPU,
-    // an enabled CPU, an online-capable slot, a disabled entry, an enabled
-    // x2APIC CPU, the enabled CPU again, and an online-capable x2APIC slot.
-    let mut t = alloc::vec![0u8; MADT_ENTRIES_OFFSET];
-    let lapic = |t: &mut alloc::vec::Vec<u8>, id: u8, flags: u32| {
-        t.extend_from_slice(&[MADT_LOCAL_APIC, 8, id, id]);
-        t.extend_from_slice(&flags.to_le_bytes());
-    };
-    let x2apic = |t: &mut alloc::vec::Vec<u8>, id: u32, flags: u32| {
-        t.extend_from_slice(&[MADT_LOCAL_X2APIC, 16, 0, 0]);
-        t.extend_from_slice(&id.to_le_bytes());
-        t.extend_from_slice(&flags.to_le_bytes());
-        t.extend_from_slice(&id.to_le_bytes());
-    };
-    lapic(&mut t, 0, MADT_ENABLED);
-    lapic(&mut t, 1, MADT_ENABLED);
-    lapic(&mut t, 2, MADT_ONLINE_CAPABLE);
-    lapic(&mut t, 3, 0);
-    x2apic(&mut t, 300, MADT_ENABLED);
-    lapic(&mut t, 1, MADT_ENABLED);
-    x2apic(&mut t, 301, MADT_ONLINE_CAPABLE);
-    // SAFETY: `t` is a live buffer of `t.len()` bytes, read only.
-    let cpus = unsafe { parse_madt(t.as_ptr() as usize, t.len(), 0) };
-    crate::kassert_eq!(&cpus.apic_ids[..cpus.len], &[0, 1, 300][..]);
-    crate::kassert_eq!(cpus.hotplug, 2);
-    crate::kassert_eq!(cpus.dropped, 0);
-    Ok(())
-});

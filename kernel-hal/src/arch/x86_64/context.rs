@@ -24,6 +24,21 @@ pub struct Context {
     r15: u64,
 }
 
+impl Context {
+    /// An empty context; the switch *from* the current thread fills it.
+    pub const fn new() -> Self {
+        Context {
+            rsp: 0,
+            rbx: 0,
+            rbp: 0,
+            r12: 0,
+            r13: 0,
+            r14: 0,
+            r15: 0,
+        }
+    }
+}
+
 /// Saves the current callee-saved registers and stack pointer into `*prev`, then
 /// loads `*next` and returns into the thread it describes.
 ///
@@ -65,7 +80,11 @@ extern "C" fn thread_trampoline() -> ! {
 /// Prepares `ctx` so that the first [`switch_context`] to it runs `entry(arg)`
 /// on the stack ending at `stack_top` (rounded down to 16 bytes), with
 /// interrupts still disabled.
-pub fn init_thread_context(
+///
+/// # Safety
+/// The stack below `stack_top` must be mapped, writable and the caller's
+/// alone (its top 16 bytes are written here).
+pub unsafe fn init_thread_context(
     ctx: &mut Context,
     stack_top: usize,
     entry: extern "C" fn(usize) -> !,
@@ -73,7 +92,8 @@ pub fn init_thread_context(
 ) {
     let top = (stack_top & !0xF) as u64;
     let frame = (top - 16) as *mut u64;
-    // SAFETY: the caller hands over the stack below `stack_top`; the two slots
+    // SAFETY: the caller hands over the stack below `stack_top` (the
+    // function's contract); the two slots
     // written are its top 16 bytes: the trampoline address (popped by `ret`),
     // then a zero fake return address for `entry`.
     unsafe {

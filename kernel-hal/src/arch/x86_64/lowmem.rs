@@ -35,34 +35,3 @@ pub fn trampoline_page(ram: &[boot::MemRegion]) -> Option<usize> {
         })
         .max()
 }
-
-use crate::{kassert_eq, ktest};
-
-ktest!(x86_ap_trampoline_page_from_memory_map, || {
-    let r = |start: usize, len: usize| boot::MemRegion { start, len };
-    // QEMU's map: low RAM up to the EBDA, then RAM from 1 MiB.
-    kassert_eq!(
-        trampoline_page(&[r(0, 0x9fc00), r(0x10_0000, 0x7ee_0000)]),
-        Some(0x8000)
-    );
-    // 0x8000 not RAM: the highest usable page below 1 MiB, whole and aligned.
-    kassert_eq!(
-        trampoline_page(&[r(0, 0x8000), r(0x1_0000, 0x8_fc00), r(0x10_0000, 1 << 30)]),
-        Some(0x9e000)
-    );
-    // Only page 0 usable below 1 MiB: none (the IVT lives there).
-    kassert_eq!(
-        trampoline_page(&[r(0, 0x1000), r(0x10_0000, 1 << 30)]),
-        None
-    );
-    // A range ending below a whole page, or none below 1 MiB: none.
-    kassert_eq!(
-        trampoline_page(&[r(0x2_0800, 0x1000), r(0x10_0000, 1 << 30)]),
-        None
-    );
-    kassert_eq!(trampoline_page(&[r(0x10_0000, 1 << 30)]), None);
-    kassert_eq!(trampoline_page(&[]), None);
-    // A range straddling 1 MiB gives its last page below 1 MiB.
-    kassert_eq!(trampoline_page(&[r(0xf_0000, 0x2_0000)]), Some(0xf_f000));
-    Ok(())
-});

@@ -29,6 +29,7 @@ mod paging;
 mod percpu;
 mod serial;
 mod smp;
+pub mod tests;
 mod time;
 mod trap;
 

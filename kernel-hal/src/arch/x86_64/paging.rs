@@ -18,7 +18,7 @@
 //! their own virtual region, [`STACK_REGION_BASE`] (512 GiB, PML4 entry 1,
 //! right above the identity map) for [`STACK_REGION_BYTES`]
 //! (1 GiB), mapped with 4 KiB pages onto heap memory. Generic code
-//! (`heap::stack`) carves it into slots of stack plus unmapped guard pages.
+//! (`crate::stack`) carves it into slots of stack plus unmapped guard pages.
 //!
 //! One PDPT and one page directory cover the region; they are allocated at [`init`] and
 //! hooked into the PML4 that every CPU's CR3 shares. Page tables (one per

@@ -82,7 +82,7 @@ impl IstStack {
 }
 
 /// Bytes of the guard below each of the boot CPU's static IST stacks (one
-/// page: rustc probes every page of a larger frame, see `heap::stack`).
+/// page: rustc probes every page of a larger frame, see `crate::stack`).
 pub const BOOT_IST_GUARD_BYTES: usize = 4096;
 
 /// A static IST stack with a guard page below it (unmapped by
@@ -94,7 +94,7 @@ struct GuardedIst {
 }
 
 /// The boot CPU's IST stacks, which it uses until generic code gives it
-/// stacks from the stack region (`heap::stack::exception_stack_init`):
+/// stacks from the stack region (`stack::exception_stack_init`):
 /// static, because faults must be reported before the heap exists.
 struct BootIst(UnsafeCell<[GuardedIst; IST_SLOTS]>);
 

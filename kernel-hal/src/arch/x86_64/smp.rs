@@ -351,22 +351,9 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
 /// Whether an IPI can reach the CPU with APIC id `id`, `index`-th in MADT
 /// order (0: the boot CPU, which runs anyway): in xAPIC mode an IPI names
 /// its target in 8 bits, so APIC ids above 254 need x2APIC.
-fn reachable(index: usize, id: u32, x2apic: bool) -> bool {
+pub(super) fn reachable(index: usize, id: u32, x2apic: bool) -> bool {
     index == 0 || x2apic || id <= apic::XAPIC_MAX_ID
 }
-
-crate::ktest!(x86_apic_ids_above_254_need_x2apic, || {
-    crate::kassert!(reachable(1, 0, false) && reachable(1, 254, false));
-    crate::kassert!(!reachable(1, 255, false) && !reachable(3, 300, false));
-    crate::kassert!(reachable(1, 255, true) && reachable(1, 100_000, true));
-    crate::kassert!(reachable(0, 300, false), "the boot CPU is never dropped");
-    crate::kassert!(
-        apic::x2apic()
-            || cpu_count() == 1
-            || (1..cpu_count()).all(|c| apic_id_of(c).is_some_and(|id| id <= apic::XAPIC_MAX_ID))
-    );
-    Ok(())
-});
 
 /// Number of CPUs the firmware describes (ACPI MADT), at most `MAX_CPUS`; 1
 /// when there is no MADT. CPU indices are `0..cpu_count()`, 0 = boot CPU.

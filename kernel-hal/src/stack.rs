@@ -43,20 +43,21 @@ use core::alloc::Layout;
 use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch;
-use kernel_hal::sync::SpinLock;
+use crate::sync::SpinLock;
 
-/// Usable bytes of a kernel stack (the hardware layer's constant: arch code
-/// sizes the stacks it checks by it).
-pub const STACK_SIZE: usize = kernel_hal::heap::STACK_SIZE;
+/// Usable bytes of a kernel stack (arch code sizes the stacks it checks by
+/// it too).
+pub const STACK_SIZE: usize = crate::heap::STACK_SIZE;
 /// Unmapped bytes below each stack.
 pub const GUARD_BYTES: usize = 32 * 1024;
 /// One slot of the region: guard, then stack.
 pub const SLOT_BYTES: usize = GUARD_BYTES + STACK_SIZE;
 const PAGE: usize = 4096;
-/// Most slots used (the region may be larger): twice the thread slots, so
-/// the cross-CPU TLB flush that recycles freed slots is rare.
-const MAX_SLOTS: usize = 8192;
-const _: () = assert!(MAX_SLOTS > crate::task::MAX_THREADS && MAX_SLOTS <= 1 << 16);
+/// Most slots used (the region may be larger): the kernel keeps it above
+/// twice its thread slots, so the cross-CPU TLB flush that recycles freed
+/// slots is rare.
+pub const MAX_SLOTS: usize = 8192;
+const _: () = assert!(MAX_SLOTS <= 1 << 16);
 /// [`guard_owner`]'s answer for a slot nobody owns.
 const NO_OWNER: u16 = u16::MAX;
 
@@ -79,10 +80,17 @@ struct Slots {
 static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
 /// Completed all-CPU TLB flushes that recycled dirty slots.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
+/// Flushes every online CPU's TLB and waits for it (the kernel's cross-CPU
+/// call): given to [`init`], because this crate has no cross-CPU calls.
+static FLUSH_ALL: spin::Once<fn() -> bool> = spin::Once::new();
 
 /// Sets up the stack region (needs the heap; boot CPU, before other CPUs
-/// start). Without one, stacks come from the heap unguarded.
-pub fn init() {
+/// start). Without one, stacks come from the heap unguarded. `flush_all`
+/// runs [`arch::flush_tlb_local`] on every online CPU and returns whether
+/// all of them did (it may wait; it is called from thread context when the
+/// clean slots run out).
+pub fn init(flush_all: fn() -> bool) {
+    FLUSH_ALL.call_once(|| flush_all);
     let Some((base, bytes)) = arch::stack_region_init() else {
         return;
     };
@@ -101,6 +109,16 @@ pub fn init() {
     });
     REGION_SLOTS.store(n, Ordering::Relaxed);
     REGION_BASE.store(base, Ordering::Release);
+}
+
+/// Slots of the stack region (0 without one).
+pub fn region_slots() -> usize {
+    REGION_SLOTS.load(Ordering::Relaxed)
+}
+
+/// All-CPU TLB flushes so far that recycled freed slots.
+pub fn tlb_flushes() -> u64 {
+    FLUSHES.load(Ordering::Relaxed)
 }
 
 /// Whether stacks have guard pages.
@@ -211,13 +229,24 @@ impl KernelStack {
     }
 }
 
-/// Walks a frame-pointer chain that stays inside `[lo, hi)` (a mapped
-/// kernel stack): return addresses into `out`, at most its length.
-/// Returns how many.
-pub fn walk_frames(mut fp: usize, lo: usize, hi: usize, out: &mut [usize]) -> usize {
+/// Walks the frame-pointer chain from `fp` (a frame record: the caller's
+/// frame pointer, then the return address, on both arches) as far as it
+/// stays inside the region stack that holds `sp` and climbs: return
+/// addresses into `out`, at most its length. Returns how many; none when
+/// `sp` is not on a region stack that has an owner (a live, mapped stack).
+/// Takes no locks: for fault reports, where `sp` is the faulting thread's
+/// own stack, which stays mapped while it runs.
+pub fn walk_frames(sp: usize, mut fp: usize, out: &mut [usize]) -> usize {
+    let Some((lo, hi)) = stack_bounds(sp) else {
+        return 0;
+    };
+    if guard_owner(lo - 8).is_none_or(|owner| owner.is_none()) {
+        return 0;
+    }
     let mut n = 0;
     while n < out.len() && fp >= lo && fp.is_multiple_of(8) && fp + 16 <= hi {
-        // SAFETY: `[fp, fp + 16)` lies inside a mapped kernel stack.
+        // SAFETY: `[fp, fp + 16)` lies inside `[lo, hi)`, the stack part of
+        // a region slot that has an owner, so it is mapped.
         let (next, ret) = unsafe {
             (
                 core::ptr::read_volatile(fp as *const usize),
@@ -258,12 +287,9 @@ impl Drop for KernelStack {
 
 /// Owner ids of exception stacks: this plus the CPU index (thread slot
 /// indices are below it).
-const EXCEPTION_OWNER: u32 = 0xfe00;
+pub const EXCEPTION_OWNER: u32 = 0xfe00;
 // Every CPU's id fits below NO_OWNER (0xffff would read as "no owner").
-const _: () = assert!(
-    crate::task::MAX_THREADS < EXCEPTION_OWNER as usize
-        && EXCEPTION_OWNER as usize + crate::percpu::MAX_CPUS <= NO_OWNER as usize
-);
+const _: () = assert!(EXCEPTION_OWNER as usize + crate::MAX_CPUS <= NO_OWNER as usize);
 
 /// Gives this CPU (`cpu`, the boot CPU: its static exception stacks have
 /// only a page of guard and no owner record) guarded exception stacks from
@@ -304,69 +330,11 @@ pub fn exception_stacks_for(cpu: usize) {
     });
 }
 
-// Every exception stack of every CPU (x86_64: #DF/#PF, NMI and machine
-// check; aarch64: the emergency stack) sits in the region with an unmapped
-// guard below it that names that CPU's exception owner, so an overflow of
-// any of them faults into a guard and the report says whose stack it was.
-// The test visits each online CPU in turn (secondary CPUs got theirs
-// before they started, the boot CPU once the region existed).
-crate::ktest!(exception_stacks_have_guards, || {
-    crate::kassert!(guarded(), "no guarded stack region");
-    let me = crate::task::current_tid();
-    let online = crate::task::online_mask();
-    let mut visited = 0;
-    let mut result = Ok(());
-    for cpu in online.iter() {
-        if let Err(e) = crate::task::set_affinity(me, crate::cpumask::only(cpu)) {
-            result = Err(alloc::format!("cannot move to cpu {cpu}: {e:?}"));
-            break;
-        }
-        crate::task::yield_now();
-        result = exception_stacks_here_guarded(cpu);
-        if result.is_err() {
-            break;
-        }
-        visited += 1;
-    }
-    let _ = crate::task::set_affinity(me, online);
-    result?;
-    crate::kassert_eq!(visited, online.weight());
-    Ok(())
-});
-
-/// The check of `exception_stacks_have_guards` on this CPU, which must be
-/// `cpu`.
-fn exception_stacks_here_guarded(cpu: usize) -> Result<(), alloc::string::String> {
-    let irqs_off = arch::IrqGuard::save();
-    let here = arch::cpu_id();
-    let tops = arch::exception_stack_tops();
-    drop(irqs_off);
-    crate::kassert_eq!(here, cpu);
-    for (i, &top) in tops.iter().enumerate() {
-        let bottom = stack_bottom_of(top - 8);
-        crate::kassert!(
-            bottom.is_some(),
-            "cpu {cpu}: exception stack {i} (top {top:#x}) is not in the region"
-        );
-        let bottom = bottom.unwrap_or_default();
-        crate::kassert_eq!(top, bottom + STACK_SIZE);
-        crate::kassert_eq!(
-            guard_owner(bottom - 8),
-            Some(Some(EXCEPTION_OWNER + cpu as u32))
-        );
-        crate::kassert_eq!(exception_stack_cpu(EXCEPTION_OWNER + cpu as u32), Some(cpu));
-    }
-    Ok(())
-}
-
 /// Owner ids of the stacks secondary CPUs start on before they switch to
 /// their idle thread's (the arch layer's bootstrap stacks, where it has
 /// them): this plus the CPU index.
-const BRINGUP_OWNER: u32 = 0xfd00;
-const _: () = assert!(
-    crate::task::MAX_THREADS < BRINGUP_OWNER as usize
-        && BRINGUP_OWNER as usize + crate::percpu::MAX_CPUS <= EXCEPTION_OWNER as usize
-);
+pub const BRINGUP_OWNER: u32 = 0xfd00;
+const _: () = assert!(BRINGUP_OWNER as usize + crate::MAX_CPUS <= EXCEPTION_OWNER as usize);
 
 /// A guarded stack for secondary CPU `cpu`'s bring-up, kept forever (a CPU
 /// that comes up late may still run on it): its top, or `None` without a
@@ -374,7 +342,7 @@ const _: () = assert!(
 /// their own before the caller's: aarch64; x86_64's start on the caller's.)
 #[allow(dead_code)]
 pub fn bringup_stack(cpu: usize) -> Option<usize> {
-    if !guarded() || cpu >= crate::percpu::MAX_CPUS {
+    if !guarded() || cpu >= crate::MAX_CPUS {
         return None;
     }
     KernelStack::new(BRINGUP_OWNER + cpu as u32)
@@ -387,7 +355,7 @@ pub fn bringup_stack_cpu(owner: u32) -> Option<usize> {
     owner
         .checked_sub(BRINGUP_OWNER)
         .map(|c| c as usize)
-        .filter(|&c| c < crate::percpu::MAX_CPUS)
+        .filter(|&c| c < crate::MAX_CPUS)
 }
 
 // The stacks in the kernel image (the boot stack, the boot CPU's static
@@ -405,11 +373,11 @@ crate::ktest!(static_stacks_have_guards, || {
         crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                kernel_hal::hooks::stack_guard_owner(addr).is_some(),
+                crate::hooks::stack_guard_owner(addr).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(kernel_hal::hooks::stack_guard_owner(hi).is_none());
+        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });
@@ -419,16 +387,12 @@ pub fn exception_stack_cpu(owner: u32) -> Option<usize> {
     owner
         .checked_sub(EXCEPTION_OWNER)
         .map(|c| c as usize)
-        .filter(|&c| c < crate::percpu::MAX_CPUS)
+        .filter(|&c| c < crate::MAX_CPUS)
 }
 
 /// Lowest stack address of region slot `slot`.
 fn slot_bottom(slot: u16) -> usize {
     REGION_BASE.load(Ordering::Relaxed) + slot as usize * SLOT_BYTES + GUARD_BYTES
-}
-
-fn flush_one(_: usize) {
-    arch::flush_tlb_local();
 }
 
 /// A clean region slot; when none is left, flushes every CPU's TLB to clean
@@ -452,7 +416,7 @@ fn take_slot() -> Result<u16, NoMemory> {
         // Bounded: the flusher's cross-CPU call times out at worst.
         arch::cpu_relax();
     };
-    let flushed = crate::smp::on_each_cpu(flush_one, 0, true).is_ok();
+    let flushed = FLUSH_ALL.get().is_some_and(|flush_all| flush_all());
     let mut slots = SLOTS.lock();
     let s = slots.as_mut().ok_or(NoMemory)?;
     s.flushing = false;
@@ -496,53 +460,10 @@ pub fn stack_bounds(addr: usize) -> Option<(usize, usize)> {
 
 /// Lowest stack address of the region slot holding `addr`, if `addr` is in
 /// the stack part of a slot.
-fn stack_bottom_of(addr: usize) -> Option<usize> {
+pub fn stack_bottom_of(addr: usize) -> Option<usize> {
     let base = REGION_BASE.load(Ordering::Acquire);
     let off = addr.checked_sub(base)?;
     let slot = off / SLOT_BYTES;
     (base != 0 && slot < REGION_SLOTS.load(Ordering::Relaxed) && off % SLOT_BYTES >= GUARD_BYTES)
         .then(|| base + slot * SLOT_BYTES + GUARD_BYTES)
 }
-
-// More spawns and joins than the region has slots: freed slots must be
-// recycled through the all-CPU TLB flush (a cross-CPU call to every online
-// CPU), and every thread must run on a region stack whose guard names it.
-// The threads stay on the test's CPU: a wakeup of an idle vCPU costs about
-// 1 ms under TCG, which would make 8000 of them last seconds.
-crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
-    use core::sync::atomic::AtomicBool;
-    crate::kassert!(guarded(), "no stack region: stacks have no guard pages");
-    let slots = REGION_SLOTS.load(Ordering::Relaxed);
-    let flushes = FLUSHES.load(Ordering::Relaxed);
-    let n = slots + 64;
-    let t0 = arch::now_ns();
-    for i in 0..n {
-        let ok = alloc::sync::Arc::new(AtomicBool::new(false));
-        let seen = ok.clone();
-        let here = crate::cpumask::only(arch::cpu_id());
-        let tid =
-            crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
-                let local = 0u64;
-                let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
-                let me = crate::task::current_idx();
-                let good = stack_bottom_of(sp).is_some_and(|b| {
-                    guard_owner(b - 8) == Some(Some(me)) && guard_owner(b).is_none()
-                });
-                seen.store(good, Ordering::Release);
-            })
-            .map_err(|e| alloc::format!("spawn {i} of {n}: {e:?}"))?;
-        crate::task::join(tid).map_err(|e| alloc::format!("join {i}: {e:?}"))?;
-        crate::kassert!(
-            ok.load(Ordering::Acquire),
-            "thread {i}: its stack is not in a region slot whose guard names it"
-        );
-    }
-    let per_ns = (arch::now_ns() - t0) / n as u64;
-    let done = FLUSHES.load(Ordering::Relaxed) - flushes;
-    log::info!("stack: {n} spawn+join of region stacks, {per_ns} ns each, {done} TLB flush(es)");
-    crate::kassert!(
-        done >= 1,
-        "{n} stacks over {slots} slots and no flush recycled any"
-    );
-    Ok(())
-});

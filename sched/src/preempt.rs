@@ -1,0 +1,102 @@
+//! Where a pending reschedule request is acted on: the preemption points, by
+//! preemption model. The kernel and the simulator ask [`PreemptMode::preempts_at`]
+//! at each point instead of spelling the rule out themselves.
+//!
+//! | point | none | voluntary | full | lazy |
+//! |---|---|---|---|---|
+//! | interrupt exit, `preempt_enable` (kernel mode) | – | – | now | now |
+//! | `cond_resched()` | – | now, lazy | – | – |
+//! | return to user space | now, lazy | now, lazy | now, lazy | now, lazy |
+//!
+//! ("now": an immediate request, TIF_NEED_RESCHED; "lazy": a lazy one,
+//! TIF_NEED_RESCHED_LAZY, which only the lazy model ever makes, see
+//! [`crate::rq::Rq::resched_curr`]. The tick upgrades a lazy request to an
+//! immediate one, so under lazy a request waits at most one tick for a
+//! kernel-mode point.)
+//!
+//! # Return to user space
+//! Linux honours both bits on every return to user space, in every model:
+//! `exit_to_user_mode_loop()` (kernel/entry/common.c) calls `schedule()` when
+//! `ti_work & (_TIF_NEED_RESCHED | _TIF_NEED_RESCHED_LAZY)`. The lazy bit was
+//! added to that test by 26baa1f1c4bd ("sched: Add TIF_NEED_RESCHED_LAZY
+//! infrastructure", v6.13), and 7c70cb94d29c ("sched: Add Lazy preemption
+//! model") made the fair class ask lazily: a lazy request is honoured at the
+//! task's next return to user space or at the next tick, whichever comes
+//! first. A task that makes syscalls (hackbench: one per message) therefore
+//! gives way at its next syscall's end, not a tick later.
+//!
+//! Our workloads that model user programs are kernel threads. They mark each
+//! modelled syscall's end as a return to user space (the kernel's
+//! `exit_to_user_mode()`, the simulator's burst end), so a lazy request made
+//! during the syscall (a wakeup that should preempt) is honoured there, as in
+//! Linux, instead of waiting for the tick.
+//!
+//! `cond_resched()`: ours is a switch point only under voluntary (Linux's
+//! `none` honours it too; here it is what tells `voluntary` from `none`), and
+//! is a no-op under full and lazy, as Linux 6.13+ makes it under lazy.
+
+use crate::rq::Resched;
+use crate::tunables::PreemptMode;
+
+/// A place where the running task may be switched out without blocking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreemptPoint {
+    /// Kernel mode with preemption enabled again: interrupt exit to kernel
+    /// code, `preempt_enable()`, the end of a spinlocked section.
+    Kernel,
+    /// An explicit `cond_resched()` in a long kernel loop.
+    CondResched,
+    /// Return to user space (the end of a syscall or of an interrupt taken in
+    /// user mode): Linux's `exit_to_user_mode_loop()`.
+    UserReturn,
+}
+
+impl PreemptMode {
+    /// Whether a task at `point` with the request `need` pending (and
+    /// preemption not disabled) reschedules under this model.
+    #[inline]
+    pub const fn preempts_at(self, point: PreemptPoint, need: Resched) -> bool {
+        match (point, need) {
+            (_, Resched::None) => false,
+            (PreemptPoint::UserReturn, _) => true,
+            (PreemptPoint::Kernel, Resched::Now) => {
+                matches!(self, PreemptMode::Full | PreemptMode::Lazy)
+            }
+            (PreemptPoint::Kernel, Resched::Lazy) => false,
+            (PreemptPoint::CondResched, _) => matches!(self, PreemptMode::Voluntary),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PreemptMode::*;
+    use PreemptPoint::*;
+    use Resched::{Lazy as L, None as N, Now as W};
+
+    /// The table of the module docs, cell by cell.
+    #[test]
+    fn the_table() {
+        let want = |m: PreemptMode, p: PreemptPoint, r: Resched| -> bool {
+            match p {
+                Kernel => r == W && (m == Full || m == Lazy),
+                CondResched => r != N && m == Voluntary,
+                UserReturn => r != N,
+            }
+        };
+        for m in PreemptMode::ALL {
+            for p in [Kernel, CondResched, UserReturn] {
+                for r in [N, L, W] {
+                    assert_eq!(m.preempts_at(p, r), want(m, p, r), "{m:?} {p:?} {r:?}");
+                }
+            }
+        }
+        // The cells the lazy model is about.
+        assert!(!Lazy.preempts_at(Kernel, L));
+        assert!(!Lazy.preempts_at(CondResched, L));
+        assert!(Lazy.preempts_at(UserReturn, L));
+        assert!(!None.preempts_at(Kernel, W));
+        assert!(None.preempts_at(UserReturn, W));
+    }
+}

@@ -1,0 +1,254 @@
+//! The switchable mechanisms of the `qemu:N` machine (`sim run --no-...`):
+//! each one does what it says, is off when switched off, and keeps a run
+//! deterministic and its CPU time conserved.
+
+use sim::engine::{Kernel, Metric, Next, Spawn, Workload};
+use sim::machine::Machine;
+use sim::workloads::HackbenchCfg;
+use sim::{run_one, Config, RunResult, WorkSpec};
+
+fn hb(sockets: bool) -> WorkSpec {
+    WorkSpec::Hackbench(HackbenchCfg {
+        groups: 2,
+        loops: 20,
+        sockets,
+        threads: false,
+    })
+}
+
+fn qemu(n: usize, off: &[&str]) -> Machine {
+    let mut m = Machine::preset(&format!("qemu:{n}")).expect("preset");
+    for f in off {
+        m.mech.turn_off(f).expect("flag");
+    }
+    m
+}
+
+fn run(m: &Machine, w: &WorkSpec, seed: u64) -> RunResult {
+    run_one(
+        m,
+        &Config::parse("NO_NEXT_BUDDY"),
+        w,
+        seed,
+        60_000_000_000,
+        0,
+    )
+    .expect("run")
+}
+
+fn time_s(r: &RunResult) -> f64 {
+    r.metrics.iter().find(|m| m.name == "time_s").unwrap().value
+}
+
+fn fingerprint(r: &RunResult) -> String {
+    format!("{:?} {:?} {} {:?}", r.metrics, r.ctr, r.sim_ns, r.runtimes)
+}
+
+#[test]
+fn deterministic_and_conserved_with_every_mechanism() {
+    for sockets in [false, true] {
+        let m = qemu(4, &[]);
+        let (a, b) = (run(&m, &hb(sockets), 5), run(&m, &hb(sockets), 5));
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&run(&m, &hb(sockets), 6)));
+        assert_eq!(a.exited, 80, "every task finished");
+        for &(busy, idle) in &a.cpu_times {
+            assert_eq!(busy + idle, a.sim_ns);
+        }
+        let busy: u64 = a.cpu_times.iter().map(|c| c.0).sum();
+        assert_eq!(busy, a.runtimes.iter().sum::<u64>());
+    }
+}
+
+/// The waker pays `wake_ns` for each wakeup it enqueues and `ipi_send_ns`
+/// per IPI (each ±10% jitter), and nothing with `--no-wake-cost` (the scan's
+/// cost, charged the same way, is off here).
+#[test]
+fn wakeup_costs_are_charged_to_the_waker() {
+    let m = qemu(4, &["--no-scan-cost"]);
+    let r = run(&m, &hb(false), 1);
+    let c = &m.costs;
+    let direct = r.ctr.wakeups - r.ctr.queued_wakeups;
+    let lo = 0.9 * (direct * c.wake_ns + r.ctr.queued_wakeups * c.ipi_send_ns) as f64;
+    let hi = 1.1 * (direct * c.wake_ns + r.ctr.ipis * c.ipi_send_ns) as f64;
+    let got = r.ctr.wake_cost_ns as f64;
+    assert!(
+        r.ctr.wakeups > 100 && got >= lo && got <= hi,
+        "{got} ns for {} wakeups ({} queued, {} IPIs): expected {lo}..{hi}",
+        r.ctr.wakeups,
+        r.ctr.queued_wakeups,
+        r.ctr.ipis
+    );
+    let off = run(
+        &qemu(4, &["--no-scan-cost", "--no-wake-cost"]),
+        &hb(false),
+        1,
+    );
+    assert_eq!(off.ctr.wake_cost_ns, 0);
+    assert!(time_s(&off) < time_s(&r), "the waker's costs take time");
+}
+
+/// One task pinned to each CPU, each `work_ns[cpu]` of CPU work, then exit;
+/// records when each exits.
+struct Pinned {
+    work_ns: Vec<u64>,
+    started: Vec<bool>,
+    exit_ns: Vec<u64>,
+}
+
+impl Workload for Pinned {
+    fn init(&mut self, k: &mut Kernel) {
+        for c in 0..self.work_ns.len() {
+            k.spawn(Spawn {
+                pin: Some(c as u32),
+                ..Default::default()
+            });
+        }
+    }
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let t = tid as usize;
+        if !self.started[t] {
+            self.started[t] = true;
+            return Next::Run(self.work_ns[t]);
+        }
+        self.exit_ns[t] = k.now;
+        Next::Exit
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+fn pinned_exits(m: Machine, work_ns: &[u64]) -> Vec<u64> {
+    let n = m.topo.nr_cpus();
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(n, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, n, 1);
+    let mut wl = Pinned {
+        work_ns: work_ns.to_vec(),
+        started: vec![false; n],
+        exit_ns: vec![0; n],
+    };
+    k.run(&mut wl, 1_000_000_000);
+    wl.exit_ns
+}
+
+/// k busy vCPUs share one instruction rate: 1 ms of work on each of 4
+/// vCPUs takes 4 ms; a task with 2 ms finishes its second ms alone at full
+/// rate (5 ms); with sharing off each takes its own time. (No switch costs
+/// or jitter here, so the times are exact.)
+#[test]
+fn vcpus_share_the_instruction_rate() {
+    let mut m = qemu(4, &[]);
+    m.costs.switch_thread_ns = 0;
+    m.costs.switch_process_ns = 0;
+    m.costs.jitter_pct = 0;
+    let ms = 1_000_000;
+    assert_eq!(pinned_exits(m.clone(), &[ms; 4]), vec![4 * ms; 4]);
+    assert_eq!(
+        pinned_exits(m.clone(), &[2 * ms, ms, ms, ms]),
+        vec![5 * ms, 4 * ms, 4 * ms, 4 * ms]
+    );
+    let mut own = m.clone();
+    own.mech.turn_off("--no-vcpu-share").unwrap();
+    assert_eq!(
+        pinned_exits(own, &[2 * ms, ms, ms, ms]),
+        vec![2 * ms, ms, ms, ms]
+    );
+    let a = run(&qemu(1, &[]), &hb(true), 2);
+    let b = run(&qemu(1, &["--no-vcpu-share"]), &hb(true), 2);
+    assert_eq!(
+        fingerprint(&a),
+        fingerprint(&b),
+        "one vCPU shares with nobody"
+    );
+}
+
+/// The idle scan is charged per CPU visited (`scan_cpu_ns` ±10% jitter).
+#[test]
+fn idle_scan_is_charged_by_cpus_visited() {
+    let mut m = qemu(4, &["--no-wake-cost"]);
+    let c = m.costs.scan_cpu_ns as f64;
+    let r = run(&m, &hb(false), 3);
+    assert!(r.ctr.scanned_cpus > 100, "{}", r.ctr.scanned_cpus);
+    let (lo, hi) = (0.9 * c, 1.1 * c);
+    let per = r.ctr.wake_cost_ns as f64 / r.ctr.scanned_cpus as f64;
+    assert!((lo..=hi).contains(&per), "{per} ns per CPU visited");
+    m.mech.turn_off("--no-scan-cost").unwrap();
+    assert_eq!(run(&m, &hb(false), 3).ctr.wake_cost_ns, 0);
+}
+
+fn metric(r: &RunResult, name: &str) -> Option<f64> {
+    r.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+}
+
+/// The pipe mutex: waiters spin while the owner runs and sleep while it is
+/// off its CPU (a preempted owner keeps the mutex: a holder never blocks,
+/// so every sleep on the mutex is behind a preempted owner); every task
+/// still finishes. Off with `--no-contention`, and never on sockets.
+#[test]
+fn pipe_mutex_contention() {
+    let r = run(&qemu(4, &[]), &hb(false), 4);
+    let spins = metric(&r, "lock_spins").expect("lock counters");
+    let sleeps = metric(&r, "lock_sleeps").expect("lock counters");
+    assert!(spins > 0.0 && sleeps > 0.0, "spins {spins} sleeps {sleeps}");
+    assert_eq!(r.exited, 80);
+    let off = run(&qemu(4, &["--no-contention"]), &hb(false), 4);
+    assert!(metric(&off, "lock_spins").is_none());
+    assert!(
+        time_s(&off) < time_s(&r),
+        "contention takes time: {} against {}",
+        time_s(&off),
+        time_s(&r)
+    );
+    assert!(metric(&run(&qemu(4, &[]), &hb(true), 4), "lock_spins").is_none());
+}
+
+/// A hog whose bursts end in the kernel or at a return to user space, and a
+/// sleeper woken by a timer every 1 ms (its wakeup latency recorded).
+struct HogAndSleeper {
+    kernel: bool,
+}
+
+impl Workload for HogAndSleeper {
+    fn init(&mut self, k: &mut Kernel) {
+        k.spawn(Spawn::default());
+        k.spawn(Spawn {
+            lat_class: Some(0),
+            ..Default::default()
+        });
+    }
+    fn step(&mut self, _: &mut Kernel, tid: u32) -> Next {
+        match (tid, self.kernel) {
+            (0, true) => Next::RunKernel(300_000),
+            (0, false) => Next::Run(300_000),
+            _ => Next::Sleep(1_000_000),
+        }
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+fn sleeper_max_latency_ns(preempt: &str, kernel: bool) -> u64 {
+    let m = Machine::preset("flat:1").unwrap();
+    let cfg = Config::parse(preempt).build(1, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 2, 1);
+    k.run(&mut HogAndSleeper { kernel }, 50_000_000);
+    assert!(k.lat[0].len() >= 10, "{} wakeups", k.lat[0].len());
+    *k.lat[0].iter().max().unwrap()
+}
+
+/// Under lazy, a wakeup's (lazy) preemption request is taken when the
+/// running task returns to user space (within one 300 µs burst), not when
+/// a burst ends inside the kernel (`Next::RunKernel`): there it waits for
+/// the tick (4 ms at HZ=250). Under full, the request is immediate (a
+/// switch, ~1 µs) either way.
+#[test]
+fn kernel_bursts_are_not_returns_to_user_space() {
+    let user = sleeper_max_latency_ns("preempt=lazy", false);
+    let kernel = sleeper_max_latency_ns("preempt=lazy", true);
+    assert!(user <= 305_000, "lazy, user-space returns: {user} ns");
+    assert!(kernel > 1_000_000, "lazy, kernel bursts: {kernel} ns");
+    let full = sleeper_max_latency_ns("preempt=full", true);
+    assert!(full <= 5_000, "full, kernel bursts: {full} ns");
+}
