@@ -12,9 +12,16 @@
 # /tmp/kbench-noise-$USER), each with an unrelated change in
 # kernel/src/main.rs that the bench never calls into,
 #
-#   noise-1: a boot-time loop of 1000 iterations (phase only),
-#   noise-2: 8 never-called padding functions (layout only),
-#   noise-3: both, 333 iterations and 3 functions,
+#   noise-1: 8 never-called padding functions and a boot-time loop of 1000
+#            iterations (code addresses, boot time),
+#   noise-2: 24 bytes allocated and leaked at boot (every later heap address:
+#            stacks, runqueues, task cells, wake lists),
+#   noise-3: 200 bytes leaked and 3 padding functions,
+#
+# (Code addresses and the boot's length alone moved no figure at all, at
+# 324db8b: each run starts at a tick, and no scheduler path's instruction
+# count depends on where the code is. Heap addresses can: memcpy takes
+# other paths for other alignments.)
 #
 # and runs the in-kernel bench on each (kbench.sh, KBENCH_ELF), samples in
 # build/bench/noise-N.csv. Then it prints, per figure, HEAD's mean and how far
@@ -43,19 +50,21 @@ git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
 git -C "$root" worktree add -q --detach "$src" HEAD
 trap 'git -C "$root" worktree remove --force "$src"' EXIT
 
-# pad LOOPS FUNCTIONS: the unrelated change, on a clean checkout.
+# pad LOOPS FUNCTIONS LEAK: the unrelated change, on a clean checkout.
 pad() {
     git -C "$src" checkout -q -- kernel/src/main.rs
-    [[ $1 == 0 && $2 == 0 ]] && return 0
-    python3 - "$src/kernel/src/main.rs" "$1" "$2" <<'EOF'
+    [[ $1 == 0 && $2 == 0 && $3 == 0 ]] && return 0
+    python3 - "$src/kernel/src/main.rs" "$1" "$2" "$3" <<'EOF'
 import sys
-path, loops, fns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, loops, fns, leak = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 s = open(path).read()
 anchor = "    HZ.store(args.hz, Ordering::Relaxed);\n"
 assert anchor in s, "kbench-noise: anchor line not found in kernel/src/main.rs"
 loop = ("    {\n        let mut x = 1u64;\n        for i in 0..%d {\n"
         "            x = core::hint::black_box(x.wrapping_mul(31).wrapping_add(i));\n"
         "        }\n        core::hint::black_box(x);\n    }\n" % loops)
+if leak:
+    loop += "    alloc::vec![1u8; %d].leak();\n" % leak
 s = s.replace(anchor, anchor + loop)
 for k in range(fns):
     body = "".join("    x = core::hint::black_box(x ^ 0x%x).wrapping_mul(%d);\n" % ((k * 977 + j * 131) & 0xffffffff, j + 3)
@@ -66,10 +75,10 @@ open(path, "w").write(s)
 EOF
 }
 
-# bench NAME LOOPS FUNCTIONS: build HEAD with that padding and bench it
-# into build/bench/NAME.csv.
+# bench NAME LOOPS FUNCTIONS LEAK: build HEAD with that padding and bench
+# it into build/bench/NAME.csv.
 bench() {
-    pad "$2" "$3"
+    pad "$2" "$3" "$4"
     (cd "$src" && CARGO_TARGET_DIR=$KN_DIR/target nice -n 5 cargo build -q -p kernel \
         --target x86_64-unknown-none --release)
     cp "$KN_DIR/target/x86_64-unknown-none/release/kernel" "$KN_DIR/$1.elf"
@@ -78,15 +87,15 @@ bench() {
 }
 
 echo "kbench-noise: HEAD ($sha) as committed"
-bench "$sha" 0 0
+bench "$sha" 0 0 0
 base=$root/build/bench/$sha.csv
-variants=("1000 0" "0 8" "333 3")
+variants=("1000 8 0" "0 0 24" "0 3 200")
 noise=()
 for i in "${!variants[@]}"; do
     n=$((i + 1))
-    read -r loops fns <<<"${variants[$i]}"
-    echo "kbench-noise: noise-$n: HEAD ($sha) with a $loops-iteration boot loop and $fns padding functions"
-    bench "noise-$n" "$loops" "$fns"
+    read -r loops fns leak <<<"${variants[$i]}"
+    echo "kbench-noise: noise-$n: HEAD ($sha) with a $loops-iteration boot loop, $fns padding functions, $leak bytes leaked"
+    bench "noise-$n" "$loops" "$fns" "$leak"
     noise+=("$root/build/bench/noise-$n.csv")
 done
 cd "$root"
