@@ -1,14 +1,18 @@
 //! `make bench-kernel`'s recorded baseline (`bench/kernel-baseline.txt`)
 //! and the regression check against it.
 //!
-//! - `abtool --baseline-record BASE.csv OUT.txt NOISE.csv...` writes, for
+//! - `abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... NOISE.csv...`
+//!   writes, for
 //!   every workload, config and metric of BASE (a `samples.csv` of
 //!   `scripts/tools/kbench.sh`), its mean over the kept runs and a tolerance
 //!   in percent: the largest change of that mean seen in the NOISE runs (the
 //!   same scheduler code built with unrelated layout changes: under QEMU
 //!   `-icount` a run is deterministic, and what moves a figure between such
 //!   builds is where code and data land and the phase of the tick against
-//!   the workload), and at least twice the standard error of BASE's own mean.
+//!   the workload), and at least twice the standard error of BASE's own mean
+//!   and each `--floor` (for every metric, or for METRIC: the shift measured
+//!   between commits that do not touch the measured paths, which the padded
+//!   builds may not reproduce).
 //! - `abtool --baseline-check BASELINE.txt NEW.csv` prints one line per
 //!   figure and `REGRESSION` for each that got worse (higher for a time,
 //!   lower for a rate) by more than its tolerance; it exits with status 1
@@ -60,12 +64,22 @@ fn values<'a>(s: &'a Samples, key: &Key, metric: &str) -> Option<&'a [f64]> {
 
 /// The baseline figures of `base`, each with its tolerance from `noise`.
 /// Fails when a noise run lacks a figure of `base` (not the same bench).
-pub fn record(base: &Samples, noise: &[Samples]) -> Result<Vec<Figure>, String> {
+/// `floors`: (metric name, or `None` for every metric, %).
+pub fn record(
+    base: &Samples,
+    noise: &[Samples],
+    floors: &[(Option<String>, f64)],
+) -> Result<Vec<Figure>, String> {
     let mut out = Vec::new();
     for (key, metrics) in base {
         for (metric, v) in metrics {
             let m = mean(v);
             let mut tol = 2.0 * se_pct(v);
+            for (m, f) in floors {
+                if m.as_ref().is_none_or(|m| m == metric) {
+                    tol = tol.max(*f);
+                }
+            }
             for (i, n) in noise.iter().enumerate() {
                 let nv = values(n, key, metric).ok_or_else(|| {
                     format!(
@@ -213,20 +227,29 @@ mod tests {
         let base = csv(&[("cyc", "lat_avg_us", 10.0), ("cyc", "lat_avg_us", 10.0)]);
         let n1 = csv(&[("cyc", "lat_avg_us", 10.2), ("cyc", "lat_avg_us", 10.2)]);
         let n2 = csv(&[("cyc", "lat_avg_us", 9.9), ("cyc", "lat_avg_us", 9.9)]);
-        let f = record(&base, &[n1, n2]).unwrap();
+        let f = record(&base, &[n1.clone(), n2.clone()], &[]).unwrap();
         assert_eq!(f.len(), 1);
         assert!((f[0].tol_pct - 2.0).abs() < 1e-9, "{}", f[0].tol_pct);
         // No noise runs: the standard error (of 9 and 11: 1 = 10%) doubled.
         let spread = csv(&[("cyc", "lat_avg_us", 9.0), ("cyc", "lat_avg_us", 11.0)]);
-        let f = record(&spread, &[]).unwrap();
+        let f = record(&spread, &[], &[]).unwrap();
         assert!((f[0].tol_pct - 20.0).abs() < 1e-9, "{}", f[0].tol_pct);
+        // A floor wins over smaller shifts; a metric's own floor only there.
+        let f = record(&base, &[n1.clone(), n2.clone()], &[(None, 5.0)]).unwrap();
+        assert!((f[0].tol_pct - 5.0).abs() < 1e-9, "{}", f[0].tol_pct);
+        let other = [(Some("lat_max_us".to_string()), 50.0)];
+        let f = record(&base, &[n1.clone(), n2.clone()], &other).unwrap();
+        assert!((f[0].tol_pct - 2.0).abs() < 1e-9, "{}", f[0].tol_pct);
+        let mine = [(Some("lat_avg_us".to_string()), 50.0)];
+        let f = record(&base, &[n1, n2], &mine).unwrap();
+        assert!((f[0].tol_pct - 50.0).abs() < 1e-9, "{}", f[0].tol_pct);
     }
 
     #[test]
     fn a_noise_run_without_a_figure_is_refused() {
         let base = csv(&[("cyc", "lat_avg_us", 10.0)]);
         let other = csv(&[("perfpipe", "usecs_per_op", 20.0)]);
-        assert!(record(&base, &[other]).is_err());
+        assert!(record(&base, &[other], &[]).is_err());
     }
 
     #[test]
@@ -239,6 +262,7 @@ mod tests {
                     ("cyc", "lat_avg_us", 10.1),
                     ("pp", "ops_per_s", 1010.0),
                 ])],
+                &[],
             )
             .unwrap(),
             "test",

@@ -4,7 +4,7 @@
 //! abtool --out DIR LOG...
 //! abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]
 //! abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...
-//! abtool --baseline-record BASE.csv OUT.txt [NOISE.csv...]
+//! abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]
 //! abtool --baseline-check BASELINE.txt NEW.csv   (make bench-kernel, see [`baseline`])
 //! ```
 //!
@@ -709,15 +709,36 @@ fn read_samples(p: &str) -> csvcmp::Samples {
     }
 }
 
-/// `--baseline-record BASE.csv OUT.txt NOISE.csv...` (see [`baseline`]).
+/// `--baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... NOISE.csv...` (see [`baseline`]).
 fn baseline_record(args: &[String]) -> ! {
+    let usage =
+        "usage: abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]";
     if args.len() < 2 {
-        eprintln!("error: abtool: usage: abtool --baseline-record BASE.csv OUT.txt [NOISE.csv...]");
+        eprintln!("error: abtool: {usage}");
         std::process::exit(2);
     }
+    let mut rest = &args[2..];
+    let mut floors: Vec<(Option<String>, f64)> = Vec::new();
+    while rest.first().map(String::as_str) == Some("--floor") {
+        let arg = rest.get(1).map_or("", String::as_str);
+        let (metric, pct) = match arg.split_once('=') {
+            Some((m, p)) if !m.is_empty() => (Some(m.to_string()), p),
+            _ => (None, arg),
+        };
+        match pct.parse::<f64>() {
+            Ok(f) if f.is_finite() && f >= 0.0 => floors.push((metric, f)),
+            _ => {
+                eprintln!(
+                    "error: abtool: --floor wants [METRIC=]PCT with PCT >= 0, got '{arg}'; {usage}"
+                );
+                std::process::exit(2);
+            }
+        }
+        rest = &rest[2.min(rest.len())..];
+    }
     let base = read_samples(&args[0]);
-    let noise: Vec<_> = args[2..].iter().map(|p| read_samples(p)).collect();
-    let figs = match baseline::record(&base, &noise) {
+    let noise: Vec<_> = rest.iter().map(|p| read_samples(p)).collect();
+    let figs = match baseline::record(&base, &noise, &floors) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: abtool: {e}");
@@ -730,12 +751,20 @@ fn baseline_record(args: &[String]) -> ! {
             .map_or(p.clone(), |s| s.to_string_lossy().into_owned())
     };
     let header = format!(
-        "make bench-kernel's baseline (scripts/tools/kbench.sh, abtool --baseline-record).
-         Recorded from {}; tolerances from {} noise run(s): {}.
+        "make bench-kernel's baseline (scripts/tools/kbench.sh, abtool --baseline-record).\n\
+         Recorded from {}; tolerances from {} noise run(s): {}; floors: {}.\n\
          A figure worse than its mean by more than its tolerance is a REGRESSION.",
         name(&args[0]),
         noise.len(),
-        args[2..].iter().map(name).collect::<Vec<_>>().join(", ")
+        rest.iter().map(name).collect::<Vec<_>>().join(", "),
+        floors
+            .iter()
+            .map(|(m, f)| match m {
+                Some(m) => format!("{m} {f}%"),
+                None => format!("{f}%"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if let Err(e) = std::fs::write(&args[1], baseline::write(&figs, &header)) {
         eprintln!("error: abtool: {}: {e}", args[1]);
@@ -826,7 +855,9 @@ fn main() {
                 println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
                 println!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
                 println!("       abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
-                println!("       abtool --baseline-record BASE.csv OUT.txt [NOISE.csv...]");
+                println!(
+                    "       abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]"
+                );
                 println!("       abtool --baseline-check BASELINE.txt NEW.csv");
                 return;
             }
