@@ -10,7 +10,9 @@
 #                      line: suites, tests passed/failed/skipped, the time
 #   make test-ARCH     one arch's in-kernel suites (test-ARCH-smp1, -smp,
 #                      -smp16, -timing are its parts)
-#   make soak          the SMP soak on both arches, SOAK_SECS (default 60)
+#   make soak          the SMP soak on both arches, SOAK_SECS (default 60);
+#                      FAIL_ALLOC=PERCENT,SEED: again with failing allocations
+#   make test-lockdep  the lock validator's kernel: concurrency suite and soak
 #   make stress-host   keeps every host core busy (STRESS_SECS, default: until
 #                      interrupted; LOAD=n busy loops, default one per core);
 #                      make test-under-stress RUNS=n [LOAD=n]: make test
@@ -71,7 +73,7 @@ KTEST := $(T)/ktest.sh
         miri stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
         linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
         clock-test test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
-        test-x86_64-grub test-aarch64-reloc \
+        test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
 
 all: build
@@ -100,7 +102,7 @@ qemu: ensure-qemu kernel
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
 TEST_SUITES = test-host test-host-debug test-msrv test-loom test-kernel test-shell test-calibrate \
-              test-small-mem test-ab-smoke test-faults test-firmware test-clock test-soak
+              test-small-mem test-ab-smoke test-faults test-firmware test-clock test-soak test-lockdep
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
 	@H_RESULTS=$(CURDIR)/build/test-results.tsv $(MAKE) --no-print-directory test-suites; \
@@ -108,7 +110,7 @@ test: ensure-toolchain check-toolchain
 
 test-suites: $(TEST_SUITES)
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers --features sched/axsched,sched/oracle
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers -p lockdep --features sched/axsched,sched/oracle
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
@@ -143,11 +145,14 @@ test-kernel: ensure-qemu $(ARCHES:%=test-%)
 # The many-CPU boot must also bring every CPU online and say so.
 #
 # aarch64: the SMP runs also cover GICv3 and `-cpu max` (the 1-CPU run:
-# cortex-a72, GICv2). Its timing suite runs at 1 CPU only: QEMU 7.2's
-# round-robin -icount starves aarch64 vCPUs (docs/notes/aarch64-icount-hang.md).
+# cortex-a72, GICv2). QEMU 7.2's round-robin -icount starves aarch64 vCPUs
+# (docs/notes/aarch64-icount-hang.md), so its timing suite runs at 1 CPU on
+# the system's QEMU, and at 2 and SMP_TEST CPUs on QEMU 10
+# (scripts/setup/ensure-qemu10.sh fetches its aarch64 emulator into build/).
 SMP_OPTS_aarch64   = GIC=3 CPU=max
 TIMING_SMP_x86_64  = 1 $(SMP_TEST)
 TIMING_SMP_aarch64 = 1
+TIMING_SMP_QEMU10_aarch64 = 2 $(SMP_TEST)
 TEST_EXTRA_x86_64  = test-x86_64-grub
 TEST_EXTRA_aarch64 = test-aarch64-reloc
 
@@ -171,6 +176,9 @@ test-$(1)-smp16: ensure-qemu kernel-$(1)
 test-$(1)-timing: ensure-qemu kernel-$(1)
 	$$(foreach n,$$(TIMING_SMP_$(1)),KTEST_ICOUNT=1 KTEST_SUITE=timing SMP=$$(n) \
 		KTEST_NOSKIP=$$(if $$(filter 1,$$(n)),0,1) $$(KTEST) $(1) $$(call elf,$(1)) &&) true
+	$$(if $$(TIMING_SMP_QEMU10_$(1)),q10=$$$$(scripts/setup/ensure-qemu10.sh) && \
+		$$(foreach n,$$(TIMING_SMP_QEMU10_$(1)),QEMU_AARCH64=$$$$q10 KTEST_TAG=qemu10 KTEST_ICOUNT=1 \
+		KTEST_SUITE=timing SMP=$$(n) KTEST_NOSKIP=1 $$(KTEST) $(1) $$(call elf,$(1)) &&) true)
 endef
 $(foreach a,$(ARCHES),$(eval $(call ARCH_RULES,$(a))))
 
@@ -226,9 +234,11 @@ test-ab-smoke: ensure-qemu kernel-x86_64
 ab: ensure-qemu ensure-fonts
 	scripts/tools/ab.sh
 
-# The debug shell end to end: a command script piped into QEMU, replies checked.
+# The debug shell end to end: a command script piped into QEMU, replies checked;
+# then the shell under a SCHED_FIFO hog on 1 CPU (the fair server keeps it usable).
 test-shell: ensure-qemu $(ARCHES:%=kernel-%)
 	$(foreach a,$(ARCHES),$(T)/shell-e2e.sh $(a) $(call elf,$(a)) &&) true
+	$(foreach a,$(ARCHES),$(T)/shell-rt-hog.sh $(a) $(call elf,$(a)) &&) true
 
 # Fault reports: one deliberate fault per boot (fault=CASE: stack overflows,
 # wild pointer, undefined instruction, panics, a fault during CPU bring-up)
@@ -246,12 +256,36 @@ test-small-mem: ensure-qemu $(ARCHES:%=kernel-%)
 # arch at SMP_TEST CPUs under multi-threaded TCG, 1000 threads, MEM=128M;
 # fails on any violation, a panic, or settings left changed. Prints the
 # figures. `make test` runs the short version (test-soak, 8 s per arch).
+# FAIL_ALLOC=PERCENT,SEED runs the soak a second time with allocations
+# failing at random (sysctl debug.fail_alloc), then a few workloads;
+# test-soak does, at 20 %.
 SOAK_SECS ?= 60
+FAIL_ALLOC ?=
 soak: ensure-qemu $(ARCHES:%=kernel-%)
-	$(foreach a,$(ARCHES),SOAK_SECS=$(SOAK_SECS) SMP=$(SMP_TEST) MEM=128M $(T)/soak.sh $(a) $(call elf,$(a)) &&) true
+	$(foreach a,$(ARCHES),SOAK_SECS=$(SOAK_SECS) FAIL_ALLOC=$(FAIL_ALLOC) SMP=$(SMP_TEST) MEM=128M \
+		$(T)/soak.sh $(a) $(call elf,$(a)) &&) true
 
 test-soak:
-	$(MAKE) soak SOAK_SECS=8
+	$(MAKE) soak SOAK_SECS=8 FAIL_ALLOC=20,7
+
+# The lock validator (docs/design/lockdep.md): a kernel built with the
+# `lockdep` feature (its own target dir) runs the concurrency suite at
+# SMP_TEST CPUs (which provokes an inversion and an irq-unsafe class on
+# test-only classes and must see both reported, and nothing else), the
+# short soak and the shell end-to-end test, on LOCKDEP_ARCH.
+LOCKDEP_ARCH ?= x86_64
+LOCKDEP_DIR   = $(TARGET_DIR)/lockdep
+LOCKDEP_ELF   = $(LOCKDEP_DIR)/$(TARGET_$(LOCKDEP_ARCH))/$(PROFILE)/kernel
+kernel-lockdep: ensure-toolchain
+	CARGO_TARGET_DIR=$(LOCKDEP_DIR) $(CARGO) build -p kernel --features lockdep \
+		--target $(TARGET_$(LOCKDEP_ARCH)) --profile $(PROFILE)
+
+test-lockdep: ensure-qemu kernel-lockdep
+	KTEST_SUITE=concurrency KTEST_NOSKIP=1 KTEST_TAG=lockdep SMP=$(SMP_TEST) $(SMP_OPTS_$(LOCKDEP_ARCH)) \
+		KTEST_EXPECT='lockdep: .*\(2 from test classes\); 0 overflows; 0 reports outside the test classes' \
+		$(KTEST) $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
+	LOCKDEP=1 SOAK_SECS=8 SMP=$(SMP_TEST) MEM=128M $(T)/soak.sh $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
+	LOCKDEP=1 $(T)/shell-e2e.sh $(LOCKDEP_ARCH) $(LOCKDEP_ELF)
 
 # The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
 # off and on, in QEMU (-icount) and in sim; the per-message switch and
@@ -385,8 +419,9 @@ lint: ensure-toolchain
 	$(CARGO) package -q -p sched --allow-dirty
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool -p stats --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
-	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers -p lockdep --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) -- -D warnings
+	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) --features kernel/lockdep -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_aarch64) -- -D warnings
 
 fmt:

@@ -170,6 +170,9 @@ pub struct BootArgs<'a> {
     pub run: Option<&'a str>,
     /// `fault=CASE`: a deliberate fault instead of the shell or the tests.
     pub fault: Option<FaultCase>,
+    /// `fail_alloc=PERCENT,SEED`: failing allocations on demand, from the
+    /// end of the boot on.
+    pub fail_alloc: Option<FailAlloc>,
 }
 
 impl Default for BootArgs<'_> {
@@ -184,6 +187,51 @@ impl Default for BootArgs<'_> {
             seed: None,
             run: None,
             fault: None,
+            fail_alloc: None,
+        }
+    }
+}
+
+/// Failing allocations on demand (`fail_alloc=PERCENT,SEED`, or the
+/// `debug.fail_alloc` sysctl): each allocation that may fail does so with
+/// probability PERCENT %, decided by a PRNG stream seeded with SEED (so a
+/// run's sequence of decisions is reproducible). `0,SEED` or `off`: never.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FailAlloc {
+    /// Percent of allocations failed, 0..=100.
+    pub percent: u32,
+    /// The PRNG's seed.
+    pub seed: u64,
+}
+
+impl FailAlloc {
+    /// Parses `PERCENT,SEED` (PERCENT in 0..=100, SEED a decimal u64) or
+    /// `off`; the error says what is accepted.
+    pub fn parse(v: &str) -> Result<FailAlloc, &'static str> {
+        if v == "off" {
+            return Ok(FailAlloc::default());
+        }
+        let Some((p, s)) = v.split_once(',') else {
+            return Err("fail_alloc must be PERCENT,SEED (e.g. 10,1) or off");
+        };
+        let percent = match p.parse::<u32>() {
+            Ok(p) if p <= 100 => p,
+            Ok(_) => return Err("fail_alloc: PERCENT out of range 0..=100"),
+            Err(_) => return Err("fail_alloc: PERCENT is not a number (PERCENT,SEED)"),
+        };
+        let seed = s
+            .parse::<u64>()
+            .map_err(|_| "fail_alloc: SEED must be a decimal integer (PERCENT,SEED)")?;
+        Ok(FailAlloc { percent, seed })
+    }
+}
+
+impl core::fmt::Display for FailAlloc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.percent == 0 {
+            f.write_str("off")
+        } else {
+            write!(f, "{},{}", self.percent, self.seed)
         }
     }
 }
@@ -249,6 +297,11 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 ),
             },
             ("fault", None) => warn(word, "fault needs a value (fault=recursion)"),
+            ("fail_alloc", Some(v)) => match FailAlloc::parse(v) {
+                Ok(f) => args.fail_alloc = Some(f),
+                Err(e) => warn(word, e),
+            },
+            ("fail_alloc", None) => warn(word, "fail_alloc needs a value (fail_alloc=10,1)"),
             // Read by the x86_64 boot code (boot/src/x86_64/rsdp.rs) before
             // the kernel runs: which RSDP sources to skip, for the tests.
             ("acpi_rsdp", Some("auto" | "efi" | "bios")) => {}

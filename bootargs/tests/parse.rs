@@ -24,6 +24,7 @@ fn accepts_every_argument() {
             seed: None,
             run: None,
             fault: None,
+            fail_alloc: None,
         }
     );
     assert_eq!(warnings, 0);
@@ -124,4 +125,34 @@ fn acpi_rsdp_values_are_checked_and_change_no_field() {
     // The boot code reads the word itself; the parser only vouches for it.
     assert_eq!(a, BootArgs::default());
     assert_eq!(warned, ["acpi_rsdp=BIOS", "acpi_rsdp"]);
+}
+
+#[test]
+fn fail_alloc_takes_percent_and_seed_and_refuses_the_rest() {
+    use bootargs::FailAlloc;
+    let a = bootargs::parse("fail_alloc=10,42", |w, r| panic!("{w}: {r}"));
+    assert_eq!(
+        a.fail_alloc,
+        Some(FailAlloc {
+            percent: 10,
+            seed: 42
+        })
+    );
+    assert_eq!(FailAlloc::parse("off"), Ok(FailAlloc::default()));
+    assert_eq!(
+        FailAlloc::parse("100,0").map(|f| f.to_string()),
+        Ok("100,0".into())
+    );
+    assert_eq!(
+        FailAlloc::parse("0,7").map(|f| f.to_string()),
+        Ok("off".into())
+    );
+    for bad in ["", "10", "101,1", "-1,1", "x,1", "10,", "10,-1", "10,1,2"] {
+        let mut warned = Vec::new();
+        let line = format!("fail_alloc={bad}");
+        let a = bootargs::parse(&line, |w, r| warned.push(format!("{w}: {r}")));
+        assert_eq!(a.fail_alloc, None, "{bad:?}");
+        assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
+        assert!(FailAlloc::parse(bad).is_err(), "{bad:?}");
+    }
 }

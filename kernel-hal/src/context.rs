@@ -44,7 +44,7 @@ pub struct TaskContext {
     state: AtomicU8,
     /// The stack it runs on (none for a CPU's first context, which runs on
     /// a stack of its own). Read with `try_lock` by the canary check.
-    stack: spin::Mutex<Option<KernelStack>>,
+    stack: sched::SpinMutex<Option<KernelStack>>,
 }
 
 // SAFETY: `regs` is touched by one CPU at a time, as `state` decides: the
@@ -73,7 +73,7 @@ impl TaskContext {
         TaskContext {
             regs: UnsafeCell::new(arch::Context::new()),
             state: AtomicU8::new(EMPTY),
-            stack: spin::Mutex::new(None),
+            stack: sched::SpinMutex::named("thread.stack", None),
         }
     }
 
@@ -139,6 +139,7 @@ impl TaskContext {
     /// Whether the canary at the bottom of its stack is intact (true
     /// without a stack, or while another CPU holds the stack's lock: it
     /// never waits).
+    #[inline]
     pub fn stack_intact(&self, canary: u128) -> bool {
         self.stack
             .try_lock()
@@ -181,6 +182,7 @@ pub struct SwitchLock<T: 'static> {
 
 impl<T: 'static> SwitchLock<T> {
     /// Takes `lock` (spinning). Mask interrupts first.
+    #[inline]
     pub fn lock(lock: &'static spin::Mutex<T>) -> Self {
         SwitchLock {
             lock,
@@ -191,12 +193,14 @@ impl<T: 'static> SwitchLock<T> {
 
 impl<T: 'static> Deref for SwitchLock<T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         &self.guard
     }
 }
 
 impl<T: 'static> DerefMut for SwitchLock<T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
     }
@@ -222,6 +226,7 @@ unsafe fn unlock_erased<T>(p: *const ()) {
 /// # Panics
 /// If this CPU has no context ([`TaskContext::adopt`]), if `next` is the
 /// current one, or if `next` is empty.
+#[inline]
 pub fn switch_to<T: 'static>(
     next: &'static TaskContext,
     held: SwitchLock<T>,
@@ -272,19 +277,30 @@ pub fn switch_to<T: 'static>(
 /// switched away from is saved (ready: another CPU may switch to it now),
 /// and the lock handed over is released when the returned value drops.
 #[must_use = "the lock handed over is released when this is dropped"]
+#[inline]
 pub fn finish_switch() -> HandedOver {
     let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
-    let prev = slot.prev.swap(ptr::null_mut(), Ordering::Relaxed);
+    // Only this CPU touches its slot, with interrupts masked: plain loads
+    // and stores (no locked read-modify-write).
+    let prev = take(&slot.prev);
     // SAFETY: `prev` was this CPU's current context, a `&'static` given to
     // `adopt` or `switch_to`.
     if let Some(prev) = unsafe { prev.as_ref() } {
         prev.state.store(READY, Ordering::Release);
     }
     HandedOver {
-        held: slot.held.swap(ptr::null_mut(), Ordering::Relaxed),
-        unlock: slot.unlock.swap(ptr::null_mut(), Ordering::Relaxed),
+        held: take(&slot.held),
+        unlock: take(&slot.unlock),
         _cpu_local: core::marker::PhantomData,
     }
+}
+
+/// The pointer in `p`, leaving null (this CPU's slot only).
+#[inline]
+fn take<T>(p: &AtomicPtr<T>) -> *mut T {
+    let v = p.load(Ordering::Relaxed);
+    p.store(ptr::null_mut(), Ordering::Relaxed);
+    v
 }
 
 /// The lock a switch handed over; released on drop.
@@ -295,6 +311,7 @@ pub struct HandedOver {
 }
 
 impl Drop for HandedOver {
+    #[inline]
     fn drop(&mut self) {
         if self.held.is_null() {
             return;
@@ -308,3 +325,26 @@ impl Drop for HandedOver {
         unsafe { unlock(self.held) };
     }
 }
+
+// The states refuse what would be unsound: a CPU adopts one context only
+// (the running test's CPU has its idle thread's), a ready context cannot
+// be prepared again, and its stack comes back once, leaving it empty.
+crate::ktest!(task_context_refuses_a_second_adopt_prepare_or_take, || {
+    static CTX: TaskContext = TaskContext::new();
+    extern "C" fn never(_: usize) -> ! {
+        panic!("a context prepared by the test was switched to");
+    }
+    let stack = |owner| KernelStack::new(owner).map_err(|_| "no memory for a stack");
+    crate::kassert!(!CTX.adopt(), "a second context adopted on this CPU");
+    crate::kassert!(CTX.prepare(stack(0xfff0)?, never, 0).is_ok());
+    crate::kassert!(!CTX.is_running());
+    crate::kassert!(
+        CTX.prepare(stack(0xfff1)?, never, 0).is_err(),
+        "a ready context prepared again"
+    );
+    crate::kassert!(CTX.take_stack().is_some());
+    crate::kassert!(CTX.take_stack().is_none(), "a stack taken twice");
+    crate::kassert!(CTX.prepare(stack(0xfff2)?, never, 0).is_ok());
+    crate::kassert!(CTX.take_stack().is_some());
+    Ok(())
+});

@@ -10,9 +10,18 @@
 //! spawn and boot time only: the schedule, wakeup and tick paths never allocate.
 //! Kernel stacks have their own allocator on top of it (this crate's
 //! `crate::stack`): heap pages mapped into a guarded virtual region.
+//!
+//! Failing allocations on demand ([`fail`], Linux's `failslab`): with
+//! `fail_alloc=PERCENT,SEED` armed, an allocation made inside [`may_fail`]
+//! (the callers that turn a failed allocation into an error: a kernel
+//! stack and its page tables, a new task's scheduler state) fails with
+//! that probability, from a PRNG stream seeded with SEED.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+pub use bootargs::FailAlloc;
 
 use linked_list_allocator::Heap;
 
@@ -73,6 +82,9 @@ struct KernelHeap(SpinLock<Heaps>);
 // holds it.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if fail::should_fail() {
+            return ptr::null_mut();
+        }
         let mut heaps = self.0.lock();
         heaps
             .in_use()
@@ -97,10 +109,13 @@ unsafe impl GlobalAlloc for KernelHeap {
 }
 
 #[global_allocator]
-static HEAP: KernelHeap = KernelHeap(SpinLock::new(Heaps {
-    heaps: [const { Heap::empty() }; MAX_HEAP_REGIONS],
-    len: 0,
-}));
+static HEAP: KernelHeap = KernelHeap(SpinLock::named(
+    "heap",
+    Heaps {
+        heaps: [const { Heap::empty() }; MAX_HEAP_REGIONS],
+        len: 0,
+    },
+));
 
 static INIT: spin::Once<HeapRegions> = spin::Once::new();
 
@@ -138,4 +153,101 @@ pub fn stats() -> (usize, usize) {
         .in_use()
         .iter()
         .fold((0, 0), |(u, f), h| (u + h.used(), f + h.free()))
+}
+
+/// Heap bytes kept for good by the arch layer (page tables it grows and never
+/// frees), so that accounting can tell them from a leak.
+static KEPT_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// The arch layer allocated `bytes` it keeps for good (a page table).
+pub fn note_kept(bytes: usize) {
+    KEPT_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+/// Heap bytes kept for good ([`note_kept`]).
+pub fn kept_bytes() -> usize {
+    KEPT_BYTES.load(Ordering::Relaxed) as usize
+}
+
+/// Runs `f` with this CPU's allocations open to failure injection (and
+/// preemption off, so no other thread's allocation is): for callers that
+/// turn a failed allocation into an error (`try_reserve`, the stack
+/// allocator), never for `Box::new` and friends, which cannot fail
+/// gracefully. Nests.
+pub fn may_fail<R>(f: impl FnOnce() -> R) -> R {
+    let _p = crate::PreemptGuard::new();
+    let depth = &fail::DEPTH[crate::arch::cpu_id() % crate::MAX_CPUS];
+    depth.fetch_add(1, Ordering::Relaxed);
+    let r = f();
+    depth.fetch_sub(1, Ordering::Relaxed);
+    r
+}
+
+/// Failing allocations on demand: the setting, and what it did.
+pub mod fail {
+    use super::{AtomicU32, AtomicU64, FailAlloc, Ordering};
+
+    static PERCENT: AtomicU32 = AtomicU32::new(0);
+    static SEED: AtomicU64 = AtomicU64::new(0);
+    /// Decisions taken since the setting changed (the PRNG stream's index).
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    static CANDIDATES: AtomicU64 = AtomicU64::new(0);
+    static FAILED: AtomicU64 = AtomicU64::new(0);
+    /// Per CPU: inside [`may_fail`](super::may_fail) (nesting depth).
+    pub(super) static DEPTH: [AtomicU32; crate::MAX_CPUS] =
+        [const { AtomicU32::new(0) }; crate::MAX_CPUS];
+
+    /// Arms (or, with 0 %, disarms) the injection; restarts the PRNG stream.
+    pub fn set(f: FailAlloc) {
+        PERCENT.store(0, Ordering::SeqCst);
+        SEED.store(f.seed, Ordering::SeqCst);
+        SEQ.store(0, Ordering::SeqCst);
+        PERCENT.store(f.percent.min(100), Ordering::SeqCst);
+    }
+
+    /// The setting.
+    pub fn get() -> FailAlloc {
+        FailAlloc {
+            percent: PERCENT.load(Ordering::Relaxed),
+            seed: SEED.load(Ordering::Relaxed),
+        }
+    }
+
+    /// (allocations that could have failed, allocations failed on purpose),
+    /// since boot.
+    pub fn counts() -> (u64, u64) {
+        (
+            CANDIDATES.load(Ordering::Relaxed),
+            FAILED.load(Ordering::Relaxed),
+        )
+    }
+
+    /// splitmix64's output function.
+    fn mix(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Whether this allocation fails on purpose.
+    #[inline]
+    pub(super) fn should_fail() -> bool {
+        let percent = PERCENT.load(Ordering::Relaxed);
+        if percent == 0 {
+            return false;
+        }
+        let cpu = crate::arch::cpu_id() % crate::MAX_CPUS;
+        if DEPTH[cpu].load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        CANDIDATES.fetch_add(1, Ordering::Relaxed);
+        let seed = SEED.load(Ordering::Relaxed);
+        let fail = mix(seed.wrapping_add(n.wrapping_mul(0x9e37_79b9_7f4a_7c15))) % 100
+            < u64::from(percent);
+        if fail {
+            FAILED.fetch_add(1, Ordering::Relaxed);
+        }
+        fail
+    }
 }

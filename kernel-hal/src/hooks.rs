@@ -14,6 +14,7 @@ use core::fmt;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
+use crate::addr::VirtAddr;
 use crate::cpumask::CpuMask;
 
 /// What an inter-processor interrupt asks of its target.
@@ -91,10 +92,10 @@ pub trait Hooks: Sync {
     fn current_thread(&self) -> (Option<u32>, &'static str);
     /// If `addr` lies in the unmapped guard below a kernel stack: whose
     /// stack that is. Takes no locks.
-    fn stack_guard_owner(&self, addr: usize) -> Option<StackOwner>;
+    fn stack_guard_owner(&self, addr: VirtAddr) -> Option<StackOwner>;
     /// A guarded kernel stack for secondary CPU `cpu` to start on: its top,
     /// or `None` (the arch layer then uses a heap block). Boot CPU.
-    fn bringup_stack(&self, cpu: usize) -> Option<usize>;
+    fn bringup_stack(&self, cpu: usize) -> Option<VirtAddr>;
     /// A secondary CPU's arch bring-up set up its traps, still on the stack
     /// it started on.
     fn secondary_arch_up(&self, cpu: usize);
@@ -105,7 +106,7 @@ pub trait Hooks: Sync {
     /// Return addresses from the frame-pointer chain at `fp` on the kernel
     /// stack that holds `sp`, at most `out.len()`; how many were written.
     /// Takes no locks.
-    fn backtrace(&self, sp: usize, fp: usize, out: &mut [usize]) -> usize;
+    fn backtrace(&self, sp: VirtAddr, fp: VirtAddr, out: &mut [usize]) -> usize;
     /// Prints without taking the console lock (panic and fault paths).
     fn emergency_write(&self, args: fmt::Arguments);
     /// The CPUs online in the scheduler (the arch's own tests check their
@@ -139,7 +140,9 @@ pub(crate) fn get() -> Option<&'static dyn Hooks> {
 #[inline]
 pub fn timer_interrupt() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_interrupt();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -147,7 +150,9 @@ pub fn timer_interrupt() {
 #[inline]
 pub fn timer_event() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.timer_event();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -163,7 +168,9 @@ pub fn irq_exit() {
 #[inline]
 pub fn console_rx() {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.console_rx();
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -171,7 +178,9 @@ pub fn console_rx() {
 #[inline]
 pub fn ipi(kind: IpiKind) {
     if let Some(h) = get() {
+        crate::lockdep::irq_enter();
         h.ipi(kind);
+        crate::lockdep::irq_exit();
     }
 }
 
@@ -183,14 +192,14 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
 
 /// See [`Hooks::stack_guard_owner`].
 #[inline]
-pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
+pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
     get().and_then(|h| h.stack_guard_owner(addr))
 }
 
 /// See [`Hooks::bringup_stack`].
 #[allow(dead_code)] // arches whose CPUs start on the caller's stack (x86_64) do not ask
 #[inline]
-pub fn bringup_stack(cpu: usize) -> Option<usize> {
+pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
     get().and_then(|h| h.bringup_stack(cpu))
 }
 
@@ -205,6 +214,7 @@ pub fn secondary_arch_up(cpu: usize) {
 /// See [`Hooks::report_begin`].
 #[inline]
 pub fn report_begin() {
+    crate::lockdep::disable();
     if let Some(h) = get() {
         h.report_begin();
     }
@@ -220,7 +230,7 @@ pub fn fault_reported() {
 
 /// See [`Hooks::backtrace`]; 0 before [`register`].
 #[inline]
-pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
+pub fn backtrace(sp: VirtAddr, fp: VirtAddr, out: &mut [usize]) -> usize {
     get().map_or(0, |h| h.backtrace(sp, fp, out))
 }
 

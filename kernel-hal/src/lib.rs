@@ -2,6 +2,7 @@
 //! types, so that the `kernel` crate above it is safe code
 //! (`#![forbid(unsafe_code)]`; the split Asterinas makes with OSTD).
 //!
+//! - [`addr`]: [`PhysAddr`](addr::PhysAddr) and [`VirtAddr`](addr::VirtAddr);
 //! - [`arch`]: everything per architecture (x86_64, aarch64): interrupt
 //!   controllers, timers, IPIs, page tables, CPU bring-up, traps, the
 //!   context switch's assembly, the console UARTs;
@@ -12,6 +13,9 @@
 //! - [`sync`]: [`SpinLock`](sync::SpinLock) (interrupt-safe) and
 //!   [`Mutex`](sync::Mutex) (sleeping, over the kernel's wait queue);
 //! - [`heap`]: the global allocator over the RAM ranges the kernel hands it;
+//! - [`lockdep`]: the lock validator's seam (the `lockdep` feature);
+//! - [`percpu`]: per-CPU data ([`CpuLocal`](percpu::CpuLocal)) and its
+//!   safe handles;
 //! - [`stack`]: kernel stacks with guard pages ([`KernelStack`](stack::KernelStack));
 //! - [`context`]: the context switch ([`TaskContext`](context::TaskContext),
 //!   [`switch_to`](context::switch_to));
@@ -27,12 +31,15 @@
 
 extern crate alloc;
 
+pub mod addr;
 pub mod arch;
 pub mod context;
 pub mod cpu;
 pub mod cpumask;
 pub mod heap;
 pub mod hooks;
+pub mod lockdep;
+pub mod percpu;
 mod preempt;
 pub mod stack;
 pub mod sync;

@@ -42,6 +42,7 @@ use alloc::vec::Vec;
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
+use crate::addr::{PhysAddr, VirtAddr};
 use crate::arch;
 use crate::sync::SpinLock;
 
@@ -77,7 +78,7 @@ struct Slots {
     flushing: bool,
 }
 
-static SLOTS: SpinLock<Option<Slots>> = SpinLock::new(None);
+static SLOTS: SpinLock<Option<Slots>> = SpinLock::named("stack_slots", None);
 /// Completed all-CPU TLB flushes that recycled dirty slots.
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 /// Flushes every online CPU's TLB and waits for it (the kernel's cross-CPU
@@ -94,6 +95,7 @@ pub fn init(flush_all: fn() -> bool) {
     let Some((base, bytes)) = arch::stack_region_init() else {
         return;
     };
+    let base = base.as_usize();
     let n = (bytes / SLOT_BYTES).min(MAX_SLOTS);
     let mut clean = Vec::new();
     let mut dirty = Vec::new();
@@ -153,8 +155,9 @@ impl KernelStack {
     /// A zeroed stack for thread slot `owner` (named in fault reports).
     /// Thread context (it may wait for other CPUs to flush their TLBs).
     pub fn new(owner: u32) -> Result<KernelStack, NoMemory> {
-        // SAFETY: non-zero size.
-        let mem = unsafe { alloc::alloc::alloc_zeroed(layout()) };
+        // SAFETY: non-zero size. A failure is this function's error, so
+        // failing allocations on demand may hit it.
+        let mem = crate::heap::may_fail(|| unsafe { alloc::alloc::alloc_zeroed(layout()) });
         if mem.is_null() {
             return Err(NoMemory);
         }
@@ -173,7 +176,12 @@ impl KernelStack {
         OWNER[slot as usize].store(owner.min(u32::from(NO_OWNER)) as u16, Ordering::Relaxed);
         let _guard = SLOTS.lock();
         for off in (0..STACK_SIZE).step_by(PAGE) {
-            if !arch::map_stack_page(bottom + off, mem as usize + off) {
+            // The heap is identity mapped: its virtual address is the
+            // physical one. A page table it needs may fail on demand too.
+            let page = PhysAddr::new(mem as usize + off);
+            let mapped =
+                crate::heap::may_fail(|| arch::map_stack_page(VirtAddr::new(bottom + off), page));
+            if !mapped {
                 drop(_guard);
                 // Dropping unmaps what was mapped and frees the memory.
                 return Err(NoMemory);
@@ -183,12 +191,12 @@ impl KernelStack {
     }
 
     /// One past the highest address (the initial stack pointer).
-    pub fn top(&self) -> usize {
-        self.bottom + STACK_SIZE
+    pub fn top(&self) -> VirtAddr {
+        VirtAddr::new(self.bottom + STACK_SIZE)
     }
 
     /// Keeps the stack forever (a CPU's idle stack); returns its top.
-    pub fn leak(self) -> usize {
+    pub fn leak(self) -> VirtAddr {
         let top = self.top();
         core::mem::forget(self);
         top
@@ -236,13 +244,14 @@ impl KernelStack {
 /// `sp` is not on a region stack that has an owner (a live, mapped stack).
 /// Takes no locks: for fault reports, where `sp` is the faulting thread's
 /// own stack, which stays mapped while it runs.
-pub fn walk_frames(sp: usize, mut fp: usize, out: &mut [usize]) -> usize {
+pub fn walk_frames(sp: VirtAddr, fp: VirtAddr, out: &mut [usize]) -> usize {
     let Some((lo, hi)) = stack_bounds(sp) else {
         return 0;
     };
     if guard_owner(lo - 8).is_none_or(|owner| owner.is_none()) {
         return 0;
     }
+    let (lo, hi, mut fp) = (lo.as_usize(), hi.as_usize(), fp.as_usize());
     let mut n = 0;
     while n < out.len() && fp >= lo && fp.is_multiple_of(8) && fp + 16 <= hi {
         // SAFETY: `[fp, fp + 16)` lies inside `[lo, hi)`, the stack part of
@@ -272,7 +281,7 @@ impl Drop for KernelStack {
             OWNER[slot as usize].store(NO_OWNER, Ordering::Relaxed);
             let mut slots = SLOTS.lock();
             for off in (0..STACK_SIZE).step_by(PAGE) {
-                arch::unmap_stack_page(self.bottom + off);
+                arch::unmap_stack_page(VirtAddr::new(self.bottom + off));
             }
             if let Some(s) = slots.as_mut() {
                 // Capacity for every slot was reserved: no allocation.
@@ -302,7 +311,7 @@ pub fn exception_stack_init(cpu: usize) {
 /// Guarded exception stacks for `cpu` from the region, each handed to
 /// `set(index, top)`; none without a region, one fewer per failed
 /// allocation (the arch layer keeps its fallback for that index).
-fn give_exception_stacks(cpu: usize, mut set: impl FnMut(usize, usize)) {
+fn give_exception_stacks(cpu: usize, mut set: impl FnMut(usize, VirtAddr)) {
     if !guarded() {
         return;
     }
@@ -341,7 +350,7 @@ const _: () = assert!(BRINGUP_OWNER as usize + crate::MAX_CPUS <= EXCEPTION_OWNE
 /// region or memory. Boot CPU. (For arches whose CPUs start on a stack of
 /// their own before the caller's: aarch64; x86_64's start on the caller's.)
 #[allow(dead_code)]
-pub fn bringup_stack(cpu: usize) -> Option<usize> {
+pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
     if !guarded() || cpu >= crate::MAX_CPUS {
         return None;
     }
@@ -373,11 +382,11 @@ crate::ktest!(static_stacks_have_guards, || {
         crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                crate::hooks::stack_guard_owner(addr).is_some(),
+                crate::hooks::stack_guard_owner(VirtAddr::new(addr)).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
+        crate::kassert!(crate::hooks::stack_guard_owner(VirtAddr::new(hi)).is_none());
     }
     Ok(())
 });
@@ -432,7 +441,8 @@ fn take_slot() -> Result<u16, NoMemory> {
 
 /// If `addr` is in the guard of a region slot: the thread slot index whose
 /// stack sits above it (`None` inside: a slot without an owner).
-pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
+pub fn guard_owner(addr: VirtAddr) -> Option<Option<u32>> {
+    let addr = addr.as_usize();
     let base = REGION_BASE.load(Ordering::Acquire);
     if base == 0 || addr < base {
         return None;
@@ -447,7 +457,8 @@ pub fn guard_owner(addr: usize) -> Option<Option<u32>> {
 
 /// The stack `[bottom, top)` of the region slot holding `addr` (in its
 /// guard or its stack), for backtraces in fault reports. Takes no locks.
-pub fn stack_bounds(addr: usize) -> Option<(usize, usize)> {
+pub fn stack_bounds(addr: VirtAddr) -> Option<(VirtAddr, VirtAddr)> {
+    let addr = addr.as_usize();
     let base = REGION_BASE.load(Ordering::Acquire);
     let off = addr.checked_sub(base)?;
     let slot = off / SLOT_BYTES;
@@ -455,15 +466,16 @@ pub fn stack_bounds(addr: usize) -> Option<(usize, usize)> {
         return None;
     }
     let bottom = base + slot * SLOT_BYTES + GUARD_BYTES;
-    Some((bottom, bottom + STACK_SIZE))
+    Some((VirtAddr::new(bottom), VirtAddr::new(bottom + STACK_SIZE)))
 }
 
 /// Lowest stack address of the region slot holding `addr`, if `addr` is in
 /// the stack part of a slot.
-pub fn stack_bottom_of(addr: usize) -> Option<usize> {
+pub fn stack_bottom_of(addr: VirtAddr) -> Option<VirtAddr> {
+    let addr = addr.as_usize();
     let base = REGION_BASE.load(Ordering::Acquire);
     let off = addr.checked_sub(base)?;
     let slot = off / SLOT_BYTES;
     (base != 0 && slot < REGION_SLOTS.load(Ordering::Relaxed) && off % SLOT_BYTES >= GUARD_BYTES)
-        .then(|| base + slot * SLOT_BYTES + GUARD_BYTES)
+        .then(|| VirtAddr::new(base + slot * SLOT_BYTES + GUARD_BYTES))
 }

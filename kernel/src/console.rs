@@ -10,11 +10,11 @@
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use spin::Mutex;
+use ::sched::SpinMutex as Mutex;
 
 use crate::arch;
 
-static LOCK: Mutex<()> = Mutex::new(());
+static LOCK: Mutex<()> = Mutex::named("console", ());
 
 /// The output side: the serial port, and the framebuffer console if any
 /// (which the fault paths only try to lock: `wait` false).
@@ -139,6 +139,13 @@ pub fn emergency_write(args: fmt::Arguments) {
     let _ = Serial { wait: false }.write_fmt(args);
 }
 
+/// Where the lock validator's reports go: the raw writer (a report may come
+/// from inside `print`, with the console lock held), one line per call.
+#[cfg(feature = "lockdep")]
+pub fn lockdep_sink(args: fmt::Arguments) {
+    emergency_write(format_args!("{args}\n"));
+}
+
 /// `print!` to the serial console.
 #[macro_export]
 macro_rules! kprint {
@@ -249,7 +256,7 @@ impl HeldLog {
     }
 }
 
-static HELD: Mutex<HeldLog> = Mutex::new(HeldLog::new());
+static HELD: Mutex<HeldLog> = Mutex::named("console_held", HeldLog::new());
 /// Whether [`HELD`] is holding: a lock-free first check for every log line.
 static HOLDING: AtomicBool = AtomicBool::new(false);
 
@@ -404,7 +411,7 @@ impl Rx {
     }
 }
 
-static RX: crate::sync::SpinLock<Rx> = crate::sync::SpinLock::new(Rx::new());
+static RX: crate::sync::SpinLock<Rx> = crate::sync::SpinLock::named("console_rx", Rx::new());
 static RX_WAIT: crate::sync::WaitQueue = crate::sync::WaitQueue::new();
 /// Receive is interrupt-driven (set once, at start-up).
 static RX_IRQ: AtomicBool = AtomicBool::new(false);

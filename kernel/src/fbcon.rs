@@ -23,8 +23,8 @@
 //! console's own lock; the fault path only tries it ([`write_str`] with
 //! `wait` false), so a fault while drawing still reaches the serial port.
 
+use ::sched::SpinMutex as Mutex;
 use noto_sans_mono_bitmap::{get_raster, get_raster_width, FontWeight, RasterHeight};
-use spin::Mutex;
 
 /// Glyph size.
 const WEIGHT: FontWeight = FontWeight::Regular;
@@ -78,7 +78,7 @@ pub struct FbCon {
     shadow: Option<alloc::boxed::Box<[u8]>>,
 }
 
-static CON: Mutex<Option<FbCon>> = Mutex::new(None);
+static CON: Mutex<Option<FbCon>> = Mutex::named("fbcon", None);
 
 /// Packs an 8-bit channel into a field of `size` bits at `pos`.
 fn field(v: u8, (pos, size): (u8, u8)) -> u32 {

@@ -8,6 +8,7 @@
 //! thread.
 
 use crate::{ktest, task};
+use kernel_hal::addr::VirtAddr;
 
 pub use kernel_hal::hooks::StackOwner;
 
@@ -52,11 +53,11 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
         current_thread()
     }
 
-    fn stack_guard_owner(&self, addr: usize) -> Option<StackOwner> {
+    fn stack_guard_owner(&self, addr: VirtAddr) -> Option<StackOwner> {
         stack_guard_owner(addr)
     }
 
-    fn bringup_stack(&self, cpu: usize) -> Option<usize> {
+    fn bringup_stack(&self, cpu: usize) -> Option<VirtAddr> {
         bringup_stack(cpu)
     }
 
@@ -72,7 +73,7 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
         fault_reported();
     }
 
-    fn backtrace(&self, sp: usize, fp: usize, out: &mut [usize]) -> usize {
+    fn backtrace(&self, sp: VirtAddr, fp: VirtAddr, out: &mut [usize]) -> usize {
         backtrace(sp, fp, out)
     }
 
@@ -155,9 +156,9 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
 /// If `addr` lies in the unmapped guard below a kernel stack (of the stack
 /// region, or one of the kernel image's static stacks): whose stack that
 /// is. Takes no locks.
-pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
+pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
     if let Some(g) = crate::arch::static_stack_guards() {
-        let within = |(lo, hi): (usize, usize)| (lo..hi).contains(&addr);
+        let within = |(lo, hi): (usize, usize)| (lo..hi).contains(&addr.as_usize());
         if within(g.boot) {
             return Some(StackOwner::BootStack);
         }
@@ -191,7 +192,7 @@ pub fn stack_guard_owner(addr: usize) -> Option<StackOwner> {
 /// `start_cpu` caller gave: its top, or `None` (no region or no memory:
 /// the arch layer then uses a heap block). Boot CPU. Unused on arches
 /// whose CPUs start on the caller's stack (x86_64).
-pub fn bringup_stack(cpu: usize) -> Option<usize> {
+pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
     crate::heap::stack::bringup_stack(cpu)
 }
 
@@ -219,6 +220,6 @@ pub fn fault_reported() {
 /// on both arches), as far as it stays inside the kernel stack that holds
 /// `sp` and climbs; at most `out.len()`. Returns how many were written.
 /// Empty when `sp` is not on a stack of the stack region. Takes no locks.
-pub fn backtrace(sp: usize, fp: usize, out: &mut [usize]) -> usize {
+pub fn backtrace(sp: VirtAddr, fp: VirtAddr, out: &mut [usize]) -> usize {
     crate::heap::stack::walk_frames(sp, fp, out)
 }

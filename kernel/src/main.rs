@@ -62,6 +62,8 @@ fn start_kernel(info: &'static BootInfo) -> ! {
     hooks::register();
     arch::early_init(info);
     console::init();
+    #[cfg(feature = "lockdep")]
+    kernel_hal::lockdep::enable(console::lockdep_sink);
     // The heap first: the framebuffer console keeps its text grid there.
     let heap_len = heap::total_bytes(heap::init(info));
     if let Some(fb) = arch::framebuffer() {
@@ -125,7 +127,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
     heap::stack::exception_stack_init(0);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
-    if !percpu::provision(0) {
+    if !provision(0) {
         log::error!("percpu: no memory for cpu 0's timer list and call queue");
     }
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
@@ -174,6 +176,14 @@ extern "C" fn boot_continue(_: usize) -> ! {
     };
     if let Err(e) = spawned {
         log::error!("kernel: cannot spawn the first thread: {:?}", e);
+    }
+    // The boot path is over: failing allocations on demand start now.
+    if let Some(f) = args.fail_alloc.filter(|f| f.percent > 0) {
+        kernel_hal::heap::fail::set(f);
+        log::info!(
+            "fail_alloc: {f}: allocations that may fail now fail at random ({}%)",
+            f.percent
+        );
     }
     arch::timer_start(args.hz);
     // Before interrupts come on: the shell may run (and echo) right after.
@@ -255,9 +265,16 @@ impl StartError {
 /// named instead of hanging the boot.
 const ONLINE_WAIT_NS: u64 = 10_000_000_000;
 
+/// Allocates what CPU `cpu` needs beyond its static per-CPU block (its sleep
+/// timer list, its cross-call queue), before it is brought up; false when
+/// the heap has no room (the CPU is then not started).
+fn provision(cpu: usize) -> bool {
+    percpu::provision(cpu, task::MAX_THREADS) && smp::provision(cpu)
+}
+
 /// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
 fn start_one(cpu: usize) -> Result<(), StartError> {
-    if !percpu::provision(cpu) {
+    if !provision(cpu) {
         return Err(StartError::NoMemory);
     }
     // Never freed: the CPU runs on it forever (also if the start timed out:
@@ -295,6 +312,7 @@ extern "C" fn secondary_entry(cpu: usize) -> ! {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::irq_disable();
+    kernel_hal::lockdep::disable();
     console::claim_for_report();
     let (tid, name) = hooks::current_thread();
     console::emergency_write(format_args!(

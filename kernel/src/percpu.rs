@@ -22,13 +22,17 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use sched::{Resched, Rq};
 
 use crate::arch;
-use crate::task::timer::TimerList;
+use crate::cpumask::{AtomicCpuMask, CpuMask};
+use kernel_hal::percpu::{Aligned, CpuLocal};
 use kernel_hal::sync::SpinLock;
+
+pub mod timer;
+
+use timer::TimerList;
 
 pub use crate::arch::MAX_CPUS;
 
 /// One CPU's data.
-#[repr(align(64))]
 pub struct PerCpu {
     /// Index of the thread running here (its idle thread when the runqueue has
     /// no current task).
@@ -104,7 +108,7 @@ impl PerCpu {
             nohz_idle: AtomicBool::new(false),
             nohz_entries: AtomicU64::new(0),
             nohz_kicks: AtomicU64::new(0),
-            timers: SpinLock::new(TimerList::new()),
+            timers: SpinLock::named("timers", TimerList::new()),
             ticks: AtomicU64::new(0),
             interrupts: AtomicU64::new(0),
             ipis: AtomicU64::new(0),
@@ -209,24 +213,40 @@ impl PerCpu {
     }
 }
 
-static PERCPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
+static PERCPU: CpuLocal<PerCpu> = CpuLocal::new([const { Aligned(PerCpu::new()) }; MAX_CPUS]);
 
 /// This CPU's block. A thread that may be preempted (and so migrated) must
 /// not keep it across a preemption point; see `crate::sched`.
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
-    &PERCPU[arch::cpu_id() % MAX_CPUS]
+    PERCPU.this_cpu()
 }
 
-/// Allocates what CPU `cpu` needs beyond its static block (its sleep timer
-/// list, its cross-call queue), before it is brought up; false when the
-/// heap has no room (the CPU is then not started).
-pub fn provision(cpu: usize) -> bool {
-    cpu < MAX_CPUS && PERCPU[cpu].timers.lock().provision().is_ok() && crate::smp::provision(cpu)
+/// Allocates CPU `cpu`'s sleep timer list for `threads` threads, before it
+/// is brought up; false when the heap has no room (or no such CPU).
+pub fn provision(cpu: usize, threads: usize) -> bool {
+    PERCPU
+        .get_index(cpu)
+        .is_some_and(|pc| pc.timers.lock().provision(threads).is_ok())
 }
 
 /// CPU `cpu`'s block.
 #[inline]
 pub fn cpu(cpu: usize) -> &'static PerCpu {
-    &PERCPU[cpu]
+    PERCPU.get_index(cpu).expect("a CPU index below MAX_CPUS")
+}
+
+/// CPUs running the scheduler (set as each comes online).
+static ONLINE_MASK: AtomicCpuMask = AtomicCpuMask::new();
+
+/// CPUs running the scheduler.
+#[inline]
+pub fn online_mask() -> CpuMask {
+    ONLINE_MASK.load(Ordering::Acquire)
+}
+
+/// CPU `cpu` (this CPU) runs the scheduler from now on.
+pub fn set_online(cpu: usize) {
+    ONLINE_MASK.set(cpu, Ordering::AcqRel);
+    self::cpu(cpu).online.store(true, Ordering::Release);
 }

@@ -49,8 +49,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::{self, IpiKind};
 use crate::cpumask::CpuMask;
-use crate::percpu::MAX_CPUS;
-use crate::task;
+use crate::percpu::{self, MAX_CPUS};
 use kernel_hal::sync::SpinLock;
 
 /// Pending calls one CPU can hold. A caller that finds the ring full waits
@@ -154,16 +153,19 @@ struct CallQueue {
 impl CallQueue {
     const fn new() -> Self {
         CallQueue {
-            ring: SpinLock::new(Ring {
-                calls: [Call {
-                    func: nop,
-                    arg: 0,
-                    ticket: 0,
-                }; QUEUE_LEN],
-                head: 0,
-                len: 0,
-                queued: 0,
-            }),
+            ring: SpinLock::named(
+                "call_ring",
+                Ring {
+                    calls: [Call {
+                        func: nop,
+                        arg: 0,
+                        ticket: 0,
+                    }; QUEUE_LEN],
+                    head: 0,
+                    len: 0,
+                    queued: 0,
+                },
+            ),
             done: AtomicU64::new(0),
             draining: AtomicBool::new(false),
             ipis: AtomicU64::new(0),
@@ -214,7 +216,7 @@ fn queue(cpu: usize) -> Option<&'static CallQueue> {
 
 /// Whether `cpu` runs the scheduler (and so takes IPIs).
 fn online(cpu: usize) -> bool {
-    task::online_mask().test(cpu)
+    percpu::online_mask().test(cpu)
 }
 
 /// Runs every call queued for this CPU, oldest first. From the call IPI (and
@@ -346,7 +348,7 @@ pub fn call_function_many(
     arg: usize,
     wait: bool,
 ) -> Result<(), CallError> {
-    let mask = mask.and(&task::online_mask());
+    let mask = mask.and(&percpu::online_mask());
     if wait && !arch::irqs_enabled() && !mask.is_empty() {
         // Only a call on this CPU alone could be waited for here.
         let irq = arch::IrqGuard::save();

@@ -84,7 +84,8 @@ impl Ring {
     }
 }
 
-static RINGS: [spin::Mutex<Option<Ring>>; MAX_CPUS] = [const { spin::Mutex::new(None) }; MAX_CPUS];
+static RINGS: [::sched::SpinMutex<Option<Ring>>; MAX_CPUS] =
+    [const { ::sched::SpinMutex::named("trace_ring", None) }; MAX_CPUS];
 
 /// Appends `r` to this CPU's ring (interrupts disabled around the lock).
 fn record(r: Rec) {
@@ -265,16 +266,22 @@ pub fn start() -> Result<(), String> {
     };
     // (cpu, its new ring), on the heap: up to MAX_CPUS of them would not
     // fit on a thread's stack.
+    // Allocation failures are this command's error: failing allocations
+    // on demand may hit them (`kernel_hal::heap::may_fail`).
     let mut fresh: Vec<(usize, Ring)> = Vec::new();
-    fresh
-        .try_reserve_exact(online.weight())
+    kernel_hal::heap::may_fail(|| fresh.try_reserve_exact(online.weight()))
         .map_err(|_| no_memory())?;
     for cpu in online.iter() {
-        if RINGS[cpu].lock().is_some() {
+        // Interrupts off: the tick records events into these rings (with a
+        // runqueue lock held) and would spin on one this thread held.
+        let irq = arch::IrqGuard::save();
+        let has_ring = RINGS[cpu].lock().is_some();
+        drop(irq);
+        if has_ring {
             continue;
         }
         let mut buf: Vec<Option<Rec>> = Vec::new();
-        if buf.try_reserve_exact(RING_LEN).is_err() {
+        if kernel_hal::heap::may_fail(|| buf.try_reserve_exact(RING_LEN)).is_err() {
             return Err(no_memory());
         }
         buf.resize(RING_LEN, None);

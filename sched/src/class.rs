@@ -7,6 +7,8 @@
 /// A scheduling class. Declaration order is priority order, highest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SchedClass {
+    /// SCHED_DEADLINE: EDF with constant bandwidth servers ([`crate::deadline`]).
+    Dl,
     /// SCHED_FIFO / SCHED_RR, 99 priorities.
     Rt,
     /// EEVDF: SCHED_NORMAL / SCHED_BATCH / SCHED_IDLE.
@@ -17,7 +19,12 @@ pub enum SchedClass {
 
 impl SchedClass {
     /// Every class, highest priority first.
-    pub const ALL: [SchedClass; 3] = [SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
+    pub const ALL: [SchedClass; 4] = [
+        SchedClass::Dl,
+        SchedClass::Rt,
+        SchedClass::Fair,
+        SchedClass::Idle,
+    ];
 
     /// Does `self` preempt `other` on wakeup by class alone (`sched_class_above`)?
     #[inline]
@@ -28,6 +35,7 @@ impl SchedClass {
     /// Lower-case name.
     pub const fn name(self) -> &'static str {
         match self {
+            SchedClass::Dl => "dl",
             SchedClass::Rt => "rt",
             SchedClass::Fair => "fair",
             SchedClass::Idle => "idle",
@@ -40,7 +48,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn order_is_rt_fair_idle() {
+    fn order_is_dl_rt_fair_idle() {
+        assert!(SchedClass::Dl.above(SchedClass::Rt));
         assert!(SchedClass::Rt.above(SchedClass::Fair));
         assert!(SchedClass::Fair.above(SchedClass::Idle));
         assert!(SchedClass::Rt.above(SchedClass::Idle));

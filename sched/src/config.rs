@@ -19,6 +19,8 @@ pub struct SchedConfig {
     pub features: Features,
     /// The sysctl tunables.
     pub tunables: Tunables,
+    /// SCHED_DEADLINE admission control: one root domain (every CPU).
+    pub dl_bw: crate::deadline::DlBandwidth,
     tick_ns: AtomicU64,
 }
 
@@ -28,6 +30,7 @@ impl SchedConfig {
         SchedConfig {
             features: Features::new(),
             tunables: Tunables::new(ncpus),
+            dl_bw: crate::deadline::DlBandwidth::new(),
             tick_ns: AtomicU64::new(1_000_000_000 / hz.max(1) as u64),
         }
     }

@@ -11,6 +11,8 @@
 //! - [`config`]: one scheduler instance's features + tunables + tick.
 //! - [`weight`]: nice to weight, `calc_delta_fair`.
 //! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
+//! - [`deadline`]: the fair server (a per-CPU deadline entity that serves
+//!   fair tasks starved by RT).
 //! - [`fair`]: EEVDF (the math is in the module docs), [`rt`]: FIFO/RR,
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
@@ -59,6 +61,7 @@ pub mod axsched;
 pub mod class;
 pub mod config;
 pub mod cpumask;
+pub mod deadline;
 pub mod domain;
 pub mod fair;
 pub mod features;
@@ -87,6 +90,12 @@ pub use rq::{
     set_params_offrq, HeldWake, PrevAction, Resched, Rq, RqError, Switch, TtwuRunnable,
     WakeupDecision, WakeupReason,
 };
+#[cfg(all(feature = "lockdep", not(all(loom, test))))]
+pub use sync::{set_lock_events, LockEvents};
+/// The runqueue, wake-list and task-cell locks (`spin`'s mutex with a lock
+/// class), for kernels that hold one across a context switch.
+#[cfg(not(all(loom, test)))]
+pub use sync::{Mutex as SpinMutex, MutexGuard as SpinMutexGuard};
 pub use task::{Policy, SchedTask, TaskId, TaskParams, TaskState};
 pub use topology::{CpuDistance, Topology, TopologyError};
 pub use tunables::{PreemptMode, Tunables};

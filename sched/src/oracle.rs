@@ -10,7 +10,9 @@
 //! and the same virtual times every step; the benchmark uses it as the O(n)
 //! baseline.
 //!
-//! Only fair-class tasks on one CPU are modelled.
+//! Only fair-class tasks on one CPU are modelled by [`Oracle`]; the fair
+//! server is modelled apart by [`ServerModel`]: one CPU with an RT hog and
+//! fair work, decided tick by tick.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -690,5 +692,93 @@ impl Oracle {
         } else {
             e.custom = false;
         }
+    }
+}
+
+/// Who a [`ServerModel`] runs for the next tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// The RT task.
+    Rt,
+    /// A fair task (on its own or served).
+    Fair,
+    /// Nothing is runnable.
+    Idle,
+}
+
+/// The fair server as a plain tick-by-tick model of one CPU, for checking
+/// [`crate::deadline::DlServer`] inside a runqueue: no runqueue, no
+/// entities, just the budget, the deadline and the rules of
+/// [`crate::deadline`]'s docs written out in order. At each tick edge the
+/// tick that just ended is charged to the server if a fair task ran in it;
+/// a spent budget stops the service; a passed deadline replenishes (an
+/// overrun is paid back; a deadline still behind starts afresh; a deferred
+/// server's unspent budget is dropped for a fresh one); the zero-laxity
+/// time starts the service. Then the next tick goes to RT unless the server
+/// serves or no RT task is runnable.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerModel {
+    runtime: i64,
+    period: u64,
+    budget: i64,
+    deadline: u64,
+    serving: bool,
+    spent: bool,
+    last: Runs,
+}
+
+impl ServerModel {
+    /// A server with `runtime`/`period` started at `now` (a fair task was
+    /// just queued); `runtime` 0: no server.
+    pub fn new(runtime_ns: u64, period_ns: u64, now: u64) -> Self {
+        ServerModel {
+            runtime: runtime_ns as i64,
+            period: period_ns,
+            budget: runtime_ns as i64,
+            deadline: now + period_ns,
+            serving: false,
+            spent: false,
+            last: Runs::Idle,
+        }
+    }
+
+    /// The tick edge at `now`, after a tick of `tick_ns` during which the
+    /// previous answer ran; returns who runs next.
+    pub fn edge(&mut self, now: u64, tick_ns: u64, fair: bool, rt: bool) -> Runs {
+        if self.runtime > 0 {
+            if self.last == Runs::Fair {
+                self.budget -= tick_ns as i64;
+            }
+            if self.budget <= 0 {
+                self.serving = false;
+                self.spent = true;
+            }
+            if now >= self.deadline {
+                if self.spent {
+                    while self.budget <= 0 {
+                        self.budget += self.runtime;
+                        self.deadline += self.period;
+                    }
+                    if self.deadline <= now {
+                        self.budget = self.runtime;
+                        self.deadline = now + self.period;
+                    }
+                    self.spent = false;
+                } else if !self.serving {
+                    self.budget = self.runtime;
+                    self.deadline = now + self.period;
+                }
+            }
+            if !self.spent && !self.serving && now + self.budget as u64 >= self.deadline {
+                self.serving = true;
+            }
+        }
+        self.last = match (fair, rt) {
+            (true, true) if self.serving => Runs::Fair,
+            (_, true) => Runs::Rt,
+            (true, false) => Runs::Fair,
+            (false, false) => Runs::Idle,
+        };
+        self.last
     }
 }

@@ -31,6 +31,7 @@ use alloc::vec::Vec;
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
+use crate::deadline::{DlRq, DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
@@ -68,6 +69,10 @@ pub enum WakeupReason {
     RtHigherPriority,
     /// Both RT: the wakee's priority is not higher.
     RtNotHigher,
+    /// Both deadline: the wakee's absolute deadline is earlier.
+    DlEarlierDeadline,
+    /// Both deadline: the wakee's deadline is not earlier.
+    DlNotEarlier,
 }
 
 /// Rows of [`WakeupReason`] that [`RqStats::wakeup_rows`] counts, by
@@ -92,9 +97,11 @@ pub const WAKEUP_ROW_NAMES: [&str; WAKEUP_ROWS] = [
     "wk_not_picked_short",
     "wk_rt_higher",
     "wk_rt_not_higher",
+    "wk_dl_earlier",
+    "wk_dl_not_earlier",
 ];
 /// Number of wakeup decision rows counted.
-pub const WAKEUP_ROWS: usize = 19;
+pub const WAKEUP_ROWS: usize = 21;
 
 impl WakeupReason {
     /// This decision's index in [`RqStats::wakeup_rows`] / [`WAKEUP_ROW_NAMES`].
@@ -122,6 +129,8 @@ impl WakeupReason {
             },
             WakeupReason::RtHigherPriority => 17,
             WakeupReason::RtNotHigher => 18,
+            WakeupReason::DlEarlierDeadline => 19,
+            WakeupReason::DlNotEarlier => 20,
         }
     }
 }
@@ -139,6 +148,9 @@ pub struct WakeupDecision {
 
 /// What [`Rq::ttwu_runnable`] found.
 #[derive(Clone, Copy, Debug)]
+// The blocked task is handed back by value, like `Rq::dequeue_task`'s
+// result: boxing it would allocate in the wakeup path.
+#[allow(clippy::large_enum_variant)]
 pub enum TtwuRunnable {
     /// The task was still queued (delayed or preempted) and is runnable again.
     Woken(WakeupDecision),
@@ -274,6 +286,11 @@ pub struct Rq {
     pub fair: FairRq,
     /// The RT runqueue.
     pub rt: RtRq,
+    /// The deadline runqueue (SCHED_DEADLINE tasks).
+    pub dl: DlRq,
+    /// The fair server: serves fair tasks above RT for a bounded share
+    /// ([`crate::deadline`]).
+    pub fair_server: DlServer,
     /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
@@ -302,6 +319,8 @@ impl Rq {
             id_limit: max_tasks.min(NIL as usize) as u32,
             fair: FairRq::new(),
             rt: RtRq::new(),
+            dl: DlRq::new(),
+            fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
             need_resched: Resched::None,
@@ -343,6 +362,7 @@ impl Rq {
             + self.queued_free.capacity()
             + self.ids.heap_bytes()
             + self.fair.timeline.heap_bytes()
+            + self.dl.heap_bytes()
     }
 
     /// Makes room for `additional` more tasks than it holds now, so that
@@ -370,6 +390,9 @@ impl Rq {
         self.queued_free
             .try_reserve_exact(n.saturating_sub(self.queued_free.len()))?;
         self.fair.try_reserve(n)?;
+        if self.dl.enabled {
+            self.dl.try_reserve(n)?;
+        }
         self.ids.try_reserve(n)?;
         self.slot_cap = self.slot_cap.max(n as u32);
         Ok(())
@@ -424,6 +447,9 @@ impl Rq {
             self.slot_ids.push(NIL);
             self.queued_free.push(false);
             self.fair.add_slots(len + 1);
+            if self.dl.enabled {
+                self.dl.add_slots(len + 1);
+            }
             break len as u32;
         };
         let old = self.slot_ids[s as usize];
@@ -520,7 +546,7 @@ impl Rq {
 
     /// Runnable tasks, delayed ones excluded.
     pub fn nr_runnable(&self) -> u32 {
-        self.rt.nr_running + self.fair.h_nr_runnable
+        self.dl.nr_running + self.rt.nr_running + self.fair.h_nr_runnable
     }
 
     /// Σ fair weight queued here (the balancer's load).
@@ -697,12 +723,21 @@ impl Rq {
         let class = task.class();
         let slot = Slot(s);
         match class {
-            SchedClass::Fair => self
-                .fair
-                .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags),
+            SchedClass::Fair => {
+                self.fair
+                    .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
+                if self.fair.nr_queued == 1 {
+                    self.fair_server
+                        .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+                }
+            }
             SchedClass::Rt => {
                 self.rt
                     .enqueue(&mut self.tasks, slot, flags.contains(EnqueueFlags::HEAD))
+            }
+            SchedClass::Dl => {
+                self.dl_enable();
+                self.dl.enqueue(&mut self.tasks, slot, self.clock);
             }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
@@ -761,12 +796,19 @@ impl Rq {
                     self.drain_fair_resched();
                     return false;
                 }
+                self.fair_server_stop_if_empty();
             }
             SchedClass::Rt => {
                 if self.curr == s {
                     RtRq::update_curr(&mut self.tasks, id, self.clock);
                 }
                 self.rt.dequeue(&mut self.tasks, id);
+            }
+            SchedClass::Dl => {
+                if self.curr == s {
+                    self.dl.update_curr(&mut self.tasks, id, self.clock);
+                }
+                self.dl.dequeue(&mut self.tasks, id);
             }
             SchedClass::Idle => unreachable!(),
         }
@@ -784,9 +826,92 @@ impl Rq {
             Slot(s),
             DequeueFlags::SLEEP | DequeueFlags::DELAYED,
         );
+        self.fair_server_stop_if_empty();
         self.tasks[s as usize].state = TaskState::Blocked;
         self.nr_running -= 1;
         self.drain_fair_resched();
+    }
+
+    /// Reserves the deadline trees for this runqueue's slots at its first
+    /// deadline task (a cold path, like a slot growth: a kernel that admits
+    /// deadline tasks pays for the trees only then).
+    #[cold]
+    fn dl_enable_slow(&mut self) {
+        if let Err(e) = self.dl.try_reserve(self.slot_cap as usize) {
+            panic!(
+                "cannot reserve the deadline trees on cpu {}: {:?}",
+                self.cpu, e
+            );
+        }
+        self.dl.add_slots(self.tasks.len());
+        self.dl.enabled = true;
+    }
+
+    #[inline]
+    fn dl_enable(&mut self) {
+        if !self.dl.enabled {
+            self.dl_enable_slow();
+        }
+    }
+
+    /// Replenishes the throttled deadline tasks whose period began, and
+    /// asks for a repick when one of them should run before the current.
+    fn dl_replenish_tick(&mut self) {
+        if self.dl.nr_running == self.dl.nr_ready {
+            return;
+        }
+        let Some(d) = self.dl.replenish_due(&mut self.tasks, self.clock) else {
+            return;
+        };
+        let preempt = self.curr == NIL || {
+            let c = &self.tasks[self.curr as usize];
+            c.class() != SchedClass::Dl || c.dl.throttled || d < c.dl.deadline
+        };
+        if preempt {
+            self.resched_curr(Resched::Now);
+        }
+    }
+
+    /// `dl_server_stop` once the last fair entity has left.
+    #[inline]
+    fn fair_server_stop_if_empty(&mut self) {
+        if self.fair.nr_queued == 0 {
+            self.fair_server.stop(self.fair.sum_exec_ns);
+        }
+    }
+
+    /// Is the fair server serving fair tasks above RT now?
+    #[inline]
+    pub fn fair_served(&self) -> bool {
+        self.fair_server.running() && self.fair.nr_queued > 0
+    }
+
+    /// The fair server's tick: (re)starts it if fair tasks are queued but
+    /// it is stopped (its runtime was 0), charges, replenishes, boosts; a
+    /// change of who outranks whom asks for an immediate repick.
+    fn fair_server_tick(&mut self) {
+        if self.fair.nr_queued == 0 {
+            return;
+        }
+        if !self.fair_server.active() {
+            self.fair_server
+                .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+        }
+        let curr_class = (self.curr != NIL).then(|| self.tasks[self.curr as usize].class());
+        match self
+            .fair_server
+            .tick(&self.cfg, self.clock, self.fair.sum_exec_ns)
+        {
+            ServerTick::Boost if curr_class != Some(SchedClass::Fair) => {
+                self.resched_curr(Resched::Now);
+            }
+            ServerTick::Unboost
+                if curr_class == Some(SchedClass::Fair) && self.rt.nr_running > 0 =>
+            {
+                self.resched_curr(Resched::Now);
+            }
+            _ => {}
+        }
     }
 
     /// Empties slot `s` and returns its task. The running task's slot stays
@@ -846,6 +971,23 @@ impl Rq {
         }
         let pc = self.tasks[s as usize].class();
         let cc = self.tasks[self.curr as usize].class();
+        if pc == SchedClass::Dl && cc == SchedClass::Dl {
+            // EDF: an earlier absolute deadline preempts (`dl_entity_preempt`).
+            let earlier = self.tasks[s as usize].dl.deadline
+                < self.tasks[self.curr as usize].dl.deadline
+                || self.tasks[self.curr as usize].dl.throttled;
+            let reason = if earlier {
+                WakeupReason::DlEarlierDeadline
+            } else {
+                WakeupReason::DlNotEarlier
+            };
+            return decide(self, reason, earlier, Resched::Now);
+        }
+        if pc == SchedClass::Rt && cc == SchedClass::Fair && self.fair_served() {
+            // The running fair task is served by the fair server, a
+            // deadline entity: RT does not preempt it.
+            return decide(self, WakeupReason::LowerClass, false, Resched::None);
+        }
         if pc.above(cc) {
             return decide(self, WakeupReason::HigherClass, true, Resched::Now);
         }
@@ -880,7 +1022,7 @@ impl Rq {
                 };
                 decide(self, reason, higher, Resched::Now)
             }
-            SchedClass::Idle => unreachable!(),
+            SchedClass::Dl | SchedClass::Idle => unreachable!(),
         }
     }
 
@@ -977,6 +1119,8 @@ impl Rq {
             self.fair.put_prev_entity(&mut self.tasks, &self.cfg, id);
         } else if self.tasks[prev as usize].rt.on_list {
             RtRq::update_curr(&mut self.tasks, id, self.clock);
+        } else if self.tasks[prev as usize].dl.on_rq {
+            self.dl.update_curr(&mut self.tasks, id, self.clock);
         }
     }
 
@@ -995,8 +1139,20 @@ impl Rq {
     pub fn pick_next_task(&mut self) -> Option<TaskId> {
         let prev = self.curr;
         let next = loop {
-            if let Some(p) = self.rt.pick_task() {
-                break p.0;
+            // Deadline tasks and the fair server (a deadline entity, which
+            // outranks RT while it serves) by earliest deadline, then RT.
+            let dl = self.dl.pick_task();
+            let served = self.fair_served()
+                && dl.is_none_or(|d| {
+                    self.fair_server.edf_deadline < self.tasks[d.0 as usize].dl.deadline
+                });
+            if !served {
+                if let Some(p) = dl {
+                    break p.0;
+                }
+                if let Some(p) = self.rt.pick_task() {
+                    break p.0;
+                }
             }
             if self.fair.nr_queued == 0 {
                 break NIL;
@@ -1007,7 +1163,7 @@ impl Rq {
             match self.fair.pick_eevdf(&self.tasks, &self.cfg, true, true) {
                 Some(se) if self.tasks[se.0 as usize].se.sched_delayed => self.finish_delayed(se.0),
                 Some(se) => break se.0,
-                None => break NIL,
+                None => break self.rt.pick_task().map_or(NIL, |p| p.0),
             }
         };
         // put_prev_set_next_task: nothing to do when the running task is
@@ -1198,6 +1354,14 @@ impl Rq {
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, Slot(self.curr), self.clock);
             }
+            SchedClass::Dl => {
+                if self
+                    .dl
+                    .update_curr(&mut self.tasks, Slot(self.curr), self.clock)
+                {
+                    self.resched_curr(Resched::Now);
+                }
+            }
             SchedClass::Idle => {}
         }
     }
@@ -1211,7 +1375,9 @@ impl Rq {
         if self.need_resched == Resched::Lazy {
             self.need_resched = Resched::Now;
         }
+        self.dl_replenish_tick();
         if self.curr == NIL {
+            self.fair_server_tick();
             return self.need_resched;
         }
         let id = Slot(self.curr);
@@ -1229,8 +1395,17 @@ impl Rq {
                     self.resched_curr(Resched::Now);
                 }
             }
+            SchedClass::Dl => {
+                // Spent: throttled; or an earlier deadline became ready.
+                if self.dl.update_curr(&mut self.tasks, id, self.clock)
+                    || self.dl.pick_task() != Some(id)
+                {
+                    self.resched_curr(Resched::Now);
+                }
+            }
             SchedClass::Idle => {}
         }
+        self.fair_server_tick();
         if self.need_resched > before {
             self.stats.nr_tick_resched += 1;
         }
@@ -1250,6 +1425,10 @@ impl Rq {
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, id, self.clock);
                 self.rt.requeue_tail(&mut self.tasks, id);
+            }
+            SchedClass::Dl => {
+                self.dl.update_curr(&mut self.tasks, id, self.clock);
+                self.dl.yield_task(&mut self.tasks, id, self.clock);
             }
             SchedClass::Idle => {}
         }
@@ -1316,7 +1495,10 @@ impl Rq {
         // check_class_changed / prio_changed
         let new_prio = self.tasks[i].prio();
         if running {
-            if new_prio > old_prio || self.rt.pick_task().is_some_and(|p| p != id) {
+            if new_prio > old_prio
+                || self.rt.pick_task().is_some_and(|p| p != id)
+                || self.dl.pick_task().is_some_and(|p| p != id)
+            {
                 self.resched_curr(Resched::Now);
             }
         } else if new_prio != old_prio || old.policy != params.policy {
@@ -1383,6 +1565,7 @@ impl Rq {
     pub fn check_with(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
         self.fair.check(&self.tasks)?;
         self.rt.check(&self.tasks)?;
+        self.dl.check(&self.tasks)?;
         let held = self
             .tasks
             .iter()
@@ -1390,6 +1573,9 @@ impl Rq {
             .count();
         if held as u32 != self.nr_running {
             return Err("nr_running does not match the queued tasks");
+        }
+        if self.fair.nr_queued == 0 && self.fair_server.active() {
+            return Err("fair server active with no fair task queued");
         }
         if self.curr != NIL
             && self.tasks[self.curr as usize].state == TaskState::Absent

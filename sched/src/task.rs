@@ -29,12 +29,15 @@ pub enum Policy {
     Fifo,
     /// SCHED_RR: RT class with a time slice among equal priorities.
     RoundRobin,
+    /// SCHED_DEADLINE: runtime every period, by its deadline (EDF + CBS).
+    Deadline,
 }
 
 impl Policy {
     /// The scheduling class that runs this policy.
     pub const fn class(self) -> crate::class::SchedClass {
         match self {
+            Policy::Deadline => crate::class::SchedClass::Dl,
             Policy::Fifo | Policy::RoundRobin => crate::class::SchedClass::Rt,
             Policy::Normal | Policy::Batch | Policy::Idle => crate::class::SchedClass::Fair,
         }
@@ -48,6 +51,7 @@ impl Policy {
             Policy::Idle => "SCHED_IDLE",
             Policy::Fifo => "SCHED_FIFO",
             Policy::RoundRobin => "SCHED_RR",
+            Policy::Deadline => "SCHED_DEADLINE",
         }
     }
 
@@ -59,6 +63,7 @@ impl Policy {
             Policy::Idle => "IDLE",
             Policy::Fifo => "FIFO",
             Policy::RoundRobin => "RR",
+            Policy::Deadline => "DEADLINE",
         }
     }
 }
@@ -78,6 +83,12 @@ pub struct TaskParams {
     /// Custom slice (`sched_runtime`) in ns, 0 for the base slice. Clamped to
     /// 0.1..=100 ms.
     pub slice_ns: u64,
+    /// SCHED_DEADLINE: runtime per period (`sched_runtime`), 0 otherwise.
+    pub dl_runtime_ns: u64,
+    /// SCHED_DEADLINE: relative deadline (`sched_deadline`), 0 otherwise.
+    pub dl_deadline_ns: u64,
+    /// SCHED_DEADLINE: period (`sched_period`; 0: the deadline), 0 otherwise.
+    pub dl_period_ns: u64,
 }
 
 impl Default for TaskParams {
@@ -87,6 +98,9 @@ impl Default for TaskParams {
             nice: 0,
             rt_priority: 0,
             slice_ns: 0,
+            dl_runtime_ns: 0,
+            dl_deadline_ns: 0,
+            dl_period_ns: 0,
         }
     }
 }
@@ -98,6 +112,12 @@ pub enum ParamsError {
     NiceOutOfRange,
     /// RT priority outside 1..=99 for FIFO/RR, or non-zero for a fair policy.
     RtPriorityOutOfRange,
+    /// SCHED_DEADLINE attributes out of range (Linux's `__checkparam_dl`),
+    /// or set for another policy.
+    DlAttrInvalid,
+    /// Admitting the SCHED_DEADLINE task would take the root domain's
+    /// deadline bandwidth over its limit (Linux's -EBUSY).
+    DlBandwidthExceeded,
 }
 
 impl core::fmt::Display for ParamsError {
@@ -107,6 +127,12 @@ impl core::fmt::Display for ParamsError {
             ParamsError::RtPriorityOutOfRange => {
                 f.write_str("priority must be in [1, 99] for FIFO/RR and 0 for other policies")
             }
+            ParamsError::DlAttrInvalid => f.write_str(
+                "deadline attributes need 1024 ns <= runtime <= deadline <= period (period in [100 us, 4.19 s]) and are only for SCHED_DEADLINE",
+            ),
+            ParamsError::DlBandwidthExceeded => f.write_str(
+                "SCHED_DEADLINE bandwidth over the limit (95% of the CPUs, fair servers included)",
+            ),
         }
     }
 }
@@ -119,6 +145,9 @@ impl TaskParams {
             nice: 0,
             rt_priority: prio,
             slice_ns: 0,
+            dl_runtime_ns: 0,
+            dl_deadline_ns: 0,
+            dl_period_ns: 0,
         }
     }
 
@@ -129,7 +158,42 @@ impl TaskParams {
             nice: 0,
             rt_priority: prio,
             slice_ns: 0,
+            dl_runtime_ns: 0,
+            dl_deadline_ns: 0,
+            dl_period_ns: 0,
         }
+    }
+
+    /// SCHED_DEADLINE with `runtime` every `period` by `deadline` (ns;
+    /// `period` 0: the deadline), as `sched_setattr` takes them.
+    pub const fn deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> Self {
+        TaskParams {
+            policy: Policy::Deadline,
+            nice: 0,
+            rt_priority: 0,
+            slice_ns: 0,
+            dl_runtime_ns: runtime_ns,
+            dl_deadline_ns: deadline_ns,
+            dl_period_ns: period_ns,
+        }
+    }
+
+    /// The SCHED_DEADLINE period: `dl_period_ns`, or the deadline when 0.
+    pub const fn dl_period(&self) -> u64 {
+        if self.dl_period_ns == 0 {
+            self.dl_deadline_ns
+        } else {
+            self.dl_period_ns
+        }
+    }
+
+    /// The SCHED_DEADLINE bandwidth runtime/period in [`crate::deadline::BW_UNIT`]
+    /// units (0 for other policies).
+    pub fn dl_bw(&self) -> u64 {
+        if self.policy != Policy::Deadline || self.dl_period() == 0 {
+            return 0;
+        }
+        crate::deadline::to_ratio(self.dl_period(), self.dl_runtime_ns)
     }
 
     /// A fair policy (NORMAL, BATCH or IDLE) at nice 0 with the base slice.
@@ -139,6 +203,9 @@ impl TaskParams {
             nice: 0,
             rt_priority: 0,
             slice_ns: 0,
+            dl_runtime_ns: 0,
+            dl_deadline_ns: 0,
+            dl_period_ns: 0,
         }
     }
 
@@ -150,6 +217,18 @@ impl TaskParams {
         let rt = matches!(self.policy, Policy::Fifo | Policy::RoundRobin);
         if rt && !(1..=MAX_RT_PRIO).contains(&self.rt_priority) || !rt && self.rt_priority != 0 {
             return Err(ParamsError::RtPriorityOutOfRange);
+        }
+        if self.policy == Policy::Deadline {
+            let (r, d, p) = (self.dl_runtime_ns, self.dl_deadline_ns, self.dl_period());
+            let period = crate::deadline::DL_PERIOD_MIN_NS..=crate::deadline::DL_PERIOD_MAX_NS;
+            if r < crate::deadline::DL_RUNTIME_MIN_NS || d < r || p < d || !period.contains(&p) {
+                return Err(ParamsError::DlAttrInvalid);
+            }
+            if self.nice != 0 || self.slice_ns != 0 {
+                return Err(ParamsError::DlAttrInvalid);
+            }
+        } else if self.dl_runtime_ns | self.dl_deadline_ns | self.dl_period_ns != 0 {
+            return Err(ParamsError::DlAttrInvalid);
         }
         Ok(())
     }
@@ -262,6 +341,23 @@ impl Default for RtEntity {
     }
 }
 
+/// The deadline-class entity (`sched_dl_entity`): the CBS state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DlEntity {
+    /// Budget left in this period (`runtime`); negative after an overrun.
+    pub runtime_ns: i64,
+    /// Absolute deadline of this period.
+    pub deadline: u64,
+    /// Budget spent: off the EDF tree until its next period.
+    pub throttled: bool,
+    /// In one of the deadline runqueue's trees.
+    pub on_rq: bool,
+    /// Deadlines it missed (its budget was not spent by the deadline).
+    pub nr_missed: u64,
+    /// Periods it was throttled in.
+    pub nr_throttled: u64,
+}
+
 /// Where a task's state sits relative to the runqueue holding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
@@ -285,6 +381,8 @@ pub struct SchedTask {
     pub params: TaskParams,
     /// RT-class state.
     pub rt: RtEntity,
+    /// Deadline-class state.
+    pub dl: DlEntity,
     /// Where it is relative to the runqueue holding it.
     pub state: TaskState,
     /// Times it was switched in.
@@ -313,6 +411,7 @@ impl SchedTask {
             params,
             se: FairEntity::default(),
             rt: RtEntity::default(),
+            dl: DlEntity::default(),
             state: TaskState::Absent,
             nr_switches: 0,
             nr_wakeups: 0,
@@ -345,10 +444,11 @@ impl SchedTask {
         self.params.policy.class()
     }
 
-    /// Linux's `prio` as shown by tracing: 0..=98 for RT (99 - rt_priority), 100..=139
+    /// Linux's `prio` as shown by tracing: -1 for SCHED_DEADLINE, 0..=98 for RT (99 - rt_priority), 100..=139
     /// for fair tasks (120 + nice).
     pub fn prio(&self) -> i32 {
         match self.params.policy {
+            Policy::Deadline => -1,
             Policy::Fifo | Policy::RoundRobin => 99 - self.params.rt_priority as i32,
             _ => 120 + self.params.nice,
         }

@@ -16,6 +16,10 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::deadline::{
+    DL_SERVER_PERIOD_MAX_NS, DL_SERVER_PERIOD_MIN_NS, FAIR_SERVER_PERIOD_NS, FAIR_SERVER_RUNTIME_NS,
+};
+
 /// The normalized base slice: 0.7 ms (Linux 6.15+).
 pub const NORMALIZED_BASE_SLICE_NS: u64 = 700_000;
 /// Smallest custom or base slice: 0.1 ms.
@@ -132,6 +136,10 @@ pub enum Tunable {
     StallWarnMs,
     /// `kernel.softlockup_thresh_ms`
     SoftlockupThreshMs,
+    /// `kernel.sched_fair_server_runtime_ns`
+    FairServerRuntimeNs,
+    /// `kernel.sched_fair_server_period_ns`
+    FairServerPeriodNs,
 }
 
 /// The value kind of a tunable, for parsing and printing.
@@ -221,6 +229,20 @@ pub const TUNABLES: &[TunableInfo] = &[
         kind: Kind::Int { min: 0, max: 3_600_000 },
         doc: "soft-lockup detector: a CPU with work queued and no context switch for longer than this dumps every runqueue (0: off)",
     },
+    TunableInfo {
+        tunable: Tunable::FairServerRuntimeNs,
+        key: "kernel.sched_fair_server_runtime_ns",
+        unit: "ns",
+        kind: Kind::Int { min: 0, max: DL_SERVER_PERIOD_MAX_NS },
+        doc: "fair server: fair tasks starved by RT run this long every period on each CPU (Linux's debugfs fair_server/cpuN/runtime; 0: off; at most the period)",
+    },
+    TunableInfo {
+        tunable: Tunable::FairServerPeriodNs,
+        key: "kernel.sched_fair_server_period_ns",
+        unit: "ns",
+        kind: Kind::Int { min: DL_SERVER_PERIOD_MIN_NS, max: DL_SERVER_PERIOD_MAX_NS },
+        doc: "fair server period on each CPU (Linux's debugfs fair_server/cpuN/period; at least the runtime)",
+    },
 ];
 
 impl Tunable {
@@ -256,6 +278,9 @@ pub enum SysctlError {
     BadChoice(&'static [&'static str]),
     /// The feature write was refused (`kernel.sched_features`).
     Feature(crate::features::FeatureError),
+    /// The value is in range but conflicts with another setting (which is
+    /// named in the message).
+    Conflict(&'static str),
 }
 
 impl fmt::Display for SysctlError {
@@ -272,6 +297,7 @@ impl fmt::Display for SysctlError {
                 Ok(())
             }
             SysctlError::Feature(e) => write!(f, "{e}"),
+            SysctlError::Conflict(why) => f.write_str(why),
         }
     }
 }
@@ -325,6 +351,13 @@ pub struct Tunables {
     preempt: AtomicU64,
     stall_warn_ms: AtomicU64,
     softlockup_thresh_ms: AtomicU64,
+    /// The fair server's runtime and period. Two words: a reader may see
+    /// one new and one old value for an instant, which the server takes as
+    /// new parameters and restarts with at its next tick; writers (the
+    /// shell's `sysctl`) are serialized, so the runtime <= period check
+    /// holds for every stored pair.
+    fair_server_runtime_ns: AtomicU64,
+    fair_server_period_ns: AtomicU64,
 }
 
 impl Tunables {
@@ -341,6 +374,8 @@ impl Tunables {
             preempt: AtomicU64::new(PreemptMode::Full as u64),
             stall_warn_ms: AtomicU64::new(0),
             softlockup_thresh_ms: AtomicU64::new(0),
+            fair_server_runtime_ns: AtomicU64::new(FAIR_SERVER_RUNTIME_NS),
+            fair_server_period_ns: AtomicU64::new(FAIR_SERVER_PERIOD_NS),
         };
         t.update_base_slice();
         t
@@ -430,6 +465,8 @@ impl Tunables {
             Tunable::Preempt => self.preempt.load(Ordering::Relaxed),
             Tunable::StallWarnMs => self.stall_warn_ms.load(Ordering::Relaxed),
             Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.load(Ordering::Relaxed),
+            Tunable::FairServerRuntimeNs => self.fair_server_runtime_ns.load(Ordering::Relaxed),
+            Tunable::FairServerPeriodNs => self.fair_server_period_ns.load(Ordering::Relaxed),
         }
     }
 
@@ -454,6 +491,33 @@ impl Tunables {
             Tunable::Preempt => self.preempt.store(v, Ordering::Relaxed),
             Tunable::StallWarnMs => self.stall_warn_ms.store(v, Ordering::Relaxed),
             Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.store(v, Ordering::Relaxed),
+            Tunable::FairServerRuntimeNs => self.fair_server_runtime_ns.store(v, Ordering::Relaxed),
+            Tunable::FairServerPeriodNs => self.fair_server_period_ns.store(v, Ordering::Relaxed),
+        }
+    }
+
+    /// The fair server's (runtime, period) in ns; runtime 0: off.
+    #[inline]
+    pub fn fair_server(&self) -> (u64, u64) {
+        (
+            self.fair_server_runtime_ns.load(Ordering::Relaxed),
+            self.fair_server_period_ns.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Refuses a value that is in range but inconsistent with another
+    /// tunable: the fair server's runtime may not exceed its period (Linux's
+    /// debugfs write returns -EINVAL for that).
+    fn check_conflicts(&self, t: Tunable, v: u64) -> Result<(), SysctlError> {
+        let (runtime, period) = self.fair_server();
+        match t {
+            Tunable::FairServerRuntimeNs if v > period => Err(SysctlError::Conflict(
+                "fair server runtime must not exceed kernel.sched_fair_server_period_ns",
+            )),
+            Tunable::FairServerPeriodNs if v < runtime => Err(SysctlError::Conflict(
+                "fair server period must not be below kernel.sched_fair_server_runtime_ns",
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -470,6 +534,7 @@ impl Tunables {
     pub fn set(&self, key: &str, value: &str) -> Result<TunableValue, SysctlError> {
         let t = Tunable::from_key(key).ok_or(SysctlError::UnknownKey)?;
         let v = parse_value(t.info(), value)?;
+        self.check_conflicts(t, v)?;
         self.store(t, v);
         Ok(TunableValue {
             info: t.info(),

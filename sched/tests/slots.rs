@@ -281,6 +281,7 @@ impl Rng {
 /// Where the model says a task is: held by runqueue 0 or 1, or asleep with
 /// its state kept by the "kernel".
 #[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)] // a test model: tasks by value
 enum Where {
     Rq(usize),
     Off(SchedTask),

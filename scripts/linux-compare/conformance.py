@@ -1,61 +1,87 @@
 #!/usr/bin/env python3
 """EEVDF conformance rows of `make linux-compare`: Linux's figure and ours
-beside the ideal value and its bound.
+beside the reference value and its bound.
 
     conformance.py LINUX_LOG OURS_LOG < ROWS
 
-ROWS (from linux-compare.sh): NAME|LINUX CMD|OUR CMD|WHAT|IDEAL|BOUND, where
-NAME may end in :CONFIG (a feature setting the run is made under; other
-suffixes only tell rows apart), WHAT is `share K` (the K-th task's share of
-the CPU time, %), `switches` (voluntary + involuntary switches of all the
-run's tasks) or a metric of lcbench's summary line (e.g. lat_avg_us).
-IDEAL and BOUND are empty when there is no ideal value: the row is then a
-Linux-against-ours figure only.
+ROWS (from linux-compare.sh): NAME|LINUX CMD|OUR CMD|WHAT|REF|BOUND[|BASE],
+where
+- NAME may end in :CONFIG (a feature setting the run is made under, upper
+  case); other suffixes (:n0, :avg) only tell rows apart;
+- WHAT is `share K` (the K-th task's share of the CPU time, %), `switches`
+  (voluntary + involuntary switches of all the run's tasks), a wakelat
+  figure (lat_avg_us, lat_p50_us, lat_p99_us, lat_max_us) or a cyclictest
+  one (cyc_avg_us, cyc_max_us, thread 0's);
+- REF is the ideal value (both kernels are judged: |figure - ideal| <=
+  BOUND), `linux` (ours is judged against Linux's figure: |ours - Linux| <=
+  BOUND), `<=linux` (ours <= Linux's) or empty (a figure only, no verdict);
+- BASE, if given, is another row's NAME: each kernel's figure of that row
+  is subtracted from its own figure of this row first (an effect, or a
+  latency beyond the kernel's own floor).
 
-Linux's log has `conf CONFIG|CMD` before each run's output (lcbench spin:
-`spin: SPEC runtime X ms  share Y%  nvcsw N nivcsw M`, then `lcbench: ...`).
-Ours has the shell's `spin` lines (`nice N runtime_ms X share Y%  (pid P,
-switches S`); its runs are matched to rows by order, one per distinct
-(CONFIG, OUR CMD), as linux-compare.sh issued them.
+Linux's log has `conf CONFIG|CMD` before each run's output. Ours has the
+shell's echoed `sched> WORKLOAD ...` lines; its runs are matched to rows by
+order, one per distinct (CONFIG, OUR CMD), as linux-compare.sh issued them.
+Both kernels print the same lines for a run: `spin` (ours: `SPEC
+runtime_ms X share Y%  (pid P, switches S`; lcbench: `spin: SPEC runtime X
+ms  share Y%  nvcsw N nivcsw M`), `wakelat: N wakeups, avg A p50 B p99 C max
+D us ...` and cyclictest's `T: 0 ... Avg: A Max: M`.
 """
 
 import re
 import sys
 
+WAKELAT = re.compile(r"wakelat: +\d+ wakeups, avg ([\d.]+) p50 ([\d.]+) p99 ([\d.]+) max ([\d.]+) us")
+CYC = re.compile(r"T: *0 .*Avg: *(\d+) +Max: *(\d+)")
+
+
+def new_run():
+    return {"shares": [], "switches": 0, "metrics": {}}
+
+
+def common(cur, line):
+    """The lines both kernels print alike; True if the line was one."""
+    if m := WAKELAT.match(line):
+        for k, v in zip(("lat_avg_us", "lat_p50_us", "lat_p99_us", "lat_max_us"), m.groups()):
+            cur["metrics"][k] = float(v)
+    elif m := CYC.match(line):
+        cur["metrics"]["cyc_avg_us"] = float(m[1])
+        cur["metrics"]["cyc_max_us"] = float(m[2])
+    else:
+        return False
+    return True
+
+
+def read(path):
+    try:
+        return open(path, errors="replace").read().replace("\r", "").splitlines()
+    except OSError:
+        return []
+
 
 def linux_runs(path):
     runs, cur = {}, None
-    try:
-        text = open(path, errors="replace").read().replace("\r", "")
-    except OSError:
-        return runs
-    for line in text.splitlines():
+    for line in read(path):
         if line.startswith("conf "):
-            cur = {"shares": [], "switches": 0, "metrics": {}}
+            cur = new_run()
             runs[line[5:]] = cur
-        elif cur is None:
+        elif cur is None or common(cur, line):
             continue
         elif m := re.match(r"spin: +\S+ +runtime +[\d.]+ ms +share +([\d.]+)% +nvcsw (\d+) nivcsw (\d+)", line):
             cur["shares"].append(float(m[1]))
             cur["switches"] += int(m[2]) + int(m[3])
-        elif line.startswith("lcbench: "):
-            for kv in line[9:].replace("|", " ").split():
-                k, _, v = kv.partition("=")
-                cur["metrics"][k] = float(v)
     return runs
 
 
 def ours_runs(path):
     runs, cur = [], None
-    try:
-        text = open(path, errors="replace").read().replace("\r", "")
-    except OSError:
-        return runs
-    for line in text.splitlines():
-        if re.match(r"^sched> spin ", line):
-            cur = {"shares": [], "switches": 0, "metrics": {}}
+    for line in read(path):
+        if re.match(r"^sched> (spin|wakelat|cyclictest) ", line):
+            cur = new_run()
             runs.append(cur)
-        elif cur is not None and (m := re.match(r"nice -?\d+ runtime_ms \d+ share ([\d.]+)%  \(pid \d+, switches (\d+)", line)):
+        elif cur is None or common(cur, line):
+            continue
+        elif m := re.match(r"(?:nice -?\d+|\S+) runtime_ms \d+ share ([\d.]+)%  \(pid \d+, switches (\d+)", line):
             cur["shares"].append(float(m[1]))
             cur["switches"] += int(m[2])
     return runs
@@ -74,31 +100,45 @@ def pick(run, what):
 
 def main():
     linux, ours = linux_runs(sys.argv[1]), ours_runs(sys.argv[2])
-    order, rows = [], []
+    order, rows, fig = [], [], {}
     for line in sys.stdin:
-        name, cmd, ourcmd, what, ideal, bound = line.rstrip("\n").split("|")
+        f = line.rstrip("\n").split("|")
+        name, cmd, ourcmd, what, ref, bound = f[:6]
+        base = f[6] if len(f) > 6 else ""
         cfg = name.rsplit(":", 1)[1] if re.search(r":[A-Z]", name) else "default"
         key = (cfg, ourcmd)
         if ourcmd and key not in order:
             order.append(key)
         o = ours[order.index(key)] if ourcmd and order.index(key) < len(ours) else None
-        rows.append((name, what, ideal, bound, pick(linux.get(f"{cfg}|{cmd}"), what), pick(o, what)))
+        lv, ov = pick(linux.get(f"{cfg}|{cmd}"), what), pick(o, what)
+        fig[name] = (lv, ov)
+        if base:
+            lb, ob = fig.get(base, (None, None))
+            lv = None if lv is None or lb is None else lv - lb
+            ov = None if ov is None or ob is None else ov - ob
+        rows.append((name, what, ref, bound, base, lv, ov))
 
     def f(v):
         return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
 
-    def verdict(v, ideal, bound):
-        if v is None or not ideal:
+    def verdict(v, ref, bound, lv):
+        if v is None or not ref:
             return ""
-        return "ok" if abs(v - float(ideal)) <= float(bound) else "OUT"
+        if ref == "linux":
+            return "" if lv is None else ("ok" if abs(v - lv) <= float(bound) else "OUT")
+        if ref == "<=linux":
+            return "" if lv is None else ("ok" if v <= lv else "OUT")
+        return "ok" if abs(v - float(ref)) <= float(bound) else "OUT"
 
     print("== conformance: one CPU (every task on CPU 0), one run each; share = % of the tasks' CPU time")
-    print(f"{'row':<36}{'what':<14}{'ideal':>8}{'bound':>8}{'Linux':>10}{'':>5}{'ours':>10}{'':>5}")
-    for name, what, ideal, bound, lv, ov in rows:
+    print(f"{'row':<37}{'what':<13}{'ref':>8}{'bound':>8}{'Linux':>10}{'':>5}{'ours':>10}{'':>5}  minus")
+    for name, what, ref, bound, base, lv, ov in rows:
         b = f"+-{bound}" if bound else ""
-        print(f"{name:<36}{what:<14}{ideal or '-':>8}{b:>8}{f(lv):>10}{verdict(lv, ideal, bound):>5}"
-              f"{f(ov):>10}{verdict(ov, ideal, bound):>5}")
-    print("ok / OUT: within / outside the bound around the ideal; '-': not measured (ours has no such command)")
+        lverdict = "ref" if ref in ("linux", "<=linux") else verdict(lv, ref, bound, lv)
+        print(f"{name:<37}{what:<13}{ref or '-':>8}{b:>8}{f(lv):>10}{lverdict:>5}"
+              f"{f(ov):>10}{verdict(ov, ref, bound, lv):>5}  {base}")
+    print("ok / OUT: within / outside the bound around the reference (ideal value, or Linux's figure);")
+    print("'minus': the figure is this row's minus that row's, each kernel its own; '-': not measured")
 
 
 main()

@@ -12,11 +12,9 @@
 #
 # The private configuration lives under OUT_DIR/apt-SUITE/: a sources.list of
 # its own (suite LINUX_SUITE, component main), its own lists, cache and an
-# empty dpkg status, passed with -o Dir::Etc::SourceList=... etc. The
-# machine's apt set-up is not changed. The archive's address is read at run
-# time from the machine's own apt sources (the first `URIs:` of
-# /etc/apt/sources.list.d/*.sources, else the first `deb` line of
-# /etc/apt/sources.list), so no host name is written here.
+# empty dpkg status (scripts/lib/apt.sh). The machine's apt set-up is not
+# changed, and the archive's address is read from it at run time, so no host
+# name is written here.
 #
 # Prints, on its last line, the directory holding the extracted packages
 # (OUT_DIR/x-SUITE, OUT_DIR/x-SUITE-arm64 for arm64); OUT_DIR/debs-SUITE[-arm64]/
@@ -57,26 +55,10 @@ have_all() { # every wanted package (and the kernel image) has a .deb here
 }
 
 if ! have_all; then
-    uri=""
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [[ -f $f ]] || continue
-        uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' "$f")
-        [[ -n $uri ]] && break
-    done
-    if [[ -z $uri && -f /etc/apt/sources.list ]]; then
-        uri=$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; exit}}' /etc/apt/sources.list |
-            grep -v security | head -1 || true)
-    fi
-    [[ -n $uri ]] || { echo "error: linux-compare: no archive address in this machine's apt sources" >&2; exit 1; }
-    mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-    keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-    signed=""
-    [[ -f $keyring ]] && signed=" signed-by=$keyring"
-    echo "deb [arch=$darch$signed] $uri $suite main" >"$apt_dir/sources.list"
-    : >"$apt_dir/status"
-    opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
-        -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
-        -o "Dir::State::status=$apt_dir/status" -o "APT::Architecture=$darch" -o "APT::Architectures=$darch")
+    # shellcheck source=../lib/apt.sh
+    . "$(dirname "$0")/../lib/apt.sh"
+    apt_private "$apt_dir" "$suite" "$darch" || exit 1
+    opts=("${APT_OPTS[@]}")
     echo "linux-compare: apt-get update (private configuration, suite $suite)" >&2
     apt-get "${opts[@]}" -qq update >&2
     img=$(apt-cache "${opts[@]}" depends "linux-image-$darch" | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')

@@ -26,6 +26,9 @@
  *         idle         SCHED_IDLE
  *         slice:US     nice 0 with a custom slice (sched_setattr sched_runtime)
  *         duty:RUN:SLP nice 0, runs RUN us then sleeps SLP us, repeatedly
+ *         fifo:PRIO    SCHED_FIFO at priority PRIO (an RT hog: with the fair
+ *                      server, Linux 6.12+ runs the fair spinners 50 ms of
+ *                      every 1 s beside it)
  *   lcbench wakelat -d MS [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]
  *       HOGS nice-0 spinners and one sleeper on CPU -c; the sleeper wakes
  *       every PERIOD_US (absolute CLOCK_MONOTONIC timer) with POLICY (normal,
@@ -518,6 +521,9 @@ static void apply_spec(const char *spec, uint64_t *run_ns, uint64_t *sleep_ns_ou
 		a.sched_policy = SCHED_IDLE;
 	} else if (strncmp(spec, "slice:", 6) == 0) {
 		a.sched_runtime = num(spec + 6, 100, 100000, "slice:US") * 1000ull;
+	} else if (strncmp(spec, "fifo:", 5) == 0) {
+		a.sched_policy = SCHED_FIFO;
+		a.sched_priority = num(spec + 5, 1, 99, "fifo:PRIO");
 	} else if (strncmp(spec, "duty:", 5) == 0) {
 		const char *c = strchr(spec + 5, ':');
 		if (!c) {

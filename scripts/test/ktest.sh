@@ -19,7 +19,8 @@
 # the timing suite's bounds assume it), KTEST_NOSKIP=1 (the closing line must
 # also say `0 skipped`: multi-CPU runs, where no SMP test may skip),
 # KTEST_EXPECT (lines of extended regexes the log must also match, e.g. the
-# boot's `smp: 16 of 16 CPU(s) online`), and what h_qemu reads (MEM, ACCEL,
+# boot's `smp: 16 of 16 CPU(s) online`), KTEST_TAG (a word added to the log's
+# and the result's names, e.g. lockdep), and what h_qemu reads (MEM, ACCEL,
 # CPU, GIC, LOAD_ADDR, QEMU_EXTRA, ...).
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
@@ -36,13 +37,14 @@ filter=${3:-}
 export SMP=${SMP:-1}
 limit=${KTEST_TIMEOUT:-600}
 suite=${KTEST_SUITE:-}
-log=$(h_log ktest "$arch" "smp$SMP" "$suite")
+tag=${KTEST_TAG:-}
+log=$(h_log ktest "$arch" "smp$SMP" "$suite" "$tag")
 arg=ktest
 [ -n "$filter" ] && arg="ktest=$filter"
 [ -n "$suite" ] && arg="$arg ktest_suite=$suite"
 icount=""
 [ "${KTEST_ICOUNT:-0}" = 1 ] && icount=3
-name="$arch SMP=$SMP${suite:+ $suite}${icount:+ (icount)}"
+name="$arch SMP=$SMP${suite:+ $suite}${icount:+ (icount)}${tag:+ $tag}"
 
 h_qemu "$arch" kernel="$kernel" append="$arg" ${icount:+icount=$icount} || exit 2
 h_say "$name, $kernel $arg (limit ${limit}s, log $log)"
@@ -65,5 +67,5 @@ while IFS= read -r re; do
     [ -z "$re" ] && continue
     tr -d '\r' <"$log" | grep -aEq -- "$re" || fail "no line matching '$re'"
 done <<<"${KTEST_EXPECT:-}"
-h_record "ktest $arch smp$SMP${suite:+ $suite}" "$H_PASSED" 0 "$H_SKIPPED"
+h_record "ktest $arch smp$SMP${suite:+ $suite}${tag:+ $tag}" "$H_PASSED" 0 "$H_SKIPPED"
 h_say "PASS: $name: $H_SUMMARY"

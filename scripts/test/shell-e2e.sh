@@ -58,7 +58,10 @@ h_init shell-e2e
 [ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
 arch=$1 kernel=$2
 command -v python3 >/dev/null || { echo "shell-e2e: needs python3" >&2; exit 2; }
-log=$(h_log shell-e2e "$arch" "smp${SMP:-1}")
+# LOCKDEP=1: a `lockdep` kernel; any lock validator report fails the run.
+tag=""
+[ "${LOCKDEP:-0}" = 1 ] && tag=lockdep
+log=$(h_log shell-e2e "$arch" "smp${SMP:-1}" "$tag")
 limit=${SHELL_E2E_TIMEOUT:-180}
 
 # The commands, one per line (the checker below reads the same list).
@@ -398,7 +401,7 @@ want_error(33, "nice", "missing")
 want_error(34, "[-20, 19]")
 want_error(35, "nice")
 want_error(36, "spin", "[1, 60000]")
-want_error(37, "spin", "NICE")
+want_error(37, "spin", "missing SPEC")
 want_error(38, "chrt")
 want_error(39, "kill", "idle")
 want_error(40, "line too long")
@@ -580,6 +583,10 @@ print(f"shell-e2e: PASS: {len(cmds)} commands, a {sum(len(l) + 1 for l in paste)
       f"{shares[0][1]}% / {shares[5][1]}%; {events} trace events; background jobs (spin {SPIN}, receiver {RECV})")
 PY
 status=$?
+if [ -n "$tag" ] && grep -aq "lockdep: BUG" "$log"; then
+    h_err "FAIL: $arch: the lock validator reported: $(grep -a -m1 'lockdep: BUG' "$log" | tr -d '\r')"
+    status=1
+fi
 [ "$status" -eq 0 ] || h_err "see $log"
-h_record "shell-e2e $arch" "$((status == 0))" "$((status != 0))"
+h_record "shell-e2e $arch${tag:+ $tag}" "$((status == 0))" "$((status != 0))"
 exit "$status"

@@ -18,6 +18,7 @@ if [[ $# -ne 2 ]]; then
     exit 2
 fi
 names=()
+mkdir -p "$root/build/bench"
 for c in "$1" "$2"; do
     sha=$(git -C "$root" rev-parse --short=10 --verify -q "$c^{commit}") ||
         { echo "error: bench-compare: '$c' is not a commit" >&2; exit 2; }

@@ -54,7 +54,7 @@ impl fmt::Display for BgError {
             BgError::Empty => f.write_str("'&' needs a workload before it (usage: WORKLOAD ARGS &)"),
             BgError::NotAWorkload(c) => write!(
                 f,
-                "{c}: only workloads (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) run in the background"
+                "{c}: only workloads (spin, hackbench, schbench, pgbench, cyclictest, wakelat, perfpipe) run in the background"
             ),
         }
     }
@@ -116,6 +116,14 @@ pub enum ArgError {
     UnknownTraceAction(String),
     /// `chrt` with two policy options.
     ConflictingPolicies,
+    /// `chrt --sched-deadline/--sched-period` without `-d`.
+    DeadlineOptionsNeedD,
+    /// `chrt -T` without `-o` or `-b`.
+    RuntimeNeedsFairPolicy,
+    /// A policy name that is not normal, batch or idle (`wakelat -P`).
+    UnknownPolicy(String),
+    /// A `spin` SPEC that is none of the forms.
+    BadSpec(String),
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -203,6 +211,7 @@ impl fmt::Display for Error {
                         | ArgError::TasksetNeedsP
                         | ArgError::NotAWorkload(_)
                         | ArgError::NotAJob(_)
+                        | ArgError::BadSpec(_)
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -252,6 +261,19 @@ impl fmt::Display for ArgError {
                 write!(f, "unknown action '{a}' (expected start, stop or dump)")
             }
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
+            ArgError::DeadlineOptionsNeedD => {
+                f.write_str("--sched-deadline and --sched-period need -d (SCHED_DEADLINE)")
+            }
+            ArgError::RuntimeNeedsFairPolicy => f.write_str(
+                "-T/--sched-runtime (the custom slice) needs -o or -b (SCHED_OTHER or SCHED_BATCH)",
+            ),
+            ArgError::UnknownPolicy(p) => {
+                write!(f, "unknown policy '{p}' (expected normal, batch or idle)")
+            }
+            ArgError::BadSpec(w) => write!(
+                f,
+                "bad SPEC '{w}' (expected NICE, batch:NICE, idle, slice:US or duty:RUN_US:SLEEP_US)"
+            ),
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(
@@ -278,7 +300,7 @@ impl fmt::Display for ArgError {
             ArgError::UnterminatedQuote => f.write_str("unterminated quote"),
             ArgError::NotAWorkload(w) => write!(
                 f,
-                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield)"
+                "'{w}' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, wakelat, perfpipe, yield)"
             ),
             ArgError::BadSetting { setting, why } => {
                 write!(f, "bad setting '{setting}' in a config: {why}")

@@ -10,8 +10,8 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp, JOB,
-    MAX_JOBS, NICE, PID,
+    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat,
+    YieldPp, JOB, MAX_JOBS, NICE, PID, SCHED_RUNTIME,
 };
 
 /// One command's help.
@@ -54,7 +54,7 @@ const PRIO: Limit = Limit {
     min: 0,
     max: 99,
     default: None,
-    doc: "1..99 for -f/-r, 0 for -o/-b/-i",
+    doc: "1..99 for -f/-r, 0 (or left out) for -o/-b/-i",
 };
 
 /// Every command, in `help` order.
@@ -86,6 +86,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         &[
             "KEY=VALUE is one word (no spaces around '='); out-of-range values are refused",
             "kernel.sched_features reads the feature line and takes NAME or NO_NAME",
+            "debug.fail_alloc=PERCENT,SEED fails spawns' allocations at random; off: never",
         ],
         &[],
         &[
@@ -93,6 +94,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "sysctl kernel.sched_base_slice_ns",
             "sysctl kernel.sched_base_slice_ns=3000000",
             "sysctl -w kernel.sched_features=NO_PLACE_LAG",
+            "sysctl debug.fail_alloc=10,1",
         ],
     ),
     cmd(
@@ -135,34 +137,51 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "nice",
-        "nice PID N",
-        "set a thread's nice value (a running workload's threads too)",
+        "nice PID N | nice %JOB N",
+        "set a thread's nice value, or every thread's of a background job",
         &[
             "PID: a thread id from ps, or from a background job's reply:",
             "'spin -d 20000 0 0 &' prints '[1] 9 (threads 10-11)'; then 'nice 10 5'",
             "and ps shows nice 5 (sched_debug: weight 335); idle threads refuse",
+            "%JOB: every workload thread of the job (not its leader job/N)",
         ],
-        &[PID, NICE],
-        &["nice 10 5", "nice 10 -5"],
+        &[PID, JOB, NICE],
+        &["nice 10 5", "nice 10 -5", "nice %1 5"],
     ),
     cmd(
         "chrt",
-        "chrt [-f|-r|-o|-b|-i] [-p] PRIO PID | chrt -p PID",
-        "set a thread's policy and priority, or show them (-p PID)",
+        "chrt [-f|-r|-o|-b|-i] [-T NS] [-p] [PRIO] PID|%JOB | chrt -p PID|%JOB",
+        "set policy, priority and slice of a thread or job, or show them",
         &[
             "-f SCHED_FIFO, -r SCHED_RR (the default), -o SCHED_NORMAL,",
-            "-b SCHED_BATCH, -i SCHED_IDLE",
+            "-b SCHED_BATCH, -i SCHED_IDLE; PRIO may be left out for -o/-b/-i",
+            "-T, --sched-runtime NS: the custom slice of a SCHED_NORMAL or",
+            "SCHED_BATCH thread (sched_attr.sched_runtime, as util-linux 2.41+",
+            "and Linux 6.12+): a shorter slice means an earlier deadline, so its",
+            "wakeups preempt sooner; 0 goes back to the base slice; without -T",
+            "the thread keeps its slice. chrt -p shows it as the runtime parameter",
             "PID: a thread from ps or a background job ('hackbench -l 100000 &'",
-            "prints '[1] 9 (threads 10-49)'); there is no RT throttling: a FIFO",
-            "thread that never sleeps keeps its CPU until it ends",
+            "prints '[1] 9 (threads 10-49)'); %JOB: every workload thread of job",
+            "N (not its leader job/N). A FIFO thread that never sleeps keeps its",
+            "CPU, except that the fair server runs fair threads (the shell too)",
+            "50 ms of every 1 s on each CPU (sysctl",
+            "kernel.sched_fair_server_runtime_ns / _period_ns; runtime 0: off)",
+            "-d SCHED_DEADLINE: -T/--sched-runtime, -D/--sched-deadline and",
+            "-P/--sched-period in ns (runtime <= deadline <= period; one of the",
+            "last two may be left out), PRIO 0; refused when the deadline tasks'",
+            "runtime/period sum would pass 95% of the CPUs minus the fair servers",
         ],
-        &[PRIO, PID],
+        &[PRIO, SCHED_RUNTIME, PID, JOB],
         &[
             "chrt -p 10",
             "chrt -f 50 10",
             "chrt -r -p 10 10",
             "chrt -o 0 10",
             "chrt -b 0 10",
+            "chrt -b -p %1",
+            "chrt -o -T 100000 -p 0 10",
+            "chrt --other --sched-runtime 0 -p %2",
+            "chrt -d --sched-runtime 2000000 --sched-deadline 10000000 0 10",
         ],
     ),
     cmd(
@@ -228,9 +247,14 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "spin",
-        "spin -d MS [-c CPU] NICE [NICE ...]",
-        "one CPU-bound thread per NICE value for MS milliseconds",
+        "spin -d MS [-c CPU] SPEC [SPEC ...]",
+        "one CPU-bound thread per SPEC for MS milliseconds; CPU shares",
         &[
+            "SPEC: N (nice N), batch:N (SCHED_BATCH at nice N), idle (SCHED_IDLE),",
+            "slice:US (nice 0 with a custom slice of US us, 100..100000),",
+            "duty:RUN_US:SLEEP_US (nice 0; runs RUN_US of CPU time, then sleeps",
+            "SLEEP_US, again and again; each 1..10000000)",
+            "each line gives the thread's SPEC, CPU time and share of the threads'",
             "-h prints this; Ctrl-C stops it early; with a final '&' it runs in the",
             "background (jobs, kill %N, wait %N; nice/taskset/chrt its threads)",
         ],
@@ -238,6 +262,9 @@ pub const COMMANDS: &[CommandHelp] = &[
         &[
             "spin -d 1000 0",
             "spin -d 2000 -c 0 0 5 -5",
+            "spin -d 1000 -c 0 batch:0 idle 0",
+            "spin -d 1000 -c 0 duty:1000:3000 0",
+            "spin -d 1000 -c 0 slice:100 0",
             "spin -d 20000 0 0 &",
         ],
     ),
@@ -288,11 +315,42 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "cyclictest",
-        "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]",
+        "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]",
         "periodic timer threads measuring wakeup latency (min/avg/max)",
-        &["-h prints this; Ctrl-C stops it early"],
+        &[
+            "-L, --load GROUPS: under load, as 'hackbench -T -p -g GROUPS -l 1000000 &",
+            "cyclictest ...; kill %1' would run it: the hackbench starts first, runs",
+            "beside the measurement and is stopped when it ends (compare can run it)",
+            "long options too: --threads --interval --loops --priority --load",
+            "-h prints this; Ctrl-C stops it early",
+        ],
         Cyclictest::LIMITS,
-        &["cyclictest", "cyclictest -t 2 -i 500 -l 10000 -p 80"],
+        &[
+            "cyclictest",
+            "cyclictest -t 2 -i 500 -l 10000 -p 80",
+            "cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1",
+        ],
+    ),
+    cmd(
+        "wakelat",
+        "wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s US]",
+        "a periodic sleeper among CPU hogs: wakeup latency avg/p50/p99",
+        &[
+            "HOGS nice-0 spinners and one sleeper, all pinned to CPU -c; the sleeper",
+            "wakes at absolute times PERIOD_US apart (a late wakeup skips the periods",
+            "it missed) and records how late it runs. -P, --policy normal|batch|idle:",
+            "the sleeper's policy (SCHED_BATCH does not preempt on wakeup);",
+            "-s, --slice SLICE_US: its custom slice (sched_runtime; default: the",
+            "base slice). The same shape as 'lcbench wakelat' in make linux-compare",
+            "long options too: --duration --cpu --hogs --period; -h prints this",
+        ],
+        Wakelat::HELP_LIMITS,
+        &[
+            "wakelat",
+            "wakelat -d 1000 -c 0 -n 2 -p 2000",
+            "wakelat -d 1000 -n 2 -p 2000 -P batch",
+            "wakelat -d 1000 -n 2 -p 2000 -s 100",
+        ],
     ),
     cmd(
         "perfpipe",

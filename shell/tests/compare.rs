@@ -138,11 +138,11 @@ fn compare_refuses_bad_lines() {
     );
     err_is(
         "compare -c '' -- ps",
-        "compare: 'ps' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
+        "compare: 'ps' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, wakelat, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
     );
     err_is(
         "compare -c '' -- hackbench -h",
-        "compare: 'hackbench -h' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
+        "compare: 'hackbench -h' is not a workload (spin, hackbench, schbench, pgbench, cyclictest, wakelat, perfpipe, yield) (usage: compare [-n RUNS] [-w WARMUP] -c CONFIG [-c CONFIG ...] -- WORKLOAD ARGS)",
     );
     // The workload's own errors come through.
     err_is(

@@ -3,7 +3,7 @@
 use sched::{Feature, Policy, PreemptMode};
 use shell::{
     help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
-    Spin, SysctlCmd, TraceCmd, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
+    Spin, SpinThread, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -273,9 +273,27 @@ fn preempt() {
 
 #[test]
 fn nice_and_kill() {
-    assert_eq!(ok("nice 7 -5"), Command::Nice { pid: 7, nice: -5 });
-    assert_eq!(ok("nice 7 +19"), Command::Nice { pid: 7, nice: 19 });
-    assert_eq!(ok("nice 0 -20"), Command::Nice { pid: 0, nice: -20 });
+    assert_eq!(
+        ok("nice 7 -5"),
+        Command::Nice {
+            target: Target::Pid(7),
+            nice: -5
+        }
+    );
+    assert_eq!(
+        ok("nice 7 +19"),
+        Command::Nice {
+            target: Target::Pid(7),
+            nice: 19
+        }
+    );
+    assert_eq!(
+        ok("nice 0 -20"),
+        Command::Nice {
+            target: Target::Pid(0),
+            nice: -20
+        }
+    );
     err_is("nice 7 20", "nice: N must be in [-20, 19], got '20'");
     err_is("nice 7 -21", "nice: N must be in [-20, 19], got '-21'");
     err_is(
@@ -293,16 +311,33 @@ fn nice_and_kill() {
         "nice 4294967296 1",
         "nice: PID must be in [0, 4294967295], got '4294967296'",
     );
-    err_is("nice", "nice: missing PID (usage: nice PID N)");
-    err_is("nice 7", "nice: missing N (usage: nice PID N)");
+    err_is(
+        "nice",
+        "nice: missing PID or %JOB (usage: nice PID N | nice %JOB N)",
+    );
+    err_is(
+        "nice 7",
+        "nice: missing N (usage: nice PID N | nice %JOB N)",
+    );
     err_is(
         "nice 7 1 2",
-        "nice: unexpected argument '2' (usage: nice PID N)",
+        "nice: unexpected argument '2' (usage: nice PID N | nice %JOB N)",
     );
     err_is(
         "nice -n 1 7",
-        "nice: unknown option '-n' (usage: nice PID N)",
+        "nice: unknown option '-n' (usage: nice PID N | nice %JOB N)",
     );
+    // A job: every workload thread of it.
+    assert_eq!(
+        ok("nice %1 5"),
+        Command::Nice {
+            target: Target::Job(1),
+            nice: 5
+        }
+    );
+    err_is("nice %9 5", "nice: %JOB must be in [1, 8], got '9'");
+    err_is("nice %x 5", "nice: %JOB must be a decimal integer, got 'x'");
+    err_is("nice %1 20", "nice: N must be in [-20, 19], got '20'");
 
     assert_eq!(ok("kill 12"), Command::Kill { pid: 12 });
     assert_eq!(ok("kill 4294967295"), Command::Kill { pid: u32::MAX });
@@ -325,7 +360,12 @@ fn nice_and_kill() {
 
 #[test]
 fn chrt_policies_and_priorities() {
-    let set = |policy, prio, pid| Command::Chrt { policy, prio, pid };
+    let set = |policy, prio, pid| Command::Chrt {
+        policy,
+        prio,
+        runtime_ns: None,
+        target: Target::Pid(pid),
+    };
     assert_eq!(ok("chrt -f 50 3"), set(Policy::Fifo, 50, 3));
     assert_eq!(ok("chrt -r 1 3"), set(Policy::RoundRobin, 1, 3));
     assert_eq!(
@@ -342,8 +382,10 @@ fn chrt_policies_and_priorities() {
     assert_eq!(ok("chrt -p -o 0 3"), set(Policy::Normal, 0, 3));
     assert_eq!(ok("chrt --fifo --pid 10 3"), set(Policy::Fifo, 10, 3));
     assert_eq!(ok("chrt --batch 0 3"), set(Policy::Batch, 0, 3));
-    assert_eq!(ok("chrt -p 3"), Command::ChrtShow { pid: 3 });
-    assert_eq!(ok("chrt --pid 3"), Command::ChrtShow { pid: 3 });
+    let show = |target| Command::ChrtShow { target };
+    assert_eq!(ok("chrt -p 3"), show(Target::Pid(3)));
+    assert_eq!(ok("chrt --pid 3"), show(Target::Pid(3)));
+    assert_eq!(ok("chrt -p %2"), show(Target::Job(2)));
 
     err_is(
         "chrt -f 0 3",
@@ -381,7 +423,43 @@ fn chrt_policies_and_priorities() {
     err_is("chrt -fr 5 3", "chrt: more than one policy option given");
     err_starts("chrt -f -f 5 3", "chrt: option '-f' given twice");
     err_starts("chrt -x 5 3", "chrt: unknown option '-x' (usage: chrt ");
-    err_starts("chrt --deadline 5 3", "chrt: unknown option '--deadline'");
+    err_starts("chrt --deadline 5 3", "chrt: missing --sched-runtime");
+    // SCHED_DEADLINE, util-linux's syntax.
+    assert_eq!(
+        parse("chrt -d --sched-runtime 2000000 --sched-deadline 10000000 0 3"),
+        Ok(Some(Command::ChrtDeadline {
+            runtime_ns: 2_000_000,
+            deadline_ns: 10_000_000,
+            period_ns: 0,
+            target: Target::Pid(3)
+        }))
+    );
+    assert_eq!(
+        parse("chrt -d -T 1000000 -P 20000000 0 3"),
+        Ok(Some(Command::ChrtDeadline {
+            runtime_ns: 1_000_000,
+            deadline_ns: 20_000_000,
+            period_ns: 20_000_000,
+            target: Target::Pid(3)
+        }))
+    );
+    err_starts(
+        "chrt -T 1000000 -D 2000000 0 3",
+        "chrt: --sched-deadline and --sched-period need -d (SCHED_DEADLINE)",
+    );
+    err_starts(
+        "chrt -d -f -T 1000 -D 2000 0 3",
+        "chrt: more than one policy option given",
+    );
+    err_starts(
+        "chrt -d -T 1ms -D 2000000 0 3",
+        "chrt: --sched-runtime must be",
+    );
+    err_starts(
+        "chrt -d -T 1000000 -D 2000000 5 3",
+        "chrt: PRIO for SCHED_DEADLINE must be 0, got '5'",
+    );
+    err_starts("chrt -d -D 2000000 0 3", "chrt: missing --sched-runtime");
     err_starts(
         "chrt --fifo=1 5 3",
         "chrt: option '--fifo=1' takes no value",
@@ -395,6 +473,81 @@ fn chrt_policies_and_priorities() {
         "chrt -f 5 x",
         "chrt: PID must be a decimal integer, got 'x'",
     );
+}
+
+/// util-linux 2.41+'s `-T/--sched-runtime` (the custom slice of a
+/// SCHED_OTHER or SCHED_BATCH thread), 2.42's optional priority for the
+/// non-RT policies, and a job (`%N`) as the target.
+#[test]
+fn chrt_slices_and_jobs() {
+    let set = |policy, runtime_ns, target| Command::Chrt {
+        policy,
+        prio: 0,
+        runtime_ns,
+        target,
+    };
+    assert_eq!(
+        ok("chrt -o -T 100000 -p 0 3"),
+        set(Policy::Normal, Some(100_000), Target::Pid(3))
+    );
+    assert_eq!(
+        ok("chrt --batch --sched-runtime 3000000 --pid 3"),
+        set(Policy::Batch, Some(3_000_000), Target::Pid(3)),
+        "the priority may be left out for a fair policy"
+    );
+    assert_eq!(
+        ok("chrt -o --sched-runtime=0 3"),
+        set(Policy::Normal, Some(0), Target::Pid(3)),
+        "0: back to the base slice"
+    );
+    assert_eq!(
+        ok("chrt -o -T 100000000 %1"),
+        set(Policy::Normal, Some(100_000_000), Target::Job(1))
+    );
+    assert_eq!(
+        ok("chrt -b -p %3"),
+        set(Policy::Batch, None, Target::Job(3))
+    );
+    assert_eq!(ok("chrt -i 0 %8"), set(Policy::Idle, None, Target::Job(8)));
+    assert_eq!(
+        ok("chrt -f 50 %1"),
+        Command::Chrt {
+            policy: Policy::Fifo,
+            prio: 50,
+            runtime_ns: None,
+            target: Target::Job(1)
+        }
+    );
+    for bad in ["99999", "1", "100000001", "-1"] {
+        err_is(
+            &format!("chrt -o -T {bad} 3"),
+            &format!("chrt: -T NS must be in [100000, 100000000], got '{bad}'"),
+        );
+    }
+    err_is(
+        "chrt -o -T 1ms 3",
+        "chrt: -T NS must be a decimal integer, got '1ms'",
+    );
+    for bad in [
+        "chrt -T 100000 -p 3",
+        "chrt -f -T 100000 5 3",
+        "chrt -r -T 100000 5 3",
+        "chrt -i -T 100000 3",
+    ] {
+        err_is(
+            bad,
+            "chrt: -T/--sched-runtime (the custom slice) needs -o or -b (SCHED_OTHER or SCHED_BATCH)",
+        );
+    }
+    err_starts("chrt -o -T", "chrt: option '-T' needs a value");
+    err_starts("chrt -o -T 100000", "chrt: missing PID or %JOB");
+    err_starts("chrt -b", "chrt: missing PID or %JOB");
+    err_starts("chrt -f 5 %0", "chrt: %JOB must be in [1, 8], got '0'");
+    err_starts(
+        "chrt -o %1 3",
+        "chrt: PRIO must be a decimal integer, got '%1'",
+    );
+    err_starts("chrt -f %1", "chrt: missing PID or %JOB");
 }
 
 #[test]
@@ -502,7 +655,7 @@ fn spin() {
         Command::Spin(Spin {
             duration_ms,
             cpu,
-            nices: nices.to_vec(),
+            threads: nices.iter().map(|&n| SpinThread::nice(n)).collect(),
         })
     };
     assert_eq!(ok("spin -d 1000 0"), spin(1000, None, &[0]));
@@ -522,9 +675,9 @@ fn spin() {
 
     err_is(
         "spin 0",
-        "spin: missing -d MS (usage: spin -d MS [-c CPU] NICE [NICE ...])",
+        "spin: missing -d MS (usage: spin -d MS [-c CPU] SPEC [SPEC ...])",
     );
-    err_starts("spin -d 100", "spin: missing NICE");
+    err_starts("spin -d 100", "spin: missing SPEC");
     err_starts("spin -d", "spin: option '-d' needs a value");
     err_is("spin -d 0 0", "spin: -d MS must be in [1, 60000], got '0'");
     err_is(
@@ -540,16 +693,163 @@ fn spin() {
         "spin: -c CPU must be in [0, 255], got '256'",
     );
     err_is("spin -d 10 20", "spin: NICE must be in [-20, 19], got '20'");
-    err_is(
+    err_starts(
         "spin -d 10 0 x",
-        "spin: NICE must be a decimal integer, got 'x'",
+        "spin: bad SPEC 'x' (expected NICE, batch:NICE, idle, slice:US or duty:RUN_US:SLEEP_US)",
     );
     err_is(
         &format!("spin -d 1 {sixteen} 0"),
-        "spin: at most 16 NICE values",
+        "spin: at most 16 SPEC values",
     );
     err_starts("spin -d 1 -d 2 0", "spin: option '-d' given twice");
     err_starts("spin -x 1 0", "spin: unknown option '-x'");
+}
+
+/// The SPECs beyond a nice value: the words `lcbench spin` takes.
+#[test]
+fn spin_specs() {
+    let th = |w: &str| match ok(&format!("spin -d 10 {w}")) {
+        Command::Spin(s) => s.threads[0],
+        other => panic!("{other:?}"),
+    };
+    let n = SpinThread::nice;
+    assert_eq!(
+        th("batch:5"),
+        SpinThread {
+            policy: Policy::Batch,
+            ..n(5)
+        }
+    );
+    assert_eq!(
+        th("batch:-20"),
+        SpinThread {
+            policy: Policy::Batch,
+            ..n(-20)
+        }
+    );
+    assert_eq!(
+        th("idle"),
+        SpinThread {
+            policy: Policy::Idle,
+            ..n(0)
+        }
+    );
+    assert_eq!(
+        th("slice:100"),
+        SpinThread {
+            slice_us: 100,
+            ..n(0)
+        }
+    );
+    assert_eq!(
+        th("duty:1000:3000"),
+        SpinThread {
+            duty_us: Some((1000, 3000)),
+            ..n(0)
+        }
+    );
+    // Display gives the word back.
+    for w in ["batch:5", "idle", "slice:100", "duty:1000:3000", "-3"] {
+        assert_eq!(th(w).to_string(), w);
+    }
+    match ok("spin -d 10 -c 0 duty:1:2 0 idle") {
+        Command::Spin(s) => assert_eq!(s.threads.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    err_is(
+        "spin -d 10 batch:20",
+        "spin: NICE must be in [-20, 19], got '20'",
+    );
+    err_is(
+        "spin -d 10 batch:",
+        "spin: NICE must be a decimal integer, got ''",
+    );
+    err_is(
+        "spin -d 10 slice:99",
+        "spin: slice:US must be in [100, 100000], got '99'",
+    );
+    err_is(
+        "spin -d 10 slice:100001",
+        "spin: slice:US must be in [100, 100000], got '100001'",
+    );
+    err_is(
+        "spin -d 10 duty:0:10",
+        "spin: duty:RUN_US:SLEEP_US must be in [1, 10000000], got '0'",
+    );
+    err_is(
+        "spin -d 10 duty:10:x",
+        "spin: duty:RUN_US:SLEEP_US must be a decimal integer, got 'x'",
+    );
+    for bad in ["duty:10", "idle:0", "Batch:0", "fifo", "slice", "duty"] {
+        err_starts(
+            &format!("spin -d 10 {bad}"),
+            &format!("spin: bad SPEC '{bad}'"),
+        );
+    }
+}
+
+#[test]
+fn wakelat() {
+    assert_eq!(ok("wakelat"), Command::Wakelat(Wakelat::default()));
+    assert_eq!(
+        Wakelat::default(),
+        Wakelat {
+            duration_ms: 1000,
+            cpu: 0,
+            hogs: 2,
+            period_us: 1000,
+            policy: Policy::Normal,
+            slice_us: 0
+        }
+    );
+    assert_eq!(
+        ok("wakelat -d 500 -c 1 -n 0 -p 2000 -P batch -s 100"),
+        Command::Wakelat(Wakelat {
+            duration_ms: 500,
+            cpu: 1,
+            hogs: 0,
+            period_us: 2000,
+            policy: Policy::Batch,
+            slice_us: 100
+        })
+    );
+    assert_eq!(
+        ok("wakelat --policy idle --slice 100000 --hogs 15"),
+        Command::Wakelat(Wakelat {
+            hogs: 15,
+            policy: Policy::Idle,
+            slice_us: 100_000,
+            ..Wakelat::default()
+        })
+    );
+    assert_eq!(ok("wakelat -h"), Command::Help(Some("wakelat")));
+    err_is(
+        "wakelat -P fifo",
+        "wakelat: unknown policy 'fifo' (expected normal, batch or idle)",
+    );
+    err_is(
+        "wakelat -s 99",
+        "wakelat: -s SLICE_US must be in [100, 100000], got '99'",
+    );
+    err_is(
+        "wakelat -n 16",
+        "wakelat: -n HOGS must be in [0, 15], got '16'",
+    );
+    err_is(
+        "wakelat -p 99",
+        "wakelat: -p PERIOD_US must be in [100, 1000000], got '99'",
+    );
+    err_is(
+        "wakelat -d 0",
+        "wakelat: -d MS must be in [1, 60000], got '0'",
+    );
+    err_starts("wakelat -P", "wakelat: option '-P' needs a value");
+    err_starts("wakelat 5", "wakelat: unexpected argument '5'");
+    err_starts("wakelat -x", "wakelat: unknown option '-x'");
+    err_starts(
+        "wakelat -P batch -P idle",
+        "wakelat: option '-P' given twice",
+    );
 }
 
 #[test]
@@ -650,7 +950,8 @@ fn workloads_defaults_and_ranges() {
             threads: 1,
             interval_us: 1000,
             loops: 1000,
-            prio: 0
+            prio: 0,
+            load_groups: 0
         }
     );
     assert_eq!(
@@ -659,8 +960,24 @@ fn workloads_defaults_and_ranges() {
             threads: 4,
             interval_us: 100,
             loops: 5,
-            prio: 99
+            prio: 99,
+            load_groups: 0
         })
+    );
+    assert_eq!(
+        ok("cyclictest --threads 1 --interval 500 --loops 1000 --priority 50 --load 1"),
+        Command::Cyclictest(Cyclictest {
+            threads: 1,
+            interval_us: 500,
+            loops: 1000,
+            prio: 50,
+            load_groups: 1
+        })
+    );
+    assert_eq!(ok("cyclictest -L 8"), ok("cyclictest --load=8"));
+    err_is(
+        "cyclictest -L 9",
+        "cyclictest: -L GROUPS must be in [0, 8], got '9'",
     );
     err_is(
         "cyclictest -i 99",
@@ -736,7 +1053,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 25);
+    assert_eq!(COMMANDS.len(), 26);
 }
 
 /// Every word of the help table reaches its own parser: alone it parses to
@@ -949,7 +1266,7 @@ fn background_workloads() {
         bg(Command::Spin(Spin {
             duration_ms: 100,
             cpu: None,
-            nices: vec![0, 5],
+            threads: vec![SpinThread::nice(0), SpinThread::nice(5)],
         }))
     );
     for l in [
@@ -1008,7 +1325,7 @@ fn misplaced_ampersands_are_refused() {
         "hackbench & &",
         "'&' must end the line (usage: WORKLOAD ARGS &)",
     );
-    let only = "only workloads (spin, hackbench, schbench, pgbench, cyclictest, perfpipe) run in the background";
+    let only = "only workloads (spin, hackbench, schbench, pgbench, cyclictest, wakelat, perfpipe) run in the background";
     err_is("ps &", &format!("ps: {only}"));
     err_is("kill %1 &", &format!("kill: {only}"));
     err_is("jobs &", &format!("jobs: {only}"));

@@ -390,6 +390,9 @@ fn row_of(r: WakeupReason) -> usize {
         WakeupReason::LowerClass => 3,
         WakeupReason::RtHigherPriority => 4,
         WakeupReason::RtNotHigher => 5,
+        WakeupReason::DlEarlierDeadline | WakeupReason::DlNotEarlier => {
+            unreachable!("the simulator spawns no SCHED_DEADLINE task")
+        }
         WakeupReason::Fair(f) => match f {
             F::SameTask => 6,
             F::AlreadyPending => 7,

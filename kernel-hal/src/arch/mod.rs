@@ -25,17 +25,17 @@
 //! | `fn cpu_relax()` | spin-wait hint (`pause` / `yield`): under QEMU's round-robin TCG it also hands the turn to the next vCPU |
 //! | `fn exit_qemu(code: ExitCode) -> !` | leave QEMU with a pass/fail verdict (isa-debug-exit / semihosting) |
 //! | `struct Context` + `unsafe fn switch_context(prev: *mut Context, next: *const Context)` | callee-saved register switch |
-//! | `unsafe fn init_thread_context(ctx: &mut Context, stack_top: usize, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
-//! | `fn stack_region_init() -> Option<(usize, usize)>` | hook a virtual region for kernel stacks into the page tables (heap up, boot CPU, before other CPUs start): `(base, bytes)`, or `None` (stacks then come from the heap, unguarded) |
-//! | `fn map_stack_page(va: usize, pa: usize) -> bool` / `fn unmap_stack_page(va: usize)` | map a 4 KiB page of that region (false: out of page-table memory) / unmap it and flush it from this CPU's TLB |
+//! | `unsafe fn init_thread_context(ctx: &mut Context, stack_top: VirtAddr, entry: extern "C" fn(usize) -> !, arg: usize)` | prepare a new thread's first switch |
+//! | `fn stack_region_init() -> Option<(VirtAddr, usize)>` | hook a virtual region for kernel stacks into the page tables (heap up, boot CPU, before other CPUs start): `(base, bytes)`, or `None` (stacks then come from the heap, unguarded) |
+//! | `fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool` / `fn unmap_stack_page(va: VirtAddr)` | map a 4 KiB page of that region (false: out of page-table memory) / unmap it and flush it from this CPU's TLB |
 //! | `fn flush_tlb_local()` | flush this CPU's TLB (the stack allocator runs it on every CPU before reusing unmapped addresses) |
-//! | `unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
-//! | `const EXCEPTION_STACKS: usize` / `fn set_exception_stack(index: usize, top: usize)` / `fn exception_stack_tops() -> [usize; EXCEPTION_STACKS]` | this CPU's stacks for fatal exceptions (x86_64: the #DF/#PF, NMI and machine-check IST stacks; aarch64: the stack-overflow emergency stack): stack `index` becomes the guarded kernel stack ending at `top` / where each ends now |
-//! | `fn set_exception_stack_of(cpu: usize, index: usize, top: usize)` | the same for secondary CPU `cpu` before it starts (boot CPU), so it has guarded exception stacks from its first instruction |
+//! | `unsafe fn call_on_stack(top: VirtAddr, f: extern "C" fn(usize) -> !, arg: usize) -> !` | switch to another stack and call `f(arg)` there (CPU 0's idle thread leaves the boot stack) |
+//! | `const EXCEPTION_STACKS: usize` / `fn set_exception_stack(index: usize, top: VirtAddr)` / `fn exception_stack_tops() -> [VirtAddr; EXCEPTION_STACKS]` | this CPU's stacks for fatal exceptions (x86_64: the #DF/#PF, NMI and machine-check IST stacks; aarch64: the stack-overflow emergency stack): stack `index` becomes the guarded kernel stack ending at `top` / where each ends now |
+//! | `fn set_exception_stack_of(cpu: usize, index: usize, top: VirtAddr)` | the same for secondary CPU `cpu` before it starts (boot CPU), so it has guarded exception stacks from its first instruction |
 //! | `fn static_guards() -> StaticGuards` | where the guards below the stacks in the kernel image are (the boot stack; the boot CPU's exception stacks until it gets guarded ones); `early_init` unmaps them and reports with `note_static_guards_unmapped(ok)`; generic code asks [`static_stack_guards`] |
 //! | `fn undefined_instruction() -> !` | execute an undefined instruction (`fault=undefined`) |
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
-//! | `unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
+//! | `unsafe fn start_cpu(cpu: usize, stack_top: VirtAddr, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
 //! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
 //!
 //! Calls the other way (arch -> generic) go only to `crate::hooks`,
@@ -133,11 +133,12 @@ pub fn framebuffer_memory() -> Option<&'static mut [u8]> {
     Some(unsafe { core::slice::from_raw_parts_mut(fb.addr as *mut u8, fb.bytes()) })
 }
 
-/// Most CPUs the kernel runs on: as many as a [`crate::cpumask::CpuMask`]
-/// holds (256). Per-CPU statics sized by it stay small (a few words per
-/// CPU); anything big per CPU (stacks, x86 GDT/TSS blocks) is allocated at
-/// bring-up for the CPUs that exist.
-pub const MAX_CPUS: usize = crate::MAX_CPUS;
+/// Most CPUs the kernel runs on (the one constant, `sched::MAX_CPUS`):
+/// as many as a [`crate::cpumask::CpuMask`] holds (256). Per-CPU statics
+/// sized by it stay small (a few words per CPU); anything big per CPU
+/// (stacks, x86 GDT/TSS blocks) is allocated at bring-up for the CPUs that
+/// exist.
+pub use crate::MAX_CPUS;
 
 /// CPUs the firmware describes that the kernel cannot use, counted by
 /// reason, for the one boot-log line that must name them (never dropped

@@ -10,6 +10,9 @@
 //! preemption point, like Linux's `spin_unlock_irqrestore` -> `preempt_enable`: a
 //! wakeup made under the lock that asked for an immediate reschedule takes effect
 //! right there (full/lazy preemption models only).
+//!
+//! Each lock has a class for the lock validator (the `lockdep` feature): the
+//! place its `new` or `named` is called from (`#[track_caller]`), and a name.
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
@@ -46,6 +49,8 @@ impl ReschedPoint for ViaHooks {
 pub struct SpinLock<T: ?Sized, P = ViaHooks> {
     locked: AtomicBool,
     _resched: PhantomData<fn() -> P>,
+    #[cfg(feature = "lockdep")]
+    key: crate::lockdep::Key,
     data: UnsafeCell<T>,
 }
 
@@ -56,11 +61,22 @@ unsafe impl<T: ?Sized + Send, P> Sync for SpinLock<T, P> {}
 unsafe impl<T: ?Sized + Send, P> Send for SpinLock<T, P> {}
 
 impl<T, P> SpinLock<T, P> {
-    /// An unlocked lock around `data`.
+    /// An unlocked lock around `data`, of the class of the caller's site.
+    #[track_caller]
     pub const fn new(data: T) -> Self {
+        Self::named("", data)
+    }
+
+    /// An unlocked lock around `data`, of the class of the caller's site,
+    /// named `name` in the lock validator's reports.
+    #[track_caller]
+    #[allow(unused_variables)] // `name` without lockdep
+    pub const fn named(name: &'static str, data: T) -> Self {
         SpinLock {
             locked: AtomicBool::new(false),
             _resched: PhantomData,
+            #[cfg(feature = "lockdep")]
+            key: crate::lockdep::Key::new(name),
             data: UnsafeCell::new(data),
         }
     }
@@ -70,6 +86,8 @@ impl<T: ?Sized, P: ReschedPoint> SpinLock<T, P> {
     /// Disables interrupts, then spins until the lock is ours.
     pub fn lock(&self) -> SpinLockGuard<'_, T, P> {
         let irq = arch::irq_save();
+        #[cfg(feature = "lockdep")]
+        crate::lockdep::acquire(&self.key, self.addr(), crate::lockdep::Acquire::default());
         while self
             .locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -91,11 +109,25 @@ impl<T: ?Sized, P: ReschedPoint> SpinLock<T, P> {
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
         {
+            #[cfg(feature = "lockdep")]
+            crate::lockdep::acquire(
+                &self.key,
+                self.addr(),
+                crate::lockdep::Acquire {
+                    trylock: true,
+                    ..Default::default()
+                },
+            );
             Some(SpinLockGuard { lock: self, irq })
         } else {
             arch::irq_restore(irq);
             None
         }
+    }
+
+    /// The lock's address: its identity for the lock validator.
+    fn addr(&self) -> usize {
+        core::ptr::from_ref(&self.locked) as usize
     }
 }
 
@@ -122,6 +154,7 @@ impl<T: ?Sized, P: ReschedPoint> DerefMut for SpinLockGuard<'_, T, P> {
 
 impl<T: ?Sized, P: ReschedPoint> Drop for SpinLockGuard<'_, T, P> {
     fn drop(&mut self) {
+        crate::lockdep::release(self.lock.addr());
         self.lock.locked.store(false, Ordering::Release);
         arch::irq_restore(self.irq);
         if arch::irqs_enabled() {

@@ -128,6 +128,21 @@ pub fn reset_sched_state() {
     let _ = cfg
         .tunables
         .set("kernel.softlockup_thresh_ms", KTEST_SOFTLOCKUP_MS);
+    // The fair server back to Linux's defaults, if a test changed them
+    // (through the longest period, so that runtime <= period at every step).
+    let defaults = (
+        sched::deadline::FAIR_SERVER_RUNTIME_NS,
+        sched::deadline::FAIR_SERVER_PERIOD_NS,
+    );
+    if cfg.tunables.fair_server() != defaults {
+        for (k, v) in [
+            ("kernel.sched_fair_server_period_ns", "4194304000"),
+            ("kernel.sched_fair_server_runtime_ns", "50000000"),
+            ("kernel.sched_fair_server_period_ns", "1000000000"),
+        ] {
+            let _ = cfg.tunables.set(k, v);
+        }
+    }
 }
 
 fn finish(code_ok: bool) -> ! {
@@ -137,6 +152,8 @@ fn finish(code_ok: bool) -> ! {
         SKIPPED.load(Ordering::Relaxed),
         QUARANTINED.load(Ordering::Relaxed),
     );
+    #[cfg(feature = "lockdep")]
+    crate::console::emergency_write(format_args!("lockdep: {}\n", kernel_hal::lockdep::stats()));
     crate::console::emergency_write(format_args!(
         "{} passed, {} failed, {} skipped, {} quarantined\n",
         p, f, k, q
@@ -186,6 +203,9 @@ crate::ktest!(ktest_filter_terms, || {
 /// [`selected_by`]), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
+    // A watchdog's report fails the running test.
+    task::stall::set_notifier(on_stall);
+    task::softlockup::set_notifier(on_softlockup);
     let tests = registry();
     let selected: alloc::vec::Vec<&'static KTest> = tests
         .iter()
@@ -393,20 +413,20 @@ fn current_name() -> Option<&'static str> {
         .map(|t| t.name)
 }
 
-/// From the stall watchdog (`task::stall`, after its report): a runnable
+/// The stall watchdog's notifier (`task::stall::set_notifier`, after its report): a runnable
 /// thread did not run for `kernel.sched_stall_warn_ms`; if a test was
 /// running, it fails and the run ends.
-pub fn on_stall(thread: &str) {
+fn on_stall(thread: &str) {
     fail_running_test(format_args!(
         "stall: thread '{thread}' runnable without running for kernel.sched_stall_warn_ms"
     ));
 }
 
-/// From the soft-lockup detector (`task::softlockup`, after its report): CPU
+/// The soft-lockup detector's notifier (`task::softlockup::set_notifier`, after its report): CPU
 /// `cpu` had work queued and made no context switch for
 /// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
 /// run ends.
-pub fn on_softlockup(cpu: usize) {
+fn on_softlockup(cpu: usize) {
     fail_running_test(format_args!(
         "softlockup: cpu {cpu} made no context switch with work queued for kernel.softlockup_thresh_ms"
     ));

@@ -109,6 +109,7 @@
 //! request, lazy ones included (`sched::preempt` has the table).
 
 mod attr;
+pub mod debug;
 mod idle;
 mod preempt;
 mod stats;
@@ -134,7 +135,6 @@ use ::sched::smp::{Platform, RqGuard, Scheduler};
 use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId};
 
 use crate::arch;
-use crate::cpumask::AtomicCpuMask;
 use crate::percpu::{self, MAX_CPUS};
 use crate::task::{thread, Thread, MAX_THREADS};
 
@@ -185,8 +185,6 @@ impl Platform for KernelPlatform {
 }
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
-/// CPUs running the scheduler.
-pub(crate) static ONLINE_MASK: AtomicCpuMask = AtomicCpuMask::new();
 
 /// The machine's scheduler (per-CPU runqueues).
 pub fn sched() -> &'static Scheduler<KernelPlatform> {
@@ -253,13 +251,12 @@ pub fn cpu_online(cpu: usize) {
         rq.update_rq_clock(now);
         percpu::cpu(cpu).account_switch(now, false, true);
     }
-    ONLINE_MASK.set(cpu, Ordering::AcqRel);
-    percpu::cpu(cpu).online.store(true, Ordering::Release);
+    percpu::set_online(cpu);
 }
 
-/// CPUs running the scheduler.
+/// CPUs running the scheduler (kept with the per-CPU blocks).
 pub fn online_mask() -> CpuMask {
-    ONLINE_MASK.load(Ordering::Acquire)
+    percpu::online_mask()
 }
 
 /// Runqueues of the scheduler (CPUs the firmware describes).

@@ -61,7 +61,7 @@ pub(crate) fn is_dead(t: &Thread) -> bool {
 pub(crate) fn try_rq<'a>(
     cpu: usize,
     _irqs_off: &'a arch::IrqGuard,
-) -> Option<spin::MutexGuard<'a, Rq>> {
+) -> Option<::sched::SpinMutexGuard<'a, Rq>> {
     let s = SCHED.get()?;
     if cpu >= s.nr_cpus() {
         return None;

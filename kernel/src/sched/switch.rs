@@ -68,7 +68,9 @@ pub(crate) fn __schedule(mode: SchedMode) {
     if prev_idx == idle {
         leave_idle(pc);
     }
-    let mut rq = SwitchLock::lock(s.rq_lock(cpu));
+    let rq_mutex = s.rq_lock(cpu);
+    rq_mutex.note_locking();
+    let mut rq = SwitchLock::lock(rq_mutex.raw());
     let prev = thread(prev_idx);
     prev.check_stack();
     let action = prev_action(mode, prev_idx == idle, prev);
@@ -81,6 +83,8 @@ pub(crate) fn __schedule(mode: SchedMode) {
     let next_idx = sw.next.map_or(idle, |t| t.0);
     if next_idx == prev_idx {
         s.publish(&rq);
+        drop(rq);
+        rq_mutex.note_released();
         return;
     }
     let stays = prev_idx != idle && matches!(action, PrevAction::Stays | PrevAction::Yields);
@@ -167,8 +171,10 @@ pub(crate) fn finish_task_switch() {
     let migrate = prev.migrating.swap(false, Ordering::Relaxed);
     prev.on_cpu.store(false, Ordering::Release);
     let s = sched();
-    // The runqueue lock `__schedule` on this CPU took and published.
+    // The runqueue lock `__schedule` on this CPU took and published (the
+    // lock validator saw it taken on this CPU).
     drop(rq_lock);
+    s.rq_lock(cpu).note_released();
     // A thread that went to sleep may now run elsewhere; one that stayed
     // runnable on a CPU it may no longer use is queued on an allowed one.
     let sw = Switch {

@@ -24,7 +24,9 @@ pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError>
     // No CPU yet: `set_task_cpu` records the first one without a migration.
     t.cpu.store(u32::MAX, Ordering::Release);
     let prio = st.prio();
-    match s.spawn(TaskId(idx), st, this_cpu) {
+    // Its scheduler state may need memory; a failure is an error for the
+    // spawner (failing allocations on demand may hit it).
+    match kernel_hal::heap::may_fail(|| s.spawn(TaskId(idx), st, this_cpu)) {
         Ok((cpu, d)) => {
             crate::trace::sched_wakeup_new(idx, prio, cpu);
             percpu::cpu(cpu).raise_need_resched(d.resched);

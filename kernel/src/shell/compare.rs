@@ -493,12 +493,33 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 p.transactions,
                 if p.select_only { " -S" } else { "" }
             ),
-            C::Cyclictest(p) => write!(
-                f,
-                "cyclictest -t {} -i {} -l {} -p {}",
-                p.threads, p.interval_us, p.loops, p.prio
-            ),
-            C::Spin(p) => write!(f, "spin -d {} ({} threads)", p.duration_ms, p.nices.len()),
+            C::Cyclictest(p) => {
+                write!(
+                    f,
+                    "cyclictest -t {} -i {} -l {} -p {}",
+                    p.threads, p.interval_us, p.loops, p.prio
+                )?;
+                if p.load_groups > 0 {
+                    write!(f, " -L {}", p.load_groups)?;
+                }
+                Ok(())
+            }
+            C::Wakelat(p) => {
+                write!(
+                    f,
+                    "wakelat -d {} -c {} -n {} -p {} -P {}",
+                    p.duration_ms,
+                    p.cpu,
+                    p.hogs,
+                    p.period_us,
+                    p.policy.short_name().to_ascii_lowercase()
+                )?;
+                if p.slice_us > 0 {
+                    write!(f, " -s {}", p.slice_us)?;
+                }
+                Ok(())
+            }
+            C::Spin(p) => write!(f, "spin -d {} ({} threads)", p.duration_ms, p.threads.len()),
             C::Yield(p) => write!(f, "yield -l {}", p.loops),
             other => f.write_str(other.name()),
         }

@@ -6,7 +6,8 @@
 
 use core::fmt::Write;
 
-use ::shell::{PreemptLine, SysctlCmd};
+use ::shell::{PreemptLine, SysctlCmd, FAIL_ALLOC_KEY};
+use kernel_hal::heap::{fail as fail_alloc, FailAlloc};
 use sched::config::{SysctlValue, FEATURES_KEY};
 use sched::tunables::{Kind, SysctlError, TUNABLES};
 use sched::{Feature, PreemptMode};
@@ -46,6 +47,7 @@ fn accepted(key: &str) -> alloc::string::String {
 }
 
 /// `sysctl -a`, `sysctl KEY`, `sysctl KEY=VALUE` (prints `KEY = VALUE`).
+/// `debug.fail_alloc` is the kernel's: failing allocations on demand.
 pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
     let cfg = task::sched_config();
     match c {
@@ -53,7 +55,21 @@ pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
             for (k, v) in cfg.sysctl_all() {
                 let _ = writeln!(sh, "{k} = {v}");
             }
+            let _ = writeln!(sh, "{FAIL_ALLOC_KEY} = {}", fail_alloc::get());
         }
+        SysctlCmd::Get(FAIL_ALLOC_KEY) => {
+            let _ = writeln!(sh, "{FAIL_ALLOC_KEY} = {}", fail_alloc::get());
+        }
+        SysctlCmd::Set {
+            key: FAIL_ALLOC_KEY,
+            value,
+        } => match FailAlloc::parse(&value) {
+            Ok(f) => {
+                fail_alloc::set(f);
+                let _ = writeln!(sh, "{FAIL_ALLOC_KEY} = {f}");
+            }
+            Err(e) => fail!("sysctl: {e}, got '{}'", Quote(&value)),
+        },
         SysctlCmd::Get(key) => match cfg.sysctl_get(key) {
             Ok(v) => {
                 let _ = writeln!(sh, "{key} = {v}");

@@ -1,5 +1,10 @@
 //! `nice`, `chrt`, `taskset` and `kill`: changing one thread, which may be
-//! a thread of a running background job (`ps` and the `&` reply list them).
+//! a thread of a running background job (`ps` and the `&` reply list them),
+//! and (`nice`, `chrt`) every workload thread of a job at once (`%N`).
+//!
+//! A job's threads are checked first and changed after: if one of them
+//! refuses (it exited meanwhile is not a refusal: exited threads are
+//! skipped), nothing is changed.
 //!
 //! A PID is a thread slot index, as `ps` shows it. Idle threads are not
 //! scheduler tasks (the runqueue never holds them), so they refuse every
@@ -8,7 +13,9 @@
 
 use core::fmt::Write;
 
-use ::shell::{CpuList, Pid};
+use alloc::vec::Vec;
+
+use ::shell::{CpuList, Pid, Target};
 use sched::{Policy, TaskParams};
 
 use super::inspect::live;
@@ -16,7 +23,7 @@ use super::{fail, CmdResult, Sh};
 use crate::{task, workloads};
 
 /// The thread behind `pid` and its current parameters, or an error line.
-fn target(
+fn target_thread(
     cmd: &str,
     pid: Pid,
 ) -> Result<(&'static task::Thread, TaskParams), alloc::string::String> {
@@ -41,60 +48,183 @@ fn setattr(cmd: &str, t: &task::Thread, p: TaskParams) -> super::CmdResult {
     }
 }
 
-/// `nice PID N`: sets the nice value (kept, but without effect, for RT threads,
-/// as in Linux).
-pub fn nice(sh: &mut Sh, pid: Pid, nice: i32) -> CmdResult {
-    let (t, mut p) = target("nice", pid)?;
-    let old = p.nice;
-    p.nice = nice;
-    setattr("nice", t, p)?;
-    let _ = writeln!(
-        sh,
-        "{pid} ({}): old priority {old}, new priority {nice}",
-        t.name()
-    );
+/// The threads `target` names, each with its current parameters: one
+/// thread, or the live workload threads of a job (at least one).
+fn targets(
+    sh: &Sh,
+    cmd: &str,
+    target: Target,
+) -> Result<Vec<(&'static task::Thread, TaskParams)>, alloc::string::String> {
+    match target {
+        Target::Pid(pid) => Ok(alloc::vec![target_thread(cmd, pid)?]),
+        Target::Job(n) => {
+            let Some(j) = sh.jobs.get(n) else {
+                fail!("{cmd}: no such job %{n}");
+            };
+            let list: Vec<_> = j
+                .threads()
+                .into_iter()
+                .filter_map(|pid| target_thread(cmd, pid).ok())
+                .collect();
+            if list.is_empty() {
+                fail!("{cmd}: job %{n} has no running threads left");
+            }
+            Ok(list)
+        }
+    }
+}
+
+/// `nice PID N` / `nice %JOB N`: sets the nice value (kept, but without
+/// effect, for RT threads, as in Linux).
+pub fn nice(sh: &mut Sh, target: Target, nice: i32) -> CmdResult {
+    let list = targets(sh, "nice", target)?;
+    let new: Vec<TaskParams> = list
+        .iter()
+        .map(|&(_, p)| TaskParams { nice, ..p })
+        .collect();
+    check_all("nice", &new)?;
+    for ((t, old), p) in list.into_iter().zip(new) {
+        setattr("nice", t, p)?;
+        let _ = writeln!(
+            sh,
+            "{} ({}): old priority {}, new priority {nice}",
+            t.idx(),
+            t.name(),
+            old.nice
+        );
+    }
     Ok(())
 }
 
-/// `chrt [-f|-r|-o|-b|-i] PRIO PID`: sets policy and RT priority.
-pub fn chrt(sh: &mut Sh, policy: Policy, prio: u8, pid: Pid) -> CmdResult {
-    let (t, old) = target("chrt", pid)?;
-    let p = TaskParams {
-        policy,
-        rt_priority: prio,
-        ..old
-    };
-    setattr("chrt", t, p)?;
-    let _ = writeln!(
-        sh,
-        "pid {pid}'s policy: {}/{} -> {}/{prio}",
-        old.policy.name(),
-        old.rt_priority,
-        policy.name()
-    );
+/// Refuses the whole change if any thread's new parameters are invalid.
+fn check_all(cmd: &str, new: &[TaskParams]) -> CmdResult {
+    for p in new {
+        if let Err(e) = p.validate() {
+            fail!("{cmd}: {e}");
+        }
+    }
     Ok(())
 }
 
-/// `chrt -p PID`: Linux's two lines.
-pub fn chrt_show(sh: &mut Sh, pid: Pid) -> CmdResult {
-    let (_, p) = target("chrt", pid)?;
-    let _ = writeln!(
-        sh,
-        "pid {pid}'s current scheduling policy: {}",
-        p.policy.name()
-    );
-    let _ = writeln!(
-        sh,
-        "pid {pid}'s current scheduling priority: {}",
-        p.rt_priority
-    );
+/// `chrt [-f|-r|-o|-b|-i] [-T NS] PRIO PID|%JOB`: sets policy, RT priority
+/// and (`-T`) the custom slice; without `-T` the slice is kept.
+pub fn chrt(
+    sh: &mut Sh,
+    policy: Policy,
+    prio: u8,
+    runtime_ns: Option<u64>,
+    target: Target,
+) -> CmdResult {
+    let list = targets(sh, "chrt", target)?;
+    let new: Vec<TaskParams> = list
+        .iter()
+        .map(|&(_, old)| TaskParams {
+            policy,
+            rt_priority: prio,
+            slice_ns: runtime_ns.unwrap_or(old.slice_ns),
+            dl_runtime_ns: 0,
+            dl_deadline_ns: 0,
+            dl_period_ns: 0,
+            ..old
+        })
+        .collect();
+    check_all("chrt", &new)?;
+    for ((t, old), p) in list.into_iter().zip(new) {
+        setattr("chrt", t, p)?;
+        let pid = t.idx();
+        let _ = writeln!(
+            sh,
+            "pid {pid}'s policy: {}/{} -> {}/{prio}",
+            old.policy.name(),
+            old.rt_priority,
+            policy.name()
+        );
+        if runtime_ns.is_some() {
+            let _ = writeln!(
+                sh,
+                "pid {pid}'s custom slice: {} -> {}",
+                SliceNs(old.slice_ns),
+                SliceNs(p.slice_ns)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0
+/// PID|%JOB`: SCHED_DEADLINE, refused by admission control when the CPUs'
+/// deadline bandwidth would pass its limit (threads admitted before the
+/// refusal keep their new policy, as separate `sched_setattr` calls would).
+pub fn chrt_deadline(
+    sh: &mut Sh,
+    runtime_ns: u64,
+    deadline_ns: u64,
+    period_ns: u64,
+    target: Target,
+) -> CmdResult {
+    let list = targets(sh, "chrt", target)?;
+    let p = TaskParams::deadline(runtime_ns, deadline_ns, period_ns);
+    check_all("chrt", &[p])?;
+    for (t, old) in list {
+        setattr("chrt", t, p)?;
+        let _ = writeln!(
+            sh,
+            "pid {}'s policy: {}/{} -> SCHED_DEADLINE runtime {} ns deadline {} ns period {} ns",
+            t.idx(),
+            old.policy.name(),
+            old.rt_priority,
+            runtime_ns,
+            deadline_ns,
+            p.dl_period()
+        );
+    }
+    Ok(())
+}
+
+/// A custom slice as `chrt` prints it: `N ns`, or `none` (the base slice).
+struct SliceNs(u64);
+
+impl core::fmt::Display for SliceNs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            0 => f.write_str("none (base slice)"),
+            ns => write!(f, "{ns} ns"),
+        }
+    }
+}
+
+/// `chrt -p PID|%JOB`: Linux's two lines per thread, and for a fair policy
+/// the runtime parameter (its slice, custom or the base slice, in ns, as
+/// Linux 6.12+'s `sched_getattr` reports it).
+pub fn chrt_show(sh: &mut Sh, target: Target) -> CmdResult {
+    for (t, p) in targets(sh, "chrt", target)? {
+        let pid = t.idx();
+        let _ = writeln!(
+            sh,
+            "pid {pid}'s current scheduling policy: {}",
+            p.policy.name()
+        );
+        let _ = writeln!(
+            sh,
+            "pid {pid}'s current scheduling priority: {}",
+            p.rt_priority
+        );
+        if p.policy.class() == sched::class::SchedClass::Fair {
+            let slice = task::sched_snapshot(t).map_or(0, |st| st.se.slice_ns);
+            let kind = if p.slice_ns != 0 { "custom" } else { "base" };
+            let _ = writeln!(
+                sh,
+                "pid {pid}'s current runtime parameter: {slice} ({kind} slice)"
+            );
+        }
+    }
     Ok(())
 }
 
 /// `taskset -p MASK PID`: `task::set_affinity` (CPUs that are not online
 /// are ignored, as in Linux; a mask with no online CPU is refused).
 pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
-    let (t, _) = target("taskset", pid)?;
+    let (t, _) = target_thread("taskset", pid)?;
     let online = task::online_mask();
     if !mask.intersects(&online) {
         fail!(
@@ -124,7 +254,7 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
 
 /// `taskset -p PID` / `taskset -cp PID`.
 pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
-    let (t, _) = target("taskset", pid)?;
+    let (t, _) = target_thread("taskset", pid)?;
     let cur = t.cpus_allowed().and(&task::online_mask());
     if list {
         let _ = writeln!(sh, "pid {pid}'s current affinity list: {}", CpuList(cur));

@@ -17,6 +17,7 @@ use sched::{Policy, SchedTask, TaskId};
 
 use super::{CmdResult, Sh};
 use crate::percpu::{self, MAX_CPUS};
+use crate::sched::debug::{ent_line, Ent};
 use crate::{arch, smp, task};
 
 /// CPUs running the scheduler (`online`), as indices.
@@ -156,13 +157,6 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
     Ok(())
 }
 
-/// One queued entity in `sched_debug`.
-struct Ent {
-    id: u32,
-    st: SchedTask,
-    eligible: bool,
-}
-
 /// One CPU's copy for `sched_debug`.
 struct CpuDump {
     cpu: usize,
@@ -178,6 +172,7 @@ struct CpuDump {
     stats: RqStats,
     pick: sched::fair::PickStats,
     need_resched: sched::Resched,
+    server: sched::deadline::DlServer,
 }
 
 fn dump_cpu(cpu: usize) -> CpuDump {
@@ -220,72 +215,9 @@ fn dump_cpu(cpu: usize) -> CpuDump {
             stats: rq.stats,
             pick: rq.fair.pick_stats,
             need_resched: rq.need_resched(),
+            server: rq.fair_server,
         }
     })
-}
-
-/// One CPU's runqueue in the `sched_debug` format, read from the locked
-/// runqueue itself (no copy, no allocation, no cross-CPU call): the stall
-/// watchdog's dump, from interrupt context.
-pub fn write_rq(w: &mut dyn Write, cpu: usize, rq: &sched::Rq) {
-    let _ = writeln!(
-        w,
-        "cpu#{cpu}\n  .clock                : {} ms\n  .nr_running           : {}\n  .avg_vruntime         : {} ms\n  .curr                 : {:?}\n  .need_resched         : {:?}",
-        Ms(rq.clock()),
-        rq.nr_running(),
-        Ms(rq.avg_vruntime()),
-        rq.curr().map(|t| t.0),
-        rq.need_resched()
-    );
-    let ent = |id: TaskId| {
-        rq.task(id).map(|st| Ent {
-            id: id.0,
-            st: *st,
-            eligible: st.class() == sched::class::SchedClass::Fair && rq.entity_eligible(id),
-        })
-    };
-    let avg_v = rq.avg_vruntime();
-    if let Some(e) = rq.curr().and_then(ent) {
-        ent_line(w, "> ", &e, avg_v);
-    }
-    for e in rq.fair_queue().filter_map(ent) {
-        ent_line(w, "  ", &e, avg_v);
-    }
-    for (id, _) in rq.tasks() {
-        if Some(id) != rq.curr() && !rq.fair_queue().any(|q| q == id) {
-            if let Some(e) = ent(id) {
-                ent_line(w, "  ", &e, avg_v);
-            }
-        }
-    }
-}
-
-fn ent_line(sh: &mut dyn Write, mark: &str, e: &Ent, avg_v: u64) {
-    let se = &e.st.se;
-    let state = if se.sched_delayed {
-        "delayed"
-    } else if e.eligible {
-        "eligible"
-    } else if e.st.class() == sched::class::SchedClass::Fair {
-        "ineligible"
-    } else {
-        "rt"
-    };
-    let lag = avg_v.wrapping_sub(se.vruntime) as i64;
-    let _ = writeln!(
-        sh,
-        "  {mark}{:>5} {:<15.15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} {}",
-        e.id,
-        task::thread(e.id).name(),
-        e.st.params.policy.short_name(),
-        e.st.prio(),
-        Ms(se.vruntime),
-        Ms(se.deadline),
-        SignedMs(lag),
-        Ms(se.slice_ns),
-        se.load.weight,
-        state
-    );
 }
 
 /// Per CPU, the clock as that CPU read it when it ran the `sched_debug` probe.
@@ -356,6 +288,19 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
         let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
         let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
+        let fs = &d.server;
+        let _ = writeln!(
+            sh,
+            "  .fair_server          : {} runtime {} ms left {} ms deadline {} ms (period {} ms), boosts {} replenished {} served {} ms",
+            fs.state.name(),
+            Ms(fs.runtime_ns),
+            SignedMs(fs.remaining_ns),
+            Ms(fs.deadline),
+            Ms(fs.period_ns),
+            fs.nr_boosts,
+            fs.nr_replenish,
+            Ms(fs.served_ns)
+        );
         let probe = ipi_call_line(cpu);
         let (ipis, calls) = smp::call_stats(cpu);
         let _ = writeln!(

@@ -12,7 +12,9 @@
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use ::shell::{Cyclictest, Hackbench, IdList, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
+use ::shell::{
+    Cyclictest, Hackbench, IdList, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat, YieldPp,
+};
 
 use super::{fail, CmdResult, Sh};
 use crate::workloads::jobs::{self, Finished, WaitError};
@@ -44,7 +46,7 @@ fn with_cmd(cmd: &str, r: Result<(), alloc::string::String>) -> CmdResult {
     r.map_err(|e| alloc::format!("{cmd}: {e}"))
 }
 
-/// `spin -d MS [-c CPU] NICE...`.
+/// `spin -d MS [-c CPU] SPEC...`.
 pub fn spin(sh: &mut Sh, p: &Spin) -> CmdResult {
     let (io, mut out) = parts(sh);
     with_cmd("spin", workloads::spin::run(p, io, &mut out).map(|_| ()))
@@ -83,6 +85,15 @@ pub fn cyclictest(sh: &mut Sh, p: Cyclictest) -> CmdResult {
     with_cmd(
         "cyclictest",
         workloads::cyclictest::run(p, io, &mut out).map(|_| ()),
+    )
+}
+
+/// `wakelat`.
+pub fn wakelat(sh: &mut Sh, p: Wakelat) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    with_cmd(
+        "wakelat",
+        workloads::wakelat::run(p, io, &mut out).map(|_| ()),
     )
 }
 

@@ -170,11 +170,14 @@ impl<T: Send> Channel<T> {
         };
         Channel {
             model,
-            st: SpinLock::new(State {
-                msgs: VecDeque::with_capacity(model.max_msgs()),
-                pages: VecDeque::with_capacity(PIPE_SLOTS),
-                wmem: 0,
-            }),
+            st: SpinLock::named(
+                "channel",
+                State {
+                    msgs: VecDeque::with_capacity(model.max_msgs()),
+                    pages: VecDeque::with_capacity(PIPE_SLOTS),
+                    wmem: 0,
+                },
+            ),
             readers: WaitQueue::new(),
             writers: WaitQueue::new(),
             n: Counters::default(),

@@ -63,10 +63,13 @@ impl WaitQueue {
     /// An empty queue.
     pub const fn new() -> Self {
         WaitQueue {
-            list: SpinLock::new(WqList {
-                head: NIL,
-                tail: NIL,
-            }),
+            list: SpinLock::named(
+                "waitqueue",
+                WqList {
+                    head: NIL,
+                    tail: NIL,
+                },
+            ),
         }
     }
 

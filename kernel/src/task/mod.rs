@@ -35,7 +35,6 @@
 pub mod inspect;
 pub mod softlockup;
 pub mod stall;
-pub mod timer;
 
 use crate::heap::stack;
 use kernel_hal::context::TaskContext;
@@ -123,14 +122,14 @@ pub struct Thread {
     /// Written only while the slot is `TASK_NEW`, by the spawner that owns
     /// it (or for an idle thread before its CPU is online); read with
     /// `try_lock`, so a reader never waits (it says "?" instead).
-    name: spin::Mutex<&'static str>,
+    name: ::sched::SpinMutex<&'static str>,
     /// Saved registers while switched out, and the kernel stack: prepared
     /// by spawn (slot `TASK_NEW`), switched by `sched::switch`, the stack
     /// taken back by join (after the thread left the CPU for good); the
     /// switch checks the stack's canary without waiting.
     pub(crate) ctx: TaskContext,
     /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
-    entry: spin::Mutex<Option<Entry>>,
+    entry: ::sched::SpinMutex<Option<Entry>>,
     /// Wait queue links (thread indices), under the owning queue's lock.
     pub(crate) wq_next: AtomicU32,
     pub(crate) wq_prev: AtomicU32,
@@ -157,12 +156,12 @@ impl Thread {
             exited: AtomicBool::new(false),
             cpu: AtomicU32::new(0),
             prio: AtomicI32::new(120),
-            pi_lock: SpinLock::new(()),
+            pi_lock: SpinLock::named("pi_lock", ()),
             cpus_allowed: AtomicCpuMask::from_mask(CpuMask::all()),
             timer_cpu: AtomicU32::new(0),
-            name: spin::Mutex::new(""),
+            name: ::sched::SpinMutex::named("thread.name", ""),
             ctx: TaskContext::new(),
-            entry: spin::Mutex::new(None),
+            entry: ::sched::SpinMutex::named("thread.entry", None),
             wq_next: AtomicU32::new(u32::MAX),
             wq_prev: AtomicU32::new(u32::MAX),
             wq_owner: AtomicUsize::new(0),
@@ -263,7 +262,7 @@ pub enum JoinError {
 
 static THREADS: spin::Once<Box<[Thread]>> = spin::Once::new();
 /// Serialises slot allocation and release.
-static SLOT_LOCK: SpinLock<usize> = SpinLock::new(0);
+static SLOT_LOCK: SpinLock<usize> = SpinLock::named("thread_slots", 0);
 /// Thread slots of idle threads, `0..IDLE_SLOTS` (see the module docs); set
 /// by [`init`], before any spawn.
 static IDLE_SLOTS: AtomicUsize = AtomicUsize::new(MAX_CPUS);
@@ -710,7 +709,8 @@ pub fn sleep_ms(d_ms: u64) {
 /// shown as busy.
 pub fn dump_threads() {
     let irqs_off = arch::IrqGuard::save();
-    let mut rqs: [Option<spin::MutexGuard<'_, sched::Rq>>; MAX_CPUS] = [const { None }; MAX_CPUS];
+    let mut rqs: [Option<sched::SpinMutexGuard<'_, sched::Rq>>; MAX_CPUS] =
+        [const { None }; MAX_CPUS];
     for (cpu, slot) in rqs
         .iter_mut()
         .enumerate()

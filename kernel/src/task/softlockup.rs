@@ -34,6 +34,16 @@ pub static LAST_CPU: AtomicU32 = AtomicU32::new(u32::MAX);
 /// counted and recorded but not reported.
 pub static EXPECTED: AtomicBool = AtomicBool::new(false);
 
+/// Told the CPU after each unexpected soft-lockup report (the test runner
+/// registers itself: the running test fails).
+static NOTIFIER: spin::Once<fn(usize)> = spin::Once::new();
+
+/// Registers what hears of an unexpected soft lockup (once; later calls
+/// change nothing).
+pub fn set_notifier(notify: fn(usize)) {
+    NOTIFIER.call_once(|| notify);
+}
+
 /// Ticks between two scans (20 ms at the default 250 Hz).
 pub const SCAN_TICKS: u64 = 5;
 
@@ -96,7 +106,9 @@ fn observe(cpu: usize, now: u64) {
         return;
     }
     report(cpu, now - since, waiting, thresh);
-    crate::ktest::on_softlockup(cpu);
+    if let Some(notify) = NOTIFIER.get() {
+        notify(cpu);
+    }
 }
 
 /// The locked-up CPU (what runs there, how many wait), then every runqueue

@@ -1035,8 +1035,11 @@ ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
     // is FIFO, F's counter must not move at all over 3 ticks; while both are
     // fair, both progress. Timing suite: "both progress within 3 ticks"
     // needs the ticks to be 3 ticks of CPU time (seen under host load: a
-    // burst of late ticks gave H none of a window).
+    // burst of late ticks gave H none of a window). F's counter stays put
+    // only without the fair server, which would serve F after most of a
+    // period: it is off here.
     set_preempt(PreemptMode::Full);
+    let _no_server = super::FairServer::set(0, 1_000_000_000)?;
     let tick = tick_ns();
     #[derive(Default)]
     struct S {

@@ -13,7 +13,10 @@ mod console;
 mod cpus;
 mod fbcon;
 mod highmem;
+#[cfg(feature = "lockdep")]
+mod lockdep;
 mod sched;
+mod server;
 mod smp;
 mod stacks;
 mod stall;
@@ -186,5 +189,50 @@ pub fn nice(n: i32) -> TaskParams {
     TaskParams {
         nice: n,
         ..TaskParams::default()
+    }
+}
+
+/// Sets the fair server's runtime and period (`kernel.sched_fair_server_*`)
+/// until dropped, then restores Linux's defaults (as the runner does between
+/// tests). A test that asserts that RT starves a fair task completely turns
+/// the server off with `FairServer::set(0, ..)`: with it on (the default, as
+/// in Linux), a fair task starved for most of a period is served.
+pub struct FairServer;
+
+impl FairServer {
+    pub fn set(runtime_ns: u64, period_ns: u64) -> Result<FairServer, alloc::string::String> {
+        set_fair_server(runtime_ns, period_ns)?;
+        Ok(FairServer)
+    }
+}
+
+impl Drop for FairServer {
+    fn drop(&mut self) {
+        let _ = set_fair_server(
+            ::sched::deadline::FAIR_SERVER_RUNTIME_NS,
+            ::sched::deadline::FAIR_SERVER_PERIOD_NS,
+        );
+    }
+}
+
+/// Sets both fair-server tunables, in the order that keeps runtime <= period
+/// at every step.
+pub fn set_fair_server(runtime_ns: u64, period_ns: u64) -> Result<(), alloc::string::String> {
+    let t = &task::sched_config().tunables;
+    let set = |k: &str, v: u64| {
+        t.set(k, &alloc::format!("{v}"))
+            .map(|_| ())
+            .map_err(|e| alloc::format!("{k}={v}: {e}"))
+    };
+    let (runtime_key, period_key) = (
+        "kernel.sched_fair_server_runtime_ns",
+        "kernel.sched_fair_server_period_ns",
+    );
+    if runtime_ns <= t.fair_server().1 {
+        set(runtime_key, runtime_ns)?;
+        set(period_key, period_ns)
+    } else {
+        set(period_key, period_ns)?;
+        set(runtime_key, runtime_ns)
     }
 }

@@ -88,7 +88,9 @@ crate::ktest_smp!(stack_slots_recycled_after_tlb_flush_on_every_cpu, 1, || {
         let tid =
             crate::task::spawn_on("stackslot", sched::TaskParams::default(), here, move || {
                 let local = 0u64;
-                let sp = core::hint::black_box(core::ptr::addr_of!(local)) as usize;
+                let sp = kernel_hal::addr::VirtAddr::new(
+                    core::hint::black_box(core::ptr::addr_of!(local)) as usize,
+                );
                 let me = crate::task::current_idx();
                 let good = stack::stack_bottom_of(sp).is_some_and(|b| {
                     stack::guard_owner(b - 8) == Some(Some(me)) && stack::guard_owner(b).is_none()

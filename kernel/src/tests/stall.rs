@@ -30,6 +30,9 @@ ktest_timing!(stall_watchdog_reports_a_starved_thread, || {
     // The runner's watchdog would fail the run: EXPECTED makes it record only.
     // Then the hog stops, the starved thread runs, and no more stalls come.
     let _restore = Restore;
+    // The starved thread must stay starved: no fair server (with it, a fair
+    // thread starved for most of a period is served).
+    let _no_server = super::FairServer::set(0, 1_000_000_000)?;
     const WARN_MS: u64 = 50;
     task::sched_config()
         .tunables

@@ -1,6 +1,14 @@
-//! `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]`: periodic
-//! threads that sleep until absolute times `start + k * interval` and measure
-//! how late they wake (rt-tests' cyclictest). `-p` > 0 runs them SCHED_FIFO.
+//! `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]`:
+//! periodic threads that sleep until absolute times `start + k * interval`
+//! and measure how late they wake (rt-tests' cyclictest). `-p` > 0 runs them
+//! SCHED_FIFO.
+//!
+//! `-L GROUPS` measures under load, the way rt-tests is usually run
+//! (`hackbench -T -p -g GROUPS -l 1000000 & cyclictest ...; kill %1`): a
+//! pipe, thread-mode [`super::hackbench`] starts first in a thread of its
+//! own, keeps running while the measuring threads run, and is stopped
+//! (through its `Control`, as Ctrl-C would) and joined after them. Its
+//! threads are not part of the report.
 //!
 //! Each sleep ends at its deadline through the CPU's one-shot timer event
 //! (`task::sleep_until_ns`), so the latency is the timer interrupt, the
@@ -10,13 +18,96 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use ::shell::Cyclictest;
+use ::shell::{Cyclictest, Hackbench};
 use sched::{Policy, TaskParams};
 
 use super::{Control, Job};
+use crate::sync::SpinLock;
+use crate::task::Tid;
 use crate::{arch, task};
+
+/// What the load's thread and the measurement share.
+struct LoadShared {
+    /// Set to stop the load (its hackbench's `Control::interrupted`).
+    stop: AtomicBool,
+    /// The hackbench spawned all its threads.
+    started: AtomicBool,
+    /// The load's thread is about to exit.
+    done: AtomicBool,
+    /// Why the hackbench did not run.
+    error: SpinLock<Option<alloc::string::String>>,
+}
+
+/// The load's hackbench sees the shared stop flag as its Ctrl-C.
+struct LoadCtl(Arc<LoadShared>);
+
+impl Control for LoadCtl {
+    fn interrupted(&mut self) -> bool {
+        self.0.stop.load(Ordering::Acquire)
+    }
+
+    fn started(&mut self, _threads: &[Tid]) {
+        self.0.started.store(true, Ordering::Release);
+    }
+}
+
+/// A running `-L` load.
+struct Load {
+    shared: Arc<LoadShared>,
+    tid: Tid,
+}
+
+impl Load {
+    /// Starts `hackbench -T -p -g GROUPS -l 1000000` in a thread of its own
+    /// and returns once all its threads run (or with its error).
+    fn start(groups: u32) -> Result<Load, alloc::string::String> {
+        let hb = Hackbench {
+            groups,
+            loops: 1_000_000,
+            pipe: true,
+            threads: true,
+            ..Hackbench::default()
+        };
+        let shared = Arc::new(LoadShared {
+            stop: AtomicBool::new(false),
+            started: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+            error: SpinLock::new(None),
+        });
+        let sh = shared.clone();
+        let tid = task::spawn("cyclictest-load", TaskParams::default(), move || {
+            let mut sink = alloc::string::String::new();
+            if let Err(e) = super::hackbench::run(hb, &mut LoadCtl(sh.clone()), &mut sink) {
+                *sh.error.lock() = Some(e);
+            }
+            sh.done.store(true, Ordering::Release);
+        })
+        .map_err(|e| alloc::format!("cannot start the load: {e:?}"))?;
+        let load = Load { shared, tid };
+        while !load.shared.started.load(Ordering::Acquire)
+            && !load.shared.done.load(Ordering::Acquire)
+        {
+            task::sleep_ms(1);
+        }
+        if !load.shared.started.load(Ordering::Acquire) {
+            let e = load.shared.error.lock().take();
+            load.stop();
+            return Err(alloc::format!(
+                "load (hackbench -T -p -g {groups}): {}",
+                e.as_deref().unwrap_or("ended before it started")
+            ));
+        }
+        Ok(load)
+    }
+
+    /// Stops the load and joins its thread (which joined the hackbench's).
+    fn stop(self) {
+        self.shared.stop.store(true, Ordering::Release);
+        let _ = task::join(self.tid);
+    }
+}
 
 /// One thread's counters: count, min, max, sum, last (ns).
 struct Lat([AtomicU64; 5]);
@@ -47,6 +138,25 @@ impl Report {
 
 /// Runs the workload; one Linux-like line per thread.
 pub fn run(
+    p: Cyclictest,
+    ctl: &mut dyn Control,
+    out: &mut dyn Write,
+) -> Result<Report, alloc::string::String> {
+    // (`measure` checks the thread slots, beside the load if there is one;
+    // a refusal stops the load again.)
+    let load = match p.load_groups {
+        0 => None,
+        g => Some(Load::start(g)?),
+    };
+    let r = measure(p, ctl, out);
+    if let Some(l) = load {
+        l.stop();
+    }
+    r
+}
+
+/// The measuring threads and their report.
+fn measure(
     p: Cyclictest,
     ctl: &mut dyn Control,
     out: &mut dyn Write,
@@ -109,6 +219,13 @@ pub fn run(
         out,
         "# latencies in us; each sleep ends at its deadline through the CPU's one-shot timer event"
     );
+    if p.load_groups > 0 {
+        let _ = writeln!(
+            out,
+            "# under load: hackbench -T -p -g {} ran beside it",
+            p.load_groups
+        );
+    }
     let (mut n_all, mut sum_all, mut max_all) = (0, 0, 0);
     for (i, (l, pid)) in lats.iter().zip(&pids).enumerate() {
         let c = &l.0;

@@ -1,5 +1,5 @@
 //! Scheduler workloads the debug shell runs (`spin`, `perfpipe`, `hackbench`,
-//! `cyclictest`, `schbench`, `yield`): each spawns kernel threads, waits for them,
+//! `cyclictest`, `wakelat`, `schbench`, `yield`): each spawns kernel threads, waits for them,
 //! reports and joins every thread it spawned, also when it is stopped.
 //!
 //! # Stopping
@@ -27,6 +27,7 @@ pub mod pgbench;
 pub mod schbench;
 pub mod soak;
 pub mod spin;
+pub mod wakelat;
 pub mod yieldpp;
 
 use alloc::string::String;
@@ -82,7 +83,7 @@ pub struct Metrics {
 }
 
 /// Runs a workload command (`spin`, `hackbench`, `schbench`, `pgbench`,
-/// `cyclictest`, `perfpipe`, `yield`), printing its usual report to `out`, and returns
+/// `cyclictest`, `wakelat`, `perfpipe`, `yield`), printing its usual report to `out`, and returns
 /// its metrics. Any other command is refused.
 pub fn run_command(
     cmd: &::shell::Command,
@@ -102,6 +103,7 @@ pub fn run_command(
             "cyclictest",
             cyclictest::run(*p, ctl, out).map(|r| r.metrics()),
         ),
+        C::Wakelat(p) => ("wakelat", wakelat::run(*p, ctl, out).map(|r| r.metrics())),
         C::Perfpipe(p) => ("perfpipe", perfpipe::run(*p, ctl, out).map(|r| r.metrics())),
         C::Yield(p) => ("yield", yieldpp::run(*p, ctl, out).map(|r| r.metrics())),
         other => return Err(alloc::format!("{} is not a workload", other.name())),
@@ -135,7 +137,7 @@ impl Stop {
 }
 
 /// Threads of running jobs, by slot index, with their job's flag (for `kill`).
-static REGISTRY: SpinLock<Vec<(u32, Arc<AtomicBool>)>> = SpinLock::new(Vec::new());
+static REGISTRY: SpinLock<Vec<(u32, Arc<AtomicBool>)>> = SpinLock::named("workloads", Vec::new());
 
 /// Sets the stop flag of the job thread `idx` belongs to; false if it is no
 /// workload thread.

@@ -37,6 +37,13 @@
 //!   workers from their exit statistics) plus every CPU's idle time must be
 //!   the elapsed time × CPUs within 1 %.
 //!
+//! - Under failing allocations (`sysctl debug.fail_alloc=PERCENT,SEED`):
+//!   a spawn that fails (no memory for the stack or the scheduler state) is
+//!   counted and retried at the next poll, never fatal; at the end, the heap
+//!   in use (within [`LEAK_SLACK_BYTES`]) and the live threads must be back
+//!   where they were before the workers started (nothing leaked, no thread
+//!   lost).
+//!
 //! The stall watchdog is switched off for the run: SCHED_IDLE and nice +10
 //! workers among hundreds of runnable ones legitimately wait for seconds.
 //! Everything changed (features, preemption model, sysctls, the shell
@@ -96,6 +103,11 @@ const STUCK_NS: u64 = 10_000_000_000;
 const LOCKUP_MS: u64 = 10_000;
 /// The controller's SCHED_FIFO priority (workers use 1..=50).
 const CONTROLLER_PRIO: u8 = 90;
+/// Heap growth over a run that is not called a leak: a one-time growth of
+/// 448 bytes was seen once in an ordinary soak (the first after boot; its
+/// owner was not found). A leak per failed spawn under failing allocations
+/// (hundreds of them in a short soak) of even a few bytes is above it.
+const LEAK_SLACK_BYTES: usize = 1024;
 /// Violation lines printed at most (the count goes on).
 const MAX_PRINTED: u64 = 20;
 /// Worker actions by weight (out of 1000).
@@ -451,6 +463,8 @@ struct Run<'a> {
     /// Runtime of joined workers, ns.
     exited_ns: u64,
     spawned: u64,
+    /// Spawns that failed (each retried at the next poll).
+    spawn_failed: u64,
     violations: u64,
     out: &'a mut dyn Write,
 }
@@ -480,7 +494,14 @@ impl Run<'_> {
                 self.spawned += 1;
                 true
             }
-            Err(_) => false,
+            Err(task::SpawnError::NoMemory) => {
+                self.spawn_failed += 1;
+                false
+            }
+            Err(e) => {
+                self.violation(format_args!("spawn of worker {i} failed: {e:?}"));
+                false
+            }
         }
     }
 
@@ -520,7 +541,7 @@ impl Run<'_> {
             if self.violations == 1 {
                 for c in online_cpus() {
                     let out = &mut *self.out;
-                    task::with_cpu_rq(c, |rq| crate::shell::inspect::write_rq(out, c, rq));
+                    task::with_cpu_rq(c, |rq| crate::sched::debug::write_rq(out, c, rq));
                 }
             }
         }
@@ -627,18 +648,20 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         seed,
         exited_ns: 0,
         spawned: 0,
+        spawn_failed: 0,
         violations: 0,
         out,
     };
     let mut rng = Rng::new(u64::from(seed).wrapping_mul(0x2545_f491_4f6c_dd1d));
     let c0 = Counters::read();
     let t0 = CpuTime::now();
+    // What must be back at the end (taken after the run's own allocations).
+    let (heap0, threads0) = (heap_in_use(), task::live_threads().len());
+    let fail0 = kernel_hal::heap::fail::counts();
     for i in 0..n {
-        if !run.spawn(i) {
-            sh.stop.store(true, Ordering::SeqCst);
-            let _ = writeln!(run.out, "soak: error: cannot spawn worker {i}; stopping");
-            break;
-        }
+        // A worker that cannot be spawned for memory is retried at the
+        // next poll (`reap`); any other failure is a violation.
+        run.spawn(i);
     }
     let start = arch::now_ns();
     let end = start + u64::from(p.secs) * 1_000_000_000;
@@ -736,6 +759,29 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         }
         task::sleep_ms(POLL_MS);
     }
+    let (heap1, threads1) = (heap_in_use(), task::live_threads().len());
+    let fail1 = kernel_hal::heap::fail::counts();
+    let fa = kernel_hal::heap::fail::get();
+    let _ = writeln!(
+        run.out,
+        "soak: fail_alloc {fa}: {} of {} allocations failed on purpose, {} spawns failed and were retried; heap used {heap0} -> {heap1} bytes, threads {threads0} -> {threads1}",
+        fail1.1 - fail0.1,
+        fail1.0 - fail0.0,
+        run.spawn_failed
+    );
+    if threads1 != threads0 {
+        run.violation(format_args!(
+            "threads: {threads0} live before the workers, {threads1} after"
+        ));
+    }
+    if heap1 > heap0 + LEAK_SLACK_BYTES {
+        run.violation(format_args!(
+            "heap: {heap0} bytes in use before the workers, {heap1} after ({:+}, more than {LEAK_SLACK_BYTES} bytes)",
+            heap1 as i64 - heap0 as i64
+        ));
+    }
+    #[cfg(feature = "lockdep")]
+    let _ = writeln!(run.out, "soak: lockdep: {}", kernel_hal::lockdep::stats());
     checks += 1;
     run.check(&mut scratch);
     lockups(&mut run, &mut lockups_seen);
@@ -791,6 +837,15 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         if interrupted { " (interrupted)" } else { "" }
     );
     Ok(r)
+}
+
+/// Heap bytes in use, less what is kept by design and accounted apart: what
+/// the scheduler keeps for the tasks it has seen (runqueue arenas and wake
+/// lists keep their capacity, task cells stay allocated;
+/// `sched::smp::Scheduler::heap_bytes`) and the page tables the stack
+/// region grows (`kernel_hal::heap::kept_bytes`).
+fn heap_in_use() -> usize {
+    crate::heap::stats().0 - task::sched().heap_bytes() - kernel_hal::heap::kept_bytes()
 }
 
 /// Soft lockups reported since `seen` (each one a violation).

@@ -1,7 +1,13 @@
-//! `spin -d MS [-c CPU] NICE...`: one CPU-bound thread per nice value for MS
+//! `spin -d MS [-c CPU] SPEC...`: one CPU-bound thread per SPEC for MS
 //! milliseconds, then each thread's CPU time and share. With every thread on
 //! one CPU the shares should follow the weights (nice 0 vs 5: 1024 / 335, so
 //! 75.3 % / 24.7 %): the fair-share check of EEVDF.
+//!
+//! A SPEC ([`SpinThread`]) is a nice value, or a policy (SCHED_BATCH,
+//! SCHED_IDLE), a custom slice, or a duty cycle: a `duty:RUN_US:SLEEP_US`
+//! thread sleeps SLEEP_US each time it has used another RUN_US of CPU time
+//! (its own runtime, as Linux's `CLOCK_THREAD_CPUTIME_ID` counts it), which
+//! shows what PLACE_LAG and DELAY_DEQUEUE do to a sleeper's share.
 //!
 //! All threads sleep until a common start time (a tick boundary wakes them
 //! together), then spin until a common end time, calling `cond_resched()` so
@@ -12,7 +18,7 @@
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use ::shell::Spin;
+use ::shell::{Spin, SpinThread};
 use sched::TaskParams;
 
 use super::{burn, Control, Job, Permille};
@@ -21,8 +27,8 @@ use crate::{arch, task};
 /// One thread's result.
 #[derive(Clone, Copy, Debug)]
 pub struct SpinResult {
-    /// Its nice value.
-    pub nice: i32,
+    /// Its SPEC.
+    pub spec: SpinThread,
     /// Its thread id.
     pub pid: u32,
     /// CPU time, ns.
@@ -32,7 +38,7 @@ pub struct SpinResult {
 /// What a run did.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
-    /// One entry per thread, in the order of the nice values.
+    /// One entry per thread, in the order of the SPECs.
     pub threads: Vec<SpinResult>,
     /// Stopped by Ctrl-C or `kill`.
     pub interrupted: bool,
@@ -60,10 +66,10 @@ pub fn run(
     ctl: &mut dyn Control,
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
-    if p.nices.len() > super::free_slots() {
+    if p.threads.len() > super::free_slots() {
         return Err(alloc::format!(
             "{} threads asked, {} thread slots free",
-            p.nices.len(),
+            p.threads.len(),
             super::free_slots()
         ));
     }
@@ -72,18 +78,34 @@ pub fn run(
     let tick = task::sched_config().tick_ns();
     let start = arch::now_ns() + 2 * tick + 1_000_000;
     let end = start + u64::from(p.duration_ms) * 1_000_000;
-    let mut pids = Vec::with_capacity(p.nices.len());
-    for &nice in &p.nices {
+    let mut pids = Vec::with_capacity(p.threads.len());
+    for spec in &p.threads {
         let stop = job.stop_flag();
         let params = TaskParams {
-            nice,
+            policy: spec.policy,
+            nice: spec.nice,
+            slice_ns: u64::from(spec.slice_us) * 1000,
             ..TaskParams::default()
         };
+        let duty = spec
+            .duty_us
+            .map(|(r, s)| (u64::from(r) * 1000, u64::from(s) * 1000));
         let tid = job.spawn("spin", params, p.cpu, move || {
             task::sleep_until_ns(start);
+            let me = task::current();
+            // Duty cycle: the runtime at which the next sleep is due.
+            let mut due = duty.map_or(0, |(run, _)| task::task_runtime_ns(me) + run);
             while arch::now_ns() < end && !stop.stopped() {
                 burn(256);
                 task::cond_resched();
+                if let Some((run, sleep)) = duty {
+                    if task::task_runtime_ns(me) >= due {
+                        task::sleep_ns(sleep);
+                        // `nanosleep` returns to user space.
+                        task::exit_to_user_mode();
+                        due = task::task_runtime_ns(me) + run;
+                    }
+                }
             }
         })?;
         pids.push(tid.idx());
@@ -109,23 +131,29 @@ pub fn run(
         threads: Vec::with_capacity(stats.len()),
         interrupted,
     };
-    for (((nice, pid), st), fin) in p.nices.iter().zip(&pids).zip(&stats).zip(&finals) {
+    for (((spec, pid), st), fin) in p.threads.iter().zip(&pids).zip(&stats).zip(&finals) {
         let r = SpinResult {
-            nice: *nice,
+            spec: *spec,
             pid: *pid,
             runtime_ns: st.sum_exec_runtime_ns,
         };
+        // A plain nice value prints as before (`nice N`), the other SPECs
+        // as they were typed.
+        if r.spec == SpinThread::nice(r.spec.nice) {
+            let _ = write!(out, "nice {}", r.spec.nice);
+        } else {
+            let _ = write!(out, "{}", r.spec);
+        }
         let _ = write!(
             out,
-            "nice {} runtime_ms {} share {}%  (pid {}, switches {}",
-            r.nice,
+            " runtime_ms {} share {}%  (pid {}, switches {}",
             r.runtime_ns / 1_000_000,
             Permille((r.runtime_ns * 1000 + total / 2) / total),
             r.pid,
             st.nvcsw + st.nivcsw
         );
         match fin {
-            Some(f) if f.nice != r.nice || f.policy != sched::Policy::Normal => {
+            Some(f) if f.nice != spec.nice || f.policy != spec.policy => {
                 let _ = writeln!(out, "; ended as {} nice {})", f.policy.name(), f.nice);
             }
             _ => {

@@ -173,6 +173,9 @@ pub struct FairRq {
     pub(crate) clock: u64,
     /// `update_curr` asked for a (lazy) reschedule since the core last looked.
     pub(crate) resched: bool,
+    /// Σ running time charged to fair entities here (what the fair server
+    /// is charged from, [`crate::deadline::DlServer`]).
+    pub sum_exec_ns: u64,
     /// Pick-path counters.
     pub pick_stats: PickStats,
 }
@@ -225,6 +228,7 @@ impl FairRq {
             sum_weight: 0,
             clock: 0,
             resched: false,
+            sum_exec_ns: 0,
             pick_stats: PickStats {
                 single: 0,
                 buddy: 0,
@@ -386,6 +390,7 @@ impl FairRq {
         }
         e.exec_start = now;
         e.sum_exec_runtime += delta as u64;
+        self.sum_exec_ns += delta as u64;
         e.vruntime = e
             .vruntime
             .wrapping_add(calc_delta_fair(delta as u64, e.load));

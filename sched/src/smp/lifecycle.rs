@@ -313,6 +313,8 @@ impl<P: Platform> Scheduler<P> {
         if !task.cpus_allowed.intersects(&self.topology.online_mask()) {
             return Err(LifecycleError::NoAllowedCpu);
         }
+        let bw = task.params.dl_bw();
+        self.dl_admit(0, bw)?;
         task.state = TaskState::Absent;
         task.cpu = this_cpu as u32;
         cell.switching.store(false, Ordering::Relaxed);
@@ -321,8 +323,32 @@ impl<P: Platform> Scheduler<P> {
         self.lock(&cell.parked).take();
         self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
-        let d = self.enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))?;
+        let d = self
+            .enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))
+            .inspect_err(|_| self.dl_release(bw))?;
         Ok((cpu, d))
+    }
+
+    /// SCHED_DEADLINE admission control (`sched_dl_overflow`): replaces a
+    /// task's bandwidth `old_bw` by `new_bw` in the root domain's sum, or
+    /// refuses when the sum would pass the limit.
+    fn dl_admit(&self, old_bw: u64, new_bw: u64) -> Result<(), LifecycleError> {
+        if old_bw == new_bw {
+            return Ok(());
+        }
+        let cfg = &self.cfg;
+        if cfg.dl_bw.change(cfg, self.nr_cpus() as u32, old_bw, new_bw) {
+            Ok(())
+        } else {
+            Err(LifecycleError::Params(ParamsError::DlBandwidthExceeded))
+        }
+    }
+
+    /// Gives an exited (or refused) deadline task's bandwidth back.
+    fn dl_release(&self, bw: u64) {
+        if bw != 0 {
+            let _ = self.dl_admit(bw, 0);
+        }
     }
 
     /// `__schedule` on `rq`'s CPU, with `rq` locked by the caller: brings
@@ -342,6 +368,7 @@ impl<P: Platform> Scheduler<P> {
         let sw = rq.switch(action);
         let Some(prev) = sw.prev else { return sw };
         if let Some(t) = sw.prev_exited {
+            self.dl_release(t.params.dl_bw());
             // Kept in its cell until the id is spawned again (`exited`).
             if let Some(cell) = self.cell(prev) {
                 let irq = self.platform.irq_save();
@@ -560,6 +587,21 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: usize,
     ) -> Result<(usize, Resched), LifecycleError> {
         params.validate().map_err(LifecycleError::Params)?;
+        let (old_bw, new_bw) = (self.task(id, this_cpu)?.params.dl_bw(), params.dl_bw());
+        self.dl_admit(old_bw, new_bw)?;
+        let r = self.set_params_admitted(id, params, this_cpu);
+        if r.is_err() {
+            let _ = self.dl_admit(new_bw, old_bw);
+        }
+        r
+    }
+
+    fn set_params_admitted(
+        &self,
+        id: TaskId,
+        params: TaskParams,
+        this_cpu: usize,
+    ) -> Result<(usize, Resched), LifecycleError> {
         loop {
             match self.task_rq_lock(id, this_cpu) {
                 Ok((cpu, mut rq)) => {
@@ -650,6 +692,7 @@ impl<P: Platform> Scheduler<P> {
                         .dequeue_task(id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)?
                         .ok_or(LifecycleError::NoSuchTask)?;
                     self.set_home(id, HOME_NONE);
+                    self.dl_release(t.params.dl_bw());
                     return Ok(t);
                 }
                 Err(LifecycleError::Asleep) => {
@@ -662,6 +705,7 @@ impl<P: Platform> Scheduler<P> {
                         Some(t)
                     });
                     if let Some(Some(t)) = got {
+                        self.dl_release(t.params.dl_bw());
                         return Ok(t);
                     }
                 }

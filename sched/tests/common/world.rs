@@ -181,6 +181,7 @@ impl World {
                     nice,
                     rt_priority: 0,
                     slice_ns: slice,
+                    ..Default::default()
                 };
                 let a = self.h.spawn(id, p);
                 let b = self.o.wake_up_new_task(TaskId(id), p);

@@ -251,6 +251,7 @@ pub(super) fn parse_compare(rest: &str) -> Result<Command, Error> {
             | Command::Schbench(_)
             | Command::Pgbench(_)
             | Command::Cyclictest(_)
+            | Command::Wakelat(_)
             | Command::Perfpipe(_)
             | Command::Yield(_)),
         ) => c,

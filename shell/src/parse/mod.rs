@@ -18,10 +18,11 @@
 //!
 //! - `args`: the option parser (GNU-style `getopt`) and number checks;
 //! - `sysctl`: `features`, `sysctl`, `preempt` (the scheduler's knobs);
-//! - `tasks`: `nice`, `chrt`, `taskset`, `kill` (one thread's attributes);
+//! - `tasks`: `nice`, `chrt`, `taskset`, `kill` (one thread's or one job's
+//!   attributes);
 //! - `jobs`: `WORKLOAD &`, `jobs`, `wait`, `fg`;
 //! - `workloads`: `spin`, `hackbench`, `schbench`, `pgbench`, `cyclictest`,
-//!   `perfpipe`, `soak`, `yield`;
+//!   `wakelat`, `perfpipe`, `soak`, `yield`;
 //! - `trace`: `trace start|stop|dump`;
 //! - `compare`: `compare`, with its own quoting and configurations.
 
@@ -44,10 +45,12 @@ use args::{err, no_args, no_options};
 
 pub use compare::{parse_compare_config, Compare, CompareConfig, Setting};
 pub use jobs::{JOB, MAX_JOBS};
-pub use sysctl::SysctlCmd;
-pub use tasks::{cpu_list, hex_mask, NICE};
+pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
+pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
 pub use trace::TraceCmd;
-pub use workloads::{Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, YieldPp};
+pub use workloads::{
+    Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, SpinThread, Wakelat, YieldPp,
+};
 
 /// A thread id as shown by `ps`.
 pub type Pid = u32;
@@ -107,26 +110,42 @@ pub enum Command {
     SchedDebug,
     /// `stat`.
     Stat,
-    /// `nice PID N`.
+    /// `nice PID N` / `nice %JOB N`.
     Nice {
-        /// Target thread.
-        pid: Pid,
+        /// Target thread, or every thread of a job.
+        target: Target,
         /// -20..=19.
         nice: i32,
     },
-    /// `chrt [-f|-r|-o|-b|-i] [-p] PRIO PID` (no policy option: SCHED_RR, as in Linux).
+    /// `chrt [-f|-r|-o|-b|-i] [-T NS] [-p] [PRIO] PID|%JOB` (no policy
+    /// option: SCHED_RR, as in Linux).
     Chrt {
         /// The policy (`-o` is SCHED_NORMAL).
         policy: Policy,
         /// 1..=99 for FIFO/RR, 0 otherwise.
         prio: u8,
-        /// Target thread.
-        pid: Pid,
+        /// `-T`/`--sched-runtime NS`: the custom slice (SCHED_NORMAL and
+        /// SCHED_BATCH), 0 for the base slice; `None` keeps the current one.
+        runtime_ns: Option<u64>,
+        /// Target thread, or every thread of a job.
+        target: Target,
     },
-    /// `chrt -p PID`: show the policy.
+    /// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0
+    /// PID|%JOB`: SCHED_DEADLINE (admission control may refuse it).
+    ChrtDeadline {
+        /// Runtime per period, ns.
+        runtime_ns: u64,
+        /// Relative deadline, ns (0: the period).
+        deadline_ns: u64,
+        /// Period, ns (0: the deadline).
+        period_ns: u64,
+        /// Target thread, or every thread of a job.
+        target: Target,
+    },
+    /// `chrt -p PID|%JOB`: show the policy.
     ChrtShow {
-        /// Target thread.
-        pid: Pid,
+        /// Target thread, or every thread of a job.
+        target: Target,
     },
     /// `taskset -p MASK PID` / `taskset -cp LIST PID`.
     Taskset {
@@ -164,7 +183,7 @@ pub enum Command {
     Wait(Option<u32>),
     /// `fg [%JOB]`: wait for a job (`None`: the newest) with Ctrl-C killing it.
     Fg(Option<u32>),
-    /// `spin -d MS [-c CPU] NICE...`.
+    /// `spin -d MS [-c CPU] SPEC...`.
     Spin(Spin),
     /// `hackbench [-p] [-T|-P] [-g GROUPS] [-l LOOPS] [-f FDS] [-s DATASIZE]`.
     Hackbench(Hackbench),
@@ -172,8 +191,10 @@ pub enum Command {
     Schbench(Schbench),
     /// `pgbench [-c CLIENTS] [-t TX] [-S]`.
     Pgbench(Pgbench),
-    /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO]`.
+    /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]`.
     Cyclictest(Cyclictest),
+    /// `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`.
+    Wakelat(Wakelat),
     /// `perfpipe [-l LOOPS]`.
     Perfpipe(Perfpipe),
     /// `soak [-t THREADS] [-s SECS] [-r SEED]`.
@@ -200,7 +221,9 @@ impl Command {
             Command::SchedDebug => "sched_debug",
             Command::Stat => "stat",
             Command::Nice { .. } => "nice",
-            Command::Chrt { .. } | Command::ChrtShow { .. } => "chrt",
+            Command::Chrt { .. } | Command::ChrtShow { .. } | Command::ChrtDeadline { .. } => {
+                "chrt"
+            }
             Command::Taskset { .. } | Command::TasksetShow { .. } => "taskset",
             Command::Kill { .. } | Command::KillJob { .. } => "kill",
             Command::Background(c) => c.name(),
@@ -212,6 +235,7 @@ impl Command {
             Command::Schbench(_) => "schbench",
             Command::Pgbench(_) => "pgbench",
             Command::Cyclictest(_) => "cyclictest",
+            Command::Wakelat(_) => "wakelat",
             Command::Perfpipe(_) => "perfpipe",
             Command::Soak(_) => "soak",
             Command::Yield(_) => "yield",
@@ -230,6 +254,7 @@ impl Command {
                 | Command::Schbench(_)
                 | Command::Pgbench(_)
                 | Command::Cyclictest(_)
+                | Command::Wakelat(_)
                 | Command::Perfpipe(_)
         )
     }
@@ -307,6 +332,7 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
         "schbench" => workloads::parse_schbench(a)?,
         "pgbench" => workloads::parse_pgbench(a)?,
         "cyclictest" => workloads::parse_cyclictest(a)?,
+        "wakelat" => workloads::parse_wakelat(a)?,
         "perfpipe" => workloads::parse_perfpipe(a)?,
         "soak" => workloads::parse_soak(a)?,
         "yield" => workloads::parse_yield(a)?,

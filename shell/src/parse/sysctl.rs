@@ -41,6 +41,15 @@ pub(super) fn parse_features(args: &[&str]) -> Result<Command, Error> {
     }
 }
 
+/// The kernel's own sysctl (not the scheduler's): failing allocations on
+/// demand, `PERCENT,SEED` or `off` (checked by the kernel).
+pub const FAIL_ALLOC_KEY: &str = "debug.fail_alloc";
+
+/// A key `sysctl` accepts: the scheduler's, or the kernel's own.
+fn any_sysctl_key(k: &str) -> Option<&'static str> {
+    sysctl_key(k).or_else(|| (k == FAIL_ALLOC_KEY).then_some(FAIL_ALLOC_KEY))
+}
+
 /// The table's spelling of a sysctl key.
 pub(super) fn sysctl_key(k: &str) -> Option<&'static str> {
     if k == FEATURES_KEY {
@@ -80,7 +89,7 @@ pub(super) fn parse_sysctl(args: &[&str]) -> Result<SysctlCmd, Error> {
         return err(C, ArgError::UnknownOption(quote(w)));
     }
     let Some((k, v)) = w.split_once('=') else {
-        let Some(key) = sysctl_key(w) else {
+        let Some(key) = any_sysctl_key(w) else {
             return err(C, ArgError::UnknownKey(quote(w)));
         };
         return if write {
@@ -89,7 +98,7 @@ pub(super) fn parse_sysctl(args: &[&str]) -> Result<SysctlCmd, Error> {
             Ok(SysctlCmd::Get(key))
         };
     };
-    let Some(key) = sysctl_key(k) else {
+    let Some(key) = any_sysctl_key(k) else {
         return err(C, ArgError::UnknownKey(quote(k)));
     };
     if v.is_empty() {

@@ -5,19 +5,67 @@
 
 use alloc::vec::Vec;
 
+use sched::Policy;
+
 use super::args::{defaults, err, getopt, limit, Opt};
 use super::{Command, Limit, MAX_CPUS};
 use crate::error::{quote, ArgError, Error};
 
-/// A `spin` workload: one CPU-bound thread per nice value.
+/// A `spin` workload: one CPU-bound thread per SPEC.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spin {
     /// How long each thread spins.
     pub duration_ms: u32,
     /// Pin every thread to this CPU (`-c`); `None` lets the balancer place them.
     pub cpu: Option<u32>,
-    /// One thread per entry, each -20..=19.
-    pub nices: Vec<i32>,
+    /// One thread per entry.
+    pub threads: Vec<SpinThread>,
+}
+
+/// One `spin` thread's SPEC: how it is scheduled and whether it sleeps.
+///
+/// The words are those of `lcbench spin` (the Linux side of `make
+/// linux-compare`), so a conformance row runs the same SPECs in both:
+/// `N` (nice N, SCHED_NORMAL), `batch:N` (SCHED_BATCH at nice N), `idle`
+/// (SCHED_IDLE), `slice:US` (nice 0 with a custom slice of US
+/// microseconds, Linux 6.12+'s `sched_setattr` `sched_runtime`) and
+/// `duty:RUN_US:SLEEP_US` (nice 0; runs RUN_US of CPU time, then sleeps
+/// SLEEP_US, repeatedly).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpinThread {
+    /// SCHED_NORMAL, SCHED_BATCH or SCHED_IDLE.
+    pub policy: Policy,
+    /// -20..=19 (ignored by SCHED_IDLE, as in Linux).
+    pub nice: i32,
+    /// Custom slice in us (`slice:US`), 0 for the base slice.
+    pub slice_us: u32,
+    /// `duty:RUN_US:SLEEP_US`: CPU time per burst and sleep after it, us.
+    pub duty_us: Option<(u32, u32)>,
+}
+
+impl SpinThread {
+    /// A plain SCHED_NORMAL thread at `nice`.
+    pub const fn nice(nice: i32) -> Self {
+        SpinThread {
+            policy: Policy::Normal,
+            nice,
+            slice_us: 0,
+            duty_us: None,
+        }
+    }
+}
+
+impl core::fmt::Display for SpinThread {
+    /// The SPEC word it was parsed from (`0`, `batch:5`, `idle`, ...).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match (self.policy, self.slice_us, self.duty_us) {
+            (_, _, Some((r, s))) => write!(f, "duty:{r}:{s}"),
+            (_, us, None) if us != 0 => write!(f, "slice:{us}"),
+            (Policy::Batch, _, None) => write!(f, "batch:{}", self.nice),
+            (Policy::Idle, _, None) => f.write_str("idle"),
+            _ => write!(f, "{}", self.nice),
+        }
+    }
 }
 
 impl Spin {
@@ -39,16 +87,72 @@ impl Spin {
         default: None,
         doc: "pin every thread to this CPU (default: no pinning)",
     };
-    /// `NICE`.
+    /// `NICE` (a plain SPEC, and `batch:NICE`).
     pub const NICE: Limit = Limit {
         name: "NICE",
         min: -20,
         max: 19,
         default: None,
-        doc: "one thread per value, 1 to 16 values",
+        doc: "SPEC N or batch:N; 1 to 16 SPECs, a thread each",
     };
-    /// `-d MS`, `-c CPU`, `NICE`.
+    /// `slice:US`: a custom slice (Linux clamps `sched_runtime` to this range).
+    pub const SLICE_US: Limit = Limit {
+        name: "slice:US",
+        min: 100,
+        max: 100_000,
+        default: None,
+        doc: "SPEC slice:US: nice 0 with a custom slice of US microseconds",
+    };
+    /// `duty:RUN_US:SLEEP_US`'s two numbers.
+    pub const DUTY_US: Limit = Limit {
+        name: "duty:RUN_US:SLEEP_US",
+        min: 1,
+        max: 10_000_000,
+        default: None,
+        doc: "SPEC duty:RUN_US:SLEEP_US: runs RUN_US of CPU time, sleeps SLEEP_US",
+    };
+    /// `-d MS`, `-c CPU`, `NICE` (`help spin` gives the other SPECs'
+    /// ranges in its notes: their names are too long for its table).
     pub const LIMITS: &'static [Limit] = &[Self::DURATION, Self::CPU, Self::NICE];
+}
+
+/// One `spin` SPEC word (see [`SpinThread`]).
+fn spin_spec(w: &str) -> Result<SpinThread, Error> {
+    const C: &str = "spin";
+    let num = |l: &Limit, v: &str| limit(C, l, v);
+    if let Some(n) = w.strip_prefix("batch:") {
+        let nice = num(&Spin::NICE, n)? as i32;
+        return Ok(SpinThread {
+            policy: Policy::Batch,
+            ..SpinThread::nice(nice)
+        });
+    }
+    if w == "idle" {
+        return Ok(SpinThread {
+            policy: Policy::Idle,
+            ..SpinThread::nice(0)
+        });
+    }
+    if let Some(us) = w.strip_prefix("slice:") {
+        return Ok(SpinThread {
+            slice_us: num(&Spin::SLICE_US, us)? as u32,
+            ..SpinThread::nice(0)
+        });
+    }
+    if let Some(d) = w.strip_prefix("duty:") {
+        let Some((r, s)) = d.split_once(':') else {
+            return err(C, ArgError::BadSpec(quote(w)));
+        };
+        let (r, s) = (num(&Spin::DUTY_US, r)?, num(&Spin::DUTY_US, s)?);
+        return Ok(SpinThread {
+            duty_us: Some((r as u32, s as u32)),
+            ..SpinThread::nice(0)
+        });
+    }
+    if super::args::is_int(w) {
+        return Ok(SpinThread::nice(num(&Spin::NICE, w)? as i32));
+    }
+    err(C, ArgError::BadSpec(quote(w)))
 }
 
 /// `hackbench`: groups of senders and receivers passing messages (Linux
@@ -254,6 +358,10 @@ pub struct Cyclictest {
     pub loops: u32,
     /// `-p`: SCHED_FIFO priority, 0 for SCHED_NORMAL (as in Linux).
     pub prio: u32,
+    /// `-L`/`--load`: groups of a pipe, thread-mode hackbench (`hackbench -T
+    /// -p -g GROUPS`, 40 threads a group) that runs beside the measurement
+    /// and is stopped after it; 0: no load.
+    pub load_groups: u32,
 }
 
 impl Cyclictest {
@@ -287,18 +395,123 @@ impl Cyclictest {
             default: Some(0),
             doc: "FIFO priority (0: SCHED_NORMAL)",
         },
+        Limit {
+            name: "-L GROUPS",
+            min: 0,
+            max: 8,
+            default: Some(0),
+            doc: "load: hackbench -T -p -g GROUPS",
+        },
     ];
+    const LONG: &'static [&'static str] = &["threads", "interval", "loops", "priority", "load"];
 }
 
 impl Default for Cyclictest {
     fn default() -> Self {
-        let [t, i, l, p] = defaults(Self::LIMITS);
+        let [t, i, l, p, g] = defaults(Self::LIMITS);
         Cyclictest {
             threads: t,
             interval_us: i,
             loops: l,
             prio: p,
+            load_groups: g,
         }
+    }
+}
+
+/// `wakelat`: a periodic sleeper among CPU hogs on one CPU, and the
+/// distribution of how late it wakes (`lcbench wakelat` on the Linux side
+/// of `make linux-compare`): the wakeup preemption rules of EEVDF as a
+/// latency (SCHED_BATCH does not preempt on wakeup; a short custom slice
+/// gives an earlier deadline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wakelat {
+    /// `-d`: measuring time, ms.
+    pub duration_ms: u32,
+    /// `-c`: the CPU every thread is pinned to.
+    pub cpu: u32,
+    /// `-n`: nice-0 CPU hogs beside the sleeper.
+    pub hogs: u32,
+    /// `-p`: the sleeper's period, us (absolute wakeup times).
+    pub period_us: u32,
+    /// `-P`: the sleeper's policy (SCHED_NORMAL, SCHED_BATCH or SCHED_IDLE).
+    pub policy: Policy,
+    /// `-s`: the sleeper's custom slice, us; 0 for the base slice.
+    pub slice_us: u32,
+}
+
+impl Wakelat {
+    /// `-d`, `-c`, `-n`, `-p`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-d MS",
+            min: 1,
+            max: 60_000,
+            default: Some(1000),
+            doc: "measuring time",
+        },
+        Limit {
+            name: "-c CPU",
+            min: 0,
+            max: MAX_CPUS as i64 - 1,
+            default: Some(0),
+            doc: "CPU of the sleeper and the hogs",
+        },
+        Limit {
+            name: "-n HOGS",
+            min: 0,
+            max: 15,
+            default: Some(2),
+            doc: "nice-0 CPU hogs beside the sleeper",
+        },
+        Limit {
+            name: "-p PERIOD_US",
+            min: 100,
+            max: 1_000_000,
+            default: Some(1000),
+            doc: "the sleeper's period",
+        },
+    ];
+    /// `-s SLICE_US` (no default: the base slice).
+    pub const SLICE: Limit = Limit {
+        name: "-s SLICE_US",
+        min: 100,
+        max: 100_000,
+        default: None,
+        doc: "its custom slice (default: base)",
+    };
+    /// Every numeric option, for `help`.
+    pub const HELP_LIMITS: &'static [Limit] = &[
+        Self::LIMITS[0],
+        Self::LIMITS[1],
+        Self::LIMITS[2],
+        Self::LIMITS[3],
+        Self::SLICE,
+    ];
+    const LONG: &'static [&'static str] = &["duration", "cpu", "hogs", "period"];
+}
+
+impl Default for Wakelat {
+    fn default() -> Self {
+        let [d, c, n, p] = defaults(Self::LIMITS);
+        Wakelat {
+            duration_ms: d,
+            cpu: c,
+            hogs: n,
+            period_us: p,
+            policy: Policy::Normal,
+            slice_us: 0,
+        }
+    }
+}
+
+/// A fair policy by name, as `-P` takes it: normal, batch or idle.
+fn fair_policy(cmd: &'static str, w: &str) -> Result<Policy, Error> {
+    match w {
+        "normal" | "other" => Ok(Policy::Normal),
+        "batch" => Ok(Policy::Batch),
+        "idle" => Ok(Policy::Idle),
+        _ => err(cmd, ArgError::UnknownPolicy(quote(w))),
     }
 }
 
@@ -417,7 +630,7 @@ impl Default for YieldPp {
 /// `None`: `-h` / `--help`.
 pub(super) fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
     const C: &str = "spin";
-    let (dur, cpu_l, nice_l) = (&Spin::DURATION, &Spin::CPU, &Spin::NICE);
+    let (dur, cpu_l) = (&Spin::DURATION, &Spin::CPU);
     let spec = [
         Opt {
             short: b'd',
@@ -448,25 +661,25 @@ pub(super) fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
         None => None,
     };
     if g.pos.is_empty() {
-        return err(C, ArgError::Missing(nice_l.name));
+        return err(C, ArgError::Missing("SPEC"));
     }
     if g.pos.len() > Spin::MAX_THREADS {
         return err(
             C,
             ArgError::TooMany {
-                what: nice_l.name,
+                what: "SPEC",
                 max: Spin::MAX_THREADS,
             },
         );
     }
-    let mut nices = Vec::with_capacity(g.pos.len());
+    let mut threads = Vec::with_capacity(g.pos.len());
     for w in &g.pos {
-        nices.push(limit(C, nice_l, w)? as i32);
+        threads.push(spin_spec(w)?);
     }
     Ok(Some(Spin {
         duration_ms,
         cpu,
-        nices,
+        threads,
     }))
 }
 
@@ -618,10 +831,10 @@ pub(super) fn parse_pgbench(a: &[&str]) -> Result<Command, Error> {
     }))
 }
 
-/// `cyclictest [-t N] [-i US] [-l N] [-p PRIO]`.
+/// `cyclictest [-t N] [-i US] [-l N] [-p PRIO] [-L GROUPS]`.
 pub(super) fn parse_cyclictest(a: &[&str]) -> Result<Command, Error> {
-    let Some(([t, i, l, p], _)) = workload_opts("cyclictest", a, Cyclictest::LIMITS, &[], &[])?
-    else {
+    let w = workload_opts("cyclictest", a, Cyclictest::LIMITS, Cyclictest::LONG, &[])?;
+    let Some(([t, i, l, p, g], _)) = w else {
         return Ok(Command::Help(Some("cyclictest")));
     };
     Ok(Command::Cyclictest(Cyclictest {
@@ -629,6 +842,60 @@ pub(super) fn parse_cyclictest(a: &[&str]) -> Result<Command, Error> {
         interval_us: i,
         loops: l,
         prio: p,
+        load_groups: g,
+    }))
+}
+
+/// `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`.
+pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
+    const C: &str = "wakelat";
+    // -P and -s are not limits with defaults: read them apart, after
+    // `workload_opts` has checked the rest (it knows them as flags only to
+    // accept them; their values are taken here).
+    let spec = [
+        Opt {
+            short: b'P',
+            long: "policy",
+            takes_value: true,
+        },
+        Opt {
+            short: b's',
+            long: "slice",
+            takes_value: true,
+        },
+    ];
+    let w = workload_opts(C, a, Wakelat::LIMITS, Wakelat::LONG, &spec)?;
+    let Some(([d, c, n, p], _)) = w else {
+        return Ok(Command::Help(Some(C)));
+    };
+    let mut all: Vec<Opt> = Wakelat::LIMITS
+        .iter()
+        .zip(Wakelat::LONG)
+        .filter_map(|(l, long)| {
+            l.short().map(|short| Opt {
+                short,
+                long,
+                takes_value: true,
+            })
+        })
+        .collect();
+    all.extend_from_slice(&spec);
+    let g = getopt(C, a, &all)?;
+    let policy = match g.value(b'P') {
+        Some(v) => fair_policy(C, v)?,
+        None => Policy::Normal,
+    };
+    let slice_us = match g.value(b's') {
+        Some(v) => limit(C, &Wakelat::SLICE, v)? as u32,
+        None => 0,
+    };
+    Ok(Command::Wakelat(Wakelat {
+        duration_ms: d,
+        cpu: c,
+        hogs: n,
+        period_us: p,
+        policy,
+        slice_us,
     }))
 }
 

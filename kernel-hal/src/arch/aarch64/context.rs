@@ -104,7 +104,7 @@ extern "C" fn thread_trampoline() -> ! {
 /// alone (the contract both arches share; this one writes no memory).
 pub unsafe fn init_thread_context(
     ctx: &mut Context,
-    stack_top: usize,
+    stack_top: crate::addr::VirtAddr,
     entry: extern "C" fn(usize) -> !,
     arg: usize,
 ) {
@@ -112,5 +112,5 @@ pub unsafe fn init_thread_context(
     ctx.x19_x28[0] = entry as *const () as usize as u64;
     ctx.x19_x28[1] = arg as u64;
     ctx.x30 = thread_trampoline as *const () as usize as u64;
-    ctx.sp = (stack_top & !15) as u64;
+    ctx.sp = stack_top.align_down(16).as_usize() as u64;
 }

@@ -83,6 +83,7 @@ pub use smp::{send_ipi, start_cpu};
 pub use timer::{now_ns, timer_restart_tick, timer_set_event, timer_start, timer_stop_tick};
 
 use super::ExitCode;
+use crate::addr::VirtAddr;
 
 /// Brings up the boot CPU: per-CPU data, the console (from the DTB), exception
 /// vectors, the interrupt controller and the clock. Interrupts stay masked; the
@@ -212,8 +213,11 @@ pub fn exit_qemu(code: ExitCode) -> ! {
 /// the address space, see `paging`) and returns its `(base, bytes)`; `None`
 /// with the MMU off or without memory. Boot CPU, heap up, before other CPUs
 /// start.
-pub fn stack_region_init() -> Option<(usize, usize)> {
-    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
+pub fn stack_region_init() -> Option<(VirtAddr, usize)> {
+    paging::init().then_some((
+        VirtAddr::new(paging::STACK_REGION_BASE),
+        paging::STACK_REGION_BYTES,
+    ))
 }
 
 pub use paging::{map_stack_page, unmap_stack_page};
@@ -251,7 +255,8 @@ pub fn flush_tlb_local() {
 /// # Safety
 /// `top` must be the 16-byte aligned end of a mapped stack that nothing
 /// else uses, and stay so for as long as `f` runs (forever).
-pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+pub unsafe fn call_on_stack(top: VirtAddr, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    let top = top.as_usize();
     // SAFETY: the caller's contract; x29 = x30 = 0 end frame-record chains.
     unsafe {
         core::arch::asm!(

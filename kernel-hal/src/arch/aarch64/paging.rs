@@ -17,6 +17,7 @@
 //! vaae1is`), so no cross-CPU call is needed here; the stack allocator's
 //! `flush_tlb_local` round is then a formality.
 
+use crate::addr::{PhysAddr, VirtAddr};
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -39,6 +40,9 @@ fn alloc_table() -> Option<*mut u64> {
     let layout = Layout::from_size_align(PAGE, PAGE).ok()?;
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { alloc::alloc::alloc_zeroed(layout) };
+    if !p.is_null() {
+        crate::heap::note_kept(PAGE);
+    }
     (!p.is_null()).then_some(p.cast::<u64>())
 }
 
@@ -107,7 +111,8 @@ fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
 
 /// Maps the page at `va` (in the region) onto physical page `pa`; false
 /// without memory for a table or outside the region. The caller serialises.
-pub fn map_stack_page(va: usize, pa: usize) -> bool {
+pub fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool {
+    let (va, pa) = (va.as_usize(), pa.as_usize());
     let Some(pte) = pte(va, true) else {
         return false;
     };
@@ -119,7 +124,8 @@ pub fn map_stack_page(va: usize, pa: usize) -> bool {
 }
 
 /// Unmaps the page at `va` and invalidates it in every CPU's TLB.
-pub fn unmap_stack_page(va: usize) {
+pub fn unmap_stack_page(va: VirtAddr) {
+    let va = va.as_usize();
     if let Some(pte) = pte(va, false) {
         // SAFETY: as in `map_stack_page`; the invalidation is broadcast to
         // the inner shareable domain (all CPUs).

@@ -81,11 +81,11 @@ fn stacks_for(cpu: usize) -> Option<usize> {
         // unless there is no stack region.
         if !trap::has_emergency_stack(cpu) {
             let emergency = alloc_stack(trap::EMERGENCY_STACK_BYTES)?;
-            trap::set_exception_stack_of(cpu, 0, emergency);
+            trap::set_exception_stack_of(cpu, 0, crate::addr::VirtAddr::new(emergency));
         }
         // A guarded one from the stack region where there is one.
         let top = match crate::hooks::bringup_stack(cpu) {
-            Some(top) => top,
+            Some(top) => top.as_usize(),
             None => alloc_stack(BOOTSTRAP_STACK_BYTES)?,
         };
         slot.store(top, Ordering::Relaxed);
@@ -144,7 +144,12 @@ static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
 /// `stack_top` must be the 16-byte aligned top of a stack that nothing else uses
 /// and that stays allocated for as long as `entry` runs on it (forever, unless
 /// `entry` switches away) if true is returned. Boot CPU, after `early_init`.
-pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool {
+pub unsafe fn start_cpu(
+    cpu: usize,
+    stack_top: crate::addr::VirtAddr,
+    entry: extern "C" fn(usize) -> !,
+) -> bool {
+    let stack_top = stack_top.as_usize();
     if cpu == 0 || cpu >= cpu::cpu_count() {
         return false;
     }

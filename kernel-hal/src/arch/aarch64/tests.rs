@@ -37,7 +37,7 @@ crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
         let top = smp::BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
         crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
         let below = top - crate::heap::STACK_SIZE - 8;
-        let owner = crate::hooks::stack_guard_owner(below);
+        let owner = crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(below));
         crate::kassert!(
             matches!(owner, Some(crate::hooks::StackOwner::Bringup(c)) if c == cpu),
             "cpu {cpu}'s bootstrap stack (top {top:#x}) has no guard naming its bring-up"

@@ -385,9 +385,9 @@ static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) };
 /// Gives secondary CPU `cpu` the emergency stack ending at `top` (a
 /// guarded kernel stack, or a heap block of [`EMERGENCY_STACK_BYTES`] it
 /// owns for good), before it starts.
-pub fn set_exception_stack_of(cpu: usize, index: usize, top: usize) {
+pub fn set_exception_stack_of(cpu: usize, index: usize, top: crate::addr::VirtAddr) {
     if let (0, Some(slot)) = (index, EMERGENCY_TOPS.get(cpu)) {
-        slot.store(top, Ordering::Relaxed);
+        slot.store(top.as_usize(), Ordering::Relaxed);
     }
 }
 
@@ -400,9 +400,9 @@ pub(super) fn has_emergency_stack(cpu: usize) -> bool {
 
 /// Moves this CPU's emergency stack (where the report of a kernel stack
 /// overflow runs) to `top`, a guarded kernel stack.
-pub fn set_exception_stack(index: usize, top: usize) {
+pub fn set_exception_stack(index: usize, top: crate::addr::VirtAddr) {
     if index == 0 {
-        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top, Ordering::Relaxed);
+        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top.as_usize(), Ordering::Relaxed);
     }
 }
 
@@ -411,8 +411,10 @@ pub fn set_exception_stack(index: usize, top: usize) {
 pub const EXCEPTION_STACKS: usize = 1;
 
 /// Where this CPU's exception stack ends.
-pub fn exception_stack_tops() -> [usize; EXCEPTION_STACKS] {
-    [EMERGENCY_TOPS[cpu_id() % MAX_CPUS].load(Ordering::Relaxed)]
+pub fn exception_stack_tops() -> [crate::addr::VirtAddr; EXCEPTION_STACKS] {
+    [crate::addr::VirtAddr::new(
+        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].load(Ordering::Relaxed),
+    )]
 }
 
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
@@ -641,11 +643,11 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
 /// stack pointer in one (the entry code then moved to the emergency stack).
 fn report_stack_overflow(out: &mut RawConsole, frame: &FaultFrame, ec: u64) {
     let guard = if ec == 0x25 {
-        crate::hooks::stack_guard_owner(frame.far as usize)
+        crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(frame.far as usize))
     } else {
         None
     }
-    .or_else(|| crate::hooks::stack_guard_owner(frame.sp as usize));
+    .or_else(|| crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(frame.sp as usize)));
     if let Some(owner) = guard {
         let _ = writeln!(
             out,
@@ -713,7 +715,11 @@ fn report(frame: &FaultFrame, slot: u64, ec: u64) {
         let _ = writeln!(out);
     }
     let mut ret = [0usize; 16];
-    let n = crate::hooks::backtrace(frame.sp as usize, frame.x[29] as usize, &mut ret);
+    let n = crate::hooks::backtrace(
+        crate::addr::VirtAddr::new(frame.sp as usize),
+        crate::addr::VirtAddr::new(frame.x[29] as usize),
+        &mut ret,
+    );
     let _ = write!(
         out,
         "    backtrace (frame pointers): {:#x} {:#x}",

@@ -86,11 +86,11 @@ extern "C" fn thread_trampoline() -> ! {
 /// alone (its top 16 bytes are written here).
 pub unsafe fn init_thread_context(
     ctx: &mut Context,
-    stack_top: usize,
+    stack_top: crate::addr::VirtAddr,
     entry: extern "C" fn(usize) -> !,
     arg: usize,
 ) {
-    let top = (stack_top & !0xF) as u64;
+    let top = stack_top.align_down(16).as_usize() as u64;
     let frame = (top - 16) as *mut u64;
     // SAFETY: the caller hands over the stack below `stack_top` (the
     // function's contract); the two slots

@@ -44,6 +44,7 @@ pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
+use crate::addr::VirtAddr;
 // For the submodules (`super::irq_save`).
 use crate::cpu::{irq_restore, irq_save};
 
@@ -229,8 +230,11 @@ fn map_high_ram(info: &boot::BootInfo) -> paging::HighMap {
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
 /// see `paging`) and returns its `(base, bytes)`; `None` if the heap cannot
 /// hold its page directory. Boot CPU, heap up, before other CPUs start.
-pub fn stack_region_init() -> Option<(usize, usize)> {
-    paging::init().then_some((paging::STACK_REGION_BASE, paging::STACK_REGION_BYTES))
+pub fn stack_region_init() -> Option<(VirtAddr, usize)> {
+    paging::init().then_some((
+        VirtAddr::new(paging::STACK_REGION_BASE),
+        paging::STACK_REGION_BYTES,
+    ))
 }
 
 /// Switches to the stack that ends at `top` and calls `f(arg)` there; the
@@ -239,7 +243,8 @@ pub fn stack_region_init() -> Option<(usize, usize)> {
 /// # Safety
 /// `top` must be the 16-byte aligned end of a mapped stack that nothing
 /// else uses, and stay so for as long as `f` runs (forever).
-pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+pub unsafe fn call_on_stack(top: VirtAddr, f: extern "C" fn(usize) -> !, arg: usize) -> ! {
+    let top = top.as_usize();
     // SAFETY: the caller's contract; rbp = 0 ends frame-pointer chains, and
     // the call leaves rsp 16-byte aligned minus 8 at f's entry, as the ABI wants.
     unsafe {
@@ -258,14 +263,14 @@ pub unsafe fn call_on_stack(top: usize, f: extern "C" fn(usize) -> !, arg: usize
 
 /// Moves this CPU's double-fault and page-fault stack (the IST stack the
 /// fatal-exception report runs on) to `top`, a guarded kernel stack.
-pub fn set_exception_stack(index: usize, top: usize) {
-    percpu::set_ist_stack(ist_slot(index), top as u64);
+pub fn set_exception_stack(index: usize, top: VirtAddr) {
+    percpu::set_ist_stack(ist_slot(index), top.as_usize() as u64);
 }
 
 /// Gives AP `cpu` the exception stack `index` ending at `top` before it
 /// starts (its TSS names it from the start).
-pub fn set_exception_stack_of(cpu: usize, index: usize, top: usize) {
-    percpu::preset_ist_stack(cpu, index, top as u64);
+pub fn set_exception_stack_of(cpu: usize, index: usize, top: VirtAddr) {
+    percpu::preset_ist_stack(cpu, index, top.as_usize() as u64);
 }
 
 /// Unmaps the guard pages below the stacks in the kernel image: the boot
@@ -305,8 +310,8 @@ fn ist_slot(index: usize) -> u8 {
 
 /// Where this CPU's exception stacks end (the TSS's IST entries), in the
 /// order of [`set_exception_stack`]'s index.
-pub fn exception_stack_tops() -> [usize; EXCEPTION_STACKS] {
-    core::array::from_fn(|i| percpu::ist_stack(ist_slot(i)) as usize)
+pub fn exception_stack_tops() -> [VirtAddr; EXCEPTION_STACKS] {
+    core::array::from_fn(|i| VirtAddr::new(percpu::ist_stack(ist_slot(i)) as usize))
 }
 
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode

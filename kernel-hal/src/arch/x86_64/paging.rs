@@ -29,6 +29,7 @@
 //! the stack allocator flushes every CPU before it reuses an unmapped address
 //! (`flush_tlb_local` through a cross-CPU call).
 
+use crate::addr::{PhysAddr, VirtAddr};
 use core::alloc::Layout;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -63,6 +64,9 @@ fn alloc_table() -> Option<*mut u64> {
     let layout = Layout::from_size_align(PAGE, PAGE).ok()?;
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { alloc::alloc::alloc_zeroed(layout) };
+    if !p.is_null() {
+        crate::heap::note_kept(PAGE);
+    }
     (!p.is_null()).then_some(p.cast::<u64>())
 }
 
@@ -338,7 +342,8 @@ fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
 /// Maps the 4 KiB page at `va` (in the region) onto physical page `pa`.
 /// False when a page table could not be allocated, or `va` is outside the
 /// region. The caller serialises calls (the stack allocator's lock).
-pub fn map_stack_page(va: usize, pa: usize) -> bool {
+pub fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool {
+    let (va, pa) = (va.as_usize(), pa.as_usize());
     let Some(pte) = pte(va, true) else {
         return false;
     };
@@ -350,7 +355,8 @@ pub fn map_stack_page(va: usize, pa: usize) -> bool {
 
 /// Unmaps the page at `va` and flushes it from this CPU's TLB (other CPUs
 /// may keep it until [`flush_tlb_local`] runs there).
-pub fn unmap_stack_page(va: usize) {
+pub fn unmap_stack_page(va: VirtAddr) {
+    let va = va.as_usize();
     if let Some(pte) = pte(va, false) {
         // SAFETY: as in `map_stack_page`; then drop this CPU's cached entry.
         unsafe {

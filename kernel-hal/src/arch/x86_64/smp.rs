@@ -448,7 +448,12 @@ impl Drop for StartGuard {
 /// this CPU forever (it is never freed, also when this returns false: an AP
 /// that claimed the trampoline late may still run on it). `early_init` must
 /// have run on the boot CPU.
-pub unsafe fn start_cpu(cpu: usize, stack_top: usize, entry: extern "C" fn(usize) -> !) -> bool {
+pub unsafe fn start_cpu(
+    cpu: usize,
+    stack_top: crate::addr::VirtAddr,
+    entry: extern "C" fn(usize) -> !,
+) -> bool {
+    let stack_top = stack_top.as_usize();
     let Some(apic_id) = apic_id_of(cpu) else {
         return false;
     };

@@ -394,7 +394,11 @@ fn exception(frame: &TrapFrame) -> ! {
         f.r14, f.r15
     );
     let mut ret = [0usize; 16];
-    let n = crate::hooks::backtrace(f.rsp as usize, f.rbp as usize, &mut ret);
+    let n = crate::hooks::backtrace(
+        crate::addr::VirtAddr::new(f.rsp as usize),
+        crate::addr::VirtAddr::new(f.rbp as usize),
+        &mut ret,
+    );
     let _ = write!(w, "    backtrace (frame pointers): {:#x}", f.rip);
     for r in &ret[..n] {
         let _ = write!(w, " {r:#x}");
@@ -408,7 +412,7 @@ fn exception(frame: &TrapFrame) -> ! {
 /// stack (a thread's, an idle thread's or an exception stack, in the stack
 /// region).
 fn report_stack_overflow(w: &mut serial::RawWriter, addr: usize) {
-    if let Some(owner) = crate::hooks::stack_guard_owner(addr) {
+    if let Some(owner) = crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(addr)) {
         let _ = writeln!(
             w,
             "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"

@@ -5,19 +5,18 @@
 //! Preallocated when its CPU is brought up ([`TimerList::provision`]: one slot
 //! per thread, since a thread sleeps on one timer at a time), so arming,
 //! cancelling and expiring never allocate; only CPUs that exist get the
-//! memory (MAX_THREADS entries, ~70 KiB each), not all `MAX_CPUS`. Kept sorted
+//! memory (the kernel's `MAX_THREADS` entries, ~70 KiB each), not all
+//! `MAX_CPUS`. Kept sorted
 //! with the earliest deadline last: the tick pops expired entries in O(1)
 //! each; insertion is O(n) over the sleepers of this CPU.
 
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 
-use super::MAX_THREADS;
-
 /// Threads sleeping until a deadline.
 pub struct TimerList {
-    /// (deadline ns, thread index), latest deadline first; room for
-    /// [`MAX_THREADS`] once provisioned (each thread at most once).
+    /// (deadline ns, thread index), latest deadline first; room for every
+    /// thread once provisioned (each thread at most once).
     entries: Vec<(u64, u32)>,
 }
 
@@ -29,16 +28,17 @@ impl TimerList {
         }
     }
 
-    /// Allocates room for every thread (once, when its CPU is brought up,
-    /// never under a runqueue lock), so that no later call allocates.
-    pub fn provision(&mut self) -> Result<(), TryReserveError> {
+    /// Allocates room for `threads` threads, every thread there is (once,
+    /// when its CPU is brought up, never under a runqueue lock), so that no
+    /// later call allocates.
+    pub fn provision(&mut self, threads: usize) -> Result<(), TryReserveError> {
         self.entries
-            .try_reserve_exact(MAX_THREADS.saturating_sub(self.entries.len()))
+            .try_reserve_exact(threads.saturating_sub(self.entries.len()))
     }
 
     /// Arms a timer for thread `idx` at `deadline_ns` (re-arms if present).
     /// Does not allocate on a provisioned list: a thread is in it at most
-    /// once, and there are at most [`MAX_THREADS`].
+    /// once, and the list was provisioned for all of them.
     pub fn add(&mut self, deadline_ns: u64, idx: u32) {
         self.remove(idx);
         debug_assert!(

@@ -1,0 +1,565 @@
+//! The deadline class: SCHED_DEADLINE tasks and the fair server (Linux
+//! 6.12+'s `dl_server`).
+//!
+//! # SCHED_DEADLINE
+//! A task asks for `runtime` every `period` by a relative `deadline`
+//! (`sched_setattr`; runtime <= deadline <= period). The class runs the
+//! earliest absolute deadline first (EDF, above RT) and keeps each task to
+//! its budget with the constant bandwidth server (Abeni and Buttazzo, "Integrating
+//! multimedia applications in hard real-time systems", RTSS 1998), as
+//! Linux's `kernel/sched/deadline.c` does:
+//! - on wakeup, a deadline in the past, or a remaining budget that would need
+//!   more than runtime/period of the time left, gives a fresh budget and
+//!   deadline `now + deadline`; otherwise the current pair is kept;
+//! - the running task's budget is charged; when it is spent the task is
+//!   *throttled* until its next period (`deadline - dl_deadline + period`),
+//!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
+//!   overrun paid back) and queued again;
+//! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
+//!   the root domain (here: every CPU) at or below 95% of its CPUs, the fair
+//!   servers' bandwidth included, so that admitted tasks meet their deadlines
+//!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
+//!   (global EDF, as Linux; tasks are not migrated to balance deadlines
+//!   here: they stay where they were placed).
+//!
+//! [`DlRq`] keeps the ready tasks in a B+tree by absolute deadline and the
+//! throttled ones in another by replenishment time (the fair class's
+//! [`Timeline`]), so enqueue, dequeue and pick are O(log n). Charging, the
+//! throttle and the replenishment happen at the tick, like the fair
+//! server's: a task may overrun its budget by up to a tick (paid back in its
+//! next period) and is replenished up to a tick late; Linux arms an hrtimer
+//! for the replenishment and charges at every `update_curr`.
+//!
+//! # The fair server
+//! A task of a higher class that never sleeps (a SCHED_FIFO spinner) keeps
+//! its CPU for ever: the fair tasks queued behind it never run. Linux used to
+//! throttle RT tasks globally for this; since 6.12 (commit 63ba8422f876,
+//! "sched/deadline: Introduce deadline servers", and the fair server that
+//! followed it) each CPU has a deadline entity instead, the *fair server*,
+//! which runs fair tasks for `runtime` out of every `period` (50 ms / 1 s by
+//! default, `/sys/kernel/debug/sched/fair_server/cpuN/{runtime,period}`) when
+//! they are starved.
+//!
+//! Our [`DlServer`] follows Linux's *deferred* server (6.13+, commit
+//! a110a81c52a9 "sched/deadline: Deferrable dl server"):
+//! - It is **active** while fair tasks are queued on its CPU (`dl_server_start`
+//!   on the first fair enqueue, `dl_server_stop` when the last one leaves).
+//!   On start its budget is checked with the constant bandwidth server's
+//!   wakeup rule: a deadline in the past, or a remaining budget that would
+//!   need more than `runtime/period` of the time left, gives a fresh budget
+//!   and deadline `now + period`; otherwise the current pair is kept.
+//! - While active, all fair running time is charged to it, whether it ran on
+//!   its own (no higher class was runnable) or served by the server: fair tasks
+//!   that already got their `runtime` in this period need no boost.
+//! - It waits (*deferred*) until its **zero-laxity** time `deadline -
+//!   remaining`: the latest moment at which serving the remaining budget still
+//!   meets the deadline. From then on it is **running**: the pick serves fair
+//!   tasks above the RT class (a deadline entity outranks RT), and RT wakeups
+//!   do not preempt them.
+//! - When its budget is spent it is **throttled** until its deadline; then
+//!   it is replenished (`deadline += period`, `remaining += runtime` while
+//!   the remaining budget is not positive, so an overrun is paid back; a
+//!   deadline still in the past starts afresh at `now + period`) and deferred
+//!   again.
+//!
+//! So under a FIFO hog a fair spinner gets `runtime` every `period`, at the
+//! end of each period; with no RT load the server never intervenes. A runtime
+//! of 0 switches the server off (as writing 0 to Linux's `runtime` file does).
+//!
+//! # Granularity
+//! Linux arms a high-resolution timer for the zero-laxity point and for the
+//! replenishment, and charges the budget at every `update_curr`. Here the
+//! budget is charged and both points are checked at the tick
+//! ([`crate::Rq::task_tick`]), so each boost starts up to one tick late and
+//! may overrun by up to one tick; the overrun is taken out of the next period
+//! (the replenishment adds to a negative budget), so the long-run share is
+//! still `runtime/period`, and any single period's service is within one tick
+//! of `runtime`. A per-CPU one-shot timer armed at the zero-laxity time and at
+//! the budget's exhaustion (the kernel's hrtick hook) would make both exact.
+
+use crate::config::SchedConfig;
+use crate::fair::tree::Timeline;
+use crate::slots::Slot;
+use crate::task::SchedTask;
+
+/// Fixed-point unit of bandwidths (Linux's `BW_SHIFT` = 20).
+pub const BW_UNIT: u64 = 1 << 20;
+/// Shortest SCHED_DEADLINE runtime (Linux: `1 << DL_SCALE` ns).
+pub const DL_RUNTIME_MIN_NS: u64 = 1 << 10;
+/// Shortest SCHED_DEADLINE period (`kernel.sched_deadline_period_min_us`, 100 µs).
+pub const DL_PERIOD_MIN_NS: u64 = 100_000;
+/// Longest SCHED_DEADLINE period (`kernel.sched_deadline_period_max_us`, 2^22 µs).
+pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
+/// The root domain's deadline bandwidth limit per CPU: Linux's
+/// `sched_rt_runtime_us / sched_rt_period_us` = 950000 / 1000000.
+pub const DL_BW_LIMIT: u64 = BW_UNIT * 95 / 100;
+
+/// `runtime / period` in [`BW_UNIT`] units (Linux's `to_ratio`).
+pub fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
+    if period_ns == 0 {
+        return 0;
+    }
+    ((runtime_ns as u128 * BW_UNIT as u128) / period_ns as u128) as u64
+}
+
+/// Linux's default fair-server runtime: 50 ms.
+pub const FAIR_SERVER_RUNTIME_NS: u64 = 50_000_000;
+/// Linux's default fair-server period: 1 s.
+pub const FAIR_SERVER_PERIOD_NS: u64 = 1_000_000_000;
+/// Shortest server period Linux accepts: 100 µs.
+pub const DL_SERVER_PERIOD_MIN_NS: u64 = 100_000;
+/// Longest server period Linux accepts: 2^22 µs (about 4.2 s).
+pub const DL_SERVER_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
+
+/// Where the server is in its cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ServerState {
+    /// No fair task queued (or runtime 0): the server is stopped.
+    #[default]
+    Stopped,
+    /// Active, waiting for its zero-laxity time (`dl_defer_armed`).
+    Deferred,
+    /// Active and serving fair tasks above RT (`dl_defer_running`).
+    Running,
+    /// Budget spent: nothing until its deadline (`dl_throttled`).
+    Throttled,
+}
+
+impl ServerState {
+    /// Lower-case name (`sched_debug`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ServerState::Stopped => "stopped",
+            ServerState::Deferred => "deferred",
+            ServerState::Running => "running",
+            ServerState::Throttled => "throttled",
+        }
+    }
+}
+
+/// What a server tick asks of the runqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerTick {
+    /// Nothing changed that affects the pick.
+    None,
+    /// It started serving: fair tasks now outrank RT (repick).
+    Boost,
+    /// It stopped serving (budget spent): RT outranks fair again (repick).
+    Unboost,
+}
+
+/// One CPU's fair server: a deadline entity that serves the fair class.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DlServer {
+    /// Where it is in its cycle.
+    pub state: ServerState,
+    /// Budget per period (`dl_runtime`) the current cycle was set up with.
+    pub runtime_ns: u64,
+    /// Period (`dl_period`, also its relative deadline).
+    pub period_ns: u64,
+    /// Budget left in this period (`runtime`); negative after an overrun.
+    pub remaining_ns: i64,
+    /// Absolute deadline of this period.
+    pub deadline: u64,
+    /// The deadline it competes with SCHED_DEADLINE tasks by while it
+    /// serves: one period after its zero-laxity boost (at that point its
+    /// budget overflows its bandwidth, and Linux's `replenish_dl_entity`
+    /// gives a deferred server a new period), so that deadline tasks with
+    /// earlier deadlines run first and the server takes the slack.
+    pub edf_deadline: u64,
+    /// The fair class's cumulative running time already charged.
+    charged_exec_ns: u64,
+    /// Boosts (zero-laxity points reached with fair tasks starved or not).
+    pub nr_boosts: u64,
+    /// Replenishments.
+    pub nr_replenish: u64,
+    /// Fair running time charged while it was running (served above RT).
+    pub served_ns: u64,
+}
+
+impl DlServer {
+    /// Is it serving fair tasks above RT right now?
+    #[inline]
+    pub fn running(&self) -> bool {
+        self.state == ServerState::Running
+    }
+
+    /// Is it started (fair tasks queued)?
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.state != ServerState::Stopped
+    }
+
+    fn fresh(&mut self, now: u64) {
+        self.remaining_ns = self.runtime_ns as i64;
+        self.deadline = now.saturating_add(self.period_ns);
+        self.nr_replenish += 1;
+    }
+
+    /// Would the remaining budget over the time left to the deadline exceed
+    /// the server's bandwidth (`dl_entity_overflow`)? Checked as
+    /// `remaining * period > (deadline - now) * runtime`, in 128 bits.
+    fn overflows(&self, now: u64) -> bool {
+        let left = self.deadline.saturating_sub(now) as i128;
+        (self.remaining_ns as i128) * (self.period_ns as i128) > left * (self.runtime_ns as i128)
+    }
+
+    /// `dl_server_start`: the first fair task was queued at `now`;
+    /// `fair_exec_ns` is the fair class's cumulative running time.
+    pub fn start(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) {
+        if self.active() {
+            return;
+        }
+        self.charged_exec_ns = fair_exec_ns;
+        let (runtime, period) = cfg.tunables.fair_server();
+        if runtime == 0 {
+            return;
+        }
+        if (runtime, period) != (self.runtime_ns, self.period_ns) {
+            self.runtime_ns = runtime;
+            self.period_ns = period;
+            self.fresh(now);
+        } else if now >= self.deadline || self.overflows(now) {
+            // A throttled server whose deadline passed while stopped is
+            // replenished here too: a fresh pair covers it.
+            self.fresh(now);
+        }
+        self.state = if self.remaining_ns > 0 {
+            ServerState::Deferred
+        } else {
+            ServerState::Throttled
+        };
+    }
+
+    /// `dl_server_stop`: the last fair task left at `now`; charges what
+    /// the fair class ran since the last charge first. Returns whether it was
+    /// running (the pick changes).
+    pub fn stop(&mut self, fair_exec_ns: u64) -> bool {
+        if !self.active() {
+            return false;
+        }
+        self.charge(fair_exec_ns);
+        let was_running = self.running();
+        self.state = ServerState::Stopped;
+        was_running
+    }
+
+    fn charge(&mut self, fair_exec_ns: u64) {
+        let delta = fair_exec_ns.wrapping_sub(self.charged_exec_ns);
+        self.charged_exec_ns = fair_exec_ns;
+        self.remaining_ns = self.remaining_ns.saturating_sub(delta as i64);
+        if self.running() {
+            self.served_ns += delta;
+        }
+    }
+
+    /// The tick (`dl_server_update` plus what Linux's timers do): charges
+    /// the fair running time since the last charge, throttles a spent
+    /// budget, replenishes at the deadline and starts serving at the
+    /// zero-laxity time. `fair_exec_ns`: the fair class's cumulative
+    /// running time; `now`: the runqueue clock.
+    pub fn tick(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> ServerTick {
+        if !self.active() {
+            return ServerTick::None;
+        }
+        let was_running = self.running();
+        self.charge(fair_exec_ns);
+        let (runtime, period) = cfg.tunables.fair_server();
+        if (runtime, period) != (self.runtime_ns, self.period_ns) {
+            // New parameters (`dl_server_apply_params`): restart with them.
+            self.state = ServerState::Stopped;
+            self.runtime_ns = 0;
+            self.start(cfg, now, fair_exec_ns);
+        } else if self.remaining_ns <= 0 && self.state != ServerState::Throttled {
+            self.state = ServerState::Throttled;
+        }
+        if now >= self.deadline && self.state != ServerState::Stopped {
+            if self.remaining_ns <= 0 {
+                // `replenish_dl_entity`: pay an overrun back out of the next
+                // periods; a deadline left behind starts afresh.
+                while self.remaining_ns <= 0 {
+                    self.deadline = self.deadline.saturating_add(self.period_ns);
+                    self.remaining_ns += self.runtime_ns as i64;
+                }
+                self.nr_replenish += 1;
+                if self.deadline <= now {
+                    self.fresh(now);
+                }
+                self.state = ServerState::Deferred;
+            } else if !self.running() {
+                // Deferred past its deadline with budget left (it could not
+                // have been starved): a new period.
+                self.fresh(now);
+            }
+            // Running past the deadline with budget left (tick lateness):
+            // it serves on until the budget is spent, as a late deadline
+            // entity does.
+        }
+        if self.state == ServerState::Deferred
+            && now.saturating_add(self.remaining_ns as u64) >= self.deadline
+        {
+            self.state = ServerState::Running;
+            self.edf_deadline = now.saturating_add(self.period_ns);
+            self.nr_boosts += 1;
+        }
+        match (was_running, self.running()) {
+            (false, true) => ServerTick::Boost,
+            (true, false) => ServerTick::Unboost,
+            _ => ServerTick::None,
+        }
+    }
+}
+
+/// Admission control for one root domain (Linux's `dl_bw`): the sum of the
+/// admitted SCHED_DEADLINE bandwidths. Lock-free: an admission is one
+/// compare-and-swap, so concurrent `sched_setattr`s never over-commit.
+#[derive(Debug, Default)]
+pub struct DlBandwidth {
+    total_bw: core::sync::atomic::AtomicU64,
+}
+
+impl DlBandwidth {
+    /// Nothing admitted.
+    pub const fn new() -> Self {
+        DlBandwidth {
+            total_bw: core::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The admitted tasks' bandwidth sum, in [`BW_UNIT`] units.
+    pub fn total_bw(&self) -> u64 {
+        self.total_bw.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// What the domain may hold for tasks: 95% of `ncpus` CPUs minus the
+    /// fair servers' bandwidth on each (`__dl_overflow`, the servers being
+    /// in Linux's `total_bw` too).
+    pub fn capacity(cfg: &SchedConfig, ncpus: u32) -> u64 {
+        let (runtime, period) = cfg.tunables.fair_server();
+        let per_cpu = DL_BW_LIMIT.saturating_sub(to_ratio(period, runtime));
+        per_cpu * ncpus as u64
+    }
+
+    /// Replaces `old_bw` by `new_bw` (a task's change of parameters, 0 for
+    /// none) if the total stays within [`DlBandwidth::capacity`]; a
+    /// decrease always succeeds.
+    pub fn change(&self, cfg: &SchedConfig, ncpus: u32, old_bw: u64, new_bw: u64) -> bool {
+        use core::sync::atomic::Ordering;
+        let cap = Self::capacity(cfg, ncpus);
+        self.total_bw
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                let next = t.saturating_sub(old_bw).saturating_add(new_bw);
+                (new_bw <= old_bw || next <= cap).then_some(next)
+            })
+            .is_ok()
+    }
+}
+
+/// One CPU's deadline runqueue: ready tasks by absolute deadline, throttled
+/// ones by replenishment time.
+#[derive(Clone, Debug, Default)]
+pub struct DlRq {
+    /// Ready (not throttled) tasks by absolute deadline; the running one
+    /// stays in it, as in Linux.
+    pub(crate) ready: Timeline,
+    /// Throttled tasks by the start of their next period.
+    pub(crate) throttled: Timeline,
+    /// Tasks in either tree.
+    pub nr_running: u32,
+    /// Ready tasks.
+    pub nr_ready: u32,
+    /// The trees are reserved for the runqueue's slots (done at the first
+    /// deadline task, then kept in step with the slots).
+    pub(crate) enabled: bool,
+}
+
+#[inline]
+fn next_period(t: &SchedTask) -> u64 {
+    t.dl.deadline
+        .wrapping_sub(t.params.dl_deadline_ns)
+        .wrapping_add(t.params.dl_period())
+}
+
+impl DlRq {
+    /// An empty deadline runqueue; allocates nothing.
+    pub const fn new() -> Self {
+        DlRq {
+            ready: Timeline::new(),
+            throttled: Timeline::new(),
+            nr_running: 0,
+            nr_ready: 0,
+            enabled: false,
+        }
+    }
+
+    /// Reserves both trees for `slots` slots.
+    pub(crate) fn try_reserve(
+        &mut self,
+        slots: usize,
+    ) -> Result<(), alloc::collections::TryReserveError> {
+        self.ready.try_reserve(slots)?;
+        self.throttled.try_reserve(slots)
+    }
+
+    /// Makes slots below `slots` usable in both trees.
+    pub(crate) fn add_slots(&mut self, slots: usize) {
+        self.ready.add_slots(slots);
+        self.throttled.add_slots(slots);
+    }
+
+    /// Heap bytes of both trees.
+    pub fn heap_bytes(&self) -> usize {
+        self.ready.heap_bytes() + self.throttled.heap_bytes()
+    }
+
+    /// A fresh budget and deadline (`replenish` from scratch).
+    fn fresh(t: &mut SchedTask, now: u64) {
+        t.dl.runtime_ns = t.params.dl_runtime_ns as i64;
+        t.dl.deadline = now.saturating_add(t.params.dl_deadline_ns);
+    }
+
+    /// `dl_entity_overflow`: would the remaining budget need more than the
+    /// task's bandwidth of the time left to its deadline?
+    fn overflows(t: &SchedTask, now: u64) -> bool {
+        let left = t.dl.deadline.saturating_sub(now) as i128;
+        (t.dl.runtime_ns as i128) * (t.params.dl_period() as i128)
+            > left * (t.params.dl_runtime_ns as i128)
+    }
+
+    fn insert(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        let t = &mut ts[s.0 as usize];
+        t.dl.on_rq = true;
+        self.nr_running += 1;
+        if t.dl.runtime_ns <= 0 {
+            // Spent: wait for the next period.
+            t.dl.throttled = true;
+            let at = next_period(t).max(now);
+            self.throttled.insert(s, at, at, 0);
+        } else {
+            t.dl.throttled = false;
+            let d = t.dl.deadline;
+            self.ready.insert(s, d, d, 0);
+            self.nr_ready += 1;
+        }
+    }
+
+    /// Enqueues a task (`enqueue_dl_entity`): the CBS wakeup rule, then into
+    /// the ready tree, or the throttled one while its budget is spent.
+    pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        let t = &mut ts[s.0 as usize];
+        debug_assert!(!t.dl.on_rq);
+        if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
+            Self::fresh(t, now);
+        } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
+            // Its replenishment time passed while it was off the runqueue.
+            Self::replenish(t, now);
+        } else if t.dl.deadline == 0 {
+            Self::fresh(t, now);
+        }
+        self.insert(ts, s, now);
+    }
+
+    /// Takes a task out of whichever tree holds it.
+    pub fn dequeue(&mut self, ts: &mut [SchedTask], s: Slot) {
+        let t = &mut ts[s.0 as usize];
+        debug_assert!(t.dl.on_rq);
+        t.dl.on_rq = false;
+        self.nr_running -= 1;
+        if t.dl.throttled {
+            self.throttled.erase(s);
+        } else {
+            self.ready.erase(s);
+            self.nr_ready -= 1;
+        }
+    }
+
+    /// The earliest-deadline ready task (`pick_task_dl`). O(1).
+    #[inline]
+    pub fn pick_task(&self) -> Option<Slot> {
+        self.ready.first()
+    }
+
+    /// Charges the running task (`update_curr_dl`); returns true when its
+    /// budget is spent and it was throttled (taken off the ready tree).
+    pub fn update_curr(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) -> bool {
+        let t = &mut ts[s.0 as usize];
+        let delta = now.saturating_sub(t.se.exec_start);
+        t.se.exec_start = now;
+        t.se.sum_exec_runtime += delta;
+        t.dl.runtime_ns = t.dl.runtime_ns.saturating_sub(delta as i64);
+        if t.dl.runtime_ns > 0 || !t.dl.on_rq || t.dl.throttled {
+            return false;
+        }
+        if now > t.dl.deadline {
+            t.dl.nr_missed += 1;
+        }
+        t.dl.nr_throttled += 1;
+        self.dequeue(ts, s);
+        self.insert(ts, s, now);
+        true
+    }
+
+    /// `replenish_dl_entity`: the next period's budget (an overrun paid
+    /// back); a deadline still behind `now` starts afresh.
+    fn replenish(t: &mut SchedTask, now: u64) {
+        let (runtime, period) = (t.params.dl_runtime_ns as i64, t.params.dl_period());
+        while t.dl.runtime_ns <= 0 {
+            t.dl.deadline = t.dl.deadline.saturating_add(period);
+            t.dl.runtime_ns += runtime;
+        }
+        if t.dl.deadline <= now {
+            Self::fresh(t, now);
+        }
+    }
+
+    /// The tick's replenishment check (what Linux's `dl_timer` does): every
+    /// throttled task whose next period has begun is replenished and made
+    /// ready. Returns the earliest deadline among them, if any.
+    pub fn replenish_due(&mut self, ts: &mut [SchedTask], now: u64) -> Option<u64> {
+        let mut earliest: Option<u64> = None;
+        while let Some(s) = self.throttled.first() {
+            if next_period(&ts[s.0 as usize]) > now {
+                break;
+            }
+            self.dequeue(ts, s);
+            let t = &mut ts[s.0 as usize];
+            Self::replenish(t, now);
+            let d = t.dl.deadline;
+            self.insert(ts, s, now);
+            earliest = Some(earliest.map_or(d, |e: u64| e.min(d)));
+        }
+        earliest
+    }
+
+    /// `sched_yield` of a deadline task: it gives up the rest of this
+    /// period's budget (Linux's `dl_yielded`) and waits for the next one.
+    pub fn yield_task(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+        if !ts[s.0 as usize].dl.on_rq || ts[s.0 as usize].dl.throttled {
+            return;
+        }
+        self.dequeue(ts, s);
+        ts[s.0 as usize].dl.runtime_ns = 0;
+        self.insert(ts, s, now);
+    }
+
+    /// Checks the trees and counts against the tasks.
+    pub fn check(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
+        if !self.enabled {
+            return if self.nr_running == 0 {
+                Ok(())
+            } else {
+                Err("dl tasks queued without trees")
+            };
+        }
+        let ready = self.ready.check()?;
+        let throttled = self.throttled.check()?;
+        if ready as u32 != self.nr_ready || (ready + throttled) as u32 != self.nr_running {
+            return Err("dl counts wrong");
+        }
+        let on = ts.iter().filter(|t| t.dl.on_rq).count();
+        if on as u32 != self.nr_running {
+            return Err("dl on_rq flags wrong");
+        }
+        Ok(())
+    }
+}

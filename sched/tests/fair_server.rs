@@ -1,0 +1,272 @@
+//! The fair server on one runqueue: a SCHED_FIFO hog and a fair spinner.
+//!
+//! Without the server the fair task never runs (0%). With it, it gets
+//! `runtime` every `period`: the runqueue is checked tick by tick against
+//! the plain model [`sched::oracle::ServerModel`], and the service against
+//! the bound the tick granularity allows: after k whole periods the fair
+//! task has run k·runtime ± one tick (an overrun is paid back in the next
+//! period), so its share is runtime/period within tick/period.
+
+mod common;
+
+use common::{H, MS};
+use sched::deadline::ServerState;
+use sched::oracle::{Runs, ServerModel};
+use sched::{Policy, TaskId, TaskParams, WakeFlags, WakeupReason};
+
+const HOG: u32 = 1;
+const FAIR: u32 = 2;
+
+fn set_server(h: &H, runtime_ns: u64, period_ns: u64) {
+    // Period first when it grows, runtime first when it shrinks, so that
+    // every intermediate pair is valid.
+    let t = &h.cfg.tunables;
+    if t.set("kernel.sched_fair_server_period_ns", &period_ns.to_string())
+        .is_err()
+    {
+        t.set(
+            "kernel.sched_fair_server_runtime_ns",
+            &runtime_ns.to_string(),
+        )
+        .unwrap();
+        t.set("kernel.sched_fair_server_period_ns", &period_ns.to_string())
+            .unwrap();
+    } else {
+        t.set(
+            "kernel.sched_fair_server_runtime_ns",
+            &runtime_ns.to_string(),
+        )
+        .unwrap();
+    }
+    assert_eq!(t.fair_server(), (runtime_ns, period_ns));
+}
+
+/// A fair spinner, then a FIFO hog that preempts it at once.
+fn hog_and_spinner(hz: u32) -> H {
+    let mut h = H::new(1, hz);
+    h.spawn(FAIR, TaskParams::default());
+    h.pick();
+    h.spawn(HOG, TaskParams::fifo(50));
+    h.pick();
+    assert_eq!(h.curr(), Some(HOG));
+    h
+}
+
+#[test]
+fn without_the_server_rt_starves_fair_tasks() {
+    let mut h = H::new(1, 250);
+    set_server(&h, 0, 1_000_000_000);
+    h.spawn(FAIR, TaskParams::default());
+    h.pick();
+    h.spawn(HOG, TaskParams::fifo(50));
+    h.pick();
+    h.run_ms(5_000);
+    assert_eq!(h.runtime(FAIR), 0, "no server: 0% for the fair task");
+    assert_eq!(h.rq.fair_server.state, ServerState::Stopped);
+    assert_eq!(h.rq.fair_server.nr_boosts, 0);
+}
+
+#[test]
+fn default_server_gives_fair_tasks_runtime_every_period() {
+    for hz in [100, 250, 1000] {
+        let mut h = hog_and_spinner(hz);
+        let tick = h.tick_ns();
+        let (runtime, period) = h.cfg.tunables.fair_server();
+        assert_eq!((runtime, period), (50 * MS, 1_000 * MS), "Linux's defaults");
+        let periods = 10;
+        for k in 1..=periods {
+            h.run_ms(period / MS);
+            let fair = h.runtime(FAIR) as i64;
+            let want = (k * runtime) as i64;
+            assert!(
+                (fair - want).abs() <= tick as i64,
+                "hz {hz}: after {k} periods the fair task ran {fair} ns, want {want} +- {tick}"
+            );
+        }
+        let total = h.runtime(FAIR) + h.runtime(HOG);
+        let share = h.runtime(FAIR) as f64 / total as f64;
+        let bound = tick as f64 / (periods * period) as f64;
+        assert!(
+            (share - 0.05).abs() <= bound + 1e-9,
+            "hz {hz}: fair share {share}, want 5% +- {bound}"
+        );
+        assert_eq!(h.rq.fair_server.nr_boosts, periods);
+    }
+}
+
+#[test]
+fn runqueue_follows_the_plain_model_tick_by_tick() {
+    // Odd parameters too: budgets that are not a whole number of ticks,
+    // and a period of a few ticks.
+    for (hz, runtime, period) in [
+        (250, 50 * MS, 1_000 * MS),
+        (1000, 7 * MS, 30 * MS),
+        (250, 10 * MS, 14 * MS),
+        (100, 35 * MS, 110 * MS),
+        (1000, MS, MS),
+    ] {
+        let mut h = H::new(1, hz);
+        set_server(&h, runtime, period);
+        h.spawn(FAIR, TaskParams::default());
+        let mut model = ServerModel::new(runtime, period, h.now);
+        h.pick();
+        h.spawn(HOG, TaskParams::fifo(50));
+        h.pick();
+        let tick = h.tick_ns();
+        // Ticks given to the fair task and finished.
+        let mut fair_ticks = 0u64;
+        let mut last = Runs::Rt;
+        for n in 0..(20 * period / tick) {
+            fair_ticks += u64::from(last == Runs::Fair);
+            h.tick();
+            h.rq.check().unwrap();
+            let want = model.edge(h.now, tick, true, true);
+            let got = match h.curr() {
+                Some(HOG) => Runs::Rt,
+                Some(FAIR) => Runs::Fair,
+                _ => Runs::Idle,
+            };
+            assert_eq!(
+                got, want,
+                "hz {hz}, {runtime}/{period}: tick {n} at {} ns",
+                h.now
+            );
+            last = got;
+        }
+        assert_eq!(h.runtime(FAIR), fair_ticks * tick);
+        assert!(fair_ticks > 0);
+    }
+}
+
+#[test]
+fn no_rt_load_no_intervention() {
+    // A fair spinner alone runs all the time; the server charges it and
+    // cycles through its periods, and nothing else changes.
+    let mut h = H::new(1, 250);
+    h.spawn(FAIR, TaskParams::default());
+    h.pick();
+    h.run_ms(3_000);
+    assert_eq!(h.runtime(FAIR), 3_000 * MS);
+    assert_eq!(h.rq.stats.nr_switches, 1);
+}
+
+#[test]
+fn a_served_fair_task_is_not_preempted_by_an_rt_wakeup() {
+    let mut h = hog_and_spinner(1000);
+    // Run to the first boost.
+    while h.curr() != Some(FAIR) {
+        h.tick();
+    }
+    assert_eq!(h.rq.fair_server.state, ServerState::Running);
+    // An RT task wakes: the served fair task keeps the CPU.
+    let d = h.spawn(3, TaskParams::fifo(99));
+    assert_eq!(d.reason, WakeupReason::LowerClass);
+    assert!(!d.preempt);
+    assert_eq!(h.curr(), Some(FAIR));
+    // Once the budget is spent, RT (the highest priority) runs.
+    let before = h.runtime(FAIR);
+    while h.curr() == Some(FAIR) {
+        h.tick();
+    }
+    assert_eq!(h.curr(), Some(3));
+    assert_eq!(h.rq.fair_server.state, ServerState::Deferred);
+    assert!(h.runtime(FAIR) - before <= 50 * MS);
+}
+
+#[test]
+fn server_stops_with_the_last_fair_task_and_restarts() {
+    let mut h = hog_and_spinner(1000);
+    h.run_ms(10);
+    assert_eq!(h.rq.fair_server.state, ServerState::Deferred);
+    // The fair task leaves (moves to RT): the server stops.
+    h.rq.sched_setattr(TaskId(FAIR), TaskParams::fifo(10))
+        .unwrap();
+    assert_eq!(h.rq.fair_server.state, ServerState::Stopped);
+    h.rq.check().unwrap();
+    // Back to fair 2 s later: its old deadline passed, so it restarts with
+    // a fresh period and serves only after the zero-laxity time.
+    h.run_ms(2_000);
+    h.rq.sched_setattr(TaskId(FAIR), TaskParams::fair(Policy::Normal))
+        .unwrap();
+    assert_eq!(h.rq.fair_server.state, ServerState::Deferred);
+    assert_eq!(h.rq.fair_server.deadline, h.now + 1_000 * MS);
+    let ran = h.runtime(FAIR);
+    h.run_ms(949);
+    assert_eq!(h.runtime(FAIR), ran, "no service before zero laxity");
+    h.run_ms(60);
+    assert_eq!(h.runtime(FAIR) - ran, 50 * MS);
+}
+
+#[test]
+fn runtime_zero_switches_it_off_and_back_on() {
+    let mut h = hog_and_spinner(250);
+    set_server(&h, 0, 1_000 * MS);
+    h.run_ms(3_000);
+    assert_eq!(h.runtime(FAIR), 0);
+    assert_eq!(h.rq.fair_server.state, ServerState::Stopped);
+    // Back on: the next tick starts it (fair tasks are queued), and it
+    // serves 50 ms in each period from then on.
+    set_server(&h, 50 * MS, 1_000 * MS);
+    h.run_ms(4);
+    assert_eq!(h.rq.fair_server.state, ServerState::Deferred);
+    h.run_ms(2_000);
+    let fair = h.runtime(FAIR) as i64;
+    assert!(
+        (fair - 100 * MS as i64).abs() <= h.tick_ns() as i64,
+        "{fair}"
+    );
+}
+
+#[test]
+fn bad_server_tunables_are_refused_and_change_nothing() {
+    let h = H::one();
+    let t = &h.cfg.tunables;
+    for (key, value) in [
+        ("kernel.sched_fair_server_runtime_ns", "1000000001"), // > period
+        ("kernel.sched_fair_server_period_ns", "49999999"),    // < runtime
+        ("kernel.sched_fair_server_period_ns", "99999"),       // < 100 us
+        ("kernel.sched_fair_server_period_ns", "4194304001"),  // > 2^22 us
+        ("kernel.sched_fair_server_runtime_ns", "-1"),
+        ("kernel.sched_fair_server_runtime_ns", "50ms"),
+    ] {
+        let e = t.set(key, value).unwrap_err();
+        assert!(!e.to_string().is_empty());
+        assert_eq!(t.fair_server(), (50 * MS, 1_000 * MS), "{key}={value}");
+    }
+    assert_eq!(
+        t.set("kernel.sched_fair_server_runtime_ns", "1000000001")
+            .unwrap_err()
+            .to_string(),
+        "fair server runtime must not exceed kernel.sched_fair_server_period_ns"
+    );
+    // Equal runtime and period is allowed (Linux refuses only runtime > period).
+    t.set("kernel.sched_fair_server_runtime_ns", "1000000000")
+        .unwrap();
+    assert_eq!(t.fair_server(), (1_000 * MS, 1_000 * MS));
+}
+
+#[test]
+fn a_sleeping_fair_task_wakes_under_the_hog_and_is_served() {
+    // The fair task sleeps and wakes while the hog runs: the CBS wakeup
+    // rule keeps the server's deadline when the budget fits, so the
+    // service stays at runtime per period.
+    let mut h = hog_and_spinner(1000);
+    h.run_ms(3_500);
+    let mut served = 0;
+    for _ in 0..3 {
+        while h.curr() != Some(FAIR) {
+            h.tick();
+        }
+        // Served: run 10 ms, sleep, wake 1 ms later.
+        h.run_ms(10);
+        if h.curr() == Some(FAIR) {
+            h.block();
+            h.adv(MS);
+            h.wake(FAIR, WakeFlags::empty());
+            h.pick();
+        }
+        served += 1;
+    }
+    assert_eq!(served, 3);
+    h.rq.check().unwrap();
+}
