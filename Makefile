@@ -22,6 +22,8 @@
 #   make bench         scheduler micro-benchmarks (host), then the in-kernel
 #                      section (QEMU -icount): tables with noise, build/bench/<sha>.csv
 #   make bench-compare A=<commit> B=<commit>   two commits' in-kernel bench side by side
+#   make bench-baseline records bench/kernel-baseline.txt, which bench-kernel
+#                      checks (make bench-noise: the layout noise only)
 #   make linux-compare Debian's current Linux (7.x) as the referee: A/B, conformance
 #   make test-linux    smoke run of that harness (boots Linux 7, flips a feature)
 #   make linux-costs   the simulator's qemu:N costs, measured in Linux 7 on the
@@ -68,7 +70,7 @@ T     := scripts/test
 KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test test-suites test-host test-host-debug test-msrv test-loom test-kernel fuzz \
-        miri stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare \
+        miri stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
         linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
         clock-test test-clock test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
@@ -349,9 +351,20 @@ bench:
 # each preempt model, x86_64 at 2 CPUs, reproducible (-icount), 2 boots x 3
 # runs: tables with their noise on stdout and in build/bench/<sha>/tables.txt,
 # samples in build/bench/<sha>.csv (<sha>-dirty for uncommitted changes);
-# about two minutes. See scripts/tools/kbench.sh.
+# about two minutes. Then the figures are checked against the recorded
+# baseline (bench/kernel-baseline.txt): a figure worse by more than its
+# measured layout noise prints REGRESSION and fails. See scripts/tools/kbench.sh.
 bench-kernel: ensure-qemu
 	scripts/tools/kbench.sh
+
+# The layout noise of bench-kernel (three builds of HEAD with unrelated
+# padding) and, with bench-baseline, the recorded baseline that bench-kernel
+# checks against: bench/kernel-baseline.txt. See scripts/tools/kbench-noise.sh.
+bench-noise: ensure-qemu
+	scripts/tools/kbench-noise.sh
+
+bench-baseline: ensure-qemu
+	scripts/tools/kbench-noise.sh --record
 
 # make bench-compare A=<commit> B=<commit>: both commits' bench-kernel CSVs
 # (run first for a commit that has none, from a temporary worktree), then an

@@ -53,7 +53,9 @@
 #                    CPU 0 anyway; 1 keeps our kernel's idle CPUs out of the
 #                    emulation's time)
 #  latency:
-#   REPS=3 LOOPS_PIPE=2000   cyclictest and pipe round trips per boot
+#   REPS=3 LOOPS_PIPE=2000   repetitions per boot of: cyclictest, the pipe
+#                    round trips (same CPU, cross CPU); then REPS runs of
+#                    hackbench -p -g 2 -l 100
 #  costs:
 #   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
 #                    cost table: switches, pipe/socket syscalls, wakeups,
@@ -358,11 +360,13 @@ part_latency() {
         for ((r = 1; r <= REPS; r++)); do
             s+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
         done
+        for ((r = 1; r <= REPS; r++)); do s+="hackbench -p -g 2 -l 100; "; done
         [[ $OURS == 1 ]] && boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${s}poweroff"
     fi
     stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
     cyc() { tr -d '\r' 2>/dev/null <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }
     linux_pipe() { tr -d '\r' <"$1" | grep -E "^round trip .*cpu 0 <-> cpu $2\\)" | awk '{print $3}'; }
+    hb() { tr -d '\r' 2>/dev/null <"$1" | awk '/^Time: / {printf "%.1f\n", $2 * 1000}'; }
     ours_pipe() { tr -d '\r' 2>/dev/null <"$1" | awk -v want="--$2" '/^     round trip / {v = $3} /^placement:/ && index($0, want) {print v}'; }
     local L=$dir/linux.log O=$dir/ours.log
     {
@@ -379,6 +383,7 @@ part_latency() {
         row "cyclictest max latency (us)" "$(cyc "$O" 2)" "$(cyc "$L" 2)"
         row "pipe round trip, same CPU (ns)" "$(ours_pipe "$O" same)" "$(linux_pipe "$L" 0)"
         row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
+        row "hackbench -p -g 2 -l 100 (ms)" "$(hb "$O")" "$(hb "$L")"
         echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^lc: Linux' | cut -c 5-60)"
     } | tee "$OUT/latency.txt"
 }

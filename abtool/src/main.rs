@@ -4,6 +4,8 @@
 //! abtool --out DIR LOG...
 //! abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]
 //! abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...
+//! abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]
+//! abtool --baseline-check BASELINE.txt NEW.csv   (make bench-kernel, see [`baseline`])
 //! ```
 //!
 //! The second form puts two runs' `samples.csv` (e.g. two commits' `make
@@ -25,6 +27,7 @@
 //!   workload metric and config, `*` where Welch p < 0.05;
 //! - `distributions.png`: every kept sample per config, coloured by boot.
 
+mod baseline;
 mod csvcmp;
 mod versus;
 
@@ -683,7 +686,18 @@ fn compare_csv(args: &[String]) -> ! {
         eprintln!("error: abtool: usage: abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
         std::process::exit(2);
     }
-    let read = |p: &str| match std::fs::read_to_string(p)
+    let (old, new) = (read_samples(&args[0]), read_samples(&args[1]));
+    let names = if args.len() == 4 {
+        [args[2].as_str(), args[3].as_str()]
+    } else {
+        ["old", "new"]
+    };
+    print!("{}", csvcmp::tables(&old, &new, names));
+    std::process::exit(0);
+}
+
+fn read_samples(p: &str) -> csvcmp::Samples {
+    match std::fs::read_to_string(p)
         .map_err(|e| e.to_string())
         .and_then(|t| csvcmp::parse(&t))
     {
@@ -692,14 +706,105 @@ fn compare_csv(args: &[String]) -> ! {
             eprintln!("error: abtool: {p}: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// `--baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... NOISE.csv...` (see [`baseline`]).
+fn baseline_record(args: &[String]) -> ! {
+    let usage =
+        "usage: abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]";
+    if args.len() < 2 {
+        eprintln!("error: abtool: {usage}");
+        std::process::exit(2);
+    }
+    let mut rest = &args[2..];
+    let mut floors: Vec<(Option<String>, f64)> = Vec::new();
+    while rest.first().map(String::as_str) == Some("--floor") {
+        let arg = rest.get(1).map_or("", String::as_str);
+        let (metric, pct) = match arg.split_once('=') {
+            Some((m, p)) if !m.is_empty() => (Some(m.to_string()), p),
+            _ => (None, arg),
+        };
+        match pct.parse::<f64>() {
+            Ok(f) if f.is_finite() && f >= 0.0 => floors.push((metric, f)),
+            _ => {
+                eprintln!(
+                    "error: abtool: --floor wants [METRIC=]PCT with PCT >= 0, got '{arg}'; {usage}"
+                );
+                std::process::exit(2);
+            }
+        }
+        rest = &rest[2.min(rest.len())..];
+    }
+    let base = read_samples(&args[0]);
+    let noise: Vec<_> = rest.iter().map(|p| read_samples(p)).collect();
+    let figs = match baseline::record(&base, &noise, &floors) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: abtool: {e}");
+            std::process::exit(1);
+        }
     };
-    let (old, new) = (read(&args[0]), read(&args[1]));
-    let names = if args.len() == 4 {
-        [args[2].as_str(), args[3].as_str()]
-    } else {
-        ["old", "new"]
+    let name = |p: &String| {
+        std::path::Path::new(p)
+            .file_stem()
+            .map_or(p.clone(), |s| s.to_string_lossy().into_owned())
     };
-    print!("{}", csvcmp::tables(&old, &new, names));
+    let header = format!(
+        "make bench-kernel's baseline (scripts/tools/kbench.sh, abtool --baseline-record).\n\
+         Recorded from {}; tolerances from {} noise run(s): {}; floors: {}.\n\
+         A figure worse than its mean by more than its tolerance is a REGRESSION.",
+        name(&args[0]),
+        noise.len(),
+        rest.iter().map(name).collect::<Vec<_>>().join(", "),
+        floors
+            .iter()
+            .map(|(m, f)| match m {
+                Some(m) => format!("{m} {f}%"),
+                None => format!("{f}%"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Err(e) = std::fs::write(&args[1], baseline::write(&figs, &header)) {
+        eprintln!("error: abtool: {}: {e}", args[1]);
+        std::process::exit(1);
+    }
+    println!("abtool: {} figures recorded in {}", figs.len(), args[1]);
+    std::process::exit(0);
+}
+
+/// `--baseline-check BASELINE.txt NEW.csv` (see [`baseline`]).
+fn baseline_check(args: &[String]) -> ! {
+    if args.len() != 2 {
+        eprintln!("error: abtool: usage: abtool --baseline-check BASELINE.txt NEW.csv");
+        std::process::exit(2);
+    }
+    let figs = match std::fs::read_to_string(&args[0])
+        .map_err(|e| e.to_string())
+        .and_then(|t| baseline::read(&t))
+    {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: abtool: {}: {e}", args[0]);
+            std::process::exit(1);
+        }
+    };
+    let (report, bad) = baseline::check(&figs, &read_samples(&args[1]));
+    print!("{report}");
+    if bad > 0 {
+        println!(
+            "abtool: {bad} of {} figures regressed against {}",
+            figs.len(),
+            args[0]
+        );
+        std::process::exit(1);
+    }
+    println!(
+        "abtool: no regression against {} ({} figures)",
+        args[0],
+        figs.len()
+    );
     std::process::exit(0);
 }
 
@@ -731,6 +836,12 @@ fn main() {
     if args.first().map(String::as_str) == Some("--versus") {
         versus_csv(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("--baseline-record") {
+        baseline_record(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("--baseline-check") {
+        baseline_check(&args[1..]);
+    }
     let mut out = PathBuf::from("build/ab");
     let mut logs = Vec::new();
     let mut i = 0;
@@ -744,6 +855,10 @@ fn main() {
                 println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
                 println!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
                 println!("       abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
+                println!(
+                    "       abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]"
+                );
+                println!("       abtool --baseline-check BASELINE.txt NEW.csv");
                 return;
             }
             a if a.starts_with('-') => {

@@ -937,16 +937,20 @@ impl Rq {
     // Not inlined: inlined into `dequeue_task`, the task is copied twice.
     #[inline(never)]
     fn take(&mut self, s: u32) -> SchedTask {
-        let t = &mut self.tasks[s as usize];
-        let mut out = *t;
+        let mut out = self.tasks[s as usize];
         out.state = TaskState::Absent;
-        t.state = TaskState::Absent;
+        self.release(s);
+        out
+    }
+
+    /// The slot half of [`Rq::take`]: `s` no longer holds a task.
+    fn release(&mut self, s: u32) {
+        self.tasks[s as usize].state = TaskState::Absent;
         if s == self.curr {
             self.retired = s;
         } else {
             self.free_slot(s);
         }
-        out
     }
 
     // ---- wakeups ----
@@ -1041,20 +1045,27 @@ impl Rq {
     }
 
     /// `ttwu_do_activate`: enqueue a sleeping task here and decide preemption.
-    pub fn try_to_wake_up(
+    pub fn try_to_wake_up(&mut self, id: TaskId, task: SchedTask, wf: WakeFlags) -> WakeupDecision {
+        self.ttwu_enqueue(id, &task, wf)
+    }
+
+    /// [`Rq::try_to_wake_up`] from a state the caller keeps (a wake-list
+    /// entry, a parked task taken out of its cell): copied once, into the
+    /// task's slot.
+    pub(crate) fn ttwu_enqueue(
         &mut self,
         id: TaskId,
-        mut task: SchedTask,
+        task: &SchedTask,
         wf: WakeFlags,
     ) -> WakeupDecision {
         let mut flags = EnqueueFlags::WAKEUP;
         if wf.contains(WakeFlags::MIGRATED) {
             flags |= EnqueueFlags::MIGRATED;
         }
-        task.nr_wakeups += 1;
         self.stats.nr_wakeups += 1;
         let s = self.slot_or_panic(id);
-        self.enqueue_at(s, &task, flags);
+        self.enqueue_at(s, task, flags);
+        self.tasks[s as usize].nr_wakeups += 1;
         self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU)
     }
 
@@ -1229,16 +1240,22 @@ impl Rq {
     /// sleeper this CPU is not allowed to run leaves its fair queue at once
     /// (no delayed dequeue), so that its wakeup places it anew.
     pub fn switch(&mut self, action: PrevAction) -> Switch {
-        let prev = self.curr();
-        let mut prev_exited = None;
-        let mut prev_misplaced = false;
+        // Built in place and filled in (an exiting task's state is written
+        // straight into it, not copied in from a local).
+        let mut sw = Switch {
+            prev: self.curr(),
+            next: None,
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced: false,
+        };
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
             let allowed = self.tasks[s as usize].cpus_allowed.test(self.cpu as usize);
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
-                    prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                    sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
                 }
                 PrevAction::Stays => {}
                 PrevAction::Yields => self.yield_task(),
@@ -1253,21 +1270,15 @@ impl Rq {
                     }
                 }
                 PrevAction::Exits => {
-                    prev_exited = self
+                    sw.prev_exited = self
                         .dequeue_slot(s, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
                         .ok()
                         .flatten();
                 }
             }
         }
-        let next = self.pick_next_task();
-        Switch {
-            prev,
-            next,
-            prev_blocked: None,
-            prev_exited,
-            prev_misplaced,
-        }
+        sw.next = self.pick_next_task();
+        sw
     }
 
     /// Wakes a task this runqueue holds, whatever its state, without handing
@@ -1318,6 +1329,22 @@ impl Rq {
             return Err(RqError::NotQueued);
         }
         Ok(self.take(s))
+    }
+
+    /// [`Rq::take_blocked`] straight into `dst` (a sleeper's cell): one copy
+    /// of the state instead of two on the way to sleep.
+    pub(crate) fn take_blocked_into(
+        &mut self,
+        id: TaskId,
+        dst: &mut Option<SchedTask>,
+    ) -> Result<(), RqError> {
+        let s = self.held_slot(id).ok_or(RqError::NotQueued)?;
+        if self.tasks[s as usize].state != TaskState::Blocked {
+            return Err(RqError::NotQueued);
+        }
+        dst.insert(self.tasks[s as usize]).state = TaskState::Absent;
+        self.release(s);
+        Ok(())
     }
 
     /// Completes a delayed dequeue now (the task stays here, `Blocked`), so

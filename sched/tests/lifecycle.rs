@@ -86,6 +86,11 @@ fn check(s: &Scheduler<Rec>, live: &[bool]) {
             .check()
             .unwrap_or_else(|e| panic!("cpu {c}: {e}"));
     }
+    // Every guard above republished its summary: the overload count agrees.
+    let overloaded = (0..s.nr_cpus())
+        .filter(|&c| s.summary(c).nr_running.load(Ordering::Relaxed) >= 2)
+        .count();
+    assert_eq!(s.overloaded_cpus() as usize, overloaded, "overloaded CPUs");
     for (i, &alive) in live.iter().enumerate() {
         let id = TaskId(i as u32);
         let holders: Vec<usize> = (0..s.nr_cpus())

@@ -17,7 +17,14 @@
 #
 # Environment: BOOTS (default 2, seeds 1..BOOTS), RUNS (3), WARMUP (1), CPUS
 # (2), ICOUNT (2: -icount shift=2,sleep=off). The whole section takes about
-# a minute of host time.
+# a minute of host time. KBENCH_ELF=ELF KBENCH_NAME=NAME: bench that kernel
+# instead, samples in build/bench/NAME.csv (scripts/tools/kbench-noise.sh).
+#
+# Then, for the work tree's kernel, the figures are checked against the
+# recorded baseline, bench/kernel-baseline.txt (abtool --baseline-check):
+# a figure worse than the baseline by more than its measured layout noise
+# prints a REGRESSION line and the script fails. KBENCH_CHECK=0 skips the
+# check; scripts/tools/kbench-noise.sh --record records a new baseline.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +42,12 @@ if [[ $# -gt 1 ]]; then
     echo "usage: $0 [COMMIT]" >&2
     exit 2
 fi
-if [[ $# -eq 1 ]]; then
+if [[ -n ${KBENCH_ELF:-} ]]; then
+    [[ $# -eq 0 && -f $KBENCH_ELF && -n ${KBENCH_NAME:-} ]] ||
+        { echo "error: kbench: KBENCH_ELF needs an existing ELF, KBENCH_NAME and no COMMIT" >&2; exit 2; }
+    sha=$KBENCH_NAME
+    export KERNEL=$KBENCH_ELF
+elif [[ $# -eq 1 ]]; then
     sha=$(git -C "$root" rev-parse --short=10 --verify -q "$1^{commit}") ||
         { echo "error: kbench: '$1' is not a commit" >&2; exit 2; }
     src=$out/src
@@ -69,3 +81,13 @@ export OUT=$out/$sha
 "$here/ab.sh"
 cp "$OUT/samples.csv" "$out/$sha.csv"
 echo "kbench: samples of $sha in build/bench/$sha.csv; tables in build/bench/$sha/tables.txt"
+baseline=$root/bench/kernel-baseline.txt
+if [[ $# -eq 0 && -z ${KBENCH_ELF:-} && ${KBENCH_CHECK:-1} == 1 ]]; then
+    if [[ -f $baseline ]]; then
+        echo "kbench: against the baseline (bench/kernel-baseline.txt):"
+        (cd "$root" && cargo run -q -p abtool --release -- --baseline-check "$baseline" "$out/$sha.csv") ||
+            { echo "error: kbench: figures regressed against bench/kernel-baseline.txt (see the REGRESSION lines)" >&2; exit 1; }
+    else
+        echo "kbench: no bench/kernel-baseline.txt: nothing to check against"
+    fi
+fi

@@ -94,6 +94,12 @@ impl<P: Platform> Scheduler<P> {
     }
 
     fn balance_levels(&self, this_cpu: usize, newidle: bool, now: Option<u64>) -> Pulled {
+        // Newly idle with no CPU running two or more tasks: nothing anywhere
+        // can be pulled (`find_busiest_queue` wants two), so skip the walk
+        // (Linux's `sched_balance_newidle` bails out on `!rd->overloaded`).
+        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 {
+            return Pulled::none(this_cpu);
+        }
         let slot = &self.slots[this_cpu];
         let busy = !self.idle(this_cpu);
         for (level, sd) in slot.doms.as_slice().iter().enumerate() {

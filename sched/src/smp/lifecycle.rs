@@ -386,16 +386,21 @@ impl<P: Platform> Scheduler<P> {
     /// Moves a task blocked in `rq` (just switched out) into its cell.
     fn park(&self, rq: &mut Rq, id: TaskId) {
         let Some(cell) = self.cell(id) else { return };
-        // Not blocked (delayed: it stays queued until picked or woken): no.
-        let Ok(mut t) = rq.take_blocked(id) else {
-            return;
-        };
-        t.state = TaskState::Blocked;
-        cell.switching.store(true, Ordering::Relaxed);
-        cell.last_cpu.store(rq.cpu(), Ordering::Relaxed);
         let irq = self.platform.irq_save();
-        *self.lock(&cell.parked) = Some(t);
-        cell.home.store(HOME_PARKED, Ordering::Release);
+        {
+            // The state goes from its slot straight into the cell (locked
+            // after the runqueue, as everywhere).
+            let mut p = self.lock(&cell.parked);
+            // Not blocked (delayed: it stays queued until picked or woken): no.
+            if rq.take_blocked_into(id, &mut p).is_ok() {
+                if let Some(t) = p.as_mut() {
+                    t.state = TaskState::Blocked;
+                }
+                cell.switching.store(true, Ordering::Relaxed);
+                cell.last_cpu.store(rq.cpu(), Ordering::Relaxed);
+                cell.home.store(HOME_PARKED, Ordering::Release);
+            }
+        }
         self.platform.irq_restore(irq);
     }
 
@@ -550,29 +555,32 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: usize,
         id: TaskId,
     ) -> Option<Woke> {
+        // The state is moved out of the cell once, into `taken`, and used
+        // by reference from there on (each copy is about 190 bytes).
+        let mut taken: Option<SchedTask> = None;
         let irq = self.platform.irq_save();
-        let taken = {
+        let placed = {
             let mut p = self.lock(&cell.parked);
-            match p.take() {
-                Some(t) if cell.home.load(Ordering::Acquire) == HOME_PARKED => {
-                    while cell.switching.load(Ordering::Acquire) {
-                        self.platform.cpu_relax();
-                    }
-                    let (target, wf) = self.select_task_rq(&t, this_cpu, wf | WakeFlags::TTWU);
+            if p.is_some() && cell.home.load(Ordering::Acquire) == HOME_PARKED {
+                while cell.switching.load(Ordering::Acquire) {
+                    self.platform.cpu_relax();
+                }
+                taken = p.take();
+                taken.as_ref().map(|t| {
+                    let (target, wf) = self.select_task_rq(t, this_cpu, wf | WakeFlags::TTWU);
                     cell.home
                         .store(HOME_TRANSIT | target as u32, Ordering::Release);
-                    Some((t, target, wf))
-                }
-                other => {
-                    *p = other;
-                    None
-                }
+                    (target, wf)
+                })
+            } else {
+                None
             }
         };
         self.platform.irq_restore(irq);
-        let (t, target, wf) = taken?;
+        let (target, wf) = placed?;
+        let t = taken.as_ref()?;
         let from = t.cpu as usize;
-        let outcome = self.ttwu_queue(target, this_cpu, id, t, wf);
+        let outcome = self.ttwu_queue_ref(target, this_cpu, id, t, wf);
         Some(Woke::Placed {
             from,
             to: target,
