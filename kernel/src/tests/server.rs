@@ -146,16 +146,22 @@ ktest_timing!(deadline_periodic_tasks_meet_their_deadlines, || {
     let end = crate::arch::now_ns() + 1_000 * MS;
     let (a, ra) = periodic_dl(MS, 2 * MS, 10 * MS, end)?;
     let (b, rb) = periodic_dl(3 * MS / 2, 3 * MS, 20 * MS, end)?;
-    // Over-commit is refused: 0.35 + 0.6 > 0.9 on one CPU.
+    // Over-commit is refused: 0.35 + 0.6 > 0.9 on one CPU. Admission counts
+    // every CPU as one root domain, so on more CPUs the same task fits; the
+    // host tests (sched/tests/deadline.rs) check the limit at any count.
     let refused = task::spawn(
         "srv-dl-over",
         TaskParams::deadline(6 * MS, 10 * MS, 10 * MS),
         || {},
     );
-    kassert!(
-        refused.is_err(),
-        "an over-committing deadline task was admitted"
-    );
+    if task::nr_cpus() == 1 {
+        kassert!(
+            refused.is_err(),
+            "an over-committing deadline task was admitted"
+        );
+    } else if let Ok(t) = refused {
+        task::join(t).map_err(|e| alloc::format!("join: {e:?}"))?;
+    }
     task::join(a).map_err(|e| alloc::format!("join: {e:?}"))?;
     task::join(b).map_err(|e| alloc::format!("join: {e:?}"))?;
     hog.stop()?;
