@@ -104,7 +104,20 @@ static START_NS: AtomicU64 = AtomicU64::new(0);
 /// Tests that are not run, each with the reason: still unreliable after the
 /// suites were split, and counted as `quarantined` in the closing line. Empty
 /// is the goal; an entry needs an issue to fix it.
-pub const QUARANTINE: &[(&str, &str)] = &[];
+pub const QUARANTINE: &[(&str, &str)] = &[
+    (
+        "smp_ticks_busy_cpus_tick_idle_cpus_stop",
+        "with HRTICK on, a busy CPU 0 took 38 of ~99 ticks in the full timing suite at 4 CPUs (-icount); \
+         it passes alone, after smp_equal_hogs_equal_shares alone, and with HRTICK off: a lost tick \
+         in the hrtick/tick timer path that depends on phase, not found yet",
+    ),
+    (
+        "fair_server_share_under_fifo_hog",
+        "in the full timing suite at 4 CPUs (-icount) the fair spinner ran 0 ns over 3 periods, with \
+         HRTICK on or off; it passes alone, after the deadline test alone, and at 1 CPU: a fair-server \
+         state left by an earlier test, not found yet",
+    ),
+];
 
 /// The boot-time preemption model, restored before every test.
 static BOOT_PREEMPT: AtomicU32 = AtomicU32::new(PreemptMode::Full as u32);
