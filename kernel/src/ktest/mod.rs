@@ -101,18 +101,22 @@ static CURRENT: AtomicUsize = AtomicUsize::new(usize::MAX);
 static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
 static START_NS: AtomicU64 = AtomicU64::new(0);
 
-/// Tests that are not run, each with the reason: still unreliable after the
-/// suites were split, and counted as `quarantined` in the closing line. Empty
-/// is the goal; an entry needs an issue to fix it.
-pub const QUARANTINE: &[(&str, &str)] = &[
+/// Tests that are not run, each with the number of online CPUs from which
+/// it is not run (1: never) and the reason, counted as `quarantined` in the
+/// closing line. Empty is the goal; an entry is an open bug.
+pub const QUARANTINE: &[(&str, usize, &str)] = &[
     (
         "smp_ticks_busy_cpus_tick_idle_cpus_stop",
-        "with HRTICK on, a busy CPU 0 took 38 of ~99 ticks in the full timing suite at 4 CPUs (-icount); \
-         it passes alone, after smp_equal_hogs_equal_shares alone, and with HRTICK off: a lost tick \
-         in the hrtick/tick timer path that depends on phase, not found yet",
+        2,
+        "with HRTICK on, in the full timing suite at 4 CPUs (-icount), busy CPU 0 took 38 tick \
+         interrupts while its 200 ms sleep stretched to ~400 ms (~99 periods): ticks merged, as in \
+         QEMU 7.2's round-robin starvation, beyond the third this test allows; it passes alone, \
+         after smp_equal_hogs_equal_shares alone, and with HRTICK off. Whether HRTICK's timer \
+         programming causes it or only moves the phase is not known",
     ),
     (
         "fair_server_share_under_fifo_hog",
+        2,
         "in the full timing suite at 4 CPUs (-icount) the fair spinner ran 0 ns over 3 periods, with \
          HRTICK on or off; it passes alone, after the deadline test alone, and at 1 CPU: a fair-server \
          state left by an earlier test, not found yet",
@@ -232,7 +236,10 @@ pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
         suite.map_or("all", Suite::name)
     );
     for t in selected {
-        if let Some((_, why)) = QUARANTINE.iter().find(|(n, _)| *n == t.name) {
+        if let Some((_, _, why)) = QUARANTINE
+            .iter()
+            .find(|(n, from, _)| *n == t.name && task::nr_cpus() >= *from)
+        {
             QUARANTINED.fetch_add(1, Ordering::Relaxed);
             crate::kprintln!("test {} ... quarantined ({})", t.name, why);
             continue;
