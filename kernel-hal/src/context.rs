@@ -114,11 +114,12 @@ impl TaskContext {
         if self.state.load(Ordering::Acquire) != EMPTY || slot.is_some() {
             return Err(stack);
         }
-        // SAFETY: an empty context is not running and cannot be switched to
+        // An empty context is not running and cannot be switched to
         // (`switch_to` wants it ready), and its stack lock is held, so no
         // other `prepare` runs: nothing else touches `regs`. `stack` is
         // owned by this context from here on and outlives every switch to
         // it (`take_stack` refuses while it runs).
+        // SAFETY: `regs` is exclusively ours and `stack` outlives it (above).
         unsafe { arch::init_thread_context(&mut *self.regs.get(), stack.top(), entry, arg) };
         *slot = Some(stack);
         self.state.store(READY, Ordering::Release);
@@ -263,13 +264,14 @@ pub fn switch_to<T: 'static>(
     slot.prev.store(prev, Ordering::Relaxed);
     slot.current
         .store(ptr::from_ref(next).cast_mut(), Ordering::Relaxed);
-    // SAFETY: interrupts are masked (`_irqs_off`). `prev` is this CPU's
-    // running context (recorded by `adopt` or the switch that entered it),
-    // so its registers are the ones saved; it stays RUNNING (nobody else
-    // switches to it or takes its stack) until the thread switched to marks
-    // it ready in `finish_switch`. `next` was ready and this CPU won it
-    // (RUNNING now): its registers were saved by a completed switch or set
-    // by `prepare`, on the stack it owns.
+    // Interrupts are masked (`_irqs_off`). `prev` is this CPU's running
+    // context (recorded by `adopt` or the switch that entered it), so its
+    // registers are the ones saved; it stays RUNNING (nobody else switches
+    // to it or takes its stack) until the thread switched to marks it ready
+    // in `finish_switch`. `next` was ready and this CPU won it (RUNNING
+    // now): its registers were saved by a completed switch or set by
+    // `prepare`, on the stack it owns.
+    // SAFETY: both register blocks are owned by this CPU's switch (above).
     unsafe { arch::switch_context((*prev).regs.get(), next.regs.get()) };
 }
 

@@ -242,9 +242,8 @@ pub unsafe fn init_cpu(cpu_id: usize) {
     let cs = pc.gdt.append(Descriptor::kernel_code_segment());
     let ds = pc.gdt.append(Descriptor::kernel_data_segment());
     // SAFETY: the TSS lives in the same 'static block as the GDT.
-    let tss = pc
-        .gdt
-        .append(unsafe { Descriptor::tss_segment_unchecked(&pc.tss) });
+    let tss_desc = unsafe { Descriptor::tss_segment_unchecked(&pc.tss) };
+    let tss = pc.gdt.append(tss_desc);
     debug_assert!(cs == KERNEL_CS && ds == KERNEL_DS);
     // SAFETY: the GDT is 'static and never modified while loaded; the selectors
     // name the descriptors just appended; FS/GS get the null selector (their
