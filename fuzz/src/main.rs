@@ -37,7 +37,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use sched::config::FEATURES_KEY;
 use sched::tunables::TUNABLES;
 use sched::{Feature, Features, PreemptMode, SchedConfig};
-use shell::{Command, Event, LineEditor, SysctlCmd, COMMANDS};
+use shell::{usage_words, Command, Event, LineEditor, SysctlCmd, COMMANDS, PROBE_WORDS};
 
 /// What `sysctl -a`, `features` and `preempt` print, as one value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,61 +114,15 @@ fn sysctl_set(cfg: &SchedConfig, key: &str, value: &str) {
 
 // ---- input strategies -------------------------------------------------------
 
-/// Argument words the parsers know; the command words come from the help
-/// table (`shell::COMMANDS`), the list the parser itself takes.
-const ARG_WORDS: &[&str] = &[
-    "-a",
-    "-p",
-    "-c",
-    "-cp",
-    "-f",
-    "-r",
-    "-o",
-    "-b",
-    "-i",
-    "-d",
-    "-t",
-    "-l",
-    "-g",
-    "-s",
-    "-m",
-    "-F",
-    "-S",
-    "-T",
-    "-P",
-    "start",
-    "stop",
-    "dump",
-    "none",
-    "voluntary",
-    "full",
-    "lazy",
-    "NO_",
-    "0",
-    "1",
-    "-1",
-    "19",
-    "-20",
-    "99",
-    "100",
-    "0x3",
-    "0-3",
-    "1,2",
-    "18446744073709551616",
-    "4294967296",
-    "-0",
-    "+5",
-    "1e3",
-    "=",
-    "==",
-];
-
-/// The help table's command words, then [`ARG_WORDS`].
+/// The help table's command words (`shell::COMMANDS`, the list the parser
+/// itself takes), its usage lines' option and keyword words, then the
+/// edge-probing words: the same vocabulary as the property tests.
 fn words() -> Vec<&'static str> {
     COMMANDS
         .iter()
         .map(|c| c.name)
-        .chain(ARG_WORDS.iter().copied())
+        .chain(usage_words())
+        .chain(PROBE_WORDS.iter().copied())
         .collect()
 }
 

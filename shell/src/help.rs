@@ -442,6 +442,73 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
 ];
 
+/// The literal words of the usage lines: every option (`-p`, `-cp`, `--`)
+/// and every fixed keyword (`lazy`, `start`), without the placeholders
+/// (upper case, `%JOB`, `KEY=VALUE`). Derived from [`COMMANDS`], so the
+/// fuzzer and the property tests, which draw from it, cannot drift from the
+/// parser's vocabulary. Each word once, in table order.
+pub fn usage_words() -> impl Iterator<Item = &'static str> {
+    let all = || {
+        COMMANDS.iter().flat_map(|c| {
+            c.usage
+                .split(|ch: char| ch.is_whitespace() || matches!(ch, '[' | ']' | '|'))
+                .filter(move |w| {
+                    *w != c.name
+                        && (w.starts_with('-')
+                            || (!w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase())))
+                })
+        })
+    };
+    all()
+        .enumerate()
+        .filter(move |&(i, w)| all().position(|v| v == w) == Some(i))
+        .map(|(_, w)| w)
+}
+
+/// Words that probe the parsers' edges: numbers at and past the limits of
+/// their types, signs, hex, CPU lists and ranges, feature and sysctl
+/// fragments. The fuzzer and the property tests draw from these beside
+/// [`usage_words`] and the command words.
+pub const PROBE_WORDS: &[&str] = &[
+    "-",
+    "=",
+    "==",
+    ",",
+    ":0",
+    "0",
+    "1",
+    "-1",
+    "-0",
+    "+",
+    "+5",
+    "19",
+    "-20",
+    "99",
+    "100",
+    "1e3",
+    "0x",
+    "0x3",
+    "0xff",
+    "ffffffffffffffffff",
+    "0-3",
+    "0-2,5",
+    "3-1",
+    "1,2",
+    "0-7:2",
+    "4294967296",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "--fifo",
+    "--pid=1",
+    "NEXT_BUDDY",
+    "NO_PLACE_LAG",
+    "NO_",
+    "kernel.sched_features",
+    "kernel.sched_nr_migrate=8",
+    "kernel.sched_preempt",
+    "kernel.sched_base_slice_ns=",
+];
+
 /// The table entry for a command word.
 pub fn lookup(name: &str) -> Option<&'static CommandHelp> {
     COMMANDS.iter().find(|c| c.name == name)

@@ -54,7 +54,7 @@ pub mod parse;
 pub use editor::{Event, LineEditor, LineError, HISTORY_LEN, MAX_LINE, PROMPT};
 pub use error::{ArgError, BgError, Error};
 pub use format::{CpuList, IdList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
-pub use help::{help_text, lookup, CommandHelp, COMMANDS};
+pub use help::{help_text, lookup, usage_words, CommandHelp, COMMANDS, PROBE_WORDS};
 pub use parse::{
     parse, parse_compare_config, Command, Compare, CompareConfig, Cyclictest, Hackbench, Limit,
     Perfpipe, Pgbench, Pid, Schbench, Setting, Soak, Spin, SpinThread, SysctlCmd, Target, TraceCmd,

@@ -129,6 +129,38 @@ fn help() {
     assert!(hb.contains("[1, 256], default 1"), "{hb}");
 }
 
+/// The fuzzer's and the property tests' vocabulary comes from the usage
+/// lines: every option and keyword, once, and no placeholder.
+#[test]
+fn usage_words_are_the_options_and_keywords() {
+    let w: Vec<&str> = shell::usage_words().collect();
+    for want in [
+        "-a", "-w", "-cp", "-T", "-P", "-L", "-x", "--", "lazy", "none", "start", "dump",
+    ] {
+        assert!(w.contains(&want), "{want} missing from {w:?}");
+    }
+    for not in ["PID", "%JOB", "KEY=VALUE", "help", "hackbench", "", "MASK"] {
+        assert!(!w.contains(&not), "{not:?} in {w:?}");
+    }
+    let mut sorted = w.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), w.len(), "a word twice: {w:?}");
+    // Every option word is accepted by some command's parser in some
+    // position: a line of the command, the option and a plausible value
+    // parses, or fails on something other than the option itself.
+    for opt in w.iter().filter(|o| o.starts_with('-') && **o != "--") {
+        let known = COMMANDS.iter().any(|c| {
+            c.usage.split(['[', ']', '|', ' ']).any(|t| t == *opt)
+                && match parse(&format!("{} {opt} 1 1", c.name)) {
+                    Ok(_) => true,
+                    Err(e) => !e.to_string().contains(&format!("unknown option '{opt}'")),
+                }
+        });
+        assert!(known, "{opt}: no command takes it");
+    }
+}
+
 #[test]
 fn every_help_example_parses_to_its_command() {
     for c in COMMANDS {

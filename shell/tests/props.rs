@@ -2,75 +2,25 @@
 //! what the editor accepts is what the parser sees.
 
 use proptest::prelude::*;
-use shell::{parse, BgError, Command, Error, Event, LineEditor, COMMANDS, MAX_LINE};
+use shell::{
+    parse, usage_words, BgError, Command, Error, Event, LineEditor, COMMANDS, MAX_LINE, PROBE_WORDS,
+};
 
 /// The command words: the help table's, the one list the parser takes.
 fn command_words() -> Vec<&'static str> {
     COMMANDS.iter().map(|c| c.name).collect()
 }
 
-/// The command words and argument words the parsers know, to get past the
-/// command dispatch and the option checks often.
+/// The command words, the usage lines' option and keyword words (both from
+/// the help table, the list the parser itself takes) and the edge-probing
+/// words, to get past the command dispatch and the option checks often.
 fn words() -> Vec<&'static str> {
     command_words()
         .into_iter()
-        .chain(ARG_WORDS.iter().copied())
+        .chain(usage_words())
+        .chain(PROBE_WORDS.iter().copied())
         .collect()
 }
-
-/// Argument words the parsers know.
-const ARG_WORDS: &[&str] = &[
-    "-a",
-    "-w",
-    "-p",
-    "-c",
-    "-cp",
-    "-f",
-    "-r",
-    "-o",
-    "-b",
-    "-i",
-    "-d",
-    "-g",
-    "-l",
-    "-t",
-    "-m",
-    "--",
-    "--fifo",
-    "--pid=1",
-    "-",
-    "=",
-    "0",
-    "1",
-    "-1",
-    "19",
-    "-20",
-    "99",
-    "100",
-    "0x",
-    "0xff",
-    "ffffffffffffffffff",
-    "0-2,5",
-    "3-1",
-    ",",
-    "0-7:2",
-    ":0",
-    "start",
-    "dump",
-    "NEXT_BUDDY",
-    "NO_PLACE_LAG",
-    "NO_",
-    "kernel.sched_features",
-    "kernel.sched_nr_migrate=8",
-    "kernel.sched_preempt",
-    "kernel.sched_base_slice_ns=",
-    "full",
-    "lazy",
-    "18446744073709551616",
-    "-9223372036854775809",
-    "+",
-    "+5",
-];
 
 fn token() -> impl Strategy<Value = String> {
     prop_oneof![
