@@ -126,8 +126,8 @@ fn prev_state(idx: u32, preempt: bool) -> &'static str {
         return "R";
     }
     match task::thread(idx).state() {
-        task::TASK_SLEEPING => "S",
-        task::TASK_DEAD => "X",
+        task::ThreadState::Sleeping => "S",
+        task::ThreadState::Dead => "X",
         _ if preempt => "R+",
         _ => "R",
     }

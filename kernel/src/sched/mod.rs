@@ -46,7 +46,7 @@
 //! switch and queued on an allowed CPU by `finish_task_switch`.
 //!
 //! # Wakeups (`try_to_wake_up`)
-//! Under the wakee's `pi_lock`: if it is not `TASK_SLEEPING`, nothing to do;
+//! Under the wakee's `pi_lock`: if it is not `ThreadState::Sleeping`, nothing to do;
 //! otherwise mark it running and call `Scheduler::wake`, which re-queues a
 //! thread still on its runqueue in place, places a blocked one
 //! (`select_task_rq`, this CPU being the waker's) and queues it: locally at
@@ -345,10 +345,10 @@ pub fn nr_cpus() -> usize {
     online_mask().weight()
 }
 
-/// Sets the current thread's state (`set_current_state`): `TASK_SLEEPING`
-/// before checking a wait condition, `TASK_RUNNING` after.
+/// Sets the current thread's state (`set_current_state`): `ThreadState::Sleeping`
+/// before checking a wait condition, `ThreadState::Running` after.
 #[inline]
-pub fn set_current_state(state: u8) {
+pub fn set_current_state(state: crate::task::ThreadState) {
     crate::task::current().state.store(state, Ordering::SeqCst);
 }
 

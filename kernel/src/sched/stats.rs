@@ -9,7 +9,7 @@ use ::sched::{Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
-use crate::task::{self, Thread, TASK_DEAD};
+use crate::task::{self, Thread, ThreadState};
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
 /// (an exited thread not joined yet: its final state; `None`: an idle
@@ -51,7 +51,7 @@ pub fn task_runtime_ns(t: &Thread) -> u64 {
 /// Whether the thread is dead (for assertions).
 #[allow(dead_code)]
 pub(crate) fn is_dead(t: &Thread) -> bool {
-    t.state.load(Ordering::Relaxed) == TASK_DEAD
+    t.state.load(Ordering::Relaxed) == ThreadState::Dead
 }
 
 /// CPU `cpu`'s runqueue, locked if free, for the dumps (never spins). The

@@ -7,7 +7,7 @@ use ::sched::{PrevAction, Rq, Switch, TaskId};
 use super::*;
 use crate::arch;
 use crate::percpu::{self};
-use crate::task::{idle_idx, thread, Thread, TASK_SLEEPING};
+use crate::task::{idle_idx, thread, Thread, ThreadState};
 use kernel_hal::context::{self as context_switch, SwitchLock};
 
 /// How `__schedule` was entered.
@@ -24,7 +24,7 @@ pub(crate) enum SchedMode {
     Dead,
 }
 
-/// Gives up the CPU. Blocks if the current thread set itself `TASK_SLEEPING`
+/// Gives up the CPU. Blocks if the current thread set itself `ThreadState::Sleeping`
 /// and no wakeup came in the meantime; otherwise just lets the scheduler pick.
 pub fn schedule() {
     let pcount = preempt_count();
@@ -113,7 +113,7 @@ fn prev_action(mode: SchedMode, prev_is_idle: bool, prev: &Thread) -> PrevAction
     match mode {
         SchedMode::Dead => PrevAction::Exits,
         SchedMode::Voluntary
-            if !prev_is_idle && prev.state.load(Ordering::SeqCst) == TASK_SLEEPING =>
+            if !prev_is_idle && prev.state.load(Ordering::SeqCst) == ThreadState::Sleeping =>
         {
             PrevAction::Sleeps
         }

@@ -9,7 +9,7 @@ use ::sched::{SchedTask, TaskId, WakeFlags, WakeupReason};
 use super::*;
 use crate::arch;
 use crate::percpu::{self};
-use crate::task::{thread, TASK_RUNNING, TASK_SLEEPING};
+use crate::task::{thread, ThreadState};
 
 /// Queues a newly spawned thread (`wake_up_new_task`, fork balancing within
 /// its allowed CPUs).
@@ -18,7 +18,7 @@ pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError>
     let t = thread(idx);
     let _pi = t.pi_lock.lock();
     let this_cpu = arch::cpu_id();
-    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    t.state.store(ThreadState::Running, Ordering::SeqCst);
     t.runnable_since
         .store(arch::now_ns().max(1), Ordering::Relaxed);
     // No CPU yet: `set_task_cpu` records the first one without a migration.
@@ -46,10 +46,10 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
     let t = thread(idx);
     let Some(s) = SCHED.get() else { return false };
     let _pi = t.pi_lock.lock();
-    if t.state.load(Ordering::SeqCst) != TASK_SLEEPING {
+    if t.state.load(Ordering::SeqCst) != ThreadState::Sleeping {
         return false;
     }
-    t.state.store(TASK_RUNNING, Ordering::SeqCst);
+    t.state.store(ThreadState::Running, Ordering::SeqCst);
     match s.wake(TaskId(idx), wf, arch::cpu_id()) {
         Ok(w) => {
             let cpu = w.cpu();

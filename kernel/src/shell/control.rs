@@ -35,7 +35,7 @@ fn target_thread(
         fail!("{cmd}: {pid} is CPU {pid}'s idle thread, which is not a scheduler task");
     }
     match task::sched_snapshot(t) {
-        Some(st) if t.state() != task::TASK_DEAD => Ok((t, st.params)),
+        Some(st) if t.state() != task::ThreadState::Dead => Ok((t, st.params)),
         _ => fail!("{cmd}: process {pid} ({}) has exited", t.name()),
     }
 }

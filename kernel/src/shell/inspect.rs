@@ -34,7 +34,7 @@ pub fn live(idx: u32) -> bool {
     if task::is_idle_idx(idx) {
         return percpu::cpu(idx as usize).online.load(Ordering::Acquire);
     }
-    !matches!(t.state(), task::TASK_FREE | task::TASK_NEW)
+    !matches!(t.state(), task::ThreadState::Free | task::ThreadState::New)
 }
 
 /// What `ps` shows of one thread, copied under its runqueue lock.
@@ -64,10 +64,10 @@ fn state_str(t: &task::Thread, st: Option<&SchedTask>) -> &'static str {
         return "I";
     }
     match t.state() {
-        task::TASK_RUNNING => "R",
-        task::TASK_SLEEPING if st.is_some_and(|s| s.se.sched_delayed) => "D",
-        task::TASK_SLEEPING => "S",
-        task::TASK_DEAD => "X",
+        task::ThreadState::Running => "R",
+        task::ThreadState::Sleeping if st.is_some_and(|s| s.se.sched_delayed) => "D",
+        task::ThreadState::Sleeping => "S",
+        task::ThreadState::Dead => "X",
         _ => "N",
     }
 }

@@ -38,7 +38,7 @@
 use core::sync::atomic::Ordering;
 
 use super::SpinLock;
-use crate::task::{self, TASK_SLEEPING};
+use crate::task::{self, ThreadState};
 
 /// End of a wait list.
 const NIL: u32 = u32::MAX;
@@ -98,7 +98,7 @@ impl WaitQueue {
         } else {
             debug_assert_eq!(owner, self.key(), "thread waits on two wait queues");
         }
-        task::set_current_state(TASK_SLEEPING);
+        task::set_current_state(ThreadState::Sleeping);
         drop(l);
     }
 
@@ -107,7 +107,7 @@ impl WaitQueue {
     /// tried to, after the last `prepare_to_wait`).
     pub fn finish_wait(&self) -> bool {
         let me = task::current_idx();
-        task::set_current_state(task::TASK_RUNNING);
+        task::set_current_state(task::ThreadState::Running);
         let t = task::thread(me);
         // Acquire: pairs with the waker's Release in `unlink`, so the waker's
         // reads of our links happen before we reuse them (the waker may run

@@ -27,10 +27,10 @@
 //! that measure single-CPU behaviour to CPU 0 this way.
 //!
 //! # Thread states (Linux's `__state`)
-//! `TASK_RUNNING` (runnable or running), `TASK_SLEEPING` (set by the thread
+//! `ThreadState::Running` (runnable or running), `ThreadState::Sleeping` (set by the thread
 //! itself before it calls `schedule()`; a waker flips it back with
-//! `try_to_wake_up`), `TASK_DEAD` (exited, waiting to be joined), plus
-//! `TASK_NEW` and `TASK_FREE` for slot management.
+//! `try_to_wake_up`), `ThreadState::Dead` (exited, waiting to be joined), plus
+//! `ThreadState::New` and `ThreadState::Free` for slot management.
 
 pub mod inspect;
 pub mod softlockup;
@@ -81,16 +81,58 @@ pub const STACK_SIZE: usize = stack::STACK_SIZE;
 /// has no stack region), one 16-byte compare per switch.
 const STACK_CANARY: u128 = 0x5354_4143_4b5f_4f56_4552_464c_4f57_2121;
 
-/// Runnable or running.
-pub const TASK_RUNNING: u8 = 0;
-/// Asleep (or about to be: set before `schedule()`).
-pub const TASK_SLEEPING: u8 = 1;
-/// Exited; the slot waits for `join`.
-pub const TASK_DEAD: u8 = 2;
-/// Unused slot.
-pub const TASK_FREE: u8 = 3;
-/// Being set up by `spawn`.
-pub const TASK_NEW: u8 = 4;
+/// A thread slot's state: Linux's `__state`, reduced to what this kernel
+/// needs, plus the slot management states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ThreadState {
+    /// Runnable or running.
+    Running = 0,
+    /// Asleep (or about to be: set before `schedule()`).
+    Sleeping = 1,
+    /// Exited; the slot waits for `join`.
+    Dead = 2,
+    /// Unused slot.
+    Free = 3,
+    /// Being set up by `spawn`.
+    New = 4,
+}
+
+impl ThreadState {
+    const ALL: [ThreadState; 5] = [
+        ThreadState::Running,
+        ThreadState::Sleeping,
+        ThreadState::Dead,
+        ThreadState::Free,
+        ThreadState::New,
+    ];
+}
+
+/// A thread's state word: an atomic byte that only ever holds a
+/// [`ThreadState`] (only [`StateWord::store`] writes it), so the wakeup path's
+/// check-and-set stays one atomic access.
+pub struct StateWord(AtomicU8);
+
+impl StateWord {
+    const fn new(s: ThreadState) -> Self {
+        StateWord(AtomicU8::new(s as u8))
+    }
+
+    /// The state, with the given ordering.
+    #[inline]
+    pub fn load(&self, order: Ordering) -> ThreadState {
+        let v = self.0.load(order);
+        // Indexing by the discriminant: every stored byte came from a
+        // ThreadState, so it is in range.
+        ThreadState::ALL[v as usize]
+    }
+
+    /// Sets the state, with the given ordering.
+    #[inline]
+    pub fn store(&self, s: ThreadState, order: Ordering) {
+        self.0.store(s as u8, order);
+    }
+}
 
 type Entry = Box<dyn FnOnce() + Send + 'static>;
 
@@ -98,7 +140,7 @@ type Entry = Box<dyn FnOnce() + Send + 'static>;
 pub struct Thread {
     idx: u32,
     gen: AtomicU32,
-    pub(crate) state: AtomicU8,
+    pub(crate) state: StateWord,
     /// Its registers are live on a CPU (set at switch-in, cleared by
     /// `finish_task_switch` after the switch-out).
     pub(crate) on_cpu: AtomicBool,
@@ -119,16 +161,16 @@ pub struct Thread {
     pub(crate) cpus_allowed: AtomicCpuMask,
     /// The CPU whose timer list holds its sleep timer.
     pub(crate) timer_cpu: AtomicU32,
-    /// Written only while the slot is `TASK_NEW`, by the spawner that owns
+    /// Written only while the slot is `ThreadState::New`, by the spawner that owns
     /// it (or for an idle thread before its CPU is online); read with
     /// `try_lock`, so a reader never waits (it says "?" instead).
     name: ::sched::SpinMutex<&'static str>,
     /// Saved registers while switched out, and the kernel stack: prepared
-    /// by spawn (slot `TASK_NEW`), switched by `sched::switch`, the stack
+    /// by spawn (slot `ThreadState::New`), switched by `sched::switch`, the stack
     /// taken back by join (after the thread left the CPU for good); the
     /// switch checks the stack's canary without waiting.
     pub(crate) ctx: TaskContext,
-    /// Set by spawn (slot `TASK_NEW`), taken by the thread when it starts.
+    /// Set by spawn (slot `ThreadState::New`), taken by the thread when it starts.
     entry: ::sched::SpinMutex<Option<Entry>>,
     /// Wait queue links (thread indices), under the owning queue's lock.
     pub(crate) wq_next: AtomicU32,
@@ -150,7 +192,7 @@ impl Thread {
         Thread {
             idx,
             gen: AtomicU32::new(0),
-            state: AtomicU8::new(TASK_FREE),
+            state: StateWord::new(ThreadState::Free),
             on_cpu: AtomicBool::new(false),
             migrating: AtomicBool::new(false),
             exited: AtomicBool::new(false),
@@ -201,8 +243,8 @@ impl Thread {
         self.cpus_allowed.load(Ordering::Relaxed)
     }
 
-    /// The state word (`TASK_*`).
-    pub fn state(&self) -> u8 {
+    /// The thread's state.
+    pub fn state(&self) -> ThreadState {
         self.state.load(Ordering::Relaxed)
     }
 
@@ -361,7 +403,7 @@ fn flush_tlb_everywhere() -> bool {
 pub fn init_idle(cpu: usize) {
     let idle = thread(idle_idx(cpu));
     *idle.name.lock() = idle_name(cpu);
-    idle.state.store(TASK_RUNNING, Ordering::Relaxed);
+    idle.state.store(ThreadState::Running, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
     idle.cpu.store(cpu as u32, Ordering::Relaxed);
     idle.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
@@ -426,7 +468,10 @@ pub fn tid_is_live(tid: Tid) -> bool {
     };
     !is_idle_idx(tid.idx)
         && t.gen.load(Ordering::Relaxed) == tid.gen
-        && !matches!(t.state.load(Ordering::Relaxed), TASK_FREE | TASK_NEW)
+        && !matches!(
+            t.state.load(Ordering::Relaxed),
+            ThreadState::Free | ThreadState::New
+        )
 }
 
 /// Every spawned thread that was not joined yet (running, asleep or exited),
@@ -436,7 +481,12 @@ pub fn live_threads() -> alloc::vec::Vec<Tid> {
         .iter()
         .enumerate()
         .skip(idle_slots())
-        .filter(|(_, t)| !matches!(t.state.load(Ordering::Acquire), TASK_FREE | TASK_NEW))
+        .filter(|(_, t)| {
+            !matches!(
+                t.state.load(Ordering::Acquire),
+                ThreadState::Free | ThreadState::New
+            )
+        })
         .map(|(i, t)| Tid {
             idx: i as u32,
             gen: t.gen.load(Ordering::Relaxed),
@@ -486,11 +536,13 @@ where
         let (base, n) = (idle_slots(), SPAWN_SLOTS);
         let found = (0..n)
             .map(|k| base + (*hint + k) % n)
-            .find(|&i| threads()[i].state.load(Ordering::Relaxed) == TASK_FREE);
+            .find(|&i| threads()[i].state.load(Ordering::Relaxed) == ThreadState::Free);
         let Some(i) = found else {
             return Err(SpawnError::NoSlot);
         };
-        threads()[i].state.store(TASK_NEW, Ordering::Relaxed);
+        threads()[i]
+            .state
+            .store(ThreadState::New, Ordering::Relaxed);
         *hint = (i + 1 - base) % n;
         i as u32
     };
@@ -500,17 +552,17 @@ where
         Ok(s) => s,
         Err(stack::NoMemory) => {
             let _slots = SLOT_LOCK.lock();
-            t.state.store(TASK_FREE, Ordering::Relaxed);
+            t.state.store(ThreadState::Free, Ordering::Relaxed);
             return Err(SpawnError::NoMemory);
         }
     };
     stack.write_canary(STACK_CANARY);
-    // The slot is TASK_NEW: only this spawner touches these fields until
+    // The slot is ThreadState::New: only this spawner touches these fields until
     // `wake_up_new` publishes the thread to the runqueue. Its context was
     // emptied by join (or never used).
     if t.ctx.prepare(stack, thread_start, idx as usize).is_err() {
         let _slots = SLOT_LOCK.lock();
-        t.state.store(TASK_FREE, Ordering::Relaxed);
+        t.state.store(ThreadState::Free, Ordering::Relaxed);
         return Err(SpawnError::NoMemory);
     }
     *t.name.lock() = name;
@@ -537,7 +589,7 @@ where
         t.entry.lock().take();
         t.ctx.take_stack();
         NR_THREADS.fetch_sub(1, Ordering::Relaxed);
-        t.state.store(TASK_FREE, Ordering::Release);
+        t.state.store(ThreadState::Free, Ordering::Release);
         log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
         return Err(SpawnError::NoMemory);
     }
@@ -567,7 +619,7 @@ pub fn exit() -> ! {
     t.exited.store(true, Ordering::SeqCst);
     t.exit_wq.wake_all();
     // Under the `pi_lock` (Linux's `set_special_state`): a waker holds it from
-    // its TASK_SLEEPING check to the end of the wakeup, and it may have seen
+    // its ThreadState::Sleeping check to the end of the wakeup, and it may have seen
     // this thread sleeping in a wait loop it left without blocking. Without
     // the lock this thread could die and leave its CPU in between; the waker
     // would then find it off every runqueue and off-CPU, take the scheduler
@@ -576,7 +628,7 @@ pub fn exit() -> ! {
     // marks it running; the DEAD below comes after.
     {
         let _pi = t.pi_lock.lock();
-        t.state.store(TASK_DEAD, Ordering::SeqCst);
+        t.state.store(ThreadState::Dead, Ordering::SeqCst);
     }
     crate::sched::schedule_dead()
 }
@@ -611,12 +663,12 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         return Err(JoinError::SelfJoin);
     }
     let st = t.state.load(Ordering::Relaxed);
-    if st == TASK_FREE || st == TASK_NEW {
+    if st == ThreadState::Free || st == ThreadState::New {
         return Err(JoinError::NoSuchThread);
     }
     t.exit_wq.wait_event(|| t.exited.load(Ordering::SeqCst));
     // The exiting thread may still be switching out (another CPU).
-    while t.on_cpu.load(Ordering::Acquire) || t.state.load(Ordering::Acquire) != TASK_DEAD {
+    while t.on_cpu.load(Ordering::Acquire) || t.state.load(Ordering::Acquire) != ThreadState::Dead {
         arch::cpu_relax();
     }
     let mut stats = ExitStats {
@@ -638,7 +690,7 @@ pub fn join(tid: Tid) -> Result<ExitStats, JoinError> {
         // The thread is dead and off every CPU: nobody runs on its stack.
         t.entry.lock().take();
         let stack = t.ctx.take_stack();
-        t.state.store(TASK_FREE, Ordering::Release);
+        t.state.store(ThreadState::Free, Ordering::Release);
         stack
     };
     NR_THREADS.fetch_sub(1, Ordering::Relaxed);
@@ -664,7 +716,7 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     let me = current_idx();
     let t = thread(me);
     while arch::now_ns() < deadline_ns {
-        set_current_state(TASK_SLEEPING);
+        set_current_state(ThreadState::Sleeping);
         {
             // Armed on this CPU's list (the CPU is read with interrupts off,
             // under the list lock: no migration in between).
@@ -685,7 +737,7 @@ pub fn sleep_until_ns(deadline_ns: u64) {
         }
         schedule();
     }
-    set_current_state(TASK_RUNNING);
+    set_current_state(ThreadState::Running);
     // The thread may have moved since: cancel on the CPU that armed it.
     let cpu = t.timer_cpu.load(Ordering::Relaxed) as usize;
     percpu::cpu(cpu).timers.lock().remove(me);
@@ -742,7 +794,7 @@ pub fn dump_threads() {
     }
     for t in threads() {
         let st = t.state.load(Ordering::Relaxed);
-        if st == TASK_FREE {
+        if st == ThreadState::Free {
             continue;
         }
         let cpu = t.cpu.load(Ordering::Relaxed) as usize;
@@ -752,7 +804,7 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {} home {:?} on_cpu {} waiting {:#x} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {:?} home {:?} on_cpu {} waiting {:#x} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,

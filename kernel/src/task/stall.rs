@@ -14,7 +14,7 @@
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use super::{threads, TASK_RUNNING};
+use super::{threads, ThreadState};
 
 /// Ticks between two scans (100 ms at the default 250 Hz).
 pub const CHECK_TICKS: u64 = 25;
@@ -54,7 +54,7 @@ pub fn check(now: u64) {
         return;
     }
     for t in threads().iter().skip(super::idle_slots()) {
-        if t.state.load(Ordering::Relaxed) != TASK_RUNNING {
+        if t.state.load(Ordering::Relaxed) != ThreadState::Running {
             continue;
         }
         let since = t.runnable_since.load(Ordering::Relaxed);

@@ -355,7 +355,7 @@ fn rt_timer_round(point: Point) -> Result<Round, String> {
         while !done() && now() < limit {
             s.t_wake.store(now(), Ordering::SeqCst);
             s.ticks_wake.store(ticks() + 1, Ordering::SeqCst);
-            if point != Point::Spin && wt.state() == task::TASK_RUNNING && !done() {
+            if point != Point::Spin && wt.state() == task::ThreadState::Running && !done() {
                 s.ticks_wake.store(ticks(), Ordering::SeqCst);
                 break;
             }

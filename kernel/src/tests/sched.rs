@@ -201,7 +201,7 @@ fn wake_hog_round() -> Result<(u64, u64), alloc::string::String> {
                     let ran = arch::now_ns().saturating_sub(st.se.exec_start);
                     (st.se.deadline.wrapping_sub(st.se.vruntime) as i64 - ran as i64).max(0) as u64
                 });
-                if remaining >= 2 * tick && task::current().state() == task::TASK_RUNNING {
+                if remaining >= 2 * tick && task::current().state() == task::ThreadState::Running {
                     break;
                 }
             }

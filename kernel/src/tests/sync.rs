@@ -212,7 +212,7 @@ ktest!(sync_semaphore_wakeup_not_spent_on_satisfied_waiter, || {
     // bound is there to fail instead of hanging if it never gets there.
     let t0 = crate::arch::now_ns();
     while bt.wq_owner.load(Ordering::SeqCst) == 0
-        || bt.state.load(Ordering::SeqCst) != task::TASK_SLEEPING
+        || bt.state.load(Ordering::SeqCst) != task::ThreadState::Sleeping
     {
         if crate::arch::now_ns() - t0 > super::STALL_NS {
             q.finish_wait();

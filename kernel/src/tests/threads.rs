@@ -191,7 +191,9 @@ ktest!(threads_api_misc, || {
     // Until it is asleep and off its CPU (its timer armed): a progress
     // bound, not a deadline.
     let mut waited_ms = 0;
-    while t.state() != task::TASK_SLEEPING || t.on_cpu.load(core::sync::atomic::Ordering::Acquire) {
+    while t.state() != task::ThreadState::Sleeping
+        || t.on_cpu.load(core::sync::atomic::Ordering::Acquire)
+    {
         kassert!(waited_ms < 2000, "the sleeper never went to sleep");
         task::sleep_ms(1);
         waited_ms += 1;

@@ -24,7 +24,7 @@
 //!   every runqueue lock at once, with scratch memory allocated beforehand.
 //! - No lost wakeup: a waiting worker whose token is set (a waker set it,
 //!   then called `try_to_wake_up`), with no waker still in that window, that
-//!   is still asleep (`TASK_SLEEPING`, not queued, not on a CPU) at two scans
+//!   is still asleep (`ThreadState::Sleeping`, not queued, not on a CPU) at two scans
 //!   [`LOST_NS`] apart within the same wait was woken and never ran. The
 //!   controller's sweep that wakes forgotten waiters leaves such a worker
 //!   alone, so a lost wakeup stays visible.
@@ -60,7 +60,7 @@ use sched::tunables::Tunable;
 use sched::{CpuMask, Feature, Policy, PreemptMode, TaskParams, TaskState, WakeFlags};
 
 use crate::shell::compare::Counters;
-use crate::task::{self, Tid, TASK_RUNNING, TASK_SLEEPING};
+use crate::task::{self, ThreadState, Tid};
 use crate::{arch, percpu};
 
 /// No thread (a worker between two incarnations).
@@ -249,13 +249,13 @@ fn wait(sh: &Shared, w: &Worker) {
     w.wait_seq.fetch_add(1, Ordering::SeqCst);
     w.waiting.store(true, Ordering::SeqCst);
     loop {
-        task::set_current_state(TASK_SLEEPING);
+        task::set_current_state(ThreadState::Sleeping);
         if w.token.swap(false, Ordering::SeqCst) || sh.stop.load(Ordering::SeqCst) {
             break;
         }
         task::schedule();
     }
-    task::set_current_state(TASK_RUNNING);
+    task::set_current_state(ThreadState::Running);
     w.waiting.store(false, Ordering::SeqCst);
 }
 
@@ -591,7 +591,7 @@ impl LostScan {
 /// the token after our look at the state is then still counted.
 fn asleep_with_token(w: &Worker, idx: u32) -> bool {
     let t = task::thread(idx);
-    if t.state() != TASK_SLEEPING || !w.token.load(Ordering::SeqCst) {
+    if t.state() != ThreadState::Sleeping || !w.token.load(Ordering::SeqCst) {
         return false;
     }
     if t.on_cpu.load(Ordering::SeqCst) {
@@ -599,7 +599,7 @@ fn asleep_with_token(w: &Worker, idx: u32) -> bool {
     }
     let queued = task::sched_snapshot(t).is_some_and(|st| st.state == TaskState::Queued);
     !queued
-        && t.state() == TASK_SLEEPING
+        && t.state() == ThreadState::Sleeping
         && w.token.load(Ordering::SeqCst)
         && w.wakers.load(Ordering::SeqCst) == 0
 }
