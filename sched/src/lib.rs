@@ -10,6 +10,8 @@
 //! - [`tunables`]: the sysctl table (`kernel.sched_base_slice_ns`, ...).
 //! - [`config`]: one scheduler instance's features + tunables + tick.
 //! - [`weight`]: nice to weight, `calc_delta_fair`.
+//! - [`pelt`]: per-entity load tracking (decaying load, runnable and
+//!   utilization averages, `util_est`); not yet used for decisions.
 //! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
 //! - [`deadline`]: the fair server (a per-CPU deadline entity that serves
 //!   fair tasks starved by RT).
@@ -69,6 +71,7 @@ pub mod flags;
 pub mod idle;
 #[cfg(feature = "oracle")]
 pub mod oracle;
+pub mod pelt;
 pub mod preempt;
 pub mod rq;
 pub mod rt;
