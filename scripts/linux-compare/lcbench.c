@@ -34,6 +34,13 @@
  *       every PERIOD_US (absolute CLOCK_MONOTONIC timer) with POLICY (normal,
  *       batch, idle) and, with -s, a custom slice; it records how late it
  *       runs. Prints avg, p50, p99 and max wakeup latency.
+ *   lcbench turns [-d MS]
+ *       QEMU's round-robin vCPU turns under -icount: for K = 1..CPUs, K
+ *       spinners on CPUs 0..K-1 read CLOCK_MONOTONIC for MS ms (default
+ *       1000); a jump of more than 20 us is a gap (another vCPU's turn, or
+ *       at K=1 the spinner's own interrupts), the stretch between two gaps a
+ *       turn. Prints per K the turns' and gaps' p10/p50/p90/mean in us.
+ *       `costs` prints the same as "cost: vcpu_turns_kK: ..." lines.
  *   lcbench costs [-n ITERS]
  *       the simulator's qemu:N cost table (sim/src/machine.rs), measured on
  *       this machine (`make linux-compare WHAT=costs`). Times are
@@ -1019,6 +1026,120 @@ static void wake_costs(int rcpu, int rpol, double *base, double *waking, double 
 	munmap(st, 4096);
 }
 
+/* ---- turns: QEMU's round-robin vCPU turns under -icount ------------------ */
+
+/*
+ * K spinners pinned to CPUs 0..K-1 read CLOCK_MONOTONIC in a tight loop for
+ * MS ms. Under -icount the clock counts every vCPU's instructions, so a
+ * spinner whose vCPU is out of its round-robin turn sees the clock jump: a
+ * jump of more than TURN_GAP_NS is a gap, and the stretch between two gaps
+ * is one turn (its own interrupts, a tick handler of a few us, stay below
+ * the threshold or show at K=1, where no other vCPU takes a turn).
+ */
+#define TURN_GAP_NS 20000
+#define TURN_MAX 20000
+struct turn_log {
+	volatile int go;
+	long n[64];
+	uint64_t run[64][TURN_MAX], gap[64][TURN_MAX];
+};
+
+static void turn_spinner(struct turn_log *tl, int c, uint64_t ms)
+{
+	pin(c);
+	while (!tl->go)
+		;
+	uint64_t t = now_ns(), end = t + ms * 1000000ull, last = t, seg = t;
+	long n = 0;
+	while (t < end) {
+		t = now_ns();
+		if (t - last > TURN_GAP_NS) {
+			if (n < TURN_MAX) {
+				tl->run[c][n] = last - seg;
+				tl->gap[c][n] = t - last;
+			}
+			n++;
+			seg = t;
+		}
+		last = t;
+	}
+	tl->n[c] = n;
+	_exit(0);
+}
+
+static uint64_t pct(uint64_t *v, long n, int p)
+{
+	return n ? v[(n - 1) * p / 100] : 0;
+}
+
+/* Prints "PREFIX kK: ..." per K in 1..ncpus: runs (turns) and gaps of all
+ * spinners, the first run of each spinner (from the release) left out. */
+static void turns(int ncpus, uint64_t ms, const char *prefix)
+{
+	struct turn_log *tl = mmap(NULL, sizeof(*tl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tl == MAP_FAILED)
+		die("mmap");
+	uint64_t *runs = malloc(sizeof(uint64_t) * 64 * TURN_MAX), *gaps = malloc(sizeof(uint64_t) * 64 * TURN_MAX);
+	if (!runs || !gaps)
+		die("malloc");
+	for (int k = 1; k <= ncpus; k++) {
+		memset((void *)tl, 0, sizeof(*tl));
+		pid_t p[64];
+		for (int c = 0; c < k; c++) {
+			p[c] = fork();
+			if (p[c] < 0)
+				die("fork");
+			if (p[c] == 0)
+				turn_spinner(tl, c, ms);
+		}
+		usleep(20000);
+		tl->go = 1;
+		for (int c = 0; c < k; c++)
+			waitpid(p[c], NULL, 0);
+		long nr = 0, ng = 0, n0 = 0;
+		uint64_t sum_r = 0, sum_g = 0;
+		for (int c = 0; c < k; c++) {
+			long m = tl->n[c] < TURN_MAX ? tl->n[c] : TURN_MAX;
+			for (long i = 0; i < m; i++) {
+				if (i > 0)
+					runs[nr++] = tl->run[c][i], sum_r += tl->run[c][i];
+				gaps[ng++] = tl->gap[c][i], sum_g += tl->gap[c][i];
+			}
+			if (c == 0)
+				n0 = tl->n[0];
+		}
+		qsort(runs, nr, 8, cmp_u64);
+		qsort(gaps, ng, 8, cmp_u64);
+		printf("%sk%d: turns %ld (cpu0 %ld) turn_us p10 %.1f p50 %.1f p90 %.1f mean %.1f | gaps %ld gap_us p10 %.1f p50 %.1f p90 %.1f mean %.1f\n",
+		       prefix, k, nr, n0, pct(runs, nr, 10) / 1e3, pct(runs, nr, 50) / 1e3, pct(runs, nr, 90) / 1e3,
+		       nr ? sum_r / 1e3 / nr : 0, ng, pct(gaps, ng, 10) / 1e3, pct(gaps, ng, 50) / 1e3,
+		       pct(gaps, ng, 90) / 1e3, ng ? sum_g / 1e3 / ng : 0);
+	}
+	free(runs);
+	free(gaps);
+	munmap(tl, sizeof(*tl));
+}
+
+static int cmd_turns(int argc, char **argv)
+{
+	int opt;
+	uint64_t ms = 1000;
+	while ((opt = getopt(argc, argv, "d:")) != -1) {
+		if (opt != 'd') {
+			fprintf(stderr, "usage: lcbench turns [-d MS]\n");
+			return 2;
+		}
+		ms = num(optarg, 10, 100000, "-d");
+	}
+	int n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1 || n > 64) {
+		fprintf(stderr, "lcbench turns: needs 1..64 CPUs online, has %d\n", n);
+		return 2;
+	}
+	turns(n, ms, "turns: ");
+	return 0;
+}
+
 static int cmd_costs(int argc, char **argv)
 {
 	int opt;
@@ -1050,6 +1171,7 @@ static int cmd_costs(int argc, char **argv)
 		spin_stop();
 		printf("cost: work_scale_k%d %.3f\n", k, t / alone);
 	}
+	turns(c_ncpus, 1000, "cost: vcpu_turns_");
 	spin_start(1, c_ncpus, 19);
 	double scale_n = fixed_loop_ns() / alone;
 	spin_stop();
@@ -1123,7 +1245,7 @@ static int cmd_costs(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lcbench rus|schbench|pgbench|spin|wakelat|costs ...\n");
+		fprintf(stderr, "usage: lcbench rus|schbench|pgbench|spin|wakelat|costs|turns ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1140,6 +1262,8 @@ int main(int argc, char **argv)
 		return cmd_wakelat(argc - 1, argv + 1);
 	if (!strcmp(c, "costs"))
 		return cmd_costs(argc - 1, argv + 1);
+	if (!strcmp(c, "turns"))
+		return cmd_turns(argc - 1, argv + 1);
 	fprintf(stderr, "lcbench: unknown command '%s'\n", c);
 	return 2;
 }

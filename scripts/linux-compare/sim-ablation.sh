@@ -10,12 +10,14 @@
 # LINUX_LOGS: a directory with linux-ARCH_smpN_seedB.log (a `make
 # linux-compare WHAT=ab` run's logs/; ARCH=x86_64 unless set). PREEMPT as
 # sim-rows.sh's. Variants (log arch names):
-#   sim-all        qemu:N, every mechanism
+#   sim-all        qemu:N, every mechanism (vCPUs share the host thread in
+#                  round-robin turns)
 #   sim-nowake     --no-wake-cost
 #   sim-noscan     --no-scan-cost
 #   sim-nolock     --no-contention
+#   sim-even       --no-vcpu-turns (busy vCPUs share it evenly, continuously)
 #   sim-noshare    --no-vcpu-share
-#   sim-none       all four off
+#   sim-none       wake cost, scan cost, pipe mutex and vCPU sharing off
 #   sim-flat       flat:N
 set -euo pipefail
 
@@ -35,6 +37,7 @@ variants=(
     "sim-nowake|qemu:$ncpus|--no-wake-cost"
     "sim-noscan|qemu:$ncpus|--no-scan-cost"
     "sim-nolock|qemu:$ncpus|--no-contention"
+    "sim-even|qemu:$ncpus|--no-vcpu-turns"
     "sim-noshare|qemu:$ncpus|--no-vcpu-share"
     "sim-none|qemu:$ncpus|--no-wake-cost --no-contention --no-vcpu-share --no-scan-cost"
     "sim-flat|flat:$ncpus|"

@@ -230,6 +230,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         scan_cost: machine.mech.scan_cost && mech.scan_cost,
         contention: machine.mech.contention && mech.contention,
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
+        vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
     };
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));
     config.check()?;

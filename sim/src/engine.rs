@@ -52,6 +52,43 @@
 //!   is a kernel preemption point instead: an immediate request, under
 //!   full or lazy.
 //!
+//! # vCPU turns (`qemu:N`)
+//! QEMU's TCG under `-icount` runs all vCPUs in one host thread, round-robin.
+//! The model follows the source of the QEMU on the project's machine (7.2.22,
+//! Debian's `qemu 1:7.2+dfsg-7+deb12u18`): `accel/tcg/tcg-accel-ops-rr.c`
+//! (`rr_cpu_thread_fn`, the kick timer), `accel/tcg/tcg-accel-ops-icount.c`
+//! (`icount_prepare_for_run`, `icount_get_limit`), `accel/tcg/cpu-exec.c`
+//! (`cpu_handle_halt`, `cpu_handle_interrupt`) and `accel/tcg/tcg-accel-ops.c`
+//! (`tcg_handle_interrupt`):
+//! - one vCPU executes at a time, visited in CPU order; a vCPU out of its
+//!   turn makes no progress, while the clock (which counts the running vCPU's
+//!   instructions) charges its task the time all the same;
+//! - a turn's instruction budget runs to the next deadline of the virtual
+//!   clock's timers, any vCPU's: a tick, HRTICK expiry or sleeper's timer
+//!   that comes due ends the running turn (a busy CPU's tick, aligned on all
+//!   CPUs as Linux's, caps a turn at one tick period); timers due at the
+//!   instant a turn began end no turn (one instant, one deadline);
+//! - a vCPU that halts (goes idle) ends its turn at once, and a halted vCPU
+//!   with nothing pending is passed over in no time;
+//! - an interrupt for another vCPU raised in the thread (an IPI, a timer that
+//!   fired) only marks it pending: the target's thread is the running one, so
+//!   nothing kicks it. An out-of-turn vCPU's resched IPI, tick, HRTICK and
+//!   sleepers' timers wait for its turn and are handled as it begins (timers,
+//!   tick, HRTICK, IPI); if no vCPU has the turn (all halted), its vCPU
+//!   takes it at once;
+//! - the kick timer (`TCG_KICK_PERIOD`, 100 ms of virtual time) ends a turn
+//!   that no deadline ended ([`Costs::vcpu_turn_ns`](crate::machine::Costs)).
+//!
+//! Not modelled: after a turn that ends at its budget, QEMU 7.2 gives the
+//! next vCPU a budget of 0 (the deadline is now: it runs the timers and
+//! executes nothing), and a timer reprogrammed to be the earliest deadline
+//! kicks every vCPU out (`qemu_timer_notify_cb`, `rr_kick_vcpu_thread`), so
+//! the turn passes on early. Both make QEMU's turns uneven (the measured gaps
+//! between a vCPU's turns, `crate::machine::qemu_costs`); QEMU 8.1 splits the
+//! budget between the vCPUs (commit 83ecdb18eb65), which 7.2 does not.
+//! Without vCPU turns (`--no-vcpu-turns`) the k busy vCPUs share the rate
+//! evenly and continuously, each at 1/k.
+//!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
 //! wakeups whose decision the caller sees (`Woke::decision`): local and
@@ -265,6 +302,23 @@ struct Cpu {
     busy_ns: u64,
     idle_ns: u64,
     ticks: u64,
+    /// vCPU turns: interrupts that arrived out of this vCPU's turn, handled
+    /// when its turn comes (the resched IPI, the tick, the one-shot timer of
+    /// this generation, sleepers' timers as (task, timer generation)).
+    late_ipi: bool,
+    late_tick: bool,
+    late_hrtick: Option<u32>,
+    late_timers: Vec<(u32, u32)>,
+}
+
+impl Cpu {
+    /// Has interrupts waiting for its turn.
+    fn has_late(&self) -> bool {
+        self.late_ipi
+            || self.late_tick
+            || self.late_hrtick.is_some()
+            || !self.late_timers.is_empty()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -275,6 +329,8 @@ enum Kind {
     TimerFire,
     TimerWake,
     Hrtick,
+    /// The running vCPU's turn reaches its length (vCPU turns).
+    TurnEnd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -485,6 +541,8 @@ pub struct Counters {
     pub wake_cost_ns: u64,
     /// CPUs `select_idle_sibling` looked at.
     pub scanned_cpus: u64,
+    /// vCPU turns taken (vCPU turns modelled).
+    pub vcpu_turns: u64,
 }
 
 /// A segment of the per-CPU timeline (for the timeline plot).
@@ -530,9 +588,17 @@ pub struct Kernel {
     this_cpu: u32,
     preempt_irq: bool,
     nr_idle: usize,
-    /// CPU work takes this many times as long (busy CPUs, under vCPU time
-    /// sharing; else 1).
+    /// CPU work takes this many times as long (busy CPUs, under the even
+    /// vCPU time sharing; else 1).
     share_k: u64,
+    /// vCPU turns are modelled: the longest turn, ns (0: not modelled).
+    turn_ns: u64,
+    /// The vCPU whose turn it is (NIL: none, every vCPU idle).
+    turn_cpu: u32,
+    /// Bumped at every turn: an older `TurnEnd` is stale.
+    turn_gen: u32,
+    /// When the running turn began, ns.
+    turn_start: u64,
     /// Wakeup costs the stepping task owes (charged when its step returns).
     wake_debt: u64,
     /// IPIs sent (not counting ones merged into a pending IPI).
@@ -563,6 +629,14 @@ impl Kernel {
             cfg.tunables.preempt_mode(),
             PreemptMode::Full | PreemptMode::Lazy
         );
+        // A lone vCPU takes no turns (QEMU starts its kick timer only
+        // with a second vCPU).
+        let turn_ns =
+            if m.costs.vcpu_time_sharing && m.mech.vcpu_share && m.mech.vcpu_turns && n > 1 {
+                m.costs.vcpu_turn_ns
+            } else {
+                0
+            };
         Kernel {
             s,
             cfg,
@@ -582,6 +656,10 @@ impl Kernel {
             preempt_irq,
             nr_idle: n,
             share_k: 1,
+            turn_ns,
+            turn_cpu: NIL,
+            turn_gen: 0,
+            turn_start: 0,
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
@@ -698,8 +776,15 @@ impl Kernel {
         let el = self.now - c.run_start;
         c.run_start = self.now;
         let t = &mut self.tasks[c.curr as usize];
-        // Work done: the elapsed time, shared with the other busy vCPUs.
-        let done = el / self.share_k;
+        // Work done: the elapsed time, shared with the other busy vCPUs
+        // (evenly, or all of it in this vCPU's turn and none out of it).
+        let done = if self.turn_ns == 0 {
+            el / self.share_k
+        } else if cpu as u32 == self.turn_cpu {
+            el
+        } else {
+            0
+        };
         let o = done.min(t.overhead);
         t.overhead -= o;
         t.work = t.work.saturating_sub(done - o);
@@ -709,6 +794,10 @@ impl Kernel {
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.burst_gen = c.burst_gen.wrapping_add(1);
+        if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
+            // Out of its turn a vCPU makes no progress: armed at its turn.
+            return;
+        }
         let t = &self.tasks[c.curr as usize];
         let at = self.now + (t.overhead + t.work) * self.share_k;
         let gen = c.burst_gen;
@@ -792,6 +881,7 @@ impl Kernel {
         }
         if self.m.costs.vcpu_time_sharing
             && self.m.mech.vcpu_share
+            && self.turn_ns == 0
             && (prev == NIL) != (next == NIL)
         {
             let busy = self.nr_cpus() - self.nr_idle;
@@ -998,8 +1088,16 @@ impl Kernel {
                 .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
             self.tasks[i].state = TState::Runnable;
         }
+        if self.turn_ns > 0 {
+            // The first turn is CPU 0's (QEMU's loop starts at `first_cpu`).
+            self.turn_cpu = 0;
+        }
         for cpu in 0..self.nr_cpus() {
             self.reschedule(cpu, PrevAction::Stays);
+        }
+        if self.turn_ns > 0 {
+            self.begin_turn(0);
+            self.pass_idle_turn();
         }
         while let Some(ev) = self.queue.pop() {
             if self.stop {
@@ -1022,29 +1120,54 @@ impl Kernel {
                 }
                 Kind::Tick => {
                     let cpu = ev.a as usize;
-                    if self.cpus[cpu].tick_gen == ev.gen && self.cpus[cpu].tick_on {
+                    if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
+                        self.ctr.stale += 1;
+                    } else if self.cpus[cpu].curr == NIL {
+                        // An idle CPU's tick stops (nohz): no timer, no deadline.
+                        self.tick(cpu);
+                    } else if self.timer_deadline() {
+                        self.cpus[cpu].late_tick = true;
+                        self.end_turn();
+                    } else if self.in_turn(cpu) {
                         self.tick(cpu);
                     } else {
-                        self.ctr.stale += 1;
+                        self.cpus[cpu].late_tick = true;
                     }
                 }
-                Kind::Ipi => self.ipi(ev.a as usize),
+                Kind::Ipi => {
+                    let cpu = ev.a as usize;
+                    if self.in_turn(cpu) {
+                        self.ipi(cpu);
+                    } else {
+                        self.cpus[cpu].late_ipi = true;
+                    }
+                }
                 Kind::Hrtick => {
                     let cpu = ev.a as usize;
-                    if self.cpus[cpu].hrtick_gen == ev.gen {
+                    if self.cpus[cpu].hrtick_gen != ev.gen {
+                        self.ctr.stale += 1;
+                    } else if self.timer_deadline() {
+                        self.cpus[cpu].late_hrtick = Some(ev.gen);
+                        self.end_turn();
+                    } else if self.in_turn(cpu) {
                         self.hrtick(cpu);
                     } else {
-                        self.ctr.stale += 1;
+                        self.cpus[cpu].late_hrtick = Some(ev.gen);
                     }
                 }
-                Kind::TimerFire => {
+                Kind::TimerFire | Kind::TimerWake => {
                     let tid = ev.a;
                     let t = &self.tasks[tid as usize];
                     if t.timer_gen != ev.gen || t.state != TState::Blocked {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
-                        if self.cpus[c].curr == NIL {
+                        if ev.kind == Kind::TimerFire && self.timer_deadline() {
+                            self.cpus[c].late_timers.push((tid, ev.gen));
+                            self.end_turn();
+                        } else if !self.in_turn(c) {
+                            self.cpus[c].late_timers.push((tid, ev.gen));
+                        } else if ev.kind == Kind::TimerFire && self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
@@ -1052,14 +1175,16 @@ impl Kernel {
                         }
                     }
                 }
-                Kind::TimerWake => {
-                    let t = &self.tasks[ev.a as usize];
-                    if t.timer_gen == ev.gen && t.state == TState::Blocked {
-                        self.timer_wake(ev.a);
+                Kind::TurnEnd => {
+                    if ev.gen == self.turn_gen && self.turn_cpu != NIL {
+                        self.end_turn();
                     } else {
                         self.ctr.stale += 1;
                     }
                 }
+            }
+            if self.turn_ns > 0 {
+                self.pass_idle_turn();
             }
         }
         self.ctr.events -= self.ctr.stale;
@@ -1071,6 +1196,92 @@ impl Kernel {
         self.s
             .task_cpu(TaskId(tid))
             .unwrap_or_else(|| panic!("task {tid} is not alive"))
+    }
+
+    /// vCPU turns: does a timer expiring now end the running turn?
+    /// Under `-icount` a vCPU's turn runs to the next deadline of the
+    /// virtual clock's timers, any vCPU's (its instruction budget); timers
+    /// that expire at the instant a turn began end no turn. The interrupt
+    /// is taken in its own vCPU's turn.
+    fn timer_deadline(&self) -> bool {
+        self.turn_ns > 0 && self.turn_cpu != NIL && self.turn_start < self.now
+    }
+
+    /// vCPU turns: may `cpu` handle an event now? In its turn, yes; when no
+    /// vCPU has the turn (all halted), it takes it; otherwise the event
+    /// waits for its turn. Always yes without vCPU turns.
+    fn in_turn(&mut self, cpu: usize) -> bool {
+        if self.turn_ns == 0 || self.turn_cpu == cpu as u32 {
+            return true;
+        }
+        if self.turn_cpu == NIL {
+            self.begin_turn(cpu);
+            return true;
+        }
+        false
+    }
+
+    /// `cpu` takes the turn: its task's burst end is armed from now (what
+    /// the task did not get done out of its turn is still to do), and the
+    /// interrupts that came for it while out of its turn are handled now,
+    /// in the order timers, tick, one-shot timer, IPI.
+    fn begin_turn(&mut self, cpu: usize) {
+        // Out of its turn up to now: CPU time passes, no progress.
+        self.charge(cpu);
+        self.turn_cpu = cpu as u32;
+        self.turn_start = self.now;
+        self.turn_gen = self.turn_gen.wrapping_add(1);
+        self.ctr.vcpu_turns += 1;
+        let gen = self.turn_gen;
+        self.push(self.now + self.turn_ns, Kind::TurnEnd, 0, gen);
+        if self.cpus[cpu].curr != NIL {
+            self.arm_burst(cpu);
+        }
+        for (tid, tgen) in std::mem::take(&mut self.cpus[cpu].late_timers) {
+            let t = &self.tasks[tid as usize];
+            if t.timer_gen == tgen && t.state == TState::Blocked {
+                self.timer_wake(tid);
+            }
+        }
+        let c = &mut self.cpus[cpu];
+        if std::mem::take(&mut c.late_tick) && c.tick_on {
+            self.tick(cpu);
+        }
+        if let Some(g) = self.cpus[cpu].late_hrtick.take() {
+            if self.cpus[cpu].hrtick_gen == g {
+                self.hrtick(cpu);
+            }
+        }
+        if std::mem::take(&mut self.cpus[cpu].late_ipi) {
+            self.ipi(cpu);
+        }
+    }
+
+    /// The turn passes from the running vCPU to the next one in CPU order
+    /// that is busy or has interrupts waiting (QEMU's round-robin loop: a
+    /// halted vCPU with nothing pending returns at once); the same vCPU
+    /// again if no other; none if every vCPU is halted.
+    fn end_turn(&mut self) {
+        let old = self.turn_cpu as usize;
+        self.charge(old);
+        self.cpus[old].burst_gen = self.cpus[old].burst_gen.wrapping_add(1);
+        let n = self.nr_cpus();
+        let next = (1..=n)
+            .map(|i| (old + i) % n)
+            .find(|&c| self.cpus[c].curr != NIL || self.cpus[c].has_late());
+        // No progress for `old` from here unless it gets the turn again.
+        self.turn_cpu = NIL;
+        match next {
+            Some(c) => self.begin_turn(c),
+            None => self.turn_gen = self.turn_gen.wrapping_add(1),
+        }
+    }
+
+    /// A vCPU that halts (goes idle) ends its turn at once.
+    fn pass_idle_turn(&mut self) {
+        while self.turn_cpu != NIL && self.cpus[self.turn_cpu as usize].curr == NIL {
+            self.end_turn();
+        }
     }
 
     fn timer_wake(&mut self, tid: u32) {
@@ -1155,8 +1366,10 @@ impl Kernel {
         if c.curr == NIL {
             c.tick_on = false;
         } else {
+            // The next period boundary (a tick handled late, out of its
+            // vCPU's turn, keeps the period's phase).
             let gen = c.tick_gen;
-            self.push(self.now + tick, Kind::Tick, cpu as u32, gen);
+            self.push((self.now / tick + 1) * tick, Kind::Tick, cpu as u32, gen);
         }
     }
 

@@ -88,6 +88,11 @@ pub struct Costs {
     /// counts every vCPU's instructions (QEMU `-icount`, round-robin TCG):
     /// with k CPUs busy, CPU work takes k times as long.
     pub vcpu_time_sharing: bool,
+    /// How the vCPUs share that thread (with [`Costs::vcpu_time_sharing`]):
+    /// 0, evenly and continuously (k busy vCPUs each at 1/k of the rate);
+    /// otherwise in round-robin turns of at most this many ns, one vCPU at a
+    /// time (see [`crate::engine`], "vCPU turns").
+    pub vcpu_turn_ns: u64,
 }
 
 /// The mechanisms a run models, each switchable (`sim run --no-...`).
@@ -104,6 +109,9 @@ pub struct Mechanisms {
     pub contention: bool,
     /// vCPU time sharing ([`Costs::vcpu_time_sharing`]); `--no-vcpu-share`.
     pub vcpu_share: bool,
+    /// vCPU time sharing in turns ([`Costs::vcpu_turn_ns`]) rather than
+    /// evenly; `--no-vcpu-turns` (the even share).
+    pub vcpu_turns: bool,
 }
 
 impl Default for Mechanisms {
@@ -113,6 +121,7 @@ impl Default for Mechanisms {
             scan_cost: true,
             contention: true,
             vcpu_share: true,
+            vcpu_turns: true,
         }
     }
 }
@@ -128,6 +137,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-vcpu-share",
         "vCPUs do not share the host thread's time",
+    ),
+    (
+        "--no-vcpu-turns",
+        "busy vCPUs share the host thread's time evenly, not in turns",
     ),
 ];
 
@@ -148,6 +161,7 @@ impl Mechanisms {
             "--no-scan-cost" => self.scan_cost = false,
             "--no-contention" => self.contention = false,
             "--no-vcpu-share" => self.vcpu_share = false,
+            "--no-vcpu-turns" => self.vcpu_turns = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -180,6 +194,7 @@ impl Default for Costs {
             ipi_send_ns: 0,
             scan_cpu_ns: 0,
             vcpu_time_sharing: false,
+            vcpu_turn_ns: 0,
         }
     }
 }
@@ -216,10 +231,19 @@ impl Default for Costs {
 ///   (`make linux-costs`, commit 2b68b1d); two earlier boots timed writes
 ///   that partly woke nobody and gave no figure.
 /// - No cache model: QEMU's TCG does not model caches, so no refill cost.
-/// - vCPU time sharing: a fixed loop on CPU 0 took 1.95-2.48x as long with
-///   1 other vCPU spinning, 2.55-3.47x with 2 and 3.39-6.98x with 3 (two
-///   boots; QEMU's round-robin turns are uneven): modelled as k busy vCPUs
-///   sharing one CPU's instruction rate evenly.
+/// - vCPU time sharing: a fixed loop on CPU 0 took 1.78-2.48x as long with
+///   1 other vCPU spinning, 2.55-3.47x with 2 and 3.39-6.98x with 3 (three
+///   boots; QEMU's round-robin turns are uneven). Modelled as turns, one
+///   vCPU at a time ([`crate::engine`], "vCPU turns"), after QEMU 7.2's
+///   source: a turn runs to the next timer deadline of any vCPU, or until
+///   the vCPU halts, or for at most the kick period (`TCG_KICK_PERIOD`,
+///   100 ms). Measured with `lcbench turns` (in `make linux-costs
+///   COST_ITERS=200`, commit dd0a5f0, same conditions, one boot): k spinners
+///   reading CLOCK_MONOTONIC see turns of p50 3.97 ms (p10 1.83, p90 3.98
+///   ms) at k = 2, 3 and 4: the 4 ms tick period at HZ=250, the deadline;
+///   the gaps between a spinner's turns are uneven (k = 4: p50 4.0 ms, mean
+///   9.8, p90 23.5 ms, where even turns would give 12 ms). `--no-vcpu-turns`:
+///   the earlier model, k busy vCPUs sharing one CPU's rate evenly.
 pub fn qemu_costs() -> Costs {
     Costs {
         switch_thread_ns: 8_723,
@@ -240,8 +264,14 @@ pub fn qemu_costs() -> Costs {
         ipi_send_ns: 2_032,
         scan_cpu_ns: 414,
         vcpu_time_sharing: true,
+        vcpu_turn_ns: QEMU_TURN_NS,
     }
 }
+
+/// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
+/// (`accel/tcg/tcg-accel-ops-rr.h`, a tenth of a second of virtual time),
+/// the kick timer that ends a turn no deadline ended.
+pub const QEMU_TURN_NS: u64 = 100_000_000;
 
 impl Costs {
     /// Refill time of `bytes` at distance `d`, ns.
@@ -388,7 +418,8 @@ mod tests {
                 wake_cost: false,
                 scan_cost: false,
                 contention: false,
-                vcpu_share: false
+                vcpu_share: false,
+                vcpu_turns: false
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

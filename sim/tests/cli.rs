@@ -136,12 +136,19 @@ fn good_input_is_parsed_as_written() {
     assert!(Config::parse("A:NEXT_BUDDY+preempt=lazy").check().is_ok());
     let q = parse_run(&args("--machine qemu:4 hackbench")).unwrap();
     assert!(q.machine.mech.contention && q.machine.mech.wake_cost && q.machine.mech.vcpu_share);
+    assert!(q.machine.mech.vcpu_turns && q.machine.costs.vcpu_turn_ns > 0);
     let q = parse_run(&args(
         "--machine qemu:4 --no-contention --no-vcpu-share --no-wake-cost --no-scan-cost hackbench",
     ))
     .unwrap();
     let m = q.machine.mech;
     assert!(!m.contention && !m.vcpu_share && !m.wake_cost && !m.scan_cost);
+    let q = parse_run(&args("--machine qemu:4 --no-vcpu-turns hackbench")).unwrap();
+    assert!(q.machine.mech.vcpu_share && !q.machine.mech.vcpu_turns);
+    let e = parse_run(&args(
+        "--machine qemu:4 --no-vcpu-turns --no-vcpu-turns hackbench",
+    ));
+    assert!(e.unwrap_err().contains("given twice"));
     // The presets whose costs have no syscall split model no pipe mutex.
     let g = parse_run(&args("--machine graviton3 hackbench")).unwrap();
     assert!(!g.machine.mech.contention && g.machine.mech.wake_cost);

@@ -62,10 +62,13 @@ fn deterministic_and_conserved_with_every_mechanism() {
 
 /// The waker pays `wake_ns` for each wakeup it enqueues and `ipi_send_ns`
 /// per IPI (each ±10% jitter), and nothing with `--no-wake-cost` (the scan's
-/// cost, charged the same way, is off here).
+/// cost, charged the same way, is off here). Under the even vCPU share: the
+/// lower bound counts an IPI per queued wakeup, and in vCPU turns an IPI
+/// that waits for its vCPU's turn takes the next wakeups onto that CPU
+/// without another.
 #[test]
 fn wakeup_costs_are_charged_to_the_waker() {
-    let m = qemu(4, &["--no-scan-cost"]);
+    let m = qemu(4, &["--no-scan-cost", "--no-vcpu-turns"]);
     let r = run(&m, &hb(false), 1);
     let c = &m.costs;
     let direct = r.ctr.wakeups - r.ctr.queued_wakeups;
@@ -80,7 +83,7 @@ fn wakeup_costs_are_charged_to_the_waker() {
         r.ctr.ipis
     );
     let off = run(
-        &qemu(4, &["--no-scan-cost", "--no-wake-cost"]),
+        &qemu(4, &["--no-scan-cost", "--no-wake-cost", "--no-vcpu-turns"]),
         &hb(false),
         1,
     );
@@ -132,16 +135,22 @@ fn pinned_exits(m: Machine, work_ns: &[u64]) -> Vec<u64> {
     wl.exit_ns
 }
 
-/// k busy vCPUs share one instruction rate: 1 ms of work on each of 4
-/// vCPUs takes 4 ms; a task with 2 ms finishes its second ms alone at full
-/// rate (5 ms); with sharing off each takes its own time. (No switch costs
-/// or jitter here, so the times are exact.)
-#[test]
-fn vcpus_share_the_instruction_rate() {
-    let mut m = qemu(4, &[]);
+/// `qemu:n` without switch costs or jitter, so that times are exact.
+fn exact_qemu(n: usize, off: &[&str]) -> Machine {
+    let mut m = qemu(n, off);
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
     m.costs.jitter_pct = 0;
+    m
+}
+
+/// The even share (`--no-vcpu-turns`): k busy vCPUs share one instruction
+/// rate: 1 ms of work on each of 4 vCPUs takes 4 ms; a task with 2 ms
+/// finishes its second ms alone at full rate (5 ms); with sharing off each
+/// takes its own time.
+#[test]
+fn vcpus_share_the_instruction_rate() {
+    let m = exact_qemu(4, &["--no-vcpu-turns"]);
     let ms = 1_000_000;
     assert_eq!(pinned_exits(m.clone(), &[ms; 4]), vec![4 * ms; 4]);
     assert_eq!(
@@ -161,6 +170,107 @@ fn vcpus_share_the_instruction_rate() {
         fingerprint(&b),
         "one vCPU shares with nobody"
     );
+}
+
+const MS: u64 = 1_000_000;
+
+/// vCPU turns: a lone busy vCPU runs at the full rate, also past the tick
+/// (a deadline that ends its turn and gives it the next one), and also when
+/// it is not CPU 0 (idle vCPUs give up their turn at once: CPUs 0-2 run a
+/// task of no work and go idle).
+#[test]
+fn lone_busy_vcpu_runs_at_full_rate_in_turns() {
+    assert_eq!(pinned_exits(exact_qemu(4, &[]), &[5 * MS])[0], 5 * MS);
+    assert_eq!(
+        pinned_exits(exact_qemu(4, &[]), &[0, 0, 0, 5 * MS]),
+        vec![0, 0, 0, 5 * MS]
+    );
+}
+
+/// vCPU turns: busy vCPUs take turns in CPU order, each to the next timer
+/// deadline (the 4 ms tick at HZ=250): with 10 ms of work on each of two
+/// vCPUs, CPU 0 runs 0-4, 8-12, 16-18 ms and CPU 1 4-8, 12-16, 18-20 ms;
+/// with three, CPU 0 ends at 26 (its third turn from 24), CPU 1 at 28, CPU 2
+/// at 30. The even share ends all of them together, at 20 and 30 ms.
+#[test]
+fn busy_vcpus_alternate_turns() {
+    assert_eq!(
+        pinned_exits(exact_qemu(4, &[]), &[10 * MS, 10 * MS])[..2],
+        [18 * MS, 20 * MS]
+    );
+    assert_eq!(
+        pinned_exits(exact_qemu(4, &[]), &[10 * MS; 3])[..3],
+        [26 * MS, 28 * MS, 30 * MS]
+    );
+    // (The even share divides elapsed ns by 3: a few ns of rounding.)
+    for t in &pinned_exits(exact_qemu(4, &["--no-vcpu-turns"]), &[10 * MS; 3])[..3] {
+        assert!((30 * MS..30 * MS + 10).contains(t), "{t} ns");
+    }
+}
+
+/// Task 0 on CPU 0 sleeps 10 ms (every vCPU idle: task 1 on CPU 1 has
+/// blocked), runs 1 ms, wakes task 1 and runs 20 ms more; task 1 records
+/// when it runs again.
+struct WakeOutOfTurn {
+    step: [u32; 2],
+    woken_run_ns: u64,
+}
+
+impl Workload for WakeOutOfTurn {
+    fn init(&mut self, k: &mut Kernel) {
+        for c in 0..2 {
+            k.spawn(Spawn {
+                pin: Some(c),
+                ..Default::default()
+            });
+        }
+    }
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let s = self.step[tid as usize];
+        self.step[tid as usize] += 1;
+        match (tid, s) {
+            (0, 0) => Next::Sleep(10 * MS),
+            (0, 1) => Next::Run(MS),
+            (0, 2) => {
+                assert!(k.wake(1, false), "task 1 sleeps");
+                Next::Run(20 * MS)
+            }
+            (1, 0) => Next::Block,
+            (1, 1) => {
+                self.woken_run_ns = k.now;
+                Next::Exit
+            }
+            _ => Next::Exit,
+        }
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+fn woken_run_ns(m: Machine) -> u64 {
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(4, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 2, 1);
+    let mut wl = WakeOutOfTurn {
+        step: [0; 2],
+        woken_run_ns: 0,
+    };
+    k.run(&mut wl, 100 * MS);
+    wl.woken_run_ns
+}
+
+/// vCPU turns: the wakeup at 11 ms sends CPU 1 an IPI (14.5 µs); CPU 0 has
+/// the turn until its tick's deadline at 12 ms, and CPU 1 takes the IPI
+/// and runs task 1 only then. In the even share (CPU 1 idle: CPU 0 runs at
+/// the full rate) and without sharing, task 1 runs at 11 ms + the IPI.
+#[test]
+fn wakeup_ipi_to_an_out_of_turn_vcpu_waits_for_its_turn() {
+    let ipi = exact_qemu(4, &[]).costs.ipi_ns;
+    assert_eq!(woken_run_ns(exact_qemu(4, &[])), 12 * MS);
+    for off in ["--no-vcpu-turns", "--no-vcpu-share"] {
+        let t = woken_run_ns(exact_qemu(4, &[off]));
+        assert!(t >= 11 * MS + ipi && t < 11 * MS + 2 * ipi, "{off}: {t} ns");
+    }
 }
 
 /// The idle scan is charged per CPU visited (`scan_cpu_ns` ±10% jitter).

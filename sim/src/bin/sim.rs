@@ -59,6 +59,9 @@ fn print_counters(c: &Counters) {
         .map(|i| format!("{} {}", row_name(i), c.rows[i]))
         .collect();
     println!("wakeup decisions (direct wakeups): {}", rows.join(", "));
+    if c.vcpu_turns > 0 {
+        println!("vCPU turns {}", c.vcpu_turns);
+    }
 }
 
 fn cmd_run(args: &[String]) {
