@@ -422,7 +422,8 @@ fn short_slice_sleeper(phase_ns: u64) -> Vec<(u64, u64)> {
 /// than a request, so its deadline comes before the sleeper's (v + 100 µs)
 /// and the pick at the sleeper's wakeup gives it a whole request first.
 /// Each wait of more than half a request follows such an overrun and lasts
-/// one request; and it happens (on 1-4% of the wakeups, by tick phase).
+/// one request; and it happens: in one of the four phases of the period
+/// against the tick here, on 13 of its 500 wakeups (none in the others).
 #[test]
 fn short_slice_sleeper_waits_a_request_only_after_a_repick_overrun() {
     let base = base_slice_ns(&Cpu::new(&[]));
