@@ -23,7 +23,9 @@
 //!   its priority runs there (`find_lowest_rq`, over the running tasks'
 //!   ranks published in [`super::CpuSummary::curr_rt_rank`]). Left out
 //!   there: RT push/pull balancing, the test of a pinned lower-priority RT
-//!   task, the queued (not running) RT tasks' priority, capacity fitness.
+//!   task, the queued (not running) RT tasks' priority, capacity fitness;
+//!   and RT forks, which still take the slow path below (Linux places them
+//!   by the same rule as RT wakeups).
 //!
 //! Left out: `wake_wide` (wakee flip counting), `recent_used_cpu`, the
 //! `has_idle_cores` hint (we scan the LLC for an idle core whenever the
