@@ -56,7 +56,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use crate::sync::{Mutex, MutexGuard};
 
@@ -209,6 +209,10 @@ pub struct CpuSummary {
     pub load: AtomicU64,
     /// Running its idle task.
     pub idle: AtomicBool,
+    /// The RT rank of the running task (`cpupri`'s view, for RT wakeup
+    /// placement): 0 for a fair task or idle, the RT priority (1..=99) for
+    /// an RT task, 100 for a SCHED_DEADLINE task. Higher outranks.
+    pub curr_rt_rank: AtomicU8,
 }
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
@@ -272,6 +276,18 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
     }
     s.load.store(rq.load(), Ordering::Relaxed);
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
+    let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
+    s.curr_rt_rank.store(rank, Ordering::Relaxed);
+}
+
+/// A task's RT rank ([`CpuSummary::curr_rt_rank`]): what Linux's
+/// `rt_task()` and `p->prio` order, inverted so that higher outranks.
+pub(crate) fn rt_rank(t: &SchedTask) -> u8 {
+    match t.class() {
+        crate::class::SchedClass::Dl => 100,
+        crate::class::SchedClass::Rt => t.params.rt_priority,
+        _ => 0,
+    }
 }
 
 impl<P: Platform> Drop for RqGuard<'_, P> {

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler};
 use sched::{
-    HrtickCmd, PrevAction, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams, HRTICK_MIN_NS,
+    HrtickCmd, PrevAction, Resched, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TtwuRunnable,
+    WakeFlags, HRTICK_MIN_NS,
 };
 
 const HZ: u32 = 250;
@@ -325,4 +326,121 @@ fn scheduler_hands_the_timer_to_the_platform() {
     assert_eq!(s.platform.armed.lock().unwrap().last(), Some(&(0, None)));
     // A stale expiry after the cancel does nothing.
     assert_eq!(s.hrtick(0), Resched::None);
+}
+
+/// `wakelat -n 2 -s 100` on one runqueue: a sleeper with a 100 µs custom
+/// slice wakes every 2 ms among two nice-0 hogs and runs 10 µs each time.
+/// Returns, per wakeup, how long it waited for the CPU and how long the
+/// task running at the wakeup had been running since it was switched in.
+fn short_slice_sleeper(phase_ns: u64) -> Vec<(u64, u64)> {
+    const SLEEPER: TaskId = TaskId(3);
+    const RUN_NS: u64 = 10_000;
+    const PERIOD_NS: u64 = 2_000_000;
+    let mut cpu = Cpu::new(&[]);
+    cpu.spawn(1, 0);
+    cpu.spawn(2, 0);
+    cpu.schedule();
+    let sp = TaskParams {
+        slice_ns: 100_000,
+        ..TaskParams::default()
+    };
+    // The sleeper's state while fully dequeued; `None` while the runqueue
+    // holds it (queued, running, or asleep with its dequeue delayed).
+    let mut parked = Some(SchedTask::new(sp));
+    let mut first = true;
+    let mut next_wake = 20_000_000 + phase_ns;
+    let mut left: Option<u64> = None; // its CPU time left in this period
+    let (mut woke_at, mut waiting, mut ran_before) = (0, false, 0);
+    let mut since = 0; // when the running task was switched in
+    let mut out = Vec::new();
+    while cpu.now < 1_020_000_000 {
+        let running = cpu.rq.curr() == Some(SLEEPER);
+        let done_at = running.then(|| cpu.now + left.unwrap());
+        let t = [
+            Some(cpu.next_tick),
+            cpu.hrtick,
+            left.is_none().then_some(next_wake),
+            done_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap();
+        if running {
+            left = Some(left.unwrap() - (t - cpu.now));
+        }
+        cpu.now = t;
+        cpu.rq.update_rq_clock(t);
+        let before = cpu.rq.curr();
+        let r = if done_at == Some(t) {
+            // It blocks until its next period.
+            parked = cpu.rq.schedule(true).prev_blocked;
+            left = None;
+            next_wake += PERIOD_NS;
+            cpu.apply();
+            Resched::None
+        } else if cpu.hrtick == Some(t) {
+            cpu.hrtick = None;
+            cpu.rq.hrtick()
+        } else if cpu.next_tick == t {
+            cpu.next_tick += TICK_NS;
+            cpu.rq.task_tick()
+        } else {
+            let wf = WakeFlags::empty();
+            if first {
+                cpu.rq.wake_up_new_task(SLEEPER, parked.take().unwrap());
+                first = false;
+            } else if let Some(p) = parked.take() {
+                cpu.rq.try_to_wake_up(SLEEPER, p, wf);
+            } else if let TtwuRunnable::Blocked(p) = cpu.rq.ttwu_runnable(SLEEPER, wf) {
+                cpu.rq.try_to_wake_up(SLEEPER, p, wf);
+            }
+            (woke_at, waiting, ran_before) = (t, true, t - since);
+            left = Some(RUN_NS);
+            cpu.apply();
+            cpu.rq.need_resched()
+        };
+        if r == Resched::Now {
+            cpu.rq.pick_next_task();
+            cpu.apply();
+        }
+        if cpu.rq.curr() != before {
+            since = t;
+        }
+        if waiting && cpu.rq.curr() == Some(SLEEPER) {
+            waiting = false;
+            out.push((t - woke_at, ran_before));
+        }
+    }
+    out
+}
+
+/// The short-slice sleeper's long waits, as traced in both kernels at 1
+/// CPU (docs/results/linux.md, "EEVDF conformance"): with Linux 7.2's rules
+/// a hog picked again when its timer fires runs on unarmed, past its 0.7 ms
+/// request, until the next tick or wakeup; the other hog is then owed more
+/// than a request, so its deadline comes before the sleeper's (v + 100 µs)
+/// and the pick at the sleeper's wakeup gives it a whole request first.
+/// Each wait of more than half a request follows such an overrun and lasts
+/// one request; and it happens: in one of the four phases of the period
+/// against the tick here, on 13 of its 500 wakeups (none in the others).
+#[test]
+fn short_slice_sleeper_waits_a_request_only_after_a_repick_overrun() {
+    let base = base_slice_ns(&Cpu::new(&[]));
+    let mut long = 0;
+    for phase_ns in [0, 333_333, 1_000_000, 1_777_777] {
+        let waits = short_slice_sleeper(phase_ns);
+        assert!(waits.len() >= 495, "{} wakeups", waits.len());
+        for &(wait, ran_before) in &waits {
+            if wait > base / 2 {
+                long += 1;
+                assert!(
+                    ran_before > base,
+                    "waited {wait} ns behind a task that ran {ran_before} ns"
+                );
+                assert!(wait.abs_diff(base) <= 20_000, "waited {wait} ns");
+            }
+        }
+    }
+    assert!(long > 0, "no wait of a whole request");
 }

@@ -146,6 +146,54 @@ fn wakeup_prefers_idle_cpu_and_respects_affinity() {
     assert_eq!(sim.s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 3);
 }
 
+/// An RT wakee is placed as Linux's `select_task_rq_rt` places it: on its
+/// previous CPU, preempting the fair task there, even when another CPU is
+/// idle (fair placement would move it there, behind an IPI); elsewhere only
+/// when an RT task of at least its priority runs there, and then on the CPU
+/// running the lowest-ranked task, an idle one first.
+#[test]
+fn rt_wakeup_stays_on_its_cpu_unless_an_equal_rt_task_runs_there() {
+    let sim = Sim::new(4, 250);
+    let fifo = |prio: u8| TaskParams {
+        policy: sched::Policy::Fifo,
+        rt_priority: prio,
+        ..TaskParams::default()
+    };
+    // CPU 0: a fair task; CPU 1: FIFO 50; CPU 2: FIFO 10; CPU 3: idle.
+    for (id, cpu, p) in [
+        (1u32, 0usize, TaskParams::default()),
+        (2, 1, fifo(50)),
+        (3, 2, fifo(10)),
+    ] {
+        let mut rq = sim.s.cpu_rq(cpu);
+        rq.wake_up_new_task(TaskId(id), SchedTask::new(p));
+        rq.pick_next_task();
+    }
+    let mut t = SchedTask::new(fifo(50));
+    t.cpu = 0;
+    let (cpu, wf) = sim.s.select_task_rq(&t, 0, WakeFlags::TTWU);
+    assert_eq!(cpu, 0, "a fair task runs on its CPU: it preempts it there");
+    assert!(!wf.contains(WakeFlags::MIGRATED));
+    // Its CPU runs FIFO 50 (its own priority): the idle CPU 3.
+    t.cpu = 1;
+    assert_eq!(sim.s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 3);
+    // Not allowed on CPU 3: CPU 0's fair task ranks below CPU 2's FIFO 10.
+    t.cpus_allowed = CpuMask::from_cpus(&[0, 1, 2]);
+    assert_eq!(sim.s.select_task_rq(&t, 1, WakeFlags::TTWU).0, 0);
+    // Only CPUs 1 and 2: CPU 2's FIFO 10 ranks below it.
+    t.cpus_allowed = CpuMask::from_cpus(&[1, 2]);
+    assert_eq!(sim.s.select_task_rq(&t, 1, WakeFlags::TTWU).0, 2);
+    // A FIFO 5 wakee outranks nothing there: it stays queued on CPU 1.
+    let mut low = SchedTask::new(fifo(5));
+    low.cpu = 1;
+    low.cpus_allowed = CpuMask::from_cpus(&[1, 2]);
+    assert_eq!(sim.s.select_task_rq(&low, 1, WakeFlags::TTWU).0, 1);
+    // A fair wakee on CPU 0 still goes to the idle CPU.
+    let mut f = SchedTask::new(TaskParams::default());
+    f.cpu = 0;
+    assert_eq!(sim.s.select_task_rq(&f, 0, WakeFlags::TTWU).0, 3);
+}
+
 #[test]
 fn sync_wakeup_is_affine_when_no_cpu_is_idle() {
     let sim = Sim::new(2, 250);

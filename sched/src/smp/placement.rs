@@ -17,12 +17,25 @@
 //!   imbalance is allowed, `adjust_numa_imbalance`), then the idlest CPU in it
 //!   (`find_idlest_group_cpu`), then the next level down from that CPU.
 //!
+//! - RT wakeups (`select_task_rq_rt`, kernel/sched/rt.c): none of the
+//!   above. An RT task wakes on its previous CPU and preempts the fair task
+//!   there; it looks elsewhere only when an RT or deadline task of at least
+//!   its priority runs there (`find_lowest_rq`, over the running tasks'
+//!   ranks published in [`super::CpuSummary::curr_rt_rank`]). Left out
+//!   there: RT push/pull balancing, the test of a pinned lower-priority RT
+//!   task, the queued (not running) RT tasks' priority, capacity fitness;
+//!   and RT forks, which still take the slow path below (Linux places them
+//!   by the same rule as RT wakeups).
+//!
 //! Left out: `wake_wide` (wakee flip counting), `recent_used_cpu`, the
 //! `has_idle_cores` hint (we scan the LLC for an idle core whenever the
 //! machine has SMT), SIS_UTIL's scan limit, capacity asymmetry, utilization
 //! (PELT): nr_running and weight stand in for load and util throughout.
 
 use super::{Platform, Scheduler};
+use core::sync::atomic::Ordering;
+
+use crate::class::SchedClass;
 use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::features::Feature;
@@ -337,7 +350,17 @@ impl<P: Platform> Scheduler<P> {
     ) -> (usize, WakeFlags) {
         let prev_cpu = t.cpu as usize;
         let prev_ok = self.allowed(t, prev_cpu);
-        let cpu = if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
+        let cpu = if t.class() == SchedClass::Rt
+            && !wf.contains(WakeFlags::FORK)
+            && !wf.contains(WakeFlags::EXEC)
+        {
+            let base = if prev_ok {
+                prev_cpu
+            } else {
+                self.first_allowed(t)
+            };
+            self.select_task_rq_rt(t, base, this_cpu)
+        } else if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
             self.find_idlest_cpu(t, this_cpu)
         } else {
             let base = if prev_ok {
@@ -364,6 +387,45 @@ impl<P: Platform> Scheduler<P> {
             out |= WakeFlags::MIGRATED;
         }
         (cpu, out)
+    }
+}
+
+impl<P: Platform> Scheduler<P> {
+    /// `select_task_rq_rt` for a wakeup: an RT task wakes on `cpu` (its
+    /// previous CPU, or its first allowed one), where it preempts whatever
+    /// fair task runs, unless an RT or deadline task of at least its rank
+    /// runs there. Only then does it look elsewhere (`find_lowest_rq`): the
+    /// allowed CPU running the lowest-ranked task, idle before fair, `cpu`
+    /// then `this_cpu` on ties, and it moves there only if it would outrank
+    /// what runs there. Fair placement (wake-affine, idle siblings) is not
+    /// used: moving an RT wakee to an idle CPU costs it an IPI where Linux
+    /// preempts locally.
+    fn select_task_rq_rt(&self, t: &SchedTask, cpu: usize, this_cpu: usize) -> usize {
+        let rank = super::rt_rank(t);
+        let curr_rank = |c: usize| self.summary(c).curr_rt_rank.load(Ordering::Relaxed);
+        if curr_rank(cpu) < rank {
+            return cpu;
+        }
+        // (lowest rank, busy before idle is worse, preference) per CPU.
+        let key = |c: usize| {
+            let pref = if c == cpu {
+                0
+            } else if c == this_cpu {
+                1
+            } else {
+                2
+            };
+            (curr_rank(c), !self.idle(c), pref)
+        };
+        let best = t
+            .cpus_allowed
+            .iter()
+            .take_while(|&c| c < self.nr_cpus())
+            .min_by_key(|&c| (key(c), c));
+        match best {
+            Some(c) if curr_rank(c) < rank => c,
+            _ => cpu,
+        }
     }
 }
 
