@@ -7,6 +7,9 @@
 #
 #   bench/cycle-instructions.sh [N...]      (default: 10 10000)
 #
+# N = idle: the idle cycle instead (`bench --idle-cycle-only`: one fair
+# task sleeps, the CPU goes idle, the task wakes and is picked).
+#
 # The binary is the LTO bench profile `make bench` uses
 # (target/release/bench); it is built first. Needs valgrind.
 set -euo pipefail
@@ -19,7 +22,9 @@ bin=target/release/bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 count() { # N COUNT -> total instructions
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2" "$bin" --cycle-only "$1" "$2" >/dev/null 2>"$tmp/log"
+    local mode=(--cycle-only "$1")
+    [ "$1" = idle ] && mode=(--idle-cycle-only)
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2" "$bin" "${mode[@]}" "$2" >/dev/null 2>"$tmp/log"
     awk '/^summary:/ {print $2}' "$tmp/cg.$1.$2"
 }
 [ $# -gt 0 ] || set -- 10 10000
