@@ -326,3 +326,99 @@ fn scheduler_hands_the_timer_to_the_platform() {
     // A stale expiry after the cancel does nothing.
     assert_eq!(s.hrtick(0), Resched::None);
 }
+
+/// The timer "hardware" of the next test: what the runqueue asked for, in
+/// absolute time (the delay counts from when it is handed over).
+fn hand_over(rq: &mut Rq, now: u64, hw: &mut Option<u64>, kept: &mut u64) {
+    let before = rq.hrtick_expires_ns();
+    match rq.take_hrtick_cmd() {
+        Some(HrtickCmd::Start(delay)) => *hw = Some(now + delay),
+        Some(HrtickCmd::Cancel) => *hw = None,
+        None => *kept += u64::from(before.is_some()),
+    }
+}
+
+#[test]
+fn an_unchanged_expiry_is_not_armed_again_and_the_timer_stays_right() {
+    // Two or three tasks of equal weight yield, sleep, wake and take ticks
+    // at random; the runqueue's requests are handed to the timer after each
+    // step (one lock hold), with the clock moving only between steps. After
+    // every step the timer must be where the runqueue expects it: a pick
+    // that left the pending timer alone (its expiry unchanged) must not have
+    // left it anywhere else.
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let cfg = Arc::new(SchedConfig::new(1, HZ));
+    let mut rq = Rq::new(0, cfg, 8);
+    let mut now = 1_000;
+    rq.update_rq_clock(now);
+    let (mut hw, mut kept) = (None, 0u64);
+    let mut asleep: Vec<(TaskId, SchedTask)> = Vec::new();
+    for id in 1..=3 {
+        rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
+    }
+    rq.pick_next_task();
+    hand_over(&mut rq, now, &mut hw, &mut kept);
+    for step in 0..20_000 {
+        now += 1_000 + next(20_000);
+        rq.update_rq_clock(now);
+        let prev = rq.curr();
+        match next(10) {
+            0..=5 => {
+                rq.yield_task();
+                rq.pick_next_task();
+            }
+            6 if rq.curr().is_some() => {
+                let id = rq.curr().unwrap();
+                let sw = rq.schedule(true);
+                let st = sw.prev_blocked.or_else(|| {
+                    rq.dequeue_task(id, sched::DequeueFlags::SLEEP)
+                        .ok()
+                        .flatten()
+                });
+                asleep.push((id, st.expect("the sleeper's state")));
+            }
+            7 if !asleep.is_empty() => {
+                let (id, st) = asleep.remove(0);
+                rq.try_to_wake_up(id, st, sched::WakeFlags::empty());
+                rq.pick_next_task();
+            }
+            8 => {
+                if rq.task_tick() != Resched::None {
+                    rq.pick_next_task();
+                }
+            }
+            _ => {
+                if hw.is_some_and(|at| at <= now) {
+                    rq.hrtick();
+                    hw = None;
+                    rq.pick_next_task();
+                }
+            }
+        }
+        hand_over(&mut rq, now, &mut hw, &mut kept);
+        assert_eq!(hw, rq.hrtick_expires_ns(), "step {step} at {now}");
+        // A task switched in with another queued gets the timer for the
+        // rest of its request (its virtual time left, scaled by its weight),
+        // whether it was armed now or kept from before.
+        let queued = 3 - asleep.len();
+        if let Some(id) = rq.curr().filter(|&c| Some(c) != prev && queued > 1) {
+            let se = rq.task(id).unwrap().se;
+            let vleft = se.deadline.wrapping_sub(se.vruntime) as i64;
+            if vleft >= 0 {
+                let left = vleft as u64 * u64::from(se.load.weight) / sched::weight::NICE_0_LOAD;
+                assert_eq!(
+                    hw,
+                    Some(now + left.max(HRTICK_MIN_NS)),
+                    "step {step}: task {id:?}"
+                );
+            }
+        }
+    }
+    assert!(kept > 0, "no pick found its expiry unchanged");
+}
