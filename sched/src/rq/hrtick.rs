@@ -24,9 +24,6 @@
 //!   is pending arms it for the running task (`hrtick_update`): the second
 //!   task to arrive starts the clock of the first;
 //! - **the minimum** delay is 10 µs (`hrtick_start`);
-//! - **an unchanged expiry** is not armed again: a pick whose timer would
-//!   fire exactly when the pending one does, with nothing handed to the
-//!   platform since, leaves it in place (no [`HrtickCmd`]);
 //! - **cancel** only when the CPU goes idle (`hrtick_schedule_exit`); a
 //!   switch to an RT task leaves a pending timer alone, and its expiry then
 //!   only charges the running task;
@@ -88,20 +85,9 @@ impl Rq {
     }
 
     /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now.
-    ///
-    /// A timer the platform already holds for this very expiry (pending, no
-    /// command since) is left alone: arming it again would only move it by
-    /// the time between this pick and the arming. That is common when two
-    /// tasks of equal weight take turns (a third of the arms of a host
-    /// yield ping-pong), where the newly picked task's request ends exactly
-    /// when the other's did.
     fn hrtick_start(&mut self, delay_ns: u64) {
         let delay = delay_ns.max(HRTICK_MIN_NS);
-        let expires = self.clock.saturating_add(delay);
-        if expires == self.hrtick_expires_ns && self.hrtick_cmd.is_none() {
-            return;
-        }
-        self.hrtick_expires_ns = expires;
+        self.hrtick_expires_ns = self.clock.saturating_add(delay);
         self.hrtick_cmd = Some(HrtickCmd::Start(delay));
     }
 
