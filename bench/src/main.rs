@@ -89,6 +89,7 @@ use sched::fair::{FairRq, PickStats};
 use sched::oracle::Oracle;
 use sched::{
     DequeueFlags, EnqueueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TaskState,
+    WakeFlags,
 };
 
 // ---- allocation counting ----
@@ -899,8 +900,52 @@ fn cycle_only(n: usize, count: Option<u64>, uniform: bool) {
     println!("n={n}: {done} cycles, {ns:.1} ns/cycle");
 }
 
+/// `--idle-cycle-only COUNT`: one fair task on one runqueue sleeps (the
+/// CPU goes idle) and wakes again, COUNT times: `schedule(true)` (dequeue
+/// with SLEEP, the pick finds nothing), 0.5-5 µs later
+/// `try_to_wake_up` and `pick_next_task`. Each CPU of a cross-CPU pipe
+/// ping-pong does this once per round trip: the fair server stops with the
+/// last fair task and starts with the next, HRTICK is cancelled at idle.
+fn idle_cycle_only(count: u64) {
+    let cfg = Arc::new(SchedConfig::new(1, HZ));
+    let mut rq = Rq::new(0, cfg, 1);
+    let mut rng = Rng::new(0x5EED);
+    let mut now = 1_000_000;
+    rq.update_rq_clock(now);
+    let id = TaskId(0);
+    rq.wake_up_new_task(id, SchedTask::new(TaskParams::default()));
+    rq.pick_next_task();
+    for _ in 0..count {
+        now += rng.range(WAKE_DELTA.0, WAKE_DELTA.1);
+        rq.update_rq_clock(now);
+        let sw = rq.schedule(true);
+        let task = match sw.prev_blocked {
+            Some(t) => t,
+            None => rq
+                .dequeue_task(id, DequeueFlags::SLEEP)
+                .ok()
+                .flatten()
+                .expect("the sleeper is held"),
+        };
+        now += rng.range(WAKE_DELTA.0, WAKE_DELTA.1);
+        rq.update_rq_clock(now);
+        black_box(rq.try_to_wake_up(id, task, WakeFlags::empty()));
+        black_box(rq.pick_next_task());
+    }
+    println!("idle cycle: {count} cycles");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() == 2 && args[0] == "--idle-cycle-only" {
+        match args[1].parse::<u64>() {
+            Ok(count) => return idle_cycle_only(count),
+            Err(_) => {
+                eprintln!("usage: bench --idle-cycle-only COUNT");
+                std::process::exit(2);
+            }
+        }
+    }
     // `--cycle-only N`: run just the steady-state cycle at n = N for ~3 s, for
     // `perf record` and friends.
     // `--cycle-only N COUNT`: exactly COUNT cycles (for instruction counts).
@@ -940,7 +985,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT]]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }

@@ -244,6 +244,7 @@ impl DlServer {
         was_running
     }
 
+    #[inline]
     fn charge(&mut self, fair_exec_ns: u64) {
         let delta = fair_exec_ns.wrapping_sub(self.charged_exec_ns);
         self.charged_exec_ns = fair_exec_ns;
@@ -258,12 +259,56 @@ impl DlServer {
     /// budget, replenishes at the deadline and starts serving at the
     /// zero-laxity time. `fair_exec_ns`: the fair class's cumulative
     /// running time; `now`: the runqueue clock.
+    ///
+    /// Most ticks only charge: the budget is not spent, the deadline and
+    /// the zero-laxity time are ahead and the parameters are unchanged
+    /// ([`DlServer::charge_only`]). Those return after the charge; the
+    /// rest of the work is [`DlServer::tick_events`], out of line.
+    #[inline]
     pub fn tick(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> ServerTick {
         if !self.active() {
             return ServerTick::None;
         }
         let was_running = self.running();
         self.charge(fair_exec_ns);
+        if self.charge_only(cfg, now) {
+            return ServerTick::None;
+        }
+        self.tick_events(cfg, now, fair_exec_ns, was_running)
+    }
+
+    /// After the charge, would this tick change nothing? True when the
+    /// parameters are those the cycle was set up with and, by state:
+    /// deferred with budget left and its zero-laxity time (`deadline -
+    /// remaining`) ahead; running with budget left before its deadline;
+    /// throttled before its deadline. Each is the negation of every
+    /// condition [`DlServer::tick_events`] acts on, so skipping it there
+    /// changes nothing.
+    #[inline]
+    fn charge_only(&self, cfg: &SchedConfig, now: u64) -> bool {
+        let quiet = match self.state {
+            ServerState::Deferred => {
+                self.remaining_ns > 0
+                    && now.saturating_add(self.remaining_ns as u64) < self.deadline
+            }
+            ServerState::Running => self.remaining_ns > 0 && now < self.deadline,
+            ServerState::Throttled => now < self.deadline,
+            ServerState::Stopped => false,
+        };
+        quiet && cfg.tunables.fair_server() == (self.runtime_ns, self.period_ns)
+    }
+
+    /// The tick's state changes, once charged: new parameters, throttling,
+    /// replenishment, the zero-laxity boost.
+    #[cold]
+    #[inline(never)]
+    fn tick_events(
+        &mut self,
+        cfg: &SchedConfig,
+        now: u64,
+        fair_exec_ns: u64,
+        was_running: bool,
+    ) -> ServerTick {
         let (runtime, period) = cfg.tunables.fair_server();
         if (runtime, period) != (self.runtime_ns, self.period_ns) {
             // New parameters (`dl_server_apply_params`): restart with them.

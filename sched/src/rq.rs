@@ -907,6 +907,7 @@ impl Rq {
     /// The fair server's tick: (re)starts it if fair tasks are queued but
     /// it is stopped (its runtime was 0), charges, replenishes, boosts; a
     /// change of who outranks whom asks for an immediate repick.
+    #[inline]
     fn fair_server_tick(&mut self) {
         if self.fair.nr_queued == 0 {
             return;
@@ -915,11 +916,20 @@ impl Rq {
             self.fair_server
                 .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
         }
-        let curr_class = (self.curr != NIL).then(|| self.tasks[self.curr as usize].class());
-        match self
+        let tick = self
             .fair_server
-            .tick(&self.cfg, self.clock, self.fair.sum_exec_ns)
-        {
+            .tick(&self.cfg, self.clock, self.fair.sum_exec_ns);
+        if tick != ServerTick::None {
+            self.fair_server_resched(tick);
+        }
+    }
+
+    /// A boost or unboost at the tick: who outranks whom changed, so the
+    /// running task may have to give way.
+    #[cold]
+    fn fair_server_resched(&mut self, tick: ServerTick) {
+        let curr_class = (self.curr != NIL).then(|| self.tasks[self.curr as usize].class());
+        match tick {
             ServerTick::Boost if curr_class != Some(SchedClass::Fair) => {
                 self.resched_curr(Resched::Now);
             }
@@ -1150,6 +1160,24 @@ impl Rq {
         }
     }
 
+    /// The pick above the fair class, with a deadline or RT task ready: the
+    /// earliest deadline among the deadline tasks and the fair server (a
+    /// deadline entity, which outranks RT while it serves), then RT.
+    /// `None`: the fair class picks (the server serves, or no task above
+    /// it is ready).
+    #[inline]
+    fn pick_above_fair(&self) -> Option<u32> {
+        let dl = self.dl.pick_task();
+        let served = self.fair_served()
+            && dl.is_none_or(|d| {
+                self.fair_server.edf_deadline < self.tasks[d.0 as usize].dl.deadline
+            });
+        if served {
+            return None;
+        }
+        dl.or_else(|| self.rt.pick_task()).map(|p| p.0)
+    }
+
     /// The highest class with work picks (`pick_next_task`); a delayed fair task
     /// that comes up is dequeued for good and the pick restarts. Then the
     /// previous task is put back and the next one set up (`put_prev_task` /
@@ -1158,18 +1186,11 @@ impl Rq {
         let prev = self.curr;
         let next = loop {
             // Deadline tasks and the fair server (a deadline entity, which
-            // outranks RT while it serves) by earliest deadline, then RT.
-            let dl = self.dl.pick_task();
-            let served = self.fair_served()
-                && dl.is_none_or(|d| {
-                    self.fair_server.edf_deadline < self.tasks[d.0 as usize].dl.deadline
-                });
-            if !served {
-                if let Some(p) = dl {
-                    break p.0;
-                }
-                if let Some(p) = self.rt.pick_task() {
-                    break p.0;
+            // outranks RT while it serves) by earliest deadline, then RT;
+            // skipped at once while neither class has a ready task.
+            if self.dl.nr_ready | self.rt.nr_running != 0 {
+                if let Some(p) = self.pick_above_fair() {
+                    break p;
                 }
             }
             if self.fair.nr_queued == 0 {
@@ -1395,13 +1416,16 @@ impl Rq {
             self.need_resched = Resched::Now;
         }
         self.dl_replenish_tick();
-        if self.curr == NIL {
-            self.fair_server_tick();
-            return self.need_resched;
-        }
-        let id = Slot(self.curr);
         let before = self.need_resched;
-        match self.tasks[self.curr as usize].class() {
+        let id = Slot(self.curr);
+        // One call site of the fair server's tick (so that it is inlined);
+        // an idle CPU's tick is not counted as a tick reschedule.
+        let class = if self.curr == NIL {
+            SchedClass::Idle
+        } else {
+            self.tasks[self.curr as usize].class()
+        };
+        match class {
             SchedClass::Fair => {
                 self.fair.entity_tick(&mut self.tasks, &self.cfg);
                 self.drain_fair_resched();
@@ -1425,7 +1449,7 @@ impl Rq {
             SchedClass::Idle => {}
         }
         self.fair_server_tick();
-        if self.need_resched > before {
+        if self.need_resched > before && class != SchedClass::Idle {
             self.stats.nr_tick_resched += 1;
         }
         self.need_resched
