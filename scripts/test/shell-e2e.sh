@@ -17,9 +17,10 @@
 #   - `spin -d 400 0 5`: the shares follow the weights 1024:335 (75.3 / 24.7 %)
 #     within +-8 points: at hz=250 a 400 ms run is 100 ticks, and EEVDF keeps
 #     each thread within about one slice / tick of its fair share, so the
-#     error from scheduling is ~1-2 points; the rest of the margin is for TCG
-#     (the vCPU thread is descheduled by the host at random moments, which
-#     shows up as runtime of whichever thread was current);
+#     error from scheduling is ~1-2 points. The guest runs under
+#     `-icount shift=3,sleep=off`, so its clock counts instructions: without
+#     it, a busy host descheduling the vCPU thread shows up as runtime of
+#     whichever thread was current (a 63.6% share seen at load average 10);
 #   - bad input (unknown command, missing / extra arguments, out-of-range
 #     numbers, a 10 000-character line, non-ASCII bytes) answered with one
 #     `error:` line each, and features / sysctl -a / preempt unchanged after;
@@ -49,8 +50,9 @@
 # Commands are matched to replies through the echoed `sched> CMD` lines, so
 # every reply must be complete before the next prompt.
 #
-# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), and what h_qemu
-# reads (SMP, MEM, ACCEL, ...).
+# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), SHELL_E2E_ICOUNT
+# (default 3; 0: wall-clock guest time), and what h_qemu reads (SMP, MEM,
+# ACCEL, ...).
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -215,7 +217,9 @@ type_commands() {
     done <<<"$COMMANDS"
 }
 
-h_qemu "$arch" kernel="$kernel" || exit 2
+icount=${SHELL_E2E_ICOUNT:-3}
+[ "$icount" = 0 ] && icount=""
+h_qemu "$arch" kernel="$kernel" ${icount:+icount=$icount} || exit 2
 h_say "$arch, $kernel (limit ${limit}s, log $log)"
 h_start "$log" "$limit" -- "${QEMU[@]}"
 type_commands
