@@ -412,7 +412,9 @@ fn random_walk_keeps_one_home_per_task() {
 /// Four CPU threads switching (stay, yield, sleep) while two waker threads
 /// wake random tasks: afterwards every task is held by exactly one
 /// runqueue, the one the directory and the platform name, and one more
-/// wake of each makes all runnable (no wakeup lost its task).
+/// wake of each makes all runnable (no wakeup lost its task). The race runs
+/// for at least 300 ms and until every thread has done `MIN_ROUNDS` rounds,
+/// so a busy host only makes it longer, never weaker.
 #[test]
 fn racing_cpus_and_wakers_lose_nothing() {
     let s = Arc::new(sched(4));
@@ -422,10 +424,12 @@ fn racing_cpus_and_wakers_lose_nothing() {
     for id in 0..32 {
         s.spawn(TaskId(id), task(0), id as usize % 4).unwrap();
     }
+    const MIN_ROUNDS: u64 = 2000;
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds: Arc<[AtomicU64; 6]> = Arc::new(core::array::from_fn(|_| AtomicU64::new(0)));
     let mut hs = Vec::new();
     for cpu in 0..4usize {
-        let (s, stop) = (s.clone(), stop.clone());
+        let (s, stop, rounds) = (s.clone(), stop.clone(), rounds.clone());
         hs.push(std::thread::spawn(move || {
             let mut rng = Rng(0x1234_5678 + cpu as u64);
             let mut n = 0u64;
@@ -440,12 +444,13 @@ fn racing_cpus_and_wakers_lose_nothing() {
                     s.load_balance(cpu, rng.below(2) == 0);
                 }
                 n += 1;
+                rounds[cpu].store(n, Ordering::Relaxed);
             }
             n
         }));
     }
     for w in 0..2usize {
-        let (s, stop) = (s.clone(), stop.clone());
+        let (s, stop, rounds) = (s.clone(), stop.clone(), rounds.clone());
         hs.push(std::thread::spawn(move || {
             let mut rng = Rng(0xabcd_ef01 + w as u64);
             let mut n = 0u64;
@@ -459,16 +464,23 @@ fn racing_cpus_and_wakers_lose_nothing() {
                     s.set_affinity(id, m, w).unwrap();
                 }
                 n += 1;
+                rounds[4 + w].store(n, Ordering::Relaxed);
             }
             n
         }));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
+    while rounds
+        .iter()
+        .any(|r| r.load(Ordering::Relaxed) < MIN_ROUNDS)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     stop.store(true, Ordering::Relaxed);
     let counts: Vec<u64> = hs.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(
-        counts.iter().all(|&n| n > 0),
-        "every thread made progress: {counts:?}"
+        counts.iter().all(|&n| n >= MIN_ROUNDS),
+        "every thread raced: {counts:?}"
     );
     check(&s, &all);
     for id in 0..32 {
