@@ -119,6 +119,13 @@ pub enum FairWakeup {
         /// The pick ignored the running task's protection (PREEMPT_SHORT).
         short: bool,
     },
+    /// Not a result: [`FairRq::check_preempt_wakeup`] reached the PICK step,
+    /// which the runqueue completes (it may finish delayed dequeues on the
+    /// way) with [`FairRq::wakeup_pick_done`]. `short`: PREEMPT_SHORT.
+    Pick {
+        /// The pick ignores the running task's protection (PREEMPT_SHORT).
+        short: bool,
+    },
 }
 
 impl FairWakeup {
@@ -767,6 +774,9 @@ impl FairRq {
     /// The 6.19 wakeup decision (`check_preempt_wakeup_fair`; the rows of [`FairWakeup`]):
     /// should the waking fair entity `pse` preempt the running fair entity?
     /// `need_resched_now`: an immediate reschedule is already pending (row 3).
+    /// Up to the PICK step: that step is [`FairWakeup::Pick`], which the
+    /// runqueue completes with [`Self::wakeup_pick_done`], since a pick that
+    /// lands on a delayed entity dequeues it for good (a runqueue matter).
     pub fn check_preempt_wakeup(
         &mut self,
         ts: &mut [SchedTask],
@@ -831,14 +841,33 @@ impl FairRq {
         if sync_none {
             return FairWakeup::SyncNone;
         }
-        if self.pick_eevdf(ts, cfg, !short, false) == Some(pse) {
-            if short {
+        FairWakeup::Pick { short }
+    }
+
+    /// The PICK step of the wakeup decision, once [`Self::check_preempt_wakeup`]
+    /// returned [`FairWakeup::Pick`] and the runqueue picked `nse` with
+    /// [`Self::pick_eevdf`] (protect = `!short`), finishing the dequeue of
+    /// every delayed entity that pick landed on (`pick_next_entity`, Linux 7.x
+    /// since ac8e69e69363; `None`: the queue emptied). Preempts if the pick
+    /// is the wakee `pse`; otherwise the running entity's protection shrinks
+    /// to the shortest slice queued (RUN_TO_PARITY).
+    pub fn wakeup_pick_done(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        pse: Slot,
+        nse: Option<Slot>,
+        short: bool,
+    ) -> FairWakeup {
+        let s = self.curr;
+        if nse == Some(pse) {
+            if short && s != NIL {
                 Self::cancel_protect_slice(ts, s);
                 self.clear_buddies(s);
             }
             return FairWakeup::Picked { short };
         }
-        if cfg.feat(Feature::RunToParity) {
+        if cfg.feat(Feature::RunToParity) && s != NIL && se(ts, s).on_rq {
             self.update_protect_slice(ts, s);
         }
         FairWakeup::NotPicked { short }
