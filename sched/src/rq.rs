@@ -32,7 +32,7 @@ use crate::class::SchedClass;
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
 use crate::deadline::{DlRq, DlServer, ServerTick};
-use crate::fair::{FairRq, FairWakeup};
+use crate::fair::{FairRq, FairWakeup, WakeupStep};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
 use crate::slots::{IdMap, Slot};
@@ -130,9 +130,6 @@ impl WakeupReason {
                 FairWakeup::Picked { short: true } => 14,
                 FairWakeup::NotPicked { short: false } => 15,
                 FairWakeup::NotPicked { short: true } => 16,
-                // Completed by the runqueue before it is counted.
-                FairWakeup::Pick { short: false } => 15,
-                FairWakeup::Pick { short: true } => 16,
             },
             WakeupReason::RtHigherPriority => 17,
             WakeupReason::RtNotHigher => 18,
@@ -1021,12 +1018,16 @@ impl Rq {
         match pc {
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
-                let mut r =
-                    self.fair
-                        .check_preempt_wakeup(&mut self.tasks, &self.cfg, id, wf, now_pending);
-                if let FairWakeup::Pick { short } = r {
-                    r = self.wakeup_pick(id, short);
-                }
+                let r = match self.fair.check_preempt_wakeup(
+                    &mut self.tasks,
+                    &self.cfg,
+                    id,
+                    wf,
+                    now_pending,
+                ) {
+                    WakeupStep::Done(r) => r,
+                    WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                };
                 self.drain_fair_resched();
                 // Fair preemption is lazy, except that a SCHED_IDLE task gives
                 // way at once (the NORMAL-vs-SCHED_IDLE promotion agreed in the
