@@ -6,7 +6,9 @@
 #
 #   scripts/linux-compare.sh KERNEL_ELF
 #
-#   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs
+#   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs,
+#                    topology (what Linux sees of the machine: caches shared
+#                    per CPU, sched domains; OUT/topology.txt)
 #   ARCH=x86_64      x86_64 (Debian amd64 on q35) or aarch64 (Debian arm64 on
 #                    virt, GICv2, cortex-a72); KERNEL_ELF is ours of that arch
 #   SMP=4            CPUs of both machines (2..8)
@@ -142,7 +144,7 @@ fi
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 [[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs ]] || bad "unknown part '$w' (ab, conformance, latency, costs)"; done
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
@@ -402,6 +404,22 @@ part_costs() {
         tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
     } | tee "$OUT/costs.txt"
     grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
+}
+
+# --- topology (what Linux's scheduler sees of this machine) --------------------
+part_topology() {
+    local dir=$OUT/topology
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
+        boot_linux "$dir/linux.log" lc.mode=topology
+    fi
+    {
+        echo "== topology: Linux on SMP=$SMP, $mode"
+        echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
+        tr -d '\r' <"$dir/linux.log" | sed -n 's/^topo: //p'
+    } | tee "$OUT/topology.txt"
+    grep -q 'shared_cpu_list' "$OUT/topology.txt" || { echo "error: linux-compare: no cache lines; see $dir/linux.log" >&2; return 1; }
 }
 
 echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2

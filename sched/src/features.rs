@@ -80,7 +80,7 @@ sched_features! {
     WakeupPreemption = "WAKEUP_PREEMPTION", true, on: "FEAT_ON_WAKEUP_PREEMPTION", off: "FEAT_OFF_WAKEUP_PREEMPTION";
     /// End a fair slice in the middle of a tick: a one-shot per-CPU timer armed for the rest of the running task's request (Linux 7.x: on where hrtimer rearming is deferred, as in Debian's build).
     Hrtick = "HRTICK", true, on: "FEAT_ON_HRTICK", off: "FEAT_OFF_HRTICK";
-    /// Queue remote wakeups on the target CPU's wake list and send an IPI instead of locking its runqueue.
+    /// Queue a remote wakeup on the target CPU's wake list and send an IPI instead of locking its runqueue, where Linux's `ttwu_queue_cond()` allows it: a CPU of another LLC, or one with nothing queued ([`crate::smp::Scheduler::ttwu_queue_cond`]).
     TtwuQueue = "TTWU_QUEUE", true, on: "FEAT_ON_TTWU_QUEUE", off: "FEAT_OFF_TTWU_QUEUE";
     /// Wake-affine: prefer the waking CPU when it is (about to be) idle.
     WaIdle = "WA_IDLE", true, on: "FEAT_ON_WA_IDLE", off: "FEAT_OFF_WA_IDLE";

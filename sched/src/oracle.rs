@@ -406,7 +406,21 @@ impl Oracle {
                 }
             }
         }
-        if self.pick(!short) == Some(p) {
+        // `pick_next_entity` (7.x, ac8e69e69363 and 9f6d929ee2c6): a pick
+        // that lands on a delayed entity finishes its dequeue and picks again
+        // while anything is queued.
+        let nse = loop {
+            match self.pick(!short) {
+                Some(i) if self.ents[i].state == OState::Delayed => {
+                    self.finish_delayed(i);
+                    if self.nr_queued() == 0 {
+                        break None;
+                    }
+                }
+                other => break other,
+            }
+        };
+        if nse == Some(p) {
             if short {
                 if self.protected(s) {
                     self.ents[s].vprot = self.ents[s].v;

@@ -32,7 +32,7 @@ use crate::class::SchedClass;
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
 use crate::deadline::{DlRq, DlServer, ServerTick};
-use crate::fair::{FairRq, FairWakeup};
+use crate::fair::{FairRq, FairWakeup, WakeupStep};
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
 use crate::slots::{IdMap, Slot};
@@ -242,6 +242,9 @@ pub struct RqStats {
     /// Wakeup decisions ([`Rq::wakeup_preempt`]) per row, by
     /// [`WakeupReason::row`]; preempting or not.
     pub wakeup_rows: [u64; WAKEUP_ROWS],
+    /// Delayed entities whose dequeue a wakeup's PICK step finished
+    /// (`pick_next_entity` at a wakeup).
+    pub nr_wakeup_delayed_dequeues: u64,
 }
 
 /// Why a runqueue operation was refused.
@@ -1025,9 +1028,16 @@ impl Rq {
         match pc {
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
-                let r =
-                    self.fair
-                        .check_preempt_wakeup(&mut self.tasks, &self.cfg, id, wf, now_pending);
+                let r = match self.fair.check_preempt_wakeup(
+                    &mut self.tasks,
+                    &self.cfg,
+                    id,
+                    wf,
+                    now_pending,
+                ) {
+                    WakeupStep::Done(r) => r,
+                    WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                };
                 self.drain_fair_resched();
                 // Fair preemption is lazy, except that a SCHED_IDLE task gives
                 // way at once (the NORMAL-vs-SCHED_IDLE promotion agreed in the
@@ -1052,6 +1062,28 @@ impl Rq {
             }
             SchedClass::Dl | SchedClass::Idle => unreachable!(),
         }
+    }
+
+    /// The PICK step of a fair wakeup decision through `pick_next_entity`
+    /// (Linux 7.x, ac8e69e69363 and 9f6d929ee2c6): a pick that lands on a
+    /// delayed entity finishes its dequeue (it is past its 0-lag point) and
+    /// picks again while the fair queue holds anything. Each round removes
+    /// one entity, so it ends.
+    fn wakeup_pick(&mut self, pse: Slot, short: bool) -> FairWakeup {
+        let nse = loop {
+            match self.fair.pick_eevdf(&self.tasks, &self.cfg, !short, false) {
+                Some(se) if self.tasks[se.0 as usize].se.sched_delayed => {
+                    self.finish_delayed(se.0);
+                    self.stats.nr_wakeup_delayed_dequeues += 1;
+                    if self.fair.nr_queued == 0 {
+                        break None;
+                    }
+                }
+                other => break other,
+            }
+        };
+        self.fair
+            .wakeup_pick_done(&mut self.tasks, &self.cfg, pse, nse, short)
     }
 
     /// `ttwu_do_activate`: enqueue a sleeping task here and decide preemption.

@@ -34,9 +34,15 @@
 //! the WF_SYNC discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
 //! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
-//! the CPU changes. A wakeup on another CPU is queued on that CPU's wake list
-//! and the CPU is kicked with an IPI (TTWU_QUEUE); with NO_TTWU_QUEUE the
-//! waker locks the remote runqueue itself.
+//! the CPU changes. A wakeup on another CPU goes as Linux's
+//! `ttwu_queue_cond()` decides ([`Scheduler::ttwu_queue_cond`]): to a CPU
+//! outside the waker's LLC, or to one whose runqueue holds nothing, it is
+//! queued on that CPU's wake list and the CPU is kicked with an IPI
+//! (TTWU_QUEUE); to a busy CPU of the same LLC (or with NO_TTWU_QUEUE) the
+//! waker locks the remote runqueue, enqueues and decides the preemption
+//! itself. A task still switching out of its CPU is queued on that CPU's
+//! wake list under the same condition, without being placed again (Linux's
+//! `p->on_cpu` case); otherwise the waker waits for the switch to end.
 //!
 //! # Balancing (`balance`)
 //! [`Scheduler::load_balance`] walks this CPU's domains bottom-up and, at the
@@ -205,6 +211,11 @@ pub struct WakeEntry {
 pub struct CpuSummary {
     /// Runnable tasks (delayed ones excluded), the running one included.
     pub nr_running: AtomicU32,
+    /// The runqueue holds no task at all, delayed fair tasks and the running
+    /// one counted ([`Rq::nr_running`] is 0, Linux's `!rq->nr_running`):
+    /// what [`Scheduler::ttwu_queue_cond`] reads. (A flag, not a count: it
+    /// fits the slot's padding.)
+    pub rq_empty: AtomicBool,
     /// Σ fair weight.
     pub load: AtomicU64,
     /// Running its idle task.
@@ -274,6 +285,7 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
             overloaded.fetch_sub(1, Ordering::Relaxed);
         }
     }
+    s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
@@ -479,6 +491,7 @@ impl<P: Platform> Scheduler<P> {
                 wake_pending: crate::sync::AtomicBool::new(false),
                 summary: CpuSummary {
                     idle: AtomicBool::new(true),
+                    rq_empty: AtomicBool::new(true),
                     ..Default::default()
                 },
                 lb: core::array::from_fn(|l| DomainState {
@@ -722,9 +735,37 @@ impl<P: Platform> Scheduler<P> {
         Ok(d)
     }
 
+    /// Linux's `ttwu_queue_cond()` (kernel/sched/core.c, 6.0 to 7.x): should
+    /// a wakeup of `t` on `cpu`, by a waker on `this_cpu`, go through
+    /// `cpu`'s wake list (and an IPI) rather than the waker locking that
+    /// runqueue? With TTWU_QUEUE, and `cpu` online and allowed to `t`: yes
+    /// when the two CPUs do not share a last-level cache (the waker stays
+    /// off remote cache lines); otherwise only when `cpu` is another CPU
+    /// whose runqueue holds nothing at all ([`CpuSummary::rq_empty`]:
+    /// delayed fair tasks count, as they do in `rq->nr_running`), so that
+    /// the idle, or soon idle, CPU does the enqueue while the busy waker
+    /// goes on. A busy CPU in the same LLC is enqueued on directly, and the
+    /// waker decides its preemption. (Linux's other conditions, the stop
+    /// class and sched_ext, have no counterpart here; before 6.0, f3dd3f674555,
+    /// the idle case also required the wakee to be still switching out.)
+    pub fn ttwu_queue_cond(&self, this_cpu: usize, cpu: usize, t: &SchedTask) -> bool {
+        if !self.cfg.feat(Feature::TtwuQueue)
+            || !self.topology.online_mask().test(cpu)
+            || !t.cpus_allowed.test(cpu)
+        {
+            return false;
+        }
+        if !self.topology.share_cache(this_cpu, cpu) {
+            return true;
+        }
+        cpu != this_cpu && self.slots[cpu].summary.rq_empty.load(Ordering::Relaxed)
+    }
+
     /// Wakes a fully dequeued task on `cpu` (chosen by [`Self::select_task_rq`]):
     /// directly when `cpu` is this CPU; through the target's wake list and an
-    /// IPI with TTWU_QUEUE; else by locking the remote runqueue.
+    /// IPI when [`Self::ttwu_queue_cond`] says so (TTWU_QUEUE); else by
+    /// locking the remote runqueue, enqueueing there and deciding the
+    /// preemption (an IPI only if it must act now).
     pub fn ttwu_queue(
         &self,
         cpu: usize,
@@ -752,7 +793,7 @@ impl<P: Platform> Scheduler<P> {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
         }
-        if self.cfg.feat(Feature::TtwuQueue) {
+        if self.ttwu_queue_cond(this_cpu, cpu, task) {
             let irq = self.platform.irq_save();
             // The list grows by doubling past its high-water mark (never, once
             // reserved); if growing fails, wake the task directly below.

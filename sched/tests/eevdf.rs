@@ -556,6 +556,77 @@ fn c22_preempt_short_looks_past_the_buddy() {
     assert_eq!(h.pick(), Some(3));
 }
 
+/// Task 2 runs 2 ms ahead of task 1 and sleeps while ineligible, so its
+/// dequeue is delayed; task 1 then runs 10 ms, which makes 2 eligible again
+/// (still delayed) with the earliest deadline; then task 3 wakes with
+/// `params`. Lazy, so that task 1's consumed request leaves no immediate
+/// reschedule pending (row 3). Returns the decision.
+fn wake_beside_an_eligible_delayed_task(h: &mut H, params: TaskParams) -> sched::WakeupDecision {
+    h.cfg.tunables.set_preempt_mode(PreemptMode::Lazy);
+    h.spawn(2, TaskParams::default());
+    h.spawn(1, TaskParams::default());
+    assert_eq!(h.pick(), Some(2));
+    h.adv(2 * MS);
+    h.block();
+    assert_eq!(h.task(2).state, sched::TaskState::Delayed);
+    assert_eq!(h.curr(), Some(1));
+    h.adv(10 * MS);
+    h.rq.update_curr();
+    assert!(
+        h.rq.entity_eligible(TaskId(2)),
+        "the delayed task is eligible again"
+    );
+    assert!(!h.rq.entity_eligible(TaskId(1)));
+    wake_with_lag(h, 3, params, 0, WakeFlags::empty())
+}
+
+/// Linux 7.x, ac8e69e69363 and 9f6d929ee2c6: the wakeup's PICK step goes
+/// through `pick_next_entity`, so a pick that lands on a delayed entity
+/// (eligible, hence past its 0-lag point) finishes that entity's dequeue and
+/// picks again. Before, the delayed entity won the pick and the wakee, the
+/// next in line, did not preempt.
+#[test]
+fn wakeup_pick_finishes_a_delayed_dequeue_and_picks_again() {
+    for (params, short) in [(TaskParams::default(), false), (H::slice(300 * US), true)] {
+        let mut h = H::one();
+        let d = wake_beside_an_eligible_delayed_task(&mut h, params);
+        assert_eq!(
+            d.reason,
+            WakeupReason::Fair(FairWakeup::Picked { short }),
+            "short {short}"
+        );
+        assert!(d.preempt);
+        // The delayed task left the queue for good: blocked, not counted.
+        assert_eq!(h.task(2).state, sched::TaskState::Blocked);
+        assert_eq!(h.rq.stats.nr_wakeup_delayed_dequeues, 1);
+        assert_eq!(h.rq.nr_running(), 2);
+        h.rq.check().unwrap();
+        assert_eq!(h.pick(), Some(3));
+        // Woken later, it is placed again (a full wakeup, not a requeue).
+        let w = h.wake(2, WakeFlags::empty()).unwrap();
+        assert!(w.reason != WakeupReason::SameTask, "{w:?}");
+        assert_eq!(h.task(2).state, sched::TaskState::Queued);
+        h.rq.check().unwrap();
+    }
+    // Without DELAY_DEQUEUE the sleeper leaves at once; the same wakeup
+    // preempts with nothing to finish.
+    let mut h = H::one();
+    h.cfg.tunables.set_preempt_mode(PreemptMode::Lazy);
+    h.cfg.features.set(Feature::DelayDequeue, false);
+    h.spawn(2, TaskParams::default());
+    h.spawn(1, TaskParams::default());
+    assert_eq!(h.pick(), Some(2));
+    h.adv(2 * MS);
+    h.block();
+    h.adv(10 * MS);
+    let d = wake_with_lag(&mut h, 3, TaskParams::default(), 0, WakeFlags::empty());
+    assert_eq!(
+        d.reason,
+        WakeupReason::Fair(FairWakeup::Picked { short: false })
+    );
+    assert_eq!(h.rq.stats.nr_wakeup_delayed_dequeues, 0);
+}
+
 #[test]
 fn c23_no_wakeup_preemption_and_rt_is_immediate_even_lazy() {
     let mut h = H::one();

@@ -190,6 +190,97 @@ fn spawn_block_wake_exit_on_one_cpu() {
     check(&s, &live);
 }
 
+/// Task 0, allowed only on CPU 1, runs there and goes to sleep; the switch
+/// away from it is left unfinished (`finish_switch` not yet called). With
+/// `beside`, task 1 (also only on CPU 1) is queued there and is what CPU 1
+/// switches to; else CPU 1 goes idle.
+fn sleeping_while_switching(beside: bool) -> (Scheduler<Rec>, sched::Switch) {
+    let s = sched(2);
+    // It must leave the runqueue when it sleeps (not stay, delayed).
+    s.cfg.features.set(sched::Feature::DelayDequeue, false);
+    let only1 = CpuMask::from_cpus(&[1]);
+    for id in 0..1 + u32::from(beside) {
+        let mut t = task(0);
+        t.cpus_allowed = only1;
+        s.spawn(TaskId(id), t, 1).unwrap();
+    }
+    // Task 0 runs on CPU 1 (picked first, or made current by a pick).
+    while s.cpu_rq(1).curr() != Some(TaskId(0)) {
+        switch(&s, 1, PrevAction::Yields);
+    }
+    let sw = {
+        let mut rq = s.cpu_rq(1);
+        s.schedule(&mut rq, PrevAction::Sleeps)
+    };
+    assert_eq!(sw.prev, Some(TaskId(0)));
+    assert_eq!(sw.next, beside.then_some(TaskId(1)));
+    (s, sw)
+}
+
+/// Wakes task 0 from CPU 0 while CPU 1 is still switching away from it;
+/// CPU 1 finishes that switch `delay_ms` later, on another thread. Returns
+/// the wakeup and whether it returned before the switch was finished.
+fn wake_during_switch(s: &Scheduler<Rec>, sw: &sched::Switch, delay_ms: u64) -> (Woke, bool) {
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            finished.store(true, Ordering::SeqCst);
+            s.finish_switch(1, sw);
+        });
+        let w = s.wake(TaskId(0), WakeFlags::empty(), 0).unwrap();
+        (w, !finished.load(Ordering::SeqCst))
+    })
+}
+
+#[test]
+fn a_wakee_still_switching_out_of_an_emptied_cpu_is_queued_there_at_once() {
+    // Linux's `p->on_cpu` case of `try_to_wake_up`: its CPU holds nothing
+    // now, so `ttwu_queue_cond` holds and the wakee goes on that CPU's wake
+    // list without waiting for the switch to end.
+    let (s, sw) = sleeping_while_switching(false);
+    let (w, early) = wake_during_switch(&s, &sw, 500);
+    assert!(early, "the waker waited for the switch to end: {w:?}");
+    assert_eq!(
+        w,
+        Woke::Placed {
+            from: 1,
+            to: 1,
+            outcome: sched::smp::WakeOutcome::Queued { cpu: 1, ipi: true },
+        }
+    );
+    // CPU 1 takes it from its list (after its switch) and runs it.
+    let mut rq = s.cpu_rq(1);
+    assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
+    assert_eq!(rq.task(TaskId(0)).map(|t| t.state), Some(TaskState::Queued));
+    assert_eq!(rq.pick_next_task(), Some(TaskId(0)));
+    drop(rq);
+    check(&s, &[true]);
+}
+
+#[test]
+fn a_wakee_still_switching_out_of_a_busy_cpu_is_placed_after_the_switch() {
+    // Its CPU runs another task now: no wake list; the waker waits until
+    // the wakee is off that CPU, then places it (here on CPU 1, its only
+    // allowed CPU) and enqueues it there itself (same LLC, CPU 1 busy).
+    let (s, sw) = sleeping_while_switching(true);
+    let (w, early) = wake_during_switch(&s, &sw, 50);
+    assert!(!early, "woken before its switch ended: {w:?}");
+    assert!(
+        matches!(
+            w,
+            Woke::Placed {
+                from: 1,
+                to: 1,
+                outcome: sched::smp::WakeOutcome::Remote(1, _),
+            }
+        ),
+        "{w:?}"
+    );
+    assert!(!s.has_pending_wakeups(1));
+    check(&s, &[true, true]);
+}
+
 #[test]
 fn set_params_reaches_running_queued_and_sleeping_tasks() {
     let s = sched(1);

@@ -224,13 +224,16 @@ fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
     granting(7, || rq.try_wake_up_new_task(TaskId(8), t)).unwrap();
     rq.check().unwrap();
 
-    let s = Scheduler::new(Masking, cfg.clone(), 2, 100);
+    // A wakeup for an empty CPU goes through its wake list (ttwu_queue_cond);
+    // when the list cannot grow, the waker enqueues directly instead.
+    let s = Scheduler::new(Masking, cfg.clone(), 3, 100);
     s.cpu_rq(1).try_reserve(10).unwrap();
+    s.cpu_rq(2).try_reserve(10).unwrap();
     let out = granting(0, || s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::empty()));
     assert!(matches!(out, WakeOutcome::Remote(1, _)), "{out:?}");
     assert!(s.cpu_rq(1).task(TaskId(3)).is_some());
     assert!(!s.has_pending_wakeups(1));
-    let out = s.ttwu_queue(1, 0, TaskId(4), t, WakeFlags::empty());
-    assert_eq!(out, WakeOutcome::Queued { cpu: 1, ipi: true });
-    assert!(s.has_pending_wakeups(1));
+    let out = s.ttwu_queue(2, 0, TaskId(4), t, WakeFlags::empty());
+    assert_eq!(out, WakeOutcome::Queued { cpu: 2, ipi: true });
+    assert!(s.has_pending_wakeups(2));
 }

@@ -8,7 +8,9 @@ mod common;
 
 use common::plat::Plat;
 use sched::smp::{CheckScratch, Scheduler, WakeOutcome};
-use sched::{CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
+use sched::{
+    CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
+};
 
 const MS: u64 = 1_000_000;
 
@@ -227,9 +229,20 @@ fn sync_wakeup_is_affine_when_no_cpu_is_idle() {
     );
 }
 
+/// Two CPUs, each its own LLC (so every remote wakeup goes through the wake
+/// list, whatever the target runs).
+fn two_llcs() -> Scheduler<Plat> {
+    let cfg = Arc::new(SchedConfig::new(2, 250));
+    let topo = Topology::uniform(2, 1, 1, 2).unwrap();
+    Scheduler::with_topology(Plat::default(), cfg, topo, 64)
+}
+
 #[test]
 fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
-    let sim = Sim::new(2, 250);
+    let sim = Sim {
+        s: two_llcs(),
+        ..Sim::new(2, 250)
+    };
     // A running task on CPU 1 so that it is not idle.
     {
         let mut rq = sim.s.cpu_rq(1);
@@ -283,6 +296,76 @@ fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
     t.cpu = 1;
     let out = sim.s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::TTWU);
     assert!(matches!(out, WakeOutcome::Remote(1, _)));
+}
+
+/// Linux's `ttwu_queue_cond()`: the wake list (and its IPI) only for a CPU
+/// outside the waker's LLC or one whose runqueue holds nothing; a busy CPU
+/// of the same LLC is enqueued on by the waker, which decides preemption.
+#[test]
+fn remote_wakeup_delivery_follows_ttwu_queue_cond() {
+    let sim = Sim::new(4, 250);
+    let s = &sim.s;
+    let t = SchedTask::new(TaskParams::default());
+    // CPU 1 holds nothing: queued, one IPI.
+    assert!(s.ttwu_queue_cond(0, 1, &t));
+    assert_eq!(
+        s.ttwu_queue(1, 0, TaskId(1), t, WakeFlags::TTWU),
+        WakeOutcome::Queued { cpu: 1, ipi: true }
+    );
+    assert_eq!(ipis(s, 1), 1);
+    {
+        let mut rq = s.cpu_rq(1);
+        assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
+        assert_eq!(rq.pick_next_task(), Some(TaskId(1)));
+    }
+    // CPU 1 now runs task 1: the waker enqueues directly; the wakee (same
+    // slice, placed with no lag) does not preempt, so no IPI.
+    assert!(!s.ttwu_queue_cond(0, 1, &t));
+    let out = s.ttwu_queue(1, 0, TaskId(2), t, WakeFlags::TTWU);
+    let WakeOutcome::Remote(1, d) = out else {
+        panic!("{out:?}")
+    };
+    assert!(!s.has_pending_wakeups(1));
+    assert_eq!(s.cpu_rq(1).task(TaskId(2)).map(|t| t.cpu), Some(1));
+    assert_eq!(ipis(s, 1), u64::from(d.resched == Resched::Now) + 1);
+    // A wakee that may not run on the target is never queued there.
+    let mut pinned = t;
+    pinned.cpus_allowed = CpuMask::from_cpus(&[0]);
+    assert!(!s.ttwu_queue_cond(0, 2, &pinned));
+    // This CPU: never through the list.
+    assert!(!s.ttwu_queue_cond(2, 2, &t));
+    // NO_TTWU_QUEUE: never, even to an empty CPU.
+    s.cfg.features.set(Feature::TtwuQueue, false);
+    assert!(!s.ttwu_queue_cond(0, 2, &t));
+    assert!(matches!(
+        s.ttwu_queue(2, 0, TaskId(3), t, WakeFlags::TTWU),
+        WakeOutcome::Remote(2, _)
+    ));
+    s.cfg.features.set(Feature::TtwuQueue, true);
+
+    // Two LLCs of two CPUs: a busy CPU of the other LLC still gets the list.
+    let cfg = Arc::new(SchedConfig::new(4, 250));
+    let topo = Topology::uniform(4, 1, 2, 2).unwrap();
+    let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
+    for cpu in [1, 2] {
+        let mut rq = s.cpu_rq(cpu);
+        rq.wake_up_new_task(
+            TaskId(10 + cpu as u32),
+            SchedTask::new(TaskParams::default()),
+        );
+        rq.pick_next_task();
+    }
+    assert!(!s.ttwu_queue_cond(0, 1, &t), "same LLC, busy");
+    assert!(s.ttwu_queue_cond(0, 2, &t), "other LLC, busy");
+    assert!(s.ttwu_queue_cond(0, 3, &t), "other LLC, empty");
+    assert_eq!(
+        s.ttwu_queue(2, 0, TaskId(4), t, WakeFlags::TTWU),
+        WakeOutcome::Queued { cpu: 2, ipi: true }
+    );
+    assert!(matches!(
+        s.ttwu_queue(1, 0, TaskId(5), t, WakeFlags::TTWU),
+        WakeOutcome::Remote(1, _)
+    ));
 }
 
 #[test]

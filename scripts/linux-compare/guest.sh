@@ -211,3 +211,26 @@ lc_latency() { # REPS LOOPS
         r=$((r + 1))
     done
 }
+
+# What the scheduler sees of the machine, one "topo:" line per fact: each
+# CPU's package and core ids, each cache level's shared_cpu_list (the last
+# level decides `cpus_share_cache`, hence whether a remote wakeup goes
+# through the wake list), the sched domains debugfs lists (name, flags) and
+# /proc/schedstat's domain masks.
+lc_topology() {
+    for c in /sys/devices/system/cpu/cpu[0-9]*; do
+        n=${c##*/}
+        t=$c/topology
+        echo "topo: $n package $(cat $t/physical_package_id 2>/dev/null) die $(cat $t/die_id 2>/dev/null) core $(cat $t/core_id 2>/dev/null) siblings $(cat $t/thread_siblings_list 2>/dev/null) core_siblings $(cat $t/core_siblings_list 2>/dev/null)"
+        for i in $c/cache/index*; do
+            [ -d "$i" ] || continue
+            echo "topo: $n cache ${i##*/} level $(cat $i/level) $(cat $i/type) size $(cat $i/size 2>/dev/null) shared_cpu_list $(cat $i/shared_cpu_list)"
+        done
+        for d in /sys/kernel/debug/sched/domains/$n/domain*; do
+            [ -d "$d" ] || continue
+            echo "topo: $n ${d##*/} name $(cat $d/name 2>/dev/null) flags $(cat $d/flags 2>/dev/null)"
+        done
+    done
+    awk '/^version/ {print "topo: schedstat " $0} /^cpu[0-9]/ {print "topo: schedstat " $1} /^domain/ {print "topo: schedstat", $1, $2, $3}' /proc/schedstat
+    grep -m1 'model name' /proc/cpuinfo | sed 's/^/topo: /'
+}

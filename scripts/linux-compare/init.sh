@@ -7,6 +7,9 @@
 #   lc.mode=smoke    a feature flipped and read back, one tiny hackbench
 #   lc.mode=latency  cyclictest and pipe round trips (lc.reps=N, lc.loops=N)
 #   lc.mode=costs    lcbench costs: the simulator's qemu:N costs (lc.iters=N)
+#   lc.mode=topology what the scheduler sees of the machine: each CPU's
+#                    package/core ids, its caches' shared_cpu_list, its sched
+#                    domains (debugfs) and /proc/schedstat's domain lines
 #   lc.mode=sh       an interactive shell (debugging)
 # (an initramfs built on a host of another architecture has only /bin/sh)
 [ -e /bin/mount ] || /bin/busybox --install -s /bin
@@ -26,12 +29,13 @@ echo "lc: preempt $(cat /sys/kernel/debug/sched/preempt 2>/dev/null)"
 echo "lc: features $(cat /sys/kernel/debug/sched/features 2>/dev/null)"
 echo "lc: mode ${mode:-none} seed $(arg lc.seed)"
 . /lc.sh
-[ "$mode" = sh ] || lc_settle
+[ "$mode" = sh ] || [ "$mode" = topology ] || lc_settle
 case $mode in
     ab) . /plan.sh ;;
     smoke) lc_smoke ;;
     latency) lc_latency "$(arg lc.reps)" "$(arg lc.loops)" ;;
     costs) lcbench costs -n "$(arg lc.iters)" ;;
+    topology) lc_topology ;;
     sh) setsid cttyhack sh ;;
     *) echo "lc: error: unknown lc.mode '$mode'" ;;
 esac

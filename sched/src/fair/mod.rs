@@ -121,6 +121,21 @@ pub enum FairWakeup {
     },
 }
 
+/// Where [`FairRq::check_preempt_wakeup`] stopped: a decided row, or the PICK
+/// step, which the runqueue completes (it may finish delayed dequeues on the
+/// way, `pick_next_entity`) with [`FairRq::wakeup_pick_done`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeupStep {
+    /// A row before PICK decided.
+    Done(FairWakeup),
+    /// The PICK step is next; `short`: PREEMPT_SHORT (the pick ignores the
+    /// running task's protection).
+    Pick {
+        /// The pick ignores the running task's protection (PREEMPT_SHORT).
+        short: bool,
+    },
+}
+
 impl FairWakeup {
     /// Does this outcome preempt the running task?
     pub fn preempts(self) -> bool {
@@ -767,6 +782,9 @@ impl FairRq {
     /// The 6.19 wakeup decision (`check_preempt_wakeup_fair`; the rows of [`FairWakeup`]):
     /// should the waking fair entity `pse` preempt the running fair entity?
     /// `need_resched_now`: an immediate reschedule is already pending (row 3).
+    /// Up to the PICK step: that step is [`WakeupStep::Pick`], which the
+    /// runqueue completes with [`Self::wakeup_pick_done`], since a pick that
+    /// lands on a delayed entity dequeues it for good (a runqueue matter).
     pub fn check_preempt_wakeup(
         &mut self,
         ts: &mut [SchedTask],
@@ -774,34 +792,34 @@ impl FairRq {
         pse: Slot,
         wake_flags: WakeFlags,
         need_resched_now: bool,
-    ) -> FairWakeup {
+    ) -> WakeupStep {
         let s = self.curr;
         let p = pse.0;
         if s == p {
-            return FairWakeup::SameTask;
+            return WakeupStep::Done(FairWakeup::SameTask);
         }
         if need_resched_now {
-            return FairWakeup::AlreadyPending;
+            return WakeupStep::Done(FairWakeup::AlreadyPending);
         }
         if !cfg.feat(Feature::WakeupPreemption) {
-            return FairWakeup::Disabled;
+            return WakeupStep::Done(FairWakeup::Disabled);
         }
         if s == NIL {
             // No fair entity is running (the core handles class differences);
             // treat as a pick against an empty current.
-            return FairWakeup::Picked { short: false };
+            return WakeupStep::Done(FairWakeup::Picked { short: false });
         }
         let cse_idle = is_idle_policy(ts, s);
         let pse_idle = is_idle_policy(ts, p);
         if cse_idle && !pse_idle {
             Self::cancel_protect_slice(ts, s);
-            return FairWakeup::IdleCurrent;
+            return WakeupStep::Done(FairWakeup::IdleCurrent);
         }
         if cse_idle != pse_idle {
-            return FairWakeup::IdleWakee;
+            return WakeupStep::Done(FairWakeup::IdleWakee);
         }
         if ts[p as usize].params.policy != Policy::Normal {
-            return FairWakeup::NotNormalPolicy;
+            return WakeupStep::Done(FairWakeup::NotNormalPolicy);
         }
         self.update_curr(ts, cfg);
         let mut short = false;
@@ -810,35 +828,54 @@ impl FairRq {
             short = true;
         } else {
             if wake_flags.contains(WakeFlags::FORK) || se(ts, p).sched_delayed {
-                return FairWakeup::ForkOrDelayed;
+                return WakeupStep::Done(FairWakeup::ForkOrDelayed);
             }
             if cfg.feat(Feature::NextBuddyIneligibleResched)
                 && !wake_flags.contains(WakeFlags::IRQ)
                 && !self.vruntime_eligible(ts, se(ts, s).vruntime)
             {
-                return FairWakeup::IneligibleWaker;
+                return WakeupStep::Done(FairWakeup::IneligibleWaker);
             }
             if cfg.feat(Feature::NextBuddy)
                 && self.set_preempt_buddy(ts, p)
                 && wake_flags.contains(WakeFlags::SYNC)
             {
                 if self.preempt_sync(ts, cfg, wake_flags, p, s) {
-                    return FairWakeup::SyncResched;
+                    return WakeupStep::Done(FairWakeup::SyncResched);
                 }
                 sync_none = true;
             }
         }
         if sync_none {
-            return FairWakeup::SyncNone;
+            return WakeupStep::Done(FairWakeup::SyncNone);
         }
-        if self.pick_eevdf(ts, cfg, !short, false) == Some(pse) {
-            if short {
+        WakeupStep::Pick { short }
+    }
+
+    /// The PICK step of the wakeup decision, once [`Self::check_preempt_wakeup`]
+    /// returned [`WakeupStep::Pick`] and the runqueue picked `nse` with
+    /// [`Self::pick_eevdf`] (protect = `!short`), finishing the dequeue of
+    /// every delayed entity that pick landed on (`pick_next_entity`, Linux 7.x
+    /// since ac8e69e69363; `None`: the queue emptied). Preempts if the pick
+    /// is the wakee `pse`; otherwise the running entity's protection shrinks
+    /// to the shortest slice queued (RUN_TO_PARITY).
+    pub fn wakeup_pick_done(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        pse: Slot,
+        nse: Option<Slot>,
+        short: bool,
+    ) -> FairWakeup {
+        let s = self.curr;
+        if nse == Some(pse) {
+            if short && s != NIL {
                 Self::cancel_protect_slice(ts, s);
                 self.clear_buddies(s);
             }
             return FairWakeup::Picked { short };
         }
-        if cfg.feat(Feature::RunToParity) {
+        if cfg.feat(Feature::RunToParity) && s != NIL && se(ts, s).on_rq {
             self.update_protect_slice(ts, s);
         }
         FairWakeup::NotPicked { short }

@@ -544,10 +544,14 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
-    /// Wakes a parked task: takes its state from its cell (waiting, like
-    /// Linux's `smp_cond_load_acquire(&p->on_cpu, !VAL)`, until it is off
-    /// the CPU it slept on), places it and queues it. `None` if it was no
-    /// longer parked.
+    /// Wakes a parked task: takes its state from its cell, places it and
+    /// queues it. `None` if it was no longer parked. A task still switching
+    /// out of the CPU it slept on is queued on that CPU's wake list, not
+    /// placed again, when [`Scheduler::ttwu_queue_cond`] holds for that CPU
+    /// (Linux's `p->on_cpu` case in `try_to_wake_up`: the CPU takes it once
+    /// the switch is done, since it drains its list only after it); else the
+    /// waker waits until it is off that CPU (Linux's
+    /// `smp_cond_load_acquire(&p->on_cpu, !VAL)`) and places it.
     fn wake_parked(
         &self,
         cell: &TaskCell,
@@ -562,12 +566,20 @@ impl<P: Platform> Scheduler<P> {
         let placed = {
             let mut p = self.lock(&cell.parked);
             if p.is_some() && cell.home.load(Ordering::Acquire) == HOME_PARKED {
-                while cell.switching.load(Ordering::Acquire) {
+                let on_cpu = cell.last_cpu.load(Ordering::Relaxed) as usize;
+                let descheduling = cell.switching.load(Ordering::Acquire)
+                    && p.as_ref()
+                        .is_some_and(|t| self.ttwu_queue_cond(this_cpu, on_cpu, t));
+                while !descheduling && cell.switching.load(Ordering::Acquire) {
                     self.platform.cpu_relax();
                 }
                 taken = p.take();
                 taken.as_ref().map(|t| {
-                    let (target, wf) = self.select_task_rq(t, this_cpu, wf | WakeFlags::TTWU);
+                    let (target, wf) = if descheduling {
+                        (on_cpu, wf | WakeFlags::TTWU)
+                    } else {
+                        self.select_task_rq(t, this_cpu, wf | WakeFlags::TTWU)
+                    };
                     cell.home
                         .store(HOME_TRANSIT | target as u32, Ordering::Release);
                     (target, wf)
