@@ -349,7 +349,13 @@ pub fn nr_cpus() -> usize {
 /// before checking a wait condition, `TASK_RUNNING` after.
 #[inline]
 pub fn set_current_state(state: u8) {
-    crate::task::current().state.store(state, Ordering::SeqCst);
+    let t = crate::task::current();
+    debug_assert!(
+        state != crate::task::TASK_SLEEPING || !t.in_user_mode(),
+        "thread '{}' blocks in its modelled user code (run_in_user_mode)",
+        t.name()
+    );
+    t.state.store(state, Ordering::SeqCst);
 }
 
 /// Where the scheduler keeps thread `t` (`None`: an idle thread, or not
