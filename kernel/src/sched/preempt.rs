@@ -25,25 +25,28 @@ pub(crate) fn should_preempt(pc: &PerCpu) -> bool {
 /// table is `sched::preempt`'s). Either way only with the preempt count at
 /// zero, and again while a request is pending when the thread comes back.
 pub fn irq_exit() {
-    percpu::this_cpu()
-        .interrupts
-        .fetch_add(1, Ordering::Relaxed);
+    let mut pc = percpu::this_cpu();
+    pc.interrupts.fetch_add(1, Ordering::Relaxed);
     loop {
-        // Read again after each switch: the thread may come back on
-        // another CPU.
-        let pc = percpu::this_cpu();
         let need = pc.need_resched();
-        if need == Resched::None {
+        if need == Resched::None
+            || !pc.online.load(Ordering::Relaxed)
+            || pc.preempt_count.load(Ordering::Relaxed) != 0
+        {
             return;
         }
-        let point = PreemptPoint::irq_exit(interrupted_in_user_mode(pc));
-        let go = pc.online.load(Ordering::Relaxed)
-            && pc.preempt_count.load(Ordering::Relaxed) == 0
-            && preempt_mode().preempts_at(point, need);
+        // The interrupted thread's mode is read only where it changes the
+        // answer (a return to user space takes whatever kernel mode takes).
+        let mode = preempt_mode();
+        let go = mode.preempts_at(PreemptPoint::irq_exit(false), need)
+            || (mode.preempts_at(PreemptPoint::irq_exit(true), need)
+                && interrupted_in_user_mode(pc));
         if !go {
             return;
         }
         __schedule(SchedMode::Preempt);
+        // The thread may come back on another CPU.
+        pc = percpu::this_cpu();
     }
 }
 
