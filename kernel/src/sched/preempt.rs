@@ -62,12 +62,14 @@ fn interrupted_in_user_mode(pc: &PerCpu) -> bool {
 /// Runs `f` as the current thread's user-space code (Linux's user mode):
 /// while it runs, an interrupt's exit is a return to user space, which takes
 /// any pending request, lazy ones included ([`irq_exit`]). For a workload's
-/// compute between modelled syscalls (a spin loop, a request's CPU work):
-/// `f` must not make modelled syscalls, block, or take locks (it would be
-/// preempted where Linux's kernel code would not be); a sleep inside it is
-/// caught by `set_current_state` in debug builds. Nests (an inner call leaves
-/// the mark set). Entering it is a return to user space, so any pending
-/// request is taken first ([`exit_to_user_mode`]).
+/// compute between modelled syscalls (a spin loop, a request's CPU work).
+/// Kernel work inside `f` (a modelled syscall: a sleep, a lock, a runtime
+/// read) goes through [`syscall`], which leaves user mode for it; anything
+/// else would be preempted where Linux's kernel code would not be, and a
+/// sleep outside [`syscall`] is caught by `set_current_state` in debug
+/// builds. Nests (an inner call leaves the mark set). Entering it is a
+/// return to user space, so any pending request is taken first
+/// ([`exit_to_user_mode`]).
 pub fn run_in_user_mode<R>(f: impl FnOnce() -> R) -> R {
     exit_to_user_mode();
     let t = crate::task::current();

@@ -95,7 +95,6 @@ pub fn run(
             .map(|(r, s)| (u64::from(r) * 1000, u64::from(s) * 1000));
         let tid = job.spawn("spin", params, p.cpu, move || {
             task::sleep_until_ns(start);
-            task::exit_to_user_mode();
             let me = task::current();
             // Its CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`).
             let runtime = || task::syscall(|| task::task_runtime_ns(me));

@@ -105,9 +105,9 @@ pub fn run(
             Some(p.cpu),
             move || {
                 task::sleep_until_ns(start);
-                task::exit_to_user_mode();
-                // User-space compute: an interrupt's return to it takes a
-                // pending request, lazy ones too, as in Linux.
+                // User-space compute (entered through a return to user
+                // space): an interrupt's return to it takes a pending
+                // request, lazy ones too, as in Linux.
                 task::run_in_user_mode(|| {
                     while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
                         burn(256);
