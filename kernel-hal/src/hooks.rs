@@ -83,8 +83,10 @@ pub trait Hooks: Sync {
     /// due).
     fn hrtick(&self);
     /// The end of every interrupt handler, before the interrupted context is
-    /// restored: switches threads when an immediate reschedule is pending
-    /// and preemption is allowed (preemption on return from interrupt).
+    /// restored: switches threads when preemption is allowed and a pending
+    /// reschedule asks for it at this return (the kernel decides, from what
+    /// the interrupted thread was running: its modelled user code or kernel
+    /// code; preemption on return from interrupt).
     fn irq_exit(&self);
     /// The console UART's receive interrupt (before the acknowledge or EOI,
     /// then `irq_exit`): moves the received bytes into the console's ring.

@@ -113,8 +113,10 @@ pub fn timer_event() {
 }
 
 /// Called at the end of every interrupt handler, before the interrupted context
-/// is restored. Switches threads here when an immediate reschedule is pending
-/// and preemption is allowed (preemption on return from interrupt).
+/// is restored. Switches threads here when preemption is allowed and a
+/// reschedule is pending that this return takes: any request when the
+/// interrupted thread was in its modelled user code, an immediate one under
+/// full or lazy otherwise (`task::irq_exit`).
 pub fn irq_exit() {
     task::irq_exit();
 }

@@ -4,9 +4,9 @@
 //!
 //! | point | none | voluntary | full | lazy |
 //! |---|---|---|---|---|
-//! | interrupt exit, `preempt_enable` (kernel mode) | – | – | now | now |
+//! | interrupt exit to kernel mode, `preempt_enable` | – | – | now | now |
 //! | `cond_resched()` | – | now, lazy | – | – |
-//! | return to user space | now, lazy | now, lazy | now, lazy | now, lazy |
+//! | return to user space: a syscall's end, interrupt exit to user mode | now, lazy | now, lazy | now, lazy | now, lazy |
 //!
 //! ("now": an immediate request, TIF_NEED_RESCHED; "lazy": a lazy one,
 //! TIF_NEED_RESCHED_LAZY, which only the lazy model ever makes, see
@@ -31,6 +31,26 @@
 //! during the syscall (a wakeup that should preempt) is honoured there, as in
 //! Linux, instead of waiting for the tick.
 //!
+//! # Interrupt exit
+//! Where an interrupt returns decides which point its exit is. Linux's
+//! `irqentry_exit()` (kernel/entry/common.c) sends an interrupt taken in
+//! user mode (`user_mode(regs)`) through `irqentry_exit_to_user_mode()`,
+//! which runs the same `exit_to_user_mode_loop()` as a syscall's end: both
+//! bits, every model. An interrupt taken in kernel mode goes through
+//! `irqentry_exit_cond_resched()` only under a preemptible model (full,
+//! lazy), and that calls `preempt_schedule_irq()` only when `need_resched()`
+//! holds, which tests TIF_NEED_RESCHED alone: a lazy request set in that
+//! interrupt waits for the tick. [`PreemptPoint::irq_exit`] makes that
+//! choice. So a lazy wakeup made by a timer interrupt that arrives while a
+//! CPU-bound task computes in user space preempts it at that interrupt's
+//! return, not a tick later (under lazy in Linux a periodic sleeper among
+//! user-space hogs waits microseconds, docs/results/linux.md).
+//!
+//! Our kernel marks the stretches of a workload thread that model user code
+//! (a compute loop between modelled syscalls; the kernel's
+//! `run_in_user_mode()`), and its interrupt exit asks
+//! `PreemptPoint::irq_exit(interrupted thread in that stretch)`.
+//!
 //! `cond_resched()`: ours is a switch point only under voluntary (Linux's
 //! `none` honours it too; here it is what tells `voluntary` from `none`), and
 //! is a no-op under full and lazy, as Linux 6.13+ makes it under lazy.
@@ -49,6 +69,20 @@ pub enum PreemptPoint {
     /// Return to user space (the end of a syscall or of an interrupt taken in
     /// user mode): Linux's `exit_to_user_mode_loop()`.
     UserReturn,
+}
+
+impl PreemptPoint {
+    /// The point an interrupt's exit is: a return to user space when the
+    /// interrupt was taken in user mode (`user_mode`), kernel mode
+    /// otherwise (Linux's `irqentry_exit()`, see the module docs).
+    #[inline]
+    pub const fn irq_exit(user_mode: bool) -> PreemptPoint {
+        if user_mode {
+            PreemptPoint::UserReturn
+        } else {
+            PreemptPoint::Kernel
+        }
+    }
 }
 
 impl PreemptMode {
@@ -98,5 +132,29 @@ mod tests {
         assert!(Lazy.preempts_at(UserReturn, L));
         assert!(!None.preempts_at(Kernel, W));
         assert!(None.preempts_at(UserReturn, W));
+    }
+
+    /// Interrupt exit: to user mode it takes any request in every model
+    /// (`irqentry_exit_to_user_mode()`), to kernel mode only an immediate
+    /// one under full and lazy (`irqentry_exit_cond_resched()`).
+    #[test]
+    fn interrupt_exit_by_mode_of_the_interrupted_code() {
+        assert_eq!(PreemptPoint::irq_exit(true), UserReturn);
+        assert_eq!(PreemptPoint::irq_exit(false), Kernel);
+        for m in PreemptMode::ALL {
+            let user = |r| m.preempts_at(PreemptPoint::irq_exit(true), r);
+            let kernel = |r| m.preempts_at(PreemptPoint::irq_exit(false), r);
+            assert!(!user(N) && !kernel(N), "{m:?}");
+            assert!(user(L) && user(W), "{m:?}");
+            assert!(
+                !kernel(L),
+                "{m:?}: a lazy request at interrupt exit to kernel mode"
+            );
+            assert_eq!(kernel(W), m == Full || m == Lazy, "{m:?}");
+        }
+        // What the lazy model's sleeper-among-hogs case turns on: the same
+        // lazy request, taken or left by where the interrupt returns.
+        assert!(Lazy.preempts_at(PreemptPoint::irq_exit(true), L));
+        assert!(!Lazy.preempts_at(PreemptPoint::irq_exit(false), L));
     }
 }

@@ -349,7 +349,13 @@ pub fn nr_cpus() -> usize {
 /// before checking a wait condition, `ThreadState::Running` after.
 #[inline]
 pub fn set_current_state(state: crate::task::ThreadState) {
-    crate::task::current().state.store(state, Ordering::SeqCst);
+    let t = crate::task::current();
+    debug_assert!(
+        state != crate::task::ThreadState::Sleeping || !t.in_user_mode(),
+        "thread '{}' blocks in its modelled user code (run_in_user_mode)",
+        t.name()
+    );
+    t.state.store(state, Ordering::SeqCst);
 }
 
 /// Where the scheduler keeps thread `t` (`None`: an idle thread, or not

@@ -17,15 +17,89 @@ pub(crate) fn should_preempt(pc: &PerCpu) -> bool {
         && preempt_mode().preempts_at(PreemptPoint::Kernel, Resched::Now)
 }
 
-/// Interrupt exit (interrupts disabled, on the interrupted thread's stack):
-/// preempt the interrupted thread if an immediate reschedule is pending, the
-/// preempt count is zero and the model is full or lazy.
+/// Interrupt exit (interrupts disabled, on the interrupted thread's stack),
+/// Linux's `irqentry_exit()`: an interrupt taken while the thread ran its
+/// modelled user code ([`run_in_user_mode`]) returns to user space and takes
+/// any pending request, lazy included, in every model; one taken in kernel
+/// code preempts only for an immediate request under full or lazy (the
+/// table is `sched::preempt`'s). Either way only with the preempt count at
+/// zero, and again while a request is pending when the thread comes back.
 pub fn irq_exit() {
-    let pc = percpu::this_cpu();
+    let mut pc = percpu::this_cpu();
     pc.interrupts.fetch_add(1, Ordering::Relaxed);
-    if should_preempt(pc) {
+    loop {
+        let need = pc.need_resched();
+        if need == Resched::None
+            || !pc.online.load(Ordering::Relaxed)
+            || pc.preempt_count.load(Ordering::Relaxed) != 0
+        {
+            return;
+        }
+        // The interrupted thread's mode is read only where it changes the
+        // answer (a return to user space takes whatever kernel mode takes).
+        let mode = preempt_mode();
+        let go = mode.preempts_at(PreemptPoint::irq_exit(false), need)
+            || (mode.preempts_at(PreemptPoint::irq_exit(true), need)
+                && interrupted_in_user_mode(pc));
+        if !go {
+            return;
+        }
         __schedule(SchedMode::Preempt);
+        // The thread may come back on another CPU.
+        pc = percpu::this_cpu();
     }
+}
+
+/// Whether the thread this CPU runs (the one the interrupt stopped) was in
+/// its modelled user code. False before the thread table exists and for
+/// idle threads (which never enter user mode).
+fn interrupted_in_user_mode(pc: &PerCpu) -> bool {
+    crate::task::threads()
+        .get(pc.curr.load(Ordering::Relaxed) as usize)
+        .is_some_and(|t| t.in_user_mode())
+}
+
+/// Runs `f` as the current thread's user-space code (Linux's user mode):
+/// while it runs, an interrupt's exit is a return to user space, which takes
+/// any pending request, lazy ones included ([`irq_exit`]). For a workload's
+/// compute between modelled syscalls (a spin loop, a request's CPU work).
+/// Kernel work inside `f` (a modelled syscall: a sleep, a lock, a runtime
+/// read) goes through [`syscall`], which leaves user mode for it; anything
+/// else would be preempted where Linux's kernel code would not be, and a
+/// sleep outside [`syscall`] is caught by `set_current_state` in debug
+/// builds. Nests (an inner call leaves the mark set). Entering it is a
+/// return to user space, so any pending request is taken first
+/// ([`exit_to_user_mode`]).
+pub fn run_in_user_mode<R>(f: impl FnOnce() -> R) -> R {
+    exit_to_user_mode();
+    let t = crate::task::current();
+    let was = t.user_mode.load(Ordering::Relaxed);
+    // Only this thread writes its mark, and only this CPU's interrupts read
+    // it while it runs here (a switch orders it for the next CPU): a
+    // compiler fence keeps `f`'s code between the two stores.
+    t.user_mode.store(true, Ordering::Relaxed);
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let r = f();
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    t.user_mode.store(was, Ordering::Relaxed);
+    r
+}
+
+/// A modelled syscall `f` made from user code: the thread leaves user mode
+/// for `f` (Linux's syscall entry) and returns to user space after it
+/// ([`exit_to_user_mode`]: any pending request is taken) before its user
+/// mode, if it had one, resumes. Outside [`run_in_user_mode`] it is `f`
+/// followed by [`exit_to_user_mode`].
+pub fn syscall<R>(f: impl FnOnce() -> R) -> R {
+    let t = crate::task::current();
+    let was = t.user_mode.load(Ordering::Relaxed);
+    t.user_mode.store(false, Ordering::Relaxed);
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let r = f();
+    exit_to_user_mode();
+    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    t.user_mode.store(was, Ordering::Relaxed);
+    r
 }
 
 /// A preemption point in thread context with interrupts enabled (the end of a

@@ -60,9 +60,9 @@ use crate::sync::{SpinLock, WaitQueue};
 pub use crate::sched::{
     cond_resched, exit_to_user_mode, hrtick_interrupt, irq_exit, nr_cpus, nr_runqueues,
     online_mask, preempt_check_resched, preempt_count, preempt_disable, preempt_enable,
-    preempt_mode, sched, sched_config, sched_setattr, sched_snapshot, schedule, set_affinity,
-    set_current_state, task_runtime_ns, timer_event, timer_tick, try_to_wake_up, with_cpu_rq,
-    with_rq, yield_now, AffinityError, PreemptGuard, BALANCE_TICKS,
+    preempt_mode, run_in_user_mode, sched, sched_config, sched_setattr, sched_snapshot, schedule,
+    set_affinity, set_current_state, syscall, task_runtime_ns, timer_event, timer_tick,
+    try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError, PreemptGuard, BALANCE_TICKS,
 };
 
 /// Thread slots, idle threads included (= the runqueue capacity): 4096
@@ -185,6 +185,11 @@ pub struct Thread {
     /// asleep): set when it is woken or switched out still runnable,
     /// cleared when it is switched in. The stall watchdog reads it.
     pub(crate) runnable_since: AtomicU64,
+    /// It runs code that models user space (Linux's user mode): set and
+    /// cleared only by the thread itself, in [`run_in_user_mode`]; read by
+    /// interrupt exit on the CPU that runs it. Never set for idle threads
+    /// and kernel threads that model nothing.
+    pub(crate) user_mode: AtomicBool,
 }
 
 impl Thread {
@@ -211,6 +216,7 @@ impl Thread {
             nvcsw: AtomicU64::new(0),
             nivcsw: AtomicU64::new(0),
             runnable_since: AtomicU64::new(0),
+            user_mode: AtomicBool::new(false),
         }
     }
 
@@ -246,6 +252,11 @@ impl Thread {
     /// The thread's state.
     pub fn state(&self) -> ThreadState {
         self.state.load(Ordering::Relaxed)
+    }
+
+    /// Whether it runs code that models user space ([`run_in_user_mode`]).
+    pub fn in_user_mode(&self) -> bool {
+        self.user_mode.load(Ordering::Relaxed)
     }
 
     /// Panics if the bottom of the stack was overwritten (a stack overflow).
@@ -574,6 +585,7 @@ where
     t.wq_owner.store(0, Ordering::Relaxed);
     t.nvcsw.store(0, Ordering::Relaxed);
     t.nivcsw.store(0, Ordering::Relaxed);
+    t.user_mode.store(false, Ordering::Relaxed);
     t.cpu.store(arch::cpu_id() as u32, Ordering::Relaxed);
     NR_THREADS.fetch_add(1, Ordering::Relaxed);
     let tid = Tid {

@@ -290,17 +290,30 @@ fn wake_round(
         hog_after(&s, point, t_wake, t_wake + max_wait);
     })
     .map_err(err("spawn hog"))?;
+    joined_round(&sh, ctl, h, w, need_request)
+}
+
+/// Joins the hog `h` and the wakee `w`, leaves the controller, and reads the
+/// round from the wakeup (`t_wake`, `ticks_wake`); with `need_request`,
+/// checks that the (fair) hog had 2 ticks of its request left then.
+fn joined_round(
+    sh: &Shared,
+    ctl: Controller,
+    h: task::Tid,
+    w: task::Tid,
+    need_request: bool,
+) -> Result<Round, String> {
     task::join(h).map_err(err("join hog"))?;
     task::join(w).map_err(err("join wakee"))?;
     drop(ctl);
     let r = round_of(
-        &sh,
+        sh,
         sh.t_wake.load(Ordering::SeqCst),
         sh.ticks_wake.load(Ordering::SeqCst),
     );
     if need_request {
         kassert!(
-            r.remaining >= 2 * tick,
+            r.remaining >= 2 * tick_ns(),
             "the hog never had 2 ticks of request left ({} ns)",
             r.remaining
         );
@@ -634,6 +647,134 @@ ktest_timing!(classes_lazy_request_honoured_at_user_return, || {
         "    fair wakee latency with user returns every {} us (wake -> run / ticks):{}",
         us(user_return_ns()),
         line
+    );
+    Ok(())
+});
+
+/// A fair wakee, woken by its own sleep timer (an interrupt between ticks)
+/// while a fair hog with a long custom slice spins on the CPU, in modelled
+/// user code (`user`, `task::run_in_user_mode`) or in kernel code. The wakee
+/// runs alone and blocks first (zero lag), then sleeps until `t_wake`, P/4
+/// past a tick edge and over 4 ticks after the hog started: the hog's first
+/// request (half its 5-tick slice, PLACE_DEADLINE_INITIAL) has ended and its
+/// second has at least 2 ticks left, so EEVDF picks the wakee
+/// (PREEMPT_SHORT): a lazy request under lazy, an immediate one otherwise.
+/// `lat` is from `t_wake` to the wakee running, `nticks` the ticks the hog
+/// saw from its last iteration before `t_wake` to then.
+fn irq_return_round(user: bool) -> Result<Round, String> {
+    let tick = tick_ns();
+    let sh = Arc::new(Shared::default());
+    let ctl = Controller::enter()?;
+    let s = sh.clone();
+    let w = task::spawn("cls-wakee", TaskParams::default(), move || {
+        let (_, edge) = wait_tick_edge();
+        let t_wake = edge + 4 * tick + tick / 4;
+        s.t_wake.store(t_wake, Ordering::SeqCst);
+        s.blocked.store(true, Ordering::SeqCst);
+        task::sleep_until_ns(t_wake);
+        s.t_run.store(now(), Ordering::SeqCst);
+        s.ticks_run.store(ticks(), Ordering::SeqCst);
+        s.done.store(true, Ordering::SeqCst);
+    })
+    .map_err(err("spawn wakee"))?;
+    // The wakee runs alone and goes to sleep: zero lag.
+    let wt = task::thread(w.idx());
+    let give_up = now() + 4 * tick;
+    while !(sh.blocked.load(Ordering::SeqCst) && wt.state() == task::ThreadState::Sleeping) {
+        kassert!(now() < give_up, "the wakee did not go to sleep");
+        task::sleep_ns(tick / 16);
+    }
+    let s = sh.clone();
+    let hog = with_slice(TaskParams::default(), long_slice());
+    let h = task::spawn("cls-hog", hog, move || {
+        let t_wake = s.t_wake.load(Ordering::SeqCst);
+        let limit = t_wake + 3 * tick;
+        let done = || s.done.load(Ordering::SeqCst);
+        spin_until(t_wake - tick / 8);
+        let (rem, prot) = fair_budget();
+        s.remaining.store(rem, Ordering::SeqCst);
+        s.protected.store(prot, Ordering::SeqCst);
+        // Until the wakee ran: publishes the tick count while the wakeup is
+        // still ahead; no modelled syscall, no switch point.
+        let spin = || {
+            while !done() && now() < limit {
+                if now() < t_wake {
+                    s.ticks_wake.store(ticks(), Ordering::SeqCst);
+                }
+                core::hint::spin_loop();
+            }
+        };
+        if user {
+            task::run_in_user_mode(spin);
+        } else {
+            spin();
+        }
+        s.timed_out.store(!done(), Ordering::SeqCst);
+    })
+    .map_err(err("spawn hog"))?;
+    joined_round(&sh, ctl, h, w, true)
+}
+
+ktest_timing!(classes_lazy_request_honoured_at_irq_return_to_user, || {
+    // A wakeup made by a timer interrupt (the wakee's sleep timer, P/4 past
+    // a tick) on a CPU whose hog spins with no switch point at all
+    // (irq_return_round). Linux's `irqentry_exit()` returns to a task in
+    // user mode through `exit_to_user_mode_loop()`, which takes both
+    // TIF_NEED_RESCHED and TIF_NEED_RESCHED_LAZY; to kernel mode it takes
+    // only TIF_NEED_RESCHED (`sched::preempt`):
+    // - lazy, hog in user code: the lazy request is taken at that
+    //   interrupt's return: no tick passes, and the wakee runs within P/4
+    //   (microseconds: the timer handler, one wakeup, one switch);
+    // - lazy, hog in kernel code: the same request waits for the next tick,
+    //   which upgrades it: exactly one tick passes (nominally 3P/4, <= 2P);
+    // - none, hog in user code: the immediate request is taken at the same
+    //   return (a return to user space is a switch point in every model).
+    let tick = tick_ns();
+    let at_return = |what: &str, r: &Round| {
+        kassert!(r.ran, "{}: the wakee never ran ({:?})", what, r);
+        kassert!(
+            r.nticks == 0 && r.lat < tick / 4,
+            "{}: the wakee ran {} ns / {} tick(s) after its timer (want: at that interrupt's return, < {} ns, no tick)",
+            what,
+            r.lat,
+            r.nticks,
+            tick / 4
+        );
+        Ok(())
+    };
+    set_preempt(PreemptMode::Lazy);
+    let user = once(
+        "lazy, hog in user code",
+        || irq_return_round(true),
+        at_return,
+    )?;
+    let kernel = once(
+        "lazy, hog in kernel code",
+        || irq_return_round(false),
+        |what, r| {
+            kassert!(
+                r.lat >= tick / 2,
+                "{}: the wakee ran {} ns after its timer, before the tick",
+                what,
+                r.lat
+            );
+            check_next_tick(what, r)
+        },
+    )?;
+    set_preempt(PreemptMode::None);
+    let none = once(
+        "none, hog in user code",
+        || irq_return_round(true),
+        at_return,
+    )?;
+    kprintln!(
+        "    fair wakee woken by its timer beside a spinning hog (wake -> run / ticks): lazy user={}us/{}t lazy kernel={}us/{}t none user={}us/{}t",
+        us(user.lat),
+        user.nticks,
+        us(kernel.lat),
+        kernel.nticks,
+        us(none.lat),
+        none.nticks
     );
     Ok(())
 });

@@ -140,9 +140,12 @@ pub fn run(
                         task::exit_to_user_mode();
                     }
                     gen = gen.wrapping_add(1);
-                    for line in buf.iter_mut().step_by(8) {
-                        *line = line.wrapping_add(gen);
-                    }
+                    // The cache footprint: user-space work.
+                    task::run_in_user_mode(|| {
+                        for line in buf.iter_mut().step_by(8) {
+                            *line = line.wrapping_add(gen);
+                        }
+                    });
                     let fin = arch::now_ns();
                     rep.request.add(fin - start);
                     rep.requests.fetch_add(1, Ordering::Relaxed);

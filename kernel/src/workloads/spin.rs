@@ -10,10 +10,13 @@
 //! shows what PLACE_LAG and DELAY_DEQUEUE do to a sleeper's share.
 //!
 //! All threads sleep until a common start time (a tick boundary wakes them
-//! together), then spin until a common end time, calling `cond_resched()` so
-//! the voluntary model still shares the CPU (under `none` the first thread
-//! keeps it until its end time: that is what `none` means). The runtime is
-//! the scheduler's `sum_exec_runtime`, from `join`.
+//! together), then spin until a common end time in modelled user code
+//! (`task::run_in_user_mode`), as `lcbench spin`'s threads spin in user
+//! space: an interrupt's return to them is a return to user space, where
+//! every preemption model takes a pending request (the tick's at the end of
+//! a slice, a wakeup's), lazy ones included. The duty cycle's runtime reads
+//! and sleeps are modelled syscalls (`task::syscall`). The runtime is the
+//! scheduler's `sum_exec_runtime`, from `join`.
 
 use alloc::vec::Vec;
 use core::fmt::Write;
@@ -93,20 +96,21 @@ pub fn run(
         let tid = job.spawn("spin", params, p.cpu, move || {
             task::sleep_until_ns(start);
             let me = task::current();
-            // Duty cycle: the runtime at which the next sleep is due.
-            let mut due = duty.map_or(0, |(run, _)| task::task_runtime_ns(me) + run);
-            while arch::now_ns() < end && !stop.stopped() {
-                burn(256);
-                task::cond_resched();
-                if let Some((run, sleep)) = duty {
-                    if task::task_runtime_ns(me) >= due {
-                        task::sleep_ns(sleep);
-                        // `nanosleep` returns to user space.
-                        task::exit_to_user_mode();
-                        due = task::task_runtime_ns(me) + run;
+            // Its CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`).
+            let runtime = || task::syscall(|| task::task_runtime_ns(me));
+            task::run_in_user_mode(|| {
+                // Duty cycle: the runtime at which the next sleep is due.
+                let mut due = duty.map_or(0, |(run, _)| runtime() + run);
+                while arch::now_ns() < end && !stop.stopped() {
+                    burn(256);
+                    if let Some((run, sleep)) = duty {
+                        if runtime() >= due {
+                            task::syscall(|| task::sleep_ns(sleep));
+                            due = runtime() + run;
+                        }
                     }
                 }
-            }
+            });
         })?;
         pids.push(tid.idx());
     }

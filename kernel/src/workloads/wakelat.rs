@@ -1,7 +1,10 @@
 //! `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`:
 //! a periodic sleeper among CPU hogs on one CPU, and how late it wakes.
 //!
-//! HOGS nice-0 threads spin on CPU `-c`; one more thread there, with policy
+//! HOGS nice-0 threads spin on CPU `-c` in modelled user code
+//! (`task::run_in_user_mode`, as `lcbench`'s hogs spin in user space, so
+//! the sleeper's timer interrupt returns to user space and takes even a
+//! lazy request at once); one more thread there, with policy
 //! `-P` and custom slice `-s`, sleeps until absolute times PERIOD_US apart
 //! and records how late it runs after each (a wakeup later than a whole
 //! period skips the periods it missed, so one long wait is one sample).
@@ -102,10 +105,14 @@ pub fn run(
             Some(p.cpu),
             move || {
                 task::sleep_until_ns(start);
-                while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
-                    burn(256);
-                    task::cond_resched();
-                }
+                // User-space compute (entered through a return to user
+                // space): an interrupt's return to it takes a pending
+                // request, lazy ones too, as in Linux.
+                task::run_in_user_mode(|| {
+                    while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
+                        burn(256);
+                    }
+                });
             },
         )?;
     }
