@@ -114,13 +114,6 @@ pub const QUARANTINE: &[(&str, usize, &str)] = &[
          after smp_equal_hogs_equal_shares alone, and with HRTICK off. Whether HRTICK's timer \
          programming causes it or only moves the phase is not known",
     ),
-    (
-        "fair_server_share_under_fifo_hog",
-        2,
-        "in the full timing suite at 4 CPUs (-icount) the fair spinner ran 0 ns over 3 periods, with \
-         HRTICK on or off; it passes alone, after the deadline test alone, and at 1 CPU: a fair-server \
-         state left by an earlier test, not found yet",
-    ),
 ];
 
 /// The boot-time preemption model, restored before every test.
