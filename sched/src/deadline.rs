@@ -50,7 +50,16 @@
 //!   and deadline `now + period`; otherwise the current pair is kept.
 //! - While active, all fair running time is charged to it, whether it ran on
 //!   its own (no higher class was runnable) or served by the server: fair tasks
-//!   that already got their `runtime` in this period need no boost.
+//!   that already got their `runtime` in this period need no boost. A budget
+//!   that running on their own used up (the server deferred or throttled, not
+//!   serving) starts a **new period** at once, with a full budget and the
+//!   deadline a period away: the fair class did not need the server in this
+//!   period (Linux's `update_curr_dl_se`: `dl_defer && dl_throttled &&
+//!   dl_runtime_exceeded` calls `replenish_dl_new_period`). Only an overrun
+//!   while serving is paid back out of later periods; time the fair class ran
+//!   on its own never becomes a debt (a debt would push the deadline one
+//!   period further per `runtime` of it, and a fair task that ran alone for a
+//!   while would then go unserved for many periods once an RT hog arrives).
 //! - It waits (*deferred*) until its **zero-laxity** time `deadline -
 //!   remaining`: the latest moment at which serving the remaining budget still
 //!   meets the deadline. From then on it is **running**: the pick serves fair
@@ -232,25 +241,33 @@ impl DlServer {
     }
 
     /// `dl_server_stop`: the last fair task left at `now`; charges what
-    /// the fair class ran since the last charge first. Returns whether it was
+    /// the fair class ran since the last charge first ([`DlServer::charge`]). Returns whether it was
     /// running (the pick changes).
-    pub fn stop(&mut self, fair_exec_ns: u64) -> bool {
+    pub fn stop(&mut self, now: u64, fair_exec_ns: u64) -> bool {
         if !self.active() {
             return false;
         }
-        self.charge(fair_exec_ns);
+        self.charge(now, fair_exec_ns);
         let was_running = self.running();
         self.state = ServerState::Stopped;
         was_running
     }
 
     #[inline]
-    fn charge(&mut self, fair_exec_ns: u64) {
+    /// Charges what the fair class ran since the last charge (at `now`).
+    /// Served time is the server's own: a spent budget throttles it at the
+    /// tick and an overrun is paid back. Time the fair class ran on its own
+    /// (deferred or throttled) that spends the budget starts a new period
+    /// instead (`replenish_dl_new_period`), see the module docs.
+    fn charge(&mut self, now: u64, fair_exec_ns: u64) {
         let delta = fair_exec_ns.wrapping_sub(self.charged_exec_ns);
         self.charged_exec_ns = fair_exec_ns;
         self.remaining_ns = self.remaining_ns.saturating_sub(delta as i64);
         if self.running() {
             self.served_ns += delta;
+        } else if delta > 0 && self.remaining_ns <= 0 {
+            self.fresh(now);
+            self.state = ServerState::Deferred;
         }
     }
 
@@ -270,7 +287,7 @@ impl DlServer {
             return ServerTick::None;
         }
         let was_running = self.running();
-        self.charge(fair_exec_ns);
+        self.charge(now, fair_exec_ns);
         if self.charge_only(cfg, now) {
             return ServerTick::None;
         }

@@ -725,7 +725,8 @@ pub enum Runs {
 /// entities, just the budget, the deadline and the rules of
 /// [`crate::deadline`]'s docs written out in order. At each tick edge the
 /// tick that just ended is charged to the server if a fair task ran in it;
-/// a spent budget stops the service; a passed deadline replenishes (an
+/// a budget spent while serving stops the service, one spent by the fair
+/// task running on its own starts a new period; a passed deadline replenishes (an
 /// overrun is paid back; a deadline still behind starts afresh; a deferred
 /// server's unspent budget is dropped for a fresh one); the zero-laxity
 /// time starts the service. Then the next tick goes to RT unless the server
@@ -762,6 +763,12 @@ impl ServerModel {
         if self.runtime > 0 {
             if self.last == Runs::Fair {
                 self.budget -= tick_ns as i64;
+                if self.budget <= 0 && !self.serving {
+                    // Spent by the fair class on its own: a new period.
+                    self.budget = self.runtime;
+                    self.deadline = now + self.period;
+                    self.spent = false;
+                }
             }
             if self.budget <= 0 {
                 self.serving = false;

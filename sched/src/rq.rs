@@ -897,7 +897,7 @@ impl Rq {
     #[inline]
     fn fair_server_stop_if_empty(&mut self) {
         if self.fair.nr_queued == 0 {
-            self.fair_server.stop(self.fair.sum_exec_ns);
+            self.fair_server.stop(self.clock, self.fair.sum_exec_ns);
         }
     }
 

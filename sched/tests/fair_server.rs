@@ -270,3 +270,42 @@ fn a_sleeping_fair_task_wakes_under_the_hog_and_is_served() {
     assert_eq!(served, 3);
     h.rq.check().unwrap();
 }
+
+#[test]
+fn running_alone_leaves_no_debt_for_later_periods() {
+    // A fair spinner alone for 5 s: the server is charged all of it, 100
+    // budgets' worth, but that is no debt: each budget it spends on its own
+    // starts a new period (Linux's `replenish_dl_new_period`). So when a
+    // FIFO hog arrives the server stands at most a period from its deadline
+    // with budget left, and over the next two periods it serves what is left
+    // of that budget, then a whole one: between 1 and 2 budgets, within a
+    // tick. (It used to keep the 5 s as a debt, its deadline ~100 periods
+    // away: the fair task got nothing for ~100 s.)
+    for hz in [100, 250, 1000] {
+        let mut h = H::new(1, hz);
+        let tick = h.tick_ns();
+        let (runtime, period) = h.cfg.tunables.fair_server();
+        h.spawn(FAIR, TaskParams::default());
+        h.pick();
+        h.run_ms(5_000);
+        let srv = h.rq.fair_server;
+        assert_eq!(srv.state, ServerState::Deferred, "hz {hz}");
+        assert!(
+            srv.remaining_ns > 0 && srv.deadline <= h.now + period,
+            "hz {hz}: alone for 5 s left {srv:?} at {}",
+            h.now
+        );
+        h.spawn(HOG, TaskParams::fifo(50));
+        h.pick();
+        assert_eq!(h.curr(), Some(HOG));
+        let before = h.runtime(FAIR);
+        h.run_ms(2 * period / MS);
+        let served = h.runtime(FAIR) - before;
+        assert!(
+            served + tick >= runtime && served <= 2 * runtime + tick,
+            "hz {hz}: served {served} ns over 2 periods after running alone, want {runtime}..{} +- {tick}",
+            2 * runtime
+        );
+        h.rq.check().unwrap();
+    }
+}

@@ -11,7 +11,14 @@
 //! Ticks are absolute and advance by whole periods from the previous
 //! deadline, so handler latency does not make them drift; after a stall
 //! (missed ticks) the next tick is one period from now instead of a burst of
-//! catch-up interrupts. A stopped tick (tickless idle) is 0; no event and no
+//! catch-up interrupts. Such a late tick is counted ([`TickStats`]): the
+//! whole periods it merged, and whether the hardware had been armed for it
+//! at all (the deadline last handed to the hardware, [`TimerDeadlines::arm`],
+//! was no later than the tick's): a tick deadline lost or overwritten by a
+//! later one is a bug, a late interrupt from a timer armed in time is not
+//! ours (an emulator's vCPU that does not run: QEMU's round-robin `-icount`
+//! delayed correctly armed ticks by up to 4 periods in the 4-CPU timing
+//! suite). A stopped tick (tickless idle) is 0; no event and no
 //! hrtick are `u64::MAX`. An hrtick may be set for another CPU (a remote
 //! enqueue); that CPU then reprograms its timer when told to
 //! ([`TimerDeadlines::take_resync`], from the reschedule IPI).
@@ -31,6 +38,18 @@ pub struct TimerDue {
     pub hrtick: bool,
 }
 
+/// A CPU's late ticks since boot ([`TimerDeadlines::tick_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TickStats {
+    /// Tick interrupts that came a whole period or more after their deadline.
+    pub late: u64,
+    /// Whole periods those late ticks merged (ticks that never came).
+    pub merged: u64,
+    /// Late ticks for which the hardware had been armed for a later moment
+    /// than the tick's deadline: a lost tick deadline (a bug).
+    pub misarmed: u64,
+}
+
 /// The deadlines of every CPU and the tick period.
 pub struct TimerDeadlines {
     period: AtomicU64,
@@ -39,6 +58,10 @@ pub struct TimerDeadlines {
     hrtick: [AtomicU64; MAX_CPUS],
     /// Set by another CPU that changed this CPU's hrtick.
     resync: [AtomicBool; MAX_CPUS],
+    /// The deadline last handed to the hardware ([`TimerDeadlines::arm`]).
+    armed: [AtomicU64; MAX_CPUS],
+    /// [`TickStats`], per CPU: late, merged, misarmed.
+    late: [[AtomicU64; 3]; MAX_CPUS],
 }
 
 impl TimerDeadlines {
@@ -50,6 +73,8 @@ impl TimerDeadlines {
             event: [const { AtomicU64::new(u64::MAX) }; MAX_CPUS],
             hrtick: [const { AtomicU64::new(u64::MAX) }; MAX_CPUS],
             resync: [const { AtomicBool::new(false) }; MAX_CPUS],
+            armed: [const { AtomicU64::new(u64::MAX) }; MAX_CPUS],
+            late: [const { [const { AtomicU64::new(0) }; 3] }; MAX_CPUS],
         }
     }
 
@@ -116,6 +141,14 @@ impl TimerDeadlines {
         let tick = self.tick[cpu].load(Ordering::Relaxed);
         let tick_due = period != 0 && tick != 0 && now.saturating_add(slack) >= tick;
         if tick_due {
+            if now >= tick.saturating_add(period) {
+                let [late, merged, misarmed] = &self.late[cpu];
+                late.fetch_add(1, Ordering::Relaxed);
+                merged.fetch_add((now - tick) / period, Ordering::Relaxed);
+                if self.armed[cpu].load(Ordering::Relaxed) > tick {
+                    misarmed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             let mut next = tick + period;
             if next <= now {
                 next = now + period;
@@ -134,6 +167,24 @@ impl TimerDeadlines {
             tick: tick_due,
             event: event_due,
             hrtick: hrtick_due,
+        }
+    }
+
+    /// [`TimerDeadlines::next`], recorded as what `cpu`'s hardware is armed
+    /// for: the arch code arms its timer with this.
+    pub fn arm(&self, cpu: usize) -> u64 {
+        let at = self.next(cpu);
+        self.armed[cpu].store(at, Ordering::Relaxed);
+        at
+    }
+
+    /// `cpu`'s late ticks so far.
+    pub fn tick_stats(&self, cpu: usize) -> TickStats {
+        let [late, merged, misarmed] = self.late[cpu].each_ref().map(|a| a.load(Ordering::Relaxed));
+        TickStats {
+            late,
+            merged,
+            misarmed,
         }
     }
 

@@ -104,24 +104,7 @@ static START_NS: AtomicU64 = AtomicU64::new(0);
 /// Tests that are not run, each with the number of online CPUs from which
 /// it is not run (1: never) and the reason, counted as `quarantined` in the
 /// closing line. Empty is the goal; an entry is an open bug.
-pub const QUARANTINE: &[(&str, usize, &str)] = &[
-    (
-        "smp_ticks_busy_cpus_tick_idle_cpus_stop",
-        2,
-        "with HRTICK on, in the full timing suite at 4 CPUs (-icount), busy CPU 0 took 38 tick \
-         interrupts while its 200 ms sleep stretched to ~400 ms (~99 periods): ticks merged, as in \
-         QEMU 7.2's round-robin starvation, beyond the third this test allows; it passes alone, \
-         after smp_equal_hogs_equal_shares alone, and with HRTICK off. Whether HRTICK's timer \
-         programming causes it or only moves the phase is not known",
-    ),
-    (
-        "fair_server_share_under_fifo_hog",
-        2,
-        "in the full timing suite at 4 CPUs (-icount) the fair spinner ran 0 ns over 3 periods, with \
-         HRTICK on or off; it passes alone, after the deadline test alone, and at 1 CPU: a fair-server \
-         state left by an earlier test, not found yet",
-    ),
-];
+pub const QUARANTINE: &[(&str, usize, &str)] = &[];
 
 /// The boot-time preemption model, restored before every test.
 static BOOT_PREEMPT: AtomicU32 = AtomicU32::new(PreemptMode::Full as u32);

@@ -92,6 +92,56 @@ ktest_timing!(fair_server_share_under_fifo_hog, || {
     Ok(())
 });
 
+ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
+    // A fair spinner runs alone on CPU 0 for a period: the server is charged
+    // all of it, but the budgets spent that way start new periods, they
+    // leave no debt. Then a FIFO hog arrives: over the next two periods the
+    // server serves what was left of its budget and then a whole one, so
+    // the spinner runs between 1 and 2 budgets (within two ticks: the
+    // server charges and boosts at the tick). This state is what any
+    // earlier fair work leaves; it used to be a debt of everything the
+    // spinner ran alone, the server's deadline ~20 periods away, and the
+    // spinner got nothing here (and in `fair_server_share_under_fifo_hog`
+    // after an earlier test's fair spinners).
+    task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+        .map_err(|e| alloc::format!("setattr: {e:?}"))?;
+    let _ctl = Ctl;
+    let tick = tick_ns();
+    let (runtime, period) = task::sched_config().tunables.fair_server();
+    kassert_eq!((runtime, period), (50 * MS, 1_000 * MS));
+    let fair = Hog::spawn("srv-alone", TaskParams::default())?;
+    task::sleep_ns(period);
+    let alone = fair.runtime_ns();
+    let hog = Hog::spawn("srv-fifo-hog", TaskParams::fifo(50))?;
+    let f0 = fair.runtime_ns();
+    task::sleep_ns(2 * period);
+    let served = fair.runtime_ns() - f0;
+    hog.stop()?;
+    fair.stop()?;
+    kprintln!(
+        "    fair spinner alone {} ms, then under a FIFO hog {} us over 2 periods (want {}..{} ms +- {} us)",
+        alone / MS,
+        served / 1000,
+        runtime / MS,
+        2 * runtime / MS,
+        2 * tick / 1000
+    );
+    kassert!(
+        alone > period / 2,
+        "the spinner ran only {} ns alone",
+        alone
+    );
+    kassert!(
+        served + 2 * tick >= runtime && served <= 2 * runtime + 2 * tick,
+        "fair spinner ran {} ns over 2 periods after running alone, want {}..{} +- {}",
+        served,
+        runtime,
+        2 * runtime,
+        2 * tick
+    );
+    Ok(())
+});
+
 /// A cyclictest-like SCHED_DEADLINE thread: released every `period_ns`, it
 /// spins `work_ns` of wall time (half its budget, so that the kernel's own
 /// overheads stay inside it), then sleeps until its next release. Returns

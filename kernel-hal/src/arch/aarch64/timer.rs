@@ -81,7 +81,7 @@ pub fn timer_start(hz: u32) {
 /// Loads this CPU's comparator with the earlier of its next tick and its
 /// next event. Interrupts off.
 fn program() {
-    CNTV_CVAL_EL0.set(DEADLINES.next(super::cpu_id()));
+    CNTV_CVAL_EL0.set(DEADLINES.arm(super::cpu_id()));
 }
 
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
@@ -136,6 +136,13 @@ pub fn timer_stop_tick() {
 pub fn timer_restart_tick() {
     DEADLINES.start_tick(super::cpu_id(), counter());
     program();
+}
+
+/// CPU `cpu`'s late ticks so far: tick interrupts that came a period or
+/// more late, the periods they merged, and how many of them the comparator
+/// had not been armed for (see `deadlines`).
+pub fn timer_tick_stats(cpu: usize) -> crate::arch::TickStats {
+    DEADLINES.tick_stats(cpu)
 }
 
 /// From the IRQ handler before EOI: consumes what is due and reprograms the

@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use x86_64::instructions::port::Port;
 
-use super::super::deadlines::{TimerDeadlines, TimerDue};
+use super::super::deadlines::{TickStats, TimerDeadlines, TimerDue};
 use x86_64::registers::model_specific::Msr;
 
 /// Vector of the LAPIC timer interrupt.
@@ -299,7 +299,7 @@ pub fn timer_start(hz: u32) {
 /// Arms the one-shot for the earlier of this CPU's next tick and next event.
 /// Interrupts off.
 fn program() {
-    let deadline = DEADLINES.next(super::cpu_id());
+    let deadline = DEADLINES.arm(super::cpu_id());
     if deadline == u64::MAX {
         write(REG_LVT_TIMER, LVT_MASKED);
         write(REG_TIMER_INITIAL, 0);
@@ -363,4 +363,9 @@ pub fn timer_reload() -> TimerDue {
     let due = DEADLINES.expire(super::cpu_id(), super::now_ns(), 1);
     program();
     due
+}
+
+/// CPU `cpu`'s late ticks so far (see `deadlines`).
+pub fn timer_tick_stats(cpu: usize) -> TickStats {
+    DEADLINES.tick_stats(cpu)
 }

@@ -435,6 +435,13 @@ impl core::fmt::Display for LapicNote {
     }
 }
 
+/// CPU `cpu`'s late ticks so far: tick interrupts that came a period or
+/// more late, the periods they merged, and how many of them the timer had
+/// not been armed for (see `deadlines`).
+pub fn timer_tick_stats(cpu: usize) -> super::TickStats {
+    apic::timer_tick_stats(cpu)
+}
+
 /// Stops this CPU's tick (tickless idle); interrupts off.
 pub fn timer_stop_tick() {
     apic::timer_stop_tick();
