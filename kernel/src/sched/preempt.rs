@@ -72,17 +72,7 @@ fn interrupted_in_user_mode(pc: &PerCpu) -> bool {
 /// ([`exit_to_user_mode`]).
 pub fn run_in_user_mode<R>(f: impl FnOnce() -> R) -> R {
     exit_to_user_mode();
-    let t = crate::task::current();
-    let was = t.user_mode.load(Ordering::Relaxed);
-    // Only this thread writes its mark, and only this CPU's interrupts read
-    // it while it runs here (a switch orders it for the next CPU): a
-    // compiler fence keeps `f`'s code between the two stores.
-    t.user_mode.store(true, Ordering::Relaxed);
-    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    let r = f();
-    ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
-    t.user_mode.store(was, Ordering::Relaxed);
-    r
+    with_user_mark(true, f)
 }
 
 /// A modelled syscall `f` made from user code: the thread leaves user mode
@@ -91,12 +81,23 @@ pub fn run_in_user_mode<R>(f: impl FnOnce() -> R) -> R {
 /// mode, if it had one, resumes. Outside [`run_in_user_mode`] it is `f`
 /// followed by [`exit_to_user_mode`].
 pub fn syscall<R>(f: impl FnOnce() -> R) -> R {
+    with_user_mark(false, || {
+        let r = f();
+        exit_to_user_mode();
+        r
+    })
+}
+
+/// Runs `f` with the current thread's user-mode mark set to `mark`, then
+/// puts back the mark it had. Only this thread writes its mark, and only
+/// this CPU's interrupts read it while it runs here (a switch orders it for
+/// the next CPU): compiler fences keep `f`'s code between the two stores.
+fn with_user_mark<R>(mark: bool, f: impl FnOnce() -> R) -> R {
     let t = crate::task::current();
     let was = t.user_mode.load(Ordering::Relaxed);
-    t.user_mode.store(false, Ordering::Relaxed);
+    t.user_mode.store(mark, Ordering::Relaxed);
     ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
     let r = f();
-    exit_to_user_mode();
     ::core::sync::atomic::compiler_fence(Ordering::SeqCst);
     t.user_mode.store(was, Ordering::Relaxed);
     r

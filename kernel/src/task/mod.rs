@@ -27,10 +27,10 @@
 //! that measure single-CPU behaviour to CPU 0 this way.
 //!
 //! # Thread states (Linux's `__state`)
-//! `ThreadState::Running` (runnable or running), `ThreadState::Sleeping` (set by the thread
-//! itself before it calls `schedule()`; a waker flips it back with
-//! `try_to_wake_up`), `ThreadState::Dead` (exited, waiting to be joined), plus
-//! `ThreadState::New` and `ThreadState::Free` for slot management.
+//! [`ThreadState`]: `Running` (runnable or running), `Sleeping` (set by the
+//! thread itself before it calls `schedule()`; a waker flips it back with
+//! `try_to_wake_up`), `Dead` (exited, waiting to be joined), plus `New` and
+//! `Free` for slot management.
 
 pub mod inspect;
 pub mod softlockup;
