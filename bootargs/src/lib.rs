@@ -1,5 +1,5 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
-//! `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
+//! `ktest_repeat=N`, `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
 //! (a deliberate fault for the fault-report tests), `acpi_rsdp=auto|efi|bios`
 //! (x86_64: where the boot code looks for the ACPI RSDP first; checked here,
 //! read by `boot`), and last
@@ -20,6 +20,9 @@ use sched::PreemptMode;
 pub const DEFAULT_HZ: u32 = 250;
 /// Accepted tick rates.
 pub const HZ_RANGE: core::ops::RangeInclusive<u32> = 10..=1000;
+
+/// Most rounds `ktest_repeat=` accepts.
+pub const KTEST_REPEAT_MAX: u32 = 10_000;
 
 /// Longest idle polling window accepted, us.
 pub const IDLE_POLL_MAX_US: u64 = 1000;
@@ -157,6 +160,9 @@ pub struct BootArgs<'a> {
     pub ktest: Option<&'a str>,
     /// Only this suite of them (`None`: every suite).
     pub ktest_suite: Option<KtestSuite>,
+    /// `ktest_repeat=N`: run the selected tests N times over (1..=
+    /// [`KTEST_REPEAT_MAX`]; default 1), to hunt a rare failure in one boot.
+    pub ktest_repeat: u32,
     /// Preemption model, when given.
     pub preempt: Option<PreemptMode>,
     /// How long an idle CPU polls before it halts, us, when given.
@@ -181,6 +187,7 @@ impl Default for BootArgs<'_> {
             hz: DEFAULT_HZ,
             ktest: None,
             ktest_suite: None,
+            ktest_repeat: 1,
             preempt: None,
             idle_poll_us: None,
             nohz: None,
@@ -267,6 +274,12 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 None => warn(word, "ktest_suite must be timing, concurrency or all"),
             },
             ("ktest_suite", None) => warn(word, "ktest_suite needs a value (ktest_suite=timing)"),
+            ("ktest_repeat", Some(v)) => match v.parse::<u32>() {
+                Ok(n) if (1..=KTEST_REPEAT_MAX).contains(&n) => args.ktest_repeat = n,
+                Ok(_) => warn(word, "ktest_repeat out of range 1..=10000; keeping 1"),
+                Err(_) => warn(word, "ktest_repeat is not a number; keeping 1"),
+            },
+            ("ktest_repeat", None) => warn(word, "ktest_repeat needs a value (ktest_repeat=20)"),
             ("preempt", Some(v)) => match PreemptMode::from_name(v) {
                 Some(m) => args.preempt = Some(m),
                 None => warn(word, "preempt must be none, voluntary, full or lazy"),

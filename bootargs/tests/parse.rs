@@ -9,7 +9,7 @@ use sched::PreemptMode;
 fn accepts_every_argument() {
     let mut warnings = 0;
     let a = parse(
-        "hz=100 ktest=sched ktest_suite=timing preempt=lazy idle_poll=0 nohz=off",
+        "hz=100 ktest=sched ktest_suite=timing ktest_repeat=30 preempt=lazy idle_poll=0 nohz=off",
         |_, _| warnings += 1,
     );
     assert_eq!(
@@ -18,6 +18,7 @@ fn accepts_every_argument() {
             hz: 100,
             ktest: Some("sched"),
             ktest_suite: Some(KtestSuite::Timing),
+            ktest_repeat: 30,
             preempt: Some(PreemptMode::Lazy),
             idle_poll_us: Some(0),
             nohz: Some(false),
@@ -73,7 +74,7 @@ fn fault_cases_round_trip_and_bad_ones_change_nothing() {
 fn rejects_and_keeps_defaults() {
     let mut warned = Vec::new();
     let a = parse(
-        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll nohz nohz=1 ktest_suite ktest_suite=fast",
+        "  hz=5 hz=abc hz= hz preempt=sometimes bogus ktest  =x idle_poll=5000 idle_poll nohz nohz=1 ktest_suite ktest_suite=fast ktest_repeat=0 ktest_repeat=10001 ktest_repeat=x ktest_repeat",
         |w, _| warned.push(w.to_string()),
     );
     assert_eq!(
@@ -99,7 +100,11 @@ fn rejects_and_keeps_defaults() {
             "nohz",
             "nohz=1",
             "ktest_suite",
-            "ktest_suite=fast"
+            "ktest_suite=fast",
+            "ktest_repeat=0",
+            "ktest_repeat=10001",
+            "ktest_repeat=x",
+            "ktest_repeat"
         ]
     );
 }

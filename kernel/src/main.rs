@@ -167,9 +167,9 @@ extern "C" fn boot_continue(_: usize) -> ! {
             Ok(task::current_tid())
         }
         Some(filter) => {
-            let suite = args.ktest_suite;
+            let (suite, repeat) = (args.ktest_suite, args.ktest_repeat);
             task::spawn("ktest", TaskParams::default(), move || {
-                ktest::run(filter, suite)
+                ktest::run(filter, suite, repeat)
             })
         }
         None => task::spawn("shell", TaskParams::default(), shell::run),

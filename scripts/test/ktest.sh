@@ -20,7 +20,8 @@
 # also say `0 skipped`: multi-CPU runs, where no SMP test may skip),
 # KTEST_EXPECT (lines of extended regexes the log must also match, e.g. the
 # boot's `smp: 16 of 16 CPU(s) online`), KTEST_TAG (a word added to the log's
-# and the result's names, e.g. lockdep), and what h_qemu reads (MEM, ACCEL,
+# and the result's names, e.g. lockdep), KTEST_REPEAT=N (run the selection N
+# times in the one boot: `ktest_repeat=N`), and what h_qemu reads (MEM, ACCEL,
 # CPU, GIC, LOAD_ADDR, QEMU_EXTRA, ...).
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
@@ -42,6 +43,7 @@ log=$(h_log ktest "$arch" "smp$SMP" "$suite" "$tag")
 arg=ktest
 [ -n "$filter" ] && arg="ktest=$filter"
 [ -n "$suite" ] && arg="$arg ktest_suite=$suite"
+[ -n "${KTEST_REPEAT:-}" ] && arg="$arg ktest_repeat=$KTEST_REPEAT"
 icount=""
 [ "${KTEST_ICOUNT:-0}" = 1 ] && icount=3
 name="$arch SMP=$SMP${suite:+ $suite}${icount:+ (icount)}${tag:+ $tag}"

@@ -27,6 +27,8 @@
 //! ([`Suite::Concurrency`]: functional and race tests) run under
 //! multi-threaded TCG, where vCPUs really run in parallel. Boot argument
 //! `ktest_suite=timing|concurrency|all` (default all) selects.
+//! `ktest_repeat=N` runs the selection N times over in one boot (a rare
+//! failure hunted without N boots; `KTEST_REPEAT` in `scripts/test/ktest.sh`).
 //!
 //! Threads: a test must stop and join every thread it starts, also when it
 //! fails (the test helpers stop their threads on drop). After each test the
@@ -201,7 +203,7 @@ crate::ktest!(ktest_filter_terms, || {
 
 /// Runs the tests of `suite` (`None`: all) that `filter` selects (see
 /// [`selected_by`]), then ends QEMU with the verdict.
-pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
+pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
     BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
     // A watchdog's report fails the running test.
     task::stall::set_notifier(on_stall);
@@ -211,14 +213,23 @@ pub fn run(filter: &'static str, suite: Option<Suite>) -> ! {
         .iter()
         .filter(|t| selected_by(t.name, filter) && in_suite(t, suite))
         .collect();
+    let repeat = repeat.max(1);
     crate::kprintln!(
-        "ktest: running {} of {} tests (filter '{}', suite {})",
+        "ktest: running {} of {} tests (filter '{}', suite {}){}",
         selected.len(),
         tests.len(),
         filter,
-        suite.map_or("all", Suite::name)
+        suite.map_or("all", Suite::name),
+        if repeat > 1 {
+            alloc::format!(", {repeat} rounds")
+        } else {
+            String::new()
+        }
     );
-    for t in selected {
+    for (round, &t) in (1..=repeat).flat_map(|r| selected.iter().map(move |t| (r, t))) {
+        if repeat > 1 && core::ptr::eq(t, selected[0]) {
+            crate::kprintln!("ktest: round {} of {}", round, repeat);
+        }
         if let Some((_, _, why)) = QUARANTINE
             .iter()
             .find(|(n, from, _)| *n == t.name && task::nr_cpus() >= *from)
