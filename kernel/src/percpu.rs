@@ -26,6 +26,7 @@ use crate::cpumask::{AtomicCpuMask, CpuMask};
 use kernel_hal::percpu::{Aligned, CpuLocal};
 use kernel_hal::sync::SpinLock;
 
+pub mod liveness;
 pub mod timer;
 
 use timer::TimerList;
@@ -95,6 +96,9 @@ pub struct PerCpu {
     pub online: AtomicBool,
     /// Context switches on this CPU (the test watchdog's progress signal).
     pub switches: AtomicU64,
+    /// Whether this CPU answers reschedule signals and ticks (the
+    /// watchdogs' evidence that it runs at all).
+    pub liveness: liveness::Liveness,
 }
 
 impl PerCpu {
@@ -126,6 +130,7 @@ impl PerCpu {
             newidle_runs: AtomicU64::new(0),
             newidle_pulled: AtomicU64::new(0),
             online: AtomicBool::new(false),
+            liveness: liveness::Liveness::new(),
         }
     }
 

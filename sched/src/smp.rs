@@ -851,6 +851,14 @@ impl<P: Platform> Scheduler<P> {
         !self.lock(&self.slots[cpu].wake_list).is_empty()
     }
 
+    /// The lock-free flag that says `cpu`'s wake list holds entries (for
+    /// diagnostics that must not take a lock, e.g. a watchdog's dump).
+    pub fn wake_pending_flag(&self, cpu: usize) -> bool {
+        self.slots
+            .get(cpu)
+            .is_some_and(|s| s.wake_pending.load(Ordering::Acquire))
+    }
+
     /// Places and wakes a new task (fork balancing); returns its CPU and what
     /// happened.
     pub fn wake_up_new_task(

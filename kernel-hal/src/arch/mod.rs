@@ -39,6 +39,7 @@
 //! | `fn cpu_count() -> usize` | CPUs the firmware describes (ACPI MADT / DTB `/cpus`) that the kernel can use: at most [`MAX_CPUS`] (256); x86_64: APIC ids above 254 only with x2APIC; aarch64: at most 8 on a GICv2, on a GICv3 those with a redistributor. `early_init`'s boot line counts the others by reason ([`IgnoredCpus`]) |
 //! | `unsafe fn start_cpu(cpu: usize, stack_top: VirtAddr, entry: extern "C" fn(usize) -> !) -> bool` | starts secondary CPU `cpu` (dense index, 1..cpu_count) on the given stack; it sets up its own traps, per-CPU data (so `cpu_id()` returns `cpu`) and interrupt controller, then calls `entry(cpu)` with interrupts disabled; false if it did not come up within a bounded time (or no memory for its arch per-CPU blocks, which come from the heap: boot CPU, heap up). May be called again for a CPU that timed out |
 //! | `fn send_ipi(cpu: usize, kind: IpiKind)` | interrupts CPU `cpu` (x86_64: fixed IPI through the xAPIC / x2APIC ICR; aarch64: SGI, GICv3 `ICC_SGI1R_EL1` with the target's Aff3.Aff2.Aff1 and its Aff0 bit); its handler calls `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()` |
+//! | `fn ipi_state(cpu: usize, kind: IpiKind) -> Option<(bool, bool)>` | (pending, active) of that IPI at CPU `cpu`'s interrupt controller where another CPU can read it (aarch64 GICv3); `None` elsewhere; for stall reports |
 //!
 //! Calls the other way (arch -> generic) go only to `crate::hooks`,
 //! which forwards them to the one trait the kernel registers at boot

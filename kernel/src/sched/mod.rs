@@ -165,6 +165,7 @@ impl Platform for KernelPlatform {
 
     fn send_resched_ipi(&self, cpu: usize) {
         let pc = percpu::cpu(cpu);
+        pc.liveness.signalled(arch::now_ns());
         if !poll::kick(&pc.poll_kick, &pc.polling) {
             pc.ipis_elided.fetch_add(1, Ordering::Relaxed);
             return;
@@ -179,6 +180,7 @@ impl Platform for KernelPlatform {
     /// arms its timer (Linux sends `hrtick_csd`). Nothing here allocates.
     fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
         if arch::timer_set_hrtick(cpu, Some(expires_ns)) {
+            percpu::cpu(cpu).liveness.signalled(arch::now_ns());
             arch::send_ipi(cpu, arch::IpiKind::Reschedule);
         }
     }
@@ -362,4 +364,14 @@ pub fn set_current_state(state: crate::task::ThreadState) {
 /// spawned / exited).
 pub fn task_cpu(t: &Thread) -> Option<usize> {
     SCHED.get()?.task_cpu(TaskId(t.idx()))
+}
+
+/// Whether a wakeup is carrying `t` to its CPU (lock-free, for dumps).
+pub fn task_in_transit(t: &Thread) -> bool {
+    SCHED.get().is_some_and(|s| s.in_transit(TaskId(t.idx())))
+}
+
+/// Whether `cpu`'s wake list holds wakeups (lock-free flag, for dumps).
+pub fn wake_list_pending(cpu: usize) -> bool {
+    SCHED.get().is_some_and(|s| s.wake_pending_flag(cpu))
 }

@@ -75,6 +75,10 @@ pub(crate) fn __schedule(mode: SchedMode) {
     prev.check_stack();
     let action = prev_action(mode, prev_idx == idle, prev);
     let sw = s.schedule(&mut rq, action);
+    if prev_idx == idle {
+        // The idle thread left: whatever asked this CPU to run was answered.
+        pc.liveness.answered(rq.clock());
+    }
     if mode == SchedMode::Dead {
         // Its exit state stays with the scheduler for `join` (`exited`).
         pc.preempt_count.fetch_sub(1, Ordering::Relaxed);
@@ -104,6 +108,7 @@ fn leave_idle(pc: &percpu::PerCpu) {
     // Tickless idle ends here, whichever way the idle thread was left (its
     // own loop, or preemption at an interrupt's exit).
     if pc.nohz_idle.swap(false, Ordering::Relaxed) {
+        pc.liveness.tick_restarted(arch::now_ns());
         arch::timer_restart_tick();
     }
 }

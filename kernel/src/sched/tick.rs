@@ -68,6 +68,7 @@ pub fn timer_tick() {
         rq.task_tick();
         rq.clock()
     };
+    pc.liveness.ticked(now);
     expire_timers(pc, now);
     if cpu == 0 && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
         crate::task::stall::check(now);
@@ -104,6 +105,7 @@ pub(crate) fn nohz_balance_kick(cpu: usize) {
         let tpc = percpu::cpu(c);
         tpc.newidle.store(true, Ordering::Relaxed);
         tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
+        tpc.liveness.signalled(arch::now_ns());
         arch::send_ipi(c, arch::IpiKind::Reschedule);
     }
 }

@@ -85,5 +85,6 @@ pub fn sched_ipi() {
     // Another CPU may have moved this CPU's hrtick (a remote enqueue).
     arch::timer_sync();
     let mut rq = lock_rq(cpu);
+    percpu::cpu(cpu).liveness.answered(rq.clock());
     s.sched_ttwu_pending(&mut rq);
 }

@@ -784,7 +784,7 @@ pub fn dump_threads() {
         *slot = crate::sched::try_rq(cpu, &irqs_off);
         let rq = slot.as_deref();
         crate::console::emergency_write(format_args!(
-            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {}) sleepers (count, earliest ns) {:?} now {}\n",
+            "cpu {} (online {}, this {}): curr {} need_resched {:?} preempt_count {} rq {} curr {:?} nr_running {:?} ticks {} timer events {} interrupts {} ipis {} tickless {} (entered {}) wake list {} polling {} poll_kick {} sleepers (count, earliest ns) {:?} now {}\n",
             cpu,
             pc.online.load(Ordering::Relaxed),
             cpu == arch::cpu_id(),
@@ -800,6 +800,9 @@ pub fn dump_threads() {
             pc.ipis.load(Ordering::Relaxed),
             pc.nohz_idle.load(Ordering::Relaxed),
             pc.nohz_entries.load(Ordering::Relaxed),
+            if crate::sched::wake_list_pending(cpu) { "pending" } else { "empty" },
+            pc.polling.load(Ordering::Relaxed),
+            pc.poll_kick.load(Ordering::Relaxed),
             pc.timers.try_lock().map(|t| (t.len(), t.earliest())),
             arch::now_ns(),
         ));
@@ -816,12 +819,13 @@ pub fn dump_threads() {
             .and_then(|r| r.task(sched::TaskId(t.idx)))
             .map(|s| s.state);
         crate::console::emergency_write(format_args!(
-            "  {:3} {:12} cpu {} state {:?} home {:?} on_cpu {} waiting {:#x} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
+            "  {:3} {:12} cpu {} state {:?} home {:?}{} on_cpu {} waiting {:#x} rq-state {:?} mask {} (nvcsw {} nivcsw {})\n",
             t.idx,
             t.name(),
             cpu,
             st,
             crate::sched::task_cpu(t),
+            if crate::sched::task_in_transit(t) { " (in transit)" } else { "" },
             t.on_cpu.load(Ordering::Relaxed),
             t.wq_owner.load(Ordering::Relaxed),
             held,

@@ -99,6 +99,12 @@ fn observe(cpu: usize, now: u64) {
     if thresh == 0 || now.saturating_sub(since) <= thresh {
         return;
     }
+    // A CPU that was not running (see `percpu::liveness`) made no switch
+    // for that reason: its time counts from when it runs again.
+    if let Some(restart) = super::stall::wait_restart(cpu, since, now, thresh) {
+        st.since.store(restart.max(1), Ordering::Relaxed);
+        return;
+    }
     st.since.store(now.max(1), Ordering::Relaxed);
     LOCKUPS.fetch_add(1, Ordering::Relaxed);
     LAST_CPU.store(cpu as u32, Ordering::Relaxed);

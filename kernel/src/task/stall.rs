@@ -10,14 +10,68 @@
 //! tick scans the thread slots every [`CHECK_TICKS`] ticks (loads only; the
 //! dump takes no lock it would wait for). A reported thread's clock restarts,
 //! so a lasting stall is reported once per threshold, not once per scan.
+//!
+//! A wait on a CPU that was not running (no answer to a reschedule signal,
+//! or no tick, for over a second: a vCPU the host did not schedule, or
+//! interrupts masked; `percpu::liveness`) is not the scheduler's: it counts
+//! from when that CPU runs again ([`wait_restart`]), unless the CPU stays
+//! silent for [`SILENT_CPU_FAIL_NS`].
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::{threads, ThreadState};
+use crate::percpu::liveness::SILENCE_NS;
 
 /// Ticks between two scans (100 ms at the default 250 Hz).
 pub const CHECK_TICKS: u64 = 25;
+
+/// A CPU silent this long is no longer an excuse: one that takes no
+/// reschedule IPI and no tick for a minute is locked up, whatever the host
+/// does, and the wait on it is reported.
+pub const SILENT_CPU_FAIL_NS: u64 = 60_000_000_000;
+
+/// Waits not counted because the CPU waited on was not running (see
+/// [`wait_restart`]).
+pub static SILENT_CPU_WAITS: AtomicU64 = AtomicU64::new(0);
+
+/// How long `cpu` has been silent at `now` (0: it answers), see
+/// `percpu::liveness`.
+pub fn cpu_silent_ns(cpu: usize, now: u64) -> u64 {
+    if cpu >= crate::percpu::MAX_CPUS {
+        return 0;
+    }
+    let pc = crate::percpu::cpu(cpu);
+    pc.liveness
+        .silent_ns(now, !pc.nohz_idle.load(Ordering::Relaxed))
+}
+
+/// A wait on `cpu` that began at `since` and has lasted past `limit_ns` at
+/// `now`: if that CPU was not running for part of it, the time from which
+/// the wait counts instead (`now` while it is still silent, for less than
+/// [`SILENT_CPU_FAIL_NS`]; the time it came back, if the wait since then is
+/// still within `limit_ns`); `None` if the wait counts as it is.
+pub fn wait_restart(cpu: usize, since: u64, now: u64, limit_ns: u64) -> Option<u64> {
+    if cpu >= crate::percpu::MAX_CPUS {
+        return None;
+    }
+    let silent = cpu_silent_ns(cpu, now);
+    if silent > 0 {
+        return (silent < SILENT_CPU_FAIL_NS).then_some(now);
+    }
+    let resumed = crate::percpu::cpu(cpu).liveness.resumed_ns();
+    (resumed > since && now.saturating_sub(resumed) <= limit_ns).then_some(resumed)
+}
+
+/// [`wait_restart`] for a wait on the whole machine (a test's progress
+/// check): the latest restart any online CPU gives.
+pub fn machine_wait_restart(since: u64, now: u64, limit_ns: u64) -> Option<u64> {
+    let online = super::online_mask();
+    (0..crate::sched::nr_runqueues())
+        .filter(|&c| online.test(c))
+        .filter_map(|c| wait_restart(c, since, now, limit_ns))
+        .max()
+}
 
 /// Stalls seen since boot.
 pub static STALLS: AtomicU64 = AtomicU64::new(0);
@@ -61,6 +115,26 @@ pub fn check(now: u64) {
         if since == 0 || now.saturating_sub(since) <= warn {
             continue;
         }
+        // Its CPU did not run for part of the wait (see
+        // `percpu::liveness`): the wait counts from when that CPU runs.
+        if let Some(restart) = wait_restart(t.cpu(), since, now, warn) {
+            if t.runnable_since
+                .compare_exchange(since, restart, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                SILENT_CPU_WAITS.fetch_add(1, Ordering::Relaxed);
+                crate::console::emergency_write(format_args!(
+                    "stall: thread {} '{}' waited {} ms on cpu {}, which was not running (no answer to a reschedule signal, or no tick, for over {} ms: a vCPU the host did not run, or interrupts masked); its wait counts again from {} ms\n",
+                    t.idx(),
+                    t.name(),
+                    (now - since) / 1_000_000,
+                    t.cpu(),
+                    SILENCE_NS / 1_000_000,
+                    restart / 1_000_000
+                ));
+            }
+            continue;
+        }
         // Restart its clock, unless it was switched in meanwhile (0).
         if t.runnable_since
             .compare_exchange(since, now, Ordering::Relaxed, Ordering::Relaxed)
@@ -95,7 +169,41 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
         t.on_cpu.load(Ordering::Relaxed),
         warn / 1_000_000
     );
+    write_cpu_state(w, t);
     write_rqs(w);
+}
+
+/// What tells a lost wakeup from a CPU that does not run: whether the
+/// thread is still in transit to its CPU (queued in that CPU's wake list),
+/// that CPU's wake-list flag, idle polling and kick flags, tickless state,
+/// interrupt counts, and whether a reschedule IPI is pending or active at
+/// its interrupt controller (where another CPU can read that; `None`
+/// otherwise). Lock-free and allocation-free (it runs in the tick).
+fn write_cpu_state(w: &mut dyn Write, t: &super::Thread) {
+    let cpu = t.cpu();
+    if cpu >= crate::sched::nr_runqueues() {
+        return;
+    }
+    let pc = crate::percpu::cpu(cpu);
+    let ipi = crate::arch::ipi_state(cpu, crate::arch::IpiKind::Reschedule);
+    let _ = writeln!(
+        w,
+        "stall: cpu {}: in transit {}, wake list {}, polling {}, poll_kick {}, tickless {}, silent {} ms, back since {} ms, need_resched {:?}, curr {}, interrupts {}, ipis {} (sent to it {}), reschedule IPI at its interrupt controller (pending, active) {:?}",
+        cpu,
+        crate::sched::task_in_transit(t),
+        if crate::sched::wake_list_pending(cpu) { "pending" } else { "empty" },
+        pc.polling.load(Ordering::Relaxed),
+        pc.poll_kick.load(Ordering::Relaxed),
+        pc.nohz_idle.load(Ordering::Relaxed),
+        cpu_silent_ns(cpu, crate::arch::now_ns()) / 1_000_000,
+        pc.liveness.resumed_ns() / 1_000_000,
+        pc.need_resched(),
+        pc.curr.load(Ordering::Relaxed),
+        pc.interrupts.load(Ordering::Relaxed),
+        pc.ipis.load(Ordering::Relaxed),
+        pc.ipis_sent.load(Ordering::Relaxed),
+        ipi,
+    );
 }
 
 /// Every runqueue in the `sched_debug` format, locked if free (a runqueue

@@ -102,6 +102,19 @@ pub fn wait_progress(
             last = p;
             since = now;
             crate::ktest::progress();
+        } else if let Some(restart) = (now - since > STALL_NS)
+            .then(|| task::stall::machine_wait_restart(since, now, STALL_NS))
+            .flatten()
+        {
+            // A CPU was not running for part of the wait (a vCPU the host
+            // did not run): the wait counts from when it runs again.
+            crate::kprintln!(
+                "    {}: no progress for {} ms while a CPU was not running; counting again from {} ms",
+                what,
+                (now - since) / 1_000_000,
+                restart / 1_000_000
+            );
+            since = restart;
         } else if now - since > STALL_NS {
             // A failure either way; the dump and whether it moves again
             // within another few seconds tell a lost wakeup (stays stuck)

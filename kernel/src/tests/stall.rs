@@ -172,3 +172,84 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     kassert_eq!(softlockup::LOCKUPS.load(Ordering::SeqCst), after);
     Ok(())
 });
+
+crate::ktest_smp!(stall_watchdog_waits_out_a_cpu_that_does_not_run, 2, || {
+    // A CPU that does not run (here: a thread masks interrupts on it for
+    // MASKED_MS; in the wild, a vCPU the host does not schedule) takes no
+    // tick and no reschedule IPI. A thread woken onto it waits, longer
+    // than the stall threshold, through no fault of the scheduler: the
+    // watchdog must see that the CPU was silent (`percpu::liveness`) and
+    // count the wait from when the CPU runs again, not report it. Then the
+    // CPU comes back, the woken thread runs, and nothing was reported.
+    // (`stall_watchdog_reports_a_starved_thread` checks that a wait on a
+    // CPU that runs is still reported.)
+    const WARN_MS: u64 = 1500;
+    const MASKED_MS: u64 = 3500;
+    let _restore = Restore;
+    let cpu = task::nr_cpus() - 1;
+    task::sched_config()
+        .tunables
+        .set("kernel.sched_stall_warn_ms", "1500")
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    // Count, do not end the run, if a stall is reported after all.
+    stall::EXPECTED.store(true, Ordering::SeqCst);
+    let (stalls0, excused0) = (
+        stall::STALLS.load(Ordering::SeqCst),
+        stall::SILENT_CPU_WAITS.load(Ordering::SeqCst),
+    );
+    let masked = Arc::new(AtomicBool::new(false));
+    let m = masked.clone();
+    let masker = task::spawn_on(
+        "irq-masker",
+        TaskParams::default(),
+        crate::cpumask::only(cpu),
+        move || {
+            let _irqs_off = crate::arch::IrqGuard::save();
+            m.store(true, Ordering::SeqCst);
+            let until = crate::arch::now_ns() + MASKED_MS * 1_000_000;
+            while crate::arch::now_ns() < until {
+                core::hint::spin_loop();
+            }
+        },
+    )
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    while !masked.load(Ordering::SeqCst) {
+        task::sleep_ms(1);
+    }
+    let ran_at = Arc::new(AtomicU64::new(0));
+    let r = ran_at.clone();
+    let woken_at = crate::arch::now_ns();
+    let waiter = task::spawn_on(
+        "waits-on-silent",
+        TaskParams::default(),
+        crate::cpumask::only(cpu),
+        move || {
+            r.store(crate::arch::now_ns(), Ordering::SeqCst);
+        },
+    )
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    task::join(masker).map_err(|e| alloc::format!("{e:?}"))?;
+    task::join(waiter).map_err(|e| alloc::format!("{e:?}"))?;
+    let waited_ms = (ran_at.load(Ordering::SeqCst) - woken_at) / 1_000_000;
+    let stalls = stall::STALLS.load(Ordering::SeqCst) - stalls0;
+    let excused = stall::SILENT_CPU_WAITS.load(Ordering::SeqCst) - excused0;
+    kprintln!(
+        "    cpu {} masked interrupts for {} ms: the woken thread waited {} ms (threshold {} ms), {} wait(s) counted again from the CPU's return, {} stall report(s)",
+        cpu,
+        MASKED_MS,
+        waited_ms,
+        WARN_MS,
+        excused,
+        stalls
+    );
+    // The wait did pass the threshold (else this checks nothing), was
+    // excused, and was not reported.
+    kassert!(
+        waited_ms > WARN_MS,
+        "the thread waited only {} ms",
+        waited_ms
+    );
+    kassert!(excused >= 1, "no wait was counted again");
+    kassert_eq!(stalls, 0);
+    Ok(())
+});

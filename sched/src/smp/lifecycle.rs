@@ -260,6 +260,14 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
+    /// Is task `id` in transit (a wakeup is carrying it to a CPU's
+    /// runqueue, e.g. it waits in that CPU's wake list)? Lock-free, for
+    /// diagnostics.
+    pub fn in_transit(&self, id: TaskId) -> bool {
+        let h = self.load_home(id);
+        h != HOME_NONE && h != HOME_PARKED && h & HOME_TRANSIT != 0
+    }
+
     /// `task_rq_lock`: locks the runqueue that holds task `id` and returns
     /// its CPU with the guard. A task in transit is landed first (its
     /// target's wake list is drained on that CPU's behalf, which is kicked

@@ -50,6 +50,8 @@ const GICR_WAKER: usize = 0x0014;
 const GICR_SGI_BASE: usize = 0x1_0000;
 const GICR_IGROUPR0: usize = GICR_SGI_BASE + 0x080;
 const GICR_ISENABLER0: usize = GICR_SGI_BASE + 0x100;
+const GICR_ISPENDR0: usize = GICR_SGI_BASE + 0x200;
+const GICR_ISACTIVER0: usize = GICR_SGI_BASE + 0x300;
 const GICR_IPRIORITYR: usize = GICR_SGI_BASE + 0x400;
 /// Frame pair size of one GICv3 redistributor (RD_base + SGI_base).
 const GICR_STRIDE_V3: usize = 0x2_0000;
@@ -308,6 +310,27 @@ pub fn enable(intid: u32) {
         wr8(gicd + GICD_IPRIORITYR + n, DEFAULT_PRIORITY);
         wr32(gicd + GICD_ISENABLER + 4 * (n / 32), 1 << (n % 32));
     }
+}
+
+/// Whether SGI/PPI `intid` is pending, and whether it is active, at CPU
+/// `cpu`'s redistributor (GICv3 only: any CPU may read another's frame;
+/// `None` on v2, whose banked registers show only the reader's own state).
+/// For diagnostics: an IPI pending there for seconds was sent and never
+/// taken (the target masks interrupts, or its vCPU does not run), one
+/// neither pending nor active was taken or never sent.
+pub fn sgi_state(cpu: usize, intid: u32) -> Option<(bool, bool)> {
+    if VERSION.load(Ordering::Acquire) != 3 || intid >= 32 || cpu >= MAX_CPUS {
+        return None;
+    }
+    let rd = GICR_BASE[cpu].load(Ordering::Acquire);
+    if rd == 0 {
+        return None;
+    }
+    let bit = 1u32 << intid;
+    Some((
+        rd32(rd + GICR_ISPENDR0) & bit != 0,
+        rd32(rd + GICR_ISACTIVER0) & bit != 0,
+    ))
 }
 
 /// Enables the level-triggered SPI `intid` (a device interrupt) and routes it

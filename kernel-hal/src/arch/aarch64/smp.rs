@@ -275,6 +275,17 @@ pub fn send_ipi(cpu: usize, kind: IpiKind) {
     gic::send_sgi(cpu, sgi);
 }
 
+/// Whether an IPI of `kind` is pending and whether it is active at CPU
+/// `cpu`'s interrupt controller, where it can be read from another CPU
+/// (GICv3); `None` where it cannot. For stall reports.
+pub fn ipi_state(cpu: usize, kind: IpiKind) -> Option<(bool, bool)> {
+    let sgi = match kind {
+        IpiKind::Reschedule => SGI_RESCHEDULE,
+        IpiKind::Call => SGI_CALL,
+    };
+    gic::sgi_state(cpu, sgi)
+}
+
 /// The IPI an SGI INTID stands for, if it is one of ours.
 pub fn ipi_kind(intid: u32) -> Option<IpiKind> {
     match intid {

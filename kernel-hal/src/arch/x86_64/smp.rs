@@ -584,6 +584,12 @@ extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
     entry(cpu)
 }
 
+/// Whether an IPI is pending at another CPU's interrupt controller: not
+/// readable on x86_64 (a local APIC's IRR is its own CPU's), so `None`.
+pub fn ipi_state(_cpu: usize, _kind: IpiKind) -> Option<(bool, bool)> {
+    None
+}
+
 /// Interrupts CPU `cpu` (dense index) with the vector for `kind`; its handler
 /// acknowledges it and calls `crate::hooks::ipi(kind)`, then
 /// `crate::hooks::irq_exit()`. Memory written before the call is visible to
