@@ -39,6 +39,11 @@ mkdir -p "$out/src"
 tar -xzf "$crate" -C "$out/src"
 pkg=$out/src/sched-$version
 cp Cargo.lock "$pkg/"
+# `cargo package` stores fixed timestamps, so every extraction has the same
+# mtimes and cargo would take the last run's build of the crate as fresh
+# (seen: a module added since was missing). New mtimes rebuild it; its
+# dependencies stay cached.
+find "$pkg" -type f -exec touch {} +
 # Its own workspace root: cargo must not take it for a stray member of ours.
 printf '\n[workspace]\n' >>"$pkg/Cargo.toml"
 
