@@ -375,9 +375,9 @@ fn sleeper_max_latency_ns(preempt: &str, kernel: bool) -> u64 {
 /// running task returns to user space (within one 300 µs burst), not when
 /// a burst ends inside the kernel (`Next::RunKernel`): there it waits for
 /// the tick (4 ms at HZ=250), or with HRTICK (the default) for the end of
-/// the hog's slice (0.7 ms at 1 CPU), whose timer reschedules at once
-/// under every model. Under full, the request is immediate (a switch,
-/// ~1 µs) either way.
+/// the hog's slice (0.7 ms at 1 CPU), whose timer asks for an immediate
+/// reschedule, which its interrupt's exit to kernel mode takes under lazy.
+/// Under full, the request is immediate (a switch, ~1 µs) either way.
 #[test]
 fn kernel_bursts_are_not_returns_to_user_space() {
     let user = sleeper_max_latency_ns("preempt=lazy", false);
