@@ -40,8 +40,8 @@
 //!   time asked for (a later request or a cancel makes a pending one stale);
 //!   it calls `Rq::hrtick`, then the interrupt's exit, as the tick.
 //! - **Preemption models** (`sched::preempt`'s table, asked with the
-//!   kernel's calls): a burst that starts in user space ([`Next::Run`],
-//!   [`Next::RunUser`]) starts with a return to user space, where every
+//!   kernel's calls): a [`Next::Run`] or [`Next::RunUser`] burst starts
+//!   with a return to user space, where every
 //!   model honours any pending reschedule, lazy or immediate (Linux's
 //!   `exit_to_user_mode_loop` tests both bits). A burst that goes on inside
 //!   the kernel ([`Next::RunKernel`]: a syscall's entry, a spin on a lock,
