@@ -30,27 +30,35 @@
 //!   `load_balance(cpu, true)` (the kernel's idle thread) and, if it pulled a
 //!   task, schedules again.
 //! - **Tick** every `1/HZ` on busy CPUs (idle CPUs stop it, as with
-//!   `nohz=on`): `task_tick`, preempt on an immediate request (the tick returns
-//!   to user mode in every model), `load_balance(cpu, false)` every
+//!   `nohz=on`): `task_tick`, the interrupt's exit (below),
+//!   `load_balance(cpu, false)` every
 //!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
 //!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
 //!   balance (`nohz_balance_kick`).
 //! - **HRTICK**: the one-shot per-CPU timer the scheduler arms and cancels
 //!   through [`Platform::hrtick_start`] / `hrtick_cancel` is an event at the
 //!   time asked for (a later request or a cancel makes a pending one stale);
-//!   it calls `Rq::hrtick` and, like the tick, reschedules on an immediate
-//!   request.
-//! - **Preemption models**: a burst ends at a syscall return, where every
+//!   it calls `Rq::hrtick`, then the interrupt's exit, as the tick.
+//! - **Preemption models** (`sched::preempt`'s table, asked with the
+//!   kernel's calls): a [`Next::Run`] or [`Next::RunUser`] burst starts
+//!   with a return to user space, where every
 //!   model honours any pending reschedule, lazy or immediate (Linux's
-//!   `exit_to_user_mode_loop` tests both bits; `sched::preempt`); the tick
-//!   honours an immediate one; an IPI or a timer interrupt preempts a running
-//!   task only under full and lazy, and only for an immediate request
-//!   (none/voluntary wait for the burst's end or the tick). A lazy request
-//!   thus waits for the burst's end or the tick (which upgrades it). A
-//!   burst that ends inside the kernel ([`Next::RunKernel`]: a syscall's
-//!   entry, a spin on a lock, a waker's own wakeup cost before it blocks)
-//!   is a kernel preemption point instead: an immediate request, under
-//!   full or lazy.
+//!   `exit_to_user_mode_loop` tests both bits). A burst that goes on inside
+//!   the kernel ([`Next::RunKernel`]: a syscall's entry, a spin on a lock,
+//!   a waker's own wakeup cost before it blocks) starts at a kernel
+//!   preemption point instead: an immediate request, under full or lazy.
+//! - **Interrupt exit** (the tick, HRTICK, an IPI, a sleeper's timer):
+//!   `PreemptPoint::irq_exit(user)`, as the kernel's `irq_exit`. A task
+//!   in a [`Next::RunUser`] burst (user code: the kernel's
+//!   `task::run_in_user_mode`, whose per-thread mark the engine keeps per
+//!   task) returns to user space there and takes any request in every model,
+//!   so under lazy a lazy request made by that interrupt (a timer's
+//!   wakeup, the tick's slice end) is honoured at once, as Linux's
+//!   `irqentry_exit_to_user_mode` does. Any other burst (a syscall's
+//!   cost, [`Next::Run`], unmarked as in the kernel) returns to kernel
+//!   mode, which takes only an immediate request under full and lazy: a
+//!   lazy request waits for the burst's end or the next tick (which
+//!   upgrades it), and none/voluntary wait for the burst's end.
 //!
 //! # vCPU turns (`qemu:N`)
 //! QEMU's TCG under `-icount` runs all vCPUs in one host thread, round-robin.
@@ -112,8 +120,8 @@ use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::{
-    PreemptMode, PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams,
-    WakeFlags, WakeupDecision, WakeupReason,
+    PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
+    WakeupDecision, WakeupReason,
 };
 
 use crate::machine::Machine;
@@ -172,9 +180,17 @@ impl Platform for SimPlatform {
 /// What a task does once its current burst of CPU work is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// Run this many ns of CPU work (a syscall's cost, user computation),
-    /// then return to user space (a preemption point for any request).
+    /// Return to user space (a preemption point for any request), then run
+    /// this many ns of CPU work the task's model does not mark as user code
+    /// (the next syscall's cost: an interrupt in it returns to kernel
+    /// mode), as the kernel's workload threads outside
+    /// `task::run_in_user_mode`.
     Run(u64),
+    /// Return to user space, then run this many ns of user code (a compute
+    /// loop between syscalls, the kernel's `task::run_in_user_mode`): an
+    /// interrupt in it returns to user space and takes any request, lazy
+    /// ones included, in every model (`PreemptPoint::irq_exit(true)`).
+    RunUser(u64),
     /// Run this many ns of CPU work inside the kernel, which goes on
     /// afterwards (a syscall's entry, a spin on a lock): its end is a
     /// kernel preemption point (an immediate request, under full or lazy).
@@ -275,8 +291,12 @@ pub struct Task {
     wake_origin: u64,
     timer_gen: u32,
     /// What it does after the burst that pays its wakeups' cost (it
-    /// blocks, sleeps or exits once that is paid).
+    /// blocks, sleeps or exits once that is paid, or returns to its user
+    /// code).
     deferred: Option<Next>,
+    /// Its current burst is user code ([`Next::RunUser`]): the kernel's
+    /// per-thread user-mode mark, kept across switches.
+    user: bool,
     /// CPU time it used, ns (overheads included).
     pub runtime: u64,
     /// Times it was switched in.
@@ -537,6 +557,10 @@ pub struct Counters {
     pub tick_resched: u64,
     /// HRTICK expiries that asked for a reschedule.
     pub hrtick_resched: u64,
+    /// Preemptions at an interrupt's return to user code ([`Next::RunUser`])
+    /// that a return to kernel mode would not have made (a lazy request;
+    /// any request under none and voluntary).
+    pub irq_user_preempts: u64,
     /// Wakeup-path, IPI-send and idle-scan time charged to wakers, ns.
     pub wake_cost_ns: u64,
     /// CPUs `select_idle_sibling` looked at.
@@ -586,7 +610,6 @@ pub struct Kernel {
     seq: u64,
     cpus: Vec<Cpu>,
     this_cpu: u32,
-    preempt_irq: bool,
     nr_idle: usize,
     /// CPU work takes this many times as long (busy CPUs, under the even
     /// vCPU time sharing; else 1).
@@ -625,10 +648,6 @@ impl Kernel {
                 ..Default::default()
             })
             .collect();
-        let preempt_irq = matches!(
-            cfg.tunables.preempt_mode(),
-            PreemptMode::Full | PreemptMode::Lazy
-        );
         // A lone vCPU takes no turns (QEMU starts its kick timer only
         // with a second vCPU).
         let turn_ns =
@@ -653,7 +672,6 @@ impl Kernel {
             seq: 0,
             cpus,
             this_cpu: 0,
-            preempt_irq,
             nr_idle: n,
             share_k: 1,
             turn_ns,
@@ -703,6 +721,7 @@ impl Kernel {
             wake_origin: u64::MAX,
             timer_gen: 0,
             deferred: None,
+            user: false,
             runtime: 0,
             nr_switch_in: 0,
         });
@@ -1291,7 +1310,7 @@ impl Kernel {
     }
 
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
-    /// busy one only under full/lazy.
+    /// busy one as [`Kernel::irq_exit_preempts`] says.
     fn irq_exit(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
         let need = {
@@ -1301,11 +1320,28 @@ impl Kernel {
             rq.need_resched()
         };
         let idle = self.cpus[cpu].curr == NIL;
-        if idle || (need == Resched::Now && self.preempt_irq) {
+        if idle || self.irq_exit_preempts(cpu, need) {
             self.reschedule(cpu, PrevAction::Stays);
         } else {
             self.drain_ipis();
         }
+    }
+
+    /// Whether an interrupt's exit on busy `cpu` preempts its task with the
+    /// request `need` pending, as the kernel's `irq_exit` decides it: the
+    /// exit is a return to user space when the task was in its user code
+    /// ([`Next::RunUser`]), which takes any request in every model, and to
+    /// kernel mode otherwise, which takes only an immediate one under full
+    /// and lazy (`PreemptPoint::irq_exit`, `sched::preempt`).
+    fn irq_exit_preempts(&mut self, cpu: usize, need: Resched) -> bool {
+        let curr = self.cpus[cpu].curr;
+        let user = curr != NIL && self.tasks[curr as usize].user;
+        let mode = self.cfg.tunables.preempt_mode();
+        let go = mode.preempts_at(PreemptPoint::irq_exit(user), need);
+        if go && user && !mode.preempts_at(PreemptPoint::irq_exit(false), need) {
+            self.ctr.irq_user_preempts += 1;
+        }
+        go
     }
 
     fn ipi(&mut self, cpu: usize) {
@@ -1314,7 +1350,8 @@ impl Kernel {
         self.irq_exit(cpu);
     }
 
-    /// The one-shot timer fired: `Rq::hrtick`, then as at the tick.
+    /// The one-shot timer fired: `Rq::hrtick`, then the interrupt's exit
+    /// (as the tick's).
     fn hrtick(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
         self.charge(cpu);
@@ -1323,7 +1360,7 @@ impl Kernel {
             rq.update_rq_clock(self.now);
             rq.hrtick()
         };
-        if r == Resched::Now && self.cpus[cpu].curr != NIL {
+        if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, r) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         self.drain_ipis();
@@ -1345,7 +1382,8 @@ impl Kernel {
             self.s.sched_ttwu_pending(&mut rq);
             rq.task_tick()
         };
-        if r == Resched::Now {
+        // The tick's interrupt exit (the kernel's `irq_exit`).
+        if self.irq_exit_preempts(cpu, r) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
@@ -1354,7 +1392,7 @@ impl Kernel {
                 self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
                 let need = self.s.cpu_rq(cpu).need_resched();
-                if need == Resched::Now {
+                if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 }
             }
@@ -1433,24 +1471,30 @@ impl Kernel {
             next = match next {
                 Next::Run(ns) => Next::Run(ns + debt),
                 Next::RunKernel(ns) => Next::RunKernel(ns + debt),
+                // Before user code, a block, a sleep or an exit the wakeups
+                // are a kernel burst of their own (the syscall that made
+                // them), so user code starts after them.
                 then => {
                     self.tasks[tid as usize].deferred = Some(then);
                     Next::RunKernel(debt)
                 }
             };
         }
+        // The user-mode mark: set for user code only (a task that blocks,
+        // sleeps or pays its wakeups is in the kernel).
+        self.tasks[tid as usize].user = matches!(next, Next::RunUser(_));
         match next {
-            Next::Run(ns) | Next::RunKernel(ns) => {
+            Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => {
                 self.tasks[tid as usize].work = ns;
                 // A syscall that returns to user space takes any request,
                 // lazy too (`sched::preempt`, Linux's
                 // `exit_to_user_mode_loop`), in every model; kernel code
                 // that goes on takes only an immediate one, under full or
                 // lazy.
-                let point = if matches!(next, Next::Run(_)) {
-                    PreemptPoint::UserReturn
-                } else {
+                let point = if matches!(next, Next::RunKernel(_)) {
                     PreemptPoint::Kernel
+                } else {
+                    PreemptPoint::UserReturn
                 };
                 let need = self.need_resched(cpu);
                 let mode = self.cfg.tunables.preempt_mode();

@@ -3,6 +3,17 @@
 //! CPU costs per operation are parameters; the defaults say where they come
 //! from.
 //!
+//! A burst that models a program's own computation between syscalls is user
+//! code ([`Next::RunUser`], as the kernel's workloads run it in
+//! `task::run_in_user_mode`): an interrupt that lands in it returns to user
+//! space and takes even a lazy reschedule request. These are schbench's
+//! request work, pgbench's client and backend work, the dbench client's
+//! compute, and the mix's hogs and sleepers' runs. The others are syscall
+//! or kernel-thread costs ([`Next::Run`]): hackbench's per-message
+//! `write`/`read` (ours' hackbench marks none either: its threads do nothing
+//! but the syscalls), schbench's message thread (futex wakes), the dbench
+//! kworkers.
+//!
 //! # hackbench (rt-tests `hackbench`, mmtests `hackbench-{process,thread}-{pipes,sockets}`)
 //! Groups of 20 senders and 20 receivers; each receiver owns one channel
 //! (a pipe, or a unix stream socketpair) that all 20 senders of its group
@@ -663,7 +674,7 @@ impl Workload for Schbench {
                 }
                 2 => {
                     self.roles[tid as usize] = SRole::Worker { m, phase: 3, start };
-                    Next::Run(k.rng.jitter(self.cfg.work_us * 1000, 10))
+                    Next::RunUser(k.rng.jitter(self.cfg.work_us * 1000, 10))
                 }
                 _ => {
                     self.req_lat.push(k.now - start);
@@ -824,7 +835,7 @@ impl Workload for Dbench {
                     return Next::Exit;
                 }
                 self.roles[tid as usize] = DRole::Client { done, phase: 1 };
-                Next::Run(k.rng.exp(20_000))
+                Next::RunUser(k.rng.exp(20_000))
             }
             DRole::Worker { q, req, phase } => {
                 if let Some(c) = req {
@@ -949,7 +960,7 @@ impl Workload for Pgbench {
                     self.tx += 1;
                     self.lat_sum += k.now - start;
                     self.roles[tid as usize] = PRole::Client { sent: false, start };
-                    return Next::Run(k.rng.jitter(4_000, 10));
+                    return Next::RunUser(k.rng.jitter(4_000, 10));
                 }
                 self.roles[tid as usize] = PRole::Client {
                     sent: true,
@@ -979,7 +990,7 @@ impl Workload for Pgbench {
                     self.roles[tid as usize] = PRole::Server {
                         phase: if self.cfg.rw { 1 } else { 2 },
                     };
-                    return Next::Run(k.rng.jitter(w, 10));
+                    return Next::RunUser(k.rng.jitter(w, 10));
                 }
                 self.roles[tid as usize] = PRole::Server { phase: 0 };
                 Next::Block
@@ -1116,14 +1127,15 @@ impl Workload for Mix {
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
         let i = tid as usize;
         match self.tasks[i] {
-            // Hogs run in 1 ms chunks (return-to-user points), forever.
-            MixTask::Hog { .. } => Next::Run(1_000_000),
+            // Hogs spin in user code in 1 ms chunks (return-to-user
+            // points), forever.
+            MixTask::Hog { .. } => Next::RunUser(1_000_000),
             MixTask::Sleeper {
                 run_us, sleep_us, ..
             } => {
                 self.phase[i] = !self.phase[i];
                 if self.phase[i] {
-                    Next::Run(run_us * 1000)
+                    Next::RunUser(run_us * 1000)
                 } else {
                     Next::Sleep(sleep_us * 1000)
                 }

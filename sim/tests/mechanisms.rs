@@ -313,10 +313,21 @@ fn pipe_mutex_contention() {
     assert!(metric(&run(&qemu(4, &[]), &hb(true), 4), "lock_spins").is_none());
 }
 
-/// A hog whose bursts end in the kernel or at a return to user space, and a
-/// sleeper woken by a timer every 1 ms (its wakeup latency recorded).
+/// What the hog's 300 µs bursts are.
+#[derive(Clone, Copy)]
+enum HogBurst {
+    /// Kernel code that goes on (`Next::RunKernel`).
+    Kernel,
+    /// Start with a return to user space, then unmarked code (`Next::Run`).
+    Syscall,
+    /// Start with a return to user space, then user code (`Next::RunUser`).
+    User,
+}
+
+/// A hog whose bursts are `hog`, and a sleeper woken by a timer every 1 ms
+/// (its wakeup latency recorded).
 struct HogAndSleeper {
-    kernel: bool,
+    hog: HogBurst,
 }
 
 impl Workload for HogAndSleeper {
@@ -328,9 +339,10 @@ impl Workload for HogAndSleeper {
         });
     }
     fn step(&mut self, _: &mut Kernel, tid: u32) -> Next {
-        match (tid, self.kernel) {
-            (0, true) => Next::RunKernel(300_000),
-            (0, false) => Next::Run(300_000),
+        match (tid, self.hog) {
+            (0, HogBurst::Kernel) => Next::RunKernel(300_000),
+            (0, HogBurst::Syscall) => Next::Run(300_000),
+            (0, HogBurst::User) => Next::RunUser(300_000),
             _ => Next::Sleep(1_000_000),
         }
     }
@@ -339,22 +351,33 @@ impl Workload for HogAndSleeper {
     }
 }
 
-fn sleeper_max_latency_ns(preempt: &str, kernel: bool) -> u64 {
+/// The sleeper's worst wakeup latency, and the preemptions made at an
+/// interrupt's return to user code that kernel mode would not have made.
+fn sleeper_run(preempt: &str, hog: HogBurst) -> (u64, u64) {
     let m = Machine::preset("flat:1").unwrap();
     let cfg = Config::parse(preempt).build(1, m.hz).unwrap();
     let mut k = Kernel::new(m, cfg, 2, 1);
-    k.run(&mut HogAndSleeper { kernel }, 50_000_000);
+    k.run(&mut HogAndSleeper { hog }, 50_000_000);
     assert!(k.lat[0].len() >= 10, "{} wakeups", k.lat[0].len());
-    *k.lat[0].iter().max().unwrap()
+    (*k.lat[0].iter().max().unwrap(), k.ctr.irq_user_preempts)
+}
+
+fn sleeper_max_latency_ns(preempt: &str, kernel: bool) -> u64 {
+    let hog = if kernel {
+        HogBurst::Kernel
+    } else {
+        HogBurst::Syscall
+    };
+    sleeper_run(preempt, hog).0
 }
 
 /// Under lazy, a wakeup's (lazy) preemption request is taken when the
 /// running task returns to user space (within one 300 µs burst), not when
 /// a burst ends inside the kernel (`Next::RunKernel`): there it waits for
 /// the tick (4 ms at HZ=250), or with HRTICK (the default) for the end of
-/// the hog's slice (0.7 ms at 1 CPU), whose timer reschedules at once
-/// under every model. Under full, the request is immediate (a switch,
-/// ~1 µs) either way.
+/// the hog's slice (0.7 ms at 1 CPU), whose timer asks for an immediate
+/// reschedule, which its interrupt's exit to kernel mode takes under lazy.
+/// Under full, the request is immediate (a switch, ~1 µs) either way.
 #[test]
 fn kernel_bursts_are_not_returns_to_user_space() {
     let user = sleeper_max_latency_ns("preempt=lazy", false);
@@ -368,4 +391,42 @@ fn kernel_bursts_are_not_returns_to_user_space() {
     );
     let full = sleeper_max_latency_ns("preempt=full", true);
     assert!(full <= 5_000, "full, kernel bursts: {full} ns");
+}
+
+/// The interrupt-return-to-user preemption point (the kernel's
+/// `classes_lazy_request_honoured_at_irq_return_to_user`): the sleeper's
+/// timer interrupt lands while the hog runs its 300 µs burst. Under lazy
+/// (HRTICK off, so only the tick would otherwise take the request), the
+/// wakeup's lazy request is taken at that interrupt's return when the hog
+/// is in user code (`Next::RunUser`): the latency is the switch alone,
+/// at most the model's switch cost plus its jitter (flat:1: one address
+/// space, `switch_thread_ns` +- `jitter_pct`). In an unmarked burst
+/// (`Next::Run`, kernel mode for the interrupt) the same request waits for
+/// the burst's end: up to 300 µs, past that bound. Under none the request
+/// is immediate, and still only a return to user space takes it.
+#[test]
+fn lazy_request_taken_at_interrupt_return_to_user_code() {
+    let c = Machine::preset("flat:1").unwrap().costs;
+    let switch_max_ns = c.switch_thread_ns * (100 + c.jitter_pct as u64) / 100;
+    for preempt in ["preempt=lazy+NO_HRTICK", "preempt=none+NO_HRTICK"] {
+        let (user, user_irq) = sleeper_run(preempt, HogBurst::User);
+        assert!(
+            user <= switch_max_ns,
+            "{preempt}, hog in user code: {user} ns (want <= {switch_max_ns}: the switch alone)"
+        );
+        assert!(
+            user_irq >= 10,
+            "{preempt}: {user_irq} preemptions at a return to user code"
+        );
+        let (syscall, syscall_irq) = sleeper_run(preempt, HogBurst::Syscall);
+        assert!(
+            syscall > switch_max_ns && syscall <= 300_000 + switch_max_ns,
+            "{preempt}, hog in unmarked code: {syscall} ns (want: at the burst's end)"
+        );
+        assert_eq!(syscall_irq, 0, "{preempt}: no burst is user code");
+    }
+    // Under full the request is immediate and kernel mode takes it too.
+    let (full, full_irq) = sleeper_run("preempt=full+NO_HRTICK", HogBurst::Syscall);
+    assert!(full <= switch_max_ns, "full, unmarked: {full} ns");
+    assert_eq!(full_irq, 0);
 }

@@ -62,6 +62,12 @@ fn print_counters(c: &Counters) {
     if c.vcpu_turns > 0 {
         println!("vCPU turns {}", c.vcpu_turns);
     }
+    if c.irq_user_preempts > 0 {
+        println!(
+            "preemptions at an interrupt's return to user code only {}",
+            c.irq_user_preempts
+        );
+    }
 }
 
 fn cmd_run(args: &[String]) {
