@@ -135,7 +135,7 @@ fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
     let s = pinned_pair(true, true, 3);
     newidle_calls(&s, 6_000, 2_500 * US);
     let d = stats(&s);
-    assert_eq!(d.ratio, (512 * 2_500 * US >> 22) as u32, "{d:?}");
+    assert_eq!(d.ratio, ((512 * 2_500 * US) >> 22) as u32, "{d:?}");
     let n = 20_000;
     newidle_calls(&s, n, 2_500 * US);
     let e = stats(&s);
