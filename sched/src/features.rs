@@ -1,7 +1,7 @@
 //! The `SCHED_FEAT` table: Linux's fair-class feature flags, in one list.
 //!
-//! Every flag has a compile-time default (Linux 6.19's, and for HRTICK Linux
-//! 7.2's as Debian builds it, unless a `FEAT_ON_<NAME>` / `FEAT_OFF_<NAME>`
+//! Every flag has a compile-time default (Linux 6.19's, and for HRTICK and
+//! NI_RATE Linux 7.2's as Debian builds it, unless a `FEAT_ON_<NAME>` / `FEAT_OFF_<NAME>`
 //! cargo feature overrides it) and can be flipped at run time
 //! without a lock: a [`Features`] set is one atomic word read with relaxed
 //! ordering at each decision, like Linux's static keys. Text follows
@@ -86,6 +86,10 @@ sched_features! {
     WaIdle = "WA_IDLE", true, on: "FEAT_ON_WA_IDLE", off: "FEAT_OFF_WA_IDLE";
     /// Wake-affine: compare the load of the waking and the previous CPU.
     WaWeight = "WA_WEIGHT", true, on: "FEAT_ON_WA_WEIGHT", off: "FEAT_OFF_WA_WEIGHT";
+    /// Newidle balance each domain level with a probability that follows its recent success ratio (Linux 6.19, commit 33cf66d88306).
+    NiRandom = "NI_RANDOM", true, on: "FEAT_ON_NI_RANDOM", off: "FEAT_OFF_NI_RANDOM";
+    /// The newidle success ratio also grows with the time between newidle calls, so a CPU that rarely goes newly idle keeps balancing (Linux 7.0, commit 9fe89f022c05).
+    NiRate = "NI_RATE", true, on: "FEAT_ON_NI_RATE", off: "FEAT_OFF_NI_RATE";
     /// Ours, default off: the 6.19-rc1..rc6 rule "reschedule when the waker is no longer eligible" (removed in rc7).
     NextBuddyIneligibleResched = "NEXT_BUDDY_INELIGIBLE_RESCHED", false, on: "FEAT_ON_NEXT_BUDDY_INELIGIBLE_RESCHED", off: "FEAT_OFF_NEXT_BUDDY_INELIGIBLE_RESCHED";
     /// Ours, default off: preempt_sync measures the waker's runtime since its last pick, not since the last update_curr.
@@ -243,6 +247,8 @@ mod tests {
             (Feature::TtwuQueue, true),
             (Feature::WaIdle, true),
             (Feature::WaWeight, true),
+            (Feature::NiRandom, true),
+            (Feature::NiRate, true),
             (Feature::NextBuddyIneligibleResched, false),
             (Feature::NextBuddySyncRuntime, false),
         ] {

@@ -70,9 +70,11 @@ mod balance;
 pub mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_tests;
+pub mod newidle;
 mod placement;
 
 pub use lifecycle::{LifecycleError, Woke};
+pub use newidle::NewidleStats;
 
 use crate::config::SchedConfig;
 use crate::cpumask::{CpuMask, MAX_CPUS};
@@ -228,7 +230,7 @@ pub struct CpuSummary {
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
 /// Linux's `struct sched_domain`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct DomainState {
     /// When this level was last balanced periodically, ns.
     last_balance_ns: AtomicU64,
@@ -236,6 +238,8 @@ struct DomainState {
     interval_ms: AtomicU32,
     /// Balancing passes in a row that found only cache-hot tasks.
     nr_balance_failed: AtomicU32,
+    /// NI_RANDOM / NI_RATE figures ([`newidle`]).
+    ni: newidle::NewidleState,
 }
 
 #[repr(align(64))]
@@ -249,6 +253,8 @@ struct CpuSlot {
     summary: CpuSummary,
     doms: CpuDomains,
     lb: [DomainState; MAX_LEVELS],
+    /// NI_RANDOM's die (Linux's per-CPU `sched_rnd_state`).
+    rng: newidle::RngCell,
 }
 
 /// A locked runqueue; interrupts stay masked until it is dropped.
@@ -482,6 +488,7 @@ impl<P: Platform> Scheduler<P> {
         capacity: usize,
     ) -> Self {
         let nr_cpus = topology.nr_cpus();
+        let now_ns = platform.now_ns();
         let slots = build_domains(&topology)
             .into_iter()
             .enumerate()
@@ -495,11 +502,18 @@ impl<P: Platform> Scheduler<P> {
                     ..Default::default()
                 },
                 lb: core::array::from_fn(|l| DomainState {
+                    last_balance_ns: AtomicU64::new(0),
                     interval_ms: AtomicU32::new(
                         doms.as_slice().get(l).map_or(1, |sd| sd.min_interval_ms),
                     ),
-                    ..Default::default()
+                    nr_balance_failed: AtomicU32::new(0),
+                    ni: newidle::NewidleState::new(now_ns),
                 }),
+                rng: {
+                    let r = newidle::RngCell::default();
+                    r.seed(newidle::Lfsr113::new(newidle::rng_seed(0, cpu)));
+                    r
+                },
                 doms,
             })
             .collect();

@@ -545,6 +545,13 @@ pub struct Counters {
     pub switch_ns: u64,
     /// Tasks moved by the balancer.
     pub balanced: u64,
+    /// Newidle balance passes that moved a task.
+    pub newidle_pulled: u64,
+    /// Read from the scheduler at the end: newidle balances run, summed
+    /// over CPUs and domain levels (`Scheduler::newidle_stats`).
+    pub newidle_balances: u64,
+    /// Likewise: newidle balances NI_RANDOM skipped.
+    pub newidle_skipped: u64,
     /// Wakeups placed on a CPU other than the previous one.
     pub wake_migrations: u64,
     /// Read from the runqueues at the end: migrations in.
@@ -640,6 +647,8 @@ impl Kernel {
             m.topo.clone(),
             max_tasks.max(1),
         );
+        // NI_RANDOM's per-CPU dice follow the run's seed.
+        s.seed_sched_rng(seed);
         let cpus = (0..n)
             .map(|_| Cpu {
                 curr: NIL,
@@ -856,6 +865,7 @@ impl Kernel {
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.from_cpu());
                 self.ctr.balanced += pulled.len() as u64;
+                self.ctr.newidle_pulled += 1;
                 let sw = {
                     let mut rq = self.s.cpu_rq(cpu);
                     self.s.schedule(&mut rq, PrevAction::Stays)
@@ -1550,6 +1560,12 @@ impl Kernel {
             self.ctr.wakeup_preempts += rq.stats.nr_wakeup_preempt;
             self.ctr.tick_resched += rq.stats.nr_tick_resched;
             self.ctr.hrtick_resched += rq.stats.nr_hrtick_resched;
+            drop(rq);
+            for level in 0..self.s.domains(cpu).len() {
+                let st = self.s.newidle_stats(cpu, level);
+                self.ctr.newidle_balances += st.balances;
+                self.ctr.newidle_skipped += st.skipped;
+            }
         }
     }
 

@@ -218,6 +218,26 @@ impl Study {
         }
     }
 
+    /// Proportional newidle balancing (`--newidle`): Linux 7.2's default
+    /// (NI_RANDOM and NI_RATE on) against each flag off, on the 64-CPU
+    /// graviton3 preset: hackbench (process, pipes) and schbench.
+    pub fn newidle() -> Study {
+        let mut study = Study::default_study();
+        study.items.retain(|it| {
+            it.machine == "graviton3"
+                && (it.title == "hackbench-process-pipes" || it.title == "schbench")
+        });
+        study.configs = [
+            "default:",
+            "no-ni-rate:NO_NI_RATE",
+            "no-ni-random:NO_NI_RANDOM",
+        ]
+        .iter()
+        .map(|s| Config::parse(s))
+        .collect();
+        study
+    }
+
     /// A small study for tests and `--quick`.
     pub fn quick() -> Study {
         Study {
@@ -482,6 +502,9 @@ pub const COUNTERS: &[&str] = &[
     "cold_runs",
     "cold_ms",
     "ipis",
+    "newidle_balances",
+    "newidle_skipped",
+    "newidle_pulled",
 ];
 
 /// A counter of one run by name (also the wakeup rows by their names).
@@ -499,6 +522,9 @@ pub fn counter(c: &Counters, name: &str) -> f64 {
         "migrations" => c.migrations as f64,
         "wake_migrations" => c.wake_migrations as f64,
         "balanced" => c.balanced as f64,
+        "newidle_balances" => c.newidle_balances as f64,
+        "newidle_skipped" => c.newidle_skipped as f64,
+        "newidle_pulled" => c.newidle_pulled as f64,
         "cold_runs" => c.cold_runs as f64,
         "cold_ms" => c.cold_ns as f64 / 1e6,
         "switch_ms" => c.switch_ns as f64 / 1e6,
@@ -675,7 +701,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     let st = &r.study;
     let _ = writeln!(
         all,
-        "NEXT_BUDDY study: {} configs × {} seeds, {} runs in {:.1} s wall",
+        "study: {} configs × {} seeds, {} runs in {:.1} s wall",
         st.configs.len(),
         st.seeds,
         r.samples.len(),
@@ -725,7 +751,7 @@ pub fn cmd_study(args: &[String]) {
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -742,6 +768,11 @@ pub fn cmd_study(args: &[String]) {
                 i += 1;
                 continue;
             }
+            "--newidle" => {
+                study = Study::newidle();
+                i += 1;
+                continue;
+            }
             "--seeds" => {
                 seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
             }
@@ -749,7 +780,7 @@ pub fn cmd_study(args: &[String]) {
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --seeds, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --seeds, --jobs, --out, --config)"
             )),
         }
         i += 2;

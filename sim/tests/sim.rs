@@ -252,3 +252,26 @@ fn compare_tables_give_intervals_that_agree_with_the_marks() {
     // `stats::tests::welch_interval` checks marked cases on random samples.
     assert!(checked > 0, "{checked} intervals, {marked} marked");
 }
+
+/// NI_RANDOM in the simulator: with it some newidle balances are skipped
+/// (a fresh CPU's ratio is 512, so about half), without it none; every
+/// newidle call is either run or skipped, and only a run can pull.
+#[test]
+fn newidle_counters_follow_ni_random() {
+    let w = hb(8, false);
+    let on = run("graviton3", &Config::parse("on:"), &w, 3, 100).ctr;
+    let off = run("graviton3", &Config::parse("off:NO_NI_RANDOM"), &w, 3, 100).ctr;
+    assert!(on.newidle_balances > 100, "{on:?}");
+    assert!(on.newidle_pulled <= on.newidle_balances);
+    let calls = (on.newidle_balances + on.newidle_skipped) as f64;
+    let frac = on.newidle_skipped as f64 / calls;
+    // (1024 - 514) / 1024 = 0.498 expected; with 400 calls or more the
+    // binomial sd is at most 0.025, so +-0.1 is 4 sd (this seed: 425 calls).
+    assert!(calls >= 400.0, "{calls} calls");
+    assert!(
+        (frac - 0.498).abs() < 0.1,
+        "skipped {frac:.3} of {calls} calls"
+    );
+    assert_eq!(off.newidle_skipped, 0);
+    assert!(off.newidle_balances > 0 && off.newidle_pulled <= off.newidle_balances);
+}

@@ -41,6 +41,11 @@
 //! (`max_load_balance_interval`). [`Scheduler::load_balance`] ignores the
 //! intervals and balances every level now.
 //!
+//! Newidle passes are proportional to their success ([`super::newidle`]):
+//! with NI_RANDOM a level is balanced with a probability that follows its
+//! recent success ratio, and with NI_RATE a CPU that goes newly idle rarely
+//! keeps balancing every time.
+//!
 //! Left out: PELT utilization and capacity (nr_running and weight stand in),
 //! misfit and asymmetric packing, active balancing of running tasks,
 //! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
@@ -114,7 +119,21 @@ impl<P: Platform> Scheduler<P> {
             if !newidle && !self.should_we_balance(sd, this_cpu) {
                 break;
             }
+            // NI_RANDOM may skip this level's newidle balance; a success
+            // counts the die's weight (see `newidle`).
+            let weight = if newidle {
+                match self.newidle_should_balance(this_cpu, level) {
+                    Some(w) => w,
+                    None => continue,
+                }
+            } else {
+                0
+            };
             let pulled = self.balance_domain(this_cpu, level, sd, newidle);
+            if newidle {
+                let success = if pulled.is_empty() { 0 } else { weight };
+                self.newidle_balanced(this_cpu, level, success);
+            }
             if !newidle {
                 // Balanced: back off; moved: balance this level often again.
                 let iv = &st.interval_ms;

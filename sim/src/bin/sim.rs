@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]
-//! sim study [--quick] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
+//! sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
@@ -22,7 +22,7 @@ fn usage(e: &str) -> ! {
     eprintln!("error: {e}");
     eprintln!(
         "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]\n       \
-         sim study [--quick] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
+         sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),
         mechanism_flag_names()
@@ -53,6 +53,10 @@ fn print_counters(c: &Counters) {
         c.cold_migrations,
         c.cold_ns as f64 / 1e6,
         c.tick_resched
+    );
+    println!(
+        "newidle balances {} (pulled {})  skipped by NI_RANDOM {}",
+        c.newidle_balances, c.newidle_pulled, c.newidle_skipped
     );
     let rows: Vec<String> = (0..NR_ROWS)
         .filter(|&i| c.rows[i] > 0)
