@@ -65,9 +65,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     }
     let idle = idle_idx(cpu);
     let prev_idx = pc.curr.load(Ordering::Relaxed);
-    if prev_idx == idle {
-        leave_idle(pc);
-    }
+    let tick_restarted = prev_idx == idle && leave_idle(pc);
     let rq_mutex = s.rq_lock(cpu);
     rq_mutex.note_locking();
     let mut rq = SwitchLock::lock(rq_mutex.raw());
@@ -76,8 +74,12 @@ pub(crate) fn __schedule(mode: SchedMode) {
     let action = prev_action(mode, prev_idx == idle, prev);
     let sw = s.schedule(&mut rq, action);
     if prev_idx == idle {
-        // The idle thread left: whatever asked this CPU to run was answered.
+        // The idle thread left: whatever asked this CPU to run was answered
+        // (times from the clock `schedule` just read: no read of its own).
         pc.liveness.answered(rq.clock());
+        if tick_restarted {
+            pc.liveness.tick_restarted(rq.clock());
+        }
     }
     if mode == SchedMode::Dead {
         // Its exit state stays with the scheduler for `join` (`exited`).
@@ -100,17 +102,19 @@ pub(crate) fn __schedule(mode: SchedMode) {
     finish_task_switch();
 }
 
-/// The idle thread leaves (or was preempted while polling).
-fn leave_idle(pc: &percpu::PerCpu) {
+/// The idle thread leaves (or was preempted while polling). Returns
+/// whether it restarted the tick (tickless idle ended).
+fn leave_idle(pc: &percpu::PerCpu) -> bool {
     // From now on wakers must interrupt this CPU. Before the wake list is
     // drained, so a waker that still saw the flag queued what the drain takes.
     pc.polling.store(false, Ordering::SeqCst);
     // Tickless idle ends here, whichever way the idle thread was left (its
     // own loop, or preemption at an interrupt's exit).
-    if pc.nohz_idle.swap(false, Ordering::Relaxed) {
-        pc.liveness.tick_restarted(arch::now_ns());
+    let tickless = pc.nohz_idle.swap(false, Ordering::Relaxed);
+    if tickless {
         arch::timer_restart_tick();
     }
+    tickless
 }
 
 /// What the running thread does as it gives up the CPU.
