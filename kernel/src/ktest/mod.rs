@@ -226,58 +226,60 @@ pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
             String::new()
         }
     );
-    for (round, &t) in (1..=repeat).flat_map(|r| selected.iter().map(move |t| (r, t))) {
-        if repeat > 1 && core::ptr::eq(t, selected[0]) {
+    for round in 1..=repeat {
+        if repeat > 1 {
             crate::kprintln!("ktest: round {} of {}", round, repeat);
         }
-        if let Some((_, _, why)) = QUARANTINE
-            .iter()
-            .find(|(n, from, _)| *n == t.name && task::nr_cpus() >= *from)
-        {
-            QUARANTINED.fetch_add(1, Ordering::Relaxed);
-            crate::kprintln!("test {} ... quarantined ({})", t.name, why);
-            continue;
-        }
-        let online = task::nr_cpus();
-        if online < t.requires_cpus {
-            SKIPPED.fetch_add(1, Ordering::Relaxed);
-            crate::kprintln!(
-                "test {} ... skipped (needs {} CPUs, {} online)",
-                t.name,
-                t.requires_cpus,
-                online
-            );
-            continue;
-        }
-        let before = task::live_threads();
-        let mut outcome = run_one(t);
-        // Threads the test left behind: reap the exited ones, wait for the
-        // rest while they make progress; one still alive ends the run.
-        if let Err(stuck) = reap_leftovers(&before) {
-            let why = alloc::format!("left thread(s) running after the test: {}", stuck);
-            outcome = Err(match outcome {
-                Ok(()) => why,
-                Err(e) => alloc::format!("{}; {}", e, why),
-            });
-            FAILED.fetch_add(1, Ordering::Relaxed);
-            crate::kprintln!("test {} ... FAILED", t.name);
-            if let Err(why) = outcome {
-                crate::kprintln!("    {}", why);
+        for &t in &selected {
+            if let Some((_, _, why)) = QUARANTINE
+                .iter()
+                .find(|(n, from, _)| *n == t.name && task::nr_cpus() >= *from)
+            {
+                QUARANTINED.fetch_add(1, Ordering::Relaxed);
+                crate::kprintln!("test {} ... quarantined ({})", t.name, why);
+                continue;
             }
-            task::dump_threads();
-            finish(false);
-        }
-        DEADLINE_NS.store(0, Ordering::SeqCst);
-        CURRENT.store(usize::MAX, Ordering::SeqCst);
-        match outcome {
-            Ok(()) => {
-                PASSED.fetch_add(1, Ordering::Relaxed);
-                crate::kprintln!("test {} ... ok", t.name);
+            let online = task::nr_cpus();
+            if online < t.requires_cpus {
+                SKIPPED.fetch_add(1, Ordering::Relaxed);
+                crate::kprintln!(
+                    "test {} ... skipped (needs {} CPUs, {} online)",
+                    t.name,
+                    t.requires_cpus,
+                    online
+                );
+                continue;
             }
-            Err(why) => {
+            let before = task::live_threads();
+            let mut outcome = run_one(t);
+            // Threads the test left behind: reap the exited ones, wait for the
+            // rest while they make progress; one still alive ends the run.
+            if let Err(stuck) = reap_leftovers(&before) {
+                let why = alloc::format!("left thread(s) running after the test: {}", stuck);
+                outcome = Err(match outcome {
+                    Ok(()) => why,
+                    Err(e) => alloc::format!("{}; {}", e, why),
+                });
                 FAILED.fetch_add(1, Ordering::Relaxed);
                 crate::kprintln!("test {} ... FAILED", t.name);
-                crate::kprintln!("    {}", why);
+                if let Err(why) = outcome {
+                    crate::kprintln!("    {}", why);
+                }
+                task::dump_threads();
+                finish(false);
+            }
+            DEADLINE_NS.store(0, Ordering::SeqCst);
+            CURRENT.store(usize::MAX, Ordering::SeqCst);
+            match outcome {
+                Ok(()) => {
+                    PASSED.fetch_add(1, Ordering::Relaxed);
+                    crate::kprintln!("test {} ... ok", t.name);
+                }
+                Err(why) => {
+                    FAILED.fetch_add(1, Ordering::Relaxed);
+                    crate::kprintln!("test {} ... FAILED", t.name);
+                    crate::kprintln!("    {}", why);
+                }
             }
         }
     }
