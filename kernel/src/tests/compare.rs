@@ -160,9 +160,33 @@ ktest_smp!(compare_next_buddy_counters_on_hackbench, 1, || {
     kassert!(nb.iter().all(|d| row(d, "wk_sync_none") > 0), "{out}");
     kassert!(nb.iter().all(|d| row(d, "wk_sync_resched") == 0), "{out}");
     kassert!(sum(nb, &pick) < sum(base, &pick), "{out}");
-    // Fewer PICK decisions, fewer wakeup preemptions.
+    // Every wakeup preemption, in both configs, is one of the rows that
+    // preempt. Fewer wakeup preemptions under NEXT_BUDDY is not asserted: the
+    // buddy is set on non-sync wakeups too, and PICK_BUDDY then lands their
+    // PICK on the wakee, so those preempt more often than without it; the net
+    // depends on the sync/non-sync mix (a measured outcome, for the A/B
+    // tables, not a rule; 6 runs of hackbench -g 1 -f 10 gave 15 without and
+    // 17 with).
+    let preempting = |d: &Counters| {
+        [
+            "wk_idle_cpu",
+            "wk_higher_class",
+            "wk_idle_curr",
+            "wk_inelig_waker",
+            "wk_sync_resched",
+            "wk_picked",
+            "wk_picked_short",
+            "wk_rt_higher",
+            "wk_dl_earlier",
+        ]
+        .iter()
+        .map(|n| row(d, n))
+        .sum::<u64>()
+    };
     kassert!(
-        sum(nb, &|d| d.wakeup_preempt) < sum(base, &|d| d.wakeup_preempt),
+        base.iter()
+            .chain(nb)
+            .all(|d| d.wakeup_preempt == preempting(d)),
         "{out}"
     );
     let mut table = String::new();
