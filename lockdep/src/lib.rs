@@ -50,8 +50,13 @@ pub const MAX_DEPTH: usize = 24;
 /// Dependencies whose first context is kept for reports (more are still
 /// checked, without context).
 pub const MAX_EDGES: usize = 2048;
-/// CPUs tracked.
-pub const MAX_CPUS: usize = 256;
+/// CPUs tracked: the scheduler's limit, so the per-CPU table has a slot for
+/// every CPU the kernel can bring up.
+pub use sched::MAX_CPUS;
+const _: () = assert!(
+    MAX_CPUS <= u16::MAX as usize + 1,
+    "a context keeps its CPU in a u16"
+);
 /// Held classes kept per recorded context (the innermost).
 pub const CHAIN_LEN: usize = 8;
 /// Reports kept for [`reported`].

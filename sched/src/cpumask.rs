@@ -13,8 +13,7 @@
 
 use core::fmt;
 
-/// Most CPUs a [`CpuMask`] (and so the scheduler) can describe.
-pub const MAX_CPUS: usize = 256;
+pub use crate::cpu_id::MAX_CPUS;
 
 /// `u64` words in a [`CpuMask`] ([`CpuMask::words`]).
 pub const CPUMASK_WORDS: usize = MAX_CPUS / 64;
