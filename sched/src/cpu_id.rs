@@ -19,8 +19,14 @@ use core::fmt;
 /// the lock validator describe: Linux's `NR_CPUS`, fixed at build time.
 pub const MAX_CPUS: usize = 256;
 
+const _: () = assert!(MAX_CPUS.is_power_of_two() && MAX_CPUS <= u32::MAX as usize);
+
 /// A CPU's dense index, always below [`MAX_CPUS`].
+///
+/// `repr(transparent)`: a `u32` in an `extern "C"` signature (a secondary
+/// CPU's entry point takes one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
 pub struct CpuId(u32);
 
 impl CpuId {
@@ -59,6 +65,15 @@ impl CpuId {
             nr_cpus
         };
         (0..n as u32).map(CpuId)
+    }
+
+    /// CPU `index % MAX_CPUS`: one AND, no branch ([`MAX_CPUS`] is a power
+    /// of two). For an index read back from where a `CpuId` was stored (a
+    /// per-CPU block the running CPU finds through a register), where a
+    /// check could only repeat the one made when it was stored.
+    #[inline]
+    pub const fn wrapping(index: usize) -> CpuId {
+        CpuId((index % MAX_CPUS) as u32)
     }
 
     /// The dense index, for arrays sized by [`MAX_CPUS`] or by the CPU count.
@@ -100,6 +115,13 @@ mod tests {
         assert_eq!(CpuId::below(3, 4).map(CpuId::index), Some(3));
         assert_eq!(CpuId::below(4, 4), None);
         assert_eq!(CpuId::below(MAX_CPUS, MAX_CPUS + 1), None);
+    }
+
+    #[test]
+    fn wrapping_stays_below_max_cpus() {
+        assert_eq!(CpuId::wrapping(5).index(), 5);
+        assert_eq!(CpuId::wrapping(MAX_CPUS + 5).index(), 5);
+        assert!(CpuId::wrapping(usize::MAX).index() < MAX_CPUS);
     }
 
     #[test]
