@@ -68,9 +68,11 @@ impl CpuId {
     }
 
     /// CPU `index % MAX_CPUS`: one AND, no branch ([`MAX_CPUS`] is a power
-    /// of two). For an index read back from where a `CpuId` was stored (a
-    /// per-CPU block the running CPU finds through a register), where a
-    /// check could only repeat the one made when it was stored.
+    /// of two). For an index already known to be below `MAX_CPUS`, where a
+    /// check could only repeat one made before: read back from where a
+    /// `CpuId` was stored (a per-CPU block the running CPU finds through a
+    /// register), or a runqueue's number inside the scheduler, whose CPUs
+    /// are below its `nr_cpus` (at most `MAX_CPUS`).
     #[inline]
     pub const fn wrapping(index: usize) -> CpuId {
         CpuId((index % MAX_CPUS) as u32)
