@@ -65,7 +65,7 @@ mod on {
                 name,
                 class,
                 addr,
-                crate::arch::cpu_id().index(),
+                crate::arch::cpu_id(),
                 lockdep::Acquire {
                     trylock,
                     nested,
@@ -108,7 +108,7 @@ pub const ENABLED: bool = cfg!(feature = "lockdep");
 #[cfg(feature = "lockdep")]
 #[inline]
 pub fn acquire(key: &Key, addr: usize, how: Acquire) {
-    irqs_off(|| lockdep::acquire(key, addr, crate::arch::cpu_id().index(), how));
+    irqs_off(|| lockdep::acquire(key, addr, crate::arch::cpu_id(), how));
 }
 
 /// The lock at `addr` is released (or handed to the next thread's
@@ -117,7 +117,7 @@ pub fn acquire(key: &Key, addr: usize, how: Acquire) {
 #[allow(unused_variables)]
 pub fn release(addr: usize) {
     #[cfg(feature = "lockdep")]
-    irqs_off(|| lockdep::release(addr, crate::arch::cpu_id().index()));
+    irqs_off(|| lockdep::release(addr, crate::arch::cpu_id()));
 }
 
 /// This CPU enters an interrupt handler (the hooks call it around the
@@ -125,14 +125,14 @@ pub fn release(addr: usize) {
 #[inline]
 pub fn irq_enter() {
     #[cfg(feature = "lockdep")]
-    lockdep::irq_enter(crate::arch::cpu_id().index());
+    lockdep::irq_enter(crate::arch::cpu_id());
 }
 
 /// This CPU leaves an interrupt handler.
 #[inline]
 pub fn irq_exit() {
     #[cfg(feature = "lockdep")]
-    lockdep::irq_exit(crate::arch::cpu_id().index());
+    lockdep::irq_exit(crate::arch::cpu_id());
 }
 
 /// Stops validating (a fault report or panic is on its way).
