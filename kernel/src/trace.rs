@@ -177,13 +177,13 @@ fn record_task_event(idx: u32, prio: i32, kind: Kind) {
     });
 }
 
-fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
+fn wakeup(idx: u32, prio: i32, target: CpuId, new: bool) {
     record_task_event(
         idx,
         prio,
         Kind::Wakeup {
             new,
-            target: target as u32,
+            target: target.as_u32(),
         },
     );
 }
@@ -193,7 +193,7 @@ fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
 #[inline]
 pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: CpuId) {
     if on() {
-        wakeup(idx, prio, target_cpu.index(), false);
+        wakeup(idx, prio, target_cpu, false);
     }
 }
 
@@ -201,7 +201,7 @@ pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: CpuId) {
 #[inline]
 pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: CpuId) {
     if on() {
-        wakeup(idx, prio, target_cpu.index(), true);
+        wakeup(idx, prio, target_cpu, true);
     }
 }
 
