@@ -25,7 +25,7 @@ impl Platform for Quiet {
         false
     }
     fn irq_restore(&self, _: bool) {}
-    fn send_resched_ipi(&self, _: usize) {}
+    fn send_resched_ipi(&self, _: sched::CpuId) {}
 }
 
 /// Live heap bytes `f` leaves allocated, with its result (kept alive).

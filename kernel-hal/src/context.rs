@@ -84,7 +84,7 @@ impl TaskContext {
     /// context already or this one is not empty.
     pub fn adopt(&'static self) -> bool {
         let _irqs_off = IrqGuard::save();
-        let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
+        let slot = &CPUS[arch::cpu_id().index()];
         if !slot.current.load(Ordering::Relaxed).is_null() {
             return false;
         }
@@ -233,7 +233,7 @@ pub fn switch_to<T: 'static>(
     held: SwitchLock<T>,
     _irqs_off: &IrqGuard,
 ) {
-    let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
+    let slot = &CPUS[arch::cpu_id().index()];
     let prev = slot.current.load(Ordering::Relaxed);
     assert!(!prev.is_null(), "context switch on a CPU without a context");
     assert!(
@@ -281,7 +281,7 @@ pub fn switch_to<T: 'static>(
 #[must_use = "the lock handed over is released when this is dropped"]
 #[inline]
 pub fn finish_switch() -> HandedOver {
-    let slot = &CPUS[arch::cpu_id() % MAX_CPUS];
+    let slot = &CPUS[arch::cpu_id().index()];
     // Only this CPU touches its slot, with interrupts masked: plain loads
     // and stores (no locked read-modify-write).
     let prev = take(&slot.prev);

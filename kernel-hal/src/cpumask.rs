@@ -6,7 +6,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 pub use sched::CpuMask;
-use sched::{CPUMASK_WORDS, MAX_CPUS};
+use sched::{CpuId, CPUMASK_WORDS};
 
 /// A [`CpuMask`] whose bits are set and cleared atomically, one CPU at a
 /// time. [`AtomicCpuMask::load`] reads the words one after the other: a
@@ -53,28 +53,22 @@ impl AtomicCpuMask {
         }
     }
 
-    /// Adds `cpu` (ignored when `cpu >= MAX_CPUS`); returns whether it was
-    /// already in the set.
-    pub fn set(&self, cpu: usize, order: Ordering) -> bool {
-        if cpu >= MAX_CPUS {
-            return false;
-        }
-        let bit = 1u64 << (cpu % 64);
-        self.words[cpu / 64].fetch_or(bit, order) & bit != 0
+    /// Adds `cpu`; returns whether it was already in the set.
+    pub fn set(&self, cpu: CpuId, order: Ordering) -> bool {
+        let (word, bit) = word_bit(cpu);
+        self.words[word].fetch_or(bit, order) & bit != 0
     }
 
     /// Removes `cpu`; returns whether it was in the set.
-    pub fn clear(&self, cpu: usize, order: Ordering) -> bool {
-        if cpu >= MAX_CPUS {
-            return false;
-        }
-        let bit = 1u64 << (cpu % 64);
-        self.words[cpu / 64].fetch_and(!bit, order) & bit != 0
+    pub fn clear(&self, cpu: CpuId, order: Ordering) -> bool {
+        let (word, bit) = word_bit(cpu);
+        self.words[word].fetch_and(!bit, order) & bit != 0
     }
 
-    /// Whether `cpu` is in the set (false when `cpu >= MAX_CPUS`).
-    pub fn test(&self, cpu: usize, order: Ordering) -> bool {
-        cpu < MAX_CPUS && self.words[cpu / 64].load(order) & (1u64 << (cpu % 64)) != 0
+    /// Whether `cpu` is in the set.
+    pub fn test(&self, cpu: CpuId, order: Ordering) -> bool {
+        let (word, bit) = word_bit(cpu);
+        self.words[word].load(order) & bit != 0
     }
 
     /// No CPU in the set.
@@ -89,35 +83,38 @@ impl Default for AtomicCpuMask {
     }
 }
 
-/// The single CPU `cpu` as a set (empty when `cpu >= MAX_CPUS`).
-pub fn only(cpu: usize) -> CpuMask {
+/// `cpu`'s word in the mask and its bit there.
+#[inline]
+fn word_bit(cpu: CpuId) -> (usize, u64) {
+    (cpu.index() / 64, 1u64 << (cpu.index() % 64))
+}
+
+/// The single CPU `cpu` as a set.
+pub fn only(cpu: CpuId) -> CpuMask {
     let mut m = CpuMask::new();
-    if cpu < MAX_CPUS {
-        m.set(cpu);
-    }
+    m.set(cpu.index());
     m
 }
 
 crate::ktest!(cpumask_atomic_set_clear_load_beyond_64_cpus, || {
     let m = AtomicCpuMask::new();
     crate::kassert!(m.is_empty(Ordering::Relaxed), "new mask not empty");
+    let cpu = |i| CpuId::new(i).expect("below MAX_CPUS");
     for c in [0, 63, 64, 130, 255] {
-        crate::kassert!(!m.set(c, Ordering::Relaxed), "cpu {c} set twice");
+        crate::kassert!(!m.set(cpu(c), Ordering::Relaxed), "cpu {c} set twice");
     }
-    crate::kassert!(m.set(130, Ordering::Relaxed), "cpu 130 was not set");
-    crate::kassert!(!m.set(256, Ordering::Relaxed), "cpu 256 accepted");
+    crate::kassert!(m.set(cpu(130), Ordering::Relaxed), "cpu 130 was not set");
     let got = m.load(Ordering::Relaxed);
     crate::kassert_eq!(got, CpuMask::from_cpus(&[0, 63, 64, 130, 255]));
     crate::kassert!(
-        m.clear(64, Ordering::Relaxed) && !m.clear(64, Ordering::Relaxed),
+        m.clear(cpu(64), Ordering::Relaxed) && !m.clear(cpu(64), Ordering::Relaxed),
         "clear 64"
     );
     crate::kassert!(
-        !m.test(64, Ordering::Relaxed) && m.test(255, Ordering::Relaxed),
+        !m.test(cpu(64), Ordering::Relaxed) && m.test(cpu(255), Ordering::Relaxed),
         "test"
     );
-    m.store(&only(200), Ordering::Relaxed);
+    m.store(&only(cpu(200)), Ordering::Relaxed);
     crate::kassert_eq!(m.load(Ordering::Relaxed), CpuMask::from_cpus(&[200]));
-    crate::kassert_eq!(only(256), CpuMask::new());
     Ok(())
 });

@@ -176,7 +176,7 @@ pub fn kept_bytes() -> usize {
 /// gracefully. Nests.
 pub fn may_fail<R>(f: impl FnOnce() -> R) -> R {
     let _p = crate::PreemptGuard::new();
-    let depth = &fail::DEPTH[crate::arch::cpu_id() % crate::MAX_CPUS];
+    let depth = &fail::DEPTH[crate::arch::cpu_id().index()];
     depth.fetch_add(1, Ordering::Relaxed);
     let r = f();
     depth.fetch_sub(1, Ordering::Relaxed);
@@ -236,7 +236,7 @@ pub mod fail {
         if percent == 0 {
             return false;
         }
-        let cpu = crate::arch::cpu_id() % crate::MAX_CPUS;
+        let cpu = crate::arch::cpu_id().index();
         if DEPTH[cpu].load(Ordering::Relaxed) == 0 {
             return false;
         }

@@ -15,6 +15,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::addr::VirtAddr;
+use crate::cpu::CpuId;
 use crate::cpumask::CpuMask;
 
 /// What an inter-processor interrupt asks of its target.
@@ -34,13 +35,13 @@ pub enum StackOwner {
     Thread(u32, &'static str),
     /// A CPU's exception stack (x86_64: the page/double-fault IST stack;
     /// aarch64: the stack-overflow emergency stack).
-    ExceptionStack(usize),
+    ExceptionStack(CpuId),
     /// The boot stack (the boot CPU before its idle thread left it).
     BootStack,
     /// A CPU's idle stack before its idle thread was set up (bring-up).
-    IdleUnstarted(usize),
+    IdleUnstarted(CpuId),
     /// The stack a secondary CPU starts on, before its idle thread's.
-    Bringup(usize),
+    Bringup(CpuId),
     /// A slot nobody owns (freed).
     Nobody,
 }
@@ -101,10 +102,10 @@ pub trait Hooks: Sync {
     fn stack_guard_owner(&self, addr: VirtAddr) -> Option<StackOwner>;
     /// A guarded kernel stack for secondary CPU `cpu` to start on: its top,
     /// or `None` (the arch layer then uses a heap block). Boot CPU.
-    fn bringup_stack(&self, cpu: usize) -> Option<VirtAddr>;
+    fn bringup_stack(&self, cpu: CpuId) -> Option<VirtAddr>;
     /// A secondary CPU's arch bring-up set up its traps, still on the stack
     /// it started on.
-    fn secondary_arch_up(&self, cpu: usize);
+    fn secondary_arch_up(&self, cpu: CpuId);
     /// A fault report begins: keep ordinary console output out of it.
     fn report_begin(&self);
     /// A fault report is complete, before the run ends.
@@ -213,13 +214,13 @@ pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
 /// See [`Hooks::bringup_stack`].
 #[allow(dead_code)] // arches whose CPUs start on the caller's stack (x86_64) do not ask
 #[inline]
-pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
+pub fn bringup_stack(cpu: CpuId) -> Option<VirtAddr> {
     get().and_then(|h| h.bringup_stack(cpu))
 }
 
 /// See [`Hooks::secondary_arch_up`].
 #[inline]
-pub fn secondary_arch_up(cpu: usize) {
+pub fn secondary_arch_up(cpu: CpuId) {
     if let Some(h) = get() {
         h.secondary_arch_up(cpu);
     }

@@ -67,5 +67,6 @@ macro_rules! kernel_entry {
 /// What the boot code hands the kernel (the `boot` crate's type).
 pub use boot::BootInfo;
 
-/// Most CPUs the kernel runs on: the size of the scheduler's CPU mask.
-pub const MAX_CPUS: usize = sched::MAX_CPUS;
+/// Most CPUs the kernel runs on: the scheduler's limit (the size of its CPU
+/// mask), the one constant every crate takes.
+pub use sched::MAX_CPUS;

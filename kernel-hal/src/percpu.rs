@@ -36,15 +36,9 @@ impl<T: Sync> CpuLocal<T> {
         &self.slots[cpu.index()].0
     }
 
-    /// CPU `cpu`'s value by dense index; `None` beyond [`MAX_CPUS`].
-    #[inline]
-    pub fn get_index(&self, cpu: usize) -> Option<&T> {
-        self.slots.get(cpu).map(|s| &s.0)
-    }
-
     /// The running CPU's value.
     #[inline]
     pub fn this_cpu(&self) -> &T {
-        &self.slots[crate::arch::cpu_id() % MAX_CPUS].0
+        &self.slots[crate::arch::cpu_id().index()].0
     }
 }

@@ -44,6 +44,7 @@ use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::addr::{PhysAddr, VirtAddr};
 use crate::arch;
+use crate::cpu::CpuId;
 use crate::sync::SpinLock;
 
 /// Usable bytes of a kernel stack (arch code sizes the stacks it checks by
@@ -228,7 +229,7 @@ impl KernelStack {
     /// Starts secondary CPU `cpu` on this stack (leaked: the CPU runs on it
     /// forever, also if the start timed out and the CPU comes late).
     /// Returns whether it started.
-    pub fn start_cpu(self, cpu: usize, entry: extern "C" fn(usize) -> !) -> bool {
+    pub fn start_cpu(self, cpu: CpuId, entry: extern "C" fn(CpuId) -> !) -> bool {
         let top = self.leak();
         // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
         // that belongs to this CPU forever; the caller runs after
@@ -304,19 +305,19 @@ const _: () = assert!(EXCEPTION_OWNER as usize + crate::MAX_CPUS <= NO_OWNER as 
 /// only a page of guard and no owner record) guarded exception stacks from
 /// the region (`arch::set_exception_stack`); keeps the static ones when
 /// there is no memory or no region.
-pub fn exception_stack_init(cpu: usize) {
+pub fn exception_stack_init(cpu: CpuId) {
     give_exception_stacks(cpu, arch::set_exception_stack);
 }
 
 /// Guarded exception stacks for `cpu` from the region, each handed to
 /// `set(index, top)`; none without a region, one fewer per failed
 /// allocation (the arch layer keeps its fallback for that index).
-fn give_exception_stacks(cpu: usize, mut set: impl FnMut(usize, VirtAddr)) {
+fn give_exception_stacks(cpu: CpuId, mut set: impl FnMut(usize, VirtAddr)) {
     if !guarded() {
         return;
     }
     for index in 0..arch::EXCEPTION_STACKS {
-        if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu as u32) {
+        if let Ok(stack) = KernelStack::new(EXCEPTION_OWNER + cpu.as_u32()) {
             set(index, stack.leak());
         }
     }
@@ -328,7 +329,7 @@ fn give_exception_stacks(cpu: usize, mut set: impl FnMut(usize, VirtAddr)) {
 /// CPU (a CPU whose start timed out keeps them for a later attempt: it may
 /// still come up and use them). Without a region or memory the arch layer
 /// falls back to unguarded heap stacks.
-pub fn exception_stacks_for(cpu: usize) {
+pub fn exception_stacks_for(cpu: CpuId) {
     static GIVEN: crate::cpumask::AtomicCpuMask = crate::cpumask::AtomicCpuMask::new();
     if !guarded() || GIVEN.test(cpu, Ordering::Relaxed) {
         return;
@@ -350,21 +351,20 @@ const _: () = assert!(BRINGUP_OWNER as usize + crate::MAX_CPUS <= EXCEPTION_OWNE
 /// region or memory. Boot CPU. (For arches whose CPUs start on a stack of
 /// their own before the caller's: aarch64; x86_64's start on the caller's.)
 #[allow(dead_code)]
-pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
-    if !guarded() || cpu >= crate::MAX_CPUS {
+pub fn bringup_stack(cpu: CpuId) -> Option<VirtAddr> {
+    if !guarded() {
         return None;
     }
-    KernelStack::new(BRINGUP_OWNER + cpu as u32)
+    KernelStack::new(BRINGUP_OWNER + cpu.as_u32())
         .ok()
         .map(KernelStack::leak)
 }
 
 /// The CPU whose bring-up stack has owner id `owner`, if it is one.
-pub fn bringup_stack_cpu(owner: u32) -> Option<usize> {
+pub fn bringup_stack_cpu(owner: u32) -> Option<CpuId> {
     owner
         .checked_sub(BRINGUP_OWNER)
-        .map(|c| c as usize)
-        .filter(|&c| c < crate::MAX_CPUS)
+        .and_then(|c| CpuId::new(c as usize))
 }
 
 // The stacks in the kernel image (the boot stack, the boot CPU's static
@@ -392,11 +392,10 @@ crate::ktest!(static_stacks_have_guards, || {
 });
 
 /// The CPU whose exception stack has owner id `owner`, if it is one.
-pub fn exception_stack_cpu(owner: u32) -> Option<usize> {
+pub fn exception_stack_cpu(owner: u32) -> Option<CpuId> {
     owner
         .checked_sub(EXCEPTION_OWNER)
-        .map(|c| c as usize)
-        .filter(|&c| c < crate::MAX_CPUS)
+        .and_then(|c| CpuId::new(c as usize))
 }
 
 /// Lowest stack address of region slot `slot`.

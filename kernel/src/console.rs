@@ -48,7 +48,7 @@ pub fn print(args: fmt::Arguments) {
     {
         let _g = LOCK.lock();
         // Interrupts are off: this CPU stays this CPU while it holds the lock.
-        PRINTER.store(arch::cpu_id() + 1, Ordering::Relaxed);
+        PRINTER.store(arch::cpu_id().index() + 1, Ordering::Relaxed);
         let _ = Serial { wait: true }.write_fmt(args);
         PRINTER.store(0, Ordering::Relaxed);
     }
@@ -82,7 +82,7 @@ const REPORT_CONSOLE_STILL_POLLS: u32 = 1_000_000;
 /// written all the same, at once in the first two cases.
 /// Other CPUs that print afterwards spin until the run ends.
 pub fn claim_for_report() {
-    let me = arch::cpu_id() + 1;
+    let me = arch::cpu_id().index() + 1;
     if REPORT_OWNER.load(Ordering::Relaxed) == me {
         return;
     }

@@ -15,6 +15,7 @@
 //! handler ([`on_report`]), the exception stack the report runs on.
 
 use core::sync::atomic::{AtomicU8, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use bootargs::FaultCase;
 use sched::TaskParams;
@@ -83,8 +84,8 @@ pub fn on_report() {
 
 /// Called by each secondary CPU first thing in generic code (`bringup`),
 /// and again once it has its idle thread (`idle_stack`).
-pub fn on_secondary(cpu: usize, has_idle_thread: bool) {
-    if cpu != 1 {
+pub fn on_secondary(cpu: CpuId, has_idle_thread: bool) {
+    if cpu.index() != 1 {
         return;
     }
     match (case(), has_idle_thread) {
@@ -100,8 +101,8 @@ pub fn on_secondary(cpu: usize, has_idle_thread: bool) {
 
 /// Called by each secondary CPU's arch bring-up code, on the stack it
 /// starts on, before generic code runs (`bringup_stack`, CPU 1).
-pub fn on_secondary_arch(cpu: usize) {
-    if cpu == 1 && case() == Some(FaultCase::BringupStack) {
+pub fn on_secondary_arch(cpu: CpuId) {
+    if cpu.index() == 1 && case() == Some(FaultCase::BringupStack) {
         recurse(0);
     }
 }
@@ -117,7 +118,8 @@ pub fn start() {
         log::error!("error: fault={} needs a second CPU (SMP=2)", case.name());
         arch::exit_qemu(arch::ExitCode::Failure);
     }
-    let mask = crate::cpumask::only(if case == FaultCase::ApPanic { 1 } else { 0 });
+    let mask =
+        crate::cpumask::CpuMask::from_cpus(&[if case == FaultCase::ApPanic { 1 } else { 0 }]);
     if matches!(
         case,
         FaultCase::IdleStack | FaultCase::Bringup | FaultCase::BringupStack | FaultCase::BootStack

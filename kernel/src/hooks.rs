@@ -9,6 +9,7 @@
 
 use crate::{ktest, task};
 use kernel_hal::addr::VirtAddr;
+use kernel_hal::cpu::CpuId;
 
 pub use kernel_hal::hooks::StackOwner;
 
@@ -61,11 +62,11 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
         stack_guard_owner(addr)
     }
 
-    fn bringup_stack(&self, cpu: usize) -> Option<VirtAddr> {
+    fn bringup_stack(&self, cpu: CpuId) -> Option<VirtAddr> {
         bringup_stack(cpu)
     }
 
-    fn secondary_arch_up(&self, cpu: usize) {
+    fn secondary_arch_up(&self, cpu: CpuId) {
         secondary_arch_up(cpu);
     }
 
@@ -153,7 +154,7 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
         .load(core::sync::atomic::Ordering::Relaxed);
     // CPU `cpu` sets `curr` to its idle thread first thing (`init_idle`);
     // before that a secondary CPU still shows CPU 0's idle thread.
-    if cpu != 0 && idx == task::idle_idx(0) {
+    if cpu != CpuId::BOOT && idx == task::idle_idx(CpuId::BOOT) {
         return (None, "bring-up");
     }
     (Some(idx), task::thread(idx).name())
@@ -169,14 +170,15 @@ pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
             return Some(StackOwner::BootStack);
         }
         if g.exception.into_iter().any(within) {
-            return Some(StackOwner::ExceptionStack(0));
+            return Some(StackOwner::ExceptionStack(CpuId::BOOT));
         }
     }
     Some(match crate::heap::stack::guard_owner(addr)? {
         // An idle slot whose thread is not set up yet: a secondary CPU in
         // its bring-up, on the idle stack its starter gave it.
         Some(idx) if task::is_idle_idx(idx) && task::thread(idx).name().is_empty() => {
-            StackOwner::IdleUnstarted(idx as usize)
+            // (Idle thread `idx` is CPU `idx`'s.)
+            StackOwner::IdleUnstarted(CpuId::wrapping(idx as usize))
         }
         Some(idx) if (idx as usize) < task::threads().len() => {
             StackOwner::Thread(idx, task::thread(idx).name())
@@ -198,13 +200,13 @@ pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
 /// `start_cpu` caller gave: its top, or `None` (no region or no memory:
 /// the arch layer then uses a heap block). Boot CPU. Unused on arches
 /// whose CPUs start on the caller's stack (x86_64).
-pub fn bringup_stack(cpu: usize) -> Option<VirtAddr> {
+pub fn bringup_stack(cpu: CpuId) -> Option<VirtAddr> {
     crate::heap::stack::bringup_stack(cpu)
 }
 
 /// Called by a secondary CPU's arch bring-up code once its traps are set
 /// up, still on the stack it started on (the `fault=bringup_stack` test).
-pub fn secondary_arch_up(cpu: usize) {
+pub fn secondary_arch_up(cpu: CpuId) {
     crate::fault::on_secondary_arch(cpu);
 }
 

@@ -21,6 +21,7 @@ extern crate alloc;
 
 // The in-kernel test macros are kernel-hal's (its `testing` module), used
 // here as `crate::ktest!` and the like.
+use kernel_hal::cpu::CpuId;
 use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
 // CPU sets (`crate::cpumask`) are kernel-hal's.
 use kernel_hal::cpumask;
@@ -103,7 +104,7 @@ fn start_kernel(info: &'static BootInfo) -> ! {
     // CPU 0's idle thread (this context) leaves the boot stack for a kernel
     // stack with a guard below it, like every other thread's.
     BOOT.call_once(|| BootState { args, heap_len });
-    match heap::stack::KernelStack::new(task::idle_idx(0)) {
+    match heap::stack::KernelStack::new(task::idle_idx(CpuId::BOOT)) {
         Ok(stack) => stack.run_forever(boot_continue, 0),
         Err(_) => boot_continue(0),
     }
@@ -124,10 +125,10 @@ extern "C" fn boot_continue(_: usize) -> ! {
     let Some(&BootState { args, heap_len }) = BOOT.get() else {
         panic!("boot state missing");
     };
-    heap::stack::exception_stack_init(0);
+    heap::stack::exception_stack_init(CpuId::BOOT);
     fault::on_boot_cpu();
     let ncpus = arch::cpu_count().clamp(1, percpu::MAX_CPUS);
-    if !provision(0) {
+    if !provision(CpuId::BOOT) {
         log::error!("percpu: no memory for cpu 0's timer list and call queue");
     }
     let cfg = Arc::new(SchedConfig::new(ncpus as u32, args.hz));
@@ -210,9 +211,9 @@ fn start_secondaries(ncpus: usize) {
     // in time on a loaded host: seen at 64 vCPUs on 2 host cores) gets one
     // more try after the others.
     let mut retry = cpumask::CpuMask::new();
-    for cpu in 1..ncpus {
+    for cpu in CpuId::range(ncpus).skip(1) {
         match start_one(cpu) {
-            Err(StartError::Timeout) => retry.set(cpu),
+            Err(StartError::Timeout) => retry.set(cpu.index()),
             Err(StartError::NoMemory) => {
                 log::warn!(
                     "smp: cpu {} did not start: {}",
@@ -224,7 +225,7 @@ fn start_secondaries(ncpus: usize) {
             Err(StartError::NotOnline) | Ok(()) => {}
         }
     }
-    for cpu in retry.iter() {
+    for cpu in retry.cpus() {
         match start_one(cpu) {
             Ok(()) => log::info!("smp: cpu {} started on the second try", cpu),
             Err(e) => log::warn!("smp: cpu {} did not start: {}", cpu, e.why()),
@@ -268,12 +269,12 @@ const ONLINE_WAIT_NS: u64 = 10_000_000_000;
 /// Allocates what CPU `cpu` needs beyond its static per-CPU block (its sleep
 /// timer list, its cross-call queue), before it is brought up; false when
 /// the heap has no room (the CPU is then not started).
-fn provision(cpu: usize) -> bool {
+fn provision(cpu: CpuId) -> bool {
     percpu::provision(cpu, task::MAX_THREADS) && smp::provision(cpu)
 }
 
 /// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
-fn start_one(cpu: usize) -> Result<(), StartError> {
+fn start_one(cpu: CpuId) -> Result<(), StartError> {
     if !provision(cpu) {
         return Err(StartError::NoMemory);
     }
@@ -299,7 +300,7 @@ fn start_one(cpu: usize) -> Result<(), StartError> {
 
 /// First generic code of a secondary CPU (interrupts disabled, on the stack
 /// `start_secondaries` gave it): idle thread, scheduler, tick, idle loop.
-extern "C" fn secondary_entry(cpu: usize) -> ! {
+extern "C" fn secondary_entry(cpu: CpuId) -> ! {
     fault::on_secondary(cpu, false);
     task::init_idle(cpu);
     fault::on_secondary(cpu, true);

@@ -32,6 +32,7 @@ pub mod timer;
 use timer::TimerList;
 
 pub use crate::arch::MAX_CPUS;
+pub use kernel_hal::cpu::CpuId;
 
 /// One CPU's data.
 pub struct PerCpu {
@@ -228,17 +229,15 @@ pub fn this_cpu() -> &'static PerCpu {
 }
 
 /// Allocates CPU `cpu`'s sleep timer list for `threads` threads, before it
-/// is brought up; false when the heap has no room (or no such CPU).
-pub fn provision(cpu: usize, threads: usize) -> bool {
-    PERCPU
-        .get_index(cpu)
-        .is_some_and(|pc| pc.timers.lock().provision(threads).is_ok())
+/// is brought up; false when the heap has no room.
+pub fn provision(cpu: CpuId, threads: usize) -> bool {
+    PERCPU.get(cpu).timers.lock().provision(threads).is_ok()
 }
 
 /// CPU `cpu`'s block.
 #[inline]
-pub fn cpu(cpu: usize) -> &'static PerCpu {
-    PERCPU.get_index(cpu).expect("a CPU index below MAX_CPUS")
+pub fn cpu(cpu: CpuId) -> &'static PerCpu {
+    PERCPU.get(cpu)
 }
 
 /// CPUs running the scheduler (set as each comes online).
@@ -251,7 +250,7 @@ pub fn online_mask() -> CpuMask {
 }
 
 /// CPU `cpu` (this CPU) runs the scheduler from now on.
-pub fn set_online(cpu: usize) {
+pub fn set_online(cpu: CpuId) {
     ONLINE_MASK.set(cpu, Ordering::AcqRel);
     self::cpu(cpu).online.store(true, Ordering::Release);
 }

@@ -46,6 +46,7 @@
 //!   interrupts, so this is the previous rule).
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use crate::arch::{self, IpiKind};
 use crate::cpumask::CpuMask;
@@ -69,13 +70,13 @@ pub const WAIT_TIMEOUT_NS: u64 = 5_000_000_000;
 /// Whether a CPU we wait for is still alive: its interrupt count (ticks,
 /// IPIs) or its ring's completed calls moved within [`WAIT_TIMEOUT_NS`].
 struct Liveness {
-    cpu: usize,
+    cpu: CpuId,
     seen: (u64, u64),
     since: u64,
 }
 
 impl Liveness {
-    fn new(cpu: usize) -> Self {
+    fn new(cpu: CpuId) -> Self {
         Liveness {
             cpu,
             seen: Self::signs(cpu),
@@ -83,7 +84,7 @@ impl Liveness {
         }
     }
 
-    fn signs(cpu: usize) -> (u64, u64) {
+    fn signs(cpu: CpuId) -> (u64, u64) {
         (
             crate::percpu::cpu(cpu).interrupts.load(Ordering::Relaxed),
             queue(cpu).map_or(0, |q| q.done.load(Ordering::Relaxed)),
@@ -109,14 +110,14 @@ pub type CallFn = fn(usize);
 /// Why a cross-CPU call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallError {
-    /// The CPU index is out of range or the CPU is not online.
-    Offline(usize),
+    /// The CPU is not online.
+    Offline(CpuId),
     /// `wait` was asked for a call on another CPU with interrupts disabled.
     IrqsDisabled,
     /// The CPU did not run the call (or make room for it) and showed no sign
     /// of life (no interrupt, no call run) for [`WAIT_TIMEOUT_NS`]. A call
     /// that was queued still runs later.
-    Timeout(usize),
+    Timeout(CpuId),
 }
 
 #[derive(Clone, Copy)]
@@ -190,11 +191,9 @@ impl CallQueue {
 static QUEUES: [spin::Once<&'static CallQueue>; MAX_CPUS] = [const { spin::Once::new() }; MAX_CPUS];
 
 /// Allocates CPU `cpu`'s call queue (once, before it is brought up; about
-/// 1 KiB); false without memory or for an index out of range.
-pub fn provision(cpu: usize) -> bool {
-    let Some(slot) = QUEUES.get(cpu) else {
-        return false;
-    };
+/// 1 KiB); false without memory.
+pub fn provision(cpu: CpuId) -> bool {
+    let slot = &QUEUES[cpu.index()];
     if slot.is_completed() {
         return true;
     }
@@ -210,13 +209,13 @@ pub fn provision(cpu: usize) -> bool {
 
 /// CPU `cpu`'s call queue, if it was provisioned.
 #[inline]
-fn queue(cpu: usize) -> Option<&'static CallQueue> {
-    QUEUES.get(cpu).and_then(|q| q.get().copied())
+fn queue(cpu: CpuId) -> Option<&'static CallQueue> {
+    QUEUES[cpu.index()].get().copied()
 }
 
 /// Whether `cpu` runs the scheduler (and so takes IPIs).
-fn online(cpu: usize) -> bool {
-    percpu::online_mask().test(cpu)
+fn online(cpu: CpuId) -> bool {
+    percpu::online_mask().has(cpu)
 }
 
 /// Runs every call queued for this CPU, oldest first. From the call IPI (and
@@ -257,7 +256,7 @@ fn wait_step() {
 /// Queues `func(arg)` on `cpu` (another CPU) and interrupts it if its ring
 /// was empty. Returns the call's ticket. Waits (bounded) while the ring is
 /// full.
-fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
+fn enqueue(cpu: CpuId, func: CallFn, arg: usize) -> Result<u64, CallError> {
     // Online CPUs were provisioned before they started.
     let q = queue(cpu).ok_or(CallError::Offline(cpu))?;
     let mut live = Liveness::new(cpu);
@@ -290,7 +289,7 @@ fn enqueue(cpu: usize, func: CallFn, arg: usize) -> Result<u64, CallError> {
 }
 
 /// Waits until `cpu` ran the call with `ticket` (while it shows life).
-fn wait_done(cpu: usize, ticket: u64) -> Result<(), CallError> {
+fn wait_done(cpu: CpuId, ticket: u64) -> Result<(), CallError> {
     let q = queue(cpu).ok_or(CallError::Offline(cpu))?;
     let mut live = Liveness::new(cpu);
     while q.done.load(Ordering::Acquire) < ticket {
@@ -308,7 +307,7 @@ fn wait_done(cpu: usize, ticket: u64) -> Result<(), CallError> {
 /// CPU it runs at once. See the module docs for the rules: with `wait` and
 /// another CPU, interrupts must be enabled.
 pub fn call_function_single(
-    cpu: usize,
+    cpu: CpuId,
     func: CallFn,
     arg: usize,
     wait: bool,
@@ -363,21 +362,21 @@ pub fn call_function_many(
     // Interrupts off: this CPU stays this CPU until its own call ran.
     let irq = arch::IrqGuard::save();
     let me = arch::cpu_id();
-    for cpu in mask.iter().filter(|&c| c != me) {
+    for cpu in mask.cpus().filter(|&c| c != me) {
         match enqueue(cpu, func, arg) {
-            Ok(ticket) => tickets[cpu] = ticket,
+            Ok(ticket) => tickets[cpu.index()] = ticket,
             Err(e) => {
                 err.get_or_insert(e);
             }
         }
     }
-    if mask.test(me) {
+    if mask.has(me) {
         func(arg);
     }
     drop(irq);
     if wait {
-        for cpu in mask.iter() {
-            let t = tickets[cpu];
+        for cpu in mask.cpus() {
+            let t = tickets[cpu.index()];
             if t != 0 {
                 if let Err(e) = wait_done(cpu, t) {
                     err.get_or_insert(e);
@@ -394,7 +393,7 @@ pub fn on_each_cpu(func: CallFn, arg: usize, wait: bool) -> Result<(), CallError
 }
 
 /// Call IPIs CPU `cpu` received, and calls it ran for other CPUs.
-pub fn call_stats(cpu: usize) -> (u64, u64) {
+pub fn call_stats(cpu: CpuId) -> (u64, u64) {
     queue(cpu).map_or((0, 0), |q| {
         (
             q.ipis.load(Ordering::Relaxed),

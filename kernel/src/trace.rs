@@ -23,7 +23,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use ::sched::{Rq, TaskId};
 
-use crate::percpu::MAX_CPUS;
+use crate::percpu::{CpuId, MAX_CPUS};
 use crate::{arch, task};
 
 /// Records per CPU.
@@ -144,7 +144,7 @@ pub fn sched_switch(rq: &Rq, prev: u32, next: u32, preempt: bool) {
     }
     record(Rec {
         ts: arch::now_ns(),
-        cpu: arch::cpu_id() as u32,
+        cpu: arch::cpu_id().as_u32(),
         cur: prev,
         a: prev,
         a_prio: prio_of(rq, prev),
@@ -164,7 +164,7 @@ fn record_task_event(idx: u32, prio: i32, kind: Kind) {
     let cur = task::current_idx();
     record(Rec {
         ts: arch::now_ns(),
-        cpu: arch::cpu_id() as u32,
+        cpu: arch::cpu_id().as_u32(),
         cur,
         a: idx,
         a_prio: prio,
@@ -177,13 +177,13 @@ fn record_task_event(idx: u32, prio: i32, kind: Kind) {
     });
 }
 
-fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
+fn wakeup(idx: u32, prio: i32, target: CpuId, new: bool) {
     record_task_event(
         idx,
         prio,
         Kind::Wakeup {
             new,
-            target: target as u32,
+            target: target.as_u32(),
         },
     );
 }
@@ -191,7 +191,7 @@ fn wakeup(idx: u32, prio: i32, target: usize, new: bool) {
 /// Hook: thread `idx` (Linux prio `prio`, `SchedTask::prio`) was woken, to
 /// run on `target_cpu` (`try_to_wake_up`).
 #[inline]
-pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: usize) {
+pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: CpuId) {
     if on() {
         wakeup(idx, prio, target_cpu, false);
     }
@@ -199,7 +199,7 @@ pub fn sched_wakeup(idx: u32, prio: i32, target_cpu: usize) {
 
 /// Hook: new thread `idx` was queued on `target_cpu` (`wake_up_new`).
 #[inline]
-pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
+pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: CpuId) {
     if on() {
         wakeup(idx, prio, target_cpu, true);
     }
@@ -207,14 +207,14 @@ pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: usize) {
 
 /// Hook: thread `idx` (Linux prio `prio`) moves from CPU `orig` to `dest`.
 #[inline]
-pub fn sched_migrate_task(idx: u32, prio: i32, orig: usize, dest: usize) {
+pub fn sched_migrate_task(idx: u32, prio: i32, orig: CpuId, dest: CpuId) {
     if on() {
         record_task_event(
             idx,
             prio,
             Kind::Migrate {
-                orig: orig as u32,
-                dest: dest as u32,
+                orig: orig.as_u32(),
+                dest: dest.as_u32(),
             },
         );
     }

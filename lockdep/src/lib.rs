@@ -50,8 +50,13 @@ pub const MAX_DEPTH: usize = 24;
 /// Dependencies whose first context is kept for reports (more are still
 /// checked, without context).
 pub const MAX_EDGES: usize = 2048;
-/// CPUs tracked.
-pub const MAX_CPUS: usize = 256;
+/// CPUs tracked: the scheduler's limit, so the per-CPU table has a slot for
+/// every CPU the kernel can bring up.
+pub use sched::{CpuId, MAX_CPUS};
+const _: () = assert!(
+    MAX_CPUS <= u16::MAX as usize + 1,
+    "a context keeps its CPU in a u16"
+);
 /// Held classes kept per recorded context (the innermost).
 pub const CHAIN_LEN: usize = 8;
 /// Reports kept for [`reported`].
@@ -316,33 +321,30 @@ pub fn enabled() -> bool {
 }
 
 /// CPU `cpu` enters an interrupt handler.
-pub fn irq_enter(cpu: usize) {
-    if let Some(h) = HELD.get(cpu) {
-        h.irq_depth.fetch_add(1, R);
-    }
+pub fn irq_enter(cpu: CpuId) {
+    HELD[cpu.index()].irq_depth.fetch_add(1, R);
 }
 
 /// CPU `cpu` leaves an interrupt handler.
-pub fn irq_exit(cpu: usize) {
-    if let Some(h) = HELD.get(cpu) {
-        let d = h.irq_depth.load(R);
-        h.irq_depth.store(d.saturating_sub(1), R);
-    }
+pub fn irq_exit(cpu: CpuId) {
+    let h = &HELD[cpu.index()];
+    let d = h.irq_depth.load(R);
+    h.irq_depth.store(d.saturating_sub(1), R);
 }
 
 /// Whether CPU `cpu` is in an interrupt handler (as told by [`irq_enter`]).
-pub fn in_irq(cpu: usize) -> bool {
-    HELD.get(cpu).is_some_and(|h| h.irq_depth.load(R) > 0)
+pub fn in_irq(cpu: CpuId) -> bool {
+    HELD[cpu.index()].irq_depth.load(R) > 0
 }
 
 /// Locks CPU `cpu` holds (tracked ones).
-pub fn depth(cpu: usize) -> usize {
-    HELD.get(cpu).map_or(0, |h| h.depth.load(R) as usize)
+pub fn depth(cpu: CpuId) -> usize {
+    HELD[cpu.index()].depth.load(R) as usize
 }
 
 /// CPU `cpu` is about to take the lock at `addr` of class `key` (before it
 /// spins: a deadlock is reported before it hangs). Interrupts off.
-pub fn acquire(key: &Key, addr: usize, cpu: usize, how: Acquire) {
+pub fn acquire(key: &Key, addr: usize, cpu: CpuId, how: Acquire) {
     acquire_site(key.site, key.name, &key.id, addr, cpu, how);
 }
 
@@ -353,13 +355,13 @@ pub fn acquire_site(
     name: &'static str,
     class: &AtomicU16,
     addr: usize,
-    cpu: usize,
+    cpu: CpuId,
     how: Acquire,
 ) {
     if !enabled() {
         return;
     }
-    let Some(h) = HELD.get(cpu) else { return };
+    let h = &HELD[cpu.index()];
     if h.busy.swap(true, R) {
         return;
     }
@@ -383,8 +385,8 @@ pub fn acquire_site(
 
 /// CPU `cpu` released the lock at `addr` (a lock it did not record, such as
 /// one held with interrupts on, is ignored). Interrupts off.
-pub fn release(addr: usize, cpu: usize) {
-    let Some(h) = HELD.get(cpu) else { return };
+pub fn release(addr: usize, cpu: CpuId) {
+    let h = &HELD[cpu.index()];
     if h.busy.swap(true, R) {
         return;
     }
@@ -432,10 +434,10 @@ fn class_id(site: &'static Location<'static>, name: &'static str, cache: &Atomic
     id
 }
 
-fn ctx_of(h: &Held, cpu: usize, extra: u16) -> Ctx {
+fn ctx_of(h: &Held, cpu: CpuId, extra: u16) -> Ctx {
     let d = h.depth.load(R) as usize;
     let mut c = Ctx::EMPTY;
-    c.cpu = cpu as u16;
+    c.cpu = cpu.as_u32() as u16;
     let take = d.min(CHAIN_LEN - 1);
     for (k, i) in (d - take..d).enumerate() {
         c.chain[k] = h.class[i].load(R);
@@ -445,7 +447,7 @@ fn ctx_of(h: &Held, cpu: usize, extra: u16) -> Ctx {
     c
 }
 
-fn check(h: &Held, id: u16, cpu: usize, how: Acquire) {
+fn check(h: &Held, id: u16, cpu: CpuId, how: Acquire) {
     // A try-lock in an interrupt handler cannot spin on the interrupted
     // holder, so it does not make the class irq-used.
     if h.irq_depth.load(R) > 0 && !how.trylock && !bit(&IRQ_USED, id) {

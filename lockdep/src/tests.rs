@@ -29,8 +29,12 @@ const OFF: Acquire = Acquire {
     irqs_on: false,
 };
 
-fn take(k: &Key, addr: usize, cpu: usize) {
-    acquire(k, addr, cpu, OFF);
+fn take(k: &Key, addr: usize, c: usize) {
+    acquire(k, addr, cpu(c), OFF);
+}
+
+fn cpu(i: usize) -> CpuId {
+    CpuId::new(i).expect("a test CPU below MAX_CPUS")
 }
 
 #[test]
@@ -48,11 +52,11 @@ fn validator_finds_what_it_should_and_nothing_else() {
     take(&A, 1, 0);
     take(&B, 2, 0);
     take(&C, 3, 0);
-    assert_eq!(depth(0), 3);
-    release(2, 0);
-    release(3, 0);
-    release(1, 0);
-    assert_eq!(depth(0), 0);
+    assert_eq!(depth(cpu(0)), 3);
+    release(2, cpu(0));
+    release(3, cpu(0));
+    release(1, cpu(0));
+    assert_eq!(depth(cpu(0)), 0);
     assert!(bugs().is_empty(), "{:?}", bugs());
 
     // Two runqueue locks, the second nested: no report; not nested: one.
@@ -60,27 +64,27 @@ fn validator_finds_what_it_should_and_nothing_else() {
     acquire(
         &RQ,
         11,
-        1,
+        cpu(1),
         Acquire {
             nested: true,
             ..OFF
         },
     );
-    release(11, 1);
-    release(10, 1);
+    release(11, cpu(1));
+    release(10, cpu(1));
     assert!(bugs().is_empty());
     take(&RQ, 10, 1);
     take(&RQ, 11, 1);
-    release(11, 1);
-    release(10, 1);
+    release(11, cpu(1));
+    release(10, cpu(1));
     assert!(reported(Kind::Recursive, "test.rq", "test.rq"));
     assert_eq!(bugs().len(), 1);
 
     // C then A on cpu 2: closes A -> B -> C; reported once with the path.
     take(&C, 3, 2);
     take(&A, 1, 2);
-    release(1, 2);
-    release(3, 2);
+    release(1, cpu(2));
+    release(3, cpu(2));
     assert!(reported(Kind::Inversion, "test.a", "test.c"));
     let text = LINES.lock().unwrap().join("\n");
     assert!(
@@ -94,96 +98,100 @@ fn validator_finds_what_it_should_and_nothing_else() {
     // Again, and a trylock in the wrong order: no new report.
     take(&C, 3, 3);
     take(&A, 1, 3);
-    release(1, 3);
-    release(3, 3);
+    release(1, cpu(3));
+    release(3, cpu(3));
     take(&B, 2, 3);
     acquire(
         &A,
         1,
-        3,
+        cpu(3),
         Acquire {
             trylock: true,
             ..OFF
         },
     );
-    release(1, 3);
-    release(2, 3);
+    release(1, cpu(3));
+    release(2, cpu(3));
     assert_eq!(bugs().len(), 2, "{:?}", bugs());
 
     // A class only try-locked in an interrupt handler is not irq-used.
     static TRY: Key = Key::new("test.try");
-    irq_enter(4);
+    irq_enter(cpu(4));
     acquire(
         &TRY,
         40,
-        4,
+        cpu(4),
         Acquire {
             trylock: true,
             ..OFF
         },
     );
-    release(40, 4);
-    irq_exit(4);
+    release(40, cpu(4));
+    irq_exit(cpu(4));
     acquire(
         &TRY,
         40,
-        5,
+        cpu(5),
         Acquire {
             irqs_on: true,
             ..OFF
         },
     );
-    release(40, 5);
+    release(40, cpu(5));
     assert_eq!(bugs().len(), 2, "{:?}", bugs());
     // A class taken in an interrupt handler, then held with interrupts on.
-    irq_enter(4);
-    assert!(in_irq(4));
+    irq_enter(cpu(4));
+    assert!(in_irq(cpu(4)));
     take(&IRQ, 20, 4);
-    release(20, 4);
-    irq_exit(4);
+    release(20, cpu(4));
+    irq_exit(cpu(4));
     assert!(bugs().len() == 2);
     acquire(
         &IRQ,
         20,
-        5,
+        cpu(5),
         Acquire {
             irqs_on: true,
             ..OFF
         },
     );
-    assert_eq!(depth(5), 0, "held with interrupts on: checked, not pushed");
-    release(20, 5);
+    assert_eq!(
+        depth(cpu(5)),
+        0,
+        "held with interrupts on: checked, not pushed"
+    );
+    release(20, cpu(5));
     assert!(reported(Kind::IrqUnsafe, "test.irq", "test.irq"));
     // irq-used -> irq-unsafe through a dependency.
     take(&A, 1, 6);
     take(&UNSAFE, 30, 6);
-    release(30, 6);
-    release(1, 6);
-    irq_enter(6);
+    release(30, cpu(6));
+    release(1, cpu(6));
+    irq_enter(cpu(6));
     take(&A, 1, 6);
-    release(1, 6);
-    irq_exit(6);
+    release(1, cpu(6));
+    irq_exit(cpu(6));
     acquire(
         &UNSAFE,
         30,
-        7,
+        cpu(7),
         Acquire {
             irqs_on: true,
             ..OFF
         },
     );
-    release(30, 7);
+    release(30, cpu(7));
     assert!(reported(Kind::IrqUnsafe, "test.a", "test.unsafe"));
     // A cycle through a third class: X -> Y on cpu 8, Y -> Z on cpu 9, then
     // Z -> X on cpu 10: both old edges are listed with their CPUs.
     static X: Key = Key::new("test.x");
     static Y: Key = Key::new("test.y");
     static Z: Key = Key::new("test.z");
-    for (a, b, cpu) in [(&X, &Y, 8), (&Y, &Z, 9), (&Z, &X, 10)] {
-        take(a, 50, cpu);
-        take(b, 51, cpu);
-        release(51, cpu);
-        release(50, cpu);
+    for (a, b, c) in [(&X, &Y, 8), (&Y, &Z, 9), (&Z, &X, 10)] {
+        take(a, 50, c);
+        take(b, 51, c);
+        release(51, cpu(c));
+        release(50, cpu(c));
     }
     assert!(reported(Kind::Inversion, "test.z", "test.x"));
     let text = LINES.lock().unwrap().join("\n");

@@ -13,8 +13,8 @@
 
 use core::fmt;
 
-/// Most CPUs a [`CpuMask`] (and so the scheduler) can describe.
-pub const MAX_CPUS: usize = 256;
+use crate::cpu_id::CpuId;
+pub use crate::cpu_id::MAX_CPUS;
 
 /// `u64` words in a [`CpuMask`] ([`CpuMask::words`]).
 pub const CPUMASK_WORDS: usize = MAX_CPUS / 64;
@@ -103,6 +103,20 @@ impl CpuMask {
     #[inline]
     pub fn test(&self, cpu: usize) -> bool {
         cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Whether `cpu` is in the set: [`CpuMask::test`] for a [`CpuId`],
+    /// which needs no range check.
+    #[inline]
+    pub fn has(&self, cpu: CpuId) -> bool {
+        self.bits[cpu.index() / 64] & (1 << (cpu.index() % 64)) != 0
+    }
+
+    /// The CPUs in the set as [`CpuId`]s, lowest first ([`CpuMask::iter`]).
+    #[inline]
+    pub fn cpus(&self) -> impl Iterator<Item = CpuId> {
+        // Every bit is below MAX_CPUS: the mask has no others.
+        self.iter().map(CpuId::wrapping)
     }
 
     /// Number of CPUs in the set (`cpumask_weight`).

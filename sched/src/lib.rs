@@ -19,6 +19,8 @@
 //!   [`idle`]: the idle class; [`class`]: their order, written once.
 //! - [`rq`]: one CPU's runqueue and the class-independent core: enqueue,
 //!   dequeue, pick, tick, wakeup preemption, need-resched.
+//! - [`CpuId`]: a CPU's dense index, checked against [`MAX_CPUS`] (the one
+//!   limit every crate of the workspace takes from here).
 //! - [`cpumask`]: 256-CPU sets ([`CpuMask`]); [`topology`]: SMT siblings, LLCs
 //!   and NUMA nodes ([`Topology`]); [`domain`]: the per-CPU scheduling domains
 //!   built from it, which [`smp`] walks for placement and balancing.
@@ -62,6 +64,7 @@ pub struct ReadmeDoctests;
 pub mod axsched;
 pub mod class;
 pub mod config;
+mod cpu_id;
 pub mod cpumask;
 pub mod deadline;
 pub mod domain;
@@ -85,7 +88,8 @@ pub mod weight;
 
 pub use class::SchedClass;
 pub use config::SchedConfig;
-pub use cpumask::{CpuMask, CPUMASK_WORDS, MAX_CPUS};
+pub use cpu_id::{CpuId, MAX_CPUS};
+pub use cpumask::{CpuMask, CPUMASK_WORDS};
 pub use features::{Feature, Features};
 pub use flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 pub use preempt::PreemptPoint;

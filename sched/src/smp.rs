@@ -77,6 +77,7 @@ pub use lifecycle::{LifecycleError, Woke};
 pub use newidle::NewidleStats;
 
 use crate::config::SchedConfig;
+use crate::cpu_id::CpuId;
 use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
@@ -140,13 +141,13 @@ pub trait Platform: Send + Sync {
     fn now_ns(&self) -> u64;
     /// Interrupts `cpu` so that it runs the scheduler (drains its wake list,
     /// honours its need-resched).
-    fn send_resched_ipi(&self, cpu: usize);
+    fn send_resched_ipi(&self, cpu: CpuId);
     /// Linux's `set_task_cpu`: task `id` now belongs to `cpu`'s runqueue.
     /// Called with that runqueue locked, whenever the scheduler places a task
     /// (spawn, a wakeup on another CPU, balancing, an affinity move), so the
     /// kernel's own record of a thread's CPU never lags the scheduler's.
     /// Must not take a runqueue lock. The default does nothing.
-    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
+    fn set_task_cpu(&self, id: TaskId, cpu: CpuId) {
         let _ = (id, cpu);
     }
     /// The pause between two polls of a lock or flag another CPU holds
@@ -172,12 +173,12 @@ pub trait Platform: Send + Sync {
     /// does with an IPI); must not take a runqueue lock nor allocate. The
     /// default does nothing: slices then end at the tick, as without HRTICK.
     /// The timer is class-neutral (the fair class arms it today).
-    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+    fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         let _ = (cpu, expires_ns);
     }
     /// Stops `cpu`'s one-shot scheduler timer (same context as
     /// [`Platform::hrtick_start`]). The default does nothing.
-    fn hrtick_cancel(&self, cpu: usize) {
+    fn hrtick_cancel(&self, cpu: CpuId) {
         let _ = cpu;
     }
 }
@@ -191,9 +192,9 @@ fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
         None => {}
         Some(HrtickCmd::Start(delay)) => {
             let at = platform.now_ns().saturating_add(delay);
-            platform.hrtick_start(rq.cpu() as usize, at);
+            platform.hrtick_start(CpuId::wrapping(rq.cpu() as usize), at);
         }
-        Some(HrtickCmd::Cancel) => platform.hrtick_cancel(rq.cpu() as usize),
+        Some(HrtickCmd::Cancel) => platform.hrtick_cancel(CpuId::wrapping(rq.cpu() as usize)),
     }
 }
 
@@ -719,7 +720,7 @@ impl<P: Platform> Scheduler<P> {
     /// request); lazy requests wait for that CPU's tick.
     pub(crate) fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
         if cpu != this_cpu && resched == Resched::Now {
-            self.platform.send_resched_ipi(cpu);
+            self.platform.send_resched_ipi(CpuId::wrapping(cpu));
         }
     }
 
@@ -830,7 +831,7 @@ impl<P: Platform> Scheduler<P> {
                 // Mark the target busy at once, so placement stops treating it as idle.
                 self.slots[cpu].summary.idle.store(false, Ordering::Relaxed);
                 if first {
-                    self.platform.send_resched_ipi(cpu);
+                    self.platform.send_resched_ipi(CpuId::wrapping(cpu));
                 }
                 return WakeOutcome::Queued { cpu, ipi: first };
             }

@@ -39,9 +39,9 @@ use sched::axsched::{EevdfScheduler, EevdfTask};
 /// The model's tick rate and largest CPU count (axconfig's `TICKS_PER_SEC`
 /// and `MAX_CPU_NUM` in ArceOS).
 const HZ: usize = 100;
-const MAX_CPUS: usize = 4;
+const NR_CPUS: usize = 4;
 
-type Sched = EevdfScheduler<usize, HZ, MAX_CPUS>;
+type Sched = EevdfScheduler<usize, HZ, NR_CPUS>;
 type Task = Arc<EevdfTask<usize>>;
 
 /// SplitMix64: a small seeded generator, so every run is reproducible.
@@ -149,7 +149,7 @@ struct World {
 
 impl World {
     fn new(ncpus: usize, seed: u64, nwqs: usize, tick_percent: u64) -> World {
-        assert!((1..=MAX_CPUS).contains(&ncpus));
+        assert!((1..=NR_CPUS).contains(&ncpus));
         let mut w = World {
             rng: Rng(seed),
             cpus: Vec::new(),
@@ -672,7 +672,7 @@ fn random_programs_keep_every_task_in_one_place() {
         .unwrap_or(200);
     let (mut migrations, mut adopted, mut steps, mut refused) = (0, 0, 0, 0);
     for seed in 0..seeds {
-        let ncpus = 1 + (seed % MAX_CPUS as u64) as usize;
+        let ncpus = 1 + (seed % NR_CPUS as u64) as usize;
         let mut w = random_world(ncpus, 12, seed);
         w.run_to_end(200_000);
         migrations += w.migrations;
@@ -703,7 +703,7 @@ fn random_programs_keep_every_task_in_one_place() {
 /// CPU in turn, computing a little on each.
 #[test]
 fn affinity_walk_across_cpus() {
-    for ncpus in 2..=MAX_CPUS {
+    for ncpus in 2..=NR_CPUS {
         for seed in 0..20 {
             let mut w = World::new(ncpus, seed, 1, 25);
             for _ in 0..ncpus * 2 {

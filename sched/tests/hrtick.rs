@@ -277,12 +277,12 @@ fn scheduler_hands_the_timer_to_the_platform() {
         fn now_ns(&self) -> u64 {
             self.now.load(Ordering::Relaxed)
         }
-        fn send_resched_ipi(&self, _: usize) {}
-        fn hrtick_start(&self, cpu: usize, at: u64) {
-            self.armed.lock().unwrap().push((cpu, Some(at)));
+        fn send_resched_ipi(&self, _: sched::CpuId) {}
+        fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
+            self.armed.lock().unwrap().push((cpu.index(), Some(at)));
         }
-        fn hrtick_cancel(&self, cpu: usize) {
-            self.armed.lock().unwrap().push((cpu, None));
+        fn hrtick_cancel(&self, cpu: sched::CpuId) {
+            self.armed.lock().unwrap().push((cpu.index(), None));
         }
     }
     let cfg = Arc::new(SchedConfig::new(1, HZ));

@@ -41,9 +41,9 @@ impl Platform for Rec {
     fn now_ns(&self) -> u64 {
         self.now.fetch_add(1000, Ordering::Relaxed)
     }
-    fn send_resched_ipi(&self, _: usize) {}
-    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
-        self.cpu_of[id.0 as usize].store(cpu as u32, Ordering::Relaxed);
+    fn send_resched_ipi(&self, _: sched::CpuId) {}
+    fn set_task_cpu(&self, id: TaskId, cpu: sched::CpuId) {
+        self.cpu_of[id.0 as usize].store(cpu.as_u32(), Ordering::Relaxed);
         self.moves.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -110,7 +110,7 @@ impl Platform for Masking {
     fn irq_restore(&self, _: bool) {
         MASKED.fetch_sub(1, Ordering::Relaxed);
     }
-    fn send_resched_ipi(&self, _: usize) {
+    fn send_resched_ipi(&self, _: sched::CpuId) {
         IPIS.fetch_add(1, Ordering::Relaxed);
     }
 }

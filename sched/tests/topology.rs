@@ -11,7 +11,7 @@ use sched::domain::DomainLevel;
 use sched::smp::{Platform, Scheduler};
 use sched::topology::TopologyError;
 use sched::{
-    CpuDistance, CpuMask, DequeueFlags, Feature, SchedConfig, SchedTask, TaskId, TaskParams,
+    CpuDistance, CpuId, CpuMask, DequeueFlags, Feature, SchedConfig, SchedTask, TaskId, TaskParams,
     Topology, WakeFlags, MAX_CPUS,
 };
 
@@ -81,6 +81,10 @@ fn cpumask_operations_cover_all_256_cpus() {
         vec![0, 63, 64, 127, 128, 200, 255]
     );
     assert_eq!(m.first(), Some(0));
+    // The CpuId view of the same set.
+    let cpu = |i| CpuId::new(i).unwrap();
+    assert!(m.has(cpu(64)) && m.has(cpu(255)) && !m.has(cpu(65)));
+    assert!(m.cpus().map(CpuId::index).eq(m.iter()));
     m.clear(0);
     m.clear(63);
     assert_eq!(m.first(), Some(64));

@@ -1,6 +1,6 @@
 //! Every command's good and bad forms, with the exact error lines.
 
-use sched::{Feature, Policy, PreemptMode};
+use sched::{CpuId, Feature, Policy, PreemptMode};
 use shell::{
     help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
     Spin, SpinThread, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
@@ -697,10 +697,11 @@ fn spin() {
         spin(100, None, &[0, 5]),
         "options anywhere"
     );
-    assert_eq!(ok("spin -d100 -c1 19"), spin(100, Some(1), &[19]));
+    assert_eq!(ok("spin -d100 -c1 19"), spin(100, CpuId::new(1), &[19]));
+    assert_eq!(ok("spin -d 5 -c 255 0"), spin(5, CpuId::new(255), &[0]));
     assert_eq!(
         ok("spin -c 63 -d 60000 -- -20"),
-        spin(60000, Some(63), &[-20])
+        spin(60000, CpuId::new(63), &[-20])
     );
     let sixteen = vec!["0"; 16].join(" ");
     assert_eq!(ok(&format!("spin -d 1 {sixteen}")), spin(1, None, &[0; 16]));
@@ -723,6 +724,14 @@ fn spin() {
     err_is(
         "spin -d 10 -c 256 0",
         "spin: -c CPU must be in [0, 255], got '256'",
+    );
+    err_is(
+        "wakelat -c 256",
+        "wakelat: -c CPU must be in [0, 255], got '256'",
+    );
+    err_is(
+        "wakelat -c 99999999999999999999",
+        "wakelat: -c CPU must be in [0, 255], got '99999999999999999999'",
     );
     err_is("spin -d 10 20", "spin: NICE must be in [-20, 19], got '20'");
     err_starts(
@@ -827,7 +836,7 @@ fn wakelat() {
         Wakelat::default(),
         Wakelat {
             duration_ms: 1000,
-            cpu: 0,
+            cpu: CpuId::BOOT,
             hogs: 2,
             period_us: 1000,
             policy: Policy::Normal,
@@ -838,7 +847,7 @@ fn wakelat() {
         ok("wakelat -d 500 -c 1 -n 0 -p 2000 -P batch -s 100"),
         Command::Wakelat(Wakelat {
             duration_ms: 500,
-            cpu: 1,
+            cpu: CpuId::new(1).unwrap(),
             hogs: 0,
             period_us: 2000,
             policy: Policy::Batch,

@@ -119,6 +119,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
+use sched::CpuId;
 use sched::{
     PreemptPoint, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
     WakeupDecision, WakeupReason,
@@ -153,22 +154,22 @@ impl Platform for SimPlatform {
     fn now_ns(&self) -> u64 {
         self.now.load(Ordering::Relaxed)
     }
-    fn send_resched_ipi(&self, cpu: usize) {
-        self.ipis.lock().expect("ipi list").push(cpu as u32);
+    fn send_resched_ipi(&self, cpu: CpuId) {
+        self.ipis.lock().expect("ipi list").push(cpu.as_u32());
         self.any_ipi.store(true, Ordering::Relaxed);
     }
-    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+    fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         self.hrticks
             .lock()
             .expect("hrtick list")
-            .push((cpu as u32, Some(expires_ns)));
+            .push((cpu.as_u32(), Some(expires_ns)));
         self.any_ipi.store(true, Ordering::Relaxed);
     }
-    fn hrtick_cancel(&self, cpu: usize) {
+    fn hrtick_cancel(&self, cpu: CpuId) {
         self.hrticks
             .lock()
             .expect("hrtick list")
-            .push((cpu as u32, None));
+            .push((cpu.as_u32(), None));
         self.any_ipi.store(true, Ordering::Relaxed);
     }
     fn idle_scan(&self, cpus_visited: usize) {

@@ -26,6 +26,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::MAX_CPUS;
+use crate::cpu::CpuId;
 
 /// What was due at a timer interrupt ([`TimerDeadlines::expire`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,22 +85,22 @@ impl TimerDeadlines {
     }
 
     /// Starts (or restarts) `cpu`'s tick one period after `now`.
-    pub fn start_tick(&self, cpu: usize, now: u64) {
+    pub fn start_tick(&self, cpu: CpuId, now: u64) {
         let period = self.period.load(Ordering::Relaxed);
         if period != 0 {
-            self.tick[cpu].store(now + period, Ordering::Relaxed);
+            self.tick[cpu.index()].store(now + period, Ordering::Relaxed);
         }
     }
 
     /// Stops `cpu`'s tick (tickless idle); its events still fire.
-    pub fn stop_tick(&self, cpu: usize) {
-        self.tick[cpu].store(0, Ordering::Relaxed);
+    pub fn stop_tick(&self, cpu: CpuId) {
+        self.tick[cpu.index()].store(0, Ordering::Relaxed);
     }
 
     /// Sets `cpu`'s next event (`u64::MAX`: none); whether it changed, i.e.
     /// whether the hardware needs arming again.
-    pub fn set_event(&self, cpu: usize, at: u64) -> bool {
-        self.event[cpu].swap(at, Ordering::Relaxed) != at
+    pub fn set_event(&self, cpu: CpuId, at: u64) -> bool {
+        self.event[cpu.index()].swap(at, Ordering::Relaxed) != at
     }
 
     /// Sets `cpu`'s next hrtick (`u64::MAX`: none) from `this_cpu`. On
@@ -107,8 +108,8 @@ impl TimerDeadlines {
     /// `false` is returned. For another CPU a change marks it for a resync
     /// and returns `true`: send it a reschedule IPI, whose path calls
     /// [`TimerDeadlines::sync`].
-    pub fn set_hrtick(&self, cpu: usize, this_cpu: usize, at: u64, program: impl FnOnce()) -> bool {
-        let changed = self.hrtick[cpu].swap(at, Ordering::Relaxed) != at;
+    pub fn set_hrtick(&self, cpu: CpuId, this_cpu: CpuId, at: u64, program: impl FnOnce()) -> bool {
+        let changed = self.hrtick[cpu.index()].swap(at, Ordering::Relaxed) != at;
         if !changed {
             return false;
         }
@@ -116,15 +117,15 @@ impl TimerDeadlines {
             program();
             return false;
         }
-        self.resync[cpu].store(true, Ordering::Release);
+        self.resync[cpu.index()].store(true, Ordering::Release);
         true
     }
 
     /// On `cpu`: if another CPU changed its hrtick since the last call, runs
     /// `program` (arm the hardware again).
-    pub fn sync(&self, cpu: usize, program: impl FnOnce()) {
-        if self.resync[cpu].load(Ordering::Relaxed)
-            && self.resync[cpu].swap(false, Ordering::Acquire)
+    pub fn sync(&self, cpu: CpuId, program: impl FnOnce()) {
+        if self.resync[cpu.index()].load(Ordering::Relaxed)
+            && self.resync[cpu.index()].swap(false, Ordering::Acquire)
         {
             program();
         }
@@ -135,17 +136,17 @@ impl TimerDeadlines {
     /// (for a timer clocked apart from `now`'s clock); the tick then
     /// advances by a period. A due event or hrtick is cleared (an hrtick
     /// only when due: it is the end of a slice, not to be taken early).
-    pub fn expire(&self, cpu: usize, now: u64, slack_64ths: u64) -> TimerDue {
+    pub fn expire(&self, cpu: CpuId, now: u64, slack_64ths: u64) -> TimerDue {
         let period = self.period.load(Ordering::Relaxed);
         let slack = period / 64 * slack_64ths;
-        let tick = self.tick[cpu].load(Ordering::Relaxed);
+        let tick = self.tick[cpu.index()].load(Ordering::Relaxed);
         let tick_due = period != 0 && tick != 0 && now.saturating_add(slack) >= tick;
         if tick_due {
             if now >= tick.saturating_add(period) {
-                let [late, merged, misarmed] = &self.late[cpu];
+                let [late, merged, misarmed] = &self.late[cpu.index()];
                 late.fetch_add(1, Ordering::Relaxed);
                 merged.fetch_add((now - tick) / period, Ordering::Relaxed);
-                if self.armed[cpu].load(Ordering::Relaxed) > tick {
+                if self.armed[cpu.index()].load(Ordering::Relaxed) > tick {
                     misarmed.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -153,15 +154,15 @@ impl TimerDeadlines {
             if next <= now {
                 next = now + period;
             }
-            self.tick[cpu].store(next, Ordering::Relaxed);
+            self.tick[cpu.index()].store(next, Ordering::Relaxed);
         }
-        let event_due = now >= self.event[cpu].load(Ordering::Relaxed);
+        let event_due = now >= self.event[cpu.index()].load(Ordering::Relaxed);
         if event_due {
-            self.event[cpu].store(u64::MAX, Ordering::Relaxed);
+            self.event[cpu.index()].store(u64::MAX, Ordering::Relaxed);
         }
-        let hrtick_due = now >= self.hrtick[cpu].load(Ordering::Relaxed);
+        let hrtick_due = now >= self.hrtick[cpu.index()].load(Ordering::Relaxed);
         if hrtick_due {
-            self.hrtick[cpu].store(u64::MAX, Ordering::Relaxed);
+            self.hrtick[cpu.index()].store(u64::MAX, Ordering::Relaxed);
         }
         TimerDue {
             tick: tick_due,
@@ -172,15 +173,17 @@ impl TimerDeadlines {
 
     /// [`TimerDeadlines::next`], recorded as what `cpu`'s hardware is armed
     /// for: the arch code arms its timer with this.
-    pub fn arm(&self, cpu: usize) -> u64 {
+    pub fn arm(&self, cpu: CpuId) -> u64 {
         let at = self.next(cpu);
-        self.armed[cpu].store(at, Ordering::Relaxed);
+        self.armed[cpu.index()].store(at, Ordering::Relaxed);
         at
     }
 
     /// `cpu`'s late ticks so far.
-    pub fn tick_stats(&self, cpu: usize) -> TickStats {
-        let [late, merged, misarmed] = self.late[cpu].each_ref().map(|a| a.load(Ordering::Relaxed));
+    pub fn tick_stats(&self, cpu: CpuId) -> TickStats {
+        let [late, merged, misarmed] = self.late[cpu.index()]
+            .each_ref()
+            .map(|a| a.load(Ordering::Relaxed));
         TickStats {
             late,
             merged,
@@ -190,12 +193,12 @@ impl TimerDeadlines {
 
     /// When `cpu`'s timer must fire next: the earliest of its tick, its
     /// event and its hrtick, `u64::MAX` for none.
-    pub fn next(&self, cpu: usize) -> u64 {
-        let tick = match self.tick[cpu].load(Ordering::Relaxed) {
+    pub fn next(&self, cpu: CpuId) -> u64 {
+        let tick = match self.tick[cpu.index()].load(Ordering::Relaxed) {
             0 => u64::MAX,
             t => t,
         };
-        tick.min(self.event[cpu].load(Ordering::Relaxed))
-            .min(self.hrtick[cpu].load(Ordering::Relaxed))
+        tick.min(self.event[cpu.index()].load(Ordering::Relaxed))
+            .min(self.hrtick[cpu.index()].load(Ordering::Relaxed))
     }
 }

@@ -17,8 +17,8 @@ mod x86_64;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::*;
 
-mod id;
-pub use id::CpuId;
+/// The scheduler's CPU index type, the one every crate uses.
+pub use sched::CpuId;
 
 /// Interrupts masked on this CPU until the guard is dropped, which restores
 /// the state found (`irq_save` / `irq_restore` as a scope): no early return

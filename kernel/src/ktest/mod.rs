@@ -51,6 +51,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use sched::{Feature, PreemptMode, TaskParams};
 
@@ -355,7 +356,7 @@ fn run_one(t: &'static KTest) -> TestResult {
     let mask = if t.smp {
         crate::cpumask::CpuMask::all()
     } else {
-        crate::cpumask::only(0)
+        crate::cpumask::only(CpuId::BOOT)
     };
     let result: Arc<SpinLock<Option<TestResult>>> = Arc::new(SpinLock::new(None));
     let slot = result.clone();
@@ -390,7 +391,7 @@ static LAST_SWITCHES: AtomicU64 = AtomicU64::new(0);
 /// From the tick: ends the run as a failure when the running test made no
 /// progress for [`TEST_TIMEOUT_NS`] (or ran for [`TEST_HARD_LIMIT_NS`]).
 pub fn watchdog_check() {
-    let switches: u64 = (0..task::nr_runqueues())
+    let switches: u64 = CpuId::range(task::nr_runqueues())
         .map(|c| crate::percpu::cpu(c).switches.load(Ordering::Relaxed))
         .sum();
     if LAST_SWITCHES.swap(switches, Ordering::Relaxed) != switches {
@@ -442,7 +443,7 @@ fn on_stall(thread: &str) {
 /// `cpu` had work queued and made no context switch for
 /// `kernel.softlockup_thresh_ms`; if a test was running, it fails and the
 /// run ends.
-fn on_softlockup(cpu: usize) {
+fn on_softlockup(cpu: CpuId) {
     fail_running_test(format_args!(
         "softlockup: cpu {cpu} made no context switch with work queued for kernel.softlockup_thresh_ms"
     ));

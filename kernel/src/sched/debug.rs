@@ -4,6 +4,7 @@
 //! entity lines.
 
 use core::fmt::Write;
+use kernel_hal::cpu::CpuId;
 
 use ::shell::{Ms, SignedMs};
 use sched::{SchedTask, TaskId};
@@ -20,7 +21,7 @@ pub struct Ent {
 /// One CPU's runqueue in the `sched_debug` format, read from the locked
 /// runqueue itself (no copy, no allocation, no cross-CPU call): the stall
 /// watchdog's dump, from interrupt context.
-pub fn write_rq(w: &mut dyn Write, cpu: usize, rq: &sched::Rq) {
+pub fn write_rq(w: &mut dyn Write, cpu: CpuId, rq: &sched::Rq) {
     let _ = writeln!(
         w,
         "cpu#{cpu}\n  .clock                : {} ms\n  .nr_running           : {}\n  .avg_vruntime         : {} ms\n  .curr                 : {:?}\n  .need_resched         : {:?}",

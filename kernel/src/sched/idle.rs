@@ -155,7 +155,7 @@ pub fn cpu_idle() -> ! {
         }
         // Tickless idle: the tick stays off until the idle thread leaves
         // (`__schedule`); timer events (sleepers) and IPIs still come.
-        if cpu != 0
+        if cpu != CpuId::BOOT
             && NOHZ_IDLE.load(Ordering::Relaxed)
             && !pc.nohz_idle.swap(true, Ordering::Relaxed)
         {

@@ -135,7 +135,7 @@ use ::sched::smp::{Platform, RqGuard, Scheduler};
 use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId};
 
 use crate::arch;
-use crate::percpu::{self, MAX_CPUS};
+use crate::percpu::{self, CpuId, MAX_CPUS};
 use crate::task::{thread, Thread, MAX_THREADS};
 
 /// The [`Platform`] of the kernel: interrupt masking and reschedule IPIs
@@ -163,7 +163,7 @@ impl Platform for KernelPlatform {
         arch::now_ns()
     }
 
-    fn send_resched_ipi(&self, cpu: usize) {
+    fn send_resched_ipi(&self, cpu: CpuId) {
         let pc = percpu::cpu(cpu);
         pc.liveness.signalled(arch::now_ns());
         if !poll::kick(&pc.poll_kick, &pc.polling) {
@@ -178,7 +178,7 @@ impl Platform for KernelPlatform {
     /// timer beside the tick and the sleepers' event. For another CPU (a
     /// remote enqueue) that CPU is sent a reschedule IPI, whose handler
     /// arms its timer (Linux sends `hrtick_csd`). Nothing here allocates.
-    fn hrtick_start(&self, cpu: usize, expires_ns: u64) {
+    fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         if arch::timer_set_hrtick(cpu, Some(expires_ns)) {
             percpu::cpu(cpu).liveness.signalled(arch::now_ns());
             arch::send_ipi(cpu, arch::IpiKind::Reschedule);
@@ -187,16 +187,16 @@ impl Platform for KernelPlatform {
 
     /// A cancel needs no IPI: a remote CPU's timer that still fires finds
     /// its runqueue's timer cancelled and does nothing.
-    fn hrtick_cancel(&self, cpu: usize) {
+    fn hrtick_cancel(&self, cpu: CpuId) {
         let _ = arch::timer_set_hrtick(cpu, None);
     }
 
     /// The thread's `cpu` follows the scheduler (under the destination
     /// runqueue's lock); a move is a `sched_migrate_task` trace event.
-    fn set_task_cpu(&self, id: TaskId, cpu: usize) {
+    fn set_task_cpu(&self, id: TaskId, cpu: CpuId) {
         let t = thread(id.0);
-        let orig = t.cpu.swap(cpu as u32, Ordering::AcqRel) as usize;
-        if orig != cpu && orig < MAX_CPUS {
+        let orig = t.cpu.swap(cpu.as_u32(), Ordering::AcqRel) as usize;
+        if let Some(orig) = CpuId::new(orig).filter(|&o| o != cpu) {
             crate::trace::sched_migrate_task(id.0, t.prio.load(Ordering::Relaxed), orig, cpu);
         }
     }
@@ -261,7 +261,7 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
 }
 
 /// Marks `cpu` (this CPU) as running the scheduler.
-pub fn cpu_online(cpu: usize) {
+pub fn cpu_online(cpu: CpuId) {
     debug_assert_eq!(cpu, arch::cpu_id());
     {
         let mut rq = lock_rq(cpu);
@@ -286,7 +286,7 @@ pub(crate) fn nr_rqs() -> usize {
 /// whose drop first mirrors the need-resched state into the CPU's flag.
 pub struct RqLock {
     g: Option<RqGuard<'static, KernelPlatform>>,
-    cpu: usize,
+    cpu: CpuId,
 }
 
 impl Deref for RqLock {
@@ -317,8 +317,8 @@ impl Drop for RqLock {
 }
 
 /// Locks CPU `cpu`'s runqueue and brings its clock up to date.
-pub(crate) fn lock_rq(cpu: usize) -> RqLock {
-    let mut g = sched().cpu_rq(cpu);
+pub(crate) fn lock_rq(cpu: CpuId) -> RqLock {
+    let mut g = sched().cpu_rq(cpu.index());
     g.update_rq_clock(arch::now_ns());
     RqLock { g: Some(g), cpu }
 }
@@ -337,7 +337,7 @@ pub fn with_rq<R>(f: impl FnOnce(&mut Rq) -> R) -> R {
 
 /// Runs `f` on CPU `cpu`'s runqueue, under its lock (`cpu_rq(cpu)`), for
 /// inspection (`ps`, `sched_debug`) and remote operations.
-pub fn with_cpu_rq<R>(cpu: usize, f: impl FnOnce(&mut Rq) -> R) -> R {
+pub fn with_cpu_rq<R>(cpu: CpuId, f: impl FnOnce(&mut Rq) -> R) -> R {
     let mut rq = lock_rq(cpu);
     f(&mut rq)
 }
@@ -362,8 +362,8 @@ pub fn set_current_state(state: crate::task::ThreadState) {
 
 /// Where the scheduler keeps thread `t` (`None`: an idle thread, or not
 /// spawned / exited).
-pub fn task_cpu(t: &Thread) -> Option<usize> {
-    SCHED.get()?.task_cpu(TaskId(t.idx()))
+pub fn task_cpu(t: &Thread) -> Option<CpuId> {
+    SCHED.get()?.task_cpu(TaskId(t.idx())).map(CpuId::wrapping)
 }
 
 /// Whether a wakeup is carrying `t` to its CPU (lock-free, for dumps).
@@ -372,6 +372,8 @@ pub fn task_in_transit(t: &Thread) -> bool {
 }
 
 /// Whether `cpu`'s wake list holds wakeups (lock-free flag, for dumps).
-pub fn wake_list_pending(cpu: usize) -> bool {
-    SCHED.get().is_some_and(|s| s.wake_pending_flag(cpu))
+pub fn wake_list_pending(cpu: CpuId) -> bool {
+    SCHED
+        .get()
+        .is_some_and(|s| s.wake_pending_flag(cpu.index()))
 }

@@ -4,6 +4,7 @@
 //! CPUs ([`stats`]).
 
 use ::core::sync::atomic::Ordering;
+use kernel_hal::cpu::CpuId;
 
 use ::sched::{Rq, SchedTask, TaskId};
 
@@ -16,7 +17,7 @@ use crate::task::{self, Thread, ThreadState};
 /// thread, or a free slot). The running
 /// thread's runtime is as of its last accounting.
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
-    match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()) {
+    match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id().index()) {
         Ok(st) => Some(st),
         // Exited and not joined yet: the state it exited with (`sched`
         // stores it in the same step that forgets the task).
@@ -29,12 +30,12 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 pub fn task_runtime_ns(t: &Thread) -> u64 {
     let Some(s) = SCHED.get() else { return 0 };
     let id = TaskId(t.idx());
-    let mut rq = match s.task_rq_lock(id, arch::cpu_id()) {
+    let mut rq = match s.task_rq_lock(id, arch::cpu_id().index()) {
         Ok((_, rq)) => rq,
         // Asleep: its state is parked, fully accounted.
         Err(::sched::smp::LifecycleError::Asleep) => {
             return s
-                .task(id, arch::cpu_id())
+                .task(id, arch::cpu_id().index())
                 .map_or(0, |st| st.se.sum_exec_runtime);
         }
         Err(_) => return s.exited(id).map_or(0, |st| st.se.sum_exec_runtime),
@@ -59,14 +60,14 @@ pub(crate) fn is_dead(t: &Thread) -> bool {
 /// the tick locks this CPU's runqueue, so holding it with interrupts on would
 /// deadlock at the next tick (it did, in the soft-lockup test's report).
 pub(crate) fn try_rq<'a>(
-    cpu: usize,
+    cpu: CpuId,
     _irqs_off: &'a arch::IrqGuard,
 ) -> Option<::sched::SpinMutexGuard<'a, Rq>> {
     let s = SCHED.get()?;
-    if cpu >= s.nr_cpus() {
+    if cpu.index() >= s.nr_cpus() {
         return None;
     }
-    s.rq_lock(cpu).try_lock()
+    s.rq_lock(cpu.index()).try_lock()
 }
 
 /// The number of runqueues (CPUs the firmware describes).
@@ -105,8 +106,8 @@ pub struct Stats {
 }
 
 /// CPU `cpu`'s counters (`None` if it is not online).
-pub fn cpu_stats(cpu: usize) -> Option<Stats> {
-    if !task::online_mask().test(cpu) {
+pub fn cpu_stats(cpu: CpuId) -> Option<Stats> {
+    if !task::online_mask().has(cpu) {
         return None;
     }
     let pc = percpu::cpu(cpu);
@@ -132,7 +133,7 @@ pub fn cpu_stats(cpu: usize) -> Option<Stats> {
 /// The counters of every online CPU, summed.
 pub fn stats() -> Stats {
     let mut t = Stats::default();
-    for s in (0..MAX_CPUS).filter_map(cpu_stats) {
+    for s in CpuId::range(MAX_CPUS).filter_map(cpu_stats) {
         t.nr_ticks += s.nr_ticks;
         t.nr_switches += s.nr_switches;
         t.nr_wakeups += s.nr_wakeups;

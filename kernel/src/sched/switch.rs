@@ -1,6 +1,7 @@
 //! `schedule()` and the context switch (`__schedule`, `finish_task_switch`).
 
 use ::core::sync::atomic::Ordering;
+use kernel_hal::cpu::CpuId;
 
 use ::sched::{PrevAction, Rq, Switch, TaskId};
 
@@ -66,7 +67,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     let idle = idle_idx(cpu);
     let prev_idx = pc.curr.load(Ordering::Relaxed);
     let tick_restarted = prev_idx == idle && leave_idle(pc);
-    let rq_mutex = s.rq_lock(cpu);
+    let rq_mutex = s.rq_lock(cpu.index());
     rq_mutex.note_locking();
     let mut rq = SwitchLock::lock(rq_mutex.raw());
     let prev = thread(prev_idx);
@@ -135,7 +136,7 @@ fn prev_action(mode: SchedMode, prev_is_idle: bool, prev: &Thread) -> PrevAction
 /// switch counts, CPU time split, the stall watchdog's clocks, `on_cpu`,
 /// the per-CPU current thread, and the trace event.
 fn prepare_task_switch(
-    cpu: usize,
+    cpu: CpuId,
     rq: &Rq,
     mode: SchedMode,
     prev_stays: bool,
@@ -158,7 +159,7 @@ fn prepare_task_switch(
     }
     next.runnable_since.store(0, Ordering::Relaxed);
     next.on_cpu.store(true, Ordering::Relaxed);
-    next.cpu.store(cpu as u32, Ordering::Release);
+    next.cpu.store(cpu.as_u32(), Ordering::Release);
     prev.migrating.store(prev_misplaced, Ordering::Relaxed);
     pc.curr.store(next_idx, Ordering::Relaxed);
     pc.prev.store(prev_idx, Ordering::Relaxed);
@@ -183,7 +184,7 @@ pub(crate) fn finish_task_switch() {
     // The runqueue lock `__schedule` on this CPU took and published (the
     // lock validator saw it taken on this CPU).
     drop(rq_lock);
-    s.rq_lock(cpu).note_released();
+    s.rq_lock(cpu.index()).note_released();
     // A thread that went to sleep may now run elsewhere; one that stayed
     // runnable on a CPU it may no longer use is queued on an allowed one.
     let sw = Switch {
@@ -193,5 +194,5 @@ pub(crate) fn finish_task_switch() {
         prev_exited: None,
         prev_misplaced: migrate,
     };
-    s.finish_switch(cpu, &sw);
+    s.finish_switch(cpu.index(), &sw);
 }

@@ -2,6 +2,7 @@
 //! (periodic, newidle, and the kick of a tickless CPU).
 
 use ::core::sync::atomic::{AtomicBool, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use ::sched::WakeFlags;
 
@@ -70,13 +71,13 @@ pub fn timer_tick() {
     };
     pc.liveness.ticked(now);
     expire_timers(pc, now);
-    if cpu == 0 && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
+    if cpu == CpuId::BOOT && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
         crate::task::stall::check(now);
     }
-    if cpu == 0 && ticks.is_multiple_of(crate::task::softlockup::SCAN_TICKS) {
+    if cpu == CpuId::BOOT && ticks.is_multiple_of(crate::task::softlockup::SCAN_TICKS) {
         crate::task::softlockup::check(now);
     }
-    if s.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
+    if s.nr_cpus() > 1 && (ticks + cpu.index() as u64).is_multiple_of(BALANCE_TICKS) {
         pc.balance_runs.fetch_add(1, Ordering::Relaxed);
         let n = balance(cpu, false);
         pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
@@ -92,15 +93,15 @@ pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
 /// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`): with more than
 /// one runnable task here, ask one tickless idle CPU to run a newidle balance
 /// (it no longer balances on its own ticks).
-pub(crate) fn nohz_balance_kick(cpu: usize) {
+pub(crate) fn nohz_balance_kick(cpu: CpuId) {
     if !NOHZ_IDLE.load(Ordering::Relaxed) {
         return;
     }
     // A tickless CPU first (atomic loads), this runqueue's lock only then.
     let online = online_mask();
     let target = (1..nr_rqs())
-        .map(|k| (cpu + k) % nr_rqs())
-        .find(|&c| online.test(c) && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
+        .map(|k| CpuId::wrapping((cpu.index() + k) % nr_rqs()))
+        .find(|&c| online.has(c) && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
     if let Some(c) = target.filter(|_| with_cpu_rq(cpu, |rq| rq.nr_running()) >= 2) {
         let tpc = percpu::cpu(c);
         tpc.newidle.store(true, Ordering::Relaxed);
@@ -112,10 +113,10 @@ pub(crate) fn nohz_balance_kick(cpu: usize) {
 
 /// One balancing pass of `cpu` (this CPU); returns the threads pulled (their
 /// `thread.cpu` is kept by `set_task_cpu`).
-pub(crate) fn balance(cpu: usize, newidle: bool) -> usize {
+pub(crate) fn balance(cpu: CpuId, newidle: bool) -> usize {
     let s = sched();
     let irq = arch::IrqGuard::save();
-    let pulled = s.load_balance(cpu, newidle);
+    let pulled = s.load_balance(cpu.index(), newidle);
     if !pulled.is_empty() {
         let rq = lock_rq(cpu);
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());

@@ -2,6 +2,7 @@
 //! and the reschedule IPI that lands queued remote wakeups.
 
 use ::core::sync::atomic::Ordering;
+use kernel_hal::cpu::CpuId;
 
 use ::sched::smp::{LifecycleError, Woke};
 use ::sched::{SchedTask, TaskId, WakeFlags, WakeupReason};
@@ -26,14 +27,15 @@ pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError>
     let prio = st.prio();
     // Its scheduler state may need memory; a failure is an error for the
     // spawner (failing allocations on demand may hit it).
-    match kernel_hal::heap::may_fail(|| s.spawn(TaskId(idx), st, this_cpu)) {
+    match kernel_hal::heap::may_fail(|| s.spawn(TaskId(idx), st, this_cpu.index())) {
         Ok((cpu, d)) => {
+            let cpu = CpuId::wrapping(cpu);
             crate::trace::sched_wakeup_new(idx, prio, cpu);
             percpu::cpu(cpu).raise_need_resched(d.resched);
             Ok(())
         }
         Err(e) => {
-            t.cpu.store(this_cpu as u32, Ordering::Release);
+            t.cpu.store(this_cpu.as_u32(), Ordering::Release);
             Err(e)
         }
     }
@@ -50,9 +52,9 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         return false;
     }
     t.state.store(ThreadState::Running, Ordering::SeqCst);
-    match s.wake(TaskId(idx), wf, arch::cpu_id()) {
+    match s.wake(TaskId(idx), wf, arch::cpu_id().index()) {
         Ok(w) => {
-            let cpu = w.cpu();
+            let cpu = CpuId::wrapping(w.cpu());
             let running = matches!(
                 w,
                 Woke::InPlace { decision, .. } if decision.reason == WakeupReason::SameTask

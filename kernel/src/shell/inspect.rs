@@ -10,6 +10,7 @@
 use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use ::shell::{Ms, PsRow, SignedMs, PS_HEADER};
 use sched::rq::RqStats;
@@ -21,8 +22,8 @@ use crate::sched::debug::{ent_line, Ent};
 use crate::{arch, smp, task};
 
 /// CPUs running the scheduler (`online`), as indices.
-pub fn online_cpus() -> impl Iterator<Item = usize> {
-    (0..MAX_CPUS).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire))
+pub fn online_cpus() -> impl Iterator<Item = CpuId> {
+    CpuId::range(MAX_CPUS).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire))
 }
 
 /// Whether `idx` is a thread that exists (spawned, not yet joined, or an
@@ -32,7 +33,8 @@ pub fn live(idx: u32) -> bool {
         return false;
     };
     if task::is_idle_idx(idx) {
-        return percpu::cpu(idx as usize).online.load(Ordering::Acquire);
+        return CpuId::new(idx as usize)
+            .is_some_and(|c| percpu::cpu(c).online.load(Ordering::Acquire));
     }
     !matches!(t.state(), task::ThreadState::Free | task::ThreadState::New)
 }
@@ -46,7 +48,7 @@ struct Snap {
 
 fn snap(t: &task::Thread) -> Snap {
     let id = TaskId(t.idx());
-    match task::sched().task_rq_lock(id, crate::arch::cpu_id()) {
+    match task::sched().task_rq_lock(id, crate::arch::cpu_id().index()) {
         Ok((_, rq)) => Snap {
             st: rq.task(id).copied(),
             avg_v: Some(rq.avg_vruntime()),
@@ -159,7 +161,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
 
 /// One CPU's copy for `sched_debug`.
 struct CpuDump {
-    cpu: usize,
+    cpu: CpuId,
     clock: u64,
     nr_running: u32,
     nr_runnable: u32,
@@ -175,7 +177,7 @@ struct CpuDump {
     server: sched::deadline::DlServer,
 }
 
-fn dump_cpu(cpu: usize) -> CpuDump {
+fn dump_cpu(cpu: CpuId) -> CpuDump {
     // Room for the whole runqueue, allocated before the lock is taken.
     let mut queue = Vec::with_capacity(task::MAX_THREADS);
     let mut others = Vec::with_capacity(16);
@@ -225,7 +227,7 @@ static PROBE_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS]
 
 /// Runs on the probed CPU (interrupts off): notes its own clock.
 fn probe(_: usize) {
-    PROBE_NS[arch::cpu_id() % MAX_CPUS].store(arch::now_ns(), Ordering::Relaxed);
+    PROBE_NS[arch::cpu_id().index()].store(arch::now_ns(), Ordering::Relaxed);
 }
 
 /// The `.ipi_call` line: runs [`probe`] on `cpu` through a waited cross-CPU
@@ -233,12 +235,12 @@ fn probe(_: usize) {
 /// unresponsive CPU, e.g. stuck with interrupts off, shows as an error; a
 /// clock that disagrees with this CPU's shows as a run time outside the
 /// round trip).
-fn ipi_call_line(cpu: usize) -> alloc::string::String {
+fn ipi_call_line(cpu: CpuId) -> alloc::string::String {
     let t0 = arch::now_ns();
     match smp::call_function_single(cpu, probe, 0, true) {
         Ok(()) => {
             let t1 = arch::now_ns();
-            let ran = PROBE_NS[cpu].load(Ordering::Relaxed) as i64 - t0 as i64;
+            let ran = PROBE_NS[cpu.index()].load(Ordering::Relaxed) as i64 - t0 as i64;
             alloc::format!(
                 "ran after {} us, answered in {} us",
                 ran / 1000,
@@ -338,7 +340,7 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
 pub fn stat(sh: &mut Sh) -> CmdResult {
     let now = arch::now_ns();
     let _ = writeln!(sh, "uptime {} ms", Ms(now));
-    for cpu in 0..MAX_CPUS {
+    for cpu in CpuId::range(MAX_CPUS) {
         let Some(s) = crate::sched::cpu_stats(cpu) else {
             continue;
         };

@@ -38,6 +38,7 @@ pub mod stall;
 
 use crate::heap::stack;
 use kernel_hal::context::TaskContext;
+use kernel_hal::cpu::CpuId;
 
 use ::core::fmt;
 use ::core::sync::atomic::{
@@ -411,16 +412,16 @@ fn flush_tlb_everywhere() -> bool {
 
 /// Turns the running context of this CPU (`cpu`) into its idle thread. The
 /// boot CPU's is set up by [`init`]; each secondary CPU calls this first.
-pub fn init_idle(cpu: usize) {
+pub fn init_idle(cpu: CpuId) {
     let idle = thread(idle_idx(cpu));
     *idle.name.lock() = idle_name(cpu);
     idle.state.store(ThreadState::Running, Ordering::Relaxed);
     idle.on_cpu.store(true, Ordering::Relaxed);
-    idle.cpu.store(cpu as u32, Ordering::Relaxed);
+    idle.cpu.store(cpu.as_u32(), Ordering::Relaxed);
     idle.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
     let pc = percpu::cpu(cpu);
-    pc.curr.store(cpu as u32, Ordering::Relaxed);
-    pc.prev.store(cpu as u32, Ordering::Relaxed);
+    pc.curr.store(cpu.as_u32(), Ordering::Relaxed);
+    pc.prev.store(cpu.as_u32(), Ordering::Relaxed);
     // The code running here is this CPU's context from now on: its
     // registers go to the idle thread's at the first switch away.
     assert!(
@@ -466,8 +467,8 @@ static IDLE_NAMES: [[u8; IDLE_NAME_BYTES]; MAX_CPUS] = {
 };
 
 /// CPU `cpu`'s idle thread name (`idle/<cpu>`).
-fn idle_name(cpu: usize) -> &'static str {
-    let n = &IDLE_NAMES[cpu % MAX_CPUS];
+fn idle_name(cpu: CpuId) -> &'static str {
+    let n = &IDLE_NAMES[cpu.index()];
     let len = n.iter().position(|&b| b == 0).unwrap_or(IDLE_NAME_BYTES);
     ::core::str::from_utf8(&n[..len]).unwrap_or("idle")
 }
@@ -507,8 +508,8 @@ pub fn live_threads() -> alloc::vec::Vec<Tid> {
 
 /// Index of CPU `cpu`'s idle thread.
 #[inline]
-pub fn idle_idx(cpu: usize) -> u32 {
-    cpu as u32
+pub fn idle_idx(cpu: CpuId) -> u32 {
+    cpu.as_u32()
 }
 
 /// Spawns a kernel thread running `f` with scheduling parameters `params`,
@@ -586,7 +587,7 @@ where
     t.nvcsw.store(0, Ordering::Relaxed);
     t.nivcsw.store(0, Ordering::Relaxed);
     t.user_mode.store(false, Ordering::Relaxed);
-    t.cpu.store(arch::cpu_id() as u32, Ordering::Relaxed);
+    t.cpu.store(arch::cpu_id().as_u32(), Ordering::Relaxed);
     NR_THREADS.fetch_add(1, Ordering::Relaxed);
     let tid = Tid {
         idx,
@@ -734,7 +735,8 @@ pub fn sleep_until_ns(deadline_ns: u64) {
             // under the list lock: no migration in between).
             let irq = arch::IrqGuard::save();
             let cpu = arch::cpu_id();
-            let old = t.timer_cpu.load(Ordering::Relaxed) as usize;
+            // (`timer_cpu` only ever holds a `CpuId`.)
+            let old = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
             if old != cpu {
                 // Woken early on another CPU: drop the timer armed there.
                 percpu::cpu(old).timers.lock().remove(me);
@@ -744,20 +746,20 @@ pub fn sleep_until_ns(deadline_ns: u64) {
                 timers.add(deadline_ns, me);
                 arch::timer_set_event(timers.earliest());
             }
-            t.timer_cpu.store(cpu as u32, Ordering::Relaxed);
+            t.timer_cpu.store(cpu.as_u32(), Ordering::Relaxed);
             drop(irq);
         }
         schedule();
     }
     set_current_state(ThreadState::Running);
     // The thread may have moved since: cancel on the CPU that armed it.
-    let cpu = t.timer_cpu.load(Ordering::Relaxed) as usize;
+    let cpu = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
     percpu::cpu(cpu).timers.lock().remove(me);
 }
 
 /// Sleep timers armed on every CPU.
 pub fn nr_sleepers() -> usize {
-    (0..MAX_CPUS)
+    CpuId::range(MAX_CPUS)
         .map(|c| percpu::cpu(c).timers.lock().len())
         .sum()
 }
@@ -775,11 +777,7 @@ pub fn dump_threads() {
     let irqs_off = arch::IrqGuard::save();
     let mut rqs: [Option<sched::SpinMutexGuard<'_, sched::Rq>>; MAX_CPUS] =
         [const { None }; MAX_CPUS];
-    for (cpu, slot) in rqs
-        .iter_mut()
-        .enumerate()
-        .take(crate::sched::nr_runqueues())
-    {
+    for (cpu, slot) in CpuId::range(crate::sched::nr_runqueues()).zip(rqs.iter_mut()) {
         let pc = percpu::cpu(cpu);
         *slot = crate::sched::try_rq(cpu, &irqs_off);
         let rq = slot.as_deref();

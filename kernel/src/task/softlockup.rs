@@ -23,6 +23,7 @@
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use crate::percpu::{self, MAX_CPUS};
 
@@ -36,11 +37,11 @@ pub static EXPECTED: AtomicBool = AtomicBool::new(false);
 
 /// Told the CPU after each unexpected soft-lockup report (the test runner
 /// registers itself: the running test fails).
-static NOTIFIER: spin::Once<fn(usize)> = spin::Once::new();
+static NOTIFIER: spin::Once<fn(CpuId)> = spin::Once::new();
 
 /// Registers what hears of an unexpected soft lockup (once; later calls
 /// change nothing).
-pub fn set_notifier(notify: fn(usize)) {
+pub fn set_notifier(notify: fn(CpuId)) {
     NOTIFIER.call_once(|| notify);
 }
 
@@ -69,16 +70,16 @@ static STATE: [CpuState; MAX_CPUS] = [const {
 /// interval.
 pub fn check(now: u64) {
     let online = super::online_mask();
-    for cpu in 0..crate::sched::nr_runqueues() {
-        if online.test(cpu) {
+    for cpu in CpuId::range(crate::sched::nr_runqueues()) {
+        if online.has(cpu) {
             observe(cpu, now);
         }
     }
 }
 
 /// One CPU: threads waiting there (runnable, not running) and its switches.
-fn observe(cpu: usize, now: u64) {
-    let st = &STATE[cpu];
+fn observe(cpu: CpuId, now: u64) {
+    let st = &STATE[cpu.index()];
     let sw = percpu::cpu(cpu).switches.load(Ordering::Relaxed);
     let irqs_off = crate::arch::IrqGuard::save();
     let waiting = match crate::sched::try_rq(cpu, &irqs_off) {
@@ -107,7 +108,7 @@ fn observe(cpu: usize, now: u64) {
     }
     st.since.store(now.max(1), Ordering::Relaxed);
     LOCKUPS.fetch_add(1, Ordering::Relaxed);
-    LAST_CPU.store(cpu as u32, Ordering::Relaxed);
+    LAST_CPU.store(cpu.as_u32(), Ordering::Relaxed);
     if EXPECTED.load(Ordering::Relaxed) {
         return;
     }
@@ -119,7 +120,7 @@ fn observe(cpu: usize, now: u64) {
 
 /// The locked-up CPU (what runs there, how many wait), then every runqueue
 /// (locked if free). Public for the detector's test.
-pub fn report(cpu: usize, stuck_ns: u64, waiting: u32, thresh_ns: u64) {
+pub fn report(cpu: CpuId, stuck_ns: u64, waiting: u32, thresh_ns: u64) {
     let w = &mut super::stall::Emergency;
     let pc = percpu::cpu(cpu);
     let curr = pc.curr.load(Ordering::Relaxed);

@@ -19,6 +19,7 @@
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use super::{threads, ThreadState};
 use crate::percpu::liveness::SILENCE_NS;
@@ -37,10 +38,7 @@ pub static SILENT_CPU_WAITS: AtomicU64 = AtomicU64::new(0);
 
 /// How long `cpu` has been silent at `now` (0: it answers), see
 /// `percpu::liveness`.
-pub fn cpu_silent_ns(cpu: usize, now: u64) -> u64 {
-    if cpu >= crate::percpu::MAX_CPUS {
-        return 0;
-    }
+pub fn cpu_silent_ns(cpu: CpuId, now: u64) -> u64 {
     let pc = crate::percpu::cpu(cpu);
     pc.liveness
         .silent_ns(now, !pc.nohz_idle.load(Ordering::Relaxed))
@@ -51,10 +49,7 @@ pub fn cpu_silent_ns(cpu: usize, now: u64) -> u64 {
 /// the wait counts instead (`now` while it is still silent, for less than
 /// [`SILENT_CPU_FAIL_NS`]; the time it came back, if the wait since then is
 /// still within `limit_ns`); `None` if the wait counts as it is.
-pub fn wait_restart(cpu: usize, since: u64, now: u64, limit_ns: u64) -> Option<u64> {
-    if cpu >= crate::percpu::MAX_CPUS {
-        return None;
-    }
+pub fn wait_restart(cpu: CpuId, since: u64, now: u64, limit_ns: u64) -> Option<u64> {
     let silent = cpu_silent_ns(cpu, now);
     if silent > 0 {
         return (silent < SILENT_CPU_FAIL_NS).then_some(now);
@@ -67,8 +62,8 @@ pub fn wait_restart(cpu: usize, since: u64, now: u64, limit_ns: u64) -> Option<u
 /// check): the latest restart any online CPU gives.
 pub fn machine_wait_restart(since: u64, now: u64, limit_ns: u64) -> Option<u64> {
     let online = super::online_mask();
-    (0..crate::sched::nr_runqueues())
-        .filter(|&c| online.test(c))
+    CpuId::range(crate::sched::nr_runqueues())
+        .filter(|&c| online.has(c))
         .filter_map(|c| wait_restart(c, since, now, limit_ns))
         .max()
 }
@@ -117,7 +112,9 @@ pub fn check(now: u64) {
         }
         // Its CPU did not run for part of the wait (see
         // `percpu::liveness`): the wait counts from when that CPU runs.
-        if let Some(restart) = wait_restart(t.cpu(), since, now, warn) {
+        // (A thread that has no CPU yet has no CPU that stopped.)
+        let restart = CpuId::new(t.cpu()).and_then(|c| wait_restart(c, since, now, warn));
+        if let Some(restart) = restart {
             if t.runnable_since
                 .compare_exchange(since, restart, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
@@ -180,10 +177,9 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
 /// its interrupt controller (where another CPU can read that; `None`
 /// otherwise). Lock-free and allocation-free (it runs in the tick).
 fn write_cpu_state(w: &mut dyn Write, t: &super::Thread) {
-    let cpu = t.cpu();
-    if cpu >= crate::sched::nr_runqueues() {
+    let Some(cpu) = CpuId::below(t.cpu(), crate::sched::nr_runqueues()) else {
         return;
-    }
+    };
     let pc = crate::percpu::cpu(cpu);
     let ipi = crate::arch::ipi_state(cpu, crate::arch::IpiKind::Reschedule);
     let _ = writeln!(
@@ -209,7 +205,7 @@ fn write_cpu_state(w: &mut dyn Write, t: &super::Thread) {
 /// Every runqueue in the `sched_debug` format, locked if free (a runqueue
 /// whose lock is held is shown as such: a watchdog never waits for a lock).
 pub(super) fn write_rqs(w: &mut dyn Write) {
-    for cpu in 0..crate::sched::nr_runqueues() {
+    for cpu in CpuId::range(crate::sched::nr_runqueues()) {
         let irqs_off = crate::arch::IrqGuard::save();
         match crate::sched::try_rq(cpu, &irqs_off) {
             Some(rq) => crate::sched::debug::write_rq(w, cpu, &rq),

@@ -9,6 +9,7 @@
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use sched::TaskParams;
 
@@ -45,19 +46,19 @@ fn record(arg: usize) {
     if arch::irqs_enabled() {
         IRQS_ON.store(true, Ordering::Relaxed);
     }
-    RAN_ON.store(cpu + 1, Ordering::Relaxed);
+    RAN_ON.store(cpu.index() + 1, Ordering::Relaxed);
     ARG.store(arg, Ordering::Relaxed);
-    COUNT[cpu % MAX_CPUS].fetch_add(1, Ordering::Relaxed);
+    COUNT[cpu.index()].fetch_add(1, Ordering::Relaxed);
     MASK.set(cpu, Ordering::Relaxed);
 }
 
 /// Online CPUs other than `cpu`.
-fn others(cpu: usize) -> impl Iterator<Item = usize> {
+fn others(cpu: CpuId) -> impl Iterator<Item = CpuId> {
     let online = task::online_mask();
-    online.iter().filter(move |&c| c != cpu)
+    online.cpus().filter(move |&c| c != cpu)
 }
 
-fn this_cpu() -> usize {
+fn this_cpu() -> CpuId {
     let irq = arch::IrqGuard::save();
     let c = arch::cpu_id();
     drop(irq);
@@ -70,12 +71,12 @@ ktest_smp!(smp_call_runs_on_target_cpu, 2, || {
     // caller's own CPU runs at once, directly.
     reset();
     let online = task::online_mask();
-    for cpu in online.iter() {
+    for cpu in online.cpus() {
         RAN_ON.store(0, Ordering::SeqCst);
-        smp::call_function_single(cpu, record, 1000 + cpu, true)
+        smp::call_function_single(cpu, record, 1000 + cpu.index(), true)
             .map_err(|e| alloc::format!("call to cpu {cpu}: {e:?}"))?;
-        kassert_eq!(RAN_ON.load(Ordering::SeqCst), cpu + 1);
-        kassert_eq!(ARG.load(Ordering::SeqCst), 1000 + cpu);
+        kassert_eq!(RAN_ON.load(Ordering::SeqCst), cpu.index() + 1);
+        kassert_eq!(ARG.load(Ordering::SeqCst), 1000 + cpu.index());
     }
     kassert!(
         !IRQS_ON.load(Ordering::SeqCst),
@@ -90,7 +91,7 @@ ktest_smp!(smp_call_runs_on_target_cpu, 2, || {
     let ran = RAN_ON.load(Ordering::SeqCst);
     drop(irq);
     kassert_eq!(r, Ok(()));
-    kassert_eq!(ran, me + 1);
+    kassert_eq!(ran, me.index() + 1);
     Ok(())
 });
 
@@ -135,7 +136,7 @@ ktest_smp!(smp_call_back_to_back_loses_none, 2, || {
     for i in 0..N {
         smp::call_function_single(target, record, i as usize, true)
             .map_err(|e| alloc::format!("call {i}: {e:?}"))?;
-        let n = COUNT[target].load(Ordering::SeqCst);
+        let n = COUNT[target.index()].load(Ordering::SeqCst);
         kassert!(
             n == i + 1,
             "after call {} cpu {} ran {} calls",
@@ -155,7 +156,7 @@ ktest_smp!(smp_call_back_to_back_loses_none, 2, || {
         ipis - ipis0,
         calls - calls0
     );
-    kassert_eq!(COUNT[target].load(Ordering::SeqCst), N);
+    kassert_eq!(COUNT[target.index()].load(Ordering::SeqCst), N);
     Ok(())
 });
 
@@ -173,11 +174,11 @@ ktest_smp!(smp_call_nowait_completes, 2, || {
     super::wait_progress(
         "calls run",
         0,
-        || COUNT[target].load(Ordering::SeqCst) >= N,
-        || COUNT[target].load(Ordering::SeqCst),
+        || COUNT[target.index()].load(Ordering::SeqCst) >= N,
+        || COUNT[target.index()].load(Ordering::SeqCst),
     )?;
     kassert_eq!(ARG.load(Ordering::SeqCst), (N - 1) as usize);
-    kassert_eq!(RAN_ON.load(Ordering::SeqCst), target + 1);
+    kassert_eq!(RAN_ON.load(Ordering::SeqCst), target.index() + 1);
     Ok(())
 });
 
@@ -188,8 +189,9 @@ ktest_smp!(smp_call_crosswise_no_deadlock, 2, || {
     const N: u64 = 500;
     reset();
     let n = task::nr_cpus();
-    let (ca, cb) = (n - 1, n - 2);
-    let spawn = |name: &'static str, from: usize, to: usize| {
+    let cpu = |i| CpuId::new(i).ok_or("no such CPU");
+    let (ca, cb) = (cpu(n - 1)?, cpu(n - 2)?);
+    let spawn = |name: &'static str, from: CpuId, to: CpuId| {
         task::spawn_on(name, TaskParams::default(), only(from), move || {
             for i in 0..N {
                 if let Err(e) = smp::call_function_single(to, record, i as usize, true) {
@@ -206,22 +208,22 @@ ktest_smp!(smp_call_crosswise_no_deadlock, 2, || {
         "crosswise calls",
         5,
         || task::has_exited(ta) && task::has_exited(tb),
-        || COUNT[ca].load(Ordering::SeqCst) + COUNT[cb].load(Ordering::SeqCst),
+        || COUNT[ca.index()].load(Ordering::SeqCst) + COUNT[cb.index()].load(Ordering::SeqCst),
     )?;
     task::join(ta).map_err(|e| alloc::format!("{e:?}"))?;
     task::join(tb).map_err(|e| alloc::format!("{e:?}"))?;
-    kassert_eq!(COUNT[ca].load(Ordering::SeqCst), N);
-    kassert_eq!(COUNT[cb].load(Ordering::SeqCst), N);
+    kassert_eq!(COUNT[ca.index()].load(Ordering::SeqCst), N);
+    kassert_eq!(COUNT[cb.index()].load(Ordering::SeqCst), N);
     Ok(())
 });
 
 ktest_smp!(smp_call_refuses_bad_targets, 2, || {
-    // Out of range and offline CPUs are errors (nothing runs); waiting for
-    // another CPU with interrupts off is refused.
+    // Offline CPUs are errors (nothing runs; a CPU number out of range is
+    // not a `CpuId`); waiting for another CPU with interrupts off is
+    // refused.
     reset();
     let online = task::online_mask();
-    let mut bad: Vec<usize> = (0..MAX_CPUS).filter(|&c| !online.test(c)).collect();
-    bad.extend([MAX_CPUS, MAX_CPUS + 64, usize::MAX]);
+    let bad: Vec<CpuId> = CpuId::range(MAX_CPUS).filter(|&c| !online.has(c)).collect();
     for &c in &bad {
         kassert_eq!(
             smp::call_function_single(c, record, 0, true),

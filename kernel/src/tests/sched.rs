@@ -479,7 +479,7 @@ ktest!(schedule_path_primitives, || {
     let t1 = arch::now_ns();
     let mut acc = 0;
     for _ in 0..N {
-        acc += core::hint::black_box(arch::cpu_id());
+        acc += core::hint::black_box(arch::cpu_id()).index();
     }
     let t2 = arch::now_ns();
     let l = crate::sync::SpinLock::new(0u64);
@@ -501,7 +501,7 @@ ktest!(schedule_path_primitives, || {
     );
     kassert!(*l.lock() == N, "spinlock lost increments");
     kassert!(
-        acc == cpu_before * N as usize,
+        acc == cpu_before.index() * N as usize,
         "cpu_id changed while the thread ran"
     );
     kprintln!("    irq_save+restore {} ns, cpu_id {} ns, spinlock {} ns, irqs_enabled {} ns, with_rq {} ns ({})",

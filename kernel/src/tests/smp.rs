@@ -12,6 +12,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use sched::TaskParams;
 
@@ -88,7 +89,7 @@ fn all_cpus() -> CpuMask {
     task::online_mask()
 }
 
-fn busy_ns(cpu: usize, idle0: u64, t0: u64) -> u64 {
+fn busy_ns(cpu: CpuId, idle0: u64, t0: u64) -> u64 {
     let idle = percpu::cpu(cpu).idle_ns() - idle0;
     (arch::now_ns() - t0).saturating_sub(idle)
 }
@@ -101,13 +102,15 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     // noise), and each CPU was busy at least 50% of the window.
     let n = task::nr_cpus();
     let window = 150_000_000;
-    let idle0: Vec<u64> = (0..n).map(|c| percpu::cpu(c).idle_ns()).collect();
+    let idle0: Vec<u64> = CpuId::range(n).map(|c| percpu::cpu(c).idle_ns()).collect();
     let t0 = arch::now_ns();
     let hogs: Vec<CpuHog> = (0..n)
         .map(|_| CpuHog::spawn("cpuhog", all_cpus()))
         .collect::<Result<_, _>>()?;
     task::sleep_ns(window);
-    let busy: Vec<u64> = (0..n).map(|c| busy_ns(c, idle0[c], t0)).collect();
+    let busy: Vec<u64> = CpuId::range(n)
+        .map(|c| busy_ns(c, idle0[c.index()], t0))
+        .collect();
     let elapsed = arch::now_ns() - t0;
     let rts: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
     let seen = hogs
@@ -150,19 +153,19 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
     let n = task::nr_cpus();
     let nh = n + n / 2;
     let hogs: Vec<CpuHog> = (0..nh)
-        .map(|_| CpuHog::spawn("balhog", only(0)))
+        .map(|_| CpuHog::spawn("balhog", only(CpuId::BOOT)))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
         task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     }
     let settle = 30 * tick_ns();
     task::sleep_ns(settle);
-    for c in 0..n {
+    for c in CpuId::range(n) {
         percpu::cpu(c).reset_idle_streak();
     }
     let window = (100 * tick_ns()).clamp(200_000_000, 400_000_000);
     task::sleep_ns(window);
-    let streaks: Vec<u64> = (0..n)
+    let streaks: Vec<u64> = CpuId::range(n)
         .map(|c| percpu::cpu(c).idle_streak_max_ns())
         .collect();
     let placed: Vec<usize> = hogs
@@ -171,7 +174,7 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
         .collect();
     stop_all(hogs)?;
     let bound = 2 * (3 * task::BALANCE_TICKS + 2) * tick_ns();
-    let pulls: Vec<u64> = (0..n)
+    let pulls: Vec<u64> = CpuId::range(n)
         .map(|c| {
             let pc = percpu::cpu(c);
             pc.balance_pulled.load(Ordering::Relaxed) + pc.newidle_pulled.load(Ordering::Relaxed)
@@ -198,8 +201,8 @@ ktest_smp!(smp_affinity_respected, 2, || {
     // active): it must only ever see CPU k. Then it is re-pinned to CPU j:
     // after its next scheduling point it must only ever see CPU j.
     let n = task::nr_cpus();
-    let k = n - 1;
-    let j = if n > 2 { 1 } else { 0 };
+    let k = CpuId::new(n - 1).ok_or("no such CPU")?;
+    let j = CpuId::new(if n > 2 { 1 } else { 0 }).ok_or("no such CPU")?;
     const ITERS: u32 = 200;
     let hogs: Vec<CpuHog> = (0..n)
         .map(|_| CpuHog::spawn("bghog", all_cpus()))
@@ -213,7 +216,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
         done: AtomicBool,
     }
     let sh = Arc::new(Shared {
-        expect: AtomicU64::new(k as u64),
+        expect: AtomicU64::new(k.as_u32().into()),
         repinned: AtomicBool::new(false),
         phase1_done: AtomicBool::new(false),
         bad: AtomicU64::new(u64::MAX),
@@ -223,7 +226,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
     let s2 = sh.clone();
     let tid = task::spawn_on("pinned", TaskParams::default(), only(k), move || {
         let check = |s: &Shared| {
-            let cpu = arch::cpu_id() as u64;
+            let cpu = arch::cpu_id().index() as u64;
             if cpu != s.expect.load(Ordering::SeqCst) {
                 let _ = s
                     .bad
@@ -249,7 +252,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
                 }
                 // One scheduling point: it moves if it is misplaced.
                 task::yield_now();
-                s2.expect.store(j as u64, Ordering::SeqCst);
+                s2.expect.store(j.as_u32().into(), Ordering::SeqCst);
             }
         }
         s2.done.store(true, Ordering::SeqCst);
@@ -285,7 +288,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
         Err(task::AffinityError::NoOnlineCpu)
     );
     kassert_eq!(
-        task::set_affinity(tid, only(0)),
+        task::set_affinity(tid, only(CpuId::BOOT)),
         Err(task::AffinityError::NoSuchThread)
     );
     Ok(())
@@ -301,7 +304,8 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     // each with its IPI or kick and switch from the idle thread).
     const ROUNDS: u64 = 10_000;
     let n = task::nr_cpus();
-    let (ca, cb) = (n - 1, n - 2);
+    let cpu = |i| CpuId::new(i).ok_or("no such CPU");
+    let (ca, cb) = (cpu(n - 1)?, cpu(n - 2)?);
     struct Pp {
         a: Semaphore,
         b: Semaphore,
@@ -316,14 +320,14 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     });
     // Reschedule requests received: IPIs, and kicks a polling idle CPU saw
     // without one.
-    let kicks = |c: usize| {
+    let kicks = |c: CpuId| {
         let pc = percpu::cpu(c);
         (
             pc.ipis.load(Ordering::Relaxed),
             pc.ipis_elided.load(Ordering::Relaxed),
         )
     };
-    let (ipis0, elided0) = (0..n)
+    let (ipis0, elided0) = CpuId::range(n)
         .map(kicks)
         .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     let p = pp.clone();
@@ -368,7 +372,7 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     })?;
     let sa = task::join(ta).map_err(|e| alloc::format!("{e:?}"))?;
     let sb = task::join(tb).map_err(|e| alloc::format!("{e:?}"))?;
-    let (ipis1, elided1) = (0..n)
+    let (ipis1, elided1) = CpuId::range(n)
         .map(kicks)
         .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     let (ipis, elided) = (ipis1 - ipis0, elided1 - elided0);
@@ -409,16 +413,17 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
 /// time slept.
 fn ticks_over(d_ns: u64) -> (Vec<u64>, Vec<arch::TickStats>, u64) {
     let n = task::nr_cpus();
-    let stats = || -> Vec<arch::TickStats> { (0..n).map(arch::timer_tick_stats).collect() };
+    let stats =
+        || -> Vec<arch::TickStats> { CpuId::range(n).map(arch::timer_tick_stats).collect() };
     let t0 = arch::now_ns();
-    let before: Vec<u64> = (0..n)
+    let before: Vec<u64> = CpuId::range(n)
         .map(|c| percpu::cpu(c).ticks.load(Ordering::Relaxed))
         .collect();
     let late0 = stats();
     task::sleep_ns(d_ns);
     let dt = arch::now_ns() - t0;
-    let got = (0..n)
-        .map(|c| percpu::cpu(c).ticks.load(Ordering::Relaxed) - before[c])
+    let got = CpuId::range(n)
+        .map(|c| percpu::cpu(c).ticks.load(Ordering::Relaxed) - before[c.index()])
         .collect();
     let late = stats()
         .iter()
@@ -455,7 +460,7 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
     let hogs: Vec<Hog> = (0..n)
         .map(|_| Hog::spawn("tickhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
-    for (c, h) in hogs.iter().enumerate() {
+    for (c, h) in CpuId::range(n).zip(&hogs) {
         task::set_affinity(h.tid, only(c)).map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(20);
@@ -535,19 +540,21 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // This thread stays on CPU 0 too: its own sleeps must not make another
     // CPU leave idle (and newidle-balance on the way back).
     let me = task::current_tid();
-    task::set_affinity(me, only(0)).map_err(|e| alloc::format!("{e:?}"))?;
+    task::set_affinity(me, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
     task::yield_now();
     let hogs: Vec<Hog> = (0..2)
         .map(|_| Hog::spawn("nohzhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
-        task::set_affinity(h.tid, only(0)).map_err(|e| alloc::format!("{e:?}"))?;
+        task::set_affinity(h.tid, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(30);
     let n = task::nr_cpus();
-    let kicks = |c: usize| percpu::cpu(c).nohz_kicks.load(Ordering::Relaxed);
-    let tickless = (1..n).any(|c| percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
-    let k0: u64 = (1..n).map(kicks).sum();
+    let kicks = |c: CpuId| percpu::cpu(c).nohz_kicks.load(Ordering::Relaxed);
+    let tickless = CpuId::range(n)
+        .skip(1)
+        .any(|c| percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
+    let k0: u64 = CpuId::range(n).skip(1).map(kicks).sum();
     for h in &hogs {
         task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     }
@@ -561,7 +568,7 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
         task::sleep_ms(2);
     };
     let took_ticks = (arch::now_ns() - t_widened) / tick_ns();
-    let k1: u64 = (1..n).map(kicks).sum();
+    let k1: u64 = CpuId::range(n).skip(1).map(kicks).sum();
     for h in hogs {
         h.stop()?;
     }

@@ -4,6 +4,7 @@
 //! allocator (`task::init`).
 
 use core::sync::atomic::Ordering;
+use kernel_hal::cpu::CpuId;
 
 use crate::arch;
 use crate::heap::stack;
@@ -20,7 +21,7 @@ crate::ktest!(exception_stacks_have_guards, || {
     let online = crate::task::online_mask();
     let mut visited = 0;
     let mut result = Ok(());
-    for cpu in online.iter() {
+    for cpu in online.cpus() {
         if let Err(e) = crate::task::set_affinity(me, crate::cpumask::only(cpu)) {
             result = Err(alloc::format!("cannot move to cpu {cpu}: {e:?}"));
             break;
@@ -40,7 +41,7 @@ crate::ktest!(exception_stacks_have_guards, || {
 
 /// The check of `exception_stacks_have_guards` on this CPU, which must be
 /// `cpu`.
-fn exception_stacks_here_guarded(cpu: usize) -> Result<(), alloc::string::String> {
+fn exception_stacks_here_guarded(cpu: CpuId) -> Result<(), alloc::string::String> {
     let irqs_off = arch::IrqGuard::save();
     let here = arch::cpu_id();
     let tops = arch::exception_stack_tops();
@@ -56,10 +57,10 @@ fn exception_stacks_here_guarded(cpu: usize) -> Result<(), alloc::string::String
         crate::kassert_eq!(top, bottom + stack::STACK_SIZE);
         crate::kassert_eq!(
             stack::guard_owner(bottom - 8),
-            Some(Some(stack::EXCEPTION_OWNER + cpu as u32))
+            Some(Some(stack::EXCEPTION_OWNER + cpu.as_u32()))
         );
         crate::kassert_eq!(
-            stack::exception_stack_cpu(stack::EXCEPTION_OWNER + cpu as u32),
+            stack::exception_stack_cpu(stack::EXCEPTION_OWNER + cpu.as_u32()),
             Some(cpu)
         );
     }

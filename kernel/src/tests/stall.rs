@@ -3,6 +3,7 @@
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use sched::TaskParams;
 
@@ -165,7 +166,7 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
         "no soft lockup reported in {} ms",
         3 * bound_ns / 1_000_000
     );
-    kassert_eq!(last, cpu as u32);
+    kassert_eq!(last, cpu.as_u32());
     // The CPU switches again: no new report over two thresholds.
     let after = softlockup::LOCKUPS.load(Ordering::SeqCst);
     task::sleep_ns(2 * bound_ns);
@@ -186,7 +187,7 @@ crate::ktest_smp!(stall_watchdog_waits_out_a_cpu_that_does_not_run, 2, || {
     const WARN_MS: u64 = 1500;
     const MASKED_MS: u64 = 3500;
     let _restore = Restore;
-    let cpu = task::nr_cpus() - 1;
+    let cpu = CpuId::new(task::nr_cpus() - 1).ok_or("no such CPU")?;
     task::sched_config()
         .tunables
         .set("kernel.sched_stall_warn_ms", "1500")

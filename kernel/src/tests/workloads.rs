@@ -13,6 +13,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
+use kernel_hal::cpu::CpuId;
 
 use ::shell::{Hackbench, Pgbench, Schbench};
 use sched::{PreemptMode, TaskParams};
@@ -394,8 +395,8 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     // every round trip crosses, and the report says so.
     let online = task::online_mask();
     let (first, last) = (
-        online.first().unwrap_or(0),
-        online.iter().last().unwrap_or(0),
+        online.cpus().next().unwrap_or(CpuId::BOOT),
+        online.cpus().last().unwrap_or(CpuId::BOOT),
     );
     let mut out = String::new();
     let p = ::shell::Perfpipe {
@@ -407,7 +408,7 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     kassert_eq!(r.ops, 500);
     kassert_eq!((r.ping_cpus, r.pong_cpus), (only(first), only(last)));
     kassert_eq!(r.crossed, 500);
-    kassert_eq!(r.pinned, Some((first as u32, last as u32)));
+    kassert_eq!(r.pinned, Some((first, last)));
     kassert!(
         out.contains(&alloc::format!(
             "placement: ping on cpu {first}, pong on cpu {last}, 500 of 500 round trips crossed CPUs (--cross: pinned to cpu {first} and cpu {last})"
@@ -422,7 +423,7 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
 
 ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
     // --same: both threads on the first online CPU; no round trip crosses.
-    let first = task::online_mask().first().unwrap_or(0);
+    let first = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
     let mut out = String::new();
     let p = ::shell::Perfpipe {
         loops: 300,
@@ -451,7 +452,7 @@ ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
     let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.yields, 600);
     kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
-    kassert_eq!(r.cpu as usize, task::online_mask().first().unwrap_or(0));
+    kassert_eq!(Some(r.cpu), task::online_mask().cpus().next());
     kassert!(r.ns > 0, "{r:?}");
     kassert!(
         out.contains(&alloc::format!(
@@ -683,8 +684,9 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
     kassert_eq!(st.params.nice, 5);
     kassert_eq!(st.se.load.weight, 335);
     let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
-    task::set_affinity(tid, only(1)).map_err(|e| alloc::format!("{e:?}"))?;
-    kassert_eq!(t.cpus_allowed().and(&task::online_mask()), only(1));
+    let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
+    task::set_affinity(tid, only(cpu1)).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(t.cpus_allowed().and(&task::online_mask()), only(cpu1));
     // It moves at its next preemption point (the full model; it also calls
     // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
     let until = crate::arch::now_ns() + 5_000_000_000;

@@ -34,6 +34,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use sched::TaskParams;
 
@@ -385,7 +386,7 @@ impl Job {
         &mut self,
         name: &'static str,
         params: TaskParams,
-        cpu: Option<u32>,
+        cpu: Option<CpuId>,
         f: F,
     ) -> Result<Tid, String>
     where
@@ -394,13 +395,13 @@ impl Job {
         let mask = match cpu {
             Some(c) => {
                 let online = task::online_mask();
-                if !online.test(c as usize) {
+                if !online.has(c) {
                     return Err(alloc::format!(
                         "CPU {c} is not online (online: {})",
                         ::shell::CpuList(online)
                     ));
                 }
-                crate::cpumask::only(c as usize)
+                crate::cpumask::only(c)
             }
             None => task::current().cpus_allowed(),
         };

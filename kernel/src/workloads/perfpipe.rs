@@ -16,6 +16,7 @@
 use alloc::sync::Arc;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use ::shell::{CpuList, Perfpipe};
 use sched::TaskParams;
@@ -40,7 +41,7 @@ pub struct Report {
     /// Round trips whose two halves ran on different CPUs.
     pub crossed: u64,
     /// `--cross` or `--same`: the CPUs the two threads were pinned to.
-    pub pinned: Option<(u32, u32)>,
+    pub pinned: Option<(CpuId, CpuId)>,
     /// Stopped by Ctrl-C or `kill`.
     pub interrupted: bool,
 }
@@ -71,7 +72,7 @@ pub fn run(
     }
     let pinned = if p.cross {
         let online = task::online_mask();
-        let (Some(first), Some(last)) = (online.first(), online.iter().last()) else {
+        let (Some(first), Some(last)) = (online.cpus().next(), online.cpus().last()) else {
             return Err(alloc::string::String::from("no online CPU"));
         };
         if first == last {
@@ -80,9 +81,9 @@ pub fn run(
                 CpuList(online)
             ));
         }
-        Some((first as u32, last as u32))
+        Some((first, last))
     } else if p.same {
-        let first = task::online_mask().first().unwrap_or(0) as u32;
+        let first = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
         Some((first, first))
     } else {
         None
@@ -101,7 +102,7 @@ pub fn run(
             TaskParams::default(),
             pinned.map(|c| c.1),
             move || {
-                let (mut mask, mut crossed, mut last) = (CpuMask::new(), 0u64, usize::MAX);
+                let (mut mask, mut crossed, mut last) = (CpuMask::new(), 0u64, None);
                 loop {
                     let v = ping.recv();
                     // Each read()/write() returns to user space.
@@ -111,11 +112,11 @@ pub fn run(
                     }
                     let me = arch::cpu_id();
                     // Cheap in the measured loop: set only on a change.
-                    if me != last {
-                        mask.set(me);
-                        last = me;
+                    if Some(me) != last {
+                        mask.set(me.index());
+                        last = Some(me);
                     }
-                    if res[5].load(Ordering::Relaxed) != me as u64 {
+                    if res[5].load(Ordering::Relaxed) != me.index() as u64 {
                         crossed += 1;
                     }
                     // Like a pipe write followed by a read: a sync wakeup.
@@ -137,18 +138,18 @@ pub fn run(
         pinned.map(|c| c.0),
         move || {
             let t0 = arch::now_ns();
-            let (mut done, mut mask, mut last) = (0u64, CpuMask::new(), usize::MAX);
+            let (mut done, mut mask, mut last) = (0u64, CpuMask::new(), None);
             for i in 0..loops {
                 if stop.stopped() {
                     break;
                 }
                 let me = arch::cpu_id();
                 // Cheap in the measured loop: set only on a change.
-                if me != last {
-                    mask.set(me);
-                    last = me;
+                if Some(me) != last {
+                    mask.set(me.index());
+                    last = Some(me);
                 }
-                r2[5].store(me as u64, Ordering::Relaxed);
+                r2[5].store(me.index() as u64, Ordering::Relaxed);
                 ping.send_sync(i);
                 task::exit_to_user_mode();
                 pong.recv();

@@ -54,6 +54,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use ::shell::Soak;
 use sched::tunables::Tunable;
@@ -449,9 +450,9 @@ impl CpuTime {
     }
 }
 
-fn online_cpus() -> impl Iterator<Item = usize> {
+fn online_cpus() -> impl Iterator<Item = CpuId> {
     let online = task::online_mask();
-    online.iter().filter(|&c| c < task::nr_runqueues())
+    online.cpus().filter(|&c| c.index() < task::nr_runqueues())
 }
 
 /// The controller's state.

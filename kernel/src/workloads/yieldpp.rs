@@ -11,6 +11,7 @@
 use alloc::sync::Arc;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel_hal::cpu::CpuId;
 
 use ::shell::YieldPp;
 use sched::TaskParams;
@@ -28,7 +29,7 @@ pub struct Report {
     /// Wall time from both threads running to both done, ns.
     pub ns: u64,
     /// The CPU both ran on.
-    pub cpu: u32,
+    pub cpu: CpuId,
     /// Stopped by Ctrl-C or `kill`.
     pub interrupted: bool,
 }
@@ -61,7 +62,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
     super::check_resources(2, 0)?;
-    let cpu = task::online_mask().first().unwrap_or(0) as u32;
+    let cpu = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
     let res = Arc::new([const { AtomicU64::new(0) }; 6]);
     let mut job = Job::new();
     for me in 1..=2u64 {

@@ -67,6 +67,7 @@
 //! (a timer). The scheduler adds `TTWU`, `RQ_SELECTED` and `MIGRATED`
 //! itself.
 
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::flags::{DequeueFlags, WakeFlags};
 use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecision};
@@ -170,7 +171,7 @@ impl<P: Platform> Scheduler<P> {
     /// locked) and tells the platform.
     pub(crate) fn placed(&self, id: TaskId, cpu: usize) {
         self.set_home(id, cpu as u32);
-        self.platform.set_task_cpu(id, cpu);
+        self.platform.set_task_cpu(id, CpuId::wrapping(cpu));
     }
 
     /// The cell of `id`, if its chunk exists (never allocates).

@@ -45,8 +45,8 @@ impl Platform for LoomPlatform {
         // Not a protocol variable: a plain counter (loom need not model it).
         self.clock_ns.fetch_add(1_000, CoreOrdering::Relaxed)
     }
-    fn send_resched_ipi(&self, cpu: usize) {
-        self.ipis[cpu].fetch_add(1, Ordering::Release);
+    fn send_resched_ipi(&self, cpu: crate::CpuId) {
+        self.ipis[cpu.index()].fetch_add(1, Ordering::Release);
     }
     fn cpu_relax(&self) {
         thread::yield_now();

@@ -30,7 +30,7 @@ impl Platform for Plat {
         false
     }
     fn irq_restore(&self, _: bool) {}
-    fn send_resched_ipi(&self, cpu: usize) {
-        self.ipis[cpu].fetch_add(1, Ordering::Relaxed);
+    fn send_resched_ipi(&self, cpu: sched::CpuId) {
+        self.ipis[cpu.index()].fetch_add(1, Ordering::Relaxed);
     }
 }

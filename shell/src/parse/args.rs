@@ -4,7 +4,9 @@
 
 use alloc::vec::Vec;
 
-use super::{Command, Limit, Pid, PID};
+use sched::CpuId;
+
+use super::{Command, Limit, Pid, MAX_CPUS, PID};
 use crate::error::{quote, ArgError, Error};
 
 pub(super) fn err<T>(cmd: &'static str, kind: ArgError) -> Result<T, Error> {
@@ -65,6 +67,24 @@ fn int(cmd: &'static str, what: &'static str, w: &str, min: i64, max: i64) -> Re
 
 pub(super) fn limit(cmd: &'static str, l: &Limit, w: &str) -> Result<i64, Error> {
     int(cmd, l.name, w, l.min, l.max)
+}
+
+/// `v`, a value `limit` accepted for the CPU limit `l` (`-c CPU`, whose
+/// range is `0..MAX_CPUS`), as a [`CpuId`]; an out-of-range error like
+/// `limit`'s should `l` ever admit a CPU beyond `MAX_CPUS`.
+pub(super) fn cpu_id(cmd: &'static str, l: &Limit, v: i64) -> Result<CpuId, Error> {
+    match usize::try_from(v).ok().and_then(CpuId::new) {
+        Some(c) => Ok(c),
+        None => err(
+            cmd,
+            ArgError::OutOfRange {
+                what: l.name,
+                min: 0,
+                max: MAX_CPUS as i64 - 1,
+                got: quote(&alloc::format!("{v}")),
+            },
+        ),
+    }
 }
 
 pub(super) fn pid(cmd: &'static str, w: &str) -> Result<Pid, Error> {

@@ -55,8 +55,9 @@ pub use workloads::{
 /// A thread id as shown by `ps`.
 pub type Pid = u32;
 
-/// CPUs a mask or CPU number can name (a [`CpuMask`]'s 256).
-pub const MAX_CPUS: u32 = sched::MAX_CPUS as u32;
+/// CPUs a mask or CPU number can name (a [`CpuMask`]'s 256): the
+/// scheduler's limit, the one every crate uses.
+pub use sched::MAX_CPUS;
 
 /// A numeric argument's accepted range (and default), shared by the parser and
 /// `help CMD`, so the two cannot disagree.

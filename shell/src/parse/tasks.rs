@@ -354,7 +354,7 @@ pub fn hex_mask(w: &str) -> Result<CpuMask, Error> {
         return err(C, ArgError::BadMask(quote(w)));
     }
     let sig = h.trim_start_matches('0');
-    if sig.len() * 4 > MAX_CPUS as usize {
+    if sig.len() * 4 > MAX_CPUS {
         return err(C, ArgError::MaskTooWide(quote(w)));
     }
     if sig.is_empty() {
@@ -387,7 +387,7 @@ pub fn cpu_list(w: &str) -> Result<CpuMask, Error> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(());
         }
-        Ok(s.parse::<u32>().ok().filter(|&n| n < MAX_CPUS))
+        Ok(s.parse::<u32>().ok().filter(|&n| (n as usize) < MAX_CPUS))
     };
     let mut mask = CpuMask::new();
     for item in w.split(',') {

@@ -5,9 +5,9 @@
 
 use alloc::vec::Vec;
 
-use sched::Policy;
+use sched::{CpuId, Policy};
 
-use super::args::{defaults, err, getopt, limit, Opt};
+use super::args::{cpu_id, defaults, err, getopt, limit, Opt};
 use super::{Command, Limit, MAX_CPUS};
 use crate::error::{quote, ArgError, Error};
 
@@ -17,7 +17,7 @@ pub struct Spin {
     /// How long each thread spins.
     pub duration_ms: u32,
     /// Pin every thread to this CPU (`-c`); `None` lets the balancer place them.
-    pub cpu: Option<u32>,
+    pub cpu: Option<CpuId>,
     /// One thread per entry.
     pub threads: Vec<SpinThread>,
 }
@@ -429,7 +429,7 @@ pub struct Wakelat {
     /// `-d`: measuring time, ms.
     pub duration_ms: u32,
     /// `-c`: the CPU every thread is pinned to.
-    pub cpu: u32,
+    pub cpu: CpuId,
     /// `-n`: nice-0 CPU hogs beside the sleeper.
     pub hogs: u32,
     /// `-p`: the sleeper's period, us (absolute wakeup times).
@@ -496,7 +496,8 @@ impl Default for Wakelat {
         let [d, c, n, p] = defaults(Self::LIMITS);
         Wakelat {
             duration_ms: d,
-            cpu: c,
+            // The limit's default, CPU 0.
+            cpu: CpuId::new(c as usize).unwrap_or(CpuId::BOOT),
             hogs: n,
             period_us: p,
             policy: Policy::Normal,
@@ -657,7 +658,7 @@ pub(super) fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
     };
     let duration_ms = limit(C, dur, d)? as u32;
     let cpu = match g.value(b'c') {
-        Some(c) => Some(limit(C, cpu_l, c)? as u32),
+        Some(c) => Some(cpu_id(C, cpu_l, limit(C, cpu_l, c)?)?),
         None => None,
     };
     if g.pos.is_empty() {
@@ -889,9 +890,10 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
         Some(v) => limit(C, &Wakelat::SLICE, v)? as u32,
         None => 0,
     };
+    let cpu = cpu_id(C, &Wakelat::LIMITS[1], i64::from(c))?;
     Ok(Command::Wakelat(Wakelat {
         duration_ms: d,
-        cpu: c,
+        cpu,
         hogs: n,
         period_us: p,
         policy,

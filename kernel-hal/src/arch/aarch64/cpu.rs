@@ -14,13 +14,14 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use aarch64_cpu::registers::{Readable, Writeable, MPIDR_EL1, TPIDR_EL1};
 
 use crate::arch::MAX_CPUS;
+use crate::cpu::CpuId;
 
 /// Data private to one CPU, reached through `TPIDR_EL1`.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PerCpu {
     /// Dense index: 0 = boot CPU, then in bring-up order.
-    pub id: usize,
+    pub id: CpuId,
     /// `MPIDR_EL1` affinity fields (Aff3..Aff0) of this CPU, as PSCI and the GIC
     /// redistributor name it.
     pub mpidr_aff: u64,
@@ -30,7 +31,7 @@ pub struct PerCpu {
 /// publishes it in its own `TPIDR_EL1`; afterwards the block is read only.
 static mut PER_CPU: [PerCpu; MAX_CPUS] = [const {
     PerCpu {
-        id: 0,
+        id: CpuId::BOOT,
         mpidr_aff: 0,
     }
 }; MAX_CPUS];
@@ -60,8 +61,8 @@ pub fn cpu_count() -> usize {
 }
 
 /// `MPIDR_EL1` affinity of CPU `cpu` (dense index < [`cpu_count`]).
-pub fn mpidr_of(cpu: usize) -> u64 {
-    CPU_MPIDR[cpu].load(Ordering::Relaxed)
+pub fn mpidr_of(cpu: CpuId) -> u64 {
+    CPU_MPIDR[cpu.index()].load(Ordering::Relaxed)
 }
 
 /// Sets up the boot CPU's per-CPU block (index 0) and `TPIDR_EL1`.
@@ -70,7 +71,7 @@ pub fn init_boot_cpu() {
     // anything reads PER_CPU[0] through TPIDR_EL1.
     let block = unsafe {
         let block = &mut (*core::ptr::addr_of_mut!(PER_CPU))[0];
-        block.id = 0;
+        block.id = CpuId::BOOT;
         block.mpidr_aff = MPIDR_EL1.get() & MPIDR_AFF_MASK;
         block as *const PerCpu
     };
@@ -81,17 +82,14 @@ pub fn init_boot_cpu() {
 /// `TPIDR_EL1` at it, so [`cpu_id`] returns `cpu` from now on.
 ///
 /// # Safety
-/// Must run on the CPU being brought up as `cpu` (1 <= `cpu` < `MAX_CPUS`), once,
+/// Must run on the CPU being brought up as `cpu` (not the boot CPU), once,
 /// before anything reads `PER_CPU[cpu]`: no other CPU has that index.
-pub unsafe fn init_secondary_cpu(cpu: usize) {
-    assert!(
-        cpu > 0 && cpu < MAX_CPUS,
-        "init_secondary_cpu: bad index {cpu}"
-    );
+pub unsafe fn init_secondary_cpu(cpu: CpuId) {
+    assert!(cpu != CpuId::BOOT, "init_secondary_cpu: the boot CPU");
     // SAFETY: the caller guarantees this CPU is `cpu` and runs this once, so no
     // one else writes PER_CPU[cpu] or reads it before TPIDR_EL1 publishes it.
     let block = unsafe {
-        let block = &mut (*core::ptr::addr_of_mut!(PER_CPU))[cpu];
+        let block = &mut (*core::ptr::addr_of_mut!(PER_CPU))[cpu.index()];
         block.id = cpu;
         block.mpidr_aff = MPIDR_EL1.get() & MPIDR_AFF_MASK;
         block as *const PerCpu
@@ -108,8 +106,8 @@ pub fn this_cpu() -> Option<&'static PerCpu> {
 }
 
 /// This CPU's dense index (0 = boot CPU).
-pub fn cpu_id() -> usize {
-    this_cpu().map_or(0, |c| c.id)
+pub fn cpu_id() -> CpuId {
+    this_cpu().map_or(CpuId::BOOT, |c| c.id)
 }
 
 /// Waits for the next interrupt and returns with IRQs unmasked, after it was

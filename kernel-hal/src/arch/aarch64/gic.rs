@@ -27,6 +27,7 @@ use aarch64_cpu::registers::{Readable, ID_AA64PFR0_EL1, MPIDR_EL1};
 use super::cpu::{cpu_id, mpidr_of};
 use super::platform::GicKind;
 use crate::arch::MAX_CPUS;
+use crate::cpu::CpuId;
 
 // Distributor registers (common to v2 and v3).
 const GICD_CTLR: usize = 0x000;
@@ -161,13 +162,13 @@ pub fn init_cpu() {
             // GICD_ITARGETSR0..7 (SGIs/PPIs) read as the reading CPU's own
             // interface mask. A uniprocessor GIC reads 0: interface 0.
             let mask = (rd32(gicd + GICD_ITARGETSR) & 0xff) as u8;
-            V2_TARGET[cpu].store(if mask == 0 { 1 } else { mask }, Ordering::Release);
+            V2_TARGET[cpu.index()].store(if mask == 0 { 1 } else { mask }, Ordering::Release);
         }
         3 => {
             let base = GICR_REGION[0].load(Ordering::Relaxed);
             let len = GICR_REGION[1].load(Ordering::Relaxed);
             let rd = find_redistributor(base, len).expect("no GICv3 redistributor for this CPU");
-            GICR_BASE[cpu].store(rd, Ordering::Release);
+            GICR_BASE[cpu.index()].store(rd, Ordering::Release);
             // Wake the redistributor.
             wr32(
                 rd + GICR_WAKER,
@@ -303,7 +304,7 @@ pub fn enable(intid: u32) {
     let n = intid as usize;
     let gicd = GICD.load(Ordering::Relaxed);
     if VERSION.load(Ordering::Acquire) == 3 && n < 32 {
-        let rd = GICR_BASE[cpu_id()].load(Ordering::Relaxed);
+        let rd = GICR_BASE[cpu_id().index()].load(Ordering::Relaxed);
         wr8(rd + GICR_IPRIORITYR + n, DEFAULT_PRIORITY);
         wr32(rd + GICR_ISENABLER0, 1 << n);
     } else {
@@ -318,11 +319,11 @@ pub fn enable(intid: u32) {
 /// For diagnostics: an IPI pending there for seconds was sent and never
 /// taken (the target masks interrupts, or its vCPU does not run), one
 /// neither pending nor active was taken or never sent.
-pub fn sgi_state(cpu: usize, intid: u32) -> Option<(bool, bool)> {
-    if VERSION.load(Ordering::Acquire) != 3 || intid >= 32 || cpu >= MAX_CPUS {
+pub fn sgi_state(cpu: CpuId, intid: u32) -> Option<(bool, bool)> {
+    if VERSION.load(Ordering::Acquire) != 3 || intid >= 32 {
         return None;
     }
-    let rd = GICR_BASE[cpu].load(Ordering::Acquire);
+    let rd = GICR_BASE[cpu.index()].load(Ordering::Acquire);
     if rd == 0 {
         return None;
     }
@@ -337,7 +338,7 @@ pub fn sgi_state(cpu: usize, intid: u32) -> Option<(bool, bool)> {
 /// to CPU `cpu` (dense index): GICv2 through `GICD_ITARGETSR` with that CPU's
 /// interface mask (known once its [`init_cpu`] ran), GICv3 through
 /// `GICD_IROUTER` with its affinity, in Group 1 like everything else.
-pub fn enable_spi(intid: u32, cpu: usize) -> bool {
+pub fn enable_spi(intid: u32, cpu: CpuId) -> bool {
     let n = intid as usize;
     let gicd = GICD.load(Ordering::Relaxed);
     if !(32..SPURIOUS_MIN as usize).contains(&n) || gicd == 0 {
@@ -348,7 +349,7 @@ pub fn enable_spi(intid: u32, cpu: usize) -> bool {
     wr32(cfg, rd32(cfg) & !(0b10 << (2 * (n % 16))));
     match VERSION.load(Ordering::Acquire) {
         2 => {
-            let target = V2_TARGET[cpu].load(Ordering::Acquire);
+            let target = V2_TARGET[cpu.index()].load(Ordering::Acquire);
             if target == 0 {
                 return false;
             }
@@ -413,13 +414,13 @@ pub fn eoi(irq: Acked) {
 /// Ordered after this CPU's earlier memory writes (`dsb`), so the target sees
 /// whatever the sender published before the IPI. On GICv2 an SGI to a CPU whose
 /// interface is not initialised yet is dropped (its target mask is unknown).
-pub fn send_sgi(cpu: usize, intid: u32) {
-    debug_assert!(intid < 16 && cpu < MAX_CPUS);
+pub fn send_sgi(cpu: CpuId, intid: u32) {
+    debug_assert!(intid < 16);
     // Publish prior writes before the interrupt can be observed.
     aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
     match VERSION.load(Ordering::Acquire) {
         2 => {
-            let mask = V2_TARGET[cpu].load(Ordering::Acquire);
+            let mask = V2_TARGET[cpu.index()].load(Ordering::Acquire);
             if mask != 0 {
                 // TargetListFilter 0 (use the list), CPUTargetList [23:16], NSATT 0.
                 let sgir = (u32::from(mask) << 16) | (intid & 0xf);

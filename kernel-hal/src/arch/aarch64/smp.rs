@@ -32,6 +32,7 @@ use boot::aarch64::SecondaryStart;
 
 use super::{cpu, gic, mmu, psci, timer, trap};
 use crate::arch::{IpiKind, MAX_CPUS};
+use crate::cpu::CpuId;
 
 /// PSCI `CPU_ON` (SMC64).
 const PSCI_CPU_ON: u32 = 0xC400_0003;
@@ -74,8 +75,8 @@ pub(super) fn alloc_stack(bytes: usize) -> Option<usize> {
 }
 
 /// CPU `cpu`'s bootstrap stack and emergency stack (allocated on first use).
-fn stacks_for(cpu: usize) -> Option<usize> {
-    let slot = &BOOTSTRAP_TOPS[cpu];
+fn stacks_for(cpu: CpuId) -> Option<usize> {
+    let slot = &BOOTSTRAP_TOPS[cpu.index()];
     if slot.load(Ordering::Relaxed) == 0 {
         // Generic code gave it a guarded one (`set_exception_stack_of`),
         // unless there is no stack region.
@@ -145,12 +146,12 @@ static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
 /// and that stays allocated for as long as `entry` runs on it (forever, unless
 /// `entry` switches away) if true is returned. Boot CPU, after `early_init`.
 pub unsafe fn start_cpu(
-    cpu: usize,
+    cpu: CpuId,
     stack_top: crate::addr::VirtAddr,
-    entry: extern "C" fn(usize) -> !,
+    entry: extern "C" fn(CpuId) -> !,
 ) -> bool {
     let stack_top = stack_top.as_usize();
-    if cpu == 0 || cpu >= cpu::cpu_count() {
+    if cpu == CpuId::BOOT || cpu.index() >= cpu::cpu_count() {
         return false;
     }
     let Some(bootstrap_top) = stacks_for(cpu) else {
@@ -159,7 +160,7 @@ pub unsafe fn start_cpu(
         ));
         return false;
     };
-    let mb = &MAILBOXES[cpu];
+    let mb = &MAILBOXES[cpu.index()];
     if mb
         .state
         .compare_exchange(IDLE, PENDING, Ordering::AcqRel, Ordering::Acquire)
@@ -167,7 +168,7 @@ pub unsafe fn start_cpu(
     {
         return false;
     }
-    mb.cpu.store(cpu, Ordering::Relaxed);
+    mb.cpu.store(cpu.index(), Ordering::Relaxed);
     mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
     mb.entry
         .store(entry as *const () as usize, Ordering::Relaxed);
@@ -223,7 +224,8 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
     // SAFETY: `block` is the context_id start_cpu passed to CPU_ON: a mailbox in
     // the static MAILBOXES.
     let mb = unsafe { &*(block as *const Mailbox) };
-    let cpu = mb.cpu.load(Ordering::Relaxed);
+    // `start_cpu` stored a `CpuId`'s index.
+    let cpu = CpuId::wrapping(mb.cpu.load(Ordering::Relaxed));
     // SAFETY: this CPU is the one start_cpu is bringing up as `cpu`; the mailbox
     // state (PENDING, set once per index) makes that unique.
     unsafe { cpu::init_secondary_cpu(cpu) };
@@ -244,7 +246,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
     }
     crate::hooks::secondary_arch_up(cpu);
     // SAFETY: start_cpu's caller gave a stack nobody else uses and `entry` is an
-    // `extern "C" fn(usize) -> !`; we leave the bootstrap stack for good, with
+    // `extern "C" fn(CpuId) -> !` (a `u32`); we leave the bootstrap stack for good, with
     // fp/lr cleared so backtraces end here, x0 = cpu. IRQs stay masked.
     unsafe {
         core::arch::asm!(
@@ -254,7 +256,7 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
             "br {entry}",
             stack = in(reg) stack_top,
             entry = in(reg) entry,
-            in("x0") cpu,
+            in("x0") cpu.index(),
             options(noreturn),
         )
     }
@@ -264,8 +266,8 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
 /// `crate::hooks::ipi(kind)` then `crate::hooks::irq_exit()`. Writes this CPU
 /// made before the call are visible to the handler. No effect for an index out
 /// of range or (GICv2) a CPU that has not initialised its GIC interface yet.
-pub fn send_ipi(cpu: usize, kind: IpiKind) {
-    if cpu >= cpu::cpu_count() {
+pub fn send_ipi(cpu: CpuId, kind: IpiKind) {
+    if cpu.index() >= cpu::cpu_count() {
         return;
     }
     let sgi = match kind {
@@ -278,7 +280,7 @@ pub fn send_ipi(cpu: usize, kind: IpiKind) {
 /// Whether an IPI of `kind` is pending and whether it is active at CPU
 /// `cpu`'s interrupt controller, where it can be read from another CPU
 /// (GICv3); `None` where it cannot. For stall reports.
-pub fn ipi_state(cpu: usize, kind: IpiKind) -> Option<(bool, bool)> {
+pub fn ipi_state(cpu: CpuId, kind: IpiKind) -> Option<(bool, bool)> {
     let sgi = match kind {
         IpiKind::Reschedule => SGI_RESCHEDULE,
         IpiKind::Call => SGI_CALL,

@@ -33,8 +33,8 @@ crate::ktest_smp!(aarch64_mmu_and_cache_on_every_cpu, 1, || {
 // whose guard names that CPU's bring-up (not an unguarded heap block).
 crate::ktest_smp!(aarch64_bootstrap_stacks_have_guards, 2, || {
     let online = crate::hooks::online_mask();
-    for cpu in online.iter().filter(|&c| c != 0) {
-        let top = smp::BOOTSTRAP_TOPS[cpu].load(Ordering::Relaxed);
+    for cpu in online.cpus().filter(|&c| c != crate::cpu::CpuId::BOOT) {
+        let top = smp::BOOTSTRAP_TOPS[cpu.index()].load(Ordering::Relaxed);
         crate::kassert!(top != 0, "cpu {cpu} has no bootstrap stack");
         let below = top - crate::heap::STACK_SIZE - 8;
         let owner = crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(below));

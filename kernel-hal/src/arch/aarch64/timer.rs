@@ -11,6 +11,7 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::arch::deadlines::{TimerDeadlines, TimerDue};
+use crate::cpu::CpuId;
 
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
@@ -115,7 +116,7 @@ fn cycles_at(deadline_ns: Option<u64>) -> u64 {
 /// another CPU the deadline is recorded and `true` returned when that CPU
 /// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
 /// Interrupts off.
-pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {
     DEADLINES.set_hrtick(cpu, super::cpu_id(), cycles_at(deadline_ns), program)
 }
 
@@ -141,7 +142,7 @@ pub fn timer_restart_tick() {
 /// CPU `cpu`'s late ticks so far: tick interrupts that came a period or
 /// more late, the periods they merged, and how many of them the comparator
 /// had not been armed for (see `deadlines`).
-pub fn timer_tick_stats(cpu: usize) -> crate::arch::TickStats {
+pub fn timer_tick_stats(cpu: CpuId) -> crate::arch::TickStats {
     DEADLINES.tick_stats(cpu)
 }
 

@@ -64,6 +64,7 @@ use aarch64_cpu::registers::{Writeable, VBAR_EL1};
 use super::semihosting;
 use super::{cpu_id, exit_qemu, gic, pl011, smp, timer, ExitCode};
 use crate::arch::MAX_CPUS;
+use crate::cpu::CpuId;
 
 /// Size of the IRQ frame: 26 x-sized slots (x0-x18, x29, x30, ELR, SPSR, FPCR,
 /// FPSR, padding) then 32 q-registers.
@@ -385,24 +386,22 @@ static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) };
 /// Gives secondary CPU `cpu` the emergency stack ending at `top` (a
 /// guarded kernel stack, or a heap block of [`EMERGENCY_STACK_BYTES`] it
 /// owns for good), before it starts.
-pub fn set_exception_stack_of(cpu: usize, index: usize, top: crate::addr::VirtAddr) {
-    if let (0, Some(slot)) = (index, EMERGENCY_TOPS.get(cpu)) {
-        slot.store(top.as_usize(), Ordering::Relaxed);
+pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: crate::addr::VirtAddr) {
+    if index == 0 {
+        EMERGENCY_TOPS[cpu.index()].store(top.as_usize(), Ordering::Relaxed);
     }
 }
 
 /// Whether secondary CPU `cpu` has an emergency stack.
-pub(super) fn has_emergency_stack(cpu: usize) -> bool {
-    EMERGENCY_TOPS
-        .get(cpu)
-        .is_some_and(|t| t.load(Ordering::Relaxed) != 0)
+pub(super) fn has_emergency_stack(cpu: CpuId) -> bool {
+    EMERGENCY_TOPS[cpu.index()].load(Ordering::Relaxed) != 0
 }
 
 /// Moves this CPU's emergency stack (where the report of a kernel stack
 /// overflow runs) to `top`, a guarded kernel stack.
 pub fn set_exception_stack(index: usize, top: crate::addr::VirtAddr) {
     if index == 0 {
-        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].store(top.as_usize(), Ordering::Relaxed);
+        EMERGENCY_TOPS[cpu_id().index()].store(top.as_usize(), Ordering::Relaxed);
     }
 }
 
@@ -413,14 +412,14 @@ pub const EXCEPTION_STACKS: usize = 1;
 /// Where this CPU's exception stack ends.
 pub fn exception_stack_tops() -> [crate::addr::VirtAddr; EXCEPTION_STACKS] {
     [crate::addr::VirtAddr::new(
-        EMERGENCY_TOPS[cpu_id() % MAX_CPUS].load(Ordering::Relaxed),
+        EMERGENCY_TOPS[cpu_id().index()].load(Ordering::Relaxed),
     )]
 }
 
 /// Installs the kernel's vector table on this CPU and unmasks SErrors (so they get
 /// reported). Every CPU calls it once (the boot CPU in `early_init`).
 pub fn init() {
-    if cpu_id() == 0 {
+    if cpu_id() == CpuId::BOOT {
         let top = boot_emergency_top();
         EMERGENCY_TOPS[0].store(top, Ordering::Relaxed);
         // The boot CPU runs on the boot stack through SP_EL0 (`boot`'s
@@ -567,7 +566,7 @@ static REPORTS_IN_PROGRESS: AtomicU32 = AtomicU32::new(0);
 /// Takes the report lock, or gives up after [`REPORT_LOCK_TIMEOUT_NS`]. Returns
 /// whether this CPU holds it (and must release it).
 fn report_lock() -> bool {
-    let me = cpu_id() + 1;
+    let me = cpu_id().index() + 1;
     let deadline = timer::now_ns().saturating_add(REPORT_LOCK_TIMEOUT_NS);
     loop {
         match REPORT_LOCK.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
@@ -593,7 +592,7 @@ extern "C" fn fault(frame: &mut FaultFrame, slot: u64) {
             return;
         }
     }
-    let depth = FAULT_DEPTH[cpu_id() % MAX_CPUS].fetch_add(1, Ordering::SeqCst);
+    let depth = FAULT_DEPTH[cpu_id().index()].fetch_add(1, Ordering::SeqCst);
     if depth == 0 {
         REPORTS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
         // No other CPU's log line inside the report (bounded wait).

@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use x86_64::instructions::port::Port;
 
 use super::super::deadlines::{TickStats, TimerDeadlines, TimerDue};
+use crate::cpu::CpuId;
 use x86_64::registers::model_specific::Msr;
 
 /// Vector of the LAPIC timer interrupt.
@@ -327,7 +328,7 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
 /// another CPU the deadline is recorded and `true` returned when that CPU
 /// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
 /// Interrupts off.
-pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {
     DEADLINES.set_hrtick(
         cpu,
         super::cpu_id(),
@@ -366,6 +367,6 @@ pub fn timer_reload() -> TimerDue {
 }
 
 /// CPU `cpu`'s late ticks so far (see `deadlines`).
-pub fn timer_tick_stats(cpu: usize) -> TickStats {
+pub fn timer_tick_stats(cpu: CpuId) -> TickStats {
     DEADLINES.tick_stats(cpu)
 }

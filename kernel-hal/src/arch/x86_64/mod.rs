@@ -45,6 +45,7 @@ pub use self::smp::{cpu_count, ipi_state, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
 use crate::addr::VirtAddr;
+use crate::cpu::CpuId;
 // For the submodules (`super::irq_save`).
 use crate::cpu::{irq_restore, irq_save};
 
@@ -269,7 +270,7 @@ pub fn set_exception_stack(index: usize, top: VirtAddr) {
 
 /// Gives AP `cpu` the exception stack `index` ending at `top` before it
 /// starts (its TSS names it from the start).
-pub fn set_exception_stack_of(cpu: usize, index: usize, top: VirtAddr) {
+pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: VirtAddr) {
     percpu::preset_ist_stack(cpu, index, top.as_usize() as u64);
 }
 
@@ -351,7 +352,7 @@ pub fn console_rx_irq_mask(masked: bool) {
 /// Starts this CPU's periodic tick at `hz` (LAPIC timer). On the boot CPU,
 /// first the LAPIC timer's rate against the HPET (once; see `time.rs`).
 pub fn timer_start(hz: u32) {
-    if cpu_id() == 0 {
+    if cpu_id() == CpuId::BOOT {
         // The count since the first snapshot, else (too short or too loosely
         // known) dedicated windows against the HPET; the PIT figure only
         // when neither qualifies.
@@ -438,7 +439,7 @@ impl core::fmt::Display for LapicNote {
 /// CPU `cpu`'s late ticks so far: tick interrupts that came a period or
 /// more late, the periods they merged, and how many of them the timer had
 /// not been armed for (see `deadlines`).
-pub fn timer_tick_stats(cpu: usize) -> super::TickStats {
+pub fn timer_tick_stats(cpu: CpuId) -> super::TickStats {
     apic::timer_tick_stats(cpu)
 }
 
@@ -461,7 +462,7 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
 /// Sets CPU `cpu`'s scheduler hrtick (`None` cancels); `true` when that CPU
 /// is another one and must be sent a reschedule IPI. Interrupts off. See
 /// `apic::timer_set_hrtick`.
-pub fn timer_set_hrtick(cpu: usize, deadline_ns: Option<u64>) -> bool {
+pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {
     apic::timer_set_hrtick(cpu, deadline_ns)
 }
 
@@ -477,7 +478,7 @@ pub fn timer_sync() {
 /// calibration take its second snapshot when due (see `time.rs`).
 #[inline]
 pub fn halt() {
-    if cpu_id() == 0 {
+    if cpu_id() == CpuId::BOOT {
         refine_clock();
     }
     // SAFETY: `sti` takes effect after the next instruction, so no interrupt can

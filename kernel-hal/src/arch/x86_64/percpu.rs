@@ -33,6 +33,7 @@ use x86_64::structures::tss::TaskStateSegment;
 use x86_64::{PrivilegeLevel, VirtAddr};
 
 use super::super::MAX_CPUS;
+use crate::cpu::CpuId;
 
 /// IST slot (1-based, as in the IDT gate) of the double-fault handler.
 pub const IST_DOUBLE_FAULT: u8 = 1;
@@ -151,9 +152,9 @@ const IST_SLOT_OF: [u8; IST_SLOTS] = [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHE
 /// Gives AP `cpu` the stack ending at `top` for IST column `index` (0:
 /// double and page fault, 1: NMI, 2: machine check) before it starts. Boot
 /// CPU, before [`alloc_block`] for that CPU.
-pub fn preset_ist_stack(cpu: usize, index: usize, top: u64) {
-    if cpu != 0 && cpu < MAX_CPUS && index < IST_SLOTS {
-        IST_TOPS[cpu][index].store(top, Ordering::Relaxed);
+pub fn preset_ist_stack(cpu: CpuId, index: usize, top: u64) {
+    if cpu != CpuId::BOOT && index < IST_SLOTS {
+        IST_TOPS[cpu.index()][index].store(top, Ordering::Relaxed);
     }
 }
 
@@ -161,11 +162,11 @@ pub fn preset_ist_stack(cpu: usize, index: usize, top: u64) {
 /// guard pages) for every IST column [`preset_ist_stack`] left empty,
 /// unless it has them; false without memory or for an index out of range.
 /// Boot CPU, before starting `cpu`.
-pub fn alloc_block(cpu: usize) -> bool {
-    if cpu == 0 || cpu >= MAX_CPUS {
+pub fn alloc_block(cpu: CpuId) -> bool {
+    if cpu == CpuId::BOOT {
         return false;
     }
-    for top in &IST_TOPS[cpu] {
+    for top in &IST_TOPS[cpu.index()] {
         if top.load(Ordering::Relaxed) != 0 {
             continue;
         }
@@ -179,7 +180,7 @@ pub fn alloc_block(cpu: usize) -> bool {
         // Only the address: the stack's bytes stay uninitialised.
         top.store(p as u64 + IST_STACK_BYTES as u64, Ordering::Relaxed);
     }
-    if !BLOCKS[cpu].load(Ordering::Acquire).is_null() {
+    if !BLOCKS[cpu.index()].load(Ordering::Acquire).is_null() {
         return true;
     }
     let layout = core::alloc::Layout::new::<PerCpu>();
@@ -190,7 +191,7 @@ pub fn alloc_block(cpu: usize) -> bool {
     if p.is_null() {
         return false;
     }
-    BLOCKS[cpu].store(p, Ordering::Release);
+    BLOCKS[cpu.index()].store(p, Ordering::Release);
     true
 }
 
@@ -202,7 +203,7 @@ const CPU_ID_OFFSET: usize = offset_of!(PerCpu, cpu_id);
 pub fn init_boot_cpu() {
     // SAFETY: called once on the boot CPU, before interrupts are enabled and
     // before anything reads block 0.
-    unsafe { init_cpu(0) }
+    unsafe { init_cpu(CpuId::BOOT) }
 }
 
 /// Fills block `cpu_id` and makes it this CPU's: loads its GDT and TSS (IST
@@ -211,11 +212,10 @@ pub fn init_boot_cpu() {
 ///
 /// # Safety
 /// Call exactly once per CPU index, on the CPU that will own it, with
-/// interrupts disabled; `cpu_id < MAX_CPUS`, and for an AP [`alloc_block`]
-/// succeeded for it; no other CPU may use that index.
-pub unsafe fn init_cpu(cpu_id: usize) {
-    assert!(cpu_id < MAX_CPUS, "cpu index {cpu_id} out of range");
-    if cpu_id == 0 {
+/// interrupts disabled; for an AP [`alloc_block`] succeeded for it; no other
+/// CPU may use that index.
+pub unsafe fn init_cpu(cpu_id: CpuId) {
+    if cpu_id == CpuId::BOOT {
         BLOCKS[0].store(BOOT_BLOCK.0.get().cast::<PerCpu>(), Ordering::Release);
         // SAFETY: only the stacks' addresses are taken; CPU 0's TSS alone
         // names them.
@@ -224,16 +224,16 @@ pub unsafe fn init_cpu(cpu_id: usize) {
             top.store(g.stack.top(), Ordering::Relaxed);
         }
     }
-    let cpu = BLOCKS[cpu_id].load(Ordering::Acquire);
+    let cpu = BLOCKS[cpu_id.index()].load(Ordering::Acquire);
     assert!(!cpu.is_null(), "cpu {cpu_id} has no per-CPU block");
     // SAFETY: a live block (static or leaked heap memory, zeroed or
     // initialised: every bit pattern of it is valid) that belongs to this CPU
     // alone (the caller's contract), so this is the only reference to it.
     let pc = unsafe { &mut *cpu };
     pc.self_addr = cpu as usize;
-    pc.cpu_id = cpu_id;
+    pc.cpu_id = cpu_id.index();
     pc.tss = TaskStateSegment::new();
-    for (slot, top) in IST_SLOT_OF.into_iter().zip(IST_TOPS[cpu_id].iter()) {
+    for (slot, top) in IST_SLOT_OF.into_iter().zip(IST_TOPS[cpu_id.index()].iter()) {
         let top = top.load(Ordering::Relaxed);
         assert!(top != 0, "cpu {cpu_id} has no IST stack for slot {slot}");
         pc.tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top);
@@ -316,7 +316,7 @@ fn current() -> *mut PerCpu {
 /// This CPU's dense index (0 = boot CPU). Valid once `early_init` has run (it
 /// is the first thing `kernel_main` does).
 #[inline]
-pub fn cpu_id() -> usize {
+pub fn cpu_id() -> CpuId {
     let id: usize;
     // SAFETY: GS points at this CPU's `PerCpu` block (set by `init_cpu`).
     unsafe {
@@ -327,5 +327,6 @@ pub fn cpu_id() -> usize {
             options(nostack, readonly, preserves_flags),
         );
     }
-    id
+    // The block holds the index `init_cpu` stored from a `CpuId`.
+    CpuId::wrapping(id)
 }

@@ -46,6 +46,7 @@ use x86_64::registers::model_specific::Msr;
 
 use super::super::{IpiKind, MAX_CPUS};
 use super::{acpi, apic, percpu, serial, time, trap};
+use crate::cpu::CpuId;
 
 /// Physical address of the AP trampoline page (below 1 MiB, 4 KiB-aligned;
 /// a STARTUP IPI names it), 0 when none was found.
@@ -362,13 +363,13 @@ pub fn cpu_count() -> usize {
 }
 
 /// The LAPIC id of CPU `cpu` (dense index), if it exists.
-pub fn apic_id_of(cpu: usize) -> Option<u32> {
-    (cpu < cpu_count()).then(|| APIC_IDS[cpu].load(Ordering::Relaxed))
+pub fn apic_id_of(cpu: CpuId) -> Option<u32> {
+    (cpu.index() < cpu_count()).then(|| APIC_IDS[cpu.index()].load(Ordering::Relaxed))
 }
 
 /// The dense index of the CPU whose LAPIC id is `apic_id`, if it is in use.
-pub fn cpu_index_of(apic_id: u32) -> Option<usize> {
-    (0..cpu_count()).find(|&i| APIC_IDS[i].load(Ordering::Relaxed) == apic_id)
+pub fn cpu_index_of(apic_id: u32) -> Option<CpuId> {
+    CpuId::range(cpu_count()).find(|&c| APIC_IDS[c.index()].load(Ordering::Relaxed) == apic_id)
 }
 
 /// Busy-waits `ns` nanoseconds, measured with the TSC.
@@ -449,16 +450,16 @@ impl Drop for StartGuard {
 /// that claimed the trampoline late may still run on it). `early_init` must
 /// have run on the boot CPU.
 pub unsafe fn start_cpu(
-    cpu: usize,
+    cpu: CpuId,
     stack_top: crate::addr::VirtAddr,
-    entry: extern "C" fn(usize) -> !,
+    entry: extern "C" fn(CpuId) -> !,
 ) -> bool {
     let stack_top = stack_top.as_usize();
     let Some(apic_id) = apic_id_of(cpu) else {
         return false;
     };
     let tramp = TRAMPOLINE_PHYS.load(Ordering::Relaxed);
-    if cpu == 0 || tramp == 0 {
+    if cpu == CpuId::BOOT || tramp == 0 {
         return false;
     }
     // Its GDT, TSS and IST stacks (heap; kept even if the start fails).
@@ -470,7 +471,7 @@ pub unsafe fn start_cpu(
         return false;
     }
     let _guard = StartGuard::lock();
-    if START_STATE[cpu]
+    if START_STATE[cpu.index()]
         .compare_exchange(OFF, STARTING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
@@ -500,7 +501,7 @@ pub unsafe fn start_cpu(
         cr0: Cr0::read_raw(),
         efer,
         stack_top: (stack_top & !0xF) as u64,
-        cpu: cpu as u64,
+        cpu: cpu.index() as u64,
         entry: entry as usize as u64,
         rust_entry: ap_main as *const () as usize as u64,
         gdtr: (gdt_end - gdt - 1) as u64 | ((tramp + gdt) as u64) << 16,
@@ -534,7 +535,7 @@ pub unsafe fn start_cpu(
         apic::send_startup(apic_id, page);
         delay_ns(SIPI_DELAY_NS);
     }
-    let online = || ONLINE[cpu].load(Ordering::Acquire);
+    let online = || ONLINE[cpu.index()].load(Ordering::Acquire);
     if wait_for(ONLINE_TIMEOUT_NS, online) {
         return true;
     }
@@ -542,13 +543,13 @@ pub unsafe fn start_cpu(
     // running the trampoline: give it a grace period, else it may never
     // touch the stack (retrying later is then safe).
     if ticket.swap(0, Ordering::AcqRel) == armed {
-        START_STATE[cpu].store(OFF, Ordering::Release);
+        START_STATE[cpu.index()].store(OFF, Ordering::Release);
         return false;
     }
     if wait_for(CLAIMED_GRACE_NS, online) {
         return true;
     }
-    START_STATE[cpu].store(LOST, Ordering::Release);
+    START_STATE[cpu.index()].store(LOST, Ordering::Release);
     false
 }
 
@@ -556,6 +557,8 @@ pub unsafe fn start_cpu(
 /// caller's stack, with interrupts disabled, `cpu` its dense index and
 /// `entry` the generic entry point.
 extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
+    // `start_cpu` passed a `CpuId`'s index through the trampoline.
+    let cpu = CpuId::wrapping(cpu);
     let cr4 = BOOT_CR4.load(Ordering::Relaxed);
     if Cr4::read_raw() != cr4 {
         // SAFETY: the boot CPU's CR4 on an identical CPU, in long mode with
@@ -577,16 +580,16 @@ extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
             apic_id_of(cpu)
         );
     }
-    // SAFETY: `start_cpu` stored an `extern "C" fn(usize) -> !` here.
-    let entry: extern "C" fn(usize) -> ! = unsafe { core::mem::transmute(entry) };
-    ONLINE[cpu].store(true, Ordering::Release);
+    // SAFETY: `start_cpu` stored an `extern "C" fn(CpuId) -> !` here.
+    let entry: extern "C" fn(CpuId) -> ! = unsafe { core::mem::transmute(entry) };
+    ONLINE[cpu.index()].store(true, Ordering::Release);
     crate::hooks::secondary_arch_up(cpu);
     entry(cpu)
 }
 
 /// Whether an IPI is pending at another CPU's interrupt controller: not
 /// readable on x86_64 (a local APIC's IRR is its own CPU's), so `None`.
-pub fn ipi_state(_cpu: usize, _kind: IpiKind) -> Option<(bool, bool)> {
+pub fn ipi_state(_cpu: CpuId, _kind: IpiKind) -> Option<(bool, bool)> {
     None
 }
 
@@ -596,13 +599,13 @@ pub fn ipi_state(_cpu: usize, _kind: IpiKind) -> Option<(bool, bool)> {
 /// that handler. Sending to oneself works; an index that is not online is
 /// ignored (a CPU still waiting for its STARTUP IPI would drop it anyway).
 /// Callable with interrupts enabled or disabled.
-pub fn send_ipi(cpu: usize, kind: IpiKind) {
-    if cpu >= MAX_CPUS || !ONLINE[cpu].load(Ordering::Acquire) {
+pub fn send_ipi(cpu: CpuId, kind: IpiKind) {
+    if !ONLINE[cpu.index()].load(Ordering::Acquire) {
         return;
     }
     let vector = match kind {
         IpiKind::Reschedule => apic::IPI_RESCHEDULE_VECTOR,
         IpiKind::Call => apic::IPI_CALL_VECTOR,
     };
-    apic::send_fixed(APIC_IDS[cpu].load(Ordering::Relaxed), vector);
+    apic::send_fixed(APIC_IDS[cpu.index()].load(Ordering::Relaxed), vector);
 }

@@ -4,6 +4,7 @@
 //! They reach the arch's private helpers through `pub(super)` items.
 
 use super::{acpi, apic, lowmem, smp};
+use crate::cpu::CpuId;
 
 crate::ktest!(x86_ap_trampoline_page_from_memory_map, || {
     let r = |start: usize, len: usize| boot::MemRegion { start, len };
@@ -48,7 +49,8 @@ crate::ktest!(x86_apic_ids_above_254_need_x2apic, || {
     crate::kassert!(
         apic::x2apic()
             || smp::cpu_count() == 1
-            || (1..smp::cpu_count())
+            || CpuId::range(smp::cpu_count())
+                .skip(1)
                 .all(|c| smp::apic_id_of(c).is_some_and(|id| id <= apic::XAPIC_MAX_ID))
     );
     Ok(())

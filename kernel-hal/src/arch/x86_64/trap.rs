@@ -314,7 +314,7 @@ const REPORT_WAIT_NS: u64 = 5_000_000_000;
 /// waits for it (up to [`REPORT_WAIT_NS`], after which it writes anyway); a
 /// fault while reporting on the same CPU exits at once.
 fn exception(frame: &TrapFrame) -> ! {
-    let me = percpu::cpu_id();
+    let me = percpu::cpu_id().index();
     if let Err(holder) =
         REPORTER.compare_exchange(NO_REPORTER, me, Ordering::Acquire, Ordering::Relaxed)
     {
