@@ -72,6 +72,7 @@ pub mod lifecycle;
 mod loom_tests;
 pub mod newidle;
 mod placement;
+mod rt_balance;
 
 pub use lifecycle::{LifecycleError, Woke};
 pub use newidle::NewidleStats;
@@ -226,6 +227,16 @@ pub struct CpuSummary {
     /// placement): 0 for a fair task or idle, the RT priority (1..=99) for
     /// an RT task, 100 for a SCHED_DEADLINE task. Higher outranks.
     pub curr_rt_rank: AtomicU8,
+    /// The highest RT rank on the runqueue, running or queued (Linux's
+    /// cpupri value, `rt_rq->highest_prio.curr`): as `curr_rt_rank`, but a
+    /// queued RT task that has not run yet counts. RT push and pull move a
+    /// task only to a CPU whose rank it exceeds.
+    pub rt_rank: AtomicU8,
+    /// Nonzero while the runqueue is RT-overloaded (Linux's
+    /// `rt_rq->overloaded`, its CPU in `rd->rto_mask`): two or more RT tasks
+    /// and a queued, not running one that may migrate; the value is that
+    /// task's priority, what a pull would gain ([`Rq::rt_overload_rank`]).
+    pub rt_next_rank: AtomicU8,
 }
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
@@ -262,6 +273,7 @@ pub struct RqGuard<'a, P: Platform> {
     guard: Option<MutexGuard<'a, Rq>>,
     summary: &'a CpuSummary,
     overloaded: &'a AtomicU32,
+    rto_count: &'a AtomicU32,
     platform: &'a P,
     irq: Option<bool>,
 }
@@ -280,8 +292,9 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 }
 
 /// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
-/// count of CPUs with two or more runnable tasks, in step with it.
-fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
+/// count of CPUs with two or more runnable tasks, and `rto_count`, the count
+/// of RT-overloaded CPUs, in step with it.
+fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
     let nr = rq.nr_runnable();
     let was = s.nr_running.swap(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
@@ -296,6 +309,20 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
+    s.rt_rank
+        .store(rq.rt_highest_rank().max(rank), Ordering::Relaxed);
+    // Written only under this lock: a load and a compare, no atomic RMW,
+    // on the path every unlock takes.
+    let next = rq.rt_overload_rank();
+    let was = s.rt_next_rank.load(Ordering::Relaxed);
+    if was != next {
+        s.rt_next_rank.store(next, Ordering::Relaxed);
+        if was == 0 {
+            rto_count.fetch_add(1, Ordering::Relaxed);
+        } else if next == 0 {
+            rto_count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A task's RT rank ([`CpuSummary::curr_rt_rank`]): what Linux's
@@ -312,7 +339,7 @@ impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.guard.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.summary, self.overloaded);
+            publish(&g, self.summary, self.overloaded, self.rto_count);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -328,6 +355,7 @@ pub struct DoubleRqGuard<'a, P: Platform> {
     sa: &'a CpuSummary,
     sb: &'a CpuSummary,
     overloaded: &'a AtomicU32,
+    rto_count: &'a AtomicU32,
     platform: &'a P,
     irq: bool,
 }
@@ -346,11 +374,11 @@ impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.b.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sb, self.overloaded);
+            publish(&g, self.sb, self.overloaded, self.rto_count);
         }
         if let Some(mut g) = self.a.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sa, self.overloaded);
+            publish(&g, self.sa, self.overloaded, self.rto_count);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -419,6 +447,9 @@ pub struct Scheduler<P: Platform> {
     /// only CPUs balancing can pull from (Linux's `rd->overloaded`, kept as
     /// an exact count). A newly idle CPU skips its balance while it is 0.
     overloaded: AtomicU32,
+    /// RT-overloaded CPUs ([`CpuSummary::rt_next_rank`] nonzero; Linux's
+    /// `rd->rto_count`): while it is 0, no CPU looks for an RT task to pull.
+    rto_count: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -528,6 +559,7 @@ impl<P: Platform> Scheduler<P> {
                 .map(|_| spin::Once::new())
                 .collect(),
             overloaded: AtomicU32::new(0),
+            rto_count: AtomicU32::new(0),
         }
     }
 
@@ -649,6 +681,7 @@ impl<P: Platform> Scheduler<P> {
             guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
             overloaded: &self.overloaded,
+            rto_count: &self.rto_count,
             platform: &self.platform,
             irq: Some(irq),
         }
@@ -667,7 +700,8 @@ impl<P: Platform> Scheduler<P> {
     /// they are dropped). Call with the runqueue locked, before releasing it.
     pub fn publish(&self, rq: &mut Rq) {
         flush_hrtick(rq, &self.platform);
-        publish(rq, &self.slots[rq.cpu() as usize].summary, &self.overloaded);
+        let s = &self.slots[rq.cpu() as usize].summary;
+        publish(rq, s, &self.overloaded, &self.rto_count);
     }
 
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
@@ -685,6 +719,7 @@ impl<P: Platform> Scheduler<P> {
             sa: &self.slots[a].summary,
             sb: &self.slots[b].summary,
             overloaded: &self.overloaded,
+            rto_count: &self.rto_count,
             platform: &self.platform,
             irq,
         }
@@ -746,6 +781,8 @@ impl<P: Platform> Scheduler<P> {
             d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
+        // `task_woken_rt`: an RT task queued behind a higher one moves on.
+        self.push_rt_if_overloaded(cpu, this_cpu);
         Ok(d)
     }
 
