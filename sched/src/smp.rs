@@ -309,10 +309,21 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU3
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
+    // No RT or deadline task queued here, now or at the last publish (a
+    // nonzero overload rank implies a nonzero rank): nothing to write. (A
+    // running RT task that just blocked is left out until the switch.)
+    if (rq.rt.nr_running | rq.dl.nr_ready) != 0 || s.rt_rank.load(Ordering::Relaxed) != 0 {
+        publish_rt(rq, s, rank, rto_count);
+    }
+}
+
+/// The RT part of [`publish`]: the highest RT rank and the overload rank,
+/// and `rto_count` in step with the latter. Written only under the
+/// runqueue's lock, so a load and a compare stand in for an atomic swap.
+#[inline(never)]
+fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, rto_count: &AtomicU32) {
     s.rt_rank
-        .store(rq.rt_highest_rank().max(rank), Ordering::Relaxed);
-    // Written only under this lock: a load and a compare, no atomic RMW,
-    // on the path every unlock takes.
+        .store(rq.rt_highest_rank().max(curr_rank), Ordering::Relaxed);
     let next = rq.rt_overload_rank();
     let was = s.rt_next_rank.load(Ordering::Relaxed);
     if was != next {
@@ -781,8 +792,11 @@ impl<P: Platform> Scheduler<P> {
             d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
-        // `task_woken_rt`: an RT task queued behind a higher one moves on.
-        self.push_rt_if_overloaded(cpu, this_cpu);
+        // `task_woken_rt`: an RT task queued behind a higher one moves on
+        // (one load of the overload count while no CPU is overloaded).
+        if self.rto_count.load(Ordering::Relaxed) != 0 {
+            self.push_rt_if_overloaded(cpu, this_cpu);
+        }
         Ok(d)
     }
 

@@ -155,7 +155,11 @@ fn cpu_whose_rt_task_blocks_pulls_the_waiting_one() {
     assert_eq!(stats(&s, 1), (0, 1));
     assert_eq!(stats(&s, 0), (0, 0));
     assert_eq!(ipis(&s, 1), ipis_before + 1);
-    assert_eq!(s.rt_overloaded_cpus(), 1, "the 50 and the 30 remain on CPU 0");
+    assert_eq!(
+        s.rt_overloaded_cpus(),
+        1,
+        "the 50 and the 30 remain on CPU 0"
+    );
     switch(&s, 1, PrevAction::Stays);
     assert_eq!(curr(&s, 1), Some(3));
     // The 40 blocks: the 30 (waiting behind the 50) outranks CPU 1's idle.
@@ -239,7 +243,11 @@ fn pull_leaves_the_task_about_to_run_where_it_is() {
     assert_eq!(s.task_cpu(TaskId(3)), Some(0));
     switch(&s, 1, PrevAction::Sleeps);
     assert_eq!(curr(&s, 1), None);
-    assert_eq!(s.task_cpu(TaskId(2)), Some(0), "the 50 outranks CPU 0's fair task");
+    assert_eq!(
+        s.task_cpu(TaskId(2)),
+        Some(0),
+        "the 50 outranks CPU 0's fair task"
+    );
     assert_eq!(s.task_cpu(TaskId(3)), Some(0));
     assert_eq!(stats(&s, 1), (0, 0));
     switch(&s, 0, PrevAction::Stays);

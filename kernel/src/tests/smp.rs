@@ -681,7 +681,8 @@ ktest_smp!(smp_rt_spinners_woken_on_one_cpu_spread, 2, || {
     let t_go = Arc::new(AtomicU64::new(0));
     let b_after_ns = Arc::new(AtomicU64::new(0));
     let spin_a = {
-        let (go, b_cpu, a_cpu, overlap) = (go.clone(), b_cpu.clone(), a_cpu.clone(), overlap.clone());
+        let (go, b_cpu, a_cpu, overlap) =
+            (go.clone(), b_cpu.clone(), a_cpu.clone(), overlap.clone());
         move || {
             go.1.wait_event(|| go.0.load(Ordering::Acquire));
             a_cpu.store(arch::cpu_id() as u64 + 1, Ordering::Relaxed);
@@ -696,7 +697,8 @@ ktest_smp!(smp_rt_spinners_woken_on_one_cpu_spread, 2, || {
         }
     };
     let spin_b = {
-        let (go, b_cpu, t_go, b_after) = (go.clone(), b_cpu.clone(), t_go.clone(), b_after_ns.clone());
+        let (go, b_cpu, t_go, b_after) =
+            (go.clone(), b_cpu.clone(), t_go.clone(), b_after_ns.clone());
         move || {
             go.1.wait_event(|| go.0.load(Ordering::Acquire));
             b_after.store(

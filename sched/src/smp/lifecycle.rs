@@ -446,14 +446,25 @@ impl<P: Platform> Scheduler<P> {
     /// rank than another overloaded CPU's waiting RT task (one relaxed load
     /// while no CPU is RT-overloaded).
     pub fn finish_switch(&self, cpu: usize, sw: &Switch) -> Option<usize> {
-        let moved = self.finish_switch_prev(cpu, sw);
         if self.rto_count.load(Ordering::Relaxed) != 0 {
-            self.balance_rt(cpu, cpu);
+            return self.finish_switch_rt(cpu, sw);
         }
+        self.finish_switch_prev(cpu, sw)
+    }
+
+    /// [`Scheduler::finish_switch`] while some CPU is RT-overloaded: the
+    /// previous task, then the RT balance (out of line: the fair path pays
+    /// one load for it).
+    #[cold]
+    #[inline(never)]
+    fn finish_switch_rt(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+        let moved = self.finish_switch_prev(cpu, sw);
+        self.balance_rt(cpu, cpu);
         moved
     }
 
     /// [`Scheduler::finish_switch`] for the previous task.
+    #[inline(always)]
     fn finish_switch_prev(&self, cpu: usize, sw: &Switch) -> Option<usize> {
         let id = sw.prev?;
         if let Some(c) = self.cell(id) {

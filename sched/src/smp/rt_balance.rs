@@ -170,7 +170,10 @@ impl<P: Platform> Scheduler<P> {
                 let mut locked = self.double_rq_lock(cpu, src);
                 let (this_rq, src_rq) = locked.pair();
                 let mine = this_rq.rt_highest_rank();
-                let src_curr = src_rq.curr().and_then(|c| src_rq.task(c)).map_or(0, rt_rank);
+                let src_curr = src_rq
+                    .curr()
+                    .and_then(|c| src_rq.task(c))
+                    .map_or(0, rt_rank);
                 src_rq
                     .rt_pushable(|t| {
                         rt_migratable(t) && t.cpus_allowed.test(cpu) && t.params.rt_priority > mine
