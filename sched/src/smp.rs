@@ -44,6 +44,15 @@
 //! wake list under the same condition, without being placed again (Linux's
 //! `p->on_cpu` case); otherwise the waker waits for the switch to end.
 //!
+//! # RT push and pull (`rt_balance`)
+//! What RT wakeup placement cannot see coming, Linux's RT push/pull fixes
+//! afterwards: an RT-overloaded CPU (two or more RT tasks, a queued one
+//! allowed elsewhere; counted as `rd->rto_count`) pushes its waiting task to
+//! the CPU of lowest RT rank below it, and a CPU that drops below an
+//! overloaded CPU's waiting task pulls it. Pushes follow wakeups, switches
+//! and priority changes; pulls follow switches and priority changes
+//! ([`Scheduler::balance_rt`]). Moves use `double_rq_lock` as balancing does.
+//!
 //! # Balancing (`balance`)
 //! [`Scheduler::load_balance`] walks this CPU's domains bottom-up and, at the
 //! first level out of balance, pulls runnable, not running, allowed,
