@@ -982,20 +982,16 @@ fn smp_idle_cycle_only(count: u64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() == 2 && args[0] == "--smp-idle-cycle-only" {
+    let idle_cycle: Option<fn(u64)> = match args.first().map(String::as_str) {
+        Some("--idle-cycle-only") => Some(idle_cycle_only),
+        Some("--smp-idle-cycle-only") => Some(smp_idle_cycle_only),
+        _ => None,
+    };
+    if let (Some(run), 2) = (idle_cycle, args.len()) {
         match args[1].parse::<u64>() {
-            Ok(count) => return smp_idle_cycle_only(count),
+            Ok(count) => return run(count),
             Err(_) => {
-                eprintln!("usage: bench --smp-idle-cycle-only COUNT");
-                std::process::exit(2);
-            }
-        }
-    }
-    if args.len() == 2 && args[0] == "--idle-cycle-only" {
-        match args[1].parse::<u64>() {
-            Ok(count) => return idle_cycle_only(count),
-            Err(_) => {
-                eprintln!("usage: bench --idle-cycle-only COUNT");
+                eprintln!("usage: bench {} COUNT", args[0]);
                 std::process::exit(2);
             }
         }
@@ -1039,7 +1035,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT | --smp-idle-cycle-only COUNT]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }
