@@ -108,10 +108,11 @@ fn lower_rt_task_queued_behind_a_higher_one_is_pushed_to_the_fair_cpu() {
     s.check(&mut scratch).unwrap();
 }
 
-/// The push at the wakeup itself (`task_woken_rt`): CPU 0 runs FIFO 50 and
-/// CPU 1 FIFO 60 when FIFO 40 wakes with CPU 0 its previous CPU; placement
-/// finds no CPU it outranks and queues it on CPU 0. When CPU 1's task drops
-/// to a fair priority, CPU 1 pulls it (`prio_changed_rt`).
+/// CPU 0 runs FIFO 50 and CPU 1 FIFO 60 when FIFO 40 wakes with CPU 0 its
+/// previous CPU: placement finds no CPU it outranks and queues it on CPU 0,
+/// and the push that follows the wakeup (`task_woken_rt`) finds none
+/// either. When CPU 1's task drops to a fair priority, CPU 1 pulls it
+/// (`prio_changed_rt`).
 #[test]
 fn waiting_rt_task_is_pulled_when_its_cpu_drops_below_it_by_a_priority_change() {
     let s = sched(2);
