@@ -222,10 +222,9 @@ impl<P: Platform> Scheduler<P> {
             }
             d
         };
-        if d.resched == Resched::Now {
-            // The caller's own CPU too (see the module docs).
-            self.platform.send_resched_ipi(to);
-        }
+        // Kicked even when it is the caller's own CPU (see the module docs):
+        // no CPU is `usize::MAX`.
+        self.kick_if_needed(to, usize::MAX, d.resched);
         true
     }
 }
