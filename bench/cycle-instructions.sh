@@ -8,7 +8,10 @@
 #   bench/cycle-instructions.sh [N...]      (default: 10 10000)
 #
 # N = idle: the idle cycle instead (`bench --idle-cycle-only`: one fair
-# task sleeps, the CPU goes idle, the task wakes and is picked).
+# task sleeps, the CPU goes idle, the task wakes and is picked); N =
+# smp-idle: the same through smp::Scheduler's lifecycle calls
+# (`bench --smp-idle-cycle-only`: schedule, finish_switch, wake, on a
+# 2-CPU machine).
 #
 # The binary is the LTO bench profile `make bench` uses
 # (target/release/bench); it is built first. Needs valgrind.
@@ -24,6 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 count() { # N COUNT -> total instructions
     local mode=(--cycle-only "$1")
     [ "$1" = idle ] && mode=(--idle-cycle-only)
+    [ "$1" = smp-idle ] && mode=(--smp-idle-cycle-only)
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1.$2" "$bin" "${mode[@]}" "$2" >/dev/null 2>"$tmp/log"
     awk '/^summary:/ {print $2}' "$tmp/cg.$1.$2"
 }

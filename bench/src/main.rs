@@ -935,13 +935,63 @@ fn idle_cycle_only(count: u64) {
     println!("idle cycle: {count} cycles");
 }
 
+/// `--smp-idle-cycle-only COUNT`: the idle cycle through `smp::Scheduler`'s
+/// lifecycle calls on a 2-CPU machine whose CPU 1 runs a fair task: the fair
+/// task pinned to CPU 0 sleeps (`schedule` with `PrevAction::Sleeps`, then
+/// `finish_switch`), is woken from CPU 0 (`wake`) and switched in again.
+/// What the runqueue summaries, the wakeup path and the switch's callbacks
+/// cost beyond the runqueue's own work (no RT task exists).
+fn smp_idle_cycle_only(count: u64) {
+    use sched::smp::{Platform, Scheduler};
+    struct Clock(AtomicU64);
+    impl Platform for Clock {
+        fn irq_save(&self) -> bool {
+            false
+        }
+        fn irq_restore(&self, _: bool) {}
+        fn now_ns(&self) -> u64 {
+            self.0.load(Ordering::Relaxed)
+        }
+        fn send_resched_ipi(&self, _: usize) {}
+    }
+    let cfg = Arc::new(SchedConfig::new(2, HZ));
+    let s = Scheduler::new(Clock(AtomicU64::new(1_000_000)), cfg, 2, 4);
+    let mut rng = Rng::new(0x5EED);
+    for cpu in 0..2 {
+        let mut t = SchedTask::new(TaskParams::default());
+        t.cpus_allowed = sched::CpuMask::from_cpus(&[cpu]);
+        s.spawn(TaskId(cpu as u32), t, cpu).expect("spawn");
+        let sw = s.schedule(&mut s.cpu_rq(cpu), sched::PrevAction::Stays);
+        s.finish_switch(cpu, &sw);
+    }
+    for _ in 0..count {
+        s.platform
+            .0
+            .fetch_add(rng.range(WAKE_DELTA.0, WAKE_DELTA.1), Ordering::Relaxed);
+        let sw = s.schedule(&mut s.cpu_rq(0), sched::PrevAction::Sleeps);
+        black_box(s.finish_switch(0, &sw));
+        s.platform
+            .0
+            .fetch_add(rng.range(WAKE_DELTA.0, WAKE_DELTA.1), Ordering::Relaxed);
+        black_box(s.wake(TaskId(0), WakeFlags::empty(), 0).expect("wake"));
+        let sw = s.schedule(&mut s.cpu_rq(0), sched::PrevAction::Stays);
+        black_box(s.finish_switch(0, &sw));
+    }
+    println!("smp idle cycle: {count} cycles");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() == 2 && args[0] == "--idle-cycle-only" {
+    let idle_cycle: Option<fn(u64)> = match args.first().map(String::as_str) {
+        Some("--idle-cycle-only") => Some(idle_cycle_only),
+        Some("--smp-idle-cycle-only") => Some(smp_idle_cycle_only),
+        _ => None,
+    };
+    if let (Some(run), 2) = (idle_cycle, args.len()) {
         match args[1].parse::<u64>() {
-            Ok(count) => return idle_cycle_only(count),
+            Ok(count) => return run(count),
             Err(_) => {
-                eprintln!("usage: bench --idle-cycle-only COUNT");
+                eprintln!("usage: bench {} COUNT", args[0]);
                 std::process::exit(2);
             }
         }
@@ -985,7 +1035,7 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
         eprintln!(
-            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT]   (unknown argument {bad:?})"
+            "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT | --smp-idle-cycle-only COUNT]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
     }

@@ -217,6 +217,13 @@ pub enum HeldWake {
     NotHere,
 }
 
+/// May an RT task run on more than one CPU (Linux's `nr_cpus_allowed > 1`)?
+/// A pinned task is never pushed or pulled.
+#[inline]
+pub fn rt_migratable(t: &SchedTask) -> bool {
+    t.class() == SchedClass::Rt && t.cpus_allowed.weight() > 1
+}
+
 /// Per-CPU counters (`sched_debug`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RqStats {
@@ -245,6 +252,11 @@ pub struct RqStats {
     /// Delayed entities whose dequeue a wakeup's PICK step finished
     /// (`pick_next_entity` at a wakeup).
     pub nr_wakeup_delayed_dequeues: u64,
+    /// RT tasks pushed from here to a CPU running something of lower rank
+    /// (`push_rt_task`).
+    pub nr_rt_push: u64,
+    /// RT tasks pulled here from an RT-overloaded CPU (`pull_rt_task`).
+    pub nr_rt_pull: u64,
 }
 
 /// Why a runqueue operation was refused.
@@ -1610,6 +1622,39 @@ impl Rq {
         let s = self.slot_or_panic(id);
         self.enqueue_at(s, &task, EnqueueFlags::MIGRATED);
         self.wakeup_preempt_slot(s, WakeFlags::empty())
+    }
+
+    /// The highest RT rank present here, running or queued (what Linux's
+    /// cpupri records, `rt_rq->highest_prio.curr`): 100 with a deadline task,
+    /// else the highest queued RT priority, else 0. See
+    /// [`crate::smp::CpuSummary::rt_rank`].
+    #[inline]
+    pub fn rt_highest_rank(&self) -> u8 {
+        // A running deadline task is queued, and ready.
+        if self.dl.nr_ready != 0 {
+            return 100;
+        }
+        self.rt.highest_prio().unwrap_or(0)
+    }
+
+    /// The queued, not running RT task that push balancing would move first
+    /// and that `ok` accepts ([`crate::rt::RtRq::highest_pushable`]).
+    pub fn rt_pushable(&self, ok: impl Fn(&SchedTask) -> bool) -> Option<TaskId> {
+        let s = self.rt.highest_pushable(&self.tasks, self.curr, ok)?;
+        Some(self.id_of(s.0))
+    }
+
+    /// Linux's `rt_rq->overloaded`: with two or more RT tasks here and a
+    /// queued, not running one that may run elsewhere (not pinned), that
+    /// task's priority (1..=99); else 0.
+    #[inline]
+    pub fn rt_overload_rank(&self) -> u8 {
+        if self.rt.nr_running < 2 {
+            return 0;
+        }
+        self.rt_pushable(rt_migratable)
+            .and_then(|id| self.task(id))
+            .map_or(0, |t| t.params.rt_priority)
     }
 
     /// Is the queued task cache-hot (ran within `migration_cost_ns`, or is the

@@ -15,6 +15,15 @@ use crate::task::{Policy, SchedTask, MAX_RT_PRIO, NIL};
 
 const NPRIO: usize = MAX_RT_PRIO as usize + 1;
 
+/// Most queued RT tasks [`RtRq::highest_pushable`] looks at per call, so
+/// that a push or pull decision is O(1) in the number of tasks. Linux keeps
+/// a separate priority-sorted list of the pushable tasks (`pushable_tasks`);
+/// we walk the priority lists from the top instead, which costs nothing on
+/// enqueue and dequeue but lets more than this many unsuitable tasks (the
+/// running one, pinned ones, ones not allowed on the target) queued above a
+/// pushable one hide it from that decision.
+pub const PUSHABLE_SCAN: usize = 16;
+
 /// One CPU's RT runqueue.
 #[derive(Clone, Debug)]
 pub struct RtRq {
@@ -141,6 +150,37 @@ impl RtRq {
     #[inline]
     pub fn pick_task(&self) -> Option<Slot> {
         self.highest_prio().map(|p| Slot(self.head[p as usize]))
+    }
+
+    /// The first queued task, in pick order (priority, then FIFO), other
+    /// than slot `curr` that `ok` accepts, looking at most at
+    /// [`PUSHABLE_SCAN`] tasks (`pick_highest_pushable_task`).
+    pub fn highest_pushable(
+        &self,
+        ts: &[SchedTask],
+        curr: u32,
+        ok: impl Fn(&SchedTask) -> bool,
+    ) -> Option<Slot> {
+        let mut seen = 0;
+        for w in [1usize, 0] {
+            let mut bits = self.bitmap[w];
+            while bits != 0 {
+                let b = 63 - bits.leading_zeros() as usize;
+                bits &= !(1 << b);
+                let mut i = self.head[w * 64 + b];
+                while i != NIL {
+                    if seen == PUSHABLE_SCAN {
+                        return None;
+                    }
+                    seen += 1;
+                    if i != curr && ok(&ts[i as usize]) {
+                        return Some(Slot(i));
+                    }
+                    i = ts[i as usize].rt.next;
+                }
+            }
+        }
+        None
     }
 
     /// Charges the running RT task; returns the runtime charged.

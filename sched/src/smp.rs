@@ -44,6 +44,15 @@
 //! wake list under the same condition, without being placed again (Linux's
 //! `p->on_cpu` case); otherwise the waker waits for the switch to end.
 //!
+//! # RT push and pull (`rt_balance`)
+//! What RT wakeup placement cannot see coming, Linux's RT push/pull fixes
+//! afterwards: an RT-overloaded CPU (two or more RT tasks, a queued one
+//! allowed elsewhere; counted as `rd->rto_count`) pushes its waiting task to
+//! the CPU of lowest RT rank below it, and a CPU that drops below an
+//! overloaded CPU's waiting task pulls it. Pushes follow wakeups, switches
+//! and priority changes; pulls follow switches and priority changes
+//! ([`Scheduler::balance_rt`]). Moves use `double_rq_lock` as balancing does.
+//!
 //! # Balancing (`balance`)
 //! [`Scheduler::load_balance`] walks this CPU's domains bottom-up and, at the
 //! first level out of balance, pulls runnable, not running, allowed,
@@ -72,6 +81,7 @@ pub mod lifecycle;
 mod loom_tests;
 pub mod newidle;
 mod placement;
+mod rt_balance;
 
 pub use lifecycle::{LifecycleError, Woke};
 pub use newidle::NewidleStats;
@@ -227,6 +237,16 @@ pub struct CpuSummary {
     /// placement): 0 for a fair task or idle, the RT priority (1..=99) for
     /// an RT task, 100 for a SCHED_DEADLINE task. Higher outranks.
     pub curr_rt_rank: AtomicU8,
+    /// The highest RT rank on the runqueue, running or queued (Linux's
+    /// cpupri value, `rt_rq->highest_prio.curr`): as `curr_rt_rank`, but a
+    /// queued RT task that has not run yet counts. RT push and pull move a
+    /// task only to a CPU whose rank it exceeds.
+    pub rt_rank: AtomicU8,
+    /// Nonzero while the runqueue is RT-overloaded (Linux's
+    /// `rt_rq->overloaded`, its CPU in `rd->rto_mask`): two or more RT tasks
+    /// and a queued, not running one that may migrate; the value is that
+    /// task's priority, what a pull would gain ([`Rq::rt_overload_rank`]).
+    pub rt_next_rank: AtomicU8,
 }
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
@@ -263,6 +283,7 @@ pub struct RqGuard<'a, P: Platform> {
     guard: Option<MutexGuard<'a, Rq>>,
     summary: &'a CpuSummary,
     overloaded: &'a AtomicU32,
+    rto_count: &'a AtomicU32,
     platform: &'a P,
     irq: Option<bool>,
 }
@@ -281,8 +302,9 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 }
 
 /// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
-/// count of CPUs with two or more runnable tasks, in step with it.
-fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
+/// count of CPUs with two or more runnable tasks, and `rto_count`, the count
+/// of RT-overloaded CPUs, in step with it.
+fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
     let nr = rq.nr_runnable();
     let was = s.nr_running.swap(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
@@ -297,6 +319,31 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32) {
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
+    // No RT or deadline task queued here, now or at the last publish (a
+    // nonzero overload rank implies a nonzero rank): nothing to write. (A
+    // running RT task that just blocked is left out until the switch.)
+    if (rq.rt.nr_running | rq.dl.nr_ready) != 0 || s.rt_rank.load(Ordering::Relaxed) != 0 {
+        publish_rt(rq, s, rank, rto_count);
+    }
+}
+
+/// The RT part of [`publish`]: the highest RT rank and the overload rank,
+/// and `rto_count` in step with the latter. Written only under the
+/// runqueue's lock, so a load and a compare stand in for an atomic swap.
+#[inline(never)]
+fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, rto_count: &AtomicU32) {
+    s.rt_rank
+        .store(rq.rt_highest_rank().max(curr_rank), Ordering::Relaxed);
+    let next = rq.rt_overload_rank();
+    let was = s.rt_next_rank.load(Ordering::Relaxed);
+    if was != next {
+        s.rt_next_rank.store(next, Ordering::Relaxed);
+        if was == 0 {
+            rto_count.fetch_add(1, Ordering::Relaxed);
+        } else if next == 0 {
+            rto_count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A task's RT rank ([`CpuSummary::curr_rt_rank`]): what Linux's
@@ -313,7 +360,7 @@ impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.guard.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.summary, self.overloaded);
+            publish(&g, self.summary, self.overloaded, self.rto_count);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -329,6 +376,7 @@ pub struct DoubleRqGuard<'a, P: Platform> {
     sa: &'a CpuSummary,
     sb: &'a CpuSummary,
     overloaded: &'a AtomicU32,
+    rto_count: &'a AtomicU32,
     platform: &'a P,
     irq: bool,
 }
@@ -347,11 +395,11 @@ impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.b.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sb, self.overloaded);
+            publish(&g, self.sb, self.overloaded, self.rto_count);
         }
         if let Some(mut g) = self.a.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sa, self.overloaded);
+            publish(&g, self.sa, self.overloaded, self.rto_count);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -420,6 +468,9 @@ pub struct Scheduler<P: Platform> {
     /// only CPUs balancing can pull from (Linux's `rd->overloaded`, kept as
     /// an exact count). A newly idle CPU skips its balance while it is 0.
     overloaded: AtomicU32,
+    /// RT-overloaded CPUs ([`CpuSummary::rt_next_rank`] nonzero; Linux's
+    /// `rd->rto_count`): while it is 0, no CPU looks for an RT task to pull.
+    rto_count: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -529,6 +580,7 @@ impl<P: Platform> Scheduler<P> {
                 .map(|_| spin::Once::new())
                 .collect(),
             overloaded: AtomicU32::new(0),
+            rto_count: AtomicU32::new(0),
         }
     }
 
@@ -650,6 +702,7 @@ impl<P: Platform> Scheduler<P> {
             guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
             overloaded: &self.overloaded,
+            rto_count: &self.rto_count,
             platform: &self.platform,
             irq: Some(irq),
         }
@@ -668,7 +721,8 @@ impl<P: Platform> Scheduler<P> {
     /// they are dropped). Call with the runqueue locked, before releasing it.
     pub fn publish(&self, rq: &mut Rq) {
         flush_hrtick(rq, &self.platform);
-        publish(rq, &self.slots[rq.cpu() as usize].summary, &self.overloaded);
+        let s = &self.slots[rq.cpu() as usize].summary;
+        publish(rq, s, &self.overloaded, &self.rto_count);
     }
 
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
@@ -686,6 +740,7 @@ impl<P: Platform> Scheduler<P> {
             sa: &self.slots[a].summary,
             sb: &self.slots[b].summary,
             overloaded: &self.overloaded,
+            rto_count: &self.rto_count,
             platform: &self.platform,
             irq,
         }
@@ -747,6 +802,11 @@ impl<P: Platform> Scheduler<P> {
             d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
+        // `task_woken_rt`: an RT task queued behind a higher one moves on
+        // (one load of the overload count while no CPU is overloaded).
+        if self.rto_count.load(Ordering::Relaxed) != 0 {
+            self.push_rt_if_overloaded(cpu, this_cpu);
+        }
         Ok(d)
     }
 

@@ -86,7 +86,12 @@ pub fn sched_ipi() {
     }
     // Another CPU may have moved this CPU's hrtick (a remote enqueue).
     arch::timer_sync();
-    let mut rq = lock_rq(cpu);
-    percpu::cpu(cpu).liveness.answered(rq.clock());
-    s.sched_ttwu_pending(&mut rq);
+    {
+        let mut rq = lock_rq(cpu);
+        percpu::cpu(cpu).liveness.answered(rq.clock());
+        s.sched_ttwu_pending(&mut rq);
+    }
+    // `task_woken_rt` for the wakeups just landed: an RT task queued behind
+    // a higher one is pushed on (one load while no CPU is RT-overloaded).
+    s.balance_rt(cpu, cpu);
 }

@@ -289,6 +289,8 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_preempt_wakeup    : {}", s.nr_wakeup_preempt);
         let _ = writeln!(sh, "  .nr_wakeups           : {}", s.nr_wakeups);
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
+        let _ = writeln!(sh, "  .nr_rt_push           : {}", s.nr_rt_push);
+        let _ = writeln!(sh, "  .nr_rt_pull           : {}", s.nr_rt_pull);
         let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
         let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
         let fs = &d.server;

@@ -652,3 +652,171 @@ ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     }
     Ok(())
 });
+
+/// How long the FIFO 50 spinner of `smp_rt_spinners_woken_on_one_cpu_spread`
+/// spins at most waiting for the FIFO 40 to run beside it.
+const RT_SPREAD_BOUND_NS: u64 = 5_000_000_000;
+
+/// Sums an RT balance counter over the online CPUs.
+fn rt_moves(f: fn(&sched::rq::RqStats) -> u64) -> u64 {
+    all_cpus()
+        .iter()
+        .map(|c| crate::sched::with_cpu_rq(c, |rq| f(&rq.stats)))
+        .sum()
+}
+
+ktest_smp!(smp_rt_spinners_woken_on_one_cpu_spread, 2, || {
+    // RT push: a FIFO 50 and a FIFO 40 spinner, asleep with CPU 0 as their
+    // previous CPU, are woken back to back by this thread (fair) on CPU 0
+    // with preemption disabled, as Linux's `task_woken_rt` case: RT
+    // placement (`select_task_rq_rt`) sees a fair task running on CPU 0 and
+    // queues both there, the 40 behind the 50. When CPU 0 switches to the
+    // 50, it must push the 40 to another CPU, where it runs at once. The 50
+    // spins until the 40 has run, at most 5 s: without a push the 40 runs
+    // only after the 50 stops, on CPU 0, and the test fails. The bound only
+    // catches "never" (a vCPU the host keeps off its core must not fail
+    // it); the time taken and the push/pull counts are printed.
+    rt_pair_on_cpu0(false)
+});
+
+ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
+    // RT pull: as `smp_rt_spinners_woken_on_one_cpu_spread`, but every
+    // other CPU runs a pinned FIFO 60 spinner when the pair wakes, so CPU 0
+    // has nowhere to push the 40 and stays RT-overloaded. CPU 1's spinner
+    // stops 20 ms later; CPU 1 switches to something of lower rank and must
+    // pull the 40 (its own reschedule IPI makes it switch to it). Same
+    // bound and report.
+    rt_pair_on_cpu0(true)
+});
+
+/// The body of the two RT push/pull ktests: a FIFO 50 and a FIFO 40
+/// spinner woken together on CPU 0; with `pull`, every other CPU first
+/// held by a pinned FIFO 60 spinner, CPU 1's released 20 ms after the
+/// wakeup.
+fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
+    let err = |e: &dyn core::fmt::Debug| alloc::format!("{e:?}");
+    let me = task::current_tid();
+    task::set_affinity(me, only(0)).map_err(|e| err(&e))?;
+    task::yield_now();
+    let go = Arc::new((AtomicBool::new(false), crate::sync::WaitQueue::new()));
+    // The 40's CPU (+1; 0 until it ran), the 50's CPU, and whether the 50
+    // saw the 40 run while it was still spinning.
+    let b_cpu = Arc::new(AtomicU64::new(0));
+    let a_cpu = Arc::new(AtomicU64::new(0));
+    let overlap = Arc::new(AtomicBool::new(false));
+    let t_go = Arc::new(AtomicU64::new(0));
+    let b_after_ns = Arc::new(AtomicU64::new(0));
+    // With `pull`: FIFO 60 holders on every CPU but 0, running before the
+    // wakeup; CPU 1's leaves 20 ms after it, the others once the 40 ran.
+    let started = Arc::new(AtomicU64::new(0));
+    let mut holders = Vec::new();
+    let t0 = arch::now_ns();
+    for c in all_cpus().iter().filter(|&c| pull && c != 0) {
+        let (b_cpu, t_go, started) = (b_cpu.clone(), t_go.clone(), started.clone());
+        let hold = move || {
+            started.fetch_add(1, Ordering::Relaxed);
+            loop {
+                let now = arch::now_ns();
+                let go_ns = t_go.load(Ordering::Relaxed);
+                let released = if c == 1 {
+                    go_ns != 0 && now >= go_ns + 20 * MS
+                } else {
+                    b_cpu.load(Ordering::Acquire) != 0
+                };
+                if released || now >= t0 + 2 * RT_SPREAD_BOUND_NS {
+                    break;
+                }
+                core::hint::spin_loop();
+            }
+        };
+        let h = task::spawn_on("rt-hold-60", TaskParams::fifo(60), only(c), hold)
+            .map_err(|e| err(&e))?;
+        holders.push(h);
+    }
+    while (started.load(Ordering::Relaxed) as usize) < holders.len() {
+        kassert!(
+            arch::now_ns() < t0 + RT_SPREAD_BOUND_NS,
+            "holders did not start"
+        );
+        task::sleep_ms(1);
+    }
+    let spin_a = {
+        let (go, b_cpu, a_cpu, overlap) =
+            (go.clone(), b_cpu.clone(), a_cpu.clone(), overlap.clone());
+        move || {
+            go.1.wait_event(|| go.0.load(Ordering::Acquire));
+            a_cpu.store(arch::cpu_id() as u64 + 1, Ordering::Relaxed);
+            let deadline = arch::now_ns() + RT_SPREAD_BOUND_NS;
+            while arch::now_ns() < deadline {
+                if b_cpu.load(Ordering::Acquire) != 0 {
+                    overlap.store(true, Ordering::Relaxed);
+                    break;
+                }
+                core::hint::spin_loop();
+            }
+        }
+    };
+    let spin_b = {
+        let (go, b_cpu, t_go, b_after) =
+            (go.clone(), b_cpu.clone(), t_go.clone(), b_after_ns.clone());
+        move || {
+            go.1.wait_event(|| go.0.load(Ordering::Acquire));
+            b_after.store(
+                arch::now_ns().saturating_sub(t_go.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+            b_cpu.store(arch::cpu_id() as u64 + 1, Ordering::Release);
+        }
+    };
+    let a =
+        task::spawn_on("rt-spin-50", TaskParams::fifo(50), only(0), spin_a).map_err(|e| err(&e))?;
+    let b =
+        task::spawn_on("rt-spin-40", TaskParams::fifo(40), only(0), spin_b).map_err(|e| err(&e))?;
+    // Both asleep on CPU 0 (they block at once), then allowed everywhere.
+    task::sleep_ms(20);
+    for t in [a, b] {
+        task::set_affinity(t, all_cpus()).map_err(|e| err(&e))?;
+    }
+    let (push0, pull0) = (rt_moves(|s| s.nr_rt_push), rt_moves(|s| s.nr_rt_pull));
+    t_go.store(arch::now_ns(), Ordering::Relaxed);
+    go.0.store(true, Ordering::Release);
+    crate::sched::preempt_disable();
+    let woken = go.1.wake_all();
+    crate::sched::preempt_enable();
+    for t in [a, b].into_iter().chain(holders) {
+        task::join(t).map_err(|e| err(&e))?;
+    }
+    let (push1, pull1) = (rt_moves(|s| s.nr_rt_push), rt_moves(|s| s.nr_rt_pull));
+    task::set_affinity(me, all_cpus()).map_err(|e| err(&e))?;
+    let (ca, cb) = (a_cpu.load(Ordering::Relaxed), b_cpu.load(Ordering::Relaxed));
+    kprintln!(
+        "    woke {woken}; FIFO 50 on cpu {}, FIFO 40 on cpu {} after {} us; overlap {}; rt pushes {} pulls {}",
+        ca.wrapping_sub(1) as i64,
+        cb.wrapping_sub(1) as i64,
+        b_after_ns.load(Ordering::Relaxed) / 1000,
+        overlap.load(Ordering::Relaxed),
+        push1 - push0,
+        pull1 - pull0
+    );
+    kassert!(
+        overlap.load(Ordering::Relaxed),
+        "the FIFO 40 did not run while the FIFO 50 spun ({} ms)",
+        RT_SPREAD_BOUND_NS / 1_000_000
+    );
+    kassert!(ca != cb, "both ran on cpu {}", ca.wrapping_sub(1));
+    if pull {
+        kassert!(
+            cb == 2,
+            "the FIFO 40 ran on cpu {}, not the released cpu 1",
+            cb.wrapping_sub(1)
+        );
+        kassert!(pull1 > pull0, "the FIFO 40 was not pulled");
+    } else {
+        // Moved by RT balancing: pushed by CPU 0 (or pulled by another CPU).
+        kassert!(
+            push1 + pull1 > push0 + pull0,
+            "the FIFO 40 was not moved by RT push/pull"
+        );
+    }
+    Ok(())
+}

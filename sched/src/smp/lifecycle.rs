@@ -441,7 +441,32 @@ impl<P: Platform> Scheduler<P> {
     /// now run elsewhere; one that stayed runnable but may no longer run
     /// here ([`Switch::prev_misplaced`]) is queued on the idlest allowed
     /// CPU (returned).
+    ///
+    /// Then the RT balance callbacks ([`Scheduler::balance_rt`]): push if
+    /// this CPU is RT-overloaded, pull if it now runs something of lower
+    /// rank than another overloaded CPU's waiting RT task (one relaxed load
+    /// while no CPU is RT-overloaded).
     pub fn finish_switch(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+        if self.rto_count.load(Ordering::Relaxed) != 0 {
+            return self.finish_switch_rt(cpu, sw);
+        }
+        self.finish_switch_prev(cpu, sw)
+    }
+
+    /// [`Scheduler::finish_switch`] while some CPU is RT-overloaded: the
+    /// previous task, then the RT balance (out of line: the fair path pays
+    /// one load for it).
+    #[cold]
+    #[inline(never)]
+    fn finish_switch_rt(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+        let moved = self.finish_switch_prev(cpu, sw);
+        self.balance_rt(cpu, cpu);
+        moved
+    }
+
+    /// [`Scheduler::finish_switch`] for the previous task.
+    #[inline(always)]
+    fn finish_switch_prev(&self, cpu: usize, sw: &Switch) -> Option<usize> {
         let id = sw.prev?;
         if let Some(c) = self.cell(id) {
             c.switching.store(false, Ordering::Release);
@@ -509,6 +534,7 @@ impl<P: Platform> Scheduler<P> {
                     if misplaced {
                         self.move_misplaced(cpu, id);
                     }
+                    self.push_rt_if_overloaded(cpu, this_cpu);
                     return Ok(Woke::InPlace { cpu, decision });
                 }
                 HeldWake::NotHere => {
@@ -528,6 +554,7 @@ impl<P: Platform> Scheduler<P> {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
                         self.kick_if_needed(cpu, this_cpu, d.resched);
+                        self.push_rt_if_overloaded(cpu, this_cpu);
                         let outcome = if cpu == this_cpu {
                             WakeOutcome::Local(d)
                         } else {
@@ -642,6 +669,8 @@ impl<P: Platform> Scheduler<P> {
                     let r = rq.sched_setattr(id, params)?;
                     drop(rq);
                     self.kick_if_needed(cpu, this_cpu, r);
+                    // `prio_changed_rt` / `switched_from_rt`.
+                    self.balance_rt(cpu, this_cpu);
                     return Ok((cpu, r));
                 }
                 Err(LifecycleError::Asleep) => {

@@ -21,11 +21,14 @@
 //!   above. An RT task wakes on its previous CPU and preempts the fair task
 //!   there; it looks elsewhere only when an RT or deadline task of at least
 //!   its priority runs there (`find_lowest_rq`, over the running tasks'
-//!   ranks published in [`super::CpuSummary::curr_rt_rank`]). Left out
-//!   there: RT push/pull balancing, the test of a pinned lower-priority RT
-//!   task, the queued (not running) RT tasks' priority, capacity fitness;
-//!   and RT forks, which still take the slow path below (Linux places them
-//!   by the same rule as RT wakeups).
+//!   ranks published in [`super::CpuSummary::curr_rt_rank`]). What placement
+//!   leaves undone, a task queued behind a higher one or a CPU that drops to
+//!   a lower task, RT push/pull balancing fixes afterwards
+//!   ([`super::rt_balance`]). Left out here: the test of a pinned
+//!   lower-priority RT task, the queued (not running) RT tasks' priority
+//!   (push and pull use it, [`super::CpuSummary::rt_rank`]), capacity
+//!   fitness; and RT forks, which still take the slow path below (Linux
+//!   places them by the same rule as RT wakeups).
 //!
 //! Left out: `wake_wide` (wakee flip counting), `recent_used_cpu`, the
 //! `has_idle_cores` hint (we scan the LLC for an idle core whenever the
