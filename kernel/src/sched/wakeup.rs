@@ -93,5 +93,5 @@ pub fn sched_ipi() {
     }
     // `task_woken_rt` for the wakeups just landed: an RT task queued behind
     // a higher one is pushed on (one load while no CPU is RT-overloaded).
-    s.balance_rt(cpu, cpu);
+    s.balance_rt(cpu.index(), cpu.index());
 }

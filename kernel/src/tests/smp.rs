@@ -660,7 +660,7 @@ const RT_SPREAD_BOUND_NS: u64 = 5_000_000_000;
 /// Sums an RT balance counter over the online CPUs.
 fn rt_moves(f: fn(&sched::rq::RqStats) -> u64) -> u64 {
     all_cpus()
-        .iter()
+        .cpus()
         .map(|c| crate::sched::with_cpu_rq(c, |rq| f(&rq.stats)))
         .sum()
 }
@@ -696,7 +696,7 @@ ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
 fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     let err = |e: &dyn core::fmt::Debug| alloc::format!("{e:?}");
     let me = task::current_tid();
-    task::set_affinity(me, only(0)).map_err(|e| err(&e))?;
+    task::set_affinity(me, only(CpuId::BOOT)).map_err(|e| err(&e))?;
     task::yield_now();
     let go = Arc::new((AtomicBool::new(false), crate::sync::WaitQueue::new()));
     // The 40's CPU (+1; 0 until it ran), the 50's CPU, and whether the 50
@@ -711,14 +711,14 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     let started = Arc::new(AtomicU64::new(0));
     let mut holders = Vec::new();
     let t0 = arch::now_ns();
-    for c in all_cpus().iter().filter(|&c| pull && c != 0) {
+    for c in all_cpus().cpus().filter(|&c| pull && c != CpuId::BOOT) {
         let (b_cpu, t_go, started) = (b_cpu.clone(), t_go.clone(), started.clone());
         let hold = move || {
             started.fetch_add(1, Ordering::Relaxed);
             loop {
                 let now = arch::now_ns();
                 let go_ns = t_go.load(Ordering::Relaxed);
-                let released = if c == 1 {
+                let released = if c.index() == 1 {
                     go_ns != 0 && now >= go_ns + 20 * MS
                 } else {
                     b_cpu.load(Ordering::Acquire) != 0
@@ -745,7 +745,7 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
             (go.clone(), b_cpu.clone(), a_cpu.clone(), overlap.clone());
         move || {
             go.1.wait_event(|| go.0.load(Ordering::Acquire));
-            a_cpu.store(arch::cpu_id() as u64 + 1, Ordering::Relaxed);
+            a_cpu.store(arch::cpu_id().index() as u64 + 1, Ordering::Relaxed);
             let deadline = arch::now_ns() + RT_SPREAD_BOUND_NS;
             while arch::now_ns() < deadline {
                 if b_cpu.load(Ordering::Acquire) != 0 {
@@ -765,13 +765,13 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
                 arch::now_ns().saturating_sub(t_go.load(Ordering::Relaxed)),
                 Ordering::Relaxed,
             );
-            b_cpu.store(arch::cpu_id() as u64 + 1, Ordering::Release);
+            b_cpu.store(arch::cpu_id().index() as u64 + 1, Ordering::Release);
         }
     };
     let a =
-        task::spawn_on("rt-spin-50", TaskParams::fifo(50), only(0), spin_a).map_err(|e| err(&e))?;
+        task::spawn_on("rt-spin-50", TaskParams::fifo(50), only(CpuId::BOOT), spin_a).map_err(|e| err(&e))?;
     let b =
-        task::spawn_on("rt-spin-40", TaskParams::fifo(40), only(0), spin_b).map_err(|e| err(&e))?;
+        task::spawn_on("rt-spin-40", TaskParams::fifo(40), only(CpuId::BOOT), spin_b).map_err(|e| err(&e))?;
     // Both asleep on CPU 0 (they block at once), then allowed everywhere.
     task::sleep_ms(20);
     for t in [a, b] {
