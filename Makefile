@@ -325,15 +325,15 @@ FUZZ_SECS ?= 60
 fuzz:
 	$(CARGO) run -q -p fuzz --release -- --secs $(FUZZ_SECS)
 
-# sched's tests under Miri (undefined behaviour, aliasing), on a nightly
-# toolchain installed for this target only; few proptest cases (Miri runs
-# ~1000x slower). A tool target, not part of `make test`. MIRI_TESTS picks
-# the test targets (measured at host load ~5, 2 cases: unit tests 22 min,
-# classes 1 min, eevdf 19 min, oracle over 15 min); MIRI_TESTS= runs them
-# all (smp, topology too).
+# sched's tests under Miri (undefined behaviour, aliasing, leaks), every
+# test target (the unit tests and tests/*.rs), on a nightly toolchain
+# installed for this target only; the tests shrink under cfg(miri) and run
+# few proptest cases (Miri runs ~1000x slower). A tool target, not part of
+# `make test`. MIRI_TESTS picks targets (e.g. MIRI_TESTS='--test smp');
+# times per target in docs/testing.md.
 MIRI_TOOLCHAIN ?= nightly
 MIRI_PROPTEST_CASES ?= 4
-MIRI_TESTS ?= --lib --test classes --test eevdf --test oracle
+MIRI_TESTS ?=
 miri:
 	scripts/tools/miri.sh $(MIRI_TOOLCHAIN) $(MIRI_PROPTEST_CASES) --no-fail-fast $(MIRI_TESTS)
 

@@ -669,11 +669,15 @@ fn random_programs_keep_every_task_in_one_place() {
     let seeds: u64 = std::env::var("AXTASK_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
+        // Miri interprets ~1000x slower: 4 worlds of 4 tasks there (each CPU
+        // count once, ~4 600 steps), still with migrations and adoptions
+        // in flight.
+        .unwrap_or(if cfg!(miri) { 4 } else { 200 });
+    let ntasks = if cfg!(miri) { 4 } else { 12 };
     let (mut migrations, mut adopted, mut steps, mut refused) = (0, 0, 0, 0);
     for seed in 0..seeds {
         let ncpus = 1 + (seed % NR_CPUS as u64) as usize;
-        let mut w = random_world(ncpus, 12, seed);
+        let mut w = random_world(ncpus, ntasks, seed);
         w.run_to_end(200_000);
         migrations += w.migrations;
         adopted += w.cpus.iter().map(|c| c.sched.adopted()).sum::<u64>();
@@ -703,10 +707,13 @@ fn random_programs_keep_every_task_in_one_place() {
 /// CPU in turn, computing a little on each.
 #[test]
 fn affinity_walk_across_cpus() {
+    // Miri interprets ~1000x slower: one seed per CPU count and one task
+    // per CPU there.
+    let (seeds, per_cpu) = if cfg!(miri) { (1, 1) } else { (20, 2) };
     for ncpus in 2..=NR_CPUS {
-        for seed in 0..20 {
+        for seed in 0..seeds {
             let mut w = World::new(ncpus, seed, 1, 25);
-            for _ in 0..ncpus * 2 {
+            for _ in 0..ncpus * per_cpu {
                 let mut prog = Vec::new();
                 for round in 0..3 {
                     for c in 0..ncpus {
@@ -717,7 +724,7 @@ fn affinity_walk_across_cpus() {
                 w.spawn(prog, (1 << ncpus) - 1, 0);
             }
             w.run_to_end(100_000);
-            assert!(w.migrations >= (ncpus * 2 * 3 * (ncpus - 1)) as u64 / 2);
+            assert!(w.migrations >= (ncpus * per_cpu * 3 * (ncpus - 1)) as u64 / 2);
         }
     }
 }
@@ -745,12 +752,14 @@ fn ticks_preempt_a_main_task_never_added() {
 /// -10, -5, 0, 5, 10 ends in nice order, every step a tick.
 #[test]
 fn nice_order_holds_on_one_cpu() {
-    for seed in 0..10 {
+    // Miri interprets ~1000x slower: one seed and a tenth of the work there.
+    let (seeds, work) = if cfg!(miri) { (1, 300) } else { (10, 3_000) };
+    for seed in 0..seeds {
         let mut w = World::new(1, seed, 1, 100);
         let nices = [10, -5, 5, -10, 0];
         let ids: Vec<usize> = nices
             .iter()
-            .map(|&n| w.spawn(vec![Op::Compute(3_000)], 1, n))
+            .map(|&n| w.spawn(vec![Op::Compute(work)], 1, n))
             .collect();
         // Half the steps are ticks.
         w.tick_percent = 50;

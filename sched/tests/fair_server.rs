@@ -73,7 +73,8 @@ fn default_server_gives_fair_tasks_runtime_every_period() {
         let tick = h.tick_ns();
         let (runtime, period) = h.cfg.tunables.fair_server();
         assert_eq!((runtime, period), (50 * MS, 1_000 * MS), "Linux's defaults");
-        let periods = 10;
+        // 3 periods under Miri (~1000x slower); the share's bound follows.
+        let periods = if cfg!(miri) { 3 } else { 10 };
         for k in 1..=periods {
             h.run_ms(period / MS);
             let fair = h.runtime(FAIR) as i64;
@@ -116,7 +117,9 @@ fn runqueue_follows_the_plain_model_tick_by_tick() {
         // Ticks given to the fair task and finished.
         let mut fair_ticks = 0u64;
         let mut last = Runs::Rt;
-        for n in 0..(20 * period / tick) {
+        // 4 periods under Miri (~1000x slower) instead of 20.
+        let periods = if cfg!(miri) { 4 } else { 20 };
+        for n in 0..(periods * period / tick) {
             fair_ticks += u64::from(last == Runs::Fair);
             h.tick();
             h.rq.check().unwrap();
@@ -287,12 +290,14 @@ fn running_alone_leaves_no_debt_for_later_periods() {
         let (runtime, period) = h.cfg.tunables.fair_server();
         h.spawn(FAIR, TaskParams::default());
         h.pick();
-        h.run_ms(5_000);
+        // 2 s (40 budgets) under Miri, which interprets ~1000x slower.
+        let alone_ms = if cfg!(miri) { 2_000 } else { 5_000 };
+        h.run_ms(alone_ms);
         let srv = h.rq.fair_server;
         assert_eq!(srv.state, ServerState::Deferred, "hz {hz}");
         assert!(
             srv.remaining_ns > 0 && srv.deadline <= h.now + period,
-            "hz {hz}: alone for 5 s left {srv:?} at {}",
+            "hz {hz}: alone for {alone_ms} ms left {srv:?} at {}",
             h.now
         );
         h.spawn(HOG, TaskParams::fifo(50));

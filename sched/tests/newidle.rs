@@ -74,20 +74,26 @@ fn stats_start_at_half_success() {
 /// is 195.3 balances expected (binomial sd 14.0); the bound is +-30% (4 sd).
 #[test]
 fn ni_random_skips_failing_newidle_balances_in_proportion() {
+    // Miri interprets ~1000x slower: 6 000 + 20 000 calls there; 39.1
+    // balances expected (sd 6.2), bound +-65% (4 sd).
+    let (warm, n, bound) = if cfg!(miri) {
+        (6_000, 20_000, 0.65)
+    } else {
+        (10_000, 100_000, 0.3)
+    };
     let s = pinned_pair(true, true, 1);
-    newidle_calls(&s, 10_000, US);
+    newidle_calls(&s, warm, US);
     let a = stats(&s);
     assert_eq!(a.ratio, 0, "{a:?}");
-    assert_eq!(a.balances + a.skipped, 10_000);
-    let n = 100_000;
+    assert_eq!(a.balances + a.skipped, warm);
     newidle_calls(&s, n, US);
     let b = stats(&s);
     assert_eq!(b.ratio, 0);
-    assert_eq!(b.balances + b.skipped, 10_000 + n);
+    assert_eq!(b.balances + b.skipped, warm + n);
     let ran = b.balances - a.balances;
     let want = n as f64 * 2.0 / 1024.0;
     assert!(
-        (ran as f64 - want).abs() < 0.3 * want,
+        (ran as f64 - want).abs() < bound * want,
         "{ran} balances in {n} calls, want ~{want:.1}"
     );
     // Every call counts in the window, skipped or not: call stays in 512..1024.
@@ -99,10 +105,13 @@ fn ni_random_skips_failing_newidle_balances_in_proportion() {
 /// ratio is still kept (it reads 0 here).
 #[test]
 fn no_ni_random_balances_every_time() {
+    // 6 000 calls under Miri (~1000x slower): the ratio needs 10 windows
+    // of 512 to fall to 0.
+    let n = if cfg!(miri) { 6_000 } else { 20_000 };
     let s = pinned_pair(false, true, 1);
-    newidle_calls(&s, 20_000, US);
+    newidle_calls(&s, n, US);
     let st = stats(&s);
-    assert_eq!((st.balances, st.skipped), (20_000, 0));
+    assert_eq!((st.balances, st.skipped), (n, 0));
     assert_eq!(st.ratio, 0);
 }
 
@@ -113,17 +122,21 @@ fn no_ni_random_balances_every_time() {
 /// comes from the successes alone and the CPU is skipped as at a high rate.
 #[test]
 fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
+    // Miri interprets ~1000x slower: a fifth of the calls there (the last
+    // bound is then 3.6 binomial sd instead of 7).
+    let scale = if cfg!(miri) { 5 } else { 1 };
     let s = pinned_pair(true, true, 2);
     newidle_calls(&s, 512, 10 * MS);
     let a = stats(&s);
     assert_eq!(a.ratio, 1024, "{a:?}");
-    newidle_calls(&s, 5_000, 10 * MS);
+    newidle_calls(&s, 5_000 / scale, 10 * MS);
     let b = stats(&s);
     assert_eq!(b.ratio, 1024);
-    assert_eq!(b.balances - a.balances, 5_000, "{b:?}");
+    assert_eq!(b.balances - a.balances, 5_000 / scale, "{b:?}");
     assert_eq!(b.skipped, a.skipped);
 
     let s = pinned_pair(true, false, 2);
+    // Not scaled: the ratio needs 10 windows of 512 to fall to 0.
     newidle_calls(&s, 10_000, 10 * MS);
     let c = stats(&s);
     assert_eq!(c.ratio, 0, "{c:?}");
@@ -136,7 +149,7 @@ fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
     newidle_calls(&s, 6_000, 2_500 * US);
     let d = stats(&s);
     assert_eq!(d.ratio, ((512 * 2_500 * US) >> 22) as u32, "{d:?}");
-    let n = 20_000;
+    let n = 20_000 / scale;
     newidle_calls(&s, n, 2_500 * US);
     let e = stats(&s);
     let frac = (e.balances - d.balances) as f64 / n as f64;
@@ -153,7 +166,8 @@ fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
 fn the_die_is_reproducible_per_seed() {
     let run = |seed| {
         let s = pinned_pair(true, true, seed);
-        newidle_calls(&s, 3_000, US);
+        // 1 500 calls under Miri (~1000x slower).
+        newidle_calls(&s, if cfg!(miri) { 1_500 } else { 3_000 }, US);
         stats(&s)
     };
     assert_eq!(run(5), run(5));
@@ -165,7 +179,8 @@ fn the_die_is_reproducible_per_seed() {
 #[test]
 fn periodic_balance_leaves_newidle_stats_alone() {
     let s = pinned_pair(true, true, 0);
-    for _ in 0..2_000 {
+    // 500 under Miri (~1000x slower).
+    for _ in 0..if cfg!(miri) { 500 } else { 2_000 } {
         s.platform.now.fetch_add(MS, Ordering::Relaxed);
         assert!(s.load_balance(1, false).is_empty());
     }

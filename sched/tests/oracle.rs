@@ -24,11 +24,20 @@ fn cases() -> u32 {
         .unwrap_or(250)
 }
 
+/// Steps per case: 100-150 under Miri, which interprets ~1000x slower.
+fn steps() -> std::ops::RangeInclusive<usize> {
+    if cfg!(miri) {
+        100..=150
+    } else {
+        400..=500
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 4000, ..ProptestConfig::default() })]
 
     #[test]
-    fn tree_matches_oracle(ops in proptest::collection::vec(op(), 400..=500)) {
+    fn tree_matches_oracle(ops in proptest::collection::vec(op(), steps())) {
         let mut w = World::new();
         for op in &ops {
             w.apply(op);

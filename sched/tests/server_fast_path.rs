@@ -107,6 +107,12 @@ fn budget_used_alone_counts_when_an_rt_hog_arrives_mid_period() {
         (250, 10 * MS, 14 * MS),
         (100, 35 * MS, 110 * MS),
     ] {
+        // Linux's default 50 ms / 1 s is 85% of the ticks: not under Miri
+        // (~1000x slower), where the three short periods cover the same
+        // paths.
+        if cfg!(miri) && period == 1_000 * MS {
+            continue;
+        }
         let tick = 1_000 * MS / u64::from(hz);
         let (r, p) = (runtime / tick, period / tick);
         // Budget partly used, nearly used, used up (throttled), just before

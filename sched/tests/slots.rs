@@ -42,8 +42,11 @@ fn grows_past_its_initial_size_by_doubling() {
     let mut rq = rq(1 << 20);
     assert_eq!(rq.slot_capacity(), 0, "an empty runqueue allocates nothing");
     assert_eq!(rq.heap_bytes(), 0);
+    // Miri interprets ~1000x slower: 300 tasks there (still seven
+    // doublings, to 512 slots).
+    let n: u32 = if cfg!(miri) { 300 } else { 1000 };
     let mut caps = vec![];
-    for i in 0..1000u32 {
+    for i in 0..n {
         rq.wake_up_new_task(TaskId(i), new_task(i as i32 % 7 - 3));
         if caps.last() != Some(&rq.slot_capacity()) {
             caps.push(rq.slot_capacity());
@@ -53,17 +56,23 @@ fn grows_past_its_initial_size_by_doubling() {
         }
     }
     rq.check().unwrap();
-    assert_eq!(caps, [8, 16, 32, 64, 128, 256, 512, 1024]);
-    assert_eq!(rq.nr_running(), 1000);
-    assert_eq!(rq.tasks().count(), 1000);
-    for i in 0..1000u32 {
+    let doublings: &[usize] = if cfg!(miri) {
+        &[8, 16, 32, 64, 128, 256, 512]
+    } else {
+        &[8, 16, 32, 64, 128, 256, 512, 1024]
+    };
+    assert_eq!(caps, doublings);
+    assert_eq!(rq.nr_running(), n);
+    assert_eq!(rq.tasks().count(), n as usize);
+    for i in 0..n {
         let t = rq.task(TaskId(i)).expect("every task is found by its id");
         assert_eq!(t.params.nice, i as i32 % 7 - 3);
     }
     let mut now = 1;
-    run(&mut rq, &mut now, 300);
+    // Each tick checks every slot: 30 ticks under Miri (~1000x slower).
+    run(&mut rq, &mut now, if cfg!(miri) { 30 } else { 300 });
     // Every task still accounted and found; the queue order is by deadline.
-    assert_eq!(rq.fair_queue().count() + 1, 1000);
+    assert_eq!(rq.fair_queue().count() + 1, n as usize);
     let curr = rq.curr().unwrap();
     assert!(rq
         .fair_queue()
@@ -249,7 +258,8 @@ fn reserve_pre_sizes_so_enqueues_do_not_grow() {
         rq.wake_up_new_task(TaskId(i * 3000), new_task(0));
     }
     let mut now = 1;
-    run(&mut rq, &mut now, 100);
+    // Each tick checks every slot: 20 ticks under Miri (~1000x slower).
+    run(&mut rq, &mut now, if cfg!(miri) { 20 } else { 100 });
     assert_eq!((rq.slot_capacity(), rq.heap_bytes()), (cap, bytes));
     // Room for more than the id space allows is capped at it.
     let mut small = self::rq(10);
@@ -306,13 +316,20 @@ fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
     let mut model: std::collections::BTreeMap<u32, Where> = Default::default();
     let mut high = [0usize; 2];
     let mut now = 1u64;
-    for step in 0..20_000 {
+    // Miri interprets ~1000x slower: 1 500 steps and at most 40 tasks there;
+    // the churn bounds at the end scale with the steps.
+    let (steps, max_tasks) = if cfg!(miri) {
+        (1_500, 40)
+    } else {
+        (20_000, 300)
+    };
+    for step in 0..steps {
         let c = rng.below(2) as usize;
         let ids: Vec<u32> = model.keys().copied().collect();
         let pick = |rng: &mut Rng| ids[rng.below(ids.len() as u64) as usize];
         match rng.below(9) {
             // Spawn a task with a fresh id from a sparse space.
-            0 | 1 if model.len() < 300 => {
+            0 | 1 if model.len() < max_tasks => {
                 let id = rng.below(1 << 30) as u32;
                 if model.contains_key(&id) {
                     continue;
@@ -419,5 +436,11 @@ fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
     let migrations: u64 = rqs.iter().map(|r| r.stats.nr_migrations_in).sum();
     let wakeups: u64 = rqs.iter().map(|r| r.stats.nr_wakeups).sum();
     eprintln!("churn: {migrations} migrations, {wakeups} wakeups, {rt_switches} RT switches, {exits} exits, high-water {high:?}");
-    assert!(migrations > 300 && wakeups > 1000 && rt_switches > 300 && exits > 300);
+    let per = |n: u64| n * steps / 20_000;
+    assert!(
+        migrations > per(300)
+            && wakeups > per(1000)
+            && u64::from(rt_switches) > per(300)
+            && exits > per(300)
+    );
 }

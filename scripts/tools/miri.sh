@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# Runs the `sched` crate's tests under Miri (undefined behaviour, aliasing,
-# leaks) on a nightly toolchain installed for this purpose only; the rest of
-# the tree stays on the stable toolchain of rust-toolchain.toml.
+# Runs every test target of the `sched` crate under Miri (undefined
+# behaviour, aliasing violations, leaks, data races between the tests'
+# threads) on a nightly toolchain installed for this purpose only; the rest
+# of the tree stays on the stable toolchain of rust-toolchain.toml.
 #
-#   scripts/tools/miri.sh [TOOLCHAIN] [PROPTEST_CASES]
+#   scripts/tools/miri.sh [TOOLCHAIN] [PROPTEST_CASES] [cargo test args...]
 #
-# Miri interprets ~1000x slower than native code: the property tests run a
-# few cases only (PROPTEST_CASES, default 4). Isolation is disabled only
-# because proptest reads the clock and the environment.
+# By default: the unit tests and all of tests/*.rs (features `oracle` and
+# `axsched`, which the oracle, fair_server, server_fast_path, axsched and
+# axtask targets need); extra arguments such as `--test smp` pick targets.
+#
+# Miri interprets ~1000x slower than native code (several thousand times
+# an optimised build). The tests shrink their sizes under `cfg(miri)` (fewer
+# ticks, seeds, tasks, cases; each reduction is commented where it is made,
+# and no assertion is dropped), the property tests run a few cases only
+# (PROPTEST_CASES, default 4). Isolation is disabled only because proptest
+# and the threaded tests read the clock and the environment. The whole run's
+# times per target are in docs/testing.md.
 set -euo pipefail
 tc=${1:-nightly}
 cases=${2:-4}
@@ -22,4 +31,4 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri"
 rustup run "$tc" cargo miri setup
 PROPTEST_CASES=$cases PROPTEST_MAX_SHRINK_ITERS=0 \
     MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}" \
-    rustup run "$tc" cargo miri test -p sched --features oracle "${@:3}"
+    rustup run "$tc" cargo miri test -p sched --features oracle,axsched "${@:3}"
