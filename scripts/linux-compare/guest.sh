@@ -62,7 +62,7 @@ LC_TR=/sys/kernel/tracing
 lc_trace=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc.trace=//p' | tail -1)
 [ "$lc_trace" = 0 ] && lc_trace=""
 lc_trace_trig() { # NAME EVENT_DIR TRIGGER
-    if echo "$3" 2>/dev/null >"$LC_TR/events/$2/trigger"; then
+    if echo "$3" 2>/dev/null >>"$LC_TR/events/$2/trigger"; then
         echo "$3" >"/tmp/lc.t.$1"
         lc_trace_on="$lc_trace_on $1:$2"
     else
@@ -104,7 +104,7 @@ lc_trace_stop() { # keeps each event's histograms in a file; removes the trigger
         cp "$LC_TR/events/$d/hist" "/tmp/lc.h.${d#*/}"
     done
     for t in $lc_trace_on; do
-        echo "!$(cat "/tmp/lc.t.${t%%:*}")" >"$LC_TR/events/${t#*:}/trigger" || echo "trace: error: ${t%%:*} not removed"
+        echo "!$(cat "/tmp/lc.t.${t%%:*}")" >>"$LC_TR/events/${t#*:}/trigger" || echo "trace: error: ${t%%:*} not removed"
     done
 }
 # Prints one line per histogram entry, `trace RUN HIST: KEYS = COUNT`; HIST
