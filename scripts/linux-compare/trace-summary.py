@@ -84,7 +84,7 @@ def switch_place(stack):
     if "preempt_schedule_irq" in frames:
         irq = first(frames, IRQS, "other interrupt")
         user = "exit_to_user" in stack
-        return f"interrupt return in kernel, {irq}" + (" (user?)" if user else "")
+        return f"interrupt return in kernel, {irq}" + (" (on the way to user)" if user else "")
     if "preempt_schedule" in frames or "preempt_schedule_thunk" in frames:
         w = first(frames, SWITCH_PLACES[2:], None)
         at = frames[3] if len(frames) > 3 else "?"
@@ -187,7 +187,7 @@ def summarize(met, cnt, tr, sds):
                 row["run: " + k] = float(v)
             except ValueError:
                 pass
-    states = [(k.split(), n) for h, k, n in tr if h == "sched_switch.prev_pid,prev_state"]
+    states = [(k.split(), n) for h, k, n in tr if h == "sched_switch.prev_pid,prev_state" and k != "dropped"]
     pids = {int(k[0]) for k, _ in states}
     role = roles(pids)
     for (pid, st), n in [((int(k[0]), k[1]), n) for k, n in states]:
@@ -204,7 +204,7 @@ def summarize(met, cnt, tr, sds):
             row[f"switch-out {s} at: {switch_place(k)}"] += n
         elif h == "sched_waking.stk":
             row[f"wakeup by: {first(k.split('<'), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
-        elif h == "sched_waking.common_pid,pid" and role:
+        elif h == "sched_waking.common_pid,pid" and role and k != "dropped":
             a, b = (int(x) for x in k.split())
             row[f"wakeup {role.get(a, 'other task')} -> {role.get(b, '?')}"] += n
         elif h == "sched_migrate_task.stk":
