@@ -224,7 +224,11 @@ def main():
     if len(sys.argv) < 2:
         print("usage: trace-summary.py LOG...", file=sys.stderr)
         sys.exit(2)
-    runs = parse(sys.argv[1:])
+    try:
+        runs = parse(sys.argv[1:])
+    except OSError as e:
+        print(f"error: trace-summary.py: {e}", file=sys.stderr)
+        sys.exit(2)
     workloads = []
     for w, _ in runs:
         if w not in workloads:
