@@ -40,6 +40,11 @@
 #                    with threads (-T) and -p -g 4 -l 50; perfpipe, cyclictest
 #                    and cyclictest under load in the second set
 #   AB_NAME=ab       the directory under OUT for this A/B's logs and tables
+#   TRACE=0          1: Linux also counts, per run, why the workload's tasks
+#                    switch out and who wakes whom (ftrace histogram
+#                    triggers, guest.sh's lc_trace_*: `trace` lines in its
+#                    log), summed per config by trace-summary.py into
+#                    OUT/AB_NAME/trace.txt; the triggers slow the runs down
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
 #   preempt=MODEL (Linux: debugfs sched/features and sched/preempt; ours:
 #   the same words in `compare -c`). A workload is our shell's command
@@ -141,6 +146,7 @@ fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
 [[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
+[[ ${TRACE:-0} == 0 || ${TRACE:-0} == 1 ]] || bad "TRACE must be 0 or 1, got '$TRACE'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 [[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
@@ -247,7 +253,7 @@ part_ab() {
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
         for ((b = 1; b <= BOOTS; b++)); do
-            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b"
+            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
             [[ $OURS == 1 ]] || continue
             boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
         done
@@ -266,6 +272,10 @@ part_ab() {
         fi
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
+    if [[ ${TRACE:-0} == 1 ]]; then
+        "$here/linux-compare/trace-summary.py" "$dir"/logs/linux-*.log >"$dir/trace.txt"
+        echo "== ab: Linux's trace counters per config: $dir/trace.txt"
+    fi
     echo "== ab: mmtests tables (both kernels, same table code): $dir/tables.txt"
     if [[ ${#others[@]} -gt 0 ]]; then
         abtool --versus "$dir/samples.csv" "linux-$ARCH" "${others[@]}" | tee "$dir/versus.txt"

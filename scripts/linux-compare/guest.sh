@@ -37,6 +37,99 @@ lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
     lc_rng=$(( lc_rng * 48271 % 2147483647 ))
 }
 
+# lc.trace=1 on the command line: each A/B run also collects, through
+# ftrace's histogram triggers (in-kernel counts, no trace buffer to read
+# back), why the workload's tasks switch out and who wakes whom, printed
+# after its run line as `trace I/T NAME: LINE` (abtool ignores them;
+# trace-summary.py sums them per config):
+#   state  sched_switch by prev_pid, prev_state of the workload's tasks
+#          (comm = the command's first word): 1 = S (blocked), 0 = R
+#          (called schedule() while runnable: the return to user space's
+#          need_resched loop), 256 = R+ (preempted: preempt_schedule*)
+#   sw0 / sw1 / sw256   the kernel stacks of those switch-outs, per state
+#   wake   sched_waking by waker pid (common_pid) and wakee pid
+#   wakestk  the wakers' stacks
+#   mig / migstk  sched_migrate_task by orig_cpu, dest_cpu; its stacks
+#   resched / reschedlazy  kprobes on resched_curr and resched_curr_lazy
+#          (all tasks), by stack: who asked for a reschedule, and how
+#   sd     /proc/schedstat's domain lines' last three fields summed per
+#          domain level over the run: ttwu_wake_remote, ttwu_move_affine,
+#          ttwu_move_balance
+# The events stay disabled (a trigger alone arms its event: nothing goes to
+# the ring buffer), but the triggers cost time on every switch and wakeup
+# (a stack walk): the runs' times are not the untraced A/B's.
+LC_TR=/sys/kernel/tracing
+lc_trace=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc.trace=//p' | tail -1)
+[ "$lc_trace" = 0 ] && lc_trace=""
+lc_trace_trig() { # NAME EVENT_DIR TRIGGER
+    if echo "$3" 2>/dev/null >>"$LC_TR/events/$2/trigger"; then
+        echo "$3" >"/tmp/lc.t.$1"
+        lc_trace_on="$lc_trace_on $1:$2"
+    else
+        echo "trace: error: $1: '$3' refused"
+    fi
+}
+lc_trace_start() { # COMM
+    local f c s st
+    [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
+    if [ -z "$lc_trace_probes" ]; then
+        lc_trace_probes=1
+        for f in resched_curr resched_curr_lazy; do
+            echo "p:lc/$f $f" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on $f"
+        done
+    fi
+    c=$(echo "$1" | cut -c1-15)
+    s=common_stacktrace
+    lc_trace_on=""
+    lc_trace_trig state sched/sched_switch "hist:keys=prev_pid,prev_state:vals=hitcount:size=4096 if prev_comm == \"$c\""
+    for st in 0 1 256; do
+        lc_trace_trig sw$st sched/sched_switch "hist:keys=$s:vals=hitcount:size=2048 if prev_comm == \"$c\" && prev_state == $st"
+    done
+    lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""
+    lc_trace_trig wakestk sched/sched_waking "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    lc_trace_trig mig sched/sched_migrate_task "hist:keys=orig_cpu,dest_cpu:vals=hitcount if comm == \"$c\""
+    lc_trace_trig migstk sched/sched_migrate_task "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    [ -d $LC_TR/events/lc/resched_curr ] && lc_trace_trig resched lc/resched_curr "hist:keys=$s:vals=hitcount:size=2048"
+    [ -d $LC_TR/events/lc/resched_curr_lazy ] && lc_trace_trig reschedlazy lc/resched_curr_lazy "hist:keys=$s:vals=hitcount:size=2048"
+    lc_trace_sd0=$(lc_trace_sd)
+}
+lc_trace_sd() { # per domain level: ttwu_wake_remote ttwu_move_affine ttwu_move_balance
+    awk '/^domain/ {r[$1] += $(NF-2); a[$1] += $(NF-1); b[$1] += $NF}
+        END {for (d in r) printf "%s %.0f %.0f %.0f\n", d, r[d], a[d], b[d]}' /proc/schedstat | sort
+}
+lc_trace_stop() { # keeps each event's histograms in a file; removes the triggers
+    local t d
+    lc_trace_sd1=$(lc_trace_sd)
+    for d in $(for t in $lc_trace_on; do echo "${t#*:}"; done | sort -u); do
+        cp "$LC_TR/events/$d/hist" "/tmp/lc.h.${d#*/}"
+    done
+    for t in $lc_trace_on; do
+        echo "!$(cat "/tmp/lc.t.${t%%:*}")" >>"$LC_TR/events/${t#*:}/trigger" || echo "trace: error: ${t%%:*} not removed"
+    done
+}
+# Prints one line per histogram entry, `trace RUN HIST: KEYS = COUNT`; HIST
+# names the event and its keys (`stk` for a stack), and the state of a
+# prev_state filter: sched_switch.stk.256 = the stacks of preemptions.
+lc_trace_print() { # RUN_TAG
+    local t d
+    for d in $(for t in $lc_trace_on; do echo "${t#*:}"; done | sort -u); do
+        awk -v p="trace $1" -v e="${d#*/}" '
+            /^# trigger info:/ { k = $0; sub(/.*hist:keys=/, "", k); sub(/:.*/, "", k)
+                if (k ~ /stacktrace/) k = "stk"
+                s = ""; if (match($0, /prev_state == [0-9]+/)) { s = substr($0, RSTART, RLENGTH); sub(/.* /, ".", s) }
+                h = e "." k s ":"; next }
+            /^\{ [a-z_]*stacktrace:/ { stk = ""; in_stk = 1; next }
+            in_stk && /\} hitcount:/ { n = $0; sub(/.*hitcount: */, "", n); print p, h, stk, "=", n; in_stk = 0; next }
+            in_stk { f = $1; sub(/\+0x.*/, "", f); stk = stk == "" ? f : stk "<" f; next }
+            /^\{ .*\} hitcount:/ { k = $0; sub(/ *\} hitcount:.*/, "", k); sub(/^\{ /, "", k)
+                gsub(/[a-z_]+: */, "", k); gsub(/,/, "", k); n = $0; sub(/.*hitcount: */, "", n)
+                print p, h, k, "=", n; next }
+            /Dropped:/ { print p, h, "dropped =", $2 }' "/tmp/lc.h.${d#*/}"
+    done
+    echo "$lc_trace_sd0" | awk -v t="$1" -v b="$lc_trace_sd1" 'BEGIN {n = split(b, l, "\n"); for (i = 1; i <= n; i++) {split(l[i], f, " "); r[f[1]] = f[2]; a[f[1]] = f[3]; m[f[1]] = f[4]}}
+        NF == 4 {printf "trace %s sd: %s ttwu_wake_remote=%d ttwu_move_affine=%d ttwu_move_balance=%d\n", t, $1, r[$1] - $2, a[$1] - $3, m[$1] - $4}'
+}
+
 lc_restore() {
     for f in $lc_boot_features; do echo "$f" >$LC_FEAT; done
     [ -n "$lc_boot_preempt" ] && echo "$lc_boot_preempt" >$LC_PRE
@@ -111,9 +204,11 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
             lc_apply "$cfg"
             lc_rand
             usleep $((lc_rng % 4000))
+            [ -n "$lc_trace" ] && lc_trace_start "${cmd%% *}"
             before=$(lc_counters)
             lcbench rus sh -c "$cmd" >/tmp/lc.out 2>&1
             after=$(lc_counters)
+            [ -n "$lc_trace" ] && lc_trace_stop
             lc_metrics /tmp/lc.out >/tmp/lc.m
             IFS=';' read -r met extra nv niv st </tmp/lc.m
             if [ "${st:-1}" != 0 ] || [ -z "$met" ]; then
@@ -128,6 +223,7 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
             [ $r -lt $warm ] && word=warmup
             [ $r -ge $warm ] && kept=$((kept + 1))
             echo "$word $index/$total cfg $tag $cfg: $met | $cnt task_nvcsw=$nv task_nivcsw=$niv $extra"
+            [ -n "$lc_trace" ] && lc_trace_print "$index/$total"
             k=$((k + 1))
         done
         r=$((r + 1))

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Sums the `trace` lines of Linux A/B logs (linux-compare.sh TRACE=1) per
+workload and config, as means per kept run (warmups left out):
+
+    scripts/linux-compare/trace-summary.py LOG...
+
+The guest (guest.sh, lc_trace_*) prints after each run line one line per
+histogram entry, `trace I/T HIST: KEYS = COUNT`. This script classifies
+them:
+- the workload's tasks' switch-outs by prev_state (S: blocked; R: called
+  schedule() while runnable, the return to user space's need_resched loop;
+  R+: preempted) and by where in the kernel (the stack's first frame that
+  says what the task was doing);
+- who woke them (the waker's stack) and, for hackbench, which role woke
+  which: rt-tests' hackbench forks, per group, its 20 receivers and then
+  its 20 senders, so with pids in creation order the lowest pid is the
+  main process and each next 40 are a group's receivers then senders (the
+  roles are given only when the task count is 1 + 40 x groups);
+- migrations by what moved the task (a wakeup's placement, load balance);
+- reschedule requests (kprobes on resched_curr, resched_curr_lazy, all
+  tasks) by caller: wakeup preemption, slice end at the tick or the HRTICK,
+  the tick's upgrade of a lazy request, and so on;
+- /proc/schedstat's ttwu_wake_remote, ttwu_move_affine per domain.
+Each row ends with the last config's mean over the first's.
+"""
+import re
+import sys
+from collections import defaultdict
+
+RUN = re.compile(r"^(run|warmup) (\d+)/(\d+) cfg [A-Z] (.*?): (.*?) \| (.*)$")
+TRACE = re.compile(r"^trace (\d+)/(\d+) (\S+): (.*) = (\d+)$")
+SD = re.compile(r"^trace (\d+)/(\d+) sd: (\S+) (.*)$")
+
+# What a blocked (S) or runnable (R, R+) switch-out was doing: the first of
+# these frames in its stack (innermost first) names it.
+SWITCH_PLACES = [
+    ("preempt_schedule_irq", None),  # refined below by the interrupt
+    ("exit_to_user_mode_loop", "return to user (need_resched loop)"),
+    ("sock_def_readable", "preempt_enable after waking a reader (sender side)"),
+    ("sock_def_write_space", "preempt_enable after waking a writer"),
+    ("unix_write_space", "preempt_enable after waking a writer"),
+    ("sock_alloc_send_pskb", "sender: sndbuf full (sock_alloc_send_pskb)"),
+    ("unix_stream_data_wait", "receiver: no data (unix_stream_data_wait)"),
+    ("anon_pipe_write", "pipe writer (anon_pipe_write)"),
+    ("anon_pipe_read", "pipe reader: empty (anon_pipe_read)"),
+    ("pipe_write", "pipe writer (pipe_write)"),
+    ("pipe_read", "pipe reader: empty (pipe_read)"),
+    ("do_exit", "exit"),
+    ("do_wait", "parent: wait"),
+    ("do_sys_poll", "poll (start barrier)"),
+    ("do_poll", "poll (start barrier)"),
+    ("kernel_clone", "fork"),
+]
+IRQS = [
+    ("asm_sysvec_apic_timer_interrupt", "timer interrupt"),
+    ("asm_sysvec_reschedule_ipi", "reschedule IPI"),
+    ("asm_sysvec_call_function_single", "call-function IPI (wake list)"),
+]
+WAKERS = [
+    ("sock_def_readable", "data written (wakes a reader)"),
+    ("unix_write_space", "space freed (wakes a writer)"),
+    ("sock_def_write_space", "space freed (wakes a writer)"),
+    ("sock_wfree", "space freed (wakes a writer)"),
+    ("__mutex_unlock_slowpath", "mutex released (the pipe's lock)"),
+    ("anon_pipe_write", "data written to a pipe (wakes a reader)"),
+    ("anon_pipe_read", "space freed in a pipe (wakes a writer)"),
+    ("pipe_write", "data written to a pipe (wakes a reader)"),
+    ("pipe_read", "space freed in a pipe (wakes a writer)"),
+    ("do_notify_parent", "exit (wakes the parent)"),
+]
+MIGRATIONS = [
+    ("try_to_wake_up", "at wakeup (select_task_rq)"),
+    ("wake_up_new_task", "at fork"),
+    ("sched_balance_newidle", "newidle balance"),
+    ("sched_balance_rq", "periodic/idle balance"),
+    ("active_load_balance_cpu_stop", "active balance"),
+]
+
+
+def first(stack, table, default):
+    for name, what in table:
+        if name in stack:
+            return what
+    return default
+
+
+def switch_place(stack):
+    frames = stack.split("<")
+    if "preempt_schedule_irq" in frames:
+        irq = first(frames, IRQS, "other interrupt")
+        user = "exit_to_user" in stack
+        return f"interrupt return in kernel, {irq}" + (" (on the way to user)" if user else "")
+    if "preempt_schedule" in frames or "preempt_schedule_thunk" in frames:
+        w = first(frames, SWITCH_PLACES[2:], None)
+        at = frames[3] if len(frames) > 3 else "?"
+        return "preempt_enable in kernel: " + (w or f"at {at}")
+    if "irqentry_exit_to_user_mode" in frames or "irqentry_exit" in frames:
+        irq = first(frames, IRQS, "other interrupt")
+        return f"interrupt return to user, {irq}"
+    w = first(frames, SWITCH_PLACES, None)
+    if w:
+        return w
+    return "other: " + "<".join(frames[1:4])
+
+
+def resched_caller(stack):
+    f = stack.split("<")
+    try:
+        i = next(k for k, x in enumerate(f) if x in ("resched_curr", "resched_curr_lazy"))
+    except StopIteration:
+        return "?"
+    up = f[i + 1:]
+    c = up[0] if up else "?"
+    if c == "wakeup_preempt":
+        if "sched_ttwu_pending" in up:
+            return "wakeup_preempt, wake list (on the wakee's CPU)"
+        if "wake_up_new_task" in up:
+            return "wakeup_preempt, fork"
+        return "wakeup_preempt, waker's try_to_wake_up"
+    if c == "update_curr" and len(up) > 1:
+        nxt = up[1]
+        if nxt == "task_tick_fair":
+            return "update_curr (slice end) at the " + ("HRTICK" if "hrtick" in up else "tick")
+        return f"update_curr (slice end) in {nxt}"
+    if c == "task_tick_fair":
+        return "task_tick_fair at the " + ("HRTICK" if "hrtick" in up else "tick")
+    if c == "sched_tick":
+        return "sched_tick: the tick's upgrade of a lazy request"
+    return c
+
+
+def roles(pids):
+    """pid -> 'main' / 'receiver' / 'sender' for hackbench's layout, or {}"""
+    p = sorted(pids)
+    if len(p) < 41 or (len(p) - 1) % 40:
+        return {}
+    r = {p[0]: "main"}
+    for k, pid in enumerate(p[1:]):
+        r[pid] = "receiver" if k % 40 < 20 else "sender"
+    return r
+
+
+STATE = {"1": "S", "0": "R", "256": "R+"}
+
+
+def parse(paths):
+    # (workload, config) -> list of per-run dicts (row -> value)
+    runs = defaultdict(list)
+    for path in paths:
+        workload = None
+        traces = defaultdict(list)  # index -> [(hist, keys, count)]
+        sds = defaultdict(list)
+        header = {}
+        with open(path, errors="replace") as fh:
+            lines = [l.rstrip("\r\n") for l in fh]
+
+        def flush():
+            for idx, (cfg, warm, met, cnt) in header.items():
+                if warm:
+                    continue
+                runs[(workload, cfg)].append(summarize(met, cnt, traces.get(idx, []), sds.get(idx, [])))
+            header.clear()
+            traces.clear()
+            sds.clear()
+
+        for l in lines:
+            if l.startswith("compare: ") and " of '" in l:
+                flush()
+                workload = l.split(" of '", 1)[1].split("'", 1)[0]
+                continue
+            m = RUN.match(l)
+            if m:
+                header[m.group(2)] = (m.group(4), m.group(1) == "warmup", m.group(5), m.group(6))
+                continue
+            m = SD.match(l)
+            if m:
+                sds[m.group(1)].append((m.group(3), m.group(4)))
+                continue
+            m = TRACE.match(l)
+            if m:
+                traces[m.group(1)].append((m.group(3).rstrip(":"), m.group(4), int(m.group(5))))
+        flush()
+    return runs
+
+
+def summarize(met, cnt, tr, sds):
+    row = defaultdict(float)
+    for kv in (met + " " + cnt).split():
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            try:
+                row["run: " + k] = float(v)
+            except ValueError:
+                pass
+    states = [(k.split(), n) for h, k, n in tr if h == "sched_switch.prev_pid,prev_state" and k != "dropped"]
+    pids = {int(k[0]) for k, _ in states}
+    role = roles(pids)
+    for (pid, st), n in [((int(k[0]), k[1]), n) for k, n in states]:
+        s = STATE.get(st, f"state {st}")
+        row[f"switch-outs {s}"] += n
+        if role:
+            row[f"switch-outs {s}, {role[pid]}"] += n
+    for h, k, n in tr:
+        if k == "dropped":
+            row[f"dropped ({h})"] += n
+            continue
+        if h.startswith("sched_switch.stk."):
+            s = STATE.get(h.rsplit(".", 1)[1], "?")
+            row[f"switch-out {s} at: {switch_place(k)}"] += n
+        elif h == "sched_waking.stk":
+            row[f"wakeup by: {first(k.split('<'), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
+        elif h == "sched_waking.common_pid,pid" and role and k != "dropped":
+            a, b = (int(x) for x in k.split())
+            row[f"wakeup {role.get(a, 'other task')} -> {role.get(b, '?')}"] += n
+        elif h == "sched_migrate_task.stk":
+            row[f"migration: {first(k.split('<'), MIGRATIONS, 'other')}"] += n
+        elif h == "resched_curr.stk":
+            row[f"resched_curr: {resched_caller(k)}"] += n
+        elif h == "resched_curr_lazy.stk":
+            row[f"resched_curr_lazy: {resched_caller(k)}"] += n
+    for dom, kvs in sds:
+        for kv in kvs.split():
+            k, v = kv.split("=")
+            row[f"schedstat {dom} {k}"] += float(v)
+    return row
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: trace-summary.py LOG...", file=sys.stderr)
+        sys.exit(2)
+    try:
+        runs = parse(sys.argv[1:])
+    except OSError as e:
+        print(f"error: trace-summary.py: {e}", file=sys.stderr)
+        sys.exit(2)
+    workloads = []
+    for w, _ in runs:
+        if w not in workloads:
+            workloads.append(w)
+    for w in workloads:
+        cfgs = [c for (w2, c) in runs if w2 == w]
+        print(f"== {w}: mean per kept run ({', '.join(f'{c}: {len(runs[(w, c)])} runs' for c in cfgs)})")
+        keys = sorted({k for c in cfgs for r in runs[(w, c)] for k in r})
+        width = max(len(k) for k in keys) if keys else 10
+        print(f"{'':{width}} " + " ".join(f"{c[:16]:>16}" for c in cfgs) + "    ratio")
+        for k in keys:
+            means = [sum(r.get(k, 0.0) for r in runs[(w, c)]) / max(1, len(runs[(w, c)])) for c in cfgs]
+            ratio = f"x{means[-1] / means[0]:.2f}" if len(means) > 1 and means[0] else "-"
+            fmt = "{:>16.4f}" if k.startswith("run: time") else "{:>16.1f}"
+            print(f"{k:{width}} " + " ".join(fmt.format(m) for m in means) + f"    {ratio}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
