@@ -377,16 +377,19 @@ crate::ktest!(static_stacks_have_guards, || {
         return Err("early_init could not unmap the static stacks' guards".into());
     };
     let boot = boot::boot_stack();
-    crate::kassert_eq!(g.boot, (boot.guard, boot.bottom));
+    crate::kassert_eq!(
+        g.boot,
+        (VirtAddr::new(boot.guard), VirtAddr::new(boot.bottom))
+    );
     for (lo, hi) in [g.boot].into_iter().chain(g.exception) {
-        crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
+        crate::kassert!(lo < hi && lo.is_aligned(PAGE) && hi.is_aligned(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                crate::hooks::stack_guard_owner(VirtAddr::new(addr)).is_some(),
+                crate::hooks::stack_guard_owner(addr).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(crate::hooks::stack_guard_owner(VirtAddr::new(hi)).is_none());
+        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });

@@ -30,6 +30,8 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::addr::VirtAddr;
+
 /// Entries per table (4 KiB granule).
 const ENTRIES: usize = 512;
 /// Level-2 tables for gigabytes that are only partly RAM (and for a RAM
@@ -191,7 +193,7 @@ fn coverage(ram: &[(u64, u64)], start: u64, len: u64) -> Option<bool> {
 pub unsafe fn init(
     ram: &[(u64, u64)],
     image: (usize, usize),
-    holes: &[(usize, usize)],
+    holes: &[(VirtAddr, VirtAddr)],
 ) -> MapSummary {
     let mut sum = MapSummary::default();
     // SAFETY: the caller guarantees we are alone and the MMU is off: nothing
@@ -237,8 +239,8 @@ pub unsafe fn init(
     let mut next_l3 = 0;
     sum.holes_unmapped = true;
     for &(start, end) in holes {
-        sum.holes_unmapped &= start.is_multiple_of(4096) && end.is_multiple_of(4096);
-        for page in (start..end).step_by(4096) {
+        sum.holes_unmapped &= start.is_aligned(4096) && end.is_aligned(4096);
+        for page in (start.as_usize()..end.as_usize()).step_by(4096) {
             sum.holes_unmapped &= unmap_page(l1, l2, &mut next_l2, l3, &mut next_l3, page as u64);
         }
     }

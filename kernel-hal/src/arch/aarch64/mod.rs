@@ -233,7 +233,7 @@ pub use trap::{
 pub fn static_guards() -> super::StaticGuards {
     let b = boot::boot_stack();
     super::StaticGuards {
-        boot: (b.guard, b.bottom),
+        boot: (VirtAddr::new(b.guard), VirtAddr::new(b.bottom)),
         exception: [trap::boot_emergency_guard()],
     }
 }

@@ -8,6 +8,7 @@ use aarch64_cpu::registers::{Readable, MPIDR_EL1};
 use fdt::Fdt;
 
 use super::cpu::MPIDR_AFF_MASK;
+use crate::addr::PhysAddr;
 use crate::arch::MAX_CPUS;
 
 /// Which GIC the platform has, with its MMIO bases (physical = virtual: identity map).
@@ -269,7 +270,7 @@ pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], us
 /// `/memory` also covers the firmware's runtime and reserved memory), and
 /// RAM below the image counts too: the firmware may load it anywhere, near
 /// the top of RAM as well.
-pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+pub fn heap_region(info: &boot::BootInfo) -> (PhysAddr, usize) {
     const PAGE: usize = 4096;
     let fdt = fdt(info);
     let efi = info.protocol == boot::BootProtocol::Uefi && info.memory_len > 0;
@@ -335,5 +336,5 @@ pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
         }
     }
     assert!(best.1 > 0, "aarch64: no free RAM for the heap");
-    best
+    (PhysAddr::new(best.0), best.1)
 }

@@ -63,6 +63,7 @@ use aarch64_cpu::registers::{Writeable, VBAR_EL1};
 
 use super::semihosting;
 use super::{cpu_id, exit_qemu, gic, pl011, smp, timer, ExitCode};
+use crate::addr::VirtAddr;
 use crate::arch::MAX_CPUS;
 use crate::cpu::CpuId;
 
@@ -370,8 +371,8 @@ static BOOT_EMERGENCY: BootEmergency = BootEmergency {
 };
 
 /// The guard below the boot CPU's static emergency stack, `[start, end)`.
-pub(super) fn boot_emergency_guard() -> (usize, usize) {
-    let g = BOOT_EMERGENCY.guard.get() as usize;
+pub(super) fn boot_emergency_guard() -> (VirtAddr, VirtAddr) {
+    let g = VirtAddr::from_ptr(BOOT_EMERGENCY.guard.get());
     (g, g + STATIC_GUARD_BYTES)
 }
 

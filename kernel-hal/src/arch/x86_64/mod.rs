@@ -44,7 +44,7 @@ pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, ipi_state, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
-use crate::addr::VirtAddr;
+use crate::addr::{PhysAddr, VirtAddr};
 use crate::cpu::CpuId;
 // For the submodules (`super::irq_save`).
 use crate::cpu::{irq_restore, irq_save};
@@ -137,7 +137,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let heap_above_4g: usize = heap
         .as_slice()
         .iter()
-        .filter(|r| r.0 >= BOOT_MAP_BYTES)
+        .filter(|r| r.0.as_usize() >= BOOT_MAP_BYTES)
         .map(|r| r.1)
         .sum();
     let _ = writeln!(
@@ -292,7 +292,7 @@ fn guard_static_stacks() {
 pub fn static_guards() -> super::StaticGuards {
     let b = boot::boot_stack();
     super::StaticGuards {
-        boot: (b.guard, b.bottom),
+        boot: (VirtAddr::new(b.guard), VirtAddr::new(b.bottom)),
         exception: percpu::boot_ist_guards(),
     }
 }
@@ -540,11 +540,11 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     ranges.sort_unstable_by_key(|r| core::cmp::Reverse(r.0));
     let mut out = super::HeapRegions::default();
     for &(start, len) in ranges.iter() {
-        out.push(start, len);
+        out.push(PhysAddr::new(start), len);
     }
     if out.len == 0 {
         // No memory map: assume a small heap right after the kernel.
-        out.push(floor, FALLBACK_HEAP_BYTES);
+        out.push(PhysAddr::new(floor), FALLBACK_HEAP_BYTES);
     }
     out
 }

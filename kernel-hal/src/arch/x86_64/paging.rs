@@ -135,7 +135,8 @@ static SPLIT_USED: AtomicUsize = AtomicUsize::new(0);
 /// # Safety
 /// Boot CPU, before other CPUs start; nothing may use the range afterwards
 /// (the guard pages below the static stacks).
-pub unsafe fn unmap_boot_pages(start: usize, end: usize) -> bool {
+pub unsafe fn unmap_boot_pages(start: VirtAddr, end: VirtAddr) -> bool {
+    let (start, end) = (start.as_usize(), end.as_usize());
     let mut ok = start.is_multiple_of(PAGE) && end.is_multiple_of(PAGE) && end <= BOOT_MAP_END;
     let mut page = start;
     while ok && page < end {

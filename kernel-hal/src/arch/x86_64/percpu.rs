@@ -115,8 +115,8 @@ static BOOT_IST: BootIst = BootIst(UnsafeCell::new(
 /// The guard pages below the boot CPU's static IST stacks, as
 /// `(first byte, end)`, in [`IST_DOUBLE_FAULT`], [`IST_NMI`],
 /// [`IST_MACHINE_CHECK`] order.
-pub fn boot_ist_guards() -> [(usize, usize); IST_SLOTS] {
-    let base = BOOT_IST.0.get() as usize;
+pub fn boot_ist_guards() -> [(crate::addr::VirtAddr, crate::addr::VirtAddr); IST_SLOTS] {
+    let base = crate::addr::VirtAddr::from_ptr(BOOT_IST.0.get());
     core::array::from_fn(|i| {
         let g = base + i * core::mem::size_of::<GuardedIst>();
         (g, g + BOOT_IST_GUARD_BYTES)
