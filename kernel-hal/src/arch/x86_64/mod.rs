@@ -165,7 +165,7 @@ pub fn early_init(info: &boot::BootInfo) {
 }
 
 /// ", AP trampoline 0x8000" on the boot line when other CPUs will start.
-struct TrampolineNote(Option<usize>);
+struct TrampolineNote(Option<PhysAddr>);
 
 impl core::fmt::Display for TrampolineNote {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -225,7 +225,11 @@ fn map_high_ram(info: &boot::BootInfo) -> paging::HighMap {
         .map_or(low_free, |r| {
             (r.start + r.len).min(BOOT_MAP_BYTES) & !(PAGE - 1)
         });
-    paging::map_ram_above_4g(info.memory_regions(), low_free, low_free_end)
+    paging::map_ram_above_4g(
+        info.memory_regions(),
+        PhysAddr::new(low_free),
+        PhysAddr::new(low_free_end),
+    )
 }
 
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
@@ -265,13 +269,13 @@ pub unsafe fn call_on_stack(top: VirtAddr, f: extern "C" fn(usize) -> !, arg: us
 /// Moves this CPU's double-fault and page-fault stack (the IST stack the
 /// fatal-exception report runs on) to `top`, a guarded kernel stack.
 pub fn set_exception_stack(index: usize, top: VirtAddr) {
-    percpu::set_ist_stack(ist_slot(index), top.as_usize() as u64);
+    percpu::set_ist_stack(ist_slot(index), top);
 }
 
 /// Gives AP `cpu` the exception stack `index` ending at `top` before it
 /// starts (its TSS names it from the start).
 pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: VirtAddr) {
-    percpu::preset_ist_stack(cpu, index, top.as_usize() as u64);
+    percpu::preset_ist_stack(cpu, index, top);
 }
 
 /// Unmaps the guard pages below the stacks in the kernel image: the boot
@@ -312,7 +316,7 @@ fn ist_slot(index: usize) -> u8 {
 /// Where this CPU's exception stacks end (the TSS's IST entries), in the
 /// order of [`set_exception_stack`]'s index.
 pub fn exception_stack_tops() -> [VirtAddr; EXCEPTION_STACKS] {
-    core::array::from_fn(|i| VirtAddr::new(percpu::ist_stack(ist_slot(i)) as usize))
+    core::array::from_fn(|i| percpu::ist_stack(ist_slot(i)))
 }
 
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
@@ -515,7 +519,9 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     const MIN_RANGE: usize = 1 << 20;
     // The kernel is linked at 1 MiB, so this already excludes low memory; the
     // `max` keeps it so should the link address ever change.
-    let floor = paging::early_pages_end(info.kernel_end.max(LOW_MEMORY_END)).next_multiple_of(PAGE);
+    let floor = paging::early_pages_end(PhysAddr::new(info.kernel_end.max(LOW_MEMORY_END)))
+        .as_usize()
+        .next_multiple_of(PAGE);
     let mut ranges = [(0usize, 0usize); boot::MAX_MEM_REGIONS];
     let mut n = 0;
     for r in info.memory_regions() {
@@ -524,7 +530,7 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
         // Below 4 GiB all is mapped; above, the 2 MiB-trimmed part is.
         let end = if end > BOOT_MAP_BYTES {
             let mut mapped_end = start.max(BOOT_MAP_BYTES);
-            while mapped_end < end && paging::identity_mapped(mapped_end, PAGE) {
+            while mapped_end < end && paging::identity_mapped(PhysAddr::new(mapped_end), PAGE) {
                 mapped_end = (mapped_end + (2 << 20)) & !((2 << 20) - 1);
             }
             mapped_end.min(end)
