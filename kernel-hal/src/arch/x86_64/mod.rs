@@ -94,7 +94,7 @@ pub fn early_init(info: &boot::BootInfo) {
     }
     // The first snapshot of the refined calibration (see `time.rs`); the
     // LAPIC timer counts from here to CPU 0's `timer_start`.
-    if !time::refine_start(info.rsdp, Some(apic::timer_calibration_start)) {
+    if !time::refine_start(acpi::rsdp_of(info), Some(apic::timer_calibration_start)) {
         let _ = writeln!(
             serial::RawWriter,
             "clock: no usable HPET in ACPI: the TSC rate is not refined"
@@ -181,7 +181,7 @@ impl core::fmt::Display for TrampolineNote {
 fn console_uart(info: &boot::BootInfo) -> &'static str {
     // SAFETY: the loader's (or boot's copy of the) RSDP; no heap yet, so the
     // firmware tables are intact.
-    let spcr = info.rsdp.and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
+    let spcr = acpi::rsdp_of(info).and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
     match spcr {
         Some(acpi::Spcr::IoPort16550 { port, divisor }) => {
             if port != serial::port() {

@@ -320,7 +320,7 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
     APIC_IDS[0].store(boot_id, Ordering::Relaxed);
     ONLINE[0].store(true, Ordering::Relaxed);
     START_STATE[0].store(STARTING, Ordering::Relaxed);
-    let found = info.rsdp.and_then(|rsdp| {
+    let found = acpi::rsdp_of(info).and_then(|rsdp| {
         // SAFETY: the RSDP address comes from the loader (or is boot's copy
         // of it), and nothing has overwritten firmware tables yet (no heap).
         unsafe { acpi::discover(rsdp, boot_id) }

@@ -79,8 +79,11 @@ crate::ktest!(x86_madt_starts_enabled_cpus_only, || {
     x2apic(&mut t, 300, acpi::MADT_ENABLED);
     lapic(&mut t, 1, acpi::MADT_ENABLED);
     x2apic(&mut t, 301, acpi::MADT_ONLINE_CAPABLE);
+    let Some(at) = crate::addr::VirtAddr::from_ptr(t.as_ptr()).identity_phys() else {
+        return Err("the heap is not identity-mapped".into());
+    };
     // SAFETY: `t` is a live buffer of `t.len()` bytes, read only.
-    let cpus = unsafe { acpi::parse_madt(t.as_ptr() as usize, t.len(), 0) };
+    let cpus = unsafe { acpi::parse_madt(at, t.len(), 0) };
     crate::kassert_eq!(&cpus.apic_ids[..cpus.len], &[0, 1, 300][..]);
     crate::kassert_eq!(cpus.hotplug, 2);
     crate::kassert_eq!(cpus.dropped, 0);
