@@ -86,7 +86,7 @@ pub use timer::{
 };
 
 use super::ExitCode;
-use crate::addr::VirtAddr;
+use crate::addr::{PhysAddr, VirtAddr};
 
 /// Brings up the boot CPU: per-CPU data, the console (from the DTB), exception
 /// vectors, the interrupt controller and the clock. Interrupts stay masked; the
@@ -135,7 +135,7 @@ pub fn early_init(info: &boot::BootInfo) {
         info.kernel_start,
         info.kernel_end,
         info.dtb.unwrap_or(0),
-        plat.uart_base.unwrap_or(0),
+        plat.uart_base.unwrap_or(PhysAddr::ZERO),
         gic_name,
         gic_base,
         plat.timer_intid,
