@@ -64,6 +64,17 @@ macro_rules! address {
                 }
             }
 
+            /// The address `bytes` above this one, or [`MAX`](Self::MAX)
+            /// if that is past the end of the address space (a range's end
+            /// from a firmware table, clamped as the code before it did).
+            #[inline]
+            pub const fn saturating_add(self, bytes: usize) -> Self {
+                match self.checked_add(bytes) {
+                    Some(a) => a,
+                    None => Self::MAX,
+                }
+            }
+
             /// Bytes from `base` up to this address, if it is not below it.
             #[inline]
             pub const fn offset_from(self, base: Self) -> Option<usize> {
@@ -169,6 +180,9 @@ impl PhysAddr {
     /// (x86_64's MAXPHYADDR limit, aarch64's with FEAT_LPA).
     pub const MAX_BITS: u32 = 52;
 
+    /// The highest physical address, 2^52 - 1.
+    pub const MAX: Self = PhysAddr((1 << Self::MAX_BITS) - 1);
+
     /// The physical address `addr`; panics if it has more than
     /// [`MAX_BITS`](Self::MAX_BITS) bits (use [`try_new`](Self::try_new) for
     /// a number from outside).
@@ -213,6 +227,9 @@ impl PhysAddr {
 }
 
 impl VirtAddr {
+    /// The highest virtual address.
+    pub const MAX: Self = VirtAddr(usize::MAX);
+
     /// The virtual address `addr` (any value: a virtual address has no
     /// invariant the kernel checks).
     #[inline]
@@ -303,6 +320,16 @@ mod tests {
         // Arithmetic keeps the invariant: past 2^52 is None / a panic.
         assert_eq!(PhysAddr::new(top).checked_add(1), None);
         assert_eq!(PhysAddr::new(top).align_up(0x1000), None);
+        assert_eq!(PhysAddr::MAX, PhysAddr::new(top));
+        assert_eq!(PhysAddr::new(top - 1).saturating_add(2), PhysAddr::MAX);
+        assert_eq!(
+            PhysAddr::new(0x1000).saturating_add(0x10),
+            PhysAddr::new(0x1010)
+        );
+        assert_eq!(
+            VirtAddr::new(usize::MAX - 1).saturating_add(2),
+            VirtAddr::MAX
+        );
     }
 
     #[test]
