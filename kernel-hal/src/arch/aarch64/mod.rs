@@ -101,10 +101,14 @@ pub fn early_init(info: &boot::BootInfo) {
     // The stacks' guards in the image stay unmapped.
     let g = static_guards();
     let holes = [g.boot, g.exception[0]];
+    let image = (
+        VirtAddr::new(info.kernel_start),
+        VirtAddr::new(info.kernel_end),
+    );
     // SAFETY: boot CPU, once, before any other CPU runs and before the heap;
     // the ranges are the DTB's RAM, the image range is the kernel's own, the
     // holes are guard pages nothing uses.
-    let map = unsafe { mmu::init(&ram[..nr_ram], (info.kernel_start, info.kernel_end), &holes) };
+    let map = unsafe { mmu::init(&ram[..nr_ram], image, &holes) };
     super::note_static_guards_unmapped(map.holes_unmapped);
     mmu::note_cpu();
     if let Some(uart) = plat.uart_base {

@@ -263,12 +263,15 @@ const MAX_EXCLUDED: usize = 16;
 
 /// RAM as the DTB `/memory` nodes describe it: up to `N` `[start, end)`
 /// ranges, and how many there are.
-pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], usize) {
-    let mut out = [(0u64, 0u64); N];
+pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(PhysAddr, PhysAddr); N], usize) {
+    let mut out = [(PhysAddr::ZERO, PhysAddr::ZERO); N];
     let mut n = 0;
     for region in fdt(info).memory().regions() {
-        let start = region.starting_address as u64;
-        let len = region.size.unwrap_or(0) as u64;
+        // RAM beyond 52 bits cannot exist: such a range is left out.
+        let Some(start) = reg_addr(&region) else {
+            continue;
+        };
+        let len = region.size.unwrap_or(0);
         if len > 0 && n < N {
             out[n] = (start, start.saturating_add(len));
             n += 1;
