@@ -1070,17 +1070,19 @@ impl<P: Platform> Scheduler<P> {
     /// Moves a queued, not running task whose mask excludes `cpu` to the
     /// idlest allowed CPU. Returns the new CPU.
     pub fn move_misplaced(&self, cpu: usize, id: TaskId) -> Option<usize> {
-        let t = {
+        let (t, broken) = {
             let mut rq = self.cpu_rq(cpu);
             let mut t = *rq.task(id)?;
             if self.allowed(&t, cpu) {
                 return None;
             }
-            if self.select_fallback_rq(id, &mut t) {
+            let broken = self.select_fallback_rq(&mut t);
+            if broken.is_some() {
                 rq.set_cpus_allowed(id, t.cpus_allowed);
             }
-            t
+            (t, broken)
         };
+        self.report_broken(id, broken);
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         let mut locked = self.double_rq_lock(cpu, target);
         let (a, b) = locked.pair();

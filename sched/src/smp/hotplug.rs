@@ -236,15 +236,17 @@ impl<P: Platform> Scheduler<P> {
     /// Moves queued task `id` off inactive `cpu` to the idlest CPU it may
     /// use; false if it was no longer queued there (not running).
     fn push_task_off(&self, cpu: usize, id: TaskId) -> bool {
-        let t = {
+        let (t, broken) = {
             let mut rq = self.cpu_rq(cpu);
             let Some(&t) = rq.task(id) else { return false };
             let mut t = t;
-            if self.select_fallback_rq(id, &mut t) {
+            let broken = self.select_fallback_rq(&mut t);
+            if broken.is_some() {
                 rq.set_cpus_allowed(id, t.cpus_allowed);
             }
-            t
+            (t, broken)
         };
+        self.report_broken(id, broken);
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         if target == cpu {
             return false; // unreachable: the target is active, `cpu` is not
@@ -289,18 +291,26 @@ impl<P: Platform> Scheduler<P> {
 
     /// Linux's `select_fallback_rq` for a task about to be placed: if its
     /// affinity names no active CPU, it is widened to every CPU of the
-    /// machine, the platform is told, and true is returned (the caller
-    /// stores the new mask where the task's state lives).
-    pub(crate) fn select_fallback_rq(&self, id: TaskId, t: &mut SchedTask) -> bool {
+    /// machine and the CPU it was on is returned, to be reported with
+    /// [`Self::report_broken`] once no lock is held (the caller stores the
+    /// new mask where the task's state lives).
+    pub(crate) fn select_fallback_rq(&self, t: &mut SchedTask) -> Option<CpuId> {
         if self.nr_inactive.load(Ordering::Acquire) == 0
             || t.cpus_allowed.intersects(&self.active_mask())
         {
-            return false;
+            return None;
         }
         t.cpus_allowed = CpuMask::first_n(self.nr_cpus());
-        self.platform
-            .affinity_broken(id, CpuId::wrapping(t.cpu as usize));
-        true
+        Some(CpuId::wrapping(t.cpu as usize))
+    }
+
+    /// Tells the platform that task `id`'s affinity was broken (Linux's
+    /// "no longer affine" line), if [`Self::select_fallback_rq`] said so.
+    /// No runqueue lock may be held.
+    pub(crate) fn report_broken(&self, id: TaskId, from: Option<CpuId>) {
+        if let Some(cpu) = from {
+            self.platform.affinity_broken(id, cpu);
+        }
     }
 
     /// After a task landed on `cpu` (its lock released): if `cpu` has left

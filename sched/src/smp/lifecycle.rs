@@ -504,11 +504,13 @@ impl<P: Platform> Scheduler<P> {
             {
                 return None;
             }
-            let mut t = rq.take_blocked(id).ok()?;
+            let t = rq.take_blocked(id).ok()?;
             self.set_home(id, HOME_TRANSIT | cpu as u32);
-            self.select_fallback_rq(id, &mut t);
             t
         };
+        let mut t = t;
+        let broken = self.select_fallback_rq(&mut t);
+        self.report_broken(id, broken);
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
@@ -573,7 +575,9 @@ impl<P: Platform> Scheduler<P> {
                         return Err(LifecycleError::NoSuchTask);
                     };
                     let mut t = t;
-                    if self.select_fallback_rq(id, &mut t) {
+                    // Only when `cpu` is inactive, so never with `target == cpu`.
+                    let broken = self.select_fallback_rq(&mut t);
+                    if broken.is_some() {
                         rq.set_cpus_allowed(id, t.cpus_allowed);
                     }
                     let (target, wf) = self.select_task_rq(&t, this_cpu, wf | WakeFlags::TTWU);
@@ -596,6 +600,7 @@ impl<P: Platform> Scheduler<P> {
                     let st = rq.take_blocked(id)?;
                     self.set_home(id, HOME_TRANSIT | target as u32);
                     drop(rq);
+                    self.report_broken(id, broken);
                     let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
                     return Ok(Woke::Placed {
                         from: cpu,
@@ -625,6 +630,7 @@ impl<P: Platform> Scheduler<P> {
         // The state is moved out of the cell once, into `taken`, and used
         // by reference from there on (each copy is about 190 bytes).
         let mut taken: Option<SchedTask> = None;
+        let mut broken = None;
         let irq = self.platform.irq_save();
         let placed = {
             let mut p = self.lock(&cell.parked);
@@ -638,7 +644,7 @@ impl<P: Platform> Scheduler<P> {
                 }
                 taken = p.take();
                 taken.as_mut().map(|t| {
-                    self.select_fallback_rq(id, t);
+                    broken = self.select_fallback_rq(t);
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
@@ -653,6 +659,7 @@ impl<P: Platform> Scheduler<P> {
             }
         };
         self.platform.irq_restore(irq);
+        self.report_broken(id, broken);
         let (target, wf) = placed?;
         let t = taken.as_ref()?;
         let from = t.cpu as usize;
