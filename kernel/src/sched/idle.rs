@@ -132,6 +132,8 @@ pub fn cpu_idle() -> ! {
     let pc = percpu::cpu(cpu);
     loop {
         arch::irq_disable();
+        // Asked to go offline: this CPU runs nothing more (never returns).
+        crate::hotplug::play_dead_if_dying(cpu);
         if pc.need_resched() != Resched::None {
             arch::irq_enable();
             __schedule(SchedMode::Preempt);

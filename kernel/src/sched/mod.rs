@@ -191,6 +191,20 @@ impl Platform for KernelPlatform {
         let _ = arch::timer_set_hrtick(cpu, None);
     }
 
+    /// A thread allowed only on CPUs that went offline may run anywhere now
+    /// (the scheduler's `select_fallback_rq`; no runqueue lock is held):
+    /// its mask follows, and the line Linux prints says so.
+    fn affinity_broken(&self, id: TaskId, cpu: CpuId) {
+        let t = thread(id.0);
+        t.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
+        log::warn!(
+            "process {} ({}) no longer affine to cpu{}",
+            id.0,
+            t.name(),
+            cpu
+        );
+    }
+
     /// The thread's `cpu` follows the scheduler (under the destination
     /// runqueue's lock); a move is a `sched_migrate_task` trace event.
     fn set_task_cpu(&self, id: TaskId, cpu: CpuId) {
