@@ -40,7 +40,7 @@
 //! Refused requests change nothing.
 
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use kernel_hal::stack::{cpu_parked, cpu_started, park_this_cpu, restart_cpu};
 
@@ -63,6 +63,11 @@ const DYING: u8 = 1;
 const DEAD: u8 = 2;
 
 static STATE: [AtomicU8; MAX_CPUS] = [const { AtomicU8::new(UP) }; MAX_CPUS];
+/// When each CPU stopped accounting time (its idle period ended as it went
+/// down), 0 while it is up; and its time offline before that, ns. Neither
+/// idle nor busy: `offline_ns` lets CPU-time checks leave it out.
+static OFFLINE_SINCE: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+static OFFLINE_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 /// A hotplug operation is in progress.
 static BUSY: AtomicBool = AtomicBool::new(false);
 
@@ -124,6 +129,19 @@ impl Drop for Serial {
     fn drop(&mut self) {
         BUSY.store(false, Ordering::Release);
     }
+}
+
+/// Time every CPU spent offline so far, the current offline periods
+/// included, ns (neither idle nor busy time).
+pub fn offline_ns() -> u64 {
+    let now = arch::now_ns();
+    CpuId::range(crate::sched::nr_rqs())
+        .map(|c| {
+            let since = OFFLINE_SINCE[c.index()].load(Ordering::Acquire);
+            let cur = if since != 0 { now.saturating_sub(since) } else { 0 };
+            OFFLINE_NS[c.index()].load(Ordering::Acquire) + cur
+        })
+        .sum()
 }
 
 /// CPUs the scheduler has (the firmware's), to check a CPU number against.
@@ -233,6 +251,13 @@ fn play_dead(cpu: CpuId) {
     let s = crate::sched::sched();
     let pc = percpu::cpu(cpu);
     s.migrate_tasks(cpu);
+    {
+        // Its idle period ends here: offline time is not idle time.
+        let _rq = crate::sched::lock_rq(cpu);
+        let now = arch::now_ns();
+        pc.account_switch(now, true, false);
+        OFFLINE_SINCE[i].store(now.max(1), Ordering::Release);
+    }
     arch::timer_stop_tick();
     arch::timer_set_event(None);
     let _ = arch::timer_set_hrtick(cpu, None);
@@ -259,7 +284,11 @@ extern "C" fn cpu_restart(cpu: CpuId) -> ! {
     if let Err(e) = crate::sched::sched().sched_cpu_activate(cpu) {
         log::warn!("smp: cpu {cpu} restarted but the scheduler refused it: {e}");
     }
-    pc.liveness.tick_restarted(arch::now_ns());
+    let now = arch::now_ns();
+    let since = OFFLINE_SINCE[cpu.index()].swap(0, Ordering::AcqRel);
+    OFFLINE_NS[cpu.index()].fetch_add(now.saturating_sub(since), Ordering::AcqRel);
+    pc.liveness.tick_restarted(now);
+    // A new idle period starts.
     crate::sched::cpu_online(cpu);
     arch::timer_start(crate::HZ.load(Ordering::Relaxed));
     arch::irq_enable();

@@ -194,15 +194,23 @@ impl Platform for KernelPlatform {
     /// A thread allowed only on CPUs that went offline may run anywhere now
     /// (the scheduler's `select_fallback_rq`; no runqueue lock is held):
     /// its mask follows, and the line Linux prints says so.
+    /// Rate-limited as Linux's `printk_ratelimit()` (10 lines per 5 s,
+    /// then a count of those left out): a CPU going down with many pinned
+    /// threads would otherwise flood the console.
     fn affinity_broken(&self, id: TaskId, cpu: CpuId) {
         let t = thread(id.0);
         t.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
-        log::warn!(
-            "process {} ({}) no longer affine to cpu{}",
-            id.0,
-            t.name(),
-            cpu
-        );
+        if let Some(dropped) = AFFINITY_LOG.allow(arch::now_ns()) {
+            if dropped > 0 {
+                log::warn!("{dropped} more 'no longer affine' lines left out");
+            }
+            log::warn!(
+                "process {} ({}) no longer affine to cpu{}",
+                id.0,
+                t.name(),
+                cpu
+            );
+        }
     }
 
     /// The thread's `cpu` follows the scheduler (under the destination
@@ -217,6 +225,49 @@ impl Platform for KernelPlatform {
 }
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
+
+/// The "no longer affine" lines' rate limit.
+static AFFINITY_LOG: RateLimit = RateLimit::new(10, 5_000_000_000);
+
+/// Linux's `printk_ratelimit()`: at most `burst` lines per `interval_ns`.
+pub(crate) struct RateLimit {
+    burst: u64,
+    interval_ns: u64,
+    /// The current window's start, ns.
+    start: ::core::sync::atomic::AtomicU64,
+    /// Lines in the current window.
+    used: ::core::sync::atomic::AtomicU64,
+    /// Lines left out since the last one printed.
+    dropped: ::core::sync::atomic::AtomicU64,
+}
+
+impl RateLimit {
+    pub(crate) const fn new(burst: u64, interval_ns: u64) -> Self {
+        RateLimit {
+            burst,
+            interval_ns,
+            start: ::core::sync::atomic::AtomicU64::new(0),
+            used: ::core::sync::atomic::AtomicU64::new(0),
+            dropped: ::core::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// May a line be printed at `now`? `Some(lines left out before it)`
+    /// if so. Racy between CPUs by a line or two, which is fine for a log.
+    pub(crate) fn allow(&self, now: u64) -> Option<u64> {
+        let start = self.start.load(Ordering::Relaxed);
+        if start == 0 || now.saturating_sub(start) >= self.interval_ns {
+            self.start.store(now.max(1), Ordering::Relaxed);
+            self.used.store(0, Ordering::Relaxed);
+        }
+        if self.used.fetch_add(1, Ordering::Relaxed) < self.burst {
+            Some(self.dropped.swap(0, Ordering::Relaxed))
+        } else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
 
 /// The machine's scheduler (per-CPU runqueues).
 pub fn sched() -> &'static Scheduler<KernelPlatform> {
