@@ -242,21 +242,17 @@ ktest_smp!(smp_cpu_offline_moves_everything_and_online_restores, 2, || {
     kassert_eq!(cpu_up(CpuId::BOOT), Err(HotplugError::BootCpu));
     let beyond = CpuId::new(crate::sched::nr_rqs()).ok_or("no CPU id")?;
     kassert_eq!(cpu_up(beyond), Err(HotplugError::NoSuchCpu));
-    // Back online: it ticks, switches, and the balancer hands it threads.
+    // Back online: it takes threads again (one moved there by its
+    // affinity: with more CPUs than threads, balancing has no reason to).
     cpu_up(k).map_err(|e| alloc::format!("cpu_up({k}): {e}"))?;
     kassert!(task::online_mask().has(k));
     kassert_eq!(cpu_up(k), Err(HotplugError::AlreadyOnline));
-    for w in everyone.iter() {
-        w.cpus.store(&CpuMask::new(), Ordering::Relaxed);
-    }
+    spin[0].cpus.store(&CpuMask::new(), Ordering::Relaxed);
+    task::set_affinity(spin[0].tid, only(k)).map_err(|e| alloc::format!("{e:?}"))?;
     wait_progress(
         "a thread runs on cpu k again",
         1,
-        || {
-            everyone
-                .iter()
-                .any(|w| w.cpus.load(Ordering::Relaxed).has(k))
-        },
+        || spin[0].cpus.load(Ordering::Relaxed).has(k),
         || everyone.iter().map(|w| w.steps()).sum(),
     )?;
     kassert!(pc.switches.load(Ordering::Relaxed) > sw1);
