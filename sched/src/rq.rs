@@ -328,6 +328,10 @@ pub struct Rq {
     /// `sched_cpu_deactivate`): [`Rq::switch`] runs nothing more here and
     /// hands a still runnable previous task back as misplaced.
     balance_push: bool,
+    /// The previous task of the last switch, taken off as misplaced and
+    /// not yet moved by `Scheduler::finish_switch` (blocked in its slot
+    /// meanwhile, but runnable: not a sleeper to park).
+    misplaced: Option<TaskId>,
     /// Counters.
     pub stats: RqStats,
 }
@@ -360,6 +364,7 @@ impl Rq {
             hrtick_expires_ns: HRTICK_NONE,
             hrtick_cmd: None,
             balance_push: false,
+            misplaced: None,
             stats: RqStats::default(),
         }
     }
@@ -1334,6 +1339,9 @@ impl Rq {
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
                     sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                    if sw.prev_misplaced {
+                        self.misplaced = sw.prev;
+                    }
                 }
                 PrevAction::Stays => {}
                 PrevAction::Yields => self.yield_task(),
@@ -1370,6 +1378,17 @@ impl Rq {
     /// nothing; Linux's `balance_push`)?
     pub fn balance_push(&self) -> bool {
         self.balance_push
+    }
+
+    /// The misplaced previous task `Scheduler::finish_switch` has not moved
+    /// yet (see [`Switch::prev_misplaced`]).
+    pub(crate) fn pending_misplaced(&self) -> Option<TaskId> {
+        self.misplaced
+    }
+
+    /// `Scheduler::finish_switch` took over the misplaced previous task.
+    pub(crate) fn clear_pending_misplaced(&mut self) {
+        self.misplaced = None;
     }
 
     /// Sets or clears [`Rq::balance_push`] (`sched_cpu_deactivate` /

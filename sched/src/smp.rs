@@ -938,6 +938,15 @@ impl<P: Platform> Scheduler<P> {
         if !slot.wake_pending.load(Ordering::Acquire) {
             return 0;
         }
+        self.drain_wake_list(rq)
+    }
+
+    /// [`Self::sched_ttwu_pending`] whatever the list's flag says (it takes
+    /// the list's lock every time); for CPU hotplug's sweeps.
+    #[inline]
+    pub(crate) fn drain_wake_list(&self, rq: &mut Rq) -> usize {
+        let cpu = rq.cpu() as usize;
+        let slot = &self.slots[cpu];
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {

@@ -351,6 +351,37 @@ fn an_enqueue_that_raced_the_deactivation_is_moved_by_its_enqueuer() {
 }
 
 #[test]
+fn a_misplaced_task_is_not_parked_before_its_finish_switch() {
+    // CPU 1 switches its running task out (going offline: misplaced, so
+    // blocked in its slot but runnable) and, before its `finish_switch`,
+    // another CPU sweeps it (a waker's check, or the deactivation's): the
+    // sweep must leave it to `finish_switch`, not park it as a sleeper
+    // (it would never run again: its thread is not asleep).
+    let s = sched(2);
+    let live = [true];
+    s.spawn(TaskId(0), pinned(1), 0).unwrap();
+    s.set_affinity(TaskId(0), CpuMask::first_n(2), 0).unwrap();
+    assert_eq!(switch(&s, 1, PrevAction::Stays).next, Some(TaskId(0)));
+    s.sched_cpu_deactivate(cpu(1), 0).unwrap();
+    let sw = {
+        let mut rq = s.cpu_rq(1);
+        s.schedule(&mut rq, PrevAction::Yields)
+    };
+    assert!(sw.prev_misplaced && sw.next.is_none());
+    s.migrate_tasks(cpu(1));
+    assert!(!s.is_parked(TaskId(0)), "a runnable task was parked");
+    assert_eq!(
+        s.sched_cpu_dying(cpu(1)),
+        Err(HotplugError::Busy),
+        "its move is still to come"
+    );
+    assert_eq!(s.finish_switch(1, &sw), Some(0));
+    assert_eq!(s.task(TaskId(0), 0).unwrap().state, TaskState::Queued);
+    s.sched_cpu_dying(cpu(1)).unwrap();
+    check(&s, &live);
+}
+
+#[test]
 fn an_online_cpu_is_used_again() {
     let s = sched(2);
     let mut live = [false; IDS];

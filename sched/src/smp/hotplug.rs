@@ -210,7 +210,10 @@ impl<P: Platform> Scheduler<P> {
             {
                 let mut rq = self.cpu_rq(c);
                 rq.update_rq_clock(self.platform.now_ns());
-                self.sched_ttwu_pending(&mut rq);
+                // The list's lock, not its flag: a waker that pushed before
+                // this lock saw the flag's store, or one after sees the
+                // CPU inactive (no store-load race between the two flags).
+                self.drain_wake_list(&mut rq);
                 self.park_held_sleepers(&mut rq);
                 let curr = rq.curr();
                 for (id, t) in rq.tasks() {
@@ -271,14 +274,19 @@ impl<P: Platform> Scheduler<P> {
 
     /// Hands every sleeper `rq` still holds (delayed or blocked in its
     /// slot, not running) to its cell, as a switch does for a task going
-    /// to sleep, so that its wakeup places it on an active CPU.
+    /// to sleep, so that its wakeup places it on an active CPU. Not the
+    /// misplaced previous task of a switch whose `finish_switch` has not
+    /// run yet: blocked in its slot, it is runnable, and that call moves it.
     fn park_held_sleepers(&self, rq: &mut Rq) {
         let curr = rq.curr();
+        let misplaced = rq.pending_misplaced();
         loop {
             let next = rq
                 .tasks()
                 .find(|&(id, t)| {
-                    Some(id) != curr && matches!(t.state, TaskState::Delayed | TaskState::Blocked)
+                    Some(id) != curr
+                        && Some(id) != misplaced
+                        && matches!(t.state, TaskState::Delayed | TaskState::Blocked)
                 })
                 .map(|(id, _)| id);
             let Some(id) = next else { break };

@@ -498,6 +498,7 @@ impl<P: Platform> Scheduler<P> {
         }
         let t = {
             let mut rq = self.cpu_rq(cpu);
+            rq.clear_pending_misplaced();
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
                 || self.load_home(id) != cpu as u32
