@@ -138,7 +138,11 @@ pub fn offline_ns() -> u64 {
     CpuId::range(crate::sched::nr_rqs())
         .map(|c| {
             let since = OFFLINE_SINCE[c.index()].load(Ordering::Acquire);
-            let cur = if since != 0 { now.saturating_sub(since) } else { 0 };
+            let cur = if since != 0 {
+                now.saturating_sub(since)
+            } else {
+                0
+            };
             OFFLINE_NS[c.index()].load(Ordering::Acquire) + cur
         })
         .sum()

@@ -1076,8 +1076,10 @@ impl<P: Platform> Scheduler<P> {
         self.check_from(cpu + 1, scratch)
     }
 
-    /// Moves a queued, not running task whose mask excludes `cpu` to the
-    /// idlest allowed CPU. Returns the new CPU.
+    /// Moves a queued, not running task that may not run on `cpu` (its
+    /// mask excludes it, or `cpu` is inactive) to the idlest CPU it may use
+    /// (its affinity broken first if that is none,
+    /// [`Self::select_fallback_rq`]). Returns the new CPU.
     pub fn move_misplaced(&self, cpu: usize, id: TaskId) -> Option<usize> {
         let (t, broken) = {
             let mut rq = self.cpu_rq(cpu);

@@ -6,6 +6,9 @@
 //! deactivation, a seeded random walk with CPUs going down and up among the
 //! lifecycle operations, and racing threads.
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -449,21 +452,6 @@ fn bad_hotplug_requests_change_nothing() {
         Err(HotplugError::DlBandwidth)
     );
     assert!(s.cpu_active(1));
-}
-
-/// xorshift64*: the random walk is reproducible from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// The lifecycle operations in random order on 4 CPUs with CPUs going down

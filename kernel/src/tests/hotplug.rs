@@ -140,85 +140,92 @@ impl Drop for Online {
     }
 }
 
-ktest_smp!(smp_cpu_offline_moves_everything_and_online_restores, 2, || {
-    let n = task::nr_cpus();
-    let k = CpuId::new(n - 1).ok_or("no such CPU")?;
-    let all = task::online_mask();
-    let others = {
-        let mut m = all;
-        m.clear(k.index());
-        m
-    };
-    let sem = Arc::new(Semaphore::new(0));
-    // On CPU k: two runnable threads allowed everywhere, one pinned there,
-    // a timer sleeper allowed everywhere and one pinned there, a thread
-    // waiting on a semaphore allowed everywhere and one pinned there.
-    let spin = (0..2)
-        .map(|_| Worker::spawn("hp_spin", Kind::Spinner, only(k), None))
-        .collect::<Result<Vec<_>, _>>()?;
-    let spin_pinned = Worker::spawn("hp_spin_pin", Kind::Spinner, only(k), None)?;
-    let sleep = Worker::spawn("hp_sleep", Kind::Sleeper, only(k), None)?;
-    let sleep_pinned = Worker::spawn("hp_sleep_pin", Kind::Sleeper, only(k), None)?;
-    let wait = Worker::spawn("hp_wait", Kind::Waiter, only(k), Some(sem.clone()))?;
-    let wait_pinned = Worker::spawn("hp_wait_pin", Kind::Waiter, only(k), Some(sem.clone()))?;
-    // Each ran there; then the unpinned ones may go anywhere (still on k).
-    wait_steps(
-        "threads start on cpu k",
-        &[&spin[0], &spin[1], &spin_pinned, &sleep, &sleep_pinned],
-        2,
-    )?;
-    // The waiters are asleep on the semaphore, on k.
-    let asleep = |w: &Worker| {
-        w.steps() >= 1
-            && task::thread(w.tid.idx()).state.load(Ordering::SeqCst) == task::ThreadState::Sleeping
-    };
-    wait_progress(
-        "the waiters sleep on cpu k",
-        1,
-        || asleep(&wait) && asleep(&wait_pinned),
-        || spin[0].steps(),
-    )?;
-    kassert!(wait.cpus.load(Ordering::Relaxed) == only(k));
-    for w in spin.iter().chain([&sleep, &wait]) {
-        task::set_affinity(w.tid, all).map_err(|e| alloc::format!("{e:?}"))?;
-    }
-    let _restore = Online(k);
-    cpu_down(k).map_err(|e| alloc::format!("cpu_down({k}): {e}"))?;
-    kassert!(!task::online_mask().has(k), "cpu {} still online", k);
-    kassert!(!crate::sched::sched().cpu_active(k.index()));
-    let held = crate::sched::with_cpu_rq(k, |rq| (rq.curr(), rq.tasks().count()));
-    kassert_eq!(held, (None, 0));
-    // While it is offline: nothing runs there, no tick; every thread goes
-    // on (the sleepers' timers moved, the waiters wake elsewhere).
-    let pc = percpu::cpu(k);
-    let (sw0, ticks0) = (
-        pc.switches.load(Ordering::Relaxed),
-        pc.ticks.load(Ordering::Relaxed),
-    );
-    for w in spin.iter().chain([&spin_pinned, &sleep, &sleep_pinned, &wait, &wait_pinned]) {
-        w.cpus.store(&CpuMask::new(), Ordering::Relaxed);
-    }
-    sem.up();
-    sem.up();
-    let everyone = [
-        &spin[0],
-        &spin[1],
-        &spin_pinned,
-        &sleep,
-        &sleep_pinned,
-        &wait,
-        &wait_pinned,
-    ];
-    wait_steps("every thread runs while cpu k is offline", &everyone, 5)?;
-    let (sw1, ticks1) = (
-        pc.switches.load(Ordering::Relaxed),
-        pc.ticks.load(Ordering::Relaxed),
-    );
-    let seen = everyone
-        .iter()
-        .fold(CpuMask::new(), |m, w| m.or(&w.cpus.load(Ordering::Relaxed)));
-    let placed: Vec<usize> = everyone.iter().map(|w| w.cpu()).collect();
-    kprintln!(
+ktest_smp!(
+    smp_cpu_offline_moves_everything_and_online_restores,
+    2,
+    || {
+        let n = task::nr_cpus();
+        let k = CpuId::new(n - 1).ok_or("no such CPU")?;
+        let all = task::online_mask();
+        let others = {
+            let mut m = all;
+            m.clear(k.index());
+            m
+        };
+        let sem = Arc::new(Semaphore::new(0));
+        // On CPU k: two runnable threads allowed everywhere, one pinned there,
+        // a timer sleeper allowed everywhere and one pinned there, a thread
+        // waiting on a semaphore allowed everywhere and one pinned there.
+        let spin = (0..2)
+            .map(|_| Worker::spawn("hp_spin", Kind::Spinner, only(k), None))
+            .collect::<Result<Vec<_>, _>>()?;
+        let spin_pinned = Worker::spawn("hp_spin_pin", Kind::Spinner, only(k), None)?;
+        let sleep = Worker::spawn("hp_sleep", Kind::Sleeper, only(k), None)?;
+        let sleep_pinned = Worker::spawn("hp_sleep_pin", Kind::Sleeper, only(k), None)?;
+        let wait = Worker::spawn("hp_wait", Kind::Waiter, only(k), Some(sem.clone()))?;
+        let wait_pinned = Worker::spawn("hp_wait_pin", Kind::Waiter, only(k), Some(sem.clone()))?;
+        // Each ran there; then the unpinned ones may go anywhere (still on k).
+        wait_steps(
+            "threads start on cpu k",
+            &[&spin[0], &spin[1], &spin_pinned, &sleep, &sleep_pinned],
+            2,
+        )?;
+        // The waiters are asleep on the semaphore, on k.
+        let asleep = |w: &Worker| {
+            w.steps() >= 1
+                && task::thread(w.tid.idx()).state.load(Ordering::SeqCst)
+                    == task::ThreadState::Sleeping
+        };
+        wait_progress(
+            "the waiters sleep on cpu k",
+            1,
+            || asleep(&wait) && asleep(&wait_pinned),
+            || spin[0].steps(),
+        )?;
+        kassert!(wait.cpus.load(Ordering::Relaxed) == only(k));
+        for w in spin.iter().chain([&sleep, &wait]) {
+            task::set_affinity(w.tid, all).map_err(|e| alloc::format!("{e:?}"))?;
+        }
+        let _restore = Online(k);
+        cpu_down(k).map_err(|e| alloc::format!("cpu_down({k}): {e}"))?;
+        kassert!(!task::online_mask().has(k), "cpu {} still online", k);
+        kassert!(!crate::sched::sched().cpu_active(k.index()));
+        let held = crate::sched::with_cpu_rq(k, |rq| (rq.curr(), rq.tasks().count()));
+        kassert_eq!(held, (None, 0));
+        // While it is offline: nothing runs there, no tick; every thread goes
+        // on (the sleepers' timers moved, the waiters wake elsewhere).
+        let pc = percpu::cpu(k);
+        let (sw0, ticks0) = (
+            pc.switches.load(Ordering::Relaxed),
+            pc.ticks.load(Ordering::Relaxed),
+        );
+        for w in spin
+            .iter()
+            .chain([&spin_pinned, &sleep, &sleep_pinned, &wait, &wait_pinned])
+        {
+            w.cpus.store(&CpuMask::new(), Ordering::Relaxed);
+        }
+        sem.up();
+        sem.up();
+        let everyone = [
+            &spin[0],
+            &spin[1],
+            &spin_pinned,
+            &sleep,
+            &sleep_pinned,
+            &wait,
+            &wait_pinned,
+        ];
+        wait_steps("every thread runs while cpu k is offline", &everyone, 5)?;
+        let (sw1, ticks1) = (
+            pc.switches.load(Ordering::Relaxed),
+            pc.ticks.load(Ordering::Relaxed),
+        );
+        let seen = everyone
+            .iter()
+            .fold(CpuMask::new(), |m, w| m.or(&w.cpus.load(Ordering::Relaxed)));
+        let placed: Vec<usize> = everyone.iter().map(|w| w.cpu()).collect();
+        kprintln!(
         "    cpu {} offline: threads on cpus {:?} (seen {}), its switches {} -> {}, ticks {} -> {}",
         k,
         placed,
@@ -228,39 +235,60 @@ ktest_smp!(smp_cpu_offline_moves_everything_and_online_restores, 2, || {
         ticks0,
         ticks1
     );
-    kassert!(sw1 == sw0, "cpu {} switched while offline ({} -> {})", k, sw0, sw1);
-    kassert!(ticks1 == ticks0, "cpu {} ticked while offline ({} -> {})", k, ticks0, ticks1);
-    kassert!(seen.is_subset(&others), "ran on {} while cpu {} was offline", seen, k);
-    kassert!(placed.iter().all(|&c| c != k.index()));
-    // The pinned ones had their affinity broken (Linux's treatment).
-    for w in [&spin_pinned, &sleep_pinned, &wait_pinned] {
-        kassert_eq!(w.allowed(), CpuMask::all());
+        kassert!(
+            sw1 == sw0,
+            "cpu {} switched while offline ({} -> {})",
+            k,
+            sw0,
+            sw1
+        );
+        kassert!(
+            ticks1 == ticks0,
+            "cpu {} ticked while offline ({} -> {})",
+            k,
+            ticks0,
+            ticks1
+        );
+        kassert!(
+            seen.is_subset(&others),
+            "ran on {} while cpu {} was offline",
+            seen,
+            k
+        );
+        kassert!(placed.iter().all(|&c| c != k.index()));
+        // The pinned ones had their affinity broken (Linux's treatment).
+        for w in [&spin_pinned, &sleep_pinned, &wait_pinned] {
+            kassert_eq!(w.allowed(), CpuMask::all());
+        }
+        // Refused, changing nothing.
+        kassert_eq!(cpu_down(k), Err(HotplugError::AlreadyOffline));
+        kassert_eq!(cpu_down(CpuId::BOOT), Err(HotplugError::BootCpu));
+        kassert_eq!(cpu_up(CpuId::BOOT), Err(HotplugError::BootCpu));
+        let beyond = CpuId::new(crate::sched::nr_rqs()).ok_or("no CPU id")?;
+        kassert_eq!(cpu_up(beyond), Err(HotplugError::NoSuchCpu));
+        // Back online: it takes threads again (one moved there by its
+        // affinity: with more CPUs than threads, balancing has no reason to).
+        cpu_up(k).map_err(|e| alloc::format!("cpu_up({k}): {e}"))?;
+        kassert!(task::online_mask().has(k));
+        kassert_eq!(cpu_up(k), Err(HotplugError::AlreadyOnline));
+        spin[0].cpus.store(&CpuMask::new(), Ordering::Relaxed);
+        task::set_affinity(spin[0].tid, only(k)).map_err(|e| alloc::format!("{e:?}"))?;
+        wait_progress(
+            "a thread runs on cpu k again",
+            1,
+            || spin[0].cpus.load(Ordering::Relaxed).has(k),
+            || everyone.iter().map(|w| w.steps()).sum(),
+        )?;
+        kassert!(pc.switches.load(Ordering::Relaxed) > sw1);
+        for w in spin
+            .into_iter()
+            .chain([spin_pinned, sleep, sleep_pinned, wait, wait_pinned])
+        {
+            w.stop()?;
+        }
+        Ok(())
     }
-    // Refused, changing nothing.
-    kassert_eq!(cpu_down(k), Err(HotplugError::AlreadyOffline));
-    kassert_eq!(cpu_down(CpuId::BOOT), Err(HotplugError::BootCpu));
-    kassert_eq!(cpu_up(CpuId::BOOT), Err(HotplugError::BootCpu));
-    let beyond = CpuId::new(crate::sched::nr_rqs()).ok_or("no CPU id")?;
-    kassert_eq!(cpu_up(beyond), Err(HotplugError::NoSuchCpu));
-    // Back online: it takes threads again (one moved there by its
-    // affinity: with more CPUs than threads, balancing has no reason to).
-    cpu_up(k).map_err(|e| alloc::format!("cpu_up({k}): {e}"))?;
-    kassert!(task::online_mask().has(k));
-    kassert_eq!(cpu_up(k), Err(HotplugError::AlreadyOnline));
-    spin[0].cpus.store(&CpuMask::new(), Ordering::Relaxed);
-    task::set_affinity(spin[0].tid, only(k)).map_err(|e| alloc::format!("{e:?}"))?;
-    wait_progress(
-        "a thread runs on cpu k again",
-        1,
-        || spin[0].cpus.load(Ordering::Relaxed).has(k),
-        || everyone.iter().map(|w| w.steps()).sum(),
-    )?;
-    kassert!(pc.switches.load(Ordering::Relaxed) > sw1);
-    for w in spin.into_iter().chain([spin_pinned, sleep, sleep_pinned, wait, wait_pinned]) {
-        w.stop()?;
-    }
-    Ok(())
-});
+);
 
 ktest_smp!(smp_cpu_offline_online_repeatedly, 2, || {
     // Every secondary CPU goes down and up a few times while threads
@@ -270,7 +298,11 @@ ktest_smp!(smp_cpu_offline_online_repeatedly, 2, || {
     let all = task::online_mask();
     let ws = (0..n + 2)
         .map(|i| {
-            let kind = if i % 2 == 0 { Kind::Spinner } else { Kind::Sleeper };
+            let kind = if i % 2 == 0 {
+                Kind::Spinner
+            } else {
+                Kind::Sleeper
+            };
             Worker::spawn("hp_rep", kind, all, None)
         })
         .collect::<Result<Vec<_>, _>>()?;

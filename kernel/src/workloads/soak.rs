@@ -921,7 +921,7 @@ fn flip(run: &mut Run, rng: &mut Rng) {
 }
 
 /// Salt of the hotplug operations' PRNG stream ("hotplug").
-const HOTPLUG_STREAM: u64 = 0x686f_7470_6c75_67;
+const HOTPLUG_STREAM: u64 = 0x0068_6f74_706c_7567;
 
 /// The controller's CPU hotplug operations.
 #[derive(Default)]
@@ -964,12 +964,7 @@ fn hotplug_flip(run: &mut Run, hp: &mut Hotplug) {
 
 /// Brings every CPU the run started with back online.
 fn hotplug_restore(run: &mut Run, hp: &mut Hotplug) {
-    let back: Vec<CpuId> = run
-        .sh
-        .online
-        .and_not(&task::online_mask())
-        .cpus()
-        .collect();
+    let back: Vec<CpuId> = run.sh.online.and_not(&task::online_mask()).cpus().collect();
     for c in back {
         match crate::hotplug::cpu_up(c) {
             Ok(()) => hp.ups += 1,

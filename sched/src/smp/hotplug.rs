@@ -230,46 +230,11 @@ impl<P: Platform> Scheduler<P> {
                 break;
             }
             for &id in &ids[..n] {
-                moved += self.push_task_off(c, id) as usize;
+                // Not allowed here (inactive): to the idlest CPU it may use.
+                moved += self.move_misplaced(c, id).is_some() as usize;
             }
         }
         moved
-    }
-
-    /// Moves queued task `id` off inactive `cpu` to the idlest CPU it may
-    /// use; false if it was no longer queued there (not running).
-    fn push_task_off(&self, cpu: usize, id: TaskId) -> bool {
-        let (t, broken) = {
-            let mut rq = self.cpu_rq(cpu);
-            let Some(&t) = rq.task(id) else { return false };
-            let mut t = t;
-            let broken = self.select_fallback_rq(&mut t);
-            if broken.is_some() {
-                rq.set_cpus_allowed(id, t.cpus_allowed);
-            }
-            (t, broken)
-        };
-        self.report_broken(id, broken);
-        let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
-        if target == cpu {
-            return false; // unreachable: the target is active, `cpu` is not
-        }
-        let d = {
-            let mut locked = self.double_rq_lock(cpu, target);
-            let (src, dst) = locked.pair();
-            let now = self.platform.now_ns();
-            src.update_rq_clock(now);
-            dst.update_rq_clock(now);
-            let Ok(st) = src.detach_task(id) else {
-                return false;
-            };
-            let d = dst.attach_task(id, st);
-            self.placed(id, target);
-            d
-        };
-        self.kick_if_needed(target, cpu, d.resched);
-        self.recheck_active(target);
-        true
     }
 
     /// Hands every sleeper `rq` still holds (delayed or blocked in its
