@@ -13,7 +13,7 @@ pub const HOTPLUG_CPU: Limit = Limit {
     min: 0,
     max: MAX_CPUS as i64 - 1,
     default: None,
-    doc: "the CPU, as numbered by ps and stat (0 = the boot CPU, which stays online)",
+    doc: "the CPU (0, the boot CPU, stays online)",
 };
 
 pub(super) fn parse_cpu(args: &[&str]) -> Result<Command, Error> {
