@@ -204,6 +204,7 @@ pub fn cpu_down(cpu: CpuId) -> Result<(), HotplugError> {
     if let Err(e) = s.sched_cpu_dying(cpu) {
         log::warn!("smp: cpu {cpu} parked but its runqueue is not empty: {e}");
     }
+    crate::sched::flush_affinity_log();
     log::info!("smp: cpu {cpu} offline");
     Ok(())
 }
@@ -228,6 +229,7 @@ pub fn cpu_up(cpu: CpuId) -> Result<(), HotplugError> {
         }
         crate::task::sleep_ms(1);
     }
+    crate::sched::flush_affinity_log();
     log::info!("smp: cpu {cpu} online");
     Ok(())
 }

@@ -958,9 +958,13 @@ impl<P: Platform> Scheduler<P> {
         n
     }
 
-    /// Are wakeups queued for `cpu`?
+    /// Are wakeups queued for `cpu`? (Takes the list's lock with
+    /// interrupts masked, as every other user of it.)
     pub fn has_pending_wakeups(&self, cpu: usize) -> bool {
-        !self.lock(&self.slots[cpu].wake_list).is_empty()
+        let irq = self.platform.irq_save();
+        let pending = !self.lock(&self.slots[cpu].wake_list).is_empty();
+        self.platform.irq_restore(irq);
+        pending
     }
 
     /// The lock-free flag that says `cpu`'s wake list holds entries (for

@@ -164,6 +164,10 @@ pub fn cpu_idle() -> ! {
             pc.nohz_entries.fetch_add(1, Ordering::Relaxed);
             arch::timer_stop_tick();
         }
+        if cpu == CpuId::BOOT {
+            // Lines a wakeup queued from an interrupt handler (CPU hotplug).
+            flush_affinity_log();
+        }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.
         arch::halt();

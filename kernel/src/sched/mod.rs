@@ -192,25 +192,14 @@ impl Platform for KernelPlatform {
     }
 
     /// A thread allowed only on CPUs that went offline may run anywhere now
-    /// (the scheduler's `select_fallback_rq`; no runqueue lock is held):
-    /// its mask follows, and the line Linux prints says so.
-    /// Rate-limited as Linux's `printk_ratelimit()` (10 lines per 5 s,
-    /// then a count of those left out): a CPU going down with many pinned
-    /// threads would otherwise flood the console.
+    /// (the scheduler's `select_fallback_rq`; no runqueue lock is held, but
+    /// possibly an interrupt handler's locks: a timer's wakeup): its mask
+    /// follows, and Linux's line is queued for [`flush_affinity_log`].
     fn affinity_broken(&self, id: TaskId, cpu: CpuId) {
-        let t = thread(id.0);
-        t.cpus_allowed.store(&CpuMask::all(), Ordering::Relaxed);
-        if let Some(dropped) = AFFINITY_LOG.allow(arch::now_ns()) {
-            if dropped > 0 {
-                log::warn!("{dropped} more 'no longer affine' lines left out");
-            }
-            log::warn!(
-                "process {} ({}) no longer affine to cpu{}",
-                id.0,
-                t.name(),
-                cpu
-            );
-        }
+        thread(id.0)
+            .cpus_allowed
+            .store(&CpuMask::all(), Ordering::Relaxed);
+        AFFINITY_LOG.lock().push(id.0, cpu);
     }
 
     /// The thread's `cpu` follows the scheduler (under the destination
@@ -226,46 +215,85 @@ impl Platform for KernelPlatform {
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
 
-/// The "no longer affine" lines' rate limit.
-static AFFINITY_LOG: RateLimit = RateLimit::new(10, 5_000_000_000);
+/// "no longer affine" lines waiting to be printed: the wakeup that breaks
+/// an affinity may run in an interrupt handler, where the console's
+/// framebuffer lock may not be taken.
+static AFFINITY_LOG: kernel_hal::sync::SpinLock<AffinityLog> =
+    kernel_hal::sync::SpinLock::named("affinity_log", AffinityLog::new());
 
-/// Linux's `printk_ratelimit()`: at most `burst` lines per `interval_ns`.
-pub(crate) struct RateLimit {
-    burst: u64,
-    interval_ns: u64,
-    /// The current window's start, ns.
-    start: ::core::sync::atomic::AtomicU64,
-    /// Lines in the current window.
-    used: ::core::sync::atomic::AtomicU64,
-    /// Lines left out since the last one printed.
-    dropped: ::core::sync::atomic::AtomicU64,
+/// Lines kept for [`flush_affinity_log`]; beyond that they are counted.
+const AFFINITY_LOG_LEN: usize = 16;
+
+struct AffinityLog {
+    lines: [(u32, CpuId); AFFINITY_LOG_LEN],
+    len: usize,
+    /// Lines not kept (the buffer was full) or left out by the rate limit.
+    dropped: u64,
+    /// The rate limit's window start (ns) and lines printed in it: Linux's
+    /// `printk_ratelimit()`, 10 lines per 5 s.
+    window_ns: u64,
+    printed: u32,
 }
 
-impl RateLimit {
-    pub(crate) const fn new(burst: u64, interval_ns: u64) -> Self {
-        RateLimit {
-            burst,
-            interval_ns,
-            start: ::core::sync::atomic::AtomicU64::new(0),
-            used: ::core::sync::atomic::AtomicU64::new(0),
-            dropped: ::core::sync::atomic::AtomicU64::new(0),
+impl AffinityLog {
+    const fn new() -> Self {
+        AffinityLog {
+            lines: [(0, CpuId::BOOT); AFFINITY_LOG_LEN],
+            len: 0,
+            dropped: 0,
+            window_ns: 0,
+            printed: 0,
         }
     }
 
-    /// May a line be printed at `now`? `Some(lines left out before it)`
-    /// if so. Racy between CPUs by a line or two, which is fine for a log.
-    pub(crate) fn allow(&self, now: u64) -> Option<u64> {
-        let start = self.start.load(Ordering::Relaxed);
-        if start == 0 || now.saturating_sub(start) >= self.interval_ns {
-            self.start.store(now.max(1), Ordering::Relaxed);
-            self.used.store(0, Ordering::Relaxed);
-        }
-        if self.used.fetch_add(1, Ordering::Relaxed) < self.burst {
-            Some(self.dropped.swap(0, Ordering::Relaxed))
+    fn push(&mut self, idx: u32, cpu: CpuId) {
+        if self.len < AFFINITY_LOG_LEN {
+            self.lines[self.len] = (idx, cpu);
+            self.len += 1;
         } else {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            None
+            self.dropped += 1;
         }
+    }
+}
+
+/// Prints the queued "process P (NAME) no longer affine to cpuN" lines
+/// (Linux's `select_fallback_rq`), at most 10 per 5 s as Linux's
+/// `printk_ratelimit()`, then how many were left out. From thread context
+/// or an idle loop, not from an interrupt handler.
+pub fn flush_affinity_log() {
+    let (lines, n, dropped) = {
+        let mut log = AFFINITY_LOG.lock();
+        if log.len == 0 {
+            return;
+        }
+        let now = arch::now_ns();
+        if log.window_ns == 0 || now.saturating_sub(log.window_ns) >= 5_000_000_000 {
+            log.window_ns = now.max(1);
+            log.printed = 0;
+        }
+        let room = 10u32.saturating_sub(log.printed) as usize;
+        let n = log.len.min(room);
+        log.printed += n as u32;
+        log.dropped += (log.len - n) as u64;
+        let dropped = if n > 0 {
+            core::mem::take(&mut log.dropped)
+        } else {
+            0
+        };
+        let lines = log.lines;
+        log.len = 0;
+        (lines, n, dropped)
+    };
+    for &(idx, cpu) in &lines[..n] {
+        log::warn!(
+            "process {} ({}) no longer affine to cpu{}",
+            idx,
+            thread(idx).name(),
+            cpu
+        );
+    }
+    if dropped > 0 {
+        log::warn!("{dropped} more 'no longer affine' lines left out");
     }
 }
 
