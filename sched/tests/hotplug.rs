@@ -459,7 +459,8 @@ fn bad_hotplug_requests_change_nothing() {
 /// one home per task, and at the end every task still wakes.
 #[test]
 fn random_walk_with_cpus_going_down_and_up() {
-    let (seeds, steps): (u64, _) = if cfg!(miri) { (1, 400) } else { (6, 3000) };
+    // Miri interprets ~1000x slower: one seed of 120 steps there.
+    let (seeds, steps): (u64, u64) = if cfg!(miri) { (1, 120) } else { (6, 3000) };
     for seed in 1..=seeds {
         let s = sched(4);
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -520,9 +521,10 @@ fn random_walk_with_cpus_going_down_and_up() {
             }
             check(&s, &live);
         }
+        // Seeded, so the same counts every run: CPUs did go down and up.
         assert!(
-            downs > 50 && ups > 50,
-            "seed {seed}: {downs} down, {ups} up"
+            downs * 60 >= steps && ups * 60 >= steps,
+            "seed {seed}: {downs} down, {ups} up in {steps} steps"
         );
         for c in 1..4 {
             if !s.cpu_active(c) {
