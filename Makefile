@@ -110,7 +110,7 @@ test: ensure-toolchain check-toolchain
 
 test-suites: $(TEST_SUITES)
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers -p lockdep --features sched/axsched,sched/oracle
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers -p lockdep -p kernel-hal -p bench --features sched/axsched,sched/oracle
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release

@@ -952,7 +952,7 @@ fn smp_idle_cycle_only(count: u64) {
         fn now_ns(&self) -> u64 {
             self.0.load(Ordering::Relaxed)
         }
-        fn send_resched_ipi(&self, _: usize) {}
+        fn send_resched_ipi(&self, _: sched::CpuId) {}
     }
     let cfg = Arc::new(SchedConfig::new(2, HZ));
     let s = Scheduler::new(Clock(AtomicU64::new(1_000_000)), cfg, 2, 4);

@@ -25,17 +25,19 @@ pub use bootargs::FailAlloc;
 
 use linked_list_allocator::Heap;
 
+use crate::addr::PhysAddr;
 use crate::sync::SpinLock;
 
 /// Most RAM ranges the kernel heap spans.
 pub const MAX_HEAP_REGIONS: usize = 16;
 
-/// RAM ranges for the kernel heap, `(start, len)`, in the order the heap
-/// should try them; the first `len` are valid.
+/// RAM ranges for the kernel heap, `(start, len)` (reached through the
+/// identity map), in the order the heap should try them; the first `len`
+/// are valid.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HeapRegions {
     /// The ranges.
-    pub ranges: [(usize, usize); MAX_HEAP_REGIONS],
+    pub ranges: [(PhysAddr, usize); MAX_HEAP_REGIONS],
     /// How many are valid.
     pub len: usize,
 }
@@ -43,7 +45,7 @@ pub struct HeapRegions {
 impl HeapRegions {
     /// Appends `(start, len)`; empty ranges and those beyond capacity are
     /// dropped (returns whether it was kept).
-    pub fn push(&mut self, start: usize, len: usize) -> bool {
+    pub fn push(&mut self, start: PhysAddr, len: usize) -> bool {
         if len == 0 || self.len == MAX_HEAP_REGIONS {
             return false;
         }
@@ -53,7 +55,7 @@ impl HeapRegions {
     }
 
     /// The valid ranges.
-    pub fn as_slice(&self) -> &[(usize, usize)] {
+    pub fn as_slice(&self) -> &[(PhysAddr, usize)] {
         &self.ranges[..self.len]
     }
 }
@@ -129,7 +131,7 @@ pub fn init(regions: HeapRegions) -> &'static HeapRegions {
             // SAFETY: the arch layer reports free, mapped RAM ranges that
             // do not overlap and are used for nothing else, and the `Once`
             // makes this the only call.
-            unsafe { heap.init(start as *mut u8, len) };
+            unsafe { heap.init(start.identity_virt().as_mut_ptr(), len) };
         }
         heaps.len = regions.len;
         regions

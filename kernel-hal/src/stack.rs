@@ -50,7 +50,7 @@ use alloc::vec::Vec;
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
-use crate::addr::{PhysAddr, VirtAddr};
+use crate::addr::VirtAddr;
 use crate::arch;
 use crate::cpu::CpuId;
 use crate::sync::SpinLock;
@@ -146,7 +146,7 @@ pub struct KernelStack {
     /// The backing memory (heap, page-aligned).
     mem: *mut u8,
     /// Lowest usable address (== `mem` without a region).
-    bottom: usize,
+    bottom: VirtAddr,
     /// Region slot, if guarded.
     slot: Option<u16>,
 }
@@ -172,7 +172,7 @@ impl KernelStack {
         }
         let mut stack = KernelStack {
             mem,
-            bottom: mem as usize,
+            bottom: VirtAddr::from_ptr(mem),
             slot: None,
         };
         if !guarded() {
@@ -187,9 +187,10 @@ impl KernelStack {
         for off in (0..STACK_SIZE).step_by(PAGE) {
             // The heap is identity mapped: its virtual address is the
             // physical one. A page table it needs may fail on demand too.
-            let page = PhysAddr::new(mem as usize + off);
-            let mapped =
-                crate::heap::may_fail(|| arch::map_stack_page(VirtAddr::new(bottom + off), page));
+            let page = (VirtAddr::from_ptr(mem) + off).identity_phys();
+            let mapped = page.is_some_and(|page| {
+                crate::heap::may_fail(|| arch::map_stack_page(bottom + off, page))
+            });
             if !mapped {
                 drop(_guard);
                 // Dropping unmaps what was mapped and frees the memory.
@@ -201,7 +202,7 @@ impl KernelStack {
 
     /// One past the highest address (the initial stack pointer).
     pub fn top(&self) -> VirtAddr {
-        VirtAddr::new(self.bottom + STACK_SIZE)
+        self.bottom + STACK_SIZE
     }
 
     /// Keeps the stack forever (a CPU's idle stack); returns its top.
@@ -216,13 +217,13 @@ impl KernelStack {
     pub fn write_canary(&self, canary: u128) {
         // SAFETY: the bottom 16 bytes of a live stack are mapped, writable
         // and 16-byte aligned (page-aligned), and nothing else uses them.
-        unsafe { (self.bottom as *mut u128).write_volatile(canary) };
+        unsafe { self.bottom.as_mut_ptr::<u128>().write_volatile(canary) };
     }
 
     /// Whether the canary written by [`Self::write_canary`] is intact.
     pub fn canary_intact(&self, canary: u128) -> bool {
         // SAFETY: as in `write_canary`; a volatile read of mapped memory.
-        unsafe { (self.bottom as *const u128).read_volatile() == canary }
+        unsafe { self.bottom.as_ptr::<u128>().read_volatile() == canary }
     }
 
     /// Runs `f(arg)` on this stack, forever: the stack is leaked (CPU 0's
@@ -344,7 +345,7 @@ impl Drop for KernelStack {
             OWNER[slot as usize].store(NO_OWNER, Ordering::Relaxed);
             let mut slots = SLOTS.lock();
             for off in (0..STACK_SIZE).step_by(PAGE) {
-                arch::unmap_stack_page(VirtAddr::new(self.bottom + off));
+                arch::unmap_stack_page(self.bottom + off);
             }
             if let Some(s) = slots.as_mut() {
                 // Capacity for every slot was reserved: no allocation.
@@ -439,16 +440,19 @@ crate::ktest!(static_stacks_have_guards, || {
         return Err("early_init could not unmap the static stacks' guards".into());
     };
     let boot = boot::boot_stack();
-    crate::kassert_eq!(g.boot, (boot.guard, boot.bottom));
+    crate::kassert_eq!(
+        g.boot,
+        (VirtAddr::new(boot.guard), VirtAddr::new(boot.bottom))
+    );
     for (lo, hi) in [g.boot].into_iter().chain(g.exception) {
-        crate::kassert!(lo < hi && lo.is_multiple_of(PAGE) && hi.is_multiple_of(PAGE));
+        crate::kassert!(lo < hi && lo.is_aligned(PAGE) && hi.is_aligned(PAGE));
         for addr in [lo, hi - 8] {
             crate::kassert!(
-                crate::hooks::stack_guard_owner(VirtAddr::new(addr)).is_some(),
+                crate::hooks::stack_guard_owner(addr).is_some(),
                 "{addr:#x} in a static guard [{lo:#x}, {hi:#x}) names no stack"
             );
         }
-        crate::kassert!(crate::hooks::stack_guard_owner(VirtAddr::new(hi)).is_none());
+        crate::kassert!(crate::hooks::stack_guard_owner(hi).is_none());
     }
     Ok(())
 });
@@ -461,8 +465,8 @@ pub fn exception_stack_cpu(owner: u32) -> Option<CpuId> {
 }
 
 /// Lowest stack address of region slot `slot`.
-fn slot_bottom(slot: u16) -> usize {
-    REGION_BASE.load(Ordering::Relaxed) + slot as usize * SLOT_BYTES + GUARD_BYTES
+fn slot_bottom(slot: u16) -> VirtAddr {
+    VirtAddr::new(REGION_BASE.load(Ordering::Relaxed)) + (slot as usize * SLOT_BYTES + GUARD_BYTES)
 }
 
 /// A clean region slot; when none is left, flushes every CPU's TLB to clean

@@ -15,6 +15,7 @@
 //! handler ([`on_report`]), the exception stack the report runs on.
 
 use core::sync::atomic::{AtomicU8, Ordering};
+use kernel_hal::addr::VirtAddr;
 use kernel_hal::cpu::CpuId;
 
 use bootargs::FaultCase;
@@ -27,7 +28,7 @@ static CASE: AtomicU8 = AtomicU8::new(0);
 
 /// An address that no page table maps on either arch (below 2^47, so
 /// canonical on x86_64, and above the 4 GiB + 1 GiB that x86_64 maps).
-const WILD_ADDRESS: usize = 0x7fff_dead_0000;
+const WILD_ADDRESS: VirtAddr = VirtAddr::new(0x7fff_dead_0000);
 
 /// Records the case (from the command line) for the hooks below.
 pub fn set(case: Option<FaultCase>) {

@@ -165,7 +165,7 @@ pub fn current_thread() -> (Option<u32>, &'static str) {
 /// is. Takes no locks.
 pub fn stack_guard_owner(addr: VirtAddr) -> Option<StackOwner> {
     if let Some(g) = crate::arch::static_stack_guards() {
-        let within = |(lo, hi): (usize, usize)| (lo..hi).contains(&addr.as_usize());
+        let within = |(lo, hi): (VirtAddr, VirtAddr)| (lo..hi).contains(&addr);
         if within(g.boot) {
             return Some(StackOwner::BootStack);
         }

@@ -232,8 +232,27 @@ impl Oracle {
         (self.avg_vruntime().wrapping_sub(e.v) as i64).clamp(-limit, limit)
     }
 
+    /// The lag of a delayed entity (`update_entity_lag` with `sched_delayed`):
+    /// no more negative than when it was delayed, and with DELAY_ZERO not
+    /// positive.
+    fn delayed_lag(&self, i: usize) -> i64 {
+        let lag = self.lag_of(i).max(self.ents[i].vlag);
+        if self.cfg.feat(Feature::DelayZero) {
+            lag.min(0)
+        } else {
+            lag
+        }
+    }
+
     /// Places `i` (not yet queued) at V minus its scaled lag.
     fn place(&mut self, i: usize, initial: bool) {
+        self.place_with(i, initial, false);
+    }
+
+    /// [`Self::place`]; `count_self`: `i` is the running entity and stays in
+    /// V and in the load the lag is scaled by (Linux's `place_entity` counts
+    /// `cfs_rq->curr` while it is on the runqueue).
+    fn place_with(&mut self, i: usize, initial: bool, count_self: bool) {
         if !self.ents[i].custom {
             self.ents[i].slice = self.cfg.tunables.base_slice_ns();
         }
@@ -244,7 +263,7 @@ impl Oracle {
         if self.cfg.feat(Feature::PlaceLag) && n > 0 && e.vlag != 0 {
             let load: i128 = self
                 .queued_ids()
-                .filter(|&j| j != i)
+                .filter(|&j| count_self || j != i)
                 .map(|j| self.ents[j].lw.weight as i128)
                 .sum();
             lag = e.vlag as i128 * (load + e.lw.weight as i128) / load.max(1);
@@ -304,17 +323,20 @@ impl Oracle {
         let i = id.0 as usize;
         match self.ents[i].state {
             OState::Delayed => {
-                if self.cfg.feat(Feature::DelayZero) {
-                    let lag = self.lag_of(i);
-                    self.ents[i].vlag = lag;
-                    if lag > 0 {
+                // requeue_delayed_entity (7.2): placed again only if its lag
+                // was bounded (clamp, the lag it had when delayed, DELAY_ZERO).
+                self.update_curr();
+                let lag = self.delayed_lag(i);
+                self.ents[i].vlag = lag;
+                if self.avg_vruntime().wrapping_sub(lag as u64) != self.ents[i].v {
+                    if self.curr == Some(i) {
+                        // The running entity stays in V and in the load.
+                        self.place_with(i, false, true);
+                    } else {
                         self.ents[i].state = OState::Sleeping;
-                        self.ents[i].vlag = 0;
                         self.place(i, false);
-                        if self.curr != Some(i) {
-                            self.seq += 1;
-                            self.ents[i].seq = self.seq;
-                        }
+                        self.seq += 1;
+                        self.ents[i].seq = self.seq;
                     }
                 }
                 self.ents[i].state = OState::Runnable;
@@ -503,6 +525,7 @@ impl Oracle {
             self.next = None;
         }
         if self.cfg.feat(Feature::DelayDequeue) && !self.eligible_v(self.ents[c].v) {
+            self.ents[c].vlag = self.lag_of(c);
             self.ents[c].state = OState::Delayed;
             return true;
         }
@@ -608,12 +631,7 @@ impl Oracle {
         if self.next == Some(i) {
             self.next = None;
         }
-        let lag = self.lag_of(i);
-        self.ents[i].vlag = if self.cfg.feat(Feature::DelayZero) {
-            lag.min(0)
-        } else {
-            lag
-        };
+        self.ents[i].vlag = self.delayed_lag(i);
         self.ents[i].state = OState::Sleeping;
     }
 

@@ -824,6 +824,63 @@ fn c26_c27_c28_delayed_dequeue() {
     );
 }
 
+/// Linux 7.2's `update_entity_lag` / `requeue_delayed_entity`: a delayed
+/// sleeper saves the lag it owes when its dequeue is delayed, and if V has
+/// since moved back (here: a task woken with positive lag), a wakeup does not
+/// make it owe more: it is placed again at the lag it had when it blocked.
+/// Before, it kept its vruntime and woke owing the extra.
+#[test]
+fn delayed_sleeper_never_wakes_owing_more_than_when_it_blocked() {
+    let mut h = ineligible_current();
+    let lag_at_block = h.lag(1);
+    assert!(lag_at_block < 0);
+    h.block();
+    let se = h.se(1);
+    assert!(se.sched_delayed);
+    assert_eq!(se.vlag, lag_at_block, "the lag owed is saved when delayed");
+    // A sleeper owed 2 ms joins: V moves back, so task 1 now owes more.
+    wake_with_lag(
+        &mut h,
+        4,
+        H::slice(3 * MS),
+        2 * MS as i64,
+        WakeFlags::empty(),
+    );
+    assert!(h.lag(1) < lag_at_block - 100 * US as i64, "{}", h.lag(1));
+    h.wake(1, WakeFlags::empty()).unwrap();
+    let se = h.se(1);
+    assert!(!se.sched_delayed && se.on_rq);
+    assert!(
+        (h.lag(1) - lag_at_block).abs() <= 1,
+        "woke with lag {} instead of {lag_at_block}",
+        h.lag(1)
+    );
+    h.rq.check().unwrap();
+}
+
+/// The same bound when the delayed dequeue finishes at a pick: the saved lag
+/// is the larger (less negative) of the lag then and the lag at the block.
+#[test]
+fn delayed_dequeue_keeps_the_lag_it_blocked_with() {
+    let mut h = ineligible_current();
+    let lag_at_block = h.lag(1);
+    h.block();
+    wake_with_lag(
+        &mut h,
+        4,
+        H::slice(3 * MS),
+        2 * MS as i64,
+        WakeFlags::empty(),
+    );
+    assert!(h.lag(1) < lag_at_block);
+    // Finish the delayed dequeue now (a pick that lands on it would).
+    let st =
+        h.rq.dequeue_task(TaskId(1), sched::DequeueFlags::empty())
+            .unwrap()
+            .expect("a delayed task's dequeue finishes");
+    assert_eq!(st.se.vlag, lag_at_block);
+}
+
 #[test]
 fn c29_c30_eligible_sleep_dequeues_and_restores_lag() {
     for delay in [true, false] {

@@ -96,10 +96,10 @@ pub use crate::cpu::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StaticGuards {
     /// Below the boot stack (the boot CPU until its idle thread leaves it).
-    pub boot: (usize, usize),
+    pub boot: (VirtAddr, VirtAddr),
     /// Below each of the boot CPU's static exception stacks, in
     /// `set_exception_stack`'s index order.
-    pub exception: [(usize, usize); EXCEPTION_STACKS],
+    pub exception: [(VirtAddr, VirtAddr); EXCEPTION_STACKS],
 }
 
 /// Whether `early_init` unmapped every static stack guard
@@ -120,6 +120,8 @@ pub fn static_stack_guards() -> Option<StaticGuards> {
         .load(core::sync::atomic::Ordering::Relaxed)
         .then(static_guards)
 }
+
+use crate::addr::VirtAddr;
 
 // The heap's RAM ranges are the hardware layer's type.
 pub use crate::heap::HeapRegions;
@@ -202,9 +204,9 @@ pub enum ExitCode {
 
 /// Reads a word at `addr`, which must be unmapped: a deliberate fault for
 /// the fault-report tests (`fault=wild_pointer`); the report ends the run.
-pub fn read_unmapped(addr: usize) -> u64 {
+pub fn read_unmapped(addr: VirtAddr) -> u64 {
     // SAFETY: not sound by design, and only for the fault tests: the read
     // traps before any memory is touched (the address is not mapped), and
     // the fault handler never returns here.
-    unsafe { core::ptr::read_volatile(addr as *const u64) }
+    unsafe { core::ptr::read_volatile(addr.as_ptr::<u64>()) }
 }

@@ -7,6 +7,8 @@
 
 use alloc::vec::Vec;
 
+use kernel_hal::addr::VirtAddr;
+
 use crate::{heap, kassert, ktest};
 
 const PAGE: usize = 4096;
@@ -20,7 +22,7 @@ ktest!(highmem_heap_allocates_from_highest_range, || {
     let ranges = regions.as_slice();
     kassert!(!ranges.is_empty());
     kassert!(
-        ranges.windows(2).all(|w| w[0].0 > w[1].0 + w[1].1 - 1),
+        ranges.windows(2).all(|w| w[0].0 > w[1].0 + (w[1].1 - 1)),
         "ranges not highest first / overlapping: {:x?}",
         ranges
     );
@@ -38,9 +40,10 @@ ktest!(highmem_heap_allocates_from_highest_range, || {
         return Err(alloc::format!("cannot allocate {} KiB", bytes >> 10));
     }
     v.resize(bytes / 8, 0);
-    let at = v.as_ptr() as usize;
+    let at = VirtAddr::from_ptr(v.as_ptr());
+    let top = top_start.identity_virt();
     kassert!(
-        (top_start..top_start + top_len).contains(&at),
+        (top..top + top_len).contains(&at),
         "{} KiB at {:#x}, not in the highest range {:#x}+{:#x}",
         bytes >> 10,
         at,
@@ -48,7 +51,7 @@ ktest!(highmem_heap_allocates_from_highest_range, || {
         top_len
     );
     // A different pattern per word: every page written, then read back.
-    let pattern = |i: usize| (at as u64 + i as u64 * 8) ^ 0x5a5a_a5a5_0f0f_f0f0;
+    let pattern = |i: usize| (at.as_u64() + i as u64 * 8) ^ 0x5a5a_a5a5_0f0f_f0f0;
     for i in (0..v.len()).step_by(PAGE / 8 / 4) {
         v[i] = pattern(i);
     }
@@ -67,7 +70,7 @@ ktest!(highmem_heap_allocates_from_highest_range, || {
         ranges.len(),
         ranges
             .iter()
-            .map(|&(s, l)| (s + l).saturating_sub(s.max(1 << 32)))
+            .map(|&(s, l)| (s.as_usize() + l).saturating_sub(s.as_usize().max(1 << 32)))
             .sum::<usize>()
             >> 20
     );

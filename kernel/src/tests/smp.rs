@@ -683,7 +683,9 @@ ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
     // RT pull: as `smp_rt_spinners_woken_on_one_cpu_spread`, but every
     // other CPU runs a pinned FIFO 60 spinner when the pair wakes, so CPU 0
     // has nowhere to push the 40 and stays RT-overloaded. CPU 1's spinner
-    // stops 20 ms later; CPU 1 switches to something of lower rank and must
+    // stops 20 ms (by its own clock) after it first sees the 50 running,
+    // i.e. with the 40 queued behind it, whatever the host did to the
+    // vCPUs before; CPU 1 switches to something of lower rank and must
     // pull the 40 (its own reschedule IPI makes it switch to it). Same
     // bound and report.
     rt_pair_on_cpu0(true)
@@ -691,8 +693,8 @@ ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
 
 /// The body of the two RT push/pull ktests: a FIFO 50 and a FIFO 40
 /// spinner woken together on CPU 0; with `pull`, every other CPU first
-/// held by a pinned FIFO 60 spinner, CPU 1's released 20 ms after the
-/// wakeup.
+/// held by a pinned FIFO 60 spinner, CPU 1's released 20 ms after it saw
+/// the 50 running.
 fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     let err = |e: &dyn core::fmt::Debug| alloc::format!("{e:?}");
     let me = task::current_tid();
@@ -707,19 +709,27 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     let t_go = Arc::new(AtomicU64::new(0));
     let b_after_ns = Arc::new(AtomicU64::new(0));
     // With `pull`: FIFO 60 holders on every CPU but 0, running before the
-    // wakeup; CPU 1's leaves 20 ms after it, the others once the 40 ran.
+    // wakeup; CPU 1's leaves 20 ms after the 50 runs (released 20 ms after
+    // the wakeup, it lost the race at 16 vCPUs on 2 host cores: CPU 0's
+    // vCPU had not woken the pair yet, so the idle CPU 1 had nothing to
+    // pull and CPU 0 pushed the 40 there later), the others once the 40
+    // ran.
     let started = Arc::new(AtomicU64::new(0));
     let mut holders = Vec::new();
     let t0 = arch::now_ns();
     for c in all_cpus().cpus().filter(|&c| pull && c != CpuId::BOOT) {
-        let (b_cpu, t_go, started) = (b_cpu.clone(), t_go.clone(), started.clone());
+        let (b_cpu, a_cpu, started) = (b_cpu.clone(), a_cpu.clone(), started.clone());
         let hold = move || {
             started.fetch_add(1, Ordering::Relaxed);
+            // When this CPU's clock first saw the 50 running (0: not yet).
+            let mut seen_ns = 0;
             loop {
                 let now = arch::now_ns();
-                let go_ns = t_go.load(Ordering::Relaxed);
+                if seen_ns == 0 && a_cpu.load(Ordering::Acquire) != 0 {
+                    seen_ns = now;
+                }
                 let released = if c.index() == 1 {
-                    go_ns != 0 && now >= go_ns + 20 * MS
+                    seen_ns != 0 && now >= seen_ns + 20 * MS
                 } else {
                     b_cpu.load(Ordering::Acquire) != 0
                 };
@@ -745,7 +755,7 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
             (go.clone(), b_cpu.clone(), a_cpu.clone(), overlap.clone());
         move || {
             go.1.wait_event(|| go.0.load(Ordering::Acquire));
-            a_cpu.store(arch::cpu_id().index() as u64 + 1, Ordering::Relaxed);
+            a_cpu.store(arch::cpu_id().index() as u64 + 1, Ordering::Release);
             let deadline = arch::now_ns() + RT_SPREAD_BOUND_NS;
             while arch::now_ns() < deadline {
                 if b_cpu.load(Ordering::Acquire) != 0 {
@@ -768,10 +778,20 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
             b_cpu.store(arch::cpu_id().index() as u64 + 1, Ordering::Release);
         }
     };
-    let a =
-        task::spawn_on("rt-spin-50", TaskParams::fifo(50), only(CpuId::BOOT), spin_a).map_err(|e| err(&e))?;
-    let b =
-        task::spawn_on("rt-spin-40", TaskParams::fifo(40), only(CpuId::BOOT), spin_b).map_err(|e| err(&e))?;
+    let a = task::spawn_on(
+        "rt-spin-50",
+        TaskParams::fifo(50),
+        only(CpuId::BOOT),
+        spin_a,
+    )
+    .map_err(|e| err(&e))?;
+    let b = task::spawn_on(
+        "rt-spin-40",
+        TaskParams::fifo(40),
+        only(CpuId::BOOT),
+        spin_b,
+    )
+    .map_err(|e| err(&e))?;
     // Both asleep on CPU 0 (they block at once), then allowed everywhere.
     task::sleep_ms(20);
     for t in [a, b] {

@@ -366,13 +366,30 @@ impl FairRq {
         calc_delta_fair((2 * e.slice_ns).max(cfg.tick_ns()), e.load) as i64
     }
 
-    /// vlag = clamp(V − v, ±limit).
-    fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) {
+    /// `entity_lag`: clamp(V − v, ±limit).
+    fn entity_lag(cfg: &SchedConfig, e: &crate::task::FairEntity, v_avg: u64) -> i64 {
+        let limit = Self::lag_limit(cfg, e);
+        (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit)
+    }
+
+    /// `update_entity_lag` (Linux 7.2): vlag = [`Self::entity_lag`], except
+    /// that a delayed entity's lag may not have become more negative since its
+    /// dequeue was delayed (`max` with the lag saved then) and, with
+    /// DELAY_ZERO, may not be positive. Returns whether the saved vlag differs
+    /// from V − v, i.e. whether a re-queued entity must be placed again.
+    fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) -> bool {
         let v_avg = self.avg_vruntime(ts);
         let e = se(ts, i);
-        let limit = Self::lag_limit(cfg, e);
-        let lag = (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit);
-        sem(ts, i).vlag = lag;
+        let mut vlag = Self::entity_lag(cfg, e, v_avg);
+        if e.sched_delayed {
+            vlag = vlag.max(e.vlag);
+            if cfg.feat(Feature::DelayZero) {
+                vlag = vlag.min(0);
+            }
+        }
+        let moved = v_avg.wrapping_sub(vlag as u64) != e.vruntime;
+        sem(ts, i).vlag = vlag;
+        moved
     }
 
     /// Issues a new deadline once the request is consumed (v ≥ deadline).
@@ -563,26 +580,25 @@ impl FairRq {
         e.sched_delayed = false;
     }
 
-    /// A delayed entity woke before it was picked: keep its (negative) lag, or,
-    /// with DELAY_ZERO, re-place it at zero lag if the lag turned positive.
+    /// `requeue_delayed_entity` (Linux 7.2): a delayed entity woke before it
+    /// was picked. It keeps its place unless [`Self::update_entity_lag`]
+    /// changed its lag (the clamp, the lag it had when its dequeue was delayed
+    /// if it now owes more, or DELAY_ZERO's zero if it is now owed); then it is
+    /// placed again at that lag. The running entity is charged first, as the
+    /// enqueue of a sleeper charges it.
     fn requeue_delayed_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) {
         debug_assert!(se(ts, i).sched_delayed && se(ts, i).on_rq);
-        if cfg.feat(Feature::DelayZero) {
-            self.update_entity_lag(ts, cfg, i);
-            if se(ts, i).vlag > 0 {
-                self.nr_queued -= 1;
-                if self.curr != i {
-                    self.dequeue_tree(ts, i);
-                }
-                sem(ts, i).vlag = 0;
-                sem(ts, i).on_rq = false;
-                self.place_entity(ts, cfg, i, EnqueueFlags::empty());
-                sem(ts, i).on_rq = true;
-                if self.curr != i {
-                    self.enqueue_tree(ts, i);
-                }
-                self.nr_queued += 1;
+        self.update_curr(ts, cfg);
+        if self.update_entity_lag(ts, cfg, i) {
+            self.nr_queued -= 1;
+            if self.curr != i {
+                self.dequeue_tree(ts, i);
             }
+            self.place_entity(ts, cfg, i, EnqueueFlags::empty());
+            if self.curr != i {
+                self.enqueue_tree(ts, i);
+            }
+            self.nr_queued += 1;
         }
         sem(ts, i).sched_delayed = false;
         self.h_nr_runnable += 1;
@@ -606,6 +622,8 @@ impl FairRq {
         } else {
             let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
             if cfg.feat(Feature::DelayDequeue) && delay && !self.entity_eligible(ts, id) {
+                // The lag it owes now: its lag may only shrink while it waits.
+                self.update_entity_lag(ts, cfg, i);
                 sem(ts, i).sched_delayed = true;
                 self.h_nr_runnable -= 1;
                 return false;
@@ -626,11 +644,9 @@ impl FairRq {
         self.load -= e.load.weight as u64;
         self.nr_queued -= 1;
         if flags.contains(DequeueFlags::DELAYED) || was_delayed {
-            // finish_delayed_dequeue_entity
+            // finish_delayed_dequeue_entity (its vlag was bounded above, by
+            // update_entity_lag, while it was still marked delayed)
             e.sched_delayed = false;
-            if cfg.feat(Feature::DelayZero) && e.vlag > 0 {
-                e.vlag = 0;
-            }
         } else {
             self.h_nr_runnable -= 1;
         }
@@ -939,7 +955,8 @@ impl FairRq {
         let on_rq = se(ts, i).on_rq;
         if on_rq {
             self.update_curr(ts, cfg);
-            self.update_entity_lag(ts, cfg, i);
+            let lag = Self::entity_lag(cfg, se(ts, i), self.avg_vruntime(ts));
+            sem(ts, i).vlag = lag;
             let e = sem(ts, i);
             e.deadline = e.deadline.wrapping_sub(e.vruntime);
             e.rel_deadline = true;

@@ -26,6 +26,7 @@ use aarch64_cpu::registers::{Readable, ID_AA64PFR0_EL1, MPIDR_EL1};
 
 use super::cpu::{cpu_id, mpidr_of};
 use super::platform::GicKind;
+use crate::addr::PhysAddr;
 use crate::arch::MAX_CPUS;
 use crate::cpu::CpuId;
 
@@ -87,24 +88,30 @@ static V2_TARGET: [AtomicU8; MAX_CPUS] = [const { AtomicU8::new(0) }; MAX_CPUS];
 /// The SGIs the kernel uses (enabled on every CPU by [`init_cpu`]).
 pub const SGI_USED: [u32; 2] = [0, 1];
 
-fn rd32(addr: usize) -> u32 {
-    // SAFETY: `addr` is a GIC register inside a region the device tree described.
-    unsafe { core::ptr::read_volatile(addr as *const u32) }
+/// The MMIO address kept in `a` (a GIC base; 0: none).
+fn phys(a: &AtomicUsize, order: Ordering) -> PhysAddr {
+    PhysAddr::new(a.load(order))
 }
 
-fn rd64(addr: usize) -> u64 {
+fn rd32(addr: PhysAddr) -> u32 {
+    // SAFETY: `addr` is a GIC register inside a region the device tree
+    // described (identity map: physical = virtual, Device memory).
+    unsafe { core::ptr::read_volatile(addr.identity_virt().as_ptr::<u32>()) }
+}
+
+fn rd64(addr: PhysAddr) -> u64 {
     // SAFETY: as in `rd32`; GICR_TYPER is a 64-bit register.
-    unsafe { core::ptr::read_volatile(addr as *const u64) }
+    unsafe { core::ptr::read_volatile(addr.identity_virt().as_ptr::<u64>()) }
 }
 
-fn wr32(addr: usize, v: u32) {
+fn wr32(addr: PhysAddr, v: u32) {
     // SAFETY: as in `rd32`.
-    unsafe { core::ptr::write_volatile(addr as *mut u32, v) }
+    unsafe { core::ptr::write_volatile(addr.identity_virt().as_mut_ptr::<u32>(), v) }
 }
 
-fn wr8(addr: usize, v: u8) {
+fn wr8(addr: PhysAddr, v: u8) {
     // SAFETY: as in `rd32`; the priority registers are byte accessible.
-    unsafe { core::ptr::write_volatile(addr as *mut u8, v) }
+    unsafe { core::ptr::write_volatile(addr.identity_virt().as_mut_ptr::<u8>(), v) }
 }
 
 /// Whether the CPU implements the GICv3 system-register CPU interface.
@@ -118,8 +125,8 @@ fn cpu_has_gicv3_sysregs() -> bool {
 pub fn init(kind: GicKind) {
     match kind {
         GicKind::V2 { gicd, gicc } => {
-            GICD.store(gicd, Ordering::Relaxed);
-            GICC.store(gicc, Ordering::Relaxed);
+            GICD.store(gicd.as_usize(), Ordering::Relaxed);
+            GICC.store(gicc.as_usize(), Ordering::Relaxed);
             wr32(gicd + GICD_CTLR, 0);
             wr32(gicd + GICD_CTLR, 1);
             VERSION.store(2, Ordering::Release);
@@ -133,8 +140,8 @@ pub fn init(kind: GicKind) {
                 cpu_has_gicv3_sysregs(),
                 "GICv3 in the DTB but no ICC system registers"
             );
-            GICD.store(gicd, Ordering::Relaxed);
-            GICR_REGION[0].store(gicr, Ordering::Relaxed);
+            GICD.store(gicd.as_usize(), Ordering::Relaxed);
+            GICR_REGION[0].store(gicr.as_usize(), Ordering::Relaxed);
             GICR_REGION[1].store(gicr_len, Ordering::Relaxed);
             wr32(gicd + GICD_CTLR, 0);
             while rd32(gicd + GICD_CTLR) & GICD_CTLR_RWP != 0 {
@@ -155,8 +162,8 @@ pub fn init_cpu() {
     let cpu = cpu_id();
     match VERSION.load(Ordering::Acquire) {
         2 => {
-            let gicd = GICD.load(Ordering::Relaxed);
-            let gicc = GICC.load(Ordering::Relaxed);
+            let gicd = phys(&GICD, Ordering::Relaxed);
+            let gicc = phys(&GICC, Ordering::Relaxed);
             wr32(gicc + GICC_PMR, 0xff);
             wr32(gicc + GICC_CTLR, 1);
             // GICD_ITARGETSR0..7 (SGIs/PPIs) read as the reading CPU's own
@@ -165,10 +172,10 @@ pub fn init_cpu() {
             V2_TARGET[cpu.index()].store(if mask == 0 { 1 } else { mask }, Ordering::Release);
         }
         3 => {
-            let base = GICR_REGION[0].load(Ordering::Relaxed);
+            let base = phys(&GICR_REGION[0], Ordering::Relaxed);
             let len = GICR_REGION[1].load(Ordering::Relaxed);
             let rd = find_redistributor(base, len).expect("no GICv3 redistributor for this CPU");
-            GICR_BASE[cpu.index()].store(rd, Ordering::Release);
+            GICR_BASE[cpu.index()].store(rd.as_usize(), Ordering::Release);
             // Wake the redistributor.
             wr32(
                 rd + GICR_WAKER,
@@ -209,7 +216,7 @@ pub fn init_cpu() {
 }
 
 /// RD_base of the redistributor whose `GICR_TYPER` affinity matches this CPU.
-fn find_redistributor(base: usize, len: usize) -> Option<usize> {
+fn find_redistributor(base: PhysAddr, len: usize) -> Option<PhysAddr> {
     redistributor_of(base, len, MPIDR_EL1.get())
 }
 
@@ -219,7 +226,7 @@ fn find_redistributor(base: usize, len: usize) -> Option<usize> {
 /// 123 redistributors in its first region and the rest in a second one,
 /// which the device tree parser does not report yet: CPUs there are not
 /// found (and [`usable_cpus`] leaves them out).
-fn redistributor_of(base: usize, len: usize, mpidr: u64) -> Option<usize> {
+fn redistributor_of(base: PhysAddr, len: usize, mpidr: u64) -> Option<PhysAddr> {
     // GICR_TYPER[63:32] = Aff3.Aff2.Aff1.Aff0.
     let aff = ((mpidr >> 32) & 0xff) << 24 | (mpidr & 0xff_ffff);
     let mut rd = base;
@@ -267,7 +274,7 @@ pub fn usable_cpus(mpidrs: &mut [u64]) -> (usize, Unusable) {
             (GICV2_MAX_CPUS, why)
         }
         3 => {
-            let base = GICR_REGION[0].load(Ordering::Relaxed);
+            let base = phys(&GICR_REGION[0], Ordering::Relaxed);
             let len = GICR_REGION[1].load(Ordering::Relaxed);
             let rss = icc_ctlr_rss();
             let mut kept = 0;
@@ -302,9 +309,9 @@ fn icc_ctlr_rss() -> bool {
 /// routed by the distributor's reset defaults.
 pub fn enable(intid: u32) {
     let n = intid as usize;
-    let gicd = GICD.load(Ordering::Relaxed);
+    let gicd = phys(&GICD, Ordering::Relaxed);
     if VERSION.load(Ordering::Acquire) == 3 && n < 32 {
-        let rd = GICR_BASE[cpu_id().index()].load(Ordering::Relaxed);
+        let rd = phys(&GICR_BASE[cpu_id().index()], Ordering::Relaxed);
         wr8(rd + GICR_IPRIORITYR + n, DEFAULT_PRIORITY);
         wr32(rd + GICR_ISENABLER0, 1 << n);
     } else {
@@ -323,8 +330,8 @@ pub fn sgi_state(cpu: CpuId, intid: u32) -> Option<(bool, bool)> {
     if VERSION.load(Ordering::Acquire) != 3 || intid >= 32 {
         return None;
     }
-    let rd = GICR_BASE[cpu.index()].load(Ordering::Acquire);
-    if rd == 0 {
+    let rd = phys(&GICR_BASE[cpu.index()], Ordering::Acquire);
+    if rd == PhysAddr::ZERO {
         return None;
     }
     let bit = 1u32 << intid;
@@ -340,8 +347,8 @@ pub fn sgi_state(cpu: CpuId, intid: u32) -> Option<(bool, bool)> {
 /// `GICD_IROUTER` with its affinity, in Group 1 like everything else.
 pub fn enable_spi(intid: u32, cpu: CpuId) -> bool {
     let n = intid as usize;
-    let gicd = GICD.load(Ordering::Relaxed);
-    if !(32..SPURIOUS_MIN as usize).contains(&n) || gicd == 0 {
+    let gicd = phys(&GICD, Ordering::Relaxed);
+    if !(32..SPURIOUS_MIN as usize).contains(&n) || gicd == PhysAddr::ZERO {
         return false;
     }
     // ICFGR: two bits per INTID; bit 1 clear = level-sensitive.
@@ -363,7 +370,14 @@ pub fn enable_spi(intid: u32, cpu: CpuId) -> bool {
             let route = mpidr & 0xff_00ff_ffff;
             // SAFETY: GICD_IROUTER<n> is a 64-bit register of the distributor
             // the device tree described; n is an SPI (32..1020).
-            unsafe { core::ptr::write_volatile((gicd + GICD_IROUTER + 8 * n) as *mut u64, route) };
+            unsafe {
+                core::ptr::write_volatile(
+                    (gicd + GICD_IROUTER + 8 * n)
+                        .identity_virt()
+                        .as_mut_ptr::<u64>(),
+                    route,
+                )
+            };
         }
         _ => return false,
     }
@@ -389,7 +403,7 @@ pub fn ack() -> Acked {
         let intid = (iar & 0xff_ffff) as u32;
         Acked { intid, raw: intid }
     } else {
-        let raw = rd32(GICC.load(Ordering::Relaxed) + GICC_IAR);
+        let raw = rd32(phys(&GICC, Ordering::Relaxed) + GICC_IAR);
         Acked {
             intid: raw & 0x3ff,
             raw,
@@ -405,7 +419,7 @@ pub fn eoi(irq: Acked) {
             core::arch::asm!("msr S3_0_C12_C12_1, {}", in(reg) u64::from(irq.raw), options(nostack))
         };
     } else {
-        wr32(GICC.load(Ordering::Relaxed) + GICC_EOIR, irq.raw);
+        wr32(phys(&GICC, Ordering::Relaxed) + GICC_EOIR, irq.raw);
     }
 }
 
@@ -424,7 +438,7 @@ pub fn send_sgi(cpu: CpuId, intid: u32) {
             if mask != 0 {
                 // TargetListFilter 0 (use the list), CPUTargetList [23:16], NSATT 0.
                 let sgir = (u32::from(mask) << 16) | (intid & 0xf);
-                wr32(GICD.load(Ordering::Relaxed) + GICD_SGIR, sgir);
+                wr32(phys(&GICD, Ordering::Relaxed) + GICD_SGIR, sgir);
             }
         }
         3 => {

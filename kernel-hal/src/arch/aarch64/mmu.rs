@@ -30,6 +30,8 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::addr::{PhysAddr, VirtAddr};
+
 /// Entries per table (4 KiB granule).
 const ENTRIES: usize = 512;
 /// Level-2 tables for gigabytes that are only partly RAM (and for a RAM
@@ -117,8 +119,9 @@ fn unmap_page(
     next_l2: &mut usize,
     l3: &mut [Table; L3_TABLES],
     next_l3: &mut usize,
-    page: u64,
+    page: VirtAddr,
 ) -> bool {
+    let page = page.as_u64();
     let e1 = &mut l1[(page / GIB) as usize % ENTRIES];
     if *e1 & 0b11 == VALID_BLOCK {
         if *e1 & ATTR_NORMAL == 0 || *next_l2 == L2_TABLES {
@@ -164,11 +167,12 @@ fn unmap_page(
 
 /// How much of `[start, start + len)` the RAM ranges cover: `None` = none,
 /// `Some(true)` = all of it, `Some(false)` = part of it.
-fn coverage(ram: &[(u64, u64)], start: u64, len: u64) -> Option<bool> {
+fn coverage(ram: &[(PhysAddr, PhysAddr)], start: PhysAddr, len: u64) -> Option<bool> {
+    let start = start.as_u64();
     let end = start + len;
     let mut covered = 0;
     for &(s, e) in ram {
-        let (a, b) = (s.max(start), e.min(end));
+        let (a, b) = (s.as_u64().max(start), e.as_u64().min(end));
         if a < b {
             covered += b - a;
         }
@@ -189,9 +193,9 @@ fn coverage(ram: &[(u64, u64)], start: u64, len: u64) -> Option<bool> {
 /// Boot CPU only, once, before any other CPU is started and before anything
 /// relies on caches or atomics across CPUs; `ram` must describe real RAM.
 pub unsafe fn init(
-    ram: &[(u64, u64)],
-    image: (usize, usize),
-    holes: &[(usize, usize)],
+    ram: &[(PhysAddr, PhysAddr)],
+    image: (VirtAddr, VirtAddr),
+    holes: &[(VirtAddr, VirtAddr)],
 ) -> MapSummary {
     let mut sum = MapSummary::default();
     // SAFETY: the caller guarantees we are alone and the MMU is off: nothing
@@ -206,7 +210,7 @@ pub unsafe fn init(
     let mut next_l2 = 0;
     for (i, entry) in l1.iter_mut().enumerate() {
         let base = i as u64 * GIB;
-        *entry = match coverage(ram, base, GIB) {
+        *entry = match coverage(ram, PhysAddr::new(base as usize), GIB) {
             None => base | DEVICE,
             Some(true) => {
                 sum.ram_gib += 1;
@@ -217,7 +221,7 @@ pub unsafe fn init(
                 next_l2 += 1;
                 for (j, e) in t.iter_mut().enumerate() {
                     let b = base + j as u64 * MIB2;
-                    *e = match coverage(ram, b, MIB2) {
+                    *e = match coverage(ram, PhysAddr::new(b as usize), MIB2) {
                         Some(true) => b | NORMAL,
                         Some(false) => {
                             sum.partial_2m += 1;
@@ -237,9 +241,10 @@ pub unsafe fn init(
     let mut next_l3 = 0;
     sum.holes_unmapped = true;
     for &(start, end) in holes {
-        sum.holes_unmapped &= start.is_multiple_of(4096) && end.is_multiple_of(4096);
-        for page in (start..end).step_by(4096) {
-            sum.holes_unmapped &= unmap_page(l1, l2, &mut next_l2, l3, &mut next_l3, page as u64);
+        sum.holes_unmapped &= start.is_aligned(4096) && end.is_aligned(4096);
+        for page in (start.as_usize()..end.as_usize()).step_by(4096) {
+            let page = VirtAddr::new(page);
+            sum.holes_unmapped &= unmap_page(l1, l2, &mut next_l2, l3, &mut next_l3, page);
         }
     }
     sum.l2_tables = next_l2;
@@ -251,7 +256,11 @@ pub unsafe fn init(
     let tcr = TCR_BASE | ((parange & 0xf).min(5) << 32);
     let ttbr0 = l1.as_ptr() as u64;
 
-    invalidate_dcache_range(image.0, image.1 - image.0);
+    let image_bytes = image
+        .1
+        .offset_from(image.0)
+        .expect("kernel image ends below its start");
+    invalidate_dcache_range(image.0, image_bytes);
     // The architecture's sequence: registers, ISB, TLB invalidate, DSB, ISB,
     // SCTLR, ISB.
     // SAFETY: the tables map all memory this kernel touches one to one (RAM
@@ -346,15 +355,15 @@ macro_rules! dcache_range {
 /// Invalidates the data cache lines of `[start, start + len)` to the point
 /// of coherency: anything cached there is dropped, memory is what remains.
 /// Only for memory written with the cache off (boot CPU, before `init`).
-fn invalidate_dcache_range(start: usize, len: usize) {
-    dcache_range!("ivac", start, len);
+fn invalidate_dcache_range(start: VirtAddr, len: usize) {
+    dcache_range!("ivac", start.as_usize(), len);
 }
 
 /// Cleans the data cache lines of `[start, start + len)` to the point of
 /// coherency, so a CPU reading with its MMU and cache off sees this CPU's
 /// writes.
-pub fn clean_dcache_range(start: usize, len: usize) {
-    dcache_range!("cvac", start, len);
+pub fn clean_dcache_range(start: VirtAddr, len: usize) {
+    dcache_range!("cvac", start.as_usize(), len);
 }
 
 /// The level-1 table (identity map) every CPU's `TTBR0_EL1` names, for the

@@ -86,7 +86,7 @@ pub use timer::{
 };
 
 use super::ExitCode;
-use crate::addr::VirtAddr;
+use crate::addr::{PhysAddr, VirtAddr};
 
 /// Brings up the boot CPU: per-CPU data, the console (from the DTB), exception
 /// vectors, the interrupt controller and the clock. Interrupts stay masked; the
@@ -101,10 +101,14 @@ pub fn early_init(info: &boot::BootInfo) {
     // The stacks' guards in the image stay unmapped.
     let g = static_guards();
     let holes = [g.boot, g.exception[0]];
+    let image = (
+        VirtAddr::new(info.kernel_start),
+        VirtAddr::new(info.kernel_end),
+    );
     // SAFETY: boot CPU, once, before any other CPU runs and before the heap;
     // the ranges are the DTB's RAM, the image range is the kernel's own, the
     // holes are guard pages nothing uses.
-    let map = unsafe { mmu::init(&ram[..nr_ram], (info.kernel_start, info.kernel_end), &holes) };
+    let map = unsafe { mmu::init(&ram[..nr_ram], image, &holes) };
     super::note_static_guards_unmapped(map.holes_unmapped);
     mmu::note_cpu();
     if let Some(uart) = plat.uart_base {
@@ -135,7 +139,7 @@ pub fn early_init(info: &boot::BootInfo) {
         info.kernel_start,
         info.kernel_end,
         info.dtb.unwrap_or(0),
-        plat.uart_base.unwrap_or(0),
+        plat.uart_base.unwrap_or(PhysAddr::ZERO),
         gic_name,
         gic_base,
         plat.timer_intid,
@@ -233,7 +237,7 @@ pub use trap::{
 pub fn static_guards() -> super::StaticGuards {
     let b = boot::boot_stack();
     super::StaticGuards {
-        boot: (b.guard, b.bottom),
+        boot: (VirtAddr::new(b.guard), VirtAddr::new(b.bottom)),
         exception: [trap::boot_emergency_guard()],
     }
 }

@@ -83,7 +83,8 @@ pub fn init() -> bool {
 }
 
 /// The level-3 entry for `va`, allocating its table if `alloc`.
-fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
+fn pte(va: VirtAddr, alloc: bool) -> Option<*mut u64> {
+    let va = va.as_usize();
     let l2 = REGION_L2.load(Ordering::Acquire) as *mut u64;
     if l2.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va) {
         return None;
@@ -112,20 +113,18 @@ fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
 /// Maps the page at `va` (in the region) onto physical page `pa`; false
 /// without memory for a table or outside the region. The caller serialises.
 pub fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool {
-    let (va, pa) = (va.as_usize(), pa.as_usize());
     let Some(pte) = pte(va, true) else {
         return false;
     };
     // SAFETY: the region's own table; the entry is invalid (never mapped, or
     // unmapped with a broadcast invalidation).
-    unsafe { pte.write_volatile(pa as u64 | PAGE_NORMAL) };
+    unsafe { pte.write_volatile(pa.as_u64() | PAGE_NORMAL) };
     table_barrier();
     true
 }
 
 /// Unmaps the page at `va` and invalidates it in every CPU's TLB.
 pub fn unmap_stack_page(va: VirtAddr) {
-    let va = va.as_usize();
     if let Some(pte) = pte(va, false) {
         // SAFETY: as in `map_stack_page`; the invalidation is broadcast to
         // the inner shareable domain (all CPUs).
@@ -136,7 +135,7 @@ pub fn unmap_stack_page(va: VirtAddr) {
                 "tlbi vaae1is, {page}",
                 "dsb ish",
                 "isb",
-                page = in(reg) (va >> 12) as u64,
+                page = in(reg) va.as_u64() >> 12,
                 options(nostack)
             );
         }

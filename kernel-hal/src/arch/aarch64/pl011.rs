@@ -13,6 +13,8 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::addr::PhysAddr;
+
 /// Data register.
 const DR: usize = 0x00;
 /// Flag register.
@@ -34,33 +36,40 @@ const CR_UARTEN_TXE_RXE: u32 = (1 << 0) | (1 << 8) | (1 << 9);
 /// MMIO base of the console UART; 0 until [`init`].
 static BASE: AtomicUsize = AtomicUsize::new(0);
 
-fn read(base: usize, reg: usize) -> u32 {
-    // SAFETY: `base` is the PL011 from the device tree (identity map: physical = virtual, Device memory);
-    // `reg` is one of its 32-bit registers.
-    unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
+/// The console UART's base, once [`init`] ran.
+fn base() -> Option<PhysAddr> {
+    match BASE.load(Ordering::Acquire) {
+        0 => None,
+        b => Some(PhysAddr::new(b)),
+    }
 }
 
-fn write(base: usize, reg: usize, value: u32) {
+fn read(base: PhysAddr, reg: usize) -> u32 {
+    // SAFETY: `base` is the PL011 from the device tree (identity map: physical = virtual, Device memory);
+    // `reg` is one of its 32-bit registers.
+    unsafe { core::ptr::read_volatile((base + reg).identity_virt().as_ptr::<u32>()) }
+}
+
+fn write(base: PhysAddr, reg: usize, value: u32) {
     // SAFETY: as in `read`.
-    unsafe { core::ptr::write_volatile((base + reg) as *mut u32, value) }
+    unsafe { core::ptr::write_volatile((base + reg).identity_virt().as_mut_ptr::<u32>(), value) }
 }
 
 /// Starts using the PL011 at `base` as the console.
-pub fn init(base: usize) {
+pub fn init(base: PhysAddr) {
     write(base, IMSC, 0);
     let cr = read(base, CR);
     if cr & CR_UARTEN_TXE_RXE != CR_UARTEN_TXE_RXE {
         write(base, CR, cr | CR_UARTEN_TXE_RXE);
     }
-    BASE.store(base, Ordering::Release);
+    BASE.store(base.as_usize(), Ordering::Release);
 }
 
 /// Writes `bytes` to the console, waiting for FIFO space (no locks, any context).
 pub fn console_write(bytes: &[u8]) {
-    let base = BASE.load(Ordering::Acquire);
-    if base == 0 {
+    let Some(base) = base() else {
         return;
-    }
+    };
     for &b in bytes {
         while read(base, FR) & FR_TXFF != 0 {
             core::hint::spin_loop();
@@ -77,16 +86,15 @@ pub fn console_write(bytes: &[u8]) {
 /// for data that is already waiting (it raises it only as data arrives), and
 /// with the FIFO off nothing more arrives until that byte is read.
 pub fn rx_irq_enable(on: bool) {
-    let base = BASE.load(Ordering::Acquire);
-    if base != 0 {
+    if let Some(base) = base() {
         write(base, IMSC, if on { RX_INTERRUPTS } else { 0 });
     }
 }
 
 /// One received byte, or `None` when the receive FIFO is empty (never blocks).
 pub fn console_read() -> Option<u8> {
-    let base = BASE.load(Ordering::Acquire);
-    if base == 0 || read(base, FR) & FR_RXFE != 0 {
+    let base = base()?;
+    if read(base, FR) & FR_RXFE != 0 {
         return None;
     }
     Some((read(base, DR) & 0xff) as u8)

@@ -8,6 +8,7 @@ use aarch64_cpu::registers::{Readable, MPIDR_EL1};
 use fdt::Fdt;
 
 use super::cpu::MPIDR_AFF_MASK;
+use crate::addr::PhysAddr;
 use crate::arch::MAX_CPUS;
 
 /// Which GIC the platform has, with its MMIO bases (physical = virtual: identity map).
@@ -16,17 +17,17 @@ pub enum GicKind {
     /// GICv2: distributor and CPU interface (memory mapped).
     V2 {
         /// GICD base.
-        gicd: usize,
+        gicd: PhysAddr,
         /// GICC base.
-        gicc: usize,
+        gicc: PhysAddr,
     },
     /// GICv3: distributor and the first redistributor region; the CPU interface is
     /// accessed through `ICC_*_EL1` system registers.
     V3 {
         /// GICD base.
-        gicd: usize,
+        gicd: PhysAddr,
         /// Base of the (first) redistributor region.
-        gicr: usize,
+        gicr: PhysAddr,
         /// Length of that region in bytes.
         gicr_len: usize,
     },
@@ -45,7 +46,7 @@ pub enum PsciConduit {
 #[derive(Clone, Copy, Debug)]
 pub struct Platform {
     /// PL011 MMIO base, from `/chosen/stdout-path` or the first `arm,pl011`.
-    pub uart_base: Option<usize>,
+    pub uart_base: Option<PhysAddr>,
     /// The PL011's interrupt (an SPI: 32 + the DT number), if the node names one.
     pub uart_intid: Option<u32>,
     /// The interrupt controller.
@@ -79,10 +80,16 @@ fn fdt(info: &boot::BootInfo) -> Fdt<'static> {
     unsafe { Fdt::from_ptr(dtb as *const u8) }.expect("aarch64: malformed device tree")
 }
 
+/// A device tree `reg` address as a physical address (`None` beyond 52
+/// bits, which no device can be at).
+fn reg_addr(r: &fdt::standard_nodes::MemoryRegion) -> Option<PhysAddr> {
+    PhysAddr::try_new(r.starting_address as usize)
+}
+
 /// First `reg` entry of `node` as (address, size).
-fn first_reg(node: fdt::node::FdtNode) -> Option<(usize, usize)> {
+fn first_reg(node: fdt::node::FdtNode) -> Option<(PhysAddr, usize)> {
     let r = node.reg()?.next()?;
-    Some((r.starting_address as usize, r.size.unwrap_or(0)))
+    Some((reg_addr(&r)?, r.size.unwrap_or(0)))
 }
 
 /// Reads the platform description from the device tree. Panics if the DTB is
@@ -123,11 +130,14 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
 
     let gic = if let Some(node) = fdt.find_compatible(&["arm,gic-v3"]) {
         let mut regs = node.reg().expect("GICv3 node without reg");
-        let gicd = regs.next().expect("GICv3 without GICD").starting_address as usize;
+        let gicd = regs
+            .next()
+            .and_then(|r| reg_addr(&r))
+            .expect("GICv3 without GICD");
         let r = regs.next().expect("GICv3 without GICR");
         GicKind::V3 {
             gicd,
-            gicr: r.starting_address as usize,
+            gicr: reg_addr(&r).expect("GICv3 GICR beyond 52 bits"),
             gicr_len: r.size.unwrap_or(0),
         }
     } else if let Some(node) = fdt.find_compatible(&[
@@ -137,8 +147,14 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         "arm,cortex-a7-gic",
     ]) {
         let mut regs = node.reg().expect("GICv2 node without reg");
-        let gicd = regs.next().expect("GICv2 without GICD").starting_address as usize;
-        let gicc = regs.next().expect("GICv2 without GICC").starting_address as usize;
+        let gicd = regs
+            .next()
+            .and_then(|r| reg_addr(&r))
+            .expect("GICv2 without GICD");
+        let gicc = regs
+            .next()
+            .and_then(|r| reg_addr(&r))
+            .expect("GICv2 without GICC");
         GicKind::V2 { gicd, gicc }
     } else {
         panic!("aarch64: the device tree names no supported GIC (v2 or v3)");
@@ -247,12 +263,15 @@ const MAX_EXCLUDED: usize = 16;
 
 /// RAM as the DTB `/memory` nodes describe it: up to `N` `[start, end)`
 /// ranges, and how many there are.
-pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], usize) {
-    let mut out = [(0u64, 0u64); N];
+pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(PhysAddr, PhysAddr); N], usize) {
+    let mut out = [(PhysAddr::ZERO, PhysAddr::ZERO); N];
     let mut n = 0;
     for region in fdt(info).memory().regions() {
-        let start = region.starting_address as u64;
-        let len = region.size.unwrap_or(0) as u64;
+        // RAM beyond 52 bits cannot exist: such a range is left out.
+        let Some(start) = reg_addr(&region) else {
+            continue;
+        };
+        let len = region.size.unwrap_or(0);
         if len > 0 && n < N {
             out[n] = (start, start.saturating_add(len));
             n += 1;
@@ -269,7 +288,7 @@ pub fn ram_ranges<const N: usize>(info: &boot::BootInfo) -> ([(u64, u64); N], us
 /// `/memory` also covers the firmware's runtime and reserved memory), and
 /// RAM below the image counts too: the firmware may load it anywhere, near
 /// the top of RAM as well.
-pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
+pub fn heap_region(info: &boot::BootInfo) -> (PhysAddr, usize) {
     const PAGE: usize = 4096;
     let fdt = fdt(info);
     let efi = info.protocol == boot::BootProtocol::Uefi && info.memory_len > 0;
@@ -335,5 +354,5 @@ pub fn heap_region(info: &boot::BootInfo) -> (usize, usize) {
         }
     }
     assert!(best.1 > 0, "aarch64: no free RAM for the heap");
-    best
+    (PhysAddr::new(best.0), best.1)
 }

@@ -37,6 +37,7 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use boot::aarch64::SecondaryStart;
 
 use super::{cpu, gic, mmu, psci, timer, trap};
+use crate::addr::VirtAddr;
 use crate::arch::{IpiKind, MAX_CPUS};
 use crate::cpu::CpuId;
 
@@ -73,31 +74,31 @@ pub(super) static BOOTSTRAP_TOPS: [AtomicUsize; MAX_CPUS] =
 
 /// A leaked, 16-byte aligned heap block of `bytes` for a stack; its top.
 /// Boot CPU (heap up).
-pub(super) fn alloc_stack(bytes: usize) -> Option<usize> {
+pub(super) fn alloc_stack(bytes: usize) -> Option<VirtAddr> {
     let layout = core::alloc::Layout::from_size_align(bytes, 16).ok()?;
     // SAFETY: the layout has a non-zero size (callers pass constants).
     let p = unsafe { alloc::alloc::alloc(layout) };
-    (!p.is_null()).then(|| p as usize + bytes)
+    (!p.is_null()).then(|| VirtAddr::from_ptr(p) + bytes)
 }
 
 /// CPU `cpu`'s bootstrap stack and emergency stack (allocated on first use).
-fn stacks_for(cpu: CpuId) -> Option<usize> {
+fn stacks_for(cpu: CpuId) -> Option<VirtAddr> {
     let slot = &BOOTSTRAP_TOPS[cpu.index()];
     if slot.load(Ordering::Relaxed) == 0 {
         // Generic code gave it a guarded one (`set_exception_stack_of`),
         // unless there is no stack region.
         if !trap::has_emergency_stack(cpu) {
             let emergency = alloc_stack(trap::EMERGENCY_STACK_BYTES)?;
-            trap::set_exception_stack_of(cpu, 0, crate::addr::VirtAddr::new(emergency));
+            trap::set_exception_stack_of(cpu, 0, emergency);
         }
         // A guarded one from the stack region where there is one.
         let top = match crate::hooks::bringup_stack(cpu) {
-            Some(top) => top.as_usize(),
+            Some(top) => top,
             None => alloc_stack(BOOTSTRAP_STACK_BYTES)?,
         };
-        slot.store(top, Ordering::Relaxed);
+        slot.store(top.as_usize(), Ordering::Relaxed);
     }
-    Some(slot.load(Ordering::Relaxed))
+    Some(VirtAddr::new(slot.load(Ordering::Relaxed)))
 }
 
 /// What the starting CPU leaves for the started one (the PSCI `context_id`).
@@ -183,7 +184,7 @@ pub unsafe fn start_cpu(
     // and CPU `cpu` has not been started yet (it reads `start` after CPU_ON).
     unsafe {
         let start = &mut *mb.start.get();
-        start.stack_top = bootstrap_top;
+        start.stack_top = bootstrap_top.as_usize();
         start.entry = secondary_main;
         start.ttbr0 = ttbr0;
         start.tcr = tcr;
@@ -192,7 +193,10 @@ pub unsafe fn start_cpu(
     // The CPU reads its start block with its MMU and cache still off: push the
     // block out to memory (this also orders it before the hvc/smc below, which
     // is not a barrier). Everything else it reads after turning them on.
-    mmu::clean_dcache_range(mb.start.get() as usize, size_of::<SecondaryStart>());
+    mmu::clean_dcache_range(
+        VirtAddr::from_ptr(mb.start.get()),
+        size_of::<SecondaryStart>(),
+    );
 
     // A core that was parked ([`park_this_cpu`]) may still be on its way
     // off: CPU_ON would be refused (ALREADY_ON) until it is.

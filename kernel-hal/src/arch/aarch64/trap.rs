@@ -63,6 +63,7 @@ use aarch64_cpu::registers::{Writeable, VBAR_EL1};
 
 use super::semihosting;
 use super::{cpu_id, exit_qemu, gic, pl011, smp, timer, ExitCode};
+use crate::addr::VirtAddr;
 use crate::arch::MAX_CPUS;
 use crate::cpu::CpuId;
 
@@ -370,14 +371,14 @@ static BOOT_EMERGENCY: BootEmergency = BootEmergency {
 };
 
 /// The guard below the boot CPU's static emergency stack, `[start, end)`.
-pub(super) fn boot_emergency_guard() -> (usize, usize) {
-    let g = BOOT_EMERGENCY.guard.get() as usize;
+pub(super) fn boot_emergency_guard() -> (VirtAddr, VirtAddr) {
+    let g = VirtAddr::from_ptr(BOOT_EMERGENCY.guard.get());
     (g, g + STATIC_GUARD_BYTES)
 }
 
 /// Top of the boot CPU's static emergency stack.
-fn boot_emergency_top() -> usize {
-    BOOT_EMERGENCY.stack.get() as usize + EMERGENCY_STACK_BYTES
+fn boot_emergency_top() -> VirtAddr {
+    VirtAddr::from_ptr(BOOT_EMERGENCY.stack.get()) + EMERGENCY_STACK_BYTES
 }
 
 /// Top of each CPU's emergency stack, read by `aarch64_stack_overflow`.
@@ -421,7 +422,7 @@ pub fn exception_stack_tops() -> [crate::addr::VirtAddr; EXCEPTION_STACKS] {
 pub fn init() {
     if cpu_id() == CpuId::BOOT {
         let top = boot_emergency_top();
-        EMERGENCY_TOPS[0].store(top, Ordering::Relaxed);
+        EMERGENCY_TOPS[0].store(top.as_usize(), Ordering::Relaxed);
         // The boot CPU runs on the boot stack through SP_EL0 (`boot`'s
         // entry code): exceptions then switch to SP_EL1, which becomes the
         // static emergency stack, so an overflow of the boot stack into its
@@ -438,7 +439,7 @@ pub fn init() {
                 "msr spsel, #0",
                 "1:",
                 t = out(reg) _,
-                top = in(reg) top,
+                top = in(reg) top.as_usize(),
                 options(nostack),
             )
         };

@@ -13,6 +13,11 @@
 //! Every table is checked (signature, length, checksum) and every address must
 //! lie in the identity-mapped 0-4 GiB; anything odd makes discovery return
 //! `None`, and the kernel then runs on the boot CPU alone.
+//!
+//! Table addresses are [`PhysAddr`]es (read through the identity map); the
+//! loader's RSDP becomes one in [`rsdp_of`].
+
+use crate::addr::PhysAddr;
 
 /// Signature of the RSDP.
 const RSDP_SIGNATURE: &[u8; 8] = b"RSD PTR ";
@@ -47,36 +52,42 @@ pub struct MadtCpus {
     /// timeout for a CPU that is not there.
     pub hotplug: usize,
     /// The first I/O APIC: MMIO address and first GSI.
-    pub io_apic: Option<(usize, u32)>,
+    pub io_apic: Option<(PhysAddr, u32)>,
     /// ISA IRQ 4 (COM1): its GSI and MPS INTI flags (polarity bits 1:0,
     /// trigger bits 3:2; 0 = the bus default, for ISA edge / active high).
     pub com1_gsi: (u32, u16),
+}
+
+/// The loader's RSDP address (`None` without one, or beyond 52 bits, which
+/// no table can be).
+pub fn rsdp_of(info: &boot::BootInfo) -> Option<PhysAddr> {
+    info.rsdp.and_then(PhysAddr::try_new)
 }
 
 /// Reads a `T` at a physical address (unaligned).
 ///
 /// # Safety
 /// `addr..addr + size_of::<T>()` must be mapped, readable memory.
-unsafe fn read<T: Copy>(addr: usize) -> T {
+unsafe fn read<T: Copy>(addr: PhysAddr) -> T {
     // SAFETY: the caller vouches for the range.
-    unsafe { core::ptr::read_unaligned(addr as *const T) }
+    unsafe { core::ptr::read_unaligned(addr.identity_virt().as_ptr::<T>()) }
 }
 
 /// Whether `addr..addr+len` is inside the identity map.
-fn mapped(addr: usize, len: usize) -> bool {
-    addr != 0
+fn mapped(addr: PhysAddr, len: usize) -> bool {
+    addr != PhysAddr::ZERO
         && addr
             .checked_add(len)
-            .is_some_and(|end| end <= super::MAPPED_LIMIT_BYTES)
+            .is_some_and(|end| end.as_usize() <= super::MAPPED_LIMIT_BYTES)
 }
 
 /// Sum of `len` bytes at `addr`, mod 256 (0 for a valid ACPI structure).
 ///
 /// # Safety
 /// The range must be mapped and readable.
-unsafe fn checksum(addr: usize, len: usize) -> u8 {
+unsafe fn checksum(addr: PhysAddr, len: usize) -> u8 {
     // SAFETY: the caller vouches for the range.
-    let bytes = unsafe { core::slice::from_raw_parts(addr as *const u8, len) };
+    let bytes = unsafe { core::slice::from_raw_parts(addr.identity_virt().as_ptr::<u8>(), len) };
     bytes.iter().fold(0u8, |s, &b| s.wrapping_add(b))
 }
 
@@ -86,7 +97,7 @@ unsafe fn checksum(addr: usize, len: usize) -> u8 {
 /// # Safety
 /// `addr` must be an address from a validated RSDT/XSDT/RSDP; it is
 /// range-checked against the identity map before any read.
-unsafe fn table(addr: usize, sig: Option<&[u8; 4]>) -> Option<usize> {
+unsafe fn table(addr: PhysAddr, sig: Option<&[u8; 4]>) -> Option<usize> {
     if !mapped(addr, SDT_HEADER_BYTES) {
         return None;
     }
@@ -108,7 +119,7 @@ unsafe fn table(addr: usize, sig: Option<&[u8; 4]>) -> Option<usize> {
 /// # Safety
 /// `rsdp` must be the RSDP address the loader reported (or a copy of it); the
 /// ACPI tables must not have been overwritten (call before the heap exists).
-pub unsafe fn discover(rsdp: usize, boot_apic_id: u32) -> Option<MadtCpus> {
+pub unsafe fn discover(rsdp: PhysAddr, boot_apic_id: u32) -> Option<MadtCpus> {
     // SAFETY: the caller's contract is `find_table`'s.
     let (addr, len) = unsafe { find_table(rsdp, b"APIC") }?;
     // SAFETY: `find_table` validated the table inside the identity map.
@@ -120,7 +131,7 @@ pub unsafe fn discover(rsdp: usize, boot_apic_id: u32) -> Option<MadtCpus> {
 ///
 /// # Safety
 /// As for [`discover`].
-pub unsafe fn find_table(rsdp: usize, sig: &[u8; 4]) -> Option<(usize, usize)> {
+pub unsafe fn find_table(rsdp: PhysAddr, sig: &[u8; 4]) -> Option<(PhysAddr, usize)> {
     if !mapped(rsdp, 36) {
         return None;
     }
@@ -131,11 +142,11 @@ pub unsafe fn find_table(rsdp: usize, sig: &[u8; 4]) -> Option<(usize, usize)> {
             return None;
         }
         let revision: u8 = read(rsdp + 15);
-        let rsdt = read::<u32>(rsdp + 16) as usize;
+        let rsdt = PhysAddr::new(read::<u32>(rsdp + 16) as usize);
         let xsdt = if revision >= 2 && checksum(rsdp, read::<u32>(rsdp + 20) as usize) == 0 {
-            usize::try_from(read::<u64>(rsdp + 24)).unwrap_or(0)
+            PhysAddr::try_from_u64(read::<u64>(rsdp + 24)).unwrap_or(PhysAddr::ZERO)
         } else {
-            0
+            PhysAddr::ZERO
         };
         // Prefer the XSDT (64-bit entries), fall back to the RSDT (32-bit).
         let (root, entry_bytes) = match table(xsdt, Some(b"XSDT")) {
@@ -147,9 +158,9 @@ pub unsafe fn find_table(rsdp: usize, sig: &[u8; 4]) -> Option<(usize, usize)> {
         (0..entries).find_map(|i| {
             let at = root_addr + SDT_HEADER_BYTES + i * entry_bytes;
             let addr = if entry_bytes == 8 {
-                usize::try_from(read::<u64>(at)).unwrap_or(0)
+                PhysAddr::try_from_u64(read::<u64>(at)).unwrap_or(PhysAddr::ZERO)
             } else {
-                read::<u32>(at) as usize
+                PhysAddr::new(read::<u32>(at) as usize)
             };
             table(addr, Some(sig)).map(|len| (addr, len))
         })
@@ -183,7 +194,7 @@ const SPCR_MIN_BYTES: usize = 59;
 ///
 /// # Safety
 /// As for [`discover`].
-pub unsafe fn spcr(rsdp: usize) -> Option<Spcr> {
+pub unsafe fn spcr(rsdp: PhysAddr) -> Option<Spcr> {
     // SAFETY: the caller's contract is `find_table`'s.
     let (addr, len) = unsafe { find_table(rsdp, b"SPCR") }?;
     if len < SPCR_MIN_BYTES {
@@ -216,7 +227,7 @@ pub unsafe fn spcr(rsdp: usize) -> Option<Spcr> {
 ///
 /// # Safety
 /// `addr..addr+len` must be a validated MADT inside the identity map.
-pub(super) unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> MadtCpus {
+pub(super) unsafe fn parse_madt(addr: PhysAddr, len: usize, boot_apic_id: u32) -> MadtCpus {
     let mut cpus = MadtCpus {
         apic_ids: [boot_apic_id; super::super::MAX_CPUS],
         len: 1,
@@ -248,7 +259,8 @@ pub(super) unsafe fn parse_madt(addr: usize, len: usize, boot_apic_id: u32) -> M
                 // { type, len, id: u8, reserved: u8, address: u32, gsi_base: u32 }
                 MADT_IO_APIC if entry_len >= 12 => {
                     if cpus.io_apic.is_none() {
-                        cpus.io_apic = Some((read::<u32>(at + 4) as usize, read::<u32>(at + 8)));
+                        let base = PhysAddr::new(read::<u32>(at + 4) as usize);
+                        cpus.io_apic = Some((base, read::<u32>(at + 8)));
                     }
                     None
                 }

@@ -9,6 +9,8 @@
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
+use crate::addr::PhysAddr;
+
 /// Vector of COM1's receive interrupt.
 pub const COM1_VECTOR: u8 = 0x24;
 
@@ -31,36 +33,38 @@ static COM1: AtomicU32 = AtomicU32::new(4);
 static COM1_FLAGS: AtomicU32 = AtomicU32::new(0);
 
 /// Records what the MADT says (from `smp::init`).
-pub fn set(addr: usize, gsi_base: u32, (com1_gsi, com1_flags): (u32, u16)) {
-    BASE.store(addr, Ordering::Relaxed);
+pub fn set(addr: PhysAddr, gsi_base: u32, (com1_gsi, com1_flags): (u32, u16)) {
+    BASE.store(addr.as_usize(), Ordering::Relaxed);
     GSI_BASE.store(gsi_base, Ordering::Relaxed);
     COM1.store(com1_gsi, Ordering::Relaxed);
     COM1_FLAGS.store(u32::from(com1_flags), Ordering::Relaxed);
 }
 
-fn write(base: usize, reg: u32, value: u32) {
+fn write(base: PhysAddr, reg: u32, value: u32) {
+    let base = base.identity_virt();
     // SAFETY: `base` is the I/O APIC the MADT describes, inside the identity
     // map below 4 GiB; IOREGSEL then IOWIN is its register protocol, and the
     // only caller runs once on the boot CPU with interrupts off.
     unsafe {
-        core::ptr::write_volatile((base + IOREGSEL) as *mut u32, reg);
-        core::ptr::write_volatile((base + IOWIN) as *mut u32, value);
+        core::ptr::write_volatile((base + IOREGSEL).as_mut_ptr::<u32>(), reg);
+        core::ptr::write_volatile((base + IOWIN).as_mut_ptr::<u32>(), value);
     }
 }
 
-fn read(base: usize, reg: u32) -> u32 {
+fn read(base: PhysAddr, reg: u32) -> u32 {
+    let base = base.identity_virt();
     // SAFETY: as in `write`.
     unsafe {
-        core::ptr::write_volatile((base + IOREGSEL) as *mut u32, reg);
-        core::ptr::read_volatile((base + IOWIN) as *const u32)
+        core::ptr::write_volatile((base + IOREGSEL).as_mut_ptr::<u32>(), reg);
+        core::ptr::read_volatile((base + IOWIN).as_ptr::<u32>())
     }
 }
 
 /// Routes COM1's interrupt to `dest_apic_id` on [`COM1_VECTOR`]; false when
 /// the MADT named no I/O APIC or it does not serve that GSI.
 pub fn route_com1(dest_apic_id: u32) -> bool {
-    let base = BASE.load(Ordering::Relaxed);
-    if base == 0 || dest_apic_id > 0xff {
+    let base = PhysAddr::new(BASE.load(Ordering::Relaxed));
+    if base == PhysAddr::ZERO || dest_apic_id > 0xff {
         return false;
     }
     let gsi = COM1.load(Ordering::Relaxed);

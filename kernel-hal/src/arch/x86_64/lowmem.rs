@@ -12,6 +12,8 @@
 //! whose low memory nothing vouches for): `None`, and the kernel runs on the
 //! boot CPU alone, saying so in one line.
 
+use crate::addr::PhysAddr;
+
 /// The page the trampoline has always used, taken when it is usable.
 pub const PREFERRED_PAGE: usize = 0x8000;
 const PAGE: usize = 4096;
@@ -19,13 +21,13 @@ const PAGE: usize = 4096;
 const LOW_LIMIT: usize = 1 << 20;
 
 /// The trampoline page for the memory map `ram` (usable RAM ranges), if any.
-pub fn trampoline_page(ram: &[boot::MemRegion]) -> Option<usize> {
+pub fn trampoline_page(ram: &[boot::MemRegion]) -> Option<PhysAddr> {
     let usable = |page: usize| {
         ram.iter()
             .any(|r| r.start <= page && r.start.saturating_add(r.len) >= page + PAGE)
     };
     if usable(PREFERRED_PAGE) {
-        return Some(PREFERRED_PAGE);
+        return Some(PhysAddr::new(PREFERRED_PAGE));
     }
     ram.iter()
         .filter_map(|r| {
@@ -34,4 +36,5 @@ pub fn trampoline_page(ram: &[boot::MemRegion]) -> Option<usize> {
             (end >= first + PAGE).then(|| end - PAGE)
         })
         .max()
+        .map(PhysAddr::new)
 }

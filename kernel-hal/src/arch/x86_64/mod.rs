@@ -44,7 +44,7 @@ pub use self::percpu::cpu_id;
 pub use self::smp::{cpu_count, ipi_state, park_this_cpu, send_ipi, start_cpu};
 pub use self::time::now_ns;
 use super::ExitCode;
-use crate::addr::VirtAddr;
+use crate::addr::{PhysAddr, VirtAddr};
 use crate::cpu::CpuId;
 // For the submodules (`super::irq_save`).
 use crate::cpu::{irq_restore, irq_save};
@@ -94,7 +94,7 @@ pub fn early_init(info: &boot::BootInfo) {
     }
     // The first snapshot of the refined calibration (see `time.rs`); the
     // LAPIC timer counts from here to CPU 0's `timer_start`.
-    if !time::refine_start(info.rsdp, Some(apic::timer_calibration_start)) {
+    if !time::refine_start(acpi::rsdp_of(info), Some(apic::timer_calibration_start)) {
         let _ = writeln!(
             serial::RawWriter,
             "clock: no usable HPET in ACPI: the TSC rate is not refined"
@@ -137,7 +137,7 @@ pub fn early_init(info: &boot::BootInfo) {
     let heap_above_4g: usize = heap
         .as_slice()
         .iter()
-        .filter(|r| r.0 >= BOOT_MAP_BYTES)
+        .filter(|r| r.0.as_usize() >= BOOT_MAP_BYTES)
         .map(|r| r.1)
         .sum();
     let _ = writeln!(
@@ -165,7 +165,7 @@ pub fn early_init(info: &boot::BootInfo) {
 }
 
 /// ", AP trampoline 0x8000" on the boot line when other CPUs will start.
-struct TrampolineNote(Option<usize>);
+struct TrampolineNote(Option<PhysAddr>);
 
 impl core::fmt::Display for TrampolineNote {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -181,7 +181,7 @@ impl core::fmt::Display for TrampolineNote {
 fn console_uart(info: &boot::BootInfo) -> &'static str {
     // SAFETY: the loader's (or boot's copy of the) RSDP; no heap yet, so the
     // firmware tables are intact.
-    let spcr = info.rsdp.and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
+    let spcr = acpi::rsdp_of(info).and_then(|rsdp| unsafe { acpi::spcr(rsdp) });
     match spcr {
         Some(acpi::Spcr::IoPort16550 { port, divisor }) => {
             if port != serial::port() {
@@ -225,7 +225,11 @@ fn map_high_ram(info: &boot::BootInfo) -> paging::HighMap {
         .map_or(low_free, |r| {
             (r.start + r.len).min(BOOT_MAP_BYTES) & !(PAGE - 1)
         });
-    paging::map_ram_above_4g(info.memory_regions(), low_free, low_free_end)
+    paging::map_ram_above_4g(
+        info.memory_regions(),
+        PhysAddr::new(low_free),
+        PhysAddr::new(low_free_end),
+    )
 }
 
 /// Sets up the kernel stack region (4 KiB pages above the identity map,
@@ -265,13 +269,13 @@ pub unsafe fn call_on_stack(top: VirtAddr, f: extern "C" fn(usize) -> !, arg: us
 /// Moves this CPU's double-fault and page-fault stack (the IST stack the
 /// fatal-exception report runs on) to `top`, a guarded kernel stack.
 pub fn set_exception_stack(index: usize, top: VirtAddr) {
-    percpu::set_ist_stack(ist_slot(index), top.as_usize() as u64);
+    percpu::set_ist_stack(ist_slot(index), top);
 }
 
 /// Gives AP `cpu` the exception stack `index` ending at `top` before it
 /// starts (its TSS names it from the start).
 pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: VirtAddr) {
-    percpu::preset_ist_stack(cpu, index, top.as_usize() as u64);
+    percpu::preset_ist_stack(cpu, index, top);
 }
 
 /// Unmaps the guard pages below the stacks in the kernel image: the boot
@@ -292,7 +296,7 @@ fn guard_static_stacks() {
 pub fn static_guards() -> super::StaticGuards {
     let b = boot::boot_stack();
     super::StaticGuards {
-        boot: (b.guard, b.bottom),
+        boot: (VirtAddr::new(b.guard), VirtAddr::new(b.bottom)),
         exception: percpu::boot_ist_guards(),
     }
 }
@@ -312,7 +316,7 @@ fn ist_slot(index: usize) -> u8 {
 /// Where this CPU's exception stacks end (the TSS's IST entries), in the
 /// order of [`set_exception_stack`]'s index.
 pub fn exception_stack_tops() -> [VirtAddr; EXCEPTION_STACKS] {
-    core::array::from_fn(|i| VirtAddr::new(percpu::ist_stack(ist_slot(i)) as usize))
+    core::array::from_fn(|i| percpu::ist_stack(ist_slot(i)))
 }
 
 /// Executes `ud2`, for the `fault=undefined` test: an invalid-opcode
@@ -515,7 +519,9 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     const MIN_RANGE: usize = 1 << 20;
     // The kernel is linked at 1 MiB, so this already excludes low memory; the
     // `max` keeps it so should the link address ever change.
-    let floor = paging::early_pages_end(info.kernel_end.max(LOW_MEMORY_END)).next_multiple_of(PAGE);
+    let floor = paging::early_pages_end(PhysAddr::new(info.kernel_end.max(LOW_MEMORY_END)))
+        .as_usize()
+        .next_multiple_of(PAGE);
     let mut ranges = [(0usize, 0usize); boot::MAX_MEM_REGIONS];
     let mut n = 0;
     for r in info.memory_regions() {
@@ -524,7 +530,7 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
         // Below 4 GiB all is mapped; above, the 2 MiB-trimmed part is.
         let end = if end > BOOT_MAP_BYTES {
             let mut mapped_end = start.max(BOOT_MAP_BYTES);
-            while mapped_end < end && paging::identity_mapped(mapped_end, PAGE) {
+            while mapped_end < end && paging::identity_mapped(PhysAddr::new(mapped_end), PAGE) {
                 mapped_end = (mapped_end + (2 << 20)) & !((2 << 20) - 1);
             }
             mapped_end.min(end)
@@ -540,11 +546,11 @@ pub fn heap_regions(info: &boot::BootInfo) -> super::HeapRegions {
     ranges.sort_unstable_by_key(|r| core::cmp::Reverse(r.0));
     let mut out = super::HeapRegions::default();
     for &(start, len) in ranges.iter() {
-        out.push(start, len);
+        out.push(PhysAddr::new(start), len);
     }
     if out.len == 0 {
         // No memory map: assume a small heap right after the kernel.
-        out.push(floor, FALLBACK_HEAP_BYTES);
+        out.push(PhysAddr::new(floor), FALLBACK_HEAP_BYTES);
     }
     out
 }

@@ -135,7 +135,8 @@ static SPLIT_USED: AtomicUsize = AtomicUsize::new(0);
 /// # Safety
 /// Boot CPU, before other CPUs start; nothing may use the range afterwards
 /// (the guard pages below the static stacks).
-pub unsafe fn unmap_boot_pages(start: usize, end: usize) -> bool {
+pub unsafe fn unmap_boot_pages(start: VirtAddr, end: VirtAddr) -> bool {
+    let (start, end) = (start.as_usize(), end.as_usize());
     let mut ok = start.is_multiple_of(PAGE) && end.is_multiple_of(PAGE) && end <= BOOT_MAP_END;
     let mut page = start;
     while ok && page < end {
@@ -195,8 +196,8 @@ static EARLY_PAGES_END: AtomicUsize = AtomicUsize::new(0);
 
 /// The first address after the kernel image that the heap may use: past
 /// the page directories [`map_ram_above_4g`] took.
-pub fn early_pages_end(kernel_end: usize) -> usize {
-    kernel_end.max(EARLY_PAGES_END.load(Ordering::Relaxed))
+pub fn early_pages_end(kernel_end: PhysAddr) -> PhysAddr {
+    kernel_end.max(PhysAddr::new(EARLY_PAGES_END.load(Ordering::Relaxed)))
 }
 
 /// What [`map_ram_above_4g`] did, for the boot log.
@@ -215,7 +216,12 @@ pub struct HighMap {
 /// docs); `low_free` is where free, mapped RAM for page directories starts
 /// (page-aligned, right after the kernel image) and `low_free_end` where
 /// that RAM ends. Boot CPU, before the heap and before other CPUs start.
-pub fn map_ram_above_4g(ram: &[boot::MemRegion], low_free: usize, low_free_end: usize) -> HighMap {
+pub fn map_ram_above_4g(
+    ram: &[boot::MemRegion],
+    low_free: PhysAddr,
+    low_free_end: PhysAddr,
+) -> HighMap {
+    let (low_free, low_free_end) = (low_free.as_usize(), low_free_end.as_usize());
     let use_1g = has_1g_pages();
     let mut bump = low_free;
     let mut out = HighMap::default();
@@ -277,10 +283,11 @@ pub fn map_ram_above_4g(ram: &[boot::MemRegion], low_free: usize, low_free_end: 
 
 /// Whether `start..start + len` lies in the identity map: below 4 GiB, or
 /// RAM that [`map_ram_above_4g`] mapped (every 2 MiB page present).
-pub fn identity_mapped(start: usize, len: usize) -> bool {
-    let Some(end) = start.checked_add(len) else {
+pub fn identity_mapped(start: PhysAddr, len: usize) -> bool {
+    let Some(end) = start.checked_add(len).map(PhysAddr::as_usize) else {
         return false;
     };
+    let start = start.as_usize();
     if end <= BOOT_MAP_END {
         return true;
     }
@@ -314,7 +321,8 @@ pub fn identity_mapped(start: usize, len: usize) -> bool {
 
 /// The page-table entry for `va` in the region, allocating its page table
 /// if `alloc` (None: no table, or out of memory).
-fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
+fn pte(va: VirtAddr, alloc: bool) -> Option<*mut u64> {
+    let va = va.as_usize();
     let pd = REGION_PD.load(Ordering::Acquire) as *mut u64;
     if pd.is_null() || !(STACK_REGION_BASE..STACK_REGION_BASE + STACK_REGION_BYTES).contains(&va) {
         return None;
@@ -343,25 +351,23 @@ fn pte(va: usize, alloc: bool) -> Option<*mut u64> {
 /// False when a page table could not be allocated, or `va` is outside the
 /// region. The caller serialises calls (the stack allocator's lock).
 pub fn map_stack_page(va: VirtAddr, pa: PhysAddr) -> bool {
-    let (va, pa) = (va.as_usize(), pa.as_usize());
     let Some(pte) = pte(va, true) else {
         return false;
     };
     // SAFETY: the entry belongs to the region's page tables; `va` was
     // unmapped (and flushed everywhere) or never mapped.
-    unsafe { pte.write_volatile(pa as u64 | PRESENT | WRITABLE) };
+    unsafe { pte.write_volatile(pa.as_u64() | PRESENT | WRITABLE) };
     true
 }
 
 /// Unmaps the page at `va` and flushes it from this CPU's TLB (other CPUs
 /// may keep it until [`flush_tlb_local`] runs there).
 pub fn unmap_stack_page(va: VirtAddr) {
-    let va = va.as_usize();
     if let Some(pte) = pte(va, false) {
         // SAFETY: as in `map_stack_page`; then drop this CPU's cached entry.
         unsafe {
             pte.write_volatile(0);
-            core::arch::asm!("invlpg [{}]", in(reg) va, options(nostack, preserves_flags));
+            core::arch::asm!("invlpg [{}]", in(reg) va.as_usize(), options(nostack, preserves_flags));
         }
     }
 }

@@ -77,8 +77,8 @@ pub struct IstStack([u8; IST_STACK_BYTES]);
 
 impl IstStack {
     /// Address one past the stack's last byte.
-    fn top(&self) -> u64 {
-        self.0.as_ptr() as u64 + IST_STACK_BYTES as u64
+    fn top(&self) -> crate::addr::VirtAddr {
+        crate::addr::VirtAddr::from_ptr(self.0.as_ptr()) + IST_STACK_BYTES
     }
 }
 
@@ -115,8 +115,8 @@ static BOOT_IST: BootIst = BootIst(UnsafeCell::new(
 /// The guard pages below the boot CPU's static IST stacks, as
 /// `(first byte, end)`, in [`IST_DOUBLE_FAULT`], [`IST_NMI`],
 /// [`IST_MACHINE_CHECK`] order.
-pub fn boot_ist_guards() -> [(usize, usize); IST_SLOTS] {
-    let base = BOOT_IST.0.get() as usize;
+pub fn boot_ist_guards() -> [(crate::addr::VirtAddr, crate::addr::VirtAddr); IST_SLOTS] {
+    let base = crate::addr::VirtAddr::from_ptr(BOOT_IST.0.get());
     core::array::from_fn(|i| {
         let g = base + i * core::mem::size_of::<GuardedIst>();
         (g, g + BOOT_IST_GUARD_BYTES)
@@ -152,9 +152,9 @@ const IST_SLOT_OF: [u8; IST_SLOTS] = [IST_DOUBLE_FAULT, IST_NMI, IST_MACHINE_CHE
 /// Gives AP `cpu` the stack ending at `top` for IST column `index` (0:
 /// double and page fault, 1: NMI, 2: machine check) before it starts. Boot
 /// CPU, before [`alloc_block`] for that CPU.
-pub fn preset_ist_stack(cpu: CpuId, index: usize, top: u64) {
+pub fn preset_ist_stack(cpu: CpuId, index: usize, top: crate::addr::VirtAddr) {
     if cpu != CpuId::BOOT && index < IST_SLOTS {
-        IST_TOPS[cpu.index()][index].store(top, Ordering::Relaxed);
+        IST_TOPS[cpu.index()][index].store(top.as_u64(), Ordering::Relaxed);
     }
 }
 
@@ -221,7 +221,7 @@ pub unsafe fn init_cpu(cpu_id: CpuId) {
         // names them.
         let boot = unsafe { &*BOOT_IST.0.get() };
         for (top, g) in IST_TOPS[0].iter().zip(boot.iter()) {
-            top.store(g.stack.top(), Ordering::Relaxed);
+            top.store(g.stack.top().as_u64(), Ordering::Relaxed);
         }
     }
     let cpu = BLOCKS[cpu_id.index()].load(Ordering::Acquire);
@@ -263,24 +263,24 @@ pub unsafe fn init_cpu(cpu_id: CpuId) {
 
 /// Points IST slot `slot` of this CPU's TSS at the stack ending at `top`
 /// (the CPU reads it at the next interrupt through that slot).
-pub fn set_ist_stack(slot: u8, top: u64) {
+pub fn set_ist_stack(slot: u8, top: crate::addr::VirtAddr) {
     let irq = super::irq_save();
     // SAFETY: GS points at this CPU's block, which only this CPU writes;
     // interrupts are off, so no IST interrupt reads the entry half-written.
     unsafe {
-        (*current()).tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top);
+        (*current()).tss.interrupt_stack_table[usize::from(slot - 1)] = VirtAddr::new(top.as_u64());
     }
     super::irq_restore(irq);
 }
 
 /// Where IST slot `slot` of this CPU's TSS points.
-pub fn ist_stack(slot: u8) -> u64 {
+pub fn ist_stack(slot: u8) -> crate::addr::VirtAddr {
     let irq = super::irq_save();
     // SAFETY: GS points at this CPU's block; only this CPU writes it, and not
     // while this read runs (interrupts are off).
     let top = unsafe { (*current()).tss.interrupt_stack_table[usize::from(slot - 1)].as_u64() };
     super::irq_restore(irq);
-    top
+    crate::addr::VirtAddr::from_u64(top)
 }
 
 /// Records this CPU's LAPIC id (once the LAPIC is enabled).

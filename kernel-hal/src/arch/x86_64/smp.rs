@@ -331,7 +331,7 @@ pub fn init(info: &boot::BootInfo) -> Discovery {
     APIC_IDS[0].store(boot_id, Ordering::Relaxed);
     ONLINE[0].store(true, Ordering::Relaxed);
     START_STATE[0].store(STARTING, Ordering::Relaxed);
-    let found = info.rsdp.and_then(|rsdp| {
+    let found = acpi::rsdp_of(info).and_then(|rsdp| {
         // SAFETY: the RSDP address comes from the loader (or is boot's copy
         // of it), and nothing has overwritten firmware tables yet (no heap).
         unsafe { acpi::discover(rsdp, boot_id) }
@@ -410,9 +410,9 @@ fn wait_for(ns: u64, cond: impl Fn() -> bool) -> bool {
 /// Picks the trampoline page from the memory map (`lowmem`), from
 /// `early_init`. With none, the other CPUs cannot be started: the CPU count
 /// drops to 1 and this returns `None`, for the boot log.
-pub fn check_trampoline_page(info: &boot::BootInfo) -> Option<usize> {
+pub fn check_trampoline_page(info: &boot::BootInfo) -> Option<crate::addr::PhysAddr> {
     let page = super::lowmem::trampoline_page(info.memory_regions());
-    TRAMPOLINE_PHYS.store(page.unwrap_or(0), Ordering::Relaxed);
+    TRAMPOLINE_PHYS.store(page.map_or(0, |p| p.as_usize()), Ordering::Relaxed);
     if page.is_none() {
         CPU_COUNT.store(1, Ordering::Release);
     }

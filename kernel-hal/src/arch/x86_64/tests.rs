@@ -4,6 +4,7 @@
 //! They reach the arch's private helpers through `pub(super)` items.
 
 use super::{acpi, apic, lowmem, smp};
+use crate::addr::PhysAddr;
 use crate::cpu::CpuId;
 
 crate::ktest!(x86_ap_trampoline_page_from_memory_map, || {
@@ -11,12 +12,12 @@ crate::ktest!(x86_ap_trampoline_page_from_memory_map, || {
     // QEMU's map: low RAM up to the EBDA, then RAM from 1 MiB.
     crate::kassert_eq!(
         lowmem::trampoline_page(&[r(0, 0x9fc00), r(0x10_0000, 0x7ee_0000)]),
-        Some(0x8000)
+        Some(PhysAddr::new(0x8000))
     );
     // 0x8000 not RAM: the highest usable page below 1 MiB, whole and aligned.
     crate::kassert_eq!(
         lowmem::trampoline_page(&[r(0, 0x8000), r(0x1_0000, 0x8_fc00), r(0x10_0000, 1 << 30)]),
-        Some(0x9e000)
+        Some(PhysAddr::new(0x9e000))
     );
     // Only page 0 usable below 1 MiB: none (the IVT lives there).
     crate::kassert_eq!(
@@ -33,7 +34,7 @@ crate::ktest!(x86_ap_trampoline_page_from_memory_map, || {
     // A range straddling 1 MiB gives its last page below 1 MiB.
     crate::kassert_eq!(
         lowmem::trampoline_page(&[r(0xf_0000, 0x2_0000)]),
-        Some(0xf_f000)
+        Some(PhysAddr::new(0xf_f000))
     );
     Ok(())
 });
@@ -78,8 +79,11 @@ crate::ktest!(x86_madt_starts_enabled_cpus_only, || {
     x2apic(&mut t, 300, acpi::MADT_ENABLED);
     lapic(&mut t, 1, acpi::MADT_ENABLED);
     x2apic(&mut t, 301, acpi::MADT_ONLINE_CAPABLE);
+    let Some(at) = crate::addr::VirtAddr::from_ptr(t.as_ptr()).identity_phys() else {
+        return Err("the heap is not identity-mapped".into());
+    };
     // SAFETY: `t` is a live buffer of `t.len()` bytes, read only.
-    let cpus = unsafe { acpi::parse_madt(t.as_ptr() as usize, t.len(), 0) };
+    let cpus = unsafe { acpi::parse_madt(at, t.len(), 0) };
     crate::kassert_eq!(&cpus.apic_ids[..cpus.len], &[0, 1, 300][..]);
     crate::kassert_eq!(cpus.hotplug, 2);
     crate::kassert_eq!(cpus.dropped, 0);

@@ -39,6 +39,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use x86_64::instructions::port::Port;
 
+use crate::addr::PhysAddr;
+
 /// PIT input clock.
 const PIT_HZ: u64 = 1_193_182;
 /// Length of one calibration window.
@@ -443,7 +445,7 @@ const FS_PER_S: u128 = 1_000_000_000_000_000;
 /// The HPET (MMIO base, counter period in femtoseconds) and the first
 /// snapshots, taken in [`refine_start`].
 struct RefineStart {
-    hpet: usize,
+    hpet: PhysAddr,
     period_fs: u64,
     /// The main counter's width: all ones (64-bit) or the low 32 bits.
     mask: u64,
@@ -473,10 +475,10 @@ static LAPIC_DONE: AtomicBool = AtomicBool::new(false);
 ///
 /// # Safety
 /// `base` must be the HPET's MMIO base, inside the identity map.
-unsafe fn hpet_read(base: usize, reg: usize) -> u32 {
+unsafe fn hpet_read(base: PhysAddr, reg: usize) -> u32 {
     // SAFETY: the caller vouches for the base; HPET registers are 32-bit
     // readable at their offsets, and reading them has no side effects.
-    unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
+    unsafe { core::ptr::read_volatile((base + reg).identity_virt().as_ptr::<u32>()) }
 }
 
 /// The HPET main counter (64-bit, read as two halves: the high half is read
@@ -484,7 +486,7 @@ unsafe fn hpet_read(base: usize, reg: usize) -> u32 {
 ///
 /// # Safety
 /// As for [`hpet_read`].
-unsafe fn hpet_counter(base: usize) -> u64 {
+unsafe fn hpet_counter(base: PhysAddr) -> u64 {
     loop {
         // SAFETY: the caller's contract.
         let (hi, lo, hi2) = unsafe {
@@ -504,7 +506,7 @@ unsafe fn hpet_counter(base: usize) -> u64 {
 ///
 /// # Safety
 /// As for [`hpet_read`].
-unsafe fn snapshot(base: usize) -> Snapshot {
+unsafe fn snapshot(base: PhysAddr) -> Snapshot {
     let mut best = Snapshot {
         tsc: 0,
         count: 0,
@@ -532,7 +534,7 @@ unsafe fn snapshot(base: usize) -> Snapshot {
 /// [`refine_lapic`]. Returns whether there is an HPET to refine against.
 /// Call once, on the boot CPU, before the heap exists and before anything
 /// else uses its LAPIC timer.
-pub fn refine_start(rsdp: Option<usize>, lapic_start: Option<fn()>) -> bool {
+pub fn refine_start(rsdp: Option<PhysAddr>, lapic_start: Option<fn()>) -> bool {
     // SAFETY: the loader's RSDP, read before the heap exists (the caller's
     // contract), as `acpi::find_table` requires.
     let Some((table, len)) = rsdp.and_then(|r| unsafe { super::acpi::find_table(r, b"HPET") })
@@ -547,14 +549,18 @@ pub fn refine_start(rsdp: Option<usize>, lapic_start: Option<fn()>) -> bool {
     // (0 = memory) at 40, the 64-bit address at 44.
     let (space, base) = unsafe {
         (
-            core::ptr::read_unaligned((table + 40) as *const u8),
-            core::ptr::read_unaligned((table + 44) as *const u64),
+            core::ptr::read_unaligned((table + 40).identity_virt().as_ptr::<u8>()),
+            core::ptr::read_unaligned((table + 44).identity_virt().as_ptr::<u64>()),
         )
     };
-    let Ok(base) = usize::try_from(base) else {
+    let Some(base) = PhysAddr::try_from_u64(base) else {
         return false;
     };
-    if space != 0 || base == 0 || base % 1024 != 0 || base + 1024 > super::MAPPED_LIMIT_BYTES {
+    if space != 0
+        || base == PhysAddr::ZERO
+        || !base.is_aligned(1024)
+        || (base + 1024).as_usize() > super::MAPPED_LIMIT_BYTES
+    {
         return false;
     }
     // SAFETY: the HPET's register block (1 KiB) lies in the identity map
@@ -580,7 +586,10 @@ pub fn refine_start(rsdp: Option<usize>, lapic_start: Option<fn()>) -> bool {
     unsafe {
         let cfg = hpet_read(base, HPET_CONFIG);
         if cfg & 1 == 0 {
-            core::ptr::write_volatile((base + HPET_CONFIG) as *mut u32, cfg | 1);
+            core::ptr::write_volatile(
+                (base + HPET_CONFIG).identity_virt().as_mut_ptr::<u32>(),
+                cfg | 1,
+            );
         }
     }
     // SAFETY: as above.

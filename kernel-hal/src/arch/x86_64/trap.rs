@@ -330,7 +330,7 @@ fn exception(frame: &TrapFrame) -> ! {
                 frame.rsp
             );
             if frame.vector == 14 {
-                report_stack_overflow(&mut w, Cr2::read_raw() as usize);
+                report_stack_overflow(&mut w, crate::addr::VirtAddr::from_u64(Cr2::read_raw()));
             }
             super::exit_qemu(super::ExitCode::Failure);
         }
@@ -380,7 +380,7 @@ fn exception(frame: &TrapFrame) -> ! {
                 "data"
             },
         );
-        report_stack_overflow(&mut w, cr2 as usize);
+        report_stack_overflow(&mut w, crate::addr::VirtAddr::from_u64(cr2));
     }
     let f = frame;
     let _ = writeln!(
@@ -407,8 +407,8 @@ fn exception(frame: &TrapFrame) -> ! {
 /// Adds the stack-overflow line when `addr` is in the guard below a kernel
 /// stack (a thread's, an idle thread's or an exception stack, in the stack
 /// region).
-fn report_stack_overflow(w: &mut serial::RawWriter, addr: usize) {
-    if let Some(owner) = crate::hooks::stack_guard_owner(crate::addr::VirtAddr::new(addr)) {
+fn report_stack_overflow(w: &mut serial::RawWriter, addr: crate::addr::VirtAddr) {
+    if let Some(owner) = crate::hooks::stack_guard_owner(addr) {
         let _ = writeln!(
             w,
             "    kernel stack overflow: the fault address is in the guard page below the stack of {owner}"
