@@ -1266,6 +1266,7 @@ impl Rq {
     /// The end of a pick: `put_prev_set_next_task` from `prev` to `next`
     /// (either may be `NIL`, the idle task), then the need-resched state
     /// cleared, the slice timer and the switch counters updated.
+    #[inline(always)]
     fn put_prev_set_next(&mut self, prev: u32, next: u32) {
         // Nothing to do when the running task is picked again (its
         // protection is not re-armed, as in Linux).

@@ -772,6 +772,13 @@ impl<P: Platform> Scheduler<P> {
 
     /// The CPUs `t` may run on now: its mask and the active CPUs.
     fn allowed_mask(&self, t: &SchedTask) -> CpuMask {
+        // Every CPU active (always, but across a hotplug): the affinity
+        // as it is, without reading the active mask word by word. A CPU
+        // deactivated after this load is caught as after a stale mask:
+        // every enqueue re-checks its CPU (`recheck_active`).
+        if self.nr_inactive.load(Ordering::Acquire) == 0 {
+            return t.cpus_allowed;
+        }
         t.cpus_allowed.and(&self.active_mask())
     }
 
