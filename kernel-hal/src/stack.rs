@@ -287,12 +287,14 @@ pub fn restart_cpu(cpu: CpuId, entry: extern "C" fn(CpuId) -> !) -> bool {
     {
         return false;
     }
-    // SAFETY: `top` is the 16-byte aligned end of the mapped kernel stack
-    // leaked for `cpu` when it was first started, which belongs to it
-    // forever. The CPU parked itself (PARKED, claimed just above by this
-    // call alone), so nothing runs on that stack: its parked frames are
+    // `top` is the 16-byte aligned end of the mapped kernel stack leaked
+    // for `cpu` when it was first started, which belongs to it forever.
+    // The CPU parked itself (PARKED, claimed just above by this call
+    // alone), so nothing runs on that stack: its parked frames are
     // abandoned, as INIT (x86_64) and CPU_OFF (aarch64) never return into
-    // them. `arch::early_init` ran before any CPU was started.
+    // them.
+    // SAFETY: an owned, mapped, unused stack top for `cpu` (above), and
+    // `arch::early_init` ran before any CPU was started.
     let started = unsafe { arch::start_cpu(cpu, VirtAddr::new(top), entry) };
     if !started {
         // After false the CPU never runs `entry` nor touches the stack.
