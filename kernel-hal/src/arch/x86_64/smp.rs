@@ -448,8 +448,9 @@ impl Drop for StartGuard {
 ///
 /// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
 /// if the AP has not yet claimed the trampoline, then waits up to `wait_ns`
-/// (normally [`START_TIMEOUT_NS`], 10 s) for the AP to report itself online
-/// (all delays measured with the TSC). Returns
+/// (normally [`START_TIMEOUT_NS`], 10 s; 0 always gives up, as if the AP
+/// came too late) for the AP to report itself online (all delays measured
+/// with the TSC). Returns
 /// true once it is; false if `cpu` is out of range, is the boot CPU, was
 /// already started, or did not come up in time. Calls are serialised (the
 /// trampoline page is shared), from any CPU.
@@ -535,7 +536,10 @@ pub unsafe fn start_cpu(
     // lives as long as the kernel; the AP accesses it only with `lock xchg`.
     let ticket = unsafe { AtomicU32::from_ptr(args_ptr.cast::<u32>()) };
     // Release: the code and the arguments are visible before the ticket is.
-    let armed = apic_id + 1;
+    // A zero wait gives up at once, deterministically: no ticket is armed,
+    // so the AP wakes, finds none and parks in the trampoline (the next
+    // start's INIT resets it), as one that came too late would.
+    let armed = if wait_ns == 0 { 0 } else { apic_id + 1 };
     ticket.store(armed, Ordering::Release);
 
     let page = (tramp >> 12) as u8;
