@@ -164,7 +164,7 @@ define ARCH_RULES
 kernel-$(1): ensure-toolchain
 	$$(CARGO) build -p kernel --target $$(TARGET_$(1)) --profile $$(PROFILE)
 
-test-$(1): test-$(1)-smp1 test-$(1)-smp test-$(1)-smp16 test-$(1)-timing test-$(1)-capacity $$(TEST_EXTRA_$(1))
+test-$(1): test-$(1)-smp1 test-$(1)-smp test-$(1)-smp16 test-$(1)-timing test-$(1)-topology $$(TEST_EXTRA_$(1))
 
 test-$(1)-smp1: ensure-qemu kernel-$(1)
 	KTEST_SUITE=concurrency SMP=1 $$(KTEST) $(1) $$(call elf,$(1))
@@ -180,10 +180,12 @@ test-$(1)-smp16: ensure-qemu kernel-$(1)
 		KTEST_EXPECT='smp: $$(SMP_MANY) of $$(SMP_MANY) CPU\(s\) online' \
 		$$(KTEST) $(1) $$(call elf,$(1)) $$(SMP_MANY_TESTS)
 
-# CPU capacities from `cpu_capacity=` (and on aarch64 from the devicetree's
-# capacity-dmips-mhz, QEMU's own tree handed back with -dtb) reach the scheduler.
-test-$(1)-capacity: ensure-qemu kernel-$(1)
-	$$(T)/capacity-test.sh $(1) $$(call elf,$(1))
+# The firmware's CPU topology (SMT, LLC, packages: QEMU -smp threads=,
+# sockets=) and CPU capacities from `cpu_capacity=` (and on aarch64 from the
+# devicetree's capacity-dmips-mhz, QEMU's own tree handed back with -dtb)
+# reach the scheduler.
+test-$(1)-topology: ensure-qemu kernel-$(1)
+	$$(T)/topology-test.sh $(1) $$(call elf,$(1))
 
 test-$(1)-timing: ensure-qemu kernel-$(1)
 	$$(foreach n,$$(TIMING_SMP_$(1)),KTEST_ICOUNT=1 KTEST_SUITE=timing SMP=$$(n) \

@@ -112,7 +112,8 @@ h_arm_shim() { # ADDR OUT
 #                   (default without), ovmf (pflash, with the script's own
 #                   copy of the variables in build/); aarch64 none (default),
 #                   edk2, uboot
-#   smp=N mem=SIZE  default $SMP (1) and $MEM (256M)
+#   smp=N[,opts] mem=SIZE  default $SMP (1) and $MEM (256M); QEMU -smp options
+#                   such as threads=2 or sockets=2 may follow the count
 #   accel=auto|tcg|kvm  default $ACCEL or auto: x86_64 KVM when it works and
 #                   is not PVM (a PVM /dev/kvm runs an unaware guest ~1000x
 #                   slower than TCG), else TCG; aarch64 always TCG
@@ -216,7 +217,7 @@ h_qemu() {
             [ "$accel" = kvm ] && { h_err "aarch64 runs under TCG only"; return 2; }
             if [ -z "$gic" ]; then
                 gic=2
-                [ "$smp" -gt 8 ] && gic=3
+                [ "${smp%%,*}" -gt 8 ] && gic=3
             fi
             QEMU=("${QEMU_AARCH64:-qemu-system-aarch64}"
                 -machine "virt,gic-version=$gic${machine_opts:+,$machine_opts}"
