@@ -324,10 +324,10 @@ h_wait_for() {
     local re=$1 until=$H_DEADLINE
     [ -n "${2:-}" ] && until=$(awk -v a="$EPOCHREALTIME" -v l="$2" 'BEGIN { printf "%d", a + l }')
     while :; do
-        tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re" && return 0
+        tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null && return 0
         kill -0 "$H_PID" 2>/dev/null || {
             # It may have printed the line just before it ended.
-            tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re"
+            tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null
             return
         }
         [ "${EPOCHSECONDS}" -lt "$until" ] || return 1

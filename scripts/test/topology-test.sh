@@ -43,7 +43,7 @@ expect() {
     local tag=$1 re
     shift
     for re in "$@"; do
-        tr -d '\r' <"$LOG" | grep -aEq -- "$re" || { h_err "$tag: no line matching '$re'; see $LOG"; fails=$((fails + 1)); }
+        tr -d '\r' <"$LOG" | grep -aE -- "$re" >/dev/null || { h_err "$tag: no line matching '$re'; see $LOG"; fails=$((fails + 1)); }
     done
 }
 
