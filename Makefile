@@ -60,7 +60,7 @@ SMP_TEST       ?= 4
 # missed their bounds at host load 10-13). Both run at SMP_TEST CPUs; the
 # measurements are in docs/design/kernel.md ("Many CPUs").
 SMP_MANY       ?= 16
-SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work,-smp_every_cpu_runs_threads
+SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work
 
 CARGO ?= cargo
 export SMP MEM
