@@ -279,18 +279,16 @@ impl Default for Spawn {
     }
 }
 
-/// Per-task bookkeeping.
+/// Per-task bookkeeping. The fields every burst end reads and writes come
+/// first, in the record's first cache line (`repr(C)`, 64-byte aligned): a
+/// busy machine's running tasks then stay in the CPU's cache.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Task {
-    /// State.
-    pub state: TState,
     work: u64,
     overhead: u64,
-    spawn: Spawn,
-    last_ran: u32,
-    mark: u64,
-    wake_origin: u64,
-    timer_gen: u32,
+    /// CPU time it used, ns (overheads included).
+    pub runtime: u64,
     /// What it does after the burst that pays its wakeups' cost (it
     /// blocks, sleeps or exits once that is paid, or returns to its user
     /// code).
@@ -298,22 +296,30 @@ pub struct Task {
     /// Its current burst is user code ([`Next::RunUser`]): the kernel's
     /// per-thread user-mode mark, kept across switches.
     user: bool,
-    /// CPU time it used, ns (overheads included).
-    pub runtime: u64,
+    /// State.
+    pub state: TState,
+    timer_gen: u32,
+    last_ran: u32,
+    mark: u64,
+    wake_origin: u64,
+    spawn: Spawn,
     /// Times it was switched in.
     pub nr_switch_in: u64,
 }
 
+/// A CPU. The fields every burst end reads and writes come first, in the
+/// record's first cache line (`repr(C)`, 64-byte aligned).
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 struct Cpu {
+    run_start: u64,
+    curr: u32,
+    burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
     rq_touched: bool,
-    curr: u32,
-    run_start: u64,
-    burst_gen: u32,
-    tick_gen: u32,
     tick_on: bool,
+    tick_gen: u32,
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     ipi_pending: bool,
@@ -363,10 +369,12 @@ struct Ev {
     gen: u32,
 }
 
-/// Width of a calendar bucket: 2^5 = 32 ns of virtual time.
-const BUCKET_SHIFT: u32 = 5;
-/// Buckets in the calendar's window (2^8 × 32 ns = 8.2 µs).
-const NR_BUCKETS: usize = 1 << 8;
+/// Width of a calendar bucket: 2^3 = 8 ns of virtual time.
+const BUCKET_SHIFT: u32 = 3;
+/// Buckets in the calendar's window (2^7 × 8 ns = 1 µs).
+const NR_BUCKETS: usize = 1 << 7;
+/// Words of the calendar's bitmap of non-empty buckets.
+const NR_WORDS: usize = NR_BUCKETS / 64;
 
 /// The pending events, popped in (time, sequence) order: a calendar queue
 /// (R. Brown, "Calendar queues", CACM 31(10), 1988). Events due within the
@@ -374,79 +382,138 @@ const NR_BUCKETS: usize = 1 << 8;
 /// bucket) go to the bucket of their time, unsorted; later ones (ticks,
 /// long sleeps) wait in a binary heap and move into the window as it
 /// advances. A busy 64-CPU machine has an event every few ns and most are
-/// burst ends a few hundred ns ahead, so a push is an append and a pop scans
-/// a handful of events, where a binary heap of a few hundred events moves
-/// ~9 levels each way. The order is exactly the heap's.
+/// burst ends a few hundred ns ahead, so a push is an append and a pop
+/// finds the next non-empty bucket in a bitmap (one bit per bucket) and
+/// scans its one or two events, where a binary heap of a few hundred
+/// events moves ~9 levels each way. The order is exactly the heap's.
 #[derive(Debug)]
 struct Calendar {
-    buckets: Vec<Vec<Ev>>,
+    buckets: Box<[Vec<Ev>; NR_BUCKETS]>,
+    /// Bit `b % 64` of word `b / 64`: bucket `b` holds an event.
+    occupied: [u64; NR_WORDS],
     /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
-    /// may hold an event; every queued event is at or after it.
+    /// may hold an event; every queued event is at or after it, and every
+    /// far event at or after `cur + NR_BUCKETS`.
     cur: u64,
     /// Events in the buckets.
     near: usize,
     /// Events due at or after the window's end.
     far: BinaryHeap<Reverse<Ev>>,
+    /// The bucket of the earliest far event (`u64::MAX`: none).
+    far_min: u64,
 }
 
 impl Calendar {
     fn new() -> Self {
+        let buckets: Vec<Vec<Ev>> = (0..NR_BUCKETS).map(|_| Vec::new()).collect();
         Calendar {
-            buckets: (0..NR_BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: buckets.into_boxed_slice().try_into().expect("NR_BUCKETS"),
+            occupied: [0; NR_WORDS],
             cur: 0,
             near: 0,
             far: BinaryHeap::new(),
+            far_min: u64::MAX,
         }
     }
 
+    /// Puts `ev` into its bucket (in the window).
+    #[inline(always)]
+    fn put(&mut self, ev: Ev) {
+        let i = (ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS;
+        self.buckets[i].push(ev);
+        self.occupied[i / 64] |= 1 << (i % 64);
+        self.near += 1;
+    }
+
     /// Queues `ev`, due no earlier than the last event popped.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, ev: Ev) {
         let b = ev.t >> BUCKET_SHIFT;
         debug_assert!(b >= self.cur, "event in the past");
         if b < self.cur + NR_BUCKETS as u64 {
-            self.buckets[b as usize % NR_BUCKETS].push(ev);
-            self.near += 1;
+            self.put(ev);
         } else {
             self.far.push(Reverse(ev));
+            self.far_min = self.far_min.min(b);
         }
     }
 
     /// Moves the far events that the window now covers into their buckets.
-    #[inline]
+    #[inline(always)]
     fn pull_far(&mut self) {
-        let end = self.cur + NR_BUCKETS as u64;
-        while self.far.peek().is_some_and(|e| e.0.t >> BUCKET_SHIFT < end) {
-            let Some(Reverse(ev)) = self.far.pop() else {
-                break;
-            };
-            self.buckets[(ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS].push(ev);
-            self.near += 1;
+        if self.far_min < self.cur + NR_BUCKETS as u64 {
+            self.pull_far_slow();
         }
     }
 
+    #[inline(never)]
+    fn pull_far_slow(&mut self) {
+        let end = self.cur + NR_BUCKETS as u64;
+        while self.far_min < end {
+            let Some(Reverse(ev)) = self.far.pop() else {
+                break;
+            };
+            self.put(ev);
+            self.far_min = self.far.peek().map_or(u64::MAX, |e| e.0.t >> BUCKET_SHIFT);
+        }
+    }
+
+    /// The number of buckets from `cur` to the next non-empty one (the
+    /// window holds an event).
+    #[inline(always)]
+    fn next_occupied(&self) -> u64 {
+        let i = self.cur as usize % NR_BUCKETS;
+        let (w, bit) = (i / 64, i % 64);
+        let first = self.occupied[w] >> bit;
+        if first != 0 {
+            return first.trailing_zeros() as u64;
+        }
+        let mut d = (64 - bit) as u64;
+        for k in 1..=NR_WORDS {
+            let word = self.occupied[(w + k) % NR_WORDS];
+            if word != 0 {
+                return d + word.trailing_zeros() as u64;
+            }
+            d += 64;
+        }
+        unreachable!("calendar: {} events but no bucket marked", self.near)
+    }
+
     /// The earliest event by (time, sequence).
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         if self.near == 0 {
-            self.cur = self.far.peek()?.0.t >> BUCKET_SHIFT;
-            self.pull_far();
-        }
-        loop {
-            let bucket = &mut self.buckets[self.cur as usize % NR_BUCKETS];
-            if !bucket.is_empty() {
-                let mut m = 0;
-                for (i, e) in bucket.iter().enumerate().skip(1) {
-                    if (e.t, e.seq) < (bucket[m].t, bucket[m].seq) {
-                        m = i;
-                    }
-                }
-                self.near -= 1;
-                return Some(bucket.swap_remove(m));
+            if self.far_min == u64::MAX {
+                return None;
             }
-            self.cur += 1;
+            self.cur = self.far_min;
             self.pull_far();
         }
+        let d = self.next_occupied();
+        if d > 0 {
+            // Far events are at or after the old window's end, after the
+            // bucket found: pulling them in cannot put one before it.
+            self.cur += d;
+            self.pull_far();
+        }
+        let i = self.cur as usize % NR_BUCKETS;
+        let bucket = &mut self.buckets[i];
+        let ev = if bucket.len() == 1 {
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            bucket.pop()
+        } else {
+            let mut m = 0;
+            let mut key = (bucket[0].t, bucket[0].seq);
+            for (j, e) in bucket.iter().enumerate().skip(1) {
+                if (e.t, e.seq) < key {
+                    m = j;
+                    key = (e.t, e.seq);
+                }
+            }
+            Some(bucket.swap_remove(m))
+        };
+        self.near -= 1;
+        ev
     }
 }
 
@@ -808,7 +875,12 @@ impl Kernel {
         // Work done: the elapsed time, shared with the other busy vCPUs
         // (evenly, or all of it in this vCPU's turn and none out of it).
         let done = if self.turn_ns == 0 {
-            el / self.share_k
+            // (No division in the common case: one CPU per host thread.)
+            if self.share_k == 1 {
+                el
+            } else {
+                el / self.share_k
+            }
         } else if cpu as u32 == self.turn_cpu {
             el
         } else {
@@ -820,6 +892,7 @@ impl Kernel {
         t.runtime += el;
     }
 
+    #[inline(always)]
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.burst_gen = c.burst_gen.wrapping_add(1);
@@ -1507,9 +1580,12 @@ impl Kernel {
                 } else {
                     PreemptPoint::UserReturn
                 };
+                // No request, no preemption in any model: the common case
+                // reads no preemption model.
                 let need = self.need_resched(cpu);
-                let mode = self.cfg.tunables.preempt_mode();
-                if mode.preempts_at(point, need) {
+                if need != Resched::None
+                    && self.cfg.tunables.preempt_mode().preempts_at(point, need)
+                {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);
