@@ -1178,7 +1178,8 @@ impl Kernel {
     }
 
     /// Runs `wl` until `end_ns` of virtual time or until it sets `stop`.
-    pub fn run(&mut self, wl: &mut dyn Workload, end_ns: u64) {
+    /// Generic in the workload so that its step is compiled into the loop.
+    pub fn run<W: Workload + ?Sized>(&mut self, wl: &mut W, end_ns: u64) {
         wl.init(self);
         // Fork every task from CPU 0 (fork balancing spreads them).
         for i in 0..self.tasks.len() {
@@ -1542,7 +1543,8 @@ impl Kernel {
     /// A task's burst ended: its step says what it does next. Wakeups it
     /// made there cost it CPU time first: added to its next burst, or run
     /// as a burst of their own before it blocks, sleeps or exits.
-    fn burst_end(&mut self, wl: &mut dyn Workload, cpu: usize) {
+    #[inline(always)]
+    fn burst_end<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize) {
         self.charge(cpu);
         let tid = self.cpus[cpu].curr;
         self.this_cpu = cpu as u32;

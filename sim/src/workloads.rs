@@ -268,6 +268,7 @@ impl Workload for Hackbench {
         self.entering = vec![false; self.roles.len()];
     }
 
+    #[inline]
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
         if self.mutex {
             return self.step_mutex(k, tid);
