@@ -349,6 +349,7 @@ impl Cpu {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 enum Kind {
     Burst,
     Tick,
@@ -360,13 +361,70 @@ enum Kind {
     TurnEnd,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
+/// task) in one word, and the generation that tells a stale one. Ties are
+/// taken in the order the events were queued (see [`Calendar`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
     t: u64,
-    seq: u64,
-    kind: Kind,
-    a: u32,
+    /// Kind in the top [`KIND_BITS`] bits, the argument below.
+    tag: u32,
     gen: u32,
+}
+
+const KIND_BITS: u32 = 3;
+const ARG_MASK: u32 = u32::MAX >> KIND_BITS;
+
+impl Ev {
+    #[inline(always)]
+    fn new(t: u64, kind: Kind, a: u32, gen: u32) -> Self {
+        debug_assert!(a <= ARG_MASK, "event argument {a} too large");
+        Ev {
+            t,
+            tag: (kind as u32) << (32 - KIND_BITS) | a,
+            gen,
+        }
+    }
+
+    #[inline(always)]
+    fn kind(&self) -> Kind {
+        const KINDS: [Kind; 7] = [
+            Kind::Burst,
+            Kind::Tick,
+            Kind::Ipi,
+            Kind::TimerFire,
+            Kind::TimerWake,
+            Kind::Hrtick,
+            Kind::TurnEnd,
+        ];
+        KINDS[(self.tag >> (32 - KIND_BITS)) as usize]
+    }
+
+    /// The CPU or task it is for.
+    #[inline(always)]
+    fn a(&self) -> u32 {
+        self.tag & ARG_MASK
+    }
+}
+
+/// An event beyond the calendar's window, ordered by (time, order queued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FarEv {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl Ord for FarEv {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.t, self.seq).cmp(&(o.t, o.seq))
+    }
+}
+
+impl PartialOrd for FarEv {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 /// Width of a calendar bucket: 2^3 = 8 ns of virtual time.
@@ -376,19 +434,41 @@ const NR_BUCKETS: usize = 1 << 7;
 /// Words of the calendar's bitmap of non-empty buckets.
 const NR_WORDS: usize = NR_BUCKETS / 64;
 
-/// The pending events, popped in (time, sequence) order: a calendar queue
-/// (R. Brown, "Calendar queues", CACM 31(10), 1988). Events due within the
-/// window (`NR_BUCKETS` buckets of 2^`BUCKET_SHIFT` ns from the current
-/// bucket) go to the bucket of their time, unsorted; later ones (ticks,
-/// long sleeps) wait in a binary heap and move into the window as it
-/// advances. A busy 64-CPU machine has an event every few ns and most are
-/// burst ends a few hundred ns ahead, so a push is an append and a pop
-/// finds the next non-empty bucket in a bitmap (one bit per bucket) and
-/// scans its one or two events, where a binary heap of a few hundred
-/// events moves ~9 levels each way. The order is exactly the heap's.
+/// Events a bucket holds in its own cache line; more spill into a list.
+const SLOTS: usize = 4;
+
+/// A calendar bucket's first [`SLOTS`] events, one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Slots([Ev; SLOTS]);
+
+/// The pending events, popped in order of time, ties in the order they were
+/// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
+/// 1988). Events due within the window (`NR_BUCKETS` buckets of
+/// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
+/// time; later ones (ticks, long sleeps, the scheduler's one-shot timers)
+/// wait in a binary heap and move into the window as it advances. A busy
+/// 64-CPU machine has an event every few ns and most are burst ends a few
+/// hundred ns ahead, so a push is an append and a pop finds the next
+/// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
+/// two events, where a binary heap of a few hundred events moves ~9 levels
+/// each way. A bucket's first [`SLOTS`] events sit in one cache line, the
+/// window's in 8 KiB.
+///
+/// A bucket's list is in the order its events were queued, so the earliest
+/// event is the first one of the smallest time and no event carries a
+/// sequence number: the far events of a bucket move in (in their heap's
+/// order, time then order queued) when the window first covers it, before
+/// any event can be queued into it directly, and those come later. The
+/// order is exactly a binary heap's by (time, order queued)
+/// (`calendar_pops_in_the_heaps_order`).
 #[derive(Debug)]
 struct Calendar {
-    buckets: Box<[Vec<Ev>; NR_BUCKETS]>,
+    slots: Box<[Slots; NR_BUCKETS]>,
+    /// Events in each bucket (its slots, then its spill list).
+    lens: [u32; NR_BUCKETS],
+    /// A bucket's events after its first [`SLOTS`], in order.
+    spill: Box<[Vec<Ev>; NR_BUCKETS]>,
     /// Bit `b % 64` of word `b / 64`: bucket `b` holds an event.
     occupied: [u64; NR_WORDS],
     /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
@@ -398,29 +478,44 @@ struct Calendar {
     /// Events in the buckets.
     near: usize,
     /// Events due at or after the window's end.
-    far: BinaryHeap<Reverse<Ev>>,
+    far: BinaryHeap<Reverse<FarEv>>,
+    /// Far events queued so far (their order among themselves).
+    far_seq: u64,
     /// The bucket of the earliest far event (`u64::MAX`: none).
     far_min: u64,
 }
 
 impl Calendar {
     fn new() -> Self {
-        let buckets: Vec<Vec<Ev>> = (0..NR_BUCKETS).map(|_| Vec::new()).collect();
+        let empty = Slots([Ev::new(0, Kind::Burst, 0, 0); SLOTS]);
+        let spill: Vec<Vec<Ev>> = (0..NR_BUCKETS).map(|_| Vec::new()).collect();
         Calendar {
-            buckets: buckets.into_boxed_slice().try_into().expect("NR_BUCKETS"),
+            slots: vec![empty; NR_BUCKETS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("NR_BUCKETS"),
+            lens: [0; NR_BUCKETS],
+            spill: spill.into_boxed_slice().try_into().expect("NR_BUCKETS"),
             occupied: [0; NR_WORDS],
             cur: 0,
             near: 0,
             far: BinaryHeap::new(),
+            far_seq: 0,
             far_min: u64::MAX,
         }
     }
 
-    /// Puts `ev` into its bucket (in the window).
+    /// Appends `ev` to its bucket (in the window).
     #[inline(always)]
     fn put(&mut self, ev: Ev) {
         let i = (ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS;
-        self.buckets[i].push(ev);
+        let n = self.lens[i] as usize;
+        if n < SLOTS {
+            self.slots[i].0[n] = ev;
+        } else {
+            self.spill[i].push(ev);
+        }
+        self.lens[i] += 1;
         self.occupied[i / 64] |= 1 << (i % 64);
         self.near += 1;
     }
@@ -433,7 +528,12 @@ impl Calendar {
         if b < self.cur + NR_BUCKETS as u64 {
             self.put(ev);
         } else {
-            self.far.push(Reverse(ev));
+            self.far_seq += 1;
+            self.far.push(Reverse(FarEv {
+                t: ev.t,
+                seq: self.far_seq,
+                ev,
+            }));
             self.far_min = self.far_min.min(b);
         }
     }
@@ -450,10 +550,10 @@ impl Calendar {
     fn pull_far_slow(&mut self) {
         let end = self.cur + NR_BUCKETS as u64;
         while self.far_min < end {
-            let Some(Reverse(ev)) = self.far.pop() else {
+            let Some(Reverse(far)) = self.far.pop() else {
                 break;
             };
-            self.put(ev);
+            self.put(far.ev);
             self.far_min = self.far.peek().map_or(u64::MAX, |e| e.0.t >> BUCKET_SHIFT);
         }
     }
@@ -479,7 +579,7 @@ impl Calendar {
         unreachable!("calendar: {} events but no bucket marked", self.near)
     }
 
-    /// The earliest event by (time, sequence).
+    /// The earliest event by (time, order queued).
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         if self.near == 0 {
@@ -497,22 +597,50 @@ impl Calendar {
             self.pull_far();
         }
         let i = self.cur as usize % NR_BUCKETS;
-        let bucket = &mut self.buckets[i];
-        let ev = if bucket.len() == 1 {
-            self.occupied[i / 64] &= !(1 << (i % 64));
-            bucket.pop()
-        } else {
-            let mut m = 0;
-            let mut key = (bucket[0].t, bucket[0].seq);
-            for (j, e) in bucket.iter().enumerate().skip(1) {
-                if (e.t, e.seq) < key {
-                    m = j;
-                    key = (e.t, e.seq);
-                }
-            }
-            Some(bucket.swap_remove(m))
-        };
+        let n = self.lens[i] as usize;
         self.near -= 1;
+        if n == 1 {
+            self.lens[i] = 0;
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            return Some(self.slots[i].0[0]);
+        }
+        Some(self.take_first_earliest(i, n))
+    }
+
+    /// Takes the first event of the smallest time out of bucket `i` (of `n`
+    /// events, at least 2); the others keep their order.
+    #[inline(never)]
+    fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
+        let slots = &mut self.slots[i].0;
+        let spill = &mut self.spill[i];
+        let ev_at = |j: usize| {
+            if j < SLOTS {
+                slots[j]
+            } else {
+                spill[j - SLOTS]
+            }
+        };
+        let mut m = 0;
+        let mut t = slots[0].t;
+        for j in 1..n {
+            let e = ev_at(j);
+            if e.t < t {
+                m = j;
+                t = e.t;
+            }
+        }
+        let ev = ev_at(m);
+        if m < SLOTS {
+            for j in m + 1..SLOTS.min(n) {
+                slots[j - 1] = slots[j];
+            }
+            if n > SLOTS {
+                slots[SLOTS - 1] = spill.remove(0);
+            }
+        } else {
+            spill.remove(m - SLOTS);
+        }
+        self.lens[i] -= 1;
         ev
     }
 }
@@ -682,7 +810,6 @@ pub struct Kernel {
     /// Recorded timeline.
     pub trace: Vec<Segment>,
     queue: Calendar,
-    seq: u64,
     cpus: Vec<Cpu>,
     this_cpu: u32,
     nr_idle: usize,
@@ -746,7 +873,6 @@ impl Kernel {
             trace_until: 0,
             trace: Vec::new(),
             queue: Calendar::new(),
-            seq: 0,
             cpus,
             this_cpu: 0,
             nr_idle: n,
@@ -807,14 +933,7 @@ impl Kernel {
 
     #[inline]
     fn push(&mut self, t: u64, kind: Kind, a: u32, gen: u32) {
-        self.seq += 1;
-        self.queue.push(Ev {
-            t,
-            seq: self.seq,
-            kind,
-            a,
-            gen,
-        });
+        self.queue.push(Ev::new(t, kind, a, gen));
     }
 
     #[inline]
@@ -1213,9 +1332,9 @@ impl Kernel {
             }
             self.set_now(ev.t);
             self.ctr.events += 1;
-            match ev.kind {
+            match ev.kind() {
                 Kind::Burst => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
                         self.burst_end(wl, cpu);
                     } else {
@@ -1223,7 +1342,7 @@ impl Kernel {
                     }
                 }
                 Kind::Tick => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
                         self.ctr.stale += 1;
                     } else if self.cpus[cpu].curr == NIL {
@@ -1239,7 +1358,7 @@ impl Kernel {
                     }
                 }
                 Kind::Ipi => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.in_turn(cpu) {
                         self.ipi(cpu);
                     } else {
@@ -1247,7 +1366,7 @@ impl Kernel {
                     }
                 }
                 Kind::Hrtick => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].hrtick_gen != ev.gen {
                         self.ctr.stale += 1;
                     } else if self.timer_deadline() {
@@ -1260,18 +1379,18 @@ impl Kernel {
                     }
                 }
                 Kind::TimerFire | Kind::TimerWake => {
-                    let tid = ev.a;
+                    let tid = ev.a();
                     let t = &self.tasks[tid as usize];
                     if t.timer_gen != ev.gen || t.state != TState::Blocked {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
-                        if ev.kind == Kind::TimerFire && self.timer_deadline() {
+                        if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                             self.end_turn();
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
-                        } else if ev.kind == Kind::TimerFire && self.cpus[c].curr == NIL {
+                        } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
@@ -1666,33 +1785,29 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The calendar pops exactly the binary heap's order, (time, sequence),
-    /// over bursts a few hundred ns ahead, ties, and events beyond the window
-    /// (ticks, long sleeps), pushed while popping as the engine does.
+    /// The calendar pops exactly a binary heap's order by (time, order
+    /// queued), over bursts a few hundred ns ahead, ties (more of them in a
+    /// bucket than its slots), and events beyond the window (ticks, long
+    /// sleeps), pushed while popping as the engine does. Each event carries
+    /// its place in the queueing order.
     #[test]
     fn calendar_pops_in_the_heaps_order() {
         let mut rng = Rng::new(42);
         let mut cal = Calendar::new();
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
-        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<Ev>>, t: u64| {
+        let ev = |t: u64, seq: u64| Ev::new(t, Kind::Burst, (seq % 7) as u32, seq as u32);
+        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
             seq += 1;
-            let ev = Ev {
-                t,
-                seq,
-                kind: Kind::Burst,
-                a: (seq % 7) as u32,
-                gen: 0,
-            };
-            cal.push(ev);
-            heap.push(Reverse(ev));
+            cal.push(ev(t, seq));
+            heap.push(Reverse((t, seq)));
         };
         for i in 0..64 {
             push(&mut cal, &mut heap, i * 3);
         }
         for step in 0..200_000u64 {
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse(e)| e);
+            let b = heap.pop().map(|Reverse((t, seq))| ev(t, seq));
             assert_eq!(a, b, "step {step}");
             let Some(ev) = a else { break };
             assert!(ev.t >= now);
@@ -1707,6 +1822,13 @@ mod tests {
                 push(&mut cal, &mut heap, now + d);
                 if rng.below(10) == 0 {
                     push(&mut cal, &mut heap, now + rng.below(2_000));
+                }
+                if rng.below(5000) == 0 {
+                    // A burst of ties (the CPUs' ticks, aligned).
+                    let t = now + 300 + rng.below(5_000);
+                    for _ in 0..3 * SLOTS {
+                        push(&mut cal, &mut heap, t);
+                    }
                 }
             }
         }
