@@ -437,7 +437,16 @@ const NR_WORDS: usize = NR_BUCKETS / 64;
 /// Events a bucket holds in its own cache line; more spill into a list.
 const SLOTS: usize = 4;
 
-/// A calendar bucket's first [`SLOTS`] events, one cache line.
+/// What an empty slot holds: later than any event, so that the earliest of
+/// a bucket's slots is found without looking at its length.
+const NO_EVENT: Ev = Ev {
+    t: u64::MAX,
+    tag: 0,
+    gen: 0,
+};
+
+/// A calendar bucket's first [`SLOTS`] events, one cache line; a slot
+/// past the bucket's events holds [`NO_EVENT`].
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Slots([Ev; SLOTS]);
@@ -487,7 +496,7 @@ struct Calendar {
 
 impl Calendar {
     fn new() -> Self {
-        let empty = Slots([Ev::new(0, Kind::Burst, 0, 0); SLOTS]);
+        let empty = Slots([NO_EVENT; SLOTS]);
         let spill: Vec<Vec<Ev>> = (0..NR_BUCKETS).map(|_| Vec::new()).collect();
         Calendar {
             slots: vec![empty; NR_BUCKETS]
@@ -589,26 +598,43 @@ impl Calendar {
             self.cur = self.far_min;
             self.pull_far();
         }
-        let d = self.next_occupied();
-        if d > 0 {
-            // Far events are at or after the old window's end, after the
-            // bucket found: pulling them in cannot put one before it.
-            self.cur += d;
-            self.pull_far();
-        }
+        // Far events are at or after the old window's end, after the bucket
+        // found: pulling them in cannot put one before it. (No test of
+        // whether the bucket changed: which it is, is random, and a
+        // mispredicted branch costs more than the test of the far heap.)
+        self.cur += self.next_occupied();
+        self.pull_far();
         let i = self.cur as usize % NR_BUCKETS;
         let n = self.lens[i] as usize;
         self.near -= 1;
-        if n == 1 {
-            self.lens[i] = 0;
-            self.occupied[i / 64] &= !(1 << (i % 64));
-            return Some(self.slots[i].0[0]);
-        }
-        Some(self.take_first_earliest(i, n))
+        let ev = if n > SLOTS {
+            self.take_first_earliest(i, n)
+        } else {
+            // The first of the earliest slots, and the later slots move up
+            // one; selects rather than branches, as which slot it is, is
+            // random.
+            let slots = &mut self.slots[i].0;
+            let (mut m, mut t) = (0, slots[0].t);
+            for (j, e) in slots.iter().enumerate().skip(1) {
+                let earlier = e.t < t;
+                m = if earlier { j } else { m };
+                t = if earlier { e.t } else { t };
+            }
+            let ev = slots[m];
+            for j in 0..SLOTS - 1 {
+                slots[j] = if j >= m { slots[j + 1] } else { slots[j] };
+            }
+            slots[SLOTS - 1] = NO_EVENT;
+            self.lens[i] -= 1;
+            ev
+        };
+        let empty = (self.lens[i] == 0) as u64;
+        self.occupied[i / 64] &= !(empty << (i % 64));
+        Some(ev)
     }
 
     /// Takes the first event of the smallest time out of bucket `i` (of `n`
-    /// events, at least 2); the others keep their order.
+    /// events, more than its slots); the others keep their order.
     #[inline(never)]
     fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
         let slots = &mut self.slots[i].0;
