@@ -388,13 +388,16 @@ impl Ev {
 
     #[inline(always)]
     fn kind(&self) -> Kind {
-        const KINDS: [Kind; 7] = [
+        // Eight entries, one per value of the bits (no bounds check); the
+        // last is never made.
+        const KINDS: [Kind; 1 << KIND_BITS] = [
             Kind::Burst,
             Kind::Tick,
             Kind::Ipi,
             Kind::TimerFire,
             Kind::TimerWake,
             Kind::Hrtick,
+            Kind::TurnEnd,
             Kind::TurnEnd,
         ];
         KINDS[(self.tag >> (32 - KIND_BITS)) as usize]
