@@ -2,7 +2,7 @@
 //! through the same [`Platform`] trait the kernel implements.
 //!
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
-//! sequence number), so ties resolve in the order events were created and a
+//! order queued), so ties resolve in the order events were created and a
 //! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
