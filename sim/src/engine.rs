@@ -436,6 +436,10 @@ const BUCKET_SHIFT: u32 = 3;
 const NR_BUCKETS: usize = 1 << 7;
 /// Words of the calendar's bitmap of non-empty buckets.
 const NR_WORDS: usize = NR_BUCKETS / 64;
+/// Width of a coarse calendar bucket: 2^6 buckets, 512 ns.
+const COARSE_SHIFT: u32 = 6;
+/// Coarse buckets (2^14 × 512 ns = 8.4 ms, two ticks at HZ=250).
+const NR_COARSE: usize = 1 << 14;
 
 /// Events a bucket holds in its own cache line; more spill into a list.
 const SLOTS: usize = 4;
@@ -458,8 +462,10 @@ struct Slots([Ev; SLOTS]);
 /// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
 /// 1988). Events due within the window (`NR_BUCKETS` buckets of
 /// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
-/// time; later ones (ticks, long sleeps, the scheduler's one-shot timers)
-/// wait in a binary heap and move into the window as it advances. A busy
+/// time; later ones (a switched-in task's first burst, IPIs, ticks,
+/// sleeps, the scheduler's one-shot timers) wait in a coarse calendar of
+/// 512 ns buckets over 8.4 ms, later still in a binary heap, and move into
+/// the window as it advances (a coarse bucket as a whole). A busy
 /// 64-CPU machine has an event every few ns and most are burst ends a few
 /// hundred ns ahead, so a push is an append and a pop finds the next
 /// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
@@ -469,10 +475,13 @@ struct Slots([Ev; SLOTS]);
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
 /// event is the first one of the smallest time and no event carries a
-/// sequence number: the far events of a bucket move in (in their heap's
-/// order, time then order queued) when the window first covers it, before
-/// any event can be queued into it directly, and those come later. The
-/// order is exactly a binary heap's by (time, order queued)
+/// sequence number: the far events of a bucket move in (a coarse bucket in
+/// its order, which is the order queued for events of one time: the heap's
+/// (time, order queued) first, then those queued into it directly) when
+/// the window takes in the coarse bucket, before any event can be queued
+/// into the bucket directly (`split`: events from there on go to the
+/// coarse calendar until it moves), and those come later. The order is
+/// exactly a binary heap's by (time, order queued)
 /// (`calendar_pops_in_the_heaps_order`).
 #[derive(Debug)]
 struct Calendar {
@@ -484,16 +493,26 @@ struct Calendar {
     /// Bit `b % 64` of word `b / 64`: bucket `b` holds an event.
     occupied: [u64; NR_WORDS],
     /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
-    /// may hold an event; every queued event is at or after it, and every
-    /// far event at or after `cur + NR_BUCKETS`.
+    /// may hold an event; every queued event is at or after it.
     cur: u64,
     /// Events in the buckets.
     near: usize,
-    /// Events due at or after the window's end.
+    /// The first bucket of the coarse calendar (a multiple of 2^COARSE_SHIFT,
+    /// at most `cur + NR_BUCKETS`): events before it are in the buckets,
+    /// events at or after it in the coarse calendar or the heap.
+    split: u64,
+    /// Coarse buckets, absolute number `bucket >> COARSE_SHIFT` from
+    /// `split`'s on; each list in the order queued.
+    coarse: Vec<Vec<Ev>>,
+    /// Bit `k % 64` of word `(k / 64) % ...`: coarse bucket `k` holds an event.
+    coarse_occupied: Vec<u64>,
+    /// Events in the coarse calendar.
+    nr_coarse: usize,
+    /// Events due beyond the coarse calendar.
     far: BinaryHeap<Reverse<FarEv>>,
     /// Far events queued so far (their order among themselves).
     far_seq: u64,
-    /// The bucket of the earliest far event (`u64::MAX`: none).
+    /// The coarse bucket of the earliest far event (`u64::MAX`: none).
     far_min: u64,
 }
 
@@ -511,6 +530,10 @@ impl Calendar {
             occupied: [0; NR_WORDS],
             cur: 0,
             near: 0,
+            split: NR_BUCKETS as u64,
+            coarse: (0..NR_COARSE).map(|_| Vec::new()).collect(),
+            coarse_occupied: vec![0; NR_COARSE / 64],
+            nr_coarse: 0,
             far: BinaryHeap::new(),
             far_seq: 0,
             far_min: u64::MAX,
@@ -537,8 +560,19 @@ impl Calendar {
     fn push(&mut self, ev: Ev) {
         let b = ev.t >> BUCKET_SHIFT;
         debug_assert!(b >= self.cur, "event in the past");
-        if b < self.cur + NR_BUCKETS as u64 {
+        if b < self.split {
             self.put(ev);
+        } else {
+            self.push_far(ev);
+        }
+    }
+
+    /// Queues `ev` (at or after `split`) in the coarse calendar or the heap.
+    #[inline(never)]
+    fn push_far(&mut self, ev: Ev) {
+        let k = (ev.t >> BUCKET_SHIFT) >> COARSE_SHIFT;
+        if k < (self.split >> COARSE_SHIFT) + NR_COARSE as u64 {
+            self.put_coarse(k, ev);
         } else {
             self.far_seq += 1;
             self.far.push(Reverse(FarEv {
@@ -546,28 +580,93 @@ impl Calendar {
                 seq: self.far_seq,
                 ev,
             }));
-            self.far_min = self.far_min.min(b);
+            self.far_min = self.far_min.min(k);
         }
     }
 
-    /// Moves the far events that the window now covers into their buckets.
+    fn put_coarse(&mut self, k: u64, ev: Ev) {
+        let i = k as usize % NR_COARSE;
+        self.coarse[i].push(ev);
+        self.coarse_occupied[i / 64] |= 1 << (i % 64);
+        self.nr_coarse += 1;
+    }
+
+    /// Moves the coarse buckets the window now covers as a whole into the
+    /// buckets (and the heap's events the coarse calendar now covers into
+    /// it).
     #[inline(always)]
     fn pull_far(&mut self) {
-        if self.far_min < self.cur + NR_BUCKETS as u64 {
+        if self.split + (1 << COARSE_SHIFT) <= self.cur + NR_BUCKETS as u64 {
             self.pull_far_slow();
         }
     }
 
     #[inline(never)]
     fn pull_far_slow(&mut self) {
-        let end = self.cur + NR_BUCKETS as u64;
+        while self.split + (1 << COARSE_SHIFT) <= self.cur + NR_BUCKETS as u64 {
+            let k = self.split >> COARSE_SHIFT;
+            let i = k as usize % NR_COARSE;
+            if self.coarse_occupied[i / 64] & (1 << (i % 64)) != 0 {
+                self.coarse_occupied[i / 64] &= !(1 << (i % 64));
+                let list = std::mem::take(&mut self.coarse[i]);
+                self.nr_coarse -= list.len();
+                for &ev in &list {
+                    self.put(ev);
+                }
+                // Keep the list's room for the next time round.
+                self.coarse[i] = list;
+                self.coarse[i].clear();
+            }
+            self.split += 1 << COARSE_SHIFT;
+            self.pull_heap();
+        }
+    }
+
+    /// Moves the heap's events the coarse calendar now covers into it.
+    fn pull_heap(&mut self) {
+        let end = (self.split >> COARSE_SHIFT) + NR_COARSE as u64;
         while self.far_min < end {
             let Some(Reverse(far)) = self.far.pop() else {
                 break;
             };
-            self.put(far.ev);
-            self.far_min = self.far.peek().map_or(u64::MAX, |e| e.0.t >> BUCKET_SHIFT);
+            self.put_coarse(far.t >> BUCKET_SHIFT >> COARSE_SHIFT, far.ev);
+            self.far_min = self
+                .far
+                .peek()
+                .map_or(u64::MAX, |e| e.0.t >> BUCKET_SHIFT >> COARSE_SHIFT);
         }
+    }
+
+    /// With no event in the buckets: moves the window on to the earliest
+    /// coarse bucket that holds one (through the heap if the coarse
+    /// calendar is empty). False if no event is queued.
+    #[inline(never)]
+    fn jump(&mut self) -> bool {
+        if self.nr_coarse == 0 {
+            if self.far_min == u64::MAX {
+                return false;
+            }
+            // Every coarse bucket up to the heap's earliest is empty.
+            self.split = self.far_min << COARSE_SHIFT;
+            self.pull_heap();
+        }
+        // The first non-empty coarse bucket from `split`'s on.
+        let k0 = self.split >> COARSE_SHIFT;
+        let mut k = k0;
+        loop {
+            let i = k as usize % NR_COARSE;
+            let word = self.coarse_occupied[i / 64] >> (i % 64);
+            if word != 0 {
+                k += word.trailing_zeros() as u64;
+                break;
+            }
+            k += 64 - (i % 64) as u64;
+            debug_assert!(k < k0 + 2 * NR_COARSE as u64, "coarse events not found");
+        }
+        self.split = k << COARSE_SHIFT;
+        self.cur = self.cur.max(self.split);
+        self.pull_far();
+        true
     }
 
     /// The number of buckets from `cur` to the next non-empty one (the
@@ -594,17 +693,13 @@ impl Calendar {
     /// The earliest event by (time, order queued).
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
-        if self.near == 0 {
-            if self.far_min == u64::MAX {
-                return None;
-            }
-            self.cur = self.far_min;
-            self.pull_far();
+        if self.near == 0 && !self.jump() {
+            return None;
         }
-        // Far events are at or after the old window's end, after the bucket
-        // found: pulling them in cannot put one before it. (No test of
-        // whether the bucket changed: which it is, is random, and a
-        // mispredicted branch costs more than the test of the far heap.)
+        // Far events are at or after `split`, after the bucket found:
+        // pulling them in cannot put one before it. (No test of whether
+        // the bucket changed: which it is, is random, and a mispredicted
+        // branch costs more than the test of `split`.)
         self.cur += self.next_occupied();
         self.pull_far();
         let i = self.cur as usize % NR_BUCKETS;
@@ -1816,8 +1911,10 @@ mod tests {
 
     /// The calendar pops exactly a binary heap's order by (time, order
     /// queued), over bursts a few hundred ns ahead, ties (more of them in a
-    /// bucket than its slots), and events beyond the window (ticks, long
-    /// sleeps), pushed while popping as the engine does. Each event carries
+    /// bucket than its slots), and events beyond the window (IPIs, ticks,
+    /// long sleeps) and beyond the coarse calendar, pushed while popping as
+    /// the engine does, and drained at the end (the window jumping over
+    /// empty time). Each event carries
     /// its place in the queueing order.
     #[test]
     fn calendar_pops_in_the_heaps_order() {
@@ -1843,6 +1940,7 @@ mod tests {
             now = ev.t;
             if step < 150_000 {
                 let d = match rng.below(100) {
+                    0 if rng.below(4) == 0 => 9_000_000 + rng.below(20_000_000),
                     0 => 4_000_000 + rng.below(1000),
                     1..=3 => rng.below(50_000),
                     4..=10 => 0,
