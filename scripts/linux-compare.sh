@@ -46,8 +46,9 @@
 #                    log), summed per config by trace-summary.py into
 #                    OUT/AB_NAME/trace.txt; the triggers slow the runs down
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
-#   preempt=MODEL (Linux: debugfs sched/features and sched/preempt; ours:
-#   the same words in `compare -c`). A workload is our shell's command
+#   preempt=MODEL, kernel.sched_base_slice_ns=N (Linux: debugfs
+#   sched/features, sched/preempt and sched/base_slice_ns; ours: the same
+#   words in `compare -c`). A workload is our shell's command
 #   (hackbench, schbench, pgbench, perfpipe, cyclictest, spin, wakelat), run
 #   in Linux as the equivalent program (rt-tests' hackbench and cyclictest,
 #   `cyclictest -L G` as cyclictest beside a `hackbench -T -p -g G`,

@@ -937,6 +937,10 @@ impl<P: Platform> Scheduler<P> {
 
     /// Drains `rq`'s CPU wake list into it (`sched_ttwu_pending`); call with
     /// that CPU's runqueue locked, on that CPU. Returns the wakeups done.
+    /// As in Linux, a queued wakeup keeps only WF_MIGRATED of its wake flags
+    /// (`ttwu_do_activate(rq, p, p->sched_remote_wakeup ? WF_MIGRATED : 0)`):
+    /// the waker's WF_SYNC and WF_RQ_SELECTED are hints about the waker's CPU,
+    /// so the wakeup decision here is the non-sync one.
     pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
         let cpu = rq.cpu() as usize;
         let slot = &self.slots[cpu];
@@ -957,7 +961,7 @@ impl<P: Platform> Scheduler<P> {
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {
-            rq.ttwu_enqueue(e.id, &e.task, e.wf);
+            rq.ttwu_enqueue(e.id, &e.task, e.wf & WakeFlags::MIGRATED);
             self.placed(e.id, cpu);
         }
         list.clear();

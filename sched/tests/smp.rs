@@ -7,6 +7,7 @@ use std::sync::Arc;
 mod common;
 
 use common::plat::Plat;
+use sched::rq::WAKEUP_ROW_NAMES;
 use sched::smp::{CheckScratch, Scheduler, WakeOutcome};
 use sched::{
     CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
@@ -368,6 +369,57 @@ fn remote_wakeup_delivery_follows_ttwu_queue_cond() {
         s.ttwu_queue(1, 0, TaskId(5), t, WakeFlags::TTWU),
         WakeOutcome::Remote(1, _)
     ));
+}
+
+/// Linux's `sched_ttwu_pending()` activates a queued wakee with
+/// `p->sched_remote_wakeup ? WF_MIGRATED : 0`: the waker's WF_SYNC does not
+/// travel through the wake list. Under NEXT_BUDDY, a sync wakeup decided by
+/// the waker keeps the buddy without preempting (`preempt_sync`'s runtime is
+/// 0 right after `update_curr`); the same wakeup delivered through the list
+/// onto a busy CPU is a plain one, and its eligible buddy is the pick.
+#[test]
+fn a_queued_wakeup_loses_its_sync_hint_as_in_linux() {
+    let row = |rq: &sched::Rq, name: &str| {
+        let i = WAKEUP_ROW_NAMES.iter().position(|n| *n == name).unwrap();
+        rq.stats.wakeup_rows[i]
+    };
+    // NEXT_BUDDY on, CPU 1 running task 1; task 2 woken there from CPU 0
+    // with the flags of a hackbench send.
+    let wake_onto_busy_cpu1 = |s: &Scheduler<Plat>| {
+        s.cfg.features.set(Feature::NextBuddy, true);
+        {
+            let mut rq = s.cpu_rq(1);
+            rq.update_rq_clock(MS);
+            rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
+            rq.pick_next_task();
+        }
+        let sync = WakeFlags::TTWU | WakeFlags::SYNC | WakeFlags::RQ_SELECTED;
+        s.ttwu_queue(1, 0, TaskId(2), SchedTask::new(TaskParams::default()), sync)
+    };
+    // Through the waker's own decision (same LLC, busy target): no preemption.
+    let sim = Sim::new(2, 250);
+    let out = wake_onto_busy_cpu1(&sim.s);
+    assert!(matches!(out, WakeOutcome::Remote(1, _)), "{out:?}");
+    {
+        let rq = sim.s.cpu_rq(1);
+        assert_eq!(row(&rq, "wk_sync_none"), 1);
+        assert_eq!(rq.next_buddy(), Some(TaskId(2)));
+        assert_eq!(rq.need_resched(), Resched::None);
+    }
+    // Through the wake list (two LLCs, busy target): WF_SYNC is gone, the
+    // buddy is set and picked, and the wakee preempts.
+    let s = two_llcs();
+    let out = wake_onto_busy_cpu1(&s);
+    assert!(
+        matches!(out, WakeOutcome::Queued { cpu: 1, ipi: true }),
+        "{out:?}"
+    );
+    let mut rq = s.cpu_rq(1);
+    assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
+    assert_eq!(row(&rq, "wk_sync_none"), 0);
+    assert_eq!(row(&rq, "wk_picked"), 1);
+    assert_ne!(rq.need_resched(), Resched::None);
+    assert_eq!(rq.pick_next_task(), Some(TaskId(2)));
 }
 
 #[test]

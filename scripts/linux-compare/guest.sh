@@ -8,8 +8,10 @@
 # lc_compare RUNS WARMUP LABEL CMD CONFIGS
 #   CONFIGS is '|'-separated; a config is `default` or comma-separated
 #   settings: FEATURE or NO_FEATURE (written to
-#   /sys/kernel/debug/sched/features) and preempt=full|lazy (written to
-#   /sys/kernel/debug/sched/preempt). Every config is tried first; one that
+#   /sys/kernel/debug/sched/features), preempt=full|lazy (written to
+#   /sys/kernel/debug/sched/preempt) and kernel.sched_base_slice_ns=N
+#   (ours' tunable's key, written to /sys/kernel/debug/sched/base_slice_ns:
+#   both set the effective base slice). Every config is tried first; one that
 #   the kernel refuses skips the whole comparison. Each run starts from the
 #   boot's features and preempt model plus the config's settings; rounds are
 #   rotated (A B C, B C A, ...) as `compare` rotates them; before each run a
@@ -28,8 +30,10 @@
 
 LC_FEAT=/sys/kernel/debug/sched/features
 LC_PRE=/sys/kernel/debug/sched/preempt
+LC_SLICE=/sys/kernel/debug/sched/base_slice_ns
 lc_boot_features=$(cat $LC_FEAT)
 lc_boot_preempt=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' $LC_PRE)
+lc_boot_slice=$(cat $LC_SLICE 2>/dev/null)
 lc_seed=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc.seed=//p' | tail -1)
 lc_rng=$(( ${lc_seed:-1} * 2654435761 % 2147483647 + 1 ))
 
@@ -133,6 +137,7 @@ lc_trace_print() { # RUN_TAG
 lc_restore() {
     for f in $lc_boot_features; do echo "$f" >$LC_FEAT; done
     [ -n "$lc_boot_preempt" ] && echo "$lc_boot_preempt" >$LC_PRE
+    [ -n "$lc_boot_slice" ] && echo "$lc_boot_slice" >$LC_SLICE
 }
 
 lc_apply() { # CONFIG; fails on a setting the kernel refuses
@@ -140,6 +145,12 @@ lc_apply() { # CONFIG; fails on a setting the kernel refuses
         case $s in
             default) ;;
             preempt=*) echo "${s#preempt=}" 2>/dev/null >$LC_PRE || return 1 ;;
+            # ours' key (compare -c); Linux's debugfs value is the effective
+            # base slice, as the value ours' key sets
+            kernel.sched_base_slice_ns=*)
+                v=${s#*=}
+                case $v in '' | *[!0-9]*) return 1 ;; esac
+                echo "$v" 2>/dev/null >$LC_SLICE && [ "$(cat $LC_SLICE)" = "$v" ] || return 1 ;;
             *) echo "$s" 2>/dev/null >$LC_FEAT || return 1 ;;
         esac
     done
