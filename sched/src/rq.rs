@@ -345,7 +345,10 @@ impl Rq {
             slot_cap: 0,
             ids: IdMap::new(),
             id_limit: max_tasks.min(NIL as usize) as u32,
-            fair: FairRq::new(),
+            fair: FairRq {
+                cpu,
+                ..FairRq::new()
+            },
             rt: RtRq::new(),
             dl: DlRq::new(),
             fair_server: DlServer::default(),
@@ -820,6 +823,10 @@ impl Rq {
         let id = Slot(s);
         match self.tasks[i].class() {
             SchedClass::Fair => {
+                if flags.contains(DequeueFlags::SLEEP) {
+                    // util_est_update: a sample of its utilization at sleep.
+                    self.tasks[i].se.avg.util_est_update();
+                }
                 if !self
                     .fair
                     .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
@@ -1339,6 +1346,10 @@ impl Rq {
                         .dequeue_slot(s, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
                         .ok()
                         .flatten();
+                    // task_dead_fair: its load leaves with it.
+                    if let Some(t) = sw.prev_exited.as_mut() {
+                        self.fair.detach_gone(&mut t.se);
+                    }
                 }
             }
         }
@@ -1394,6 +1405,20 @@ impl Rq {
             return Err(RqError::NotQueued);
         }
         Ok(self.take(s))
+    }
+
+    /// The fair runqueue's load average (Linux's `cpu_load()`,
+    /// `cfs_rq->avg.load_avg`: queued and blocked load).
+    #[inline]
+    pub fn load_avg(&self) -> u64 {
+        self.fair.avg().load_avg
+    }
+
+    /// Takes the load of a task that slept here and is being woken on
+    /// another CPU out of this runqueue's averages (its state is the
+    /// caller's now): Linux's `migrate_task_rq_fair` on a wakeup.
+    pub(crate) fn detach_sleeper_load(&mut self, t: &mut SchedTask) {
+        self.fair.detach_gone(&mut t.se);
     }
 
     /// [`Rq::take_blocked`] straight into `dst` (a sleeper's cell): one copy
@@ -1491,6 +1516,11 @@ impl Rq {
                 }
             }
             SchedClass::Idle => {}
+        }
+        if class != SchedClass::Fair {
+            // The blocked load decays without a fair task running (Linux's
+            // update_blocked_averages, run from the balance softirq).
+            self.fair.update_cfs_rq_load_avg();
         }
         self.fair_server_tick();
         if self.need_resched > before && class != SchedClass::Idle {

@@ -231,6 +231,16 @@ pub struct CpuSummary {
     pub rq_empty: AtomicBool,
     /// Σ fair weight.
     pub load: AtomicU64,
+    /// The fair runqueue's PELT load average, queued and blocked (Linux's
+    /// `cpu_load()`), what `wake_affine_weight` compares.
+    pub load_avg: AtomicU64,
+    /// The running task's id, or [`crate::task::NIL`]: the waker whose
+    /// `wakee_flips` a wakeup from this CPU records (Linux's `current`).
+    pub curr_id: AtomicU32,
+    /// The averages of tasks that slept here and were woken elsewhere
+    /// without this runqueue's lock, to take out of its averages at its
+    /// next publish (Linux's `cfs_rq->removed`).
+    pub removed: RemovedLoad,
     /// Running its idle task.
     pub idle: AtomicBool,
     /// The RT rank of the running task (`cpupri`'s view, for RT wakeup
@@ -247,6 +257,41 @@ pub struct CpuSummary {
     /// and a queued, not running one that may migrate; the value is that
     /// task's priority, what a pull would gain ([`Rq::rt_overload_rank`]).
     pub rt_next_rank: AtomicU8,
+}
+
+/// Linux's `cfs_rq->removed`: PELT averages waiting to leave a runqueue
+/// whose lock their remover did not hold ([`Rq::load_avg`]).
+#[derive(Debug, Default)]
+pub struct RemovedLoad {
+    /// Removals not yet applied.
+    pub nr: AtomicU32,
+    /// Σ `load_avg`.
+    pub load_avg: AtomicU64,
+    /// Σ `util_avg`.
+    pub util_avg: AtomicU64,
+    /// Σ `runnable_avg`.
+    pub runnable_avg: AtomicU64,
+}
+
+impl RemovedLoad {
+    /// Queues the removal of a sleeper's averages (synchronised to now).
+    pub fn add(&self, a: &crate::pelt::SchedAvg) {
+        self.load_avg.fetch_add(a.load_avg, Ordering::Relaxed);
+        self.util_avg.fetch_add(a.util_avg, Ordering::Relaxed);
+        self.runnable_avg
+            .fetch_add(a.runnable_avg, Ordering::Relaxed);
+        self.nr.fetch_add(1, Ordering::Release);
+    }
+
+    /// Applies the queued removals to `rq` (its lock held).
+    #[cold]
+    fn apply(&self, rq: &mut Rq) {
+        self.nr.store(0, Ordering::Relaxed);
+        let l = self.load_avg.swap(0, Ordering::Acquire);
+        let u = self.util_avg.swap(0, Ordering::Relaxed);
+        let r = self.runnable_avg.swap(0, Ordering::Relaxed);
+        rq.fair.remove_load(l, u, r);
+    }
 }
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
@@ -304,7 +349,10 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 /// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
 /// count of CPUs with two or more runnable tasks, and `rto_count`, the count
 /// of RT-overloaded CPUs, in step with it.
-fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
+fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
+    if s.removed.nr.load(Ordering::Relaxed) != 0 {
+        s.removed.apply(rq);
+    }
     let nr = rq.nr_runnable();
     let was = s.nr_running.swap(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
@@ -316,6 +364,11 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU3
     }
     s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
+    s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
+    s.curr_id.store(
+        rq.curr().map_or(crate::task::NIL, |c| c.0),
+        Ordering::Relaxed,
+    );
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
@@ -360,7 +413,7 @@ impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.guard.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.summary, self.overloaded, self.rto_count);
+            publish(&mut g, self.summary, self.overloaded, self.rto_count);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -395,11 +448,11 @@ impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.b.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sb, self.overloaded, self.rto_count);
+            publish(&mut g, self.sb, self.overloaded, self.rto_count);
         }
         if let Some(mut g) = self.a.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sa, self.overloaded, self.rto_count);
+            publish(&mut g, self.sa, self.overloaded, self.rto_count);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -769,6 +822,26 @@ impl<P: Platform> Scheduler<P> {
 
     fn load(&self, cpu: usize) -> u64 {
         self.slots[cpu].summary.load.load(Ordering::Relaxed)
+    }
+
+    /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
+    /// `target`: it leaves the averages of the CPU it is attached to,
+    /// through that CPU's [`RemovedLoad`], synchronised to now.
+    pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) {
+        let c = t.se.avg_cpu as usize;
+        if c == target || c >= self.nr_cpus() {
+            return;
+        }
+        let w = t.se.load.weight as u64;
+        t.se.avg
+            .update_entity(self.platform.now_ns(), false, false, false, w);
+        self.slots[c].summary.removed.add(&t.se.avg);
+        t.se.avg_cpu = crate::task::AVG_DETACHED;
+    }
+
+    /// `cpu_load()`: the CPU's fair PELT load average, as last published.
+    fn load_avg(&self, cpu: usize) -> u64 {
+        self.slots[cpu].summary.load_avg.load(Ordering::Relaxed)
     }
 
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate

@@ -566,7 +566,9 @@ impl<P: Platform> Scheduler<P> {
                             outcome,
                         });
                     }
-                    let st = rq.take_blocked(id)?;
+                    let mut st = rq.take_blocked(id)?;
+                    // migrate_task_rq_fair: its load leaves this runqueue.
+                    rq.detach_sleeper_load(&mut st);
                     self.set_home(id, HOME_TRANSIT | target as u32);
                     drop(rq);
                     let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
@@ -626,8 +628,10 @@ impl<P: Platform> Scheduler<P> {
         };
         self.platform.irq_restore(irq);
         let (target, wf) = placed?;
-        let t = taken.as_ref()?;
+        let t = taken.as_mut()?;
         let from = t.cpu as usize;
+        self.remove_sleeper_load(t, target);
+        let t = &*t;
         let outcome = self.ttwu_queue_ref(target, this_cpu, id, t, wf);
         Some(Woke::Placed {
             from,
