@@ -30,8 +30,9 @@
 //! [`Scheduler::select_task_rq`] picks the CPU: fork/exec balancing down the
 //! domains to the idlest group, then the idlest allowed CPU
 //! ([`Scheduler::find_idlest_cpu`]); otherwise wake-affine between the waker's
-//! and the previous CPU (WA_IDLE within a shared cache, then WA_WEIGHT with
-//! the WF_SYNC discount), then an idle-CPU search that never leaves the
+//! and the previous CPU unless `wake_wide` (WA_IDLE within a shared cache,
+//! then WA_WEIGHT over PELT load averages with WA_BIAS and the WF_SYNC
+//! discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
 //! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
 //! the CPU changes. A wakeup on another CPU goes as Linux's
@@ -543,6 +544,14 @@ pub(crate) struct TaskCell {
     pub(crate) parked: Mutex<Option<SchedTask>>,
     /// The CPU it slept on (its previous CPU for placement), while parked.
     pub(crate) last_cpu: crate::sync::AtomicU32,
+    /// Wakeups of another task than the last one it woke, halved once a
+    /// second (Linux's `wakee_flips`, read by `wake_wide`). Written by the
+    /// task's own wakeups of others (it is the running task then).
+    pub(crate) wakee_flips: crate::sync::AtomicU32,
+    /// The last task it woke (`last_wakee`), or [`crate::task::NIL`].
+    pub(crate) last_wakee: crate::sync::AtomicU32,
+    /// When `wakee_flips` was last halved, ns (`wakee_flip_decay_ts`).
+    pub(crate) wakee_flip_decay_ns: AtomicU64,
 }
 
 impl TaskCell {
@@ -552,6 +561,9 @@ impl TaskCell {
             switching: crate::sync::AtomicBool::new(false),
             parked: Mutex::named("task_cell.parked", None),
             last_cpu: crate::sync::AtomicU32::new(0),
+            wakee_flips: crate::sync::AtomicU32::new(0),
+            last_wakee: crate::sync::AtomicU32::new(crate::task::NIL),
+            wakee_flip_decay_ns: AtomicU64::new(0),
         }
     }
 }

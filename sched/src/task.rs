@@ -407,13 +407,6 @@ pub struct SchedTask {
     pub cpus_allowed: CpuMask,
     /// The CPU it last ran or was queued on.
     pub cpu: u32,
-    /// Wakeups of a different task than the last one it woke, halved each
-    /// second (Linux's `wakee_flips`, read by `wake_wide`).
-    pub wakee_flips: u32,
-    /// The last task it woke (`last_wakee`), or [`NIL`].
-    pub last_wakee: u32,
-    /// When `wakee_flips` was last halved, ns (`wakee_flip_decay_ts`).
-    pub wakee_flip_decay_ns: u64,
 }
 
 impl Default for SchedTask {
@@ -437,9 +430,6 @@ impl SchedTask {
             nr_migrations: 0,
             cpus_allowed: CpuMask::all(),
             cpu: 0,
-            wakee_flips: 0,
-            last_wakee: NIL,
-            wakee_flip_decay_ns: 0,
         };
         t.apply_params(params);
         // init_entity_runnable_average: a new task counts at its full weight.

@@ -549,7 +549,9 @@ impl<P: Platform> Scheduler<P> {
                     let Some(&t) = rq.task(id) else {
                         return Err(LifecycleError::NoSuchTask);
                     };
-                    let (target, wf) = self.select_task_rq(&t, this_cpu, wf | WakeFlags::TTWU);
+                    let wide = self.record_wakee_wide(&t, id, this_cpu);
+                    let (target, wf) =
+                        self.select_task_rq_wide(&t, this_cpu, wf | WakeFlags::TTWU, wide);
                     if target == cpu {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
@@ -580,6 +582,39 @@ impl<P: Platform> Scheduler<P> {
                 }
             }
         }
+    }
+
+    /// `record_wakee` on the waker (the task running on `this_cpu`), then
+    /// `wake_wide` for its wakeup of `id` (a fair task; Linux does both in
+    /// `select_task_rq_fair`). The waker's flips are halved once a second
+    /// (`HZ` jiffies in Linux).
+    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: usize) -> bool {
+        if t.class() != crate::class::SchedClass::Fair {
+            return false;
+        }
+        let waker = self.summary(this_cpu).curr_id.load(Ordering::Relaxed);
+        let Some(wc) = (waker != crate::task::NIL && waker != id.0)
+            .then(|| self.cell(TaskId(waker)))
+            .flatten()
+        else {
+            return false;
+        };
+        let now = self.platform.now_ns();
+        if now > wc.wakee_flip_decay_ns.load(Ordering::Relaxed) + 1_000_000_000 {
+            let f = wc.wakee_flips.load(Ordering::Relaxed);
+            wc.wakee_flips.store(f >> 1, Ordering::Relaxed);
+            wc.wakee_flip_decay_ns.store(now, Ordering::Relaxed);
+        }
+        if wc.last_wakee.load(Ordering::Relaxed) != id.0 {
+            wc.last_wakee.store(id.0, Ordering::Relaxed);
+            let f = wc.wakee_flips.load(Ordering::Relaxed);
+            wc.wakee_flips.store(f.saturating_add(1), Ordering::Relaxed);
+        }
+        let master = wc.wakee_flips.load(Ordering::Relaxed);
+        let slave = self
+            .cell(id)
+            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed));
+        self.wake_wide(master, slave, this_cpu)
     }
 
     /// Wakes a parked task: takes its state from its cell, places it and
@@ -616,7 +651,8 @@ impl<P: Platform> Scheduler<P> {
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
-                        self.select_task_rq(t, this_cpu, wf | WakeFlags::TTWU)
+                        let wide = self.record_wakee_wide(t, id, this_cpu);
+                        self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
                     cell.home
                         .store(HOME_TRANSIT | target as u32, Ordering::Release);

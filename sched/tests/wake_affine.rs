@@ -1,0 +1,113 @@
+//! Wakeup placement by PELT (`wake_affine_weight` with WA_BIAS,
+//! `wake_wide`), as Linux 7.2's kernel/sched/fair.c decides, on a flat
+//! machine whose CPUs are all busy (so WA_IDLE and the idle scan have
+//! nothing to say).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+mod common;
+
+use common::plat::Plat;
+use sched::smp::{Platform, Scheduler};
+use sched::{Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+
+const MS: u64 = 1_000_000;
+
+fn machine(per_cpu: &[u32]) -> Scheduler<Plat> {
+    let n = per_cpu.len();
+    let cfg = Arc::new(SchedConfig::new(n as u32, 250));
+    let s = Scheduler::with_topology(Plat::default(), cfg, Topology::flat(n), 64);
+    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
+    let mut next = 1;
+    for (cpu, &k) in per_cpu.iter().enumerate() {
+        let mut rq = s.cpu_rq(cpu);
+        rq.update_rq_clock(s.platform.now_ns());
+        for _ in 0..k {
+            let mut t = SchedTask::new(TaskParams::default());
+            t.cpu = cpu as u32;
+            rq.wake_up_new_task(TaskId(next), t);
+            next += 1;
+        }
+        rq.pick_next_task();
+    }
+    s
+}
+
+/// A wakee last on `prev` with load average `load_avg`, woken from `this`.
+fn wake(s: &Scheduler<Plat>, prev: usize, this: usize, load_avg: u64, wf: WakeFlags) -> usize {
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = prev as u32;
+    t.se.avg.load_avg = load_avg;
+    s.select_task_rq(&t, this, wf | WakeFlags::TTWU).0
+}
+
+#[test]
+fn wa_bias_weighs_the_previous_cpu_up_by_half_the_imbalance_margin() {
+    // New tasks count 1024 each. Waker's CPU 0: 2 tasks, previous CPU 1: 4.
+    // this = (2048 + 1024) * 100 = 307 200; prev = (4096 - 1024) * 108.
+    let s = machine(&[2, 4, 5, 5]);
+    assert_eq!(s.cpu_rq(0).load_avg(), 2048);
+    assert_eq!(s.cpu_rq(1).load_avg(), 4096);
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 0);
+    // Without the bias: 3072 < 3072 is false, the wakee stays.
+    s.cfg.features.set(Feature::WaBias, false);
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
+    // Without WA_WEIGHT nothing pulls it either.
+    s.cfg.features.set(Feature::WaBias, true);
+    s.cfg.features.set(Feature::WaWeight, false);
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
+}
+
+#[test]
+fn the_wakee_is_weighed_by_its_load_average_not_its_weight() {
+    // Equal CPUs (3 tasks each): a wakee counts on the waker's side and
+    // comes off the previous CPU's, so only a wakee of no load at all
+    // could tie; with load 0: 3072 * 100 < 3072 * 108, it moves.
+    let s = machine(&[3, 3, 5, 5]);
+    assert_eq!(wake(&s, 1, 0, 0, WakeFlags::empty()), 0);
+    // A light wakee (100): 3172 * 100 = 317 200 < 2972 * 108 = 320 976.
+    assert_eq!(wake(&s, 1, 0, 100, WakeFlags::empty()), 0);
+    // A heavier one (200): 327 200 > 310 176: it stays.
+    assert_eq!(wake(&s, 1, 0, 200, WakeFlags::empty()), 1);
+}
+
+#[test]
+fn a_sync_wakeup_takes_the_wakers_load_out() {
+    // Waker's CPU 2 tasks, previous 3: (2048 + 1024) * 100 > 2048 * 108.
+    let s = machine(&[2, 3, 5, 5]);
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
+    // Sync: the running waker's 1024 off: 2048 * 100 < 2048 * 108 + 1.
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::SYNC), 0);
+}
+
+#[test]
+fn wake_wide_needs_both_tasks_flipping_and_one_llc_size_times_more() {
+    // One LLC of 4 CPUs: factor 4.
+    let s = machine(&[1, 1, 1, 1]);
+    assert!(
+        !s.wake_wide(100, 3, 0),
+        "the wakee flips less than the LLC size"
+    );
+    assert!(
+        !s.wake_wide(3, 100, 0),
+        "the waker flips less than the LLC size"
+    );
+    assert!(!s.wake_wide(15, 4, 0), "15 < 4 * 4");
+    assert!(s.wake_wide(16, 4, 0));
+    assert!(
+        s.wake_wide(4, 16, 0),
+        "either may be the one that flips more"
+    );
+    assert!(!s.wake_wide(16, 16, 0), "16 < 16 * 4: both flip as much");
+}
+
+#[test]
+fn a_wide_wakeup_is_not_affine() {
+    // The same loads that pull the wakee to the waker's CPU affine.
+    let s = machine(&[2, 4, 5, 5]);
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = 1;
+    assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, false).0, 0);
+    assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, true).0, 1);
+}
