@@ -212,7 +212,13 @@ impl SchedAvg {
     /// already carries its weights).
     pub fn update_avgs(&mut self, load_scale: u64) {
         let divider = self.divider();
-        self.load_avg = (load_scale as u128 * self.load_sum as u128 / divider as u128) as u64;
+        // A task's sum is at most LOAD_AVG_MAX and its weight 17 bits; a
+        // runqueue's scale is 1: the product fits 64 bits but in contrived
+        // cases, which take the 128-bit division.
+        self.load_avg = match load_scale.checked_mul(self.load_sum) {
+            Some(p) => p / divider,
+            None => (load_scale as u128 * self.load_sum as u128 / divider as u128) as u64,
+        };
         self.runnable_avg = self.runnable_sum / divider;
         self.util_avg = self.util_sum / divider;
     }
