@@ -179,3 +179,58 @@ fn a_new_task_counts_at_full_weight_and_half_the_spare_capacity() {
     assert_eq!(h.rq.fair.avg().load_avg, 1024);
     assert_eq!(h.rq.fair.avg().util_avg, 512);
 }
+
+/// Ticks `cpu` every ms for `ms` ms.
+fn run_cpu(s: &sched::smp::Scheduler<common::plat::Plat>, cpu: usize, ms: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    for _ in 0..ms {
+        let now = s.platform.now.fetch_add(MS, Relaxed) + MS;
+        let mut rq = s.cpu_rq(cpu);
+        rq.update_rq_clock(now);
+        rq.task_tick();
+    }
+}
+
+#[test]
+fn a_sleeper_woken_on_another_cpu_takes_its_load_along() {
+    use sched::smp::{Scheduler, Woke};
+    use sched::{CpuMask, PrevAction, WakeFlags};
+    let cfg = Arc::new(SchedConfig::new(2, 1000));
+    let s = Scheduler::new(common::plat::Plat::default(), cfg, 2, 8);
+    s.platform
+        .now
+        .store(1_000 * MS, std::sync::atomic::Ordering::Relaxed);
+    let id = TaskId(1);
+    let (cpu, _) = s
+        .spawn(id, SchedTask::new(TaskParams::default()), 1)
+        .unwrap();
+    assert_eq!(cpu, 1);
+    let switch = |a: PrevAction| {
+        let sw = {
+            let mut rq = s.cpu_rq(1);
+            s.schedule(&mut rq, a)
+        };
+        s.finish_switch(1, &sw);
+    };
+    switch(PrevAction::Stays);
+    run_cpu(&s, 1, 200);
+    switch(PrevAction::Sleeps);
+    // Asleep, it still weighs on its CPU (blocked load).
+    let blocked = s.cpu_rq(1).load_avg();
+    assert!(blocked > 1000, "{blocked}");
+    assert_eq!(s.cpu_rq(0).load_avg(), 0);
+    // Allowed only on CPU 0, it is woken there: its load leaves CPU 1 (at
+    // that CPU's next publish) and joins CPU 0's.
+    s.set_affinity(id, CpuMask::from_cpus(&[0]), 0).unwrap();
+    let w = s.wake(id, WakeFlags::empty(), 0).unwrap();
+    assert_eq!(w.cpu(), 0, "{w:?}");
+    assert!(matches!(w, Woke::Placed { from: 1, to: 0, .. }), "{w:?}");
+    drop(s.cpu_rq(1));
+    let left = s.cpu_rq(1).load_avg();
+    let here = s.cpu_rq(0).load_avg();
+    assert!(left <= blocked / 50, "CPU 1 kept {left} of {blocked}");
+    assert!(
+        here * 100 >= blocked * 97 && here <= blocked,
+        "{here} vs {blocked}"
+    );
+}
