@@ -837,8 +837,9 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
-    /// `target`: it leaves the averages of the CPU it is attached to,
-    /// through that CPU's [`RemovedLoad`], synchronised to now.
+    /// `target` (or removed: no CPU): it leaves the averages of the CPU it
+    /// is attached to, through that CPU's [`RemovedLoad`], synchronised to
+    /// now.
     pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) {
         let c = t.se.avg_cpu as usize;
         if c == target || c >= self.nr_cpus() {

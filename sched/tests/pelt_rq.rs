@@ -234,3 +234,38 @@ fn a_sleeper_woken_on_another_cpu_takes_its_load_along() {
         "{here} vs {blocked}"
     );
 }
+
+#[test]
+fn a_removed_sleeper_takes_its_load_along() {
+    use sched::smp::Scheduler;
+    use sched::PrevAction;
+    let cfg = Arc::new(SchedConfig::new(1, 1000));
+    let s = Scheduler::new(common::plat::Plat::default(), cfg, 1, 8);
+    for id in 1..=2 {
+        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), 0)
+            .unwrap();
+    }
+    let switch = |a: PrevAction| {
+        let sw = {
+            let mut rq = s.cpu_rq(0);
+            s.schedule(&mut rq, a)
+        };
+        s.finish_switch(0, &sw);
+        sw
+    };
+    switch(PrevAction::Stays);
+    run_cpu(&s, 0, 100);
+    let sw = switch(PrevAction::Sleeps);
+    let gone = sw.prev.unwrap();
+    let before = s.cpu_rq(0).load_avg();
+    let t = s.remove(gone, 0).unwrap();
+    drop(s.cpu_rq(0));
+    let after = s.cpu_rq(0).load_avg();
+    let la = t.se.avg.load_avg;
+    assert!(la > 300, "{:?}", t.se.avg);
+    // Within the decay of the few ns between the two reads.
+    assert!(
+        after + la >= before - 2 && after + la <= before + 2,
+        "{before} - {la} != {after}"
+    );
+}

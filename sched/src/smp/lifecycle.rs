@@ -790,9 +790,11 @@ impl<P: Platform> Scheduler<P> {
                         return Err(LifecycleError::Running);
                     }
                     rq.update_rq_clock(self.platform.now_ns());
-                    let t = rq
+                    let mut t = rq
                         .dequeue_task(id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)?
                         .ok_or(LifecycleError::NoSuchTask)?;
+                    // task_dead_fair: its (blocked) load leaves with it.
+                    rq.detach_sleeper_load(&mut t);
                     self.set_home(id, HOME_NONE);
                     self.dl_release(t.params.dl_bw());
                     return Ok(t);
@@ -806,7 +808,8 @@ impl<P: Platform> Scheduler<P> {
                         cell.home.store(HOME_NONE, Ordering::Release);
                         Some(t)
                     });
-                    if let Some(Some(t)) = got {
+                    if let Some(Some(mut t)) = got {
+                        self.remove_sleeper_load(&mut t, usize::MAX);
                         self.dl_release(t.params.dl_bw());
                         return Ok(t);
                     }
