@@ -33,6 +33,14 @@
 //! first exception stacks) are in the kernel image, with guards the arch
 //! layer unmaps at boot (`arch::static_stack_guards`).
 //!
+//! # CPUs taken offline
+//! A secondary CPU runs its idle thread on the stack it was started on
+//! ([`KernelStack::start_cpu`], kept forever). [`park_this_cpu`] parks it
+//! (CPU hotplug) and [`restart_cpu`] starts it again on that same stack,
+//! whose parked frames are abandoned (the arch layer's INIT / `CPU_OFF`
+//! never returns into them): the two make the arch layer's unsafe
+//! `start_cpu` safe to call again.
+//!
 //! Without a region (the MMU off, or no memory for the page
 //! directory) stacks are plain heap blocks with no guard; the canary at the
 //! bottom of every stack (checked at each switch) is then the only check, and
@@ -40,7 +48,7 @@
 
 use alloc::vec::Vec;
 use core::alloc::Layout;
-use core::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use crate::addr::VirtAddr;
 use crate::arch;
@@ -235,8 +243,62 @@ impl KernelStack {
         // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
         // that belongs to this CPU forever; the caller runs after
         // `arch::early_init` on the boot CPU.
-        unsafe { arch::start_cpu(cpu, top, entry) }
+        let started = unsafe { arch::start_cpu(cpu, top, entry) };
+        if started {
+            START_TOPS[cpu.index()].store(top.as_usize(), Ordering::Release);
+        }
+        started
     }
+}
+
+/// The top of the stack each secondary CPU was started on (0: not started).
+static START_TOPS: [AtomicUsize; arch::MAX_CPUS] = [const { AtomicUsize::new(0) }; arch::MAX_CPUS];
+/// Set by a CPU once it parked itself ([`park_this_cpu`]), cleared by
+/// [`restart_cpu`].
+static PARKED: [AtomicBool; arch::MAX_CPUS] = [const { AtomicBool::new(false) }; arch::MAX_CPUS];
+
+/// Whether secondary CPU `cpu` was started ([`KernelStack::start_cpu`]).
+pub fn cpu_started(cpu: CpuId) -> bool {
+    START_TOPS[cpu.index()].load(Ordering::Acquire) != 0
+}
+
+/// Whether `cpu` is parked ([`park_this_cpu`]) and may be restarted.
+pub fn cpu_parked(cpu: CpuId) -> bool {
+    PARKED[cpu.index()].load(Ordering::Acquire)
+}
+
+/// Parks this CPU, a secondary one, for good (CPU hotplug), with
+/// interrupts off: `arch::park_this_cpu`. [`cpu_parked`] says so once it
+/// is; [`restart_cpu`] starts it again.
+pub fn park_this_cpu() -> ! {
+    arch::park_this_cpu(&PARKED[arch::cpu_id().index()])
+}
+
+/// Starts CPU `cpu`, parked by [`park_this_cpu`], again on the stack it was
+/// first started on, with `entry(cpu)` (interrupts off) as for
+/// [`KernelStack::start_cpu`]. False if it is not parked or did not come
+/// up (it is then still parked and may be tried again).
+pub fn restart_cpu(cpu: CpuId, entry: extern "C" fn(CpuId) -> !) -> bool {
+    let top = START_TOPS[cpu.index()].load(Ordering::Acquire);
+    if top == 0
+        || PARKED[cpu.index()]
+            .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return false;
+    }
+    // SAFETY: `top` is the 16-byte aligned end of the mapped kernel stack
+    // leaked for `cpu` when it was first started, which belongs to it
+    // forever. The CPU parked itself (PARKED, claimed just above by this
+    // call alone), so nothing runs on that stack: its parked frames are
+    // abandoned, as INIT (x86_64) and CPU_OFF (aarch64) never return into
+    // them. `arch::early_init` ran before any CPU was started.
+    let started = unsafe { arch::start_cpu(cpu, VirtAddr::new(top), entry) };
+    if !started {
+        // After false the CPU never runs `entry` nor touches the stack.
+        PARKED[cpu.index()].store(true, Ordering::Release);
+    }
+    started
 }
 
 /// Walks the frame-pointer chain from `fp` (a frame record: the caller's

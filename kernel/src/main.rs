@@ -37,6 +37,7 @@ mod fbcon;
 // The heap's RAM ranges and the kernel stacks: kernel-hal's allocators.
 mod heap;
 mod hooks;
+mod hotplug;
 mod ktest;
 mod percpu;
 mod sched;
@@ -202,7 +203,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
 }
 
 /// The tick rate the secondary CPUs start their timers with.
-static HZ: AtomicU32 = AtomicU32::new(250);
+pub(crate) static HZ: AtomicU32 = AtomicU32::new(250);
 
 /// Starts CPUs `1..ncpus` one after the other and waits until each is online
 /// in the scheduler (bounded).

@@ -254,3 +254,11 @@ pub fn set_online(cpu: CpuId) {
     ONLINE_MASK.set(cpu, Ordering::AcqRel);
     self::cpu(cpu).online.store(true, Ordering::Release);
 }
+
+/// CPU `cpu` (this CPU, going offline: `crate::hotplug`) no longer runs the
+/// scheduler: its ticks and timer events are ignored, cross-CPU calls to it
+/// refused, the watchdogs skip it.
+pub fn set_offline(cpu: CpuId) {
+    self::cpu(cpu).online.store(false, Ordering::Release);
+    ONLINE_MASK.clear(cpu, Ordering::AcqRel);
+}

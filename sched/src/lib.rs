@@ -33,6 +33,8 @@
 //!   axsched 0.3's `BaseScheduler`.
 //! - [`smp::lifecycle`]: the task lifecycle a kernel drives (spawn, schedule,
 //!   wake, set_params, ...), its contracts and who owns what.
+//! - [`smp::hotplug`]: CPUs leaving and rejoining scheduling (the active
+//!   mask, `sched_cpu_deactivate` / `sched_cpu_activate`).
 //!
 //! # Embedding
 //! ```

@@ -324,6 +324,14 @@ pub struct Rq {
     hrtick_expires_ns: u64,
     /// The change to that timer not yet handed to the platform.
     hrtick_cmd: Option<HrtickCmd>,
+    /// The CPU is going offline (Linux's `balance_push`, set by
+    /// `sched_cpu_deactivate`): [`Rq::switch`] runs nothing more here and
+    /// hands a still runnable previous task back as misplaced.
+    balance_push: bool,
+    /// The previous task of the last switch, taken off as misplaced and
+    /// not yet moved by `Scheduler::finish_switch` (blocked in its slot
+    /// meanwhile, but runnable: not a sleeper to park).
+    misplaced: Option<TaskId>,
     /// Counters.
     pub stats: RqStats,
 }
@@ -358,6 +366,8 @@ impl Rq {
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
             hrtick_cmd: None,
+            balance_push: false,
+            misplaced: None,
             stats: RqStats::default(),
         }
     }
@@ -1256,8 +1266,17 @@ impl Rq {
                 None => break self.rt.pick_task().map_or(NIL, |p| p.0),
             }
         };
-        // put_prev_set_next_task: nothing to do when the running task is
-        // picked again (its protection is not re-armed, as in Linux).
+        self.put_prev_set_next(prev, next);
+        self.curr()
+    }
+
+    /// The end of a pick: `put_prev_set_next_task` from `prev` to `next`
+    /// (either may be `NIL`, the idle task), then the need-resched state
+    /// cleared, the slice timer and the switch counters updated.
+    #[inline(always)]
+    fn put_prev_set_next(&mut self, prev: u32, next: u32) {
+        // Nothing to do when the running task is picked again (its
+        // protection is not re-armed, as in Linux).
         if next != prev {
             if prev != NIL {
                 self.put_prev_task(prev);
@@ -1282,7 +1301,6 @@ impl Rq {
                 self.tasks[next as usize].nr_switches += 1;
             }
         }
-        self.curr()
     }
 
     /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
@@ -1324,10 +1342,14 @@ impl Rq {
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
-            let allowed = self.tasks[s as usize].cpus_allowed.test(self.cpu as usize);
+            let allowed =
+                self.tasks[s as usize].cpus_allowed.test(self.cpu as usize) && !self.balance_push;
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
                     sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                    if sw.prev_misplaced {
+                        self.misplaced = sw.prev;
+                    }
                 }
                 PrevAction::Stays => {}
                 PrevAction::Yields => self.yield_task(),
@@ -1353,8 +1375,38 @@ impl Rq {
                 }
             }
         }
-        sw.next = self.pick_next_task();
+        // Going offline: the idle task runs, and the CPU's queued tasks are
+        // moved off by `Scheduler::migrate_tasks`.
+        sw.next = if self.balance_push {
+            self.put_prev_set_next(self.curr, NIL);
+            None
+        } else {
+            self.pick_next_task()
+        };
         sw
+    }
+
+    /// Is this runqueue's CPU going offline ([`Rq::switch`] then picks
+    /// nothing; Linux's `balance_push`)?
+    pub fn balance_push(&self) -> bool {
+        self.balance_push
+    }
+
+    /// The misplaced previous task `Scheduler::finish_switch` has not moved
+    /// yet (see [`Switch::prev_misplaced`]).
+    pub(crate) fn pending_misplaced(&self) -> Option<TaskId> {
+        self.misplaced
+    }
+
+    /// `Scheduler::finish_switch` took over the misplaced previous task.
+    pub(crate) fn clear_pending_misplaced(&mut self) {
+        self.misplaced = None;
+    }
+
+    /// Sets or clears [`Rq::balance_push`] (`sched_cpu_deactivate` /
+    /// `sched_cpu_activate`).
+    pub(crate) fn set_balance_push(&mut self, on: bool) {
+        self.balance_push = on;
     }
 
     /// Wakes a task this runqueue holds, whatever its state, without handing

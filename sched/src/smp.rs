@@ -77,6 +77,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
+pub mod hotplug;
 pub mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -84,12 +85,13 @@ pub mod newidle;
 mod placement;
 mod rt_balance;
 
+pub use hotplug::HotplugError;
 pub use lifecycle::{LifecycleError, Woke};
 pub use newidle::NewidleStats;
 
 use crate::config::SchedConfig;
 use crate::cpu_id::CpuId;
-use crate::cpumask::{CpuMask, MAX_CPUS};
+use crate::cpumask::{CpuMask, CPUMASK_WORDS, MAX_CPUS};
 use crate::domain::{build_domains, CpuDomains, SchedDomain, MAX_LEVELS};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
@@ -191,6 +193,15 @@ pub trait Platform: Send + Sync {
     /// [`Platform::hrtick_start`]). The default does nothing.
     fn hrtick_cancel(&self, cpu: CpuId) {
         let _ = cpu;
+    }
+    /// Task `id` could run on no active CPU (its CPU went offline and its
+    /// affinity named only offline CPUs): the scheduler widened its
+    /// affinity to every CPU (Linux's `select_fallback_rq`, which prints
+    /// "process %d (%s) no longer affine to cpu%d"). `cpu` is the CPU it
+    /// was on. Called with no runqueue lock held or with one held; must
+    /// not take a runqueue lock. The default does nothing.
+    fn affinity_broken(&self, id: TaskId, cpu: CpuId) {
+        let _ = (id, cpu);
     }
 }
 
@@ -525,6 +536,12 @@ pub struct Scheduler<P: Platform> {
     /// RT-overloaded CPUs ([`CpuSummary::rt_next_rank`] nonzero; Linux's
     /// `rd->rto_count`): while it is 0, no CPU looks for an RT task to pull.
     rto_count: AtomicU32,
+    /// CPUs placement, balancing and wakeups may use (Linux's
+    /// `cpu_active_mask`), a bit per CPU; see [`hotplug`].
+    active: [AtomicU64; CPUMASK_WORDS],
+    /// CPUs of the machine not in `active`: while 0, the hotplug checks on
+    /// the enqueue paths cost one load.
+    nr_inactive: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -646,6 +663,8 @@ impl<P: Platform> Scheduler<P> {
                 .collect(),
             overloaded: AtomicU32::new(0),
             rto_count: AtomicU32::new(0),
+            active: CpuMask::first_n(nr_cpus).words().map(AtomicU64::new),
+            nr_inactive: AtomicU32::new(0),
         }
     }
 
@@ -811,10 +830,25 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
+    /// May `t` run on `cpu` now: in its mask and active (`is_cpu_allowed`)?
     fn allowed(&self, t: &SchedTask, cpu: usize) -> bool {
-        cpu < self.nr_cpus() && t.cpus_allowed.test(cpu)
+        cpu < self.nr_cpus() && t.cpus_allowed.test(cpu) && self.cpu_active(cpu)
     }
 
+    /// The CPUs `t` may run on now: its mask and the active CPUs.
+    fn allowed_mask(&self, t: &SchedTask) -> CpuMask {
+        // Every CPU active (always, but across a hotplug): the affinity
+        // as it is, without reading the active mask word by word. A CPU
+        // deactivated after this load is caught as after a stale mask:
+        // every enqueue re-checks its CPU (`recheck_active`).
+        if self.nr_inactive.load(Ordering::Acquire) == 0 {
+            return t.cpus_allowed;
+        }
+        t.cpus_allowed.and(&self.active_mask())
+    }
+
+    /// The first CPU `t` may run on now; CPU 0 if none (the callers break
+    /// the affinity of such a task first, [`Self::select_fallback_rq`]).
     fn first_allowed(&self, t: &SchedTask) -> usize {
         (0..self.nr_cpus())
             .find(|&c| self.allowed(t, c))
@@ -823,7 +857,8 @@ impl<P: Platform> Scheduler<P> {
 
     fn idle(&self, cpu: usize) -> bool {
         let s = &self.slots[cpu].summary;
-        s.idle.load(Ordering::Relaxed)
+        self.cpu_active(cpu)
+            && s.idle.load(Ordering::Relaxed)
             && s.nr_running.load(Ordering::Relaxed) == 0
             && !self.slots[cpu].wake_pending.load(Ordering::Acquire)
     }
@@ -888,6 +923,7 @@ impl<P: Platform> Scheduler<P> {
             d
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
+        self.recheck_active(cpu);
         // `task_woken_rt`: an RT task queued behind a higher one moves on
         // (one load of the overload count while no CPU is overloaded).
         if self.rto_count.load(Ordering::Relaxed) != 0 {
@@ -910,9 +946,7 @@ impl<P: Platform> Scheduler<P> {
     /// class and sched_ext, have no counterpart here; before 6.0, f3dd3f674555,
     /// the idle case also required the wakee to be still switching out.)
     pub fn ttwu_queue_cond(&self, this_cpu: usize, cpu: usize, t: &SchedTask) -> bool {
-        if !self.cfg.feat(Feature::TtwuQueue)
-            || !self.topology.online_mask().test(cpu)
-            || !t.cpus_allowed.test(cpu)
+        if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !t.cpus_allowed.test(cpu)
         {
             return false;
         }
@@ -979,6 +1013,7 @@ impl<P: Platform> Scheduler<P> {
                 if first {
                     self.platform.send_resched_ipi(CpuId::wrapping(cpu));
                 }
+                self.recheck_active(cpu);
                 return WakeOutcome::Queued { cpu, ipi: first };
             }
         }
@@ -996,6 +1031,15 @@ impl<P: Platform> Scheduler<P> {
         if !slot.wake_pending.load(Ordering::Acquire) {
             return 0;
         }
+        self.drain_wake_list(rq)
+    }
+
+    /// [`Self::sched_ttwu_pending`] whatever the list's flag says (it takes
+    /// the list's lock every time); for CPU hotplug's sweeps.
+    #[inline]
+    pub(crate) fn drain_wake_list(&self, rq: &mut Rq) -> usize {
+        let cpu = rq.cpu() as usize;
+        let slot = &self.slots[cpu];
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {
@@ -1007,9 +1051,13 @@ impl<P: Platform> Scheduler<P> {
         n
     }
 
-    /// Are wakeups queued for `cpu`?
+    /// Are wakeups queued for `cpu`? (Takes the list's lock with
+    /// interrupts masked, as every other user of it.)
     pub fn has_pending_wakeups(&self, cpu: usize) -> bool {
-        !self.lock(&self.slots[cpu].wake_list).is_empty()
+        let irq = self.platform.irq_save();
+        let pending = !self.lock(&self.slots[cpu].wake_list).is_empty();
+        self.platform.irq_restore(irq);
+        pending
     }
 
     /// The lock-free flag that says `cpu`'s wake list holds entries (for
@@ -1042,7 +1090,7 @@ impl<P: Platform> Scheduler<P> {
     /// off the CPU); a task held nowhere (asleep) is the caller's to update.
     /// Returns false if the mask allows no online CPU (nothing changes).
     pub fn set_cpus_allowed(&self, cpu: usize, id: TaskId, mask: CpuMask, this_cpu: usize) -> bool {
-        if !mask.intersects(&self.topology.online_mask()) {
+        if !mask.intersects(&self.active_mask()) {
             return false;
         }
         let mut rq = self.cpu_rq(cpu);
@@ -1125,16 +1173,24 @@ impl<P: Platform> Scheduler<P> {
         self.check_from(cpu + 1, scratch)
     }
 
-    /// Moves a queued, not running task whose mask excludes `cpu` to the
-    /// idlest allowed CPU. Returns the new CPU.
+    /// Moves a queued, not running task that may not run on `cpu` (its
+    /// mask excludes it, or `cpu` is inactive) to the idlest CPU it may use
+    /// (its affinity broken first if that is none,
+    /// [`Self::select_fallback_rq`]). Returns the new CPU.
     pub fn move_misplaced(&self, cpu: usize, id: TaskId) -> Option<usize> {
-        let t = {
-            let rq = self.cpu_rq(cpu);
-            *rq.task(id)?
+        let (t, broken) = {
+            let mut rq = self.cpu_rq(cpu);
+            let mut t = *rq.task(id)?;
+            if self.allowed(&t, cpu) {
+                return None;
+            }
+            let broken = self.select_fallback_rq(&mut t);
+            if broken.is_some() {
+                rq.set_cpus_allowed(id, t.cpus_allowed);
+            }
+            (t, broken)
         };
-        if self.allowed(&t, cpu) {
-            return None;
-        }
+        self.report_broken(id, broken);
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         let mut locked = self.double_rq_lock(cpu, target);
         let (a, b) = locked.pair();
@@ -1146,6 +1202,7 @@ impl<P: Platform> Scheduler<P> {
         self.placed(id, target);
         drop(locked);
         self.kick_if_needed(target, cpu, d.resched);
+        self.recheck_active(target);
         Some(target)
     }
 }

@@ -5,6 +5,9 @@
 //! scripted cases, in a seeded random walk over every operation, and with
 //! CPUs and wakers racing on real threads.
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -391,21 +394,6 @@ fn remove_takes_a_task_that_is_not_running() {
         s.remove(other, 0),
         Err(LifecycleError::NoSuchTask)
     ));
-}
-
-/// xorshift64*: the random walk is reproducible from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Every lifecycle operation in random order on 4 CPUs, checking the

@@ -166,6 +166,9 @@ ps &
 hackbench -g 2& -l 5
 kill %99
 wait x
+cpu offline 0
+cpu offline x
+cpu online 255
 @PASTE@
 poweroff
 EOF
@@ -330,6 +333,7 @@ errors_expected = {
     "kill 0", "@LONG@", "@NONASCII@", "taskset -p 0 8", "spin -d 100 -c 9 0",
     "compare -c '' -- perfpipe -l 10", "kill %1", "wait %1", "fg", "kill 8", "hackbench &&",
     "& foo", "ps &", "hackbench -g 2& -l 5", "kill %99", "wait x",
+    "cpu offline 0", "cpu offline x", "cpu online 255",
 }
 for i, (c, r) in enumerate(replies):
     if c not in errors_expected and any(l.startswith("error:") for l in r):
@@ -571,6 +575,10 @@ want_error(J["ps &"], "ps: only workloads")
 want_error(J["hackbench -g 2& -l 5"], "'&' must end the line")
 want_error(J["kill %99"], "kill: %JOB must be in [1, 8]")
 want_error(J["wait x"], "wait: expected %JOB")
+# CPU hotplug: refused, nothing changed (the boot CPU stays; bad numbers).
+want_error(J["cpu offline 0"], "cpu: cannot take cpu 0 offline: CPU 0 stays online")
+want_error(J["cpu offline x"], "cpu: ", "'x'")
+want_error(J["cpu online 255"], "cpu: cannot take cpu 255 online: no such CPU")
 
 # poweroff: the last thing printed, and QEMU's status 0.
 if rc != 0:

@@ -114,6 +114,8 @@ pub enum ArgError {
     SpacedAssignment,
     /// `trace` with something other than start, stop or dump.
     UnknownTraceAction(String),
+    /// `cpu` with something other than offline or online.
+    UnknownCpuAction(String),
     /// `chrt` with two policy options.
     ConflictingPolicies,
     /// `chrt --sched-deadline/--sched-period` without `-d`.
@@ -259,6 +261,9 @@ impl fmt::Display for ArgError {
             }
             ArgError::UnknownTraceAction(a) => {
                 write!(f, "unknown action '{a}' (expected start, stop or dump)")
+            }
+            ArgError::UnknownCpuAction(a) => {
+                write!(f, "unknown action '{a}' (expected offline or online)")
             }
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
             ArgError::DeadlineOptionsNeedD => {

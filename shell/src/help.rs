@@ -11,7 +11,7 @@ use core::fmt::Write;
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
     Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat,
-    YieldPp, JOB, MAX_JOBS, NICE, PID, SCHED_RUNTIME,
+    YieldPp, HOTPLUG_CPU, JOB, MAX_JOBS, NICE, PID, SCHED_RUNTIME,
 };
 
 /// One command's help.
@@ -431,6 +431,20 @@ pub const COMMANDS: &[CommandHelp] = &[
         &[],
         &[],
         &["trace start", "trace stop", "trace dump"],
+    ),
+    cmd(
+        "cpu",
+        "cpu offline N | cpu online N",
+        "take a CPU out of scheduling and park it, or bring it back",
+        &[
+            "offline: nothing is placed on N any more; its threads move to the other",
+            "CPUs, sleepers that last ran there wake elsewhere, a thread allowed only",
+            "on N has its affinity widened to every CPU (logged, as Linux does); then",
+            "N stops its timer and parks (x86_64: halted, restarted by INIT/SIPI;",
+            "aarch64: PSCI CPU_OFF / CPU_ON). CPU 0 stays online.",
+        ],
+        &[HOTPLUG_CPU],
+        &["cpu offline 1", "cpu online 1"],
     ),
     cmd(
         "poweroff",

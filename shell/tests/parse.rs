@@ -1074,6 +1074,50 @@ fn workloads_defaults_and_ranges() {
 }
 
 #[test]
+fn cpu_hotplug() {
+    let c = |n| CpuId::new(n).unwrap();
+    assert_eq!(
+        ok("cpu offline 1"),
+        Command::Cpu {
+            cpu: c(1),
+            online: false
+        }
+    );
+    assert_eq!(
+        ok("cpu online 255"),
+        Command::Cpu {
+            cpu: c(255),
+            online: true
+        }
+    );
+    // CPU 0 parses: the kernel refuses it (it stays online).
+    assert_eq!(
+        ok("cpu offline 0"),
+        Command::Cpu {
+            cpu: c(0),
+            online: false
+        }
+    );
+    err_is(
+        "cpu",
+        "cpu: missing offline|online (usage: cpu offline N | cpu online N)",
+    );
+    err_is(
+        "cpu offline",
+        "cpu: missing N (usage: cpu offline N | cpu online N)",
+    );
+    err_is(
+        "cpu down 1",
+        "cpu: unknown action 'down' (expected offline or online)",
+    );
+    err_is("cpu offline 256", "cpu: N must be in [0, 255], got '256'");
+    err_is("cpu offline -1", "cpu: N must be in [0, 255], got '-1'");
+    err_starts("cpu offline x", "cpu: ");
+    err_starts("cpu offline 1 2", "cpu: unexpected argument '2'");
+    err_starts("cpu -f offline 1", "cpu: ");
+}
+
+#[test]
 fn trace() {
     assert_eq!(ok("trace start"), Command::Trace(TraceCmd::Start));
     assert_eq!(ok("trace stop"), Command::Trace(TraceCmd::Stop));
@@ -1094,7 +1138,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 26);
+    assert_eq!(COMMANDS.len(), 27);
 }
 
 /// Every word of the help table reaches its own parser: alone it parses to

@@ -132,6 +132,8 @@ pub fn cpu_idle() -> ! {
     let pc = percpu::cpu(cpu);
     loop {
         arch::irq_disable();
+        // Asked to go offline: this CPU runs nothing more (never returns).
+        crate::hotplug::play_dead_if_dying(cpu);
         if pc.need_resched() != Resched::None {
             arch::irq_enable();
             __schedule(SchedMode::Preempt);
@@ -161,6 +163,10 @@ pub fn cpu_idle() -> ! {
         {
             pc.nohz_entries.fetch_add(1, Ordering::Relaxed);
             arch::timer_stop_tick();
+        }
+        if cpu == CpuId::BOOT {
+            // Lines a wakeup queued from an interrupt handler (CPU hotplug).
+            flush_affinity_log();
         }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.

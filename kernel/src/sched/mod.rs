@@ -191,6 +191,17 @@ impl Platform for KernelPlatform {
         let _ = arch::timer_set_hrtick(cpu, None);
     }
 
+    /// A thread allowed only on CPUs that went offline may run anywhere now
+    /// (the scheduler's `select_fallback_rq`; no runqueue lock is held, but
+    /// possibly an interrupt handler's locks: a timer's wakeup): its mask
+    /// follows, and Linux's line is queued for [`flush_affinity_log`].
+    fn affinity_broken(&self, id: TaskId, cpu: CpuId) {
+        thread(id.0)
+            .cpus_allowed
+            .store(&CpuMask::all(), Ordering::Relaxed);
+        AFFINITY_LOG.lock().push(id.0, cpu);
+    }
+
     /// The thread's `cpu` follows the scheduler (under the destination
     /// runqueue's lock); a move is a `sched_migrate_task` trace event.
     fn set_task_cpu(&self, id: TaskId, cpu: CpuId) {
@@ -203,6 +214,88 @@ impl Platform for KernelPlatform {
 }
 
 pub(crate) static SCHED: spin::Once<Scheduler<KernelPlatform>> = spin::Once::new();
+
+/// "no longer affine" lines waiting to be printed: the wakeup that breaks
+/// an affinity may run in an interrupt handler, where the console's
+/// framebuffer lock may not be taken.
+static AFFINITY_LOG: kernel_hal::sync::SpinLock<AffinityLog> =
+    kernel_hal::sync::SpinLock::named("affinity_log", AffinityLog::new());
+
+/// Lines kept for [`flush_affinity_log`]; beyond that they are counted.
+const AFFINITY_LOG_LEN: usize = 16;
+
+struct AffinityLog {
+    lines: [(u32, CpuId); AFFINITY_LOG_LEN],
+    len: usize,
+    /// Lines not kept (the buffer was full) or left out by the rate limit.
+    dropped: u64,
+    /// The rate limit's window start (ns) and lines printed in it: Linux's
+    /// `printk_ratelimit()`, 10 lines per 5 s.
+    window_ns: u64,
+    printed: u32,
+}
+
+impl AffinityLog {
+    const fn new() -> Self {
+        AffinityLog {
+            lines: [(0, CpuId::BOOT); AFFINITY_LOG_LEN],
+            len: 0,
+            dropped: 0,
+            window_ns: 0,
+            printed: 0,
+        }
+    }
+
+    fn push(&mut self, idx: u32, cpu: CpuId) {
+        if self.len < AFFINITY_LOG_LEN {
+            self.lines[self.len] = (idx, cpu);
+            self.len += 1;
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// Prints the queued "process P (NAME) no longer affine to cpuN" lines
+/// (Linux's `select_fallback_rq`), at most 10 per 5 s as Linux's
+/// `printk_ratelimit()`, then how many were left out. From thread context
+/// or an idle loop, not from an interrupt handler.
+pub fn flush_affinity_log() {
+    let (lines, n, dropped) = {
+        let mut log = AFFINITY_LOG.lock();
+        if log.len == 0 {
+            return;
+        }
+        let now = arch::now_ns();
+        if log.window_ns == 0 || now.saturating_sub(log.window_ns) >= 5_000_000_000 {
+            log.window_ns = now.max(1);
+            log.printed = 0;
+        }
+        let room = 10u32.saturating_sub(log.printed) as usize;
+        let n = log.len.min(room);
+        log.printed += n as u32;
+        log.dropped += (log.len - n) as u64;
+        let dropped = if n > 0 {
+            core::mem::take(&mut log.dropped)
+        } else {
+            0
+        };
+        let lines = log.lines;
+        log.len = 0;
+        (lines, n, dropped)
+    };
+    for &(idx, cpu) in &lines[..n] {
+        log::warn!(
+            "process {} ({}) no longer affine to cpu{}",
+            idx,
+            thread(idx).name(),
+            cpu
+        );
+    }
+    if dropped > 0 {
+        log::warn!("{dropped} more 'no longer affine' lines left out");
+    }
+}
 
 /// The machine's scheduler (per-CPU runqueues).
 pub fn sched() -> &'static Scheduler<KernelPlatform> {

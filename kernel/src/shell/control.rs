@@ -252,6 +252,27 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
     Ok(())
 }
 
+/// `cpu offline N` / `cpu online N` (`crate::hotplug`): refused requests
+/// change nothing and say why.
+pub fn cpu_hotplug(sh: &mut Sh, cpu: sched::CpuId, online: bool) -> CmdResult {
+    let (verb, r) = if online {
+        ("online", crate::hotplug::cpu_up(cpu))
+    } else {
+        ("offline", crate::hotplug::cpu_down(cpu))
+    };
+    match r {
+        Ok(()) => {
+            let _ = writeln!(
+                sh,
+                "cpu {cpu} {verb} (online: {})",
+                CpuList(task::online_mask())
+            );
+            Ok(())
+        }
+        Err(e) => fail!("cpu: cannot take cpu {cpu} {verb}: {e}"),
+    }
+}
+
 /// `taskset -p PID` / `taskset -cp PID`.
 pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
     let (t, _) = target_thread("taskset", pid)?;

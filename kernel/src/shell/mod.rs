@@ -323,6 +323,7 @@ fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
         Command::Yield(p) => work::yield_pp(sh, p),
         Command::Compare(c) => compare::compare(sh, &c),
         Command::Trace(t) => trace::command(sh, t),
+        Command::Cpu { cpu, online } => control::cpu_hotplug(sh, cpu, online),
         Command::Poweroff => {
             let _ = writeln!(sh, "poweroff");
             console::release_log();

@@ -13,6 +13,7 @@ mod console;
 mod cpus;
 mod fbcon;
 mod highmem;
+mod hotplug;
 mod hrtick;
 #[cfg(feature = "lockdep")]
 mod lockdep;

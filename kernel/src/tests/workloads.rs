@@ -753,6 +753,42 @@ ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     Ok(())
 });
 
+ktest_timing!(workload_cyclictest_skips_missed_periods, || {
+    // A FIFO 90 hog takes CPU 0 (the test's, inherited by the measuring
+    // thread) for 5 ms in the middle of a 30 x 500 us FIFO 50 cyclictest.
+    // The wakeup it delays is one late sample (about 5 ms); the ~9 periods
+    // that passed meanwhile are skipped, as rt-tests' cyclictest does, not
+    // each counted late (4.5 + 4.0 + ... + 0.5 ms = 22.5 ms more). Bound: the
+    // samples other than the largest sum to less than 5 ms (each is a timer
+    // interrupt and a switch on an otherwise idle CPU, tens of us).
+    const MS: u64 = 1_000_000;
+    let ::shell::Command::Cyclictest(p) = parsed("cyclictest -t 1 -i 500 -l 30 -p 50")? else {
+        return Err("not a cyclictest".into());
+    };
+    let hog = task::spawn("skip-hog", TaskParams::fifo(90), || {
+        task::sleep_ms(4);
+        super::spin_until(crate::arch::now_ns() + 5 * MS);
+    })
+    .map_err(|e| alloc::format!("spawn: {e:?}"))?;
+    let mut out = String::new();
+    let r = workloads::cyclictest::run(p, &mut NoInterrupt, &mut out);
+    let _ = task::join(hog);
+    let r = r?;
+    kassert!(!r.interrupted);
+    kassert!(out.contains("C:     30 "), "{out}");
+    kassert!(r.max_ns >= 4 * MS, "the hog did not delay a wakeup: {r:?}");
+    let others_ns = (r.avg_ns * 30).saturating_sub(r.max_ns);
+    kassert!(
+        others_ns < 5 * MS,
+        "periods missed behind the hog were counted as late samples: {r:?}"
+    );
+    kassert_eq!(workloads::cyclictest::next_period_ns(1000, 500, 1000), 1500);
+    kassert_eq!(workloads::cyclictest::next_period_ns(1000, 500, 1500), 1500);
+    kassert_eq!(workloads::cyclictest::next_period_ns(1000, 500, 1501), 2000);
+    kassert_eq!(workloads::cyclictest::next_period_ns(1000, 500, 3200), 3500);
+    Ok(())
+});
+
 ktest_timing!(workload_wakelat_counts_and_percentiles, || {
     // 100 ms at a 2 ms period: at most 50 wakeups (and 51 for the rounding
     // of the first; a late one skips periods), at least 10 even if a hog

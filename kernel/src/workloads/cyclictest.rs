@@ -13,7 +13,9 @@
 //! Each sleep ends at its deadline through the CPU's one-shot timer event
 //! (`task::sleep_until_ns`), so the latency is the timer interrupt, the
 //! wakeup and the switch, not the wait for the next tick. Each thread polls
-//! the stop flag once per period.
+//! the stop flag once per period. A thread that wakes more than a period
+//! late skips the periods it missed ([`next_period_ns`]), as rt-tests'
+//! cyclictest does.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -155,6 +157,20 @@ pub fn run(
     r
 }
 
+/// The deadline after `next_ns` for a thread that woke at `now_ns`: the
+/// next period boundary (`next_ns + k * interval_ns`, k >= 1) not before
+/// `now_ns`. Periods that passed while the thread was late are skipped and
+/// give no sample, as in rt-tests' cyclictest (`while (tsgreater(&now,
+/// &next))` in its `timerthread`): one late wakeup is one late sample, not
+/// also the late samples of the periods behind it, which would not sleep.
+pub fn next_period_ns(next_ns: u64, interval_ns: u64, now_ns: u64) -> u64 {
+    let n = next_ns.saturating_add(interval_ns);
+    if now_ns <= n || interval_ns == 0 {
+        return n;
+    }
+    n.saturating_add((now_ns - n).div_ceil(interval_ns) * interval_ns)
+}
+
 /// The measuring threads and their report.
 fn measure(
     p: Cyclictest,
@@ -191,14 +207,15 @@ fn measure(
         ]));
         let (l, stop, loops) = (lat.clone(), job.stop_flag(), p.loops);
         let tid = job.spawn("cyclictest", params, None, move || {
-            let mut next = arch::now_ns();
+            let mut next = arch::now_ns() + interval;
             for _ in 0..loops {
                 if stop.stopped() {
                     break;
                 }
-                next += interval;
                 task::sleep_until_ns(next);
-                let d = arch::now_ns().saturating_sub(next);
+                let now = arch::now_ns();
+                let d = now.saturating_sub(next);
+                next = next_period_ns(next, interval, now);
                 let c = &l.0;
                 c[0].fetch_add(1, Ordering::Relaxed);
                 c[1].fetch_min(d, Ordering::Relaxed);

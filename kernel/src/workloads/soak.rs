@@ -12,7 +12,10 @@
 //! or exit (the controller joins it and spawns a new worker in its place).
 //! The controller also changes random workers' affinity and nice value from
 //! outside, flips a random SCHED_FEAT flag and switches the preemption model
-//! (none / voluntary / full / lazy). Every choice comes from a PRNG seeded
+//! (none / voluntary / full / lazy), and every [`HOTPLUG_NS`] takes a random
+//! CPU other than 0 offline or brings it back (`crate::hotplug`, from its
+//! own PRNG stream, so the other flips of a seed stay what they were); every
+//! CPU is back online before the final checks. Every choice comes from a PRNG seeded
 //! with SEED (per worker: SEED, the worker's number and its incarnation), so
 //! a failing run's actions can be replayed with its seed; the interleaving
 //! depends on timing, so a replay is likely, not certain, to fail the same way.
@@ -35,7 +38,10 @@
 //!   the run): each one reported is a violation.
 //! - At the end, CPU time: the runtime of every thread (live ones, and the
 //!   workers from their exit statistics) plus every CPU's idle time must be
-//!   the elapsed time × CPUs within 1 %.
+//!   the elapsed time × CPUs within 1 %, less the time CPUs spent offline.
+//! - CPU hotplug: a request refused for a reason other than a CPU that does
+//!   not reach its idle thread in time (`HotplugError::Timeout`: a worker
+//!   there spinning under the `none` model) is a violation.
 //!
 //! - Under failing allocations (`sysctl debug.fail_alloc=PERCENT,SEED`):
 //!   a spawn that fails (no memory for the stack or the scheduler state) is
@@ -79,6 +85,8 @@ const MAX_SPECIAL_ROUNDS: u64 = 4;
 const POLL_MS: u64 = 5;
 /// Between two configuration flips.
 const FLIP_NS: u64 = 100_000_000;
+/// Between two CPU hotplug operations.
+const HOTPLUG_NS: u64 = 150_000_000;
 /// Between two sweeps that wake workers waiting with no token.
 const SWEEP_NS: u64 = 50_000_000;
 /// Between two invariant checks.
@@ -138,6 +146,7 @@ enum Action {
 }
 
 /// splitmix64: small, fast, and every seed (0 included) gives a good stream.
+#[derive(Default)]
 struct Rng(u64);
 
 impl Rng {
@@ -656,6 +665,11 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
     let mut rng = Rng::new(u64::from(seed).wrapping_mul(0x2545_f491_4f6c_dd1d));
     let c0 = Counters::read();
     let t0 = CpuTime::now();
+    let offline0 = crate::hotplug::offline_ns();
+    let mut hp = Hotplug {
+        rng: Rng::new(u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ HOTPLUG_STREAM),
+        ..Default::default()
+    };
     // What must be back at the end (taken after the run's own allocations).
     let (heap0, threads0) = (heap_in_use(), task::live_threads().len());
     let fail0 = kernel_hal::heap::fail::counts();
@@ -672,6 +686,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         start + CHECK_NS,
         start + REPORT_NS,
     );
+    let mut next_hotplug = start + HOTPLUG_NS;
     let (mut checks, mut flips, mut interrupted) = (0u64, 0u64, false);
     let (mut last_ops, mut progress_at) = (0u64, start);
     loop {
@@ -688,6 +703,10 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
             next_flip = now + FLIP_NS;
             flips += 1;
             flip(&mut run, &mut rng);
+        }
+        if now >= next_hotplug {
+            hotplug_flip(&mut run, &mut hp);
+            next_hotplug = arch::now_ns() + HOTPLUG_NS;
         }
         if now >= next_sweep {
             next_sweep = now + SWEEP_NS;
@@ -760,6 +779,12 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         }
         task::sleep_ms(POLL_MS);
     }
+    hotplug_restore(&mut run, &mut hp);
+    let _ = writeln!(
+        run.out,
+        "soak: cpu hotplug: {} offline, {} online, {} timed out (a CPU that did not reach its idle thread)",
+        hp.downs, hp.ups, hp.timeouts
+    );
     let (heap1, threads1) = (heap_in_use(), task::live_threads().len());
     let fail1 = kernel_hal::heap::fail::counts();
     let fa = kernel_hal::heap::fail::get();
@@ -791,15 +816,17 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
     let elapsed = t1.at_ns - t0.at_ns;
     let busy = t1.runtime_since(&t0) + run.exited_ns;
     let idle = t1.idle_ns - t0.idle_ns;
-    let want = elapsed * ncpus;
+    let offline = crate::hotplug::offline_ns() - offline0;
+    let want = (elapsed * ncpus).saturating_sub(offline);
     let err_ppm = (busy + idle).abs_diff(want) * 1_000_000 / want.max(1);
     let _ = writeln!(
         run.out,
-        "soak: cpu time: runtime {} ms + idle {} ms = {} ms; elapsed {} ms x {ncpus} CPUs = {} ms (error {}.{:03} %)",
+        "soak: cpu time: runtime {} ms + idle {} ms = {} ms; elapsed {} ms x {ncpus} CPUs - {} ms offline = {} ms (error {}.{:03} %)",
         busy / 1_000_000,
         idle / 1_000_000,
         (busy + idle) / 1_000_000,
         elapsed / 1_000_000,
+        offline / 1_000_000,
         want / 1_000_000,
         err_ppm / 10_000,
         err_ppm % 10_000 / 10
@@ -889,6 +916,59 @@ fn flip(run: &mut Run, rng: &mut Rng) {
                     let _ = task::sched_setattr(t, fair_params(rng));
                 }
             }
+        }
+    }
+}
+
+/// Salt of the hotplug operations' PRNG stream ("hotplug").
+const HOTPLUG_STREAM: u64 = 0x0068_6f74_706c_7567;
+
+/// The controller's CPU hotplug operations.
+#[derive(Default)]
+struct Hotplug {
+    rng: Rng,
+    downs: u64,
+    ups: u64,
+    timeouts: u64,
+}
+
+/// Takes a random CPU other than 0 offline, or brings it back if it is.
+fn hotplug_flip(run: &mut Run, hp: &mut Hotplug) {
+    let n = task::nr_runqueues();
+    if n < 2 {
+        return;
+    }
+    let Some(c) = CpuId::new(1 + hp.rng.below(n as u64 - 1) as usize) else {
+        return;
+    };
+    if !run.sh.online.has(c) {
+        return; // it never came up
+    }
+    let down = task::online_mask().has(c);
+    let r = if down {
+        crate::hotplug::cpu_down(c)
+    } else {
+        crate::hotplug::cpu_up(c)
+    };
+    match r {
+        Ok(()) if down => hp.downs += 1,
+        Ok(()) => hp.ups += 1,
+        Err(crate::hotplug::HotplugError::Timeout) => hp.timeouts += 1,
+        Err(e) => run.violation(format_args!(
+            "cpu {} {}: {e}",
+            if down { "offline" } else { "online" },
+            c
+        )),
+    }
+}
+
+/// Brings every CPU the run started with back online.
+fn hotplug_restore(run: &mut Run, hp: &mut Hotplug) {
+    let back: Vec<CpuId> = run.sh.online.and_not(&task::online_mask()).cpus().collect();
+    for c in back {
+        match crate::hotplug::cpu_up(c) {
+            Ok(()) => hp.ups += 1,
+            Err(e) => run.violation(format_args!("cpu {c} online at the end: {e}")),
         }
     }
 }

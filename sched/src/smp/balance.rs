@@ -105,6 +105,10 @@ impl<P: Platform> Scheduler<P> {
         if newidle && self.overloaded.load(Ordering::Relaxed) == 0 {
             return Pulled::none(this_cpu);
         }
+        // An inactive CPU (going offline) pulls nothing.
+        if !self.cpu_active(this_cpu) {
+            return Pulled::none(this_cpu);
+        }
         let slot = &self.slots[this_cpu];
         let busy = !self.idle(this_cpu);
         for (level, sd) in slot.doms.as_slice().iter().enumerate() {
@@ -171,7 +175,7 @@ impl<P: Platform> Scheduler<P> {
         newidle: bool,
     ) -> Pulled {
         let mut pulled = Pulled::none(this_cpu);
-        let all = self.topology.online_mask();
+        let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
         let mut busiest: Option<SgStats> = None;
@@ -285,6 +289,9 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         drop(locked);
+        if pulled.n != 0 {
+            self.recheck_active(this_cpu);
+        }
         if pulled.n == 0 && hot_skipped {
             failed_ctr.fetch_add(1, Ordering::Relaxed);
         } else {

@@ -320,7 +320,7 @@ impl<P: Platform> Scheduler<P> {
             return Err(LifecycleError::AlreadySpawned);
         }
         task.params.validate().map_err(LifecycleError::Params)?;
-        if !task.cpus_allowed.intersects(&self.topology.online_mask()) {
+        if !task.cpus_allowed.intersects(&self.active_mask()) {
             return Err(LifecycleError::NoAllowedCpu);
         }
         let bw = task.params.dl_bw();
@@ -347,7 +347,10 @@ impl<P: Platform> Scheduler<P> {
             return Ok(());
         }
         let cfg = &self.cfg;
-        if cfg.dl_bw.change(cfg, self.nr_cpus() as u32, old_bw, new_bw) {
+        if cfg
+            .dl_bw
+            .change(cfg, self.nr_active() as u32, old_bw, new_bw)
+        {
             Ok(())
         } else {
             Err(LifecycleError::Params(ParamsError::DlBandwidthExceeded))
@@ -394,9 +397,18 @@ impl<P: Platform> Scheduler<P> {
 
     /// Moves a task blocked in `rq` (just switched out) into its cell.
     fn park(&self, rq: &mut Rq, id: TaskId) {
-        let Some(cell) = self.cell(id) else { return };
+        self.park_blocked(rq, id, true);
+    }
+
+    /// Moves a task blocked in `rq` into its cell; `switching`: it is still
+    /// switching out of this CPU (a waker waits for [`Self::finish_switch`]).
+    /// False if it was not blocked there.
+    pub(super) fn park_blocked(&self, rq: &mut Rq, id: TaskId, switching: bool) -> bool {
+        let Some(cell) = self.cell(id) else {
+            return false;
+        };
         let irq = self.platform.irq_save();
-        {
+        let parked = {
             // The state goes from its slot straight into the cell (locked
             // after the runqueue, as everywhere).
             let mut p = self.lock(&cell.parked);
@@ -405,12 +417,16 @@ impl<P: Platform> Scheduler<P> {
                 if let Some(t) = p.as_mut() {
                     t.state = TaskState::Blocked;
                 }
-                cell.switching.store(true, Ordering::Relaxed);
+                cell.switching.store(switching, Ordering::Relaxed);
                 cell.last_cpu.store(rq.cpu(), Ordering::Relaxed);
                 cell.home.store(HOME_PARKED, Ordering::Release);
+                true
+            } else {
+                false
             }
-        }
+        };
         self.platform.irq_restore(irq);
+        parked
     }
 
     /// `scheduler_tick` on `cpu`: brings its clock up to date and charges
@@ -446,11 +462,17 @@ impl<P: Platform> Scheduler<P> {
     /// this CPU is RT-overloaded, pull if it now runs something of lower
     /// rank than another overloaded CPU's waiting RT task (one relaxed load
     /// while no CPU is RT-overloaded).
+    ///
+    /// On a CPU going offline, it then moves off what the switch landed
+    /// there (its wake list; Linux's `balance_push` callback).
     pub fn finish_switch(&self, cpu: usize, sw: &Switch) -> Option<usize> {
-        if self.rto_count.load(Ordering::Relaxed) != 0 {
-            return self.finish_switch_rt(cpu, sw);
-        }
-        self.finish_switch_prev(cpu, sw)
+        let moved = if self.rto_count.load(Ordering::Relaxed) != 0 {
+            self.finish_switch_rt(cpu, sw)
+        } else {
+            self.finish_switch_prev(cpu, sw)
+        };
+        self.recheck_active(cpu);
+        moved
     }
 
     /// [`Scheduler::finish_switch`] while some CPU is RT-overloaded: the
@@ -476,6 +498,7 @@ impl<P: Platform> Scheduler<P> {
         }
         let t = {
             let mut rq = self.cpu_rq(cpu);
+            rq.clear_pending_misplaced();
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
                 || self.load_home(id) != cpu as u32
@@ -486,6 +509,9 @@ impl<P: Platform> Scheduler<P> {
             self.set_home(id, HOME_TRANSIT | cpu as u32);
             t
         };
+        let mut t = t;
+        let broken = self.select_fallback_rq(&mut t);
+        self.report_broken(id, broken);
         let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
@@ -549,6 +575,12 @@ impl<P: Platform> Scheduler<P> {
                     let Some(&t) = rq.task(id) else {
                         return Err(LifecycleError::NoSuchTask);
                     };
+                    let mut t = t;
+                    // Only when `cpu` is inactive, so never with `target == cpu`.
+                    let broken = self.select_fallback_rq(&mut t);
+                    if broken.is_some() {
+                        rq.set_cpus_allowed(id, t.cpus_allowed);
+                    }
                     let wide = self.record_wakee_wide(&t, id, this_cpu);
                     let (target, wf) =
                         self.select_task_rq_wide(&t, this_cpu, wf | WakeFlags::TTWU, wide);
@@ -573,6 +605,7 @@ impl<P: Platform> Scheduler<P> {
                     rq.detach_sleeper_load(&mut st);
                     self.set_home(id, HOME_TRANSIT | target as u32);
                     drop(rq);
+                    self.report_broken(id, broken);
                     let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
                     return Ok(Woke::Placed {
                         from: cpu,
@@ -635,6 +668,7 @@ impl<P: Platform> Scheduler<P> {
         // The state is moved out of the cell once, into `taken`, and used
         // by reference from there on (each copy is about 190 bytes).
         let mut taken: Option<SchedTask> = None;
+        let mut broken = None;
         let irq = self.platform.irq_save();
         let placed = {
             let mut p = self.lock(&cell.parked);
@@ -647,7 +681,8 @@ impl<P: Platform> Scheduler<P> {
                     self.platform.cpu_relax();
                 }
                 taken = p.take();
-                taken.as_ref().map(|t| {
+                taken.as_mut().map(|t| {
+                    broken = self.select_fallback_rq(t);
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
@@ -663,6 +698,7 @@ impl<P: Platform> Scheduler<P> {
             }
         };
         self.platform.irq_restore(irq);
+        self.report_broken(id, broken);
         let (target, wf) = placed?;
         let t = taken.as_mut()?;
         let from = t.cpu as usize;
@@ -738,7 +774,7 @@ impl<P: Platform> Scheduler<P> {
         mask: CpuMask,
         this_cpu: usize,
     ) -> Result<(), LifecycleError> {
-        if !mask.intersects(&self.topology.online_mask()) {
+        if !mask.intersects(&self.active_mask()) {
             return Err(LifecycleError::NoAllowedCpu);
         }
         let (cpu, mut rq) = loop {

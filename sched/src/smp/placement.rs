@@ -117,7 +117,7 @@ impl<P: Platform> Scheduler<P> {
     /// (`find_idlest_group_cpu`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: usize) -> Option<usize> {
         let mut best: Option<(usize, (u32, u64))> = None;
-        for c in span.and(&t.cpus_allowed).iter() {
+        for c in span.and(&self.allowed_mask(t)).iter() {
             if c >= self.nr_cpus() {
                 break;
             }
@@ -138,7 +138,7 @@ impl<P: Platform> Scheduler<P> {
         t: &SchedTask,
         this_cpu: usize,
     ) -> Option<CpuMask> {
-        let allowed = &t.cpus_allowed;
+        let allowed = &self.allowed_mask(t);
         let mut local = None;
         let mut idlest: Option<SgStats> = None;
         for g in sd.groups(&self.topology) {
@@ -364,7 +364,7 @@ impl<P: Platform> Scheduler<P> {
         if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle(prev_cpu) {
             return prev_cpu;
         }
-        let llc = self.topology.llc_mask(target).and(&t.cpus_allowed);
+        let llc = self.topology.llc_mask(target).and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
             // select_idle_cpu: every core is one CPU.
             return llc
@@ -497,8 +497,8 @@ impl<P: Platform> Scheduler<P> {
             };
             (curr_rank(c), !self.idle(c), pref)
         };
-        let best = t
-            .cpus_allowed
+        let best = self
+            .allowed_mask(t)
             .iter()
             .take_while(|&c| c < self.nr_cpus())
             .min_by_key(|&c| (key(c), c));

@@ -131,7 +131,7 @@ impl<P: Platform> Scheduler<P> {
     /// other than `cpu` whose highest RT rank is the lowest and below
     /// `rank`, an idle one before a busy one, the first after `cpu` on ties.
     fn find_lowest_rq(&self, rank: u8, mask: &CpuMask, cpu: usize) -> Option<usize> {
-        let online = self.topology.online_mask();
+        let online = self.active_mask();
         let mut best: Option<(usize, (u8, bool))> = None;
         for c in mask.and(&online).iter_wrap(cpu + 1) {
             if c == cpu || c >= self.nr_cpus() {
@@ -153,7 +153,7 @@ impl<P: Platform> Scheduler<P> {
     /// and does not outrank the task running where it is. Returns the tasks
     /// moved.
     pub fn pull_rt_task(&self, cpu: usize) -> u32 {
-        if self.rto_count.load(Ordering::Relaxed) == 0 {
+        if self.rto_count.load(Ordering::Relaxed) == 0 || !self.cpu_active(cpu) {
             return 0;
         }
         let mut n = 0;
@@ -225,6 +225,7 @@ impl<P: Platform> Scheduler<P> {
         // Kicked even when it is the caller's own CPU (see the module docs):
         // no CPU is `usize::MAX`.
         self.kick_if_needed(to, usize::MAX, d.resched);
+        self.recheck_active(to);
         true
     }
 }

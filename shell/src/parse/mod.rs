@@ -24,6 +24,7 @@
 //! - `workloads`: `spin`, `hackbench`, `schbench`, `pgbench`, `cyclictest`,
 //!   `wakelat`, `perfpipe`, `soak`, `yield`;
 //! - `trace`: `trace start|stop|dump`;
+//! - `cpu`: `cpu offline|online N` (CPU hotplug);
 //! - `compare`: `compare`, with its own quoting and configurations.
 
 use alloc::vec::Vec;
@@ -35,6 +36,7 @@ use crate::error::{quote, ArgError, Error};
 
 mod args;
 mod compare;
+mod cpu;
 mod jobs;
 mod sysctl;
 mod tasks;
@@ -44,6 +46,7 @@ mod workloads;
 use args::{err, no_args, no_options};
 
 pub use compare::{parse_compare_config, Compare, CompareConfig, Setting};
+pub use cpu::HOTPLUG_CPU;
 pub use jobs::{JOB, MAX_JOBS};
 pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
 pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
@@ -206,6 +209,15 @@ pub enum Command {
     Trace(TraceCmd),
     /// `compare ... -- WORKLOAD`.
     Compare(Compare),
+    /// `cpu offline N` / `cpu online N`: take CPU `cpu` out of scheduling
+    /// and park it, or bring it back.
+    Cpu {
+        /// The CPU (below [`MAX_CPUS`]; whether it exists is the kernel's
+        /// to check).
+        cpu: sched::CpuId,
+        /// `online` (true) or `offline`.
+        online: bool,
+    },
     /// `poweroff`.
     Poweroff,
 }
@@ -242,6 +254,7 @@ impl Command {
             Command::Yield(_) => "yield",
             Command::Trace(_) => "trace",
             Command::Compare(_) => "compare",
+            Command::Cpu { .. } => "cpu",
             Command::Poweroff => "poweroff",
         }
     }
@@ -338,6 +351,7 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
         "soak" => workloads::parse_soak(a)?,
         "yield" => workloads::parse_yield(a)?,
         "trace" => trace::parse_trace(a)?,
+        "cpu" => cpu::parse_cpu(a)?,
         _ => return Err(Error::UnknownCommand(quote(name))),
     };
     Ok(Some(cmd))

@@ -12,6 +12,12 @@ use super::platform::PsciConduit;
 const PSCI_VERSION: u32 = 0x8400_0000;
 /// `SYSTEM_OFF`.
 const SYSTEM_OFF: u32 = 0x8400_0008;
+/// `CPU_OFF` (SMC32: it takes no argument).
+const CPU_OFF: u32 = 0x8400_0002;
+/// `AFFINITY_INFO` (SMC64).
+const AFFINITY_INFO: u32 = 0xC400_0004;
+/// `AFFINITY_INFO`'s answer for a core that is off.
+const AFFINITY_OFF: i64 = 1;
 
 /// 0 = no PSCI, 1 = HVC, 2 = SMC.
 static CONDUIT: AtomicU8 = AtomicU8::new(0);
@@ -57,6 +63,20 @@ pub fn call(function: u32, a1: u64, a2: u64, a3: u64) -> Option<i64> {
 pub fn version() -> Option<(u16, u16)> {
     let v = call(PSCI_VERSION, 0, 0, 0)? as u32;
     Some(((v >> 16) as u16, v as u16))
+}
+
+/// Powers this CPU off (`CPU_OFF`); a later `CPU_ON` starts it again at the
+/// entry point it names. Returns only if there is no PSCI or the call
+/// failed (DENIED: e.g. a trusted OS lives on this core).
+pub fn cpu_off() {
+    let _ = call(CPU_OFF, 0, 0, 0);
+}
+
+/// Whether the core with affinity `mpidr` is off (`AFFINITY_INFO` at level
+/// 0); `None` without PSCI or if the call is not supported.
+pub fn cpu_is_off(mpidr: u64) -> Option<bool> {
+    let r = call(AFFINITY_INFO, mpidr, 0, 0)?;
+    (0..=2).contains(&r).then_some(r == AFFINITY_OFF)
 }
 
 /// Powers the machine off (QEMU exits with status 0: no pass/fail verdict).

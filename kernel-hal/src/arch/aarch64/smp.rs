@@ -15,6 +15,12 @@
 //! touches the caller's stack or runs `entry` after `start_cpu` returned false.
 //! Why the bootstrap stack: the caller may free its stack after a failure.
 //!
+//! **Hotplug.** [`park_this_cpu`] takes a CPU down for good: its mailbox back
+//! to `IDLE` (so [`start_cpu`] may start it again), then PSCI `CPU_OFF`. A
+//! later `start_cpu` first waits (bounded) until PSCI reports the core off,
+//! then `CPU_ON` starts it from the entry code again, as at boot, on the
+//! stack the caller gives (Linux's arm64 `cpu_die` / `__cpu_up`).
+//!
 //! **IPIs.** SGI 0 = [`IpiKind::Reschedule`], SGI 1 = [`IpiKind::Call`]; the IRQ
 //! handler (`trap`) maps them back with [`ipi_kind`] and calls
 //! `crate::hooks::ipi(kind)`.
@@ -192,6 +198,12 @@ pub unsafe fn start_cpu(
         size_of::<SecondaryStart>(),
     );
 
+    // A core that was parked ([`park_this_cpu`]) may still be on its way
+    // off: CPU_ON would be refused (ALREADY_ON) until it is.
+    let off_deadline = timer::now_ns().saturating_add(START_TIMEOUT_NS);
+    while psci::cpu_is_off(cpu::mpidr_of(cpu)) == Some(false) && timer::now_ns() < off_deadline {
+        core::hint::spin_loop();
+    }
     let ret = psci::call(
         PSCI_CPU_ON,
         cpu::mpidr_of(cpu),
@@ -263,6 +275,25 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
             in("x0") cpu.index(),
             options(noreturn),
         )
+    }
+}
+
+/// Takes this CPU (a secondary one) down for good (CPU hotplug), with
+/// interrupts masked: its timer stops, its mailbox goes back to `IDLE` so
+/// that [`start_cpu`] may start it again, `parked` is set (Release), and
+/// PSCI `CPU_OFF` powers the core off. If PSCI refuses, the CPU waits in
+/// `wfe` forever with interrupts masked (it can then not be started again:
+/// `start_cpu` gets ALREADY_ON and returns false).
+pub fn park_this_cpu(parked: &core::sync::atomic::AtomicBool) -> ! {
+    // SAFETY: masking IRQs and FIQs only changes this CPU's interrupt state.
+    unsafe { core::arch::asm!("msr daifset, #3", "isb") };
+    let me = cpu::cpu_id();
+    timer::timer_stop();
+    MAILBOXES[me.index()].state.store(IDLE, Ordering::Release);
+    parked.store(true, Ordering::Release);
+    psci::cpu_off();
+    loop {
+        aarch64_cpu::asm::wfe();
     }
 }
 

@@ -79,6 +79,16 @@ pub fn timer_start(hz: u32) {
     super::gic::enable(intid());
 }
 
+/// Stops this CPU's timer for good (CPU hotplug): its tick, event and
+/// hrtick deadlines cleared and the counter's interrupt disabled;
+/// [`timer_start`] starts it again. Interrupts off.
+pub fn timer_stop() {
+    timer_stop_tick();
+    timer_set_event(None);
+    let _ = timer_set_hrtick(super::cpu_id(), None);
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR + CNTV_CTL_EL0::IMASK::SET);
+}
+
 /// Loads this CPU's comparator with the earlier of its next tick and its
 /// next event. Interrupts off.
 fn program() {

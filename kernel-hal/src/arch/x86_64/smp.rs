@@ -32,6 +32,17 @@
 //! boot code has copied everything it needed out of loader memory and the
 //! MADT has been read. No such page: the kernel runs on the boot CPU alone.
 //!
+//! **Hotplug.** [`park_this_cpu`] takes an AP down for good: interrupts off,
+//! marked not online (IPIs to it are dropped) and startable again, then a
+//! `hlt` loop that only INIT, NMI or SMI can leave. A later [`start_cpu`]
+//! sends INIT-SIPI-SIPI again: INIT resets the core wherever it halts and it
+//! comes up through the trampoline as at boot (what Linux does with
+//! `hlt_play_dead` and the next `do_boot_cpu`). Why not wake the halt loop
+//! instead: that needs an NMI (interrupts stay off while parked) and an NMI
+//! handler that knows about parked CPUs, and the CPU would come back with
+//! whatever state it parked with; INIT gives a clean CPU through a path
+//! that boot already exercises.
+//!
 //! **IPIs.** [`send_ipi`] sends a fixed interrupt through the ICR (x2APIC MSR
 //! 0x830, or xAPIC MMIO 0x310/0x300 after waiting for the delivery status) on
 //! vector `apic::IPI_RESCHEDULE_VECTOR` (0xF0) or `apic::IPI_CALL_VECTOR`
@@ -585,6 +596,22 @@ extern "C" fn ap_main(cpu: usize, entry: usize) -> ! {
     ONLINE[cpu.index()].store(true, Ordering::Release);
     crate::hooks::secondary_arch_up(cpu);
     entry(cpu)
+}
+
+/// Takes this AP down for good (CPU hotplug): interrupts off, marked not
+/// online ([`send_ipi`] drops IPIs to it) and startable again by
+/// [`start_cpu`], `parked` set (Release), then halted with interrupts off
+/// until the INIT of that start resets it. Its timer deadlines are the
+/// caller's to clear (nothing is taken while interrupts stay off).
+pub fn park_this_cpu(parked: &AtomicBool) -> ! {
+    x86_64::instructions::interrupts::disable();
+    let me = percpu::cpu_id();
+    ONLINE[me.index()].store(false, Ordering::Release);
+    START_STATE[me.index()].store(OFF, Ordering::Release);
+    parked.store(true, Ordering::Release);
+    loop {
+        x86_64::instructions::hlt();
+    }
 }
 
 /// Whether an IPI is pending at another CPU's interrupt controller: not
