@@ -191,6 +191,20 @@ fn run_cpu(s: &sched::smp::Scheduler<common::plat::Plat>, cpu: usize, ms: u64) {
     }
 }
 
+/// `cpu` switches, its previous task doing `a`.
+fn switch(
+    s: &sched::smp::Scheduler<common::plat::Plat>,
+    cpu: usize,
+    a: sched::PrevAction,
+) -> sched::Switch {
+    let sw = {
+        let mut rq = s.cpu_rq(cpu);
+        s.schedule(&mut rq, a)
+    };
+    s.finish_switch(cpu, &sw);
+    sw
+}
+
 #[test]
 fn a_sleeper_woken_on_another_cpu_takes_its_load_along() {
     use sched::smp::{Scheduler, Woke};
@@ -205,16 +219,9 @@ fn a_sleeper_woken_on_another_cpu_takes_its_load_along() {
         .spawn(id, SchedTask::new(TaskParams::default()), 1)
         .unwrap();
     assert_eq!(cpu, 1);
-    let switch = |a: PrevAction| {
-        let sw = {
-            let mut rq = s.cpu_rq(1);
-            s.schedule(&mut rq, a)
-        };
-        s.finish_switch(1, &sw);
-    };
-    switch(PrevAction::Stays);
+    switch(&s, 1, PrevAction::Stays);
     run_cpu(&s, 1, 200);
-    switch(PrevAction::Sleeps);
+    switch(&s, 1, PrevAction::Sleeps);
     // Asleep, it still weighs on its CPU (blocked load).
     let blocked = s.cpu_rq(1).load_avg();
     assert!(blocked > 1000, "{blocked}");
@@ -245,17 +252,9 @@ fn a_removed_sleeper_takes_its_load_along() {
         s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), 0)
             .unwrap();
     }
-    let switch = |a: PrevAction| {
-        let sw = {
-            let mut rq = s.cpu_rq(0);
-            s.schedule(&mut rq, a)
-        };
-        s.finish_switch(0, &sw);
-        sw
-    };
-    switch(PrevAction::Stays);
+    switch(&s, 0, PrevAction::Stays);
     run_cpu(&s, 0, 100);
-    let sw = switch(PrevAction::Sleeps);
+    let sw = switch(&s, 0, PrevAction::Sleeps);
     let gone = sw.prev.unwrap();
     let before = s.cpu_rq(0).load_avg();
     let t = s.remove(gone, 0).unwrap();
