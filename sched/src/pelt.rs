@@ -75,6 +75,7 @@ pub fn decay_table() -> &'static [u32; 32] {
 
 /// `val * y^n`: halved once per 32 periods, then the rest from the table.
 /// After `32 * 63` periods nothing of a 64-bit value is left.
+#[inline]
 pub fn decay_load(val: u64, n: u64) -> u64 {
     if n > LOAD_AVG_PERIOD * 63 {
         return 0;
@@ -87,6 +88,7 @@ pub fn decay_load(val: u64, n: u64) -> u64 {
 /// boundaries: `d1` units finishing the first period (decayed `periods`
 /// times), the whole periods between (the series' closed form), and `d3`
 /// units of the current one (not decayed).
+#[inline]
 fn segments(periods: u64, d1: u64, d3: u64) -> u64 {
     let c1 = decay_load(d1, periods);
     let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - PERIOD_UNITS;
@@ -152,6 +154,7 @@ impl SchedAvg {
 
     /// The sums' divider: the largest sum so far in this period
     /// (`get_pelt_divider`).
+    #[inline]
     pub fn divider(&self) -> u64 {
         LOAD_AVG_MAX - PERIOD_UNITS + self.period_contrib as u64
     }
@@ -159,6 +162,7 @@ impl SchedAvg {
     /// Adds `delta` units, spent with the given load, runnable count and
     /// running state, decaying the sums first if periods ended. Returns the
     /// number of period boundaries crossed.
+    #[inline]
     fn accumulate(&mut self, delta: u64, load: u64, runnable: u64, running: bool) -> u64 {
         let total = delta + self.period_contrib as u64;
         let periods = total / PERIOD_UNITS;
@@ -188,6 +192,7 @@ impl SchedAvg {
     /// Brings the sums to `now_ns` (`___update_load_sum`). A clock that went
     /// back only moves the stamp; less than a unit changes nothing. Returns
     /// whether a period ended, i.e. whether the averages must be recomputed.
+    #[inline]
     pub fn update_sums(&mut self, now_ns: u64, load: u64, runnable: u64, running: bool) -> bool {
         if now_ns < self.last_update_time_ns {
             self.last_update_time_ns = now_ns;
@@ -210,6 +215,7 @@ impl SchedAvg {
     /// Recomputes the averages from the sums (`___update_load_avg`);
     /// `load_scale` is an entity's weight (1 for a runqueue, whose load sum
     /// already carries its weights).
+    #[inline]
     pub fn update_avgs(&mut self, load_scale: u64) {
         let divider = self.divider();
         // A task's sum is at most LOAD_AVG_MAX and its weight 17 bits; a
@@ -227,6 +233,7 @@ impl SchedAvg {
     /// running), `runnable` (not a delayed-dequeue entity), `running` (the
     /// CPU's current), `weight` (its load weight). Returns whether the
     /// averages changed.
+    #[inline]
     pub fn update_entity(
         &mut self,
         now_ns: u64,
@@ -246,6 +253,7 @@ impl SchedAvg {
 
     /// A runqueue's update (`__update_load_avg_cfs_rq`): the weight it holds,
     /// its runnable count and whether something runs.
+    #[inline]
     pub fn update_rq(&mut self, now_ns: u64, weight: u64, nr_runnable: u64, running: bool) -> bool {
         if !self.update_sums(now_ns, weight, nr_runnable, running) {
             return false;
