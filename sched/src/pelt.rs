@@ -77,22 +77,51 @@ pub fn decay_table() -> &'static [u32; 32] {
 /// After `32 * 63` periods nothing of a 64-bit value is left.
 #[inline]
 pub fn decay_load(val: u64, n: u64) -> u64 {
-    if n > LOAD_AVG_PERIOD * 63 {
-        return 0;
-    }
-    let val = val >> (n / LOAD_AVG_PERIOD);
-    ((val as u128 * Y_N_INV[(n % LOAD_AVG_PERIOD) as usize] as u128) >> 32) as u64
+    Decay::periods(n).apply(val)
 }
 
-/// The contribution of an interval that crossed `periods` period
-/// boundaries: `d1` units finishing the first period (decayed `periods`
-/// times), the whole periods between (the series' closed form), and `d3`
-/// units of the current one (not decayed).
-#[inline]
-fn segments(periods: u64, d1: u64, d3: u64) -> u64 {
-    let c1 = decay_load(d1, periods);
-    let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - PERIOD_UNITS;
-    c1 + c2 + d3
+/// The factor `y^n` of [`decay_load`], looked up once and applied to each
+/// series an update decays (the three sums and the contribution's two
+/// decayed terms share the same `n`).
+#[derive(Clone, Copy, Debug)]
+struct Decay {
+    /// `n / 32`: the halvings, applied as a shift first.
+    shift: u32,
+    /// `Y_N_INV[n % 32]`, or 0 past `32 * 63` periods.
+    factor: u64,
+}
+
+impl Decay {
+    #[inline]
+    fn periods(n: u64) -> Self {
+        if n > LOAD_AVG_PERIOD * 63 {
+            return Decay {
+                shift: 0,
+                factor: 0,
+            };
+        }
+        Decay {
+            shift: (n / LOAD_AVG_PERIOD) as u32,
+            factor: Y_N_INV[(n % LOAD_AVG_PERIOD) as usize] as u64,
+        }
+    }
+
+    /// `val * y^n`, in `mul_u64_u32_shr`'s arithmetic.
+    #[inline]
+    fn apply(self, val: u64) -> u64 {
+        (((val >> self.shift) as u128 * self.factor as u128) >> 32) as u64
+    }
+
+    /// The contribution of an interval that crossed `n` period boundaries:
+    /// `d1` units finishing the first period (decayed `n` times), the whole
+    /// periods between (the series' closed form), and `d3` units of the
+    /// current one (not decayed).
+    #[inline]
+    fn segments(self, d1: u64, d3: u64) -> u64 {
+        let c1 = self.apply(d1);
+        let c2 = LOAD_AVG_MAX - self.apply(LOAD_AVG_MAX) - PERIOD_UNITS;
+        c1 + c2 + d3
+    }
 }
 
 /// One entity's or runqueue's load-tracking state (Linux's `struct
@@ -168,12 +197,13 @@ impl SchedAvg {
         let periods = total / PERIOD_UNITS;
         let mut contrib = delta;
         if periods > 0 {
-            self.load_sum = decay_load(self.load_sum, periods);
-            self.runnable_sum = decay_load(self.runnable_sum, periods);
-            self.util_sum = decay_load(self.util_sum, periods);
+            let decay = Decay::periods(periods);
+            self.load_sum = decay.apply(self.load_sum);
+            self.runnable_sum = decay.apply(self.runnable_sum);
+            self.util_sum = decay.apply(self.util_sum);
             if load != 0 {
                 let d1 = PERIOD_UNITS - self.period_contrib as u64;
-                contrib = segments(periods, d1, total % PERIOD_UNITS);
+                contrib = decay.segments(d1, total % PERIOD_UNITS);
             }
         }
         self.period_contrib = (total % PERIOD_UNITS) as u32;
