@@ -67,7 +67,7 @@ impl FairRq {
     /// `update_load_avg(cfs_rq, se, flags)`: entity `i` (if attached here)
     /// and the runqueue to now, then `action`. Called before the change it
     /// precedes in Linux (so the elapsed time is accounted as it was spent).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn update_load_avg(&mut self, ts: &mut [SchedTask], i: u32, action: AvgAction) {
         let now = self.clock;
         let attached = se(ts, i).avg_cpu == self.cpu;
