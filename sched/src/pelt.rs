@@ -92,6 +92,12 @@ struct Decay {
 }
 
 impl Decay {
+    /// No period ended (never applied).
+    const NONE: Decay = Decay {
+        shift: 0,
+        factor: 0,
+    };
+
     #[inline]
     fn periods(n: u64) -> Self {
         if n > LOAD_AVG_PERIOD * 63 {
@@ -122,6 +128,22 @@ impl Decay {
         let c2 = LOAD_AVG_MAX - self.apply(LOAD_AVG_MAX) - PERIOD_UNITS;
         c1 + c2 + d3
     }
+}
+
+/// The time one update adds, split as `accumulate_sum` splits it: the
+/// whole units elapsed, the period boundaries crossed, the decay they bring
+/// and the units' contribution (`accumulate_sum`'s result). It depends
+/// only on the stamp, the period's progress and the clock, so an entity and
+/// its runqueue, stamped together since the entity's attach, share it (Linux
+/// computes it twice in `update_load_avg`, for the same figures).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Elapsed {
+    units: u64,
+    periods: u64,
+    /// The units of the current period after the update.
+    period_contrib: u32,
+    decay: Decay,
+    contrib: u64,
 }
 
 /// One entity's or runqueue's load-tracking state (Linux's `struct
@@ -188,35 +210,70 @@ impl SchedAvg {
         LOAD_AVG_MAX - PERIOD_UNITS + self.period_contrib as u64
     }
 
-    /// Adds `delta` units, spent with the given load, runnable count and
-    /// running state, decaying the sums first if periods ended. Returns the
-    /// number of period boundaries crossed.
+    /// The time from the stamp to `now_ns`, split as `accumulate_sum`
+    /// splits it; `None` when less than a unit elapsed. A clock that went
+    /// back only moves the stamp.
     #[inline]
-    fn accumulate(&mut self, delta: u64, load: u64, runnable: u64, running: bool) -> u64 {
-        let total = delta + self.period_contrib as u64;
+    pub(crate) fn elapsed(&mut self, now_ns: u64) -> Option<Elapsed> {
+        if now_ns < self.last_update_time_ns {
+            self.last_update_time_ns = now_ns;
+            return None;
+        }
+        let units = (now_ns - self.last_update_time_ns) >> UNIT_SHIFT_NS;
+        if units == 0 {
+            return None;
+        }
+        let total = units + self.period_contrib as u64;
         let periods = total / PERIOD_UNITS;
-        let mut contrib = delta;
-        if periods > 0 {
+        let d3 = total % PERIOD_UNITS;
+        let (decay, contrib) = if periods > 0 {
             let decay = Decay::periods(periods);
-            self.load_sum = decay.apply(self.load_sum);
-            self.runnable_sum = decay.apply(self.runnable_sum);
-            self.util_sum = decay.apply(self.util_sum);
-            if load != 0 {
-                let d1 = PERIOD_UNITS - self.period_contrib as u64;
-                contrib = decay.segments(d1, total % PERIOD_UNITS);
+            let d1 = PERIOD_UNITS - self.period_contrib as u64;
+            (decay, decay.segments(d1, d3))
+        } else {
+            (Decay::NONE, units)
+        };
+        Some(Elapsed {
+            units,
+            periods,
+            period_contrib: d3 as u32,
+            decay,
+            contrib,
+        })
+    }
+
+    /// Whether `other` has the same stamp and period progress, so that the
+    /// same [`Elapsed`] brings both to a given time.
+    #[inline]
+    pub(crate) fn same_stamp(&self, other: &SchedAvg) -> bool {
+        self.last_update_time_ns == other.last_update_time_ns
+            && self.period_contrib == other.period_contrib
+    }
+
+    /// Adds the elapsed time, spent with the given load, runnable count and
+    /// running state, decaying the sums first if periods ended. Returns
+    /// whether a period ended, i.e. whether the averages must be
+    /// recomputed.
+    #[inline]
+    fn accumulate(&mut self, el: &Elapsed, load: u64, runnable: u64, running: bool) -> bool {
+        self.last_update_time_ns += el.units << UNIT_SHIFT_NS;
+        self.period_contrib = el.period_contrib;
+        if el.periods > 0 {
+            self.load_sum = el.decay.apply(self.load_sum);
+            self.runnable_sum = el.decay.apply(self.runnable_sum);
+            self.util_sum = el.decay.apply(self.util_sum);
+        }
+        // Time off the runqueue adds nothing, whatever the other two say.
+        if load != 0 {
+            self.load_sum += load * el.contrib;
+            if runnable != 0 {
+                self.runnable_sum += (runnable * el.contrib) << SCHED_CAPACITY_SHIFT;
+            }
+            if running {
+                self.util_sum += el.contrib << SCHED_CAPACITY_SHIFT;
             }
         }
-        self.period_contrib = (total % PERIOD_UNITS) as u32;
-        if load != 0 {
-            self.load_sum += load * contrib;
-        }
-        if runnable != 0 {
-            self.runnable_sum += (runnable * contrib) << SCHED_CAPACITY_SHIFT;
-        }
-        if running {
-            self.util_sum += contrib << SCHED_CAPACITY_SHIFT;
-        }
-        periods
+        el.periods > 0
     }
 
     /// Brings the sums to `now_ns` (`___update_load_sum`). A clock that went
@@ -224,22 +281,10 @@ impl SchedAvg {
     /// whether a period ended, i.e. whether the averages must be recomputed.
     #[inline]
     pub fn update_sums(&mut self, now_ns: u64, load: u64, runnable: u64, running: bool) -> bool {
-        if now_ns < self.last_update_time_ns {
-            self.last_update_time_ns = now_ns;
-            return false;
+        match self.elapsed(now_ns) {
+            Some(el) => self.accumulate(&el, load, runnable, running),
+            None => false,
         }
-        let units = (now_ns - self.last_update_time_ns) >> UNIT_SHIFT_NS;
-        if units == 0 {
-            return false;
-        }
-        self.last_update_time_ns += units << UNIT_SHIFT_NS;
-        // Time off the runqueue adds nothing, whatever the other two say.
-        let (runnable, running) = if load == 0 {
-            (0, false)
-        } else {
-            (runnable, running)
-        };
-        self.accumulate(units, load, runnable, running) > 0
     }
 
     /// Recomputes the averages from the sums (`___update_load_avg`);
@@ -263,7 +308,7 @@ impl SchedAvg {
     /// running), `runnable` (not a delayed-dequeue entity), `running` (the
     /// CPU's current), `weight` (its load weight). Returns whether the
     /// averages changed.
-    #[inline]
+    #[inline(always)]
     pub fn update_entity(
         &mut self,
         now_ns: u64,
@@ -272,7 +317,23 @@ impl SchedAvg {
         running: bool,
         weight: u64,
     ) -> bool {
-        if !self.update_sums(now_ns, on_rq as u64, runnable as u64, running) {
+        match self.elapsed(now_ns) {
+            Some(el) => self.update_entity_by(&el, on_rq, runnable, running, weight),
+            None => false,
+        }
+    }
+
+    /// [`Self::update_entity`] by a given elapsed time.
+    #[inline]
+    pub(crate) fn update_entity_by(
+        &mut self,
+        el: &Elapsed,
+        on_rq: bool,
+        runnable: bool,
+        running: bool,
+        weight: u64,
+    ) -> bool {
+        if !self.accumulate(el, on_rq as u64, runnable as u64, running) {
             return false;
         }
         self.update_avgs(weight);
@@ -285,7 +346,22 @@ impl SchedAvg {
     /// its runnable count and whether something runs.
     #[inline]
     pub fn update_rq(&mut self, now_ns: u64, weight: u64, nr_runnable: u64, running: bool) -> bool {
-        if !self.update_sums(now_ns, weight, nr_runnable, running) {
+        match self.elapsed(now_ns) {
+            Some(el) => self.update_rq_by(&el, weight, nr_runnable, running),
+            None => false,
+        }
+    }
+
+    /// [`Self::update_rq`] by a given elapsed time.
+    #[inline]
+    pub(crate) fn update_rq_by(
+        &mut self,
+        el: &Elapsed,
+        weight: u64,
+        nr_runnable: u64,
+        running: bool,
+    ) -> bool {
+        if !self.accumulate(el, weight, nr_runnable, running) {
             return false;
         }
         self.update_avgs(1);

@@ -67,6 +67,10 @@ impl FairRq {
     /// `update_load_avg(cfs_rq, se, flags)`: entity `i` (if attached here)
     /// and the runqueue to now, then `action`. Called before the change it
     /// precedes in Linux (so the elapsed time is accounted as it was spent).
+    /// An entity stamped with the runqueue (updated with it since its
+    /// attach) shares its split of the elapsed time: one computation for
+    /// both, and one test when no unit elapsed (a put_prev after a tick at
+    /// the same clock).
     #[inline(always)]
     pub(crate) fn update_load_avg(&mut self, ts: &mut [SchedTask], i: u32, action: AvgAction) {
         let now = self.clock;
@@ -75,10 +79,27 @@ impl FairRq {
             let running = self.curr == i;
             let e = sem(ts, i);
             let runnable = e.on_rq && !e.sched_delayed;
-            e.avg
-                .update_entity(now, e.on_rq, runnable, running, e.load.weight as u64);
+            let w = e.load.weight as u64;
+            if e.avg.same_stamp(&self.avg) {
+                // Stamped together: one split of the elapsed time for both
+                // (the usual case: both are updated here, at the same now).
+                match self.avg.elapsed(now) {
+                    Some(el) => {
+                        e.avg.update_entity_by(&el, e.on_rq, runnable, running, w);
+                        let curr = self.curr != NIL;
+                        self.avg
+                            .update_rq_by(&el, self.load, self.h_nr_runnable as u64, curr);
+                    }
+                    // Within the unit, or the clock went back: the stamp.
+                    None => e.avg.last_update_time_ns = self.avg.last_update_time_ns,
+                }
+            } else {
+                e.avg.update_entity(now, e.on_rq, runnable, running, w);
+                self.update_cfs_rq_load_avg();
+            }
+        } else {
+            self.update_cfs_rq_load_avg();
         }
-        self.update_cfs_rq_load_avg();
         match action {
             AvgAction::Attach if !attached => self.attach_entity_load_avg(sem(ts, i)),
             AvgAction::Detach if attached => self.detach_entity_load_avg(sem(ts, i)),
