@@ -113,7 +113,7 @@ impl Decay {
     }
 
     /// `val * y^n`, in `mul_u64_u32_shr`'s arithmetic.
-    #[inline]
+    #[inline(always)]
     fn apply(self, val: u64) -> u64 {
         (((val >> self.shift) as u128 * self.factor as u128) >> 32) as u64
     }
@@ -213,7 +213,7 @@ impl SchedAvg {
     /// The time from the stamp to `now_ns`, split as `accumulate_sum`
     /// splits it; `None` when less than a unit elapsed. A clock that went
     /// back only moves the stamp.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn elapsed(&mut self, now_ns: u64) -> Option<Elapsed> {
         if now_ns < self.last_update_time_ns {
             self.last_update_time_ns = now_ns;
@@ -254,7 +254,7 @@ impl SchedAvg {
     /// running state, decaying the sums first if periods ended. Returns
     /// whether a period ended, i.e. whether the averages must be
     /// recomputed.
-    #[inline]
+    #[inline(always)]
     fn accumulate(&mut self, el: &Elapsed, load: u64, runnable: u64, running: bool) -> bool {
         self.last_update_time_ns += el.units << UNIT_SHIFT_NS;
         self.period_contrib = el.period_contrib;
@@ -290,7 +290,7 @@ impl SchedAvg {
     /// Recomputes the averages from the sums (`___update_load_avg`);
     /// `load_scale` is an entity's weight (1 for a runqueue, whose load sum
     /// already carries its weights).
-    #[inline]
+    #[inline(always)]
     pub fn update_avgs(&mut self, load_scale: u64) {
         let divider = self.divider();
         // A task's sum is at most LOAD_AVG_MAX and its weight 17 bits; a
@@ -324,7 +324,7 @@ impl SchedAvg {
     }
 
     /// [`Self::update_entity`] by a given elapsed time.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn update_entity_by(
         &mut self,
         el: &Elapsed,
@@ -344,7 +344,7 @@ impl SchedAvg {
 
     /// A runqueue's update (`__update_load_avg_cfs_rq`): the weight it holds,
     /// its runnable count and whether something runs.
-    #[inline]
+    #[inline(always)]
     pub fn update_rq(&mut self, now_ns: u64, weight: u64, nr_runnable: u64, running: bool) -> bool {
         match self.elapsed(now_ns) {
             Some(el) => self.update_rq_by(&el, weight, nr_runnable, running),
@@ -353,7 +353,7 @@ impl SchedAvg {
     }
 
     /// [`Self::update_rq`] by a given elapsed time.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn update_rq_by(
         &mut self,
         el: &Elapsed,
