@@ -1,6 +1,7 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
 //! `ktest_repeat=N`, `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
-//! (a deliberate fault for the fault-report tests), `acpi_rsdp=auto|efi|bios`
+//! (a deliberate fault for the fault-report tests), `fail_alloc=PERCENT,SEED`
+//! and `fail_cpu_start=N` (failures on demand), `acpi_rsdp=auto|efi|bios`
 //! (x86_64: where the boot code looks for the ACPI RSDP first; checked here,
 //! read by `boot`), and last
 //! `run=CMD;CMD;...`, which takes the rest of the line (spaces included): a
@@ -23,6 +24,10 @@ pub const HZ_RANGE: core::ops::RangeInclusive<u32> = 10..=1000;
 
 /// Most rounds `ktest_repeat=` accepts.
 pub const KTEST_REPEAT_MAX: u32 = 10_000;
+
+/// Highest CPU index `fail_cpu_start=` accepts (the kernel's `MAX_CPUS`
+/// is 256; the kernel also checks it against the CPUs it has).
+pub const FAIL_CPU_START_MAX: usize = 255;
 
 /// Longest idle polling window accepted, us.
 pub const IDLE_POLL_MAX_US: u64 = 1000;
@@ -179,6 +184,10 @@ pub struct BootArgs<'a> {
     /// `fail_alloc=PERCENT,SEED`: failing allocations on demand, from the
     /// end of the boot on.
     pub fail_alloc: Option<FailAlloc>,
+    /// `fail_cpu_start=N`: the first start of secondary CPU N is given up
+    /// at once, as if it had not come up in time, so that the boot's second
+    /// try (a real path on a host that keeps a vCPU off for seconds) runs.
+    pub fail_cpu_start: Option<usize>,
 }
 
 impl Default for BootArgs<'_> {
@@ -195,6 +204,7 @@ impl Default for BootArgs<'_> {
             run: None,
             fault: None,
             fail_alloc: None,
+            fail_cpu_start: None,
         }
     }
 }
@@ -315,6 +325,17 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 Err(e) => warn(word, e),
             },
             ("fail_alloc", None) => warn(word, "fail_alloc needs a value (fail_alloc=10,1)"),
+            ("fail_cpu_start", Some(v)) => match v.parse::<usize>() {
+                Ok(n) if (1..=FAIL_CPU_START_MAX).contains(&n) => args.fail_cpu_start = Some(n),
+                Ok(_) => warn(
+                    word,
+                    "fail_cpu_start out of range 1..=255 (a secondary CPU's index)",
+                ),
+                Err(_) => warn(word, "fail_cpu_start is not a number"),
+            },
+            ("fail_cpu_start", None) => {
+                warn(word, "fail_cpu_start needs a value (fail_cpu_start=1)")
+            }
             // Read by the x86_64 boot code (boot/src/x86_64/rsdp.rs) before
             // the kernel runs: which RSDP sources to skip, for the tests.
             ("acpi_rsdp", Some("auto" | "efi" | "bios")) => {}

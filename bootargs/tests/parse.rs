@@ -26,6 +26,7 @@ fn accepts_every_argument() {
             run: None,
             fault: None,
             fail_alloc: None,
+            fail_cpu_start: None,
         }
     );
     assert_eq!(warnings, 0);
@@ -159,5 +160,27 @@ fn fail_alloc_takes_percent_and_seed_and_refuses_the_rest() {
         assert_eq!(a.fail_alloc, None, "{bad:?}");
         assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
         assert!(FailAlloc::parse(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn fail_cpu_start_takes_a_secondary_cpu_and_refuses_the_rest() {
+    let a = bootargs::parse("fail_cpu_start=3", |w, r| panic!("{w}: {r}"));
+    assert_eq!(a.fail_cpu_start, Some(3));
+    let a = bootargs::parse("fail_cpu_start=255", |w, r| panic!("{w}: {r}"));
+    assert_eq!(a.fail_cpu_start, Some(bootargs::FAIL_CPU_START_MAX));
+    for bad in [
+        "fail_cpu_start=0",
+        "fail_cpu_start=256",
+        "fail_cpu_start=-1",
+        "fail_cpu_start=x",
+        "fail_cpu_start=",
+        "fail_cpu_start",
+    ] {
+        let mut warned = Vec::new();
+        let a = bootargs::parse(bad, |w, r| warned.push(format!("{w}: {r}")));
+        assert_eq!(a, BootArgs::default(), "{bad:?}");
+        assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
+        assert!(warned[0].starts_with(bad), "{bad:?}: {warned:?}");
     }
 }

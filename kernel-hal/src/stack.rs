@@ -236,14 +236,16 @@ impl KernelStack {
     }
 
     /// Starts secondary CPU `cpu` on this stack (leaked: the CPU runs on it
-    /// forever, also if the start timed out and the CPU comes late).
-    /// Returns whether it started.
-    pub fn start_cpu(self, cpu: CpuId, entry: extern "C" fn(CpuId) -> !) -> bool {
+    /// forever, also if the start timed out and the CPU comes late), waiting
+    /// up to `wait_ns` for it (normally `arch::START_TIMEOUT_NS`; 0 gives up
+    /// at once, to test the second try). Returns whether it started; a CPU
+    /// that did not may be started again.
+    pub fn start_cpu(self, cpu: CpuId, entry: extern "C" fn(CpuId) -> !, wait_ns: u64) -> bool {
         let top = self.leak();
         // SAFETY: `top` is the 16-byte aligned end of a mapped kernel stack
         // that belongs to this CPU forever; the caller runs after
         // `arch::early_init` on the boot CPU.
-        let started = unsafe { arch::start_cpu(cpu, top, entry) };
+        let started = unsafe { arch::start_cpu(cpu, top, entry, wait_ns) };
         if started {
             START_TOPS[cpu.index()].store(top.as_usize(), Ordering::Release);
         }
@@ -287,13 +289,16 @@ pub fn restart_cpu(cpu: CpuId, entry: extern "C" fn(CpuId) -> !) -> bool {
     {
         return false;
     }
-    // SAFETY: `top` is the 16-byte aligned end of the mapped kernel stack
-    // leaked for `cpu` when it was first started, which belongs to it
-    // forever. The CPU parked itself (PARKED, claimed just above by this
-    // call alone), so nothing runs on that stack: its parked frames are
+    // `top` is the 16-byte aligned end of the mapped kernel stack leaked
+    // for `cpu` when it was first started, which belongs to it forever.
+    // The CPU parked itself (PARKED, claimed just above by this call
+    // alone), so nothing runs on that stack: its parked frames are
     // abandoned, as INIT (x86_64) and CPU_OFF (aarch64) never return into
-    // them. `arch::early_init` ran before any CPU was started.
-    let started = unsafe { arch::start_cpu(cpu, VirtAddr::new(top), entry) };
+    // them.
+    // SAFETY: an owned, mapped, unused stack top for `cpu` (above), and
+    // `arch::early_init` ran before any CPU was started.
+    let started =
+        unsafe { arch::start_cpu(cpu, VirtAddr::new(top), entry, arch::START_TIMEOUT_NS) };
     if !started {
         // After false the CPU never runs `entry` nor touches the stack.
         PARKED[cpu.index()].store(true, Ordering::Release);

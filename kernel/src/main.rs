@@ -161,7 +161,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
         heap_len >> 20
     );
     HZ.store(args.hz, Ordering::Relaxed);
-    start_secondaries(ncpus);
+    start_secondaries(ncpus, args.fail_cpu_start);
 
     let spawned = match args.ktest {
         _ if fault::armed() => {
@@ -206,14 +206,29 @@ extern "C" fn boot_continue(_: usize) -> ! {
 pub(crate) static HZ: AtomicU32 = AtomicU32::new(250);
 
 /// Starts CPUs `1..ncpus` one after the other and waits until each is online
-/// in the scheduler (bounded).
-fn start_secondaries(ncpus: usize) {
+/// in the scheduler (bounded). `fail_first` (`fail_cpu_start=N`): that CPU's
+/// first start is given up at once, so that its second try runs.
+fn start_secondaries(ncpus: usize, fail_first: Option<usize>) {
     // A CPU whose start timed out (its vCPU may just not have been scheduled
     // in time on a loaded host: seen at 64 vCPUs on 2 host cores) gets one
     // more try after the others.
     let mut retry = cpumask::CpuMask::new();
+    match fail_first {
+        Some(n) if n < ncpus => {
+            log::info!("smp: fail_cpu_start: cpu {n}'s first start is given up at once")
+        }
+        Some(n) => {
+            log::warn!("smp: fail_cpu_start={n} ignored: no secondary cpu {n} (cpus 0..{ncpus})")
+        }
+        None => {}
+    }
     for cpu in CpuId::range(ncpus).skip(1) {
-        match start_one(cpu) {
+        let wait_ns = if fail_first == Some(cpu.index()) {
+            0
+        } else {
+            arch::START_TIMEOUT_NS
+        };
+        match start_one(cpu, wait_ns) {
             Err(StartError::Timeout) => retry.set(cpu.index()),
             Err(StartError::NoMemory) => {
                 log::warn!(
@@ -227,7 +242,7 @@ fn start_secondaries(ncpus: usize) {
         }
     }
     for cpu in retry.cpus() {
-        match start_one(cpu) {
+        match start_one(cpu, arch::START_TIMEOUT_NS) {
             Ok(()) => log::info!("smp: cpu {} started on the second try", cpu),
             Err(e) => log::warn!("smp: cpu {} did not start: {}", cpu, e.why()),
         }
@@ -274,8 +289,9 @@ fn provision(cpu: CpuId) -> bool {
     percpu::provision(cpu, task::MAX_THREADS) && smp::provision(cpu)
 }
 
-/// Starts CPU `cpu` and waits until it is online in the scheduler (bounded).
-fn start_one(cpu: CpuId) -> Result<(), StartError> {
+/// Starts CPU `cpu`, waiting up to `wait_ns` for the arch layer to see it
+/// alive, then until it is online in the scheduler (bounded).
+fn start_one(cpu: CpuId, wait_ns: u64) -> Result<(), StartError> {
     if !provision(cpu) {
         return Err(StartError::NoMemory);
     }
@@ -285,7 +301,7 @@ fn start_one(cpu: CpuId) -> Result<(), StartError> {
     let stack =
         heap::stack::KernelStack::new(task::idle_idx(cpu)).map_err(|_| StartError::NoMemory)?;
     heap::stack::exception_stacks_for(cpu);
-    if !stack.start_cpu(cpu, secondary_entry) {
+    if !stack.start_cpu(cpu, secondary_entry, wait_ns) {
         return Err(StartError::Timeout);
     }
     let t0 = arch::now_ns();

@@ -21,7 +21,8 @@
 # KTEST_EXPECT (lines of extended regexes the log must also match, e.g. the
 # boot's `smp: 16 of 16 CPU(s) online`), KTEST_TAG (a word added to the log's
 # and the result's names, e.g. lockdep), KTEST_REPEAT=N (run the selection N
-# times in the one boot: `ktest_repeat=N`), and what h_qemu reads (MEM, ACCEL,
+# times in the one boot: `ktest_repeat=N`), KTEST_ARGS (more boot arguments,
+# e.g. `fail_cpu_start=2`), and what h_qemu reads (MEM, ACCEL,
 # CPU, GIC, LOAD_ADDR, QEMU_EXTRA, ...).
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
@@ -44,6 +45,7 @@ arg=ktest
 [ -n "$filter" ] && arg="ktest=$filter"
 [ -n "$suite" ] && arg="$arg ktest_suite=$suite"
 [ -n "${KTEST_REPEAT:-}" ] && arg="$arg ktest_repeat=$KTEST_REPEAT"
+[ -n "${KTEST_ARGS:-}" ] && arg="$arg $KTEST_ARGS"
 icount=""
 [ "${KTEST_ICOUNT:-0}" = 1 ] && icount=3
 name="$arch SMP=$SMP${suite:+ $suite}${icount:+ (icount)}${tag:+ $tag}"
@@ -67,7 +69,14 @@ h_status_ok "$arch" "$H_RC" || fail "the guest did not exit with success (QEMU s
 [ "$ok" -eq 0 ] || fail "$H_WHY"
 while IFS= read -r re; do
     [ -z "$re" ] && continue
-    tr -d '\r' <"$log" | grep -aEq -- "$re" || fail "no line matching '$re'"
+    if ! tr -d '\r' <"$log" | grep -aEq -- "$re"; then
+        # The boot's own lines (up to the runner's first line) say why a
+        # boot-time expectation failed; shown here so that a CI log's tail,
+        # where the log file itself cannot be opened, has them.
+        h_err "the boot's lines (of $log):"
+        tr -d '\r' <"$log" | sed -n '1,/^ktest: running/p' | tail -n 40 >&2
+        fail "no line matching '$re'"
+    fi
 done <<<"${KTEST_EXPECT:-}"
 h_record "ktest $arch smp$SMP${suite:+ $suite}${tag:+ $tag}" "$H_PASSED" 0 "$H_SKIPPED"
 h_say "PASS: $name: $H_SUMMARY"

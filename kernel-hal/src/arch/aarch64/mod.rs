@@ -79,7 +79,7 @@ fn uart_intid() -> Option<u32> {
     }
 }
 pub use platform::heap_region;
-pub use smp::{ipi_state, park_this_cpu, send_ipi, start_cpu};
+pub use smp::{ipi_state, park_this_cpu, send_ipi, start_cpu, START_TIMEOUT_NS};
 pub use timer::{
     now_ns, timer_restart_tick, timer_set_event, timer_set_hrtick, timer_start, timer_stop_tick,
     timer_sync, timer_tick_stats,

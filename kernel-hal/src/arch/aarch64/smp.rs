@@ -11,9 +11,13 @@
 //!
 //! The caller waits for `ALIVE` at most [`START_TIMEOUT_NS`] (by CNTVCT). On
 //! timeout it moves the mailbox to `ABANDONED` instead; a CPU that shows up
-//! later loses the claim and parks in `wfe` on the bootstrap stack, so it never
+//! later loses the claim and waits in `wfe` on the bootstrap stack, so it never
 //! touches the caller's stack or runs `entry` after `start_cpu` returned false.
 //! Why the bootstrap stack: the caller may free its stack after a failure.
+//! A later [`start_cpu`] of an abandoned CPU does not call `CPU_ON` again
+//! (PSCI has the core on: `ALREADY_ON`); it re-arms the mailbox with its own
+//! stack and entry (`ABANDONED` -> `REARMING` -> `PENDING`) and sends an
+//! event, and the waiting CPU, or one still on its way, claims that start.
 //!
 //! **Hotplug.** [`park_this_cpu`] takes a CPU down for good: its mailbox back
 //! to `IDLE` (so [`start_cpu`] may start it again), then PSCI `CPU_OFF`. A
@@ -60,6 +64,8 @@ const IDLE: u8 = 0;
 const PENDING: u8 = 1;
 const ALIVE: u8 = 2;
 const ABANDONED: u8 = 3;
+/// A starter is writing a new start into an abandoned mailbox (not claimable).
+const REARMING: u8 = 4;
 
 /// Size of each bootstrap stack (runs only [`secondary_main`] before the switch).
 const BOOTSTRAP_STACK_BYTES: usize = 8 * 1024;
@@ -108,7 +114,8 @@ struct Mailbox {
     start: UnsafeCell<SecondaryStart>,
     /// `IDLE` -> `PENDING` (starter claims the slot) -> `ALIVE` (the CPU claimed
     /// the start) or `ABANDONED` (the starter gave up) or back to `IDLE` (PSCI
-    /// refused).
+    /// refused); `ABANDONED` -> `REARMING` -> `PENDING` (a later start of
+    /// the same CPU, [`rearm`]); `ALIVE` -> `IDLE` when the CPU parks.
     state: AtomicU8,
     /// Dense index of the CPU this mailbox starts.
     cpu: AtomicUsize,
@@ -144,9 +151,9 @@ static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
 /// vectors and its GIC interface, then calls `entry(cpu)` on the stack ending at
 /// `stack_top`, with IRQs masked. Returns true once the CPU runs (it is past the
 /// point of no return), false if `cpu` is out of range or was already started,
-/// there is no PSCI, PSCI refused, or the CPU did not report within
-/// [`START_TIMEOUT_NS`]; after false the CPU never runs `entry` or touches the
-/// stack.
+/// there is no PSCI, PSCI refused, or the CPU did not report within `wait_ns`
+/// (normally [`START_TIMEOUT_NS`]); after false the CPU never runs `entry`
+/// or touches the stack, and `cpu` may be started again.
 ///
 /// # Safety
 /// `stack_top` must be the 16-byte aligned top of a stack that nothing else uses
@@ -156,6 +163,7 @@ pub unsafe fn start_cpu(
     cpu: CpuId,
     stack_top: crate::addr::VirtAddr,
     entry: extern "C" fn(CpuId) -> !,
+    wait_ns: u64,
 ) -> bool {
     let stack_top = stack_top.as_usize();
     if cpu == CpuId::BOOT || cpu.index() >= cpu::cpu_count() {
@@ -168,12 +176,13 @@ pub unsafe fn start_cpu(
         return false;
     };
     let mb = &MAILBOXES[cpu.index()];
-    if mb
+    match mb
         .state
         .compare_exchange(IDLE, PENDING, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
     {
-        return false;
+        Ok(_) => {}
+        Err(ABANDONED) => return rearm(mb, stack_top, entry, wait_ns),
+        Err(_) => return false,
     }
     mb.cpu.store(cpu.index(), Ordering::Relaxed);
     mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
@@ -217,7 +226,14 @@ pub unsafe fn start_cpu(
         return false;
     }
 
-    let deadline = timer::now_ns().saturating_add(START_TIMEOUT_NS);
+    wait_alive(mb, wait_ns)
+}
+
+/// Waits at most `wait_ns` for the CPU of `mb` (`PENDING`) to
+/// claim its start; true once it did, false after moving the mailbox to
+/// `ABANDONED` (the CPU then never claims this start).
+fn wait_alive(mb: &Mailbox, wait_ns: u64) -> bool {
+    let deadline = timer::now_ns().saturating_add(wait_ns);
     loop {
         if mb.state.load(Ordering::Acquire) == ALIVE {
             return true;
@@ -231,6 +247,32 @@ pub unsafe fn start_cpu(
         }
         core::hint::spin_loop();
     }
+}
+
+/// Starts again a CPU whose earlier start was abandoned ([`wait_alive`]):
+/// PSCI already has it on (it waits in [`secondary_main`] for a new
+/// start, or has not reached it yet), so no `CPU_ON`: the mailbox gets the
+/// new stack and entry and goes back to `PENDING`, and an event wakes the
+/// CPU. Same result as [`start_cpu`].
+fn rearm(mb: &Mailbox, stack_top: usize, entry: extern "C" fn(CpuId) -> !, wait_ns: u64) -> bool {
+    if mb
+        .state
+        .compare_exchange(ABANDONED, REARMING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return false;
+    }
+    mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
+    mb.entry
+        .store(entry as *const () as usize, Ordering::Relaxed);
+    // Publishes the two stores above to the claiming CPU (its claim is an
+    // Acquire), then wakes it from `wfe` (`sev` after a `dsb`, which the
+    // Release store alone does not give).
+    mb.state.store(PENDING, Ordering::Release);
+    // SAFETY: a barrier and an event: no memory or register effects beyond
+    // ordering and waking CPUs in `wfe`.
+    unsafe { core::arch::asm!("dsb ish", "sev", options(nostack, preserves_flags)) };
+    wait_alive(mb, wait_ns)
 }
 
 /// Rust entry of a secondary CPU, called by `entry.S` on the bootstrap stack at
@@ -248,18 +290,19 @@ extern "C" fn secondary_main(block: usize, _entry_el: usize) -> ! {
     mmu::note_cpu();
     trap::init();
     gic::init_cpu();
-    let stack_top = mb.stack_top.load(Ordering::Relaxed);
-    let entry = mb.entry.load(Ordering::Relaxed);
-    if mb
+    // Claim the start; if the starter gave up on us (`ABANDONED`), never
+    // touch its stack or run its entry: wait for a later start to re-arm
+    // the mailbox ([`rearm`]) and claim that one.
+    while mb
         .state
         .compare_exchange(PENDING, ALIVE, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
-        // The starter gave up on us: never touch its stack or run its entry.
-        loop {
-            aarch64_cpu::asm::wfe();
-        }
+        aarch64_cpu::asm::wfe();
     }
+    // Read after the claim (Acquire): a re-armed start's stack and entry.
+    let stack_top = mb.stack_top.load(Ordering::Relaxed);
+    let entry = mb.entry.load(Ordering::Relaxed);
     crate::hooks::secondary_arch_up(cpu);
     // SAFETY: start_cpu's caller gave a stack nobody else uses and `entry` is an
     // `extern "C" fn(CpuId) -> !` (a `u32`); we leave the bootstrap stack for good, with

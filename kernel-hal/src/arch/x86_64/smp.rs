@@ -74,12 +74,12 @@ const SIPI_DELAY_NS: u64 = 200_000;
 /// before, `arch/x86/kernel/smpboot.c` waited `10*HZ` for the AP to report
 /// in). A hypervisor may keep a new vCPU off the host for seconds; the wait
 /// ends as soon as the AP is online, so a normal boot is not slower.
-const ONLINE_TIMEOUT_NS: u64 = 10_000_000_000;
+pub const START_TIMEOUT_NS: u64 = 10_000_000_000;
 /// Extra time granted to an AP that claimed its ticket (it is running the
-/// trampoline, past the point of no return) when [`ONLINE_TIMEOUT_NS`] ran
+/// trampoline, past the point of no return) when [`START_TIMEOUT_NS`] ran
 /// out: as long again, since it may have claimed it just before and then
 /// been descheduled.
-const CLAIMED_GRACE_NS: u64 = ONLINE_TIMEOUT_NS;
+const CLAIMED_GRACE_NS: u64 = START_TIMEOUT_NS;
 /// `IA32_EFER`.
 const MSR_EFER: u32 = 0xC000_0080;
 
@@ -447,9 +447,9 @@ impl Drop for StartGuard {
 /// interrupts disabled; `entry` must not return.
 ///
 /// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
-/// if the AP has not yet claimed the trampoline, then waits up to
-/// [`ONLINE_TIMEOUT_NS`] (10 s) for the AP to report itself online (all
-/// delays measured with the TSC). Returns
+/// if the AP has not yet claimed the trampoline, then waits up to `wait_ns`
+/// (normally [`START_TIMEOUT_NS`], 10 s) for the AP to report itself online
+/// (all delays measured with the TSC). Returns
 /// true once it is; false if `cpu` is out of range, is the boot CPU, was
 /// already started, or did not come up in time. Calls are serialised (the
 /// trampoline page is shared), from any CPU.
@@ -464,6 +464,7 @@ pub unsafe fn start_cpu(
     cpu: CpuId,
     stack_top: crate::addr::VirtAddr,
     entry: extern "C" fn(CpuId) -> !,
+    wait_ns: u64,
 ) -> bool {
     let stack_top = stack_top.as_usize();
     let Some(apic_id) = apic_id_of(cpu) else {
@@ -547,7 +548,7 @@ pub unsafe fn start_cpu(
         delay_ns(SIPI_DELAY_NS);
     }
     let online = || ONLINE[cpu.index()].load(Ordering::Acquire);
-    if wait_for(ONLINE_TIMEOUT_NS, online) {
+    if wait_for(wait_ns, online) {
         return true;
     }
     // Too slow. Withdraw the ticket; if the AP had already claimed it, it is
