@@ -69,7 +69,9 @@ h_status_ok "$arch" "$H_RC" || fail "the guest did not exit with success (QEMU s
 [ "$ok" -eq 0 ] || fail "$H_WHY"
 while IFS= read -r re; do
     [ -z "$re" ] && continue
-    if ! tr -d '\r' <"$log" | grep -aEq -- "$re"; then
+    # grep reads the whole log (no -q): under pipefail, a grep that quit at
+    # its first match could fail the pipeline through tr's SIGPIPE.
+    if ! tr -d '\r' <"$log" | grep -aE -- "$re" >/dev/null; then
         # The boot's own lines (up to the runner's first line) say why a
         # boot-time expectation failed; shown here so that a CI log's tail,
         # where the log file itself cannot be opened, has them.
