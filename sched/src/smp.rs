@@ -593,6 +593,59 @@ pub(crate) const DIR_CHUNKS: usize = 256;
 pub(crate) type CellDir = alloc::boxed::Box<[spin::Once<Vec<TaskCell>>]>;
 /// [`TaskCell::home`]: no task with this id.
 pub(crate) const HOME_NONE: u32 = u32::MAX;
+/// Where [`Scheduler::ttwu_queue_from`] reads a wakee's state: read once,
+/// at the place it is copied to (the target's slot or wake list).
+pub(crate) trait WakeeState {
+    /// Whether the task may run on `cpu`.
+    fn allows(&self, cpu: usize) -> bool;
+    /// Runs `f` on the state, which is the destination's afterwards.
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R;
+}
+
+impl WakeeState for &SchedTask {
+    #[inline(always)]
+    fn allows(&self, cpu: usize) -> bool {
+        self.cpus_allowed.test(cpu)
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R {
+        f(self)
+    }
+}
+
+/// A woken task in transit ([`HOME_TRANSIT`]) whose state is still in its
+/// cell: copied from there straight into its destination, under the cell's
+/// lock taken after the destination's (runqueue, then cell, as
+/// [`Scheduler::schedule`] parks a sleeper; wake list, then cell), and the
+/// cell emptied. Nothing else touches a cell's state in transit (every
+/// other user wants [`HOME_PARKED`]), so the state is the one the waker
+/// placed. Saves the copy out of the cell before the destination's lock.
+pub(crate) struct InTransit<'a, P: Platform> {
+    pub(crate) sched: &'a Scheduler<P>,
+    pub(crate) cell: &'a TaskCell,
+    /// `cpus_allowed.test(target)`, read when it was placed.
+    pub(crate) allowed: bool,
+}
+
+impl<P: Platform> WakeeState for InTransit<'_, P> {
+    #[inline(always)]
+    fn allows(&self, _cpu: usize) -> bool {
+        self.allowed
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R {
+        let mut p = self.sched.lock(&self.cell.parked);
+        let t = p
+            .as_ref()
+            .expect("a woken task keeps its state in its cell until it is queued");
+        let r = f(t);
+        *p = None;
+        r
+    }
+}
+
 /// [`TaskCell::home`]: asleep, its state parked in the cell.
 pub(crate) const HOME_PARKED: u32 = u32::MAX - 1;
 /// [`TaskCell::home`]: the task is on its way to this CPU (in a wake list,
@@ -946,8 +999,14 @@ impl<P: Platform> Scheduler<P> {
     /// class and sched_ext, have no counterpart here; before 6.0, f3dd3f674555,
     /// the idle case also required the wakee to be still switching out.)
     pub fn ttwu_queue_cond(&self, this_cpu: usize, cpu: usize, t: &SchedTask) -> bool {
-        if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !t.cpus_allowed.test(cpu)
-        {
+        self.ttwu_queue_cond_allowed(this_cpu, cpu, t.cpus_allowed.test(cpu))
+    }
+
+    /// [`Self::ttwu_queue_cond`] for a task that is (`allowed`) or is not
+    /// allowed on `cpu`.
+    #[inline]
+    fn ttwu_queue_cond_allowed(&self, this_cpu: usize, cpu: usize, allowed: bool) -> bool {
+        if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !allowed {
             return false;
         }
         if !self.topology.share_cache(this_cpu, cpu) {
@@ -973,8 +1032,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// [`Self::ttwu_queue`] of a state the caller keeps: copied once, into
-    /// the wake-list entry or the runqueue slot (a wakeup's hot path; each
-    /// copy of a [`SchedTask`] is about 190 bytes).
+    /// the wake-list entry or the runqueue slot (a wakeup's hot path; a
+    /// [`SchedTask`] is over 300 bytes, each copy a `memcpy`).
     pub(crate) fn ttwu_queue_ref(
         &self,
         cpu: usize,
@@ -983,12 +1042,28 @@ impl<P: Platform> Scheduler<P> {
         task: &SchedTask,
         wf: WakeFlags,
     ) -> WakeOutcome {
-        let wake = |rq: &mut Rq| Ok::<_, core::convert::Infallible>(rq.ttwu_enqueue(id, task, wf));
+        self.ttwu_queue_from(cpu, this_cpu, id, task, wf)
+    }
+
+    /// [`Self::ttwu_queue_ref`] from wherever the wakee's state is
+    /// ([`WakeeState`]: a reference, or the cell of a task in transit, read
+    /// under the locks of its destination so that it is copied once).
+    pub(crate) fn ttwu_queue_from(
+        &self,
+        cpu: usize,
+        this_cpu: usize,
+        id: TaskId,
+        task: impl WakeeState,
+        wf: WakeFlags,
+    ) -> WakeOutcome {
+        let wake = |rq: &mut Rq| {
+            Ok::<_, core::convert::Infallible>(task.with(|t| rq.ttwu_enqueue(id, t, wf)))
+        };
         if cpu == this_cpu {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
         }
-        if self.ttwu_queue_cond(this_cpu, cpu, task) {
+        if self.ttwu_queue_cond_allowed(this_cpu, cpu, task.allows(cpu)) {
             let irq = self.platform.irq_save();
             // The list grows by doubling past its high-water mark (never, once
             // reserved); if growing fails, wake the task directly below.
@@ -997,11 +1072,7 @@ impl<P: Platform> Scheduler<P> {
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
-                    list.push(WakeEntry {
-                        id,
-                        task: *task,
-                        wf,
-                    });
+                    task.with(|t| list.push(WakeEntry { id, task: *t, wf }));
                     self.slots[cpu].wake_pending.store(true, Ordering::Release);
                     Some(list.len() == 1)
                 }

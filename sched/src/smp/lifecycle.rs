@@ -74,8 +74,8 @@ use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecisi
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState};
 
 use super::{
-    CellDir, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS, HOME_CHUNK,
-    HOME_NONE, HOME_PARKED, HOME_TRANSIT,
+    CellDir, InTransit, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS,
+    HOME_CHUNK, HOME_NONE, HOME_PARKED, HOME_TRANSIT,
 };
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
@@ -665,9 +665,10 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: usize,
         id: TaskId,
     ) -> Option<Woke> {
-        // The state is moved out of the cell once, into `taken`, and used
-        // by reference from there on (each copy is about 190 bytes).
-        let mut taken: Option<SchedTask> = None;
+        // The state stays in the cell (in transit) until the destination
+        // copies it from there ([`InTransit`]): one copy of it, not two.
+        let mut from = 0;
+        let mut allowed = false;
         let mut broken = None;
         let irq = self.platform.irq_save();
         let placed = {
@@ -680,8 +681,7 @@ impl<P: Platform> Scheduler<P> {
                 while !descheduling && cell.switching.load(Ordering::Acquire) {
                     self.platform.cpu_relax();
                 }
-                taken = p.take();
-                taken.as_mut().map(|t| {
+                p.as_mut().map(|t| {
                     broken = self.select_fallback_rq(t);
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
@@ -689,6 +689,9 @@ impl<P: Platform> Scheduler<P> {
                         let wide = self.record_wakee_wide(t, id, this_cpu);
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
+                    from = t.cpu as usize;
+                    allowed = t.cpus_allowed.test(target);
+                    self.remove_sleeper_load(t, target);
                     cell.home
                         .store(HOME_TRANSIT | target as u32, Ordering::Release);
                     (target, wf)
@@ -700,11 +703,12 @@ impl<P: Platform> Scheduler<P> {
         self.platform.irq_restore(irq);
         self.report_broken(id, broken);
         let (target, wf) = placed?;
-        let t = taken.as_mut()?;
-        let from = t.cpu as usize;
-        self.remove_sleeper_load(t, target);
-        let t = &*t;
-        let outcome = self.ttwu_queue_ref(target, this_cpu, id, t, wf);
+        let wakee = InTransit {
+            sched: self,
+            cell,
+            allowed,
+        };
+        let outcome = self.ttwu_queue_from(target, this_cpu, id, wakee, wf);
         Some(Woke::Placed {
             from,
             to: target,
