@@ -110,7 +110,7 @@ test: ensure-toolchain check-toolchain
 
 test-suites: $(TEST_SUITES)
 
-HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p fuzz -p stats -p kernel-layers -p lockdep -p kernel-hal -p bench --features sched/axsched,sched/oracle
+HOST_CRATES = -p sched -p shell -p sim -p abtool -p bootargs -p boot -p fuzz -p stats -p kernel-layers -p lockdep -p kernel-hal -p bench --features sched/axsched,sched/oracle
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
@@ -167,7 +167,7 @@ define ARCH_RULES
 kernel-$(1): ensure-toolchain
 	$$(CARGO) build -p kernel --target $$(TARGET_$(1)) --profile $$(PROFILE)
 
-test-$(1): test-$(1)-smp1 test-$(1)-smp test-$(1)-smp16 test-$(1)-timing $$(TEST_EXTRA_$(1))
+test-$(1): test-$(1)-smp1 test-$(1)-smp test-$(1)-smp16 test-$(1)-timing test-$(1)-capacity $$(TEST_EXTRA_$(1))
 
 test-$(1)-smp1: ensure-qemu kernel-$(1)
 	KTEST_SUITE=concurrency SMP=1 $$(KTEST) $(1) $$(call elf,$(1))
@@ -182,6 +182,11 @@ test-$(1)-smp16: ensure-qemu kernel-$(1)
 	KTEST_SUITE=concurrency KTEST_NOSKIP=1 SMP=$$(SMP_MANY) $$(SMP_OPTS_$(1)) \
 		KTEST_EXPECT='smp: $$(SMP_MANY) of $$(SMP_MANY) CPU\(s\) online' \
 		$$(KTEST) $(1) $$(call elf,$(1)) $$(SMP_MANY_TESTS)
+
+# CPU capacities from `cpu_capacity=` (and on aarch64 from the devicetree's
+# capacity-dmips-mhz, QEMU's own tree handed back with -dtb) reach the scheduler.
+test-$(1)-capacity: ensure-qemu kernel-$(1)
+	$$(T)/capacity-test.sh $(1) $$(call elf,$(1))
 
 test-$(1)-timing: ensure-qemu kernel-$(1)
 	$$(foreach n,$$(TIMING_SMP_$(1)),KTEST_ICOUNT=1 KTEST_SUITE=timing SMP=$$(n) \
@@ -429,7 +434,7 @@ lint: ensure-toolchain
 	$(CARGO) package -q -p sched --allow-dirty
 	$(CARGO) clippy -p sched -p shell -p bench -p sim -p abtool -p stats --all-targets --features sched/axsched,sched/oracle -- -D warnings
 
-	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p fuzz -p kernel-layers -p lockdep --all-targets -- -D warnings
+	$(CARGO) clippy -p sched -p shell -p bench -p bootargs -p boot -p fuzz -p kernel-layers -p lockdep --all-targets -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_x86_64) --features kernel/lockdep -- -D warnings
 	$(CARGO) clippy -p kernel-hal -p kernel --target $(TARGET_aarch64) -- -D warnings

@@ -15,6 +15,7 @@
 
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
+pub mod fdt;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 

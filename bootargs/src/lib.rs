@@ -1,7 +1,9 @@
 //! The kernel command line: `hz=N`, `ktest[=filter]`, `ktest_suite=SUITE`,
 //! `ktest_repeat=N`, `preempt=MODE`, `idle_poll=US`, `nohz=on|off`, `seed=N`, `fault=CASE`
 //! (a deliberate fault for the fault-report tests), `fail_alloc=PERCENT,SEED`
-//! and `fail_cpu_start=N` (failures on demand), `acpi_rsdp=auto|efi|bios`
+//! and `fail_cpu_start=N` (failures on demand), `cpu_capacity=A,B,...`
+//! (each CPU's relative capacity, as a DT's `capacity-dmips-mhz`),
+//! `acpi_rsdp=auto|efi|bios`
 //! (x86_64: where the boot code looks for the ACPI RSDP first; checked here,
 //! read by `boot`), and last
 //! `run=CMD;CMD;...`, which takes the rest of the line (spaces included): a
@@ -28,6 +30,49 @@ pub const KTEST_REPEAT_MAX: u32 = 10_000;
 /// Highest CPU index `fail_cpu_start=` accepts (the kernel's `MAX_CPUS`
 /// is 256; the kernel also checks it against the CPUs it has).
 pub const FAIL_CPU_START_MAX: usize = 255;
+
+/// Largest value `cpu_capacity=` takes for one CPU.
+pub const CPU_CAPACITY_MAX: u32 = 1_000_000;
+/// Most CPUs `cpu_capacity=` lists (the kernel's `MAX_CPUS`).
+pub const CPU_CAPACITY_CPUS: usize = 256;
+
+/// `cpu_capacity=A,B,...`: CPU i's raw capacity is the i-th value (the
+/// scheduler normalises them so the biggest CPU has 1024). Each value
+/// 1..=[`CPU_CAPACITY_MAX`], at most [`CPU_CAPACITY_CPUS`] of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuCapacities {
+    raw: [u32; CPU_CAPACITY_CPUS],
+    len: usize,
+}
+
+impl CpuCapacities {
+    /// Parses `A,B,...`; the error says what is wrong.
+    pub fn parse(v: &str) -> Result<CpuCapacities, &'static str> {
+        let mut c = CpuCapacities {
+            raw: [0; CPU_CAPACITY_CPUS],
+            len: 0,
+        };
+        for part in v.split(',') {
+            let n: u32 = part.parse().map_err(|_| {
+                "cpu_capacity must be numbers separated by commas (530,530,1024,1024)"
+            })?;
+            if !(1..=CPU_CAPACITY_MAX).contains(&n) {
+                return Err("cpu_capacity values must be 1..=1000000");
+            }
+            if c.len == CPU_CAPACITY_CPUS {
+                return Err("cpu_capacity lists more than 256 CPUs");
+            }
+            c.raw[c.len] = n;
+            c.len += 1;
+        }
+        Ok(c)
+    }
+
+    /// The values, CPU 0 first.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.raw[..self.len]
+    }
+}
 
 /// Longest idle polling window accepted, us.
 pub const IDLE_POLL_MAX_US: u64 = 1000;
@@ -188,6 +233,9 @@ pub struct BootArgs<'a> {
     /// at once, as if it had not come up in time, so that the boot's second
     /// try (a real path on a host that keeps a vCPU off for seconds) runs.
     pub fail_cpu_start: Option<usize>,
+    /// `cpu_capacity=A,B,...`: each CPU's relative capacity, over what the
+    /// firmware says (the kernel checks the count against its CPUs).
+    pub cpu_capacity: Option<CpuCapacities>,
 }
 
 impl Default for BootArgs<'_> {
@@ -205,6 +253,7 @@ impl Default for BootArgs<'_> {
             fault: None,
             fail_alloc: None,
             fail_cpu_start: None,
+            cpu_capacity: None,
         }
     }
 }
@@ -333,6 +382,11 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
                 ),
                 Err(_) => warn(word, "fail_cpu_start is not a number"),
             },
+            ("cpu_capacity", Some(v)) => match CpuCapacities::parse(v) {
+                Ok(c) => args.cpu_capacity = Some(c),
+                Err(e) => warn(word, e),
+            },
+            ("cpu_capacity", None) => warn(word, "cpu_capacity needs a value (cpu_capacity=530,1024)"),
             ("fail_cpu_start", None) => {
                 warn(word, "fail_cpu_start needs a value (fail_cpu_start=1)")
             }

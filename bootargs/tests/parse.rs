@@ -27,6 +27,7 @@ fn accepts_every_argument() {
             fault: None,
             fail_alloc: None,
             fail_cpu_start: None,
+            cpu_capacity: None,
         }
     );
     assert_eq!(warnings, 0);
@@ -182,5 +183,33 @@ fn fail_cpu_start_takes_a_secondary_cpu_and_refuses_the_rest() {
         assert_eq!(a, BootArgs::default(), "{bad:?}");
         assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
         assert!(warned[0].starts_with(bad), "{bad:?}: {warned:?}");
+    }
+}
+
+#[test]
+fn cpu_capacity_takes_a_list_and_refuses_the_rest() {
+    let a = bootargs::parse("cpu_capacity=530,530,1024,1024", |w, r| panic!("{w}: {r}"));
+    assert_eq!(
+        a.cpu_capacity.map(|c| c.as_slice().to_vec()),
+        Some(vec![530, 530, 1024, 1024])
+    );
+    let max = format!("cpu_capacity={}", vec!["1000000"; 256].join(","));
+    let a = bootargs::parse(&max, |w, r| panic!("{w}: {r}"));
+    assert_eq!(a.cpu_capacity.map(|c| c.as_slice().len()), Some(256));
+    let too_many = format!("cpu_capacity={}", vec!["1"; 257].join(","));
+    for bad in [
+        "cpu_capacity",
+        "cpu_capacity=",
+        "cpu_capacity=0,1024",
+        "cpu_capacity=1024,1000001",
+        "cpu_capacity=1024,,1024",
+        "cpu_capacity=1024,x",
+        "cpu_capacity=-1",
+        too_many.as_str(),
+    ] {
+        let mut warned = Vec::new();
+        let a = bootargs::parse(bad, |w, r| warned.push(format!("{w}: {r}")));
+        assert_eq!(a, BootArgs::default(), "{bad:?}");
+        assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
     }
 }

@@ -142,7 +142,7 @@ extern "C" fn boot_continue(_: usize) -> ! {
     if let Some(on) = args.nohz {
         crate::sched::NOHZ_IDLE.store(on, Ordering::Relaxed);
     }
-    crate::sched::init_sched(cfg);
+    crate::sched::init_sched(cfg, args.cpu_capacity.as_ref().map(|c| c.as_slice()));
     shell::compare::record_boot_state(args.seed.unwrap_or(0));
     if let Some(script) = args.run {
         shell::SCRIPT.call_once(|| script);

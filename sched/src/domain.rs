@@ -34,6 +34,11 @@
 //!   NUMA imbalance counts (Linux's `build_sched_domains` rule: the number of
 //!   LLCs under the first level above the LLC, or an eighth of its span when
 //!   it holds one LLC; scaled by span above that).
+//! - `asym_cpucapacity` / `asym_cpucapacity_full`: the span holds CPUs of
+//!   different capacities / of every capacity the machine has (Linux's
+//!   `SD_ASYM_CPUCAPACITY` / `SD_ASYM_CPUCAPACITY_FULL`, set by
+//!   `asym_cpu_capacity_classify`); the lowest domain with the second is
+//!   the CPU's `sd_asym_cpucapacity` ([`CpuDomains::asym_cpucapacity`]).
 //! - `hot_scale` (ours): the multiple of `kernel.sched_migration_cost_ns` for
 //!   which a task that ran recently counts as cache-hot when moved across this
 //!   level: 0 between SMT siblings (they share every cache, Linux's
@@ -101,6 +106,10 @@ pub struct SchedDomain {
     pub imb_numa_nr: u32,
     /// Cache-hot window across this level, in multiples of the migration cost.
     pub hot_scale: u32,
+    /// The span holds CPUs of different capacities (`SD_ASYM_CPUCAPACITY`).
+    pub asym_cpucapacity: bool,
+    /// ... and of every capacity the machine has (`SD_ASYM_CPUCAPACITY_FULL`).
+    pub asym_cpucapacity_full: bool,
 }
 
 impl SchedDomain {
@@ -124,6 +133,8 @@ impl SchedDomain {
             busy_factor: 16,
             imb_numa_nr: 0,
             hot_scale,
+            asym_cpucapacity: false,
+            asym_cpucapacity_full: false,
         }
     }
 
@@ -162,6 +173,13 @@ impl CpuDomains {
         &self.sds[..self.nr]
     }
 
+    /// The lowest domain that sees every capacity of an asymmetric machine
+    /// (`sd_asym_cpucapacity`): where wakeup placement looks for a CPU that
+    /// fits the task. `None` on a machine of equal CPUs.
+    pub fn asym_cpucapacity(&self) -> Option<&SchedDomain> {
+        self.as_slice().iter().find(|sd| sd.asym_cpucapacity_full)
+    }
+
     /// The domain spanning the CPU's last-level cache (`sd_llc`), if any.
     pub fn llc(&self) -> Option<&SchedDomain> {
         self.as_slice()
@@ -193,7 +211,9 @@ fn build_cpu(topo: &Topology, cpu: usize) -> CpuDomains {
         if span == below {
             continue;
         }
-        d.sds[d.nr] = SchedDomain::new(level, span, child);
+        let mut sd = SchedDomain::new(level, span, child);
+        (sd.asym_cpucapacity, sd.asym_cpucapacity_full) = topo.classify_capacity(&span);
+        d.sds[d.nr] = sd;
         d.nr += 1;
         below = span;
         child = Some(level);

@@ -11,12 +11,24 @@
 //!
 //! Every per-CPU mask is computed once at construction, so queries on the
 //! wakeup and balancing paths are array reads.
+//!
+//! # Capacity
+//! CPUs need not be equal: big.LITTLE boards (RK3588, Snapdragon) mix cores
+//! of different speeds. Linux reads each CPU's relative performance from the
+//! devicetree's `capacity-dmips-mhz` and normalises it so that the biggest
+//! CPU has [`SCHED_CAPACITY_SCALE`] (1024): `arch_scale_cpu_capacity`
+//! (drivers/base/arch_topology.c, `topology_normalize_cpu_scale`; without a
+//! CPU clock the frequency factor is 1, as here). A CPU that lacks the
+//! property makes every CPU 1024 (`topology_parse_cpu_capacity`: partial
+//! information is not used). [`Topology::with_capacities`] takes the raw
+//! values; every CPU is 1024 until then.
 
 use alloc::vec::Vec;
 use core::fmt;
 
 use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::DomainLevel;
+use crate::pelt::{SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT};
 
 /// How close two CPUs are, from nearest to farthest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,6 +62,8 @@ pub enum TopologyError {
     CoreSpansLlc(usize),
     /// This CPU shares an LLC id with a CPU of another node.
     LlcSpansNode(usize),
+    /// This CPU's raw capacity is 0 ([`Topology::with_capacities`]).
+    ZeroCapacity(usize),
 }
 
 impl fmt::Display for TopologyError {
@@ -66,6 +80,7 @@ impl fmt::Display for TopologyError {
             TopologyError::NotDivisible => f.write_str("CPU count is not a whole number of nodes"),
             TopologyError::CoreSpansLlc(c) => write!(f, "CPU {c}: its core spans two LLCs"),
             TopologyError::LlcSpansNode(c) => write!(f, "CPU {c}: its LLC spans two nodes"),
+            TopologyError::ZeroCapacity(c) => write!(f, "CPU {c}: capacity 0"),
         }
     }
 }
@@ -81,12 +96,19 @@ pub struct Topology {
     node_masks: Vec<CpuMask>,
     online: CpuMask,
     has_smt: bool,
+    /// Normalised capacity per CPU, 1..=[`SCHED_CAPACITY_SCALE`].
+    capacity: Vec<u32>,
+    /// Whether the capacities differ (`sched_asym_cpucap_active`).
+    asym: bool,
 }
 
 impl Topology {
     /// Heap bytes this topology holds (its per-CPU ids and masks).
     pub fn heap_bytes(&self) -> usize {
-        let ids = self.core.capacity() + self.llc.capacity() + self.node.capacity();
+        let ids = self.core.capacity()
+            + self.llc.capacity()
+            + self.node.capacity()
+            + self.capacity.capacity();
         let masks =
             self.smt_masks.capacity() + self.llc_masks.capacity() + self.node_masks.capacity();
         ids * core::mem::size_of::<u32>() + masks * core::mem::size_of::<CpuMask>()
@@ -167,7 +189,28 @@ impl Topology {
             llc_masks,
             node_masks,
             online: CpuMask::first_n(n),
+            capacity: alloc::vec![SCHED_CAPACITY_SCALE as u32; n],
+            asym: false,
         })
+    }
+
+    /// The same machine with each CPU's raw capacity (`capacity-dmips-mhz`;
+    /// index = CPU), normalised so the biggest is [`SCHED_CAPACITY_SCALE`]:
+    /// `raw * 1024 / max(raw)`, at least 1. Refused when the list's length
+    /// is not the CPU count or a value is 0.
+    pub fn with_capacities(mut self, raw: &[u32]) -> Result<Topology, TopologyError> {
+        if raw.len() != self.nr_cpus() {
+            return Err(TopologyError::LengthMismatch);
+        }
+        if let Some(c) = raw.iter().position(|&r| r == 0) {
+            return Err(TopologyError::ZeroCapacity(c));
+        }
+        let max = u64::from(raw.iter().copied().max().unwrap_or(1));
+        for (cap, &r) in self.capacity.iter_mut().zip(raw) {
+            *cap = ((u64::from(r) << SCHED_CAPACITY_SHIFT) / max).max(1) as u32;
+        }
+        self.asym = self.capacity.iter().any(|&c| c != self.capacity[0]);
+        Ok(self)
     }
 
     fn check_count(n: usize) -> Result<(), TopologyError> {
@@ -232,6 +275,45 @@ impl Topology {
     /// Whether some core has more than one hardware thread.
     pub fn has_smt(&self) -> bool {
         self.has_smt
+    }
+
+    /// `cpu`'s capacity, 1..=[`SCHED_CAPACITY_SCALE`]
+    /// (`arch_scale_cpu_capacity`).
+    pub fn capacity_of(&self, cpu: usize) -> u32 {
+        self.capacity[cpu]
+    }
+
+    /// Whether the CPUs' capacities differ (`sched_asym_cpucap_active`).
+    pub fn has_asym_capacity(&self) -> bool {
+        self.asym
+    }
+
+    /// How `span` sees the machine's capacities (Linux's
+    /// `asym_cpu_capacity_classify`): `(asym, full)`, where `asym` says the
+    /// span holds CPUs of at least two capacities (`SD_ASYM_CPUCAPACITY`)
+    /// and `full` that it also holds every capacity the machine has
+    /// (`SD_ASYM_CPUCAPACITY_FULL`).
+    pub fn classify_capacity(&self, span: &CpuMask) -> (bool, bool) {
+        if !self.asym {
+            return (false, false);
+        }
+        // Distinct values, few (a board has 2 or 3 kinds of core): a linear
+        // scan per CPU, once per domain at construction.
+        let distinct = |cpus: &mut dyn Iterator<Item = usize>| -> Vec<u32> {
+            let mut v: Vec<u32> = Vec::new();
+            for c in cpus {
+                if !v.contains(&self.capacity[c]) {
+                    v.push(self.capacity[c]);
+                }
+            }
+            v
+        };
+        let in_span = distinct(&mut span.iter().filter(|&c| c < self.nr_cpus()));
+        let all = distinct(&mut (0..self.nr_cpus()));
+        (
+            in_span.len() >= 2,
+            in_span.len() >= 2 && in_span.len() == all.len(),
+        )
     }
 
     /// How close `a` and `b` are.

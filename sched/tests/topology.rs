@@ -722,3 +722,127 @@ fn the_cache_hot_window_grows_with_the_distance_moved() {
     assert_eq!(s.nr_balance_failed(42, 1), 1);
     assert_eq!(s.load_balance(41, false).len(), 4);
 }
+
+/// Flags of each of `cpu`'s domains: (level, SD_ASYM_CPUCAPACITY, _FULL).
+fn asym_flags(s: &Scheduler<Plat>, cpu: usize) -> Vec<(DomainLevel, bool, bool)> {
+    s.domains(cpu)
+        .iter()
+        .map(|sd| (sd.level, sd.asym_cpucapacity, sd.asym_cpucapacity_full))
+        .collect()
+}
+
+#[test]
+fn capacities_are_normalised_to_the_biggest_cpu() {
+    // Equal CPUs: 1024 each, no asymmetry, no flags.
+    let t = Topology::uniform(8, 1, 4, 2).unwrap();
+    assert!(!t.has_asym_capacity());
+    assert!((0..8).all(|c| t.capacity_of(c) == 1024));
+    let t = t.with_capacities(&[700; 8]).unwrap();
+    assert!(!t.has_asym_capacity(), "equal raw values are equal CPUs");
+    assert!((0..8).all(|c| t.capacity_of(c) == 1024));
+    // An RK3588-like board: 4 Cortex-A55 (capacity-dmips-mhz 530), 4
+    // Cortex-A76 (1024); and the same ratio at twice the raw scale.
+    for scale in [1, 2] {
+        let raw: Vec<u32> = [530, 530, 530, 530, 1024, 1024, 1024, 1024]
+            .iter()
+            .map(|r| r * scale)
+            .collect();
+        let t = Topology::uniform(8, 1, 4, 2)
+            .unwrap()
+            .with_capacities(&raw)
+            .unwrap();
+        assert!(t.has_asym_capacity());
+        assert_eq!(
+            (0..8).map(|c| t.capacity_of(c)).collect::<Vec<_>>(),
+            [530, 530, 530, 530, 1024, 1024, 1024, 1024]
+        );
+    }
+    // Rounds down (530/1060 * 1024 = 512), and never to 0.
+    let t = Topology::flat(2).with_capacities(&[530, 1060]).unwrap();
+    assert_eq!((t.capacity_of(0), t.capacity_of(1)), (512, 1024));
+    let t = Topology::flat(2).with_capacities(&[1, 100_000]).unwrap();
+    assert_eq!(t.capacity_of(0), 1);
+    // Refused: a missing CPU, a zero.
+    assert!(matches!(
+        Topology::flat(4).with_capacities(&[1024; 3]),
+        Err(TopologyError::LengthMismatch)
+    ));
+    assert!(matches!(
+        Topology::flat(4).with_capacities(&[1024, 1024, 0, 512]),
+        Err(TopologyError::ZeroCapacity(2))
+    ));
+    assert_eq!(
+        TopologyError::ZeroCapacity(2).to_string(),
+        "CPU 2: capacity 0"
+    );
+}
+
+#[test]
+fn asymmetric_domains_are_classified_as_linux_does() {
+    // Two clusters of 4 (an LLC each) in one node, little then big: each
+    // cluster's MC sees one capacity, PKG sees both: sd_asym_cpucapacity
+    // is PKG for every CPU.
+    let raw = [530, 530, 530, 530, 1024, 1024, 1024, 1024];
+    let s = machine(
+        Topology::uniform(8, 1, 4, 2)
+            .unwrap()
+            .with_capacities(&raw)
+            .unwrap(),
+    );
+    for cpu in [0, 5] {
+        assert_eq!(
+            asym_flags(&s, cpu),
+            vec![
+                (DomainLevel::Mc, false, false),
+                (DomainLevel::Pkg, true, true)
+            ]
+        );
+    }
+    let doms = sched::domain::build_domains(s.topology());
+    assert_eq!(
+        doms[2].asym_cpucapacity().map(|sd| sd.level),
+        Some(DomainLevel::Pkg)
+    );
+    // DynamIQ: 4 little, 3 mid, 1 big in one LLC: the one MC level sees all.
+    let s = machine(
+        Topology::flat(8)
+            .with_capacities(&[400, 400, 400, 400, 800, 800, 800, 1024])
+            .unwrap(),
+    );
+    assert_eq!(asym_flags(&s, 3), vec![(DomainLevel::Mc, true, true)]);
+    // A cluster of little and mid cores beside a cluster of big ones: the
+    // first cluster's MC is asymmetric but misses the big capacity
+    // (SD_ASYM_CPUCAPACITY without _FULL); the second's is symmetric.
+    let s = machine(
+        Topology::uniform(8, 1, 4, 2)
+            .unwrap()
+            .with_capacities(&[400, 400, 800, 800, 1024, 1024, 1024, 1024])
+            .unwrap(),
+    );
+    assert_eq!(
+        asym_flags(&s, 1),
+        vec![
+            (DomainLevel::Mc, true, false),
+            (DomainLevel::Pkg, true, true)
+        ]
+    );
+    assert_eq!(
+        asym_flags(&s, 6),
+        vec![
+            (DomainLevel::Mc, false, false),
+            (DomainLevel::Pkg, true, true)
+        ]
+    );
+    let doms = sched::domain::build_domains(s.topology());
+    assert_eq!(
+        doms[1].asym_cpucapacity().map(|sd| sd.level),
+        Some(DomainLevel::Pkg),
+        "the lowest _FULL"
+    );
+    // Equal CPUs: no flag anywhere, no sd_asym_cpucapacity.
+    let s = machine(cascadelake());
+    assert!(asym_flags(&s, 41).iter().all(|&(_, a, f)| !a && !f));
+    assert!(sched::domain::build_domains(s.topology())[41]
+        .asym_cpucapacity()
+        .is_none());
+}

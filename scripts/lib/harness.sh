@@ -72,7 +72,7 @@ h_kvm_cpu() {
 # vmlinuz) is its own Image.
 h_arm_image() {
     local elf=$1 image="$1.Image"
-    if [ "$(dd if="$elf" bs=1 skip=56 count=4 2>/dev/null)" = "ARMd" ]; then
+    if [ "$(dd if="$elf" bs=1 skip=56 count=4 2>/dev/null | tr -d "\\0")" = "ARMd" ]; then
         echo "$elf"
         return 0
     fi

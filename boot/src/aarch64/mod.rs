@@ -111,8 +111,7 @@ static mut ENTRY_EL: usize = 0;
 /// `-device loader` without a kernel): the base of RAM.
 const QEMU_VIRT_DTB_FALLBACK: usize = 0x4000_0000;
 
-/// FDT header magic (big endian on the wire).
-const FDT_MAGIC: u32 = 0xd00d_feed;
+use crate::fdt::FDT_MAGIC;
 
 /// The exception level the boot CPU was entered at: 2 when the loader started us
 /// at EL2 (we dropped to EL1), else 1.
@@ -136,6 +135,16 @@ extern "C" fn boot_aarch64_main(dtb: usize, el: usize) -> ! {
     } else {
         None
     };
+    if let Some(dtb) = dtb {
+        // SAFETY: a devicetree header is at `dtb` (checked above), in RAM the
+        // loader gave the kernel; its `totalsize` bytes are the blob, which
+        // nothing else touches while the boot CPU runs alone.
+        let blob =
+            unsafe { core::slice::from_raw_parts_mut(dtb as *mut u8, read_be32(dtb + 4) as usize) };
+        // A blob that cannot be walked stays as it is: the kernel's parser
+        // says what is wrong with it.
+        let _ = crate::fdt::strip_nops(blob);
+    }
     let efi = efi::handoff();
     // Under UEFI the command line is the image's LoadOptions, when it had any.
     let cmdline = match efi {

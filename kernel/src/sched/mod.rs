@@ -132,7 +132,7 @@ use ::core::sync::atomic::Ordering;
 use alloc::sync::Arc;
 
 use ::sched::smp::{Platform, RqGuard, Scheduler};
-use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId};
+use ::sched::{CpuMask, PreemptMode, Rq, SchedConfig, TaskId, Topology};
 
 use crate::arch;
 use crate::percpu::{self, CpuId, MAX_CPUS};
@@ -315,12 +315,15 @@ pub fn preempt_mode() -> PreemptMode {
 }
 
 /// Creates the scheduler with one runqueue per CPU the firmware describes and
-/// puts this (the boot) CPU online. Call once on the boot CPU after
-/// [`super::init`]; the other CPUs call [`cpu_online`] when they start.
-pub fn init_sched(cfg: Arc<SchedConfig>) {
+/// puts this (the boot) CPU online. `capacity`: `cpu_capacity=`'s raw
+/// values, over the firmware's ([`machine_topology`]). Call once on the boot
+/// CPU after [`super::init`]; the other CPUs call [`cpu_online`] when they
+/// start.
+pub fn init_sched(cfg: Arc<SchedConfig>, capacity: Option<&[u32]>) {
     let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);
     SCHED.call_once(|| {
-        let s = Scheduler::new(KernelPlatform, cfg, ncpus, MAX_THREADS);
+        let topo = machine_topology(ncpus, capacity);
+        let s = Scheduler::with_topology(KernelPlatform, cfg, topo, MAX_THREADS);
         // Every runqueue and wake list sized now for as many threads as can
         // exist, so that nothing allocates later under a runqueue lock with
         // interrupts masked: no more than the thread table holds, nor than
@@ -351,6 +354,75 @@ pub fn init_sched(cfg: Arc<SchedConfig>) {
         s
     });
     cpu_online(arch::cpu_id());
+}
+
+/// The machine as the scheduler sees it: every CPU its own core in one LLC
+/// and node (flat), with capacities from `cpu_capacity=` (one value per
+/// CPU) or else from the firmware (`arch::cpu_capacity_dmips_mhz`), used
+/// only when every CPU has one, as Linux does
+/// (`topology_parse_cpu_capacity`); otherwise every CPU is 1024.
+fn machine_topology(ncpus: usize, capacity: Option<&[u32]>) -> Topology {
+    let flat = Topology::flat(ncpus);
+    let mut from_dt = [0u32; MAX_CPUS];
+    let (raw, source) = match capacity {
+        Some(raw) if raw.len() == ncpus => (raw, "cpu_capacity="),
+        Some(raw) => {
+            log::warn!(
+                "sched: cpu_capacity= lists {} CPU(s), the machine has {ncpus}: ignored",
+                raw.len()
+            );
+            return flat;
+        }
+        None => {
+            for (cpu, slot) in CpuId::range(ncpus).zip(&mut from_dt) {
+                *slot = arch::cpu_capacity_dmips_mhz(cpu).unwrap_or(0);
+            }
+            let given = from_dt[..ncpus].iter().filter(|&&c| c != 0).count();
+            if given == 0 {
+                return flat;
+            }
+            if given < ncpus {
+                log::warn!(
+                    "sched: capacity-dmips-mhz on {given} of {ncpus} CPUs: partial information, every CPU 1024"
+                );
+                return flat;
+            }
+            (&from_dt[..ncpus], "capacity-dmips-mhz")
+        }
+    };
+    match flat.clone().with_capacities(raw) {
+        Ok(t) => {
+            log::info!(
+                "sched: CPU capacities from {source}: {}{}",
+                CapacityList(&t),
+                if t.has_asym_capacity() {
+                    " (asymmetric)"
+                } else {
+                    ""
+                }
+            );
+            t
+        }
+        Err(e) => {
+            log::warn!("sched: {source}: {e}: every CPU 1024");
+            flat
+        }
+    }
+}
+
+/// A topology's capacities, CPU 0 first, separated by spaces.
+struct CapacityList<'a>(&'a Topology);
+
+impl ::core::fmt::Display for CapacityList<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        for cpu in 0..self.0.nr_cpus() {
+            if cpu > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{}", self.0.capacity_of(cpu))?;
+        }
+        Ok(())
+    }
 }
 
 /// Marks `cpu` (this CPU) as running the scheduler.

@@ -274,6 +274,11 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         };
         let _ = writeln!(sh, "cpu#{}", d.cpu);
         let _ = writeln!(sh, "  .clock                : {} ms", Ms(d.clock));
+        let _ = writeln!(
+            sh,
+            "  .cpu_capacity         : {}",
+            task::sched().topology().capacity_of(cpu.index())
+        );
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);
         let _ = writeln!(sh, "  .load                 : {}", d.load);

@@ -9,7 +9,7 @@
 //! `MPIDR_EL1` affinity values, which PSCI `CPU_ON` and GICv3 SGIs need. It is
 //! filled once by the boot CPU ([`set_cpu_table`]) before any secondary starts.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use aarch64_cpu::registers::{Readable, Writeable, MPIDR_EL1, TPIDR_EL1};
 
@@ -41,17 +41,27 @@ pub const MPIDR_AFF_MASK: u64 = 0xff_00ff_ffff;
 
 /// Affinity (`MPIDR_EL1 & MPIDR_AFF_MASK`) of each CPU by dense index.
 static CPU_MPIDR: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// Each CPU's `capacity-dmips-mhz` by dense index (0: none given).
+static CPU_CAPACITY: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 /// Valid entries of [`CPU_MPIDR`]; 1 (the boot CPU) until [`set_cpu_table`].
 static NR_CPUS: AtomicUsize = AtomicUsize::new(1);
 
-/// Records the CPUs found in the device tree; `mpidrs[0]` is the boot CPU. Boot
-/// CPU only, before any secondary CPU is started.
-pub fn set_cpu_table(mpidrs: &[u64]) {
+/// Records the CPUs found in the device tree; `mpidrs[0]` is the boot CPU,
+/// `capacity_of(mpidr)` its `capacity-dmips-mhz` (0: none). Boot CPU only,
+/// before any secondary CPU is started.
+pub fn set_cpu_table(mpidrs: &[u64], capacity_of: impl Fn(u64) -> u32) {
     let n = mpidrs.len().clamp(1, MAX_CPUS);
-    for (slot, &m) in CPU_MPIDR.iter().zip(&mpidrs[..n]) {
-        slot.store(m & MPIDR_AFF_MASK, Ordering::Relaxed);
+    for (i, &m) in mpidrs[..n].iter().enumerate() {
+        CPU_MPIDR[i].store(m & MPIDR_AFF_MASK, Ordering::Relaxed);
+        CPU_CAPACITY[i].store(capacity_of(m), Ordering::Relaxed);
     }
     NR_CPUS.store(n, Ordering::Release);
+}
+
+/// CPU `cpu`'s `capacity-dmips-mhz` from the device tree, if its node has
+/// one (big.LITTLE boards; QEMU's `virt` has none).
+pub fn cpu_capacity_dmips_mhz(cpu: CpuId) -> Option<u32> {
+    Some(CPU_CAPACITY.get(cpu.index())?.load(Ordering::Acquire)).filter(|&c| c != 0)
 }
 
 /// How many CPUs the kernel can use: the boot CPU plus those the device tree

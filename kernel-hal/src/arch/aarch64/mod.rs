@@ -48,7 +48,7 @@ mod trap;
 
 use crate::cpu::irq_disable;
 pub use context::{init_thread_context, switch_context, Context};
-pub use cpu::{cpu_count, cpu_id, halt};
+pub use cpu::{cpu_capacity_dmips_mhz, cpu_count, cpu_id, halt};
 pub use pl011::{console_read, console_write};
 
 /// The PL011's interrupt from the device tree (0: none; polling then).
@@ -124,7 +124,12 @@ pub fn early_init(info: &boot::BootInfo) {
     // with a redistributor we found (and an SGI range we can name).
     let mut cpus = plat.cpus;
     let (nr_cpus, unusable) = gic::usable_cpus(&mut cpus[..plat.nr_cpus]);
-    cpu::set_cpu_table(&cpus[..nr_cpus]);
+    cpu::set_cpu_table(&cpus[..nr_cpus], |mpidr| {
+        plat.cpus[..plat.nr_cpus]
+            .iter()
+            .position(|&m| m == mpidr)
+            .map_or(0, |i| plat.capacity_dmips_mhz[i])
+    });
     timer::set_irq(plat.timer_intid);
     let (gic_name, gic_base) = match plat.gic {
         platform::GicKind::V2 { gicd, .. } => ("GICv2", gicd),

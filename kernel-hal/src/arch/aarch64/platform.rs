@@ -62,6 +62,10 @@ pub struct Platform {
     pub cpus: [u64; MAX_CPUS],
     /// How many entries of `cpus` are valid (at least 1: the boot CPU).
     pub nr_cpus: usize,
+    /// Each CPU's `capacity-dmips-mhz` (index as `cpus`; 0: the node has
+    /// none), Linux's relative performance of a big.LITTLE core
+    /// (Documentation/devicetree/bindings/cpu/cpu-capacity.txt).
+    pub capacity_dmips_mhz: [u32; MAX_CPUS],
     /// Usable CPUs beyond [`MAX_CPUS`], ignored (reported at boot, never
     /// dropped silently).
     pub cpus_ignored: usize,
@@ -161,7 +165,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
     };
 
     let psci = psci_conduit(&fdt);
-    let (cpus, nr_cpus, cpus_ignored) = cpu_list(&fdt, psci.is_some());
+    let (cpus, capacity_dmips_mhz, nr_cpus, cpus_ignored) = cpu_list(&fdt, psci.is_some());
     Platform {
         uart_base,
         uart_intid,
@@ -170,6 +174,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         psci,
         cpus,
         nr_cpus,
+        capacity_dmips_mhz,
         cpus_ignored,
     }
 }
@@ -179,15 +184,18 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
 /// they are started through PSCI (`enable-method = "psci"`) and `have_psci`.
 /// A CPU whose `status` is `"fail"` is skipped. The boot CPU is always in the
 /// list, even if the device tree lacks it or more than [`MAX_CPUS`] CPUs come
-/// first; the list is cut at [`MAX_CPUS`].
-fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize, usize) {
+/// first; the list is cut at [`MAX_CPUS`]. With each CPU's
+/// `capacity-dmips-mhz` (0 where its node has none), the count, and how
+/// many were cut.
+fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], [u32; MAX_CPUS], usize, usize) {
     let boot = MPIDR_EL1.get() & MPIDR_AFF_MASK;
     let mut cpus = [0u64; MAX_CPUS];
+    let mut caps = [0u32; MAX_CPUS];
     cpus[0] = boot;
     let mut n = 1;
     let mut ignored = 0;
     let Some(node) = fdt.find_node("/cpus") else {
-        return (cpus, n, ignored);
+        return (cpus, caps, n, ignored);
     };
     let addr_cells = node
         .property("#address-cells")
@@ -211,18 +219,27 @@ fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], usize, usize) {
             ]),
             _ => continue,
         } & MPIDR_AFF_MASK;
+        let cap = child
+            .property("capacity-dmips-mhz")
+            .and_then(|p| p.as_usize())
+            .map_or(0, |c| u32::try_from(c).unwrap_or(u32::MAX));
+        if mpidr == boot {
+            caps[0] = cap;
+            continue;
+        }
         let psci = child.property("enable-method").and_then(|p| p.as_str()) == Some("psci");
-        if mpidr == boot || !(psci && have_psci) || cpus[..n].contains(&mpidr) {
+        if !(psci && have_psci) || cpus[..n].contains(&mpidr) {
             continue;
         }
         if n < MAX_CPUS {
             cpus[n] = mpidr;
+            caps[n] = cap;
             n += 1;
         } else {
             ignored += 1;
         }
     }
-    (cpus, n, ignored)
+    (cpus, caps, n, ignored)
 }
 
 /// INTID of the EL1 virtual timer from the `arm,armv8-timer` node: its

@@ -181,7 +181,7 @@ pub unsafe fn start_cpu(
         .compare_exchange(IDLE, PENDING, Ordering::AcqRel, Ordering::Acquire)
     {
         Ok(_) => {}
-        Err(ABANDONED) => return rearm(mb, stack_top, entry, wait_ns),
+        Err(ABANDONED) => return rearm(mb, VirtAddr::new(stack_top), entry, wait_ns),
         Err(_) => return false,
     }
     mb.cpu.store(cpu.index(), Ordering::Relaxed);
@@ -254,7 +254,12 @@ fn wait_alive(mb: &Mailbox, wait_ns: u64) -> bool {
 /// start, or has not reached it yet), so no `CPU_ON`: the mailbox gets the
 /// new stack and entry and goes back to `PENDING`, and an event wakes the
 /// CPU. Same result as [`start_cpu`].
-fn rearm(mb: &Mailbox, stack_top: usize, entry: extern "C" fn(CpuId) -> !, wait_ns: u64) -> bool {
+fn rearm(
+    mb: &Mailbox,
+    stack_top: VirtAddr,
+    entry: extern "C" fn(CpuId) -> !,
+    wait_ns: u64,
+) -> bool {
     if mb
         .state
         .compare_exchange(ABANDONED, REARMING, Ordering::AcqRel, Ordering::Acquire)
@@ -262,7 +267,8 @@ fn rearm(mb: &Mailbox, stack_top: usize, entry: extern "C" fn(CpuId) -> !, wait_
     {
         return false;
     }
-    mb.stack_top.store(stack_top & !15, Ordering::Relaxed);
+    mb.stack_top
+        .store(stack_top.as_usize() & !15, Ordering::Relaxed);
     mb.entry
         .store(entry as *const () as usize, Ordering::Relaxed);
     // Publishes the two stores above to the claiming CPU (its claim is an

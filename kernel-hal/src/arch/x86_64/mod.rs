@@ -49,6 +49,13 @@ use crate::cpu::CpuId;
 // For the submodules (`super::irq_save`).
 use crate::cpu::{irq_restore, irq_save};
 
+/// CPU `cpu`'s relative capacity from firmware: none here. (Linux sizes
+/// x86 hybrid cores from CPPC's highest performance, ITMT; every CPU is
+/// equal to this kernel unless `cpu_capacity=` says otherwise.)
+pub fn cpu_capacity_dmips_mhz(_cpu: CpuId) -> Option<u32> {
+    None
+}
+
 /// What the boot page tables identity-map (2 MiB pages): the first 4 GiB.
 /// ACPI tables are read there only; RAM above is mapped by
 /// `paging::map_ram_above_4g`.
