@@ -15,9 +15,13 @@ use sched::{Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeF
 const MS: u64 = 1_000_000;
 
 fn machine(per_cpu: &[u32]) -> Scheduler<Plat> {
+    machine_on(Topology::flat(per_cpu.len()), per_cpu)
+}
+
+fn machine_on(topo: Topology, per_cpu: &[u32]) -> Scheduler<Plat> {
     let n = per_cpu.len();
     let cfg = Arc::new(SchedConfig::new(n as u32, 250));
-    let s = Scheduler::with_topology(Plat::default(), cfg, Topology::flat(n), 64);
+    let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
     s.platform.now.store(1_000 * MS, Ordering::Relaxed);
     let mut next = 1;
     for (cpu, &k) in per_cpu.iter().enumerate() {
@@ -79,6 +83,43 @@ fn a_sync_wakeup_takes_the_wakers_load_out() {
     assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
     // Sync: the running waker's 1024 off: 2048 * 100 < 2048 * 108 + 1.
     assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::SYNC), 0);
+}
+
+#[test]
+fn each_side_is_weighed_by_the_other_cpus_capacity() {
+    // As wa_bias_weighs_...: loads 2048 (waker's CPU 0) and 4096 (CPU 1),
+    // which pull the wakee on equal CPUs (307 200 < 331 776).
+    let same = Topology::flat(4).with_capacities(&[1024; 4]).unwrap();
+    assert_eq!(
+        wake(
+            &machine_on(same, &[2, 4, 5, 5]),
+            1,
+            0,
+            1024,
+            WakeFlags::empty()
+        ),
+        0
+    );
+    // CPU 0 at half the capacity of CPU 1: 307 200 * 1024 against
+    // 331 776 * 512: the wakee stays on the bigger CPU.
+    let asym = Topology::flat(4)
+        .with_capacities(&[512, 1024, 1024, 1024])
+        .unwrap();
+    let s = machine_on(asym, &[2, 4, 5, 5]);
+    assert_eq!(s.cpu_rq(0).load_avg(), 2048);
+    assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
+    // The other way round (the waker's CPU the bigger one) it moves: the
+    // previous CPU's side is weighed up by the waker's larger capacity.
+    let asym = Topology::flat(4)
+        .with_capacities(&[1024, 512, 1024, 1024])
+        .unwrap();
+    let s = machine_on(asym, &[3, 3, 5, 5]);
+    // Equal loads 3072 with a wakee of 512: 3584 * 100 * 512 = 183 500 800
+    // < 2560 * 108 * 1024 = 283 115 520; on equal CPUs it would stay
+    // (358 400 > 276 480).
+    assert_eq!(wake(&s, 1, 0, 512, WakeFlags::empty()), 0);
+    let flat = machine(&[3, 3, 5, 5]);
+    assert_eq!(wake(&flat, 1, 0, 512, WakeFlags::empty()), 1);
 }
 
 #[test]

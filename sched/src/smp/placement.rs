@@ -273,8 +273,11 @@ impl<P: Platform> Scheduler<P> {
     /// (`100 + (imbalance_pct - 100) / 2` against 100). A sync wakeup adds
     /// 1 to the previous CPU's side, so a tie comes to the waker. Loads are
     /// `cpu_load()` (the runqueue's `load_avg`, blocked load included) and
-    /// `task_h_load()` (the task's `load_avg`: no task groups here); the
-    /// CPU capacities Linux multiplies the sides by are equal here.
+    /// `task_h_load()` (the task's `load_avg`: no task groups here). Each
+    /// side is weighed by the other CPU's capacity (`capacity_of()`, here
+    /// the CPU's own capacity, [`crate::Topology::capacity_of`], with no
+    /// RT or IRQ pressure taken off), so that a smaller CPU must be less
+    /// loaded in proportion to win.
     fn wake_affine_weight(
         &self,
         sd: &SchedDomain,
@@ -297,10 +300,12 @@ impl<P: Platform> Scheduler<P> {
         if bias {
             this_eff_load *= 100;
         }
+        this_eff_load *= self.topology.capacity_of(prev_cpu) as i128;
         let mut prev_eff_load = self.load_avg(prev_cpu) as i128 - task_load;
         if bias {
             prev_eff_load *= 100 + (sd.imbalance_pct as i128 - 100) / 2;
         }
+        prev_eff_load *= self.topology.capacity_of(this_cpu) as i128;
         if sync {
             prev_eff_load += 1;
         }
