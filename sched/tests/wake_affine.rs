@@ -152,3 +152,66 @@ fn a_wide_wakeup_is_not_affine() {
     assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, false).0, 0);
     assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, true).0, 1);
 }
+
+/// One switch on `cpu`: `a` for the running task, then the pick.
+fn switch(s: &Scheduler<Plat>, cpu: usize, a: sched::PrevAction) -> sched::rq::Switch {
+    let sw = {
+        let mut rq = s.cpu_rq(cpu);
+        s.schedule(&mut rq, a)
+    };
+    s.finish_switch(cpu, &sw);
+    sw
+}
+
+#[test]
+fn a_new_task_takes_its_parents_wakee_flips_not_its_ids_last_holders() {
+    use sched::PrevAction;
+    let cfg = Arc::new(SchedConfig::new(1, 250));
+    let s = Scheduler::new(Plat::default(), cfg, 1, 16);
+    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
+    let waker = TaskId(1);
+    for id in 1..=6 {
+        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), 0)
+            .unwrap();
+    }
+    // Tasks 2..=6 run once and sleep (the waker yields when picked); then
+    // only the waker is runnable.
+    let mut asleep = 0;
+    let mut sw = switch(&s, 0, PrevAction::Stays);
+    for _ in 0..100 {
+        if asleep == 5 {
+            break;
+        }
+        sw = if sw.next.is_some_and(|n| n != waker) {
+            asleep += 1;
+            switch(&s, 0, PrevAction::Sleeps)
+        } else {
+            switch(&s, 0, PrevAction::Yields)
+        };
+    }
+    assert_eq!(asleep, 5);
+    assert_eq!(sw.next, Some(waker));
+    // It wakes five different tasks: five flips (Linux's record_wakee).
+    for id in 2..=6 {
+        s.wake(TaskId(id), WakeFlags::empty(), 0).unwrap();
+    }
+    assert_eq!(s.wakee_flips(waker), 5);
+    // A child it forks starts with its flips, as a fork copies them.
+    let child = TaskId(7);
+    s.spawn(child, SchedTask::new(TaskParams::default()), 0)
+        .unwrap();
+    assert_eq!(s.wakee_flips(child), 5);
+    // The waker exits; a task spawned under its id by another (which never
+    // woke anyone) starts with that one's flips, 0, not the exited one's.
+    let sw = switch(&s, 0, PrevAction::Exits);
+    assert_eq!(sw.prev, Some(waker));
+    let parent = sw.next.expect("a woken task runs");
+    assert_eq!(s.wakee_flips(parent), 0);
+    s.spawn(waker, SchedTask::new(TaskParams::default()), 0)
+        .unwrap();
+    assert_eq!(
+        s.wakee_flips(waker),
+        0,
+        "inherited from the id's last holder"
+    );
+}

@@ -328,6 +328,7 @@ impl<P: Platform> Scheduler<P> {
         task.state = TaskState::Absent;
         task.cpu = this_cpu as u32;
         cell.switching.store(false, Ordering::Relaxed);
+        self.fork_wakee_flips(cell, id, this_cpu);
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
         self.lock(&cell.parked).take();
@@ -337,6 +338,40 @@ impl<P: Platform> Scheduler<P> {
             .enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))
             .inspect_err(|_| self.dl_release(bw))?;
         Ok((cpu, d))
+    }
+
+    /// A new task's `wakee_flips`, `last_wakee` and their decay stamp are
+    /// its parent's, the task running on `this_cpu` (Linux's fork copies the
+    /// parent's `task_struct` and `__sched_fork()` leaves them), or none
+    /// (zero, no last wakee, decayed now); never those of the exited task
+    /// that held the id before, which a cell would otherwise keep (an
+    /// unrelated task's flips made `wake_wide` hold for its successor).
+    fn fork_wakee_flips(&self, cell: &TaskCell, id: TaskId, this_cpu: usize) {
+        let parent = self.slots.get(this_cpu).map_or(crate::task::NIL, |s| {
+            s.summary.curr_id.load(Ordering::Relaxed)
+        });
+        let from = (parent != crate::task::NIL && parent != id.0)
+            .then(|| self.cell(TaskId(parent)))
+            .flatten();
+        let (flips, last, decay_ns) = match from {
+            Some(p) => (
+                p.wakee_flips.load(Ordering::Relaxed),
+                p.last_wakee.load(Ordering::Relaxed),
+                p.wakee_flip_decay_ns.load(Ordering::Relaxed),
+            ),
+            None => (0, crate::task::NIL, self.platform.now_ns()),
+        };
+        cell.wakee_flips.store(flips, Ordering::Relaxed);
+        cell.last_wakee.store(last, Ordering::Relaxed);
+        cell.wakee_flip_decay_ns.store(decay_ns, Ordering::Relaxed);
+    }
+
+    /// The `wakee_flips` of task `id` (`wake_wide`'s count; 0 for an id
+    /// never spawned). For the tests.
+    #[doc(hidden)]
+    pub fn wakee_flips(&self, id: TaskId) -> u32 {
+        self.cell(id)
+            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed))
     }
 
     /// SCHED_DEADLINE admission control (`sched_dl_overflow`): replaces a
