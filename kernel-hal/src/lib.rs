@@ -44,6 +44,7 @@ mod preempt;
 pub mod stack;
 pub mod sync;
 pub mod testing;
+pub mod topo;
 
 pub use preempt::PreemptGuard;
 

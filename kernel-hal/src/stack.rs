@@ -238,7 +238,8 @@ impl KernelStack {
     /// Starts secondary CPU `cpu` on this stack (leaked: the CPU runs on it
     /// forever, also if the start timed out and the CPU comes late), waiting
     /// up to `wait_ns` for it (normally `arch::START_TIMEOUT_NS`; 0 gives up
-    /// at once, to test the second try). Returns whether it started; a CPU
+    /// at once, the CPU arriving as a late one would, to test the second
+    /// try). Returns whether it started; a CPU
     /// that did not may be started again.
     pub fn start_cpu(self, cpu: CpuId, entry: extern "C" fn(CpuId) -> !, wait_ns: u64) -> bool {
         let top = self.leak();

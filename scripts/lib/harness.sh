@@ -112,7 +112,8 @@ h_arm_shim() { # ADDR OUT
 #                   (default without), ovmf (pflash, with the script's own
 #                   copy of the variables in build/); aarch64 none (default),
 #                   edk2, uboot
-#   smp=N mem=SIZE  default $SMP (1) and $MEM (256M)
+#   smp=N[,opts] mem=SIZE  default $SMP (1) and $MEM (256M); QEMU -smp options
+#                   such as threads=2 or sockets=2 may follow the count
 #   accel=auto|tcg|kvm  default $ACCEL or auto: x86_64 KVM when it works and
 #                   is not PVM (a PVM /dev/kvm runs an unaware guest ~1000x
 #                   slower than TCG), else TCG; aarch64 always TCG
@@ -216,7 +217,7 @@ h_qemu() {
             [ "$accel" = kvm ] && { h_err "aarch64 runs under TCG only"; return 2; }
             if [ -z "$gic" ]; then
                 gic=2
-                [ "$smp" -gt 8 ] && gic=3
+                [ "${smp%%,*}" -gt 8 ] && gic=3
             fi
             QEMU=("${QEMU_AARCH64:-qemu-system-aarch64}"
                 -machine "virt,gic-version=$gic${machine_opts:+,$machine_opts}"
@@ -323,10 +324,10 @@ h_wait_for() {
     local re=$1 until=$H_DEADLINE
     [ -n "${2:-}" ] && until=$(awk -v a="$EPOCHREALTIME" -v l="$2" 'BEGIN { printf "%d", a + l }')
     while :; do
-        tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re" && return 0
+        tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null && return 0
         kill -0 "$H_PID" 2>/dev/null || {
             # It may have printed the line just before it ended.
-            tr -d '\r' <"$H_START_LOG" | grep -aEq -- "$re"
+            tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null
             return
         }
         [ "${EPOCHSECONDS}" -lt "$until" ] || return 1

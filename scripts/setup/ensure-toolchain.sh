@@ -30,7 +30,7 @@ if ! command -v rustup >/dev/null 2>&1; then
 fi
 
 # `rustup toolchain list` names e.g. "1.95.0-x86_64-unknown-linux-gnu (active)".
-if ! rustup toolchain list 2>/dev/null | grep -q "^$channel[- ]"; then
+if ! rustup toolchain list 2>/dev/null | grep "^$channel[- ]" >/dev/null; then
     if [ "${1:-}" = --check ]; then
         echo "ensure-toolchain: FAIL: toolchain $channel is not installed; run scripts/setup/ensure-toolchain.sh" >&2; exit 1
     fi

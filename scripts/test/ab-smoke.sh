@@ -49,8 +49,8 @@ want '^Amean   buddy +0\.0 \(  0\.00%\) '
 want "^% change against A, better is positive; \\*x\\.xx%\\*: Welch's t-test \\(two-sided, unequal variances\\) p < 0\\.05$"
 want '^compare: 4 run\(s\) kept, 2 warmup dropped$'
 want '^compare: features, sysctls and preempt model restored$'
-grep -E '^(run|warmup) .* cfg A ' <<<"$text" | grep -vq ' buddy=0 ' && fail "buddy picks without NEXT_BUDDY"
-grep -E '^(run|warmup) .* cfg B ' <<<"$text" | grep -q ' buddy=0 ' && fail "a NEXT_BUDDY run without buddy picks"
+grep -E '^(run|warmup) .* cfg A ' <<<"$text" | grep -v ' buddy=0 ' >/dev/null && fail "buddy picks without NEXT_BUDDY"
+grep -E '^(run|warmup) .* cfg B ' <<<"$text" | grep ' buddy=0 ' >/dev/null && fail "a NEXT_BUDDY run without buddy picks"
 [ "$(grep -E '^(run|warmup) .* cfg B ' <<<"$text" | grep -c ' wk_sync_none=[1-9]')" -eq 3 ] ||
     fail "every NEXT_BUDDY run should count sync wakeups in row 12 (wk_sync_none)"
 want "^error: compare: config B 'kernel.sched_nr_migrate=0': kernel.sched_nr_migrate=0: .*nothing was run$"

@@ -23,7 +23,7 @@ version=$(sed -n 's/^version[[:space:]]*=[[:space:]]*"\(.*\)"/\1/p' "$manifest" 
 if ! command -v rustup >/dev/null 2>&1; then
     echo "msrv: FAIL: needs rustup to install Rust $msrv" >&2; exit 1
 fi
-if ! rustup toolchain list 2>/dev/null | grep -q "^$msrv[-. ]"; then
+if ! rustup toolchain list 2>/dev/null | grep "^$msrv[-. ]" >/dev/null; then
     echo "msrv: installing toolchain $msrv (rustup, profile minimal)" >&2
     rustup toolchain install "$msrv" --profile minimal --no-self-update >/dev/null 2>&1 || {
         echo "msrv: FAIL: rustup could not install $msrv" >&2; exit 1; }

@@ -2,7 +2,7 @@
 //! through the same [`Platform`] trait the kernel implements.
 //!
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
-//! sequence number), so ties resolve in the order events were created and a
+//! order queued), so ties resolve in the order events were created and a
 //! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
@@ -279,18 +279,16 @@ impl Default for Spawn {
     }
 }
 
-/// Per-task bookkeeping.
+/// Per-task bookkeeping. The fields every burst end reads and writes come
+/// first, in the record's first cache line (`repr(C)`, 64-byte aligned): a
+/// busy machine's running tasks then stay in the CPU's cache.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Task {
-    /// State.
-    pub state: TState,
     work: u64,
     overhead: u64,
-    spawn: Spawn,
-    last_ran: u32,
-    mark: u64,
-    wake_origin: u64,
-    timer_gen: u32,
+    /// CPU time it used, ns (overheads included).
+    pub runtime: u64,
     /// What it does after the burst that pays its wakeups' cost (it
     /// blocks, sleeps or exits once that is paid, or returns to its user
     /// code).
@@ -298,22 +296,30 @@ pub struct Task {
     /// Its current burst is user code ([`Next::RunUser`]): the kernel's
     /// per-thread user-mode mark, kept across switches.
     user: bool,
-    /// CPU time it used, ns (overheads included).
-    pub runtime: u64,
+    /// State.
+    pub state: TState,
+    timer_gen: u32,
+    last_ran: u32,
+    mark: u64,
+    wake_origin: u64,
+    spawn: Spawn,
     /// Times it was switched in.
     pub nr_switch_in: u64,
 }
 
+/// A CPU. The fields every burst end reads and writes come first, in the
+/// record's first cache line (`repr(C)`, 64-byte aligned).
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 struct Cpu {
+    run_start: u64,
+    curr: u32,
+    burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
     rq_touched: bool,
-    curr: u32,
-    run_start: u64,
-    burst_gen: u32,
-    tick_gen: u32,
     tick_on: bool,
+    tick_gen: u32,
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     ipi_pending: bool,
@@ -343,6 +349,7 @@ impl Cpu {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 enum Kind {
     Burst,
     Tick,
@@ -354,99 +361,411 @@ enum Kind {
     TurnEnd,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
+/// task) in one word, and the generation that tells a stale one. Ties are
+/// taken in the order the events were queued (see [`Calendar`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
     t: u64,
-    seq: u64,
-    kind: Kind,
-    a: u32,
+    /// Kind in the top [`KIND_BITS`] bits, the argument below.
+    tag: u32,
     gen: u32,
 }
 
-/// Width of a calendar bucket: 2^5 = 32 ns of virtual time.
-const BUCKET_SHIFT: u32 = 5;
-/// Buckets in the calendar's window (2^8 × 32 ns = 8.2 µs).
-const NR_BUCKETS: usize = 1 << 8;
+const KIND_BITS: u32 = 3;
+const ARG_MASK: u32 = u32::MAX >> KIND_BITS;
 
-/// The pending events, popped in (time, sequence) order: a calendar queue
-/// (R. Brown, "Calendar queues", CACM 31(10), 1988). Events due within the
-/// window (`NR_BUCKETS` buckets of 2^`BUCKET_SHIFT` ns from the current
-/// bucket) go to the bucket of their time, unsorted; later ones (ticks,
-/// long sleeps) wait in a binary heap and move into the window as it
-/// advances. A busy 64-CPU machine has an event every few ns and most are
-/// burst ends a few hundred ns ahead, so a push is an append and a pop scans
-/// a handful of events, where a binary heap of a few hundred events moves
-/// ~9 levels each way. The order is exactly the heap's.
+impl Ev {
+    #[inline(always)]
+    fn new(t: u64, kind: Kind, a: u32, gen: u32) -> Self {
+        debug_assert!(a <= ARG_MASK, "event argument {a} too large");
+        Ev {
+            t,
+            tag: (kind as u32) << (32 - KIND_BITS) | a,
+            gen,
+        }
+    }
+
+    #[inline(always)]
+    fn kind(&self) -> Kind {
+        // Eight entries, one per value of the bits (no bounds check); the
+        // last is never made.
+        const KINDS: [Kind; 1 << KIND_BITS] = [
+            Kind::Burst,
+            Kind::Tick,
+            Kind::Ipi,
+            Kind::TimerFire,
+            Kind::TimerWake,
+            Kind::Hrtick,
+            Kind::TurnEnd,
+            Kind::TurnEnd,
+        ];
+        KINDS[(self.tag >> (32 - KIND_BITS)) as usize]
+    }
+
+    /// The CPU or task it is for.
+    #[inline(always)]
+    fn a(&self) -> u32 {
+        self.tag & ARG_MASK
+    }
+}
+
+/// An event beyond the calendar's window, ordered by (time, order queued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FarEv {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl Ord for FarEv {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.t, self.seq).cmp(&(o.t, o.seq))
+    }
+}
+
+impl PartialOrd for FarEv {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Width of a calendar bucket: 2^3 = 8 ns of virtual time.
+const BUCKET_SHIFT: u32 = 3;
+/// Buckets in the calendar's window (2^8 × 8 ns = 2 µs).
+const NR_BUCKETS: usize = 1 << 8;
+/// Words of the calendar's bitmap of non-empty buckets.
+const NR_WORDS: usize = NR_BUCKETS / 64;
+/// Width of a coarse calendar bucket: 2^6 buckets, 512 ns.
+const COARSE_SHIFT: u32 = 6;
+/// Coarse buckets (2^14 × 512 ns = 8.4 ms, two ticks at HZ=250).
+const NR_COARSE: usize = 1 << 14;
+
+/// Events a bucket holds in its own cache line; more spill into a list.
+const SLOTS: usize = 4;
+
+/// What an empty slot holds: later than any event, so that the earliest of
+/// a bucket's slots is found without looking at its length.
+const NO_EVENT: Ev = Ev {
+    t: u64::MAX,
+    tag: 0,
+    gen: 0,
+};
+
+/// A calendar bucket's first [`SLOTS`] events, one cache line; a slot
+/// past the bucket's events holds [`NO_EVENT`].
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Slots([Ev; SLOTS]);
+
+/// The pending events, popped in order of time, ties in the order they were
+/// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
+/// 1988). Events due within the window (`NR_BUCKETS` buckets of
+/// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
+/// time; later ones (a switched-in task's first burst, IPIs, ticks,
+/// sleeps, the scheduler's one-shot timers) wait in a coarse calendar of
+/// 512 ns buckets over 8.4 ms, later still in a binary heap, and move into
+/// the window as it advances (a coarse bucket as a whole). A busy
+/// 64-CPU machine has an event every few ns and most are burst ends a few
+/// hundred ns ahead, so a push is an append and a pop finds the next
+/// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
+/// two events, where a binary heap of a few hundred events moves ~9 levels
+/// each way. A bucket's first [`SLOTS`] events sit in one cache line, the
+/// window's in 16 KiB.
+///
+/// A bucket's list is in the order its events were queued, so the earliest
+/// event is the first one of the smallest time and no event carries a
+/// sequence number: the far events of a bucket move in (a coarse bucket in
+/// its order, which is the order queued for events of one time: the heap's
+/// (time, order queued) first, then those queued into it directly) when
+/// the window takes in the coarse bucket, before any event can be queued
+/// into the bucket directly (`split`: events from there on go to the
+/// coarse calendar until it moves), and those come later. The order is
+/// exactly a binary heap's by (time, order queued)
+/// (`calendar_pops_in_the_heaps_order`).
 #[derive(Debug)]
 struct Calendar {
-    buckets: Vec<Vec<Ev>>,
+    slots: Box<[Slots; NR_BUCKETS]>,
+    /// Events in each bucket (its slots, then its spill list).
+    lens: [u32; NR_BUCKETS],
+    /// A bucket's events after its first [`SLOTS`], in order.
+    spill: Box<[Vec<Ev>; NR_BUCKETS]>,
+    /// Bit `b % 64` of word `b / 64`: bucket `b` holds an event.
+    occupied: [u64; NR_WORDS],
     /// Absolute number (time >> BUCKET_SHIFT) of the earliest bucket that
     /// may hold an event; every queued event is at or after it.
     cur: u64,
     /// Events in the buckets.
     near: usize,
-    /// Events due at or after the window's end.
-    far: BinaryHeap<Reverse<Ev>>,
+    /// The first bucket of the coarse calendar (a multiple of 2^COARSE_SHIFT,
+    /// at most `cur + NR_BUCKETS`): events before it are in the buckets,
+    /// events at or after it in the coarse calendar or the heap.
+    split: u64,
+    /// Coarse buckets, absolute number `bucket >> COARSE_SHIFT` from
+    /// `split`'s on; each list in the order queued.
+    coarse: Vec<Vec<Ev>>,
+    /// Bit `k % 64` of word `(k / 64) % ...`: coarse bucket `k` holds an event.
+    coarse_occupied: Vec<u64>,
+    /// Events in the coarse calendar.
+    nr_coarse: usize,
+    /// Events due beyond the coarse calendar.
+    far: BinaryHeap<Reverse<FarEv>>,
+    /// Far events queued so far (their order among themselves).
+    far_seq: u64,
+    /// The coarse bucket of the earliest far event (`u64::MAX`: none).
+    far_min: u64,
 }
 
 impl Calendar {
     fn new() -> Self {
+        let empty = Slots([NO_EVENT; SLOTS]);
+        let spill: Vec<Vec<Ev>> = (0..NR_BUCKETS).map(|_| Vec::new()).collect();
         Calendar {
-            buckets: (0..NR_BUCKETS).map(|_| Vec::new()).collect(),
+            slots: vec![empty; NR_BUCKETS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("NR_BUCKETS"),
+            lens: [0; NR_BUCKETS],
+            spill: spill.into_boxed_slice().try_into().expect("NR_BUCKETS"),
+            occupied: [0; NR_WORDS],
             cur: 0,
             near: 0,
+            split: NR_BUCKETS as u64,
+            coarse: (0..NR_COARSE).map(|_| Vec::new()).collect(),
+            coarse_occupied: vec![0; NR_COARSE / 64],
+            nr_coarse: 0,
             far: BinaryHeap::new(),
+            far_seq: 0,
+            far_min: u64::MAX,
         }
+    }
+
+    /// Appends `ev` to its bucket (in the window).
+    #[inline(always)]
+    fn put(&mut self, ev: Ev) {
+        let i = (ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS;
+        let n = self.lens[i] as usize;
+        if n < SLOTS {
+            self.slots[i].0[n] = ev;
+        } else {
+            self.spill[i].push(ev);
+        }
+        self.lens[i] += 1;
+        self.occupied[i / 64] |= 1 << (i % 64);
+        self.near += 1;
     }
 
     /// Queues `ev`, due no earlier than the last event popped.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, ev: Ev) {
         let b = ev.t >> BUCKET_SHIFT;
         debug_assert!(b >= self.cur, "event in the past");
-        if b < self.cur + NR_BUCKETS as u64 {
-            self.buckets[b as usize % NR_BUCKETS].push(ev);
-            self.near += 1;
+        if b < self.split {
+            self.put(ev);
         } else {
-            self.far.push(Reverse(ev));
+            self.push_far(ev);
         }
     }
 
-    /// Moves the far events that the window now covers into their buckets.
-    #[inline]
+    /// Queues `ev` (at or after `split`) in the coarse calendar or the heap.
+    #[inline(never)]
+    fn push_far(&mut self, ev: Ev) {
+        let k = (ev.t >> BUCKET_SHIFT) >> COARSE_SHIFT;
+        if k < (self.split >> COARSE_SHIFT) + NR_COARSE as u64 {
+            self.put_coarse(k, ev);
+        } else {
+            self.far_seq += 1;
+            self.far.push(Reverse(FarEv {
+                t: ev.t,
+                seq: self.far_seq,
+                ev,
+            }));
+            self.far_min = self.far_min.min(k);
+        }
+    }
+
+    fn put_coarse(&mut self, k: u64, ev: Ev) {
+        let i = k as usize % NR_COARSE;
+        self.coarse[i].push(ev);
+        self.coarse_occupied[i / 64] |= 1 << (i % 64);
+        self.nr_coarse += 1;
+    }
+
+    /// Moves the coarse buckets the window now covers as a whole into the
+    /// buckets (and the heap's events the coarse calendar now covers into
+    /// it).
+    #[inline(always)]
     fn pull_far(&mut self) {
-        let end = self.cur + NR_BUCKETS as u64;
-        while self.far.peek().is_some_and(|e| e.0.t >> BUCKET_SHIFT < end) {
-            let Some(Reverse(ev)) = self.far.pop() else {
+        if self.split + (1 << COARSE_SHIFT) <= self.cur + NR_BUCKETS as u64 {
+            self.pull_far_slow();
+        }
+    }
+
+    #[inline(never)]
+    fn pull_far_slow(&mut self) {
+        while self.split + (1 << COARSE_SHIFT) <= self.cur + NR_BUCKETS as u64 {
+            let k = self.split >> COARSE_SHIFT;
+            let i = k as usize % NR_COARSE;
+            if self.coarse_occupied[i / 64] & (1 << (i % 64)) != 0 {
+                self.coarse_occupied[i / 64] &= !(1 << (i % 64));
+                let list = std::mem::take(&mut self.coarse[i]);
+                self.nr_coarse -= list.len();
+                for &ev in &list {
+                    self.put(ev);
+                }
+                // Keep the list's room for the next time round.
+                self.coarse[i] = list;
+                self.coarse[i].clear();
+            }
+            self.split += 1 << COARSE_SHIFT;
+            self.pull_heap();
+        }
+    }
+
+    /// Moves the heap's events the coarse calendar now covers into it.
+    fn pull_heap(&mut self) {
+        let end = (self.split >> COARSE_SHIFT) + NR_COARSE as u64;
+        while self.far_min < end {
+            let Some(Reverse(far)) = self.far.pop() else {
                 break;
             };
-            self.buckets[(ev.t >> BUCKET_SHIFT) as usize % NR_BUCKETS].push(ev);
-            self.near += 1;
+            self.put_coarse(far.t >> BUCKET_SHIFT >> COARSE_SHIFT, far.ev);
+            self.far_min = self
+                .far
+                .peek()
+                .map_or(u64::MAX, |e| e.0.t >> BUCKET_SHIFT >> COARSE_SHIFT);
         }
     }
 
-    /// The earliest event by (time, sequence).
-    #[inline]
-    fn pop(&mut self) -> Option<Ev> {
-        if self.near == 0 {
-            self.cur = self.far.peek()?.0.t >> BUCKET_SHIFT;
-            self.pull_far();
-        }
-        loop {
-            let bucket = &mut self.buckets[self.cur as usize % NR_BUCKETS];
-            if !bucket.is_empty() {
-                let mut m = 0;
-                for (i, e) in bucket.iter().enumerate().skip(1) {
-                    if (e.t, e.seq) < (bucket[m].t, bucket[m].seq) {
-                        m = i;
-                    }
-                }
-                self.near -= 1;
-                return Some(bucket.swap_remove(m));
+    /// With no event in the buckets: moves the window on to the earliest
+    /// coarse bucket that holds one (through the heap if the coarse
+    /// calendar is empty). False if no event is queued.
+    #[inline(never)]
+    fn jump(&mut self) -> bool {
+        if self.nr_coarse == 0 {
+            if self.far_min == u64::MAX {
+                return false;
             }
-            self.cur += 1;
-            self.pull_far();
+            // Every coarse bucket up to the heap's earliest is empty.
+            self.split = self.far_min << COARSE_SHIFT;
+            self.pull_heap();
         }
+        // The first non-empty coarse bucket from `split`'s on.
+        let k0 = self.split >> COARSE_SHIFT;
+        let mut k = k0;
+        loop {
+            let i = k as usize % NR_COARSE;
+            let word = self.coarse_occupied[i / 64] >> (i % 64);
+            if word != 0 {
+                k += word.trailing_zeros() as u64;
+                break;
+            }
+            k += 64 - (i % 64) as u64;
+            debug_assert!(k < k0 + 2 * NR_COARSE as u64, "coarse events not found");
+        }
+        self.split = k << COARSE_SHIFT;
+        self.cur = self.cur.max(self.split);
+        self.pull_far();
+        true
+    }
+
+    /// The number of buckets from `cur` to the next non-empty one (the
+    /// window holds an event).
+    #[inline(always)]
+    fn next_occupied(&self) -> u64 {
+        let i = self.cur as usize % NR_BUCKETS;
+        let (w, bit) = (i / 64, i % 64);
+        let first = self.occupied[w] >> bit;
+        if first != 0 {
+            return first.trailing_zeros() as u64;
+        }
+        let mut d = (64 - bit) as u64;
+        for k in 1..=NR_WORDS {
+            let word = self.occupied[(w + k) % NR_WORDS];
+            if word != 0 {
+                return d + word.trailing_zeros() as u64;
+            }
+            d += 64;
+        }
+        unreachable!("calendar: {} events but no bucket marked", self.near)
+    }
+
+    /// The earliest event by (time, order queued).
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Ev> {
+        if self.near == 0 && !self.jump() {
+            return None;
+        }
+        // Far events are at or after `split`, after the bucket found:
+        // pulling them in cannot put one before it. (No test of whether
+        // the bucket changed: which it is, is random, and a mispredicted
+        // branch costs more than the test of `split`.)
+        self.cur += self.next_occupied();
+        self.pull_far();
+        let i = self.cur as usize % NR_BUCKETS;
+        let n = self.lens[i] as usize;
+        self.near -= 1;
+        let ev = if n > SLOTS {
+            self.take_first_earliest(i, n)
+        } else {
+            // The first of the earliest slots, and the later slots move up
+            // one; selects rather than branches, as which slot it is, is
+            // random.
+            let slots = &mut self.slots[i].0;
+            let (mut m, mut t) = (0, slots[0].t);
+            for (j, e) in slots.iter().enumerate().skip(1) {
+                let earlier = e.t < t;
+                m = if earlier { j } else { m };
+                t = if earlier { e.t } else { t };
+            }
+            let ev = slots[m];
+            for j in 0..SLOTS - 1 {
+                slots[j] = if j >= m { slots[j + 1] } else { slots[j] };
+            }
+            slots[SLOTS - 1] = NO_EVENT;
+            self.lens[i] -= 1;
+            ev
+        };
+        let empty = (self.lens[i] == 0) as u64;
+        self.occupied[i / 64] &= !(empty << (i % 64));
+        Some(ev)
+    }
+
+    /// Takes the first event of the smallest time out of bucket `i` (of `n`
+    /// events, more than its slots); the others keep their order.
+    #[inline(never)]
+    fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
+        let slots = &mut self.slots[i].0;
+        let spill = &mut self.spill[i];
+        let ev_at = |j: usize| {
+            if j < SLOTS {
+                slots[j]
+            } else {
+                spill[j - SLOTS]
+            }
+        };
+        let mut m = 0;
+        let mut t = slots[0].t;
+        for j in 1..n {
+            let e = ev_at(j);
+            if e.t < t {
+                m = j;
+                t = e.t;
+            }
+        }
+        let ev = ev_at(m);
+        if m < SLOTS {
+            for j in m + 1..SLOTS.min(n) {
+                slots[j - 1] = slots[j];
+            }
+            if n > SLOTS {
+                slots[SLOTS - 1] = spill.remove(0);
+            }
+        } else {
+            spill.remove(m - SLOTS);
+        }
+        self.lens[i] -= 1;
+        ev
     }
 }
 
@@ -615,7 +934,6 @@ pub struct Kernel {
     /// Recorded timeline.
     pub trace: Vec<Segment>,
     queue: Calendar,
-    seq: u64,
     cpus: Vec<Cpu>,
     this_cpu: u32,
     nr_idle: usize,
@@ -679,7 +997,6 @@ impl Kernel {
             trace_until: 0,
             trace: Vec::new(),
             queue: Calendar::new(),
-            seq: 0,
             cpus,
             this_cpu: 0,
             nr_idle: n,
@@ -740,14 +1057,7 @@ impl Kernel {
 
     #[inline]
     fn push(&mut self, t: u64, kind: Kind, a: u32, gen: u32) {
-        self.seq += 1;
-        self.queue.push(Ev {
-            t,
-            seq: self.seq,
-            kind,
-            a,
-            gen,
-        });
+        self.queue.push(Ev::new(t, kind, a, gen));
     }
 
     #[inline]
@@ -808,7 +1118,12 @@ impl Kernel {
         // Work done: the elapsed time, shared with the other busy vCPUs
         // (evenly, or all of it in this vCPU's turn and none out of it).
         let done = if self.turn_ns == 0 {
-            el / self.share_k
+            // (No division in the common case: one CPU per host thread.)
+            if self.share_k == 1 {
+                el
+            } else {
+                el / self.share_k
+            }
         } else if cpu as u32 == self.turn_cpu {
             el
         } else {
@@ -820,6 +1135,7 @@ impl Kernel {
         t.runtime += el;
     }
 
+    #[inline(always)]
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.burst_gen = c.burst_gen.wrapping_add(1);
@@ -1105,7 +1421,8 @@ impl Kernel {
     }
 
     /// Runs `wl` until `end_ns` of virtual time or until it sets `stop`.
-    pub fn run(&mut self, wl: &mut dyn Workload, end_ns: u64) {
+    /// Generic in the workload so that its step is compiled into the loop.
+    pub fn run<W: Workload + ?Sized>(&mut self, wl: &mut W, end_ns: u64) {
         wl.init(self);
         // Fork every task from CPU 0 (fork balancing spreads them).
         for i in 0..self.tasks.len() {
@@ -1139,9 +1456,9 @@ impl Kernel {
             }
             self.set_now(ev.t);
             self.ctr.events += 1;
-            match ev.kind {
+            match ev.kind() {
                 Kind::Burst => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
                         self.burst_end(wl, cpu);
                     } else {
@@ -1149,7 +1466,7 @@ impl Kernel {
                     }
                 }
                 Kind::Tick => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
                         self.ctr.stale += 1;
                     } else if self.cpus[cpu].curr == NIL {
@@ -1165,7 +1482,7 @@ impl Kernel {
                     }
                 }
                 Kind::Ipi => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.in_turn(cpu) {
                         self.ipi(cpu);
                     } else {
@@ -1173,7 +1490,7 @@ impl Kernel {
                     }
                 }
                 Kind::Hrtick => {
-                    let cpu = ev.a as usize;
+                    let cpu = ev.a() as usize;
                     if self.cpus[cpu].hrtick_gen != ev.gen {
                         self.ctr.stale += 1;
                     } else if self.timer_deadline() {
@@ -1186,18 +1503,18 @@ impl Kernel {
                     }
                 }
                 Kind::TimerFire | Kind::TimerWake => {
-                    let tid = ev.a;
+                    let tid = ev.a();
                     let t = &self.tasks[tid as usize];
                     if t.timer_gen != ev.gen || t.state != TState::Blocked {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
-                        if ev.kind == Kind::TimerFire && self.timer_deadline() {
+                        if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                             self.end_turn();
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
-                        } else if ev.kind == Kind::TimerFire && self.cpus[c].curr == NIL {
+                        } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
                             let d = self.jit(self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
@@ -1469,7 +1786,8 @@ impl Kernel {
     /// A task's burst ended: its step says what it does next. Wakeups it
     /// made there cost it CPU time first: added to its next burst, or run
     /// as a burst of their own before it blocks, sleeps or exits.
-    fn burst_end(&mut self, wl: &mut dyn Workload, cpu: usize) {
+    #[inline(always)]
+    fn burst_end<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize) {
         self.charge(cpu);
         let tid = self.cpus[cpu].curr;
         self.this_cpu = cpu as u32;
@@ -1507,9 +1825,12 @@ impl Kernel {
                 } else {
                     PreemptPoint::UserReturn
                 };
+                // No request, no preemption in any model: the common case
+                // reads no preemption model.
                 let need = self.need_resched(cpu);
-                let mode = self.cfg.tunables.preempt_mode();
-                if mode.preempts_at(point, need) {
+                if need != Resched::None
+                    && self.cfg.tunables.preempt_mode().preempts_at(point, need)
+                {
                     self.reschedule(cpu, PrevAction::Stays);
                 } else {
                     self.arm_burst(cpu);
@@ -1588,39 +1909,38 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The calendar pops exactly the binary heap's order, (time, sequence),
-    /// over bursts a few hundred ns ahead, ties, and events beyond the window
-    /// (ticks, long sleeps), pushed while popping as the engine does.
+    /// The calendar pops exactly a binary heap's order by (time, order
+    /// queued), over bursts a few hundred ns ahead, ties (more of them in a
+    /// bucket than its slots), and events beyond the window (IPIs, ticks,
+    /// long sleeps) and beyond the coarse calendar, pushed while popping as
+    /// the engine does, and drained at the end (the window jumping over
+    /// empty time). Each event carries
+    /// its place in the queueing order.
     #[test]
     fn calendar_pops_in_the_heaps_order() {
         let mut rng = Rng::new(42);
         let mut cal = Calendar::new();
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
-        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<Ev>>, t: u64| {
+        let ev = |t: u64, seq: u64| Ev::new(t, Kind::Burst, (seq % 7) as u32, seq as u32);
+        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
             seq += 1;
-            let ev = Ev {
-                t,
-                seq,
-                kind: Kind::Burst,
-                a: (seq % 7) as u32,
-                gen: 0,
-            };
-            cal.push(ev);
-            heap.push(Reverse(ev));
+            cal.push(ev(t, seq));
+            heap.push(Reverse((t, seq)));
         };
         for i in 0..64 {
             push(&mut cal, &mut heap, i * 3);
         }
         for step in 0..200_000u64 {
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse(e)| e);
+            let b = heap.pop().map(|Reverse((t, seq))| ev(t, seq));
             assert_eq!(a, b, "step {step}");
             let Some(ev) = a else { break };
             assert!(ev.t >= now);
             now = ev.t;
             if step < 150_000 {
                 let d = match rng.below(100) {
+                    0 if rng.below(4) == 0 => 9_000_000 + rng.below(20_000_000),
                     0 => 4_000_000 + rng.below(1000),
                     1..=3 => rng.below(50_000),
                     4..=10 => 0,
@@ -1629,6 +1949,13 @@ mod tests {
                 push(&mut cal, &mut heap, now + d);
                 if rng.below(10) == 0 {
                     push(&mut cal, &mut heap, now + rng.below(2_000));
+                }
+                if rng.below(5000) == 0 {
+                    // A burst of ties (the CPUs' ticks, aligned).
+                    let t = now + 300 + rng.below(5_000);
+                    for _ in 0..3 * SLOTS {
+                        push(&mut cal, &mut heap, t);
+                    }
                 }
             }
         }

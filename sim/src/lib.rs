@@ -143,13 +143,22 @@ impl WorkSpec {
         }
     }
 
-    fn build(&self) -> Box<dyn Workload> {
+    /// Runs it on `k` for at most `max_ns`: its metrics and the wall time
+    /// of the run, s. Each workload gets its own copy of the event loop
+    /// ([`Kernel::run`] is generic), its step compiled into it.
+    fn run_on(&self, k: &mut Kernel, max_ns: u64) -> (Vec<Metric>, f64) {
+        fn drive<W: Workload>(k: &mut Kernel, mut wl: W, max_ns: u64) -> (Vec<Metric>, f64) {
+            let t0 = Instant::now();
+            k.run(&mut wl, max_ns);
+            let wall_s = t0.elapsed().as_secs_f64();
+            (wl.metrics(k), wall_s)
+        }
         match self {
-            WorkSpec::Hackbench(c) => Box::new(Hackbench::new(*c)),
-            WorkSpec::Schbench(c) => Box::new(Schbench::new(*c)),
-            WorkSpec::Dbench(c) => Box::new(Dbench::new(*c)),
-            WorkSpec::Pgbench(c) => Box::new(Pgbench::new(*c)),
-            WorkSpec::Mix(v) => Box::new(Mix::new(v.clone())),
+            WorkSpec::Hackbench(c) => drive(k, Hackbench::new(*c), max_ns),
+            WorkSpec::Schbench(c) => drive(k, Schbench::new(*c), max_ns),
+            WorkSpec::Dbench(c) => drive(k, Dbench::new(*c), max_ns),
+            WorkSpec::Pgbench(c) => drive(k, Pgbench::new(*c), max_ns),
+            WorkSpec::Mix(v) => drive(k, Mix::new(v.clone()), max_ns),
         }
     }
 }
@@ -190,11 +199,7 @@ pub fn run_one(
     let cfg = c.build(m.topo.nr_cpus(), m.hz)?;
     let mut k = Kernel::new(m.clone(), cfg, w.nr_tasks(m.topo.nr_cpus()), seed);
     k.trace_until = trace_ns;
-    let mut wl = w.build();
-    let t0 = Instant::now();
-    k.run(wl.as_mut(), max_ns);
-    let wall_s = t0.elapsed().as_secs_f64();
-    let metrics = wl.metrics(&k);
+    let (metrics, wall_s) = w.run_on(&mut k, max_ns);
     Ok(RunResult {
         metrics,
         sim_ns: k.now,

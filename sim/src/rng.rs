@@ -66,11 +66,48 @@ impl Rng {
         mean - span + self.below(2 * span + 1)
     }
 
+    /// `j`'s cost jittered: the same value and the same draw as
+    /// [`Rng::jitter`] with the mean and percentage `j` was made from.
+    #[inline]
+    pub fn jittered(&mut self, j: Jitter) -> u64 {
+        if j.range == 0 {
+            return j.low;
+        }
+        j.low + self.below(j.range)
+    }
+
     /// Exponentially distributed with the given mean (ns), at least 1.
     #[inline]
     pub fn exp(&mut self, mean: u64) -> u64 {
         let u = 1.0 - self.f64();
         ((-u.ln()) * mean as f64).max(1.0) as u64
+    }
+}
+
+/// A cost jittered uniformly by ±pct% ([`Rng::jitter`]) with its span
+/// worked out once, for a cost drawn at every message.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Jitter {
+    /// The lowest value (the mean without jitter).
+    low: u64,
+    /// Values drawn from (0: none, the mean as it is).
+    range: u64,
+}
+
+impl Jitter {
+    /// `mean` ns jittered by ±`pct`%.
+    pub fn new(mean: u64, pct: u32) -> Self {
+        if pct == 0 || mean == 0 {
+            return Jitter {
+                low: mean,
+                range: 0,
+            };
+        }
+        let span = mean * pct as u64 / 100;
+        Jitter {
+            low: mean - span,
+            range: 2 * span + 1,
+        }
     }
 }
 
@@ -85,6 +122,35 @@ mod tests {
             assert_eq!(a.next_u64(), b.next_u64());
         }
         assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    /// A precomputed jitter draws what `jitter` draws, value for value and
+    /// draw for draw (the two streams stay in step), for means and
+    /// percentages around the edge cases (0, a span of 0, ±100%).
+    #[test]
+    fn precomputed_jitter_is_jitter() {
+        let (mut a, mut b) = (Rng::new(11), Rng::new(11));
+        for mean in [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            315,
+            849,
+            1_000_000,
+            u32::MAX as u64,
+        ] {
+            for pct in [0, 1, 10, 50, 100] {
+                let j = Jitter::new(mean, pct);
+                for _ in 0..50 {
+                    assert_eq!(a.jitter(mean, pct), b.jittered(j), "mean {mean} pct {pct}");
+                }
+            }
+        }
+        assert_eq!(a.next_u64(), b.next_u64());
     }
 
     #[test]

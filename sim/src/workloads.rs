@@ -97,6 +97,7 @@
 use sched::TaskParams;
 
 use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
+use crate::rng::Jitter;
 use stats::percentile;
 
 // ---------------------------------------------------------------- hackbench
@@ -116,13 +117,22 @@ pub struct HackbenchCfg {
 
 const FDS: usize = 20;
 
-#[derive(Clone, Debug, Default)]
+/// A channel's counts, read and written at every message: kept apart from
+/// its wait queues ([`ChanWaits`]) so that the 16-byte records of all
+/// channels stay in the CPU's cache.
+#[derive(Clone, Copy, Debug, Default)]
 struct Chan {
     queued: u32,
     reserved: u32,
-    cap: u32,
-    reader: u32,
+    /// Writers asleep on it (the length of [`ChanWaits::writers`]).
+    nr_writers: u32,
     reader_waiting: bool,
+}
+
+/// A channel's reader and the tasks asleep on it.
+#[derive(Clone, Debug, Default)]
+struct ChanWaits {
+    reader: u32,
     writers: std::collections::VecDeque<u32>,
     /// The pipe mutex (`pipe->mutex`) with the pipe mutex model: its owner
     /// ([`NO_OWNER`]: free) and the tasks asleep on it, in order.
@@ -158,9 +168,15 @@ enum Role {
 pub struct Hackbench {
     cfg: HackbenchCfg,
     chans: Vec<Chan>,
+    waits: Vec<ChanWaits>,
+    /// Messages a channel holds (pipe pages or socket send buffer).
+    cap: u32,
     roles: Vec<Role>,
     write_ns: u64,
     read_ns: u64,
+    /// `write_ns` and `read_ns` jittered ±10%, drawn at every message.
+    write_j: Jitter,
+    read_j: Jitter,
     alive: usize,
     end: u64,
     /// The pipe mutex model is on (pipes, `Mechanisms::contention`).
@@ -181,10 +197,14 @@ impl Hackbench {
         Hackbench {
             cfg,
             chans: Vec::new(),
+            waits: Vec::new(),
+            cap: 0,
             roles: Vec::new(),
             // From the machine's costs, at init.
             write_ns: 0,
             read_ns: 0,
+            write_j: Jitter::default(),
+            read_j: Jitter::default(),
             mutex: false,
             syscall_ns: 0,
             entering: Vec::new(),
@@ -213,15 +233,17 @@ impl Workload for Hackbench {
         } else {
             (c.pipe_write_ns, c.pipe_read_ns)
         };
+        self.write_j = Jitter::new(self.write_ns, 10);
+        self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
-        let cap = if self.cfg.sockets { 208 } else { 640 };
+        self.cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
-                self.chans.push(Chan {
-                    cap,
+                self.chans.push(Chan::default());
+                self.waits.push(ChanWaits {
                     reader: tid,
                     owner: NO_OWNER,
                     ..Default::default()
@@ -246,6 +268,7 @@ impl Workload for Hackbench {
         self.entering = vec![false; self.roles.len()];
     }
 
+    #[inline]
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
         if self.mutex {
             return self.step_mutex(k, tid);
@@ -269,13 +292,13 @@ impl Workload for Hackbench {
                     // if the reader sleeps.
                     if ch.reader_waiting && (sockets || was_empty) {
                         ch.reader_waiting = false;
-                        let r = ch.reader;
+                        let r = self.waits[c as usize].reader;
                         k.wake(r, true);
                     }
                     // wake_next_writer: room left, another writer waits (pipes).
-                    let ch = &mut self.chans[c as usize];
-                    if !sockets && ch.queued + ch.reserved < ch.cap {
-                        if let Some(w) = ch.writers.pop_front() {
+                    let ch = &self.chans[c as usize];
+                    if !sockets && ch.queued + ch.reserved < self.cap {
+                        if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
                         }
                     }
@@ -290,8 +313,8 @@ impl Workload for Hackbench {
                 }
                 let c = g * FDS as u32 + sent % FDS as u32;
                 let ch = &mut self.chans[c as usize];
-                if ch.queued + ch.reserved >= ch.cap {
-                    ch.writers.push_back(tid);
+                if ch.queued + ch.reserved >= self.cap {
+                    self.push_writer(c, tid);
                     self.roles[tid as usize] = Role::Sender {
                         g,
                         sent,
@@ -305,7 +328,7 @@ impl Workload for Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng.jitter(self.write_ns, 10))
+                Next::Run(k.rng.jittered(self.write_j))
             }
             Role::Receiver {
                 ch: c,
@@ -319,14 +342,15 @@ impl Workload for Hackbench {
                     if sockets {
                         // unix_write_space: wake every writer once at most a
                         // quarter of the send buffer is in use.
-                        if (ch.queued + ch.reserved) * 4 <= ch.cap && !ch.writers.is_empty() {
-                            let ws: Vec<u32> = ch.writers.drain(..).collect();
+                        if (ch.queued + ch.reserved) * 4 <= self.cap && ch.nr_writers > 0 {
+                            ch.nr_writers = 0;
+                            let ws: Vec<u32> = self.waits[c as usize].writers.drain(..).collect();
                             for w in ws {
                                 k.wake(w, true);
                             }
                         }
                     } else if was_full {
-                        if let Some(w) = ch.writers.pop_front() {
+                        if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
                         }
                     }
@@ -351,7 +375,7 @@ impl Workload for Hackbench {
                     };
                     return Next::Block;
                 }
-                let full = ch.queued + ch.reserved >= ch.cap;
+                let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
                 self.roles[tid as usize] = Role::Receiver {
                     ch: c,
@@ -359,7 +383,7 @@ impl Workload for Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng.jitter(self.read_ns, 10))
+                Next::Run(k.rng.jittered(self.read_j))
             }
         }
     }
@@ -383,11 +407,28 @@ enum Acquire {
 }
 
 impl Hackbench {
+    /// A writer goes to sleep on channel `c` (at the tail of its wait queue).
+    fn push_writer(&mut self, c: u32, tid: u32) {
+        self.chans[c as usize].nr_writers += 1;
+        self.waits[c as usize].writers.push_back(tid);
+    }
+
+    /// The first writer asleep on channel `c`, taken off its wait queue.
+    #[inline]
+    fn pop_writer(&mut self, c: u32) -> Option<u32> {
+        let ch = &mut self.chans[c as usize];
+        if ch.nr_writers == 0 {
+            return None;
+        }
+        ch.nr_writers -= 1;
+        self.waits[c as usize].writers.pop_front()
+    }
+
     /// `mutex_lock(&pipe->mutex)`: taken if free; a waiter spins while the
     /// owner runs on a CPU and sleeps on the mutex while it does not (a
     /// preempted owner keeps the mutex).
     fn acquire(&mut self, k: &Kernel, c: u32, tid: u32) -> Acquire {
-        let ch = &mut self.chans[c as usize];
+        let ch = &mut self.waits[c as usize];
         if ch.owner == NO_OWNER {
             ch.owner = tid;
             Acquire::Taken
@@ -418,7 +459,7 @@ impl Hackbench {
     /// `mutex_unlock`: frees the mutex and wakes the first sleeper
     /// (`wake_up_q`: no WF_SYNC), which then tries again.
     fn release(&mut self, k: &mut Kernel, c: u32) {
-        let ch = &mut self.chans[c as usize];
+        let ch = &mut self.waits[c as usize];
         ch.owner = NO_OWNER;
         if let Some(w) = ch.lock_waiters.pop_front() {
             k.wake(w, false);
@@ -451,12 +492,12 @@ impl Hackbench {
                     sent += 1;
                     if ch.reader_waiting && was_empty {
                         ch.reader_waiting = false;
-                        let r = ch.reader;
+                        let r = self.waits[c as usize].reader;
                         k.wake(r, true);
                     }
-                    let ch = &mut self.chans[c as usize];
-                    if ch.queued + ch.reserved < ch.cap {
-                        if let Some(w) = ch.writers.pop_front() {
+                    let ch = &self.chans[c as usize];
+                    if ch.queued + ch.reserved < self.cap {
+                        if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
                         }
                     }
@@ -473,9 +514,9 @@ impl Hackbench {
                 if let Some(next) = self.enter_and_lock(k, c, tid) {
                     return next;
                 }
-                let ch = &mut self.chans[c as usize];
-                if ch.queued + ch.reserved >= ch.cap {
-                    ch.writers.push_back(tid);
+                let ch = &self.chans[c as usize];
+                if ch.queued + ch.reserved >= self.cap {
+                    self.push_writer(c, tid);
                     self.release(k, c);
                     return Next::Block;
                 }
@@ -498,7 +539,7 @@ impl Hackbench {
                     left -= 1;
                     self.release(k, c);
                     if was_full {
-                        if let Some(w) = self.chans[c as usize].writers.pop_front() {
+                        if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
                         }
                     }
@@ -523,7 +564,7 @@ impl Hackbench {
                 }
                 self.entering[t] = false;
                 let ch = &mut self.chans[c as usize];
-                let full = ch.queued + ch.reserved >= ch.cap;
+                let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
                 self.roles[t] = Role::Receiver {
                     ch: c,

@@ -356,13 +356,16 @@ pub fn init_sched(cfg: Arc<SchedConfig>, capacity: Option<&[u32]>) {
     cpu_online(arch::cpu_id());
 }
 
-/// The machine as the scheduler sees it: every CPU its own core in one LLC
-/// and node (flat), with capacities from `cpu_capacity=` (one value per
-/// CPU) or else from the firmware (`arch::cpu_capacity_dmips_mhz`), used
-/// only when every CPU has one, as Linux does
-/// (`topology_parse_cpu_capacity`); otherwise every CPU is 1024.
+/// The machine as the scheduler sees it: each CPU's core and last-level
+/// cache from the firmware (`arch::cpu_topology_ids`: x86_64 CPUID and APIC
+/// ids, aarch64 the devicetree's cpu-map) when it places every CPU, else
+/// every CPU its own core in one LLC (flat); one node. Capacities from
+/// `cpu_capacity=` (one value per CPU) or else from the firmware
+/// (`arch::cpu_capacity_dmips_mhz`), used only when every CPU has one, as
+/// Linux does (`topology_parse_cpu_capacity`); otherwise every CPU is 1024.
 fn machine_topology(ncpus: usize, capacity: Option<&[u32]>) -> Topology {
-    let flat = Topology::flat(ncpus);
+    let base = firmware_topology(ncpus).unwrap_or_else(|| Topology::flat(ncpus));
+    log::info!("sched: topology: {}", TopologyLine(&base));
     let mut from_dt = [0u32; MAX_CPUS];
     let (raw, source) = match capacity {
         Some(raw) if raw.len() == ncpus => (raw, "cpu_capacity="),
@@ -371,7 +374,7 @@ fn machine_topology(ncpus: usize, capacity: Option<&[u32]>) -> Topology {
                 "sched: cpu_capacity= lists {} CPU(s), the machine has {ncpus}: ignored",
                 raw.len()
             );
-            return flat;
+            return base;
         }
         None => {
             for (cpu, slot) in CpuId::range(ncpus).zip(&mut from_dt) {
@@ -379,18 +382,18 @@ fn machine_topology(ncpus: usize, capacity: Option<&[u32]>) -> Topology {
             }
             let given = from_dt[..ncpus].iter().filter(|&&c| c != 0).count();
             if given == 0 {
-                return flat;
+                return base;
             }
             if given < ncpus {
                 log::warn!(
                     "sched: capacity-dmips-mhz on {given} of {ncpus} CPUs: partial information, every CPU 1024"
                 );
-                return flat;
+                return base;
             }
             (&from_dt[..ncpus], "capacity-dmips-mhz")
         }
     };
-    match flat.clone().with_capacities(raw) {
+    match base.clone().with_capacities(raw) {
         Ok(t) => {
             log::info!(
                 "sched: CPU capacities from {source}: {}{}",
@@ -405,8 +408,50 @@ fn machine_topology(ncpus: usize, capacity: Option<&[u32]>) -> Topology {
         }
         Err(e) => {
             log::warn!("sched: {source}: {e}: every CPU 1024");
-            flat
+            base
         }
+    }
+}
+
+/// The firmware's topology, if it places every CPU (and the places nest).
+fn firmware_topology(ncpus: usize) -> Option<Topology> {
+    let mut core = [0u32; MAX_CPUS];
+    let mut llc = [0u32; MAX_CPUS];
+    for cpu in CpuId::range(ncpus) {
+        let ids = arch::cpu_topology_ids(cpu)?;
+        (core[cpu.index()], llc[cpu.index()]) = (ids.core, ids.llc);
+    }
+    let node = [0u32; MAX_CPUS];
+    match Topology::from_ids(&core[..ncpus], &llc[..ncpus], &node[..ncpus]) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            log::warn!("sched: the firmware's CPU topology is refused ({e}): flat");
+            None
+        }
+    }
+}
+
+/// A topology in one line: cores, threads, LLCs, and CPU 0's domains.
+struct TopologyLine<'a>(&'a Topology);
+
+impl ::core::fmt::Display for TopologyLine<'_> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        let t = self.0;
+        let n = t.nr_cpus();
+        let cores = (0..n).filter(|&c| t.smt_mask(c).first() == Some(c)).count();
+        let llcs = (0..n).filter(|&c| t.llc_mask(c).first() == Some(c)).count();
+        write!(
+            f,
+            "{n} CPU(s), {cores} core(s), {llcs} LLC(s); cpu0's domains:"
+        )?;
+        let doms = ::sched::domain::build_domains(t);
+        if doms[0].as_slice().is_empty() {
+            f.write_str(" none")?;
+        }
+        for sd in doms[0].as_slice() {
+            write!(f, " {} {}", sd.level.name(), sd.weight)?;
+        }
+        Ok(())
     }
 }
 

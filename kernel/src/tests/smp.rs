@@ -96,26 +96,34 @@ fn busy_ns(cpu: CpuId, idle0: u64, t0: u64) -> u64 {
 
 ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     // One hog per CPU: fork balancing places each new thread on the idlest
-    // CPU, so they spread at once, and each CPU is busy nearly all the time.
-    // Checked: the hogs ran on every CPU, each hog got at least 40% of the
-    // window (its own CPU, minus the test thread's short runs and TCG
-    // noise), and each CPU was busy at least 50% of the window.
+    // CPU, so they spread, and every CPU runs one. Checked: the hogs ran on
+    // every CPU and every hog ran. Functional, not timed: it waits until
+    // that is so, up to 10 s of guest time (a host that keeps a vCPU off
+    // for 80 ms of a 150 ms window failed a timed version of this under
+    // load); how evenly they share is smp_equal_hogs_equal_shares, in the
+    // timing suite under -icount.
     let n = task::nr_cpus();
-    let window = 150_000_000;
+    let limit_ns = 10_000_000_000;
     let idle0: Vec<u64> = CpuId::range(n).map(|c| percpu::cpu(c).idle_ns()).collect();
     let t0 = arch::now_ns();
     let hogs: Vec<CpuHog> = (0..n)
         .map(|_| CpuHog::spawn("cpuhog", all_cpus()))
         .collect::<Result<_, _>>()?;
-    task::sleep_ns(window);
+    let seen = |hogs: &[CpuHog]| {
+        hogs.iter()
+            .fold(CpuMask::new(), |m, h| m.or(&h.cpus.load(Ordering::Relaxed)))
+    };
+    while (seen(&hogs) != all_cpus() || hogs.iter().any(|h| h.runtime_ns() == 0))
+        && arch::now_ns() - t0 < limit_ns
+    {
+        task::sleep_ns(10_000_000);
+    }
+    let elapsed = arch::now_ns() - t0;
     let busy: Vec<u64> = CpuId::range(n)
         .map(|c| busy_ns(c, idle0[c.index()], t0))
         .collect();
-    let elapsed = arch::now_ns() - t0;
     let rts: Vec<u64> = hogs.iter().map(|h| h.runtime_ns()).collect();
-    let seen = hogs
-        .iter()
-        .fold(CpuMask::new(), |m, h| m.or(&h.cpus.load(Ordering::Relaxed)));
+    let seen = seen(&hogs);
     let placed: Vec<usize> = hogs
         .iter()
         .map(|h| task::thread(h.tid.idx()).cpu())
@@ -132,10 +140,7 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     );
     kassert_eq!(seen, all_cpus());
     for (i, r) in rts.iter().enumerate() {
-        kassert!(*r * 10 >= window * 4, "hog {} ran only {} ns", i, r);
-    }
-    for (c, b) in busy.iter().enumerate() {
-        kassert!(*b * 2 >= window, "cpu {} busy only {} ns", c, b);
+        kassert!(*r > 0, "hog {} never ran in {} ms", i, elapsed / 1_000_000);
     }
     Ok(())
 });

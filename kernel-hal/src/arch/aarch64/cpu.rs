@@ -15,6 +15,7 @@ use aarch64_cpu::registers::{Readable, Writeable, MPIDR_EL1, TPIDR_EL1};
 
 use crate::arch::MAX_CPUS;
 use crate::cpu::CpuId;
+use crate::topo::TopoIds;
 
 /// Data private to one CPU, reached through `TPIDR_EL1`.
 #[derive(Debug)]
@@ -46,16 +47,35 @@ static CPU_CAPACITY: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_C
 /// Valid entries of [`CPU_MPIDR`]; 1 (the boot CPU) until [`set_cpu_table`].
 static NR_CPUS: AtomicUsize = AtomicUsize::new(1);
 
+/// Each CPU's core and last-level cache ids by dense index, from the
+/// devicetree's cpu-map (`u32::MAX`: not in it).
+static CPU_CORE: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(u32::MAX) }; MAX_CPUS];
+static CPU_LLC: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(u32::MAX) }; MAX_CPUS];
+
 /// Records the CPUs found in the device tree; `mpidrs[0]` is the boot CPU,
-/// `capacity_of(mpidr)` its `capacity-dmips-mhz` (0: none). Boot CPU only,
-/// before any secondary CPU is started.
-pub fn set_cpu_table(mpidrs: &[u64], capacity_of: impl Fn(u64) -> u32) {
+/// `info(mpidr)` its `capacity-dmips-mhz` (0: none) and its place in the
+/// cpu-map. Boot CPU only, before any secondary CPU is started.
+pub fn set_cpu_table(mpidrs: &[u64], info: impl Fn(u64) -> (u32, Option<TopoIds>)) {
     let n = mpidrs.len().clamp(1, MAX_CPUS);
     for (i, &m) in mpidrs[..n].iter().enumerate() {
+        let (capacity, topo) = info(m);
         CPU_MPIDR[i].store(m & MPIDR_AFF_MASK, Ordering::Relaxed);
-        CPU_CAPACITY[i].store(capacity_of(m), Ordering::Relaxed);
+        CPU_CAPACITY[i].store(capacity, Ordering::Relaxed);
+        CPU_CORE[i].store(topo.map_or(u32::MAX, |t| t.core), Ordering::Relaxed);
+        CPU_LLC[i].store(topo.map_or(u32::MAX, |t| t.llc), Ordering::Relaxed);
     }
     NR_CPUS.store(n, Ordering::Release);
+}
+
+/// Where CPU `cpu` sits (core and last-level cache ids), if the devicetree's
+/// cpu-map names it.
+pub fn cpu_topology_ids(cpu: CpuId) -> Option<TopoIds> {
+    if cpu.index() >= cpu_count() {
+        return None;
+    }
+    let core = CPU_CORE[cpu.index()].load(Ordering::Acquire);
+    let llc = CPU_LLC[cpu.index()].load(Ordering::Acquire);
+    (core != u32::MAX).then_some(TopoIds { core, llc })
 }
 
 /// CPU `cpu`'s `capacity-dmips-mhz` from the device tree, if its node has

@@ -48,7 +48,7 @@ mod trap;
 
 use crate::cpu::irq_disable;
 pub use context::{init_thread_context, switch_context, Context};
-pub use cpu::{cpu_capacity_dmips_mhz, cpu_count, cpu_id, halt};
+pub use cpu::{cpu_capacity_dmips_mhz, cpu_count, cpu_id, cpu_topology_ids, halt};
 pub use pl011::{console_read, console_write};
 
 /// The PL011's interrupt from the device tree (0: none; polling then).
@@ -128,7 +128,7 @@ pub fn early_init(info: &boot::BootInfo) {
         plat.cpus[..plat.nr_cpus]
             .iter()
             .position(|&m| m == mpidr)
-            .map_or(0, |i| plat.capacity_dmips_mhz[i])
+            .map_or((0, None), |i| (plat.capacity_dmips_mhz[i], plat.topo[i]))
     });
     timer::set_irq(plat.timer_intid);
     let (gic_name, gic_base) = match plat.gic {

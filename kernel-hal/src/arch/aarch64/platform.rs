@@ -10,6 +10,7 @@ use fdt::Fdt;
 use super::cpu::MPIDR_AFF_MASK;
 use crate::addr::PhysAddr;
 use crate::arch::MAX_CPUS;
+use crate::topo::TopoIds;
 
 /// Which GIC the platform has, with its MMIO bases (physical = virtual: identity map).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +67,9 @@ pub struct Platform {
     /// none), Linux's relative performance of a big.LITTLE core
     /// (Documentation/devicetree/bindings/cpu/cpu-capacity.txt).
     pub capacity_dmips_mhz: [u32; MAX_CPUS],
+    /// Each CPU's core and last-level cache ids from `/cpus/cpu-map`
+    /// (index as `cpus`; `None`: not in a map), see [`cpu_map`].
+    pub topo: [Option<TopoIds>; MAX_CPUS],
     /// Usable CPUs beyond [`MAX_CPUS`], ignored (reported at boot, never
     /// dropped silently).
     pub cpus_ignored: usize,
@@ -166,6 +170,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
 
     let psci = psci_conduit(&fdt);
     let (cpus, capacity_dmips_mhz, nr_cpus, cpus_ignored) = cpu_list(&fdt, psci.is_some());
+    let topo = cpu_map(&fdt, &cpus[..nr_cpus]);
     Platform {
         uart_base,
         uart_intid,
@@ -175,6 +180,7 @@ pub fn discover(info: &boot::BootInfo) -> Platform {
         cpus,
         nr_cpus,
         capacity_dmips_mhz,
+        topo,
         cpus_ignored,
     }
 }
@@ -240,6 +246,85 @@ fn cpu_list(fdt: &Fdt, have_psci: bool) -> ([u64; MAX_CPUS], [u32; MAX_CPUS], us
         }
     }
     (cpus, caps, n, ignored)
+}
+
+/// The `reg` (MPIDR affinity) of the `/cpus` node whose `phandle` is
+/// `phandle`.
+fn mpidr_of_phandle(fdt: &Fdt, phandle: u32) -> Option<u64> {
+    let node = fdt.find_phandle(phandle)?;
+    let reg = node.property("reg")?.value;
+    let v = match reg.len() {
+        4 => u64::from(u32::from_be_bytes(reg.try_into().ok()?)),
+        8 => u64::from_be_bytes(reg.try_into().ok()?),
+        _ => return None,
+    };
+    Some(v & MPIDR_AFF_MASK)
+}
+
+/// Core and last-level cache ids of `cpus` (MPIDRs) from the devicetree's
+/// `/cpus/cpu-map` (Documentation/devicetree/bindings/cpu/cpu-topology.txt):
+/// `socketN` > `clusterN` (nested or not) > `coreN` > `threadN`, the leaves
+/// naming their CPU by phandle (`cpu`). The threads of one core node share
+/// its core id; the last-level cache is the socket (the whole map when it
+/// has no socket nodes): without cache nodes Linux's `cpu_coregroup_mask`
+/// falls back to the package too. A CPU the map does not name gets `None`.
+fn cpu_map(fdt: &Fdt, cpus: &[u64]) -> [Option<TopoIds>; MAX_CPUS] {
+    let mut out = [None; MAX_CPUS];
+    let Some(map) = fdt.find_node("/cpus/cpu-map") else {
+        return out;
+    };
+    let mut next_core = 0u32;
+    let mut put = |phandle: Option<u32>, core: u32, llc: u32| {
+        let Some(mpidr) = phandle.and_then(|p| mpidr_of_phandle(fdt, p)) else {
+            return;
+        };
+        if let Some(i) = cpus.iter().position(|&m| m == mpidr) {
+            out[i] = Some(TopoIds { core, llc });
+        }
+    };
+    let cpu_of = |n: fdt::node::FdtNode| {
+        n.property("cpu")
+            .and_then(|p| p.as_usize())
+            .and_then(|p| u32::try_from(p).ok())
+    };
+    // Depth-first, iteratively: (node, socket id) pairs, at most 4 levels of
+    // clusters nested.
+    let has_sockets = map.children().any(|c| c.name.starts_with("socket"));
+    let mut stack: [Option<(fdt::node::FdtNode, u32)>; 64] = [None; 64];
+    let mut top = 0;
+    for (i, child) in map.children().enumerate() {
+        let socket = if has_sockets { i as u32 } else { 0 };
+        if top < stack.len() {
+            stack[top] = Some((child, socket));
+            top += 1;
+        }
+    }
+    while top > 0 {
+        top -= 1;
+        let Some((node, socket)) = stack[top].take() else {
+            continue;
+        };
+        if node.name.starts_with("core") {
+            let core = next_core;
+            next_core += 1;
+            let mut threads = false;
+            for t in node.children().filter(|t| t.name.starts_with("thread")) {
+                threads = true;
+                put(cpu_of(t), core, socket);
+            }
+            if !threads {
+                put(cpu_of(node), core, socket);
+            }
+        } else {
+            for child in node.children() {
+                if top < stack.len() {
+                    stack[top] = Some((child, socket));
+                    top += 1;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// INTID of the EL1 virtual timer from the `arm,armv8-timer` node: its

@@ -152,8 +152,9 @@ static MAILBOXES: [Mailbox; MAX_CPUS] = [const {
 /// `stack_top`, with IRQs masked. Returns true once the CPU runs (it is past the
 /// point of no return), false if `cpu` is out of range or was already started,
 /// there is no PSCI, PSCI refused, or the CPU did not report within `wait_ns`
-/// (normally [`START_TIMEOUT_NS`]); after false the CPU never runs `entry`
-/// or touches the stack, and `cpu` may be started again.
+/// (normally [`START_TIMEOUT_NS`]; 0 always gives up, as if the CPU came
+/// too late); after false the CPU never runs `entry` or touches the stack,
+/// and `cpu` may be started again.
 ///
 /// # Safety
 /// `stack_top` must be the 16-byte aligned top of a stack that nothing else uses
@@ -213,6 +214,12 @@ pub unsafe fn start_cpu(
     while psci::cpu_is_off(cpu::mpidr_of(cpu)) == Some(false) && timer::now_ns() < off_deadline {
         core::hint::spin_loop();
     }
+    if wait_ns == 0 {
+        // A zero wait gives up at once, deterministically: the mailbox is
+        // abandoned before the CPU can claim it, so it arrives late and
+        // waits for a re-armed start, as one the host kept off too long.
+        mb.state.store(ABANDONED, Ordering::Release);
+    }
     let ret = psci::call(
         PSCI_CPU_ON,
         cpu::mpidr_of(cpu),
@@ -223,6 +230,9 @@ pub unsafe fn start_cpu(
         // No PSCI, or an error (ALREADY_ON -4, INVALID_PARAMETERS -2, ...): the
         // CPU will not run our entry, so the slot may be tried again.
         mb.state.store(IDLE, Ordering::Release);
+        return false;
+    }
+    if wait_ns == 0 {
         return false;
     }
 

@@ -41,7 +41,9 @@ use x86_64::instructions::port::Port;
 pub use self::context::{init_thread_context, switch_context, Context};
 pub use self::paging::{flush_tlb_local, map_stack_page, unmap_stack_page};
 pub use self::percpu::cpu_id;
-pub use self::smp::{cpu_count, ipi_state, park_this_cpu, send_ipi, start_cpu, START_TIMEOUT_NS};
+pub use self::smp::{
+    cpu_count, cpu_topology_ids, ipi_state, park_this_cpu, send_ipi, start_cpu, START_TIMEOUT_NS,
+};
 pub use self::time::now_ns;
 use super::ExitCode;
 use crate::addr::{PhysAddr, VirtAddr};

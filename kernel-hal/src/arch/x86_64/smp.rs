@@ -383,6 +383,58 @@ pub fn cpu_index_of(apic_id: u32) -> Option<CpuId> {
     CpuId::range(cpu_count()).find(|&c| APIC_IDS[c.index()].load(Ordering::Relaxed) == apic_id)
 }
 
+/// Where CPU `cpu` sits (its core and last-level cache ids, from its APIC
+/// id and this CPU's CPUID: [`crate::topo`]); `None` without the x2APIC
+/// topology leaf (0x1F or 0xB), where every CPU counts as its own core in
+/// one shared cache.
+pub fn cpu_topology_ids(cpu: CpuId) -> Option<crate::topo::TopoIds> {
+    Some(topology_shifts()?.ids(apic_id_of(cpu)?))
+}
+
+/// The APIC-id bit fields from CPUID: leaf 0x1F (or 0xB) for the SMT and
+/// package levels, the deterministic cache leaf (4 on Intel, 0x8000001D on
+/// AMD with TOPOEXT) for the last-level cache's sharing.
+fn topology_shifts() -> Option<crate::topo::X86Shifts> {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    let max = __cpuid(0).eax;
+    let leaf = [0x1f, 0xb]
+        .into_iter()
+        .find(|&l| max >= l && __cpuid_count(l, 0).ebx != 0)?;
+    let (mut smt_shift, mut pkg_shift) = (0, 0);
+    for sub in 0..8 {
+        let r = __cpuid_count(leaf, sub);
+        let level_type = (r.ecx >> 8) & 0xff;
+        if level_type == 0 {
+            break;
+        }
+        if level_type == 1 {
+            smt_shift = r.eax & 0x1f;
+        }
+        pkg_shift = r.eax & 0x1f;
+    }
+    let v = __cpuid(0);
+    let amd = (v.ebx, v.edx, v.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+    let max_ext = __cpuid(0x8000_0000).eax;
+    let cache_leaf = if amd {
+        (max_ext >= 0x8000_001d && __cpuid(0x8000_0001).ecx & (1 << 22) != 0).then_some(0x8000_001d)
+    } else {
+        (max >= 4).then_some(4)
+    };
+    // The highest level's sharing count (EAX[7:5] level, [25:14] + 1 CPUs).
+    let llc_sharing = cache_leaf.and_then(|l| {
+        (0..16)
+            .map(|sub| __cpuid_count(l, sub).eax)
+            .take_while(|eax| eax & 0x1f != 0)
+            .max_by_key(|eax| (eax >> 5) & 0x7)
+            .map(|eax| ((eax >> 14) & 0xfff) + 1)
+    });
+    Some(crate::topo::X86Shifts::new(
+        smt_shift,
+        pkg_shift,
+        llc_sharing,
+    ))
+}
+
 /// Busy-waits `ns` nanoseconds, measured with the TSC.
 fn delay_ns(ns: u64) {
     let start = time::rdtsc();
@@ -448,8 +500,9 @@ impl Drop for StartGuard {
 ///
 /// Sends INIT, waits 10 ms, sends STARTUP, waits 200 us, sends a second STARTUP
 /// if the AP has not yet claimed the trampoline, then waits up to `wait_ns`
-/// (normally [`START_TIMEOUT_NS`], 10 s) for the AP to report itself online
-/// (all delays measured with the TSC). Returns
+/// (normally [`START_TIMEOUT_NS`], 10 s; 0 always gives up, as if the AP
+/// came too late) for the AP to report itself online (all delays measured
+/// with the TSC). Returns
 /// true once it is; false if `cpu` is out of range, is the boot CPU, was
 /// already started, or did not come up in time. Calls are serialised (the
 /// trampoline page is shared), from any CPU.
@@ -535,7 +588,10 @@ pub unsafe fn start_cpu(
     // lives as long as the kernel; the AP accesses it only with `lock xchg`.
     let ticket = unsafe { AtomicU32::from_ptr(args_ptr.cast::<u32>()) };
     // Release: the code and the arguments are visible before the ticket is.
-    let armed = apic_id + 1;
+    // A zero wait gives up at once, deterministically: no ticket is armed,
+    // so the AP wakes, finds none and parks in the trampoline (the next
+    // start's INIT resets it), as one that came too late would.
+    let armed = if wait_ns == 0 { 0 } else { apic_id + 1 };
     ticket.store(armed, Ordering::Release);
 
     let page = (tramp >> 12) as u8;

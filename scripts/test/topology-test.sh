@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# CPU capacities reach the scheduler: boots ARCH on 4 CPUs
-#   - with `cpu_capacity=530,530,1024,1024` (an RK3588-like pair of
+# The machine's shape reaches the scheduler: boots ARCH
+#   - on `-smp 4,threads=2` and `-smp 8,sockets=2,threads=2`: the boot line
+#     `sched: topology:` gives the cores, LLCs and CPU 0's domains the
+#     firmware describes (x86_64: CPUID leaf 0xB/0x1F and the cache leaf over
+#     the APIC ids; aarch64: the devicetree's cpu-map, the socket as the LLC),
+#     and `-smp 4` stays one LLC of 4 cores (MC 4), as before;
+#   - on 4 CPUs with `cpu_capacity=530,530,1024,1024` (an RK3588-like pair of
 #     Cortex-A55 and Cortex-A76 values): the boot line says the capacities
 #     and "(asymmetric)", and `sched_debug` shows each CPU's `.cpu_capacity`;
 #   - with `cpu_capacity=1,2` (two values for four CPUs): a warning, and
@@ -11,22 +16,22 @@
 #     capacity-dmips-mhz"; and on CPU 0 only: "partial information", every
 #     CPU 1024 (Linux's rule, drivers/base/arch_topology.c).
 #
-#   scripts/test/capacity-test.sh ARCH KERNEL_ELF
+#   scripts/test/topology-test.sh ARCH KERNEL_ELF
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
-h_init capacity
+h_init topology
 [ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
 arch=$1 kernel=$2
 export SMP=4
 fails=0 boots=0
 
-# boot TAG APPEND [QEMU_EXTRA...]: one boot that runs `sched_debug` and
-# powers off; sets LOG.
+# boot TAG APPEND [QEMU_EXTRA...]: one boot on $SMP that runs `sched_debug`
+# and powers off; sets LOG.
 boot() {
     local tag=$1 append=$2
     shift 2
-    LOG=$(h_log capacity "$arch" "$tag")
+    LOG=$(h_log topology "$arch" "$tag")
     QEMU_EXTRA="$*" h_qemu "$arch" kernel="$kernel" append="$append run=sched_debug; poweroff" || exit 2
     h_run "$LOG" 120 -- "${QEMU[@]}" </dev/null
     boots=$((boots + 1))
@@ -38,7 +43,7 @@ expect() {
     local tag=$1 re
     shift
     for re in "$@"; do
-        tr -d '\r' <"$LOG" | grep -aEq -- "$re" || { h_err "$tag: no line matching '$re'; see $LOG"; fails=$((fails + 1)); }
+        tr -d '\r' <"$LOG" | grep -aE -- "$re" >/dev/null || { h_err "$tag: no line matching '$re'; see $LOG"; fails=$((fails + 1)); }
     done
 }
 
@@ -50,6 +55,12 @@ caps() {
     [ "$got" = "$* " ] || { h_err "$tag: sched_debug .cpu_capacity '$got', want '$* '; see $LOG"; fails=$((fails + 1)); }
 }
 
+SMP=4 boot smp4 "" &&
+    expect smp4 'sched: topology: 4 CPU\(s\), 4 core\(s\), 1 LLC\(s\); cpu0.s domains: MC 4$'
+SMP=4,threads=2 boot smt "" &&
+    expect smt 'sched: topology: 4 CPU\(s\), 2 core\(s\), 1 LLC\(s\); cpu0.s domains: SMT 2 MC 4$'
+SMP=8,sockets=2,threads=2 boot sockets "" &&
+    expect sockets 'sched: topology: 8 CPU\(s\), 4 core\(s\), 2 LLC\(s\); cpu0.s domains: SMT 2 MC 4 PKG 8$'
 boot arg "cpu_capacity=530,530,1024,1024" &&
     expect arg 'sched: CPU capacities from cpu_capacity=: 530 530 1024 1024 \(asymmetric\)' &&
     caps arg 530 530 1024 1024
@@ -58,7 +69,7 @@ boot badarg "cpu_capacity=1,2" &&
     caps badarg 1024 1024 1024 1024
 
 if [ "$arch" = aarch64 ]; then
-    dtb="$H_BUILD/capacity-virt.dtb"
+    dtb="$H_BUILD/topology-virt.dtb"
     rm -f "$dtb"
     h_qemu "$arch" machine="dumpdtb=$dtb" || exit 2
     "${QEMU[@]}" </dev/null >/dev/null 2>&1
@@ -80,9 +91,9 @@ if [ "$arch" = aarch64 ]; then
 fi
 
 if [ "$fails" -ne 0 ]; then
-    h_record "capacity $arch" 0 "$fails" 0
+    h_record "topology $arch" 0 "$fails" 0
     h_err "FAIL: $arch: $fails check(s) failed"
     exit 1
 fi
-h_record "capacity $arch" "$boots" 0 0
-h_say "PASS: $arch: $boots boots, capacities as given"
+h_record "topology $arch" "$boots" 0 0
+h_say "PASS: $arch: $boots boots, topologies and capacities as given"
