@@ -86,6 +86,8 @@ sched_features! {
     WaIdle = "WA_IDLE", true, on: "FEAT_ON_WA_IDLE", off: "FEAT_OFF_WA_IDLE";
     /// Wake-affine: compare the load of the waking and the previous CPU.
     WaWeight = "WA_WEIGHT", true, on: "FEAT_ON_WA_WEIGHT", off: "FEAT_OFF_WA_WEIGHT";
+    /// Wake-affine by load: weigh the previous CPU's load up by half the domain's imbalance margin, a bias toward the waker's CPU.
+    WaBias = "WA_BIAS", true, on: "FEAT_ON_WA_BIAS", off: "FEAT_OFF_WA_BIAS";
     /// Newidle balance each domain level with a probability that follows its recent success ratio (Linux 6.19, commit 33cf66d88306).
     NiRandom = "NI_RANDOM", true, on: "FEAT_ON_NI_RANDOM", off: "FEAT_OFF_NI_RANDOM";
     /// The newidle success ratio also grows with the time between newidle calls, so a CPU that rarely goes newly idle keeps balancing (Linux 7.0, commit 9fe89f022c05).

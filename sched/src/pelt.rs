@@ -75,22 +75,75 @@ pub fn decay_table() -> &'static [u32; 32] {
 
 /// `val * y^n`: halved once per 32 periods, then the rest from the table.
 /// After `32 * 63` periods nothing of a 64-bit value is left.
+#[inline]
 pub fn decay_load(val: u64, n: u64) -> u64 {
-    if n > LOAD_AVG_PERIOD * 63 {
-        return 0;
-    }
-    let val = val >> (n / LOAD_AVG_PERIOD);
-    ((val as u128 * Y_N_INV[(n % LOAD_AVG_PERIOD) as usize] as u128) >> 32) as u64
+    Decay::periods(n).apply(val)
 }
 
-/// The contribution of an interval that crossed `periods` period
-/// boundaries: `d1` units finishing the first period (decayed `periods`
-/// times), the whole periods between (the series' closed form), and `d3`
-/// units of the current one (not decayed).
-fn segments(periods: u64, d1: u64, d3: u64) -> u64 {
-    let c1 = decay_load(d1, periods);
-    let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - PERIOD_UNITS;
-    c1 + c2 + d3
+/// The factor `y^n` of [`decay_load`], looked up once and applied to each
+/// series an update decays (the three sums and the contribution's two
+/// decayed terms share the same `n`).
+#[derive(Clone, Copy, Debug)]
+struct Decay {
+    /// `n / 32`: the halvings, applied as a shift first.
+    shift: u32,
+    /// `Y_N_INV[n % 32]`, or 0 past `32 * 63` periods.
+    factor: u64,
+}
+
+impl Decay {
+    /// No period ended (never applied).
+    const NONE: Decay = Decay {
+        shift: 0,
+        factor: 0,
+    };
+
+    #[inline]
+    fn periods(n: u64) -> Self {
+        if n > LOAD_AVG_PERIOD * 63 {
+            return Decay {
+                shift: 0,
+                factor: 0,
+            };
+        }
+        Decay {
+            shift: (n / LOAD_AVG_PERIOD) as u32,
+            factor: Y_N_INV[(n % LOAD_AVG_PERIOD) as usize] as u64,
+        }
+    }
+
+    /// `val * y^n`, in `mul_u64_u32_shr`'s arithmetic.
+    #[inline(always)]
+    fn apply(self, val: u64) -> u64 {
+        (((val >> self.shift) as u128 * self.factor as u128) >> 32) as u64
+    }
+
+    /// The contribution of an interval that crossed `n` period boundaries:
+    /// `d1` units finishing the first period (decayed `n` times), the whole
+    /// periods between (the series' closed form), and `d3` units of the
+    /// current one (not decayed).
+    #[inline]
+    fn segments(self, d1: u64, d3: u64) -> u64 {
+        let c1 = self.apply(d1);
+        let c2 = LOAD_AVG_MAX - self.apply(LOAD_AVG_MAX) - PERIOD_UNITS;
+        c1 + c2 + d3
+    }
+}
+
+/// The time one update adds, split as `accumulate_sum` splits it: the
+/// whole units elapsed, the period boundaries crossed, the decay they bring
+/// and the units' contribution (`accumulate_sum`'s result). It depends
+/// only on the stamp, the period's progress and the clock, so an entity and
+/// its runqueue, stamped together since the entity's attach, share it (Linux
+/// computes it twice in `update_load_avg`, for the same figures).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Elapsed {
+    units: u64,
+    periods: u64,
+    /// The units of the current period after the update.
+    period_contrib: u32,
+    decay: Decay,
+    contrib: u64,
 }
 
 /// One entity's or runqueue's load-tracking state (Linux's `struct
@@ -152,67 +205,101 @@ impl SchedAvg {
 
     /// The sums' divider: the largest sum so far in this period
     /// (`get_pelt_divider`).
+    #[inline]
     pub fn divider(&self) -> u64 {
         LOAD_AVG_MAX - PERIOD_UNITS + self.period_contrib as u64
     }
 
-    /// Adds `delta` units, spent with the given load, runnable count and
-    /// running state, decaying the sums first if periods ended. Returns the
-    /// number of period boundaries crossed.
-    fn accumulate(&mut self, delta: u64, load: u64, runnable: u64, running: bool) -> u64 {
-        let total = delta + self.period_contrib as u64;
+    /// The time from the stamp to `now_ns`, split as `accumulate_sum`
+    /// splits it; `None` when less than a unit elapsed. A clock that went
+    /// back only moves the stamp.
+    #[inline(always)]
+    pub(crate) fn elapsed(&mut self, now_ns: u64) -> Option<Elapsed> {
+        if now_ns < self.last_update_time_ns {
+            self.last_update_time_ns = now_ns;
+            return None;
+        }
+        let units = (now_ns - self.last_update_time_ns) >> UNIT_SHIFT_NS;
+        if units == 0 {
+            return None;
+        }
+        let total = units + self.period_contrib as u64;
         let periods = total / PERIOD_UNITS;
-        let mut contrib = delta;
-        if periods > 0 {
-            self.load_sum = decay_load(self.load_sum, periods);
-            self.runnable_sum = decay_load(self.runnable_sum, periods);
-            self.util_sum = decay_load(self.util_sum, periods);
-            if load != 0 {
-                let d1 = PERIOD_UNITS - self.period_contrib as u64;
-                contrib = segments(periods, d1, total % PERIOD_UNITS);
+        let d3 = total % PERIOD_UNITS;
+        let (decay, contrib) = if periods > 0 {
+            let decay = Decay::periods(periods);
+            let d1 = PERIOD_UNITS - self.period_contrib as u64;
+            (decay, decay.segments(d1, d3))
+        } else {
+            (Decay::NONE, units)
+        };
+        Some(Elapsed {
+            units,
+            periods,
+            period_contrib: d3 as u32,
+            decay,
+            contrib,
+        })
+    }
+
+    /// Whether `other` has the same stamp and period progress, so that the
+    /// same [`Elapsed`] brings both to a given time.
+    #[inline]
+    pub(crate) fn same_stamp(&self, other: &SchedAvg) -> bool {
+        self.last_update_time_ns == other.last_update_time_ns
+            && self.period_contrib == other.period_contrib
+    }
+
+    /// Adds the elapsed time, spent with the given load, runnable count and
+    /// running state, decaying the sums first if periods ended. Returns
+    /// whether a period ended, i.e. whether the averages must be
+    /// recomputed.
+    #[inline(always)]
+    fn accumulate(&mut self, el: &Elapsed, load: u64, runnable: u64, running: bool) -> bool {
+        self.last_update_time_ns += el.units << UNIT_SHIFT_NS;
+        self.period_contrib = el.period_contrib;
+        if el.periods > 0 {
+            self.load_sum = el.decay.apply(self.load_sum);
+            self.runnable_sum = el.decay.apply(self.runnable_sum);
+            self.util_sum = el.decay.apply(self.util_sum);
+        }
+        // Time off the runqueue adds nothing, whatever the other two say.
+        if load != 0 {
+            self.load_sum += load * el.contrib;
+            if runnable != 0 {
+                self.runnable_sum += (runnable * el.contrib) << SCHED_CAPACITY_SHIFT;
+            }
+            if running {
+                self.util_sum += el.contrib << SCHED_CAPACITY_SHIFT;
             }
         }
-        self.period_contrib = (total % PERIOD_UNITS) as u32;
-        if load != 0 {
-            self.load_sum += load * contrib;
-        }
-        if runnable != 0 {
-            self.runnable_sum += (runnable * contrib) << SCHED_CAPACITY_SHIFT;
-        }
-        if running {
-            self.util_sum += contrib << SCHED_CAPACITY_SHIFT;
-        }
-        periods
+        el.periods > 0
     }
 
     /// Brings the sums to `now_ns` (`___update_load_sum`). A clock that went
     /// back only moves the stamp; less than a unit changes nothing. Returns
     /// whether a period ended, i.e. whether the averages must be recomputed.
+    #[inline]
     pub fn update_sums(&mut self, now_ns: u64, load: u64, runnable: u64, running: bool) -> bool {
-        if now_ns < self.last_update_time_ns {
-            self.last_update_time_ns = now_ns;
-            return false;
+        match self.elapsed(now_ns) {
+            Some(el) => self.accumulate(&el, load, runnable, running),
+            None => false,
         }
-        let units = (now_ns - self.last_update_time_ns) >> UNIT_SHIFT_NS;
-        if units == 0 {
-            return false;
-        }
-        self.last_update_time_ns += units << UNIT_SHIFT_NS;
-        // Time off the runqueue adds nothing, whatever the other two say.
-        let (runnable, running) = if load == 0 {
-            (0, false)
-        } else {
-            (runnable, running)
-        };
-        self.accumulate(units, load, runnable, running) > 0
     }
 
     /// Recomputes the averages from the sums (`___update_load_avg`);
     /// `load_scale` is an entity's weight (1 for a runqueue, whose load sum
     /// already carries its weights).
+    #[inline(always)]
     pub fn update_avgs(&mut self, load_scale: u64) {
         let divider = self.divider();
-        self.load_avg = (load_scale as u128 * self.load_sum as u128 / divider as u128) as u64;
+        // A task's sum is at most LOAD_AVG_MAX and its weight 17 bits; a
+        // runqueue's scale is 1: the product fits 64 bits but in contrived
+        // cases, which take the 128-bit division.
+        self.load_avg = match load_scale.checked_mul(self.load_sum) {
+            Some(p) => p / divider,
+            None => (load_scale as u128 * self.load_sum as u128 / divider as u128) as u64,
+        };
         self.runnable_avg = self.runnable_sum / divider;
         self.util_avg = self.util_sum / divider;
     }
@@ -221,6 +308,7 @@ impl SchedAvg {
     /// running), `runnable` (not a delayed-dequeue entity), `running` (the
     /// CPU's current), `weight` (its load weight). Returns whether the
     /// averages changed.
+    #[inline(always)]
     pub fn update_entity(
         &mut self,
         now_ns: u64,
@@ -229,7 +317,23 @@ impl SchedAvg {
         running: bool,
         weight: u64,
     ) -> bool {
-        if !self.update_sums(now_ns, on_rq as u64, runnable as u64, running) {
+        match self.elapsed(now_ns) {
+            Some(el) => self.update_entity_by(&el, on_rq, runnable, running, weight),
+            None => false,
+        }
+    }
+
+    /// [`Self::update_entity`] by a given elapsed time.
+    #[inline(always)]
+    pub(crate) fn update_entity_by(
+        &mut self,
+        el: &Elapsed,
+        on_rq: bool,
+        runnable: bool,
+        running: bool,
+        weight: u64,
+    ) -> bool {
+        if !self.accumulate(el, on_rq as u64, runnable as u64, running) {
             return false;
         }
         self.update_avgs(weight);
@@ -240,8 +344,24 @@ impl SchedAvg {
 
     /// A runqueue's update (`__update_load_avg_cfs_rq`): the weight it holds,
     /// its runnable count and whether something runs.
+    #[inline(always)]
     pub fn update_rq(&mut self, now_ns: u64, weight: u64, nr_runnable: u64, running: bool) -> bool {
-        if !self.update_sums(now_ns, weight, nr_runnable, running) {
+        match self.elapsed(now_ns) {
+            Some(el) => self.update_rq_by(&el, weight, nr_runnable, running),
+            None => false,
+        }
+    }
+
+    /// [`Self::update_rq`] by a given elapsed time.
+    #[inline(always)]
+    pub(crate) fn update_rq_by(
+        &mut self,
+        el: &Elapsed,
+        weight: u64,
+        nr_runnable: u64,
+        running: bool,
+    ) -> bool {
+        if !self.accumulate(el, weight, nr_runnable, running) {
             return false;
         }
         self.update_avgs(1);

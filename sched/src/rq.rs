@@ -353,7 +353,10 @@ impl Rq {
             slot_cap: 0,
             ids: IdMap::new(),
             id_limit: max_tasks.min(NIL as usize) as u32,
-            fair: FairRq::new(),
+            fair: FairRq {
+                cpu,
+                ..FairRq::new()
+            },
             rt: RtRq::new(),
             dl: DlRq::new(),
             fair_server: DlServer::default(),
@@ -805,19 +808,35 @@ impl Rq {
     // Inlined into `dequeue_task`, so the result is not copied once more.
     #[inline(always)]
     fn dequeue_slot(&mut self, s: u32, flags: DequeueFlags) -> Result<Option<SchedTask>, RqError> {
+        let mut out = None;
+        self.dequeue_slot_into(s, flags, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Rq::dequeue_slot`] with the task's state written straight into
+    /// `dst` (left `None` while its dequeue is delayed): one copy of the
+    /// state, slot to `dst`, where [`Rq::schedule`] built its result from
+    /// `dequeue_slot`'s paid two or three more (the `Result` and `Option`
+    /// layers; a task's state is over 300 bytes, each copy a `memcpy`).
+    #[inline(always)]
+    fn dequeue_slot_into(
+        &mut self,
+        s: u32,
+        flags: DequeueFlags,
+        dst: &mut Option<SchedTask>,
+    ) -> Result<(), RqError> {
         match self.tasks[s as usize].state {
-            TaskState::Queued => {}
-            TaskState::Delayed => {
-                self.finish_delayed(s);
-                return Ok(Some(self.take(s)));
+            TaskState::Queued => {
+                if !self.deactivate(s, flags) {
+                    return Ok(());
+                }
             }
-            TaskState::Blocked => return Ok(Some(self.take(s))),
+            TaskState::Delayed => self.finish_delayed(s),
+            TaskState::Blocked => {}
             TaskState::Absent => return Err(RqError::NotQueued),
         }
-        if !self.deactivate(s, flags) {
-            return Ok(None);
-        }
-        Ok(Some(self.take(s)))
+        self.take_into(s, dst);
+        Ok(())
     }
 
     /// Takes a queued task out of its class (`deactivate_task`). Returns
@@ -830,6 +849,10 @@ impl Rq {
         let id = Slot(s);
         match self.tasks[i].class() {
             SchedClass::Fair => {
+                if flags.contains(DequeueFlags::SLEEP) {
+                    // util_est_update: a sample of its utilization at sleep.
+                    self.tasks[i].se.avg.util_est_update();
+                }
                 if !self
                     .fair
                     .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
@@ -976,6 +999,13 @@ impl Rq {
         out.state = TaskState::Absent;
         self.release(s);
         out
+    }
+
+    /// [`Rq::take`] straight into `dst`: one copy of the state.
+    #[inline(always)]
+    fn take_into(&mut self, s: u32, dst: &mut Option<SchedTask>) {
+        dst.insert(self.tasks[s as usize]).state = TaskState::Absent;
+        self.release(s);
     }
 
     /// The slot half of [`Rq::take`]: `s` no longer holds a task.
@@ -1299,22 +1329,20 @@ impl Rq {
     /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
     /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
     pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
-        let prev = self.curr();
-        let mut prev_blocked = None;
-        if prev_sleeps && self.curr != NIL {
-            prev_blocked = self
-                .dequeue_slot(self.curr, DequeueFlags::SLEEP)
-                .ok()
-                .flatten();
-        }
-        let next = self.pick_next_task();
-        Switch {
-            prev,
-            next,
-            prev_blocked,
+        // Built in place: the sleeper's state is written straight into it.
+        let mut sw = Switch {
+            prev: self.curr(),
+            next: None,
+            prev_blocked: None,
             prev_exited: None,
             prev_misplaced: false,
+        };
+        if prev_sleeps && self.curr != NIL {
+            // The running task's slot is never empty: no error.
+            let _ = self.dequeue_slot_into(self.curr, DequeueFlags::SLEEP, &mut sw.prev_blocked);
         }
+        sw.next = self.pick_next_task();
+        sw
     }
 
     /// `__schedule` with the task lifecycle of [`crate::smp::Scheduler`]:
@@ -1357,10 +1385,13 @@ impl Rq {
                     }
                 }
                 PrevAction::Exits => {
-                    sw.prev_exited = self
-                        .dequeue_slot(s, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)
-                        .ok()
-                        .flatten();
+                    let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
+                    // The running task's slot is never empty: no error.
+                    let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
+                    // task_dead_fair: its load leaves with it.
+                    if let Some(t) = sw.prev_exited.as_mut() {
+                        self.fair.detach_gone(&mut t.se);
+                    }
                 }
             }
         }
@@ -1448,6 +1479,20 @@ impl Rq {
         Ok(self.take(s))
     }
 
+    /// The fair runqueue's load average (Linux's `cpu_load()`,
+    /// `cfs_rq->avg.load_avg`: queued and blocked load).
+    #[inline]
+    pub fn load_avg(&self) -> u64 {
+        self.fair.avg().load_avg
+    }
+
+    /// Takes the load of a task that slept here and is being woken on
+    /// another CPU out of this runqueue's averages (its state is the
+    /// caller's now): Linux's `migrate_task_rq_fair` on a wakeup.
+    pub(crate) fn detach_sleeper_load(&mut self, t: &mut SchedTask) {
+        self.fair.detach_gone(&mut t.se);
+    }
+
     /// [`Rq::take_blocked`] straight into `dst` (a sleeper's cell): one copy
     /// of the state instead of two on the way to sleep.
     pub(crate) fn take_blocked_into(
@@ -1459,8 +1504,7 @@ impl Rq {
         if self.tasks[s as usize].state != TaskState::Blocked {
             return Err(RqError::NotQueued);
         }
-        dst.insert(self.tasks[s as usize]).state = TaskState::Absent;
-        self.release(s);
+        self.take_into(s, dst);
         Ok(())
     }
 
@@ -1543,6 +1587,11 @@ impl Rq {
                 }
             }
             SchedClass::Idle => {}
+        }
+        if class != SchedClass::Fair {
+            // The blocked load decays without a fair task running (Linux's
+            // update_blocked_averages, run from the balance softirq).
+            self.fair.update_cfs_rq_load_avg();
         }
         self.fair_server_tick();
         if self.need_resched > before && class != SchedClass::Idle {

@@ -30,8 +30,9 @@
 //! [`Scheduler::select_task_rq`] picks the CPU: fork/exec balancing down the
 //! domains to the idlest group, then the idlest allowed CPU
 //! ([`Scheduler::find_idlest_cpu`]); otherwise wake-affine between the waker's
-//! and the previous CPU (WA_IDLE within a shared cache, then WA_WEIGHT with
-//! the WF_SYNC discount), then an idle-CPU search that never leaves the
+//! and the previous CPU unless `wake_wide` (WA_IDLE within a shared cache,
+//! then WA_WEIGHT over PELT load averages with WA_BIAS and the WF_SYNC
+//! discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
 //! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
 //! the CPU changes. A wakeup on another CPU goes as Linux's
@@ -242,6 +243,16 @@ pub struct CpuSummary {
     pub rq_empty: AtomicBool,
     /// Σ fair weight.
     pub load: AtomicU64,
+    /// The fair runqueue's PELT load average, queued and blocked (Linux's
+    /// `cpu_load()`), what `wake_affine_weight` compares.
+    pub load_avg: AtomicU64,
+    /// The running task's id, or [`crate::task::NIL`]: the waker whose
+    /// `wakee_flips` a wakeup from this CPU records (Linux's `current`).
+    pub curr_id: AtomicU32,
+    /// The averages of tasks that slept here and were woken elsewhere
+    /// without this runqueue's lock, to take out of its averages at its
+    /// next publish (Linux's `cfs_rq->removed`).
+    pub removed: RemovedLoad,
     /// Running its idle task.
     pub idle: AtomicBool,
     /// The RT rank of the running task (`cpupri`'s view, for RT wakeup
@@ -258,6 +269,41 @@ pub struct CpuSummary {
     /// and a queued, not running one that may migrate; the value is that
     /// task's priority, what a pull would gain ([`Rq::rt_overload_rank`]).
     pub rt_next_rank: AtomicU8,
+}
+
+/// Linux's `cfs_rq->removed`: PELT averages waiting to leave a runqueue
+/// whose lock their remover did not hold ([`Rq::load_avg`]).
+#[derive(Debug, Default)]
+pub struct RemovedLoad {
+    /// Removals not yet applied.
+    pub nr: AtomicU32,
+    /// Σ `load_avg`.
+    pub load_avg: AtomicU64,
+    /// Σ `util_avg`.
+    pub util_avg: AtomicU64,
+    /// Σ `runnable_avg`.
+    pub runnable_avg: AtomicU64,
+}
+
+impl RemovedLoad {
+    /// Queues the removal of a sleeper's averages (synchronised to now).
+    pub fn add(&self, a: &crate::pelt::SchedAvg) {
+        self.load_avg.fetch_add(a.load_avg, Ordering::Relaxed);
+        self.util_avg.fetch_add(a.util_avg, Ordering::Relaxed);
+        self.runnable_avg
+            .fetch_add(a.runnable_avg, Ordering::Relaxed);
+        self.nr.fetch_add(1, Ordering::Release);
+    }
+
+    /// Applies the queued removals to `rq` (its lock held).
+    #[cold]
+    fn apply(&self, rq: &mut Rq) {
+        self.nr.store(0, Ordering::Relaxed);
+        let l = self.load_avg.swap(0, Ordering::Acquire);
+        let u = self.util_avg.swap(0, Ordering::Relaxed);
+        let r = self.runnable_avg.swap(0, Ordering::Relaxed);
+        rq.fair.remove_load(l, u, r);
+    }
 }
 
 /// The changing state of one CPU's domain at one level (the dynamic part of
@@ -315,7 +361,10 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 /// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
 /// count of CPUs with two or more runnable tasks, and `rto_count`, the count
 /// of RT-overloaded CPUs, in step with it.
-fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
+fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
+    if s.removed.nr.load(Ordering::Relaxed) != 0 {
+        s.removed.apply(rq);
+    }
     let nr = rq.nr_runnable();
     let was = s.nr_running.swap(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
@@ -327,6 +376,11 @@ fn publish(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU3
     }
     s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
+    s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
+    s.curr_id.store(
+        rq.curr().map_or(crate::task::NIL, |c| c.0),
+        Ordering::Relaxed,
+    );
     s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
     let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
@@ -371,7 +425,7 @@ impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.guard.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.summary, self.overloaded, self.rto_count);
+            publish(&mut g, self.summary, self.overloaded, self.rto_count);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -406,11 +460,11 @@ impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.b.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sb, self.overloaded, self.rto_count);
+            publish(&mut g, self.sb, self.overloaded, self.rto_count);
         }
         if let Some(mut g) = self.a.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&g, self.sa, self.overloaded, self.rto_count);
+            publish(&mut g, self.sa, self.overloaded, self.rto_count);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -507,6 +561,14 @@ pub(crate) struct TaskCell {
     pub(crate) parked: Mutex<Option<SchedTask>>,
     /// The CPU it slept on (its previous CPU for placement), while parked.
     pub(crate) last_cpu: crate::sync::AtomicU32,
+    /// Wakeups of another task than the last one it woke, halved once a
+    /// second (Linux's `wakee_flips`, read by `wake_wide`). Written by the
+    /// task's own wakeups of others (it is the running task then).
+    pub(crate) wakee_flips: crate::sync::AtomicU32,
+    /// The last task it woke (`last_wakee`), or [`crate::task::NIL`].
+    pub(crate) last_wakee: crate::sync::AtomicU32,
+    /// When `wakee_flips` was last halved, ns (`wakee_flip_decay_ts`).
+    pub(crate) wakee_flip_decay_ns: AtomicU64,
 }
 
 impl TaskCell {
@@ -516,6 +578,9 @@ impl TaskCell {
             switching: crate::sync::AtomicBool::new(false),
             parked: Mutex::named("task_cell.parked", None),
             last_cpu: crate::sync::AtomicU32::new(0),
+            wakee_flips: crate::sync::AtomicU32::new(0),
+            last_wakee: crate::sync::AtomicU32::new(crate::task::NIL),
+            wakee_flip_decay_ns: AtomicU64::new(0),
         }
     }
 }
@@ -528,6 +593,59 @@ pub(crate) const DIR_CHUNKS: usize = 256;
 pub(crate) type CellDir = alloc::boxed::Box<[spin::Once<Vec<TaskCell>>]>;
 /// [`TaskCell::home`]: no task with this id.
 pub(crate) const HOME_NONE: u32 = u32::MAX;
+/// Where [`Scheduler::ttwu_queue_from`] reads a wakee's state: read once,
+/// at the place it is copied to (the target's slot or wake list).
+pub(crate) trait WakeeState {
+    /// Whether the task may run on `cpu`.
+    fn allows(&self, cpu: usize) -> bool;
+    /// Runs `f` on the state, which is the destination's afterwards.
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R;
+}
+
+impl WakeeState for &SchedTask {
+    #[inline(always)]
+    fn allows(&self, cpu: usize) -> bool {
+        self.cpus_allowed.test(cpu)
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R {
+        f(self)
+    }
+}
+
+/// A woken task in transit ([`HOME_TRANSIT`]) whose state is still in its
+/// cell: copied from there straight into its destination, under the cell's
+/// lock taken after the destination's (runqueue, then cell, as
+/// [`Scheduler::schedule`] parks a sleeper; wake list, then cell), and the
+/// cell emptied. Nothing else touches a cell's state in transit (every
+/// other user wants [`HOME_PARKED`]), so the state is the one the waker
+/// placed. Saves the copy out of the cell before the destination's lock.
+pub(crate) struct InTransit<'a, P: Platform> {
+    pub(crate) sched: &'a Scheduler<P>,
+    pub(crate) cell: &'a TaskCell,
+    /// `cpus_allowed.test(target)`, read when it was placed.
+    pub(crate) allowed: bool,
+}
+
+impl<P: Platform> WakeeState for InTransit<'_, P> {
+    #[inline(always)]
+    fn allows(&self, _cpu: usize) -> bool {
+        self.allowed
+    }
+
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R {
+        let mut p = self.sched.lock(&self.cell.parked);
+        let t = p
+            .as_ref()
+            .expect("a woken task keeps its state in its cell until it is queued");
+        let r = f(t);
+        *p = None;
+        r
+    }
+}
+
 /// [`TaskCell::home`]: asleep, its state parked in the cell.
 pub(crate) const HOME_PARKED: u32 = u32::MAX - 1;
 /// [`TaskCell::home`]: the task is on its way to this CPU (in a wake list,
@@ -806,6 +924,27 @@ impl<P: Platform> Scheduler<P> {
         self.slots[cpu].summary.load.load(Ordering::Relaxed)
     }
 
+    /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
+    /// `target` (or removed: no CPU): it leaves the averages of the CPU it
+    /// is attached to, through that CPU's [`RemovedLoad`], synchronised to
+    /// now.
+    pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) {
+        let c = t.se.avg_cpu as usize;
+        if c == target || c >= self.nr_cpus() {
+            return;
+        }
+        let w = t.se.load.weight as u64;
+        t.se.avg
+            .update_entity(self.platform.now_ns(), false, false, false, w);
+        self.slots[c].summary.removed.add(&t.se.avg);
+        t.se.avg_cpu = crate::task::AVG_DETACHED;
+    }
+
+    /// `cpu_load()`: the CPU's fair PELT load average, as last published.
+    fn load_avg(&self, cpu: usize) -> u64 {
+        self.slots[cpu].summary.load_avg.load(Ordering::Relaxed)
+    }
+
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
     /// request); lazy requests wait for that CPU's tick.
     pub(crate) fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
@@ -860,8 +999,14 @@ impl<P: Platform> Scheduler<P> {
     /// class and sched_ext, have no counterpart here; before 6.0, f3dd3f674555,
     /// the idle case also required the wakee to be still switching out.)
     pub fn ttwu_queue_cond(&self, this_cpu: usize, cpu: usize, t: &SchedTask) -> bool {
-        if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !t.cpus_allowed.test(cpu)
-        {
+        self.ttwu_queue_cond_allowed(this_cpu, cpu, t.cpus_allowed.test(cpu))
+    }
+
+    /// [`Self::ttwu_queue_cond`] for a task that is (`allowed`) or is not
+    /// allowed on `cpu`.
+    #[inline]
+    fn ttwu_queue_cond_allowed(&self, this_cpu: usize, cpu: usize, allowed: bool) -> bool {
+        if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !allowed {
             return false;
         }
         if !self.topology.share_cache(this_cpu, cpu) {
@@ -887,8 +1032,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// [`Self::ttwu_queue`] of a state the caller keeps: copied once, into
-    /// the wake-list entry or the runqueue slot (a wakeup's hot path; each
-    /// copy of a [`SchedTask`] is about 190 bytes).
+    /// the wake-list entry or the runqueue slot (a wakeup's hot path; a
+    /// [`SchedTask`] is over 300 bytes, each copy a `memcpy`).
     pub(crate) fn ttwu_queue_ref(
         &self,
         cpu: usize,
@@ -897,12 +1042,28 @@ impl<P: Platform> Scheduler<P> {
         task: &SchedTask,
         wf: WakeFlags,
     ) -> WakeOutcome {
-        let wake = |rq: &mut Rq| Ok::<_, core::convert::Infallible>(rq.ttwu_enqueue(id, task, wf));
+        self.ttwu_queue_from(cpu, this_cpu, id, task, wf)
+    }
+
+    /// [`Self::ttwu_queue_ref`] from wherever the wakee's state is
+    /// ([`WakeeState`]: a reference, or the cell of a task in transit, read
+    /// under the locks of its destination so that it is copied once).
+    pub(crate) fn ttwu_queue_from(
+        &self,
+        cpu: usize,
+        this_cpu: usize,
+        id: TaskId,
+        task: impl WakeeState,
+        wf: WakeFlags,
+    ) -> WakeOutcome {
+        let wake = |rq: &mut Rq| {
+            Ok::<_, core::convert::Infallible>(task.with(|t| rq.ttwu_enqueue(id, t, wf)))
+        };
         if cpu == this_cpu {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
         }
-        if self.ttwu_queue_cond(this_cpu, cpu, task) {
+        if self.ttwu_queue_cond_allowed(this_cpu, cpu, task.allows(cpu)) {
             let irq = self.platform.irq_save();
             // The list grows by doubling past its high-water mark (never, once
             // reserved); if growing fails, wake the task directly below.
@@ -911,11 +1072,7 @@ impl<P: Platform> Scheduler<P> {
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
-                    list.push(WakeEntry {
-                        id,
-                        task: *task,
-                        wf,
-                    });
+                    task.with(|t| list.push(WakeEntry { id, task: *t, wf }));
                     self.slots[cpu].wake_pending.store(true, Ordering::Release);
                     Some(list.len() == 1)
                 }

@@ -275,7 +275,17 @@ pub struct FairEntity {
     pub on_rq: bool,
     /// Slept while ineligible; its dequeue is deferred (DELAY_DEQUEUE).
     pub sched_delayed: bool,
+    /// Load tracking (PELT, Linux's `se->avg`): see [`crate::pelt`].
+    pub avg: crate::pelt::SchedAvg,
+    /// The CPU whose fair runqueue's averages hold this entity's (Linux:
+    /// attached to `cfs_rq_of(se)`, `last_update_time != 0`), or
+    /// [`AVG_DETACHED`]. A sleeping task stays attached where it last ran,
+    /// as Linux's blocked load does, until it is woken elsewhere.
+    pub avg_cpu: u32,
 }
+
+/// [`FairEntity::avg_cpu`] of an entity no runqueue's averages hold.
+pub const AVG_DETACHED: u32 = u32::MAX;
 
 impl Default for FairEntity {
     fn default() -> Self {
@@ -293,6 +303,8 @@ impl Default for FairEntity {
             exec_start: 0,
             sum_exec_runtime: 0,
             prev_sum_exec_runtime: 0,
+            avg: crate::pelt::SchedAvg::new_task(crate::weight::NICE_0_LOAD),
+            avg_cpu: AVG_DETACHED,
         }
     }
 }
@@ -420,6 +432,8 @@ impl SchedTask {
             cpu: 0,
         };
         t.apply_params(params);
+        // init_entity_runnable_average: a new task counts at its full weight.
+        t.se.avg = crate::pelt::SchedAvg::new_task(t.se.load.weight as u64);
         t
     }
 

@@ -540,7 +540,11 @@ mod flat_model {
                 target = if idle(nr, prev) { prev } else { this };
             } else if idle(nr, prev) {
                 target = prev;
-            } else if load[this] + 1024 < load[prev] {
+            } else if (load[this] as i64 + 1024) * 100 < (load[prev] as i64 - 1024) * 108 {
+                // Since PELT: Linux's wake_affine_weight over the load
+                // averages (a new task's is its weight, 1024), the
+                // previous CPU's without the wakee's and, with WA_BIAS,
+                // weighed by 100 + (117 - 100) / 2 %.
                 target = this;
             }
         }
@@ -608,10 +612,11 @@ fn flat_topology_keeps_the_flat_rules() {
         }
         let nr: Vec<u32> = (0..ncpus).map(|c| nr(&s, c)).collect();
         let load: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(c).load()).collect();
+        let load_avg: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(c).load_avg()).collect();
         let (prev, this) = (rand(8) as usize, rand(8) as usize);
         assert_eq!(
             wake(&s, prev, this),
-            flat_model::select_wakeup(&nr, &load, prev, this),
+            flat_model::select_wakeup(&nr, &load_avg, prev, this),
             "case {case}: wakeup prev {prev} by {this} on {nr:?}"
         );
         let mut t = SchedTask::new(TaskParams::default());

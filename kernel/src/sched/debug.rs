@@ -75,7 +75,7 @@ pub fn ent_line(sh: &mut dyn Write, mark: &str, e: &Ent, avg_v: u64) {
     let lag = avg_v.wrapping_sub(se.vruntime) as i64;
     let _ = writeln!(
         sh,
-        "  {mark}{:>5} {:<15.15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} {}",
+        "  {mark}{:>5} {:<15.15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} {:>8} {:>8} {}",
         e.id,
         task::thread(e.id).name(),
         e.st.params.policy.short_name(),
@@ -85,6 +85,8 @@ pub fn ent_line(sh: &mut dyn Write, mark: &str, e: &Ent, avg_v: u64) {
         SignedMs(lag),
         Ms(se.slice_ns),
         se.load.weight,
+        se.avg.load_avg,
+        se.avg.util_avg,
         state
     );
 }

@@ -1,7 +1,7 @@
 //! Wakeups: a new thread's first (`wake_up_new_task`), `try_to_wake_up`,
 //! and the reschedule IPI that lands queued remote wakeups.
 
-use ::core::sync::atomic::Ordering;
+use ::core::sync::atomic::{AtomicU64, Ordering};
 use kernel_hal::cpu::CpuId;
 
 use ::sched::smp::{LifecycleError, Woke};
@@ -11,6 +11,26 @@ use super::*;
 use crate::arch;
 use crate::percpu::{self};
 use crate::task::{thread, ThreadState};
+
+/// One CPU's wakeup counters, a cache line of its own.
+#[repr(align(64))]
+pub struct WakeStats {
+    /// Threads it woke (Linux's schedstat `ttwu_count`, every successful
+    /// `try_to_wake_up`, in place or placed).
+    pub ttwu: AtomicU64,
+    /// Of those, the ones that landed on this, the waker's, CPU
+    /// (`ttwu_local`): what wake-affine placement decides.
+    pub ttwu_local: AtomicU64,
+}
+
+/// Wakeup counters by waking CPU (`compare` reports them as `ttwu` and
+/// `ttwu_local`).
+pub static WAKE_STATS: [WakeStats; percpu::MAX_CPUS] = [const {
+    WakeStats {
+        ttwu: AtomicU64::new(0),
+        ttwu_local: AtomicU64::new(0),
+    }
+}; percpu::MAX_CPUS];
 
 /// Queues a newly spawned thread (`wake_up_new_task`, fork balancing within
 /// its allowed CPUs).
@@ -52,9 +72,18 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         return false;
     }
     t.state.store(ThreadState::Running, Ordering::SeqCst);
-    match s.wake(TaskId(idx), wf, arch::cpu_id().index()) {
+    let this_cpu = arch::cpu_id().index();
+    match s.wake(TaskId(idx), wf, this_cpu) {
         Ok(w) => {
             let cpu = CpuId::wrapping(w.cpu());
+            if let Some(st) = WAKE_STATS.get(this_cpu) {
+                if !matches!(w, Woke::Pending { .. }) {
+                    st.ttwu.fetch_add(1, Ordering::Relaxed);
+                    if w.cpu() == this_cpu {
+                        st.ttwu_local.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
             let running = matches!(
                 w,
                 Woke::InPlace { decision, .. } if decision.reason == WakeupReason::SameTask

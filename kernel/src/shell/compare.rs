@@ -147,12 +147,16 @@ pub struct Counters {
     pub migrations: u64,
     /// Ticks.
     pub ticks: u64,
+    /// Successful `try_to_wake_up`s (Linux's `ttwu_count`).
+    pub ttwu: u64,
+    /// Of those, wakeups onto the waker's own CPU (`ttwu_local`).
+    pub ttwu_local: u64,
     /// Wakeup decisions per row (`sched::rq::WAKEUP_ROW_NAMES`).
     pub rows: [u64; WAKEUP_ROWS],
 }
 
 /// Names of the fixed counters, in [`Counters::fixed`] order.
-const FIXED: [&str; 8] = [
+const FIXED: [&str; 10] = [
     "switches",
     "wakeups",
     "wk_preempt",
@@ -161,6 +165,8 @@ const FIXED: [&str; 8] = [
     "buddy",
     "migrations",
     "ticks",
+    "ttwu",
+    "ttwu_local",
 ];
 
 impl Counters {
@@ -177,6 +183,10 @@ impl Counters {
             c.buddy += buddy;
             c.migrations += s.nr_migrations_in;
             c.ticks += s.nr_ticks;
+            if let Some(w) = crate::sched::WAKE_STATS.get(cpu.index()) {
+                c.ttwu += w.ttwu.load(core::sync::atomic::Ordering::Relaxed);
+                c.ttwu_local += w.ttwu_local.load(core::sync::atomic::Ordering::Relaxed);
+            }
             for (a, b) in c.rows.iter_mut().zip(s.wakeup_rows) {
                 *a += b;
             }
@@ -195,6 +205,8 @@ impl Counters {
             buddy: self.buddy.wrapping_sub(earlier.buddy),
             migrations: self.migrations.wrapping_sub(earlier.migrations),
             ticks: self.ticks.wrapping_sub(earlier.ticks),
+            ttwu: self.ttwu.wrapping_sub(earlier.ttwu),
+            ttwu_local: self.ttwu_local.wrapping_sub(earlier.ttwu_local),
             rows: [0; WAKEUP_ROWS],
         };
         for (i, r) in d.rows.iter_mut().enumerate() {
@@ -204,7 +216,7 @@ impl Counters {
     }
 
     /// The fixed counters, in [`FIXED`] order.
-    pub fn fixed(&self) -> [u64; 8] {
+    pub fn fixed(&self) -> [u64; 10] {
         [
             self.switches,
             self.wakeups,
@@ -214,6 +226,8 @@ impl Counters {
             self.buddy,
             self.migrations,
             self.ticks,
+            self.ttwu,
+            self.ttwu_local,
         ]
     }
 

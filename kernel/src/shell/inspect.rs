@@ -166,6 +166,8 @@ struct CpuDump {
     nr_running: u32,
     nr_runnable: u32,
     load: u64,
+    /// PELT (`cfs_rq->avg`).
+    avg: sched::pelt::SchedAvg,
     avg_v: u64,
     curr: Option<Ent>,
     queue: Vec<Ent>,
@@ -209,6 +211,7 @@ fn dump_cpu(cpu: CpuId) -> CpuDump {
             nr_running: rq.nr_running(),
             nr_runnable: rq.nr_runnable(),
             load: rq.load(),
+            avg: *rq.fair.avg(),
             avg_v: rq.avg_vruntime(),
             curr,
             queue,
@@ -279,6 +282,9 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);
         let _ = writeln!(sh, "  .load                 : {}", d.load);
+        let _ = writeln!(sh, "  .load_avg             : {}", d.avg.load_avg);
+        let _ = writeln!(sh, "  .runnable_avg         : {}", d.avg.runnable_avg);
+        let _ = writeln!(sh, "  .util_avg             : {}", d.avg.util_avg);
         let _ = writeln!(sh, "  .avg_vruntime         : {} ms", Ms(d.avg_v));
         let _ = writeln!(
             sh,
@@ -325,8 +331,8 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         );
         let _ = writeln!(
             sh,
-            "  runnable tasks ('>' running, deadline order):\n     {:>5} {:<15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} STATE",
-            "PID", "NAME", "POLICY", "PRIO", "VRUNTIME", "DEADLINE", "LAG", "SLICE", "WEIGHT"
+            "  runnable tasks ('>' running, deadline order):\n     {:>5} {:<15} {:<7} {:>4} {:>13} {:>13} {:>11} {:>9} {:>7} {:>8} {:>8} STATE",
+            "PID", "NAME", "POLICY", "PRIO", "VRUNTIME", "DEADLINE", "LAG", "SLICE", "WEIGHT", "LOAD_AVG", "UTIL_AVG"
         );
         if let Some(e) = &d.curr {
             ent_line(sh, "> ", e, d.avg_v);

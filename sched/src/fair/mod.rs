@@ -74,6 +74,7 @@
 //! cannot shed its debt by sleeping briefly (DELAY_DEQUEUE; DELAY_ZERO clips
 //! positive lag at that point).
 
+pub mod load_avg;
 pub mod tree;
 
 use crate::config::SchedConfig;
@@ -82,6 +83,7 @@ use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::slots::Slot;
 use crate::task::{Policy, SchedTask, NIL};
 use crate::weight::{calc_delta_fair, LoadWeight, NICE_0_LOAD};
+use load_avg::AvgAction;
 use tree::{vbefore, vmin, Timeline};
 
 /// Why a fair wakeup did or did not preempt: the rows of 6.19's
@@ -193,6 +195,10 @@ pub struct FairRq {
     pub sum_exec_ns: u64,
     /// Pick-path counters.
     pub pick_stats: PickStats,
+    /// Load tracking (PELT, Linux's `cfs_rq->avg`; [`load_avg`]).
+    pub(crate) avg: crate::pelt::SchedAvg,
+    /// The CPU this runqueue belongs to (what entities attach to).
+    pub(crate) cpu: u32,
 }
 
 #[inline]
@@ -251,6 +257,8 @@ impl FairRq {
                 fast: 0,
                 heap: 0,
             },
+            avg: crate::pelt::SchedAvg::default(),
+            cpu: 0,
         }
     }
 
@@ -563,6 +571,10 @@ impl FairRq {
             self.place_entity(ts, cfg, i, flags);
         }
         self.update_curr(ts, cfg);
+        if flags.contains(EnqueueFlags::INITIAL) && se(ts, i).avg_cpu != self.cpu {
+            self.post_init_entity_util_avg(sem(ts, i));
+        }
+        self.update_load_avg(ts, i, AvgAction::Attach);
         if !is_curr {
             self.place_entity(ts, cfg, i, flags);
         }
@@ -600,6 +612,7 @@ impl FairRq {
             }
             self.nr_queued += 1;
         }
+        self.update_load_avg(ts, i, AvgAction::Update);
         sem(ts, i).sched_delayed = false;
         self.h_nr_runnable += 1;
     }
@@ -624,11 +637,18 @@ impl FairRq {
             if cfg.feat(Feature::DelayDequeue) && delay && !self.entity_eligible(ts, id) {
                 // The lag it owes now: its lag may only shrink while it waits.
                 self.update_entity_lag(ts, cfg, i);
+                self.update_load_avg(ts, i, AvgAction::Update);
                 sem(ts, i).sched_delayed = true;
                 self.h_nr_runnable -= 1;
                 return false;
             }
         }
+        let action = if flags.contains(DequeueFlags::MIGRATING) {
+            AvgAction::Detach
+        } else {
+            AvgAction::Update
+        };
+        self.update_load_avg(ts, i, action);
         self.update_entity_lag(ts, cfg, i);
         if cfg.feat(Feature::PlaceRelDeadline) && !sleep {
             let e = sem(ts, i);
@@ -748,6 +768,7 @@ impl FairRq {
         let i = id.0;
         if se(ts, i).on_rq {
             self.update_curr(ts, cfg);
+            self.update_load_avg(ts, i, AvgAction::Update);
             self.enqueue_tree(ts, i);
         }
         debug_assert_eq!(self.curr, i);
@@ -760,6 +781,7 @@ impl FairRq {
         self.clear_buddies(i);
         if se(ts, i).on_rq {
             self.dequeue_tree(ts, i);
+            self.update_load_avg(ts, i, AvgAction::Update);
             self.set_protect_slice(ts, cfg, i);
         }
         debug_assert_eq!(self.curr, NIL);
@@ -791,6 +813,9 @@ impl FairRq {
     /// for a repick if its request is consumed or its protection ended.
     pub fn entity_tick(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) -> bool {
         let r = self.update_curr(ts, cfg);
+        if self.curr != NIL {
+            self.update_load_avg(ts, self.curr, AvgAction::Update);
+        }
         self.update_zero_vruntime(ts);
         r
     }
@@ -966,6 +991,7 @@ impl FairRq {
             }
             self.load -= se(ts, i).load.weight as u64;
         }
+        self.reweight_load_avg(sem(ts, i), lw.weight as u64);
         sem(ts, i).reweight(lw);
         if on_rq {
             // Place it against the others only: the running entity is still

@@ -74,8 +74,8 @@ use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecisi
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState};
 
 use super::{
-    CellDir, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS, HOME_CHUNK,
-    HOME_NONE, HOME_PARKED, HOME_TRANSIT,
+    CellDir, InTransit, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS,
+    HOME_CHUNK, HOME_NONE, HOME_PARKED, HOME_TRANSIT,
 };
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
@@ -328,6 +328,7 @@ impl<P: Platform> Scheduler<P> {
         task.state = TaskState::Absent;
         task.cpu = this_cpu as u32;
         cell.switching.store(false, Ordering::Relaxed);
+        self.fork_wakee_flips(cell, id, this_cpu);
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
         self.lock(&cell.parked).take();
@@ -337,6 +338,40 @@ impl<P: Platform> Scheduler<P> {
             .enqueue_on(cpu, this_cpu, id, |rq| rq.try_wake_up_new_task(id, task))
             .inspect_err(|_| self.dl_release(bw))?;
         Ok((cpu, d))
+    }
+
+    /// A new task's `wakee_flips`, `last_wakee` and their decay stamp are
+    /// its parent's, the task running on `this_cpu` (Linux's fork copies the
+    /// parent's `task_struct` and `__sched_fork()` leaves them), or none
+    /// (zero, no last wakee, decayed now); never those of the exited task
+    /// that held the id before, which a cell would otherwise keep (an
+    /// unrelated task's flips made `wake_wide` hold for its successor).
+    fn fork_wakee_flips(&self, cell: &TaskCell, id: TaskId, this_cpu: usize) {
+        let parent = self.slots.get(this_cpu).map_or(crate::task::NIL, |s| {
+            s.summary.curr_id.load(Ordering::Relaxed)
+        });
+        let from = (parent != crate::task::NIL && parent != id.0)
+            .then(|| self.cell(TaskId(parent)))
+            .flatten();
+        let (flips, last, decay_ns) = match from {
+            Some(p) => (
+                p.wakee_flips.load(Ordering::Relaxed),
+                p.last_wakee.load(Ordering::Relaxed),
+                p.wakee_flip_decay_ns.load(Ordering::Relaxed),
+            ),
+            None => (0, crate::task::NIL, self.platform.now_ns()),
+        };
+        cell.wakee_flips.store(flips, Ordering::Relaxed);
+        cell.last_wakee.store(last, Ordering::Relaxed);
+        cell.wakee_flip_decay_ns.store(decay_ns, Ordering::Relaxed);
+    }
+
+    /// The `wakee_flips` of task `id` (`wake_wide`'s count; 0 for an id
+    /// never spawned). For the tests.
+    #[doc(hidden)]
+    pub fn wakee_flips(&self, id: TaskId) -> u32 {
+        self.cell(id)
+            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed))
     }
 
     /// SCHED_DEADLINE admission control (`sched_dl_overflow`): replaces a
@@ -581,7 +616,9 @@ impl<P: Platform> Scheduler<P> {
                     if broken.is_some() {
                         rq.set_cpus_allowed(id, t.cpus_allowed);
                     }
-                    let (target, wf) = self.select_task_rq(&t, this_cpu, wf | WakeFlags::TTWU);
+                    let wide = self.record_wakee_wide(&t, id, this_cpu);
+                    let (target, wf) =
+                        self.select_task_rq_wide(&t, this_cpu, wf | WakeFlags::TTWU, wide);
                     if target == cpu {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
@@ -598,7 +635,9 @@ impl<P: Platform> Scheduler<P> {
                             outcome,
                         });
                     }
-                    let st = rq.take_blocked(id)?;
+                    let mut st = rq.take_blocked(id)?;
+                    // migrate_task_rq_fair: its load leaves this runqueue.
+                    rq.detach_sleeper_load(&mut st);
                     self.set_home(id, HOME_TRANSIT | target as u32);
                     drop(rq);
                     self.report_broken(id, broken);
@@ -611,6 +650,39 @@ impl<P: Platform> Scheduler<P> {
                 }
             }
         }
+    }
+
+    /// `record_wakee` on the waker (the task running on `this_cpu`), then
+    /// `wake_wide` for its wakeup of `id` (a fair task; Linux does both in
+    /// `select_task_rq_fair`). The waker's flips are halved once a second
+    /// (`HZ` jiffies in Linux).
+    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: usize) -> bool {
+        if t.class() != crate::class::SchedClass::Fair {
+            return false;
+        }
+        let waker = self.summary(this_cpu).curr_id.load(Ordering::Relaxed);
+        let Some(wc) = (waker != crate::task::NIL && waker != id.0)
+            .then(|| self.cell(TaskId(waker)))
+            .flatten()
+        else {
+            return false;
+        };
+        let now = self.platform.now_ns();
+        if now > wc.wakee_flip_decay_ns.load(Ordering::Relaxed) + 1_000_000_000 {
+            let f = wc.wakee_flips.load(Ordering::Relaxed);
+            wc.wakee_flips.store(f >> 1, Ordering::Relaxed);
+            wc.wakee_flip_decay_ns.store(now, Ordering::Relaxed);
+        }
+        if wc.last_wakee.load(Ordering::Relaxed) != id.0 {
+            wc.last_wakee.store(id.0, Ordering::Relaxed);
+            let f = wc.wakee_flips.load(Ordering::Relaxed);
+            wc.wakee_flips.store(f.saturating_add(1), Ordering::Relaxed);
+        }
+        let master = wc.wakee_flips.load(Ordering::Relaxed);
+        let slave = self
+            .cell(id)
+            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed));
+        self.wake_wide(master, slave, this_cpu)
     }
 
     /// Wakes a parked task: takes its state from its cell, places it and
@@ -628,9 +700,10 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: usize,
         id: TaskId,
     ) -> Option<Woke> {
-        // The state is moved out of the cell once, into `taken`, and used
-        // by reference from there on (each copy is about 190 bytes).
-        let mut taken: Option<SchedTask> = None;
+        // The state stays in the cell (in transit) until the destination
+        // copies it from there ([`InTransit`]): one copy of it, not two.
+        let mut from = 0;
+        let mut allowed = false;
         let mut broken = None;
         let irq = self.platform.irq_save();
         let placed = {
@@ -643,14 +716,17 @@ impl<P: Platform> Scheduler<P> {
                 while !descheduling && cell.switching.load(Ordering::Acquire) {
                     self.platform.cpu_relax();
                 }
-                taken = p.take();
-                taken.as_mut().map(|t| {
+                p.as_mut().map(|t| {
                     broken = self.select_fallback_rq(t);
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
-                        self.select_task_rq(t, this_cpu, wf | WakeFlags::TTWU)
+                        let wide = self.record_wakee_wide(t, id, this_cpu);
+                        self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
+                    from = t.cpu as usize;
+                    allowed = t.cpus_allowed.test(target);
+                    self.remove_sleeper_load(t, target);
                     cell.home
                         .store(HOME_TRANSIT | target as u32, Ordering::Release);
                     (target, wf)
@@ -662,9 +738,12 @@ impl<P: Platform> Scheduler<P> {
         self.platform.irq_restore(irq);
         self.report_broken(id, broken);
         let (target, wf) = placed?;
-        let t = taken.as_ref()?;
-        let from = t.cpu as usize;
-        let outcome = self.ttwu_queue_ref(target, this_cpu, id, t, wf);
+        let wakee = InTransit {
+            sched: self,
+            cell,
+            allowed,
+        };
+        let outcome = self.ttwu_queue_from(target, this_cpu, id, wakee, wf);
         Some(Woke::Placed {
             from,
             to: target,
@@ -786,9 +865,11 @@ impl<P: Platform> Scheduler<P> {
                         return Err(LifecycleError::Running);
                     }
                     rq.update_rq_clock(self.platform.now_ns());
-                    let t = rq
+                    let mut t = rq
                         .dequeue_task(id, DequeueFlags::SLEEP | DequeueFlags::SPECIAL)?
                         .ok_or(LifecycleError::NoSuchTask)?;
+                    // task_dead_fair: its (blocked) load leaves with it.
+                    rq.detach_sleeper_load(&mut t);
                     self.set_home(id, HOME_NONE);
                     self.dl_release(t.params.dl_bw());
                     return Ok(t);
@@ -802,7 +883,8 @@ impl<P: Platform> Scheduler<P> {
                         cell.home.store(HOME_NONE, Ordering::Release);
                         Some(t)
                     });
-                    if let Some(Some(t)) = got {
+                    if let Some(Some(mut t)) = got {
+                        self.remove_sleeper_load(&mut t, usize::MAX);
                         self.dl_release(t.params.dl_bw());
                         return Ok(t);
                     }

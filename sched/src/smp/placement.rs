@@ -30,10 +30,16 @@
 //!   fitness; and RT forks, which still take the slow path below (Linux
 //!   places them by the same rule as RT wakeups).
 //!
-//! Left out: `wake_wide` (wakee flip counting), `recent_used_cpu`, the
-//! `has_idle_cores` hint (we scan the LLC for an idle core whenever the
-//! machine has SMT), SIS_UTIL's scan limit, capacity asymmetry, utilization
-//! (PELT): nr_running and weight stand in for load and util throughout.
+//! `wake_affine_weight` compares PELT load averages (the runqueue's
+//! `load_avg`, blocked load included, and the wakee's, [`crate::pelt`]) with
+//! WA_BIAS, and `wake_wide` (wakee flip counting, recorded by
+//! [`Scheduler::wake`]; callers of [`Scheduler::select_task_rq`] pass no
+//! flips: never wide) turns affinity off, as in Linux 7.2.
+//!
+//! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
+//! for an idle core whenever the machine has SMT), SIS_UTIL's scan limit,
+//! capacity asymmetry; fork placement and balancing still use nr_running
+//! and the instantaneous weight, not PELT.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -216,59 +222,124 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
-    /// `wake_affine`: should the wakee come to the waker's CPU?
+    /// `wake_affine` (Linux's, kernel/sched/fair.c): the waker's CPU if
+    /// WA_IDLE or WA_WEIGHT choose it, else the previous CPU.
     fn wake_affine(
         &self,
+        sd: &SchedDomain,
+        t: &SchedTask,
+        this_cpu: usize,
+        prev_cpu: usize,
+        sync: bool,
+    ) -> usize {
+        let mut target = None;
+        if self.cfg.feat(Feature::WaIdle) {
+            target = self.wake_affine_idle(this_cpu, prev_cpu, sync);
+        }
+        if self.cfg.feat(Feature::WaWeight) && target.is_none() {
+            target = self.wake_affine_weight(sd, t, this_cpu, prev_cpu, sync);
+        }
+        if target == Some(this_cpu) {
+            this_cpu
+        } else {
+            prev_cpu
+        }
+    }
+
+    /// `wake_affine_idle`: an idle waker's CPU pulls the wakee only within
+    /// one cache (and only if the previous CPU is not idle too); a sync
+    /// waker alone on its CPU pulls it; an idle previous CPU keeps it.
+    fn wake_affine_idle(&self, this_cpu: usize, prev_cpu: usize, sync: bool) -> Option<usize> {
+        if self.idle(this_cpu) && self.topology.share_cache(this_cpu, prev_cpu) {
+            return Some(if self.idle(prev_cpu) {
+                prev_cpu
+            } else {
+                this_cpu
+            });
+        }
+        if sync && self.nr(this_cpu) == 1 {
+            return Some(this_cpu);
+        }
+        if self.idle(prev_cpu) {
+            return Some(prev_cpu);
+        }
+        None
+    }
+
+    /// `wake_affine_weight`: the waker's CPU if its PELT load with the
+    /// wakee's added (and a sync waker's own taken out) is below the
+    /// previous CPU's without the wakee's, the previous CPU's load weighed
+    /// up by half the domain's imbalance margin with WA_BIAS
+    /// (`100 + (imbalance_pct - 100) / 2` against 100). A sync wakeup adds
+    /// 1 to the previous CPU's side, so a tie comes to the waker. Loads are
+    /// `cpu_load()` (the runqueue's `load_avg`, blocked load included) and
+    /// `task_h_load()` (the task's `load_avg`: no task groups here). Each
+    /// side is weighed by the other CPU's capacity (`capacity_of()`, here
+    /// the CPU's own capacity, [`crate::Topology::capacity_of`], with no
+    /// RT or IRQ pressure taken off), so that a smaller CPU must be less
+    /// loaded in proportion to win.
+    fn wake_affine_weight(
+        &self,
+        sd: &SchedDomain,
         t: &SchedTask,
         this_cpu: usize,
         prev_cpu: usize,
         sync: bool,
     ) -> Option<usize> {
-        if self.cfg.feat(Feature::WaIdle) {
-            // wake_affine_idle: an idle waker's CPU pulls the wakee only
-            // within one cache.
-            if self.idle(this_cpu) && self.topology.share_cache(this_cpu, prev_cpu) {
-                return Some(if self.idle(prev_cpu) {
-                    prev_cpu
-                } else {
-                    this_cpu
-                });
-            }
-            if sync && self.nr(this_cpu) == 1 {
+        let mut this_eff_load = self.load_avg(this_cpu) as i128;
+        if sync {
+            let current_load = self.cpu_rq_curr_load_avg(this_cpu) as i128;
+            if current_load > this_eff_load {
                 return Some(this_cpu);
             }
-            if self.idle(prev_cpu) {
-                return Some(prev_cpu);
-            }
+            this_eff_load -= current_load;
         }
-        if self.cfg.feat(Feature::WaWeight) {
-            // wake_affine_weight: the waker's CPU with the wakee added (minus
-            // the waker itself on a sync wakeup) against the previous CPU.
-            let w = t.se.load.weight as u64;
-            let mut this_load = self.load(this_cpu);
-            if sync {
-                let cw = self.cpu_rq_curr_weight(this_cpu);
-                this_load = this_load.saturating_sub(cw);
-            }
-            let this_eff = this_load + w;
-            let prev_eff = self.load(prev_cpu);
-            if this_eff < prev_eff {
-                return Some(this_cpu);
-            }
+        let task_load = t.se.avg.load_avg as i128;
+        this_eff_load += task_load;
+        let bias = self.cfg.feat(Feature::WaBias);
+        if bias {
+            this_eff_load *= 100;
         }
-        None
+        this_eff_load *= self.topology.capacity_of(prev_cpu) as i128;
+        let mut prev_eff_load = self.load_avg(prev_cpu) as i128 - task_load;
+        if bias {
+            prev_eff_load *= 100 + (sd.imbalance_pct as i128 - 100) / 2;
+        }
+        prev_eff_load *= self.topology.capacity_of(this_cpu) as i128;
+        if sync {
+            prev_eff_load += 1;
+        }
+        (this_eff_load < prev_eff_load).then_some(this_cpu)
     }
 
-    fn cpu_rq_curr_weight(&self, cpu: usize) -> u64 {
+    /// The running task's `load_avg` on `cpu` (`task_h_load(current)`).
+    fn cpu_rq_curr_load_avg(&self, cpu: usize) -> u64 {
         // A racy read like Linux's: good enough for a heuristic; never blocks.
         self.slots[cpu]
             .rq
             .try_lock()
             .and_then(|rq| {
                 rq.curr()
-                    .and_then(|c| rq.task(c).map(|t| t.se.load.weight as u64))
+                    .and_then(|c| rq.task(c).map(|t| t.se.avg.load_avg))
             })
             .unwrap_or(0)
+    }
+
+    /// `wake_wide`: does the waker (the task running on `this_cpu`) wake
+    /// many different tasks, and the wakee too, each more than the LLC has
+    /// CPUs (`sd_llc_size`), one of them that many times more than the
+    /// other? Then pulling wakees to the waker would pile them up: the
+    /// wakeup is not affine (Linux's `wake_wide()`, kernel/sched/fair.c).
+    /// The flips are the tasks' `wakee_flips`, kept in their cells and
+    /// recorded by [`Scheduler::wake`].
+    pub fn wake_wide(&self, waker_flips: u32, wakee_flips: u32, this_cpu: usize) -> bool {
+        let factor = self.topology.llc_mask(this_cpu).weight() as u32;
+        let (master, slave) = if waker_flips < wakee_flips {
+            (wakee_flips, waker_flips)
+        } else {
+            (waker_flips, wakee_flips)
+        };
+        !(slave < factor || master < slave.saturating_mul(factor))
     }
 
     /// `select_idle_sibling`: an idle CPU in `target`'s LLC, else `target`.
@@ -351,6 +422,18 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: usize,
         wf: WakeFlags,
     ) -> (usize, WakeFlags) {
+        self.select_task_rq_wide(t, this_cpu, wf, false)
+    }
+
+    /// [`Self::select_task_rq`] with `wake_wide()`'s answer for this wakeup
+    /// (`wide`: not affine: the wakee stays near its previous CPU).
+    pub fn select_task_rq_wide(
+        &self,
+        t: &SchedTask,
+        this_cpu: usize,
+        wf: WakeFlags,
+        wide: bool,
+    ) -> (usize, WakeFlags) {
         let prev_cpu = t.cpu as usize;
         let prev_ok = self.allowed(t, prev_cpu);
         let cpu = if t.class() == SchedClass::Rt
@@ -377,11 +460,10 @@ impl<P: Platform> Scheduler<P> {
                 .doms
                 .as_slice()
                 .iter()
-                .any(|sd| sd.span.test(base));
-            if this_cpu != base && affine && self.allowed(t, this_cpu) {
-                if let Some(c) = self.wake_affine(t, this_cpu, base, wf.contains(WakeFlags::SYNC)) {
-                    target = c;
-                }
+                .find(|sd| sd.span.test(base));
+            let want_affine = !wide && self.allowed(t, this_cpu);
+            if let (true, Some(sd)) = (want_affine && this_cpu != base, affine) {
+                target = self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
             }
             self.select_idle_sibling(t, base, target)
         };
