@@ -507,9 +507,13 @@ want(J[f"chrt -b 0 {SPIN}"], f"pid {SPIN}'s policy: SCHED_NORMAL/0 -> SCHED_BATC
 row = [l for l in jr("ps") if re.match(rf"\s*{SPIN} spin ", l)]
 if len(row) != 1 or not re.match(rf"\s*{SPIN} spin\s+0 BATCH\s+5 R ", row[0]):
     fail(f"ps after nice/taskset/chrt: spin row {row!r}")
-ent = [l.split() for l in jr("sched_debug") if re.match(rf"\s*>?\s*{SPIN} spin ", l)]
-if not ent or ent[0][-2] != "335":
-    fail(f"sched_debug: spin {SPIN} should weigh 335 (nice 5): {ent!r}")
+# The WEIGHT column by the table's header (more columns may follow it).
+sd = jr("sched_debug")
+head = next((l.split() for l in sd if "PID" in l.split() and "WEIGHT" in l.split()), [])
+ent = [l.replace(">", " ", 1).split() for l in sd if re.match(rf"\s*>?\s*{SPIN} spin ", l)]
+w = head.index("WEIGHT") if "WEIGHT" in head else None
+if not ent or w is None or len(ent[0]) <= w or ent[0][w] != "335":
+    fail(f"sched_debug: spin {SPIN} should weigh 335 (nice 5): header {head!r}, {ent!r}")
 want(J[f"taskset -p {SPIN}"], f"pid {SPIN}'s current affinity mask: 1")
 want_error(J["compare -c '' -- perfpipe -l 10"], "compare", "2 background job(s) running")
 # Killing a receiver stops the whole hackbench job; kill waits and reports.
