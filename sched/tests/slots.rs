@@ -273,12 +273,18 @@ fn reserve_pre_sizes_so_enqueues_do_not_grow() {
     let mut small = self::rq(10);
     small.try_reserve(1 << 30).unwrap();
     assert_eq!(small.slot_capacity(), 10);
-    // An impossible reservation is an error, not an abort.
+    // An impossible reservation is an error, not an abort. Not under
+    // Miri: it backs allocations with host memory and, where the host's
+    // allocator refuses these terabytes at once, Miri took them on (it was
+    // OOM-killed at 24 GB resident); the refusal path is still exercised
+    // there by memory.rs's refused growths.
     let mut huge = self::rq(u32::MAX as usize);
-    assert_eq!(
-        huge.try_reserve(u32::MAX as usize - 1),
-        Err(RqError::NoMemory)
-    );
+    if !cfg!(miri) {
+        assert_eq!(
+            huge.try_reserve(u32::MAX as usize - 1),
+            Err(RqError::NoMemory)
+        );
+    }
     huge.check().unwrap();
     huge.wake_up_new_task(TaskId(5), new_task(0));
     huge.check().unwrap();
