@@ -74,12 +74,20 @@ struct Model {
 }
 
 impl Model {
-    fn advance(&mut self, units: u64, running: bool) {
-        for _ in 0..units {
+    /// Unit by unit in effect, but the units up to the next period
+    /// boundary are added at once (`k` running units add `1024 k`: what
+    /// `k` additions of 1024 give, up to the f64 rounding of the
+    /// additions, about 1e-13 relative, far below the tolerance), so it
+    /// costs a step per period, not per unit: a 40 ms segment is 39
+    /// periods but 39 063 units (under Miri, minutes per history).
+    fn advance(&mut self, mut units: u64, running: bool) {
+        while units > 0 {
+            let k = units.min(PERIOD_UNITS - self.contrib);
             if running {
-                self.sum += 1024.0;
+                self.sum += 1024.0 * k as f64;
             }
-            self.contrib += 1;
+            self.contrib += k;
+            units -= k;
             if self.contrib == PERIOD_UNITS {
                 self.contrib = 0;
                 self.sum *= y();

@@ -193,6 +193,19 @@ fn uniform_topology_numbers_threads_then_cores_then_llcs() {
     // Sparse ids are fine.
     let s = Topology::from_ids(&[7, 7, 9, 9], &[3, 3, 3, 3], &[5, 5, 5, 5]).unwrap();
     assert_eq!(s.smt_mask(2), CpuMask::from_cpus(&[2, 3]));
+    // So are interleaved ones (siblings numbered apart, as x86 firmware
+    // lists a package's first threads before their siblings), with ids
+    // up to u32::MAX.
+    let max = u32::MAX;
+    let t = Topology::from_ids(&[max, 4, max, 4], &[1, 1, 1, 1], &[0, 0, 0, 0]).unwrap();
+    assert_eq!(t.smt_mask(0), CpuMask::from_cpus(&[0, 2]));
+    assert_eq!(t.smt_mask(3), CpuMask::from_cpus(&[1, 3]));
+    assert_eq!(t.llc_mask(2), CpuMask::from_cpus(&[0, 1, 2, 3]));
+    assert!(t.has_smt());
+    let u = Topology::from_ids(&[0, 1, 2, 3], &[8, 9, 8, 9], &[2, 2, 2, 2]).unwrap();
+    assert_eq!(u.llc_mask(1), CpuMask::from_cpus(&[1, 3]));
+    assert_eq!(u.node_mask(1), CpuMask::from_cpus(&[0, 1, 2, 3]));
+    assert!(!u.has_smt());
 }
 
 #[test]
