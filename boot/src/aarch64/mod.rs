@@ -136,11 +136,12 @@ extern "C" fn boot_aarch64_main(dtb: usize, el: usize) -> ! {
         None
     };
     if let Some(dtb) = dtb {
-        // SAFETY: a devicetree header is at `dtb` (checked above), in RAM the
-        // loader gave the kernel; its `totalsize` bytes are the blob, which
-        // nothing else touches while the boot CPU runs alone.
-        let blob =
-            unsafe { core::slice::from_raw_parts_mut(dtb as *mut u8, read_be32(dtb + 4) as usize) };
+        // SAFETY: a devicetree header (40 bytes) is at `dtb`, checked above.
+        let total = unsafe { read_be32(dtb + 4) } as usize;
+        // SAFETY: the blob's `total` bytes at `dtb` are in RAM the loader
+        // gave the kernel, and nothing else touches them while the boot CPU
+        // runs alone.
+        let blob = unsafe { core::slice::from_raw_parts_mut(dtb as *mut u8, total) };
         // A blob that cannot be walked stays as it is: the kernel's parser
         // says what is wrong with it.
         let _ = crate::fdt::strip_nops(blob);
