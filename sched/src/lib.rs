@@ -39,9 +39,9 @@
 //! # Embedding
 //! ```
 //! use std::sync::Arc;
-//! use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+//! use sched::{CpuId, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 //! let cfg = Arc::new(SchedConfig::new(1, 250));
-//! let mut rq = Rq::new(0, cfg.clone(), 64);
+//! let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), 64);
 //! rq.update_rq_clock(0);
 //! rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
 //! rq.wake_up_new_task(TaskId(2), SchedTask::new(TaskParams::default()));

@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::deadline::{DlRq, DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup, WakeupStep};
@@ -281,7 +282,7 @@ impl From<alloc::collections::TryReserveError> for RqError {
 /// One CPU's runqueue.
 #[derive(Debug)]
 pub struct Rq {
-    cpu: u32,
+    cpu: CpuId,
     cfg: Arc<SchedConfig>,
     /// The held tasks by slot (`TaskState::Absent`: a free slot).
     tasks: Vec<SchedTask>,
@@ -340,7 +341,7 @@ impl Rq {
     /// An empty runqueue for CPU `cpu` that accepts task ids below
     /// `max_tasks` (at most `u32::MAX`). Allocates nothing: storage grows with
     /// the tasks it holds, or is pre-sized with [`Rq::try_reserve`].
-    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
+    pub fn new(cpu: CpuId, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
         Rq {
             cpu,
             cfg,
@@ -354,7 +355,7 @@ impl Rq {
             ids: IdMap::new(),
             id_limit: max_tasks.min(NIL as usize) as u32,
             fair: FairRq {
-                cpu,
+                cpu: cpu.as_u32(),
                 ..FairRq::new()
             },
             rt: RtRq::new(),
@@ -373,7 +374,7 @@ impl Rq {
     }
 
     /// The CPU this runqueue belongs to.
-    pub fn cpu(&self) -> u32 {
+    pub fn cpu(&self) -> CpuId {
         self.cpu
     }
 
@@ -1363,8 +1364,7 @@ impl Rq {
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
-            let allowed =
-                self.tasks[s as usize].cpus_allowed.test(self.cpu as usize) && !self.balance_push;
+            let allowed = self.tasks[s as usize].cpus_allowed.has(self.cpu) && !self.balance_push;
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
                     sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
@@ -1894,7 +1894,7 @@ mod tests {
     use super::*;
 
     fn rq_with(ids: &[u32]) -> Rq {
-        let mut rq = Rq::new(0, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
+        let mut rq = Rq::new(CpuId::BOOT, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
         rq.update_rq_clock(1);
         for &id in ids {
             rq.wake_up_new_task(TaskId(id), SchedTask::default());

@@ -92,9 +92,9 @@ impl core::fmt::Display for HotplugError {
 impl<P: Platform> Scheduler<P> {
     /// Is `cpu` active (placement, balancing and wakeups may use it)?
     #[inline]
-    pub fn cpu_active(&self, cpu: usize) -> bool {
-        match self.active.get(cpu / 64) {
-            Some(w) => w.load(Ordering::Acquire) & (1 << (cpu % 64)) != 0,
+    pub fn cpu_active(&self, cpu: CpuId) -> bool {
+        match self.active.get(cpu.index() / 64) {
+            Some(w) => w.load(Ordering::Acquire) & (1 << (cpu.index() % 64)) != 0,
             None => false,
         }
     }
@@ -113,10 +113,8 @@ impl<P: Platform> Scheduler<P> {
         self.nr_cpus() - self.nr_inactive.load(Ordering::Acquire) as usize
     }
 
-    fn check_cpu(&self, cpu: CpuId) -> Result<usize, HotplugError> {
-        CpuId::below(cpu.index(), self.nr_cpus())
-            .map(CpuId::index)
-            .ok_or(HotplugError::NoSuchCpu)
+    fn check_cpu(&self, cpu: CpuId) -> Result<CpuId, HotplugError> {
+        CpuId::below(cpu.index(), self.nr_cpus()).ok_or(HotplugError::NoSuchCpu)
     }
 
     /// `sched_cpu_deactivate`: `cpu` leaves the active mask (nothing is
@@ -126,7 +124,7 @@ impl<P: Platform> Scheduler<P> {
     /// CPUs. Refused (nothing changes) for the last active CPU, an inactive
     /// one, or when the admitted deadline bandwidth would not fit in the
     /// CPUs left. `this_cpu` is the caller's.
-    pub fn sched_cpu_deactivate(&self, cpu: CpuId, this_cpu: usize) -> Result<(), HotplugError> {
+    pub fn sched_cpu_deactivate(&self, cpu: CpuId, this_cpu: CpuId) -> Result<(), HotplugError> {
         let c = self.check_cpu(cpu)?;
         if !self.cpu_active(c) {
             return Err(HotplugError::AlreadyInactive);
@@ -138,7 +136,7 @@ impl<P: Platform> Scheduler<P> {
         if self.cfg.dl_bw.total_bw() > DlBandwidth::capacity(&self.cfg, left) {
             return Err(HotplugError::DlBandwidth);
         }
-        self.active[c / 64].fetch_and(!(1 << (c % 64)), Ordering::SeqCst);
+        self.active[c.index() / 64].fetch_and(!(1 << (c.index() % 64)), Ordering::SeqCst);
         self.nr_inactive.fetch_add(1, Ordering::SeqCst);
         let r = {
             let mut rq = self.cpu_rq(c);
@@ -167,7 +165,7 @@ impl<P: Platform> Scheduler<P> {
             rq.update_rq_clock(self.platform.now_ns());
             rq.set_balance_push(false);
         }
-        self.active[c / 64].fetch_or(1 << (c % 64), Ordering::SeqCst);
+        self.active[c.index() / 64].fetch_or(1 << (c.index() % 64), Ordering::SeqCst);
         self.nr_inactive.fetch_sub(1, Ordering::SeqCst);
         Ok(())
     }
@@ -202,9 +200,9 @@ impl<P: Platform> Scheduler<P> {
     /// placed by its wakeup. Returns the tasks moved. Does nothing on an
     /// active CPU. Any CPU may call it; no runqueue lock may be held.
     pub fn migrate_tasks(&self, cpu: CpuId) -> usize {
-        let c = cpu.index();
+        let c = cpu;
         let mut moved = 0;
-        while c < self.nr_cpus() && !self.cpu_active(c) {
+        while c.index() < self.nr_cpus() && !self.cpu_active(c) {
             let mut ids = [TaskId(0); MAX_PULL];
             let mut n = 0;
             {
@@ -274,7 +272,7 @@ impl<P: Platform> Scheduler<P> {
             return None;
         }
         t.cpus_allowed = CpuMask::first_n(self.nr_cpus());
-        Some(CpuId::wrapping(t.cpu as usize))
+        Some(t.cpu)
     }
 
     /// Tells the platform that task `id`'s affinity was broken (Linux's
@@ -291,7 +289,7 @@ impl<P: Platform> Scheduler<P> {
     /// of the race with the final sweep, see the module docs). One load
     /// while every CPU is active.
     #[inline(always)]
-    pub(crate) fn recheck_active(&self, cpu: usize) {
+    pub(crate) fn recheck_active(&self, cpu: CpuId) {
         if self.nr_inactive.load(Ordering::Acquire) != 0 && !self.cpu_active(cpu) {
             self.migrate_inactive(cpu);
         }
@@ -299,8 +297,8 @@ impl<P: Platform> Scheduler<P> {
 
     #[cold]
     #[inline(never)]
-    fn migrate_inactive(&self, cpu: usize) {
-        self.migrate_tasks(CpuId::wrapping(cpu));
+    fn migrate_inactive(&self, cpu: CpuId) {
+        self.migrate_tasks(cpu);
     }
 
     /// Is task `id` parked (asleep in its cell)? For the hotplug tests.
