@@ -1172,22 +1172,22 @@ impl Kernel {
         self.cpus[cpu].rq_touched = true;
         let prev = self.cpus[cpu].curr;
         let sw = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             self.s.schedule(&mut rq, action)
         };
-        self.s.finish_switch(cpu, &sw);
+        self.s.finish_switch(CpuId::wrapping(cpu), &sw);
         let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
-            let pulled = self.s.load_balance(cpu, true);
+            let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu());
+                self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
                 self.ctr.newidle_pulled += 1;
                 let sw = {
-                    let mut rq = self.s.cpu_rq(cpu);
+                    let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
                     self.s.schedule(&mut rq, PrevAction::Stays)
                 };
-                self.s.finish_switch(cpu, &sw);
+                self.s.finish_switch(CpuId::wrapping(cpu), &sw);
                 next = sw.next;
             }
         }
@@ -1285,7 +1285,10 @@ impl Kernel {
         };
         let mut pen = 0;
         if last != NIL && last as usize != cpu {
-            let d = self.m.topo.distance(last as usize, cpu);
+            let d = self
+                .m
+                .topo
+                .distance(CpuId::wrapping(last as usize), CpuId::wrapping(cpu));
             pen = costs.refill_ns(fp, d);
             if pen > 0 {
                 self.ctr.cold_migrations += 1;
@@ -1390,11 +1393,11 @@ impl Kernel {
         }
         let woke = self
             .s
-            .wake(TaskId(tid), wf, this_cpu)
+            .wake(TaskId(tid), wf, CpuId::wrapping(this_cpu))
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
-        self.cpus[woke.cpu()].rq_touched = true;
+        self.cpus[woke.cpu().index()].rq_touched = true;
         if let Woke::Placed { from, .. } = woke {
-            self.cpus[from].rq_touched = true;
+            self.cpus[from.index()].rq_touched = true;
         }
         match woke {
             Woke::InPlace { decision, .. } => {
@@ -1431,7 +1434,7 @@ impl Kernel {
                 st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
             }
             self.s
-                .spawn(TaskId(i as u32), st, 0)
+                .spawn(TaskId(i as u32), st, CpuId::BOOT)
                 .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
             self.tasks[i].state = TState::Runnable;
         }
@@ -1543,6 +1546,7 @@ impl Kernel {
         self.s
             .task_cpu(TaskId(tid))
             .unwrap_or_else(|| panic!("task {tid} is not alive"))
+            .index()
     }
 
     /// vCPU turns: does a timer expiring now end the running turn?
@@ -1642,7 +1646,7 @@ impl Kernel {
     fn irq_exit(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
         let need = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             self.s.sched_ttwu_pending(&mut rq);
             rq.need_resched()
@@ -1684,7 +1688,7 @@ impl Kernel {
         self.cpus[cpu].rq_touched = true;
         self.charge(cpu);
         let r = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             rq.hrtick()
         };
@@ -1705,7 +1709,7 @@ impl Kernel {
         self.cpus[cpu].ticks += 1;
         let ticks = self.cpus[cpu].ticks;
         let r = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             self.s.sched_ttwu_pending(&mut rq);
             rq.task_tick()
@@ -1715,11 +1719,11 @@ impl Kernel {
             self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
-            let pulled = self.s.load_balance(cpu, false);
+            let pulled = self.s.load_balance(CpuId::wrapping(cpu), false);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu());
+                self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
-                let need = self.s.cpu_rq(cpu).need_resched();
+                let need = self.s.cpu_rq(CpuId::wrapping(cpu)).need_resched();
                 if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 }
@@ -1755,13 +1759,13 @@ impl Kernel {
     fn need_resched(&mut self, cpu: usize) -> Resched {
         if !self.cpus[cpu].rq_touched {
             debug_assert_eq!(
-                self.s.rq_lock(cpu).lock().need_resched(),
+                self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched(),
                 Resched::None,
                 "cpu {cpu}: need-resched changed by an unmarked scheduler call"
             );
             return Resched::None;
         }
-        let need = self.s.rq_lock(cpu).lock().need_resched();
+        let need = self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched();
         if need == Resched::None {
             self.cpus[cpu].rq_touched = false;
         }
@@ -1771,7 +1775,7 @@ impl Kernel {
     /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
     /// CPU to run a newidle balance.
     fn nohz_kick(&mut self, cpu: usize) {
-        if self.nr_idle == 0 || self.s.cpu_rq(cpu).nr_running() < 2 {
+        if self.nr_idle == 0 || self.s.cpu_rq(CpuId::wrapping(cpu)).nr_running() < 2 {
             return;
         }
         let n = self.nr_cpus();
@@ -1876,15 +1880,15 @@ impl Kernel {
         }
         for cpu in 0..self.nr_cpus() {
             self.charge(cpu);
-            let rq = self.s.cpu_rq(cpu);
+            let rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             self.ctr.migrations += rq.stats.nr_migrations_in;
             self.ctr.buddy_picks += rq.fair.pick_stats.buddy;
             self.ctr.wakeup_preempts += rq.stats.nr_wakeup_preempt;
             self.ctr.tick_resched += rq.stats.nr_tick_resched;
             self.ctr.hrtick_resched += rq.stats.nr_hrtick_resched;
             drop(rq);
-            for level in 0..self.s.domains(cpu).len() {
-                let st = self.s.newidle_stats(cpu, level);
+            for level in 0..self.s.domains(CpuId::wrapping(cpu)).len() {
+                let st = self.s.newidle_stats(CpuId::wrapping(cpu), level);
                 self.ctr.newidle_balances += st.balances;
                 self.ctr.newidle_skipped += st.skipped;
             }

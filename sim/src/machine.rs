@@ -40,7 +40,7 @@
 use std::fmt;
 
 use sched::topology::CpuDistance;
-use sched::Topology;
+use sched::{CpuId, Topology};
 
 /// The cost parameters (see the module docs for where each default comes from).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -308,7 +308,8 @@ pub struct Machine {
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = &self.topo;
-        let last = t.nr_cpus() - 1;
+        // The topology has 1 to MAX_CPUS CPUs.
+        let last = CpuId::wrapping(t.nr_cpus() - 1);
         let (nodes, llcs) = (t.node_of(last) + 1, t.llc_of(last) + 1);
         write!(
             f,
@@ -317,7 +318,7 @@ impl fmt::Display for Machine {
             t.nr_cpus(),
             nodes,
             llcs,
-            t.smt_mask(0).weight(),
+            t.smt_mask(CpuId::BOOT).weight(),
             self.hz
         )
     }
@@ -386,20 +387,24 @@ impl Machine {
 mod tests {
     use super::*;
 
+    fn cpu(i: usize) -> CpuId {
+        CpuId::new(i).unwrap()
+    }
+
     #[test]
     fn presets() {
         let m = Machine::preset("cascadelake-2s").unwrap();
         assert_eq!(m.topo.nr_cpus(), 80);
-        assert_eq!(m.topo.distance(0, 1), CpuDistance::Smt);
-        assert_eq!(m.topo.distance(0, 2), CpuDistance::Llc);
-        assert_eq!(m.topo.distance(0, 40), CpuDistance::Remote);
+        assert_eq!(m.topo.distance(cpu(0), cpu(1)), CpuDistance::Smt);
+        assert_eq!(m.topo.distance(cpu(0), cpu(2)), CpuDistance::Llc);
+        assert_eq!(m.topo.distance(cpu(0), cpu(40)), CpuDistance::Remote);
         let e = Machine::preset("epyc-ccx").unwrap();
-        assert_eq!(e.topo.distance(0, 16), CpuDistance::Node);
+        assert_eq!(e.topo.distance(cpu(0), cpu(16)), CpuDistance::Node);
         assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
         assert!(Machine::preset("flat:257").is_none());
         let q = Machine::preset("qemu:4").unwrap();
         assert_eq!(q.topo.nr_cpus(), 4);
-        assert_eq!(q.topo.distance(0, 3), CpuDistance::Llc);
+        assert_eq!(q.topo.distance(cpu(0), cpu(3)), CpuDistance::Llc);
         assert!(q.costs.vcpu_time_sharing);
         for bad in ["qemu:0", "qemu:65", "qemu:", "qemu:x", "qemu:-1"] {
             assert!(Machine::preset(bad).is_none(), "{bad}");
