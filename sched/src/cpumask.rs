@@ -7,6 +7,14 @@
 //! in every [`crate::SchedTask`] without allocation. Iteration walks set bits
 //! word by word (`for_each_cpu`), so sparse masks cost little.
 //!
+//! Two views of the bits: a typed one over [`CpuId`]s ([`CpuMask::of`],
+//! [`CpuMask::add`], [`CpuMask::remove`], [`CpuMask::has`],
+//! [`CpuMask::first_cpu`], [`CpuMask::cpus`], [`CpuMask::cpus_wrap`]), what
+//! the scheduler and the kernel use, with no range check since a `CpuId` is
+//! below [`MAX_CPUS`]; and the raw one over bit numbers (`set`, `clear`,
+//! `test`, `iter`, `first`, `from_cpus`), for masks built from numbers that
+//! come from outside (a parsed hex mask, a topology's id lists).
+//!
 //! Text follows Linux's `cpumask_parse`/`%*pb` hex form: the least significant
 //! bit is CPU 0, e.g. `0xf` is CPUs 0-3 (the `0x` prefix and `,` word
 //! separators are optional on input).

@@ -93,10 +93,10 @@ impl<P: Platform> Scheduler<P> {
     /// Is `cpu` active (placement, balancing and wakeups may use it)?
     #[inline]
     pub fn cpu_active(&self, cpu: CpuId) -> bool {
-        match self.active.get(cpu.index() / 64) {
-            Some(w) => w.load(Ordering::Acquire) & (1 << (cpu.index() % 64)) != 0,
-            None => false,
-        }
+        // The word modulo the word count: the same word for a `CpuId`
+        // (below MAX_CPUS), and no bounds check.
+        let w = &self.active[(cpu.index() / 64) % CPUMASK_WORDS];
+        w.load(Ordering::Acquire) & (1 << (cpu.index() % 64)) != 0
     }
 
     /// The active CPUs (`cpu_active_mask`).
