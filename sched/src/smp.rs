@@ -678,7 +678,6 @@ impl<P: Platform> Scheduler<P> {
         let now_ns = platform.now_ns();
         let slots = build_domains(&topology)
             .into_iter()
-            .into_iter()
             .zip(CpuId::range(nr_cpus))
             .map(|(doms, cpu)| CpuSlot {
                 rq: Mutex::named("rq", Rq::new(cpu, cfg.clone(), capacity)),

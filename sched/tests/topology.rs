@@ -64,7 +64,7 @@ fn cpu_of(s: &Scheduler<Plat>, id: u32) -> usize {
 /// A task last run on `prev`, woken by `this_cpu`.
 fn wake(s: &Scheduler<Plat>, prev: usize, this_cpu: usize) -> usize {
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = cpu_id(prev as usize);
+    t.cpu = cpu_id(prev);
     s.select_task_rq(&t, cpu_id(this_cpu), WakeFlags::TTWU)
         .0
         .index()
@@ -670,7 +670,7 @@ fn flat_topology_keeps_the_flat_rules() {
             "case {case}: wakeup prev {prev} by {this} on {nr:?}"
         );
         let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = cpu_id(this as usize);
+        t.cpu = cpu_id(this);
         assert_eq!(
             s.select_task_rq(&t, cpu_id(this), WakeFlags::FORK).0,
             cpu_id(flat_model::select_fork(&nr, &load, this)),

@@ -31,7 +31,7 @@ fn machine_on(topo: Topology, per_cpu: &[u32]) -> Scheduler<Plat> {
         rq.update_rq_clock(s.platform.now_ns());
         for _ in 0..k {
             let mut t = SchedTask::new(TaskParams::default());
-            t.cpu = cpu_id(cpu as usize);
+            t.cpu = cpu_id(cpu);
             rq.wake_up_new_task(TaskId(next), t);
             next += 1;
         }
@@ -43,7 +43,7 @@ fn machine_on(topo: Topology, per_cpu: &[u32]) -> Scheduler<Plat> {
 /// A wakee last on `prev` with load average `load_avg`, woken from `this`.
 fn wake(s: &Scheduler<Plat>, prev: usize, this: usize, load_avg: u64, wf: WakeFlags) -> usize {
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = cpu_id(prev as usize);
+    t.cpu = cpu_id(prev);
     t.se.avg.load_avg = load_avg;
     s.select_task_rq(&t, cpu_id(this), wf | WakeFlags::TTWU)
         .0
