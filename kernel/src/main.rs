@@ -229,7 +229,7 @@ fn start_secondaries(ncpus: usize, fail_first: Option<usize>) {
             arch::START_TIMEOUT_NS
         };
         match start_one(cpu, wait_ns) {
-            Err(StartError::Timeout) => retry.set(cpu.index()),
+            Err(StartError::Timeout) => retry.add(cpu),
             Err(StartError::NoMemory) => {
                 log::warn!(
                     "smp: cpu {} did not start: {}",

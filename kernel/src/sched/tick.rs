@@ -116,7 +116,7 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
 pub(crate) fn balance(cpu: CpuId, newidle: bool) -> usize {
     let s = sched();
     let irq = arch::IrqGuard::save();
-    let pulled = s.load_balance(cpu.index(), newidle);
+    let pulled = s.load_balance(cpu, newidle);
     if !pulled.is_empty() {
         let rq = lock_rq(cpu);
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());

@@ -48,7 +48,7 @@ struct Snap {
 
 fn snap(t: &task::Thread) -> Snap {
     let id = TaskId(t.idx());
-    match task::sched().task_rq_lock(id, crate::arch::cpu_id().index()) {
+    match task::sched().task_rq_lock(id, crate::arch::cpu_id()) {
         Ok((_, rq)) => Snap {
             st: rq.task(id).copied(),
             avg_v: Some(rq.avg_vruntime()),
@@ -277,7 +277,7 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(
             sh,
             "  .cpu_capacity         : {}",
-            task::sched().topology().capacity_of(cpu.index())
+            task::sched().topology().capacity_of(cpu)
         );
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);

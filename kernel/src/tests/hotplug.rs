@@ -149,7 +149,7 @@ ktest_smp!(
         let all = task::online_mask();
         let others = {
             let mut m = all;
-            m.clear(k.index());
+            m.remove(k);
             m
         };
         let sem = Arc::new(Semaphore::new(0));
@@ -189,7 +189,7 @@ ktest_smp!(
         let _restore = Online(k);
         cpu_down(k).map_err(|e| alloc::format!("cpu_down({k}): {e}"))?;
         kassert!(!task::online_mask().has(k), "cpu {} still online", k);
-        kassert!(!crate::sched::sched().cpu_active(k.index()));
+        kassert!(!crate::sched::sched().cpu_active(k));
         let held = crate::sched::with_cpu_rq(k, |rq| (rq.curr(), rq.tasks().count()));
         kassert_eq!(held, (None, 0));
         // While it is offline: nothing runs there, no tick; every thread goes

@@ -113,7 +113,7 @@ pub fn run(
                     let me = arch::cpu_id();
                     // Cheap in the measured loop: set only on a change.
                     if Some(me) != last {
-                        mask.set(me.index());
+                        mask.add(me);
                         last = Some(me);
                     }
                     if res[5].load(Ordering::Relaxed) != me.index() as u64 {
@@ -146,7 +146,7 @@ pub fn run(
                 let me = arch::cpu_id();
                 // Cheap in the measured loop: set only on a change.
                 if Some(me) != last {
-                    mask.set(me.index());
+                    mask.add(me);
                     last = Some(me);
                 }
                 r2[5].store(me.index() as u64, Ordering::Relaxed);
