@@ -257,7 +257,7 @@ pub fn start() -> Result<(), String> {
     // One ring per online CPU (the others stay unallocated), allocated
     // outside the hooks' critical sections and fallibly: a heap too small
     // for them is an error, and nothing changes.
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let no_memory = || {
         alloc::format!(
             "trace: not enough memory for the event rings ({} KiB per online CPU)",

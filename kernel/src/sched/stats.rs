@@ -10,7 +10,7 @@ use ::sched::{Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
-use crate::task::{self, Thread, ThreadState};
+use crate::task::{Thread, ThreadState};
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
 /// (an exited thread not joined yet: its final state; `None`: an idle
@@ -107,11 +107,11 @@ pub struct Stats {
 
 /// CPU `cpu`'s counters (`None` if it is not online).
 pub fn cpu_stats(cpu: CpuId) -> Option<Stats> {
-    if !task::online_mask().has(cpu) {
+    if !crate::sched::online_mask().has(cpu) {
         return None;
     }
     let pc = percpu::cpu(cpu);
-    let mut s = task::with_cpu_rq(cpu, |rq| Stats {
+    let mut s = crate::sched::with_cpu_rq(cpu, |rq| Stats {
         nr_ticks: rq.stats.nr_ticks,
         nr_switches: rq.stats.nr_switches,
         nr_wakeups: rq.stats.nr_wakeups,

@@ -61,7 +61,7 @@ pub fn wait_restart(cpu: CpuId, since: u64, now: u64, limit_ns: u64) -> Option<u
 /// [`wait_restart`] for a wait on the whole machine (a test's progress
 /// check): the latest restart any online CPU gives.
 pub fn machine_wait_restart(since: u64, now: u64, limit_ns: u64) -> Option<u64> {
-    let online = super::online_mask();
+    let online = crate::sched::online_mask();
     CpuId::range(crate::sched::nr_runqueues())
         .filter(|&c| online.has(c))
         .filter_map(|c| wait_restart(c, since, now, limit_ns))
@@ -98,7 +98,7 @@ impl Write for Emergency {
 
 /// The scan, from CPU 0's tick at `now`.
 pub fn check(now: u64) {
-    let warn = super::sched_config().tunables.stall_warn_ns();
+    let warn = crate::sched::sched_config().tunables.stall_warn_ns();
     if warn == 0 {
         return;
     }

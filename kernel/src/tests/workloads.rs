@@ -393,7 +393,7 @@ ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
 ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     // --cross: the pinger on the first, the ponger on the last online CPU;
     // every round trip crosses, and the report says so.
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let (first, last) = (
         online.cpus().next().unwrap_or(CpuId::BOOT),
         online.cpus().last().unwrap_or(CpuId::BOOT),
@@ -423,7 +423,10 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
 
 ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
     // --same: both threads on the first online CPU; no round trip crosses.
-    let first = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
+    let first = crate::sched::online_mask()
+        .cpus()
+        .next()
+        .unwrap_or(CpuId::BOOT);
     let mut out = String::new();
     let p = ::shell::Perfpipe {
         loops: 300,
@@ -452,7 +455,7 @@ ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
     let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.yields, 600);
     kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
-    kassert_eq!(Some(r.cpu), task::online_mask().cpus().next());
+    kassert_eq!(Some(r.cpu), crate::sched::online_mask().cpus().next());
     kassert!(r.ns > 0, "{r:?}");
     kassert!(
         out.contains(&alloc::format!(
@@ -677,16 +680,21 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
     let idx = threads[0];
     let t = task::thread(idx);
     // What `nice IDX 5` and `taskset -p 2 IDX` do, on the running thread.
-    let mut p = task::sched_snapshot(t).ok_or("no scheduler state")?.params;
+    let mut p = crate::sched::sched_snapshot(t)
+        .ok_or("no scheduler state")?
+        .params;
     p.nice = 5;
-    task::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
-    let st = task::sched_snapshot(t).ok_or("no scheduler state")?;
+    crate::sched::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
+    let st = crate::sched::sched_snapshot(t).ok_or("no scheduler state")?;
     kassert_eq!(st.params.nice, 5);
     kassert_eq!(st.se.load.weight, 335);
     let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
     let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
-    task::set_affinity(tid, only(cpu1)).map_err(|e| alloc::format!("{e:?}"))?;
-    kassert_eq!(t.cpus_allowed().and(&task::online_mask()), only(cpu1));
+    crate::sched::set_affinity(tid, only(cpu1)).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(
+        t.cpus_allowed().and(&crate::sched::online_mask()),
+        only(cpu1)
+    );
     // It moves at its next preemption point (the full model; it also calls
     // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
     let until = crate::arch::now_ns() + 5_000_000_000;
@@ -694,12 +702,15 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
         kassert!(crate::arch::now_ns() < until, "still on CPU {}", t.cpu());
         task::sleep_ms(1);
     }
-    let ran = task::task_runtime_ns(t);
+    let ran = crate::sched::task_runtime_ns(t);
     for _ in 0..100 {
         kassert_eq!(t.cpu(), 1);
         task::sleep_ms(1);
     }
-    kassert!(task::task_runtime_ns(t) > ran, "the thread stopped running");
+    kassert!(
+        crate::sched::task_runtime_ns(t) > ran,
+        "the thread stopped running"
+    );
     kassert!(jobs.kill(n));
     let f = jobs
         .wait(n, &mut NoInterrupt, false)

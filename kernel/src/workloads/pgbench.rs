@@ -78,7 +78,7 @@ impl Report {
 /// The backend's work for statement `i` of a script of `n` statements:
 /// compute in user space, and a commit's sleep (a syscall).
 fn serve(i: u32, n: u32) {
-    let work = |ns| task::run_in_user_mode(|| super::work_ns(ns));
+    let work = |ns| crate::sched::run_in_user_mode(|| super::work_ns(ns));
     if n == 1 {
         work(STMT_NS);
     } else if i == 0 {
@@ -86,7 +86,7 @@ fn serve(i: u32, n: u32) {
     } else if i == n - 1 {
         work(STMT_NS / 5);
         task::sleep_ns(COMMIT_SLEEP_NS);
-        task::exit_to_user_mode();
+        crate::sched::exit_to_user_mode();
     } else {
         work(STMT_NS);
     }
@@ -120,13 +120,13 @@ pub fn run(
             loop {
                 let i = rq.recv();
                 // Each recv()/send() returns to user space.
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
                 if i == POISON {
                     break;
                 }
                 serve(i, stmts);
                 rp.send(i);
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
             }
         });
         if let Err(e) = r {
@@ -145,9 +145,9 @@ pub fn run(
                 let t0 = arch::now_ns();
                 for i in 0..stmts {
                     req.send(i);
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                     reply.recv();
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                 }
                 lat.add(arch::now_ns() - t0);
                 done.fetch_add(1, Ordering::Relaxed);
