@@ -413,6 +413,20 @@ impl<T: Send> Channel<T> {
         }
     }
 
+    /// Wakes every thread sleeping in [`Self::recv`] here, with WF_SYNC,
+    /// whether or not a message is there (each re-checks and sleeps again
+    /// if not). For a socket used in both directions: a unix stream socket
+    /// has one wait queue (`sk_sleep`) for its reader and its writer, so
+    /// when the peer consumes a message this end sent, `sock_wfree` →
+    /// `unix_write_space` (`wake_up_interruptible_sync_poll` on that queue)
+    /// also wakes this end's thread sleeping in `unix_stream_data_wait` for
+    /// its reply, before the reply exists. A channel models one direction,
+    /// so the consumer calls this on the reverse channel; counted as a
+    /// sync wakeup of that channel.
+    pub fn wake_readers_sync(&self) {
+        self.wake_all_sync(&self.readers);
+    }
+
     /// Messages buffered now (a snapshot).
     pub fn len(&self) -> usize {
         self.st.lock().msgs.len()
