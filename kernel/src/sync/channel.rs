@@ -39,7 +39,11 @@
 //!     sleeper is woken).
 //!   - consuming a message frees the skb (`sock_wfree`), whose
 //!     `sk_write_space` = `unix_write_space` wakes every blocked sender (sync)
-//!     once the socket is writable again: `wmem_alloc * 4 <= sndbuf`.
+//!     once the socket is writable again: `wmem_alloc * 4 <= sndbuf`. That
+//!     queue is the sending socket's only one, so it also wakes a thread
+//!     reading on that socket; a channel is one direction, and a workload
+//!     that uses a socket both ways says so with
+//!     [`Channel::wake_readers_sync`] on the reverse channel.
 //!
 //! Every thread a channel wakes is counted, by wake flags ([`ChannelStats`]).
 
