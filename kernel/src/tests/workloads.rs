@@ -147,6 +147,42 @@ ktest!(
     }
 );
 
+// A socket used both ways has one wait queue per end: the peer consuming
+// what this end sent (`sock_wfree` -> `unix_write_space`) wakes this end's
+// thread asleep in `recv` for its reply; it finds none and sleeps again
+// (pgbench's client and backend; Linux 7.2 traced in docs/results/linux.md).
+ktest!(workload_socket_consumer_wakes_the_senders_reader, || {
+    set_preempt(PreemptMode::None);
+    let reply = Arc::new(Channel::with_model(Model::Socket { msg_bytes: 128 }));
+    // What the reader got, 0 until it returns.
+    let got = Arc::new(core::sync::atomic::AtomicU32::new(0));
+    let (r, g) = (reply.clone(), got.clone());
+    let t = task::spawn("reader", TaskParams::default(), move || {
+        g.store(r.recv(), Ordering::Release);
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    task::sleep_ms(2);
+    kassert_eq!(reply.stats().woken_sync, 0);
+    // Woken with no message: it re-checks and is back on the queue, so a
+    // second wakeup finds it there again.
+    reply.wake_readers_sync();
+    kassert_eq!(reply.stats().woken_sync, 1);
+    task::sleep_ms(2);
+    kassert!(
+        got.load(Ordering::Acquire) == 0,
+        "returned without a message"
+    );
+    reply.wake_readers_sync();
+    kassert_eq!(reply.stats().woken_sync, 2);
+    task::sleep_ms(2);
+    reply.send(7);
+    kassert_eq!(reply.stats().woken_sync, 3);
+    task::join(t).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(got.load(Ordering::Acquire), 7);
+    kassert_eq!(reply.stats().woken_plain, 0);
+    Ok(())
+});
+
 fn hackbench(pipe: bool, p: Hackbench) -> Result<(), String> {
     let p = Hackbench { pipe, ..p };
     let mut out = String::new();
