@@ -79,7 +79,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
     struct Row {
         pid: u32,
         name: &'static str,
-        cpu: u32,
+        cpu: CpuId,
         policy: Policy,
         nice: i32,
         rt_prio: u8,
@@ -102,7 +102,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
         let mut r = Row {
             pid: t.idx(),
             name: t.name(),
-            cpu: t.cpu.load(Ordering::Relaxed),
+            cpu: t.cpu(),
             policy: Policy::Idle,
             nice: 0,
             rt_prio: 0,

@@ -232,8 +232,9 @@ impl Thread {
     }
 
     /// The CPU whose runqueue holds the thread, or where it last ran.
-    pub fn cpu(&self) -> usize {
-        self.cpu.load(Ordering::Relaxed) as usize
+    pub fn cpu(&self) -> CpuId {
+        // Only the scheduler stores it, from a CpuId.
+        CpuId::wrapping(self.cpu.load(Ordering::Relaxed) as usize)
     }
 
     /// Its allowed CPUs.

@@ -113,7 +113,7 @@ pub fn check(now: u64) {
         // Its CPU did not run for part of the wait (see
         // `percpu::liveness`): the wait counts from when that CPU runs.
         // (A thread that has no CPU yet has no CPU that stopped.)
-        let restart = CpuId::new(t.cpu()).and_then(|c| wait_restart(c, since, now, warn));
+        let restart = wait_restart(t.cpu(), since, now, warn);
         if let Some(restart) = restart {
             if t.runnable_since
                 .compare_exchange(since, restart, Ordering::Relaxed, Ordering::Relaxed)
@@ -177,7 +177,7 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
 /// its interrupt controller (where another CPU can read that; `None`
 /// otherwise). Lock-free and allocation-free (it runs in the tick).
 fn write_cpu_state(w: &mut dyn Write, t: &super::Thread) {
-    let Some(cpu) = CpuId::below(t.cpu(), crate::sched::nr_runqueues()) else {
+    let Some(cpu) = Some(t.cpu()).filter(|c| c.index() < crate::sched::nr_runqueues()) else {
         return;
     };
     let pc = crate::percpu::cpu(cpu);

@@ -92,7 +92,7 @@ impl Worker {
     }
 
     fn cpu(&self) -> usize {
-        task::thread(self.tid.idx()).cpu()
+        task::thread(self.tid.idx()).cpu().index()
     }
 
     fn allowed(&self) -> CpuMask {

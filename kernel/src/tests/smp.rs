@@ -126,7 +126,7 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     let seen = seen(&hogs);
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
     kprintln!(
@@ -175,7 +175,7 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
         .collect();
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
     let bound = 2 * (3 * crate::sched::BALANCE_TICKS + 2) * tick_ns();
@@ -567,7 +567,9 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     let t_widened = arch::now_ns();
     let deadline = t_widened + MOVE_BOUND_NS;
     let moved = loop {
-        let off0 = hogs.iter().any(|h| task::thread(h.tid.idx()).cpu() != 0);
+        let off0 = hogs
+            .iter()
+            .any(|h| task::thread(h.tid.idx()).cpu().index() != 0);
         if off0 || arch::now_ns() >= deadline {
             break off0;
         }
@@ -621,7 +623,7 @@ ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     let r1: Vec<(u64, u64)> = hogs.iter().map(read).collect();
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
     // Runtime per `window` of the hog's own interval.

@@ -734,13 +734,13 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
     // It moves at its next preemption point (the full model; it also calls
     // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
     let until = crate::arch::now_ns() + 5_000_000_000;
-    while t.cpu() != 1 {
+    while t.cpu().index() != 1 {
         kassert!(crate::arch::now_ns() < until, "still on CPU {}", t.cpu());
         task::sleep_ms(1);
     }
     let ran = crate::sched::task_runtime_ns(t);
     for _ in 0..100 {
-        kassert_eq!(t.cpu(), 1);
+        kassert_eq!(t.cpu().index(), 1);
         task::sleep_ms(1);
     }
     kassert!(
