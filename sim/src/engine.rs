@@ -2,8 +2,12 @@
 //! through the same [`Platform`] trait the kernel implements.
 //!
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
-//! order queued), so ties resolve in the order events were created and a
-//! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! kind, argument): events of one instant are taken by kind (burst ends,
+//! ticks, IPIs, timers, HRTICK) and then by CPU or task, whatever order
+//! they were queued in (only a stale copy of an event can tie with it
+//! entirely; those go in the order queued), so a run is a pure function of
+//! (machine, configuration, workload, seed), and the place of an event in
+//! the order follows from the event alone. Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
 //!
@@ -133,6 +137,10 @@ use sched::topology::CpuDistance;
 pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
+
+/// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
+/// ids are below it).
+const CPU_STREAM: u64 = 1 << 40;
 
 /// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
 /// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
@@ -363,7 +371,7 @@ enum Kind {
 
 /// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
 /// task) in one word, and the generation that tells a stale one. Ties are
-/// taken in the order the events were queued (see [`Calendar`]).
+/// taken by kind and argument ([`Ev::key`], see [`Calendar`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
     t: u64,
@@ -408,9 +416,17 @@ impl Ev {
     fn a(&self) -> u32 {
         self.tag & ARG_MASK
     }
+
+    /// Its place in the order events are taken: by time, then by kind and
+    /// argument (then, the calendar keeps it, in the order queued).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.t as u128) << 32 | self.tag as u128
+    }
 }
 
-/// An event beyond the calendar's window, ordered by (time, order queued).
+/// An event beyond the calendar's window, ordered by (time, kind and
+/// argument, order queued).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FarEv {
     t: u64,
@@ -420,7 +436,7 @@ struct FarEv {
 
 impl Ord for FarEv {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.t, self.seq).cmp(&(o.t, o.seq))
+        (self.t, self.ev.tag, self.seq).cmp(&(o.t, o.ev.tag, o.seq))
     }
 }
 
@@ -458,8 +474,8 @@ const NO_EVENT: Ev = Ev {
 #[repr(C, align(64))]
 struct Slots([Ev; SLOTS]);
 
-/// The pending events, popped in order of time, ties in the order they were
-/// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
+/// The pending events, popped in order of time, ties by kind and argument
+/// (then in the order queued): a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
 /// 1988). Events due within the window (`NR_BUCKETS` buckets of
 /// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
 /// time; later ones (a switched-in task's first burst, IPIs, ticks,
@@ -474,15 +490,16 @@ struct Slots([Ev; SLOTS]);
 /// window's in 16 KiB.
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
-/// event is the first one of the smallest time and no event carries a
-/// sequence number: the far events of a bucket move in (a coarse bucket in
-/// its order, which is the order queued for events of one time: the heap's
-/// (time, order queued) first, then those queued into it directly) when
-/// the window takes in the coarse bucket, before any event can be queued
-/// into the bucket directly (`split`: events from there on go to the
-/// coarse calendar until it moves), and those come later. The order is
-/// exactly a binary heap's by (time, order queued)
-/// (`calendar_pops_in_the_heaps_order`).
+/// event is the first one of the smallest (time, kind, argument) and no
+/// event carries a sequence number: the far events of a bucket move in (a
+/// coarse bucket in its order, which is the order queued for events of one
+/// key: the heap's (key, order queued) first, then those queued into it
+/// directly) when the window takes in the coarse bucket, before any event
+/// can be queued into the bucket directly (`split`: events from there on
+/// go to the coarse calendar until it moves), and those come later. The
+/// order is exactly a binary heap's by (time, kind, argument, order
+/// queued) (`calendar_pops_in_the_heaps_order`). (Events of one key are a
+/// live event and stale copies of it, whose order changes nothing.)
 #[derive(Debug)]
 struct Calendar {
     slots: Box<[Slots; NR_BUCKETS]>,
@@ -690,7 +707,7 @@ impl Calendar {
         unreachable!("calendar: {} events but no bucket marked", self.near)
     }
 
-    /// The earliest event by (time, order queued).
+    /// The earliest event by (time, kind and argument, order queued).
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         if self.near == 0 && !self.jump() {
@@ -712,11 +729,11 @@ impl Calendar {
             // one; selects rather than branches, as which slot it is, is
             // random.
             let slots = &mut self.slots[i].0;
-            let (mut m, mut t) = (0, slots[0].t);
+            let (mut m, mut key) = (0, slots[0].key());
             for (j, e) in slots.iter().enumerate().skip(1) {
-                let earlier = e.t < t;
+                let earlier = e.key() < key;
                 m = if earlier { j } else { m };
-                t = if earlier { e.t } else { t };
+                key = if earlier { e.key() } else { key };
             }
             let ev = slots[m];
             for j in 0..SLOTS - 1 {
@@ -731,7 +748,7 @@ impl Calendar {
         Some(ev)
     }
 
-    /// Takes the first event of the smallest time out of bucket `i` (of `n`
+    /// Takes the first event of the smallest (time, tag) out of bucket `i` (of `n`
     /// events, more than its slots); the others keep their order.
     #[inline(never)]
     fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
@@ -745,12 +762,12 @@ impl Calendar {
             }
         };
         let mut m = 0;
-        let mut t = slots[0].t;
+        let mut key = slots[0].key();
         for j in 1..n {
             let e = ev_at(j);
-            if e.t < t {
+            if e.key() < key {
                 m = j;
-                t = e.t;
+                key = e.key();
             }
         }
         let ev = ev_at(m);
@@ -919,8 +936,13 @@ pub struct Kernel {
     pub m: Machine,
     /// Virtual time, ns.
     pub now: u64,
-    /// The run's random stream.
-    pub rng: Rng,
+    /// The run's seed (each task's and CPU's random stream derives from it).
+    seed: u64,
+    /// Each task's random stream ([`Rng::stream`] of the seed and its id):
+    /// its workload's draws, its switch-in costs, its wakeups' costs.
+    rngs: Vec<Rng>,
+    /// Each CPU's random stream (id 2^40 + CPU): IPI latencies to it.
+    cpu_rngs: Vec<Rng>,
     /// Counters.
     pub ctr: Counters,
     /// Wakeup latency samples per class, ns.
@@ -989,7 +1011,11 @@ impl Kernel {
             cfg,
             m,
             now: 0,
-            rng: Rng::new(seed),
+            seed,
+            rngs: Vec::with_capacity(max_tasks),
+            cpu_rngs: (0..n as u64)
+                .map(|c| Rng::stream(seed, CPU_STREAM + c))
+                .collect(),
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
@@ -1038,6 +1064,7 @@ impl Kernel {
                 self.lat.push(Vec::new());
             }
         }
+        self.rngs.push(Rng::stream(self.seed, id as u64));
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1066,9 +1093,22 @@ impl Kernel {
         self.s.platform.now.store(t, Ordering::Relaxed);
     }
 
-    fn jit(&mut self, ns: u64) -> u64 {
+    /// Task `tid`'s random stream: what its workload draws from.
+    #[inline(always)]
+    pub fn rng(&mut self, tid: u32) -> &mut Rng {
+        &mut self.rngs[tid as usize]
+    }
+
+    /// `ns` jittered from task `tid`'s stream.
+    fn jit_task(&mut self, tid: u32, ns: u64) -> u64 {
         let p = self.m.costs.jitter_pct;
-        self.rng.jitter(ns, p)
+        self.rngs[tid as usize].jitter(ns, p)
+    }
+
+    /// `ns` jittered from CPU `cpu`'s stream.
+    fn jit_cpu(&mut self, cpu: usize, ns: u64) -> u64 {
+        let p = self.m.costs.jitter_pct;
+        self.cpu_rngs[cpu].jitter(ns, p)
     }
 
     /// Delivers the IPIs the scheduler asked for as future events, and its
@@ -1098,9 +1138,9 @@ impl Kernel {
         }
         self.cpus[c].ipi_pending = true;
         self.ipis_sent += 1;
-        let mut d = self.jit(self.m.costs.ipi_ns);
+        let mut d = self.jit_cpu(c, self.m.costs.ipi_ns);
         if self.cpus[c].curr == NIL {
-            d += self.jit(self.m.costs.idle_exit_ns);
+            d += self.jit_cpu(c, self.m.costs.idle_exit_ns);
         }
         self.push(self.now + d, Kind::Ipi, c as u32, 0);
     }
@@ -1295,9 +1335,9 @@ impl Kernel {
             let lost = (between + fp).saturating_sub(costs.l2_bytes).min(fp);
             pen = costs.refill_ns(lost, CpuDistance::Llc);
         }
-        over = self.jit(over);
+        over = self.jit_task(next, over);
         if pen > 0 {
-            pen = self.jit(pen);
+            pen = self.jit_task(next, pen);
             self.ctr.cold_runs += 1;
             self.ctr.cold_ns += pen;
         }
@@ -1359,7 +1399,9 @@ impl Kernel {
                 cost += scanned * c.scan_cpu_ns;
             }
             if cost > 0 {
-                let cost = self.jit(cost);
+                // The waker's stream: the task whose step is running.
+                let waker = self.cpus[this].curr;
+                let cost = self.jit_task(waker, cost);
                 self.ctr.wake_cost_ns += cost;
                 self.wake_debt += cost;
             }
@@ -1515,7 +1557,7 @@ impl Kernel {
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                         } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
-                            let d = self.jit(self.m.costs.idle_exit_ns);
+                            let d = self.jit_task(tid, self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
                             self.timer_wake(tid);
@@ -1909,8 +1951,8 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The calendar pops exactly a binary heap's order by (time, order
-    /// queued), over bursts a few hundred ns ahead, ties (more of them in a
+    /// The calendar pops exactly a binary heap's order by (time, kind and
+    /// argument, order queued), over bursts a few hundred ns ahead, ties (more of them in a
     /// bucket than its slots), and events beyond the window (IPIs, ticks,
     /// long sleeps) and beyond the coarse calendar, pushed while popping as
     /// the engine does, and drained at the end (the window jumping over
@@ -1923,17 +1965,18 @@ mod tests {
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
         let ev = |t: u64, seq: u64| Ev::new(t, Kind::Burst, (seq % 7) as u32, seq as u32);
-        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
-            seq += 1;
-            cal.push(ev(t, seq));
-            heap.push(Reverse((t, seq)));
-        };
+        let mut push =
+            |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u32, u64)>>, t: u64| {
+                seq += 1;
+                cal.push(ev(t, seq));
+                heap.push(Reverse((t, ev(t, seq).tag, seq)));
+            };
         for i in 0..64 {
             push(&mut cal, &mut heap, i * 3);
         }
         for step in 0..200_000u64 {
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse((t, seq))| ev(t, seq));
+            let b = heap.pop().map(|Reverse((t, _, seq))| ev(t, seq));
             assert_eq!(a, b, "step {step}");
             let Some(ev) = a else { break };
             assert!(ev.t >= now);

@@ -328,7 +328,7 @@ impl Workload for Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng.jittered(self.write_j))
+                Next::Run(k.rng(tid).jittered(self.write_j))
             }
             Role::Receiver {
                 ch: c,
@@ -383,7 +383,7 @@ impl Workload for Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng.jittered(self.read_j))
+                Next::Run(k.rng(tid).jittered(self.read_j))
             }
         }
     }
@@ -447,7 +447,7 @@ impl Hackbench {
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
         if !self.entering[tid as usize] {
             self.entering[tid as usize] = true;
-            return Some(Next::RunKernel(k.rng.jitter(self.syscall_ns, 10)));
+            return Some(Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10)));
         }
         match self.acquire(k, c, tid) {
             Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
@@ -527,7 +527,7 @@ impl Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng.jitter(self.write_ns - self.syscall_ns, 10))
+                Next::Run(k.rng(tid).jitter(self.write_ns - self.syscall_ns, 10))
             }
             Role::Receiver {
                 ch: c,
@@ -572,7 +572,7 @@ impl Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng.jitter(self.read_ns - self.syscall_ns, 10))
+                Next::Run(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
             }
         }
     }
@@ -715,7 +715,7 @@ impl Workload for Schbench {
                 }
                 2 => {
                     self.roles[tid as usize] = SRole::Worker { m, phase: 3, start };
-                    Next::RunUser(k.rng.jitter(self.cfg.work_us * 1000, 10))
+                    Next::RunUser(k.rng(tid).jitter(self.cfg.work_us * 1000, 10))
                 }
                 _ => {
                     self.req_lat.push(k.now - start);
@@ -853,7 +853,7 @@ impl Workload for Dbench {
         match self.roles[tid as usize] {
             DRole::Client { mut done, phase } => {
                 if phase == 1 {
-                    if k.rng.below(2) == 0 {
+                    if k.rng(tid).below(2) == 0 {
                         // Hand the I/O to a worker and wait for it.
                         let q = if self.cfg.bound { k.this_cpu() } else { 0 };
                         self.queues[q].push_back(tid);
@@ -876,13 +876,13 @@ impl Workload for Dbench {
                     return Next::Exit;
                 }
                 self.roles[tid as usize] = DRole::Client { done, phase: 1 };
-                Next::RunUser(k.rng.exp(20_000))
+                Next::RunUser(k.rng(tid).exp(20_000))
             }
             DRole::Worker { q, req, phase } => {
                 if let Some(c) = req {
-                    if phase == 0 && k.rng.below(10) < 3 {
+                    if phase == 0 && k.rng(tid).below(10) < 3 {
                         self.roles[tid as usize] = DRole::Worker { q, req, phase: 1 };
-                        return Next::Sleep(k.rng.jitter(100_000, 10));
+                        return Next::Sleep(k.rng(tid).jitter(100_000, 10));
                     }
                     k.wake(c, false);
                 }
@@ -893,7 +893,7 @@ impl Workload for Dbench {
                             req: Some(c),
                             phase: 0,
                         };
-                        Next::Run(k.rng.jitter(15_000, 10))
+                        Next::Run(k.rng(tid).jitter(15_000, 10))
                     }
                     None => {
                         self.roles[tid as usize] = DRole::Worker {
@@ -1001,7 +1001,7 @@ impl Workload for Pgbench {
                     self.tx += 1;
                     self.lat_sum += k.now - start;
                     self.roles[tid as usize] = PRole::Client { sent: false, start };
-                    return Next::RunUser(k.rng.jitter(4_000, 10));
+                    return Next::RunUser(k.rng(tid).jitter(4_000, 10));
                 }
                 self.roles[tid as usize] = PRole::Client {
                     sent: true,
@@ -1017,7 +1017,7 @@ impl Workload for Pgbench {
                 match phase {
                     1 => {
                         self.roles[tid as usize] = PRole::Server { phase: 2 };
-                        return Next::Sleep(k.rng.jitter(900_000, 10));
+                        return Next::Sleep(k.rng(tid).jitter(900_000, 10));
                     }
                     2 => {
                         // Reply, then wait for the next query.
@@ -1031,7 +1031,7 @@ impl Workload for Pgbench {
                     self.roles[tid as usize] = PRole::Server {
                         phase: if self.cfg.rw { 1 } else { 2 },
                     };
-                    return Next::RunUser(k.rng.jitter(w, 10));
+                    return Next::RunUser(k.rng(tid).jitter(w, 10));
                 }
                 self.roles[tid as usize] = PRole::Server { phase: 0 };
                 Next::Block
