@@ -7,7 +7,8 @@
 //! they were queued in (only a stale copy of an event can tie with it
 //! entirely; those go in the order queued), so a run is a pure function of
 //! (machine, configuration, workload, seed), and the place of an event in
-//! the order follows from the event alone. Events: a CPU's burst ends, a
+//! the order follows from the event alone (which batching needs: see
+//! "Batching"). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
 //!
@@ -63,6 +64,32 @@
 //!   mode, which takes only an immediate request under full and lazy: a
 //!   lazy request waits for the burst's end or the next tick (which
 //!   upgrades it), and none/voluntary wait for the burst's end.
+//!
+//! # Batching
+//! Most of a busy hackbench's events are a task's syscall ending and the
+//! next starting: no scheduler call, nobody woken. With each task drawing
+//! from its own random stream ([`Rng::stream`]), such a run of steps can
+//! be worked out when it starts: at a burst end ([`Kernel::try_batch`]),
+//! the workload plans the task's next *quiet* steps ([`Workload::plan`]:
+//! steps that wake nobody, do not block and decide nothing differently
+//! whenever within the batch their effects on shared state are made) up
+//! to the first event already known for the CPU (its tick, its one-shot
+//! timer, an IPI on the way), and one event is queued at the time of the
+//! step after them. When it comes, the planned steps are taken at once
+//! ([`Workload::take`]) and that step as usual. Anything else that comes
+//! for the CPU in between splits the batch exactly there
+//! ([`Kernel::split`]): an event of the CPU (IPI, tick, HRTICK, a timer
+//! of a task it holds), or a scheduler call from another CPU that touches
+//! its runqueue (a wakeup placed there or taken from there, a balancing
+//! move: [`Kernel::touch`], split once that event is handled); the steps
+//! before that event in the order of events ((time, kind, argument), as
+//! a step's own event would have had) are taken, and the task's burst
+//! ends at its own event as in the unbatched run; likewise at the run's
+//! end. The output is the same byte for byte with `--no-batch`
+//! ([`Machine::batch`](crate::machine::Machine)), which takes every step
+//! as an event (`batching_changes_no_output` in `sim/tests/sim.rs`; the
+//! digest matrix, `sim/examples/digest.rs`). Off under vCPU time sharing
+//! (a burst's end moves with the other vCPUs).
 //!
 //! # vCPU turns (`qemu:N`)
 //! QEMU's TCG under `-icount` runs all vCPUs in one host thread, round-robin.
@@ -137,6 +164,20 @@ use sched::topology::CpuDistance;
 pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
+
+/// The generation bit of a batch's event (a [`Kind::Burst`] whose
+/// generation has it): stale, it is no event of the unbatched run, and is
+/// dropped uncounted.
+const BATCH_GEN: u32 = 1 << 31;
+
+/// The next burst generation after `g` (the batch bit clear).
+#[inline(always)]
+fn next_gen(g: u32) -> u32 {
+    g.wrapping_add(1) & !BATCH_GEN
+}
+
+/// The longest batch, ns: its steps' times are before its start plus this.
+const BATCH_WINDOW_NS: u64 = 32_000;
 
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).
@@ -222,6 +263,37 @@ pub trait Workload {
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next;
     /// The results, (metric name, value, higher is better).
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
+
+    /// Batching (the engine's "Batching"): task `tid`, running, has just
+    /// stepped at `k.now` and its burst ends at `first_ns`. Pushes onto
+    /// `times` the times of its next steps, from `first_ns` on, that are
+    /// *quiet* whatever the other tasks do meanwhile (each would return
+    /// [`Next::Run`], with the duration drawn from its own stream
+    /// [`Kernel::rng`], and wake nobody, and no decision of any task, its
+    /// own included, depends on when within the batch their effects are
+    /// made), then the time of the step after them (taken as an event);
+    /// every time pushed is before `before_ns`. Draws the planned steps'
+    /// durations (the stream is then where the last planned step leaves
+    /// it). Pushes nothing (the default) if no step is quiet.
+    fn plan(
+        &mut self,
+        k: &mut Kernel,
+        tid: u32,
+        first_ns: u64,
+        before_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        let _ = (k, tid, first_ns, before_ns, times);
+    }
+
+    /// Takes the first `steps` of task `tid`'s planned steps (all of them,
+    /// or those before a split) and drops the others: its state and its
+    /// stream are then what [`Workload::step`] would have left them after
+    /// those steps.
+    fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let _ = (k, tid, steps);
+        unreachable!("take without a plan");
+    }
 }
 
 /// One result of a run.
@@ -331,6 +403,8 @@ struct Cpu {
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     ipi_pending: bool,
+    /// Its task's steps are batched ([`Cpu::batch`]).
+    batched: bool,
     touched: u64,
     last_mm: u32,
     since: u64,
@@ -344,6 +418,16 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// Batching: the times of the running task's planned steps, then the
+    /// time of its batch's event.
+    batch: Vec<u64>,
+    /// Batching: the (time, tag) of the event in which another CPU's
+    /// scheduler call touched this CPU's runqueue during its batch.
+    split_at: Option<(u64, u32)>,
+    /// When its pending one-shot timer fires (`u64::MAX`: none).
+    hrtick_at: u64,
+    /// When its pending IPI arrives (if `ipi_pending`).
+    ipi_at: u64,
 }
 
 impl Cpu {
@@ -976,6 +1060,21 @@ pub struct Kernel {
     ipis_sent: u64,
     /// The last wakeup went onto a remote wake list.
     wake_queued: bool,
+    /// Batching is on ([`Machine::batch`], and no vCPU time sharing).
+    batch_on: bool,
+    /// The end of the run ([`Kernel::run`]'s `end_ns`).
+    end_ns: u64,
+    /// The tag of the event being handled (with `now`, its place in the
+    /// order of events).
+    cur_tag: u32,
+    /// CPUs whose batch another CPU's scheduler call touched in the event
+    /// being handled ([`Cpu::split_at`]).
+    splits: Vec<u32>,
+    /// Steps taken in batches rather than as events of their own (not an
+    /// output of the model: 0 with batching off, the rest the same).
+    pub batched_steps: u64,
+    /// Batches split before their event.
+    pub batch_splits: u64,
 }
 
 impl Kernel {
@@ -995,6 +1094,7 @@ impl Kernel {
                 curr: NIL,
                 rq_touched: true,
                 last_mm: NIL,
+                hrtick_at: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -1006,6 +1106,9 @@ impl Kernel {
             } else {
                 0
             };
+        // Under vCPU time sharing a burst's end moves with the other CPUs'
+        // business: no batching there.
+        let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
         Kernel {
             s,
             cfg,
@@ -1034,6 +1137,12 @@ impl Kernel {
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
+            batch_on: m_batch,
+            end_ns: u64::MAX,
+            cur_tag: 0,
+            splits: Vec::new(),
+            batched_steps: 0,
+            batch_splits: 0,
         }
     }
 
@@ -1099,6 +1208,12 @@ impl Kernel {
         &mut self.rngs[tid as usize]
     }
 
+    /// Task `tid`'s random stream as it is (a workload's plan draws from a
+    /// copy what its steps will draw: [`Workload::plan`]).
+    pub fn task_rng(&self, tid: u32) -> &Rng {
+        &self.rngs[tid as usize]
+    }
+
     /// `ns` jittered from task `tid`'s stream.
     fn jit_task(&mut self, tid: u32, ns: u64) -> u64 {
         let p = self.m.costs.jitter_pct;
@@ -1122,6 +1237,7 @@ impl Kernel {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
             let gen = cpu.hrtick_gen;
+            cpu.hrtick_at = at.map_or(u64::MAX, |at| at.max(self.now));
             if let Some(at) = at {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
@@ -1142,6 +1258,7 @@ impl Kernel {
         if self.cpus[c].curr == NIL {
             d += self.jit_cpu(c, self.m.costs.idle_exit_ns);
         }
+        self.cpus[c].ipi_at = self.now + d;
         self.push(self.now + d, Kind::Ipi, c as u32, 0);
     }
 
@@ -1178,7 +1295,7 @@ impl Kernel {
     #[inline(always)]
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
-        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.burst_gen = next_gen(c.burst_gen);
         if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
             // Out of its turn a vCPU makes no progress: armed at its turn.
             return;
@@ -1434,9 +1551,9 @@ impl Kernel {
             .s
             .wake(TaskId(tid), wf, this_cpu)
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
-        self.cpus[woke.cpu()].rq_touched = true;
+        self.touch(woke.cpu());
         if let Woke::Placed { from, .. } = woke {
-            self.cpus[from].rq_touched = true;
+            self.touch(from);
         }
         match woke {
             Woke::InPlace { decision, .. } => {
@@ -1488,6 +1605,7 @@ impl Kernel {
             self.begin_turn(0);
             self.pass_idle_turn();
         }
+        self.end_ns = end_ns;
         while let Some(ev) = self.queue.pop() {
             if self.stop {
                 break;
@@ -1497,12 +1615,22 @@ impl Kernel {
                 break;
             }
             self.set_now(ev.t);
+            self.cur_tag = ev.tag;
             self.ctr.events += 1;
             match ev.kind() {
                 Kind::Burst => {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
+                        if ev.gen & BATCH_GEN != 0 {
+                            // The batch's event: its planned steps, then
+                            // the step after them.
+                            let n = self.cpus[cpu].batch.len() - 1;
+                            self.materialize(wl, cpu, n);
+                        }
                         self.burst_end(wl, cpu);
+                    } else if ev.gen & BATCH_GEN != 0 {
+                        // A split batch's event: no event of the unbatched run.
+                        self.ctr.events -= 1;
                     } else {
                         self.ctr.stale += 1;
                     }
@@ -1511,7 +1639,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
                         self.ctr.stale += 1;
-                    } else if self.cpus[cpu].curr == NIL {
+                    } else if self.split_here(wl, cpu) && self.cpus[cpu].curr == NIL {
                         // An idle CPU's tick stops (nohz): no timer, no deadline.
                         self.tick(cpu);
                     } else if self.timer_deadline() {
@@ -1525,6 +1653,7 @@ impl Kernel {
                 }
                 Kind::Ipi => {
                     let cpu = ev.a() as usize;
+                    self.split_here(wl, cpu);
                     if self.in_turn(cpu) {
                         self.ipi(cpu);
                     } else {
@@ -1535,7 +1664,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].hrtick_gen != ev.gen {
                         self.ctr.stale += 1;
-                    } else if self.timer_deadline() {
+                    } else if self.split_here(wl, cpu) && self.timer_deadline() {
                         self.cpus[cpu].late_hrtick = Some(ev.gen);
                         self.end_turn();
                     } else if self.in_turn(cpu) {
@@ -1551,6 +1680,7 @@ impl Kernel {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
+                        self.split_here(wl, c);
                         if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                             self.end_turn();
@@ -1572,12 +1702,51 @@ impl Kernel {
                     }
                 }
             }
+            if !self.splits.is_empty() {
+                self.do_splits(wl);
+            }
             if self.turn_ns > 0 {
                 self.pass_idle_turn();
             }
         }
+        // The batches still open: their steps before the run's end (the
+        // event that stopped it, or `end_ns`) are steps of the unbatched run.
+        let (t, tag) = if self.stop {
+            (self.now, self.cur_tag)
+        } else {
+            (end_ns, u32::MAX)
+        };
+        for cpu in 0..self.nr_cpus() {
+            if self.cpus[cpu].batched {
+                self.split(wl, cpu, t, tag);
+            }
+        }
         self.ctr.events -= self.ctr.stale;
         self.finish();
+    }
+
+    /// An event for `cpu` is handled now: a batch there is split at it
+    /// first. True (to be chained into the tests of the event).
+    #[inline(always)]
+    fn split_here<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize) -> bool {
+        if self.cpus[cpu].batched {
+            self.split(wl, cpu, self.now, self.cur_tag);
+        }
+        true
+    }
+
+    /// Splits the batches another CPU's scheduler call touched in the
+    /// event just handled ([`Kernel::touch`]).
+    #[inline(never)]
+    fn do_splits<W: Workload + ?Sized>(&mut self, wl: &mut W) {
+        while let Some(cpu) = self.splits.pop() {
+            let cpu = cpu as usize;
+            if let Some((t, tag)) = self.cpus[cpu].split_at.take() {
+                if self.cpus[cpu].batched {
+                    self.split(wl, cpu, t, tag);
+                }
+            }
+        }
     }
 
     /// The CPU whose runqueue holds task `tid`, or where it last ran.
@@ -1653,7 +1822,7 @@ impl Kernel {
     fn end_turn(&mut self) {
         let old = self.turn_cpu as usize;
         self.charge(old);
-        self.cpus[old].burst_gen = self.cpus[old].burst_gen.wrapping_add(1);
+        self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
         let n = self.nr_cpus();
         let next = (1..=n)
             .map(|i| (old + i) % n)
@@ -1724,6 +1893,7 @@ impl Kernel {
     /// (as the tick's).
     fn hrtick(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
+        self.cpus[cpu].hrtick_at = u64::MAX;
         self.charge(cpu);
         let r = {
             let mut rq = self.s.cpu_rq(cpu);
@@ -1783,8 +1953,22 @@ impl Kernel {
 
     /// A balancing pass on `cpu` moved tasks from `from`.
     fn touched_by_balance(&mut self, cpu: usize, from: usize) {
-        self.cpus[cpu].rq_touched = true;
-        self.cpus[from].rq_touched = true;
+        self.touch(cpu);
+        self.touch(from);
+    }
+
+    /// A scheduler call changed (or may have changed) `cpu`'s runqueue:
+    /// its need-resched state must be read again, and a batch running
+    /// there is split where the event being handled falls in it (once the
+    /// event is handled: [`Kernel::run`]).
+    #[inline]
+    fn touch(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.rq_touched = true;
+        if c.batched && c.split_at.is_none() {
+            c.split_at = Some((self.now, self.cur_tag));
+            self.splits.push(cpu as u32);
+        }
     }
 
     /// `cpu`'s need-resched state, read at a syscall return. The runqueue
@@ -1874,7 +2058,7 @@ impl Kernel {
                     && self.cfg.tunables.preempt_mode().preempts_at(point, need)
                 {
                     self.reschedule(cpu, PrevAction::Stays);
-                } else {
+                } else if !(self.batch_on && self.try_batch(wl, cpu, tid)) {
                     self.arm_burst(cpu);
                 }
             }
@@ -1896,6 +2080,100 @@ impl Kernel {
                 self.reschedule(cpu, PrevAction::Exits);
             }
         }
+    }
+
+    /// Batching: task `tid` on `cpu` has just stepped and goes on with a
+    /// burst of CPU work; its workload plans its next quiet steps
+    /// ([`Workload::plan`]) before the first event that may come for the
+    /// CPU (its tick, its one-shot timer, an IPI on the way; no more than
+    /// [`BATCH_WINDOW_NS`] on, nor past the run's end), and one event is
+    /// queued at the time of the step after them. False if none is quiet
+    /// (the burst is armed as usual).
+    #[inline(never)]
+    fn try_batch<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, tid: u32) -> bool {
+        let t = &self.tasks[tid as usize];
+        if t.overhead != 0 || t.deferred.is_some() {
+            return false;
+        }
+        let first = self.now + t.work;
+        let c = &self.cpus[cpu];
+        let mut before = (self.now + BATCH_WINDOW_NS)
+            .min(self.end_ns.saturating_add(1))
+            .min(c.hrtick_at);
+        if c.ipi_pending {
+            before = before.min(c.ipi_at);
+        }
+        if c.tick_on {
+            let tick = self.cfg.tick_ns();
+            before = before.min((self.now / tick + 1) * tick);
+        }
+        if first >= before {
+            return false;
+        }
+        let mut times = std::mem::take(&mut self.cpus[cpu].batch);
+        wl.plan(self, tid, first, before, &mut times);
+        let planned = times.len() >= 2;
+        let c = &mut self.cpus[cpu];
+        if planned {
+            debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
+            c.batched = true;
+            c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+            let (at, gen) = (times[times.len() - 1], c.burst_gen);
+            c.batch = times;
+            self.push(at, Kind::Burst, cpu as u32, gen);
+        } else {
+            times.clear();
+            c.batch = times;
+        }
+        planned
+    }
+
+    /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
+    /// events, [`Ev::key`]): the planned steps before it are taken, and
+    /// the burst the task is in then ends at its own event, as in the
+    /// unbatched run.
+    fn split<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, t: u64, tag: u32) {
+        let burst = Ev::new(0, Kind::Burst, cpu as u32, 0).tag;
+        let c = &self.cpus[cpu];
+        let n = c.batch.len() - 1;
+        let k = c.batch[..n]
+            .iter()
+            .take_while(|&&ti| ti < t || (ti == t && burst < tag))
+            .count();
+        let next = c.batch[k];
+        self.batch_splits += 1;
+        self.materialize(wl, cpu, k);
+        let c = &mut self.cpus[cpu];
+        c.burst_gen = next_gen(c.burst_gen);
+        let gen = c.burst_gen;
+        self.push(next, Kind::Burst, cpu as u32, gen);
+    }
+
+    /// Takes the first `k` planned steps of `cpu`'s batch, each at its
+    /// time, and ends the batch: the task's state is then what it is in the
+    /// unbatched run after them (its charge up to the last of them, and
+    /// the burst that follows it to do).
+    fn materialize<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, k: usize) {
+        let tid = self.cpus[cpu].curr;
+        let (now, this) = (self.now, self.this_cpu);
+        self.this_cpu = cpu as u32;
+        wl.take(self, tid, k as u32);
+        (self.now, self.this_cpu) = (now, this);
+        self.ctr.events += k as u64;
+        self.batched_steps += k as u64;
+        let c = &mut self.cpus[cpu];
+        c.batched = false;
+        c.split_at = None;
+        if k > 0 {
+            let tk = c.batch[k - 1];
+            let t = &mut self.tasks[tid as usize];
+            t.runtime += tk - c.run_start;
+            c.run_start = tk;
+            // The burst the k-th step began: to the next step's time.
+            t.work = c.batch[k] - tk;
+            t.user = false;
+        }
+        c.batch.clear();
     }
 
     fn finish(&mut self) {

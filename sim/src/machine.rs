@@ -303,6 +303,11 @@ pub struct Machine {
     /// under the mutex ([`Costs::syscall_ns`] 0: every preset but
     /// `qemu:N`). A mechanism whose cost is 0 changes nothing.
     pub mech: Mechanisms,
+    /// Take a task's runs of quiet steps as one event (`sim/src/engine.rs`,
+    /// "Batching"); `--no-batch` takes every step as its own event. The
+    /// output is the same byte for byte either way: this is the
+    /// simulator's speed, not part of the model.
+    pub batch: bool,
 }
 
 impl fmt::Display for Machine {
@@ -377,6 +382,7 @@ impl Machine {
                 contention: costs.syscall_ns > 0,
                 ..Mechanisms::default()
             },
+            batch: true,
             costs,
         })
     }

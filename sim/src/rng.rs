@@ -57,6 +57,24 @@ impl Rng {
         r
     }
 
+    /// What [`Rng::next_u64`] returns next, without drawing it (the
+    /// output is a function of the state before the step).
+    #[inline]
+    pub fn peek_u64(&self) -> u64 {
+        self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9)
+    }
+
+    /// What [`Rng::jittered`] returns next for `j`, without drawing it
+    /// (a draw is made only if `j` has a range: then [`Rng::next_u64`]
+    /// takes it).
+    #[inline]
+    pub fn peek_jittered(&self, j: Jitter) -> u64 {
+        if j.range == 0 {
+            return j.low;
+        }
+        j.low + ((self.peek_u64() as u128 * j.range as u128) >> 64) as u64
+    }
+
     /// Uniform in [0, 1).
     #[inline]
     pub fn f64(&mut self) -> f64 {
@@ -108,6 +126,11 @@ pub struct Jitter {
 }
 
 impl Jitter {
+    /// The lowest value it draws.
+    pub fn low(&self) -> u64 {
+        self.low
+    }
+
     /// `mean` ns jittered by ±`pct`%.
     pub fn new(mean: u64, pct: u32) -> Self {
         if pct == 0 || mean == 0 {
@@ -181,6 +204,24 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), 4 * 256);
+    }
+
+    /// A peek is the next draw, and draws nothing.
+    #[test]
+    fn peek_is_the_next_draw() {
+        let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+        for mean in [0, 9, 315, 849] {
+            let j = Jitter::new(mean, 10);
+            for _ in 0..100 {
+                assert_eq!(a.peek_u64(), a.clone().next_u64());
+                let v = a.peek_jittered(j);
+                assert_eq!(v, b.jittered(j));
+                if j.range != 0 {
+                    a.next_u64();
+                }
+            }
+        }
+        assert_eq!(a.next_u64(), b.next_u64());
     }
 
     #[test]
