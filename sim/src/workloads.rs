@@ -513,8 +513,22 @@ impl Workload for Hackbench {
     /// as they leave it. What they decide is known (nothing sleeps, nobody
     /// is woken, no pipe is full: checked in debug builds).
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
-        let plan = std::mem::take(&mut self.plans[tid as usize]);
-        debug_assert!(steps <= plan.n && plan.n > 0);
+        let plan = &mut self.plans[tid as usize];
+        let n = std::mem::take(&mut plan.n);
+        debug_assert!(steps <= n && n > 0);
+        if steps < n {
+            // The stream as the steps taken leave it.
+            let rng = k.rng(tid);
+            *rng = plan.rng.clone();
+            let j = if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+                self.write_j
+            } else {
+                self.read_j
+            };
+            for _ in 0..steps {
+                rng.jittered(j);
+            }
+        }
         match self.roles[tid as usize] {
             Role::Sender {
                 g,
@@ -532,7 +546,7 @@ impl Workload for Hackbench {
                     debug_assert!(ch.queued + ch.reserved < self.cap);
                     ch.reserved += 1;
                 }
-                for i in 1..=plan.n {
+                for i in 1..=n {
                     self.pend_starts[chan(i)] -= 1;
                 }
                 self.roles[tid as usize] = Role::Sender {
@@ -540,12 +554,6 @@ impl Workload for Hackbench {
                     sent: sent + steps,
                     pending: Some(chan(steps) as u32),
                 };
-                if steps < plan.n {
-                    *k.rng(tid) = plan.rng;
-                    for _ in 0..steps {
-                        k.rng(tid).jittered(self.write_j);
-                    }
-                }
             }
             Role::Receiver {
                 ch: c,
@@ -557,19 +565,13 @@ impl Workload for Hackbench {
                 debug_assert!(ch.queued >= steps && ch.nr_writers == 0);
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
-                self.pend_reads[c as usize] -= plan.n;
+                self.pend_reads[c as usize] -= n;
                 self.roles[tid as usize] = Role::Receiver {
                     ch: c,
                     left: left - steps,
                     pending: true,
                     was_full: was_full && steps == 0,
                 };
-                if steps < plan.n {
-                    *k.rng(tid) = plan.rng;
-                    for _ in 0..steps {
-                        k.rng(tid).jittered(self.read_j);
-                    }
-                }
             }
             Role::Sender { .. } => unreachable!("task {tid}: a plan with no write under way"),
         }
