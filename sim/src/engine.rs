@@ -2104,8 +2104,9 @@ impl Kernel {
             before = before.min(c.ipi_at);
         }
         if c.tick_on {
+            // The tick's pending event (the next period boundary).
             let tick = self.cfg.tick_ns();
-            before = before.min((self.now / tick + 1) * tick);
+            before = before.min(self.now - self.now % tick + tick);
         }
         if first >= before {
             return false;

@@ -140,6 +140,17 @@ struct ChanWaits {
     lock_waiters: std::collections::VecDeque<u32>,
 }
 
+/// The channel after `c` in its group's ring (from `base`, the group's
+/// first), the order a sender writes to them.
+#[inline(always)]
+fn next_in_group(c: u32, base: u32) -> u32 {
+    if c + 1 == base + FDS as u32 {
+        base
+    } else {
+        c + 1
+    }
+}
+
 /// A free pipe mutex.
 const NO_OWNER: u32 = u32::MAX;
 
@@ -447,10 +458,10 @@ impl Workload for Hackbench {
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let last = self.total() - sent;
-                let mut j = 1;
+                let (mut j, mut c) = (1, c0);
                 while j < last {
                     if j < FDS as u32 {
-                        let c = base + (sent + j) % FDS as u32;
+                        c = next_in_group(c, base);
                         before = before.min(t0.saturating_add(self.room(c)));
                     }
                     let rng = k.rng(tid);
@@ -464,8 +475,10 @@ impl Workload for Hackbench {
                     j += 1;
                 }
                 let n = j - 1;
-                for i in 1..=n {
-                    self.pend_starts[(base + (sent + i) % FDS as u32) as usize] += 1;
+                let mut c = c0;
+                for _ in 0..n {
+                    c = next_in_group(c, base);
+                    self.pend_starts[c as usize] += 1;
                 }
                 n
             }
@@ -533,26 +546,29 @@ impl Workload for Hackbench {
             Role::Sender {
                 g,
                 sent,
-                pending: Some(_),
+                pending: Some(c0),
             } => {
-                let base = g * FDS as u32;
-                let chan = |i: u32| (base + (sent + i) % FDS as u32) as usize;
-                for i in 0..steps {
-                    let ch = &mut self.chans[chan(i)];
+                let (base, mut c) = (g * FDS as u32, c0);
+                for _ in 0..steps {
+                    let ch = &mut self.chans[c as usize];
                     debug_assert!(!ch.reader_waiting && ch.nr_writers == 0);
                     ch.reserved -= 1;
                     ch.queued += 1;
-                    let ch = &mut self.chans[chan(i + 1)];
+                    c = next_in_group(c, base);
+                    let ch = &mut self.chans[c as usize];
                     debug_assert!(ch.queued + ch.reserved < self.cap);
                     ch.reserved += 1;
                 }
-                for i in 1..=n {
-                    self.pend_starts[chan(i)] -= 1;
+                let c_end = c;
+                let mut c = c0;
+                for _ in 0..n {
+                    c = next_in_group(c, base);
+                    self.pend_starts[c as usize] -= 1;
                 }
                 self.roles[tid as usize] = Role::Sender {
                     g,
                     sent: sent + steps,
-                    pending: Some(chan(steps) as u32),
+                    pending: Some(c_end),
                 };
             }
             Role::Receiver {
