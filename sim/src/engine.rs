@@ -2,8 +2,13 @@
 //! through the same [`Platform`] trait the kernel implements.
 //!
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
-//! order queued), so ties resolve in the order events were created and a
-//! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! kind, argument): events of one instant are taken by kind (burst ends,
+//! ticks, IPIs, timers, HRTICK) and then by CPU or task, whatever order
+//! they were queued in (only a stale copy of an event can tie with it
+//! entirely; those go in the order queued), so a run is a pure function of
+//! (machine, configuration, workload, seed), and the place of an event in
+//! the order follows from the event alone (which batching needs: see
+//! "Batching"). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
 //!
@@ -59,6 +64,32 @@
 //!   mode, which takes only an immediate request under full and lazy: a
 //!   lazy request waits for the burst's end or the next tick (which
 //!   upgrades it), and none/voluntary wait for the burst's end.
+//!
+//! # Batching
+//! Most of a busy hackbench's events are a task's syscall ending and the
+//! next starting: no scheduler call, nobody woken. With each task drawing
+//! from its own random stream ([`Rng::stream`]), such a run of steps can
+//! be worked out when it starts: at a burst end ([`Kernel::try_batch`]),
+//! the workload plans the task's next *quiet* steps ([`Workload::plan`]:
+//! steps that wake nobody, do not block and decide nothing differently
+//! whenever within the batch their effects on shared state are made) up
+//! to the first event already known for the CPU (its tick, its one-shot
+//! timer, an IPI on the way), and one event is queued at the time of the
+//! step after them. When it comes, the planned steps are taken at once
+//! ([`Workload::take`]) and that step as usual. Anything else that comes
+//! for the CPU in between splits the batch exactly there
+//! ([`Kernel::split`]): an event of the CPU (IPI, tick, HRTICK, a timer
+//! of a task it holds), or a scheduler call from another CPU that touches
+//! its runqueue (a wakeup placed there or taken from there, a balancing
+//! move: [`Kernel::touch`], split once that event is handled); the steps
+//! before that event in the order of events ((time, kind, argument), as
+//! a step's own event would have had) are taken, and the task's burst
+//! ends at its own event as in the unbatched run; likewise at the run's
+//! end. The output is the same byte for byte with `--no-batch`
+//! ([`Machine::batch`](crate::machine::Machine)), which takes every step
+//! as an event (`batching_changes_no_output` in `sim/tests/sim.rs`; the
+//! digest matrix, `sim/examples/digest.rs`). Off under vCPU time sharing
+//! (a burst's end moves with the other vCPUs).
 //!
 //! # vCPU turns (`qemu:N`)
 //! QEMU's TCG under `-icount` runs all vCPUs in one host thread, round-robin.
@@ -133,6 +164,24 @@ use sched::topology::CpuDistance;
 pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
+
+/// The generation bit of a batch's event (a [`Kind::Burst`] whose
+/// generation has it): stale, it is no event of the unbatched run, and is
+/// dropped uncounted.
+const BATCH_GEN: u32 = 1 << 31;
+
+/// The next burst generation after `g` (the batch bit clear).
+#[inline(always)]
+fn next_gen(g: u32) -> u32 {
+    g.wrapping_add(1) & !BATCH_GEN
+}
+
+/// The longest batch, ns: its steps' times are before its start plus this.
+const BATCH_WINDOW_NS: u64 = 32_000;
+
+/// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
+/// ids are below it).
+const CPU_STREAM: u64 = 1 << 40;
 
 /// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
 /// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
@@ -214,6 +263,37 @@ pub trait Workload {
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next;
     /// The results, (metric name, value, higher is better).
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
+
+    /// Batching (the engine's "Batching"): task `tid`, running, has just
+    /// stepped at `k.now` and its burst ends at `first_ns`. Pushes onto
+    /// `times` the times of its next steps, from `first_ns` on, that are
+    /// *quiet* whatever the other tasks do meanwhile (each would return
+    /// [`Next::Run`], with the duration drawn from its own stream
+    /// [`Kernel::rng`], and wake nobody, and no decision of any task, its
+    /// own included, depends on when within the batch their effects are
+    /// made), then the time of the step after them (taken as an event);
+    /// every time pushed is before `before_ns`. Draws the planned steps'
+    /// durations (the stream is then where the last planned step leaves
+    /// it). Pushes nothing (the default) if no step is quiet.
+    fn plan(
+        &mut self,
+        k: &mut Kernel,
+        tid: u32,
+        first_ns: u64,
+        before_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        let _ = (k, tid, first_ns, before_ns, times);
+    }
+
+    /// Takes the first `steps` of task `tid`'s planned steps (all of them,
+    /// or those before a split) and drops the others: its state and its
+    /// stream are then what [`Workload::step`] would have left them after
+    /// those steps.
+    fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let _ = (k, tid, steps);
+        unreachable!("take without a plan");
+    }
 }
 
 /// One result of a run.
@@ -323,6 +403,8 @@ struct Cpu {
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     ipi_pending: bool,
+    /// Its task's steps are batched ([`Cpu::batch`]).
+    batched: bool,
     touched: u64,
     last_mm: u32,
     since: u64,
@@ -336,6 +418,16 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// Batching: the times of the running task's planned steps, then the
+    /// time of its batch's event.
+    batch: Vec<u64>,
+    /// Batching: the (time, tag) of the event in which another CPU's
+    /// scheduler call touched this CPU's runqueue during its batch.
+    split_at: Option<(u64, u32)>,
+    /// When its pending one-shot timer fires (`u64::MAX`: none).
+    hrtick_at: u64,
+    /// When its pending IPI arrives (if `ipi_pending`).
+    ipi_at: u64,
 }
 
 impl Cpu {
@@ -363,7 +455,7 @@ enum Kind {
 
 /// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
 /// task) in one word, and the generation that tells a stale one. Ties are
-/// taken in the order the events were queued (see [`Calendar`]).
+/// taken by kind and argument ([`Ev::key`], see [`Calendar`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
     t: u64,
@@ -408,9 +500,17 @@ impl Ev {
     fn a(&self) -> u32 {
         self.tag & ARG_MASK
     }
+
+    /// Its place in the order events are taken: by time, then by kind and
+    /// argument (then, the calendar keeps it, in the order queued).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.t as u128) << 32 | self.tag as u128
+    }
 }
 
-/// An event beyond the calendar's window, ordered by (time, order queued).
+/// An event beyond the calendar's window, ordered by (time, kind and
+/// argument, order queued).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FarEv {
     t: u64,
@@ -420,7 +520,7 @@ struct FarEv {
 
 impl Ord for FarEv {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.t, self.seq).cmp(&(o.t, o.seq))
+        (self.t, self.ev.tag, self.seq).cmp(&(o.t, o.ev.tag, o.seq))
     }
 }
 
@@ -458,8 +558,8 @@ const NO_EVENT: Ev = Ev {
 #[repr(C, align(64))]
 struct Slots([Ev; SLOTS]);
 
-/// The pending events, popped in order of time, ties in the order they were
-/// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
+/// The pending events, popped in order of time, ties by kind and argument
+/// (then in the order queued): a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
 /// 1988). Events due within the window (`NR_BUCKETS` buckets of
 /// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
 /// time; later ones (a switched-in task's first burst, IPIs, ticks,
@@ -474,15 +574,16 @@ struct Slots([Ev; SLOTS]);
 /// window's in 16 KiB.
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
-/// event is the first one of the smallest time and no event carries a
-/// sequence number: the far events of a bucket move in (a coarse bucket in
-/// its order, which is the order queued for events of one time: the heap's
-/// (time, order queued) first, then those queued into it directly) when
-/// the window takes in the coarse bucket, before any event can be queued
-/// into the bucket directly (`split`: events from there on go to the
-/// coarse calendar until it moves), and those come later. The order is
-/// exactly a binary heap's by (time, order queued)
-/// (`calendar_pops_in_the_heaps_order`).
+/// event is the first one of the smallest (time, kind, argument) and no
+/// event carries a sequence number: the far events of a bucket move in (a
+/// coarse bucket in its order, which is the order queued for events of one
+/// key: the heap's (key, order queued) first, then those queued into it
+/// directly) when the window takes in the coarse bucket, before any event
+/// can be queued into the bucket directly (`split`: events from there on
+/// go to the coarse calendar until it moves), and those come later. The
+/// order is exactly a binary heap's by (time, kind, argument, order
+/// queued) (`calendar_pops_in_the_heaps_order`). (Events of one key are a
+/// live event and stale copies of it, whose order changes nothing.)
 #[derive(Debug)]
 struct Calendar {
     slots: Box<[Slots; NR_BUCKETS]>,
@@ -690,7 +791,7 @@ impl Calendar {
         unreachable!("calendar: {} events but no bucket marked", self.near)
     }
 
-    /// The earliest event by (time, order queued).
+    /// The earliest event by (time, kind and argument, order queued).
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         if self.near == 0 && !self.jump() {
@@ -712,11 +813,11 @@ impl Calendar {
             // one; selects rather than branches, as which slot it is, is
             // random.
             let slots = &mut self.slots[i].0;
-            let (mut m, mut t) = (0, slots[0].t);
+            let (mut m, mut key) = (0, slots[0].key());
             for (j, e) in slots.iter().enumerate().skip(1) {
-                let earlier = e.t < t;
+                let earlier = e.key() < key;
                 m = if earlier { j } else { m };
-                t = if earlier { e.t } else { t };
+                key = if earlier { e.key() } else { key };
             }
             let ev = slots[m];
             for j in 0..SLOTS - 1 {
@@ -731,7 +832,7 @@ impl Calendar {
         Some(ev)
     }
 
-    /// Takes the first event of the smallest time out of bucket `i` (of `n`
+    /// Takes the first event of the smallest (time, tag) out of bucket `i` (of `n`
     /// events, more than its slots); the others keep their order.
     #[inline(never)]
     fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
@@ -745,12 +846,12 @@ impl Calendar {
             }
         };
         let mut m = 0;
-        let mut t = slots[0].t;
+        let mut key = slots[0].key();
         for j in 1..n {
             let e = ev_at(j);
-            if e.t < t {
+            if e.key() < key {
                 m = j;
-                t = e.t;
+                key = e.key();
             }
         }
         let ev = ev_at(m);
@@ -919,8 +1020,13 @@ pub struct Kernel {
     pub m: Machine,
     /// Virtual time, ns.
     pub now: u64,
-    /// The run's random stream.
-    pub rng: Rng,
+    /// The run's seed (each task's and CPU's random stream derives from it).
+    seed: u64,
+    /// Each task's random stream ([`Rng::stream`] of the seed and its id):
+    /// its workload's draws, its switch-in costs, its wakeups' costs.
+    rngs: Vec<Rng>,
+    /// Each CPU's random stream (id 2^40 + CPU): IPI latencies to it.
+    cpu_rngs: Vec<Rng>,
     /// Counters.
     pub ctr: Counters,
     /// Wakeup latency samples per class, ns.
@@ -954,6 +1060,21 @@ pub struct Kernel {
     ipis_sent: u64,
     /// The last wakeup went onto a remote wake list.
     wake_queued: bool,
+    /// Batching is on ([`Machine::batch`], and no vCPU time sharing).
+    batch_on: bool,
+    /// The end of the run ([`Kernel::run`]'s `end_ns`).
+    end_ns: u64,
+    /// The tag of the event being handled (with `now`, its place in the
+    /// order of events).
+    cur_tag: u32,
+    /// CPUs whose batch another CPU's scheduler call touched in the event
+    /// being handled ([`Cpu::split_at`]).
+    splits: Vec<u32>,
+    /// Steps taken in batches rather than as events of their own (not an
+    /// output of the model: 0 with batching off, the rest the same).
+    pub batched_steps: u64,
+    /// Batches split before their event.
+    pub batch_splits: u64,
 }
 
 impl Kernel {
@@ -973,6 +1094,7 @@ impl Kernel {
                 curr: NIL,
                 rq_touched: true,
                 last_mm: NIL,
+                hrtick_at: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -984,12 +1106,19 @@ impl Kernel {
             } else {
                 0
             };
+        // Under vCPU time sharing a burst's end moves with the other CPUs'
+        // business: no batching there.
+        let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
         Kernel {
             s,
             cfg,
             m,
             now: 0,
-            rng: Rng::new(seed),
+            seed,
+            rngs: Vec::with_capacity(max_tasks),
+            cpu_rngs: (0..n as u64)
+                .map(|c| Rng::stream(seed, CPU_STREAM + c))
+                .collect(),
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
@@ -1008,6 +1137,12 @@ impl Kernel {
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
+            batch_on: m_batch,
+            end_ns: u64::MAX,
+            cur_tag: 0,
+            splits: Vec::new(),
+            batched_steps: 0,
+            batch_splits: 0,
         }
     }
 
@@ -1038,6 +1173,7 @@ impl Kernel {
                 self.lat.push(Vec::new());
             }
         }
+        self.rngs.push(Rng::stream(self.seed, id as u64));
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1066,9 +1202,28 @@ impl Kernel {
         self.s.platform.now.store(t, Ordering::Relaxed);
     }
 
-    fn jit(&mut self, ns: u64) -> u64 {
+    /// Task `tid`'s random stream: what its workload draws from.
+    #[inline(always)]
+    pub fn rng(&mut self, tid: u32) -> &mut Rng {
+        &mut self.rngs[tid as usize]
+    }
+
+    /// Task `tid`'s random stream as it is (a workload's plan draws from a
+    /// copy what its steps will draw: [`Workload::plan`]).
+    pub fn task_rng(&self, tid: u32) -> &Rng {
+        &self.rngs[tid as usize]
+    }
+
+    /// `ns` jittered from task `tid`'s stream.
+    fn jit_task(&mut self, tid: u32, ns: u64) -> u64 {
         let p = self.m.costs.jitter_pct;
-        self.rng.jitter(ns, p)
+        self.rngs[tid as usize].jitter(ns, p)
+    }
+
+    /// `ns` jittered from CPU `cpu`'s stream.
+    fn jit_cpu(&mut self, cpu: usize, ns: u64) -> u64 {
+        let p = self.m.costs.jitter_pct;
+        self.cpu_rngs[cpu].jitter(ns, p)
     }
 
     /// Delivers the IPIs the scheduler asked for as future events, and its
@@ -1082,6 +1237,7 @@ impl Kernel {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
             let gen = cpu.hrtick_gen;
+            cpu.hrtick_at = at.map_or(u64::MAX, |at| at.max(self.now));
             if let Some(at) = at {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
@@ -1098,10 +1254,11 @@ impl Kernel {
         }
         self.cpus[c].ipi_pending = true;
         self.ipis_sent += 1;
-        let mut d = self.jit(self.m.costs.ipi_ns);
+        let mut d = self.jit_cpu(c, self.m.costs.ipi_ns);
         if self.cpus[c].curr == NIL {
-            d += self.jit(self.m.costs.idle_exit_ns);
+            d += self.jit_cpu(c, self.m.costs.idle_exit_ns);
         }
+        self.cpus[c].ipi_at = self.now + d;
         self.push(self.now + d, Kind::Ipi, c as u32, 0);
     }
 
@@ -1138,7 +1295,7 @@ impl Kernel {
     #[inline(always)]
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
-        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.burst_gen = next_gen(c.burst_gen);
         if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
             // Out of its turn a vCPU makes no progress: armed at its turn.
             return;
@@ -1298,9 +1455,9 @@ impl Kernel {
             let lost = (between + fp).saturating_sub(costs.l2_bytes).min(fp);
             pen = costs.refill_ns(lost, CpuDistance::Llc);
         }
-        over = self.jit(over);
+        over = self.jit_task(next, over);
         if pen > 0 {
-            pen = self.jit(pen);
+            pen = self.jit_task(next, pen);
             self.ctr.cold_runs += 1;
             self.ctr.cold_ns += pen;
         }
@@ -1362,7 +1519,9 @@ impl Kernel {
                 cost += scanned * c.scan_cpu_ns;
             }
             if cost > 0 {
-                let cost = self.jit(cost);
+                // The waker's stream: the task whose step is running.
+                let waker = self.cpus[this].curr;
+                let cost = self.jit_task(waker, cost);
                 self.ctr.wake_cost_ns += cost;
                 self.wake_debt += cost;
             }
@@ -1395,9 +1554,9 @@ impl Kernel {
             .s
             .wake(TaskId(tid), wf, CpuId::wrapping(this_cpu))
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
-        self.cpus[woke.cpu().index()].rq_touched = true;
+        self.touch(woke.cpu().index());
         if let Woke::Placed { from, .. } = woke {
-            self.cpus[from.index()].rq_touched = true;
+            self.touch(from.index());
         }
         match woke {
             Woke::InPlace { decision, .. } => {
@@ -1449,6 +1608,7 @@ impl Kernel {
             self.begin_turn(0);
             self.pass_idle_turn();
         }
+        self.end_ns = end_ns;
         while let Some(ev) = self.queue.pop() {
             if self.stop {
                 break;
@@ -1458,12 +1618,22 @@ impl Kernel {
                 break;
             }
             self.set_now(ev.t);
+            self.cur_tag = ev.tag;
             self.ctr.events += 1;
             match ev.kind() {
                 Kind::Burst => {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
+                        if ev.gen & BATCH_GEN != 0 {
+                            // The batch's event: its planned steps, then
+                            // the step after them.
+                            let n = self.cpus[cpu].batch.len() - 1;
+                            self.materialize(wl, cpu, n);
+                        }
                         self.burst_end(wl, cpu);
+                    } else if ev.gen & BATCH_GEN != 0 {
+                        // A split batch's event: no event of the unbatched run.
+                        self.ctr.events -= 1;
                     } else {
                         self.ctr.stale += 1;
                     }
@@ -1472,7 +1642,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
                         self.ctr.stale += 1;
-                    } else if self.cpus[cpu].curr == NIL {
+                    } else if self.split_here(wl, cpu) && self.cpus[cpu].curr == NIL {
                         // An idle CPU's tick stops (nohz): no timer, no deadline.
                         self.tick(cpu);
                     } else if self.timer_deadline() {
@@ -1486,6 +1656,7 @@ impl Kernel {
                 }
                 Kind::Ipi => {
                     let cpu = ev.a() as usize;
+                    self.split_here(wl, cpu);
                     if self.in_turn(cpu) {
                         self.ipi(cpu);
                     } else {
@@ -1496,7 +1667,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].hrtick_gen != ev.gen {
                         self.ctr.stale += 1;
-                    } else if self.timer_deadline() {
+                    } else if self.split_here(wl, cpu) && self.timer_deadline() {
                         self.cpus[cpu].late_hrtick = Some(ev.gen);
                         self.end_turn();
                     } else if self.in_turn(cpu) {
@@ -1512,13 +1683,14 @@ impl Kernel {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
+                        self.split_here(wl, c);
                         if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                             self.end_turn();
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                         } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
-                            let d = self.jit(self.m.costs.idle_exit_ns);
+                            let d = self.jit_task(tid, self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
                             self.timer_wake(tid);
@@ -1533,12 +1705,51 @@ impl Kernel {
                     }
                 }
             }
+            if !self.splits.is_empty() {
+                self.do_splits(wl);
+            }
             if self.turn_ns > 0 {
                 self.pass_idle_turn();
             }
         }
+        // The batches still open: their steps before the run's end (the
+        // event that stopped it, or `end_ns`) are steps of the unbatched run.
+        let (t, tag) = if self.stop {
+            (self.now, self.cur_tag)
+        } else {
+            (end_ns, u32::MAX)
+        };
+        for cpu in 0..self.nr_cpus() {
+            if self.cpus[cpu].batched {
+                self.split(wl, cpu, t, tag);
+            }
+        }
         self.ctr.events -= self.ctr.stale;
         self.finish();
+    }
+
+    /// An event for `cpu` is handled now: a batch there is split at it
+    /// first. True (to be chained into the tests of the event).
+    #[inline(always)]
+    fn split_here<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize) -> bool {
+        if self.cpus[cpu].batched {
+            self.split(wl, cpu, self.now, self.cur_tag);
+        }
+        true
+    }
+
+    /// Splits the batches another CPU's scheduler call touched in the
+    /// event just handled ([`Kernel::touch`]).
+    #[inline(never)]
+    fn do_splits<W: Workload + ?Sized>(&mut self, wl: &mut W) {
+        while let Some(cpu) = self.splits.pop() {
+            let cpu = cpu as usize;
+            if let Some((t, tag)) = self.cpus[cpu].split_at.take() {
+                if self.cpus[cpu].batched {
+                    self.split(wl, cpu, t, tag);
+                }
+            }
+        }
     }
 
     /// The CPU whose runqueue holds task `tid`, or where it last ran.
@@ -1615,7 +1826,7 @@ impl Kernel {
     fn end_turn(&mut self) {
         let old = self.turn_cpu as usize;
         self.charge(old);
-        self.cpus[old].burst_gen = self.cpus[old].burst_gen.wrapping_add(1);
+        self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
         let n = self.nr_cpus();
         let next = (1..=n)
             .map(|i| (old + i) % n)
@@ -1686,6 +1897,7 @@ impl Kernel {
     /// (as the tick's).
     fn hrtick(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
+        self.cpus[cpu].hrtick_at = u64::MAX;
         self.charge(cpu);
         let r = {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
@@ -1745,8 +1957,22 @@ impl Kernel {
 
     /// A balancing pass on `cpu` moved tasks from `from`.
     fn touched_by_balance(&mut self, cpu: usize, from: usize) {
-        self.cpus[cpu].rq_touched = true;
-        self.cpus[from].rq_touched = true;
+        self.touch(cpu);
+        self.touch(from);
+    }
+
+    /// A scheduler call changed (or may have changed) `cpu`'s runqueue:
+    /// its need-resched state must be read again, and a batch running
+    /// there is split where the event being handled falls in it (once the
+    /// event is handled: [`Kernel::run`]).
+    #[inline]
+    fn touch(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.rq_touched = true;
+        if c.batched && c.split_at.is_none() {
+            c.split_at = Some((self.now, self.cur_tag));
+            self.splits.push(cpu as u32);
+        }
     }
 
     /// `cpu`'s need-resched state, read at a syscall return. The runqueue
@@ -1836,7 +2062,7 @@ impl Kernel {
                     && self.cfg.tunables.preempt_mode().preempts_at(point, need)
                 {
                     self.reschedule(cpu, PrevAction::Stays);
-                } else {
+                } else if !(self.batch_on && self.try_batch(wl, cpu, tid)) {
                     self.arm_burst(cpu);
                 }
             }
@@ -1858,6 +2084,101 @@ impl Kernel {
                 self.reschedule(cpu, PrevAction::Exits);
             }
         }
+    }
+
+    /// Batching: task `tid` on `cpu` has just stepped and goes on with a
+    /// burst of CPU work; its workload plans its next quiet steps
+    /// ([`Workload::plan`]) before the first event that may come for the
+    /// CPU (its tick, its one-shot timer, an IPI on the way; no more than
+    /// [`BATCH_WINDOW_NS`] on, nor past the run's end), and one event is
+    /// queued at the time of the step after them. False if none is quiet
+    /// (the burst is armed as usual).
+    #[inline(never)]
+    fn try_batch<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, tid: u32) -> bool {
+        let t = &self.tasks[tid as usize];
+        if t.overhead != 0 || t.deferred.is_some() {
+            return false;
+        }
+        let first = self.now + t.work;
+        let c = &self.cpus[cpu];
+        let mut before = (self.now + BATCH_WINDOW_NS)
+            .min(self.end_ns.saturating_add(1))
+            .min(c.hrtick_at);
+        if c.ipi_pending {
+            before = before.min(c.ipi_at);
+        }
+        if c.tick_on {
+            // The tick's pending event (the next period boundary).
+            let tick = self.cfg.tick_ns();
+            before = before.min(self.now - self.now % tick + tick);
+        }
+        if first >= before {
+            return false;
+        }
+        let mut times = std::mem::take(&mut self.cpus[cpu].batch);
+        wl.plan(self, tid, first, before, &mut times);
+        let planned = times.len() >= 2;
+        let c = &mut self.cpus[cpu];
+        if planned {
+            debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
+            c.batched = true;
+            c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+            let (at, gen) = (times[times.len() - 1], c.burst_gen);
+            c.batch = times;
+            self.push(at, Kind::Burst, cpu as u32, gen);
+        } else {
+            times.clear();
+            c.batch = times;
+        }
+        planned
+    }
+
+    /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
+    /// events, [`Ev::key`]): the planned steps before it are taken, and
+    /// the burst the task is in then ends at its own event, as in the
+    /// unbatched run.
+    fn split<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, t: u64, tag: u32) {
+        let burst = Ev::new(0, Kind::Burst, cpu as u32, 0).tag;
+        let c = &self.cpus[cpu];
+        let n = c.batch.len() - 1;
+        let k = c.batch[..n]
+            .iter()
+            .take_while(|&&ti| ti < t || (ti == t && burst < tag))
+            .count();
+        let next = c.batch[k];
+        self.batch_splits += 1;
+        self.materialize(wl, cpu, k);
+        let c = &mut self.cpus[cpu];
+        c.burst_gen = next_gen(c.burst_gen);
+        let gen = c.burst_gen;
+        self.push(next, Kind::Burst, cpu as u32, gen);
+    }
+
+    /// Takes the first `k` planned steps of `cpu`'s batch, each at its
+    /// time, and ends the batch: the task's state is then what it is in the
+    /// unbatched run after them (its charge up to the last of them, and
+    /// the burst that follows it to do).
+    fn materialize<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, k: usize) {
+        let tid = self.cpus[cpu].curr;
+        let (now, this) = (self.now, self.this_cpu);
+        self.this_cpu = cpu as u32;
+        wl.take(self, tid, k as u32);
+        (self.now, self.this_cpu) = (now, this);
+        self.ctr.events += k as u64;
+        self.batched_steps += k as u64;
+        let c = &mut self.cpus[cpu];
+        c.batched = false;
+        c.split_at = None;
+        if k > 0 {
+            let tk = c.batch[k - 1];
+            let t = &mut self.tasks[tid as usize];
+            t.runtime += tk - c.run_start;
+            c.run_start = tk;
+            // The burst the k-th step began: to the next step's time.
+            t.work = c.batch[k] - tk;
+            t.user = false;
+        }
+        c.batch.clear();
     }
 
     fn finish(&mut self) {
@@ -1913,8 +2234,8 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The calendar pops exactly a binary heap's order by (time, order
-    /// queued), over bursts a few hundred ns ahead, ties (more of them in a
+    /// The calendar pops exactly a binary heap's order by (time, kind and
+    /// argument, order queued), over bursts a few hundred ns ahead, ties (more of them in a
     /// bucket than its slots), and events beyond the window (IPIs, ticks,
     /// long sleeps) and beyond the coarse calendar, pushed while popping as
     /// the engine does, and drained at the end (the window jumping over
@@ -1927,17 +2248,18 @@ mod tests {
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
         let ev = |t: u64, seq: u64| Ev::new(t, Kind::Burst, (seq % 7) as u32, seq as u32);
-        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
-            seq += 1;
-            cal.push(ev(t, seq));
-            heap.push(Reverse((t, seq)));
-        };
+        let mut push =
+            |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u32, u64)>>, t: u64| {
+                seq += 1;
+                cal.push(ev(t, seq));
+                heap.push(Reverse((t, ev(t, seq).tag, seq)));
+            };
         for i in 0..64 {
             push(&mut cal, &mut heap, i * 3);
         }
         for step in 0..200_000u64 {
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse((t, seq))| ev(t, seq));
+            let b = heap.pop().map(|Reverse((t, _, seq))| ev(t, seq));
             assert_eq!(a, b, "step {step}");
             let Some(ev) = a else { break };
             assert!(ev.t >= now);

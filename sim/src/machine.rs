@@ -285,6 +285,18 @@ impl Costs {
         };
         bytes * 1000 / bw.max(1)
     }
+
+    /// A digest of the whole table (FNV-1a, 64 bits, of its `Debug`
+    /// text): printed with the study's results, so that a reader can tell
+    /// which costs a set of results was made with (the costs are fixed; a
+    /// changed digest means a changed table).
+    pub fn digest(&self) -> u64 {
+        format!("{self:?}")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+            })
+    }
 }
 
 /// A machine: topology and costs.
@@ -303,6 +315,11 @@ pub struct Machine {
     /// under the mutex ([`Costs::syscall_ns`] 0: every preset but
     /// `qemu:N`). A mechanism whose cost is 0 changes nothing.
     pub mech: Mechanisms,
+    /// Take a task's runs of quiet steps as one event (`sim/src/engine.rs`,
+    /// "Batching"); `--no-batch` takes every step as its own event. The
+    /// output is the same byte for byte either way: this is the
+    /// simulator's speed, not part of the model.
+    pub batch: bool,
 }
 
 impl fmt::Display for Machine {
@@ -378,6 +395,7 @@ impl Machine {
                 contention: costs.syscall_ns > 0,
                 ..Mechanisms::default()
             },
+            batch: true,
             costs,
         })
     }
@@ -390,6 +408,23 @@ mod tests {
     fn cpu(i: usize) -> CpuId {
         CpuId::new(i).unwrap()
     }
+
+    /// The cost tables the study's results were made with: a change of any
+    /// cost (costs are fixed parameters, never tuned) changes a digest and
+    /// fails here, to be made on purpose and recorded in
+    /// `docs/results/study.md` with the study run again.
+    #[test]
+    fn cost_tables_are_the_studys() {
+        let d = |m: &str| Machine::preset(m).unwrap().costs.digest();
+        // The study's two machines share the one table of the presets.
+        assert_eq!(d("graviton3"), STUDY_COSTS);
+        assert_eq!(d("cascadelake-2s"), STUDY_COSTS);
+        assert_ne!(d("qemu:4"), STUDY_COSTS);
+        let mut c = Machine::preset("graviton3").unwrap().costs;
+        c.pipe_write_ns += 1;
+        assert_ne!(c.digest(), STUDY_COSTS);
+    }
+    const STUDY_COSTS: u64 = 0x0819_c141_1927_b006;
 
     #[test]
     fn presets() {
