@@ -34,8 +34,10 @@
 //! then WA_WEIGHT over PELT load averages with WA_BIAS and the WF_SYNC
 //! discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
-//! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
-//! the CPU changes. A wakeup on another CPU goes as Linux's
+//! previous CPU, any idle CPU (on CPUs of unequal capacity: a target or
+//! previous CPU the task fits, then an idle CPU it fits anywhere in
+//! `sd_asym_cpucapacity`, [`capacity`]). It sets WF_RQ_SELECTED, and
+//! WF_MIGRATED when the CPU changes. A wakeup on another CPU goes as Linux's
 //! `ttwu_queue_cond()` decides ([`Scheduler::ttwu_queue_cond`]): to a CPU
 //! outside the waker's LLC, or to one whose runqueue holds nothing, it is
 //! queued on that CPU's wake list and the CPU is kicked with an IPI
@@ -77,6 +79,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
+pub mod capacity;
 pub mod hotplug;
 pub mod lifecycle;
 #[cfg(all(test, loom))]

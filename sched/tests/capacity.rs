@@ -1,0 +1,169 @@
+//! Capacity-aware wakeup placement on machines of unequal
+//! CPUs (big.LITTLE), as Linux's kernel/sched/fair.c does it:
+//! `fits_capacity`/`util_fits_cpu` (no uclamp here), `select_idle_capacity`
+//! and `asym_fits_cpu` in `select_idle_sibling`. A machine of equal CPUs
+//! must not see any of it.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+mod common;
+use common::cpu_id;
+use common::plat::Plat;
+
+use sched::smp::capacity::fits_capacity;
+use sched::smp::Scheduler;
+use sched::{CpuMask, PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+
+const MS: u64 = 1_000_000;
+
+/// Two big CPUs (0, 1: 1024) and two little ones (2, 3: 512) in one LLC
+/// (a DynamIQ-like cluster: one MC domain with SD_ASYM_CPUCAPACITY_FULL).
+fn big_little() -> Topology {
+    Topology::flat(4)
+        .with_capacities(&[1024, 1024, 512, 512])
+        .unwrap()
+}
+
+/// The same CPUs as two clusters (bigs sharing one LLC, littles another),
+/// joined at the package level (legacy big.LITTLE: the asym domain is PKG).
+fn big_little_clusters() -> Topology {
+    Topology::from_ids(&[0, 1, 2, 3], &[0, 0, 1, 1], &[0, 0, 0, 0])
+        .unwrap()
+        .with_capacities(&[1024, 1024, 512, 512])
+        .unwrap()
+}
+
+fn machine(topo: Topology) -> Scheduler<Plat> {
+    let n = topo.nr_cpus();
+    let s = Scheduler::with_topology(
+        Plat::default(),
+        Arc::new(SchedConfig::new(n as u32, 250)),
+        topo,
+        64,
+    );
+    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
+    s
+}
+
+/// A wakee last on `prev` with the given PELT utilization, woken from `this`.
+fn wake_util(s: &Scheduler<Plat>, prev: usize, this: usize, util_avg: u64, util_est: u32) -> usize {
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = cpu_id(prev);
+    t.se.avg.util_avg = util_avg;
+    t.se.avg.util_est = util_est;
+    s.select_task_rq(&t, cpu_id(this), WakeFlags::TTWU)
+        .0
+        .index()
+}
+
+/// Makes `cpu` busy with a task of its own (id `id`), running.
+fn occupy(s: &Scheduler<Plat>, cpu: usize, id: u32) {
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::of(cpu_id(cpu));
+    s.spawn(TaskId(id), t, cpu_id(cpu)).unwrap();
+    switch(s, cpu, PrevAction::Stays);
+}
+
+fn switch(s: &Scheduler<Plat>, cpu: usize, a: PrevAction) -> Option<sched::CpuId> {
+    let sw = {
+        let mut rq = s.cpu_rq(cpu_id(cpu));
+        s.schedule(&mut rq, a)
+    };
+    s.finish_switch(cpu_id(cpu), &sw)
+}
+
+/// `fits_capacity(cap, max)`: `cap * 1280 < max * 1024`, a ~20% margin.
+/// The boundaries: 819 fits 1024 (1 048 320 < 1 048 576), 820 does not;
+/// 409 fits 512, 410 does not; nothing fits capacity 0, 0 fits anything
+/// above.
+#[test]
+fn fits_capacity_leaves_a_20_percent_margin() {
+    assert!(fits_capacity(819, 1024));
+    assert!(!fits_capacity(820, 1024));
+    assert!(fits_capacity(409, 512));
+    assert!(!fits_capacity(410, 512));
+    assert!(fits_capacity(0, 1));
+    assert!(!fits_capacity(0, 0));
+    assert!(!fits_capacity(1024, 1024));
+    assert!(!fits_capacity(u64::MAX, 1024));
+    // util_fits_cpu on the 2 big + 2 little machine: by each CPU's capacity.
+    let s = machine(big_little());
+    assert!(s.util_fits_cpu(819, cpu_id(0)));
+    assert!(!s.util_fits_cpu(820, cpu_id(1)));
+    assert!(s.util_fits_cpu(409, cpu_id(2)));
+    assert!(!s.util_fits_cpu(410, cpu_id(3)));
+}
+
+/// `select_idle_sibling` → `select_idle_capacity`: a wakee too big for its
+/// idle little previous CPU (util 800 > 409) scans the asym domain from
+/// the target (wrapping) and takes the first idle CPU it fits: CPU 0.
+/// A small wakee (util 100) fits its little CPU and stays there
+/// (`asym_fits_cpu` accepts the idle target).
+#[test]
+fn a_big_wakee_goes_to_an_idle_big_cpu_a_small_one_may_stay_little() {
+    for topo in [big_little(), big_little_clusters()] {
+        let s = machine(topo);
+        assert_eq!(wake_util(&s, 3, 3, 800, 0), 0);
+        assert_eq!(wake_util(&s, 2, 2, 800, 0), 0);
+        assert_eq!(wake_util(&s, 3, 3, 100, 0), 3);
+        assert_eq!(wake_util(&s, 2, 3, 100, 0), 2);
+        // task_util_est: a low util_avg with a high estimate is sized by
+        // the estimate.
+        assert_eq!(wake_util(&s, 3, 3, 100, 800), 0);
+        // A small wakee whose previous CPU is big stays big.
+        assert_eq!(wake_util(&s, 1, 1, 100, 0), 1);
+        // CPU 0 busy: the other big one.
+        occupy(&s, 0, 40);
+        assert_eq!(wake_util(&s, 3, 3, 800, 0), 1);
+    }
+}
+
+/// `select_idle_capacity`'s fallback: no idle CPU fits, so the idle CPU
+/// of most capacity (the first met from the target among equals); none
+/// idle: the target.
+#[test]
+fn without_a_fitting_idle_cpu_the_biggest_idle_one_then_the_target() {
+    let s = machine(big_little());
+    occupy(&s, 0, 40);
+    occupy(&s, 1, 41);
+    // Util 1000 fits no CPU at all; the bigs are busy: the littles are
+    // equal, the scan starts at the target (3), so 3.
+    assert_eq!(wake_util(&s, 3, 3, 1000, 0), 3);
+    assert_eq!(wake_util(&s, 2, 2, 1000, 0), 2);
+    // A big CPU idle again: fits nothing either, but it is the biggest.
+    switch(&s, 1, PrevAction::Sleeps);
+    assert_eq!(wake_util(&s, 3, 3, 1000, 0), 1);
+    occupy(&s, 2, 42);
+    occupy(&s, 3, 43);
+    occupy(&s, 1, 44);
+    assert_eq!(wake_util(&s, 3, 3, 800, 0), 3);
+}
+
+/// Affinity: the scan only looks at allowed CPUs, so a big wakee allowed
+/// on the littles only stays little.
+#[test]
+fn the_capacity_scan_keeps_to_the_allowed_cpus() {
+    let s = machine(big_little());
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpu = cpu_id(3);
+    t.se.avg.util_avg = 800;
+    t.cpus_allowed = CpuMask::of(cpu_id(2)).or(&CpuMask::of(cpu_id(3)));
+    let (cpu, _) = s.select_task_rq(&t, cpu_id(3), WakeFlags::TTWU);
+    assert_eq!(cpu, cpu_id(3));
+}
+
+/// A machine of equal CPUs (also when given equal capacities): no
+/// capacity scan: a big wakee stays on its idle previous CPU, as the LLC
+/// path decides.
+#[test]
+fn equal_cpus_see_no_capacity_logic() {
+    for topo in [
+        Topology::flat(4),
+        Topology::flat(4).with_capacities(&[512; 4]).unwrap(),
+    ] {
+        assert!(!topo.has_asym_capacity());
+        let s = machine(topo);
+        assert_eq!(wake_util(&s, 3, 3, 1000, 0), 3);
+    }
+}
