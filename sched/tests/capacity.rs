@@ -1,7 +1,9 @@
-//! Capacity-aware wakeup placement on machines of unequal
+//! Capacity-aware placement and misfit balancing on machines of unequal
 //! CPUs (big.LITTLE), as Linux's kernel/sched/fair.c does it:
 //! `fits_capacity`/`util_fits_cpu` (no uclamp here), `select_idle_capacity`
-//! and `asym_fits_cpu` in `select_idle_sibling`. A machine of equal CPUs
+//! and `asym_fits_cpu` in `select_idle_sibling`, `update_misfit_status` at
+//! the tick and the switch, and the balancer's `group_misfit_task` /
+//! `migrate_misfit` with `need_active_balance`. A machine of equal CPUs
 //! must not see any of it.
 
 use std::sync::atomic::Ordering;
@@ -11,11 +13,15 @@ mod common;
 use common::cpu_id;
 use common::plat::Plat;
 
-use sched::smp::capacity::fits_capacity;
+use sched::smp::capacity::{capacity_greater, fits_capacity};
 use sched::smp::Scheduler;
-use sched::{CpuMask, PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+use sched::{
+    CpuMask, Feature, PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
+};
 
 const MS: u64 = 1_000_000;
+/// HZ 250: one tick.
+const TICK_NS: u64 = 4 * MS;
 
 /// Two big CPUs (0, 1: 1024) and two little ones (2, 3: 512) in one LLC
 /// (a DynamIQ-like cluster: one MC domain with SD_ASYM_CPUCAPACITY_FULL).
@@ -73,10 +79,18 @@ fn switch(s: &Scheduler<Plat>, cpu: usize, a: PrevAction) -> Option<sched::CpuId
     s.finish_switch(cpu_id(cpu), &sw)
 }
 
+/// `ms` of ticks on `cpu` (the clock advanced by a tick before each).
+fn run(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
+    for _ in 0..ms * MS / TICK_NS {
+        s.platform.now.fetch_add(TICK_NS, Ordering::Relaxed);
+        s.tick(cpu_id(cpu));
+    }
+}
+
 /// `fits_capacity(cap, max)`: `cap * 1280 < max * 1024`, a ~20% margin.
 /// The boundaries: 819 fits 1024 (1 048 320 < 1 048 576), 820 does not;
 /// 409 fits 512, 410 does not; nothing fits capacity 0, 0 fits anything
-/// above.
+/// above. `capacity_greater` wants more than ~5% (`* 1024 > * 1078`).
 #[test]
 fn fits_capacity_leaves_a_20_percent_margin() {
     assert!(fits_capacity(819, 1024));
@@ -87,6 +101,10 @@ fn fits_capacity_leaves_a_20_percent_margin() {
     assert!(!fits_capacity(0, 0));
     assert!(!fits_capacity(1024, 1024));
     assert!(!fits_capacity(u64::MAX, 1024));
+    assert!(capacity_greater(1079, 1024));
+    assert!(!capacity_greater(1078, 1024));
+    assert!(capacity_greater(1024, 512));
+    assert!(!capacity_greater(1024, 1000));
     // util_fits_cpu on the 2 big + 2 little machine: by each CPU's capacity.
     let s = machine(big_little());
     assert!(s.util_fits_cpu(819, cpu_id(0)));
@@ -153,9 +171,124 @@ fn the_capacity_scan_keeps_to_the_allowed_cpus() {
     assert_eq!(cpu, cpu_id(3));
 }
 
-/// A machine of equal CPUs (also when given equal capacities): no
-/// capacity scan: a big wakee stays on its idle previous CPU, as the LLC
-/// path decides.
+/// Spawns a CPU-bound task on little CPU 3 and runs it there for 100 ms of
+/// ticks: its util_avg grows past what fits 512 (409) and the tick marks
+/// the CPU misfit (`update_misfit_status`).
+fn busy_on_little(s: &Scheduler<Plat>, id: u32) {
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::of(cpu_id(3));
+    let (cpu, _) = s.spawn(TaskId(id), t, cpu_id(3)).unwrap();
+    assert_eq!(cpu, cpu_id(3));
+    switch(s, 3, PrevAction::Stays);
+    // Let it run anywhere from now on.
+    assert!(s.set_cpus_allowed(cpu_id(3), TaskId(id), CpuMask::first_n(4), cpu_id(3)));
+    assert_eq!(s.misfit_task_load(cpu_id(3)), 0);
+    run(s, 3, 100);
+    let util = s
+        .cpu_rq(cpu_id(3))
+        .task(TaskId(id))
+        .unwrap()
+        .se
+        .avg
+        .util_avg;
+    assert!(util >= 410, "util_avg {util} after 100 ms of running");
+}
+
+/// Misfit: a CPU-bound task on a little CPU marks it misfit at the tick;
+/// the next balance of an idle big CPU (periodic, `should_we_balance`
+/// lets CPU 0 balance) finds `group_misfit_task`, cannot detach the
+/// running task and starts an active balance (`need_active_balance`,
+/// `migrate_misfit`): CPU 3 is kicked, and its next switch hands the task
+/// to CPU 0, where it fits and is no misfit.
+#[test]
+fn an_idle_big_cpu_pulls_the_misfit_task_of_a_little_one() {
+    for topo in [big_little(), big_little_clusters()] {
+        let s = machine(topo);
+        busy_on_little(&s, 1);
+        let load = s.misfit_task_load(cpu_id(3));
+        assert!(load >= 1);
+        assert_eq!(
+            load,
+            s.cpu_rq(cpu_id(3))
+                .task(TaskId(1))
+                .unwrap()
+                .se
+                .avg
+                .load_avg
+                .max(1)
+        );
+        for c in 0..3 {
+            assert_eq!(s.misfit_task_load(cpu_id(c)), 0);
+        }
+        let ipis = s.platform.ipis[3].load(Ordering::Relaxed);
+        let p = s.load_balance(cpu_id(0), false);
+        assert!(p.is_empty(), "the running task cannot be detached");
+        assert!(p.active_balance());
+        assert_eq!(p.from_cpu(), cpu_id(3));
+        assert_eq!(s.platform.ipis[3].load(Ordering::Relaxed), ipis + 1);
+        // CPU 3 reschedules: the task moves to CPU 0.
+        assert_eq!(switch(&s, 3, PrevAction::Stays), Some(cpu_id(0)));
+        assert!(s.cpu_rq(cpu_id(3)).curr().is_none());
+        assert_eq!(s.misfit_task_load(cpu_id(3)), 0);
+        assert!(s.cpu_rq(cpu_id(0)).task(TaskId(1)).is_some());
+        switch(&s, 0, PrevAction::Stays);
+        assert_eq!(s.cpu_rq(cpu_id(0)).curr(), Some(TaskId(1)));
+        run(&s, 0, 20);
+        assert_eq!(s.misfit_task_load(cpu_id(0)), 0);
+        let mut scratch = s.check_scratch();
+        s.check(&mut scratch).unwrap();
+    }
+}
+
+/// The newly idle balance pulls a misfit too, though no CPU runs two
+/// tasks (Linux marks the root domain overloaded for a misfit group).
+#[test]
+fn a_newly_idle_big_cpu_pulls_the_misfit_task() {
+    let s = machine(big_little());
+    s.cfg.features.set(Feature::NiRandom, false);
+    busy_on_little(&s, 1);
+    assert_eq!(s.overloaded_cpus(), 0);
+    let p = s.load_balance(cpu_id(1), true);
+    assert!(p.active_balance());
+    assert_eq!(switch(&s, 3, PrevAction::Stays), Some(cpu_id(1)));
+}
+
+/// Who does not pull: a little CPU (no more capacity than the misfit's:
+/// `capacity_greater` fails), a busy big CPU (its group has no spare
+/// capacity). And what is no misfit: a task allowed only on little CPUs
+/// (it is on the biggest CPU it may use), a task that fits.
+#[test]
+fn misfit_is_left_alone_when_nothing_bigger_can_help() {
+    let s = machine(big_little());
+    busy_on_little(&s, 1);
+    let p = s.load_balance(cpu_id(2), false);
+    assert!(p.is_empty() && !p.active_balance());
+    occupy(&s, 0, 40);
+    let p = s.load_balance(cpu_id(0), false);
+    assert!(p.is_empty() && !p.active_balance());
+    // Pinned to the littles: no misfit.
+    let s = machine(big_little());
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::of(cpu_id(2)).or(&CpuMask::of(cpu_id(3)));
+    s.spawn(TaskId(1), t, cpu_id(3)).unwrap();
+    switch(&s, 3, PrevAction::Stays);
+    run(&s, 3, 100);
+    assert_eq!(s.misfit_task_load(cpu_id(3)), 0);
+    let p = s.load_balance(cpu_id(0), false);
+    assert!(p.is_empty() && !p.active_balance());
+    // Going idle clears a misfit mark (the switch's update_misfit_status).
+    let s = machine(big_little());
+    busy_on_little(&s, 1);
+    assert_ne!(s.misfit_task_load(cpu_id(3)), 0);
+    switch(&s, 3, PrevAction::Sleeps);
+    assert_eq!(s.misfit_task_load(cpu_id(3)), 0);
+    let p = s.load_balance(cpu_id(0), true);
+    assert!(p.is_empty() && !p.active_balance());
+}
+
+/// A machine of equal CPUs (also when given equal capacities): no misfit,
+/// no capacity scan: a big wakee stays on its idle previous CPU, as the
+/// LLC path decides, and a CPU-bound task is never misfit.
 #[test]
 fn equal_cpus_see_no_capacity_logic() {
     for topo in [
@@ -165,5 +298,10 @@ fn equal_cpus_see_no_capacity_logic() {
         assert!(!topo.has_asym_capacity());
         let s = machine(topo);
         assert_eq!(wake_util(&s, 3, 3, 1000, 0), 3);
+        busy_on_little(&s, 1);
+        assert_eq!(s.misfit_task_load(cpu_id(3)), 0);
+        let p = s.load_balance(cpu_id(0), false);
+        assert!(p.is_empty() && !p.active_balance());
+        assert_eq!(s.load_balance(cpu_id(0), true).len(), 0);
     }
 }

@@ -351,7 +351,12 @@ impl<P: Platform> Scheduler<P> {
     /// Reports the CPUs it looked at ([`Platform::idle_scan`]).
     fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: CpuId, target: CpuId) -> CpuId {
         let mut visited = 0;
-        let cpu = self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited);
+        // sched_asym_cpucap_active(): CPUs of unequal capacity.
+        let cpu = if self.topology.has_asym_capacity() {
+            self.select_idle_sibling_asym(t, prev_cpu, target, &mut visited)
+        } else {
+            self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited)
+        };
         self.platform.idle_scan(visited);
         cpu
     }
@@ -363,13 +368,6 @@ impl<P: Platform> Scheduler<P> {
         target: CpuId,
         visited: &mut usize,
     ) -> CpuId {
-        // sched_asym_cpucap_active(): CPUs of unequal capacity.
-        if self.topology.has_asym_capacity() {
-            return match self.select_idle_sibling_asym(t, prev_cpu, target, visited) {
-                Ok(cpu) => cpu,
-                Err(prev_shares) => self.select_idle_llc(t, prev_cpu, target, prev_shares, visited),
-            };
-        }
         let mut idle = |c: CpuId| {
             *visited += 1;
             self.idle(c)
@@ -388,7 +386,7 @@ impl<P: Platform> Scheduler<P> {
     /// previous CPU were found busy: `select_idle_core`, `select_idle_smt`,
     /// `select_idle_cpu`; `target` if no CPU is idle.
     #[inline(always)]
-    fn select_idle_llc(
+    pub(super) fn select_idle_llc(
         &self,
         t: &SchedTask,
         prev_cpu: CpuId,
