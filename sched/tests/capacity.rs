@@ -305,3 +305,78 @@ fn equal_cpus_see_no_capacity_logic() {
         assert_eq!(s.load_balance(cpu_id(0), true).len(), 0);
     }
 }
+
+/// `detach_tasks` with `migrate_misfit` takes only a task that does not
+/// fit the source: with the misfit running on little CPU 3 and a new,
+/// light task queued behind it (its initial util_avg is half the CPU's
+/// spare, little after 100 ms of a busy CPU), the light one stays and the
+/// running misfit goes by active balance. Two clusters: the bigs' MC finds
+/// nothing, the PKG level (SD_ASYM_CPUCAPACITY) finds the little group
+/// fully busy (2 tasks, 2 CPUs), of type `group_misfit_task`. Periodic
+/// balance (`rebalance_domains`, its interval passed).
+#[test]
+fn a_queued_task_that_fits_stays_the_running_misfit_goes() {
+    let s = machine(big_little_clusters());
+    busy_on_little(&s, 1);
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::of(cpu_id(3));
+    s.spawn(TaskId(2), t, cpu_id(3)).unwrap();
+    assert!(s.set_cpus_allowed(cpu_id(3), TaskId(2), CpuMask::first_n(4), cpu_id(3)));
+    let light = s
+        .cpu_rq(cpu_id(3))
+        .task(TaskId(2))
+        .unwrap()
+        .se
+        .avg
+        .task_util_est();
+    assert!(s.util_fits_cpu(light, cpu_id(3)), "util {light}");
+    assert_eq!(s.cpu_rq(cpu_id(3)).curr(), Some(TaskId(1)));
+    let now = s.platform.now.load(Ordering::Relaxed);
+    let p = s.rebalance_domains(cpu_id(0), now);
+    assert!(p.is_empty());
+    assert!(p.active_balance());
+    assert!(s.cpu_rq(cpu_id(3)).task(TaskId(2)).is_some());
+    assert_eq!(switch(&s, 3, PrevAction::Stays), Some(cpu_id(0)));
+    assert_eq!(s.cpu_rq(cpu_id(3)).curr(), Some(TaskId(2)));
+    assert!(s.cpu_rq(cpu_id(0)).task(TaskId(1)).is_some());
+}
+
+/// `detach_tasks` with `migrate_misfit`, the queued case: two CPU-bound
+/// tasks share little CPU 3 for 200 ms (tick preemption), so both grow
+/// past what fits 512; the running one marks the CPU misfit, and an idle
+/// big CPU's balance detaches the queued one (it does not fit CPU 3)
+/// at once, no active balance needed.
+#[test]
+fn a_queued_misfit_is_detached_directly() {
+    let s = machine(big_little_clusters());
+    for id in [1, 2] {
+        let mut t = SchedTask::new(TaskParams::default());
+        t.cpus_allowed = CpuMask::of(cpu_id(3));
+        s.spawn(TaskId(id), t, cpu_id(3)).unwrap();
+        assert!(s.set_cpus_allowed(cpu_id(3), TaskId(id), CpuMask::first_n(4), cpu_id(3)));
+    }
+    switch(&s, 3, PrevAction::Stays);
+    for _ in 0..200 * MS / TICK_NS {
+        s.platform.now.fetch_add(TICK_NS, Ordering::Relaxed);
+        if s.tick(cpu_id(3)) != sched::Resched::None {
+            switch(&s, 3, PrevAction::Stays);
+        }
+    }
+    let curr = s.cpu_rq(cpu_id(3)).curr().unwrap();
+    let queued = if curr == TaskId(1) {
+        TaskId(2)
+    } else {
+        TaskId(1)
+    };
+    for id in [curr, queued] {
+        let u = s.cpu_rq(cpu_id(3)).task(id).unwrap().se.avg.task_util_est();
+        assert!(!s.util_fits_cpu(u, cpu_id(3)), "task {} util {u}", id.0);
+    }
+    assert_ne!(s.misfit_task_load(cpu_id(3)), 0);
+    let p = s.load_balance(cpu_id(0), false);
+    assert_eq!(p.ids(), &[queued]);
+    assert!(!p.active_balance());
+    assert_eq!(p.from_cpu(), cpu_id(3));
+    assert!(s.cpu_rq(cpu_id(0)).task(queued).is_some());
+    assert_eq!(s.cpu_rq(cpu_id(3)).curr(), Some(curr));
+}
