@@ -199,7 +199,7 @@ fn busy_on_little(s: &Scheduler<Plat>, id: u32) {
 /// lets CPU 0 balance) finds `group_misfit_task`, cannot detach the
 /// running task and starts an active balance (`need_active_balance`,
 /// `migrate_misfit`): CPU 3 is kicked, and its next switch hands the task
-/// to CPU 0, where it fits and is no misfit.
+/// to CPU 0, where it is no misfit (none is bigger).
 #[test]
 fn an_idle_big_cpu_pulls_the_misfit_task_of_a_little_one() {
     for topo in [big_little(), big_little_clusters()] {
@@ -233,7 +233,10 @@ fn an_idle_big_cpu_pulls_the_misfit_task_of_a_little_one() {
         assert!(s.cpu_rq(cpu_id(0)).task(TaskId(1)).is_some());
         switch(&s, 0, PrevAction::Stays);
         assert_eq!(s.cpu_rq(cpu_id(0)).curr(), Some(TaskId(1)));
-        run(&s, 0, 20);
+        // Even past what fits 1024 it is no misfit there: no CPU is bigger.
+        run(&s, 0, 200);
+        let util = s.cpu_rq(cpu_id(0)).task(TaskId(1)).unwrap().se.avg.util_avg;
+        assert!(!s.util_fits_cpu(util, cpu_id(0)), "util_avg {util}");
         assert_eq!(s.misfit_task_load(cpu_id(0)), 0);
         let mut scratch = s.check_scratch();
         s.check(&mut scratch).unwrap();

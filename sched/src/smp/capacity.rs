@@ -55,6 +55,7 @@ use crate::class::SchedClass;
 use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::domain::SchedDomain;
+use crate::pelt::SCHED_CAPACITY_SCALE;
 use crate::rq::{Resched, Rq};
 use crate::task::{SchedTask, TaskId, TaskState};
 
@@ -161,15 +162,20 @@ impl<P: Platform> Scheduler<P> {
         best.map(|(c, _)| c)
     }
 
-    /// The largest capacity among the CPUs `t` may run on
-    /// (`p->max_allowed_capacity`, which Linux caches per task).
-    fn max_allowed_capacity(&self, t: &SchedTask) -> u32 {
-        self.allowed_mask(t)
-            .cpus()
-            .take_while(|c| c.index() < self.nr_cpus())
-            .map(|c| self.topology.capacity_of(c))
-            .max()
-            .unwrap_or(0)
+    /// Is `cpu` of the largest capacity among the CPUs `t` may run on
+    /// (`arch_scale_cpu_capacity(cpu) == p->max_allowed_capacity`, which
+    /// Linux caches per task)? A CPU of the machine's largest capacity
+    /// (always [`SCHED_CAPACITY_SCALE`]) is, without a scan; otherwise
+    /// the allowed CPUs are scanned, O(CPUs), for a task that does not
+    /// fit a smaller CPU, at its ticks.
+    fn on_biggest_allowed(&self, t: &SchedTask, cpu: CpuId) -> bool {
+        let cap = self.topology.capacity_of(cpu);
+        cap as u64 == SCHED_CAPACITY_SCALE
+            || self
+                .allowed_mask(t)
+                .cpus()
+                .take_while(|c| c.index() < self.nr_cpus())
+                .all(|c| self.topology.capacity_of(c) <= cap)
     }
 
     /// `update_misfit_status` for `rq`'s running task (Linux calls it at
@@ -186,7 +192,7 @@ impl<P: Platform> Scheduler<P> {
                 if t.class() == SchedClass::Fair
                     && t.cpus_allowed.weight() > 1
                     && !self.task_fits_cpu(t, cpu)
-                    && self.topology.capacity_of(cpu) != self.max_allowed_capacity(t) =>
+                    && !self.on_biggest_allowed(t, cpu) =>
             {
                 t.se.avg.load_avg.max(1)
             }
