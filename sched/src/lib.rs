@@ -11,7 +11,9 @@
 //! - [`config`]: one scheduler instance's features + tunables + tick.
 //! - [`weight`]: nice to weight, `calc_delta_fair`.
 //! - [`pelt`]: per-entity load tracking (decaying load, runnable and
-//!   utilization averages, `util_est`); not yet used for decisions.
+//!   utilization averages, `util_est`): wake-affine weighs PELT loads,
+//!   and capacity placement sizes tasks by their utilization
+//!   ([`smp::capacity`]).
 //! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
 //! - [`deadline`]: the fair server (a per-CPU deadline entity that serves
 //!   fair tasks starved by RT).

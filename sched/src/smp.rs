@@ -34,8 +34,10 @@
 //! then WA_WEIGHT over PELT load averages with WA_BIAS and the WF_SYNC
 //! discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
-//! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
-//! the CPU changes. A wakeup on another CPU goes as Linux's
+//! previous CPU, any idle CPU (on CPUs of unequal capacity: a target or
+//! previous CPU the task fits, then an idle CPU it fits anywhere in
+//! `sd_asym_cpucapacity`, [`capacity`]). It sets WF_RQ_SELECTED, and
+//! WF_MIGRATED when the CPU changes. A wakeup on another CPU goes as Linux's
 //! `ttwu_queue_cond()` decides ([`Scheduler::ttwu_queue_cond`]): to a CPU
 //! outside the waker's LLC, or to one whose runqueue holds nothing, it is
 //! queued on that CPU's wake list and the CPU is kicked with an IPI
@@ -77,6 +79,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
+pub mod capacity;
 pub mod hotplug;
 pub mod lifecycle;
 #[cfg(all(test, loom))]
@@ -109,6 +112,8 @@ pub struct Pulled {
     ids: [TaskId; MAX_PULL],
     n: usize,
     from: CpuId,
+    /// An active balance was started instead ([`Pulled::active_balance`]).
+    active: bool,
 }
 
 impl Pulled {
@@ -118,7 +123,16 @@ impl Pulled {
             ids: [TaskId(0); MAX_PULL],
             n: 0,
             from: cpu,
+            active: false,
         }
+    }
+
+    /// Nothing could be detached, but the source's running misfit task
+    /// will move here at the source's next switch (an active balance,
+    /// [`capacity`]): the source was asked to reschedule. Counts as a
+    /// balance that acted (the pass stops at this level).
+    pub fn active_balance(&self) -> bool {
+        self.active
     }
 
     /// The tasks moved, in the order they were pulled.
@@ -255,6 +269,10 @@ pub struct CpuSummary {
     pub removed: RemovedLoad,
     /// Running its idle task.
     pub idle: AtomicBool,
+    /// The running task's load if it is a misfit, else 0 (Linux's
+    /// `rq->misfit_task_load`, [`capacity`]); always 0 on a machine of
+    /// equal CPUs. Written at the tick and the switch, under the lock.
+    pub misfit_task_load: AtomicU64,
     /// The RT rank of the running task (`cpupri`'s view, for RT wakeup
     /// placement): 0 for a fair task or idle, the RT priority (1..=99) for
     /// an RT task, 100 for a SCHED_DEADLINE task. Higher outranks.
@@ -542,6 +560,9 @@ pub struct Scheduler<P: Platform> {
     /// CPUs of the machine not in `active`: while 0, the hotplug checks on
     /// the enqueue paths cost one load.
     nr_inactive: AtomicU32,
+    /// CPUs whose [`CpuSummary::misfit_task_load`] is nonzero: a newly
+    /// idle CPU balances while there are any, as while `overloaded`.
+    nr_misfit: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -718,6 +739,7 @@ impl<P: Platform> Scheduler<P> {
             rto_count: AtomicU32::new(0),
             active: CpuMask::first_n(nr_cpus).words().map(AtomicU64::new),
             nr_inactive: AtomicU32::new(0),
+            nr_misfit: AtomicU32::new(0),
         }
     }
 

@@ -21,7 +21,7 @@
 //!    while this node runs at most `imb_numa_nr` (`adjust_numa_imbalance`).
 //! 4. `find_busiest_queue`: the CPU of that group with the most runnable
 //!    tasks (at least two: a lone running task cannot be pulled; Linux would
-//!    push it with active balancing, which we leave out).
+//!    push it with active balancing, which we do only for a misfit task).
 //! 5. Pulling as before: queued, not running, allowed, fair tasks, least
 //!    urgent first, at most the imbalance, `kernel.sched_nr_migrate` and
 //!    [`MAX_PULL`](super::MAX_PULL). A task counts as cache-hot for the
@@ -46,8 +46,13 @@
 //! recent success ratio, and with NI_RATE a CPU that goes newly idle rarely
 //! keeps balancing every time.
 //!
-//! Left out: PELT utilization and capacity (nr_running and weight stand in),
-//! misfit and asymmetric packing, active balancing of running tasks,
+//! In a domain with `SD_ASYM_CPUCAPACITY`, a misfit task goes to a bigger
+//! CPU first (`group_misfit_task`, `migrate_misfit`, and active balancing
+//! of the running misfit task; [`super::capacity`]).
+//!
+//! Left out: PELT utilization and capacity otherwise (nr_running and
+//! weight stand in), asymmetric packing, active balancing of running
+//! tasks but misfits,
 //! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
 //! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
 
@@ -108,7 +113,7 @@ impl<P: Platform> Scheduler<P> {
         // Newly idle with no CPU running two or more tasks: nothing anywhere
         // can be pulled (`find_busiest_queue` wants two), so skip the walk
         // (Linux's `sched_balance_newidle` bails out on `!rd->overloaded`).
-        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 {
+        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 && !self.any_misfit() {
             return Pulled::none(this_cpu);
         }
         // An inactive CPU (going offline) pulls nothing.
@@ -154,7 +159,7 @@ impl<P: Platform> Scheduler<P> {
                 };
                 iv.store(next, Ordering::Relaxed);
             }
-            if !pulled.is_empty() {
+            if !pulled.is_empty() || pulled.active_balance() {
                 return pulled;
             }
         }
@@ -184,6 +189,13 @@ impl<P: Platform> Scheduler<P> {
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
+        // SD_ASYM_CPUCAPACITY: a misfit task may go to a bigger CPU first.
+        if sd.asym_cpucapacity {
+            if let Some(p) = self.balance_misfit(this_cpu, sd, local_span, local.group_type(), &all)
+            {
+                return p;
+            }
+        }
         let mut busiest: Option<SgStats> = None;
         for g in sd.groups(&self.topology) {
             if g == local_span {

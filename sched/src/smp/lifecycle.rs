@@ -488,7 +488,12 @@ impl<P: Platform> Scheduler<P> {
     pub fn tick(&self, cpu: CpuId) -> Resched {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
-        rq.task_tick()
+        let r = rq.task_tick();
+        // task_tick_fair's update_misfit_status (unequal CPUs only).
+        if self.topology.has_asym_capacity() {
+            self.update_misfit_status(&rq);
+        }
+        r
     }
 
     /// The one-shot scheduler timer fired on `cpu` (Linux's `hrtick()`, see
@@ -507,7 +512,8 @@ impl<P: Platform> Scheduler<P> {
     /// [`Scheduler::schedule`] that switched. A task that went to sleep may
     /// now run elsewhere; one that stayed runnable but may no longer run
     /// here ([`Switch::prev_misplaced`]) is queued on the idlest allowed
-    /// CPU (returned).
+    /// CPU, or on the CPU whose active balance asked for it (misfit,
+    /// [`super::capacity`]); that CPU is returned.
     ///
     /// Then the RT balance callbacks ([`Scheduler::balance_rt`]): push if
     /// this CPU is RT-overloaded, pull if it now runs something of lower
@@ -523,6 +529,11 @@ impl<P: Platform> Scheduler<P> {
             self.finish_switch_prev(cpu, sw)
         };
         self.recheck_active(cpu);
+        // pick_next_task_fair's update_misfit_status for the task switched
+        // to (unequal CPUs only; out of line, it takes the lock again).
+        if self.topology.has_asym_capacity() {
+            self.update_misfit_status_locked(cpu);
+        }
         moved
     }
 
@@ -547,9 +558,11 @@ impl<P: Platform> Scheduler<P> {
         if !sw.prev_misplaced {
             return None;
         }
-        let t = {
+        let (t, pushed_to) = {
             let mut rq = self.cpu_rq(cpu);
             rq.clear_pending_misplaced();
+            // An active balance's destination, if it was one (capacity).
+            let pushed_to = rq.take_active_push_cpu();
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
                 || self.load_home(id) != cpu.as_u32()
@@ -558,12 +571,15 @@ impl<P: Platform> Scheduler<P> {
             }
             let t = rq.take_blocked(id).ok()?;
             self.set_home(id, HOME_TRANSIT | cpu.as_u32());
-            t
+            (t, pushed_to)
         };
         let mut t = t;
         let broken = self.select_fallback_rq(&mut t);
         self.report_broken(id, broken);
-        let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
+        let target = match pushed_to {
+            Some(c) if self.allowed(&t, c) => c,
+            _ => self.find_idlest_cpu(&t, self.first_allowed(&t)),
+        };
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
         });

@@ -36,10 +36,14 @@
 //! [`Scheduler::wake`]; callers of [`Scheduler::select_task_rq`] pass no
 //! flips: never wide) turns affinity off, as in Linux 7.2.
 //!
+//! On a machine of unequal CPUs `select_idle_sibling` first checks that
+//! the task fits the target and the previous CPU, then scans the
+//! `sd_asym_cpucapacity` domain instead of the LLC ([`super::capacity`]).
+//!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), SIS_UTIL's scan limit,
-//! capacity asymmetry; fork placement and balancing still use nr_running
-//! and the instantaneous weight, not PELT.
+//! capacity in fork placement; fork placement and balancing still use
+//! nr_running and the instantaneous weight, not PELT.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -347,7 +351,12 @@ impl<P: Platform> Scheduler<P> {
     /// Reports the CPUs it looked at ([`Platform::idle_scan`]).
     fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: CpuId, target: CpuId) -> CpuId {
         let mut visited = 0;
-        let cpu = self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited);
+        // sched_asym_cpucap_active(): CPUs of unequal capacity.
+        let cpu = if self.topology.has_asym_capacity() {
+            self.select_idle_sibling_asym(t, prev_cpu, target, &mut visited)
+        } else {
+            self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited)
+        };
         self.platform.idle_scan(visited);
         cpu
     }
@@ -370,6 +379,25 @@ impl<P: Platform> Scheduler<P> {
         if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle(prev_cpu) {
             return prev_cpu;
         }
+        self.select_idle_llc(t, prev_cpu, target, prev_shares, visited)
+    }
+
+    /// The LLC part of `select_idle_sibling`, once the target and the
+    /// previous CPU were found busy: `select_idle_core`, `select_idle_smt`,
+    /// `select_idle_cpu`; `target` if no CPU is idle.
+    #[inline(always)]
+    pub(super) fn select_idle_llc(
+        &self,
+        t: &SchedTask,
+        prev_cpu: CpuId,
+        target: CpuId,
+        prev_shares: bool,
+        visited: &mut usize,
+    ) -> CpuId {
+        let mut idle = |c: CpuId| {
+            *visited += 1;
+            self.idle(c)
+        };
         let llc = self.topology.llc_mask(target).and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
             // select_idle_cpu: every core is one CPU.
