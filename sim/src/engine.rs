@@ -38,8 +38,17 @@
 //!   `nohz=on`): `task_tick`, the interrupt's exit (below),
 //!   `load_balance(cpu, false)` every
 //!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
-//!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
-//!   balance (`nohz_balance_kick`).
+//!   with two or more runnable tasks, or a misfit on a machine of unequal
+//!   CPUs, sends an idle CPU (for the misfit, a bigger one) an IPI to run a
+//!   newidle balance (`nohz_balance_kick`). `task_tick` is followed by
+//!   `Scheduler::tick_misfit` (`update_misfit_status`).
+//! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
+//!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
+//!   capacity `c` does `c/1024` ns of it per ns, in [`Kernel::charge`],
+//!   when a burst's end is armed and when a batch is planned
+//!   ([`Kernel::run_time_ns`]), so a batch on a little CPU plans the
+//!   stretched steps the unbatched run takes. Overheads (switch, cache
+//!   refill) stretch alike.
 //! - **HRTICK**: the one-shot per-CPU timer the scheduler arms and cancels
 //!   through [`Platform::hrtick_start`] / `hrtick_cancel` is an event at the
 //!   time asked for (a later request or a cancel makes a pending one stale);
@@ -394,6 +403,8 @@ pub struct Task {
 struct Cpu {
     run_start: u64,
     curr: u32,
+    /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
+    cap: u32,
     burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
@@ -1077,6 +1088,33 @@ pub struct Kernel {
     pub batch_splits: u64,
 }
 
+/// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
+const FULL_CAPACITY: u32 = 1024;
+
+/// The time a CPU of capacity `cap` (at most 1024) takes for `work_ns` of
+/// work, rounded up; `work_in(cap, time_for(cap, w)) == w`, so a batch's
+/// planned step and the burst it becomes agree. A charge in the middle
+/// of a burst rounds the work done down, so a burst split by charges
+/// on a little CPU may end a nanosecond or so late per charge.
+#[inline(always)]
+fn time_for(cap: u32, work_ns: u64) -> u64 {
+    if cap == FULL_CAPACITY {
+        work_ns
+    } else {
+        (work_ns * FULL_CAPACITY as u64).div_ceil(cap as u64)
+    }
+}
+
+/// The work a CPU of capacity `cap` does in `time_ns`, rounded down.
+#[inline(always)]
+fn work_in(cap: u32, time_ns: u64) -> u64 {
+    if cap == FULL_CAPACITY {
+        time_ns
+    } else {
+        time_ns * cap as u64 / FULL_CAPACITY as u64
+    }
+}
+
 impl Kernel {
     /// A machine with `cfg` and room for `max_tasks` tasks.
     pub fn new(m: Machine, cfg: Arc<SchedConfig>, max_tasks: usize, seed: u64) -> Self {
@@ -1090,8 +1128,9 @@ impl Kernel {
         // NI_RANDOM's per-CPU dice follow the run's seed.
         s.seed_sched_rng(seed);
         let cpus = (0..n)
-            .map(|_| Cpu {
+            .map(|c| Cpu {
                 curr: NIL,
+                cap: m.speed.get(c).copied().unwrap_or(FULL_CAPACITY),
                 rq_touched: true,
                 last_mm: NIL,
                 hrtick_at: u64::MAX,
@@ -1154,6 +1193,14 @@ impl Kernel {
     /// Is task `tid` on a CPU now (running, or paying its switch)?
     pub fn running(&self, tid: u32) -> bool {
         self.cpus.iter().any(|c| c.curr == tid)
+    }
+
+    /// How long `work_ns` of work (its time on a CPU of capacity 1024)
+    /// takes on the CPU the stepping task runs on ([`Machine::speed`]):
+    /// what [`Workload::plan`] adds up for a batch's steps.
+    #[inline(always)]
+    pub fn run_time_ns(&self, work_ns: u64) -> u64 {
+        time_for(self.cpus[self.this_cpu as usize].cap, work_ns)
     }
 
     /// The CPU the stepping task runs on (or the timer's CPU).
@@ -1286,6 +1333,7 @@ impl Kernel {
         } else {
             0
         };
+        let done = work_in(c.cap, done);
         let o = done.min(t.overhead);
         t.overhead -= o;
         t.work = t.work.saturating_sub(done - o);
@@ -1301,7 +1349,7 @@ impl Kernel {
             return;
         }
         let t = &self.tasks[c.curr as usize];
-        let at = self.now + (t.overhead + t.work) * self.share_k;
+        let at = self.now + time_for(c.cap, t.overhead + t.work) * self.share_k;
         let gen = c.burst_gen;
         self.push(at, Kind::Burst, cpu as u32, gen);
     }
@@ -1924,7 +1972,9 @@ impl Kernel {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             self.s.sched_ttwu_pending(&mut rq);
-            rq.task_tick()
+            let r = rq.task_tick();
+            self.s.tick_misfit(&rq);
+            r
         };
         // The tick's interrupt exit (the kernel's `irq_exit`).
         if self.irq_exit_preempts(cpu, r) {
@@ -1998,17 +2048,25 @@ impl Kernel {
         need
     }
 
-    /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
-    /// CPU to run a newidle balance.
+    /// `nohz_balance_kick`: with two or more runnable tasks here, or a
+    /// misfit running here, kick an idle CPU (for a misfit one of more
+    /// capacity: `Scheduler::nohz_kick_wanted`) to run a newidle balance.
     fn nohz_kick(&mut self, cpu: usize) {
-        if self.nr_idle == 0 || self.s.cpu_rq(CpuId::wrapping(cpu)).nr_running() < 2 {
+        let this = CpuId::wrapping(cpu);
+        if self.nr_idle == 0 {
+            return;
+        }
+        let nr_running = self.s.cpu_rq(this).nr_running();
+        if nr_running < 2 && self.s.misfit_task_load(this) == 0 {
             return;
         }
         let n = self.nr_cpus();
-        if let Some(c) = (1..n)
-            .map(|k| (cpu + k) % n)
-            .find(|&c| self.cpus[c].curr == NIL)
-        {
+        if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
+            self.cpus[c].curr == NIL
+                && self
+                    .s
+                    .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
+        }) {
             self.send_ipi(c);
         }
     }
@@ -2099,8 +2157,8 @@ impl Kernel {
         if t.overhead != 0 || t.deferred.is_some() {
             return false;
         }
-        let first = self.now + t.work;
         let c = &self.cpus[cpu];
+        let first = self.now + time_for(c.cap, t.work);
         let mut before = (self.now + BATCH_WINDOW_NS)
             .min(self.end_ns.saturating_add(1))
             .min(c.hrtick_at);
@@ -2175,7 +2233,7 @@ impl Kernel {
             t.runtime += tk - c.run_start;
             c.run_start = tk;
             // The burst the k-th step began: to the next step's time.
-            t.work = c.batch[k] - tk;
+            t.work = work_in(c.cap, c.batch[k] - tk);
             t.user = false;
         }
         c.batch.clear();

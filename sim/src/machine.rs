@@ -306,6 +306,12 @@ pub struct Machine {
     pub name: String,
     /// Topology: `sched`'s own, the one its placement and balancing use.
     pub topo: Topology,
+    /// Each CPU's real capacity (1024: the fastest), by which the engine
+    /// scales a task's progress: `work_ns` of work (what it takes at 1024)
+    /// takes `work_ns * 1024 / capacity` there. Empty: every CPU 1024 (every
+    /// preset but `asym:`). The scheduler knows these only through `topo`'s
+    /// capacities, which `asym-nocap:` leaves equal.
+    pub speed: Vec<u32>,
     /// Costs.
     pub costs: Costs,
     /// Tick rate.
@@ -349,7 +355,26 @@ pub const PRESETS: &[&str] = &[
     "small",
     "flat:N",
     "qemu:N",
+    "asym:B+L",
+    "asym-nocap:B+L",
 ];
+
+/// A little CPU's capacity in the `asym:` presets (big: 1024): RK3588's
+/// Cortex-A55 against its Cortex-A76, `capacity-dmips-mhz = <530>` and
+/// `<1024>` in Linux's arch/arm64/boot/dts/rockchip/rk3588-base.dtsi (seen
+/// in the patch of lkml message
+/// <20250519101909.62754-1-didi.debian@cknow.org>). Per MHz only, as the
+/// kernel's `cpu_capacity=`/devicetree path: Linux would also scale by each
+/// cluster's top frequency.
+pub const LITTLE_CAPACITY: u32 = 530;
+
+/// `asym:B+L`'s parts: B big and L little CPUs (each at least 1, at most
+/// 256 in all).
+fn parse_asym(spec: &str) -> Option<(usize, usize)> {
+    let (b, l) = spec.split_once('+')?;
+    let (b, l): (usize, usize) = (b.parse().ok()?, l.parse().ok()?);
+    (b >= 1 && l >= 1 && b + l <= 256).then_some((b, l))
+}
 
 impl Machine {
     /// A preset: `graviton3` (64 cores, one LLC, no SMT, 1 MiB L2, HZ=250 as
@@ -358,9 +383,15 @@ impl Machine {
     /// node, 512 KiB L2), `small` (4 CPUs, one LLC), `flat:N` (N CPUs, one
     /// LLC), `qemu:N` (the project's QEMU machine as `-smp N` presents it:
     /// N vCPUs, one LLC, no SMT, HZ=250 as Debian's Linux, with
-    /// [`qemu_costs`]).
+    /// [`qemu_costs`]), `asym:B+L` (B big CPUs of capacity 1024, then L
+    /// little ones of [`LITTLE_CAPACITY`], one LLC as a DynamIQ cluster:
+    /// work on a little CPU takes 1024/530 times as long, and the scheduler
+    /// knows the capacities), `asym-nocap:B+L` (the same CPUs, the
+    /// scheduler told they are equal: a devicetree without
+    /// `capacity-dmips-mhz`).
     pub fn preset(name: &str) -> Option<Machine> {
         let c = Costs::default();
+        let mut speed = Vec::new();
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (Topology::uniform(80, 2, 20, 1).ok()?, c),
@@ -372,6 +403,20 @@ impl Machine {
                 },
             ),
             "small" => (Topology::uniform(4, 1, 4, 1).ok()?, c),
+            s if s.starts_with("asym:") || s.starts_with("asym-nocap:") => {
+                let (kind, spec) = s.split_once(':')?;
+                let (b, l) = parse_asym(spec)?;
+                speed = core::iter::repeat_n(1024, b)
+                    .chain(core::iter::repeat_n(LITTLE_CAPACITY, l))
+                    .collect();
+                let flat = Topology::uniform(b + l, 1, b + l, 1).ok()?;
+                let topo = if kind == "asym" {
+                    flat.with_capacities(&speed).ok()?
+                } else {
+                    flat
+                };
+                (topo, c)
+            }
             s if s.starts_with("qemu:") => {
                 let n: usize = s.strip_prefix("qemu:")?.parse().ok()?;
                 if !(1..=64).contains(&n) {
@@ -390,6 +435,7 @@ impl Machine {
         Some(Machine {
             name: name.to_string(),
             topo,
+            speed,
             hz: 250,
             mech: Mechanisms {
                 contention: costs.syscall_ns > 0,
@@ -437,6 +483,23 @@ mod tests {
         assert_eq!(e.topo.distance(cpu(0), cpu(16)), CpuDistance::Node);
         assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
         assert!(Machine::preset("flat:257").is_none());
+        let a = Machine::preset("asym:4+4").unwrap();
+        assert_eq!(a.speed, [1024, 1024, 1024, 1024, 530, 530, 530, 530]);
+        assert!(a.topo.has_asym_capacity());
+        assert_eq!(a.topo.capacity_of(cpu(5)), 530);
+        let n = Machine::preset("asym-nocap:4+4").unwrap();
+        assert_eq!(n.speed, a.speed);
+        assert!(!n.topo.has_asym_capacity());
+        for bad in [
+            "asym:0+4",
+            "asym:4+0",
+            "asym:4",
+            "asym:200+57",
+            "asym:x+1",
+            "asym-nocap:+",
+        ] {
+            assert!(Machine::preset(bad).is_none(), "{bad}");
+        }
         let q = Machine::preset("qemu:4").unwrap();
         assert_eq!(q.topo.nr_cpus(), 4);
         assert_eq!(q.topo.distance(cpu(0), cpu(3)), CpuDistance::Llc);

@@ -464,12 +464,12 @@ impl Workload for Hackbench {
                         c = next_in_group(c, base);
                         before = before.min(t0.saturating_add(self.room(c)));
                     }
-                    let rng = k.rng(tid);
-                    let next = t + rng.peek_jittered(self.write_j);
+                    let d = k.rng(tid).peek_jittered(self.write_j);
+                    let next = t + k.run_time_ns(d);
                     if next >= before {
                         break;
                     }
-                    rng.jittered(self.write_j);
+                    k.rng(tid).jittered(self.write_j);
                     times.push(t);
                     t = next;
                     j += 1;
@@ -499,12 +499,12 @@ impl Workload for Hackbench {
                 let max = ch.queued.min(left - 1);
                 let mut j = 1;
                 while j <= max {
-                    let rng = k.rng(tid);
-                    let next = t + rng.peek_jittered(self.read_j);
+                    let d = k.rng(tid).peek_jittered(self.read_j);
+                    let next = t + k.run_time_ns(d);
                     if next >= before {
                         break;
                     }
-                    rng.jittered(self.read_j);
+                    k.rng(tid).jittered(self.read_j);
                     times.push(t);
                     t = next;
                     j += 1;

@@ -3,7 +3,7 @@
 
 use sim::machine::Machine;
 use sim::study::{compare_table, counters_table, run_study, to_csv, Study};
-use sim::workloads::{HackbenchCfg, MixTask, PgbenchCfg};
+use sim::workloads::{HackbenchCfg, MixTask, PgbenchCfg, SchbenchCfg};
 use sim::{run_one, Config, RunResult, WorkSpec};
 
 fn base() -> Config {
@@ -180,6 +180,23 @@ fn batching_changes_no_output() {
             40,
             true,
         ),
+        // Unequal CPUs: a batch on a little CPU plans its steps stretched
+        // (`Kernel::run_time_ns`), as the unbatched run takes them; misfits
+        // move (the tick's misfit mark, the kick of a bigger idle CPU).
+        (
+            "asym:4+4",
+            "NO_NEXT_BUDDY",
+            hbc(3, 200, false, true),
+            40,
+            true,
+        ),
+        (
+            "asym-nocap:2+6",
+            "preempt=lazy",
+            hbc(2, 200, true, false),
+            40,
+            true,
+        ),
         (
             "qemu:4",
             "NO_NEXT_BUDDY",
@@ -197,7 +214,7 @@ fn batching_changes_no_output() {
     ];
     let mut splits = 0;
     for (i, (machine, config, w, ms, batches)) in cases.iter().enumerate() {
-        let seed = if machine.starts_with("flat") {
+        let seed = if machine.starts_with("flat") || machine.starts_with("asym") {
             1
         } else {
             i as u64 + 1
@@ -428,4 +445,41 @@ fn newidle_counters_follow_ni_random() {
     );
     assert_eq!(off.newidle_skipped, 0);
     assert!(off.newidle_balances > 0 && off.newidle_pulled <= off.newidle_balances);
+}
+
+/// `asym:B+L`: work on a little CPU (capacity 530) takes 1024/530 times as
+/// long, and capacity-aware placement keeps schbench's 4 workers (1 ms of
+/// work a request, util ~90%: they fit only a big CPU) on the 4 big CPUs.
+/// The same CPUs with the scheduler told they are equal (`asym-nocap:`)
+/// put workers on little CPUs: their requests take up to ~1.93 times as
+/// long. Bounds: with capacities known the p99 is within 5% of 8 equal
+/// big CPUs' (`flat:8`), without them above 1.5 times it and below 2
+/// times (1024/530 = 1.93 plus the wakeup).
+#[test]
+fn little_cpus_are_slower_and_capacity_aware_placement_avoids_them() {
+    let w = WorkSpec::Schbench(SchbenchCfg {
+        message: 1,
+        workers: 4,
+        sleep_us: 100,
+        work_us: 1000,
+    });
+    let c = Config::parse("NO_NEXT_BUDDY");
+    let p99 = |machine: &str| {
+        let m = Machine::preset(machine).expect("preset");
+        let r = run_one(&m, &c, &w, 1, 1_000_000_000, 0).expect("run");
+        r.metrics
+            .iter()
+            .find(|m| m.name == "request_p99_us")
+            .unwrap()
+            .value
+    };
+    let (flat, known, unknown) = (p99("flat:8"), p99("asym:4+4"), p99("asym-nocap:4+4"));
+    assert!(
+        (known / flat - 1.0).abs() < 0.05,
+        "capacities known: p99 {known} us, flat:8 {flat} us"
+    );
+    assert!(
+        unknown > 1.5 * flat && unknown < 2.0 * flat,
+        "capacities unknown: p99 {unknown} us, flat:8 {flat} us"
+    );
 }

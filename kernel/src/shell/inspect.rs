@@ -279,6 +279,13 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
             "  .cpu_capacity         : {}",
             crate::sched::sched().topology().capacity_of(cpu)
         );
+        // Linux's rq->misfit_task_load (not in its /proc/sched_debug): the
+        // load of the running task if it does not fit this CPU, else 0.
+        let _ = writeln!(
+            sh,
+            "  .misfit_task_load     : {}",
+            crate::sched::sched().misfit_task_load(cpu)
+        );
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);
         let _ = writeln!(sh, "  .load                 : {}", d.load);

@@ -7,6 +7,7 @@
 //! of guest time so the suite is quick under TCG too.
 
 mod call;
+mod capacity;
 mod classes;
 mod compare;
 mod console;

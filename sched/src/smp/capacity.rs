@@ -22,7 +22,9 @@
 //!   running fair task that fits neither its CPU nor could do better (it
 //!   may run on a CPU of more capacity) marks the CPU misfit with its load
 //!   (`rq->misfit_task_load`, here [`super::CpuSummary::misfit_task_load`],
-//!   at least 1).
+//!   at least 1). A busy CPU's balancing tick kicks a tickless idle CPU
+//!   of more capacity for it (`nohz_kick_wanted`, `nohz_balancer_kick`'s
+//!   `check_misfit_status`).
 //! - Balancing (`update_sg_lb_stats`, `group_classify`,
 //!   `update_sd_pick_busiest`, `calculate_imbalance`, `find_busiest_queue`,
 //!   `detach_tasks` with `migrate_misfit`, `need_active_balance`): in a
@@ -93,6 +95,26 @@ impl<P: Platform> Scheduler<P> {
     /// none, or the machine's CPUs are equal).
     pub fn misfit_task_load(&self, cpu: CpuId) -> u64 {
         self.summary(cpu).misfit_task_load.load(Ordering::Relaxed)
+    }
+
+    /// `nohz_balancer_kick`'s choice, for the busy `cpu` running
+    /// `nr_running` tasks: should it kick the tickless idle CPU `idle` to
+    /// balance? Yes with two or more tasks here (Linux's first test); and
+    /// with a misfit running here (`check_misfit_status`: Linux kicks
+    /// when `rq->misfit_task_load` is set in an `sd_asym_cpucapacity`
+    /// domain), if `idle` has more capacity than `cpu` (`capacity_greater`):
+    /// Linux's kicked CPU balances on behalf of every idle CPU, ours only
+    /// for itself, and a CPU no bigger cannot pull a misfit. The misfit
+    /// load is 0 on a machine of equal CPUs, so there only the first test
+    /// counts.
+    #[inline]
+    pub fn nohz_kick_wanted(&self, cpu: CpuId, nr_running: u32, idle: CpuId) -> bool {
+        nr_running >= 2
+            || (self.misfit_task_load(cpu) != 0
+                && capacity_greater(
+                    self.topology.capacity_of(idle) as u64,
+                    self.topology.capacity_of(cpu) as u64,
+                ))
     }
 
     /// `select_idle_sibling` on a machine of unequal CPUs: the target or
@@ -208,6 +230,19 @@ impl<P: Platform> Scheduler<P> {
             } else {
                 self.nr_misfit.fetch_sub(1, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// `task_tick_fair`'s `update_misfit_status` (unequal CPUs only; one
+    /// test on a machine of equal CPUs), for `rq` locked just after its
+    /// [`Rq::task_tick`]: [`Scheduler::tick`] calls it, and so must a
+    /// platform that runs `Rq::task_tick` itself under a lock it also
+    /// uses for other work (the kernel's and the simulator's ticks, which
+    /// drain the wake list under the same lock).
+    #[inline]
+    pub fn tick_misfit(&self, rq: &Rq) {
+        if self.topology.has_asym_capacity() {
+            self.update_misfit_status(rq);
         }
     }
 

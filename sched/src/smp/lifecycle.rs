@@ -489,10 +489,7 @@ impl<P: Platform> Scheduler<P> {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
         let r = rq.task_tick();
-        // task_tick_fair's update_misfit_status (unequal CPUs only).
-        if self.topology.has_asym_capacity() {
-            self.update_misfit_status(&rq);
-        }
+        self.tick_misfit(&rq);
         r
     }
 
