@@ -3,7 +3,7 @@
 //! CPU-bound fair thread on a little CPU is marked misfit at its tick and
 //! pulled to a big CPU (the misfit balance and its active balance, or a
 //! tickless big CPU kicked by `nohz_balance_kick`; sched/src/smp/capacity.rs);
-//! on a machine of equal CPUs the same thread is no misfit and stays.
+//! on a machine of equal CPUs the same thread is never a misfit.
 //! `make test-ARCH-topology` boots it with `cpu_capacity=1024,1024,512,512`
 //! under -icount; the SMP suites run it on equal CPUs.
 
@@ -21,7 +21,7 @@ use crate::{arch, kassert, kprintln, ktest_smp};
 /// catches "never"; the time taken is printed.
 const MOVE_BOUND_NS: u64 = 5_000_000_000;
 
-/// How long the thread must stay on its CPU on a machine of equal CPUs.
+/// How long a machine of equal CPUs is watched for a misfit.
 const STAY_NS: u64 = 300_000_000;
 
 ktest_smp!(smp_misfit_task_moves_to_a_big_cpu, 2, || {
@@ -88,28 +88,29 @@ ktest_smp!(smp_misfit_task_moves_to_a_big_cpu, 2, || {
             to
         );
     } else {
-        // Equal CPUs: no misfit, and one thread alone on its CPU is not
-        // moved by the balancer.
+        // Equal CPUs: the thread is never a misfit, wherever it runs. (Not
+        // asserted: that it stays on its CPU. Any other thread that wakes
+        // there, e.g. a kernel worker, makes the balancer free to move it,
+        // which is load balancing, not capacity.)
         let mut misfit_seen = 0;
-        let mut stayed = true;
         while arch::now_ns() < t0 + STAY_NS {
-            misfit_seen = misfit_seen.max(s.misfit_task_load(last));
-            stayed &= on(last);
+            for c in CpuId::range(n) {
+                misfit_seen = misfit_seen.max(s.misfit_task_load(c));
+            }
             task::sleep_ms(5);
         }
         let at = cpu_of();
         hog.stop()?;
         crate::sched::set_affinity(me, crate::sched::online_mask())
             .map_err(|e| alloc::format!("{e:?}"))?;
+        kprintln!(
+            "    equal CPUs: the thread went from cpu {} to cpu {}, misfit_task_load 0",
+            last,
+            at
+        );
         kassert!(
             misfit_seen == 0,
             "misfit_task_load {misfit_seen} on equal CPUs"
-        );
-        kassert!(
-            stayed,
-            "a lone thread left cpu {} (now on cpu {}) on equal CPUs",
-            last,
-            at
         );
     }
     Ok(())
