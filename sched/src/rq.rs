@@ -1367,15 +1367,16 @@ impl Rq {
     /// sleeper this CPU is not allowed to run leaves its fair queue at once
     /// (no delayed dequeue), so that its wakeup places it anew.
     pub fn switch(&mut self, action: PrevAction) -> Switch {
-        // Built in place and filled in (an exiting task's state is written
-        // straight into it, not copied in from a local).
-        let mut sw = Switch {
-            prev: self.curr(),
-            next: None,
-            prev_blocked: None,
-            prev_exited: None,
-            prev_misplaced: false,
-        };
+        if action == PrevAction::Exits && self.curr != NIL {
+            return self.switch_exits();
+        }
+        // Only scalars here, the result built at the end: the common switch
+        // writes its `Switch` straight into the caller's (with the state of
+        // no task), where building it in a local to fill in, as the exit
+        // does, cost a copy of the whole `Switch` (two task states, over 600
+        // bytes) at every switch.
+        let prev = self.curr();
+        let mut prev_misplaced = false;
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
@@ -1385,9 +1386,9 @@ impl Rq {
             }
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
-                    sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
-                    if sw.prev_misplaced {
-                        self.misplaced = sw.prev;
+                    prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                    if prev_misplaced {
+                        self.misplaced = prev;
                     } else {
                         self.active_push_cpu = None;
                     }
@@ -1404,26 +1405,57 @@ impl Rq {
                         self.deactivate(s, flags);
                     }
                 }
-                PrevAction::Exits => {
-                    let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
-                    // The running task's slot is never empty: no error.
-                    let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
-                    // task_dead_fair: its load leaves with it.
-                    if let Some(t) = sw.prev_exited.as_mut() {
-                        self.fair.detach_gone(&mut t.se);
-                    }
-                }
+                // With a running task: `switch_exits`.
+                PrevAction::Exits => {}
             }
         }
-        // Going offline: the idle task runs, and the CPU's queued tasks are
-        // moved off by `Scheduler::migrate_tasks`.
-        sw.next = if self.push & PUSH_BALANCE != 0 {
+        Switch {
+            prev,
+            next: self.switch_next(),
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced,
+        }
+    }
+
+    /// [`Rq::switch`] for a running task that exits: its final state is
+    /// written straight into the result (built in place and filled in).
+    #[inline(never)]
+    fn switch_exits(&mut self) -> Switch {
+        let mut sw = Switch {
+            prev: self.curr(),
+            next: None,
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced: false,
+        };
+        let s = self.curr;
+        if self.push != 0 {
+            // Its PUSH_ACTIVE is cleared as at any switch (the task goes anyway).
+            let allowed = self.tasks[s as usize].cpus_allowed.has(self.cpu);
+            self.push_prev(s, PrevAction::Exits, allowed);
+        }
+        let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
+        // The running task's slot is never empty: no error.
+        let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
+        // task_dead_fair: its load leaves with it.
+        if let Some(t) = sw.prev_exited.as_mut() {
+            self.fair.detach_gone(&mut t.se);
+        }
+        sw.next = self.switch_next();
+        sw
+    }
+
+    /// The pick that ends [`Rq::switch`]. Going offline: the idle task runs,
+    /// and the CPU's queued tasks are moved off by `Scheduler::migrate_tasks`.
+    #[inline(always)]
+    fn switch_next(&mut self) -> Option<TaskId> {
+        if self.push & PUSH_BALANCE != 0 {
             self.put_prev_set_next(self.curr, NIL);
             None
         } else {
             self.pick_next_task()
-        };
-        sw
+        }
     }
 
     /// Is this runqueue's CPU going offline ([`Rq::switch`] then picks
