@@ -1342,17 +1342,24 @@ impl Rq {
         }
     }
 
-    /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
-    /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
-    pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
-        // Built in place: the sleeper's state is written straight into it.
-        let mut sw = Switch {
+    /// A [`Switch`] from the running task to be filled in (nothing picked,
+    /// no state taken yet).
+    #[inline(always)]
+    fn switch_from_curr(&self) -> Switch {
+        Switch {
             prev: self.curr(),
             next: None,
             prev_blocked: None,
             prev_exited: None,
             prev_misplaced: false,
-        };
+        }
+    }
+
+    /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
+    /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
+    pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
+        // Built in place: the sleeper's state is written straight into it.
+        let mut sw = self.switch_from_curr();
         if prev_sleeps && self.curr != NIL {
             // The running task's slot is never empty: no error.
             let _ = self.dequeue_slot_into(self.curr, DequeueFlags::SLEEP, &mut sw.prev_blocked);
@@ -1422,13 +1429,7 @@ impl Rq {
     /// written straight into the result (built in place and filled in).
     #[inline(never)]
     fn switch_exits(&mut self) -> Switch {
-        let mut sw = Switch {
-            prev: self.curr(),
-            next: None,
-            prev_blocked: None,
-            prev_exited: None,
-            prev_misplaced: false,
-        };
+        let mut sw = self.switch_from_curr();
         let s = self.curr;
         if self.push != 0 {
             // Its PUSH_ACTIVE is cleared as at any switch (the task goes anyway).
