@@ -765,6 +765,13 @@ impl Rq {
             self.cpu
         );
         self.tasks[i] = *task;
+        self.enqueue_slot(s, flags);
+    }
+
+    /// [`Rq::enqueue_at`] of the state already in slot `s` (no copy).
+    #[inline(always)]
+    fn enqueue_slot(&mut self, s: u32, flags: EnqueueFlags) {
+        let i = s as usize;
         let task = &mut self.tasks[i];
         if flags.contains(EnqueueFlags::MIGRATED) {
             task.nr_migrations += 1;
@@ -1554,15 +1561,14 @@ impl Rq {
         if self.tasks[i].state != TaskState::Blocked {
             return Err(RqError::NotQueued);
         }
-        let mut task = self.tasks[i];
-        task.nr_wakeups += 1;
+        // Enqueued where it is: no copy of its state out of the slot and back.
+        self.tasks[i].nr_wakeups += 1;
         self.stats.nr_wakeups += 1;
-        self.tasks[i].state = TaskState::Absent;
         let mut flags = EnqueueFlags::WAKEUP;
         if wf.contains(WakeFlags::MIGRATED) {
             flags |= EnqueueFlags::MIGRATED;
         }
-        self.enqueue_at(s, &task, flags);
+        self.enqueue_slot(s, flags);
         Ok(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
     }
 
