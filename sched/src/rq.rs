@@ -765,6 +765,13 @@ impl Rq {
             self.cpu
         );
         self.tasks[i] = *task;
+        self.enqueue_slot(s, flags);
+    }
+
+    /// [`Rq::enqueue_at`] of the state already in slot `s` (no copy).
+    #[inline(always)]
+    fn enqueue_slot(&mut self, s: u32, flags: EnqueueFlags) {
+        let i = s as usize;
         let task = &mut self.tasks[i];
         if flags.contains(EnqueueFlags::MIGRATED) {
             task.nr_migrations += 1;
@@ -1342,17 +1349,24 @@ impl Rq {
         }
     }
 
-    /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
-    /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
-    pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
-        // Built in place: the sleeper's state is written straight into it.
-        let mut sw = Switch {
+    /// A [`Switch`] from the running task to be filled in (nothing picked,
+    /// no state taken yet).
+    #[inline(always)]
+    fn switch_from_curr(&self) -> Switch {
+        Switch {
             prev: self.curr(),
             next: None,
             prev_blocked: None,
             prev_exited: None,
             prev_misplaced: false,
-        };
+        }
+    }
+
+    /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
+    /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
+    pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
+        // Built in place: the sleeper's state is written straight into it.
+        let mut sw = self.switch_from_curr();
         if prev_sleeps && self.curr != NIL {
             // The running task's slot is never empty: no error.
             let _ = self.dequeue_slot_into(self.curr, DequeueFlags::SLEEP, &mut sw.prev_blocked);
@@ -1367,15 +1381,16 @@ impl Rq {
     /// sleeper this CPU is not allowed to run leaves its fair queue at once
     /// (no delayed dequeue), so that its wakeup places it anew.
     pub fn switch(&mut self, action: PrevAction) -> Switch {
-        // Built in place and filled in (an exiting task's state is written
-        // straight into it, not copied in from a local).
-        let mut sw = Switch {
-            prev: self.curr(),
-            next: None,
-            prev_blocked: None,
-            prev_exited: None,
-            prev_misplaced: false,
-        };
+        if action == PrevAction::Exits && self.curr != NIL {
+            return self.switch_exits();
+        }
+        // Only scalars here, the result built at the end: the common switch
+        // writes its `Switch` straight into the caller's (with the state of
+        // no task), where building it in a local to fill in, as the exit
+        // does, cost a copy of the whole `Switch` (two task states, over 600
+        // bytes) at every switch.
+        let prev = self.curr();
+        let mut prev_misplaced = false;
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
@@ -1385,9 +1400,9 @@ impl Rq {
             }
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
-                    sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
-                    if sw.prev_misplaced {
-                        self.misplaced = sw.prev;
+                    prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
+                    if prev_misplaced {
+                        self.misplaced = prev;
                     } else {
                         self.active_push_cpu = None;
                     }
@@ -1404,26 +1419,51 @@ impl Rq {
                         self.deactivate(s, flags);
                     }
                 }
-                PrevAction::Exits => {
-                    let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
-                    // The running task's slot is never empty: no error.
-                    let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
-                    // task_dead_fair: its load leaves with it.
-                    if let Some(t) = sw.prev_exited.as_mut() {
-                        self.fair.detach_gone(&mut t.se);
-                    }
-                }
+                // With a running task: `switch_exits`.
+                PrevAction::Exits => {}
             }
         }
-        // Going offline: the idle task runs, and the CPU's queued tasks are
-        // moved off by `Scheduler::migrate_tasks`.
-        sw.next = if self.push & PUSH_BALANCE != 0 {
+        Switch {
+            prev,
+            next: self.switch_next(),
+            prev_blocked: None,
+            prev_exited: None,
+            prev_misplaced,
+        }
+    }
+
+    /// [`Rq::switch`] for a running task that exits: its final state is
+    /// written straight into the result (built in place and filled in).
+    #[inline(never)]
+    fn switch_exits(&mut self) -> Switch {
+        let mut sw = self.switch_from_curr();
+        let s = self.curr;
+        if self.push != 0 {
+            // Its PUSH_ACTIVE is cleared as at any switch (the task goes anyway).
+            let allowed = self.tasks[s as usize].cpus_allowed.has(self.cpu);
+            self.push_prev(s, PrevAction::Exits, allowed);
+        }
+        let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
+        // The running task's slot is never empty: no error.
+        let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
+        // task_dead_fair: its load leaves with it.
+        if let Some(t) = sw.prev_exited.as_mut() {
+            self.fair.detach_gone(&mut t.se);
+        }
+        sw.next = self.switch_next();
+        sw
+    }
+
+    /// The pick that ends [`Rq::switch`]. Going offline: the idle task runs,
+    /// and the CPU's queued tasks are moved off by `Scheduler::migrate_tasks`.
+    #[inline(always)]
+    fn switch_next(&mut self) -> Option<TaskId> {
+        if self.push & PUSH_BALANCE != 0 {
             self.put_prev_set_next(self.curr, NIL);
             None
         } else {
             self.pick_next_task()
-        };
-        sw
+        }
     }
 
     /// Is this runqueue's CPU going offline ([`Rq::switch`] then picks
@@ -1521,15 +1561,14 @@ impl Rq {
         if self.tasks[i].state != TaskState::Blocked {
             return Err(RqError::NotQueued);
         }
-        let mut task = self.tasks[i];
-        task.nr_wakeups += 1;
+        // Enqueued where it is: no copy of its state out of the slot and back.
+        self.tasks[i].nr_wakeups += 1;
         self.stats.nr_wakeups += 1;
-        self.tasks[i].state = TaskState::Absent;
         let mut flags = EnqueueFlags::WAKEUP;
         if wf.contains(WakeFlags::MIGRATED) {
             flags |= EnqueueFlags::MIGRATED;
         }
-        self.enqueue_at(s, &task, flags);
+        self.enqueue_slot(s, flags);
         Ok(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))
     }
 

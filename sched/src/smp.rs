@@ -239,8 +239,10 @@ fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
 pub struct WakeEntry {
     /// The task.
     pub id: TaskId,
-    /// Its state, handed over by value.
-    pub task: SchedTask,
+    /// Its state, handed over by value; `None`: it is still in the task's
+    /// cell ([`InTransit`]), and the drain copies it from there straight
+    /// into the runqueue (one copy of a task's state on the way, not two).
+    pub task: Option<SchedTask>,
     /// The wakeup's flags.
     pub wf: WakeFlags,
 }
@@ -621,6 +623,9 @@ pub(crate) trait WakeeState {
     fn allows(&self, cpu: CpuId) -> bool;
     /// Runs `f` on the state, which is the destination's afterwards.
     fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R;
+    /// The state a wake list entry carries: a copy, or `None` for a state
+    /// that waits in the task's cell until the entry is drained.
+    fn for_wake_list(&self) -> Option<SchedTask>;
 }
 
 impl WakeeState for &SchedTask {
@@ -632,6 +637,11 @@ impl WakeeState for &SchedTask {
     #[inline(always)]
     fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R {
         f(self)
+    }
+
+    #[inline(always)]
+    fn for_wake_list(&self) -> Option<SchedTask> {
+        Some(**self)
     }
 }
 
@@ -664,6 +674,11 @@ impl<P: Platform> WakeeState for InTransit<'_, P> {
         let r = f(t);
         *p = None;
         r
+    }
+
+    #[inline(always)]
+    fn for_wake_list(&self) -> Option<SchedTask> {
+        None
     }
 }
 
@@ -1105,7 +1120,11 @@ impl<P: Platform> Scheduler<P> {
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
-                    task.with(|t| list.push(WakeEntry { id, task: *t, wf }));
+                    list.push(WakeEntry {
+                        id,
+                        task: task.for_wake_list(),
+                        wf,
+                    });
                     self.slots[cpu.index()]
                         .wake_pending
                         .store(true, Ordering::Release);
@@ -1155,7 +1174,23 @@ impl<P: Platform> Scheduler<P> {
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {
-            rq.ttwu_enqueue(e.id, &e.task, e.wf & WakeFlags::MIGRATED);
+            let wf = e.wf & WakeFlags::MIGRATED;
+            match &e.task {
+                Some(t) => {
+                    rq.ttwu_enqueue(e.id, t, wf);
+                }
+                None => {
+                    let cell = self
+                        .cell(e.id)
+                        .expect("a task in a wake list without its state has a cell");
+                    let wakee = InTransit {
+                        sched: self,
+                        cell,
+                        allowed: true,
+                    };
+                    wakee.with(|t| rq.ttwu_enqueue(e.id, t, wf));
+                }
+            }
             self.placed(e.id, cpu);
         }
         list.clear();

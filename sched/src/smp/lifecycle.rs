@@ -190,7 +190,7 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// The cell of `id`, if its chunk exists (never allocates).
-    fn cell(&self, id: TaskId) -> Option<&TaskCell> {
+    pub(super) fn cell(&self, id: TaskId) -> Option<&TaskCell> {
         let i = id.0 as usize;
         self.cells
             .get(i / (HOME_CHUNK * DIR_CHUNKS))?
