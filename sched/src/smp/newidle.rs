@@ -242,6 +242,21 @@ impl<P: Platform> Scheduler<P> {
         }
     }
 
+    /// Starts a new window of `cpu`'s newidle figures at domain `level` with
+    /// `ratio` (at most [`NI_WINDOW`]), no successes and half a window of
+    /// calls: where a CPU whose newidle balances all fail settles (at ratio 0
+    /// without NI_RATE's time share). For the tests, which would otherwise
+    /// fail ten windows of balances (5 120 calls) to get there; the counters
+    /// of balances run and skipped are left as they are.
+    #[doc(hidden)]
+    pub fn set_newidle_ratio(&self, cpu: usize, level: usize, ratio: u32) {
+        let st = &self.slots[cpu].lb[level].ni;
+        st.call.store(NI_WINDOW / 2, Ordering::Relaxed);
+        st.success.store(0, Ordering::Relaxed);
+        st.ratio.store(ratio.min(NI_WINDOW), Ordering::Relaxed);
+        st.stamp_ns.store(self.platform.now_ns(), Ordering::Relaxed);
+    }
+
     /// NI_RANDOM's decision for `this_cpu`'s newidle balance at `level`:
     /// `None` skips it (already counted), `Some(weight)` runs it and a
     /// success will count `weight` (1 without NI_RANDOM, or at ratio 1024).
