@@ -193,12 +193,17 @@ impl Node {
 
     /// Bit `j` set for each entry `j < len` whose `a[j]` satisfies `f`. Runs
     /// over the whole fixed-size array so it compiles to straight-line vector
-    /// code: no data-dependent branch to mispredict.
+    /// code: no data-dependent branch to mispredict. An index loop rather
+    /// than `iter().enumerate()`: the same machine code once optimised, but
+    /// two fifths of the instructions in a debug build, and so under Miri,
+    /// where the tree's model tests build about 66 000 of these masks.
     #[inline]
     fn mask<T: Copy>(&self, a: &[T; B], f: impl Fn(T) -> bool) -> u64 {
         let mut m = 0u64;
-        for (j, &x) in a.iter().enumerate() {
-            m |= u64::from(f(x)) << j;
+        let mut j = 0;
+        while j < B {
+            m |= u64::from(f(a[j])) << j;
+            j += 1;
         }
         m & ((1u64 << self.len) - 1)
     }
@@ -1049,7 +1054,14 @@ impl Timeline {
         if self.min_slice_holders != 0 && self.min_slice_holders != w.min_slice_holders {
             return Err("count of minimum-slice holders is wrong");
         }
-        if self.leaf_of.iter().filter(|&&l| l != NIL).count() != w.count {
+        // A plain loop: `filter().count()` took 1.6 times its instructions
+        // in a debug build (Miri), where this scan of every slot is up to
+        // half of a tree check.
+        let mut recorded = 0;
+        for &l in &self.leaf_of {
+            recorded += usize::from(l != NIL);
+        }
+        if recorded != w.count {
             return Err("leaf_of records an entity that is not in the tree");
         }
         Ok(w.count)
