@@ -142,31 +142,27 @@ fn taus_step(z: u32, (q, sh, mask, r): (u32, u32, u32, u32)) -> u32 {
 /// relaxed loads and stores suffice (a draw lost to a race would only repeat
 /// a number, never break anything).
 #[derive(Debug, Default)]
-pub(super) struct RngCell([AtomicU32; 4]);
+pub(super) struct RngCell([AtomicU64; 2]);
 
 impl RngCell {
+    /// Stores the generator's four words as two pairs.
     pub(super) fn seed(&self, g: Lfsr113) {
-        let [a, b, c, d] = &self.0;
-        a.store(g.s[0], Ordering::Relaxed);
-        b.store(g.s[1], Ordering::Relaxed);
-        c.store(g.s[2], Ordering::Relaxed);
-        d.store(g.s[3], Ordering::Relaxed);
+        let [lo, hi] = &self.0;
+        lo.store(g.s[0] as u64 | (g.s[1] as u64) << 32, Ordering::Relaxed);
+        hi.store(g.s[2] as u64 | (g.s[3] as u64) << 32, Ordering::Relaxed);
     }
 
-    /// The next draw. Written out word by word (no `array::from_fn`, no
-    /// zip), like [`Lfsr113::next_u32`]: in a debug build the adapters here
-    /// and there cost about 1 500 instructions a draw, 40% of a newidle
-    /// balance that NI_RANDOM skips, and the Miri tests make tens of
-    /// thousands of those.
+    /// The next draw. Two 64-bit words rather than four 32-bit ones, and
+    /// written out (no `array::from_fn`, no zip), like
+    /// [`Lfsr113::next_u32`]: in a debug build the adapters cost about
+    /// 1 500 instructions a draw, 40% of a newidle balance that NI_RANDOM
+    /// skips, and under Miri, where the tests make tens of thousands of
+    /// those, every atomic access also updates the data-race clocks.
     fn next_u32(&self) -> u32 {
-        let [a, b, c, d] = &self.0;
+        let [lo, hi] = &self.0;
+        let (l, h) = (lo.load(Ordering::Relaxed), hi.load(Ordering::Relaxed));
         let mut g = Lfsr113 {
-            s: [
-                a.load(Ordering::Relaxed),
-                b.load(Ordering::Relaxed),
-                c.load(Ordering::Relaxed),
-                d.load(Ordering::Relaxed),
-            ],
+            s: [l as u32, (l >> 32) as u32, h as u32, (h >> 32) as u32],
         };
         let v = g.next_u32();
         self.seed(g);
