@@ -659,12 +659,11 @@ fn flat_topology_keeps_the_flat_rules() {
 
 #[test]
 fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
-    // 2 nodes × 8 LLCs × 8 cores × 2 threads. Under Miri, where a fork
-    // here scans every CPU of each level and Stacked Borrows makes every
-    // CPU's state dearer to touch (10 s of CPU per million instructions at
-    // 256 CPUs, and over 6 minutes for this test at 128), 80 CPUs: 2 nodes
-    // × 5 LLCs × 4 cores × 2 threads, still four levels and more CPUs than
-    // one mask word.
+    // 2 nodes × 8 LLCs × 8 cores × 2 threads. Under Miri (~1000x slower;
+    // each fork scans every CPU of each level, so the test grows with the
+    // square of the CPUs: 94 M instructions at 256) 80 CPUs: 2 nodes × 5
+    // LLCs × 4 cores × 2 threads, still four levels and more CPUs than one
+    // mask word (15 M instructions).
     let (n, cores_per_llc, llcs_per_node) = if cfg!(miri) { (80, 4, 5) } else { (256, 8, 8) };
     let s = machine(Topology::uniform(n, 2, cores_per_llc, llcs_per_node).unwrap());
     let last = n - 1;
