@@ -183,9 +183,14 @@ test-$(1)-smp16: ensure-qemu kernel-$(1)
 # The firmware's CPU topology (SMT, LLC, packages: QEMU -smp threads=,
 # sockets=) and CPU capacities from `cpu_capacity=` (and on aarch64 from the
 # devicetree's capacity-dmips-mhz, QEMU's own tree handed back with -dtb)
-# reach the scheduler.
+# reach the scheduler. Then, on big.LITTLE capacities under -icount, a
+# CPU-bound thread on a little CPU is marked misfit and moved to a big one.
 test-$(1)-topology: ensure-qemu kernel-$(1)
 	$$(T)/topology-test.sh $(1) $$(call elf,$(1))
+	KTEST_ICOUNT=1 KTEST_NOSKIP=1 SMP=4 KTEST_TAG=capacity \
+		KTEST_ARGS=cpu_capacity=1024,1024,512,512 \
+		KTEST_EXPECT='sched: CPU capacities from cpu_capacity=: 1024 1024 512 512 \(asymmetric\)' \
+		$$(KTEST) $(1) $$(call elf,$(1)) smp_misfit_
 
 test-$(1)-timing: ensure-qemu kernel-$(1)
 	$$(foreach n,$$(TIMING_SMP_$(1)),KTEST_ICOUNT=1 KTEST_SUITE=timing SMP=$$(n) \

@@ -88,7 +88,7 @@ use axsched::{BaseScheduler, CFSTask, CFScheduler};
 use sched::fair::{FairRq, PickStats};
 use sched::oracle::Oracle;
 use sched::{
-    DequeueFlags, EnqueueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TaskState,
+    CpuId, DequeueFlags, EnqueueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams, TaskState,
     WakeFlags,
 };
 
@@ -300,7 +300,7 @@ impl SchedRig {
 
     fn with_params(n: usize, params: fn(&mut Rng) -> TaskParams) -> Self {
         let cfg = Arc::new(SchedConfig::new(1, HZ));
-        let mut rq = Rq::new(0, cfg.clone(), n);
+        let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), n);
         let mut rng = Rng::new(0x5EED ^ n as u64);
         let now = 1_000_000;
         rq.update_rq_clock(now);
@@ -568,7 +568,7 @@ fn add_stats(total: &mut PickStats, s: &PickStats) {
 fn adversarial(n: usize) -> (FairRq, Vec<SchedTask>, Arc<SchedConfig>, usize) {
     const LAG: i64 = 150_000;
     let cfg = Arc::new(SchedConfig::new(1, HZ));
-    let mut rq = Rq::new(0, cfg.clone(), n);
+    let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), n);
     let mut rng = Rng::new(0xAD ^ n as u64);
     rq.update_rq_clock(1_000_000);
     let lag = |i: usize| if !i.is_multiple_of(3) { -LAG } else { 2 * LAG };
@@ -908,7 +908,7 @@ fn cycle_only(n: usize, count: Option<u64>, uniform: bool) {
 /// last fair task and starts with the next, HRTICK is cancelled at idle.
 fn idle_cycle_only(count: u64) {
     let cfg = Arc::new(SchedConfig::new(1, HZ));
-    let mut rq = Rq::new(0, cfg, 1);
+    let mut rq = Rq::new(CpuId::BOOT, cfg, 1);
     let mut rng = Rng::new(0x5EED);
     let mut now = 1_000_000;
     rq.update_rq_clock(now);
@@ -957,10 +957,10 @@ fn smp_idle_cycle_only(count: u64) {
     let cfg = Arc::new(SchedConfig::new(2, HZ));
     let s = Scheduler::new(Clock(AtomicU64::new(1_000_000)), cfg, 2, 4);
     let mut rng = Rng::new(0x5EED);
-    for cpu in 0..2 {
+    for cpu in CpuId::range(2) {
         let mut t = SchedTask::new(TaskParams::default());
-        t.cpus_allowed = sched::CpuMask::from_cpus(&[cpu]);
-        s.spawn(TaskId(cpu as u32), t, cpu).expect("spawn");
+        t.cpus_allowed = sched::CpuMask::of(cpu);
+        s.spawn(TaskId(cpu.as_u32()), t, cpu).expect("spawn");
         let sw = s.schedule(&mut s.cpu_rq(cpu), sched::PrevAction::Stays);
         s.finish_switch(cpu, &sw);
     }
@@ -968,14 +968,17 @@ fn smp_idle_cycle_only(count: u64) {
         s.platform
             .0
             .fetch_add(rng.range(WAKE_DELTA.0, WAKE_DELTA.1), Ordering::Relaxed);
-        let sw = s.schedule(&mut s.cpu_rq(0), sched::PrevAction::Sleeps);
-        black_box(s.finish_switch(0, &sw));
+        let sw = s.schedule(&mut s.cpu_rq(CpuId::BOOT), sched::PrevAction::Sleeps);
+        black_box(s.finish_switch(CpuId::BOOT, &sw));
         s.platform
             .0
             .fetch_add(rng.range(WAKE_DELTA.0, WAKE_DELTA.1), Ordering::Relaxed);
-        black_box(s.wake(TaskId(0), WakeFlags::empty(), 0).expect("wake"));
-        let sw = s.schedule(&mut s.cpu_rq(0), sched::PrevAction::Stays);
-        black_box(s.finish_switch(0, &sw));
+        black_box(
+            s.wake(TaskId(0), WakeFlags::empty(), CpuId::BOOT)
+                .expect("wake"),
+        );
+        let sw = s.schedule(&mut s.cpu_rq(CpuId::BOOT), sched::PrevAction::Stays);
+        black_box(s.finish_switch(CpuId::BOOT, &sw));
     }
     println!("smp idle cycle: {count} cycles");
 }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use sched::smp::{Platform, Scheduler};
-use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+use sched::{CpuId, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 
 use crate::{live_bytes, HZ, NS};
 
@@ -37,7 +37,7 @@ fn measure<T>(f: impl FnOnce() -> T) -> (T, usize) {
 
 /// One runqueue (ids below 2^20) holding `n` tasks.
 fn rq_with(cfg: &Arc<SchedConfig>, n: usize) -> Rq {
-    let mut rq = Rq::new(0, cfg.clone(), 1 << 20);
+    let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), 1 << 20);
     rq.update_rq_clock(1);
     for i in 0..n {
         rq.wake_up_new_task(TaskId(i as u32), SchedTask::new(TaskParams::default()));
@@ -50,7 +50,7 @@ pub fn machine(cpus: usize, tasks: usize) -> Scheduler<impl Platform> {
     let cfg = Arc::new(SchedConfig::new(cpus as u32, HZ));
     let s = Scheduler::new(Quiet, cfg, cpus, tasks);
     for i in 0..tasks {
-        let mut rq = s.cpu_rq(i % cpus);
+        let mut rq = s.cpu_rq(CpuId::wrapping(i % cpus));
         rq.update_rq_clock(1);
         rq.wake_up_new_task(TaskId(i as u32), SchedTask::new(TaskParams::default()));
     }
@@ -69,7 +69,7 @@ pub fn report(label_width: usize, cell_width: usize) {
         print!("{:>c$}", format!("{:.0}", bytes as f64 / n as f64));
     }
     println!();
-    let (rq, empty) = measure(|| Rq::new(0, cfg.clone(), 1 << 20));
+    let (rq, empty) = measure(|| Rq::new(CpuId::BOOT, cfg.clone(), 1 << 20));
     drop(rq);
     println!(
         "{:<w$}{:>c$}   (+ {} bytes inline; SchedTask is {} bytes)",

@@ -89,11 +89,9 @@ fn word_bit(cpu: CpuId) -> (usize, u64) {
     (cpu.index() / 64, 1u64 << (cpu.index() % 64))
 }
 
-/// The single CPU `cpu` as a set.
+/// The single CPU `cpu` as a set ([`CpuMask::of`]).
 pub fn only(cpu: CpuId) -> CpuMask {
-    let mut m = CpuMask::new();
-    m.set(cpu.index());
-    m
+    CpuMask::of(cpu)
 }
 
 crate::ktest!(cpumask_atomic_set_clear_load_beyond_64_cpus, || {

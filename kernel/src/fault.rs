@@ -115,7 +115,7 @@ pub fn start() {
         return;
     };
     log::info!("fault: triggering '{}'", case.name());
-    if case.needs_cpu1() && !task::online_mask().test(1) {
+    if case.needs_cpu1() && !crate::sched::online_mask().test(1) {
         log::error!("error: fault={} needs a second CPU (SMP=2)", case.name());
         arch::exit_qemu(arch::ExitCode::Failure);
     }

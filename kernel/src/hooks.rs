@@ -19,15 +19,15 @@ pub struct KernelHooks;
 
 impl kernel_hal::hooks::Hooks for KernelHooks {
     fn preempt_check_resched(&self) {
-        task::preempt_check_resched();
+        crate::sched::preempt_check_resched();
     }
 
     fn preempt_disable(&self) {
-        task::preempt_disable();
+        crate::sched::preempt_disable();
     }
 
     fn preempt_enable(&self) {
-        task::preempt_enable();
+        crate::sched::preempt_enable();
     }
 
     fn timer_interrupt(&self) {
@@ -39,7 +39,7 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
     }
 
     fn hrtick(&self) {
-        task::hrtick_interrupt();
+        crate::sched::hrtick_interrupt();
     }
 
     fn irq_exit(&self) {
@@ -87,7 +87,7 @@ impl kernel_hal::hooks::Hooks for KernelHooks {
     }
 
     fn online_mask(&self) -> crate::cpumask::CpuMask {
-        task::online_mask()
+        crate::sched::online_mask()
     }
 }
 
@@ -103,23 +103,23 @@ pub fn register() {
 /// Called by the arch timer interrupt handler on every tick, after the interrupt
 /// was acknowledged: the scheduler tick, sleeper wakeups, the test watchdog.
 pub fn timer_interrupt() {
-    task::timer_tick();
+    crate::sched::timer_tick();
     ktest::watchdog_check();
 }
 
 /// Called by the arch timer handler for a timer event that is not a tick
 /// (`arch::timer_set_event`): wakes the sleepers whose time came.
 pub fn timer_event() {
-    task::timer_event();
+    crate::sched::timer_event();
 }
 
 /// Called at the end of every interrupt handler, before the interrupted context
 /// is restored. Switches threads here when preemption is allowed and a
 /// reschedule is pending that this return takes: any request when the
 /// interrupted thread was in its modelled user code, an immediate one under
-/// full or lazy otherwise (`task::irq_exit`).
+/// full or lazy otherwise (`crate::sched::irq_exit`).
 pub fn irq_exit() {
-    task::irq_exit();
+    crate::sched::irq_exit();
 }
 
 /// Called by the arch handler of the console UART's receive interrupt (before

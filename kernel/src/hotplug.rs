@@ -175,7 +175,7 @@ pub fn cpu_down(cpu: CpuId) -> Result<(), HotplugError> {
         return Err(HotplugError::NeverStarted);
     }
     let s = crate::sched::sched();
-    s.sched_cpu_deactivate(cpu, arch::cpu_id().index())
+    s.sched_cpu_deactivate(cpu, arch::cpu_id())
         .map_err(HotplugError::Sched)?;
     STATE[i].store(DYING, Ordering::SeqCst);
     // Wake its idle loop (polling or halted, possibly tickless).

@@ -150,8 +150,8 @@ extern "C" fn boot_continue(_: usize) -> ! {
     log::info!(
         "sched: EEVDF, hz={}, preempt={}, base slice {} ns, idle poll {} us, nohz {}, heap {} MiB",
         args.hz,
-        task::preempt_mode().name(),
-        task::sched_config().tunables.base_slice_ns(),
+        crate::sched::preempt_mode().name(),
+        crate::sched::sched_config().tunables.base_slice_ns(),
         crate::sched::IDLE_POLL_NS.load(Ordering::Relaxed) / 1000,
         if crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
             "on"
@@ -229,7 +229,7 @@ fn start_secondaries(ncpus: usize, fail_first: Option<usize>) {
             arch::START_TIMEOUT_NS
         };
         match start_one(cpu, wait_ns) {
-            Err(StartError::Timeout) => retry.set(cpu.index()),
+            Err(StartError::Timeout) => retry.add(cpu),
             Err(StartError::NoMemory) => {
                 log::warn!(
                     "smp: cpu {} did not start: {}",
@@ -249,9 +249,9 @@ fn start_secondaries(ncpus: usize, fail_first: Option<usize>) {
     }
     log::info!(
         "smp: {} of {} CPU(s) online (mask {:#x})",
-        task::nr_cpus(),
+        crate::sched::nr_cpus(),
         ncpus,
-        task::online_mask()
+        crate::sched::online_mask()
     );
 }
 

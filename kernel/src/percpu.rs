@@ -67,7 +67,7 @@ pub struct PerCpu {
     pub interrupts: AtomicU64,
     /// Reschedule IPIs received.
     pub ipis: AtomicU64,
-    /// Timer events between ticks (`task::timer_event`).
+    /// Timer events between ticks (`crate::sched::timer_event`).
     pub timer_events: AtomicU64,
     /// Reschedule IPIs sent to this CPU.
     pub ipis_sent: AtomicU64,

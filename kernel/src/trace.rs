@@ -38,16 +38,16 @@ pub enum Kind {
     /// a = prev, b = next; `state` = prev's state letter(s).
     Switch { state: &'static str },
     /// a = woken thread; `target` = its CPU.
-    Wakeup { new: bool, target: u32 },
+    Wakeup { new: bool, target: CpuId },
     /// a = migrated thread.
-    Migrate { orig: u32, dest: u32 },
+    Migrate { orig: CpuId, dest: CpuId },
 }
 
 /// One record (fixed size, copied; names are `&'static str`).
 #[derive(Clone, Copy, Debug)]
 pub struct Rec {
     pub ts: u64,
-    pub cpu: u32,
+    pub cpu: CpuId,
     /// The thread running when the event was recorded (the line prefix).
     pub cur: u32,
     pub a: u32,
@@ -90,7 +90,7 @@ static RINGS: [::sched::SpinMutex<Option<Ring>>; MAX_CPUS] =
 /// Appends `r` to this CPU's ring (interrupts disabled around the lock).
 fn record(r: Rec) {
     let irq = arch::IrqGuard::save();
-    if let Some(ring) = RINGS[r.cpu as usize % MAX_CPUS].lock().as_mut() {
+    if let Some(ring) = RINGS[r.cpu.index()].lock().as_mut() {
         ring.push(r);
     }
     drop(irq);
@@ -144,7 +144,7 @@ pub fn sched_switch(rq: &Rq, prev: u32, next: u32, preempt: bool) {
     }
     record(Rec {
         ts: arch::now_ns(),
-        cpu: arch::cpu_id().as_u32(),
+        cpu: arch::cpu_id(),
         cur: prev,
         a: prev,
         a_prio: prio_of(rq, prev),
@@ -164,7 +164,7 @@ fn record_task_event(idx: u32, prio: i32, kind: Kind) {
     let cur = task::current_idx();
     record(Rec {
         ts: arch::now_ns(),
-        cpu: arch::cpu_id().as_u32(),
+        cpu: arch::cpu_id(),
         cur,
         a: idx,
         a_prio: prio,
@@ -178,14 +178,7 @@ fn record_task_event(idx: u32, prio: i32, kind: Kind) {
 }
 
 fn wakeup(idx: u32, prio: i32, target: CpuId, new: bool) {
-    record_task_event(
-        idx,
-        prio,
-        Kind::Wakeup {
-            new,
-            target: target.as_u32(),
-        },
-    );
+    record_task_event(idx, prio, Kind::Wakeup { new, target });
 }
 
 /// Hook: thread `idx` (Linux prio `prio`, `SchedTask::prio`) was woken, to
@@ -209,14 +202,7 @@ pub fn sched_wakeup_new(idx: u32, prio: i32, target_cpu: CpuId) {
 #[inline]
 pub fn sched_migrate_task(idx: u32, prio: i32, orig: CpuId, dest: CpuId) {
     if on() {
-        record_task_event(
-            idx,
-            prio,
-            Kind::Migrate {
-                orig: orig.as_u32(),
-                dest: dest.as_u32(),
-            },
-        );
+        record_task_event(idx, prio, Kind::Migrate { orig, dest });
     }
 }
 
@@ -257,7 +243,7 @@ pub fn start() -> Result<(), String> {
     // One ring per online CPU (the others stay unallocated), allocated
     // outside the hooks' critical sections and fallibly: a heap too small
     // for them is an error, and nothing changes.
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let no_memory = || {
         alloc::format!(
             "trace: not enough memory for the event rings ({} KiB per online CPU)",

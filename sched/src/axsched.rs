@@ -81,6 +81,7 @@ use core::ops::Deref;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use crate::config::SchedConfig;
+use crate::cpu_id::CpuId;
 use crate::flags::{DequeueFlags, WakeFlags};
 use crate::rq::set_params_offrq;
 use crate::rq::{Resched, Rq};
@@ -227,7 +228,7 @@ impl<T, const HZ: usize, const CPUS: usize> EevdfScheduler<T, HZ, CPUS> {
     /// `HZ` and `CPUS` parameters are then unused). Several schedulers may
     /// share one configuration.
     pub fn with_config(cfg: Arc<SchedConfig>) -> Self {
-        let mut rq = Rq::new(0, cfg.clone(), MAX_IDS as usize);
+        let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), MAX_IDS as usize);
         rq.update_rq_clock(1);
         EevdfScheduler {
             rq,

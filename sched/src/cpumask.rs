@@ -7,6 +7,14 @@
 //! in every [`crate::SchedTask`] without allocation. Iteration walks set bits
 //! word by word (`for_each_cpu`), so sparse masks cost little.
 //!
+//! Two views of the bits: a typed one over [`CpuId`]s ([`CpuMask::of`],
+//! [`CpuMask::add`], [`CpuMask::remove`], [`CpuMask::has`],
+//! [`CpuMask::first_cpu`], [`CpuMask::cpus`], [`CpuMask::cpus_wrap`]), what
+//! the scheduler and the kernel use, with no range check since a `CpuId` is
+//! below [`MAX_CPUS`]; and the raw one over bit numbers (`set`, `clear`,
+//! `test`, `iter`, `first`, `from_cpus`), for masks built from numbers that
+//! come from outside (a parsed hex mask, a topology's id lists).
+//!
 //! Text follows Linux's `cpumask_parse`/`%*pb` hex form: the least significant
 //! bit is CPU 0, e.g. `0xf` is CPUs 0-3 (the `0x` prefix and `,` word
 //! separators are optional on input).
@@ -109,7 +117,7 @@ impl CpuMask {
     /// which needs no range check.
     #[inline]
     pub fn has(&self, cpu: CpuId) -> bool {
-        self.bits[cpu.index() / 64] & (1 << (cpu.index() % 64)) != 0
+        self.bits[word_of(cpu)] & (1 << (cpu.index() % 64)) != 0
     }
 
     /// The CPUs in the set as [`CpuId`]s, lowest first ([`CpuMask::iter`]).
@@ -117,6 +125,40 @@ impl CpuMask {
     pub fn cpus(&self) -> impl Iterator<Item = CpuId> {
         // Every bit is below MAX_CPUS: the mask has no others.
         self.iter().map(CpuId::wrapping)
+    }
+
+    /// The set holding `cpu` alone (`cpumask_of`).
+    #[inline]
+    pub fn of(cpu: CpuId) -> Self {
+        let mut m = CpuMask::new();
+        m.add(cpu);
+        m
+    }
+
+    /// Adds `cpu`: [`CpuMask::set`] for a [`CpuId`], which needs no range
+    /// check.
+    #[inline]
+    pub fn add(&mut self, cpu: CpuId) {
+        self.bits[word_of(cpu)] |= 1 << (cpu.index() % 64);
+    }
+
+    /// Removes `cpu`: [`CpuMask::clear`] for a [`CpuId`].
+    #[inline]
+    pub fn remove(&mut self, cpu: CpuId) {
+        self.bits[word_of(cpu)] &= !(1 << (cpu.index() % 64));
+    }
+
+    /// The lowest CPU in the set as a [`CpuId`] ([`CpuMask::first`]).
+    #[inline]
+    pub fn first_cpu(&self) -> Option<CpuId> {
+        self.first().map(CpuId::wrapping)
+    }
+
+    /// [`CpuMask::iter_wrap`] as [`CpuId`]s: the CPUs from `start` on,
+    /// wrapping around (`for_each_cpu_wrap`).
+    #[inline]
+    pub fn cpus_wrap(&self, start: usize) -> impl Iterator<Item = CpuId> {
+        self.iter_wrap(start).map(CpuId::wrapping)
     }
 
     /// Number of CPUs in the set (`cpumask_weight`).
@@ -246,6 +288,14 @@ impl CpuMask {
         }
         any.then_some(m)
     }
+}
+
+/// The word of a [`CpuMask`] holding `cpu`'s bit. Reduced modulo the word
+/// count, which changes nothing for a `CpuId` (below [`MAX_CPUS`]) but lets
+/// the compiler drop the bounds check.
+#[inline]
+fn word_of(cpu: CpuId) -> usize {
+    (cpu.index() / 64) % WORDS
 }
 
 /// Iterator over a [`CpuMask`]'s CPUs, ascending.

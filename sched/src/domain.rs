@@ -49,6 +49,7 @@
 
 use alloc::vec::Vec;
 
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::topology::Topology;
 
@@ -140,9 +141,9 @@ impl SchedDomain {
 
     /// The group of this domain that holds `cpu` (a CPU of the span): the
     /// child level's span of `cpu`, or `cpu` alone at the lowest level.
-    pub fn group_of(&self, topo: &Topology, cpu: usize) -> CpuMask {
+    pub fn group_of(&self, topo: &Topology, cpu: CpuId) -> CpuMask {
         match self.child {
-            None => CpuMask::from_cpus(&[cpu]),
+            None => CpuMask::of(cpu),
             Some(l) => topo.level_mask(l, cpu).and(&self.span),
         }
     }
@@ -152,7 +153,7 @@ impl SchedDomain {
     pub fn groups<'a>(&'a self, topo: &'a Topology) -> impl Iterator<Item = CpuMask> + 'a {
         let mut rest = self.span;
         core::iter::from_fn(move || {
-            let cpu = rest.first()?;
+            let cpu = rest.first_cpu()?;
             let g = self.group_of(topo, cpu);
             rest = rest.and_not(&g);
             Some(g)
@@ -191,14 +192,14 @@ impl CpuDomains {
 
 /// Builds every CPU's domains from the topology (`build_sched_domains`).
 pub fn build_domains(topo: &Topology) -> Vec<CpuDomains> {
-    (0..topo.nr_cpus())
+    CpuId::range(topo.nr_cpus())
         .map(|cpu| build_cpu(topo, cpu))
         .collect()
 }
 
-fn build_cpu(topo: &Topology, cpu: usize) -> CpuDomains {
+fn build_cpu(topo: &Topology, cpu: CpuId) -> CpuDomains {
     let mut d = CpuDomains::default();
-    let mut below = CpuMask::from_cpus(&[cpu]);
+    let mut below = CpuMask::of(cpu);
     let mut child = None;
     for level in [
         DomainLevel::Smt,

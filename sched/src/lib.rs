@@ -11,7 +11,9 @@
 //! - [`config`]: one scheduler instance's features + tunables + tick.
 //! - [`weight`]: nice to weight, `calc_delta_fair`.
 //! - [`pelt`]: per-entity load tracking (decaying load, runnable and
-//!   utilization averages, `util_est`); not yet used for decisions.
+//!   utilization averages, `util_est`): wake-affine weighs PELT loads,
+//!   and capacity placement sizes tasks by their utilization
+//!   ([`smp::capacity`]).
 //! - [`task`]: per-task state ([`SchedTask`]): policy, fair and RT entities.
 //! - [`deadline`]: the fair server (a per-CPU deadline entity that serves
 //!   fair tasks starved by RT).
@@ -39,9 +41,9 @@
 //! # Embedding
 //! ```
 //! use std::sync::Arc;
-//! use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+//! use sched::{CpuId, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 //! let cfg = Arc::new(SchedConfig::new(1, 250));
-//! let mut rq = Rq::new(0, cfg.clone(), 64);
+//! let mut rq = Rq::new(CpuId::BOOT, cfg.clone(), 64);
 //! rq.update_rq_clock(0);
 //! rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
 //! rq.wake_up_new_task(TaskId(2), SchedTask::new(TaskParams::default()));

@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 
 use crate::class::SchedClass;
 use crate::config::SchedConfig;
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::deadline::{DlRq, DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup, WakeupStep};
@@ -165,6 +166,12 @@ pub enum TtwuRunnable {
     NotHere,
 }
 
+/// [`Rq`]'s push bit: the CPU is going offline (`balance_push`).
+pub(crate) const PUSH_BALANCE: u8 = 1;
+/// [`Rq`]'s push bit: an active balance wants the running task
+/// ([`Rq::set_active_push`]).
+pub(crate) const PUSH_ACTIVE: u8 = 2;
+
 /// What [`Rq::schedule`] did.
 #[derive(Clone, Copy, Debug)]
 pub struct Switch {
@@ -182,7 +189,8 @@ pub struct Switch {
     /// state (runtime, switch counts), which no runqueue holds any more.
     pub prev_exited: Option<SchedTask>,
     /// [`Rq::switch`]: prev stayed runnable but may not run on this CPU (its
-    /// affinity changed): it was taken off the queue (`DEQUEUE_MIGRATING`,
+    /// affinity changed, the CPU is going offline, or an active balance
+    /// wants it elsewhere, [`Rq::set_active_push`]): it was taken off the queue (`DEQUEUE_MIGRATING`,
     /// its state kept here as `Blocked`) so that it is not picked again;
     /// once it is off the CPU, [`crate::smp::Scheduler::finish_switch`]
     /// queues it on an allowed CPU.
@@ -281,7 +289,7 @@ impl From<alloc::collections::TryReserveError> for RqError {
 /// One CPU's runqueue.
 #[derive(Debug)]
 pub struct Rq {
-    cpu: u32,
+    cpu: CpuId,
     cfg: Arc<SchedConfig>,
     /// The held tasks by slot (`TaskState::Absent`: a free slot).
     tasks: Vec<SchedTask>,
@@ -324,10 +332,17 @@ pub struct Rq {
     hrtick_expires_ns: u64,
     /// The change to that timer not yet handed to the platform.
     hrtick_cmd: Option<HrtickCmd>,
-    /// The CPU is going offline (Linux's `balance_push`, set by
-    /// `sched_cpu_deactivate`): [`Rq::switch`] runs nothing more here and
-    /// hands a still runnable previous task back as misplaced.
-    balance_push: bool,
+    /// Why [`Rq::switch`] may hand a still runnable previous task back as
+    /// misplaced, as bits: [`PUSH_BALANCE`], the CPU is going offline
+    /// (Linux's `balance_push`, set by `sched_cpu_deactivate`; nothing more
+    /// runs here), and [`PUSH_ACTIVE`], a bigger CPU asked for the running
+    /// misfit task (active balance, [`Rq::set_active_push`]). One byte, so
+    /// that the switch tests both with the one compare it had for the first.
+    push: u8,
+    /// [`PUSH_ACTIVE`]'s destination while the bit is set; after the
+    /// switch it moved the task off, where `Scheduler::finish_switch` is
+    /// to queue it.
+    active_push_cpu: Option<CpuId>,
     /// The previous task of the last switch, taken off as misplaced and
     /// not yet moved by `Scheduler::finish_switch` (blocked in its slot
     /// meanwhile, but runnable: not a sleeper to park).
@@ -340,7 +355,7 @@ impl Rq {
     /// An empty runqueue for CPU `cpu` that accepts task ids below
     /// `max_tasks` (at most `u32::MAX`). Allocates nothing: storage grows with
     /// the tasks it holds, or is pre-sized with [`Rq::try_reserve`].
-    pub fn new(cpu: u32, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
+    pub fn new(cpu: CpuId, cfg: Arc<SchedConfig>, max_tasks: usize) -> Self {
         Rq {
             cpu,
             cfg,
@@ -354,7 +369,7 @@ impl Rq {
             ids: IdMap::new(),
             id_limit: max_tasks.min(NIL as usize) as u32,
             fair: FairRq {
-                cpu,
+                cpu: cpu.as_u32(),
                 ..FairRq::new()
             },
             rt: RtRq::new(),
@@ -366,14 +381,15 @@ impl Rq {
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
             hrtick_cmd: None,
-            balance_push: false,
+            push: 0,
+            active_push_cpu: None,
             misplaced: None,
             stats: RqStats::default(),
         }
     }
 
     /// The CPU this runqueue belongs to.
-    pub fn cpu(&self) -> u32 {
+    pub fn cpu(&self) -> CpuId {
         self.cpu
     }
 
@@ -1363,13 +1379,17 @@ impl Rq {
         if self.curr != NIL {
             let s = self.curr;
             let queued = self.tasks[s as usize].state == TaskState::Queued;
-            let allowed =
-                self.tasks[s as usize].cpus_allowed.test(self.cpu as usize) && !self.balance_push;
+            let mut allowed = self.tasks[s as usize].cpus_allowed.has(self.cpu);
+            if self.push != 0 {
+                allowed = self.push_prev(s, action, allowed);
+            }
             match action {
                 PrevAction::Stays | PrevAction::Yields if queued && !allowed => {
                     sw.prev_misplaced = self.deactivate(s, DequeueFlags::MIGRATING);
                     if sw.prev_misplaced {
                         self.misplaced = sw.prev;
+                    } else {
+                        self.active_push_cpu = None;
                     }
                 }
                 PrevAction::Stays => {}
@@ -1397,7 +1417,7 @@ impl Rq {
         }
         // Going offline: the idle task runs, and the CPU's queued tasks are
         // moved off by `Scheduler::migrate_tasks`.
-        sw.next = if self.balance_push {
+        sw.next = if self.push & PUSH_BALANCE != 0 {
             self.put_prev_set_next(self.curr, NIL);
             None
         } else {
@@ -1409,7 +1429,47 @@ impl Rq {
     /// Is this runqueue's CPU going offline ([`Rq::switch`] then picks
     /// nothing; Linux's `balance_push`)?
     pub fn balance_push(&self) -> bool {
-        self.balance_push
+        self.push & PUSH_BALANCE != 0
+    }
+
+    /// Active balance (Linux's `active_load_balance_cpu_stop`, which the
+    /// stopper runs on the busiest CPU after preempting its task): at the
+    /// next switch, a running fair task that stays runnable is taken off
+    /// this CPU as misplaced, and `Scheduler::finish_switch` queues it on
+    /// `dst`. The caller asks for that switch (`resched_curr`).
+    pub(crate) fn set_active_push(&mut self, dst: CpuId) {
+        self.push |= PUSH_ACTIVE;
+        self.active_push_cpu = Some(dst);
+    }
+
+    /// The destination of the last active push that took a task off (see
+    /// [`Rq::set_active_push`]), once.
+    pub(crate) fn take_active_push_cpu(&mut self) -> Option<CpuId> {
+        self.active_push_cpu.take()
+    }
+
+    /// A switch with a push bit set: may the previous task (slot `s`,
+    /// `allowed` here by its affinity) stay? Not while the CPU goes offline
+    /// ([`PUSH_BALANCE`]). [`PUSH_ACTIVE`] is cleared, and the task goes if
+    /// it is a fair task that stays runnable and may run on the destination.
+    #[cold]
+    #[inline(never)]
+    fn push_prev(&mut self, s: u32, action: PrevAction, allowed: bool) -> bool {
+        let here = allowed && self.push & PUSH_BALANCE == 0;
+        if self.push & PUSH_ACTIVE == 0 {
+            return here;
+        }
+        self.push &= !PUSH_ACTIVE;
+        let t = &self.tasks[s as usize];
+        let go = here
+            && matches!(action, PrevAction::Stays | PrevAction::Yields)
+            && t.state == TaskState::Queued
+            && t.class() == SchedClass::Fair
+            && self.active_push_cpu.is_some_and(|c| t.cpus_allowed.has(c));
+        if !go {
+            self.active_push_cpu = None;
+        }
+        here && !go
     }
 
     /// The misplaced previous task `Scheduler::finish_switch` has not moved
@@ -1426,7 +1486,11 @@ impl Rq {
     /// Sets or clears [`Rq::balance_push`] (`sched_cpu_deactivate` /
     /// `sched_cpu_activate`).
     pub(crate) fn set_balance_push(&mut self, on: bool) {
-        self.balance_push = on;
+        if on {
+            self.push |= PUSH_BALANCE;
+        } else {
+            self.push &= !PUSH_BALANCE;
+        }
     }
 
     /// Wakes a task this runqueue holds, whatever its state, without handing
@@ -1894,7 +1958,7 @@ mod tests {
     use super::*;
 
     fn rq_with(ids: &[u32]) -> Rq {
-        let mut rq = Rq::new(0, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
+        let mut rq = Rq::new(CpuId::BOOT, Arc::new(SchedConfig::new(1, 250)), 1 << 20);
         rq.update_rq_clock(1);
         for &id in ids {
             rq.wake_up_new_task(TaskId(id), SchedTask::default());

@@ -34,8 +34,10 @@
 //! then WA_WEIGHT over PELT load averages with WA_BIAS and the WF_SYNC
 //! discount), then an idle-CPU search that never leaves the
 //! target's LLC: target, previous CPU, an idle core, an idle sibling of the
-//! previous CPU, any idle CPU. It sets WF_RQ_SELECTED, and WF_MIGRATED when
-//! the CPU changes. A wakeup on another CPU goes as Linux's
+//! previous CPU, any idle CPU (on CPUs of unequal capacity: a target or
+//! previous CPU the task fits, then an idle CPU it fits anywhere in
+//! `sd_asym_cpucapacity`, [`capacity`]). It sets WF_RQ_SELECTED, and
+//! WF_MIGRATED when the CPU changes. A wakeup on another CPU goes as Linux's
 //! `ttwu_queue_cond()` decides ([`Scheduler::ttwu_queue_cond`]): to a CPU
 //! outside the waker's LLC, or to one whose runqueue holds nothing, it is
 //! queued on that CPU's wake list and the CPU is kicked with an IPI
@@ -77,6 +79,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
+pub mod capacity;
 pub mod hotplug;
 pub mod lifecycle;
 #[cfg(all(test, loom))]
@@ -108,17 +111,28 @@ pub const MAX_PULL: usize = 32;
 pub struct Pulled {
     ids: [TaskId; MAX_PULL],
     n: usize,
-    from: usize,
+    from: CpuId,
+    /// An active balance was started instead ([`Pulled::active_balance`]).
+    active: bool,
 }
 
 impl Pulled {
     /// Nothing moved (yet) to `cpu`.
-    fn none(cpu: usize) -> Self {
+    fn none(cpu: CpuId) -> Self {
         Pulled {
             ids: [TaskId(0); MAX_PULL],
             n: 0,
             from: cpu,
+            active: false,
         }
+    }
+
+    /// Nothing could be detached, but the source's running misfit task
+    /// will move here at the source's next switch (an active balance,
+    /// [`capacity`]): the source was asked to reschedule. Counts as a
+    /// balance that acted (the pass stops at this level).
+    pub fn active_balance(&self) -> bool {
+        self.active
     }
 
     /// The tasks moved, in the order they were pulled.
@@ -137,7 +151,7 @@ impl Pulled {
     }
 
     /// The CPU they came from (meaningless when nothing moved).
-    pub fn from_cpu(&self) -> usize {
+    pub fn from_cpu(&self) -> CpuId {
         self.from
     }
 }
@@ -214,9 +228,9 @@ fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
         None => {}
         Some(HrtickCmd::Start(delay)) => {
             let at = platform.now_ns().saturating_add(delay);
-            platform.hrtick_start(CpuId::wrapping(rq.cpu() as usize), at);
+            platform.hrtick_start(rq.cpu(), at);
         }
-        Some(HrtickCmd::Cancel) => platform.hrtick_cancel(CpuId::wrapping(rq.cpu() as usize)),
+        Some(HrtickCmd::Cancel) => platform.hrtick_cancel(rq.cpu()),
     }
 }
 
@@ -255,6 +269,10 @@ pub struct CpuSummary {
     pub removed: RemovedLoad,
     /// Running its idle task.
     pub idle: AtomicBool,
+    /// The running task's load if it is a misfit, else 0 (Linux's
+    /// `rq->misfit_task_load`, [`capacity`]); always 0 on a machine of
+    /// equal CPUs. Written at the tick and the switch, under the lock.
+    pub misfit_task_load: AtomicU64,
     /// The RT rank of the running task (`cpupri`'s view, for RT wakeup
     /// placement): 0 for a fair task or idle, the RT priority (1..=99) for
     /// an RT task, 100 for a SCHED_DEADLINE task. Higher outranks.
@@ -476,11 +494,11 @@ pub enum WakeOutcome {
     /// Enqueued on this CPU's runqueue directly.
     Local(WakeupDecision),
     /// Enqueued on a remote runqueue by the waker (NO_TTWU_QUEUE).
-    Remote(usize, WakeupDecision),
+    Remote(CpuId, WakeupDecision),
     /// Queued on the target CPU's wake list; `ipi`: the CPU was kicked.
     Queued {
         /// The target CPU.
-        cpu: usize,
+        cpu: CpuId,
         /// Whether an IPI was sent (only for the first entry of an empty list).
         ipi: bool,
     },
@@ -491,11 +509,11 @@ pub enum WakeOutcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CheckError {
     /// The runqueue's CPU.
-    pub cpu: usize,
+    pub cpu: CpuId,
     /// The task held twice (with [`CheckError::other_cpu`]), if that is the fault.
     pub task: Option<TaskId>,
     /// The other runqueue holding [`CheckError::task`].
-    pub other_cpu: Option<usize>,
+    pub other_cpu: Option<CpuId>,
     /// What broke ([`Rq::check`]'s message, or "task held by two runqueues").
     pub what: &'static str,
 }
@@ -549,6 +567,9 @@ pub struct Scheduler<P: Platform> {
     /// CPUs of the machine not in `active`: while 0, the hotplug checks on
     /// the enqueue paths cost one load.
     nr_inactive: AtomicU32,
+    /// CPUs whose [`CpuSummary::misfit_task_load`] is nonzero: a newly
+    /// idle CPU balances while there are any, as while `overloaded`.
+    nr_misfit: AtomicU32,
 }
 
 /// What the scheduler keeps per task id outside the runqueues.
@@ -604,15 +625,15 @@ pub(crate) const HOME_NONE: u32 = u32::MAX;
 /// at the place it is copied to (the target's slot or wake list).
 pub(crate) trait WakeeState {
     /// Whether the task may run on `cpu`.
-    fn allows(&self, cpu: usize) -> bool;
+    fn allows(&self, cpu: CpuId) -> bool;
     /// Runs `f` on the state, which is the destination's afterwards.
     fn with<R>(&self, f: impl FnOnce(&SchedTask) -> R) -> R;
 }
 
 impl WakeeState for &SchedTask {
     #[inline(always)]
-    fn allows(&self, cpu: usize) -> bool {
-        self.cpus_allowed.test(cpu)
+    fn allows(&self, cpu: CpuId) -> bool {
+        self.cpus_allowed.has(cpu)
     }
 
     #[inline(always)]
@@ -631,13 +652,13 @@ impl WakeeState for &SchedTask {
 pub(crate) struct InTransit<'a, P: Platform> {
     pub(crate) sched: &'a Scheduler<P>,
     pub(crate) cell: &'a TaskCell,
-    /// `cpus_allowed.test(target)`, read when it was placed.
+    /// `cpus_allowed.has(target)`, read when it was placed.
     pub(crate) allowed: bool,
 }
 
 impl<P: Platform> WakeeState for InTransit<'_, P> {
     #[inline(always)]
-    fn allows(&self, _cpu: usize) -> bool {
+    fn allows(&self, _cpu: CpuId) -> bool {
         self.allowed
     }
 
@@ -685,9 +706,9 @@ impl<P: Platform> Scheduler<P> {
         let now_ns = platform.now_ns();
         let slots = build_domains(&topology)
             .into_iter()
-            .enumerate()
-            .map(|(cpu, doms)| CpuSlot {
-                rq: Mutex::named("rq", Rq::new(cpu as u32, cfg.clone(), capacity)),
+            .zip(CpuId::range(nr_cpus))
+            .map(|(doms, cpu)| CpuSlot {
+                rq: Mutex::named("rq", Rq::new(cpu, cfg.clone(), capacity)),
                 wake_list: Mutex::named("wake_list", Vec::new()),
                 wake_pending: crate::sync::AtomicBool::new(false),
                 summary: CpuSummary {
@@ -725,6 +746,7 @@ impl<P: Platform> Scheduler<P> {
             rto_count: AtomicU32::new(0),
             active: CpuMask::first_n(nr_cpus).words().map(AtomicU64::new),
             nr_inactive: AtomicU32::new(0),
+            nr_misfit: AtomicU32::new(0),
         }
     }
 
@@ -734,15 +756,15 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `cpu`'s scheduling domains, lowest level first (`for_each_domain`).
-    pub fn domains(&self, cpu: usize) -> &[SchedDomain] {
-        self.slots[cpu].doms.as_slice()
+    pub fn domains(&self, cpu: CpuId) -> &[SchedDomain] {
+        self.slots[cpu.index()].doms.as_slice()
     }
 
     /// Balancing passes in a row at `cpu`'s domain `level` (an index into
     /// [`Self::domains`]) that moved nothing because every candidate was
     /// cache-hot (`sd->nr_balance_failed`).
-    pub fn nr_balance_failed(&self, cpu: usize, level: usize) -> u32 {
-        self.slots[cpu].lb[level]
+    pub fn nr_balance_failed(&self, cpu: CpuId, level: usize) -> u32 {
+        self.slots[cpu.index()].lb[level]
             .nr_balance_failed
             .load(Ordering::Relaxed)
     }
@@ -762,7 +784,7 @@ impl<P: Platform> Scheduler<P> {
     /// kernel calls this at boot: its runqueue and wake-list locks are taken
     /// with interrupts masked, where it must not allocate).
     pub fn try_reserve(&self, per_cpu: usize) -> Result<(), RqError> {
-        for cpu in 0..self.nr_cpus() {
+        for cpu in CpuId::range(self.nr_cpus()) {
             {
                 let mut rq = self.cpu_rq(cpu);
                 let more = per_cpu.saturating_sub(rq.slots_in_use());
@@ -770,7 +792,7 @@ impl<P: Platform> Scheduler<P> {
             }
             let irq = self.platform.irq_save();
             let r = {
-                let mut list = self.lock(&self.slots[cpu].wake_list);
+                let mut list = self.lock(&self.slots[cpu.index()].wake_list);
                 let more = per_cpu.saturating_sub(list.len());
                 list.try_reserve_exact(more)
             };
@@ -816,10 +838,10 @@ impl<P: Platform> Scheduler<P> {
                             .sum::<usize>()
                 })
                 .sum::<usize>();
-        for cpu in 0..self.nr_cpus() {
+        for cpu in CpuId::range(self.nr_cpus()) {
             n += self.cpu_rq(cpu).heap_bytes();
             let irq = self.platform.irq_save();
-            n += self.lock(&self.slots[cpu].wake_list).capacity()
+            n += self.lock(&self.slots[cpu.index()].wake_list).capacity()
                 * core::mem::size_of::<WakeEntry>();
             self.platform.irq_restore(irq);
         }
@@ -827,8 +849,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// The lock-free summary of `cpu`.
-    pub fn summary(&self, cpu: usize) -> &CpuSummary {
-        &self.slots[cpu].summary
+    pub fn summary(&self, cpu: CpuId) -> &CpuSummary {
+        &self.slots[cpu.index()].summary
     }
 
     /// CPUs whose published summary counts two or more runnable tasks (the
@@ -839,9 +861,9 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// Locks `cpu`'s runqueue with interrupts masked (`cpu_rq(cpu)` + `rq_lock_irqsave`).
-    pub fn cpu_rq(&self, cpu: usize) -> RqGuard<'_, P> {
+    pub fn cpu_rq(&self, cpu: CpuId) -> RqGuard<'_, P> {
         let irq = self.platform.irq_save();
-        let slot = &self.slots[cpu];
+        let slot = &self.slots[cpu.index()];
         RqGuard {
             guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
@@ -856,8 +878,8 @@ impl<P: Platform> Scheduler<P> {
     /// context switch and releases it from the thread switched to (Linux's
     /// `finish_task_switch`). Mask interrupts before taking it, and call
     /// [`Self::publish`] before releasing it.
-    pub fn rq_lock(&self, cpu: usize) -> &Mutex<Rq> {
-        &self.slots[cpu].rq
+    pub fn rq_lock(&self, cpu: CpuId) -> &Mutex<Rq> {
+        &self.slots[cpu.index()].rq
     }
 
     /// Republishes the lock-free summary of `rq`'s CPU and hands a pending
@@ -865,24 +887,24 @@ impl<P: Platform> Scheduler<P> {
     /// they are dropped). Call with the runqueue locked, before releasing it.
     pub fn publish(&self, rq: &mut Rq) {
         flush_hrtick(rq, &self.platform);
-        let s = &self.slots[rq.cpu() as usize].summary;
+        let s = &self.slots[rq.cpu().index()].summary;
         publish(rq, s, &self.overloaded, &self.rto_count);
     }
 
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
     /// [`DoubleRqGuard::pair`] gives them back in argument order.
-    pub fn double_rq_lock(&self, a: usize, b: usize) -> DoubleRqGuard<'_, P> {
+    pub fn double_rq_lock(&self, a: CpuId, b: CpuId) -> DoubleRqGuard<'_, P> {
         assert_ne!(a, b, "double_rq_lock of one CPU");
         let irq = self.platform.irq_save();
         let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-        let glo = self.lock(&self.slots[lo].rq);
-        let ghi = self.lock_nested(&self.slots[hi].rq);
+        let glo = self.lock(&self.slots[lo.index()].rq);
+        let ghi = self.lock_nested(&self.slots[hi.index()].rq);
         let (ga, gb) = if a < b { (glo, ghi) } else { (ghi, glo) };
         DoubleRqGuard {
             a: Some(ga),
             b: Some(gb),
-            sa: &self.slots[a].summary,
-            sb: &self.slots[b].summary,
+            sa: &self.slots[a.index()].summary,
+            sb: &self.slots[b.index()].summary,
             overloaded: &self.overloaded,
             rto_count: &self.rto_count,
             platform: &self.platform,
@@ -891,8 +913,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// May `t` run on `cpu` now: in its mask and active (`is_cpu_allowed`)?
-    fn allowed(&self, t: &SchedTask, cpu: usize) -> bool {
-        cpu < self.nr_cpus() && t.cpus_allowed.test(cpu) && self.cpu_active(cpu)
+    fn allowed(&self, t: &SchedTask, cpu: CpuId) -> bool {
+        cpu.index() < self.nr_cpus() && t.cpus_allowed.has(cpu) && self.cpu_active(cpu)
     }
 
     /// The CPUs `t` may run on now: its mask and the active CPUs.
@@ -909,32 +931,36 @@ impl<P: Platform> Scheduler<P> {
 
     /// The first CPU `t` may run on now; CPU 0 if none (the callers break
     /// the affinity of such a task first, [`Self::select_fallback_rq`]).
-    fn first_allowed(&self, t: &SchedTask) -> usize {
-        (0..self.nr_cpus())
+    fn first_allowed(&self, t: &SchedTask) -> CpuId {
+        CpuId::range(self.nr_cpus())
             .find(|&c| self.allowed(t, c))
-            .unwrap_or(0)
+            .unwrap_or(CpuId::BOOT)
     }
 
-    fn idle(&self, cpu: usize) -> bool {
-        let s = &self.slots[cpu].summary;
+    fn idle(&self, cpu: CpuId) -> bool {
+        let s = &self.slots[cpu.index()].summary;
         self.cpu_active(cpu)
             && s.idle.load(Ordering::Relaxed)
             && s.nr_running.load(Ordering::Relaxed) == 0
-            && !self.slots[cpu].wake_pending.load(Ordering::Acquire)
+            && !self.slots[cpu.index()].wake_pending.load(Ordering::Acquire)
     }
 
-    fn nr(&self, cpu: usize) -> u32 {
-        self.slots[cpu].summary.nr_running.load(Ordering::Relaxed)
+    fn nr(&self, cpu: CpuId) -> u32 {
+        self.slots[cpu.index()]
+            .summary
+            .nr_running
+            .load(Ordering::Relaxed)
     }
 
-    fn load(&self, cpu: usize) -> u64 {
-        self.slots[cpu].summary.load.load(Ordering::Relaxed)
+    fn load(&self, cpu: CpuId) -> u64 {
+        self.slots[cpu.index()].summary.load.load(Ordering::Relaxed)
     }
 
     /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
     /// `target` (or removed: no CPU): it leaves the averages of the CPU it
     /// is attached to, through that CPU's [`RemovedLoad`], synchronised to
     /// now.
+    /// `target` is a CPU's index, or `usize::MAX` for none.
     pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) {
         let c = t.se.avg_cpu as usize;
         if c == target || c >= self.nr_cpus() {
@@ -948,15 +974,18 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `cpu_load()`: the CPU's fair PELT load average, as last published.
-    fn load_avg(&self, cpu: usize) -> u64 {
-        self.slots[cpu].summary.load_avg.load(Ordering::Relaxed)
+    fn load_avg(&self, cpu: CpuId) -> u64 {
+        self.slots[cpu.index()]
+            .summary
+            .load_avg
+            .load(Ordering::Relaxed)
     }
 
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
     /// request); lazy requests wait for that CPU's tick.
-    pub(crate) fn kick_if_needed(&self, cpu: usize, this_cpu: usize, resched: Resched) {
+    pub(crate) fn kick_if_needed(&self, cpu: CpuId, this_cpu: CpuId, resched: Resched) {
         if cpu != this_cpu && resched == Resched::Now {
-            self.platform.send_resched_ipi(CpuId::wrapping(cpu));
+            self.platform.send_resched_ipi(cpu);
         }
     }
 
@@ -970,8 +999,8 @@ impl<P: Platform> Scheduler<P> {
     #[inline(always)]
     fn enqueue_on<E>(
         &self,
-        cpu: usize,
-        this_cpu: usize,
+        cpu: CpuId,
+        this_cpu: CpuId,
         id: TaskId,
         enqueue: impl FnOnce(&mut Rq) -> Result<WakeupDecision, E>,
     ) -> Result<WakeupDecision, E> {
@@ -1005,21 +1034,25 @@ impl<P: Platform> Scheduler<P> {
     /// waker decides its preemption. (Linux's other conditions, the stop
     /// class and sched_ext, have no counterpart here; before 6.0, f3dd3f674555,
     /// the idle case also required the wakee to be still switching out.)
-    pub fn ttwu_queue_cond(&self, this_cpu: usize, cpu: usize, t: &SchedTask) -> bool {
-        self.ttwu_queue_cond_allowed(this_cpu, cpu, t.cpus_allowed.test(cpu))
+    pub fn ttwu_queue_cond(&self, this_cpu: CpuId, cpu: CpuId, t: &SchedTask) -> bool {
+        self.ttwu_queue_cond_allowed(this_cpu, cpu, t.cpus_allowed.has(cpu))
     }
 
     /// [`Self::ttwu_queue_cond`] for a task that is (`allowed`) or is not
     /// allowed on `cpu`.
     #[inline]
-    fn ttwu_queue_cond_allowed(&self, this_cpu: usize, cpu: usize, allowed: bool) -> bool {
+    fn ttwu_queue_cond_allowed(&self, this_cpu: CpuId, cpu: CpuId, allowed: bool) -> bool {
         if !self.cfg.feat(Feature::TtwuQueue) || !self.cpu_active(cpu) || !allowed {
             return false;
         }
         if !self.topology.share_cache(this_cpu, cpu) {
             return true;
         }
-        cpu != this_cpu && self.slots[cpu].summary.rq_empty.load(Ordering::Relaxed)
+        cpu != this_cpu
+            && self.slots[cpu.index()]
+                .summary
+                .rq_empty
+                .load(Ordering::Relaxed)
     }
 
     /// Wakes a fully dequeued task on `cpu` (chosen by [`Self::select_task_rq`]):
@@ -1029,8 +1062,8 @@ impl<P: Platform> Scheduler<P> {
     /// preemption (an IPI only if it must act now).
     pub fn ttwu_queue(
         &self,
-        cpu: usize,
-        this_cpu: usize,
+        cpu: CpuId,
+        this_cpu: CpuId,
         id: TaskId,
         task: SchedTask,
         wf: WakeFlags,
@@ -1043,8 +1076,8 @@ impl<P: Platform> Scheduler<P> {
     /// [`SchedTask`] is over 300 bytes, each copy a `memcpy`).
     pub(crate) fn ttwu_queue_ref(
         &self,
-        cpu: usize,
-        this_cpu: usize,
+        cpu: CpuId,
+        this_cpu: CpuId,
         id: TaskId,
         task: &SchedTask,
         wf: WakeFlags,
@@ -1057,8 +1090,8 @@ impl<P: Platform> Scheduler<P> {
     /// under the locks of its destination so that it is copied once).
     pub(crate) fn ttwu_queue_from(
         &self,
-        cpu: usize,
-        this_cpu: usize,
+        cpu: CpuId,
+        this_cpu: CpuId,
         id: TaskId,
         task: impl WakeeState,
         wf: WakeFlags,
@@ -1075,21 +1108,26 @@ impl<P: Platform> Scheduler<P> {
             // The list grows by doubling past its high-water mark (never, once
             // reserved); if growing fails, wake the task directly below.
             let first = {
-                let mut list = self.lock(&self.slots[cpu].wake_list);
+                let mut list = self.lock(&self.slots[cpu.index()].wake_list);
                 if list.len() == list.capacity() && list.try_reserve(1).is_err() {
                     None
                 } else {
                     task.with(|t| list.push(WakeEntry { id, task: *t, wf }));
-                    self.slots[cpu].wake_pending.store(true, Ordering::Release);
+                    self.slots[cpu.index()]
+                        .wake_pending
+                        .store(true, Ordering::Release);
                     Some(list.len() == 1)
                 }
             };
             self.platform.irq_restore(irq);
             if let Some(first) = first {
                 // Mark the target busy at once, so placement stops treating it as idle.
-                self.slots[cpu].summary.idle.store(false, Ordering::Relaxed);
+                self.slots[cpu.index()]
+                    .summary
+                    .idle
+                    .store(false, Ordering::Relaxed);
                 if first {
-                    self.platform.send_resched_ipi(CpuId::wrapping(cpu));
+                    self.platform.send_resched_ipi(cpu);
                 }
                 self.recheck_active(cpu);
                 return WakeOutcome::Queued { cpu, ipi: first };
@@ -1106,8 +1144,7 @@ impl<P: Platform> Scheduler<P> {
     /// the waker's WF_SYNC and WF_RQ_SELECTED are hints about the waker's CPU,
     /// so the wakeup decision here is the non-sync one.
     pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
-        let cpu = rq.cpu() as usize;
-        let slot = &self.slots[cpu];
+        let slot = &self.slots[rq.cpu().index()];
         // An entry pushed after this look comes with its own kick (the
         // waker's IPI for the first entry of an empty list).
         if !slot.wake_pending.load(Ordering::Acquire) {
@@ -1120,8 +1157,8 @@ impl<P: Platform> Scheduler<P> {
     /// the list's lock every time); for CPU hotplug's sweeps.
     #[inline]
     pub(crate) fn drain_wake_list(&self, rq: &mut Rq) -> usize {
-        let cpu = rq.cpu() as usize;
-        let slot = &self.slots[cpu];
+        let cpu = rq.cpu();
+        let slot = &self.slots[cpu.index()];
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {
@@ -1135,18 +1172,18 @@ impl<P: Platform> Scheduler<P> {
 
     /// Are wakeups queued for `cpu`? (Takes the list's lock with
     /// interrupts masked, as every other user of it.)
-    pub fn has_pending_wakeups(&self, cpu: usize) -> bool {
+    pub fn has_pending_wakeups(&self, cpu: CpuId) -> bool {
         let irq = self.platform.irq_save();
-        let pending = !self.lock(&self.slots[cpu].wake_list).is_empty();
+        let pending = !self.lock(&self.slots[cpu.index()].wake_list).is_empty();
         self.platform.irq_restore(irq);
         pending
     }
 
     /// The lock-free flag that says `cpu`'s wake list holds entries (for
     /// diagnostics that must not take a lock, e.g. a watchdog's dump).
-    pub fn wake_pending_flag(&self, cpu: usize) -> bool {
+    pub fn wake_pending_flag(&self, cpu: CpuId) -> bool {
         self.slots
-            .get(cpu)
+            .get(cpu.index())
             .is_some_and(|s| s.wake_pending.load(Ordering::Acquire))
     }
 
@@ -1156,9 +1193,9 @@ impl<P: Platform> Scheduler<P> {
         &self,
         id: TaskId,
         mut task: SchedTask,
-        this_cpu: usize,
-    ) -> (usize, WakeupDecision) {
-        task.cpu = this_cpu as u32;
+        this_cpu: CpuId,
+    ) -> (CpuId, WakeupDecision) {
+        task.cpu = this_cpu;
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let Ok(d) = self.enqueue_on(cpu, this_cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.wake_up_new_task(id, task))
@@ -1171,14 +1208,14 @@ impl<P: Platform> Scheduler<P> {
     /// reschedule (the kernel then calls [`Self::move_misplaced`] once it is
     /// off the CPU); a task held nowhere (asleep) is the caller's to update.
     /// Returns false if the mask allows no online CPU (nothing changes).
-    pub fn set_cpus_allowed(&self, cpu: usize, id: TaskId, mask: CpuMask, this_cpu: usize) -> bool {
+    pub fn set_cpus_allowed(&self, cpu: CpuId, id: TaskId, mask: CpuMask, this_cpu: CpuId) -> bool {
         if !mask.intersects(&self.active_mask()) {
             return false;
         }
         let mut rq = self.cpu_rq(cpu);
         let Some(&t) = rq.task(id) else { return true };
         let running = rq.curr() == Some(id);
-        let stays = mask.test(cpu);
+        let stays = mask.has(cpu);
         rq.set_cpus_allowed(id, mask);
         if stays {
             return true;
@@ -1214,7 +1251,7 @@ impl<P: Platform> Scheduler<P> {
     pub fn check(&self, scratch: &mut CheckScratch) -> Result<(), CheckError> {
         scratch.owner.fill(NO_OWNER);
         let irq = self.platform.irq_save();
-        let r = self.check_from(0, scratch);
+        let r = self.check_from(CpuId::BOOT, scratch);
         self.platform.irq_restore(irq);
         r
     }
@@ -1223,13 +1260,13 @@ impl<P: Platform> Scheduler<P> {
     /// the same for the next CPUs with this lock still held: every runqueue
     /// is read under its lock and all of them stay locked until the last one
     /// is checked, so what is seen is one instant's state.
-    fn check_from(&self, cpu: usize, scratch: &mut CheckScratch) -> Result<(), CheckError> {
-        let Some(slot) = self.slots.get(cpu) else {
+    fn check_from(&self, cpu: CpuId, scratch: &mut CheckScratch) -> Result<(), CheckError> {
+        let Some(slot) = self.slots.get(cpu.index()) else {
             return Ok(());
         };
         // Every runqueue at once, in CPU order: the order `double_rq_lock`
         // takes two in, so the lock validator is told they nest.
-        let rq = if cpu == 0 {
+        let rq = if cpu == CpuId::BOOT {
             self.lock(&slot.rq)
         } else {
             self.lock_nested(&slot.rq)
@@ -1246,20 +1283,23 @@ impl<P: Platform> Scheduler<P> {
             let Some(o) = scratch.owner.get_mut(id.0 as usize) else {
                 return Err(err(Some(id), None, "task id above the limit"));
             };
-            if *o != NO_OWNER && *o as usize != cpu {
-                let other = Some(*o as usize);
+            if *o != NO_OWNER && *o as usize != cpu.index() {
+                let other = Some(CpuId::wrapping(*o as usize));
                 return Err(err(Some(id), other, "task held by two runqueues"));
             }
-            *o = cpu as u16;
+            *o = cpu.index() as u16;
         }
-        self.check_from(cpu + 1, scratch)
+        match CpuId::new(cpu.index() + 1) {
+            Some(next) => self.check_from(next, scratch),
+            None => Ok(()),
+        }
     }
 
     /// Moves a queued, not running task that may not run on `cpu` (its
     /// mask excludes it, or `cpu` is inactive) to the idlest CPU it may use
     /// (its affinity broken first if that is none,
     /// [`Self::select_fallback_rq`]). Returns the new CPU.
-    pub fn move_misplaced(&self, cpu: usize, id: TaskId) -> Option<usize> {
+    pub fn move_misplaced(&self, cpu: CpuId, id: TaskId) -> Option<CpuId> {
         let (t, broken) = {
             let mut rq = self.cpu_rq(cpu);
             let mut t = *rq.task(id)?;

@@ -4,6 +4,7 @@
 //! pointers), and when it is fully dequeued it is handed back to the kernel by
 //! value.
 
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::tunables::{MAX_SLICE_NS, MIN_SLICE_NS};
 use crate::weight::LoadWeight;
@@ -406,7 +407,7 @@ pub struct SchedTask {
     /// Allowed CPUs (`p->cpus_mask`); every CPU by default.
     pub cpus_allowed: CpuMask,
     /// The CPU it last ran or was queued on.
-    pub cpu: u32,
+    pub cpu: CpuId,
 }
 
 impl Default for SchedTask {
@@ -429,7 +430,7 @@ impl SchedTask {
             nr_wakeups: 0,
             nr_migrations: 0,
             cpus_allowed: CpuMask::all(),
-            cpu: 0,
+            cpu: CpuId::BOOT,
         };
         t.apply_params(params);
         // init_entity_runnable_average: a new task counts at its full weight.

@@ -27,6 +27,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::cpu_id::CpuId;
 use crate::cpumask::{CpuMask, MAX_CPUS};
 use crate::domain::DomainLevel;
 use crate::pelt::{SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT};
@@ -238,42 +239,42 @@ impl Topology {
     }
 
     /// `cpu`'s core id (shared by its SMT siblings).
-    pub fn core_of(&self, cpu: usize) -> u32 {
-        self.core[cpu]
+    pub fn core_of(&self, cpu: CpuId) -> u32 {
+        self.core[cpu.index()]
     }
 
     /// `cpu`'s LLC id.
-    pub fn llc_of(&self, cpu: usize) -> u32 {
-        self.llc[cpu]
+    pub fn llc_of(&self, cpu: CpuId) -> u32 {
+        self.llc[cpu.index()]
     }
 
     /// `cpu`'s NUMA node id.
-    pub fn node_of(&self, cpu: usize) -> u32 {
-        self.node[cpu]
+    pub fn node_of(&self, cpu: CpuId) -> u32 {
+        self.node[cpu.index()]
     }
 
     /// `cpu` and its SMT siblings (`cpu_smt_mask`).
-    pub fn smt_mask(&self, cpu: usize) -> CpuMask {
-        self.smt_masks[cpu]
+    pub fn smt_mask(&self, cpu: CpuId) -> CpuMask {
+        self.smt_masks[cpu.index()]
     }
 
     /// The CPUs sharing `cpu`'s LLC (`cpu_coregroup_mask`, `sd_llc`'s span).
-    pub fn llc_mask(&self, cpu: usize) -> CpuMask {
-        self.llc_masks[cpu]
+    pub fn llc_mask(&self, cpu: CpuId) -> CpuMask {
+        self.llc_masks[cpu.index()]
     }
 
     /// The CPUs of `cpu`'s node (`cpumask_of_node`).
-    pub fn node_mask(&self, cpu: usize) -> CpuMask {
-        self.node_masks[cpu]
+    pub fn node_mask(&self, cpu: CpuId) -> CpuMask {
+        self.node_masks[cpu.index()]
     }
 
     /// The span of `cpu`'s domain at `level`: its SMT core, its LLC, its
     /// node, or every CPU.
-    pub fn level_mask(&self, level: DomainLevel, cpu: usize) -> CpuMask {
+    pub fn level_mask(&self, level: DomainLevel, cpu: CpuId) -> CpuMask {
         match level {
-            DomainLevel::Smt => self.smt_masks[cpu],
-            DomainLevel::Mc => self.llc_masks[cpu],
-            DomainLevel::Pkg => self.node_masks[cpu],
+            DomainLevel::Smt => self.smt_masks[cpu.index()],
+            DomainLevel::Mc => self.llc_masks[cpu.index()],
+            DomainLevel::Pkg => self.node_masks[cpu.index()],
             DomainLevel::Numa => self.online,
         }
     }
@@ -285,8 +286,8 @@ impl Topology {
 
     /// `cpu`'s capacity, 1..=[`SCHED_CAPACITY_SCALE`]
     /// (`arch_scale_cpu_capacity`).
-    pub fn capacity_of(&self, cpu: usize) -> u32 {
-        self.capacity[cpu]
+    pub fn capacity_of(&self, cpu: CpuId) -> u32 {
+        self.capacity[cpu.index()]
     }
 
     /// Whether the CPUs' capacities differ (`sched_asym_cpucap_active`).
@@ -323,7 +324,8 @@ impl Topology {
     }
 
     /// How close `a` and `b` are.
-    pub fn distance(&self, a: usize, b: usize) -> CpuDistance {
+    pub fn distance(&self, a: CpuId, b: CpuId) -> CpuDistance {
+        let (a, b) = (a.index(), b.index());
         if a == b {
             CpuDistance::Same
         } else if self.core[a] == self.core[b] {
@@ -338,7 +340,7 @@ impl Topology {
     }
 
     /// Whether `a` and `b` share a last-level cache (`cpus_share_cache`).
-    pub fn share_cache(&self, a: usize, b: usize) -> bool {
-        self.llc[a] == self.llc[b]
+    pub fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        self.llc[a.index()] == self.llc[b.index()]
     }
 }

@@ -6,6 +6,7 @@
 //! state change.
 
 mod common;
+use common::cpu_id;
 
 use common::{H, MS, US};
 use sched::fair::FairWakeup;
@@ -575,7 +576,7 @@ fn fifo_pick_across_99_priorities() {
     // Task id = priority (1..=99), plus 100 and 101: a runqueue of 128 slots
     // (the common harness holds 64).
     let cfg = std::sync::Arc::new(sched::SchedConfig::new(1, 1000));
-    let mut rq = sched::Rq::new(0, cfg, 128);
+    let mut rq = sched::Rq::new(cpu_id(0), cfg, 128);
     rq.update_rq_clock(1);
     let mut order: Vec<u8> = (1..=99).collect();
     // A fixed shuffle (no rand dependency): multiply by a unit mod 101.

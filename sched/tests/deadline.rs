@@ -5,6 +5,7 @@
 //! of 1 ms ticks).
 
 mod common;
+use common::cpu_id;
 
 use std::sync::Arc;
 
@@ -185,38 +186,46 @@ fn sched1() -> Scheduler<Plat> {
 fn admission_control_refuses_an_over_commit_and_changes_nothing() {
     let s = sched1();
     // 1 CPU: 95% minus the fair server's 5% = 90% for deadline tasks.
-    s.spawn(TaskId(1), SchedTask::new(dl(50, 100, 100)), 0)
+    s.spawn(TaskId(1), SchedTask::new(dl(50, 100, 100)), cpu_id(0))
         .unwrap();
-    s.spawn(TaskId(2), SchedTask::new(dl(30, 100, 100)), 0)
+    s.spawn(TaskId(2), SchedTask::new(dl(30, 100, 100)), cpu_id(0))
         .unwrap();
-    s.spawn(TaskId(3), SchedTask::new(TaskParams::default()), 0)
+    s.spawn(TaskId(3), SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
-    let bw = s.cpu_rq(0).config().dl_bw.total_bw();
+    let bw = s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw();
     // 0.8 + 0.15 > 0.9: refused, as a spawn and as a change of policy.
-    let e = s.spawn(TaskId(4), SchedTask::new(dl(15, 100, 100)), 0);
+    let e = s.spawn(TaskId(4), SchedTask::new(dl(15, 100, 100)), cpu_id(0));
     assert_eq!(
         e.unwrap_err(),
         LifecycleError::Params(ParamsError::DlBandwidthExceeded)
     );
-    let e = s.set_params(TaskId(3), dl(15, 100, 100), 0);
+    let e = s.set_params(TaskId(3), dl(15, 100, 100), cpu_id(0));
     assert_eq!(
         e.unwrap_err(),
         LifecycleError::Params(ParamsError::DlBandwidthExceeded)
     );
-    assert_eq!(s.task(TaskId(3), 0).unwrap().params, TaskParams::default());
-    assert_eq!(s.cpu_rq(0).config().dl_bw.total_bw(), bw);
+    assert_eq!(
+        s.task(TaskId(3), cpu_id(0)).unwrap().params,
+        TaskParams::default()
+    );
+    assert_eq!(s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw(), bw);
     // 0.8 + 0.1 = 0.9 fits exactly.
-    s.set_params(TaskId(3), dl(10, 100, 100), 0).unwrap();
+    s.set_params(TaskId(3), dl(10, 100, 100), cpu_id(0))
+        .unwrap();
     // A task that grows past the limit is refused; one that shrinks is not.
-    assert!(s.set_params(TaskId(1), dl(60, 100, 100), 0).is_err());
-    s.set_params(TaskId(1), dl(40, 100, 100), 0).unwrap();
-    s.spawn(TaskId(4), SchedTask::new(dl(10, 100, 100)), 0)
+    assert!(s
+        .set_params(TaskId(1), dl(60, 100, 100), cpu_id(0))
+        .is_err());
+    s.set_params(TaskId(1), dl(40, 100, 100), cpu_id(0))
+        .unwrap();
+    s.spawn(TaskId(4), SchedTask::new(dl(10, 100, 100)), cpu_id(0))
         .unwrap();
     // Leaving the class, and exiting, give the bandwidth back.
-    s.set_params(TaskId(2), TaskParams::default(), 0).unwrap();
-    s.spawn(TaskId(5), SchedTask::new(dl(30, 100, 100)), 0)
+    s.set_params(TaskId(2), TaskParams::default(), cpu_id(0))
         .unwrap();
-    let mut rq = s.cpu_rq(0);
+    s.spawn(TaskId(5), SchedTask::new(dl(30, 100, 100)), cpu_id(0))
+        .unwrap();
+    let mut rq = s.cpu_rq(cpu_id(0));
     let sw = s.schedule(&mut rq, PrevAction::Stays);
     let running = sw.next.unwrap();
     assert!(
@@ -226,16 +235,16 @@ fn admission_control_refuses_an_over_commit_and_changes_nothing() {
     let before = rq.config().dl_bw.total_bw();
     let sw = s.schedule(&mut rq, PrevAction::Exits);
     drop(rq);
-    s.finish_switch(0, &sw);
-    let freed = s.task(running, 0).is_err();
+    s.finish_switch(cpu_id(0), &sw);
+    let freed = s.task(running, cpu_id(0)).is_err();
     assert!(freed);
-    assert!(s.cpu_rq(0).config().dl_bw.total_bw() < before);
+    assert!(s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw() < before);
 }
 
 #[test]
 fn bad_deadline_attributes_are_refused() {
     let s = sched1();
-    s.spawn(TaskId(1), SchedTask::new(TaskParams::default()), 0)
+    s.spawn(TaskId(1), SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     let us = 1_000;
     for p in [
@@ -255,18 +264,21 @@ fn bad_deadline_attributes_are_refused() {
         },
     ] {
         assert_eq!(
-            s.set_params(TaskId(1), p, 0).unwrap_err(),
+            s.set_params(TaskId(1), p, cpu_id(0)).unwrap_err(),
             LifecycleError::Params(ParamsError::DlAttrInvalid),
             "{p:?}"
         );
-        assert_eq!(s.task(TaskId(1), 0).unwrap().params, TaskParams::default());
+        assert_eq!(
+            s.task(TaskId(1), cpu_id(0)).unwrap().params,
+            TaskParams::default()
+        );
     }
-    assert_eq!(s.cpu_rq(0).config().dl_bw.total_bw(), 0);
+    assert_eq!(s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw(), 0);
     // Period 0 means the deadline.
-    s.set_params(TaskId(1), TaskParams::deadline(MS, 10 * MS, 0), 0)
+    s.set_params(TaskId(1), TaskParams::deadline(MS, 10 * MS, 0), cpu_id(0))
         .unwrap();
     assert_eq!(
-        s.cpu_rq(0).config().dl_bw.total_bw(),
+        s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw(),
         sched::deadline::to_ratio(10 * MS, MS)
     );
 }

@@ -4,6 +4,7 @@
 //! flips one.
 
 mod common;
+use common::cpu_id;
 
 use common::{H, MS, US};
 use sched::fair::FairWakeup;
@@ -253,7 +254,7 @@ fn c15_migration_keeps_relative_deadline_and_lag() {
     let mut a = H::one();
     let mut b = H::one();
     b.cfg = a.cfg.clone();
-    b.rq = sched::Rq::new(1, a.cfg.clone(), 64);
+    b.rq = sched::Rq::new(cpu_id(1), a.cfg.clone(), 64);
     b.rq.update_rq_clock(1);
     for i in 1..=3 {
         a.spawn(i, H::nice(i as i32 - 1));

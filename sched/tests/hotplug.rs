@@ -72,7 +72,7 @@ fn pinned(c: usize) -> SchedTask {
     t
 }
 
-fn switch(s: &Scheduler<Rec>, cpu: usize, a: PrevAction) -> sched::Switch {
+fn switch(s: &Scheduler<Rec>, cpu: CpuId, a: PrevAction) -> sched::Switch {
     let sw = {
         let mut rq = s.cpu_rq(cpu);
         s.schedule(&mut rq, a)
@@ -85,8 +85,8 @@ fn switch(s: &Scheduler<Rec>, cpu: usize, a: PrevAction) -> sched::Switch {
 /// (its running task stays runnable), moves what it got, and the dying
 /// step checks it is empty.
 fn offline(s: &Scheduler<Rec>, c: usize) {
-    s.sched_cpu_deactivate(cpu(c), 0).unwrap();
-    let sw = switch(s, c, PrevAction::Stays);
+    s.sched_cpu_deactivate(cpu(c), cpu(0)).unwrap();
+    let sw = switch(s, cpu(c), PrevAction::Stays);
     assert_eq!(sw.next, None, "cpu {c} runs nothing once inactive");
     s.migrate_tasks(cpu(c));
     s.sched_cpu_dying(cpu(c)).unwrap();
@@ -97,20 +97,20 @@ fn offline(s: &Scheduler<Rec>, c: usize) {
 /// directory and the platform, and that no inactive CPU holds or is sent
 /// anything.
 fn check(s: &Scheduler<Rec>, live: &[bool]) {
-    for c in (0..s.nr_cpus()).filter(|&c| s.cpu_active(c)) {
-        let mut rq = s.cpu_rq(c);
+    for c in (0..s.nr_cpus()).filter(|&c| s.cpu_active(cpu(c))) {
+        let mut rq = s.cpu_rq(cpu(c));
         s.sched_ttwu_pending(&mut rq);
     }
     let mut scratch = s.check_scratch();
     s.check(&mut scratch).unwrap();
-    for c in (0..s.nr_cpus()).filter(|&c| !s.cpu_active(c)) {
-        let rq = s.cpu_rq(c);
+    for c in (0..s.nr_cpus()).filter(|&c| !s.cpu_active(cpu(c))) {
+        let rq = s.cpu_rq(cpu(c));
         assert_eq!(rq.curr(), None, "inactive cpu {c} runs a task");
         let held: Vec<_> = rq.tasks().map(|(id, _)| id.0).collect();
         assert!(held.is_empty(), "inactive cpu {c} holds {held:?}");
         drop(rq);
         assert!(
-            !s.has_pending_wakeups(c),
+            !s.has_pending_wakeups(cpu(c)),
             "wakeups queued for inactive cpu {c}"
         );
     }
@@ -120,7 +120,9 @@ fn check(s: &Scheduler<Rec>, live: &[bool]) {
             assert_eq!(s.task_cpu(id), None, "dead task {i}");
             continue;
         }
-        let t = s.task(id, 0).unwrap_or_else(|e| panic!("task {i}: {e:?}"));
+        let t = s
+            .task(id, cpu(0))
+            .unwrap_or_else(|e| panic!("task {i}: {e:?}"));
         let c = s.task_cpu(id).unwrap();
         if t.state == TaskState::Blocked {
             continue; // asleep: its last CPU may be inactive
@@ -132,14 +134,14 @@ fn check(s: &Scheduler<Rec>, live: &[bool]) {
         );
         assert_eq!(
             s.platform.cpu_of[i].load(Ordering::Relaxed) as usize,
-            c,
+            c.index(),
             "task {i}: set_task_cpu"
         );
     }
 }
 
 fn home(s: &Scheduler<Rec>, id: u32) -> usize {
-    s.task_cpu(TaskId(id)).unwrap()
+    s.task_cpu(TaskId(id)).unwrap().index()
 }
 
 #[test]
@@ -150,17 +152,18 @@ fn queued_and_running_tasks_leave_a_deactivated_cpu() {
     // off (each spawn lands on the spawner's CPU when all are allowed only
     // there, so pin first and widen after).
     for id in 0..8u32 {
-        s.spawn(TaskId(id), pinned(2), 0).unwrap();
-        s.set_affinity(TaskId(id), CpuMask::first_n(4), 0).unwrap();
+        s.spawn(TaskId(id), pinned(2), cpu(0)).unwrap();
+        s.set_affinity(TaskId(id), CpuMask::first_n(4), cpu(0))
+            .unwrap();
         live[id as usize] = true;
     }
     assert!((0..8).all(|id| home(&s, id) == 2));
-    let running = switch(&s, 2, PrevAction::Stays).next.unwrap();
-    s.sched_cpu_deactivate(cpu(2), 0).unwrap();
+    let running = switch(&s, cpu(2), PrevAction::Stays).next.unwrap();
+    s.sched_cpu_deactivate(cpu(2), cpu(0)).unwrap();
     // The queued ones moved at once; the running one waits for its switch,
     // asked to go now.
     {
-        let rq = s.cpu_rq(2);
+        let rq = s.cpu_rq(cpu(2));
         assert_eq!(rq.curr(), Some(running));
         assert_eq!(rq.tasks().count(), 1, "only the running task is left");
         assert_eq!(rq.need_resched(), sched::Resched::Now);
@@ -170,7 +173,7 @@ fn queued_and_running_tasks_leave_a_deactivated_cpu() {
         Err(HotplugError::Busy),
         "still running a task"
     );
-    let sw = switch(&s, 2, PrevAction::Stays);
+    let sw = switch(&s, cpu(2), PrevAction::Stays);
     assert_eq!((sw.prev, sw.next), (Some(running), None));
     assert!(sw.prev_misplaced);
     s.sched_cpu_dying(cpu(2)).unwrap();
@@ -192,30 +195,31 @@ fn sleepers_of_an_offline_cpu_wake_elsewhere() {
     // Task 0 sleeps in its cell (its dequeue not delayed); task 1 sleeps
     // with its dequeue delayed (it ran past its share: negative lag), so
     // CPU 1 still holds it.
-    s.spawn(TaskId(0), pinned(1), 0).unwrap();
-    s.spawn(TaskId(1), pinned(1), 0).unwrap();
-    s.spawn(TaskId(2), pinned(1), 0).unwrap();
+    s.spawn(TaskId(0), pinned(1), cpu(0)).unwrap();
+    s.spawn(TaskId(1), pinned(1), cpu(0)).unwrap();
+    s.spawn(TaskId(2), pinned(1), cpu(0)).unwrap();
     for id in 0..3 {
-        s.set_affinity(TaskId(id), CpuMask::first_n(2), 0).unwrap();
+        s.set_affinity(TaskId(id), CpuMask::first_n(2), cpu(0))
+            .unwrap();
         live[id as usize] = true;
     }
     // Run task 1 for 20 ms so that it has negative lag when it sleeps.
     loop {
-        let sw = switch(&s, 1, PrevAction::Stays);
+        let sw = switch(&s, cpu(1), PrevAction::Stays);
         if sw.next == Some(TaskId(1)) {
             break;
         }
-        switch(&s, 1, PrevAction::Yields);
+        switch(&s, cpu(1), PrevAction::Yields);
     }
     s.platform.now.fetch_add(20 * MS, Ordering::Relaxed);
-    s.tick(1);
-    switch(&s, 1, PrevAction::Sleeps);
-    assert_eq!(s.task(TaskId(1), 0).unwrap().state, TaskState::Delayed);
-    while s.cpu_rq(1).curr() != Some(TaskId(0)) {
-        switch(&s, 1, PrevAction::Yields);
+    s.tick(cpu(1));
+    switch(&s, cpu(1), PrevAction::Sleeps);
+    assert_eq!(s.task(TaskId(1), cpu(0)).unwrap().state, TaskState::Delayed);
+    while s.cpu_rq(cpu(1)).curr() != Some(TaskId(0)) {
+        switch(&s, cpu(1), PrevAction::Yields);
     }
     s.cfg.features.set(Feature::DelayDequeue, false);
-    switch(&s, 1, PrevAction::Sleeps);
+    switch(&s, cpu(1), PrevAction::Sleeps);
     s.cfg.features.set(Feature::DelayDequeue, true);
     assert!(s.is_parked(TaskId(0)));
     assert_eq!(home(&s, 0), 1, "task 0 last ran on CPU 1");
@@ -226,10 +230,10 @@ fn sleepers_of_an_offline_cpu_wake_elsewhere() {
     assert!(s.is_parked(TaskId(1)));
     // Woken by CPU 1 itself (an interrupt before it stopped) and by CPU 0:
     // both land on CPU 0.
-    let w = s.wake(TaskId(0), WakeFlags::empty(), 1).unwrap();
-    assert_eq!(w.cpu(), 0);
-    let w = s.wake(TaskId(1), WakeFlags::SYNC, 0).unwrap();
-    assert_eq!(w.cpu(), 0);
+    let w = s.wake(TaskId(0), WakeFlags::empty(), cpu(1)).unwrap();
+    assert_eq!(w.cpu(), cpu(0));
+    let w = s.wake(TaskId(1), WakeFlags::SYNC, cpu(0)).unwrap();
+    assert_eq!(w.cpu(), cpu(0));
     check(&s, &live);
     assert!(s.platform.broken.lock().unwrap().is_empty());
 }
@@ -240,32 +244,35 @@ fn a_task_pinned_to_the_offline_cpu_has_its_affinity_broken() {
     let live = [true, true, true];
     // 0 runs on CPU 2, 1 is queued there, 2 sleeps there: all pinned to it.
     for id in 0..3 {
-        s.spawn(TaskId(id), pinned(2), 0).unwrap();
+        s.spawn(TaskId(id), pinned(2), cpu(0)).unwrap();
     }
-    let first = switch(&s, 2, PrevAction::Stays).next.unwrap();
-    switch(&s, 2, PrevAction::Sleeps);
+    let first = switch(&s, cpu(2), PrevAction::Stays).next.unwrap();
+    switch(&s, cpu(2), PrevAction::Sleeps);
     let sleeper = first;
-    let running = s.cpu_rq(2).curr().unwrap();
+    let running = s.cpu_rq(cpu(2)).curr().unwrap();
     let queued = (0..3)
         .map(TaskId)
         .find(|&i| i != sleeper && i != running)
         .unwrap();
 
-    s.sched_cpu_deactivate(cpu(2), 0).unwrap();
+    s.sched_cpu_deactivate(cpu(2), cpu(0)).unwrap();
     // The queued one moved now, its affinity widened.
     assert_ne!(home(&s, queued.0), 2);
-    assert_eq!(s.task(queued, 0).unwrap().cpus_allowed, CpuMask::first_n(3));
-    let sw = switch(&s, 2, PrevAction::Stays);
+    assert_eq!(
+        s.task(queued, cpu(0)).unwrap().cpus_allowed,
+        CpuMask::first_n(3)
+    );
+    let sw = switch(&s, cpu(2), PrevAction::Stays);
     assert!(sw.prev_misplaced && sw.next.is_none());
     s.sched_cpu_dying(cpu(2)).unwrap();
     assert_ne!(home(&s, running.0), 2);
     // The sleeper keeps its mask until it wakes.
     assert_eq!(
-        s.task(sleeper, 0).unwrap().cpus_allowed,
+        s.task(sleeper, cpu(0)).unwrap().cpus_allowed,
         CpuMask::from_cpus(&[2])
     );
-    let w = s.wake(sleeper, WakeFlags::empty(), 0).unwrap();
-    assert_ne!(w.cpu(), 2);
+    let w = s.wake(sleeper, WakeFlags::empty(), cpu(0)).unwrap();
+    assert_ne!(w.cpu(), cpu(2));
     check(&s, &live);
     let mut broken = s.platform.broken.lock().unwrap().clone();
     broken.sort();
@@ -274,7 +281,7 @@ fn a_task_pinned_to_the_offline_cpu_has_its_affinity_broken() {
     assert_eq!(broken, want, "one report per task, naming CPU 2");
     for id in 0..3 {
         assert_eq!(
-            s.task(TaskId(id), 0).unwrap().cpus_allowed,
+            s.task(TaskId(id), cpu(0)).unwrap().cpus_allowed,
             CpuMask::first_n(3)
         );
     }
@@ -287,7 +294,7 @@ fn nothing_is_placed_balanced_or_woken_onto_an_inactive_cpu() {
     offline(&s, 3);
     // Refused: masks with no active CPU.
     assert_eq!(
-        s.spawn(TaskId(0), pinned(3), 0),
+        s.spawn(TaskId(0), pinned(3), cpu(0)),
         Err(LifecycleError::NoAllowedCpu)
     );
     for id in 0..24u32 {
@@ -298,15 +305,15 @@ fn nothing_is_placed_balanced_or_woken_onto_an_inactive_cpu() {
         }
         // Spawned from every CPU, the inactive one included (a thread
         // that ran there just before it went).
-        let (c, _) = s.spawn(TaskId(id), t, id as usize % 4).unwrap();
-        assert_ne!(c, 3);
+        let (c, _) = s.spawn(TaskId(id), t, cpu(id as usize % 4)).unwrap();
+        assert_ne!(c, cpu(3));
         live[id as usize] = true;
     }
     assert_eq!(
-        s.set_affinity(TaskId(1), CpuMask::from_cpus(&[3]), 0),
+        s.set_affinity(TaskId(1), CpuMask::from_cpus(&[3]), cpu(0)),
         Err(LifecycleError::NoAllowedCpu)
     );
-    s.set_affinity(TaskId(1), CpuMask::from_cpus(&[2, 3]), 0)
+    s.set_affinity(TaskId(1), CpuMask::from_cpus(&[2, 3]), cpu(0))
         .unwrap();
     for round in 0..40 {
         for c in 0..3 {
@@ -315,21 +322,25 @@ fn nothing_is_placed_balanced_or_woken_onto_an_inactive_cpu() {
                 1 => PrevAction::Yields,
                 _ => PrevAction::Stays,
             };
-            switch(&s, c, a);
+            switch(&s, cpu(c), a);
             s.platform.now.fetch_add(MS, Ordering::Relaxed);
-            s.tick(c);
+            s.tick(cpu(c));
         }
         for id in 0..24u32 {
             // Wakers on every CPU, the inactive one too.
-            let _ = s.wake(TaskId(id), WakeFlags::empty(), (id as usize + round) % 4);
+            let _ = s.wake(
+                TaskId(id),
+                WakeFlags::empty(),
+                cpu((id as usize + round) % 4),
+            );
         }
         for c in 0..4 {
-            let p = s.load_balance(c, round % 2 == 0);
+            let p = s.load_balance(cpu(c), round % 2 == 0);
             if c == 3 {
                 assert!(p.is_empty(), "the inactive CPU pulled");
             }
         }
-        s.balance_rt(0, 0);
+        s.balance_rt(cpu(0), cpu(0));
         check(&s, &live);
     }
     assert!(s.platform.broken.lock().unwrap().is_empty());
@@ -344,11 +355,11 @@ fn an_enqueue_that_raced_the_deactivation_is_moved_by_its_enqueuer() {
         s.cfg.features.set(Feature::TtwuQueue, ttwu_queue);
         offline(&s, 1);
         let mut t = task();
-        t.cpu = 1;
-        s.ttwu_queue(1, 0, TaskId(5), t, WakeFlags::TTWU);
-        assert!(s.cpu_rq(1).tasks().next().is_none());
-        assert!(!s.has_pending_wakeups(1));
-        assert!(s.cpu_rq(0).task(TaskId(5)).is_some());
+        t.cpu = cpu(1);
+        s.ttwu_queue(cpu(1), cpu(0), TaskId(5), t, WakeFlags::TTWU);
+        assert!(s.cpu_rq(cpu(1)).tasks().next().is_none());
+        assert!(!s.has_pending_wakeups(cpu(1)));
+        assert!(s.cpu_rq(cpu(0)).task(TaskId(5)).is_some());
         assert_eq!(s.platform.cpu_of[5].load(Ordering::Relaxed), 0);
     }
 }
@@ -362,12 +373,13 @@ fn a_misplaced_task_is_not_parked_before_its_finish_switch() {
     // (it would never run again: its thread is not asleep).
     let s = sched(2);
     let live = [true];
-    s.spawn(TaskId(0), pinned(1), 0).unwrap();
-    s.set_affinity(TaskId(0), CpuMask::first_n(2), 0).unwrap();
-    assert_eq!(switch(&s, 1, PrevAction::Stays).next, Some(TaskId(0)));
-    s.sched_cpu_deactivate(cpu(1), 0).unwrap();
+    s.spawn(TaskId(0), pinned(1), cpu(0)).unwrap();
+    s.set_affinity(TaskId(0), CpuMask::first_n(2), cpu(0))
+        .unwrap();
+    assert_eq!(switch(&s, cpu(1), PrevAction::Stays).next, Some(TaskId(0)));
+    s.sched_cpu_deactivate(cpu(1), cpu(0)).unwrap();
     let sw = {
-        let mut rq = s.cpu_rq(1);
+        let mut rq = s.cpu_rq(cpu(1));
         s.schedule(&mut rq, PrevAction::Yields)
     };
     assert!(sw.prev_misplaced && sw.next.is_none());
@@ -378,8 +390,8 @@ fn a_misplaced_task_is_not_parked_before_its_finish_switch() {
         Err(HotplugError::Busy),
         "its move is still to come"
     );
-    assert_eq!(s.finish_switch(1, &sw), Some(0));
-    assert_eq!(s.task(TaskId(0), 0).unwrap().state, TaskState::Queued);
+    assert_eq!(s.finish_switch(cpu(1), &sw), Some(cpu(0)));
+    assert_eq!(s.task(TaskId(0), cpu(0)).unwrap().state, TaskState::Queued);
     s.sched_cpu_dying(cpu(1)).unwrap();
     check(&s, &live);
 }
@@ -390,19 +402,19 @@ fn an_online_cpu_is_used_again() {
     let mut live = [false; IDS];
     offline(&s, 1);
     for id in 0..4u32 {
-        assert_eq!(s.spawn(TaskId(id), task(), 0).unwrap().0, 0);
+        assert_eq!(s.spawn(TaskId(id), task(), cpu(0)).unwrap().0, cpu(0));
         live[id as usize] = true;
     }
     assert_eq!(s.sched_cpu_activate(cpu(1)), Ok(()));
-    assert!(s.cpu_active(1) && s.active_mask() == CpuMask::first_n(2));
+    assert!(s.cpu_active(cpu(1)) && s.active_mask() == CpuMask::first_n(2));
     // Balancing pulls to it (the tasks cache-cold by then), fork balancing
     // places on it.
     s.platform.now.fetch_add(10 * MS, Ordering::Relaxed);
-    let p = s.load_balance(1, false);
+    let p = s.load_balance(cpu(1), false);
     assert!(!p.is_empty(), "the CPU back online pulls");
-    switch(&s, 1, PrevAction::Stays);
-    assert!(s.cpu_rq(1).curr().is_some(), "and runs what it pulled");
-    let (c, _) = s.spawn(TaskId(9), task(), 0).unwrap();
+    switch(&s, cpu(1), PrevAction::Stays);
+    assert!(s.cpu_rq(cpu(1)).curr().is_some(), "and runs what it pulled");
+    let (c, _) = s.spawn(TaskId(9), task(), cpu(0)).unwrap();
     live[9] = true;
     let on1 = (0..10)
         .filter(|&id| live[id] && home(&s, id as u32) == 1)
@@ -410,7 +422,7 @@ fn an_online_cpu_is_used_again() {
     assert!(on1 >= 2, "CPU 1 holds {on1} tasks (spawn went to {c})");
     check(&s, &live);
     // A pinned task may be made again.
-    s.spawn(TaskId(10), pinned(1), 0).unwrap();
+    s.spawn(TaskId(10), pinned(1), cpu(0)).unwrap();
     assert_eq!(home(&s, 10), 1);
 }
 
@@ -418,7 +430,7 @@ fn an_online_cpu_is_used_again() {
 fn bad_hotplug_requests_change_nothing() {
     let s = sched(2);
     assert_eq!(
-        s.sched_cpu_deactivate(cpu(2), 0),
+        s.sched_cpu_deactivate(cpu(2), cpu(0)),
         Err(HotplugError::NoSuchCpu)
     );
     assert_eq!(
@@ -426,16 +438,16 @@ fn bad_hotplug_requests_change_nothing() {
         Err(HotplugError::AlreadyActive)
     );
     assert_eq!(s.sched_cpu_dying(cpu(1)), Err(HotplugError::AlreadyActive));
-    s.sched_cpu_deactivate(cpu(1), 0).unwrap();
+    s.sched_cpu_deactivate(cpu(1), cpu(0)).unwrap();
     assert_eq!(
-        s.sched_cpu_deactivate(cpu(1), 0),
+        s.sched_cpu_deactivate(cpu(1), cpu(0)),
         Err(HotplugError::AlreadyInactive)
     );
     assert_eq!(
-        s.sched_cpu_deactivate(cpu(0), 0),
+        s.sched_cpu_deactivate(cpu(0), cpu(0)),
         Err(HotplugError::LastCpu)
     );
-    assert!(s.cpu_active(0) && !s.cpu_active(1) && s.nr_active() == 1);
+    assert!(s.cpu_active(cpu(0)) && !s.cpu_active(cpu(1)) && s.nr_active() == 1);
     s.sched_cpu_activate(cpu(1)).unwrap();
     // Deadline bandwidth admitted for two CPUs does not fit in one.
     let dl = TaskParams {
@@ -445,13 +457,13 @@ fn bad_hotplug_requests_change_nothing() {
         dl_period_ns: 10 * MS,
         ..Default::default()
     };
-    s.spawn(TaskId(0), SchedTask::new(dl), 0).unwrap();
-    s.spawn(TaskId(1), SchedTask::new(dl), 0).unwrap();
+    s.spawn(TaskId(0), SchedTask::new(dl), cpu(0)).unwrap();
+    s.spawn(TaskId(1), SchedTask::new(dl), cpu(0)).unwrap();
     assert_eq!(
-        s.sched_cpu_deactivate(cpu(1), 0),
+        s.sched_cpu_deactivate(cpu(1), cpu(0)),
         Err(HotplugError::DlBandwidth)
     );
-    assert!(s.cpu_active(1));
+    assert!(s.cpu_active(cpu(1)));
 }
 
 /// The lifecycle operations in random order on 4 CPUs with CPUs going down
@@ -473,25 +485,25 @@ fn random_walk_with_cpus_going_down_and_up() {
                 0 => {
                     let mut t = task();
                     t.cpus_allowed = CpuMask::from_u64(rng.below(15) + 1);
-                    let r = s.spawn(id, t, c);
+                    let r = s.spawn(id, t, cpu(c));
                     let ok = !live[id.0 as usize] && t.cpus_allowed.intersects(&s.active_mask());
                     assert_eq!(r.is_ok(), ok, "seed {seed} step {step}: {r:?}");
                     live[id.0 as usize] |= ok;
                 }
-                1..=3 if s.cpu_active(c) => {
+                1..=3 if s.cpu_active(cpu(c)) => {
                     let action = match rng.below(5) {
                         0 => PrevAction::Stays,
                         1 => PrevAction::Yields,
                         4 if rng.below(3) == 0 => PrevAction::Exits,
                         _ => PrevAction::Sleeps,
                     };
-                    let sw = switch(&s, c, action);
+                    let sw = switch(&s, cpu(c), action);
                     if let (Some(p), Some(_)) = (sw.prev, sw.prev_exited) {
                         live[p.0 as usize] = false;
                     }
                 }
                 4 | 5 => {
-                    let r = s.wake(id, WakeFlags::empty(), c);
+                    let r = s.wake(id, WakeFlags::empty(), cpu(c));
                     assert_eq!(r.is_ok(), live[id.0 as usize], "seed {seed} step {step}");
                     if let Ok(w) = r {
                         assert!(s.cpu_active(w.cpu()), "seed {seed} step {step}: {w:?}");
@@ -499,7 +511,7 @@ fn random_walk_with_cpus_going_down_and_up() {
                 }
                 6 => {
                     let m = CpuMask::from_u64(rng.below(15) + 1);
-                    let r = s.set_affinity(id, m, c);
+                    let r = s.set_affinity(id, m, cpu(c));
                     if m.intersects(&s.active_mask()) {
                         assert_eq!(r.is_ok(), live[id.0 as usize]);
                     } else {
@@ -507,13 +519,13 @@ fn random_walk_with_cpus_going_down_and_up() {
                     }
                 }
                 7 => {
-                    s.load_balance(c, rng.below(2) == 0);
+                    s.load_balance(cpu(c), rng.below(2) == 0);
                 }
-                8 if c != 0 && s.cpu_active(c) => {
+                8 if c != 0 && s.cpu_active(cpu(c)) => {
                     offline(&s, c);
                     downs += 1;
                 }
-                9 if !s.cpu_active(c) => {
+                9 if !s.cpu_active(cpu(c)) => {
                     s.sched_cpu_activate(cpu(c)).unwrap();
                     ups += 1;
                 }
@@ -527,16 +539,17 @@ fn random_walk_with_cpus_going_down_and_up() {
             "seed {seed}: {downs} down, {ups} up in {steps} steps"
         );
         for c in 1..4 {
-            if !s.cpu_active(c) {
+            if !s.cpu_active(cpu(c)) {
                 s.sched_cpu_activate(cpu(c)).unwrap();
             }
         }
         for i in (0..IDS).filter(|&i| live[i]) {
-            s.wake(TaskId(i as u32), WakeFlags::empty(), 0).unwrap();
+            s.wake(TaskId(i as u32), WakeFlags::empty(), cpu(0))
+                .unwrap();
         }
         check(&s, &live);
         for i in (0..IDS).filter(|&i| live[i]) {
-            let st = s.task(TaskId(i as u32), 0).unwrap().state;
+            let st = s.task(TaskId(i as u32), cpu(0)).unwrap().state;
             assert_eq!(st, TaskState::Queued, "seed {seed}: task {i}");
         }
     }
@@ -552,7 +565,7 @@ fn racing_wakers_and_hotplug_lose_nothing() {
     let mut live = [false; IDS];
     live[..32].fill(true);
     for id in 0..32u32 {
-        s.spawn(TaskId(id), task(), id as usize % 4).unwrap();
+        s.spawn(TaskId(id), task(), cpu(id as usize % 4)).unwrap();
     }
     let rounds = if cfg!(miri) { 20 } else { 400 };
     let stop = Arc::new(AtomicBool::new(false));
@@ -562,13 +575,13 @@ fn racing_wakers_and_hotplug_lose_nothing() {
         hs.push(std::thread::spawn(move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) || n < rounds {
-                if s.cpu_active(c) || s.cpu_rq(c).curr().is_some() {
+                if s.cpu_active(cpu(c)) || s.cpu_rq(cpu(c)).curr().is_some() {
                     let a = if n.is_multiple_of(3) {
                         PrevAction::Sleeps
                     } else {
                         PrevAction::Yields
                     };
-                    switch(&s, c, a);
+                    switch(&s, cpu(c), a);
                 }
                 n += 1;
             }
@@ -580,7 +593,7 @@ fn racing_wakers_and_hotplug_lose_nothing() {
             let mut n = 0u32;
             while !stop.load(Ordering::Relaxed) || (n as u64) < rounds {
                 let id = TaskId((n * 7 + w * 13) % 32);
-                let _ = s.wake(id, WakeFlags::empty(), ((n + w) % 4) as usize);
+                let _ = s.wake(id, WakeFlags::empty(), cpu(((n + w) % 4) as usize));
                 n += 1;
             }
         }));
@@ -588,7 +601,7 @@ fn racing_wakers_and_hotplug_lose_nothing() {
     // The CPU threads emulate the kernel's dying CPU; this thread is the
     // control CPU: down, wait until CPU 3 ran its idle task, dying, up.
     for _ in 0..rounds / 4 {
-        s.sched_cpu_deactivate(cpu(3), 0).unwrap();
+        s.sched_cpu_deactivate(cpu(3), cpu(0)).unwrap();
         while s.sched_cpu_dying(cpu(3)).is_err() {
             std::thread::yield_now();
         }
@@ -600,17 +613,17 @@ fn racing_wakers_and_hotplug_lose_nothing() {
     }
     for c in 0..4 {
         // Put every running task back on its queue, then wake everyone.
-        let mut rq = s.cpu_rq(c);
+        let mut rq = s.cpu_rq(cpu(c));
         let sw = s.schedule(&mut rq, PrevAction::Stays);
         drop(rq);
-        s.finish_switch(c, &sw);
+        s.finish_switch(cpu(c), &sw);
     }
     for id in 0..32 {
-        s.wake(TaskId(id), WakeFlags::empty(), 0).unwrap();
+        s.wake(TaskId(id), WakeFlags::empty(), cpu(0)).unwrap();
     }
     check(&s, &live);
     for id in 0..32 {
-        let st = s.task(TaskId(id), 0).unwrap().state;
+        let st = s.task(TaskId(id), cpu(0)).unwrap().state;
         assert_eq!(st, TaskState::Queued, "task {id}");
     }
 }

@@ -35,7 +35,7 @@ impl Cpu {
         for f in features {
             cfg.features.write(f).unwrap();
         }
-        let mut rq = Rq::new(0, cfg, 64);
+        let mut rq = Rq::new(cpu_id(0), cfg, 64);
         rq.update_rq_clock(0);
         Cpu {
             rq,
@@ -214,7 +214,7 @@ fn hog_pair_switches(features: &[&str], offset_ns: u64, latency_ns: u64) -> usiz
         cfg.features.write(f).unwrap();
     }
     let mut cpu = Cpu::new(&[]);
-    cpu.rq = Rq::new(0, cfg, 64);
+    cpu.rq = Rq::new(cpu_id(0), cfg, 64);
     cpu.hrtick_latency_ns = latency_ns;
     cpu.now = offset_ns;
     cpu.rq.update_rq_clock(offset_ns);
@@ -288,10 +288,10 @@ fn scheduler_hands_the_timer_to_the_platform() {
     let cfg = Arc::new(SchedConfig::new(1, HZ));
     let s = Scheduler::new(P::default(), cfg, 1, 16);
     let slice = s.cfg.tunables.base_slice_ns();
-    s.spawn(TaskId(1), SchedTask::new(TaskParams::default()), 0)
+    s.spawn(TaskId(1), SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     let sw = {
-        let mut rq = s.cpu_rq(0);
+        let mut rq = s.cpu_rq(cpu_id(0));
         s.schedule(&mut rq, PrevAction::Stays)
     };
     assert_eq!(sw.next, Some(TaskId(1)));
@@ -301,16 +301,16 @@ fn scheduler_hands_the_timer_to_the_platform() {
     // the end of its first request (half a slice, PLACE_DEADLINE_INITIAL).
     let half = slice / 2;
     s.platform.now.store(100_000, Ordering::Relaxed);
-    s.spawn(TaskId(2), SchedTask::new(TaskParams::default()), 0)
+    s.spawn(TaskId(2), SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     let armed = s.platform.armed.lock().unwrap().clone();
     assert_eq!(armed, [(0, Some(half))]);
     // It fires: an immediate reschedule; the switch arms it for the other
     // (its first request is half a slice too).
     s.platform.now.store(half, Ordering::Relaxed);
-    assert_eq!(s.hrtick(0), Resched::Now);
+    assert_eq!(s.hrtick(cpu_id(0)), Resched::Now);
     let sw = {
-        let mut rq = s.cpu_rq(0);
+        let mut rq = s.cpu_rq(cpu_id(0));
         s.schedule(&mut rq, PrevAction::Stays)
     };
     assert_eq!(sw.next, Some(TaskId(2)));
@@ -320,12 +320,12 @@ fn scheduler_hands_the_timer_to_the_platform() {
     );
     // Both sleep: the CPU goes idle and the timer is cancelled.
     for _ in 0..2 {
-        let mut rq = s.cpu_rq(0);
+        let mut rq = s.cpu_rq(cpu_id(0));
         s.schedule(&mut rq, PrevAction::Sleeps);
     }
     assert_eq!(s.platform.armed.lock().unwrap().last(), Some(&(0, None)));
     // A stale expiry after the cancel does nothing.
-    assert_eq!(s.hrtick(0), Resched::None);
+    assert_eq!(s.hrtick(cpu_id(0)), Resched::None);
 }
 
 /// `wakelat -n 2 -s 100` on one runqueue: a sleeper with a 100 µs custom
@@ -443,4 +443,9 @@ fn short_slice_sleeper_waits_a_request_only_after_a_repick_overrun() {
         }
     }
     assert!(long > 0, "no wait of a whole request");
+}
+
+/// CPU `i` (below `MAX_CPUS`).
+fn cpu_id(i: usize) -> sched::CpuId {
+    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

@@ -67,7 +67,7 @@ fn task(nice: i32) -> SchedTask {
     })
 }
 
-fn switch(s: &Scheduler<Rec>, cpu: usize, a: PrevAction) -> sched::Switch {
+fn switch(s: &Scheduler<Rec>, cpu: sched::CpuId, a: PrevAction) -> sched::Switch {
     let sw = {
         let mut rq = s.cpu_rq(cpu);
         s.schedule(&mut rq, a)
@@ -81,36 +81,38 @@ fn switch(s: &Scheduler<Rec>, cpu: usize, a: PrevAction) -> sched::Switch {
 /// and that every runqueue's own invariants hold.
 fn check(s: &Scheduler<Rec>, live: &[bool]) {
     for c in 0..s.nr_cpus() {
-        let mut rq = s.cpu_rq(c);
+        let mut rq = s.cpu_rq(cpu_id(c));
         s.sched_ttwu_pending(&mut rq);
     }
     for c in 0..s.nr_cpus() {
-        s.cpu_rq(c)
+        s.cpu_rq(cpu_id(c))
             .check()
             .unwrap_or_else(|e| panic!("cpu {c}: {e}"));
     }
     // Every guard above republished its summary: the overload count agrees.
     let overloaded = (0..s.nr_cpus())
-        .filter(|&c| s.summary(c).nr_running.load(Ordering::Relaxed) >= 2)
+        .filter(|&c| s.summary(cpu_id(c)).nr_running.load(Ordering::Relaxed) >= 2)
         .count();
     assert_eq!(s.overloaded_cpus() as usize, overloaded, "overloaded CPUs");
     for (i, &alive) in live.iter().enumerate() {
         let id = TaskId(i as u32);
         let holders: Vec<usize> = (0..s.nr_cpus())
-            .filter(|&c| s.cpu_rq(c).task(id).is_some())
+            .filter(|&c| s.cpu_rq(cpu_id(c)).task(id).is_some())
             .collect();
         if alive {
             // Held by one runqueue, or asleep in its cell (held by none).
             let cpu = match holders[..] {
                 [c] => c,
                 [] => {
-                    let t = s.task(id, 0).unwrap_or_else(|e| panic!("task {i}: {e:?}"));
+                    let t = s
+                        .task(id, cpu_id(0))
+                        .unwrap_or_else(|e| panic!("task {i}: {e:?}"));
                     assert_eq!(t.state, TaskState::Blocked, "task {i} held nowhere");
-                    t.cpu as usize
+                    t.cpu.index()
                 }
                 _ => panic!("task {i} held by {holders:?}"),
             };
-            assert_eq!(s.task_cpu(id), Some(cpu), "task {i}: directory");
+            assert_eq!(s.task_cpu(id), Some(cpu_id(cpu)), "task {i}: directory");
             assert_eq!(
                 s.platform.cpu_of[i].load(Ordering::Relaxed) as usize,
                 cpu,
@@ -124,7 +126,7 @@ fn check(s: &Scheduler<Rec>, live: &[bool]) {
 }
 
 fn state(s: &Scheduler<Rec>, id: u32) -> TaskState {
-    s.task(TaskId(id), 0).unwrap().state
+    s.task(TaskId(id), cpu_id(0)).unwrap().state
 }
 
 #[test]
@@ -132,22 +134,22 @@ fn spawn_block_wake_exit_on_one_cpu() {
     let s = sched(1);
     let mut live = [false; IDS];
     for id in 0..3u32 {
-        let (cpu, _) = s.spawn(TaskId(id), task(0), 0).unwrap();
-        assert_eq!(cpu, 0);
+        let (cpu, _) = s.spawn(TaskId(id), task(0), cpu_id(0)).unwrap();
+        assert_eq!(cpu, cpu_id(0));
         live[id as usize] = true;
     }
     assert_eq!(
-        s.spawn(TaskId(1), task(0), 0),
+        s.spawn(TaskId(1), task(0), cpu_id(0)),
         Err(LifecycleError::AlreadySpawned)
     );
     assert_eq!(
-        s.spawn(TaskId(IDS as u32), task(0), 0),
+        s.spawn(TaskId(IDS as u32), task(0), cpu_id(0)),
         Err(LifecycleError::IdOutOfRange)
     );
-    let sw = switch(&s, 0, PrevAction::Stays);
+    let sw = switch(&s, cpu_id(0), PrevAction::Stays);
     let a = sw.next.unwrap();
     // It blocks: its state stays with the scheduler (no hand-off).
-    let sw = switch(&s, 0, PrevAction::Sleeps);
+    let sw = switch(&s, cpu_id(0), PrevAction::Sleeps);
     assert_eq!(sw.prev, Some(a));
     assert!(sw.prev_blocked.is_none() && sw.prev_exited.is_none());
     assert!(matches!(
@@ -156,17 +158,17 @@ fn spawn_block_wake_exit_on_one_cpu() {
     ));
     check(&s, &live);
     // One wake, whatever the state; a second one finds it runnable.
-    let w = s.wake(a, WakeFlags::empty(), 0).unwrap();
-    assert_eq!(w.cpu(), 0);
+    let w = s.wake(a, WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(0));
     assert_eq!(state(&s, a.0), TaskState::Queued);
     assert!(matches!(
-        s.wake(a, WakeFlags::empty(), 0),
-        Ok(Woke::InPlace { cpu: 0, .. })
+        s.wake(a, WakeFlags::empty(), cpu_id(0)),
+        Ok(Woke::InPlace { cpu, .. }) if cpu == cpu_id(0)
     ));
     check(&s, &live);
     // The running task exits: its final state comes back once, its id is free.
-    let curr = s.cpu_rq(0).curr().unwrap();
-    let sw = switch(&s, 0, PrevAction::Exits);
+    let curr = s.cpu_rq(cpu_id(0)).curr().unwrap();
+    let sw = switch(&s, cpu_id(0), PrevAction::Exits);
     assert_eq!(sw.prev, Some(curr));
     assert!(sw.prev_exited.is_some_and(|t| t.nr_switches >= 1));
     live[curr.0 as usize] = false;
@@ -176,15 +178,15 @@ fn spawn_block_wake_exit_on_one_cpu() {
     let other = (0..3).map(TaskId).find(|&i| i != curr).unwrap();
     assert!(s.exited(other).is_none(), "a live task has no exit state");
     assert_eq!(
-        s.wake(curr, WakeFlags::empty(), 0),
+        s.wake(curr, WakeFlags::empty(), cpu_id(0)),
         Err(LifecycleError::NoSuchTask)
     );
     assert_eq!(
-        s.set_params(curr, TaskParams::default(), 0),
+        s.set_params(curr, TaskParams::default(), cpu_id(0)),
         Err(LifecycleError::NoSuchTask)
     );
     check(&s, &live);
-    s.spawn(curr, task(0), 0).unwrap();
+    s.spawn(curr, task(0), cpu_id(0)).unwrap();
     live[curr.0 as usize] = true;
     assert!(
         s.exited(curr).is_none(),
@@ -205,14 +207,14 @@ fn sleeping_while_switching(beside: bool) -> (Scheduler<Rec>, sched::Switch) {
     for id in 0..1 + u32::from(beside) {
         let mut t = task(0);
         t.cpus_allowed = only1;
-        s.spawn(TaskId(id), t, 1).unwrap();
+        s.spawn(TaskId(id), t, cpu_id(1)).unwrap();
     }
     // Task 0 runs on CPU 1 (picked first, or made current by a pick).
-    while s.cpu_rq(1).curr() != Some(TaskId(0)) {
-        switch(&s, 1, PrevAction::Yields);
+    while s.cpu_rq(cpu_id(1)).curr() != Some(TaskId(0)) {
+        switch(&s, cpu_id(1), PrevAction::Yields);
     }
     let sw = {
-        let mut rq = s.cpu_rq(1);
+        let mut rq = s.cpu_rq(cpu_id(1));
         s.schedule(&mut rq, PrevAction::Sleeps)
     };
     assert_eq!(sw.prev, Some(TaskId(0)));
@@ -229,9 +231,9 @@ fn wake_during_switch(s: &Scheduler<Rec>, sw: &sched::Switch, delay_ms: u64) -> 
         sc.spawn(|| {
             std::thread::sleep(std::time::Duration::from_millis(delay_ms));
             finished.store(true, Ordering::SeqCst);
-            s.finish_switch(1, sw);
+            s.finish_switch(cpu_id(1), sw);
         });
-        let w = s.wake(TaskId(0), WakeFlags::empty(), 0).unwrap();
+        let w = s.wake(TaskId(0), WakeFlags::empty(), cpu_id(0)).unwrap();
         (w, !finished.load(Ordering::SeqCst))
     })
 }
@@ -247,13 +249,16 @@ fn a_wakee_still_switching_out_of_an_emptied_cpu_is_queued_there_at_once() {
     assert_eq!(
         w,
         Woke::Placed {
-            from: 1,
-            to: 1,
-            outcome: sched::smp::WakeOutcome::Queued { cpu: 1, ipi: true },
+            from: cpu_id(1),
+            to: cpu_id(1),
+            outcome: sched::smp::WakeOutcome::Queued {
+                cpu: cpu_id(1),
+                ipi: true
+            },
         }
     );
     // CPU 1 takes it from its list (after its switch) and runs it.
-    let mut rq = s.cpu_rq(1);
+    let mut rq = s.cpu_rq(cpu_id(1));
     assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
     assert_eq!(rq.task(TaskId(0)).map(|t| t.state), Some(TaskState::Queued));
     assert_eq!(rq.pick_next_task(), Some(TaskId(0)));
@@ -273,14 +278,14 @@ fn a_wakee_still_switching_out_of_a_busy_cpu_is_placed_after_the_switch() {
         matches!(
             w,
             Woke::Placed {
-                from: 1,
-                to: 1,
-                outcome: sched::smp::WakeOutcome::Remote(1, _),
-            }
+                from,
+                to,
+                outcome: sched::smp::WakeOutcome::Remote(c, _),
+            } if from == cpu_id(1) && to == cpu_id(1) && c == cpu_id(1)
         ),
         "{w:?}"
     );
-    assert!(!s.has_pending_wakeups(1));
+    assert!(!s.has_pending_wakeups(cpu_id(1)));
     check(&s, &[true, true]);
 }
 
@@ -288,11 +293,11 @@ fn a_wakee_still_switching_out_of_a_busy_cpu_is_placed_after_the_switch() {
 fn set_params_reaches_running_queued_and_sleeping_tasks() {
     let s = sched(1);
     for id in 0..3 {
-        s.spawn(TaskId(id), task(0), 0).unwrap();
+        s.spawn(TaskId(id), task(0), cpu_id(0)).unwrap();
     }
-    let running = switch(&s, 0, PrevAction::Stays).next.unwrap();
-    let sleeper = switch(&s, 0, PrevAction::Sleeps).next.unwrap();
-    switch(&s, 0, PrevAction::Sleeps); // `sleeper` was running: it sleeps now
+    let running = switch(&s, cpu_id(0), PrevAction::Stays).next.unwrap();
+    let sleeper = switch(&s, cpu_id(0), PrevAction::Sleeps).next.unwrap();
+    switch(&s, cpu_id(0), PrevAction::Sleeps); // `sleeper` was running: it sleeps now
     let _ = running;
     let queued = (0..3)
         .map(TaskId)
@@ -303,25 +308,25 @@ fn set_params_reaches_running_queued_and_sleeping_tasks() {
             nice: 5 + i as i32,
             ..Default::default()
         };
-        s.set_params(id, p, 0).unwrap();
-        assert_eq!(s.task(id, 0).unwrap().params.nice, 5 + i as i32);
+        s.set_params(id, p, cpu_id(0)).unwrap();
+        assert_eq!(s.task(id, cpu_id(0)).unwrap().params.nice, 5 + i as i32);
     }
     let bad = TaskParams {
         nice: 40,
         ..Default::default()
     };
     assert!(matches!(
-        s.set_params(queued, bad, 0),
+        s.set_params(queued, bad, cpu_id(0)),
         Err(LifecycleError::Params(_))
     ));
     assert_eq!(
-        s.task(queued, 0).unwrap().params.nice,
+        s.task(queued, cpu_id(0)).unwrap().params.nice,
         6,
         "a refused change changes nothing"
     );
     // The sleeper wakes with its new weight.
-    s.wake(sleeper, WakeFlags::empty(), 0).unwrap();
-    assert_eq!(s.task(sleeper, 0).unwrap().params.nice, 5);
+    s.wake(sleeper, WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(s.task(sleeper, cpu_id(0)).unwrap().params.nice, 5);
     assert_eq!(state(&s, sleeper.0), TaskState::Queued);
 }
 
@@ -334,44 +339,44 @@ fn affinity_moves_queued_running_and_sleeping_tasks() {
     for id in 0..4 {
         let mut t = task(0);
         t.cpus_allowed = only0;
-        assert_eq!(s.spawn(TaskId(id), t, 0).unwrap().0, 0);
+        assert_eq!(s.spawn(TaskId(id), t, cpu_id(0)).unwrap().0, cpu_id(0));
         live[id as usize] = true;
     }
-    let running = switch(&s, 0, PrevAction::Stays).next.unwrap();
-    let sleeper = switch(&s, 0, PrevAction::Sleeps).next.unwrap();
+    let running = switch(&s, cpu_id(0), PrevAction::Stays).next.unwrap();
+    let sleeper = switch(&s, cpu_id(0), PrevAction::Sleeps).next.unwrap();
     assert_ne!(running, sleeper);
-    switch(&s, 0, PrevAction::Sleeps);
+    switch(&s, cpu_id(0), PrevAction::Sleeps);
     check(&s, &live);
     let queued = (0..4)
         .map(TaskId)
-        .find(|&i| state(&s, i.0) == TaskState::Queued && s.cpu_rq(0).curr() != Some(i))
+        .find(|&i| state(&s, i.0) == TaskState::Queued && s.cpu_rq(cpu_id(0)).curr() != Some(i))
         .unwrap();
-    let curr = s.cpu_rq(0).curr().unwrap();
+    let curr = s.cpu_rq(cpu_id(0)).curr().unwrap();
     let only1 = CpuMask::from_u64(2);
     assert_eq!(
-        s.set_affinity(queued, CpuMask::new(), 0),
+        s.set_affinity(queued, CpuMask::new(), cpu_id(0)),
         Err(LifecycleError::NoAllowedCpu)
     );
     // A queued task moves at once.
-    s.set_affinity(queued, only1, 0).unwrap();
-    assert_eq!(s.task_cpu(queued), Some(1));
+    s.set_affinity(queued, only1, cpu_id(0)).unwrap();
+    assert_eq!(s.task_cpu(queued), Some(cpu_id(1)));
     check(&s, &live);
     // A sleeper moves when it wakes.
-    s.set_affinity(sleeper, only1, 0).unwrap();
-    let w = s.wake(sleeper, WakeFlags::empty(), 0).unwrap();
-    assert_eq!(w.cpu(), 1);
+    s.set_affinity(sleeper, only1, cpu_id(0)).unwrap();
+    let w = s.wake(sleeper, WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(1));
     check(&s, &live);
-    assert_eq!(s.task_cpu(sleeper), Some(1));
+    assert_eq!(s.task_cpu(sleeper), Some(cpu_id(1)));
     // The running task moves at its switch.
-    s.set_affinity(curr, only1, 0).unwrap();
-    assert_eq!(s.cpu_rq(0).need_resched(), sched::Resched::Now);
-    let sw = switch(&s, 0, PrevAction::Stays);
+    s.set_affinity(curr, only1, cpu_id(0)).unwrap();
+    assert_eq!(s.cpu_rq(cpu_id(0)).need_resched(), sched::Resched::Now);
+    let sw = switch(&s, cpu_id(0), PrevAction::Stays);
     assert!(sw.prev_misplaced);
     assert_ne!(sw.next, Some(curr));
-    assert_eq!(s.task_cpu(curr), Some(1));
+    assert_eq!(s.task_cpu(curr), Some(cpu_id(1)));
     check(&s, &live);
     for id in [queued, sleeper, curr] {
-        assert!(s.task(id, 0).unwrap().cpus_allowed.test(1));
+        assert!(s.task(id, cpu_id(0)).unwrap().cpus_allowed.test(1));
     }
 }
 
@@ -380,18 +385,21 @@ fn remove_takes_a_task_that_is_not_running() {
     let s = sched(1);
     let mut live = [false; IDS];
     for id in 0..3 {
-        s.spawn(TaskId(id), task(0), 0).unwrap();
+        s.spawn(TaskId(id), task(0), cpu_id(0)).unwrap();
         live[id as usize] = true;
     }
-    let curr = switch(&s, 0, PrevAction::Stays).next.unwrap();
-    assert!(matches!(s.remove(curr, 0), Err(LifecycleError::Running)));
+    let curr = switch(&s, cpu_id(0), PrevAction::Stays).next.unwrap();
+    assert!(matches!(
+        s.remove(curr, cpu_id(0)),
+        Err(LifecycleError::Running)
+    ));
     let other = (0..3).map(TaskId).find(|&i| i != curr).unwrap();
-    let t = s.remove(other, 0).unwrap();
+    let t = s.remove(other, cpu_id(0)).unwrap();
     assert_eq!(t.state, TaskState::Absent);
     live[other.0 as usize] = false;
     check(&s, &live);
     assert!(matches!(
-        s.remove(other, 0),
+        s.remove(other, cpu_id(0)),
         Err(LifecycleError::NoSuchTask)
     ));
 }
@@ -411,7 +419,7 @@ fn random_walk_keeps_one_home_per_task() {
             let cpu = rng.below(4) as usize;
             match rng.below(9) {
                 0 => {
-                    let r = s.spawn(id, task(rng.below(10) as i32 - 5), cpu);
+                    let r = s.spawn(id, task(rng.below(10) as i32 - 5), cpu_id(cpu));
                     assert_eq!(r.is_ok(), !live[id.0 as usize], "seed {seed} step {step}");
                     live[id.0 as usize] = true;
                 }
@@ -423,7 +431,7 @@ fn random_walk_keeps_one_home_per_task() {
                         _ if rng.below(4) == 0 => PrevAction::Exits,
                         _ => PrevAction::Sleeps,
                     };
-                    let sw = switch(&s, cpu, action);
+                    let sw = switch(&s, cpu_id(cpu), action);
                     if let (Some(p), Some(_)) = (sw.prev, sw.prev_exited) {
                         live[p.0 as usize] = false;
                     }
@@ -434,7 +442,7 @@ fn random_walk_keeps_one_home_per_task() {
                     } else {
                         WakeFlags::empty()
                     };
-                    let r = s.wake(id, wf, cpu);
+                    let r = s.wake(id, wf, cpu_id(cpu));
                     assert_eq!(
                         r.is_ok(),
                         live[id.0 as usize],
@@ -446,7 +454,10 @@ fn random_walk_keeps_one_home_per_task() {
                         nice: rng.below(40) as i32 - 20,
                         ..Default::default()
                     };
-                    assert_eq!(s.set_params(id, p, cpu).is_ok(), live[id.0 as usize]);
+                    assert_eq!(
+                        s.set_params(id, p, cpu_id(cpu)).is_ok(),
+                        live[id.0 as usize]
+                    );
                 }
                 7 => {
                     let mut m = CpuMask::new();
@@ -455,7 +466,7 @@ fn random_walk_keeps_one_home_per_task() {
                             m.set(c);
                         }
                     }
-                    let r = s.set_affinity(id, m, cpu);
+                    let r = s.set_affinity(id, m, cpu_id(cpu));
                     if m.is_empty() {
                         assert_eq!(r, Err(LifecycleError::NoAllowedCpu));
                     } else {
@@ -464,8 +475,8 @@ fn random_walk_keeps_one_home_per_task() {
                 }
                 _ => {
                     if rng.below(2) == 0 {
-                        s.load_balance(cpu, false);
-                    } else if s.remove(id, cpu).is_ok() {
+                        s.load_balance(cpu_id(cpu), false);
+                    } else if s.remove(id, cpu_id(cpu)).is_ok() {
                         live[id.0 as usize] = false;
                     }
                 }
@@ -477,7 +488,8 @@ fn random_walk_keeps_one_home_per_task() {
         check(&s, &live);
         // Nothing lost: waking every live task makes every one runnable.
         for i in (0..IDS).filter(|&i| live[i]) {
-            s.wake(TaskId(i as u32), WakeFlags::empty(), 0).unwrap();
+            s.wake(TaskId(i as u32), WakeFlags::empty(), cpu_id(0))
+                .unwrap();
         }
         check(&s, &live);
         for i in (0..IDS).filter(|&i| live[i]) {
@@ -503,7 +515,8 @@ fn racing_cpus_and_wakers_lose_nothing() {
     let mut all = [false; IDS];
     all[..32].copy_from_slice(&live);
     for id in 0..32 {
-        s.spawn(TaskId(id), task(0), id as usize % 4).unwrap();
+        s.spawn(TaskId(id), task(0), cpu_id(id as usize % 4))
+            .unwrap();
     }
     // Miri interprets ~1000x slower (and interleaves the threads itself):
     // 40 rounds per thread there.
@@ -522,9 +535,9 @@ fn racing_cpus_and_wakers_lose_nothing() {
                     1 => PrevAction::Yields,
                     _ => PrevAction::Sleeps,
                 };
-                switch(&s, cpu, a);
+                switch(&s, cpu_id(cpu), a);
                 if n.is_multiple_of(16) {
-                    s.load_balance(cpu, rng.below(2) == 0);
+                    s.load_balance(cpu_id(cpu), rng.below(2) == 0);
                 }
                 n += 1;
                 rounds[cpu].store(n, Ordering::Relaxed);
@@ -539,12 +552,12 @@ fn racing_cpus_and_wakers_lose_nothing() {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let id = TaskId(rng.below(32) as u32);
-                s.wake(id, WakeFlags::empty(), rng.below(4) as usize)
+                s.wake(id, WakeFlags::empty(), cpu_id(rng.below(4) as usize))
                     .unwrap();
                 if rng.below(8) == 0 {
                     let mut m = CpuMask::from_u64(1 << rng.below(4) as usize);
                     m.set(rng.below(4) as usize);
-                    s.set_affinity(id, m, w).unwrap();
+                    s.set_affinity(id, m, cpu_id(w)).unwrap();
                 }
                 n += 1;
                 rounds[4 + w].store(n, Ordering::Relaxed);
@@ -567,7 +580,7 @@ fn racing_cpus_and_wakers_lose_nothing() {
     );
     check(&s, &all);
     for id in 0..32 {
-        s.wake(TaskId(id), WakeFlags::empty(), 0).unwrap();
+        s.wake(TaskId(id), WakeFlags::empty(), cpu_id(0)).unwrap();
     }
     check(&s, &all);
     for id in 0..32 {
@@ -575,4 +588,9 @@ fn racing_cpus_and_wakers_lose_nothing() {
     }
     assert!(s.platform.moves.load(Ordering::Relaxed) >= 32);
     let _ = MS;
+}
+
+/// CPU `i` (below `MAX_CPUS`).
+fn cpu_id(i: usize) -> sched::CpuId {
+    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

@@ -118,7 +118,7 @@ impl Platform for Masking {
 fn machine(cfg: &Arc<SchedConfig>, cpus: usize, tasks: usize) -> Scheduler<Masking> {
     let s = Scheduler::new(Masking, cfg.clone(), cpus, tasks.max(1));
     for i in 0..tasks {
-        let mut rq = s.cpu_rq(i % cpus);
+        let mut rq = s.cpu_rq(cpu_id(i % cpus));
         rq.wake_up_new_task(TaskId(i as u32), SchedTask::new(TaskParams::default()));
     }
     s
@@ -138,13 +138,13 @@ fn memory_is_o_tasks_plus_o_cpus() {
     let n: usize = if cfg!(miri) { 1_000 } else { 10_000 };
 
     // An empty runqueue allocates nothing, whatever its id limit.
-    let (rq, empty) = live(|| Rq::new(0, cfg.clone(), u32::MAX as usize));
+    let (rq, empty) = live(|| Rq::new(cpu_id(0), cfg.clone(), u32::MAX as usize));
     assert_eq!((empty, rq.heap_bytes()), (0, 0));
 
     // Per task held: the task's state plus about a hundred bytes of slot,
     // map and tree, times at most 2 for the doubling.
     let (rq, bytes) = live(|| {
-        let mut rq = Rq::new(0, cfg.clone(), 1 << 20);
+        let mut rq = Rq::new(cpu_id(0), cfg.clone(), 1 << 20);
         for i in 0..n as u32 {
             rq.wake_up_new_task(TaskId(i * 7), SchedTask::new(TaskParams::default()));
         }
@@ -178,7 +178,7 @@ fn memory_is_o_tasks_plus_o_cpus() {
     // Under 1/64 of what the old per-CPU arenas alone took.
     assert!(64 * total < cpus * 10_000 * task, "{total} bytes");
     for cpu in 0..cpus {
-        let rq = s.cpu_rq(cpu);
+        let rq = s.cpu_rq(cpu_id(cpu));
         rq.check().unwrap();
         assert!(
             rq.slot_capacity() <= 64,
@@ -192,7 +192,7 @@ fn memory_is_o_tasks_plus_o_cpus() {
     assert_eq!(MASKED.load(Ordering::Relaxed), 0);
     assert_eq!(total + reserved, s.heap_bytes());
     for cpu in 0..cpus {
-        assert_eq!(s.cpu_rq(cpu).slot_capacity(), 100);
+        assert_eq!(s.cpu_rq(cpu_id(cpu)).slot_capacity(), 100);
     }
     assert_eq!(IPIS.load(Ordering::Relaxed), 0, "every wakeup was local");
     eprintln!(
@@ -210,7 +210,7 @@ fn memory_is_o_tasks_plus_o_cpus() {
 fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
     let t = SchedTask::new(TaskParams::default());
     for granted in 0..7 {
-        let mut rq = Rq::new(0, cfg.clone(), 1000);
+        let mut rq = Rq::new(cpu_id(0), cfg.clone(), 1000);
         for i in 0..8 {
             rq.wake_up_new_task(TaskId(i), t);
         }
@@ -227,7 +227,7 @@ fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
 
     // Seven allocations grow it (arena, ids, free queue and its flags,
     // leaf_of, tree nodes, id map): with seven granted it grows.
-    let mut rq = Rq::new(0, cfg.clone(), 1000);
+    let mut rq = Rq::new(cpu_id(0), cfg.clone(), 1000);
     for i in 0..8 {
         rq.wake_up_new_task(TaskId(i), t);
     }
@@ -237,13 +237,29 @@ fn refused_growth_is_an_error(cfg: &Arc<SchedConfig>) {
     // A wakeup for an empty CPU goes through its wake list (ttwu_queue_cond);
     // when the list cannot grow, the waker enqueues directly instead.
     let s = Scheduler::new(Masking, cfg.clone(), 3, 100);
-    s.cpu_rq(1).try_reserve(10).unwrap();
-    s.cpu_rq(2).try_reserve(10).unwrap();
-    let out = granting(0, || s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::empty()));
-    assert!(matches!(out, WakeOutcome::Remote(1, _)), "{out:?}");
-    assert!(s.cpu_rq(1).task(TaskId(3)).is_some());
-    assert!(!s.has_pending_wakeups(1));
-    let out = s.ttwu_queue(2, 0, TaskId(4), t, WakeFlags::empty());
-    assert_eq!(out, WakeOutcome::Queued { cpu: 2, ipi: true });
-    assert!(s.has_pending_wakeups(2));
+    s.cpu_rq(cpu_id(1)).try_reserve(10).unwrap();
+    s.cpu_rq(cpu_id(2)).try_reserve(10).unwrap();
+    let out = granting(0, || {
+        s.ttwu_queue(cpu_id(1), cpu_id(0), TaskId(3), t, WakeFlags::empty())
+    });
+    assert!(
+        matches!(out, WakeOutcome::Remote(c, _) if c == cpu_id(1)),
+        "{out:?}"
+    );
+    assert!(s.cpu_rq(cpu_id(1)).task(TaskId(3)).is_some());
+    assert!(!s.has_pending_wakeups(cpu_id(1)));
+    let out = s.ttwu_queue(cpu_id(2), cpu_id(0), TaskId(4), t, WakeFlags::empty());
+    assert_eq!(
+        out,
+        WakeOutcome::Queued {
+            cpu: cpu_id(2),
+            ipi: true
+        }
+    );
+    assert!(s.has_pending_wakeups(cpu_id(2)));
+}
+
+/// CPU `i` (below `MAX_CPUS`).
+fn cpu_id(i: usize) -> sched::CpuId {
+    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
+use common::cpu_id;
 
 use common::plat::Plat;
 use sched::smp::{NewidleStats, Scheduler};
@@ -24,7 +25,7 @@ fn pinned_pair(random: bool, rate: bool, seed: u64) -> Scheduler<Plat> {
     let s = Scheduler::new(Plat::default(), cfg, 2, 64);
     s.seed_sched_rng(seed);
     {
-        let mut rq = s.cpu_rq(0);
+        let mut rq = s.cpu_rq(cpu_id(0));
         rq.update_rq_clock(1);
         for id in 1..=2 {
             let mut t = SchedTask::new(TaskParams::default());
@@ -41,7 +42,7 @@ fn pinned_pair(random: bool, rate: bool, seed: u64) -> Scheduler<Plat> {
 fn newidle_calls(s: &Scheduler<Plat>, n: u64, gap_ns: u64) {
     for _ in 0..n {
         s.platform.now.fetch_add(gap_ns, Ordering::Relaxed);
-        assert!(s.load_balance(1, true).is_empty());
+        assert!(s.load_balance(cpu_id(1), true).is_empty());
     }
 }
 
@@ -56,8 +57,8 @@ fn failing_ratio(calls: u64) -> u32 {
 
 fn stats(s: &Scheduler<Plat>) -> NewidleStats {
     // A flat machine has one domain level, MC.
-    assert_eq!(s.domains(1).len(), 1);
-    s.newidle_stats(1, 0)
+    assert_eq!(s.domains(cpu_id(1)).len(), 1);
+    s.newidle_stats(cpu_id(1), 0)
 }
 
 /// Linux's starting point: 512 calls, 256 successes, ratio 512.
@@ -94,7 +95,7 @@ fn ni_random_skips_failing_newidle_balances_in_proportion() {
     };
     let s = pinned_pair(true, true, 1);
     if warm == 0 {
-        s.set_newidle_ratio(1, 0, 0);
+        s.set_newidle_ratio(cpu_id(1), 0, 0);
     } else {
         newidle_calls(&s, warm, US);
     }
@@ -180,7 +181,7 @@ fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
     };
     let s = pinned_pair(true, true, 3);
     if warm == 0 {
-        s.set_newidle_ratio(1, 0, settled);
+        s.set_newidle_ratio(cpu_id(1), 0, settled);
     } else {
         newidle_calls(&s, warm, 2_500 * US);
     }
@@ -223,7 +224,7 @@ fn periodic_balance_leaves_newidle_stats_alone() {
     // show as 612.
     for _ in 0..if cfg!(miri) { 100 } else { 2_000 } {
         s.platform.now.fetch_add(MS, Ordering::Relaxed);
-        assert!(s.load_balance(1, false).is_empty());
+        assert!(s.load_balance(cpu_id(1), false).is_empty());
     }
     assert_eq!(stats(&s).call, 512);
     assert_eq!((stats(&s).balances, stats(&s).skipped), (0, 0));

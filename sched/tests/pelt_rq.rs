@@ -4,10 +4,12 @@
 //! `y^32 = 1/2`), and the runqueue's sums against its entities'.
 
 mod common;
+use common::cpu_id;
 
 use std::sync::Arc;
 
 use common::{H, MS};
+use sched::CpuId;
 use sched::{DequeueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 
 /// PELT's period in ns (1024 units of 1024 ns).
@@ -132,8 +134,8 @@ fn the_runqueue_sums_are_the_sum_of_its_entities() {
 #[test]
 fn a_migration_moves_the_load_between_runqueues() {
     let cfg = Arc::new(SchedConfig::new(2, 1000));
-    let mut a = Rq::new(0, cfg.clone(), 8);
-    let mut b = Rq::new(1, cfg.clone(), 8);
+    let mut a = Rq::new(cpu_id(0), cfg.clone(), 8);
+    let mut b = Rq::new(cpu_id(1), cfg.clone(), 8);
     let mut now = 1;
     a.update_rq_clock(now);
     b.update_rq_clock(now);
@@ -181,7 +183,7 @@ fn a_new_task_counts_at_full_weight_and_half_the_spare_capacity() {
 }
 
 /// Ticks `cpu` every ms for `ms` ms.
-fn run_cpu(s: &sched::smp::Scheduler<common::plat::Plat>, cpu: usize, ms: u64) {
+fn run_cpu(s: &sched::smp::Scheduler<common::plat::Plat>, cpu: CpuId, ms: u64) {
     use std::sync::atomic::Ordering::Relaxed;
     for _ in 0..ms {
         let now = s.platform.now.fetch_add(MS, Relaxed) + MS;
@@ -194,7 +196,7 @@ fn run_cpu(s: &sched::smp::Scheduler<common::plat::Plat>, cpu: usize, ms: u64) {
 /// `cpu` switches, its previous task doing `a`.
 fn switch(
     s: &sched::smp::Scheduler<common::plat::Plat>,
-    cpu: usize,
+    cpu: CpuId,
     a: sched::PrevAction,
 ) -> sched::Switch {
     let sw = {
@@ -216,25 +218,29 @@ fn a_sleeper_woken_on_another_cpu_takes_its_load_along() {
         .store(1_000 * MS, std::sync::atomic::Ordering::Relaxed);
     let id = TaskId(1);
     let (cpu, _) = s
-        .spawn(id, SchedTask::new(TaskParams::default()), 1)
+        .spawn(id, SchedTask::new(TaskParams::default()), cpu_id(1))
         .unwrap();
-    assert_eq!(cpu, 1);
-    switch(&s, 1, PrevAction::Stays);
-    run_cpu(&s, 1, 200);
-    switch(&s, 1, PrevAction::Sleeps);
+    assert_eq!(cpu, cpu_id(1));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    run_cpu(&s, cpu_id(1), 200);
+    switch(&s, cpu_id(1), PrevAction::Sleeps);
     // Asleep, it still weighs on its CPU (blocked load).
-    let blocked = s.cpu_rq(1).load_avg();
+    let blocked = s.cpu_rq(cpu_id(1)).load_avg();
     assert!(blocked > 1000, "{blocked}");
-    assert_eq!(s.cpu_rq(0).load_avg(), 0);
+    assert_eq!(s.cpu_rq(cpu_id(0)).load_avg(), 0);
     // Allowed only on CPU 0, it is woken there: its load leaves CPU 1 (at
     // that CPU's next publish) and joins CPU 0's.
-    s.set_affinity(id, CpuMask::from_cpus(&[0]), 0).unwrap();
-    let w = s.wake(id, WakeFlags::empty(), 0).unwrap();
-    assert_eq!(w.cpu(), 0, "{w:?}");
-    assert!(matches!(w, Woke::Placed { from: 1, to: 0, .. }), "{w:?}");
-    drop(s.cpu_rq(1));
-    let left = s.cpu_rq(1).load_avg();
-    let here = s.cpu_rq(0).load_avg();
+    s.set_affinity(id, CpuMask::from_cpus(&[0]), cpu_id(0))
+        .unwrap();
+    let w = s.wake(id, WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(0), "{w:?}");
+    assert!(
+        matches!(w, Woke::Placed { from, to, .. } if from == cpu_id(1) && to == cpu_id(0)),
+        "{w:?}"
+    );
+    drop(s.cpu_rq(cpu_id(1)));
+    let left = s.cpu_rq(cpu_id(1)).load_avg();
+    let here = s.cpu_rq(cpu_id(0)).load_avg();
     assert!(left <= blocked / 50, "CPU 1 kept {left} of {blocked}");
     assert!(
         here * 100 >= blocked * 97 && here <= blocked,
@@ -249,17 +255,17 @@ fn a_removed_sleeper_takes_its_load_along() {
     let cfg = Arc::new(SchedConfig::new(1, 1000));
     let s = Scheduler::new(common::plat::Plat::default(), cfg, 1, 8);
     for id in 1..=2 {
-        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), 0)
+        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), cpu_id(0))
             .unwrap();
     }
-    switch(&s, 0, PrevAction::Stays);
-    run_cpu(&s, 0, 100);
-    let sw = switch(&s, 0, PrevAction::Sleeps);
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    run_cpu(&s, cpu_id(0), 100);
+    let sw = switch(&s, cpu_id(0), PrevAction::Sleeps);
     let gone = sw.prev.unwrap();
-    let before = s.cpu_rq(0).load_avg();
-    let t = s.remove(gone, 0).unwrap();
-    drop(s.cpu_rq(0));
-    let after = s.cpu_rq(0).load_avg();
+    let before = s.cpu_rq(cpu_id(0)).load_avg();
+    let t = s.remove(gone, cpu_id(0)).unwrap();
+    drop(s.cpu_rq(cpu_id(0)));
+    let after = s.cpu_rq(cpu_id(0)).load_avg();
     let la = t.se.avg.load_avg;
     assert!(la > 300, "{:?}", t.se.avg);
     // Within the decay of the few ns between the two reads.

@@ -9,9 +9,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
+use common::cpu_id;
 
 use common::plat::Plat;
 use sched::smp::Scheduler;
+use sched::CpuId;
 use sched::{
     CpuMask, Policy, PrevAction, SchedConfig, SchedTask, Switch, TaskId, TaskParams, WakeFlags,
 };
@@ -29,12 +31,12 @@ fn fifo(prio: u8) -> TaskParams {
     }
 }
 
-fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {
-    s.platform.ipis[cpu].load(Ordering::Relaxed)
+fn ipis(s: &Scheduler<Plat>, cpu: CpuId) -> u64 {
+    s.platform.ipis[cpu.index()].load(Ordering::Relaxed)
 }
 
 /// `schedule()` + `finish_switch` on `cpu`, as a kernel does.
-fn switch(s: &Scheduler<Plat>, cpu: usize, a: PrevAction) -> Switch {
+fn switch(s: &Scheduler<Plat>, cpu: CpuId, a: PrevAction) -> Switch {
     s.platform.now.fetch_add(1000, Ordering::Relaxed);
     let sw = {
         let mut rq = s.cpu_rq(cpu);
@@ -44,19 +46,19 @@ fn switch(s: &Scheduler<Plat>, cpu: usize, a: PrevAction) -> Switch {
     sw
 }
 
-fn curr(s: &Scheduler<Plat>, cpu: usize) -> Option<u32> {
+fn curr(s: &Scheduler<Plat>, cpu: CpuId) -> Option<u32> {
     s.cpu_rq(cpu).curr().map(|t| t.0)
 }
 
-fn stats(s: &Scheduler<Plat>, cpu: usize) -> (u64, u64) {
+fn stats(s: &Scheduler<Plat>, cpu: CpuId) -> (u64, u64) {
     let rq = s.cpu_rq(cpu);
     (rq.stats.nr_rt_push, rq.stats.nr_rt_pull)
 }
 
 /// Spawns task `id` with `p` pinned to `cpu` and runs it there.
-fn run_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: usize) {
+fn run_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
     let mut t = SchedTask::new(p);
-    t.cpus_allowed = CpuMask::from_cpus(&[cpu]);
+    t.cpus_allowed = CpuMask::from_cpus(&[cpu.index()]);
     assert_eq!(s.spawn(TaskId(id), t, cpu).unwrap().0, cpu);
     switch(s, cpu, PrevAction::Stays);
     assert_eq!(curr(s, cpu), Some(id));
@@ -65,7 +67,7 @@ fn run_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: usize) {
 /// Spawns task `id` with `p` on `cpu`, runs it there and puts it to sleep,
 /// so that its previous CPU is `cpu`; then allows it every CPU, or only
 /// `cpu` with `pinned`.
-fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: usize, pinned: bool) {
+fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId, pinned: bool) {
     run_on(s, id, p, cpu);
     switch(s, cpu, PrevAction::Sleeps);
     if !pinned {
@@ -81,29 +83,29 @@ fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: usize, pinned: bo
 #[test]
 fn lower_rt_task_queued_behind_a_higher_one_is_pushed_to_the_fair_cpu() {
     let s = sched(2);
-    run_on(&s, 1, TaskParams::default(), 1);
-    asleep_on(&s, 2, fifo(50), 0, false);
-    asleep_on(&s, 3, fifo(10), 0, false);
+    run_on(&s, 1, TaskParams::default(), cpu_id(1));
+    asleep_on(&s, 2, fifo(50), cpu_id(0), false);
+    asleep_on(&s, 3, fifo(10), cpu_id(0), false);
     assert_eq!(s.rt_overloaded_cpus(), 0);
-    s.wake(TaskId(2), WakeFlags::empty(), 0).unwrap();
-    let w = s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-    assert_eq!(w.cpu(), 0, "placement put the 10 behind the 50");
+    s.wake(TaskId(2), WakeFlags::empty(), cpu_id(0)).unwrap();
+    let w = s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(0), "placement put the 10 behind the 50");
     // Queued behind the 50 (which outranks the idle task and is about to
     // run here): CPU 0 is RT-overloaded, but the 50 is not pushed.
     assert_eq!(s.rt_overloaded_cpus(), 1);
-    assert_eq!(stats(&s, 0), (0, 0));
-    let ipis_before = ipis(&s, 1);
-    switch(&s, 0, PrevAction::Stays);
-    assert_eq!(curr(&s, 0), Some(2));
+    assert_eq!(stats(&s, cpu_id(0)), (0, 0));
+    let ipis_before = ipis(&s, cpu_id(1));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(2));
     // The switch's balance callback pushed the 10 to CPU 1 and kicked it.
-    assert_eq!(s.task_cpu(TaskId(3)), Some(1));
-    assert_eq!(stats(&s, 0), (1, 0));
-    assert_eq!(stats(&s, 1), (0, 0));
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(1)));
+    assert_eq!(stats(&s, cpu_id(0)), (1, 0));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 0));
     assert_eq!(s.rt_overloaded_cpus(), 0);
-    assert_eq!(ipis(&s, 1), ipis_before + 1);
-    assert_eq!(s.cpu_rq(1).need_resched(), sched::Resched::Now);
-    switch(&s, 1, PrevAction::Stays);
-    assert_eq!(curr(&s, 1), Some(3), "the pushed task runs at once");
+    assert_eq!(ipis(&s, cpu_id(1)), ipis_before + 1);
+    assert_eq!(s.cpu_rq(cpu_id(1)).need_resched(), sched::Resched::Now);
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(3), "the pushed task runs at once");
     let mut scratch = s.check_scratch();
     s.check(&mut scratch).unwrap();
 }
@@ -116,19 +118,24 @@ fn lower_rt_task_queued_behind_a_higher_one_is_pushed_to_the_fair_cpu() {
 #[test]
 fn waiting_rt_task_is_pulled_when_its_cpu_drops_below_it_by_a_priority_change() {
     let s = sched(2);
-    asleep_on(&s, 3, fifo(40), 0, false);
-    run_on(&s, 1, fifo(60), 1);
-    run_on(&s, 2, fifo(50), 0);
-    s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
+    asleep_on(&s, 3, fifo(40), cpu_id(0), false);
+    run_on(&s, 1, fifo(60), cpu_id(1));
+    run_on(&s, 2, fifo(50), cpu_id(0));
+    s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
     assert_eq!(s.rt_overloaded_cpus(), 1);
-    assert_eq!(stats(&s, 0), (0, 0), "no push onto the CPU running the 60");
-    s.set_params(TaskId(1), TaskParams::default(), 1).unwrap();
-    assert_eq!(s.task_cpu(TaskId(3)), Some(1));
-    assert_eq!(stats(&s, 1), (0, 1));
+    assert_eq!(
+        stats(&s, cpu_id(0)),
+        (0, 0),
+        "no push onto the CPU running the 60"
+    );
+    s.set_params(TaskId(1), TaskParams::default(), cpu_id(1))
+        .unwrap();
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(1)));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 1));
     assert_eq!(s.rt_overloaded_cpus(), 0);
-    switch(&s, 1, PrevAction::Stays);
-    assert_eq!(curr(&s, 1), Some(3));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(3));
 }
 
 /// Pull: CPU 0 runs FIFO 50 with FIFO 40 and FIFO 30 queued; CPU 1 runs
@@ -139,37 +146,37 @@ fn waiting_rt_task_is_pulled_when_its_cpu_drops_below_it_by_a_priority_change() 
 #[test]
 fn cpu_whose_rt_task_blocks_pulls_the_waiting_one() {
     let s = sched(2);
-    asleep_on(&s, 3, fifo(40), 0, false);
-    asleep_on(&s, 4, fifo(30), 0, false);
-    run_on(&s, 1, fifo(60), 1);
-    run_on(&s, 2, fifo(50), 0);
-    s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-    s.wake(TaskId(4), WakeFlags::empty(), 0).unwrap();
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
-    assert_eq!(s.task_cpu(TaskId(4)), Some(0));
+    asleep_on(&s, 3, fifo(40), cpu_id(0), false);
+    asleep_on(&s, 4, fifo(30), cpu_id(0), false);
+    run_on(&s, 1, fifo(60), cpu_id(1));
+    run_on(&s, 2, fifo(50), cpu_id(0));
+    s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    s.wake(TaskId(4), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
+    assert_eq!(s.task_cpu(TaskId(4)), Some(cpu_id(0)));
     assert_eq!(s.rt_overloaded_cpus(), 1);
-    let ipis_before = ipis(&s, 1);
-    let sw = switch(&s, 1, PrevAction::Sleeps);
+    let ipis_before = ipis(&s, cpu_id(1));
+    let sw = switch(&s, cpu_id(1), PrevAction::Sleeps);
     assert_eq!(sw.next, None, "CPU 1 went idle first");
-    assert_eq!(s.task_cpu(TaskId(3)), Some(1), "pulled the 40");
-    assert_eq!(s.task_cpu(TaskId(4)), Some(0));
-    assert_eq!(stats(&s, 1), (0, 1));
-    assert_eq!(stats(&s, 0), (0, 0));
-    assert_eq!(ipis(&s, 1), ipis_before + 1);
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(1)), "pulled the 40");
+    assert_eq!(s.task_cpu(TaskId(4)), Some(cpu_id(0)));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 1));
+    assert_eq!(stats(&s, cpu_id(0)), (0, 0));
+    assert_eq!(ipis(&s, cpu_id(1)), ipis_before + 1);
     assert_eq!(
         s.rt_overloaded_cpus(),
         1,
         "the 50 and the 30 remain on CPU 0"
     );
-    switch(&s, 1, PrevAction::Stays);
-    assert_eq!(curr(&s, 1), Some(3));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(3));
     // The 40 blocks: the 30 (waiting behind the 50) outranks CPU 1's idle.
-    switch(&s, 1, PrevAction::Sleeps);
-    assert_eq!(s.task_cpu(TaskId(4)), Some(1));
-    assert_eq!(stats(&s, 1), (0, 2));
+    switch(&s, cpu_id(1), PrevAction::Sleeps);
+    assert_eq!(s.task_cpu(TaskId(4)), Some(cpu_id(1)));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 2));
     assert_eq!(s.rt_overloaded_cpus(), 0);
-    switch(&s, 1, PrevAction::Stays);
-    assert_eq!(curr(&s, 1), Some(4));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(4));
     let mut scratch = s.check_scratch();
     s.check(&mut scratch).unwrap();
 }
@@ -180,23 +187,23 @@ fn cpu_whose_rt_task_blocks_pulls_the_waiting_one() {
 #[test]
 fn pinned_rt_task_is_never_pushed_nor_pulled() {
     let s = sched(2);
-    asleep_on(&s, 2, fifo(50), 0, false);
-    asleep_on(&s, 3, fifo(10), 0, true);
-    s.wake(TaskId(2), WakeFlags::empty(), 0).unwrap();
-    s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-    switch(&s, 0, PrevAction::Stays);
-    assert_eq!(curr(&s, 0), Some(2));
+    asleep_on(&s, 2, fifo(50), cpu_id(0), false);
+    asleep_on(&s, 3, fifo(10), cpu_id(0), true);
+    s.wake(TaskId(2), WakeFlags::empty(), cpu_id(0)).unwrap();
+    s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(2));
     assert_eq!(s.rt_overloaded_cpus(), 0);
     // CPU 1 switches (idle to a fair task and back): nothing to pull.
-    run_on(&s, 5, TaskParams::default(), 1);
-    switch(&s, 1, PrevAction::Sleeps);
-    assert_eq!(curr(&s, 1), None);
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
-    assert_eq!(stats(&s, 0), (0, 0));
-    assert_eq!(stats(&s, 1), (0, 0));
-    assert_eq!(s.push_rt_tasks(0, 0), 0);
-    assert_eq!(s.pull_rt_task(1), 0);
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
+    run_on(&s, 5, TaskParams::default(), cpu_id(1));
+    switch(&s, cpu_id(1), PrevAction::Sleeps);
+    assert_eq!(curr(&s, cpu_id(1)), None);
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
+    assert_eq!(stats(&s, cpu_id(0)), (0, 0));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 0));
+    assert_eq!(s.push_rt_tasks(cpu_id(0), cpu_id(0)), 0);
+    assert_eq!(s.pull_rt_task(cpu_id(1)), 0);
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
 }
 
 /// No push onto a CPU running an equal or higher RT task: CPU 0 runs FIFO
@@ -208,20 +215,24 @@ fn pinned_rt_task_is_never_pushed_nor_pulled() {
 fn no_push_onto_a_cpu_running_an_equal_or_higher_rt_task() {
     for other in [10u8, 70] {
         let s = sched(2);
-        run_on(&s, 1, fifo(other), 1);
-        asleep_on(&s, 2, fifo(50), 0, false);
-        asleep_on(&s, 3, fifo(10), 0, false);
-        s.wake(TaskId(2), WakeFlags::empty(), 0).unwrap();
-        s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-        switch(&s, 0, PrevAction::Stays);
-        assert_eq!(curr(&s, 0), Some(2));
-        assert_eq!(s.task_cpu(TaskId(3)), Some(0), "CPU 1 runs FIFO {other}");
+        run_on(&s, 1, fifo(other), cpu_id(1));
+        asleep_on(&s, 2, fifo(50), cpu_id(0), false);
+        asleep_on(&s, 3, fifo(10), cpu_id(0), false);
+        s.wake(TaskId(2), WakeFlags::empty(), cpu_id(0)).unwrap();
+        s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+        switch(&s, cpu_id(0), PrevAction::Stays);
+        assert_eq!(curr(&s, cpu_id(0)), Some(2));
+        assert_eq!(
+            s.task_cpu(TaskId(3)),
+            Some(cpu_id(0)),
+            "CPU 1 runs FIFO {other}"
+        );
         assert_eq!(s.rt_overloaded_cpus(), 1);
-        assert_eq!(s.push_rt_tasks(0, 0), 0);
-        assert_eq!(s.pull_rt_task(1), 0);
-        assert_eq!(stats(&s, 0), (0, 0));
-        assert_eq!(stats(&s, 1), (0, 0));
-        assert_eq!(curr(&s, 1), Some(1));
+        assert_eq!(s.push_rt_tasks(cpu_id(0), cpu_id(0)), 0);
+        assert_eq!(s.pull_rt_task(cpu_id(1)), 0);
+        assert_eq!(stats(&s, cpu_id(0)), (0, 0));
+        assert_eq!(stats(&s, cpu_id(1)), (0, 0));
+        assert_eq!(curr(&s, cpu_id(1)), Some(1));
     }
 }
 
@@ -234,29 +245,29 @@ fn no_push_onto_a_cpu_running_an_equal_or_higher_rt_task() {
 #[test]
 fn pull_leaves_the_task_about_to_run_where_it_is() {
     let s = sched(2);
-    run_on(&s, 1, fifo(60), 1);
-    asleep_on(&s, 2, fifo(50), 0, false);
-    asleep_on(&s, 3, fifo(40), 0, false);
-    run_on(&s, 4, TaskParams::default(), 0);
-    s.wake(TaskId(2), WakeFlags::empty(), 0).unwrap();
-    s.wake(TaskId(3), WakeFlags::empty(), 0).unwrap();
-    assert_eq!(s.task_cpu(TaskId(2)), Some(0));
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
-    switch(&s, 1, PrevAction::Sleeps);
-    assert_eq!(curr(&s, 1), None);
+    run_on(&s, 1, fifo(60), cpu_id(1));
+    asleep_on(&s, 2, fifo(50), cpu_id(0), false);
+    asleep_on(&s, 3, fifo(40), cpu_id(0), false);
+    run_on(&s, 4, TaskParams::default(), cpu_id(0));
+    s.wake(TaskId(2), WakeFlags::empty(), cpu_id(0)).unwrap();
+    s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(0)));
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
+    switch(&s, cpu_id(1), PrevAction::Sleeps);
+    assert_eq!(curr(&s, cpu_id(1)), None);
     assert_eq!(
         s.task_cpu(TaskId(2)),
-        Some(0),
+        Some(cpu_id(0)),
         "the 50 outranks CPU 0's fair task"
     );
-    assert_eq!(s.task_cpu(TaskId(3)), Some(0));
-    assert_eq!(stats(&s, 1), (0, 0));
-    switch(&s, 0, PrevAction::Stays);
-    assert_eq!(curr(&s, 0), Some(2));
-    assert_eq!(s.task_cpu(TaskId(3)), Some(1));
-    assert_eq!(stats(&s, 0), (1, 0));
-    switch(&s, 1, PrevAction::Stays);
-    assert_eq!(curr(&s, 1), Some(3));
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(2));
+    assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(1)));
+    assert_eq!(stats(&s, cpu_id(0)), (1, 0));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(3));
 }
 
 /// Without RT tasks nothing is ever RT-overloaded, whatever the fair load.
@@ -265,13 +276,13 @@ fn fair_tasks_never_make_a_cpu_rt_overloaded() {
     let s = sched(2);
     for id in 1..6 {
         let t = SchedTask::new(TaskParams::default());
-        s.spawn(TaskId(id), t, 0).unwrap();
+        s.spawn(TaskId(id), t, cpu_id(0)).unwrap();
     }
     for _ in 0..4 {
-        switch(&s, 0, PrevAction::Stays);
-        switch(&s, 1, PrevAction::Stays);
+        switch(&s, cpu_id(0), PrevAction::Stays);
+        switch(&s, cpu_id(1), PrevAction::Stays);
         assert_eq!(s.rt_overloaded_cpus(), 0);
     }
-    assert_eq!(stats(&s, 0), (0, 0));
-    assert_eq!(stats(&s, 1), (0, 0));
+    assert_eq!(stats(&s, cpu_id(0)), (0, 0));
+    assert_eq!(stats(&s, cpu_id(1)), (0, 0));
 }

@@ -14,7 +14,7 @@ const MS: u64 = 1_000_000;
 
 fn rq(max_tasks: usize) -> Rq {
     let cfg = Arc::new(SchedConfig::new(1, 250));
-    let mut rq = Rq::new(0, cfg, max_tasks);
+    let mut rq = Rq::new(cpu_id(0), cfg, max_tasks);
     rq.update_rq_clock(1);
     rq
 }
@@ -322,7 +322,7 @@ fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let cfg = Arc::new(SchedConfig::new(2, 250));
     let mut rqs = [0, 1].map(|cpu| {
-        let mut r = Rq::new(cpu, cfg.clone(), 1 << 30);
+        let mut r = Rq::new(cpu_id(cpu), cfg.clone(), 1 << 30);
         r.update_rq_clock(1);
         r
     });
@@ -454,4 +454,9 @@ fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
             && u64::from(rt_switches) > per(300)
             && exits > per(300)
     );
+}
+
+/// CPU `i` (below `MAX_CPUS`).
+fn cpu_id(i: usize) -> sched::CpuId {
+    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

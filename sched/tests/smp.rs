@@ -5,18 +5,20 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
+use common::cpu_id;
 
 use common::plat::Plat;
 use sched::rq::WAKEUP_ROW_NAMES;
 use sched::smp::{CheckScratch, Scheduler, WakeOutcome};
+use sched::CpuId;
 use sched::{
     CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
 };
 
 const MS: u64 = 1_000_000;
 
-fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {
-    s.platform.ipis[cpu].load(Ordering::Relaxed)
+fn ipis(s: &Scheduler<Plat>, cpu: CpuId) -> u64 {
+    s.platform.ipis[cpu.index()].load(Ordering::Relaxed)
 }
 
 struct Sim {
@@ -53,10 +55,12 @@ impl Sim {
 
     fn fork(&mut self, id: u32, p: TaskParams, from: usize) -> usize {
         for c in 0..self.s.nr_cpus() {
-            self.s.cpu_rq(c).update_rq_clock(self.now);
+            self.s.cpu_rq(cpu_id(c)).update_rq_clock(self.now);
         }
-        let (cpu, _) = self.s.wake_up_new_task(TaskId(id), SchedTask::new(p), from);
-        cpu
+        let (cpu, _) = self
+            .s
+            .wake_up_new_task(TaskId(id), SchedTask::new(p), cpu_id(from));
+        cpu.index()
     }
 
     /// One tick on every CPU: drain wakeups, tick, balance, pick.
@@ -67,7 +71,7 @@ impl Sim {
         for c in 0..self.s.nr_cpus() {
             let newidle;
             {
-                let mut rq = self.s.cpu_rq(c);
+                let mut rq = self.s.cpu_rq(cpu_id(c));
                 rq.update_rq_clock(self.now);
                 self.s.sched_ttwu_pending(&mut rq);
                 let r = rq.task_tick();
@@ -77,13 +81,13 @@ impl Sim {
                 newidle = rq.curr().is_none();
             }
             let periodic = (self.ticks + c as u64).is_multiple_of(self.balance_every);
-            if (newidle || periodic) && !self.s.load_balance(c, newidle).is_empty() {
-                let mut rq = self.s.cpu_rq(c);
+            if (newidle || periodic) && !self.s.load_balance(cpu_id(c), newidle).is_empty() {
+                let mut rq = self.s.cpu_rq(cpu_id(c));
                 if rq.curr().is_none() || rq.need_resched() != Resched::None {
                     rq.pick_next_task();
                 }
             }
-            let idle = self.s.cpu_rq(c).curr().is_none();
+            let idle = self.s.cpu_rq(cpu_id(c)).curr().is_none();
             if idle {
                 self.idle_streak[c] += self.tick_ns;
                 self.max_idle_streak[c] = self.max_idle_streak[c].max(self.idle_streak[c]);
@@ -97,7 +101,7 @@ impl Sim {
 
     fn runtime(&self, id: u32) -> u64 {
         for c in 0..self.s.nr_cpus() {
-            let mut rq = self.s.cpu_rq(c);
+            let mut rq = self.s.cpu_rq(cpu_id(c));
             if rq.curr() == Some(TaskId(id)) {
                 rq.update_curr();
             }
@@ -129,24 +133,30 @@ fn wakeup_prefers_idle_cpu_and_respects_affinity() {
     let sim = Sim::new(4, 250);
     // CPUs 0 and 1 busy.
     for (id, cpu) in [(1u32, 0usize), (2, 1)] {
-        let mut rq = sim.s.cpu_rq(cpu);
+        let mut rq = sim.s.cpu_rq(cpu_id(cpu));
         rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
         rq.pick_next_task();
     }
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = 0;
-    let (cpu, wf) = sim.s.select_task_rq(&t, 1, WakeFlags::TTWU);
-    assert!(cpu == 2 || cpu == 3, "idle CPU expected, got {cpu}");
+    t.cpu = cpu_id(0);
+    let (cpu, wf) = sim.s.select_task_rq(&t, cpu_id(1), WakeFlags::TTWU);
+    assert!(
+        cpu == cpu_id(2) || cpu == cpu_id(3),
+        "idle CPU expected, got {cpu}"
+    );
     assert!(wf.contains(WakeFlags::RQ_SELECTED) && wf.contains(WakeFlags::MIGRATED));
     // Pinned to CPU 1 (busy): stays there.
     t.cpus_allowed = CpuMask::from_cpus(&[1]);
-    let (cpu, wf) = sim.s.select_task_rq(&t, 0, WakeFlags::TTWU);
-    assert_eq!(cpu, 1);
+    let (cpu, wf) = sim.s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU);
+    assert_eq!(cpu, cpu_id(1));
     assert!(wf.contains(WakeFlags::MIGRATED));
     // Previous CPU idle: stays.
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = 3;
-    assert_eq!(sim.s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 3);
+    t.cpu = cpu_id(3);
+    assert_eq!(
+        sim.s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU).0,
+        cpu_id(3)
+    );
 }
 
 /// An RT wakee is placed as Linux's `select_task_rq_rt` places it: on its
@@ -168,33 +178,52 @@ fn rt_wakeup_stays_on_its_cpu_unless_an_equal_rt_task_runs_there() {
         (2, 1, fifo(50)),
         (3, 2, fifo(10)),
     ] {
-        let mut rq = sim.s.cpu_rq(cpu);
+        let mut rq = sim.s.cpu_rq(cpu_id(cpu));
         rq.wake_up_new_task(TaskId(id), SchedTask::new(p));
         rq.pick_next_task();
     }
     let mut t = SchedTask::new(fifo(50));
-    t.cpu = 0;
-    let (cpu, wf) = sim.s.select_task_rq(&t, 0, WakeFlags::TTWU);
-    assert_eq!(cpu, 0, "a fair task runs on its CPU: it preempts it there");
+    t.cpu = cpu_id(0);
+    let (cpu, wf) = sim.s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU);
+    assert_eq!(
+        cpu,
+        cpu_id(0),
+        "a fair task runs on its CPU: it preempts it there"
+    );
     assert!(!wf.contains(WakeFlags::MIGRATED));
     // Its CPU runs FIFO 50 (its own priority): the idle CPU 3.
-    t.cpu = 1;
-    assert_eq!(sim.s.select_task_rq(&t, 0, WakeFlags::TTWU).0, 3);
+    t.cpu = cpu_id(1);
+    assert_eq!(
+        sim.s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU).0,
+        cpu_id(3)
+    );
     // Not allowed on CPU 3: CPU 0's fair task ranks below CPU 2's FIFO 10.
     t.cpus_allowed = CpuMask::from_cpus(&[0, 1, 2]);
-    assert_eq!(sim.s.select_task_rq(&t, 1, WakeFlags::TTWU).0, 0);
+    assert_eq!(
+        sim.s.select_task_rq(&t, cpu_id(1), WakeFlags::TTWU).0,
+        cpu_id(0)
+    );
     // Only CPUs 1 and 2: CPU 2's FIFO 10 ranks below it.
     t.cpus_allowed = CpuMask::from_cpus(&[1, 2]);
-    assert_eq!(sim.s.select_task_rq(&t, 1, WakeFlags::TTWU).0, 2);
+    assert_eq!(
+        sim.s.select_task_rq(&t, cpu_id(1), WakeFlags::TTWU).0,
+        cpu_id(2)
+    );
     // A FIFO 5 wakee outranks nothing there: it stays queued on CPU 1.
     let mut low = SchedTask::new(fifo(5));
-    low.cpu = 1;
+    low.cpu = cpu_id(1);
     low.cpus_allowed = CpuMask::from_cpus(&[1, 2]);
-    assert_eq!(sim.s.select_task_rq(&low, 1, WakeFlags::TTWU).0, 1);
+    assert_eq!(
+        sim.s.select_task_rq(&low, cpu_id(1), WakeFlags::TTWU).0,
+        cpu_id(1)
+    );
     // A fair wakee on CPU 0 still goes to the idle CPU.
     let mut f = SchedTask::new(TaskParams::default());
-    f.cpu = 0;
-    assert_eq!(sim.s.select_task_rq(&f, 0, WakeFlags::TTWU).0, 3);
+    f.cpu = cpu_id(0);
+    assert_eq!(
+        sim.s.select_task_rq(&f, cpu_id(0), WakeFlags::TTWU).0,
+        cpu_id(3)
+    );
 }
 
 #[test]
@@ -203,7 +232,7 @@ fn sync_wakeup_is_affine_when_no_cpu_is_idle() {
     let mut id = 1;
     // CPU 0: the waker alone; CPU 1: three tasks.
     for (cpu, n) in [(0usize, 1), (1, 3)] {
-        let mut rq = sim.s.cpu_rq(cpu);
+        let mut rq = sim.s.cpu_rq(cpu_id(cpu));
         for _ in 0..n {
             rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
             id += 1;
@@ -211,21 +240,21 @@ fn sync_wakeup_is_affine_when_no_cpu_is_idle() {
         rq.pick_next_task();
     }
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = 1;
+    t.cpu = cpu_id(1);
     assert_eq!(
         sim.s
-            .select_task_rq(&t, 0, WakeFlags::TTWU | WakeFlags::SYNC)
+            .select_task_rq(&t, cpu_id(0), WakeFlags::TTWU | WakeFlags::SYNC)
             .0,
-        0,
+        cpu_id(0),
         "sync: come to the waker"
     );
     sim.s.cfg.features.set(Feature::WaIdle, false);
     sim.s.cfg.features.set(Feature::WaWeight, false);
     assert_eq!(
         sim.s
-            .select_task_rq(&t, 0, WakeFlags::TTWU | WakeFlags::SYNC)
+            .select_task_rq(&t, cpu_id(0), WakeFlags::TTWU | WakeFlags::SYNC)
             .0,
-        1,
+        cpu_id(1),
         "no wake-affine: stay"
     );
 }
@@ -246,7 +275,7 @@ fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
     };
     // A running task on CPU 1 so that it is not idle.
     {
-        let mut rq = sim.s.cpu_rq(1);
+        let mut rq = sim.s.cpu_rq(cpu_id(1));
         rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
         rq.pick_next_task();
     }
@@ -256,12 +285,14 @@ fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
     let mut st = Some(SchedTask::new(TaskParams::default()));
     for i in 0..n {
         let task = st.take().unwrap();
-        let out = sim.s.ttwu_queue(1, 0, TaskId(2), task, WakeFlags::TTWU);
+        let out = sim
+            .s
+            .ttwu_queue(cpu_id(1), cpu_id(0), TaskId(2), task, WakeFlags::TTWU);
         assert!(
-            matches!(out, WakeOutcome::Queued { cpu: 1, ipi: true }),
+            matches!(out, WakeOutcome::Queued { cpu, ipi: true } if cpu == cpu_id(1)),
             "{out:?}"
         );
-        let mut rq = sim.s.cpu_rq(1);
+        let mut rq = sim.s.cpu_rq(cpu_id(1));
         rq.update_rq_clock(1 + i * 1000);
         assert_eq!(sim.s.sched_ttwu_pending(&mut rq), 1);
         // It runs (within a few slices), then sleeps again.
@@ -288,7 +319,7 @@ fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
         });
         rq.check().unwrap();
     }
-    assert_eq!(ipis(&sim.s, 1), n);
+    assert_eq!(ipis(&sim.s, cpu_id(1)), n);
     assert_eq!(st.unwrap().nr_wakeups, n);
     // NO_TTWU_QUEUE: the waker locks the remote runqueue; an IPI only when needed now.
     sim.s.cfg.features.set(Feature::TtwuQueue, false);
@@ -296,9 +327,11 @@ fn remote_wakeups_go_through_the_wake_list_and_lose_none() {
         nice: 19,
         ..Default::default()
     });
-    t.cpu = 1;
-    let out = sim.s.ttwu_queue(1, 0, TaskId(3), t, WakeFlags::TTWU);
-    assert!(matches!(out, WakeOutcome::Remote(1, _)));
+    t.cpu = cpu_id(1);
+    let out = sim
+        .s
+        .ttwu_queue(cpu_id(1), cpu_id(0), TaskId(3), t, WakeFlags::TTWU);
+    assert!(matches!(out, WakeOutcome::Remote(c, _) if c == cpu_id(1)));
 }
 
 /// Linux's `ttwu_queue_cond()`: the wake list (and its IPI) only for a CPU
@@ -310,39 +343,46 @@ fn remote_wakeup_delivery_follows_ttwu_queue_cond() {
     let s = &sim.s;
     let t = SchedTask::new(TaskParams::default());
     // CPU 1 holds nothing: queued, one IPI.
-    assert!(s.ttwu_queue_cond(0, 1, &t));
+    assert!(s.ttwu_queue_cond(cpu_id(0), cpu_id(1), &t));
     assert_eq!(
-        s.ttwu_queue(1, 0, TaskId(1), t, WakeFlags::TTWU),
-        WakeOutcome::Queued { cpu: 1, ipi: true }
+        s.ttwu_queue(cpu_id(1), cpu_id(0), TaskId(1), t, WakeFlags::TTWU),
+        WakeOutcome::Queued {
+            cpu: cpu_id(1),
+            ipi: true
+        }
     );
-    assert_eq!(ipis(s, 1), 1);
+    assert_eq!(ipis(s, cpu_id(1)), 1);
     {
-        let mut rq = s.cpu_rq(1);
+        let mut rq = s.cpu_rq(cpu_id(1));
         assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
         assert_eq!(rq.pick_next_task(), Some(TaskId(1)));
     }
     // CPU 1 now runs task 1: the waker enqueues directly; the wakee (same
     // slice, placed with no lag) does not preempt, so no IPI.
-    assert!(!s.ttwu_queue_cond(0, 1, &t));
-    let out = s.ttwu_queue(1, 0, TaskId(2), t, WakeFlags::TTWU);
-    let WakeOutcome::Remote(1, d) = out else {
+    assert!(!s.ttwu_queue_cond(cpu_id(0), cpu_id(1), &t));
+    let out = s.ttwu_queue(cpu_id(1), cpu_id(0), TaskId(2), t, WakeFlags::TTWU);
+    let WakeOutcome::Remote(c, d) = out else {
         panic!("{out:?}")
     };
-    assert!(!s.has_pending_wakeups(1));
-    assert_eq!(s.cpu_rq(1).task(TaskId(2)).map(|t| t.cpu), Some(1));
-    assert_eq!(ipis(s, 1), u64::from(d.resched == Resched::Now) + 1);
+    assert_eq!(c, cpu_id(1));
+    assert!(!s.has_pending_wakeups(cpu_id(1)));
+    assert_eq!(
+        s.cpu_rq(cpu_id(1)).task(TaskId(2)).map(|t| t.cpu),
+        Some(cpu_id(1))
+    );
+    assert_eq!(ipis(s, cpu_id(1)), u64::from(d.resched == Resched::Now) + 1);
     // A wakee that may not run on the target is never queued there.
     let mut pinned = t;
     pinned.cpus_allowed = CpuMask::from_cpus(&[0]);
-    assert!(!s.ttwu_queue_cond(0, 2, &pinned));
+    assert!(!s.ttwu_queue_cond(cpu_id(0), cpu_id(2), &pinned));
     // This CPU: never through the list.
-    assert!(!s.ttwu_queue_cond(2, 2, &t));
+    assert!(!s.ttwu_queue_cond(cpu_id(2), cpu_id(2), &t));
     // NO_TTWU_QUEUE: never, even to an empty CPU.
     s.cfg.features.set(Feature::TtwuQueue, false);
-    assert!(!s.ttwu_queue_cond(0, 2, &t));
+    assert!(!s.ttwu_queue_cond(cpu_id(0), cpu_id(2), &t));
     assert!(matches!(
-        s.ttwu_queue(2, 0, TaskId(3), t, WakeFlags::TTWU),
-        WakeOutcome::Remote(2, _)
+        s.ttwu_queue(cpu_id(2), cpu_id(0), TaskId(3), t, WakeFlags::TTWU),
+        WakeOutcome::Remote(c, _) if c == cpu_id(2)
     ));
     s.cfg.features.set(Feature::TtwuQueue, true);
 
@@ -351,23 +391,35 @@ fn remote_wakeup_delivery_follows_ttwu_queue_cond() {
     let topo = Topology::uniform(4, 1, 2, 2).unwrap();
     let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
     for cpu in [1, 2] {
-        let mut rq = s.cpu_rq(cpu);
+        let mut rq = s.cpu_rq(cpu_id(cpu));
         rq.wake_up_new_task(
             TaskId(10 + cpu as u32),
             SchedTask::new(TaskParams::default()),
         );
         rq.pick_next_task();
     }
-    assert!(!s.ttwu_queue_cond(0, 1, &t), "same LLC, busy");
-    assert!(s.ttwu_queue_cond(0, 2, &t), "other LLC, busy");
-    assert!(s.ttwu_queue_cond(0, 3, &t), "other LLC, empty");
+    assert!(
+        !s.ttwu_queue_cond(cpu_id(0), cpu_id(1), &t),
+        "same LLC, busy"
+    );
+    assert!(
+        s.ttwu_queue_cond(cpu_id(0), cpu_id(2), &t),
+        "other LLC, busy"
+    );
+    assert!(
+        s.ttwu_queue_cond(cpu_id(0), cpu_id(3), &t),
+        "other LLC, empty"
+    );
     assert_eq!(
-        s.ttwu_queue(2, 0, TaskId(4), t, WakeFlags::TTWU),
-        WakeOutcome::Queued { cpu: 2, ipi: true }
+        s.ttwu_queue(cpu_id(2), cpu_id(0), TaskId(4), t, WakeFlags::TTWU),
+        WakeOutcome::Queued {
+            cpu: cpu_id(2),
+            ipi: true
+        }
     );
     assert!(matches!(
-        s.ttwu_queue(1, 0, TaskId(5), t, WakeFlags::TTWU),
-        WakeOutcome::Remote(1, _)
+        s.ttwu_queue(cpu_id(1), cpu_id(0), TaskId(5), t, WakeFlags::TTWU),
+        WakeOutcome::Remote(c, _) if c == cpu_id(1)
     ));
 }
 
@@ -388,20 +440,29 @@ fn a_queued_wakeup_loses_its_sync_hint_as_in_linux() {
     let wake_onto_busy_cpu1 = |s: &Scheduler<Plat>| {
         s.cfg.features.set(Feature::NextBuddy, true);
         {
-            let mut rq = s.cpu_rq(1);
+            let mut rq = s.cpu_rq(cpu_id(1));
             rq.update_rq_clock(MS);
             rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
             rq.pick_next_task();
         }
         let sync = WakeFlags::TTWU | WakeFlags::SYNC | WakeFlags::RQ_SELECTED;
-        s.ttwu_queue(1, 0, TaskId(2), SchedTask::new(TaskParams::default()), sync)
+        s.ttwu_queue(
+            cpu_id(1),
+            cpu_id(0),
+            TaskId(2),
+            SchedTask::new(TaskParams::default()),
+            sync,
+        )
     };
     // Through the waker's own decision (same LLC, busy target): no preemption.
     let sim = Sim::new(2, 250);
     let out = wake_onto_busy_cpu1(&sim.s);
-    assert!(matches!(out, WakeOutcome::Remote(1, _)), "{out:?}");
+    assert!(
+        matches!(out, WakeOutcome::Remote(c, _) if c == cpu_id(1)),
+        "{out:?}"
+    );
     {
-        let rq = sim.s.cpu_rq(1);
+        let rq = sim.s.cpu_rq(cpu_id(1));
         assert_eq!(row(&rq, "wk_sync_none"), 1);
         assert_eq!(rq.next_buddy(), Some(TaskId(2)));
         assert_eq!(rq.need_resched(), Resched::None);
@@ -411,10 +472,10 @@ fn a_queued_wakeup_loses_its_sync_hint_as_in_linux() {
     let s = two_llcs();
     let out = wake_onto_busy_cpu1(&s);
     assert!(
-        matches!(out, WakeOutcome::Queued { cpu: 1, ipi: true }),
+        matches!(out, WakeOutcome::Queued { cpu, ipi: true } if cpu == cpu_id(1)),
         "{out:?}"
     );
-    let mut rq = s.cpu_rq(1);
+    let mut rq = s.cpu_rq(cpu_id(1));
     assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
     assert_eq!(row(&rq, "wk_sync_none"), 0);
     assert_eq!(row(&rq, "wk_picked"), 1);
@@ -426,7 +487,7 @@ fn a_queued_wakeup_loses_its_sync_hint_as_in_linux() {
 fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
     let sim = Sim::new(2, 250);
     {
-        let mut rq = sim.s.cpu_rq(0);
+        let mut rq = sim.s.cpu_rq(cpu_id(0));
         rq.update_rq_clock(10 * MS);
         for id in 1..=9 {
             rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
@@ -439,33 +500,38 @@ fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
         .set("kernel.sched_nr_migrate", "2")
         .unwrap();
     // All queued tasks never ran: exec_start 0 is far in the past -> cold.
-    let pulled = sim.s.load_balance(1, false);
+    let pulled = sim.s.load_balance(cpu_id(1), false);
     assert_eq!(pulled.len(), 2, "bounded by nr_migrate");
-    assert_eq!(pulled.from_cpu(), 0);
+    assert_eq!(pulled.from_cpu(), cpu_id(0));
     // The ids reported are the ones that now live on CPU 1, and only those.
-    let on1: Vec<TaskId> = sim.s.cpu_rq(1).tasks().map(|(id, _)| id).collect();
+    let on1: Vec<TaskId> = sim.s.cpu_rq(cpu_id(1)).tasks().map(|(id, _)| id).collect();
     let mut ids = pulled.ids().to_vec();
     ids.sort_by_key(|t| t.0);
     let mut on1_sorted = on1.clone();
     on1_sorted.sort_by_key(|t| t.0);
     assert_eq!(ids, on1_sorted);
-    assert!(ids.iter().all(|id| sim.s.cpu_rq(0).task(*id).is_none()));
+    assert!(ids
+        .iter()
+        .all(|id| sim.s.cpu_rq(cpu_id(0)).task(*id).is_none()));
     sim.s
         .cfg
         .tunables
         .set("kernel.sched_nr_migrate", "32")
         .unwrap();
     // 7 vs 2: half the difference moves.
-    assert_eq!(sim.s.load_balance(1, false).len(), 2);
-    let (a, b) = (sim.s.cpu_rq(0).nr_runnable(), sim.s.cpu_rq(1).nr_runnable());
+    assert_eq!(sim.s.load_balance(cpu_id(1), false).len(), 2);
+    let (a, b) = (
+        sim.s.cpu_rq(cpu_id(0)).nr_runnable(),
+        sim.s.cpu_rq(cpu_id(1)).nr_runnable(),
+    );
     assert_eq!((a, b), (5, 4));
     assert_eq!(
-        sim.s.load_balance(1, false).len(),
+        sim.s.load_balance(cpu_id(1), false).len(),
         0,
         "balanced within one task"
     );
-    sim.s.cpu_rq(0).check().unwrap();
-    sim.s.cpu_rq(1).check().unwrap();
+    sim.s.cpu_rq(cpu_id(0)).check().unwrap();
+    sim.s.cpu_rq(cpu_id(1)).check().unwrap();
     // Cache-hot: with a 10 ms migration cost, tasks that ran (or were queued)
     // within the last 10 ms are skipped by a periodic pass.
     let sim = Sim::new(2, 250);
@@ -475,7 +541,7 @@ fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
         .set("kernel.sched_migration_cost_ns", "10000000")
         .unwrap();
     {
-        let mut rq = sim.s.cpu_rq(0);
+        let mut rq = sim.s.cpu_rq(cpu_id(0));
         for id in 1..=4 {
             rq.update_rq_clock(id as u64 * 100_000);
             rq.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()));
@@ -484,14 +550,14 @@ fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
         }
         rq.update_rq_clock(500_000);
     }
-    assert_eq!(sim.s.load_balance(1, false).len(), 0, "all hot");
+    assert_eq!(sim.s.load_balance(cpu_id(1), false).len(), 0, "all hot");
     assert_eq!(
-        sim.s.load_balance(1, false).len(),
+        sim.s.load_balance(cpu_id(1), false).len(),
         0,
         "still hot, one failure"
     );
     assert!(
-        !sim.s.load_balance(1, false).is_empty(),
+        !sim.s.load_balance(cpu_id(1), false).is_empty(),
         "after repeated failures hot tasks move"
     );
 }
@@ -530,19 +596,19 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
     for id in 0..6 {
         let cpu = sim.fork(id, TaskParams::default(), 0);
         sim.s
-            .set_cpus_allowed(cpu, TaskId(id), CpuMask::from_u64(1), 0);
+            .set_cpus_allowed(cpu_id(cpu), TaskId(id), CpuMask::from_u64(1), cpu_id(0));
     }
     for _ in 0..10 {
         sim.tick();
     }
     for id in 0..6 {
         let cpu = (0..4)
-            .find(|&c| sim.s.cpu_rq(c).task(TaskId(id)).is_some())
+            .find(|&c| sim.s.cpu_rq(cpu_id(c)).task(TaskId(id)).is_some())
             .unwrap();
         assert_eq!(cpu, 0, "pinned task {id} stayed on CPU 0");
         assert!(sim
             .s
-            .set_cpus_allowed(cpu, TaskId(id), CpuMask::from_u64(0xf), 0));
+            .set_cpus_allowed(cpu_id(cpu), TaskId(id), CpuMask::from_u64(0xf), cpu_id(0)));
     }
     sim.idle_streak.iter_mut().for_each(|s| *s = 0);
     sim.max_idle_streak.iter_mut().for_each(|s| *s = 0);
@@ -562,16 +628,16 @@ fn more_tasks_than_cpus_leaves_no_cpu_idle_longer_than_a_balance_interval() {
     }
     // Affinity is respected while balancing: pin task 0 to CPU 3.
     let cpu = (0..4)
-        .find(|&c| sim.s.cpu_rq(c).task(TaskId(0)).is_some())
+        .find(|&c| sim.s.cpu_rq(cpu_id(c)).task(TaskId(0)).is_some())
         .unwrap();
     sim.s
-        .set_cpus_allowed(cpu, TaskId(0), CpuMask::from_cpus(&[3]), 0);
+        .set_cpus_allowed(cpu_id(cpu), TaskId(0), CpuMask::from_cpus(&[3]), cpu_id(0));
     for _ in 0..pinned {
         sim.tick();
         let cpu = (0..4)
-            .find(|&c| sim.s.cpu_rq(c).task(TaskId(0)).is_some())
+            .find(|&c| sim.s.cpu_rq(cpu_id(c)).task(TaskId(0)).is_some())
             .unwrap();
-        let running = sim.s.cpu_rq(cpu).curr() == Some(TaskId(0));
+        let running = sim.s.cpu_rq(cpu_id(cpu)).curr() == Some(TaskId(0));
         assert!(cpu == 3 || running, "task 0 on cpu {cpu}");
     }
 }
@@ -588,16 +654,16 @@ fn check_catches_a_task_held_by_two_runqueues() {
         sim.tick();
     }
     let home = (0..4)
-        .find(|&c| sim.s.cpu_rq(c).task(TaskId(3)).is_some())
+        .find(|&c| sim.s.cpu_rq(cpu_id(c)).task(TaskId(3)).is_some())
         .expect("task 3 is held somewhere");
     let other = (home + 1) % 4;
     sim.s
-        .cpu_rq(other)
+        .cpu_rq(cpu_id(other))
         .wake_up_new_task(TaskId(3), SchedTask::default());
     let e = sim.s.check(&mut sim.scratch).unwrap_err();
     assert_eq!(e.what, "task held by two runqueues");
     assert_eq!(e.task, Some(TaskId(3)));
-    let mut cpus = [e.cpu, e.other_cpu.unwrap()];
+    let mut cpus = [e.cpu.index(), e.other_cpu.unwrap().index()];
     cpus.sort();
     let mut want = [home, other];
     want.sort();

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
+use common::cpu_id;
 
 use common::plat::Plat;
 use sched::domain::DomainLevel;
@@ -34,13 +35,13 @@ fn machine(topo: Topology) -> Scheduler<Plat> {
 }
 
 /// Puts `n` new tasks on `cpu` (ids from `*next`), the first one running.
-fn load_cpu(s: &Scheduler<Plat>, cpu: usize, n: u32, next: &mut u32) {
+fn load_cpu(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) {
     let now = s.platform.now_ns();
     let mut rq = s.cpu_rq(cpu);
     rq.update_rq_clock(now);
     for _ in 0..n {
         let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = cpu as u32;
+        t.cpu = cpu;
         rq.wake_up_new_task(TaskId(*next), t);
         *next += 1;
     }
@@ -49,22 +50,24 @@ fn load_cpu(s: &Scheduler<Plat>, cpu: usize, n: u32, next: &mut u32) {
     }
 }
 
-fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
+fn nr(s: &Scheduler<Plat>, cpu: CpuId) -> u32 {
     s.cpu_rq(cpu).nr_runnable()
 }
 
 /// Where task `id` is held.
 fn cpu_of(s: &Scheduler<Plat>, id: u32) -> usize {
     (0..s.nr_cpus())
-        .find(|&c| s.cpu_rq(c).task(TaskId(id)).is_some())
+        .find(|&c| s.cpu_rq(cpu_id(c)).task(TaskId(id)).is_some())
         .expect("task is held somewhere")
 }
 
 /// A task last run on `prev`, woken by `this_cpu`.
 fn wake(s: &Scheduler<Plat>, prev: usize, this_cpu: usize) -> usize {
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = prev as u32;
-    s.select_task_rq(&t, this_cpu, WakeFlags::TTWU).0
+    t.cpu = cpu_id(prev);
+    s.select_task_rq(&t, cpu_id(this_cpu), WakeFlags::TTWU)
+        .0
+        .index()
 }
 
 #[test]
@@ -147,17 +150,36 @@ fn cpumask_operations_cover_all_256_cpus() {
 fn uniform_topology_numbers_threads_then_cores_then_llcs() {
     let t = cascadelake();
     assert_eq!(t.nr_cpus(), 80);
-    assert_eq!((t.core_of(0), t.core_of(1), t.core_of(2)), (0, 0, 1));
-    assert_eq!((t.llc_of(39), t.llc_of(40)), (0, 1));
-    assert_eq!((t.node_of(39), t.node_of(40), t.node_of(79)), (0, 1, 1));
-    assert_eq!(t.smt_mask(5), CpuMask::from_cpus(&[4, 5]));
-    assert_eq!(t.llc_mask(41), (40..80).collect::<CpuMask>());
-    assert_eq!(t.node_mask(0), CpuMask::first_n(40));
+    assert_eq!(
+        (
+            t.core_of(cpu_id(0)),
+            t.core_of(cpu_id(1)),
+            t.core_of(cpu_id(2))
+        ),
+        (0, 0, 1)
+    );
+    assert_eq!((t.llc_of(cpu_id(39)), t.llc_of(cpu_id(40))), (0, 1));
+    assert_eq!(
+        (
+            t.node_of(cpu_id(39)),
+            t.node_of(cpu_id(40)),
+            t.node_of(cpu_id(79))
+        ),
+        (0, 1, 1)
+    );
+    assert_eq!(t.smt_mask(cpu_id(5)), CpuMask::from_cpus(&[4, 5]));
+    assert_eq!(t.llc_mask(cpu_id(41)), (40..80).collect::<CpuMask>());
+    assert_eq!(t.node_mask(cpu_id(0)), CpuMask::first_n(40));
     assert!(t.has_smt());
     // epyc-like: 8 cores of 2 threads per LLC, 2 LLCs per node, 2 nodes.
     let e = Topology::uniform(64, 2, 8, 2).unwrap();
     assert_eq!(
-        (e.llc_of(15), e.llc_of(16), e.node_of(31), e.node_of(32)),
+        (
+            e.llc_of(cpu_id(15)),
+            e.llc_of(cpu_id(16)),
+            e.node_of(cpu_id(31)),
+            e.node_of(cpu_id(32))
+        ),
         (0, 1, 0, 1)
     );
     assert_eq!(
@@ -192,38 +214,38 @@ fn uniform_topology_numbers_threads_then_cores_then_llcs() {
     );
     // Sparse ids are fine.
     let s = Topology::from_ids(&[7, 7, 9, 9], &[3, 3, 3, 3], &[5, 5, 5, 5]).unwrap();
-    assert_eq!(s.smt_mask(2), CpuMask::from_cpus(&[2, 3]));
+    assert_eq!(s.smt_mask(cpu_id(2)), CpuMask::from_cpus(&[2, 3]));
     // So are interleaved ones (siblings numbered apart, as x86 firmware
     // lists a package's first threads before their siblings), with ids
     // up to u32::MAX.
     let max = u32::MAX;
     let t = Topology::from_ids(&[max, 4, max, 4], &[1, 1, 1, 1], &[0, 0, 0, 0]).unwrap();
-    assert_eq!(t.smt_mask(0), CpuMask::from_cpus(&[0, 2]));
-    assert_eq!(t.smt_mask(3), CpuMask::from_cpus(&[1, 3]));
-    assert_eq!(t.llc_mask(2), CpuMask::from_cpus(&[0, 1, 2, 3]));
+    assert_eq!(t.smt_mask(cpu_id(0)), CpuMask::from_cpus(&[0, 2]));
+    assert_eq!(t.smt_mask(cpu_id(3)), CpuMask::from_cpus(&[1, 3]));
+    assert_eq!(t.llc_mask(cpu_id(2)), CpuMask::from_cpus(&[0, 1, 2, 3]));
     assert!(t.has_smt());
     let u = Topology::from_ids(&[0, 1, 2, 3], &[8, 9, 8, 9], &[2, 2, 2, 2]).unwrap();
-    assert_eq!(u.llc_mask(1), CpuMask::from_cpus(&[1, 3]));
-    assert_eq!(u.node_mask(1), CpuMask::from_cpus(&[0, 1, 2, 3]));
+    assert_eq!(u.llc_mask(cpu_id(1)), CpuMask::from_cpus(&[1, 3]));
+    assert_eq!(u.node_mask(cpu_id(1)), CpuMask::from_cpus(&[0, 1, 2, 3]));
     assert!(!u.has_smt());
 }
 
 #[test]
 fn distance_orders_smt_llc_node_remote() {
     let e = Topology::uniform(64, 2, 8, 2).unwrap();
-    assert_eq!(e.distance(3, 3), CpuDistance::Same);
-    assert_eq!(e.distance(2, 3), CpuDistance::Smt);
-    assert_eq!(e.distance(0, 15), CpuDistance::Llc);
-    assert_eq!(e.distance(0, 16), CpuDistance::Node);
-    assert_eq!(e.distance(0, 32), CpuDistance::Remote);
+    assert_eq!(e.distance(cpu_id(3), cpu_id(3)), CpuDistance::Same);
+    assert_eq!(e.distance(cpu_id(2), cpu_id(3)), CpuDistance::Smt);
+    assert_eq!(e.distance(cpu_id(0), cpu_id(15)), CpuDistance::Llc);
+    assert_eq!(e.distance(cpu_id(0), cpu_id(16)), CpuDistance::Node);
+    assert_eq!(e.distance(cpu_id(0), cpu_id(32)), CpuDistance::Remote);
     assert!(CpuDistance::Smt < CpuDistance::Llc && CpuDistance::Node < CpuDistance::Remote);
     let f = Topology::flat(4);
-    assert_eq!(f.distance(0, 3), CpuDistance::Llc);
+    assert_eq!(f.distance(cpu_id(0), cpu_id(3)), CpuDistance::Llc);
     assert!(!f.has_smt());
 }
 
 /// `cpu`'s domain levels and their weights, bottom-up.
-fn levels(s: &Scheduler<Plat>, cpu: usize) -> Vec<(DomainLevel, u32)> {
+fn levels(s: &Scheduler<Plat>, cpu: CpuId) -> Vec<(DomainLevel, u32)> {
     s.domains(cpu)
         .iter()
         .map(|sd| (sd.level, sd.weight))
@@ -233,9 +255,9 @@ fn levels(s: &Scheduler<Plat>, cpu: usize) -> Vec<(DomainLevel, u32)> {
 #[test]
 fn domains_skip_degenerate_levels_with_linux_parameters() {
     let s = machine(cascadelake());
-    let d = s.domains(41);
+    let d = s.domains(cpu_id(41));
     assert_eq!(
-        levels(&s, 41),
+        levels(&s, cpu_id(41)),
         vec![
             (DomainLevel::Smt, 2),
             (DomainLevel::Mc, 40),
@@ -263,7 +285,7 @@ fn domains_skip_degenerate_levels_with_linux_parameters() {
     // One node, several LLCs: SMT, MC, PKG.
     let e = machine(Topology::uniform(64, 2, 8, 4).unwrap());
     assert_eq!(
-        levels(&e, 0),
+        levels(&e, cpu_id(0)),
         vec![
             (DomainLevel::Smt, 2),
             (DomainLevel::Mc, 16),
@@ -272,10 +294,10 @@ fn domains_skip_degenerate_levels_with_linux_parameters() {
     );
     // Flat: one MC level over single CPUs; one CPU: none.
     let f = machine(Topology::flat(4));
-    assert_eq!(f.domains(2).len(), 1);
-    assert_eq!(f.domains(2)[0].level, DomainLevel::Mc);
-    assert!(f.domains(2)[0].child.is_none());
-    assert!(machine(Topology::flat(1)).domains(0).is_empty());
+    assert_eq!(f.domains(cpu_id(2)).len(), 1);
+    assert_eq!(f.domains(cpu_id(2))[0].level, DomainLevel::Mc);
+    assert!(f.domains(cpu_id(2))[0].child.is_none());
+    assert!(machine(Topology::flat(1)).domains(cpu_id(0)).is_empty());
 }
 
 #[test]
@@ -284,7 +306,7 @@ fn wakeup_with_an_idle_cpu_in_the_target_llc_stays_in_that_socket() {
         let s = machine(cascadelake());
         let mut next = 0;
         for c in (0..40).filter(|&c| c != idle_cpu) {
-            load_cpu(&s, c, 1, &mut next);
+            load_cpu(&s, cpu_id(c), 1, &mut next);
         }
         // Socket 1 is all idle; the previous CPU and the waker are busy in socket 0.
         for (prev, waker) in [(5, 3), (20, 20), (0, 45)] {
@@ -303,12 +325,12 @@ fn wakeup_prefers_an_idle_core_to_an_idle_sibling_of_a_busy_cpu() {
     let mut next = 0;
     // Socket 0 busy except CPU 1 (its sibling 0 busy) and core {10, 11}.
     for c in (0..40).filter(|c| ![1, 10, 11].contains(c)) {
-        load_cpu(&s, c, 1, &mut next);
+        load_cpu(&s, cpu_id(c), 1, &mut next);
     }
     assert_eq!(wake(&s, 0, 0), 10, "the idle core, not CPU 1");
     // No idle core left: the idle sibling of the previous CPU (select_idle_smt)
     // before other idle CPUs (11, met first in the scan from 6).
-    load_cpu(&s, 10, 1, &mut next);
+    load_cpu(&s, cpu_id(10), 1, &mut next);
     assert_eq!(wake(&s, 0, 0), 1);
     assert_eq!(
         wake(&s, 5, 5),
@@ -323,7 +345,8 @@ fn fork_balancing_spreads_over_sockets_then_cores_then_threads() {
     let topo = s.topology().clone();
     let mut cpus = Vec::new();
     for id in 0..80u32 {
-        let (cpu, _) = s.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()), 0);
+        let (cpu, _) =
+            s.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()), cpu_id(0));
         cpus.push(cpu);
         if id == 39 {
             let per_socket = |n: u32| cpus.iter().filter(|&&c| topo.node_of(c) == n).count();
@@ -340,7 +363,7 @@ fn fork_balancing_spreads_over_sockets_then_cores_then_threads() {
     }
     // Then the second threads: every CPU holds exactly one task.
     for c in 0..80 {
-        assert_eq!(nr(&s, c), 1, "cpu {c}");
+        assert_eq!(nr(&s, cpu_id(c)), 1, "cpu {c}");
     }
     // The first two stay near the parent (NUMA imbalance allowance), the
     // third goes to the other socket.
@@ -353,57 +376,57 @@ fn fork_balancing_spreads_over_sockets_then_cores_then_threads() {
 fn load_balance_pulls_within_the_llc_before_crossing_sockets() {
     let topo_run = |s: &Scheduler<Plat>| {
         let mut next = 0;
-        load_cpu(s, 0, 3, &mut next);
-        load_cpu(s, 40, 6, &mut next);
-        s.load_balance(2, false)
+        load_cpu(s, cpu_id(0), 3, &mut next);
+        load_cpu(s, cpu_id(40), 6, &mut next);
+        s.load_balance(cpu_id(2), false)
     };
     let s = machine(cascadelake());
     let p = topo_run(&s);
     assert_eq!(
-        (p.from_cpu(), p.len()),
+        (p.from_cpu().index(), p.len()),
         (0, 1),
         "from the busy core of its own LLC"
     );
     assert_eq!(
-        nr(&s, 40),
+        nr(&s, cpu_id(40)),
         6,
         "the busier CPU of the other socket is left alone"
     );
     // A flat machine of the same size takes from the busiest CPU anywhere.
     let flat = machine(Topology::flat(80));
     let p = topo_run(&flat);
-    assert_eq!((p.from_cpu(), p.len()), (40, 3));
+    assert_eq!((p.from_cpu().index(), p.len()), (40, 3));
     // Once its socket has nothing to give, an idle CPU pulls across.
     let s = machine(cascadelake());
     let mut next = 0;
-    load_cpu(&s, 40, 6, &mut next);
-    let p = s.load_balance(0, false);
-    assert_eq!((p.from_cpu(), p.len()), (40, 3));
+    load_cpu(&s, cpu_id(40), 6, &mut next);
+    let p = s.load_balance(cpu_id(0), false);
+    assert_eq!((p.from_cpu().index(), p.len()), (40, 3));
     // But a pair on a lightly loaded node stays there (adjust_numa_imbalance):
     // its own LLC will spread it.
     let s = machine(cascadelake());
     let mut next = 0;
-    load_cpu(&s, 40, 2, &mut next);
-    assert!(s.load_balance(0, false).is_empty());
-    assert_eq!(s.load_balance(41, false).len(), 1);
+    load_cpu(&s, cpu_id(40), 2, &mut next);
+    assert!(s.load_balance(cpu_id(0), false).is_empty());
+    assert_eq!(s.load_balance(cpu_id(41), false).len(), 1);
 }
 
 #[test]
 fn only_one_cpu_per_group_balances_periodically() {
     let s = machine(cascadelake());
     let mut next = 0;
-    load_cpu(&s, 40, 6, &mut next);
+    load_cpu(&s, cpu_id(40), 6, &mut next);
     // CPUs 0 and 1 are both idle: CPU 0 balances the socket, CPU 1 does not
     // climb past its core.
-    assert!(s.load_balance(1, false).is_empty());
-    assert!(!s.load_balance(0, false).is_empty());
+    assert!(s.load_balance(cpu_id(1), false).is_empty());
+    assert!(!s.load_balance(cpu_id(0), false).is_empty());
     // A newly idle CPU always tries (with NO_NI_RANDOM: NI_RANDOM's die may
     // skip a level, see tests/newidle.rs).
     let s = machine(cascadelake());
     s.cfg.features.set(Feature::NiRandom, false);
     let mut next = 0;
-    load_cpu(&s, 40, 6, &mut next);
-    assert!(!s.load_balance(1, true).is_empty());
+    load_cpu(&s, cpu_id(40), 6, &mut next);
+    assert!(!s.load_balance(cpu_id(1), true).is_empty());
 }
 
 #[test]
@@ -418,15 +441,15 @@ fn a_burst_of_160_hogs_on_cpu0_ends_two_per_cpu() {
     let s = machine(Topology::uniform(cpus, 2, cpus / 4, 1).unwrap());
     let hogs = 2 * cpus as u32;
     let mut next = 0;
-    load_cpu(&s, 0, hogs, &mut next);
+    load_cpu(&s, cpu_id(0), hogs, &mut next);
     let mut rounds = 0;
     loop {
         let mut moved = 0;
         for c in 0..cpus {
-            let p = s.load_balance(c, false);
+            let p = s.load_balance(cpu_id(c), false);
             moved += p.len();
             if !p.is_empty() {
-                let mut rq = s.cpu_rq(c);
+                let mut rq = s.cpu_rq(cpu_id(c));
                 if rq.curr().is_none() {
                     rq.pick_next_task();
                 }
@@ -438,7 +461,7 @@ fn a_burst_of_160_hogs_on_cpu0_ends_two_per_cpu() {
         }
         assert!(rounds < 100, "balancing does not settle");
     }
-    let counts: Vec<u32> = (0..cpus).map(|c| nr(&s, c)).collect();
+    let counts: Vec<u32> = (0..cpus).map(|c| nr(&s, cpu_id(c))).collect();
     assert_eq!(counts.iter().sum::<u32>(), hogs);
     assert!(
         counts.iter().all(|&n| (1..=3).contains(&n)),
@@ -450,7 +473,7 @@ fn a_burst_of_160_hogs_on_cpu0_ends_two_per_cpu() {
         "sockets within imbalance_pct: {socket0}"
     );
     for c in 0..cpus {
-        s.cpu_rq(c).check().unwrap();
+        s.cpu_rq(cpu_id(c)).check().unwrap();
     }
 }
 
@@ -460,28 +483,33 @@ fn affinity_to_cpus_above_63_is_honoured() {
     let mask = CpuMask::from_cpus(&[70, 75]);
     let mut t = SchedTask::new(TaskParams::default());
     t.cpus_allowed = mask;
-    let (cpu, _) = s.wake_up_new_task(TaskId(1), t, 0);
-    assert!(mask.test(cpu), "forked onto {cpu}");
+    let (cpu, _) = s.wake_up_new_task(TaskId(1), t, cpu_id(0));
+    assert!(mask.test(cpu.index()), "forked onto {cpu}");
     // A wakeup from CPU 0 of a task that last ran on 70.
-    t.cpu = 70;
-    let (w, _) = s.select_task_rq(&t, 0, WakeFlags::TTWU);
-    assert!(mask.test(w), "woken onto {w}");
+    t.cpu = cpu_id(70);
+    let (w, _) = s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU);
+    assert!(mask.test(w.index()), "woken onto {w}");
     // Pinning a queued task from CPU 3 to CPU 66 moves it there.
     let mut next = 100;
-    load_cpu(&s, 3, 3, &mut next);
+    load_cpu(&s, cpu_id(3), 3, &mut next);
     let queued = (100..103)
-        .find(|&id| s.cpu_rq(3).curr() != Some(TaskId(id)))
+        .find(|&id| s.cpu_rq(cpu_id(3)).curr() != Some(TaskId(id)))
         .unwrap();
-    assert!(s.set_cpus_allowed(3, TaskId(queued), CpuMask::from_cpus(&[66]), 0));
+    assert!(s.set_cpus_allowed(
+        cpu_id(3),
+        TaskId(queued),
+        CpuMask::from_cpus(&[66]),
+        cpu_id(0)
+    ));
     assert_eq!(cpu_of(&s, queued), 66);
     // Tasks pinned to 66 are never pulled elsewhere.
     let mut ids = Vec::new();
     {
-        let mut rq = s.cpu_rq(66);
+        let mut rq = s.cpu_rq(cpu_id(66));
         for id in 200..204 {
             let mut t = SchedTask::new(TaskParams::default());
             t.cpus_allowed = CpuMask::from_cpus(&[66]);
-            t.cpu = 66;
+            t.cpu = cpu_id(66);
             rq.wake_up_new_task(TaskId(id), t);
             ids.push(id);
         }
@@ -491,7 +519,7 @@ fn affinity_to_cpus_above_63_is_honoured() {
     // Other CPUs may take the unpinned tasks left on CPU 3, never these.
     for c in [64, 67, 0, 1] {
         for _ in 0..4 {
-            let p = s.load_balance(c, true);
+            let p = s.load_balance(cpu_id(c), true);
             assert!(
                 p.ids().iter().all(|id| !ids.contains(&id.0)),
                 "cpu {c} pulled a pinned task: {:?}",
@@ -501,49 +529,58 @@ fn affinity_to_cpus_above_63_is_honoured() {
     }
     assert!(ids.iter().all(|&id| cpu_of(&s, id) == 66));
     // A mask with no online CPU is refused.
-    assert!(!s.set_cpus_allowed(66, TaskId(200), CpuMask::from_cpus(&[200]), 0));
+    assert!(!s.set_cpus_allowed(
+        cpu_id(66),
+        TaskId(200),
+        CpuMask::from_cpus(&[200]),
+        cpu_id(0)
+    ));
 }
 
 #[test]
 fn higher_levels_are_balanced_less_often() {
     let s = machine(cascadelake());
     // Idle CPU: the interval is the span weight in ms.
-    assert_eq!(s.balance_interval_ns(0, 0), 2 * MS);
-    assert_eq!(s.balance_interval_ns(0, 1), 40 * MS);
-    assert_eq!(s.balance_interval_ns(0, 2), 80 * MS);
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 0), 2 * MS);
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 1), 40 * MS);
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 2), 80 * MS);
     // Only the socket level can fix this imbalance.
     let mut next = 0;
     let t0 = 10_000 * MS;
-    load_cpu(&s, 40, 6, &mut next);
-    let p = s.rebalance_domains(0, t0);
+    load_cpu(&s, cpu_id(40), 6, &mut next);
+    let p = s.rebalance_domains(cpu_id(0), t0);
     assert_eq!(
-        (p.from_cpu(), p.len()),
+        (p.from_cpu().index(), p.len()),
         (40, 3),
         "every level is due at first"
     );
     // The pulled tasks go to sleep: CPU 0 is idle again, CPU 40 busy again.
     {
-        let mut rq = s.cpu_rq(0);
+        let mut rq = s.cpu_rq(cpu_id(0));
         for &id in p.ids() {
             rq.dequeue_task(id, DequeueFlags::SLEEP).unwrap();
         }
     }
-    load_cpu(&s, 40, 3, &mut next);
-    assert_eq!(nr(&s, 0), 0);
+    load_cpu(&s, cpu_id(40), 3, &mut next);
+    assert_eq!(nr(&s, cpu_id(0)), 0);
     assert!(
-        s.rebalance_domains(0, t0 + 10 * MS).is_empty(),
+        s.rebalance_domains(cpu_id(0), t0 + 10 * MS).is_empty(),
         "10 ms later only the SMT level is due"
     );
     // Balanced levels backed off: SMT 2 -> 4 ms, MC 40 -> 80 ms.
-    assert_eq!(s.balance_interval_ns(0, 0), 4 * MS);
-    assert_eq!(s.balance_interval_ns(0, 1), 80 * MS);
-    assert!(s.rebalance_domains(0, t0 + 60 * MS).is_empty());
-    let p = s.rebalance_domains(0, t0 + 81 * MS);
-    assert_eq!(p.from_cpu(), 40, "the NUMA level is due again after 80 ms");
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 0), 4 * MS);
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 1), 80 * MS);
+    assert!(s.rebalance_domains(cpu_id(0), t0 + 60 * MS).is_empty());
+    let p = s.rebalance_domains(cpu_id(0), t0 + 81 * MS);
+    assert_eq!(
+        p.from_cpu(),
+        cpu_id(40),
+        "the NUMA level is due again after 80 ms"
+    );
     // A busy CPU balances 16 times less often.
     let b = machine(cascadelake());
-    load_cpu(&b, 2, 1, &mut next);
-    assert_eq!(b.balance_interval_ns(2, 1), 16 * 40 * MS);
+    load_cpu(&b, cpu_id(2), 1, &mut next);
+    assert_eq!(b.balance_interval_ns(cpu_id(2), 1), 16 * 40 * MS);
 }
 
 /// The placement and balancing rules the scheduler had before it knew
@@ -628,12 +665,12 @@ fn flat_topology_keeps_the_flat_rules() {
                 _ => rand(5) as u32,
             };
             if n > 0 {
-                load_cpu(&s, c, n, &mut next);
+                load_cpu(&s, cpu_id(c), n, &mut next);
             }
         }
-        let nr: Vec<u32> = (0..ncpus).map(|c| nr(&s, c)).collect();
-        let load: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(c).load()).collect();
-        let load_avg: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(c).load_avg()).collect();
+        let nr: Vec<u32> = (0..ncpus).map(|c| nr(&s, cpu_id(c))).collect();
+        let load: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(cpu_id(c)).load()).collect();
+        let load_avg: Vec<u64> = (0..ncpus).map(|c| s.cpu_rq(cpu_id(c)).load_avg()).collect();
         let (prev, this) = (rand(8) as usize, rand(8) as usize);
         assert_eq!(
             wake(&s, prev, this),
@@ -641,14 +678,14 @@ fn flat_topology_keeps_the_flat_rules() {
             "case {case}: wakeup prev {prev} by {this} on {nr:?}"
         );
         let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = this as u32;
+        t.cpu = cpu_id(this);
         assert_eq!(
-            s.select_task_rq(&t, this, WakeFlags::FORK).0,
-            flat_model::select_fork(&nr, &load, this),
+            s.select_task_rq(&t, cpu_id(this), WakeFlags::FORK).0,
+            cpu_id(flat_model::select_fork(&nr, &load, this)),
             "case {case}: fork from {this} on {nr:?}"
         );
-        let p = s.load_balance(this, false);
-        let got = (!p.is_empty()).then(|| (p.from_cpu(), p.len() as u32));
+        let p = s.load_balance(cpu_id(this), false);
+        let got = (!p.is_empty()).then(|| (p.from_cpu().index(), p.len() as u32));
         assert_eq!(
             got,
             flat_model::balance(&nr, &load, this),
@@ -668,7 +705,7 @@ fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
     let s = machine(Topology::uniform(n, 2, cores_per_llc, llcs_per_node).unwrap());
     let last = n - 1;
     assert_eq!(
-        levels(&s, last),
+        levels(&s, cpu_id(last)),
         vec![
             (DomainLevel::Smt, 2),
             (DomainLevel::Mc, 2 * cores_per_llc as u32),
@@ -677,21 +714,27 @@ fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
         ]
     );
     for id in 0..n as u32 {
-        s.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()), 0);
+        s.wake_up_new_task(TaskId(id), SchedTask::new(TaskParams::default()), cpu_id(0));
     }
-    assert!((0..n).all(|c| nr(&s, c) == 1));
+    assert!((0..n).all(|c| nr(&s, cpu_id(c)) == 1));
     // The last CPU can be the only one allowed.
     let mut t = SchedTask::new(TaskParams::default());
     t.cpus_allowed = CpuMask::from_cpus(&[last]);
-    assert_eq!(s.wake_up_new_task(TaskId(300), t, 0).0, last);
-    t.cpu = 3;
-    assert_eq!(s.select_task_rq(&t, 0, WakeFlags::TTWU).0, last);
+    assert_eq!(
+        s.wake_up_new_task(TaskId(300), t, cpu_id(0)).0,
+        cpu_id(last)
+    );
+    t.cpu = cpu_id(3);
+    assert_eq!(
+        s.select_task_rq(&t, cpu_id(0), WakeFlags::TTWU).0,
+        cpu_id(last)
+    );
 }
 
 /// Like [`load_cpu`], but every task runs for a while, in 50 µs turns;
 /// returns the time 0.6 ms after the last turn, when all of them ran less
 /// than 2 ms but more than 0.5 ms ago.
-fn load_cpu_hot(s: &Scheduler<Plat>, cpu: usize, n: u32, next: &mut u32) -> u64 {
+fn load_cpu_hot(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) -> u64 {
     let mut now = s.platform.now_ns();
     let mut rq = s.cpu_rq(cpu);
     rq.update_rq_clock(now);
@@ -720,21 +763,24 @@ fn the_cache_hot_window_grows_with_the_distance_moved() {
     // across sockets (4 × 0.5 ms), never hot between SMT siblings.
     let s = machine(cascadelake());
     let mut next = 0;
-    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    let t1 = load_cpu_hot(&s, cpu_id(40), 8, &mut next);
     s.platform.now.store(t1, Ordering::Relaxed);
     for failure in 1..=3 {
-        assert!(s.load_balance(0, false).is_empty(), "hot across sockets");
-        assert_eq!(s.nr_balance_failed(0, 2), failure);
+        assert!(
+            s.load_balance(cpu_id(0), false).is_empty(),
+            "hot across sockets"
+        );
+        assert_eq!(s.nr_balance_failed(cpu_id(0), 2), failure);
     }
     // NUMA's cache_nice_tries is 2: the third failure lets hot tasks go.
-    assert_eq!(s.load_balance(0, false).from_cpu(), 40);
-    assert_eq!(s.nr_balance_failed(0, 2), 0);
+    assert_eq!(s.load_balance(cpu_id(0), false).from_cpu(), cpu_id(40));
+    assert_eq!(s.nr_balance_failed(cpu_id(0), 2), 0);
     // Within the LLC the same tasks are cold.
     let s = machine(cascadelake());
     let mut next = 0;
-    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    let t1 = load_cpu_hot(&s, cpu_id(40), 8, &mut next);
     s.platform.now.store(t1, Ordering::Relaxed);
-    assert_eq!(s.load_balance(42, false).len(), 4);
+    assert_eq!(s.load_balance(cpu_id(42), false).len(), 4);
     // With a 10 ms migration cost they are hot for MC too, but an SMT
     // sibling takes them at once.
     let s = machine(cascadelake());
@@ -743,15 +789,15 @@ fn the_cache_hot_window_grows_with_the_distance_moved() {
         .set("kernel.sched_migration_cost_ns", "10000000")
         .unwrap();
     let mut next = 0;
-    let t1 = load_cpu_hot(&s, 40, 8, &mut next);
+    let t1 = load_cpu_hot(&s, cpu_id(40), 8, &mut next);
     s.platform.now.store(t1, Ordering::Relaxed);
-    assert!(s.load_balance(42, false).is_empty());
-    assert_eq!(s.nr_balance_failed(42, 1), 1);
-    assert_eq!(s.load_balance(41, false).len(), 4);
+    assert!(s.load_balance(cpu_id(42), false).is_empty());
+    assert_eq!(s.nr_balance_failed(cpu_id(42), 1), 1);
+    assert_eq!(s.load_balance(cpu_id(41), false).len(), 4);
 }
 
 /// Flags of each of `cpu`'s domains: (level, SD_ASYM_CPUCAPACITY, _FULL).
-fn asym_flags(s: &Scheduler<Plat>, cpu: usize) -> Vec<(DomainLevel, bool, bool)> {
+fn asym_flags(s: &Scheduler<Plat>, cpu: CpuId) -> Vec<(DomainLevel, bool, bool)> {
     s.domains(cpu)
         .iter()
         .map(|sd| (sd.level, sd.asym_cpucapacity, sd.asym_cpucapacity_full))
@@ -763,10 +809,10 @@ fn capacities_are_normalised_to_the_biggest_cpu() {
     // Equal CPUs: 1024 each, no asymmetry, no flags.
     let t = Topology::uniform(8, 1, 4, 2).unwrap();
     assert!(!t.has_asym_capacity());
-    assert!((0..8).all(|c| t.capacity_of(c) == 1024));
+    assert!((0..8).all(|c| t.capacity_of(cpu_id(c)) == 1024));
     let t = t.with_capacities(&[700; 8]).unwrap();
     assert!(!t.has_asym_capacity(), "equal raw values are equal CPUs");
-    assert!((0..8).all(|c| t.capacity_of(c) == 1024));
+    assert!((0..8).all(|c| t.capacity_of(cpu_id(c)) == 1024));
     // An RK3588-like board: 4 Cortex-A55 (capacity-dmips-mhz 530), 4
     // Cortex-A76 (1024); and the same ratio at twice the raw scale.
     for scale in [1, 2] {
@@ -780,15 +826,18 @@ fn capacities_are_normalised_to_the_biggest_cpu() {
             .unwrap();
         assert!(t.has_asym_capacity());
         assert_eq!(
-            (0..8).map(|c| t.capacity_of(c)).collect::<Vec<_>>(),
+            (0..8).map(|c| t.capacity_of(cpu_id(c))).collect::<Vec<_>>(),
             [530, 530, 530, 530, 1024, 1024, 1024, 1024]
         );
     }
     // Rounds down (530/1060 * 1024 = 512), and never to 0.
     let t = Topology::flat(2).with_capacities(&[530, 1060]).unwrap();
-    assert_eq!((t.capacity_of(0), t.capacity_of(1)), (512, 1024));
+    assert_eq!(
+        (t.capacity_of(cpu_id(0)), t.capacity_of(cpu_id(1))),
+        (512, 1024)
+    );
     let t = Topology::flat(2).with_capacities(&[1, 100_000]).unwrap();
-    assert_eq!(t.capacity_of(0), 1);
+    assert_eq!(t.capacity_of(cpu_id(0)), 1);
     // Refused: a missing CPU, a zero.
     assert!(matches!(
         Topology::flat(4).with_capacities(&[1024; 3]),
@@ -818,7 +867,7 @@ fn asymmetric_domains_are_classified_as_linux_does() {
     );
     for cpu in [0, 5] {
         assert_eq!(
-            asym_flags(&s, cpu),
+            asym_flags(&s, cpu_id(cpu)),
             vec![
                 (DomainLevel::Mc, false, false),
                 (DomainLevel::Pkg, true, true)
@@ -836,7 +885,10 @@ fn asymmetric_domains_are_classified_as_linux_does() {
             .with_capacities(&[400, 400, 400, 400, 800, 800, 800, 1024])
             .unwrap(),
     );
-    assert_eq!(asym_flags(&s, 3), vec![(DomainLevel::Mc, true, true)]);
+    assert_eq!(
+        asym_flags(&s, cpu_id(3)),
+        vec![(DomainLevel::Mc, true, true)]
+    );
     // A cluster of little and mid cores beside a cluster of big ones: the
     // first cluster's MC is asymmetric but misses the big capacity
     // (SD_ASYM_CPUCAPACITY without _FULL); the second's is symmetric.
@@ -847,14 +899,14 @@ fn asymmetric_domains_are_classified_as_linux_does() {
             .unwrap(),
     );
     assert_eq!(
-        asym_flags(&s, 1),
+        asym_flags(&s, cpu_id(1)),
         vec![
             (DomainLevel::Mc, true, false),
             (DomainLevel::Pkg, true, true)
         ]
     );
     assert_eq!(
-        asym_flags(&s, 6),
+        asym_flags(&s, cpu_id(6)),
         vec![
             (DomainLevel::Mc, false, false),
             (DomainLevel::Pkg, true, true)
@@ -868,7 +920,7 @@ fn asymmetric_domains_are_classified_as_linux_does() {
     );
     // Equal CPUs: no flag anywhere, no sd_asym_cpucapacity.
     let s = machine(cascadelake());
-    assert!(asym_flags(&s, 41).iter().all(|&(_, a, f)| !a && !f));
+    assert!(asym_flags(&s, cpu_id(41)).iter().all(|&(_, a, f)| !a && !f));
     assert!(sched::domain::build_domains(s.topology())[41]
         .asym_cpucapacity()
         .is_none());

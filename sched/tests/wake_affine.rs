@@ -7,9 +7,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
+use common::cpu_id;
 
 use common::plat::Plat;
 use sched::smp::{Platform, Scheduler};
+use sched::CpuId;
 use sched::{Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
 const MS: u64 = 1_000_000;
@@ -25,11 +27,11 @@ fn machine_on(topo: Topology, per_cpu: &[u32]) -> Scheduler<Plat> {
     s.platform.now.store(1_000 * MS, Ordering::Relaxed);
     let mut next = 1;
     for (cpu, &k) in per_cpu.iter().enumerate() {
-        let mut rq = s.cpu_rq(cpu);
+        let mut rq = s.cpu_rq(cpu_id(cpu));
         rq.update_rq_clock(s.platform.now_ns());
         for _ in 0..k {
             let mut t = SchedTask::new(TaskParams::default());
-            t.cpu = cpu as u32;
+            t.cpu = cpu_id(cpu);
             rq.wake_up_new_task(TaskId(next), t);
             next += 1;
         }
@@ -41,9 +43,11 @@ fn machine_on(topo: Topology, per_cpu: &[u32]) -> Scheduler<Plat> {
 /// A wakee last on `prev` with load average `load_avg`, woken from `this`.
 fn wake(s: &Scheduler<Plat>, prev: usize, this: usize, load_avg: u64, wf: WakeFlags) -> usize {
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = prev as u32;
+    t.cpu = cpu_id(prev);
     t.se.avg.load_avg = load_avg;
-    s.select_task_rq(&t, this, wf | WakeFlags::TTWU).0
+    s.select_task_rq(&t, cpu_id(this), wf | WakeFlags::TTWU)
+        .0
+        .index()
 }
 
 #[test]
@@ -51,8 +55,8 @@ fn wa_bias_weighs_the_previous_cpu_up_by_half_the_imbalance_margin() {
     // New tasks count 1024 each. Waker's CPU 0: 2 tasks, previous CPU 1: 4.
     // this = (2048 + 1024) * 100 = 307 200; prev = (4096 - 1024) * 108.
     let s = machine(&[2, 4, 5, 5]);
-    assert_eq!(s.cpu_rq(0).load_avg(), 2048);
-    assert_eq!(s.cpu_rq(1).load_avg(), 4096);
+    assert_eq!(s.cpu_rq(cpu_id(0)).load_avg(), 2048);
+    assert_eq!(s.cpu_rq(cpu_id(1)).load_avg(), 4096);
     assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 0);
     // Without the bias: 3072 < 3072 is false, the wakee stays.
     s.cfg.features.set(Feature::WaBias, false);
@@ -106,7 +110,7 @@ fn each_side_is_weighed_by_the_other_cpus_capacity() {
         .with_capacities(&[512, 1024, 1024, 1024])
         .unwrap();
     let s = machine_on(asym, &[2, 4, 5, 5]);
-    assert_eq!(s.cpu_rq(0).load_avg(), 2048);
+    assert_eq!(s.cpu_rq(cpu_id(0)).load_avg(), 2048);
     assert_eq!(wake(&s, 1, 0, 1024, WakeFlags::empty()), 1);
     // The other way round (the waker's CPU the bigger one) it moves: the
     // previous CPU's side is weighed up by the waker's larger capacity.
@@ -127,20 +131,23 @@ fn wake_wide_needs_both_tasks_flipping_and_one_llc_size_times_more() {
     // One LLC of 4 CPUs: factor 4.
     let s = machine(&[1, 1, 1, 1]);
     assert!(
-        !s.wake_wide(100, 3, 0),
+        !s.wake_wide(100, 3, cpu_id(0)),
         "the wakee flips less than the LLC size"
     );
     assert!(
-        !s.wake_wide(3, 100, 0),
+        !s.wake_wide(3, 100, cpu_id(0)),
         "the waker flips less than the LLC size"
     );
-    assert!(!s.wake_wide(15, 4, 0), "15 < 4 * 4");
-    assert!(s.wake_wide(16, 4, 0));
+    assert!(!s.wake_wide(15, 4, cpu_id(0)), "15 < 4 * 4");
+    assert!(s.wake_wide(16, 4, cpu_id(0)));
     assert!(
-        s.wake_wide(4, 16, 0),
+        s.wake_wide(4, 16, cpu_id(0)),
         "either may be the one that flips more"
     );
-    assert!(!s.wake_wide(16, 16, 0), "16 < 16 * 4: both flip as much");
+    assert!(
+        !s.wake_wide(16, 16, cpu_id(0)),
+        "16 < 16 * 4: both flip as much"
+    );
 }
 
 #[test]
@@ -148,13 +155,21 @@ fn a_wide_wakeup_is_not_affine() {
     // The same loads that pull the wakee to the waker's CPU affine.
     let s = machine(&[2, 4, 5, 5]);
     let mut t = SchedTask::new(TaskParams::default());
-    t.cpu = 1;
-    assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, false).0, 0);
-    assert_eq!(s.select_task_rq_wide(&t, 0, WakeFlags::TTWU, true).0, 1);
+    t.cpu = cpu_id(1);
+    assert_eq!(
+        s.select_task_rq_wide(&t, cpu_id(0), WakeFlags::TTWU, false)
+            .0,
+        cpu_id(0)
+    );
+    assert_eq!(
+        s.select_task_rq_wide(&t, cpu_id(0), WakeFlags::TTWU, true)
+            .0,
+        cpu_id(1)
+    );
 }
 
 /// One switch on `cpu`: `a` for the running task, then the pick.
-fn switch(s: &Scheduler<Plat>, cpu: usize, a: sched::PrevAction) -> sched::rq::Switch {
+fn switch(s: &Scheduler<Plat>, cpu: CpuId, a: sched::PrevAction) -> sched::rq::Switch {
     let sw = {
         let mut rq = s.cpu_rq(cpu);
         s.schedule(&mut rq, a)
@@ -171,43 +186,43 @@ fn a_new_task_takes_its_parents_wakee_flips_not_its_ids_last_holders() {
     s.platform.now.store(1_000 * MS, Ordering::Relaxed);
     let waker = TaskId(1);
     for id in 1..=6 {
-        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), 0)
+        s.spawn(TaskId(id), SchedTask::new(TaskParams::default()), cpu_id(0))
             .unwrap();
     }
     // Tasks 2..=6 run once and sleep (the waker yields when picked); then
     // only the waker is runnable.
     let mut asleep = 0;
-    let mut sw = switch(&s, 0, PrevAction::Stays);
+    let mut sw = switch(&s, cpu_id(0), PrevAction::Stays);
     for _ in 0..100 {
         if asleep == 5 {
             break;
         }
         sw = if sw.next.is_some_and(|n| n != waker) {
             asleep += 1;
-            switch(&s, 0, PrevAction::Sleeps)
+            switch(&s, cpu_id(0), PrevAction::Sleeps)
         } else {
-            switch(&s, 0, PrevAction::Yields)
+            switch(&s, cpu_id(0), PrevAction::Yields)
         };
     }
     assert_eq!(asleep, 5);
     assert_eq!(sw.next, Some(waker));
     // It wakes five different tasks: five flips (Linux's record_wakee).
     for id in 2..=6 {
-        s.wake(TaskId(id), WakeFlags::empty(), 0).unwrap();
+        s.wake(TaskId(id), WakeFlags::empty(), cpu_id(0)).unwrap();
     }
     assert_eq!(s.wakee_flips(waker), 5);
     // A child it forks starts with its flips, as a fork copies them.
     let child = TaskId(7);
-    s.spawn(child, SchedTask::new(TaskParams::default()), 0)
+    s.spawn(child, SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     assert_eq!(s.wakee_flips(child), 5);
     // The waker exits; a task spawned under its id by another (which never
     // woke anyone) starts with that one's flips, 0, not the exited one's.
-    let sw = switch(&s, 0, PrevAction::Exits);
+    let sw = switch(&s, cpu_id(0), PrevAction::Exits);
     assert_eq!(sw.prev, Some(waker));
     let parent = sw.next.expect("a woken task runs");
     assert_eq!(s.wakee_flips(parent), 0);
-    s.spawn(waker, SchedTask::new(TaskParams::default()), 0)
+    s.spawn(waker, SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     assert_eq!(
         s.wakee_flips(waker),

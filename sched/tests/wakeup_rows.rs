@@ -9,7 +9,7 @@ use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams, WakeupReason};
 #[test]
 fn every_decision_counts_in_its_row() {
     let cfg = Arc::new(SchedConfig::new(1, 250));
-    let mut rq = Rq::new(0, cfg, 16);
+    let mut rq = Rq::new(cpu_id(0), cfg, 16);
     rq.update_rq_clock(1_000_000);
     let mut decisions = Vec::new();
     // The first task wakes an idle CPU.
@@ -30,4 +30,9 @@ fn every_decision_counts_in_its_row() {
     let preempting: u64 = decisions.iter().filter(|d| d.preempt).count() as u64;
     assert_eq!(rq.stats.nr_wakeup_preempt, preempting);
     assert_eq!(WAKEUP_ROW_NAMES.len(), WAKEUP_ROWS);
+}
+
+/// CPU `i` (below `MAX_CPUS`).
+fn cpu_id(i: usize) -> sched::CpuId {
+    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

@@ -7,7 +7,8 @@
 #     and `-smp 4` stays one LLC of 4 cores (MC 4), as before;
 #   - on 4 CPUs with `cpu_capacity=530,530,1024,1024` (an RK3588-like pair of
 #     Cortex-A55 and Cortex-A76 values): the boot line says the capacities
-#     and "(asymmetric)", and `sched_debug` shows each CPU's `.cpu_capacity`;
+#     and "(asymmetric)", and `sched_debug` shows each CPU's `.cpu_capacity`
+#     and `.misfit_task_load` (0: the shell's CPU-bound work is no misfit);
 #   - with `cpu_capacity=1,2` (two values for four CPUs): a warning, and
 #     every CPU 1024;
 #   - aarch64 only: QEMU's own `virt` devicetree (`-machine dumpdtb=`) given
@@ -62,7 +63,8 @@ SMP=4,threads=2 boot smt "" &&
 SMP=8,sockets=2,threads=2 boot sockets "" &&
     expect sockets 'sched: topology: 8 CPU\(s\), 4 core\(s\), 2 LLC\(s\); cpu0.s domains: SMT 2 MC 4 PKG 8$'
 boot arg "cpu_capacity=530,530,1024,1024" &&
-    expect arg 'sched: CPU capacities from cpu_capacity=: 530 530 1024 1024 \(asymmetric\)' &&
+    expect arg 'sched: CPU capacities from cpu_capacity=: 530 530 1024 1024 \(asymmetric\)' \
+        '^  \.misfit_task_load     : 0$' &&
     caps arg 530 530 1024 1024
 boot badarg "cpu_capacity=1,2" &&
     expect badarg 'sched: cpu_capacity= lists 2 CPU\(s\), the machine has 4: ignored' &&

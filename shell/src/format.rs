@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use sched::{Policy, PreemptMode};
+use sched::{CpuId, Policy, PreemptMode};
 
 /// The `preempt` line: every mode in Linux's order, the current one in
 /// parentheses: `none voluntary (full) lazy`.
@@ -148,7 +148,7 @@ pub struct PsRow<'a> {
     /// Name (cut to 15 characters).
     pub name: &'a str,
     /// CPU it is on or last ran on.
-    pub cpu: u32,
+    pub cpu: CpuId,
     /// Policy.
     pub policy: Policy,
     /// Nice value (fair policies).

@@ -66,7 +66,7 @@ fn ps_rows_line_up_with_the_header() {
     let row = PsRow {
         pid: 12,
         name: "spin-a-very-long-name",
-        cpu: 1,
+        cpu: sched::CpuId::wrapping(1),
         policy: Policy::Normal,
         nice: -5,
         rt_prio: 0,

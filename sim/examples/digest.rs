@@ -9,6 +9,10 @@
 //! cmp before.txt after.txt
 //! ```
 //!
+//! `--no-batch` takes every step as its own event (`Machine::batch`): the
+//! digests must be those of the default run, line for line
+//! (`cargo run -q -p sim --release --example digest -- --no-batch`).
+//!
 //! The matrix: 7 machines (graviton3, small, qemu:4, qemu:1,
 //! cascadelake-2s, epyc-ccx, flat:8) × 7 configurations (NEXT_BUDDY on and
 //! off, NO_HRTICK, NO_TTWU_QUEUE, preempt=lazy|none|voluntary) × 6
@@ -30,6 +34,14 @@ fn fnv(s: &str) -> u64 {
 }
 
 fn main() {
+    let batch = match std::env::args().nth(1).as_deref() {
+        None => true,
+        Some("--no-batch") => false,
+        Some(a) => {
+            eprintln!("digest: unknown argument '{a}' (accepted: --no-batch)");
+            std::process::exit(2);
+        }
+    };
     let machines = [
         "graviton3",
         "small",
@@ -79,7 +91,8 @@ fn main() {
     ];
     works.push((WorkSpec::Mix(mix), 200));
     for m in machines {
-        let machine = Machine::preset(m).expect("preset");
+        let mut machine = Machine::preset(m).expect("preset");
+        machine.batch = batch;
         for c in configs {
             let cfg = Config::parse(c);
             for (i, (w, ms)) in works.iter().enumerate() {

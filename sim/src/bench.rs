@@ -44,12 +44,14 @@ pub fn print_bench() {
             _ => String::new(),
         };
         println!(
-            "sim bench: hackbench 16 groups {} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall{cpu}; {} events ({} stale dropped), {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
+            "sim bench: hackbench 16 groups {} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall{cpu}; {} events ({} stale dropped; {:.1}% taken in batches, {} batches split), {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
             if sockets { "sockets" } else { "pipes" },
             r.sim_ns as f64 / 1e9,
             wall,
             r.ctr.events,
             r.ctr.stale,
+            100.0 * r.batched_steps as f64 / r.ctr.events.max(1) as f64,
+            r.batch_splits,
             r.ctr.events as f64 / wall / 1e6
         );
     }

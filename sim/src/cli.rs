@@ -185,6 +185,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let (mut machine, mut config, mut seed, mut ms) = (None, None, None, None);
     let mut mech = Mechanisms::default();
     let mut offs: Vec<&str> = Vec::new();
+    let mut batch = true;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -192,7 +193,12 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             if offs.contains(&opt) {
                 return Err(format!("{opt} given twice"));
             }
-            mech.turn_off(opt)?;
+            if opt == "--no-batch" {
+                batch = false;
+            } else {
+                mech.turn_off(opt)
+                    .map_err(|e| format!("{e}, or --no-batch"))?;
+            }
             offs.push(opt);
             i += 1;
             continue;
@@ -207,7 +213,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, {})",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -232,6 +238,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
     };
+    machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));
     config.check()?;
     let number = |opt: &str, v: Option<String>, def: u64, min: u64| match v {

@@ -2,8 +2,13 @@
 //! through the same [`Platform`] trait the kernel implements.
 //!
 //! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
-//! order queued), so ties resolve in the order events were created and a
-//! run is a pure function of (machine, configuration, workload, seed). Events: a CPU's burst ends, a
+//! kind, argument): events of one instant are taken by kind (burst ends,
+//! ticks, IPIs, timers, HRTICK) and then by CPU or task, whatever order
+//! they were queued in (only a stale copy of an event can tie with it
+//! entirely; those go in the order queued), so a run is a pure function of
+//! (machine, configuration, workload, seed), and the place of an event in
+//! the order follows from the event alone (which batching needs: see
+//! "Batching"). Events: a CPU's burst ends, a
 //! CPU's tick, a reschedule IPI arrives, a sleeper's timer fires, a CPU's
 //! one-shot scheduler timer fires (HRTICK).
 //!
@@ -33,8 +38,17 @@
 //!   `nohz=on`): `task_tick`, the interrupt's exit (below),
 //!   `load_balance(cpu, false)` every
 //!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
-//!   with two or more runnable tasks sends an idle CPU an IPI to run a newidle
-//!   balance (`nohz_balance_kick`).
+//!   with two or more runnable tasks, or a misfit on a machine of unequal
+//!   CPUs, sends an idle CPU (for the misfit, a bigger one) an IPI to run a
+//!   newidle balance (`nohz_balance_kick`). `task_tick` is followed by
+//!   `Scheduler::tick_misfit` (`update_misfit_status`).
+//! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
+//!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
+//!   capacity `c` does `c/1024` ns of it per ns, in [`Kernel::charge`],
+//!   when a burst's end is armed and when a batch is planned
+//!   ([`Kernel::run_time_ns`]), so a batch on a little CPU plans the
+//!   stretched steps the unbatched run takes. Overheads (switch, cache
+//!   refill) stretch alike.
 //! - **HRTICK**: the one-shot per-CPU timer the scheduler arms and cancels
 //!   through [`Platform::hrtick_start`] / `hrtick_cancel` is an event at the
 //!   time asked for (a later request or a cancel makes a pending one stale);
@@ -59,6 +73,32 @@
 //!   mode, which takes only an immediate request under full and lazy: a
 //!   lazy request waits for the burst's end or the next tick (which
 //!   upgrades it), and none/voluntary wait for the burst's end.
+//!
+//! # Batching
+//! Most of a busy hackbench's events are a task's syscall ending and the
+//! next starting: no scheduler call, nobody woken. With each task drawing
+//! from its own random stream ([`Rng::stream`]), such a run of steps can
+//! be worked out when it starts: at a burst end ([`Kernel::try_batch`]),
+//! the workload plans the task's next *quiet* steps ([`Workload::plan`]:
+//! steps that wake nobody, do not block and decide nothing differently
+//! whenever within the batch their effects on shared state are made) up
+//! to the first event already known for the CPU (its tick, its one-shot
+//! timer, an IPI on the way), and one event is queued at the time of the
+//! step after them. When it comes, the planned steps are taken at once
+//! ([`Workload::take`]) and that step as usual. Anything else that comes
+//! for the CPU in between splits the batch exactly there
+//! ([`Kernel::split`]): an event of the CPU (IPI, tick, HRTICK, a timer
+//! of a task it holds), or a scheduler call from another CPU that touches
+//! its runqueue (a wakeup placed there or taken from there, a balancing
+//! move: [`Kernel::touch`], split once that event is handled); the steps
+//! before that event in the order of events ((time, kind, argument), as
+//! a step's own event would have had) are taken, and the task's burst
+//! ends at its own event as in the unbatched run; likewise at the run's
+//! end. The output is the same byte for byte with `--no-batch`
+//! ([`Machine::batch`](crate::machine::Machine)), which takes every step
+//! as an event (`batching_changes_no_output` in `sim/tests/sim.rs`; the
+//! digest matrix, `sim/examples/digest.rs`). Off under vCPU time sharing
+//! (a burst's end moves with the other vCPUs).
 //!
 //! # vCPU turns (`qemu:N`)
 //! QEMU's TCG under `-icount` runs all vCPUs in one host thread, round-robin.
@@ -133,6 +173,24 @@ use sched::topology::CpuDistance;
 pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
+
+/// The generation bit of a batch's event (a [`Kind::Burst`] whose
+/// generation has it): stale, it is no event of the unbatched run, and is
+/// dropped uncounted.
+const BATCH_GEN: u32 = 1 << 31;
+
+/// The next burst generation after `g` (the batch bit clear).
+#[inline(always)]
+fn next_gen(g: u32) -> u32 {
+    g.wrapping_add(1) & !BATCH_GEN
+}
+
+/// The longest batch, ns: its steps' times are before its start plus this.
+const BATCH_WINDOW_NS: u64 = 32_000;
+
+/// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
+/// ids are below it).
+const CPU_STREAM: u64 = 1 << 40;
 
 /// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
 /// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
@@ -214,6 +272,37 @@ pub trait Workload {
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next;
     /// The results, (metric name, value, higher is better).
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
+
+    /// Batching (the engine's "Batching"): task `tid`, running, has just
+    /// stepped at `k.now` and its burst ends at `first_ns`. Pushes onto
+    /// `times` the times of its next steps, from `first_ns` on, that are
+    /// *quiet* whatever the other tasks do meanwhile (each would return
+    /// [`Next::Run`], with the duration drawn from its own stream
+    /// [`Kernel::rng`], and wake nobody, and no decision of any task, its
+    /// own included, depends on when within the batch their effects are
+    /// made), then the time of the step after them (taken as an event);
+    /// every time pushed is before `before_ns`. Draws the planned steps'
+    /// durations (the stream is then where the last planned step leaves
+    /// it). Pushes nothing (the default) if no step is quiet.
+    fn plan(
+        &mut self,
+        k: &mut Kernel,
+        tid: u32,
+        first_ns: u64,
+        before_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        let _ = (k, tid, first_ns, before_ns, times);
+    }
+
+    /// Takes the first `steps` of task `tid`'s planned steps (all of them,
+    /// or those before a split) and drops the others: its state and its
+    /// stream are then what [`Workload::step`] would have left them after
+    /// those steps.
+    fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let _ = (k, tid, steps);
+        unreachable!("take without a plan");
+    }
 }
 
 /// One result of a run.
@@ -314,6 +403,8 @@ pub struct Task {
 struct Cpu {
     run_start: u64,
     curr: u32,
+    /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
+    cap: u32,
     burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
@@ -323,6 +414,8 @@ struct Cpu {
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     ipi_pending: bool,
+    /// Its task's steps are batched ([`Cpu::batch`]).
+    batched: bool,
     touched: u64,
     last_mm: u32,
     since: u64,
@@ -336,6 +429,16 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// Batching: the times of the running task's planned steps, then the
+    /// time of its batch's event.
+    batch: Vec<u64>,
+    /// Batching: the (time, tag) of the event in which another CPU's
+    /// scheduler call touched this CPU's runqueue during its batch.
+    split_at: Option<(u64, u32)>,
+    /// When its pending one-shot timer fires (`u64::MAX`: none).
+    hrtick_at: u64,
+    /// When its pending IPI arrives (if `ipi_pending`).
+    ipi_at: u64,
 }
 
 impl Cpu {
@@ -363,7 +466,7 @@ enum Kind {
 
 /// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
 /// task) in one word, and the generation that tells a stale one. Ties are
-/// taken in the order the events were queued (see [`Calendar`]).
+/// taken by kind and argument ([`Ev::key`], see [`Calendar`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ev {
     t: u64,
@@ -408,9 +511,17 @@ impl Ev {
     fn a(&self) -> u32 {
         self.tag & ARG_MASK
     }
+
+    /// Its place in the order events are taken: by time, then by kind and
+    /// argument (then, the calendar keeps it, in the order queued).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.t as u128) << 32 | self.tag as u128
+    }
 }
 
-/// An event beyond the calendar's window, ordered by (time, order queued).
+/// An event beyond the calendar's window, ordered by (time, kind and
+/// argument, order queued).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FarEv {
     t: u64,
@@ -420,7 +531,7 @@ struct FarEv {
 
 impl Ord for FarEv {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.t, self.seq).cmp(&(o.t, o.seq))
+        (self.t, self.ev.tag, self.seq).cmp(&(o.t, o.ev.tag, o.seq))
     }
 }
 
@@ -458,8 +569,8 @@ const NO_EVENT: Ev = Ev {
 #[repr(C, align(64))]
 struct Slots([Ev; SLOTS]);
 
-/// The pending events, popped in order of time, ties in the order they were
-/// queued: a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
+/// The pending events, popped in order of time, ties by kind and argument
+/// (then in the order queued): a calendar queue (R. Brown, "Calendar queues", CACM 31(10),
 /// 1988). Events due within the window (`NR_BUCKETS` buckets of
 /// 2^`BUCKET_SHIFT` ns from the current bucket) go to the bucket of their
 /// time; later ones (a switched-in task's first burst, IPIs, ticks,
@@ -474,15 +585,16 @@ struct Slots([Ev; SLOTS]);
 /// window's in 16 KiB.
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
-/// event is the first one of the smallest time and no event carries a
-/// sequence number: the far events of a bucket move in (a coarse bucket in
-/// its order, which is the order queued for events of one time: the heap's
-/// (time, order queued) first, then those queued into it directly) when
-/// the window takes in the coarse bucket, before any event can be queued
-/// into the bucket directly (`split`: events from there on go to the
-/// coarse calendar until it moves), and those come later. The order is
-/// exactly a binary heap's by (time, order queued)
-/// (`calendar_pops_in_the_heaps_order`).
+/// event is the first one of the smallest (time, kind, argument) and no
+/// event carries a sequence number: the far events of a bucket move in (a
+/// coarse bucket in its order, which is the order queued for events of one
+/// key: the heap's (key, order queued) first, then those queued into it
+/// directly) when the window takes in the coarse bucket, before any event
+/// can be queued into the bucket directly (`split`: events from there on
+/// go to the coarse calendar until it moves), and those come later. The
+/// order is exactly a binary heap's by (time, kind, argument, order
+/// queued) (`calendar_pops_in_the_heaps_order`). (Events of one key are a
+/// live event and stale copies of it, whose order changes nothing.)
 #[derive(Debug)]
 struct Calendar {
     slots: Box<[Slots; NR_BUCKETS]>,
@@ -690,7 +802,7 @@ impl Calendar {
         unreachable!("calendar: {} events but no bucket marked", self.near)
     }
 
-    /// The earliest event by (time, order queued).
+    /// The earliest event by (time, kind and argument, order queued).
     #[inline(always)]
     fn pop(&mut self) -> Option<Ev> {
         if self.near == 0 && !self.jump() {
@@ -712,11 +824,11 @@ impl Calendar {
             // one; selects rather than branches, as which slot it is, is
             // random.
             let slots = &mut self.slots[i].0;
-            let (mut m, mut t) = (0, slots[0].t);
+            let (mut m, mut key) = (0, slots[0].key());
             for (j, e) in slots.iter().enumerate().skip(1) {
-                let earlier = e.t < t;
+                let earlier = e.key() < key;
                 m = if earlier { j } else { m };
-                t = if earlier { e.t } else { t };
+                key = if earlier { e.key() } else { key };
             }
             let ev = slots[m];
             for j in 0..SLOTS - 1 {
@@ -731,7 +843,7 @@ impl Calendar {
         Some(ev)
     }
 
-    /// Takes the first event of the smallest time out of bucket `i` (of `n`
+    /// Takes the first event of the smallest (time, tag) out of bucket `i` (of `n`
     /// events, more than its slots); the others keep their order.
     #[inline(never)]
     fn take_first_earliest(&mut self, i: usize, n: usize) -> Ev {
@@ -745,12 +857,12 @@ impl Calendar {
             }
         };
         let mut m = 0;
-        let mut t = slots[0].t;
+        let mut key = slots[0].key();
         for j in 1..n {
             let e = ev_at(j);
-            if e.t < t {
+            if e.key() < key {
                 m = j;
-                t = e.t;
+                key = e.key();
             }
         }
         let ev = ev_at(m);
@@ -919,8 +1031,13 @@ pub struct Kernel {
     pub m: Machine,
     /// Virtual time, ns.
     pub now: u64,
-    /// The run's random stream.
-    pub rng: Rng,
+    /// The run's seed (each task's and CPU's random stream derives from it).
+    seed: u64,
+    /// Each task's random stream ([`Rng::stream`] of the seed and its id):
+    /// its workload's draws, its switch-in costs, its wakeups' costs.
+    rngs: Vec<Rng>,
+    /// Each CPU's random stream (id 2^40 + CPU): IPI latencies to it.
+    cpu_rngs: Vec<Rng>,
     /// Counters.
     pub ctr: Counters,
     /// Wakeup latency samples per class, ns.
@@ -954,6 +1071,48 @@ pub struct Kernel {
     ipis_sent: u64,
     /// The last wakeup went onto a remote wake list.
     wake_queued: bool,
+    /// Batching is on ([`Machine::batch`], and no vCPU time sharing).
+    batch_on: bool,
+    /// The end of the run ([`Kernel::run`]'s `end_ns`).
+    end_ns: u64,
+    /// The tag of the event being handled (with `now`, its place in the
+    /// order of events).
+    cur_tag: u32,
+    /// CPUs whose batch another CPU's scheduler call touched in the event
+    /// being handled ([`Cpu::split_at`]).
+    splits: Vec<u32>,
+    /// Steps taken in batches rather than as events of their own (not an
+    /// output of the model: 0 with batching off, the rest the same).
+    pub batched_steps: u64,
+    /// Batches split before their event.
+    pub batch_splits: u64,
+}
+
+/// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
+const FULL_CAPACITY: u32 = 1024;
+
+/// The time a CPU of capacity `cap` (at most 1024) takes for `work_ns` of
+/// work, rounded up; `work_in(cap, time_for(cap, w)) == w`, so a batch's
+/// planned step and the burst it becomes agree. A charge in the middle
+/// of a burst rounds the work done down, so a burst split by charges
+/// on a little CPU may end a nanosecond or so late per charge.
+#[inline(always)]
+fn time_for(cap: u32, work_ns: u64) -> u64 {
+    if cap == FULL_CAPACITY {
+        work_ns
+    } else {
+        (work_ns * FULL_CAPACITY as u64).div_ceil(cap as u64)
+    }
+}
+
+/// The work a CPU of capacity `cap` does in `time_ns`, rounded down.
+#[inline(always)]
+fn work_in(cap: u32, time_ns: u64) -> u64 {
+    if cap == FULL_CAPACITY {
+        time_ns
+    } else {
+        time_ns * cap as u64 / FULL_CAPACITY as u64
+    }
 }
 
 impl Kernel {
@@ -969,10 +1128,12 @@ impl Kernel {
         // NI_RANDOM's per-CPU dice follow the run's seed.
         s.seed_sched_rng(seed);
         let cpus = (0..n)
-            .map(|_| Cpu {
+            .map(|c| Cpu {
                 curr: NIL,
+                cap: m.speed.get(c).copied().unwrap_or(FULL_CAPACITY),
                 rq_touched: true,
                 last_mm: NIL,
+                hrtick_at: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -984,12 +1145,19 @@ impl Kernel {
             } else {
                 0
             };
+        // Under vCPU time sharing a burst's end moves with the other CPUs'
+        // business: no batching there.
+        let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
         Kernel {
             s,
             cfg,
             m,
             now: 0,
-            rng: Rng::new(seed),
+            seed,
+            rngs: Vec::with_capacity(max_tasks),
+            cpu_rngs: (0..n as u64)
+                .map(|c| Rng::stream(seed, CPU_STREAM + c))
+                .collect(),
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
@@ -1008,6 +1176,12 @@ impl Kernel {
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
+            batch_on: m_batch,
+            end_ns: u64::MAX,
+            cur_tag: 0,
+            splits: Vec::new(),
+            batched_steps: 0,
+            batch_splits: 0,
         }
     }
 
@@ -1019,6 +1193,14 @@ impl Kernel {
     /// Is task `tid` on a CPU now (running, or paying its switch)?
     pub fn running(&self, tid: u32) -> bool {
         self.cpus.iter().any(|c| c.curr == tid)
+    }
+
+    /// How long `work_ns` of work (its time on a CPU of capacity 1024)
+    /// takes on the CPU the stepping task runs on ([`Machine::speed`]):
+    /// what [`Workload::plan`] adds up for a batch's steps.
+    #[inline(always)]
+    pub fn run_time_ns(&self, work_ns: u64) -> u64 {
+        time_for(self.cpus[self.this_cpu as usize].cap, work_ns)
     }
 
     /// The CPU the stepping task runs on (or the timer's CPU).
@@ -1038,6 +1220,7 @@ impl Kernel {
                 self.lat.push(Vec::new());
             }
         }
+        self.rngs.push(Rng::stream(self.seed, id as u64));
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1066,9 +1249,28 @@ impl Kernel {
         self.s.platform.now.store(t, Ordering::Relaxed);
     }
 
-    fn jit(&mut self, ns: u64) -> u64 {
+    /// Task `tid`'s random stream: what its workload draws from.
+    #[inline(always)]
+    pub fn rng(&mut self, tid: u32) -> &mut Rng {
+        &mut self.rngs[tid as usize]
+    }
+
+    /// Task `tid`'s random stream as it is (a workload's plan draws from a
+    /// copy what its steps will draw: [`Workload::plan`]).
+    pub fn task_rng(&self, tid: u32) -> &Rng {
+        &self.rngs[tid as usize]
+    }
+
+    /// `ns` jittered from task `tid`'s stream.
+    fn jit_task(&mut self, tid: u32, ns: u64) -> u64 {
         let p = self.m.costs.jitter_pct;
-        self.rng.jitter(ns, p)
+        self.rngs[tid as usize].jitter(ns, p)
+    }
+
+    /// `ns` jittered from CPU `cpu`'s stream.
+    fn jit_cpu(&mut self, cpu: usize, ns: u64) -> u64 {
+        let p = self.m.costs.jitter_pct;
+        self.cpu_rngs[cpu].jitter(ns, p)
     }
 
     /// Delivers the IPIs the scheduler asked for as future events, and its
@@ -1082,6 +1284,7 @@ impl Kernel {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
             let gen = cpu.hrtick_gen;
+            cpu.hrtick_at = at.map_or(u64::MAX, |at| at.max(self.now));
             if let Some(at) = at {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
@@ -1098,10 +1301,11 @@ impl Kernel {
         }
         self.cpus[c].ipi_pending = true;
         self.ipis_sent += 1;
-        let mut d = self.jit(self.m.costs.ipi_ns);
+        let mut d = self.jit_cpu(c, self.m.costs.ipi_ns);
         if self.cpus[c].curr == NIL {
-            d += self.jit(self.m.costs.idle_exit_ns);
+            d += self.jit_cpu(c, self.m.costs.idle_exit_ns);
         }
+        self.cpus[c].ipi_at = self.now + d;
         self.push(self.now + d, Kind::Ipi, c as u32, 0);
     }
 
@@ -1129,6 +1333,7 @@ impl Kernel {
         } else {
             0
         };
+        let done = work_in(c.cap, done);
         let o = done.min(t.overhead);
         t.overhead -= o;
         t.work = t.work.saturating_sub(done - o);
@@ -1138,13 +1343,13 @@ impl Kernel {
     #[inline(always)]
     fn arm_burst(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
-        c.burst_gen = c.burst_gen.wrapping_add(1);
+        c.burst_gen = next_gen(c.burst_gen);
         if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
             // Out of its turn a vCPU makes no progress: armed at its turn.
             return;
         }
         let t = &self.tasks[c.curr as usize];
-        let at = self.now + (t.overhead + t.work) * self.share_k;
+        let at = self.now + time_for(c.cap, t.overhead + t.work) * self.share_k;
         let gen = c.burst_gen;
         self.push(at, Kind::Burst, cpu as u32, gen);
     }
@@ -1172,22 +1377,22 @@ impl Kernel {
         self.cpus[cpu].rq_touched = true;
         let prev = self.cpus[cpu].curr;
         let sw = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             self.s.schedule(&mut rq, action)
         };
-        self.s.finish_switch(cpu, &sw);
+        self.s.finish_switch(CpuId::wrapping(cpu), &sw);
         let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
-            let pulled = self.s.load_balance(cpu, true);
+            let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu());
+                self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
                 self.ctr.newidle_pulled += 1;
                 let sw = {
-                    let mut rq = self.s.cpu_rq(cpu);
+                    let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
                     self.s.schedule(&mut rq, PrevAction::Stays)
                 };
-                self.s.finish_switch(cpu, &sw);
+                self.s.finish_switch(CpuId::wrapping(cpu), &sw);
                 next = sw.next;
             }
         }
@@ -1285,7 +1490,10 @@ impl Kernel {
         };
         let mut pen = 0;
         if last != NIL && last as usize != cpu {
-            let d = self.m.topo.distance(last as usize, cpu);
+            let d = self
+                .m
+                .topo
+                .distance(CpuId::wrapping(last as usize), CpuId::wrapping(cpu));
             pen = costs.refill_ns(fp, d);
             if pen > 0 {
                 self.ctr.cold_migrations += 1;
@@ -1295,9 +1503,9 @@ impl Kernel {
             let lost = (between + fp).saturating_sub(costs.l2_bytes).min(fp);
             pen = costs.refill_ns(lost, CpuDistance::Llc);
         }
-        over = self.jit(over);
+        over = self.jit_task(next, over);
         if pen > 0 {
-            pen = self.jit(pen);
+            pen = self.jit_task(next, pen);
             self.ctr.cold_runs += 1;
             self.ctr.cold_ns += pen;
         }
@@ -1359,7 +1567,9 @@ impl Kernel {
                 cost += scanned * c.scan_cpu_ns;
             }
             if cost > 0 {
-                let cost = self.jit(cost);
+                // The waker's stream: the task whose step is running.
+                let waker = self.cpus[this].curr;
+                let cost = self.jit_task(waker, cost);
                 self.ctr.wake_cost_ns += cost;
                 self.wake_debt += cost;
             }
@@ -1390,11 +1600,11 @@ impl Kernel {
         }
         let woke = self
             .s
-            .wake(TaskId(tid), wf, this_cpu)
+            .wake(TaskId(tid), wf, CpuId::wrapping(this_cpu))
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
-        self.cpus[woke.cpu()].rq_touched = true;
+        self.touch(woke.cpu().index());
         if let Woke::Placed { from, .. } = woke {
-            self.cpus[from].rq_touched = true;
+            self.touch(from.index());
         }
         match woke {
             Woke::InPlace { decision, .. } => {
@@ -1431,7 +1641,7 @@ impl Kernel {
                 st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
             }
             self.s
-                .spawn(TaskId(i as u32), st, 0)
+                .spawn(TaskId(i as u32), st, CpuId::BOOT)
                 .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
             self.tasks[i].state = TState::Runnable;
         }
@@ -1446,6 +1656,7 @@ impl Kernel {
             self.begin_turn(0);
             self.pass_idle_turn();
         }
+        self.end_ns = end_ns;
         while let Some(ev) = self.queue.pop() {
             if self.stop {
                 break;
@@ -1455,12 +1666,22 @@ impl Kernel {
                 break;
             }
             self.set_now(ev.t);
+            self.cur_tag = ev.tag;
             self.ctr.events += 1;
             match ev.kind() {
                 Kind::Burst => {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].burst_gen == ev.gen && self.cpus[cpu].curr != NIL {
+                        if ev.gen & BATCH_GEN != 0 {
+                            // The batch's event: its planned steps, then
+                            // the step after them.
+                            let n = self.cpus[cpu].batch.len() - 1;
+                            self.materialize(wl, cpu, n);
+                        }
                         self.burst_end(wl, cpu);
+                    } else if ev.gen & BATCH_GEN != 0 {
+                        // A split batch's event: no event of the unbatched run.
+                        self.ctr.events -= 1;
                     } else {
                         self.ctr.stale += 1;
                     }
@@ -1469,7 +1690,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].tick_gen != ev.gen || !self.cpus[cpu].tick_on {
                         self.ctr.stale += 1;
-                    } else if self.cpus[cpu].curr == NIL {
+                    } else if self.split_here(wl, cpu) && self.cpus[cpu].curr == NIL {
                         // An idle CPU's tick stops (nohz): no timer, no deadline.
                         self.tick(cpu);
                     } else if self.timer_deadline() {
@@ -1483,6 +1704,7 @@ impl Kernel {
                 }
                 Kind::Ipi => {
                     let cpu = ev.a() as usize;
+                    self.split_here(wl, cpu);
                     if self.in_turn(cpu) {
                         self.ipi(cpu);
                     } else {
@@ -1493,7 +1715,7 @@ impl Kernel {
                     let cpu = ev.a() as usize;
                     if self.cpus[cpu].hrtick_gen != ev.gen {
                         self.ctr.stale += 1;
-                    } else if self.timer_deadline() {
+                    } else if self.split_here(wl, cpu) && self.timer_deadline() {
                         self.cpus[cpu].late_hrtick = Some(ev.gen);
                         self.end_turn();
                     } else if self.in_turn(cpu) {
@@ -1509,13 +1731,14 @@ impl Kernel {
                         self.ctr.stale += 1;
                     } else {
                         let c = self.task_cpu(tid);
+                        self.split_here(wl, c);
                         if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                             self.end_turn();
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                         } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
-                            let d = self.jit(self.m.costs.idle_exit_ns);
+                            let d = self.jit_task(tid, self.m.costs.idle_exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
                             self.timer_wake(tid);
@@ -1530,12 +1753,51 @@ impl Kernel {
                     }
                 }
             }
+            if !self.splits.is_empty() {
+                self.do_splits(wl);
+            }
             if self.turn_ns > 0 {
                 self.pass_idle_turn();
             }
         }
+        // The batches still open: their steps before the run's end (the
+        // event that stopped it, or `end_ns`) are steps of the unbatched run.
+        let (t, tag) = if self.stop {
+            (self.now, self.cur_tag)
+        } else {
+            (end_ns, u32::MAX)
+        };
+        for cpu in 0..self.nr_cpus() {
+            if self.cpus[cpu].batched {
+                self.split(wl, cpu, t, tag);
+            }
+        }
         self.ctr.events -= self.ctr.stale;
         self.finish();
+    }
+
+    /// An event for `cpu` is handled now: a batch there is split at it
+    /// first. True (to be chained into the tests of the event).
+    #[inline(always)]
+    fn split_here<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize) -> bool {
+        if self.cpus[cpu].batched {
+            self.split(wl, cpu, self.now, self.cur_tag);
+        }
+        true
+    }
+
+    /// Splits the batches another CPU's scheduler call touched in the
+    /// event just handled ([`Kernel::touch`]).
+    #[inline(never)]
+    fn do_splits<W: Workload + ?Sized>(&mut self, wl: &mut W) {
+        while let Some(cpu) = self.splits.pop() {
+            let cpu = cpu as usize;
+            if let Some((t, tag)) = self.cpus[cpu].split_at.take() {
+                if self.cpus[cpu].batched {
+                    self.split(wl, cpu, t, tag);
+                }
+            }
+        }
     }
 
     /// The CPU whose runqueue holds task `tid`, or where it last ran.
@@ -1543,6 +1805,7 @@ impl Kernel {
         self.s
             .task_cpu(TaskId(tid))
             .unwrap_or_else(|| panic!("task {tid} is not alive"))
+            .index()
     }
 
     /// vCPU turns: does a timer expiring now end the running turn?
@@ -1611,7 +1874,7 @@ impl Kernel {
     fn end_turn(&mut self) {
         let old = self.turn_cpu as usize;
         self.charge(old);
-        self.cpus[old].burst_gen = self.cpus[old].burst_gen.wrapping_add(1);
+        self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
         let n = self.nr_cpus();
         let next = (1..=n)
             .map(|i| (old + i) % n)
@@ -1642,7 +1905,7 @@ impl Kernel {
     fn irq_exit(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
         let need = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             self.s.sched_ttwu_pending(&mut rq);
             rq.need_resched()
@@ -1682,9 +1945,10 @@ impl Kernel {
     /// (as the tick's).
     fn hrtick(&mut self, cpu: usize) {
         self.cpus[cpu].rq_touched = true;
+        self.cpus[cpu].hrtick_at = u64::MAX;
         self.charge(cpu);
         let r = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             rq.hrtick()
         };
@@ -1705,21 +1969,23 @@ impl Kernel {
         self.cpus[cpu].ticks += 1;
         let ticks = self.cpus[cpu].ticks;
         let r = {
-            let mut rq = self.s.cpu_rq(cpu);
+            let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             rq.update_rq_clock(self.now);
             self.s.sched_ttwu_pending(&mut rq);
-            rq.task_tick()
+            let r = rq.task_tick();
+            self.s.tick_misfit(&rq);
+            r
         };
         // The tick's interrupt exit (the kernel's `irq_exit`).
         if self.irq_exit_preempts(cpu, r) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
-            let pulled = self.s.load_balance(cpu, false);
+            let pulled = self.s.load_balance(CpuId::wrapping(cpu), false);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu());
+                self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
-                let need = self.s.cpu_rq(cpu).need_resched();
+                let need = self.s.cpu_rq(CpuId::wrapping(cpu)).need_resched();
                 if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need) {
                     self.reschedule(cpu, PrevAction::Stays);
                 }
@@ -1741,8 +2007,22 @@ impl Kernel {
 
     /// A balancing pass on `cpu` moved tasks from `from`.
     fn touched_by_balance(&mut self, cpu: usize, from: usize) {
-        self.cpus[cpu].rq_touched = true;
-        self.cpus[from].rq_touched = true;
+        self.touch(cpu);
+        self.touch(from);
+    }
+
+    /// A scheduler call changed (or may have changed) `cpu`'s runqueue:
+    /// its need-resched state must be read again, and a batch running
+    /// there is split where the event being handled falls in it (once the
+    /// event is handled: [`Kernel::run`]).
+    #[inline]
+    fn touch(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.rq_touched = true;
+        if c.batched && c.split_at.is_none() {
+            c.split_at = Some((self.now, self.cur_tag));
+            self.splits.push(cpu as u32);
+        }
     }
 
     /// `cpu`'s need-resched state, read at a syscall return. The runqueue
@@ -1755,30 +2035,38 @@ impl Kernel {
     fn need_resched(&mut self, cpu: usize) -> Resched {
         if !self.cpus[cpu].rq_touched {
             debug_assert_eq!(
-                self.s.rq_lock(cpu).lock().need_resched(),
+                self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched(),
                 Resched::None,
                 "cpu {cpu}: need-resched changed by an unmarked scheduler call"
             );
             return Resched::None;
         }
-        let need = self.s.rq_lock(cpu).lock().need_resched();
+        let need = self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched();
         if need == Resched::None {
             self.cpus[cpu].rq_touched = false;
         }
         need
     }
 
-    /// `nohz_balance_kick`: with two or more runnable tasks here, kick an idle
-    /// CPU to run a newidle balance.
+    /// `nohz_balance_kick`: with two or more runnable tasks here, or a
+    /// misfit running here, kick an idle CPU (for a misfit one of more
+    /// capacity: `Scheduler::nohz_kick_wanted`) to run a newidle balance.
     fn nohz_kick(&mut self, cpu: usize) {
-        if self.nr_idle == 0 || self.s.cpu_rq(cpu).nr_running() < 2 {
+        let this = CpuId::wrapping(cpu);
+        if self.nr_idle == 0 {
+            return;
+        }
+        let nr_running = self.s.cpu_rq(this).nr_running();
+        if nr_running < 2 && self.s.misfit_task_load(this) == 0 {
             return;
         }
         let n = self.nr_cpus();
-        if let Some(c) = (1..n)
-            .map(|k| (cpu + k) % n)
-            .find(|&c| self.cpus[c].curr == NIL)
-        {
+        if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
+            self.cpus[c].curr == NIL
+                && self
+                    .s
+                    .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
+        }) {
             self.send_ipi(c);
         }
     }
@@ -1832,7 +2120,7 @@ impl Kernel {
                     && self.cfg.tunables.preempt_mode().preempts_at(point, need)
                 {
                     self.reschedule(cpu, PrevAction::Stays);
-                } else {
+                } else if !(self.batch_on && self.try_batch(wl, cpu, tid)) {
                     self.arm_burst(cpu);
                 }
             }
@@ -1856,6 +2144,101 @@ impl Kernel {
         }
     }
 
+    /// Batching: task `tid` on `cpu` has just stepped and goes on with a
+    /// burst of CPU work; its workload plans its next quiet steps
+    /// ([`Workload::plan`]) before the first event that may come for the
+    /// CPU (its tick, its one-shot timer, an IPI on the way; no more than
+    /// [`BATCH_WINDOW_NS`] on, nor past the run's end), and one event is
+    /// queued at the time of the step after them. False if none is quiet
+    /// (the burst is armed as usual).
+    #[inline(never)]
+    fn try_batch<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, tid: u32) -> bool {
+        let t = &self.tasks[tid as usize];
+        if t.overhead != 0 || t.deferred.is_some() {
+            return false;
+        }
+        let c = &self.cpus[cpu];
+        let first = self.now + time_for(c.cap, t.work);
+        let mut before = (self.now + BATCH_WINDOW_NS)
+            .min(self.end_ns.saturating_add(1))
+            .min(c.hrtick_at);
+        if c.ipi_pending {
+            before = before.min(c.ipi_at);
+        }
+        if c.tick_on {
+            // The tick's pending event (the next period boundary).
+            let tick = self.cfg.tick_ns();
+            before = before.min(self.now - self.now % tick + tick);
+        }
+        if first >= before {
+            return false;
+        }
+        let mut times = std::mem::take(&mut self.cpus[cpu].batch);
+        wl.plan(self, tid, first, before, &mut times);
+        let planned = times.len() >= 2;
+        let c = &mut self.cpus[cpu];
+        if planned {
+            debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
+            c.batched = true;
+            c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+            let (at, gen) = (times[times.len() - 1], c.burst_gen);
+            c.batch = times;
+            self.push(at, Kind::Burst, cpu as u32, gen);
+        } else {
+            times.clear();
+            c.batch = times;
+        }
+        planned
+    }
+
+    /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
+    /// events, [`Ev::key`]): the planned steps before it are taken, and
+    /// the burst the task is in then ends at its own event, as in the
+    /// unbatched run.
+    fn split<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, t: u64, tag: u32) {
+        let burst = Ev::new(0, Kind::Burst, cpu as u32, 0).tag;
+        let c = &self.cpus[cpu];
+        let n = c.batch.len() - 1;
+        let k = c.batch[..n]
+            .iter()
+            .take_while(|&&ti| ti < t || (ti == t && burst < tag))
+            .count();
+        let next = c.batch[k];
+        self.batch_splits += 1;
+        self.materialize(wl, cpu, k);
+        let c = &mut self.cpus[cpu];
+        c.burst_gen = next_gen(c.burst_gen);
+        let gen = c.burst_gen;
+        self.push(next, Kind::Burst, cpu as u32, gen);
+    }
+
+    /// Takes the first `k` planned steps of `cpu`'s batch, each at its
+    /// time, and ends the batch: the task's state is then what it is in the
+    /// unbatched run after them (its charge up to the last of them, and
+    /// the burst that follows it to do).
+    fn materialize<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, k: usize) {
+        let tid = self.cpus[cpu].curr;
+        let (now, this) = (self.now, self.this_cpu);
+        self.this_cpu = cpu as u32;
+        wl.take(self, tid, k as u32);
+        (self.now, self.this_cpu) = (now, this);
+        self.ctr.events += k as u64;
+        self.batched_steps += k as u64;
+        let c = &mut self.cpus[cpu];
+        c.batched = false;
+        c.split_at = None;
+        if k > 0 {
+            let tk = c.batch[k - 1];
+            let t = &mut self.tasks[tid as usize];
+            t.runtime += tk - c.run_start;
+            c.run_start = tk;
+            // The burst the k-th step began: to the next step's time.
+            t.work = work_in(c.cap, c.batch[k] - tk);
+            t.user = false;
+        }
+        c.batch.clear();
+    }
+
     fn finish(&mut self) {
         let now = self.now;
         for (cpu, c) in self.cpus.iter_mut().enumerate() {
@@ -1876,15 +2259,15 @@ impl Kernel {
         }
         for cpu in 0..self.nr_cpus() {
             self.charge(cpu);
-            let rq = self.s.cpu_rq(cpu);
+            let rq = self.s.cpu_rq(CpuId::wrapping(cpu));
             self.ctr.migrations += rq.stats.nr_migrations_in;
             self.ctr.buddy_picks += rq.fair.pick_stats.buddy;
             self.ctr.wakeup_preempts += rq.stats.nr_wakeup_preempt;
             self.ctr.tick_resched += rq.stats.nr_tick_resched;
             self.ctr.hrtick_resched += rq.stats.nr_hrtick_resched;
             drop(rq);
-            for level in 0..self.s.domains(cpu).len() {
-                let st = self.s.newidle_stats(cpu, level);
+            for level in 0..self.s.domains(CpuId::wrapping(cpu)).len() {
+                let st = self.s.newidle_stats(CpuId::wrapping(cpu), level);
                 self.ctr.newidle_balances += st.balances;
                 self.ctr.newidle_skipped += st.skipped;
             }
@@ -1909,8 +2292,8 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The calendar pops exactly a binary heap's order by (time, order
-    /// queued), over bursts a few hundred ns ahead, ties (more of them in a
+    /// The calendar pops exactly a binary heap's order by (time, kind and
+    /// argument, order queued), over bursts a few hundred ns ahead, ties (more of them in a
     /// bucket than its slots), and events beyond the window (IPIs, ticks,
     /// long sleeps) and beyond the coarse calendar, pushed while popping as
     /// the engine does, and drained at the end (the window jumping over
@@ -1923,17 +2306,18 @@ mod tests {
         let mut heap = BinaryHeap::new();
         let (mut seq, mut now) = (0u64, 0u64);
         let ev = |t: u64, seq: u64| Ev::new(t, Kind::Burst, (seq % 7) as u32, seq as u32);
-        let mut push = |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
-            seq += 1;
-            cal.push(ev(t, seq));
-            heap.push(Reverse((t, seq)));
-        };
+        let mut push =
+            |cal: &mut Calendar, heap: &mut BinaryHeap<Reverse<(u64, u32, u64)>>, t: u64| {
+                seq += 1;
+                cal.push(ev(t, seq));
+                heap.push(Reverse((t, ev(t, seq).tag, seq)));
+            };
         for i in 0..64 {
             push(&mut cal, &mut heap, i * 3);
         }
         for step in 0..200_000u64 {
             let a = cal.pop();
-            let b = heap.pop().map(|Reverse((t, seq))| ev(t, seq));
+            let b = heap.pop().map(|Reverse((t, _, seq))| ev(t, seq));
             assert_eq!(a, b, "step {step}");
             let Some(ev) = a else { break };
             assert!(ev.t >= now);

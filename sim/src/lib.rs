@@ -184,6 +184,11 @@ pub struct RunResult {
     pub trace: Vec<Segment>,
     /// Tasks that exited.
     pub exited: usize,
+    /// Steps taken in batches (the engine's speed, not the model's output:
+    /// every other field is the same with batching off).
+    pub batched_steps: u64,
+    /// Batches split before their event (likewise).
+    pub batch_splits: u64,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -209,6 +214,8 @@ pub fn run_one(
         runtimes: k.tasks.iter().map(|t| t.runtime).collect(),
         trace: std::mem::take(&mut k.trace),
         exited: k.nr_exited(),
+        batched_steps: k.batched_steps,
+        batch_splits: k.batch_splits,
         ctr: k.ctr.clone(),
     })
 }

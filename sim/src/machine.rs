@@ -40,7 +40,7 @@
 use std::fmt;
 
 use sched::topology::CpuDistance;
-use sched::Topology;
+use sched::{CpuId, Topology};
 
 /// The cost parameters (see the module docs for where each default comes from).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,6 +285,18 @@ impl Costs {
         };
         bytes * 1000 / bw.max(1)
     }
+
+    /// A digest of the whole table (FNV-1a, 64 bits, of its `Debug`
+    /// text): printed with the study's results, so that a reader can tell
+    /// which costs a set of results was made with (the costs are fixed; a
+    /// changed digest means a changed table).
+    pub fn digest(&self) -> u64 {
+        format!("{self:?}")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+            })
+    }
 }
 
 /// A machine: topology and costs.
@@ -294,6 +306,12 @@ pub struct Machine {
     pub name: String,
     /// Topology: `sched`'s own, the one its placement and balancing use.
     pub topo: Topology,
+    /// Each CPU's real capacity (1024: the fastest), by which the engine
+    /// scales a task's progress: `work_ns` of work (what it takes at 1024)
+    /// takes `work_ns * 1024 / capacity` there. Empty: every CPU 1024 (every
+    /// preset but `asym:`). The scheduler knows these only through `topo`'s
+    /// capacities, which `asym-nocap:` leaves equal.
+    pub speed: Vec<u32>,
     /// Costs.
     pub costs: Costs,
     /// Tick rate.
@@ -303,12 +321,18 @@ pub struct Machine {
     /// under the mutex ([`Costs::syscall_ns`] 0: every preset but
     /// `qemu:N`). A mechanism whose cost is 0 changes nothing.
     pub mech: Mechanisms,
+    /// Take a task's runs of quiet steps as one event (`sim/src/engine.rs`,
+    /// "Batching"); `--no-batch` takes every step as its own event. The
+    /// output is the same byte for byte either way: this is the
+    /// simulator's speed, not part of the model.
+    pub batch: bool,
 }
 
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = &self.topo;
-        let last = t.nr_cpus() - 1;
+        // The topology has 1 to MAX_CPUS CPUs.
+        let last = CpuId::wrapping(t.nr_cpus() - 1);
         let (nodes, llcs) = (t.node_of(last) + 1, t.llc_of(last) + 1);
         write!(
             f,
@@ -317,7 +341,7 @@ impl fmt::Display for Machine {
             t.nr_cpus(),
             nodes,
             llcs,
-            t.smt_mask(0).weight(),
+            t.smt_mask(CpuId::BOOT).weight(),
             self.hz
         )
     }
@@ -331,7 +355,26 @@ pub const PRESETS: &[&str] = &[
     "small",
     "flat:N",
     "qemu:N",
+    "asym:B+L",
+    "asym-nocap:B+L",
 ];
+
+/// A little CPU's capacity in the `asym:` presets (big: 1024): RK3588's
+/// Cortex-A55 against its Cortex-A76, `capacity-dmips-mhz = <530>` and
+/// `<1024>` in Linux's arch/arm64/boot/dts/rockchip/rk3588-base.dtsi (seen
+/// in the patch of lkml message
+/// <20250519101909.62754-1-didi.debian@cknow.org>). Per MHz only, as the
+/// kernel's `cpu_capacity=`/devicetree path: Linux would also scale by each
+/// cluster's top frequency.
+pub const LITTLE_CAPACITY: u32 = 530;
+
+/// `asym:B+L`'s parts: B big and L little CPUs (each at least 1, at most
+/// 256 in all).
+fn parse_asym(spec: &str) -> Option<(usize, usize)> {
+    let (b, l) = spec.split_once('+')?;
+    let (b, l): (usize, usize) = (b.parse().ok()?, l.parse().ok()?);
+    (b >= 1 && l >= 1 && b + l <= 256).then_some((b, l))
+}
 
 impl Machine {
     /// A preset: `graviton3` (64 cores, one LLC, no SMT, 1 MiB L2, HZ=250 as
@@ -340,9 +383,15 @@ impl Machine {
     /// node, 512 KiB L2), `small` (4 CPUs, one LLC), `flat:N` (N CPUs, one
     /// LLC), `qemu:N` (the project's QEMU machine as `-smp N` presents it:
     /// N vCPUs, one LLC, no SMT, HZ=250 as Debian's Linux, with
-    /// [`qemu_costs`]).
+    /// [`qemu_costs`]), `asym:B+L` (B big CPUs of capacity 1024, then L
+    /// little ones of [`LITTLE_CAPACITY`], one LLC as a DynamIQ cluster:
+    /// work on a little CPU takes 1024/530 times as long, and the scheduler
+    /// knows the capacities), `asym-nocap:B+L` (the same CPUs, the
+    /// scheduler told they are equal: a devicetree without
+    /// `capacity-dmips-mhz`).
     pub fn preset(name: &str) -> Option<Machine> {
         let c = Costs::default();
+        let mut speed = Vec::new();
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (Topology::uniform(80, 2, 20, 1).ok()?, c),
@@ -354,6 +403,20 @@ impl Machine {
                 },
             ),
             "small" => (Topology::uniform(4, 1, 4, 1).ok()?, c),
+            s if s.starts_with("asym:") || s.starts_with("asym-nocap:") => {
+                let (kind, spec) = s.split_once(':')?;
+                let (b, l) = parse_asym(spec)?;
+                speed = core::iter::repeat_n(1024, b)
+                    .chain(core::iter::repeat_n(LITTLE_CAPACITY, l))
+                    .collect();
+                let flat = Topology::uniform(b + l, 1, b + l, 1).ok()?;
+                let topo = if kind == "asym" {
+                    flat.with_capacities(&speed).ok()?
+                } else {
+                    flat
+                };
+                (topo, c)
+            }
             s if s.starts_with("qemu:") => {
                 let n: usize = s.strip_prefix("qemu:")?.parse().ok()?;
                 if !(1..=64).contains(&n) {
@@ -372,11 +435,13 @@ impl Machine {
         Some(Machine {
             name: name.to_string(),
             topo,
+            speed,
             hz: 250,
             mech: Mechanisms {
                 contention: costs.syscall_ns > 0,
                 ..Mechanisms::default()
             },
+            batch: true,
             costs,
         })
     }
@@ -386,20 +451,58 @@ impl Machine {
 mod tests {
     use super::*;
 
+    fn cpu(i: usize) -> CpuId {
+        CpuId::new(i).unwrap()
+    }
+
+    /// The cost tables the study's results were made with: a change of any
+    /// cost (costs are fixed parameters, never tuned) changes a digest and
+    /// fails here, to be made on purpose and recorded in
+    /// `docs/results/study.md` with the study run again.
+    #[test]
+    fn cost_tables_are_the_studys() {
+        let d = |m: &str| Machine::preset(m).unwrap().costs.digest();
+        // The study's two machines share the one table of the presets.
+        assert_eq!(d("graviton3"), STUDY_COSTS);
+        assert_eq!(d("cascadelake-2s"), STUDY_COSTS);
+        assert_ne!(d("qemu:4"), STUDY_COSTS);
+        let mut c = Machine::preset("graviton3").unwrap().costs;
+        c.pipe_write_ns += 1;
+        assert_ne!(c.digest(), STUDY_COSTS);
+    }
+    const STUDY_COSTS: u64 = 0x0819_c141_1927_b006;
+
     #[test]
     fn presets() {
         let m = Machine::preset("cascadelake-2s").unwrap();
         assert_eq!(m.topo.nr_cpus(), 80);
-        assert_eq!(m.topo.distance(0, 1), CpuDistance::Smt);
-        assert_eq!(m.topo.distance(0, 2), CpuDistance::Llc);
-        assert_eq!(m.topo.distance(0, 40), CpuDistance::Remote);
+        assert_eq!(m.topo.distance(cpu(0), cpu(1)), CpuDistance::Smt);
+        assert_eq!(m.topo.distance(cpu(0), cpu(2)), CpuDistance::Llc);
+        assert_eq!(m.topo.distance(cpu(0), cpu(40)), CpuDistance::Remote);
         let e = Machine::preset("epyc-ccx").unwrap();
-        assert_eq!(e.topo.distance(0, 16), CpuDistance::Node);
+        assert_eq!(e.topo.distance(cpu(0), cpu(16)), CpuDistance::Node);
         assert_eq!(Machine::preset("flat:256").unwrap().topo.nr_cpus(), 256);
         assert!(Machine::preset("flat:257").is_none());
+        let a = Machine::preset("asym:4+4").unwrap();
+        assert_eq!(a.speed, [1024, 1024, 1024, 1024, 530, 530, 530, 530]);
+        assert!(a.topo.has_asym_capacity());
+        assert_eq!(a.topo.capacity_of(cpu(5)), 530);
+        let n = Machine::preset("asym-nocap:4+4").unwrap();
+        assert_eq!(n.speed, a.speed);
+        assert!(!n.topo.has_asym_capacity());
+        for bad in [
+            "asym:0+4",
+            "asym:4+0",
+            "asym:4",
+            "asym:200+57",
+            "asym:x+1",
+            "asym-nocap:+",
+        ] {
+            assert!(Machine::preset(bad).is_none(), "{bad}");
+        }
         let q = Machine::preset("qemu:4").unwrap();
         assert_eq!(q.topo.nr_cpus(), 4);
-        assert_eq!(q.topo.distance(0, 3), CpuDistance::Llc);
+        assert_eq!(q.topo.distance(cpu(0), cpu(3)), CpuDistance::Llc);
         assert!(q.costs.vcpu_time_sharing);
         for bad in ["qemu:0", "qemu:65", "qemu:", "qemu:x", "qemu:-1"] {
             assert!(Machine::preset(bad).is_none(), "{bad}");

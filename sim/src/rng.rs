@@ -29,6 +29,19 @@ impl Rng {
         }
     }
 
+    /// The stream of entity `id` (a task, a CPU) in the run of `seed`:
+    /// the generator of SplitMix64(`seed`) XOR `id` × 2^64/φ, so that a
+    /// task's draws depend on the run's seed and on its own history only,
+    /// not on how the run's events interleave. Distinct ids give distinct
+    /// streams for one seed; two seeds share no stream structurally (the
+    /// seed is hashed before the id is mixed in, so seed 1 task 2 is not
+    /// seed 3 task 0).
+    pub fn stream(seed: u64, id: u64) -> Self {
+        let mut x = seed;
+        let s = splitmix(&mut x);
+        Rng::new(s ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
@@ -42,6 +55,24 @@ impl Rng {
         s[2] ^= t;
         s[3] = s[3].rotate_left(45);
         r
+    }
+
+    /// What [`Rng::next_u64`] returns next, without drawing it (the
+    /// output is a function of the state before the step).
+    #[inline]
+    pub fn peek_u64(&self) -> u64 {
+        self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9)
+    }
+
+    /// What [`Rng::jittered`] returns next for `j`, without drawing it
+    /// (a draw is made only if `j` has a range: then [`Rng::next_u64`]
+    /// takes it).
+    #[inline]
+    pub fn peek_jittered(&self, j: Jitter) -> u64 {
+        if j.range == 0 {
+            return j.low;
+        }
+        j.low + ((self.peek_u64() as u128 * j.range as u128) >> 64) as u64
     }
 
     /// Uniform in [0, 1).
@@ -95,6 +126,11 @@ pub struct Jitter {
 }
 
 impl Jitter {
+    /// The lowest value it draws.
+    pub fn low(&self) -> u64 {
+        self.low
+    }
+
     /// `mean` ns jittered by ±`pct`%.
     pub fn new(mean: u64, pct: u32) -> Self {
         if pct == 0 || mean == 0 {
@@ -147,6 +183,41 @@ mod tests {
                 let j = Jitter::new(mean, pct);
                 for _ in 0..50 {
                     assert_eq!(a.jitter(mean, pct), b.jittered(j), "mean {mean} pct {pct}");
+                }
+            }
+        }
+        assert_eq!(a.next_u64(), b.next_u64());
+    }
+
+    /// Entity streams: reproducible, and different across ids and seeds
+    /// (including the pairs a plain `seed ^ id` would merge).
+    #[test]
+    fn streams_differ_by_seed_and_id() {
+        let first = |seed, id| Rng::stream(seed, id).next_u64();
+        assert_eq!(first(1, 2), first(1, 2));
+        assert_ne!(first(1, 2), first(3, 0));
+        assert_ne!(first(1, 0), first(1, 1));
+        assert_ne!(first(1, 0), first(2, 0));
+        let mut seen: Vec<u64> = (0..4)
+            .flat_map(|seed| (0..256).map(move |id| first(seed, id)))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 4 * 256);
+    }
+
+    /// A peek is the next draw, and draws nothing.
+    #[test]
+    fn peek_is_the_next_draw() {
+        let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+        for mean in [0, 9, 315, 849] {
+            let j = Jitter::new(mean, 10);
+            for _ in 0..100 {
+                assert_eq!(a.peek_u64(), a.clone().next_u64());
+                let v = a.peek_jittered(j);
+                assert_eq!(v, b.jittered(j));
+                if j.range != 0 {
+                    a.next_u64();
                 }
             }
         }

@@ -710,6 +710,18 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     for c in &st.configs {
         let _ = writeln!(all, "  {:<12} = {}", c.name, c.settings.join(" "));
     }
+    let mut machines: Vec<&str> = st.items.iter().map(|it| it.machine.as_str()).collect();
+    machines.sort_unstable();
+    machines.dedup();
+    for m in machines {
+        if let Some(mc) = Machine::preset(m) {
+            let _ = writeln!(
+                all,
+                "  costs of {m}: digest {:016x} (sim/src/machine.rs, Costs::digest)",
+                mc.costs.digest()
+            );
+        }
+    }
     all.push('\n');
     for (ii, it) in st.items.iter().enumerate() {
         for m in &it.metrics {

@@ -97,7 +97,7 @@
 use sched::TaskParams;
 
 use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
-use crate::rng::Jitter;
+use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
 // ---------------------------------------------------------------- hackbench
@@ -140,6 +140,17 @@ struct ChanWaits {
     lock_waiters: std::collections::VecDeque<u32>,
 }
 
+/// The channel after `c` in its group's ring (from `base`, the group's
+/// first), the order a sender writes to them.
+#[inline(always)]
+fn next_in_group(c: u32, base: u32) -> u32 {
+    if c + 1 == base + FDS as u32 {
+        base
+    } else {
+        c + 1
+    }
+}
+
 /// A free pipe mutex.
 const NO_OWNER: u32 = u32::MAX;
 
@@ -161,6 +172,23 @@ enum Role {
         pending: bool,
         was_full: bool,
     },
+}
+
+/// A task's planned steps (batching): how many, and its random stream
+/// when they were planned.
+#[derive(Clone, Debug)]
+struct Plan {
+    n: u32,
+    rng: Rng,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            n: 0,
+            rng: Rng::new(0),
+        }
+    }
 }
 
 /// The hackbench model (see the module docs).
@@ -189,6 +217,12 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
+    /// Batching: per channel, the writes started and the reads started
+    /// in the steps planned and not yet taken ([`Workload::plan`]).
+    pend_starts: Vec<u32>,
+    pend_reads: Vec<u32>,
+    /// Batching: per task, its plan.
+    plans: Vec<Plan>,
 }
 
 impl Hackbench {
@@ -212,6 +246,9 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
+            pend_starts: Vec::new(),
+            pend_reads: Vec::new(),
+            plans: Vec::new(),
         }
     }
 
@@ -266,6 +303,9 @@ impl Workload for Hackbench {
         }
         self.alive = self.roles.len();
         self.entering = vec![false; self.roles.len()];
+        self.pend_starts = vec![0; self.chans.len()];
+        self.pend_reads = vec![0; self.chans.len()];
+        self.plans = vec![Plan::default(); self.roles.len()];
     }
 
     #[inline]
@@ -328,7 +368,7 @@ impl Workload for Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng.jittered(self.write_j))
+                Next::Run(k.rng(tid).jittered(self.write_j))
             }
             Role::Receiver {
                 ch: c,
@@ -383,8 +423,173 @@ impl Workload for Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng.jittered(self.read_j))
+                Next::Run(k.rng(tid).jittered(self.read_j))
             }
+        }
+    }
+
+    /// A sender plans the writes that follow while every channel they
+    /// touch stays in its band ([`Hackbench::room`]), a receiver the reads
+    /// its pipe already holds messages for (at most one fewer than it has
+    /// left) while no writer could fill its pipe. Not with the pipe mutex.
+    fn plan(
+        &mut self,
+        k: &mut Kernel,
+        tid: u32,
+        first_ns: u64,
+        before_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        if self.mutex {
+            return;
+        }
+        let t0 = k.now;
+        let at_plan = k.rng(tid).clone();
+        let (mut t, mut before) = (first_ns, before_ns);
+        let n = match self.roles[tid as usize] {
+            Role::Sender {
+                g,
+                sent,
+                pending: Some(c0),
+            } => {
+                let base = g * FDS as u32;
+                before = before.min(t0.saturating_add(self.room(c0)));
+                // Step j finishes the write to channel j - 1 and starts
+                // one to channel j (the step that sends the last message
+                // exits: not planned). Past 20 steps no new channel.
+                let last = self.total() - sent;
+                let (mut j, mut c) = (1, c0);
+                while j < last {
+                    if j < FDS as u32 {
+                        c = next_in_group(c, base);
+                        before = before.min(t0.saturating_add(self.room(c)));
+                    }
+                    let d = k.rng(tid).peek_jittered(self.write_j);
+                    let next = t + k.run_time_ns(d);
+                    if next >= before {
+                        break;
+                    }
+                    k.rng(tid).jittered(self.write_j);
+                    times.push(t);
+                    t = next;
+                    j += 1;
+                }
+                let n = j - 1;
+                let mut c = c0;
+                for _ in 0..n {
+                    c = next_in_group(c, base);
+                    self.pend_starts[c as usize] += 1;
+                }
+                n
+            }
+            Role::Receiver {
+                ch: c,
+                left,
+                pending: true,
+                ..
+            } => {
+                // Step j finishes read j - 1 and starts read j: the pipe
+                // holds at least `queued - (j - 1)` messages then (only
+                // this task reads it), and the last read exits.
+                let ch = self.chans[c as usize];
+                if ch.nr_writers > 0 {
+                    return;
+                }
+                before = before.min(t0.saturating_add(self.room_writers(c)));
+                let max = ch.queued.min(left - 1);
+                let mut j = 1;
+                while j <= max {
+                    let d = k.rng(tid).peek_jittered(self.read_j);
+                    let next = t + k.run_time_ns(d);
+                    if next >= before {
+                        break;
+                    }
+                    k.rng(tid).jittered(self.read_j);
+                    times.push(t);
+                    t = next;
+                    j += 1;
+                }
+                let n = j - 1;
+                self.pend_reads[c as usize] += n;
+                n
+            }
+            _ => 0,
+        };
+        if n > 0 {
+            times.push(t);
+            self.plans[tid as usize] = Plan { n, rng: at_plan };
+        }
+    }
+
+    /// The first `steps` planned steps, at once: a sender's writes
+    /// finished and the next ones started, a receiver's reads; its stream
+    /// as they leave it. What they decide is known (nothing sleeps, nobody
+    /// is woken, no pipe is full: checked in debug builds).
+    fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let plan = &mut self.plans[tid as usize];
+        let n = std::mem::take(&mut plan.n);
+        debug_assert!(steps <= n && n > 0);
+        if steps < n {
+            // The stream as the steps taken leave it.
+            let rng = k.rng(tid);
+            *rng = plan.rng.clone();
+            let j = if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+                self.write_j
+            } else {
+                self.read_j
+            };
+            for _ in 0..steps {
+                rng.jittered(j);
+            }
+        }
+        match self.roles[tid as usize] {
+            Role::Sender {
+                g,
+                sent,
+                pending: Some(c0),
+            } => {
+                let (base, mut c) = (g * FDS as u32, c0);
+                for _ in 0..steps {
+                    let ch = &mut self.chans[c as usize];
+                    debug_assert!(!ch.reader_waiting && ch.nr_writers == 0);
+                    ch.reserved -= 1;
+                    ch.queued += 1;
+                    c = next_in_group(c, base);
+                    let ch = &mut self.chans[c as usize];
+                    debug_assert!(ch.queued + ch.reserved < self.cap);
+                    ch.reserved += 1;
+                }
+                let c_end = c;
+                let mut c = c0;
+                for _ in 0..n {
+                    c = next_in_group(c, base);
+                    self.pend_starts[c as usize] -= 1;
+                }
+                self.roles[tid as usize] = Role::Sender {
+                    g,
+                    sent: sent + steps,
+                    pending: Some(c_end),
+                };
+            }
+            Role::Receiver {
+                ch: c,
+                left,
+                was_full,
+                ..
+            } => {
+                let ch = &mut self.chans[c as usize];
+                debug_assert!(ch.queued >= steps && ch.nr_writers == 0);
+                ch.queued -= steps;
+                debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
+                self.pend_reads[c as usize] -= n;
+                self.roles[tid as usize] = Role::Receiver {
+                    ch: c,
+                    left: left - steps,
+                    pending: true,
+                    was_full: was_full && steps == 0,
+                };
+            }
+            Role::Sender { .. } => unreachable!("task {tid}: a plan with no write under way"),
         }
     }
 
@@ -407,6 +612,42 @@ enum Acquire {
 }
 
 impl Hackbench {
+    /// Batching: how long from now channel `c` is sure to stay in its band
+    /// whatever the tasks do, ns (a planned step's time must be less).
+    /// In the band nobody sleeps on the channel and nobody would: the
+    /// reader always finds a message (`queued` stays at least 1) and no
+    /// writer finds it full (`queued + reserved` stays below the
+    /// capacity), so every decision about it (block, wake the reader, wake
+    /// a writer) comes out the same whenever the planned steps' changes
+    /// to its counts are made within the window (taken late, at a split
+    /// or at the batch's event). The window is bounded by what the others
+    /// can do in it: the one reader starts a read at most every
+    /// `read_j.low()` ns, so at most `L / low + 1` in a window of `L`;
+    /// each of the 20 writers writes to its channels in turn, so it
+    /// starts at most one write to `c` per 20 writes, at most
+    /// `L / (20 low) + 1`. Other tasks' planned and not yet taken reads
+    /// and writes count against the band as if still to come
+    /// (`pend_reads`, `pend_starts`).
+    fn room(&self, c: u32) -> u64 {
+        let ch = self.chans[c as usize];
+        if ch.nr_writers > 0 || ch.reader_waiting {
+            return 0;
+        }
+        // Reads in the window at most `queued - pending reads - 1`.
+        let b = ch.queued.saturating_sub(self.pend_reads[c as usize] + 1) as u64;
+        self.room_writers(c).min(b * self.read_j.low())
+    }
+
+    /// The window in which the writers cannot fill channel `c` (see
+    /// [`Hackbench::room`]), ns.
+    fn room_writers(&self, c: u32) -> u64 {
+        let ch = self.chans[c as usize];
+        let a =
+            (self.cap - 1).saturating_sub(ch.queued + ch.reserved + self.pend_starts[c as usize]);
+        let fds = FDS as u64;
+        (a as u64 / fds) * fds * self.write_j.low()
+    }
+
     /// A writer goes to sleep on channel `c` (at the tail of its wait queue).
     fn push_writer(&mut self, c: u32, tid: u32) {
         self.chans[c as usize].nr_writers += 1;
@@ -447,7 +688,7 @@ impl Hackbench {
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
         if !self.entering[tid as usize] {
             self.entering[tid as usize] = true;
-            return Some(Next::RunKernel(k.rng.jitter(self.syscall_ns, 10)));
+            return Some(Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10)));
         }
         match self.acquire(k, c, tid) {
             Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
@@ -527,7 +768,7 @@ impl Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng.jitter(self.write_ns - self.syscall_ns, 10))
+                Next::Run(k.rng(tid).jitter(self.write_ns - self.syscall_ns, 10))
             }
             Role::Receiver {
                 ch: c,
@@ -572,7 +813,7 @@ impl Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng.jitter(self.read_ns - self.syscall_ns, 10))
+                Next::Run(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
             }
         }
     }
@@ -715,7 +956,7 @@ impl Workload for Schbench {
                 }
                 2 => {
                     self.roles[tid as usize] = SRole::Worker { m, phase: 3, start };
-                    Next::RunUser(k.rng.jitter(self.cfg.work_us * 1000, 10))
+                    Next::RunUser(k.rng(tid).jitter(self.cfg.work_us * 1000, 10))
                 }
                 _ => {
                     self.req_lat.push(k.now - start);
@@ -853,7 +1094,7 @@ impl Workload for Dbench {
         match self.roles[tid as usize] {
             DRole::Client { mut done, phase } => {
                 if phase == 1 {
-                    if k.rng.below(2) == 0 {
+                    if k.rng(tid).below(2) == 0 {
                         // Hand the I/O to a worker and wait for it.
                         let q = if self.cfg.bound { k.this_cpu() } else { 0 };
                         self.queues[q].push_back(tid);
@@ -876,13 +1117,13 @@ impl Workload for Dbench {
                     return Next::Exit;
                 }
                 self.roles[tid as usize] = DRole::Client { done, phase: 1 };
-                Next::RunUser(k.rng.exp(20_000))
+                Next::RunUser(k.rng(tid).exp(20_000))
             }
             DRole::Worker { q, req, phase } => {
                 if let Some(c) = req {
-                    if phase == 0 && k.rng.below(10) < 3 {
+                    if phase == 0 && k.rng(tid).below(10) < 3 {
                         self.roles[tid as usize] = DRole::Worker { q, req, phase: 1 };
-                        return Next::Sleep(k.rng.jitter(100_000, 10));
+                        return Next::Sleep(k.rng(tid).jitter(100_000, 10));
                     }
                     k.wake(c, false);
                 }
@@ -893,7 +1134,7 @@ impl Workload for Dbench {
                             req: Some(c),
                             phase: 0,
                         };
-                        Next::Run(k.rng.jitter(15_000, 10))
+                        Next::Run(k.rng(tid).jitter(15_000, 10))
                     }
                     None => {
                         self.roles[tid as usize] = DRole::Worker {
@@ -1001,7 +1242,7 @@ impl Workload for Pgbench {
                     self.tx += 1;
                     self.lat_sum += k.now - start;
                     self.roles[tid as usize] = PRole::Client { sent: false, start };
-                    return Next::RunUser(k.rng.jitter(4_000, 10));
+                    return Next::RunUser(k.rng(tid).jitter(4_000, 10));
                 }
                 self.roles[tid as usize] = PRole::Client {
                     sent: true,
@@ -1017,7 +1258,7 @@ impl Workload for Pgbench {
                 match phase {
                     1 => {
                         self.roles[tid as usize] = PRole::Server { phase: 2 };
-                        return Next::Sleep(k.rng.jitter(900_000, 10));
+                        return Next::Sleep(k.rng(tid).jitter(900_000, 10));
                     }
                     2 => {
                         // Reply, then wait for the next query.
@@ -1031,7 +1272,7 @@ impl Workload for Pgbench {
                     self.roles[tid as usize] = PRole::Server {
                         phase: if self.cfg.rw { 1 } else { 2 },
                     };
-                    return Next::RunUser(k.rng.jitter(w, 10));
+                    return Next::RunUser(k.rng(tid).jitter(w, 10));
                 }
                 self.roles[tid as usize] = PRole::Server { phase: 0 };
                 Next::Block

@@ -104,6 +104,8 @@ fn malformed_arguments_are_refused() {
             "--no-contention --no-contention hackbench",
             "--no-contention given twice",
         ),
+        ("--no-batching hackbench", "or --no-batch"),
+        ("--no-batch --no-batch hackbench", "--no-batch given twice"),
     ] {
         let e = err(line);
         assert!(e.contains(want), "'{line}': {e}");
@@ -134,6 +136,9 @@ fn good_input_is_parsed_as_written() {
     assert_eq!(a.config.name, "nb");
     assert!(matches!(a.work, WorkSpec::Pgbench(c) if c.rw));
     assert!(Config::parse("A:NEXT_BUDDY+preempt=lazy").check().is_ok());
+    assert!(a.machine.batch);
+    let nb = parse_run(&args("--no-batch --machine graviton3 hackbench")).unwrap();
+    assert!(!nb.machine.batch);
     let q = parse_run(&args("--machine qemu:4 hackbench")).unwrap();
     assert!(q.machine.mech.contention && q.machine.mech.wake_cost && q.machine.mech.vcpu_share);
     assert!(q.machine.mech.vcpu_turns && q.machine.costs.vcpu_turn_ns > 0);

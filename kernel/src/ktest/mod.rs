@@ -115,7 +115,7 @@ static BOOT_PREEMPT: AtomicU32 = AtomicU32::new(PreemptMode::Full as u32);
 /// Puts the scheduler back to its boot state: default features, boot
 /// preemption model, default base slice.
 pub fn reset_sched_state() {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     for &f in Feature::ALL {
         cfg.features.set(f, f.default_enabled());
     }
@@ -205,7 +205,7 @@ crate::ktest!(ktest_filter_terms, || {
 /// Runs the tests of `suite` (`None`: all) that `filter` selects (see
 /// [`selected_by`]), then ends QEMU with the verdict.
 pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
-    BOOT_PREEMPT.store(task::preempt_mode() as u32, Ordering::Relaxed);
+    BOOT_PREEMPT.store(crate::sched::preempt_mode() as u32, Ordering::Relaxed);
     // A watchdog's report fails the running test.
     task::stall::set_notifier(on_stall);
     task::softlockup::set_notifier(on_softlockup);
@@ -234,13 +234,13 @@ pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
         for &t in &selected {
             if let Some((_, _, why)) = QUARANTINE
                 .iter()
-                .find(|(n, from, _)| *n == t.name && task::nr_cpus() >= *from)
+                .find(|(n, from, _)| *n == t.name && crate::sched::nr_cpus() >= *from)
             {
                 QUARANTINED.fetch_add(1, Ordering::Relaxed);
                 crate::kprintln!("test {} ... quarantined ({})", t.name, why);
                 continue;
             }
-            let online = task::nr_cpus();
+            let online = crate::sched::nr_cpus();
             if online < t.requires_cpus {
                 SKIPPED.fetch_add(1, Ordering::Relaxed);
                 crate::kprintln!(
@@ -325,7 +325,7 @@ fn reap_leftovers(before: &[task::Tid]) -> Result<(), String> {
             let th = task::thread(tid.idx());
             let (v, i) = th.switches();
             progress.0 = progress.0.wrapping_add(v + i);
-            progress.1 = progress.1.wrapping_add(task::task_runtime_ns(th));
+            progress.1 = progress.1.wrapping_add(crate::sched::task_runtime_ns(th));
         }
         let t = arch::now_ns();
         if progress != last_seen {
@@ -391,7 +391,7 @@ static LAST_SWITCHES: AtomicU64 = AtomicU64::new(0);
 /// From the tick: ends the run as a failure when the running test made no
 /// progress for [`TEST_TIMEOUT_NS`] (or ran for [`TEST_HARD_LIMIT_NS`]).
 pub fn watchdog_check() {
-    let switches: u64 = CpuId::range(task::nr_runqueues())
+    let switches: u64 = CpuId::range(crate::sched::nr_runqueues())
         .map(|c| crate::percpu::cpu(c).switches.load(Ordering::Relaxed))
         .sum();
     if LAST_SWITCHES.swap(switches, Ordering::Relaxed) != switches {

@@ -2,7 +2,6 @@
 //! RT priority, slice) and `sched_setaffinity`.
 
 use ::core::sync::atomic::Ordering;
-use kernel_hal::cpu::CpuId;
 
 use ::sched::smp::LifecycleError;
 use ::sched::{CpuMask, Resched, SchedTask, TaskId, TaskParams};
@@ -18,11 +17,11 @@ pub fn sched_setattr(t: &Thread, params: TaskParams) -> Result<(), sched::RqErro
     params.validate().map_err(sched::RqError::Params)?;
     let s = SCHED.get().ok_or(sched::RqError::NotQueued)?;
     let _pi = t.pi_lock.lock();
-    match s.set_params(TaskId(t.idx()), params, arch::cpu_id().index()) {
+    match s.set_params(TaskId(t.idx()), params, arch::cpu_id()) {
         Ok((cpu, r)) => {
             t.prio
                 .store(SchedTask::new(params).prio(), Ordering::Relaxed);
-            percpu::cpu(CpuId::wrapping(cpu)).raise_need_resched(r);
+            percpu::cpu(cpu).raise_need_resched(r);
             Ok(())
         }
         Err(LifecycleError::Params(p)) => Err(sched::RqError::Params(p)),
@@ -64,7 +63,7 @@ pub fn set_affinity(tid: Tid, mask: CpuMask) -> Result<(), AffinityError> {
             return Err(AffinityError::NoSuchThread);
         }
         t.cpus_allowed.store(&mask, Ordering::Relaxed);
-        match s.set_affinity(TaskId(idx), mask, arch::cpu_id().index()) {
+        match s.set_affinity(TaskId(idx), mask, arch::cpu_id()) {
             Ok(()) => {}
             Err(LifecycleError::NoAllowedCpu) => return Err(AffinityError::NoOnlineCpu),
             Err(_) => return Err(AffinityError::NoSuchThread),

@@ -438,8 +438,12 @@ impl ::core::fmt::Display for TopologyLine<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let t = self.0;
         let n = t.nr_cpus();
-        let cores = (0..n).filter(|&c| t.smt_mask(c).first() == Some(c)).count();
-        let llcs = (0..n).filter(|&c| t.llc_mask(c).first() == Some(c)).count();
+        let cores = CpuId::range(n)
+            .filter(|&c| t.smt_mask(c).first_cpu() == Some(c))
+            .count();
+        let llcs = CpuId::range(n)
+            .filter(|&c| t.llc_mask(c).first_cpu() == Some(c))
+            .count();
         write!(
             f,
             "{n} CPU(s), {cores} core(s), {llcs} LLC(s); cpu0's domains:"
@@ -460,8 +464,8 @@ struct CapacityList<'a>(&'a Topology);
 
 impl ::core::fmt::Display for CapacityList<'_> {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        for cpu in 0..self.0.nr_cpus() {
-            if cpu > 0 {
+        for cpu in CpuId::range(self.0.nr_cpus()) {
+            if cpu != CpuId::BOOT {
                 f.write_str(" ")?;
             }
             write!(f, "{}", self.0.capacity_of(cpu))?;
@@ -528,7 +532,7 @@ impl Drop for RqLock {
 
 /// Locks CPU `cpu`'s runqueue and brings its clock up to date.
 pub(crate) fn lock_rq(cpu: CpuId) -> RqLock {
-    let mut g = sched().cpu_rq(cpu.index());
+    let mut g = sched().cpu_rq(cpu);
     g.update_rq_clock(arch::now_ns());
     RqLock { g: Some(g), cpu }
 }
@@ -573,7 +577,7 @@ pub fn set_current_state(state: crate::task::ThreadState) {
 /// Where the scheduler keeps thread `t` (`None`: an idle thread, or not
 /// spawned / exited).
 pub fn task_cpu(t: &Thread) -> Option<CpuId> {
-    SCHED.get()?.task_cpu(TaskId(t.idx())).map(CpuId::wrapping)
+    SCHED.get()?.task_cpu(TaskId(t.idx()))
 }
 
 /// Whether a wakeup is carrying `t` to its CPU (lock-free, for dumps).
@@ -583,7 +587,5 @@ pub fn task_in_transit(t: &Thread) -> bool {
 
 /// Whether `cpu`'s wake list holds wakeups (lock-free flag, for dumps).
 pub fn wake_list_pending(cpu: CpuId) -> bool {
-    SCHED
-        .get()
-        .is_some_and(|s| s.wake_pending_flag(cpu.index()))
+    SCHED.get().is_some_and(|s| s.wake_pending_flag(cpu))
 }

@@ -10,14 +10,14 @@ use ::sched::{Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
-use crate::task::{self, Thread, ThreadState};
+use crate::task::{Thread, ThreadState};
 
 /// A copy of thread `t`'s scheduler state, wherever the scheduler keeps it
 /// (an exited thread not joined yet: its final state; `None`: an idle
 /// thread, or a free slot). The running
 /// thread's runtime is as of its last accounting.
 pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
-    match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id().index()) {
+    match SCHED.get()?.task(TaskId(t.idx()), arch::cpu_id()) {
         Ok(st) => Some(st),
         // Exited and not joined yet: the state it exited with (`sched`
         // stores it in the same step that forgets the task).
@@ -30,12 +30,12 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 pub fn task_runtime_ns(t: &Thread) -> u64 {
     let Some(s) = SCHED.get() else { return 0 };
     let id = TaskId(t.idx());
-    let mut rq = match s.task_rq_lock(id, arch::cpu_id().index()) {
+    let mut rq = match s.task_rq_lock(id, arch::cpu_id()) {
         Ok((_, rq)) => rq,
         // Asleep: its state is parked, fully accounted.
         Err(::sched::smp::LifecycleError::Asleep) => {
             return s
-                .task(id, arch::cpu_id().index())
+                .task(id, arch::cpu_id())
                 .map_or(0, |st| st.se.sum_exec_runtime);
         }
         Err(_) => return s.exited(id).map_or(0, |st| st.se.sum_exec_runtime),
@@ -67,7 +67,7 @@ pub(crate) fn try_rq<'a>(
     if cpu.index() >= s.nr_cpus() {
         return None;
     }
-    s.rq_lock(cpu.index()).try_lock()
+    s.rq_lock(cpu).try_lock()
 }
 
 /// The number of runqueues (CPUs the firmware describes).
@@ -107,11 +107,11 @@ pub struct Stats {
 
 /// CPU `cpu`'s counters (`None` if it is not online).
 pub fn cpu_stats(cpu: CpuId) -> Option<Stats> {
-    if !task::online_mask().has(cpu) {
+    if !crate::sched::online_mask().has(cpu) {
         return None;
     }
     let pc = percpu::cpu(cpu);
-    let mut s = task::with_cpu_rq(cpu, |rq| Stats {
+    let mut s = crate::sched::with_cpu_rq(cpu, |rq| Stats {
         nr_ticks: rq.stats.nr_ticks,
         nr_switches: rq.stats.nr_switches,
         nr_wakeups: rq.stats.nr_wakeups,

@@ -67,7 +67,7 @@ pub(crate) fn __schedule(mode: SchedMode) {
     let idle = idle_idx(cpu);
     let prev_idx = pc.curr.load(Ordering::Relaxed);
     let tick_restarted = prev_idx == idle && leave_idle(pc);
-    let rq_mutex = s.rq_lock(cpu.index());
+    let rq_mutex = s.rq_lock(cpu);
     rq_mutex.note_locking();
     let mut rq = SwitchLock::lock(rq_mutex.raw());
     let prev = thread(prev_idx);
@@ -184,7 +184,7 @@ pub(crate) fn finish_task_switch() {
     // The runqueue lock `__schedule` on this CPU took and published (the
     // lock validator saw it taken on this CPU).
     drop(rq_lock);
-    s.rq_lock(cpu.index()).note_released();
+    s.rq_lock(cpu).note_released();
     // A thread that went to sleep may now run elsewhere; one that stayed
     // runnable on a CPU it may no longer use is queued on an allowed one.
     let sw = Switch {
@@ -194,5 +194,5 @@ pub(crate) fn finish_task_switch() {
         prev_exited: None,
         prev_misplaced: migrate,
     };
-    s.finish_switch(cpu.index(), &sw);
+    s.finish_switch(cpu, &sw);
 }

@@ -67,6 +67,7 @@ pub fn timer_tick() {
         let mut rq = lock_rq(cpu);
         s.sched_ttwu_pending(&mut rq);
         rq.task_tick();
+        s.tick_misfit(&rq);
         rq.clock()
     };
     pc.liveness.ticked(now);
@@ -91,18 +92,25 @@ pub fn timer_tick() {
 pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
 
 /// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`): with more than
-/// one runnable task here, ask one tickless idle CPU to run a newidle balance
-/// (it no longer balances on its own ticks).
+/// one runnable task here, or a misfit task running here on a machine of
+/// unequal CPUs, ask one tickless idle CPU (for a misfit: one of more
+/// capacity; `Scheduler::nohz_kick_wanted`) to run a newidle balance (it no
+/// longer balances on its own ticks).
 pub(crate) fn nohz_balance_kick(cpu: CpuId) {
     if !NOHZ_IDLE.load(Ordering::Relaxed) {
         return;
     }
     // A tickless CPU first (atomic loads), this runqueue's lock only then.
     let online = online_mask();
-    let target = (1..nr_rqs())
-        .map(|k| CpuId::wrapping((cpu.index() + k) % nr_rqs()))
-        .find(|&c| online.has(c) && percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
-    if let Some(c) = target.filter(|_| with_cpu_rq(cpu, |rq| rq.nr_running()) >= 2) {
+    let tickless = |c: &CpuId| online.has(*c) && percpu::cpu(*c).nohz_idle.load(Ordering::Relaxed);
+    let mut cpus = (1..nr_rqs()).map(|k| CpuId::wrapping((cpu.index() + k) % nr_rqs()));
+    if !cpus.clone().any(|c| tickless(&c)) {
+        return;
+    }
+    let s = sched();
+    let nr_running = with_cpu_rq(cpu, |rq| rq.nr_running());
+    let target = cpus.find(|c| tickless(c) && s.nohz_kick_wanted(cpu, nr_running, *c));
+    if let Some(c) = target {
         let tpc = percpu::cpu(c);
         tpc.newidle.store(true, Ordering::Relaxed);
         tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
@@ -116,7 +124,7 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
 pub(crate) fn balance(cpu: CpuId, newidle: bool) -> usize {
     let s = sched();
     let irq = arch::IrqGuard::save();
-    let pulled = s.load_balance(cpu.index(), newidle);
+    let pulled = s.load_balance(cpu, newidle);
     if !pulled.is_empty() {
         let rq = lock_rq(cpu);
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());

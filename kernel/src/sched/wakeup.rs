@@ -2,7 +2,6 @@
 //! and the reschedule IPI that lands queued remote wakeups.
 
 use ::core::sync::atomic::{AtomicU64, Ordering};
-use kernel_hal::cpu::CpuId;
 
 use ::sched::smp::{LifecycleError, Woke};
 use ::sched::{SchedTask, TaskId, WakeFlags, WakeupReason};
@@ -47,9 +46,8 @@ pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError>
     let prio = st.prio();
     // Its scheduler state may need memory; a failure is an error for the
     // spawner (failing allocations on demand may hit it).
-    match kernel_hal::heap::may_fail(|| s.spawn(TaskId(idx), st, this_cpu.index())) {
+    match kernel_hal::heap::may_fail(|| s.spawn(TaskId(idx), st, this_cpu)) {
         Ok((cpu, d)) => {
-            let cpu = CpuId::wrapping(cpu);
             crate::trace::sched_wakeup_new(idx, prio, cpu);
             percpu::cpu(cpu).raise_need_resched(d.resched);
             Ok(())
@@ -72,14 +70,14 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
         return false;
     }
     t.state.store(ThreadState::Running, Ordering::SeqCst);
-    let this_cpu = arch::cpu_id().index();
+    let this_cpu = arch::cpu_id();
     match s.wake(TaskId(idx), wf, this_cpu) {
         Ok(w) => {
-            let cpu = CpuId::wrapping(w.cpu());
-            if let Some(st) = WAKE_STATS.get(this_cpu) {
+            let cpu = w.cpu();
+            if let Some(st) = WAKE_STATS.get(this_cpu.index()) {
                 if !matches!(w, Woke::Pending { .. }) {
                     st.ttwu.fetch_add(1, Ordering::Relaxed);
-                    if w.cpu() == this_cpu {
+                    if cpu == this_cpu {
                         st.ttwu_local.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -122,5 +120,5 @@ pub fn sched_ipi() {
     }
     // `task_woken_rt` for the wakeups just landed: an RT task queued behind
     // a higher one is pushed on (one load while no CPU is RT-overloaded).
-    s.balance_rt(cpu.index(), cpu.index());
+    s.balance_rt(cpu, cpu);
 }

@@ -92,14 +92,14 @@ pub static BOOT: spin::Once<(State, u64)> = spin::Once::new();
 
 /// Records the boot state (call once the boot arguments are applied).
 pub fn record_boot_state(seed: u64) {
-    BOOT.call_once(|| (State::capture(task::sched_config()), seed));
+    BOOT.call_once(|| (State::capture(crate::sched::sched_config()), seed));
 }
 
 /// The boot state (the current one if it was never recorded).
 fn boot_state() -> (State, u64) {
     match BOOT.get() {
         Some(b) => b.clone(),
-        None => (State::capture(task::sched_config()), 0),
+        None => (State::capture(crate::sched::sched_config()), 0),
     }
 }
 
@@ -124,7 +124,7 @@ pub struct Restore(pub State);
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        self.0.apply(task::sched_config());
+        self.0.apply(crate::sched::sched_config());
     }
 }
 
@@ -174,7 +174,8 @@ impl Counters {
     pub fn read() -> Counters {
         let mut c = Counters::default();
         for cpu in online_cpus() {
-            let (s, buddy) = task::with_cpu_rq(cpu, |rq| (rq.stats, rq.fair.pick_stats.buddy));
+            let (s, buddy) =
+                crate::sched::with_cpu_rq(cpu, |rq| (rq.stats, rq.fair.pick_stats.buddy));
             c.switches += s.nr_switches;
             c.wakeups += s.nr_wakeups;
             c.wakeup_preempt += s.nr_wakeup_preempt;
@@ -279,10 +280,10 @@ pub struct Outcome {
 /// live changes.
 pub fn validate(c: &Compare) -> Result<(), String> {
     let (boot, _) = boot_state();
-    let live = task::sched_config();
+    let live = crate::sched::sched_config();
     let hz = (1_000_000_000 / live.tick_ns().max(1)) as u32;
     for (i, cfg) in c.configs.iter().enumerate() {
-        let scratch = SchedConfig::new(task::nr_cpus() as u32, hz.max(1));
+        let scratch = SchedConfig::new(crate::sched::nr_cpus() as u32, hz.max(1));
         boot.apply(&scratch);
         if let Err(e) = apply_settings(&scratch, &cfg.settings) {
             return Err(alloc::format!(
@@ -300,7 +301,7 @@ pub fn validate(c: &Compare) -> Result<(), String> {
 pub fn run(c: &Compare, ctl: &mut dyn Control, out: &mut dyn Write) -> Result<Outcome, String> {
     validate(c)?;
     let (boot, seed) = boot_state();
-    let live = task::sched_config();
+    let live = crate::sched::sched_config();
     let n = c.configs.len();
     let rounds = c.warmup + c.runs;
     let total = rounds * n as u32;
@@ -423,7 +424,7 @@ pub fn run_restoring(
     out: &mut dyn Write,
 ) -> Result<Outcome, String> {
     validate(c)?;
-    let _restore = Restore(State::capture(task::sched_config()));
+    let _restore = Restore(State::capture(crate::sched::sched_config()));
     run(c, ctl, out)
 }
 

@@ -1,5 +1,5 @@
 //! `features`, `sysctl` and `preempt`: the scheduler configuration every
-//! runqueue shares (`task::sched_config()`). Flags and tunables are atomics in
+//! runqueue shares (`crate::sched::sched_config()`). Flags and tunables are atomics in
 //! the `sched` crate, so these commands take no runqueue lock; the scheduler
 //! sees a change at its next decision. Validation is `sched`'s (`sysctl_set`
 //! refuses and changes nothing), the error line adds the accepted range.
@@ -13,12 +13,11 @@ use sched::tunables::{Kind, SysctlError, TUNABLES};
 use sched::{Feature, PreemptMode};
 
 use super::{fail, CmdResult, Sh};
-use crate::task;
 
 /// `features` prints the `sched/features` line; `features [NO_]NAME` flips one
 /// flag and prints the new line.
 pub fn features(sh: &mut Sh, flip: Option<(Feature, bool)>) -> CmdResult {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     if let Some((f, on)) = flip {
         cfg.features.set(f, on);
     }
@@ -49,7 +48,7 @@ fn accepted(key: &str) -> alloc::string::String {
 /// `sysctl -a`, `sysctl KEY`, `sysctl KEY=VALUE` (prints `KEY = VALUE`).
 /// `debug.fail_alloc` is the kernel's: failing allocations on demand.
 pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     match c {
         SysctlCmd::All => {
             for (k, v) in cfg.sysctl_all() {
@@ -110,7 +109,7 @@ impl core::fmt::Display for Quote<'_> {
 
 /// `preempt` prints `none voluntary (full) lazy`; `preempt MODE` switches first.
 pub fn preempt(sh: &mut Sh, mode: Option<PreemptMode>) -> CmdResult {
-    let t = &task::sched_config().tunables;
+    let t = &crate::sched::sched_config().tunables;
     if let Some(m) = mode {
         t.set_preempt_mode(m);
     }

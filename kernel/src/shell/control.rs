@@ -8,7 +8,7 @@
 //!
 //! A PID is a thread slot index, as `ps` shows it. Idle threads are not
 //! scheduler tasks (the runqueue never holds them), so they refuse every
-//! change. Parameters go through `task::sched_setattr`, which handles a
+//! change. Parameters go through `crate::sched::sched_setattr`, which handles a
 //! running, queued or sleeping thread under its runqueue lock.
 
 use core::fmt::Write;
@@ -34,14 +34,14 @@ fn target_thread(
     if task::is_idle_idx(pid) {
         fail!("{cmd}: {pid} is CPU {pid}'s idle thread, which is not a scheduler task");
     }
-    match task::sched_snapshot(t) {
+    match crate::sched::sched_snapshot(t) {
         Some(st) if t.state() != task::ThreadState::Dead => Ok((t, st.params)),
         _ => fail!("{cmd}: process {pid} ({}) has exited", t.name()),
     }
 }
 
 fn setattr(cmd: &str, t: &task::Thread, p: TaskParams) -> super::CmdResult {
-    match task::sched_setattr(t, p) {
+    match crate::sched::sched_setattr(t, p) {
         Ok(()) => Ok(()),
         Err(sched::RqError::Params(e)) => fail!("{cmd}: {e}"),
         Err(e) => fail!("{cmd}: cannot change process {}: {:?}", t.idx(), e),
@@ -210,7 +210,7 @@ pub fn chrt_show(sh: &mut Sh, target: Target) -> CmdResult {
             p.rt_priority
         );
         if p.policy.class() == sched::class::SchedClass::Fair {
-            let slice = task::sched_snapshot(t).map_or(0, |st| st.se.slice_ns);
+            let slice = crate::sched::sched_snapshot(t).map_or(0, |st| st.se.slice_ns);
             let kind = if p.slice_ns != 0 { "custom" } else { "base" };
             let _ = writeln!(
                 sh,
@@ -221,11 +221,11 @@ pub fn chrt_show(sh: &mut Sh, target: Target) -> CmdResult {
     Ok(())
 }
 
-/// `taskset -p MASK PID`: `task::set_affinity` (CPUs that are not online
+/// `taskset -p MASK PID`: `crate::sched::set_affinity` (CPUs that are not online
 /// are ignored, as in Linux; a mask with no online CPU is refused).
 pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
     let (t, _) = target_thread("taskset", pid)?;
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     if !mask.intersects(&online) {
         fail!(
             "taskset: mask {mask:x} contains no online CPU (online: {})",
@@ -265,7 +265,7 @@ pub fn cpu_hotplug(sh: &mut Sh, cpu: sched::CpuId, online: bool) -> CmdResult {
             let _ = writeln!(
                 sh,
                 "cpu {cpu} {verb} (online: {})",
-                CpuList(task::online_mask())
+                CpuList(crate::sched::online_mask())
             );
             Ok(())
         }
@@ -276,7 +276,7 @@ pub fn cpu_hotplug(sh: &mut Sh, cpu: sched::CpuId, online: bool) -> CmdResult {
 /// `taskset -p PID` / `taskset -cp PID`.
 pub fn taskset_show(sh: &mut Sh, pid: Pid, list: bool) -> CmdResult {
     let (t, _) = target_thread("taskset", pid)?;
-    let cur = t.cpus_allowed().and(&task::online_mask());
+    let cur = t.cpus_allowed().and(&crate::sched::online_mask());
     if list {
         let _ = writeln!(sh, "pid {pid}'s current affinity list: {}", CpuList(cur));
     } else {

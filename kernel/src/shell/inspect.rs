@@ -48,7 +48,7 @@ struct Snap {
 
 fn snap(t: &task::Thread) -> Snap {
     let id = TaskId(t.idx());
-    match task::sched().task_rq_lock(id, crate::arch::cpu_id().index()) {
+    match crate::sched::sched().task_rq_lock(id, crate::arch::cpu_id()) {
         Ok((_, rq)) => Snap {
             st: rq.task(id).copied(),
             avg_v: Some(rq.avg_vruntime()),
@@ -79,7 +79,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
     struct Row {
         pid: u32,
         name: &'static str,
-        cpu: u32,
+        cpu: CpuId,
         policy: Policy,
         nice: i32,
         rt_prio: u8,
@@ -102,7 +102,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
         let mut r = Row {
             pid: t.idx(),
             name: t.name(),
-            cpu: t.cpu.load(Ordering::Relaxed),
+            cpu: t.cpu(),
             policy: Policy::Idle,
             nice: 0,
             rt_prio: 0,
@@ -126,7 +126,7 @@ pub fn ps(sh: &mut Sh) -> CmdResult {
                 Some(v) if st.se.on_rq => v.wrapping_sub(st.se.vruntime) as i64,
                 _ => st.se.vlag,
             };
-            r.runtime = task::task_runtime_ns(t);
+            r.runtime = crate::sched::task_runtime_ns(t);
         }
         rows.push(r);
     }
@@ -183,7 +183,7 @@ fn dump_cpu(cpu: CpuId) -> CpuDump {
     // Room for the whole runqueue, allocated before the lock is taken.
     let mut queue = Vec::with_capacity(task::MAX_THREADS);
     let mut others = Vec::with_capacity(16);
-    task::with_cpu_rq(cpu, |rq| {
+    crate::sched::with_cpu_rq(cpu, |rq| {
         let ent = |id: TaskId| {
             rq.task(id).map(|st| Ent {
                 id: id.0,
@@ -258,12 +258,12 @@ fn ipi_call_line(cpu: CpuId) -> alloc::string::String {
 /// queued entities in deadline order with eligibility, buddies and counters,
 /// and how fast it answers a cross-CPU function call.
 pub fn sched_debug(sh: &mut Sh) -> CmdResult {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     let _ = writeln!(
         sh,
         "sched_debug: now {} ms, preempt {}, base_slice {} ns",
         Ms(arch::now_ns()),
-        task::preempt_mode().name(),
+        crate::sched::preempt_mode().name(),
         cfg.tunables.base_slice_ns()
     );
     for cpu in online_cpus() {
@@ -277,7 +277,14 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(
             sh,
             "  .cpu_capacity         : {}",
-            task::sched().topology().capacity_of(cpu.index())
+            crate::sched::sched().topology().capacity_of(cpu)
+        );
+        // Linux's rq->misfit_task_load (not in its /proc/sched_debug): the
+        // load of the running task if it does not fit this CPU, else 0.
+        let _ = writeln!(
+            sh,
+            "  .misfit_task_load     : {}",
+            crate::sched::sched().misfit_task_load(cpu)
         );
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);

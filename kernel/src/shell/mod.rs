@@ -214,7 +214,7 @@ pub fn run() {
     let _ = writeln!(
         sh,
         "sched debug shell on {} CPU(s); 'help' lists the commands",
-        task::nr_cpus()
+        crate::sched::nr_cpus()
     );
     if let Some(script) = SCRIPT.get() {
         // Echoed as if typed: the transcript reads like a session.

@@ -9,7 +9,6 @@ use core::fmt::Write;
 use ::shell::TraceCmd;
 
 use super::{CmdResult, Sh};
-use crate::task;
 use crate::trace::{self, is_idle, pid, Comm, Kind, RING_LEN};
 
 fn start(sh: &mut Sh) -> CmdResult {
@@ -30,7 +29,7 @@ fn dump(sh: &mut Sh) -> CmdResult {
         "# entries-in-buffer/entries-written: {}/{}   #P:{}",
         recs.len(),
         recs.len() as u64 + trace::overwritten(),
-        task::nr_cpus()
+        crate::sched::nr_cpus()
     );
     let _ = writeln!(sh, "#");
     let _ = writeln!(sh, "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION");

@@ -39,7 +39,11 @@
 //!     sleeper is woken).
 //!   - consuming a message frees the skb (`sock_wfree`), whose
 //!     `sk_write_space` = `unix_write_space` wakes every blocked sender (sync)
-//!     once the socket is writable again: `wmem_alloc * 4 <= sndbuf`.
+//!     once the socket is writable again: `wmem_alloc * 4 <= sndbuf`. That
+//!     queue is the sending socket's only one, so it also wakes a thread
+//!     reading on that socket; a channel is one direction, and a workload
+//!     that uses a socket both ways says so with
+//!     [`Channel::wake_readers_sync`] on the reverse channel.
 //!
 //! Every thread a channel wakes is counted, by wake flags ([`ChannelStats`]).
 
@@ -411,6 +415,20 @@ impl<T: Send> Channel<T> {
             Model::Pipe { .. } => self.wake_one(&self.writers, true),
             Model::Socket { .. } => self.wake_all_sync(&self.writers),
         }
+    }
+
+    /// Wakes every thread sleeping in [`Self::recv`] here, with WF_SYNC,
+    /// whether or not a message is there (each re-checks and sleeps again
+    /// if not). For a socket used in both directions: a unix stream socket
+    /// has one wait queue (`sk_sleep`) for its reader and its writer, so
+    /// when the peer consumes a message this end sent, `sock_wfree` →
+    /// `unix_write_space` (`wake_up_interruptible_sync_poll` on that queue)
+    /// also wakes this end's thread sleeping in `unix_stream_data_wait` for
+    /// its reply, before the reply exists. A channel models one direction,
+    /// so the consumer calls this on the reverse channel; counted as a
+    /// sync wakeup of that channel.
+    pub fn wake_readers_sync(&self) {
+        self.wake_all_sync(&self.readers);
     }
 
     /// Messages buffered now (a snapshot).

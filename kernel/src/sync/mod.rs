@@ -18,14 +18,14 @@ mod waitqueue;
 
 pub use channel::{Channel, ChannelStats, Model};
 /// The kernel's preemption point at a lock release: a direct call into the
-/// scheduler (`task::preempt_check_resched`), which the compiler can inline.
+/// scheduler (`crate::sched::preempt_check_resched`), which the compiler can inline.
 #[derive(Debug)]
 pub struct Resched;
 
 impl kernel_hal::sync::ReschedPoint for Resched {
     #[inline]
     fn preempt_check_resched() {
-        crate::task::preempt_check_resched();
+        crate::sched::preempt_check_resched();
     }
 }
 

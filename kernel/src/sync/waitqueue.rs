@@ -78,7 +78,7 @@ impl WaitQueue {
     }
 
     /// Queues the current thread (at the tail, once) and marks it sleeping.
-    /// Follow with a check of the condition, `task::schedule()` if it is still
+    /// Follow with a check of the condition, `crate::sched::schedule()` if it is still
     /// false, and [`WaitQueue::finish_wait`].
     pub fn prepare_to_wait(&self) {
         let me = task::current_idx();
@@ -98,7 +98,7 @@ impl WaitQueue {
         } else {
             debug_assert_eq!(owner, self.key(), "thread waits on two wait queues");
         }
-        task::set_current_state(ThreadState::Sleeping);
+        crate::sched::set_current_state(ThreadState::Sleeping);
         drop(l);
     }
 
@@ -107,7 +107,7 @@ impl WaitQueue {
     /// tried to, after the last `prepare_to_wait`).
     pub fn finish_wait(&self) -> bool {
         let me = task::current_idx();
-        task::set_current_state(task::ThreadState::Running);
+        crate::sched::set_current_state(task::ThreadState::Running);
         let t = task::thread(me);
         // Acquire: pairs with the waker's Release in `unlink`, so the waker's
         // reads of our links happen before we reuse them (the waker may run
@@ -170,7 +170,7 @@ impl WaitQueue {
         let mut i = l.head;
         while i != NIL {
             let next = task::thread(i).wq_next.load(Ordering::Relaxed);
-            if task::try_to_wake_up(i, wf) {
+            if crate::sched::try_to_wake_up(i, wf) {
                 Self::unlink(&mut l, i);
                 return true;
             }
@@ -197,7 +197,7 @@ impl WaitQueue {
         while l.head != NIL {
             let i = l.head;
             Self::unlink(&mut l, i);
-            n += usize::from(task::try_to_wake_up(i, wf));
+            n += usize::from(crate::sched::try_to_wake_up(i, wf));
         }
         n
     }
@@ -220,7 +220,7 @@ impl WaitQueue {
             if cond() {
                 break;
             }
-            task::schedule();
+            crate::sched::schedule();
         }
         self.finish_wait_exclusive();
     }

@@ -57,15 +57,6 @@ use crate::percpu::{self, MAX_CPUS};
 
 use crate::sync::{SpinLock, WaitQueue};
 
-#[allow(unused_imports)] // part of the task API for the shell and tests
-pub use crate::sched::{
-    cond_resched, exit_to_user_mode, hrtick_interrupt, irq_exit, nr_cpus, nr_runqueues,
-    online_mask, preempt_check_resched, preempt_count, preempt_disable, preempt_enable,
-    preempt_mode, run_in_user_mode, sched, sched_config, sched_setattr, sched_snapshot, schedule,
-    set_affinity, set_current_state, syscall, task_runtime_ns, timer_event, timer_tick,
-    try_to_wake_up, with_cpu_rq, with_rq, yield_now, AffinityError, PreemptGuard, BALANCE_TICKS,
-};
-
 /// Thread slots, idle threads included (= the runqueue capacity): 4096
 /// spawnable threads (workloads go up to that). The cost is per slot: the
 /// thread table entry, a runqueue arena entry per CPU and a timer-list entry
@@ -241,8 +232,9 @@ impl Thread {
     }
 
     /// The CPU whose runqueue holds the thread, or where it last ran.
-    pub fn cpu(&self) -> usize {
-        self.cpu.load(Ordering::Relaxed) as usize
+    pub fn cpu(&self) -> CpuId {
+        // Only the scheduler stores it, from a CpuId.
+        CpuId::wrapping(self.cpu.load(Ordering::Relaxed) as usize)
     }
 
     /// Its allowed CPUs.
@@ -535,7 +527,7 @@ where
     F: FnOnce() + Send + 'static,
 {
     params.validate().map_err(SpawnError::Params)?;
-    let online = online_mask();
+    let online = crate::sched::online_mask();
     let mask = match mask.and(&online) {
         m if m.is_empty() => online,
         m => m,
@@ -628,7 +620,7 @@ pub fn exit() -> ! {
     assert!(!is_idle_idx(t.idx), "the idle thread cannot exit");
     // No preemption from here on: joiners woken below must not run before this
     // thread has left the CPU (they would wait for `on_cpu` to clear).
-    preempt_disable();
+    crate::sched::preempt_disable();
     t.exited.store(true, Ordering::SeqCst);
     t.exit_wq.wake_all();
     // Under the `pi_lock` (Linux's `set_special_state`): a waker holds it from
@@ -729,7 +721,7 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     let me = current_idx();
     let t = thread(me);
     while arch::now_ns() < deadline_ns {
-        set_current_state(ThreadState::Sleeping);
+        crate::sched::set_current_state(ThreadState::Sleeping);
         {
             // Armed on this CPU's list (the CPU is read with interrupts off,
             // under the list lock: no migration in between).
@@ -749,9 +741,9 @@ pub fn sleep_until_ns(deadline_ns: u64) {
             t.timer_cpu.store(cpu.as_u32(), Ordering::Relaxed);
             drop(irq);
         }
-        schedule();
+        crate::sched::schedule();
     }
-    set_current_state(ThreadState::Running);
+    crate::sched::set_current_state(ThreadState::Running);
     // The thread may have moved since: cancel on the CPU that armed it.
     let cpu = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
     percpu::cpu(cpu).timers.lock().remove(me);

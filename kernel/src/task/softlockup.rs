@@ -69,7 +69,7 @@ static STATE: [CpuState; MAX_CPUS] = [const {
 /// also while the detector is off, so switching it on never reports an old
 /// interval.
 pub fn check(now: u64) {
-    let online = super::online_mask();
+    let online = crate::sched::online_mask();
     for cpu in CpuId::range(crate::sched::nr_runqueues()) {
         if online.has(cpu) {
             observe(cpu, now);
@@ -96,7 +96,7 @@ fn observe(cpu: CpuId, now: u64) {
         st.since.store(now.max(1), Ordering::Relaxed);
         return;
     }
-    let thresh = super::sched_config().tunables.softlockup_thresh_ns();
+    let thresh = crate::sched::sched_config().tunables.softlockup_thresh_ns();
     if thresh == 0 || now.saturating_sub(since) <= thresh {
         return;
     }

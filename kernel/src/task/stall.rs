@@ -61,7 +61,7 @@ pub fn wait_restart(cpu: CpuId, since: u64, now: u64, limit_ns: u64) -> Option<u
 /// [`wait_restart`] for a wait on the whole machine (a test's progress
 /// check): the latest restart any online CPU gives.
 pub fn machine_wait_restart(since: u64, now: u64, limit_ns: u64) -> Option<u64> {
-    let online = super::online_mask();
+    let online = crate::sched::online_mask();
     CpuId::range(crate::sched::nr_runqueues())
         .filter(|&c| online.has(c))
         .filter_map(|c| wait_restart(c, since, now, limit_ns))
@@ -98,7 +98,7 @@ impl Write for Emergency {
 
 /// The scan, from CPU 0's tick at `now`.
 pub fn check(now: u64) {
-    let warn = super::sched_config().tunables.stall_warn_ns();
+    let warn = crate::sched::sched_config().tunables.stall_warn_ns();
     if warn == 0 {
         return;
     }
@@ -113,7 +113,7 @@ pub fn check(now: u64) {
         // Its CPU did not run for part of the wait (see
         // `percpu::liveness`): the wait counts from when that CPU runs.
         // (A thread that has no CPU yet has no CPU that stopped.)
-        let restart = CpuId::new(t.cpu()).and_then(|c| wait_restart(c, since, now, warn));
+        let restart = wait_restart(t.cpu(), since, now, warn);
         if let Some(restart) = restart {
             if t.runnable_since
                 .compare_exchange(since, restart, Ordering::Relaxed, Ordering::Relaxed)
@@ -177,7 +177,7 @@ pub fn report(t: &super::Thread, waited: u64, warn: u64) {
 /// its interrupt controller (where another CPU can read that; `None`
 /// otherwise). Lock-free and allocation-free (it runs in the tick).
 fn write_cpu_state(w: &mut dyn Write, t: &super::Thread) {
-    let Some(cpu) = CpuId::below(t.cpu(), crate::sched::nr_runqueues()) else {
+    let Some(cpu) = Some(t.cpu()).filter(|c| c.index() < crate::sched::nr_runqueues()) else {
         return;
     };
     let pc = crate::percpu::cpu(cpu);

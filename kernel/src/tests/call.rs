@@ -54,7 +54,7 @@ fn record(arg: usize) {
 
 /// Online CPUs other than `cpu`.
 fn others(cpu: CpuId) -> impl Iterator<Item = CpuId> {
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     online.cpus().filter(move |&c| c != cpu)
 }
 
@@ -70,7 +70,7 @@ ktest_smp!(smp_call_runs_on_target_cpu, 2, || {
     // off and its argument, before the caller returns; a call to the
     // caller's own CPU runs at once, directly.
     reset();
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     for cpu in online.cpus() {
         RAN_ON.store(0, Ordering::SeqCst);
         smp::call_function_single(cpu, record, 1000 + cpu.index(), true)
@@ -101,7 +101,7 @@ ktest_smp!(smp_call_many_reaches_every_cpu, 2, || {
     // mask (offline bits are skipped).
     reset();
     smp::on_each_cpu(record, 1, true).map_err(|e| alloc::format!("on_each_cpu: {e:?}"))?;
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     kassert_eq!(MASK.load(Ordering::SeqCst), online);
     for (c, count) in COUNT.iter().enumerate() {
         let want = u64::from(online.test(c));
@@ -188,7 +188,7 @@ ktest_smp!(smp_call_crosswise_no_deadlock, 2, || {
     // waits itself.
     const N: u64 = 500;
     reset();
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let cpu = |i| CpuId::new(i).ok_or("no such CPU");
     let (ca, cb) = (cpu(n - 1)?, cpu(n - 2)?);
     let spawn = |name: &'static str, from: CpuId, to: CpuId| {
@@ -222,7 +222,7 @@ ktest_smp!(smp_call_refuses_bad_targets, 2, || {
     // not a `CpuId`); waiting for another CPU with interrupts off is
     // refused.
     reset();
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let bad: Vec<CpuId> = CpuId::range(MAX_CPUS).filter(|&c| !online.has(c)).collect();
     for &c in &bad {
         kassert_eq!(

@@ -79,7 +79,7 @@ struct Controller;
 
 impl Controller {
     fn enter() -> Result<Controller, String> {
-        task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+        crate::sched::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
             .map_err(err("setattr"))?;
         Ok(Controller)
     }
@@ -87,7 +87,7 @@ impl Controller {
 
 impl Drop for Controller {
     fn drop(&mut self) {
-        let _ = task::sched_setattr(task::current(), TaskParams::default());
+        let _ = crate::sched::sched_setattr(task::current(), TaskParams::default());
     }
 }
 
@@ -153,7 +153,7 @@ struct Shared {
 /// The current (fair) thread's remaining request and slice protection in real
 /// ns, from its scheduler state: virtual time advances at 1024/w per ns.
 fn fair_budget() -> (u64, u64) {
-    task::sched_snapshot(task::current()).map_or((0, 0), |st| {
+    crate::sched::sched_snapshot(task::current()).map_or((0, 0), |st| {
         let ran = now().saturating_sub(st.se.exec_start) as i128;
         let w = st.se.load.weight as i128;
         let real = |virt: u64| -> u64 {
@@ -189,9 +189,9 @@ fn hog_after(s: &Shared, point: Point, t_wake: u64, limit: u64) {
                     mark(s);
                 }
                 if point == Point::UserReturn {
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                 } else {
-                    task::cond_resched();
+                    crate::sched::cond_resched();
                 }
                 if first {
                     s.at.store(done(), Ordering::SeqCst);
@@ -207,14 +207,14 @@ fn hog_after(s: &Shared, point: Point, t_wake: u64, limit: u64) {
                 let mut next = t_wake + COND_RESCHED_NS;
                 while next < end {
                     spin_until(next);
-                    task::cond_resched();
+                    crate::sched::cond_resched();
                     next += COND_RESCHED_NS;
                 }
             }
             spin_until(end);
             mark(s);
             if point == Point::Yield {
-                task::yield_now();
+                crate::sched::yield_now();
             } else {
                 task::sleep_ns(tick_ns() / 4);
             }
@@ -379,7 +379,7 @@ fn rt_timer_round(point: Point) -> Result<Round, String> {
             s.before.store(done(), Ordering::SeqCst);
             s.t_point.store(now(), Ordering::SeqCst);
             if point == Point::CondResched {
-                task::cond_resched();
+                crate::sched::cond_resched();
             } else {
                 task::sleep_ns(tick / 4);
             }
@@ -653,7 +653,7 @@ ktest_timing!(classes_lazy_request_honoured_at_user_return, || {
 
 /// A fair wakee, woken by its own sleep timer (an interrupt between ticks)
 /// while a fair hog with a long custom slice spins on the CPU, in modelled
-/// user code (`user`, `task::run_in_user_mode`) or in kernel code. The wakee
+/// user code (`user`, `crate::sched::run_in_user_mode`) or in kernel code. The wakee
 /// runs alone and blocks first (zero lag), then sleeps until `t_wake`, P/4
 /// past a tick edge and over 4 ticks after the hog started: the hog's first
 /// request (half its 5-tick slice, PLACE_DEADLINE_INITIAL) has ended and its
@@ -705,7 +705,7 @@ fn irq_return_round(user: bool) -> Result<Round, String> {
             }
         };
         if user {
-            task::run_in_user_mode(spin);
+            crate::sched::run_in_user_mode(spin);
         } else {
             spin();
         }
@@ -889,7 +889,7 @@ struct RrTimeslice(String);
 
 impl RrTimeslice {
     fn set(ms: u64) -> Result<RrTimeslice, String> {
-        let cfg = task::sched_config();
+        let cfg = crate::sched::sched_config();
         let old = cfg
             .tunables
             .get("kernel.sched_rr_timeslice_ms")
@@ -904,7 +904,7 @@ impl RrTimeslice {
 
 impl Drop for RrTimeslice {
     fn drop(&mut self) {
-        let _ = task::sched_config()
+        let _ = crate::sched::sched_config()
             .tunables
             .set("kernel.sched_rr_timeslice_ms", &self.0);
     }
@@ -955,7 +955,7 @@ fn rr_round(ts: u64) -> Result<String, String> {
             task::spawn("cls-rr", TaskParams::rr(30), move || loop {
                 if l.owner.load(Ordering::SeqCst) != me {
                     let k = {
-                        let _p = task::PreemptGuard::new();
+                        let _p = crate::sched::PreemptGuard::new();
                         let k = l.n.load(Ordering::SeqCst) as usize;
                         if k < RUNS {
                             l.who[k].store(me, Ordering::SeqCst);
@@ -1200,13 +1200,13 @@ ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
         while !s.stop.load(Ordering::Relaxed) {
             s.h.fetch_add(1, Ordering::Relaxed);
             if s.promote.load(Ordering::Relaxed) && !s.promoted.load(Ordering::Relaxed) {
-                if task::sched_setattr(task::current(), TaskParams::fifo(50)).is_err() {
+                if crate::sched::sched_setattr(task::current(), TaskParams::fifo(50)).is_err() {
                     s.err.store(true, Ordering::SeqCst);
                 }
                 s.promoted.store(true, Ordering::SeqCst);
             }
             if s.demote.load(Ordering::Relaxed) && !s.demoted.load(Ordering::Relaxed) {
-                if task::sched_setattr(task::current(), TaskParams::default()).is_err() {
+                if crate::sched::sched_setattr(task::current(), TaskParams::default()).is_err() {
                     s.err.store(true, Ordering::SeqCst);
                 }
                 s.demoted.store(true, Ordering::SeqCst);
@@ -1252,12 +1252,12 @@ ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
         out.push(("FIFO (set while running)", dh, df));
         kassert!(dh > 0 && df == 0, "H FIFO (self): H {} F {}", dh, df);
         // Queued H (preempted by the controller) back to NORMAL.
-        task::sched_setattr(hthread, TaskParams::default()).map_err(err("setattr"))?;
+        crate::sched::sched_setattr(hthread, TaskParams::default()).map_err(err("setattr"))?;
         let (dh, df) = window();
         out.push(("NORMAL (set while queued)", dh, df));
         kassert!(dh > 0 && df > 0, "H back to fair: H {} F {}", dh, df);
         // Queued H to FIFO.
-        task::sched_setattr(hthread, TaskParams::fifo(50)).map_err(err("setattr"))?;
+        crate::sched::sched_setattr(hthread, TaskParams::fifo(50)).map_err(err("setattr"))?;
         let (dh, df) = window();
         out.push(("FIFO (set while queued)", dh, df));
         kassert!(dh > 0 && df == 0, "H FIFO (queued): H {} F {}", dh, df);
@@ -1275,7 +1275,7 @@ ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
     })();
     sh.stop.store(true, Ordering::SeqCst);
     // H may still be FIFO after a failure: make sure it can be joined.
-    let _ = task::sched_setattr(hthread, TaskParams::default());
+    let _ = crate::sched::sched_setattr(hthread, TaskParams::default());
     task::join(h).map_err(err("join"))?;
     task::join(f).map_err(err("join"))?;
     drop(ctl);
@@ -1362,9 +1362,9 @@ ktest!(classes_model_switch_under_load, || {
                     let t = now();
                     spin_until(t + 100_000);
                     let n = s.hog_spins.fetch_add(1, Ordering::Relaxed);
-                    task::cond_resched();
+                    crate::sched::cond_resched();
                     if n % 10 == 9 {
-                        task::yield_now();
+                        crate::sched::yield_now();
                     }
                 }
             })

@@ -12,7 +12,6 @@ use ::sched::{Feature, PreemptMode};
 use ::shell::{parse, Command, Compare};
 
 use crate::shell::compare::{self, Counters, State, BOOT};
-use crate::task;
 use crate::workloads::Control;
 use crate::{kassert, kassert_eq, ktest, ktest_smp};
 
@@ -34,7 +33,7 @@ struct Spy {
 
 impl Control for Spy {
     fn interrupted(&mut self) -> bool {
-        let now = State::capture(task::sched_config());
+        let now = State::capture(crate::sched::sched_config());
         if self.seen.len() < self.seen.capacity() {
             self.seen.push(now.clone());
         }
@@ -53,7 +52,7 @@ impl Control for Spy {
 /// A state unlike the boot defaults: three features flipped, a sysctl and
 /// the preemption model changed.
 fn odd_state() -> State {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     cfg.features.set(Feature::RunToParity, false);
     cfg.features.set(Feature::PlaceLag, false);
     cfg.features.set(Feature::NextBuddyIneligibleResched, true);
@@ -84,7 +83,7 @@ ktest!(compare_restores_state, || {
     };
     let mut out = String::new();
     let o = compare::run_restoring(&c, &mut spy, &mut out)?;
-    kassert_eq!(State::capture(task::sched_config()), before);
+    kassert_eq!(State::capture(crate::sched::sched_config()), before);
     kassert_eq!(
         (o.dropped, o.counters[0].len(), o.interrupted),
         (1, 2, false)
@@ -93,7 +92,7 @@ ktest!(compare_restores_state, || {
     kassert_eq!(out.lines().filter(|l| l.starts_with("warmup ")).count(), 1);
     // Every poll during a run saw the boot defaults plus exactly the config
     // (the first poll comes before the first run is set up).
-    let cfg = ::sched::SchedConfig::new(task::nr_cpus() as u32, 250);
+    let cfg = ::sched::SchedConfig::new(crate::sched::nr_cpus() as u32, 250);
     boot.apply(&cfg);
     cfg.features.set(Feature::NextBuddy, true);
     let _ = cfg.sysctl_set("kernel.sched_nr_migrate", "8");
@@ -113,13 +112,13 @@ ktest!(compare_restores_state, || {
         .ok_or("a bad config was accepted")?;
     kassert!(e.starts_with("config B 'kernel.sched_nr_migrate=0'"), "{e}");
     kassert!(out.is_empty(), "{out}");
-    kassert_eq!(State::capture(task::sched_config()), before);
+    kassert_eq!(State::capture(crate::sched::sched_config()), before);
 
     // Ctrl-C during the second run (config B's third poll, inside its
     // workload's wait loop): stopped, not kept, restored.
     let c =
         compare_cmd("compare -n 3 -w 0 -c preempt=lazy -c NO_WAKEUP_PREEMPTION -- spin -d 200 0")?;
-    let cfg = ::sched::SchedConfig::new(task::nr_cpus() as u32, 250);
+    let cfg = ::sched::SchedConfig::new(crate::sched::nr_cpus() as u32, 250);
     boot.apply(&cfg);
     cfg.features.set(Feature::WakeupPreemption, false);
     let mut spy = Spy {
@@ -131,9 +130,9 @@ ktest!(compare_restores_state, || {
     let o = compare::run_restoring(&c, &mut spy, &mut out)?;
     kassert!(o.interrupted);
     kassert!(out.contains("interrupted, not kept"), "{out}");
-    kassert_eq!(State::capture(task::sched_config()), before);
+    kassert_eq!(State::capture(crate::sched::sched_config()), before);
     crate::ktest::reset_sched_state();
-    let _ = task::sched_config().sysctl_set("kernel.sched_migration_cost_ns", "500000");
+    let _ = crate::sched::sched_config().sysctl_set("kernel.sched_migration_cost_ns", "500000");
     Ok(())
 });
 

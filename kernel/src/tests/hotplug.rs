@@ -71,7 +71,7 @@ impl Worker {
                         i = i.wrapping_add(1);
                         if i.is_multiple_of(256) {
                             n.fetch_add(1, Ordering::Relaxed);
-                            task::yield_now();
+                            crate::sched::yield_now();
                         }
                     }
                 }
@@ -92,7 +92,7 @@ impl Worker {
     }
 
     fn cpu(&self) -> usize {
-        task::thread(self.tid.idx()).cpu()
+        task::thread(self.tid.idx()).cpu().index()
     }
 
     fn allowed(&self) -> CpuMask {
@@ -134,7 +134,7 @@ struct Online(CpuId);
 
 impl Drop for Online {
     fn drop(&mut self) {
-        if !task::online_mask().has(self.0) {
+        if !crate::sched::online_mask().has(self.0) {
             let _ = cpu_up(self.0);
         }
     }
@@ -144,12 +144,12 @@ ktest_smp!(
     smp_cpu_offline_moves_everything_and_online_restores,
     2,
     || {
-        let n = task::nr_cpus();
+        let n = crate::sched::nr_cpus();
         let k = CpuId::new(n - 1).ok_or("no such CPU")?;
-        let all = task::online_mask();
+        let all = crate::sched::online_mask();
         let others = {
             let mut m = all;
-            m.clear(k.index());
+            m.remove(k);
             m
         };
         let sem = Arc::new(Semaphore::new(0));
@@ -184,12 +184,16 @@ ktest_smp!(
         )?;
         kassert!(wait.cpus.load(Ordering::Relaxed) == only(k));
         for w in spin.iter().chain([&sleep, &wait]) {
-            task::set_affinity(w.tid, all).map_err(|e| alloc::format!("{e:?}"))?;
+            crate::sched::set_affinity(w.tid, all).map_err(|e| alloc::format!("{e:?}"))?;
         }
         let _restore = Online(k);
         cpu_down(k).map_err(|e| alloc::format!("cpu_down({k}): {e}"))?;
-        kassert!(!task::online_mask().has(k), "cpu {} still online", k);
-        kassert!(!crate::sched::sched().cpu_active(k.index()));
+        kassert!(
+            !crate::sched::online_mask().has(k),
+            "cpu {} still online",
+            k
+        );
+        kassert!(!crate::sched::sched().cpu_active(k));
         let held = crate::sched::with_cpu_rq(k, |rq| (rq.curr(), rq.tasks().count()));
         kassert_eq!(held, (None, 0));
         // While it is offline: nothing runs there, no tick; every thread goes
@@ -269,10 +273,10 @@ ktest_smp!(
         // Back online: it takes threads again (one moved there by its
         // affinity: with more CPUs than threads, balancing has no reason to).
         cpu_up(k).map_err(|e| alloc::format!("cpu_up({k}): {e}"))?;
-        kassert!(task::online_mask().has(k));
+        kassert!(crate::sched::online_mask().has(k));
         kassert_eq!(cpu_up(k), Err(HotplugError::AlreadyOnline));
         spin[0].cpus.store(&CpuMask::new(), Ordering::Relaxed);
-        task::set_affinity(spin[0].tid, only(k)).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::set_affinity(spin[0].tid, only(k)).map_err(|e| alloc::format!("{e:?}"))?;
         wait_progress(
             "a thread runs on cpu k again",
             1,
@@ -294,8 +298,8 @@ ktest_smp!(smp_cpu_offline_online_repeatedly, 2, || {
     // Every secondary CPU goes down and up a few times while threads
     // allowed everywhere keep yielding and sleeping: none is lost (each
     // keeps making steps), and at the end every CPU is online.
-    let n = task::nr_cpus();
-    let all = task::online_mask();
+    let n = crate::sched::nr_cpus();
+    let all = crate::sched::online_mask();
     let ws = (0..n + 2)
         .map(|i| {
             let kind = if i % 2 == 0 {
@@ -316,7 +320,7 @@ ktest_smp!(smp_cpu_offline_online_repeatedly, 2, || {
         }
     }
     wait_steps("threads go on with every CPU back", &refs, 2)?;
-    kassert_eq!(task::online_mask(), all);
+    kassert_eq!(crate::sched::online_mask(), all);
     drop(refs);
     for w in ws {
         w.stop()?;

@@ -13,7 +13,7 @@ struct Feat(&'static str, bool);
 
 impl Feat {
     fn set(name: &'static str, on: bool) -> Feat {
-        let cfg = task::sched_config();
+        let cfg = crate::sched::sched_config();
         let f = sched::Feature::from_name(name).expect("known feature");
         let was = cfg.features.enabled(f);
         cfg.features.set(f, on);
@@ -24,7 +24,7 @@ impl Feat {
 impl Drop for Feat {
     fn drop(&mut self) {
         let f = sched::Feature::from_name(self.0).expect("known feature");
-        task::sched_config().features.set(f, self.1);
+        crate::sched::sched_config().features.set(f, self.1);
     }
 }
 

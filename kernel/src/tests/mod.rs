@@ -7,6 +7,7 @@
 //! of guest time so the suite is quick under TCG too.
 
 mod call;
+mod capacity;
 mod classes;
 mod compare;
 mod console;
@@ -37,12 +38,12 @@ use crate::task::{self, Tid};
 
 /// The tick period in ns.
 pub fn tick_ns() -> u64 {
-    task::sched_config().tick_ns()
+    crate::sched::sched_config().tick_ns()
 }
 
 /// The effective base slice in ns.
 pub fn slice_ns() -> u64 {
-    task::sched_config().tunables.base_slice_ns()
+    crate::sched::sched_config().tunables.base_slice_ns()
 }
 
 /// Ticks seen by this CPU.
@@ -52,7 +53,7 @@ pub fn ticks() -> u64 {
 
 /// Sets the preemption model (the runner restores the boot one per test).
 pub fn set_preempt(mode: PreemptMode) {
-    task::sched_config().tunables.set_preempt_mode(mode);
+    crate::sched::sched_config().tunables.set_preempt_mode(mode);
 }
 
 /// Spins (without sleeping) until the tick counter changes; returns the new
@@ -179,7 +180,7 @@ impl Hog {
 
     /// The hog's CPU time so far.
     pub fn runtime_ns(&self) -> u64 {
-        task::task_runtime_ns(task::thread(self.idx))
+        crate::sched::task_runtime_ns(task::thread(self.idx))
     }
 
     /// Stops and joins it.
@@ -233,7 +234,7 @@ impl Drop for FairServer {
 /// Sets both fair-server tunables, in the order that keeps runtime <= period
 /// at every step.
 pub fn set_fair_server(runtime_ns: u64, period_ns: u64) -> Result<(), alloc::string::String> {
-    let t = &task::sched_config().tunables;
+    let t = &crate::sched::sched_config().tunables;
     let set = |k: &str, v: u64| {
         t.set(k, &alloc::format!("{v}"))
             .map(|_| ())

@@ -197,7 +197,7 @@ fn wake_hog_round() -> Result<(u64, u64), alloc::string::String> {
                 let (_, edge) = wait_tick_edge();
                 spin_until(edge + tick / 4);
                 // H's remaining request (nice 0: virtual = real time).
-                let remaining = task::sched_snapshot(me).map_or(0, |st| {
+                let remaining = crate::sched::sched_snapshot(me).map_or(0, |st| {
                     let ran = arch::now_ns().saturating_sub(st.se.exec_start);
                     (st.se.deadline.wrapping_sub(st.se.vruntime) as i64 - ran as i64).max(0) as u64
                 });
@@ -250,7 +250,7 @@ ktest_timing!(sched_wakeup_preemption, || {
     // NO_WAKEUP_PREEMPTION: the hog keeps the CPU until the tick (and the end
     // of its protection / request) takes it away: at least one tick passes,
     // and the wait is bounded by the hog's slice plus two ticks.
-    task::sched_config()
+    crate::sched::sched_config()
         .features
         .write("NO_WAKEUP_PREEMPTION")
         .map_err(|e| alloc::format!("{e:?}"))?;
@@ -269,7 +269,7 @@ ktest_timing!(sched_wakeup_preemption, || {
             lat
         );
     }
-    task::sched_config()
+    crate::sched::sched_config()
         .features
         .write("WAKEUP_PREEMPTION")
         .map_err(|e| alloc::format!("{e:?}"))?;
@@ -316,12 +316,12 @@ ktest_timing!(sched_lazy_preemption, || {
 /// and B's wakeup, however slow the platform. PREEMPT_SHORT is off so B's
 /// shorter slice does not bypass the buddy logic (that path never nominates).
 fn buddy_round(next_buddy: bool) -> Result<u32, alloc::string::String> {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     let a_params = TaskParams {
         slice_ns: 3 * tick_ns(),
         ..TaskParams::default()
     };
-    task::sched_setattr(task::current(), a_params).map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::sched_setattr(task::current(), a_params).map_err(|e| alloc::format!("{e:?}"))?;
     cfg.features
         .write("NO_PREEMPT_SHORT")
         .map_err(|e| alloc::format!("{e:?}"))?;
@@ -359,7 +359,7 @@ fn buddy_round(next_buddy: bool) -> Result<u32, alloc::string::String> {
     wq.wake_one();
     task::join(c).map_err(|e| alloc::format!("{e:?}"))?;
     task::join(b).map_err(|e| alloc::format!("{e:?}"))?;
-    task::sched_setattr(task::current(), TaskParams::default())
+    crate::sched::sched_setattr(task::current(), TaskParams::default())
         .map_err(|e| alloc::format!("{e:?}"))?;
     cfg.features
         .write("PREEMPT_SHORT")
@@ -492,7 +492,7 @@ ktest!(schedule_path_primitives, || {
     }
     let t4 = arch::now_ns();
     for _ in 0..1000 {
-        task::with_rq(|rq| core::hint::black_box(rq.nr_running()));
+        crate::sched::with_rq(|rq| core::hint::black_box(rq.nr_running()));
     }
     let t5 = arch::now_ns();
     kassert!(

@@ -27,7 +27,7 @@ struct Ctl;
 
 impl Drop for Ctl {
     fn drop(&mut self) {
-        let _ = task::sched_setattr(task::current(), TaskParams::default());
+        let _ = crate::sched::sched_setattr(task::current(), TaskParams::default());
     }
 }
 
@@ -49,7 +49,7 @@ fn fair_share_under_fifo_hog(
 }
 
 ktest_timing!(fair_server_share_under_fifo_hog, || {
-    task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
         .map_err(|e| alloc::format!("setattr: {e:?}"))?;
     let _ctl = Ctl;
     let tick = tick_ns();
@@ -67,7 +67,7 @@ ktest_timing!(fair_server_share_under_fifo_hog, || {
     kassert!(hog > 900 * MS, "the hog ran only {} ns", hog);
 
     // Linux's defaults: 50 ms of every 1 s.
-    let (runtime, period) = task::sched_config().tunables.fair_server();
+    let (runtime, period) = crate::sched::sched_config().tunables.fair_server();
     kassert_eq!((runtime, period), (50 * MS, 1_000 * MS));
     let periods = 3;
     let (fair, hog) = fair_share_under_fifo_hog(period, periods * period)?;
@@ -103,11 +103,11 @@ ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
     // spinner ran alone, the server's deadline ~20 periods away, and the
     // spinner got nothing here (and in `fair_server_share_under_fifo_hog`
     // after an earlier test's fair spinners).
-    task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
         .map_err(|e| alloc::format!("setattr: {e:?}"))?;
     let _ctl = Ctl;
     let tick = tick_ns();
-    let (runtime, period) = task::sched_config().tunables.fair_server();
+    let (runtime, period) = crate::sched::sched_config().tunables.fair_server();
     kassert_eq!((runtime, period), (50 * MS, 1_000 * MS));
     let fair = Hog::spawn("srv-alone", TaskParams::default())?;
     task::sleep_ns(period);
@@ -188,7 +188,7 @@ ktest_timing!(deadline_periodic_tasks_meet_their_deadlines, || {
     // while the admitted utilisation is at most 1 (the budget is charged
     // at the tick, so each job's work is half its budget).
     use core::sync::atomic::Ordering;
-    task::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
         .map_err(|e| alloc::format!("setattr: {e:?}"))?;
     let _ctl = Ctl;
     let fair = Hog::spawn("srv-fair", TaskParams::default())?;
@@ -204,7 +204,7 @@ ktest_timing!(deadline_periodic_tasks_meet_their_deadlines, || {
         TaskParams::deadline(6 * MS, 10 * MS, 10 * MS),
         || {},
     );
-    if task::nr_cpus() == 1 {
+    if crate::sched::nr_cpus() == 1 {
         kassert!(
             refused.is_err(),
             "an over-committing deadline task was admitted"

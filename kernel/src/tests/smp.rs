@@ -59,7 +59,7 @@ impl CpuHog {
     }
 
     fn runtime_ns(&self) -> u64 {
-        task::task_runtime_ns(task::thread(self.tid.idx()))
+        crate::sched::task_runtime_ns(task::thread(self.tid.idx()))
     }
 
     fn stop(mut self) -> Result<task::ExitStats, alloc::string::String> {
@@ -86,7 +86,7 @@ fn stop_all(hogs: Vec<CpuHog>) -> Result<(), alloc::string::String> {
 }
 
 fn all_cpus() -> CpuMask {
-    task::online_mask()
+    crate::sched::online_mask()
 }
 
 fn busy_ns(cpu: CpuId, idle0: u64, t0: u64) -> u64 {
@@ -102,7 +102,7 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     // for 80 ms of a 150 ms window failed a timed version of this under
     // load); how evenly they share is smp_equal_hogs_equal_shares, in the
     // timing suite under -icount.
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let limit_ns = 10_000_000_000;
     let idle0: Vec<u64> = CpuId::range(n).map(|c| percpu::cpu(c).idle_ns()).collect();
     let t0 = arch::now_ns();
@@ -126,7 +126,7 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     let seen = seen(&hogs);
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
     kprintln!(
@@ -155,13 +155,13 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
     // periodic passes: 3 * BALANCE_TICKS ticks, plus 2 ticks for the pulled
     // thread to be switched in and the idle period to be noticed. Doubled for
     // TCG, where an idle vCPU is woken late when the host cores are busy.
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let nh = n + n / 2;
     let hogs: Vec<CpuHog> = (0..nh)
         .map(|_| CpuHog::spawn("balhog", only(CpuId::BOOT)))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
-        task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     }
     let settle = 30 * tick_ns();
     task::sleep_ns(settle);
@@ -175,10 +175,10 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
         .collect();
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
-    let bound = 2 * (3 * task::BALANCE_TICKS + 2) * tick_ns();
+    let bound = 2 * (3 * crate::sched::BALANCE_TICKS + 2) * tick_ns();
     let pulls: Vec<u64> = CpuId::range(n)
         .map(|c| {
             let pc = percpu::cpu(c);
@@ -205,7 +205,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
     // hogs keep every CPU busy (so balancing and wakeup placement are
     // active): it must only ever see CPU k. Then it is re-pinned to CPU j:
     // after its next scheduling point it must only ever see CPU j.
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let k = CpuId::new(n - 1).ok_or("no such CPU")?;
     let j = CpuId::new(if n > 2 { 1 } else { 0 }).ok_or("no such CPU")?;
     const ITERS: u32 = 200;
@@ -246,17 +246,17 @@ ktest_smp!(smp_affinity_respected, 2, || {
                 if i % 8 == 7 {
                     task::sleep_ms(1);
                 } else {
-                    task::yield_now();
+                    crate::sched::yield_now();
                 }
                 check(&s2);
             }
             if phase == 0 {
                 s2.phase1_done.store(true, Ordering::SeqCst);
                 while !s2.repinned.load(Ordering::SeqCst) {
-                    task::yield_now();
+                    crate::sched::yield_now();
                 }
                 // One scheduling point: it moves if it is misplaced.
-                task::yield_now();
+                crate::sched::yield_now();
                 s2.expect.store(j.as_u32().into(), Ordering::SeqCst);
             }
         }
@@ -267,7 +267,7 @@ ktest_smp!(smp_affinity_respected, 2, || {
     while !sh.phase1_done.load(Ordering::SeqCst) {
         task::sleep_ms(5);
     }
-    task::set_affinity(tid, only(j)).map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::set_affinity(tid, only(j)).map_err(|e| alloc::format!("{e:?}"))?;
     sh.repinned.store(true, Ordering::SeqCst);
     let st = task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
     stop_all(hogs)?;
@@ -289,12 +289,12 @@ ktest_smp!(smp_affinity_respected, 2, || {
     kassert_eq!(sh.seen_ok.load(Ordering::Relaxed), 2 * 2 * ITERS as u64);
     // Errors: an empty mask and a dead thread.
     kassert_eq!(
-        task::set_affinity(tid, CpuMask::new()),
-        Err(task::AffinityError::NoOnlineCpu)
+        crate::sched::set_affinity(tid, CpuMask::new()),
+        Err(crate::sched::AffinityError::NoOnlineCpu)
     );
     kassert_eq!(
-        task::set_affinity(tid, only(CpuId::BOOT)),
-        Err(task::AffinityError::NoSuchThread)
+        crate::sched::set_affinity(tid, only(CpuId::BOOT)),
+        Err(crate::sched::AffinityError::NoSuchThread)
     );
     Ok(())
 });
@@ -308,7 +308,7 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
     // moving for 2 s (a progress check; no total deadline). Reports the cross-CPU round trip (two wakeups,
     // each with its IPI or kick and switch from the idle thread).
     const ROUNDS: u64 = 10_000;
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let cpu = |i| CpuId::new(i).ok_or("no such CPU");
     let (ca, cb) = (cpu(n - 1)?, cpu(n - 2)?);
     struct Pp {
@@ -417,7 +417,7 @@ ktest_smp!(smp_pingpong_no_lost_wakeups, 2, || {
 /// taken and the late-tick counters' growth ([`arch::TickStats`]); and the
 /// time slept.
 fn ticks_over(d_ns: u64) -> (Vec<u64>, Vec<arch::TickStats>, u64) {
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let stats =
         || -> Vec<arch::TickStats> { CpuId::range(n).map(arch::timer_tick_stats).collect() };
     let t0 = arch::now_ns();
@@ -461,12 +461,12 @@ ktest_smp_timing!(smp_ticks_busy_cpus_tick_idle_cpus_stop, 2, || {
     // ms of guest time with interrupts off, whole round-robin turns passing
     // in sections that wait for nothing), so the interrupt count itself is
     // not bounded below here.
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let hogs: Vec<Hog> = (0..n)
         .map(|_| Hog::spawn("tickhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
     for (c, h) in CpuId::range(n).zip(&hogs) {
-        task::set_affinity(h.tid, only(c)).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::set_affinity(h.tid, only(c)).map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(20);
     let (busy, late, dt) = ticks_over(200 * MS);
@@ -545,28 +545,31 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // This thread stays on CPU 0 too: its own sleeps must not make another
     // CPU leave idle (and newidle-balance on the way back).
     let me = task::current_tid();
-    task::set_affinity(me, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
-    task::yield_now();
+    crate::sched::set_affinity(me, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::yield_now();
     let hogs: Vec<Hog> = (0..2)
         .map(|_| Hog::spawn("nohzhog", TaskParams::default()))
         .collect::<Result<_, _>>()?;
     for h in &hogs {
-        task::set_affinity(h.tid, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::set_affinity(h.tid, only(CpuId::BOOT))
+            .map_err(|e| alloc::format!("{e:?}"))?;
     }
     task::sleep_ms(30);
-    let n = task::nr_cpus();
+    let n = crate::sched::nr_cpus();
     let kicks = |c: CpuId| percpu::cpu(c).nohz_kicks.load(Ordering::Relaxed);
     let tickless = CpuId::range(n)
         .skip(1)
         .any(|c| percpu::cpu(c).nohz_idle.load(Ordering::Relaxed));
     let k0: u64 = CpuId::range(n).skip(1).map(kicks).sum();
     for h in &hogs {
-        task::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     }
     let t_widened = arch::now_ns();
     let deadline = t_widened + MOVE_BOUND_NS;
     let moved = loop {
-        let off0 = hogs.iter().any(|h| task::thread(h.tid.idx()).cpu() != 0);
+        let off0 = hogs
+            .iter()
+            .any(|h| task::thread(h.tid.idx()).cpu().index() != 0);
         if off0 || arch::now_ns() >= deadline {
             break off0;
         }
@@ -577,7 +580,7 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     for h in hogs {
         h.stop()?;
     }
-    task::set_affinity(me, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::set_affinity(me, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
     kprintln!(
         "    tickless idle cpus seen: {tickless}; a hog left cpu 0: {moved} (after {took_ticks} ticks); kicks {}",
         k1 - k0
@@ -602,7 +605,7 @@ ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     // thread's own short runs and TCG noise (a vCPU the host does not run
     // charges its current hog) add more. Bound: every hog within +-25% of
     // the mean, i.e. max/min <= 1.67.
-    let m = task::nr_cpus();
+    let m = crate::sched::nr_cpus();
     let nh = 2 * m;
     let hogs: Vec<CpuHog> = (0..nh)
         .map(|_| CpuHog::spawn("fairhog", all_cpus()))
@@ -620,7 +623,7 @@ ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     let r1: Vec<(u64, u64)> = hogs.iter().map(read).collect();
     let placed: Vec<usize> = hogs
         .iter()
-        .map(|h| task::thread(h.tid.idx()).cpu())
+        .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
     // Runtime per `window` of the hog's own interval.
@@ -703,8 +706,8 @@ ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
 fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     let err = |e: &dyn core::fmt::Debug| alloc::format!("{e:?}");
     let me = task::current_tid();
-    task::set_affinity(me, only(CpuId::BOOT)).map_err(|e| err(&e))?;
-    task::yield_now();
+    crate::sched::set_affinity(me, only(CpuId::BOOT)).map_err(|e| err(&e))?;
+    crate::sched::yield_now();
     let go = Arc::new((AtomicBool::new(false), crate::sync::WaitQueue::new()));
     // The 40's CPU (+1; 0 until it ran), the 50's CPU, and whether the 50
     // saw the 40 run while it was still spinning.
@@ -800,7 +803,7 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     // Both asleep on CPU 0 (they block at once), then allowed everywhere.
     task::sleep_ms(20);
     for t in [a, b] {
-        task::set_affinity(t, all_cpus()).map_err(|e| err(&e))?;
+        crate::sched::set_affinity(t, all_cpus()).map_err(|e| err(&e))?;
     }
     let (push0, pull0) = (rt_moves(|s| s.nr_rt_push), rt_moves(|s| s.nr_rt_pull));
     t_go.store(arch::now_ns(), Ordering::Relaxed);
@@ -812,7 +815,7 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
         task::join(t).map_err(|e| err(&e))?;
     }
     let (push1, pull1) = (rt_moves(|s| s.nr_rt_push), rt_moves(|s| s.nr_rt_pull));
-    task::set_affinity(me, all_cpus()).map_err(|e| err(&e))?;
+    crate::sched::set_affinity(me, all_cpus()).map_err(|e| err(&e))?;
     let (ca, cb) = (a_cpu.load(Ordering::Relaxed), b_cpu.load(Ordering::Relaxed));
     kprintln!(
         "    woke {woken}; FIFO 50 on cpu {}, FIFO 40 on cpu {} after {} us; overlap {}; rt pushes {} pulls {}",

@@ -18,22 +18,22 @@ use crate::heap::stack;
 crate::ktest!(exception_stacks_have_guards, || {
     crate::kassert!(stack::guarded(), "no guarded stack region");
     let me = crate::task::current_tid();
-    let online = crate::task::online_mask();
+    let online = crate::sched::online_mask();
     let mut visited = 0;
     let mut result = Ok(());
     for cpu in online.cpus() {
-        if let Err(e) = crate::task::set_affinity(me, crate::cpumask::only(cpu)) {
+        if let Err(e) = crate::sched::set_affinity(me, crate::cpumask::only(cpu)) {
             result = Err(alloc::format!("cannot move to cpu {cpu}: {e:?}"));
             break;
         }
-        crate::task::yield_now();
+        crate::sched::yield_now();
         result = exception_stacks_here_guarded(cpu);
         if result.is_err() {
             break;
         }
         visited += 1;
     }
-    let _ = crate::task::set_affinity(me, online);
+    let _ = crate::sched::set_affinity(me, online);
     result?;
     crate::kassert_eq!(visited, online.weight());
     Ok(())

@@ -17,7 +17,7 @@ struct Restore;
 impl Drop for Restore {
     fn drop(&mut self) {
         stall::EXPECTED.store(false, Ordering::SeqCst);
-        let _ = task::sched_setattr(task::current(), TaskParams::default());
+        let _ = crate::sched::sched_setattr(task::current(), TaskParams::default());
         crate::ktest::reset_sched_state();
     }
 }
@@ -35,12 +35,12 @@ ktest_timing!(stall_watchdog_reports_a_starved_thread, || {
     // thread starved for most of a period is served).
     let _no_server = super::FairServer::set(0, 1_000_000_000)?;
     const WARN_MS: u64 = 50;
-    task::sched_config()
+    crate::sched::sched_config()
         .tunables
         .set("kernel.sched_stall_warn_ms", "50")
         .map_err(|e| alloc::format!("{e:?}"))?;
     stall::EXPECTED.store(true, Ordering::SeqCst);
-    task::sched_setattr(task::current(), TaskParams::fifo(20))
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(20))
         .map_err(|e| alloc::format!("{e:?}"))?;
     let before = stall::STALLS.load(Ordering::SeqCst);
     let ran = Arc::new(AtomicU64::new(0));
@@ -102,7 +102,7 @@ struct RestoreLockup {
 impl Drop for RestoreLockup {
     fn drop(&mut self) {
         if self.preempt_off {
-            task::preempt_enable();
+            crate::sched::preempt_enable();
         }
         softlockup::EXPECTED.store(false, Ordering::SeqCst);
         crate::ktest::reset_sched_state();
@@ -120,7 +120,7 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     // preemption comes back, the waiting thread runs, and no more lockups
     // are reported.
     const THRESH_MS: u64 = 100;
-    task::sched_config()
+    crate::sched::sched_config()
         .tunables
         .set("kernel.softlockup_thresh_ms", "100")
         .map_err(|e| alloc::format!("{e:?}"))?;
@@ -128,7 +128,7 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     let before = softlockup::LOCKUPS.load(Ordering::SeqCst);
     let ran = Arc::new(AtomicU64::new(0));
     let r = ran.clone();
-    task::preempt_disable();
+    crate::sched::preempt_disable();
     let mut restore = RestoreLockup { preempt_off: true };
     let cpu = crate::arch::cpu_id();
     let waiter = task::spawn_on(
@@ -151,7 +151,7 @@ ktest_timing!(softlockup_detector_reports_a_stuck_cpu, || {
     // The report the detector prints outside of tests, while it lasts.
     softlockup::report(cpu, 3 * bound_ns, 1, THRESH_MS * 1_000_000);
     restore.preempt_off = false;
-    task::preempt_enable();
+    crate::sched::preempt_enable();
     task::join(waiter).map_err(|e| alloc::format!("{e:?}"))?;
     kprintln!(
         "    {} soft-lockup report(s) in {} ms, last cpu {} (spinning: {})",
@@ -187,8 +187,8 @@ crate::ktest_smp!(stall_watchdog_waits_out_a_cpu_that_does_not_run, 2, || {
     const WARN_MS: u64 = 1500;
     const MASKED_MS: u64 = 3500;
     let _restore = Restore;
-    let cpu = CpuId::new(task::nr_cpus() - 1).ok_or("no such CPU")?;
-    task::sched_config()
+    let cpu = CpuId::new(crate::sched::nr_cpus() - 1).ok_or("no such CPU")?;
+    crate::sched::sched_config()
         .tunables
         .set("kernel.sched_stall_warn_ms", "1500")
         .map_err(|e| alloc::format!("{e:?}"))?;

@@ -44,7 +44,7 @@ ktest!(sync_mutex_contention, || {
                 let mut g = m.lock();
                 let v = *g;
                 if (k + i) % 64 == 0 {
-                    task::yield_now();
+                    crate::sched::yield_now();
                 }
                 *g = v + 1;
             }
@@ -69,7 +69,7 @@ ktest!(sync_semaphore_limit, || {
                 let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
                 max_inside.fetch_max(n, Ordering::SeqCst);
                 if (k + i) % 16 == 0 {
-                    task::yield_now();
+                    crate::sched::yield_now();
                 }
                 inside.fetch_sub(1, Ordering::SeqCst);
                 sem.up();
@@ -182,10 +182,10 @@ ktest!(sync_waitqueue_wake_all, || {
     wq.prepare_to_wait();
     let me = task::current().idx();
     kassert!(
-        task::try_to_wake_up(me, sched::WakeFlags::empty()),
+        crate::sched::try_to_wake_up(me, sched::WakeFlags::empty()),
         "the current thread was not sleeping"
     );
-    task::schedule(); // must return at once: the state is running again
+    crate::sched::schedule(); // must return at once: the state is running again
     wq.finish_wait();
     Ok(())
 });
@@ -218,7 +218,7 @@ ktest!(sync_semaphore_wakeup_not_spent_on_satisfied_waiter, || {
             q.finish_wait();
             return Err("the second waiter never went to sleep on the semaphore".into());
         }
-        task::yield_now();
+        crate::sched::yield_now();
     }
     sem.up();
     // The wakeup went to this thread (head of the queue, state sleeping).

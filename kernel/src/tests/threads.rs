@@ -21,7 +21,7 @@ ktest!(threads_spawn_join_many, || {
             let d = done.clone();
             let tid = task::spawn("worker", TaskParams::default(), move || {
                 match i % 4 {
-                    0 => task::yield_now(),
+                    0 => crate::sched::yield_now(),
                     1 => task::sleep_ns(100_000),
                     2 => {
                         d.fetch_add(1, Ordering::Relaxed);
@@ -98,7 +98,7 @@ ktest_timing!(threads_preempt_disable, || {
     let y = Hog::spawn("hog", TaskParams::default())?;
     task::sleep_ns(tick_ns()); // let Y start
     let cur = task::current();
-    let no_preempt = task::PreemptGuard::new();
+    let no_preempt = crate::sched::PreemptGuard::new();
     let (_, t0) = wait_tick_edge();
     let y0 = y.count.load(Ordering::Relaxed);
     let invol0 = cur.switches().1;
@@ -159,7 +159,7 @@ ktest_timing!(threads_voluntary_cond_resched, || {
     let t0 = ticks();
     let mut switched_at_tick = None;
     while arch::now_ns() < end {
-        task::cond_resched();
+        crate::sched::cond_resched();
         if ran.load(Ordering::Relaxed) != 0 {
             switched_at_tick = Some(ticks() - t0);
             break;
@@ -204,23 +204,23 @@ ktest!(threads_api_misc, || {
         "the sleeper's timer is not armed"
     );
     // Asleep: the new nice value goes into the state kept in the thread slot.
-    kassert!(task::sched_setattr(t, super::nice(7)).is_ok());
+    kassert!(crate::sched::sched_setattr(t, super::nice(7)).is_ok());
     kassert!(
-        task::sched_setattr(t, super::nice(42)).is_err(),
+        crate::sched::sched_setattr(t, super::nice(42)).is_err(),
         "nice 42 accepted"
     );
     task::join(tid).map_err(|e| alloc::format!("{e:?}"))?;
     kassert!(task::has_exited(tid));
     // Running: through the runqueue (reweight in place).
-    kassert!(task::sched_setattr(task::current(), super::nice(-3)).is_ok());
-    let st = task::sched_snapshot(task::current()).ok_or("no sched state")?;
+    kassert!(crate::sched::sched_setattr(task::current(), super::nice(-3)).is_ok());
+    let st = crate::sched::sched_snapshot(task::current()).ok_or("no sched state")?;
     kassert_eq!(st.params.nice, -3);
-    kassert!(task::sched_setattr(task::current(), super::nice(0)).is_ok());
-    kassert_eq!(task::preempt_count(), 0);
-    task::preempt_disable();
-    kassert_eq!(task::preempt_count(), 1);
-    task::preempt_enable();
-    kassert_eq!(task::preempt_count(), 0);
+    kassert!(crate::sched::sched_setattr(task::current(), super::nice(0)).is_ok());
+    kassert_eq!(crate::sched::preempt_count(), 0);
+    crate::sched::preempt_disable();
+    kassert_eq!(crate::sched::preempt_count(), 1);
+    crate::sched::preempt_enable();
+    kassert_eq!(crate::sched::preempt_count(), 0);
     let m = crate::sync::Mutex::new(1);
     let g = m.try_lock();
     kassert!(g.is_some() && m.try_lock().is_none());

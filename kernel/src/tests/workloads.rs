@@ -147,6 +147,42 @@ ktest!(
     }
 );
 
+// A socket used both ways has one wait queue per end: the peer consuming
+// what this end sent (`sock_wfree` -> `unix_write_space`) wakes this end's
+// thread asleep in `recv` for its reply; it finds none and sleeps again
+// (pgbench's client and backend; Linux 7.2 traced in docs/results/linux.md).
+ktest!(workload_socket_consumer_wakes_the_senders_reader, || {
+    set_preempt(PreemptMode::None);
+    let reply = Arc::new(Channel::with_model(Model::Socket { msg_bytes: 128 }));
+    // What the reader got, 0 until it returns.
+    let got = Arc::new(core::sync::atomic::AtomicU32::new(0));
+    let (r, g) = (reply.clone(), got.clone());
+    let t = task::spawn("reader", TaskParams::default(), move || {
+        g.store(r.recv(), Ordering::Release);
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    task::sleep_ms(2);
+    kassert_eq!(reply.stats().woken_sync, 0);
+    // Woken with no message: it re-checks and is back on the queue, so a
+    // second wakeup finds it there again.
+    reply.wake_readers_sync();
+    kassert_eq!(reply.stats().woken_sync, 1);
+    task::sleep_ms(2);
+    kassert!(
+        got.load(Ordering::Acquire) == 0,
+        "returned without a message"
+    );
+    reply.wake_readers_sync();
+    kassert_eq!(reply.stats().woken_sync, 2);
+    task::sleep_ms(2);
+    reply.send(7);
+    kassert_eq!(reply.stats().woken_sync, 3);
+    task::join(t).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(got.load(Ordering::Acquire), 7);
+    kassert_eq!(reply.stats().woken_plain, 0);
+    Ok(())
+});
+
 fn hackbench(pipe: bool, p: Hackbench) -> Result<(), String> {
     let p = Hackbench { pipe, ..p };
     let mut out = String::new();
@@ -393,7 +429,7 @@ ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
 ktest_smp!(workload_perfpipe_cross_placement, 2, || {
     // --cross: the pinger on the first, the ponger on the last online CPU;
     // every round trip crosses, and the report says so.
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let (first, last) = (
         online.cpus().next().unwrap_or(CpuId::BOOT),
         online.cpus().last().unwrap_or(CpuId::BOOT),
@@ -423,7 +459,10 @@ ktest_smp!(workload_perfpipe_cross_placement, 2, || {
 
 ktest_smp!(workload_perfpipe_same_cpu_placement, 2, || {
     // --same: both threads on the first online CPU; no round trip crosses.
-    let first = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
+    let first = crate::sched::online_mask()
+        .cpus()
+        .next()
+        .unwrap_or(CpuId::BOOT);
     let mut out = String::new();
     let p = ::shell::Perfpipe {
         loops: 300,
@@ -452,7 +491,7 @@ ktest_smp!(workload_yield_hands_the_cpu_over, 1, || {
     let r = workloads::yieldpp::run(::shell::YieldPp { loops: 300 }, &mut NoInterrupt, &mut out)?;
     kassert_eq!(r.yields, 600);
     kassert!(r.handoffs >= 300 && r.handoffs < 600, "{r:?}");
-    kassert_eq!(Some(r.cpu), task::online_mask().cpus().next());
+    kassert_eq!(Some(r.cpu), crate::sched::online_mask().cpus().next());
     kassert!(r.ns > 0, "{r:?}");
     kassert!(
         out.contains(&alloc::format!(
@@ -677,29 +716,37 @@ ktest_smp!(job_threads_take_nice_and_affinity_while_running, 2, || {
     let idx = threads[0];
     let t = task::thread(idx);
     // What `nice IDX 5` and `taskset -p 2 IDX` do, on the running thread.
-    let mut p = task::sched_snapshot(t).ok_or("no scheduler state")?.params;
+    let mut p = crate::sched::sched_snapshot(t)
+        .ok_or("no scheduler state")?
+        .params;
     p.nice = 5;
-    task::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
-    let st = task::sched_snapshot(t).ok_or("no scheduler state")?;
+    crate::sched::sched_setattr(t, p).map_err(|e| alloc::format!("{e:?}"))?;
+    let st = crate::sched::sched_snapshot(t).ok_or("no scheduler state")?;
     kassert_eq!(st.params.nice, 5);
     kassert_eq!(st.se.load.weight, 335);
     let tid = task::inspect::tid_of(idx).ok_or("no tid")?;
     let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
-    task::set_affinity(tid, only(cpu1)).map_err(|e| alloc::format!("{e:?}"))?;
-    kassert_eq!(t.cpus_allowed().and(&task::online_mask()), only(cpu1));
+    crate::sched::set_affinity(tid, only(cpu1)).map_err(|e| alloc::format!("{e:?}"))?;
+    kassert_eq!(
+        t.cpus_allowed().and(&crate::sched::online_mask()),
+        only(cpu1)
+    );
     // It moves at its next preemption point (the full model; it also calls
     // cond_resched), then runs on CPU 1 only. 5 s only bounds a failure.
     let until = crate::arch::now_ns() + 5_000_000_000;
-    while t.cpu() != 1 {
+    while t.cpu().index() != 1 {
         kassert!(crate::arch::now_ns() < until, "still on CPU {}", t.cpu());
         task::sleep_ms(1);
     }
-    let ran = task::task_runtime_ns(t);
+    let ran = crate::sched::task_runtime_ns(t);
     for _ in 0..100 {
-        kassert_eq!(t.cpu(), 1);
+        kassert_eq!(t.cpu().index(), 1);
         task::sleep_ms(1);
     }
-    kassert!(task::task_runtime_ns(t) > ran, "the thread stopped running");
+    kassert!(
+        crate::sched::task_runtime_ns(t) > ran,
+        "the thread stopped running"
+    );
     kassert!(jobs.kill(n));
     let f = jobs
         .wait(n, &mut NoInterrupt, false)

@@ -40,7 +40,6 @@ use sched::TaskParams;
 use super::{Control, Job};
 use crate::arch;
 use crate::sync::{Channel, ChannelStats, Model, Semaphore};
-use crate::task;
 
 const POISON: u32 = u32::MAX;
 
@@ -123,7 +122,7 @@ pub fn run(
                 while poisons < fds {
                     let v = pipe.recv();
                     // read() returns to user space (a lazy request is taken).
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                     if v == POISON {
                         poisons += 1;
                     } else {
@@ -164,7 +163,7 @@ pub fn run(
                         }
                         pipe.send(i);
                         // write() returns to user space.
-                        task::exit_to_user_mode();
+                        crate::sched::exit_to_user_mode();
                     }
                 }
                 for pipe in &pipes2 {

@@ -394,7 +394,7 @@ impl Job {
     {
         let mask = match cpu {
             Some(c) => {
-                let online = task::online_mask();
+                let online = crate::sched::online_mask();
                 if !online.has(c) {
                     return Err(alloc::format!(
                         "CPU {c} is not online (online: {})",

@@ -22,8 +22,8 @@ use ::shell::{CpuList, Perfpipe};
 use sched::TaskParams;
 
 use super::{Control, Job};
+use crate::arch;
 use crate::cpumask::{AtomicCpuMask, CpuMask};
-use crate::{arch, task};
 
 const POISON: u32 = u32::MAX;
 
@@ -71,7 +71,7 @@ pub fn run(
         return Err(alloc::string::String::from("no free thread slots"));
     }
     let pinned = if p.cross {
-        let online = task::online_mask();
+        let online = crate::sched::online_mask();
         let (Some(first), Some(last)) = (online.cpus().next(), online.cpus().last()) else {
             return Err(alloc::string::String::from("no online CPU"));
         };
@@ -83,7 +83,10 @@ pub fn run(
         }
         Some((first, last))
     } else if p.same {
-        let first = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
+        let first = crate::sched::online_mask()
+            .cpus()
+            .next()
+            .unwrap_or(CpuId::BOOT);
         Some((first, first))
     } else {
         None
@@ -106,14 +109,14 @@ pub fn run(
                 loop {
                     let v = ping.recv();
                     // Each read()/write() returns to user space.
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                     if v == POISON {
                         break;
                     }
                     let me = arch::cpu_id();
                     // Cheap in the measured loop: set only on a change.
                     if Some(me) != last {
-                        mask.set(me.index());
+                        mask.add(me);
                         last = Some(me);
                     }
                     if res[5].load(Ordering::Relaxed) != me.index() as u64 {
@@ -121,7 +124,7 @@ pub fn run(
                     }
                     // Like a pipe write followed by a read: a sync wakeup.
                     pong.send_sync(v);
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                 }
                 ran_on[1].store(&mask, Ordering::Relaxed);
                 res[4].store(crossed, Ordering::Relaxed);
@@ -146,14 +149,14 @@ pub fn run(
                 let me = arch::cpu_id();
                 // Cheap in the measured loop: set only on a change.
                 if Some(me) != last {
-                    mask.set(me.index());
+                    mask.add(me);
                     last = Some(me);
                 }
                 r2[5].store(me.index() as u64, Ordering::Relaxed);
                 ping.send_sync(i);
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
                 pong.recv();
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
                 done += 1;
             }
             r2[0].store(arch::now_ns() - t0, Ordering::Relaxed);

@@ -124,9 +124,9 @@ pub fn run(
                     g.list.lock().push(w as u32);
                     g.post.up();
                     // Each futex wake / wait returns to user space.
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                     me.sem.down();
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                     if g.done.load(Ordering::Acquire) {
                         break;
                     }
@@ -137,11 +137,11 @@ pub fn run(
                     let start = now;
                     if sleep_ns > 0 {
                         task::sleep_ns(sleep_ns);
-                        task::exit_to_user_mode();
+                        crate::sched::exit_to_user_mode();
                     }
                     gen = gen.wrapping_add(1);
                     // The cache footprint: user-space work.
-                    task::run_in_user_mode(|| {
+                    crate::sched::run_in_user_mode(|| {
                         for line in buf.iter_mut().step_by(8) {
                             *line = line.wrapping_add(gen);
                         }
@@ -163,13 +163,13 @@ pub fn run(
             let mut batch: Vec<u32> = Vec::with_capacity(t);
             while arch::now_ns() < end && !stop.stopped() {
                 g2.post.down();
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
                 core::mem::swap(&mut batch, &mut *g2.list.lock());
                 for &w in &batch {
                     let w = &g2.workers[w as usize];
                     w.woken_at.store(arch::now_ns(), Ordering::Relaxed);
                     w.sem.up();
-                    task::exit_to_user_mode();
+                    crate::sched::exit_to_user_mode();
                 }
                 batch.clear();
             }

@@ -228,16 +228,16 @@ impl Shared {
     /// lost-wakeup scan skip the window.
     fn wake(&self, i: usize) {
         let w = &self.workers[i];
-        task::preempt_disable();
+        crate::sched::preempt_disable();
         w.wakers.fetch_add(1, Ordering::SeqCst);
         let idx = w.idx.load(Ordering::SeqCst);
         let mut woke = false;
         if idx != NONE {
             w.token.store(true, Ordering::SeqCst);
-            woke = task::try_to_wake_up(idx, WakeFlags::empty());
+            woke = crate::sched::try_to_wake_up(idx, WakeFlags::empty());
         }
         w.wakers.fetch_sub(1, Ordering::SeqCst);
-        task::preempt_enable();
+        crate::sched::preempt_enable();
         if woke {
             self.woken.fetch_add(1, Ordering::Relaxed);
         }
@@ -250,7 +250,7 @@ fn work(ns: u64) {
     let end = arch::now_ns() + ns;
     while arch::now_ns() < end {
         super::burn(64);
-        task::cond_resched();
+        crate::sched::cond_resched();
     }
 }
 
@@ -259,13 +259,13 @@ fn wait(sh: &Shared, w: &Worker) {
     w.wait_seq.fetch_add(1, Ordering::SeqCst);
     w.waiting.store(true, Ordering::SeqCst);
     loop {
-        task::set_current_state(ThreadState::Sleeping);
+        crate::sched::set_current_state(ThreadState::Sleeping);
         if w.token.swap(false, Ordering::SeqCst) || sh.stop.load(Ordering::SeqCst) {
             break;
         }
-        task::schedule();
+        crate::sched::schedule();
     }
-    task::set_current_state(ThreadState::Running);
+    crate::sched::set_current_state(ThreadState::Running);
     w.waiting.store(false, Ordering::SeqCst);
 }
 
@@ -297,16 +297,16 @@ fn worker(sh: Arc<Shared>, i: usize, seed: u64) {
         if special > 0 {
             special -= 1;
             if special == 0 {
-                let _ = task::sched_setattr(me, TaskParams::default());
+                let _ = crate::sched::sched_setattr(me, TaskParams::default());
             }
         }
         match rng.action() {
             Action::Sleep => task::sleep_ns(1 + rng.below(MAX_SLEEP_NS)),
             Action::Wait => wait(&sh, w),
             Action::Wake => sh.wake(rng.below(n) as usize),
-            Action::Yield => task::yield_now(),
+            Action::Yield => crate::sched::yield_now(),
             Action::Nice if special == 0 => {
-                let _ = task::sched_setattr(me, fair_params(&mut rng));
+                let _ = crate::sched::sched_setattr(me, fair_params(&mut rng));
             }
             Action::Nice => {}
             Action::Policy => {
@@ -326,20 +326,20 @@ fn worker(sh: Arc<Shared>, i: usize, seed: u64) {
                         ..TaskParams::default()
                     },
                 };
-                if task::sched_setattr(me, p).is_ok() {
+                if crate::sched::sched_setattr(me, p).is_ok() {
                     special = 1 + rng.below(MAX_SPECIAL_ROUNDS);
                 }
             }
             Action::Affinity => {
-                let _ = task::set_affinity(task::current_tid(), rng.mask(&sh.online));
+                let _ = crate::sched::set_affinity(task::current_tid(), rng.mask(&sh.online));
             }
             Action::Atomic => {
-                task::preempt_disable();
+                crate::sched::preempt_disable();
                 let end = arch::now_ns() + rng.below(MAX_ATOMIC_NS);
                 while arch::now_ns() < end {
                     super::burn(64);
                 }
-                task::preempt_enable();
+                crate::sched::preempt_enable();
             }
             Action::Exit => break,
         }
@@ -387,20 +387,20 @@ struct Saved {
 
 impl Saved {
     fn take() -> Saved {
-        let cfg = task::sched_config();
+        let cfg = crate::sched::sched_config();
         Saved {
             features: Feature::ALL.iter().map(|&f| (f, cfg.feat(f))).collect(),
             preempt: cfg.tunables.preempt_mode(),
             stall_ms: cfg.tunables.get_raw(Tunable::StallWarnMs),
             lockup_ms: cfg.tunables.get_raw(Tunable::SoftlockupThreshMs),
-            params: task::sched_snapshot(task::current()).map(|st| st.params),
+            params: crate::sched::sched_snapshot(task::current()).map(|st| st.params),
         }
     }
 }
 
 impl Drop for Saved {
     fn drop(&mut self) {
-        let cfg = task::sched_config();
+        let cfg = crate::sched::sched_config();
         for &(f, on) in &self.features {
             cfg.features.set(f, on);
         }
@@ -408,13 +408,13 @@ impl Drop for Saved {
         set_ms("kernel.sched_stall_warn_ms", self.stall_ms);
         set_ms("kernel.softlockup_thresh_ms", self.lockup_ms);
         if let Some(p) = self.params {
-            let _ = task::sched_setattr(task::current(), p);
+            let _ = crate::sched::sched_setattr(task::current(), p);
         }
     }
 }
 
 fn set_ms(key: &str, ms: u64) {
-    let _ = task::sched_config()
+    let _ = crate::sched::sched_config()
         .tunables
         .set(key, &alloc::format!("{ms}"));
 }
@@ -432,7 +432,7 @@ impl CpuTime {
         let mut threads = Vec::with_capacity(live.len());
         let at_ns = arch::now_ns();
         for tid in live {
-            threads.push((tid, task::task_runtime_ns(task::thread(tid.idx()))));
+            threads.push((tid, crate::sched::task_runtime_ns(task::thread(tid.idx()))));
         }
         let idle_ns = online_cpus().map(|c| percpu::cpu(c).idle_ns()).sum();
         CpuTime {
@@ -460,8 +460,10 @@ impl CpuTime {
 }
 
 fn online_cpus() -> impl Iterator<Item = CpuId> {
-    let online = task::online_mask();
-    online.cpus().filter(|&c| c.index() < task::nr_runqueues())
+    let online = crate::sched::online_mask();
+    online
+        .cpus()
+        .filter(|&c| c.index() < crate::sched::nr_runqueues())
 }
 
 /// The controller's state.
@@ -543,7 +545,7 @@ impl Run<'_> {
 
     /// The runqueues' invariants.
     fn check(&mut self, scratch: &mut sched::smp::CheckScratch) {
-        if let Err(e) = task::sched().check(scratch) {
+        if let Err(e) = crate::sched::sched().check(scratch) {
             self.violation(format_args!(
                 "invariant: cpu {}: {} (task {:?}, also on cpu {:?})",
                 e.cpu, e.what, e.task, e.other_cpu
@@ -551,7 +553,7 @@ impl Run<'_> {
             if self.violations == 1 {
                 for c in online_cpus() {
                     let out = &mut *self.out;
-                    task::with_cpu_rq(c, |rq| crate::sched::debug::write_rq(out, c, rq));
+                    crate::sched::with_cpu_rq(c, |rq| crate::sched::debug::write_rq(out, c, rq));
                 }
             }
         }
@@ -607,7 +609,7 @@ fn asleep_with_token(w: &Worker, idx: u32) -> bool {
     if t.on_cpu.load(Ordering::SeqCst) {
         return false;
     }
-    let queued = task::sched_snapshot(t).is_some_and(|st| st.state == TaskState::Queued);
+    let queued = crate::sched::sched_snapshot(t).is_some_and(|st| st.state == TaskState::Queued);
     !queued
         && t.state() == ThreadState::Sleeping
         && w.token.load(Ordering::SeqCst)
@@ -622,7 +624,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
     let seed = p
         .seed
         .unwrap_or_else(|| (arch::now_ns() ^ (arch::now_ns() >> 29)) as u32);
-    let online = task::online_mask();
+    let online = crate::sched::online_mask();
     let ncpus = online.weight() as u64;
     let _ = writeln!(
         out,
@@ -630,12 +632,12 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         p.secs, p.secs
     );
     let saved = Saved::take();
-    task::sched_setattr(task::current(), TaskParams::fifo(CONTROLLER_PRIO))
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(CONTROLLER_PRIO))
         .map_err(|e| alloc::format!("cannot make the controller FIFO: {e:?}"))?;
     set_ms("kernel.sched_stall_warn_ms", 0);
     set_ms("kernel.softlockup_thresh_ms", LOCKUP_MS);
     let mut lockups_seen = task::softlockup::LOCKUPS.load(Ordering::Relaxed);
-    let mut scratch = task::sched().check_scratch();
+    let mut scratch = crate::sched::sched().check_scratch();
     let mut lost = LostScan {
         wait: alloc::vec![0; n],
         since: alloc::vec![0; n],
@@ -873,7 +875,7 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
 /// `sched::smp::Scheduler::heap_bytes`) and the page tables the stack
 /// region grows (`kernel_hal::heap::kept_bytes`).
 fn heap_in_use() -> usize {
-    crate::heap::stats().0 - task::sched().heap_bytes() - kernel_hal::heap::kept_bytes()
+    crate::heap::stats().0 - crate::sched::sched().heap_bytes() - kernel_hal::heap::kept_bytes()
 }
 
 /// Soft lockups reported since `seen` (each one a violation).
@@ -892,7 +894,7 @@ fn lockups(run: &mut Run, seen: &mut u64) {
 /// One random configuration change from the controller: a feature flip, a
 /// preemption model switch, or another worker's affinity or nice value.
 fn flip(run: &mut Run, rng: &mut Rng) {
-    let cfg = task::sched_config();
+    let cfg = crate::sched::sched_config();
     match rng.below(4) {
         0 => {
             let f = Feature::ALL[rng.below(Feature::ALL.len() as u64) as usize];
@@ -907,13 +909,13 @@ fn flip(run: &mut Run, rng: &mut Rng) {
             // Its slot stays this worker's until we join it, even if it exits.
             let Some(tid) = run.tids[i] else { return };
             if k == 2 {
-                let _ = task::set_affinity(tid, rng.mask(&run.sh.online));
+                let _ = crate::sched::set_affinity(tid, rng.mask(&run.sh.online));
             } else if task::tid_is_live(tid) {
                 let t = task::thread(tid.idx());
-                let fair =
-                    task::sched_snapshot(t).is_some_and(|st| st.params.policy == Policy::Normal);
+                let fair = crate::sched::sched_snapshot(t)
+                    .is_some_and(|st| st.params.policy == Policy::Normal);
                 if fair {
-                    let _ = task::sched_setattr(t, fair_params(rng));
+                    let _ = crate::sched::sched_setattr(t, fair_params(rng));
                 }
             }
         }
@@ -934,7 +936,7 @@ struct Hotplug {
 
 /// Takes a random CPU other than 0 offline, or brings it back if it is.
 fn hotplug_flip(run: &mut Run, hp: &mut Hotplug) {
-    let n = task::nr_runqueues();
+    let n = crate::sched::nr_runqueues();
     if n < 2 {
         return;
     }
@@ -944,7 +946,7 @@ fn hotplug_flip(run: &mut Run, hp: &mut Hotplug) {
     if !run.sh.online.has(c) {
         return; // it never came up
     }
-    let down = task::online_mask().has(c);
+    let down = crate::sched::online_mask().has(c);
     let r = if down {
         crate::hotplug::cpu_down(c)
     } else {
@@ -964,7 +966,12 @@ fn hotplug_flip(run: &mut Run, hp: &mut Hotplug) {
 
 /// Brings every CPU the run started with back online.
 fn hotplug_restore(run: &mut Run, hp: &mut Hotplug) {
-    let back: Vec<CpuId> = run.sh.online.and_not(&task::online_mask()).cpus().collect();
+    let back: Vec<CpuId> = run
+        .sh
+        .online
+        .and_not(&crate::sched::online_mask())
+        .cpus()
+        .collect();
     for c in back {
         match crate::hotplug::cpu_up(c) {
             Ok(()) => hp.ups += 1,

@@ -11,11 +11,11 @@
 //!
 //! All threads sleep until a common start time (a tick boundary wakes them
 //! together), then spin until a common end time in modelled user code
-//! (`task::run_in_user_mode`), as `lcbench spin`'s threads spin in user
+//! (`crate::sched::run_in_user_mode`), as `lcbench spin`'s threads spin in user
 //! space: an interrupt's return to them is a return to user space, where
 //! every preemption model takes a pending request (the tick's at the end of
 //! a slice, a wakeup's), lazy ones included. The duty cycle's runtime reads
-//! and sleeps are modelled syscalls (`task::syscall`). The runtime is the
+//! and sleeps are modelled syscalls (`crate::sched::syscall`). The runtime is the
 //! scheduler's `sum_exec_runtime`, from `join`.
 
 use alloc::vec::Vec;
@@ -78,7 +78,7 @@ pub fn run(
     }
     let mut job = Job::new();
     // Two ticks from now: every thread is spawned and asleep by then.
-    let tick = task::sched_config().tick_ns();
+    let tick = crate::sched::sched_config().tick_ns();
     let start = arch::now_ns() + 2 * tick + 1_000_000;
     let end = start + u64::from(p.duration_ms) * 1_000_000;
     let mut pids = Vec::with_capacity(p.threads.len());
@@ -97,15 +97,15 @@ pub fn run(
             task::sleep_until_ns(start);
             let me = task::current();
             // Its CPU time (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`).
-            let runtime = || task::syscall(|| task::task_runtime_ns(me));
-            task::run_in_user_mode(|| {
+            let runtime = || crate::sched::syscall(|| crate::sched::task_runtime_ns(me));
+            crate::sched::run_in_user_mode(|| {
                 // Duty cycle: the runtime at which the next sleep is due.
                 let mut due = duty.map_or(0, |(run, _)| runtime() + run);
                 while arch::now_ns() < end && !stop.stopped() {
                     burn(256);
                     if let Some((run, sleep)) = duty {
                         if runtime() >= due {
-                            task::syscall(|| task::sleep_ns(sleep));
+                            crate::sched::syscall(|| task::sleep_ns(sleep));
                             due = runtime() + run;
                         }
                     }
@@ -120,7 +120,7 @@ pub fn run(
     // join frees them.
     let finals: Vec<Option<TaskParams>> = pids
         .iter()
-        .map(|&p| task::sched_snapshot(task::thread(p)).map(|s| s.params))
+        .map(|&p| crate::sched::sched_snapshot(task::thread(p)).map(|s| s.params))
         .collect();
     let stats = job.join();
     let total: u64 = stats

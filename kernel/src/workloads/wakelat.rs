@@ -2,7 +2,7 @@
 //! a periodic sleeper among CPU hogs on one CPU, and how late it wakes.
 //!
 //! HOGS nice-0 threads spin on CPU `-c` in modelled user code
-//! (`task::run_in_user_mode`, as `lcbench`'s hogs spin in user space, so
+//! (`crate::sched::run_in_user_mode`, as `lcbench`'s hogs spin in user space, so
 //! the sleeper's timer interrupt returns to user space and takes even a
 //! lazy request at once); one more thread there, with policy
 //! `-P` and custom slice `-s`, sleeps until absolute times PERIOD_US apart
@@ -93,7 +93,7 @@ pub fn run(
     super::check_resources(p.hogs as usize + 1, cap * 8)?;
     let mut job = Job::new();
     // Two ticks from now: every thread is spawned and asleep by then.
-    let tick = task::sched_config().tick_ns();
+    let tick = crate::sched::sched_config().tick_ns();
     let start = arch::now_ns() + 2 * tick + 1_000_000;
     let first = start + LEAD_NS;
     let end = first + measure;
@@ -108,7 +108,7 @@ pub fn run(
                 // User-space compute (entered through a return to user
                 // space): an interrupt's return to it takes a pending
                 // request, lazy ones too, as in Linux.
-                task::run_in_user_mode(|| {
+                crate::sched::run_in_user_mode(|| {
                     while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
                         burn(256);
                     }
@@ -132,7 +132,7 @@ pub fn run(
         while arch::now_ns() < end && !stop.stopped() {
             task::sleep_until_ns(next);
             // `clock_nanosleep` returns to user space.
-            task::exit_to_user_mode();
+            crate::sched::exit_to_user_mode();
             let now = arch::now_ns();
             if lat.len() < lat.capacity() {
                 lat.push(now.saturating_sub(next));

@@ -1,5 +1,5 @@
 //! `yield [-l LOOPS]`: two threads pinned to one CPU hand it to each other
-//! with `sched_yield` (`task::yield_now`), LOOPS times each; reports the time
+//! with `sched_yield` (`crate::sched::yield_now`), LOOPS times each; reports the time
 //! per yield, which is a yield, a pick and a context switch.
 //!
 //! Both threads wait (yielding) until the other has started, so the timed
@@ -17,7 +17,7 @@ use ::shell::YieldPp;
 use sched::TaskParams;
 
 use super::{Control, Job};
-use crate::{arch, task};
+use crate::arch;
 
 /// What a run did.
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,7 +62,10 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
     super::check_resources(2, 0)?;
-    let cpu = task::online_mask().cpus().next().unwrap_or(CpuId::BOOT);
+    let cpu = crate::sched::online_mask()
+        .cpus()
+        .next()
+        .unwrap_or(CpuId::BOOT);
     let res = Arc::new([const { AtomicU64::new(0) }; 6]);
     let mut job = Job::new();
     for me in 1..=2u64 {
@@ -72,7 +75,7 @@ pub fn run(
                 res[T0].store(arch::now_ns(), Ordering::Relaxed);
             }
             while res[READY].load(Ordering::Acquire) < 2 && !stop.stopped() {
-                task::yield_now();
+                crate::sched::yield_now();
             }
             let (mut done, mut handoffs) = (0u64, 0u64);
             for _ in 0..loops {
@@ -82,9 +85,9 @@ pub fn run(
                 if res[LAST].swap(me, Ordering::Relaxed) != me {
                     handoffs += 1;
                 }
-                task::yield_now();
+                crate::sched::yield_now();
                 // sched_yield() returns to user space.
-                task::exit_to_user_mode();
+                crate::sched::exit_to_user_mode();
                 done += 1;
             }
             res[END].fetch_max(arch::now_ns(), Ordering::Relaxed);

@@ -21,7 +21,7 @@
 //!    while this node runs at most `imb_numa_nr` (`adjust_numa_imbalance`).
 //! 4. `find_busiest_queue`: the CPU of that group with the most runnable
 //!    tasks (at least two: a lone running task cannot be pulled; Linux would
-//!    push it with active balancing, which we leave out).
+//!    push it with active balancing, which we do only for a misfit task).
 //! 5. Pulling as before: queued, not running, allowed, fair tasks, least
 //!    urgent first, at most the imbalance, `kernel.sched_nr_migrate` and
 //!    [`MAX_PULL`](super::MAX_PULL). A task counts as cache-hot for the
@@ -46,8 +46,13 @@
 //! recent success ratio, and with NI_RATE a CPU that goes newly idle rarely
 //! keeps balancing every time.
 //!
-//! Left out: PELT utilization and capacity (nr_running and weight stand in),
-//! misfit and asymmetric packing, active balancing of running tasks,
+//! In a domain with `SD_ASYM_CPUCAPACITY`, a misfit task goes to a bigger
+//! CPU first (`group_misfit_task`, `migrate_misfit`, and active balancing
+//! of the running misfit task; [`super::capacity`]).
+//!
+//! Left out: PELT utilization and capacity otherwise (nr_running and
+//! weight stand in), asymmetric packing, active balancing of running
+//! tasks but misfits,
 //! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
 //! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
 
@@ -56,6 +61,7 @@ use core::sync::atomic::Ordering;
 use super::placement::{SgStats, NUMA_IMBALANCE_MIN};
 use super::{Platform, Pulled, Scheduler, MAX_PULL};
 use crate::class::SchedClass;
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::task::{TaskId, TaskState};
@@ -68,7 +74,7 @@ impl<P: Platform> Scheduler<P> {
     /// group chosen to (`should_we_balance`). Returns the tasks moved and
     /// where from, so the kernel can update its own records of where they
     /// are. Ignores the periodic intervals (see [`Self::rebalance_domains`]).
-    pub fn load_balance(&self, this_cpu: usize, newidle: bool) -> Pulled {
+    pub fn load_balance(&self, this_cpu: CpuId, newidle: bool) -> Pulled {
         self.balance_levels(this_cpu, newidle, None)
     }
 
@@ -76,19 +82,24 @@ impl<P: Platform> Scheduler<P> {
     /// (`rebalance_domains`): balances each domain level whose interval has
     /// passed since its last balance. Call it from every tick (or as often as
     /// convenient); levels spanning more CPUs are balanced less often.
-    pub fn rebalance_domains(&self, this_cpu: usize, now_ns: u64) -> Pulled {
+    pub fn rebalance_domains(&self, this_cpu: CpuId, now_ns: u64) -> Pulled {
         self.balance_levels(this_cpu, false, Some(now_ns))
     }
 
     /// The current periodic interval of `cpu`'s domain `level`, ns, as
     /// [`Self::rebalance_domains`] would use it now (busy factor included).
-    pub fn balance_interval_ns(&self, cpu: usize, level: usize) -> u64 {
+    pub fn balance_interval_ns(&self, cpu: CpuId, level: usize) -> u64 {
         let busy = !self.idle(cpu);
-        self.interval_ns(&self.slots[cpu].doms.as_slice()[level], cpu, level, busy)
+        self.interval_ns(
+            &self.slots[cpu.index()].doms.as_slice()[level],
+            cpu,
+            level,
+            busy,
+        )
     }
 
-    fn interval_ns(&self, sd: &SchedDomain, cpu: usize, level: usize, busy: bool) -> u64 {
-        let mut ms = self.slots[cpu].lb[level]
+    fn interval_ns(&self, sd: &SchedDomain, cpu: CpuId, level: usize, busy: bool) -> u64 {
+        let mut ms = self.slots[cpu.index()].lb[level]
             .interval_ms
             .load(Ordering::Relaxed) as u64;
         if busy {
@@ -98,18 +109,18 @@ impl<P: Platform> Scheduler<P> {
         ms.clamp(1, max_ms) * 1_000_000
     }
 
-    fn balance_levels(&self, this_cpu: usize, newidle: bool, now: Option<u64>) -> Pulled {
+    fn balance_levels(&self, this_cpu: CpuId, newidle: bool, now: Option<u64>) -> Pulled {
         // Newly idle with no CPU running two or more tasks: nothing anywhere
         // can be pulled (`find_busiest_queue` wants two), so skip the walk
         // (Linux's `sched_balance_newidle` bails out on `!rd->overloaded`).
-        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 {
+        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 && !self.any_misfit() {
             return Pulled::none(this_cpu);
         }
         // An inactive CPU (going offline) pulls nothing.
         if !self.cpu_active(this_cpu) {
             return Pulled::none(this_cpu);
         }
-        let slot = &self.slots[this_cpu];
+        let slot = &self.slots[this_cpu.index()];
         let busy = !self.idle(this_cpu);
         for (level, sd) in slot.doms.as_slice().iter().enumerate() {
             let st = &slot.lb[level];
@@ -148,7 +159,7 @@ impl<P: Platform> Scheduler<P> {
                 };
                 iv.store(next, Ordering::Relaxed);
             }
-            if !pulled.is_empty() {
+            if !pulled.is_empty() || pulled.active_balance() {
                 return pulled;
             }
         }
@@ -157,11 +168,11 @@ impl<P: Platform> Scheduler<P> {
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
     /// balances this level for all of them; if none is idle, the first one.
-    fn should_we_balance(&self, sd: &SchedDomain, this_cpu: usize) -> bool {
+    fn should_we_balance(&self, sd: &SchedDomain, this_cpu: CpuId) -> bool {
         let local = sd.group_of(&self.topology, this_cpu);
-        match local.iter().find(|&c| self.idle(c)) {
+        match local.cpus().find(|&c| self.idle(c)) {
             Some(c) => c == this_cpu,
-            None => local.first() == Some(this_cpu),
+            None => local.first_cpu() == Some(this_cpu),
         }
     }
 
@@ -169,7 +180,7 @@ impl<P: Platform> Scheduler<P> {
     /// `find_busiest_queue`, then the pull.
     fn balance_domain(
         &self,
-        this_cpu: usize,
+        this_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
         newidle: bool,
@@ -178,6 +189,13 @@ impl<P: Platform> Scheduler<P> {
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
+        // SD_ASYM_CPUCAPACITY: a misfit task may go to a bigger CPU first.
+        if sd.asym_cpucapacity {
+            if let Some(p) = self.balance_misfit(this_cpu, sd, local_span, local.group_type(), &all)
+            {
+                return p;
+            }
+        }
         let mut busiest: Option<SgStats> = None;
         for g in sd.groups(&self.topology) {
             if g == local_span {
@@ -214,8 +232,8 @@ impl<P: Platform> Scheduler<P> {
 
     /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
     /// (then load), if it has two or more; ties go to the later CPU.
-    fn find_busiest_queue(&self, span: &CpuMask) -> Option<usize> {
-        span.iter()
+    fn find_busiest_queue(&self, span: &CpuMask) -> Option<CpuId> {
+        span.cpus()
             .map(|c| (c, (self.nr(c), self.load(c))))
             .filter(|&(_, (nr, _))| nr >= 2)
             .max_by_key(|&(_, key)| key)
@@ -228,15 +246,15 @@ impl<P: Platform> Scheduler<P> {
     #[allow(clippy::too_many_arguments)]
     fn pull(
         &self,
-        this_cpu: usize,
-        src_cpu: usize,
+        this_cpu: CpuId,
+        src_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
         imbalance: u32,
         newidle: bool,
         pulled: &mut Pulled,
     ) {
-        let failed_ctr = &self.slots[this_cpu].lb[level].nr_balance_failed;
+        let failed_ctr = &self.slots[this_cpu.index()].lb[level].nr_balance_failed;
         let failed = failed_ctr.load(Ordering::Relaxed);
         let allow_hot = failed > sd.cache_nice_tries.saturating_sub(newidle as u32);
         let hot_ns = self.cfg.tunables.migration_cost_ns() * sd.hot_scale as u64;

@@ -92,11 +92,11 @@ impl core::fmt::Display for HotplugError {
 impl<P: Platform> Scheduler<P> {
     /// Is `cpu` active (placement, balancing and wakeups may use it)?
     #[inline]
-    pub fn cpu_active(&self, cpu: usize) -> bool {
-        match self.active.get(cpu / 64) {
-            Some(w) => w.load(Ordering::Acquire) & (1 << (cpu % 64)) != 0,
-            None => false,
-        }
+    pub fn cpu_active(&self, cpu: CpuId) -> bool {
+        // The word modulo the word count: the same word for a `CpuId`
+        // (below MAX_CPUS), and no bounds check.
+        let w = &self.active[(cpu.index() / 64) % CPUMASK_WORDS];
+        w.load(Ordering::Acquire) & (1 << (cpu.index() % 64)) != 0
     }
 
     /// The active CPUs (`cpu_active_mask`).
@@ -113,10 +113,12 @@ impl<P: Platform> Scheduler<P> {
         self.nr_cpus() - self.nr_inactive.load(Ordering::Acquire) as usize
     }
 
-    fn check_cpu(&self, cpu: CpuId) -> Result<usize, HotplugError> {
-        CpuId::below(cpu.index(), self.nr_cpus())
-            .map(CpuId::index)
-            .ok_or(HotplugError::NoSuchCpu)
+    fn check_cpu(&self, cpu: CpuId) -> Result<(), HotplugError> {
+        if cpu.index() < self.nr_cpus() {
+            Ok(())
+        } else {
+            Err(HotplugError::NoSuchCpu)
+        }
     }
 
     /// `sched_cpu_deactivate`: `cpu` leaves the active mask (nothing is
@@ -126,9 +128,9 @@ impl<P: Platform> Scheduler<P> {
     /// CPUs. Refused (nothing changes) for the last active CPU, an inactive
     /// one, or when the admitted deadline bandwidth would not fit in the
     /// CPUs left. `this_cpu` is the caller's.
-    pub fn sched_cpu_deactivate(&self, cpu: CpuId, this_cpu: usize) -> Result<(), HotplugError> {
-        let c = self.check_cpu(cpu)?;
-        if !self.cpu_active(c) {
+    pub fn sched_cpu_deactivate(&self, cpu: CpuId, this_cpu: CpuId) -> Result<(), HotplugError> {
+        self.check_cpu(cpu)?;
+        if !self.cpu_active(cpu) {
             return Err(HotplugError::AlreadyInactive);
         }
         if self.nr_active() <= 1 {
@@ -138,10 +140,10 @@ impl<P: Platform> Scheduler<P> {
         if self.cfg.dl_bw.total_bw() > DlBandwidth::capacity(&self.cfg, left) {
             return Err(HotplugError::DlBandwidth);
         }
-        self.active[c / 64].fetch_and(!(1 << (c % 64)), Ordering::SeqCst);
+        self.active[cpu.index() / 64].fetch_and(!(1 << (cpu.index() % 64)), Ordering::SeqCst);
         self.nr_inactive.fetch_add(1, Ordering::SeqCst);
         let r = {
-            let mut rq = self.cpu_rq(c);
+            let mut rq = self.cpu_rq(cpu);
             rq.set_balance_push(true);
             if rq.curr().is_some() {
                 rq.resched_curr(Resched::Now)
@@ -149,7 +151,7 @@ impl<P: Platform> Scheduler<P> {
                 Resched::None
             }
         };
-        self.kick_if_needed(c, this_cpu, r);
+        self.kick_if_needed(cpu, this_cpu, r);
         self.migrate_tasks(cpu);
         Ok(())
     }
@@ -158,16 +160,16 @@ impl<P: Platform> Scheduler<P> {
     /// use it, its runqueue picks tasks again). Call once the CPU runs its
     /// idle task again.
     pub fn sched_cpu_activate(&self, cpu: CpuId) -> Result<(), HotplugError> {
-        let c = self.check_cpu(cpu)?;
-        if self.cpu_active(c) {
+        self.check_cpu(cpu)?;
+        if self.cpu_active(cpu) {
             return Err(HotplugError::AlreadyActive);
         }
         {
-            let mut rq = self.cpu_rq(c);
+            let mut rq = self.cpu_rq(cpu);
             rq.update_rq_clock(self.platform.now_ns());
             rq.set_balance_push(false);
         }
-        self.active[c / 64].fetch_or(1 << (c % 64), Ordering::SeqCst);
+        self.active[cpu.index() / 64].fetch_or(1 << (cpu.index() % 64), Ordering::SeqCst);
         self.nr_inactive.fetch_sub(1, Ordering::SeqCst);
         Ok(())
     }
@@ -178,17 +180,17 @@ impl<P: Platform> Scheduler<P> {
     /// nothing ([`HotplugError::Busy`] otherwise: it had not switched to its
     /// idle task).
     pub fn sched_cpu_dying(&self, cpu: CpuId) -> Result<(), HotplugError> {
-        let c = self.check_cpu(cpu)?;
-        if self.cpu_active(c) {
+        self.check_cpu(cpu)?;
+        if self.cpu_active(cpu) {
             return Err(HotplugError::AlreadyActive);
         }
         self.migrate_tasks(cpu);
         let busy = {
-            let rq = self.cpu_rq(c);
+            let rq = self.cpu_rq(cpu);
             rq.curr().is_some() || rq.tasks().next().is_some()
         };
         self.platform.hrtick_cancel(cpu);
-        if busy || self.has_pending_wakeups(c) {
+        if busy || self.has_pending_wakeups(cpu) {
             return Err(HotplugError::Busy);
         }
         Ok(())
@@ -202,13 +204,12 @@ impl<P: Platform> Scheduler<P> {
     /// placed by its wakeup. Returns the tasks moved. Does nothing on an
     /// active CPU. Any CPU may call it; no runqueue lock may be held.
     pub fn migrate_tasks(&self, cpu: CpuId) -> usize {
-        let c = cpu.index();
         let mut moved = 0;
-        while c < self.nr_cpus() && !self.cpu_active(c) {
+        while cpu.index() < self.nr_cpus() && !self.cpu_active(cpu) {
             let mut ids = [TaskId(0); MAX_PULL];
             let mut n = 0;
             {
-                let mut rq = self.cpu_rq(c);
+                let mut rq = self.cpu_rq(cpu);
                 rq.update_rq_clock(self.platform.now_ns());
                 // The list's lock, not its flag: a waker that pushed before
                 // this lock saw the flag's store, or one after sees the
@@ -231,7 +232,7 @@ impl<P: Platform> Scheduler<P> {
             }
             for &id in &ids[..n] {
                 // Not allowed here (inactive): to the idlest CPU it may use.
-                moved += self.move_misplaced(c, id).is_some() as usize;
+                moved += self.move_misplaced(cpu, id).is_some() as usize;
             }
         }
         moved
@@ -274,7 +275,7 @@ impl<P: Platform> Scheduler<P> {
             return None;
         }
         t.cpus_allowed = CpuMask::first_n(self.nr_cpus());
-        Some(CpuId::wrapping(t.cpu as usize))
+        Some(t.cpu)
     }
 
     /// Tells the platform that task `id`'s affinity was broken (Linux's
@@ -291,7 +292,7 @@ impl<P: Platform> Scheduler<P> {
     /// of the race with the final sweep, see the module docs). One load
     /// while every CPU is active.
     #[inline(always)]
-    pub(crate) fn recheck_active(&self, cpu: usize) {
+    pub(crate) fn recheck_active(&self, cpu: CpuId) {
         if self.nr_inactive.load(Ordering::Acquire) != 0 && !self.cpu_active(cpu) {
             self.migrate_inactive(cpu);
         }
@@ -299,8 +300,8 @@ impl<P: Platform> Scheduler<P> {
 
     #[cold]
     #[inline(never)]
-    fn migrate_inactive(&self, cpu: usize) {
-        self.migrate_tasks(CpuId::wrapping(cpu));
+    fn migrate_inactive(&self, cpu: CpuId) {
+        self.migrate_tasks(cpu);
     }
 
     /// Is task `id` parked (asleep in its cell)? For the hotplug tests.

@@ -122,7 +122,7 @@ pub enum Woke {
     /// delayed): runnable again where it was.
     InPlace {
         /// Its CPU.
-        cpu: usize,
+        cpu: CpuId,
         /// The wakeup-preemption decision there.
         decision: WakeupDecision,
     },
@@ -130,9 +130,9 @@ pub enum Woke {
     /// queued on the chosen CPU's wake list.
     Placed {
         /// Where it slept.
-        from: usize,
+        from: CpuId,
         /// Where it went.
-        to: usize,
+        to: CpuId,
         /// How: enqueued by the waker on its own CPU (`Local`) or another
         /// (`Remote`), or left on `to`'s wake list (`Queued`).
         outcome: WakeOutcome,
@@ -140,13 +140,13 @@ pub enum Woke {
     /// A wakeup is already carrying it to `cpu`: nothing to do.
     Pending {
         /// The CPU it is on its way to.
-        cpu: usize,
+        cpu: CpuId,
     },
 }
 
 impl Woke {
     /// The CPU the task is runnable on (or on its way to).
-    pub fn cpu(&self) -> usize {
+    pub fn cpu(&self) -> CpuId {
         match *self {
             Woke::InPlace { cpu, .. } | Woke::Pending { cpu } | Woke::Placed { to: cpu, .. } => cpu,
         }
@@ -166,12 +166,27 @@ impl Woke {
     }
 }
 
+/// The CPU of a [`TaskCell::home`] that names one (on it, or in transit
+/// to it): written from a `CpuId`, so the index is below `MAX_CPUS`.
+#[inline(always)]
+fn home_cpu(h: u32) -> CpuId {
+    CpuId::wrapping((h & !HOME_TRANSIT) as usize)
+}
+
+impl TaskCell {
+    /// [`TaskCell::last_cpu`] (written from a `CpuId`).
+    #[inline(always)]
+    fn last_cpu(&self) -> CpuId {
+        CpuId::wrapping(self.last_cpu.load(Ordering::Relaxed) as usize)
+    }
+}
+
 impl<P: Platform> Scheduler<P> {
     /// Records that `id` now lives on `cpu` (called with that runqueue
     /// locked) and tells the platform.
-    pub(crate) fn placed(&self, id: TaskId, cpu: usize) {
-        self.set_home(id, cpu as u32);
-        self.platform.set_task_cpu(id, CpuId::wrapping(cpu));
+    pub(crate) fn placed(&self, id: TaskId, cpu: CpuId) {
+        self.set_home(id, cpu.as_u32());
+        self.platform.set_task_cpu(id, cpu);
     }
 
     /// The cell of `id`, if its chunk exists (never allocates).
@@ -252,12 +267,10 @@ impl<P: Platform> Scheduler<P> {
     /// is carrying it to, or that it last ran on while it sleeps); `None`
     /// for no live task. Lock-free: the answer may be stale by the time it
     /// is used; [`Scheduler::task_rq_lock`] gives one that holds.
-    pub fn task_cpu(&self, id: TaskId) -> Option<usize> {
+    pub fn task_cpu(&self, id: TaskId) -> Option<CpuId> {
         match self.home(id).ok()? {
-            HOME_PARKED => self
-                .cell(id)
-                .map(|c| c.last_cpu.load(Ordering::Relaxed) as usize),
-            h => Some((h & !HOME_TRANSIT) as usize),
+            HOME_PARKED => self.cell(id).map(|c| c.last_cpu()),
+            h => Some(home_cpu(h)),
         }
     }
 
@@ -277,17 +290,17 @@ impl<P: Platform> Scheduler<P> {
     pub fn task_rq_lock(
         &self,
         id: TaskId,
-        this_cpu: usize,
-    ) -> Result<(usize, RqGuard<'_, P>), LifecycleError> {
+        this_cpu: CpuId,
+    ) -> Result<(CpuId, RqGuard<'_, P>), LifecycleError> {
         loop {
             let h = self.home(id)?;
             if h == HOME_PARKED {
                 return Err(LifecycleError::Asleep);
             }
-            let cpu = (h & !HOME_TRANSIT) as usize;
+            let cpu = home_cpu(h);
             let mut rq = self.cpu_rq(cpu);
             let now = self.load_home(id);
-            if now == cpu as u32 {
+            if now == cpu.as_u32() {
                 return Ok((cpu, rq));
             }
             if now == h && h & HOME_TRANSIT != 0 {
@@ -313,8 +326,8 @@ impl<P: Platform> Scheduler<P> {
         &self,
         id: TaskId,
         mut task: SchedTask,
-        this_cpu: usize,
-    ) -> Result<(usize, WakeupDecision), LifecycleError> {
+        this_cpu: CpuId,
+    ) -> Result<(CpuId, WakeupDecision), LifecycleError> {
         let cell = self.cell_alloc(id)?;
         if cell.home.load(Ordering::Acquire) != HOME_NONE {
             return Err(LifecycleError::AlreadySpawned);
@@ -326,7 +339,7 @@ impl<P: Platform> Scheduler<P> {
         let bw = task.params.dl_bw();
         self.dl_admit(0, bw)?;
         task.state = TaskState::Absent;
-        task.cpu = this_cpu as u32;
+        task.cpu = this_cpu;
         cell.switching.store(false, Ordering::Relaxed);
         self.fork_wakee_flips(cell, id, this_cpu);
         // A previous task's exit state, if any, is forgotten.
@@ -346,10 +359,13 @@ impl<P: Platform> Scheduler<P> {
     /// (zero, no last wakee, decayed now); never those of the exited task
     /// that held the id before, which a cell would otherwise keep (an
     /// unrelated task's flips made `wake_wide` hold for its successor).
-    fn fork_wakee_flips(&self, cell: &TaskCell, id: TaskId, this_cpu: usize) {
-        let parent = self.slots.get(this_cpu).map_or(crate::task::NIL, |s| {
-            s.summary.curr_id.load(Ordering::Relaxed)
-        });
+    fn fork_wakee_flips(&self, cell: &TaskCell, id: TaskId, this_cpu: CpuId) {
+        let parent = self
+            .slots
+            .get(this_cpu.index())
+            .map_or(crate::task::NIL, |s| {
+                s.summary.curr_id.load(Ordering::Relaxed)
+            });
         let from = (parent != crate::task::NIL && parent != id.0)
             .then(|| self.cell(TaskId(parent)))
             .flatten();
@@ -453,7 +469,7 @@ impl<P: Platform> Scheduler<P> {
                     t.state = TaskState::Blocked;
                 }
                 cell.switching.store(switching, Ordering::Relaxed);
-                cell.last_cpu.store(rq.cpu(), Ordering::Relaxed);
+                cell.last_cpu.store(rq.cpu().as_u32(), Ordering::Relaxed);
                 cell.home.store(HOME_PARKED, Ordering::Release);
                 true
             } else {
@@ -469,10 +485,12 @@ impl<P: Platform> Scheduler<P> {
     /// tick preemption). Returns the need-resched state: call
     /// [`Scheduler::schedule`] at once for `Now`, at the next preemption
     /// point or tick for `Lazy` (the lazy model).
-    pub fn tick(&self, cpu: usize) -> Resched {
+    pub fn tick(&self, cpu: CpuId) -> Resched {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
-        rq.task_tick()
+        let r = rq.task_tick();
+        self.tick_misfit(&rq);
+        r
     }
 
     /// The one-shot scheduler timer fired on `cpu` (Linux's `hrtick()`, see
@@ -480,7 +498,7 @@ impl<P: Platform> Scheduler<P> {
     /// the running task ([`Rq::hrtick`]: a fair task whose timer this was
     /// gets an immediate reschedule). Returns the need-resched state, to act
     /// on as for [`Scheduler::tick`].
-    pub fn hrtick(&self, cpu: usize) -> Resched {
+    pub fn hrtick(&self, cpu: CpuId) -> Resched {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
         rq.hrtick()
@@ -491,7 +509,8 @@ impl<P: Platform> Scheduler<P> {
     /// [`Scheduler::schedule`] that switched. A task that went to sleep may
     /// now run elsewhere; one that stayed runnable but may no longer run
     /// here ([`Switch::prev_misplaced`]) is queued on the idlest allowed
-    /// CPU (returned).
+    /// CPU, or on the CPU whose active balance asked for it (misfit,
+    /// [`super::capacity`]); that CPU is returned.
     ///
     /// Then the RT balance callbacks ([`Scheduler::balance_rt`]): push if
     /// this CPU is RT-overloaded, pull if it now runs something of lower
@@ -500,13 +519,18 @@ impl<P: Platform> Scheduler<P> {
     ///
     /// On a CPU going offline, it then moves off what the switch landed
     /// there (its wake list; Linux's `balance_push` callback).
-    pub fn finish_switch(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+    pub fn finish_switch(&self, cpu: CpuId, sw: &Switch) -> Option<CpuId> {
         let moved = if self.rto_count.load(Ordering::Relaxed) != 0 {
             self.finish_switch_rt(cpu, sw)
         } else {
             self.finish_switch_prev(cpu, sw)
         };
         self.recheck_active(cpu);
+        // pick_next_task_fair's update_misfit_status for the task switched
+        // to (unequal CPUs only; out of line, it takes the lock again).
+        if self.topology.has_asym_capacity() {
+            self.update_misfit_status_locked(cpu);
+        }
         moved
     }
 
@@ -515,7 +539,7 @@ impl<P: Platform> Scheduler<P> {
     /// one load for it).
     #[cold]
     #[inline(never)]
-    fn finish_switch_rt(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+    fn finish_switch_rt(&self, cpu: CpuId, sw: &Switch) -> Option<CpuId> {
         let moved = self.finish_switch_prev(cpu, sw);
         self.balance_rt(cpu, cpu);
         moved
@@ -523,7 +547,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// [`Scheduler::finish_switch`] for the previous task.
     #[inline(always)]
-    fn finish_switch_prev(&self, cpu: usize, sw: &Switch) -> Option<usize> {
+    fn finish_switch_prev(&self, cpu: CpuId, sw: &Switch) -> Option<CpuId> {
         let id = sw.prev?;
         if let Some(c) = self.cell(id) {
             c.switching.store(false, Ordering::Release);
@@ -531,23 +555,28 @@ impl<P: Platform> Scheduler<P> {
         if !sw.prev_misplaced {
             return None;
         }
-        let t = {
+        let (t, pushed_to) = {
             let mut rq = self.cpu_rq(cpu);
             rq.clear_pending_misplaced();
+            // An active balance's destination, if it was one (capacity).
+            let pushed_to = rq.take_active_push_cpu();
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
-                || self.load_home(id) != cpu as u32
+                || self.load_home(id) != cpu.as_u32()
             {
                 return None;
             }
             let t = rq.take_blocked(id).ok()?;
-            self.set_home(id, HOME_TRANSIT | cpu as u32);
-            t
+            self.set_home(id, HOME_TRANSIT | cpu.as_u32());
+            (t, pushed_to)
         };
         let mut t = t;
         let broken = self.select_fallback_rq(&mut t);
         self.report_broken(id, broken);
-        let target = self.find_idlest_cpu(&t, self.first_allowed(&t));
+        let target = match pushed_to {
+            Some(c) if self.allowed(&t, c) => c,
+            _ => self.find_idlest_cpu(&t, self.first_allowed(&t)),
+        };
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
         });
@@ -561,7 +590,7 @@ impl<P: Platform> Scheduler<P> {
     /// locally or through the target's wake list; a task already on its
     /// way is left alone. `wf`: `SYNC`, `IRQ` or empty (see the module
     /// docs). `this_cpu` is the waker's CPU.
-    pub fn wake(&self, id: TaskId, wf: WakeFlags, this_cpu: usize) -> Result<Woke, LifecycleError> {
+    pub fn wake(&self, id: TaskId, wf: WakeFlags, this_cpu: CpuId) -> Result<Woke, LifecycleError> {
         if id.0 as usize >= self.capacity {
             return Err(LifecycleError::IdOutOfRange);
         }
@@ -577,7 +606,7 @@ impl<P: Platform> Scheduler<P> {
                 }
                 continue; // woken or moved meanwhile: look again
             }
-            let cpu = (h & !HOME_TRANSIT) as usize;
+            let cpu = home_cpu(h);
             if h & HOME_TRANSIT != 0 {
                 return Ok(Woke::Pending { cpu });
             }
@@ -589,7 +618,7 @@ impl<P: Platform> Scheduler<P> {
             match rq.wake_held(id, wf) {
                 HeldWake::Woken(decision) => {
                     let misplaced = rq.curr() != Some(id)
-                        && rq.task(id).is_some_and(|t| !t.cpus_allowed.test(cpu));
+                        && rq.task(id).is_some_and(|t| !t.cpus_allowed.has(cpu));
                     drop(rq);
                     self.kick_if_needed(cpu, this_cpu, decision.resched);
                     if misplaced {
@@ -638,7 +667,7 @@ impl<P: Platform> Scheduler<P> {
                     let mut st = rq.take_blocked(id)?;
                     // migrate_task_rq_fair: its load leaves this runqueue.
                     rq.detach_sleeper_load(&mut st);
-                    self.set_home(id, HOME_TRANSIT | target as u32);
+                    self.set_home(id, HOME_TRANSIT | target.as_u32());
                     drop(rq);
                     self.report_broken(id, broken);
                     let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
@@ -656,7 +685,7 @@ impl<P: Platform> Scheduler<P> {
     /// `wake_wide` for its wakeup of `id` (a fair task; Linux does both in
     /// `select_task_rq_fair`). The waker's flips are halved once a second
     /// (`HZ` jiffies in Linux).
-    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: usize) -> bool {
+    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: CpuId) -> bool {
         if t.class() != crate::class::SchedClass::Fair {
             return false;
         }
@@ -697,19 +726,19 @@ impl<P: Platform> Scheduler<P> {
         &self,
         cell: &TaskCell,
         wf: WakeFlags,
-        this_cpu: usize,
+        this_cpu: CpuId,
         id: TaskId,
     ) -> Option<Woke> {
         // The state stays in the cell (in transit) until the destination
         // copies it from there ([`InTransit`]): one copy of it, not two.
-        let mut from = 0;
+        let mut from = CpuId::BOOT;
         let mut allowed = false;
         let mut broken = None;
         let irq = self.platform.irq_save();
         let placed = {
             let mut p = self.lock(&cell.parked);
             if p.is_some() && cell.home.load(Ordering::Acquire) == HOME_PARKED {
-                let on_cpu = cell.last_cpu.load(Ordering::Relaxed) as usize;
+                let on_cpu = cell.last_cpu();
                 let descheduling = cell.switching.load(Ordering::Acquire)
                     && p.as_ref()
                         .is_some_and(|t| self.ttwu_queue_cond(this_cpu, on_cpu, t));
@@ -724,11 +753,11 @@ impl<P: Platform> Scheduler<P> {
                         let wide = self.record_wakee_wide(t, id, this_cpu);
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
-                    from = t.cpu as usize;
-                    allowed = t.cpus_allowed.test(target);
-                    self.remove_sleeper_load(t, target);
+                    from = t.cpu;
+                    allowed = t.cpus_allowed.has(target);
+                    self.remove_sleeper_load(t, target.index());
                     cell.home
-                        .store(HOME_TRANSIT | target as u32, Ordering::Release);
+                        .store(HOME_TRANSIT | target.as_u32(), Ordering::Release);
                     (target, wf)
                 })
             } else {
@@ -759,8 +788,8 @@ impl<P: Platform> Scheduler<P> {
         &self,
         id: TaskId,
         params: TaskParams,
-        this_cpu: usize,
-    ) -> Result<(usize, Resched), LifecycleError> {
+        this_cpu: CpuId,
+    ) -> Result<(CpuId, Resched), LifecycleError> {
         params.validate().map_err(LifecycleError::Params)?;
         let (old_bw, new_bw) = (self.task(id, this_cpu)?.params.dl_bw(), params.dl_bw());
         self.dl_admit(old_bw, new_bw)?;
@@ -775,8 +804,8 @@ impl<P: Platform> Scheduler<P> {
         &self,
         id: TaskId,
         params: TaskParams,
-        this_cpu: usize,
-    ) -> Result<(usize, Resched), LifecycleError> {
+        this_cpu: CpuId,
+    ) -> Result<(CpuId, Resched), LifecycleError> {
         loop {
             match self.task_rq_lock(id, this_cpu) {
                 Ok((cpu, mut rq)) => {
@@ -791,7 +820,7 @@ impl<P: Platform> Scheduler<P> {
                 Err(LifecycleError::Asleep) => {
                     let done = self.with_parked(id, |cell, p| {
                         p.as_mut().map(|t| crate::rq::set_params_offrq(t, params))?;
-                        Some(cell.last_cpu.load(Ordering::Relaxed) as usize)
+                        Some(cell.last_cpu())
                     });
                     if let Some(Some(cpu)) = done {
                         return Ok((cpu, Resched::None));
@@ -811,7 +840,7 @@ impl<P: Platform> Scheduler<P> {
         &self,
         id: TaskId,
         mask: CpuMask,
-        this_cpu: usize,
+        this_cpu: CpuId,
     ) -> Result<(), LifecycleError> {
         if !mask.intersects(&self.active_mask()) {
             return Err(LifecycleError::NoAllowedCpu);
@@ -830,7 +859,7 @@ impl<P: Platform> Scheduler<P> {
             }
         };
         rq.set_cpus_allowed(id, mask);
-        if mask.test(cpu) {
+        if mask.has(cpu) {
             return Ok(());
         }
         if rq.curr() == Some(id) {
@@ -857,7 +886,7 @@ impl<P: Platform> Scheduler<P> {
     /// killed before it ran, or an embedding whose tasks leave without
     /// running, like `axsched`'s `remove_task`). Returns its final state.
     /// The running task exits through [`Scheduler::schedule`] instead.
-    pub fn remove(&self, id: TaskId, this_cpu: usize) -> Result<SchedTask, LifecycleError> {
+    pub fn remove(&self, id: TaskId, this_cpu: CpuId) -> Result<SchedTask, LifecycleError> {
         loop {
             match self.task_rq_lock(id, this_cpu) {
                 Ok((_, mut rq)) => {
@@ -911,7 +940,7 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// A copy of task `id`'s state, wherever it is.
-    pub fn task(&self, id: TaskId, this_cpu: usize) -> Result<SchedTask, LifecycleError> {
+    pub fn task(&self, id: TaskId, this_cpu: CpuId) -> Result<SchedTask, LifecycleError> {
         loop {
             match self.task_rq_lock(id, this_cpu) {
                 Ok((_, rq)) => return rq.task(id).copied().ok_or(LifecycleError::NoSuchTask),

@@ -26,6 +26,12 @@ use loom::thread;
 use super::{Platform, Scheduler, HOME_PARKED, HOME_TRANSIT};
 use crate::config::SchedConfig;
 use crate::cpumask::CpuMask;
+use crate::CpuId;
+
+/// CPU `i`.
+fn cpu_id(i: usize) -> CpuId {
+    CpuId::new(i).expect("a CPU below MAX_CPUS")
+}
 use crate::flags::WakeFlags;
 use crate::rq::PrevAction;
 use crate::task::{SchedTask, TaskId, TaskParams};
@@ -98,7 +104,7 @@ fn task_on(mask: &[usize]) -> SchedTask {
 
 /// Runs `cpu`'s scheduler once (its wake list drained, the running task
 /// staying) and returns what it switched to.
-fn run_once(s: &S, cpu: usize) -> Option<TaskId> {
+fn run_once(s: &S, cpu: CpuId) -> Option<TaskId> {
     let sw = {
         let mut rq = s.cpu_rq(cpu);
         s.schedule(&mut rq, PrevAction::Stays)
@@ -111,14 +117,14 @@ fn run_once(s: &S, cpu: usize) -> Option<TaskId> {
 /// consistent and `id` held by exactly the runqueue its cell names.
 fn settle_and_check(s: &S, id: TaskId) {
     for cpu in 0..2 {
-        let mut rq = s.cpu_rq(cpu);
+        let mut rq = s.cpu_rq(cpu_id(cpu));
         s.sched_ttwu_pending(&mut rq);
     }
     let mut scratch = s.check_scratch();
     s.check(&mut scratch).expect("consistent scheduler");
     let home = s.load_home(id);
     let held = |cpu: usize| {
-        let rq = s.cpu_rq(cpu);
+        let rq = s.cpu_rq(cpu_id(cpu));
         rq.task(id).is_some() || rq.curr() == Some(id)
     };
     if home == HOME_PARKED {
@@ -140,11 +146,11 @@ fn loom_wake_races_switch_out() {
     model("loom_wake_races_switch_out", || {
         let s = machine();
         let t = TaskId(1);
-        s.spawn(t, task_on(&[0, 1]), 0).unwrap();
+        s.spawn(t, task_on(&[0, 1]), cpu_id(0)).unwrap();
         let home = s.task_cpu(t).unwrap();
         assert_eq!(run_once(&s, home), Some(t));
         let saved = Arc::new(AtomicBool::new(false));
-        let other = 1 - home;
+        let other = cpu_id(1 - home.index());
 
         let (s1, saved1) = (s.clone(), saved.clone());
         let sleeper = thread::spawn(move || {
@@ -185,7 +191,7 @@ fn loom_two_wakes_of_one_task() {
     model("loom_two_wakes_of_one_task", || {
         let s = machine();
         let t = TaskId(2);
-        s.spawn(t, task_on(&[0, 1]), 0).unwrap();
+        s.spawn(t, task_on(&[0, 1]), cpu_id(0)).unwrap();
         let home = s.task_cpu(t).unwrap();
         assert_eq!(run_once(&s, home), Some(t));
         let sw = {
@@ -199,7 +205,7 @@ fn loom_two_wakes_of_one_task() {
             .map(|cpu| {
                 let s = s.clone();
                 thread::spawn(move || {
-                    s.wake(t, WakeFlags::empty(), cpu).unwrap();
+                    s.wake(t, WakeFlags::empty(), cpu_id(cpu)).unwrap();
                 })
             })
             .collect();
@@ -218,24 +224,28 @@ fn loom_wake_races_balancer_migration() {
     model("loom_wake_races_balancer_migration", || {
         let s = machine();
         let (t, u) = (TaskId(3), TaskId(4));
-        s.spawn(t, task_on(&[0]), 0).unwrap();
-        s.spawn(u, task_on(&[0]), 0).unwrap();
+        s.spawn(t, task_on(&[0]), cpu_id(0)).unwrap();
+        s.spawn(u, task_on(&[0]), cpu_id(0)).unwrap();
         // Both on CPU 0 (spawned pinned there, then allowed CPU 1 too:
         // a queued task allowed where it is stays), u running, t queued.
         for id in [t, u] {
-            s.set_affinity(id, CpuMask::from_cpus(&[0, 1]), 0).unwrap();
+            s.set_affinity(id, CpuMask::from_cpus(&[0, 1]), cpu_id(0))
+                .unwrap();
         }
-        assert_eq!((s.task_cpu(t), s.task_cpu(u)), (Some(0), Some(0)));
-        let running = run_once(&s, 0).unwrap();
+        assert_eq!(
+            (s.task_cpu(t), s.task_cpu(u)),
+            (Some(cpu_id(0)), Some(cpu_id(0)))
+        );
+        let running = run_once(&s, cpu_id(0)).unwrap();
         let queued = if running == t { u } else { t };
 
         let s1 = s.clone();
         let balancer = thread::spawn(move || {
-            s1.load_balance(1, true);
+            s1.load_balance(cpu_id(1), true);
         });
         let s2 = s.clone();
         let waker = thread::spawn(move || {
-            s2.wake(queued, WakeFlags::empty(), 0).unwrap();
+            s2.wake(queued, WakeFlags::empty(), cpu_id(0)).unwrap();
         });
         balancer.join().unwrap();
         waker.join().unwrap();
@@ -253,17 +263,17 @@ fn loom_wake_list_drained_while_entry_arrives() {
         let s = machine();
         let (a, b) = (TaskId(5), TaskId(6));
         for id in [a, b] {
-            s.spawn(id, task_on(&[1]), 1).unwrap();
+            s.spawn(id, task_on(&[1]), cpu_id(1)).unwrap();
         }
         // Both asleep, parked in their cells, having last run on CPU 1.
         for _ in 0..2 {
-            let next = run_once(&s, 1).unwrap();
+            let next = run_once(&s, cpu_id(1)).unwrap();
             let sw = {
-                let mut rq = s.cpu_rq(1);
+                let mut rq = s.cpu_rq(cpu_id(1));
                 s.schedule(&mut rq, PrevAction::Sleeps)
             };
             assert_eq!(sw.prev, Some(next));
-            s.finish_switch(1, &sw);
+            s.finish_switch(cpu_id(1), &sw);
         }
         assert_eq!(s.load_home(a), HOME_PARKED);
         assert_eq!(s.load_home(b), HOME_PARKED);
@@ -271,8 +281,8 @@ fn loom_wake_list_drained_while_entry_arrives() {
 
         let s1 = s.clone();
         let waker = thread::spawn(move || {
-            s1.wake(a, WakeFlags::empty(), 0).unwrap();
-            s1.wake(b, WakeFlags::empty(), 0).unwrap();
+            s1.wake(a, WakeFlags::empty(), cpu_id(0)).unwrap();
+            s1.wake(b, WakeFlags::empty(), cpu_id(0)).unwrap();
         });
         let s2 = s.clone();
         let handler = thread::spawn(move || {
@@ -280,13 +290,13 @@ fn loom_wake_list_drained_while_entry_arrives() {
             while s2.platform.ipis[1].load(Ordering::Acquire) == ipis0 {
                 thread::yield_now();
             }
-            let mut rq = s2.cpu_rq(1);
+            let mut rq = s2.cpu_rq(cpu_id(1));
             s2.sched_ttwu_pending(&mut rq);
         });
         waker.join().unwrap();
         handler.join().unwrap();
         // Whatever is still listed must have had an IPI after the drain.
-        if s.has_pending_wakeups(1) {
+        if s.has_pending_wakeups(cpu_id(1)) {
             assert!(
                 s.platform.ipis[1].load(Ordering::Acquire) >= ipis0 + 2,
                 "a wakeup is listed on cpu 1 with no IPI to drain it"

@@ -40,6 +40,7 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::{Platform, Scheduler};
+use crate::cpu_id::CpuId;
 use crate::features::Feature;
 
 /// Calls per ratio window: the ratio is recomputed when the call count
@@ -220,15 +221,15 @@ impl<P: Platform> Scheduler<P> {
     /// number (Linux seeds its per-CPU `rnd_state` from the entropy pool;
     /// ours is deterministic so runs can be replayed).
     pub fn seed_sched_rng(&self, seed: u64) {
-        for (cpu, slot) in self.slots.iter().enumerate() {
+        for (slot, cpu) in self.slots.iter().zip(CpuId::range(self.nr_cpus())) {
             slot.rng.seed(Lfsr113::new(rng_seed(seed, cpu)));
         }
     }
 
     /// `cpu`'s newidle figures at domain `level` (an index into
     /// [`Self::domains`]).
-    pub fn newidle_stats(&self, cpu: usize, level: usize) -> NewidleStats {
-        let st = &self.slots[cpu].lb[level].ni;
+    pub fn newidle_stats(&self, cpu: CpuId, level: usize) -> NewidleStats {
+        let st = &self.slots[cpu.index()].lb[level].ni;
         NewidleStats {
             call: st.call.load(Ordering::Relaxed),
             success: st.success.load(Ordering::Relaxed),
@@ -245,8 +246,8 @@ impl<P: Platform> Scheduler<P> {
     /// fail ten windows of balances (5 120 calls) to get there; the counters
     /// of balances run and skipped are left as they are.
     #[doc(hidden)]
-    pub fn set_newidle_ratio(&self, cpu: usize, level: usize, ratio: u32) {
-        let st = &self.slots[cpu].lb[level].ni;
+    pub fn set_newidle_ratio(&self, cpu: CpuId, level: usize, ratio: u32) {
+        let st = &self.slots[cpu.index()].lb[level].ni;
         st.call.store(NI_WINDOW / 2, Ordering::Relaxed);
         st.success.store(0, Ordering::Relaxed);
         st.ratio.store(ratio.min(NI_WINDOW), Ordering::Relaxed);
@@ -256,8 +257,8 @@ impl<P: Platform> Scheduler<P> {
     /// NI_RANDOM's decision for `this_cpu`'s newidle balance at `level`:
     /// `None` skips it (already counted), `Some(weight)` runs it and a
     /// success will count `weight` (1 without NI_RANDOM, or at ratio 1024).
-    pub(super) fn newidle_should_balance(&self, this_cpu: usize, level: usize) -> Option<u32> {
-        let slot = &self.slots[this_cpu];
+    pub(super) fn newidle_should_balance(&self, this_cpu: CpuId, level: usize) -> Option<u32> {
+        let slot = &self.slots[this_cpu.index()];
         let st = &slot.lb[level].ni;
         let ratio = st.ratio.load(Ordering::Relaxed);
         if !self.cfg.features.enabled(Feature::NiRandom) || ratio >= NI_WINDOW {
@@ -274,16 +275,16 @@ impl<P: Platform> Scheduler<P> {
 
     /// After a newidle balance of `this_cpu`'s `level` ran: counts it, with
     /// `success` (0 when nothing moved, else the die's weight).
-    pub(super) fn newidle_balanced(&self, this_cpu: usize, level: usize, success: u32) {
-        let st = &self.slots[this_cpu].lb[level].ni;
+    pub(super) fn newidle_balanced(&self, this_cpu: CpuId, level: usize, success: u32) {
+        let st = &self.slots[this_cpu.index()].lb[level].ni;
         st.balances.fetch_add(1, Ordering::Relaxed);
         self.update_newidle_stats(this_cpu, level, success);
     }
 
     /// `update_newidle_stats`: one more call, `success` more successes; at the
     /// end of a window, the new ratio ([`ni_ratio`]) and both counts halved.
-    fn update_newidle_stats(&self, this_cpu: usize, level: usize, success: u32) {
-        let st = &self.slots[this_cpu].lb[level].ni;
+    fn update_newidle_stats(&self, this_cpu: CpuId, level: usize, success: u32) {
+        let st = &self.slots[this_cpu.index()].lb[level].ni;
         let mut call = st.call.load(Ordering::Relaxed) + 1;
         let mut succ = st.success.load(Ordering::Relaxed).saturating_add(success);
         if call >= NI_WINDOW {
@@ -302,8 +303,8 @@ impl<P: Platform> Scheduler<P> {
 }
 
 /// The generator seed of `cpu` under the machine seed `seed`.
-pub(super) fn rng_seed(seed: u64, cpu: usize) -> u64 {
-    seed ^ (cpu as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)
+pub(super) fn rng_seed(seed: u64, cpu: CpuId) -> u64 {
+    seed ^ (cpu.index() as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)
 }
 
 #[cfg(test)]

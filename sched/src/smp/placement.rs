@@ -36,15 +36,20 @@
 //! [`Scheduler::wake`]; callers of [`Scheduler::select_task_rq`] pass no
 //! flips: never wide) turns affinity off, as in Linux 7.2.
 //!
+//! On a machine of unequal CPUs `select_idle_sibling` first checks that
+//! the task fits the target and the previous CPU, then scans the
+//! `sd_asym_cpucapacity` domain instead of the LLC ([`super::capacity`]).
+//!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), SIS_UTIL's scan limit,
-//! capacity asymmetry; fork placement and balancing still use nr_running
-//! and the instantaneous weight, not PELT.
+//! capacity in fork placement; fork placement and balancing still use
+//! nr_running and the instantaneous weight, not PELT.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
 
 use crate::class::SchedClass;
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::features::Feature;
@@ -104,7 +109,7 @@ impl<P: Platform> Scheduler<P> {
             w: span.weight() as u32,
             ..Default::default()
         };
-        for c in span.and(cpus).iter() {
+        for c in span.and(cpus).cpus() {
             s.nr += self.nr(c);
             s.load += self.load(c);
             s.idle += self.idle(c) as u32;
@@ -115,10 +120,10 @@ impl<P: Platform> Scheduler<P> {
     /// The allowed CPU of `span` with the fewest runnable tasks, then the
     /// least load, preferring `prefer` on ties, else the lowest
     /// (`find_idlest_group_cpu`).
-    fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: usize) -> Option<usize> {
-        let mut best: Option<(usize, (u32, u64))> = None;
-        for c in span.and(&self.allowed_mask(t)).iter() {
-            if c >= self.nr_cpus() {
+    fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
+        let mut best: Option<(CpuId, (u32, u64))> = None;
+        for c in span.and(&self.allowed_mask(t)).cpus() {
+            if c.index() >= self.nr_cpus() {
                 break;
             }
             let key = (self.nr(c), self.load(c));
@@ -136,7 +141,7 @@ impl<P: Platform> Scheduler<P> {
         &self,
         sd: &SchedDomain,
         t: &SchedTask,
-        this_cpu: usize,
+        this_cpu: CpuId,
     ) -> Option<CpuMask> {
         let allowed = &self.allowed_mask(t);
         let mut local = None;
@@ -146,7 +151,7 @@ impl<P: Platform> Scheduler<P> {
                 continue;
             }
             let st = self.sg_stats(g, allowed);
-            if g.test(this_cpu) {
+            if g.has(this_cpu) {
                 local = Some(st);
             } else if idlest.is_none_or(|i| idlest_better(&st, &i)) {
                 idlest = Some(st);
@@ -192,10 +197,10 @@ impl<P: Platform> Scheduler<P> {
     /// the lowest level. On a flat machine: the allowed CPU with the fewest
     /// runnable tasks (idle first), then the least load, preferring
     /// `this_cpu` on ties.
-    pub fn find_idlest_cpu(&self, t: &SchedTask, this_cpu: usize) -> usize {
+    pub fn find_idlest_cpu(&self, t: &SchedTask, this_cpu: CpuId) -> CpuId {
         let mut cpu = this_cpu;
         let mut below = u32::MAX;
-        while let Some(sd) = self.slots[cpu]
+        while let Some(sd) = self.slots[cpu.index()]
             .doms
             .as_slice()
             .iter()
@@ -228,10 +233,10 @@ impl<P: Platform> Scheduler<P> {
         &self,
         sd: &SchedDomain,
         t: &SchedTask,
-        this_cpu: usize,
-        prev_cpu: usize,
+        this_cpu: CpuId,
+        prev_cpu: CpuId,
         sync: bool,
-    ) -> usize {
+    ) -> CpuId {
         let mut target = None;
         if self.cfg.feat(Feature::WaIdle) {
             target = self.wake_affine_idle(this_cpu, prev_cpu, sync);
@@ -249,7 +254,7 @@ impl<P: Platform> Scheduler<P> {
     /// `wake_affine_idle`: an idle waker's CPU pulls the wakee only within
     /// one cache (and only if the previous CPU is not idle too); a sync
     /// waker alone on its CPU pulls it; an idle previous CPU keeps it.
-    fn wake_affine_idle(&self, this_cpu: usize, prev_cpu: usize, sync: bool) -> Option<usize> {
+    fn wake_affine_idle(&self, this_cpu: CpuId, prev_cpu: CpuId, sync: bool) -> Option<CpuId> {
         if self.idle(this_cpu) && self.topology.share_cache(this_cpu, prev_cpu) {
             return Some(if self.idle(prev_cpu) {
                 prev_cpu
@@ -282,10 +287,10 @@ impl<P: Platform> Scheduler<P> {
         &self,
         sd: &SchedDomain,
         t: &SchedTask,
-        this_cpu: usize,
-        prev_cpu: usize,
+        this_cpu: CpuId,
+        prev_cpu: CpuId,
         sync: bool,
-    ) -> Option<usize> {
+    ) -> Option<CpuId> {
         let mut this_eff_load = self.load_avg(this_cpu) as i128;
         if sync {
             let current_load = self.cpu_rq_curr_load_avg(this_cpu) as i128;
@@ -313,9 +318,9 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// The running task's `load_avg` on `cpu` (`task_h_load(current)`).
-    fn cpu_rq_curr_load_avg(&self, cpu: usize) -> u64 {
+    fn cpu_rq_curr_load_avg(&self, cpu: CpuId) -> u64 {
         // A racy read like Linux's: good enough for a heuristic; never blocks.
-        self.slots[cpu]
+        self.slots[cpu.index()]
             .rq
             .try_lock()
             .and_then(|rq| {
@@ -332,7 +337,7 @@ impl<P: Platform> Scheduler<P> {
     /// wakeup is not affine (Linux's `wake_wide()`, kernel/sched/fair.c).
     /// The flips are the tasks' `wakee_flips`, kept in their cells and
     /// recorded by [`Scheduler::wake`].
-    pub fn wake_wide(&self, waker_flips: u32, wakee_flips: u32, this_cpu: usize) -> bool {
+    pub fn wake_wide(&self, waker_flips: u32, wakee_flips: u32, this_cpu: CpuId) -> bool {
         let factor = self.topology.llc_mask(this_cpu).weight() as u32;
         let (master, slave) = if waker_flips < wakee_flips {
             (wakee_flips, waker_flips)
@@ -344,9 +349,14 @@ impl<P: Platform> Scheduler<P> {
 
     /// `select_idle_sibling`: an idle CPU in `target`'s LLC, else `target`.
     /// Reports the CPUs it looked at ([`Platform::idle_scan`]).
-    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: usize, target: usize) -> usize {
+    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: CpuId, target: CpuId) -> CpuId {
         let mut visited = 0;
-        let cpu = self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited);
+        // sched_asym_cpucap_active(): CPUs of unequal capacity.
+        let cpu = if self.topology.has_asym_capacity() {
+            self.select_idle_sibling_asym(t, prev_cpu, target, &mut visited)
+        } else {
+            self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited)
+        };
         self.platform.idle_scan(visited);
         cpu
     }
@@ -354,11 +364,11 @@ impl<P: Platform> Scheduler<P> {
     fn select_idle_sibling_counted(
         &self,
         t: &SchedTask,
-        prev_cpu: usize,
-        target: usize,
+        prev_cpu: CpuId,
+        target: CpuId,
         visited: &mut usize,
-    ) -> usize {
-        let mut idle = |c: usize| {
+    ) -> CpuId {
+        let mut idle = |c: CpuId| {
             *visited += 1;
             self.idle(c)
         };
@@ -369,11 +379,30 @@ impl<P: Platform> Scheduler<P> {
         if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle(prev_cpu) {
             return prev_cpu;
         }
+        self.select_idle_llc(t, prev_cpu, target, prev_shares, visited)
+    }
+
+    /// The LLC part of `select_idle_sibling`, once the target and the
+    /// previous CPU were found busy: `select_idle_core`, `select_idle_smt`,
+    /// `select_idle_cpu`; `target` if no CPU is idle.
+    #[inline(always)]
+    pub(super) fn select_idle_llc(
+        &self,
+        t: &SchedTask,
+        prev_cpu: CpuId,
+        target: CpuId,
+        prev_shares: bool,
+        visited: &mut usize,
+    ) -> CpuId {
+        let mut idle = |c: CpuId| {
+            *visited += 1;
+            self.idle(c)
+        };
         let llc = self.topology.llc_mask(target).and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
             // select_idle_cpu: every core is one CPU.
             return llc
-                .iter_wrap(target + 1)
+                .cpus_wrap(target.index() + 1)
                 .find(|&c| idle(c))
                 .unwrap_or(target);
         }
@@ -381,17 +410,17 @@ impl<P: Platform> Scheduler<P> {
         // the first idle CPU seen on the way.
         let mut unscanned = llc;
         let mut idle_cpu = None;
-        for c in llc.iter_wrap(target + 1) {
-            if !unscanned.test(c) {
+        for c in llc.cpus_wrap(target.index() + 1) {
+            if !unscanned.has(c) {
                 continue;
             }
             let core = self.topology.smt_mask(c);
             unscanned = unscanned.and_not(&core);
             let mut all_idle = true;
-            for s in core.iter() {
+            for s in core.cpus() {
                 if !idle(s) {
                     all_idle = false;
-                } else if idle_cpu.is_none() && llc.test(s) {
+                } else if idle_cpu.is_none() && llc.has(s) {
                     idle_cpu = Some(s);
                 }
             }
@@ -405,7 +434,7 @@ impl<P: Platform> Scheduler<P> {
                 .topology
                 .smt_mask(prev_cpu)
                 .and(&llc)
-                .iter()
+                .cpus()
                 .find(|&s| s != prev_cpu && idle(s));
             if let Some(s) = sibling {
                 return s;
@@ -419,9 +448,9 @@ impl<P: Platform> Scheduler<P> {
     pub fn select_task_rq(
         &self,
         t: &SchedTask,
-        this_cpu: usize,
+        this_cpu: CpuId,
         wf: WakeFlags,
-    ) -> (usize, WakeFlags) {
+    ) -> (CpuId, WakeFlags) {
         self.select_task_rq_wide(t, this_cpu, wf, false)
     }
 
@@ -430,11 +459,11 @@ impl<P: Platform> Scheduler<P> {
     pub fn select_task_rq_wide(
         &self,
         t: &SchedTask,
-        this_cpu: usize,
+        this_cpu: CpuId,
         wf: WakeFlags,
         wide: bool,
-    ) -> (usize, WakeFlags) {
-        let prev_cpu = t.cpu as usize;
+    ) -> (CpuId, WakeFlags) {
+        let prev_cpu = t.cpu;
         let prev_ok = self.allowed(t, prev_cpu);
         let cpu = if t.class() == SchedClass::Rt
             && !wf.contains(WakeFlags::FORK)
@@ -456,11 +485,11 @@ impl<P: Platform> Scheduler<P> {
             };
             let mut target = base;
             // Wake-affine at the lowest domain of the waker holding prev.
-            let affine = self.slots[this_cpu]
+            let affine = self.slots[this_cpu.index()]
                 .doms
                 .as_slice()
                 .iter()
-                .find(|sd| sd.span.test(base));
+                .find(|sd| sd.span.has(base));
             let want_affine = !wide && self.allowed(t, this_cpu);
             if let (true, Some(sd)) = (want_affine && this_cpu != base, affine) {
                 target = self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
@@ -485,14 +514,14 @@ impl<P: Platform> Scheduler<P> {
     /// what runs there. Fair placement (wake-affine, idle siblings) is not
     /// used: moving an RT wakee to an idle CPU costs it an IPI where Linux
     /// preempts locally.
-    fn select_task_rq_rt(&self, t: &SchedTask, cpu: usize, this_cpu: usize) -> usize {
+    fn select_task_rq_rt(&self, t: &SchedTask, cpu: CpuId, this_cpu: CpuId) -> CpuId {
         let rank = super::rt_rank(t);
-        let curr_rank = |c: usize| self.summary(c).curr_rt_rank.load(Ordering::Relaxed);
+        let curr_rank = |c: CpuId| self.summary(c).curr_rt_rank.load(Ordering::Relaxed);
         if curr_rank(cpu) < rank {
             return cpu;
         }
         // (lowest rank, busy before idle is worse, preference) per CPU.
-        let key = |c: usize| {
+        let key = |c: CpuId| {
             let pref = if c == cpu {
                 0
             } else if c == this_cpu {
@@ -504,8 +533,8 @@ impl<P: Platform> Scheduler<P> {
         };
         let best = self
             .allowed_mask(t)
-            .iter()
-            .take_while(|&c| c < self.nr_cpus())
+            .cpus()
+            .take_while(|&c| c.index() < self.nr_cpus())
             .min_by_key(|&c| (key(c), c));
         match best {
             Some(c) if curr_rank(c) < rank => c,

@@ -51,6 +51,7 @@
 use core::sync::atomic::Ordering;
 
 use super::{rt_rank, Platform, Scheduler};
+use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::rq::{rt_migratable, Resched};
 use crate::task::{TaskId, TaskState};
@@ -64,8 +65,13 @@ impl<P: Platform> Scheduler<P> {
     /// Pushes from `cpu` if its summary says it is RT-overloaded (one
     /// relaxed load otherwise). `this_cpu` is the caller's CPU.
     #[inline]
-    pub(crate) fn push_rt_if_overloaded(&self, cpu: usize, this_cpu: usize) {
-        if self.slots[cpu].summary.rt_next_rank.load(Ordering::Relaxed) != 0 {
+    pub(crate) fn push_rt_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+        if self.slots[cpu.index()]
+            .summary
+            .rt_next_rank
+            .load(Ordering::Relaxed)
+            != 0
+        {
             self.push_rt_tasks(cpu, this_cpu);
         }
     }
@@ -75,11 +81,16 @@ impl<P: Platform> Scheduler<P> {
     /// a push if it is RT-overloaded, then a pull if another CPU is. Costs
     /// one relaxed load while no CPU is RT-overloaded. `this_cpu` is the
     /// caller's CPU. Returns the tasks (pushed, pulled).
-    pub fn balance_rt(&self, cpu: usize, this_cpu: usize) -> (u32, u32) {
+    pub fn balance_rt(&self, cpu: CpuId, this_cpu: CpuId) -> (u32, u32) {
         if self.rto_count.load(Ordering::Relaxed) == 0 {
             return (0, 0);
         }
-        let pushed = if self.slots[cpu].summary.rt_next_rank.load(Ordering::Relaxed) != 0 {
+        let pushed = if self.slots[cpu.index()]
+            .summary
+            .rt_next_rank
+            .load(Ordering::Relaxed)
+            != 0
+        {
             self.push_rt_tasks(cpu, this_cpu)
         } else {
             0
@@ -90,7 +101,7 @@ impl<P: Platform> Scheduler<P> {
     /// `push_rt_tasks`: pushes from `cpu` until it is no longer RT-overloaded
     /// or no CPU takes its next task (at most one task per CPU). Returns the
     /// tasks moved.
-    pub fn push_rt_tasks(&self, cpu: usize, this_cpu: usize) -> u32 {
+    pub fn push_rt_tasks(&self, cpu: CpuId, this_cpu: CpuId) -> u32 {
         let mut n = 0;
         while (n as usize) < self.nr_cpus() && self.push_rt_task(cpu, this_cpu) {
             n += 1;
@@ -100,7 +111,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// `push_rt_task`: moves `cpu`'s highest queued pushable RT task to the
     /// lowest-ranked CPU that would run it at once. False when nothing moved.
-    fn push_rt_task(&self, cpu: usize, this_cpu: usize) -> bool {
+    fn push_rt_task(&self, cpu: CpuId, this_cpu: CpuId) -> bool {
         let (id, rank, mask) = {
             let mut rq = self.cpu_rq(cpu);
             if rq.rt_overload_rank() == 0 {
@@ -130,15 +141,18 @@ impl<P: Platform> Scheduler<P> {
     /// `find_lowest_rq` over the published ranks (cpupri): the allowed CPU
     /// other than `cpu` whose highest RT rank is the lowest and below
     /// `rank`, an idle one before a busy one, the first after `cpu` on ties.
-    fn find_lowest_rq(&self, rank: u8, mask: &CpuMask, cpu: usize) -> Option<usize> {
+    fn find_lowest_rq(&self, rank: u8, mask: &CpuMask, cpu: CpuId) -> Option<CpuId> {
         let online = self.active_mask();
-        let mut best: Option<(usize, (u8, bool))> = None;
-        for c in mask.and(&online).iter_wrap(cpu + 1) {
-            if c == cpu || c >= self.nr_cpus() {
+        let mut best: Option<(CpuId, (u8, bool))> = None;
+        for c in mask.and(&online).cpus_wrap(cpu.index() + 1) {
+            if c == cpu || c.index() >= self.nr_cpus() {
                 continue;
             }
             let key = (
-                self.slots[c].summary.rt_rank.load(Ordering::Relaxed),
+                self.slots[c.index()]
+                    .summary
+                    .rt_rank
+                    .load(Ordering::Relaxed),
                 !self.idle(c),
             );
             if key.0 < rank && best.is_none_or(|(_, k)| key < k) {
@@ -152,18 +166,26 @@ impl<P: Platform> Scheduler<P> {
     /// highest queued task allowed here that outranks everything on `cpu`
     /// and does not outrank the task running where it is. Returns the tasks
     /// moved.
-    pub fn pull_rt_task(&self, cpu: usize) -> u32 {
+    pub fn pull_rt_task(&self, cpu: CpuId) -> u32 {
         if self.rto_count.load(Ordering::Relaxed) == 0 || !self.cpu_active(cpu) {
             return 0;
         }
         let mut n = 0;
         let online = self.topology.online_mask();
-        for src in online.iter_wrap(cpu + 1) {
-            if src == cpu || src >= self.nr_cpus() {
+        for src in online.cpus_wrap(cpu.index() + 1) {
+            if src == cpu || src.index() >= self.nr_cpus() {
                 continue;
             }
-            let next = self.slots[src].summary.rt_next_rank.load(Ordering::Relaxed);
-            if next <= self.slots[cpu].summary.rt_rank.load(Ordering::Relaxed) {
+            let next = self.slots[src.index()]
+                .summary
+                .rt_next_rank
+                .load(Ordering::Relaxed);
+            if next
+                <= self.slots[cpu.index()]
+                    .summary
+                    .rt_rank
+                    .load(Ordering::Relaxed)
+            {
                 continue;
             }
             let pick = {
@@ -176,7 +198,7 @@ impl<P: Platform> Scheduler<P> {
                     .map_or(0, rt_rank);
                 src_rq
                     .rt_pushable(|t| {
-                        rt_migratable(t) && t.cpus_allowed.test(cpu) && t.params.rt_priority > mine
+                        rt_migratable(t) && t.cpus_allowed.has(cpu) && t.params.rt_priority > mine
                     })
                     .and_then(|id| Some((id, rt_rank(src_rq.task(id)?))))
                     // One that outranks what runs there is about to run there.
@@ -193,7 +215,7 @@ impl<P: Platform> Scheduler<P> {
     /// both locks, if it is still queued there, not running, allowed on
     /// `to`, and outranks everything on `to`; counts a push on `from` or a
     /// pull on `to`, and kicks `to` if it must switch now.
-    fn move_rt(&self, id: TaskId, rank: u8, from: usize, to: usize, push: bool) -> bool {
+    fn move_rt(&self, id: TaskId, rank: u8, from: CpuId, to: CpuId, push: bool) -> bool {
         let d = {
             let mut locked = self.double_rq_lock(from, to);
             let (src, dst) = locked.pair();
@@ -202,7 +224,7 @@ impl<P: Platform> Scheduler<P> {
                     t.state == TaskState::Queued
                         && rt_rank(t) == rank
                         && rt_migratable(t)
-                        && t.cpus_allowed.test(to)
+                        && t.cpus_allowed.has(to)
                 });
             if !still || dst.rt_highest_rank() >= rank {
                 return false;
@@ -222,9 +244,11 @@ impl<P: Platform> Scheduler<P> {
             }
             d
         };
-        // Kicked even when it is the caller's own CPU (see the module docs):
-        // no CPU is `usize::MAX`.
-        self.kick_if_needed(to, usize::MAX, d.resched);
+        // Kicked even when it is the caller's own CPU (see the module docs),
+        // so not through `kick_if_needed`.
+        if d.resched == Resched::Now {
+            self.platform.send_resched_ipi(to);
+        }
         self.recheck_active(to);
         true
     }

@@ -12,10 +12,16 @@ use std::sync::Arc;
 
 use sched::task::FairEntity;
 use sched::{
-    Rq, SchedConfig, SchedTask, Switch, TaskId, TaskParams, TtwuRunnable, WakeFlags, WakeupDecision,
+    CpuId, Rq, SchedConfig, SchedTask, Switch, TaskId, TaskParams, TtwuRunnable, WakeFlags,
+    WakeupDecision,
 };
 
 pub const MS: u64 = 1_000_000;
+
+/// CPU `i` (below `MAX_CPUS`).
+pub fn cpu_id(i: usize) -> CpuId {
+    CpuId::new(i).expect("a CPU below MAX_CPUS")
+}
 pub const US: u64 = 1_000;
 
 pub struct H {
@@ -29,7 +35,7 @@ pub struct H {
 impl H {
     pub fn new(ncpus: u32, hz: u32) -> H {
         let cfg = Arc::new(SchedConfig::new(ncpus, hz));
-        let mut rq = Rq::new(0, cfg.clone(), 64);
+        let mut rq = Rq::new(cpu_id(0), cfg.clone(), 64);
         rq.update_rq_clock(1);
         H {
             cfg,

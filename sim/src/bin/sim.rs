@@ -1,7 +1,7 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
 //! sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
@@ -21,7 +21,7 @@ use sim::run_one;
 fn usage(e: &str) -> ! {
     eprintln!("error: {e}");
     eprintln!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] WORKLOAD [k=v...]\n       \
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
          sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),

@@ -1,0 +1,372 @@
+//! Capacity-aware placement and misfit balancing on machines whose CPUs
+//! differ in capacity (big.LITTLE; [`crate::Topology::with_capacities`]),
+//! as Linux's kernel/sched/fair.c does it:
+//!
+//! - Fitness (`fits_capacity`, `util_fits_cpu`, `task_fits_cpu`): a
+//!   utilization fits a CPU when it leaves it a ~20% margin,
+//!   `util * 1280 < capacity * 1024`. The task is sized by `task_util_est`
+//!   (the larger of its PELT `util_avg` and its `util_est`). No uclamp: a
+//!   task has no utilization clamps here, so `util_fits_cpu` is the
+//!   margin test alone (Linux's with uclamp unused) and never answers -1.
+//!   The capacity is the CPU's own ([`crate::Topology::capacity_of`],
+//!   `arch_scale_cpu_capacity`): no RT, IRQ or thermal pressure is taken
+//!   off (Linux's `capacity_of`).
+//! - Wakeups (`select_idle_sibling`'s `sched_asym_cpucap_active()`
+//!   branches): the target and the previous CPU are taken only if the task
+//!   fits them (`asym_fits_cpu`); then, if the target has an
+//!   `sd_asym_cpucapacity` domain, `select_idle_capacity` scans its span
+//!   from the target for an idle CPU the task fits, else takes the idle one
+//!   of most capacity (ties: the first met), else the target. The LLC scan
+//!   is not used then. A machine of equal CPUs never enters this file.
+//! - Misfit (`update_misfit_status`): at the tick and after each switch, a
+//!   running fair task that fits neither its CPU nor could do better (it
+//!   may run on a CPU of more capacity) marks the CPU misfit with its load
+//!   (`rq->misfit_task_load`, here [`super::CpuSummary::misfit_task_load`],
+//!   at least 1). A busy CPU's balancing tick kicks a tickless idle CPU
+//!   of more capacity for it (`nohz_kick_wanted`, `nohz_balancer_kick`'s
+//!   `check_misfit_status`).
+//! - Balancing (`update_sg_lb_stats`, `group_classify`,
+//!   `update_sd_pick_busiest`, `calculate_imbalance`, `find_busiest_queue`,
+//!   `detach_tasks` with `migrate_misfit`, `need_active_balance`): in a
+//!   domain with `SD_ASYM_CPUCAPACITY`, a group none of whose CPUs is
+//!   overloaded but one of which holds a misfit task is of type
+//!   `group_misfit_task`; a CPU whose local group has spare capacity and
+//!   whose own capacity is more than ~5% above the group's largest
+//!   (`capacity_greater`) takes one misfit task from the group's CPU of
+//!   largest misfit load: a queued one that does not fit there, else the
+//!   running one by active balance (its CPU is asked to switch, and the
+//!   switch hands the task to the puller, as Linux's stopper does with
+//!   `active_load_balance_cpu_stop`). A group with more tasks than CPUs
+//!   is balanced by task counts as before (`group_overloaded` ranks above
+//!   `group_misfit_task`).
+//!
+//! Left out: energy-aware placement (`find_energy_efficient_cpu`, and the
+//! root domain's `overutilized` flag that gates it), uclamp, capacity in
+//! fork placement (`find_idlest_group`'s misfit groups), capacity pressure
+//! (`check_cpu_capacity`, reduced-capacity misfit on symmetric machines),
+//! `sched_idle_cpu`, and PELT's capacity-invariant clock (`rq_clock_pelt`):
+//! a task that runs all the time on a CPU of capacity 512 reaches
+//! `util_avg` 1024 here, where Linux's would stop near 512; both are
+//! misfit there.
+
+use core::sync::atomic::Ordering;
+
+use super::placement::GroupType;
+use super::{Platform, Pulled, Scheduler};
+use crate::class::SchedClass;
+use crate::cpu_id::CpuId;
+use crate::cpumask::CpuMask;
+use crate::domain::SchedDomain;
+use crate::pelt::SCHED_CAPACITY_SCALE;
+use crate::rq::{Resched, Rq};
+use crate::task::{SchedTask, TaskId, TaskState};
+
+/// `fits_capacity(cap, max)`: does a utilization of `util` fit a CPU of
+/// `capacity`, leaving it the ~20% margin Linux wants
+/// (`util * 1280 < capacity * 1024`)?
+#[inline]
+pub const fn fits_capacity(util: u64, capacity: u64) -> bool {
+    util.saturating_mul(1280) < capacity.saturating_mul(1024)
+}
+
+/// `capacity_greater(cap1, cap2)`: is `a` more than ~5% above `b`
+/// (`a * 1024 > b * 1078`)?
+#[inline]
+pub const fn capacity_greater(a: u64, b: u64) -> bool {
+    a.saturating_mul(1024) > b.saturating_mul(1078)
+}
+
+impl<P: Platform> Scheduler<P> {
+    /// `util_fits_cpu` without uclamp: does `util` fit `cpu`'s capacity
+    /// ([`fits_capacity`])?
+    #[inline]
+    pub fn util_fits_cpu(&self, util: u64, cpu: CpuId) -> bool {
+        fits_capacity(util, self.topology.capacity_of(cpu) as u64)
+    }
+
+    /// `task_fits_cpu`: does `t`'s `task_util_est` fit `cpu`?
+    #[inline]
+    pub fn task_fits_cpu(&self, t: &SchedTask, cpu: CpuId) -> bool {
+        self.util_fits_cpu(t.se.avg.task_util_est(), cpu)
+    }
+
+    /// `cpu`'s misfit load as last set at its tick or switch
+    /// (`rq->misfit_task_load`): 0 when its running task fits (or there is
+    /// none, or the machine's CPUs are equal).
+    pub fn misfit_task_load(&self, cpu: CpuId) -> u64 {
+        self.summary(cpu).misfit_task_load.load(Ordering::Relaxed)
+    }
+
+    /// `nohz_balancer_kick`'s choice, for the busy `cpu` running
+    /// `nr_running` tasks: should it kick the tickless idle CPU `idle` to
+    /// balance? Yes with two or more tasks here (Linux's first test); and
+    /// with a misfit running here (`check_misfit_status`: Linux kicks
+    /// when `rq->misfit_task_load` is set in an `sd_asym_cpucapacity`
+    /// domain), if `idle` has more capacity than `cpu` (`capacity_greater`):
+    /// Linux's kicked CPU balances on behalf of every idle CPU, ours only
+    /// for itself, and a CPU no bigger cannot pull a misfit. The misfit
+    /// load is 0 on a machine of equal CPUs, so there only the first test
+    /// counts.
+    #[inline]
+    pub fn nohz_kick_wanted(&self, cpu: CpuId, nr_running: u32, idle: CpuId) -> bool {
+        nr_running >= 2
+            || (self.misfit_task_load(cpu) != 0
+                && capacity_greater(
+                    self.topology.capacity_of(idle) as u64,
+                    self.topology.capacity_of(cpu) as u64,
+                ))
+    }
+
+    /// `select_idle_sibling` on a machine of unequal CPUs: the target or
+    /// the previous CPU if idle and the task (of utilization `util`) fits
+    /// there (`asym_fits_cpu`), else `select_idle_capacity` over the
+    /// target's `sd_asym_cpucapacity`, or the LLC scan when the target has
+    /// no such domain (Linux's symmetric island). Not inlined: the wakeup path of a machine of equal CPUs pays only the
+    /// test that sends it here.
+    #[inline(never)]
+    pub(super) fn select_idle_sibling_asym(
+        &self,
+        t: &SchedTask,
+        prev_cpu: CpuId,
+        target: CpuId,
+        visited: &mut usize,
+    ) -> CpuId {
+        let util = t.se.avg.task_util_est();
+        let mut idle_fits = |c: CpuId| {
+            *visited += 1;
+            self.idle(c) && self.util_fits_cpu(util, c)
+        };
+        if self.allowed(t, target) && idle_fits(target) {
+            return target;
+        }
+        let prev_shares = self.topology.share_cache(prev_cpu, target);
+        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle_fits(prev_cpu) {
+            return prev_cpu;
+        }
+        match self.slots[target.index()].doms.asym_cpucapacity() {
+            Some(sd) => self
+                .select_idle_capacity(t, sd, target, util, visited)
+                .unwrap_or(target),
+            None => self.select_idle_llc(t, prev_cpu, target, prev_shares, visited),
+        }
+    }
+
+    /// `select_idle_capacity`: from `target` on (wrapping) over `sd`'s span
+    /// and `t`'s allowed CPUs, the first idle CPU `util` fits; if none
+    /// fits, the idle CPU of most capacity (the first met among equals);
+    /// `None` if no CPU is idle.
+    fn select_idle_capacity(
+        &self,
+        t: &SchedTask,
+        sd: &SchedDomain,
+        target: CpuId,
+        util: u64,
+        visited: &mut usize,
+    ) -> Option<CpuId> {
+        let cpus = sd.span.and(&self.allowed_mask(t));
+        let mut best: Option<(CpuId, u32)> = None;
+        for c in cpus.cpus_wrap(target.index()) {
+            if c.index() >= self.nr_cpus() {
+                continue;
+            }
+            *visited += 1;
+            if !self.idle(c) {
+                continue;
+            }
+            let cap = self.topology.capacity_of(c);
+            if fits_capacity(util, cap as u64) {
+                return Some(c);
+            }
+            if best.is_none_or(|(_, b)| cap > b) {
+                best = Some((c, cap));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// Is `cpu` of the largest capacity among the CPUs `t` may run on
+    /// (`arch_scale_cpu_capacity(cpu) == p->max_allowed_capacity`, which
+    /// Linux caches per task)? A CPU of the machine's largest capacity
+    /// (always [`SCHED_CAPACITY_SCALE`]) is, without a scan; otherwise
+    /// the allowed CPUs are scanned, O(CPUs), for a task that does not
+    /// fit a smaller CPU, at its ticks.
+    fn on_biggest_allowed(&self, t: &SchedTask, cpu: CpuId) -> bool {
+        let cap = self.topology.capacity_of(cpu);
+        cap as u64 == SCHED_CAPACITY_SCALE
+            || self
+                .allowed_mask(t)
+                .cpus()
+                .take_while(|c| c.index() < self.nr_cpus())
+                .all(|c| self.topology.capacity_of(c) <= cap)
+    }
+
+    /// `update_misfit_status` for `rq`'s running task (Linux calls it at
+    /// the tick and when a fair task is picked): its load (at least 1) if
+    /// it is a fair task that does not fit its CPU, may run elsewhere and
+    /// could have more capacity there; else 0. Call on machines of unequal
+    /// CPUs only, with `rq` locked. Not inlined: the switch of a machine of
+    /// equal CPUs pays only the test that calls it.
+    #[inline(never)]
+    pub(super) fn update_misfit_status(&self, rq: &Rq) {
+        let cpu = rq.cpu();
+        let misfit = match rq.curr().and_then(|c| rq.task(c)) {
+            Some(t)
+                if t.class() == SchedClass::Fair
+                    && t.cpus_allowed.weight() > 1
+                    && !self.task_fits_cpu(t, cpu)
+                    && !self.on_biggest_allowed(t, cpu) =>
+            {
+                t.se.avg.load_avg.max(1)
+            }
+            _ => 0,
+        };
+        let was = self.slots[cpu.index()]
+            .summary
+            .misfit_task_load
+            .swap(misfit, Ordering::Relaxed);
+        if (was != 0) != (misfit != 0) {
+            if misfit != 0 {
+                self.nr_misfit.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.nr_misfit.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// `task_tick_fair`'s `update_misfit_status` (unequal CPUs only; one
+    /// test on a machine of equal CPUs), for `rq` locked just after its
+    /// [`Rq::task_tick`]: [`Scheduler::tick`] calls it, and so must a
+    /// platform that runs `Rq::task_tick` itself under a lock it also
+    /// uses for other work (the kernel's and the simulator's ticks, which
+    /// drain the wake list under the same lock).
+    #[inline]
+    pub fn tick_misfit(&self, rq: &Rq) {
+        if self.topology.has_asym_capacity() {
+            self.update_misfit_status(rq);
+        }
+    }
+
+    /// [`Self::update_misfit_status`] of `cpu`, locking its runqueue (after
+    /// a switch, from [`Scheduler::finish_switch`]).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn update_misfit_status_locked(&self, cpu: CpuId) {
+        let rq = self.cpu_rq(cpu);
+        self.update_misfit_status(&rq);
+    }
+
+    /// Whether any CPU is marked misfit (Linux sets `rd->overloaded` for
+    /// a misfit group, so a newly idle CPU balances).
+    pub(super) fn any_misfit(&self) -> bool {
+        self.nr_misfit.load(Ordering::Relaxed) != 0
+    }
+
+    /// The misfit part of `load_balance` at one level of `this_cpu` (a
+    /// domain with `SD_ASYM_CPUCAPACITY`): `None` when no group is of type
+    /// `group_misfit_task` or one is overloaded (then balancing by task
+    /// counts goes on as before), else what the misfit migration did.
+    pub(super) fn balance_misfit(
+        &self,
+        this_cpu: CpuId,
+        sd: &SchedDomain,
+        local_span: CpuMask,
+        local_type: GroupType,
+        all: &CpuMask,
+    ) -> Option<Pulled> {
+        // update_sd_pick_busiest: misfit tasks are pulled only by a group
+        // with spare capacity, and an overloaded group outranks them.
+        if local_type != GroupType::HasSpare {
+            return None;
+        }
+        let dst_cap = self.topology.capacity_of(this_cpu) as u64;
+        let mut busiest: Option<(CpuMask, u64)> = None;
+        for g in sd.groups(&self.topology) {
+            if g == local_span {
+                continue;
+            }
+            let st = self.sg_stats(g, all);
+            if st.group_type() == GroupType::Overloaded {
+                return None;
+            }
+            let mut misfit = 0;
+            let mut max_cap = 0;
+            for c in g.and(all).cpus() {
+                misfit = misfit.max(self.misfit_task_load(c));
+                max_cap = max_cap.max(self.topology.capacity_of(c) as u64);
+            }
+            // Don't try to pull misfit tasks we can't help.
+            if misfit == 0 || !capacity_greater(dst_cap, max_cap) {
+                continue;
+            }
+            if busiest.is_none_or(|(_, m)| misfit >= m) {
+                busiest = Some((g, misfit));
+            }
+        }
+        let (group, _) = busiest?;
+        // find_busiest_queue, migrate_misfit: the biggest misfit task.
+        let src = group
+            .and(all)
+            .cpus()
+            .filter(|&c| c != this_cpu)
+            .max_by_key(|&c| self.misfit_task_load(c))
+            .filter(|&c| self.misfit_task_load(c) != 0)?;
+        Some(self.migrate_misfit(this_cpu, src))
+    }
+
+    /// `detach_tasks` with `migrate_misfit` (one task that does not fit
+    /// `src_cpu`), else `need_active_balance`'s misfit case: the running
+    /// misfit task, moved at `src_cpu`'s next switch. Nothing allocates.
+    fn migrate_misfit(&self, this_cpu: CpuId, src_cpu: CpuId) -> Pulled {
+        let mut pulled = Pulled::none(this_cpu);
+        pulled.from = src_cpu;
+        let mut kick = Resched::None;
+        {
+            let mut locked = self.double_rq_lock(this_cpu, src_cpu);
+            let (this_rq, src) = locked.pair();
+            let now = self.platform.now_ns();
+            this_rq.update_rq_clock(now);
+            src.update_rq_clock(now);
+            // Queued (not running) fair tasks allowed here that do not fit
+            // the source, least urgent first: the first one goes.
+            let mut cand: Option<TaskId> = None;
+            for id in src.fair_queue_rev() {
+                if src.curr() == Some(id) {
+                    continue;
+                }
+                let Some(t) = src.task(id) else { continue };
+                if t.state == TaskState::Queued
+                    && t.class() == SchedClass::Fair
+                    && self.allowed(t, this_cpu)
+                    && !self.task_fits_cpu(t, src_cpu)
+                {
+                    cand = Some(id);
+                    break;
+                }
+            }
+            if let Some(id) = cand {
+                if let Ok(t) = src.detach_task(id) {
+                    this_rq.attach_task(id, t);
+                    self.placed(id, this_cpu);
+                    pulled.ids[0] = id;
+                    pulled.n = 1;
+                }
+            } else if let Some(t) = src.curr().and_then(|c| src.task(c)) {
+                // Active balance: the running task, if it still is a
+                // misfit that may run here.
+                if t.class() == SchedClass::Fair
+                    && self.allowed(t, this_cpu)
+                    && !self.task_fits_cpu(t, src_cpu)
+                {
+                    src.set_active_push(this_cpu);
+                    kick = src.resched_curr(Resched::Now);
+                    pulled.active = true;
+                }
+            }
+        }
+        if pulled.n != 0 {
+            self.recheck_active(this_cpu);
+        }
+        self.kick_if_needed(src_cpu, this_cpu, kick);
+        pulled
+    }
+}
