@@ -539,7 +539,14 @@ pub struct Scheduler<P: Platform> {
     pub cfg: Arc<SchedConfig>,
     /// The platform hooks.
     pub platform: P,
-    slots: Vec<CpuSlot>,
+    /// One slot per CPU. A boxed slice, not a `Vec`: `self.slots[cpu].x`
+    /// is then a place (the slice's own indexing) and a reference to it
+    /// covers `x` alone, where `Vec`'s `Index` returns a reference to the
+    /// whole slot. Native code indexes both alike; under Miri every reference is
+    /// retagged over the bytes it covers, and a slot (its runqueue above
+    /// all) spans hundreds of separately tracked ranges: at 80 CPUs that
+    /// was most of a balancing test's time.
+    slots: alloc::boxed::Box<[CpuSlot]>,
     capacity: usize,
     topology: Topology,
     /// Per task id ([`TaskCell`]): where it lives and, while it sleeps, its
@@ -831,7 +838,7 @@ impl<P: Platform> Scheduler<P> {
     /// Heap bytes held by the runqueues, wake lists, domains and topology
     /// (memory accounting).
     pub fn heap_bytes(&self) -> usize {
-        let mut n = self.slots.capacity() * core::mem::size_of::<CpuSlot>()
+        let mut n = self.slots.len() * core::mem::size_of::<CpuSlot>()
             + self.topology.heap_bytes()
             + self.cells.capacity() * core::mem::size_of::<spin::Once<CellDir>>()
             + self

@@ -46,6 +46,15 @@ fn newidle_calls(s: &Scheduler<Plat>, n: u64, gap_ns: u64) {
     }
 }
 
+/// The ratio after `calls` failing newidle balances from the start (512
+/// calls in, 256 successes, ratio 512) when the ratio comes from the
+/// successes alone (no NI_RATE, or windows far shorter than 2^22 ns): each
+/// window of 512 calls halves the successes, so 256, 128, ... 1, then 0
+/// from the 10th window on.
+fn failing_ratio(calls: u64) -> u32 {
+    512u32.checked_shr((calls / 512) as u32).unwrap_or(0)
+}
+
 fn stats(s: &Scheduler<Plat>) -> NewidleStats {
     // A flat machine has one domain level, MC.
     assert_eq!(s.domains(cpu_id(1)).len(), 1);
@@ -75,15 +84,21 @@ fn stats_start_at_half_success() {
 /// is 195.3 balances expected (binomial sd 14.0); the bound is +-30% (4 sd).
 #[test]
 fn ni_random_skips_failing_newidle_balances_in_proportion() {
-    // Miri interprets ~1000x slower: 6 000 + 20 000 calls there; 39.1
-    // balances expected (sd 6.2), bound +-65% (4 sd).
+    // Miri interprets ~1000x slower: there the CPU starts at ratio 0
+    // (`set_newidle_ratio`; the fall to 0 is what no_ni_random_... and
+    // ni_rate_... check) and makes 20 000 calls: 39.1 balances expected
+    // (sd 6.2), bound +-65% (4 sd).
     let (warm, n, bound) = if cfg!(miri) {
-        (6_000, 20_000, 0.65)
+        (0, 20_000, 0.65)
     } else {
         (10_000, 100_000, 0.3)
     };
     let s = pinned_pair(true, true, 1);
-    newidle_calls(&s, warm, US);
+    if warm == 0 {
+        s.set_newidle_ratio(cpu_id(1), 0, 0);
+    } else {
+        newidle_calls(&s, warm, US);
+    }
     let a = stats(&s);
     assert_eq!(a.ratio, 0, "{a:?}");
     assert_eq!(a.balances + a.skipped, warm);
@@ -103,17 +118,18 @@ fn ni_random_skips_failing_newidle_balances_in_proportion() {
 }
 
 /// NO_NI_RANDOM: every newidle balance runs, however often it fails; the
-/// ratio is still kept (it reads 0 here).
+/// ratio is still kept (it reads 0 here, 128 under Miri).
 #[test]
 fn no_ni_random_balances_every_time() {
-    // 6 000 calls under Miri (~1000x slower): the ratio needs 10 windows
-    // of 512 to fall to 0.
-    let n = if cfg!(miri) { 6_000 } else { 20_000 };
+    // 1 024 calls under Miri (~1000x slower; each runs a whole balance):
+    // two windows, the ratio down to 128, where NI_RANDOM would already
+    // skip 87% of the calls.
+    let n = if cfg!(miri) { 1_024 } else { 20_000 };
     let s = pinned_pair(false, true, 1);
     newidle_calls(&s, n, US);
     let st = stats(&s);
     assert_eq!((st.balances, st.skipped), (n, 0));
-    assert_eq!(st.ratio, 0);
+    assert_eq!(st.ratio, failing_ratio(n));
 }
 
 /// NI_RATE: the same failing CPU going newly idle every 10 ms (100 Hz).
@@ -123,43 +139,62 @@ fn no_ni_random_balances_every_time() {
 /// comes from the successes alone and the CPU is skipped as at a high rate.
 #[test]
 fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
-    // Miri interprets ~1000x slower: a fifth of the calls there (the last
-    // bound is then 3.6 binomial sd instead of 7).
-    let scale = if cfg!(miri) { 5 } else { 1 };
+    // Miri interprets ~1000x slower, and each of these calls runs a whole
+    // balance: 200 calls at the full ratio there.
+    let full = if cfg!(miri) { 200 } else { 5_000 };
     let s = pinned_pair(true, true, 2);
     newidle_calls(&s, 512, 10 * MS);
     let a = stats(&s);
     assert_eq!(a.ratio, 1024, "{a:?}");
-    newidle_calls(&s, 5_000 / scale, 10 * MS);
+    newidle_calls(&s, full, 10 * MS);
     let b = stats(&s);
     assert_eq!(b.ratio, 1024);
-    assert_eq!(b.balances - a.balances, 5_000 / scale, "{b:?}");
+    assert_eq!(b.balances - a.balances, full, "{b:?}");
     assert_eq!(b.skipped, a.skipped);
 
     let s = pinned_pair(true, false, 2);
     // The ratio needs 10 windows of 512 to fall to 0 (about 520 balances
-    // run on the way, 2 in 1024 calls after): 6 000 calls under Miri, and
-    // in both at most 2 000 of them balance.
-    let calls = if cfg!(miri) { 6_000 } else { 10_000 };
+    // run on the way, 2 in 1024 calls after): of 10 000 calls at most
+    // 2 000 balance. Under Miri two windows, 1 024 calls: the ratio falls
+    // to 128 (with NI_RATE it would read 1024) and about 386 balance (sd
+    // 15; with NI_RATE about 770): at most 500.
+    let (calls, max_run) = if cfg!(miri) {
+        (1_024, 500)
+    } else {
+        (10_000, 2_000)
+    };
     newidle_calls(&s, calls, 10 * MS);
     let c = stats(&s);
-    assert_eq!(c.ratio, 0, "{c:?}");
-    assert!(c.skipped > calls - 2_000, "{c:?}");
+    assert_eq!(c.ratio, failing_ratio(calls), "{c:?}");
+    assert!(c.skipped > calls - max_run, "{c:?}");
 
     // In between, 2.5 ms apart: a window lasts 1.28 s, 305 units of
     // 2^22 ns, the ratio settles at 305 and about (305 + 2) / 1024 = 30%
     // of the calls run (bound +-10% of that, the binomial sd is 1.4%).
+    // Under Miri the CPU starts settled (`set_newidle_ratio`: ratio 305, no
+    // successes), and 2 000 calls give a bound of +-15% (4.4 sd).
+    let settled = ((512 * 2_500 * US) >> 22) as u32;
+    let (warm, n, bound) = if cfg!(miri) {
+        (0, 2_000, 0.15)
+    } else {
+        (6_000, 20_000, 0.1)
+    };
     let s = pinned_pair(true, true, 3);
-    newidle_calls(&s, 6_000, 2_500 * US);
+    if warm == 0 {
+        s.set_newidle_ratio(cpu_id(1), 0, settled);
+    } else {
+        newidle_calls(&s, warm, 2_500 * US);
+    }
     let d = stats(&s);
-    assert_eq!(d.ratio, ((512 * 2_500 * US) >> 22) as u32, "{d:?}");
-    let n = 20_000 / scale;
+    assert_eq!(d.ratio, settled, "{d:?}");
     newidle_calls(&s, n, 2_500 * US);
     let e = stats(&s);
+    // Three windows or more closed on the way, each at 305 again.
+    assert_eq!(e.ratio, settled, "{e:?}");
     let frac = (e.balances - d.balances) as f64 / n as f64;
     let want = (d.ratio + 2) as f64 / 1024.0;
     assert!(
-        (frac - want).abs() < 0.1 * want,
+        (frac - want).abs() < bound * want,
         "ran {frac:.4}, want {want:.4}"
     );
 }
@@ -170,9 +205,10 @@ fn ni_rate_keeps_a_rarely_idle_cpu_balancing() {
 fn the_die_is_reproducible_per_seed() {
     let run = |seed| {
         let s = pinned_pair(true, true, seed);
-        // 500 calls under Miri (~1000x slower): about 250 dice already
-        // in the first window.
-        newidle_calls(&s, if cfg!(miri) { 500 } else { 3_000 }, US);
+        // 100 calls under Miri (~1000x slower): 100 dice at ratio 512 in
+        // the first window, about 50 balances (sd 5), so four other seeds
+        // all matching seed 5's count has a chance of about 10^-4.
+        newidle_calls(&s, if cfg!(miri) { 100 } else { 3_000 }, US);
         stats(&s)
     };
     assert_eq!(run(5), run(5));
@@ -184,8 +220,9 @@ fn the_die_is_reproducible_per_seed() {
 #[test]
 fn periodic_balance_leaves_newidle_stats_alone() {
     let s = pinned_pair(true, true, 0);
-    // 500 under Miri (~1000x slower).
-    for _ in 0..if cfg!(miri) { 500 } else { 2_000 } {
+    // 100 under Miri (~1000x slower): counted as newidle calls they would
+    // show as 612.
+    for _ in 0..if cfg!(miri) { 100 } else { 2_000 } {
         s.platform.now.fetch_add(MS, Ordering::Relaxed);
         assert!(s.load_balance(cpu_id(1), false).is_empty());
     }

@@ -1028,12 +1028,10 @@ impl FairRq {
         };
         let mut sum = 0i128;
         let mut w = 0i128;
-        let mut i = self.timeline.leftmost;
-        while i != NIL {
+        for (i, ..) in self.timeline.iter() {
             let e = se(ts, i);
             sum += lag(e);
             w += e.load.weight as i128;
-            i = self.timeline.next(i);
         }
         if let Some(c) = self.curr_on_rq(ts) {
             sum += lag(se(ts, c));
@@ -1052,15 +1050,14 @@ impl FairRq {
         let n = self.timeline.check()?;
         let mut sum = 0i128;
         let mut w = 0u64;
-        let mut i = self.timeline.leftmost;
         let mut delayed = 0;
         let mut prev_deadline: Option<u64> = None;
-        while i != NIL {
+        for (i, deadline, vruntime, slice_ns) in self.timeline.iter() {
             let e = se(ts, i);
             if !e.on_rq {
                 return Err("tree entity not on_rq");
             }
-            if self.timeline.entry(i) != (e.deadline, e.vruntime, e.slice_ns) {
+            if (deadline, vruntime, slice_ns) != (e.deadline, e.vruntime, e.slice_ns) {
                 return Err("tree node key out of sync with its entity");
             }
             if let Some(d) = prev_deadline {
@@ -1072,7 +1069,6 @@ impl FairRq {
             sum += self.key(e.vruntime) * e.load.weight as i128;
             w += e.load.weight as u64;
             delayed += u32::from(e.sched_delayed);
-            i = self.timeline.next(i);
         }
         if sum != self.sum_w_vruntime || w != self.sum_weight {
             return Err("avg_vruntime sums drifted");
