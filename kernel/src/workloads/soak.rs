@@ -424,6 +424,10 @@ struct CpuTime {
     at_ns: u64,
     threads: Vec<(Tid, u64)>,
     idle_ns: u64,
+    /// How long the sampling took after `at_ns`. Each CPU's figures count
+    /// up to the moment they are read, so a sample can be off `at_ns` by up
+    /// to this much per CPU (a vCPU the host stops mid-sample makes it ms).
+    window_ns: u64,
 }
 
 impl CpuTime {
@@ -439,6 +443,7 @@ impl CpuTime {
             at_ns,
             threads,
             idle_ns,
+            window_ns: arch::now_ns() - at_ns,
         }
     }
 
@@ -820,10 +825,13 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
     let idle = t1.idle_ns - t0.idle_ns;
     let offline = crate::hotplug::offline_ns() - offline0;
     let want = (elapsed * ncpus).saturating_sub(offline);
-    let err_ppm = (busy + idle).abs_diff(want) * 1_000_000 / want.max(1);
+    let err_ns = (busy + idle).abs_diff(want);
+    let err_ppm = err_ns * 1_000_000 / want.max(1);
+    // What the two samples themselves may be off by (see CpuTime::window_ns).
+    let sampling_ns = (t0.window_ns + t1.window_ns) * ncpus;
     let _ = writeln!(
         run.out,
-        "soak: cpu time: runtime {} ms + idle {} ms = {} ms; elapsed {} ms x {ncpus} CPUs - {} ms offline = {} ms (error {}.{:03} %)",
+        "soak: cpu time: runtime {} ms + idle {} ms = {} ms; elapsed {} ms x {ncpus} CPUs - {} ms offline = {} ms (error {}.{:03} %, sampling windows {} us x {ncpus} CPUs)",
         busy / 1_000_000,
         idle / 1_000_000,
         (busy + idle) / 1_000_000,
@@ -831,13 +839,18 @@ pub fn run(p: Soak, ctl: &mut dyn super::Control, out: &mut dyn Write) -> Result
         offline / 1_000_000,
         want / 1_000_000,
         err_ppm / 10_000,
-        err_ppm % 10_000 / 10
+        err_ppm % 10_000 / 10,
+        (t0.window_ns + t1.window_ns) / 1_000
     );
-    if err_ppm > 10_000 {
+    // 1 % of the total, beyond what the sampling itself may be off by: a
+    // short run (Ctrl-C soon after the start) on a loaded host has a total
+    // of a few ms x CPUs, where a vCPU stopped mid-sample alone is 1 %.
+    if err_ns.saturating_sub(sampling_ns) * 100 > want {
         run.violation(format_args!(
-            "cpu time: runtime + idle is off elapsed x CPUs by {}.{:03} % (> 1 %)",
+            "cpu time: runtime + idle is off elapsed x CPUs by {}.{:03} % (> 1 % beyond the sampling windows' {} us x {ncpus} CPUs)",
             err_ppm / 10_000,
-            err_ppm % 10_000 / 10
+            err_ppm % 10_000 / 10,
+            (t0.window_ns + t1.window_ns) / 1_000
         ));
     }
     let r = Report {
