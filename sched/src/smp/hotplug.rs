@@ -269,13 +269,22 @@ impl<P: Platform> Scheduler<P> {
     /// [`Self::report_broken`] once no lock is held (the caller stores the
     /// new mask where the task's state lives).
     pub(crate) fn select_fallback_rq(&self, t: &mut SchedTask) -> Option<CpuId> {
+        let mask = self.fallback_mask(t)?;
+        t.cpus_allowed = mask;
+        Some(t.cpu)
+    }
+
+    /// The affinity [`Self::select_fallback_rq`] would give `t` (every CPU
+    /// of the machine), or `None` if its own names an active CPU. For a
+    /// caller that reads the task where it is held and stores the new mask
+    /// there (`Rq::set_cpus_allowed`) instead of copying its state out.
+    pub(crate) fn fallback_mask(&self, t: &SchedTask) -> Option<CpuMask> {
         if self.nr_inactive.load(Ordering::Acquire) == 0
             || t.cpus_allowed.intersects(&self.active_mask())
         {
             return None;
         }
-        t.cpus_allowed = CpuMask::first_n(self.nr_cpus());
-        Some(t.cpu)
+        Some(CpuMask::first_n(self.nr_cpus()))
     }
 
     /// Tells the platform that task `id`'s affinity was broken (Linux's

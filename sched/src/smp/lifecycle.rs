@@ -636,18 +636,23 @@ impl<P: Platform> Scheduler<P> {
                 HeldWake::Blocked => {
                     // Blocked in its slot (a delayed dequeue completed, or
                     // it is being moved off a CPU it may not use).
-                    let Some(&t) = rq.task(id) else {
+                    // Read in its slot, not copied out (312 bytes): a
+                    // broken affinity is stored there first.
+                    let Some(t) = rq.task(id) else {
                         return Err(LifecycleError::NoSuchTask);
                     };
-                    let mut t = t;
                     // Only when `cpu` is inactive, so never with `target == cpu`.
-                    let broken = self.select_fallback_rq(&mut t);
-                    if broken.is_some() {
-                        rq.set_cpus_allowed(id, t.cpus_allowed);
+                    let broken = self.fallback_mask(t).map(|mask| (t.cpu, mask));
+                    if let Some((_, mask)) = broken {
+                        rq.set_cpus_allowed(id, mask);
                     }
-                    let wide = self.record_wakee_wide(&t, id, this_cpu);
+                    let broken = broken.map(|(from, _)| from);
+                    let Some(t) = rq.task(id) else {
+                        return Err(LifecycleError::NoSuchTask);
+                    };
+                    let wide = self.record_wakee_wide(t, id, this_cpu);
                     let (target, wf) =
-                        self.select_task_rq_wide(&t, this_cpu, wf | WakeFlags::TTWU, wide);
+                        self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide);
                     if target == cpu {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
@@ -664,13 +669,20 @@ impl<P: Platform> Scheduler<P> {
                             outcome,
                         });
                     }
-                    let mut st = rq.take_blocked(id)?;
+                    // Taken straight into `st` (through a `Result` it was
+                    // copied twice).
+                    let mut st = None;
+                    rq.take_blocked_into(id, &mut st)?;
+                    let Some(st) = st.as_mut() else {
+                        return Err(LifecycleError::NoSuchTask); // never: taken
+                    };
                     // migrate_task_rq_fair: its load leaves this runqueue.
-                    rq.detach_sleeper_load(&mut st);
+                    rq.detach_sleeper_load(st);
                     self.set_home(id, HOME_TRANSIT | target.as_u32());
                     drop(rq);
                     self.report_broken(id, broken);
-                    let outcome = self.ttwu_queue(target, this_cpu, id, st, wf);
+                    // By reference: passed by value, it was copied again.
+                    let outcome = self.ttwu_queue_ref(target, this_cpu, id, st, wf);
                     return Ok(Woke::Placed {
                         from: cpu,
                         to: target,
