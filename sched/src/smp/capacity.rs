@@ -117,11 +117,9 @@ impl<P: Platform> Scheduler<P> {
                 ))
     }
 
-    /// `select_idle_sibling` on a machine of unequal CPUs: the target or
-    /// the previous CPU if idle and the task (of utilization `util`) fits
-    /// there (`asym_fits_cpu`), else `select_idle_capacity` over the
-    /// target's `sd_asym_cpucapacity`, or the LLC scan when the target has
-    /// no such domain (Linux's symmetric island). Not inlined: the wakeup path of a machine of equal CPUs pays only the
+    /// `select_idle_sibling` on a machine of unequal CPUs
+    /// ([`Scheduler::select_idle_sibling_in`] with capacity fits). Not
+    /// inlined: the wakeup path of a machine of equal CPUs pays only the
     /// test that sends it here.
     #[inline(never)]
     pub(super) fn select_idle_sibling_asym(
@@ -131,31 +129,14 @@ impl<P: Platform> Scheduler<P> {
         target: CpuId,
         visited: &mut usize,
     ) -> CpuId {
-        let util = t.se.avg.task_util_est();
-        let mut idle_fits = |c: CpuId| {
-            *visited += 1;
-            self.idle(c) && self.util_fits_cpu(util, c)
-        };
-        if self.allowed(t, target) && idle_fits(target) {
-            return target;
-        }
-        let prev_shares = self.topology.share_cache(prev_cpu, target);
-        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle_fits(prev_cpu) {
-            return prev_cpu;
-        }
-        match self.slots[target.index()].doms.asym_cpucapacity() {
-            Some(sd) => self
-                .select_idle_capacity(t, sd, target, util, visited)
-                .unwrap_or(target),
-            None => self.select_idle_llc(t, prev_cpu, target, prev_shares, visited),
-        }
+        self.select_idle_sibling_in::<true>(t, prev_cpu, target, visited)
     }
 
     /// `select_idle_capacity`: from `target` on (wrapping) over `sd`'s span
     /// and `t`'s allowed CPUs, the first idle CPU `util` fits; if none
     /// fits, the idle CPU of most capacity (the first met among equals);
     /// `None` if no CPU is idle.
-    fn select_idle_capacity(
+    pub(super) fn select_idle_capacity(
         &self,
         t: &SchedTask,
         sd: &SchedDomain,

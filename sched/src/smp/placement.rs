@@ -355,29 +355,44 @@ impl<P: Platform> Scheduler<P> {
         let cpu = if self.topology.has_asym_capacity() {
             self.select_idle_sibling_asym(t, prev_cpu, target, &mut visited)
         } else {
-            self.select_idle_sibling_counted(t, prev_cpu, target, &mut visited)
+            self.select_idle_sibling_in::<false>(t, prev_cpu, target, &mut visited)
         };
         self.platform.idle_scan(visited);
         cpu
     }
 
-    fn select_idle_sibling_counted(
+    /// `select_idle_sibling` after the asym test: the target, else the
+    /// previous CPU if it shares the target's cache, if idle (and, with
+    /// `ASYM`, if the task's utilization fits there: `asym_fits_cpu`); then
+    /// with `ASYM` `select_idle_capacity` over the target's
+    /// `sd_asym_cpucapacity`, else (or without such a domain: Linux's
+    /// symmetric island) the LLC scan. Counts the CPUs it looks at.
+    #[inline(always)]
+    pub(super) fn select_idle_sibling_in<const ASYM: bool>(
         &self,
         t: &SchedTask,
         prev_cpu: CpuId,
         target: CpuId,
         visited: &mut usize,
     ) -> CpuId {
-        let mut idle = |c: CpuId| {
+        let util = if ASYM { t.se.avg.task_util_est() } else { 0 };
+        let mut idle_fits = |c: CpuId| {
             *visited += 1;
-            self.idle(c)
+            self.idle(c) && (!ASYM || self.util_fits_cpu(util, c))
         };
-        if self.allowed(t, target) && idle(target) {
+        if self.allowed(t, target) && idle_fits(target) {
             return target;
         }
         let prev_shares = self.topology.share_cache(prev_cpu, target);
-        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle(prev_cpu) {
+        if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle_fits(prev_cpu) {
             return prev_cpu;
+        }
+        if ASYM {
+            if let Some(sd) = self.slots[target.index()].doms.asym_cpucapacity() {
+                return self
+                    .select_idle_capacity(t, sd, target, util, visited)
+                    .unwrap_or(target);
+            }
         }
         self.select_idle_llc(t, prev_cpu, target, prev_shares, visited)
     }
@@ -386,7 +401,7 @@ impl<P: Platform> Scheduler<P> {
     /// previous CPU were found busy: `select_idle_core`, `select_idle_smt`,
     /// `select_idle_cpu`; `target` if no CPU is idle.
     #[inline(always)]
-    pub(super) fn select_idle_llc(
+    fn select_idle_llc(
         &self,
         t: &SchedTask,
         prev_cpu: CpuId,
