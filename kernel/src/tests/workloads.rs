@@ -306,6 +306,16 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
     );
     kassert!(out.contains("Request Latencies percentiles"), "{out}");
     kassert!(out.contains("average rps: "), "{out}");
+    // The metrics' 1 us buckets and the printed log-linear ones agree: the
+    // p99 sample lies in [lo, lo * 9 / 8) and in [us, us + 1) us (below the
+    // 1 us buckets' 65 ms, which a loaded host without -icount can pass).
+    for (log, fine) in [(&r.wakeup, &r.wakeup_us), (&r.request, &r.request_us)] {
+        let (lo, us) = (log.percentile(990), fine.percentile_us(990));
+        kassert!(
+            lo >= 65_000_000 || (lo < (us + 1) * 1000 && us * 1000 < lo * 9 / 8 + 1),
+            "p99 {lo} ns in the log-linear buckets, {us} us in the 1 us ones"
+        );
+    }
     // The message threads' futexes are binary: workers' posts that come
     // while their message thread runs give it one round, not one each. A
     // counting semaphore made every post a round: rounds = posts less the
