@@ -13,6 +13,9 @@
  *       (stamping the time just before), the worker records the wakeup
  *       latency, sleeps -s us (its I/O), touches -F KiB and records the request
  *       latency. Defaults as the shell's: -m 1 -t 4 -r 5 -F 256 -s 100.
+ *       Counters after the metrics: each wakeup by where the worker was when
+ *       posted (wk_awake / wk_same / wk_other), the posts each way and how
+ *       many woke a sleeper, the threads' involuntary switches.
  *   lcbench pgbench [-c CLIENTS] [-t TX] [-S]
  *       pgbench's shape: one backend thread per client over a unix stream
  *       socket pair; read-write: 7 statements per transaction (BEGIN and END

@@ -20,7 +20,7 @@
 //! come while the message thread runs give it one more round, not one round
 //! each. A counting semaphore gave ours' message thread one round per post
 //! (7338 rounds for 7338 posts in a 1 s run, half of them without sleeping,
-//! where Linux's lcbench made 2780 rounds of 5450 posts).
+//! where Linux's lcbench made 2774 rounds for 5457 posts).
 //!
 //! Latencies go into preallocated histograms of atomics; nothing allocates
 //! while measuring. The printed percentiles come from schbench's log-linear
