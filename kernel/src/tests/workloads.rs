@@ -249,6 +249,22 @@ ktest_smp!(workload_hackbench_pipe_counts, 1, || {
     )
 });
 
+ktest!(workload_schbench_futex_posts_coalesce, || {
+    use workloads::schbench::Futex;
+    let f = Futex::new();
+    kassert!(!f.try_take());
+    // Nobody waits: the posts wake no one, and two posts are one.
+    kassert!(!f.post());
+    kassert!(!f.post());
+    kassert!(f.try_take());
+    kassert!(!f.try_take());
+    // A set word: wait returns at once and clears it.
+    f.post();
+    f.wait();
+    kassert!(!f.try_take());
+    Ok(())
+});
+
 ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
     let p = Schbench {
         message_threads: 2,
@@ -290,8 +306,32 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
     );
     kassert!(out.contains("Request Latencies percentiles"), "{out}");
     kassert!(out.contains("average rps: "), "{out}");
+    // The metrics' 1 us buckets and the printed log-linear ones agree: the
+    // p99 sample lies in [lo, lo * 9 / 8) and in [us, us + 1) us (below the
+    // 1 us buckets' 65 ms, which a loaded host without -icount can pass).
+    for (log, fine) in [(&r.wakeup, &r.wakeup_us), (&r.request, &r.request_us)] {
+        let (lo, us) = (log.percentile(990), fine.percentile_us(990));
+        kassert!(
+            lo >= 65_000_000 || (lo < (us + 1) * 1000 && us * 1000 < lo * 9 / 8 + 1),
+            "p99 {lo} ns in the log-linear buckets, {us} us in the 1 us ones"
+        );
+    }
+    // The message threads' futexes are binary: workers' posts that come
+    // while their message thread runs give it one round, not one each. A
+    // counting semaphore made every post a round: rounds = posts less the
+    // last posts of each worker (at most 2 x 3) when the time ran out.
+    let c = &r.counters;
+    let (rounds, posts) = (
+        c.msg_rounds.load(Ordering::Relaxed),
+        c.wk_posts.load(Ordering::Relaxed),
+    );
+    kassert!(
+        rounds + 6 < posts,
+        "{rounds} message rounds for {posts} posts"
+    );
+    kassert!(out.contains("schbench counters: wk_awake="), "{out}");
     crate::kprintln!(
-        "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us",
+        "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us, {rounds} message rounds for {posts} posts",
         ns / 1_000_000,
         r.wakeup.percentile(500) / 1000,
         r.wakeup.percentile(990) / 1000,
