@@ -166,7 +166,7 @@ use sched::{
 };
 
 use crate::machine::Machine;
-use crate::rng::Rng;
+use crate::rng::{Jitter, Rng};
 use sched::topology::CpuDistance;
 
 /// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
@@ -387,6 +387,8 @@ pub struct Task {
     user: bool,
     /// State.
     pub state: TState,
+    /// On a CPU now (its CPU's `curr`: running, or paying its switch).
+    on_cpu: bool,
     timer_gen: u32,
     last_ran: u32,
     mark: u64,
@@ -1191,8 +1193,22 @@ impl Kernel {
     }
 
     /// Is task `tid` on a CPU now (running, or paying its switch)?
+    #[inline(always)]
     pub fn running(&self, tid: u32) -> bool {
-        self.cpus.iter().any(|c| c.curr == tid)
+        debug_assert_eq!(
+            self.tasks[tid as usize].on_cpu,
+            self.cpus.iter().any(|c| c.curr == tid)
+        );
+        self.tasks[tid as usize].on_cpu
+    }
+
+    /// The least time from now before a task not on a CPU now
+    /// ([`Kernel::running`]) can end a burst, ns: a switch to it costs at
+    /// least this much (the cheaper of a thread and a process switch,
+    /// less its jitter) before its first burst starts.
+    pub fn switch_in_min_ns(&self) -> u64 {
+        let c = &self.m.costs;
+        Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low()
     }
 
     /// How long `work_ns` of work (its time on a CPU of capacity 1024)
@@ -1223,6 +1239,7 @@ impl Kernel {
         self.rngs.push(Rng::stream(self.seed, id as u64));
         self.tasks.push(Task {
             state: TState::New,
+            on_cpu: false,
             work: 0,
             overhead: 0,
             spawn: sp,
@@ -1447,6 +1464,7 @@ impl Kernel {
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
+                t.on_cpu = false;
                 if t.state == TState::Runnable {
                     self.ctr.preemptions += 1;
                 }
@@ -1515,6 +1533,7 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         let t = &mut self.tasks[next as usize];
+        t.on_cpu = true;
         t.overhead += over + pen;
         t.nr_switch_in += 1;
         if t.wake_origin != u64::MAX {

@@ -124,8 +124,10 @@ const FDS: usize = 20;
 struct Chan {
     queued: u32,
     reserved: u32,
+    /// Its reader ([`ChanWaits::reader`]).
+    reader: u32,
     /// Writers asleep on it (the length of [`ChanWaits::writers`]).
-    nr_writers: u32,
+    nr_writers: u16,
     reader_waiting: bool,
 }
 
@@ -223,6 +225,9 @@ pub struct Hackbench {
     pend_reads: Vec<u32>,
     /// Batching: per task, its plan.
     plans: Vec<Plan>,
+    /// Batching: a task not on a CPU ends no burst sooner than this from
+    /// now ([`Kernel::switch_in_min_ns`]).
+    switch_in_ns: u64,
 }
 
 impl Hackbench {
@@ -249,6 +254,7 @@ impl Hackbench {
             pend_starts: Vec::new(),
             pend_reads: Vec::new(),
             plans: Vec::new(),
+            switch_in_ns: 0,
         }
     }
 
@@ -275,11 +281,15 @@ impl Workload for Hackbench {
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.cap = if self.cfg.sockets { 208 } else { 640 };
+        self.switch_in_ns = k.switch_in_min_ns();
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
-                self.chans.push(Chan::default());
+                self.chans.push(Chan {
+                    reader: tid,
+                    ..Default::default()
+                });
                 self.waits.push(ChanWaits {
                     reader: tid,
                     owner: NO_OWNER,
@@ -453,7 +463,7 @@ impl Workload for Hackbench {
                 pending: Some(c0),
             } => {
                 let base = g * FDS as u32;
-                before = before.min(t0.saturating_add(self.room(c0)));
+                before = before.min(t0.saturating_add(self.room(k, c0)));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
@@ -462,7 +472,7 @@ impl Workload for Hackbench {
                 while j < last {
                     if j < FDS as u32 {
                         c = next_in_group(c, base);
-                        before = before.min(t0.saturating_add(self.room(c)));
+                        before = before.min(t0.saturating_add(self.room(k, c)));
                     }
                     let d = k.rng(tid).peek_jittered(self.write_j);
                     let next = t + k.run_time_ns(d);
@@ -486,13 +496,20 @@ impl Workload for Hackbench {
                 ch: c,
                 left,
                 pending: true,
-                ..
+                was_full,
             } => {
                 // Step j finishes read j - 1 and starts read j: the pipe
                 // holds at least `queued - (j - 1)` messages then (only
-                // this task reads it), and the last read exits.
+                // this task reads it), and the last read exits. The
+                // first finishes the read under way, which wakes a writer
+                // if it found the pipe full (`was_full`), a socket's
+                // every writer once it has room: quiet for a pipe that
+                // was not full, for a socket nobody waits on. Writers
+                // asleep on a pipe are woken by the others' writes, which
+                // find it not full with or without the planned reads
+                // (the band).
                 let ch = self.chans[c as usize];
-                if ch.nr_writers > 0 {
+                if was_full || (self.cfg.sockets && ch.nr_writers > 0) {
                     return;
                 }
                 before = before.min(t0.saturating_add(self.room_writers(c)));
@@ -578,7 +595,7 @@ impl Workload for Hackbench {
                 ..
             } => {
                 let ch = &mut self.chans[c as usize];
-                debug_assert!(ch.queued >= steps && ch.nr_writers == 0);
+                debug_assert!(ch.queued >= steps && !(self.cfg.sockets && ch.nr_writers > 0));
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
                 self.pend_reads[c as usize] -= n;
@@ -627,15 +644,22 @@ impl Hackbench {
     /// starts at most one write to `c` per 20 writes, at most
     /// `L / (20 low) + 1`. Other tasks' planned and not yet taken reads
     /// and writes count against the band as if still to come
-    /// (`pend_reads`, `pend_starts`).
-    fn room(&self, c: u32) -> u64 {
+    /// (`pend_reads`, `pend_starts`). A reader not on a CPU now starts
+    /// no read before a switch to it is paid ([`Kernel::running`],
+    /// `switch_in_ns`): its reads come that much later.
+    fn room(&self, k: &Kernel, c: u32) -> u64 {
         let ch = self.chans[c as usize];
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(self.pend_reads[c as usize] + 1) as u64;
-        self.room_writers(c).min(b * self.read_j.low())
+        let late = if k.running(ch.reader) {
+            0
+        } else {
+            self.switch_in_ns
+        };
+        self.room_writers(c).min(b * self.read_j.low() + late)
     }
 
     /// The window in which the writers cannot fill channel `c` (see
