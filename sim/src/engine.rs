@@ -274,25 +274,35 @@ pub trait Workload {
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
 
     /// Batching (the engine's "Batching"): task `tid`, running, has just
-    /// stepped at `k.now` and its burst ends at `first_ns`. Pushes onto
-    /// `times` the times of its next steps, from `first_ns` on, that are
-    /// *quiet* whatever the other tasks do meanwhile (each would return
-    /// [`Next::Run`], with the duration drawn from its own stream
-    /// [`Kernel::rng`], and wake nobody, and no decision of any task, its
-    /// own included, depends on when within the batch their effects are
-    /// made), then the time of the step after them (taken as an event);
-    /// every time pushed is before `before_ns`. Draws the planned steps'
-    /// durations (the stream is then where the last planned step leaves
-    /// it). Pushes nothing (the default) if no step is quiet.
+    /// stepped at `k.now` and its burst ends at `first_ns`. Plans its
+    /// next steps, from `first_ns` on, that are *quiet* whatever the
+    /// other tasks do meanwhile (each would return [`Next::Run`], with
+    /// the duration drawn from its own stream [`Kernel::rng`], and wake
+    /// nobody, and no decision of any task, its own included, depends on
+    /// when within the batch their effects are made), and returns how
+    /// many (at least one), the time of the last of them and the time of
+    /// the step after them (taken as an event), which is before
+    /// `before_ns`. Draws the planned steps' durations (the stream is then
+    /// where the last planned step leaves it). `None` (the default) if no
+    /// step is quiet.
     fn plan(
         &mut self,
         k: &mut Kernel,
         tid: u32,
         first_ns: u64,
         before_ns: u64,
-        times: &mut Vec<u64>,
-    ) {
-        let _ = (k, tid, first_ns, before_ns, times);
+    ) -> Option<Planned> {
+        let _ = (k, tid, first_ns, before_ns);
+        None
+    }
+
+    /// The times of task `tid`'s planned steps (the first at `first_ns`)
+    /// and then of the step after them, onto `times`, as [`Workload::plan`]
+    /// worked them out (on the CPU the task runs on, `k.this_cpu()`): what
+    /// a split of its batch needs.
+    fn planned_times(&self, k: &Kernel, tid: u32, first_ns: u64, times: &mut Vec<u64>) {
+        let _ = (k, tid, first_ns, times);
+        unreachable!("planned_times without a plan");
     }
 
     /// Takes the first `steps` of task `tid`'s planned steps (all of them,
@@ -303,6 +313,17 @@ pub trait Workload {
         let _ = (k, tid, steps);
         unreachable!("take without a plan");
     }
+}
+
+/// What [`Workload::plan`] planned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// Steps planned (at least one).
+    pub steps: u32,
+    /// The time of the last of them, ns.
+    pub last_ns: u64,
+    /// The time of the step after them (the batch's event), ns.
+    pub end_ns: u64,
 }
 
 /// One result of a run.
@@ -387,8 +408,6 @@ pub struct Task {
     user: bool,
     /// State.
     pub state: TState,
-    /// On a CPU now (its CPU's `curr`: running, or paying its switch).
-    on_cpu: bool,
     timer_gen: u32,
     last_ran: u32,
     mark: u64,
@@ -431,9 +450,11 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
-    /// Batching: the times of the running task's planned steps, then the
-    /// time of its batch's event.
-    batch: Vec<u64>,
+    /// Batching: the running task's plan: the time of its first planned
+    /// step (the others follow from it: [`Workload::planned_times`]),
+    /// and how many, the last one's time and its batch's event's.
+    batch_first: u64,
+    batch: Planned,
     /// Batching: the (time, tag) of the event in which another CPU's
     /// scheduler call touched this CPU's runqueue during its batch.
     split_at: Option<(u64, u32)>,
@@ -1046,6 +1067,9 @@ pub struct Kernel {
     pub lat: Vec<Vec<u64>>,
     /// Tasks.
     pub tasks: Vec<Task>,
+    /// Per task: on a CPU now (its CPU's `curr`: running, or paying its
+    /// switch), [`Kernel::running`].
+    on_cpu: Vec<bool>,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1088,6 +1112,8 @@ pub struct Kernel {
     pub batched_steps: u64,
     /// Batches split before their event.
     pub batch_splits: u64,
+    /// Room for the times of a batch being split.
+    split_times: Vec<u64>,
 }
 
 /// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
@@ -1163,6 +1189,7 @@ impl Kernel {
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
+            on_cpu: Vec::with_capacity(max_tasks),
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1184,6 +1211,7 @@ impl Kernel {
             splits: Vec::new(),
             batched_steps: 0,
             batch_splits: 0,
+            split_times: Vec::new(),
         }
     }
 
@@ -1196,10 +1224,16 @@ impl Kernel {
     #[inline(always)]
     pub fn running(&self, tid: u32) -> bool {
         debug_assert_eq!(
-            self.tasks[tid as usize].on_cpu,
+            self.on_cpu[tid as usize],
             self.cpus.iter().any(|c| c.curr == tid)
         );
-        self.tasks[tid as usize].on_cpu
+        self.on_cpu[tid as usize]
+    }
+
+    /// Per task: is it on a CPU now ([`Kernel::running`])?
+    #[inline(always)]
+    pub fn on_cpu(&self) -> &[bool] {
+        &self.on_cpu
     }
 
     /// The least time from now before a task not on a CPU now
@@ -1237,9 +1271,9 @@ impl Kernel {
             }
         }
         self.rngs.push(Rng::stream(self.seed, id as u64));
+        self.on_cpu.push(false);
         self.tasks.push(Task {
             state: TState::New,
-            on_cpu: false,
             work: 0,
             overhead: 0,
             spawn: sp,
@@ -1461,10 +1495,10 @@ impl Kernel {
         {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
+                self.on_cpu[prev as usize] = false;
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
-                t.on_cpu = false;
                 if t.state == TState::Runnable {
                     self.ctr.preemptions += 1;
                 }
@@ -1532,8 +1566,8 @@ impl Kernel {
         c.touched += fp;
         c.last_mm = mm;
         c.run_start = now;
+        self.on_cpu[next as usize] = true;
         let t = &mut self.tasks[next as usize];
-        t.on_cpu = true;
         t.overhead += over + pen;
         t.nr_switch_in += 1;
         if t.wake_origin != u64::MAX {
@@ -1694,8 +1728,8 @@ impl Kernel {
                         if ev.gen & BATCH_GEN != 0 {
                             // The batch's event: its planned steps, then
                             // the step after them.
-                            let n = self.cpus[cpu].batch.len() - 1;
-                            self.materialize(wl, cpu, n);
+                            let b = self.cpus[cpu].batch;
+                            self.materialize(wl, cpu, b.steps, b.last_ns, b.end_ns);
                         }
                         self.burst_end(wl, cpu);
                     } else if ev.gen & BATCH_GEN != 0 {
@@ -2192,22 +2226,26 @@ impl Kernel {
         if first >= before {
             return false;
         }
-        let mut times = std::mem::take(&mut self.cpus[cpu].batch);
-        wl.plan(self, tid, first, before, &mut times);
-        let planned = times.len() >= 2;
-        let c = &mut self.cpus[cpu];
-        if planned {
+        let Some(p) = wl.plan(self, tid, first, before) else {
+            return false;
+        };
+        #[cfg(debug_assertions)]
+        {
+            let mut times = Vec::new();
+            wl.planned_times(self, tid, first, &mut times);
             debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
-            c.batched = true;
-            c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
-            let (at, gen) = (times[times.len() - 1], c.burst_gen);
-            c.batch = times;
-            self.push(at, Kind::Burst, cpu as u32, gen);
-        } else {
-            times.clear();
-            c.batch = times;
+            debug_assert_eq!(times.len(), p.steps as usize + 1);
+            debug_assert_eq!((times[times.len() - 2], times[times.len() - 1]), (p.last_ns, p.end_ns));
+            debug_assert!(p.end_ns < before);
         }
-        planned
+        let c = &mut self.cpus[cpu];
+        c.batched = true;
+        c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+        c.batch_first = first;
+        c.batch = p;
+        let gen = c.burst_gen;
+        self.push(p.end_ns, Kind::Burst, cpu as u32, gen);
+        true
     }
 
     /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
@@ -2216,30 +2254,45 @@ impl Kernel {
     /// unbatched run.
     fn split<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, t: u64, tag: u32) {
         let burst = Ev::new(0, Kind::Burst, cpu as u32, 0).tag;
-        let c = &self.cpus[cpu];
-        let n = c.batch.len() - 1;
-        let k = c.batch[..n]
+        let (tid, first) = (self.cpus[cpu].curr, self.cpus[cpu].batch_first);
+        let mut times = std::mem::take(&mut self.split_times);
+        let this = self.this_cpu;
+        self.this_cpu = cpu as u32;
+        wl.planned_times(self, tid, first, &mut times);
+        self.this_cpu = this;
+        let n = times.len() - 1;
+        let k = times[..n]
             .iter()
             .take_while(|&&ti| ti < t || (ti == t && burst < tag))
             .count();
-        let next = c.batch[k];
+        let (prev, next) = (if k > 0 { times[k - 1] } else { 0 }, times[k]);
+        times.clear();
+        self.split_times = times;
         self.batch_splits += 1;
-        self.materialize(wl, cpu, k);
+        self.materialize(wl, cpu, k as u32, prev, next);
         let c = &mut self.cpus[cpu];
         c.burst_gen = next_gen(c.burst_gen);
         let gen = c.burst_gen;
         self.push(next, Kind::Burst, cpu as u32, gen);
     }
 
-    /// Takes the first `k` planned steps of `cpu`'s batch, each at its
-    /// time, and ends the batch: the task's state is then what it is in the
-    /// unbatched run after them (its charge up to the last of them, and
-    /// the burst that follows it to do).
-    fn materialize<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, k: usize) {
+    /// Takes the first `k` planned steps of `cpu`'s batch, the last of
+    /// them at `last_ns` and the next step at `next_ns`, and ends the
+    /// batch: the task's state is then what it is in the unbatched run
+    /// after them (its charge up to the last of them, and the burst that
+    /// follows it to do).
+    fn materialize<W: Workload + ?Sized>(
+        &mut self,
+        wl: &mut W,
+        cpu: usize,
+        k: u32,
+        last_ns: u64,
+        next_ns: u64,
+    ) {
         let tid = self.cpus[cpu].curr;
         let (now, this) = (self.now, self.this_cpu);
         self.this_cpu = cpu as u32;
-        wl.take(self, tid, k as u32);
+        wl.take(self, tid, k);
         (self.now, self.this_cpu) = (now, this);
         self.ctr.events += k as u64;
         self.batched_steps += k as u64;
@@ -2247,15 +2300,13 @@ impl Kernel {
         c.batched = false;
         c.split_at = None;
         if k > 0 {
-            let tk = c.batch[k - 1];
             let t = &mut self.tasks[tid as usize];
-            t.runtime += tk - c.run_start;
-            c.run_start = tk;
+            t.runtime += last_ns - c.run_start;
+            c.run_start = last_ns;
             // The burst the k-th step began: to the next step's time.
-            t.work = work_in(c.cap, c.batch[k] - tk);
+            t.work = work_in(c.cap, next_ns - last_ns);
             t.user = false;
         }
-        c.batch.clear();
     }
 
     fn finish(&mut self) {

@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Workload};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -124,8 +124,10 @@ const FDS: usize = 20;
 struct Chan {
     queued: u32,
     reserved: u32,
-    /// Its reader ([`ChanWaits::reader`]).
-    reader: u32,
+    /// Batching: the writes started and the reads started in the steps
+    /// planned and not yet taken ([`Workload::plan`]).
+    pend_starts: u16,
+    pend_reads: u16,
     /// Writers asleep on it (the length of [`ChanWaits::writers`]).
     nr_writers: u16,
     reader_waiting: bool,
@@ -140,6 +142,13 @@ struct ChanWaits {
     /// ([`NO_OWNER`]: free) and the tasks asleep on it, in order.
     owner: u32,
     lock_waiters: std::collections::VecDeque<u32>,
+}
+
+/// The reader of channel `c` (tasks are spawned a group at a time, its
+/// [`FDS`] receivers first, each owning the channel of its place).
+#[inline(always)]
+fn reader_of(c: u32) -> u32 {
+    c + c / FDS as u32 * FDS as u32
 }
 
 /// The channel after `c` in its group's ring (from `base`, the group's
@@ -219,10 +228,6 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
-    /// Batching: per channel, the writes started and the reads started
-    /// in the steps planned and not yet taken ([`Workload::plan`]).
-    pend_starts: Vec<u32>,
-    pend_reads: Vec<u32>,
     /// Batching: per task, its plan.
     plans: Vec<Plan>,
     /// Batching: a task not on a CPU ends no burst sooner than this from
@@ -251,8 +256,6 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
-            pend_starts: Vec::new(),
-            pend_reads: Vec::new(),
             plans: Vec::new(),
             switch_in_ns: 0,
         }
@@ -286,10 +289,8 @@ impl Workload for Hackbench {
             // Receivers first (hackbench forks them first), then senders.
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
-                self.chans.push(Chan {
-                    reader: tid,
-                    ..Default::default()
-                });
+                debug_assert_eq!(reader_of(self.chans.len() as u32), tid);
+                self.chans.push(Chan::default());
                 self.waits.push(ChanWaits {
                     reader: tid,
                     owner: NO_OWNER,
@@ -313,8 +314,6 @@ impl Workload for Hackbench {
         }
         self.alive = self.roles.len();
         self.entering = vec![false; self.roles.len()];
-        self.pend_starts = vec![0; self.chans.len()];
-        self.pend_reads = vec![0; self.chans.len()];
         self.plans = vec![Plan::default(); self.roles.len()];
     }
 
@@ -439,56 +438,53 @@ impl Workload for Hackbench {
     }
 
     /// A sender plans the writes that follow while every channel they
-    /// touch stays in its band ([`Hackbench::room`]), a receiver the reads
+    /// touch stays in its band ([`Hackbench::room_of`]), a receiver the reads
     /// its pipe already holds messages for (at most one fewer than it has
     /// left) while no writer could fill its pipe. Not with the pipe mutex.
-    fn plan(
-        &mut self,
-        k: &mut Kernel,
-        tid: u32,
-        first_ns: u64,
-        before_ns: u64,
-        times: &mut Vec<u64>,
-    ) {
+    fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
         if self.mutex {
-            return;
+            return None;
         }
         let t0 = k.now;
-        let at_plan = k.rng(tid).clone();
-        let (mut t, mut before) = (first_ns, before_ns);
+        let at_plan = k.task_rng(tid).clone();
+        let mut rng = at_plan.clone();
+        // Times from `t0` on: a planned step's next step is before `lim`.
+        let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
         let n = match self.roles[tid as usize] {
             Role::Sender {
                 g,
                 sent,
                 pending: Some(c0),
             } => {
-                let base = g * FDS as u32;
-                before = before.min(t0.saturating_add(self.room(k, c0)));
+                let base = g as usize * FDS;
+                let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
+                let r0 = reader_of(base as u32) as usize;
+                let on: &[bool; FDS] = k.on_cpu()[r0..r0 + FDS].try_into().expect("group");
+                let mut i = c0 as usize - base;
+                lim = lim.min(self.room_of(&grp[i], on[i]));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
-                let last = self.total() - sent;
-                let (mut j, mut c) = (1, c0);
-                while j < last {
+                let end = self.total() - sent;
+                let mut j = 1;
+                while j < end {
                     if j < FDS as u32 {
-                        c = next_in_group(c, base);
-                        before = before.min(t0.saturating_add(self.room(k, c)));
+                        i = if i + 1 == FDS { 0 } else { i + 1 };
+                        lim = lim.min(self.room_of(&grp[i], on[i]));
                     }
-                    let d = k.rng(tid).peek_jittered(self.write_j);
-                    let next = t + k.run_time_ns(d);
-                    if next >= before {
+                    let next = t + k.run_time_ns(rng.peek_jittered(self.write_j));
+                    if next - t0 >= lim {
                         break;
                     }
-                    k.rng(tid).jittered(self.write_j);
-                    times.push(t);
-                    t = next;
+                    rng.skip_jittered(self.write_j);
+                    (last, t) = (t, next);
                     j += 1;
                 }
                 let n = j - 1;
                 let mut c = c0;
                 for _ in 0..n {
-                    c = next_in_group(c, base);
-                    self.pend_starts[c as usize] += 1;
+                    c = next_in_group(c, base as u32);
+                    self.chans[c as usize].pend_starts += 1;
                 }
                 n
             }
@@ -510,32 +506,50 @@ impl Workload for Hackbench {
                 // (the band).
                 let ch = self.chans[c as usize];
                 if was_full || (self.cfg.sockets && ch.nr_writers > 0) {
-                    return;
+                    return None;
                 }
-                before = before.min(t0.saturating_add(self.room_writers(c)));
+                lim = lim.min(self.room_writers(&ch));
                 let max = ch.queued.min(left - 1);
                 let mut j = 1;
                 while j <= max {
-                    let d = k.rng(tid).peek_jittered(self.read_j);
-                    let next = t + k.run_time_ns(d);
-                    if next >= before {
+                    let next = t + k.run_time_ns(rng.peek_jittered(self.read_j));
+                    if next - t0 >= lim {
                         break;
                     }
-                    k.rng(tid).jittered(self.read_j);
-                    times.push(t);
-                    t = next;
+                    rng.skip_jittered(self.read_j);
+                    (last, t) = (t, next);
                     j += 1;
                 }
                 let n = j - 1;
-                self.pend_reads[c as usize] += n;
+                self.chans[c as usize].pend_reads += n as u16;
                 n
             }
             _ => 0,
         };
-        if n > 0 {
-            times.push(t);
-            self.plans[tid as usize] = Plan { n, rng: at_plan };
+        if n == 0 {
+            return None;
         }
+        *k.rng(tid) = rng;
+        self.plans[tid as usize] = Plan { n, rng: at_plan };
+        Some(Planned {
+            steps: n,
+            last_ns: last,
+            end_ns: t,
+        })
+    }
+
+    /// A plan's times, drawn again from the stream as it was planned
+    /// (each step's duration is one draw of the role's cost).
+    fn planned_times(&self, k: &Kernel, tid: u32, first_ns: u64, times: &mut Vec<u64>) {
+        let plan = &self.plans[tid as usize];
+        let mut rng = plan.rng.clone();
+        let j = self.cost_of(tid);
+        let mut t = first_ns;
+        for _ in 0..plan.n {
+            times.push(t);
+            t += k.run_time_ns(rng.jittered(j));
+        }
+        times.push(t);
     }
 
     /// The first `steps` planned steps, at once: a sender's writes
@@ -543,6 +557,7 @@ impl Workload for Hackbench {
     /// as they leave it. What they decide is known (nothing sleeps, nobody
     /// is woken, no pipe is full: checked in debug builds).
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let j = self.cost_of(tid);
         let plan = &mut self.plans[tid as usize];
         let n = std::mem::take(&mut plan.n);
         debug_assert!(steps <= n && n > 0);
@@ -550,11 +565,6 @@ impl Workload for Hackbench {
             // The stream as the steps taken leave it.
             let rng = k.rng(tid);
             *rng = plan.rng.clone();
-            let j = if matches!(self.roles[tid as usize], Role::Sender { .. }) {
-                self.write_j
-            } else {
-                self.read_j
-            };
             for _ in 0..steps {
                 rng.jittered(j);
             }
@@ -580,7 +590,7 @@ impl Workload for Hackbench {
                 let mut c = c0;
                 for _ in 0..n {
                     c = next_in_group(c, base);
-                    self.pend_starts[c as usize] -= 1;
+                    self.chans[c as usize].pend_starts -= 1;
                 }
                 self.roles[tid as usize] = Role::Sender {
                     g,
@@ -598,7 +608,7 @@ impl Workload for Hackbench {
                 debug_assert!(ch.queued >= steps && !(self.cfg.sockets && ch.nr_writers > 0));
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
-                self.pend_reads[c as usize] -= n;
+                ch.pend_reads -= n as u16;
                 self.roles[tid as usize] = Role::Receiver {
                     ch: c,
                     left: left - steps,
@@ -629,7 +639,16 @@ enum Acquire {
 }
 
 impl Hackbench {
-    /// Batching: how long from now channel `c` is sure to stay in its band
+    /// The cost a task draws at each step: its role's.
+    fn cost_of(&self, tid: u32) -> Jitter {
+        if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+            self.write_j
+        } else {
+            self.read_j
+        }
+    }
+
+    /// Batching: how long from now channel `ch` is sure to stay in its band
     /// whatever the tasks do, ns (a planned step's time must be less).
     /// In the band nobody sleeps on the channel and nobody would: the
     /// reader always finds a message (`queued` stays at least 1) and no
@@ -647,27 +666,23 @@ impl Hackbench {
     /// (`pend_reads`, `pend_starts`). A reader not on a CPU now starts
     /// no read before a switch to it is paid ([`Kernel::running`],
     /// `switch_in_ns`): its reads come that much later.
-    fn room(&self, k: &Kernel, c: u32) -> u64 {
-        let ch = self.chans[c as usize];
+    #[inline(always)]
+    fn room_of(&self, ch: &Chan, reader_on_cpu: bool) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
-        let b = ch.queued.saturating_sub(self.pend_reads[c as usize] + 1) as u64;
-        let late = if k.running(ch.reader) {
-            0
-        } else {
-            self.switch_in_ns
-        };
-        self.room_writers(c).min(b * self.read_j.low() + late)
+        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+        let late = if reader_on_cpu { 0 } else { self.switch_in_ns };
+        self.room_writers(ch).min(b * self.read_j.low() + late)
     }
 
-    /// The window in which the writers cannot fill channel `c` (see
-    /// [`Hackbench::room`]), ns.
-    fn room_writers(&self, c: u32) -> u64 {
-        let ch = self.chans[c as usize];
+    /// The window in which the writers cannot fill channel `ch` (see
+    /// [`Hackbench::room_of`]), ns.
+    #[inline(always)]
+    fn room_writers(&self, ch: &Chan) -> u64 {
         let a =
-            (self.cap - 1).saturating_sub(ch.queued + ch.reserved + self.pend_starts[c as usize]);
+            (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
         let fds = FDS as u64;
         (a as u64 / fds) * fds * self.write_j.low()
     }
