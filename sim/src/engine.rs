@@ -285,23 +285,25 @@ pub trait Workload {
     /// `before_ns`. Draws the planned steps' durations (the stream is then
     /// where the last planned step leaves it). `None` (the default) if no
     /// step is quiet.
-    fn plan(
-        &mut self,
-        k: &mut Kernel,
-        tid: u32,
-        first_ns: u64,
-        before_ns: u64,
-    ) -> Option<Planned> {
+    fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
         let _ = (k, tid, first_ns, before_ns);
         None
     }
 
     /// The times of task `tid`'s planned steps (the first at `first_ns`)
     /// and then of the step after them, onto `times`, as [`Workload::plan`]
-    /// worked them out (on the CPU the task runs on, `k.this_cpu()`): what
-    /// a split of its batch needs.
-    fn planned_times(&self, k: &Kernel, tid: u32, first_ns: u64, times: &mut Vec<u64>) {
-        let _ = (k, tid, first_ns, times);
+    /// worked them out (on the CPU the task runs on, `k.this_cpu()`), up
+    /// to the first one later than `until_ns`: what a split of its batch
+    /// at `until_ns` needs.
+    fn planned_times(
+        &self,
+        k: &Kernel,
+        tid: u32,
+        first_ns: u64,
+        until_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        let _ = (k, tid, first_ns, until_ns, times);
         unreachable!("planned_times without a plan");
     }
 
@@ -1114,6 +1116,23 @@ pub struct Kernel {
     pub batch_splits: u64,
     /// Room for the times of a batch being split.
     split_times: Vec<u64>,
+    /// Room for the one-shot timer changes and the IPIs taken from the
+    /// platform ([`Kernel::drain_ipis`]).
+    hrticks_taken: Vec<(u32, Option<u64>)>,
+    ipis_taken: Vec<u32>,
+}
+
+/// A CPU's speed, its capacity ([`Kernel::speed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Speed(u32);
+
+impl Speed {
+    /// How long `work_ns` of work takes at this speed
+    /// ([`Kernel::run_time_ns`]).
+    #[inline(always)]
+    pub fn time_ns(self, work_ns: u64) -> u64 {
+        time_for(self.0, work_ns)
+    }
 }
 
 /// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
@@ -1212,6 +1231,8 @@ impl Kernel {
             batched_steps: 0,
             batch_splits: 0,
             split_times: Vec::new(),
+            hrticks_taken: Vec::new(),
+            ipis_taken: Vec::new(),
         }
     }
 
@@ -1251,6 +1272,13 @@ impl Kernel {
     #[inline(always)]
     pub fn run_time_ns(&self, work_ns: u64) -> u64 {
         time_for(self.cpus[self.this_cpu as usize].cap, work_ns)
+    }
+
+    /// The speed of the CPU the stepping task runs on: [`Kernel::run_time_ns`]
+    /// as a value.
+    #[inline(always)]
+    pub fn speed(&self) -> Speed {
+        Speed(self.cpus[self.this_cpu as usize].cap)
     }
 
     /// The CPU the stepping task runs on (or the timer's CPU).
@@ -1330,8 +1358,14 @@ impl Kernel {
         if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
             return;
         }
-        let hr = std::mem::take(&mut *self.s.platform.hrticks.lock().expect("hrticks"));
-        for (c, at) in hr {
+        // The lists are swapped with the engine's own (empty) ones, so
+        // that both keep their room: no allocation per drain.
+        let mut hr = std::mem::take(&mut self.hrticks_taken);
+        std::mem::swap(
+            &mut hr,
+            &mut *self.s.platform.hrticks.lock().expect("hrticks"),
+        );
+        for &(c, at) in &hr {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
             let gen = cpu.hrtick_gen;
@@ -1340,10 +1374,15 @@ impl Kernel {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
         }
-        let list: Vec<u32> = std::mem::take(&mut *self.s.platform.ipis.lock().expect("ipis"));
-        for c in list {
+        hr.clear();
+        self.hrticks_taken = hr;
+        let mut list = std::mem::take(&mut self.ipis_taken);
+        std::mem::swap(&mut list, &mut *self.s.platform.ipis.lock().expect("ipis"));
+        for &c in &list {
             self.send_ipi(c as usize);
         }
+        list.clear();
+        self.ipis_taken = list;
     }
 
     fn send_ipi(&mut self, c: usize) {
@@ -2232,10 +2271,13 @@ impl Kernel {
         #[cfg(debug_assertions)]
         {
             let mut times = Vec::new();
-            wl.planned_times(self, tid, first, &mut times);
+            wl.planned_times(self, tid, first, u64::MAX, &mut times);
             debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
             debug_assert_eq!(times.len(), p.steps as usize + 1);
-            debug_assert_eq!((times[times.len() - 2], times[times.len() - 1]), (p.last_ns, p.end_ns));
+            debug_assert_eq!(
+                (times[times.len() - 2], times[times.len() - 1]),
+                (p.last_ns, p.end_ns)
+            );
             debug_assert!(p.end_ns < before);
         }
         let c = &mut self.cpus[cpu];
@@ -2258,9 +2300,10 @@ impl Kernel {
         let mut times = std::mem::take(&mut self.split_times);
         let this = self.this_cpu;
         self.this_cpu = cpu as u32;
-        wl.planned_times(self, tid, first, &mut times);
+        wl.planned_times(self, tid, first, t, &mut times);
         self.this_cpu = this;
-        let n = times.len() - 1;
+        // Up to the step after the plan, or to a step later than `t`.
+        let n = (times.len()).min(self.cpus[cpu].batch.steps as usize);
         let k = times[..n]
             .iter()
             .take_while(|&&ti| ti < t || (ti == t && burst < tag))

@@ -151,17 +151,6 @@ fn reader_of(c: u32) -> u32 {
     c + c / FDS as u32 * FDS as u32
 }
 
-/// The channel after `c` in its group's ring (from `base`, the group's
-/// first), the order a sender writes to them.
-#[inline(always)]
-fn next_in_group(c: u32, base: u32) -> u32 {
-    if c + 1 == base + FDS as u32 {
-        base
-    } else {
-        c + 1
-    }
-}
-
 /// A free pipe mutex.
 const NO_OWNER: u32 = u32::MAX;
 
@@ -448,6 +437,7 @@ impl Workload for Hackbench {
         let t0 = k.now;
         let at_plan = k.task_rng(tid).clone();
         let mut rng = at_plan.clone();
+        let speed = k.speed();
         // Times from `t0` on: a planned step's next step is before `lim`.
         let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
         let n = match self.roles[tid as usize] {
@@ -472,7 +462,7 @@ impl Workload for Hackbench {
                         i = if i + 1 == FDS { 0 } else { i + 1 };
                         lim = lim.min(self.room_of(&grp[i], on[i]));
                     }
-                    let next = t + k.run_time_ns(rng.peek_jittered(self.write_j));
+                    let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
                     if next - t0 >= lim {
                         break;
                     }
@@ -481,10 +471,13 @@ impl Workload for Hackbench {
                     j += 1;
                 }
                 let n = j - 1;
-                let mut c = c0;
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                let mut i = c0 as usize - base;
                 for _ in 0..n {
-                    c = next_in_group(c, base as u32);
-                    self.chans[c as usize].pend_starts += 1;
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    grp[i].pend_starts += 1;
                 }
                 n
             }
@@ -512,7 +505,7 @@ impl Workload for Hackbench {
                 let max = ch.queued.min(left - 1);
                 let mut j = 1;
                 while j <= max {
-                    let next = t + k.run_time_ns(rng.peek_jittered(self.read_j));
+                    let next = t + speed.time_ns(rng.peek_jittered(self.read_j));
                     if next - t0 >= lim {
                         break;
                     }
@@ -540,13 +533,23 @@ impl Workload for Hackbench {
 
     /// A plan's times, drawn again from the stream as it was planned
     /// (each step's duration is one draw of the role's cost).
-    fn planned_times(&self, k: &Kernel, tid: u32, first_ns: u64, times: &mut Vec<u64>) {
+    fn planned_times(
+        &self,
+        k: &Kernel,
+        tid: u32,
+        first_ns: u64,
+        until_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
         let plan = &self.plans[tid as usize];
         let mut rng = plan.rng.clone();
         let j = self.cost_of(tid);
         let mut t = first_ns;
         for _ in 0..plan.n {
             times.push(t);
+            if t > until_ns {
+                return;
+            }
             t += k.run_time_ns(rng.jittered(j));
         }
         times.push(t);
@@ -575,22 +578,27 @@ impl Workload for Hackbench {
                 sent,
                 pending: Some(c0),
             } => {
-                let (base, mut c) = (g * FDS as u32, c0);
+                // Step j finishes the write to channel j - 1 (one more
+                // queued) and starts one to channel j (planned no more);
+                // the reservations in between cancel out.
+                let base = g as usize * FDS;
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                let mut i = c0 as usize - base;
+                grp[i].reserved -= 1;
                 for _ in 0..steps {
-                    let ch = &mut self.chans[c as usize];
-                    debug_assert!(!ch.reader_waiting && ch.nr_writers == 0);
-                    ch.reserved -= 1;
-                    ch.queued += 1;
-                    c = next_in_group(c, base);
-                    let ch = &mut self.chans[c as usize];
-                    debug_assert!(ch.queued + ch.reserved < self.cap);
-                    ch.reserved += 1;
+                    debug_assert!(!grp[i].reader_waiting && grp[i].nr_writers == 0);
+                    grp[i].queued += 1;
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    debug_assert!(grp[i].queued + grp[i].reserved + 1 < self.cap);
+                    grp[i].pend_starts -= 1;
                 }
-                let c_end = c;
-                let mut c = c0;
-                for _ in 0..n {
-                    c = next_in_group(c, base);
-                    self.chans[c as usize].pend_starts -= 1;
+                grp[i].reserved += 1;
+                let c_end = (base + i) as u32;
+                for _ in steps..n {
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    grp[i].pend_starts -= 1;
                 }
                 self.roles[tid as usize] = Role::Sender {
                     g,
@@ -681,8 +689,7 @@ impl Hackbench {
     /// [`Hackbench::room_of`]), ns.
     #[inline(always)]
     fn room_writers(&self, ch: &Chan) -> u64 {
-        let a =
-            (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
+        let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
         let fds = FDS as u64;
         (a as u64 / fds) * fds * self.write_j.low()
     }
