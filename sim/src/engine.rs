@@ -1120,6 +1120,9 @@ pub struct Kernel {
     /// platform ([`Kernel::drain_ipis`]).
     hrticks_taken: Vec<(u32, Option<u64>)>,
     ipis_taken: Vec<u32>,
+    /// The tick period and the first boundary after now as last worked
+    /// out ([`Kernel::next_tick_boundary`]).
+    tick_boundary: (u64, u64),
 }
 
 /// A CPU's speed, its capacity ([`Kernel::speed`]).
@@ -1233,6 +1236,7 @@ impl Kernel {
             split_times: Vec::new(),
             hrticks_taken: Vec::new(),
             ipis_taken: Vec::new(),
+            tick_boundary: (0, 0),
         }
     }
 
@@ -2249,19 +2253,22 @@ impl Kernel {
         if t.overhead != 0 || t.deferred.is_some() {
             return false;
         }
+        let work = t.work;
+        // The tick's pending event (the next period boundary).
+        let tick_at = if self.cpus[cpu].tick_on {
+            self.next_tick_boundary()
+        } else {
+            u64::MAX
+        };
         let c = &self.cpus[cpu];
-        let first = self.now + time_for(c.cap, t.work);
+        let first = self.now + time_for(c.cap, work);
         let mut before = (self.now + BATCH_WINDOW_NS)
             .min(self.end_ns.saturating_add(1))
             .min(c.hrtick_at);
         if c.ipi_pending {
             before = before.min(c.ipi_at);
         }
-        if c.tick_on {
-            // The tick's pending event (the next period boundary).
-            let tick = self.cfg.tick_ns();
-            before = before.min(self.now - self.now % tick + tick);
-        }
+        before = before.min(tick_at);
         if first >= before {
             return false;
         }
@@ -2288,6 +2295,18 @@ impl Kernel {
         let gen = c.burst_gen;
         self.push(p.end_ns, Kind::Burst, cpu as u32, gen);
         true
+    }
+
+    /// The first tick period boundary after now, `(now / tick + 1) *
+    /// tick`: worked out again only once now reaches it (or the period
+    /// changes), not with a division at every batch.
+    #[inline(always)]
+    fn next_tick_boundary(&mut self) -> u64 {
+        let tick = self.cfg.tick_ns();
+        if self.now >= self.tick_boundary.1 || tick != self.tick_boundary.0 {
+            self.tick_boundary = (tick, (self.now / tick + 1) * tick);
+        }
+        self.tick_boundary.1
     }
 
     /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
