@@ -491,18 +491,24 @@ impl Workload for Hackbench {
                 // holds at least `queued - (j - 1)` messages then (only
                 // this task reads it), and the last read exits. The
                 // first finishes the read under way, which wakes a writer
-                // if it found the pipe full (`was_full`), a socket's
-                // every writer once it has room: quiet for a pipe that
-                // was not full, for a socket nobody waits on. Writers
-                // asleep on a pipe are woken by the others' writes, which
-                // find it not full with or without the planned reads
-                // (the band).
+                // if it found the pipe full (`was_full`): quiet for a
+                // pipe that was not full. Writers asleep on a pipe are
+                // woken by the others' writes, which find it not full
+                // with or without the planned reads (the band). A
+                // socket's read wakes its every writer asleep once at
+                // most a quarter of the buffer is in use: with writers
+                // asleep, quiet while it holds more than that, which it
+                // does at step j if `queued + reserved - (j - 1)` does
+                // (the others' steps only add to it).
                 let ch = self.chans[c as usize];
-                if was_full || (self.cfg.sockets && ch.nr_writers > 0) {
+                if was_full {
                     return None;
                 }
                 lim = lim.min(self.room_writers(&ch));
-                let max = ch.queued.min(left - 1);
+                let mut max = ch.queued.min(left - 1);
+                if self.cfg.sockets && ch.nr_writers > 0 {
+                    max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
+                }
                 let mut j = 1;
                 while j <= max {
                     let next = t + speed.time_ns(rng.peek_jittered(self.read_j));
@@ -613,7 +619,12 @@ impl Workload for Hackbench {
                 ..
             } => {
                 let ch = &mut self.chans[c as usize];
-                debug_assert!(ch.queued >= steps && !(self.cfg.sockets && ch.nr_writers > 0));
+                debug_assert!(ch.queued >= steps);
+                debug_assert!(
+                    steps == 0
+                        || !(self.cfg.sockets && ch.nr_writers > 0)
+                        || (ch.queued + ch.reserved + 1).saturating_sub(steps) * 4 > self.cap
+                );
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
                 ch.pend_reads -= n as u16;
