@@ -464,6 +464,9 @@ struct Cpu {
     hrtick_at: u64,
     /// When its pending IPI arrives (if `ipi_pending`).
     ipi_at: u64,
+    /// When its task's pending burst event comes (its next step; for a
+    /// batch, the step after the planned ones, which count apart).
+    step_at: u64,
 }
 
 impl Cpu {
@@ -1069,9 +1072,11 @@ pub struct Kernel {
     pub lat: Vec<Vec<u64>>,
     /// Tasks.
     pub tasks: Vec<Task>,
-    /// Per task: on a CPU now (its CPU's `curr`: running, or paying its
-    /// switch), [`Kernel::running`].
-    on_cpu: Vec<bool>,
+    /// Per task: the CPU it is on now (its CPU's `curr`: running, or
+    /// paying its switch; NIL: none), [`Kernel::running`].
+    cpu_of: Vec<u32>,
+    /// [`Kernel::step_delay_ns`] of a task not on a CPU.
+    switch_in_ns: u64,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1198,6 +1203,11 @@ impl Kernel {
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
+        // A switch costs at least the cheaper of a thread and a process
+        // switch, less its jitter.
+        let c = &m.costs;
+        let switch_in_ns =
+            Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low();
         Kernel {
             s,
             cfg,
@@ -1211,7 +1221,8 @@ impl Kernel {
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
-            on_cpu: Vec::with_capacity(max_tasks),
+            cpu_of: Vec::with_capacity(max_tasks),
+            switch_in_ns,
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1248,26 +1259,27 @@ impl Kernel {
     /// Is task `tid` on a CPU now (running, or paying its switch)?
     #[inline(always)]
     pub fn running(&self, tid: u32) -> bool {
+        let c = self.cpu_of[tid as usize];
         debug_assert_eq!(
-            self.on_cpu[tid as usize],
+            c != NIL,
             self.cpus.iter().any(|c| c.curr == tid)
         );
-        self.on_cpu[tid as usize]
+        c != NIL
     }
 
-    /// Per task: is it on a CPU now ([`Kernel::running`])?
+    /// Batching: the least time from now before task `tid` steps next,
+    /// ns. On a CPU, it steps when its burst (or its batch's next step)
+    /// ends, no sooner ([`Cpu::step_at`]); otherwise not before a switch
+    /// to it is paid, which costs at least the cheaper of a thread and a
+    /// process switch, less its jitter. (Not under vCPU time sharing,
+    /// where a burst's end moves with the other vCPUs and nothing is
+    /// batched.)
     #[inline(always)]
-    pub fn on_cpu(&self) -> &[bool] {
-        &self.on_cpu
-    }
-
-    /// The least time from now before a task not on a CPU now
-    /// ([`Kernel::running`]) can end a burst, ns: a switch to it costs at
-    /// least this much (the cheaper of a thread and a process switch,
-    /// less its jitter) before its first burst starts.
-    pub fn switch_in_min_ns(&self) -> u64 {
-        let c = &self.m.costs;
-        Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low()
+    pub fn step_delay_ns(&self, tid: u32) -> u64 {
+        match self.cpu_of[tid as usize] {
+            NIL => self.switch_in_ns,
+            c => self.cpus[c as usize].step_at.saturating_sub(self.now),
+        }
     }
 
     /// How long `work_ns` of work (its time on a CPU of capacity 1024)
@@ -1303,7 +1315,7 @@ impl Kernel {
             }
         }
         self.rngs.push(Rng::stream(self.seed, id as u64));
-        self.on_cpu.push(false);
+        self.cpu_of.push(NIL);
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1440,10 +1452,12 @@ impl Kernel {
         c.burst_gen = next_gen(c.burst_gen);
         if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
             // Out of its turn a vCPU makes no progress: armed at its turn.
+            c.step_at = self.now;
             return;
         }
         let t = &self.tasks[c.curr as usize];
         let at = self.now + time_for(c.cap, t.overhead + t.work) * self.share_k;
+        c.step_at = at;
         let gen = c.burst_gen;
         self.push(at, Kind::Burst, cpu as u32, gen);
     }
@@ -1538,7 +1552,7 @@ impl Kernel {
         {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
-                self.on_cpu[prev as usize] = false;
+                self.cpu_of[prev as usize] = NIL;
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
@@ -1609,7 +1623,7 @@ impl Kernel {
         c.touched += fp;
         c.last_mm = mm;
         c.run_start = now;
-        self.on_cpu[next as usize] = true;
+        self.cpu_of[next as usize] = cpu as u32;
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
@@ -2292,6 +2306,7 @@ impl Kernel {
         c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
         c.batch_first = first;
         c.batch = p;
+        c.step_at = p.end_ns;
         let gen = c.burst_gen;
         self.push(p.end_ns, Kind::Burst, cpu as u32, gen);
         true
@@ -2334,6 +2349,7 @@ impl Kernel {
         self.materialize(wl, cpu, k as u32, prev, next);
         let c = &mut self.cpus[cpu];
         c.burst_gen = next_gen(c.burst_gen);
+        c.step_at = next;
         let gen = c.burst_gen;
         self.push(next, Kind::Burst, cpu as u32, gen);
     }

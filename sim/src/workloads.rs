@@ -219,9 +219,6 @@ pub struct Hackbench {
     pub lock_sleeps: u64,
     /// Batching: per task, its plan.
     plans: Vec<Plan>,
-    /// Batching: a task not on a CPU ends no burst sooner than this from
-    /// now ([`Kernel::switch_in_min_ns`]).
-    switch_in_ns: u64,
 }
 
 impl Hackbench {
@@ -246,7 +243,6 @@ impl Hackbench {
             alive: 0,
             end: 0,
             plans: Vec::new(),
-            switch_in_ns: 0,
         }
     }
 
@@ -273,7 +269,6 @@ impl Workload for Hackbench {
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.cap = if self.cfg.sockets { 208 } else { 640 };
-        self.switch_in_ns = k.switch_in_min_ns();
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
             for r in 0..FDS {
@@ -448,10 +443,10 @@ impl Workload for Hackbench {
             } => {
                 let base = g as usize * FDS;
                 let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
-                let r0 = reader_of(base as u32) as usize;
-                let on: &[bool; FDS] = k.on_cpu()[r0..r0 + FDS].try_into().expect("group");
+                let r0 = reader_of(base as u32);
                 let mut i = c0 as usize - base;
-                lim = lim.min(self.room_of(&grp[i], on[i]));
+                let on = |i: usize| k.step_delay_ns(r0 + i as u32);
+                lim = lim.min(self.room_of(&grp[i], on(i)));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
@@ -460,7 +455,7 @@ impl Workload for Hackbench {
                 while j < end {
                     if j < FDS as u32 {
                         i = if i + 1 == FDS { 0 } else { i + 1 };
-                        lim = lim.min(self.room_of(&grp[i], on[i]));
+                        lim = lim.min(self.room_of(&grp[i], on(i)));
                     }
                     let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
                     if next - t0 >= lim {
@@ -682,18 +677,18 @@ impl Hackbench {
     /// starts at most one write to `c` per 20 writes, at most
     /// `L / (20 low) + 1`. Other tasks' planned and not yet taken reads
     /// and writes count against the band as if still to come
-    /// (`pend_reads`, `pend_starts`). A reader not on a CPU now starts
-    /// no read before a switch to it is paid ([`Kernel::running`],
-    /// `switch_in_ns`): its reads come that much later.
+    /// (`pend_reads`, `pend_starts`). The reader starts no read (beyond
+    /// those planned) before its next step, `reader_in` ns from now
+    /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
+    /// switch to it is paid): its reads come that much later.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, reader_on_cpu: bool) -> u64 {
+    fn room_of(&self, ch: &Chan, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        let late = if reader_on_cpu { 0 } else { self.switch_in_ns };
-        self.room_writers(ch).min(b * self.read_j.low() + late)
+        self.room_writers(ch).min(b * self.read_j.low() + reader_in)
     }
 
     /// The window in which the writers cannot fill channel `ch` (see
