@@ -1260,10 +1260,7 @@ impl Kernel {
     #[inline(always)]
     pub fn running(&self, tid: u32) -> bool {
         let c = self.cpu_of[tid as usize];
-        debug_assert_eq!(
-            c != NIL,
-            self.cpus.iter().any(|c| c.curr == tid)
-        );
+        debug_assert_eq!(c != NIL, self.cpus.iter().any(|c| c.curr == tid));
         c != NIL
     }
 
