@@ -189,6 +189,10 @@ impl<P: Platform> Scheduler<P> {
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
+        // SIS_UTIL: the LLC domain's periodic balance sizes the idle scan.
+        if !newidle {
+            self.update_idle_cpu_scan(this_cpu, sd, &all);
+        }
         // SD_ASYM_CPUCAPACITY: a misfit task may go to a bigger CPU first.
         if sd.asym_cpucapacity {
             if let Some(p) = self.balance_misfit(this_cpu, sd, local_span, local.group_type(), &all)

@@ -40,10 +40,21 @@
 //! the task fits the target and the previous CPU, then scans the
 //! `sd_asym_cpucapacity` domain instead of the LLC ([`super::capacity`]).
 //!
+//! SIS_UTIL (Linux 6.0, 70fb5ccf2ebb; on in 7.2): the periodic balance of
+//! a CPU's LLC domain turns the LLC's summed PELT utilisation into a scan
+//! limit, `nr_idle_scan` ([`nr_idle_scan_for`], kept for the LLC in its
+//! first CPU's summary), and `select_idle_cpu` looks at no more than that
+//! many CPUs of the LLC: all of an idle LLC, none from ~85% utilisation
+//! on. The limit applies to the scan for an idle CPU; the scan for an idle
+//! core is not limited (Linux counts `nr` down only in the branch without
+//! an idle core), and ours looks for an idle core whenever the machine has
+//! SMT (no `has_idle_cores` hint), so on SMT machines SIS_UTIL limits
+//! nothing here.
+//!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
-//! for an idle core whenever the machine has SMT), SIS_UTIL's scan limit,
-//! capacity in fork placement; fork placement and balancing still use
-//! nr_running and the instantaneous weight, not PELT.
+//! for an idle core whenever the machine has SMT), capacity in fork
+//! placement; fork placement and balancing still use nr_running and the
+//! instantaneous weight, not PELT.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -413,11 +424,20 @@ impl<P: Platform> Scheduler<P> {
             *visited += 1;
             self.idle(c)
         };
-        let llc = self.topology.llc_mask(target).and(&self.allowed_mask(t));
+        let llc_span = self.topology.llc_mask(target);
+        let llc = llc_span.and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
-            // select_idle_cpu: every core is one CPU.
+            // select_idle_cpu: every core is one CPU. With SIS_UTIL at most
+            // nr_idle_scan of them are looked at (Linux's `nr` counts down
+            // before each CPU: none when the LLC is ~85% utilised).
+            let nr = if self.cfg.feat(Feature::SisUtil) {
+                self.llc_nr_idle_scan(&llc_span) as usize
+            } else {
+                usize::MAX
+            };
             return llc
                 .cpus_wrap(target.index() + 1)
+                .take(nr)
                 .find(|&c| idle(c))
                 .unwrap_or(target);
         }
@@ -456,6 +476,68 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         idle_cpu.unwrap_or(target)
+    }
+
+    /// SIS_UTIL's scan limit of the LLC `llc_span` (its first CPU's summary
+    /// holds it, Linux's `sd_llc_shared->nr_idle_scan`).
+    #[inline]
+    fn llc_nr_idle_scan(&self, llc_span: &CpuMask) -> u32 {
+        llc_span.first_cpu().map_or(u32::MAX, |c| {
+            self.summary(c).nr_idle_scan.load(Ordering::Relaxed)
+        })
+    }
+
+    /// SIS_UTIL's current scan limit for `cpu`'s LLC
+    /// (`sd_llc_shared->nr_idle_scan`): the CPUs a wakeup's
+    /// `select_idle_cpu` may look at. The LLC's size until the first
+    /// periodic balance of its domain; see [`nr_idle_scan_for`].
+    pub fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
+        self.llc_nr_idle_scan(&self.topology.llc_mask(cpu))
+    }
+
+    /// Sets `cpu`'s LLC's scan limit, for tests that start from a given
+    /// one (the next periodic balance of the LLC domain recomputes it).
+    #[doc(hidden)]
+    pub fn set_nr_idle_scan(&self, cpu: CpuId, nr: u32) {
+        if let Some(c) = self.topology.llc_mask(cpu).first_cpu() {
+            self.summary(c).nr_idle_scan.store(nr, Ordering::Relaxed);
+        }
+    }
+
+    /// `update_idle_cpu_scan` (Linux's, kernel/sched/fair.c, from
+    /// `update_sd_lb_stats`): at a periodic (not newly idle) balance of the
+    /// domain that is `this_cpu`'s LLC, recomputes the LLC's scan limit
+    /// from the utilisation summed over its active CPUs (`cpu_util_cfs`:
+    /// the fair runqueue's `util_avg` capped at the CPU's capacity; we keep
+    /// no runqueue `util_est`, so it is not maxed in). Returns the limit
+    /// when it was recomputed.
+    pub(super) fn update_idle_cpu_scan(
+        &self,
+        this_cpu: CpuId,
+        sd: &SchedDomain,
+        active: &CpuMask,
+    ) -> Option<u32> {
+        if !self.cfg.feat(Feature::SisUtil) {
+            return None;
+        }
+        let llc_span = self.topology.llc_mask(this_cpu);
+        let llc_weight = llc_span.weight() as u32;
+        if sd.weight != llc_weight {
+            return None;
+        }
+        let mut sum_util = 0;
+        for c in sd.span.and(active).cpus() {
+            let util = self.summary(c).util_avg.load(Ordering::Relaxed);
+            sum_util += util.min(self.topology.capacity_of(c) as u64);
+        }
+        let nr = nr_idle_scan_for(sum_util, llc_weight, sd.imbalance_pct);
+        let first = llc_span.first_cpu()?;
+        let cell = &self.summary(first).nr_idle_scan;
+        // Linux writes the shared line only when the value changes.
+        if cell.load(Ordering::Relaxed) != nr {
+            cell.store(nr, Ordering::Relaxed);
+        }
+        Some(nr)
     }
 
     /// `select_task_rq`: the CPU a waking (or new) task should run on, and the
@@ -556,6 +638,25 @@ impl<P: Platform> Scheduler<P> {
             _ => cpu,
         }
     }
+}
+
+/// SIS_UTIL's scan limit for an LLC of `llc_weight` CPUs whose
+/// utilisation sums to `sum_util`, in a domain of `imbalance_pct`
+/// (Linux's `update_idle_cpu_scan`, introduced by 70fb5ccf2ebb
+/// "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of
+/// util_avg", Linux 6.0, unchanged in 7.2). With `x` the LLC's mean
+/// utilisation per CPU (`sum_util / llc_weight`), the share of the LLC to
+/// scan is `y = 1024 - x² · pct² / (10000 · 1024)` (at least 0), and the
+/// limit `y · llc_weight / 1024`: the whole LLC when idle, nothing from
+/// `x = 1024 · 100 / pct` on (~85% at the LLC's 117), each step in
+/// Linux's integer arithmetic (truncating divisions).
+pub fn nr_idle_scan_for(sum_util: u64, llc_weight: u32, imbalance_pct: u32) -> u32 {
+    let scale = crate::pelt::SCHED_CAPACITY_SCALE as u128;
+    let weight = llc_weight.max(1) as u128;
+    let x = sum_util as u128 / weight;
+    let pct = imbalance_pct as u128;
+    let tmp = (x.saturating_mul(x).saturating_mul(pct * pct) / (10000 * scale)).min(scale);
+    ((scale - tmp) * weight / scale) as u32
 }
 
 /// `update_pick_idlest`: is `a` a better place for a new task than `b`?
