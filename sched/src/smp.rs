@@ -980,10 +980,6 @@ impl<P: Platform> Scheduler<P> {
             .load(Ordering::Relaxed)
     }
 
-    fn load(&self, cpu: CpuId) -> u64 {
-        self.slots[cpu.index()].summary.load.load(Ordering::Relaxed)
-    }
-
     /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
     /// `target` (or removed: no CPU): it leaves the averages of the CPU it
     /// is attached to, through that CPU's [`RemovedLoad`], synchronised to

@@ -8,7 +8,8 @@
 //! 1. `should_we_balance` (periodic passes only): one CPU per local group
 //!    balances for it, the first idle one, else the group's first CPU; the
 //!    others stop climbing, as in Linux.
-//! 2. `find_busiest_group`: sums nr_running and load over each group (a
+//! 2. `find_busiest_group`: sums nr_running and PELT load (`cpu_load()`,
+//!    blocked load included, as Linux's `group_load`) over each group (a
 //!    child span) and picks the group with the most tasks per CPU (then the
 //!    most load per CPU). Nothing moves unless it holds more tasks per CPU
 //!    than the local group; when the local group is overloaded too, the
@@ -50,8 +51,9 @@
 //! CPU first (`group_misfit_task`, `migrate_misfit`, and active balancing
 //! of the running misfit task; [`super::capacity`]).
 //!
-//! Left out: PELT utilization and capacity otherwise (nr_running and
-//! weight stand in), asymmetric packing, active balancing of running
+//! Left out: PELT utilization, runnable and capacity in the group types
+//! and the imbalance (nr_running stands in: Linux's `group_classify` and
+//! `calculate_imbalance`'s migrate_util / migrate_load), asymmetric packing, active balancing of running
 //! tasks but misfits,
 //! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
 //! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
@@ -235,10 +237,11 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
-    /// (then load), if it has two or more; ties go to the later CPU.
+    /// (then PELT load, `cpu_load()`), if it has two or more; ties go to
+    /// the later CPU.
     fn find_busiest_queue(&self, span: &CpuMask) -> Option<CpuId> {
         span.cpus()
-            .map(|c| (c, (self.nr(c), self.load(c))))
+            .map(|c| (c, (self.nr(c), self.load_avg(c))))
             .filter(|&(_, (nr, _))| nr >= 2)
             .max_by_key(|&(_, key)| key)
             .map(|(c, _)| c)

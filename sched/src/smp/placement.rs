@@ -53,8 +53,9 @@
 //!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), capacity in fork
-//! placement; fork placement and balancing still use nr_running and the
-//! instantaneous weight, not PELT.
+//! placement. Fork placement and balancing weigh groups and CPUs by PELT
+//! load (`cpu_load()`, blocked load included) after nr_running; their
+//! group types are still nr_running against the CPU count.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -91,7 +92,8 @@ pub(super) struct SgStats {
     pub w: u32,
     /// Σ nr_running over the counted CPUs.
     pub nr: u32,
-    /// Σ load.
+    /// Σ `cpu_load()`: each runqueue's PELT `load_avg`, blocked load
+    /// included (Linux's `group_load`; the instantaneous weight before).
     pub load: u64,
     /// Idle CPUs among the counted ones.
     pub idle: u32,
@@ -122,22 +124,22 @@ impl<P: Platform> Scheduler<P> {
         };
         for c in span.and(cpus).cpus() {
             s.nr += self.nr(c);
-            s.load += self.load(c);
+            s.load += self.load_avg(c);
             s.idle += self.idle(c) as u32;
         }
         s
     }
 
     /// The allowed CPU of `span` with the fewest runnable tasks, then the
-    /// least load, preferring `prefer` on ties, else the lowest
-    /// (`find_idlest_group_cpu`).
+    /// least PELT load (`cpu_load()`), preferring `prefer` on ties, else the
+    /// lowest (`find_idlest_group_cpu`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
         let mut best: Option<(CpuId, (u32, u64))> = None;
         for c in span.and(&self.allowed_mask(t)).cpus() {
             if c.index() >= self.nr_cpus() {
                 break;
             }
-            let key = (self.nr(c), self.load(c));
+            let key = (self.nr(c), self.load_avg(c));
             match best {
                 Some((_, k)) if key > k || (key == k && c != prefer) => {}
                 _ => best = Some((c, key)),
