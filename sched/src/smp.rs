@@ -267,6 +267,10 @@ pub struct CpuSummary {
     /// blocked utilisation included): what the periodic balance of the LLC
     /// domain sums for SIS_UTIL (`cpu_util_cfs`, `group_util`).
     pub util_avg: AtomicU64,
+    /// The fair runqueue's PELT runnable average (`cfs_rq->avg.runnable_avg`,
+    /// Linux's `cpu_runnable()`), what the balancer sums per group
+    /// (`group_runnable`).
+    pub runnable_avg: AtomicU64,
     /// SIS_UTIL's scan limit (`sd_llc_shared->nr_idle_scan`): how many CPUs
     /// of the LLC a wakeup's `select_idle_cpu` may look at. Kept only in
     /// the summary of the LLC's first CPU, which stands for Linux's
@@ -408,7 +412,9 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &Atom
     s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
     s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
-    s.util_avg.store(rq.fair.avg().util_avg, Ordering::Relaxed);
+    let avg = rq.fair.avg();
+    s.util_avg.store(avg.util_avg, Ordering::Relaxed);
+    s.runnable_avg.store(avg.runnable_avg, Ordering::Relaxed);
     s.curr_id.store(
         rq.curr().map_or(crate::task::NIL, |c| c.0),
         Ordering::Relaxed,

@@ -71,3 +71,46 @@ fn fork_placement_breaks_a_tie_in_tasks_by_pelt_load_with_blocked_load() {
     let (cpu, _) = s.select_task_rq(&child, cpu_id(1), WakeFlags::FORK);
     assert_eq!(cpu.index(), 0);
 }
+
+/// `ms` ms of ticks on each CPU of `cpus` (the clock advanced 1 ms before
+/// each round).
+fn run(s: &Scheduler<Plat>, cpus: &[usize], ms: u64) {
+    for _ in 0..ms {
+        s.platform.now.fetch_add(MS, Ordering::Relaxed);
+        for &c in cpus {
+            s.tick(cpu_id(c));
+        }
+    }
+}
+
+#[test]
+fn a_group_of_light_tasks_has_spare_capacity_by_pelt() {
+    // Two LLCs of two CPUs in one node; every CPU runs one task, so by
+    // counts both LLCs are fully busy. LLC 0's tasks ran 300 ms (util
+    // ~1014 each), LLC 1's were just spawned (util 512 each: half of an
+    // empty CPU's capacity). group_classify (imbalance_pct 117): LLC 0,
+    // util 2028 · 117 > 2048 · 100, is fully busy; LLC 1, 1024 · 117 <
+    // 2048 · 100, has spare capacity.
+    let s = machine(Topology::uniform(4, 1, 2, 2).unwrap());
+    put(&s, 0, &[1]);
+    put(&s, 1, &[2]);
+    run(&s, &[0, 1], 300);
+    put(&s, 2, &[3]);
+    put(&s, 3, &[4]);
+    for c in 0..4 {
+        let u = s.summary(cpu_id(c)).util_avg.load(Ordering::Relaxed);
+        let want = if c < 2 { 1001..=1024 } else { 512..=512 };
+        assert!(want.contains(&u), "cpu {c}: util {u}");
+    }
+    // A fork from CPU 0 goes to the LLC with spare capacity (Linux's
+    // find_idlest_group: a local group of a busier type loses); by counts
+    // both were fully busy with equal load, and the local LLC kept it.
+    let child = SchedTask::new(TaskParams::default());
+    let (cpu, _) = s.select_task_rq(&child, cpu_id(0), WakeFlags::FORK);
+    assert!(cpu.index() >= 2, "went to cpu {}", cpu.index());
+    // Once LLC 1's tasks have run as long, both are fully busy again and
+    // the local LLC keeps the child.
+    run(&s, &[0, 1, 2, 3], 300);
+    let (cpu, _) = s.select_task_rq(&child, cpu_id(0), WakeFlags::FORK);
+    assert!(cpu.index() < 2, "went to cpu {}", cpu.index());
+}

@@ -51,9 +51,16 @@
 //! CPU first (`group_misfit_task`, `migrate_misfit`, and active balancing
 //! of the running misfit task; [`super::capacity`]).
 //!
-//! Left out: PELT utilization, runnable and capacity in the group types
-//! and the imbalance (nr_running stands in: Linux's `group_classify` and
-//! `calculate_imbalance`'s migrate_util / migrate_load), asymmetric packing, active balancing of running
+//! Group types are Linux's `group_classify` on PELT (utilisation and
+//! runnable sums against the group's capacity and `imbalance_pct`,
+//! [`super::placement`]'s `SgStats::group_type`): they gate the misfit
+//! pull here and rank groups in fork placement.
+//!
+//! Left out: the group types and PELT in the busiest group's choice and
+//! the imbalance (nr_running stands in: Linux's `update_sd_pick_busiest`
+//! by type, `find_busiest_group`'s balanced cases, and
+//! `calculate_imbalance`'s migrate_util / migrate_load / migrate_task,
+//! with `detach_tasks` by task load), asymmetric packing, active balancing of running
 //! tasks but misfits,
 //! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
 //! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
@@ -197,8 +204,13 @@ impl<P: Platform> Scheduler<P> {
         }
         // SD_ASYM_CPUCAPACITY: a misfit task may go to a bigger CPU first.
         if sd.asym_cpucapacity {
-            if let Some(p) = self.balance_misfit(this_cpu, sd, local_span, local.group_type(), &all)
-            {
+            if let Some(p) = self.balance_misfit(
+                this_cpu,
+                sd,
+                local_span,
+                local.group_type(sd.imbalance_pct),
+                &all,
+            ) {
                 return p;
             }
         }

@@ -54,8 +54,9 @@
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), capacity in fork
 //! placement. Fork placement and balancing weigh groups and CPUs by PELT
-//! load (`cpu_load()`, blocked load included) after nr_running; their
-//! group types are still nr_running against the CPU count.
+//! load (`cpu_load()`, blocked load included) after nr_running, and
+//! classify groups as Linux's `group_classify` does, by nr_running and
+//! the PELT utilisation and runnable sums against the group's capacity.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -72,14 +73,18 @@ use crate::task::SchedTask;
 /// is left alone while the destination is lightly loaded.
 pub(super) const NUMA_IMBALANCE_MIN: u32 = 2;
 
-/// Linux's `group_type`, reduced to what nr_running can tell.
+/// Linux's `group_type`, the part of it `group_classify` tells from
+/// nr_running and the PELT sums (no asym packing, SMT balance or
+/// imbalanced groups; misfit groups are [`super::capacity`]'s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum GroupType {
-    /// Fewer tasks than CPUs.
+    /// Fewer tasks than CPUs, or utilisation and runnable time leaving
+    /// room (`group_has_capacity`).
     HasSpare,
-    /// As many tasks as CPUs.
+    /// Neither spare nor overloaded.
     FullyBusy,
-    /// More tasks than CPUs.
+    /// More tasks than CPUs and the utilisation or the runnable time over
+    /// the capacity by the domain's `imbalance_pct` (`group_is_overloaded`).
     Overloaded,
 }
 
@@ -95,22 +100,59 @@ pub(super) struct SgStats {
     /// Σ `cpu_load()`: each runqueue's PELT `load_avg`, blocked load
     /// included (Linux's `group_load`; the instantaneous weight before).
     pub load: u64,
+    /// Σ `cpu_util_cfs()`: each runqueue's `util_avg` capped at its CPU's
+    /// capacity (`group_util`).
+    pub util: u64,
+    /// Σ `cpu_runnable()`: each runqueue's `runnable_avg`
+    /// (`group_runnable`).
+    pub runnable: u64,
+    /// Σ the counted CPUs' capacities (`group_capacity`).
+    pub capacity: u64,
     /// Idle CPUs among the counted ones.
     pub idle: u32,
 }
 
 impl SgStats {
-    pub fn group_type(&self) -> GroupType {
-        match self.nr.cmp(&self.w) {
-            core::cmp::Ordering::Less => GroupType::HasSpare,
-            core::cmp::Ordering::Equal => GroupType::FullyBusy,
-            core::cmp::Ordering::Greater => GroupType::Overloaded,
+    /// `group_is_overloaded`: more tasks than CPUs, and the utilisation
+    /// above the capacity shrunk by `imbalance_pct`, or the runnable time
+    /// above it grown by `imbalance_pct`.
+    fn is_overloaded(&self, imbalance_pct: u32) -> bool {
+        if self.nr <= self.w {
+            return false;
+        }
+        let (cap, pct) = (self.capacity as u128, imbalance_pct as u128);
+        cap * 100 < self.util as u128 * pct || cap * pct < self.runnable as u128 * 100
+    }
+
+    /// `group_has_capacity`: fewer tasks than CPUs, or the runnable time
+    /// within the capacity grown by `imbalance_pct` and the utilisation
+    /// below it shrunk by `imbalance_pct`.
+    fn has_capacity(&self, imbalance_pct: u32) -> bool {
+        if self.nr < self.w {
+            return true;
+        }
+        let (cap, pct) = (self.capacity as u128, imbalance_pct as u128);
+        if cap * pct < self.runnable as u128 * 100 {
+            return false;
+        }
+        cap * 100 > self.util as u128 * pct
+    }
+
+    /// `group_classify` in a domain of `imbalance_pct`.
+    pub fn group_type(&self, imbalance_pct: u32) -> GroupType {
+        if self.is_overloaded(imbalance_pct) {
+            GroupType::Overloaded
+        } else if !self.has_capacity(imbalance_pct) {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
         }
     }
 
-    /// Load per CPU, scaled by 1024 (`avg_load` with unit capacities).
+    /// Load per capacity, scaled by 1024 (`avg_load`: `group_load *
+    /// SCHED_CAPACITY_SCALE / group_capacity`).
     pub fn avg_load(&self) -> u64 {
-        self.load * 1024 / self.w.max(1) as u64
+        self.load * crate::pelt::SCHED_CAPACITY_SCALE / self.capacity.max(1)
     }
 }
 
@@ -123,8 +165,13 @@ impl<P: Platform> Scheduler<P> {
             ..Default::default()
         };
         for c in span.and(cpus).cpus() {
+            let sm = self.summary(c);
+            let cap = self.topology.capacity_of(c) as u64;
             s.nr += self.nr(c);
             s.load += self.load_avg(c);
+            s.util += sm.util_avg.load(Ordering::Relaxed).min(cap);
+            s.runnable += sm.runnable_avg.load(Ordering::Relaxed);
+            s.capacity += cap;
             s.idle += self.idle(c) as u32;
         }
         s
@@ -166,7 +213,7 @@ impl<P: Platform> Scheduler<P> {
             let st = self.sg_stats(g, allowed);
             if g.has(this_cpu) {
                 local = Some(st);
-            } else if idlest.is_none_or(|i| idlest_better(&st, &i)) {
+            } else if idlest.is_none_or(|i| idlest_better(&st, &i, sd.imbalance_pct)) {
                 idlest = Some(st);
             }
         }
@@ -174,7 +221,8 @@ impl<P: Platform> Scheduler<P> {
         let Some(local) = local else {
             return Some(idlest.span);
         };
-        let (lt, it) = (local.group_type(), idlest.group_type());
+        let pct = sd.imbalance_pct;
+        let (lt, it) = (local.group_type(pct), idlest.group_type(pct));
         if lt != it {
             return (lt > it).then_some(idlest.span);
         }
@@ -661,9 +709,10 @@ pub fn nr_idle_scan_for(sum_util: u64, llc_weight: u32, imbalance_pct: u32) -> u
     ((scale - tmp) * weight / scale) as u32
 }
 
-/// `update_pick_idlest`: is `a` a better place for a new task than `b`?
-fn idlest_better(a: &SgStats, b: &SgStats) -> bool {
-    let (ta, tb) = (a.group_type(), b.group_type());
+/// `update_pick_idlest`: is `a` a better place for a new task than `b`
+/// (groups of a domain of `imbalance_pct`)?
+fn idlest_better(a: &SgStats, b: &SgStats, imbalance_pct: u32) -> bool {
+    let (ta, tb) = (a.group_type(imbalance_pct), b.group_type(imbalance_pct));
     if ta != tb {
         return ta < tb;
     }
