@@ -4,26 +4,15 @@
 //! `load_avg` with blocked load, not the weight queued at the instant.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 mod common;
 use common::cpu_id;
 
-use common::plat::Plat;
+use common::plat::{machine, Plat};
 use sched::smp::{Platform, Scheduler};
-use sched::{
-    DequeueFlags, Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
-};
+use sched::{DequeueFlags, Feature, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
 const MS: u64 = 1_000_000;
-
-fn machine(topo: Topology) -> Scheduler<Plat> {
-    let n = topo.nr_cpus() as u32;
-    let cfg = Arc::new(SchedConfig::new(n, 250));
-    let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
-    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
-    s
-}
 
 /// New tasks `ids` on `cpu`, the first one running.
 fn put(s: &Scheduler<Plat>, cpu: usize, ids: &[u32]) {

@@ -3,58 +3,23 @@
 //! `select_idle_cpu` do it (kernel/sched/fair.c, 70fb5ccf2ebb "sched/fair:
 //! Introduce SIS_UTIL to search idle CPU based on sum of util_avg").
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 mod common;
 use common::cpu_id;
 
+use common::plat::{machine, Plat};
 use sched::smp::{nr_idle_scan_for, Platform, Scheduler};
-use sched::{CpuId, Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+use sched::{Feature, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
 const MS: u64 = 1_000_000;
-
-/// A platform with a virtual clock that records the CPUs each wakeup's
-/// `select_idle_sibling` looked at.
-#[derive(Default)]
-struct Plat {
-    now: AtomicU64,
-    visited: AtomicU64,
-}
-
-impl Platform for Plat {
-    fn now_ns(&self) -> u64 {
-        self.now.load(Ordering::Relaxed)
-    }
-    fn irq_save(&self) -> bool {
-        false
-    }
-    fn irq_restore(&self, _: bool) {}
-    fn send_resched_ipi(&self, _: CpuId) {}
-    fn idle_scan(&self, cpus_visited: usize) {
-        self.visited.store(cpus_visited as u64, Ordering::Relaxed);
-    }
-}
-
-fn machine(topo: Topology) -> Scheduler<Plat> {
-    let n = topo.nr_cpus() as u32;
-    let cfg = Arc::new(SchedConfig::new(n, 250));
-    let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
-    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
-    s
-}
 
 /// One always-running task on each CPU of `busy`, ticked every ms for
 /// `ms` ms, so each of those CPUs' `util_avg` nears 1024 (after 300 ms:
 /// within 1001..=1024) and the others' stays 0.
 fn run_hogs(s: &Scheduler<Plat>, busy: &[usize], ms: u64) {
     for (i, &c) in busy.iter().enumerate() {
-        let mut rq = s.cpu_rq(cpu_id(c));
-        rq.update_rq_clock(s.platform.now_ns());
-        let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = cpu_id(c);
-        rq.wake_up_new_task(TaskId(1 + i as u32), t);
-        rq.pick_next_task();
+        start(s, c, 1 + i as u32);
     }
     for _ in 0..ms {
         s.platform.now.fetch_add(MS, Ordering::Relaxed);
@@ -193,7 +158,7 @@ fn no_sis_util_scans_the_whole_llc() {
     assert_eq!(wake(&s, 0), (7, 8));
     // Every CPU busy: the whole LLC is looked at (the wrap ends at the
     // target itself, as Linux's for_each_cpu_wrap), the target kept.
-    run_hogs_more(&s, 7);
+    start(&s, 7, 47);
     assert_eq!(wake(&s, 0), (0, 9));
     // With SIS_UTIL and a limit of 6 (of the 7 CPUs after the target),
     // CPU 7 is never reached: 6 looked at after the target.
@@ -202,13 +167,13 @@ fn no_sis_util_scans_the_whole_llc() {
     assert_eq!(wake(&s, 0), (0, 7));
 }
 
-/// Puts one more running task on CPU `c`.
-fn run_hogs_more(s: &Scheduler<Plat>, c: usize) {
+/// Starts task `id`, new, on CPU `c` (running it if the CPU was idle).
+fn start(s: &Scheduler<Plat>, c: usize, id: u32) {
     let mut rq = s.cpu_rq(cpu_id(c));
     rq.update_rq_clock(s.platform.now_ns());
     let mut t = SchedTask::new(TaskParams::default());
     t.cpu = cpu_id(c);
-    rq.wake_up_new_task(TaskId(40 + c as u32), t);
+    rq.wake_up_new_task(TaskId(id), t);
     rq.pick_next_task();
 }
 

@@ -60,10 +60,10 @@
 //! the imbalance (nr_running stands in: Linux's `update_sd_pick_busiest`
 //! by type, `find_busiest_group`'s balanced cases, and
 //! `calculate_imbalance`'s migrate_util / migrate_load / migrate_task,
-//! with `detach_tasks` by task load), asymmetric packing, active balancing of running
-//! tasks but misfits,
-//! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
-//! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
+//! with `detach_tasks` by task load), asymmetric packing, active
+//! balancing of running tasks but misfits, `LBF_DST_PINNED` retries with
+//! another destination, NUMA balancing's preferred nodes, the newidle cost
+//! cut-off (`max_newidle_lb_cost`).
 
 use core::sync::atomic::Ordering;
 
