@@ -40,7 +40,7 @@
 //! the task fits the target and the previous CPU, then scans the
 //! `sd_asym_cpucapacity` domain instead of the LLC ([`super::capacity`]).
 //!
-//! SIS_UTIL (Linux 6.0, 70fb5ccf2ebb; on in 7.2): the periodic balance of
+//! SIS_UTIL (Linux 6.0, 70fb5ccf2ebb; on by default since): the periodic balance of
 //! a CPU's LLC domain turns the LLC's summed PELT utilisation into a scan
 //! limit, `nr_idle_scan` ([`nr_idle_scan_for`], kept for the LLC in its
 //! first CPU's summary), and `select_idle_cpu` looks at no more than that
@@ -694,7 +694,7 @@ impl<P: Platform> Scheduler<P> {
 /// utilisation sums to `sum_util`, in a domain of `imbalance_pct`
 /// (Linux's `update_idle_cpu_scan`, introduced by 70fb5ccf2ebb
 /// "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of
-/// util_avg", Linux 6.0, unchanged in 7.2). With `x` the LLC's mean
+/// util_avg", Linux 6.0). With `x` the LLC's mean
 /// utilisation per CPU (`sum_util / llc_weight`), the share of the LLC to
 /// scan is `y = 1024 - x² · pct² / (10000 · 1024)` (at least 0), and the
 /// limit `y · llc_weight / 1024`: the whole LLC when idle, nothing from
