@@ -178,13 +178,17 @@ fn start(s: &Scheduler<Plat>, c: usize, id: u32) {
 }
 
 #[test]
-fn the_idle_core_scan_of_an_smt_machine_is_not_limited() {
+fn an_smt_machines_idle_core_scan_is_not_counted_but_a_limit_of_0_stops_it() {
     // 4 cores of 2 threads, one LLC. Linux counts SIS_UTIL's number down
     // only in select_idle_cpu's branch without an idle core; ours looks for
-    // an idle core whenever there is SMT (no has_idle_cores hint), so the
-    // limit does not apply: core 3 (CPUs 6, 7) is found with a limit of 0.
+    // an idle core whenever there is SMT (no has_idle_cores hint), so a
+    // limit of 1 still finds core 3 (CPUs 6, 7), two cores away. A limit of
+    // 0 returns before any scan in Linux (`nr == 1` after its `+ 1`), idle
+    // core or not: the wakee stays on its busy target.
     let s = machine(Topology::uniform(8, 2, 4, 1).unwrap());
     run_hogs(&s, &[0, 1, 2, 3, 4, 5], 20);
-    s.set_nr_idle_scan(cpu_id(0), 0);
+    s.set_nr_idle_scan(cpu_id(0), 1);
     assert_eq!(wake(&s, 0).0, 6);
+    s.set_nr_idle_scan(cpu_id(0), 0);
+    assert_eq!(wake(&s, 0).0, 0);
 }

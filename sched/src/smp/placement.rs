@@ -45,11 +45,14 @@
 //! limit, `nr_idle_scan` ([`nr_idle_scan_for`], kept for the LLC in its
 //! first CPU's summary), and `select_idle_cpu` looks at no more than that
 //! many CPUs of the LLC: all of an idle LLC, none from ~85% utilisation
-//! on. The limit applies to the scan for an idle CPU; the scan for an idle
-//! core is not limited (Linux counts `nr` down only in the branch without
+//! on. The limit counts the scan for an idle CPU; the scan for an idle
+//! core is not counted (Linux counts `nr` down only in the branch without
 //! an idle core), and ours looks for an idle core whenever the machine has
-//! SMT (no `has_idle_cores` hint), so on SMT machines SIS_UTIL limits
-//! nothing here.
+//! SMT (no `has_idle_cores` hint). A limit of 0 stops both: Linux's
+//! `select_idle_cpu` returns before its loop then, idle-core hint or not;
+//! ours still tries an idle sibling of the previous CPU (`select_idle_smt`,
+//! which Linux runs before `select_idle_cpu` when it has no idle-core hint,
+//! the likely case on an LLC that busy).
 //!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), capacity in fork
@@ -492,8 +495,13 @@ impl<P: Platform> Scheduler<P> {
                 .unwrap_or(target);
         }
         // select_idle_core: a core whose threads are all idle, remembering
-        // the first idle CPU seen on the way.
+        // the first idle CPU seen on the way. SIS_UTIL's limit of 0 (an LLC
+        // ~85% utilised) skips it: Linux's select_idle_cpu returns before its
+        // loop when `nr_idle_scan` is 0, with or without an idle-core hint.
         let mut unscanned = llc;
+        if self.cfg.feat(Feature::SisUtil) && self.llc_nr_idle_scan(&llc_span) == 0 {
+            unscanned = CpuMask::new();
+        }
         let mut idle_cpu = None;
         for c in llc.cpus_wrap(target.index() + 1) {
             if !unscanned.has(c) {
