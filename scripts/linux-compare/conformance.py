@@ -165,13 +165,13 @@ def spread(vs):
         return "-", None
     mean = sum(vs) / len(vs)
     sd = (sum((v - mean) ** 2 for v in vs) / (len(vs) - 1)) ** 0.5 if len(vs) > 1 else 0.0
-    return f"{min(vs):.2f}..{max(vs):.2f} {mean:.2f}+-{sd:.2f}", mean
+    return f"{min(vs):.2f}..{max(vs):.2f}  {mean:.2f}+-{sd:.2f}", mean
 
 
 def several_boots(boots):
     n = len(boots)
     print(f"== conformance over {n} boots of each kernel: min..max mean+-sd (sample sd)")
-    print(f"{'row':<37}{'ref':>8}{'bound':>8}  {'Linux':<30}{'ours':<30}{'in bound':>9}{'in L range':>11}")
+    print(f"{'row':<37}{'ref':>8}{'bound':>8}  {'Linux':<32}{'ours':<32}{'in bound':>9}{'in L range':>11}")
     for i, (name, _what, ref, bound, _base, _lv, _ov) in enumerate(boots[0]):
         ls = [b[i][5] for b in boots]
         os_ = [b[i][6] for b in boots]
@@ -188,7 +188,7 @@ def several_boots(boots):
         lg = [v for v in ls if v is not None]
         inr = f"{sum(min(lg) <= v <= max(lg) for v in got)}/{len(got)}" if lg and got else ""
         b = f"+-{bound}" if bound else ""
-        print(f"{name:<37}{ref or '-':>8}{b:>8}  {lsp:<30}{osp:<30}{inb:>9}{inr:>11}")
+        print(f"{name:<37}{ref or '-':>8}{b:>8}  {lsp:<32}{osp:<32}{inb:>9}{inr:>11}")
     print("in bound: ours' boots within the bound of the ideal value (L: Linux's boots, O: ours'),")
     print("or of Linux's mean (ref linux; <=linux: at most Linux's mean); in L range: ours' boots")
     print("inside Linux's min..max")
