@@ -220,6 +220,7 @@ const HB: Hackbench = Hackbench {
     datasize: 100,
     pipe: false,
     threads: false,
+    syscall_cost: None,
 };
 
 ktest_smp!(workload_hackbench_socket_counts, 1, || {
