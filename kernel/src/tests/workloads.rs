@@ -220,6 +220,7 @@ const HB: Hackbench = Hackbench {
     datasize: 100,
     pipe: false,
     threads: false,
+    syscall_cost: None,
 };
 
 ktest_smp!(workload_hackbench_socket_counts, 1, || {
@@ -837,6 +838,57 @@ ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     );
     // The SCHED_IDLE thread (weight 3) beside three weight-1024 threads.
     kassert!(r.threads[2].runtime_ns < r.threads[1].runtime_ns, "{out}");
+    Ok(())
+});
+
+ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
+    // `hackbench -C`: each data message's send and receive burn the cost
+    // as kernel work on the guest clock. Under -icount the vCPUs take turns
+    // on one instruction stream, so at 1 or 4 CPUs the run's guest time
+    // grows by about messages x (send + receive). Bounds, fixed before the
+    // first run: the growth is 0.9 to 1.5 times that. Below 1 only where a
+    // vCPU's turn ends inside a burn (the clock then also counts the other
+    // vCPUs' instructions: turns are about a tick, a burn 8 to 40 us);
+    // above 1 by each burn's overshoot (one clock read and 8 loop
+    // iterations) and by the switches the longer syscalls add or remove.
+    for (base, cost) in [
+        ("hackbench -g 1 -f 4 -l 50", "-C 20000"),
+        ("hackbench -p -g 1 -f 4 -l 50", "-C linux"),
+    ] {
+        let charged_line = alloc::format!("{base} {cost}");
+        let (::shell::Command::Hackbench(p0), ::shell::Command::Hackbench(p1)) =
+            (parsed(base)?, parsed(&charged_line)?)
+        else {
+            return Err("not a hackbench".into());
+        };
+        let (send_ns, recv_ns) = p1.syscall_cost_ns();
+        kassert_eq!(p0.syscall_cost_ns(), (0, 0));
+        let (mut out0, mut out1) = (String::new(), String::new());
+        let r0 = workloads::hackbench::run(p0, &mut NoInterrupt, &mut out0)?;
+        let r1 = workloads::hackbench::run(p1, &mut NoInterrupt, &mut out1)?;
+        kassert!(!r0.interrupted && !r1.interrupted);
+        // The same messages either way; only the charged run says so.
+        kassert_eq!(r1.data_received, r1.data_expected);
+        kassert_eq!(r1.channels.sent, r0.channels.sent);
+        kassert!(!out0.contains("charged"), "{out0}");
+        let said =
+            alloc::format!("Each send is charged {send_ns} ns and each receive {recv_ns} ns");
+        kassert!(out1.contains(&said), "{out1}");
+        let want_ns = r1.data_expected * u64::from(send_ns + recv_ns);
+        let grew_ns = r1.ns.saturating_sub(r0.ns);
+        crate::kprintln!(
+            "    {charged_line}: {} -> {} us, grew {} us for {} us charged ({:.3}x)",
+            r0.ns / 1000,
+            r1.ns / 1000,
+            grew_ns / 1000,
+            want_ns / 1000,
+            grew_ns as f64 / want_ns as f64
+        );
+        kassert!(
+            grew_ns * 10 >= want_ns * 9 && grew_ns * 2 <= want_ns * 3,
+            "{charged_line}: grew {grew_ns} ns, {want_ns} ns charged\n{out0}{out1}"
+        );
+    }
     Ok(())
 });
 
