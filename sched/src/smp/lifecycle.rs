@@ -257,7 +257,11 @@ impl<P: Platform> Scheduler<P> {
         let irq = self.platform.irq_save();
         let r = {
             let mut p = self.lock(&cell.parked);
-            (cell.home.load(Ordering::Acquire) == HOME_PARKED).then(|| f(cell, &mut p))
+            (cell.home.load(Ordering::Acquire) == HOME_PARKED).then(|| {
+                // `f` may change the state: its slot's copy no longer counts.
+                cell.kept.store(false, Ordering::Relaxed);
+                f(cell, &mut p)
+            })
         };
         self.platform.irq_restore(irq);
         r
@@ -345,6 +349,7 @@ impl<P: Platform> Scheduler<P> {
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
         self.lock(&cell.parked).take();
+        cell.kept.store(false, Ordering::Relaxed);
         self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let d = self
@@ -437,6 +442,7 @@ impl<P: Platform> Scheduler<P> {
             if let Some(cell) = self.cell(prev) {
                 let irq = self.platform.irq_save();
                 *self.lock(&cell.parked) = Some(t);
+                cell.kept.store(false, Ordering::Relaxed);
                 cell.home.store(HOME_NONE, Ordering::Release);
                 self.platform.irq_restore(irq);
             }
@@ -468,6 +474,8 @@ impl<P: Platform> Scheduler<P> {
                 if let Some(t) = p.as_mut() {
                     t.state = TaskState::Blocked;
                 }
+                // Its slot keeps the same state (free, still its own).
+                cell.kept.store(true, Ordering::Relaxed);
                 cell.switching.store(switching, Ordering::Relaxed);
                 cell.last_cpu.store(rq.cpu().as_u32(), Ordering::Relaxed);
                 cell.home.store(HOME_PARKED, Ordering::Release);
@@ -767,7 +775,11 @@ impl<P: Platform> Scheduler<P> {
                     };
                     from = t.cpu;
                     allowed = t.cpus_allowed.has(target);
-                    self.remove_sleeper_load(t, target.index());
+                    let moved_load = self.remove_sleeper_load(t, target.index());
+                    if broken.is_some() || moved_load {
+                        // Changed here: its slot's copy no longer counts.
+                        cell.kept.store(false, Ordering::Relaxed);
+                    }
                     cell.home
                         .store(HOME_TRANSIT | target.as_u32(), Ordering::Release);
                     (target, wf)
