@@ -444,25 +444,34 @@ impl Timeline {
         }
     }
 
+    #[inline]
     fn alloc_node(&mut self, leaf: bool) -> u32 {
         let i = self.free;
         if i == NIL {
-            // The arena grows up to its high-water mark, within the capacity
-            // reserved for the slot count (`try_reserve`): no allocation.
-            debug_assert!(
-                self.nodes.len() < self.nodes.capacity(),
-                "tree node arena beyond its reservation"
-            );
-            self.nodes.push(Node::default());
-            let i = (self.nodes.len() - 1) as u32;
-            self.nm(i).leaf = leaf;
-            return i;
+            return self.push_node(leaf);
         }
         self.free = self.nd(i).parent;
         let n = self.nm(i);
         n.len = 0;
         n.parent = NIL;
         n.leaf = leaf;
+        i
+    }
+
+    /// [`Timeline::alloc_node`] with no free node: a new one (out of line:
+    /// its zeroed node on the stack cost every reuse a 512-byte frame).
+    #[cold]
+    #[inline(never)]
+    fn push_node(&mut self, leaf: bool) -> u32 {
+        // The arena grows up to its high-water mark, within the capacity
+        // reserved for the slot count (`try_reserve`): no allocation.
+        debug_assert!(
+            self.nodes.len() < self.nodes.capacity(),
+            "tree node arena beyond its reservation"
+        );
+        self.nodes.push(Node::default());
+        let i = (self.nodes.len() - 1) as u32;
+        self.nm(i).leaf = leaf;
         i
     }
 
@@ -632,6 +641,7 @@ impl Timeline {
 
     /// Inserts `z` with its key and augmented values (after all equal keys).
     /// O(B·log n).
+    #[inline]
     pub fn insert(&mut self, z: Slot, deadline: u64, vruntime: u64, slice: u64) {
         let e = Entry {
             key: deadline,
@@ -639,19 +649,35 @@ impl Timeline {
             mins: slice,
             child: z.0,
         };
-        if self.root == NIL || slice < self.min_slice {
+        if self.root == NIL {
+            // A root leaf of one entry: the general path's minimum slice,
+            // and `insert_at`'s insert and owner (no ancestors), without
+            // its generic path (a CPU running one task between sleeps
+            // fills an empty tree at each wakeup).
             self.min_slice = slice;
             self.min_slice_holders = 1;
-        } else if slice == self.min_slice && self.min_slice_holders != 0 {
-            self.min_slice_holders += 1;
-        }
-        if self.root == NIL {
             let r = self.alloc_node(true);
             self.root = r;
             self.leftmost = z.0;
             self.last_leaf = r;
-            self.insert_at(r, 0, e, e);
-            return;
+            let n = self.nm(r);
+            n.set(0, e);
+            n.len = 1;
+            self.leaf_of[z.0 as usize] = r;
+        } else {
+            self.insert_in(e);
+        }
+    }
+
+    /// [`Timeline::insert`] of `e` into a tree that is not empty.
+    #[inline(never)]
+    fn insert_in(&mut self, e: Entry) {
+        let (z, deadline, slice) = (e.child, e.key, e.mins);
+        if slice < self.min_slice {
+            self.min_slice = slice;
+            self.min_slice_holders = 1;
+        } else if slice == self.min_slice && self.min_slice_holders != 0 {
+            self.min_slice_holders += 1;
         }
         // Not before the latest deadline (a yield, or a long slice): after
         // it, in the last leaf, without a descent that scans every node on
@@ -663,7 +689,7 @@ impl Timeline {
             return;
         }
         if vbefore(deadline, self.nd(self.root).key[0]) {
-            self.leftmost = z.0;
+            self.leftmost = z;
         }
         let mut i = self.root;
         while !self.nd(i).leaf {
@@ -725,13 +751,20 @@ impl Timeline {
     }
 
     /// Removes `z` from the tree. O(B·log n).
+    #[inline]
     pub fn erase(&mut self, z: Slot) {
-        let z = z.0;
-        let l = self.leaf_of[z as usize];
+        let l = self.leaf_of[z.0 as usize];
         if l == self.root && self.nd(l).len() == 1 {
-            self.erase_only(z, l);
-            return;
+            self.erase_only(z.0, l);
+        } else {
+            self.erase_in(z, l);
         }
+    }
+
+    /// [`Timeline::erase`] of `z` from leaf `l` of a tree holding more.
+    #[inline(never)]
+    fn erase_in(&mut self, z: Slot, l: u32) {
+        let z = z.0;
         let k = self.nd(l).position(z);
         let x = self.nd(l).get(k);
         self.nm(l).remove(k);
@@ -769,10 +802,13 @@ impl Timeline {
     /// forgotten), without its search, shift and rebalance: a CPU that runs
     /// one task between sleeps erases it from a tree of one at each pick
     /// (about 60 instructions less each time).
-    #[inline(never)]
+    #[inline(always)]
     fn erase_only(&mut self, z: u32, l: u32) {
         let x = self.nd(l).get(0);
-        debug_assert_eq!(x.child, z, "the root leaf's only entry is not the erased one");
+        debug_assert_eq!(
+            x.child, z,
+            "the root leaf's only entry is not the erased one"
+        );
         self.leaf_of[z as usize] = NIL;
         self.free_node(l);
         self.root = NIL;
