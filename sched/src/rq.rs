@@ -590,6 +590,23 @@ impl Rq {
         (self.curr != NIL).then(|| self.id_of(self.curr))
     }
 
+    /// The running task's state, as `curr().and_then(|c| task(c))` finds it
+    /// (none once its slot was given up, while it switches out), read in its
+    /// slot instead of through the id map.
+    #[inline]
+    pub(crate) fn curr_task(&self) -> Option<&SchedTask> {
+        let t = (self.curr != NIL)
+            .then(|| &self.tasks[self.curr as usize])
+            .filter(|t| t.state != TaskState::Absent);
+        debug_assert_eq!(
+            t.map(|t| t as *const SchedTask),
+            self.curr()
+                .and_then(|c| self.task(c))
+                .map(|t| t as *const SchedTask)
+        );
+        t
+    }
+
     /// The pending reschedule request.
     #[inline]
     pub fn need_resched(&self) -> Resched {
@@ -1206,7 +1223,12 @@ impl Rq {
             id.0,
             self.cpu
         );
-        let s = self.own_slot(id);
+        // `own_slot`'s bookkeeping, the slot known.
+        if s == self.retired {
+            self.retired = NIL;
+        } else {
+            self.used_slots += 1;
+        }
         Some(self.ttwu_activate(s, None, wf))
     }
 

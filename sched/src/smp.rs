@@ -397,12 +397,12 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &Atom
     s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
     s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
-    s.curr_id.store(
-        rq.curr().map_or(crate::task::NIL, |c| c.0),
-        Ordering::Relaxed,
-    );
-    s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
-    let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
+    let curr = rq.curr();
+    s.curr_id
+        .store(curr.map_or(crate::task::NIL, |c| c.0), Ordering::Relaxed);
+    s.idle.store(curr.is_none(), Ordering::Relaxed);
+    // At every unlock: read in its slot (a hash probe less).
+    let rank = rq.curr_task().map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
     // No RT or deadline task queued here, now or at the last publish (a
     // nonzero overload rank implies a nonzero rank): nothing to write. (A
@@ -1012,7 +1012,11 @@ impl<P: Platform> Scheduler<P> {
     /// now.
     /// `target` is a CPU's index, or `usize::MAX` for none. Returns whether
     /// it changed `t` (it was attached elsewhere).
-    pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) -> bool {
+    pub(crate) fn remove_sleeper_load(
+        &self,
+        t: &mut crate::task::SchedTask,
+        target: usize,
+    ) -> bool {
         let c = t.se.avg_cpu as usize;
         if c == target || c >= self.nr_cpus() {
             return false;
@@ -1148,8 +1152,7 @@ impl<P: Platform> Scheduler<P> {
         task: impl WakeeState,
         wf: WakeFlags,
     ) -> WakeOutcome {
-        let wake =
-            |rq: &mut Rq| Ok::<_, core::convert::Infallible>(task.ttwu_enqueue(rq, id, wf));
+        let wake = |rq: &mut Rq| Ok::<_, core::convert::Infallible>(task.ttwu_enqueue(rq, id, wf));
         if cpu == this_cpu {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
@@ -1221,6 +1224,7 @@ impl<P: Platform> Scheduler<P> {
             match &e.task {
                 Some(t) => {
                     rq.ttwu_enqueue(e.id, t, wf);
+                    self.placed(e.id, cpu);
                 }
                 None => {
                     let cell = self
@@ -1232,9 +1236,9 @@ impl<P: Platform> Scheduler<P> {
                         allowed: true,
                     };
                     wakee.ttwu_enqueue(rq, e.id, wf);
+                    self.placed_cell(e.id, cell, cpu);
                 }
             }
-            self.placed(e.id, cpu);
         }
         list.clear();
         slot.wake_pending.store(false, Ordering::Relaxed);

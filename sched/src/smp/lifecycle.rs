@@ -189,6 +189,13 @@ impl<P: Platform> Scheduler<P> {
         self.platform.set_task_cpu(id, cpu);
     }
 
+    /// [`Self::placed`] for a caller that has the task's cell.
+    #[inline]
+    pub(crate) fn placed_cell(&self, id: TaskId, cell: &TaskCell, cpu: CpuId) {
+        cell.home.store(cpu.as_u32(), Ordering::Release);
+        self.platform.set_task_cpu(id, cpu);
+    }
+
     /// The cell of `id`, if its chunk exists (never allocates).
     pub(super) fn cell(&self, id: TaskId) -> Option<&TaskCell> {
         let i = id.0 as usize;
@@ -658,7 +665,7 @@ impl<P: Platform> Scheduler<P> {
                     let Some(t) = rq.task(id) else {
                         return Err(LifecycleError::NoSuchTask);
                     };
-                    let wide = self.record_wakee_wide(t, id, this_cpu);
+                    let wide = self.record_wakee_wide(t, id, cell, this_cpu);
                     let (target, wf) =
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide);
                     if target == cpu {
@@ -704,8 +711,14 @@ impl<P: Platform> Scheduler<P> {
     /// `record_wakee` on the waker (the task running on `this_cpu`), then
     /// `wake_wide` for its wakeup of `id` (a fair task; Linux does both in
     /// `select_task_rq_fair`). The waker's flips are halved once a second
-    /// (`HZ` jiffies in Linux).
-    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: CpuId) -> bool {
+    /// (`HZ` jiffies in Linux). `cell` is the wakee's.
+    fn record_wakee_wide(
+        &self,
+        t: &SchedTask,
+        id: TaskId,
+        cell: &TaskCell,
+        this_cpu: CpuId,
+    ) -> bool {
         if t.class() != crate::class::SchedClass::Fair {
             return false;
         }
@@ -728,9 +741,8 @@ impl<P: Platform> Scheduler<P> {
             wc.wakee_flips.store(f.saturating_add(1), Ordering::Relaxed);
         }
         let master = wc.wakee_flips.load(Ordering::Relaxed);
-        let slave = self
-            .cell(id)
-            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed));
+        // The wakee's own cell, which the caller has (not looked up again).
+        let slave = cell.wakee_flips.load(Ordering::Relaxed);
         self.wake_wide(master, slave, this_cpu)
     }
 
@@ -770,7 +782,7 @@ impl<P: Platform> Scheduler<P> {
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
-                        let wide = self.record_wakee_wide(t, id, this_cpu);
+                        let wide = self.record_wakee_wide(t, id, cell, this_cpu);
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
                     from = t.cpu;
