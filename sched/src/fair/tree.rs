@@ -90,6 +90,8 @@ use crate::task::NIL;
 /// Maximum entries per node. Non-root nodes hold at least `B / 2`.
 pub const B: usize = 16;
 const MIN: usize = B / 2;
+/// The longest tail [`Node::remove`] moves entry by entry.
+const SHORT_TAIL: usize = 3;
 const _: () = assert!(B >= 4 && B < 64, "node masks are u64");
 
 /// One entry: an entity (in a leaf) or a child subtree's summary.
@@ -179,8 +181,21 @@ impl Node {
     #[inline]
     fn remove(&mut self, k: usize) {
         let len = self.len();
-        if k + 1 >= len {
+        let tail = len.saturating_sub(k + 1);
+        if tail == 0 {
             // No tail: the entries from `len - 1` on are unused.
+        } else if tail <= SHORT_TAIL {
+            // A short tail (a CPU with two or three tasks) moves entry by
+            // entry, in straight-line code: three `memmove` calls cost the
+            // kernel over 100 instructions whatever they move.
+            for j in k..k + SHORT_TAIL {
+                if j + 1 < len {
+                    self.key[j] = self.key[j + 1];
+                    self.minv[j] = self.minv[j + 1];
+                    self.mins[j] = self.mins[j + 1];
+                    self.child[j] = self.child[j + 1];
+                }
+            }
         } else if k == 0 {
             // The usual case (the leftmost entity): a fixed-size shift of the
             // whole arrays, which compiles to straight vector moves.
