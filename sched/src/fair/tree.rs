@@ -685,7 +685,7 @@ impl Timeline {
     }
 
     /// [`Timeline::insert`] of `e` into a tree that is not empty.
-    #[inline(never)]
+    #[inline(always)]
     fn insert_in(&mut self, e: Entry) {
         let (z, deadline, slice) = (e.child, e.key, e.mins);
         if slice < self.min_slice {
@@ -777,7 +777,7 @@ impl Timeline {
     }
 
     /// [`Timeline::erase`] of `z` from leaf `l` of a tree holding more.
-    #[inline(never)]
+    #[inline(always)]
     fn erase_in(&mut self, z: Slot, l: u32) {
         let z = z.0;
         let k = self.nd(l).position(z);
