@@ -60,6 +60,13 @@
 #   CONF_SMP=1       CPUs of both machines for these rows (every task is on
 #                    CPU 0 anyway; 1 keeps our kernel's idle CPUs out of the
 #                    emulation's time)
+#   CONF_BOOTS=1     boots of each kernel; above 1, boot b gets seed b (Linux
+#                    lc.seed=b, ours seed=b) and a pseudo-random pause from
+#                    it before every run (Linux: usleep 0..4 ms; ours: `yield
+#                    -l 1..1000`, 0..4.7 ms under -icount shift=2), so runs
+#                    start at different tick phases; logs linux-seedB.log and
+#                    ours-seedB.log, a table per boot and one of each row's
+#                    spread over the boots (conformance.py)
 #  latency:
 #   REPS=3 LOOPS_PIPE=2000   repetitions per boot of: cyclictest, the pipe
 #                    round trips (same CPU, cross CPU); then REPS runs of
@@ -121,6 +128,7 @@ more2+='|cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1'
 WORKLOADS2=${WORKLOADS2-$default2}
 CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
+CONF_BOOTS=${CONF_BOOTS:-1}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
 COST_ITERS=${COST_ITERS:-2000}
@@ -134,7 +142,7 @@ case $ARCH in
 esac
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS LOOPS_PIPE COST_ITERS; do
+for n in BOOTS RUNS REPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
@@ -329,12 +337,20 @@ ROWS
 }
 
 part_conformance() {
-    local dir=$OUT/conformance
+    local dir=$OUT/conformance b
+    local llogs=("$dir/linux.log") ologs=("$dir/ours.log")
+    if [[ $CONF_BOOTS -gt 1 ]]; then
+        llogs=() ologs=()
+        for ((b = 1; b <= CONF_BOOTS; b++)); do llogs+=("$dir/linux-seed$b.log") ologs+=("$dir/ours-seed$b.log"); done
+    fi
     mkdir -p "$dir"
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         : >"$ldir/plan.sh"
-        local ours="" name cmd ourcmd cfg
+        local ours="" name cmd ourcmd cfg lpause="" opause=""
         declare -A done_l=() done_o=()
+        # Several boots: a pause from the boot's seed before every run (ours'
+        # is a `yield` of 1..1000 loops, drawn per boot below as __Y__).
+        [[ $CONF_BOOTS -gt 1 ]] && lpause="lc_rand; usleep \$((lc_rng % 4000)); " opause="yield -l __Y__; "
         # Rows that read the same run share it (one run per config and command).
         while IFS='|' read -r name cmd ourcmd _; do
             name=${name%%:[a-z]*} # (:avg etc. only tell rows apart)
@@ -342,24 +358,37 @@ part_conformance() {
             [[ $name == *:[A-Z]* ]] && cfg=${name##*:}
             if [[ -z ${done_l[$cfg|$cmd]:-} ]]; then
                 done_l[$cfg|$cmd]=1
-                printf "echo 'conf %s|%s'; lc_restore; lc_apply %s; %s; lc_restore\n" "$cfg" "$cmd" "$cfg" "$cmd" >>"$ldir/plan.sh"
+                printf "echo 'conf %s|%s'; lc_restore; lc_apply %s; %s%s; lc_restore\n" "$cfg" "$cmd" "$cfg" "$lpause" "$cmd" >>"$ldir/plan.sh"
             fi
             if [[ -n $ourcmd && -z ${done_o[$cfg|$ourcmd]:-} ]]; then
                 done_o[$cfg|$ourcmd]=1
-                if [[ $cfg == default ]]; then ours+="$ourcmd; "
-                else ours+="features $cfg; $ourcmd; features ${cfg#NO_}; "; fi
+                if [[ $cfg == default ]]; then ours+="$opause$ourcmd; "
+                else ours+="features $cfg; $opause$ourcmd; features ${cfg#NO_}; "; fi
             fi
         done < <(conf_rows)
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
-        SMP=$CONF_SMP boot_linux "$dir/linux.log" lc.mode=ab lc.seed=1
-        if [[ $OURS == 1 ]]; then
-            # (rows are told apart by order: the k-th workload run is the
-            # k-th distinct (config, command) of the rows)
-            SMP=$CONF_SMP boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${ours}poweroff"
-        fi
+        for ((b = 1; b <= CONF_BOOTS; b++)); do
+            SMP=$CONF_SMP boot_linux "${llogs[b - 1]}" lc.mode=ab "lc.seed=$b"
+            if [[ $OURS == 1 ]]; then
+                # (rows are told apart by order: the k-th workload run is the
+                # k-th distinct (config, command) of the rows)
+                local script=$ours rng=$((b * 2654435761 % 2147483647 + 1))
+                while [[ $script == *__Y__* ]]; do
+                    rng=$((rng * 48271 % 2147483647))
+                    script=${script/__Y__/$((1 + rng % 1000))}
+                done
+                SMP=$CONF_SMP boot "$elf" "${ologs[b - 1]}" -- "seed=$b preempt=$PREEMPT run=${script}poweroff"
+            fi
+        done
     fi
-    echo "== conformance: SMP=$CONF_SMP, $mode, both preempt=$PREEMPT, ${CONF_MS} ms per run" | tee "$OUT/conformance.txt"
-    "$here/linux-compare/conformance.py" "$dir/linux.log" "$dir/ours.log" < <(conf_rows) | tee -a "$OUT/conformance.txt"
+    echo "== conformance: SMP=$CONF_SMP, $mode, both preempt=$PREEMPT, ${CONF_MS} ms per run, $CONF_BOOTS boot(s) of each" | tee "$OUT/conformance.txt"
+    for ((b = 1; b <= CONF_BOOTS; b++)); do
+        [[ $CONF_BOOTS -gt 1 ]] && echo "== boot $b (seed $b)" | tee -a "$OUT/conformance.txt"
+        "$here/linux-compare/conformance.py" "${llogs[b - 1]}" "${ologs[b - 1]}" < <(conf_rows) | tee -a "$OUT/conformance.txt"
+    done
+    if [[ $CONF_BOOTS -gt 1 ]]; then
+        "$here/linux-compare/conformance.py" "${llogs[@]}" -- "${ologs[@]}" < <(conf_rows) | tee -a "$OUT/conformance.txt"
+    fi
 }
 
 # --- latency (cyclictest, pipe round trips) ------------------------------------

@@ -82,6 +82,8 @@ sched_features! {
     Hrtick = "HRTICK", true, on: "FEAT_ON_HRTICK", off: "FEAT_OFF_HRTICK";
     /// Queue a remote wakeup on the target CPU's wake list and send an IPI instead of locking its runqueue, where Linux's `ttwu_queue_cond()` allows it: a CPU of another LLC, or one with nothing queued ([`crate::smp::Scheduler::ttwu_queue_cond`]).
     TtwuQueue = "TTWU_QUEUE", true, on: "FEAT_ON_TTWU_QUEUE", off: "FEAT_OFF_TTWU_QUEUE";
+    /// Limit the wakeup's scan of the LLC for an idle CPU by the LLC's summed PELT utilisation: `nr_idle_scan` CPUs, recomputed by the periodic balance of the LLC domain, none at ~85% (Linux 6.0, commit 70fb5ccf2ebb).
+    SisUtil = "SIS_UTIL", true, on: "FEAT_ON_SIS_UTIL", off: "FEAT_OFF_SIS_UTIL";
     /// Wake-affine: prefer the waking CPU when it is (about to be) idle.
     WaIdle = "WA_IDLE", true, on: "FEAT_ON_WA_IDLE", off: "FEAT_OFF_WA_IDLE";
     /// Wake-affine: compare the load of the waking and the previous CPU.
@@ -247,6 +249,7 @@ mod tests {
             (Feature::WakeupPreemption, true),
             (Feature::Hrtick, true),
             (Feature::TtwuQueue, true),
+            (Feature::SisUtil, true),
             (Feature::WaIdle, true),
             (Feature::WaWeight, true),
             (Feature::NiRandom, true),

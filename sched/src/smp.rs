@@ -86,6 +86,7 @@ pub mod lifecycle;
 mod loom_tests;
 pub mod newidle;
 mod placement;
+pub use placement::nr_idle_scan_for;
 mod rt_balance;
 
 pub use hotplug::HotplugError;
@@ -262,6 +263,20 @@ pub struct CpuSummary {
     /// The fair runqueue's PELT load average, queued and blocked (Linux's
     /// `cpu_load()`), what `wake_affine_weight` compares.
     pub load_avg: AtomicU64,
+    /// The fair runqueue's PELT utilisation (`cfs_rq->avg.util_avg`,
+    /// blocked utilisation included): what the periodic balance of the LLC
+    /// domain sums for SIS_UTIL (`cpu_util_cfs`, `group_util`).
+    pub util_avg: AtomicU64,
+    /// The fair runqueue's PELT runnable average (`cfs_rq->avg.runnable_avg`,
+    /// Linux's `cpu_runnable()`), what the balancer sums per group
+    /// (`group_runnable`).
+    pub runnable_avg: AtomicU64,
+    /// SIS_UTIL's scan limit (`sd_llc_shared->nr_idle_scan`): how many CPUs
+    /// of the LLC a wakeup's `select_idle_cpu` may look at. Kept only in
+    /// the summary of the LLC's first CPU, which stands for Linux's
+    /// `sd_llc_shared` ([`Scheduler::nr_idle_scan`]); written by the
+    /// periodic balance of the LLC domain, starts at the LLC's size.
+    pub nr_idle_scan: AtomicU32,
     /// The running task's id, or [`crate::task::NIL`]: the waker whose
     /// `wakee_flips` a wakeup from this CPU records (Linux's `current`).
     pub curr_id: AtomicU32,
@@ -397,6 +412,9 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &Atom
     s.rq_empty.store(rq.nr_running() == 0, Ordering::Relaxed);
     s.load.store(rq.load(), Ordering::Relaxed);
     s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
+    let avg = rq.fair.avg();
+    s.util_avg.store(avg.util_avg, Ordering::Relaxed);
+    s.runnable_avg.store(avg.runnable_avg, Ordering::Relaxed);
     let curr = rq.curr();
     s.curr_id
         .store(curr.map_or(crate::task::NIL, |c| c.0), Ordering::Relaxed);
@@ -764,6 +782,7 @@ impl<P: Platform> Scheduler<P> {
                 summary: CpuSummary {
                     idle: AtomicBool::new(true),
                     rq_empty: AtomicBool::new(true),
+                    nr_idle_scan: AtomicU32::new(topology.llc_mask(cpu).weight() as u32),
                     ..Default::default()
                 },
                 lb: core::array::from_fn(|l| DomainState {
@@ -1000,10 +1019,6 @@ impl<P: Platform> Scheduler<P> {
             .summary
             .nr_running
             .load(Ordering::Relaxed)
-    }
-
-    fn load(&self, cpu: CpuId) -> u64 {
-        self.slots[cpu.index()].summary.load.load(Ordering::Relaxed)
     }
 
     /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto

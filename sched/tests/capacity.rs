@@ -267,6 +267,10 @@ fn misfit_is_left_alone_when_nothing_bigger_can_help() {
     let p = s.load_balance(cpu_id(2), false);
     assert!(p.is_empty() && !p.active_balance());
     occupy(&s, 0, 40);
+    // Busy by PELT (group_has_capacity): a task just spawned leaves its
+    // CPU spare capacity (util 512 < 1024 · 100 / 117) and would pull;
+    // after 200 ms of running, util ~1014 does not.
+    run(&s, 0, 200);
     let p = s.load_balance(cpu_id(0), false);
     assert!(p.is_empty() && !p.active_balance());
     // Pinned to the littles: no misfit.

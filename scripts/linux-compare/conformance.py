@@ -3,6 +3,7 @@
 beside the reference value and its bound.
 
     conformance.py LINUX_LOG OURS_LOG < ROWS
+    conformance.py LINUX_LOG... -- OURS_LOG... < ROWS   (several boots)
 
 ROWS (from linux-compare.sh): NAME|LINUX CMD|OUR CMD|WHAT|REF|BOUND[|BASE],
 where
@@ -26,6 +27,12 @@ Both kernels print the same lines for a run: `spin` (ours: `SPEC
 runtime_ms X share Y%  (pid P, switches S`; lcbench: `spin: SPEC runtime X
 ms  share Y%  nvcsw N nivcsw M`), `wakelat: N wakeups, avg A p50 B p99 C max
 D us ...` and cyclictest's `T: 0 ... Avg: A Max: M`.
+
+With several boots of each kernel (linux-compare.sh's CONF_BOOTS), each row's
+spread instead: per kernel the min-max and mean +- sd over its boots, and how
+many of ours' boots are within the bound (of the ideal value; of Linux's mean
+for `linux` rows; at most Linux's mean for `<=linux`) and inside Linux's
+min-max. Linux's boots are judged against an ideal value too.
 """
 
 import re
@@ -98,13 +105,18 @@ def pick(run, what):
     return run["metrics"].get(what)
 
 
-def main():
-    linux, ours = linux_runs(sys.argv[1]), ours_runs(sys.argv[2])
-    order, rows, fig = [], [], {}
+def read_rows():
+    rows = []
     for line in sys.stdin:
         f = line.rstrip("\n").split("|")
-        name, cmd, ourcmd, what, ref, bound = f[:6]
-        base = f[6] if len(f) > 6 else ""
+        rows.append((*f[:6], f[6] if len(f) > 6 else ""))
+    return rows
+
+
+def figures(rows, linux, ours):
+    """Each row's (name, what, ref, bound, base, Linux's figure, ours)."""
+    order, out, fig = [], [], {}
+    for name, cmd, ourcmd, what, ref, bound, base in rows:
         cfg = name.rsplit(":", 1)[1] if re.search(r":[A-Z]", name) else "default"
         key = (cfg, ourcmd)
         if ourcmd and key not in order:
@@ -116,20 +128,25 @@ def main():
             lb, ob = fig.get(base, (None, None))
             lv = None if lv is None or lb is None else lv - lb
             ov = None if ov is None or ob is None else ov - ob
-        rows.append((name, what, ref, bound, base, lv, ov))
+        out.append((name, what, ref, bound, base, lv, ov))
+    return out
 
-    def f(v):
-        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
 
-    def verdict(v, ref, bound, lv):
-        if v is None or not ref:
-            return ""
-        if ref == "linux":
-            return "" if lv is None else ("ok" if abs(v - lv) <= float(bound) else "OUT")
-        if ref == "<=linux":
-            return "" if lv is None else ("ok" if v <= lv else "OUT")
-        return "ok" if abs(v - float(ref)) <= float(bound) else "OUT"
+def f(v):
+    return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
 
+
+def verdict(v, ref, bound, lv):
+    if v is None or not ref:
+        return ""
+    if ref == "linux":
+        return "" if lv is None else ("ok" if abs(v - lv) <= float(bound) else "OUT")
+    if ref == "<=linux":
+        return "" if lv is None else ("ok" if v <= lv else "OUT")
+    return "ok" if abs(v - float(ref)) <= float(bound) else "OUT"
+
+
+def one_boot(rows):
     print("== conformance: one CPU (every task on CPU 0), one run each; share = % of the tasks' CPU time")
     print(f"{'row':<37}{'what':<13}{'ref':>8}{'bound':>8}{'Linux':>10}{'':>5}{'ours':>10}{'':>5}  minus")
     for name, what, ref, bound, base, lv, ov in rows:
@@ -139,6 +156,55 @@ def main():
               f"{f(ov):>10}{verdict(ov, ref, bound, lv):>5}  {base}")
     print("ok / OUT: within / outside the bound around the reference (ideal value, or Linux's figure);")
     print("'minus': the figure is this row's minus that row's, each kernel its own; '-': not measured")
+
+
+def spread(vs):
+    """'min..max mean+-sd' of the figures that were measured."""
+    vs = [float(v) for v in vs if v is not None]
+    if not vs:
+        return "-", None
+    mean = sum(vs) / len(vs)
+    sd = (sum((v - mean) ** 2 for v in vs) / (len(vs) - 1)) ** 0.5 if len(vs) > 1 else 0.0
+    return f"{min(vs):.2f}..{max(vs):.2f}  {mean:.2f}+-{sd:.2f}", mean
+
+
+def several_boots(boots):
+    n = len(boots)
+    print(f"== conformance over {n} boots of each kernel: min..max mean+-sd (sample sd)")
+    print(f"{'row':<37}{'ref':>8}{'bound':>8}  {'Linux':<32}{'ours':<32}{'in bound':>9}{'in L range':>11}")
+    for i, (name, _what, ref, bound, _base, _lv, _ov) in enumerate(boots[0]):
+        ls = [b[i][5] for b in boots]
+        os_ = [b[i][6] for b in boots]
+        lsp, lmean = spread(ls)
+        osp, _ = spread(os_)
+        got = [v for v in os_ if v is not None]
+        if ref in ("linux", "<=linux"):
+            inb = "" if lmean is None or not got else f"{sum(verdict(v, ref, bound, lmean) == 'ok' for v in got)}/{len(got)}"
+        elif ref:
+            lok = sum(verdict(v, ref, bound, None) == "ok" for v in ls if v is not None)
+            inb = f"L{lok}/{len([v for v in ls if v is not None])} O{sum(verdict(v, ref, bound, None) == 'ok' for v in got)}/{len(got)}"
+        else:
+            inb = ""
+        lg = [v for v in ls if v is not None]
+        inr = f"{sum(min(lg) <= v <= max(lg) for v in got)}/{len(got)}" if lg and got else ""
+        b = f"+-{bound}" if bound else ""
+        print(f"{name:<37}{ref or '-':>8}{b:>8}  {lsp:<32}{osp:<32}{inb:>9}{inr:>11}")
+    print("in bound: ours' boots within the bound of the ideal value (L: Linux's boots, O: ours'),")
+    print("or of Linux's mean (ref linux; <=linux: at most Linux's mean); in L range: ours' boots")
+    print("inside Linux's min..max")
+
+
+def main():
+    args = sys.argv[1:]
+    rows = read_rows()
+    if "--" not in args:
+        one_boot(figures(rows, linux_runs(args[0]), ours_runs(args[1])))
+        return
+    k = args.index("--")
+    lpaths, opaths = args[:k], args[k + 1:]
+    if len(lpaths) != len(opaths) or not lpaths:
+        sys.exit("conformance.py: as many Linux logs as ours before and after '--'")
+    several_boots([figures(rows, linux_runs(lp), ours_runs(op)) for lp, op in zip(lpaths, opaths)])
 
 
 main()

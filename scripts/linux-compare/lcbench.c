@@ -13,6 +13,9 @@
  *       (stamping the time just before), the worker records the wakeup
  *       latency, sleeps -s us (its I/O), touches -F KiB and records the request
  *       latency. Defaults as the shell's: -m 1 -t 4 -r 5 -F 256 -s 100.
+ *       Counters after the metrics: each wakeup by where the worker was when
+ *       posted (wk_awake / wk_same / wk_other), the posts each way and how
+ *       many woke a sleeper, the threads' involuntary switches.
  *   lcbench pgbench [-c CLIENTS] [-t TX] [-S]
  *       pgbench's shape: one backend thread per client over a unix stream
  *       socket pair; read-write: 7 statements per transaction (BEGIN and END
@@ -175,21 +178,27 @@ static long futex(atomic_int *uaddr, int op, int val)
 	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
 }
 
-/* Sleeps until *f is non-zero, then clears it (a binary semaphore). */
-static void sem_wait_f(atomic_int *f)
+/*
+ * Sleeps until *f is non-zero, then clears it (a binary semaphore); returns
+ * whether it slept (a FUTEX_WAIT returned 0).
+ */
+static int sem_wait_fs(atomic_int *f)
 {
+	int slept = 0;
 	for (;;) {
 		int one = 1;
 		if (atomic_compare_exchange_strong(f, &one, 0))
-			return;
-		futex(f, FUTEX_WAIT_PRIVATE, 0);
+			return slept;
+		if (futex(f, FUTEX_WAIT_PRIVATE, 0) == 0)
+			slept = 1;
 	}
 }
 
-static void sem_post_f(atomic_int *f)
+/* Returns how many sleepers FUTEX_WAKE woke (0 or 1). */
+static long sem_post_f(atomic_int *f)
 {
 	atomic_store(f, 1);
-	futex(f, FUTEX_WAKE_PRIVATE, 1);
+	return futex(f, FUTEX_WAKE_PRIVATE, 1);
 }
 
 /* Latency histogram: 1 us buckets up to 1 s (larger values go to the last). */
@@ -264,6 +273,7 @@ static int cmd_rus(int argc, char **argv)
 struct sworker {
 	atomic_int sem;
 	atomic_ullong woken_at;
+	atomic_int waker_cpu;
 	char *buf;
 	struct sgroup *g;
 	int idx;
@@ -280,6 +290,23 @@ struct sgroup {
 
 static struct hist s_wake, s_req;
 static atomic_ullong s_requests;
+/*
+ * Counters (after " | " in the lcbench line): each wakeup latency by where the
+ * worker was when posted: 0 not asleep yet (its FUTEX_WAIT never slept), 1
+ * asleep and run on the message thread's CPU (the one it stamped on), 2 asleep
+ * and run on another CPU; the posts each way and how many woke a sleeper; the
+ * threads' involuntary switches (RUSAGE_THREAD).
+ */
+static struct hist s_wcat[3];
+static atomic_ullong s_wposts, s_wposts_woke, s_mposts, s_mposts_woke, s_msg_slept, s_msg_rounds;
+static atomic_ullong s_nivcsw_msg, s_nivcsw_wk;
+
+static long thread_nivcsw(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nivcsw;
+}
 static long s_kb = 256, s_sleep_us = 100;
 
 static void *sworker_main(void *arg)
@@ -290,12 +317,17 @@ static void *sworker_main(void *arg)
 		pthread_mutex_lock(&g->lock);
 		g->list[g->nlist++] = w->idx;
 		pthread_mutex_unlock(&g->lock);
-		sem_post_f(&g->post);
-		sem_wait_f(&w->sem);
+		atomic_fetch_add(&s_wposts_woke, sem_post_f(&g->post));
+		atomic_fetch_add(&s_wposts, 1);
+		int slept = sem_wait_fs(&w->sem);
 		uint64_t t = now_ns();
-		if (atomic_load(&g->done))
+		if (atomic_load(&g->done)) {
+			atomic_fetch_add(&s_nivcsw_wk, thread_nivcsw());
 			return NULL;
+		}
 		hist_add(&s_wake, t - w->woken_at);
+		int cat = !slept ? 0 : sched_getcpu() == atomic_load(&w->waker_cpu) ? 1 : 2;
+		hist_add(&s_wcat[cat], t - w->woken_at);
 		if (s_sleep_us)
 			sleep_ns(s_sleep_us * 1000);
 		for (long i = 0; i < s_kb * 1024; i += 64)
@@ -314,7 +346,8 @@ static void *smsg_main(void *arg)
 	if (!mine)
 		die("calloc");
 	while (now_ns() < s_end) {
-		sem_wait_f(&g->post);
+		atomic_fetch_add(&s_msg_slept, sem_wait_fs(&g->post));
+		atomic_fetch_add(&s_msg_rounds, 1);
 		pthread_mutex_lock(&g->lock);
 		int n = g->nlist;
 		memcpy(mine, g->list, n * sizeof(int));
@@ -322,10 +355,13 @@ static void *smsg_main(void *arg)
 		pthread_mutex_unlock(&g->lock);
 		for (int i = 0; i < n; i++) {
 			struct sworker *w = &g->w[mine[i]];
+			atomic_store(&w->waker_cpu, sched_getcpu());
 			w->woken_at = now_ns();
-			sem_post_f(&w->sem);
+			atomic_fetch_add(&s_mposts_woke, sem_post_f(&w->sem));
+			atomic_fetch_add(&s_mposts, 1);
 		}
 	}
+	atomic_fetch_add(&s_nivcsw_msg, thread_nivcsw());
 	atomic_store(&g->done, 1);
 	for (int i = 0; i < g->nw; i++)
 		sem_post_f(&g->w[i].sem);
@@ -349,6 +385,8 @@ static int cmd_schbench(int argc, char **argv)
 	}
 	hist_init(&s_wake);
 	hist_init(&s_req);
+	for (int i = 0; i < 3; i++)
+		hist_init(&s_wcat[i]);
 	struct sgroup *gs = calloc(m, sizeof(*gs));
 	pthread_t *th = calloc(m * (t + 1), sizeof(pthread_t));
 	if (!gs || !th)
@@ -382,8 +420,17 @@ static int cmd_schbench(int argc, char **argv)
 	printf("schbench: wakeup p50 %.0f p99 %.0f us; request p50 %.0f p99 %.0f us; %llu requests in %.3f s\n",
 	       hist_pct(&s_wake, 500), hist_pct(&s_wake, 990), hist_pct(&s_req, 500), hist_pct(&s_req, 990),
 	       (unsigned long long)s_requests, secs);
-	printf("lcbench: wakeup_p99_us=%.4f request_p99_us=%.4f rps=%.4f\n", hist_pct(&s_wake, 990),
+	printf("lcbench: wakeup_p99_us=%.4f request_p99_us=%.4f rps=%.4f | ", hist_pct(&s_wake, 990),
 	       hist_pct(&s_req, 990), s_requests / secs);
+	static const char *cat[3] = { "awake", "same", "other" };
+	for (int i = 0; i < 3; i++)
+		printf("wk_%s=%llu wk_%s_p99_us=%.0f wk_%s_sum_us=%llu ", cat[i], (unsigned long long)s_wcat[i].n,
+		       cat[i], hist_pct(&s_wcat[i], 990), cat[i], (unsigned long long)(s_wcat[i].sum / 1000));
+	printf("msg_posts=%llu msg_posts_woke=%llu wk_posts=%llu wk_posts_woke=%llu msg_rounds=%llu msg_slept=%llu "
+	       "nivcsw_msg=%llu nivcsw_wk=%llu\n",
+	       (unsigned long long)s_mposts, (unsigned long long)s_mposts_woke, (unsigned long long)s_wposts,
+	       (unsigned long long)s_wposts_woke, (unsigned long long)s_msg_rounds, (unsigned long long)s_msg_slept,
+	       (unsigned long long)s_nivcsw_msg, (unsigned long long)s_nivcsw_wk);
 	return 0;
 }
 

@@ -126,6 +126,8 @@ pub enum ArgError {
     UnknownPolicy(String),
     /// A `spin` SPEC that is none of the forms.
     BadSpec(String),
+    /// `hackbench -C` with neither `linux` nor a number.
+    BadSyscallCost(String),
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -214,6 +216,7 @@ impl fmt::Display for Error {
                         | ArgError::NotAWorkload(_)
                         | ArgError::NotAJob(_)
                         | ArgError::BadSpec(_)
+                        | ArgError::BadSyscallCost(_)
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -279,6 +282,9 @@ impl fmt::Display for ArgError {
                 f,
                 "bad SPEC '{w}' (expected NICE, batch:NICE, idle, slice:US or duty:RUN_US:SLEEP_US)"
             ),
+            ArgError::BadSyscallCost(w) => {
+                write!(f, "-C expects 'linux' or NS (a decimal integer), got '{w}'")
+            }
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(

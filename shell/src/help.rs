@@ -270,13 +270,16 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "hackbench",
-        "hackbench [-p] [-T|-P] [-g GROUPS] [-l LOOPS] [-f FDS] [-s DATASIZE]",
+        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C linux|NS]",
         "senders and receivers passing messages, 2 x GROUPS x FDS threads",
         &[
             "-p, --pipe: pipes (fs/pipe.c: 16 x 4 KiB, a sync wakeup when empty)",
             "default: unix stream sockets (208 KiB sndbuf, a sync wakeup per send)",
             "-T, --threads / -P, --process (default): accepted and reported; every",
             "task is a kernel thread here (processes would add an mm switch)",
+            "-C, --syscall-cost linux|NS: each send and receive also burns NS ns of",
+            "kernel time (linux: Linux 7.2's write/read on this QEMU machine, as",
+            "measured: pipes 4358/3883 ns, sockets 9618/7773 ns); default: none",
             "long options too: --groups --loops --fds --datasize; -h prints this",
             "Ctrl-C stops it early; 'hackbench ... &' runs it in the background",
         ],
@@ -286,6 +289,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "hackbench -g 4 -l 100000 &",
             "hackbench -p -g 2 -l 50 -f 5",
             "hackbench --pipe --threads --groups 4",
+            "hackbench -g 2 -C linux",
         ],
     ),
     cmd(

@@ -3,7 +3,8 @@
 use sched::{CpuId, Feature, Policy, PreemptMode};
 use shell::{
     help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
-    Spin, SpinThread, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS, MAX_JOBS, MAX_LINE,
+    Spin, SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS,
+    MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -905,6 +906,7 @@ fn workloads_defaults_and_ranges() {
             datasize: 100,
             pipe: false,
             threads: false,
+            syscall_cost: None,
         }
     );
     assert_eq!(
@@ -1195,6 +1197,7 @@ fn hackbench_ipc_and_task_flags() {
             datasize: 1,
             pipe: true,
             threads: true,
+            syscall_cost: None,
         }
     );
     err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
@@ -1206,6 +1209,99 @@ fn hackbench_ipc_and_task_flags() {
     err_starts(
         "hackbench --sockets",
         "hackbench: unknown option '--sockets'",
+    );
+}
+
+#[test]
+fn hackbench_syscall_cost() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    // Without -C nothing is charged.
+    assert_eq!(hb("hackbench").syscall_cost, None);
+    assert_eq!(hb("hackbench -p").syscall_cost_ns(), (0, 0));
+    // linux: the measured figures of the run's channel (lcbench costs,
+    // docs/results/linux.md "The simulator's qemu:N costs").
+    let linux = hb("hackbench -C linux");
+    assert_eq!(linux.syscall_cost, Some(SyscallCost::Linux));
+    assert_eq!(linux.syscall_cost_ns(), (9_618, 7_773));
+    assert_eq!(
+        hb("hackbench -p -C linux").syscall_cost_ns(),
+        (4_358, 3_883)
+    );
+    // The pipe flag may come after -C: the figures follow it all the same.
+    assert_eq!(
+        hb("hackbench --syscall-cost=linux -g 2 -p").syscall_cost_ns(),
+        (4_358, 3_883)
+    );
+    assert_eq!(
+        hb("hackbench --syscall-cost linux -T").syscall_cost,
+        Some(SyscallCost::Linux)
+    );
+    // NS: the same for a send and a receive, attached or not, 0 allowed.
+    assert_eq!(hb("hackbench -C 5000").syscall_cost_ns(), (5_000, 5_000));
+    assert_eq!(hb("hackbench -pC5000").syscall_cost_ns(), (5_000, 5_000));
+    assert_eq!(hb("hackbench -C 0").syscall_cost, Some(SyscallCost::Ns(0)));
+    assert_eq!(
+        hb("hackbench -C 1000000 -g 3"),
+        Hackbench {
+            groups: 3,
+            syscall_cost: Some(SyscallCost::Ns(1_000_000)),
+            ..Hackbench::default()
+        }
+    );
+    // Printed back as given.
+    assert_eq!(SyscallCost::Linux.to_string(), "linux");
+    assert_eq!(SyscallCost::Ns(42).to_string(), "42");
+    // Bad values: an error naming the option, nothing parsed.
+    err_is(
+        "hackbench -C 1000001",
+        "hackbench: -C NS must be in [0, 1000000], got '1000001'",
+    );
+    err_is(
+        "hackbench -C -5",
+        "hackbench: -C NS must be in [0, 1000000], got '-5'",
+    );
+    err_starts(
+        "hackbench -C Linux",
+        "hackbench: -C expects 'linux' or NS (a decimal integer), got 'Linux'",
+    );
+    err_starts(
+        "hackbench -C 5us",
+        "hackbench: -C expects 'linux' or NS (a decimal integer), got '5us'",
+    );
+    err_starts(
+        "hackbench --syscall-cost=",
+        "hackbench: -C expects 'linux' or NS (a decimal integer), got ''",
+    );
+    err_starts("hackbench -C", "hackbench: option '-C' needs a value");
+    err_starts(
+        "hackbench -C linux -C 5",
+        "hackbench: option '-C' given twice",
+    );
+    err_starts(
+        "hackbench -C linux -g 0",
+        "hackbench: -g GROUPS must be in [1, 256], got '0'",
+    );
+    // Inside compare and in the background, the same.
+    match ok("compare -c default -c NEXT_BUDDY -- hackbench -g 2 -C linux") {
+        Command::Compare(c) => assert_eq!(
+            *c.workload,
+            Command::Hackbench(Hackbench {
+                groups: 2,
+                syscall_cost: Some(SyscallCost::Linux),
+                ..Hackbench::default()
+            })
+        ),
+        c => panic!("{c:?}"),
+    }
+    assert_eq!(
+        ok("hackbench -C 100 &"),
+        Command::Background(Box::new(Command::Hackbench(Hackbench {
+            syscall_cost: Some(SyscallCost::Ns(100)),
+            ..Hackbench::default()
+        })))
     );
 }
 

@@ -166,7 +166,7 @@ use sched::{
 };
 
 use crate::machine::Machine;
-use crate::rng::Rng;
+use crate::rng::{Jitter, Rng};
 use sched::topology::CpuDistance;
 
 /// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
@@ -274,25 +274,37 @@ pub trait Workload {
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric>;
 
     /// Batching (the engine's "Batching"): task `tid`, running, has just
-    /// stepped at `k.now` and its burst ends at `first_ns`. Pushes onto
-    /// `times` the times of its next steps, from `first_ns` on, that are
-    /// *quiet* whatever the other tasks do meanwhile (each would return
-    /// [`Next::Run`], with the duration drawn from its own stream
-    /// [`Kernel::rng`], and wake nobody, and no decision of any task, its
-    /// own included, depends on when within the batch their effects are
-    /// made), then the time of the step after them (taken as an event);
-    /// every time pushed is before `before_ns`. Draws the planned steps'
-    /// durations (the stream is then where the last planned step leaves
-    /// it). Pushes nothing (the default) if no step is quiet.
-    fn plan(
-        &mut self,
-        k: &mut Kernel,
+    /// stepped at `k.now` and its burst ends at `first_ns`. Plans its
+    /// next steps, from `first_ns` on, that are *quiet* whatever the
+    /// other tasks do meanwhile (each would return [`Next::Run`], with
+    /// the duration drawn from its own stream [`Kernel::rng`], and wake
+    /// nobody, and no decision of any task, its own included, depends on
+    /// when within the batch their effects are made), and returns how
+    /// many (at least one), the time of the last of them and the time of
+    /// the step after them (taken as an event), which is before
+    /// `before_ns`. Draws the planned steps' durations (the stream is then
+    /// where the last planned step leaves it). `None` (the default) if no
+    /// step is quiet.
+    fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
+        let _ = (k, tid, first_ns, before_ns);
+        None
+    }
+
+    /// The times of task `tid`'s planned steps (the first at `first_ns`)
+    /// and then of the step after them, onto `times`, as [`Workload::plan`]
+    /// worked them out (on the CPU the task runs on, `k.this_cpu()`), up
+    /// to the first one later than `until_ns`: what a split of its batch
+    /// at `until_ns` needs.
+    fn planned_times(
+        &self,
+        k: &Kernel,
         tid: u32,
         first_ns: u64,
-        before_ns: u64,
+        until_ns: u64,
         times: &mut Vec<u64>,
     ) {
-        let _ = (k, tid, first_ns, before_ns, times);
+        let _ = (k, tid, first_ns, until_ns, times);
+        unreachable!("planned_times without a plan");
     }
 
     /// Takes the first `steps` of task `tid`'s planned steps (all of them,
@@ -303,6 +315,17 @@ pub trait Workload {
         let _ = (k, tid, steps);
         unreachable!("take without a plan");
     }
+}
+
+/// What [`Workload::plan`] planned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// Steps planned (at least one).
+    pub steps: u32,
+    /// The time of the last of them, ns.
+    pub last_ns: u64,
+    /// The time of the step after them (the batch's event), ns.
+    pub end_ns: u64,
 }
 
 /// One result of a run.
@@ -429,9 +452,11 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
-    /// Batching: the times of the running task's planned steps, then the
-    /// time of its batch's event.
-    batch: Vec<u64>,
+    /// Batching: the running task's plan: the time of its first planned
+    /// step (the others follow from it: [`Workload::planned_times`]),
+    /// and how many, the last one's time and its batch's event's.
+    batch_first: u64,
+    batch: Planned,
     /// Batching: the (time, tag) of the event in which another CPU's
     /// scheduler call touched this CPU's runqueue during its batch.
     split_at: Option<(u64, u32)>,
@@ -439,6 +464,9 @@ struct Cpu {
     hrtick_at: u64,
     /// When its pending IPI arrives (if `ipi_pending`).
     ipi_at: u64,
+    /// When its task's pending burst event comes (its next step; for a
+    /// batch, the step after the planned ones, which count apart).
+    step_at: u64,
 }
 
 impl Cpu {
@@ -1044,6 +1072,11 @@ pub struct Kernel {
     pub lat: Vec<Vec<u64>>,
     /// Tasks.
     pub tasks: Vec<Task>,
+    /// Per task: the CPU it is on now (its CPU's `curr`: running, or
+    /// paying its switch; NIL: none), [`Kernel::running`].
+    cpu_of: Vec<u32>,
+    /// [`Kernel::step_delay_ns`] of a task not on a CPU.
+    switch_in_ns: u64,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1086,6 +1119,28 @@ pub struct Kernel {
     pub batched_steps: u64,
     /// Batches split before their event.
     pub batch_splits: u64,
+    /// Room for the times of a batch being split.
+    split_times: Vec<u64>,
+    /// Room for the one-shot timer changes and the IPIs taken from the
+    /// platform ([`Kernel::drain_ipis`]).
+    hrticks_taken: Vec<(u32, Option<u64>)>,
+    ipis_taken: Vec<u32>,
+    /// The tick period and the first boundary after now as last worked
+    /// out ([`Kernel::next_tick_boundary`]).
+    tick_boundary: (u64, u64),
+}
+
+/// A CPU's speed, its capacity ([`Kernel::speed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Speed(u32);
+
+impl Speed {
+    /// How long `work_ns` of work takes at this speed
+    /// ([`Kernel::run_time_ns`]).
+    #[inline(always)]
+    pub fn time_ns(self, work_ns: u64) -> u64 {
+        time_for(self.0, work_ns)
+    }
 }
 
 /// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
@@ -1148,6 +1203,11 @@ impl Kernel {
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
+        // A switch costs at least the cheaper of a thread and a process
+        // switch, less its jitter.
+        let c = &m.costs;
+        let switch_in_ns =
+            Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low();
         Kernel {
             s,
             cfg,
@@ -1161,6 +1221,8 @@ impl Kernel {
             ctr: Counters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
+            cpu_of: Vec::with_capacity(max_tasks),
+            switch_in_ns,
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1182,6 +1244,10 @@ impl Kernel {
             splits: Vec::new(),
             batched_steps: 0,
             batch_splits: 0,
+            split_times: Vec::new(),
+            hrticks_taken: Vec::new(),
+            ipis_taken: Vec::new(),
+            tick_boundary: (0, 0),
         }
     }
 
@@ -1191,8 +1257,26 @@ impl Kernel {
     }
 
     /// Is task `tid` on a CPU now (running, or paying its switch)?
+    #[inline(always)]
     pub fn running(&self, tid: u32) -> bool {
-        self.cpus.iter().any(|c| c.curr == tid)
+        let c = self.cpu_of[tid as usize];
+        debug_assert_eq!(c != NIL, self.cpus.iter().any(|c| c.curr == tid));
+        c != NIL
+    }
+
+    /// Batching: the least time from now before task `tid` steps next,
+    /// ns. On a CPU, it steps when its burst (or its batch's next step)
+    /// ends, no sooner ([`Cpu::step_at`]); otherwise not before a switch
+    /// to it is paid, which costs at least the cheaper of a thread and a
+    /// process switch, less its jitter. (Not under vCPU time sharing,
+    /// where a burst's end moves with the other vCPUs and nothing is
+    /// batched.)
+    #[inline(always)]
+    pub fn step_delay_ns(&self, tid: u32) -> u64 {
+        match self.cpu_of[tid as usize] {
+            NIL => self.switch_in_ns,
+            c => self.cpus[c as usize].step_at.saturating_sub(self.now),
+        }
     }
 
     /// How long `work_ns` of work (its time on a CPU of capacity 1024)
@@ -1201,6 +1285,13 @@ impl Kernel {
     #[inline(always)]
     pub fn run_time_ns(&self, work_ns: u64) -> u64 {
         time_for(self.cpus[self.this_cpu as usize].cap, work_ns)
+    }
+
+    /// The speed of the CPU the stepping task runs on: [`Kernel::run_time_ns`]
+    /// as a value.
+    #[inline(always)]
+    pub fn speed(&self) -> Speed {
+        Speed(self.cpus[self.this_cpu as usize].cap)
     }
 
     /// The CPU the stepping task runs on (or the timer's CPU).
@@ -1221,6 +1312,7 @@ impl Kernel {
             }
         }
         self.rngs.push(Rng::stream(self.seed, id as u64));
+        self.cpu_of.push(NIL);
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1279,8 +1371,14 @@ impl Kernel {
         if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
             return;
         }
-        let hr = std::mem::take(&mut *self.s.platform.hrticks.lock().expect("hrticks"));
-        for (c, at) in hr {
+        // The lists are swapped with the engine's own (empty) ones, so
+        // that both keep their room: no allocation per drain.
+        let mut hr = std::mem::take(&mut self.hrticks_taken);
+        std::mem::swap(
+            &mut hr,
+            &mut *self.s.platform.hrticks.lock().expect("hrticks"),
+        );
+        for &(c, at) in &hr {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
             let gen = cpu.hrtick_gen;
@@ -1289,10 +1387,15 @@ impl Kernel {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
         }
-        let list: Vec<u32> = std::mem::take(&mut *self.s.platform.ipis.lock().expect("ipis"));
-        for c in list {
+        hr.clear();
+        self.hrticks_taken = hr;
+        let mut list = std::mem::take(&mut self.ipis_taken);
+        std::mem::swap(&mut list, &mut *self.s.platform.ipis.lock().expect("ipis"));
+        for &c in &list {
             self.send_ipi(c as usize);
         }
+        list.clear();
+        self.ipis_taken = list;
     }
 
     fn send_ipi(&mut self, c: usize) {
@@ -1346,10 +1449,12 @@ impl Kernel {
         c.burst_gen = next_gen(c.burst_gen);
         if self.turn_ns > 0 && cpu as u32 != self.turn_cpu {
             // Out of its turn a vCPU makes no progress: armed at its turn.
+            c.step_at = self.now;
             return;
         }
         let t = &self.tasks[c.curr as usize];
         let at = self.now + time_for(c.cap, t.overhead + t.work) * self.share_k;
+        c.step_at = at;
         let gen = c.burst_gen;
         self.push(at, Kind::Burst, cpu as u32, gen);
     }
@@ -1444,6 +1549,7 @@ impl Kernel {
         {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
+                self.cpu_of[prev as usize] = NIL;
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
@@ -1514,6 +1620,7 @@ impl Kernel {
         c.touched += fp;
         c.last_mm = mm;
         c.run_start = now;
+        self.cpu_of[next as usize] = cpu as u32;
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
@@ -1675,8 +1782,8 @@ impl Kernel {
                         if ev.gen & BATCH_GEN != 0 {
                             // The batch's event: its planned steps, then
                             // the step after them.
-                            let n = self.cpus[cpu].batch.len() - 1;
-                            self.materialize(wl, cpu, n);
+                            let b = self.cpus[cpu].batch;
+                            self.materialize(wl, cpu, b.steps, b.last_ns, b.end_ns);
                         }
                         self.burst_end(wl, cpu);
                     } else if ev.gen & BATCH_GEN != 0 {
@@ -2157,38 +2264,61 @@ impl Kernel {
         if t.overhead != 0 || t.deferred.is_some() {
             return false;
         }
+        let work = t.work;
+        // The tick's pending event (the next period boundary).
+        let tick_at = if self.cpus[cpu].tick_on {
+            self.next_tick_boundary()
+        } else {
+            u64::MAX
+        };
         let c = &self.cpus[cpu];
-        let first = self.now + time_for(c.cap, t.work);
+        let first = self.now + time_for(c.cap, work);
         let mut before = (self.now + BATCH_WINDOW_NS)
             .min(self.end_ns.saturating_add(1))
             .min(c.hrtick_at);
         if c.ipi_pending {
             before = before.min(c.ipi_at);
         }
-        if c.tick_on {
-            // The tick's pending event (the next period boundary).
-            let tick = self.cfg.tick_ns();
-            before = before.min(self.now - self.now % tick + tick);
-        }
+        before = before.min(tick_at);
         if first >= before {
             return false;
         }
-        let mut times = std::mem::take(&mut self.cpus[cpu].batch);
-        wl.plan(self, tid, first, before, &mut times);
-        let planned = times.len() >= 2;
-        let c = &mut self.cpus[cpu];
-        if planned {
+        let Some(p) = wl.plan(self, tid, first, before) else {
+            return false;
+        };
+        #[cfg(debug_assertions)]
+        {
+            let mut times = Vec::new();
+            wl.planned_times(self, tid, first, u64::MAX, &mut times);
             debug_assert!(times.windows(2).all(|w| w[0] < w[1]) && times[0] == first);
-            c.batched = true;
-            c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
-            let (at, gen) = (times[times.len() - 1], c.burst_gen);
-            c.batch = times;
-            self.push(at, Kind::Burst, cpu as u32, gen);
-        } else {
-            times.clear();
-            c.batch = times;
+            debug_assert_eq!(times.len(), p.steps as usize + 1);
+            debug_assert_eq!(
+                (times[times.len() - 2], times[times.len() - 1]),
+                (p.last_ns, p.end_ns)
+            );
+            debug_assert!(p.end_ns < before);
         }
-        planned
+        let c = &mut self.cpus[cpu];
+        c.batched = true;
+        c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+        c.batch_first = first;
+        c.batch = p;
+        c.step_at = p.end_ns;
+        let gen = c.burst_gen;
+        self.push(p.end_ns, Kind::Burst, cpu as u32, gen);
+        true
+    }
+
+    /// The first tick period boundary after now, `(now / tick + 1) *
+    /// tick`: worked out again only once now reaches it (or the period
+    /// changes), not with a division at every batch.
+    #[inline(always)]
+    fn next_tick_boundary(&mut self) -> u64 {
+        let tick = self.cfg.tick_ns();
+        if self.now >= self.tick_boundary.1 || tick != self.tick_boundary.0 {
+            self.tick_boundary = (tick, (self.now / tick + 1) * tick);
+        }
+        self.tick_boundary.1
     }
 
     /// Splits `cpu`'s batch at the event (`t`, `tag`) (in the order of
@@ -2197,30 +2327,47 @@ impl Kernel {
     /// unbatched run.
     fn split<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, t: u64, tag: u32) {
         let burst = Ev::new(0, Kind::Burst, cpu as u32, 0).tag;
-        let c = &self.cpus[cpu];
-        let n = c.batch.len() - 1;
-        let k = c.batch[..n]
+        let (tid, first) = (self.cpus[cpu].curr, self.cpus[cpu].batch_first);
+        let mut times = std::mem::take(&mut self.split_times);
+        let this = self.this_cpu;
+        self.this_cpu = cpu as u32;
+        wl.planned_times(self, tid, first, t, &mut times);
+        self.this_cpu = this;
+        // Up to the step after the plan, or to a step later than `t`.
+        let n = (times.len()).min(self.cpus[cpu].batch.steps as usize);
+        let k = times[..n]
             .iter()
             .take_while(|&&ti| ti < t || (ti == t && burst < tag))
             .count();
-        let next = c.batch[k];
+        let (prev, next) = (if k > 0 { times[k - 1] } else { 0 }, times[k]);
+        times.clear();
+        self.split_times = times;
         self.batch_splits += 1;
-        self.materialize(wl, cpu, k);
+        self.materialize(wl, cpu, k as u32, prev, next);
         let c = &mut self.cpus[cpu];
         c.burst_gen = next_gen(c.burst_gen);
+        c.step_at = next;
         let gen = c.burst_gen;
         self.push(next, Kind::Burst, cpu as u32, gen);
     }
 
-    /// Takes the first `k` planned steps of `cpu`'s batch, each at its
-    /// time, and ends the batch: the task's state is then what it is in the
-    /// unbatched run after them (its charge up to the last of them, and
-    /// the burst that follows it to do).
-    fn materialize<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, k: usize) {
+    /// Takes the first `k` planned steps of `cpu`'s batch, the last of
+    /// them at `last_ns` and the next step at `next_ns`, and ends the
+    /// batch: the task's state is then what it is in the unbatched run
+    /// after them (its charge up to the last of them, and the burst that
+    /// follows it to do).
+    fn materialize<W: Workload + ?Sized>(
+        &mut self,
+        wl: &mut W,
+        cpu: usize,
+        k: u32,
+        last_ns: u64,
+        next_ns: u64,
+    ) {
         let tid = self.cpus[cpu].curr;
         let (now, this) = (self.now, self.this_cpu);
         self.this_cpu = cpu as u32;
-        wl.take(self, tid, k as u32);
+        wl.take(self, tid, k);
         (self.now, self.this_cpu) = (now, this);
         self.ctr.events += k as u64;
         self.batched_steps += k as u64;
@@ -2228,15 +2375,13 @@ impl Kernel {
         c.batched = false;
         c.split_at = None;
         if k > 0 {
-            let tk = c.batch[k - 1];
             let t = &mut self.tasks[tid as usize];
-            t.runtime += tk - c.run_start;
-            c.run_start = tk;
+            t.runtime += last_ns - c.run_start;
+            c.run_start = last_ns;
             // The burst the k-th step began: to the next step's time.
-            t.work = work_in(c.cap, c.batch[k] - tk);
+            t.work = work_in(c.cap, next_ns - last_ns);
             t.user = false;
         }
-        c.batch.clear();
     }
 
     fn finish(&mut self) {

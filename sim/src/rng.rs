@@ -45,15 +45,8 @@ impl Rng {
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let r = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
+        let r = self.peek_u64();
+        self.step();
         r
     }
 
@@ -73,6 +66,29 @@ impl Rng {
             return j.low;
         }
         j.low + ((self.peek_u64() as u128 * j.range as u128) >> 64) as u64
+    }
+
+    /// Draws what [`Rng::peek_jittered`] for `j` returned, without
+    /// working it out again: the stream is then where [`Rng::jittered`]
+    /// leaves it.
+    #[inline]
+    pub fn skip_jittered(&mut self, j: Jitter) {
+        if j.range != 0 {
+            self.step();
+        }
+    }
+
+    /// The state's step (what [`Rng::next_u64`] does besides its output).
+    #[inline(always)]
+    fn step(&mut self) {
+        let s = &mut self.s;
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
     }
 
     /// Uniform in [0, 1).
@@ -216,9 +232,7 @@ mod tests {
                 assert_eq!(a.peek_u64(), a.clone().next_u64());
                 let v = a.peek_jittered(j);
                 assert_eq!(v, b.jittered(j));
-                if j.range != 0 {
-                    a.next_u64();
-                }
+                a.skip_jittered(j);
             }
         }
         assert_eq!(a.next_u64(), b.next_u64());

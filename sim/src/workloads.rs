@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Spawn, Workload};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Workload};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -124,8 +124,12 @@ const FDS: usize = 20;
 struct Chan {
     queued: u32,
     reserved: u32,
+    /// Batching: the writes started and the reads started in the steps
+    /// planned and not yet taken ([`Workload::plan`]).
+    pend_starts: u16,
+    pend_reads: u16,
     /// Writers asleep on it (the length of [`ChanWaits::writers`]).
-    nr_writers: u32,
+    nr_writers: u16,
     reader_waiting: bool,
 }
 
@@ -140,15 +144,11 @@ struct ChanWaits {
     lock_waiters: std::collections::VecDeque<u32>,
 }
 
-/// The channel after `c` in its group's ring (from `base`, the group's
-/// first), the order a sender writes to them.
+/// The reader of channel `c` (tasks are spawned a group at a time, its
+/// [`FDS`] receivers first, each owning the channel of its place).
 #[inline(always)]
-fn next_in_group(c: u32, base: u32) -> u32 {
-    if c + 1 == base + FDS as u32 {
-        base
-    } else {
-        c + 1
-    }
+fn reader_of(c: u32) -> u32 {
+    c + c / FDS as u32 * FDS as u32
 }
 
 /// A free pipe mutex.
@@ -217,10 +217,6 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
-    /// Batching: per channel, the writes started and the reads started
-    /// in the steps planned and not yet taken ([`Workload::plan`]).
-    pend_starts: Vec<u32>,
-    pend_reads: Vec<u32>,
     /// Batching: per task, its plan.
     plans: Vec<Plan>,
 }
@@ -246,8 +242,6 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
-            pend_starts: Vec::new(),
-            pend_reads: Vec::new(),
             plans: Vec::new(),
         }
     }
@@ -279,6 +273,7 @@ impl Workload for Hackbench {
             // Receivers first (hackbench forks them first), then senders.
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
+                debug_assert_eq!(reader_of(self.chans.len() as u32), tid);
                 self.chans.push(Chan::default());
                 self.waits.push(ChanWaits {
                     reader: tid,
@@ -303,8 +298,6 @@ impl Workload for Hackbench {
         }
         self.alive = self.roles.len();
         self.entering = vec![false; self.roles.len()];
-        self.pend_starts = vec![0; self.chans.len()];
-        self.pend_reads = vec![0; self.chans.len()];
         self.plans = vec![Plan::default(); self.roles.len()];
     }
 
@@ -429,56 +422,57 @@ impl Workload for Hackbench {
     }
 
     /// A sender plans the writes that follow while every channel they
-    /// touch stays in its band ([`Hackbench::room`]), a receiver the reads
+    /// touch stays in its band ([`Hackbench::room_of`]), a receiver the reads
     /// its pipe already holds messages for (at most one fewer than it has
     /// left) while no writer could fill its pipe. Not with the pipe mutex.
-    fn plan(
-        &mut self,
-        k: &mut Kernel,
-        tid: u32,
-        first_ns: u64,
-        before_ns: u64,
-        times: &mut Vec<u64>,
-    ) {
+    fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
         if self.mutex {
-            return;
+            return None;
         }
         let t0 = k.now;
-        let at_plan = k.rng(tid).clone();
-        let (mut t, mut before) = (first_ns, before_ns);
+        let at_plan = k.task_rng(tid).clone();
+        let mut rng = at_plan.clone();
+        let speed = k.speed();
+        // Times from `t0` on: a planned step's next step is before `lim`.
+        let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
         let n = match self.roles[tid as usize] {
             Role::Sender {
                 g,
                 sent,
                 pending: Some(c0),
             } => {
-                let base = g * FDS as u32;
-                before = before.min(t0.saturating_add(self.room(c0)));
+                let base = g as usize * FDS;
+                let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
+                let r0 = reader_of(base as u32);
+                let mut i = c0 as usize - base;
+                let on = |i: usize| k.step_delay_ns(r0 + i as u32);
+                lim = lim.min(self.room_of(&grp[i], on(i)));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
-                let last = self.total() - sent;
-                let (mut j, mut c) = (1, c0);
-                while j < last {
+                let end = self.total() - sent;
+                let mut j = 1;
+                while j < end {
                     if j < FDS as u32 {
-                        c = next_in_group(c, base);
-                        before = before.min(t0.saturating_add(self.room(c)));
+                        i = if i + 1 == FDS { 0 } else { i + 1 };
+                        lim = lim.min(self.room_of(&grp[i], on(i)));
                     }
-                    let d = k.rng(tid).peek_jittered(self.write_j);
-                    let next = t + k.run_time_ns(d);
-                    if next >= before {
+                    let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
+                    if next - t0 >= lim {
                         break;
                     }
-                    k.rng(tid).jittered(self.write_j);
-                    times.push(t);
-                    t = next;
+                    rng.skip_jittered(self.write_j);
+                    (last, t) = (t, next);
                     j += 1;
                 }
                 let n = j - 1;
-                let mut c = c0;
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                let mut i = c0 as usize - base;
                 for _ in 0..n {
-                    c = next_in_group(c, base);
-                    self.pend_starts[c as usize] += 1;
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    grp[i].pend_starts += 1;
                 }
                 n
             }
@@ -486,39 +480,80 @@ impl Workload for Hackbench {
                 ch: c,
                 left,
                 pending: true,
-                ..
+                was_full,
             } => {
                 // Step j finishes read j - 1 and starts read j: the pipe
                 // holds at least `queued - (j - 1)` messages then (only
-                // this task reads it), and the last read exits.
+                // this task reads it), and the last read exits. The
+                // first finishes the read under way, which wakes a writer
+                // if it found the pipe full (`was_full`): quiet for a
+                // pipe that was not full. Writers asleep on a pipe are
+                // woken by the others' writes, which find it not full
+                // with or without the planned reads (the band). A
+                // socket's read wakes its every writer asleep once at
+                // most a quarter of the buffer is in use: with writers
+                // asleep, quiet while it holds more than that, which it
+                // does at step j if `queued + reserved - (j - 1)` does
+                // (the others' steps only add to it).
                 let ch = self.chans[c as usize];
-                if ch.nr_writers > 0 {
-                    return;
+                if was_full {
+                    return None;
                 }
-                before = before.min(t0.saturating_add(self.room_writers(c)));
-                let max = ch.queued.min(left - 1);
+                lim = lim.min(self.room_writers(&ch));
+                let mut max = ch.queued.min(left - 1);
+                if self.cfg.sockets && ch.nr_writers > 0 {
+                    max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
+                }
                 let mut j = 1;
                 while j <= max {
-                    let d = k.rng(tid).peek_jittered(self.read_j);
-                    let next = t + k.run_time_ns(d);
-                    if next >= before {
+                    let next = t + speed.time_ns(rng.peek_jittered(self.read_j));
+                    if next - t0 >= lim {
                         break;
                     }
-                    k.rng(tid).jittered(self.read_j);
-                    times.push(t);
-                    t = next;
+                    rng.skip_jittered(self.read_j);
+                    (last, t) = (t, next);
                     j += 1;
                 }
                 let n = j - 1;
-                self.pend_reads[c as usize] += n;
+                self.chans[c as usize].pend_reads += n as u16;
                 n
             }
             _ => 0,
         };
-        if n > 0 {
-            times.push(t);
-            self.plans[tid as usize] = Plan { n, rng: at_plan };
+        if n == 0 {
+            return None;
         }
+        *k.rng(tid) = rng;
+        self.plans[tid as usize] = Plan { n, rng: at_plan };
+        Some(Planned {
+            steps: n,
+            last_ns: last,
+            end_ns: t,
+        })
+    }
+
+    /// A plan's times, drawn again from the stream as it was planned
+    /// (each step's duration is one draw of the role's cost).
+    fn planned_times(
+        &self,
+        k: &Kernel,
+        tid: u32,
+        first_ns: u64,
+        until_ns: u64,
+        times: &mut Vec<u64>,
+    ) {
+        let plan = &self.plans[tid as usize];
+        let mut rng = plan.rng.clone();
+        let j = self.cost_of(tid);
+        let mut t = first_ns;
+        for _ in 0..plan.n {
+            times.push(t);
+            if t > until_ns {
+                return;
+            }
+            t += k.run_time_ns(rng.jittered(j));
+        }
+        times.push(t);
     }
 
     /// The first `steps` planned steps, at once: a sender's writes
@@ -526,6 +561,7 @@ impl Workload for Hackbench {
     /// as they leave it. What they decide is known (nothing sleeps, nobody
     /// is woken, no pipe is full: checked in debug builds).
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
+        let j = self.cost_of(tid);
         let plan = &mut self.plans[tid as usize];
         let n = std::mem::take(&mut plan.n);
         debug_assert!(steps <= n && n > 0);
@@ -533,11 +569,6 @@ impl Workload for Hackbench {
             // The stream as the steps taken leave it.
             let rng = k.rng(tid);
             *rng = plan.rng.clone();
-            let j = if matches!(self.roles[tid as usize], Role::Sender { .. }) {
-                self.write_j
-            } else {
-                self.read_j
-            };
             for _ in 0..steps {
                 rng.jittered(j);
             }
@@ -548,22 +579,27 @@ impl Workload for Hackbench {
                 sent,
                 pending: Some(c0),
             } => {
-                let (base, mut c) = (g * FDS as u32, c0);
+                // Step j finishes the write to channel j - 1 (one more
+                // queued) and starts one to channel j (planned no more);
+                // the reservations in between cancel out.
+                let base = g as usize * FDS;
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                let mut i = c0 as usize - base;
+                grp[i].reserved -= 1;
                 for _ in 0..steps {
-                    let ch = &mut self.chans[c as usize];
-                    debug_assert!(!ch.reader_waiting && ch.nr_writers == 0);
-                    ch.reserved -= 1;
-                    ch.queued += 1;
-                    c = next_in_group(c, base);
-                    let ch = &mut self.chans[c as usize];
-                    debug_assert!(ch.queued + ch.reserved < self.cap);
-                    ch.reserved += 1;
+                    debug_assert!(!grp[i].reader_waiting && grp[i].nr_writers == 0);
+                    grp[i].queued += 1;
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    debug_assert!(grp[i].queued + grp[i].reserved + 1 < self.cap);
+                    grp[i].pend_starts -= 1;
                 }
-                let c_end = c;
-                let mut c = c0;
-                for _ in 0..n {
-                    c = next_in_group(c, base);
-                    self.pend_starts[c as usize] -= 1;
+                grp[i].reserved += 1;
+                let c_end = (base + i) as u32;
+                for _ in steps..n {
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    grp[i].pend_starts -= 1;
                 }
                 self.roles[tid as usize] = Role::Sender {
                     g,
@@ -578,10 +614,15 @@ impl Workload for Hackbench {
                 ..
             } => {
                 let ch = &mut self.chans[c as usize];
-                debug_assert!(ch.queued >= steps && ch.nr_writers == 0);
+                debug_assert!(ch.queued >= steps);
+                debug_assert!(
+                    steps == 0
+                        || !(self.cfg.sockets && ch.nr_writers > 0)
+                        || (ch.queued + ch.reserved + 1).saturating_sub(steps) * 4 > self.cap
+                );
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
-                self.pend_reads[c as usize] -= n;
+                ch.pend_reads -= n as u16;
                 self.roles[tid as usize] = Role::Receiver {
                     ch: c,
                     left: left - steps,
@@ -612,7 +653,16 @@ enum Acquire {
 }
 
 impl Hackbench {
-    /// Batching: how long from now channel `c` is sure to stay in its band
+    /// The cost a task draws at each step: its role's.
+    fn cost_of(&self, tid: u32) -> Jitter {
+        if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+            self.write_j
+        } else {
+            self.read_j
+        }
+    }
+
+    /// Batching: how long from now channel `ch` is sure to stay in its band
     /// whatever the tasks do, ns (a planned step's time must be less).
     /// In the band nobody sleeps on the channel and nobody would: the
     /// reader always finds a message (`queued` stays at least 1) and no
@@ -627,23 +677,25 @@ impl Hackbench {
     /// starts at most one write to `c` per 20 writes, at most
     /// `L / (20 low) + 1`. Other tasks' planned and not yet taken reads
     /// and writes count against the band as if still to come
-    /// (`pend_reads`, `pend_starts`).
-    fn room(&self, c: u32) -> u64 {
-        let ch = self.chans[c as usize];
+    /// (`pend_reads`, `pend_starts`). The reader starts no read (beyond
+    /// those planned) before its next step, `reader_in` ns from now
+    /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
+    /// switch to it is paid): its reads come that much later.
+    #[inline(always)]
+    fn room_of(&self, ch: &Chan, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
-        let b = ch.queued.saturating_sub(self.pend_reads[c as usize] + 1) as u64;
-        self.room_writers(c).min(b * self.read_j.low())
+        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+        self.room_writers(ch).min(b * self.read_j.low() + reader_in)
     }
 
-    /// The window in which the writers cannot fill channel `c` (see
-    /// [`Hackbench::room`]), ns.
-    fn room_writers(&self, c: u32) -> u64 {
-        let ch = self.chans[c as usize];
-        let a =
-            (self.cap - 1).saturating_sub(ch.queued + ch.reserved + self.pend_starts[c as usize]);
+    /// The window in which the writers cannot fill channel `ch` (see
+    /// [`Hackbench::room_of`]), ns.
+    #[inline(always)]
+    fn room_writers(&self, ch: &Chan) -> u64 {
+        let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
         let fds = FDS as u64;
         (a as u64 / fds) * fds * self.write_j.low()
     }

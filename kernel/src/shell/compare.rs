@@ -481,15 +481,21 @@ impl core::fmt::Display for WorkloadLine<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         use ::shell::Command as C;
         match self.0 {
-            C::Hackbench(p) => write!(
-                f,
-                "hackbench{} -g {} -l {} -f {} -s {}",
-                if p.pipe { " -p" } else { "" },
-                p.groups,
-                p.loops,
-                p.fds,
-                p.datasize
-            ),
+            C::Hackbench(p) => {
+                write!(
+                    f,
+                    "hackbench{} -g {} -l {} -f {} -s {}",
+                    if p.pipe { " -p" } else { "" },
+                    p.groups,
+                    p.loops,
+                    p.fds,
+                    p.datasize
+                )?;
+                match p.syscall_cost {
+                    Some(c) => write!(f, " -C {c}"),
+                    None => Ok(()),
+                }
+            }
             C::Perfpipe(p) => write!(
                 f,
                 "perfpipe{} -l {}",

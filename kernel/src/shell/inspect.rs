@@ -286,6 +286,13 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
             "  .misfit_task_load     : {}",
             crate::sched::sched().misfit_task_load(cpu)
         );
+        // SIS_UTIL's scan limit of this CPU's LLC (Linux's
+        // sd_llc_shared->nr_idle_scan, not in its /proc/sched_debug).
+        let _ = writeln!(
+            sh,
+            "  .nr_idle_scan         : {}",
+            crate::sched::sched().nr_idle_scan(cpu)
+        );
         let _ = writeln!(sh, "  .nr_running           : {}", d.nr_running);
         let _ = writeln!(sh, "  .nr_runnable          : {}", d.nr_runnable);
         let _ = writeln!(sh, "  .load                 : {}", d.load);

@@ -220,6 +220,7 @@ const HB: Hackbench = Hackbench {
     datasize: 100,
     pipe: false,
     threads: false,
+    syscall_cost: None,
 };
 
 ktest_smp!(workload_hackbench_socket_counts, 1, || {
@@ -247,6 +248,22 @@ ktest_smp!(workload_hackbench_pipe_counts, 1, || {
             ..HB
         },
     )
+});
+
+ktest!(workload_schbench_futex_posts_coalesce, || {
+    use workloads::schbench::Futex;
+    let f = Futex::new();
+    kassert!(!f.try_take());
+    // Nobody waits: the posts wake no one, and two posts are one.
+    kassert!(!f.post());
+    kassert!(!f.post());
+    kassert!(f.try_take());
+    kassert!(!f.try_take());
+    // A set word: wait returns at once and clears it.
+    f.post();
+    f.wait();
+    kassert!(!f.try_take());
+    Ok(())
 });
 
 ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
@@ -290,8 +307,32 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
     );
     kassert!(out.contains("Request Latencies percentiles"), "{out}");
     kassert!(out.contains("average rps: "), "{out}");
+    // The metrics' 1 us buckets and the printed log-linear ones agree: the
+    // p99 sample lies in [lo, lo * 9 / 8) and in [us, us + 1) us (below the
+    // 1 us buckets' 65 ms, which a loaded host without -icount can pass).
+    for (log, fine) in [(&r.wakeup, &r.wakeup_us), (&r.request, &r.request_us)] {
+        let (lo, us) = (log.percentile(990), fine.percentile_us(990));
+        kassert!(
+            lo >= 65_000_000 || (lo < (us + 1) * 1000 && us * 1000 < lo * 9 / 8 + 1),
+            "p99 {lo} ns in the log-linear buckets, {us} us in the 1 us ones"
+        );
+    }
+    // The message threads' futexes are binary: workers' posts that come
+    // while their message thread runs give it one round, not one each. A
+    // counting semaphore made every post a round: rounds = posts less the
+    // last posts of each worker (at most 2 x 3) when the time ran out.
+    let c = &r.counters;
+    let (rounds, posts) = (
+        c.msg_rounds.load(Ordering::Relaxed),
+        c.wk_posts.load(Ordering::Relaxed),
+    );
+    kassert!(
+        rounds + 6 < posts,
+        "{rounds} message rounds for {posts} posts"
+    );
+    kassert!(out.contains("schbench counters: wk_awake="), "{out}");
     crate::kprintln!(
-        "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us",
+        "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us, {rounds} message rounds for {posts} posts",
         ns / 1_000_000,
         r.wakeup.percentile(500) / 1000,
         r.wakeup.percentile(990) / 1000,
@@ -797,6 +838,57 @@ ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     );
     // The SCHED_IDLE thread (weight 3) beside three weight-1024 threads.
     kassert!(r.threads[2].runtime_ns < r.threads[1].runtime_ns, "{out}");
+    Ok(())
+});
+
+ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
+    // `hackbench -C`: each data message's send and receive burn the cost
+    // as kernel work on the guest clock. Under -icount the vCPUs take turns
+    // on one instruction stream, so at 1 or 4 CPUs the run's guest time
+    // grows by about messages x (send + receive). Bounds, fixed before the
+    // first run: the growth is 0.9 to 1.5 times that. Below 1 only where a
+    // vCPU's turn ends inside a burn (the clock then also counts the other
+    // vCPUs' instructions: turns are about a tick, a burn 8 to 40 us);
+    // above 1 by each burn's overshoot (one clock read and 8 loop
+    // iterations) and by the switches the longer syscalls add or remove.
+    for (base, cost) in [
+        ("hackbench -g 1 -f 4 -l 50", "-C 20000"),
+        ("hackbench -p -g 1 -f 4 -l 50", "-C linux"),
+    ] {
+        let charged_line = alloc::format!("{base} {cost}");
+        let (::shell::Command::Hackbench(p0), ::shell::Command::Hackbench(p1)) =
+            (parsed(base)?, parsed(&charged_line)?)
+        else {
+            return Err("not a hackbench".into());
+        };
+        let (send_ns, recv_ns) = p1.syscall_cost_ns();
+        kassert_eq!(p0.syscall_cost_ns(), (0, 0));
+        let (mut out0, mut out1) = (String::new(), String::new());
+        let r0 = workloads::hackbench::run(p0, &mut NoInterrupt, &mut out0)?;
+        let r1 = workloads::hackbench::run(p1, &mut NoInterrupt, &mut out1)?;
+        kassert!(!r0.interrupted && !r1.interrupted);
+        // The same messages either way; only the charged run says so.
+        kassert_eq!(r1.data_received, r1.data_expected);
+        kassert_eq!(r1.channels.sent, r0.channels.sent);
+        kassert!(!out0.contains("charged"), "{out0}");
+        let said =
+            alloc::format!("Each send is charged {send_ns} ns and each receive {recv_ns} ns");
+        kassert!(out1.contains(&said), "{out1}");
+        let want_ns = r1.data_expected * u64::from(send_ns + recv_ns);
+        let grew_ns = r1.ns.saturating_sub(r0.ns);
+        crate::kprintln!(
+            "    {charged_line}: {} -> {} us, grew {} us for {} us charged ({:.3}x)",
+            r0.ns / 1000,
+            r1.ns / 1000,
+            grew_ns / 1000,
+            want_ns / 1000,
+            grew_ns as f64 / want_ns as f64
+        );
+        kassert!(
+            grew_ns * 10 >= want_ns * 9 && grew_ns * 2 <= want_ns * 3,
+            "{charged_line}: grew {grew_ns} ns, {want_ns} ns charged\n{out0}{out1}"
+        );
+    }
     Ok(())
 });
 

@@ -8,7 +8,8 @@
 //! 1. `should_we_balance` (periodic passes only): one CPU per local group
 //!    balances for it, the first idle one, else the group's first CPU; the
 //!    others stop climbing, as in Linux.
-//! 2. `find_busiest_group`: sums nr_running and load over each group (a
+//! 2. `find_busiest_group`: sums nr_running and PELT load (`cpu_load()`,
+//!    blocked load included, as Linux's `group_load`) over each group (a
 //!    child span) and picks the group with the most tasks per CPU (then the
 //!    most load per CPU). Nothing moves unless it holds more tasks per CPU
 //!    than the local group; when the local group is overloaded too, the
@@ -50,11 +51,19 @@
 //! CPU first (`group_misfit_task`, `migrate_misfit`, and active balancing
 //! of the running misfit task; [`super::capacity`]).
 //!
-//! Left out: PELT utilization and capacity otherwise (nr_running and
-//! weight stand in), asymmetric packing, active balancing of running
-//! tasks but misfits,
-//! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
-//! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
+//! Group types are Linux's `group_classify` on PELT (utilisation and
+//! runnable sums against the group's capacity and `imbalance_pct`,
+//! [`super::placement`]'s `SgStats::group_type`): they gate the misfit
+//! pull here and rank groups in fork placement.
+//!
+//! Left out: the group types and PELT in the busiest group's choice and
+//! the imbalance (nr_running stands in: Linux's `update_sd_pick_busiest`
+//! by type, `find_busiest_group`'s balanced cases, and
+//! `calculate_imbalance`'s migrate_util / migrate_load / migrate_task,
+//! with `detach_tasks` by task load), asymmetric packing, active
+//! balancing of running tasks but misfits, `LBF_DST_PINNED` retries with
+//! another destination, NUMA balancing's preferred nodes, the newidle cost
+//! cut-off (`max_newidle_lb_cost`).
 
 use core::sync::atomic::Ordering;
 
@@ -189,10 +198,19 @@ impl<P: Platform> Scheduler<P> {
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
+        // SIS_UTIL: the LLC domain's periodic balance sizes the idle scan.
+        if !newidle {
+            self.update_idle_cpu_scan(this_cpu, sd, &all);
+        }
         // SD_ASYM_CPUCAPACITY: a misfit task may go to a bigger CPU first.
         if sd.asym_cpucapacity {
-            if let Some(p) = self.balance_misfit(this_cpu, sd, local_span, local.group_type(), &all)
-            {
+            if let Some(p) = self.balance_misfit(
+                this_cpu,
+                sd,
+                local_span,
+                local.group_type(sd.imbalance_pct),
+                &all,
+            ) {
                 return p;
             }
         }
@@ -231,10 +249,11 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
-    /// (then load), if it has two or more; ties go to the later CPU.
+    /// (then PELT load, `cpu_load()`), if it has two or more; ties go to
+    /// the later CPU.
     fn find_busiest_queue(&self, span: &CpuMask) -> Option<CpuId> {
         span.cpus()
-            .map(|c| (c, (self.nr(c), self.load(c))))
+            .map(|c| (c, (self.nr(c), self.load_avg(c))))
             .filter(|&(_, (nr, _))| nr >= 2)
             .max_by_key(|&(_, key)| key)
             .map(|(c, _)| c)

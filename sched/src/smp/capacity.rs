@@ -266,7 +266,7 @@ impl<P: Platform> Scheduler<P> {
                 continue;
             }
             let st = self.sg_stats(g, all);
-            if st.group_type() == GroupType::Overloaded {
+            if st.group_type(sd.imbalance_pct) == GroupType::Overloaded {
                 return None;
             }
             let mut misfit = 0;

@@ -40,10 +40,26 @@
 //! the task fits the target and the previous CPU, then scans the
 //! `sd_asym_cpucapacity` domain instead of the LLC ([`super::capacity`]).
 //!
+//! SIS_UTIL (Linux 6.0, 70fb5ccf2ebb; on by default since): the periodic balance of
+//! a CPU's LLC domain turns the LLC's summed PELT utilisation into a scan
+//! limit, `nr_idle_scan` ([`nr_idle_scan_for`], kept for the LLC in its
+//! first CPU's summary), and `select_idle_cpu` looks at no more than that
+//! many CPUs of the LLC: all of an idle LLC, none from ~85% utilisation
+//! on. The limit counts the scan for an idle CPU; the scan for an idle
+//! core is not counted (Linux counts `nr` down only in the branch without
+//! an idle core), and ours looks for an idle core whenever the machine has
+//! SMT (no `has_idle_cores` hint). A limit of 0 stops both: Linux's
+//! `select_idle_cpu` returns before its loop then, idle-core hint or not;
+//! ours still tries an idle sibling of the previous CPU (`select_idle_smt`,
+//! which Linux runs before `select_idle_cpu` when it has no idle-core hint,
+//! the likely case on an LLC that busy).
+//!
 //! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
-//! for an idle core whenever the machine has SMT), SIS_UTIL's scan limit,
-//! capacity in fork placement; fork placement and balancing still use
-//! nr_running and the instantaneous weight, not PELT.
+//! for an idle core whenever the machine has SMT), capacity in fork
+//! placement. Fork placement and balancing weigh groups and CPUs by PELT
+//! load (`cpu_load()`, blocked load included) after nr_running, and
+//! classify groups as Linux's `group_classify` does, by nr_running and
+//! the PELT utilisation and runnable sums against the group's capacity.
 
 use super::{Platform, Scheduler};
 use core::sync::atomic::Ordering;
@@ -60,14 +76,18 @@ use crate::task::SchedTask;
 /// is left alone while the destination is lightly loaded.
 pub(super) const NUMA_IMBALANCE_MIN: u32 = 2;
 
-/// Linux's `group_type`, reduced to what nr_running can tell.
+/// Linux's `group_type`, the part of it `group_classify` tells from
+/// nr_running and the PELT sums (no asym packing, SMT balance or
+/// imbalanced groups; misfit groups are [`super::capacity`]'s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum GroupType {
-    /// Fewer tasks than CPUs.
+    /// Fewer tasks than CPUs, or utilisation and runnable time leaving
+    /// room (`group_has_capacity`).
     HasSpare,
-    /// As many tasks as CPUs.
+    /// Neither spare nor overloaded.
     FullyBusy,
-    /// More tasks than CPUs.
+    /// More tasks than CPUs and the utilisation or the runnable time over
+    /// the capacity by the domain's `imbalance_pct` (`group_is_overloaded`).
     Overloaded,
 }
 
@@ -80,24 +100,62 @@ pub(super) struct SgStats {
     pub w: u32,
     /// Σ nr_running over the counted CPUs.
     pub nr: u32,
-    /// Σ load.
+    /// Σ `cpu_load()`: each runqueue's PELT `load_avg`, blocked load
+    /// included (Linux's `group_load`; the instantaneous weight before).
     pub load: u64,
+    /// Σ `cpu_util_cfs()`: each runqueue's `util_avg` capped at its CPU's
+    /// capacity (`group_util`).
+    pub util: u64,
+    /// Σ `cpu_runnable()`: each runqueue's `runnable_avg`
+    /// (`group_runnable`).
+    pub runnable: u64,
+    /// Σ the counted CPUs' capacities (`group_capacity`).
+    pub capacity: u64,
     /// Idle CPUs among the counted ones.
     pub idle: u32,
 }
 
 impl SgStats {
-    pub fn group_type(&self) -> GroupType {
-        match self.nr.cmp(&self.w) {
-            core::cmp::Ordering::Less => GroupType::HasSpare,
-            core::cmp::Ordering::Equal => GroupType::FullyBusy,
-            core::cmp::Ordering::Greater => GroupType::Overloaded,
+    /// `group_is_overloaded`: more tasks than CPUs, and the utilisation
+    /// above the capacity shrunk by `imbalance_pct`, or the runnable time
+    /// above it grown by `imbalance_pct`.
+    fn is_overloaded(&self, imbalance_pct: u32) -> bool {
+        if self.nr <= self.w {
+            return false;
+        }
+        let (cap, pct) = (self.capacity as u128, imbalance_pct as u128);
+        cap * 100 < self.util as u128 * pct || cap * pct < self.runnable as u128 * 100
+    }
+
+    /// `group_has_capacity`: fewer tasks than CPUs, or the runnable time
+    /// within the capacity grown by `imbalance_pct` and the utilisation
+    /// below it shrunk by `imbalance_pct`.
+    fn has_capacity(&self, imbalance_pct: u32) -> bool {
+        if self.nr < self.w {
+            return true;
+        }
+        let (cap, pct) = (self.capacity as u128, imbalance_pct as u128);
+        if cap * pct < self.runnable as u128 * 100 {
+            return false;
+        }
+        cap * 100 > self.util as u128 * pct
+    }
+
+    /// `group_classify` in a domain of `imbalance_pct`.
+    pub fn group_type(&self, imbalance_pct: u32) -> GroupType {
+        if self.is_overloaded(imbalance_pct) {
+            GroupType::Overloaded
+        } else if !self.has_capacity(imbalance_pct) {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
         }
     }
 
-    /// Load per CPU, scaled by 1024 (`avg_load` with unit capacities).
+    /// Load per capacity, scaled by 1024 (`avg_load`: `group_load *
+    /// SCHED_CAPACITY_SCALE / group_capacity`).
     pub fn avg_load(&self) -> u64 {
-        self.load * 1024 / self.w.max(1) as u64
+        self.load * crate::pelt::SCHED_CAPACITY_SCALE / self.capacity.max(1)
     }
 }
 
@@ -110,23 +168,28 @@ impl<P: Platform> Scheduler<P> {
             ..Default::default()
         };
         for c in span.and(cpus).cpus() {
+            let sm = self.summary(c);
+            let cap = self.topology.capacity_of(c) as u64;
             s.nr += self.nr(c);
-            s.load += self.load(c);
+            s.load += self.load_avg(c);
+            s.util += sm.util_avg.load(Ordering::Relaxed).min(cap);
+            s.runnable += sm.runnable_avg.load(Ordering::Relaxed);
+            s.capacity += cap;
             s.idle += self.idle(c) as u32;
         }
         s
     }
 
     /// The allowed CPU of `span` with the fewest runnable tasks, then the
-    /// least load, preferring `prefer` on ties, else the lowest
-    /// (`find_idlest_group_cpu`).
+    /// least PELT load (`cpu_load()`), preferring `prefer` on ties, else the
+    /// lowest (`find_idlest_group_cpu`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
         let mut best: Option<(CpuId, (u32, u64))> = None;
         for c in span.and(&self.allowed_mask(t)).cpus() {
             if c.index() >= self.nr_cpus() {
                 break;
             }
-            let key = (self.nr(c), self.load(c));
+            let key = (self.nr(c), self.load_avg(c));
             match best {
                 Some((_, k)) if key > k || (key == k && c != prefer) => {}
                 _ => best = Some((c, key)),
@@ -153,7 +216,7 @@ impl<P: Platform> Scheduler<P> {
             let st = self.sg_stats(g, allowed);
             if g.has(this_cpu) {
                 local = Some(st);
-            } else if idlest.is_none_or(|i| idlest_better(&st, &i)) {
+            } else if idlest.is_none_or(|i| idlest_better(&st, &i, sd.imbalance_pct)) {
                 idlest = Some(st);
             }
         }
@@ -161,7 +224,8 @@ impl<P: Platform> Scheduler<P> {
         let Some(local) = local else {
             return Some(idlest.span);
         };
-        let (lt, it) = (local.group_type(), idlest.group_type());
+        let pct = sd.imbalance_pct;
+        let (lt, it) = (local.group_type(pct), idlest.group_type(pct));
         if lt != it {
             return (lt > it).then_some(idlest.span);
         }
@@ -413,17 +477,31 @@ impl<P: Platform> Scheduler<P> {
             *visited += 1;
             self.idle(c)
         };
-        let llc = self.topology.llc_mask(target).and(&self.allowed_mask(t));
+        let llc_span = self.topology.llc_mask(target);
+        let llc = llc_span.and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
-            // select_idle_cpu: every core is one CPU.
+            // select_idle_cpu: every core is one CPU. With SIS_UTIL at most
+            // nr_idle_scan of them are looked at (Linux's `nr` counts down
+            // before each CPU: none when the LLC is ~85% utilised).
+            let nr = if self.cfg.feat(Feature::SisUtil) {
+                self.llc_nr_idle_scan(&llc_span) as usize
+            } else {
+                usize::MAX
+            };
             return llc
                 .cpus_wrap(target.index() + 1)
+                .take(nr)
                 .find(|&c| idle(c))
                 .unwrap_or(target);
         }
         // select_idle_core: a core whose threads are all idle, remembering
-        // the first idle CPU seen on the way.
+        // the first idle CPU seen on the way. SIS_UTIL's limit of 0 (an LLC
+        // ~85% utilised) skips it: Linux's select_idle_cpu returns before its
+        // loop when `nr_idle_scan` is 0, with or without an idle-core hint.
         let mut unscanned = llc;
+        if self.cfg.feat(Feature::SisUtil) && self.llc_nr_idle_scan(&llc_span) == 0 {
+            unscanned = CpuMask::new();
+        }
         let mut idle_cpu = None;
         for c in llc.cpus_wrap(target.index() + 1) {
             if !unscanned.has(c) {
@@ -456,6 +534,68 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         idle_cpu.unwrap_or(target)
+    }
+
+    /// SIS_UTIL's scan limit of the LLC `llc_span` (its first CPU's summary
+    /// holds it, Linux's `sd_llc_shared->nr_idle_scan`).
+    #[inline]
+    fn llc_nr_idle_scan(&self, llc_span: &CpuMask) -> u32 {
+        llc_span.first_cpu().map_or(u32::MAX, |c| {
+            self.summary(c).nr_idle_scan.load(Ordering::Relaxed)
+        })
+    }
+
+    /// SIS_UTIL's current scan limit for `cpu`'s LLC
+    /// (`sd_llc_shared->nr_idle_scan`): the CPUs a wakeup's
+    /// `select_idle_cpu` may look at. The LLC's size until the first
+    /// periodic balance of its domain; see [`nr_idle_scan_for`].
+    pub fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
+        self.llc_nr_idle_scan(&self.topology.llc_mask(cpu))
+    }
+
+    /// Sets `cpu`'s LLC's scan limit, for tests that start from a given
+    /// one (the next periodic balance of the LLC domain recomputes it).
+    #[doc(hidden)]
+    pub fn set_nr_idle_scan(&self, cpu: CpuId, nr: u32) {
+        if let Some(c) = self.topology.llc_mask(cpu).first_cpu() {
+            self.summary(c).nr_idle_scan.store(nr, Ordering::Relaxed);
+        }
+    }
+
+    /// `update_idle_cpu_scan` (Linux's, kernel/sched/fair.c, from
+    /// `update_sd_lb_stats`): at a periodic (not newly idle) balance of the
+    /// domain that is `this_cpu`'s LLC, recomputes the LLC's scan limit
+    /// from the utilisation summed over its active CPUs (`cpu_util_cfs`:
+    /// the fair runqueue's `util_avg` capped at the CPU's capacity; we keep
+    /// no runqueue `util_est`, so it is not maxed in). Returns the limit
+    /// when it was recomputed.
+    pub(super) fn update_idle_cpu_scan(
+        &self,
+        this_cpu: CpuId,
+        sd: &SchedDomain,
+        active: &CpuMask,
+    ) -> Option<u32> {
+        if !self.cfg.feat(Feature::SisUtil) {
+            return None;
+        }
+        let llc_span = self.topology.llc_mask(this_cpu);
+        let llc_weight = llc_span.weight() as u32;
+        if sd.weight != llc_weight {
+            return None;
+        }
+        let mut sum_util = 0;
+        for c in sd.span.and(active).cpus() {
+            let util = self.summary(c).util_avg.load(Ordering::Relaxed);
+            sum_util += util.min(self.topology.capacity_of(c) as u64);
+        }
+        let nr = nr_idle_scan_for(sum_util, llc_weight, sd.imbalance_pct);
+        let first = llc_span.first_cpu()?;
+        let cell = &self.summary(first).nr_idle_scan;
+        // Linux writes the shared line only when the value changes.
+        if cell.load(Ordering::Relaxed) != nr {
+            cell.store(nr, Ordering::Relaxed);
+        }
+        Some(nr)
     }
 
     /// `select_task_rq`: the CPU a waking (or new) task should run on, and the
@@ -558,9 +698,29 @@ impl<P: Platform> Scheduler<P> {
     }
 }
 
-/// `update_pick_idlest`: is `a` a better place for a new task than `b`?
-fn idlest_better(a: &SgStats, b: &SgStats) -> bool {
-    let (ta, tb) = (a.group_type(), b.group_type());
+/// SIS_UTIL's scan limit for an LLC of `llc_weight` CPUs whose
+/// utilisation sums to `sum_util`, in a domain of `imbalance_pct`
+/// (Linux's `update_idle_cpu_scan`, introduced by 70fb5ccf2ebb
+/// "sched/fair: Introduce SIS_UTIL to search idle CPU based on sum of
+/// util_avg", Linux 6.0). With `x` the LLC's mean
+/// utilisation per CPU (`sum_util / llc_weight`), the share of the LLC to
+/// scan is `y = 1024 - x² · pct² / (10000 · 1024)` (at least 0), and the
+/// limit `y · llc_weight / 1024`: the whole LLC when idle, nothing from
+/// `x = 1024 · 100 / pct` on (~85% at the LLC's 117), each step in
+/// Linux's integer arithmetic (truncating divisions).
+pub fn nr_idle_scan_for(sum_util: u64, llc_weight: u32, imbalance_pct: u32) -> u32 {
+    let scale = crate::pelt::SCHED_CAPACITY_SCALE as u128;
+    let weight = llc_weight.max(1) as u128;
+    let x = sum_util as u128 / weight;
+    let pct = imbalance_pct as u128;
+    let tmp = (x.saturating_mul(x).saturating_mul(pct * pct) / (10000 * scale)).min(scale);
+    ((scale - tmp) * weight / scale) as u32
+}
+
+/// `update_pick_idlest`: is `a` a better place for a new task than `b`
+/// (groups of a domain of `imbalance_pct`)?
+fn idlest_better(a: &SgStats, b: &SgStats, imbalance_pct: u32) -> bool {
+    let (ta, tb) = (a.group_type(imbalance_pct), b.group_type(imbalance_pct));
     if ta != tb {
         return ta < tb;
     }

@@ -1,16 +1,21 @@
-//! A host [`Platform`] for multi-CPU tests: a virtual clock the test advances
-//! and reschedule IPIs counted per CPU.
+//! A host [`Platform`] for multi-CPU tests: a virtual clock the test advances,
+//! reschedule IPIs counted per CPU, and the CPUs the last wakeup's idle
+//! search looked at.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sched::smp::Platform;
-use sched::MAX_CPUS;
+use std::sync::Arc;
+
+use sched::smp::{Platform, Scheduler};
+use sched::{SchedConfig, Topology, MAX_CPUS};
 
 pub struct Plat {
     /// Reschedule IPIs sent to each CPU.
     pub ipis: Vec<AtomicU64>,
     /// The virtual clock, ns.
     pub now: AtomicU64,
+    /// CPUs the last `select_idle_sibling` looked at ([`Platform::idle_scan`]).
+    pub visited: AtomicU64,
 }
 
 impl Default for Plat {
@@ -18,6 +23,7 @@ impl Default for Plat {
         Plat {
             ipis: (0..MAX_CPUS).map(|_| AtomicU64::new(0)).collect(),
             now: AtomicU64::new(0),
+            visited: AtomicU64::new(0),
         }
     }
 }
@@ -33,4 +39,17 @@ impl Platform for Plat {
     fn send_resched_ipi(&self, cpu: sched::CpuId) {
         self.ipis[cpu.index()].fetch_add(1, Ordering::Relaxed);
     }
+    fn idle_scan(&self, cpus_visited: usize) {
+        self.visited.store(cpus_visited as u64, Ordering::Relaxed);
+    }
+}
+
+/// A scheduler for `topo` at 250 Hz, task ids below 64, the clock at 1 s
+/// (far from 0, so tasks that never ran are cache-cold everywhere).
+pub fn machine(topo: Topology) -> Scheduler<Plat> {
+    let n = topo.nr_cpus() as u32;
+    let cfg = Arc::new(SchedConfig::new(n, 250));
+    let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
+    s.platform.now.store(1_000 * super::MS, Ordering::Relaxed);
+    s
 }

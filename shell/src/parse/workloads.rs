@@ -174,6 +174,32 @@ pub struct Hackbench {
     /// `-T`/`--threads` (true) or `-P`/`--process` (false, the default): both
     /// run kernel threads here; the flag is kept and reported.
     pub threads: bool,
+    /// `-C`/`--syscall-cost`: CPU time charged to each send and each
+    /// receive, on top of the channel operation itself; `None` (the
+    /// default) charges nothing.
+    pub syscall_cost: Option<SyscallCost>,
+}
+
+/// `hackbench -C COST`: the CPU time each message's send and receive
+/// costs beyond the channel operation, burned as syscall (kernel) work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyscallCost {
+    /// `-C linux`: what Linux 7.2 spends in that syscall on this project's
+    /// QEMU machine, as measured ([`Hackbench::LINUX_PIPE_WRITE_NS`] and
+    /// the three beside it).
+    Linux,
+    /// `-C NS`: NS nanoseconds for each send and for each receive.
+    Ns(u32),
+}
+
+impl core::fmt::Display for SyscallCost {
+    /// The word it was parsed from (`linux` or the number).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SyscallCost::Linux => f.write_str("linux"),
+            SyscallCost::Ns(ns) => write!(f, "{ns}"),
+        }
+    }
 }
 
 impl Hackbench {
@@ -210,6 +236,54 @@ impl Hackbench {
     ];
     /// Long names of [`Self::LIMITS`], as Linux hackbench spells them.
     const LONG: &'static [&'static str] = &["groups", "loops", "fds", "datasize"];
+    /// `-C NS`: the range of a cost in nanoseconds (up to 1 ms a syscall).
+    pub const SYSCALL_COST_NS: Limit = Limit {
+        name: "-C NS",
+        min: 0,
+        max: 1_000_000,
+        default: None,
+        doc: "ns charged to each send and each receive (or -C linux)",
+    };
+
+    // What one syscall of a 100-byte message costs Linux 7.2.13 (Debian sid,
+    // amd64) on this project's QEMU machine: q35, 4 vCPUs, TCG with
+    // `-icount shift=2,sleep=off` (so CLOCK_MONOTONIC counts instructions,
+    // the A/B's time base), preempt=full, schedstats on. From `lcbench costs
+    // -n 2000` (scripts/linux-compare/lcbench.c: each a 100-byte write or
+    // read with nobody waiting, syscall entry and exit included), `make
+    // linux-costs` / `make linux-compare WHAT=costs SMP=4 OURS=0 SIM=0`,
+    // first boot; a second boot gave 4341 / 3811 / 9537 / 7849 ns. The
+    // simulator's `qemu:N` machine charges the same figures
+    // (`sim/src/machine.rs`, `qemu_costs`). docs/results/linux.md, "The
+    // simulator's qemu:N costs", has the whole table.
+
+    /// Linux's `write()` of 100 bytes to a pipe (`pipe_write_ns`), ns.
+    pub const LINUX_PIPE_WRITE_NS: u32 = 4_358;
+    /// Linux's `read()` of 100 bytes from a pipe (`pipe_read_ns`), ns.
+    pub const LINUX_PIPE_READ_NS: u32 = 3_883;
+    /// Linux's `write()` of 100 bytes to a unix stream socket
+    /// (`sock_write_ns`), ns.
+    pub const LINUX_SOCK_WRITE_NS: u32 = 9_618;
+    /// Linux's `read()` of 100 bytes from a unix stream socket
+    /// (`sock_read_ns`), ns.
+    pub const LINUX_SOCK_READ_NS: u32 = 7_773;
+
+    /// The CPU time charged to each send and to each receive, in ns
+    /// (`(send_ns, recv_ns)`): `(0, 0)` without `-C`; with `-C linux` the
+    /// measured Linux figures for this run's channel, pipe or socket (taken
+    /// with 100-byte messages; other `-s` sizes are charged the same).
+    pub fn syscall_cost_ns(&self) -> (u32, u32) {
+        match (self.syscall_cost, self.pipe) {
+            (None, _) => (0, 0),
+            (Some(SyscallCost::Ns(ns)), _) => (ns, ns),
+            (Some(SyscallCost::Linux), true) => {
+                (Self::LINUX_PIPE_WRITE_NS, Self::LINUX_PIPE_READ_NS)
+            }
+            (Some(SyscallCost::Linux), false) => {
+                (Self::LINUX_SOCK_WRITE_NS, Self::LINUX_SOCK_READ_NS)
+            }
+        }
+    }
 }
 
 impl Default for Hackbench {
@@ -222,6 +296,7 @@ impl Default for Hackbench {
             datasize: s,
             pipe: false,
             threads: false,
+            syscall_cost: None,
         }
     }
 }
@@ -768,7 +843,8 @@ fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
-/// [-s N]`; of `-T` and `-P` the last one given counts, as in Linux.
+/// [-s N] [-C linux|NS]`; of `-T` and `-P` the last one given counts, as in
+/// Linux.
 pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
     let flag = |short, long| Opt {
         short,
@@ -779,6 +855,11 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         flag(b'p', "pipe"),
         flag(b'T', "threads"),
         flag(b'P', "process"),
+        Opt {
+            short: b'C',
+            long: "syscall-cost",
+            takes_value: true,
+        },
     ];
     let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
     let Some(([g, l, f, s], given)) = w else {
@@ -796,7 +877,35 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         datasize: s,
         pipe: given.contains(&b'p'),
         threads,
+        syscall_cost: syscall_cost_opt(a, &flags)?,
     }))
+}
+
+/// `hackbench`'s `-C linux|NS` / `--syscall-cost linux|NS`, if given (the
+/// other options were checked by `workload_opts`, with the same `flags`).
+fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Error> {
+    const C: &str = "hackbench";
+    let mut spec: Vec<Opt> = Hackbench::LIMITS
+        .iter()
+        .zip(Hackbench::LONG)
+        .filter_map(|(l, &long)| {
+            l.short().map(|short| Opt {
+                short,
+                long,
+                takes_value: true,
+            })
+        })
+        .collect();
+    spec.extend_from_slice(flags);
+    let g = getopt(C, a, &spec)?;
+    match g.value(b'C') {
+        None => Ok(None),
+        Some("linux") => Ok(Some(SyscallCost::Linux)),
+        Some(v) if !super::args::is_int(v) => err(C, ArgError::BadSyscallCost(quote(v))),
+        Some(v) => Ok(Some(SyscallCost::Ns(
+            limit(C, &Hackbench::SYSCALL_COST_NS, v)? as u32,
+        ))),
+    }
 }
 
 /// `schbench [-m N] [-t N] [-r N] [-F N] [-s N]`.
