@@ -415,12 +415,12 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &Atom
     let avg = rq.fair.avg();
     s.util_avg.store(avg.util_avg, Ordering::Relaxed);
     s.runnable_avg.store(avg.runnable_avg, Ordering::Relaxed);
-    s.curr_id.store(
-        rq.curr().map_or(crate::task::NIL, |c| c.0),
-        Ordering::Relaxed,
-    );
-    s.idle.store(rq.curr().is_none(), Ordering::Relaxed);
-    let rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
+    let curr = rq.curr();
+    s.curr_id
+        .store(curr.map_or(crate::task::NIL, |c| c.0), Ordering::Relaxed);
+    s.idle.store(curr.is_none(), Ordering::Relaxed);
+    // At every unlock: read in its slot (a hash probe less).
+    let rank = rq.curr_task().map_or(0, rt_rank);
     s.curr_rt_rank.store(rank, Ordering::Relaxed);
     // No RT or deadline task queued here, now or at the last publish (a
     // nonzero overload rank implies a nonzero rank): nothing to write. (A
@@ -609,6 +609,13 @@ pub(crate) struct TaskCell {
     pub(crate) parked: Mutex<Option<SchedTask>>,
     /// The CPU it slept on (its previous CPU for placement), while parked.
     pub(crate) last_cpu: crate::sync::AtomicU32,
+    /// The state in `parked` is the one `last_cpu`'s runqueue kept in the
+    /// task's slot there (free since, but its own until another task takes
+    /// it): set when it is parked, cleared by anything that changes the
+    /// state in the cell. A wakeup back onto `last_cpu` then takes the
+    /// slot back as it is instead of copying the state in
+    /// ([`InTransit`]). Written under `parked`'s lock.
+    pub(crate) kept: crate::sync::AtomicBool,
     /// Wakeups of another task than the last one it woke, halved once a
     /// second (Linux's `wakee_flips`, read by `wake_wide`). Written by the
     /// task's own wakeups of others (it is the running task then).
@@ -626,6 +633,7 @@ impl TaskCell {
             switching: crate::sync::AtomicBool::new(false),
             parked: Mutex::named("task_cell.parked", None),
             last_cpu: crate::sync::AtomicU32::new(0),
+            kept: crate::sync::AtomicBool::new(false),
             wakee_flips: crate::sync::AtomicU32::new(0),
             last_wakee: crate::sync::AtomicU32::new(crate::task::NIL),
             wakee_flip_decay_ns: AtomicU64::new(0),
@@ -651,6 +659,11 @@ pub(crate) trait WakeeState {
     /// The state a wake list entry carries: a copy, or `None` for a state
     /// that waits in the task's cell until the entry is drained.
     fn for_wake_list(&self) -> Option<SchedTask>;
+    /// Enqueues the task, `id`, on `rq` (`ttwu_do_activate`).
+    #[inline(always)]
+    fn ttwu_enqueue(&self, rq: &mut Rq, id: TaskId, wf: WakeFlags) -> WakeupDecision {
+        self.with(|t| rq.ttwu_enqueue(id, t, wf))
+    }
 }
 
 impl WakeeState for &SchedTask {
@@ -698,12 +711,34 @@ impl<P: Platform> WakeeState for InTransit<'_, P> {
             .expect("a woken task keeps its state in its cell until it is queued");
         let r = f(t);
         *p = None;
+        self.cell.kept.store(false, Ordering::Relaxed);
         r
     }
 
     #[inline(always)]
     fn for_wake_list(&self) -> Option<SchedTask> {
         None
+    }
+
+    /// Back on the CPU it slept on, with nothing changed in its cell
+    /// ([`TaskCell::kept`]): its slot there is taken back as it is, not
+    /// copied into.
+    #[inline(always)]
+    fn ttwu_enqueue(&self, rq: &mut Rq, id: TaskId, wf: WakeFlags) -> WakeupDecision {
+        let cell = self.cell;
+        let mut p = self.sched.lock(&cell.parked);
+        let t = p
+            .as_ref()
+            .expect("a woken task keeps its state in its cell until it is queued");
+        let kept = cell.kept.load(Ordering::Relaxed)
+            && cell.last_cpu.load(Ordering::Relaxed) == rq.cpu().as_u32();
+        let d = match kept.then(|| rq.ttwu_enqueue_kept(id, t, wf)).flatten() {
+            Some(d) => d,
+            None => rq.ttwu_enqueue(id, t, wf),
+        };
+        *p = None;
+        cell.kept.store(false, Ordering::Relaxed);
+        d
     }
 }
 
@@ -990,17 +1025,23 @@ impl<P: Platform> Scheduler<P> {
     /// `target` (or removed: no CPU): it leaves the averages of the CPU it
     /// is attached to, through that CPU's [`RemovedLoad`], synchronised to
     /// now.
-    /// `target` is a CPU's index, or `usize::MAX` for none.
-    pub(crate) fn remove_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) {
+    /// `target` is a CPU's index, or `usize::MAX` for none. Returns whether
+    /// it changed `t` (it was attached elsewhere).
+    pub(crate) fn remove_sleeper_load(
+        &self,
+        t: &mut crate::task::SchedTask,
+        target: usize,
+    ) -> bool {
         let c = t.se.avg_cpu as usize;
         if c == target || c >= self.nr_cpus() {
-            return;
+            return false;
         }
         let w = t.se.load.weight as u64;
         t.se.avg
             .update_entity(self.platform.now_ns(), false, false, false, w);
         self.slots[c].summary.removed.add(&t.se.avg);
         t.se.avg_cpu = crate::task::AVG_DETACHED;
+        true
     }
 
     /// `cpu_load()`: the CPU's fair PELT load average, as last published.
@@ -1126,9 +1167,7 @@ impl<P: Platform> Scheduler<P> {
         task: impl WakeeState,
         wf: WakeFlags,
     ) -> WakeOutcome {
-        let wake = |rq: &mut Rq| {
-            Ok::<_, core::convert::Infallible>(task.with(|t| rq.ttwu_enqueue(id, t, wf)))
-        };
+        let wake = |rq: &mut Rq| Ok::<_, core::convert::Infallible>(task.ttwu_enqueue(rq, id, wf));
         if cpu == this_cpu {
             let Ok(d) = self.enqueue_on(cpu, this_cpu, id, wake);
             return WakeOutcome::Local(d);
@@ -1200,6 +1239,7 @@ impl<P: Platform> Scheduler<P> {
             match &e.task {
                 Some(t) => {
                     rq.ttwu_enqueue(e.id, t, wf);
+                    self.placed(e.id, cpu);
                 }
                 None => {
                     let cell = self
@@ -1210,10 +1250,10 @@ impl<P: Platform> Scheduler<P> {
                         cell,
                         allowed: true,
                     };
-                    wakee.with(|t| rq.ttwu_enqueue(e.id, t, wf));
+                    wakee.ttwu_enqueue(rq, e.id, wf);
+                    self.placed_cell(e.id, cell, cpu);
                 }
             }
-            self.placed(e.id, cpu);
         }
         list.clear();
         slot.wake_pending.store(false, Ordering::Relaxed);

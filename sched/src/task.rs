@@ -247,7 +247,7 @@ impl TaskParams {
 ///
 /// While it is queued, the tree keeps its own copy of the key fields in a
 /// compact node array (see `fair::tree`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FairEntity {
     /// Virtual deadline: the tree key. Holds `deadline - vruntime` while
     /// `rel_deadline` is set.
@@ -333,7 +333,7 @@ impl FairEntity {
 }
 
 /// The RT-class entity: links in its priority's FIFO list and the RR slice.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtEntity {
     pub(crate) prev: u32,
     pub(crate) next: u32,
@@ -355,7 +355,7 @@ impl Default for RtEntity {
 }
 
 /// The deadline-class entity (`sched_dl_entity`): the CBS state.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DlEntity {
     /// Budget left in this period (`runtime`); negative after an overrun.
     pub runtime_ns: i64,
@@ -386,7 +386,7 @@ pub enum TaskState {
 }
 
 /// Everything the scheduler keeps per task.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SchedTask {
     /// Fair-class state (also holds the runtime accounting of every class).
     pub se: FairEntity,

@@ -90,6 +90,8 @@ use crate::task::NIL;
 /// Maximum entries per node. Non-root nodes hold at least `B / 2`.
 pub const B: usize = 16;
 const MIN: usize = B / 2;
+/// The longest tail [`Node::remove`] moves entry by entry.
+const SHORT_TAIL: usize = 3;
 const _: () = assert!(B >= 4 && B < 64, "node masks are u64");
 
 /// One entry: an entity (in a leaf) or a child subtree's summary.
@@ -171,18 +173,37 @@ impl Node {
     }
 
     /// Removes entry `k`, shifting the tail left (one `memmove` per array:
-    /// the element loop cost about 12 instructions per entry).
+    /// the element loop cost about 12 instructions per entry). The last
+    /// entry (often the only one: a CPU running one task between sleeps)
+    /// has no tail: nothing moves. The kernel's build, without vector
+    /// registers, made the fixed-size shift below three `memmove` calls of
+    /// 120 bytes even then, about 115 instructions for nothing.
     #[inline]
     fn remove(&mut self, k: usize) {
         let len = self.len();
-        if k == 0 {
+        let tail = len.saturating_sub(k + 1);
+        if tail == 0 {
+            // No tail: the entries from `len - 1` on are unused.
+        } else if tail <= SHORT_TAIL {
+            // A short tail (a CPU with two or three tasks) moves entry by
+            // entry, in straight-line code: three `memmove` calls cost the
+            // kernel over 100 instructions whatever they move.
+            for j in k..k + SHORT_TAIL {
+                if j + 1 < len {
+                    self.key[j] = self.key[j + 1];
+                    self.minv[j] = self.minv[j + 1];
+                    self.mins[j] = self.mins[j + 1];
+                    self.child[j] = self.child[j + 1];
+                }
+            }
+        } else if k == 0 {
             // The usual case (the leftmost entity): a fixed-size shift of the
             // whole arrays, which compiles to straight vector moves.
             self.key.copy_within(1..B, 0);
             self.minv.copy_within(1..B, 0);
             self.mins.copy_within(1..B, 0);
             self.child.copy_within(1..B, 0);
-        } else if k + 1 < len {
+        } else {
             self.key.copy_within(k + 1..len, k);
             self.minv.copy_within(k + 1..len, k);
             self.mins.copy_within(k + 1..len, k);
@@ -438,25 +459,34 @@ impl Timeline {
         }
     }
 
+    #[inline]
     fn alloc_node(&mut self, leaf: bool) -> u32 {
         let i = self.free;
         if i == NIL {
-            // The arena grows up to its high-water mark, within the capacity
-            // reserved for the slot count (`try_reserve`): no allocation.
-            debug_assert!(
-                self.nodes.len() < self.nodes.capacity(),
-                "tree node arena beyond its reservation"
-            );
-            self.nodes.push(Node::default());
-            let i = (self.nodes.len() - 1) as u32;
-            self.nm(i).leaf = leaf;
-            return i;
+            return self.push_node(leaf);
         }
         self.free = self.nd(i).parent;
         let n = self.nm(i);
         n.len = 0;
         n.parent = NIL;
         n.leaf = leaf;
+        i
+    }
+
+    /// [`Timeline::alloc_node`] with no free node: a new one (out of line:
+    /// its zeroed node on the stack cost every reuse a 512-byte frame).
+    #[cold]
+    #[inline(never)]
+    fn push_node(&mut self, leaf: bool) -> u32 {
+        // The arena grows up to its high-water mark, within the capacity
+        // reserved for the slot count (`try_reserve`): no allocation.
+        debug_assert!(
+            self.nodes.len() < self.nodes.capacity(),
+            "tree node arena beyond its reservation"
+        );
+        self.nodes.push(Node::default());
+        let i = (self.nodes.len() - 1) as u32;
+        self.nm(i).leaf = leaf;
         i
     }
 
@@ -626,6 +656,7 @@ impl Timeline {
 
     /// Inserts `z` with its key and augmented values (after all equal keys).
     /// O(B·log n).
+    #[inline]
     pub fn insert(&mut self, z: Slot, deadline: u64, vruntime: u64, slice: u64) {
         let e = Entry {
             key: deadline,
@@ -633,19 +664,35 @@ impl Timeline {
             mins: slice,
             child: z.0,
         };
-        if self.root == NIL || slice < self.min_slice {
+        if self.root == NIL {
+            // A root leaf of one entry: the general path's minimum slice,
+            // and `insert_at`'s insert and owner (no ancestors), without
+            // its generic path (a CPU running one task between sleeps
+            // fills an empty tree at each wakeup).
             self.min_slice = slice;
             self.min_slice_holders = 1;
-        } else if slice == self.min_slice && self.min_slice_holders != 0 {
-            self.min_slice_holders += 1;
-        }
-        if self.root == NIL {
             let r = self.alloc_node(true);
             self.root = r;
             self.leftmost = z.0;
             self.last_leaf = r;
-            self.insert_at(r, 0, e, e);
-            return;
+            let n = self.nm(r);
+            n.set(0, e);
+            n.len = 1;
+            self.leaf_of[z.0 as usize] = r;
+        } else {
+            self.insert_in(e);
+        }
+    }
+
+    /// [`Timeline::insert`] of `e` into a tree that is not empty.
+    #[inline(always)]
+    fn insert_in(&mut self, e: Entry) {
+        let (z, deadline, slice) = (e.child, e.key, e.mins);
+        if slice < self.min_slice {
+            self.min_slice = slice;
+            self.min_slice_holders = 1;
+        } else if slice == self.min_slice && self.min_slice_holders != 0 {
+            self.min_slice_holders += 1;
         }
         // Not before the latest deadline (a yield, or a long slice): after
         // it, in the last leaf, without a descent that scans every node on
@@ -657,7 +704,7 @@ impl Timeline {
             return;
         }
         if vbefore(deadline, self.nd(self.root).key[0]) {
-            self.leftmost = z.0;
+            self.leftmost = z;
         }
         let mut i = self.root;
         while !self.nd(i).leaf {
@@ -719,9 +766,20 @@ impl Timeline {
     }
 
     /// Removes `z` from the tree. O(B·log n).
+    #[inline]
     pub fn erase(&mut self, z: Slot) {
+        let l = self.leaf_of[z.0 as usize];
+        if l == self.root && self.nd(l).len() == 1 {
+            self.erase_only(z.0, l);
+        } else {
+            self.erase_in(z, l);
+        }
+    }
+
+    /// [`Timeline::erase`] of `z` from leaf `l` of a tree holding more.
+    #[inline(always)]
+    fn erase_in(&mut self, z: Slot, l: u32) {
         let z = z.0;
-        let l = self.leaf_of[z as usize];
         let k = self.nd(l).position(z);
         let x = self.nd(l).get(k);
         self.nm(l).remove(k);
@@ -748,6 +806,36 @@ impl Timeline {
                     NIL => u64::MAX,
                     r => self.nd(r).min_slice(),
                 };
+                self.min_slice_holders = 0;
+            }
+        }
+    }
+
+    /// [`Timeline::erase`] of `z`, the only entity (the root is leaf `l`,
+    /// holding it alone): the tree empties. What the general path ends in
+    /// (the entry removed, the root freed, no leftmost, the minimum slice
+    /// forgotten), without its search, shift and rebalance: a CPU that runs
+    /// one task between sleeps erases it from a tree of one at each pick
+    /// (about 60 instructions less each time).
+    #[inline(always)]
+    fn erase_only(&mut self, z: u32, l: u32) {
+        let x = self.nd(l).get(0);
+        debug_assert_eq!(
+            x.child, z,
+            "the root leaf's only entry is not the erased one"
+        );
+        self.leaf_of[z as usize] = NIL;
+        self.free_node(l);
+        self.root = NIL;
+        self.last_leaf = NIL;
+        if self.leftmost == z {
+            self.leftmost = NIL;
+        }
+        if x.mins == self.min_slice {
+            if self.min_slice_holders > 1 {
+                self.min_slice_holders -= 1;
+            } else {
+                self.min_slice = u64::MAX;
                 self.min_slice_holders = 0;
             }
         }

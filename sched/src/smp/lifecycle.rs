@@ -189,6 +189,13 @@ impl<P: Platform> Scheduler<P> {
         self.platform.set_task_cpu(id, cpu);
     }
 
+    /// [`Self::placed`] for a caller that has the task's cell.
+    #[inline]
+    pub(crate) fn placed_cell(&self, id: TaskId, cell: &TaskCell, cpu: CpuId) {
+        cell.home.store(cpu.as_u32(), Ordering::Release);
+        self.platform.set_task_cpu(id, cpu);
+    }
+
     /// The cell of `id`, if its chunk exists (never allocates).
     pub(super) fn cell(&self, id: TaskId) -> Option<&TaskCell> {
         let i = id.0 as usize;
@@ -257,7 +264,11 @@ impl<P: Platform> Scheduler<P> {
         let irq = self.platform.irq_save();
         let r = {
             let mut p = self.lock(&cell.parked);
-            (cell.home.load(Ordering::Acquire) == HOME_PARKED).then(|| f(cell, &mut p))
+            (cell.home.load(Ordering::Acquire) == HOME_PARKED).then(|| {
+                // `f` may change the state: its slot's copy no longer counts.
+                cell.kept.store(false, Ordering::Relaxed);
+                f(cell, &mut p)
+            })
         };
         self.platform.irq_restore(irq);
         r
@@ -345,6 +356,7 @@ impl<P: Platform> Scheduler<P> {
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
         self.lock(&cell.parked).take();
+        cell.kept.store(false, Ordering::Relaxed);
         self.platform.irq_restore(irq);
         let (cpu, _) = self.select_task_rq(&task, this_cpu, WakeFlags::FORK);
         let d = self
@@ -437,6 +449,7 @@ impl<P: Platform> Scheduler<P> {
             if let Some(cell) = self.cell(prev) {
                 let irq = self.platform.irq_save();
                 *self.lock(&cell.parked) = Some(t);
+                cell.kept.store(false, Ordering::Relaxed);
                 cell.home.store(HOME_NONE, Ordering::Release);
                 self.platform.irq_restore(irq);
             }
@@ -468,6 +481,8 @@ impl<P: Platform> Scheduler<P> {
                 if let Some(t) = p.as_mut() {
                     t.state = TaskState::Blocked;
                 }
+                // Its slot keeps the same state (free, still its own).
+                cell.kept.store(true, Ordering::Relaxed);
                 cell.switching.store(switching, Ordering::Relaxed);
                 cell.last_cpu.store(rq.cpu().as_u32(), Ordering::Relaxed);
                 cell.home.store(HOME_PARKED, Ordering::Release);
@@ -650,7 +665,7 @@ impl<P: Platform> Scheduler<P> {
                     let Some(t) = rq.task(id) else {
                         return Err(LifecycleError::NoSuchTask);
                     };
-                    let wide = self.record_wakee_wide(t, id, this_cpu);
+                    let wide = self.record_wakee_wide(t, id, cell, this_cpu);
                     let (target, wf) =
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide);
                     if target == cpu {
@@ -696,8 +711,14 @@ impl<P: Platform> Scheduler<P> {
     /// `record_wakee` on the waker (the task running on `this_cpu`), then
     /// `wake_wide` for its wakeup of `id` (a fair task; Linux does both in
     /// `select_task_rq_fair`). The waker's flips are halved once a second
-    /// (`HZ` jiffies in Linux).
-    fn record_wakee_wide(&self, t: &SchedTask, id: TaskId, this_cpu: CpuId) -> bool {
+    /// (`HZ` jiffies in Linux). `cell` is the wakee's.
+    fn record_wakee_wide(
+        &self,
+        t: &SchedTask,
+        id: TaskId,
+        cell: &TaskCell,
+        this_cpu: CpuId,
+    ) -> bool {
         if t.class() != crate::class::SchedClass::Fair {
             return false;
         }
@@ -720,9 +741,8 @@ impl<P: Platform> Scheduler<P> {
             wc.wakee_flips.store(f.saturating_add(1), Ordering::Relaxed);
         }
         let master = wc.wakee_flips.load(Ordering::Relaxed);
-        let slave = self
-            .cell(id)
-            .map_or(0, |c| c.wakee_flips.load(Ordering::Relaxed));
+        // The wakee's own cell, which the caller has (not looked up again).
+        let slave = cell.wakee_flips.load(Ordering::Relaxed);
         self.wake_wide(master, slave, this_cpu)
     }
 
@@ -762,12 +782,16 @@ impl<P: Platform> Scheduler<P> {
                     let (target, wf) = if descheduling {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
-                        let wide = self.record_wakee_wide(t, id, this_cpu);
+                        let wide = self.record_wakee_wide(t, id, cell, this_cpu);
                         self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
                     };
                     from = t.cpu;
                     allowed = t.cpus_allowed.has(target);
-                    self.remove_sleeper_load(t, target.index());
+                    let moved_load = self.remove_sleeper_load(t, target.index());
+                    if broken.is_some() || moved_load {
+                        // Changed here: its slot's copy no longer counts.
+                        cell.kept.store(false, Ordering::Relaxed);
+                    }
                     cell.home
                         .store(HOME_TRANSIT | target.as_u32(), Ordering::Release);
                     (target, wf)
