@@ -8,6 +8,7 @@ use kernel_hal::cpu::CpuId;
 use sched::TaskParams;
 
 use super::tick_ns;
+use crate::cpumask::only;
 use crate::task::{self, softlockup, stall};
 use crate::{kassert, kassert_eq, kprintln, ktest_timing};
 
@@ -19,6 +20,15 @@ impl Drop for Restore {
         stall::EXPECTED.store(false, Ordering::SeqCst);
         let _ = crate::sched::sched_setattr(task::current(), TaskParams::default());
         crate::ktest::reset_sched_state();
+    }
+}
+
+/// Lets the test thread run anywhere again, also when the test fails.
+struct Unpin(task::Tid);
+
+impl Drop for Unpin {
+    fn drop(&mut self) {
+        let _ = crate::sched::set_affinity(self.0, crate::sched::online_mask());
     }
 }
 
@@ -187,7 +197,20 @@ crate::ktest_smp!(stall_watchdog_waits_out_a_cpu_that_does_not_run, 2, || {
     const WARN_MS: u64 = 1500;
     const MASKED_MS: u64 = 3500;
     let _restore = Restore;
+    let _unpin = Unpin(task::current_tid());
     let cpu = CpuId::new(crate::sched::nr_cpus() - 1).ok_or("no such CPU")?;
+    // This thread must not sleep on the masked CPU: its timer could not
+    // fire there, it would see the masker's flag only after the masking
+    // ended, and the waiter would not wait at all (seen once in a loaded
+    // `make test`: "waited only 0 ms", no stall line). It stays on the boot
+    // CPU, which is never the masked one (the test needs 2 CPUs).
+    crate::sched::set_affinity(task::current_tid(), only(CpuId::BOOT))
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::yield_now();
+    kassert!(
+        task::current().cpu() == CpuId::BOOT,
+        "the test thread is not on the boot CPU"
+    );
     crate::sched::sched_config()
         .tunables
         .set("kernel.sched_stall_warn_ms", "1500")
