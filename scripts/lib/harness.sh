@@ -5,7 +5,7 @@
 #     h_qemu ARCH [key=value...]                  -> the array QEMU
 #   - whether a QEMU exit status is the guest's "pass":
 #     h_pass_status ARCH / h_status_ok ARCH RC
-#   - booting with a command script and a deadline:
+#   - booting with a command script and a limit on silence:
 #     h_run LOG LIMIT -- CMD...                   stdin from the caller
 #     h_start LOG LIMIT -- CMD...; h_send TEXT; h_wait_for REGEX; h_finish
 #   - the `N passed, N failed[, N skipped]` line:
@@ -264,40 +264,120 @@ h_pass_status() {
 h_status_ok() { [ "$2" -eq "$(h_pass_status "$1")" ]; }
 # Whether RC is timeout(1)'s: 124 (TERM) or 137 (KILL after -k).
 h_timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
+# Whether the harness ended the last run (h_run, h_wait_for, h_finish): it
+# fell silent for its limit or reached its cap; H_WHY_ENDED says which.
+h_ended() { [ -n "${H_WHY_ENDED:-}" ]; }
 
 # Seconds since T0 ($EPOCHREALTIME), one decimal.
 h_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- booting --------------------------------------------------------------
 
-# h_run LOG LIMIT -- CMD...: runs CMD with stdin from the caller (e.g.
-# </dev/null, or a command script as <<<"$script"), its output (stdout and stderr)
-# into LOG, killed after LIMIT seconds (timeout signals the whole process
-# group; -k: KILL 5 s after TERM). H_TEE=1 also shows the output. Sets
-# H_RC (CMD's status; 124/137 when it timed out) and H_SECS, so it must not
-# run in a pipeline's subshell: feed a script with <<<"$script", not a pipe.
-h_run() {
-    local log=$1 limit=$2 t0=$EPOCHREALTIME
-    shift 3
-    if [ "${H_TEE:-0}" = 1 ]; then
-        timeout -k 5 "$limit" "$@" 2>&1 | tee "$log"
-        H_RC=${PIPESTATUS[0]}
-    else
-        timeout -k 5 "$limit" "$@" >"$log" 2>&1
-        H_RC=$?
+# Wall-time limits are limits on silence: a run is ended when its log has
+# not grown for LIMIT seconds (a hung guest prints nothing), or when it has
+# run H_CAP (default 4) times LIMIT in all (a guest that prints forever).
+# Under TCG without -icount a guest's speed is the host's, so a loaded host
+# (four busy loops and more on two cores) slows a healthy boot that keeps
+# printing; a fixed total limit failed such boots, a silence limit does not,
+# and it still ends a hang within LIMIT seconds of its last line.
+
+# h_us: the wall clock in microseconds.
+h_us() { echo "${EPOCHREALTIME/./}"; }
+
+# h_watch_init LOG LIMIT: starts the silence clock of the run writing LOG.
+h_watch_init() {
+    H_WATCH_LOG=$1
+    H_LIMIT=$2
+    H_CAP_END_US=$(($(h_us) + $2 * ${H_CAP:-4} * 1000000))
+    H_LAST_SIZE=-1
+    H_QUIET_SINCE_US=$(h_us)
+    H_WHY_ENDED=""
+}
+
+# h_watch_expired: true (0) when the run has been silent for its LIMIT or
+# has reached its cap; sets H_WHY_ENDED to say which.
+h_watch_expired() {
+    local size now
+    size=$(stat -c %s "$H_WATCH_LOG" 2>/dev/null || echo 0)
+    now=$(h_us)
+    if [ "$size" != "$H_LAST_SIZE" ]; then
+        H_LAST_SIZE=$size
+        H_QUIET_SINCE_US=$now
     fi
+    if ((now - H_QUIET_SINCE_US >= H_LIMIT * 1000000)); then
+        H_WHY_ENDED="no output for ${H_LIMIT}s"
+        return 0
+    fi
+    if ((now >= H_CAP_END_US)); then
+        H_WHY_ENDED="still running after $((H_LIMIT * ${H_CAP:-4}))s in all"
+        return 0
+    fi
+    return 1
+}
+
+# h_end_run PID: ends a run (TERM to its timeout(1), which passes it on to
+# the run's process group; KILL 5 s later if it is still there).
+h_end_run() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+}
+
+# h_run LOG LIMIT -- CMD...: runs CMD with stdin from the caller (e.g.
+# </dev/null, or a command script as <<<"$script"), its output (stdout and
+# stderr) into LOG, ended after LIMIT seconds without output (see above;
+# timeout(1) keeps the cap and signals the whole process group). H_TEE=1
+# also shows the output. Sets H_RC (CMD's status; 124 when it was ended for
+# silence or at its cap, with H_WHY_ENDED saying which) and H_SECS. It must
+# not run in a pipeline's subshell: feed a script with <<<"$script".
+h_run() {
+    local log=$1 limit=$2 t0=$EPOCHREALTIME pid ended=0
+    shift 3
+    # <&0: an asynchronous command's stdin would otherwise be /dev/null.
+    timeout -k 5 "$((limit * ${H_CAP:-4} + 5))" "$@" <&0 >"$log" 2>&1 &
+    pid=$!
+    H_SHOWN=0
+    h_watch_init "$log" "$limit"
+    while kill -0 "$pid" 2>/dev/null; do
+        [ "${H_TEE:-0}" = 1 ] && h_show "$log"
+        if h_watch_expired; then
+            ended=1
+            h_end_run "$pid"
+            break
+        fi
+        sleep 0.5
+    done
+    wait "$pid"
+    H_RC=$?
+    ((ended)) && H_RC=124
+    [ "${H_TEE:-0}" = 1 ] && h_show "$log"
     H_SECS=$(h_since "$t0")
 }
 
+# h_show LOG: prints what LOG gained since the last call (H_SHOWN bytes
+# were shown before), so H_TEE=1 shows a run as it goes and, after its
+# end, all of it exactly once.
+h_show() {
+    local n
+    tail -c +$((H_SHOWN + 1)) "$1" >"$1.shown" 2>/dev/null || return 0
+    n=$(stat -c %s "$1.shown")
+    cat "$1.shown"
+    H_SHOWN=$((H_SHOWN + n))
+    rm -f "$1.shown"
+}
+
 # h_start LOG LIMIT -- CMD...: starts CMD in the background under the same
-# time limit, output into LOG, stdin from a FIFO that h_send writes to.
+# silence limit, output into LOG, stdin from a FIFO that h_send writes to.
 # Sets H_PID; h_finish ends the run. One run at a time.
 h_start() {
     local log=$1 limit=$2
     shift 3
     H_START_LOG=$log
     H_T0=$EPOCHREALTIME
-    H_DEADLINE=$(awk -v a="$EPOCHREALTIME" -v l="$limit" 'BEGIN { printf "%d", a + l }')
     H_FIFO="$log.in"
     rm -f "$H_FIFO"
     # A run that ended early must not take this script with it: writes to
@@ -308,20 +388,22 @@ h_start() {
     # left to right), so h_wait_for never sees an older run's lines; the
     # writer side is opened after the fork, so CMD holds none of it and sees
     # EOF when h_finish closes it.
-    timeout -k 5 "$limit" "$@" >"$log" 2>&1 <"$H_FIFO" &
+    timeout -k 5 "$((limit * ${H_CAP:-4} + 5))" "$@" >"$log" 2>&1 <"$H_FIFO" &
     H_PID=$!
     exec {H_FD}>"$H_FIFO"
+    h_watch_init "$log" "$limit"
 }
 
 # h_send TEXT: writes TEXT (as is: add the \n) to the run's input.
 h_send() { printf '%s' "$1" >&"$H_FD" 2>/dev/null; }
 
 # h_wait_for REGEX [SECS]: waits until a line of the run's log (CRs taken
-# out) matches the extended REGEX. Fails when the run ended without it, or
-# after SECS seconds (default: until the run's own deadline). It polls the
-# log, so a slow guest on a loaded host is waited for, up to that deadline.
+# out) matches the extended REGEX. Fails when the run ended without it, when
+# the run fell silent for its limit, or after SECS seconds if given. It
+# polls the log, so a slow guest on a loaded host is waited for as long as
+# it keeps printing.
 h_wait_for() {
-    local re=$1 until=$H_DEADLINE
+    local re=$1 until=""
     [ -n "${2:-}" ] && until=$(awk -v a="$EPOCHREALTIME" -v l="$2" 'BEGIN { printf "%d", a + l }')
     while :; do
         tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null && return 0
@@ -330,24 +412,34 @@ h_wait_for() {
             tr -d '\r' <"$H_START_LOG" | grep -aE -- "$re" >/dev/null
             return
         }
-        [ "${EPOCHSECONDS}" -lt "$until" ] || return 1
+        h_watch_expired && return 1
+        [ -z "$until" ] || [ "${EPOCHSECONDS}" -lt "$until" ] || return 1
         sleep 0.1
     done
 }
 
 # h_finish [GRACE]: closes the run's input, gives it GRACE seconds (default:
-# until its deadline) to end by itself, then ends it. Sets H_RC (its status;
-# 143 when it had to be ended: QEMU exits 0 on SIGTERM) and H_SECS.
+# until it falls silent for its limit or reaches its cap) to end by itself,
+# then ends it. Sets H_RC (its status; 143 when it had to be ended: QEMU
+# exits 0 on SIGTERM, with H_WHY_ENDED saying why) and H_SECS.
 h_finish() {
-    local until=$H_DEADLINE ended=0
+    local until="" ended=0
     [ -n "${1:-}" ] && until=$((EPOCHSECONDS + $1))
     exec {H_FD}>&-
-    while kill -0 "$H_PID" 2>/dev/null && [ "$EPOCHSECONDS" -lt "$until" ]; do
+    while kill -0 "$H_PID" 2>/dev/null; do
+        if [ -n "$until" ]; then
+            if [ "$EPOCHSECONDS" -ge "$until" ]; then
+                H_WHY_ENDED="not ended ${1}s after its input closed"
+                break
+            fi
+        elif h_watch_expired; then
+            break
+        fi
         sleep 0.1
     done
     if kill -0 "$H_PID" 2>/dev/null; then
         ended=1
-        kill "$H_PID" 2>/dev/null
+        h_end_run "$H_PID"
     fi
     wait "$H_PID"
     H_RC=$?

@@ -54,7 +54,7 @@
 # threads, takes cross-CPU calls and, on aarch64, runs with its MMU and
 # caches on, which UEFI boots most need, and that the guards below the
 # kernel image's stacks were unmapped wherever the loader put the image),
-# GRUB_FILTER (default smp_), FW_SMP (default 2), FW_TIMEOUT (seconds per
+# GRUB_FILTER (default smp_), FW_SMP (default 2), FW_TIMEOUT (seconds without output per
 # boot, default 120), GRUB_MEM.
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
@@ -163,8 +163,8 @@ ktest_why() {
     h_check_summary "$log" nonzero "$skip"
     ok=$?
     why=""
-    if h_timed_out "$H_RC"; then
-        why="timed out after ${limit}s"
+    if h_ended; then
+        why="ended by the harness: $H_WHY_ENDED"
     elif ! grep -aq "booted via $proto" "$log"; then
         why="the kernel did not report a $proto boot"
     elif [ -n "$extra" ] && ! grep -aq "$extra" "$log"; then

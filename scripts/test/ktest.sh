@@ -8,7 +8,7 @@
 # in-kernel runner prints `test NAME ... ok|FAILED` per test and a closing
 # `N passed, M failed, K skipped`, then ends QEMU with a verdict. The run
 # passes only when QEMU's status is the guest's pass AND that closing line
-# says `0 failed`; a hang is cut off after KTEST_TIMEOUT seconds (default
+# says `0 failed`; a hang is cut off after KTEST_TIMEOUT seconds without output (default
 # 600: a last resort, as the in-kernel watchdog ends a test that stands still
 # for 10 s or runs 180 s in all) and fails.
 #
@@ -60,7 +60,7 @@ fail() {
     h_record "ktest $arch smp$SMP${suite:+ $suite}" "${H_PASSED:-0}" "$((${H_FAILED:-0} > 0 ? H_FAILED : 1))" "${H_SKIPPED:-0}"
     exit 1
 }
-h_timed_out "$H_RC" && fail "timed out after ${limit}s (hang?)"
+h_ended && fail "ended by the harness: $H_WHY_ENDED (hang?)"
 noskip=skip
 [ "${KTEST_NOSKIP:-0}" = 1 ] && noskip=noskip
 h_check_summary "$log" any "$noskip"

@@ -50,7 +50,7 @@
 # Commands are matched to replies through the echoed `sched> CMD` lines, so
 # every reply must be complete before the next prompt.
 #
-# Environment: SHELL_E2E_TIMEOUT (seconds, default 180), SHELL_E2E_ICOUNT
+# Environment: SHELL_E2E_TIMEOUT (seconds without output, default 180), SHELL_E2E_ICOUNT
 # (default 3; 0: wall-clock guest time), and what h_qemu reads (SMP, MEM,
 # ACCEL, ...).
 set -uo pipefail
@@ -228,8 +228,8 @@ h_start "$log" "$limit" -- "${QEMU[@]}"
 type_commands
 h_finish
 rc=$H_RC
-if h_timed_out "$rc"; then
-    h_err "FAIL: $arch: timed out after ${limit}s; see $log"
+if h_ended; then
+    h_err "FAIL: $arch: ended by the harness: $H_WHY_ENDED; see $log"
     h_record "shell-e2e $arch" 0 1
     exit 1
 fi

@@ -57,8 +57,8 @@ h_wait_for '^\[1\]  Done' || true
 h_send $'sysctl kernel.sched_fair_server_runtime_ns\npoweroff\n'
 h_finish
 rc=$H_RC
-if h_timed_out "$rc"; then
-    h_err "FAIL: $arch: timed out after ${limit}s; see $log"
+if h_ended; then
+    h_err "FAIL: $arch: ended by the harness: $H_WHY_ENDED; see $log"
     h_record "shell-rt-hog $arch" 0 1
     exit 1
 fi
