@@ -536,7 +536,8 @@ mod tests {
                 scan_cost: false,
                 contention: false,
                 vcpu_share: false,
-                vcpu_turns: false
+                vcpu_turns: false,
+                pipe_user_return: false
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();
