@@ -18,6 +18,8 @@
 #   sim-even       --no-vcpu-turns (busy vCPUs share it evenly, continuously)
 #   sim-noshare    --no-vcpu-share
 #   sim-none       wake cost, scan cost, pipe mutex and vCPU sharing off
+#   sim-oldret     --no-pipe-user-return (a pipe syscall's return to user
+#                  after the next mutex_lock: the model before)
 #   sim-flat       flat:N
 set -euo pipefail
 
@@ -40,6 +42,7 @@ variants=(
     "sim-even|qemu:$ncpus|--no-vcpu-turns"
     "sim-noshare|qemu:$ncpus|--no-vcpu-share"
     "sim-none|qemu:$ncpus|--no-wake-cost --no-contention --no-vcpu-share --no-scan-cost"
+    "sim-oldret|qemu:$ncpus|--no-pipe-user-return"
     "sim-flat|flat:$ncpus|"
 )
 tags=()

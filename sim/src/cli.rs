@@ -237,6 +237,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         contention: machine.mech.contention && mech.contention,
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
+        pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

@@ -1034,6 +1034,34 @@ pub struct Counters {
     pub scanned_cpus: u64,
     /// vCPU turns taken (vCPU turns modelled).
     pub vcpu_turns: u64,
+    /// Reschedules of a running task by place ([`Place`]) and request
+    /// (`[lazy, immediate]`): where the model's preemptions happen.
+    pub resched_at: [[u64; 2]; NR_PLACES],
+}
+
+/// Where a running task is rescheduled ([`Counters::resched_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A syscall's return to user space (a burst's end).
+    UserReturn = 0,
+    /// A kernel preemption point (a burst that goes on in the kernel).
+    Kernel = 1,
+    /// The tick's interrupt exit (or a balance at the tick).
+    Tick = 2,
+    /// The HRTICK's interrupt exit.
+    Hrtick = 3,
+    /// A reschedule IPI's exit.
+    Ipi = 4,
+    /// A sleeper's timer's interrupt exit.
+    Timer = 5,
+}
+
+/// The number of [`Place`]s.
+pub const NR_PLACES: usize = 6;
+
+/// A [`Place`]'s name in the output.
+pub fn place_name(i: usize) -> &'static str {
+    ["user_return", "kernel", "tick", "hrtick", "ipi", "timer"][i]
 }
 
 /// A segment of the per-CPU timeline (for the timeline plot).
@@ -1637,6 +1665,12 @@ impl Kernel {
         self.arm_tick(cpu);
     }
 
+    /// A running task is rescheduled at `place` for `need`.
+    #[inline]
+    fn count_resched(&mut self, place: Place, need: Resched) {
+        self.ctr.resched_at[place as usize][usize::from(need == Resched::Now)] += 1;
+    }
+
     fn count(&mut self, d: WakeupDecision) {
         self.ctr.rows[row_of(d.reason)] += 1;
     }
@@ -2004,12 +2038,12 @@ impl Kernel {
     fn timer_wake(&mut self, tid: u32) {
         let c = self.task_cpu(tid);
         self.wake_from(tid, WakeFlags::IRQ, c);
-        self.irq_exit(c);
+        self.irq_exit(c, Place::Timer);
     }
 
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
     /// busy one as [`Kernel::irq_exit_preempts`] says.
-    fn irq_exit(&mut self, cpu: usize) {
+    fn irq_exit(&mut self, cpu: usize, place: Place) {
         self.cpus[cpu].rq_touched = true;
         let need = {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
@@ -2018,7 +2052,7 @@ impl Kernel {
             rq.need_resched()
         };
         let idle = self.cpus[cpu].curr == NIL;
-        if idle || self.irq_exit_preempts(cpu, need) {
+        if idle || self.irq_exit_preempts(cpu, need, place) {
             self.reschedule(cpu, PrevAction::Stays);
         } else {
             self.drain_ipis();
@@ -2031,7 +2065,7 @@ impl Kernel {
     /// ([`Next::RunUser`]), which takes any request in every model, and to
     /// kernel mode otherwise, which takes only an immediate one under full
     /// and lazy (`PreemptPoint::irq_exit`, `sched::preempt`).
-    fn irq_exit_preempts(&mut self, cpu: usize, need: Resched) -> bool {
+    fn irq_exit_preempts(&mut self, cpu: usize, need: Resched, place: Place) -> bool {
         let curr = self.cpus[cpu].curr;
         let user = curr != NIL && self.tasks[curr as usize].user;
         let mode = self.cfg.tunables.preempt_mode();
@@ -2039,13 +2073,16 @@ impl Kernel {
         if go && user && !mode.preempts_at(PreemptPoint::irq_exit(false), need) {
             self.ctr.irq_user_preempts += 1;
         }
+        if go && curr != NIL {
+            self.count_resched(place, need);
+        }
         go
     }
 
     fn ipi(&mut self, cpu: usize) {
         self.cpus[cpu].ipi_pending = false;
         self.ctr.ipis += 1;
-        self.irq_exit(cpu);
+        self.irq_exit(cpu, Place::Ipi);
     }
 
     /// The one-shot timer fired: `Rq::hrtick`, then the interrupt's exit
@@ -2059,7 +2096,7 @@ impl Kernel {
             rq.update_rq_clock(self.now);
             rq.hrtick()
         };
-        if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, r) {
+        if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, r, Place::Hrtick) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         self.drain_ipis();
@@ -2084,7 +2121,7 @@ impl Kernel {
             r
         };
         // The tick's interrupt exit (the kernel's `irq_exit`).
-        if self.irq_exit_preempts(cpu, r) {
+        if self.irq_exit_preempts(cpu, r, Place::Tick) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
@@ -2093,7 +2130,7 @@ impl Kernel {
                 self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
                 let need = self.s.cpu_rq(CpuId::wrapping(cpu)).need_resched();
-                if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need) {
+                if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need, Place::Tick) {
                     self.reschedule(cpu, PrevAction::Stays);
                 }
             }
@@ -2226,6 +2263,14 @@ impl Kernel {
                 if need != Resched::None
                     && self.cfg.tunables.preempt_mode().preempts_at(point, need)
                 {
+                    self.count_resched(
+                        if point == PreemptPoint::Kernel {
+                            Place::Kernel
+                        } else {
+                            Place::UserReturn
+                        },
+                        need,
+                    );
                     self.reschedule(cpu, PrevAction::Stays);
                 } else if !(self.batch_on && self.try_batch(wl, cpu, tid)) {
                     self.arm_burst(cpu);

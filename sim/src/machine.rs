@@ -112,6 +112,14 @@ pub struct Mechanisms {
     /// vCPU time sharing in turns ([`Costs::vcpu_turn_ns`]) rather than
     /// evenly; `--no-vcpu-turns` (the even share).
     pub vcpu_turns: bool,
+    /// With the pipe mutex: a pipe syscall's return to user space comes
+    /// where Linux has it, after the previous syscall's unlock and wakeups
+    /// and before the next `mutex_lock` (the entry and exit burst returns
+    /// to user, the body under the mutex is kernel code).
+    /// `--no-pipe-user-return`: the model before, whose return to user
+    /// came after the next `mutex_lock`, at the start of the body, so a
+    /// lazy request was taken with the mutex held.
+    pub pipe_user_return: bool,
 }
 
 impl Default for Mechanisms {
@@ -122,6 +130,7 @@ impl Default for Mechanisms {
             contention: true,
             vcpu_share: true,
             vcpu_turns: true,
+            pipe_user_return: true,
         }
     }
 }
@@ -141,6 +150,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-vcpu-turns",
         "busy vCPUs share the host thread's time evenly, not in turns",
+    ),
+    (
+        "--no-pipe-user-return",
+        "a pipe syscall returns to user space after the next mutex_lock (the earlier model)",
     ),
 ];
 
@@ -162,6 +175,7 @@ impl Mechanisms {
             "--no-contention" => self.contention = false,
             "--no-vcpu-share" => self.vcpu_share = false,
             "--no-vcpu-turns" => self.vcpu_turns = false,
+            "--no-pipe-user-return" => self.pipe_user_return = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -522,7 +536,8 @@ mod tests {
                 scan_cost: false,
                 contention: false,
                 vcpu_share: false,
-                vcpu_turns: false
+                vcpu_turns: false,
+                pipe_user_return: false
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -211,6 +211,10 @@ pub struct Hackbench {
     mutex: bool,
     /// Syscall entry and exit, outside the mutex, ns.
     syscall_ns: u64,
+    /// The return to user space sits between two syscalls, before the
+    /// next `mutex_lock` (`Mechanisms::pipe_user_return`; else at the
+    /// start of the body, the mutex held).
+    user_return_first: bool,
     /// Per task: inside its syscall, the mutex not yet taken.
     entering: Vec<bool>,
     /// Times a task found the mutex held: spun, slept.
@@ -237,6 +241,7 @@ impl Hackbench {
             read_j: Jitter::default(),
             mutex: false,
             syscall_ns: 0,
+            user_return_first: true,
             entering: Vec::new(),
             lock_spins: 0,
             lock_sleeps: 0,
@@ -268,6 +273,7 @@ impl Workload for Hackbench {
         self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
+        self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
             // Receivers first (hackbench forks them first), then senders.
@@ -737,10 +743,19 @@ impl Hackbench {
 
     /// The syscall's entry, then `mutex_lock`: what the task does next
     /// until it holds the mutex of pipe `c` (`None`: it holds it now).
+    /// The entry (with the previous syscall's exit) starts with the return
+    /// to user space between the two syscalls, where Linux's
+    /// `exit_to_user_mode_loop` takes a lazy request too: before the
+    /// mutex is taken, not with it held.
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
         if !self.entering[tid as usize] {
             self.entering[tid as usize] = true;
-            return Some(Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10)));
+            let ns = k.rng(tid).jitter(self.syscall_ns, 10);
+            return Some(if self.user_return_first {
+                Next::Run(ns)
+            } else {
+                Next::RunKernel(ns)
+            });
         }
         match self.acquire(k, c, tid) {
             Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
@@ -820,7 +835,7 @@ impl Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng(tid).jitter(self.write_ns - self.syscall_ns, 10))
+                self.body(k.rng(tid).jitter(self.write_ns - self.syscall_ns, 10))
             }
             Role::Receiver {
                 ch: c,
@@ -865,8 +880,20 @@ impl Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
+                self.body(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
             }
+        }
+    }
+
+    /// A `write`/`read` body under the pipe mutex: kernel code, where only
+    /// an immediate request preempts (full, lazy); with `--no-pipe-user-return`
+    /// the earlier model's burst that starts with a return to user space.
+    #[inline]
+    fn body(&self, ns: u64) -> Next {
+        if self.user_return_first {
+            Next::RunKernel(ns)
+        } else {
+            Next::Run(ns)
         }
     }
 

@@ -14,7 +14,7 @@
 use std::process::exit;
 
 use sim::cli::parse_run;
-use sim::engine::{row_name, Counters, NR_ROWS};
+use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
 use sim::run_one;
 
@@ -63,6 +63,22 @@ fn print_counters(c: &Counters) {
         .map(|i| format!("{} {}", row_name(i), c.rows[i]))
         .collect();
     println!("wakeup decisions (direct wakeups): {}", rows.join(", "));
+    let places: Vec<String> = (0..NR_PLACES)
+        .filter(|&i| c.resched_at[i] != [0, 0])
+        .map(|i| {
+            format!(
+                "{} {}+{}",
+                place_name(i),
+                c.resched_at[i][0],
+                c.resched_at[i][1]
+            )
+        })
+        .collect();
+    println!(
+        "reschedules of a running task by place (lazy+immediate): {}  hrtick resched {}",
+        places.join(", "),
+        c.hrtick_resched
+    );
     if c.vcpu_turns > 0 {
         println!("vCPU turns {}", c.vcpu_turns);
     }
