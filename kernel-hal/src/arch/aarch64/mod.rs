@@ -12,6 +12,7 @@
 //! - [`timer`]: CNTV periodic tick and the CNTVCT clock,
 //! - [`trap`]: exception vectors, IRQ entry, fault reports,
 //! - [`context`]: thread context switch,
+//! - [`mem`]: `memcpy` (64 bytes per step where `compiler_builtins` moves 8),
 //! - [`cpu`]: per-CPU data (`TPIDR_EL1`), interrupt masking, `halt`,
 //! - [`psci`]: PSCI calls over HVC or SMC,
 //! - [`smp`]: secondary CPU start (PSCI `CPU_ON`) and IPIs (SGIs),
@@ -35,6 +36,7 @@
 mod context;
 mod cpu;
 mod gic;
+mod mem;
 pub(crate) mod mmu;
 mod paging;
 mod pl011;
