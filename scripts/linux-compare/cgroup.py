@@ -17,8 +17,9 @@ TASKS_A|TASKS_B|IDEAL_A|BOUND. DIR holds the logs:
   share Y%  (pid TID, switches S)`.
 
 Linux's share is taken two ways: from each group's cpu.stat usage_usec over
-the run (the main figure) and from the spinners' /proc/PID/stat utime (a
-check: the same within a tick's rounding). Ours' from each thread's runtime
+the run (the main figure) and from the spinners' /proc/PID/stat utime +
+stime (a check, coarse: each spinner's figure is truncated to a clock tick,
+10 ms at USER_HZ=100, so a group of 10 spinners loses up to 100 ms). Ours' from each thread's runtime
 (sum_exec_runtime). Also per row: A's spinners' CPU time as % of one CPU
 each (100: each had a whole CPU) and B's spinners' spread (each one's part
 of B's time, min..max; ideal 100 / TASKS_B). A log of ours whose spinners
@@ -55,7 +56,9 @@ def linux_boot(path):
                 out[case] = {"error": kv.get("error", "status " + kv.get("status", "?"))}
             else:
                 ua, ub = float(kv["usage_A_usec"]), float(kv["usage_B_usec"])
-                ta, tb = float(kv["utime_A_ticks"]), float(kv["utime_B_ticks"])
+                # utime + stime: a tick that lands in the kernel is stime
+                ta = float(kv["utime_A_ticks"]) + float(kv["stime_A_ticks"])
+                tb = float(kv["utime_B_ticks"]) + float(kv["stime_B_ticks"])
                 a = [float(t["cpu_ms"]) for t in tasks if t["cgroup"].endswith("/A")]
                 b = [float(t["cpu_ms"]) for t in tasks if t["cgroup"].endswith("/B")]
                 out[case] = {
@@ -134,7 +137,7 @@ def main():
     for smp in sorted({r[1] for r in rows}):
         linux[smp] = [linux_boot(p) for p in boots(os.path.join(d, f"linux-smp{smp}-seed{{b}}.log"))]
     print("share: group A's part of the two groups' CPU time, %; one figure per boot (Linux: cpu.stat")
-    print("usage_usec; utime: /proc/PID/stat utime sums; ours: the threads' runtime); in bound: boots within")
+    print("usage_usec; utime: /proc/PID/stat utime+stime sums; ours: the threads' runtime); in bound: boots within")
     print("ideal +- bound; in L: ours' boots inside Linux's min..max")
     print(f"{'row':<17}{'cpus':>4} {'pin':>3} {'A:B':>7} {'ideal':>6} {'bound':>6}  {'Linux share':<14}{'Linux utime':<14}"
           f"{'in':>4}  {'ours share':<16}{'in':>4}{'in L':>5}")
