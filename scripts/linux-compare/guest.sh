@@ -356,6 +356,14 @@ lc_smoke() {
     # nice 0 vs 5 on one CPU: 1024 / (1024 + 335) = 75.35%; bound +-5 points
     awk -v s="${share:-0}" 'BEGIN {exit !(s > 70.35 && s < 80.35)}'
     lc_check spin-share $? "nice 0 vs 5 share ${share:-none}% (ideal 75.35, bound 70.35..80.35)"
+    # task groups: cgroup2 mounted, the cpu controller on, 1 spinner in A and
+    # 10 in B at cpu.weight 100 each, all on CPU 0: A's share of the groups'
+    # time (cpu.stat usage_usec), ideal 50%, bound +-5 points
+    lc_cgroup "$(nproc)" smoke 400 0 100 100 1 10 >/tmp/cg.smoke 2>&1
+    share=$(awk '/^cgroup: case=smoke / {for (i = 2; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}
+        if (v["usage_A_usec"] + v["usage_B_usec"] > 0) printf "%.2f", 100 * v["usage_A_usec"] / (v["usage_A_usec"] + v["usage_B_usec"])}' /tmp/cg.smoke)
+    awk -v s="${share:-0}" 'BEGIN {exit !(s > 45 && s < 55)}'
+    lc_check cgroup-share $? "group A (1 spinner) vs B (10), cpu.weight 100 each, share ${share:-none}% (ideal 50, bound 45..55)$(grep -m1 -o 'error=.*' /tmp/cg.smoke | sed 's/^/; /')"
 }
 
 # The latency figures (cyclictest, pipe round trips on one CPU and across
