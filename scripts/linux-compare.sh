@@ -496,7 +496,7 @@ part_cgroup() {
                         if [[ $rc == 3 ]]; then
                             reason=$(tr -d '\r' <"$log" | grep -m1 "ignoring 'run='" | sed 's/.*ignoring/ignoring/')
                             echo "our kernel ($elf) refused the cgroup script: $reason" >"$skip"
-                            echo "linux-compare: cgroup: OURS' SIDE SKIPPED: our kernel refused the cgroup script ($reason); it has no 'cgroup' command as 'cgroup create NAME', 'cgroup weight NAME W', 'cgroup attach NAME PID', 'cgroup ls'" >&2
+                            echo "linux-compare: cgroup: OURS' SIDE SKIPPED: our kernel refused the cgroup script ($reason); ours' side needs the shell's 'cgroup create NAME', 'cgroup weight NAME W', 'cgroup attach NAME PID' and 'cgroup ls'" >&2
                             rm -f "$dir"/ours-*.log
                             ours_ok=0
                             break
