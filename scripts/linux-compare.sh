@@ -23,7 +23,7 @@
 #   OURS=1           also run our kernel (0: Linux only)
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
-#                    change of ours; ab part only)
+#                    change of ours; ab and cgroup parts only)
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
@@ -474,7 +474,17 @@ part_cgroup() {
     local skip=$dir/ours-skipped.txt
     mkdir -p "$dir"
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
-        rm -f "$dir"/*.log "$skip"
+        if [[ $LINUX == 1 ]]; then
+            rm -f "$dir"/*.log
+        else
+            for n in $CG_SMP; do
+                for ((b = 1; b <= CG_BOOTS; b++)); do
+                    [[ -f $dir/linux-smp$n-seed$b.log ]] || bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/linux-smp$n-seed$b.log"
+                done
+            done
+            rm -f "$dir"/ours-*.log
+        fi
+        rm -f "$skip"
         : >"$ldir/plan.sh"
         while IFS='|' read -r name smp cpu wa wb na nb _; do
             printf "lc_cgroup %s '%s' %s '%s' %s %s %s %s\n" "$smp" "$name" "$CG_MS" "$cpu" "$wa" "$wb" "$na" "$nb" >>"$ldir/plan.sh"
@@ -503,7 +513,7 @@ part_cgroup() {
                         fi
                     done < <(cg_rows)
                 fi
-                SMP=$n boot_linux "$dir/linux-smp$n-seed$b.log" lc.mode=ab "lc.seed=$b" || true
+                [[ $LINUX == 0 ]] || SMP=$n boot_linux "$dir/linux-smp$n-seed$b.log" lc.mode=ab "lc.seed=$b" || true
             done
         done
         [[ $OURS == 1 ]] || echo "OURS=0: ours not run" >"$skip"
