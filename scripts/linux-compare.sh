@@ -8,7 +8,8 @@
 #
 #   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs,
 #                    topology (what Linux sees of the machine: caches shared
-#                    per CPU, sched domains; OUT/topology.txt)
+#                    per CPU, sched domains; OUT/topology.txt), cgroup (task
+#                    groups' CPU shares by cpu.weight; OUT/cgroup.txt)
 #   ARCH=x86_64      x86_64 (Debian amd64 on q35) or aarch64 (Debian arm64 on
 #                    virt, GICv2, cortex-a72); KERNEL_ELF is ours of that arch
 #   SMP=4            CPUs of both machines (2..8)
@@ -22,7 +23,7 @@
 #   OURS=1           also run our kernel (0: Linux only)
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
-#                    change of ours; ab part only)
+#                    change of ours; ab and cgroup parts only)
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
@@ -71,6 +72,16 @@
 #   REPS=3 LOOPS_PIPE=2000   repetitions per boot of: cyclictest, the pipe
 #                    round trips (same CPU, cross CPU); then REPS runs of
 #                    hackbench -p -g 2 -l 100
+#  cgroup (task groups: cgroup v2's cpu.weight against ours' `cgroup`):
+#   CG_MS=3000       length of each run (guest ms)
+#   CG_SMP="1 4"     the CPU counts to run (one boot of each kernel per
+#                    count and boot; a row runs at its own count only)
+#   CG_BOOTS=2       boots of each; boot b gets seed b and a pause from it
+#                    before every run (Linux: usleep 0..4 ms; ours: `yield
+#                    -l 1..1000`); logs OUT/cgroup/linux-smpN-seedB.log and
+#                    ours-smpN-ROW-seedB.log (ours: one boot per row, so the
+#                    spinners' thread ids are known: see part_cgroup);
+#                    the table (cgroup.py) in OUT/cgroup.txt
 #  costs:
 #   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
 #                    cost table: switches, pipe/socket syscalls, wakeups,
@@ -129,6 +140,9 @@ WORKLOADS2=${WORKLOADS2-$default2}
 CONF_MS=${CONF_MS:-1000}
 CONF_SMP=${CONF_SMP:-1}
 CONF_BOOTS=${CONF_BOOTS:-1}
+CG_MS=${CG_MS:-3000}
+CG_SMP=${CG_SMP:-1 4}
+CG_BOOTS=${CG_BOOTS:-2}
 REPS=${REPS:-3}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
 COST_ITERS=${COST_ITERS:-2000}
@@ -142,9 +156,11 @@ case $ARCH in
 esac
 [[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS; do
+for n in BOOTS RUNS REPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
+for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
+[[ -n ${CG_SMP// /} ]] || bad "CG_SMP must list at least one CPU count"
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
 [[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
 [[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
@@ -159,7 +175,7 @@ fi
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 [[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology)"; done
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology || $w == cgroup ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology, cgroup)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
@@ -389,6 +405,124 @@ part_conformance() {
     if [[ $CONF_BOOTS -gt 1 ]]; then
         "$here/linux-compare/conformance.py" "${llogs[@]}" -- "${ologs[@]}" < <(conf_rows) | tee -a "$OUT/conformance.txt"
     fi
+}
+
+# --- cgroup (task groups: cpu.weight shares) ----------------------------------
+# Each row: NAME|SMP|CPU|WEIGHT_A|WEIGHT_B|TASKS_A|TASKS_B|IDEAL_A|BOUND: at
+# SMP CPUs, TASKS_A nice-0 spinners in group A and TASKS_B in group B (both
+# children of the root), all pinned to CPU (`-`: not pinned), for CG_MS ms;
+# the figure is A's part of the two groups' CPU time (%), judged against
+# IDEAL_A +- BOUND (points). The ideal: the weights' ratio, capped by what
+# A's spinners can use (one CPU each): not pinned on 4 CPUs, A's one spinner
+# can have at most one CPU, a quarter, whatever the weights, and B's ten
+# the other three. docs/results/linux.md ("Task groups: cpu.weight shares")
+# says how the bounds were chosen: from Linux's boots, before ours ran.
+cg_rows() {
+    cat <<ROWS
+eq_1cpu|1|0|100|100|1|10|50.00|1.0
+w1to3_1cpu|1|0|100|300|1|10|25.00|1.0
+eq_4cpu_cpu0|4|0|100|100|1|10|50.00|1.0
+w1to3_4cpu_cpu0|4|0|100|300|1|10|25.00|1.0
+eq_4cpu_free|4|-|100|100|1|10|25.00|1.5
+w1to3_4cpu_free|4|-|100|300|1|10|25.00|3.0
+ROWS
+}
+
+# Ours' script for a row: the groups, a pause, the spinners in the
+# background, each attached to its group by thread id, then the report. The
+# spinners are asleep until 2 ticks + 1 ms after the spawn (spin.rs), so the
+# attaches land before they run. Thread ids: a fresh boot's first spawned
+# thread is 9; `yield` takes 9 and 10, the background job's leader 11, the
+# spinners 12 on (checked: the job prints `[1] LEADER (threads FIRST-LAST)`,
+# and cgroup.py refuses a log where that is not 12-...).
+CG_FIRST_TID=12
+ours_cg_script() { # ROW-fields... PAUSE
+    local cpu=$2 wa=$3 wb=$4 na=$5 nb=$6 y=$7 s i n=$(($5 + $6)) pin=""
+    [[ $cpu == - ]] || pin="-c $cpu "
+    s="cgroup create A; cgroup create B; cgroup weight A $wa; cgroup weight B $wb; yield -l $y; spin -d $CG_MS $pin"
+    for ((i = 0; i < n; i++)); do s+="0 "; done
+    s+="&; "
+    for ((i = 0; i < n; i++)); do
+        if ((i < na)); then s+="cgroup attach A $((CG_FIRST_TID + i)); "; else s+="cgroup attach B $((CG_FIRST_TID + i)); "; fi
+    done
+    echo "${s}cgroup ls; jobs -l; wait %1; cgroup ls; poweroff"
+}
+
+# Boots ours in the background and stops it early when the kernel refuses
+# the run= script (it then waits at its prompt: a kernel without `cgroup`
+# says "ignoring 'run=': ... unknown command 'cgroup'"). Returns 3 then.
+boot_ours_watch() { # log smp cmdline
+    local log=$1 smp=$2 cmd=$3 pid t0=$SECONDS
+    SMP=$smp ACCEL=tcg QEMU_EXTRA="$qextra" timeout -k 5 "$BOOT_TIMEOUT" \
+        "$root/scripts/boot/qemu.sh" "$ARCH" "$elf" "$cmd" </dev/null >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -q "ignoring 'run='" "$log" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            return 3
+        fi
+        sleep 2
+    done
+    wait "$pid" 2>/dev/null
+    echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
+    return 0
+}
+
+part_cgroup() {
+    local dir=$OUT/cgroup b n row name smp cpu wa wb na nb rc reason
+    local skip=$dir/ours-skipped.txt
+    mkdir -p "$dir"
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        if [[ $LINUX == 1 ]]; then
+            rm -f "$dir"/*.log
+        else
+            for n in $CG_SMP; do
+                for ((b = 1; b <= CG_BOOTS; b++)); do
+                    [[ -f $dir/linux-smp$n-seed$b.log ]] || bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/linux-smp$n-seed$b.log"
+                done
+            done
+            rm -f "$dir"/ours-*.log
+        fi
+        rm -f "$skip"
+        : >"$ldir/plan.sh"
+        while IFS='|' read -r name smp cpu wa wb na nb _; do
+            printf "lc_cgroup %s '%s' %s '%s' %s %s %s %s\n" "$smp" "$name" "$CG_MS" "$cpu" "$wa" "$wb" "$na" "$nb" >>"$ldir/plan.sh"
+        done < <(cg_rows)
+        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        local ours_ok=$OURS
+        for n in $CG_SMP; do
+            for ((b = 1; b <= CG_BOOTS; b++)); do
+                # Ours first (seconds): a kernel without `cgroup` is found
+                # before the long Linux boot.
+                if [[ $ours_ok == 1 ]]; then
+                    local rng=$((b * 2654435761 % 2147483647 + 1))
+                    while IFS='|' read -r name smp cpu wa wb na nb _; do
+                        [[ $smp == "$n" ]] || continue
+                        rng=$((rng * 48271 % 2147483647))
+                        local log=$dir/ours-smp$n-$name-seed$b.log
+                        rc=0
+                        boot_ours_watch "$log" "$n" "seed=$b preempt=$PREEMPT run=$(ours_cg_script "$name" "$cpu" "$wa" "$wb" "$na" "$nb" $((1 + rng % 1000)))" || rc=$?
+                        if [[ $rc == 3 ]]; then
+                            reason=$(tr -d '\r' <"$log" | grep -m1 "ignoring 'run='" | sed 's/.*ignoring/ignoring/')
+                            echo "our kernel ($elf) refused the cgroup script: $reason" >"$skip"
+                            echo "linux-compare: cgroup: OURS' SIDE SKIPPED: our kernel refused the cgroup script ($reason); ours' side needs the shell's 'cgroup create NAME', 'cgroup weight NAME W', 'cgroup attach NAME PID' and 'cgroup ls'" >&2
+                            rm -f "$dir"/ours-*.log
+                            ours_ok=0
+                            break
+                        fi
+                    done < <(cg_rows)
+                fi
+                [[ $LINUX == 0 ]] || SMP=$n boot_linux "$dir/linux-smp$n-seed$b.log" lc.mode=ab "lc.seed=$b" || true
+            done
+        done
+        [[ $OURS == 1 ]] || echo "OURS=0: ours not run" >"$skip"
+    fi
+    {
+        echo "== cgroup: task groups A and B (cgroup v2 cpu.weight; ours: cgroup weight), $mode, both preempt=$PREEMPT, ${CG_MS} ms per run, CPU counts $CG_SMP, $CG_BOOTS boot(s) of each"
+        [[ -f $skip ]] && echo "ours: not run: $(cat "$skip")"
+        "$here/linux-compare/cgroup.py" "$dir" < <(cg_rows)
+    } | tee "$OUT/cgroup.txt"
 }
 
 # --- latency (cyclictest, pipe round trips) ------------------------------------

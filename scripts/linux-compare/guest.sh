@@ -270,6 +270,64 @@ lc_settle() {
     done | sort -rn | head -3 | sed 's/^/lc:   /'
 }
 
+# Task groups through cgroup v2's cpu controller (the `cgroup` part of
+# linux-compare.sh; CONFIG_FAIR_GROUP_SCHED):
+# lc_cgroup SMP CASE MS CPU WEIGHT_A WEIGHT_B TASKS_A TASKS_B
+#   runs only when the machine has SMP CPUs (one plan serves every SMP).
+#   Mounts cgroup2 on /sys/fs/cgroup (once), enables the cpu controller for
+#   the root's children, makes groups A and B afresh with those cpu.weight
+#   values (read back), then after a pause of 0..4 ms from lc.seed runs
+#   TASKS_A nice-0 spinners in A and TASKS_B in B for MS ms (`lcbench spin`,
+#   each spinner joins its group before it starts; CPU: all pinned to that
+#   CPU, `-`: not pinned). Prints lcbench's lines (`cgtask:` per spinner:
+#   CPU time and /proc/PID/stat utime/stime ticks), then one line
+#     cgroup: case=CASE cpus=N ms=MS cpu=CPU weight_A=W weight_B=W tasks_A=N
+#       tasks_B=N status=S usage_A_usec=U usage_B_usec=U utime_A_ticks=T
+#       utime_B_ticks=T stime_A_ticks=T stime_B_ticks=T cpu_A_ms=X cpu_B_ms=X
+#   (usage: the difference of each group's cpu.stat usage_usec over the run;
+#   utime / stime / cpu: sums over the group's spinners), and removes the
+#   groups. A failure prints `cgroup: case=CASE error=WORD ...`.
+LC_CG=/sys/fs/cgroup
+lc_cg_usage() { awk '$1 == "usage_usec" {print $2}' "$LC_CG/$1/cpu.stat"; }
+lc_cgroup() {
+    [ "$(nproc)" = "$1" ] || return 0
+    local case=$2 ms=$3 cpu=$4 wa=$5 wb=$6 na=$7 nb=$8 g w specs="" i st ua0 ub0 ua1 ub1 sums
+    if [ ! -f $LC_CG/cgroup.controllers ]; then
+        mount -t cgroup2 cgroup2 $LC_CG || { echo "cgroup: case=$case error=mount (mount -t cgroup2 failed)"; return 1; }
+    fi
+    grep -qw cpu $LC_CG/cgroup.controllers || { echo "cgroup: case=$case error=no_cpu_controller controllers=$(cat $LC_CG/cgroup.controllers)"; return 1; }
+    if ! grep -qw cpu $LC_CG/cgroup.subtree_control; then
+        echo +cpu >$LC_CG/cgroup.subtree_control || { echo "cgroup: case=$case error=subtree_control (+cpu refused)"; return 1; }
+    fi
+    for g in A B; do
+        [ -d $LC_CG/$g ] && rmdir $LC_CG/$g
+        mkdir $LC_CG/$g || { echo "cgroup: case=$case error=mkdir_$g"; return 1; }
+    done
+    echo "$wa" >$LC_CG/A/cpu.weight && echo "$wb" >$LC_CG/B/cpu.weight
+    w="$(cat $LC_CG/A/cpu.weight) $(cat $LC_CG/B/cpu.weight)"
+    [ "$w" = "$wa $wb" ] || { echo "cgroup: case=$case error=weight (read back '$w', wanted '$wa $wb')"; rmdir $LC_CG/A $LC_CG/B; return 1; }
+    i=0
+    while [ $i -lt "$na" ]; do specs="$specs 0@$LC_CG/A"; i=$((i + 1)); done
+    i=0
+    while [ $i -lt "$nb" ]; do specs="$specs 0@$LC_CG/B"; i=$((i + 1)); done
+    lc_rand
+    usleep $((lc_rng % 4000))
+    ua0=$(lc_cg_usage A) ub0=$(lc_cg_usage B)
+    if [ "$cpu" = - ]; then lcbench spin -d "$ms" $specs >/tmp/cg.out 2>&1
+    else lcbench spin -d "$ms" -c "$cpu" $specs >/tmp/cg.out 2>&1; fi
+    st=$?
+    ua1=$(lc_cg_usage A) ub1=$(lc_cg_usage B)
+    cat /tmp/cg.out
+    sums=$(awk -v a="$LC_CG/A" '/^cgtask: / {
+            g = "B"; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+            if (v["cgroup"] == a) g = "A"
+            u[g] += v["utime_ticks"]; s[g] += v["stime_ticks"]; c[g] += v["cpu_ms"] }
+        END { printf "utime_A_ticks=%d utime_B_ticks=%d stime_A_ticks=%d stime_B_ticks=%d cpu_A_ms=%.3f cpu_B_ms=%.3f",
+            u["A"], u["B"], s["A"], s["B"], c["A"], c["B"] }' /tmp/cg.out)
+    echo "cgroup: case=$case cpus=$(nproc) ms=$ms cpu=$cpu weight_A=$wa weight_B=$wb tasks_A=$na tasks_B=$nb status=$st usage_A_usec=$((ua1 - ua0)) usage_B_usec=$((ub1 - ub0)) $sums"
+    rmdir $LC_CG/A $LC_CG/B || echo "cgroup: case=$case error=rmdir"
+}
+
 lc_check() { # NAME OK(0/1) DETAIL
     if [ "$2" = 0 ]; then echo "lc: check $1 ok: $3"; else echo "lc: check $1 FAIL: $3"; fi
 }
@@ -298,6 +356,14 @@ lc_smoke() {
     # nice 0 vs 5 on one CPU: 1024 / (1024 + 335) = 75.35%; bound +-5 points
     awk -v s="${share:-0}" 'BEGIN {exit !(s > 70.35 && s < 80.35)}'
     lc_check spin-share $? "nice 0 vs 5 share ${share:-none}% (ideal 75.35, bound 70.35..80.35)"
+    # task groups: cgroup2 mounted, the cpu controller on, 1 spinner in A and
+    # 10 in B at cpu.weight 100 each, all on CPU 0: A's share of the groups'
+    # time (cpu.stat usage_usec), ideal 50%, bound +-5 points
+    lc_cgroup "$(nproc)" smoke 400 0 100 100 1 10 >/tmp/cg.smoke 2>&1
+    share=$(awk '/^cgroup: case=smoke / {for (i = 2; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}
+        if (v["usage_A_usec"] + v["usage_B_usec"] > 0) printf "%.2f", 100 * v["usage_A_usec"] / (v["usage_A_usec"] + v["usage_B_usec"])}' /tmp/cg.smoke)
+    awk -v s="${share:-0}" 'BEGIN {exit !(s > 45 && s < 55)}'
+    lc_check cgroup-share $? "group A (1 spinner) vs B (10), cpu.weight 100 each, share ${share:-none}% (ideal 50, bound 45..55)$(grep -m1 -o 'error=.*' /tmp/cg.smoke | sed 's/^/; /')"
 }
 
 # The latency figures (cyclictest, pipe round trips on one CPU and across

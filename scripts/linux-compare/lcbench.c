@@ -32,6 +32,12 @@
  *         fifo:PRIO    SCHED_FIFO at priority PRIO (an RT hog: with the fair
  *                      server, Linux 6.12+ runs the fair spinners 50 ms of
  *                      every 1 s beside it)
+ *       A SPEC may end in @DIR: that spinner first moves itself into the
+ *       cgroup (v2) directory DIR (writes its pid to DIR/cgroup.procs), then
+ *       takes its policy; after the usual lines, one per such spinner:
+ *       "cgtask: i=K cgroup=DIR pid=P cpu_ms=X utime_ticks=U stime_ticks=S"
+ *       (its CPU time, and /proc/PID/stat's utime and stime in clock ticks,
+ *       read by the spinner itself when it stops).
  *   lcbench wakelat -d MS [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]
  *       HOGS nice-0 spinners and one sleeper on CPU -c; the sleeper wakes
  *       every PERIOD_US (absolute CLOCK_MONOTONIC timer) with POLICY (normal,
@@ -595,6 +601,40 @@ static void apply_spec(const char *spec, uint64_t *run_ns, uint64_t *sleep_ns_ou
 		die("sched_setattr");
 }
 
+/* Moves the calling process into the cgroup v2 directory DIR. */
+static void join_cgroup(const char *dir)
+{
+	char path[300], pid[32];
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	int fd = open(path, O_WRONLY);
+	int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (fd < 0 || write(fd, pid, len) != len) {
+		fprintf(stderr, "lcbench: cannot join cgroup %s: %s\n", dir, strerror(errno));
+		exit(1);
+	}
+	close(fd);
+}
+
+/* The calling process's utime and stime (clock ticks) from /proc/self/stat. */
+static void stat_ticks(uint64_t ticks[2])
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY);
+	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = 0;
+	/* after "PID (COMM) ": state is field 3, utime 14, stime 15 */
+	char *p = strrchr(buf, ')');
+	unsigned long long u, s;
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u, &s) == 2) {
+		ticks[0] = u;
+		ticks[1] = s;
+	}
+}
+
 static int cmd_spin(int argc, char **argv)
 {
 	long ms = -1, cpu = -1;
@@ -623,7 +663,14 @@ static int cmd_spin(int argc, char **argv)
 		if (pids[i] == 0) {
 			uint64_t run, slp;
 			pin(cpu);
-			apply_spec(argv[optind + i], &run, &slp);
+			char spec[256];
+			snprintf(spec, sizeof(spec), "%s", argv[optind + i]);
+			char *at = strrchr(spec, '@');
+			if (at) {
+				*at = 0;
+				join_cgroup(at + 1);
+			}
+			apply_spec(spec, &run, &slp);
 			close(go[1]);
 			if (write(ready[1], "r", 1) != 1)
 				die("write");
@@ -638,9 +685,13 @@ static int cmd_spin(int argc, char **argv)
 					next_sleep = cpu_ns() + run;
 				}
 			}
+			uint64_t cpu_end = cpu_ns(), ticks[2] = { 0, 0 };
 			struct rusage ru;
 			getrusage(RUSAGE_SELF, &ru);
-			uint64_t out[4] = { (uint64_t)i, cpu_ns(), (uint64_t)ru.ru_nvcsw, (uint64_t)ru.ru_nivcsw };
+			if (at)
+				stat_ticks(ticks);
+			uint64_t out[6] = { (uint64_t)i, cpu_end, (uint64_t)ru.ru_nvcsw, (uint64_t)ru.ru_nivcsw,
+					    ticks[0], ticks[1] };
 			if (write(res[1], out, sizeof(out)) != sizeof(out))
 				die("write");
 			_exit(0);
@@ -660,9 +711,9 @@ static int cmd_spin(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		if (write(go[1], &end, sizeof(end)) != sizeof(end))
 			die("write");
-	uint64_t (*r)[4] = calloc(n, sizeof(*r)), total = 0, nv = 0, niv = 0;
+	uint64_t (*r)[6] = calloc(n, sizeof(*r)), total = 0, nv = 0, niv = 0;
 	for (int i = 0; i < n; i++) {
-		uint64_t out[4];
+		uint64_t out[6];
 		if (read(res[0], out, sizeof(out)) != sizeof(out))
 			die("read");
 		memcpy(r[out[0]], out, sizeof(out));
@@ -677,6 +728,12 @@ static int cmd_spin(int argc, char **argv)
 		printf("spin: %-12s runtime %9.3f ms  share %6.2f%%  nvcsw %llu nivcsw %llu\n", argv[optind + i],
 		       r[i][1] / 1e6, 100.0 * r[i][1] / (total ? total : 1), (unsigned long long)r[i][2],
 		       (unsigned long long)r[i][3]);
+	for (int i = 0; i < n; i++) {
+		const char *at = strrchr(argv[optind + i], '@');
+		if (at)
+			printf("cgtask: i=%d cgroup=%s pid=%d cpu_ms=%.3f utime_ticks=%llu stime_ticks=%llu\n", i, at + 1,
+			       (int)pids[i], r[i][1] / 1e6, (unsigned long long)r[i][4], (unsigned long long)r[i][5]);
+	}
 	printf("lcbench: runtime_ms=%.4f share0_pct=%.4f | nvcsw=%llu nivcsw=%llu\n", total / 1e6,
 	       100.0 * r[0][1] / (total ? total : 1), (unsigned long long)nv, (unsigned long long)niv);
 	return 0;

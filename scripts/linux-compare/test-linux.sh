@@ -16,7 +16,9 @@
 #   back, an unknown feature refused with the line unchanged, NO_NEXT_BUDDY
 #   back, preempt=lazy set and read back, a tiny hackbench that prints its
 #   time, and a nice 0 vs 5 spinner pair on one CPU within 5 points of the
-#   ideal 75.35% share;
+#   ideal 75.35% share, and task groups (cgroup v2 mounted, the cpu
+#   controller enabled, groups A and B at cpu.weight 100, 1 spinner in A and
+#   10 in B on one CPU for 400 ms) with A's share within 5 points of 50%;
 # - Linux finished and powered off.
 # Prints "N passed, N failed"; fails if any check failed.
 set -uo pipefail
@@ -66,8 +68,8 @@ while IFS= read -r l; do
     [[ $l == *" ok: "* ]]
     check "$name" $? "${l#lc: check $name }"
 done < <(grep '^lc: check ' <<<"$text")
-[[ $n == 7 ]]
-check guest-checks-ran $? "$n of 7"
+[[ $n == 8 ]]
+check guest-checks-ran $? "$n of 8"
 grep -q '^lc: done' <<<"$text"
 check finished $? "in $((SECONDS - t0)) s of host time"
 echo "$pass passed, $fail failed"
