@@ -74,6 +74,7 @@
 //! cannot shed its debt by sleeping briefly (DELAY_DEQUEUE; DELAY_ZERO clips
 //! positive lag at that point).
 
+pub mod group;
 pub mod load_avg;
 pub mod tree;
 
@@ -166,7 +167,8 @@ pub struct PickStats {
     pub heap: u64,
 }
 
-/// One CPU's fair runqueue (Linux's `cfs_rq`, flat: no task groups).
+/// A fair runqueue (Linux's `cfs_rq`): a CPU's root one, or a task group's
+/// on that CPU ([`group`]).
 ///
 /// Its entities are slots of the owning runqueue's arena (`ts`, indexed by
 /// [`Slot`]), not task ids: the runqueue translates.
