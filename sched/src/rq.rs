@@ -1764,10 +1764,9 @@ impl Rq {
         }
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => {
-                if self.tasks[self.curr as usize].group != 0 {
+                self.fair.update_curr(&mut self.tasks, &self.cfg);
+                if self.grp.is_some() {
                     self.update_curr_grouped();
-                } else {
-                    self.fair.update_curr(&mut self.tasks, &self.cfg);
                 }
                 self.drain_fair_resched();
             }
@@ -1807,10 +1806,10 @@ impl Rq {
         };
         match class {
             SchedClass::Fair => {
-                if self.tasks[self.curr as usize].group != 0 {
+                // The root's running entity: the task, or its top group's.
+                self.fair.entity_tick(&mut self.tasks, &self.cfg);
+                if self.grp.is_some() {
                     self.tick_grouped();
-                } else {
-                    self.fair.entity_tick(&mut self.tasks, &self.cfg);
                 }
                 self.drain_fair_resched();
             }

@@ -72,6 +72,7 @@ use crate::weight::NICE_0_LOAD;
 
 /// Most task groups, the root group (id 0) included.
 pub const MAX_TASK_GROUPS: usize = 64;
+const _: () = assert!(MAX_TASK_GROUPS <= 256, "group ids are one byte");
 /// Deepest nesting below the root (a top-level group has depth 1).
 pub const MAX_GROUP_DEPTH: u8 = 8;
 /// `cpu.weight`'s range and default (`CGROUP_WEIGHT_MIN/MAX/DFL`).
@@ -86,7 +87,7 @@ pub const MIN_SHARES: u64 = 2;
 
 /// A task group's id: 0 is the root group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct GroupId(pub u16);
+pub struct GroupId(pub u8);
 
 impl GroupId {
     /// The root group (every task's group until attached elsewhere).
@@ -152,7 +153,7 @@ pub fn calc_group_shares(tg_shares: u64, grq_load: u64, tg_load: u64) -> u64 {
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupInfo {
     live: bool,
-    parent: u16,
+    parent: u8,
     depth: u8,
     weight: u32,
     /// Tasks attached (by [`crate::Rq::sched_move_task`] and its callers),
@@ -247,7 +248,7 @@ impl TaskGroups {
         reg[parent.0 as usize].nr_children += 1;
         self.shares[id].store(weight_to_shares(weight), Ordering::Relaxed);
         self.load[id].store(0, Ordering::Relaxed);
-        Ok(GroupId(id as u16))
+        Ok(GroupId(id as u8))
     }
 
     /// Forgets a group with no tasks and no child groups
@@ -316,7 +317,7 @@ impl TaskGroups {
             .filter(|&i| reg[i].live)
             .map(|i| {
                 (
-                    GroupId(i as u16),
+                    GroupId(i as u8),
                     GroupId(reg[i].parent),
                     reg[i].weight,
                     reg[i].nr_tasks,
@@ -347,19 +348,19 @@ impl TaskGroups {
 
     /// A group's shares (`tg->shares`).
     #[inline]
-    pub fn shares(&self, g: u16) -> u64 {
+    pub fn shares(&self, g: u8) -> u64 {
         self.shares[g as usize].load(Ordering::Relaxed)
     }
 
     /// The group's load summed over every CPU (`tg->load_avg`'s exact form).
     #[inline]
-    pub fn load(&self, g: u16) -> u64 {
+    pub fn load(&self, g: u8) -> u64 {
         self.load[g as usize].load(Ordering::Relaxed).max(0) as u64
     }
 
     /// Adds a CPU's change of contribution; returns the new sum.
     #[inline]
-    pub(crate) fn add_load(&self, g: u16, delta: i64) -> u64 {
+    pub(crate) fn add_load(&self, g: u8, delta: i64) -> u64 {
         (self.load[g as usize].fetch_add(delta, Ordering::Relaxed) + delta).max(0) as u64
     }
 }
@@ -374,7 +375,7 @@ pub struct GroupRq {
     /// has no part here (not created, or destroyed).
     pub se: u32,
     /// The parent group.
-    pub parent: u16,
+    pub parent: u8,
     /// Depth below the root (1 for a top-level group).
     pub depth: u8,
     /// This CPU's contribution to the group's load sum ([`TaskGroups::load`]).

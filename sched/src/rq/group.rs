@@ -21,7 +21,7 @@ use alloc::boxed::Box;
 fn lvl<'a>(
     fair: &'a mut FairRq,
     grp: &'a mut Option<Box<RqGroups>>,
-    g: u16,
+    g: u8,
     clock: u64,
 ) -> &'a mut FairRq {
     match grp {
@@ -83,7 +83,7 @@ fn load_weight(w: u64) -> LoadWeight {
 /// The PELT identity of a group runqueue: distinct from every CPU number
 /// (and from `AVG_DETACHED`), so that a grouped task's averages attach to its
 /// group runqueue and never to the root's.
-fn group_avg_cpu(cpu: u32, g: u16) -> u32 {
+fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
     (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
 }
 
@@ -118,7 +118,7 @@ impl Rq {
 
     /// Has this runqueue allocated group `g`'s part?
     #[inline]
-    fn group_here(&self, g: u16) -> bool {
+    fn group_here(&self, g: u8) -> bool {
         g == 0 || self.gs_opt_get(g as usize).is_some_and(|r| r.se != NIL)
     }
 
@@ -223,7 +223,7 @@ impl Rq {
 
     /// Nothing queued in group `g` here, and its entity neither queued nor
     /// running (a group whose part is not here is idle here).
-    pub fn group_idle_here(&self, g: u16) -> bool {
+    pub fn group_idle_here(&self, g: u8) -> bool {
         let Some(r) = self.gs_opt_get(g as usize).filter(|r| r.se != NIL) else {
             return true;
         };
@@ -358,7 +358,7 @@ impl Rq {
     /// `update_cfs_group`: group `g`'s entity gets `calc_group_shares` of
     /// the group's load, this CPU's contribution to that load brought up to
     /// date first.
-    pub(super) fn update_cfs_group(&mut self, g: u16) {
+    pub(super) fn update_cfs_group(&mut self, g: u8) {
         let groups = &self.cfg.groups;
         let Some(grp) = self.grp.as_deref_mut() else {
             return;
@@ -396,6 +396,8 @@ impl Rq {
     /// runqueue, then each group entity whose runqueue was empty into its
     /// parent's (placed with its kept lag), every group on the path
     /// reweighted.
+    #[cold]
+    #[inline(never)]
     pub(super) fn enqueue_fair_grouped(&mut self, s: u32, flags: EnqueueFlags) {
         let mut g = self.tasks[s as usize].group;
         debug_assert!(self.group_here(g), "task in a group not built here");
@@ -440,6 +442,8 @@ impl Rq {
     /// (or delayed there: then nothing above changes, `false`), then each
     /// group entity whose runqueue emptied out of its parent's (lag kept,
     /// never delayed), every group on the path reweighted.
+    #[cold]
+    #[inline(never)]
     pub(super) fn dequeue_fair_grouped(&mut self, s: u32, flags: DequeueFlags) -> bool {
         let mut g = self.tasks[s as usize].group;
         let was_delayed = self.tasks[s as usize].se.sched_delayed;
@@ -506,6 +510,7 @@ impl Rq {
 
     /// `pick_task_fair` below the root: `s` is a group entity the root
     /// picked; EEVDF's pick in each group runqueue down to a task.
+    #[cold]
     #[inline(never)]
     pub(super) fn pick_grouped(&mut self, mut s: u32) -> u32 {
         loop {
@@ -526,6 +531,8 @@ impl Rq {
 
     /// `put_prev_task_fair` for a grouped task: each level's running entity
     /// back into its tree, bottom up.
+    #[cold]
+    #[inline(never)]
     pub(super) fn put_prev_grouped(&mut self, prev: u32) {
         let mut s = prev;
         while s != NIL {
@@ -540,6 +547,8 @@ impl Rq {
 
     /// `set_next_task_fair` for a grouped task: each level's entity becomes
     /// that level's running entity.
+    #[cold]
+    #[inline(never)]
     pub(super) fn set_next_grouped(&mut self, next: u32) {
         let mut s = next;
         while s != NIL {
@@ -553,11 +562,17 @@ impl Rq {
         }
     }
 
-    /// `update_curr` at every level of the running grouped task.
+    /// `update_curr` at every level of the running task below the root
+    /// (whose own the caller charged); nothing for a root task.
+    #[cold]
+    #[inline(never)]
     pub(super) fn update_curr_grouped(&mut self) {
         let mut s = self.curr;
-        while s != NIL {
+        loop {
             let g = self.tasks[s as usize].group;
+            if g == 0 {
+                break;
+            }
             lvl(&mut self.fair, &mut self.grp, g, self.clock)
                 .update_curr(&mut self.tasks, &self.cfg);
             s = self.parent_entity(s);
@@ -565,17 +580,22 @@ impl Rq {
         self.collect_group_resched();
     }
 
-    /// `task_tick_fair` for a grouped task: `entity_tick` at every level,
-    /// and every group on the path reweighted (`update_cfs_group`).
+    /// `task_tick_fair` below the root (whose `entity_tick` the caller ran):
+    /// `entity_tick` at every group level of the running task, and every
+    /// group on its path reweighted (`update_cfs_group`); nothing for a
+    /// root task.
+    #[cold]
+    #[inline(never)]
     pub(super) fn tick_grouped(&mut self) {
         let mut s = self.curr;
-        while s != NIL {
+        loop {
             let g = self.tasks[s as usize].group;
+            if g == 0 {
+                break;
+            }
             lvl(&mut self.fair, &mut self.grp, g, self.clock)
                 .entity_tick(&mut self.tasks, &self.cfg);
-            if g != 0 {
-                self.update_cfs_group(g);
-            }
+            self.update_cfs_group(g);
             s = self.parent_entity(s);
         }
         self.collect_group_resched();
@@ -584,6 +604,8 @@ impl Rq {
     /// `check_preempt_wakeup_fair` when the wakee `p` or the running task is
     /// grouped: `find_matching_se` brings both to the level they share, and
     /// the decision runs there between their entities.
+    #[cold]
+    #[inline(never)]
     pub(super) fn wakeup_fair_grouped(
         &mut self,
         p: u32,
@@ -628,6 +650,8 @@ impl Rq {
     }
 
     /// `yield_task_fair` for a grouped task: in its group's runqueue.
+    #[cold]
+    #[inline(never)]
     pub(super) fn yield_grouped(&mut self, s: u32) {
         let g = self.tasks[s as usize].group;
         lv!(self, g).yield_entity(&mut self.tasks, &self.cfg);
@@ -636,6 +660,8 @@ impl Rq {
 
     /// A grouped task's reweight (nice change) in its group's runqueue,
     /// then the group's shares.
+    #[cold]
+    #[inline(never)]
     pub(super) fn reweight_grouped(&mut self, s: u32, lw: LoadWeight) {
         let g = self.tasks[s as usize].group;
         lv!(self, g).reweight_entity(&mut self.tasks, &self.cfg, Slot(s), lw);
@@ -730,7 +756,7 @@ impl Rq {
             if t.se.on_rq != busy {
                 return Err("group entity queued while its runqueue is empty, or not while busy");
             }
-            let shares = self.cfg.groups.shares(g as u16);
+            let shares = self.cfg.groups.shares(g as u8);
             let w = u64::from(t.se.load.weight);
             if !(crate::fair::group::MIN_SHARES..=shares.max(crate::fair::group::MIN_SHARES))
                 .contains(&w)
