@@ -638,13 +638,9 @@ impl Rq {
     /// Runnable tasks, delayed ones excluded.
     pub fn nr_runnable(&self) -> u32 {
         // Group entities in the root stand for the runnable grouped tasks.
-        // The root counts each queued group entity as one runnable entity
-        // (never delayed); the grouped tasks behind it are counted apart.
-        let fair = match self.grp.as_ref() {
-            None => self.fair.h_nr_runnable,
-            Some(g) => self.fair.h_nr_runnable - g.root_se + g.runnable,
-        };
-        self.dl.nr_running + self.rt.nr_running + fair
+        // The root's count is hierarchical (Linux's `h_nr_runnable`): the
+        // runnable tasks of its groups, not its group entities.
+        self.dl.nr_running + self.rt.nr_running + self.fair.h_nr_runnable
     }
 
     /// Σ fair weight queued here (the balancer's load).
@@ -2033,7 +2029,11 @@ impl Rq {
     /// nothing (callable with runqueue locks held and interrupts masked);
     /// a smaller one is an error.
     pub fn check_with(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
-        self.fair.check(&self.tasks)?;
+        let grouped = self
+            .grp
+            .as_ref()
+            .map_or(0, |g| g.runnable.wrapping_sub(g.root_se));
+        self.fair.check_adj(&self.tasks, grouped)?;
         self.rt.check(&self.tasks)?;
         self.dl.check(&self.tasks)?;
         let held = self

@@ -181,7 +181,9 @@ pub struct FairRq {
     pub(crate) next: u32,
     /// Entities accounted here: tree + running, delayed ones included.
     pub nr_queued: u32,
-    /// Entities that are runnable (delayed ones excluded).
+    /// Entities that are runnable (delayed ones excluded); in a CPU's root
+    /// runqueue with task groups, the runnable tasks below each group entity
+    /// instead of the entity (Linux's hierarchical count).
     pub h_nr_runnable: u32,
     /// Σ weight of the accounted entities.
     pub load: u64,
@@ -1054,6 +1056,13 @@ impl FairRq {
     /// sums against a recomputation, the counts, every queued entity's lag within
     /// the clamp.
     pub fn check(&self, ts: &[SchedTask]) -> Result<(), &'static str> {
+        self.check_adj(ts, 0)
+    }
+
+    /// [`FairRq::check`] of a root runqueue with task groups: its
+    /// `h_nr_runnable` counts the runnable tasks of its groups instead of
+    /// its group entities, which differs by `adj` (wrapping).
+    pub(crate) fn check_adj(&self, ts: &[SchedTask], adj: u32) -> Result<(), &'static str> {
         let n = self.timeline.check()?;
         let mut sum = 0i128;
         let mut w = 0u64;
@@ -1088,7 +1097,7 @@ impl FairRq {
         if n as u32 + curr_n != self.nr_queued {
             return Err("nr_queued does not match the tree");
         }
-        if self.nr_queued - delayed != self.h_nr_runnable {
+        if (self.nr_queued - delayed).wrapping_add(adj) != self.h_nr_runnable {
             return Err("h_nr_runnable does not match");
         }
         let total_w = w + self

@@ -405,11 +405,13 @@ impl Rq {
             // requeue_delayed_entity: it never left; its group is queued.
             lv!(self, g).enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
             self.gsm().runnable += 1;
+            self.fair.h_nr_runnable += 1;
             self.collect_group_resched();
             return;
         }
         lv!(self, g).enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
         self.gsm().runnable += 1;
+        self.fair.h_nr_runnable += 1;
         let mut root_new = false;
         while g != 0 {
             let (ge, p) = {
@@ -426,6 +428,7 @@ impl Rq {
                 );
                 if p == 0 {
                     self.gsm().root_se += 1;
+                    self.fair.h_nr_runnable -= 1;
                     root_new = true;
                 }
             }
@@ -449,11 +452,13 @@ impl Rq {
         let was_delayed = self.tasks[s as usize].se.sched_delayed;
         if !lv!(self, g).dequeue_entity(&mut self.tasks, &self.cfg, Slot(s), flags) {
             self.gsm().runnable -= 1;
+            self.fair.h_nr_runnable -= 1;
             self.collect_group_resched();
             return false;
         }
         if !was_delayed {
             self.gsm().runnable -= 1;
+            self.fair.h_nr_runnable -= 1;
         }
         while g != 0 {
             let (ge, p) = {
@@ -461,15 +466,17 @@ impl Rq {
                 (r.se, r.parent)
             };
             if self.gs().rqs[g as usize].fair.nr_queued == 0 && self.tasks[ge as usize].se.on_rq {
+                if p == 0 {
+                    // Before the root's own count drops by the entity.
+                    self.gsm().root_se -= 1;
+                    self.fair.h_nr_runnable += 1;
+                }
                 lv!(self, p).dequeue_entity(
                     &mut self.tasks,
                     &self.cfg,
                     Slot(ge),
                     DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
                 );
-                if p == 0 {
-                    self.gsm().root_se -= 1;
-                }
             }
             self.update_cfs_group(g);
             g = p;
@@ -788,6 +795,7 @@ impl Rq {
         if root_se != gs.root_se {
             return Err("group entities in the root miscounted");
         }
+
         if slots != gs.slots {
             return Err("group entity slots miscounted");
         }
