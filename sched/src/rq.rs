@@ -1148,32 +1148,24 @@ impl Rq {
             return decide(self, WakeupReason::LowerClass, false, Resched::None);
         }
         match pc {
-            SchedClass::Fair
-                if self.grp.is_some()
-                    && (self.tasks[s as usize].group | self.tasks[self.curr as usize].group)
-                        != 0 =>
-            {
-                let now_pending = self.need_resched == Resched::Now;
-                let r = self.wakeup_fair_grouped(s, wf, now_pending);
-                self.drain_fair_resched();
-                let kind = if r == FairWakeup::IdleCurrent {
-                    Resched::Now
-                } else {
-                    Resched::Lazy
-                };
-                decide(self, WakeupReason::Fair(r), r.preempts(), kind)
-            }
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
-                let r = match self.fair.check_preempt_wakeup(
-                    &mut self.tasks,
-                    &self.cfg,
-                    id,
-                    wf,
-                    now_pending,
-                ) {
-                    WakeupStep::Done(r) => r,
-                    WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                let grouped = self.grp.is_some()
+                    && (self.tasks[s as usize].group | self.tasks[self.curr as usize].group) != 0;
+                let r = if grouped {
+                    // Decided at the level the two tasks share.
+                    self.wakeup_fair_grouped(s, wf, now_pending)
+                } else {
+                    match self.fair.check_preempt_wakeup(
+                        &mut self.tasks,
+                        &self.cfg,
+                        id,
+                        wf,
+                        now_pending,
+                    ) {
+                        WakeupStep::Done(r) => r,
+                        WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                    }
                 };
                 self.drain_fair_resched();
                 // Fair preemption is lazy, except that a SCHED_IDLE task gives

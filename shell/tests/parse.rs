@@ -1183,7 +1183,10 @@ fn cgroup() {
     );
     err_starts("cgroup create a b c", "cgroup: unexpected argument 'c'");
     err_starts("cgroup weight a", "cgroup: missing W");
-    err_is("cgroup weight a 0", "cgroup: W must be in [1, 10000], got '0'");
+    err_is(
+        "cgroup weight a 0",
+        "cgroup: W must be in [1, 10000], got '0'",
+    );
     err_is(
         "cgroup weight a 10001",
         "cgroup: W must be in [1, 10000], got '10001'",

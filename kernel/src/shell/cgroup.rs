@@ -90,7 +90,11 @@ pub fn command(sh: &mut Sh, cmd: CgroupCmd) -> CmdResult {
             }
         }
         CgroupCmd::Ls => {
-            let _ = writeln!(sh, "{:<32} {:<32} {:>6} {:>6}", "NAME", "PARENT", "WEIGHT", "TASKS");
+            let _ = writeln!(
+                sh,
+                "{:<32} {:<32} {:>6} {:>6}",
+                "NAME", "PARENT", "WEIGHT", "TASKS"
+            );
             for (g, parent, weight, tasks) in s.cfg.groups.list() {
                 let _ = writeln!(
                     sh,

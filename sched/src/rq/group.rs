@@ -164,9 +164,11 @@ impl Rq {
         }
         fair.add_slots(len + 1);
         // The entity's slot: never mapped to an id, never in the free queue.
-        let mut t = SchedTask::default();
-        t.group = shape.parent.0;
-        t.my_q = g.0;
+        let mut t = SchedTask {
+            group: shape.parent.0,
+            my_q: g.0,
+            ..SchedTask::default()
+        };
         t.se.avg = crate::pelt::SchedAvg::default();
         // An empty group's weight (`calc_group_shares` of no load); its
         // first enqueue here gives it its share.
@@ -569,43 +571,42 @@ impl Rq {
         }
     }
 
-    /// `update_curr` at every level of the running task below the root
-    /// (whose own the caller charged); nothing for a root task.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn update_curr_grouped(&mut self) {
+    /// Runs `f(rq, g)` for every group level of the running task, from
+    /// its own up to the root's child (not the root); nothing for a root
+    /// task.
+    fn for_each_group_level(&mut self, mut f: impl FnMut(&mut Self, u8)) {
         let mut s = self.curr;
         loop {
             let g = self.tasks[s as usize].group;
             if g == 0 {
                 break;
             }
-            lvl(&mut self.fair, &mut self.grp, g, self.clock)
-                .update_curr(&mut self.tasks, &self.cfg);
+            f(self, g);
             s = self.parent_entity(s);
         }
         self.collect_group_resched();
     }
 
+    /// `update_curr` at every level of the running task below the root
+    /// (whose own the caller charged).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn update_curr_grouped(&mut self) {
+        self.for_each_group_level(|rq, g| {
+            lv!(rq, g).update_curr(&mut rq.tasks, &rq.cfg);
+        });
+    }
+
     /// `task_tick_fair` below the root (whose `entity_tick` the caller ran):
     /// `entity_tick` at every group level of the running task, and every
-    /// group on its path reweighted (`update_cfs_group`); nothing for a
-    /// root task.
+    /// group on its path reweighted (`update_cfs_group`).
     #[cold]
     #[inline(never)]
     pub(super) fn tick_grouped(&mut self) {
-        let mut s = self.curr;
-        loop {
-            let g = self.tasks[s as usize].group;
-            if g == 0 {
-                break;
-            }
-            lvl(&mut self.fair, &mut self.grp, g, self.clock)
-                .entity_tick(&mut self.tasks, &self.cfg);
-            self.update_cfs_group(g);
-            s = self.parent_entity(s);
-        }
-        self.collect_group_resched();
+        self.for_each_group_level(|rq, g| {
+            lv!(rq, g).entity_tick(&mut rq.tasks, &rq.cfg);
+            rq.update_cfs_group(g);
+        });
     }
 
     /// `check_preempt_wakeup_fair` when the wakee `p` or the running task is
