@@ -21,6 +21,9 @@ pub struct SchedConfig {
     pub tunables: Tunables,
     /// SCHED_DEADLINE admission control: one root domain (every CPU).
     pub dl_bw: crate::deadline::DlBandwidth,
+    /// The task groups ([`crate::fair::group`]): only the root until one
+    /// is created.
+    pub groups: crate::fair::group::TaskGroups,
     tick_ns: AtomicU64,
 }
 
@@ -31,6 +34,7 @@ impl SchedConfig {
             features: Features::new(),
             tunables: Tunables::new(ncpus),
             dl_bw: crate::deadline::DlBandwidth::new(),
+            groups: crate::fair::group::TaskGroups::new(),
             tick_ns: AtomicU64::new(1_000_000_000 / hz.max(1) as u64),
         }
     }

@@ -821,3 +821,86 @@ impl ServerModel {
         self.last
     }
 }
+
+/// The task-group hierarchy as a fluid (GPS) model of one CPU, for checking
+/// [`crate::fair::group`]: each queued entity at each level gets its weight's
+/// fraction of what its level gets, a group entity's weight being its
+/// group's shares (on one CPU all of a group's load is local, so
+/// `calc_group_shares` gives the shares themselves), and a group whose
+/// subtree holds no runnable task taking nothing. A task's long-run share of
+/// the CPU is the product of its fractions from its group up to the root.
+/// No EEVDF, no lag, no ticks: what the tree must converge to.
+#[derive(Clone, Debug, Default)]
+pub struct GroupModel {
+    /// Each group's parent and shares, by group id; index 0 is the root.
+    pub groups: Vec<(u16, u64)>,
+    /// Each runnable task's group and weight.
+    pub tasks: Vec<(u16, u64)>,
+}
+
+impl GroupModel {
+    /// Only the root.
+    pub fn new() -> Self {
+        GroupModel {
+            groups: alloc::vec![(0, 0)],
+            tasks: Vec::new(),
+        }
+    }
+
+    /// A group under `parent` with `cpu.weight` `weight`; returns its index.
+    pub fn group(&mut self, parent: u16, weight: u32) -> u16 {
+        self.groups
+            .push((parent, crate::fair::group::weight_to_shares(weight)));
+        (self.groups.len() - 1) as u16
+    }
+
+    /// A runnable task of `weight` in group `g`; returns its index.
+    pub fn task(&mut self, g: u16, weight: u64) -> usize {
+        self.tasks.push((g, weight));
+        self.tasks.len() - 1
+    }
+
+    fn busy(&self, g: u16) -> bool {
+        self.tasks.iter().any(|&(tg, _)| self.under(tg, g))
+    }
+
+    /// Is group `a` group `g` or below it?
+    fn under(&self, mut a: u16, g: u16) -> bool {
+        loop {
+            if a == g {
+                return true;
+            }
+            if a == 0 {
+                return false;
+            }
+            a = self.groups[a as usize].0;
+        }
+    }
+
+    /// Σ weight of what is queued in group `g`'s runqueue: its tasks and its
+    /// busy child groups' shares.
+    fn level_load(&self, g: u16) -> u64 {
+        let t: u64 = self.tasks.iter().filter(|t| t.0 == g).map(|t| t.1).sum();
+        let c: u64 = (1..self.groups.len())
+            .filter(|&c| self.groups[c].0 == g && self.busy(c as u16))
+            .map(|c| self.groups[c].1)
+            .sum();
+        t + c
+    }
+
+    /// Each task's fraction of the CPU, in task order.
+    pub fn shares(&self) -> Vec<f64> {
+        self.tasks
+            .iter()
+            .map(|&(mut g, w)| {
+                let mut f = w as f64 / self.level_load(g) as f64;
+                while g != 0 {
+                    let (p, sh) = self.groups[g as usize];
+                    f *= sh as f64 / self.level_load(p) as f64;
+                    g = p;
+                }
+                f
+            })
+            .collect()
+    }
+}

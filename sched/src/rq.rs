@@ -40,6 +40,7 @@ use crate::slots::{IdMap, Slot};
 use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState, NIL};
 use crate::tunables::PreemptMode;
 
+mod group;
 mod hrtick;
 use hrtick::HRTICK_NONE;
 pub use hrtick::{HrtickCmd, HRTICK_MIN_NS};
@@ -349,6 +350,9 @@ pub struct Rq {
     misplaced: Option<TaskId>,
     /// Counters.
     pub stats: RqStats,
+    /// The task groups' parts on this CPU ([`crate::fair::group`]); `None`
+    /// until the first group is built here (one word while there is none).
+    grp: Option<alloc::boxed::Box<group::RqGroups>>,
 }
 
 impl Rq {
@@ -385,6 +389,7 @@ impl Rq {
             active_push_cpu: None,
             misplaced: None,
             stats: RqStats::default(),
+            grp: None,
         }
     }
 
@@ -422,6 +427,7 @@ impl Rq {
             + self.ids.heap_bytes()
             + self.fair.timeline.heap_bytes()
             + self.dl.heap_bytes()
+            + self.grp.as_ref().map_or(0, |g| g.heap_bytes())
     }
 
     /// Makes room for `additional` more tasks than it holds now, so that
@@ -439,7 +445,8 @@ impl Rq {
     /// Reserves every slot-indexed structure for `n` slots (capped by the id
     /// limit): all or nothing is usable, so `slot_cap` only moves on success.
     fn reserve_slots(&mut self, n: usize) -> Result<(), RqError> {
-        let n = n.min(self.id_limit as usize);
+        // Tasks below the id limit, and the group entities' slots.
+        let n = n.min(self.id_limit as usize + self.g_slots() as usize);
         self.tasks
             .try_reserve_exact(n.saturating_sub(self.tasks.len()))?;
         self.slot_ids
@@ -451,6 +458,11 @@ impl Rq {
         self.fair.try_reserve(n)?;
         if self.dl.enabled {
             self.dl.try_reserve(n)?;
+        }
+        if let Some(g) = self.grp.as_mut() {
+            for r in g.rqs.iter_mut().filter(|r| r.se != NIL) {
+                r.fair.try_reserve(n)?;
+            }
         }
         self.ids.try_reserve(n)?;
         self.slot_cap = self.slot_cap.max(n as u32);
@@ -508,6 +520,9 @@ impl Rq {
             self.fair.add_slots(len + 1);
             if self.dl.enabled {
                 self.dl.add_slots(len + 1);
+            }
+            if let Some(g) = self.grp.as_mut() {
+                g.add_slots(len + 1);
             }
             break len as u32;
         };
@@ -622,6 +637,9 @@ impl Rq {
 
     /// Runnable tasks, delayed ones excluded.
     pub fn nr_runnable(&self) -> u32 {
+        // Group entities in the root stand for the runnable grouped tasks.
+        // The root's count is hierarchical (Linux's `h_nr_runnable`): the
+        // runnable tasks of its groups, not its group entities.
         self.dl.nr_running + self.rt.nr_running + self.fair.h_nr_runnable
     }
 
@@ -666,28 +684,35 @@ impl Rq {
     /// Queued fair tasks in deadline order (`sched_debug`); O(n).
     pub fn fair_queue(&self) -> impl Iterator<Item = TaskId> + '_ {
         let mut i = self.fair.timeline.leftmost;
-        core::iter::from_fn(move || {
+        core::iter::from_fn(move || loop {
             if i == NIL {
                 return None;
             }
             let cur = i;
             i = self.fair.timeline.next(i);
-            Some(self.id_of(cur))
+            if self.tasks[cur as usize].my_q == 0 {
+                return Some(self.id_of(cur));
+            }
         })
+        .chain(self.grouped_queue())
     }
 
     /// Queued fair tasks from the latest deadline to the earliest (the
     /// balancer's order: least urgent first); O(n).
+    /// Tasks queued in group runqueues follow the root's, group by group.
     pub fn fair_queue_rev(&self) -> impl Iterator<Item = TaskId> + '_ {
         let mut i = self.fair.timeline.last();
-        core::iter::from_fn(move || {
+        core::iter::from_fn(move || loop {
             if i == NIL {
                 return None;
             }
             let cur = i;
             i = self.fair.timeline.prev(i);
-            Some(self.id_of(cur))
+            if self.tasks[cur as usize].my_q == 0 {
+                return Some(self.id_of(cur));
+            }
         })
+        .chain(self.grouped_queue())
     }
 
     /// Sets the task's allowed CPUs. Moving it off a CPU it may no longer use
@@ -806,6 +831,7 @@ impl Rq {
         let class = task.class();
         let slot = Slot(s);
         match class {
+            SchedClass::Fair if task.group != 0 => self.enqueue_fair_grouped(s, flags),
             SchedClass::Fair => {
                 self.fair
                     .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
@@ -893,10 +919,13 @@ impl Rq {
                     // util_est_update: a sample of its utilization at sleep.
                     self.tasks[i].se.avg.util_est_update();
                 }
-                if !self
-                    .fair
-                    .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
-                {
+                let done = if self.tasks[i].group != 0 {
+                    self.dequeue_fair_grouped(s, flags)
+                } else {
+                    self.fair
+                        .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
+                };
+                if !done {
                     self.tasks[i].state = TaskState::Delayed;
                     self.stats.nr_delayed += 1;
                     self.drain_fair_resched();
@@ -926,12 +955,13 @@ impl Rq {
 
     /// Completes a delayed dequeue: the task is `Blocked`, its state kept.
     fn finish_delayed(&mut self, s: u32) {
-        self.fair.dequeue_entity(
-            &mut self.tasks,
-            &self.cfg,
-            Slot(s),
-            DequeueFlags::SLEEP | DequeueFlags::DELAYED,
-        );
+        let flags = DequeueFlags::SLEEP | DequeueFlags::DELAYED;
+        if self.tasks[s as usize].group != 0 {
+            self.dequeue_fair_grouped(s, flags);
+        } else {
+            self.fair
+                .dequeue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
+        }
         self.fair_server_stop_if_empty();
         self.tasks[s as usize].state = TaskState::Blocked;
         self.nr_running -= 1;
@@ -1120,15 +1150,22 @@ impl Rq {
         match pc {
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
-                let r = match self.fair.check_preempt_wakeup(
-                    &mut self.tasks,
-                    &self.cfg,
-                    id,
-                    wf,
-                    now_pending,
-                ) {
-                    WakeupStep::Done(r) => r,
-                    WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                let grouped = self.grp.is_some()
+                    && (self.tasks[s as usize].group | self.tasks[self.curr as usize].group) != 0;
+                let r = if grouped {
+                    // Decided at the level the two tasks share.
+                    self.wakeup_fair_grouped(s, wf, now_pending)
+                } else {
+                    match self.fair.check_preempt_wakeup(
+                        &mut self.tasks,
+                        &self.cfg,
+                        id,
+                        wf,
+                        now_pending,
+                    ) {
+                        WakeupStep::Done(r) => r,
+                        WakeupStep::Pick { short } => self.wakeup_pick(id, short),
+                    }
                 };
                 self.drain_fair_resched();
                 // Fair preemption is lazy, except that a SCHED_IDLE task gives
@@ -1282,12 +1319,16 @@ impl Rq {
         let i = s as usize;
         match self.tasks[i].state {
             TaskState::Delayed => {
-                self.fair.enqueue_entity(
-                    &mut self.tasks,
-                    &self.cfg,
-                    Slot(s),
-                    EnqueueFlags::DELAYED,
-                );
+                if self.tasks[i].group != 0 {
+                    self.enqueue_fair_grouped(s, EnqueueFlags::DELAYED);
+                } else {
+                    self.fair.enqueue_entity(
+                        &mut self.tasks,
+                        &self.cfg,
+                        Slot(s),
+                        EnqueueFlags::DELAYED,
+                    );
+                }
                 self.tasks[i].state = TaskState::Queued;
                 self.tasks[i].nr_wakeups += 1;
                 self.stats.nr_wakeups += 1;
@@ -1315,6 +1356,9 @@ impl Rq {
         let id = Slot(prev);
         if self.fair.curr == prev {
             self.fair.put_prev_entity(&mut self.tasks, &self.cfg, id);
+        } else if self.fair.curr != NIL && self.tasks[self.fair.curr as usize].my_q != 0 {
+            // A grouped task: the root runs its group's entity.
+            self.put_prev_grouped(prev);
         } else if self.tasks[prev as usize].rt.on_list {
             RtRq::update_curr(&mut self.tasks, id, self.clock);
         } else if self.tasks[prev as usize].dl.on_rq {
@@ -1325,6 +1369,7 @@ impl Rq {
     fn set_next_task(&mut self, next: u32) {
         let id = Slot(next);
         match self.tasks[next as usize].class() {
+            SchedClass::Fair if self.tasks[next as usize].group != 0 => self.set_next_grouped(next),
             SchedClass::Fair => self.fair.set_next_entity(&mut self.tasks, &self.cfg, id),
             _ => self.tasks[next as usize].se.exec_start = self.clock,
         }
@@ -1371,6 +1416,12 @@ impl Rq {
             }
             match self.fair.pick_eevdf(&self.tasks, &self.cfg, true, true) {
                 Some(se) if self.tasks[se.0 as usize].se.sched_delayed => self.finish_delayed(se.0),
+                // A group entity: pick down through its runqueues.
+                Some(se) if self.tasks[se.0 as usize].my_q != 0 => match self.pick_grouped(se.0) {
+                    NIL => break self.rt.pick_task().map_or(NIL, |p| p.0),
+                    t if self.tasks[t as usize].se.sched_delayed => self.finish_delayed(t),
+                    t => break t,
+                },
                 Some(se) => break se.0,
                 None => break self.rt.pick_task().map_or(NIL, |p| p.0),
             }
@@ -1512,6 +1563,13 @@ impl Rq {
         // task_dead_fair: its load leaves with it.
         if let Some(t) = sw.prev_exited.as_mut() {
             self.fair.detach_gone(&mut t.se);
+            if t.group != 0 {
+                // It leaves its task group (which may then be destroyed).
+                let _ = self.cfg.groups.move_task(
+                    crate::fair::group::GroupId(t.group),
+                    crate::fair::group::GroupId::ROOT,
+                );
+            }
         }
         sw.next = self.switch_next();
         sw
@@ -1695,6 +1753,9 @@ impl Rq {
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => {
                 self.fair.update_curr(&mut self.tasks, &self.cfg);
+                if self.grp.is_some() {
+                    self.update_curr_grouped();
+                }
                 self.drain_fair_resched();
             }
             SchedClass::Rt => {
@@ -1733,7 +1794,11 @@ impl Rq {
         };
         match class {
             SchedClass::Fair => {
+                // The root's running entity: the task, or its top group's.
                 self.fair.entity_tick(&mut self.tasks, &self.cfg);
+                if self.grp.is_some() {
+                    self.tick_grouped();
+                }
                 self.drain_fair_resched();
             }
             SchedClass::Rt => {
@@ -1775,6 +1840,9 @@ impl Rq {
         }
         let id = Slot(self.curr);
         match self.tasks[self.curr as usize].class() {
+            SchedClass::Fair if self.tasks[self.curr as usize].group != 0 => {
+                self.yield_grouped(self.curr)
+            }
             SchedClass::Fair => self.fair.yield_entity(&mut self.tasks, &self.cfg),
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, id, self.clock);
@@ -1822,8 +1890,12 @@ impl Rq {
         if fair_to_fair && old.slice_ns == params.slice_ns {
             // Only the weight changes: reweight in place, preserving lag.
             self.tasks[i].params = params;
-            self.fair
-                .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
+            if self.tasks[i].group != 0 {
+                self.reweight_grouped(s, params.weight());
+            } else {
+                self.fair
+                    .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
+            }
         } else {
             // The sched_change pattern: save, change, restore.
             let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
@@ -1928,8 +2000,7 @@ impl Rq {
     /// next buddy with CACHE_HOT_BUDDY)?
     /// `false` when the task is not held here.
     pub fn task_hot(&self, id: TaskId) -> bool {
-        self.held_slot(id)
-            .is_some_and(|s| self.fair.task_hot(&self.tasks, &self.cfg, Slot(s)))
+        self.held_slot(id).is_some_and(|s| self.task_hot_level(s))
     }
 
     /// Checks every invariant of this runqueue (tests, `sched_debug`): the
@@ -1950,7 +2021,11 @@ impl Rq {
     /// nothing (callable with runqueue locks held and interrupts masked);
     /// a smaller one is an error.
     pub fn check_with(&self, seen: &mut Vec<bool>) -> Result<(), &'static str> {
-        self.fair.check(&self.tasks)?;
+        let grouped = self
+            .grp
+            .as_ref()
+            .map_or(0, |g| g.runnable.wrapping_sub(g.root_se));
+        self.fair.check_adj(&self.tasks, grouped)?;
         self.rt.check(&self.tasks)?;
         self.dl.check(&self.tasks)?;
         let held = self
@@ -1966,10 +2041,11 @@ impl Rq {
         }
         if self.curr != NIL
             && self.tasks[self.curr as usize].state == TaskState::Absent
-            && self.fair.curr != self.curr
+            && self.level_curr(self.curr) != self.curr
         {
             return Err("curr is not held here");
         }
+        self.check_groups()?;
         self.check_slots(seen)
     }
 
@@ -2039,7 +2115,7 @@ impl Rq {
         if self.queued_free.iter().filter(|&&q| q).count() != self.free_queue.len() {
             return Err("free slot queue flags wrong");
         }
-        if free + self.used_slots as usize != len {
+        if free + self.used_slots as usize + self.g_slots() as usize != len {
             return Err("slots lost: neither free nor in use");
         }
         Ok(())

@@ -80,6 +80,7 @@ use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
 pub mod capacity;
+mod groups;
 pub mod hotplug;
 pub mod lifecycle;
 #[cfg(all(test, loom))]

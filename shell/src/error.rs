@@ -116,6 +116,12 @@ pub enum ArgError {
     UnknownTraceAction(String),
     /// `cpu` with something other than offline or online.
     UnknownCpuAction(String),
+    /// `cgroup` with something other than create, weight, attach or ls.
+    UnknownCgroupAction(String),
+    /// A task group name that is empty, too long, has other characters than
+    /// letters, digits, `_`, `-` and `.`, or is `root` where a new or
+    /// real group is meant.
+    BadGroupName(String),
     /// `chrt` with two policy options.
     ConflictingPolicies,
     /// `chrt --sched-deadline/--sched-period` without `-d`.
@@ -268,6 +274,13 @@ impl fmt::Display for ArgError {
             ArgError::UnknownCpuAction(a) => {
                 write!(f, "unknown action '{a}' (expected offline or online)")
             }
+            ArgError::UnknownCgroupAction(a) => {
+                write!(f, "unknown action '{a}' (expected create, weight, attach or ls)")
+            }
+            ArgError::BadGroupName(n) => write!(
+                f,
+                "bad group name '{n}' (1-32 letters, digits, '_', '-', '.'; 'root' is the root group)"
+            ),
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
             ArgError::DeadlineOptionsNeedD => {
                 f.write_str("--sched-deadline and --sched-period need -d (SCHED_DEADLINE)")

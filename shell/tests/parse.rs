@@ -1120,6 +1120,86 @@ fn cpu_hotplug() {
 }
 
 #[test]
+fn cgroup() {
+    use shell::CgroupCmd;
+    let c = |l: &str| match ok(l) {
+        Command::Cgroup(c) => c,
+        other => panic!("{l}: {other:?}"),
+    };
+    assert_eq!(
+        c("cgroup create a"),
+        CgroupCmd::Create {
+            name: "a".into(),
+            parent: None
+        }
+    );
+    assert_eq!(
+        c("cgroup create b1 b"),
+        CgroupCmd::Create {
+            name: "b1".into(),
+            parent: Some("b".into())
+        }
+    );
+    assert_eq!(
+        c("cgroup create x root"),
+        CgroupCmd::Create {
+            name: "x".into(),
+            parent: None
+        }
+    );
+    assert_eq!(
+        c("cgroup weight b 300"),
+        CgroupCmd::Weight {
+            name: "b".into(),
+            weight: 300
+        }
+    );
+    assert_eq!(
+        c("cgroup attach a 5"),
+        CgroupCmd::Attach {
+            name: "a".into(),
+            pid: 5
+        }
+    );
+    assert_eq!(
+        c("cgroup attach root 5"),
+        CgroupCmd::Attach {
+            name: "root".into(),
+            pid: 5
+        }
+    );
+    assert_eq!(c("cgroup ls"), CgroupCmd::Ls);
+    err_starts("cgroup", "cgroup: missing create|weight|attach|ls");
+    err_is(
+        "cgroup make a",
+        "cgroup: unknown action 'make' (expected create, weight, attach or ls)",
+    );
+    err_starts("cgroup create", "cgroup: missing NAME");
+    err_starts("cgroup create root", "cgroup: bad group name 'root'");
+    err_starts("cgroup create a/b", "cgroup: bad group name 'a/b'");
+    err_starts(
+        "cgroup create abcdefghijklmnopqrstuvwxyz0123456",
+        "cgroup: bad group name",
+    );
+    err_starts("cgroup create a b c", "cgroup: unexpected argument 'c'");
+    err_starts("cgroup weight a", "cgroup: missing W");
+    err_is(
+        "cgroup weight a 0",
+        "cgroup: W must be in [1, 10000], got '0'",
+    );
+    err_is(
+        "cgroup weight a 10001",
+        "cgroup: W must be in [1, 10000], got '10001'",
+    );
+    err_starts("cgroup weight a x", "cgroup: ");
+    err_starts("cgroup weight root 100", "cgroup: bad group name 'root'");
+    err_starts("cgroup attach a", "cgroup: missing PID");
+    err_starts("cgroup attach a -1", "cgroup: ");
+    err_starts("cgroup ls -l", "cgroup: ");
+    err_starts("cgroup ls x", "cgroup: unexpected argument 'x'");
+}
+
+#[test]
 fn trace() {
     assert_eq!(ok("trace start"), Command::Trace(TraceCmd::Start));
     assert_eq!(ok("trace stop"), Command::Trace(TraceCmd::Stop));
@@ -1140,7 +1220,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 27);
+    assert_eq!(COMMANDS.len(), 28);
 }
 
 /// Every word of the help table reaches its own parser: alone it parses to

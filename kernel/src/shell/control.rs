@@ -23,7 +23,7 @@ use super::{fail, CmdResult, Sh};
 use crate::{task, workloads};
 
 /// The thread behind `pid` and its current parameters, or an error line.
-fn target_thread(
+pub(super) fn target_thread(
     cmd: &str,
     pid: Pid,
 ) -> Result<(&'static task::Thread, TaskParams), alloc::string::String> {

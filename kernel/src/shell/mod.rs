@@ -38,6 +38,7 @@
 //! Every refused command prints exactly one `error: ...` line and changes
 //! nothing; nothing here panics on user input.
 
+pub mod cgroup;
 pub mod compare;
 pub mod config;
 pub mod control;
@@ -324,6 +325,7 @@ fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
         Command::Compare(c) => compare::compare(sh, &c),
         Command::Trace(t) => trace::command(sh, t),
         Command::Cpu { cpu, online } => control::cpu_hotplug(sh, cpu, online),
+        Command::Cgroup(c) => cgroup::command(sh, c),
         Command::Poweroff => {
             let _ = writeln!(sh, "poweroff");
             console::release_log();

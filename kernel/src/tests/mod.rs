@@ -13,6 +13,7 @@ mod compare;
 mod console;
 mod cpus;
 mod fbcon;
+mod groups;
 mod highmem;
 mod hotplug;
 mod hrtick;

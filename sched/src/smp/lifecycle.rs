@@ -255,7 +255,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// Runs `f` on a parked (sleeping) task's state, under its cell's lock
     /// with interrupts masked, if it is still parked; `None` otherwise.
-    fn with_parked<R>(
+    pub(super) fn with_parked<R>(
         &self,
         id: TaskId,
         f: impl FnOnce(&TaskCell, &mut Option<SchedTask>) -> R,
@@ -935,6 +935,7 @@ impl<P: Platform> Scheduler<P> {
                         .ok_or(LifecycleError::NoSuchTask)?;
                     // task_dead_fair: its (blocked) load leaves with it.
                     rq.detach_sleeper_load(&mut t);
+                    self.leave_task_group(&t);
                     self.set_home(id, HOME_NONE);
                     self.dl_release(t.params.dl_bw());
                     return Ok(t);
@@ -950,6 +951,7 @@ impl<P: Platform> Scheduler<P> {
                     });
                     if let Some(Some(mut t)) = got {
                         self.remove_sleeper_load(&mut t, usize::MAX);
+                        self.leave_task_group(&t);
                         self.dl_release(t.params.dl_bw());
                         return Ok(t);
                     }

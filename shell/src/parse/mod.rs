@@ -25,6 +25,7 @@
 //!   `wakelat`, `perfpipe`, `soak`, `yield`;
 //! - `trace`: `trace start|stop|dump`;
 //! - `cpu`: `cpu offline|online N` (CPU hotplug);
+//! - `cgroup`: `cgroup create|weight|attach|ls` (task groups);
 //! - `compare`: `compare`, with its own quoting and configurations.
 
 use alloc::vec::Vec;
@@ -35,6 +36,7 @@ use crate::editor::{LineError, MAX_LINE};
 use crate::error::{quote, ArgError, Error};
 
 mod args;
+mod cgroup;
 mod compare;
 mod cpu;
 mod jobs;
@@ -45,6 +47,7 @@ mod workloads;
 
 use args::{err, no_args, no_options};
 
+pub use cgroup::{CgroupCmd, CPU_WEIGHT, MAX_GROUP_NAME};
 pub use compare::{parse_compare_config, Compare, CompareConfig, Setting};
 pub use cpu::HOTPLUG_CPU;
 pub use jobs::{JOB, MAX_JOBS};
@@ -219,6 +222,8 @@ pub enum Command {
         /// `online` (true) or `offline`.
         online: bool,
     },
+    /// `cgroup create|weight|attach|ls`: task groups.
+    Cgroup(CgroupCmd),
     /// `poweroff`.
     Poweroff,
 }
@@ -256,6 +261,7 @@ impl Command {
             Command::Trace(_) => "trace",
             Command::Compare(_) => "compare",
             Command::Cpu { .. } => "cpu",
+            Command::Cgroup(_) => "cgroup",
             Command::Poweroff => "poweroff",
         }
     }
@@ -353,6 +359,7 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
         "yield" => workloads::parse_yield(a)?,
         "trace" => trace::parse_trace(a)?,
         "cpu" => cpu::parse_cpu(a)?,
+        "cgroup" => cgroup::parse_cgroup(a)?,
         _ => return Err(Error::UnknownCommand(quote(name))),
     };
     Ok(Some(cmd))

@@ -1,0 +1,452 @@
+//! Task groups: the hierarchical fair class (Linux's `CONFIG_FAIR_GROUP_SCHED`,
+//! the cgroup v2 `cpu` controller's `cpu.weight`).
+//!
+//! # What
+//!
+//! A task group has a weight (`cpu.weight`, 1..=10000, default 100) and, on
+//! every CPU, a *group entity* and a fair runqueue of its own (Linux's
+//! `tg->se[cpu]` and `tg->cfs_rq[cpu]`). The group entity is queued in its
+//! parent's runqueue (the root's, the CPU's [`FairRq`], for a top-level
+//! group) while the group's runqueue holds anything; the group's tasks and
+//! child groups are queued in the group's runqueue. Every level is a plain
+//! EEVDF runqueue with its own V, lags, deadlines and eligibility: the code of
+//! [`crate::fair`] runs unchanged at each level.
+//!
+//! - **Pick** walks down from the root (`pick_next_task_fair` →
+//!   `pick_task_fair`): EEVDF's pick at each level, descending into the
+//!   group runqueue of a picked group entity until a task comes up.
+//! - **Charging**: every level's `update_curr` charges its own running
+//!   entity (the running task's ancestor there), so a running task's time is
+//!   charged to it and to every ancestor entity, each at its own weight
+//!   (`task_tick_fair`'s walk, `for_each_sched_entity`).
+//! - **Enqueue / dequeue** (`enqueue_task_fair`, `dequeue_entities`): the
+//!   task goes into its group's runqueue; a group runqueue that becomes
+//!   non-empty queues its group entity in the parent (placed there by
+//!   `place_entity` with the lag it kept), one that becomes empty dequeues
+//!   it, up to the first level that was (and stays) non-empty.
+//! - **Shares** (`update_cfs_group`, `calc_group_shares`): a group entity's
+//!   weight on a CPU is the group's shares (`weight · 1024 / 100`,
+//!   `sched_group_set_weight` → `sched_weight_from_cgroup`) times the
+//!   fraction of the group's load that is queued on this CPU, clamped to
+//!   `[MIN_SHARES, shares]`:
+//!
+//!   ```text
+//!       ge->load.weight = shares · grq->load / Σ_cpu grq->load      (fair.c, eq. 1 above calc_group_shares)
+//!   ```
+//!
+//!   Linux approximates the sum with PELT averages (`tg->load_avg`), which it
+//!   keeps because the exact sum is too costly on large machines; we keep the
+//!   exact sum of queued weight (one atomic per group, [`TaskGroups`], updated
+//!   by each CPU with the change of its own contribution, as Linux's
+//!   `update_tg_load_avg` does with its `tg_load_avg_contrib`). It is
+//!   recomputed where Linux calls `update_cfs_group`: for every group entity
+//!   on the path of an enqueue or a dequeue, and for the running task's
+//!   ancestors at every tick (`entity_tick`); and on every CPU when the
+//!   group's weight changes (`sched_group_set_shares`). A reweight of a queued
+//!   entity keeps its lag (`reweight_entity`).
+//! - **Delayed dequeue**: a task whose dequeue is delayed stays queued in its
+//!   group's runqueue, so its group entity stays queued too, as in Linux. A
+//!   group entity itself is dequeued without delay when its runqueue empties
+//!   (Linux may delay a group entity with negative lag as well,
+//!   `dequeue_entities` passes `DEQUEUE_SLEEP` up): a difference.
+//! - **Migration**: a task carries its group ([`crate::SchedTask::group`]);
+//!   enqueued on another CPU it goes into its group's runqueue there.
+//!
+//! # Cost, and the root-only path
+//!
+//! Group entities and group runqueues are created with the group
+//! ([`crate::Rq::alloc_task_group`]), which may allocate: a slot of the
+//! runqueue's arena for the entity, and a fair tree reserved for every slot.
+//! Nothing allocates in a schedule, wakeup or tick path. A task in the root
+//! group (every task of a system with no groups) takes the flat path: one test
+//! of [`crate::SchedTask::group`] at enqueue and dequeue, and of
+//! `SchedTask::my_q` at a pick. A grouped task costs one runqueue operation
+//! per level: O(depth · log n). The number of groups is bounded by
+//! [`MAX_TASK_GROUPS`] (the root included), the depth by [`MAX_GROUP_DEPTH`].
+
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use super::FairRq;
+use crate::task::NIL;
+use crate::weight::NICE_0_LOAD;
+
+/// Most task groups, the root group (id 0) included.
+pub const MAX_TASK_GROUPS: usize = 64;
+const _: () = assert!(MAX_TASK_GROUPS <= 256, "group ids are one byte");
+/// Deepest nesting below the root (a top-level group has depth 1).
+pub const MAX_GROUP_DEPTH: u8 = 8;
+/// `cpu.weight`'s range and default (`CGROUP_WEIGHT_MIN/MAX/DFL`).
+pub const CPU_WEIGHT_MIN: u32 = 1;
+/// `CGROUP_WEIGHT_MAX`.
+pub const CPU_WEIGHT_MAX: u32 = 10_000;
+/// `CGROUP_WEIGHT_DFL`.
+pub const CPU_WEIGHT_DEFAULT: u32 = 100;
+/// The smallest weight a group entity gets (`MIN_SHARES`, 2; Linux's is in
+/// its scaled load units, 2/1024 of a nice-0 task, ours in plain units).
+pub const MIN_SHARES: u64 = 2;
+
+/// A task group's id: 0 is the root group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct GroupId(pub u8);
+
+impl GroupId {
+    /// The root group (every task's group until attached elsewhere).
+    pub const ROOT: GroupId = GroupId(0);
+}
+
+/// Why a task-group operation was refused (nothing was changed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupError {
+    /// [`MAX_TASK_GROUPS`] groups exist already.
+    TooManyGroups,
+    /// The parent would be nested deeper than [`MAX_GROUP_DEPTH`].
+    TooDeep,
+    /// No such group (or the root, where a real group is needed).
+    NoSuchGroup,
+    /// A weight outside `CPU_WEIGHT_MIN..=CPU_WEIGHT_MAX`.
+    BadWeight(u32),
+    /// The group still has tasks or child groups.
+    Busy,
+    /// The task is not known (not held by the runqueue asked).
+    NoSuchTask,
+    /// Allocating a group runqueue failed.
+    NoMemory,
+}
+
+impl core::fmt::Display for GroupError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            GroupError::TooManyGroups => {
+                write!(f, "too many task groups (at most {})", MAX_TASK_GROUPS - 1)
+            }
+            GroupError::TooDeep => write!(f, "task groups nest at most {MAX_GROUP_DEPTH} deep"),
+            GroupError::NoSuchGroup => write!(f, "no such task group"),
+            GroupError::BadWeight(w) => write!(
+                f,
+                "weight {w} out of range {CPU_WEIGHT_MIN}..={CPU_WEIGHT_MAX}"
+            ),
+            GroupError::Busy => write!(f, "task group still has tasks or child groups"),
+            GroupError::NoSuchTask => write!(f, "no such task"),
+            GroupError::NoMemory => write!(f, "out of memory for the group's runqueues"),
+        }
+    }
+}
+
+/// `cpu.weight` → shares (`sched_weight_from_cgroup`: weight · 1024 / 100).
+pub fn weight_to_shares(weight: u32) -> u64 {
+    u64::from(weight) * NICE_0_LOAD / u64::from(CPU_WEIGHT_DEFAULT)
+}
+
+/// `calc_group_shares` (eq. 1 of its comment, with the exact sum): the
+/// weight of a group entity whose runqueue holds `grq_load` of a group whose
+/// runqueues hold `tg_load` in all (this one's included), for a group of
+/// `tg_shares`. Clamped to `[MIN_SHARES, tg_shares]`.
+pub fn calc_group_shares(tg_shares: u64, grq_load: u64, tg_load: u64) -> u64 {
+    let mut shares = u128::from(tg_shares) * u128::from(grq_load);
+    if tg_load != 0 {
+        shares /= u128::from(tg_load);
+    }
+    (shares.min(u128::from(u64::MAX)) as u64).clamp(MIN_SHARES, tg_shares.max(MIN_SHARES))
+}
+
+/// One group in the registry.
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupInfo {
+    live: bool,
+    parent: u8,
+    depth: u8,
+    weight: u32,
+    /// Tasks attached (by [`crate::Rq::sched_move_task`] and its callers),
+    /// not yet exited.
+    nr_tasks: u32,
+    nr_children: u32,
+}
+
+/// What a runqueue needs to know of a group to build its per-CPU part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupShape {
+    /// The parent group.
+    pub parent: GroupId,
+    /// Its depth (1: a child of the root).
+    pub depth: u8,
+}
+
+/// The machine's task groups (Linux's `task_group` list with each group's
+/// `shares` and `load_avg`): shared by every runqueue through
+/// [`crate::SchedConfig::groups`]. Creation, destruction and attachment
+/// counts take a lock (slow paths); the shares and each group's load sum
+/// are atomics read and updated under a runqueue's lock only.
+#[derive(Debug)]
+pub struct TaskGroups {
+    registry: spin::Mutex<[GroupInfo; MAX_TASK_GROUPS]>,
+    shares: [AtomicU64; MAX_TASK_GROUPS],
+    /// Σ over CPUs of each CPU's contribution (its group runqueue's queued
+    /// weight when it last updated the group's shares).
+    load: [AtomicI64; MAX_TASK_GROUPS],
+}
+
+impl Default for TaskGroups {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TaskGroups {
+    /// Only the root group.
+    pub fn new() -> Self {
+        let mut reg = [GroupInfo::default(); MAX_TASK_GROUPS];
+        reg[0] = GroupInfo {
+            live: true,
+            parent: 0,
+            depth: 0,
+            weight: CPU_WEIGHT_DEFAULT,
+            nr_tasks: 0,
+            nr_children: 0,
+        };
+        TaskGroups {
+            registry: spin::Mutex::new(reg),
+            shares: core::array::from_fn(|_| AtomicU64::new(weight_to_shares(CPU_WEIGHT_DEFAULT))),
+            load: core::array::from_fn(|_| AtomicI64::new(0)),
+        }
+    }
+
+    /// Checks a `cpu.weight` value.
+    pub fn check_weight(weight: u32) -> Result<(), GroupError> {
+        if (CPU_WEIGHT_MIN..=CPU_WEIGHT_MAX).contains(&weight) {
+            Ok(())
+        } else {
+            Err(GroupError::BadWeight(weight))
+        }
+    }
+
+    /// Registers a group under `parent` with `weight` (`sched_create_group`).
+    /// Its per-CPU runqueues are each runqueue's to allocate
+    /// ([`crate::Rq::alloc_task_group`]); [`crate::Rq::create_task_group`]
+    /// does both on a single runqueue.
+    pub fn create(&self, parent: GroupId, weight: u32) -> Result<GroupId, GroupError> {
+        Self::check_weight(weight)?;
+        let mut reg = self.registry.lock();
+        let p = reg
+            .get(parent.0 as usize)
+            .filter(|g| g.live)
+            .ok_or(GroupError::NoSuchGroup)?;
+        if p.depth >= MAX_GROUP_DEPTH {
+            return Err(GroupError::TooDeep);
+        }
+        let depth = p.depth + 1;
+        let id = (1..MAX_TASK_GROUPS)
+            .find(|&i| !reg[i].live)
+            .ok_or(GroupError::TooManyGroups)?;
+        reg[id] = GroupInfo {
+            live: true,
+            parent: parent.0,
+            depth,
+            weight,
+            nr_tasks: 0,
+            nr_children: 0,
+        };
+        reg[parent.0 as usize].nr_children += 1;
+        self.shares[id].store(weight_to_shares(weight), Ordering::Relaxed);
+        self.load[id].store(0, Ordering::Relaxed);
+        Ok(GroupId(id as u8))
+    }
+
+    /// Forgets a group with no tasks and no child groups
+    /// (`sched_destroy_group`); refused ([`GroupError::Busy`]) otherwise.
+    /// The runqueues free their part with [`crate::Rq::free_task_group`].
+    pub fn destroy(&self, g: GroupId) -> Result<(), GroupError> {
+        let mut reg = self.registry.lock();
+        let info = Self::live_info(&reg, g)?;
+        if info.nr_tasks != 0 || info.nr_children != 0 {
+            return Err(GroupError::Busy);
+        }
+        reg[info.parent as usize].nr_children -= 1;
+        reg[g.0 as usize].live = false;
+        Ok(())
+    }
+
+    fn live_info(reg: &[GroupInfo; MAX_TASK_GROUPS], g: GroupId) -> Result<GroupInfo, GroupError> {
+        if g.0 == 0 {
+            return Err(GroupError::NoSuchGroup);
+        }
+        reg.get(g.0 as usize)
+            .copied()
+            .filter(|i| i.live)
+            .ok_or(GroupError::NoSuchGroup)
+    }
+
+    /// Sets a group's `cpu.weight` (`sched_group_set_weight`); a bad value or
+    /// group changes nothing. The runqueues reweight the group's entities at
+    /// their next update, or at once through [`crate::Rq::update_group_shares`].
+    pub fn set_weight(&self, g: GroupId, weight: u32) -> Result<(), GroupError> {
+        Self::check_weight(weight)?;
+        let mut reg = self.registry.lock();
+        Self::live_info(&reg, g)?;
+        reg[g.0 as usize].weight = weight;
+        self.shares[g.0 as usize].store(weight_to_shares(weight), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A group's `cpu.weight`.
+    pub fn weight(&self, g: GroupId) -> Result<u32, GroupError> {
+        if g.0 == 0 {
+            return Ok(CPU_WEIGHT_DEFAULT);
+        }
+        Ok(Self::live_info(&self.registry.lock(), g)?.weight)
+    }
+
+    /// Where a live group sits.
+    pub fn shape(&self, g: GroupId) -> Result<GroupShape, GroupError> {
+        let reg = self.registry.lock();
+        let i = Self::live_info(&reg, g)?;
+        Ok(GroupShape {
+            parent: GroupId(i.parent),
+            depth: i.depth,
+        })
+    }
+
+    /// Is `g` the root or a live group?
+    pub fn exists(&self, g: GroupId) -> bool {
+        g.0 == 0 || Self::live_info(&self.registry.lock(), g).is_ok()
+    }
+
+    /// Every live group but the root: (id, parent, weight, attached tasks).
+    pub fn list(&self) -> alloc::vec::Vec<(GroupId, GroupId, u32, u32)> {
+        let reg = self.registry.lock();
+        (1..MAX_TASK_GROUPS)
+            .filter(|&i| reg[i].live)
+            .map(|i| {
+                (
+                    GroupId(i as u8),
+                    GroupId(reg[i].parent),
+                    reg[i].weight,
+                    reg[i].nr_tasks,
+                )
+            })
+            .collect()
+    }
+
+    /// Counts a task moving from group `from` to group `to` (either may be
+    /// the root, which is not counted). `to` must be live.
+    pub fn move_task(&self, from: GroupId, to: GroupId) -> Result<(), GroupError> {
+        let mut reg = self.registry.lock();
+        if to.0 != 0 {
+            Self::live_info(&reg, to)?;
+            reg[to.0 as usize].nr_tasks += 1;
+        }
+        if from.0 != 0 {
+            let f = &mut reg[from.0 as usize];
+            f.nr_tasks = f.nr_tasks.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    /// Tasks attached to `g` and not exited.
+    pub fn nr_tasks(&self, g: GroupId) -> u32 {
+        self.registry.lock()[g.0 as usize].nr_tasks
+    }
+
+    /// A group's shares (`tg->shares`).
+    #[inline]
+    pub fn shares(&self, g: u8) -> u64 {
+        self.shares[g as usize].load(Ordering::Relaxed)
+    }
+
+    /// The group's load summed over every CPU (`tg->load_avg`'s exact form).
+    #[inline]
+    pub fn load(&self, g: u8) -> u64 {
+        self.load[g as usize].load(Ordering::Relaxed).max(0) as u64
+    }
+
+    /// Adds a CPU's change of contribution; returns the new sum.
+    #[inline]
+    pub(crate) fn add_load(&self, g: u8, delta: i64) -> u64 {
+        (self.load[g as usize].fetch_add(delta, Ordering::Relaxed) + delta).max(0) as u64
+    }
+}
+
+/// One group's part on one CPU: its runqueue and its entity (`tg->cfs_rq[cpu]`,
+/// `tg->se[cpu]`).
+#[derive(Clone, Debug)]
+pub struct GroupRq {
+    /// The group's fair runqueue on this CPU.
+    pub fair: FairRq,
+    /// The group entity's slot in the runqueue's arena, NIL when the group
+    /// has no part here (not created, or destroyed).
+    pub se: u32,
+    /// The parent group.
+    pub parent: u8,
+    /// Depth below the root (1 for a top-level group).
+    pub depth: u8,
+    /// This CPU's contribution to the group's load sum ([`TaskGroups::load`]).
+    pub load_contrib: u64,
+}
+
+impl Default for GroupRq {
+    fn default() -> Self {
+        GroupRq {
+            fair: FairRq::new(),
+            se: NIL,
+            parent: 0,
+            depth: 0,
+            load_contrib: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_follow_linux() {
+        assert_eq!(weight_to_shares(100), 1024);
+        assert_eq!(weight_to_shares(1), 10);
+        assert_eq!(weight_to_shares(10_000), 102_400);
+        // Alone on its CPU: all of it.
+        assert_eq!(calc_group_shares(1024, 3072, 3072), 1024);
+        // A quarter of its load here.
+        assert_eq!(calc_group_shares(1024, 1024, 4096), 256);
+        // Empty here: MIN_SHARES.
+        assert_eq!(calc_group_shares(1024, 0, 4096), MIN_SHARES);
+        assert_eq!(calc_group_shares(1024, 0, 0), MIN_SHARES);
+    }
+
+    #[test]
+    fn registry_checks_and_changes_nothing_on_error() {
+        let t = TaskGroups::new();
+        assert_eq!(t.create(GroupId(0), 0), Err(GroupError::BadWeight(0)));
+        assert_eq!(
+            t.create(GroupId(0), 10_001),
+            Err(GroupError::BadWeight(10_001))
+        );
+        assert_eq!(t.create(GroupId(5), 100), Err(GroupError::NoSuchGroup));
+        let a = t.create(GroupId::ROOT, 100).unwrap();
+        let b = t.create(a, 300).unwrap();
+        assert_eq!(t.set_weight(b, 0), Err(GroupError::BadWeight(0)));
+        assert_eq!(t.weight(b), Ok(300));
+        assert_eq!(t.shares(b.0), 3072);
+        assert_eq!(t.destroy(a), Err(GroupError::Busy));
+        t.move_task(GroupId::ROOT, b).unwrap();
+        assert_eq!(t.destroy(b), Err(GroupError::Busy));
+        t.move_task(b, GroupId::ROOT).unwrap();
+        t.destroy(b).unwrap();
+        t.destroy(a).unwrap();
+        assert_eq!(t.destroy(GroupId::ROOT), Err(GroupError::NoSuchGroup));
+        assert!(t.list().is_empty());
+        // The bound.
+        let mut made = 0;
+        while t.create(GroupId::ROOT, 100).is_ok() {
+            made += 1;
+        }
+        assert_eq!(made, MAX_TASK_GROUPS - 1);
+        assert_eq!(t.create(GroupId::ROOT, 100), Err(GroupError::TooManyGroups));
+        // Depth.
+        let t = TaskGroups::new();
+        let mut g = GroupId::ROOT;
+        for _ in 0..MAX_GROUP_DEPTH {
+            g = t.create(g, 100).unwrap();
+        }
+        assert_eq!(t.create(g, 100), Err(GroupError::TooDeep));
+    }
+}

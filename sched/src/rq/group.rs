@@ -1,0 +1,810 @@
+//! The runqueue's side of task groups ([`crate::fair::group`]): each
+//! group's per-CPU runqueue and entity, and the walks over the levels that
+//! Linux's fair.c does with `for_each_sched_entity` (`enqueue_task_fair`,
+//! `dequeue_entities`, `pick_task_fair`, `put_prev_task_fair`,
+//! `set_next_task_fair`, `task_tick_fair`, `check_preempt_wakeup_fair`'s
+//! `find_matching_se`, `update_cfs_group`, `sched_move_task`).
+//!
+//! A group entity lives in a slot of the runqueue's arena like a task (so
+//! the fair code of each level runs on it unchanged), but a slot no task id
+//! maps to, outside the free queue, marked by `SchedTask::my_q`. Every path
+//! here is taken only for a task whose `group` is not the root.
+
+use super::*;
+use crate::fair::group::{calc_group_shares, GroupError, GroupId, GroupRq};
+use crate::weight::LoadWeight;
+use alloc::boxed::Box;
+
+/// The fair runqueue of level `g` (0: the root), its clock brought to the
+/// runqueue's (a group runqueue's clock is only kept when it is used).
+#[inline]
+fn lvl<'a>(
+    fair: &'a mut FairRq,
+    grp: &'a mut Option<Box<RqGroups>>,
+    g: u8,
+    clock: u64,
+) -> &'a mut FairRq {
+    match grp {
+        Some(grp) if g != 0 => {
+            let f = &mut grp.rqs[g as usize].fair;
+            f.clock = clock;
+            f
+        }
+        _ => fair,
+    }
+}
+
+macro_rules! lv {
+    ($s:ident, $g:expr) => {
+        lvl(&mut $s.fair, &mut $s.grp, $g, $s.clock)
+    };
+}
+
+/// The task groups' parts on one CPU.
+#[derive(Debug, Default)]
+pub(super) struct RqGroups {
+    /// Each group's part, by group id (index 0, the root, unused).
+    pub(super) rqs: Vec<GroupRq>,
+    /// Runnable tasks queued in group runqueues (not delayed).
+    pub(super) runnable: u32,
+    /// Group entities queued in the root runqueue.
+    pub(super) root_se: u32,
+    /// Arena slots holding group entities.
+    pub(super) slots: u32,
+}
+
+impl RqGroups {
+    pub(super) fn heap_bytes(&self) -> usize {
+        core::mem::size_of::<Self>()
+            + self.rqs.capacity() * core::mem::size_of::<GroupRq>()
+            + self
+                .rqs
+                .iter()
+                .map(|g| g.fair.timeline.heap_bytes())
+                .sum::<usize>()
+    }
+
+    pub(super) fn add_slots(&mut self, n: usize) {
+        for r in self.rqs.iter_mut().filter(|r| r.se != NIL) {
+            r.fair.add_slots(n);
+        }
+    }
+}
+
+/// A load weight of any value (a group entity's shares).
+fn load_weight(w: u64) -> LoadWeight {
+    let w = w.clamp(1, u64::from(u32::MAX)) as u32;
+    LoadWeight {
+        weight: w,
+        inv_weight: u32::try_from((1u64 << 32) / u64::from(w)).unwrap_or(u32::MAX),
+    }
+}
+
+/// The PELT identity of a group runqueue: distinct from every CPU number
+/// (and from `AVG_DETACHED`), so that a grouped task's averages attach to its
+/// group runqueue and never to the root's.
+fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
+    (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
+}
+
+impl Rq {
+    /// The groups' state (built by the first [`Rq::alloc_task_group`]).
+    #[inline]
+    fn gs(&self) -> &RqGroups {
+        self.grp
+            .as_deref()
+            .expect("no task group built on this CPU")
+    }
+
+    #[inline]
+    fn gsm(&mut self) -> &mut RqGroups {
+        self.grp
+            .as_deref_mut()
+            .expect("no task group built on this CPU")
+    }
+
+    #[inline]
+    fn gs_opt_get(&self, g: usize) -> Option<&GroupRq> {
+        self.grp.as_ref().and_then(|x| x.rqs.get(g))
+    }
+
+    /// Arena slots holding group entities.
+    #[inline]
+    pub(super) fn g_slots(&self) -> u32 {
+        self.grp.as_ref().map_or(0, |g| g.slots)
+    }
+
+    // ---- groups: creation, weight, attachment ----
+
+    /// Has this runqueue allocated group `g`'s part?
+    #[inline]
+    fn group_here(&self, g: u8) -> bool {
+        g == 0 || self.gs_opt_get(g as usize).is_some_and(|r| r.se != NIL)
+    }
+
+    /// Builds this CPU's part of a registered group: its entity (a slot of
+    /// the arena) and its runqueue, reserved for every slot. May allocate
+    /// (a slow path; nothing in the schedule, wakeup or tick paths does).
+    /// The parent's part must exist here.
+    pub fn alloc_task_group(&mut self, g: GroupId) -> Result<(), GroupError> {
+        let shape = self.cfg.groups.shape(g)?;
+        if self.group_here(g.0) {
+            return Ok(());
+        }
+        if !self.group_here(shape.parent.0) {
+            return Err(GroupError::NoSuchGroup);
+        }
+        let gi = g.0 as usize;
+        let grp = self.grp.get_or_insert_with(Box::default);
+        if grp.rqs.len() <= gi {
+            grp.rqs
+                .try_reserve(gi + 1 - grp.rqs.len())
+                .map_err(|_| GroupError::NoMemory)?;
+            grp.rqs.resize_with(gi + 1, GroupRq::default);
+        }
+        // Room for one more slot, in every slot-indexed structure (the
+        // entity's slot is above the id limit's count: `reserve_slots`
+        // counts `g_slots`).
+        let len = self.tasks.len();
+        self.gsm().slots += 1;
+        if len >= self.slot_cap as usize {
+            let r = self.reserve_slots((2 * len).max(8));
+            if r.is_err() || len >= self.slot_cap as usize {
+                self.gsm().slots -= 1;
+                return Err(GroupError::NoMemory);
+            }
+        }
+        let mut fair = FairRq {
+            cpu: group_avg_cpu(self.cpu.as_u32(), g.0),
+            ..FairRq::new()
+        };
+        if fair.try_reserve(self.slot_cap as usize).is_err() {
+            self.gsm().slots -= 1;
+            return Err(GroupError::NoMemory);
+        }
+        fair.add_slots(len + 1);
+        // The entity's slot: never mapped to an id, never in the free queue.
+        let mut t = SchedTask {
+            group: shape.parent.0,
+            my_q: g.0,
+            ..SchedTask::default()
+        };
+        t.se.avg = crate::pelt::SchedAvg::default();
+        // An empty group's weight (`calc_group_shares` of no load); its
+        // first enqueue here gives it its share.
+        t.se.load = load_weight(crate::fair::group::MIN_SHARES);
+        self.tasks.push(t);
+        self.slot_ids.push(NIL);
+        self.queued_free.push(false);
+        self.fair.add_slots(len + 1);
+        if self.dl.enabled {
+            self.dl.add_slots(len + 1);
+        }
+        for r in self.gsm().rqs.iter_mut().filter(|r| r.se != NIL) {
+            r.fair.add_slots(len + 1);
+        }
+        fair.clock = self.clock;
+        self.gsm().rqs[gi] = GroupRq {
+            fair,
+            se: len as u32,
+            parent: shape.parent.0,
+            depth: shape.depth,
+            load_contrib: 0,
+        };
+        Ok(())
+    }
+
+    /// Frees this CPU's part of group `g`: refused ([`GroupError::Busy`])
+    /// while its runqueue holds anything or its entity is still someone's
+    /// running entity.
+    pub fn free_task_group(&mut self, g: GroupId) -> Result<(), GroupError> {
+        if g.0 == 0 {
+            return Err(GroupError::NoSuchGroup);
+        }
+        if !self.group_here(g.0) {
+            return Ok(());
+        }
+        if !self.group_idle_here(g.0) {
+            return Err(GroupError::Busy);
+        }
+        let r = &self.gs().rqs[g.0 as usize];
+        let s = r.se;
+        let contrib = r.load_contrib;
+        if contrib != 0 {
+            self.cfg.groups.add_load(g.0, -(contrib as i64));
+        }
+        self.tasks[s as usize] = SchedTask::default();
+        self.gsm().rqs[g.0 as usize] = GroupRq::default();
+        self.gsm().slots -= 1;
+        // A free slot like any other now.
+        if !self.queued_free[s as usize] {
+            self.queue_free(s);
+        }
+        Ok(())
+    }
+
+    /// Nothing queued in group `g` here, and its entity neither queued nor
+    /// running (a group whose part is not here is idle here).
+    pub fn group_idle_here(&self, g: u8) -> bool {
+        let Some(r) = self.gs_opt_get(g as usize).filter(|r| r.se != NIL) else {
+            return true;
+        };
+        let s = r.se;
+        let parent_curr = if r.parent == 0 {
+            self.fair.curr
+        } else {
+            self.gs().rqs[r.parent as usize].fair.curr
+        };
+        r.fair.nr_queued == 0
+            && r.fair.curr == NIL
+            && !self.tasks[s as usize].se.on_rq
+            && parent_curr != s
+    }
+
+    /// A single runqueue's `sched_create_group` (one CPU, or a caller that
+    /// allocates the group on each runqueue itself): registers the group and
+    /// builds its part here. Errors change nothing.
+    pub fn create_task_group(
+        &mut self,
+        parent: GroupId,
+        weight: u32,
+    ) -> Result<GroupId, GroupError> {
+        if !self.group_here(parent.0) {
+            return Err(GroupError::NoSuchGroup);
+        }
+        let g = self.cfg.groups.create(parent, weight)?;
+        if let Err(e) = self.alloc_task_group(g) {
+            let _ = self.cfg.groups.destroy(g);
+            return Err(e);
+        }
+        Ok(g)
+    }
+
+    /// A single runqueue's `sched_destroy_group`: refused while the group has
+    /// tasks attached or child groups, or anything queued here.
+    pub fn destroy_task_group(&mut self, g: GroupId) -> Result<(), GroupError> {
+        if g.0 != 0 && !self.group_idle_here(g.0) {
+            return Err(GroupError::Busy);
+        }
+        self.cfg.groups.destroy(g)?;
+        self.free_task_group(g)
+    }
+
+    /// A single runqueue's `sched_group_set_weight`: range-checked (a bad
+    /// value changes nothing), then the group's entities here reweighted.
+    pub fn set_task_group_weight(&mut self, g: GroupId, weight: u32) -> Result<(), GroupError> {
+        self.cfg.groups.set_weight(g, weight)?;
+        self.update_group_shares(g);
+        Ok(())
+    }
+
+    /// Recomputes the weight of group `g`'s entity here and of its
+    /// ancestors' (`update_cfs_group` up the hierarchy, as
+    /// `sched_group_set_shares` does on every CPU).
+    pub fn update_group_shares(&mut self, g: GroupId) {
+        let mut g = g.0;
+        while g != 0 && self.group_here(g) {
+            self.update_cfs_group(g);
+            g = self.gs().rqs[g as usize].parent;
+        }
+        self.collect_group_resched();
+    }
+
+    /// `sched_move_task`: moves a task this runqueue holds to group `g`
+    /// (queued or running: dequeued from its old group's runqueue and
+    /// enqueued in the new one's, keeping its lag; asleep: only its group
+    /// changes). Counts the task in the registry. Errors change nothing.
+    pub fn sched_move_task(&mut self, id: TaskId, g: GroupId) -> Result<(), GroupError> {
+        if !self.cfg.groups.exists(g) || !self.group_here(g.0) {
+            return Err(GroupError::NoSuchGroup);
+        }
+        let s = self.held_slot(id).ok_or(GroupError::NoSuchTask)?;
+        let i = s as usize;
+        let old = self.tasks[i].group;
+        if old == g.0 {
+            return Ok(());
+        }
+        self.cfg.groups.move_task(GroupId(old), g)?;
+        let fair = self.tasks[i].class() == SchedClass::Fair;
+        match self.tasks[i].state {
+            TaskState::Queued if fair => {
+                // The sched_change pattern, as sched_setattr's.
+                let running = self.curr == s;
+                if running {
+                    self.update_curr();
+                }
+                self.fair_dequeue(s, DequeueFlags::SAVE | DequeueFlags::MOVE);
+                if running {
+                    self.put_prev_task(s);
+                }
+                self.tasks[i].group = g.0;
+                self.fair_enqueue(s, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+                if running {
+                    self.set_next_task(s);
+                    self.resched_curr(Resched::Lazy);
+                }
+            }
+            TaskState::Delayed => {
+                self.finish_delayed(s);
+                self.tasks[i].group = g.0;
+            }
+            _ => self.tasks[i].group = g.0,
+        }
+        self.drain_fair_resched();
+        Ok(())
+    }
+
+    // ---- the walks ----
+
+    /// The level a fair slot is queued in, and the entity above it.
+    #[inline]
+    fn parent_entity(&self, s: u32) -> u32 {
+        let g = self.tasks[s as usize].group;
+        if g == 0 {
+            NIL
+        } else {
+            self.gs().rqs[g as usize].se
+        }
+    }
+
+    #[inline]
+    fn se_depth(&self, s: u32) -> u8 {
+        let g = self.tasks[s as usize].group;
+        if g == 0 {
+            0
+        } else {
+            self.gs().rqs[g as usize].depth
+        }
+    }
+
+    /// `update_cfs_group`: group `g`'s entity gets `calc_group_shares` of
+    /// the group's load, this CPU's contribution to that load brought up to
+    /// date first.
+    pub(super) fn update_cfs_group(&mut self, g: u8) {
+        let groups = &self.cfg.groups;
+        let Some(grp) = self.grp.as_deref_mut() else {
+            return;
+        };
+        let r = &mut grp.rqs[g as usize];
+        let load = r.fair.load;
+        let tg_load = if load != r.load_contrib {
+            let d = load as i64 - r.load_contrib as i64;
+            r.load_contrib = load;
+            groups.add_load(g, d)
+        } else {
+            groups.load(g)
+        };
+        let shares = calc_group_shares(groups.shares(g), load, tg_load);
+        let (ge, p) = (r.se, r.parent);
+        if u64::from(self.tasks[ge as usize].se.load.weight) != shares {
+            lv!(self, p).reweight_entity(&mut self.tasks, &self.cfg, Slot(ge), load_weight(shares));
+        }
+    }
+
+    /// Moves every group runqueue's reschedule request to the root's, which
+    /// the core reads.
+    pub(super) fn collect_group_resched(&mut self) {
+        if let Some(grp) = self.grp.as_deref_mut() {
+            for r in grp.rqs.iter_mut() {
+                if r.fair.resched {
+                    r.fair.resched = false;
+                    self.fair.resched = true;
+                }
+            }
+        }
+    }
+
+    /// `enqueue_task_fair` for a grouped task in slot `s`: into its group's
+    /// runqueue, then each group entity whose runqueue was empty into its
+    /// parent's (placed with its kept lag), every group on the path
+    /// reweighted.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn enqueue_fair_grouped(&mut self, s: u32, flags: EnqueueFlags) {
+        let mut g = self.tasks[s as usize].group;
+        debug_assert!(self.group_here(g), "task in a group not built here");
+        if flags.contains(EnqueueFlags::DELAYED) {
+            // requeue_delayed_entity: it never left; its group is queued.
+            lv!(self, g).enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
+            self.gsm().runnable += 1;
+            self.fair.h_nr_runnable += 1;
+            self.collect_group_resched();
+            return;
+        }
+        lv!(self, g).enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
+        self.gsm().runnable += 1;
+        self.fair.h_nr_runnable += 1;
+        let mut root_new = false;
+        while g != 0 {
+            let (ge, p) = {
+                let r = &self.gs().rqs[g as usize];
+                (r.se, r.parent)
+            };
+            self.update_cfs_group(g);
+            if !self.tasks[ge as usize].se.on_rq {
+                lv!(self, p).enqueue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    Slot(ge),
+                    EnqueueFlags::WAKEUP,
+                );
+                if p == 0 {
+                    self.gsm().root_se += 1;
+                    self.fair.h_nr_runnable -= 1;
+                    root_new = true;
+                }
+            }
+            g = p;
+        }
+        if root_new && self.fair.nr_queued == 1 {
+            self.fair_server
+                .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+        }
+        self.collect_group_resched();
+    }
+
+    /// `dequeue_entities` for a grouped task: out of its group's runqueue
+    /// (or delayed there: then nothing above changes, `false`), then each
+    /// group entity whose runqueue emptied out of its parent's (lag kept,
+    /// never delayed), every group on the path reweighted.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dequeue_fair_grouped(&mut self, s: u32, flags: DequeueFlags) -> bool {
+        let mut g = self.tasks[s as usize].group;
+        let was_delayed = self.tasks[s as usize].se.sched_delayed;
+        if !lv!(self, g).dequeue_entity(&mut self.tasks, &self.cfg, Slot(s), flags) {
+            self.gsm().runnable -= 1;
+            self.fair.h_nr_runnable -= 1;
+            self.collect_group_resched();
+            return false;
+        }
+        if !was_delayed {
+            self.gsm().runnable -= 1;
+            self.fair.h_nr_runnable -= 1;
+        }
+        while g != 0 {
+            let (ge, p) = {
+                let r = &self.gs().rqs[g as usize];
+                (r.se, r.parent)
+            };
+            if self.gs().rqs[g as usize].fair.nr_queued == 0 && self.tasks[ge as usize].se.on_rq {
+                if p == 0 {
+                    // Before the root's own count drops by the entity.
+                    self.gsm().root_se -= 1;
+                    self.fair.h_nr_runnable += 1;
+                }
+                lv!(self, p).dequeue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    Slot(ge),
+                    DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
+                );
+            }
+            self.update_cfs_group(g);
+            g = p;
+        }
+        self.collect_group_resched();
+        true
+    }
+
+    /// The fair enqueue of slot `s`, flat or grouped.
+    #[inline]
+    pub(super) fn fair_enqueue(&mut self, s: u32, flags: EnqueueFlags) {
+        if self.tasks[s as usize].group != 0 {
+            self.enqueue_fair_grouped(s, flags);
+        } else {
+            self.fair
+                .enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
+            if self.fair.nr_queued == 1 && !flags.contains(EnqueueFlags::DELAYED) {
+                self.fair_server
+                    .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+            }
+        }
+    }
+
+    /// The fair dequeue of slot `s`, flat or grouped (false: delayed).
+    #[inline]
+    pub(super) fn fair_dequeue(&mut self, s: u32, flags: DequeueFlags) -> bool {
+        let done = if self.tasks[s as usize].group != 0 {
+            self.dequeue_fair_grouped(s, flags)
+        } else {
+            self.fair
+                .dequeue_entity(&mut self.tasks, &self.cfg, Slot(s), flags)
+        };
+        if done {
+            self.fair_server_stop_if_empty();
+        }
+        done
+    }
+
+    /// `pick_task_fair` below the root: `s` is a group entity the root
+    /// picked; EEVDF's pick in each group runqueue down to a task.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn pick_grouped(&mut self, mut s: u32) -> u32 {
+        loop {
+            let g = self.tasks[s as usize].my_q;
+            if g == 0 {
+                return s;
+            }
+            let f = lvl(&mut self.fair, &mut self.grp, g, self.clock);
+            if f.curr != NIL {
+                f.update_curr(&mut self.tasks, &self.cfg);
+            }
+            match f.pick_eevdf(&self.tasks, &self.cfg, true, true) {
+                Some(x) => s = x.0,
+                None => return NIL,
+            }
+        }
+    }
+
+    /// `put_prev_task_fair` for a grouped task: each level's running entity
+    /// back into its tree, bottom up.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn put_prev_grouped(&mut self, prev: u32) {
+        let mut s = prev;
+        while s != NIL {
+            let g = self.tasks[s as usize].group;
+            let f = lvl(&mut self.fair, &mut self.grp, g, self.clock);
+            if f.curr == s {
+                f.put_prev_entity(&mut self.tasks, &self.cfg, Slot(s));
+            }
+            s = self.parent_entity(s);
+        }
+    }
+
+    /// `set_next_task_fair` for a grouped task: each level's entity becomes
+    /// that level's running entity.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn set_next_grouped(&mut self, next: u32) {
+        let mut s = next;
+        while s != NIL {
+            let g = self.tasks[s as usize].group;
+            lvl(&mut self.fair, &mut self.grp, g, self.clock).set_next_entity(
+                &mut self.tasks,
+                &self.cfg,
+                Slot(s),
+            );
+            s = self.parent_entity(s);
+        }
+    }
+
+    /// Runs `f(rq, g)` for every group level of the running task, from
+    /// its own up to the root's child (not the root); nothing for a root
+    /// task.
+    fn for_each_group_level(&mut self, mut f: impl FnMut(&mut Self, u8)) {
+        let mut s = self.curr;
+        loop {
+            let g = self.tasks[s as usize].group;
+            if g == 0 {
+                break;
+            }
+            f(self, g);
+            s = self.parent_entity(s);
+        }
+        self.collect_group_resched();
+    }
+
+    /// `update_curr` at every level of the running task below the root
+    /// (whose own the caller charged).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn update_curr_grouped(&mut self) {
+        self.for_each_group_level(|rq, g| {
+            lv!(rq, g).update_curr(&mut rq.tasks, &rq.cfg);
+        });
+    }
+
+    /// `task_tick_fair` below the root (whose `entity_tick` the caller ran):
+    /// `entity_tick` at every group level of the running task, and every
+    /// group on its path reweighted (`update_cfs_group`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tick_grouped(&mut self) {
+        self.for_each_group_level(|rq, g| {
+            lv!(rq, g).entity_tick(&mut rq.tasks, &rq.cfg);
+            rq.update_cfs_group(g);
+        });
+    }
+
+    /// `check_preempt_wakeup_fair` when the wakee `p` or the running task is
+    /// grouped: `find_matching_se` brings both to the level they share, and
+    /// the decision runs there between their entities.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wakeup_fair_grouped(
+        &mut self,
+        p: u32,
+        wf: WakeFlags,
+        now_pending: bool,
+    ) -> FairWakeup {
+        let (mut a, mut b) = (self.curr, p);
+        while self.se_depth(a) > self.se_depth(b) {
+            a = self.parent_entity(a);
+        }
+        while self.se_depth(b) > self.se_depth(a) {
+            b = self.parent_entity(b);
+        }
+        while self.tasks[a as usize].group != self.tasks[b as usize].group {
+            a = self.parent_entity(a);
+            b = self.parent_entity(b);
+        }
+        let g = self.tasks[a as usize].group;
+        let step =
+            lv!(self, g).check_preempt_wakeup(&mut self.tasks, &self.cfg, Slot(b), wf, now_pending);
+        let r = match step {
+            WakeupStep::Done(r) => r,
+            WakeupStep::Pick { short } => {
+                let nse = loop {
+                    let f = lvl(&mut self.fair, &mut self.grp, g, self.clock);
+                    match f.pick_eevdf(&self.tasks, &self.cfg, !short, false) {
+                        Some(x) if self.tasks[x.0 as usize].se.sched_delayed => {
+                            self.finish_delayed(x.0);
+                            self.stats.nr_wakeup_delayed_dequeues += 1;
+                            if lv!(self, g).nr_queued == 0 {
+                                break None;
+                            }
+                        }
+                        other => break other,
+                    }
+                };
+                lv!(self, g).wakeup_pick_done(&mut self.tasks, &self.cfg, Slot(b), nse, short)
+            }
+        };
+        self.collect_group_resched();
+        r
+    }
+
+    /// `yield_task_fair` for a grouped task: in its group's runqueue.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn yield_grouped(&mut self, s: u32) {
+        let g = self.tasks[s as usize].group;
+        lv!(self, g).yield_entity(&mut self.tasks, &self.cfg);
+        self.collect_group_resched();
+    }
+
+    /// A grouped task's reweight (nice change) in its group's runqueue,
+    /// then the group's shares.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn reweight_grouped(&mut self, s: u32, lw: LoadWeight) {
+        let g = self.tasks[s as usize].group;
+        lv!(self, g).reweight_entity(&mut self.tasks, &self.cfg, Slot(s), lw);
+        self.update_group_shares(GroupId(g));
+    }
+
+    /// [`FairRq::task_hot`] in the task's own runqueue.
+    pub(super) fn task_hot_level(&self, s: u32) -> bool {
+        let g = self.tasks[s as usize].group;
+        let f = if g == 0 {
+            &self.fair
+        } else {
+            &self.gs().rqs[g as usize].fair
+        };
+        f.task_hot(&self.tasks, &self.cfg, Slot(s))
+    }
+
+    /// The running entity of the level task slot `s` is queued in.
+    pub(super) fn level_curr(&self, s: u32) -> u32 {
+        let g = self.tasks[s as usize].group;
+        if g == 0 {
+            self.fair.curr
+        } else {
+            self.gs_opt_get(g as usize).map_or(NIL, |r| r.fair.curr)
+        }
+    }
+
+    /// The fair runqueue of group `g` on this CPU (`None`: not built here).
+    pub fn group_fair(&self, g: GroupId) -> Option<&FairRq> {
+        if g.0 == 0 {
+            return Some(&self.fair);
+        }
+        self.grp
+            .as_ref()
+            .map_or(&[][..], |g| &g.rqs[..])
+            .get(g.0 as usize)
+            .filter(|r| r.se != NIL)
+            .map(|r| &r.fair)
+    }
+
+    /// The weight group `g`'s entity has on this CPU now (`None` for the
+    /// root or a group not built here).
+    pub fn group_entity_weight(&self, g: GroupId) -> Option<u32> {
+        let r = self.gs_opt_get(g.0 as usize).filter(|r| r.se != NIL)?;
+        Some(self.tasks[r.se as usize].se.load.weight)
+    }
+
+    /// Is group `g`'s entity queued in its parent's runqueue here?
+    pub fn group_entity_queued(&self, g: GroupId) -> bool {
+        self.grp
+            .as_ref()
+            .map_or(&[][..], |g| &g.rqs[..])
+            .get(g.0 as usize)
+            .filter(|r| r.se != NIL)
+            .is_some_and(|r| self.tasks[r.se as usize].se.on_rq)
+    }
+
+    /// Every queued fair task of the group runqueues (not the root's), by
+    /// slot (for [`Rq::fair_queue_rev`]).
+    pub(super) fn grouped_queue(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.grp
+            .as_ref()
+            .map_or(&[][..], |g| &g.rqs[..])
+            .iter()
+            .filter(|r| r.se != NIL)
+            .flat_map(|r| r.fair.timeline.iter().map(|e| e.0))
+            .filter(|&s| self.tasks[s as usize].my_q == 0)
+            .map(|s| self.id_of(s))
+    }
+
+    /// The group invariants: each group runqueue's own, each group entity
+    /// queued exactly while its runqueue holds something, its weight within
+    /// `[MIN_SHARES, shares]`, each level's load the sum of its entities'
+    /// weights (checked by [`FairRq::check`]), the counts of runnable
+    /// grouped tasks and of group entities in the root.
+    pub(super) fn check_groups(&self) -> Result<(), &'static str> {
+        let mut runnable = 0u32;
+        let mut root_se = 0u32;
+        let mut slots = 0u32;
+        let rqs: &[GroupRq] = self.grp.as_ref().map_or(&[], |g| &g.rqs);
+        for (g, r) in rqs.iter().enumerate() {
+            if r.se == NIL {
+                continue;
+            }
+            slots += 1;
+            r.fair.check(&self.tasks)?;
+            let t = &self.tasks[r.se as usize];
+            if t.my_q as usize != g || t.group != r.parent || t.state != TaskState::Absent {
+                return Err("group entity slot does not name its group");
+            }
+            let busy = r.fair.nr_queued > 0;
+            if t.se.on_rq != busy {
+                return Err("group entity queued while its runqueue is empty, or not while busy");
+            }
+            let shares = self.cfg.groups.shares(g as u8);
+            let w = u64::from(t.se.load.weight);
+            if !(crate::fair::group::MIN_SHARES..=shares.max(crate::fair::group::MIN_SHARES))
+                .contains(&w)
+            {
+                return Err("group entity weight outside [MIN_SHARES, shares]");
+            }
+            if t.se.on_rq && r.parent == 0 {
+                root_se += 1;
+            }
+            // Runnable tasks (not child group entities) of this level.
+            let mut child_se = 0;
+            for (s, ..) in r.fair.timeline.iter() {
+                child_se += u32::from(self.tasks[s as usize].my_q != 0);
+            }
+            if r.fair.curr != NIL
+                && self.tasks[r.fair.curr as usize].my_q != 0
+                && self.tasks[r.fair.curr as usize].se.on_rq
+            {
+                child_se += 1;
+            }
+            runnable += r.fair.h_nr_runnable - child_se;
+        }
+        let Some(gs) = self.grp.as_deref() else {
+            return Ok(());
+        };
+        if runnable != gs.runnable {
+            return Err("runnable grouped tasks miscounted");
+        }
+        if root_se != gs.root_se {
+            return Err("group entities in the root miscounted");
+        }
+
+        if slots != gs.slots {
+            return Err("group entity slots miscounted");
+        }
+        for (_, t) in self.tasks() {
+            if t.group != 0 && !self.group_here(t.group) {
+                return Err("task in a group not built here");
+            }
+        }
+        Ok(())
+    }
+}

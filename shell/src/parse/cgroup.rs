@@ -1,0 +1,114 @@
+//! `cgroup create NAME [PARENT]`, `cgroup weight NAME W`,
+//! `cgroup attach NAME PID`, `cgroup ls`: task groups (the `sched` crate's
+//! `fair::group`, Linux's cgroup v2 `cpu.weight`).
+
+use alloc::string::String;
+
+use super::args::{err, limit, no_options, pid};
+use super::{Command, Limit, Pid};
+use crate::error::{quote, ArgError, Error};
+
+/// `cpu.weight`'s range and default (Linux's `CGROUP_WEIGHT_MIN/MAX/DFL`).
+pub const CPU_WEIGHT: Limit = Limit {
+    name: "W",
+    min: 1,
+    max: 10_000,
+    default: Some(100),
+    doc: "cpu.weight, the share against sibling groups",
+};
+
+/// Longest group name.
+pub const MAX_GROUP_NAME: usize = 32;
+
+/// A `cgroup` subcommand. Names are checked here (letters, digits, `_`,
+/// `-`, `.`, at most [`MAX_GROUP_NAME`], not `root`, which names the root
+/// group as a parent); whether a group exists is the kernel's to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CgroupCmd {
+    /// `cgroup create NAME [PARENT]` (PARENT: a group's name, default the
+    /// root), at weight 100.
+    Create {
+        /// The new group's name.
+        name: String,
+        /// The parent's name; `None`: the root.
+        parent: Option<String>,
+    },
+    /// `cgroup weight NAME W`.
+    Weight {
+        /// The group.
+        name: String,
+        /// 1..=10000.
+        weight: u32,
+    },
+    /// `cgroup attach NAME PID` (NAME `root`: back to the root group).
+    Attach {
+        /// The group (`root` for the root group).
+        name: String,
+        /// The thread.
+        pid: Pid,
+    },
+    /// `cgroup ls`.
+    Ls,
+}
+
+fn group_name(w: &str, root_ok: bool) -> Result<String, Error> {
+    const C: &str = "cgroup";
+    let ok = !w.is_empty()
+        && w.len() <= MAX_GROUP_NAME
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+    if !ok || (w == "root" && !root_ok) {
+        return err(C, ArgError::BadGroupName(quote(w)));
+    }
+    Ok(String::from(w))
+}
+
+pub(super) fn parse_cgroup(args: &[&str]) -> Result<Command, Error> {
+    const C: &str = "cgroup";
+    no_options(C, args)?;
+    let Some(&action) = args.first() else {
+        return err(C, ArgError::Missing("create|weight|attach|ls"));
+    };
+    let rest = &args[1..];
+    let cmd = match action {
+        "create" => match rest {
+            [] => return err(C, ArgError::Missing("NAME")),
+            [name] => CgroupCmd::Create {
+                name: group_name(name, false)?,
+                parent: None,
+            },
+            [name, parent] => CgroupCmd::Create {
+                name: group_name(name, false)?,
+                parent: match group_name(parent, true)? {
+                    p if p == "root" => None,
+                    p => Some(p),
+                },
+            },
+            [_, _, extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
+        },
+        "weight" => match rest {
+            [] => return err(C, ArgError::Missing("NAME")),
+            [_] => return err(C, ArgError::Missing("W")),
+            [name, w] => CgroupCmd::Weight {
+                name: group_name(name, false)?,
+                weight: limit(C, &CPU_WEIGHT, w)? as u32,
+            },
+            [_, _, extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
+        },
+        "attach" => match rest {
+            [] => return err(C, ArgError::Missing("NAME")),
+            [_] => return err(C, ArgError::Missing("PID")),
+            [name, p] => CgroupCmd::Attach {
+                name: group_name(name, true)?,
+                pid: pid(C, p)?,
+            },
+            [_, _, extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
+        },
+        "ls" => match rest {
+            [] => CgroupCmd::Ls,
+            [extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
+        },
+        a => return err(C, ArgError::UnknownCgroupAction(quote(a))),
+    };
+    Ok(Command::Cgroup(cmd))
+}
