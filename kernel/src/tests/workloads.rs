@@ -892,6 +892,193 @@ ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
     Ok(())
 });
 
+/// Mean and median of `v` (sorted in place), ns.
+fn mean_median(v: &mut [u64]) -> (u64, u64) {
+    v.sort_unstable();
+    let n = v.len().max(1);
+    let mean = v.iter().sum::<u64>() / n as u64;
+    let median = match v.len() {
+        0 => 0,
+        l if l % 2 == 1 => v[l / 2],
+        l => (v[l / 2 - 1] + v[l / 2]) / 2,
+    };
+    (mean, median)
+}
+
+ktest_timing!(workload_hackbench_switch_and_wake_costs, || {
+    // Ours' own context switch and local wakeup, measured as `lcbench
+    // costs` measures Linux's (scripts/linux-compare/lcbench.c), for
+    // `hackbench -K linux`, which charges the difference per switch and per
+    // wakeup. Run it where those Linux figures were taken: x86_64, 4 vCPUs,
+    // `-icount shift=2,sleep=off` (ACCEL=tcg QEMU_EXTRA=... scripts/test/ktest.sh,
+    // no KTEST_ICOUNT, which is shift=3), preempt=full. Every thread is on
+    // CPU 0; each sample is a syscall as hackbench's (the operation, then
+    // `exit_to_user_mode`).
+    // - yield_alone_ns: one thread yields with nobody else runnable;
+    // - switch_ns: two threads yield to each other, ITERS each: (time - 2 x
+    //   ITERS x yield_alone) / their context switches (nvcsw + nivcsw);
+    // - write_nowake_ns, wake_local_ns: per round a waker times a 100-byte
+    //   pipe send nobody waits on, then one that wakes a SCHED_BATCH reader
+    //   asleep on CPU 0 (batch: no wakeup preemption inside the timed send),
+    //   then sleeps until the reader answers; before each round it yields
+    //   until the reader is asleep again (its nvcsw moved), as lcbench's
+    //   `wait_asleep`. wake_local_ns = waking send - plain send, means (and
+    //   medians).
+    // Bounds (not a target, a check that each part measured what it says):
+    // every timed yield pair handed the CPU over (switches >= 2 x ITERS -
+    // 2), every timed waking send woke the reader, every figure is > 0.
+    const ITERS: u64 = 2000;
+    set_preempt(PreemptMode::Full);
+    let cpu0 = CpuId::BOOT;
+    let pipe = || Arc::new(Channel::<u32>::with_model(Model::Pipe { msg_bytes: 100 }));
+    let spawn0 = |name, params, f: alloc::boxed::Box<dyn FnOnce() + Send>| {
+        task::spawn_on(name, params, only(cpu0), f).map_err(|e| alloc::format!("{e:?}"))
+    };
+    // yield alone.
+    let alone = Arc::new(core::sync::atomic::AtomicU64::new(0));
+    let a2 = alone.clone();
+    let t = spawn0(
+        "cost-yield",
+        TaskParams::default(),
+        alloc::boxed::Box::new(move || {
+            for _ in 0..ITERS / 10 {
+                crate::sched::yield_now();
+                crate::sched::exit_to_user_mode();
+            }
+            let t0 = crate::arch::now_ns();
+            for _ in 0..ITERS {
+                crate::sched::yield_now();
+                crate::sched::exit_to_user_mode();
+            }
+            a2.store(crate::arch::now_ns() - t0, Ordering::Relaxed);
+        }),
+    )?;
+    task::join(t).map_err(|e| alloc::format!("{e:?}"))?;
+    let yield_alone_ns = alone.load(Ordering::Relaxed) / ITERS;
+    // Two threads yielding to each other: both wait until both started,
+    // then each times ITERS yields and counts its own switches.
+    let res = Arc::new([const { core::sync::atomic::AtomicU64::new(0) }; 4]);
+    let (ready, t0i, endi, swi) = (0, 1, 2, 3);
+    let mut tids = Vec::new();
+    for _ in 0..2 {
+        let res = res.clone();
+        tids.push(spawn0(
+            "cost-switch",
+            TaskParams::default(),
+            alloc::boxed::Box::new(move || {
+                if res[ready].fetch_add(1, Ordering::AcqRel) == 1 {
+                    res[t0i].store(crate::arch::now_ns(), Ordering::Relaxed);
+                }
+                while res[ready].load(Ordering::Acquire) < 2 {
+                    crate::sched::yield_now();
+                }
+                let me = task::current();
+                let (v0, i0) = me.switches();
+                for _ in 0..ITERS {
+                    crate::sched::yield_now();
+                    crate::sched::exit_to_user_mode();
+                }
+                let (v1, i1) = me.switches();
+                res[endi].fetch_max(crate::arch::now_ns(), Ordering::Relaxed);
+                res[swi].fetch_add(v1 + i1 - v0 - i0, Ordering::Relaxed);
+            }),
+        )?);
+    }
+    join_all(tids)?;
+    let ld = |i: usize| res[i].load(Ordering::Relaxed);
+    let (pair_ns, nsw) = (ld(endi) - ld(t0i), ld(swi));
+    kassert!(nsw + 2 >= 2 * ITERS, "yields did not hand over: {nsw} switches");
+    let switch_ns = pair_ns.saturating_sub(2 * ITERS * yield_alone_ns) / nsw.max(1);
+    // Local wakeups of a SCHED_BATCH reader.
+    let (p1, p2, p3) = (pipe(), pipe(), pipe());
+    let total = ITERS + ITERS / 10;
+    let (r1, r2, r3) = (p1.clone(), p2.clone(), p3.clone());
+    let reader = spawn0(
+        "cost-reader",
+        TaskParams::fair(sched::Policy::Batch),
+        alloc::boxed::Box::new(move || {
+            for _ in 0..total {
+                r1.recv();
+                crate::sched::exit_to_user_mode();
+                r3.recv();
+                crate::sched::exit_to_user_mode();
+                r2.send(1);
+                crate::sched::exit_to_user_mode();
+            }
+        }),
+    )?;
+    let samples = Arc::new(crate::sync::SpinLock::named(
+        "cost.samples",
+        (Vec::new(), Vec::new(), 0u64, String::new()),
+    ));
+    let s2 = samples.clone();
+    let waker = spawn0(
+        "cost-waker",
+        TaskParams::default(),
+        alloc::boxed::Box::new(move || {
+            let (mut base, mut waking) = (
+                Vec::with_capacity(ITERS as usize),
+                Vec::with_capacity(ITERS as usize),
+            );
+            let mut missed = 0;
+            let rd = task::thread(reader.idx());
+            for i in 0..total {
+                // The reader sleeps in p1.recv once a round: wait for its
+                // (i+1)th voluntary switch.
+                let until = crate::arch::now_ns() + 1_000_000_000;
+                while rd.switches().0 < i + 1 {
+                    if crate::arch::now_ns() > until {
+                        s2.lock().3 = alloc::format!("reader not asleep in round {i}");
+                        p1.send(0);
+                        p3.send(0);
+                        return;
+                    }
+                    crate::sched::yield_now();
+                }
+                let woke0 = p1.stats().woken_sync;
+                let t0 = crate::arch::now_ns();
+                p3.send(0);
+                crate::sched::exit_to_user_mode();
+                let t1 = crate::arch::now_ns();
+                p1.send(0);
+                crate::sched::exit_to_user_mode();
+                let t2 = crate::arch::now_ns();
+                let woke = p1.stats().woken_sync - woke0;
+                p2.recv();
+                crate::sched::exit_to_user_mode();
+                if i >= ITERS / 10 {
+                    base.push(t1 - t0);
+                    waking.push(t2 - t1);
+                    missed += u64::from(woke != 1);
+                }
+            }
+            let mut s = s2.lock();
+            s.0 = base;
+            s.1 = waking;
+            s.2 = missed;
+        }),
+    )?;
+    join_all(alloc::vec![waker, reader])?;
+    let mut s = samples.lock();
+    kassert!(s.3.is_empty(), "{}", s.3);
+    kassert!(s.2 == 0, "{} timed sends did not wake the reader", s.2);
+    kassert_eq!(s.0.len() as u64, ITERS);
+    let (base_ns, base_med) = mean_median(&mut s.0);
+    let (waking_ns, waking_med) = mean_median(&mut s.1);
+    let wake_local_ns = waking_ns.saturating_sub(base_ns);
+    let wake_local_med = waking_med.saturating_sub(base_med);
+    crate::kprintln!("    cost: yield_alone_ns {yield_alone_ns}");
+    crate::kprintln!(
+        "    cost: switch_ns {switch_ns} ({nsw} switches in {pair_ns} ns, {ITERS} yields each)"
+    );
+    crate::kprintln!("    cost: write_nowake_ns {base_ns} (median {base_med})");
+    crate::kprintln!(
+        "    cost: wake_local_ns {wake_local_ns} (medians {wake_local_med}; waking write {waking_ns}, median {waking_med})"
+    );
+    kassert!(yield_alone_ns > 0 && switch_ns > 0 && base_ns > 0 && wake_local_ns > 0);
+    Ok(())
+});
+
 ktest_timing!(workload_cyclictest_skips_missed_periods, || {
     // A FIFO 90 hog takes CPU 0 (the test's, inherited by the measuring
     // thread) for 5 ms in the middle of a 30 x 500 us FIFO 50 cyclictest.
