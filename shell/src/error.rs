@@ -128,6 +128,8 @@ pub enum ArgError {
     BadSpec(String),
     /// `hackbench -C` with neither `linux` nor a number.
     BadSyscallCost(String),
+    /// `hackbench -K` with neither `linux` nor `SWITCH_NS,WAKE_NS`.
+    BadSchedCost(String),
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -217,6 +219,7 @@ impl fmt::Display for Error {
                         | ArgError::NotAJob(_)
                         | ArgError::BadSpec(_)
                         | ArgError::BadSyscallCost(_)
+                        | ArgError::BadSchedCost(_)
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -285,6 +288,10 @@ impl fmt::Display for ArgError {
             ArgError::BadSyscallCost(w) => {
                 write!(f, "-C expects 'linux' or NS (a decimal integer), got '{w}'")
             }
+            ArgError::BadSchedCost(w) => write!(
+                f,
+                "-K expects 'linux' or SWITCH_NS,WAKE_NS (decimal integers), got '{w}'"
+            ),
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(

@@ -491,8 +491,11 @@ impl core::fmt::Display for WorkloadLine<'_> {
                     p.fds,
                     p.datasize
                 )?;
-                match p.syscall_cost {
-                    Some(c) => write!(f, " -C {c}"),
+                if let Some(c) = p.syscall_cost {
+                    write!(f, " -C {c}")?;
+                }
+                match p.sched_cost {
+                    Some(c) => write!(f, " -K {c}"),
                     None => Ok(()),
                 }
             }

@@ -52,7 +52,7 @@ pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
 pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
 pub use trace::TraceCmd;
 pub use workloads::{
-    Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, SpinThread, SyscallCost,
+    Cyclictest, Hackbench, Perfpipe, Pgbench, SchedCost, Schbench, Soak, Spin, SpinThread, SyscallCost,
     Wakelat, YieldPp,
 };
 
