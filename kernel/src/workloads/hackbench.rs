@@ -60,12 +60,17 @@
 //!   nivcsw), charged to that task when it runs again, at the end of its
 //!   next channel operation (in Linux a switch's cost falls on both sides;
 //!   here all of it on the task switched out);
-//! - per wakeup a channel operation did (the channel's woken counters
-//!   across the operation), charged to the task that did it, the waker,
-//!   after the operation. Every wakeup is charged as a local one. While a
-//!   task is switched out inside an operation, another operation on the
-//!   same channel may wake someone, and it is counted for both: the
-//!   report says how many wakeups were charged against how many there were.
+//! - per wakeup a channel operation did, charged to the task that did it,
+//!   the waker, after the operation. Counted as the channel's woken
+//!   counters across the operation, less the times the task itself was
+//!   woken in it (its voluntary switches there: a task asleep in a channel
+//!   operation is woken through that channel). Every wakeup is charged as
+//!   a local one. While a task is switched out inside an operation, others
+//!   on the same channel may wake someone else (a blocked sender's
+//!   fellow senders, woken together with it; a reader that slept again
+//!   after the task's wakeup preempted it, woken by another sender), and
+//!   that wakeup is counted for both: the report says how many wakeups
+//!   were charged against how many there were.
 //!
 //! Switches out of the idle thread or the shell, and a task's switches
 //! after its last operation, are not charged.
@@ -223,8 +228,10 @@ struct ChargeSched {
 struct SchedAcct {
     /// Its nvcsw + nivcsw when last charged.
     switches: u64,
-    /// The channel's wakeups before the current operation.
+    /// The channel's wakeups and the task's voluntary switches before the
+    /// current operation.
     woken_before: u64,
+    nvcsw_before: u64,
     /// Switches and wakeups charged so far.
     charged_switches: u64,
     charged_wakeups: u64,
@@ -235,9 +242,9 @@ fn woken(ch: &Channel<u32>) -> u64 {
     s.woken_sync + s.woken_plain
 }
 
-fn own_switches() -> u64 {
-    let (v, i) = crate::task::current().switches();
-    v + i
+/// The current task's (nvcsw, nivcsw).
+fn own_switches() -> (u64, u64) {
+    crate::task::current().switches()
 }
 
 impl Charge for ChargeSched {
@@ -272,18 +279,27 @@ impl Charge for ChargeSched {
     }
     fn start(self) -> SchedAcct {
         SchedAcct {
-            switches: own_switches(),
+            switches: {
+                let (v, i) = own_switches();
+                v + i
+            },
             woken_before: 0,
+            nvcsw_before: 0,
             charged_switches: 0,
             charged_wakeups: 0,
         }
     }
     fn op_begin(self, ch: &Channel<u32>, acct: &mut SchedAcct) {
         acct.woken_before = woken(ch);
+        acct.nvcsw_before = own_switches().0;
     }
     fn op_end(self, ch: &Channel<u32>, acct: &mut SchedAcct) {
-        let wakeups = woken(ch).saturating_sub(acct.woken_before);
-        let now = own_switches();
+        let (v, i) = own_switches();
+        let slept = v.saturating_sub(acct.nvcsw_before);
+        let wakeups = woken(ch)
+            .saturating_sub(acct.woken_before)
+            .saturating_sub(slept);
+        let now = v + i;
         let switches = now.saturating_sub(acct.switches);
         acct.switches = now;
         acct.charged_switches += switches;
