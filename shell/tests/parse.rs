@@ -2,9 +2,9 @@
 
 use sched::{CpuId, Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
-    SchedCost, Spin, SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS,
-    MAX_JOBS, MAX_LINE,
+    help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench,
+    SchedCost, Soak, Spin, SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp,
+    COMMANDS, MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -1329,7 +1329,10 @@ fn hackbench_sched_cost() {
     );
     // -T after -K, and -P after -T: the last mode word counts.
     assert_eq!(hb("hackbench -K linux -T").sched_cost_ns(), (4_426, 1_202));
-    assert_eq!(hb("hackbench -T -K linux -P").sched_cost_ns(), (4_924, 1_202));
+    assert_eq!(
+        hb("hackbench -T -K linux -P").sched_cost_ns(),
+        (4_924, 1_202)
+    );
     // Independent of -C: both given, both kept.
     let both = hb("hackbench -p -C linux -K linux");
     assert_eq!(both.syscall_cost_ns(), (4_358, 3_883));

@@ -1056,7 +1056,10 @@ ktest_timing!(workload_hackbench_switch_and_wake_costs, || {
     join_all(tids)?;
     let ld = |i: usize| res[i].load(Ordering::Relaxed);
     let (pair_ns, nsw) = (ld(endi) - ld(t0i), ld(swi));
-    kassert!(nsw + 2 >= 2 * ITERS, "yields did not hand over: {nsw} switches");
+    kassert!(
+        nsw + 2 >= 2 * ITERS,
+        "yields did not hand over: {nsw} switches"
+    );
     let switch_ns = pair_ns.saturating_sub(2 * ITERS * yield_alone_ns) / nsw.max(1);
     // Local wakeups of a SCHED_BATCH reader.
     let (p1, p2, p3) = (pipe(), pipe(), pipe());
