@@ -270,7 +270,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "hackbench",
-        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C linux|NS] [-K linux|SW,WK]",
+        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C COST] [-K COST]",
         "senders and receivers passing messages, 2 x GROUPS x FDS threads",
         &[
             "-p, --pipe: pipes (fs/pipe.c: 16 x 4 KiB, a sync wakeup when empty)",
