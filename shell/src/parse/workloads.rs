@@ -930,8 +930,8 @@ fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
-/// [-s N] [-C linux|NS]`; of `-T` and `-P` the last one given counts, as in
-/// Linux.
+/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS]`; of `-T` and `-P` the last
+/// one given counts, as in Linux.
 pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
     let flag = |short, long| Opt {
         short,
