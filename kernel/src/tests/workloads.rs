@@ -842,6 +842,69 @@ ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     Ok(())
 });
 
+/// A hackbench line's parameters.
+fn parsed_hackbench(line: &str) -> Result<Hackbench, String> {
+    match parsed(line)? {
+        ::shell::Command::Hackbench(p) => Ok(p),
+        _ => Err(alloc::format!("not a hackbench: {line}")),
+    }
+}
+
+/// `base` and then `base cost` run to completion, for the tests of the
+/// charges: both parsed lines, reports and outputs, checked to have passed
+/// the same messages.
+struct ChargedPair {
+    line: String,
+    p1: Hackbench,
+    r0: workloads::hackbench::Report,
+    r1: workloads::hackbench::Report,
+    out0: String,
+    out1: String,
+}
+
+fn run_charged_pair(base: &str, cost: &str) -> Result<ChargedPair, String> {
+    let line = alloc::format!("{base} {cost}");
+    let (p0, p1) = (parsed_hackbench(base)?, parsed_hackbench(&line)?);
+    let (mut out0, mut out1) = (String::new(), String::new());
+    let r0 = workloads::hackbench::run(p0, &mut NoInterrupt, &mut out0)?;
+    let r1 = workloads::hackbench::run(p1, &mut NoInterrupt, &mut out1)?;
+    kassert!(!r0.interrupted && !r1.interrupted);
+    // The same messages either way.
+    kassert_eq!(r1.data_received, r1.data_expected);
+    kassert_eq!(r1.channels.sent, r0.channels.sent);
+    Ok(ChargedPair {
+        line,
+        p1,
+        r0,
+        r1,
+        out0,
+        out1,
+    })
+}
+
+/// The growth of the charged run's time over the uncharged one's, printed,
+/// and whether it is within `lo_tenths`/10 to 1.5 times `want_ns`.
+fn grew_within(c: &ChargedPair, want_ns: u64, lo_tenths: u64, more: &str) -> Result<(), String> {
+    let grew_ns = c.r1.ns.saturating_sub(c.r0.ns);
+    crate::kprintln!(
+        "    {}: {} -> {} us, grew {} us for {} us charged ({:.3}x){more}",
+        c.line,
+        c.r0.ns / 1000,
+        c.r1.ns / 1000,
+        grew_ns / 1000,
+        want_ns / 1000,
+        grew_ns as f64 / want_ns as f64
+    );
+    kassert!(
+        grew_ns * 10 >= want_ns * lo_tenths && grew_ns * 2 <= want_ns * 3,
+        "{}: grew {grew_ns} ns, {want_ns} ns charged\n{}{}",
+        c.line,
+        c.out0,
+        c.out1
+    );
+    Ok(())
+}
+
 ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
     // `hackbench -C`: each data message's send and receive burn the cost
     // as kernel work on the guest clock. Under -icount the vCPUs take turns
@@ -856,39 +919,16 @@ ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
         ("hackbench -g 1 -f 4 -l 50", "-C 20000"),
         ("hackbench -p -g 1 -f 4 -l 50", "-C linux"),
     ] {
-        let charged_line = alloc::format!("{base} {cost}");
-        let (::shell::Command::Hackbench(p0), ::shell::Command::Hackbench(p1)) =
-            (parsed(base)?, parsed(&charged_line)?)
-        else {
-            return Err("not a hackbench".into());
-        };
-        let (send_ns, recv_ns) = p1.syscall_cost_ns();
-        kassert_eq!(p0.syscall_cost_ns(), (0, 0));
-        let (mut out0, mut out1) = (String::new(), String::new());
-        let r0 = workloads::hackbench::run(p0, &mut NoInterrupt, &mut out0)?;
-        let r1 = workloads::hackbench::run(p1, &mut NoInterrupt, &mut out1)?;
-        kassert!(!r0.interrupted && !r1.interrupted);
-        // The same messages either way; only the charged run says so.
-        kassert_eq!(r1.data_received, r1.data_expected);
-        kassert_eq!(r1.channels.sent, r0.channels.sent);
-        kassert!(!out0.contains("charged"), "{out0}");
+        kassert_eq!(parsed_hackbench(base)?.syscall_cost_ns(), (0, 0));
+        let c = run_charged_pair(base, cost)?;
+        let (send_ns, recv_ns) = c.p1.syscall_cost_ns();
+        // Only the charged run says so.
+        kassert!(!c.out0.contains("charged"), "{}", c.out0);
         let said =
             alloc::format!("Each send is charged {send_ns} ns and each receive {recv_ns} ns");
-        kassert!(out1.contains(&said), "{out1}");
-        let want_ns = r1.data_expected * u64::from(send_ns + recv_ns);
-        let grew_ns = r1.ns.saturating_sub(r0.ns);
-        crate::kprintln!(
-            "    {charged_line}: {} -> {} us, grew {} us for {} us charged ({:.3}x)",
-            r0.ns / 1000,
-            r1.ns / 1000,
-            grew_ns / 1000,
-            want_ns / 1000,
-            grew_ns as f64 / want_ns as f64
-        );
-        kassert!(
-            grew_ns * 10 >= want_ns * 9 && grew_ns * 2 <= want_ns * 3,
-            "{charged_line}: grew {grew_ns} ns, {want_ns} ns charged\n{out0}{out1}"
-        );
+        kassert!(c.out1.contains(&said), "{}", c.out1);
+        let want_ns = c.r1.data_expected * u64::from(send_ns + recv_ns);
+        grew_within(&c, want_ns, 9, "")?;
     }
     Ok(())
 });
@@ -912,51 +952,34 @@ ktest_timing!(workload_hackbench_sched_cost_adds_its_time, || {
         ("hackbench -g 1 -f 20 -l 10", "-K 40000,20000"),
         ("hackbench -p -g 1 -f 20 -l 10 -C linux", "-K 30000,30000"),
     ] {
-        let charged_line = alloc::format!("{base} {cost}");
-        let (::shell::Command::Hackbench(p0), ::shell::Command::Hackbench(p1)) =
-            (parsed(base)?, parsed(&charged_line)?)
-        else {
-            return Err("not a hackbench".into());
-        };
-        let (switch_ns, wake_ns) = p1.sched_cost_ns();
+        let p0 = parsed_hackbench(base)?;
         kassert_eq!(p0.sched_cost_ns(), (0, 0));
-        kassert_eq!(p0.syscall_cost_ns(), p1.syscall_cost_ns());
-        let (mut out0, mut out1) = (String::new(), String::new());
-        let r0 = workloads::hackbench::run(p0, &mut NoInterrupt, &mut out0)?;
-        let r1 = workloads::hackbench::run(p1, &mut NoInterrupt, &mut out1)?;
-        kassert!(!r0.interrupted && !r1.interrupted);
-        kassert_eq!(r1.data_received, r1.data_expected);
-        kassert_eq!(r1.channels.sent, r0.channels.sent);
+        let c = run_charged_pair(base, cost)?;
+        let (r0, r1) = (&c.r0, &c.r1);
+        let (switch_ns, wake_ns) = c.p1.sched_cost_ns();
+        kassert_eq!(p0.syscall_cost_ns(), c.p1.syscall_cost_ns());
         kassert_eq!((r0.charged_switches, r0.charged_wakeups), (0, 0));
-        kassert!(!out0.contains("context switch"), "{out0}");
+        kassert!(!c.out0.contains("context switch"), "{}", c.out0);
         let said = alloc::format!(
             "Each context switch of a task is charged {switch_ns} ns when it runs again and each wakeup {wake_ns} ns"
         );
-        kassert!(out1.contains(&said), "{out1}");
+        kassert!(c.out1.contains(&said), "{}", c.out1);
         let woken = r1.channels.woken_sync + r1.channels.woken_plain;
-        kassert!(r1.charged_switches > 0, "{out1}");
+        kassert!(r1.charged_switches > 0, "{}", c.out1);
         kassert!(
             r1.charged_wakeups >= woken && r1.charged_wakeups <= 2 * woken,
-            "charged {} wakeups, {woken} woken\n{out1}",
-            r1.charged_wakeups
+            "charged {} wakeups, {woken} woken\n{}",
+            r1.charged_wakeups,
+            c.out1
         );
         let want_ns =
             r1.charged_switches * u64::from(switch_ns) + r1.charged_wakeups * u64::from(wake_ns);
-        let grew_ns = r1.ns.saturating_sub(r0.ns);
-        crate::kprintln!(
-            "    {charged_line}: {} -> {} us, grew {} us for {} us charged ({:.3}x); {} switches, {} wakeups charged ({woken} woken)",
-            r0.ns / 1000,
-            r1.ns / 1000,
-            grew_ns / 1000,
-            want_ns / 1000,
-            grew_ns as f64 / want_ns as f64,
+        let more = alloc::format!(
+            "; {} switches, {} wakeups charged ({woken} woken)",
             r1.charged_switches,
             r1.charged_wakeups
         );
-        kassert!(
-            grew_ns * 10 >= want_ns * 8 && grew_ns * 2 <= want_ns * 3,
-            "{charged_line}: grew {grew_ns} ns, {want_ns} ns charged\n{out0}{out1}"
-        );
+        grew_within(&c, want_ns, 8, &more)?;
     }
     Ok(())
 });
