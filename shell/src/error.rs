@@ -130,6 +130,8 @@ pub enum ArgError {
     BadSyscallCost(String),
     /// `hackbench -K` with neither `linux` nor `SWITCH_NS,WAKE_NS`.
     BadSchedCost(String),
+    /// `hackbench -M` without `-p` and `-C linux`.
+    PipeMutexNeedsPipeCost,
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -220,6 +222,7 @@ impl fmt::Display for Error {
                         | ArgError::BadSpec(_)
                         | ArgError::BadSyscallCost(_)
                         | ArgError::BadSchedCost(_)
+                        | ArgError::PipeMutexNeedsPipeCost
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -292,6 +295,9 @@ impl fmt::Display for ArgError {
                 f,
                 "-K expects 'linux' or SWITCH_NS,WAKE_NS (decimal integers), got '{w}'"
             ),
+            ArgError::PipeMutexNeedsPipeCost => {
+                write!(f, "-M (the pipe mutex) needs -p and -C linux")
+            }
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {
                 Policy::Fifo | Policy::RoundRobin => write!(

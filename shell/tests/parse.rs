@@ -908,6 +908,7 @@ fn workloads_defaults_and_ranges() {
             threads: false,
             syscall_cost: None,
             sched_cost: None,
+            pipe_mutex: false,
         }
     );
     assert_eq!(
@@ -1200,6 +1201,7 @@ fn hackbench_ipc_and_task_flags() {
             threads: true,
             syscall_cost: None,
             sched_cost: None,
+            pipe_mutex: false,
         }
     );
     err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
@@ -1399,6 +1401,33 @@ fn hackbench_sched_cost() {
         ),
         c => panic!("{c:?}"),
     }
+}
+
+#[test]
+fn hackbench_pipe_mutex() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    assert!(!hb("hackbench -p -C linux").pipe_mutex);
+    assert!(hb("hackbench -p -C linux -M").pipe_mutex);
+    assert!(hb("hackbench --pipe-mutex -C linux -p -K linux").pipe_mutex);
+    assert!(hb("hackbench -pM -C linux").pipe_mutex);
+    // The copy's share of -C linux is what runs under the mutex.
+    assert_eq!(Hackbench::LINUX_NULL_SYSCALL_NS, 1_379);
+    // Only for pipes with Linux's syscall costs.
+    for bad in [
+        "hackbench -M",
+        "hackbench -p -M",
+        "hackbench -M -C linux",
+        "hackbench -p -C 5000 -M",
+    ] {
+        err_starts(bad, "hackbench: -M (the pipe mutex) needs -p and -C linux");
+    }
+    err_starts(
+        "hackbench -p -C linux -M -M",
+        "hackbench: option '-M' given twice",
+    );
 }
 
 #[test]

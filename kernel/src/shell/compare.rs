@@ -494,10 +494,13 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 if let Some(c) = p.syscall_cost {
                     write!(f, " -C {c}")?;
                 }
-                match p.sched_cost {
-                    Some(c) => write!(f, " -K {c}"),
-                    None => Ok(()),
+                if let Some(c) = p.sched_cost {
+                    write!(f, " -K {c}")?;
                 }
+                if p.pipe_mutex {
+                    write!(f, " -M")?;
+                }
+                Ok(())
             }
             C::Perfpipe(p) => write!(
                 f,

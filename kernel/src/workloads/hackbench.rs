@@ -75,6 +75,18 @@
 //! Switches out of the idle thread or the shell, and a task's switches
 //! after its last operation, are not charged.
 //!
+//! # The pipe's mutex (`-M`, with `-p -C linux`)
+//! Linux copies a pipe write's data in and a read's out under the pipe's
+//! `mutex` (`anon_pipe_write` / `anon_pipe_read`) and wakes after the
+//! unlock. With `-M` each pipe has such a lock ([`PipeMutex`]): a send
+//! burns the syscall entry and exit outside it
+//! ([`Hackbench::LINUX_NULL_SYSCALL_NS`]), then the rest of `-C linux`'s
+//! figure under it, then queues and wakes; a receive takes the message,
+//! then burns the rest under the lock and the entry and exit after it.
+//! The queueing itself runs outside the lock (the channel has its own), so
+//! a writer never holds the mutex while it waits for room (Linux drops it
+//! there too).
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -83,14 +95,14 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use ::shell::Hackbench;
 use sched::TaskParams;
 
 use super::{Control, Job};
 use crate::arch;
-use crate::sync::{Channel, ChannelStats, Model, Semaphore};
+use crate::sync::{Channel, ChannelStats, Model, Semaphore, WaitQueue};
 
 const POISON: u32 = u32::MAX;
 
@@ -133,10 +145,14 @@ trait Charge: Copy + Send + 'static {
     type Acct: Send;
     /// The run's totals, shared by its tasks (`-K`).
     type Totals: Clone + Send + 'static;
-    /// Before a data message is queued.
-    fn send(self);
-    /// After a data message was taken.
-    fn recv(self);
+    /// A group's pipe mutexes (`-M`), by the receiver's place.
+    type Locks: Clone + Send + Sync + 'static;
+    /// A group's `fds` pipe mutexes.
+    fn locks(self, fds: usize) -> Self::Locks;
+    /// Before a data message is queued to the group's pipe `k`.
+    fn send(self, locks: &Self::Locks, k: usize);
+    /// After a data message was taken from the group's pipe `k`.
+    fn recv(self, locks: &Self::Locks, k: usize);
     /// Says what is charged, after the run's header lines.
     fn print(self, out: &mut dyn Write);
     /// The run's totals, zero.
@@ -159,6 +175,9 @@ macro_rules! no_sched_charge {
     () => {
         type Acct = ();
         type Totals = ();
+        type Locks = ();
+        #[inline(always)]
+        fn locks(self, _: usize) {}
         #[inline(always)]
         fn totals(self) {}
         #[inline(always)]
@@ -183,9 +202,9 @@ struct NoCharge;
 impl Charge for NoCharge {
     no_sched_charge!();
     #[inline(always)]
-    fn send(self) {}
+    fn send(self, _: &(), _: usize) {}
     #[inline(always)]
-    fn recv(self) {}
+    fn recv(self, _: &(), _: usize) {}
     #[inline(always)]
     fn print(self, _: &mut dyn Write) {}
 }
@@ -199,10 +218,10 @@ struct ChargeNs {
 
 impl Charge for ChargeNs {
     no_sched_charge!();
-    fn send(self) {
+    fn send(self, _: &(), _: usize) {
         syscall_work(u64::from(self.send_ns));
     }
-    fn recv(self) {
+    fn recv(self, _: &(), _: usize) {
         syscall_work(u64::from(self.recv_ns));
     }
     fn print(self, out: &mut dyn Write) {
@@ -214,14 +233,71 @@ impl Charge for ChargeNs {
     }
 }
 
-/// `-K` (with or without `-C`): ns per send and receive, per context
-/// switch and per wakeup.
+/// `-K` or `-M` (with or without `-C`): ns per send and receive, per
+/// context switch and per wakeup, and the pipe mutex.
 #[derive(Clone, Copy)]
 struct ChargeSched {
     send_ns: u32,
     recv_ns: u32,
     switch_ns: u32,
     wake_ns: u32,
+    /// `-M`: the part of a send's and a receive's charge outside the
+    /// pipe's mutex (syscall entry and exit); the rest runs under it.
+    mutex_outside_ns: Option<u32>,
+}
+
+/// `-M`: a pipe's `mutex` (Linux's `pipe->mutex`, held while a read or a
+/// write copies): the owner's thread index + 1 (0: free) and the tasks
+/// asleep on it. A task that finds it taken spins while the owner is on a
+/// CPU and its own CPU has no immediate resched request (Linux's
+/// `mutex_optimistic_spin`), else sleeps until it is released; a release
+/// wakes one sleeper (plain, as `mutex_unlock`'s `wake_up_q`).
+pub(crate) struct PipeMutex {
+    owner: AtomicU32,
+    waiters: WaitQueue,
+}
+
+impl PipeMutex {
+    pub(crate) fn new() -> Self {
+        PipeMutex {
+            owner: AtomicU32::new(0),
+            waiters: WaitQueue::new(),
+        }
+    }
+
+    pub(crate) fn lock(&self) {
+        let me = crate::task::current().idx() + 1;
+        loop {
+            let owner = match self
+                .owner
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return,
+                Err(o) => o,
+            };
+            if owner == 0 {
+                continue;
+            }
+            let running = crate::task::thread(owner - 1)
+                .on_cpu
+                .load(Ordering::Relaxed);
+            let resched = matches!(
+                crate::percpu::this_cpu().need_resched(),
+                ::sched::Resched::Now
+            );
+            if running && !resched {
+                super::burn(8);
+                continue;
+            }
+            self.waiters
+                .wait_event(|| self.owner.load(Ordering::SeqCst) == 0);
+        }
+    }
+
+    pub(crate) fn unlock(&self) {
+        self.owner.store(0, Ordering::SeqCst);
+        self.waiters.wake_one();
+    }
 }
 
 /// A task's `-K` account.
@@ -250,14 +326,35 @@ fn own_switches() -> (u64, u64) {
 impl Charge for ChargeSched {
     type Acct = SchedAcct;
     type Totals = Arc<[AtomicU64; 2]>;
-    fn send(self) {
-        if self.send_ns > 0 {
-            syscall_work(u64::from(self.send_ns));
+    type Locks = Option<Arc<[PipeMutex]>>;
+    fn locks(self, fds: usize) -> Self::Locks {
+        self.mutex_outside_ns
+            .map(|_| (0..fds).map(|_| PipeMutex::new()).collect())
+    }
+    fn send(self, locks: &Self::Locks, k: usize) {
+        match (locks, self.mutex_outside_ns) {
+            (Some(l), Some(outside_ns)) => {
+                // Entry, then the copy-in under the mutex; the wakeup
+                // follows the unlock, as in `anon_pipe_write`.
+                syscall_work(u64::from(outside_ns));
+                l[k].lock();
+                syscall_work(u64::from(self.send_ns.saturating_sub(outside_ns)));
+                l[k].unlock();
+            }
+            _ if self.send_ns > 0 => syscall_work(u64::from(self.send_ns)),
+            _ => {}
         }
     }
-    fn recv(self) {
-        if self.recv_ns > 0 {
-            syscall_work(u64::from(self.recv_ns));
+    fn recv(self, locks: &Self::Locks, k: usize) {
+        match (locks, self.mutex_outside_ns) {
+            (Some(l), Some(outside_ns)) => {
+                l[k].lock();
+                syscall_work(u64::from(self.recv_ns.saturating_sub(outside_ns)));
+                l[k].unlock();
+                syscall_work(u64::from(outside_ns));
+            }
+            _ if self.recv_ns > 0 => syscall_work(u64::from(self.recv_ns)),
+            _ => {}
         }
     }
     fn print(self, out: &mut dyn Write) {
@@ -273,6 +370,12 @@ impl Charge for ChargeSched {
             "Each context switch of a task is charged {} ns when it runs again and each wakeup {} ns to the waker",
             self.switch_ns, self.wake_ns
         );
+        if let Some(outside_ns) = self.mutex_outside_ns {
+            let _ = writeln!(
+                out,
+                "Each pipe copy runs under the pipe's mutex ({outside_ns} ns of each charge outside it)"
+            );
+        }
     }
     fn totals(self) -> Self::Totals {
         Arc::new([AtomicU64::new(0), AtomicU64::new(0)])
@@ -339,13 +442,14 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
     let (send_ns, recv_ns) = p.syscall_cost_ns();
-    if p.sched_cost.is_some() {
+    if p.sched_cost.is_some() || p.pipe_mutex {
         let (switch_ns, wake_ns) = p.sched_cost_ns();
         let c = ChargeSched {
             send_ns,
             recv_ns,
             switch_ns,
             wake_ns,
+            mutex_outside_ns: p.pipe_mutex.then_some(Hackbench::LINUX_NULL_SYSCALL_NS),
         };
         return run_charged(p, c, ctl, out);
     }
@@ -402,9 +506,10 @@ fn run_charged<C: Charge>(
             .map(|_| Arc::new(Channel::with_model(model)))
             .collect();
         all.extend(pipes.iter().cloned());
+        let locks = charge.locks(fds);
         let mut receivers = 0;
-        for pipe in &pipes {
-            let pipe = pipe.clone();
+        for (k, pipe) in pipes.iter().enumerate() {
+            let (pipe, locks) = (pipe.clone(), locks.clone());
             let (end, got, totals) = (last_end.clone(), received.clone(), totals.clone());
             let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
                 let (mut poisons, mut n) = (0, 0);
@@ -414,7 +519,7 @@ fn run_charged<C: Charge>(
                     let v = pipe.recv();
                     if v != POISON {
                         // read()'s copy-out and exit, after any sleep.
-                        charge.recv();
+                        charge.recv(&locks, k);
                     }
                     charge.op_end(&pipe, &mut acct);
                     // read() returns to user space (a lazy request is taken).
@@ -449,19 +554,19 @@ fn run_charged<C: Charge>(
         }
         let mut unspawned = 0;
         for _ in 0..fds {
-            let pipes2 = pipes.clone();
+            let (pipes2, locks) = (pipes.clone(), locks.clone());
             let (gate, stop, end) = (gate.clone(), job.stop_flag(), last_end.clone());
             let totals = totals.clone();
             let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
                 gate.down();
                 let mut acct = charge.start();
                 'outer: for i in 0..loops {
-                    for pipe in &pipes2 {
+                    for (k, pipe) in pipes2.iter().enumerate() {
                         if stop.stopped() {
                             break 'outer;
                         }
                         // write()'s entry and copy-in, before the wakeup.
-                        charge.send();
+                        charge.send(&locks, k);
                         charge.op_begin(pipe, &mut acct);
                         pipe.send(i);
                         charge.op_end(pipe, &mut acct);
@@ -536,7 +641,7 @@ fn run_charged<C: Charge>(
         channels.woken_plain,
         channels.sender_waits
     );
-    if p.sched_cost.is_some() {
+    if p.sched_cost.is_some() || p.pipe_mutex {
         let _ = writeln!(
             out,
             "charged {} context switches and {} wakeups ({} woken)",

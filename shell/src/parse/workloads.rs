@@ -182,6 +182,9 @@ pub struct Hackbench {
     /// wakeup of a task, on top of ours' own; `None` (the default)
     /// charges nothing.
     pub sched_cost: Option<SchedCost>,
+    /// `-M`/`--pipe-mutex` (with `-p -C linux`): each pipe's copy runs
+    /// under a sleeping lock of that pipe, as Linux's `pipe->mutex`.
+    pub pipe_mutex: bool,
 }
 
 /// `hackbench -C COST`: the CPU time each message's send and receive
@@ -326,6 +329,10 @@ impl Hackbench {
     /// Linux's waker's side of a wakeup onto its own CPU (`wake_local_ns`,
     /// mean), ns.
     pub const LINUX_WAKE_LOCAL_NS: u32 = 6_150;
+    /// Linux's syscall entry and exit (`null_syscall_ns`, `getppid()`),
+    /// ns: with `-M`, the part of `-C linux`'s figure outside the pipe's
+    /// mutex (the rest, the copy, runs under it).
+    pub const LINUX_NULL_SYSCALL_NS: u32 = 1_379;
     /// Ours' context switch (kernel threads: no mm), ns.
     pub const OURS_SWITCH_NS: u32 = 4_297;
     /// Ours' waker's side of a wakeup onto its own CPU (mean), ns.
@@ -384,6 +391,7 @@ impl Default for Hackbench {
             threads: false,
             syscall_cost: None,
             sched_cost: None,
+            pipe_mutex: false,
         }
     }
 }
@@ -952,6 +960,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
             long: "sched-cost",
             takes_value: true,
         },
+        flag(b'M', "pipe-mutex"),
     ];
     let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
     let Some(([g, l, f, s], given)) = w else {
@@ -962,7 +971,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         .rev()
         .find(|&&c| c == b'T' || c == b'P')
         .is_some_and(|&c| c == b'T');
-    Ok(Command::Hackbench(Hackbench {
+    let h = Hackbench {
         groups: g,
         loops: l,
         fds: f,
@@ -971,7 +980,12 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         threads,
         syscall_cost: syscall_cost_opt(a, &flags)?,
         sched_cost: sched_cost_opt(a, &flags)?,
-    }))
+        pipe_mutex: given.contains(&b'M'),
+    };
+    if h.pipe_mutex && !(h.pipe && h.syscall_cost == Some(SyscallCost::Linux)) {
+        return err("hackbench", ArgError::PipeMutexNeedsPipeCost);
+    }
+    Ok(Command::Hackbench(h))
 }
 
 /// hackbench's options as `getopt` takes them (the limits and `flags`).
