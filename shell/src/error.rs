@@ -134,6 +134,10 @@ pub enum ArgError {
     BadSpec(String),
     /// `hackbench -C` with neither `linux` nor a number.
     BadSyscallCost(String),
+    /// `hackbench -K` with neither `linux` nor `SWITCH_NS,WAKE_NS`.
+    BadSchedCost(String),
+    /// `hackbench -M` without `-p` and `-C linux`.
+    PipeMutexNeedsPipeCost,
     /// Two options that exclude each other (`perfpipe -x -s`).
     ConflictingOptions(&'static str, &'static str),
     /// `chrt` priority invalid for the policy.
@@ -223,6 +227,8 @@ impl fmt::Display for Error {
                         | ArgError::NotAJob(_)
                         | ArgError::BadSpec(_)
                         | ArgError::BadSyscallCost(_)
+                        | ArgError::BadSchedCost(_)
+                        | ArgError::PipeMutexNeedsPipeCost
                 ) {
                     if let Some(h) = crate::help::lookup(cmd) {
                         write!(f, " (usage: {})", h.usage)?;
@@ -297,6 +303,13 @@ impl fmt::Display for ArgError {
             ),
             ArgError::BadSyscallCost(w) => {
                 write!(f, "-C expects 'linux' or NS (a decimal integer), got '{w}'")
+            }
+            ArgError::BadSchedCost(w) => write!(
+                f,
+                "-K expects 'linux' or SWITCH_NS,WAKE_NS (decimal integers), got '{w}'"
+            ),
+            ArgError::PipeMutexNeedsPipeCost => {
+                write!(f, "-M (the pipe mutex) needs -p and -C linux")
             }
             ArgError::ConflictingOptions(a, b) => write!(f, "{a} and {b} exclude each other"),
             ArgError::BadPriority { policy, got } => match policy {

@@ -2,9 +2,9 @@
 
 use sched::{CpuId, Feature, Policy, PreemptMode};
 use shell::{
-    help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench, Soak,
-    Spin, SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, COMMANDS,
-    MAX_JOBS, MAX_LINE,
+    help_text, parse, Command, Cyclictest, Error, Hackbench, Perfpipe, Pgbench, Schbench,
+    SchedCost, Soak, Spin, SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp,
+    COMMANDS, MAX_JOBS, MAX_LINE,
 };
 
 fn ok(line: &str) -> Command {
@@ -907,6 +907,8 @@ fn workloads_defaults_and_ranges() {
             pipe: false,
             threads: false,
             syscall_cost: None,
+            sched_cost: None,
+            pipe_mutex: false,
         }
     );
     assert_eq!(
@@ -1278,6 +1280,8 @@ fn hackbench_ipc_and_task_flags() {
             pipe: true,
             threads: true,
             syscall_cost: None,
+            sched_cost: None,
+            pipe_mutex: false,
         }
     );
     err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
@@ -1382,6 +1386,127 @@ fn hackbench_syscall_cost() {
             syscall_cost: Some(SyscallCost::Ns(100)),
             ..Hackbench::default()
         })))
+    );
+}
+
+#[test]
+fn hackbench_sched_cost() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    // Without -K nothing is charged, with or without -C.
+    assert_eq!(hb("hackbench").sched_cost, None);
+    assert_eq!(hb("hackbench -C linux").sched_cost_ns(), (0, 0));
+    // linux: Linux's switch and local wakeup less ours' (lcbench costs and
+    // the ktest workload_hackbench_switch_and_wake_costs): a process
+    // switch by default, a thread switch with -T; pipes and sockets alike.
+    let linux = hb("hackbench -K linux");
+    assert_eq!(linux.sched_cost, Some(SchedCost::Linux));
+    assert_eq!(linux.sched_cost_ns(), (9_221 - 4_297, 6_150 - 4_948));
+    assert_eq!(hb("hackbench -p -K linux").sched_cost_ns(), (4_924, 1_202));
+    assert_eq!(
+        hb("hackbench --sched-cost linux -p -T").sched_cost_ns(),
+        (8_723 - 4_297, 1_202)
+    );
+    // -T after -K, and -P after -T: the last mode word counts.
+    assert_eq!(hb("hackbench -K linux -T").sched_cost_ns(), (4_426, 1_202));
+    assert_eq!(
+        hb("hackbench -T -K linux -P").sched_cost_ns(),
+        (4_924, 1_202)
+    );
+    // Independent of -C: both given, both kept.
+    let both = hb("hackbench -p -C linux -K linux");
+    assert_eq!(both.syscall_cost_ns(), (4_358, 3_883));
+    assert_eq!(both.sched_cost_ns(), (4_924, 1_202));
+    // SWITCH_NS,WAKE_NS, attached or not, 0 allowed, printed back as given.
+    assert_eq!(hb("hackbench -K 5000,2000").sched_cost_ns(), (5_000, 2_000));
+    assert_eq!(hb("hackbench -pK0,7").sched_cost_ns(), (0, 7));
+    assert_eq!(
+        hb("hackbench --sched-cost=1000000,0 -g 3"),
+        Hackbench {
+            groups: 3,
+            sched_cost: Some(SchedCost::Ns {
+                switch_ns: 1_000_000,
+                wake_ns: 0
+            }),
+            ..Hackbench::default()
+        }
+    );
+    assert_eq!(SchedCost::Linux.to_string(), "linux");
+    assert_eq!(
+        SchedCost::Ns {
+            switch_ns: 4,
+            wake_ns: 2
+        }
+        .to_string(),
+        "4,2"
+    );
+    // Bad values: an error naming the option, nothing parsed.
+    for bad in ["Linux", "5000", "5000,", ",2", "1,2,3", "5us,2", "1,2us"] {
+        err_starts(
+            &format!("hackbench -K {bad}"),
+            &format!(
+                "hackbench: -K expects 'linux' or SWITCH_NS,WAKE_NS (decimal integers), got '{bad}'"
+            ),
+        );
+    }
+    err_is(
+        "hackbench -K 1000001,0",
+        "hackbench: -K NS must be in [0, 1000000], got '1000001'",
+    );
+    err_is(
+        "hackbench -K 1,-2",
+        "hackbench: -K NS must be in [0, 1000000], got '-2'",
+    );
+    err_is(
+        "hackbench -K 0,1000001",
+        "hackbench: -K NS must be in [0, 1000000], got '1000001'",
+    );
+    err_starts("hackbench -K", "hackbench: option '-K' needs a value");
+    err_starts(
+        "hackbench -K linux -K 1,2",
+        "hackbench: option '-K' given twice",
+    );
+    // Inside compare, the same.
+    match ok("compare -c default -c NEXT_BUDDY -- hackbench -g 2 -C linux -K linux") {
+        Command::Compare(c) => assert_eq!(
+            *c.workload,
+            Command::Hackbench(Hackbench {
+                groups: 2,
+                syscall_cost: Some(SyscallCost::Linux),
+                sched_cost: Some(SchedCost::Linux),
+                ..Hackbench::default()
+            })
+        ),
+        c => panic!("{c:?}"),
+    }
+}
+
+#[test]
+fn hackbench_pipe_mutex() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    assert!(!hb("hackbench -p -C linux").pipe_mutex);
+    assert!(hb("hackbench -p -C linux -M").pipe_mutex);
+    assert!(hb("hackbench --pipe-mutex -C linux -p -K linux").pipe_mutex);
+    assert!(hb("hackbench -pM -C linux").pipe_mutex);
+    // The copy's share of -C linux is what runs under the mutex.
+    assert_eq!(Hackbench::LINUX_NULL_SYSCALL_NS, 1_379);
+    // Only for pipes with Linux's syscall costs.
+    for bad in [
+        "hackbench -M",
+        "hackbench -p -M",
+        "hackbench -M -C linux",
+        "hackbench -p -C 5000 -M",
+    ] {
+        err_starts(bad, "hackbench: -M (the pipe mutex) needs -p and -C linux");
+    }
+    err_starts(
+        "hackbench -p -C linux -M -M",
+        "hackbench: option '-M' given twice",
     );
 }
 

@@ -491,10 +491,16 @@ impl core::fmt::Display for WorkloadLine<'_> {
                     p.fds,
                     p.datasize
                 )?;
-                match p.syscall_cost {
-                    Some(c) => write!(f, " -C {c}"),
-                    None => Ok(()),
+                if let Some(c) = p.syscall_cost {
+                    write!(f, " -C {c}")?;
                 }
+                if let Some(c) = p.sched_cost {
+                    write!(f, " -K {c}")?;
+                }
+                if p.pipe_mutex {
+                    write!(f, " -M")?;
+                }
+                Ok(())
             }
             C::Perfpipe(p) => write!(
                 f,

@@ -50,6 +50,43 @@
 //! outside the channel's lock), and a cost that grows with `-s` (the
 //! figures are for 100-byte messages).
 //!
+//! # The cost of a switch and of a wakeup (`-K`)
+//! Ours' context switch and the waker's side of ours' local wakeup cost
+//! less than Linux's on the same machine (4297 against 8723 / 9221 ns,
+//! 4948 against 6150 ns: [`Hackbench::OURS_SWITCH_NS`] and those beside
+//! it). `-K linux` charges the difference, `-K SWITCH_NS,WAKE_NS` any
+//! figures, as kernel work on the guest clock like `-C`'s:
+//! - per context switch of a hackbench task (counted from its own nvcsw +
+//!   nivcsw), charged to that task when it runs again, at the end of its
+//!   next channel operation (in Linux a switch's cost falls on both sides;
+//!   here all of it on the task switched out);
+//! - per wakeup a channel operation did, charged to the task that did it,
+//!   the waker, after the operation. Counted as the channel's woken
+//!   counters across the operation, less the times the task itself was
+//!   woken in it (its voluntary switches there: a task asleep in a channel
+//!   operation is woken through that channel). Every wakeup is charged as
+//!   a local one. While a task is switched out inside an operation, others
+//!   on the same channel may wake someone else (a blocked sender's
+//!   fellow senders, woken together with it; a reader that slept again
+//!   after the task's wakeup preempted it, woken by another sender), and
+//!   that wakeup is counted for both: the report says how many wakeups
+//!   were charged against how many there were.
+//!
+//! Switches out of the idle thread or the shell, and a task's switches
+//! after its last operation, are not charged.
+//!
+//! # The pipe's mutex (`-M`, with `-p -C linux`)
+//! Linux copies a pipe write's data in and a read's out under the pipe's
+//! `mutex` (`anon_pipe_write` / `anon_pipe_read`) and wakes after the
+//! unlock. With `-M` each pipe has such a lock ([`PipeMutex`]): a send
+//! burns the syscall entry and exit outside it
+//! ([`Hackbench::LINUX_NULL_SYSCALL_NS`]), then the rest of `-C linux`'s
+//! figure under it, then queues and wakes; a receive takes the message,
+//! then burns the rest under the lock and the entry and exit after it.
+//! The queueing itself runs outside the lock (the channel has its own), so
+//! a writer never holds the mutex while it waits for room (Linux drops it
+//! there too).
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -58,14 +95,14 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use ::shell::Hackbench;
 use sched::TaskParams;
 
 use super::{Control, Job};
 use crate::arch;
-use crate::sync::{Channel, ChannelStats, Model, Semaphore};
+use crate::sync::{Channel, ChannelStats, Model, Semaphore, WaitQueue};
 
 const POISON: u32 = u32::MAX;
 
@@ -82,6 +119,10 @@ pub struct Report {
     pub channels: ChannelStats,
     /// Stopped by Ctrl-C or `kill`.
     pub interrupted: bool,
+    /// `-K`: the context switches charged (all tasks).
+    pub charged_switches: u64,
+    /// `-K`: the wakeups charged (all tasks; see the module's notes).
+    pub charged_wakeups: u64,
 }
 
 impl Report {
@@ -94,16 +135,64 @@ impl Report {
     }
 }
 
-/// The CPU time charged to a message's send and receive (`-C`). A type,
-/// not a value, so that a run without `-C` ([`NoCharge`], zero-sized)
-/// compiles to the code it had before the option existed.
+/// The CPU time charged to a message's send and receive (`-C`), and to a
+/// task's switches and wakeups (`-K`). A type, not a value, so that a run
+/// without `-C` and `-K` ([`NoCharge`], zero-sized) compiles to the code it
+/// had before the options existed, and one with `-C` only ([`ChargeNs`])
+/// to the code it had before `-K`.
 trait Charge: Copy + Send + 'static {
-    /// Before a data message is queued.
-    fn send(self);
-    /// After a data message was taken.
-    fn recv(self);
+    /// One task's account of what it was charged for (`-K`).
+    type Acct: Send;
+    /// The run's totals, shared by its tasks (`-K`).
+    type Totals: Clone + Send + 'static;
+    /// A group's pipe mutexes (`-M`), by the receiver's place.
+    type Locks: Clone + Send + Sync + 'static;
+    /// A group's `fds` pipe mutexes.
+    fn locks(self, fds: usize) -> Self::Locks;
+    /// Before a data message is queued to the group's pipe `k`.
+    fn send(self, locks: &Self::Locks, k: usize);
+    /// After a data message was taken from the group's pipe `k`.
+    fn recv(self, locks: &Self::Locks, k: usize);
     /// Says what is charged, after the run's header lines.
     fn print(self, out: &mut dyn Write);
+    /// The run's totals, zero.
+    fn totals(self) -> Self::Totals;
+    /// A task's account as it starts its part of the run.
+    fn start(self) -> Self::Acct;
+    /// Before a channel operation of the task.
+    fn op_begin(self, ch: &Channel<u32>, acct: &mut Self::Acct);
+    /// After that operation (and its `-C` charge): charges what happened
+    /// since the last one.
+    fn op_end(self, ch: &Channel<u32>, acct: &mut Self::Acct);
+    /// Adds a task's account to the totals as it ends.
+    fn finish(self, acct: &Self::Acct, totals: &Self::Totals);
+    /// (switches, wakeups) charged.
+    fn charged(totals: &Self::Totals) -> (u64, u64);
+}
+
+/// Implements the `-K` part of [`Charge`] as nothing.
+macro_rules! no_sched_charge {
+    () => {
+        type Acct = ();
+        type Totals = ();
+        type Locks = ();
+        #[inline(always)]
+        fn locks(self, _: usize) {}
+        #[inline(always)]
+        fn totals(self) {}
+        #[inline(always)]
+        fn start(self) {}
+        #[inline(always)]
+        fn op_begin(self, _: &Channel<u32>, _: &mut ()) {}
+        #[inline(always)]
+        fn op_end(self, _: &Channel<u32>, _: &mut ()) {}
+        #[inline(always)]
+        fn finish(self, _: &(), _: &()) {}
+        #[inline(always)]
+        fn charged(_: &()) -> (u64, u64) {
+            (0, 0)
+        }
+    };
 }
 
 /// No `-C`: nothing charged.
@@ -111,10 +200,11 @@ trait Charge: Copy + Send + 'static {
 struct NoCharge;
 
 impl Charge for NoCharge {
+    no_sched_charge!();
     #[inline(always)]
-    fn send(self) {}
+    fn send(self, _: &(), _: usize) {}
     #[inline(always)]
-    fn recv(self) {}
+    fn recv(self, _: &(), _: usize) {}
     #[inline(always)]
     fn print(self, _: &mut dyn Write) {}
 }
@@ -127,11 +217,12 @@ struct ChargeNs {
 }
 
 impl Charge for ChargeNs {
-    fn send(self) {
-        syscall_work(self.send_ns);
+    no_sched_charge!();
+    fn send(self, _: &(), _: usize) {
+        syscall_work(u64::from(self.send_ns));
     }
-    fn recv(self) {
-        syscall_work(self.recv_ns);
+    fn recv(self, _: &(), _: usize) {
+        syscall_work(u64::from(self.recv_ns));
     }
     fn print(self, out: &mut dyn Write) {
         let _ = writeln!(
@@ -142,12 +233,203 @@ impl Charge for ChargeNs {
     }
 }
 
+/// `-K` or `-M` (with or without `-C`): ns per send and receive, per
+/// context switch and per wakeup, and the pipe mutex.
+#[derive(Clone, Copy)]
+struct ChargeSched {
+    send_ns: u32,
+    recv_ns: u32,
+    switch_ns: u32,
+    wake_ns: u32,
+    /// `-M`: the part of a send's and a receive's charge outside the
+    /// pipe's mutex (syscall entry and exit); the rest runs under it.
+    mutex_outside_ns: Option<u32>,
+}
+
+/// `-M`: a pipe's `mutex` (Linux's `pipe->mutex`, held while a read or a
+/// write copies): the owner's thread index + 1 (0: free) and the tasks
+/// asleep on it. A task that finds it taken spins while the owner is on a
+/// CPU and its own CPU has no immediate resched request (Linux's
+/// `mutex_optimistic_spin`), else sleeps until it is released; a release
+/// wakes one sleeper (plain, as `mutex_unlock`'s `wake_up_q`).
+pub(crate) struct PipeMutex {
+    owner: AtomicU32,
+    waiters: WaitQueue,
+}
+
+impl PipeMutex {
+    pub(crate) fn new() -> Self {
+        PipeMutex {
+            owner: AtomicU32::new(0),
+            waiters: WaitQueue::new(),
+        }
+    }
+
+    pub(crate) fn lock(&self) {
+        let me = crate::task::current().idx() + 1;
+        loop {
+            let owner = match self
+                .owner
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return,
+                Err(o) => o,
+            };
+            if owner == 0 {
+                continue;
+            }
+            let running = crate::task::thread(owner - 1)
+                .on_cpu
+                .load(Ordering::Relaxed);
+            let resched = matches!(
+                crate::percpu::this_cpu().need_resched(),
+                ::sched::Resched::Now
+            );
+            if running && !resched {
+                super::burn(8);
+                continue;
+            }
+            self.waiters
+                .wait_event(|| self.owner.load(Ordering::SeqCst) == 0);
+        }
+    }
+
+    pub(crate) fn unlock(&self) {
+        self.owner.store(0, Ordering::SeqCst);
+        self.waiters.wake_one();
+    }
+}
+
+/// A task's `-K` account.
+struct SchedAcct {
+    /// Its nvcsw + nivcsw when last charged.
+    switches: u64,
+    /// The channel's wakeups and the task's voluntary switches before the
+    /// current operation.
+    woken_before: u64,
+    nvcsw_before: u64,
+    /// Switches and wakeups charged so far.
+    charged_switches: u64,
+    charged_wakeups: u64,
+}
+
+fn woken(ch: &Channel<u32>) -> u64 {
+    let s = ch.stats();
+    s.woken_sync + s.woken_plain
+}
+
+/// The current task's (nvcsw, nivcsw).
+fn own_switches() -> (u64, u64) {
+    crate::task::current().switches()
+}
+
+impl Charge for ChargeSched {
+    type Acct = SchedAcct;
+    type Totals = Arc<[AtomicU64; 2]>;
+    type Locks = Option<Arc<[PipeMutex]>>;
+    fn locks(self, fds: usize) -> Self::Locks {
+        self.mutex_outside_ns
+            .map(|_| (0..fds).map(|_| PipeMutex::new()).collect())
+    }
+    fn send(self, locks: &Self::Locks, k: usize) {
+        match (locks, self.mutex_outside_ns) {
+            (Some(l), Some(outside_ns)) => {
+                // Entry, then the copy-in under the mutex; the wakeup
+                // follows the unlock, as in `anon_pipe_write`.
+                syscall_work(u64::from(outside_ns));
+                l[k].lock();
+                syscall_work(u64::from(self.send_ns.saturating_sub(outside_ns)));
+                l[k].unlock();
+            }
+            _ if self.send_ns > 0 => syscall_work(u64::from(self.send_ns)),
+            _ => {}
+        }
+    }
+    fn recv(self, locks: &Self::Locks, k: usize) {
+        match (locks, self.mutex_outside_ns) {
+            (Some(l), Some(outside_ns)) => {
+                l[k].lock();
+                syscall_work(u64::from(self.recv_ns.saturating_sub(outside_ns)));
+                l[k].unlock();
+                syscall_work(u64::from(outside_ns));
+            }
+            _ if self.recv_ns > 0 => syscall_work(u64::from(self.recv_ns)),
+            _ => {}
+        }
+    }
+    fn print(self, out: &mut dyn Write) {
+        if (self.send_ns, self.recv_ns) != (0, 0) {
+            ChargeNs {
+                send_ns: self.send_ns,
+                recv_ns: self.recv_ns,
+            }
+            .print(out);
+        }
+        let _ = writeln!(
+            out,
+            "Each context switch of a task is charged {} ns when it runs again and each wakeup {} ns to the waker",
+            self.switch_ns, self.wake_ns
+        );
+        if let Some(outside_ns) = self.mutex_outside_ns {
+            let _ = writeln!(
+                out,
+                "Each pipe copy runs under the pipe's mutex ({outside_ns} ns of each charge outside it)"
+            );
+        }
+    }
+    fn totals(self) -> Self::Totals {
+        Arc::new([AtomicU64::new(0), AtomicU64::new(0)])
+    }
+    fn start(self) -> SchedAcct {
+        SchedAcct {
+            switches: {
+                let (v, i) = own_switches();
+                v + i
+            },
+            woken_before: 0,
+            nvcsw_before: 0,
+            charged_switches: 0,
+            charged_wakeups: 0,
+        }
+    }
+    fn op_begin(self, ch: &Channel<u32>, acct: &mut SchedAcct) {
+        acct.woken_before = woken(ch);
+        acct.nvcsw_before = own_switches().0;
+    }
+    fn op_end(self, ch: &Channel<u32>, acct: &mut SchedAcct) {
+        let (v, i) = own_switches();
+        let slept = v.saturating_sub(acct.nvcsw_before);
+        let wakeups = woken(ch)
+            .saturating_sub(acct.woken_before)
+            .saturating_sub(slept);
+        let now = v + i;
+        let switches = now.saturating_sub(acct.switches);
+        acct.switches = now;
+        acct.charged_switches += switches;
+        acct.charged_wakeups += wakeups;
+        let ns = switches * u64::from(self.switch_ns) + wakeups * u64::from(self.wake_ns);
+        if ns > 0 {
+            syscall_work(ns);
+        }
+    }
+    fn finish(self, acct: &SchedAcct, totals: &Self::Totals) {
+        totals[0].fetch_add(acct.charged_switches, Ordering::Relaxed);
+        totals[1].fetch_add(acct.charged_wakeups, Ordering::Relaxed);
+    }
+    fn charged(totals: &Self::Totals) -> (u64, u64) {
+        (
+            totals[0].load(Ordering::Relaxed),
+            totals[1].load(Ordering::Relaxed),
+        )
+    }
+}
+
 /// Busy-works `ns` of guest time as kernel code (a syscall's work): no
 /// sleeping, no user-mode mark, preemptible by an immediate request at an
 /// interrupt's exit. Polls the clock every few instructions (`burn(8)`),
 /// so it overshoots by well under a microsecond.
-fn syscall_work(ns: u32) {
-    let until = arch::now_ns() + u64::from(ns);
+fn syscall_work(ns: u64) {
+    let until = arch::now_ns() + ns;
     while arch::now_ns() < until {
         super::burn(8);
     }
@@ -159,7 +441,19 @@ pub fn run(
     ctl: &mut dyn Control,
     out: &mut dyn Write,
 ) -> Result<Report, alloc::string::String> {
-    match p.syscall_cost_ns() {
+    let (send_ns, recv_ns) = p.syscall_cost_ns();
+    if p.sched_cost.is_some() || p.pipe_mutex {
+        let (switch_ns, wake_ns) = p.sched_cost_ns();
+        let c = ChargeSched {
+            send_ns,
+            recv_ns,
+            switch_ns,
+            wake_ns,
+            mutex_outside_ns: p.pipe_mutex.then_some(Hackbench::LINUX_NULL_SYSCALL_NS),
+        };
+        return run_charged(p, c, ctl, out);
+    }
+    match (send_ns, recv_ns) {
         (0, 0) => run_charged(p, NoCharge, ctl, out),
         (send_ns, recv_ns) => run_charged(p, ChargeNs { send_ns, recv_ns }, ctl, out),
     }
@@ -199,6 +493,7 @@ fn run_charged<C: Charge>(
     let gate = Arc::new(Semaphore::new(0));
     let last_end = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));
+    let totals = charge.totals();
     let mut job = Job::new();
     let mut pipes_of_groups = Vec::new();
     let mut all = Vec::with_capacity(groups * fds);
@@ -211,18 +506,22 @@ fn run_charged<C: Charge>(
             .map(|_| Arc::new(Channel::with_model(model)))
             .collect();
         all.extend(pipes.iter().cloned());
+        let locks = charge.locks(fds);
         let mut receivers = 0;
-        for pipe in &pipes {
-            let pipe = pipe.clone();
-            let (end, got) = (last_end.clone(), received.clone());
+        for (k, pipe) in pipes.iter().enumerate() {
+            let (pipe, locks) = (pipe.clone(), locks.clone());
+            let (end, got, totals) = (last_end.clone(), received.clone(), totals.clone());
             let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
                 let (mut poisons, mut n) = (0, 0);
+                let mut acct = charge.start();
                 while poisons < fds {
+                    charge.op_begin(&pipe, &mut acct);
                     let v = pipe.recv();
                     if v != POISON {
                         // read()'s copy-out and exit, after any sleep.
-                        charge.recv();
+                        charge.recv(&locks, k);
                     }
+                    charge.op_end(&pipe, &mut acct);
                     // read() returns to user space (a lazy request is taken).
                     crate::sched::exit_to_user_mode();
                     if v == POISON {
@@ -231,6 +530,7 @@ fn run_charged<C: Charge>(
                         n += 1;
                     }
                 }
+                charge.finish(&acct, &totals);
                 got.fetch_add(n, Ordering::Relaxed);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
             });
@@ -254,25 +554,32 @@ fn run_charged<C: Charge>(
         }
         let mut unspawned = 0;
         for _ in 0..fds {
-            let pipes2 = pipes.clone();
+            let (pipes2, locks) = (pipes.clone(), locks.clone());
             let (gate, stop, end) = (gate.clone(), job.stop_flag(), last_end.clone());
+            let totals = totals.clone();
             let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
                 gate.down();
+                let mut acct = charge.start();
                 'outer: for i in 0..loops {
-                    for pipe in &pipes2 {
+                    for (k, pipe) in pipes2.iter().enumerate() {
                         if stop.stopped() {
                             break 'outer;
                         }
                         // write()'s entry and copy-in, before the wakeup.
-                        charge.send();
+                        charge.send(&locks, k);
+                        charge.op_begin(pipe, &mut acct);
                         pipe.send(i);
+                        charge.op_end(pipe, &mut acct);
                         // write() returns to user space.
                         crate::sched::exit_to_user_mode();
                     }
                 }
                 for pipe in &pipes2 {
+                    charge.op_begin(pipe, &mut acct);
                     pipe.send(POISON);
+                    charge.op_end(pipe, &mut acct);
                 }
+                charge.finish(&acct, &totals);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
             });
             if let Err(e) = r {
@@ -306,12 +613,15 @@ fn run_charged<C: Charge>(
     for c in &all {
         channels += c.stats();
     }
+    let (charged_switches, charged_wakeups) = C::charged(&totals);
     let r = Report {
         ns: last_end.load(Ordering::Relaxed).saturating_sub(t0),
         data_received: received.load(Ordering::Relaxed),
         data_expected: (groups * fds * fds) as u64 * u64::from(loops),
         channels,
         interrupted,
+        charged_switches,
+        charged_wakeups,
     };
     if interrupted {
         let _ = writeln!(out, "hackbench: interrupted");
@@ -331,5 +641,14 @@ fn run_charged<C: Charge>(
         channels.woken_plain,
         channels.sender_waits
     );
+    if p.sched_cost.is_some() || p.pipe_mutex {
+        let _ = writeln!(
+            out,
+            "charged {} context switches and {} wakeups ({} woken)",
+            r.charged_switches,
+            r.charged_wakeups,
+            channels.woken_sync + channels.woken_plain
+        );
+    }
     Ok(r)
 }

@@ -55,8 +55,8 @@ pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
 pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
 pub use trace::TraceCmd;
 pub use workloads::{
-    Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, Soak, Spin, SpinThread, SyscallCost,
-    Wakelat, YieldPp,
+    Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, SchedCost, Soak, Spin, SpinThread,
+    SyscallCost, Wakelat, YieldPp,
 };
 
 /// A thread id as shown by `ps`.

@@ -178,6 +178,13 @@ pub struct Hackbench {
     /// receive, on top of the channel operation itself; `None` (the
     /// default) charges nothing.
     pub syscall_cost: Option<SyscallCost>,
+    /// `-K`/`--sched-cost`: CPU time charged per context switch and per
+    /// wakeup of a task, on top of ours' own; `None` (the default)
+    /// charges nothing.
+    pub sched_cost: Option<SchedCost>,
+    /// `-M`/`--pipe-mutex` (with `-p -C linux`): each pipe's copy runs
+    /// under a sleeping lock of that pipe, as Linux's `pipe->mutex`.
+    pub pipe_mutex: bool,
 }
 
 /// `hackbench -C COST`: the CPU time each message's send and receive
@@ -190,6 +197,33 @@ pub enum SyscallCost {
     Linux,
     /// `-C NS`: NS nanoseconds for each send and for each receive.
     Ns(u32),
+}
+
+/// `hackbench -K COST`: the CPU time each context switch and each wakeup
+/// of a hackbench task costs beyond ours' own, burned as kernel work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedCost {
+    /// `-K linux`: what Linux 7.2 spends more than ours on this project's
+    /// QEMU machine, as measured ([`Hackbench::LINUX_SWITCH_THREAD_NS`],
+    /// [`Hackbench::OURS_SWITCH_NS`] and those beside them).
+    Linux,
+    /// `-K SWITCH_NS,WAKE_NS`: ns per context switch and per wakeup.
+    Ns {
+        /// Per context switch of a task, charged to it when it runs again.
+        switch_ns: u32,
+        /// Per wakeup a task does, charged to it (the waker).
+        wake_ns: u32,
+    },
+}
+
+impl core::fmt::Display for SchedCost {
+    /// The word it was parsed from (`linux` or `SWITCH_NS,WAKE_NS`).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SchedCost::Linux => f.write_str("linux"),
+            SchedCost::Ns { switch_ns, wake_ns } => write!(f, "{switch_ns},{wake_ns}"),
+        }
+    }
 }
 
 impl core::fmt::Display for SyscallCost {
@@ -244,6 +278,14 @@ impl Hackbench {
         default: None,
         doc: "ns charged to each send and each receive (or -C linux)",
     };
+    /// `-K SWITCH_NS,WAKE_NS`: the range of each (up to 1 ms).
+    pub const SCHED_COST_NS: Limit = Limit {
+        name: "-K NS",
+        min: 0,
+        max: 1_000_000,
+        default: None,
+        doc: "ns charged per context switch and per wakeup (or -K linux)",
+    };
 
     // What one syscall of a 100-byte message costs Linux 7.2.13 (Debian sid,
     // amd64) on this project's QEMU machine: q35, 4 vCPUs, TCG with
@@ -267,6 +309,57 @@ impl Hackbench {
     /// Linux's `read()` of 100 bytes from a unix stream socket
     /// (`sock_read_ns`), ns.
     pub const LINUX_SOCK_READ_NS: u32 = 7_773;
+
+    // Context switch and wakeup, Linux 7.2.13 against ours, on the same
+    // machine and in the same time base (x86_64, 4 vCPUs, `-icount
+    // shift=2,sleep=off`, preempt=full). Linux's from the same `lcbench
+    // costs` boot as the syscall figures above: two threads / processes on
+    // CPU 0 yielding to each other, (time - 2 x iterations x a yield alone)
+    // / context switches; a write that wakes a SCHED_BATCH reader asleep
+    // on the waker's CPU minus a write that wakes nobody (means). Ours' the
+    // same way, by the ktest `workload_hackbench_switch_and_wake_costs`
+    // (kernel/src/tests/workloads.rs, one boot, 2000 iterations; recorded
+    // in docs/results/linux.md before any A/B run used them).
+
+    /// Linux's context switch between two threads (`switch_thread_ns`), ns.
+    pub const LINUX_SWITCH_THREAD_NS: u32 = 8_723;
+    /// Linux's context switch between two processes (`switch_process_ns`,
+    /// an mm switch more), ns.
+    pub const LINUX_SWITCH_PROCESS_NS: u32 = 9_221;
+    /// Linux's waker's side of a wakeup onto its own CPU (`wake_local_ns`,
+    /// mean), ns.
+    pub const LINUX_WAKE_LOCAL_NS: u32 = 6_150;
+    /// Linux's syscall entry and exit (`null_syscall_ns`, `getppid()`),
+    /// ns: with `-M`, the part of `-C linux`'s figure outside the pipe's
+    /// mutex (the rest, the copy, runs under it).
+    pub const LINUX_NULL_SYSCALL_NS: u32 = 1_379;
+    /// Ours' context switch (kernel threads: no mm), ns.
+    pub const OURS_SWITCH_NS: u32 = 4_297;
+    /// Ours' waker's side of a wakeup onto its own CPU (mean), ns.
+    pub const OURS_WAKE_LOCAL_NS: u32 = 4_948;
+
+    /// The CPU time charged per context switch and per wakeup of a task, in
+    /// ns (`(switch_ns, wake_ns)`): `(0, 0)` without `-K`; with `-K linux`
+    /// Linux's figure less ours' (never below 0), a process switch without
+    /// `-T` and a thread switch with it. Every wakeup is charged as a local
+    /// one (Linux's waker spends 2103 ns on a remote one, `wake_remote_ns`).
+    pub fn sched_cost_ns(&self) -> (u32, u32) {
+        match self.sched_cost {
+            None => (0, 0),
+            Some(SchedCost::Ns { switch_ns, wake_ns }) => (switch_ns, wake_ns),
+            Some(SchedCost::Linux) => {
+                let linux = if self.threads {
+                    Self::LINUX_SWITCH_THREAD_NS
+                } else {
+                    Self::LINUX_SWITCH_PROCESS_NS
+                };
+                (
+                    linux.saturating_sub(Self::OURS_SWITCH_NS),
+                    Self::LINUX_WAKE_LOCAL_NS.saturating_sub(Self::OURS_WAKE_LOCAL_NS),
+                )
+            }
+        }
+    }
 
     /// The CPU time charged to each send and to each receive, in ns
     /// (`(send_ns, recv_ns)`): `(0, 0)` without `-C`; with `-C linux` the
@@ -297,6 +390,8 @@ impl Default for Hackbench {
             pipe: false,
             threads: false,
             syscall_cost: None,
+            sched_cost: None,
+            pipe_mutex: false,
         }
     }
 }
@@ -843,8 +938,8 @@ fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
-/// [-s N] [-C linux|NS]`; of `-T` and `-P` the last one given counts, as in
-/// Linux.
+/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS]`; of `-T` and `-P` the last
+/// one given counts, as in Linux.
 pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
     let flag = |short, long| Opt {
         short,
@@ -860,6 +955,12 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
             long: "syscall-cost",
             takes_value: true,
         },
+        Opt {
+            short: b'K',
+            long: "sched-cost",
+            takes_value: true,
+        },
+        flag(b'M', "pipe-mutex"),
     ];
     let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
     let Some(([g, l, f, s], given)) = w else {
@@ -870,7 +971,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         .rev()
         .find(|&&c| c == b'T' || c == b'P')
         .is_some_and(|&c| c == b'T');
-    Ok(Command::Hackbench(Hackbench {
+    let h = Hackbench {
         groups: g,
         loops: l,
         fds: f,
@@ -878,13 +979,17 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         pipe: given.contains(&b'p'),
         threads,
         syscall_cost: syscall_cost_opt(a, &flags)?,
-    }))
+        sched_cost: sched_cost_opt(a, &flags)?,
+        pipe_mutex: given.contains(&b'M'),
+    };
+    if h.pipe_mutex && !(h.pipe && h.syscall_cost == Some(SyscallCost::Linux)) {
+        return err("hackbench", ArgError::PipeMutexNeedsPipeCost);
+    }
+    Ok(Command::Hackbench(h))
 }
 
-/// `hackbench`'s `-C linux|NS` / `--syscall-cost linux|NS`, if given (the
-/// other options were checked by `workload_opts`, with the same `flags`).
-fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Error> {
-    const C: &str = "hackbench";
+/// hackbench's options as `getopt` takes them (the limits and `flags`).
+fn hackbench_getopt<'a>(a: &[&'a str], flags: &[Opt]) -> Result<super::args::Getopt<'a>, Error> {
     let mut spec: Vec<Opt> = Hackbench::LIMITS
         .iter()
         .zip(Hackbench::LONG)
@@ -897,7 +1002,14 @@ fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Er
         })
         .collect();
     spec.extend_from_slice(flags);
-    let g = getopt(C, a, &spec)?;
+    getopt("hackbench", a, &spec)
+}
+
+/// `hackbench`'s `-C linux|NS` / `--syscall-cost linux|NS`, if given (the
+/// other options were checked by `workload_opts`, with the same `flags`).
+fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Error> {
+    const C: &str = "hackbench";
+    let g = hackbench_getopt(a, flags)?;
     match g.value(b'C') {
         None => Ok(None),
         Some("linux") => Ok(Some(SyscallCost::Linux)),
@@ -906,6 +1018,29 @@ fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Er
             limit(C, &Hackbench::SYSCALL_COST_NS, v)? as u32,
         ))),
     }
+}
+
+/// `hackbench`'s `-K linux|SWITCH_NS,WAKE_NS` / `--sched-cost ...`, if
+/// given (the other options were checked by `workload_opts`).
+fn sched_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SchedCost>, Error> {
+    const C: &str = "hackbench";
+    let g = hackbench_getopt(a, flags)?;
+    let v = match g.value(b'K') {
+        None => return Ok(None),
+        Some("linux") => return Ok(Some(SchedCost::Linux)),
+        Some(v) => v,
+    };
+    let bad = || err(C, ArgError::BadSchedCost(quote(v)));
+    let Some((sw, wk)) = v.split_once(',') else {
+        return bad();
+    };
+    if !super::args::is_int(sw) || !super::args::is_int(wk) {
+        return bad();
+    }
+    Ok(Some(SchedCost::Ns {
+        switch_ns: limit(C, &Hackbench::SCHED_COST_NS, sw)? as u32,
+        wake_ns: limit(C, &Hackbench::SCHED_COST_NS, wk)? as u32,
+    }))
 }
 
 /// `schbench [-m N] [-t N] [-r N] [-F N] [-s N]`.
