@@ -883,9 +883,17 @@ fn run_charged_pair(base: &str, cost: &str) -> Result<ChargedPair, String> {
     })
 }
 
-/// The growth of the charged run's time over the uncharged one's, printed,
-/// and whether it is within `lo_tenths`/10 to 1.5 times `want_ns`.
-fn grew_within(c: &ChargedPair, want_ns: u64, lo_tenths: u64, more: &str) -> Result<(), String> {
+/// How many interleaved uncharged/charged pairs the charge tests run. One
+/// uncharged run's time varies: 2 to 12 ms over 12 runs of `-p -g 1 -f 4 -l
+/// 50` in one boot at 2 aarch64 vCPUs under QEMU 10's -icount, as much as
+/// that line's whole `-C linux` charge (6.6 ms), so one pair's growth
+/// ranged 0.49x to 0.95x the charge with the code's layout. The median of
+/// three pairs' multiples is what the bounds judge (bounds unchanged).
+const CHARGED_PAIRS: usize = 3;
+
+/// The growth of the charged run's time over the uncharged one's before
+/// it, printed, in thousandths of `want_ns`.
+fn grew_milli(c: &ChargedPair, want_ns: u64, more: &str) -> u64 {
     let grew_ns = c.r1.ns.saturating_sub(c.r0.ns);
     crate::kprintln!(
         "    {}: {} -> {} us, grew {} us for {} us charged ({:.3}x){more}",
@@ -896,12 +904,21 @@ fn grew_within(c: &ChargedPair, want_ns: u64, lo_tenths: u64, more: &str) -> Res
         want_ns / 1000,
         grew_ns as f64 / want_ns as f64
     );
+    grew_ns * 1000 / want_ns.max(1)
+}
+
+/// Whether the median of the pairs' growths (thousandths of their charge)
+/// is within `lo_tenths`/10 to 1.5 times the charge.
+fn median_grew_within(line: &str, mut milli: Vec<u64>, lo_tenths: u64) -> Result<(), String> {
+    milli.sort_unstable();
+    let median = milli[milli.len() / 2];
+    crate::kprintln!(
+        "    {line}: median growth {:.3}x of the charge",
+        median as f64 / 1000.0
+    );
     kassert!(
-        grew_ns * 10 >= want_ns * lo_tenths && grew_ns * 2 <= want_ns * 3,
-        "{}: grew {grew_ns} ns, {want_ns} ns charged\n{}{}",
-        c.line,
-        c.out0,
-        c.out1
+        median >= lo_tenths * 100 && median <= 1500,
+        "{line}: median growth {median}/1000 of the charge (pairs {milli:?}), bounds {lo_tenths}/10 to 1.5"
     );
     Ok(())
 }
@@ -921,15 +938,19 @@ ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
         ("hackbench -p -g 1 -f 4 -l 50", "-C linux"),
     ] {
         kassert_eq!(parsed_hackbench(base)?.syscall_cost_ns(), (0, 0));
-        let c = run_charged_pair(base, cost)?;
-        let (send_ns, recv_ns) = c.p1.syscall_cost_ns();
-        // Only the charged run says so.
-        kassert!(!c.out0.contains("charged"), "{}", c.out0);
-        let said =
-            alloc::format!("Each send is charged {send_ns} ns and each receive {recv_ns} ns");
-        kassert!(c.out1.contains(&said), "{}", c.out1);
-        let want_ns = c.r1.data_expected * u64::from(send_ns + recv_ns);
-        grew_within(&c, want_ns, 9, "")?;
+        let mut milli = Vec::new();
+        for _ in 0..CHARGED_PAIRS {
+            let c = run_charged_pair(base, cost)?;
+            let (send_ns, recv_ns) = c.p1.syscall_cost_ns();
+            // Only the charged run says so.
+            kassert!(!c.out0.contains("charged"), "{}", c.out0);
+            let said =
+                alloc::format!("Each send is charged {send_ns} ns and each receive {recv_ns} ns");
+            kassert!(c.out1.contains(&said), "{}", c.out1);
+            let want_ns = c.r1.data_expected * u64::from(send_ns + recv_ns);
+            milli.push(grew_milli(&c, want_ns, ""));
+        }
+        median_grew_within(&alloc::format!("{base} {cost}"), milli, 9)?;
     }
     Ok(())
 });
@@ -958,32 +979,36 @@ ktest_timing!(workload_hackbench_sched_cost_adds_its_time, || {
     ] {
         let p0 = parsed_hackbench(base)?;
         kassert_eq!(p0.sched_cost_ns(), (0, 0));
-        let c = run_charged_pair(base, cost)?;
-        let (r0, r1) = (&c.r0, &c.r1);
-        let (switch_ns, wake_ns) = c.p1.sched_cost_ns();
-        kassert_eq!(p0.syscall_cost_ns(), c.p1.syscall_cost_ns());
-        kassert_eq!((r0.charged_switches, r0.charged_wakeups), (0, 0));
-        kassert!(!c.out0.contains("context switch"), "{}", c.out0);
-        let said = alloc::format!(
-            "Each context switch of a task is charged {switch_ns} ns when it runs again and each wakeup {wake_ns} ns"
-        );
-        kassert!(c.out1.contains(&said), "{}", c.out1);
-        let woken = r1.channels.woken_sync + r1.channels.woken_plain;
-        kassert!(r1.charged_switches > 0, "{}", c.out1);
-        kassert!(
-            r1.charged_wakeups >= woken && r1.charged_wakeups <= 2 * woken,
-            "charged {} wakeups, {woken} woken\n{}",
-            r1.charged_wakeups,
-            c.out1
-        );
-        let want_ns =
-            r1.charged_switches * u64::from(switch_ns) + r1.charged_wakeups * u64::from(wake_ns);
-        let more = alloc::format!(
-            "; {} switches, {} wakeups charged ({woken} woken)",
-            r1.charged_switches,
-            r1.charged_wakeups
-        );
-        grew_within(&c, want_ns, 8, &more)?;
+        let mut milli = Vec::new();
+        for _ in 0..CHARGED_PAIRS {
+            let c = run_charged_pair(base, cost)?;
+            let (r0, r1) = (&c.r0, &c.r1);
+            let (switch_ns, wake_ns) = c.p1.sched_cost_ns();
+            kassert_eq!(p0.syscall_cost_ns(), c.p1.syscall_cost_ns());
+            kassert_eq!((r0.charged_switches, r0.charged_wakeups), (0, 0));
+            kassert!(!c.out0.contains("context switch"), "{}", c.out0);
+            let said = alloc::format!(
+                "Each context switch of a task is charged {switch_ns} ns when it runs again and each wakeup {wake_ns} ns"
+            );
+            kassert!(c.out1.contains(&said), "{}", c.out1);
+            let woken = r1.channels.woken_sync + r1.channels.woken_plain;
+            kassert!(r1.charged_switches > 0, "{}", c.out1);
+            kassert!(
+                r1.charged_wakeups >= woken && r1.charged_wakeups <= 2 * woken,
+                "charged {} wakeups, {woken} woken\n{}",
+                r1.charged_wakeups,
+                c.out1
+            );
+            let want_ns = r1.charged_switches * u64::from(switch_ns)
+                + r1.charged_wakeups * u64::from(wake_ns);
+            let more = alloc::format!(
+                "; {} switches, {} wakeups charged ({woken} woken)",
+                r1.charged_switches,
+                r1.charged_wakeups
+            );
+            milli.push(grew_milli(&c, want_ns, &more));
+        }
+        median_grew_within(&alloc::format!("{base} {cost}"), milli, 8)?;
     }
     Ok(())
 });
