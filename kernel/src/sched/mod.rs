@@ -111,6 +111,8 @@
 mod attr;
 pub mod debug;
 mod idle;
+// The idle-poll kick protocol, for the test that races its two sides.
+pub(crate) use idle::poll;
 mod preempt;
 mod stats;
 // The context switch (kernel-hal's `context`), with the runqueue lock

@@ -848,3 +848,107 @@ fn rt_pair_on_cpu0(pull: bool) -> Result<(), alloc::string::String> {
     }
     Ok(())
 }
+
+ktest_smp!(smp_poll_kick_racing_poll_end_is_not_lost, 2, || {
+    // The waker's two steps (`kick`: raise, then look at `polling`) and the
+    // idle CPU's end of polling (`end`: clear `polling`, then take the kick)
+    // really at once on two CPUs, ITERS times, each time on a fresh pair of
+    // flags (polling set, no kick), the two threads in lockstep so that
+    // every pair is raced. Whenever the waker sends no IPI, `end` must have
+    // seen the kick. Each side stores its flag and then loads the other's
+    // (store buffering): the store must not pass the load
+    // (`crate::sched::idle`'s `poll` module says why a fence sits between).
+    use alloc::vec::Vec;
+    use core::sync::atomic::{AtomicBool, AtomicUsize};
+    const ITERS: usize = 20_000;
+    struct Race {
+        /// (kick, polling) of each round.
+        flags: Vec<(AtomicBool, AtomicBool)>,
+        /// The waker's answer (IPI needed) and `end`'s (kick seen).
+        ipi: Vec<AtomicBool>,
+        seen: Vec<AtomicBool>,
+        /// Rounds done by the waker and by the idle side.
+        done: [AtomicUsize; 2],
+        abort: AtomicBool,
+    }
+    let race = alloc::sync::Arc::new(Race {
+        flags: (0..ITERS)
+            .map(|_| (AtomicBool::new(false), AtomicBool::new(true)))
+            .collect(),
+        ipi: (0..ITERS).map(|_| AtomicBool::new(false)).collect(),
+        seen: (0..ITERS).map(|_| AtomicBool::new(false)).collect(),
+        done: [AtomicUsize::new(0), AtomicUsize::new(0)],
+        abort: AtomicBool::new(false),
+    });
+    // Side 0 (the waker) and side 1 (the idle CPU): round i starts when the
+    // other side finished round i - 1.
+    let side = |me: usize| {
+        let r = race.clone();
+        move || {
+            for i in 0..ITERS {
+                while r.done[1 - me].load(Ordering::Acquire) < i {
+                    if r.abort.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    core::hint::spin_loop();
+                }
+                let (kick, polling) = &r.flags[i];
+                if me == 0 {
+                    r.ipi[i].store(crate::sched::poll::kick(kick, polling), Ordering::Relaxed);
+                } else {
+                    r.seen[i].store(crate::sched::poll::end(kick, polling), Ordering::Relaxed);
+                }
+                r.done[me].store(i + 1, Ordering::Release);
+            }
+        }
+    };
+    let n = crate::sched::nr_cpus();
+    let cpu = |i| CpuId::new(i).ok_or("no such CPU");
+    let only = crate::cpumask::only;
+    let params = ::sched::TaskParams::default();
+    let waker = crate::task::spawn_on("kicker", params, only(cpu(n - 1)?), side(0))
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    let idle = match crate::task::spawn_on("poll-end", params, only(cpu(n - 2)?), side(1)) {
+        Ok(t) => t,
+        Err(e) => {
+            race.abort.store(true, Ordering::Relaxed);
+            let _ = crate::task::join(waker);
+            return Err(alloc::format!("{e:?}"));
+        }
+    };
+    let r = race.clone();
+    let waited = super::wait_progress(
+        "poll kick race",
+        10,
+        || crate::task::has_exited(waker) && crate::task::has_exited(idle),
+        || (r.done[0].load(Ordering::Relaxed) + r.done[1].load(Ordering::Relaxed)) as u64,
+    );
+    race.abort.store(true, Ordering::Relaxed);
+    let _ = crate::task::join(waker);
+    let _ = crate::task::join(idle);
+    waited?;
+    let lost: Vec<usize> = (0..ITERS)
+        .filter(|&i| !race.ipi[i].load(Ordering::Relaxed) && !race.seen[i].load(Ordering::Relaxed))
+        .collect();
+    let ipis = (0..ITERS)
+        .filter(|&i| race.ipi[i].load(Ordering::Relaxed))
+        .count();
+    let seen = (0..ITERS)
+        .filter(|&i| race.seen[i].load(Ordering::Relaxed))
+        .count();
+    crate::kprintln!(
+        "    {} rounds: {} IPIs, {} kicks seen by end, {} lost (neither)",
+        ITERS,
+        ipis,
+        seen,
+        lost.len()
+    );
+    crate::kassert!(
+        lost.is_empty(),
+        "{} of {} rounds lost the kick (no IPI and end saw no kick), first round {:?}",
+        lost.len(),
+        ITERS,
+        lost.first()
+    );
+    Ok(())
+});
