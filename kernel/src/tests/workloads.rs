@@ -1131,8 +1131,13 @@ ktest_timing!(workload_hackbench_switch_and_wake_costs, || {
     //   `wait_asleep`. wake_local_ns = waking send - plain send, means (and
     //   medians).
     // Bounds (not a target, a check that each part measured what it says):
-    // every timed yield pair handed the CPU over (switches >= 2 x ITERS -
-    // 2), every timed waking send woke the reader, every figure is > 0.
+    // the timed yields handed the CPU over (switches >= 95% of 2 x ITERS:
+    // an EEVDF yield hands over only to an eligible task, and after a tick
+    // or interrupt charged to one side the other may lag behind for a few
+    // rounds; 3 968 of 4 000 in one aarch64 4-vCPU boot under QEMU 10
+    // where the same ktest alone had all; the figure divides by the
+    // switches counted), every timed waking send woke the reader, every
+    // figure is > 0.
     const ITERS: u64 = 2000;
     set_preempt(PreemptMode::Full);
     let cpu0 = CpuId::BOOT;
@@ -1194,8 +1199,9 @@ ktest_timing!(workload_hackbench_switch_and_wake_costs, || {
     let ld = |i: usize| res[i].load(Ordering::Relaxed);
     let (pair_ns, nsw) = (ld(endi) - ld(t0i), ld(swi));
     kassert!(
-        nsw + 2 >= 2 * ITERS,
-        "yields did not hand over: {nsw} switches"
+        nsw * 100 >= 95 * 2 * ITERS,
+        "yields did not hand over: {nsw} switches for {} yields",
+        2 * ITERS
     );
     let switch_ns = pair_ns.saturating_sub(2 * ITERS * yield_alone_ns) / nsw.max(1);
     // Local wakeups of a SCHED_BATCH reader.
