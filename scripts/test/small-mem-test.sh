@@ -13,7 +13,7 @@ h_init small-mem
 [ $# -eq 2 ] || { echo "usage: $0 ARCH KERNEL_ELF" >&2; exit 2; }
 arch=$1 kernel=$2
 log=$(h_log small-mem "$arch")
-export MEM=${MEM:-6M} SMP=${SMP:-4}
+export MEM=${MEM:-7M} SMP=${SMP:-4}
 read -r -d '' script <<'CMDS'
 features
 sysctl -a
