@@ -18,6 +18,8 @@
 //! `jitter_ns = 0`, the tie always goes to the sleeper and PLACE_LAG moves
 //! nothing, as in Linux.
 
+mod common;
+
 use std::sync::Arc;
 
 use sched::{
@@ -199,13 +201,13 @@ impl Cpu {
             } else if let Some((_, id)) = wake.filter(|w| w.0 == t) {
                 self.wake(id);
             } else {
-                let r = if self.hrtick == Some(t) {
-                    self.hrtick = None;
-                    self.rq.hrtick()
-                } else {
-                    self.next_tick += TICK_NS;
-                    self.rq.task_tick()
-                };
+                let r = common::timer_interrupt(
+                    &mut self.rq,
+                    &mut self.hrtick,
+                    &mut self.next_tick,
+                    TICK_NS,
+                    t,
+                );
                 if r == Resched::Now {
                     self.schedule(false);
                 }

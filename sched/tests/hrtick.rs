@@ -4,6 +4,8 @@
 //! where the request ends, not at the tick, and what that does to the share
 //! of the lightest task and to RUN_TO_PARITY.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -91,13 +93,13 @@ impl Cpu {
             }
             self.now = t;
             self.rq.update_rq_clock(t);
-            let r = if self.hrtick == Some(t) {
-                self.hrtick = None;
-                self.rq.hrtick()
-            } else {
-                self.next_tick += TICK_NS;
-                self.rq.task_tick()
-            };
+            let r = common::timer_interrupt(
+                &mut self.rq,
+                &mut self.hrtick,
+                &mut self.next_tick,
+                TICK_NS,
+                t,
+            );
             if r == Resched::Now {
                 self.schedule();
             }

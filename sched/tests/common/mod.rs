@@ -161,3 +161,24 @@ impl H {
         self.rq.avg_vruntime().wrapping_sub(self.se(id).vruntime) as i64
     }
 }
+
+/// One timer interrupt at `t` of a rig that drives a runqueue in host time
+/// with a periodic tick and the one-shot HRTICK the runqueue asks for: the
+/// HRTICK when it is the timer due at `t` (it is then disarmed), else the
+/// periodic tick (`next_tick` moves on by `tick_ns`). Returns what the
+/// runqueue asked for.
+pub fn timer_interrupt(
+    rq: &mut Rq,
+    hrtick: &mut Option<u64>,
+    next_tick: &mut u64,
+    tick_ns: u64,
+    t: u64,
+) -> sched::Resched {
+    if *hrtick == Some(t) {
+        *hrtick = None;
+        rq.hrtick()
+    } else {
+        *next_tick += tick_ns;
+        rq.task_tick()
+    }
+}
