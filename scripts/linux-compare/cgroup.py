@@ -32,15 +32,11 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance import read  # noqa: E402  (a log's lines, CRs out)
+
 KV = re.compile(r"(\w+)=(\S+)")
 OURS_SPIN = re.compile(r"^nice 0 runtime_ms (\d+) share [\d.]+%  \(pid (\d+), switches \d+")
-
-
-def read(path):
-    try:
-        return open(path, errors="replace").read().replace("\r", "").splitlines()
-    except OSError:
-        return []
 
 
 def linux_boot(path):

@@ -207,4 +207,5 @@ def main():
     several_boots([figures(rows, linux_runs(lp), ours_runs(op)) for lp, op in zip(lpaths, opaths)])
 
 
-main()
+if __name__ == "__main__":
+    main()
