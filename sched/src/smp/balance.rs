@@ -63,13 +63,13 @@
 //! cases, then `calculate_imbalance`'s `migrate_load`), the source the CPU
 //! of most load, and each task moved counts its `task_h_load`, its share
 //! of the CPU's root load through its groups ([`crate::Rq::task_h_load`]);
-//! a task whose load exceeds what is left stays. Counts would misstate a
-//! grouped task's load by up to its group's size: 1 task of group A beside
-//! 10 of group B on 4 CPUs settled at 3, 3, 3, 2 tasks, balanced by counts,
-//! with A's task sharing its CPU for good. Not Linux's: a pass that moves
-//! nothing does not make the next one accept heavier tasks
-//! (`nr_balance_failed`'s shift in `detach_tasks`), and a busiest group
-//! below the domain's average gives nothing.
+//! a task whose load exceeds what is left stays, its load halved for each
+//! failed periodic pass before (`nr_balance_failed`, reset when the level
+//! is found balanced: `detach_tasks`' `shr_bound` and `out_balanced`).
+//! Counts would misstate a grouped task's load by up to its group's size:
+//! 1 task of group A beside 10 of group B on 4 CPUs settled at 3, 3, 3, 2
+//! tasks, balanced by counts, with A's task sharing its CPU for good. Not
+//! Linux's: a busiest group below the domain's average gives nothing.
 //!
 //! Left out: the group types and PELT in the busiest group's choice and
 //! the imbalance when no task is in a group (nr_running stands in: Linux's
@@ -268,6 +268,12 @@ impl<P: Platform> Scheduler<P> {
             Migrate::Tasks(calculate_imbalance(sd, &local, &busiest))
         };
         if migrate.is_none() {
+            if by_load {
+                // Balanced: earlier failures no longer count (`out_balanced`).
+                self.slots[this_cpu.index()].lb[level]
+                    .nr_balance_failed
+                    .store(0, Ordering::Relaxed);
+            }
             return pulled;
         }
         let src = if by_load {
@@ -346,6 +352,7 @@ impl<P: Platform> Scheduler<P> {
         let mut cands = [TaskId(0); MAX_PULL];
         let mut nc = 0;
         let mut hot_skipped = false;
+        let mut load_skipped = false;
         for id in src.fair_queue_rev() {
             if nc >= limit {
                 break;
@@ -364,14 +371,16 @@ impl<P: Platform> Scheduler<P> {
                 continue;
             }
             // migrate_load: a task whose load would overshoot the
-            // imbalance stays (`detach_tasks`' `migrate_load` case); the
-            // pull ends once the imbalance is covered.
+            // imbalance stays (`detach_tasks`' `migrate_load` case), less
+            // strictly after failed passes (its load is halved for each);
+            // the pull ends once the imbalance is covered.
             if let Some(left) = load_left.as_mut() {
                 let h = src.task_h_load(id);
-                if h > *left {
+                if h >> failed.min(63) > *left {
+                    load_skipped = true;
                     continue;
                 }
-                *left -= h;
+                *left = left.saturating_sub(h);
             }
             cands[nc] = id;
             nc += 1;
@@ -391,7 +400,10 @@ impl<P: Platform> Scheduler<P> {
         if pulled.n != 0 {
             self.recheck_active(this_cpu);
         }
-        if pulled.n == 0 && hot_skipped {
+        // A periodic pass that found only tasks too heavy for the load
+        // imbalance failed too (`load_balance` counts every periodic pass
+        // that moved nothing, `sd->nr_balance_failed++`).
+        if pulled.n == 0 && (hot_skipped || (load_skipped && !newidle)) {
             failed_ctr.fetch_add(1, Ordering::Relaxed);
         } else {
             failed_ctr.store(0, Ordering::Relaxed);
