@@ -64,7 +64,7 @@
 //! per level: O(depth · log n). The number of groups is bounded by
 //! [`MAX_TASK_GROUPS`] (the root included), the depth by [`MAX_GROUP_DEPTH`].
 
-use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use super::FairRq;
 use crate::task::NIL;
@@ -183,6 +183,9 @@ pub struct TaskGroups {
     /// Σ over CPUs of each CPU's contribution (its group runqueue's queued
     /// weight when it last updated the group's shares).
     load: [AtomicI64; MAX_TASK_GROUPS],
+    /// Tasks attached to a group other than the root (written under
+    /// `registry`; read without it by the balancer, [`Self::any_grouped`]).
+    grouped: AtomicU32,
 }
 
 impl Default for TaskGroups {
@@ -207,6 +210,7 @@ impl TaskGroups {
             registry: spin::Mutex::new(reg),
             shares: core::array::from_fn(|_| AtomicU64::new(weight_to_shares(CPU_WEIGHT_DEFAULT))),
             load: core::array::from_fn(|_| AtomicI64::new(0)),
+            grouped: AtomicU32::new(0),
         }
     }
 
@@ -333,12 +337,23 @@ impl TaskGroups {
         if to.0 != 0 {
             Self::live_info(&reg, to)?;
             reg[to.0 as usize].nr_tasks += 1;
+            self.grouped.fetch_add(1, Ordering::Relaxed);
         }
         if from.0 != 0 {
             let f = &mut reg[from.0 as usize];
-            f.nr_tasks = f.nr_tasks.saturating_sub(1);
+            if f.nr_tasks != 0 {
+                f.nr_tasks -= 1;
+                self.grouped.fetch_sub(1, Ordering::Relaxed);
+            }
         }
         Ok(())
+    }
+
+    /// Is any task attached to a group other than the root? (One relaxed
+    /// load: the balancer's test of whether counts still stand for loads.)
+    #[inline]
+    pub fn any_grouped(&self) -> bool {
+        self.grouped.load(Ordering::Relaxed) != 0
     }
 
     /// Tasks attached to `g` and not exited.

@@ -687,6 +687,31 @@ impl Rq {
         f.task_hot(&self.tasks, &self.cfg, Slot(s))
     }
 
+    /// `task_h_load`: the part of this CPU's root load (`cpu_load()`, the
+    /// root's PELT `load_avg`) that task `id` stands for, what moving it
+    /// takes off this CPU. A root-level task's is its own `load_avg`; a
+    /// grouped task's is scaled at each level by its group entity's share
+    /// of that level: `load_avg × Π se.load_avg / (cfs_rq.load_avg + 1)`
+    /// (Linux computes the same product top-down in `update_cfs_rq_h_load`).
+    /// O(group depth), no allocation. 0 when the task is not held here.
+    pub fn task_h_load(&self, id: TaskId) -> u64 {
+        let Some(s) = self.held_slot(id) else {
+            return 0;
+        };
+        let t = &self.tasks[s as usize];
+        let mut load = t.se.avg.load_avg;
+        let mut g = t.group;
+        while g != 0 {
+            let Some(r) = self.gs_opt_get(g as usize) else {
+                return 0;
+            };
+            let se_load = self.tasks[r.se as usize].se.avg.load_avg;
+            load = load * se_load / (r.fair.avg().load_avg + 1);
+            g = r.parent;
+        }
+        load
+    }
+
     /// The running entity of the level task slot `s` is queued in.
     pub(super) fn level_curr(&self, s: u32) -> u32 {
         let g = self.tasks[s as usize].group;

@@ -56,11 +56,26 @@
 //! [`super::placement`]'s `SgStats::group_type`): they gate the misfit
 //! pull here and rank groups in fork placement.
 //!
+//! With tasks in task groups ([`crate::fair::group`]), a local group with
+//! no idle CPU balances PELT load instead (`migrate_load`): the busiest is
+//! the overloaded group of most load per capacity, the imbalance keeps both
+//! groups at or under the domain's average (`find_busiest_group`'s balanced
+//! cases, then `calculate_imbalance`'s `migrate_load`), the source the CPU
+//! of most load, and each task moved counts its `task_h_load`, its share
+//! of the CPU's root load through its groups ([`crate::Rq::task_h_load`]);
+//! a task whose load exceeds what is left stays, its load halved for each
+//! failed periodic pass before (`nr_balance_failed`, reset when the level
+//! is found balanced: `detach_tasks`' `shr_bound` and `out_balanced`).
+//! Counts would misstate a grouped task's load by up to its group's size:
+//! 1 task of group A beside 10 of group B on 4 CPUs settled at 3, 3, 3, 2
+//! tasks, balanced by counts, with A's task sharing its CPU for good. Not
+//! Linux's: a busiest group below the domain's average gives nothing.
+//!
 //! Left out: the group types and PELT in the busiest group's choice and
-//! the imbalance (nr_running stands in: Linux's `update_sd_pick_busiest`
-//! by type, `find_busiest_group`'s balanced cases, and
-//! `calculate_imbalance`'s migrate_util / migrate_load / migrate_task,
-//! with `detach_tasks` by task load), asymmetric packing, active
+//! the imbalance when no task is in a group (nr_running stands in: Linux's
+//! `update_sd_pick_busiest` by type, `find_busiest_group`'s balanced
+//! cases, and `calculate_imbalance`'s migrate_util / migrate_load /
+//! migrate_task, with `detach_tasks` by task load), asymmetric packing, active
 //! balancing of running tasks but misfits, `LBF_DST_PINNED` retries with
 //! another destination, NUMA balancing's preferred nodes, the newidle cost
 //! cut-off (`max_newidle_lb_cost`).
@@ -214,37 +229,63 @@ impl<P: Platform> Scheduler<P> {
                 return p;
             }
         }
+        // With tasks in groups, a local group with no CPU to spare balances
+        // load, not counts (`migrate_load`, below): a grouped task's load
+        // (`task_h_load`) is its group's share split among the group's
+        // tasks on that CPU, so counts no longer stand for loads (1 task of
+        // one group beside 10 of another: 3, 3, 3, 2 tasks is balanced by
+        // counts, but the CPU holding the lone task carries 4 times the
+        // others' load and shares it). A local group with an idle CPU evens
+        // the counts as Linux's `migrate_task` does; without groups every
+        // pass keeps the count rules.
+        let by_load = self.cfg.groups.any_grouped() && local.idle == 0 && local.nr >= local.w;
         let mut busiest: Option<SgStats> = None;
         for g in sd.groups(&self.topology) {
             if g == local_span {
                 continue;
             }
             let st = self.sg_stats(g, &all);
+            // By load: only an overloaded group (more tasks than CPUs) can
+            // give, and the one of most load per capacity is busiest
+            // (`update_sd_pick_busiest` among `group_overloaded` groups).
             // Ties go to the later group (as the flat balancer's max_by_key).
-            if busiest.is_none_or(|b| !busier(&b, &st)) {
+            let more = if by_load {
+                st.nr > st.w && busiest.is_none_or(|b| st.avg_load() >= b.avg_load())
+            } else {
+                busiest.is_none_or(|b| !busier(&b, &st))
+            };
+            if more {
                 busiest = Some(st);
             }
         }
         let Some(busiest) = busiest else {
             return pulled;
         };
-        let imbalance = calculate_imbalance(sd, &local, &busiest);
-        if imbalance == 0 {
+        let migrate = if by_load {
+            let domain = self.sg_stats(sd.span, &all);
+            Migrate::Load(load_imbalance(sd, &local, &busiest, &domain))
+        } else {
+            Migrate::Tasks(calculate_imbalance(sd, &local, &busiest))
+        };
+        if migrate.is_none() {
+            if by_load {
+                // Balanced: earlier failures no longer count (`out_balanced`).
+                self.slots[this_cpu.index()].lb[level]
+                    .nr_balance_failed
+                    .store(0, Ordering::Relaxed);
+            }
             return pulled;
         }
-        let Some(src_cpu) = self.find_busiest_queue(&busiest.span) else {
+        let src = if by_load {
+            self.find_busiest_queue_by_load(&busiest.span)
+        } else {
+            self.find_busiest_queue(&busiest.span)
+        };
+        let Some(src_cpu) = src else {
             return pulled;
         };
         pulled.from = src_cpu;
-        self.pull(
-            this_cpu,
-            src_cpu,
-            level,
-            sd,
-            imbalance,
-            newidle,
-            &mut pulled,
-        );
+        self.pull(this_cpu, src_cpu, level, sd, migrate, newidle, &mut pulled);
         pulled
     }
 
@@ -259,9 +300,20 @@ impl<P: Platform> Scheduler<P> {
             .map(|(c, _)| c)
     }
 
-    /// Detaches up to `imbalance` movable tasks from `src_cpu` and attaches
-    /// them to `this_cpu` (`detach_tasks` + `attach_tasks`, both runqueues
-    /// locked; nothing is allocated).
+    /// `find_busiest_queue` for `migrate_load`: the CPU of `span` with the
+    /// most PELT load (`cpu_load()`) among those with two or more runnable
+    /// tasks (a lone running task cannot be pulled); ties go to the later
+    /// CPU.
+    fn find_busiest_queue_by_load(&self, span: &CpuMask) -> Option<CpuId> {
+        span.cpus()
+            .filter(|&c| self.nr(c) >= 2)
+            .max_by_key(|&c| self.load_avg(c))
+    }
+
+    /// Detaches movable tasks from `src_cpu`, up to the imbalance
+    /// `migrate` (a count, or a load that the moved tasks' `task_h_load`
+    /// may not exceed), and attaches them to `this_cpu` (`detach_tasks` +
+    /// `attach_tasks`, both runqueues locked; nothing is allocated).
     #[allow(clippy::too_many_arguments)]
     fn pull(
         &self,
@@ -269,7 +321,7 @@ impl<P: Platform> Scheduler<P> {
         src_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
-        imbalance: u32,
+        migrate: Migrate,
         newidle: bool,
         pulled: &mut Pulled,
     ) {
@@ -283,10 +335,13 @@ impl<P: Platform> Scheduler<P> {
         this_rq.update_rq_clock(now);
         src.update_rq_clock(now);
         // Single-CPU groups: recount under the locks, as the flat balancer did.
-        let imbalance = if sd.child.is_none() {
-            (src.nr_runnable().saturating_sub(this_rq.nr_runnable()) / 2).max(1)
-        } else {
-            imbalance
+        let (imbalance, mut load_left) = match migrate {
+            Migrate::Tasks(_) if sd.child.is_none() => (
+                (src.nr_runnable().saturating_sub(this_rq.nr_runnable()) / 2).max(1),
+                None,
+            ),
+            Migrate::Tasks(n) => (n, None),
+            Migrate::Load(l) => (u32::MAX, Some(l)),
         };
         let limit = (self.cfg.tunables.nr_migrate() as usize)
             .min(imbalance as usize)
@@ -297,6 +352,7 @@ impl<P: Platform> Scheduler<P> {
         let mut cands = [TaskId(0); MAX_PULL];
         let mut nc = 0;
         let mut hot_skipped = false;
+        let mut load_skipped = false;
         for id in src.fair_queue_rev() {
             if nc >= limit {
                 break;
@@ -314,8 +370,23 @@ impl<P: Platform> Scheduler<P> {
                 hot_skipped = true;
                 continue;
             }
+            // migrate_load: a task whose load would overshoot the
+            // imbalance stays (`detach_tasks`' `migrate_load` case), less
+            // strictly after failed passes (its load is halved for each);
+            // the pull ends once the imbalance is covered.
+            if let Some(left) = load_left.as_mut() {
+                let h = src.task_h_load(id);
+                if h >> failed.min(63) > *left {
+                    load_skipped = true;
+                    continue;
+                }
+                *left = left.saturating_sub(h);
+            }
             cands[nc] = id;
             nc += 1;
+            if load_left == Some(0) {
+                break;
+            }
         }
         for &id in &cands[..nc] {
             if let Ok(t) = src.detach_task(id) {
@@ -329,12 +400,55 @@ impl<P: Platform> Scheduler<P> {
         if pulled.n != 0 {
             self.recheck_active(this_cpu);
         }
-        if pulled.n == 0 && hot_skipped {
+        // A periodic pass that found only tasks too heavy for the load
+        // imbalance failed too (`load_balance` counts every periodic pass
+        // that moved nothing, `sd->nr_balance_failed++`).
+        if pulled.n == 0 && (hot_skipped || (load_skipped && !newidle)) {
             failed_ctr.fetch_add(1, Ordering::Relaxed);
         } else {
             failed_ctr.store(0, Ordering::Relaxed);
         }
     }
+}
+
+/// What a pass moves (`env->migration_type`): a number of tasks
+/// (`migrate_task`) or an amount of load (`migrate_load`, in `cpu_load()`
+/// units, each task counting its `task_h_load`). Zero: balanced.
+#[derive(Clone, Copy, Debug)]
+enum Migrate {
+    Tasks(u32),
+    Load(u64),
+}
+
+impl Migrate {
+    fn is_none(self) -> bool {
+        matches!(self, Migrate::Tasks(0) | Migrate::Load(0))
+    }
+}
+
+/// `calculate_imbalance` for a local group `l` with no spare CPU against the
+/// busiest group `b` of domain `sd` whose stats are `d` (`migrate_load`):
+/// the load to move so that neither group passes the domain's average load
+/// per capacity, `min((b − avg)·cap_b, (avg − l)·cap_l) / 1024`, with
+/// `find_busiest_group`'s balanced cases first: the local group already
+/// carries as much load per capacity as the busiest or as the domain's
+/// average, or, overloaded itself, the busiest is not above it by the
+/// level's `imbalance_pct`. Where the busiest is below the domain's average
+/// (a heavier group that cannot give, such as one CPU running one heavy
+/// task, raises it), Linux's unsigned difference would wrap and the
+/// minimum take the local side; ours moves nothing, as the comment there
+/// intends ("nor do we wish to reduce the max loaded CPU below the average
+/// load").
+fn load_imbalance(sd: &SchedDomain, l: &SgStats, b: &SgStats, d: &SgStats) -> u64 {
+    let (la, ba, avg) = (l.avg_load(), b.avg_load(), d.avg_load());
+    if la >= ba || la >= avg {
+        return 0;
+    }
+    if l.nr > l.w && ba * 100 <= la * sd.imbalance_pct as u64 {
+        return 0;
+    }
+    let scale = crate::pelt::SCHED_CAPACITY_SCALE;
+    (ba.saturating_sub(avg) * b.capacity).min((avg - la) * l.capacity) / scale
 }
 
 /// Is `a` busier than `b`: more tasks per CPU, then more load per CPU
