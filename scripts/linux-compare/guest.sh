@@ -53,9 +53,16 @@ lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
 #   sw0 / sw1 / sw256   the kernel stacks of those switch-outs, per state
 #   wake   sched_waking by waker pid (common_pid) and wakee pid
 #   wakestk  the wakers' stacks
+#   wakepid  the wakers' stacks by wakee pid: which wait queue a wakeup
+#          came from where one function wakes two (a pipe write wakes
+#          readers on rd_wait, and the next writer on wr_wait)
 #   mig / migstk  sched_migrate_task by orig_cpu, dest_cpu; its stacks
 #   resched / reschedlazy  kprobes on resched_curr and resched_curr_lazy
 #          (all tasks), by stack: who asked for a reschedule, and how
+#   mutexlock / mutexunlock  kprobes on __mutex_lock_slowpath (a mutex_lock
+#          that found the lock taken: it then spins or sleeps) and
+#          __mutex_unlock_slowpath (an unlock with waiters or a handoff
+#          flag), the workload's tasks only, by stack
 #   sd     /proc/schedstat's domain lines' last three fields summed per
 #          domain level over the run: ttwu_wake_remote, ttwu_move_affine,
 #          ttwu_move_balance
@@ -81,6 +88,9 @@ lc_trace_start() { # COMM
         for f in resched_curr resched_curr_lazy; do
             echo "p:lc/$f $f" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on $f"
         done
+        for f in mutexlock:__mutex_lock_slowpath mutexunlock:__mutex_unlock_slowpath; do
+            echo "p:lc/${f%%:*} ${f#*:}" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on ${f#*:}"
+        done
     fi
     c=$(echo "$1" | cut -c1-15)
     s=common_stacktrace
@@ -91,10 +101,14 @@ lc_trace_start() { # COMM
     done
     lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""
     lc_trace_trig wakestk sched/sched_waking "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    lc_trace_trig wakepid sched/sched_waking "hist:keys=pid,$s:vals=hitcount:size=8192 if comm == \"$c\""
     lc_trace_trig mig sched/sched_migrate_task "hist:keys=orig_cpu,dest_cpu:vals=hitcount if comm == \"$c\""
     lc_trace_trig migstk sched/sched_migrate_task "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
     [ -d $LC_TR/events/lc/resched_curr ] && lc_trace_trig resched lc/resched_curr "hist:keys=$s:vals=hitcount:size=2048"
     [ -d $LC_TR/events/lc/resched_curr_lazy ] && lc_trace_trig reschedlazy lc/resched_curr_lazy "hist:keys=$s:vals=hitcount:size=2048"
+    for f in mutexlock mutexunlock; do
+        [ -d $LC_TR/events/lc/$f ] && lc_trace_trig $f lc/$f "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    done
     lc_trace_sd0=$(lc_trace_sd)
 }
 lc_trace_sd() { # per domain level: ttwu_wake_remote ttwu_move_affine ttwu_move_balance
@@ -119,11 +133,12 @@ lc_trace_print() { # RUN_TAG
     for d in $(for t in $lc_trace_on; do echo "${t#*:}"; done | sort -u); do
         awk -v p="trace $1" -v e="${d#*/}" '
             /^# trigger info:/ { k = $0; sub(/.*hist:keys=/, "", k); sub(/:.*/, "", k)
-                if (k ~ /stacktrace/) k = "stk"
+                if (k ~ /stacktrace/) { sub(/,?common_stacktrace/, "", k); k = k == "" ? "stk" : k ".stk" }
                 s = ""; if (match($0, /prev_state == [0-9]+/)) { s = substr($0, RSTART, RLENGTH); sub(/.* /, ".", s) }
                 h = e "." k s ":"; next }
-            /^\{ [a-z_]*stacktrace:/ { stk = ""; in_stk = 1; next }
-            in_stk && /\} hitcount:/ { n = $0; sub(/.*hitcount: */, "", n); print p, h, stk, "=", n; in_stk = 0; next }
+            /^\{ .*stacktrace:/ { pre = $0; sub(/,? *[a-z_]*stacktrace:.*/, "", pre); sub(/^\{ */, "", pre)
+                gsub(/[a-z_]+: */, "", pre); gsub(/,/, "", pre); stk = ""; in_stk = 1; next }
+            in_stk && /\} hitcount:/ { n = $0; sub(/.*hitcount: */, "", n); print p, h, (pre == "" ? "" : pre " ") stk, "=", n; in_stk = 0; next }
             in_stk { f = $1; sub(/\+0x.*/, "", f); stk = stk == "" ? f : stk "<" f; next }
             /^\{ .*\} hitcount:/ { k = $0; sub(/ *\} hitcount:.*/, "", k); sub(/^\{ /, "", k)
                 gsub(/[a-z_]+: */, "", k); gsub(/,/, "", k); n = $0; sub(/.*hitcount: */, "", n)
