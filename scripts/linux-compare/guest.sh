@@ -81,15 +81,17 @@ lc_trace_trig() { # NAME EVENT_DIR TRIGGER
     fi
 }
 lc_trace_start() { # COMM
-    local f c s st
+    local f c s st sym
     [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
     if [ -z "$lc_trace_probes" ]; then
         lc_trace_probes=1
         for f in resched_curr resched_curr_lazy; do
             echo "p:lc/$f $f" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on $f"
         done
+        # (the compiler may have renamed them, e.g. a .constprop.0 copy)
         for f in mutexlock:__mutex_lock_slowpath mutexunlock:__mutex_unlock_slowpath; do
-            echo "p:lc/${f%%:*} ${f#*:}" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on ${f#*:}"
+            sym=$(awk -v f="${f#*:}" '$3 == f || index($3, f ".") == 1 {print $3; exit}' /proc/kallsyms)
+            echo "p:lc/${f%%:*} ${sym:-${f#*:}}" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on ${sym:-${f#*:}}"
         done
     fi
     c=$(echo "$1" | cut -c1-15)

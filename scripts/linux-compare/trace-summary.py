@@ -95,8 +95,14 @@ def first(stack, table, default):
     return default
 
 
+def frames_of(stack):
+    """A stack's frames, innermost first, without the compiler's suffixes
+    (`__mutex_lock.constprop.0` -> `__mutex_lock`)."""
+    return [f.split(".", 1)[0] for f in stack.split("<")]
+
+
 def switch_place(stack):
-    frames = stack.split("<")
+    frames = frames_of(stack)
     if "preempt_schedule_irq" in frames:
         irq = first(frames, IRQS, "other interrupt")
         user = "exit_to_user" in stack
@@ -123,7 +129,7 @@ def pipe_func(frames):
 def pipe_wakeup(frames, wakee):
     """The wait queue a pipe wakeup came from, by the waker's stack and the
     wakee's role (receivers read, senders write), or None if not a pipe's."""
-    if "__mutex_unlock_slowpath" in frames:
+    if "__mutex_unlock_slowpath" in frames or ("wake_up_q" in frames and "mutex_unlock" in frames):
         return f"mutex unlock (__mutex_unlock_slowpath, wake_up_q) in {pipe_func(frames)} -> {wakee}"
     if "anon_pipe_write" in frames or "pipe_write" in frames:
         q = {"receiver": "rd_wait: a reader", "sender": "wr_wait: the next writer"}.get(wakee, f"? {wakee}")
@@ -239,18 +245,18 @@ def summarize(met, cnt, tr, sds):
             s = STATE.get(h.rsplit(".", 1)[1], "?")
             row[f"switch-out {s} at: {switch_place(k)}"] += n
         elif h == "sched_waking.stk":
-            row[f"wakeup by: {first(k.split('<'), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
+            row[f"wakeup by: {first(frames_of(k), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
         elif h == "sched_waking.common_pid,pid" and role and k != "dropped":
             a, b = (int(x) for x in k.split())
             row[f"wakeup {role.get(a, 'other task')} -> {role.get(b, '?')}"] += n
         elif h == "sched_waking.pid.stk":
             pid, _, stk = k.partition(" ")
-            frames = stk.split("<")
+            frames = frames_of(stk)
             w = pipe_wakeup(frames, role.get(int(pid), "?") if role and pid.isdigit() else "?")
             row["pipe wakeup: " + (w or "other: " + "<".join(frames[:3]))] += n
         elif h in ("mutexlock.stk", "mutexunlock.stk"):
             what = "__mutex_lock_slowpath entries" if h == "mutexlock.stk" else "__mutex_unlock_slowpath entries"
-            row[f"pipe mutex: {what} in {pipe_func(k.split('<'))}"] += n
+            row[f"pipe mutex: {what} in {pipe_func(frames_of(k))}"] += n
         elif h == "sched_migrate_task.stk":
             row[f"migration: {first(k.split('<'), MIGRATIONS, 'other')}"] += n
         elif h == "resched_curr.stk":
