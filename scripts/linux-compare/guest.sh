@@ -47,10 +47,11 @@ lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
 # after its run line as `trace I/T NAME: LINE` (abtool ignores them;
 # trace-summary.py sums them per config):
 #   state  sched_switch by prev_pid, prev_state of the workload's tasks
-#          (comm = the command's first word): 1 = S (blocked), 0 = R
+#          (comm = the command's first word): 1 = S (blocked), 2 = D
+#          (blocked uninterruptibly: a mutex's waiter), 0 = R
 #          (called schedule() while runnable: the return to user space's
 #          need_resched loop), 256 = R+ (preempted: preempt_schedule*)
-#   sw0 / sw1 / sw256   the kernel stacks of those switch-outs, per state
+#   sw0 / sw1 / sw2 / sw256   the kernel stacks of those switch-outs, per state
 #   wake   sched_waking by waker pid (common_pid) and wakee pid
 #   wakestk  the wakers' stacks
 #   wakepid  the wakers' stacks by wakee pid: which wait queue a wakeup
@@ -98,7 +99,7 @@ lc_trace_start() { # COMM
     s=common_stacktrace
     lc_trace_on=""
     lc_trace_trig state sched/sched_switch "hist:keys=prev_pid,prev_state:vals=hitcount:size=4096 if prev_comm == \"$c\""
-    for st in 0 1 256; do
+    for st in 0 1 2 256; do
         lc_trace_trig sw$st sched/sched_switch "hist:keys=$s:vals=hitcount:size=2048 if prev_comm == \"$c\" && prev_state == $st"
     done
     lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""

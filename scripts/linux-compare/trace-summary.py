@@ -7,7 +7,8 @@ workload and config, as means per kept run (warmups left out):
 The guest (guest.sh, lc_trace_*) prints after each run line one line per
 histogram entry, `trace I/T HIST: KEYS = COUNT`. This script classifies
 them:
-- the workload's tasks' switch-outs by prev_state (S: blocked; R: called
+- the workload's tasks' switch-outs by prev_state (S: blocked; D: blocked
+  uninterruptibly, a mutex's waiter; R: called
   schedule() while runnable, the return to user space's need_resched loop;
   R+: preempted) and by where in the kernel (the stack's first frame that
   says what the task was doing);
@@ -41,7 +42,7 @@ SD = re.compile(r"^trace (\d+)/(\d+) sd: (\S+) (.*)$")
 
 # What a blocked (S) or runnable (R, R+) switch-out was doing: the first of
 # these frames in its stack (innermost first) names it.
-MUTEX_SLEEP = "mutex_lock slow path (__mutex_lock_slowpath)"
+MUTEX_SLEEP = "mutex_lock slow path (__mutex_lock)"
 PIPE_FUNCS = ["anon_pipe_read", "anon_pipe_write", "pipe_read", "pipe_write"]
 SWITCH_PLACES = [
     ("preempt_schedule_irq", None),  # refined below by the interrupt
@@ -50,6 +51,7 @@ SWITCH_PLACES = [
     ("sock_def_write_space", "preempt_enable after waking a writer"),
     ("unix_write_space", "preempt_enable after waking a writer"),
     ("__mutex_lock_slowpath", MUTEX_SLEEP),
+    ("__mutex_lock", MUTEX_SLEEP),  # the slow path's tail call leaves no frame of it
     ("sock_alloc_send_pskb", "sender: sndbuf full (sock_alloc_send_pskb)"),
     ("unix_stream_data_wait", "receiver: no data (unix_stream_data_wait)"),
     ("anon_pipe_write", "pipe writer (anon_pipe_write)"),
@@ -129,6 +131,8 @@ def pipe_func(frames):
 def pipe_wakeup(frames, wakee):
     """The wait queue a pipe wakeup came from, by the waker's stack and the
     wakee's role (receivers read, senders write), or None if not a pipe's."""
+    if "pollwake" in frames:
+        return "poll (start barrier), woken by a " + ("write" if "anon_pipe_write" in frames or "pipe_write" in frames else "?")
     if "__mutex_unlock_slowpath" in frames or ("wake_up_q" in frames and "mutex_unlock" in frames):
         return f"mutex unlock (__mutex_unlock_slowpath, wake_up_q) in {pipe_func(frames)} -> {wakee}"
     if "anon_pipe_write" in frames or "pipe_write" in frames:
@@ -177,7 +181,7 @@ def roles(pids):
     return r
 
 
-STATE = {"1": "S", "0": "R", "256": "R+"}
+STATE = {"1": "S", "2": "D", "0": "R", "256": "R+"}
 
 
 def parse(paths):
@@ -264,9 +268,9 @@ def summarize(met, cnt, tr, sds):
         elif h == "resched_curr_lazy.stk":
             row[f"resched_curr_lazy: {resched_caller(k)}"] += n
     entries = sum(v for k, v in row.items() if k.startswith("pipe mutex: __mutex_lock_slowpath entries"))
-    sleeps = sum(v for k, v in row.items() if k.startswith("switch-out S at: " + MUTEX_SLEEP))
+    sleeps = sum(v for k, v in row.items() if k.startswith(("switch-out S at: " + MUTEX_SLEEP, "switch-out D at: " + MUTEX_SLEEP)))
     if entries:
-        row["pipe mutex: slow-path entries less S sleeps in it (lower bound of those that never slept)"] = entries - sleeps
+        row["pipe mutex: slow-path entries less sleeps in it (lower bound of those that never slept)"] = entries - sleeps
     for dom, kvs in sds:
         for kv in kvs.split():
             k, v = kv.split("=")

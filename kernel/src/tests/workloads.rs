@@ -1030,6 +1030,16 @@ ktest_smp!(workload_hackbench_pipe_mutex_runs_every_message, 1, || {
         ),
         "{out}"
     );
+    let m = r.pipe_mutex;
+    let line = alloc::format!(
+        "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request",
+        m.contended,
+        m.sleeps,
+        m.wakeups,
+        m.waits_owner_off_cpu,
+        m.waits_resched
+    );
+    kassert!(out.contains(&line), "{out}");
     Ok(())
 });
 
@@ -1042,7 +1052,10 @@ ktest_smp_timing!(
         // one that finds it held by a running task spins (no switch). Two
         // threads on CPU 0: the owner takes it and sleeps 5 ms; the waiter
         // must sleep. Then the owner on CPU 1 holds it for 5 ms of busy work
-        // while the waiter on CPU 0 takes it: no switch of the waiter.
+        // while the waiter on CPU 0 takes it: no switch of the waiter. The
+        // mutex counts one contended lock either way, the waiter's sleeps,
+        // and, only if the waiter slept, one wait begun for an owner off CPU
+        // and one wakeup at the unlock.
         set_preempt(PreemptMode::Full);
         let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
         for (owner_cpu, sleeps, want_switch) in [(CpuId::BOOT, true, true), (cpu1, false, false)] {
@@ -1092,6 +1105,16 @@ ktest_smp_timing!(
             kassert!(
                 (slept > 0) == want_switch,
                 "owner on {owner_cpu}: the waiter switched {slept} times voluntarily"
+            );
+            kassert_eq!(
+                m.stats(),
+                workloads::hackbench::PipeMutexStats {
+                    contended: 1,
+                    sleeps: slept,
+                    wakeups: u64::from(want_switch),
+                    waits_owner_off_cpu: u64::from(want_switch),
+                    waits_resched: 0,
+                }
             );
         }
         Ok(())
