@@ -1032,12 +1032,13 @@ ktest_smp!(workload_hackbench_pipe_mutex_runs_every_message, 1, || {
     );
     let m = r.pipe_mutex;
     let line = alloc::format!(
-        "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request",
+        "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request; {} holds switched out",
         m.contended,
         m.sleeps,
         m.wakeups,
         m.waits_owner_off_cpu,
-        m.waits_resched
+        m.waits_resched,
+        m.holds_switched_out
     );
     kassert!(out.contains(&line), "{out}");
     Ok(())
@@ -1055,7 +1056,8 @@ ktest_smp_timing!(
         // while the waiter on CPU 0 takes it: no switch of the waiter. The
         // mutex counts one contended lock either way, the waiter's sleeps,
         // and, only if the waiter slept, one wait begun for an owner off CPU
-        // and one wakeup at the unlock.
+        // and one wakeup at the unlock; a hold by an owner that sleeps counts
+        // as switched out.
         set_preempt(PreemptMode::Full);
         let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
         for (owner_cpu, sleeps, want_switch) in [(CpuId::BOOT, true, true), (cpu1, false, false)] {
@@ -1106,16 +1108,22 @@ ktest_smp_timing!(
                 (slept > 0) == want_switch,
                 "owner on {owner_cpu}: the waiter switched {slept} times voluntarily"
             );
+            let st = m.stats();
             kassert_eq!(
-                m.stats(),
-                workloads::hackbench::PipeMutexStats {
-                    contended: 1,
-                    sleeps: slept,
-                    wakeups: u64::from(want_switch),
-                    waits_owner_off_cpu: u64::from(want_switch),
-                    waits_resched: 0,
-                }
+                (
+                    st.contended,
+                    st.sleeps,
+                    st.wakeups,
+                    st.waits_owner_off_cpu,
+                    st.waits_resched
+                ),
+                (1, slept, u64::from(want_switch), u64::from(want_switch), 0)
             );
+            // The owner that slept holding it was switched out in one of the
+            // two holds (the waiter's own hold may be preempted too).
+            if sleeps {
+                kassert!(st.holds_switched_out >= 1, "{st:?}");
+            }
         }
         Ok(())
     }

@@ -272,6 +272,9 @@ pub struct PipeMutexStats {
     /// Waits begun, the owner on a CPU, because the waiter's CPU had an
     /// immediate resched request.
     pub waits_resched: u64,
+    /// Holds during which the owner was switched out (preempted or asleep)
+    /// before its unlock.
+    pub holds_switched_out: u64,
 }
 
 impl core::ops::AddAssign for PipeMutexStats {
@@ -281,6 +284,7 @@ impl core::ops::AddAssign for PipeMutexStats {
         self.wakeups += o.wakeups;
         self.waits_owner_off_cpu += o.waits_owner_off_cpu;
         self.waits_resched += o.waits_resched;
+        self.holds_switched_out += o.holds_switched_out;
     }
 }
 
@@ -298,6 +302,10 @@ pub(crate) struct PipeMutex {
     wakeups: AtomicU64,
     waits_owner_off_cpu: AtomicU64,
     waits_resched: AtomicU64,
+    holds_switched_out: AtomicU64,
+    /// The owner's nvcsw + nivcsw when it took the lock (written and read
+    /// by the owner only).
+    owner_switches: AtomicU64,
 }
 
 impl PipeMutex {
@@ -310,6 +318,8 @@ impl PipeMutex {
             wakeups: AtomicU64::new(0),
             waits_owner_off_cpu: AtomicU64::new(0),
             waits_resched: AtomicU64::new(0),
+            holds_switched_out: AtomicU64::new(0),
+            owner_switches: AtomicU64::new(0),
         }
     }
 
@@ -321,6 +331,7 @@ impl PipeMutex {
             wakeups: self.wakeups.load(Ordering::Relaxed),
             waits_owner_off_cpu: self.waits_owner_off_cpu.load(Ordering::Relaxed),
             waits_resched: self.waits_resched.load(Ordering::Relaxed),
+            holds_switched_out: self.holds_switched_out.load(Ordering::Relaxed),
         }
     }
 
@@ -332,7 +343,11 @@ impl PipeMutex {
                 .owner
                 .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
             {
-                Ok(_) => return,
+                Ok(_) => {
+                    let (v, i) = own_switches();
+                    self.owner_switches.store(v + i, Ordering::Relaxed);
+                    return;
+                }
                 Err(o) => o,
             };
             if owner == 0 {
@@ -367,6 +382,10 @@ impl PipeMutex {
     }
 
     pub(crate) fn unlock(&self) {
+        let (v, i) = own_switches();
+        if v + i != self.owner_switches.load(Ordering::Relaxed) {
+            self.holds_switched_out.fetch_add(1, Ordering::Relaxed);
+        }
         self.owner.store(0, Ordering::SeqCst);
         if self.waiters.wake_one() {
             self.wakeups.fetch_add(1, Ordering::Relaxed);
@@ -741,12 +760,13 @@ fn run_charged<C: Charge>(
     if p.pipe_mutex {
         let _ = writeln!(
             out,
-            "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request",
+            "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request; {} holds switched out",
             r.pipe_mutex.contended,
             r.pipe_mutex.sleeps,
             r.pipe_mutex.wakeups,
             r.pipe_mutex.waits_owner_off_cpu,
-            r.pipe_mutex.waits_resched
+            r.pipe_mutex.waits_resched,
+            r.pipe_mutex.holds_switched_out
         );
     }
     Ok(r)
