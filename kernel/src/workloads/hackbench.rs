@@ -87,6 +87,13 @@
 //! a writer never holds the mutex while it waits for room (Linux drops it
 //! there too).
 //!
+//! The result line `pipe mutex: …` ([`PipeMutexStats`]) counts the locks
+//! that found the mutex taken, the sleeps on it, the wakeups at unlock,
+//! why a waiter stopped spinning, and the holds during which the owner
+//! was switched out: the counts that a Linux trace of the same run gives
+//! (`linux-compare.sh TRACE=1`, docs/results/linux.md, "Which wait queue
+//! Linux's pipe wakeups come from").
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -290,10 +297,11 @@ impl core::ops::AddAssign for PipeMutexStats {
 
 /// `-M`: a pipe's `mutex` (Linux's `pipe->mutex`, held while a read or a
 /// write copies): the owner's thread index + 1 (0: free), the tasks
-/// asleep on it and its [`PipeMutexStats`] counters. A task that finds it taken spins while the owner is on a
-/// CPU and its own CPU has no immediate resched request (Linux's
-/// `mutex_optimistic_spin`), else sleeps until it is released; a release
-/// wakes one sleeper (plain, as `mutex_unlock`'s `wake_up_q`).
+/// asleep on it and its [`PipeMutexStats`] counters. A task that finds it
+/// taken spins while the owner is on a CPU and its own CPU has no
+/// immediate resched request (Linux's `mutex_optimistic_spin`), else
+/// sleeps until it is released; a release wakes one sleeper (plain, as
+/// `mutex_unlock`'s `wake_up_q`).
 pub(crate) struct PipeMutex {
     owner: AtomicU32,
     waiters: WaitQueue,
