@@ -47,15 +47,23 @@ lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
 # after its run line as `trace I/T NAME: LINE` (abtool ignores them;
 # trace-summary.py sums them per config):
 #   state  sched_switch by prev_pid, prev_state of the workload's tasks
-#          (comm = the command's first word): 1 = S (blocked), 0 = R
+#          (comm = the command's first word): 1 = S (blocked), 2 = D
+#          (blocked uninterruptibly: a mutex's waiter), 0 = R
 #          (called schedule() while runnable: the return to user space's
 #          need_resched loop), 256 = R+ (preempted: preempt_schedule*)
-#   sw0 / sw1 / sw256   the kernel stacks of those switch-outs, per state
+#   sw0 / sw1 / sw2 / sw256   the kernel stacks of those switch-outs, per state
 #   wake   sched_waking by waker pid (common_pid) and wakee pid
 #   wakestk  the wakers' stacks
+#   wakepid  the wakers' stacks by wakee pid: which wait queue a wakeup
+#          came from where one function wakes two (a pipe write wakes
+#          readers on rd_wait, and the next writer on wr_wait)
 #   mig / migstk  sched_migrate_task by orig_cpu, dest_cpu; its stacks
 #   resched / reschedlazy  kprobes on resched_curr and resched_curr_lazy
 #          (all tasks), by stack: who asked for a reschedule, and how
+#   mutexlock / mutexunlock  kprobes on __mutex_lock_slowpath (a mutex_lock
+#          that found the lock taken: it then spins or sleeps) and
+#          __mutex_unlock_slowpath (an unlock with waiters or a handoff
+#          flag), the workload's tasks only, by stack
 #   sd     /proc/schedstat's domain lines' last three fields summed per
 #          domain level over the run: ttwu_wake_remote, ttwu_move_affine,
 #          ttwu_move_balance
@@ -74,27 +82,36 @@ lc_trace_trig() { # NAME EVENT_DIR TRIGGER
     fi
 }
 lc_trace_start() { # COMM
-    local f c s st
+    local f c s st sym
     [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
     if [ -z "$lc_trace_probes" ]; then
         lc_trace_probes=1
         for f in resched_curr resched_curr_lazy; do
             echo "p:lc/$f $f" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on $f"
         done
+        # (the compiler may have renamed them, e.g. a .constprop.0 copy)
+        for f in mutexlock:__mutex_lock_slowpath mutexunlock:__mutex_unlock_slowpath; do
+            sym=$(awk -v f="${f#*:}" '$3 == f || index($3, f ".") == 1 {print $3; exit}' /proc/kallsyms)
+            echo "p:lc/${f%%:*} ${sym:-${f#*:}}" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on ${sym:-${f#*:}}"
+        done
     fi
     c=$(echo "$1" | cut -c1-15)
     s=common_stacktrace
     lc_trace_on=""
     lc_trace_trig state sched/sched_switch "hist:keys=prev_pid,prev_state:vals=hitcount:size=4096 if prev_comm == \"$c\""
-    for st in 0 1 256; do
+    for st in 0 1 2 256; do
         lc_trace_trig sw$st sched/sched_switch "hist:keys=$s:vals=hitcount:size=2048 if prev_comm == \"$c\" && prev_state == $st"
     done
     lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""
     lc_trace_trig wakestk sched/sched_waking "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    lc_trace_trig wakepid sched/sched_waking "hist:keys=pid,$s:vals=hitcount:size=8192 if comm == \"$c\""
     lc_trace_trig mig sched/sched_migrate_task "hist:keys=orig_cpu,dest_cpu:vals=hitcount if comm == \"$c\""
     lc_trace_trig migstk sched/sched_migrate_task "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
     [ -d $LC_TR/events/lc/resched_curr ] && lc_trace_trig resched lc/resched_curr "hist:keys=$s:vals=hitcount:size=2048"
     [ -d $LC_TR/events/lc/resched_curr_lazy ] && lc_trace_trig reschedlazy lc/resched_curr_lazy "hist:keys=$s:vals=hitcount:size=2048"
+    for f in mutexlock mutexunlock; do
+        [ -d $LC_TR/events/lc/$f ] && lc_trace_trig $f lc/$f "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
+    done
     lc_trace_sd0=$(lc_trace_sd)
 }
 lc_trace_sd() { # per domain level: ttwu_wake_remote ttwu_move_affine ttwu_move_balance
@@ -119,11 +136,12 @@ lc_trace_print() { # RUN_TAG
     for d in $(for t in $lc_trace_on; do echo "${t#*:}"; done | sort -u); do
         awk -v p="trace $1" -v e="${d#*/}" '
             /^# trigger info:/ { k = $0; sub(/.*hist:keys=/, "", k); sub(/:.*/, "", k)
-                if (k ~ /stacktrace/) k = "stk"
+                if (k ~ /stacktrace/) { sub(/,?common_stacktrace/, "", k); k = k == "" ? "stk" : k ".stk" }
                 s = ""; if (match($0, /prev_state == [0-9]+/)) { s = substr($0, RSTART, RLENGTH); sub(/.* /, ".", s) }
                 h = e "." k s ":"; next }
-            /^\{ [a-z_]*stacktrace:/ { stk = ""; in_stk = 1; next }
-            in_stk && /\} hitcount:/ { n = $0; sub(/.*hitcount: */, "", n); print p, h, stk, "=", n; in_stk = 0; next }
+            /^\{ .*stacktrace:/ { pre = $0; sub(/,? *[a-z_]*stacktrace:.*/, "", pre); sub(/^\{ */, "", pre)
+                gsub(/[a-z_]+: */, "", pre); gsub(/,/, "", pre); stk = ""; in_stk = 1; next }
+            in_stk && /\} hitcount:/ { n = $0; sub(/.*hitcount: */, "", n); print p, h, (pre == "" ? "" : pre " ") stk, "=", n; in_stk = 0; next }
             in_stk { f = $1; sub(/\+0x.*/, "", f); stk = stk == "" ? f : stk "<" f; next }
             /^\{ .*\} hitcount:/ { k = $0; sub(/ *\} hitcount:.*/, "", k); sub(/^\{ /, "", k)
                 gsub(/[a-z_]+: */, "", k); gsub(/,/, "", k); n = $0; sub(/.*hitcount: */, "", n)

@@ -7,12 +7,17 @@ workload and config, as means per kept run (warmups left out):
 The guest (guest.sh, lc_trace_*) prints after each run line one line per
 histogram entry, `trace I/T HIST: KEYS = COUNT`. This script classifies
 them:
-- the workload's tasks' switch-outs by prev_state (S: blocked; R: called
+- the workload's tasks' switch-outs by prev_state (S: blocked; D: blocked
+  uninterruptibly, a mutex's waiter; R: called
   schedule() while runnable, the return to user space's need_resched loop;
   R+: preempted) and by where in the kernel (the stack's first frame that
   says what the task was doing);
 - who woke them (the waker's stack) and, for hackbench, which role woke
-  which: rt-tests' hackbench forks, per group, its 20 receivers and then
+  which, and for pipes which wait queue (`pipe wakeup:` rows, from the
+  waker's stack and the wakee's role: a pipe write wakes the reader on
+  rd_wait, or the next writer on wr_wait; a read wakes a writer on wr_wait;
+  a mutex unlock wakes the mutex's first waiter through wake_up_q):
+  rt-tests' hackbench forks, per group, its 20 receivers and then
   its 20 senders, so with pids in creation order the lowest pid is the
   main process and each next 40 are a group's receivers then senders (the
   roles are given only when the task count is 1 + 40 x groups);
@@ -20,7 +25,11 @@ them:
 - reschedule requests (kprobes on resched_curr, resched_curr_lazy, all
   tasks) by caller: wakeup preemption, slice end at the tick or the HRTICK,
   the tick's upgrade of a lazy request, and so on;
-- /proc/schedstat's ttwu_wake_remote, ttwu_move_affine per domain.
+- /proc/schedstat's ttwu_wake_remote, ttwu_move_affine per domain;
+- the pipe mutex: entries into __mutex_lock_slowpath (a mutex_lock that
+  found the lock taken; it then spins or sleeps) and __mutex_unlock_slowpath
+  (an unlock that found waiters or a handoff flag), by the pipe function,
+  against the sleeps in __mutex_lock_slowpath.
 Each row ends with the last config's mean over the first's.
 """
 import re
@@ -33,12 +42,16 @@ SD = re.compile(r"^trace (\d+)/(\d+) sd: (\S+) (.*)$")
 
 # What a blocked (S) or runnable (R, R+) switch-out was doing: the first of
 # these frames in its stack (innermost first) names it.
+MUTEX_SLEEP = "mutex_lock slow path (__mutex_lock)"
+PIPE_FUNCS = ["anon_pipe_read", "anon_pipe_write", "pipe_read", "pipe_write"]
 SWITCH_PLACES = [
     ("preempt_schedule_irq", None),  # refined below by the interrupt
     ("exit_to_user_mode_loop", "return to user (need_resched loop)"),
     ("sock_def_readable", "preempt_enable after waking a reader (sender side)"),
     ("sock_def_write_space", "preempt_enable after waking a writer"),
     ("unix_write_space", "preempt_enable after waking a writer"),
+    ("__mutex_lock_slowpath", MUTEX_SLEEP),
+    ("__mutex_lock", MUTEX_SLEEP),  # the slow path's tail call leaves no frame of it
     ("sock_alloc_send_pskb", "sender: sndbuf full (sock_alloc_send_pskb)"),
     ("unix_stream_data_wait", "receiver: no data (unix_stream_data_wait)"),
     ("anon_pipe_write", "pipe writer (anon_pipe_write)"),
@@ -84,8 +97,14 @@ def first(stack, table, default):
     return default
 
 
+def frames_of(stack):
+    """A stack's frames, innermost first, without the compiler's suffixes
+    (`__mutex_lock.constprop.0` -> `__mutex_lock`)."""
+    return [f.split(".", 1)[0] for f in stack.split("<")]
+
+
 def switch_place(stack):
-    frames = stack.split("<")
+    frames = frames_of(stack)
     if "preempt_schedule_irq" in frames:
         irq = first(frames, IRQS, "other interrupt")
         user = "exit_to_user" in stack
@@ -98,9 +117,31 @@ def switch_place(stack):
         irq = first(frames, IRQS, "other interrupt")
         return f"interrupt return to user, {irq}"
     w = first(frames, SWITCH_PLACES, None)
+    if w == MUTEX_SLEEP:
+        return w + " in " + pipe_func(frames)
     if w:
         return w
     return "other: " + "<".join(frames[1:4])
+
+
+def pipe_func(frames):
+    return next((f for f in PIPE_FUNCS if f in frames), "other: " + "<".join(frames[-3:]))
+
+
+def pipe_wakeup(frames, wakee):
+    """The wait queue a pipe wakeup came from, by the waker's stack and the
+    wakee's role (receivers read, senders write), or None if not a pipe's."""
+    if "pollwake" in frames:
+        return "poll (start barrier), woken by a " + ("write" if "anon_pipe_write" in frames or "pipe_write" in frames else "?")
+    if "__mutex_unlock_slowpath" in frames or ("wake_up_q" in frames and "mutex_unlock" in frames):
+        return f"mutex unlock (__mutex_unlock_slowpath, wake_up_q) in {pipe_func(frames)} -> {wakee}"
+    if "anon_pipe_write" in frames or "pipe_write" in frames:
+        q = {"receiver": "rd_wait: a reader", "sender": "wr_wait: the next writer"}.get(wakee, f"? {wakee}")
+        return f"{q}, woken by a write"
+    if "anon_pipe_read" in frames or "pipe_read" in frames:
+        q = {"sender": "wr_wait: a writer", "receiver": "rd_wait: the next reader"}.get(wakee, f"? {wakee}")
+        return f"{q}, woken by a read"
+    return None
 
 
 def resched_caller(stack):
@@ -140,7 +181,7 @@ def roles(pids):
     return r
 
 
-STATE = {"1": "S", "0": "R", "256": "R+"}
+STATE = {"1": "S", "2": "D", "0": "R", "256": "R+"}
 
 
 def parse(paths):
@@ -208,16 +249,28 @@ def summarize(met, cnt, tr, sds):
             s = STATE.get(h.rsplit(".", 1)[1], "?")
             row[f"switch-out {s} at: {switch_place(k)}"] += n
         elif h == "sched_waking.stk":
-            row[f"wakeup by: {first(k.split('<'), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
+            row[f"wakeup by: {first(frames_of(k), WAKERS, 'other: ' + '<'.join(k.split('<')[:3]))}"] += n
         elif h == "sched_waking.common_pid,pid" and role and k != "dropped":
             a, b = (int(x) for x in k.split())
             row[f"wakeup {role.get(a, 'other task')} -> {role.get(b, '?')}"] += n
+        elif h == "sched_waking.pid.stk":
+            pid, _, stk = k.partition(" ")
+            frames = frames_of(stk)
+            w = pipe_wakeup(frames, role.get(int(pid), "?") if role and pid.isdigit() else "?")
+            row["pipe wakeup: " + (w or "other: " + "<".join(frames[:3]))] += n
+        elif h in ("mutexlock.stk", "mutexunlock.stk"):
+            what = "__mutex_lock_slowpath entries" if h == "mutexlock.stk" else "__mutex_unlock_slowpath entries"
+            row[f"pipe mutex: {what} in {pipe_func(frames_of(k))}"] += n
         elif h == "sched_migrate_task.stk":
             row[f"migration: {first(k.split('<'), MIGRATIONS, 'other')}"] += n
         elif h == "resched_curr.stk":
             row[f"resched_curr: {resched_caller(k)}"] += n
         elif h == "resched_curr_lazy.stk":
             row[f"resched_curr_lazy: {resched_caller(k)}"] += n
+    entries = sum(v for k, v in row.items() if k.startswith("pipe mutex: __mutex_lock_slowpath entries"))
+    sleeps = sum(v for k, v in row.items() if k.startswith(("switch-out S at: " + MUTEX_SLEEP, "switch-out D at: " + MUTEX_SLEEP)))
+    if entries:
+        row["pipe mutex: slow-path entries less sleeps in it (lower bound of those that never slept)"] = entries - sleeps
     for dom, kvs in sds:
         for kv in kvs.split():
             k, v = kv.split("=")

@@ -1030,6 +1030,17 @@ ktest_smp!(workload_hackbench_pipe_mutex_runs_every_message, 1, || {
         ),
         "{out}"
     );
+    let m = r.pipe_mutex;
+    let line = alloc::format!(
+        "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request; {} holds switched out",
+        m.contended,
+        m.sleeps,
+        m.wakeups,
+        m.waits_owner_off_cpu,
+        m.waits_resched,
+        m.holds_switched_out
+    );
+    kassert!(out.contains(&line), "{out}");
     Ok(())
 });
 
@@ -1042,7 +1053,11 @@ ktest_smp_timing!(
         // one that finds it held by a running task spins (no switch). Two
         // threads on CPU 0: the owner takes it and sleeps 5 ms; the waiter
         // must sleep. Then the owner on CPU 1 holds it for 5 ms of busy work
-        // while the waiter on CPU 0 takes it: no switch of the waiter.
+        // while the waiter on CPU 0 takes it: no switch of the waiter. The
+        // mutex counts one contended lock either way, the waiter's sleeps,
+        // and, only if the waiter slept, one wait begun for an owner off CPU
+        // and one wakeup at the unlock; a hold by an owner that sleeps counts
+        // as switched out.
         set_preempt(PreemptMode::Full);
         let cpu1 = CpuId::new(1).ok_or("no CPU 1")?;
         for (owner_cpu, sleeps, want_switch) in [(CpuId::BOOT, true, true), (cpu1, false, false)] {
@@ -1093,6 +1108,22 @@ ktest_smp_timing!(
                 (slept > 0) == want_switch,
                 "owner on {owner_cpu}: the waiter switched {slept} times voluntarily"
             );
+            let st = m.stats();
+            kassert_eq!(
+                (
+                    st.contended,
+                    st.sleeps,
+                    st.wakeups,
+                    st.waits_owner_off_cpu,
+                    st.waits_resched
+                ),
+                (1, slept, u64::from(want_switch), u64::from(want_switch), 0)
+            );
+            // The owner that slept holding it was switched out in one of the
+            // two holds (the waiter's own hold may be preempted too).
+            if sleeps {
+                kassert!(st.holds_switched_out >= 1, "{st:?}");
+            }
         }
         Ok(())
     }

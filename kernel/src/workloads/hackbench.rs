@@ -87,6 +87,13 @@
 //! a writer never holds the mutex while it waits for room (Linux drops it
 //! there too).
 //!
+//! The result line `pipe mutex: …` ([`PipeMutexStats`]) counts the locks
+//! that found the mutex taken, the sleeps on it, the wakeups at unlock,
+//! why a waiter stopped spinning, and the holds during which the owner
+//! was switched out: the counts that a Linux trace of the same run gives
+//! (`linux-compare.sh TRACE=1`, docs/results/linux.md, "Which wait queue
+//! Linux's pipe wakeups come from").
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -123,6 +130,8 @@ pub struct Report {
     pub charged_switches: u64,
     /// `-K`: the wakeups charged (all tasks; see the module's notes).
     pub charged_wakeups: u64,
+    /// `-M`: what the pipe mutexes did (all groups summed).
+    pub pipe_mutex: PipeMutexStats,
 }
 
 impl Report {
@@ -149,6 +158,8 @@ trait Charge: Copy + Send + 'static {
     type Locks: Clone + Send + Sync + 'static;
     /// A group's `fds` pipe mutexes.
     fn locks(self, fds: usize) -> Self::Locks;
+    /// What a group's pipe mutexes did.
+    fn lock_stats(locks: &Self::Locks) -> PipeMutexStats;
     /// Before a data message is queued to the group's pipe `k`.
     fn send(self, locks: &Self::Locks, k: usize);
     /// After a data message was taken from the group's pipe `k`.
@@ -178,6 +189,10 @@ macro_rules! no_sched_charge {
         type Locks = ();
         #[inline(always)]
         fn locks(self, _: usize) {}
+        #[inline(always)]
+        fn lock_stats(_: &()) -> PipeMutexStats {
+            PipeMutexStats::default()
+        }
         #[inline(always)]
         fn totals(self) {}
         #[inline(always)]
@@ -246,15 +261,59 @@ struct ChargeSched {
     mutex_outside_ns: Option<u32>,
 }
 
+/// `-M`: what pipe mutexes did, to set beside a Linux trace of the same
+/// run (`linux-compare.sh TRACE=1`'s `pipe mutex:` rows and D switch-outs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipeMutexStats {
+    /// `lock()`s that found it taken (Linux: entries into
+    /// `__mutex_lock_slowpath`).
+    pub contended: u64,
+    /// Voluntary switches while waiting for it (Linux: D switch-outs in
+    /// `__mutex_lock`); one `lock()` may sleep more than once.
+    pub sleeps: u64,
+    /// `unlock()`s that woke a sleeper (Linux: wakeups by
+    /// `__mutex_unlock_slowpath`'s `wake_up_q`).
+    pub wakeups: u64,
+    /// Waits begun because the owner was not on a CPU.
+    pub waits_owner_off_cpu: u64,
+    /// Waits begun, the owner on a CPU, because the waiter's CPU had an
+    /// immediate resched request.
+    pub waits_resched: u64,
+    /// Holds during which the owner was switched out (preempted or asleep)
+    /// before its unlock.
+    pub holds_switched_out: u64,
+}
+
+impl core::ops::AddAssign for PipeMutexStats {
+    fn add_assign(&mut self, o: Self) {
+        self.contended += o.contended;
+        self.sleeps += o.sleeps;
+        self.wakeups += o.wakeups;
+        self.waits_owner_off_cpu += o.waits_owner_off_cpu;
+        self.waits_resched += o.waits_resched;
+        self.holds_switched_out += o.holds_switched_out;
+    }
+}
+
 /// `-M`: a pipe's `mutex` (Linux's `pipe->mutex`, held while a read or a
-/// write copies): the owner's thread index + 1 (0: free) and the tasks
-/// asleep on it. A task that finds it taken spins while the owner is on a
-/// CPU and its own CPU has no immediate resched request (Linux's
-/// `mutex_optimistic_spin`), else sleeps until it is released; a release
-/// wakes one sleeper (plain, as `mutex_unlock`'s `wake_up_q`).
+/// write copies): the owner's thread index + 1 (0: free), the tasks
+/// asleep on it and its [`PipeMutexStats`] counters. A task that finds it
+/// taken spins while the owner is on a CPU and its own CPU has no
+/// immediate resched request (Linux's `mutex_optimistic_spin`), else
+/// sleeps until it is released; a release wakes one sleeper (plain, as
+/// `mutex_unlock`'s `wake_up_q`).
 pub(crate) struct PipeMutex {
     owner: AtomicU32,
     waiters: WaitQueue,
+    contended: AtomicU64,
+    sleeps: AtomicU64,
+    wakeups: AtomicU64,
+    waits_owner_off_cpu: AtomicU64,
+    waits_resched: AtomicU64,
+    holds_switched_out: AtomicU64,
+    /// The owner's nvcsw + nivcsw when it took the lock (written and read
+    /// by the owner only).
+    owner_switches: AtomicU64,
 }
 
 impl PipeMutex {
@@ -262,21 +321,49 @@ impl PipeMutex {
         PipeMutex {
             owner: AtomicU32::new(0),
             waiters: WaitQueue::new(),
+            contended: AtomicU64::new(0),
+            sleeps: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            waits_owner_off_cpu: AtomicU64::new(0),
+            waits_resched: AtomicU64::new(0),
+            holds_switched_out: AtomicU64::new(0),
+            owner_switches: AtomicU64::new(0),
+        }
+    }
+
+    /// Its counters so far.
+    pub(crate) fn stats(&self) -> PipeMutexStats {
+        PipeMutexStats {
+            contended: self.contended.load(Ordering::Relaxed),
+            sleeps: self.sleeps.load(Ordering::Relaxed),
+            wakeups: self.wakeups.load(Ordering::Relaxed),
+            waits_owner_off_cpu: self.waits_owner_off_cpu.load(Ordering::Relaxed),
+            waits_resched: self.waits_resched.load(Ordering::Relaxed),
+            holds_switched_out: self.holds_switched_out.load(Ordering::Relaxed),
         }
     }
 
     pub(crate) fn lock(&self) {
         let me = crate::task::current().idx() + 1;
+        let mut counted = false;
         loop {
             let owner = match self
                 .owner
                 .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
             {
-                Ok(_) => return,
+                Ok(_) => {
+                    let (v, i) = own_switches();
+                    self.owner_switches.store(v + i, Ordering::Relaxed);
+                    return;
+                }
                 Err(o) => o,
             };
             if owner == 0 {
                 continue;
+            }
+            if !counted {
+                counted = true;
+                self.contended.fetch_add(1, Ordering::Relaxed);
             }
             let running = crate::task::thread(owner - 1)
                 .on_cpu
@@ -289,14 +376,28 @@ impl PipeMutex {
                 super::burn(8);
                 continue;
             }
+            if running {
+                self.waits_resched.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.waits_owner_off_cpu.fetch_add(1, Ordering::Relaxed);
+            }
+            let nvcsw = own_switches().0;
             self.waiters
                 .wait_event(|| self.owner.load(Ordering::SeqCst) == 0);
+            self.sleeps
+                .fetch_add(own_switches().0 - nvcsw, Ordering::Relaxed);
         }
     }
 
     pub(crate) fn unlock(&self) {
+        let (v, i) = own_switches();
+        if v + i != self.owner_switches.load(Ordering::Relaxed) {
+            self.holds_switched_out.fetch_add(1, Ordering::Relaxed);
+        }
         self.owner.store(0, Ordering::SeqCst);
-        self.waiters.wake_one();
+        if self.waiters.wake_one() {
+            self.wakeups.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -330,6 +431,13 @@ impl Charge for ChargeSched {
     fn locks(self, fds: usize) -> Self::Locks {
         self.mutex_outside_ns
             .map(|_| (0..fds).map(|_| PipeMutex::new()).collect())
+    }
+    fn lock_stats(locks: &Self::Locks) -> PipeMutexStats {
+        let mut s = PipeMutexStats::default();
+        for m in locks.iter().flat_map(|l| l.iter()) {
+            s += m.stats();
+        }
+        s
     }
     fn send(self, locks: &Self::Locks, k: usize) {
         match (locks, self.mutex_outside_ns) {
@@ -497,6 +605,7 @@ fn run_charged<C: Charge>(
     let mut job = Job::new();
     let mut pipes_of_groups = Vec::new();
     let mut all = Vec::with_capacity(groups * fds);
+    let mut all_locks = Vec::with_capacity(groups);
     let mut failed = None;
     for _ in 0..groups {
         if failed.is_some() {
@@ -507,6 +616,7 @@ fn run_charged<C: Charge>(
             .collect();
         all.extend(pipes.iter().cloned());
         let locks = charge.locks(fds);
+        all_locks.push(locks.clone());
         let mut receivers = 0;
         for (k, pipe) in pipes.iter().enumerate() {
             let (pipe, locks) = (pipe.clone(), locks.clone());
@@ -614,6 +724,10 @@ fn run_charged<C: Charge>(
         channels += c.stats();
     }
     let (charged_switches, charged_wakeups) = C::charged(&totals);
+    let mut pipe_mutex = PipeMutexStats::default();
+    for l in &all_locks {
+        pipe_mutex += C::lock_stats(l);
+    }
     let r = Report {
         ns: last_end.load(Ordering::Relaxed).saturating_sub(t0),
         data_received: received.load(Ordering::Relaxed),
@@ -622,6 +736,7 @@ fn run_charged<C: Charge>(
         interrupted,
         charged_switches,
         charged_wakeups,
+        pipe_mutex,
     };
     if interrupted {
         let _ = writeln!(out, "hackbench: interrupted");
@@ -648,6 +763,18 @@ fn run_charged<C: Charge>(
             r.charged_switches,
             r.charged_wakeups,
             channels.woken_sync + channels.woken_plain
+        );
+    }
+    if p.pipe_mutex {
+        let _ = writeln!(
+            out,
+            "pipe mutex: {} contended locks, {} sleeps, {} wakeups at unlock; waited {} times for an owner off CPU, {} for a resched request; {} holds switched out",
+            r.pipe_mutex.contended,
+            r.pipe_mutex.sleeps,
+            r.pipe_mutex.wakeups,
+            r.pipe_mutex.waits_owner_off_cpu,
+            r.pipe_mutex.waits_resched,
+            r.pipe_mutex.holds_switched_out
         );
     }
     Ok(r)
