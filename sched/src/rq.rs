@@ -1467,7 +1467,14 @@ impl Rq {
                 None => break (self.rt.pick_task().map_or(NIL, |p| p.0), NextKind::Other),
             }
         };
-        self.put_prev_set_next(prev, next, kind);
+        // One copy of the end per kind, so that each arm above jumps to
+        // its own (the kind is a constant in each: not kept in a register
+        // across `put_prev_task` and tested after it).
+        match kind {
+            NextKind::Fair => self.put_prev_set_next(prev, next, NextKind::Fair),
+            NextKind::FairGrouped => self.put_prev_set_next(prev, next, NextKind::FairGrouped),
+            NextKind::Other => self.put_prev_set_next(prev, next, NextKind::Other),
+        }
         self.curr()
     }
 
