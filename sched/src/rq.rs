@@ -214,6 +214,18 @@ pub enum PrevAction {
     Exits,
 }
 
+/// What a picked task is, as the pick knows it: which `set_next_task`
+/// it needs ([`Rq::set_next_task_as`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextKind {
+    /// A fair task of the root runqueue (not grouped).
+    Fair,
+    /// A fair task of a task group's runqueue.
+    FairGrouped,
+    /// A deadline or RT task (or none).
+    Other,
+}
+
 /// What [`Rq::wake_held`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeldWake {
@@ -1367,11 +1379,37 @@ impl Rq {
     }
 
     fn set_next_task(&mut self, next: u32) {
-        let id = Slot(next);
-        match self.tasks[next as usize].class() {
-            SchedClass::Fair if self.tasks[next as usize].group != 0 => self.set_next_grouped(next),
-            SchedClass::Fair => self.fair.set_next_entity(&mut self.tasks, &self.cfg, id),
-            _ => self.tasks[next as usize].se.exec_start = self.clock,
+        let t = &self.tasks[next as usize];
+        let kind = match t.class() {
+            SchedClass::Fair if t.group != 0 => NextKind::FairGrouped,
+            SchedClass::Fair => NextKind::Fair,
+            _ => NextKind::Other,
+        };
+        self.set_next_task_as(next, kind);
+    }
+
+    /// [`Rq::set_next_task`] when the caller knows `next`'s kind: the pick
+    /// does (a task it took from the root's tree is a flat fair task, one
+    /// it found below a group entity a grouped one, one from above the fair
+    /// class neither), so that its flat path tests neither the class nor
+    /// the group again.
+    #[inline(always)]
+    fn set_next_task_as(&mut self, next: u32, kind: NextKind) {
+        debug_assert!({
+            let t = &self.tasks[next as usize];
+            let fair = t.class() == SchedClass::Fair;
+            match kind {
+                NextKind::Fair => fair && t.group == 0,
+                NextKind::FairGrouped => fair && t.group != 0,
+                NextKind::Other => !fair,
+            }
+        });
+        match kind {
+            NextKind::Fair => self
+                .fair
+                .set_next_entity(&mut self.tasks, &self.cfg, Slot(next)),
+            NextKind::FairGrouped => self.set_next_grouped(next),
+            NextKind::Other => self.tasks[next as usize].se.exec_start = self.clock,
         }
     }
 
@@ -1399,17 +1437,19 @@ impl Rq {
     /// `set_next_task`). Clears the need-resched state. `None`: run idle.
     pub fn pick_next_task(&mut self) -> Option<TaskId> {
         let prev = self.curr;
-        let next = loop {
+        // Each arm knows what it picked, so that `set_next_task` need not
+        // test the task's class and group again.
+        let (next, kind) = loop {
             // Deadline tasks and the fair server (a deadline entity, which
             // outranks RT while it serves) by earliest deadline, then RT;
             // skipped at once while neither class has a ready task.
             if self.dl.nr_ready | self.rt.nr_running != 0 {
                 if let Some(p) = self.pick_above_fair() {
-                    break p;
+                    break (p, NextKind::Other);
                 }
             }
             if self.fair.nr_queued == 0 {
-                break NIL;
+                break (NIL, NextKind::Other);
             }
             if self.fair.curr != NIL {
                 self.fair.update_curr(&mut self.tasks, &self.cfg);
@@ -1418,23 +1458,32 @@ impl Rq {
                 Some(se) if self.tasks[se.0 as usize].se.sched_delayed => self.finish_delayed(se.0),
                 // A group entity: pick down through its runqueues.
                 Some(se) if self.tasks[se.0 as usize].my_q != 0 => match self.pick_grouped(se.0) {
-                    NIL => break self.rt.pick_task().map_or(NIL, |p| p.0),
+                    NIL => break (self.rt.pick_task().map_or(NIL, |p| p.0), NextKind::Other),
                     t if self.tasks[t as usize].se.sched_delayed => self.finish_delayed(t),
-                    t => break t,
+                    t => break (t, NextKind::FairGrouped),
                 },
-                Some(se) => break se.0,
-                None => break self.rt.pick_task().map_or(NIL, |p| p.0),
+                // A task of the root runqueue: a flat fair task.
+                Some(se) => break (se.0, NextKind::Fair),
+                None => break (self.rt.pick_task().map_or(NIL, |p| p.0), NextKind::Other),
             }
         };
-        self.put_prev_set_next(prev, next);
+        // One copy of the end per kind, so that each arm above jumps to
+        // its own (the kind is a constant in each: not kept in a register
+        // across `put_prev_task` and tested after it).
+        match kind {
+            NextKind::Fair => self.put_prev_set_next(prev, next, NextKind::Fair),
+            NextKind::FairGrouped => self.put_prev_set_next(prev, next, NextKind::FairGrouped),
+            NextKind::Other => self.put_prev_set_next(prev, next, NextKind::Other),
+        }
         self.curr()
     }
 
     /// The end of a pick: `put_prev_set_next_task` from `prev` to `next`
     /// (either may be `NIL`, the idle task), then the need-resched state
     /// cleared, the slice timer and the switch counters updated.
+    /// `kind`: what `next` is ([`Rq::set_next_task_as`]).
     #[inline(always)]
-    fn put_prev_set_next(&mut self, prev: u32, next: u32) {
+    fn put_prev_set_next(&mut self, prev: u32, next: u32, kind: NextKind) {
         // Nothing to do when the running task is picked again (its
         // protection is not re-armed, as in Linux).
         if next != prev {
@@ -1448,7 +1497,7 @@ impl Rq {
             }
             self.curr = NIL;
             if next != NIL {
-                self.set_next_task(next);
+                self.set_next_task_as(next, kind);
             }
             self.curr = next;
         }
@@ -1580,7 +1629,7 @@ impl Rq {
     #[inline(always)]
     fn switch_next(&mut self) -> Option<TaskId> {
         if self.push & PUSH_BALANCE != 0 {
-            self.put_prev_set_next(self.curr, NIL);
+            self.put_prev_set_next(self.curr, NIL, NextKind::Other);
             None
         } else {
             self.pick_next_task()
