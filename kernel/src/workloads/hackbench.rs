@@ -274,10 +274,10 @@ pub struct PipeMutexStats {
     /// `unlock()`s that woke a sleeper (Linux: wakeups by
     /// `__mutex_unlock_slowpath`'s `wake_up_q`).
     pub wakeups: u64,
-    /// Waits begun because the owner was not on a CPU.
+    /// Waits that slept, begun because the owner was not on a CPU.
     pub waits_owner_off_cpu: u64,
-    /// Waits begun, the owner on a CPU, because the waiter's CPU had an
-    /// immediate resched request.
+    /// Waits that slept, begun with the owner on a CPU because the waiter's
+    /// CPU had an immediate resched request.
     pub waits_resched: u64,
     /// Holds during which the owner was switched out (preempted or asleep)
     /// before its unlock.
@@ -376,16 +376,21 @@ impl PipeMutex {
                 super::burn(8);
                 continue;
             }
-            if running {
-                self.waits_resched.fetch_add(1, Ordering::Relaxed);
-            } else {
-                self.waits_owner_off_cpu.fetch_add(1, Ordering::Relaxed);
-            }
             let nvcsw = own_switches().0;
             self.waiters
                 .wait_event(|| self.owner.load(Ordering::SeqCst) == 0);
-            self.sleeps
-                .fetch_add(own_switches().0 - nvcsw, Ordering::Relaxed);
+            let slept = own_switches().0 - nvcsw;
+            self.sleeps.fetch_add(slept, Ordering::Relaxed);
+            // A wait counts by its reason only if it slept: the owner may
+            // release (and leave its CPU) between the reads above and the
+            // wait's first check, which then finds the mutex free.
+            if slept > 0 {
+                if running {
+                    self.waits_resched.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    self.waits_owner_off_cpu.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
     }
 
