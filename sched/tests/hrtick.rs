@@ -134,7 +134,13 @@ fn hog_pair_switches_follow_the_slice_not_the_tick() {
     cpu.spawn(1, 0);
     cpu.spawn(2, 0);
     cpu.run_until(100_000_000);
-    let slice = base_slice_ns(&cpu);
+    assert_pair_ran_one_request_at_a_time(&cpu);
+}
+
+/// A hog pair's 100 ms: every run after the first two lasted one request,
+/// the timer ended each, the tick none, and the pair alternated.
+fn assert_pair_ran_one_request_at_a_time(cpu: &Cpu) {
+    let slice = base_slice_ns(cpu);
     let runs = cpu.run_lengths();
     // 100 ms of 0.7 ms runs: about 142.
     assert!(runs.len() > 130, "{} runs", runs.len());
@@ -152,6 +158,29 @@ fn hog_pair_switches_follow_the_slice_not_the_tick() {
     for w in cpu.switches.windows(2) {
         assert_ne!(w[0].1, w[1].1);
     }
+}
+
+/// The same hog pair in one task group: the root holds only the group's
+/// entity, so its own count is 1, but the CPU runs two fair tasks (Linux's
+/// `rq->cfs.h_nr_queued` is 2) and `hrtick_start_fair` arms the timer for
+/// the picked task's own request (`&p->se`). Every run after the first two
+/// lasts one request, and the tick ends none. Before the timer was armed
+/// only for a task queued in the root, so here every run ended at a tick
+/// (4 ms, about 25 runs in 100 ms).
+#[test]
+fn grouped_hog_pair_switches_follow_the_slice_not_the_tick() {
+    let mut cpu = Cpu::new(&[]);
+    let a = cpu
+        .rq
+        .create_task_group(sched::fair::group::GroupId::ROOT, 100)
+        .unwrap();
+    for id in [1, 2] {
+        cpu.spawn(id, 0);
+        cpu.rq.sched_move_task(TaskId(id), a).unwrap();
+        cpu.apply();
+    }
+    cpu.run_until(100_000_000);
+    assert_pair_ran_one_request_at_a_time(&cpu);
 }
 
 /// The same pair without HRTICK: a run ends only at a tick, so every run is

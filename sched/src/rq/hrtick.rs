@@ -23,6 +23,9 @@
 //! - **arm on enqueue**: a fair enqueue while a fair task runs and no timer
 //!   is pending arms it for the running task (`hrtick_update`): the second
 //!   task to arrive starts the clock of the first;
+//! - **task groups**: a task in a group gets the timer too, for its own
+//!   entity's request (`&p->se`), when the CPU holds more than one fair
+//!   task whatever the groups (`rq->cfs.h_nr_queued`);
 //! - **the minimum** delay is 10 µs (`hrtick_start`);
 //! - **cancel** only when the CPU goes idle (`hrtick_schedule_exit`); a
 //!   switch to an RT task leaves a pending timer alone, and its expiry then
@@ -103,10 +106,20 @@ impl Rq {
     /// rest of its request when another fair entity is queued; if the
     /// request is already consumed, reschedule now.
     fn hrtick_start_fair(&mut self) {
-        if self.fair.nr_queued <= 1 || self.fair.curr == NIL {
+        // Linux's `rq->cfs.h_nr_queued`: with task groups the root counts
+        // a group entity for the tasks below it, which count here instead
+        // (the runnable ones: a delayed grouped task is not counted). With
+        // no task in a group this is the root's count.
+        let h_nr_queued = match self.grp.as_deref() {
+            Some(g) => (self.fair.nr_queued + g.runnable).saturating_sub(g.root_se),
+            None => self.fair.nr_queued,
+        };
+        if h_nr_queued <= 1 || self.fair.curr == NIL {
             return;
         }
-        match FairRq::time_to_deadline_ns(&self.tasks, Slot(self.fair.curr)) {
+        // The task's own entity (`&p->se`), in its group's runqueue when it
+        // is in one: its request, not its group entity's.
+        match FairRq::time_to_deadline_ns(&self.tasks, Slot(self.curr)) {
             Some(ns) => self.hrtick_start(ns),
             None => {
                 self.resched_curr(Resched::Now);
@@ -120,16 +133,27 @@ impl Rq {
     pub(super) fn hrtick_after_pick(&mut self, switched: bool) {
         if self.curr == NIL {
             self.hrtick_cancel();
-        } else if switched && self.fair.curr == self.curr && self.cfg.feat(Feature::Hrtick) {
+        } else if switched && self.curr_is_fair() && self.cfg.feat(Feature::Hrtick) {
             self.hrtick_start_fair();
         }
+    }
+
+    /// Is the running task a fair one? Without groups the root's running
+    /// entity is that task; with groups it may be the entity of the task's
+    /// top-level group, which runs it just the same (Linux arms the timer
+    /// for any fair task, `hrtick_start_fair(rq, p)` with `&p->se`).
+    fn curr_is_fair(&self) -> bool {
+        self.fair.curr == self.curr
+            || (self.grp.is_some()
+                && self.fair.curr != NIL
+                && self.tasks[self.curr as usize].class() == SchedClass::Fair)
     }
 
     /// After a fair enqueue (`hrtick_update`): with a fair task running and
     /// no timer pending, arm it for the running task.
     pub(super) fn hrtick_update(&mut self) {
         if self.curr != NIL
-            && self.fair.curr == self.curr
+            && self.curr_is_fair()
             && !self.hrtick_active()
             && self.cfg.feat(Feature::Hrtick)
         {
@@ -156,6 +180,11 @@ impl Rq {
         match self.tasks[self.curr as usize].class() {
             SchedClass::Fair => {
                 self.fair.update_curr(&mut self.tasks, &self.cfg);
+                if self.grp.is_some() {
+                    // Every level of a grouped task (`task_tick_fair`'s
+                    // walk); their lazy requests give way to this one.
+                    self.update_curr_grouped();
+                }
                 self.fair.resched = false;
                 let before = self.need_resched;
                 self.resched_curr(Resched::Now);
