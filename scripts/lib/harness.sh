@@ -504,6 +504,20 @@ h_cargo_counts() {
         END { printf "%d %d %d %d\n", p, f, s, n }' "$1")
 }
 
+# h_check NAME STATUS DETAIL: one test's verdict in cargo's words
+# ("test NAME ... ok (DETAIL)" when STATUS is 0, "... FAILED" otherwise),
+# counted in H_CHECKS_PASSED / H_CHECKS_FAILED for the suite's h_record.
+H_CHECKS_PASSED=0 H_CHECKS_FAILED=0
+h_check() {
+    if [ "$2" -eq 0 ]; then
+        echo "test $1 ... ok ($3)"
+        H_CHECKS_PASSED=$((H_CHECKS_PASSED + 1))
+    else
+        echo "test $1 ... FAILED ($3)"
+        H_CHECKS_FAILED=$((H_CHECKS_FAILED + 1))
+    fi
+}
+
 # h_record SUITE PASSED FAILED [SKIPPED]: one line for `make test`'s closing
 # summary (scripts/test/summary.sh), when H_RESULTS names its file.
 h_record() {

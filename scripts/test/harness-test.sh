@@ -15,17 +15,6 @@ set -uo pipefail
 h_init harness-test
 dir="$H_BUILD/harness-test"
 mkdir -p "$dir"
-passed=0 failed=0
-
-check() { # NAME CONDITION-STATUS DETAIL
-    if [ "$2" -eq 0 ]; then
-        echo "test $1 ... ok ($3)"
-        passed=$((passed + 1))
-    else
-        echo "test $1 ... FAILED ($3)"
-        failed=$((failed + 1))
-    fi
-}
 # within SECS LO HI: LO <= SECS <= HI (one decimal)
 within() { awk -v s="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(s >= lo && s <= hi) }'; }
 
@@ -34,28 +23,28 @@ within() { awk -v s="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(s >= lo && s <= h
 h_run "$dir/steady.log" 2 -- bash -c 'for i in $(seq 10); do echo "line $i"; sleep 0.4; done'
 ok=1
 [ "$H_RC" -eq 0 ] && ! h_ended && [ "$(grep -c '^line' "$dir/steady.log")" -eq 10 ] && ok=0
-check printing_run_outlives_its_limit "$ok" "status $H_RC, ${H_SECS} s, ended '${H_WHY_ENDED}'"
+h_check printing_run_outlives_its_limit "$ok" "status $H_RC, ${H_SECS} s, ended '${H_WHY_ENDED}'"
 
 # 2. One line, then silence: ended about 2 s later, status 124.
 h_run "$dir/silent.log" 2 -- bash -c 'echo started; exec sleep 60'
 ok=1
 [ "$H_RC" -eq 124 ] && h_ended && [[ $H_WHY_ENDED == "no output for 2s" ]] &&
     within "$H_SECS" 1.5 6 && grep -q '^started' "$dir/silent.log" && ok=0
-check silent_run_is_ended_after_its_limit "$ok" "status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
+h_check silent_run_is_ended_after_its_limit "$ok" "status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
 
 # 3. Prints forever under a 1 s limit and a cap of 3 x 1 s: ended at the cap.
 H_CAP=3 h_run "$dir/chatty.log" 1 -- bash -c 'while :; do echo tick; sleep 0.1; done'
 ok=1
 [ "$H_RC" -eq 124 ] && [[ $H_WHY_ENDED == "still running after 3s in all" ]] &&
     within "$H_SECS" 2.5 8 && ok=0
-check endless_output_is_ended_at_the_cap "$ok" "status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
+h_check endless_output_is_ended_at_the_cap "$ok" "status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
 
 # 4. The caller's stdin reaches the command (a backgrounded command would
 #    otherwise read /dev/null), and H_TEE shows the output too.
 out=$(H_TEE=1 h_run "$dir/stdin.log" 5 -- cat <<<"from the caller"; echo "rc=$H_RC")
 ok=1
 grep -qx 'from the caller' "$dir/stdin.log" && [[ $out == *"from the caller"*"rc=0"* ]] && ok=0
-check stdin_and_tee_pass_through "$ok" "$(tr '\n' ' ' <<<"$out")"
+h_check stdin_and_tee_pass_through "$ok" "$(tr '\n' ' ' <<<"$out")"
 
 # 5. h_start: the run prints a prompt, answers input, then falls silent
 #    without ending; h_wait_for sees the prompt, h_finish ends the run for
@@ -69,7 +58,7 @@ w2=$?
 h_finish
 ok=1
 [ "$w1" -eq 0 ] && [ "$w2" -eq 0 ] && [ "$H_RC" -eq 143 ] && h_ended && within "$H_SECS" 1.5 8 && ok=0
-check started_run_is_ended_for_silence "$ok" "waits $w1 $w2, status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
+h_check started_run_is_ended_for_silence "$ok" "waits $w1 $w2, status $H_RC, ${H_SECS} s, '${H_WHY_ENDED}'"
 
 # 6. h_wait_for gives up on a silent run that never prints the line.
 h_start "$dir/never.log" 2 -- bash -c 'echo nothing; exec sleep 60'
@@ -80,8 +69,8 @@ secs=$(h_since "$t0")
 h_finish 0
 ok=1
 [ "$w" -ne 0 ] && within "$secs" 1.5 6 && ok=0
-check wait_for_gives_up_on_silence "$ok" "wait $w after ${secs} s"
+h_check wait_for_gives_up_on_silence "$ok" "wait $w after ${secs} s"
 
-echo "harness-test: $passed passed, $failed failed"
-h_record harness "$passed" "$failed"
-[ "$failed" -eq 0 ]
+echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
+h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
+[ "$H_CHECKS_FAILED" -eq 0 ]
