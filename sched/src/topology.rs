@@ -95,6 +95,11 @@ pub struct Topology {
     node: Vec<u32>,
     smt_masks: Vec<CpuMask>,
     llc_masks: Vec<CpuMask>,
+    /// CPUs in each CPU's LLC (`sd_llc_size`), kept beside the masks: a
+    /// mask's weight is four popcounts, which targets without the `popcnt`
+    /// instruction (x86_64-unknown-none) compute in ~50 instructions, and
+    /// `wake_wide` asks for it at every wakeup.
+    llc_sizes: Vec<u32>,
     node_masks: Vec<CpuMask>,
     online: CpuMask,
     has_smt: bool,
@@ -109,6 +114,7 @@ impl Topology {
     pub fn heap_bytes(&self) -> usize {
         let ids = self.core.capacity()
             + self.llc.capacity()
+            + self.llc_sizes.capacity()
             + self.node.capacity()
             + self.capacity.capacity();
         let masks =
@@ -187,6 +193,7 @@ impl Topology {
             }
         }
         let has_smt = smt_masks.iter().any(|m| m.weight() > 1);
+        let llc_sizes = llc_masks.iter().map(|m| m.weight() as u32).collect();
         Ok(Topology {
             has_smt,
             core: core.to_vec(),
@@ -194,6 +201,7 @@ impl Topology {
             node: node.to_vec(),
             smt_masks,
             llc_masks,
+            llc_sizes,
             node_masks,
             online: CpuMask::first_n(n),
             capacity: alloc::vec![SCHED_CAPACITY_SCALE as u32; n],
@@ -261,6 +269,12 @@ impl Topology {
     /// The CPUs sharing `cpu`'s LLC (`cpu_coregroup_mask`, `sd_llc`'s span).
     pub fn llc_mask(&self, cpu: CpuId) -> CpuMask {
         self.llc_masks[cpu.index()]
+    }
+
+    /// How many CPUs share `cpu`'s LLC (`sd_llc_size`): `llc_mask(cpu)`'s
+    /// weight, computed once.
+    pub fn llc_size(&self, cpu: CpuId) -> u32 {
+        self.llc_sizes[cpu.index()]
     }
 
     /// The CPUs of `cpu`'s node (`cpumask_of_node`).

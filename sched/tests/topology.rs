@@ -169,6 +169,7 @@ fn uniform_topology_numbers_threads_then_cores_then_llcs() {
     );
     assert_eq!(t.smt_mask(cpu_id(5)), CpuMask::from_cpus(&[4, 5]));
     assert_eq!(t.llc_mask(cpu_id(41)), (40..80).collect::<CpuMask>());
+    assert_eq!((t.llc_size(cpu_id(0)), t.llc_size(cpu_id(79))), (40, 40));
     assert_eq!(t.node_mask(cpu_id(0)), CpuMask::first_n(40));
     assert!(t.has_smt());
     // epyc-like: 8 cores of 2 threads per LLC, 2 LLCs per node, 2 nodes.
@@ -226,6 +227,13 @@ fn uniform_topology_numbers_threads_then_cores_then_llcs() {
     assert!(t.has_smt());
     let u = Topology::from_ids(&[0, 1, 2, 3], &[8, 9, 8, 9], &[2, 2, 2, 2]).unwrap();
     assert_eq!(u.llc_mask(cpu_id(1)), CpuMask::from_cpus(&[1, 3]));
+    assert_eq!(u.llc_size(cpu_id(1)), 2);
+    // Unequal LLCs: each CPU counts its own.
+    let w = Topology::from_ids(&[0, 1, 2, 3], &[5, 5, 5, 6], &[0, 0, 0, 0]).unwrap();
+    assert_eq!(
+        (0..4).map(|c| w.llc_size(cpu_id(c))).collect::<Vec<_>>(),
+        [3, 3, 3, 1]
+    );
     assert_eq!(u.node_mask(cpu_id(1)), CpuMask::from_cpus(&[0, 1, 2, 3]));
     assert!(!u.has_smt());
 }

@@ -104,7 +104,10 @@ impl Rq {
 
     /// `hrtick_start_fair` for the running fair task: arm the timer for the
     /// rest of its request when another fair entity is queued; if the
-    /// request is already consumed, reschedule now.
+    /// request is already consumed, reschedule now. Inlined: on the common
+    /// path (one fair task on the CPU, as in a cross-CPU ping-pong) it is
+    /// a count and a return, paid at every pick.
+    #[inline(always)]
     fn hrtick_start_fair(&mut self) {
         // Linux's `rq->cfs.h_nr_queued`: with task groups the root counts
         // a group entity for the tasks below it, which count here instead
@@ -117,6 +120,11 @@ impl Rq {
         if h_nr_queued <= 1 || self.fair.curr == NIL {
             return;
         }
+        self.hrtick_start_fair_curr();
+    }
+
+    /// The rest of [`Rq::hrtick_start_fair`], when the timer is wanted.
+    fn hrtick_start_fair_curr(&mut self) {
         // The task's own entity (`&p->se`), in its group's runqueue when it
         // is in one: its request, not its group entity's.
         match FairRq::time_to_deadline_ns(&self.tasks, Slot(self.curr)) {
@@ -129,7 +137,10 @@ impl Rq {
 
     /// After a pick (`__set_next_task_fair` with `first`, and
     /// `hrtick_schedule_exit`): a newly picked fair task gets the timer; an
-    /// idle CPU stops it.
+    /// idle CPU stops it. Inlined, with [`Rq::curr_is_fair`]: a few tests
+    /// at every pick (out of line they cost ~15 instructions a call in the
+    /// kernel's cross-CPU round trip).
+    #[inline(always)]
     pub(super) fn hrtick_after_pick(&mut self, switched: bool) {
         if self.curr == NIL {
             self.hrtick_cancel();
@@ -142,6 +153,7 @@ impl Rq {
     /// entity is that task; with groups it may be the entity of the task's
     /// top-level group, which runs it just the same (Linux arms the timer
     /// for any fair task, `hrtick_start_fair(rq, p)` with `&p->se`).
+    #[inline(always)]
     fn curr_is_fair(&self) -> bool {
         self.fair.curr == self.curr
             || (self.grp.is_some()
@@ -151,6 +163,7 @@ impl Rq {
 
     /// After a fair enqueue (`hrtick_update`): with a fair task running and
     /// no timer pending, arm it for the running task.
+    #[inline(always)]
     pub(super) fn hrtick_update(&mut self) {
         if self.curr != NIL
             && self.curr_is_fair()

@@ -402,7 +402,7 @@ impl<P: Platform> Scheduler<P> {
     /// The flips are the tasks' `wakee_flips`, kept in their cells and
     /// recorded by [`Scheduler::wake`].
     pub fn wake_wide(&self, waker_flips: u32, wakee_flips: u32, this_cpu: CpuId) -> bool {
-        let factor = self.topology.llc_mask(this_cpu).weight() as u32;
+        let factor = self.topology.llc_size(this_cpu);
         let (master, slave) = if waker_flips < wakee_flips {
             (wakee_flips, waker_flips)
         } else {
