@@ -12,7 +12,8 @@
 #
 #   WORKLOAD   a shell command with a `-l N` loop count (default
 #              'perfpipe -x -l 1000'); the second boot runs it with 2N
-#   ELF        the x86_64 kernel (default: this tree's release kernel, built)
+#   ELF        the kernel (default: this tree's release kernel for ARCH, built)
+#   ARCH=x86_64|aarch64 (aarch64: QEMU virt, GICv3, -cpu max, as ab.sh boots it)
 #   CPUS=2 SEED=1 PREEMPT=full ICOUNT=2 TOP=40   boot options and rows shown
 #   KPROF_OUT=DIR   keep the counts there (default: a temporary directory)
 #
@@ -39,6 +40,12 @@ done
 n=${BASH_REMATCH[2]}
 [[ $n -ge 1 ]] || { echo "error: kprof: the loop count must be >= 1" >&2; exit 2; }
 wl2=$(sed -E "s/(^|[[:space:]])-l[[:space:]]+$n([[:space:]]|\$)/\\1-l $((2 * n))\\2/" <<<"$wl")
+arch=${ARCH:-x86_64}
+case $arch in
+    x86_64) qopts=() ;;
+    aarch64) qopts=(gic=3 cpu=max) ;;
+    *) echo "error: kprof: ARCH must be x86_64 or aarch64, got '$arch'" >&2; exit 2 ;;
+esac
 cpus=${CPUS:-2} seed=${SEED:-1} preempt=${PREEMPT:-full} icount=${ICOUNT:-2} top=${TOP:-40}
 [[ $cpus =~ ^[1-8]$ ]] || { echo "error: kprof: CPUS must be 1..8, got '$cpus'" >&2; exit 2; }
 [[ $icount =~ ^[0-9]$ ]] || { echo "error: kprof: ICOUNT must be a shift 0..9, got '$icount'" >&2; exit 2; }
@@ -47,8 +54,8 @@ command -v cc >/dev/null || { echo "error: kprof: needs a C compiler (cc) for th
 command -v nm >/dev/null || { echo "error: kprof: needs nm (binutils)" >&2; exit 2; }
 
 if [[ -z $elf ]]; then
-    make -s -C "$root" kernel ARCH=x86_64 >/dev/null
-    elf=${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-none/release/kernel
+    make -s -C "$root" kernel ARCH="$arch" >/dev/null
+    elf=${CARGO_TARGET_DIR:-$root/target}/$arch-unknown-none/release/kernel
 fi
 [[ -f $elf ]] || { echo "error: kprof: no such kernel: $elf" >&2; exit 2; }
 
@@ -58,11 +65,11 @@ mkdir -p "$out"
 cc -shared -fPIC -fvisibility=hidden -O2 -o "$out/tbcount.so" "$here/tbcount.c"
 
 boot() { # WORKLOAD COUNTS_FILE
-    h_qemu x86_64 kernel="$elf" append="seed=$seed preempt=$preempt run=$1; poweroff" \
-        smp="$cpus" icount="$icount"
+    h_qemu "$arch" kernel="$elf" append="seed=$seed preempt=$preempt run=$1; poweroff" \
+        smp="$cpus" icount="$icount" "${qopts[@]}"
     local rc=0
     timeout -k 5 300 "${QEMU[@]}" -plugin "$out/tbcount.so,out=$2" </dev/null >"$2.log" 2>&1 || rc=$?
-    h_status_ok x86_64 "$rc" || { echo "error: kprof: the boot running '$1' failed (rc $rc); log: $2.log" >&2; exit 1; }
+    h_status_ok "$arch" "$rc" || { echo "error: kprof: the boot running '$1' failed (rc $rc); log: $2.log" >&2; exit 1; }
     grep -q '^error' "$2.log" && { echo "error: kprof: the kernel refused '$1':" >&2; grep '^error' "$2.log" >&2; exit 1; }
     [[ -s $2 ]] || { echo "error: kprof: the plugin wrote no counts (QEMU without plugin support?)" >&2; exit 1; }
 }
