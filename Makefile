@@ -105,7 +105,7 @@ TEST_SUITES = test-harness test-host test-host-debug test-msrv test-loom test-ke
               test-small-mem test-ab-smoke test-faults test-firmware test-clock test-kprof test-soak test-lockdep
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
-	@H_RESULTS=$(CURDIR)/build/test-results.tsv $(MAKE) --no-print-directory test-suites; \
+	@H_RESULTS=$(CURDIR)/build/test-results.tsv $(MAKE) -k --no-print-directory test-suites; \
 		$(T)/summary.sh end $$?
 
 test-suites: $(TEST_SUITES)
