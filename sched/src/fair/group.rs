@@ -27,23 +27,33 @@
 //! - **Shares** (`update_cfs_group`, `calc_group_shares`): a group entity's
 //!   weight on a CPU is the group's shares (`weight · 1024 / 100`,
 //!   `sched_group_set_weight` → `sched_weight_from_cgroup`) times the
-//!   fraction of the group's load that is queued on this CPU, clamped to
-//!   `[MIN_SHARES, shares]`:
+//!   fraction of the group's load that is on this CPU, clamped to
+//!   `[MIN_SHARES, shares]`, with Linux's approximation (eq. 6 of the
+//!   comment above `calc_group_shares`):
 //!
 //!   ```text
-//!       ge->load.weight = shares · grq->load / Σ_cpu grq->load      (fair.c, eq. 1 above calc_group_shares)
+//!       load      = max(grq->load.weight, grq->avg.load_avg)
+//!       ge->load.weight = shares · load / (tg->load_avg - grq->tg_load_avg_contrib + load)
 //!   ```
 //!
-//!   Linux approximates the sum with PELT averages (`tg->load_avg`), which it
-//!   keeps because the exact sum is too costly on large machines; we keep the
-//!   exact sum of queued weight (one atomic per group, [`TaskGroups`], updated
-//!   by each CPU with the change of its own contribution, as Linux's
-//!   `update_tg_load_avg` does with its `tg_load_avg_contrib`). It is
-//!   recomputed where Linux calls `update_cfs_group`: for every group entity
-//!   on the path of an enqueue or a dequeue, and for the running task's
-//!   ancestors at every tick (`entity_tick`); and on every CPU when the
-//!   group's weight changes (`sched_group_set_shares`). A reweight of a queued
-//!   entity keeps its lag (`reweight_entity`).
+//!   `tg->load_avg` ([`TaskGroups::load`], one atomic per group) is the sum
+//!   of each CPU's last published group-runqueue `load_avg`; a CPU
+//!   publishes when its value moved by more than 1/64 of what it published,
+//!   at most once a millisecond ([`update_tg_load_avg`]). It is recomputed
+//!   where Linux calls `update_cfs_group`: for every group entity on the
+//!   path of an enqueue or a dequeue, and for the running task's ancestors
+//!   at every tick (`entity_tick`); and on every CPU when the group's weight
+//!   changes (`sched_group_set_shares`). A reweight of a queued entity keeps
+//!   its lag (`reweight_entity`).
+//! - **PELT up the hierarchy**: what is attached to or detached from a
+//!   group runqueue (a fork, a migration, a move between groups, an exit)
+//!   is recorded there (`add_tg_cfs_propagate`) and, at the group entity's
+//!   next update, moved into the entity's averages and its parent's
+//!   (`propagate_entity_load_avg`, [`propagate_group_avgs`]), level by level
+//!   to the root; group runqueues' blocked load decays and is published at
+//!   the tick (`__update_blocked_fair`). So the root's `load_avg` (what
+//!   wake-affine and the balancer read) follows the tasks below it as in
+//!   Linux, not the group entities' own runnable time.
 //! - **Delayed dequeue**: a task whose dequeue is delayed stays queued in its
 //!   group's runqueue, so its group entity stays queued too, as in Linux. A
 //!   group entity itself is dequeued without delay when its runqueue empties
@@ -343,14 +353,14 @@ pub struct GroupShape {
 /// The machine's task groups (Linux's `task_group` list with each group's
 /// `shares` and `load_avg`): shared by every runqueue through
 /// [`crate::SchedConfig::groups`]. Creation, destruction and attachment
-/// counts take a lock (slow paths); the shares and each group's load sum
-/// are atomics read and updated under a runqueue's lock only.
+/// counts take a lock (slow paths); the shares and each group's
+/// `load_avg` are atomics read and updated under a runqueue's lock only.
 #[derive(Debug)]
 pub struct TaskGroups {
     registry: spin::Mutex<[GroupInfo; MAX_TASK_GROUPS]>,
     shares: [AtomicU64; MAX_TASK_GROUPS],
-    /// Σ over CPUs of each CPU's contribution (its group runqueue's queued
-    /// weight when it last updated the group's shares).
+    /// `tg->load_avg`: Σ over CPUs of each CPU's contribution (its group
+    /// runqueue's `load_avg` when it last published it).
     load: [AtomicI64; MAX_TASK_GROUPS],
     /// Tasks attached to a group other than the root (written under
     /// `registry`; read without it by the balancer, [`Self::any_grouped`]).
@@ -536,7 +546,7 @@ impl TaskGroups {
         self.shares[g as usize].load(Ordering::Relaxed)
     }
 
-    /// The group's load summed over every CPU (`tg->load_avg`'s exact form).
+    /// The group's load summed over every CPU as published (`tg->load_avg`).
     #[inline]
     pub fn load(&self, g: u8) -> u64 {
         self.load[g as usize].load(Ordering::Relaxed).max(0) as u64
