@@ -15,10 +15,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::cpu_id;
+use common::{cpu_id, MS};
 use sched::fair::group::{GroupId, MIN_SHARES};
 use sched::pelt::{SchedAvg, LOAD_AVG_MAX};
-use sched::{Rq, SchedConfig, SchedTask, TaskId, TaskParams};
+use sched::{DequeueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 
 /// A clock on a PELT period boundary (16 periods of 1024 units of 1024 ns),
 /// past the 1 ms rate limit of `update_tg_load_avg`.
@@ -261,4 +261,50 @@ fn a_migration_within_a_group_moves_its_shares_on_both_cpus() {
         contribs += contrib;
     }
     assert_eq!(c.cfg.groups.load(a.0), contribs);
+}
+
+/// A CPU going offline withdraws its part of every group's `tg->load_avg`
+/// (`clear_tg_offline_cfs_rqs`): with one spinner of A per CPU for 100 ms,
+/// CPU 1's spinner leaves (its load stays there, blocked) and CPU 1 clears
+/// its part; `tg->load_avg` is then CPU 0's part alone, and CPU 0's entity of
+/// A gets all of A's shares at its next tick (with CPU 1's blocked load
+/// still counted it would stay near 512).
+#[test]
+fn an_offline_cpu_stops_counting_in_the_shares() {
+    let mut c = Cpus::new(2);
+    let a = c.group(100);
+    c.clock(T);
+    for (cpu, id) in [(0, 1), (1, 2)] {
+        let mut t = SchedTask::new(TaskParams::default());
+        t.group = a.0;
+        c.cfg.groups.move_task(GroupId::ROOT, a).unwrap();
+        c.rqs[cpu].wake_up_new_task(TaskId(id), t);
+    }
+    c.run_ms(100);
+    let (w0, w1) = (
+        c.rqs[0].group_entity_weight(a).unwrap(),
+        c.rqs[1].group_entity_weight(a).unwrap(),
+    );
+    assert!(
+        (507..=517).contains(&w0) && (507..=517).contains(&w1),
+        "{w0} {w1}"
+    );
+    let _ = c.rqs[1]
+        .dequeue_task(TaskId(2), DequeueFlags::empty())
+        .unwrap();
+    c.rqs[1].pick_next_task();
+    assert!(
+        c.rqs[1].group_fair(a).unwrap().avg().load_avg > 1000,
+        "blocked"
+    );
+    c.rqs[1].clear_tg_load_avg();
+    assert_eq!(c.rqs[1].group_load_contrib(a), Some(0));
+    let contrib0 = c.rqs[0].group_load_contrib(a).unwrap();
+    assert_eq!(c.cfg.groups.load(a.0), contrib0);
+    // CPU 0 alone ticks (CPU 1 is offline).
+    c.now += MS;
+    c.rqs[0].update_rq_clock(c.now);
+    c.rqs[0].task_tick();
+    c.rqs[0].check().unwrap();
+    assert_eq!(c.rqs[0].group_entity_weight(a), Some(1024));
 }

@@ -222,10 +222,17 @@ impl Rq {
             return Err(GroupError::Busy);
         }
         let r = &self.gs().rqs[g.0 as usize];
-        let s = r.se;
+        let (s, p) = (r.se, r.parent);
         let contrib = r.load_contrib;
         if contrib != 0 {
             self.cfg.groups.add_load(g.0, -(contrib as i64));
+        }
+        // unregister_fair_sched_group: the entity's (blocked) averages
+        // leave its parent's.
+        let clock = self.clock;
+        lvl(&mut self.fair, &mut self.grp, p, clock).detach_gone(&mut self.tasks[s as usize].se);
+        if p != 0 {
+            self.propagate_up(p);
         }
         self.tasks[s as usize] = SchedTask::default();
         self.gsm().rqs[g.0 as usize] = GroupRq::default();
@@ -411,7 +418,10 @@ impl Rq {
     /// a millisecond ([`crate::fair::group::update_tg_load_avg`]). Nothing
     /// for the root.
     fn update_tg_load_avg(&mut self, g: u8) {
-        if g == 0 {
+        // Nor for a CPU going offline: it stops counting in the shares
+        // (`update_tg_load_avg`'s `cpu_active` test; cleared by
+        // `Rq::clear_tg_load_avg`).
+        if g == 0 || self.balance_push() {
             return;
         }
         let now = self.clock;
@@ -504,6 +514,26 @@ impl Rq {
                 lv!(self, g).update_cfs_rq_load_avg();
                 self.update_tg_load_avg(g);
                 self.propagate_entity_load_avg(g);
+            }
+        }
+    }
+
+    /// `clear_tg_offline_cfs_rqs` (Linux 6.8, `rq_offline_fair`): this CPU's
+    /// part of every group's `tg->load_avg` withdrawn, for a CPU going
+    /// offline, so that the groups' shares on the other CPUs no longer count
+    /// its (blocked) load. It publishes again once it is back
+    /// ([`Self::update_tg_load_avg`]).
+    pub fn clear_tg_load_avg(&mut self) {
+        let now = self.clock;
+        let groups = &self.cfg.groups;
+        let Some(grp) = self.grp.as_deref_mut() else {
+            return;
+        };
+        for (g, r) in grp.rqs.iter_mut().enumerate() {
+            if r.se != NIL && r.load_contrib != 0 {
+                groups.add_load(g as u8, -(r.load_contrib as i64));
+                r.load_contrib = 0;
+                r.load_contrib_ns = now;
             }
         }
     }
