@@ -154,12 +154,18 @@ mod tests {
     fn rm_errors() {
         let starts = |l: &str, want: &str| {
             let got = parse(l).unwrap_err();
-            assert!(got.starts_with(want), "{l:?}: got {got:?}, want {want:?}...");
+            assert!(
+                got.starts_with(want),
+                "{l:?}: got {got:?}, want {want:?}..."
+            );
         };
         starts("rm", "cgroup: missing NAME");
         starts("rm root", "cgroup: the root group cannot be removed");
         starts("rm a/b", "cgroup: bad group name 'a/b'");
-        starts("rm abcdefghijklmnopqrstuvwxyz0123456", "cgroup: bad group name");
+        starts(
+            "rm abcdefghijklmnopqrstuvwxyz0123456",
+            "cgroup: bad group name",
+        );
         starts("rm a b", "cgroup: unexpected argument 'b'");
         starts("rm -f a", "cgroup: unknown option '-f'");
         starts(
