@@ -270,10 +270,12 @@ ab: ensure-qemu ensure-fonts
 	scripts/tools/ab.sh
 
 # The debug shell end to end: a command script piped into QEMU, replies checked;
-# then the shell under a SCHED_FIFO hog on 1 CPU (the fair server keeps it usable).
+# then the shell under a SCHED_FIFO hog on 1 CPU (the fair server keeps it usable);
+# then the cgroup commands and their refusals.
 test-shell: ensure-qemu $(ARCHES:%=kernel-%)
 	$(foreach a,$(ARCHES),$(T)/shell-e2e.sh $(a) $(call elf,$(a)) &&) true
 	$(foreach a,$(ARCHES),$(T)/shell-rt-hog.sh $(a) $(call elf,$(a)) &&) true
+	$(foreach a,$(ARCHES),$(T)/shell-cgroup.sh $(a) $(call elf,$(a)) &&) true
 
 # Fault reports: one deliberate fault per boot (fault=CASE: stack overflows,
 # wild pointer, undefined instruction, panics, a fault during CPU bring-up)

@@ -1611,7 +1611,7 @@ impl Rq {
         let _ = self.dequeue_slot_into(s, flags, &mut sw.prev_exited);
         // task_dead_fair: its load leaves with it.
         if let Some(t) = sw.prev_exited.as_mut() {
-            self.fair.detach_gone(&mut t.se);
+            self.detach_gone_task(t);
             if t.group != 0 {
                 // It leaves its task group (which may then be destroyed).
                 let _ = self.cfg.groups.move_task(
@@ -1763,7 +1763,7 @@ impl Rq {
     /// another CPU out of this runqueue's averages (its state is the
     /// caller's now): Linux's `migrate_task_rq_fair` on a wakeup.
     pub(crate) fn detach_sleeper_load(&mut self, t: &mut SchedTask) {
-        self.fair.detach_gone(&mut t.se);
+        self.detach_gone_task(t);
     }
 
     /// [`Rq::take_blocked`] straight into `dst` (a sleeper's cell): one copy
@@ -1872,6 +1872,9 @@ impl Rq {
             // The blocked load decays without a fair task running (Linux's
             // update_blocked_averages, run from the balance softirq).
             self.fair.update_cfs_rq_load_avg();
+            if self.grp.is_some() {
+                self.update_blocked_groups();
+            }
         }
         self.fair_server_tick();
         if self.need_resched > before && class != SchedClass::Idle {

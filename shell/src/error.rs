@@ -116,8 +116,10 @@ pub enum ArgError {
     UnknownTraceAction(String),
     /// `cpu` with something other than offline or online.
     UnknownCpuAction(String),
-    /// `cgroup` with something other than create, weight, attach or ls.
+    /// `cgroup` with something other than create, weight, attach, ls or rm.
     UnknownCgroupAction(String),
+    /// `cgroup rm root`: the root group always exists.
+    RootGroupNotRemovable,
     /// A task group name that is empty, too long, has other characters than
     /// letters, digits, `_`, `-` and `.`, or is `root` where a new or
     /// real group is meant.
@@ -281,8 +283,9 @@ impl fmt::Display for ArgError {
                 write!(f, "unknown action '{a}' (expected offline or online)")
             }
             ArgError::UnknownCgroupAction(a) => {
-                write!(f, "unknown action '{a}' (expected create, weight, attach or ls)")
+                write!(f, "unknown action '{a}' (expected create, weight, attach, ls or rm)")
             }
+            ArgError::RootGroupNotRemovable => f.write_str("the root group cannot be removed"),
             ArgError::BadGroupName(n) => write!(
                 f,
                 "bad group name '{n}' (1-32 letters, digits, '_', '-', '.'; 'root' is the root group)"

@@ -458,14 +458,16 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "cgroup",
-        "cgroup create NAME [PARENT] | weight NAME W | attach NAME PID | ls",
-        "task groups: create, set cpu.weight, attach a thread, list",
+        "cgroup create NAME [PARENT]|weight NAME W|attach NAME PID|rm NAME|ls",
+        "task groups: create, set cpu.weight, attach a thread, list, rm",
         &[
             "A group's threads share the group's weight against its siblings, as",
             "Linux's cgroup v2 cpu controller (cpu.weight; CONFIG_FAIR_GROUP_SCHED):",
             "two groups at weight 100 get half the CPU each, whatever their thread",
             "counts. create: at weight 100, under PARENT (a group's name; default the",
             "root). attach: NAME 'root' moves the thread back to the root group.",
+            "rm: removes a group with no threads and no child groups (refused",
+            "while it has either; 'root' cannot be removed).",
             "At most 63 groups, 8 deep. Bad input is an error and changes nothing.",
         ],
         &[CPU_WEIGHT, PID],
@@ -476,6 +478,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "cgroup weight b 300",
             "cgroup attach a 5",
             "cgroup ls",
+            "cgroup rm b1",
         ],
     ),
     cmd(

@@ -1171,10 +1171,10 @@ fn cgroup() {
         }
     );
     assert_eq!(c("cgroup ls"), CgroupCmd::Ls);
-    err_starts("cgroup", "cgroup: missing create|weight|attach|ls");
+    err_starts("cgroup", "cgroup: missing create|weight|attach|ls|rm");
     err_is(
         "cgroup make a",
-        "cgroup: unknown action 'make' (expected create, weight, attach or ls)",
+        "cgroup: unknown action 'make' (expected create, weight, attach, ls or rm)",
     );
     err_starts("cgroup create", "cgroup: missing NAME");
     err_starts("cgroup create root", "cgroup: bad group name 'root'");

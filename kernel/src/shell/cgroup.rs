@@ -1,5 +1,5 @@
 //! `cgroup create NAME [PARENT]`, `cgroup weight NAME W`,
-//! `cgroup attach NAME PID`, `cgroup ls`: task groups by name over
+//! `cgroup attach NAME PID`, `cgroup ls`, `cgroup rm NAME`: task groups by name over
 //! `sched`'s hierarchical fair class (`sched::fair::group`; Linux's cgroup
 //! v2 `cpu.weight`). The shell keeps the names; the scheduler keeps the
 //! groups, their weights and their threads. Refused requests change
@@ -87,6 +87,31 @@ pub fn command(sh: &mut Sh, cmd: CgroupCmd) -> CmdResult {
                 }
                 Err(GroupError::NoSuchTask) => fail!("cgroup: process {pid} has exited"),
                 Err(e) => fail!("cgroup: cannot attach {pid} to '{name}': {e}"),
+            }
+        }
+        CgroupCmd::Rm { name } => {
+            // The parser refuses `root`; the lookup only finds real groups.
+            let Some(g) = lookup(&name).filter(|&g| g != GroupId::ROOT) else {
+                fail!("cgroup: no such group '{name}'");
+            };
+            match s.destroy_task_group(g) {
+                Ok(()) => {
+                    NAMES.lock().retain(|e| e.1 != g);
+                    let _ = writeln!(sh, "cgroup {name} removed");
+                    Ok(())
+                }
+                Err(GroupError::Busy) => {
+                    let tasks = s.cfg.groups.nr_tasks(g);
+                    let children = s.cfg.groups.list().iter().filter(|e| e.1 == g).count();
+                    if tasks == 0 && children == 0 {
+                        fail!("cgroup: cannot remove '{name}': busy (an exiting task still queued)")
+                    }
+                    fail!(
+                        "cgroup: cannot remove '{name}': busy ({tasks} task(s) attached, \
+                         {children} child group(s))"
+                    )
+                }
+                Err(e) => fail!("cgroup: cannot remove '{name}': {e}"),
             }
         }
         CgroupCmd::Ls => {

@@ -27,23 +27,33 @@
 //! - **Shares** (`update_cfs_group`, `calc_group_shares`): a group entity's
 //!   weight on a CPU is the group's shares (`weight · 1024 / 100`,
 //!   `sched_group_set_weight` → `sched_weight_from_cgroup`) times the
-//!   fraction of the group's load that is queued on this CPU, clamped to
-//!   `[MIN_SHARES, shares]`:
+//!   fraction of the group's load that is on this CPU, clamped to
+//!   `[MIN_SHARES, shares]`, with Linux's approximation (eq. 6 of the
+//!   comment above `calc_group_shares`):
 //!
 //!   ```text
-//!       ge->load.weight = shares · grq->load / Σ_cpu grq->load      (fair.c, eq. 1 above calc_group_shares)
+//!       load      = max(grq->load.weight, grq->avg.load_avg)
+//!       ge->load.weight = shares · load / (tg->load_avg - grq->tg_load_avg_contrib + load)
 //!   ```
 //!
-//!   Linux approximates the sum with PELT averages (`tg->load_avg`), which it
-//!   keeps because the exact sum is too costly on large machines; we keep the
-//!   exact sum of queued weight (one atomic per group, [`TaskGroups`], updated
-//!   by each CPU with the change of its own contribution, as Linux's
-//!   `update_tg_load_avg` does with its `tg_load_avg_contrib`). It is
-//!   recomputed where Linux calls `update_cfs_group`: for every group entity
-//!   on the path of an enqueue or a dequeue, and for the running task's
-//!   ancestors at every tick (`entity_tick`); and on every CPU when the
-//!   group's weight changes (`sched_group_set_shares`). A reweight of a queued
-//!   entity keeps its lag (`reweight_entity`).
+//!   `tg->load_avg` ([`TaskGroups::load`], one atomic per group) is the sum
+//!   of each CPU's last published group-runqueue `load_avg`; a CPU
+//!   publishes when its value moved by more than 1/64 of what it published,
+//!   at most once a millisecond ([`update_tg_load_avg`]). It is recomputed
+//!   where Linux calls `update_cfs_group`: for every group entity on the
+//!   path of an enqueue or a dequeue, and for the running task's ancestors
+//!   at every tick (`entity_tick`); and on every CPU when the group's weight
+//!   changes (`sched_group_set_shares`). A reweight of a queued entity keeps
+//!   its lag (`reweight_entity`).
+//! - **PELT up the hierarchy**: what is attached to or detached from a
+//!   group runqueue (a fork, a migration, a move between groups, an exit)
+//!   is recorded there (`add_tg_cfs_propagate`) and, at the group entity's
+//!   next update, moved into the entity's averages and its parent's
+//!   (`propagate_entity_load_avg`, [`propagate_group_avgs`]), level by level
+//!   to the root; group runqueues' blocked load decays and is published at
+//!   the tick (`__update_blocked_fair`). So the root's `load_avg` (what
+//!   wake-affine and the balancer read) follows the tasks below it as in
+//!   Linux, not the group entities' own runnable time.
 //! - **Delayed dequeue**: a task whose dequeue is delayed stays queued in its
 //!   group's runqueue, so its group entity stays queued too, as in Linux. A
 //!   group entity itself is dequeued without delay when its runqueue empties
@@ -67,6 +77,7 @@
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use super::FairRq;
+use crate::pelt::{SchedAvg, LOAD_AVG_MAX, PERIOD_UNITS, SCHED_CAPACITY_SHIFT};
 use crate::task::NIL;
 use crate::weight::NICE_0_LOAD;
 
@@ -137,16 +148,184 @@ pub fn weight_to_shares(weight: u32) -> u64 {
     u64::from(weight) * NICE_0_LOAD / u64::from(CPU_WEIGHT_DEFAULT)
 }
 
-/// `calc_group_shares` (eq. 1 of its comment, with the exact sum): the
-/// weight of a group entity whose runqueue holds `grq_load` of a group whose
-/// runqueues hold `tg_load` in all (this one's included), for a group of
-/// `tg_shares`. Clamped to `[MIN_SHARES, tg_shares]`.
-pub fn calc_group_shares(tg_shares: u64, grq_load: u64, tg_load: u64) -> u64 {
-    let mut shares = u128::from(tg_shares) * u128::from(grq_load);
-    if tg_load != 0 {
-        shares /= u128::from(tg_load);
+/// `calc_group_shares` (Linux 7.2, kernel/sched/fair.c): the weight of a
+/// group entity whose runqueue holds `grq_weight` queued weight and has a
+/// PELT load average `grq_load_avg`, for a group of `tg_shares` whose
+/// `tg->load_avg` is `tg_load_avg`, this CPU's part of it being
+/// `tg_load_avg_contrib` (as last published by [`update_tg_load_avg`]'s
+/// filter):
+///
+/// ```text
+///     load      = max(grq->load.weight, grq->avg.load_avg)
+///     tg_weight = tg->load_avg - grq->tg_load_avg_contrib + load
+///     shares    = tg_shares · load / tg_weight     clamped to [MIN_SHARES, tg_shares]
+/// ```
+///
+/// (eq. 6 of the comment above it: the exact eq. 1 with the queued weights
+/// replaced by load averages, and this CPU's own term by its instant value.)
+pub fn calc_group_shares(
+    tg_shares: u64,
+    grq_weight: u64,
+    grq_load_avg: u64,
+    tg_load_avg: u64,
+    tg_load_avg_contrib: u64,
+) -> u64 {
+    let load = grq_weight.max(grq_load_avg);
+    let tg_weight =
+        (i128::from(tg_load_avg) - i128::from(tg_load_avg_contrib) + i128::from(load)).max(0);
+    let mut shares = u128::from(tg_shares) * u128::from(load);
+    if tg_weight != 0 {
+        shares /= tg_weight as u128;
     }
     (shares.min(u128::from(u64::MAX)) as u64).clamp(MIN_SHARES, tg_shares.max(MIN_SHARES))
+}
+
+/// `NSEC_PER_MSEC`: [`update_tg_load_avg`] publishes a runqueue's load at
+/// most once per this many ns (Linux 6.7, commit 1528c661c24b
+/// "sched/fair: Ratelimit update to tg->load_avg").
+pub const TG_LOAD_AVG_PERIOD_NS: u64 = 1_000_000;
+
+/// `update_tg_load_avg`'s decision for one group runqueue at `now_ns`: the
+/// change to add to `tg->load_avg`, or `None` when it is not published
+/// (less than [`TG_LOAD_AVG_PERIOD_NS`] since the last publication, or a
+/// change of at most 1/64 of the published contribution).
+#[inline]
+pub fn update_tg_load_avg(
+    load_avg: u64,
+    tg_load_avg_contrib: u64,
+    last_update_ns: u64,
+    now_ns: u64,
+) -> Option<i64> {
+    if now_ns.wrapping_sub(last_update_ns) < TG_LOAD_AVG_PERIOD_NS {
+        return None;
+    }
+    let delta = load_avg as i64 - tg_load_avg_contrib as i64;
+    (delta.unsigned_abs() > tg_load_avg_contrib / 64).then_some(delta)
+}
+
+/// What `propagate_entity_load_avg` reads of a group runqueue (`gcfs_rq`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupAvgs {
+    /// `gcfs_rq->avg.util_avg`.
+    pub util_avg: u64,
+    /// `gcfs_rq->avg.runnable_avg`.
+    pub runnable_avg: u64,
+    /// `gcfs_rq->avg.load_sum` (weighted).
+    pub load_sum: u64,
+    /// `gcfs_rq->load.weight`.
+    pub weight: u64,
+    /// `gcfs_rq->prop_runnable_sum` (unweighted).
+    pub prop_runnable_sum: i64,
+}
+
+/// `add_positive`: `*x += d`, 0 where it would go below.
+#[inline]
+fn add_positive(x: &mut u64, d: i64) {
+    *x = if d >= 0 {
+        x.saturating_add(d as u64)
+    } else {
+        x.saturating_sub(d.unsigned_abs())
+    };
+}
+
+/// `PELT_MIN_DIVIDER`.
+const PELT_MIN_DIVIDER: u64 = LOAD_AVG_MAX - PERIOD_UNITS;
+
+/// `update_tg_cfs_util` / `update_tg_cfs_runnable`: the group entity's
+/// average takes the group runqueue's value `g_avg`, its sum rebuilt on the
+/// parent's `divider`; the parent's average and sum change by as much.
+fn take_group_avg(
+    g_avg: u64,
+    se_avg: &mut u64,
+    se_sum: &mut u64,
+    avg: &mut u64,
+    sum: &mut u64,
+    divider: u64,
+) {
+    let d_avg = g_avg as i64 - *se_avg as i64;
+    if d_avg == 0 {
+        return;
+    }
+    *se_avg = g_avg;
+    let new_sum = g_avg * divider;
+    let d_sum = new_sum as i64 - *se_sum as i64;
+    *se_sum = new_sum;
+    add_positive(avg, d_avg);
+    add_positive(sum, d_sum);
+    *sum = (*sum).max(*avg * PELT_MIN_DIVIDER);
+}
+
+/// `propagate_entity_load_avg`'s arithmetic (Linux 7.2): a group
+/// runqueue's pending change `g` moves into its group entity's averages
+/// `se` (of weight `se_weight`) and, by the same amounts, into the averages
+/// `cfs` of the runqueue the entity is attached to (`add_tg_cfs_propagate`,
+/// `update_tg_cfs_util`, `update_tg_cfs_runnable`, `update_tg_cfs_load`, in
+/// that order). Returns what the parent runqueue must propagate in turn
+/// (its `prop_runnable_sum` grows by `g.prop_runnable_sum`).
+///
+/// - util and runnable: the entity takes the group runqueue's averages,
+///   its sums rebuilt on the parent's divider; the parent changes by the
+///   differences.
+/// - load: an attach (`prop_runnable_sum > 0`) adds the attached
+///   (unweighted) runnable sum to the entity's, capped at the divider (a
+///   group cannot be more than always runnable); a detach estimates the
+///   group's new runnable sum as its load sum per unit of queued weight
+///   (all its tasks equally runnable), never above the entity's. The
+///   result is at least the running sum (`util_sum >> 10`); the entity's
+///   `load_avg` is `se_weight ·` it `/ divider`.
+pub fn propagate_group_avgs(
+    g: GroupAvgs,
+    se: &mut SchedAvg,
+    se_weight: u64,
+    cfs: &mut SchedAvg,
+) -> i64 {
+    let divider = cfs.divider();
+    // update_tg_cfs_util, update_tg_cfs_runnable
+    take_group_avg(
+        g.util_avg,
+        &mut se.util_avg,
+        &mut se.util_sum,
+        &mut cfs.util_avg,
+        &mut cfs.util_sum,
+        divider,
+    );
+    take_group_avg(
+        g.runnable_avg,
+        &mut se.runnable_avg,
+        &mut se.runnable_sum,
+        &mut cfs.runnable_avg,
+        &mut cfs.runnable_sum,
+        divider,
+    );
+    // update_tg_cfs_load
+    let prop = g.prop_runnable_sum;
+    if prop == 0 {
+        return prop;
+    }
+    let mut runnable_sum = if prop >= 0 {
+        (prop as u64).saturating_add(se.load_sum).min(divider)
+    } else {
+        let per_weight = g.load_sum.checked_div(g.weight).unwrap_or(0);
+        se.load_sum.min(per_weight)
+    };
+    let running_sum = se.util_sum >> SCHED_CAPACITY_SHIFT;
+    runnable_sum = runnable_sum.max(running_sum);
+    let load_sum = u128::from(se_weight) * u128::from(runnable_sum);
+    let load_avg = (load_sum / u128::from(divider)) as u64;
+    let d_avg = load_avg as i64 - se.load_avg as i64;
+    if d_avg == 0 {
+        return prop;
+    }
+    let d_sum = load_sum as i128 - i128::from(se_weight) * i128::from(se.load_sum);
+    se.load_sum = runnable_sum;
+    se.load_avg = load_avg;
+    add_positive(&mut cfs.load_avg, d_avg);
+    add_positive(
+        &mut cfs.load_sum,
+        d_sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+    );
+    cfs.load_sum = cfs.load_sum.max(cfs.load_avg * PELT_MIN_DIVIDER);
+    prop
 }
 
 /// One group in the registry.
@@ -174,14 +353,14 @@ pub struct GroupShape {
 /// The machine's task groups (Linux's `task_group` list with each group's
 /// `shares` and `load_avg`): shared by every runqueue through
 /// [`crate::SchedConfig::groups`]. Creation, destruction and attachment
-/// counts take a lock (slow paths); the shares and each group's load sum
-/// are atomics read and updated under a runqueue's lock only.
+/// counts take a lock (slow paths); the shares and each group's
+/// `load_avg` are atomics read and updated under a runqueue's lock only.
 #[derive(Debug)]
 pub struct TaskGroups {
     registry: spin::Mutex<[GroupInfo; MAX_TASK_GROUPS]>,
     shares: [AtomicU64; MAX_TASK_GROUPS],
-    /// Σ over CPUs of each CPU's contribution (its group runqueue's queued
-    /// weight when it last updated the group's shares).
+    /// `tg->load_avg`: Σ over CPUs of each CPU's contribution (its group
+    /// runqueue's `load_avg` when it last published it).
     load: [AtomicI64; MAX_TASK_GROUPS],
     /// Tasks attached to a group other than the root (written under
     /// `registry`; read without it by the balancer, [`Self::any_grouped`]).
@@ -367,7 +546,7 @@ impl TaskGroups {
         self.shares[g as usize].load(Ordering::Relaxed)
     }
 
-    /// The group's load summed over every CPU (`tg->load_avg`'s exact form).
+    /// The group's load summed over every CPU as published (`tg->load_avg`).
     #[inline]
     pub fn load(&self, g: u8) -> u64 {
         self.load[g as usize].load(Ordering::Relaxed).max(0) as u64
@@ -393,8 +572,13 @@ pub struct GroupRq {
     pub parent: u8,
     /// Depth below the root (1 for a top-level group).
     pub depth: u8,
-    /// This CPU's contribution to the group's load sum ([`TaskGroups::load`]).
+    /// This CPU's contribution to the group's load ([`TaskGroups::load`]):
+    /// its runqueue's `load_avg` when last published
+    /// (`tg_load_avg_contrib`).
     pub load_contrib: u64,
+    /// When it was last published, ns of the runqueue's clock
+    /// (`last_update_tg_load_avg`).
+    pub load_contrib_ns: u64,
 }
 
 impl Default for GroupRq {
@@ -405,6 +589,7 @@ impl Default for GroupRq {
             parent: 0,
             depth: 0,
             load_contrib: 0,
+            load_contrib_ns: 0,
         }
     }
 }
@@ -418,13 +603,33 @@ mod tests {
         assert_eq!(weight_to_shares(100), 1024);
         assert_eq!(weight_to_shares(1), 10);
         assert_eq!(weight_to_shares(10_000), 102_400);
-        // Alone on its CPU: all of it.
-        assert_eq!(calc_group_shares(1024, 3072, 3072), 1024);
-        // A quarter of its load here.
-        assert_eq!(calc_group_shares(1024, 1024, 4096), 256);
+        // Alone on its CPU: all of it, whatever its figures.
+        assert_eq!(calc_group_shares(1024, 3072, 3000, 3000, 3000), 1024);
+        assert_eq!(calc_group_shares(1024, 0, 700, 0, 0), 1024);
+        // A quarter of its load here: 1024 · 1024 / (4096 - 1024 + 1024).
+        assert_eq!(calc_group_shares(1024, 1024, 1000, 4096, 1024), 256);
+        // The load is the larger of the queued weight and the average, and
+        // this CPU's published part is replaced by it: 1024 · 2048 /
+        // (3000 - 1000 + 2048) = 518.
+        assert_eq!(calc_group_shares(1024, 2048, 1500, 3000, 1000), 518);
+        assert_eq!(calc_group_shares(1024, 1000, 2048, 3000, 1000), 518);
         // Empty here: MIN_SHARES.
-        assert_eq!(calc_group_shares(1024, 0, 4096), MIN_SHARES);
-        assert_eq!(calc_group_shares(1024, 0, 0), MIN_SHARES);
+        assert_eq!(calc_group_shares(1024, 0, 0, 4096, 0), MIN_SHARES);
+        assert_eq!(calc_group_shares(1024, 0, 0, 0, 0), MIN_SHARES);
+    }
+
+    #[test]
+    fn tg_load_avg_is_published_past_a_64th_at_most_once_a_ms() {
+        const MS: u64 = TG_LOAD_AVG_PERIOD_NS;
+        // Within the millisecond: nothing, whatever the change.
+        assert_eq!(update_tg_load_avg(5000, 0, 10 * MS, 10 * MS + MS - 1), None);
+        // A change of 1/64 of the contribution or less: nothing.
+        assert_eq!(update_tg_load_avg(6400 + 100, 6400, 0, 2 * MS), None);
+        assert_eq!(update_tg_load_avg(6400 - 100, 6400, 0, 2 * MS), None);
+        // More: the change.
+        assert_eq!(update_tg_load_avg(6400 + 101, 6400, 0, 2 * MS), Some(101));
+        assert_eq!(update_tg_load_avg(6400 - 101, 6400, 0, 2 * MS), Some(-101));
+        assert_eq!(update_tg_load_avg(1, 0, 0, MS), Some(1));
     }
 
     #[test]

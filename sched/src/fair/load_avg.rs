@@ -125,7 +125,18 @@ impl FairRq {
         self.avg.util_sum += a.util_sum;
         self.avg.runnable_avg += a.runnable_avg;
         self.avg.runnable_sum += a.runnable_sum;
+        let prop = a.load_sum as i64;
+        self.add_tg_cfs_propagate(prop);
         e.avg_cpu = self.cpu;
+    }
+
+    /// `add_tg_cfs_propagate`: `runnable_sum` (unweighted) joined or left
+    /// this runqueue; a group runqueue's entity takes it over at its next
+    /// update (`propagate_entity_load_avg`, [`crate::fair::group`]).
+    #[inline]
+    pub(crate) fn add_tg_cfs_propagate(&mut self, runnable_sum: i64) {
+        self.propagate = true;
+        self.prop_runnable_sum += runnable_sum;
     }
 
     /// `detach_entity_load_avg`: the entity's averages leave the runqueue's
@@ -142,6 +153,7 @@ impl FairRq {
             a.runnable_avg,
             a.runnable_sum,
         );
+        self.add_tg_cfs_propagate(-(a.load_sum as i64));
         e.avg_cpu = AVG_DETACHED;
     }
 
@@ -170,6 +182,9 @@ impl FairRq {
             runnable_avg,
             runnable_avg * divider,
         );
+        // As update_cfs_rq_load_avg does with the removed runnable average.
+        let gone = (runnable_avg * divider).min(i64::MAX as u64) as i64;
+        self.add_tg_cfs_propagate(-gone >> crate::pelt::SCHED_CAPACITY_SHIFT);
     }
 
     /// Detaches a task whose state this runqueue no longer holds (an exit,

@@ -203,6 +203,13 @@ pub struct FairRq {
     pub(crate) avg: crate::pelt::SchedAvg,
     /// The CPU this runqueue belongs to (what entities attach to).
     pub(crate) cpu: u32,
+    /// Load attached here or detached since the group entity above took it
+    /// over (Linux's `cfs_rq->propagate` and `prop_runnable_sum`, unweighted
+    /// `load_sum` units): moved up by [`crate::fair::group`]'s
+    /// `propagate_entity_load_avg`; unused in the root runqueue.
+    pub(crate) propagate: bool,
+    /// See [`Self::propagate`].
+    pub(crate) prop_runnable_sum: i64,
 }
 
 #[inline]
@@ -263,6 +270,8 @@ impl FairRq {
             },
             avg: crate::pelt::SchedAvg::default(),
             cpu: 0,
+            propagate: false,
+            prop_runnable_sum: 0,
         }
     }
 

@@ -11,7 +11,11 @@
 //! here is taken only for a task whose `group` is not the root.
 
 use super::*;
-use crate::fair::group::{calc_group_shares, GroupError, GroupId, GroupRq};
+use crate::fair::group::{
+    calc_group_shares, propagate_group_avgs, update_tg_load_avg, GroupAvgs, GroupError, GroupId,
+    GroupRq,
+};
+use crate::fair::load_avg::AvgAction;
 use crate::weight::LoadWeight;
 use alloc::boxed::Box;
 
@@ -86,6 +90,14 @@ fn load_weight(w: u64) -> LoadWeight {
 fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
     (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
 }
+
+/// A new group entity's PELT identity until its first enqueue attaches it:
+/// neither a runqueue's nor `AVG_DETACHED` (which marks a new *task*, whose
+/// load counts at full weight before it is attached), so that it starts
+/// with no load, as Linux's `init_entity_runnable_average` leaves a group
+/// entity: its load comes from what is attached below it, by propagation.
+const GE_UNATTACHED: u32 = crate::task::AVG_DETACHED - 1;
+const _: () = assert!(GE_UNATTACHED > (1 << 31), "distinct from group_avg_cpu");
 
 impl Rq {
     /// The groups' state (built by the first [`Rq::alloc_task_group`]).
@@ -170,6 +182,7 @@ impl Rq {
             ..SchedTask::default()
         };
         t.se.avg = crate::pelt::SchedAvg::default();
+        t.se.avg_cpu = GE_UNATTACHED;
         // An empty group's weight (`calc_group_shares` of no load); its
         // first enqueue here gives it its share.
         t.se.load = load_weight(crate::fair::group::MIN_SHARES);
@@ -190,6 +203,7 @@ impl Rq {
             parent: shape.parent.0,
             depth: shape.depth,
             load_contrib: 0,
+            load_contrib_ns: 0,
         };
         Ok(())
     }
@@ -208,10 +222,17 @@ impl Rq {
             return Err(GroupError::Busy);
         }
         let r = &self.gs().rqs[g.0 as usize];
-        let s = r.se;
+        let (s, p) = (r.se, r.parent);
         let contrib = r.load_contrib;
         if contrib != 0 {
             self.cfg.groups.add_load(g.0, -(contrib as i64));
+        }
+        // unregister_fair_sched_group: the entity's (blocked) averages
+        // leave its parent's.
+        let clock = self.clock;
+        lvl(&mut self.fair, &mut self.grp, p, clock).detach_gone(&mut self.tasks[s as usize].se);
+        if p != 0 {
+            self.propagate_up(p);
         }
         self.tasks[s as usize] = SchedTask::default();
         self.gsm().rqs[g.0 as usize] = GroupRq::default();
@@ -317,6 +338,10 @@ impl Rq {
                 if running {
                     self.put_prev_task(s);
                 }
+                // task_change_group_fair: its load leaves the old group's
+                // runqueue (and, propagated, its ancestors'); the enqueue
+                // attaches it to the new one's.
+                self.detach_task_level(s, old);
                 self.tasks[i].group = g.0;
                 self.fair_enqueue(s, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
                 if running {
@@ -326,9 +351,17 @@ impl Rq {
             }
             TaskState::Delayed => {
                 self.finish_delayed(s);
+                self.detach_task_level(s, old);
                 self.tasks[i].group = g.0;
             }
-            _ => self.tasks[i].group = g.0,
+            _ => {
+                // A sleeper: detached from the old group's runqueue now,
+                // attached to the new one's at its next enqueue.
+                if fair {
+                    self.detach_task_level(s, old);
+                }
+                self.tasks[i].group = g.0;
+            }
         }
         self.drain_fair_resched();
         Ok(())
@@ -358,27 +391,199 @@ impl Rq {
     }
 
     /// `update_cfs_group`: group `g`'s entity gets `calc_group_shares` of
-    /// the group's load, this CPU's contribution to that load brought up to
-    /// date first.
+    /// the group's shares, from its runqueue's queued weight and load
+    /// average here and the group's `tg->load_avg`.
     pub(super) fn update_cfs_group(&mut self, g: u8) {
         let groups = &self.cfg.groups;
         let Some(grp) = self.grp.as_deref_mut() else {
             return;
         };
-        let r = &mut grp.rqs[g as usize];
-        let load = r.fair.load;
-        let tg_load = if load != r.load_contrib {
-            let d = load as i64 - r.load_contrib as i64;
-            r.load_contrib = load;
-            groups.add_load(g, d)
-        } else {
-            groups.load(g)
-        };
-        let shares = calc_group_shares(groups.shares(g), load, tg_load);
+        let r = &grp.rqs[g as usize];
+        let shares = calc_group_shares(
+            groups.shares(g),
+            r.fair.load,
+            r.fair.avg.load_avg,
+            groups.load(g),
+            r.load_contrib,
+        );
         let (ge, p) = (r.se, r.parent);
         if u64::from(self.tasks[ge as usize].se.load.weight) != shares {
             lv!(self, p).reweight_entity(&mut self.tasks, &self.cfg, Slot(ge), load_weight(shares));
         }
+    }
+
+    /// `update_tg_load_avg` for group `g`'s runqueue here: its `load_avg`
+    /// published into the group's `tg->load_avg` ([`crate::fair::group::TaskGroups::load`])
+    /// when it moved by more than 1/64 of what was published, at most once
+    /// a millisecond ([`crate::fair::group::update_tg_load_avg`]). Nothing
+    /// for the root.
+    fn update_tg_load_avg(&mut self, g: u8) {
+        // Nor for a CPU going offline: it stops counting in the shares
+        // (`update_tg_load_avg`'s `cpu_active` test; cleared by
+        // `Rq::clear_tg_load_avg`).
+        if g == 0 || self.balance_push() {
+            return;
+        }
+        let now = self.clock;
+        let groups = &self.cfg.groups;
+        let Some(grp) = self.grp.as_deref_mut() else {
+            return;
+        };
+        let r = &mut grp.rqs[g as usize];
+        let load_avg = r.fair.avg.load_avg;
+        if let Some(d) = update_tg_load_avg(load_avg, r.load_contrib, r.load_contrib_ns, now) {
+            groups.add_load(g, d);
+            r.load_contrib = load_avg;
+            r.load_contrib_ns = now;
+        }
+    }
+
+    /// `update_load_avg(cfs_rq_of(ge), ge)` with its
+    /// `propagate_entity_load_avg` for group `g`'s entity `ge`: `ge` brought
+    /// to now in its parent's runqueue, then what was attached to or
+    /// detached from `g`'s runqueue since (its `prop_runnable_sum`), and its
+    /// util and runnable averages, moved into `ge`'s averages and the
+    /// parent's ([`propagate_group_avgs`]), to be propagated from the parent
+    /// in turn. While `ge` is not attached to its parent (before its first
+    /// enqueue) the change waits: the attach carries `ge`'s averages up.
+    fn propagate_entity_load_avg(&mut self, g: u8) {
+        let clock = self.clock;
+        let Some(grp) = self.grp.as_deref() else {
+            return;
+        };
+        let r = &grp.rqs[g as usize];
+        let (ge, p) = (r.se, r.parent);
+        let parent = lvl(&mut self.fair, &mut self.grp, p, clock);
+        parent.update_load_avg(&mut self.tasks, ge, AvgAction::Update);
+        let attached = self.tasks[ge as usize].se.avg_cpu == parent.cpu;
+        let r = &mut self.gsm().rqs[g as usize];
+        if !r.fair.propagate || !attached {
+            return;
+        }
+        let figures = GroupAvgs {
+            util_avg: r.fair.avg.util_avg,
+            runnable_avg: r.fair.avg.runnable_avg,
+            load_sum: r.fair.avg.load_sum,
+            weight: r.fair.load,
+            prop_runnable_sum: r.fair.prop_runnable_sum,
+        };
+        r.fair.propagate = false;
+        r.fair.prop_runnable_sum = 0;
+        let e = &mut self.tasks[ge as usize].se;
+        let w = u64::from(e.load.weight);
+        let parent = lvl(&mut self.fair, &mut self.grp, p, clock);
+        let prop = propagate_group_avgs(figures, &mut e.avg, w, &mut parent.avg);
+        parent.add_tg_cfs_propagate(prop);
+    }
+
+    /// `__update_blocked_fair` for the groups here (Linux runs it from the
+    /// balance softirq; here at every tick while groups exist): each group
+    /// runqueue with load, history or a pending change, deepest first, has
+    /// its averages decayed to now, its load published
+    /// ([`Self::update_tg_load_avg`]) and its entity updated with the change
+    /// ([`Self::propagate_entity_load_avg`]). So a runqueue a group's last
+    /// task left publishes its decaying load and the group's shares on the
+    /// other CPUs follow. O(groups · depth), groups bounded by
+    /// `MAX_TASK_GROUPS`; nothing allocates.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn update_blocked_groups(&mut self) {
+        let Some(grp) = self.grp.as_deref() else {
+            return;
+        };
+        let busy = |r: &GroupRq| {
+            r.se != NIL
+                && (r.fair.propagate
+                    || r.load_contrib != 0
+                    || r.fair.avg.load_sum != 0
+                    || r.fair.avg.util_sum != 0
+                    || r.fair.avg.runnable_sum != 0)
+        };
+        let deepest = grp.rqs.iter().filter(|r| busy(r)).map(|r| r.depth).max();
+        let Some(deepest) = deepest else {
+            return;
+        };
+        let n = grp.rqs.len();
+        for d in (1..=deepest).rev() {
+            for g in 1..n {
+                let r = &self.gs().rqs[g];
+                if r.depth != d || !busy(r) {
+                    continue;
+                }
+                let g = g as u8;
+                lv!(self, g).update_cfs_rq_load_avg();
+                self.update_tg_load_avg(g);
+                self.propagate_entity_load_avg(g);
+            }
+        }
+    }
+
+    /// `clear_tg_offline_cfs_rqs` (Linux 6.8, `rq_offline_fair`): this CPU's
+    /// part of every group's `tg->load_avg` withdrawn, for a CPU going
+    /// offline, so that the groups' shares on the other CPUs no longer count
+    /// its (blocked) load. It publishes again once it is back
+    /// ([`Self::update_tg_load_avg`]).
+    pub fn clear_tg_load_avg(&mut self) {
+        let now = self.clock;
+        let groups = &self.cfg.groups;
+        let Some(grp) = self.grp.as_deref_mut() else {
+            return;
+        };
+        for (g, r) in grp.rqs.iter_mut().enumerate() {
+            if r.se != NIL && r.load_contrib != 0 {
+                groups.add_load(g as u8, -(r.load_contrib as i64));
+                r.load_contrib = 0;
+                r.load_contrib_ns = now;
+            }
+        }
+    }
+
+    /// `propagate_entity_cfs_rq` after an attach or detach in group `g`'s
+    /// runqueue: `g`'s load published, then each ancestor entity updated
+    /// with what changed below it, up to the root.
+    fn propagate_up(&mut self, mut g: u8) {
+        self.update_tg_load_avg(g);
+        while g != 0 {
+            self.propagate_entity_load_avg(g);
+            let p = self.gs().rqs[g as usize].parent;
+            self.update_tg_load_avg(p);
+            g = p;
+        }
+    }
+
+    /// `detach_entity_cfs_rq` for task slot `s` at level `g` (0: the root):
+    /// its averages, brought to now, leave that runqueue's, and the change
+    /// is propagated up.
+    fn detach_task_level(&mut self, s: u32, g: u8) {
+        let clock = self.clock;
+        lvl(&mut self.fair, &mut self.grp, g, clock).detach_gone(&mut self.tasks[s as usize].se);
+        if g != 0 {
+            self.propagate_up(g);
+        }
+    }
+
+    /// `task_dead_fair` / `migrate_task_rq_fair` for a task whose state
+    /// this runqueue no longer holds (an exit, a sleeper woken elsewhere):
+    /// its averages leave the runqueue of its level here, and for a
+    /// grouped task the change is propagated up.
+    #[inline]
+    pub(super) fn detach_gone_task(&mut self, t: &mut SchedTask) {
+        if t.group == 0 {
+            self.fair.detach_gone(&mut t.se);
+        } else {
+            self.detach_gone_grouped(t);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn detach_gone_grouped(&mut self, t: &mut SchedTask) {
+        let g = t.group;
+        if !self.group_here(g) {
+            return;
+        }
+        lv!(self, g).detach_gone(&mut t.se);
+        self.propagate_up(g);
     }
 
     /// Moves every group runqueue's reschedule request to the root's, which
@@ -414,12 +619,15 @@ impl Rq {
         lv!(self, g).enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
         self.gsm().runnable += 1;
         self.fair.h_nr_runnable += 1;
+        self.update_tg_load_avg(g);
         let mut root_new = false;
         while g != 0 {
             let (ge, p) = {
                 let r = &self.gs().rqs[g as usize];
                 (r.se, r.parent)
             };
+            // update_load_avg(UPDATE_TG) of the entity, then its weight.
+            self.propagate_entity_load_avg(g);
             self.update_cfs_group(g);
             if !self.tasks[ge as usize].se.on_rq {
                 lv!(self, p).enqueue_entity(
@@ -428,12 +636,15 @@ impl Rq {
                     Slot(ge),
                     EnqueueFlags::WAKEUP,
                 );
+                // A first enqueue attached it: what waited moves up now.
+                self.propagate_entity_load_avg(g);
                 if p == 0 {
                     self.gsm().root_se += 1;
                     self.fair.h_nr_runnable -= 1;
                     root_new = true;
                 }
             }
+            self.update_tg_load_avg(p);
             g = p;
         }
         if root_new && self.fair.nr_queued == 1 {
@@ -462,11 +673,15 @@ impl Rq {
             self.gsm().runnable -= 1;
             self.fair.h_nr_runnable -= 1;
         }
+        self.update_tg_load_avg(g);
         while g != 0 {
             let (ge, p) = {
                 let r = &self.gs().rqs[g as usize];
                 (r.se, r.parent)
             };
+            // dequeue_entity's update_load_avg(UPDATE_TG) of the entity.
+            self.propagate_entity_load_avg(g);
+            self.update_tg_load_avg(p);
             if self.gs().rqs[g as usize].fair.nr_queued == 0 && self.tasks[ge as usize].se.on_rq {
                 if p == 0 {
                     // Before the root's own count drops by the entity.
@@ -603,8 +818,14 @@ impl Rq {
     #[cold]
     #[inline(never)]
     pub(super) fn tick_grouped(&mut self) {
+        self.update_blocked_groups();
         self.for_each_group_level(|rq, g| {
             lv!(rq, g).entity_tick(&mut rq.tasks, &rq.cfg);
+            rq.update_tg_load_avg(g);
+            // The next level's entity_tick, or the root's (run first by
+            // the caller), updates the entity above: its update with the
+            // propagation of what changed here.
+            rq.propagate_entity_load_avg(g);
             rq.update_cfs_group(g);
         });
     }
@@ -740,6 +961,23 @@ impl Rq {
     pub fn group_entity_weight(&self, g: GroupId) -> Option<u32> {
         let r = self.gs_opt_get(g.0 as usize).filter(|r| r.se != NIL)?;
         Some(self.tasks[r.se as usize].se.load.weight)
+    }
+
+    /// Group `g`'s entity's load tracking here (`None` for the root or a
+    /// group not built here).
+    pub fn group_entity_avg(&self, g: GroupId) -> Option<&crate::pelt::SchedAvg> {
+        let r = self.gs_opt_get(g.0 as usize).filter(|r| r.se != NIL)?;
+        Some(&self.tasks[r.se as usize].se.avg)
+    }
+
+    /// This CPU's part of group `g`'s `tg->load_avg` as last published
+    /// (`tg_load_avg_contrib`; `None` for the root or a group not built here).
+    pub fn group_load_contrib(&self, g: GroupId) -> Option<u64> {
+        Some(
+            self.gs_opt_get(g.0 as usize)
+                .filter(|r| r.se != NIL)?
+                .load_contrib,
+        )
     }
 
     /// Is group `g`'s entity queued in its parent's runqueue here?

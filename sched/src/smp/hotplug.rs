@@ -186,7 +186,9 @@ impl<P: Platform> Scheduler<P> {
         }
         self.migrate_tasks(cpu);
         let busy = {
-            let rq = self.cpu_rq(cpu);
+            let mut rq = self.cpu_rq(cpu);
+            // rq_offline_fair: it no longer counts in any group's shares.
+            rq.clear_tg_load_avg();
             rq.curr().is_some() || rq.tasks().next().is_some()
         };
         self.platform.hrtick_cancel(cpu);

@@ -24,6 +24,27 @@ pub fn cpu_id(i: usize) -> CpuId {
 }
 pub const US: u64 = 1_000;
 
+/// Runs runqueues side by side for `ms` milliseconds of 1 ms ticks from
+/// `*now`: each picks if idle, then at every tick its clock advances, it
+/// ticks, repicks when asked, and its invariants are checked.
+pub fn run_rqs_ms(rqs: &mut [Rq], now: &mut u64, ms: u64) {
+    for rq in rqs.iter_mut() {
+        if rq.curr().is_none() {
+            rq.pick_next_task();
+        }
+    }
+    for _ in 0..ms {
+        *now += MS;
+        for rq in rqs.iter_mut() {
+            rq.update_rq_clock(*now);
+            if rq.task_tick() != sched::Resched::None {
+                rq.pick_next_task();
+            }
+            rq.check().unwrap();
+        }
+    }
+}
+
 pub struct H {
     pub cfg: Arc<SchedConfig>,
     pub rq: Rq,

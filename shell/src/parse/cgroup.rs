@@ -1,6 +1,7 @@
 //! `cgroup create NAME [PARENT]`, `cgroup weight NAME W`,
-//! `cgroup attach NAME PID`, `cgroup ls`: task groups (the `sched` crate's
-//! `fair::group`, Linux's cgroup v2 `cpu.weight`).
+//! `cgroup attach NAME PID`, `cgroup ls`, `cgroup rm NAME`: task groups (the
+//! `sched` crate's `fair::group`, Linux's cgroup v2 `cpu.weight`; `rm` is
+//! `rmdir` of a cgroup directory).
 
 use alloc::string::String;
 
@@ -49,6 +50,12 @@ pub enum CgroupCmd {
     },
     /// `cgroup ls`.
     Ls,
+    /// `cgroup rm NAME`: destroys a group with no tasks and no child groups
+    /// (`root` cannot be removed; the kernel refuses a busy group).
+    Rm {
+        /// The group.
+        name: String,
+    },
 }
 
 fn group_name(w: &str, root_ok: bool) -> Result<String, Error> {
@@ -67,7 +74,7 @@ pub(super) fn parse_cgroup(args: &[&str]) -> Result<Command, Error> {
     const C: &str = "cgroup";
     no_options(C, args)?;
     let Some(&action) = args.first() else {
-        return err(C, ArgError::Missing("create|weight|attach|ls"));
+        return err(C, ArgError::Missing("create|weight|attach|ls|rm"));
     };
     let rest = &args[1..];
     let cmd = match action {
@@ -108,7 +115,63 @@ pub(super) fn parse_cgroup(args: &[&str]) -> Result<Command, Error> {
             [] => CgroupCmd::Ls,
             [extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
         },
+        "rm" => match rest {
+            [] => return err(C, ArgError::Missing("NAME")),
+            ["root"] => return err(C, ArgError::RootGroupNotRemovable),
+            [name] => CgroupCmd::Rm {
+                name: group_name(name, false)?,
+            },
+            [_, extra, ..] => return err(C, ArgError::Unexpected(quote(extra))),
+        },
         a => return err(C, ArgError::UnknownCgroupAction(quote(a))),
     };
     Ok(Command::Cgroup(cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    fn parse(line: &str) -> Result<Command, String> {
+        let words: alloc::vec::Vec<&str> = line.split_whitespace().collect();
+        parse_cgroup(&words).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn rm_names_a_group() {
+        assert_eq!(
+            parse("rm a.b-c_1"),
+            Ok(Command::Cgroup(CgroupCmd::Rm {
+                name: String::from("a.b-c_1")
+            }))
+        );
+    }
+
+    /// Every refusal of `cgroup rm`, by the start of its message (the
+    /// usage line follows some).
+    #[test]
+    fn rm_errors() {
+        let starts = |l: &str, want: &str| {
+            let got = parse(l).unwrap_err();
+            assert!(
+                got.starts_with(want),
+                "{l:?}: got {got:?}, want {want:?}..."
+            );
+        };
+        starts("rm", "cgroup: missing NAME");
+        starts("rm root", "cgroup: the root group cannot be removed");
+        starts("rm a/b", "cgroup: bad group name 'a/b'");
+        starts(
+            "rm abcdefghijklmnopqrstuvwxyz0123456",
+            "cgroup: bad group name",
+        );
+        starts("rm a b", "cgroup: unexpected argument 'b'");
+        starts("rm -f a", "cgroup: unknown option '-f'");
+        starts(
+            "remove a",
+            "cgroup: unknown action 'remove' (expected create, weight, attach, ls or rm)",
+        );
+        starts("", "cgroup: missing create|weight|attach|ls|rm");
+    }
 }
