@@ -25,8 +25,13 @@
 #   SMP=1 ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
 #     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 >LOG
 #   scripts/linux-compare/hrtick-summary.py LOG
-# (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run;
-#  HP_MS=N on the kernel command line (hp.ms=N) sets the run length, 1000 by default)
+# (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run.
+#  On the kernel command line: hp.ms=N sets the run length, 1000 by default;
+#  hp.runs=LIST the runs, comma-separated, `hogpair,duty` by default: hogpair
+#  (the two hog pair runs), duty (the two duty-cycle runs), poll10 (the hog
+#  pair beside a sleeper that wakes every 10 ms on the CPU, `lcbench
+#  wakelat -n 2 -p 10000`, default and NO_RUN_TO_PARITY: the shape of our
+#  kernel's run, whose shell polls every 10 ms))
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
 hp_ms=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hp.ms=//p' | tail -1)
@@ -78,7 +83,18 @@ hp_run() { # NAME CONFIG CMD
     echo "hrtrace END $1"
     lc_restore
 }
-hp_run hogpair default "lcbench spin -d $hp_ms -c 0 0 0"
-hp_run hogpair_NO_RUN_TO_PARITY NO_RUN_TO_PARITY "lcbench spin -d $hp_ms -c 0 0 0"
-hp_run duty default "lcbench spin -d $hp_ms -c 0 duty:1000:3000 0"
-hp_run duty_NO_PLACE_LAG NO_PLACE_LAG "lcbench spin -d $hp_ms -c 0 duty:1000:3000 0"
+hp_runs=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hp.runs=//p' | tail -1)
+for r in $(echo "${hp_runs:-hogpair,duty}" | tr ',' ' '); do
+    case $r in
+        hogpair)
+            hp_run hogpair default "lcbench spin -d $hp_ms -c 0 0 0"
+            hp_run hogpair_NO_RUN_TO_PARITY NO_RUN_TO_PARITY "lcbench spin -d $hp_ms -c 0 0 0" ;;
+        duty)
+            hp_run duty default "lcbench spin -d $hp_ms -c 0 duty:1000:3000 0"
+            hp_run duty_NO_PLACE_LAG NO_PLACE_LAG "lcbench spin -d $hp_ms -c 0 duty:1000:3000 0" ;;
+        poll10) # the hog pair beside a task that wakes every 10 ms on the CPU (as our shell polls)
+            hp_run hogpair_poll10 default "lcbench wakelat -d $hp_ms -c 0 -n 2 -p 10000"
+            hp_run hogpair_poll10_NO_RUN_TO_PARITY NO_RUN_TO_PARITY "lcbench wakelat -d $hp_ms -c 0 -n 2 -p 10000" ;;
+        *) echo "hrinfo: unknown run '$r' (hogpair, duty, poll10)" ;;
+    esac
+done
