@@ -102,7 +102,7 @@ def summarise(name, evs, verbose):
     # the spinners: the two lcbench pids that were switched in most
     counts = {}
     for _, _, _, ev, kv in evs:
-        if ev == "sched_switch" and kv.get("next_comm") in ("lcbench", "spin"):
+        if ev == "sched_switch" and kv.get("next_comm") in ("lcbench", "spin", "wakelat-hog"):
             counts[int(kv["next_pid"])] = counts.get(int(kv["next_pid"]), 0) + 1
     spin = sorted(counts, key=counts.get, reverse=True)[:2]
     sleeps = {}
