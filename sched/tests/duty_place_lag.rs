@@ -245,19 +245,20 @@ impl Cpu {
 
 /// One second; (duty share %, slices ended by the tick, mean vlag at sleep ns).
 fn run(features: &[&str], jitter_ns: u64, poller: bool) -> (f64, u64, f64) {
-    run_charged(features, jitter_ns, poller, 0)
+    run_charged(features, jitter_ns, poller, 0, 1_000)
 }
 
-/// [`run`] with the duty task reading (and so charging) its own CPU time
-/// every `self_charge_ns` while it runs.
+/// [`run`] for `ms` milliseconds, with the duty task reading (and so
+/// charging) its own CPU time every `self_charge_ns` while it runs.
 fn run_charged(
     features: &[&str],
     jitter_ns: u64,
     poller: bool,
     self_charge_ns: u64,
+    ms: u64,
 ) -> (f64, u64, f64) {
     let mut cpu = Cpu::new(features, jitter_ns, poller, self_charge_ns);
-    cpu.run(1_000 * MS);
+    cpu.run(ms * MS);
     let n = cpu.duty_vlags.len() as f64;
     let mean_vlag = cpu.duty_vlags.iter().map(|&v| v as f64).sum::<f64>() / n;
     (cpu.duty_share(), cpu.rq.stats.nr_tick_resched, mean_vlag)
@@ -315,19 +316,23 @@ fn late_hrticks_let_the_hog_run_to_the_tick_and_only_place_lag_pays_the_sleeper_
 /// the sleeper's reads charging it every 2 µs no slice ends at the tick and
 /// PLACE_LAG moves nothing; with reads that charge nothing (our kernel's
 /// `task_runtime_ns`) the same timers cost the sleeper 2.4 points without
-/// PLACE_LAG.
+/// PLACE_LAG (1 s; 250 ms under Miri).
 #[test]
 fn a_sleeper_that_charges_itself_is_not_caught_by_late_hrticks() {
-    let (with, ticks, _) = run_charged(&[], 30_000, false, 2_000);
-    let (without, ticks_without, _) = run_charged(&["NO_PLACE_LAG"], 30_000, false, 2_000);
+    let ms = if cfg!(miri) { 250 } else { 1_000 };
+    let (with, ticks, _) = run_charged(&[], 30_000, false, 2_000, ms);
+    let (without, ticks_without, _) = run_charged(&["NO_PLACE_LAG"], 30_000, false, 2_000, ms);
     assert_eq!((ticks, ticks_without), (0, 0));
     assert!(
         (with - without).abs() <= 0.1,
         "self-charging: {with:.2}% with PLACE_LAG, {without:.2}% without"
     );
-    let (with, ticks, _) = run_charged(&[], 30_000, false, 0);
-    let (without, _, _) = run_charged(&["NO_PLACE_LAG"], 30_000, false, 0);
-    assert!(ticks >= 30, "{ticks} tick-ended slices");
+    let (with, ticks, _) = run_charged(&[], 30_000, false, 0, ms);
+    let (without, _, _) = run_charged(&["NO_PLACE_LAG"], 30_000, false, 0, ms);
+    assert!(
+        ticks >= 30 * ms / 1_000,
+        "{ticks} tick-ended slices in {ms} ms"
+    );
     assert!(
         with - without >= 1.0,
         "reads that charge nothing: {with:.2}% with PLACE_LAG, {without:.2}% without"
