@@ -1366,7 +1366,7 @@ impl Kernel {
     #[inline]
     fn set_now(&mut self, t: u64) {
         self.now = t;
-        self.s.platform.now.store(t, Ordering::Relaxed);
+        *self.s.platform.now.get_mut() = t;
     }
 
     /// Task `tid`'s random stream: what its workload draws from.
@@ -1395,17 +1395,20 @@ impl Kernel {
 
     /// Delivers the IPIs the scheduler asked for as future events, and its
     /// one-shot timer changes.
+    ///
+    /// The engine owns the platform (`&mut`), so it reads and resets the
+    /// platform's flags and lists without atomic operations or locks
+    /// (`get_mut`): they cost more than the rest of a drain, at every
+    /// scheduler call.
     fn drain_ipis(&mut self) {
-        if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
+        let p = &mut self.s.platform;
+        if !std::mem::take(p.any_ipi.get_mut()) {
             return;
         }
         // The lists are swapped with the engine's own (empty) ones, so
         // that both keep their room: no allocation per drain.
         let mut hr = std::mem::take(&mut self.hrticks_taken);
-        std::mem::swap(
-            &mut hr,
-            &mut *self.s.platform.hrticks.lock().expect("hrticks"),
-        );
+        std::mem::swap(&mut hr, p.hrticks.get_mut().expect("hrticks"));
         for &(c, at) in &hr {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
@@ -1418,7 +1421,7 @@ impl Kernel {
         hr.clear();
         self.hrticks_taken = hr;
         let mut list = std::mem::take(&mut self.ipis_taken);
-        std::mem::swap(&mut list, &mut *self.s.platform.ipis.lock().expect("ipis"));
+        std::mem::swap(&mut list, self.s.platform.ipis.get_mut().expect("ipis"));
         for &c in &list {
             self.send_ipi(c as usize);
         }
@@ -1690,10 +1693,10 @@ impl Kernel {
         };
         let this = self.this_cpu as usize;
         let ipis0 = self.ipis_sent;
-        self.s.platform.scanned.store(0, Ordering::Relaxed);
+        *self.s.platform.scanned.get_mut() = 0;
         self.wake_queued = false;
         let woke = self.wake_from(tid, wf, this);
-        let scanned = self.s.platform.scanned.swap(0, Ordering::Relaxed);
+        let scanned = std::mem::take(self.s.platform.scanned.get_mut());
         self.ctr.scanned_cpus += scanned;
         if woke {
             let (mech, c) = (self.m.mech, &self.m.costs);
