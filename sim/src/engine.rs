@@ -186,7 +186,7 @@ fn next_gen(g: u32) -> u32 {
 }
 
 /// The longest batch, ns: its steps' times are before its start plus this.
-const BATCH_WINDOW_NS: u64 = 32_000;
+pub(crate) const BATCH_WINDOW_NS: u64 = 32_000;
 
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).
@@ -1168,6 +1168,13 @@ impl Speed {
     #[inline(always)]
     pub fn time_ns(self, work_ns: u64) -> u64 {
         time_for(self.0, work_ns)
+    }
+
+    /// Full speed (capacity 1024): [`Speed::time_ns`] is `work_ns`, so
+    /// that a loop of draws can leave the conversion out.
+    #[inline(always)]
+    pub fn is_full(self) -> bool {
+        self.0 == FULL_CAPACITY
     }
 }
 

@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Workload};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload, BATCH_WINDOW_NS};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -149,6 +149,51 @@ struct ChanWaits {
 #[inline(always)]
 fn reader_of(c: u32) -> u32 {
     c + c / FDS as u32 * FDS as u32
+}
+
+/// Batching: the steps of cost `j` that fit from `t` on, at most `max`,
+/// each drawn from `rng` and taking its draw's time at `speed`, while the
+/// step after each is before `stop_ns`; how many, with `t` (the time of
+/// the step after them) and `last` (of the last of them) moved on, `rng`
+/// past their draws.
+#[inline(always)]
+fn fit_steps(
+    rng: &mut Rng,
+    j: Jitter,
+    speed: Speed,
+    max: u32,
+    stop_ns: u64,
+    t: &mut u64,
+    last: &mut u64,
+) -> u32 {
+    #[inline(always)]
+    fn fit(
+        rng: &mut Rng,
+        j: Jitter,
+        time: impl Fn(u64) -> u64,
+        max: u32,
+        stop_ns: u64,
+        t: &mut u64,
+        last: &mut u64,
+    ) -> u32 {
+        let (mut n, mut tt, mut lt) = (0, *t, *last);
+        while n < max {
+            let next = tt + time(rng.peek_jittered(j));
+            if next >= stop_ns {
+                break;
+            }
+            rng.skip_jittered(j);
+            (lt, tt) = (tt, next);
+            n += 1;
+        }
+        (*t, *last) = (tt, lt);
+        n
+    }
+    if speed.is_full() {
+        fit(rng, j, |w| w, max, stop_ns, t, last)
+    } else {
+        fit(rng, j, |w| speed.time_ns(w), max, stop_ns, t, last)
+    }
 }
 
 /// A free pipe mutex.
@@ -223,6 +268,10 @@ pub struct Hackbench {
     pub lock_sleeps: u64,
     /// Batching: per task, its plan.
     plans: Vec<Plan>,
+    /// Batching: room for this many more messages (or more) in a channel
+    /// keeps its writers from filling it for a whole batch window
+    /// ([`Hackbench::room_writers`]).
+    wide_room: u32,
 }
 
 impl Hackbench {
@@ -248,6 +297,7 @@ impl Hackbench {
             alive: 0,
             end: 0,
             plans: Vec::new(),
+            wide_room: u32::MAX,
         }
     }
 
@@ -271,6 +321,14 @@ impl Workload for Hackbench {
         };
         self.write_j = Jitter::new(self.write_ns, 10);
         self.read_j = Jitter::new(self.read_ns, 10);
+        // The least multiple of FDS whose writes at the shortest last the
+        // batch window (none if a write can take no time).
+        let group_ns = FDS as u64 * self.write_j.low();
+        self.wide_room = if group_ns == 0 {
+            u32::MAX
+        } else {
+            u32::try_from(BATCH_WINDOW_NS.div_ceil(group_ns) * FDS as u64).unwrap_or(u32::MAX)
+        };
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
@@ -439,8 +497,11 @@ impl Workload for Hackbench {
         let at_plan = k.task_rng(tid).clone();
         let mut rng = at_plan.clone();
         let speed = k.speed();
-        // Times from `t0` on: a planned step's next step is before `lim`.
+        // Times from `t0` on: a planned step's next step is before `t0 +
+        // lim` (`lim` at most the batch window, whose length
+        // `Hackbench::room_writers` relies on).
         let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
+        debug_assert!(lim <= BATCH_WINDOW_NS);
         let n = match self.roles[tid as usize] {
             Role::Sender {
                 g,
@@ -450,19 +511,18 @@ impl Workload for Hackbench {
                 let base = g as usize * FDS;
                 let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
                 let r0 = reader_of(base as u32);
-                let mut i = c0 as usize - base;
+                let i0 = c0 as usize - base;
                 let on = |i: usize| k.step_delay_ns(r0 + i as u32);
-                lim = lim.min(self.room_of(&grp[i], on(i)));
+                lim = self.room_of(&grp[i0], lim, on(i0));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
-                let mut j = 1;
-                while j < end {
-                    if j < FDS as u32 {
-                        i = if i + 1 == FDS { 0 } else { i + 1 };
-                        lim = lim.min(self.room_of(&grp[i], on(i)));
-                    }
+                let with_chans = end.min(FDS as u32);
+                let (mut j, mut i) = (1, i0);
+                while j < with_chans {
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    lim = self.room_of(&grp[i], lim, on(i));
                     let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
                     if next - t0 >= lim {
                         break;
@@ -471,11 +531,23 @@ impl Workload for Hackbench {
                     (last, t) = (t, next);
                     j += 1;
                 }
+                if j == with_chans && j < end {
+                    let stop_ns = t0 + lim;
+                    j += fit_steps(
+                        &mut rng,
+                        self.write_j,
+                        speed,
+                        end - j,
+                        stop_ns,
+                        &mut t,
+                        &mut last,
+                    );
+                }
                 let n = j - 1;
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
-                let mut i = c0 as usize - base;
+                let mut i = i0;
                 for _ in 0..n {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts += 1;
@@ -510,17 +582,15 @@ impl Workload for Hackbench {
                 if self.cfg.sockets && ch.nr_writers > 0 {
                     max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
                 }
-                let mut j = 1;
-                while j <= max {
-                    let next = t + speed.time_ns(rng.peek_jittered(self.read_j));
-                    if next - t0 >= lim {
-                        break;
-                    }
-                    rng.skip_jittered(self.read_j);
-                    (last, t) = (t, next);
-                    j += 1;
-                }
-                let n = j - 1;
+                let n = fit_steps(
+                    &mut rng,
+                    self.read_j,
+                    speed,
+                    max,
+                    t0 + lim,
+                    &mut t,
+                    &mut last,
+                );
                 self.chans[c as usize].pend_reads += n as u16;
                 n
             }
@@ -687,23 +757,30 @@ impl Hackbench {
     /// those planned) before its next step, `reader_in` ns from now
     /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
     /// switch to it is paid): its reads come that much later.
+    ///
+    /// Returns `lim` (ns, at most [`BATCH_WINDOW_NS`]) bounded by the band.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, reader_in: u64) -> u64 {
+    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        self.room_writers(ch).min(b * self.read_j.low() + reader_in)
+        lim.min(self.room_writers(ch))
+            .min(b * self.read_j.low() + reader_in)
     }
 
     /// The window in which the writers cannot fill channel `ch` (see
-    /// [`Hackbench::room_of`]), ns.
+    /// [`Hackbench::room_of`]), ns, or [`BATCH_WINDOW_NS`] if it is at
+    /// least that long (all a batch can use).
     #[inline(always)]
     fn room_writers(&self, ch: &Chan) -> u64 {
         let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        let fds = FDS as u64;
-        (a as u64 / fds) * fds * self.write_j.low()
+        if a >= self.wide_room {
+            return BATCH_WINDOW_NS;
+        }
+        let fds = FDS as u32;
+        ((a / fds) * fds) as u64 * self.write_j.low()
     }
 
     /// A writer goes to sleep on channel `c` (at the tail of its wait queue).
