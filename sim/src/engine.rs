@@ -644,6 +644,11 @@ struct Calendar {
     /// Coarse buckets, absolute number `bucket >> COARSE_SHIFT` from
     /// `split`'s on; each list in the order queued.
     coarse: Vec<Vec<Ev>>,
+    /// The room of coarse lists emptied into the buckets, last emptied
+    /// last: a coarse bucket's first event takes the most recent one, so
+    /// that the lists in use stay in the cache (a list kept in its bucket
+    /// would next be written a whole coarse round, 8.4 ms, later).
+    spare: Vec<Vec<Ev>>,
     /// Bit `k % 64` of word `(k / 64) % ...`: coarse bucket `k` holds an event.
     coarse_occupied: Vec<u64>,
     /// Events in the coarse calendar.
@@ -672,6 +677,7 @@ impl Calendar {
             near: 0,
             split: NR_BUCKETS as u64,
             coarse: (0..NR_COARSE).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
             coarse_occupied: vec![0; NR_COARSE / 64],
             nr_coarse: 0,
             far: BinaryHeap::new(),
@@ -726,7 +732,13 @@ impl Calendar {
 
     fn put_coarse(&mut self, k: u64, ev: Ev) {
         let i = k as usize % NR_COARSE;
-        self.coarse[i].push(ev);
+        let list = &mut self.coarse[i];
+        if list.capacity() == 0 {
+            if let Some(room) = self.spare.pop() {
+                *list = room;
+            }
+        }
+        list.push(ev);
         self.coarse_occupied[i / 64] |= 1 << (i % 64);
         self.nr_coarse += 1;
     }
@@ -748,14 +760,14 @@ impl Calendar {
             let i = k as usize % NR_COARSE;
             if self.coarse_occupied[i / 64] & (1 << (i % 64)) != 0 {
                 self.coarse_occupied[i / 64] &= !(1 << (i % 64));
-                let list = std::mem::take(&mut self.coarse[i]);
+                let mut list = std::mem::take(&mut self.coarse[i]);
                 self.nr_coarse -= list.len();
                 for &ev in &list {
                     self.put(ev);
                 }
-                // Keep the list's room for the next time round.
-                self.coarse[i] = list;
-                self.coarse[i].clear();
+                // Keep the list's room for the next bucket to fill.
+                list.clear();
+                self.spare.push(list);
             }
             self.split += 1 << COARSE_SHIFT;
             self.pull_heap();
