@@ -236,6 +236,24 @@ impl Default for Plan {
     }
 }
 
+/// A task's role and its plan (batching), in one cache line: a batch's
+/// event takes the plan and makes the next one, reading both.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct HbTask {
+    role: Role,
+    plan: Plan,
+}
+
+impl HbTask {
+    fn new(role: Role) -> Self {
+        HbTask {
+            role,
+            plan: Plan::default(),
+        }
+    }
+}
+
 /// The hackbench model (see the module docs).
 #[derive(Debug)]
 pub struct Hackbench {
@@ -244,7 +262,8 @@ pub struct Hackbench {
     waits: Vec<ChanWaits>,
     /// Messages a channel holds (pipe pages or socket send buffer).
     cap: u32,
-    roles: Vec<Role>,
+    /// Per task, its role and its plan.
+    tasks: Vec<HbTask>,
     write_ns: u64,
     read_ns: u64,
     /// `write_ns` and `read_ns` jittered ±10%, drawn at every message.
@@ -266,8 +285,6 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
-    /// Batching: per task, its plan.
-    plans: Vec<Plan>,
     /// Batching: room for this many more messages (or more) in a channel
     /// keeps its writers from filling it for a whole batch window
     /// ([`Hackbench::room_writers`]).
@@ -282,7 +299,7 @@ impl Hackbench {
             chans: Vec::new(),
             waits: Vec::new(),
             cap: 0,
-            roles: Vec::new(),
+            tasks: Vec::new(),
             // From the machine's costs, at init.
             write_ns: 0,
             read_ns: 0,
@@ -296,7 +313,6 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
-            plans: Vec::new(),
             wide_room: u32::MAX,
         }
     }
@@ -344,25 +360,24 @@ impl Workload for Hackbench {
                     owner: NO_OWNER,
                     ..Default::default()
                 });
-                self.roles.push(Role::Receiver {
+                self.tasks.push(HbTask::new(Role::Receiver {
                     ch: (g * FDS + r) as u32,
                     left: self.total(),
                     pending: false,
                     was_full: false,
-                });
+                }));
             }
             for _ in 0..FDS {
                 k.spawn(self.spawn_of(k.tasks.len()));
-                self.roles.push(Role::Sender {
+                self.tasks.push(HbTask::new(Role::Sender {
                     g: g as u32,
                     sent: 0,
                     pending: None,
-                });
+                }));
             }
         }
-        self.alive = self.roles.len();
-        self.entering = vec![false; self.roles.len()];
-        self.plans = vec![Plan::default(); self.roles.len()];
+        self.alive = self.tasks.len();
+        self.entering = vec![false; self.tasks.len()];
     }
 
     #[inline]
@@ -372,7 +387,7 @@ impl Workload for Hackbench {
         }
         let sockets = self.cfg.sockets;
         let total = self.total();
-        match self.roles[tid as usize] {
+        match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 mut sent,
@@ -401,7 +416,7 @@ impl Workload for Hackbench {
                     }
                 }
                 if sent == total {
-                    self.roles[tid as usize] = Role::Sender {
+                    self.tasks[tid as usize].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -412,7 +427,7 @@ impl Workload for Hackbench {
                 let ch = &mut self.chans[c as usize];
                 if ch.queued + ch.reserved >= self.cap {
                     self.push_writer(c, tid);
-                    self.roles[tid as usize] = Role::Sender {
+                    self.tasks[tid as usize].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -420,7 +435,7 @@ impl Workload for Hackbench {
                     return Next::Block;
                 }
                 ch.reserved += 1;
-                self.roles[tid as usize] = Role::Sender {
+                self.tasks[tid as usize].role = Role::Sender {
                     g,
                     sent,
                     pending: Some(c),
@@ -453,7 +468,7 @@ impl Workload for Hackbench {
                     }
                 }
                 if left == 0 {
-                    self.roles[tid as usize] = Role::Receiver {
+                    self.tasks[tid as usize].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -464,7 +479,7 @@ impl Workload for Hackbench {
                 let ch = &mut self.chans[c as usize];
                 if ch.queued == 0 {
                     ch.reader_waiting = true;
-                    self.roles[tid as usize] = Role::Receiver {
+                    self.tasks[tid as usize].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -474,7 +489,7 @@ impl Workload for Hackbench {
                 }
                 let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
-                self.roles[tid as usize] = Role::Receiver {
+                self.tasks[tid as usize].role = Role::Receiver {
                     ch: c,
                     left,
                     pending: true,
@@ -502,7 +517,7 @@ impl Workload for Hackbench {
         // `Hackbench::room_writers` relies on).
         let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
         debug_assert!(lim <= BATCH_WINDOW_NS);
-        let n = match self.roles[tid as usize] {
+        let n = match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 sent,
@@ -600,7 +615,7 @@ impl Workload for Hackbench {
             return None;
         }
         *k.rng(tid) = rng;
-        self.plans[tid as usize] = Plan { n, rng: at_plan };
+        self.tasks[tid as usize].plan = Plan { n, rng: at_plan };
         Some(Planned {
             steps: n,
             last_ns: last,
@@ -618,7 +633,7 @@ impl Workload for Hackbench {
         until_ns: u64,
         times: &mut Vec<u64>,
     ) {
-        let plan = &self.plans[tid as usize];
+        let plan = &self.tasks[tid as usize].plan;
         let mut rng = plan.rng.clone();
         let j = self.cost_of(tid);
         let mut t = first_ns;
@@ -638,7 +653,7 @@ impl Workload for Hackbench {
     /// is woken, no pipe is full: checked in debug builds).
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
         let j = self.cost_of(tid);
-        let plan = &mut self.plans[tid as usize];
+        let plan = &mut self.tasks[tid as usize].plan;
         let n = std::mem::take(&mut plan.n);
         debug_assert!(steps <= n && n > 0);
         if steps < n {
@@ -649,7 +664,7 @@ impl Workload for Hackbench {
                 rng.jittered(j);
             }
         }
-        match self.roles[tid as usize] {
+        match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 sent,
@@ -677,7 +692,7 @@ impl Workload for Hackbench {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts -= 1;
                 }
-                self.roles[tid as usize] = Role::Sender {
+                self.tasks[tid as usize].role = Role::Sender {
                     g,
                     sent: sent + steps,
                     pending: Some(c_end),
@@ -699,7 +714,7 @@ impl Workload for Hackbench {
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
                 ch.pend_reads -= n as u16;
-                self.roles[tid as usize] = Role::Receiver {
+                self.tasks[tid as usize].role = Role::Receiver {
                     ch: c,
                     left: left - steps,
                     pending: true,
@@ -731,7 +746,7 @@ enum Acquire {
 impl Hackbench {
     /// The cost a task draws at each step: its role's.
     fn cost_of(&self, tid: u32) -> Jitter {
-        if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+        if matches!(self.tasks[tid as usize].role, Role::Sender { .. }) {
             self.write_j
         } else {
             self.read_j
@@ -861,7 +876,7 @@ impl Hackbench {
     fn step_mutex(&mut self, k: &mut Kernel, tid: u32) -> Next {
         let total = self.total();
         let t = tid as usize;
-        match self.roles[t] {
+        match self.tasks[t].role {
             Role::Sender {
                 g,
                 mut sent,
@@ -886,7 +901,7 @@ impl Hackbench {
                             k.wake(w, true);
                         }
                     }
-                    self.roles[t] = Role::Sender {
+                    self.tasks[t].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -907,7 +922,7 @@ impl Hackbench {
                 }
                 self.entering[t] = false;
                 self.chans[c as usize].reserved += 1;
-                self.roles[t] = Role::Sender {
+                self.tasks[t].role = Role::Sender {
                     g,
                     sent,
                     pending: Some(c),
@@ -928,7 +943,7 @@ impl Hackbench {
                             k.wake(w, true);
                         }
                     }
-                    self.roles[t] = Role::Receiver {
+                    self.tasks[t].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -951,7 +966,7 @@ impl Hackbench {
                 let ch = &mut self.chans[c as usize];
                 let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
-                self.roles[t] = Role::Receiver {
+                self.tasks[t].role = Role::Receiver {
                     ch: c,
                     left,
                     pending: true,
