@@ -419,12 +419,21 @@ pub struct Task {
     pub nr_switch_in: u64,
 }
 
-/// A CPU. The fields every burst end reads and writes come first, in the
-/// record's first cache line (`repr(C)`, 64-byte aligned).
+/// A CPU. The fields every burst end and every batch's event read and
+/// write come first, in the record's first cache line (`repr(C)`, 64-byte
+/// aligned); what making a batch also reads (its bounds) in the second.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 struct Cpu {
     run_start: u64,
+    /// Batching: the running task's plan: the time of its first planned
+    /// step (the others follow from it: [`Workload::planned_times`]),
+    /// and how many, the last one's time and its batch's event's.
+    batch_first: u64,
+    batch: Planned,
+    /// When its task's pending burst event comes (its next step; for a
+    /// batch, the step after the planned ones, which count apart).
+    step_at: u64,
     curr: u32,
     /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
     cap: u32,
@@ -433,15 +442,22 @@ struct Cpu {
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
     rq_touched: bool,
     tick_on: bool,
-    tick_gen: u32,
-    /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
-    hrtick_gen: u32,
     ipi_pending: bool,
     /// Its task's steps are batched ([`Cpu::batch`]).
     batched: bool,
+    /// When its pending one-shot timer fires (`u64::MAX`: none).
+    hrtick_at: u64,
+    /// When its pending IPI arrives (if `ipi_pending`).
+    ipi_at: u64,
+    /// Batching: the (time, tag) of the event in which another CPU's
+    /// scheduler call touched this CPU's runqueue during its batch.
+    split_at: Option<(u64, u32)>,
+    tick_gen: u32,
+    /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
+    hrtick_gen: u32,
     touched: u64,
-    last_mm: u32,
     since: u64,
+    last_mm: u32,
     busy_ns: u64,
     idle_ns: u64,
     ticks: u64,
@@ -452,22 +468,14 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
-    /// Batching: the running task's plan: the time of its first planned
-    /// step (the others follow from it: [`Workload::planned_times`]),
-    /// and how many, the last one's time and its batch's event's.
-    batch_first: u64,
-    batch: Planned,
-    /// Batching: the (time, tag) of the event in which another CPU's
-    /// scheduler call touched this CPU's runqueue during its batch.
-    split_at: Option<(u64, u32)>,
-    /// When its pending one-shot timer fires (`u64::MAX`: none).
-    hrtick_at: u64,
-    /// When its pending IPI arrives (if `ipi_pending`).
-    ipi_at: u64,
-    /// When its task's pending burst event comes (its next step; for a
-    /// batch, the step after the planned ones, which count apart).
-    step_at: u64,
 }
+
+// A batch's event reads and writes only the first line.
+const _: () = assert!(
+    std::mem::offset_of!(Cpu, batched) < 64
+        && std::mem::offset_of!(Cpu, step_at) < 64
+        && std::mem::offset_of!(Cpu, batch) < 64
+);
 
 impl Cpu {
     /// Has interrupts waiting for its turn.
