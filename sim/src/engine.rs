@@ -186,7 +186,7 @@ fn next_gen(g: u32) -> u32 {
 }
 
 /// The longest batch, ns: its steps' times are before its start plus this.
-pub(crate) const BATCH_WINDOW_NS: u64 = 32_000;
+const BATCH_WINDOW_NS: u64 = 32_000;
 
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).

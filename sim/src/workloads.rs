@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload, BATCH_WINDOW_NS};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -285,10 +285,6 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
-    /// Batching: room for this many more messages (or more) in a channel
-    /// keeps its writers from filling it for a whole batch window
-    /// ([`Hackbench::room_writers`]).
-    wide_room: u32,
 }
 
 impl Hackbench {
@@ -313,7 +309,6 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
-            wide_room: u32::MAX,
         }
     }
 
@@ -337,14 +332,6 @@ impl Workload for Hackbench {
         };
         self.write_j = Jitter::new(self.write_ns, 10);
         self.read_j = Jitter::new(self.read_ns, 10);
-        // The least multiple of FDS whose writes at the shortest last the
-        // batch window (none if a write can take no time).
-        let group_ns = FDS as u64 * self.write_j.low();
-        self.wide_room = if group_ns == 0 {
-            u32::MAX
-        } else {
-            u32::try_from(BATCH_WINDOW_NS.div_ceil(group_ns) * FDS as u64).unwrap_or(u32::MAX)
-        };
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
@@ -513,10 +500,8 @@ impl Workload for Hackbench {
         let mut rng = at_plan.clone();
         let speed = k.speed();
         // Times from `t0` on: a planned step's next step is before `t0 +
-        // lim` (`lim` at most the batch window, whose length
-        // `Hackbench::room_writers` relies on).
+        // lim`.
         let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
-        debug_assert!(lim <= BATCH_WINDOW_NS);
         let n = match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
@@ -773,7 +758,7 @@ impl Hackbench {
     /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
     /// switch to it is paid): its reads come that much later.
     ///
-    /// Returns `lim` (ns, at most [`BATCH_WINDOW_NS`]) bounded by the band.
+    /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
     fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
@@ -786,14 +771,10 @@ impl Hackbench {
     }
 
     /// The window in which the writers cannot fill channel `ch` (see
-    /// [`Hackbench::room_of`]), ns, or [`BATCH_WINDOW_NS`] if it is at
-    /// least that long (all a batch can use).
+    /// [`Hackbench::room_of`]), ns.
     #[inline(always)]
     fn room_writers(&self, ch: &Chan) -> u64 {
         let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        if a >= self.wide_room {
-            return BATCH_WINDOW_NS;
-        }
         let fds = FDS as u32;
         ((a / fds) * fds) as u64 * self.write_j.low()
     }
