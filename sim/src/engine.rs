@@ -419,12 +419,21 @@ pub struct Task {
     pub nr_switch_in: u64,
 }
 
-/// A CPU. The fields every burst end reads and writes come first, in the
-/// record's first cache line (`repr(C)`, 64-byte aligned).
+/// A CPU. The fields every burst end and every batch's event read and
+/// write come first, in the record's first cache line (`repr(C)`, 64-byte
+/// aligned); what making a batch also reads (its bounds) in the second.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 struct Cpu {
     run_start: u64,
+    /// Batching: the running task's plan: the time of its first planned
+    /// step (the others follow from it: [`Workload::planned_times`]),
+    /// and how many, the last one's time and its batch's event's.
+    batch_first: u64,
+    batch: Planned,
+    /// When its task's pending burst event comes (its next step; for a
+    /// batch, the step after the planned ones, which count apart).
+    step_at: u64,
     curr: u32,
     /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
     cap: u32,
@@ -433,15 +442,22 @@ struct Cpu {
     /// the engine last read it as `None` (see [`Kernel::need_resched`]).
     rq_touched: bool,
     tick_on: bool,
-    tick_gen: u32,
-    /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
-    hrtick_gen: u32,
     ipi_pending: bool,
     /// Its task's steps are batched ([`Cpu::batch`]).
     batched: bool,
+    /// When its pending one-shot timer fires (`u64::MAX`: none).
+    hrtick_at: u64,
+    /// When its pending IPI arrives (if `ipi_pending`).
+    ipi_at: u64,
+    /// Batching: the (time, tag) of the event in which another CPU's
+    /// scheduler call touched this CPU's runqueue during its batch.
+    split_at: Option<(u64, u32)>,
+    tick_gen: u32,
+    /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
+    hrtick_gen: u32,
     touched: u64,
-    last_mm: u32,
     since: u64,
+    last_mm: u32,
     busy_ns: u64,
     idle_ns: u64,
     ticks: u64,
@@ -452,22 +468,14 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
-    /// Batching: the running task's plan: the time of its first planned
-    /// step (the others follow from it: [`Workload::planned_times`]),
-    /// and how many, the last one's time and its batch's event's.
-    batch_first: u64,
-    batch: Planned,
-    /// Batching: the (time, tag) of the event in which another CPU's
-    /// scheduler call touched this CPU's runqueue during its batch.
-    split_at: Option<(u64, u32)>,
-    /// When its pending one-shot timer fires (`u64::MAX`: none).
-    hrtick_at: u64,
-    /// When its pending IPI arrives (if `ipi_pending`).
-    ipi_at: u64,
-    /// When its task's pending burst event comes (its next step; for a
-    /// batch, the step after the planned ones, which count apart).
-    step_at: u64,
 }
+
+// A batch's event reads and writes only the first line.
+const _: () = assert!(
+    std::mem::offset_of!(Cpu, batched) < 64
+        && std::mem::offset_of!(Cpu, step_at) < 64
+        && std::mem::offset_of!(Cpu, batch) < 64
+);
 
 impl Cpu {
     /// Has interrupts waiting for its turn.
@@ -644,6 +652,11 @@ struct Calendar {
     /// Coarse buckets, absolute number `bucket >> COARSE_SHIFT` from
     /// `split`'s on; each list in the order queued.
     coarse: Vec<Vec<Ev>>,
+    /// The room of coarse lists emptied into the buckets, last emptied
+    /// last: a coarse bucket's first event takes the most recent one, so
+    /// that the lists in use stay in the cache (a list kept in its bucket
+    /// would next be written a whole coarse round, 8.4 ms, later).
+    spare: Vec<Vec<Ev>>,
     /// Bit `k % 64` of word `(k / 64) % ...`: coarse bucket `k` holds an event.
     coarse_occupied: Vec<u64>,
     /// Events in the coarse calendar.
@@ -672,6 +685,7 @@ impl Calendar {
             near: 0,
             split: NR_BUCKETS as u64,
             coarse: (0..NR_COARSE).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
             coarse_occupied: vec![0; NR_COARSE / 64],
             nr_coarse: 0,
             far: BinaryHeap::new(),
@@ -726,7 +740,13 @@ impl Calendar {
 
     fn put_coarse(&mut self, k: u64, ev: Ev) {
         let i = k as usize % NR_COARSE;
-        self.coarse[i].push(ev);
+        let list = &mut self.coarse[i];
+        if list.capacity() == 0 {
+            if let Some(room) = self.spare.pop() {
+                *list = room;
+            }
+        }
+        list.push(ev);
         self.coarse_occupied[i / 64] |= 1 << (i % 64);
         self.nr_coarse += 1;
     }
@@ -748,14 +768,14 @@ impl Calendar {
             let i = k as usize % NR_COARSE;
             if self.coarse_occupied[i / 64] & (1 << (i % 64)) != 0 {
                 self.coarse_occupied[i / 64] &= !(1 << (i % 64));
-                let list = std::mem::take(&mut self.coarse[i]);
+                let mut list = std::mem::take(&mut self.coarse[i]);
                 self.nr_coarse -= list.len();
                 for &ev in &list {
                     self.put(ev);
                 }
-                // Keep the list's room for the next time round.
-                self.coarse[i] = list;
-                self.coarse[i].clear();
+                // Keep the list's room for the next bucket to fill.
+                list.clear();
+                self.spare.push(list);
             }
             self.split += 1 << COARSE_SHIFT;
             self.pull_heap();
@@ -1169,6 +1189,13 @@ impl Speed {
     pub fn time_ns(self, work_ns: u64) -> u64 {
         time_for(self.0, work_ns)
     }
+
+    /// Full speed (capacity 1024): [`Speed::time_ns`] is `work_ns`, so
+    /// that a loop of draws can leave the conversion out.
+    #[inline(always)]
+    pub fn is_full(self) -> bool {
+        self.0 == FULL_CAPACITY
+    }
 }
 
 /// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
@@ -1366,7 +1393,7 @@ impl Kernel {
     #[inline]
     fn set_now(&mut self, t: u64) {
         self.now = t;
-        self.s.platform.now.store(t, Ordering::Relaxed);
+        *self.s.platform.now.get_mut() = t;
     }
 
     /// Task `tid`'s random stream: what its workload draws from.
@@ -1395,17 +1422,20 @@ impl Kernel {
 
     /// Delivers the IPIs the scheduler asked for as future events, and its
     /// one-shot timer changes.
+    ///
+    /// The engine owns the platform (`&mut`), so it reads and resets the
+    /// platform's flags and lists without atomic operations or locks
+    /// (`get_mut`): they cost more than the rest of a drain, at every
+    /// scheduler call.
     fn drain_ipis(&mut self) {
-        if !self.s.platform.any_ipi.swap(false, Ordering::Relaxed) {
+        let p = &mut self.s.platform;
+        if !std::mem::take(p.any_ipi.get_mut()) {
             return;
         }
         // The lists are swapped with the engine's own (empty) ones, so
         // that both keep their room: no allocation per drain.
         let mut hr = std::mem::take(&mut self.hrticks_taken);
-        std::mem::swap(
-            &mut hr,
-            &mut *self.s.platform.hrticks.lock().expect("hrticks"),
-        );
+        std::mem::swap(&mut hr, p.hrticks.get_mut().expect("hrticks"));
         for &(c, at) in &hr {
             let cpu = &mut self.cpus[c as usize];
             cpu.hrtick_gen = cpu.hrtick_gen.wrapping_add(1);
@@ -1418,7 +1448,7 @@ impl Kernel {
         hr.clear();
         self.hrticks_taken = hr;
         let mut list = std::mem::take(&mut self.ipis_taken);
-        std::mem::swap(&mut list, &mut *self.s.platform.ipis.lock().expect("ipis"));
+        std::mem::swap(&mut list, self.s.platform.ipis.get_mut().expect("ipis"));
         for &c in &list {
             self.send_ipi(c as usize);
         }
@@ -1690,10 +1720,10 @@ impl Kernel {
         };
         let this = self.this_cpu as usize;
         let ipis0 = self.ipis_sent;
-        self.s.platform.scanned.store(0, Ordering::Relaxed);
+        *self.s.platform.scanned.get_mut() = 0;
         self.wake_queued = false;
         let woke = self.wake_from(tid, wf, this);
-        let scanned = self.s.platform.scanned.swap(0, Ordering::Relaxed);
+        let scanned = std::mem::take(self.s.platform.scanned.get_mut());
         self.ctr.scanned_cpus += scanned;
         if woke {
             let (mech, c) = (self.m.mech, &self.m.costs);

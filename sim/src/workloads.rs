@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Workload};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -151,6 +151,51 @@ fn reader_of(c: u32) -> u32 {
     c + c / FDS as u32 * FDS as u32
 }
 
+/// Batching: the steps of cost `j` that fit from `t` on, at most `max`,
+/// each drawn from `rng` and taking its draw's time at `speed`, while the
+/// step after each is before `stop_ns`; how many, with `t` (the time of
+/// the step after them) and `last` (of the last of them) moved on, `rng`
+/// past their draws.
+#[inline(always)]
+fn fit_steps(
+    rng: &mut Rng,
+    j: Jitter,
+    speed: Speed,
+    max: u32,
+    stop_ns: u64,
+    t: &mut u64,
+    last: &mut u64,
+) -> u32 {
+    #[inline(always)]
+    fn fit(
+        rng: &mut Rng,
+        j: Jitter,
+        time: impl Fn(u64) -> u64,
+        max: u32,
+        stop_ns: u64,
+        t: &mut u64,
+        last: &mut u64,
+    ) -> u32 {
+        let (mut n, mut tt, mut lt) = (0, *t, *last);
+        while n < max {
+            let next = tt + time(rng.peek_jittered(j));
+            if next >= stop_ns {
+                break;
+            }
+            rng.skip_jittered(j);
+            (lt, tt) = (tt, next);
+            n += 1;
+        }
+        (*t, *last) = (tt, lt);
+        n
+    }
+    if speed.is_full() {
+        fit(rng, j, |w| w, max, stop_ns, t, last)
+    } else {
+        fit(rng, j, |w| speed.time_ns(w), max, stop_ns, t, last)
+    }
+}
+
 /// A free pipe mutex.
 const NO_OWNER: u32 = u32::MAX;
 
@@ -191,6 +236,24 @@ impl Default for Plan {
     }
 }
 
+/// A task's role and its plan (batching), in one cache line: a batch's
+/// event takes the plan and makes the next one, reading both.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct HbTask {
+    role: Role,
+    plan: Plan,
+}
+
+impl HbTask {
+    fn new(role: Role) -> Self {
+        HbTask {
+            role,
+            plan: Plan::default(),
+        }
+    }
+}
+
 /// The hackbench model (see the module docs).
 #[derive(Debug)]
 pub struct Hackbench {
@@ -199,7 +262,8 @@ pub struct Hackbench {
     waits: Vec<ChanWaits>,
     /// Messages a channel holds (pipe pages or socket send buffer).
     cap: u32,
-    roles: Vec<Role>,
+    /// Per task, its role and its plan.
+    tasks: Vec<HbTask>,
     write_ns: u64,
     read_ns: u64,
     /// `write_ns` and `read_ns` jittered ±10%, drawn at every message.
@@ -221,8 +285,6 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
-    /// Batching: per task, its plan.
-    plans: Vec<Plan>,
 }
 
 impl Hackbench {
@@ -233,7 +295,7 @@ impl Hackbench {
             chans: Vec::new(),
             waits: Vec::new(),
             cap: 0,
-            roles: Vec::new(),
+            tasks: Vec::new(),
             // From the machine's costs, at init.
             write_ns: 0,
             read_ns: 0,
@@ -247,7 +309,6 @@ impl Hackbench {
             lock_sleeps: 0,
             alive: 0,
             end: 0,
-            plans: Vec::new(),
         }
     }
 
@@ -286,25 +347,24 @@ impl Workload for Hackbench {
                     owner: NO_OWNER,
                     ..Default::default()
                 });
-                self.roles.push(Role::Receiver {
+                self.tasks.push(HbTask::new(Role::Receiver {
                     ch: (g * FDS + r) as u32,
                     left: self.total(),
                     pending: false,
                     was_full: false,
-                });
+                }));
             }
             for _ in 0..FDS {
                 k.spawn(self.spawn_of(k.tasks.len()));
-                self.roles.push(Role::Sender {
+                self.tasks.push(HbTask::new(Role::Sender {
                     g: g as u32,
                     sent: 0,
                     pending: None,
-                });
+                }));
             }
         }
-        self.alive = self.roles.len();
-        self.entering = vec![false; self.roles.len()];
-        self.plans = vec![Plan::default(); self.roles.len()];
+        self.alive = self.tasks.len();
+        self.entering = vec![false; self.tasks.len()];
     }
 
     #[inline]
@@ -314,7 +374,7 @@ impl Workload for Hackbench {
         }
         let sockets = self.cfg.sockets;
         let total = self.total();
-        match self.roles[tid as usize] {
+        match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 mut sent,
@@ -343,7 +403,7 @@ impl Workload for Hackbench {
                     }
                 }
                 if sent == total {
-                    self.roles[tid as usize] = Role::Sender {
+                    self.tasks[tid as usize].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -354,7 +414,7 @@ impl Workload for Hackbench {
                 let ch = &mut self.chans[c as usize];
                 if ch.queued + ch.reserved >= self.cap {
                     self.push_writer(c, tid);
-                    self.roles[tid as usize] = Role::Sender {
+                    self.tasks[tid as usize].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -362,7 +422,7 @@ impl Workload for Hackbench {
                     return Next::Block;
                 }
                 ch.reserved += 1;
-                self.roles[tid as usize] = Role::Sender {
+                self.tasks[tid as usize].role = Role::Sender {
                     g,
                     sent,
                     pending: Some(c),
@@ -395,7 +455,7 @@ impl Workload for Hackbench {
                     }
                 }
                 if left == 0 {
-                    self.roles[tid as usize] = Role::Receiver {
+                    self.tasks[tid as usize].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -406,7 +466,7 @@ impl Workload for Hackbench {
                 let ch = &mut self.chans[c as usize];
                 if ch.queued == 0 {
                     ch.reader_waiting = true;
-                    self.roles[tid as usize] = Role::Receiver {
+                    self.tasks[tid as usize].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -416,7 +476,7 @@ impl Workload for Hackbench {
                 }
                 let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
-                self.roles[tid as usize] = Role::Receiver {
+                self.tasks[tid as usize].role = Role::Receiver {
                     ch: c,
                     left,
                     pending: true,
@@ -439,9 +499,10 @@ impl Workload for Hackbench {
         let at_plan = k.task_rng(tid).clone();
         let mut rng = at_plan.clone();
         let speed = k.speed();
-        // Times from `t0` on: a planned step's next step is before `lim`.
+        // Times from `t0` on: a planned step's next step is before `t0 +
+        // lim`.
         let (mut t, mut last, mut lim) = (first_ns, 0, before_ns - t0);
-        let n = match self.roles[tid as usize] {
+        let n = match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 sent,
@@ -450,19 +511,18 @@ impl Workload for Hackbench {
                 let base = g as usize * FDS;
                 let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
                 let r0 = reader_of(base as u32);
-                let mut i = c0 as usize - base;
+                let i0 = c0 as usize - base;
                 let on = |i: usize| k.step_delay_ns(r0 + i as u32);
-                lim = lim.min(self.room_of(&grp[i], on(i)));
+                lim = self.room_of(&grp[i0], lim, on(i0));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
-                let mut j = 1;
-                while j < end {
-                    if j < FDS as u32 {
-                        i = if i + 1 == FDS { 0 } else { i + 1 };
-                        lim = lim.min(self.room_of(&grp[i], on(i)));
-                    }
+                let with_chans = end.min(FDS as u32);
+                let (mut j, mut i) = (1, i0);
+                while j < with_chans {
+                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    lim = self.room_of(&grp[i], lim, on(i));
                     let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
                     if next - t0 >= lim {
                         break;
@@ -471,11 +531,23 @@ impl Workload for Hackbench {
                     (last, t) = (t, next);
                     j += 1;
                 }
+                if j == with_chans && j < end {
+                    let stop_ns = t0 + lim;
+                    j += fit_steps(
+                        &mut rng,
+                        self.write_j,
+                        speed,
+                        end - j,
+                        stop_ns,
+                        &mut t,
+                        &mut last,
+                    );
+                }
                 let n = j - 1;
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
-                let mut i = c0 as usize - base;
+                let mut i = i0;
                 for _ in 0..n {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts += 1;
@@ -510,17 +582,15 @@ impl Workload for Hackbench {
                 if self.cfg.sockets && ch.nr_writers > 0 {
                     max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
                 }
-                let mut j = 1;
-                while j <= max {
-                    let next = t + speed.time_ns(rng.peek_jittered(self.read_j));
-                    if next - t0 >= lim {
-                        break;
-                    }
-                    rng.skip_jittered(self.read_j);
-                    (last, t) = (t, next);
-                    j += 1;
-                }
-                let n = j - 1;
+                let n = fit_steps(
+                    &mut rng,
+                    self.read_j,
+                    speed,
+                    max,
+                    t0 + lim,
+                    &mut t,
+                    &mut last,
+                );
                 self.chans[c as usize].pend_reads += n as u16;
                 n
             }
@@ -530,7 +600,7 @@ impl Workload for Hackbench {
             return None;
         }
         *k.rng(tid) = rng;
-        self.plans[tid as usize] = Plan { n, rng: at_plan };
+        self.tasks[tid as usize].plan = Plan { n, rng: at_plan };
         Some(Planned {
             steps: n,
             last_ns: last,
@@ -548,7 +618,7 @@ impl Workload for Hackbench {
         until_ns: u64,
         times: &mut Vec<u64>,
     ) {
-        let plan = &self.plans[tid as usize];
+        let plan = &self.tasks[tid as usize].plan;
         let mut rng = plan.rng.clone();
         let j = self.cost_of(tid);
         let mut t = first_ns;
@@ -568,7 +638,7 @@ impl Workload for Hackbench {
     /// is woken, no pipe is full: checked in debug builds).
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
         let j = self.cost_of(tid);
-        let plan = &mut self.plans[tid as usize];
+        let plan = &mut self.tasks[tid as usize].plan;
         let n = std::mem::take(&mut plan.n);
         debug_assert!(steps <= n && n > 0);
         if steps < n {
@@ -579,7 +649,7 @@ impl Workload for Hackbench {
                 rng.jittered(j);
             }
         }
-        match self.roles[tid as usize] {
+        match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
                 sent,
@@ -607,7 +677,7 @@ impl Workload for Hackbench {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts -= 1;
                 }
-                self.roles[tid as usize] = Role::Sender {
+                self.tasks[tid as usize].role = Role::Sender {
                     g,
                     sent: sent + steps,
                     pending: Some(c_end),
@@ -629,7 +699,7 @@ impl Workload for Hackbench {
                 ch.queued -= steps;
                 debug_assert!(steps == 0 || ch.queued + ch.reserved < self.cap);
                 ch.pend_reads -= n as u16;
-                self.roles[tid as usize] = Role::Receiver {
+                self.tasks[tid as usize].role = Role::Receiver {
                     ch: c,
                     left: left - steps,
                     pending: true,
@@ -661,7 +731,7 @@ enum Acquire {
 impl Hackbench {
     /// The cost a task draws at each step: its role's.
     fn cost_of(&self, tid: u32) -> Jitter {
-        if matches!(self.roles[tid as usize], Role::Sender { .. }) {
+        if matches!(self.tasks[tid as usize].role, Role::Sender { .. }) {
             self.write_j
         } else {
             self.read_j
@@ -687,14 +757,17 @@ impl Hackbench {
     /// those planned) before its next step, `reader_in` ns from now
     /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
     /// switch to it is paid): its reads come that much later.
+    ///
+    /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, reader_in: u64) -> u64 {
+    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        self.room_writers(ch).min(b * self.read_j.low() + reader_in)
+        lim.min(self.room_writers(ch))
+            .min(b * self.read_j.low() + reader_in)
     }
 
     /// The window in which the writers cannot fill channel `ch` (see
@@ -702,8 +775,8 @@ impl Hackbench {
     #[inline(always)]
     fn room_writers(&self, ch: &Chan) -> u64 {
         let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        let fds = FDS as u64;
-        (a as u64 / fds) * fds * self.write_j.low()
+        let fds = FDS as u32;
+        ((a / fds) * fds) as u64 * self.write_j.low()
     }
 
     /// A writer goes to sleep on channel `c` (at the tail of its wait queue).
@@ -784,7 +857,7 @@ impl Hackbench {
     fn step_mutex(&mut self, k: &mut Kernel, tid: u32) -> Next {
         let total = self.total();
         let t = tid as usize;
-        match self.roles[t] {
+        match self.tasks[t].role {
             Role::Sender {
                 g,
                 mut sent,
@@ -809,7 +882,7 @@ impl Hackbench {
                             k.wake(w, true);
                         }
                     }
-                    self.roles[t] = Role::Sender {
+                    self.tasks[t].role = Role::Sender {
                         g,
                         sent,
                         pending: None,
@@ -830,7 +903,7 @@ impl Hackbench {
                 }
                 self.entering[t] = false;
                 self.chans[c as usize].reserved += 1;
-                self.roles[t] = Role::Sender {
+                self.tasks[t].role = Role::Sender {
                     g,
                     sent,
                     pending: Some(c),
@@ -851,7 +924,7 @@ impl Hackbench {
                             k.wake(w, true);
                         }
                     }
-                    self.roles[t] = Role::Receiver {
+                    self.tasks[t].role = Role::Receiver {
                         ch: c,
                         left,
                         pending: false,
@@ -874,7 +947,7 @@ impl Hackbench {
                 let ch = &mut self.chans[c as usize];
                 let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
-                self.roles[t] = Role::Receiver {
+                self.tasks[t].role = Role::Receiver {
                     ch: c,
                     left,
                     pending: true,
