@@ -7,6 +7,8 @@
 //! - [`engine`]: the event loop, the `Platform` implementation, the kernel's
 //!   wakeup / schedule / tick / balance protocol, the cost accounting;
 //! - [`machine`]: topologies, presets and the cost model (every default cited);
+//!   [`idle`]: idle states by depth and their governor; [`smt`]: SMT siblings'
+//!   shared throughput;
 //! - [`workloads`]: the benchmark models (each documents the Linux path it models);
 //! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
 //! - [`plot`]: PNG plots; [`rng`]: the PRNG.
@@ -18,9 +20,11 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+pub mod idle;
 pub mod machine;
 pub mod plot;
 pub mod rng;
+pub mod smt;
 pub mod study;
 pub mod workloads;
 
