@@ -171,6 +171,16 @@ impl IdleCpus {
         exit
     }
 
+    /// An interrupt sent while `cpu` was busy (so no exit paid) reaches
+    /// it asleep at `at_ns`: its idle period ends there.
+    pub fn end_period(&mut self, cpu: usize, at_ns: u64) {
+        let c = &mut self.cpus[cpu];
+        if c.asleep {
+            c.asleep = false;
+            c.last_idle_ns = at_ns.saturating_sub(c.entered_ns);
+        }
+    }
+
     /// Is `cpu` in an idle state (and which)?
     pub fn state_of(&self, cpu: usize) -> Option<usize> {
         let c = &self.cpus[cpu];

@@ -193,6 +193,9 @@ pub struct RunResult {
     pub batched_steps: u64,
     /// Batches split before their event (likewise).
     pub batch_splits: u64,
+    /// Idle states by depth, if modelled: (state, entries, exit latency
+    /// paid in ns before jitter), shallowest first ([`Kernel::idle_stats`]).
+    pub idle_states: Vec<(&'static str, u64, u64)>,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -220,6 +223,7 @@ pub fn run_one(
         exited: k.nr_exited(),
         batched_steps: k.batched_steps,
         batch_splits: k.batch_splits,
+        idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
     })
 }
