@@ -238,6 +238,8 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
+        smt_share: machine.mech.smt_share && mech.smt_share,
+        idle_states: machine.mech.idle_states && mech.idle_states,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

@@ -165,8 +165,10 @@ use sched::{
     WakeupDecision, WakeupReason,
 };
 
+use crate::idle::IdleCpus;
 use crate::machine::Machine;
 use crate::rng::{Jitter, Rng};
+use crate::smt::Smt;
 use sched::topology::CpuDistance;
 
 /// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
@@ -1176,6 +1178,10 @@ pub struct Kernel {
     /// The tick period and the first boundary after now as last worked
     /// out ([`Kernel::next_tick_boundary`]).
     tick_boundary: (u64, u64),
+    /// SMT throughput sharing, if modelled ([`crate::smt`]).
+    smt: Option<Smt>,
+    /// Idle states by depth, if modelled ([`crate::idle`]).
+    idle: Option<IdleCpus>,
 }
 
 /// A CPU's speed, its capacity ([`Kernel::speed`]).
@@ -1258,6 +1264,9 @@ impl Kernel {
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
+        let (smt, idle) = smt_and_idle(&m);
+        // Nor under SMT sharing (a sibling's switch moves it: `crate::smt`).
+        let m_batch = m_batch && smt.is_none();
         // A switch costs at least the cheaper of a thread and a process
         // switch, less its jitter.
         let c = &m.costs;
@@ -1303,6 +1312,8 @@ impl Kernel {
             hrticks_taken: Vec::new(),
             ipis_taken: Vec::new(),
             tick_boundary: (0, 0),
+            smt,
+            idle,
         }
     }
 
@@ -1464,7 +1475,8 @@ impl Kernel {
         self.ipis_sent += 1;
         let mut d = self.jit_cpu(c, self.m.costs.ipi_ns);
         if self.cpus[c].curr == NIL {
-            d += self.jit_cpu(c, self.m.costs.idle_exit_ns);
+            let exit_ns = self.idle_exit_ns(c, self.now + d);
+            d += self.jit_cpu(c, exit_ns);
         }
         self.cpus[c].ipi_at = self.now + d;
         self.push(self.now + d, Kind::Ipi, c as u32, 0);
@@ -1601,6 +1613,12 @@ impl Kernel {
             let busy = self.nr_cpus() - self.nr_idle;
             self.share_change(cpu, if next == NIL { busy - 1 } else { busy + 1 });
         }
+        if self.smt.is_some() && (prev == NIL) != (next == NIL) {
+            self.smt_change(cpu, next != NIL);
+        }
+        if prev == NIL {
+            self.idle_end(cpu);
+        }
         self.ctr.switches += 1;
         let now = self.now;
         let record = now < self.trace_until;
@@ -1640,6 +1658,7 @@ impl Kernel {
             c.since = now;
         }
         if next == NIL {
+            self.idle_enter(cpu);
             return;
         }
         let costs = &self.m.costs;
@@ -1909,7 +1928,8 @@ impl Kernel {
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                         } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
-                            let d = self.jit_task(tid, self.m.costs.idle_exit_ns);
+                            let exit_ns = self.idle_exit_ns(c, self.now);
+                            let d = self.jit_task(tid, exit_ns);
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
                             self.timer_wake(tid);
@@ -2074,6 +2094,7 @@ impl Kernel {
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
     /// busy one as [`Kernel::irq_exit_preempts`] says.
     fn irq_exit(&mut self, cpu: usize, place: Place) {
+        self.idle_end(cpu);
         self.cpus[cpu].rq_touched = true;
         let need = {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
@@ -2086,6 +2107,10 @@ impl Kernel {
             self.reschedule(cpu, PrevAction::Stays);
         } else {
             self.drain_ipis();
+        }
+        if self.cpus[cpu].curr == NIL {
+            // Left idle: back to sleep, the governor picking again.
+            self.idle_enter(cpu);
         }
     }
 
@@ -2505,6 +2530,99 @@ impl Kernel {
             .iter()
             .filter(|t| t.state == TState::Exited)
             .count()
+    }
+}
+
+/// The SMT and idle-state models of machine `m` ([`crate::smt`],
+/// [`crate::idle`]), each None where it is not modelled (no SMT, no table of
+/// idle states, or switched off).
+fn smt_and_idle(m: &Machine) -> (Option<Smt>, Option<IdleCpus>) {
+    let n = m.topo.nr_cpus();
+    let smt = if m.mech.smt_share {
+        // Each CPU's own capacity, as `Kernel::new` gives it.
+        let caps = (0..n)
+            .map(|c| m.speed.get(c).copied().unwrap_or(FULL_CAPACITY))
+            .collect();
+        Smt::new(&m.topo, caps, m.costs.smt_busy_cap)
+    } else {
+        None
+    };
+    let idle = (m.mech.idle_states && !m.costs.idle_states.is_empty())
+        .then(|| IdleCpus::new(m.costs.idle_states, n));
+    (smt, idle)
+}
+
+/// SMT throughput sharing and idle states by depth ([`crate::smt`],
+/// [`crate::idle`]).
+impl Kernel {
+    /// SMT sharing: `cpu` goes busy (`busy`) or idle; each sibling's speed
+    /// follows, its running task charged at the old speed and its burst's
+    /// end re-armed at the new (as [`Kernel::share_change`]).
+    fn smt_change(&mut self, cpu: usize, busy: bool) {
+        let Some(smt) = self.smt.take() else {
+            return;
+        };
+        for &s in smt.siblings(cpu) {
+            let s = s as usize;
+            let shared = busy
+                || smt
+                    .siblings(s)
+                    .iter()
+                    .any(|&o| o as usize != cpu && self.cpus[o as usize].curr != NIL);
+            let cap = smt.cap(s, shared);
+            if cap == self.cpus[s].cap {
+                continue;
+            }
+            if self.cpus[s].curr == NIL {
+                self.cpus[s].cap = cap;
+            } else {
+                debug_assert!(!self.cpus[s].batched, "no batching under SMT sharing");
+                self.charge(s);
+                self.cpus[s].cap = cap;
+                self.arm_burst(s);
+            }
+        }
+        self.smt = Some(smt);
+    }
+
+    /// Idle `cpu` is woken by an interrupt that reaches it at `at_ns`: the
+    /// exit latency it pays before the handler runs (that of its idle state,
+    /// or the one state's `idle_exit_ns`).
+    fn idle_exit_ns(&mut self, cpu: usize, at_ns: u64) -> u64 {
+        match &mut self.idle {
+            Some(i) => i.wake(cpu, at_ns),
+            None => self.m.costs.idle_exit_ns,
+        }
+    }
+
+    /// An interrupt is handled on `cpu`, or it switches to a task: if it
+    /// was still asleep in an idle state (an interrupt sent while it was
+    /// busy, which paid no exit, as in the model before; or a task at the
+    /// run's start), its idle period ends now.
+    fn idle_end(&mut self, cpu: usize) {
+        if let Some(i) = &mut self.idle {
+            i.end_period(cpu, self.now);
+        }
+    }
+
+    /// `cpu` goes idle (or stays idle after an interrupt): it enters the
+    /// state the governor picks.
+    fn idle_enter(&mut self, cpu: usize) {
+        if let Some(i) = &mut self.idle {
+            i.enter(cpu, self.now);
+        }
+    }
+
+    /// Idle states: (name, entries, exit latency paid in ns before jitter)
+    /// per state, shallowest first; empty if not modelled.
+    pub fn idle_stats(&self) -> Vec<(&'static str, u64, u64)> {
+        self.idle.as_ref().map_or(Vec::new(), |i| {
+            i.states()
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (s.name, i.entries[k], i.exit_paid_ns[k]))
+                .collect()
+        })
     }
 }
 

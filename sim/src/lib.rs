@@ -7,6 +7,8 @@
 //! - [`engine`]: the event loop, the `Platform` implementation, the kernel's
 //!   wakeup / schedule / tick / balance protocol, the cost accounting;
 //! - [`machine`]: topologies, presets and the cost model (every default cited);
+//!   [`idle`]: idle states by depth and their governor; [`smt`]: SMT siblings'
+//!   shared throughput;
 //! - [`workloads`]: the benchmark models (each documents the Linux path it models);
 //! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
 //! - [`plot`]: PNG plots; [`rng`]: the PRNG.
@@ -18,9 +20,11 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+pub mod idle;
 pub mod machine;
 pub mod plot;
 pub mod rng;
+pub mod smt;
 pub mod study;
 pub mod workloads;
 
@@ -189,6 +193,9 @@ pub struct RunResult {
     pub batched_steps: u64,
     /// Batches split before their event (likewise).
     pub batch_splits: u64,
+    /// Idle states by depth, if modelled: (state, entries, exit latency
+    /// paid in ns before jitter), shallowest first ([`Kernel::idle_stats`]).
+    pub idle_states: Vec<(&'static str, u64, u64)>,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -216,6 +223,7 @@ pub fn run_one(
         exited: k.nr_exited(),
         batched_steps: k.batched_steps,
         batch_splits: k.batch_splits,
+        idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
     })
 }

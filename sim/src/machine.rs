@@ -18,7 +18,29 @@
 //!   3.4 µs per wakeup (aarch64, 4 CPUs), emulation included.
 //! - **Idle exit** ([`Costs::idle_exit_ns`]): 2 µs, the C1 exit latency of
 //!   Linux's `intel_idle` table for Skylake-SP/Cascade Lake (`skx_cstates`: C1
-//!   exit_latency 2 µs; C1E is 10 µs, C6 133 µs). We model only the shallow state.
+//!   exit_latency 2 µs; C1E is 10 µs, C6 133 µs): the one state of every
+//!   preset without a table of idle states, and of every preset under
+//!   `--no-idle-states`.
+//! - **Idle states by depth** ([`Costs::idle_states`], `cascadelake-2s`
+//!   only): that whole table, C1 2/2, C1E 10/20, C6 133/600 µs (exit
+//!   latency / target residency), a state picked at each idle entry by the
+//!   governor rule of [`crate::idle`], where the other presets' tables and
+//!   why they keep the one state are given.
+//! - **SMT throughput sharing** ([`Costs::smt_busy_cap`]): the two hardware
+//!   threads of a core share its execution resources, so a thread whose
+//!   sibling is busy runs slower than one alone. Intel's Hyper-Threading
+//!   gives "up to 30%" more throughput on server benchmarks with both
+//!   threads of a core busy than with one (Marr et al., "Hyper-Threading
+//!   Technology Architecture and Microarchitecture", Intel Technology
+//!   Journal 6(1), February 2002): a core with both threads busy does 1.3
+//!   times a lone thread's work, each thread 0.65 of it, 666/1024 (the
+//!   figure is an upper bound of the gain, so the least slowdown it allows;
+//!   Linux's own estimate of the gain was 15%, `smt_gain` 1178 "/* 15% */"
+//!   of an SMT domain's capacity, until commit 765d0af19f5f "sched/topology:
+//!   Remove the ::smt_gain field from 'struct sched_domain'"). A busy sibling
+//!   makes a CPU do `smt_busy_cap / 1024` of a lone thread's work per ns,
+//!   as a CPU of that capacity in the `asym:` presets (the engine's
+//!   "SMT"); the presets with SMT are `cascadelake-2s` and `epyc-ccx`.
 //! - **Cache refill** ([`Costs::bw_llc`], [`Costs::bw_cross_llc`],
 //!   [`Costs::bw_cross_node`]): a task's next burst after a migration is longer
 //!   by `footprint / bandwidth`. Same LLC: the working set refills from the
@@ -42,6 +64,8 @@ use std::fmt;
 use sched::topology::CpuDistance;
 use sched::{CpuId, Topology};
 
+use crate::idle::{IdleState, SKX_CSTATES};
+
 /// The cost parameters (see the module docs for where each default comes from).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Costs {
@@ -51,8 +75,15 @@ pub struct Costs {
     pub switch_process_ns: u64,
     /// Reschedule IPI send-to-handler latency, ns.
     pub ipi_ns: u64,
-    /// Shallow idle-state exit latency, ns.
+    /// Shallow idle-state exit latency, ns: the one idle state of a
+    /// machine without [`Costs::idle_states`] (or with `--no-idle-states`).
     pub idle_exit_ns: u64,
+    /// The machine's idle states, shallowest first ([`crate::idle`]);
+    /// empty: one state, exit [`Costs::idle_exit_ns`].
+    pub idle_states: &'static [IdleState],
+    /// The speed of a hardware thread whose SMT sibling is busy, per 1024
+    /// of a lone thread's (1024: no sharing; only machines with SMT).
+    pub smt_busy_cap: u32,
     /// Refill bandwidth from the shared LLC, bytes per µs (= MB/s).
     pub bw_llc: u64,
     /// Refill bandwidth from another LLC of the node (memory), bytes per µs.
@@ -120,6 +151,12 @@ pub struct Mechanisms {
     /// came after the next `mutex_lock`, at the start of the body, so a
     /// lazy request was taken with the mutex held.
     pub pipe_user_return: bool,
+    /// SMT throughput sharing: a thread whose sibling is busy runs at
+    /// [`Costs::smt_busy_cap`]; `--no-smt-share` (every thread at full speed).
+    pub smt_share: bool,
+    /// Idle states by depth ([`Costs::idle_states`], [`crate::idle`]);
+    /// `--no-idle-states` (one state, [`Costs::idle_exit_ns`]).
+    pub idle_states: bool,
 }
 
 impl Default for Mechanisms {
@@ -131,6 +168,8 @@ impl Default for Mechanisms {
             vcpu_share: true,
             vcpu_turns: true,
             pipe_user_return: true,
+            smt_share: true,
+            idle_states: true,
         }
     }
 }
@@ -155,6 +194,14 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-pipe-user-return",
         "a pipe syscall returns to user space after the next mutex_lock (the earlier model)",
     ),
+    (
+        "--no-smt-share",
+        "SMT siblings do not share their core's throughput (each as fast as a lone thread)",
+    ),
+    (
+        "--no-idle-states",
+        "one idle state (exit idle_exit_ns) instead of the machine's states by depth",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -176,6 +223,8 @@ impl Mechanisms {
             "--no-vcpu-share" => self.vcpu_share = false,
             "--no-vcpu-turns" => self.vcpu_turns = false,
             "--no-pipe-user-return" => self.pipe_user_return = false,
+            "--no-smt-share" => self.smt_share = false,
+            "--no-idle-states" => self.idle_states = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -194,6 +243,8 @@ impl Default for Costs {
             switch_process_ns: 2_410,
             ipi_ns: 1_500,
             idle_exit_ns: 2_000,
+            idle_states: &[],
+            smt_busy_cap: SMT_BUSY_CAP,
             bw_llc: 20_000,
             bw_cross_llc: 12_000,
             bw_cross_node: 7_000,
@@ -264,6 +315,9 @@ pub fn qemu_costs() -> Costs {
         switch_process_ns: 9_221,
         ipi_ns: 14_548,
         idle_exit_ns: 0,
+        idle_states: &[],
+        // vCPUs of one host thread: no SMT.
+        smt_busy_cap: 1024,
         bw_llc: u64::MAX,
         bw_cross_llc: u64::MAX,
         bw_cross_node: u64::MAX,
@@ -281,6 +335,12 @@ pub fn qemu_costs() -> Costs {
         vcpu_turn_ns: QEMU_TURN_NS,
     }
 }
+
+/// A thread's speed with its SMT sibling busy, per 1024 of a lone
+/// thread's: a core with both threads busy does 1.3 times a lone thread's
+/// work (Hyper-Threading's "up to 30%", Marr et al., Intel Technology
+/// Journal 6(1), 2002; the module docs), 1.3 / 2 * 1024 = 665.6, rounded.
+pub const SMT_BUSY_CAP: u32 = 666;
 
 /// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
 /// (`accel/tcg/tcg-accel-ops-rr.h`, a tenth of a second of virtual time),
@@ -408,7 +468,13 @@ impl Machine {
         let mut speed = Vec::new();
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
-            "cascadelake-2s" => (Topology::uniform(80, 2, 20, 1).ok()?, c),
+            "cascadelake-2s" => (
+                Topology::uniform(80, 2, 20, 1).ok()?,
+                Costs {
+                    idle_states: SKX_CSTATES,
+                    ..c
+                },
+            ),
             "epyc-ccx" => (
                 Topology::uniform(128, 2, 8, 8).ok()?,
                 Costs {
@@ -473,18 +539,34 @@ mod tests {
     /// cost (costs are fixed parameters, never tuned) changes a digest and
     /// fails here, to be made on purpose and recorded in
     /// `docs/results/study.md` with the study run again.
+    ///
+    /// The study's tables (docs/results/study.md) were made with
+    /// 0x0819_c141_1927_b006, one table for both machines. December 2026:
+    /// two costs added, SMT throughput sharing (`smt_busy_cap` 666, the
+    /// "up to 30%" of Marr et al., Intel Technology Journal 6(1), 2002) and
+    /// Cascade Lake's idle states (`idle_states`, `skx_cstates` of Linux's
+    /// drivers/idle/intel_idle.c); no cost of the old table changed, and
+    /// graviton3 (no SMT, no table of idle states) runs as before, byte for
+    /// byte. cascadelake-2s now has a table of its own (its idle states).
     #[test]
     fn cost_tables_are_the_studys() {
         let d = |m: &str| Machine::preset(m).unwrap().costs.digest();
-        // The study's two machines share the one table of the presets.
-        assert_eq!(d("graviton3"), STUDY_COSTS);
-        assert_eq!(d("cascadelake-2s"), STUDY_COSTS);
-        assert_ne!(d("qemu:4"), STUDY_COSTS);
+        assert_eq!(d("graviton3"), STUDY_COSTS_GRAVITON3);
+        assert_eq!(d("cascadelake-2s"), STUDY_COSTS_CASCADELAKE);
+        assert_ne!(d("qemu:4"), STUDY_COSTS_GRAVITON3);
         let mut c = Machine::preset("graviton3").unwrap().costs;
         c.pipe_write_ns += 1;
-        assert_ne!(c.digest(), STUDY_COSTS);
+        assert_ne!(c.digest(), STUDY_COSTS_GRAVITON3);
+        // The two tables differ in the idle states alone.
+        let mut g = Machine::preset("graviton3").unwrap().costs;
+        g.idle_states = crate::idle::SKX_CSTATES;
+        assert_eq!(g.digest(), STUDY_COSTS_CASCADELAKE);
+        let mut s = Machine::preset("cascadelake-2s").unwrap().costs;
+        s.smt_busy_cap = 1024;
+        assert_ne!(s.digest(), STUDY_COSTS_CASCADELAKE);
     }
-    const STUDY_COSTS: u64 = 0x0819_c141_1927_b006;
+    const STUDY_COSTS_GRAVITON3: u64 = 0x4498_2d5c_4c89_e832;
+    const STUDY_COSTS_CASCADELAKE: u64 = 0xa934_3e55_d1da_8943;
 
     #[test]
     fn presets() {
@@ -537,7 +619,9 @@ mod tests {
                 contention: false,
                 vcpu_share: false,
                 vcpu_turns: false,
-                pipe_user_return: false
+                pipe_user_return: false,
+                smt_share: false,
+                idle_states: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -110,6 +110,14 @@ fn cmd_run(args: &[String]) {
         println!("{:<24} {:>14.4}", mt.name, mt.value);
     }
     print_counters(&r.ctr);
+    if !r.idle_states.is_empty() {
+        let st: Vec<String> = r
+            .idle_states
+            .iter()
+            .map(|(name, n, ns)| format!("{name} {n} ({:.3} ms exit)", *ns as f64 / 1e6))
+            .collect();
+        println!("idle state entries: {}", st.join(", "));
+    }
     if r.ctr.wake_cost_ns > 0 {
         println!(
             "charged to wakers: {:.3} ms (idle scan visited {} CPUs)",
