@@ -22,6 +22,17 @@ fn spawn_in(h: &mut H, id: u32, g: GroupId) {
     h.rq.sched_move_task(TaskId(id), g).unwrap();
 }
 
+/// Picks, then ticks (at most 100) until task `id` runs.
+fn run_until_current(h: &mut H, id: u32) {
+    h.pick();
+    for _ in 0..100 {
+        if h.curr() == Some(id) {
+            return;
+        }
+        h.tick();
+    }
+}
+
 fn share(h: &H, ids: &[u32], all: &[u32]) -> f64 {
     let mine: u64 = ids.iter().map(|&i| h.runtime(i)).sum();
     let total: u64 = all.iter().map(|&i| h.runtime(i)).sum();
@@ -504,13 +515,7 @@ fn a_sleeping_grouped_task_makes_its_group_the_next_buddy_above() {
     spawn_in(&mut h, 2, a);
     spawn_in(&mut h, 4, a);
     h.spawn(3, TaskParams::default());
-    h.pick();
-    for _ in 0..100 {
-        if h.curr() == Some(3) {
-            break;
-        }
-        h.tick();
-    }
+    run_until_current(&mut h, 3);
     assert_eq!(h.curr(), Some(3), "the flat task runs");
     let root_curr = h.rq.fair.curr();
     assert_eq!(h.rq.fair.next_buddy(), None);
@@ -546,13 +551,7 @@ fn a_task_alone_in_its_group_forfeits_its_request_when_it_yields() {
     let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
     spawn_in(&mut h, 1, a);
     h.spawn(2, TaskParams::default());
-    h.pick();
-    for _ in 0..100 {
-        if h.curr() == Some(1) {
-            break;
-        }
-        h.tick();
-    }
+    run_until_current(&mut h, 1);
     assert_eq!(h.curr(), Some(1));
     assert_eq!(h.rq.nr_running(), 2);
     assert_eq!(h.rq.group_fair(a).unwrap().nr_queued, 1);
