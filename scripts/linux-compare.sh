@@ -45,7 +45,10 @@
 #                    switch out and who wakes whom (ftrace histogram
 #                    triggers, guest.sh's lc_trace_*: `trace` lines in its
 #                    log), summed per config by trace-summary.py into
-#                    OUT/AB_NAME/trace.txt; the triggers slow the runs down
+#                    OUT/AB_NAME/trace.txt; the triggers slow the runs down;
+#                    2: only the triggers without a stack walk (per-pid
+#                    switch states, waker/wakee pairs, wakeup-to-run time,
+#                    HRTICK expiries), at about an untraced run's cost
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
 #   preempt=MODEL, kernel.sched_base_slice_ns=N (Linux: debugfs
 #   sched/features, sched/preempt and sched/base_slice_ns; ours: the same
@@ -171,7 +174,7 @@ fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
 [[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
-[[ ${TRACE:-0} == 0 || ${TRACE:-0} == 1 ]] || bad "TRACE must be 0 or 1, got '$TRACE'"
+[[ ${TRACE:-0} == 0 || ${TRACE:-0} == 1 || ${TRACE:-0} == 2 ]] || bad "TRACE must be 0, 1 or 2, got '$TRACE'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 [[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
@@ -297,7 +300,7 @@ part_ab() {
         fi
     fi
     abtool --out "$dir" "$dir"/logs/*.log >/dev/null
-    if [[ ${TRACE:-0} == 1 ]]; then
+    if [[ ${TRACE:-0} != 0 ]]; then
         "$here/linux-compare/trace-summary.py" "$dir"/logs/linux-*.log >"$dir/trace.txt"
         echo "== ab: Linux's trace counters per config: $dir/trace.txt"
     fi

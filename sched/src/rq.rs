@@ -1895,7 +1895,9 @@ impl Rq {
             SchedClass::Fair if self.tasks[self.curr as usize].group != 0 => {
                 self.yield_grouped(self.curr)
             }
-            SchedClass::Fair => self.fair.yield_entity(&mut self.tasks, &self.cfg),
+            SchedClass::Fair => self
+                .fair
+                .yield_entity(&mut self.tasks, &self.cfg, self.nr_running),
             SchedClass::Rt => {
                 RtRq::update_curr(&mut self.tasks, id, self.clock);
                 self.rt.requeue_tail(&mut self.tasks, id);

@@ -1,8 +1,10 @@
 //! Task groups (`sched::fair::group`, Linux's CONFIG_FAIR_GROUP_SCHED):
 //! shares between groups on one CPU and across CPUs, weights, nesting, a
 //! task moved between groups, destroy refused while busy, delayed dequeue
-//! in a group, migration into the group's runqueue on the new CPU, and the
-//! runqueue invariants (checked after every tick by `H::run_ms`).
+//! in a group, migration into the group's runqueue on the new CPU, the
+//! sleeper's group made the next buddy above it and a lone grouped task's
+//! yield (Linux 7.2's `dequeue_entities()` and `yield_task_fair()`), and
+//! the runqueue invariants (checked after every tick by `H::run_ms`).
 //!
 //! Shares are measured as ratios of runtime over seconds of spinning on a
 //! virtual clock; the bounds are stated at each assert.
@@ -18,6 +20,17 @@ use sched::{DequeueFlags, Rq, SchedConfig, SchedTask, TaskId, TaskParams, WakeFl
 fn spawn_in(h: &mut H, id: u32, g: GroupId) {
     h.spawn(id, TaskParams::default());
     h.rq.sched_move_task(TaskId(id), g).unwrap();
+}
+
+/// Picks, then ticks (at most 100) until task `id` runs.
+fn run_until_current(h: &mut H, id: u32) {
+    h.pick();
+    for _ in 0..100 {
+        if h.curr() == Some(id) {
+            return;
+        }
+        h.tick();
+    }
 }
 
 fn share(h: &H, ids: &[u32], all: &[u32]) -> f64 {
@@ -478,4 +491,68 @@ fn a_migrated_task_joins_its_groups_runqueue_on_the_new_cpu() {
         .unwrap();
     t.rqs[1].check().unwrap();
     assert!(!t.rqs[1].group_entity_queued(a));
+}
+
+/// Linux 7.2's `dequeue_entities()`: when a grouped task goes to sleep and
+/// its group's runqueue keeps other entities, the group's entity becomes
+/// the next buddy in its parent's runqueue (and so on up: `if (task_sleep
+/// && se) set_next_buddy(se)`), whatever NEXT_BUDDY says, so that the next
+/// pick there favours the sleeper's group. A dequeue that is not a sleep
+/// (a migration) nominates nothing, and neither does the group's last
+/// task leaving: its entity leaves the root too.
+#[test]
+fn a_sleeping_grouped_task_makes_its_group_the_next_buddy_above() {
+    let mut h = H::one();
+    h.cfg.features.set(sched::Feature::DelayDequeue, false);
+    let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
+    spawn_in(&mut h, 1, a);
+    spawn_in(&mut h, 2, a);
+    spawn_in(&mut h, 4, a);
+    h.spawn(3, TaskParams::default());
+    run_until_current(&mut h, 3);
+    assert_eq!(h.curr(), Some(3), "the flat task runs");
+    let root_curr = h.rq.fair.curr();
+    assert_eq!(h.rq.fair.next_buddy(), None);
+    // A task of A leaves without sleeping (a migration): no buddy.
+    h.rq.dequeue_task(TaskId(4), DequeueFlags::empty()).unwrap();
+    assert_eq!(h.rq.fair.next_buddy(), None);
+    // A task of A goes to sleep; A keeps task 1: A's entity, the root's
+    // other entity, is the next buddy there.
+    h.rq.dequeue_task(TaskId(2), DequeueFlags::SLEEP).unwrap();
+    let b = h.rq.fair.next_buddy();
+    assert!(
+        b.is_some() && b != root_curr,
+        "{b:?} (running {root_curr:?})"
+    );
+    assert!(h.rq.group_entity_queued(a));
+    h.rq.check().unwrap();
+    // A's last task sleeps: A's entity leaves the root, and the buddy
+    // with it.
+    h.rq.dequeue_task(TaskId(1), DequeueFlags::SLEEP).unwrap();
+    assert!(!h.rq.group_entity_queued(a));
+    assert_eq!(h.rq.fair.next_buddy(), None);
+    h.rq.check().unwrap();
+}
+
+/// Linux 7.2's `yield_task_fair()` returns early only when the CPU holds
+/// one runnable task (`rq->nr_running == 1`), whatever its runqueue: a
+/// task alone in its group, beside a task of the root, still forfeits the
+/// rest of its request there (v = its deadline, a new deadline a slice
+/// later).
+#[test]
+fn a_task_alone_in_its_group_forfeits_its_request_when_it_yields() {
+    let mut h = H::one();
+    let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
+    spawn_in(&mut h, 1, a);
+    h.spawn(2, TaskParams::default());
+    run_until_current(&mut h, 1);
+    assert_eq!(h.curr(), Some(1));
+    assert_eq!(h.rq.nr_running(), 2);
+    assert_eq!(h.rq.group_fair(a).unwrap().nr_queued, 1);
+    let before = h.se(1);
+    h.rq.yield_task();
+    let after = h.se(1);
+    assert_eq!(after.vruntime, before.deadline, "{before:?} -> {after:?}");
+    assert!(after.deadline > before.deadline, "{before:?} -> {after:?}");
+    h.rq.check().unwrap();
 }

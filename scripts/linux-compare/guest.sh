@@ -67,6 +67,20 @@ lc_rand() { # next pseudo-random number in lc_rng (Park-Miller)
 #   sd     /proc/schedstat's domain lines' last three fields summed per
 #          domain level over the run: ttwu_wake_remote, ttwu_move_affine,
 #          ttwu_move_balance
+#   wlat   a synthetic event `lc_wlat` (inter-event triggers: sched_waking
+#          saves the time and the waker's CPU per wakee, the wakee's next
+#          sched_switch in emits it): the workload's tasks' wakeup-to-run
+#          time, as a sum and count per (waker's CPU, CPU it ran on) and
+#          as a log2 histogram (ns) per (waker's CPU, CPU it ran on)
+#   hrtimer  hrtimer_expire_entry by the timer's function (`hrtick`: the
+#          HRTICK's expiries, whether or not they rescheduled)
+#   prehrt / pretck / preipi  synthetic events `lc_pre*`: the workload's
+#          preemptions (R+ switch-outs) by pid and by the time (log2 ns)
+#          since the last HRTICK expiry, tick (`tick_nohz_handler`) or
+#          reschedule IPI on that CPU that no earlier preemption took (a
+#          preemption a few microseconds after one is most likely its)
+# lc.trace=2 keeps only the triggers without a stack (state, wake, mig,
+# wlat, hrtimer, pre*) and no kprobes: a run costs about what an untraced one does.
 # The events stay disabled (a trigger alone arms its event: nothing goes to
 # the ring buffer), but the triggers cost time on every switch and wakeup
 # (a stack walk): the runs' times are not the untraced A/B's.
@@ -79,12 +93,21 @@ lc_trace_trig() { # NAME EVENT_DIR TRIGGER
         lc_trace_on="$lc_trace_on $1:$2"
     else
         echo "trace: error: $1: '$3' refused"
+        tail -3 "$LC_TR/error_log" 2>/dev/null | sed 's/^/trace: error:   /'
+        echo >"$LC_TR/error_log" 2>/dev/null
     fi
 }
 lc_trace_start() { # COMM
     local f c s st sym
     [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
-    if [ -z "$lc_trace_probes" ]; then
+    if [ -z "$lc_trace_synth" ]; then
+        lc_trace_synth=1
+        echo 'lc_wlat u64 lat; unsigned int wcpu; unsigned int rcpu' >>$LC_TR/synthetic_events || echo "trace: error: synthetic event lc_wlat refused"
+        for e in hrt tck ipi; do
+            echo "lc_pre$e u64 dt; pid_t pid" >>$LC_TR/synthetic_events || echo "trace: error: synthetic event lc_pre$e refused"
+        done
+    fi
+    if [ -z "$lc_trace_probes" ] && [ "$lc_trace" = 1 ]; then
         lc_trace_probes=1
         for f in resched_curr resched_curr_lazy; do
             echo "p:lc/$f $f" 2>/dev/null >>$LC_TR/kprobe_events || echo "trace: error: no kprobe on $f"
@@ -99,13 +122,40 @@ lc_trace_start() { # COMM
     s=common_stacktrace
     lc_trace_on=""
     lc_trace_trig state sched/sched_switch "hist:keys=prev_pid,prev_state:vals=hitcount:size=4096 if prev_comm == \"$c\""
+    lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""
+    lc_trace_trig mig sched/sched_migrate_task "hist:keys=orig_cpu,dest_cpu:vals=hitcount if comm == \"$c\""
+    # wakeup to run: the variables' triggers first (removed last)
+    if [ -d $LC_TR/events/synthetic/lc_wlat ]; then
+        lc_trace_trig wlat0 sched/sched_waking "hist:keys=pid:lcts0=common_timestamp,lcwc=common_cpu if comm == \"$c\""
+        lc_trace_trig wlat1 sched/sched_switch "hist:keys=next_pid:lclat=common_timestamp-\$lcts0,lcrc=common_cpu:onmatch(sched.sched_waking).trace(lc_wlat,\$lclat,\$lcwc,\$lcrc) if next_comm == \"$c\""
+        lc_trace_trig wlat synthetic/lc_wlat "hist:keys=wcpu,rcpu:vals=hitcount,lat:size=128"
+        lc_trace_trig wlatlog synthetic/lc_wlat "hist:keys=wcpu,rcpu,lat.log2:vals=hitcount:size=2048"
+    fi
+    lc_trace_trig hrtimer timer/hrtimer_expire_entry "hist:keys=function.sym:vals=hitcount:size=256"
+    # the workload's preemptions (R+) by the time since the last HRTICK
+    # expiry, tick or reschedule IPI on their CPU (each expiry or IPI is
+    # consumed by the first such preemption after it)
+    for f in hrt:hrtick tck:tick_nohz_handler; do
+        a=$(awk -v f="${f#*:}" '$3 == f {print $1; exit}' /proc/kallsyms)
+        [ -n "$a" ] && [ -d $LC_TR/events/synthetic/lc_pre${f%%:*} ] || continue
+        lc_trace_trig pre${f%%:*}0 timer/hrtimer_expire_entry "hist:keys=common_cpu:lc${f%%:*}=common_timestamp if function == 0x$a"
+        lc_trace_trig pre${f%%:*}1 sched/sched_switch "hist:keys=common_cpu:lcd${f%%:*}=common_timestamp-\$lc${f%%:*}:onmatch(timer.hrtimer_expire_entry).trace(lc_pre${f%%:*},\$lcd${f%%:*},prev_pid) if prev_comm == \"$c\" && prev_state == 256"
+        lc_trace_trig pre${f%%:*} synthetic/lc_pre${f%%:*} "hist:keys=pid,dt.log2:vals=hitcount:size=4096"
+    done
+    if [ -d $LC_TR/events/synthetic/lc_preipi ]; then
+        lc_trace_trig preipi0 irq_vectors/reschedule_entry "hist:keys=common_cpu:lcipi=common_timestamp"
+        lc_trace_trig preipi1 sched/sched_switch "hist:keys=common_cpu:lcdipi=common_timestamp-\$lcipi:onmatch(irq_vectors.reschedule_entry).trace(lc_preipi,\$lcdipi,prev_pid) if prev_comm == \"$c\" && prev_state == 256"
+        lc_trace_trig preipi synthetic/lc_preipi "hist:keys=pid,dt.log2:vals=hitcount:size=4096"
+    fi
+    if [ "$lc_trace" = 2 ]; then
+        lc_trace_sd0=$(lc_trace_sd)
+        return
+    fi
     for st in 0 1 2 256; do
         lc_trace_trig sw$st sched/sched_switch "hist:keys=$s:vals=hitcount:size=2048 if prev_comm == \"$c\" && prev_state == $st"
     done
-    lc_trace_trig wake sched/sched_waking "hist:keys=common_pid,pid:vals=hitcount:size=8192 if comm == \"$c\""
     lc_trace_trig wakestk sched/sched_waking "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
     lc_trace_trig wakepid sched/sched_waking "hist:keys=pid,$s:vals=hitcount:size=8192 if comm == \"$c\""
-    lc_trace_trig mig sched/sched_migrate_task "hist:keys=orig_cpu,dest_cpu:vals=hitcount if comm == \"$c\""
     lc_trace_trig migstk sched/sched_migrate_task "hist:keys=$s:vals=hitcount:size=2048 if comm == \"$c\""
     [ -d $LC_TR/events/lc/resched_curr ] && lc_trace_trig resched lc/resched_curr "hist:keys=$s:vals=hitcount:size=2048"
     [ -d $LC_TR/events/lc/resched_curr_lazy ] && lc_trace_trig reschedlazy lc/resched_curr_lazy "hist:keys=$s:vals=hitcount:size=2048"
@@ -124,7 +174,8 @@ lc_trace_stop() { # keeps each event's histograms in a file; removes the trigger
     for d in $(for t in $lc_trace_on; do echo "${t#*:}"; done | sort -u); do
         cp "$LC_TR/events/$d/hist" "/tmp/lc.h.${d#*/}"
     done
-    for t in $lc_trace_on; do
+    # last added first: a trigger that uses another's variables goes first
+    for t in $(for t in $lc_trace_on; do echo "$t"; done | sed -n '1!G;h;$p'); do
         echo "!$(cat "/tmp/lc.t.${t%%:*}")" >>"$LC_TR/events/${t#*:}/trigger" || echo "trace: error: ${t%%:*} not removed"
     done
 }
@@ -145,7 +196,11 @@ lc_trace_print() { # RUN_TAG
             in_stk { f = $1; sub(/\+0x.*/, "", f); stk = stk == "" ? f : stk "<" f; next }
             /^\{ .*\} hitcount:/ { k = $0; sub(/ *\} hitcount:.*/, "", k); sub(/^\{ /, "", k)
                 gsub(/[a-z_]+: */, "", k); gsub(/,/, "", k); n = $0; sub(/.*hitcount: */, "", n)
-                print p, h, k, "=", n; next }
+                # more values than the hit count (vals=hitcount,lat): one
+                # more line each, `HIST.sum_NAME`
+                m = split(n, v, " "); print p, h, k, "=", v[1]
+                for (i = 2; i + 1 <= m; i += 2) { nm = v[i]; sub(/:$/, "", nm); print p, substr(h, 1, length(h) - 1) ".sum_" nm ":", k, "=", v[i + 1] }
+                next }
             /Dropped:/ { print p, h, "dropped =", $2 }' "/tmp/lc.h.${d#*/}"
     done
     echo "$lc_trace_sd0" | awk -v t="$1" -v b="$lc_trace_sd1" 'BEGIN {n = split(b, l, "\n"); for (i = 1; i <= n; i++) {split(l[i], f, " "); r[f[1]] = f[2]; a[f[1]] = f[3]; m[f[1]] = f[4]}}

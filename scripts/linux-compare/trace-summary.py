@@ -26,6 +26,11 @@ them:
   tasks) by caller: wakeup preemption, slice end at the tick or the HRTICK,
   the tick's upgrade of a lazy request, and so on;
 - /proc/schedstat's ttwu_wake_remote, ttwu_move_affine per domain;
+- the workload's tasks' wakeup-to-run time (the `lc_wlat` synthetic
+  event): count, mean and log2 histogram, on the waker's CPU or another;
+- hrtimer expiries by function (`hrtick`: the HRTICK's);
+- the workload's preemptions (R+) per role by how long after the last
+  HRTICK expiry, tick or reschedule IPI on their CPU they came;
 - the pipe mutex: entries into __mutex_lock_slowpath (a mutex_lock that
   found the lock taken; it then spins or sleeps) and __mutex_unlock_slowpath
   (an unlock that found waiters or a handoff flag), by the pipe function,
@@ -181,6 +186,15 @@ def roles(pids):
     return r
 
 
+# The lc_pre* synthetic events: a preemption and the time since the last
+# HRTICK expiry / tick / reschedule IPI on its CPU that no earlier
+# preemption took.
+PRE_SOURCES = {
+    "lc_prehrt.pid,dt.log2": "an HRTICK expiry",
+    "lc_pretck.pid,dt.log2": "a tick",
+    "lc_preipi.pid,dt.log2": "a reschedule IPI",
+}
+
 STATE = {"1": "S", "2": "D", "0": "R", "256": "R+"}
 
 
@@ -267,6 +281,29 @@ def summarize(met, cnt, tr, sds):
             row[f"resched_curr: {resched_caller(k)}"] += n
         elif h == "resched_curr_lazy.stk":
             row[f"resched_curr_lazy: {resched_caller(k)}"] += n
+    for h, k, n in tr:
+        if k == "dropped":
+            continue
+        if h in ("lc_wlat.wcpu,rcpu", "lc_wlat.wcpu,rcpu.sum_lat"):
+            w, r = k.split()[:2]
+            where = "on the waker's CPU" if w == r else "on another CPU"
+            what = "wakeups" if h == "lc_wlat.wcpu,rcpu" else "ns summed"
+            row[f"wakeup-to-run: {where}, {what}"] += n
+        elif h == "lc_wlat.wcpu,rcpu,lat.log2":
+            f = k.split()
+            where = "waker's CPU" if f[0] == f[1] else "other CPU"
+            row[f"wakeup-to-run log2 ns, {where}: {f[-1]}"] += n
+        elif h in PRE_SOURCES:
+            f = k.split()
+            b = int(f[-1].split("^")[1])
+            who = role.get(int(f[0]), "other task") if role else "all"
+            row[f"R+ switch-outs, {who}: 2^{b:02d} ns after {PRE_SOURCES[h]}"] += n
+        elif h == "hrtimer_expire_entry.function.sym":
+            row[f"hrtimer expiries: {k.split()[-1]}"] += n
+    for where in ("on the waker's CPU", "on another CPU"):
+        c = row.get(f"wakeup-to-run: {where}, wakeups", 0)
+        if c:
+            row[f"wakeup-to-run: {where}, mean us"] = row[f"wakeup-to-run: {where}, ns summed"] / c / 1000
     entries = sum(v for k, v in row.items() if k.startswith("pipe mutex: __mutex_lock_slowpath entries"))
     sleeps = sum(v for k, v in row.items() if k.startswith(("switch-out S at: " + MUTEX_SLEEP, "switch-out D at: " + MUTEX_SLEEP)))
     if entries:

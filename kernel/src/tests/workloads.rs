@@ -204,6 +204,24 @@ fn hackbench(pipe: bool, p: Hackbench) -> Result<(), String> {
         out.contains(&alloc::format!("{} {mode} messages", r.data_received)),
         "{out}"
     );
+    // The per-role counters: a receiver's wakeup is a receive that slept,
+    // so it was woken (sync) by a send; every woken receiver that found a
+    // wakeup stamp ran on the waking send's CPU or another; each wakeup
+    // found at least the message it took.
+    let ro = &r.roles;
+    kassert!(ro.recv_wakeups > 0, "{ro:?}");
+    kassert!(ro.recv_wakeups <= r.channels.woken_sync, "{ro:?}");
+    kassert!(ro.recv_blocked >= ro.recv_wakeups, "{ro:?}");
+    kassert!(ro.recv_found >= ro.recv_wakeups, "{ro:?}");
+    kassert!(
+        ro.wake_same_cpu + ro.wake_other_cpu <= ro.recv_wakeups,
+        "{ro:?}"
+    );
+    kassert_eq!(
+        ro.wake_lat_log2.iter().sum::<u64>(),
+        ro.wake_same_cpu + ro.wake_other_cpu
+    );
+    kassert!(out.contains("roles: senders blocked "), "{out}");
     crate::kprintln!(
         "    hackbench {mode} g{g} f{f} l{l}: {} ms, {} sync wakeups, {} sender waits",
         r.ns / 1_000_000,

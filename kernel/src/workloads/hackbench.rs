@@ -94,6 +94,23 @@
 //! (`linux-compare.sh TRACE=1`, docs/results/linux.md, "Which wait queue
 //! Linux's pipe wakeups come from").
 //!
+//! # Per-role counters (the `roles:` lines)
+//! Each run also prints what ended the senders' and the receivers' runs
+//! (voluntary switches inside a send, i.e. a full buffer, or elsewhere;
+//! involuntary ones inside a send, at the return to user space or
+//! elsewhere), how many times receivers were woken and how many messages
+//! each found queued, and the time from the waking send to the woken
+//! receiver's run, on the waker's CPU or another ([`RoleStats`]). They
+//! are what a Linux trace of rt-tests' hackbench gives per role
+//! (`linux-compare.sh TRACE=1` or `TRACE=2`), so that the two kernels'
+//! mechanisms can be set side by side (docs/results/linux.md, "what ends
+//! a sender's run under NEXT_BUDDY"). Each task counts into locals from
+//! its own nvcsw / nivcsw and adds them up once at its end; the only
+//! shared write on the message path is the receiver's wakeup stamp
+//! ([`stamp_send`]): one load per send, and a clock read and a
+//! compare-exchange per first send after the receiver found its channel
+//! empty.
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -132,6 +149,9 @@ pub struct Report {
     pub charged_wakeups: u64,
     /// `-M`: what the pipe mutexes did (all groups summed).
     pub pipe_mutex: PipeMutexStats,
+    /// What ended the senders' and receivers' runs, and the receivers'
+    /// wakeups (the `roles:` result line).
+    pub roles: RoleStats,
 }
 
 impl Report {
@@ -406,6 +426,125 @@ impl PipeMutex {
     }
 }
 
+/// Log2 buckets of the receivers' wakeup-to-run times (ns): bucket `b`
+/// holds times in `[2^b, 2^(b+1))`, the last one everything longer.
+pub const WAKE_LAT_BUCKETS: usize = 32;
+
+/// What ended each role's runs and what a woken receiver found: the counts
+/// a Linux trace of the same run gives (`linux-compare.sh TRACE=1` / `2`:
+/// switch-outs by `prev_state` per role, by kernel stack; the
+/// `lc_wlat` wakeup-to-run histogram; docs/results/linux.md, "what ends a
+/// sender's run under NEXT_BUDDY"). Counted by the tasks themselves from
+/// their own nvcsw / nivcsw around each channel operation, into locals
+/// flushed once at their end: no allocation and no shared write on the
+/// message path except the wakeup stamp below.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoleStats {
+    /// Senders' voluntary switches inside a send (a full buffer; Linux: S
+    /// in `sock_alloc_send_pskb` / `anon_pipe_write`).
+    pub send_blocked: u64,
+    /// Senders' voluntary switches elsewhere (the start gate).
+    pub send_blocked_other: u64,
+    /// Senders preempted inside a send: at the wakeup's unlock, or an
+    /// interrupt's return during it (Linux: R+ at `sock_def_readable`'s
+    /// irqrestore).
+    pub send_preempted_in_send: u64,
+    /// Senders switched out at the syscall's return to user space (Linux:
+    /// `exit_to_user_mode_loop`).
+    pub send_preempted_user_return: u64,
+    /// Senders preempted elsewhere: an interrupt's return in the `-C`/`-K`
+    /// charge or between operations.
+    pub send_preempted_other: u64,
+    /// Receivers' voluntary switches (an empty channel; the pipe mutex with
+    /// `-M`).
+    pub recv_blocked: u64,
+    /// Receivers' involuntary switches.
+    pub recv_preempted: u64,
+    /// Receives that slept, and then ran: the receivers' wakeups.
+    pub recv_wakeups: u64,
+    /// Messages queued when a woken receiver took its first (that one
+    /// included), summed over `recv_wakeups`.
+    pub recv_found: u64,
+    /// Woken receivers that ran on the CPU the waking send ran on, and
+    /// their wakeup-to-run time summed (ns).
+    pub wake_same_cpu: u64,
+    pub wake_same_cpu_ns: u64,
+    /// The same for those that ran on another CPU.
+    pub wake_other_cpu: u64,
+    pub wake_other_cpu_ns: u64,
+    /// Wakeup-to-run times, log2 buckets of ns ([`WAKE_LAT_BUCKETS`]).
+    pub wake_lat_log2: [u64; WAKE_LAT_BUCKETS],
+}
+
+/// [`RoleStats`] shared by a run's tasks; each adds its locals once.
+struct SharedRoles {
+    sum: crate::sync::SpinLock<RoleStats>,
+}
+
+impl SharedRoles {
+    fn add(&self, r: &RoleStats) {
+        let mut s = self.sum.lock();
+        s.send_blocked += r.send_blocked;
+        s.send_blocked_other += r.send_blocked_other;
+        s.send_preempted_in_send += r.send_preempted_in_send;
+        s.send_preempted_user_return += r.send_preempted_user_return;
+        s.send_preempted_other += r.send_preempted_other;
+        s.recv_blocked += r.recv_blocked;
+        s.recv_preempted += r.recv_preempted;
+        s.recv_wakeups += r.recv_wakeups;
+        s.recv_found += r.recv_found;
+        s.wake_same_cpu += r.wake_same_cpu;
+        s.wake_same_cpu_ns += r.wake_same_cpu_ns;
+        s.wake_other_cpu += r.wake_other_cpu;
+        s.wake_other_cpu_ns += r.wake_other_cpu_ns;
+        for (a, b) in s.wake_lat_log2.iter_mut().zip(r.wake_lat_log2) {
+            *a += b;
+        }
+    }
+}
+
+/// Messages in `ch` (poisons included), from its counters: a hint, read
+/// without the channel's lock.
+fn queued(ch: &Channel<u32>) -> u64 {
+    let s = ch.stats();
+    s.sent.saturating_sub(s.received)
+}
+
+/// The wakeup stamp of a receiver: 0 while nobody has sent since it found
+/// its channel empty; then the first such send's time (ns) shifted left by
+/// 8, or'd with its CPU plus one, set by that sender just before it sends
+/// (so before the wakeup and any preemption it causes). A receiver that
+/// slept reads it when it runs.
+fn stamp_send(stamp: &AtomicU64) {
+    if stamp.load(Ordering::Relaxed) == 0 {
+        let cpu = crate::task::current().cpu().index() as u64 & 0xff;
+        let s = (arch::now_ns() << 8) | (cpu + 1);
+        let _ = stamp.compare_exchange(0, s, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// A receive that slept has returned with its first message: counts the
+/// wakeup, what was queued, and the time since the waking send.
+fn receiver_woke(ch: &Channel<u32>, stamp: &AtomicU64, rs: &mut RoleStats) {
+    rs.recv_wakeups += 1;
+    rs.recv_found += queued(ch) + 1;
+    let s = stamp.load(Ordering::Relaxed);
+    if s == 0 {
+        return;
+    }
+    let lat_ns = arch::now_ns().saturating_sub(s >> 8);
+    let waker_cpu = (s & 0xff) - 1;
+    if waker_cpu == crate::task::current().cpu().index() as u64 & 0xff {
+        rs.wake_same_cpu += 1;
+        rs.wake_same_cpu_ns += lat_ns;
+    } else {
+        rs.wake_other_cpu += 1;
+        rs.wake_other_cpu_ns += lat_ns;
+    }
+    let b = (63 - lat_ns.max(1).leading_zeros() as usize).min(WAKE_LAT_BUCKETS - 1);
+    rs.wake_lat_log2[b] += 1;
+}
+
 /// A task's `-K` account.
 struct SchedAcct {
     /// Its nvcsw + nivcsw when last charged.
@@ -607,6 +746,9 @@ fn run_charged<C: Charge>(
     let last_end = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));
     let totals = charge.totals();
+    let roles = Arc::new(SharedRoles {
+        sum: crate::sync::SpinLock::named("hackbench roles", RoleStats::default()),
+    });
     let mut job = Job::new();
     let mut pipes_of_groups = Vec::new();
     let mut all = Vec::with_capacity(groups * fds);
@@ -622,16 +764,27 @@ fn run_charged<C: Charge>(
         all.extend(pipes.iter().cloned());
         let locks = charge.locks(fds);
         all_locks.push(locks.clone());
+        let stamps: Arc<[AtomicU64]> = (0..fds).map(|_| AtomicU64::new(0)).collect();
         let mut receivers = 0;
         for (k, pipe) in pipes.iter().enumerate() {
             let (pipe, locks) = (pipe.clone(), locks.clone());
             let (end, got, totals) = (last_end.clone(), received.clone(), totals.clone());
+            let (roles, stamps) = (roles.clone(), stamps.clone());
             let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
                 let (mut poisons, mut n) = (0, 0);
                 let mut acct = charge.start();
+                let mut rs = RoleStats::default();
+                let sw0 = own_switches();
                 while poisons < fds {
+                    if queued(&pipe) == 0 {
+                        stamps[k].store(0, Ordering::Relaxed);
+                    }
+                    let (v0, _) = own_switches();
                     charge.op_begin(&pipe, &mut acct);
                     let v = pipe.recv();
+                    if own_switches().0 != v0 {
+                        receiver_woke(&pipe, &stamps[k], &mut rs);
+                    }
                     if v != POISON {
                         // read()'s copy-out and exit, after any sleep.
                         charge.recv(&locks, k);
@@ -645,6 +798,10 @@ fn run_charged<C: Charge>(
                         n += 1;
                     }
                 }
+                let sw1 = own_switches();
+                rs.recv_blocked = sw1.0 - sw0.0;
+                rs.recv_preempted = sw1.1 - sw0.1;
+                roles.add(&rs);
                 charge.finish(&acct, &totals);
                 got.fetch_add(n, Ordering::Relaxed);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
@@ -672,9 +829,12 @@ fn run_charged<C: Charge>(
             let (pipes2, locks) = (pipes.clone(), locks.clone());
             let (gate, stop, end) = (gate.clone(), job.stop_flag(), last_end.clone());
             let totals = totals.clone();
+            let (roles, stamps) = (roles.clone(), stamps.clone());
             let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
+                let sw0 = own_switches();
                 gate.down();
                 let mut acct = charge.start();
+                let mut rs = RoleStats::default();
                 'outer: for i in 0..loops {
                     for (k, pipe) in pipes2.iter().enumerate() {
                         if stop.stopped() {
@@ -683,17 +843,30 @@ fn run_charged<C: Charge>(
                         // write()'s entry and copy-in, before the wakeup.
                         charge.send(&locks, k);
                         charge.op_begin(pipe, &mut acct);
+                        stamp_send(&stamps[k]);
+                        let (v0, i0) = own_switches();
                         pipe.send(i);
+                        let (v1, i1) = own_switches();
+                        rs.send_blocked += v1 - v0;
+                        rs.send_preempted_in_send += i1 - i0;
                         charge.op_end(pipe, &mut acct);
                         // write() returns to user space.
+                        let i2 = own_switches().1;
                         crate::sched::exit_to_user_mode();
+                        rs.send_preempted_user_return += own_switches().1 - i2;
                     }
                 }
-                for pipe in &pipes2 {
+                for (k, pipe) in pipes2.iter().enumerate() {
                     charge.op_begin(pipe, &mut acct);
+                    stamp_send(&stamps[k]);
                     pipe.send(POISON);
                     charge.op_end(pipe, &mut acct);
                 }
+                let sw1 = own_switches();
+                rs.send_blocked_other = (sw1.0 - sw0.0).saturating_sub(rs.send_blocked);
+                rs.send_preempted_other = (sw1.1 - sw0.1)
+                    .saturating_sub(rs.send_preempted_in_send + rs.send_preempted_user_return);
+                roles.add(&rs);
                 charge.finish(&acct, &totals);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
             });
@@ -742,6 +915,7 @@ fn run_charged<C: Charge>(
         charged_switches,
         charged_wakeups,
         pipe_mutex,
+        roles: *roles.sum.lock(),
     };
     if interrupted {
         let _ = writeln!(out, "hackbench: interrupted");
@@ -761,6 +935,35 @@ fn run_charged<C: Charge>(
         channels.woken_plain,
         channels.sender_waits
     );
+    let ro = &r.roles;
+    let _ = writeln!(
+        out,
+        "roles: senders blocked {} in send, {} elsewhere; preempted {} in send, {} at return to user, {} elsewhere; receivers blocked {}, preempted {}",
+        ro.send_blocked,
+        ro.send_blocked_other,
+        ro.send_preempted_in_send,
+        ro.send_preempted_user_return,
+        ro.send_preempted_other,
+        ro.recv_blocked,
+        ro.recv_preempted
+    );
+    let _ = writeln!(
+        out,
+        "receiver wakeups: {} ran, {} messages found; on the waker's CPU {} ({} ns total), on another {} ({} ns total)",
+        ro.recv_wakeups,
+        ro.recv_found,
+        ro.wake_same_cpu,
+        ro.wake_same_cpu_ns,
+        ro.wake_other_cpu,
+        ro.wake_other_cpu_ns
+    );
+    let _ = write!(out, "wakeup-to-run log2 ns:");
+    for (b, n) in ro.wake_lat_log2.iter().enumerate() {
+        if *n != 0 {
+            let _ = write!(out, " {b}:{n}");
+        }
+    }
+    let _ = writeln!(out);
     if p.sched_cost.is_some() || p.pipe_mutex {
         let _ = writeln!(
             out,

@@ -513,6 +513,18 @@ impl FairRq {
         self.next = i;
     }
 
+    /// `set_next_buddy()` at one level of a sleeping grouped task's
+    /// ancestors (Linux's `dequeue_entities()`): nominates the group entity
+    /// `i`; false when it is refused (an idle entity), which ends the walk
+    /// up, as Linux's loop returns there.
+    pub(crate) fn nominate_sleepers_group(&mut self, ts: &[SchedTask], i: u32) -> bool {
+        if is_idle_policy(ts, i) || se(ts, i).sched_delayed {
+            return false;
+        }
+        self.next = i;
+        true
+    }
+
     /// Mel Gorman's `set_preempt_buddy`: keep an existing buddy whose deadline is
     /// earlier than the wakee's; otherwise nominate the wakee.
     fn set_preempt_buddy(&mut self, ts: &[SchedTask], pse: u32) -> bool {
@@ -968,10 +980,14 @@ impl FairRq {
     }
 
     /// `yield_task_fair` (6.19): an eligible yielder forfeits the rest of its
-    /// request: v = old deadline, and a new deadline one slice later.
-    pub fn yield_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) {
+    /// request: v = old deadline, and a new deadline one slice later. Not
+    /// when the CPU holds no other runnable task: `rq_nr_running` is the
+    /// whole CPU's count (Linux 7.2 tests `rq->nr_running == 1`, not this
+    /// runqueue's), so a task alone in its group, or beside another class's
+    /// tasks, forfeits too.
+    pub fn yield_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, rq_nr_running: u32) {
         let c = self.curr;
-        if c == NIL || self.nr_queued <= 1 {
+        if c == NIL || rq_nr_running <= 1 {
             return;
         }
         self.clear_buddies(c);

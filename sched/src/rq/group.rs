@@ -657,7 +657,12 @@ impl Rq {
     /// `dequeue_entities` for a grouped task: out of its group's runqueue
     /// (or delayed there: then nothing above changes, `false`), then each
     /// group entity whose runqueue emptied out of its parent's (lag kept,
-    /// never delayed), every group on the path reweighted.
+    /// never delayed), every group on the path reweighted. A sleep (SLEEP:
+    /// also a delayed dequeue finished) that leaves a runqueue on the path
+    /// with other entities makes that runqueue's group entity the next
+    /// buddy in its parent's runqueue, and each ancestor in its own
+    /// (Linux 7.2: `if (task_sleep && se) set_next_buddy(se)`, whatever
+    /// NEXT_BUDDY says: the next pick favours the sleeper's group).
     #[cold]
     #[inline(never)]
     pub(super) fn dequeue_fair_grouped(&mut self, s: u32, flags: DequeueFlags) -> bool {
@@ -674,6 +679,7 @@ impl Rq {
             self.fair.h_nr_runnable -= 1;
         }
         self.update_tg_load_avg(g);
+        let mut buddy_done = !flags.contains(DequeueFlags::SLEEP);
         while g != 0 {
             let (ge, p) = {
                 let r = &self.gs().rqs[g as usize];
@@ -694,12 +700,31 @@ impl Rq {
                     Slot(ge),
                     DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
                 );
+            } else if !buddy_done {
+                buddy_done = true;
+                self.nominate_group_up(g);
             }
             self.update_cfs_group(g);
             g = p;
         }
         self.collect_group_resched();
         true
+    }
+
+    /// Linux's `set_next_buddy()` from group `g`'s entity up: each
+    /// ancestor entity becomes the next buddy in its parent's runqueue,
+    /// until the root or an entity refused (idle).
+    fn nominate_group_up(&mut self, mut g: u8) {
+        while g != 0 {
+            let (ge, p) = {
+                let r = &self.gs().rqs[g as usize];
+                (r.se, r.parent)
+            };
+            if !lv!(self, p).nominate_sleepers_group(&self.tasks, ge) {
+                return;
+            }
+            g = p;
+        }
     }
 
     /// The fair enqueue of slot `s`, flat or grouped.
@@ -883,7 +908,8 @@ impl Rq {
     #[inline(never)]
     pub(super) fn yield_grouped(&mut self, s: u32) {
         let g = self.tasks[s as usize].group;
-        lv!(self, g).yield_entity(&mut self.tasks, &self.cfg);
+        let n = self.nr_running;
+        lv!(self, g).yield_entity(&mut self.tasks, &self.cfg, n);
         self.collect_group_resched();
     }
 
