@@ -24,7 +24,9 @@ stime (a check, coarse: each spinner's figure is truncated to a clock tick,
 each (100: each had a whole CPU) and B's spinners' spread (each one's part
 of B's time, min..max; ideal 100 / TASKS_B). A log of ours whose spinners
 did not get the thread ids the script attached is refused (its row shows
-`ids?`), as is one where the shell printed an error.
+`ids?`), as is one where the shell printed an error. Last, per row, kernel
+and boot: A's spinners' % of a CPU, B's spinners' CPU time in ms (min-max)
+and all spinners' CPU time as % of the row's CPUs over the run.
 """
 
 import glob
@@ -62,6 +64,9 @@ def linux_boot(path):
                     "share_utime": 100 * ta / (ta + tb) if ta + tb else None,
                     "a_cpu": [100 * v / float(kv["ms"]) for v in a],
                     "b_parts": [100 * v / sum(b) for v in b] if b and sum(b) else [],
+                    "b_ms": b,
+                    "all_ms": sum(a) + sum(b),
+                    "ms": float(kv["ms"]),
                 }
             tasks = []
     return out
@@ -97,6 +102,9 @@ def ours_boot(path, tasks_a, tasks_b):
         "share": 100 * sum(a) / (sum(a) + sum(b)),
         "a_cpu": [100 * v / ms for v in a],
         "b_parts": [100 * v / sum(b) for v in b] if sum(b) else [],
+        "b_ms": b,
+        "all_ms": sum(a) + sum(b),
+        "ms": ms,
     }
 
 
@@ -135,9 +143,12 @@ def main():
     print("share: group A's part of the two groups' CPU time, %; one figure per boot (Linux: cpu.stat")
     print("usage_usec; utime: /proc/PID/stat utime+stime sums; ours: the threads' runtime); in bound: boots within")
     print("ideal +- bound; in L: ours' boots inside Linux's min..max")
-    print(f"{'row':<17}{'cpus':>4} {'pin':>3} {'A:B':>7} {'ideal':>6} {'bound':>6}  {'Linux share':<14}{'Linux utime':<14}"
-          f"{'in':>4}  {'ours share':<16}{'in':>4}{'in L':>5}")
-    extra = []
+    # a share cell is 6 characters a boot: columns widen past two boots
+    nl = max([len(v) for v in linux.values()] + [0])
+    lw, ow = max(14, 6 * nl + 2), max(16, 6 * nl + 4)
+    print(f"{'row':<17}{'cpus':>4} {'pin':>3} {'A:B':>7} {'ideal':>6} {'bound':>6}  {'Linux share':<{lw}}{'Linux utime':<{lw}}"
+          f"{'in':>4}  {'ours share':<{ow}}{'in':>4}{'in L':>5}")
+    extra, per_boot = [], []
     for name, smp, cpu, wa, wb, na, nb, ideal, bound in rows:
         ideal, bound, na, nb = float(ideal), float(bound), int(na), int(nb)
         lf = [b_.get(name, {"error": "none"}) for b_ in linux[smp]]
@@ -149,18 +160,31 @@ def main():
         if lvals and got:
             inl = f"{sum(min(lvals) <= v <= max(lvals) for v in got)}/{len(got)}"
         print(f"{name:<17}{smp:>4} {cpu:>3} {wa + ':' + wb:>7} {ideal:>6.2f} {'+-' + f(bound, 1):>6}  "
-              f"{cells(lf, 'share'):<14}{cells(lf, 'share_utime'):<14}{inb(lf, ideal, bound):>4}  "
-              f"{cells(of, 'share'):<16}{inb(of, ideal, bound) if of else '-':>4}{inl:>5}")
+              f"{cells(lf, 'share'):<{lw}}{cells(lf, 'share_utime'):<{lw}}{inb(lf, ideal, bound):>4}  "
+              f"{cells(of, 'share'):<{ow}}{inb(of, ideal, bound) if of else '-':>4}{inl:>5}")
         la = [v for x in lf for v in x.get("a_cpu", [])]
         oa = [v for x in of for v in x.get("a_cpu", [])]
         lb = [v for x in lf for v in x.get("b_parts", [])]
         ob = [v for x in of for v in x.get("b_parts", [])]
         extra.append(f"{name:<17}{rng(la):>13}{rng(oa):>13}   {100 / nb:>5.1f} {rng(lb):>12}{rng(ob):>12}")
+        for kernel, figs in (("Linux", lf), ("ours", of)):
+            for b_, x in enumerate(figs, 1):
+                if "error" in x or not x["b_ms"]:
+                    continue
+                machine = 100 * x["all_ms"] / (x["ms"] * int(smp))
+                per_boot.append(f"{name:<17}{kernel:>6}{b_:>5}{rng(x['a_cpu']):>13}"
+                                f"{min(x['b_ms']):>9.0f}-{max(x['b_ms']):<6.0f}{machine:>9.1f}")
     print()
     print("A's spinners: CPU time as % of one CPU, min..max over spinners and boots; B's spinners:")
     print("each one's part of B's time, % (ideal 100 / B's spinners)")
     print(f"{'row':<17}{'A Linux':>13}{'A ours':>13}   {'B ideal':>5} {'B Linux':>12}{'B ours':>12}")
     for line in extra:
+        print(line)
+    print()
+    print("Per boot: A's spinners' CPU time, % of one CPU; B's spinners' CPU time, ms each (min-max; Linux:")
+    print("each one's CLOCK_THREAD_CPUTIME_ID, ours: runtime); all spinners' CPU time, % of the row's CPUs over the run")
+    print(f"{'row':<17}{'kernel':>6}{'boot':>5}{'A % CPU':>13}{'B ms each':>16}{'machine':>9}")
+    for line in per_boot:
         print(line)
 
 
