@@ -6,7 +6,8 @@
 use ::core::sync::atomic::Ordering;
 use kernel_hal::cpu::CpuId;
 
-use ::sched::{Rq, SchedTask, TaskId};
+use ::sched::smp::Platform;
+use ::sched::{Resched, Rq, SchedTask, TaskId};
 
 use super::*;
 use crate::arch;
@@ -25,27 +26,64 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
     }
 }
 
-/// Thread `t`'s total runtime in ns, including the part of the current run
-/// not accounted yet.
+/// Thread `t`'s total runtime in ns (Linux's `task_sched_runtime()`, behind
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), the current run included.
+///
+/// A running thread is charged first, as 7.2 does: `task_sched_runtime()`
+/// calls the class's `update_curr` for a task that is current and queued,
+/// so the read does the tick's accounting. For a fair task whose request is
+/// consumed (or whose RUN_TO_PARITY protection ended) that is
+/// `update_deadline` → `resched_curr_lazy`: a thread that reads its own CPU
+/// time ends its own slice there, within a read of its request's end, not
+/// at its hrtick or the tick. A thread that polls its CPU time (the `spin`
+/// duty-cycle task, `lcbench`'s duty loop in Linux) thus ends each request
+/// at the syscall's return ([`exit_to_user_mode`] takes the request), and
+/// another reader (`ps`) may end the slice of a thread it reads.
+///
+/// The request is handed to the CPU as any runqueue operation does
+/// ([`RqLock`]'s drop): this CPU's flag mirrors its runqueue's state (a
+/// flag above it would be a stale remote raise; none was found in the duty
+/// runs, so the mirror only raised it; under `preempt=full` the lazy
+/// request is already immediate);
+/// another CPU's flag is raised and, for an immediate request the read
+/// made, that CPU is kicked (Linux's `resched_curr` sends the IPI), as
+/// `sched`'s own remote enqueues do.
+///
+/// What it changes (docs/results/linux.md, "2026-12-03: why Linux's hog
+/// pair switches at the tick"): the duty-cycle task of the conformance rows
+/// ends its requests at its reads, about 2 µs late, instead of at its
+/// hrtick; the tie at V after the hog's request is still decided by µs,
+/// since ours' hrtick is late by µs where Linux's is late by about 30.
 pub fn task_runtime_ns(t: &Thread) -> u64 {
     let Some(s) = SCHED.get() else { return 0 };
     let id = TaskId(t.idx());
-    let mut rq = match s.task_rq_lock(id, arch::cpu_id()) {
-        Ok((_, rq)) => rq,
+    // Interrupts off first: `this_cpu` is then the CPU whose flag the drop
+    // below mirrors (`task_rq_lock` masks them too, but only once locked).
+    let irq = arch::IrqGuard::save();
+    let this_cpu = arch::cpu_id();
+    let (cpu, g) = match s.task_rq_lock(id, this_cpu) {
+        Ok(locked) => locked,
         // Asleep: its state is parked, fully accounted.
         Err(::sched::smp::LifecycleError::Asleep) => {
-            return s
-                .task(id, arch::cpu_id())
-                .map_or(0, |st| st.se.sum_exec_runtime);
+            return s.task(id, this_cpu).map_or(0, |st| st.se.sum_exec_runtime);
         }
         Err(_) => return s.exited(id).map_or(0, |st| st.se.sum_exec_runtime),
     };
-    rq.update_rq_clock(arch::now_ns());
-    let Some(st) = rq.task(id) else { return 0 };
-    let mut ns = st.se.sum_exec_runtime;
+    let mut rq = RqLock { g: Some(g), cpu };
+    let before = rq.need_resched();
     if rq.curr() == Some(id) {
-        ns += rq.clock().saturating_sub(st.se.exec_start);
+        rq.update_rq_clock(arch::now_ns());
+        rq.update_curr();
     }
+    let ns = rq.task(id).map_or(0, |st| st.se.sum_exec_runtime);
+    // Only a request this read made (`resched_curr` sends no IPI for one
+    // already pending).
+    let kick = cpu != this_cpu && before != Resched::Now && rq.need_resched() == Resched::Now;
+    drop(rq);
+    if kick {
+        KernelPlatform.send_resched_ipi(cpu);
+    }
+    drop(irq);
     ns
 }
 

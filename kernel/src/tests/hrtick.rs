@@ -9,10 +9,10 @@ use crate::task;
 use crate::{kassert, kprintln, ktest_timing};
 
 /// Sets a feature for the test and puts the previous state back on drop.
-struct Feat(&'static str, bool);
+pub(super) struct Feat(&'static str, bool);
 
 impl Feat {
-    fn set(name: &'static str, on: bool) -> Feat {
+    pub(super) fn set(name: &'static str, on: bool) -> Feat {
         let cfg = crate::sched::sched_config();
         let f = sched::Feature::from_name(name).expect("known feature");
         let was = cfg.features.enabled(f);

@@ -12,6 +12,7 @@ mod classes;
 mod compare;
 mod console;
 mod cpus;
+mod cputime;
 mod fbcon;
 mod groups;
 mod highmem;
