@@ -504,6 +504,22 @@ h_cargo_counts() {
         END { printf "%d %d %d %d\n", p, f, s, n }' "$1")
 }
 
+# h_finish_shell SUITE ARCH LOG: ends a scripted shell run (h_finish) and
+# sets H_SHELL_RC to 0 when QEMU left with the arch's clean poweroff
+# status, else to QEMU's status. A run the harness had to end (silence,
+# cap) fails the suite at once: recorded, reported with LOG, exit 1.
+h_finish_shell() {
+    h_finish
+    H_SHELL_RC=$H_RC
+    if h_ended; then
+        h_err "FAIL: $2: ended by the harness: $H_WHY_ENDED; see $3"
+        h_record "$1 $2" 0 1
+        exit 1
+    fi
+    h_status_ok "$2" "$H_SHELL_RC" && H_SHELL_RC=0
+    return 0
+}
+
 # h_check NAME STATUS DETAIL: one test's verdict in cargo's words
 # ("test NAME ... ok (DETAIL)" when STATUS is 0, "... FAILED" otherwise),
 # counted in H_CHECKS_PASSED / H_CHECKS_FAILED for the suite's h_record.

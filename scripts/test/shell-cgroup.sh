@@ -66,18 +66,12 @@ cmds=(
 for c in "${cmds[@]}"; do
     h_send "$c"$'\n'
 done
-h_finish
-rc=$H_RC
-if h_ended; then
-    h_err "FAIL: $arch: ended by the harness: $H_WHY_ENDED; see $log"
-    h_record "shell-cgroup $arch" 0 1
-    exit 1
-fi
-h_status_ok "$arch" "$rc" && rc=0
+h_finish_shell shell-cgroup "$arch" "$log"
+rc=$H_SHELL_RC
 
 TID="$tid" PYTHONPATH=$H_LIB python3 - "$log" "$rc" <<'PY'
 import os, sys
-from transcript import read
+from transcript import panicked, read, replies
 
 log, rc = sys.argv[1], int(sys.argv[2])
 tid = os.environ["TID"]
@@ -85,13 +79,13 @@ text = read(log)
 fails = []
 if not tid:
     fails.append("no thread id in the 'spin ... &' reply")
-blocks = [b.split("\n") for b in text.split("sched> ")[1:]]
+blocks = replies(text)
 seen = {}
 def reply(cmd):
     """The reply to the next occurrence of cmd (its non-empty lines)."""
     n = seen.get(cmd, 0)
     seen[cmd] = n + 1
-    got = [[l.rstrip() for l in b[1:] if l.strip()] for b in blocks if b[0].rstrip() == cmd]
+    got = [[l.rstrip() for l in b if l.strip()] for c, b in blocks if c.rstrip() == cmd]
     if len(got) <= n:
         fails.append(f"no reply to {cmd!r} #{n + 1}")
         return []
@@ -137,7 +131,7 @@ want("cgroup rm b", ["cgroup b removed"])
 want_ls([])
 want("cgroup create a", ["cgroup a created under root"])
 want_ls([["a", "root", "100", "0"]])
-if "KERNEL PANIC" in text or "panicked" in text:
+if panicked(text):
     fails.append("the kernel panicked")
 if rc != 0:
     fails.append(f"QEMU exit status {rc} after poweroff (want 0)")

@@ -226,14 +226,8 @@ h_qemu "$arch" kernel="$kernel" ${icount:+icount=$icount} || exit 2
 h_say "$arch, $kernel (limit ${limit}s, log $log)"
 h_start "$log" "$limit" -- "${QEMU[@]}"
 type_commands
-h_finish
-rc=$H_RC
-if h_ended; then
-    h_err "FAIL: $arch: ended by the harness: $H_WHY_ENDED; see $log"
-    h_record "shell-e2e $arch" 0 1
-    exit 1
-fi
-h_status_ok "$arch" "$rc" && rc=0
+h_finish_shell shell-e2e "$arch" "$log"
+rc=$H_SHELL_RC
 
 COMMANDS="$COMMANDS" SLICE="$slice" PASTE="$paste" PYTHONPATH=$H_LIB python3 - "$log" "$rc" "$vars" <<'PY'
 import os, re, sys

@@ -55,14 +55,8 @@ sleep 1
 h_send $'stat\n'
 h_wait_for '^\[1\]  Done' || true
 h_send $'sysctl kernel.sched_fair_server_runtime_ns\npoweroff\n'
-h_finish
-rc=$H_RC
-if h_ended; then
-    h_err "FAIL: $arch: ended by the harness: $H_WHY_ENDED; see $log"
-    h_record "shell-rt-hog $arch" 0 1
-    exit 1
-fi
-h_status_ok "$arch" "$rc" && rc=0
+h_finish_shell shell-rt-hog "$arch" "$log"
+rc=$H_SHELL_RC
 
 TID="$tid" PYTHONPATH=$H_LIB python3 - "$log" "$rc" <<'PY'
 import os, re, sys
