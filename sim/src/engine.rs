@@ -2562,13 +2562,15 @@ impl Kernel {
         let Some(smt) = self.smt.take() else {
             return;
         };
-        for &s in smt.siblings(cpu) {
-            let s = s as usize;
+        let mask = self.m.topo.smt_mask(CpuId::wrapping(cpu));
+        for s in mask.iter().filter(|&s| s != cpu) {
             let shared = busy
-                || smt
-                    .siblings(s)
+                || self
+                    .m
+                    .topo
+                    .smt_mask(CpuId::wrapping(s))
                     .iter()
-                    .any(|&o| o as usize != cpu && self.cpus[o as usize].curr != NIL);
+                    .any(|o| o != s && o != cpu && self.cpus[o].curr != NIL);
             let cap = smt.cap(s, shared);
             if cap == self.cpus[s].cap {
                 continue;

@@ -20,15 +20,14 @@
 //! burst's end moves when a sibling goes busy or idle, which a batch planned
 //! at its start cannot know (`--no-smt-share` batches as before).
 
-use sched::{CpuId, Topology};
+use sched::Topology;
 
-/// Each CPU's siblings and speeds.
+/// Each CPU's speed alone and beside a busy sibling (the siblings are the
+/// topology's `smt_mask`).
 #[derive(Clone, Debug)]
 pub struct Smt {
     /// Each CPU's own capacity (1024: a lone thread of a full-speed core).
     base_cap: Vec<u32>,
-    /// Each CPU's SMT siblings, itself excluded.
-    siblings: Vec<Vec<u32>>,
     /// A thread's speed with a busy sibling, per 1024.
     busy_cap: u32,
 }
@@ -41,25 +40,7 @@ impl Smt {
         if !topo.has_smt() || busy_cap >= 1024 {
             return None;
         }
-        let siblings = (0..topo.nr_cpus())
-            .map(|c| {
-                topo.smt_mask(CpuId::wrapping(c))
-                    .iter()
-                    .filter(|&s| s != c)
-                    .map(|s| s as u32)
-                    .collect()
-            })
-            .collect();
-        Some(Smt {
-            base_cap,
-            siblings,
-            busy_cap,
-        })
-    }
-
-    /// CPU `cpu`'s siblings.
-    pub fn siblings(&self, cpu: usize) -> &[u32] {
-        &self.siblings[cpu]
+        Some(Smt { base_cap, busy_cap })
     }
 
     /// CPU `cpu`'s capacity with a sibling busy (`sibling_busy`) or not.
