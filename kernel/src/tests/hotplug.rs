@@ -54,14 +54,22 @@ impl Worker {
         let stop = Arc::new(AtomicBool::new(false));
         let (c, n, s) = (cpus.clone(), steps.clone(), stop.clone());
         let tid = task::spawn_on(name, TaskParams::default(), mask, move || {
-            if let (Kind::Waiter, Some(sem)) = (kind, &sem) {
+            // The CPU is read and recorded with preemption off: a thread
+            // moved between the two (by `cpu_down`) would record a CPU it
+            // left, after the test cleared the record.
+            let record = |c: &AtomicCpuMask| {
+                crate::sched::preempt_disable();
                 c.set(arch::cpu_id(), Ordering::Relaxed);
+                crate::sched::preempt_enable();
+            };
+            if let (Kind::Waiter, Some(sem)) = (kind, &sem) {
+                record(&c);
                 n.fetch_add(1, Ordering::Relaxed);
                 sem.down();
             }
             let mut i = 0u32;
             while !s.load(Ordering::Relaxed) {
-                c.set(arch::cpu_id(), Ordering::Relaxed);
+                record(&c);
                 match kind {
                     Kind::Sleeper => {
                         task::sleep_ms(2);
