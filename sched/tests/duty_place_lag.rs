@@ -360,8 +360,14 @@ fn a_poller_beside_the_spinners_takes_what_delay_dequeue_is_worth() {
     };
     let (alone, vlag_alone) = worth(false);
     let (polled, vlag_polled) = worth(true);
-    assert!(alone >= 0.7, "without the poller DELAY_DEQUEUE is worth {alone:.2} points");
-    assert!(polled <= 0.5, "beside the poller DELAY_DEQUEUE is worth {polled:.2} points");
+    assert!(
+        alone >= 0.7,
+        "without the poller DELAY_DEQUEUE is worth {alone:.2} points"
+    );
+    assert!(
+        polled <= 0.5,
+        "beside the poller DELAY_DEQUEUE is worth {polled:.2} points"
+    );
     assert!(
         vlag_alone < 0.0 && vlag_polled > 0.0,
         "mean vlag at sleep {vlag_alone:.0} ns alone, {vlag_polled:.0} ns beside the poller"
