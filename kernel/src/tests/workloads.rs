@@ -865,7 +865,7 @@ ktest_timing!(workload_spin_waiter_sleeps_through_the_run, || {
     // The shell waits for a `spin` run the way Linux's harness does (lcbench
     // blocks in a pipe read): asleep until the run's end, woken early only by
     // console input (a Ctrl-C). A 10 ms poll made it a third task beside the
-    // spinners, 20 wakeups in this 200 ms run, and cut the duty-cycle task's
+    // spinners, 21 wakeups in this 200 ms run, and cut the duty-cycle task's
     // delayed dequeues (docs/results/linux.md, "The shell's poll and
     // DELAY_DEQUEUE"). Bound fixed before the run: at most 4 wakeups (the
     // run's end, one 10 ms poll for the threads' exit, and slack).

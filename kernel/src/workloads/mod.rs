@@ -446,8 +446,10 @@ impl Job {
     /// shell's console wakes it only for input), and polls every `poll_ms`
     /// after. So the shell is no third task beside the measured ones, as
     /// Linux's harness (`lcbench`, blocked in a pipe read) is none: its
-    /// 10 ms poll had cut the duty-cycle task's delayed dequeues by a third
-    /// (docs/results/linux.md, "The shell's poll and DELAY_DEQUEUE").
+    /// 10 ms poll had cut the duty-cycle task's delayed dequeues from 104 to
+    /// 78 a second and what NO_DELAY_DEQUEUE changes in its share from −0.5
+    /// to −0.2 points (docs/results/linux.md, "The shell's poll and
+    /// DELAY_DEQUEUE").
     pub fn wait_until(&mut self, ctl: &mut dyn Control, poll_ms: u64, end_ns: u64) -> bool {
         if !self.stop.load(Ordering::Relaxed) {
             ctl.started(&self.threads);
