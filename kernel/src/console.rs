@@ -490,6 +490,24 @@ pub fn wait_input_or(also: impl Fn() -> bool) {
     }
 }
 
+/// Sleeps until input is waiting, [`wake_readers`] is called, or the clock
+/// reads `deadline_ns`, whichever comes first; interrupt-driven input only
+/// (returns false at once otherwise, so the caller polls). A foreground
+/// workload's wait so sleeps through its run and still sees a Ctrl-C as it
+/// arrives, where a poll would wake it every few ms beside the workload's
+/// own threads.
+pub fn wait_input_until(deadline_ns: u64) -> bool {
+    if !rx_irq_active() {
+        return false;
+    }
+    RX_WAIT.prepare_to_wait();
+    if RX.lock().len() == 0 {
+        crate::task::sleep_prepared_until_ns(deadline_ns);
+    }
+    RX_WAIT.finish_wait();
+    true
+}
+
 /// Wakes the readers sleeping in [`wait_input_or`] to check their condition.
 pub fn wake_readers() {
     RX_WAIT.wake_all();

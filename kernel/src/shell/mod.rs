@@ -87,7 +87,8 @@ pub struct Io {
 }
 
 impl Io {
-    const fn new() -> Self {
+    /// An empty queue (one per shell; the in-kernel tests make their own).
+    pub(crate) const fn new() -> Self {
         Io {
             pending: VecDeque::new(),
             last_rx_ns: 0,
@@ -102,6 +103,11 @@ impl Io {
                 None => break,
             }
         }
+    }
+
+    /// Whether the queue is full ([`Io::pump`] leaves the rest in the UART).
+    pub fn full(&self) -> bool {
+        self.pending.len() >= PENDING_MAX
     }
 
     /// Reads the UART and reports (and consumes) a Ctrl-C typed during the

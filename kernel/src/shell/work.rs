@@ -24,6 +24,16 @@ impl Control for super::Io {
     fn interrupted(&mut self) -> bool {
         super::Io::interrupted(self)
     }
+
+    /// Sleeps until input arrives (a Ctrl-C, for the next `interrupted`) or
+    /// the deadline; polls every `poll_ms` where input is not
+    /// interrupt-driven, or while the queue is full (the UART's input then
+    /// stays waiting, and would end every sleep at once).
+    fn sleep_until(&mut self, deadline_ns: u64, poll_ms: u64) {
+        if self.full() || !crate::console::wait_input_until(deadline_ns) {
+            workloads::poll_sleep_until(deadline_ns, poll_ms);
+        }
+    }
 }
 
 /// Splits the shell into its console input (the workload's `Control`) and a

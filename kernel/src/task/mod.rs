@@ -718,34 +718,60 @@ pub fn sleep_ns(d_ns: u64) {
 
 /// Sleeps until the clock reads at least `deadline_ns`.
 pub fn sleep_until_ns(deadline_ns: u64) {
-    let me = current_idx();
-    let t = thread(me);
     while arch::now_ns() < deadline_ns {
         crate::sched::set_current_state(ThreadState::Sleeping);
-        {
-            // Armed on this CPU's list (the CPU is read with interrupts off,
-            // under the list lock: no migration in between).
-            let irq = arch::IrqGuard::save();
-            let cpu = arch::cpu_id();
-            // (`timer_cpu` only ever holds a `CpuId`.)
-            let old = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
-            if old != cpu {
-                // Woken early on another CPU: drop the timer armed there.
-                percpu::cpu(old).timers.lock().remove(me);
-            }
-            {
-                let mut timers = percpu::cpu(cpu).timers.lock();
-                timers.add(deadline_ns, me);
-                arch::timer_set_event(timers.earliest());
-            }
-            t.timer_cpu.store(cpu.as_u32(), Ordering::Relaxed);
-            drop(irq);
-        }
-        crate::sched::schedule();
+        arm_timer_and_schedule(deadline_ns);
     }
     crate::sched::set_current_state(ThreadState::Running);
+    cancel_timer();
+}
+
+/// Sleeps once, for a thread that already marked itself sleeping (a wait
+/// queue's `prepare_to_wait`): arms this CPU's timer for `deadline_ns` and
+/// schedules. Returns at the deadline or at any earlier wakeup (the wait
+/// queue's); the caller tells which and finishes its wait. The timer is
+/// cancelled on return.
+pub fn sleep_prepared_until_ns(deadline_ns: u64) {
+    if arch::now_ns() < deadline_ns {
+        arm_timer_and_schedule(deadline_ns);
+    }
+    crate::sched::set_current_state(ThreadState::Running);
+    cancel_timer();
+}
+
+/// Arms the current thread's wakeup at `deadline_ns` on this CPU's timer
+/// list and schedules (the thread is marked sleeping: it blocks unless a
+/// wakeup came in the meantime).
+fn arm_timer_and_schedule(deadline_ns: u64) {
+    let me = current_idx();
+    let t = thread(me);
+    {
+        // Armed on this CPU's list (the CPU is read with interrupts off,
+        // under the list lock: no migration in between).
+        let irq = arch::IrqGuard::save();
+        let cpu = arch::cpu_id();
+        // (`timer_cpu` only ever holds a `CpuId`.)
+        let old = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
+        if old != cpu {
+            // Woken early on another CPU: drop the timer armed there.
+            percpu::cpu(old).timers.lock().remove(me);
+        }
+        {
+            let mut timers = percpu::cpu(cpu).timers.lock();
+            timers.add(deadline_ns, me);
+            arch::timer_set_event(timers.earliest());
+        }
+        t.timer_cpu.store(cpu.as_u32(), Ordering::Relaxed);
+        drop(irq);
+    }
+    crate::sched::schedule();
+}
+
+/// Drops the current thread's sleep timer, if still armed.
+fn cancel_timer() {
+    let me = current_idx();
     // The thread may have moved since: cancel on the CPU that armed it.
-    let cpu = CpuId::wrapping(t.timer_cpu.load(Ordering::Relaxed) as usize);
+    let cpu = CpuId::wrapping(thread(me).timer_cpu.load(Ordering::Relaxed) as usize);
     percpu::cpu(cpu).timers.lock().remove(me);
 }
 

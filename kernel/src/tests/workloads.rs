@@ -861,6 +861,40 @@ ktest_timing!(workload_spin_specs_set_policy_slice_and_duty, || {
     Ok(())
 });
 
+ktest_timing!(workload_spin_waiter_sleeps_through_the_run, || {
+    // The shell waits for a `spin` run the way Linux's harness does (lcbench
+    // blocks in a pipe read): asleep until the run's end, woken early only by
+    // console input (a Ctrl-C). A 10 ms poll made it a third task beside the
+    // spinners, 21 wakeups in this 200 ms run, and cut the duty-cycle task's
+    // delayed dequeues (docs/results/linux.md, "The shell's poll and
+    // DELAY_DEQUEUE"). Bound fixed before the run: at most 4 wakeups (the
+    // run's end, one 10 ms poll for the threads' exit, and slack).
+    let ::shell::Command::Spin(p) = parsed("spin -d 200 -c 0 0 0")? else {
+        return Err("not a spin".into());
+    };
+    let wakeups = || crate::sched::sched_snapshot(task::current()).map_or(0, |s| s.nr_wakeups);
+    let before = wakeups();
+    let mut io = crate::shell::Io::new();
+    let mut out = String::new();
+    let r = workloads::spin::run(&p, &mut io, &mut out)?;
+    let woke = wakeups() - before;
+    kassert!(!r.interrupted, "{out}");
+    if crate::console::rx_irq_active() {
+        kassert!(
+            woke <= 4,
+            "the waiter woke {woke} times in a 200 ms run\n{out}"
+        );
+    } else {
+        // Polled input (no UART interrupt): it polls every 10 ms, as it must
+        // to see a Ctrl-C.
+        kassert!(
+            woke >= 10,
+            "polled input, yet the waiter woke {woke} times\n{out}"
+        );
+    }
+    Ok(())
+});
+
 /// A hackbench line's parameters.
 fn parsed_hackbench(line: &str) -> Result<Hackbench, String> {
     match parsed(line)? {
