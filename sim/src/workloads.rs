@@ -488,7 +488,7 @@ impl Workload for Hackbench {
     }
 
     /// A sender plans the writes that follow while every channel they
-    /// touch stays in its band ([`Hackbench::room_of`]), a receiver the reads
+    /// touch stays in its band (`Hackbench::room_of`), a receiver the reads
     /// its pipe already holds messages for (at most one fewer than it has
     /// left) while no writer could fill its pipe. Not with the pipe mutex.
     fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
