@@ -244,7 +244,7 @@ impl Band {
 #[allow(clippy::too_many_arguments)]
 fn sender_steps(
     band: Band,
-    grp: &[Chan; FDS],
+    grp: &mut [Chan; FDS],
     reader_in: impl Fn(usize) -> u64,
     rng: &mut Rng,
     wj: Jitter,
@@ -261,7 +261,7 @@ fn sender_steps(
     #[inline(always)]
     fn walk(
         band: Band,
-        grp: &[Chan; FDS],
+        grp: &mut [Chan; FDS],
         reader_in: impl Fn(usize) -> u64,
         rng: &mut Rng,
         wj: Jitter,
@@ -280,6 +280,9 @@ fn sender_steps(
             }
             rng.skip_jittered(wj);
             (lt, tt) = (tt, next);
+            // Its write to channel `i` planned (after its band is read:
+            // each channel comes once in the walk).
+            grp[i].pend_starts += 1;
             j += 1;
         }
         (*lim, *t, *last) = (l, tt, lt);
@@ -617,25 +620,23 @@ impl Workload for Hackbench {
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
                 let with_chans = end.min(FDS as u32);
-                let mut j = sender_steps(
-                    self.band(),
-                    grp,
-                    on,
-                    &mut rng,
-                    self.write_j,
-                    speed,
-                    i0,
-                    with_chans,
-                    t0,
-                    &mut lim,
-                    &mut t,
+                let (band, write_j) = (self.band(), self.write_j);
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                // The walk counts its planned starts in its channels'
+                // `pend_starts`; the steps past it (back to channels
+                // already walked) are counted after it.
+                let walked = sender_steps(
+                    band, grp, on, &mut rng, write_j, speed, i0, with_chans, t0, &mut lim, &mut t,
                     &mut last,
                 );
+                let mut j = walked;
                 if j == with_chans && j < end {
                     let stop_ns = t0 + lim;
                     j += fit_steps(
                         &mut rng,
-                        self.write_j,
+                        write_j,
                         speed,
                         end - j,
                         stop_ns,
@@ -644,11 +645,8 @@ impl Workload for Hackbench {
                     );
                 }
                 let n = j - 1;
-                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
-                    .try_into()
-                    .expect("group");
-                let mut i = i0;
-                for _ in 0..n {
+                let mut i = (i0 + walked as usize - 1) % FDS;
+                for _ in walked..j {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts += 1;
                 }
