@@ -544,8 +544,8 @@ impl Workload for Hackbench {
                         // quarter of the send buffer is in use.
                         if (ch.queued + ch.reserved) * 4 <= self.cap && ch.nr_writers > 0 {
                             ch.nr_writers = 0;
-                            let ws: Vec<u32> = self.waits[c as usize].writers.drain(..).collect();
-                            for w in ws {
+                            // In queue order, without a copy of the queue.
+                            for w in self.waits[c as usize].writers.drain(..) {
                                 k.wake(w, true);
                             }
                         }
