@@ -581,8 +581,10 @@ impl PartialOrd for FarEv {
 
 /// Width of a calendar bucket: 2^3 = 8 ns of virtual time.
 const BUCKET_SHIFT: u32 = 3;
-/// Buckets in the calendar's window (2^8 × 8 ns = 2 µs).
-const NR_BUCKETS: usize = 1 << 8;
+/// Buckets in the calendar's window (2^10 × 8 ns = 8 µs: a batch's event,
+/// some 16 steps of a few hundred ns ahead, goes straight into a bucket,
+/// not through the coarse calendar).
+const NR_BUCKETS: usize = 1 << 10;
 /// Words of the calendar's bitmap of non-empty buckets.
 const NR_WORDS: usize = NR_BUCKETS / 64;
 /// Width of a coarse calendar bucket: 2^6 buckets, 512 ns.
@@ -620,7 +622,7 @@ struct Slots([Ev; SLOTS]);
 /// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
 /// two events, where a binary heap of a few hundred events moves ~9 levels
 /// each way. A bucket's first [`SLOTS`] events sit in one cache line, the
-/// window's in 16 KiB.
+/// window's in 64 KiB.
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
 /// event is the first one of the smallest (time, kind, argument) and no
