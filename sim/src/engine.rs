@@ -1,7 +1,7 @@
 //! The discrete-event engine: virtual CPUs running `sched::smp::Scheduler`
 //! through the same [`Platform`] trait the kernel implements.
 //!
-//! Events sit in a calendar queue ([`Calendar`]) ordered by (virtual ns,
+//! Events sit in a calendar queue (`Calendar`) ordered by (virtual ns,
 //! kind, argument): events of one instant are taken by kind (burst ends,
 //! ticks, IPIs, timers, HRTICK) and then by CPU or task, whatever order
 //! they were queued in (only a stale copy of an event can tie with it
@@ -44,7 +44,7 @@
 //!   `Scheduler::tick_misfit` (`update_misfit_status`).
 //! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
 //!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
-//!   capacity `c` does `c/1024` ns of it per ns, in [`Kernel::charge`],
+//!   capacity `c` does `c/1024` ns of it per ns, in `Kernel::charge`,
 //!   when a burst's end is armed and when a batch is planned
 //!   ([`Kernel::run_time_ns`]), so a batch on a little CPU plans the
 //!   stretched steps the unbatched run takes. Overheads (switch, cache
@@ -78,7 +78,7 @@
 //! Most of a busy hackbench's events are a task's syscall ending and the
 //! next starting: no scheduler call, nobody woken. With each task drawing
 //! from its own random stream ([`Rng::stream`]), such a run of steps can
-//! be worked out when it starts: at a burst end ([`Kernel::try_batch`]),
+//! be worked out when it starts: at a burst end (`Kernel::try_batch`),
 //! the workload plans the task's next *quiet* steps ([`Workload::plan`]:
 //! steps that wake nobody, do not block and decide nothing differently
 //! whenever within the batch their effects on shared state are made) up
@@ -87,10 +87,10 @@
 //! step after them. When it comes, the planned steps are taken at once
 //! ([`Workload::take`]) and that step as usual. Anything else that comes
 //! for the CPU in between splits the batch exactly there
-//! ([`Kernel::split`]): an event of the CPU (IPI, tick, HRTICK, a timer
+//! (`Kernel::split`): an event of the CPU (IPI, tick, HRTICK, a timer
 //! of a task it holds), or a scheduler call from another CPU that touches
 //! its runqueue (a wakeup placed there or taken from there, a balancing
-//! move: [`Kernel::touch`], split once that event is handled); the steps
+//! move: `Kernel::touch`, split once that event is handled); the steps
 //! before that event in the order of events ((time, kind, argument), as
 //! a step's own event would have had) are taken, and the task's burst
 //! ends at its own event as in the unbatched run; likewise at the run's
@@ -581,8 +581,10 @@ impl PartialOrd for FarEv {
 
 /// Width of a calendar bucket: 2^3 = 8 ns of virtual time.
 const BUCKET_SHIFT: u32 = 3;
-/// Buckets in the calendar's window (2^8 × 8 ns = 2 µs).
-const NR_BUCKETS: usize = 1 << 8;
+/// Buckets in the calendar's window (2^10 × 8 ns = 8 µs: a batch's event,
+/// some 16 steps of a few hundred ns ahead, goes straight into a bucket,
+/// not through the coarse calendar).
+const NR_BUCKETS: usize = 1 << 10;
 /// Words of the calendar's bitmap of non-empty buckets.
 const NR_WORDS: usize = NR_BUCKETS / 64;
 /// Width of a coarse calendar bucket: 2^6 buckets, 512 ns.
@@ -620,7 +622,7 @@ struct Slots([Ev; SLOTS]);
 /// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
 /// two events, where a binary heap of a few hundred events moves ~9 levels
 /// each way. A bucket's first [`SLOTS`] events sit in one cache line, the
-/// window's in 16 KiB.
+/// window's in 64 KiB.
 ///
 /// A bucket's list is in the order its events were queued, so the earliest
 /// event is the first one of the smallest (time, kind, argument) and no
@@ -1332,7 +1334,7 @@ impl Kernel {
 
     /// Batching: the least time from now before task `tid` steps next,
     /// ns. On a CPU, it steps when its burst (or its batch's next step)
-    /// ends, no sooner ([`Cpu::step_at`]); otherwise not before a switch
+    /// ends, no sooner (`Cpu::step_at`); otherwise not before a switch
     /// to it is paid, which costs at least the cheaper of a thread and a
     /// process switch, less its jitter. (Not under vCPU time sharing,
     /// where a burst's end moves with the other vCPUs and nothing is
@@ -1728,7 +1730,7 @@ impl Kernel {
     /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
     ///
     /// The waker pays for the wakeup once its step returns (see
-    /// [`Kernel::burst_end`]): [`Costs::wake_ns`](crate::machine::Costs)
+    /// `Kernel::burst_end`): [`Costs::wake_ns`](crate::machine::Costs)
     /// unless the wakeup went onto another CPU's wake list, `ipi_send_ns`
     /// per IPI it sent, and `scan_cpu_ns` per CPU the idle scan looked at.
     pub fn wake(&mut self, tid: u32, sync: bool) -> bool {

@@ -196,6 +196,107 @@ fn fit_steps(
     }
 }
 
+/// What [`Hackbench::room_of`] works a channel's band out from, as
+/// values (a plan's loop keeps them in registers).
+#[derive(Clone, Copy, Debug)]
+struct Band {
+    /// The channel's capacity less one.
+    cap_1: u32,
+    /// The shortest read, ns.
+    read_low: u64,
+    /// [`FDS`] shortest writes, ns.
+    writes_low: u64,
+}
+
+impl Band {
+    /// [`Hackbench::room_of`].
+    #[inline(always)]
+    fn room_of(self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
+        if ch.nr_writers > 0 || ch.reader_waiting {
+            return 0;
+        }
+        // Reads in the window at most `queued - pending reads - 1`.
+        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+        lim.min(self.room_writers(ch))
+            .min(b * self.read_low + reader_in)
+    }
+
+    /// [`Hackbench::room_writers`]: `a / FDS * FDS` shortest writes for
+    /// `a` messages of room, as `a / FDS` times [`FDS`] of them.
+    #[inline(always)]
+    fn room_writers(self, ch: &Chan) -> u64 {
+        let a = self
+            .cap_1
+            .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
+        (a / FDS as u32) as u64 * self.writes_low
+    }
+}
+
+/// Batching, a sender's plan ([`Workload::plan`]): from step 1 on, step
+/// `j` finishes the write to channel `i0 + j - 1` (wrapping in `grp`) and
+/// starts one to channel `i0 + j`, planned while the step after it is
+/// before `t0 + lim`, `lim` lowered by the band of each new channel
+/// (`reader_in(i)`: when channel `i`'s reader steps next), at most up to
+/// step `with_chans - 1`; each step takes its draw's `time`. Returns the
+/// first step not planned, with `lim`, `t` (its time) and `last` (the
+/// time of the step before it) moved on, `rng` past the planned draws.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn sender_steps(
+    band: Band,
+    grp: &mut [Chan; FDS],
+    reader_in: impl Fn(usize) -> u64,
+    rng: &mut Rng,
+    wj: Jitter,
+    speed: Speed,
+    i0: usize,
+    with_chans: u32,
+    t0: u64,
+    lim: &mut u64,
+    t: &mut u64,
+    last: &mut u64,
+) -> u32 {
+    // The loop compiled once at full speed (no conversion of the draws)
+    // and once for a slower CPU; its values in locals (registers).
+    #[inline(always)]
+    fn walk(
+        band: Band,
+        grp: &mut [Chan; FDS],
+        reader_in: impl Fn(usize) -> u64,
+        rng: &mut Rng,
+        wj: Jitter,
+        time: impl Fn(u64) -> u64,
+        (i0, with_chans, t0): (usize, u32, u64),
+        (lim, t, last): (&mut u64, &mut u64, &mut u64),
+    ) -> u32 {
+        let (mut j, mut i) = (1, i0);
+        let (mut l, mut tt, mut lt) = (*lim, *t, *last);
+        while j < with_chans {
+            i = if i + 1 == FDS { 0 } else { i + 1 };
+            l = band.room_of(&grp[i], l, reader_in(i));
+            let next = tt + time(rng.peek_jittered(wj));
+            if next - t0 >= l {
+                break;
+            }
+            rng.skip_jittered(wj);
+            (lt, tt) = (tt, next);
+            // Its write to channel `i` planned (after its band is read:
+            // each channel comes once in the walk).
+            grp[i].pend_starts += 1;
+            j += 1;
+        }
+        (*lim, *t, *last) = (l, tt, lt);
+        j
+    }
+    let at = (i0, with_chans, t0);
+    if speed.is_full() {
+        walk(band, grp, reader_in, rng, wj, |w| w, at, (lim, t, last))
+    } else {
+        let time = |w| speed.time_ns(w);
+        walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
+    }
+}
+
 /// A free pipe mutex.
 const NO_OWNER: u32 = u32::MAX;
 
@@ -443,8 +544,8 @@ impl Workload for Hackbench {
                         // quarter of the send buffer is in use.
                         if (ch.queued + ch.reserved) * 4 <= self.cap && ch.nr_writers > 0 {
                             ch.nr_writers = 0;
-                            let ws: Vec<u32> = self.waits[c as usize].writers.drain(..).collect();
-                            for w in ws {
+                            // In queue order, without a copy of the queue.
+                            for w in self.waits[c as usize].writers.drain(..) {
                                 k.wake(w, true);
                             }
                         }
@@ -488,7 +589,7 @@ impl Workload for Hackbench {
     }
 
     /// A sender plans the writes that follow while every channel they
-    /// touch stays in its band ([`Hackbench::room_of`]), a receiver the reads
+    /// touch stays in its band (`Hackbench::room_of`), a receiver the reads
     /// its pipe already holds messages for (at most one fewer than it has
     /// left) while no writer could fill its pipe. Not with the pipe mutex.
     fn plan(&mut self, k: &mut Kernel, tid: u32, first_ns: u64, before_ns: u64) -> Option<Planned> {
@@ -519,23 +620,23 @@ impl Workload for Hackbench {
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
                 let with_chans = end.min(FDS as u32);
-                let (mut j, mut i) = (1, i0);
-                while j < with_chans {
-                    i = if i + 1 == FDS { 0 } else { i + 1 };
-                    lim = self.room_of(&grp[i], lim, on(i));
-                    let next = t + speed.time_ns(rng.peek_jittered(self.write_j));
-                    if next - t0 >= lim {
-                        break;
-                    }
-                    rng.skip_jittered(self.write_j);
-                    (last, t) = (t, next);
-                    j += 1;
-                }
+                let (band, write_j) = (self.band(), self.write_j);
+                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
+                    .try_into()
+                    .expect("group");
+                // The walk counts its planned starts in its channels'
+                // `pend_starts`; the steps past it (back to channels
+                // already walked) are counted after it.
+                let walked = sender_steps(
+                    band, grp, on, &mut rng, write_j, speed, i0, with_chans, t0, &mut lim, &mut t,
+                    &mut last,
+                );
+                let mut j = walked;
                 if j == with_chans && j < end {
                     let stop_ns = t0 + lim;
                     j += fit_steps(
                         &mut rng,
-                        self.write_j,
+                        write_j,
                         speed,
                         end - j,
                         stop_ns,
@@ -544,11 +645,8 @@ impl Workload for Hackbench {
                     );
                 }
                 let n = j - 1;
-                let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
-                    .try_into()
-                    .expect("group");
-                let mut i = i0;
-                for _ in 0..n {
+                let mut i = (i0 + walked as usize - 1) % FDS;
+                for _ in walked..j {
                     i = if i + 1 == FDS { 0 } else { i + 1 };
                     grp[i].pend_starts += 1;
                 }
@@ -761,22 +859,24 @@ impl Hackbench {
     /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
     fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
-        if ch.nr_writers > 0 || ch.reader_waiting {
-            return 0;
-        }
-        // Reads in the window at most `queued - pending reads - 1`.
-        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        lim.min(self.room_writers(ch))
-            .min(b * self.read_j.low() + reader_in)
+        self.band().room_of(ch, lim, reader_in)
     }
 
     /// The window in which the writers cannot fill channel `ch` (see
     /// [`Hackbench::room_of`]), ns.
     #[inline(always)]
     fn room_writers(&self, ch: &Chan) -> u64 {
-        let a = (self.cap - 1).saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        let fds = FDS as u32;
-        ((a / fds) * fds) as u64 * self.write_j.low()
+        self.band().room_writers(ch)
+    }
+
+    /// What the band of a channel is worked out from.
+    #[inline(always)]
+    fn band(&self) -> Band {
+        Band {
+            cap_1: self.cap - 1,
+            read_low: self.read_j.low(),
+            writes_low: FDS as u64 * self.write_j.low(),
+        }
     }
 
     /// A writer goes to sleep on channel `c` (at the tail of its wait queue).
