@@ -181,7 +181,9 @@ impl TimerDeadlines {
     }
 
     /// What `cpu`'s hardware was last armed for ([`TimerDeadlines::arm`];
-    /// `u64::MAX`: disarmed).
+    /// `u64::MAX`: disarmed). For x86_64's `program_if_earlier`; aarch64
+    /// re-arms its comparator at every change.
+    #[cfg(target_arch = "x86_64")]
     pub fn armed(&self, cpu: CpuId) -> u64 {
         self.armed[cpu.index()].load(Ordering::Relaxed)
     }
