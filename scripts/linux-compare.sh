@@ -211,7 +211,7 @@ linux_cmd() {
             g=${g%% *}
             echo "hackbench -T -p -g $g -l 1000000 >/dev/null 2>&1 & b=\$!; $(linux_cmd "${w/ -L $g/}"); kill \$b; wait" ;;
         cyclictest*) # rt-tests takes -t/-l's values attached (optional arguments)
-            echo "$w -q" | sed -E 's/ -([tilp]) ([0-9]+)/ -\1\2/g' ;;
+            echo "$w -q" | sed -E 's/ -([tilpa]) ([0-9]+)/ -\1\2/g' ;;
         wakelat*) echo "lcbench $w" ;;
         *) echo "" ;;
     esac

@@ -325,20 +325,21 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "cyclictest",
-        "cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]",
+        "cyclictest [-t THREADS] [-i US] [-l LOOPS] [-p PRIO] [-L GROUPS] [-a CPU]",
         "periodic timer threads measuring wakeup latency (min/avg/max)",
         &[
             "-L, --load GROUPS: under load, as 'hackbench -T -p -g GROUPS -l 1000000 &",
             "cyclictest ...; kill %1' would run it: the hackbench starts first, runs",
             "beside the measurement and is stopped when it ends (compare can run it)",
-            "long options too: --threads --interval --loops --priority --load",
+            "long options too: --threads --interval --loops --priority --load --affinity",
             "-h prints this; Ctrl-C stops it early",
         ],
-        Cyclictest::LIMITS,
+        Cyclictest::HELP_LIMITS,
         &[
             "cyclictest",
             "cyclictest -t 2 -i 500 -l 10000 -p 80",
             "cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1",
+            "cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1 -a 0",
         ],
     ),
     cmd(

@@ -996,7 +996,8 @@ fn workloads_defaults_and_ranges() {
             interval_us: 1000,
             loops: 1000,
             prio: 0,
-            load_groups: 0
+            load_groups: 0,
+            cpu: None,
         }
     );
     assert_eq!(
@@ -1006,7 +1007,8 @@ fn workloads_defaults_and_ranges() {
             interval_us: 100,
             loops: 5,
             prio: 99,
-            load_groups: 0
+            load_groups: 0,
+            cpu: None,
         })
     );
     assert_eq!(
@@ -1016,10 +1018,25 @@ fn workloads_defaults_and_ranges() {
             interval_us: 500,
             loops: 1000,
             prio: 50,
-            load_groups: 1
+            load_groups: 1,
+            cpu: None,
         })
     );
     assert_eq!(ok("cyclictest -L 8"), ok("cyclictest --load=8"));
+    assert_eq!(
+        ok("cyclictest -p 50 -L 1 -a 1"),
+        Command::Cyclictest(Cyclictest {
+            threads: 1,
+            interval_us: 1000,
+            loops: 1000,
+            prio: 50,
+            load_groups: 1,
+            cpu: CpuId::new(1),
+        })
+    );
+    assert_eq!(ok("cyclictest -a 0"), ok("cyclictest --affinity=0"));
+    err_starts("cyclictest -a -1", "cyclictest: -a CPU must be in [0, ");
+    err_starts("cyclictest -a x", "cyclictest: -a CPU");
     err_is(
         "cyclictest -L 9",
         "cyclictest: -L GROUPS must be in [0, 8], got '9'",

@@ -3,9 +3,10 @@
 //! event (the earliest sleeper) and next scheduler hrtick (the end of the
 //! running fair task's slice, `sched`'s HRTICK), in the timer's own time unit
 //! (ns on x86_64, counter cycles on aarch64). The arch code arms its hardware
-//! for [`TimerDeadlines::next`], the earliest of the three, after every
-//! change; at the interrupt [`TimerDeadlines::expire`] says which of them
-//! are due ([`TimerDue`]). This module holds the bookkeeping both share; it
+//! for [`TimerDeadlines::next`], the earliest of the three, after a change
+//! (x86_64: only when the hardware, still ahead, is not already armed for
+//! that moment or earlier: see `program_if_earlier` there); at the interrupt
+//! [`TimerDeadlines::expire`] says which of them are due ([`TimerDue`]). This module holds the bookkeeping both share; it
 //! is plain atomics, no allocation.
 //!
 //! Ticks are absolute and advance by whole periods from the previous
@@ -177,6 +178,14 @@ impl TimerDeadlines {
         let at = self.next(cpu);
         self.armed[cpu.index()].store(at, Ordering::Relaxed);
         at
+    }
+
+    /// What `cpu`'s hardware was last armed for ([`TimerDeadlines::arm`];
+    /// `u64::MAX`: disarmed). For x86_64's `program_if_earlier`; aarch64
+    /// re-arms its comparator at every change.
+    #[cfg(target_arch = "x86_64")]
+    pub fn armed(&self, cpu: CpuId) -> u64 {
+        self.armed[cpu.index()].load(Ordering::Relaxed)
     }
 
     /// `cpu`'s late ticks so far.

@@ -535,6 +535,9 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 if p.load_groups > 0 {
                     write!(f, " -L {}", p.load_groups)?;
                 }
+                if let Some(cpu) = p.cpu {
+                    write!(f, " -a {cpu}")?;
+                }
                 Ok(())
             }
             C::Wakelat(p) => {

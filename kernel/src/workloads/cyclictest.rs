@@ -1,7 +1,7 @@
-//! `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]`:
-//! periodic threads that sleep until absolute times `start + k * interval`
-//! and measure how late they wake (rt-tests' cyclictest). `-p` > 0 runs them
-//! SCHED_FIFO.
+//! `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]
+//! [-a CPU]`: periodic threads that sleep until absolute times `start + k *
+//! interval` and measure how late they wake (rt-tests' cyclictest). `-p` > 0
+//! runs them SCHED_FIFO; `-a` pins them to one CPU (rt-tests' `-a CPU`).
 //!
 //! `-L GROUPS` measures under load, the way rt-tests is usually run
 //! (`hackbench -T -p -g GROUPS -l 1000000 & cyclictest ...; kill %1`): a
@@ -206,7 +206,7 @@ fn measure(
             AtomicU64::new(0),
         ]));
         let (l, stop, loops) = (lat.clone(), job.stop_flag(), p.loops);
-        let tid = job.spawn("cyclictest", params, None, move || {
+        let tid = job.spawn("cyclictest", params, p.cpu, move || {
             let mut next = arch::now_ns() + interval;
             for _ in 0..loops {
                 if stop.stopped() {

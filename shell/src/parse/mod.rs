@@ -199,7 +199,7 @@ pub enum Command {
     Schbench(Schbench),
     /// `pgbench [-c CLIENTS] [-t TX] [-S]`.
     Pgbench(Pgbench),
-    /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS]`.
+    /// `cyclictest [-t THREADS] [-i INTERVAL_US] [-l LOOPS] [-p PRIO] [-L GROUPS] [-a CPU]`.
     Cyclictest(Cyclictest),
     /// `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`.
     Wakelat(Wakelat),

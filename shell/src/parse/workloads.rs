@@ -532,6 +532,11 @@ pub struct Cyclictest {
     /// -p -g GROUPS`, 40 threads a group) that runs beside the measurement
     /// and is stopped after it; 0: no load.
     pub load_groups: u32,
+    /// `-a`: the CPU every measuring thread is pinned to (rt-tests'
+    /// `-a CPU`); `None`: not pinned. Under QEMU's `-icount` the vCPUs
+    /// run in turns in CPU order, so the measuring thread's CPU moves the
+    /// result (docs/results/linux.md, "At 2 vCPUs").
+    pub cpu: Option<CpuId>,
 }
 
 impl Cyclictest {
@@ -574,6 +579,23 @@ impl Cyclictest {
         },
     ];
     const LONG: &'static [&'static str] = &["threads", "interval", "loops", "priority", "load"];
+    /// `-a CPU`.
+    pub const AFFINITY: Limit = Limit {
+        name: "-a CPU",
+        min: 0,
+        max: MAX_CPUS as i64 - 1,
+        default: None,
+        doc: "pin to this CPU (default: none)",
+    };
+    /// Every numeric option, for `help`.
+    pub const HELP_LIMITS: &'static [Limit] = &[
+        Self::LIMITS[0],
+        Self::LIMITS[1],
+        Self::LIMITS[2],
+        Self::LIMITS[3],
+        Self::LIMITS[4],
+        Self::AFFINITY,
+    ];
 }
 
 impl Default for Cyclictest {
@@ -585,6 +607,7 @@ impl Default for Cyclictest {
             loops: l,
             prio: p,
             load_groups: g,
+            cpu: None,
         }
     }
 }
@@ -858,17 +881,9 @@ pub(super) fn parse_spin(args: &[&str]) -> Result<Option<Spin>, Error> {
 /// order given).
 type WorkloadOpts<const N: usize> = ([u32; N], Vec<u8>);
 
-/// A workload's options: `-x VALUE` limits with defaults (`--long VALUE`
-/// too, where `longs` names them, in the order of `limits`), boolean `flags`,
-/// and `-h`/`--help`. `Ok(None)` when help was asked for; else the values
-/// and the flags given, in the order given.
-fn workload_opts<const N: usize>(
-    cmd: &'static str,
-    args: &[&str],
-    limits: &'static [Limit],
-    longs: &[&'static str],
-    flags: &[Opt],
-) -> Result<Option<WorkloadOpts<N>>, Error> {
+/// The getopt spec of `limits` (each `-x VALUE`, `--long VALUE` where
+/// `longs` names it, in the order of `limits`) followed by `extra`.
+fn limit_opts(limits: &[Limit], longs: &[&'static str], extra: &[Opt]) -> Vec<Opt> {
     let mut spec: Vec<Opt> = limits
         .iter()
         .enumerate()
@@ -880,9 +895,22 @@ fn workload_opts<const N: usize>(
             })
         })
         .collect();
-    for f in flags {
-        spec.push(*f);
-    }
+    spec.extend_from_slice(extra);
+    spec
+}
+
+/// A workload's options: `-x VALUE` limits with defaults (`--long VALUE`
+/// too, where `longs` names them, in the order of `limits`), boolean `flags`,
+/// and `-h`/`--help`. `Ok(None)` when help was asked for; else the values
+/// and the flags given, in the order given.
+fn workload_opts<const N: usize>(
+    cmd: &'static str,
+    args: &[&str],
+    limits: &'static [Limit],
+    longs: &[&'static str],
+    flags: &[Opt],
+) -> Result<Option<WorkloadOpts<N>>, Error> {
+    let mut spec = limit_opts(limits, longs, flags);
     spec.push(Opt {
         short: b'h',
         long: "help",
@@ -1076,11 +1104,28 @@ pub(super) fn parse_pgbench(a: &[&str]) -> Result<Command, Error> {
     }))
 }
 
-/// `cyclictest [-t N] [-i US] [-l N] [-p PRIO] [-L GROUPS]`.
+/// `cyclictest [-t N] [-i US] [-l N] [-p PRIO] [-L GROUPS] [-a CPU]`.
 pub(super) fn parse_cyclictest(a: &[&str]) -> Result<Command, Error> {
-    let w = workload_opts("cyclictest", a, Cyclictest::LIMITS, Cyclictest::LONG, &[])?;
+    const C: &str = "cyclictest";
+    let affinity = [Opt {
+        short: b'a',
+        long: "affinity",
+        takes_value: true,
+    }];
+    let w = workload_opts(C, a, Cyclictest::LIMITS, Cyclictest::LONG, &affinity)?;
     let Some(([t, i, l, p, g], _)) = w else {
-        return Ok(Command::Help(Some("cyclictest")));
+        return Ok(Command::Help(Some(C)));
+    };
+    // `workload_opts` checked every option; read -a's value apart (it has
+    // no default, so it is no limit there).
+    let all = limit_opts(Cyclictest::LIMITS, Cyclictest::LONG, &affinity);
+    let cpu = match getopt(C, a, &all)?.value(b'a') {
+        Some(v) => Some(cpu_id(
+            C,
+            &Cyclictest::AFFINITY,
+            limit(C, &Cyclictest::AFFINITY, v)?,
+        )?),
+        None => None,
     };
     Ok(Command::Cyclictest(Cyclictest {
         threads: t,
@@ -1088,6 +1133,7 @@ pub(super) fn parse_cyclictest(a: &[&str]) -> Result<Command, Error> {
         loops: l,
         prio: p,
         load_groups: g,
+        cpu,
     }))
 }
 
@@ -1113,19 +1159,7 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
     let Some(([d, c, n, p], _)) = w else {
         return Ok(Command::Help(Some(C)));
     };
-    let mut all: Vec<Opt> = Wakelat::LIMITS
-        .iter()
-        .zip(Wakelat::LONG)
-        .filter_map(|(l, long)| {
-            l.short().map(|short| Opt {
-                short,
-                long,
-                takes_value: true,
-            })
-        })
-        .collect();
-    all.extend_from_slice(&spec);
-    let g = getopt(C, a, &all)?;
+    let g = getopt(C, a, &limit_opts(Wakelat::LIMITS, Wakelat::LONG, &spec))?;
     let policy = match g.value(b'P') {
         Some(v) => fair_policy(C, v)?,
         None => Policy::Normal,

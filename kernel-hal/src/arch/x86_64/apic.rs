@@ -313,18 +313,39 @@ fn program() {
     write(REG_TIMER_INITIAL, count);
 }
 
+/// [`program`] unless the one-shot, still ahead, is armed for no later than
+/// the new earliest deadline: it fires then, finds nothing or less due, and
+/// [`timer_reload`] arms the next one (Linux's `hrtimer_reprogram`, in
+/// kernel/time/hrtimer.c, likewise touches the clock event device only for
+/// an expiry before `expires_next`). Fewer LAPIC writes: under QEMU's
+/// `-icount` each write that leaves this CPU's timer the machine's earliest
+/// deadline, later or not, ends the vCPU's turn (`timer_mod_ns` re-inserts
+/// it at the head and the notification kicks the running vCPU), which had
+/// a thread woken on CPU 0 wait a whole turn of the others after a third
+/// of its wakeups (docs/results/linux.md, "At 2 vCPUs";
+/// scripts/test/cyclictest-cpu0.sh). Interrupts off.
+fn program_if_earlier() {
+    let cpu = super::cpu_id();
+    let armed = DEADLINES.armed(cpu);
+    if armed <= DEADLINES.next(cpu) && armed > super::now_ns() {
+        return;
+    }
+    program();
+}
+
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
 /// soon after, besides the tick; `None` cancels. Interrupts off.
 pub fn timer_set_event(deadline_ns: Option<u64>) {
     // Unchanged (the common case at a tick with no sleeper): the one-shot
     // already covers it.
     if DEADLINES.set_event(super::cpu_id(), deadline_ns.unwrap_or(u64::MAX)) {
-        program();
+        program_if_earlier();
     }
 }
 
 /// Sets CPU `cpu`'s scheduler hrtick to `deadline_ns` (`now_ns` time;
-/// `None` cancels). On this CPU the one-shot is armed again at once; for
+/// `None` cancels). On this CPU the one-shot is armed again at once if the
+/// new earliest deadline is before the armed one ([`program_if_earlier`]); for
 /// another CPU the deadline is recorded and `true` returned when that CPU
 /// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
 /// Interrupts off.
@@ -333,14 +354,14 @@ pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {
         cpu,
         super::cpu_id(),
         deadline_ns.unwrap_or(u64::MAX),
-        program,
+        program_if_earlier,
     )
 }
 
 /// Arms this CPU's one-shot again if another CPU changed its hrtick
 /// ([`timer_set_hrtick`]). Interrupts off.
 pub fn timer_sync() {
-    DEADLINES.sync(super::cpu_id(), program);
+    DEADLINES.sync(super::cpu_id(), program_if_earlier);
 }
 
 /// Stops this CPU's tick (tickless idle); timer events still fire.
