@@ -102,7 +102,7 @@ qemu: ensure-qemu kernel
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
 TEST_SUITES = test-harness test-host test-host-debug test-msrv test-loom test-kernel test-shell test-calibrate \
-              test-small-mem test-ab-smoke test-faults test-firmware test-clock test-kprof test-soak test-lockdep
+              test-small-mem test-ab-smoke test-faults test-firmware test-clock test-kprof test-cyclictest-cpu0 test-soak test-lockdep
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
 	@H_RESULTS=$(CURDIR)/build/test-results.tsv $(MAKE) -k --no-print-directory test-suites; \

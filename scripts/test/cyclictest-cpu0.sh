@@ -21,6 +21,9 @@
 #
 # Environment: CYC_BOUND_US, CYC_TIMEOUT (seconds, default 300).
 set -uo pipefail
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+h_init cyclictest-cpu0
 [ $# -eq 1 ] || { echo "usage: $0 KERNEL_ELF" >&2; exit 2; }
 kernel=$1
 [ -f "$kernel" ] || { echo "cyclictest-cpu0: no kernel $kernel" >&2; exit 2; }
@@ -35,14 +38,13 @@ SMP=2 ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off" timeout -k 5 "${CYC_TIMEO
 avgs=$(tr -d '\r' <"$log" | sed -nE 's/^run [0-9]+\/[0-9]+ cfg A default: lat_avg_us=([0-9.]+) .*/\1/p')
 n=$(echo "$avgs" | grep -c . || true)
 if [ "$n" -ne 3 ]; then
-    echo "cyclictest-cpu0: FAIL: $n kept runs in $log (3 expected)"
-    exit 1
+    h_check cyclictest_cpu0_average_below_bound 1 "$n kept runs in $log (3 expected)"
+else
+    line=$(echo "$avgs" | awk -v b="$bound" '
+        { s += $1; r = r sprintf(" %.0f", $1) }
+        END { printf "averages%s us, mean %.0f us (bound %d us)\n", r, s / NR, b; exit !(s / NR < b) }')
+    h_check cyclictest_cpu0_average_below_bound $? "$line"
 fi
-echo "$avgs" | awk -v b="$bound" '
-    { s += $1; r = r sprintf(" %.0f", $1) }
-    END {
-        m = s / NR
-        v = (m < b) ? "ok" : "FAIL"
-        printf "cyclictest-cpu0: %s: averages%s us, mean %.0f us (bound %d us)\n", v, r, m, b
-        exit m < b ? 0 : 1
-    }'
+echo "cyclictest-cpu0: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
+h_record cyclictest-cpu0 "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
+[ "$H_CHECKS_FAILED" -eq 0 ]
