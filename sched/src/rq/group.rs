@@ -12,8 +12,8 @@
 
 use super::*;
 use crate::fair::group::{
-    calc_group_shares, propagate_group_avgs, update_tg_load_avg, GroupAvgs, GroupError, GroupId,
-    GroupRq,
+    calc_group_shares, group_avg_cpu, propagate_group_avgs, update_tg_load_avg, GroupAvgs,
+    GroupError, GroupId, GroupRemoved, GroupRq,
 };
 use crate::fair::load_avg::AvgAction;
 use crate::weight::LoadWeight;
@@ -82,13 +82,6 @@ fn load_weight(w: u64) -> LoadWeight {
         weight: w,
         inv_weight: u32::try_from((1u64 << 32) / u64::from(w)).unwrap_or(u32::MAX),
     }
-}
-
-/// The PELT identity of a group runqueue: distinct from every CPU number
-/// (and from `AVG_DETACHED`), so that a grouped task's averages attach to its
-/// group runqueue and never to the root's.
-fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
-    (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
 }
 
 /// A new group entity's PELT identity until its first enqueue attaches it:
@@ -584,6 +577,30 @@ impl Rq {
         }
         lv!(self, g).detach_gone(&mut t.se);
         self.propagate_up(g);
+    }
+
+    /// Applies the removals recorded in `rec` for this CPU's group
+    /// runqueues ([`GroupRemoved`], Linux's `cfs_rq->removed` of each): each
+    /// group runqueue's averages lose the sums, as `update_cfs_rq_load_avg`
+    /// does with them, and the change goes up the hierarchy at once
+    /// (`propagate_up`: the group's `tg->load_avg`, its entity's averages
+    /// and its ancestors'), where Linux carries it up at the entities' next
+    /// updates. A group no longer built here has nothing left to remove
+    /// from. O(pending groups · depth); nothing allocates.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn apply_group_removals(&mut self, rec: &GroupRemoved) {
+        let mut pending = rec.take_pending();
+        while pending != 0 {
+            let g = pending.trailing_zeros() as u8;
+            pending &= pending - 1;
+            let (l, u, r) = rec.take(g);
+            if g == 0 || !self.group_here(g) {
+                continue;
+            }
+            lv!(self, g).remove_load(l, u, r);
+            self.propagate_up(g);
+        }
     }
 
     /// Moves every group runqueue's reschedule request to the root's, which
