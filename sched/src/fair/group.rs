@@ -56,9 +56,11 @@
 //!   Linux, not the group entities' own runnable time.
 //! - **Delayed dequeue**: a task whose dequeue is delayed stays queued in its
 //!   group's runqueue, so its group entity stays queued too, as in Linux. A
-//!   group entity itself is dequeued without delay when its runqueue empties
-//!   (Linux may delay a group entity with negative lag as well,
-//!   `dequeue_entities` passes `DEQUEUE_SLEEP` up): a difference.
+//!   group entity whose runqueue empties is dequeued with DEQUEUE_SLEEP
+//!   (Linux 7.2's `dequeue_entities`), so it is delayed in turn when it is
+//!   not eligible in its parent's runqueue: queued with its lag until a
+//!   pick lands on it (its dequeue finished) or its group gets a task again
+//!   (requeued in place).
 //! - **Migration**: a task carries its group ([`crate::SchedTask::group`]);
 //!   enqueued on another CPU it goes into its group's runqueue there.
 //!
