@@ -350,16 +350,26 @@ impl RemovedLoad {
         groups: &spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
     ) {
         let nr = self.nr.swap(0, Ordering::Acquire);
-        if nr & !Self::GROUPS_PENDING != 0 {
-            let l = self.load_avg.swap(0, Ordering::Relaxed);
-            let u = self.util_avg.swap(0, Ordering::Relaxed);
-            let r = self.runnable_avg.swap(0, Ordering::Relaxed);
-            rq.fair.remove_load(l, u, r);
-        }
         if nr & Self::GROUPS_PENDING != 0 {
-            if let Some(g) = groups.get() {
-                rq.apply_group_removals(&g[0]);
+            Self::apply_groups(rq, groups);
+            if nr == Self::GROUPS_PENDING {
+                return;
             }
+        }
+        let l = self.load_avg.swap(0, Ordering::Relaxed);
+        let u = self.util_avg.swap(0, Ordering::Relaxed);
+        let r = self.runnable_avg.swap(0, Ordering::Relaxed);
+        rq.fair.remove_load(l, u, r);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_groups(
+        rq: &mut Rq,
+        groups: &spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
+    ) {
+        if let Some(g) = groups.get() {
+            rq.apply_group_removals(&g[0]);
         }
     }
 }
@@ -1066,36 +1076,53 @@ impl<P: Platform> Scheduler<P> {
         t: &mut crate::task::SchedTask,
         target: usize,
     ) -> bool {
+        let c = t.se.avg_cpu as usize;
+        if c >= self.nr_cpus() {
+            // Attached to a group runqueue, or to none.
+            return self.remove_grouped_sleeper_load(t, target);
+        }
+        // Attached to a CPU's root runqueue: kept there if it wakes there.
+        // (Its group is the root: a sleeper moved to a group leaves the
+        // root's averages when it is moved, `sched_move_task`.)
+        if c == target {
+            return false;
+        }
+        let w = t.se.load.weight as u64;
+        t.se.avg
+            .update_entity(self.platform.now_ns(), false, false, false, w);
+        self.slots[c].summary.removed.add(&t.se.avg);
+        t.se.avg_cpu = crate::task::AVG_DETACHED;
+        true
+    }
+
+    /// [`Self::remove_sleeper_load`] for a sleeper attached to a group
+    /// runqueue (or to none): recorded in that CPU's
+    /// [`CpuSummary::group_removed`], unless it wakes on that CPU in that
+    /// group.
+    #[cold]
+    #[inline(never)]
+    fn remove_grouped_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) -> bool {
         // A grouped task's identity names its group runqueue's CPU.
-        let (c, g) =
-            crate::fair::group::group_avg_owner(t.se.avg_cpu).unwrap_or((t.se.avg_cpu as usize, 0));
+        let Some((c, g)) = crate::fair::group::group_avg_owner(t.se.avg_cpu) else {
+            return false;
+        };
         if (c == target && g == t.group) || c >= self.nr_cpus() {
             return false;
         }
         let s = &self.slots[c].summary;
-        let rec = if g == 0 {
-            None
-        } else {
-            // Built with the group's part on that CPU by
-            // `create_task_group`; a group built on a runqueue alone has no
-            // record (its sleeper's load stays and decays there).
-            match s.group_removed.get() {
-                Some(r) => Some(&r[0]),
-                None => return false,
-            }
+        // Built with the group's part on that CPU by `create_task_group`; a
+        // group built on a runqueue alone has no record (its sleeper's load
+        // stays and decays there).
+        let Some(rec) = s.group_removed.get() else {
+            return false;
         };
         let w = t.se.load.weight as u64;
         t.se.avg
             .update_entity(self.platform.now_ns(), false, false, false, w);
-        match rec {
-            None => s.removed.add(&t.se.avg),
-            Some(r) => {
-                r.add(g, &t.se.avg);
-                s.removed
-                    .nr
-                    .fetch_or(RemovedLoad::GROUPS_PENDING, Ordering::Release);
-            }
-        }
+        rec[0].add(g, &t.se.avg);
+        s.removed
+            .nr
+            .fetch_or(RemovedLoad::GROUPS_PENDING, Ordering::Release);
         t.se.avg_cpu = crate::task::AVG_DETACHED;
         true
     }
