@@ -965,8 +965,14 @@ impl Rq {
         true
     }
 
-    /// Completes a delayed dequeue: the task is `Blocked`, its state kept.
+    /// Completes a delayed dequeue: the task is `Blocked`, its state kept
+    /// (or, for a group entity, [`Rq::finish_delayed_group`]).
     fn finish_delayed(&mut self, s: u32) {
+        if self.tasks[s as usize].my_q != 0 {
+            // A delayed group entity (picked: its runqueue is empty).
+            self.finish_delayed_group(s);
+            return;
+        }
         let flags = DequeueFlags::SLEEP | DequeueFlags::DELAYED;
         if self.tasks[s as usize].group != 0 {
             self.dequeue_fair_grouped(s, flags);

@@ -285,6 +285,11 @@ pub struct CpuSummary {
     /// without this runqueue's lock, to take out of its averages at its
     /// next publish (Linux's `cfs_rq->removed`).
     pub removed: RemovedLoad,
+    /// The same for this CPU's group runqueues, one record per group
+    /// (built with the CPU's first group by [`Scheduler::create_task_group`];
+    /// a pending one is announced in `removed.nr`,
+    /// [`RemovedLoad::GROUPS_PENDING`]).
+    pub group_removed: spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
     /// Running its idle task.
     pub idle: AtomicBool,
     /// The running task's load if it is a misfit, else 0 (Linux's
@@ -311,7 +316,8 @@ pub struct CpuSummary {
 /// whose lock their remover did not hold ([`Rq::load_avg`]).
 #[derive(Debug, Default)]
 pub struct RemovedLoad {
-    /// Removals not yet applied.
+    /// Removals not yet applied, and [`Self::GROUPS_PENDING`] while the
+    /// CPU's group records ([`CpuSummary::group_removed`]) have some.
     pub nr: AtomicU32,
     /// Σ `load_avg`.
     pub load_avg: AtomicU64,
@@ -322,6 +328,10 @@ pub struct RemovedLoad {
 }
 
 impl RemovedLoad {
+    /// The bit of `nr` that announces a group runqueue's removal: the
+    /// publish tests one word for both.
+    pub const GROUPS_PENDING: u32 = 1 << 31;
+
     /// Queues the removal of a sleeper's averages (synchronised to now).
     pub fn add(&self, a: &crate::pelt::SchedAvg) {
         self.load_avg.fetch_add(a.load_avg, Ordering::Relaxed);
@@ -331,14 +341,36 @@ impl RemovedLoad {
         self.nr.fetch_add(1, Ordering::Release);
     }
 
-    /// Applies the queued removals to `rq` (its lock held).
+    /// Applies the queued removals to `rq` (its lock held), the root's and,
+    /// if announced, its group runqueues' (`groups`).
     #[cold]
-    fn apply(&self, rq: &mut Rq) {
-        self.nr.store(0, Ordering::Relaxed);
-        let l = self.load_avg.swap(0, Ordering::Acquire);
+    fn apply(
+        &self,
+        rq: &mut Rq,
+        groups: &spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
+    ) {
+        let nr = self.nr.swap(0, Ordering::Acquire);
+        if nr & Self::GROUPS_PENDING != 0 {
+            Self::apply_groups(rq, groups);
+            if nr == Self::GROUPS_PENDING {
+                return;
+            }
+        }
+        let l = self.load_avg.swap(0, Ordering::Relaxed);
         let u = self.util_avg.swap(0, Ordering::Relaxed);
         let r = self.runnable_avg.swap(0, Ordering::Relaxed);
         rq.fair.remove_load(l, u, r);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_groups(
+        rq: &mut Rq,
+        groups: &spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
+    ) {
+        if let Some(g) = groups.get() {
+            rq.apply_group_removals(&g[0]);
+        }
     }
 }
 
@@ -399,7 +431,7 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 /// of RT-overloaded CPUs, in step with it.
 fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
     if s.removed.nr.load(Ordering::Relaxed) != 0 {
-        s.removed.apply(rq);
+        s.removed.apply(rq, &s.group_removed);
     }
     let nr = rq.nr_runnable();
     let was = s.nr_running.swap(nr, Ordering::Relaxed);
@@ -910,6 +942,14 @@ impl<P: Platform> Scheduler<P> {
                 .sum::<usize>();
         for cpu in CpuId::range(self.nr_cpus()) {
             n += self.cpu_rq(cpu).heap_bytes();
+            if self.slots[cpu.index()]
+                .summary
+                .group_removed
+                .get()
+                .is_some()
+            {
+                n += core::mem::size_of::<[crate::fair::group::GroupRemoved; 1]>();
+            }
             let irq = self.platform.irq_save();
             n += self.lock(&self.slots[cpu.index()].wake_list).capacity()
                 * core::mem::size_of::<WakeEntry>();
@@ -1023,9 +1063,12 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `migrate_task_rq_fair` for a sleeper no runqueue holds, woken onto
-    /// `target` (or removed: no CPU): it leaves the averages of the CPU it
-    /// is attached to, through that CPU's [`RemovedLoad`], synchronised to
-    /// now.
+    /// `target` (or removed: no CPU): it leaves the averages of the
+    /// runqueue it is attached to, the CPU's root or one of its group
+    /// runqueues, through that CPU's [`RemovedLoad`] or its
+    /// [`CpuSummary::group_removed`], synchronised to now. Woken on the CPU
+    /// it is attached to, it stays attached, unless its group changed while
+    /// it slept (`task_change_group_fair`'s detach).
     /// `target` is a CPU's index, or `usize::MAX` for none. Returns whether
     /// it changed `t` (it was attached elsewhere).
     pub(crate) fn remove_sleeper_load(
@@ -1034,13 +1077,52 @@ impl<P: Platform> Scheduler<P> {
         target: usize,
     ) -> bool {
         let c = t.se.avg_cpu as usize;
-        if c == target || c >= self.nr_cpus() {
+        if c >= self.nr_cpus() {
+            // Attached to a group runqueue, or to none.
+            return self.remove_grouped_sleeper_load(t, target);
+        }
+        // Attached to a CPU's root runqueue: kept there if it wakes there.
+        // (Its group is the root: a sleeper moved to a group leaves the
+        // root's averages when it is moved, `sched_move_task`.)
+        if c == target {
             return false;
         }
         let w = t.se.load.weight as u64;
         t.se.avg
             .update_entity(self.platform.now_ns(), false, false, false, w);
         self.slots[c].summary.removed.add(&t.se.avg);
+        t.se.avg_cpu = crate::task::AVG_DETACHED;
+        true
+    }
+
+    /// [`Self::remove_sleeper_load`] for a sleeper attached to a group
+    /// runqueue (or to none): recorded in that CPU's
+    /// [`CpuSummary::group_removed`], unless it wakes on that CPU in that
+    /// group.
+    #[cold]
+    #[inline(never)]
+    fn remove_grouped_sleeper_load(&self, t: &mut crate::task::SchedTask, target: usize) -> bool {
+        // A grouped task's identity names its group runqueue's CPU.
+        let Some((c, g)) = crate::fair::group::group_avg_owner(t.se.avg_cpu) else {
+            return false;
+        };
+        if (c == target && g == t.group) || c >= self.nr_cpus() {
+            return false;
+        }
+        let s = &self.slots[c].summary;
+        // Built with the group's part on that CPU by `create_task_group`; a
+        // group built on a runqueue alone has no record (its sleeper's load
+        // stays and decays there).
+        let Some(rec) = s.group_removed.get() else {
+            return false;
+        };
+        let w = t.se.load.weight as u64;
+        t.se.avg
+            .update_entity(self.platform.now_ns(), false, false, false, w);
+        rec[0].add(g, &t.se.avg);
+        s.removed
+            .nr
+            .fetch_or(RemovedLoad::GROUPS_PENDING, Ordering::Release);
         t.se.avg_cpu = crate::task::AVG_DETACHED;
         true
     }

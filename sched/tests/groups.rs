@@ -1,7 +1,7 @@
 //! Task groups (`sched::fair::group`, Linux's CONFIG_FAIR_GROUP_SCHED):
 //! shares between groups on one CPU and across CPUs, weights, nesting, a
 //! task moved between groups, destroy refused while busy, delayed dequeue
-//! in a group, migration into the group's runqueue on the new CPU, the
+//! in a group and of a group entity, migration into the group's runqueue on the new CPU, the
 //! sleeper's group made the next buddy above it and a lone grouped task's
 //! yield (Linux 7.2's `dequeue_entities()` and `yield_task_fair()`), and
 //! the runqueue invariants (checked after every tick by `H::run_ms`).
@@ -555,4 +555,116 @@ fn a_task_alone_in_its_group_forfeits_its_request_when_it_yields() {
     assert_eq!(after.vruntime, before.deadline, "{before:?} -> {after:?}");
     assert!(after.deadline > before.deadline, "{before:?} -> {after:?}");
     h.rq.check().unwrap();
+}
+
+/// Group A with task 1 alone in it and task 2 in the root, on one CPU; ticks
+/// until task 1 runs with A's entity not eligible in the root (it has run
+/// past its share: V < its vruntime). Returns A, or `None` if that never
+/// happened in 200 ticks.
+fn running_with_its_group_ineligible(h: &mut H) -> GroupId {
+    let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
+    spawn_in(h, 1, a);
+    h.spawn(2, TaskParams::default());
+    h.pick();
+    for _ in 0..200 {
+        h.tick();
+        if h.curr() == Some(1) {
+            h.adv(200_000);
+            h.rq.update_curr();
+            let ge = h.rq.group_entity(a).unwrap();
+            if (h.rq.avg_vruntime().wrapping_sub(ge.vruntime) as i64) < 0 {
+                return a;
+            }
+        }
+    }
+    panic!("task 1 never ran with its group entity ineligible");
+}
+
+/// Linux 7.2's `dequeue_entities()`: the last task of a group's runqueue
+/// sleeps (dequeued: alone there, it is eligible there) while the group's
+/// entity is not eligible in the root, so the entity is dequeued with
+/// DEQUEUE_SLEEP and DELAY_DEQUEUE delays it: it stays queued, delayed,
+/// with the lag it had (`update_entity_lag`: V − v, read off the root
+/// before the sleep); the pick passes over it while it is not eligible
+/// (task 2 runs) and, once it is and a pick lands on it, finishes its
+/// dequeue (`pick_next_entity` → `DEQUEUE_DELAYED`) with the lag DELAY_ZERO
+/// leaves (0: it was eligible). Before, the group entity left at once.
+#[test]
+fn a_group_entity_is_delayed_when_its_last_task_sleeps_ineligible() {
+    let mut h = H::one();
+    let a = running_with_its_group_ineligible(&mut h);
+    let ge = *h.rq.group_entity(a).unwrap();
+    let lag = h.rq.avg_vruntime().wrapping_sub(ge.vruntime) as i64;
+    assert!(lag < 0);
+    let sw = h.block();
+    assert_eq!(sw.prev, Some(TaskId(1)));
+    assert_eq!(sw.next, Some(TaskId(2)), "the root's other entity runs");
+    assert!(h.rq.task(TaskId(1)).is_none(), "task 1 itself is dequeued");
+    assert_eq!(h.rq.group_fair(a).unwrap().nr_queued, 0);
+    let d = *h.rq.group_entity(a).unwrap();
+    assert!(d.on_rq && d.sched_delayed, "A's entity delayed: {d:?}");
+    assert_eq!(d.vlag, lag, "its lag when it was delayed");
+    assert_eq!(d.vruntime, ge.vruntime, "not moved");
+    assert_eq!(h.rq.fair.nr_queued, 2, "task 2 and A's delayed entity");
+    h.rq.check().unwrap();
+    // Task 2 runs; A's entity stays delayed while it is not eligible and
+    // is dequeued by the pick that lands on it once it is.
+    let mut dequeued_at = None;
+    for t in 0..100 {
+        let v = h.rq.avg_vruntime();
+        let e = *h.rq.group_entity(a).unwrap();
+        if !e.on_rq {
+            dequeued_at = Some(t);
+            break;
+        }
+        assert!(e.sched_delayed);
+        if (v.wrapping_sub(e.vruntime) as i64) < 0 {
+            // Not eligible: the pick leaves it where it is.
+            h.pick();
+            assert_eq!(h.curr(), Some(2));
+            assert!(h.rq.group_entity(a).unwrap().sched_delayed);
+        }
+        h.tick();
+        h.pick();
+        h.rq.check().unwrap();
+    }
+    assert!(
+        dequeued_at.is_some(),
+        "A's delayed entity was never dequeued"
+    );
+    let e = *h.rq.group_entity(a).unwrap();
+    assert!(!e.sched_delayed);
+    assert_eq!(
+        e.vlag, 0,
+        "DELAY_ZERO: its lag (>= 0 once eligible) clipped to 0"
+    );
+    assert_eq!(h.rq.fair.nr_queued, 1);
+    assert_eq!(h.curr(), Some(2));
+}
+
+/// `enqueue_task_fair()` on a group whose entity is delayed: the entity is
+/// requeued where it was (`requeue_delayed_entity`: no time passed, its lag
+/// is the one it was delayed with, so it is not placed again) and the task
+/// queued below it; then the group runs again when its entity is picked.
+#[test]
+fn a_delayed_group_entity_is_requeued_in_place_by_a_wakeup() {
+    let mut h = H::one();
+    let a = running_with_its_group_ineligible(&mut h);
+    h.block();
+    let d = *h.rq.group_entity(a).unwrap();
+    assert!(d.on_rq && d.sched_delayed, "{d:?}");
+    h.wake(1, WakeFlags::empty()).unwrap();
+    let e = *h.rq.group_entity(a).unwrap();
+    assert!(e.on_rq && !e.sched_delayed, "{e:?}");
+    assert_eq!(
+        (e.vruntime, e.deadline),
+        (d.vruntime, d.deadline),
+        "in place"
+    );
+    assert_eq!(h.rq.group_fair(a).unwrap().nr_queued, 1);
+    assert_eq!(h.rq.fair.nr_queued, 2);
+    h.rq.check().unwrap();
+    h.run_ms(100);
+    let (r1, r2) = (h.runtime(1), h.runtime(2));
+    assert!(r1 > 0 && r2 > 0);
 }

@@ -162,3 +162,152 @@ fn attach_running_queued_and_sleeping_tasks_and_destroy() {
     assert!(s.cfg.groups.list().is_empty());
     run_ms(&s, 10);
 }
+
+/// A grouped task that has run alone on CPU 0 for 200 ms in group A (its
+/// averages near their maximum), then slept there for `sleep_ms`: the
+/// machine and the task's id.
+fn grouped_sleeper(sleep_ms: u64) -> (Scheduler<Plat>, GroupId, TaskId) {
+    let s = machine();
+    let a = s.create_task_group(GroupId::ROOT, 100).unwrap();
+    let id = TaskId(1);
+    s.spawn(id, pinned(0), cpu_id(0)).unwrap();
+    s.sched_move_task(id, a, cpu_id(0)).unwrap();
+    run_ms(&s, 200);
+    assert_eq!(s.cpu_rq(cpu_id(0)).curr(), Some(id));
+    let sw = {
+        let mut rq = s.cpu_rq(cpu_id(0));
+        s.schedule(&mut rq, PrevAction::Sleeps)
+    };
+    s.finish_switch(cpu_id(0), &sw);
+    run_ms(&s, sleep_ms);
+    (s, a, id)
+}
+
+/// Linux's `decay_load` in floating point: `v · y^n`, `y^32 = 1/2`.
+fn decayed(v: u64, periods: f64) -> f64 {
+    v as f64 * 0.5f64.powf(periods / 32.0)
+}
+
+/// `migrate_task_rq_fair` → `remove_entity_load_avg` for a grouped sleeper
+/// woken on another CPU (Linux 7.2): its averages, brought to the wakeup's
+/// time, are recorded in its group runqueue's `removed` on the CPU it slept
+/// on, without that CPU's lock, and leave that runqueue's averages (and,
+/// propagated, the group entity's and the root's) the next time the lock
+/// is taken. Before, a grouped sleeper's load stayed behind, decaying, while
+/// the same load was attached on the new CPU.
+#[test]
+fn grouped_sleeper_woken_elsewhere_leaves_its_cpu_at_once() {
+    let (s, a, id) = grouped_sleeper(4);
+    let (c0, c1) = (cpu_id(0), cpu_id(1));
+    let slept = s.task(id, c0).unwrap().se.avg;
+    assert!(slept.load_avg > 900, "{slept:?}");
+    let (grq_before, root_before) = {
+        let rq = s.cpu_rq(c0);
+        (*rq.group_fair(a).unwrap().avg(), rq.load_avg())
+    };
+    assert!(grq_before.load_avg > 800 && root_before > 800);
+    // Allowed only on CPU 1 now: its wakeup (by a task there) moves it.
+    s.set_affinity(id, CpuMask::of(c1), c1).unwrap();
+    s.platform.now.fetch_add(MS / 2, Ordering::Relaxed);
+    s.wake(id, sched::WakeFlags::empty(), c1).unwrap();
+    // Recorded, not applied yet (CPU 0's lock was not taken): the sleeper's
+    // averages at the wakeup, which it carries to CPU 1.
+    let rec = s.summary(c0).group_removed.get().expect("built with A")[0].peek(a.0);
+    let moved = {
+        let rq = s.cpu_rq(c1);
+        rq.task(id).unwrap().se.avg
+    };
+    assert_eq!(
+        rec,
+        (moved.load_avg, moved.util_avg, moved.runnable_avg),
+        "the record holds what the task took along"
+    );
+    // Independently: its averages at the sleep, decayed over the time
+    // asleep (4.5 ms: about 4.3 periods of 1024 · 1024 ns).
+    let now = s.platform.now.load(Ordering::Relaxed);
+    let periods = (now - slept.last_update_time_ns) as f64 / 1024.0 / 1024.0;
+    let want = decayed(slept.load_avg, periods);
+    assert!(
+        (rec.0 as f64 - want).abs() <= 0.02 * want + 2.0,
+        "removed load_avg {} vs {want:.0} (slept with {}, {periods:.2} periods)",
+        rec.0,
+        slept.load_avg
+    );
+    // The next lock of CPU 0 (its clock brought to now, as every user of
+    // the lock does) applies it: its group runqueue held only that task, so
+    // nothing is left there beyond rounding, and the root of CPU 0 loses
+    // what the group entity carried. Rounding: the task was synchronised
+    // to the wakeup's time, the runqueue's averages were last recomputed at
+    // its last period boundary, each divided by `LOAD_AVG_MAX - 1024 +
+    // period_contrib` of its own time: up to 1024 / 46718 (2.2%) of the
+    // average stays (Linux synchronises the task to the runqueue's stamp
+    // instead, `sync_entity_load_avg`, which ours cannot read without the
+    // lock) and decays with the blocked load.
+    s.cpu_rq(c0).update_rq_clock(now);
+    let rq = s.cpu_rq(c0);
+    let g = rq.group_fair(a).unwrap().avg();
+    let left = |before: u64| before * 1024 / 46_718 + 2;
+    assert!(
+        g.load_avg <= left(grq_before.load_avg)
+            && g.util_avg <= left(grq_before.util_avg)
+            && g.runnable_avg <= left(grq_before.runnable_avg),
+        "group runqueue on CPU 0 after the removal: {g:?} (before {grq_before:?})"
+    );
+    assert!(
+        rq.load_avg() <= left(root_before),
+        "CPU 0's root load_avg {} (before {root_before})",
+        rq.load_avg()
+    );
+    assert_eq!(
+        s.summary(c0).group_removed.get().unwrap()[0].peek(a.0),
+        (0, 0, 0)
+    );
+    drop(rq);
+    let mut scratch = s.check_scratch();
+    s.check(&mut scratch).unwrap();
+}
+
+/// `task_change_group_fair` for a sleeper (`sched_move_task` while it
+/// sleeps): its averages leave the old group's runqueue where it slept at
+/// once (through the removal record) and join the new group's at its
+/// wakeup, on the same CPU: not both.
+#[test]
+fn grouped_sleeper_moved_to_another_group_leaves_the_old_one() {
+    let (s, a, id) = grouped_sleeper(2);
+    let c0 = cpu_id(0);
+    let b = s.create_task_group(GroupId::ROOT, 100).unwrap();
+    let before = *s.cpu_rq(c0).group_fair(a).unwrap().avg();
+    assert!(before.load_avg > 800);
+    s.sched_move_task(id, b, c0).unwrap();
+    s.wake(id, sched::WakeFlags::empty(), c0).unwrap();
+    let rq = s.cpu_rq(c0);
+    let ga = rq.group_fair(a).unwrap().avg();
+    // Up to 2.2% left by the rounding (see the test above).
+    assert!(
+        ga.load_avg <= before.load_avg / 45 + 2 && ga.util_avg <= before.util_avg / 45 + 2,
+        "group A on CPU 0 keeps {ga:?} after its task moved to B"
+    );
+    let t = rq.task(id).unwrap().se.avg;
+    let gb = rq.group_fair(b).unwrap().avg();
+    assert!(t.load_avg > 800, "{t:?}");
+    assert_eq!(gb.load_avg, t.load_avg, "attached to B's runqueue");
+    drop(rq);
+    // And a sleeper removed from the machine leaves B's runqueue likewise.
+    run_ms(&s, 5);
+    let sw = {
+        let mut rq = s.cpu_rq(c0);
+        assert_eq!(rq.curr(), Some(id));
+        s.schedule(&mut rq, PrevAction::Sleeps)
+    };
+    s.finish_switch(c0, &sw);
+    run_ms(&s, 1);
+    s.remove(id, cpu_id(1)).unwrap();
+    s.cpu_rq(c0)
+        .update_rq_clock(s.platform.now.load(Ordering::Relaxed));
+    let rq = s.cpu_rq(c0);
+    let gb = rq.group_fair(b).unwrap().avg();
+    assert!(
+        gb.load_avg <= 1024 / 45 + 2,
+        "B on CPU 0 keeps {gb:?} after its task left"
+    );
+}

@@ -56,9 +56,11 @@
 //!   Linux, not the group entities' own runnable time.
 //! - **Delayed dequeue**: a task whose dequeue is delayed stays queued in its
 //!   group's runqueue, so its group entity stays queued too, as in Linux. A
-//!   group entity itself is dequeued without delay when its runqueue empties
-//!   (Linux may delay a group entity with negative lag as well,
-//!   `dequeue_entities` passes `DEQUEUE_SLEEP` up): a difference.
+//!   group entity whose runqueue empties is dequeued with DEQUEUE_SLEEP
+//!   (Linux 7.2's `dequeue_entities`), so it is delayed in turn when it is
+//!   not eligible in its parent's runqueue: queued with its lag until a
+//!   pick lands on it (its dequeue finished) or its group gets a task again
+//!   (requeued in place).
 //! - **Migration**: a task carries its group ([`crate::SchedTask::group`]);
 //!   enqueued on another CPU it goes into its group's runqueue there.
 //!
@@ -591,6 +593,111 @@ impl Default for GroupRq {
             load_contrib: 0,
             load_contrib_ns: 0,
         }
+    }
+}
+
+/// The PELT identity of group `g`'s runqueue on CPU `cpu` (the value of
+/// `FairEntity::avg_cpu` of an entity attached there): distinct from every
+/// CPU number and from the two marks above bit 30 (`AVG_DETACHED`, a group
+/// entity not attached yet), so that a grouped task's averages attach to its
+/// group runqueue and never to the root's.
+pub(crate) fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
+    (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
+}
+
+/// The CPU and group of a group runqueue's PELT identity
+/// ([`group_avg_cpu`]); `None` for a CPU's root runqueue or a mark.
+pub(crate) fn group_avg_owner(avg_cpu: u32) -> Option<(usize, u8)> {
+    (avg_cpu >> 30 == 1).then_some(((avg_cpu & 0xF_FFFF) as usize, (avg_cpu >> 20) as u8))
+}
+
+/// One group runqueue's pending removals: the sums of the averages of the
+/// entities that left it while its lock was not held.
+#[derive(Debug, Default)]
+struct RemovedSums {
+    load_avg: AtomicU64,
+    util_avg: AtomicU64,
+    runnable_avg: AtomicU64,
+}
+
+/// Linux's `cfs_rq->removed` for every group runqueue of one CPU: the
+/// averages of grouped sleepers that were attached to one of them and were
+/// woken on another CPU, moved to another group or removed while asleep
+/// (`remove_entity_load_avg` from `migrate_task_rq_fair`,
+/// `task_change_group_fair`, `task_dead_fair`), recorded without that CPU's
+/// lock and taken out of the group runqueue's averages under it, where
+/// Linux's `update_cfs_rq_load_avg` does (here: the next time the lock is
+/// dropped, as the root's `RemovedLoad`). Linux takes a spinlock per
+/// runqueue; here each group's sums are atomics and a bit per group marks
+/// those with something pending. Fixed size (one record per possible group,
+/// [`MAX_TASK_GROUPS`]): built with the CPU's first group, never grown, so
+/// a wakeup that records a removal allocates nothing.
+#[derive(Debug)]
+pub struct GroupRemoved {
+    /// Bit `g`: group `g`'s record has a removal to apply.
+    pending: AtomicU64,
+    sums: [RemovedSums; MAX_TASK_GROUPS],
+}
+
+const _: () = assert!(MAX_TASK_GROUPS <= 64, "one pending bit per group");
+
+impl Default for GroupRemoved {
+    fn default() -> Self {
+        GroupRemoved {
+            pending: AtomicU64::new(0),
+            sums: core::array::from_fn(|_| RemovedSums::default()),
+        }
+    }
+}
+
+impl GroupRemoved {
+    /// A record for one CPU, on the heap; [`GroupError::NoMemory`] when the
+    /// allocation is refused.
+    pub fn try_new_boxed() -> Result<alloc::boxed::Box<[GroupRemoved; 1]>, GroupError> {
+        let mut v = alloc::vec::Vec::new();
+        v.try_reserve_exact(1).map_err(|_| GroupError::NoMemory)?;
+        v.push(GroupRemoved::default());
+        v.into_boxed_slice()
+            .try_into()
+            .map_err(|_| GroupError::NoMemory)
+    }
+
+    /// Records the removal of averages `a` (synchronised to about now) from
+    /// group `g`'s runqueue.
+    pub fn add(&self, g: u8, a: &SchedAvg) {
+        let r = &self.sums[g as usize];
+        r.load_avg.fetch_add(a.load_avg, Ordering::Relaxed);
+        r.util_avg.fetch_add(a.util_avg, Ordering::Relaxed);
+        r.runnable_avg.fetch_add(a.runnable_avg, Ordering::Relaxed);
+        self.pending.fetch_or(1 << g, Ordering::Release);
+    }
+
+    /// The groups with removals pending, cleared (their sums are taken with
+    /// [`Self::take`]). A removal recorded meanwhile sets its bit again: at
+    /// worst it is applied now and its bit finds nothing the next time.
+    pub fn take_pending(&self) -> u64 {
+        self.pending.swap(0, Ordering::Acquire)
+    }
+
+    /// Group `g`'s pending sums (`load_avg`, `util_avg`, `runnable_avg`),
+    /// cleared.
+    pub fn take(&self, g: u8) -> (u64, u64, u64) {
+        let r = &self.sums[g as usize];
+        (
+            r.load_avg.swap(0, Ordering::Relaxed),
+            r.util_avg.swap(0, Ordering::Relaxed),
+            r.runnable_avg.swap(0, Ordering::Relaxed),
+        )
+    }
+
+    /// Group `g`'s pending sums as they are (for tests and inspection).
+    pub fn peek(&self, g: u8) -> (u64, u64, u64) {
+        let r = &self.sums[g as usize];
+        (
+            r.load_avg.load(Ordering::Relaxed),
+            r.util_avg.load(Ordering::Relaxed),
+            r.runnable_avg.load(Ordering::Relaxed),
+        )
     }
 }
 

@@ -12,8 +12,8 @@
 
 use super::*;
 use crate::fair::group::{
-    calc_group_shares, propagate_group_avgs, update_tg_load_avg, GroupAvgs, GroupError, GroupId,
-    GroupRq,
+    calc_group_shares, group_avg_cpu, propagate_group_avgs, update_tg_load_avg, GroupAvgs,
+    GroupError, GroupId, GroupRemoved, GroupRq,
 };
 use crate::fair::load_avg::AvgAction;
 use crate::weight::LoadWeight;
@@ -51,8 +51,10 @@ pub(super) struct RqGroups {
     pub(super) rqs: Vec<GroupRq>,
     /// Runnable tasks queued in group runqueues (not delayed).
     pub(super) runnable: u32,
-    /// Group entities queued in the root runqueue.
+    /// Group entities queued in the root runqueue, not delayed.
     pub(super) root_se: u32,
+    /// Delayed group entities in the root runqueue (their runqueues empty).
+    pub(super) root_delayed_se: u32,
     /// Arena slots holding group entities.
     pub(super) slots: u32,
 }
@@ -82,13 +84,6 @@ fn load_weight(w: u64) -> LoadWeight {
         weight: w,
         inv_weight: u32::try_from((1u64 << 32) / u64::from(w)).unwrap_or(u32::MAX),
     }
-}
-
-/// The PELT identity of a group runqueue: distinct from every CPU number
-/// (and from `AVG_DETACHED`), so that a grouped task's averages attach to its
-/// group runqueue and never to the root's.
-fn group_avg_cpu(cpu: u32, g: u8) -> u32 {
-    (1 << 30) | (u32::from(g) << 20) | (cpu & 0xF_FFFF)
 }
 
 /// A new group entity's PELT identity until its first enqueue attaches it:
@@ -221,8 +216,14 @@ impl Rq {
         if !self.group_idle_here(g.0) {
             return Err(GroupError::Busy);
         }
+        let s = self.gs().rqs[g.0 as usize].se;
+        if self.tasks[s as usize].se.sched_delayed {
+            // unregister_fair_sched_group: a delayed entity's dequeue is
+            // finished first.
+            self.finish_delayed_group(s);
+        }
         let r = &self.gs().rqs[g.0 as usize];
-        let (s, p) = (r.se, r.parent);
+        let p = r.parent;
         let contrib = r.load_contrib;
         if contrib != 0 {
             self.cfg.groups.add_load(g.0, -(contrib as i64));
@@ -244,8 +245,9 @@ impl Rq {
         Ok(())
     }
 
-    /// Nothing queued in group `g` here, and its entity neither queued nor
-    /// running (a group whose part is not here is idle here).
+    /// Nothing queued in group `g` here, and its entity neither queued
+    /// (but delayed, its runqueue empty) nor running (a group whose part is
+    /// not here is idle here).
     pub fn group_idle_here(&self, g: u8) -> bool {
         let Some(r) = self.gs_opt_get(g as usize).filter(|r| r.se != NIL) else {
             return true;
@@ -256,9 +258,10 @@ impl Rq {
         } else {
             self.gs().rqs[r.parent as usize].fair.curr
         };
+        let e = &self.tasks[s as usize].se;
         r.fair.nr_queued == 0
             && r.fair.curr == NIL
-            && !self.tasks[s as usize].se.on_rq
+            && (!e.on_rq || e.sched_delayed)
             && parent_curr != s
     }
 
@@ -586,6 +589,30 @@ impl Rq {
         self.propagate_up(g);
     }
 
+    /// Applies the removals recorded in `rec` for this CPU's group
+    /// runqueues ([`GroupRemoved`], Linux's `cfs_rq->removed` of each): each
+    /// group runqueue's averages lose the sums, as `update_cfs_rq_load_avg`
+    /// does with them, and the change goes up the hierarchy at once
+    /// (`propagate_up`: the group's `tg->load_avg`, its entity's averages
+    /// and its ancestors'), where Linux carries it up at the entities' next
+    /// updates. A group no longer built here has nothing left to remove
+    /// from. O(pending groups · depth); nothing allocates.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn apply_group_removals(&mut self, rec: &GroupRemoved) {
+        let mut pending = rec.take_pending();
+        while pending != 0 {
+            let g = pending.trailing_zeros() as u8;
+            pending &= pending - 1;
+            let (l, u, r) = rec.take(g);
+            if g == 0 || !self.group_here(g) {
+                continue;
+            }
+            lv!(self, g).remove_load(l, u, r);
+            self.propagate_up(g);
+        }
+    }
+
     /// Moves every group runqueue's reschedule request to the root's, which
     /// the core reads.
     pub(super) fn collect_group_resched(&mut self) {
@@ -629,7 +656,23 @@ impl Rq {
             // update_load_avg(UPDATE_TG) of the entity, then its weight.
             self.propagate_entity_load_avg(g);
             self.update_cfs_group(g);
-            if !self.tasks[ge as usize].se.on_rq {
+            if self.tasks[ge as usize].se.sched_delayed {
+                // requeue_delayed_entity: its runqueue was empty, its dequeue
+                // delayed; it keeps its place (unless its lag changed), and
+                // the levels above are queued already.
+                lv!(self, p).enqueue_entity(
+                    &mut self.tasks,
+                    &self.cfg,
+                    Slot(ge),
+                    EnqueueFlags::DELAYED,
+                );
+                if p == 0 {
+                    let gs = self.gsm();
+                    gs.root_se += 1;
+                    gs.root_delayed_se -= 1;
+                    self.fair.h_nr_runnable -= 1;
+                }
+            } else if !self.tasks[ge as usize].se.on_rq {
                 lv!(self, p).enqueue_entity(
                     &mut self.tasks,
                     &self.cfg,
@@ -656,17 +699,17 @@ impl Rq {
 
     /// `dequeue_entities` for a grouped task: out of its group's runqueue
     /// (or delayed there: then nothing above changes, `false`), then each
-    /// group entity whose runqueue emptied out of its parent's (lag kept,
-    /// never delayed), every group on the path reweighted. A sleep (SLEEP:
-    /// also a delayed dequeue finished) that leaves a runqueue on the path
-    /// with other entities makes that runqueue's group entity the next
-    /// buddy in its parent's runqueue, and each ancestor in its own
-    /// (Linux 7.2: `if (task_sleep && se) set_next_buddy(se)`, whatever
-    /// NEXT_BUDDY says: the next pick favours the sleeper's group).
+    /// group entity whose runqueue emptied out of its parent's
+    /// ([`Self::dequeue_group_levels`]). A sleep (SLEEP: also a delayed
+    /// dequeue finished) that leaves a runqueue on the path with other
+    /// entities makes that runqueue's group entity the next buddy in its
+    /// parent's runqueue, and each ancestor in its own (Linux 7.2: `if
+    /// (task_sleep && se) set_next_buddy(se)`, whatever NEXT_BUDDY says: the
+    /// next pick favours the sleeper's group).
     #[cold]
     #[inline(never)]
     pub(super) fn dequeue_fair_grouped(&mut self, s: u32, flags: DequeueFlags) -> bool {
-        let mut g = self.tasks[s as usize].group;
+        let g = self.tasks[s as usize].group;
         let was_delayed = self.tasks[s as usize].se.sched_delayed;
         if !lv!(self, g).dequeue_entity(&mut self.tasks, &self.cfg, Slot(s), flags) {
             self.gsm().runnable -= 1;
@@ -679,7 +722,23 @@ impl Rq {
             self.fair.h_nr_runnable -= 1;
         }
         self.update_tg_load_avg(g);
-        let mut buddy_done = !flags.contains(DequeueFlags::SLEEP);
+        self.dequeue_group_levels(g, !flags.contains(DequeueFlags::SLEEP));
+        self.collect_group_resched();
+        true
+    }
+
+    /// `dequeue_entities` above the level `g` an entity just left: each
+    /// group entity whose runqueue emptied is dequeued from its parent's
+    /// runqueue with DEQUEUE_SLEEP (whatever the task's flags: Linux's
+    /// `flags |= DEQUEUE_SLEEP; flags &= ~(DEQUEUE_DELAYED |
+    /// DEQUEUE_SPECIAL)`), so that with DELAY_DEQUEUE one that is not
+    /// eligible there stays queued, delayed, keeping its lag, until it is
+    /// picked or its group gets a task again (`set_delayed`: the walk stops
+    /// dequeuing there). Every group on the path is updated and reweighted.
+    /// Unless `buddy_done`, the first level left with other entities
+    /// nominates its group up the hierarchy ([`Self::nominate_group_up`]).
+    fn dequeue_group_levels(&mut self, mut g: u8, mut buddy_done: bool) {
+        let mut dequeuing = true;
         while g != 0 {
             let (ge, p) = {
                 let r = &self.gs().rqs[g as usize];
@@ -688,27 +747,71 @@ impl Rq {
             // dequeue_entity's update_load_avg(UPDATE_TG) of the entity.
             self.propagate_entity_load_avg(g);
             self.update_tg_load_avg(p);
-            if self.gs().rqs[g as usize].fair.nr_queued == 0 && self.tasks[ge as usize].se.on_rq {
+            let e = &self.tasks[ge as usize].se;
+            if dequeuing
+                && self.gs().rqs[g as usize].fair.nr_queued == 0
+                && e.on_rq
+                && !e.sched_delayed
+            {
                 if p == 0 {
-                    // Before the root's own count drops by the entity.
+                    // Before the root's own count drops by the entity (or
+                    // its runnable count, if delayed).
                     self.gsm().root_se -= 1;
                     self.fair.h_nr_runnable += 1;
                 }
-                lv!(self, p).dequeue_entity(
+                let done = lv!(self, p).dequeue_entity(
                     &mut self.tasks,
                     &self.cfg,
                     Slot(ge),
-                    DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
+                    DequeueFlags::SLEEP,
                 );
+                if !done {
+                    // Delayed in its parent, which stays queued: above,
+                    // only the updates (dequeue_entities' second walk).
+                    if p == 0 {
+                        self.gsm().root_delayed_se += 1;
+                    }
+                    dequeuing = false;
+                    buddy_done = true;
+                }
             } else if !buddy_done {
                 buddy_done = true;
+                dequeuing = false;
                 self.nominate_group_up(g);
+            } else {
+                dequeuing = false;
             }
             self.update_cfs_group(g);
             g = p;
         }
+    }
+
+    /// `pick_next_entity` landing on a delayed group entity (slot `ge`,
+    /// its runqueue empty): `dequeue_entities(DEQUEUE_SLEEP |
+    /// DEQUEUE_DELAYED)` of it, its dequeue finished in its parent's
+    /// runqueue (its lag bounded as a delayed task's, DELAY_ZERO), then the
+    /// levels above as after a task's dequeue (an ancestor whose runqueue it
+    /// emptied is dequeued, or delayed in turn). No task changes state.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn finish_delayed_group(&mut self, ge: u32) {
+        let g = self.tasks[ge as usize].my_q;
+        let p = self.tasks[ge as usize].group;
+        debug_assert!(self.tasks[ge as usize].se.sched_delayed);
+        if p == 0 {
+            self.gsm().root_delayed_se -= 1;
+        }
+        self.propagate_entity_load_avg(g);
+        lv!(self, p).dequeue_entity(
+            &mut self.tasks,
+            &self.cfg,
+            Slot(ge),
+            DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+        );
+        self.update_cfs_group(g);
+        self.dequeue_group_levels(p, true);
+        self.fair_server_stop_if_empty();
         self.collect_group_resched();
-        true
     }
 
     /// Linux's `set_next_buddy()` from group `g`'s entity up: each
@@ -758,7 +861,8 @@ impl Rq {
     }
 
     /// `pick_task_fair` below the root: `s` is a group entity the root
-    /// picked; EEVDF's pick in each group runqueue down to a task.
+    /// picked; EEVDF's pick in each group runqueue down to a task, or to a
+    /// delayed entity (a task or a group's) for the caller to finish.
     #[cold]
     #[inline(never)]
     pub(super) fn pick_grouped(&mut self, mut s: u32) -> u32 {
@@ -772,6 +876,9 @@ impl Rq {
                 f.update_curr(&mut self.tasks, &self.cfg);
             }
             match f.pick_eevdf(&self.tasks, &self.cfg, true, true) {
+                // A delayed entity, task or group: the caller finishes its
+                // dequeue and picks again (`pick_next_entity`).
+                Some(x) if self.tasks[x.0 as usize].se.sched_delayed => return x.0,
                 Some(x) => s = x.0,
                 None => return NIL,
             }
@@ -989,6 +1096,13 @@ impl Rq {
         Some(self.tasks[r.se as usize].se.load.weight)
     }
 
+    /// Group `g`'s entity here (`None` for the root or a group not built
+    /// here): its lag, vruntime and delayed state.
+    pub fn group_entity(&self, g: GroupId) -> Option<&crate::task::FairEntity> {
+        let r = self.gs_opt_get(g.0 as usize).filter(|r| r.se != NIL)?;
+        Some(&self.tasks[r.se as usize].se)
+    }
+
     /// Group `g`'s entity's load tracking here (`None` for the root or a
     /// group not built here).
     pub fn group_entity_avg(&self, g: GroupId) -> Option<&crate::pelt::SchedAvg> {
@@ -1037,6 +1151,7 @@ impl Rq {
     pub(super) fn check_groups(&self) -> Result<(), &'static str> {
         let mut runnable = 0u32;
         let mut root_se = 0u32;
+        let mut root_delayed_se = 0u32;
         let mut slots = 0u32;
         let rqs: &[GroupRq] = self.grp.as_ref().map_or(&[], |g| &g.rqs);
         for (g, r) in rqs.iter().enumerate() {
@@ -1050,8 +1165,11 @@ impl Rq {
                 return Err("group entity slot does not name its group");
             }
             let busy = r.fair.nr_queued > 0;
-            if t.se.on_rq != busy {
+            if !t.se.sched_delayed && t.se.on_rq != busy {
                 return Err("group entity queued while its runqueue is empty, or not while busy");
+            }
+            if t.se.sched_delayed && (busy || !t.se.on_rq) {
+                return Err("delayed group entity with a busy runqueue, or not queued");
             }
             let shares = self.cfg.groups.shares(g as u8);
             let w = u64::from(t.se.load.weight);
@@ -1060,18 +1178,25 @@ impl Rq {
             {
                 return Err("group entity weight outside [MIN_SHARES, shares]");
             }
+            // A delayed group entity counts as queued in its parent's tree
+            // but not in the runnable counts (`root_se` counts the others).
             if t.se.on_rq && r.parent == 0 {
-                root_se += 1;
+                if t.se.sched_delayed {
+                    root_delayed_se += 1;
+                } else {
+                    root_se += 1;
+                }
             }
             // Runnable tasks (not child group entities) of this level.
+            let runnable_ge = |s: u32| {
+                let c = &self.tasks[s as usize];
+                c.my_q != 0 && c.se.on_rq && !c.se.sched_delayed
+            };
             let mut child_se = 0;
             for (s, ..) in r.fair.timeline.iter() {
-                child_se += u32::from(self.tasks[s as usize].my_q != 0);
+                child_se += u32::from(runnable_ge(s));
             }
-            if r.fair.curr != NIL
-                && self.tasks[r.fair.curr as usize].my_q != 0
-                && self.tasks[r.fair.curr as usize].se.on_rq
-            {
+            if r.fair.curr != NIL && runnable_ge(r.fair.curr) {
                 child_se += 1;
             }
             runnable += r.fair.h_nr_runnable - child_se;
@@ -1082,7 +1207,7 @@ impl Rq {
         if runnable != gs.runnable {
             return Err("runnable grouped tasks miscounted");
         }
-        if root_se != gs.root_se {
+        if root_se != gs.root_se || root_delayed_se != gs.root_delayed_se {
             return Err("group entities in the root miscounted");
         }
 

@@ -111,10 +111,13 @@ impl Rq {
     fn hrtick_start_fair(&mut self) {
         // Linux's `rq->cfs.h_nr_queued`: with task groups the root counts
         // a group entity for the tasks below it, which count here instead
-        // (the runnable ones: a delayed grouped task is not counted). With
+        // (the runnable ones: a delayed grouped task is not counted), and a
+        // delayed group entity, with no task below it, counts for none. With
         // no task in a group this is the root's count.
         let h_nr_queued = match self.grp.as_deref() {
-            Some(g) => (self.fair.nr_queued + g.runnable).saturating_sub(g.root_se),
+            Some(g) => {
+                (self.fair.nr_queued + g.runnable).saturating_sub(g.root_se + g.root_delayed_se)
+            }
             None => self.fair.nr_queued,
         };
         if h_nr_queued <= 1 || self.fair.curr == NIL {

@@ -22,7 +22,14 @@ impl<P: Platform> Scheduler<P> {
         let g = self.cfg.groups.create(parent, weight)?;
         let cpus: alloc::vec::Vec<CpuId> = self.cpus().collect();
         for (i, &cpu) in cpus.iter().enumerate() {
-            let r = self.cpu_rq(cpu).alloc_task_group(g);
+            // The CPU's removal records for its group runqueues, with its
+            // first group (kept for the machine's life).
+            let r = self.slots[cpu.index()]
+                .summary
+                .group_removed
+                .try_call_once(crate::fair::group::GroupRemoved::try_new_boxed)
+                .map(|_| ())
+                .and_then(|()| self.cpu_rq(cpu).alloc_task_group(g));
             if let Err(e) = r {
                 for &done in &cpus[..i] {
                     let _ = self.cpu_rq(done).free_task_group(g);
@@ -103,6 +110,11 @@ impl<P: Platform> Scheduler<P> {
                         let t = p.as_mut()?;
                         Some(self.cfg.groups.move_task(GroupId(t.group), g).map(|()| {
                             t.group = g.0;
+                            // task_change_group_fair: its averages leave
+                            // the runqueue it slept on now (through the
+                            // removal record of that CPU); its wakeup
+                            // attaches them to the new group's.
+                            self.remove_sleeper_load(t, usize::MAX);
                         }))
                     });
                     match done {
