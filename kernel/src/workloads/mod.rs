@@ -392,8 +392,9 @@ pub fn work_ns(ns: u64) {
     }
 }
 
-/// The threads of a job that have not ended, and who waits for them.
-struct Live {
+/// The threads of a job that have not ended, and who waits for them (a
+/// background job's leader is counted so too, for `wait` and `fg`).
+pub(crate) struct Live {
     /// Threads spawned whose workload function has not returned.
     count: AtomicU32,
     /// The waiting thread (slot index), [`NO_WAITER`] before [`Job::wait`].
@@ -404,13 +405,27 @@ struct Live {
 const NO_WAITER: u32 = u32::MAX;
 
 impl Live {
+    /// `count` threads running, nobody waiting yet.
+    pub(crate) const fn new(count: u32) -> Self {
+        Live {
+            count: AtomicU32::new(count),
+            waiter: AtomicU32::new(NO_WAITER),
+        }
+    }
+
+    /// The current thread is the one to wake when the count reaches zero;
+    /// before it checks [`Live::done`] (and sleeps).
+    pub(crate) fn set_waiter(&self) {
+        self.waiter.store(task::current_idx(), Ordering::SeqCst);
+    }
+
     /// One thread's workload function returned: the last one wakes the
     /// waiter (Linux's exit notification of a waiting parent). No allocation:
     /// an atomic decrement and a `try_to_wake_up`. SeqCst pairs with
     /// [`Job::wait`]'s store of the waiter and its check of the count, made
     /// after it marked itself sleeping: either it sees the count at zero or
     /// this sees it (asleep, or about to be) and wakes it.
-    fn thread_done(&self) {
+    pub(crate) fn thread_done(&self) {
         if self.count.fetch_sub(1, Ordering::SeqCst) == 1 {
             let w = self.waiter.load(Ordering::SeqCst);
             if w != NO_WAITER {
@@ -420,7 +435,7 @@ impl Live {
     }
 
     /// Whether every thread's workload function returned.
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.count.load(Ordering::SeqCst) == 0
     }
 }
@@ -438,10 +453,7 @@ impl Job {
     pub fn new() -> Self {
         Job {
             stop: Arc::new(AtomicBool::new(false)),
-            live: Arc::new(Live {
-                count: AtomicU32::new(0),
-                waiter: AtomicU32::new(NO_WAITER),
-            }),
+            live: Arc::new(Live::new(0)),
             threads: Vec::new(),
             interrupted: false,
         }
@@ -514,9 +526,7 @@ impl Job {
         if !self.stop.load(Ordering::Relaxed) {
             ctl.started(&self.threads);
         }
-        self.live
-            .waiter
-            .store(task::current_idx(), Ordering::SeqCst);
+        self.live.set_waiter();
         let live = self.live.clone();
         loop {
             if live.done() {
