@@ -948,6 +948,37 @@ ktest_timing!(workload_hackbench_waiter_sleeps_until_the_last_exit, || {
     Ok(())
 });
 
+ktest_timing!(job_wait_sleeps_until_the_leader_ends, || {
+    // `wait %N` / `fg` for a background job: asleep until the job's leader
+    // ends (it wakes the waiter as its workload's last thread woke it),
+    // where a 5 ms poll woke the shell about 50 times in this run. Bound
+    // fixed before the run: 3 wakeups (the leader's end, the join of the
+    // leader if it is still leaving, slack), over a run checked to last at
+    // least 100 ms.
+    use workloads::jobs::{JobState, Jobs};
+    let line = "hackbench -p -g 1 -f 2 -l 10000";
+    let mut jobs = Jobs::new();
+    let n = jobs.start(workload(line)?, line)?.number;
+    let wakeups = || crate::sched::sched_snapshot(task::current()).map_or(0, |s| s.nr_wakeups);
+    let before = wakeups();
+    let f = jobs
+        .wait(n, &mut workloads::NoInterrupt, false)
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    let woke = wakeups() - before;
+    kassert!(f.state == JobState::Done, "{:?} {}", f.state, f.report);
+    let ms = f
+        .report
+        .lines()
+        .find_map(|l| l.strip_prefix("Time: "))
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .map(|s| (s * 1000.0) as u64)
+        .ok_or_else(|| alloc::format!("no time in\n{}", f.report))?;
+    crate::kprintln!("    wait: {woke} wakeups while a {ms} ms job ran");
+    kassert!(ms >= 100, "the job ran {ms} ms, too short to tell a poll");
+    kassert!(woke <= 3, "the waiter woke {woke} times in a {ms} ms job");
+    Ok(())
+});
+
 /// A hackbench line's parameters.
 fn parsed_hackbench(line: &str) -> Result<Hackbench, String> {
     match parsed(line)? {
