@@ -490,19 +490,21 @@ pub fn wait_input_or(also: impl Fn() -> bool) {
     }
 }
 
-/// Sleeps until input is waiting, [`wake_readers`] is called, or the clock
-/// reads `deadline_ns`, whichever comes first; interrupt-driven input only
-/// (returns false at once otherwise, so the caller polls). A foreground
-/// workload's wait so sleeps through its run and still sees a Ctrl-C as it
-/// arrives, where a poll would wake it every few ms beside the workload's
-/// own threads.
-pub fn wait_input_until(deadline_ns: u64) -> bool {
+/// Sleeps once until input is waiting or the thread is woken otherwise
+/// ([`wake_readers`], or directly: a job's last thread wakes its waiter),
+/// unless `done()` holds (checked with the thread queued and marked
+/// sleeping, so the wakeup that makes it true is not lost); interrupt-driven
+/// input only (returns false at once otherwise, so the caller polls). A
+/// foreground workload's wait so sleeps through its run and still sees a
+/// Ctrl-C as it arrives, where a poll would wake it every few ms beside the
+/// workload's own threads.
+pub fn wait_input_unless(done: &dyn Fn() -> bool) -> bool {
     if !rx_irq_active() {
         return false;
     }
     RX_WAIT.prepare_to_wait();
-    if RX.lock().len() == 0 {
-        crate::task::sleep_prepared_until_ns(deadline_ns);
+    if RX.lock().len() == 0 && !done() {
+        crate::task::sleep_prepared_until_ns(u64::MAX);
     }
     RX_WAIT.finish_wait();
     true

@@ -26,12 +26,12 @@ impl Control for super::Io {
     }
 
     /// Sleeps until input arrives (a Ctrl-C, for the next `interrupted`) or
-    /// the deadline; polls every `poll_ms` where input is not
-    /// interrupt-driven, or while the queue is full (the UART's input then
-    /// stays waiting, and would end every sleep at once).
-    fn sleep_until(&mut self, deadline_ns: u64, poll_ms: u64) {
-        if self.full() || !crate::console::wait_input_until(deadline_ns) {
-            workloads::poll_sleep_until(deadline_ns, poll_ms);
+    /// the job's last thread wakes it; polls every `poll_ms` where input is
+    /// not interrupt-driven, or while the queue is full (the UART's input
+    /// then stays waiting, and would end every sleep at once).
+    fn sleep(&mut self, poll_ms: u64, done: &dyn Fn() -> bool) {
+        if self.full() || !crate::console::wait_input_unless(done) {
+            workloads::poll_sleep(poll_ms, done);
         }
     }
 }

@@ -730,8 +730,13 @@ pub fn sleep_until_ns(deadline_ns: u64) {
 /// queue's `prepare_to_wait`): arms this CPU's timer for `deadline_ns` and
 /// schedules. Returns at the deadline or at any earlier wakeup (the wait
 /// queue's); the caller tells which and finishes its wait. The timer is
-/// cancelled on return.
+/// cancelled on return. `u64::MAX` arms no timer: only a wakeup ends it.
 pub fn sleep_prepared_until_ns(deadline_ns: u64) {
+    if deadline_ns == u64::MAX {
+        crate::sched::schedule();
+        crate::sched::set_current_state(ThreadState::Running);
+        return;
+    }
     if arch::now_ns() < deadline_ns {
         arm_timer_and_schedule(deadline_ns);
     }

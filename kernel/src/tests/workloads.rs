@@ -868,7 +868,7 @@ ktest_timing!(workload_spin_waiter_sleeps_through_the_run, || {
     // spinners, 21 wakeups in this 200 ms run, and cut the duty-cycle task's
     // delayed dequeues (docs/results/linux.md, "The shell's poll and
     // DELAY_DEQUEUE"). Bound fixed before the run: at most 4 wakeups (the
-    // run's end, one 10 ms poll for the threads' exit, and slack).
+    // last thread's exit, joins that find a thread still leaving, and slack).
     let ::shell::Command::Spin(p) = parsed("spin -d 200 -c 0 0 0")? else {
         return Err("not a spin".into());
     };
@@ -892,6 +892,90 @@ ktest_timing!(workload_spin_waiter_sleeps_through_the_run, || {
             "polled input, yet the waiter woke {woke} times\n{out}"
         );
     }
+    Ok(())
+});
+
+ktest_timing!(workload_hackbench_waiter_sleeps_until_the_last_exit, || {
+    // A job whose end nobody knows in advance (hackbench ends when its
+    // messages are through): the waiter sleeps until the job's last thread
+    // wakes it as it ends, as Linux's harness sleeps in waitpid. The 10 ms
+    // poll it replaced woke it once per 10 ms of run. Bound fixed before
+    // the run: 2 wakeups, plus one per thread (a join that finds a thread
+    // still on its way out sleeps on its exit), over a run the assertion
+    // checks lasts at least 100 ms (10 polls). With the shell's console as
+    // the control where input is interrupt-driven, and the in-kernel tests'
+    // `NoInterrupt` (nothing to poll) always.
+    let p = parsed_hackbench("hackbench -p -g 1 -f 2 -l 10000")?;
+    let threads = 2 * 2;
+    let wakeups = || crate::sched::sched_snapshot(task::current()).map_or(0, |s| s.nr_wakeups);
+    let run = |ctl: &mut dyn workloads::Control| -> Result<(u64, u64), String> {
+        let before = wakeups();
+        let mut out = String::new();
+        let r = workloads::hackbench::run(p, ctl, &mut out)?;
+        let woke = wakeups() - before;
+        kassert!(!r.interrupted, "{out}");
+        kassert!(
+            r.ns >= 100_000_000,
+            "the run lasted {} ms, too short to tell a poll\n{out}",
+            r.ns / 1_000_000
+        );
+        Ok((woke, r.ns / 1_000_000))
+    };
+    let (woke, ms) = run(&mut workloads::NoInterrupt)?;
+    crate::kprintln!("    no control: {woke} wakeups in a {ms} ms run");
+    kassert!(
+        woke <= 2 + threads,
+        "the waiter woke {woke} times in a {ms} ms run (no control to poll)"
+    );
+    let (woke, ms) = run(&mut crate::shell::Io::new())?;
+    let irq = crate::console::rx_irq_active();
+    crate::kprintln!(
+        "    shell console (receive interrupt: {irq}): {woke} wakeups in a {ms} ms run"
+    );
+    if irq {
+        kassert!(
+            woke <= 2 + threads,
+            "the shell woke {woke} times in a {ms} ms run"
+        );
+    } else {
+        // Polled input (no UART interrupt): it polls every 10 ms, as it must
+        // to see a Ctrl-C.
+        kassert!(
+            woke >= ms / 10 / 2,
+            "polled input, yet the shell woke {woke} times in {ms} ms"
+        );
+    }
+    Ok(())
+});
+
+ktest_timing!(job_wait_sleeps_until_the_leader_ends, || {
+    // `wait %N` / `fg` for a background job: asleep until the job's leader
+    // ends (it wakes the waiter as its workload's last thread woke it),
+    // where a 5 ms poll woke the shell about 50 times in this run. Bound
+    // fixed before the run: 3 wakeups (the leader's end, the join of the
+    // leader if it is still leaving, slack), over a run checked to last at
+    // least 100 ms.
+    use workloads::jobs::{JobState, Jobs};
+    let line = "hackbench -p -g 1 -f 2 -l 10000";
+    let mut jobs = Jobs::new();
+    let n = jobs.start(workload(line)?, line)?.number;
+    let wakeups = || crate::sched::sched_snapshot(task::current()).map_or(0, |s| s.nr_wakeups);
+    let before = wakeups();
+    let f = jobs
+        .wait(n, &mut workloads::NoInterrupt, false)
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    let woke = wakeups() - before;
+    kassert!(f.state == JobState::Done, "{:?} {}", f.state, f.report);
+    let ms = f
+        .report
+        .lines()
+        .find_map(|l| l.strip_prefix("Time: "))
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .map(|s| (s * 1000.0) as u64)
+        .ok_or_else(|| alloc::format!("no time in\n{}", f.report))?;
+    crate::kprintln!("    wait: {woke} wakeups while a {ms} ms job ran");
+    kassert!(ms >= 100, "the job ran {ms} ms, too short to tell a poll");
+    kassert!(woke <= 3, "the waiter woke {woke} times in a {ms} ms job");
     Ok(())
 });
 

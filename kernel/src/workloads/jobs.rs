@@ -47,7 +47,8 @@ const LEADER_NAMES: [&str; MAX_JOBS] = [
     "job/1", "job/2", "job/3", "job/4", "job/5", "job/6", "job/7", "job/8",
 ];
 
-/// How often waiters look at a job (ms).
+/// How often waiters look at a job (ms) where they must poll: console input
+/// without a receive interrupt; otherwise the leader's end wakes them.
 const POLL_MS: u64 = 5;
 
 /// What a job is doing, or how it ended.
@@ -90,6 +91,8 @@ struct Shared {
     started: AtomicBool,
     /// The leader wrote `outcome` and is about to exit.
     done: AtomicBool,
+    /// The leader, counted until it set `done`: its end wakes a `wait`.
+    leader: super::Live,
     /// The workload's thread ids (slot indices), sorted.
     threads: SpinLock<Vec<u32>>,
     outcome: SpinLock<Option<Outcome>>,
@@ -121,6 +124,12 @@ impl Control for Leader {
         ids.sort_unstable();
         *self.0.threads.lock() = ids;
         self.0.started.store(true, Ordering::Release);
+    }
+
+    /// No poll: `kill` sets the stop flag of every thread of the workload,
+    /// and the last one to end wakes the leader as any other.
+    fn sleep(&mut self, _poll_ms: u64, done: &dyn Fn() -> bool) {
+        super::sleep_unless(done, u64::MAX);
     }
 }
 
@@ -255,6 +264,7 @@ impl Jobs {
             cancel: AtomicBool::new(false),
             started: AtomicBool::new(false),
             done: AtomicBool::new(false),
+            leader: super::Live::new(1),
             threads: SpinLock::new(Vec::new()),
             outcome: SpinLock::new(None),
         });
@@ -279,6 +289,7 @@ impl Jobs {
                 });
                 sh.done.store(true, Ordering::Release);
                 FINISHED.store(true, Ordering::Release);
+                sh.leader.thread_done();
                 crate::console::wake_readers();
             },
         )
@@ -355,10 +366,11 @@ impl Jobs {
         out
     }
 
-    /// Waits until job `number` finished and removes it. `ctl` is polled:
-    /// when it reports an interrupt, `kill_on_interrupt` kills the job and
-    /// waits on (`fg`), else the wait ends with [`WaitError::Interrupted`]
-    /// and the job runs on (`wait`).
+    /// Waits until job `number` finished and removes it, asleep until the
+    /// leader's end wakes it or `ctl` may have news ([`Control::sleep`]).
+    /// When `ctl` reports an interrupt, `kill_on_interrupt` kills the job
+    /// and waits on (`fg`), else the wait ends with
+    /// [`WaitError::Interrupted`] and the job runs on (`wait`).
     pub fn wait(
         &mut self,
         number: u32,
@@ -378,7 +390,9 @@ impl Jobs {
                 }
                 self.kill(number);
             }
-            task::sleep_ms(POLL_MS);
+            let leader = &self.list[i].shared.leader;
+            leader.set_waiter();
+            ctl.sleep(POLL_MS, &|| leader.done());
         }
     }
 }

@@ -16,8 +16,13 @@
 //! out. Either way the run reports itself interrupted.
 //!
 //! # Waiting
-//! The shell thread does not busy-poll: it sleeps a few milliseconds between
-//! checks of the threads and of the console ([`Control::interrupted`]).
+//! The shell thread sleeps while the job runs, as Linux's harnesses do
+//! (blocked in `waitpid`, `pthread_join` or a pipe read): the job's last
+//! thread wakes it as it ends ([`Job::spawn`] counts them), and console input
+//! wakes it for a Ctrl-C ([`Control::sleep`]). It polls only where input is
+//! polled (no receive interrupt). A 10 ms poll made it a third task beside
+//! the measured ones, 100 wakeups a second (docs/results/linux.md, "The
+//! shell's poll and DELAY_DEQUEUE").
 
 pub mod cyclictest;
 pub mod hackbench;
@@ -33,7 +38,7 @@ pub mod yieldpp;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel_hal::cpu::CpuId;
 
 use sched::TaskParams;
@@ -124,20 +129,34 @@ pub trait Control {
     /// A background job learns its thread ids here.
     fn started(&mut self, _threads: &[Tid]) {}
 
-    /// Sleeps until `deadline_ns`, or less if [`Control::interrupted`] may
-    /// have news sooner: by default at most `poll_ms` (a control that can
-    /// only be polled). A job whose end time is known waits so
-    /// ([`Job::wait_until`]).
-    fn sleep_until(&mut self, deadline_ns: u64, poll_ms: u64) {
-        poll_sleep_until(deadline_ns, poll_ms);
+    /// Sleeps until `done()` holds, or less if [`Control::interrupted`] may
+    /// have news sooner. `done` is checked with the caller marked sleeping,
+    /// and whoever makes it true wakes the caller (the job's last thread, as
+    /// it ends), so that wakeup is never lost; any other wakeup returns
+    /// early too (the caller loops). By default it also returns after
+    /// `poll_ms` (a control that can only be polled).
+    fn sleep(&mut self, poll_ms: u64, done: &dyn Fn() -> bool) {
+        poll_sleep(poll_ms, done);
     }
 }
 
-/// Sleeps until `deadline_ns` or for `poll_ms`, whichever ends first (the
-/// default [`Control::sleep_until`]).
-pub fn poll_sleep_until(deadline_ns: u64, poll_ms: u64) {
+/// [`sleep_unless`] for at most `poll_ms` (the default [`Control::sleep`]).
+pub fn poll_sleep(poll_ms: u64, done: &dyn Fn() -> bool) {
     let poll_end = crate::arch::now_ns().saturating_add(poll_ms.saturating_mul(1_000_000));
-    task::sleep_until_ns(deadline_ns.min(poll_end));
+    sleep_unless(done, poll_end);
+}
+
+/// Sleeps once until woken or the clock reads `deadline_ns` (`u64::MAX`:
+/// no timer), unless `done()` already holds; `done` is checked with the
+/// thread marked sleeping, so a wakeup after it made `done` true cannot be
+/// lost (the default [`Control::sleep`]).
+pub fn sleep_unless(done: &dyn Fn() -> bool, deadline_ns: u64) {
+    crate::sched::set_current_state(task::ThreadState::Sleeping);
+    if done() {
+        crate::sched::set_current_state(task::ThreadState::Running);
+    } else {
+        task::sleep_prepared_until_ns(deadline_ns);
+    }
 }
 
 /// A job's stop flag, as its threads see it.
@@ -219,9 +238,9 @@ impl Control for NoInterrupt {
         false
     }
 
-    /// Nothing to poll for: straight to the deadline.
-    fn sleep_until(&mut self, deadline_ns: u64, _poll_ms: u64) {
-        task::sleep_until_ns(deadline_ns);
+    /// Nothing to poll for: asleep until the job's end.
+    fn sleep(&mut self, _poll_ms: u64, done: &dyn Fn() -> bool) {
+        sleep_unless(done, u64::MAX);
     }
 }
 
@@ -373,9 +392,58 @@ pub fn work_ns(ns: u64) {
     }
 }
 
+/// The threads of a job that have not ended, and who waits for them (a
+/// background job's leader is counted so too, for `wait` and `fg`).
+pub(crate) struct Live {
+    /// Threads spawned whose workload function has not returned.
+    count: AtomicU32,
+    /// The waiting thread (slot index), [`NO_WAITER`] before [`Job::wait`].
+    waiter: AtomicU32,
+}
+
+/// [`Live::waiter`] before anyone waits.
+const NO_WAITER: u32 = u32::MAX;
+
+impl Live {
+    /// `count` threads running, nobody waiting yet.
+    pub(crate) const fn new(count: u32) -> Self {
+        Live {
+            count: AtomicU32::new(count),
+            waiter: AtomicU32::new(NO_WAITER),
+        }
+    }
+
+    /// The current thread is the one to wake when the count reaches zero;
+    /// before it checks [`Live::done`] (and sleeps).
+    pub(crate) fn set_waiter(&self) {
+        self.waiter.store(task::current_idx(), Ordering::SeqCst);
+    }
+
+    /// One thread's workload function returned: the last one wakes the
+    /// waiter (Linux's exit notification of a waiting parent). No allocation:
+    /// an atomic decrement and a `try_to_wake_up`. SeqCst pairs with
+    /// [`Job::wait`]'s store of the waiter and its check of the count, made
+    /// after it marked itself sleeping: either it sees the count at zero or
+    /// this sees it (asleep, or about to be) and wakes it.
+    pub(crate) fn thread_done(&self) {
+        if self.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let w = self.waiter.load(Ordering::SeqCst);
+            if w != NO_WAITER {
+                crate::sched::try_to_wake_up(w, sched::WakeFlags::empty());
+            }
+        }
+    }
+
+    /// Whether every thread's workload function returned.
+    pub(crate) fn done(&self) -> bool {
+        self.count.load(Ordering::SeqCst) == 0
+    }
+}
+
 /// The threads of one workload run. Dropping it stops and joins them all.
 pub struct Job {
     stop: Arc<AtomicBool>,
+    live: Arc<Live>,
     threads: Vec<Tid>,
     interrupted: bool,
 }
@@ -385,6 +453,7 @@ impl Job {
     pub fn new() -> Self {
         Job {
             stop: Arc::new(AtomicBool::new(false)),
+            live: Arc::new(Live::new(0)),
             threads: Vec::new(),
             interrupted: false,
         }
@@ -427,46 +496,47 @@ impl Job {
         };
         self.threads.reserve(1);
         REGISTRY.lock().reserve(1);
-        let tid = task::spawn_on(name, params, mask, f)
-            .map_err(|e| alloc::format!("cannot spawn: {e:?}"))?;
+        // Counted before it can run (and end); uncounted if it never starts.
+        self.live.count.fetch_add(1, Ordering::SeqCst);
+        let live = self.live.clone();
+        let tid = task::spawn_on(name, params, mask, move || {
+            f();
+            live.thread_done();
+        })
+        .map_err(|e| {
+            self.live.count.fetch_sub(1, Ordering::SeqCst);
+            alloc::format!("cannot spawn: {e:?}")
+        })?;
         self.threads.push(tid);
         REGISTRY.lock().push((tid.idx(), self.stop.clone()));
         Ok(tid)
     }
 
-    /// Sleeps until every thread exited, checking the console every `poll_ms`
-    /// for Ctrl-C (which stops the job). Returns whether it was interrupted:
-    /// by `ctl`, or by `kill` of one of its threads (the stop flag).
+    /// Sleeps until every thread's work is done, woken by the last one as
+    /// it ends, or by `ctl` for a Ctrl-C (which stops the job); a `ctl` that
+    /// can only be polled is checked every `poll_ms` ([`Control::sleep`]).
+    /// Returns whether it was interrupted: by `ctl`, or by `kill` of one of
+    /// its threads (the stop flag). So the shell is no third task beside the
+    /// measured ones, as Linux's harness (blocked in `waitpid` or a pipe
+    /// read) is none: a 10 ms poll had cut the duty-cycle task's delayed
+    /// dequeues from 104 to 78 a second and what NO_DELAY_DEQUEUE changes in
+    /// its share from −0.5 to −0.2 points (docs/results/linux.md, "The
+    /// shell's poll and DELAY_DEQUEUE").
     pub fn wait(&mut self, ctl: &mut dyn Control, poll_ms: u64) -> bool {
-        self.wait_until(ctl, poll_ms, 0)
-    }
-
-    /// [`Job::wait`] for a job whose threads run until `end_ns`: until then
-    /// the waiter sleeps as `ctl` lets it ([`Control::sleep_until`]: the
-    /// shell's console wakes it only for input), and polls every `poll_ms`
-    /// after. So the shell is no third task beside the measured ones, as
-    /// Linux's harness (`lcbench`, blocked in a pipe read) is none: its
-    /// 10 ms poll had cut the duty-cycle task's delayed dequeues from 104 to
-    /// 78 a second and what NO_DELAY_DEQUEUE changes in its share from −0.5
-    /// to −0.2 points (docs/results/linux.md, "The shell's poll and
-    /// DELAY_DEQUEUE").
-    pub fn wait_until(&mut self, ctl: &mut dyn Control, poll_ms: u64, end_ns: u64) -> bool {
         if !self.stop.load(Ordering::Relaxed) {
             ctl.started(&self.threads);
         }
+        self.live.set_waiter();
+        let live = self.live.clone();
         loop {
-            if self.threads.iter().all(|&t| task::has_exited(t)) {
+            if live.done() {
                 return self.interrupted || self.stop.load(Ordering::Relaxed);
             }
             if ctl.interrupted() {
                 self.interrupted = true;
                 self.stop();
             }
-            if !self.interrupted && crate::arch::now_ns() < end_ns {
-                ctl.sleep_until(end_ns, poll_ms);
-            } else {
-                task::sleep_ms(poll_ms);
-            }
+            ctl.sleep(poll_ms, &|| live.done());
         }
     }
 

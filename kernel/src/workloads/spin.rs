@@ -114,7 +114,7 @@ pub fn run(
         })?;
         pids.push(tid.idx());
     }
-    let interrupted = job.wait_until(ctl, 10, end);
+    let interrupted = job.wait(ctl, 10);
     // The parameters each thread ended with (`nice` / `chrt` may have
     // changed them while it ran, e.g. as a background job), read before the
     // join frees them.
