@@ -435,11 +435,19 @@ pub fn ryan_rows() -> Vec<Row> {
     out
 }
 
+/// One of Mel's tables: (label, study item, metric, rows).
+type MelTable = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(u64, f64, bool)],
+);
+
 /// The clear rows of Mel's CascadeLake tables (vanilla 6.16-rc5 against his
 /// v1, which had the ineligible-waker rule: `nb-off` against `nb+inelig`).
 pub fn mel_rows() -> Vec<Row> {
     let mut out = Vec::new();
-    let tables: [(&str, &'static str, &'static str, &[(u64, f64, bool)]); 3] = [
+    let tables: [MelTable; 3] = [
         (
             "dbench4 throughput",
             "dbench-bound",
@@ -979,8 +987,8 @@ pub fn ablation_table(ab: &Ablation) -> String {
     }
     let _ = writeln!(
         o,
-        "\n{:<4} {:<22} {:>5} {:>5} {:>5} {:>8} {:>6} {:>6}  {}",
-        "", "variant", "agree", "null", "opp", "agree2x", "->A", "A->", "runs"
+        "\n{:<4} {:<22} {:>5} {:>5} {:>5} {:>8} {:>6} {:>6}  runs",
+        "", "variant", "agree", "null", "opp", "agree2x", "->A", "A->"
     );
     for (k, (name, ran, s)) in ab.iter().enumerate() {
         let t = totals(s);
