@@ -26,8 +26,8 @@ pub mod idle;
 pub mod machine;
 pub mod plot;
 pub mod rng;
-pub mod smt;
 pub mod score;
+pub mod smt;
 pub mod study;
 pub mod workloads;
 
