@@ -35,7 +35,8 @@
 #   make test-firmware boots those through SeaBIOS, OVMF, U-Boot and edk2 in
 #                      QEMU, a ktest subset on each (part of make test)
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
-#   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots in build/study/
+#   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots, score in build/study/
+#   make study-ablation  the study's score with each simulator mechanism off
 ARCH    ?= x86_64
 SMP     ?= 1
 MEM     ?= 256M
@@ -71,7 +72,7 @@ KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-msrv test-loom test-kernel fuzz \
         miri test-harness stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
-        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study ensure-fonts test-calibrate \
+        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study study-ablation ensure-fonts test-calibrate \
         clock-test test-clock test-kprof test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
@@ -469,6 +470,11 @@ ensure-fonts:
 # on 2 cores): tables on stdout, tables.txt, samples.csv/json, PNGs in build/study/.
 study: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
+
+# The study's score re-run with each mechanism off (sim/src/score.rs):
+# build/study/ablation.txt and ablation.csv.
+study-ablation:
+	$(CARGO) run -q -p sim --release -- study --ablation --out build/study $(ARGS)
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check

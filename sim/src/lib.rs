@@ -11,6 +11,8 @@
 //!   shared throughput;
 //! - [`workloads`]: the benchmark models (each documents the Linux path it models);
 //! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
+//! - [`score`]: the study scored against the published tables, and its
+//!   ablation by mechanism;
 //! - [`plot`]: PNG plots; [`rng`]: the PRNG.
 //!
 //! Means, CoV and Welch's t-test come from the `stats` crate, the same code
@@ -24,6 +26,7 @@ pub mod idle;
 pub mod machine;
 pub mod plot;
 pub mod rng;
+pub mod score;
 pub mod smt;
 pub mod study;
 pub mod workloads;

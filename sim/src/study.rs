@@ -61,6 +61,9 @@ pub struct Study {
     pub seeds: u64,
     /// Sizes.
     pub scale: Scale,
+    /// Mechanisms turned off on every machine (`sim run`'s `--no-...`
+    /// flags, [`crate::machine::MECHANISM_FLAGS`]); empty: each preset's own.
+    pub mechanisms_off: Vec<&'static str>,
 }
 
 fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
@@ -125,12 +128,12 @@ fn db(clients: u64, m: &Machine, s: &Scale, bound: bool) -> WorkSpec {
     })
 }
 
-fn db_item(bound: bool) -> Item {
+fn db_item(bound: bool, values: &[u64]) -> Item {
     Item {
         title: if bound { "dbench-bound" } else { "dbench" }.into(),
         machine: "cascadelake-2s".into(),
         param: "clients",
-        values: vec![1, 8, 32, 80, 160],
+        values: values.to_vec(),
         make: if bound {
             |c, m, s| db(c, m, s, true)
         } else {
@@ -177,14 +180,23 @@ pub fn default_configs() -> Vec<Config> {
 }
 
 impl Study {
-    /// The default study (`make study`).
+    /// The default study (`make study`). Besides the original sweeps (1, 4,
+    /// 8, 16, 32 groups; 1, 8, 32, 80, 160 clients) it runs the sizes of the
+    /// published rows it scores ([`crate::score`]): hackbench at 7, 12 and 21
+    /// groups on graviton3 and 48 with pipes (Ryan Roberts' table); pipes at
+    /// 48 and 80 and sockets at 21 and 48 groups on cascadelake-2s, dbench
+    /// at 4, 48, 110 and 141 clients (Mel Gorman's). Larger published sizes
+    /// (up to 296 groups) stay "not run" in the score: their runs would take
+    /// the study past its time.
     pub fn default_study() -> Study {
-        let g = &[1, 4, 8, 16, 32];
+        let g3 = &[1, 4, 7, 8, 12, 16, 21, 32];
+        let g3_pipes = &[1, 4, 7, 8, 12, 16, 21, 32, 48];
+        let db = &[1, 4, 8, 32, 48, 80, 110, 141, 160];
         let mut items = vec![
-            hb_item("graviton3", false, false, g),
-            hb_item("graviton3", true, false, g),
-            hb_item("graviton3", false, true, g),
-            hb_item("graviton3", true, true, g),
+            hb_item("graviton3", false, false, g3_pipes),
+            hb_item("graviton3", true, false, g3),
+            hb_item("graviton3", false, true, g3_pipes),
+            hb_item("graviton3", true, true, g3),
             pg_item("graviton3", &[1, 16, 64, 250, 1000], 20_000_000),
             Item {
                 title: "schbench".into(),
@@ -202,11 +214,21 @@ impl Study {
                 metrics: vec!["wakeup_p99_us", "request_p99_us", "rps"],
                 max_ns: 100_000_000,
             },
-            db_item(false),
-            db_item(true),
+            db_item(false, db),
+            db_item(true, db),
         ];
-        items.push(hb_item("cascadelake-2s", false, false, g));
-        items.push(hb_item("cascadelake-2s", true, false, g));
+        items.push(hb_item(
+            "cascadelake-2s",
+            false,
+            false,
+            &[1, 4, 8, 16, 32, 48, 80],
+        ));
+        items.push(hb_item(
+            "cascadelake-2s",
+            true,
+            false,
+            &[1, 4, 8, 16, 21, 32, 48],
+        ));
         Study {
             items,
             configs: default_configs(),
@@ -215,6 +237,7 @@ impl Study {
                 loops: 400,
                 ops: 400,
             },
+            mechanisms_off: Vec::new(),
         }
     }
 
@@ -227,6 +250,12 @@ impl Study {
             it.machine == "graviton3"
                 && (it.title == "hackbench-process-pipes" || it.title == "schbench")
         });
+        // The sweep this study was made with (not the scored sizes).
+        for it in &mut study.items {
+            if it.title.starts_with("hackbench") {
+                it.values = vec![1, 4, 8, 16, 32];
+            }
+        }
         study.configs = [
             "default:",
             "no-ni-rate:NO_NI_RATE",
@@ -248,6 +277,7 @@ impl Study {
             configs: default_configs()[..2].to_vec(),
             seeds: 3,
             scale: Scale { loops: 20, ops: 50 },
+            mechanisms_off: Vec::new(),
         }
     }
 }
@@ -296,7 +326,8 @@ impl Results {
         v.into_iter().map(|x| x.1).collect()
     }
 
-    fn higher_better(&self, metric: &str) -> bool {
+    /// Whether `metric` is better higher (a rate) or lower (a time).
+    pub fn higher_better(&self, metric: &str) -> bool {
         self.samples
             .iter()
             .flat_map(|s| s.r.metrics.iter())
@@ -311,6 +342,16 @@ impl Results {
             .map(|s| &s.r.ctr)
             .collect()
     }
+}
+
+/// The preset `name` with the mechanisms `off` turned off (one the preset
+/// does not model stays off).
+pub fn study_machine(name: &str, off: &[&str]) -> Result<Machine, String> {
+    let mut m = Machine::preset(name).ok_or_else(|| format!("unknown machine {name}"))?;
+    for f in off {
+        m.mech.turn_off(f)?;
+    }
+    Ok(m)
 }
 
 /// Runs every (item, value, config, seed), interleaved, on `jobs` threads.
@@ -330,9 +371,7 @@ pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, 
     let machines: Vec<Machine> = study
         .items
         .iter()
-        .map(|it| {
-            Machine::preset(&it.machine).ok_or_else(|| format!("unknown machine {}", it.machine))
-        })
+        .map(|it| study_machine(&it.machine, &study.mechanisms_off))
         .collect::<Result<_, _>>()?;
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new(vec![None; plan.len()]);
@@ -741,6 +780,16 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     w("samples.csv", &m)?;
     w("counters.csv", &c)?;
     w("samples.json", &to_json(r))?;
+    let scored = crate::score::score(&crate::score::clear_rows(), r);
+    if scored.iter().any(|x| x.sim.is_some()) {
+        let t = crate::score::score_table(&scored);
+        print!("\n{t}");
+        all.push('\n');
+        all.push_str(&t);
+        w("tables.txt", &all)?;
+        w("score.csv", &crate::score::score_csv(&scored))?;
+        w("score.json", &crate::score::score_json(&scored))?;
+    }
     match crate::plot::study_plots(r, out) {
         Ok(files) => {
             for f in files {
@@ -759,11 +808,12 @@ pub fn cmd_study(args: &[String]) {
     let mut jobs = 2usize;
     let mut configs = Vec::new();
     let mut seeds = None;
+    let mut ablation = false;
     let mut i = 0;
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick | --newidle] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle | --ablation] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -785,6 +835,11 @@ pub fn cmd_study(args: &[String]) {
                 i += 1;
                 continue;
             }
+            "--ablation" => {
+                ablation = true;
+                i += 1;
+                continue;
+            }
             "--seeds" => {
                 seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
             }
@@ -792,13 +847,22 @@ pub fn cmd_study(args: &[String]) {
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --seeds, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --seeds, --jobs, --out, --config)"
             )),
         }
         i += 2;
     }
     if let Some(s) = seeds {
         study.seeds = s as u64;
+    }
+    if ablation {
+        if !configs.is_empty() {
+            fail("--ablation runs the configurations the scored rows need; no --config");
+        }
+        if let Err(e) = crate::score::cmd_ablation(&study, jobs, &out) {
+            fail(&e);
+        }
+        return;
     }
     if configs.len() >= 2 {
         study.configs = configs;

@@ -1,0 +1,245 @@
+//! The scoring of the NEXT_BUDDY study against the published tables
+//! (`sim::score`): verdicts, the factor-2 rule, rows that are not modelled
+//! or not run, the clear-row rule on the published data, the mapping onto
+//! study points, and that the ablation's variants really run with different
+//! mechanisms.
+
+use sim::machine::{Machine, MECHANISM_FLAGS};
+use sim::score::{
+    ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear, mel_rows, resolve,
+    ryan_change, schbench_rows, score_with, totals, verdict, within_2x, Row, Target, Verdict,
+};
+use sim::study::{run_study, study_machine, to_csv, Item, Scale, Study};
+use sim::workloads::HackbenchCfg;
+use sim::{Config, WorkSpec};
+
+fn row(published: f64, target: Target) -> Row {
+    Row {
+        source: "test",
+        machine: "m",
+        workload: "w".into(),
+        param: 8,
+        base: "nb-off",
+        variant: "nb+inelig",
+        published,
+        target,
+    }
+}
+
+fn point(value: u64) -> Target {
+    Target::Point {
+        title: "hackbench-process-pipes",
+        machine: "graviton3",
+        value,
+        metric: "time_s",
+    }
+}
+
+#[test]
+fn verdicts_follow_sign_and_significance() {
+    assert_eq!(verdict(5.0, 3.0, true), Verdict::Agree);
+    assert_eq!(verdict(-5.0, -0.5, true), Verdict::Agree);
+    assert_eq!(verdict(5.0, -3.0, true), Verdict::Opposite);
+    assert_eq!(verdict(-5.0, 3.0, true), Verdict::Opposite);
+    assert_eq!(verdict(5.0, 3.0, false), Verdict::Null);
+    assert_eq!(verdict(5.0, -30.0, false), Verdict::Null);
+    assert_eq!(verdict(5.0, 0.0, true), Verdict::Null);
+}
+
+#[test]
+fn factor_two_rule() {
+    assert!(within_2x(10.0, 10.0));
+    assert!(within_2x(10.0, 5.0));
+    assert!(within_2x(10.0, 20.0));
+    assert!(!within_2x(10.0, 4.99));
+    assert!(!within_2x(10.0, 20.01));
+    assert!(!within_2x(10.0, -10.0));
+    assert!(within_2x(-4.0, -8.0));
+    assert!(!within_2x(-4.0, -1.9));
+    assert!(!within_2x(0.0, 0.0));
+}
+
+#[test]
+fn changes_between_columns_of_a_common_base() {
+    // A time: rc1 -18.36% and revert -0.41% against 6.18 (better positive):
+    // t_rc1 / t_rev = (1 - 0.1836) / (1 - 0.0041).
+    let c = ryan_change(-18.36, -0.41, false);
+    let expect = 100.0 * (1.0041 - 1.1836) / 1.0041;
+    assert!((c - expect).abs() < 1e-9, "{c} against {expect}");
+    assert!((c + 17.876).abs() < 0.01, "{c}");
+    // A rate: -11.37% against +0.48%.
+    let r = ryan_change(-11.37, 0.48, true);
+    assert!((r + 11.79).abs() < 0.01, "{r}");
+    assert!(ryan_change(3.0, 3.0, true).abs() < 1e-12);
+    assert!(is_clear(2.0, true) && is_clear(-2.5, true));
+    assert!(!is_clear(1.99, true) && !is_clear(40.0, false));
+}
+
+#[test]
+fn scoring_of_constructed_rows() {
+    let rows = vec![
+        row(5.0, point(1)),  // the variant 10% faster: agree, within 2x
+        row(-5.0, point(2)), // published slower: opposite
+        row(30.0, point(3)), // agree, but 3x smaller
+        row(5.0, point(4)),  // noise: null
+        row(5.0, Target::NotModelled("no such workload")),
+        row(5.0, point(5)), // the lookup finds no point: not run
+    ];
+    let base = vec![10.0, 10.1, 9.9, 10.0, 10.05];
+    let faster = vec![9.0, 9.1, 8.9, 9.0, 9.05];
+    let noisy = vec![9.0, 11.0, 10.5, 9.4, 10.1];
+    let s = score_with(&rows, &|r: &Row| {
+        let Target::Point { value, .. } = r.target else {
+            panic!("not-modelled rows must not be looked up");
+        };
+        match value {
+            1..=3 => Ok((base.clone(), faster.clone(), false, value)),
+            4 => Ok((base.clone(), noisy.clone(), false, value)),
+            _ => Err("not run: no point".into()),
+        }
+    });
+    let v: Vec<_> = s.iter().map(|x| x.verdict()).collect();
+    assert_eq!(
+        v,
+        vec![
+            Some(Verdict::Agree),
+            Some(Verdict::Opposite),
+            Some(Verdict::Agree),
+            Some(Verdict::Null),
+            None,
+            None
+        ]
+    );
+    let pct = s[0].sim.as_ref().unwrap().pct;
+    // (10.01 - 9.01) / 10.01
+    assert!((pct - 9.99).abs() < 0.01, "{pct}");
+    assert_eq!(s[0].within_2x(), Some(true));
+    assert_eq!(s[2].within_2x(), Some(false));
+    assert!(s[4].why_not.as_deref().unwrap().starts_with("not modelled"));
+    assert!(s[5].why_not.as_deref().unwrap().starts_with("not run"));
+    let t = totals(&s);
+    assert_eq!(
+        (
+            t.rows,
+            t.agree,
+            t.agree_2x,
+            t.null,
+            t.opposite,
+            t.not_modelled,
+            t.not_run
+        ),
+        (6, 2, 1, 1, 1, 1, 1)
+    );
+    // A rate the other way round: higher is better.
+    let s = score_with(&rows[..1], &|_| Ok((base.clone(), faster.clone(), true, 1)));
+    assert_eq!(s[0].verdict(), Some(Verdict::Opposite));
+}
+
+#[test]
+fn clear_rows_follow_the_rule_and_cover_the_tables() {
+    let rows = clear_rows();
+    assert!(rows.iter().all(|r| r.published.abs() >= 2.0));
+    // Mel's: 7 dbench, 9 pipes, 3 sockets rows are marked and >= 2%.
+    let mel = mel_rows();
+    assert_eq!(mel.len(), 19);
+    assert!(mel
+        .iter()
+        .all(|r| r.base == "nb-off" && r.variant == "nb+inelig"));
+    // Ryan's schbench rows keep the old NEXT_BUDDY on: not modelled.
+    let sch = schbench_rows();
+    assert_eq!(sch.len(), 7);
+    assert!(sch
+        .iter()
+        .all(|r| matches!(r.target, Target::NotModelled(_))));
+    // NEXT_BUDDY's own effect with the rule present (rc1 against rc6 +
+    // patch): 7 groups of process pipes, +4.96%.
+    let nb = rows
+        .iter()
+        .find(|r| {
+            r.base == "off+inelig"
+                && r.workload.starts_with("hackbench-process-pipes")
+                && r.param == 7
+        })
+        .expect("rc1 against rc6+patch at 7 groups");
+    assert!((nb.published - 4.96).abs() < 0.01, "{}", nb.published);
+    // Rows of workloads the simulator lacks are kept, not dropped.
+    assert!(rows
+        .iter()
+        .any(|r| r.workload.contains("mysql") && matches!(r.target, Target::NotModelled(_))));
+}
+
+#[test]
+fn targets_resolve_to_the_nearest_study_value_within_ten_percent() {
+    let st = Study::default_study();
+    let (ii, _, v) = resolve(&st, &point(30)).expect("30 groups runs as 32");
+    assert_eq!(
+        (st.items[ii].title.as_str(), v),
+        ("hackbench-process-pipes", 32)
+    );
+    assert_eq!(resolve(&st, &point(7)).map(|x| x.2), Some(7));
+    assert_eq!(resolve(&st, &point(48)).map(|x| x.2), Some(48));
+    assert_eq!(resolve(&st, &point(141)), None);
+    assert_eq!(resolve(&st, &Target::NotModelled("x")), None);
+    // Every Mel row of the sweep's sizes resolves, on the right machine.
+    for r in mel_rows().iter().filter(|r| r.param <= 80) {
+        let (ii, _, _) = resolve(&st, &r.target).unwrap_or_else(|| panic!("{r:?}"));
+        assert_eq!(st.items[ii].machine, "cascadelake-2s");
+    }
+}
+
+#[test]
+fn ablation_variants_differ_in_mechanisms() {
+    let vs = ablation_variants();
+    assert_eq!(vs.len(), MECHANISM_FLAGS.len() + 1);
+    assert!(vs[0].1.is_empty());
+    // qemu:4 models every mechanism: each variant turns exactly one off.
+    let full = study_machine("qemu:4", &[]).unwrap().mech;
+    assert_eq!(full, Machine::preset("qemu:4").unwrap().mech);
+    let mut seen = vec![full];
+    for (name, off) in &vs[1..] {
+        let m = study_machine("qemu:4", off).unwrap().mech;
+        assert_ne!(m, full, "{name} changes nothing");
+        assert!(!seen.contains(&m), "{name} is the same as another variant");
+        seen.push(m);
+    }
+    assert!(study_machine("qemu:4", &["--no-such"]).is_err());
+    // On the study's presets the pipe mutex is not modelled: that variant is
+    // the same runs; SMT sharing is (cascadelake-2s).
+    let ab = ablation_study(&Study::default_study(), &clear_rows());
+    assert!(!changes_mechanisms(&ab, &["--no-contention"]).unwrap());
+    assert!(changes_mechanisms(&ab, &["--no-smt-share"]).unwrap());
+    let names: Vec<&str> = ab.configs.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["nb-off", "nb+inelig", "off+inelig"]);
+    assert!(ab.items.iter().all(|it| it.title != "schbench"));
+}
+
+#[test]
+fn a_study_runs_with_the_mechanisms_it_names_off() {
+    let st = Study {
+        items: vec![Item {
+            title: "hackbench-process-pipes".into(),
+            machine: "qemu:2".into(),
+            param: "groups",
+            values: vec![1],
+            make: |g, _, s| {
+                WorkSpec::Hackbench(HackbenchCfg {
+                    groups: g as usize,
+                    loops: s.loops,
+                    sockets: false,
+                    threads: false,
+                })
+            },
+            metrics: vec!["time_s"],
+            max_ns: 2_000_000_000,
+        }],
+        configs: vec![Config::parse("nb-off:NO_NEXT_BUDDY")],
+        seeds: 1,
+        scale: Scale { loops: 5, ops: 10 },
+        mechanisms_off: Vec::new(),
+    };
+    let all = to_csv(&run_study(&st, 1, false).unwrap());
+    let mut off = st.clone();
+    off.mechanisms_off = vec!["--no-wake-cost"];
+    let less = to_csv(&run_study(&off, 1, false).unwrap());
+    assert_ne!(all, less, "--no-wake-cost changed nothing on qemu:2");
+}
