@@ -4,10 +4,11 @@
 //! running fair task's slice, `sched`'s HRTICK), in the timer's own time unit
 //! (ns on x86_64, counter cycles on aarch64). The arch code arms its hardware
 //! for [`TimerDeadlines::next`], the earliest of the three, after a change
-//! (x86_64: only when the hardware, still ahead, is not already armed for
-//! that moment or earlier: see `program_if_earlier` there); at the interrupt
-//! [`TimerDeadlines::expire`] says which of them are due ([`TimerDue`]). This module holds the bookkeeping both share; it
-//! is plain atomics, no allocation.
+//! (only when the hardware, still ahead, is not already armed for that
+//! moment or earlier: `program_if_earlier` in each arch's timer); at the
+//! interrupt [`TimerDeadlines::expire`] says which of them are due
+//! ([`TimerDue`]). This module holds the bookkeeping both share; it is plain
+//! atomics, no allocation.
 //!
 //! Ticks are absolute and advance by whole periods from the previous
 //! deadline, so handler latency does not make them drift; after a stall
@@ -181,9 +182,7 @@ impl TimerDeadlines {
     }
 
     /// What `cpu`'s hardware was last armed for ([`TimerDeadlines::arm`];
-    /// `u64::MAX`: disarmed). For x86_64's `program_if_earlier`; aarch64
-    /// re-arms its comparator at every change.
-    #[cfg(target_arch = "x86_64")]
+    /// `u64::MAX`: disarmed). For the arch timers' `program_if_earlier`.
     pub fn armed(&self, cpu: CpuId) -> u64 {
         self.armed[cpu.index()].load(Ordering::Relaxed)
     }

@@ -6,7 +6,8 @@
 //! [`timer_set_event`]) and next scheduler hrtick ([`timer_set_hrtick`]) are
 //! kept in counter cycles by
 //! [`TimerDeadlines`](crate::arch::deadlines::TimerDeadlines); the comparator
-//! (`CNTV_CVAL_EL0`) holds the earliest.
+//! (`CNTV_CVAL_EL0`) holds the earliest, or an earlier moment still ahead
+//! (a later deadline does not move it: [`program_if_earlier`]).
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -125,6 +126,28 @@ fn program() {
     CNTV_CVAL_EL0.set(DEADLINES.arm(super::cpu_id()));
 }
 
+/// [`program`] unless the comparator, still ahead of the counter, is armed
+/// for no later than the new earliest deadline: the interrupt comes then,
+/// finds nothing or less due, and [`reload`] arms the next one (Linux's
+/// `hrtimer_reprogram`, in kernel/time/hrtimer.c, likewise touches the
+/// clock event device only for an expiry before `expires_next`; x86_64's
+/// `program_if_earlier` is the same rule). `CNTV_CVAL_EL0` is absolute, so
+/// "still ahead" is a compare with the counter: a compare value already
+/// reached has raised the (level-triggered) interrupt or is about to, and
+/// is written again as before. Fewer writes: under QEMU's `-icount` each
+/// write that leaves this CPU's timer the machine's earliest deadline, later
+/// or not, ends the vCPU's turn (the generic timer's model moves its QEMU
+/// timer with `timer_mod_ns`, whose notifier kicks the running vCPU;
+/// docs/results/linux.md, "At 2 vCPUs"). Interrupts off.
+fn program_if_earlier() {
+    let cpu = super::cpu_id();
+    let armed = DEADLINES.armed(cpu);
+    if armed <= DEADLINES.next(cpu) && armed > counter() {
+        return;
+    }
+    program();
+}
+
 /// Asks for a timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or
 /// soon after, besides the tick; `None` cancels. The handler then calls
 /// `hooks::timer_event()` unless a tick is due (which does the same work).
@@ -133,7 +156,7 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     // Unchanged (the common case at a tick with no sleeper): the comparator
     // already covers it.
     if DEADLINES.set_event(super::cpu_id(), cycles_at(deadline_ns)) {
-        program();
+        program_if_earlier();
     }
 }
 
@@ -152,18 +175,24 @@ fn cycles_at(deadline_ns: Option<u64>) -> u64 {
 }
 
 /// Sets CPU `cpu`'s scheduler hrtick to `deadline_ns` (`now_ns` time;
-/// `None` cancels). On this CPU the comparator is loaded again at once; for
-/// another CPU the deadline is recorded and `true` returned when that CPU
-/// must be sent a reschedule IPI, whose handler calls [`timer_sync`].
-/// Interrupts off.
+/// `None` cancels). On this CPU the comparator is loaded again at once if
+/// the new earliest deadline is before the armed one
+/// ([`program_if_earlier`]); for another CPU the deadline is recorded and
+/// `true` returned when that CPU must be sent a reschedule IPI, whose
+/// handler calls [`timer_sync`]. Interrupts off.
 pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {
-    DEADLINES.set_hrtick(cpu, super::cpu_id(), cycles_at(deadline_ns), program)
+    DEADLINES.set_hrtick(
+        cpu,
+        super::cpu_id(),
+        cycles_at(deadline_ns),
+        program_if_earlier,
+    )
 }
 
-/// Loads this CPU's comparator again if another CPU changed its hrtick
-/// ([`timer_set_hrtick`]). Interrupts off.
+/// Loads this CPU's comparator again, if another CPU changed its hrtick
+/// ([`timer_set_hrtick`]) to before the armed deadline. Interrupts off.
 pub fn timer_sync() {
-    DEADLINES.sync(super::cpu_id(), program);
+    DEADLINES.sync(super::cpu_id(), program_if_earlier);
 }
 
 /// Stops this CPU's tick (tickless idle); timer events still fire.
