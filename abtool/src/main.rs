@@ -753,7 +753,8 @@ fn baseline_record(args: &[String]) -> ! {
     let header = format!(
         "make bench-kernel's baseline (scripts/tools/kbench.sh, abtool --baseline-record).\n\
          Recorded from {}; tolerances from {} noise run(s): {}; floors: {}.\n\
-         A figure worse than its mean by more than its tolerance is a REGRESSION.",
+         A figure worse than its mean by more than its tolerance, and significantly so\n\
+         (Welch's t against its stddev and runs, one-sided p < {}), is a REGRESSION.",
         name(&args[0]),
         noise.len(),
         rest.iter().map(name).collect::<Vec<_>>().join(", "),
@@ -764,7 +765,8 @@ fn baseline_record(args: &[String]) -> ! {
                 None => format!("{f}%"),
             })
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        baseline::ALPHA
     );
     if let Err(e) = std::fs::write(&args[1], baseline::write(&figs, &header)) {
         eprintln!("error: abtool: {}: {e}", args[1]);

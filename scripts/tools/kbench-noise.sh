@@ -26,13 +26,14 @@
 # and runs the in-kernel bench on each (kbench.sh, KBENCH_ELF), samples in
 # build/bench/noise-N.csv. Then it prints, per figure, HEAD's mean and how far
 # each noise build moved it. With --record it also benches HEAD itself and
-# writes bench/kernel-baseline.txt: HEAD's means, each with the largest
+# writes bench/kernel-baseline.txt: HEAD's means, each with its per-run
+# stddev and run count (for the check's significance test) and the largest
 # noise shift (at least twice the standard error of its mean, and the
-# floors below) as its
-# tolerance (abtool --baseline-record). Every kernel, HEAD's own included,
+# floors below) as its tolerance (abtool --baseline-record). Every kernel, HEAD's own included,
 # is built from the committed HEAD in the scratch worktree (uncommitted
-# changes in the work tree are not measured). Four benches: 10-20 minutes
-# on a busy 2-core host.
+# changes in the work tree are not measured). Four benches of 6 boots
+# each: about 4 minutes at a host load of 2-5 (2026-12-04), more on a busier
+# host or from a cold target directory.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
