@@ -398,12 +398,14 @@ bench:
 	$(MAKE) bench-kernel
 
 # In-kernel: perfpipe (same CPU, --cross), yield, hackbench, cyclictest under
-# each preempt model, x86_64 at 2 CPUs, reproducible (-icount), 2 boots x 3
+# each preempt model, x86_64 at 2 CPUs, reproducible (-icount), 6 boots x 3
 # runs: tables with their noise on stdout and in build/bench/<sha>/tables.txt,
 # samples in build/bench/<sha>.csv (<sha>-dirty for uncommitted changes);
-# about two minutes. Then the figures are checked against the recorded
-# baseline (bench/kernel-baseline.txt): a figure worse by more than its
-# measured layout noise prints REGRESSION and fails. See scripts/tools/kbench.sh.
+# one to two minutes on 2 quiet cores. Then the figures are checked against
+# the recorded baseline (bench/kernel-baseline.txt): a figure worse by more
+# than its measured layout noise and significantly worse (Welch, one-sided
+# p < 0.01, against the baseline's recorded spread) prints REGRESSION and
+# fails. See scripts/tools/kbench.sh and docs/benchmarks.md.
 bench-kernel: ensure-qemu
 	scripts/tools/kbench.sh
 
