@@ -250,3 +250,57 @@ fn the_fair_server_is_not_moved() {
     assert_ne!(s.task_cpu(TaskId(1)), s.task_cpu(TaskId(2)));
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
 }
+
+/// Spawns deadline task `id` on CPU `cpu`, runs it there and puts it to
+/// sleep (its previous CPU is `cpu`), then allows it every CPU.
+fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
+    spawn_on(s, id, p, cpu, true);
+    switch(s, cpu, PrevAction::Stays);
+    assert_eq!(curr(s, cpu), Some(id));
+    switch(s, cpu, PrevAction::Sleeps);
+    s.set_affinity(TaskId(id), CpuMask::all(), cpu).unwrap();
+}
+
+/// `select_task_rq_dl`: a deadline task waking where a task of an earlier
+/// deadline runs goes straight to the idle CPU (no push needed); one with
+/// an earlier deadline stays on its previous CPU and preempts even with a
+/// CPU idle, and the task it preempted is pushed there after the switch.
+#[test]
+fn deadline_wakeups_go_where_they_run_at_once() {
+    let s = sched(2);
+    // Deadlines: B now+50 ms (renewed to wake time + 50), C now+5 ms
+    // (renewed to wake time + 5), A spawn time + 10 ms.
+    asleep_on(&s, 2, dl(2, 50, 100), cpu_id(0));
+    asleep_on(&s, 3, dl(1, 5, 100), cpu_id(0));
+    s.platform.now.fetch_add(MS, Ordering::Relaxed);
+    spawn_on(&s, 1, dl(2, 10, 100), cpu_id(0), false);
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(1));
+    s.platform.now.fetch_add(MS, Ordering::Relaxed);
+
+    let w = s
+        .wake(TaskId(2), sched::WakeFlags::empty(), cpu_id(0))
+        .unwrap();
+    assert_eq!(w.cpu(), cpu_id(1), "a later deadline goes to the idle CPU");
+    assert_eq!(moves(&s, cpu_id(0)), (0, 0));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(2));
+    switch(&s, cpu_id(1), PrevAction::Sleeps);
+    assert_eq!(curr(&s, cpu_id(1)), None);
+    // CPU 1 idle again, CPU 0 runs A (deadline ~11 ms): C (~7 ms) stays on
+    // CPU 0 and preempts A (Linux's choice: the fair placement would have
+    // taken the idle CPU), and A then goes to the idle CPU 1.
+    let w = s
+        .wake(TaskId(3), sched::WakeFlags::empty(), cpu_id(0))
+        .unwrap();
+    assert_eq!(w.cpu(), cpu_id(0), "an earlier deadline stays and preempts");
+    assert_eq!(s.cpu_rq(cpu_id(0)).need_resched(), Resched::Now);
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(3));
+    assert_eq!(s.task_cpu(TaskId(1)), Some(cpu_id(1)));
+    assert_eq!(moves(&s, cpu_id(0)), (1, 0));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(1));
+    let mut scratch = s.check_scratch();
+    s.check(&mut scratch).unwrap();
+}

@@ -55,11 +55,14 @@
 //! Left out: capacity fitness (`dl_task_fits_capacity`), the topology
 //! preference among later CPUs (`find_later_rq` prefers this CPU, then
 //! the nearest domain; we take the first after `cpu`), the fair server's
-//! deadline on the target (cpudl sees only tasks here), DL wakeup placement
-//! (`select_task_rq_dl`: a wakee queued behind an earlier deadline is
-//! pushed just after its enqueue instead), and Linux's retry when the task
-//! to push changed while the locks were taken (we stop; the next switch
-//! tries again).
+//! deadline on the target (cpudl sees only tasks here), and Linux's retry
+//! when the task to push changed while the locks were taken (we stop; the
+//! next switch tries again).
+//!
+//! Wakeup placement (`select_task_rq_dl`, [`Scheduler::select_task_rq`])
+//! uses the same `find_later_rq`: a wakee that could not run at once on its
+//! previous CPU (a ready deadline task there is no later) goes to a later
+//! CPU if there is one; forks take the fair slow path.
 
 use core::sync::atomic::Ordering;
 
@@ -67,7 +70,7 @@ use super::{Platform, Scheduler};
 use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::rq::{dl_migratable, Resched};
-use crate::task::TaskId;
+use crate::task::{SchedTask, TaskId};
 
 impl<P: Platform> Scheduler<P> {
     /// DL-overloaded CPUs (Linux's `rd->dlo_count`).
@@ -176,6 +179,25 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         best.map(|(c, _)| c)
+    }
+
+    /// `select_task_rq_dl` for a wakeup: a deadline task wakes on `cpu` (its
+    /// previous CPU, or its first allowed one) unless a ready deadline task
+    /// there has a deadline no later than the wakee's, so that it could not
+    /// run at once; then on the CPU `find_later_rq` finds, if any. As in
+    /// Linux, the wakee's deadline is the one it slept with (the CBS wakeup
+    /// rule may renew it at the enqueue), and the CPU's deadline is the
+    /// published earliest one (Linux reads the running task's).
+    pub(super) fn select_task_rq_dl(&self, t: &SchedTask, cpu: CpuId) -> CpuId {
+        let earliest = self.slots[cpu.index()]
+            .summary
+            .dl_earliest
+            .load(Ordering::Relaxed);
+        if earliest == 0 || t.dl.deadline < earliest || t.cpus_allowed.weight() < 2 {
+            return cpu;
+        }
+        let mask = self.allowed_mask(t);
+        self.find_later_rq(t.dl.deadline, &mask, cpu).unwrap_or(cpu)
     }
 
     /// `pull_dl_task`: takes to `cpu`, from each DL-overloaded CPU, its

@@ -29,6 +29,9 @@
 //!   (push and pull use it, [`super::CpuSummary::rt_rank`]), capacity
 //!   fitness; and RT forks, which still take the slow path below (Linux
 //!   places them by the same rule as RT wakeups).
+//! - Deadline wakeups (`select_task_rq_dl`, [`super::dl_balance`]): the
+//!   previous CPU, unless the wakee's deadline is not earlier than the
+//!   earliest there; then a CPU with no deadline task or a later one.
 //!
 //! `wake_affine_weight` compares PELT load averages (the runqueue's
 //! `load_avg`, blocked load included, and the wakee's, [`crate::pelt`]) with
@@ -630,6 +633,16 @@ impl<P: Platform> Scheduler<P> {
                 self.first_allowed(t)
             };
             self.select_task_rq_rt(t, base, this_cpu)
+        } else if t.class() == SchedClass::Dl
+            && !wf.contains(WakeFlags::FORK)
+            && !wf.contains(WakeFlags::EXEC)
+        {
+            let base = if prev_ok {
+                prev_cpu
+            } else {
+                self.first_allowed(t)
+            };
+            self.select_task_rq_dl(t, base)
         } else if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
             self.find_idlest_cpu(t, this_cpu)
         } else {
