@@ -19,8 +19,14 @@
 //!   the root domain (here: every CPU) at or below 95% of its CPUs, the fair
 //!   servers' bandwidth included, so that admitted tasks meet their deadlines
 //!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
-//!   (global EDF, as Linux; tasks are not migrated to balance deadlines
-//!   here: they stay where they were placed).
+//!   under global EDF (Devi and Anderson, "Tardiness bounds under global EDF
+//!   scheduling on a multiprocessor", RTSS 2005), as in Linux. The bound is
+//!   for the machine, not per CPU, so it holds only if tasks move: push and
+//!   pull balancing (`sched::smp`'s `dl_balance`, Linux's `push_dl_task` /
+//!   `pull_dl_task`) keeps the earliest ready deadlines running on the CPUs
+//!   their affinity allows. A task pinned to one CPU stays there, and
+//!   admission does not check that such tasks fit their CPU (Linux refuses
+//!   to pin a deadline task to less than its root domain; we do not).
 //!
 //! [`DlRq`] keeps the ready tasks in a B+tree by absolute deadline and the
 //! throttled ones in another by replenishment time (the fair class's
@@ -506,11 +512,19 @@ impl DlRq {
     }
 
     /// Enqueues a task (`enqueue_dl_entity`): the CBS wakeup rule, then into
-    /// the ready tree, or the throttled one while its budget is spent.
-    pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
+    /// the ready tree, or the throttled one while its budget is spent. A
+    /// queued task moved here from another CPU (`moved`: push, pull, the
+    /// load balancer) keeps its budget and deadline unless the deadline has
+    /// passed, as Linux applies `update_dl_entity` only with
+    /// `ENQUEUE_WAKEUP`: a waiting task's remaining budget soon needs more
+    /// than its bandwidth of the time left, and the wakeup rule would then
+    /// postpone the deadline of the task that the move was to help.
+    pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64, moved: bool) {
         let t = &mut ts[s.0 as usize];
         debug_assert!(!t.dl.on_rq);
-        if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
+        if moved && t.dl.runtime_ns > 0 && now < t.dl.deadline {
+            // Kept as it is.
+        } else if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
             Self::fresh(t, now);
         } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
             // Its replenishment time passed while it was off the runqueue.
@@ -539,6 +553,30 @@ impl DlRq {
     #[inline]
     pub fn pick_task(&self) -> Option<Slot> {
         self.ready.first()
+    }
+
+    /// The earliest-deadline ready task other than `curr` that `ok` accepts,
+    /// looking at no more than [`crate::rt::PUSHABLE_SCAN`] tasks in
+    /// deadline order (Linux keeps a separate tree of the pushable tasks,
+    /// `pushable_dl_tasks_root`; here the running one and the pinned ones
+    /// are stepped over).
+    pub fn earliest_pushable(
+        &self,
+        ts: &[SchedTask],
+        curr: u32,
+        ok: impl Fn(&SchedTask) -> bool,
+    ) -> Option<Slot> {
+        let mut i = self.ready.first()?.0;
+        for _ in 0..crate::rt::PUSHABLE_SCAN {
+            if i == crate::task::NIL {
+                return None;
+            }
+            if i != curr && ok(&ts[i as usize]) {
+                return Some(Slot(i));
+            }
+            i = self.ready.next(i);
+        }
+        None
     }
 
     /// Charges the running task (`update_curr_dl`); returns true when its

@@ -245,6 +245,14 @@ pub fn rt_migratable(t: &SchedTask) -> bool {
     t.class() == SchedClass::Rt && t.cpus_allowed.weight() > 1
 }
 
+/// May a SCHED_DEADLINE task be pushed or pulled: ready (not throttled)
+/// and allowed on more than one CPU? The fair server is no task and never
+/// moves.
+#[inline]
+pub fn dl_migratable(t: &SchedTask) -> bool {
+    t.class() == SchedClass::Dl && !t.dl.throttled && t.cpus_allowed.weight() > 1
+}
+
 /// Per-CPU counters (`sched_debug`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RqStats {
@@ -278,6 +286,11 @@ pub struct RqStats {
     pub nr_rt_push: u64,
     /// RT tasks pulled here from an RT-overloaded CPU (`pull_rt_task`).
     pub nr_rt_pull: u64,
+    /// Deadline tasks pushed from here to a CPU with no deadline task or a
+    /// later earliest deadline (`push_dl_task`).
+    pub nr_dl_push: u64,
+    /// Deadline tasks pulled here from a DL-overloaded CPU (`pull_dl_task`).
+    pub nr_dl_pull: u64,
 }
 
 /// Why a runqueue operation was refused.
@@ -858,7 +871,9 @@ impl Rq {
             }
             SchedClass::Dl => {
                 self.dl_enable();
-                self.dl.enqueue(&mut self.tasks, slot, self.clock);
+                let moved =
+                    flags.contains(EnqueueFlags::MIGRATED) && !flags.contains(EnqueueFlags::WAKEUP);
+                self.dl.enqueue(&mut self.tasks, slot, self.clock, moved);
             }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
@@ -2054,6 +2069,49 @@ impl Rq {
         self.rt_pushable(rt_migratable)
             .and_then(|id| self.task(id))
             .map_or(0, |t| t.params.rt_priority)
+    }
+
+    /// The earliest absolute deadline of a ready deadline task here, running
+    /// or queued (`dl_rq->earliest_dl.curr`, what cpudl records), or 0 with
+    /// none.
+    #[inline]
+    pub fn dl_earliest(&self) -> u64 {
+        self.dl
+            .pick_task()
+            .map_or(0, |s| self.tasks[s.0 as usize].dl.deadline.max(1))
+    }
+
+    /// The queued, not running deadline task that push balancing would move
+    /// first (the earliest deadline) and that `ok` accepts.
+    pub fn dl_pushable(&self, ok: impl Fn(&SchedTask) -> bool) -> Option<TaskId> {
+        let s = self.dl.earliest_pushable(&self.tasks, self.curr, ok)?;
+        Some(self.id_of(s.0))
+    }
+
+    /// Linux's `dl_rq->overloaded`: with two or more ready deadline tasks
+    /// here and a queued, not running one that may run elsewhere, that
+    /// task's absolute deadline (at least 1); else 0.
+    #[inline]
+    pub fn dl_overload_deadline(&self) -> u64 {
+        if self.dl.nr_ready < 2 {
+            return 0;
+        }
+        self.dl_pushable(dl_migratable)
+            .and_then(|id| self.task(id))
+            .map_or(0, |t| t.dl.deadline.max(1))
+    }
+
+    /// The deadline a deadline task must beat to run here at once: the
+    /// running deadline task's (if it is ready), or the fair server's while
+    /// it serves; `None` when something of a lower class runs (any deadline
+    /// task preempts it).
+    pub fn dl_curr_deadline(&self) -> Option<u64> {
+        if let Some(c) = self.curr_task() {
+            if c.class() == SchedClass::Dl && !c.dl.throttled {
+                return Some(c.dl.deadline);
+            }
+        }
+        self.fair_served().then_some(self.fair_server.edf_deadline)
     }
 
     /// Is the queued task cache-hot (ran within `migration_cost_ns`, or is the

@@ -56,6 +56,15 @@
 //! and priority changes; pulls follow switches and priority changes
 //! ([`Scheduler::balance_rt`]). Moves use `double_rq_lock` as balancing does.
 //!
+//! # Deadline push and pull (`dl_balance`)
+//! The same for SCHED_DEADLINE (global EDF): a DL-overloaded CPU (two or
+//! more ready deadline tasks, a queued one allowed elsewhere; counted as
+//! `rd->dlo_count`) pushes its earliest waiting task to a CPU with no
+//! deadline task or a later one, and a CPU whose earliest deadline is later
+//! than an overloaded CPU's waiting task pulls it. Pushes follow enqueues,
+//! switches, ticks and parameter changes; pulls follow switches and
+//! parameter changes ([`Scheduler::balance_dl`]).
+//!
 //! # Balancing (`balance`)
 //! [`Scheduler::load_balance`] walks this CPU's domains bottom-up and, at the
 //! first level out of balance, pulls runnable, not running, allowed,
@@ -88,6 +97,7 @@ mod loom_tests;
 pub mod newidle;
 mod placement;
 pub use placement::nr_idle_scan_for;
+mod dl_balance;
 mod rt_balance;
 
 pub use hotplug::HotplugError;
@@ -310,6 +320,16 @@ pub struct CpuSummary {
     /// and a queued, not running one that may migrate; the value is that
     /// task's priority, what a pull would gain ([`Rq::rt_overload_rank`]).
     pub rt_next_rank: AtomicU8,
+    /// The earliest absolute deadline of a ready SCHED_DEADLINE task here,
+    /// running or queued, or 0 with none (Linux's cpudl heap entry,
+    /// `dl_rq->earliest_dl.curr`): DL push and pull move a task only to a
+    /// CPU with none or a later one (`dl_balance`).
+    pub dl_earliest: AtomicU64,
+    /// Nonzero while the runqueue is DL-overloaded (Linux's
+    /// `dl_rq->overloaded`, its CPU in `rd->dlo_mask`): two or more ready
+    /// deadline tasks and a queued, not running one that may migrate; the
+    /// value is that task's absolute deadline ([`Rq::dl_overload_deadline`]).
+    pub dl_next: AtomicU64,
 }
 
 /// Linux's `cfs_rq->removed`: PELT averages waiting to leave a runqueue
@@ -408,7 +428,7 @@ pub struct RqGuard<'a, P: Platform> {
     guard: Option<MutexGuard<'a, Rq>>,
     summary: &'a CpuSummary,
     overloaded: &'a AtomicU32,
-    rto_count: &'a AtomicU32,
+    push_count: &'a AtomicU64,
     platform: &'a P,
     irq: Option<bool>,
 }
@@ -427,9 +447,10 @@ impl<P: Platform> DerefMut for RqGuard<'_, P> {
 }
 
 /// Republishes `rq`'s summary `s` (its lock held) and keeps `overloaded`, the
-/// count of CPUs with two or more runnable tasks, and `rto_count`, the count
-/// of RT-overloaded CPUs, in step with it.
-fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &AtomicU32) {
+/// count of CPUs with two or more runnable tasks, and `push_count`, the
+/// counts of RT- and DL-overloaded CPUs ([`Scheduler::push_count`]), in
+/// step with it.
+fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &AtomicU64) {
     if s.removed.nr.load(Ordering::Relaxed) != 0 {
         s.removed.apply(rq, &s.group_removed);
     }
@@ -459,15 +480,15 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, rto_count: &Atom
     // nonzero overload rank implies a nonzero rank): nothing to write. (A
     // running RT task that just blocked is left out until the switch.)
     if (rq.rt.nr_running | rq.dl.nr_ready) != 0 || s.rt_rank.load(Ordering::Relaxed) != 0 {
-        publish_rt(rq, s, rank, rto_count);
+        publish_rt(rq, s, rank, push_count);
     }
 }
 
 /// The RT part of [`publish`]: the highest RT rank and the overload rank,
-/// and `rto_count` in step with the latter. Written only under the
+/// and the RT count of `push_count` in step with the latter. Written only under the
 /// runqueue's lock, so a load and a compare stand in for an atomic swap.
 #[inline(never)]
-fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, rto_count: &AtomicU32) {
+fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, push_count: &AtomicU64) {
     s.rt_rank
         .store(rq.rt_highest_rank().max(curr_rank), Ordering::Relaxed);
     let next = rq.rt_overload_rank();
@@ -475,12 +496,38 @@ fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, rto_count: &AtomicU32) {
     if was != next {
         s.rt_next_rank.store(next, Ordering::Relaxed);
         if was == 0 {
-            rto_count.fetch_add(1, Ordering::Relaxed);
+            push_count.fetch_add(RTO_ONE, Ordering::Relaxed);
         } else if next == 0 {
-            rto_count.fetch_sub(1, Ordering::Relaxed);
+            push_count.fetch_sub(RTO_ONE, Ordering::Relaxed);
+        }
+    }
+    // A deadline task here now or at the last publish (a nonzero published
+    // earliest deadline implies `rt_rank` 100, so this runs then).
+    if rq.dl.nr_ready != 0 || s.dl_earliest.load(Ordering::Relaxed) != 0 {
+        publish_dl(rq, s, push_count);
+    }
+}
+
+/// The deadline part of [`publish`] (cpudl and `rd->dlo_mask`): the
+/// earliest ready deadline, the overload deadline, and the DL count of
+/// `push_count` in step with the latter.
+fn publish_dl(rq: &Rq, s: &CpuSummary, push_count: &AtomicU64) {
+    s.dl_earliest.store(rq.dl_earliest(), Ordering::Relaxed);
+    let next = rq.dl_overload_deadline();
+    let was = s.dl_next.swap(next, Ordering::Relaxed);
+    if (was == 0) != (next == 0) {
+        if was == 0 {
+            push_count.fetch_add(DLO_ONE, Ordering::Relaxed);
+        } else {
+            push_count.fetch_sub(DLO_ONE, Ordering::Relaxed);
         }
     }
 }
+
+/// One RT-overloaded CPU in [`Scheduler::push_count`].
+const RTO_ONE: u64 = 1;
+/// One DL-overloaded CPU in [`Scheduler::push_count`].
+const DLO_ONE: u64 = 1 << 32;
 
 /// A task's RT rank ([`CpuSummary::curr_rt_rank`]): what Linux's
 /// `rt_task()` and `p->prio` order, inverted so that higher outranks.
@@ -496,7 +543,7 @@ impl<P: Platform> Drop for RqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.guard.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&mut g, self.summary, self.overloaded, self.rto_count);
+            publish(&mut g, self.summary, self.overloaded, self.push_count);
             drop(g);
         }
         if let Some(irq) = self.irq {
@@ -512,7 +559,7 @@ pub struct DoubleRqGuard<'a, P: Platform> {
     sa: &'a CpuSummary,
     sb: &'a CpuSummary,
     overloaded: &'a AtomicU32,
-    rto_count: &'a AtomicU32,
+    push_count: &'a AtomicU64,
     platform: &'a P,
     irq: bool,
 }
@@ -531,11 +578,11 @@ impl<P: Platform> Drop for DoubleRqGuard<'_, P> {
     fn drop(&mut self) {
         if let Some(mut g) = self.b.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&mut g, self.sb, self.overloaded, self.rto_count);
+            publish(&mut g, self.sb, self.overloaded, self.push_count);
         }
         if let Some(mut g) = self.a.take() {
             flush_hrtick(&mut g, self.platform);
-            publish(&mut g, self.sa, self.overloaded, self.rto_count);
+            publish(&mut g, self.sa, self.overloaded, self.push_count);
         }
         self.platform.irq_restore(self.irq);
     }
@@ -612,8 +659,12 @@ pub struct Scheduler<P: Platform> {
     /// an exact count). A newly idle CPU skips its balance while it is 0.
     overloaded: AtomicU32,
     /// RT-overloaded CPUs ([`CpuSummary::rt_next_rank`] nonzero; Linux's
-    /// `rd->rto_count`): while it is 0, no CPU looks for an RT task to pull.
-    rto_count: AtomicU32,
+    /// `rd->rto_count`) in the low half, DL-overloaded ones
+    /// ([`CpuSummary::dl_next`] nonzero; `rd->dlo_count`) in the high half:
+    /// while a half is 0, no CPU looks for a task of that class to push or
+    /// pull, and the switch tests both with one load
+    /// ([`Self::rto_count`], [`Self::dlo_count`]).
+    push_count: AtomicU64,
     /// CPUs placement, balancing and wakeups may use (Linux's
     /// `cpu_active_mask`), a bit per CPU; see [`hotplug`].
     active: [AtomicU64; CPUMASK_WORDS],
@@ -845,7 +896,7 @@ impl<P: Platform> Scheduler<P> {
                 .map(|_| spin::Once::new())
                 .collect(),
             overloaded: AtomicU32::new(0),
-            rto_count: AtomicU32::new(0),
+            push_count: AtomicU64::new(0),
             active: CpuMask::first_n(nr_cpus).words().map(AtomicU64::new),
             nr_inactive: AtomicU32::new(0),
             nr_misfit: AtomicU32::new(0),
@@ -978,7 +1029,7 @@ impl<P: Platform> Scheduler<P> {
             guard: Some(self.lock(&slot.rq)),
             summary: &slot.summary,
             overloaded: &self.overloaded,
-            rto_count: &self.rto_count,
+            push_count: &self.push_count,
             platform: &self.platform,
             irq: Some(irq),
         }
@@ -998,7 +1049,7 @@ impl<P: Platform> Scheduler<P> {
     pub fn publish(&self, rq: &mut Rq) {
         flush_hrtick(rq, &self.platform);
         let s = &self.slots[rq.cpu().index()].summary;
-        publish(rq, s, &self.overloaded, &self.rto_count);
+        publish(rq, s, &self.overloaded, &self.push_count);
     }
 
     /// Locks two runqueues in CPU order (`double_rq_lock`); `a != b`.
@@ -1016,7 +1067,7 @@ impl<P: Platform> Scheduler<P> {
             sa: &self.slots[a.index()].summary,
             sb: &self.slots[b.index()].summary,
             overloaded: &self.overloaded,
-            rto_count: &self.rto_count,
+            push_count: &self.push_count,
             platform: &self.platform,
             irq,
         }
@@ -1135,6 +1186,34 @@ impl<P: Platform> Scheduler<P> {
             .load(Ordering::Relaxed)
     }
 
+    /// RT-overloaded CPUs as last published (Linux's `rd->rto_count`).
+    #[inline]
+    pub(crate) fn rto_count(&self) -> u32 {
+        self.push_count.load(Ordering::Relaxed) as u32
+    }
+
+    /// DL-overloaded CPUs as last published (Linux's `rd->dlo_count`).
+    #[inline]
+    pub(crate) fn dlo_count(&self) -> u32 {
+        (self.push_count.load(Ordering::Relaxed) >> 32) as u32
+    }
+
+    /// Is some CPU RT- or DL-overloaded? One load.
+    #[inline]
+    pub(crate) fn any_push_overloaded(&self) -> bool {
+        self.push_count.load(Ordering::Relaxed) != 0
+    }
+
+    /// After an enqueue on `cpu`: the RT and deadline pushes if some CPU is
+    /// overloaded (one load otherwise). `this_cpu` is the caller's CPU.
+    #[inline]
+    pub(crate) fn push_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+        if self.any_push_overloaded() {
+            self.push_rt_if_overloaded(cpu, this_cpu);
+            self.push_dl_if_overloaded(cpu, this_cpu);
+        }
+    }
+
     /// Sends a reschedule IPI to `cpu` if it must act now (an immediate
     /// request); lazy requests wait for that CPU's tick.
     pub(crate) fn kick_if_needed(&self, cpu: CpuId, this_cpu: CpuId, resched: Resched) {
@@ -1167,11 +1246,10 @@ impl<P: Platform> Scheduler<P> {
         };
         self.kick_if_needed(cpu, this_cpu, d.resched);
         self.recheck_active(cpu);
-        // `task_woken_rt`: an RT task queued behind a higher one moves on
-        // (one load of the overload count while no CPU is overloaded).
-        if self.rto_count.load(Ordering::Relaxed) != 0 {
-            self.push_rt_if_overloaded(cpu, this_cpu);
-        }
+        // `task_woken_rt` / `task_woken_dl`: an RT task queued behind a
+        // higher one, or a deadline task behind an earlier one, moves on
+        // (one load of the overload counts while no CPU is overloaded).
+        self.push_if_overloaded(cpu, this_cpu);
         Ok(d)
     }
 

@@ -118,7 +118,9 @@ pub fn sched_ipi() {
         percpu::cpu(cpu).liveness.answered(rq.clock());
         s.sched_ttwu_pending(&mut rq);
     }
-    // `task_woken_rt` for the wakeups just landed: an RT task queued behind
-    // a higher one is pushed on (one load while no CPU is RT-overloaded).
+    // `task_woken_rt` / `task_woken_dl` for the wakeups just landed: an RT
+    // task queued behind a higher one, or a deadline task behind an earlier
+    // one, is pushed on (one load each while no CPU is overloaded).
     s.balance_rt(cpu, cpu);
+    s.balance_dl(cpu, cpu);
 }

@@ -505,6 +505,12 @@ impl<P: Platform> Scheduler<P> {
         rq.update_rq_clock(self.platform.now_ns());
         let r = rq.task_tick();
         self.tick_misfit(&rq);
+        drop(rq);
+        // A replenished deadline task queued behind an earlier deadline
+        // moves on (`dl_task_timer`'s push).
+        if self.dlo_count() != 0 {
+            self.push_dl_if_overloaded(cpu, cpu);
+        }
         r
     }
 
@@ -529,13 +535,14 @@ impl<P: Platform> Scheduler<P> {
     ///
     /// Then the RT balance callbacks ([`Scheduler::balance_rt`]): push if
     /// this CPU is RT-overloaded, pull if it now runs something of lower
-    /// rank than another overloaded CPU's waiting RT task (one relaxed load
-    /// while no CPU is RT-overloaded).
+    /// rank than another overloaded CPU's waiting RT task; and the deadline
+    /// ones ([`Scheduler::balance_dl`]) likewise (one relaxed load while no
+    /// CPU is RT- or DL-overloaded).
     ///
     /// On a CPU going offline, it then moves off what the switch landed
     /// there (its wake list; Linux's `balance_push` callback).
     pub fn finish_switch(&self, cpu: CpuId, sw: &Switch) -> Option<CpuId> {
-        let moved = if self.rto_count.load(Ordering::Relaxed) != 0 {
+        let moved = if self.any_push_overloaded() {
             self.finish_switch_rt(cpu, sw)
         } else {
             self.finish_switch_prev(cpu, sw)
@@ -549,14 +556,15 @@ impl<P: Platform> Scheduler<P> {
         moved
     }
 
-    /// [`Scheduler::finish_switch`] while some CPU is RT-overloaded: the
-    /// previous task, then the RT balance (out of line: the fair path pays
-    /// one load for it).
+    /// [`Scheduler::finish_switch`] while some CPU is RT- or DL-overloaded:
+    /// the previous task, then the RT and deadline balance (out of line: the
+    /// fair path pays one load for it).
     #[cold]
     #[inline(never)]
     fn finish_switch_rt(&self, cpu: CpuId, sw: &Switch) -> Option<CpuId> {
         let moved = self.finish_switch_prev(cpu, sw);
         self.balance_rt(cpu, cpu);
+        self.balance_dl(cpu, cpu);
         moved
     }
 
@@ -639,7 +647,7 @@ impl<P: Platform> Scheduler<P> {
                     if misplaced {
                         self.move_misplaced(cpu, id);
                     }
-                    self.push_rt_if_overloaded(cpu, this_cpu);
+                    self.push_if_overloaded(cpu, this_cpu);
                     return Ok(Woke::InPlace { cpu, decision });
                 }
                 HeldWake::NotHere => {
@@ -672,7 +680,7 @@ impl<P: Platform> Scheduler<P> {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
                         self.kick_if_needed(cpu, this_cpu, d.resched);
-                        self.push_rt_if_overloaded(cpu, this_cpu);
+                        self.push_if_overloaded(cpu, this_cpu);
                         let outcome = if cpu == this_cpu {
                             WakeOutcome::Local(d)
                         } else {
@@ -849,8 +857,10 @@ impl<P: Platform> Scheduler<P> {
                     let r = rq.sched_setattr(id, params)?;
                     drop(rq);
                     self.kick_if_needed(cpu, this_cpu, r);
-                    // `prio_changed_rt` / `switched_from_rt`.
+                    // `prio_changed_rt` / `switched_from_rt`, and the
+                    // deadline class's.
                     self.balance_rt(cpu, this_cpu);
+                    self.balance_dl(cpu, this_cpu);
                     return Ok((cpu, r));
                 }
                 Err(LifecycleError::Asleep) => {

@@ -29,6 +29,9 @@
 //!   (push and pull use it, [`super::CpuSummary::rt_rank`]), capacity
 //!   fitness; and RT forks, which still take the slow path below (Linux
 //!   places them by the same rule as RT wakeups).
+//! - Deadline wakeups (`select_task_rq_dl`, [`super::dl_balance`]): the
+//!   previous CPU, unless the wakee's deadline is not earlier than the
+//!   earliest there; then a CPU with no deadline task or a later one.
 //!
 //! `wake_affine_weight` compares PELT load averages (the runqueue's
 //! `load_avg`, blocked load included, and the wakee's, [`crate::pelt`]) with
@@ -620,24 +623,23 @@ impl<P: Platform> Scheduler<P> {
     ) -> (CpuId, WakeFlags) {
         let prev_cpu = t.cpu;
         let prev_ok = self.allowed(t, prev_cpu);
-        let cpu = if t.class() == SchedClass::Rt
-            && !wf.contains(WakeFlags::FORK)
-            && !wf.contains(WakeFlags::EXEC)
-        {
-            let base = if prev_ok {
+        // The previous CPU, or the first allowed one: where a wakeup starts.
+        let base = || {
+            if prev_ok {
                 prev_cpu
             } else {
                 self.first_allowed(t)
-            };
-            self.select_task_rq_rt(t, base, this_cpu)
-        } else if wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC) {
+            }
+        };
+        let fork = wf.contains(WakeFlags::FORK) || wf.contains(WakeFlags::EXEC);
+        let cpu = if t.class() == SchedClass::Rt && !fork {
+            self.select_task_rq_rt(t, base(), this_cpu)
+        } else if t.class() == SchedClass::Dl && !fork {
+            self.select_task_rq_dl(t, base())
+        } else if fork {
             self.find_idlest_cpu(t, this_cpu)
         } else {
-            let base = if prev_ok {
-                prev_cpu
-            } else {
-                self.first_allowed(t)
-            };
+            let base = base();
             let mut target = base;
             // Wake-affine at the lowest domain of the waker holding prev.
             let affine = self.slots[this_cpu.index()]

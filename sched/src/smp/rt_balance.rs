@@ -53,13 +53,13 @@ use core::sync::atomic::Ordering;
 use super::{rt_rank, Platform, Scheduler};
 use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
-use crate::rq::{rt_migratable, Resched};
+use crate::rq::{rt_migratable, Resched, Rq};
 use crate::task::{TaskId, TaskState};
 
 impl<P: Platform> Scheduler<P> {
     /// RT-overloaded CPUs (Linux's `rd->rto_count`).
     pub fn rt_overloaded_cpus(&self) -> u32 {
-        self.rto_count.load(Ordering::Relaxed)
+        self.rto_count()
     }
 
     /// Pushes from `cpu` if its summary says it is RT-overloaded (one
@@ -82,7 +82,7 @@ impl<P: Platform> Scheduler<P> {
     /// one relaxed load while no CPU is RT-overloaded. `this_cpu` is the
     /// caller's CPU. Returns the tasks (pushed, pulled).
     pub fn balance_rt(&self, cpu: CpuId, this_cpu: CpuId) -> (u32, u32) {
-        if self.rto_count.load(Ordering::Relaxed) == 0 {
+        if self.rto_count() == 0 {
             return (0, 0);
         }
         let pushed = if self.slots[cpu.index()]
@@ -167,7 +167,7 @@ impl<P: Platform> Scheduler<P> {
     /// and does not outrank the task running where it is. Returns the tasks
     /// moved.
     pub fn pull_rt_task(&self, cpu: CpuId) -> u32 {
-        if self.rto_count.load(Ordering::Relaxed) == 0 || !self.cpu_active(cpu) {
+        if self.rto_count() == 0 || !self.cpu_active(cpu) {
             return 0;
         }
         let mut n = 0;
@@ -216,17 +216,44 @@ impl<P: Platform> Scheduler<P> {
     /// `to`, and outranks everything on `to`; counts a push on `from` or a
     /// pull on `to`, and kicks `to` if it must switch now.
     fn move_rt(&self, id: TaskId, rank: u8, from: CpuId, to: CpuId, push: bool) -> bool {
+        self.move_queued(
+            id,
+            from,
+            to,
+            |src, dst| {
+                src.task(id).is_some_and(|t| {
+                    rt_rank(t) == rank && rt_migratable(t) && t.cpus_allowed.has(to)
+                }) && dst.rt_highest_rank() < rank
+            },
+            |src, dst| {
+                if push {
+                    src.stats.nr_rt_push += 1;
+                } else {
+                    dst.stats.nr_rt_pull += 1;
+                }
+            },
+        )
+    }
+
+    /// Moves task `id`, queued and not running on `from`, to `to` under both
+    /// locks if `still(from's rq, to's rq)` holds there (what the lock-free
+    /// summaries suggested, rechecked); `count` records the move on the two
+    /// runqueues. Kicks `to` if it must switch now. RT and deadline push
+    /// and pull ([`super::dl_balance`]) move tasks through it.
+    pub(super) fn move_queued(
+        &self,
+        id: TaskId,
+        from: CpuId,
+        to: CpuId,
+        still: impl FnOnce(&Rq, &Rq) -> bool,
+        count: impl FnOnce(&mut Rq, &mut Rq),
+    ) -> bool {
         let d = {
             let mut locked = self.double_rq_lock(from, to);
             let (src, dst) = locked.pair();
-            let still = src.curr() != Some(id)
-                && src.task(id).is_some_and(|t| {
-                    t.state == TaskState::Queued
-                        && rt_rank(t) == rank
-                        && rt_migratable(t)
-                        && t.cpus_allowed.has(to)
-                });
-            if !still || dst.rt_highest_rank() >= rank {
+            let queued = src.curr() != Some(id)
+                && src.task(id).is_some_and(|t| t.state == TaskState::Queued);
+            if !queued || !still(src, dst) {
                 return false;
             }
             let now = self.platform.now_ns();
@@ -237,11 +264,7 @@ impl<P: Platform> Scheduler<P> {
             };
             let d = dst.attach_task(id, t);
             self.placed(id, to);
-            if push {
-                src.stats.nr_rt_push += 1;
-            } else {
-                dst.stats.nr_rt_pull += 1;
-            }
+            count(src, dst);
             d
         };
         // Kicked even when it is the caller's own CPU (see the module docs),
