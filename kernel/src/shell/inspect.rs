@@ -316,6 +316,8 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let _ = writeln!(sh, "  .nr_migrations_in     : {}", s.nr_migrations_in);
         let _ = writeln!(sh, "  .nr_rt_push           : {}", s.nr_rt_push);
         let _ = writeln!(sh, "  .nr_rt_pull           : {}", s.nr_rt_pull);
+        let _ = writeln!(sh, "  .nr_dl_push           : {}", s.nr_dl_push);
+        let _ = writeln!(sh, "  .nr_dl_pull           : {}", s.nr_dl_pull);
         let _ = writeln!(sh, "  .nr_delayed           : {}", s.nr_delayed);
         let _ = writeln!(sh, "  .nr_ticks             : {}", s.nr_ticks);
         let fs = &d.server;
