@@ -555,6 +555,15 @@ impl DlRq {
         self.ready.first()
     }
 
+    /// Whether a throttled task waits here for its replenishment. The
+    /// replenishment comes at this CPU's tick, so a CPU with one must not
+    /// stop its tick when it idles (Linux arms the task's `dl_timer`
+    /// instead). O(1).
+    #[inline]
+    pub fn has_throttled(&self) -> bool {
+        !self.throttled.is_empty()
+    }
+
     /// The earliest-deadline ready task other than `curr` that `ok` accepts,
     /// looking at no more than [`crate::rt::PUSHABLE_SCAN`] tasks in
     /// deadline order (Linux keeps a separate tree of the pushable tasks,

@@ -162,14 +162,35 @@ pub struct Hog {
 impl Hog {
     /// Spawns a hog with `params`.
     pub fn spawn(name: &'static str, params: TaskParams) -> Result<Hog, alloc::string::String> {
+        Hog::spawn_with(name, params, None)
+    }
+
+    /// Spawns a hog with `params`, allowed only on the CPUs of `mask`.
+    pub fn spawn_on(
+        name: &'static str,
+        params: TaskParams,
+        mask: crate::cpumask::CpuMask,
+    ) -> Result<Hog, alloc::string::String> {
+        Hog::spawn_with(name, params, Some(mask))
+    }
+
+    fn spawn_with(
+        name: &'static str,
+        params: TaskParams,
+        mask: Option<crate::cpumask::CpuMask>,
+    ) -> Result<Hog, alloc::string::String> {
         let count = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (c, s) = (count.clone(), stop.clone());
-        let tid = task::spawn(name, params, move || {
+        let body = move || {
             while !s.load(Ordering::Relaxed) {
                 c.fetch_add(1, Ordering::Relaxed);
             }
-        })
+        };
+        let tid = match mask {
+            Some(m) => task::spawn_on(name, params, m, body),
+            None => task::spawn(name, params, body),
+        }
         .map_err(|e| alloc::format!("spawn {}: {:?}", name, e))?;
         Ok(Hog {
             tid,
