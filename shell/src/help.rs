@@ -270,7 +270,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "hackbench",
-        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C C] [-K K] [-M]",
+        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C C] [-K K] [-MR]",
         "senders and receivers passing messages, 2 x GROUPS x FDS threads",
         &[
             "-p, --pipe: pipes (fs/pipe.c: 16 x 4 KiB, a sync wakeup when empty)",
@@ -285,6 +285,8 @@ pub const COMMANDS: &[CommandHelp] = &[
             "7.2's less ours', as measured: 4924 (-T: 4426) and 1202 ns); default: none",
             "-M, --pipe-mutex (with -p -C linux): each copy runs under the pipe's",
             "sleeping lock (Linux's pipe->mutex; a waiter spins while the owner runs)",
+            "-R, --roles: also count what ends senders' and receivers' runs and the",
+            "receivers' wakeups (roles: lines); costs time per message; default: off",
             "long options too: --groups --loops --fds --datasize; -h prints this",
             "Ctrl-C stops it early; 'hackbench ... &' runs it in the background",
         ],

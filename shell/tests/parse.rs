@@ -909,6 +909,7 @@ fn workloads_defaults_and_ranges() {
             syscall_cost: None,
             sched_cost: None,
             pipe_mutex: false,
+            roles: false,
         }
     );
     assert_eq!(
@@ -1299,6 +1300,7 @@ fn hackbench_ipc_and_task_flags() {
             syscall_cost: None,
             sched_cost: None,
             pipe_mutex: false,
+            roles: false,
         }
     );
     err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
@@ -1525,6 +1527,27 @@ fn hackbench_pipe_mutex() {
         "hackbench -p -C linux -M -M",
         "hackbench: option '-M' given twice",
     );
+}
+
+#[test]
+fn hackbench_roles() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    // Off by default: the counting costs time per message.
+    assert!(!hb("hackbench").roles);
+    assert!(hb("hackbench -R").roles);
+    assert!(hb("hackbench --roles -p -g 2").roles);
+    assert!(hb("hackbench -pR").roles && hb("hackbench -pR").pipe);
+    // Any channel and any charge: it only counts.
+    assert!(hb("hackbench -p -C linux -K linux -M -R").roles);
+    err_starts("hackbench -R -R", "hackbench: option '-R' given twice");
+    err_starts(
+        "hackbench --roles=1",
+        "hackbench: option '--roles=1' takes no value",
+    );
+    err_starts("hackbench -R 1", "hackbench: unexpected argument '1'");
 }
 
 #[test]

@@ -204,24 +204,32 @@ fn hackbench(pipe: bool, p: Hackbench) -> Result<(), String> {
         out.contains(&alloc::format!("{} {mode} messages", r.data_received)),
         "{out}"
     );
-    // The per-role counters: a receiver's wakeup is a receive that slept,
-    // so it was woken (sync) by a send; every woken receiver that found a
-    // wakeup stamp ran on the waking send's CPU or another; each wakeup
-    // found at least the message it took.
+    // The per-role counters (-R): a receiver's wakeup is a receive that
+    // slept, so it was woken (sync) by a send; every woken receiver that
+    // found a wakeup stamp ran on the waking send's CPU or another; each
+    // wakeup found at least the message it took. Without -R nothing is
+    // counted or printed.
     let ro = &r.roles;
-    kassert!(ro.recv_wakeups > 0, "{ro:?}");
-    kassert!(ro.recv_wakeups <= r.channels.woken_sync, "{ro:?}");
-    kassert!(ro.recv_blocked >= ro.recv_wakeups, "{ro:?}");
-    kassert!(ro.recv_found >= ro.recv_wakeups, "{ro:?}");
-    kassert!(
-        ro.wake_same_cpu + ro.wake_other_cpu <= ro.recv_wakeups,
-        "{ro:?}"
-    );
-    kassert_eq!(
-        ro.wake_lat_log2.iter().sum::<u64>(),
-        ro.wake_same_cpu + ro.wake_other_cpu
-    );
-    kassert!(out.contains("roles: senders blocked "), "{out}");
+    if p.roles {
+        kassert!(ro.recv_wakeups > 0, "{ro:?}");
+        kassert!(ro.recv_wakeups <= r.channels.woken_sync, "{ro:?}");
+        kassert!(ro.recv_blocked >= ro.recv_wakeups, "{ro:?}");
+        kassert!(ro.recv_found >= ro.recv_wakeups, "{ro:?}");
+        kassert!(
+            ro.wake_same_cpu + ro.wake_other_cpu <= ro.recv_wakeups,
+            "{ro:?}"
+        );
+        kassert_eq!(
+            ro.wake_lat_log2.iter().sum::<u64>(),
+            ro.wake_same_cpu + ro.wake_other_cpu
+        );
+        kassert!(out.contains("roles: senders blocked "), "{out}");
+    } else {
+        kassert_eq!(*ro, workloads::hackbench::RoleStats::default());
+        kassert!(!out.contains("roles:"), "{out}");
+        kassert!(!out.contains("receiver wakeups:"), "{out}");
+        kassert!(!out.contains("wakeup-to-run"), "{out}");
+    }
     crate::kprintln!(
         "    hackbench {mode} g{g} f{f} l{l}: {} ms, {} sync wakeups, {} sender waits",
         r.ns / 1_000_000,
@@ -241,23 +249,29 @@ const HB: Hackbench = Hackbench {
     syscall_cost: None,
     sched_cost: None,
     pipe_mutex: false,
+    roles: false,
 };
+
+/// [`HB`] with the per-role counters (`-R`).
+const HB_ROLES: Hackbench = Hackbench { roles: true, ..HB };
 
 ktest_smp!(workload_hackbench_socket_counts, 1, || {
     hackbench(false, HB)?;
+    hackbench(false, HB_ROLES)?;
     // Large messages: the sndbuf holds ~45 of them, so senders block.
     hackbench(
         false,
         Hackbench {
             datasize: 4096,
             loops: 100,
-            ..HB
+            ..HB_ROLES
         },
     )
 });
 
 ktest_smp!(workload_hackbench_pipe_counts, 1, || {
     hackbench(true, HB)?;
+    hackbench(true, HB_ROLES)?;
     // Page-sized messages: 16 per pipe.
     hackbench(
         true,
@@ -265,7 +279,7 @@ ktest_smp!(workload_hackbench_pipe_counts, 1, || {
             datasize: 4096,
             loops: 100,
             threads: true,
-            ..HB
+            ..HB_ROLES
         },
     )
 });

@@ -94,8 +94,8 @@
 //! (`linux-compare.sh TRACE=1`, docs/results/linux.md, "Which wait queue
 //! Linux's pipe wakeups come from").
 //!
-//! # Per-role counters (the `roles:` lines)
-//! Each run also prints what ended the senders' and the receivers' runs
+//! # Per-role counters (`-R`, the `roles:` lines)
+//! With `-R` a run also prints what ended the senders' and the receivers' runs
 //! (voluntary switches inside a send, i.e. a full buffer, or elsewhere;
 //! involuntary ones inside a send, at the return to user space or
 //! elsewhere), how many times receivers were woken and how many messages
@@ -109,7 +109,13 @@
 //! shared write on the message path is the receiver's wakeup stamp
 //! ([`stamp_send`]): one load per send, and a clock read and a
 //! compare-exchange per first send after the receiver found its channel
-//! empty.
+//! empty. That is not free: three switch-count reads per send, a
+//! channel-counter read and a stamp store per receive made `hackbench -g 1
+//! -l 20` 15-25% slower in guest time (x86_64, 2 CPUs, -icount), more
+//! switches and migrations, and rt-tests' hackbench counts nothing. So it
+//! is opt-in, and a const parameter of the run ([`run_charged`]'s `ROLES`)
+//! so that a run without `-R` compiles to the message path it had before
+//! the counters existed.
 //!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
@@ -149,8 +155,8 @@ pub struct Report {
     pub charged_wakeups: u64,
     /// `-M`: what the pipe mutexes did (all groups summed).
     pub pipe_mutex: PipeMutexStats,
-    /// What ended the senders' and receivers' runs, and the receivers'
-    /// wakeups (the `roles:` result line).
+    /// `-R`: what ended the senders' and receivers' runs, and the
+    /// receivers' wakeups (the `roles:` result line); zero without it.
     pub roles: RoleStats,
 }
 
@@ -703,15 +709,31 @@ pub fn run(
             wake_ns,
             mutex_outside_ns: p.pipe_mutex.then_some(Hackbench::LINUX_NULL_SYSCALL_NS),
         };
-        return run_charged(p, c, ctl, out);
+        return run_roles(p, c, ctl, out);
     }
     match (send_ns, recv_ns) {
-        (0, 0) => run_charged(p, NoCharge, ctl, out),
-        (send_ns, recv_ns) => run_charged(p, ChargeNs { send_ns, recv_ns }, ctl, out),
+        (0, 0) => run_roles(p, NoCharge, ctl, out),
+        (send_ns, recv_ns) => run_roles(p, ChargeNs { send_ns, recv_ns }, ctl, out),
     }
 }
 
-fn run_charged<C: Charge>(
+/// [`run_charged`] with the per-role counters (`-R`) or without.
+fn run_roles<C: Charge>(
+    p: Hackbench,
+    charge: C,
+    ctl: &mut dyn Control,
+    out: &mut dyn Write,
+) -> Result<Report, alloc::string::String> {
+    if p.roles {
+        run_charged::<C, true>(p, charge, ctl, out)
+    } else {
+        run_charged::<C, false>(p, charge, ctl, out)
+    }
+}
+
+/// One run. `ROLES` (`-R`): the tasks count [`RoleStats`] around each
+/// channel operation; without it none of that code is there.
+fn run_charged<C: Charge, const ROLES: bool>(
     p: Hackbench,
     charge: C,
     ctl: &mut dyn Control,
@@ -774,15 +796,18 @@ fn run_charged<C: Charge>(
                 let (mut poisons, mut n) = (0, 0);
                 let mut acct = charge.start();
                 let mut rs = RoleStats::default();
-                let sw0 = own_switches();
+                let sw0 = if ROLES { own_switches() } else { (0, 0) };
                 while poisons < fds {
-                    if queued(&pipe) == 0 {
-                        stamps[k].store(0, Ordering::Relaxed);
+                    let mut v0 = 0;
+                    if ROLES {
+                        if queued(&pipe) == 0 {
+                            stamps[k].store(0, Ordering::Relaxed);
+                        }
+                        v0 = own_switches().0;
                     }
-                    let (v0, _) = own_switches();
                     charge.op_begin(&pipe, &mut acct);
                     let v = pipe.recv();
-                    if own_switches().0 != v0 {
+                    if ROLES && own_switches().0 != v0 {
                         receiver_woke(&pipe, &stamps[k], &mut rs);
                     }
                     if v != POISON {
@@ -798,10 +823,12 @@ fn run_charged<C: Charge>(
                         n += 1;
                     }
                 }
-                let sw1 = own_switches();
-                rs.recv_blocked = sw1.0 - sw0.0;
-                rs.recv_preempted = sw1.1 - sw0.1;
-                roles.add(&rs);
+                if ROLES {
+                    let sw1 = own_switches();
+                    rs.recv_blocked = sw1.0 - sw0.0;
+                    rs.recv_preempted = sw1.1 - sw0.1;
+                    roles.add(&rs);
+                }
                 charge.finish(&acct, &totals);
                 got.fetch_add(n, Ordering::Relaxed);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
@@ -831,7 +858,7 @@ fn run_charged<C: Charge>(
             let totals = totals.clone();
             let (roles, stamps) = (roles.clone(), stamps.clone());
             let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
-                let sw0 = own_switches();
+                let sw0 = if ROLES { own_switches() } else { (0, 0) };
                 gate.down();
                 let mut acct = charge.start();
                 let mut rs = RoleStats::default();
@@ -843,30 +870,42 @@ fn run_charged<C: Charge>(
                         // write()'s entry and copy-in, before the wakeup.
                         charge.send(&locks, k);
                         charge.op_begin(pipe, &mut acct);
-                        stamp_send(&stamps[k]);
-                        let (v0, i0) = own_switches();
-                        pipe.send(i);
-                        let (v1, i1) = own_switches();
-                        rs.send_blocked += v1 - v0;
-                        rs.send_preempted_in_send += i1 - i0;
+                        if ROLES {
+                            stamp_send(&stamps[k]);
+                            let (v0, i0) = own_switches();
+                            pipe.send(i);
+                            let (v1, i1) = own_switches();
+                            rs.send_blocked += v1 - v0;
+                            rs.send_preempted_in_send += i1 - i0;
+                        } else {
+                            pipe.send(i);
+                        }
                         charge.op_end(pipe, &mut acct);
                         // write() returns to user space.
-                        let i2 = own_switches().1;
-                        crate::sched::exit_to_user_mode();
-                        rs.send_preempted_user_return += own_switches().1 - i2;
+                        if ROLES {
+                            let i2 = own_switches().1;
+                            crate::sched::exit_to_user_mode();
+                            rs.send_preempted_user_return += own_switches().1 - i2;
+                        } else {
+                            crate::sched::exit_to_user_mode();
+                        }
                     }
                 }
                 for (k, pipe) in pipes2.iter().enumerate() {
                     charge.op_begin(pipe, &mut acct);
-                    stamp_send(&stamps[k]);
+                    if ROLES {
+                        stamp_send(&stamps[k]);
+                    }
                     pipe.send(POISON);
                     charge.op_end(pipe, &mut acct);
                 }
-                let sw1 = own_switches();
-                rs.send_blocked_other = (sw1.0 - sw0.0).saturating_sub(rs.send_blocked);
-                rs.send_preempted_other = (sw1.1 - sw0.1)
-                    .saturating_sub(rs.send_preempted_in_send + rs.send_preempted_user_return);
-                roles.add(&rs);
+                if ROLES {
+                    let sw1 = own_switches();
+                    rs.send_blocked_other = (sw1.0 - sw0.0).saturating_sub(rs.send_blocked);
+                    rs.send_preempted_other = (sw1.1 - sw0.1)
+                        .saturating_sub(rs.send_preempted_in_send + rs.send_preempted_user_return);
+                    roles.add(&rs);
+                }
                 charge.finish(&acct, &totals);
                 end.fetch_max(arch::now_ns(), Ordering::Relaxed);
             });
@@ -935,35 +974,37 @@ fn run_charged<C: Charge>(
         channels.woken_plain,
         channels.sender_waits
     );
-    let ro = &r.roles;
-    let _ = writeln!(
-        out,
-        "roles: senders blocked {} in send, {} elsewhere; preempted {} in send, {} at return to user, {} elsewhere; receivers blocked {}, preempted {}",
-        ro.send_blocked,
-        ro.send_blocked_other,
-        ro.send_preempted_in_send,
-        ro.send_preempted_user_return,
-        ro.send_preempted_other,
-        ro.recv_blocked,
-        ro.recv_preempted
-    );
-    let _ = writeln!(
-        out,
-        "receiver wakeups: {} ran, {} messages found; on the waker's CPU {} ({} ns total), on another {} ({} ns total)",
-        ro.recv_wakeups,
-        ro.recv_found,
-        ro.wake_same_cpu,
-        ro.wake_same_cpu_ns,
-        ro.wake_other_cpu,
-        ro.wake_other_cpu_ns
-    );
-    let _ = write!(out, "wakeup-to-run log2 ns:");
-    for (b, n) in ro.wake_lat_log2.iter().enumerate() {
-        if *n != 0 {
-            let _ = write!(out, " {b}:{n}");
+    if ROLES {
+        let ro = &r.roles;
+        let _ = writeln!(
+            out,
+            "roles: senders blocked {} in send, {} elsewhere; preempted {} in send, {} at return to user, {} elsewhere; receivers blocked {}, preempted {}",
+            ro.send_blocked,
+            ro.send_blocked_other,
+            ro.send_preempted_in_send,
+            ro.send_preempted_user_return,
+            ro.send_preempted_other,
+            ro.recv_blocked,
+            ro.recv_preempted
+        );
+        let _ = writeln!(
+            out,
+            "receiver wakeups: {} ran, {} messages found; on the waker's CPU {} ({} ns total), on another {} ({} ns total)",
+            ro.recv_wakeups,
+            ro.recv_found,
+            ro.wake_same_cpu,
+            ro.wake_same_cpu_ns,
+            ro.wake_other_cpu,
+            ro.wake_other_cpu_ns
+        );
+        let _ = write!(out, "wakeup-to-run log2 ns:");
+        for (b, n) in ro.wake_lat_log2.iter().enumerate() {
+            if *n != 0 {
+                let _ = write!(out, " {b}:{n}");
+            }
         }
+        let _ = writeln!(out);
     }
-    let _ = writeln!(out);
     if p.sched_cost.is_some() || p.pipe_mutex {
         let _ = writeln!(
             out,

@@ -185,6 +185,12 @@ pub struct Hackbench {
     /// `-M`/`--pipe-mutex` (with `-p -C linux`): each pipe's copy runs
     /// under a sleeping lock of that pipe, as Linux's `pipe->mutex`.
     pub pipe_mutex: bool,
+    /// `-R`/`--roles`: count what ends the senders' and receivers' runs and
+    /// the receivers' wakeups (the `roles:` result lines). Off by default:
+    /// the counting reads the task's switch counts and the clock around
+    /// each message, which slows the run (rt-tests' hackbench counts
+    /// nothing).
+    pub roles: bool,
 }
 
 /// `hackbench -C COST`: the CPU time each message's send and receive
@@ -392,6 +398,7 @@ impl Default for Hackbench {
             syscall_cost: None,
             sched_cost: None,
             pipe_mutex: false,
+            roles: false,
         }
     }
 }
@@ -966,7 +973,7 @@ fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
-/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS]`; of `-T` and `-P` the last
+/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS] [-M] [-R]`; of `-T` and `-P` the last
 /// one given counts, as in Linux.
 pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
     let flag = |short, long| Opt {
@@ -989,6 +996,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
             takes_value: true,
         },
         flag(b'M', "pipe-mutex"),
+        flag(b'R', "roles"),
     ];
     let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
     let Some(([g, l, f, s], given)) = w else {
@@ -1009,6 +1017,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         syscall_cost: syscall_cost_opt(a, &flags)?,
         sched_cost: sched_cost_opt(a, &flags)?,
         pipe_mutex: given.contains(&b'M'),
+        roles: given.contains(&b'R'),
     };
     if h.pipe_mutex && !(h.pipe && h.syscall_cost == Some(SyscallCost::Linux)) {
         return err("hackbench", ArgError::PipeMutexNeedsPipeCost);
