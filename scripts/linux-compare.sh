@@ -48,7 +48,9 @@
 #                    OUT/AB_NAME/trace.txt; the triggers slow the runs down;
 #                    2: only the triggers without a stack walk (per-pid
 #                    switch states, waker/wakee pairs, wakeup-to-run time,
-#                    HRTICK expiries), at about an untraced run's cost
+#                    HRTICK expiries), at about an untraced run's cost;
+#                    with either, our hackbench runs get -R (its `roles:`
+#                    lines, the same counts)
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
 #   preempt=MODEL, kernel.sched_base_slice_ns=N (Linux: debugfs
 #   sched/features, sched/preempt and sched/base_slice_ns; ours: the same
@@ -257,7 +259,12 @@ plan_and_script() { # writes $ldir/plan.sh; prints our run= script
             label=$(label_of "$w")
             [[ -n $cmd ]] || bad "no Linux command for workload '$w' (give one as 'LABEL => COMMAND')"
             printf "lc_compare %d %d '%s' '%s' '%s'\n" "$RUNS" "$WARMUP" "$label" "${cmd//\'/\'\\\'\'}" "$cfgs" >>"$ldir/plan.sh"
-            [[ $w == *' => '* ]] || script+="compare -n $RUNS -w $WARMUP$copts -- $w; "
+            # Tracing Linux: ours counts the same per-role switches and
+            # receiver wakeups (hackbench -R; off otherwise, as it costs
+            # guest time per message).
+            local ow=$w
+            [[ ${TRACE:-0} != 0 && $w == hackbench* ]] && ow+=" -R"
+            [[ $w == *' => '* ]] || script+="compare -n $RUNS -w $WARMUP$copts -- $ow; "
         done
     done
     echo "${script}poweroff"
