@@ -78,16 +78,21 @@ impl<P: Platform> Scheduler<P> {
         self.dlo_count()
     }
 
-    /// Pushes from `cpu` if its summary says it is DL-overloaded (one
-    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    /// Whether `cpu`'s summary says it is DL-overloaded (one relaxed load).
     #[inline]
-    pub(crate) fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
-        if self.slots[cpu.index()]
+    fn dl_overloaded(&self, cpu: CpuId) -> bool {
+        self.slots[cpu.index()]
             .summary
             .dl_next
             .load(Ordering::Relaxed)
             != 0
-        {
+    }
+
+    /// Pushes from `cpu` if its summary says it is DL-overloaded (one
+    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    #[inline]
+    pub(crate) fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+        if self.dl_overloaded(cpu) {
             self.push_dl_tasks(cpu, this_cpu);
         }
     }
@@ -101,12 +106,7 @@ impl<P: Platform> Scheduler<P> {
         if self.dlo_count() == 0 {
             return (0, 0);
         }
-        let pushed = if self.slots[cpu.index()]
-            .summary
-            .dl_next
-            .load(Ordering::Relaxed)
-            != 0
-        {
+        let pushed = if self.dl_overloaded(cpu) {
             self.push_dl_tasks(cpu, this_cpu)
         } else {
             0

@@ -62,16 +62,21 @@ impl<P: Platform> Scheduler<P> {
         self.rto_count()
     }
 
-    /// Pushes from `cpu` if its summary says it is RT-overloaded (one
-    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    /// Whether `cpu`'s summary says it is RT-overloaded (one relaxed load).
     #[inline]
-    pub(crate) fn push_rt_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
-        if self.slots[cpu.index()]
+    fn rt_overloaded(&self, cpu: CpuId) -> bool {
+        self.slots[cpu.index()]
             .summary
             .rt_next_rank
             .load(Ordering::Relaxed)
             != 0
-        {
+    }
+
+    /// Pushes from `cpu` if its summary says it is RT-overloaded (one
+    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    #[inline]
+    pub(crate) fn push_rt_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+        if self.rt_overloaded(cpu) {
             self.push_rt_tasks(cpu, this_cpu);
         }
     }
@@ -85,12 +90,7 @@ impl<P: Platform> Scheduler<P> {
         if self.rto_count() == 0 {
             return (0, 0);
         }
-        let pushed = if self.slots[cpu.index()]
-            .summary
-            .rt_next_rank
-            .load(Ordering::Relaxed)
-            != 0
-        {
+        let pushed = if self.rt_overloaded(cpu) {
             self.push_rt_tasks(cpu, this_cpu)
         } else {
             0
