@@ -98,6 +98,7 @@ pub mod newidle;
 mod placement;
 pub use placement::nr_idle_scan_for;
 mod dl_balance;
+mod push_pull;
 mod rt_balance;
 
 pub use hotplug::HotplugError;

@@ -46,6 +46,16 @@
 //! the task's `running_bw`/`this_bw` between the runqueues, used by GRUB
 //! reclaiming and frequency selection, which we do not model).
 //!
+//! The steps are the shared engine's ([`super::push_pull`], written once
+//! for RT and deadline); this module is what the deadline class gives it
+//! ([`Dl`]): the absolute deadline as the key, where earlier beats later
+//! and a runqueue with no ready deadline task (0) is beaten by any; the
+//! overload summary `dl_next` and the published earliest deadline
+//! `dl_earliest`; the running ready deadline task's deadline, or the
+//! serving fair server's, as what a pushed task must be earlier than to run
+//! at once (any deadline task preempts a lower class); `find_later_rq`'s
+//! order of targets; and `dl_migratable`, which leaves throttled tasks.
+//!
 //! Moves take the two runqueues with [`Scheduler::double_rq_lock`], recheck
 //! under the locks what the lock-free summaries suggested, and go through
 //! `detach_task` / `attach_task`. Nothing allocates; a decision reads the
@@ -66,11 +76,97 @@
 
 use core::sync::atomic::Ordering;
 
-use super::{Platform, Scheduler};
+use super::push_pull::PushClass;
+use super::{CpuSummary, Platform, Scheduler};
 use crate::cpu_id::CpuId;
-use crate::cpumask::CpuMask;
-use crate::rq::{dl_migratable, Resched};
+use crate::rq::{dl_migratable, Rq, RqStats};
 use crate::task::{SchedTask, TaskId};
+
+/// The deadline class in the push/pull engine: keys are absolute deadlines
+/// (earlier beats later; 0 is none).
+pub(super) struct Dl;
+
+impl PushClass for Dl {
+    type Key = u64;
+    /// (has a deadline task, busy, earlier is worse): smaller is better.
+    type Fit = (bool, bool, u64);
+    const NONE: u64 = 0;
+
+    #[inline]
+    fn nr_overloaded<P: Platform>(s: &Scheduler<P>) -> u32 {
+        s.dlo_count()
+    }
+
+    #[inline]
+    fn summary_next(s: &CpuSummary) -> u64 {
+        s.dl_next.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn summary_highest(s: &CpuSummary) -> u64 {
+        s.dl_earliest.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn overload_key(rq: &Rq) -> u64 {
+        rq.dl_overload_deadline()
+    }
+
+    #[inline]
+    fn rq_highest(rq: &Rq) -> u64 {
+        rq.dl_earliest()
+    }
+
+    #[inline]
+    fn migratable(t: &SchedTask) -> bool {
+        dl_migratable(t)
+    }
+
+    #[inline]
+    fn pushable(rq: &Rq, ok: impl Fn(&SchedTask) -> bool) -> Option<TaskId> {
+        rq.dl_pushable(ok)
+    }
+
+    #[inline]
+    fn key(t: &SchedTask) -> u64 {
+        t.dl.deadline
+    }
+
+    /// Earlier than the earliest ready deadline there, or there is none
+    /// (`dl_rq->earliest_dl.curr`).
+    #[inline]
+    fn beats(deadline: u64, earliest: u64) -> bool {
+        earliest == 0 || deadline < earliest
+    }
+
+    /// Earlier than the running ready deadline task's deadline or the
+    /// serving fair server's; any deadline task preempts a lower class.
+    #[inline]
+    fn preempts_curr(rq: &Rq, deadline: u64) -> bool {
+        rq.dl_curr_deadline().is_none_or(|c| deadline < c)
+    }
+
+    /// `find_later_rq` over cpudl: a CPU with no ready deadline task (an
+    /// idle one first), else one whose earliest deadline is later than
+    /// `deadline`, the latest first.
+    #[inline]
+    fn fit(earliest: u64, deadline: u64, idle: impl FnOnce() -> bool) -> Option<(bool, bool, u64)> {
+        if earliest != 0 && earliest <= deadline {
+            return None;
+        }
+        Some((earliest != 0, !idle(), u64::MAX - earliest))
+    }
+
+    #[inline]
+    fn nr_pushed(stats: &mut RqStats) -> &mut u64 {
+        &mut stats.nr_dl_push
+    }
+
+    #[inline]
+    fn nr_pulled(stats: &mut RqStats) -> &mut u64 {
+        &mut stats.nr_dl_pull
+    }
+}
 
 impl<P: Platform> Scheduler<P> {
     /// DL-overloaded CPUs (Linux's `rd->dlo_count`).
@@ -78,23 +174,11 @@ impl<P: Platform> Scheduler<P> {
         self.dlo_count()
     }
 
-    /// Whether `cpu`'s summary says it is DL-overloaded (one relaxed load).
-    #[inline]
-    fn dl_overloaded(&self, cpu: CpuId) -> bool {
-        self.slots[cpu.index()]
-            .summary
-            .dl_next
-            .load(Ordering::Relaxed)
-            != 0
-    }
-
     /// Pushes from `cpu` if its summary says it is DL-overloaded (one
     /// relaxed load otherwise). `this_cpu` is the caller's CPU.
     #[inline]
     pub(crate) fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
-        if self.dl_overloaded(cpu) {
-            self.push_dl_tasks(cpu, this_cpu);
-        }
+        self.push_if_overloaded_in::<Dl>(cpu, this_cpu);
     }
 
     /// The deadline balance of `cpu` after it switched or a task's
@@ -103,82 +187,16 @@ impl<P: Platform> Scheduler<P> {
     /// DL-overloaded. `this_cpu` is the caller's CPU. Returns the tasks
     /// (pushed, pulled).
     pub fn balance_dl(&self, cpu: CpuId, this_cpu: CpuId) -> (u32, u32) {
-        if self.dlo_count() == 0 {
-            return (0, 0);
-        }
-        let pushed = if self.dl_overloaded(cpu) {
-            self.push_dl_tasks(cpu, this_cpu)
-        } else {
-            0
-        };
-        (pushed, self.pull_dl_task(cpu))
+        self.balance_class::<Dl>(cpu, this_cpu)
     }
 
     /// `push_dl_tasks`: pushes from `cpu` until it is no longer
     /// DL-overloaded or no CPU takes its next task (at most one task per
-    /// CPU). Returns the tasks moved.
+    /// CPU): its earliest-deadline queued pushable task goes to a CPU with
+    /// no deadline task or a later one (`push_dl_task`, `find_later_rq`).
+    /// Returns the tasks moved.
     pub fn push_dl_tasks(&self, cpu: CpuId, this_cpu: CpuId) -> u32 {
-        let mut n = 0;
-        while (n as usize) < self.nr_cpus() && self.push_dl_task(cpu, this_cpu) {
-            n += 1;
-        }
-        n
-    }
-
-    /// `push_dl_task`: moves `cpu`'s earliest-deadline queued pushable task
-    /// to a CPU with no deadline task or a later one. False when nothing
-    /// moved.
-    fn push_dl_task(&self, cpu: CpuId, this_cpu: CpuId) -> bool {
-        let (id, deadline, mask) = {
-            let mut rq = self.cpu_rq(cpu);
-            if rq.dl_overload_deadline() == 0 {
-                return false;
-            }
-            let Some(id) = rq.dl_pushable(dl_migratable) else {
-                return false;
-            };
-            let Some(t) = rq.task(id) else { return false };
-            let (deadline, mask) = (t.dl.deadline, t.cpus_allowed);
-            if rq.dl_curr_deadline().is_none_or(|c| deadline < c) {
-                // It should run here, not elsewhere (Linux: resched_curr).
-                let r = rq.resched_curr(Resched::Now);
-                drop(rq);
-                self.kick_if_needed(cpu, this_cpu, r);
-                return false;
-            }
-            (id, deadline, mask)
-        };
-        let Some(target) = self.find_later_rq(deadline, &mask, cpu) else {
-            return false;
-        };
-        self.move_dl(id, deadline, cpu, target, true)
-    }
-
-    /// `find_later_rq` over the published earliest deadlines (cpudl): the
-    /// allowed active CPU other than `cpu` with no ready deadline task (an
-    /// idle one first), else the one whose earliest deadline is the latest
-    /// and later than `deadline`; the first after `cpu` on ties.
-    fn find_later_rq(&self, deadline: u64, mask: &CpuMask, cpu: CpuId) -> Option<CpuId> {
-        let online = self.active_mask();
-        // (has a deadline task, busy, earlier is worse): smaller is better.
-        let mut best: Option<(CpuId, (bool, bool, u64))> = None;
-        for c in mask.and(&online).cpus_wrap(cpu.index() + 1) {
-            if c == cpu || c.index() >= self.nr_cpus() {
-                continue;
-            }
-            let e = self.slots[c.index()]
-                .summary
-                .dl_earliest
-                .load(Ordering::Relaxed);
-            if e != 0 && e <= deadline {
-                continue;
-            }
-            let key = (e != 0, !self.idle(c), u64::MAX - e);
-            if best.is_none_or(|(_, k)| key < k) {
-                best = Some((c, key));
-            }
-        }
-        best.map(|(c, _)| c)
+        self.push_tasks::<Dl>(cpu, this_cpu)
     }
 
     /// `select_task_rq_dl` for a wakeup: a deadline task wakes on `cpu` (its
@@ -189,15 +207,13 @@ impl<P: Platform> Scheduler<P> {
     /// rule may renew it at the enqueue), and the CPU's deadline is the
     /// published earliest one (Linux reads the running task's).
     pub(super) fn select_task_rq_dl(&self, t: &SchedTask, cpu: CpuId) -> CpuId {
-        let earliest = self.slots[cpu.index()]
-            .summary
-            .dl_earliest
-            .load(Ordering::Relaxed);
+        let earliest = Dl::summary_highest(&self.slots[cpu.index()].summary);
         if earliest == 0 || t.dl.deadline < earliest || t.cpus_allowed.weight() < 2 {
             return cpu;
         }
         let mask = self.allowed_mask(t);
-        self.find_later_rq(t.dl.deadline, &mask, cpu).unwrap_or(cpu)
+        self.find_target_rq::<Dl>(t.dl.deadline, &mask, cpu)
+            .unwrap_or(cpu)
     }
 
     /// `pull_dl_task`: takes to `cpu`, from each DL-overloaded CPU, its
@@ -205,71 +221,6 @@ impl<P: Platform> Scheduler<P> {
     /// everything ready on `cpu` and not earlier than the running task's
     /// where it is. Returns the tasks moved.
     pub fn pull_dl_task(&self, cpu: CpuId) -> u32 {
-        if self.dlo_count() == 0 || !self.cpu_active(cpu) {
-            return 0;
-        }
-        let mut n = 0;
-        let online = self.topology.online_mask();
-        for src in online.cpus_wrap(cpu.index() + 1) {
-            if src == cpu || src.index() >= self.nr_cpus() {
-                continue;
-            }
-            let next = self.slots[src.index()]
-                .summary
-                .dl_next
-                .load(Ordering::Relaxed);
-            let mine = self.slots[cpu.index()]
-                .summary
-                .dl_earliest
-                .load(Ordering::Relaxed);
-            if next == 0 || (mine != 0 && next >= mine) {
-                continue;
-            }
-            let pick = {
-                let mut locked = self.double_rq_lock(cpu, src);
-                let (this_rq, src_rq) = locked.pair();
-                let mine = this_rq.dl_earliest();
-                let src_curr = src_rq.dl_curr_deadline();
-                src_rq
-                    .dl_pushable(|t| {
-                        dl_migratable(t)
-                            && t.cpus_allowed.has(cpu)
-                            && (mine == 0 || t.dl.deadline < mine)
-                    })
-                    .and_then(|id| Some((id, src_rq.task(id)?.dl.deadline)))
-                    // One earlier than what runs there is about to run there.
-                    .filter(|&(_, d)| src_curr.is_some_and(|c| d >= c))
-            };
-            if let Some((id, d)) = pick {
-                n += self.move_dl(id, d, src, cpu, false) as u32;
-            }
-        }
-        n
-    }
-
-    /// Moves queued deadline task `id` of absolute deadline `deadline` from
-    /// `from` to `to` under both locks, if it is still queued and ready
-    /// there with that deadline, not running, allowed on `to`, and earlier
-    /// than everything ready on `to`; counts a push on `from` or a pull on
-    /// `to`, and kicks `to` if it must switch now.
-    fn move_dl(&self, id: TaskId, deadline: u64, from: CpuId, to: CpuId, push: bool) -> bool {
-        self.move_queued(
-            id,
-            from,
-            to,
-            |src, dst| {
-                let later = dst.dl_earliest();
-                src.task(id).is_some_and(|t| {
-                    dl_migratable(t) && t.dl.deadline == deadline && t.cpus_allowed.has(to)
-                }) && (later == 0 || later > deadline)
-            },
-            |src, dst| {
-                if push {
-                    src.stats.nr_dl_push += 1;
-                } else {
-                    dst.stats.nr_dl_pull += 1;
-                }
-            },
-        )
+        self.pull_tasks::<Dl>(cpu)
     }
 }

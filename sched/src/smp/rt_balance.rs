@@ -30,6 +30,13 @@
 //!   once more to the pulled task, and it runs after any switch, not only
 //!   one from an RT task.
 //!
+//! The steps are the shared engine's ([`super::push_pull`], written once
+//! for RT and deadline); this module is what RT gives it ([`Rt`]): the
+//! priority as the key (higher outranks, 0 is none), the overload summary
+//! `rt_next_rank` and the published rank `rt_rank`, the running task's rank
+//! as what a pushed task must exceed to run at once, and
+//! `find_lowest_rq`'s order of targets.
+//!
 //! Moves take the two runqueues with [`Scheduler::double_rq_lock`] (CPU
 //! order, as the load balancer does), recheck under the locks what the
 //! lock-free summaries suggested, and go through `detach_task` /
@@ -44,17 +51,98 @@
 //! Left out: the RT_PUSH_IPI feature (a pulling CPU sends an IPI chain
 //! through the overloaded CPUs so that each pushes its own tasks, which
 //! avoids many CPUs contending for one runqueue lock; we pull directly, as
-//! Linux does without it), the deadline class's push/pull, capacity
-//! fitness, and Linux's retry when the task to push changed while the locks
+//! Linux does without it), capacity fitness, and Linux's retry when the task to push changed while the locks
 //! were taken (we stop; the next switch tries again).
 
 use core::sync::atomic::Ordering;
 
-use super::{rt_rank, Platform, Scheduler};
+use super::push_pull::PushClass;
+use super::{rt_rank, CpuSummary, Platform, Scheduler};
 use crate::cpu_id::CpuId;
-use crate::cpumask::CpuMask;
-use crate::rq::{rt_migratable, Resched, Rq};
-use crate::task::{TaskId, TaskState};
+use crate::rq::{rt_migratable, Rq, RqStats};
+use crate::task::{SchedTask, TaskId};
+
+/// The RT class in the push/pull engine: keys are RT ranks (1..=99 for an
+/// RT task, higher outranks; 0 is none).
+pub(super) struct Rt;
+
+impl PushClass for Rt {
+    type Key = u8;
+    /// (the CPU's rank, busy): the lowest rank first, then an idle CPU.
+    type Fit = (u8, bool);
+    const NONE: u8 = 0;
+
+    #[inline]
+    fn nr_overloaded<P: Platform>(s: &Scheduler<P>) -> u32 {
+        s.rto_count()
+    }
+
+    #[inline]
+    fn summary_next(s: &CpuSummary) -> u8 {
+        s.rt_next_rank.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn summary_highest(s: &CpuSummary) -> u8 {
+        s.rt_rank.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn overload_key(rq: &Rq) -> u8 {
+        rq.rt_overload_rank()
+    }
+
+    #[inline]
+    fn rq_highest(rq: &Rq) -> u8 {
+        rq.rt_highest_rank()
+    }
+
+    #[inline]
+    fn migratable(t: &SchedTask) -> bool {
+        rt_migratable(t)
+    }
+
+    #[inline]
+    fn pushable(rq: &Rq, ok: impl Fn(&SchedTask) -> bool) -> Option<TaskId> {
+        rq.rt_pushable(ok)
+    }
+
+    /// The RT priority; for the RT tasks the engine moves, their rank.
+    #[inline]
+    fn key(t: &SchedTask) -> u8 {
+        t.params.rt_priority
+    }
+
+    /// Outranks: `rank > highest` (`rt_rq->highest_prio.curr`).
+    #[inline]
+    fn beats(rank: u8, highest: u8) -> bool {
+        rank > highest
+    }
+
+    /// Outranks the running task (a fair task or idle ranks 0, a deadline
+    /// task 100).
+    #[inline]
+    fn preempts_curr(rq: &Rq, rank: u8) -> bool {
+        rank > rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank)
+    }
+
+    /// `find_lowest_rq` over cpupri: a CPU ranked below `rank`, the lowest
+    /// first, an idle one before a busy one.
+    #[inline]
+    fn fit(cpu_rank: u8, rank: u8, idle: impl FnOnce() -> bool) -> Option<(u8, bool)> {
+        (cpu_rank < rank).then(|| (cpu_rank, !idle()))
+    }
+
+    #[inline]
+    fn nr_pushed(stats: &mut RqStats) -> &mut u64 {
+        &mut stats.nr_rt_push
+    }
+
+    #[inline]
+    fn nr_pulled(stats: &mut RqStats) -> &mut u64 {
+        &mut stats.nr_rt_pull
+    }
+}
 
 impl<P: Platform> Scheduler<P> {
     /// RT-overloaded CPUs (Linux's `rd->rto_count`).
@@ -62,23 +150,11 @@ impl<P: Platform> Scheduler<P> {
         self.rto_count()
     }
 
-    /// Whether `cpu`'s summary says it is RT-overloaded (one relaxed load).
-    #[inline]
-    fn rt_overloaded(&self, cpu: CpuId) -> bool {
-        self.slots[cpu.index()]
-            .summary
-            .rt_next_rank
-            .load(Ordering::Relaxed)
-            != 0
-    }
-
     /// Pushes from `cpu` if its summary says it is RT-overloaded (one
     /// relaxed load otherwise). `this_cpu` is the caller's CPU.
     #[inline]
     pub(crate) fn push_rt_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
-        if self.rt_overloaded(cpu) {
-            self.push_rt_tasks(cpu, this_cpu);
-        }
+        self.push_if_overloaded_in::<Rt>(cpu, this_cpu);
     }
 
     /// The RT balance of `cpu` after it switched or its running task's
@@ -87,79 +163,15 @@ impl<P: Platform> Scheduler<P> {
     /// one relaxed load while no CPU is RT-overloaded. `this_cpu` is the
     /// caller's CPU. Returns the tasks (pushed, pulled).
     pub fn balance_rt(&self, cpu: CpuId, this_cpu: CpuId) -> (u32, u32) {
-        if self.rto_count() == 0 {
-            return (0, 0);
-        }
-        let pushed = if self.rt_overloaded(cpu) {
-            self.push_rt_tasks(cpu, this_cpu)
-        } else {
-            0
-        };
-        (pushed, self.pull_rt_task(cpu))
+        self.balance_class::<Rt>(cpu, this_cpu)
     }
 
     /// `push_rt_tasks`: pushes from `cpu` until it is no longer RT-overloaded
-    /// or no CPU takes its next task (at most one task per CPU). Returns the
-    /// tasks moved.
+    /// or no CPU takes its next task (at most one task per CPU): its highest
+    /// queued pushable task goes to the lowest-ranked CPU that would run it
+    /// at once (`push_rt_task`, `find_lowest_rq`). Returns the tasks moved.
     pub fn push_rt_tasks(&self, cpu: CpuId, this_cpu: CpuId) -> u32 {
-        let mut n = 0;
-        while (n as usize) < self.nr_cpus() && self.push_rt_task(cpu, this_cpu) {
-            n += 1;
-        }
-        n
-    }
-
-    /// `push_rt_task`: moves `cpu`'s highest queued pushable RT task to the
-    /// lowest-ranked CPU that would run it at once. False when nothing moved.
-    fn push_rt_task(&self, cpu: CpuId, this_cpu: CpuId) -> bool {
-        let (id, rank, mask) = {
-            let mut rq = self.cpu_rq(cpu);
-            if rq.rt_overload_rank() == 0 {
-                return false;
-            }
-            let Some(id) = rq.rt_pushable(rt_migratable) else {
-                return false;
-            };
-            let Some(t) = rq.task(id) else { return false };
-            let (rank, mask) = (rt_rank(t), t.cpus_allowed);
-            let curr_rank = rq.curr().and_then(|c| rq.task(c)).map_or(0, rt_rank);
-            if rank > curr_rank {
-                // It should run here, not elsewhere (Linux: resched_curr).
-                let r = rq.resched_curr(Resched::Now);
-                drop(rq);
-                self.kick_if_needed(cpu, this_cpu, r);
-                return false;
-            }
-            (id, rank, mask)
-        };
-        let Some(target) = self.find_lowest_rq(rank, &mask, cpu) else {
-            return false;
-        };
-        self.move_rt(id, rank, cpu, target, true)
-    }
-
-    /// `find_lowest_rq` over the published ranks (cpupri): the allowed CPU
-    /// other than `cpu` whose highest RT rank is the lowest and below
-    /// `rank`, an idle one before a busy one, the first after `cpu` on ties.
-    fn find_lowest_rq(&self, rank: u8, mask: &CpuMask, cpu: CpuId) -> Option<CpuId> {
-        let online = self.active_mask();
-        let mut best: Option<(CpuId, (u8, bool))> = None;
-        for c in mask.and(&online).cpus_wrap(cpu.index() + 1) {
-            if c == cpu || c.index() >= self.nr_cpus() {
-                continue;
-            }
-            let key = (
-                self.slots[c.index()]
-                    .summary
-                    .rt_rank
-                    .load(Ordering::Relaxed),
-                !self.idle(c),
-            );
-            if key.0 < rank && best.is_none_or(|(_, k)| key < k) {
-                best = Some((c, key));
-            }
-        }
-        best.map(|(c, _)| c)
+        self.push_tasks::<Rt>(cpu, this_cpu)
     }
 
     /// `pull_rt_task`: takes to `cpu`, from each RT-overloaded CPU, its
@@ -167,112 +179,6 @@ impl<P: Platform> Scheduler<P> {
     /// and does not outrank the task running where it is. Returns the tasks
     /// moved.
     pub fn pull_rt_task(&self, cpu: CpuId) -> u32 {
-        if self.rto_count() == 0 || !self.cpu_active(cpu) {
-            return 0;
-        }
-        let mut n = 0;
-        let online = self.topology.online_mask();
-        for src in online.cpus_wrap(cpu.index() + 1) {
-            if src == cpu || src.index() >= self.nr_cpus() {
-                continue;
-            }
-            let next = self.slots[src.index()]
-                .summary
-                .rt_next_rank
-                .load(Ordering::Relaxed);
-            if next
-                <= self.slots[cpu.index()]
-                    .summary
-                    .rt_rank
-                    .load(Ordering::Relaxed)
-            {
-                continue;
-            }
-            let pick = {
-                let mut locked = self.double_rq_lock(cpu, src);
-                let (this_rq, src_rq) = locked.pair();
-                let mine = this_rq.rt_highest_rank();
-                let src_curr = src_rq
-                    .curr()
-                    .and_then(|c| src_rq.task(c))
-                    .map_or(0, rt_rank);
-                src_rq
-                    .rt_pushable(|t| {
-                        rt_migratable(t) && t.cpus_allowed.has(cpu) && t.params.rt_priority > mine
-                    })
-                    .and_then(|id| Some((id, rt_rank(src_rq.task(id)?))))
-                    // One that outranks what runs there is about to run there.
-                    .filter(|&(_, rank)| rank <= src_curr)
-            };
-            if let Some((id, rank)) = pick {
-                n += self.move_rt(id, rank, src, cpu, false) as u32;
-            }
-        }
-        n
-    }
-
-    /// Moves queued RT task `id` of rank `rank` from `from` to `to` under
-    /// both locks, if it is still queued there, not running, allowed on
-    /// `to`, and outranks everything on `to`; counts a push on `from` or a
-    /// pull on `to`, and kicks `to` if it must switch now.
-    fn move_rt(&self, id: TaskId, rank: u8, from: CpuId, to: CpuId, push: bool) -> bool {
-        self.move_queued(
-            id,
-            from,
-            to,
-            |src, dst| {
-                src.task(id).is_some_and(|t| {
-                    rt_rank(t) == rank && rt_migratable(t) && t.cpus_allowed.has(to)
-                }) && dst.rt_highest_rank() < rank
-            },
-            |src, dst| {
-                if push {
-                    src.stats.nr_rt_push += 1;
-                } else {
-                    dst.stats.nr_rt_pull += 1;
-                }
-            },
-        )
-    }
-
-    /// Moves task `id`, queued and not running on `from`, to `to` under both
-    /// locks if `still(from's rq, to's rq)` holds there (what the lock-free
-    /// summaries suggested, rechecked); `count` records the move on the two
-    /// runqueues. Kicks `to` if it must switch now. RT and deadline push
-    /// and pull ([`super::dl_balance`]) move tasks through it.
-    pub(super) fn move_queued(
-        &self,
-        id: TaskId,
-        from: CpuId,
-        to: CpuId,
-        still: impl FnOnce(&Rq, &Rq) -> bool,
-        count: impl FnOnce(&mut Rq, &mut Rq),
-    ) -> bool {
-        let d = {
-            let mut locked = self.double_rq_lock(from, to);
-            let (src, dst) = locked.pair();
-            let queued = src.curr() != Some(id)
-                && src.task(id).is_some_and(|t| t.state == TaskState::Queued);
-            if !queued || !still(src, dst) {
-                return false;
-            }
-            let now = self.platform.now_ns();
-            src.update_rq_clock(now);
-            dst.update_rq_clock(now);
-            let Ok(t) = src.detach_task(id) else {
-                return false;
-            };
-            let d = dst.attach_task(id, t);
-            self.placed(id, to);
-            count(src, dst);
-            d
-        };
-        // Kicked even when it is the caller's own CPU (see the module docs),
-        // so not through `kick_if_needed`.
-        if d.resched == Resched::Now {
-            self.platform.send_resched_ipi(to);
-        }
-        self.recheck_active(to);
-        true
+        self.pull_tasks::<Rt>(cpu)
     }
 }
