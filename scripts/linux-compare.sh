@@ -330,6 +330,9 @@ conf_rows() {
     local d=$CONF_MS
     local wl="wakelat -d $d -c 0 -p 2000"
     local cyc="cyclictest -t1 -i500 -l1000 -p50 -q"
+    # a fair sleeper (every 100 ms) beside a FIFO hog: how long an
+    # interactive task such as the shell waits for the fair server
+    local rth="wakelat -d 5000 -c 0 -n 1 -p 100000 -f 50"
     cat <<ROWS
 nice0_vs_5|lcbench spin -d $d -c 0 0 5|spin -d $d -c 0 0 5|share 0|75.35|1.0
 nice-10_0_5_19|lcbench spin -d $d -c 0 -10 0 5 19|spin -d $d -c 0 -10 0 5 19|share 0|87.42|1.0
@@ -357,6 +360,9 @@ duty_vs_hog|lcbench spin -d $d -c 0 duty:1000:3000 0|spin -d $d -c 0 duty:1000:3
 duty_vs_hog:NO_PLACE_LAG|lcbench spin -d $d -c 0 duty:1000:3000 0|spin -d $d -c 0 duty:1000:3000 0|share 0|linux|1.0|duty_vs_hog
 duty_vs_hog:NO_DELAY_DEQUEUE|lcbench spin -d $d -c 0 duty:1000:3000 0|spin -d $d -c 0 duty:1000:3000 0|share 0|linux|1.0|duty_vs_hog
 fair_beside_fifo_hog_5s|lcbench spin -d 5000 -c 0 0 fifo:50||share 0|5.00|1.0
+sleeper_beside_fifo_hog:avg|lcbench $rth|$rth|lat_avg_us|linux|100000
+sleeper_beside_fifo_hog:p50|lcbench $rth|$rth|lat_p50_us|linux|100000
+sleeper_beside_fifo_hog:max|lcbench $rth|$rth|lat_max_us|linux|100000
 cyclictest_load:avg|hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=\$!; $cyc; kill \$b; wait|cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1|cyc_avg_us|<=linux|
 cyclictest_load:max|hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=\$!; $cyc; kill \$b; wait|cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1|cyc_max_us|<=linux|
 ROWS

@@ -38,11 +38,16 @@
  *       "cgtask: i=K cgroup=DIR pid=P cpu_ms=X utime_ticks=U stime_ticks=S"
  *       (its CPU time, and /proc/PID/stat's utime and stime in clock ticks,
  *       read by the spinner itself when it stops).
- *   lcbench wakelat -d MS [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]
+ *   lcbench wakelat -d MS [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US] [-f PRIO]
  *       HOGS nice-0 spinners and one sleeper on CPU -c; the sleeper wakes
  *       every PERIOD_US (absolute CLOCK_MONOTONIC timer) with POLICY (normal,
  *       batch, idle) and, with -s, a custom slice; it records how late it
- *       runs. Prints avg, p50, p99 and max wakeup latency.
+ *       runs. Prints avg, p50, p99 and max wakeup latency. With -f the hogs
+ *       are SCHED_FIFO at PRIO (the sleeper then runs only when the fair
+ *       server lends it time); they take their policy, then all start at a
+ *       common time 50 ms ahead, and the sleeper's first wakeup is 20 ms
+ *       after it (a fair parent could not start the sleeper behind running
+ *       FIFO hogs): the shape of our kernel's wakelat.
  *   lcbench turns [-d MS]
  *       QEMU's round-robin vCPU turns under -icount: for K = 1..CPUs, K
  *       spinners on CPUs 0..K-1 read CLOCK_MONOTONIC for MS ms (default
@@ -743,10 +748,10 @@ static int cmd_spin(int argc, char **argv)
 
 static int cmd_wakelat(int argc, char **argv)
 {
-	long ms = 1000, cpu = 0, hogs = 2, period_us = 1000, slice_us = 0;
+	long ms = 1000, cpu = 0, hogs = 2, period_us = 1000, slice_us = 0, fifo = 0;
 	const char *policy = "normal";
 	int c;
-	while ((c = getopt(argc, argv, "d:c:n:p:P:s:")) != -1) {
+	while ((c = getopt(argc, argv, "d:c:n:p:P:s:f:")) != -1) {
 		switch (c) {
 		case 'd': ms = num(optarg, 1, 600000, "-d MS"); break;
 		case 'c': cpu = num(optarg, 0, 4095, "-c CPU"); break;
@@ -754,6 +759,7 @@ static int cmd_wakelat(int argc, char **argv)
 		case 'p': period_us = num(optarg, 50, 1000000, "-p PERIOD_US"); break;
 		case 'P': policy = optarg; break;
 		case 's': slice_us = num(optarg, 100, 100000, "-s SLICE_US"); break;
+		case 'f': fifo = num(optarg, 1, 99, "-f PRIO"); break;
 		default: return 2;
 		}
 	}
@@ -767,7 +773,9 @@ static int cmd_wakelat(int argc, char **argv)
 		return 2;
 	}
 	a.sched_runtime = slice_us * 1000ull;
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull + 20000000ull;
+	/* with -f: the common start of the FIFO hogs, 50 ms ahead */
+	uint64_t start = now_ns() + 50000000ull;
+	uint64_t end = (fifo ? start : now_ns()) + (uint64_t)ms * 1000000ull + 20000000ull;
 	pid_t *pids = calloc(hogs + 1, sizeof(pid_t));
 	for (long i = 0; i < hogs; i++) {
 		pids[i] = fork();
@@ -775,6 +783,14 @@ static int cmd_wakelat(int argc, char **argv)
 			die("fork");
 		if (pids[i] == 0) {
 			pin(cpu);
+			if (fifo) {
+				struct sched_param sp = { .sched_priority = (int)fifo };
+				if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+					die("sched_setscheduler(SCHED_FIFO)");
+				struct timespec t0 = { .tv_sec = start / 1000000000ull, .tv_nsec = start % 1000000000ull };
+				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t0, NULL) == EINTR)
+					;
+			}
 			while (now_ns() < end + 10000000ull)
 				;
 			_exit(0);
@@ -783,12 +799,26 @@ static int cmd_wakelat(int argc, char **argv)
 	pin(cpu);
 	if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
 		die("sched_setattr");
-	usleep(20000);
+	struct timespec next;
+	if (fifo) {
+		/* the first wakeup is 20 ms after the hogs start */
+		next.tv_sec = start / 1000000000ull;
+		next.tv_nsec = start % 1000000000ull + 20000000 - period_us * 1000;
+		while (next.tv_nsec < 0) {
+			next.tv_nsec += 1000000000;
+			next.tv_sec--;
+		}
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+	} else {
+		usleep(20000);
+		clock_gettime(CLOCK_MONOTONIC, &next);
+	}
 	struct hist h;
 	hist_init(&h);
 	uint64_t max = 0;
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (now_ns() < end) {
 		next.tv_nsec += period_us * 1000;
 		while (next.tv_nsec >= 1000000000) {
@@ -816,8 +846,12 @@ static int cmd_wakelat(int argc, char **argv)
 	for (long i = 0; i < hogs; i++)
 		waitpid(pids[i], NULL, 0);
 	double avg = h.n ? h.sum / 1e3 / h.n : 0;
-	printf("wakelat: %llu wakeups, avg %.1f p50 %.0f p99 %.0f max %.1f us (policy %s, slice %ld us, %ld hogs)\n",
-	       (unsigned long long)h.n, avg, hist_pct(&h, 500), hist_pct(&h, 990), max / 1e3, policy, slice_us, hogs);
+	char fifo_note[16] = "";
+	if (fifo)
+		snprintf(fifo_note, sizeof(fifo_note), ", fifo %ld", fifo);
+	printf("wakelat: %llu wakeups, avg %.1f p50 %.0f p99 %.0f max %.1f us (policy %s, slice %ld us, %ld hogs%s)\n",
+	       (unsigned long long)h.n, avg, hist_pct(&h, 500), hist_pct(&h, 990), max / 1e3, policy, slice_us, hogs,
+	       fifo_note);
 	printf("lcbench: lat_avg_us=%.4f lat_p99_us=%.4f lat_max_us=%.4f | wakeups=%llu\n", avg, hist_pct(&h, 990),
 	       max / 1e3, (unsigned long long)h.n);
 	return 0;

@@ -346,7 +346,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "wakelat",
-        "wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s US]",
+        "wakelat [-d MS] [-c CPU] [-n HOGS] [-p US] [-P POLICY] [-s US] [-f PRIO]",
         "a periodic sleeper among CPU hogs: wakeup latency avg/p50/p99",
         &[
             "HOGS nice-0 spinners and one sleeper, all pinned to CPU -c; the sleeper",
@@ -354,7 +354,9 @@ pub const COMMANDS: &[CommandHelp] = &[
             "it missed) and records how late it runs. -P, --policy normal|batch|idle:",
             "the sleeper's policy (SCHED_BATCH does not preempt on wakeup);",
             "-s, --slice SLICE_US: its custom slice (sched_runtime; default: the",
-            "base slice). The same shape as 'lcbench wakelat' in make linux-compare",
+            "base slice); -f, --fifo PRIO: the hogs are SCHED_FIFO at PRIO, so the",
+            "sleeper runs only when the fair server lends it time (sysctl",
+            "kernel.sched_fair_server_*). The same shape as 'lcbench wakelat'",
             "long options too: --duration --cpu --hogs --period; -h prints this",
         ],
         Wakelat::HELP_LIMITS,
@@ -363,6 +365,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "wakelat -d 1000 -c 0 -n 2 -p 2000",
             "wakelat -d 1000 -n 2 -p 2000 -P batch",
             "wakelat -d 1000 -n 2 -p 2000 -s 100",
+            "wakelat -d 5000 -n 1 -p 100000 -f 50",
         ],
     ),
     cmd(

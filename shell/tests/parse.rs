@@ -841,7 +841,8 @@ fn wakelat() {
             hogs: 2,
             period_us: 1000,
             policy: Policy::Normal,
-            slice_us: 0
+            slice_us: 0,
+            hog_fifo_prio: 0
         }
     );
     assert_eq!(
@@ -852,7 +853,25 @@ fn wakelat() {
             hogs: 0,
             period_us: 2000,
             policy: Policy::Batch,
-            slice_us: 100
+            slice_us: 100,
+            hog_fifo_prio: 0
+        })
+    );
+    assert_eq!(
+        ok("wakelat -d 5000 -n 1 -p 100000 -f 50"),
+        Command::Wakelat(Wakelat {
+            duration_ms: 5000,
+            hogs: 1,
+            period_us: 100_000,
+            hog_fifo_prio: 50,
+            ..Wakelat::default()
+        })
+    );
+    assert_eq!(
+        ok("wakelat --fifo 99"),
+        Command::Wakelat(Wakelat {
+            hog_fifo_prio: 99,
+            ..Wakelat::default()
         })
     );
     assert_eq!(
@@ -885,6 +904,15 @@ fn wakelat() {
         "wakelat -d 0",
         "wakelat: -d MS must be in [1, 60000], got '0'",
     );
+    err_is(
+        "wakelat -f 0",
+        "wakelat: -f PRIO must be in [1, 99], got '0'",
+    );
+    err_is(
+        "wakelat -f 100",
+        "wakelat: -f PRIO must be in [1, 99], got '100'",
+    );
+    err_starts("wakelat -f", "wakelat: option '-f' needs a value");
     err_starts("wakelat -P", "wakelat: option '-P' needs a value");
     err_starts("wakelat 5", "wakelat: unexpected argument '5'");
     err_starts("wakelat -x", "wakelat: unknown option '-x'");

@@ -1,7 +1,7 @@
-//! `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`:
+//! `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US] [-f PRIO]`:
 //! a periodic sleeper among CPU hogs on one CPU, and how late it wakes.
 //!
-//! HOGS nice-0 threads spin on CPU `-c` in modelled user code
+//! HOGS nice-0 threads (with `-f`, SCHED_FIFO at PRIO) spin on CPU `-c` in modelled user code
 //! (`crate::sched::run_in_user_mode`, as `lcbench`'s hogs spin in user space, so
 //! the sleeper's timer interrupt returns to user space and takes even a
 //! lazy request at once); one more thread there, with policy
@@ -12,6 +12,10 @@
 //! a SCHED_NORMAL sleeper that is owed CPU time preempts the running hog
 //! at once; a SCHED_BATCH one never preempts on wakeup and waits for the
 //! hog's slice to end; a shorter custom slice gives an earlier deadline.
+//! Beside FIFO hogs (`-f`) the sleeper runs only when the fair server
+//! (`sched::deadline::DlServer`) lends the fair class time: the latency is
+//! how long an interactive fair task, such as the shell, waits under an RT
+//! hog.
 //! It has the shape of `lcbench wakelat`, the Linux side of
 //! `make linux-compare`'s conformance rows: the hogs start first, the
 //! sleeper starts 20 ms later and measures for MS ms, and the hogs stop
@@ -76,6 +80,18 @@ fn percentile(sorted: &[u64], permille: u64) -> u64 {
     sorted[(want - 1) as usize] / 1000 * 1000
 }
 
+/// `, fifo PRIO` after the hog count when the hogs are SCHED_FIFO.
+struct Fifo(u8);
+
+impl core::fmt::Display for Fifo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            0 => Ok(()),
+            prio => write!(f, ", fifo {prio}"),
+        }
+    }
+}
+
 /// The sleeper's first wakeup is this long after the hogs start.
 const LEAD_NS: u64 = 20_000_000;
 /// The hogs spin on this long after the sleeper's last wakeup.
@@ -97,11 +113,16 @@ pub fn run(
     let start = arch::now_ns() + 2 * tick + 1_000_000;
     let first = start + LEAD_NS;
     let end = first + measure;
+    let hog_params = if p.hog_fifo_prio > 0 {
+        TaskParams::fifo(p.hog_fifo_prio)
+    } else {
+        TaskParams::default()
+    };
     for _ in 0..p.hogs {
         let stop = job.stop_flag();
         job.spawn(
             "wakelat-hog",
-            TaskParams::default(),
+            hog_params,
             Some(p.cpu),
             move || {
                 task::sleep_until_ns(start);
@@ -168,7 +189,7 @@ pub fn run(
     };
     let _ = writeln!(
         out,
-        "wakelat: {} wakeups, avg {}.{} p50 {} p99 {} max {}.{} us (policy {policy}, slice {} us, {} hogs)",
+        "wakelat: {} wakeups, avg {}.{} p50 {} p99 {} max {}.{} us (policy {policy}, slice {} us, {} hogs{})",
         rep.wakeups,
         rep.avg_ns / 1000,
         rep.avg_ns % 1000 / 100,
@@ -177,7 +198,8 @@ pub fn run(
         rep.max_ns / 1000,
         rep.max_ns % 1000 / 100,
         p.slice_us,
-        p.hogs
+        p.hogs,
+        Fifo(p.hog_fifo_prio)
     );
     Ok(rep)
 }

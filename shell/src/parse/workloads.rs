@@ -638,6 +638,8 @@ pub struct Wakelat {
     pub policy: Policy,
     /// `-s`: the sleeper's custom slice, us; 0 for the base slice.
     pub slice_us: u32,
+    /// `-f`: the hogs' SCHED_FIFO priority (RT hogs); 0 for nice-0 hogs.
+    pub hog_fifo_prio: u8,
 }
 
 impl Wakelat {
@@ -680,6 +682,14 @@ impl Wakelat {
         default: None,
         doc: "its custom slice (default: base)",
     };
+    /// `-f PRIO` (no default: nice-0 hogs).
+    pub const HOG_FIFO: Limit = Limit {
+        name: "-f PRIO",
+        min: 1,
+        max: sched::task::MAX_RT_PRIO as i64,
+        default: None,
+        doc: "FIFO hogs (default: nice 0)",
+    };
     /// Every numeric option, for `help`.
     pub const HELP_LIMITS: &'static [Limit] = &[
         Self::LIMITS[0],
@@ -687,6 +697,7 @@ impl Wakelat {
         Self::LIMITS[2],
         Self::LIMITS[3],
         Self::SLICE,
+        Self::HOG_FIFO,
     ];
     const LONG: &'static [&'static str] = &["duration", "cpu", "hogs", "period"];
 }
@@ -702,6 +713,7 @@ impl Default for Wakelat {
             period_us: p,
             policy: Policy::Normal,
             slice_us: 0,
+            hog_fifo_prio: 0,
         }
     }
 }
@@ -1149,7 +1161,7 @@ pub(super) fn parse_cyclictest(a: &[&str]) -> Result<Command, Error> {
 /// `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`.
 pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
     const C: &str = "wakelat";
-    // -P and -s are not limits with defaults: read them apart, after
+    // -P, -s and -f are not limits with defaults: read them apart, after
     // `workload_opts` has checked the rest (it knows them as flags only to
     // accept them; their values are taken here).
     let spec = [
@@ -1161,6 +1173,11 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
         Opt {
             short: b's',
             long: "slice",
+            takes_value: true,
+        },
+        Opt {
+            short: b'f',
+            long: "fifo",
             takes_value: true,
         },
     ];
@@ -1177,6 +1194,10 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
         Some(v) => limit(C, &Wakelat::SLICE, v)? as u32,
         None => 0,
     };
+    let hog_fifo_prio = match g.value(b'f') {
+        Some(v) => limit(C, &Wakelat::HOG_FIFO, v)? as u8,
+        None => 0,
+    };
     let cpu = cpu_id(C, &Wakelat::LIMITS[1], i64::from(c))?;
     Ok(Command::Wakelat(Wakelat {
         duration_ms: d,
@@ -1185,6 +1206,7 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
         period_us: p,
         policy,
         slice_us,
+        hog_fifo_prio,
     }))
 }
 
