@@ -120,22 +120,17 @@ pub fn run(
     };
     for _ in 0..p.hogs {
         let stop = job.stop_flag();
-        job.spawn(
-            "wakelat-hog",
-            hog_params,
-            Some(p.cpu),
-            move || {
-                task::sleep_until_ns(start);
-                // User-space compute (entered through a return to user
-                // space): an interrupt's return to it takes a pending
-                // request, lazy ones too, as in Linux.
-                crate::sched::run_in_user_mode(|| {
-                    while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
-                        burn(256);
-                    }
-                });
-            },
-        )?;
+        job.spawn("wakelat-hog", hog_params, Some(p.cpu), move || {
+            task::sleep_until_ns(start);
+            // User-space compute (entered through a return to user
+            // space): an interrupt's return to it takes a pending
+            // request, lazy ones too, as in Linux.
+            crate::sched::run_in_user_mode(|| {
+                while arch::now_ns() < end + TAIL_NS && !stop.stopped() {
+                    burn(256);
+                }
+            });
+        })?;
     }
     let params = TaskParams {
         policy: p.policy,
