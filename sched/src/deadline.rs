@@ -47,38 +47,55 @@
 //! they are starved.
 //!
 //! Our [`DlServer`] follows Linux's *deferred* server (6.13+, commit
-//! a110a81c52a9 "sched/deadline: Deferrable dl server"):
+//! a110a81c52a9 "sched/deadline: Deferrable dl server") with the state
+//! machine of 6.17's a3a70caf7906 ("sched/deadline: Fix dl_server
+//! behaviour", the one Linux 7.2 documents above `dl_server_start`):
 //! - It is **active** while fair tasks are queued on its CPU (`dl_server_start`
-//!   on the first fair enqueue, `dl_server_stop` when the last one leaves).
-//!   On start its budget is checked with the constant bandwidth server's
-//!   wakeup rule: a deadline in the past, or a remaining budget that would
-//!   need more than `runtime/period` of the time left, gives a fresh budget
-//!   and deadline `now + period`; otherwise the current pair is kept.
+//!   on the first fair enqueue; it stops when the last one leaves, where
+//!   Linux stops it at the next pick that finds none). On start its budget
+//!   is checked with the constant bandwidth server's wakeup rule
+//!   (`update_dl_entity`): a deadline in the past gives a fresh budget and
+//!   deadline `now + period`, and the server waits again; a remaining budget
+//!   that would need more than `runtime/period` of the time left gives a
+//!   fresh pair too, unless the server was **running** when it stopped (the
+//!   flag `dl_defer_running` outlives a stop): then the revised CBS rule
+//!   keeps the deadline and cuts the budget to `runtime/period` of the time
+//!   left (`update_dl_revised_wakeup`), and it serves at once. So a fair
+//!   task that sleeps and wakes under an RT hog, such as a shell, is served
+//!   on each wakeup until the period the server was boosted into ends,
+//!   instead of waiting for a zero-laxity point every time ("By stopping at
+//!   this point the dl_server retains bandwidth", a3a70caf7906).
 //! - While active, all fair running time is charged to it, whether it ran on
 //!   its own (no higher class was runnable) or served by the server: fair tasks
 //!   that already got their `runtime` in this period need no boost. A budget
 //!   that running on their own used up (the server deferred or throttled, not
 //!   serving) starts a **new period** at once, with a full budget and the
-//!   deadline a period away: the fair class did not need the server in this
-//!   period (Linux's `update_curr_dl_se`: `dl_defer && dl_throttled &&
-//!   dl_runtime_exceeded` calls `replenish_dl_new_period`). Only an overrun
+//!   deadline a period away, and the server defers again: the fair class did
+//!   not need the server in this period (Linux's `update_curr_dl_se`:
+//!   `dl_defer && dl_throttled && dl_runtime_exceeded` clears
+//!   `dl_defer_running` and calls `replenish_dl_new_period`). Only an overrun
 //!   while serving is paid back out of later periods; time the fair class ran
 //!   on its own never becomes a debt (a debt would push the deadline one
 //!   period further per `runtime` of it, and a fair task that ran alone for a
 //!   while would then go unserved for many periods once an RT hog arrives).
 //! - It waits (*deferred*) until its **zero-laxity** time `deadline -
 //!   remaining`: the latest moment at which serving the remaining budget still
-//!   meets the deadline. From then on it is **running**: the pick serves fair
-//!   tasks above the RT class (a deadline entity outranks RT), and RT wakeups
-//!   do not preempt them.
+//!   meets the deadline. There it is **boosted**: at that point its budget
+//!   overflows its bandwidth, so `replenish_dl_entity` gives it a new period
+//!   (a full budget, the deadline a period away), and it is **running**: the
+//!   pick serves fair tasks above the RT class (a deadline entity outranks
+//!   RT, and competes with SCHED_DEADLINE tasks by that deadline), and RT
+//!   wakeups do not preempt them.
 //! - When its budget is spent it is **throttled** until its deadline; then
 //!   it is replenished (`deadline += period`, `remaining += runtime` while
 //!   the remaining budget is not positive, so an overrun is paid back; a
-//!   deadline still in the past starts afresh at `now + period`) and deferred
-//!   again.
+//!   deadline still in the past starts afresh at `now + period`) and, having
+//!   served, runs again at once without deferring ("Notably it will not
+//!   'defer' again", Linux's notes on the state machine).
 //!
-//! So under a FIFO hog a fair spinner gets `runtime` every `period`, at the
-//! end of each period; with no RT load the server never intervenes. A runtime
+//! So under a FIFO hog a fair spinner gets `runtime` every `period`: first
+//! at the end of the period it was queued in, then at the start of each
+//! period after; with no RT load the server never intervenes. A runtime
 //! of 0 switches the server off (as writing 0 to Linux's `runtime` file does).
 //!
 //! # Granularity
@@ -134,7 +151,7 @@ pub enum ServerState {
     Stopped,
     /// Active, waiting for its zero-laxity time (`dl_defer_armed`).
     Deferred,
-    /// Active and serving fair tasks above RT (`dl_defer_running`).
+    /// Active and serving fair tasks above RT (enqueued, `dl_defer_running`).
     Running,
     /// Budget spent: nothing until its deadline (`dl_throttled`).
     Throttled,
@@ -174,14 +191,15 @@ pub struct DlServer {
     pub period_ns: u64,
     /// Budget left in this period (`runtime`); negative after an overrun.
     pub remaining_ns: i64,
-    /// Absolute deadline of this period.
+    /// Absolute deadline of this period; while it serves, the deadline it
+    /// competes with SCHED_DEADLINE tasks by (set a period after its
+    /// zero-laxity boost), so that deadline tasks with earlier deadlines run
+    /// first and the server takes the slack.
     pub deadline: u64,
-    /// The deadline it competes with SCHED_DEADLINE tasks by while it
-    /// serves: one period after its zero-laxity boost (at that point its
-    /// budget overflows its bandwidth, and Linux's `replenish_dl_entity`
-    /// gives a deferred server a new period), so that deadline tasks with
-    /// earlier deadlines run first and the server takes the slack.
-    pub edf_deadline: u64,
+    /// It has served since it last deferred (`dl_defer_running`): kept
+    /// across a stop, so that a restart within the period serves at once
+    /// (revised CBS wakeup) and a replenishment does not defer again.
+    pub defer_running: bool,
     /// The fair class's cumulative running time already charged.
     charged_exec_ns: u64,
     /// Boosts (zero-laxity points reached with fair tasks starved or not).
@@ -220,30 +238,45 @@ impl DlServer {
     }
 
     /// `dl_server_start`: the first fair task was queued at `now`;
-    /// `fair_exec_ns` is the fair class's cumulative running time.
-    pub fn start(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) {
+    /// `fair_exec_ns` is the fair class's cumulative running time. Returns
+    /// whether it serves at once (a restart within the period it was
+    /// boosted into: fair tasks now outrank RT).
+    pub fn start(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> bool {
         if self.active() {
-            return;
+            return false;
         }
         self.charged_exec_ns = fair_exec_ns;
         let (runtime, period) = cfg.tunables.fair_server();
         if runtime == 0 {
-            return;
+            return false;
         }
         if (runtime, period) != (self.runtime_ns, self.period_ns) {
             self.runtime_ns = runtime;
             self.period_ns = period;
+            self.defer_running = false;
             self.fresh(now);
-        } else if now >= self.deadline || self.overflows(now) {
-            // A throttled server whose deadline passed while stopped is
-            // replenished here too: a fresh pair covers it.
+        } else if now >= self.deadline {
+            // `update_dl_entity`: a deadline left behind (a throttled
+            // server's too) gives a fresh pair, and the server defers again.
+            self.defer_running = false;
             self.fresh(now);
+        } else if self.overflows(now) {
+            if self.defer_running {
+                // `update_dl_revised_wakeup`: keep the deadline, cut the
+                // budget to the bandwidth over the time left.
+                let left = (self.deadline - now) as u128;
+                self.remaining_ns =
+                    (left * self.runtime_ns as u128 / self.period_ns as u128) as i64;
+            } else {
+                self.fresh(now);
+            }
         }
-        self.state = if self.remaining_ns > 0 {
-            ServerState::Deferred
-        } else {
-            ServerState::Throttled
+        self.state = match (self.remaining_ns > 0, self.defer_running) {
+            (true, true) => ServerState::Running,
+            (true, false) => ServerState::Deferred,
+            (false, _) => ServerState::Throttled,
         };
+        self.running()
     }
 
     /// `dl_server_stop`: the last fair task left at `now`; charges what
@@ -272,6 +305,7 @@ impl DlServer {
         if self.running() {
             self.served_ns += delta;
         } else if delta > 0 && self.remaining_ns <= 0 {
+            self.defer_running = false;
             self.fresh(now);
             self.state = ServerState::Deferred;
         }
@@ -337,7 +371,7 @@ impl DlServer {
             // New parameters (`dl_server_apply_params`): restart with them.
             self.state = ServerState::Stopped;
             self.runtime_ns = 0;
-            self.start(cfg, now, fair_exec_ns);
+            let _ = self.start(cfg, now, fair_exec_ns);
         } else if self.remaining_ns <= 0 && self.state != ServerState::Throttled {
             self.state = ServerState::Throttled;
         }
@@ -353,7 +387,12 @@ impl DlServer {
                 if self.deadline <= now {
                     self.fresh(now);
                 }
-                self.state = ServerState::Deferred;
+                // Having served, it serves on; otherwise it defers.
+                self.state = if self.defer_running {
+                    ServerState::Running
+                } else {
+                    ServerState::Deferred
+                };
             } else if !self.running() {
                 // Deferred past its deadline with budget left (it could not
                 // have been starved): a new period.
@@ -366,8 +405,11 @@ impl DlServer {
         if self.state == ServerState::Deferred
             && now.saturating_add(self.remaining_ns as u64) >= self.deadline
         {
+            // The zero-laxity boost: the budget overflows the bandwidth
+            // here, so `replenish_dl_entity` starts a new period.
+            self.fresh(now);
             self.state = ServerState::Running;
-            self.edf_deadline = now.saturating_add(self.period_ns);
+            self.defer_running = true;
             self.nr_boosts += 1;
         }
         match (was_running, self.running()) {

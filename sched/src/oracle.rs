@@ -744,11 +744,13 @@ pub enum Runs {
 /// [`crate::deadline`]'s docs written out in order. At each tick edge the
 /// tick that just ended is charged to the server if a fair task ran in it;
 /// a budget spent while serving stops the service, one spent by the fair
-/// task running on its own starts a new period; a passed deadline replenishes (an
-/// overrun is paid back; a deadline still behind starts afresh; a deferred
-/// server's unspent budget is dropped for a fresh one); the zero-laxity
-/// time starts the service. Then the next tick goes to RT unless the server
-/// serves or no RT task is runnable.
+/// task running on its own starts a new period and forgets that the server
+/// served; a passed deadline replenishes (an overrun is paid back; a
+/// deadline still behind starts afresh; a deferred server's unspent budget
+/// is dropped for a fresh one) and, if the server has served since it last
+/// deferred, serves again at once; the zero-laxity time starts the service
+/// with a new period (a full budget, the deadline a period away). Then the
+/// next tick goes to RT unless the server serves or no RT task is runnable.
 #[derive(Clone, Copy, Debug)]
 pub struct ServerModel {
     runtime: i64,
@@ -757,6 +759,7 @@ pub struct ServerModel {
     deadline: u64,
     serving: bool,
     spent: bool,
+    served: bool,
     last: Runs,
 }
 
@@ -771,6 +774,7 @@ impl ServerModel {
             deadline: now + period_ns,
             serving: false,
             spent: false,
+            served: false,
             last: Runs::Idle,
         }
     }
@@ -786,6 +790,7 @@ impl ServerModel {
                     self.budget = self.runtime;
                     self.deadline = now + self.period;
                     self.spent = false;
+                    self.served = false;
                 }
             }
             if self.budget <= 0 {
@@ -803,6 +808,7 @@ impl ServerModel {
                         self.deadline = now + self.period;
                     }
                     self.spent = false;
+                    self.serving = self.served;
                 } else if !self.serving {
                     self.budget = self.runtime;
                     self.deadline = now + self.period;
@@ -810,6 +816,9 @@ impl ServerModel {
             }
             if !self.spent && !self.serving && now + self.budget as u64 >= self.deadline {
                 self.serving = true;
+                self.served = true;
+                self.budget = self.runtime;
+                self.deadline = now + self.period;
             }
         }
         self.last = match (fair, rt) {

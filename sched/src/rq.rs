@@ -861,8 +861,7 @@ impl Rq {
                 self.fair
                     .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
                 if self.fair.nr_queued == 1 {
-                    self.fair_server
-                        .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+                    self.fair_server_start();
                 }
             }
             SchedClass::Rt => {
@@ -1041,6 +1040,19 @@ impl Rq {
         }
     }
 
+    /// `dl_server_start` for the first fair entity queued (or at the tick,
+    /// for a server whose runtime was 0): a server that comes back serving
+    /// (within the period it was boosted into) outranks the running RT task.
+    #[inline]
+    fn fair_server_start(&mut self) {
+        if self
+            .fair_server
+            .start(&self.cfg, self.clock, self.fair.sum_exec_ns)
+        {
+            self.fair_server_resched(ServerTick::Boost);
+        }
+    }
+
     /// `dl_server_stop` once the last fair entity has left.
     #[inline]
     fn fair_server_stop_if_empty(&mut self) {
@@ -1064,8 +1076,7 @@ impl Rq {
             return;
         }
         if !self.fair_server.active() {
-            self.fair_server
-                .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+            self.fair_server_start();
         }
         let tick = self
             .fair_server
@@ -1168,6 +1179,18 @@ impl Rq {
                 WakeupReason::DlNotEarlier
             };
             return decide(self, reason, earlier, Resched::Now);
+        }
+        if pc == SchedClass::Fair
+            && self.fair_served()
+            && (cc == SchedClass::Rt
+                || cc == SchedClass::Dl
+                    && self.fair_server.deadline < self.tasks[self.curr as usize].dl.deadline)
+        {
+            // The wakee is served at once by the fair server, a deadline
+            // entity (restarted within its boosted period): it outranks RT,
+            // and a deadline task with a later deadline
+            // (`dl_server_start`'s `resched_curr`).
+            return decide(self, WakeupReason::HigherClass, true, Resched::Now);
         }
         if pc == SchedClass::Rt && cc == SchedClass::Fair && self.fair_served() {
             // The running fair task is served by the fair server, a
@@ -1443,9 +1466,7 @@ impl Rq {
     fn pick_above_fair(&self) -> Option<u32> {
         let dl = self.dl.pick_task();
         let served = self.fair_served()
-            && dl.is_none_or(|d| {
-                self.fair_server.edf_deadline < self.tasks[d.0 as usize].dl.deadline
-            });
+            && dl.is_none_or(|d| self.fair_server.deadline < self.tasks[d.0 as usize].dl.deadline);
         if served {
             return None;
         }
@@ -2111,7 +2132,7 @@ impl Rq {
                 return Some(c.dl.deadline);
             }
         }
-        self.fair_served().then_some(self.fair_server.edf_deadline)
+        self.fair_served().then_some(self.fair_server.deadline)
     }
 
     /// Is the queued task cache-hot (ran within `migration_cost_ns`, or is the

@@ -691,8 +691,7 @@ impl Rq {
             g = p;
         }
         if root_new && self.fair.nr_queued == 1 {
-            self.fair_server
-                .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+            self.fair_server_start();
         }
         self.collect_group_resched();
     }
@@ -839,8 +838,7 @@ impl Rq {
             self.fair
                 .enqueue_entity(&mut self.tasks, &self.cfg, Slot(s), flags);
             if self.fair.nr_queued == 1 && !flags.contains(EnqueueFlags::DELAYED) {
-                self.fair_server
-                    .start(&self.cfg, self.clock, self.fair.sum_exec_ns);
+                self.fair_server_start();
             }
         }
     }
