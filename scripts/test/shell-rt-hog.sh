@@ -19,8 +19,9 @@
 # the hog) is at most 2 periods - runtime = 1950 ms plus a tick on an idle
 # host (the server is charged for all fair running time, the spinner's too
 # while it was fair, so its budget may be spent when the hog starts: then it
-# serves at the next period's zero-laxity point); TCG under host load
-# delivers ticks late and stretches it. (Not run under -icount: there the
+# serves at the next period's zero-laxity point; usually it is one
+# zero-laxity wait, about 950 ms); TCG under host load delivers ticks late
+# and stretches it. (Not run under -icount: there the
 # guest crawled once the shell slept with the spinner running, in this
 # kernel and not in the one before the fair server, also with the server's
 # tick disabled; not understood, see the branch's report.)
