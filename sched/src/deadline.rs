@@ -24,9 +24,14 @@
 //!   for the machine, not per CPU, so it holds only if tasks move: push and
 //!   pull balancing (`sched::smp`'s `dl_balance`, Linux's `push_dl_task` /
 //!   `pull_dl_task`) keeps the earliest ready deadlines running on the CPUs
-//!   their affinity allows. A task pinned to one CPU stays there, and
-//!   admission does not check that such tasks fit their CPU (Linux refuses
-//!   to pin a deadline task to less than its root domain; we do not).
+//!   their affinity allows. Hence Linux's rule, which `sched::smp`'s
+//!   lifecycle calls apply: a deadline task must be allowed on every CPU
+//!   of its root domain (here every active CPU; we have no exclusive
+//!   cpusets). Spawning or `sched_setattr`-ing one with a narrower mask is
+//!   refused (`ParamsError::DlAffinityRestricted`, Linux's -EPERM), and so
+//!   is narrowing a deadline task's mask (`LifecycleError::DlAffinityBusy`,
+//!   Linux's -EBUSY); else two admitted 60% tasks pinned to one CPU would
+//!   need 1.2 of it and starve everything below them there.
 //!
 //! [`DlRq`] keeps the ready tasks in a B+tree by absolute deadline and the
 //! throttled ones in another by replenishment time (the fair class's

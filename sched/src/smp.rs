@@ -1440,7 +1440,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// Places and wakes a new task (fork balancing); returns its CPU and what
-    /// happened.
+    /// happened. No admission control, neither the deadline bandwidth nor
+    /// the deadline affinity rule: [`Self::spawn`] applies both.
     pub fn wake_up_new_task(
         &self,
         id: TaskId,
@@ -1459,13 +1460,17 @@ impl<P: Platform> Scheduler<P> {
     /// is moved at once to an allowed CPU; a running one is asked to
     /// reschedule (the kernel then calls [`Self::move_misplaced`] once it is
     /// off the CPU); a task held nowhere (asleep) is the caller's to update.
-    /// Returns false if the mask allows no online CPU (nothing changes).
+    /// Returns false if the mask allows no online CPU, or is one a deadline
+    /// task may not have ([`Self::set_affinity`]'s rule): nothing changes.
     pub fn set_cpus_allowed(&self, cpu: CpuId, id: TaskId, mask: CpuMask, this_cpu: CpuId) -> bool {
         if !mask.intersects(&self.active_mask()) {
             return false;
         }
         let mut rq = self.cpu_rq(cpu);
         let Some(&t) = rq.task(id) else { return true };
+        if self.dl_check_new_affinity(&t, &mask).is_err() {
+            return false;
+        }
         let running = rq.curr() == Some(id);
         let stays = mask.has(cpu);
         rq.set_cpus_allowed(id, mask);

@@ -119,6 +119,11 @@ pub enum ParamsError {
     /// Admitting the SCHED_DEADLINE task would take the root domain's
     /// deadline bandwidth over its limit (Linux's -EBUSY).
     DlBandwidthExceeded,
+    /// SCHED_DEADLINE for a task whose allowed CPUs do not cover its root
+    /// domain (here: every active CPU); Linux's `__sched_setscheduler`
+    /// refuses it with -EPERM. Admission bounds the domain's bandwidth sum,
+    /// which holds only for tasks that may run on any CPU of the domain.
+    DlAffinityRestricted,
 }
 
 impl core::fmt::Display for ParamsError {
@@ -133,6 +138,9 @@ impl core::fmt::Display for ParamsError {
             ),
             ParamsError::DlBandwidthExceeded => f.write_str(
                 "SCHED_DEADLINE bandwidth over the limit (95% of the CPUs, fair servers included)",
+            ),
+            ParamsError::DlAffinityRestricted => f.write_str(
+                "SCHED_DEADLINE needs a task allowed on every online CPU (its affinity is restricted)",
             ),
         }
     }

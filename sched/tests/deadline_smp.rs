@@ -1,9 +1,14 @@
 //! SCHED_DEADLINE on several CPUs (`sched::smp`'s `dl_balance`, after
 //! Linux's kernel/sched/deadline.c push/pull): admitted deadline tasks
 //! started on one CPU spread so that none misses a deadline; a CPU that
-//! goes idle pulls a waiting deadline task; a pinned task stays; the fair
-//! server (a per-CPU entity, not a task) is never moved. HZ=1000: the
-//! budget is charged at the tick.
+//! goes idle pulls a waiting deadline task; a task restricted to one CPU
+//! stays; the fair server (a per-CPU entity, not a task) is never moved.
+//! HZ=1000: the budget is charged at the tick.
+//!
+//! A deadline task must be allowed on every CPU (Linux's
+//! `__sched_setscheduler` and `dl_task_check_affinity` rule, tested at the
+//! end), so the tests start one on a chosen CPU as Linux would: a fair task
+//! there, allowed every CPU, then made SCHED_DEADLINE where it sits.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,9 +18,10 @@ use common::cpu_id;
 use common::plat::Plat;
 use common::MS;
 
-use sched::smp::Scheduler;
+use sched::smp::{LifecycleError, Scheduler};
+use sched::task::ParamsError;
 use sched::CpuId;
-use sched::{CpuMask, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams};
+use sched::{CpuMask, Policy, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams};
 
 fn sched(cpus: usize) -> Scheduler<Plat> {
     let cfg = Arc::new(SchedConfig::new(cpus as u32, 1000));
@@ -45,15 +51,23 @@ fn moves(s: &Scheduler<Plat>, cpu: CpuId) -> (u64, u64) {
     (rq.stats.nr_dl_push, rq.stats.nr_dl_pull)
 }
 
-/// Spawns task `id` with `p` on CPU `cpu` (allowed only there while it is
-/// spawned), then allows it every CPU unless `pinned`.
-fn spawn_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId, pinned: bool) {
+/// Spawns task `id` with `p` (not SCHED_DEADLINE) on CPU `cpu`, allowed
+/// only there.
+fn pin_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
     let mut t = SchedTask::new(p);
     t.cpus_allowed = CpuMask::from_cpus(&[cpu.index()]);
     assert_eq!(s.spawn(TaskId(id), t, cpu).unwrap().0, cpu);
-    if !pinned {
-        s.set_affinity(TaskId(id), CpuMask::all(), cpu).unwrap();
-    }
+}
+
+/// Starts task `id` with `p` on CPU `cpu` the way Linux allows for a
+/// deadline task: spawned fair and allowed only `cpu` (so it lands there),
+/// allowed every CPU, then given `p` (`sched_setattr`) where it is queued.
+/// The setattr's balancing may push it on at once, as Linux's
+/// `switched_to_dl` does.
+fn spawn_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
+    pin_on(s, id, TaskParams::default(), cpu);
+    s.set_affinity(TaskId(id), CpuMask::all(), cpu).unwrap();
+    s.set_params(TaskId(id), p, cpu).unwrap();
 }
 
 /// Runs every CPU for `ms` milliseconds of spinning tasks: a tick on each
@@ -82,6 +96,11 @@ fn run_ms(s: &Scheduler<Plat>, ms: u64) {
             }
         }
     }
+    check(s);
+}
+
+/// The scheduler's invariants hold.
+fn check(s: &Scheduler<Plat>) {
     let mut scratch = s.check_scratch();
     s.check(&mut scratch).unwrap();
 }
@@ -106,8 +125,8 @@ fn runtime(s: &Scheduler<Plat>, id: u32) -> u64 {
 fn two_admitted_sixty_percent_tasks_on_one_cpu_spread_and_miss_nothing() {
     let s = sched(2);
     switch(&s, cpu_id(0), PrevAction::Stays);
-    spawn_on(&s, 1, dl(6, 10, 10), cpu_id(0), false);
-    spawn_on(&s, 2, dl(6, 10, 10), cpu_id(0), false);
+    spawn_on(&s, 1, dl(6, 10, 10), cpu_id(0));
+    spawn_on(&s, 2, dl(6, 10, 10), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
     run_ms(&s, 2_000);
     let (c1, c2) = (s.task_cpu(TaskId(1)), s.task_cpu(TaskId(2)));
@@ -141,7 +160,7 @@ fn two_admitted_sixty_percent_tasks_on_one_cpu_spread_and_miss_nothing() {
 fn three_admitted_tasks_on_one_cpu_share_two_cpus_and_miss_nothing() {
     let s = sched(2);
     for id in 1..=3 {
-        spawn_on(&s, id, dl(4, 10, 10), cpu_id(0), false);
+        spawn_on(&s, id, dl(4, 10, 10), cpu_id(0));
     }
     switch(&s, cpu_id(0), PrevAction::Stays);
     run_ms(&s, 2_000);
@@ -166,11 +185,11 @@ fn three_admitted_tasks_on_one_cpu_share_two_cpus_and_miss_nothing() {
 #[test]
 fn a_cpu_going_idle_pulls_the_waiting_deadline_task() {
     let s = sched(2);
-    spawn_on(&s, 1, dl(2, 5, 100), cpu_id(1), false);
+    spawn_on(&s, 1, dl(2, 5, 100), cpu_id(1));
     switch(&s, cpu_id(1), PrevAction::Stays);
-    spawn_on(&s, 2, dl(2, 10, 100), cpu_id(0), false);
+    spawn_on(&s, 2, dl(2, 10, 100), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
-    spawn_on(&s, 3, dl(2, 20, 100), cpu_id(0), false);
+    spawn_on(&s, 3, dl(2, 20, 100), cpu_id(0));
     assert_eq!(curr(&s, cpu_id(0)), Some(2));
     assert_eq!(curr(&s, cpu_id(1)), Some(1));
     assert_eq!(s.task_cpu(TaskId(3)), Some(cpu_id(0)));
@@ -188,18 +207,31 @@ fn a_cpu_going_idle_pulls_the_waiting_deadline_task() {
     assert_eq!(s.cpu_rq(cpu_id(1)).need_resched(), Resched::Now);
     switch(&s, cpu_id(1), PrevAction::Stays);
     assert_eq!(curr(&s, cpu_id(1)), Some(3), "the pulled task runs at once");
-    let mut scratch = s.check_scratch();
-    s.check(&mut scratch).unwrap();
+    check(&s);
 }
 
-/// A 6/10 task pinned to CPU 0 and a free one, both on CPU 0: the free
-/// one goes to CPU 1, the pinned one never leaves CPU 0, and neither
-/// misses. With both pinned nothing moves and CPU 0 stays overcommitted.
+/// Spawns deadline task `id` with `p` allowed only on CPU 0, which Linux
+/// allows while CPU 0 is its root domain's only CPU: CPU 1 goes inactive
+/// for the spawn and comes back after it (affinity is checked when it is
+/// set, not when a CPU comes online, in Linux too).
+fn restricted_on_cpu0(s: &Scheduler<Plat>, id: u32, p: TaskParams) {
+    s.sched_cpu_deactivate(cpu_id(1), cpu_id(0)).unwrap();
+    pin_on(s, id, p, cpu_id(0));
+    s.sched_cpu_activate(cpu_id(1)).unwrap();
+}
+
+/// A 6/10 task restricted to CPU 0 and a free one, both on CPU 0: the
+/// free one goes to CPU 1, the restricted one never leaves CPU 0, and
+/// neither misses. Two restricted 4/10 tasks on CPU 0: nothing moves and
+/// CPU 0 does not count as overloaded (nothing there may be pushed). (Two
+/// 6/10 tasks restricted to CPU 0, 1.2 CPUs of work on one, missed
+/// deadlines here before the affinity rule; it now refuses the second:
+/// see `a_restricted_deadline_task_is_refused`.)
 #[test]
-fn pinned_deadline_tasks_stay() {
+fn restricted_deadline_tasks_stay() {
     let s = sched(2);
-    spawn_on(&s, 1, dl(6, 10, 10), cpu_id(0), true);
-    spawn_on(&s, 2, dl(6, 10, 10), cpu_id(0), false);
+    restricted_on_cpu0(&s, 1, dl(6, 10, 10));
+    spawn_on(&s, 2, dl(6, 10, 10), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
     for _ in 0..20 {
         run_ms(&s, 50);
@@ -209,16 +241,20 @@ fn pinned_deadline_tasks_stay() {
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
 
     let s = sched(2);
-    spawn_on(&s, 1, dl(6, 10, 10), cpu_id(0), true);
-    spawn_on(&s, 2, dl(6, 10, 10), cpu_id(0), true);
+    restricted_on_cpu0(&s, 1, dl(4, 10, 10));
+    restricted_on_cpu0(&s, 2, dl(4, 10, 10));
     switch(&s, cpu_id(0), PrevAction::Stays);
     run_ms(&s, 1_000);
     assert_eq!(s.task_cpu(TaskId(1)), Some(cpu_id(0)));
     assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(0)));
     assert_eq!(moves(&s, cpu_id(0)), (0, 0));
     assert_eq!(moves(&s, cpu_id(1)), (0, 0));
-    assert_eq!(s.dl_overloaded_cpus(), 0, "pinned tasks do not overload");
-    assert!(missed(&s, 1) + missed(&s, 2) > 0, "1.2 CPUs of work on one");
+    assert_eq!(
+        s.dl_overloaded_cpus(),
+        0,
+        "restricted tasks do not overload"
+    );
+    assert_eq!(missed(&s, 1) + missed(&s, 2), 0, "0.8 CPUs of work on one");
 }
 
 /// CPU 0 runs a FIFO hog, a fair spinner and two free 4/10 deadline
@@ -228,11 +264,11 @@ fn pinned_deadline_tasks_stay() {
 #[test]
 fn the_fair_server_is_not_moved() {
     let s = sched(2);
-    spawn_on(&s, 10, TaskParams::fifo(50), cpu_id(0), true);
-    spawn_on(&s, 11, TaskParams::default(), cpu_id(0), true);
+    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
-    spawn_on(&s, 1, dl(4, 10, 10), cpu_id(0), false);
-    spawn_on(&s, 2, dl(4, 10, 10), cpu_id(0), false);
+    spawn_on(&s, 1, dl(4, 10, 10), cpu_id(0));
+    spawn_on(&s, 2, dl(4, 10, 10), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
     run_ms(&s, 3_000);
     let served = |c: usize| s.cpu_rq(cpu_id(c)).fair_server.served_ns;
@@ -252,13 +288,12 @@ fn the_fair_server_is_not_moved() {
 }
 
 /// Spawns deadline task `id` on CPU `cpu`, runs it there and puts it to
-/// sleep (its previous CPU is `cpu`), then allows it every CPU.
+/// sleep (its previous CPU is `cpu`).
 fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
-    spawn_on(s, id, p, cpu, true);
+    spawn_on(s, id, p, cpu);
     switch(s, cpu, PrevAction::Stays);
     assert_eq!(curr(s, cpu), Some(id));
     switch(s, cpu, PrevAction::Sleeps);
-    s.set_affinity(TaskId(id), CpuMask::all(), cpu).unwrap();
 }
 
 /// `select_task_rq_dl`: a deadline task waking where a task of an earlier
@@ -273,7 +308,7 @@ fn deadline_wakeups_go_where_they_run_at_once() {
     asleep_on(&s, 2, dl(2, 50, 100), cpu_id(0));
     asleep_on(&s, 3, dl(1, 5, 100), cpu_id(0));
     s.platform.now.fetch_add(MS, Ordering::Relaxed);
-    spawn_on(&s, 1, dl(2, 10, 100), cpu_id(0), false);
+    spawn_on(&s, 1, dl(2, 10, 100), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
     assert_eq!(curr(&s, cpu_id(0)), Some(1));
     s.platform.now.fetch_add(MS, Ordering::Relaxed);
@@ -301,6 +336,150 @@ fn deadline_wakeups_go_where_they_run_at_once() {
     assert_eq!(moves(&s, cpu_id(0)), (1, 0));
     switch(&s, cpu_id(1), PrevAction::Stays);
     assert_eq!(curr(&s, cpu_id(1)), Some(1));
-    let mut scratch = s.check_scratch();
-    s.check(&mut scratch).unwrap();
+    check(&s);
+}
+
+fn pinned(p: TaskParams, cpu: usize) -> SchedTask {
+    let mut t = SchedTask::new(p);
+    t.cpus_allowed = CpuMask::from_cpus(&[cpu]);
+    t
+}
+
+const RESTRICTED: LifecycleError = LifecycleError::Params(ParamsError::DlAffinityRestricted);
+
+/// Linux's `__sched_setscheduler` rule (-EPERM): a deadline task must be
+/// allowed on every CPU of its root domain, so spawning one restricted to
+/// CPU 0 of two is refused, admitting no bandwidth (afterwards two 9/10
+/// tasks, 1.8 CPUs, the most that two admit, still fit). Two admitted
+/// 6/10 tasks pinned to one CPU needed 1.2 of it.
+#[test]
+fn a_restricted_deadline_task_is_refused() {
+    let s = sched(2);
+    assert_eq!(
+        s.spawn(TaskId(1), pinned(dl(6, 10, 10), 0), cpu_id(0)),
+        Err(RESTRICTED)
+    );
+    assert_eq!(
+        s.task(TaskId(1), cpu_id(0)),
+        Err(LifecycleError::NoSuchTask)
+    );
+    assert_eq!(s.task_cpu(TaskId(1)), None);
+    assert_eq!(s.cfg.dl_bw.total_bw(), 0);
+    // Both CPUs named explicitly, or all: allowed.
+    let mut t = SchedTask::new(dl(9, 10, 10));
+    t.cpus_allowed = CpuMask::from_cpus(&[0, 1]);
+    s.spawn(TaskId(1), t, cpu_id(0)).unwrap();
+    s.spawn(TaskId(2), SchedTask::new(dl(9, 10, 10)), cpu_id(0))
+        .unwrap();
+    // A fair task may be pinned.
+    s.spawn(TaskId(3), pinned(TaskParams::default(), 0), cpu_id(0))
+        .unwrap();
+}
+
+/// `sched_setattr` to SCHED_DEADLINE of a task restricted to one CPU of
+/// two is refused (-EPERM), whether it is queued or asleep, and changes
+/// nothing: its policy, mask and CPU stay, no bandwidth is admitted. Once
+/// allowed every CPU, it may.
+#[test]
+fn setattr_deadline_of_a_restricted_task_is_refused() {
+    let s = sched(2);
+    pin_on(&s, 1, TaskParams::default(), cpu_id(1));
+    asleep_on(&s, 2, TaskParams::default(), cpu_id(0));
+    s.set_affinity(TaskId(2), CpuMask::of(cpu_id(0)), cpu_id(0))
+        .unwrap();
+    for (id, cpu) in [(1, 1), (2, 0)] {
+        let before = s.task(TaskId(id), cpu_id(0)).unwrap();
+        assert_eq!(
+            s.set_params(TaskId(id), dl(2, 10, 10), cpu_id(0)),
+            Err(RESTRICTED),
+            "task {id}"
+        );
+        let t = s.task(TaskId(id), cpu_id(0)).unwrap();
+        assert_eq!(t.params, before.params);
+        assert_eq!(t.params.policy, Policy::Normal);
+        assert_eq!(t.cpus_allowed, CpuMask::of(cpu_id(cpu)));
+        assert_eq!(s.task_cpu(TaskId(id)), Some(cpu_id(cpu)));
+        assert_eq!(s.cfg.dl_bw.total_bw(), 0);
+    }
+    for id in [1, 2] {
+        s.set_affinity(TaskId(id), CpuMask::all(), cpu_id(0))
+            .unwrap();
+        s.set_params(TaskId(id), dl(2, 10, 10), cpu_id(0)).unwrap();
+        assert_eq!(
+            s.task(TaskId(id), cpu_id(0)).unwrap().params.policy,
+            Policy::Deadline
+        );
+    }
+    assert_ne!(s.cfg.dl_bw.total_bw(), 0);
+    check(&s);
+}
+
+/// `sched_setaffinity` of a deadline task (running, queued or asleep) to
+/// less than every CPU is refused (Linux's `dl_task_check_affinity`,
+/// -EBUSY) and changes nothing, through the lifecycle call and the
+/// runqueue-level one; a mask of every CPU, named one by one, is fine, and
+/// so is narrowing once the task is fair again.
+#[test]
+fn narrowing_a_deadline_tasks_affinity_is_refused() {
+    let s = sched(2);
+    asleep_on(&s, 3, dl(1, 10, 100), cpu_id(1));
+    spawn_on(&s, 1, dl(2, 10, 10), cpu_id(0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    spawn_on(&s, 2, dl(2, 20, 20), cpu_id(0));
+    assert_eq!(curr(&s, cpu_id(0)), Some(1));
+    // 2 went on to the idle CPU 1 (queued there, not yet switched to).
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(1)));
+    assert_eq!(curr(&s, cpu_id(1)), None);
+    for id in [1, 2, 3] {
+        let cpu = s.task_cpu(TaskId(id)).unwrap();
+        for mask in [CpuMask::of(cpu_id(0)), CpuMask::of(cpu_id(1))] {
+            assert_eq!(
+                s.set_affinity(TaskId(id), mask, cpu_id(0)),
+                Err(LifecycleError::DlAffinityBusy),
+                "task {id}"
+            );
+            if id != 3 {
+                assert!(!s.set_cpus_allowed(cpu, TaskId(id), mask, cpu_id(0)));
+            }
+            assert_eq!(
+                s.task(TaskId(id), cpu_id(0)).unwrap().cpus_allowed,
+                CpuMask::all()
+            );
+            assert_eq!(s.task_cpu(TaskId(id)), Some(cpu));
+        }
+        s.set_affinity(TaskId(id), CpuMask::from_cpus(&[0, 1]), cpu_id(0))
+            .unwrap();
+        s.set_affinity(TaskId(id), CpuMask::all(), cpu_id(0))
+            .unwrap();
+    }
+    assert_eq!(curr(&s, cpu_id(0)), Some(1));
+    assert_eq!(s.cpu_rq(cpu_id(0)).need_resched(), Resched::None);
+    s.set_params(TaskId(2), TaskParams::default(), cpu_id(0))
+        .unwrap();
+    s.set_affinity(TaskId(2), CpuMask::of(cpu_id(0)), cpu_id(0))
+        .unwrap();
+    assert_eq!(
+        s.task(TaskId(2), cpu_id(0)).unwrap().cpus_allowed,
+        CpuMask::of(cpu_id(0))
+    );
+    check(&s);
+}
+
+/// The root domain is the active CPUs: with CPU 1 inactive, a deadline
+/// task may be narrowed to CPU 0 (Linux's `rd->span` shrinks with
+/// hotplug), and widened again.
+#[test]
+fn the_affinity_rule_follows_the_active_cpus() {
+    let s = sched(2);
+    spawn_on(&s, 1, dl(2, 10, 10), cpu_id(0));
+    s.sched_cpu_deactivate(cpu_id(1), cpu_id(0)).unwrap();
+    s.set_affinity(TaskId(1), CpuMask::of(cpu_id(0)), cpu_id(0))
+        .unwrap();
+    s.sched_cpu_activate(cpu_id(1)).unwrap();
+    assert_eq!(
+        s.set_affinity(TaskId(1), CpuMask::of(cpu_id(1)), cpu_id(0)),
+        Err(LifecycleError::DlAffinityBusy)
+    );
+    s.set_affinity(TaskId(1), CpuMask::all(), cpu_id(0))
+        .unwrap();
 }

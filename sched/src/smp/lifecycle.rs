@@ -71,7 +71,7 @@ use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::flags::{DequeueFlags, WakeFlags};
 use crate::rq::{HeldWake, PrevAction, Resched, Rq, RqError, Switch, WakeupDecision};
-use crate::task::{ParamsError, SchedTask, TaskId, TaskParams, TaskState};
+use crate::task::{ParamsError, Policy, SchedTask, TaskId, TaskParams, TaskState};
 
 use super::{
     CellDir, InTransit, Platform, RqGuard, Scheduler, TaskCell, WakeOutcome, DIR_CHUNKS,
@@ -102,6 +102,12 @@ pub enum LifecycleError {
     /// [`Scheduler::task_rq_lock`] of a sleeping task: no runqueue holds it
     /// (use [`Scheduler::task`] for a copy of its state).
     Asleep,
+    /// [`Scheduler::set_affinity`] of a SCHED_DEADLINE task to a mask that
+    /// does not cover its root domain (every active CPU): Linux's
+    /// `dl_task_check_affinity` refuses it with -EBUSY, since the domain's
+    /// admitted bandwidth counts on the task being free to move anywhere in
+    /// it. Make it another policy first.
+    DlAffinityBusy,
 }
 
 impl From<RqError> for LifecycleError {
@@ -347,6 +353,7 @@ impl<P: Platform> Scheduler<P> {
         if !task.cpus_allowed.intersects(&self.active_mask()) {
             return Err(LifecycleError::NoAllowedCpu);
         }
+        self.dl_check_affinity(&task.params, &task.cpus_allowed)?;
         let bw = task.params.dl_bw();
         self.dl_admit(0, bw)?;
         task.state = TaskState::Absent;
@@ -418,6 +425,40 @@ impl<P: Platform> Scheduler<P> {
         } else {
             Err(LifecycleError::Params(ParamsError::DlBandwidthExceeded))
         }
+    }
+
+    /// Linux's SCHED_DEADLINE affinity rule (`__sched_setscheduler`'s
+    /// -EPERM): a task may take `params` of the deadline policy only if
+    /// `mask` covers its root domain, here every active CPU (we have no
+    /// exclusive cpusets, the only way Linux splits root domains).
+    /// Admission ([`Self::dl_admit`]) bounds the domain's bandwidth sum by
+    /// its CPUs; that bound gives bounded tardiness under global EDF only if
+    /// every admitted task can migrate to any CPU of the domain (two admitted
+    /// 60% tasks pinned to one CPU would need 1.2 of it).
+    fn dl_check_affinity(&self, params: &TaskParams, mask: &CpuMask) -> Result<(), LifecycleError> {
+        if params.policy == Policy::Deadline && !self.dl_span_covered(mask) {
+            return Err(LifecycleError::Params(ParamsError::DlAffinityRestricted));
+        }
+        Ok(())
+    }
+
+    /// `dl_task_check_affinity`: may task `t` get affinity `mask`? Not a
+    /// deadline task's mask that does not cover every active CPU (Linux's
+    /// -EBUSY; why: [`Self::dl_check_affinity`]).
+    pub(super) fn dl_check_new_affinity(
+        &self,
+        t: &SchedTask,
+        mask: &CpuMask,
+    ) -> Result<(), LifecycleError> {
+        if t.params.policy == Policy::Deadline && !self.dl_span_covered(mask) {
+            return Err(LifecycleError::DlAffinityBusy);
+        }
+        Ok(())
+    }
+
+    /// Does `mask` cover the deadline root domain (every active CPU)?
+    pub(super) fn dl_span_covered(&self, mask: &CpuMask) -> bool {
+        self.active_mask().is_subset(mask)
     }
 
     /// Gives an exited (or refused) deadline task's bandwidth back.
@@ -827,7 +868,10 @@ impl<P: Platform> Scheduler<P> {
     /// `sched_setattr`: new policy, nice, RT priority or slice for task
     /// `id`, running, queued or asleep. Returns its CPU and that CPU's
     /// need-resched state afterwards (acted on by IPI when that is not
-    /// `this_cpu`).
+    /// `this_cpu`). SCHED_DEADLINE is refused, changing nothing, for a task
+    /// whose affinity does not cover every active CPU
+    /// ([`ParamsError::DlAffinityRestricted`], checked under the lock that
+    /// [`Scheduler::set_affinity`] takes) or over the bandwidth limit.
     pub fn set_params(
         &self,
         id: TaskId,
@@ -853,6 +897,8 @@ impl<P: Platform> Scheduler<P> {
         loop {
             match self.task_rq_lock(id, this_cpu) {
                 Ok((cpu, mut rq)) => {
+                    let t = rq.task(id).ok_or(LifecycleError::NoSuchTask)?;
+                    self.dl_check_affinity(&params, &t.cpus_allowed)?;
                     rq.update_rq_clock(self.platform.now_ns());
                     let r = rq.sched_setattr(id, params)?;
                     drop(rq);
@@ -865,11 +911,17 @@ impl<P: Platform> Scheduler<P> {
                 }
                 Err(LifecycleError::Asleep) => {
                     let done = self.with_parked(id, |cell, p| {
-                        p.as_mut().map(|t| crate::rq::set_params_offrq(t, params))?;
-                        Some(cell.last_cpu())
+                        let t = p.as_mut()?;
+                        if let Err(e) = self.dl_check_affinity(&params, &t.cpus_allowed) {
+                            return Some(Err(e));
+                        }
+                        crate::rq::set_params_offrq(t, params);
+                        Some(Ok(cell.last_cpu()))
                     });
-                    if let Some(Some(cpu)) = done {
-                        return Ok((cpu, Resched::None));
+                    match done {
+                        Some(Some(Ok(cpu))) => return Ok((cpu, Resched::None)),
+                        Some(Some(Err(e))) => return Err(e),
+                        _ => {}
                     }
                 }
                 Err(e) => return Err(e),
@@ -881,7 +933,10 @@ impl<P: Platform> Scheduler<P> {
     /// on. A queued task outside it moves at once; the running task is
     /// asked to reschedule and moves at its switch
     /// ([`Switch::prev_misplaced`]); a sleeper is placed by its wakeup (a
-    /// delayed dequeue is completed so that the wakeup places it).
+    /// delayed dequeue is completed so that the wakeup places it). A
+    /// SCHED_DEADLINE task's mask must cover every active CPU
+    /// ([`LifecycleError::DlAffinityBusy`], nothing changes; see
+    /// [`ParamsError::DlAffinityRestricted`] for why).
     pub fn set_affinity(
         &self,
         id: TaskId,
@@ -895,15 +950,20 @@ impl<P: Platform> Scheduler<P> {
             match self.task_rq_lock(id, this_cpu) {
                 Ok(x) => break x,
                 Err(LifecycleError::Asleep) => {
-                    let done =
-                        self.with_parked(id, |_, p| p.as_mut().map(|t| t.cpus_allowed = mask));
-                    if let Some(Some(())) = done {
-                        return Ok(());
+                    let done = self.with_parked(id, |_, p| {
+                        let t = p.as_mut()?;
+                        Some(self.dl_check_new_affinity(t, &mask).map(|()| {
+                            t.cpus_allowed = mask;
+                        }))
+                    });
+                    if let Some(Some(r)) = done {
+                        return r;
                     }
                 }
                 Err(e) => return Err(e),
             }
         };
+        self.dl_check_new_affinity(rq.task(id).ok_or(LifecycleError::NoSuchTask)?, &mask)?;
         rq.set_cpus_allowed(id, mask);
         if mask.has(cpu) {
             return Ok(());
