@@ -169,7 +169,8 @@ pub const COMMANDS: &[CommandHelp] = &[
             "-d SCHED_DEADLINE: -T/--sched-runtime, -D/--sched-deadline and",
             "-P/--sched-period in ns (runtime <= deadline <= period; one of the",
             "last two may be left out), PRIO 0; refused when the deadline tasks'",
-            "runtime/period sum would pass 95% of the CPUs minus the fair servers",
+            "runtime/period sum would pass 95% of the CPUs minus the fair servers,",
+            "and for a thread not allowed on every online CPU (as in Linux)",
         ],
         &[PRIO, SCHED_RUNTIME, PID, JOB],
         &[
@@ -193,6 +194,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "the mask must be non-zero and fit 256 CPUs; a running thread moves at once",
             "PID: a thread from ps or a background job ('spin -d 20000 0 &' prints",
             "'[1] 9 (threads 10)'); then 'taskset -p 1 10' keeps it on CPU 0",
+            "a SCHED_DEADLINE thread must stay allowed on every online CPU (as in Linux)",
         ],
         &[PID],
         &[

@@ -107,13 +107,7 @@ static START_NS: AtomicU64 = AtomicU64::new(0);
 /// Tests that are not run, each with the number of online CPUs from which
 /// it is not run (1: never) and the reason, counted as `quarantined` in the
 /// closing line. Empty is the goal; an entry is an open bug.
-pub const QUARANTINE: &[(&str, usize, &str)] = &[(
-    "smp_deadline_spinners_spread_across_cpus",
-    2,
-    "open bug: run after stall_watchdog_reports_a_starved_thread in one boot (x86_64 at 4 \
-     CPUs, aarch64 at 2), both deadline spinners stay on CPU 0 neither throttled nor pushed \
-     and starve the FIFO test thread for 5 s; it passes when run alone",
-)];
+pub const QUARANTINE: &[(&str, usize, &str)] = &[];
 
 /// The boot-time preemption model, restored before every test.
 static BOOT_PREEMPT: AtomicU32 = AtomicU32::new(PreemptMode::Full as u32);

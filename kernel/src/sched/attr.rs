@@ -37,6 +37,10 @@ pub enum AffinityError {
     NoOnlineCpu,
     /// The thread does not exist (any more), or is an idle thread.
     NoSuchThread,
+    /// The thread is SCHED_DEADLINE and the mask does not cover every
+    /// online CPU: Linux's `sched_setaffinity` refuses it with -EBUSY
+    /// (admission counts on a deadline task being free to run on any CPU).
+    DeadlineBusy,
 }
 
 /// Restricts thread `tid` to the CPUs in `mask` (CPUs that are not online
@@ -45,7 +49,9 @@ pub enum AffinityError {
 /// is asked to reschedule and moves when it is off its CPU (at once for the
 /// caller itself; for a thread running on another CPU at its next preemption
 /// point, i.e. at once under the full and lazy models, at its next
-/// `schedule()` under none, or `cond_resched()` under voluntary).
+/// `schedule()` under none, or `cond_resched()` under voluntary). Refused
+/// for a SCHED_DEADLINE thread unless the mask covers every online CPU
+/// ([`AffinityError::DeadlineBusy`], nothing changes).
 pub fn set_affinity(tid: Tid, mask: CpuMask) -> Result<(), AffinityError> {
     let s = SCHED.get().ok_or(AffinityError::NoSuchThread)?;
     let mask = mask.and(&online_mask());
@@ -62,11 +68,18 @@ pub fn set_affinity(tid: Tid, mask: CpuMask) -> Result<(), AffinityError> {
         if !crate::task::tid_is_live(tid) {
             return Err(AffinityError::NoSuchThread);
         }
+        let old = t.cpus_allowed();
         t.cpus_allowed.store(&mask, Ordering::Relaxed);
-        match s.set_affinity(TaskId(idx), mask, arch::cpu_id()) {
-            Ok(()) => {}
-            Err(LifecycleError::NoAllowedCpu) => return Err(AffinityError::NoOnlineCpu),
-            Err(_) => return Err(AffinityError::NoSuchThread),
+        let refused = match s.set_affinity(TaskId(idx), mask, arch::cpu_id()) {
+            Ok(()) => None,
+            Err(LifecycleError::NoAllowedCpu) => Some(AffinityError::NoOnlineCpu),
+            Err(LifecycleError::DlAffinityBusy) => Some(AffinityError::DeadlineBusy),
+            Err(_) => Some(AffinityError::NoSuchThread),
+        };
+        if let Some(e) = refused {
+            // The scheduler changed nothing: neither does the thread.
+            t.cpus_allowed.store(&old, Ordering::Relaxed);
+            return Err(e);
         }
     }
     // The caller itself, on a CPU it may no longer use: move now.

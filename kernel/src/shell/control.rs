@@ -43,6 +43,15 @@ pub(super) fn target_thread(
 fn setattr(cmd: &str, t: &task::Thread, p: TaskParams) -> super::CmdResult {
     match crate::sched::sched_setattr(t, p) {
         Ok(()) => Ok(()),
+        Err(sched::RqError::Params(sched::task::ParamsError::DlAffinityRestricted)) => {
+            let online = crate::sched::online_mask();
+            fail!(
+                "{cmd}: pid {} may run only on CPUs {}, but SCHED_DEADLINE needs all online CPUs ({}): widen its affinity with taskset first",
+                t.idx(),
+                CpuList(t.cpus_allowed().and(&online)),
+                CpuList(online)
+            )
+        }
         Err(sched::RqError::Params(e)) => fail!("{cmd}: {e}"),
         Err(e) => fail!("{cmd}: cannot change process {}: {:?}", t.idx(), e),
     }
@@ -153,8 +162,10 @@ pub fn chrt(
 
 /// `chrt -d --sched-runtime NS --sched-deadline NS [--sched-period NS] 0
 /// PID|%JOB`: SCHED_DEADLINE, refused by admission control when the CPUs'
-/// deadline bandwidth would pass its limit (threads admitted before the
-/// refusal keep their new policy, as separate `sched_setattr` calls would).
+/// deadline bandwidth would pass its limit, and for a thread not allowed on
+/// every online CPU (Linux's EPERM: `taskset` it to all of them first).
+/// Threads changed before a refusal keep their new policy, as separate
+/// `sched_setattr` calls would.
 pub fn chrt_deadline(
     sh: &mut Sh,
     runtime_ns: u64,
@@ -222,7 +233,9 @@ pub fn chrt_show(sh: &mut Sh, target: Target) -> CmdResult {
 }
 
 /// `taskset -p MASK PID`: `crate::sched::set_affinity` (CPUs that are not online
-/// are ignored, as in Linux; a mask with no online CPU is refused).
+/// are ignored, as in Linux; a mask with no online CPU is refused, and so is
+/// one that leaves out an online CPU for a SCHED_DEADLINE thread, Linux's
+/// EBUSY).
 pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
     let (t, _) = target_thread("taskset", pid)?;
     let online = crate::sched::online_mask();
@@ -242,6 +255,10 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
             fail!("taskset: mask {mask:x} contains no online CPU")
         }
         Err(crate::sched::AffinityError::NoSuchThread) => fail!("taskset: no such process {pid}"),
+        Err(crate::sched::AffinityError::DeadlineBusy) => fail!(
+            "taskset: pid {pid} is SCHED_DEADLINE, which must stay allowed on all online CPUs ({}): change its policy with chrt first",
+            CpuList(online)
+        ),
     }
     let _ = writeln!(sh, "pid {pid}'s current affinity mask: {old:x}");
     let _ = writeln!(

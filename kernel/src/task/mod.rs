@@ -288,7 +288,9 @@ impl fmt::Display for Tid {
 /// Why a spawn failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpawnError {
-    /// Invalid scheduling parameters.
+    /// Invalid scheduling parameters, or ones the scheduler refused
+    /// (deadline admission; SCHED_DEADLINE with a mask that does not cover
+    /// every online CPU).
     Params(sched::task::ParamsError),
     /// Every thread slot is in use.
     NoSlot,
@@ -589,14 +591,20 @@ where
     st.cpus_allowed = mask;
     t.prio.store(st.prio(), Ordering::Relaxed);
     if let Err(e) = crate::sched::wake_up_new(idx, st) {
-        // The scheduler refused it (no memory for its directory entry):
-        // nothing ran, so the slot goes back as it came.
+        // The scheduler refused it (its parameters: deadline admission or a
+        // deadline task's restricted mask; or no memory for its directory
+        // entry): nothing ran, so the slot goes back as it came.
         t.entry.lock().take();
         t.ctx.take_stack();
         NR_THREADS.fetch_sub(1, Ordering::Relaxed);
         t.state.store(ThreadState::Free, Ordering::Release);
-        log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
-        return Err(SpawnError::NoMemory);
+        return Err(match e {
+            sched::smp::LifecycleError::Params(p) => SpawnError::Params(p),
+            e => {
+                log::warn!("spawn '{}': the scheduler refused it: {:?}", name, e);
+                SpawnError::NoMemory
+            }
+        });
     }
     Ok(tid)
 }

@@ -14,7 +14,7 @@ use sched::TaskParams;
 
 use super::{tick_ns, FairServer, Hog};
 use crate::task;
-use crate::{kassert, kassert_eq, kprintln, ktest_smp_timing, ktest_timing};
+use crate::{kassert, kassert_eq, kprintln, ktest_smp, ktest_smp_timing, ktest_timing};
 
 const MS: u64 = 1_000_000;
 
@@ -145,7 +145,9 @@ ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
 /// A cyclictest-like SCHED_DEADLINE thread: released every `period_ns`, it
 /// spins `work_ns` of wall time (half its budget, so that the kernel's own
 /// overheads stay inside it), then sleeps until its next release. Returns
-/// (jobs, missed deadlines, worst response in ns).
+/// (jobs, missed deadlines, worst response in ns). Allowed on every online
+/// CPU, as a deadline task must be (Linux's rule; the test thread itself is
+/// pinned to CPU 0): with more CPUs online it may run on another.
 fn periodic_dl(
     work_ns: u64,
     runtime_ns: u64,
@@ -162,7 +164,7 @@ fn periodic_dl(
     let out = alloc::sync::Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
     let o = out.clone();
     let params = TaskParams::deadline(runtime_ns, period_ns, period_ns);
-    let tid = task::spawn("srv-dl", params, move || {
+    let tid = task::spawn_on("srv-dl", params, crate::sched::online_mask(), move || {
         let mut release = crate::arch::now_ns();
         while release + period_ns <= end_ns {
             super::spin_until(crate::arch::now_ns() + work_ns);
@@ -199,15 +201,21 @@ ktest_timing!(deadline_periodic_tasks_meet_their_deadlines, || {
     // Over-commit is refused: 0.35 + 0.6 > 0.9 on one CPU. Admission counts
     // every CPU as one root domain, so on more CPUs the same task fits; the
     // host tests (sched/tests/deadline.rs) check the limit at any count.
-    let refused = task::spawn(
+    // Allowed on every CPU: a deadline task restricted to this thread's
+    // CPU 0 is refused whenever more are online (tested in
+    // `shell_refuses_pinned_deadline_threads`).
+    let refused = task::spawn_on(
         "srv-dl-over",
         TaskParams::deadline(6 * MS, 10 * MS, 10 * MS),
+        crate::sched::online_mask(),
         || {},
     );
     if crate::sched::nr_cpus() == 1 {
-        kassert!(
-            refused.is_err(),
-            "an over-committing deadline task was admitted"
+        kassert_eq!(
+            refused.err(),
+            Some(task::SpawnError::Params(
+                sched::task::ParamsError::DlBandwidthExceeded
+            ))
         );
     } else if let Ok(t) = refused {
         task::join(t).map_err(|e| alloc::format!("join: {e:?}"))?;
@@ -235,28 +243,40 @@ ktest_timing!(deadline_periodic_tasks_meet_their_deadlines, || {
 
 ktest_smp_timing!(smp_deadline_spinners_spread_across_cpus, 2, || {
     // Two SCHED_DEADLINE spinners of 6 ms every 10 ms (admitted: 1.2 of the
-    // root domain's 2 x 0.95), started on CPU 0 only and then allowed
-    // everywhere. They never sleep, so no wakeup places them: only the
-    // deadline class's push and pull (global EDF, as Linux's
-    // push_dl_task / pull_dl_task) can give each its own CPU. Spread, each
-    // runs its budget, 600 ms a second; left together on CPU 0 they share
-    // at most one CPU (about 600 + 400 ms: the host model in
-    // sched/tests/deadline_smp.rs measured 1196 / 804 ms over 2 s before
-    // the push existed). Bound: each at least 90% of its budget over 1 s
-    // (the budget is charged at the tick: within a tick a period).
+    // root domain's 2 x 0.95), made deadline tasks while both sit on CPU 0.
+    // They never sleep, so no wakeup places them: only the deadline class's
+    // push and pull (global EDF, as Linux's push_dl_task / pull_dl_task)
+    // can give each its own CPU. Spread, each runs its budget, 600 ms a
+    // second; left together on CPU 0 they share at most one CPU (about 600
+    // + 400 ms: the host model in sched/tests/deadline_smp.rs measured
+    // 1196 / 804 ms over 2 s before the push existed). Bound: each at least
+    // 90% of its budget over 1 s (the budget is charged at the tick: within
+    // a tick a period).
+    //
+    // A deadline task must be allowed on every CPU (Linux's rule, which
+    // admission's bound needs): pinned to CPU 0 both would be admitted yet
+    // need 1.2 of it, and starved this FIFO controller there. So, as a Linux
+    // program would, they start as fair spinners pinned to CPU 0, are
+    // allowed every CPU, and become SCHED_DEADLINE where they are; the
+    // controller runs on the last CPU, off CPU 0.
+    let n = crate::sched::nr_cpus();
+    let last = kernel_hal::cpu::CpuId::new(n - 1).ok_or("no such CPU")?;
+    crate::sched::set_affinity(task::current_tid(), crate::cpumask::only(last))
+        .map_err(|e| alloc::format!("pin the controller: {e:?}"))?;
     crate::sched::sched_setattr(task::current(), TaskParams::fifo(CTRL_PRIO))
         .map_err(|e| alloc::format!("setattr: {e:?}"))?;
     let _ctl = Ctl;
     let cpu0 = crate::cpumask::only(kernel_hal::cpu::CpuId::BOOT);
     let params = TaskParams::deadline(6 * MS, 10 * MS, 10 * MS);
-    let a = Hog::spawn_on("srv-dl-spin-a", params, cpu0)?;
-    let b = Hog::spawn_on("srv-dl-spin-b", params, cpu0)?;
-    task::sleep_ns(50 * MS);
+    let a = Hog::spawn_on("srv-dl-spin-a", TaskParams::default(), cpu0)?;
+    let b = Hog::spawn_on("srv-dl-spin-b", TaskParams::default(), cpu0)?;
     let all = crate::sched::online_mask();
     for h in [&a, &b] {
         crate::sched::set_affinity(h.tid, all).map_err(|e| alloc::format!("{e:?}"))?;
+        crate::sched::sched_setattr(task::thread(h.idx), params)
+            .map_err(|e| alloc::format!("setattr {}: {e:?}", h.idx))?;
     }
-    task::sleep_ns(100 * MS);
+    task::sleep_ns(150 * MS);
     let (a0, b0) = (a.runtime_ns(), b.runtime_ns());
     task::sleep_ns(1_000 * MS);
     let (ra, rb) = (a.runtime_ns() - a0, b.runtime_ns() - b0);
@@ -275,5 +295,51 @@ ktest_smp_timing!(smp_deadline_spinners_spread_across_cpus, 2, || {
         ra / MS,
         rb / MS
     );
+    Ok(())
+});
+
+ktest_smp!(shell_refuses_pinned_deadline_threads, 2, || {
+    // Linux's affinity rule for SCHED_DEADLINE through the shell: `chrt -d`
+    // of a thread pinned to CPU 0 and `taskset` of a deadline thread to CPU
+    // 0 are refused with a line that says why, and change nothing; with
+    // the thread allowed every CPU, `chrt -d` works, and `taskset` to all
+    // CPUs too.
+    use ::shell::Target;
+    let mut sh = crate::shell::Sh {
+        io: crate::shell::Io::new(),
+        jobs: crate::workloads::jobs::Jobs::new(),
+    };
+    let online = crate::sched::online_mask();
+    let cpu0 = crate::cpumask::only(kernel_hal::cpu::CpuId::BOOT);
+    let h = Hog::spawn_on("srv-dl-shell", TaskParams::default(), cpu0)?;
+    let policy = || crate::sched::sched_snapshot(task::thread(h.idx)).map(|st| st.params.policy);
+    let chrt = |sh: &mut crate::shell::Sh| {
+        crate::shell::control::chrt_deadline(sh, 2 * MS, 10 * MS, 10 * MS, Target::Pid(h.idx))
+    };
+    let e = chrt(&mut sh).err().unwrap_or_default();
+    kprintln!("    chrt -d on a pinned thread: {e}");
+    kassert!(
+        e.contains("SCHED_DEADLINE needs all online CPUs") && e.contains("taskset"),
+        "chrt -d of a pinned thread: {:?}",
+        e
+    );
+    kassert_eq!(policy(), Some(sched::Policy::Normal));
+    kassert_eq!(task::thread(h.idx).cpus_allowed().and(&online), cpu0);
+    crate::shell::control::taskset(&mut sh, online, h.idx)?;
+    chrt(&mut sh)?;
+    kassert_eq!(policy(), Some(sched::Policy::Deadline));
+    let e = crate::shell::control::taskset(&mut sh, cpu0, h.idx)
+        .err()
+        .unwrap_or_default();
+    kprintln!("    taskset on a deadline thread: {e}");
+    kassert!(
+        e.contains("is SCHED_DEADLINE") && e.contains("chrt"),
+        "taskset of a deadline thread: {:?}",
+        e
+    );
+    kassert_eq!(task::thread(h.idx).cpus_allowed().and(&online), online);
+    kassert_eq!(policy(), Some(sched::Policy::Deadline));
+    crate::shell::control::taskset(&mut sh, online, h.idx)?;
+    h.stop()?;
     Ok(())
 });
