@@ -246,6 +246,7 @@ impl DlServer {
     /// `fair_exec_ns` is the fair class's cumulative running time. Returns
     /// whether it serves at once (a restart within the period it was
     /// boosted into: fair tasks now outrank RT).
+    #[inline]
     pub fn start(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> bool {
         if self.active() {
             return false;
@@ -255,33 +256,47 @@ impl DlServer {
         if runtime == 0 {
             return false;
         }
+        if (runtime, period) != (self.runtime_ns, self.period_ns)
+            || now >= self.deadline
+            || self.overflows(now)
+        {
+            self.renew(runtime, period, now);
+        }
+        self.state = if self.remaining_ns <= 0 {
+            ServerState::Throttled
+        } else if !self.defer_running {
+            ServerState::Deferred
+        } else {
+            ServerState::Running
+        };
+        self.running()
+    }
+
+    /// [`DlServer::start`]'s CBS wakeup rule (`update_dl_entity`), when the
+    /// parameters changed, the deadline is behind or the budget overflows.
+    /// Out of line: a fair task that wakes on a CPU without RT load finds
+    /// none of these.
+    #[cold]
+    #[inline(never)]
+    fn renew(&mut self, runtime: u64, period: u64, now: u64) {
         if (runtime, period) != (self.runtime_ns, self.period_ns) {
             self.runtime_ns = runtime;
             self.period_ns = period;
             self.defer_running = false;
             self.fresh(now);
         } else if now >= self.deadline {
-            // `update_dl_entity`: a deadline left behind (a throttled
-            // server's too) gives a fresh pair, and the server defers again.
+            // A deadline left behind (a throttled server's too) gives a
+            // fresh pair, and the server defers again.
             self.defer_running = false;
             self.fresh(now);
-        } else if self.overflows(now) {
-            if self.defer_running {
-                // `update_dl_revised_wakeup`: keep the deadline, cut the
-                // budget to the bandwidth over the time left.
-                let left = (self.deadline - now) as u128;
-                self.remaining_ns =
-                    (left * self.runtime_ns as u128 / self.period_ns as u128) as i64;
-            } else {
-                self.fresh(now);
-            }
+        } else if self.defer_running {
+            // `update_dl_revised_wakeup`: keep the deadline, cut the
+            // budget to the bandwidth over the time left.
+            let left = (self.deadline - now) as u128;
+            self.remaining_ns = (left * self.runtime_ns as u128 / self.period_ns as u128) as i64;
+        } else {
+            self.fresh(now);
         }
-        self.state = match (self.remaining_ns > 0, self.defer_running) {
-            (true, true) => ServerState::Running,
-            (true, false) => ServerState::Deferred,
-            (false, _) => ServerState::Throttled,
-        };
-        self.running()
     }
 
     /// `dl_server_stop`: the last fair task left at `now`; charges what

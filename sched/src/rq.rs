@@ -1180,18 +1180,6 @@ impl Rq {
             };
             return decide(self, reason, earlier, Resched::Now);
         }
-        if pc == SchedClass::Fair
-            && self.fair_served()
-            && (cc == SchedClass::Rt
-                || cc == SchedClass::Dl
-                    && self.fair_server.deadline < self.tasks[self.curr as usize].dl.deadline)
-        {
-            // The wakee is served at once by the fair server, a deadline
-            // entity (restarted within its boosted period): it outranks RT,
-            // and a deadline task with a later deadline
-            // (`dl_server_start`'s `resched_curr`).
-            return decide(self, WakeupReason::HigherClass, true, Resched::Now);
-        }
         if pc == SchedClass::Rt && cc == SchedClass::Fair && self.fair_served() {
             // The running fair task is served by the fair server, a
             // deadline entity: RT does not preempt it.
@@ -1201,6 +1189,17 @@ impl Rq {
             return decide(self, WakeupReason::HigherClass, true, Resched::Now);
         }
         if cc.above(pc) {
+            if pc == SchedClass::Fair
+                && self.fair_served()
+                && (cc == SchedClass::Rt
+                    || self.fair_server.deadline < self.tasks[self.curr as usize].dl.deadline)
+            {
+                // The wakee is served at once by the fair server, a
+                // deadline entity (restarted within its boosted period): it
+                // outranks RT, and a deadline task with a later deadline
+                // (`dl_server_start`'s `resched_curr`).
+                return decide(self, WakeupReason::HigherClass, true, Resched::Now);
+            }
             return decide(self, WakeupReason::LowerClass, false, Resched::None);
         }
         match pc {
