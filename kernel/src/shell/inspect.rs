@@ -323,8 +323,9 @@ pub fn sched_debug(sh: &mut Sh) -> CmdResult {
         let fs = &d.server;
         let _ = writeln!(
             sh,
-            "  .fair_server          : {} runtime {} ms left {} ms deadline {} ms (period {} ms), boosts {} replenished {} served {} ms",
+            "  .fair_server          : {}{} runtime {} ms left {} ms deadline {} ms (period {} ms), boosts {} replenished {} served {} ms",
             fs.state.name(),
+            if fs.defer_running && !fs.running() { " (serves without deferring)" } else { "" },
             Ms(fs.runtime_ns),
             SignedMs(fs.remaining_ns),
             Ms(fs.deadline),
