@@ -1,8 +1,8 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
-//! sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
+//! sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
@@ -21,8 +21,8 @@ use sim::run_one;
 fn usage(e: &str) -> ! {
     eprintln!("error: {e}");
     eprintln!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
-         sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
+         sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),
         mechanism_flag_names()
