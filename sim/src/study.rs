@@ -882,9 +882,6 @@ pub fn cmd_study(args: &[String]) {
         if !configs.is_empty() {
             fail("--ablation runs the configurations the scored rows need; no --config");
         }
-        if !study.mechanisms_off.is_empty() {
-            fail("--ablation runs every mechanism off in turn, --no-machine-noise among them");
-        }
         if let Err(e) = crate::score::cmd_ablation(&study, jobs, &out) {
             fail(&e);
         }

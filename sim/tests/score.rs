@@ -221,6 +221,14 @@ fn ablation_variants_differ_in_mechanisms() {
     assert!(!changes_mechanisms(&ab, &["--no-contention"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-smt-share"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-machine-noise"]).unwrap());
+    // An ablation of the study without machine noise keeps it off in
+    // every variant: that variant is then the same runs.
+    let mut quiet = Study::default_study();
+    quiet.mechanisms_off = vec!["--no-machine-noise"];
+    let abq = ablation_study(&quiet, &clear_rows());
+    assert_eq!(abq.mechanisms_off, ["--no-machine-noise"]);
+    assert!(!changes_mechanisms(&abq, &["--no-machine-noise"]).unwrap());
+    assert!(changes_mechanisms(&abq, &["--no-smt-share"]).unwrap());
     let names: Vec<&str> = ab.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["nb-off", "nb+inelig", "off+inelig"]);
     assert!(ab.items.iter().all(|it| it.title != "schbench"));
