@@ -223,6 +223,7 @@ struct Irqs {
     /// The time each steals (work at full speed), jittered.
     cost: Jitter,
 }
+
 /// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
 /// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
 #[derive(Debug, Default)]
@@ -466,7 +467,9 @@ struct Cpu {
     /// batch, the step after the planned ones, which count apart).
     step_at: u64,
     curr: u32,
-    /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
+    /// Its real capacity ([`Machine::speed`], times machine noise's speed
+    /// factors if modelled, and SMT sharing's; 1024: work takes its own
+    /// time).
     cap: u32,
     burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
