@@ -99,6 +99,9 @@ fn cmd_run(args: &[String]) {
     if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
         println!("mechanisms: {:?}", m.mech);
     }
+    if m.mech.machine_noise {
+        println!("machine noise: {:?}", sim::machine::MACHINE_NOISE);
+    }
     println!("config {} seed {seed}: {:?}", c.name, w);
     println!(
         "simulated {:.3} ms in {:.3} s wall ({:.2} M events/s)",
