@@ -473,6 +473,7 @@ ensure-fonts:
 
 # NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s (a few minutes
 # on 2 cores): tables on stdout, tables.txt, samples.csv/json, PNGs in build/study/.
+# Runs with machine noise (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
 study: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
 

@@ -186,9 +186,18 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut mech = Mechanisms::default();
     let mut offs: Vec<&str> = Vec::new();
     let mut batch = true;
+    let mut noise = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
+        if opt == "--machine-noise" {
+            if noise {
+                return Err(format!("{opt} given twice"));
+            }
+            noise = true;
+            i += 1;
+            continue;
+        }
         if opt.starts_with("--no-") {
             if offs.contains(&opt) {
                 return Err(format!("{opt} given twice"));
@@ -213,7 +222,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -230,6 +239,14 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             PRESETS.join(", ")
         )
     })?;
+    if noise && !mech.machine_noise {
+        return Err("--machine-noise and --no-machine-noise contradict each other".into());
+    }
+    if noise && !machine.noise_applies() {
+        return Err(format!(
+            "--machine-noise: {name} has no machine noise (its clock counts instructions: no frequency, no host interrupts)"
+        ));
+    }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {
         wake_cost: machine.mech.wake_cost && mech.wake_cost,
@@ -240,6 +257,9 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
         smt_share: machine.mech.smt_share && mech.smt_share,
         idle_states: machine.mech.idle_states && mech.idle_states,
+        // Off in every preset: `--machine-noise` turns it on where it
+        // applies, `--no-machine-noise` keeps it off.
+        machine_noise: noise,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

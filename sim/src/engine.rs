@@ -137,6 +137,20 @@
 //! Without vCPU turns (`--no-vcpu-turns`) the k busy vCPUs share the rate
 //! evenly and continuously, each at 1/k.
 //!
+//! # Machine noise
+//! With [`Mechanisms::machine_noise`](crate::machine::Mechanisms) (the
+//! study's runs; [`MachineNoise`](crate::machine::MachineNoise) has the
+//! parameters), a run is a boot of its own, drawn from streams apart from
+//! the tasks' and CPUs' (so the cost jitter and the workloads' draws are
+//! those of the run without it): each CPU's capacity is its own times the
+//! boot's whole-machine and per-CPU speed factors (the scheduler is not
+//! told); the tasks are forked from a CPU, and in an order, drawn for the
+//! boot; and each busy CPU takes interrupts, a Poisson stream of events
+//! (`Irq`) that each add their time to the running task's overhead. An
+//! interrupt is an event of its CPU: it bounds a batch as the tick does and
+//! splits one it lands in. Off, nothing is drawn and a run is the run
+//! from before the model, byte for byte.
+//!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
 //! wakeups whose decision the caller sees (`Woke::decision`): local and
@@ -193,6 +207,22 @@ const BATCH_WINDOW_NS: u64 = 32_000;
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).
 const CPU_STREAM: u64 = 1 << 40;
+
+/// Machine noise's streams are [`Rng::stream`]s of their own seed (the
+/// run's seed through stream id `NOISE_STREAM`, mixed with the boot's
+/// salt): id 0 the boot's draws, `1 + c` CPU `c`'s interrupts.
+const NOISE_STREAM: u64 = 1 << 41;
+
+/// Machine noise's interrupts ([`crate::machine::MachineNoise`]).
+#[derive(Clone, Debug)]
+struct Irqs {
+    /// Each CPU's stream: arrivals and durations.
+    rngs: Vec<Rng>,
+    /// Mean time between arrivals on a busy CPU, ns.
+    mean_gap_ns: u64,
+    /// The time each steals (work at full speed), jittered.
+    cost: Jitter,
+}
 
 /// The platform hooks: a shared virtual clock, a list of IPIs to deliver and
 /// the one-shot timer changes (CPU, expiry; `None`: cancel) to apply.
@@ -437,7 +467,9 @@ struct Cpu {
     /// batch, the step after the planned ones, which count apart).
     step_at: u64,
     curr: u32,
-    /// Its real capacity ([`Machine::speed`]; 1024: work takes its own time).
+    /// Its real capacity ([`Machine::speed`], times machine noise's speed
+    /// factors if modelled, and SMT sharing's; 1024: work takes its own
+    /// time).
     cap: u32,
     burst_gen: u32,
     /// The scheduler may have changed this CPU's need-resched state since
@@ -470,6 +502,11 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// Machine noise: its interrupt stream has an arrival queued (it stops
+    /// at an arrival that finds the CPU idle, and starts again when the
+    /// CPU next runs a task), due at `irq_at` (`u64::MAX`: none).
+    irq_on: bool,
+    irq_at: u64,
 }
 
 // A batch's event reads and writes only the first line.
@@ -500,6 +537,8 @@ enum Kind {
     Hrtick,
     /// The running vCPU's turn reaches its length (vCPU turns).
     TurnEnd,
+    /// An interrupt of machine noise arrives.
+    Irq,
 }
 
 /// An event, 16 bytes: due at `t`; its kind and argument (a CPU or a
@@ -529,8 +568,7 @@ impl Ev {
 
     #[inline(always)]
     fn kind(&self) -> Kind {
-        // Eight entries, one per value of the bits (no bounds check); the
-        // last is never made.
+        // Eight entries, one per value of the bits (no bounds check).
         const KINDS: [Kind; 1 << KIND_BITS] = [
             Kind::Burst,
             Kind::Tick,
@@ -539,7 +577,7 @@ impl Ev {
             Kind::TimerWake,
             Kind::Hrtick,
             Kind::TurnEnd,
-            Kind::TurnEnd,
+            Kind::Irq,
         ];
         KINDS[(self.tag >> (32 - KIND_BITS)) as usize]
     }
@@ -1184,6 +1222,10 @@ pub struct Kernel {
     smt: Option<Smt>,
     /// Idle states by depth, if modelled ([`crate::idle`]).
     idle: Option<IdleCpus>,
+    /// Machine noise's interrupts, if modelled.
+    irqs: Option<Irqs>,
+    /// Machine noise's boot stream (placement), until the run starts.
+    boot_rng: Option<Rng>,
 }
 
 /// A CPU's speed, its capacity ([`Kernel::speed`]).
@@ -1217,11 +1259,35 @@ const FULL_CAPACITY: u32 = 1024;
 #[inline(always)]
 fn time_for(cap: u32, work_ns: u64) -> u64 {
     if cap == FULL_CAPACITY {
-        work_ns
+        return work_ns;
+    }
+    let n = work_ns * FULL_CAPACITY as u64 + cap as u64 - 1;
+    if n < 1 << RECIPROCAL_BITS && cap > 1 {
+        // floor(n / cap) as a multiply (machine noise gives every CPU a
+        // capacity below 1024, and a division at every step cost 5% of
+        // the simulator's speed): exact, as `n * RECIPROCAL[cap] / 2^64`
+        // is `n / cap` plus less than 2^-20, which cannot carry a
+        // fraction of at most 1 - 1/cap past the next integer.
+        ((n as u128 * RECIPROCAL[cap as usize] as u128) >> 64) as u64
     } else {
-        (work_ns * FULL_CAPACITY as u64).div_ceil(cap as u64)
+        n / cap as u64
     }
 }
+
+/// [`time_for`]'s multiply is exact for dividends below 2^44 (bursts up
+/// to 2^34 ns, 17 s, of work).
+const RECIPROCAL_BITS: u32 = 44;
+
+/// `ceil(2^64 / d)` for each capacity `d` in 2..=1024 (0 for 0 and 1).
+static RECIPROCAL: [u64; FULL_CAPACITY as usize + 1] = {
+    let mut t = [0u64; FULL_CAPACITY as usize + 1];
+    let mut d = 2;
+    while d <= FULL_CAPACITY as usize {
+        t[d] = u64::MAX / d as u64 + 1;
+        d += 1;
+    }
+    t
+};
 
 /// The work a CPU of capacity `cap` does in `time_ns`, rounded down.
 #[inline(always)]
@@ -1236,7 +1302,24 @@ fn work_in(cap: u32, time_ns: u64) -> u64 {
 impl Kernel {
     /// A machine with `cfg` and room for `max_tasks` tasks.
     pub fn new(m: Machine, cfg: Arc<SchedConfig>, max_tasks: usize, seed: u64) -> Self {
+        Kernel::with_boot(m, cfg, max_tasks, seed, 0)
+    }
+
+    /// [`Kernel::new`], with machine noise (if `m` models it) drawn for
+    /// the boot `boot` of `seed`: runs of one seed and one boot are the
+    /// same machine; another boot is another draw of its noise
+    /// ([`crate::run_one`] makes each configuration's runs of each
+    /// workload a boot of their own: an A/B comparison on a real machine
+    /// boots each kernel, and the study's rows draw apart).
+    pub fn with_boot(
+        m: Machine,
+        cfg: Arc<SchedConfig>,
+        max_tasks: usize,
+        seed: u64,
+        boot: u64,
+    ) -> Self {
         let n = m.topo.nr_cpus();
+        let (caps, irqs, boot_rng) = machine_noise(&m, seed, boot);
         let s = Scheduler::with_topology(
             SimPlatform::default(),
             cfg.clone(),
@@ -1248,10 +1331,11 @@ impl Kernel {
         let cpus = (0..n)
             .map(|c| Cpu {
                 curr: NIL,
-                cap: m.speed.get(c).copied().unwrap_or(FULL_CAPACITY),
+                cap: caps[c],
                 rq_touched: true,
                 last_mm: NIL,
                 hrtick_at: u64::MAX,
+                irq_at: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -1266,7 +1350,7 @@ impl Kernel {
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
-        let (smt, idle) = smt_and_idle(&m);
+        let (smt, idle) = smt_and_idle(&m, &caps);
         // Nor under SMT sharing (a sibling's switch moves it: `crate::smt`).
         let m_batch = m_batch && smt.is_none();
         // A switch costs at least the cheaper of a thread and a process
@@ -1316,6 +1400,8 @@ impl Kernel {
             tick_boundary: (0, 0),
             smt,
             idle,
+            irqs,
+            boot_rng,
         }
     }
 
@@ -1620,6 +1706,9 @@ impl Kernel {
         }
         if prev == NIL {
             self.idle_end(cpu);
+            if self.irqs.is_some() && !self.cpus[cpu].irq_on {
+                self.arm_irq(cpu);
+            }
         }
         self.ctr.switches += 1;
         let now = self.now;
@@ -1826,14 +1915,23 @@ impl Kernel {
     /// Generic in the workload so that its step is compiled into the loop.
     pub fn run<W: Workload + ?Sized>(&mut self, wl: &mut W, end_ns: u64) {
         wl.init(self);
-        // Fork every task from CPU 0 (fork balancing spreads them).
-        for i in 0..self.tasks.len() {
+        // Fork every task from CPU 0 (fork balancing spreads them); with
+        // machine noise, from a CPU and in an order drawn for the boot.
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        let mut parent = CpuId::BOOT;
+        if let Some(mut r) = self.boot_rng.take() {
+            parent = CpuId::wrapping(r.below(self.nr_cpus() as u64) as usize);
+            for i in (1..order.len()).rev() {
+                order.swap(i, r.below(i as u64 + 1) as usize);
+            }
+        }
+        for i in order {
             let mut st = SchedTask::new(self.tasks[i].spawn.params);
             if let Some(c) = self.tasks[i].spawn.pin {
                 st.cpus_allowed = sched::CpuMask::from_cpus(&[c as usize]);
             }
             self.s
-                .spawn(TaskId(i as u32), st, CpuId::BOOT)
+                .spawn(TaskId(i as u32), st, parent)
                 .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
             self.tasks[i].state = TState::Runnable;
         }
@@ -1944,6 +2042,11 @@ impl Kernel {
                     } else {
                         self.ctr.stale += 1;
                     }
+                }
+                Kind::Irq => {
+                    let cpu = ev.a() as usize;
+                    self.split_here(wl, cpu);
+                    self.irq(cpu);
                 }
             }
             if !self.splits.is_empty() {
@@ -2381,7 +2484,7 @@ impl Kernel {
         if c.ipi_pending {
             before = before.min(c.ipi_at);
         }
-        before = before.min(tick_at);
+        before = before.min(tick_at).min(c.irq_at);
         if first >= before {
             return false;
         }
@@ -2535,17 +2638,83 @@ impl Kernel {
     }
 }
 
+/// Machine noise ([`crate::machine::MachineNoise`]) for the boot `boot` of
+/// `seed`: each CPU's capacity (its own, [`Machine::speed`], times the
+/// boot's whole-machine and per-CPU speed factors), the interrupt streams
+/// and the boot's stream for placement. Without noise: the CPUs' own
+/// capacities and no draw at all.
+fn machine_noise(m: &Machine, seed: u64, boot: u64) -> (Vec<u32>, Option<Irqs>, Option<Rng>) {
+    let n = m.topo.nr_cpus();
+    let own = |c: usize| m.speed.get(c).copied().unwrap_or(FULL_CAPACITY);
+    if !(m.mech.machine_noise && m.noise_applies()) {
+        return ((0..n).map(own).collect(), None, None);
+    }
+    let p = crate::machine::MACHINE_NOISE;
+    let nseed = Rng::stream(seed, NOISE_STREAM).next_u64() ^ boot;
+    let mut b = Rng::stream(nseed, 0);
+    // Speeds per million, drawn in whole ppm (one draw each).
+    let slow = |r: &mut Rng, spread_ppm: u32| 1_000_000 - r.below(spread_ppm as u64 + 1);
+    let whole = slow(&mut b, p.boot_speed_spread_ppm);
+    let caps = (0..n)
+        .map(|c| {
+            let f = whole * slow(&mut b, p.cpu_speed_spread_ppm);
+            // own × f / 10^12, rounded, at least 1.
+            ((own(c) as u64 * f + 500_000_000_000) / 1_000_000_000_000).max(1) as u32
+        })
+        .collect();
+    let irqs = (p.irq_per_s > 0).then(|| Irqs {
+        rngs: (0..n as u64).map(|c| Rng::stream(nseed, 1 + c)).collect(),
+        mean_gap_ns: 1_000_000_000 / p.irq_per_s,
+        cost: Jitter::new(p.irq_ns, m.costs.jitter_pct),
+    });
+    (caps, irqs, Some(b))
+}
+
+/// Machine noise's interrupts.
+impl Kernel {
+    /// Queues `cpu`'s next interrupt (Poisson arrivals: an exponential
+    /// gap; memoryless, so a stream stopped while the CPU idled starts
+    /// again as if it had gone on).
+    fn arm_irq(&mut self, cpu: usize) {
+        let irqs = self.irqs.as_mut().expect("machine noise");
+        let at = self.now + irqs.rngs[cpu].exp(irqs.mean_gap_ns);
+        let c = &mut self.cpus[cpu];
+        c.irq_on = true;
+        c.irq_at = at;
+        self.push(at, Kind::Irq, cpu as u32, 0);
+    }
+
+    /// An interrupt arrives on `cpu`: on a busy CPU it steals its time
+    /// from the running task (overhead: the CPU is busy, the task makes
+    /// no progress, and is charged for it as Linux charges interrupt time
+    /// without IRQ_TIME_ACCOUNTING), and the next is queued; an idle CPU's
+    /// stream stops until it runs a task again (an interrupt on an idle
+    /// CPU is not modelled: it delays no task).
+    fn irq(&mut self, cpu: usize) {
+        if self.cpus[cpu].curr == NIL {
+            let c = &mut self.cpus[cpu];
+            c.irq_on = false;
+            c.irq_at = u64::MAX;
+            return;
+        }
+        self.charge(cpu);
+        let irqs = self.irqs.as_mut().expect("machine noise");
+        let ns = irqs.rngs[cpu].jittered(irqs.cost);
+        let tid = self.cpus[cpu].curr;
+        self.tasks[tid as usize].overhead += ns;
+        self.arm_burst(cpu);
+        self.arm_irq(cpu);
+    }
+}
+
 /// The SMT and idle-state models of machine `m` ([`crate::smt`],
 /// [`crate::idle`]), each None where it is not modelled (no SMT, no table of
 /// idle states, or switched off).
-fn smt_and_idle(m: &Machine) -> (Option<Smt>, Option<IdleCpus>) {
+fn smt_and_idle(m: &Machine, caps: &[u32]) -> (Option<Smt>, Option<IdleCpus>) {
     let n = m.topo.nr_cpus();
     let smt = if m.mech.smt_share {
         // Each CPU's own capacity, as `Kernel::new` gives it.
-        let caps = (0..n)
-            .map(|c| m.speed.get(c).copied().unwrap_or(FULL_CAPACITY))
-            .collect();
-        Smt::new(&m.topo, caps, m.costs.smt_busy_cap)
+        Smt::new(&m.topo, caps.to_vec(), m.costs.smt_busy_cap)
     } else {
         None
     };
@@ -2633,6 +2802,37 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The multiply of `time_for` is the division it replaces, for every
+    /// capacity, at the ends of its range and around them.
+    #[test]
+    fn time_for_multiplies_exactly() {
+        let mut r = Rng::new(9);
+        for cap in 1..=FULL_CAPACITY {
+            let c = cap as u64;
+            let edge = (1u64 << RECIPROCAL_BITS) / FULL_CAPACITY as u64;
+            let mut works = vec![
+                0,
+                1,
+                2,
+                1023,
+                1024,
+                1025,
+                c,
+                c + 1,
+                edge - 2,
+                edge - 1,
+                edge,
+                edge + 1,
+            ];
+            works.extend((0..200).map(|_| r.below(edge + 16)));
+            for w in works {
+                let want = (w * FULL_CAPACITY as u64).div_ceil(c);
+                assert_eq!(time_for(cap, w), want, "cap {cap} work {w}");
+                assert_eq!(work_in(cap, want), w, "cap {cap} work {w}: round trip");
+            }
+        }
+    }
 
     /// The calendar pops exactly a binary heap's order by (time, kind and
     /// argument, order queued), over bursts a few hundred ns ahead, ties (more of them in a

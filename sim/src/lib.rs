@@ -97,6 +97,15 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Its part of a run's boot, for machine noise ([`Kernel::with_boot`],
+    /// [`run_one`]): a digest of its settings, not of its name, so that
+    /// two configurations are two boots of the machine (their noise drawn
+    /// apart, as two kernels booted for an A/B comparison) and a column
+    /// renamed is the same boot.
+    pub fn boot(&self) -> u64 {
+        fnv1a(self.settings.iter().flat_map(|s| s.bytes().chain([b'+'])))
+    }
+
     /// Checks every setting (on a 4-CPU configuration): the errors of
     /// [`Config::build`], and an empty configuration name.
     pub fn check(&self) -> Result<(), String> {
@@ -138,7 +147,24 @@ pub enum WorkSpec {
     Mix(Vec<MixTask>),
 }
 
+/// FNV-1a, 64 bits, of `bytes`.
+fn fnv1a(bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl WorkSpec {
+    /// Its part of a run's boot, for machine noise ([`run_one`]): a digest
+    /// of the workload and its settings, so that each point of a sweep is
+    /// a boot of its own. (Were a configuration's boot at a seed shared by
+    /// every point, its one draw of the machine's speed would shift all
+    /// of that configuration's rows alike: every row of a study would
+    /// share the same few draws.)
+    pub fn boot(&self) -> u64 {
+        fnv1a(format!("{self:?}").into_bytes().into_iter())
+    }
+
     /// Tasks it creates on a machine of `nr_cpus`.
     pub fn nr_tasks(&self, nr_cpus: usize) -> usize {
         match self {
@@ -212,7 +238,13 @@ pub fn run_one(
     trace_ns: u64,
 ) -> Result<RunResult, String> {
     let cfg = c.build(m.topo.nr_cpus(), m.hz)?;
-    let mut k = Kernel::new(m.clone(), cfg, w.nr_tasks(m.topo.nr_cpus()), seed);
+    let mut k = Kernel::with_boot(
+        m.clone(),
+        cfg,
+        w.nr_tasks(m.topo.nr_cpus()),
+        seed,
+        c.boot() ^ w.boot(),
+    );
     k.trace_until = trace_ns;
     let (metrics, wall_s) = w.run_on(&mut k, max_ns);
     Ok(RunResult {

@@ -157,6 +157,12 @@ pub struct Mechanisms {
     /// Idle states by depth ([`Costs::idle_states`], [`crate::idle`]);
     /// `--no-idle-states` (one state, [`Costs::idle_exit_ns`]).
     pub idle_states: bool,
+    /// Machine noise ([`MachineNoise`]): each run a boot of its own, with
+    /// its CPUs' speeds, its interrupts and its tasks' placement drawn
+    /// from the run's seed. Off in every preset (`sim run` turns it on
+    /// with `--machine-noise`), on in the study (`crate::study`), never
+    /// on `qemu:N` ([`Machine::noise_applies`]); `--no-machine-noise`.
+    pub machine_noise: bool,
 }
 
 impl Default for Mechanisms {
@@ -170,6 +176,7 @@ impl Default for Mechanisms {
             pipe_user_return: true,
             smt_share: true,
             idle_states: true,
+            machine_noise: true,
         }
     }
 }
@@ -202,6 +209,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-idle-states",
         "one idle state (exit idle_exit_ns) instead of the machine's states by depth",
     ),
+    (
+        "--no-machine-noise",
+        "no machine noise (CPU speeds, interrupts, placement per boot): only the cost jitter varies by seed",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -225,6 +236,7 @@ impl Mechanisms {
             "--no-pipe-user-return" => self.pipe_user_return = false,
             "--no-smt-share" => self.smt_share = false,
             "--no-idle-states" => self.idle_states = false,
+            "--no-machine-noise" => self.machine_noise = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -347,6 +359,58 @@ pub const SMT_BUSY_CAP: u32 = 666;
 /// the kick timer that ends a turn no deadline ended.
 pub const QEMU_TURN_NS: u64 = 100_000_000;
 
+/// Machine noise: what makes one run of a benchmark differ from the next
+/// on a real machine besides the benchmark's own randomness, drawn per run
+/// (a "boot": one per seed, configuration and workload, `crate::run_one`)
+/// from the run's seed. Its parameters, their basis, and the
+/// one free scale ([`MachineNoise::boot_speed_spread_ppm`]) and how it
+/// was set, are in `docs/design/simulator.md` ("Machine noise").
+///
+/// - **Whole-machine speed per boot**: every CPU runs at `1 - s·u` of its
+///   speed for the whole run, `u` uniform in [0, 1), `s` the boot spread.
+///   It stands for what changes a whole run's speed on real machines and
+///   the model has nowhere else: the frequency a boot settles at (turbo
+///   and thermal state), physical page placement and cache colouring.
+///   The one free scale: set so that the baseline's CoV over seeds lands
+///   in the published tables' 1–3% for hackbench (a calibration of the
+///   noise, never of an effect: it moves every configuration alike).
+/// - **Per-CPU speed per boot**: each CPU also at `1 - c·u_cpu` (`c` the
+///   CPU spread, independent per CPU): cores of one part differ in their
+///   top frequency by a turbo bin or two (Linux's ITMT ranks them,
+///   `arch/x86/kernel/itmt.c`; 100–200 MHz of 3.5–4 GHz, 2.5–6%).
+/// - **Interrupts**: a Poisson stream per busy CPU, `irq_per_s` a second,
+///   each stealing `irq_ns` (jittered as every cost) from whatever runs
+///   there: device interrupts, function-call IPIs and TLB shootdowns (the
+///   tick and reschedule IPIs are modelled already). The rate is this
+///   project's VM's order (`/proc/interrupts`: 83 and 126 a second per
+///   CPU); the duration an assumption, the order of the modelled IPI.
+/// - **Placement**: the benchmark's parent runs on a CPU drawn per boot
+///   and forks its tasks in an order drawn per boot (fork balancing then
+///   spreads them from there).
+///
+/// The scheduler is told none of it (as Linux, which sees neither a
+/// boot's frequency nor another core's turbo bin as capacity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineNoise {
+    /// Whole-machine speed spread per boot, parts per million (`s`).
+    pub boot_speed_spread_ppm: u32,
+    /// Per-CPU speed spread per boot, parts per million (`c`).
+    pub cpu_speed_spread_ppm: u32,
+    /// Interrupts per second per busy CPU.
+    pub irq_per_s: u64,
+    /// Time each interrupt steals, ns (before jitter).
+    pub irq_ns: u64,
+}
+
+/// The machine noise of every preset it applies to (the basis of each
+/// figure: [`MachineNoise`] and `docs/design/simulator.md`).
+pub const MACHINE_NOISE: MachineNoise = MachineNoise {
+    boot_speed_spread_ppm: 60_000,
+    cpu_speed_spread_ppm: 30_000,
+    irq_per_s: 150,
+    irq_ns: 2_000,
+};
+
 impl Costs {
     /// Refill time of `bytes` at distance `d`, ns.
     #[inline]
@@ -400,6 +464,15 @@ pub struct Machine {
     /// output is the same byte for byte either way: this is the
     /// simulator's speed, not part of the model.
     pub batch: bool,
+}
+
+impl Machine {
+    /// Whether machine noise can apply: not on a machine whose clock
+    /// counts instructions (`qemu:N`'s `-icount`: a boot's frequency and
+    /// the host's interrupts move no virtual time).
+    pub fn noise_applies(&self) -> bool {
+        !self.costs.vcpu_time_sharing
+    }
 }
 
 impl fmt::Display for Machine {
@@ -519,6 +592,7 @@ impl Machine {
             hz: 250,
             mech: Mechanisms {
                 contention: costs.syscall_ns > 0,
+                machine_noise: false,
                 ..Mechanisms::default()
             },
             batch: true,
@@ -622,6 +696,7 @@ mod tests {
                 pipe_user_return: false,
                 smt_share: false,
                 idle_states: false,
+                machine_noise: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -864,7 +864,7 @@ pub fn ablation_variants() -> Vec<(&'static str, Vec<&'static str>)> {
 
 /// The study the ablation runs: only the points the clear rows of `base`
 /// resolve to, only the configurations their pairs name (the baseline
-/// `nb-off` first), the same seeds and sizes.
+/// `nb-off` first), the same seeds, sizes and mechanisms turned off.
 pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
     let mut need: Vec<(usize, u64)> = Vec::new();
     let mut cfgs: Vec<&str> = Vec::new();
@@ -908,17 +908,20 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
         configs,
         seeds: base.seeds,
         scale: base.scale,
-        mechanisms_off: Vec::new(),
+        mechanisms_off: base.mechanisms_off.clone(),
     }
 }
 
 /// Whether turning `off` changes the mechanisms of any machine of `study`
-/// (a mechanism a preset does not model is off already: then the runs are
-/// the same runs, and the ablation reuses `all`'s).
+/// (with the study's own mechanisms off: a mechanism a preset does not
+/// model, or the study turned off, is off already; then the runs are the
+/// same runs, and the ablation reuses `all`'s).
 pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
+    let base = &study.mechanisms_off;
+    let both: Vec<&str> = base.iter().chain(off).copied().collect();
     for it in &study.items {
-        let full = crate::study::study_machine(&it.machine, &[])?;
-        let less = crate::study::study_machine(&it.machine, off)?;
+        let full = crate::study::study_machine(&it.machine, base)?;
+        let less = crate::study::study_machine(&it.machine, &both)?;
         if full.mech != less.mech {
             return Ok(true);
         }
@@ -1074,7 +1077,7 @@ pub fn cmd_ablation(base: &Study, jobs: usize, out: &std::path::Path) -> Result<
         let ran = off.is_empty() || changes_mechanisms(&st, &off)?;
         let s = if ran {
             let mut sv = st.clone();
-            sv.mechanisms_off = off.clone();
+            sv.mechanisms_off.extend(off.iter().copied());
             eprintln!("ablation: {name} ({} items)", sv.items.len());
             let r = crate::study::run_study(&sv, jobs, false)?;
             let s = score(&rows, &r);
@@ -1098,6 +1101,13 @@ pub fn cmd_ablation(base: &Study, jobs: usize, out: &std::path::Path) -> Result<
         st.seeds,
         t0.elapsed().as_secs_f64()
     );
+    if !st.mechanisms_off.is_empty() {
+        let _ = writeln!(
+            txt,
+            "  every variant also with {}",
+            st.mechanisms_off.join(" ")
+        );
+    }
     for it in &st.items {
         let _ = writeln!(txt, "  {} on {}: {:?}", it.title, it.machine, it.values);
     }

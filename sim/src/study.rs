@@ -348,6 +348,9 @@ impl Results {
 /// does not model stays off).
 pub fn study_machine(name: &str, off: &[&str]) -> Result<Machine, String> {
     let mut m = Machine::preset(name).ok_or_else(|| format!("unknown machine {name}"))?;
+    // The study's runs are boots of a machine with its noise
+    // (`MachineNoise`), where it applies.
+    m.mech.machine_noise = m.noise_applies();
     for f in off {
         m.mech.turn_off(f)?;
     }
@@ -761,6 +764,17 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
             );
         }
     }
+    if !st.mechanisms_off.contains(&"--no-machine-noise") {
+        let n = crate::machine::MACHINE_NOISE;
+        let _ = writeln!(
+            all,
+            "  machine noise (but on qemu:N): boot speed spread {}%, per-CPU {}%, {} interrupts/s per CPU of {} ns (sim/src/machine.rs, MachineNoise; --no-machine-noise: off)",
+            n.boot_speed_spread_ppm as f64 / 1e4,
+            n.cpu_speed_spread_ppm as f64 / 1e4,
+            n.irq_per_s,
+            n.irq_ns
+        );
+    }
     all.push('\n');
     for (ii, it) in st.items.iter().enumerate() {
         for m in &it.metrics {
@@ -801,7 +815,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `sim study [--quick] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+/// `sim study [--quick] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
 pub fn cmd_study(args: &[String]) {
     let mut study = Study::default_study();
     let mut out = PathBuf::from("build/study");
@@ -809,11 +823,12 @@ pub fn cmd_study(args: &[String]) {
     let mut configs = Vec::new();
     let mut seeds = None;
     let mut ablation = false;
+    let mut no_noise = false;
     let mut i = 0;
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick | --newidle | --ablation] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -840,6 +855,11 @@ pub fn cmd_study(args: &[String]) {
                 i += 1;
                 continue;
             }
+            "--no-machine-noise" => {
+                no_noise = true;
+                i += 1;
+                continue;
+            }
             "--seeds" => {
                 seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
             }
@@ -847,13 +867,16 @@ pub fn cmd_study(args: &[String]) {
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --seeds, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --no-machine-noise, --seeds, --jobs, --out, --config)"
             )),
         }
         i += 2;
     }
     if let Some(s) = seeds {
         study.seeds = s as u64;
+    }
+    if no_noise {
+        study.mechanisms_off.push("--no-machine-noise");
     }
     if ablation {
         if !configs.is_empty() {

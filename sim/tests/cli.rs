@@ -157,6 +157,24 @@ fn good_input_is_parsed_as_written() {
     // The presets whose costs have no syscall split model no pipe mutex.
     let g = parse_run(&args("--machine graviton3 hackbench")).unwrap();
     assert!(!g.machine.mech.contention && g.machine.mech.wake_cost);
+    // Machine noise: off unless asked for, and on with --machine-noise.
+    assert!(!g.machine.mech.machine_noise);
+    let n = parse_run(&args("--machine-noise --machine graviton3 hackbench")).unwrap();
+    assert!(n.machine.mech.machine_noise && n.machine.mech.wake_cost);
+    let n = parse_run(&args("--no-machine-noise --machine graviton3 hackbench")).unwrap();
+    assert!(!n.machine.mech.machine_noise);
+}
+
+/// `--machine-noise` where it cannot apply, twice, or with its opposite
+/// is refused, saying why.
+#[test]
+fn machine_noise_flag_is_checked() {
+    let e = err("--machine qemu:4 --machine-noise hackbench");
+    assert!(e.contains("qemu:4 has no machine noise"), "{e}");
+    let e = err("--machine-noise --machine-noise hackbench");
+    assert!(e.contains("given twice"), "{e}");
+    let e = err("--machine-noise --no-machine-noise hackbench");
+    assert!(e.contains("contradict"), "{e}");
 }
 
 #[test]

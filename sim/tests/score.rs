@@ -192,11 +192,23 @@ fn ablation_variants_differ_in_mechanisms() {
     let vs = ablation_variants();
     assert_eq!(vs.len(), MECHANISM_FLAGS.len() + 1);
     assert!(vs[0].1.is_empty());
-    // qemu:4 models every mechanism: each variant turns exactly one off.
+    // qemu:4 models every mechanism but machine noise (its clock counts
+    // instructions): each other variant turns exactly one off there, and
+    // that one on graviton3.
     let full = study_machine("qemu:4", &[]).unwrap().mech;
     assert_eq!(full, Machine::preset("qemu:4").unwrap().mech);
+    assert!(!full.machine_noise);
+    let g3 = study_machine("graviton3", &[]).unwrap().mech;
+    let g3_quiet = study_machine("graviton3", &["--no-machine-noise"])
+        .unwrap()
+        .mech;
+    assert!(g3.machine_noise && !g3_quiet.machine_noise);
+    assert_eq!(g3_quiet, Machine::preset("graviton3").unwrap().mech);
     let mut seen = vec![full];
     for (name, off) in &vs[1..] {
+        if *name == "--no-machine-noise" {
+            continue;
+        }
         let m = study_machine("qemu:4", off).unwrap().mech;
         assert_ne!(m, full, "{name} changes nothing");
         assert!(!seen.contains(&m), "{name} is the same as another variant");
@@ -208,6 +220,15 @@ fn ablation_variants_differ_in_mechanisms() {
     let ab = ablation_study(&Study::default_study(), &clear_rows());
     assert!(!changes_mechanisms(&ab, &["--no-contention"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-smt-share"]).unwrap());
+    assert!(changes_mechanisms(&ab, &["--no-machine-noise"]).unwrap());
+    // An ablation of the study without machine noise keeps it off in
+    // every variant: that variant is then the same runs.
+    let mut quiet = Study::default_study();
+    quiet.mechanisms_off = vec!["--no-machine-noise"];
+    let abq = ablation_study(&quiet, &clear_rows());
+    assert_eq!(abq.mechanisms_off, ["--no-machine-noise"]);
+    assert!(!changes_mechanisms(&abq, &["--no-machine-noise"]).unwrap());
+    assert!(changes_mechanisms(&abq, &["--no-smt-share"]).unwrap());
     let names: Vec<&str> = ab.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["nb-off", "nb+inelig", "off+inelig"]);
     assert!(ab.items.iter().all(|it| it.title != "schbench"));

@@ -1,8 +1,8 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
-//! sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
+//! sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
@@ -21,8 +21,8 @@ use sim::run_one;
 fn usage(e: &str) -> ! {
     eprintln!("error: {e}");
     eprintln!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
-         sim study [--quick | --newidle] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
+         sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),
         mechanism_flag_names()
@@ -98,6 +98,9 @@ fn cmd_run(args: &[String]) {
     let k = &m.costs;
     if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
         println!("mechanisms: {:?}", m.mech);
+    }
+    if m.mech.machine_noise {
+        println!("machine noise: {:?}", sim::machine::MACHINE_NOISE);
     }
     println!("config {} seed {seed}: {:?}", c.name, w);
     println!(
