@@ -216,3 +216,24 @@ fn the_binary_refuses_and_writes_nothing() {
         assert!(out.stdout.is_empty(), "{bad}");
     }
 }
+
+#[test]
+fn help_prints_the_usage_and_runs_nothing() {
+    let sim = env!("CARGO_BIN_EXE_sim");
+    for line in [
+        "--help",
+        "-h",
+        "run --help",
+        "run --machine small -h",
+        "study --help",
+    ] {
+        let out = Command::new(sim).args(args(line)).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{line}");
+        let o = String::from_utf8_lossy(&out.stdout);
+        assert!(o.starts_with("usage: sim run "), "{line}: {o}");
+        assert!(out.stderr.is_empty(), "{line}");
+    }
+    // Without it, a value-taking option still needs its value.
+    let out = Command::new(sim).args(args("run --seed")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -18,16 +18,28 @@ use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
 use sim::run_one;
 
-fn usage(e: &str) -> ! {
-    eprintln!("error: {e}");
-    eprintln!(
+fn usage_text() -> String {
+    format!(
         "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
          sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),
         mechanism_flag_names()
-    );
+    )
+}
+
+fn usage(e: &str) -> ! {
+    eprintln!("error: {e}");
+    eprintln!("{}", usage_text());
     exit(2);
+}
+
+/// `-h` or `--help` anywhere before a workload's `k=v` pairs: the usage on
+/// stdout, exit status 0.
+fn help_asked(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| !a.contains('='))
+        .any(|a| a == "-h" || a == "--help")
 }
 
 fn print_counters(c: &Counters) {
@@ -132,6 +144,10 @@ fn cmd_run(args: &[String]) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if help_asked(&args) {
+        println!("{}", usage_text());
+        return;
+    }
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
         Some("study") => sim::study::cmd_study(&args[1..]),
