@@ -151,7 +151,7 @@ fn a_pushed_dl_task_goes_to_a_cpu_it_fits() {
 /// (`cpudl_find`'s fallback): from little CPU 2 (400) one of the 800 ones,
 /// 1 or 3, where before it stayed on CPU 2; from CPU 1 (800) it stays
 /// there, its own CPU being as large as any (Linux prefers `task_cpu`
-/// among equals).
+/// among equals); and when no other CPU is free, it stays on its own.
 #[test]
 fn with_no_fitting_cpu_the_largest_free_one() {
     let s = machine(
@@ -166,6 +166,13 @@ fn with_no_fitting_cpu_the_largest_free_one() {
     assert_eq!(wake(&s, dl(9, 10, 10), now + 10 * MS, 1, 1), 1);
     // A task that fits the little CPU is not moved at all.
     assert_eq!(wake(&s, dl(1, 10, 10), now + 10 * MS, 2, 2), 2);
+    // With CPUs 1 and 3 running deadline tasks too, no CPU but its own is
+    // free: the 9/10 task stays on little CPU 2 (cpudl's free CPUs are
+    // only CPU 2, its fallback) rather than preempting a later deadline
+    // on a bigger CPU.
+    start_on(&s, 2, dl(1, 100, 100), 1);
+    start_on(&s, 3, dl(1, 100, 100), 3);
+    assert_eq!(wake(&s, dl(9, 10, 10), now + 10 * MS, 2, 2), 2);
 }
 
 /// Two deadline tasks started on CPU 3 of the first LLC; its SMT sibling

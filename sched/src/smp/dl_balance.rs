@@ -71,8 +71,10 @@
 //!   whose capacity gives it its runtime within its relative deadline
 //!   (`dl_deadline * capacity / 1024 >= dl_runtime`, [`dl_fits_capacity`]);
 //!   if none fits, the free CPU of largest capacity (the task's own CPU
-//!   among equals, where it then stays). As in Linux, a CPU that holds a
-//!   deadline task is not sized (cpudl keeps only the latest one).
+//!   among equals, where it then stays). The task's own CPU, when free,
+//!   counts among the free CPUs: a wakee that does not fit it stays there
+//!   if no other CPU is free. As in Linux, a CPU that holds a deadline task
+//!   is not sized (cpudl keeps only the latest one).
 //! - **Topology** among the CPUs equal so far (`find_later_rq`): the task's
 //!   own CPU; then, walking the task's CPU's sched domains from the
 //!   smallest (every level has `SD_WAKE_AFFINE` here, as in Linux unless
@@ -226,13 +228,13 @@ impl PushClass for Dl {
     }
 
     /// `find_later_rq` over cpudl (`cpudl_find`), for a push or a wakeup:
-    /// the allowed active CPU
-    /// other than `cpu` (the task's) that would run a task of absolute
-    /// deadline `deadline` at once, in the module docs' order: later CPUs,
-    /// capacity fitness on machines of unequal CPUs, then topology from
-    /// `cpu` and `this_cpu` (the caller's CPU). `None` when there is none,
-    /// or when the task's own CPU is as good a fallback as any (no free
-    /// CPU fits it and `cpu` is free with the largest capacity).
+    /// the allowed active CPU other than `cpu` (the task's) that would run
+    /// a task of absolute deadline `deadline` at once, in the module docs'
+    /// order: later CPUs, capacity fitness on machines of unequal CPUs,
+    /// then topology from `cpu` and `this_cpu` (the caller's CPU). `None` when there is none,
+    /// or when `cpu` itself is free and `cpudl_find` would keep it: it fits
+    /// the task, or no other CPU is free, or none fits and it is as large
+    /// as any.
     #[inline]
     fn push_target<P: Platform>(
         s: &Scheduler<P>,
@@ -276,15 +278,22 @@ impl PushClass for Dl {
                 }
             }
         }
-        let (_, misfit, smaller, _, _) = best?;
-        // No free CPU fits: the largest one, the task's own among equals.
-        if misfit
-            && allowed.has(cpu)
-            && Dl::summary_highest(&s.slots[cpu.index()].summary) == 0
-            && s.topology.capacity_of(cpu) >= u32::MAX - smaller
-        {
-            return None;
+        // The task's own CPU, if free, is one of cpudl's free CPUs too: it
+        // stays there if it fits it (`task_cpu` comes first), or if no
+        // other CPU is free, or if none fits and it is as large as any.
+        if allowed.has(cpu) && Dl::summary_highest(&s.slots[cpu.index()].summary) == 0 {
+            let cap = s.topology.capacity_of(cpu);
+            let stays = match best {
+                None | Some((true, ..)) => true,
+                Some((false, misfit, smaller, ..)) => {
+                    !asym || need.fits(cap) || (misfit && cap >= u32::MAX - smaller)
+                }
+            };
+            if stays {
+                return None;
+            }
         }
+        best?;
         if ties.weight() == 1 {
             return ties.first_cpu();
         }
