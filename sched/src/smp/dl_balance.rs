@@ -62,25 +62,89 @@
 //! summaries of the CPUs and at most [`crate::rt::PUSHABLE_SCAN`] ready
 //! tasks. While no CPU is DL-overloaded, each hook costs one relaxed load.
 //!
-//! Left out: capacity fitness (`dl_task_fits_capacity`), the topology
-//! preference among later CPUs (`find_later_rq` prefers this CPU, then
-//! the nearest domain; we take the first after `cpu`), the fair server's
-//! deadline on the target (cpudl sees only tasks here), and Linux's retry
-//! when the task to push changed while the locks were taken (we stop; the
-//! next switch tries again).
+//! Target choice (`find_later_rq` over `cpudl_find`), in this order:
+//! - **Later CPUs.** A CPU with no ready deadline task (cpudl's free CPUs;
+//!   an idle one first, our addition), else one whose earliest deadline is
+//!   later than the task's, the latest first.
+//! - **Capacity** (`cpudl_find`, `dl_task_fits_capacity`), on machines of
+//!   unequal CPUs only: among the free CPUs, only those the task fits,
+//!   whose capacity gives it its runtime within its relative deadline
+//!   (`dl_deadline * capacity / 1024 >= dl_runtime`, [`dl_fits_capacity`]);
+//!   if none fits, the free CPU of largest capacity (the task's own CPU
+//!   among equals, where it then stays). The task's own CPU, when free,
+//!   counts among the free CPUs: a wakee that does not fit it stays there
+//!   if no other CPU is free. As in Linux, a CPU that holds a deadline task
+//!   is not sized (cpudl keeps only the latest one).
+//! - **Topology** among the CPUs equal so far (`find_later_rq`): the task's
+//!   own CPU; then, walking the task's CPU's sched domains from the
+//!   smallest (every level has `SD_WAKE_AFFINE` here, as in Linux unless
+//!   NUMA distances exceed `node_reclaim_distance`), for the first domain
+//!   whose span holds one, the caller's CPU if it is one, else the first
+//!   one after the task's CPU; then the caller's CPU; then the first after
+//!   the task's CPU. Linux applies this order to all of cpudl's free CPUs;
+//!   we apply it only among the equally good ones, so that an idle CPU
+//!   still goes before a busy one, and a machine's choice changes only
+//!   where topology breaks a tie.
 //!
 //! Wakeup placement (`select_task_rq_dl`, [`Scheduler::select_task_rq`])
 //! uses the same `find_later_rq`: a wakee that could not run at once on its
-//! previous CPU (a ready deadline task there is no later) goes to a later
-//! CPU if there is one; forks take the fair slow path.
-
+//! previous CPU (a ready deadline task there is no later), or, on a machine
+//! of unequal CPUs, that does not fit it, goes to the CPU found, if any;
+//! forks take the fair slow path.
+//!
+//! The scan is O(CPUs) over the published summaries, plus one mask
+//! intersection per sched domain level when several CPUs tie; nothing
+//! allocates. Machines of equal CPUs skip the capacity test.
+//!
+//! Left out: the fair server's deadline on the target (cpudl sees only
+//! tasks here), Linux's retry when the task to push changed while the locks
+//! were taken (we stop; the next switch tries again), the capacity in
+//! admission (`dl_bw_capacity`: [`crate::deadline::DlBandwidth`] counts
+//! CPUs, not capacities), and capacity in pull (Linux's `pull_dl_task`
+//! does not size the puller either).
 use core::sync::atomic::Ordering;
 
 use super::push_pull::PushClass;
 use super::{CpuSummary, Platform, Scheduler};
 use crate::cpu_id::CpuId;
+use crate::cpumask::CpuMask;
+use crate::pelt::SCHED_CAPACITY_SHIFT;
 use crate::rq::{dl_migratable, Rq, RqStats};
 use crate::task::{SchedTask, TaskId};
+
+/// `dl_task_fits_capacity`: does a CPU of `capacity` (1024 the largest)
+/// give a task its `dl_runtime_ns` within its relative deadline
+/// `dl_deadline_ns` (`cap_scale(dl_deadline, capacity) >= dl_runtime`)?
+#[inline]
+pub const fn dl_fits_capacity(dl_runtime_ns: u64, dl_deadline_ns: u64, capacity: u32) -> bool {
+    (dl_deadline_ns as u128 * capacity as u128) >> SCHED_CAPACITY_SHIFT >= dl_runtime_ns as u128
+}
+
+/// What `find_later_rq` needs of a task besides its absolute deadline: its
+/// runtime and relative deadline, for [`dl_fits_capacity`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct DlNeed {
+    dl_runtime_ns: u64,
+    dl_deadline_ns: u64,
+}
+
+impl DlNeed {
+    fn of(t: &SchedTask) -> DlNeed {
+        DlNeed {
+            dl_runtime_ns: t.params.dl_runtime_ns,
+            dl_deadline_ns: t.params.dl_deadline_ns,
+        }
+    }
+
+    fn fits(self, capacity: u32) -> bool {
+        dl_fits_capacity(self.dl_runtime_ns, self.dl_deadline_ns, capacity)
+    }
+}
+
+/// A candidate's rank in `find_later_rq` (smaller is better): has a ready
+/// deadline task; free but the task does not fit it; then for those,
+/// capacity (largest first); busy; earlier deadline there is worse.
+type LaterRank = (bool, bool, u32, bool, u64);
 
 /// The deadline class in the push/pull engine: keys are absolute deadlines
 /// (earlier beats later; 0 is none).
@@ -90,6 +154,7 @@ impl PushClass for Dl {
     type Key = u64;
     /// (has a deadline task, busy, earlier is worse): smaller is better.
     type Fit = (bool, bool, u64);
+    type Need = DlNeed;
     const NONE: u64 = 0;
 
     #[inline]
@@ -158,6 +223,96 @@ impl PushClass for Dl {
     }
 
     #[inline]
+    fn need(t: &SchedTask) -> DlNeed {
+        DlNeed::of(t)
+    }
+
+    /// `find_later_rq` over cpudl (`cpudl_find`), for a push or a wakeup:
+    /// the allowed active CPU other than `cpu` (the task's) that would run
+    /// a task of absolute deadline `deadline` at once, in the module docs'
+    /// order: later CPUs, capacity fitness on machines of unequal CPUs,
+    /// then topology from `cpu` and `this_cpu` (the caller's CPU). `None` when there is none,
+    /// or when `cpu` itself is free and `cpudl_find` would keep it: it fits
+    /// the task, or no other CPU is free, or none fits and it is as large
+    /// as any.
+    #[inline]
+    fn push_target<P: Platform>(
+        s: &Scheduler<P>,
+        deadline: u64,
+        need: DlNeed,
+        mask: &CpuMask,
+        cpu: CpuId,
+        this_cpu: CpuId,
+    ) -> Option<CpuId> {
+        let asym = s.topology.has_asym_capacity();
+        let allowed = mask.and(&s.active_mask());
+        let mut best: Option<LaterRank> = None;
+        // The CPUs of rank `best`: what the topology order chooses among.
+        let mut ties = CpuMask::new();
+        for c in allowed.cpus_wrap(cpu.index() + 1) {
+            if c == cpu || c.index() >= s.nr_cpus() {
+                continue;
+            }
+            let earliest = Dl::summary_highest(&s.slots[c.index()].summary);
+            let Some((has_dl, busy, later)) = Dl::fit(earliest, deadline, || s.idle(c)) else {
+                continue;
+            };
+            // cpudl_find sizes only the free CPUs.
+            let (misfit, smaller) = if asym && !has_dl {
+                let cap = s.topology.capacity_of(c);
+                if need.fits(cap) {
+                    (false, 0)
+                } else {
+                    (true, u32::MAX - cap)
+                }
+            } else {
+                (false, 0)
+            };
+            let rank = (has_dl, misfit, smaller, busy, later);
+            match best {
+                Some(b) if rank > b => {}
+                Some(b) if rank == b => ties.add(c),
+                _ => {
+                    best = Some(rank);
+                    ties = CpuMask::of(c);
+                }
+            }
+        }
+        // The task's own CPU, if free, is one of cpudl's free CPUs too: it
+        // stays there if it fits it (`task_cpu` comes first), or if no
+        // other CPU is free, or if none fits and it is as large as any.
+        if allowed.has(cpu) && Dl::summary_highest(&s.slots[cpu.index()].summary) == 0 {
+            let cap = s.topology.capacity_of(cpu);
+            let stays = match best {
+                None | Some((true, ..)) => true,
+                Some((false, misfit, smaller, ..)) => {
+                    !asym || need.fits(cap) || (misfit && cap >= u32::MAX - smaller)
+                }
+            };
+            if stays {
+                return None;
+            }
+        }
+        best?;
+        if ties.weight() == 1 {
+            return ties.first_cpu();
+        }
+        let this_ok = ties.has(this_cpu);
+        for sd in s.slots[cpu.index()].doms.as_slice() {
+            if this_ok && sd.span.has(this_cpu) {
+                return Some(this_cpu);
+            }
+            if let Some(c) = sd.span.and(&ties).cpus_wrap(cpu.index() + 1).next() {
+                return Some(c);
+            }
+        }
+        if this_ok {
+            return Some(this_cpu);
+        }
+        ties.cpus_wrap(cpu.index() + 1).next()
+    }
+
+    #[inline]
     fn nr_pushed(stats: &mut RqStats) -> &mut u64 {
         &mut stats.nr_dl_push
     }
@@ -202,18 +357,25 @@ impl<P: Platform> Scheduler<P> {
     /// `select_task_rq_dl` for a wakeup: a deadline task wakes on `cpu` (its
     /// previous CPU, or its first allowed one) unless a ready deadline task
     /// there has a deadline no later than the wakee's, so that it could not
-    /// run at once; then on the CPU `find_later_rq` finds, if any. As in
-    /// Linux, the wakee's deadline is the one it slept with (the CBS wakeup
-    /// rule may renew it at the enqueue), and the CPU's deadline is the
-    /// published earliest one (Linux reads the running task's).
-    pub(super) fn select_task_rq_dl(&self, t: &SchedTask, cpu: CpuId) -> CpuId {
+    /// run at once, or (on a machine of unequal CPUs) the wakee does not fit
+    /// `cpu` ([`dl_fits_capacity`]); then on the CPU `find_later_rq`
+    /// finds, if any. `this_cpu` is the waker's CPU. As in Linux, the
+    /// wakee's deadline is the one it slept with (the CBS wakeup rule may
+    /// renew it at the enqueue), and the CPU's deadline is the published
+    /// earliest one (Linux reads the running task's).
+    pub(super) fn select_task_rq_dl(&self, t: &SchedTask, cpu: CpuId, this_cpu: CpuId) -> CpuId {
+        if t.cpus_allowed.weight() < 2 {
+            return cpu;
+        }
         let earliest = Dl::summary_highest(&self.slots[cpu.index()].summary);
-        if earliest == 0 || t.dl.deadline < earliest || t.cpus_allowed.weight() < 2 {
+        let runs_at_once = earliest == 0 || t.dl.deadline < earliest;
+        let misfit = self.topology.has_asym_capacity()
+            && !DlNeed::of(t).fits(self.topology.capacity_of(cpu));
+        if runs_at_once && !misfit {
             return cpu;
         }
         let mask = self.allowed_mask(t);
-        self.find_target_rq::<Dl>(t.dl.deadline, &mask, cpu)
-            .unwrap_or(cpu)
+        Dl::push_target(self, t.dl.deadline, DlNeed::of(t), &mask, cpu, this_cpu).unwrap_or(cpu)
     }
 
     /// `pull_dl_task`: takes to `cpu`, from each DL-overloaded CPU, its

@@ -635,7 +635,7 @@ impl<P: Platform> Scheduler<P> {
         let cpu = if t.class() == SchedClass::Rt && !fork {
             self.select_task_rq_rt(t, base(), this_cpu)
         } else if t.class() == SchedClass::Dl && !fork {
-            self.select_task_rq_dl(t, base())
+            self.select_task_rq_dl(t, base(), this_cpu)
         } else if fork {
             self.find_idlest_cpu(t, this_cpu)
         } else {

@@ -28,7 +28,11 @@
 //!   `find_lowest_rq` takes the lowest published rank below the task's, an
 //!   idle CPU first; DL's `find_later_rq` takes a CPU with no ready
 //!   deadline task (an idle one first), else the latest earliest deadline
-//!   that is later than the task's;
+//!   that is later than the task's. RT's push uses the generic scan
+//!   ([`Scheduler::find_target_rq`]); DL overrides [`PushClass::push_target`]
+//!   to add capacity fitness and the topology order, for which it copies
+//!   the task's runtime and relative deadline ([`PushClass::Need`]) out
+//!   under the source runqueue's lock;
 //! - the task filter (`rt_migratable`, `dl_migratable`: a throttled
 //!   deadline task never moves), its pushable scan, and its counters.
 //!
@@ -54,6 +58,10 @@ pub(super) trait PushClass {
     type Key: Copy + PartialEq;
     /// The order of candidate target CPUs: smaller is better.
     type Fit: Copy + PartialOrd;
+    /// What the class's push target search needs of the task besides its
+    /// key, copied out under the runqueue lock (deadline: its runtime and
+    /// relative deadline, for capacity fitness; RT: nothing).
+    type Need: Copy + Default;
     /// The key of "nothing of the class" in the summaries and runqueues.
     const NONE: Self::Key;
 
@@ -86,6 +94,28 @@ pub(super) trait PushClass {
     /// of `key` (smaller is better), `None` if it would not run it at once;
     /// `idle` says whether the CPU is idle.
     fn fit(highest: Self::Key, key: Self::Key, idle: impl FnOnce() -> bool) -> Option<Self::Fit>;
+    /// What [`Self::push_target`] needs of `t` besides its key.
+    #[inline]
+    fn need(_t: &SchedTask) -> Self::Need {
+        Self::Need::default()
+    }
+    /// The CPU a push from `cpu` sends a task of `key` allowed on `mask` to
+    /// (`find_lowest_rq` / `find_later_rq`); `this_cpu` is the caller's CPU.
+    /// By default the generic [`Scheduler::find_target_rq`].
+    #[inline]
+    fn push_target<P: Platform>(
+        s: &Scheduler<P>,
+        key: Self::Key,
+        _need: Self::Need,
+        mask: &CpuMask,
+        cpu: CpuId,
+        _this_cpu: CpuId,
+    ) -> Option<CpuId>
+    where
+        Self: Sized,
+    {
+        s.find_target_rq::<Self>(key, mask, cpu)
+    }
     /// The counter of tasks pushed from a runqueue.
     fn nr_pushed(stats: &mut RqStats) -> &mut u64;
     /// The counter of tasks pulled to a runqueue.
@@ -136,11 +166,11 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `push_rt_task` / `push_dl_task`: moves `cpu`'s first queued pushable
-    /// task to the CPU [`Self::find_target_rq`] finds; reschedules `cpu`
+    /// task to the CPU [`PushClass::push_target`] finds; reschedules `cpu`
     /// instead if that task preempts what runs there. False when nothing
     /// moved.
     fn push_task<C: PushClass>(&self, cpu: CpuId, this_cpu: CpuId) -> bool {
-        let (id, key, mask) = {
+        let (id, key, need, mask) = {
             let mut rq = self.cpu_rq(cpu);
             if C::overload_key(&rq) == C::NONE {
                 return false;
@@ -149,7 +179,7 @@ impl<P: Platform> Scheduler<P> {
                 return false;
             };
             let Some(t) = rq.task(id) else { return false };
-            let (key, mask) = (C::key(t), t.cpus_allowed);
+            let (key, need, mask) = (C::key(t), C::need(t), t.cpus_allowed);
             if C::preempts_curr(&rq, key) {
                 // It should run here, not elsewhere (Linux: resched_curr).
                 let r = rq.resched_curr(Resched::Now);
@@ -157,9 +187,9 @@ impl<P: Platform> Scheduler<P> {
                 self.kick_if_needed(cpu, this_cpu, r);
                 return false;
             }
-            (id, key, mask)
+            (id, key, need, mask)
         };
-        let Some(target) = self.find_target_rq::<C>(key, &mask, cpu) else {
+        let Some(target) = C::push_target(self, key, need, &mask, cpu, this_cpu) else {
             return false;
         };
         self.move_pushable::<C>(id, key, cpu, target, true)

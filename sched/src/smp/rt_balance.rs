@@ -70,6 +70,7 @@ impl PushClass for Rt {
     type Key = u8;
     /// (the CPU's rank, busy): the lowest rank first, then an idle CPU.
     type Fit = (u8, bool);
+    type Need = ();
     const NONE: u8 = 0;
 
     #[inline]
