@@ -16,8 +16,9 @@
 //!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
 //!   overrun paid back) and queued again;
 //! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
-//!   the root domain (here: every CPU) at or below 95% of its CPUs, the fair
-//!   servers' bandwidth included, so that admitted tasks meet their deadlines
+//!   the root domain (here: every active CPU) at or below 95% of its
+//!   capacity (its CPUs, a CPU of capacity 512 counting half: Linux's
+//!   `dl_bw_capacity`), the fair servers' bandwidth included, so that admitted tasks meet their deadlines
 //!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
 //!   under global EDF (Devi and Anderson, "Tardiness bounds under global EDF
 //!   scheduling on a multiprocessor", RTSS 2005), as in Linux. The bound is
@@ -461,21 +462,32 @@ impl DlBandwidth {
         self.total_bw.load(core::sync::atomic::Ordering::Relaxed)
     }
 
-    /// What the domain may hold for tasks: 95% of `ncpus` CPUs minus the
-    /// fair servers' bandwidth on each (`__dl_overflow`, the servers being
-    /// in Linux's `total_bw` too).
-    pub fn capacity(cfg: &SchedConfig, ncpus: u32) -> u64 {
+    /// What the domain may hold for tasks: 95% of its capacity minus the
+    /// fair servers' bandwidth on each of its `ncpus` CPUs (`__dl_overflow`,
+    /// the servers being in Linux's `total_bw` too). `capacity_units` is the
+    /// sum of the CPUs' capacities, 1024 for a full CPU (`dl_bw_capacity`:
+    /// on a big.LITTLE machine a little CPU of capacity 512 holds half the
+    /// bandwidth of a big one, so an admitted set still fits the machine).
+    pub fn capacity(cfg: &SchedConfig, ncpus: u32, capacity_units: u64) -> u64 {
         let (runtime, period) = cfg.tunables.fair_server();
-        let per_cpu = DL_BW_LIMIT.saturating_sub(to_ratio(period, runtime));
-        per_cpu * ncpus as u64
+        let servers = to_ratio(period, runtime) * ncpus as u64;
+        let limit = (DL_BW_LIMIT as u128 * capacity_units as u128 / 1024) as u64;
+        limit.saturating_sub(servers)
     }
 
     /// Replaces `old_bw` by `new_bw` (a task's change of parameters, 0 for
-    /// none) if the total stays within [`DlBandwidth::capacity`]; a
-    /// decrease always succeeds.
-    pub fn change(&self, cfg: &SchedConfig, ncpus: u32, old_bw: u64, new_bw: u64) -> bool {
+    /// none) if the total stays within [`DlBandwidth::capacity`] of `ncpus`
+    /// CPUs of `capacity_units` in all; a decrease always succeeds.
+    pub fn change(
+        &self,
+        cfg: &SchedConfig,
+        ncpus: u32,
+        capacity_units: u64,
+        old_bw: u64,
+        new_bw: u64,
+    ) -> bool {
         use core::sync::atomic::Ordering;
-        let cap = Self::capacity(cfg, ncpus);
+        let cap = Self::capacity(cfg, ncpus, capacity_units);
         self.total_bw
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
                 let next = t.saturating_sub(old_bw).saturating_add(new_bw);

@@ -108,6 +108,25 @@ impl<P: Platform> Scheduler<P> {
         CpuMask::from_words(w)
     }
 
+    /// The root domain for deadline admission (`dl_bw_cpus`,
+    /// `dl_bw_capacity`): the active CPUs, less `without` (a CPU about to
+    /// go), and the sum of their capacities (1024 each on a machine of
+    /// equal CPUs). O(CPUs) on an asymmetric machine; called by admission
+    /// and hotplug only.
+    pub fn dl_capacity(&self, without: Option<CpuId>) -> (u32, u64) {
+        let gone = without.is_some_and(|c| self.cpu_active(c));
+        let n = (self.nr_active() - usize::from(gone)) as u32;
+        if !self.topology.has_asym_capacity() {
+            return (n, u64::from(n) * 1024);
+        }
+        let units = (0..self.nr_cpus())
+            .filter_map(CpuId::new)
+            .filter(|&c| self.cpu_active(c) && Some(c) != without)
+            .map(|c| u64::from(self.topology.capacity_of(c)))
+            .sum();
+        (n, units)
+    }
+
     /// Active CPUs.
     pub fn nr_active(&self) -> usize {
         self.nr_cpus() - self.nr_inactive.load(Ordering::Acquire) as usize
@@ -136,8 +155,8 @@ impl<P: Platform> Scheduler<P> {
         if self.nr_active() <= 1 {
             return Err(HotplugError::LastCpu);
         }
-        let left = self.nr_active() as u32 - 1;
-        if self.cfg.dl_bw.total_bw() > DlBandwidth::capacity(&self.cfg, left) {
+        let (left, units) = self.dl_capacity(Some(cpu));
+        if self.cfg.dl_bw.total_bw() > DlBandwidth::capacity(&self.cfg, left, units) {
             return Err(HotplugError::DlBandwidth);
         }
         self.active[cpu.index() / 64].fetch_and(!(1 << (cpu.index() % 64)), Ordering::SeqCst);

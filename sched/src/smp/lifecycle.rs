@@ -417,10 +417,8 @@ impl<P: Platform> Scheduler<P> {
             return Ok(());
         }
         let cfg = &self.cfg;
-        if cfg
-            .dl_bw
-            .change(cfg, self.nr_active() as u32, old_bw, new_bw)
-        {
+        let (ncpus, units) = self.dl_capacity(None);
+        if cfg.dl_bw.change(cfg, ncpus, units, old_bw, new_bw) {
             Ok(())
         } else {
             Err(LifecycleError::Params(ParamsError::DlBandwidthExceeded))
