@@ -40,13 +40,12 @@ fn blocked_writers(
         .collect()
 }
 
-/// Sleeps until `ch` counted `n` sender waits (at most 1 s), then 2 ms more
-/// so the writers reach their `schedule()`.
-fn wait_sender_waits(ch: &Channel<u32>, n: u64) -> Result<(), String> {
+/// Sleeps until `ch` counted `n` sender waits and every writer of `w` is
+/// asleep (at most 1 s each).
+fn wait_sender_waits(ch: &Channel<u32>, n: u64, w: &[task::Tid]) -> Result<(), String> {
     for _ in 0..1000 {
         if ch.stats().sender_waits >= n {
-            task::sleep_ms(2);
-            return Ok(());
+            return w.iter().try_for_each(|&t| wait_asleep(t));
         }
         task::sleep_ms(1);
     }
@@ -54,6 +53,20 @@ fn wait_sender_waits(ch: &Channel<u32>, n: u64) -> Result<(), String> {
         "writers did not block: {:?} (want {n} waits)",
         ch.stats()
     ))
+}
+
+/// Sleeps 1 ms at a time (at most 1 s) until thread `t` is asleep (queued
+/// on a wait queue and marked sleeping, `prepare_to_wait`). A fixed pause
+/// is not enough: on a loaded host a new thread may not have run at all
+/// 2 ms after its spawn (multi-threaded TCG, wall time).
+fn wait_asleep(t: task::Tid) -> Result<(), String> {
+    for _ in 0..1000 {
+        if task::thread(t.idx()).state() == task::ThreadState::Sleeping {
+            return Ok(());
+        }
+        task::sleep_ms(1);
+    }
+    Err(alloc::format!("thread {t} did not go to sleep in 1 s"))
 }
 
 fn join_all(tids: Vec<task::Tid>) -> Result<(), String> {
@@ -76,7 +89,7 @@ ktest!(workload_pipe_pages_and_exclusive_writer_wakeup, || {
     kassert_eq!(ch.len(), cap);
     kassert_eq!(ch.stats().sender_waits, 0);
     let w = blocked_writers(&ch, 1)?;
-    wait_sender_waits(&ch, 1)?;
+    wait_sender_waits(&ch, 1, &w)?;
     kassert_eq!(ch.len(), cap);
     // Reading 39 messages frees no page: the writer stays asleep.
     for i in 0..39 {
@@ -99,11 +112,17 @@ ktest!(workload_pipe_pages_and_exclusive_writer_wakeup, || {
         ch.send(i);
     }
     let w = blocked_writers(&ch, 3)?;
-    wait_sender_waits(&ch, 3)?;
+    wait_sender_waits(&ch, 3, &w)?;
     kassert_eq!(ch.try_recv(), Some(0));
     kassert_eq!(ch.stats().woken_sync, 1);
-    task::sleep_ms(2);
-    // The woken writer wrote; the pipe is full again, so no next writer.
+    // The woken writer writes (at most 1 s on a loaded host); the pipe is
+    // then full again, so no next writer.
+    for _ in 0..1000 {
+        if ch.len() == PIPE_SLOTS {
+            break;
+        }
+        task::sleep_ms(1);
+    }
     kassert_eq!(ch.len(), PIPE_SLOTS);
     kassert_eq!(ch.stats().woken_sync, 1);
     kassert_eq!(ch.stats().woken_plain, 0);
@@ -129,7 +148,7 @@ ktest!(
             ch.send(i);
         }
         let w = blocked_writers(&ch, 3)?;
-        wait_sender_waits(&ch, 3)?;
+        wait_sender_waits(&ch, 3, &w)?;
         kassert_eq!(ch.len(), cap);
         // unix_write_space wakes writers once wmem_alloc * 4 <= sndbuf.
         let quarter = SOCK_SNDBUF / 4 / ts; // messages left when writable again
@@ -161,20 +180,20 @@ ktest!(workload_socket_consumer_wakes_the_senders_reader, || {
         g.store(r.recv(), Ordering::Release);
     })
     .map_err(|e| alloc::format!("{e:?}"))?;
-    task::sleep_ms(2);
+    wait_asleep(t)?;
     kassert_eq!(reply.stats().woken_sync, 0);
     // Woken with no message: it re-checks and is back on the queue, so a
     // second wakeup finds it there again.
     reply.wake_readers_sync();
     kassert_eq!(reply.stats().woken_sync, 1);
-    task::sleep_ms(2);
+    wait_asleep(t)?;
     kassert!(
         got.load(Ordering::Acquire) == 0,
         "returned without a message"
     );
     reply.wake_readers_sync();
     kassert_eq!(reply.stats().woken_sync, 2);
-    task::sleep_ms(2);
+    wait_asleep(t)?;
     reply.send(7);
     kassert_eq!(reply.stats().woken_sync, 3);
     task::join(t).map_err(|e| alloc::format!("{e:?}"))?;
