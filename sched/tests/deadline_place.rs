@@ -13,25 +13,19 @@
 //! after the task's own was taken, whatever its size or distance).
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 mod common;
 use common::cpu_id;
-use common::plat::Plat;
+use common::plat::{machine_hz, Plat};
 use common::MS;
 
 use sched::smp::Scheduler;
-use sched::{CpuMask, PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+use sched::{CpuMask, PrevAction, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
+/// `common::plat::machine` at HZ 1000, every CPU through its first switch.
 fn machine(topo: Topology) -> Scheduler<Plat> {
     let n = topo.nr_cpus();
-    let s = Scheduler::with_topology(
-        Plat::default(),
-        Arc::new(SchedConfig::new(n as u32, 1000)),
-        topo,
-        64,
-    );
-    s.platform.now.store(1_000 * MS, Ordering::Relaxed);
+    let s = machine_hz(topo, 1000);
     for c in 0..n {
         switch(&s, c);
     }

@@ -47,8 +47,13 @@ impl Platform for Plat {
 /// A scheduler for `topo` at 250 Hz, task ids below 64, the clock at 1 s
 /// (far from 0, so tasks that never ran are cache-cold everywhere).
 pub fn machine(topo: Topology) -> Scheduler<Plat> {
+    machine_hz(topo, 250)
+}
+
+/// [`machine`] at `hz`.
+pub fn machine_hz(topo: Topology, hz: u32) -> Scheduler<Plat> {
     let n = topo.nr_cpus() as u32;
-    let cfg = Arc::new(SchedConfig::new(n, 250));
+    let cfg = Arc::new(SchedConfig::new(n, hz));
     let s = Scheduler::with_topology(Plat::default(), cfg, topo, 64);
     s.platform.now.store(1_000 * super::MS, Ordering::Relaxed);
     s
