@@ -12,6 +12,10 @@
 //! `--no-batch` takes every step as its own event (`Machine::batch`): the
 //! digests must be those of the default run, line for line
 //! (`cargo run -q -p sim --release --example digest -- --no-batch`).
+//! `--machine-noise` turns the machine noise on (boot and per-CPU speeds,
+//! interrupts; off in the presets, on in the study and in `sim bench`'s
+//! third row): another matrix, to compare before and after a change with
+//! the same flag. The two flags combine.
 //!
 //! The matrix: 7 machines (graviton3, small, qemu:4, qemu:1,
 //! cascadelake-2s, epyc-ccx, flat:8) × 7 configurations (NEXT_BUDDY on and
@@ -34,14 +38,17 @@ fn fnv(s: &str) -> u64 {
 }
 
 fn main() {
-    let batch = match std::env::args().nth(1).as_deref() {
-        None => true,
-        Some("--no-batch") => false,
-        Some(a) => {
-            eprintln!("digest: unknown argument '{a}' (accepted: --no-batch)");
-            std::process::exit(2);
+    let (mut batch, mut noise) = (true, false);
+    for a in std::env::args().skip(1) {
+        match a.as_str() {
+            "--no-batch" => batch = false,
+            "--machine-noise" => noise = true,
+            _ => {
+                eprintln!("digest: unknown argument '{a}' (accepted: --no-batch, --machine-noise)");
+                std::process::exit(2);
+            }
         }
-    };
+    }
     let machines = [
         "graviton3",
         "small",
@@ -93,6 +100,7 @@ fn main() {
     for m in machines {
         let mut machine = Machine::preset(m).expect("preset");
         machine.batch = batch;
+        machine.mech.machine_noise = noise;
         for c in configs {
             let cfg = Config::parse(c);
             for (i, (w, ms)) in works.iter().enumerate() {

@@ -1246,6 +1246,46 @@ impl Speed {
     pub fn is_full(self) -> bool {
         self.0 == FULL_CAPACITY
     }
+
+    /// The times of `j`'s draws at this speed as one multiply each, with
+    /// [`time_for`]'s test of its bound made once for all of them: `None`
+    /// at full speed (no conversion) or where a draw could take
+    /// `time_for`'s division.
+    #[inline(always)]
+    pub fn jitter_times(self, j: Jitter) -> Option<JitterTimes> {
+        let cap = self.0 as u64;
+        let high = j.low() + j.range().saturating_sub(1);
+        if self.is_full() || cap <= 1 || high >= 1 << (RECIPROCAL_BITS - 10) {
+            return None;
+        }
+        Some(JitterTimes {
+            base: j.low() * FULL_CAPACITY as u64 + cap - 1,
+            range: j.range(),
+            recip: RECIPROCAL[cap as usize],
+        })
+    }
+}
+
+/// A cost's draws ([`Jitter`]) as times on a CPU below full speed
+/// ([`Speed::jitter_times`]): the draw `low + k` takes `time_for(cap, low
+/// + k)`, whose dividend `(low + k) * 1024 + cap - 1` is `base + k *
+/// 1024`, below 2^44 for every `k` (checked once), so always its
+/// multiply.
+#[derive(Clone, Copy, Debug)]
+pub struct JitterTimes {
+    base: u64,
+    range: u64,
+    recip: u64,
+}
+
+impl JitterTimes {
+    /// The time of `rng`'s next draw of the cost, without drawing it
+    /// (`Speed::time_ns(rng.peek_jittered(j))`).
+    #[inline(always)]
+    pub fn peek(self, rng: &Rng) -> u64 {
+        let n = self.base + rng.peek_below(self.range) * FULL_CAPACITY as u64;
+        ((n as u128 * self.recip as u128) >> 64) as u64
+    }
 }
 
 /// A CPU of capacity 1024 does `work_ns` of work in `work_ns`.
@@ -2832,6 +2872,40 @@ mod tests {
                 assert_eq!(work_in(cap, want), w, "cap {cap} work {w}: round trip");
             }
         }
+    }
+
+    /// A cost's draws timed by [`JitterTimes`] are `time_for` of the
+    /// draw, for every capacity below full, for costs of every size up to
+    /// the multiply's bound, over many states of the stream; where the
+    /// bound could be passed, or at full speed, there is no
+    /// `JitterTimes` (the callers then convert each draw).
+    #[test]
+    fn jitter_times_are_time_for_of_the_draw() {
+        let mut r = Rng::new(13);
+        let top = (1u64 << (RECIPROCAL_BITS - 10)) - 1;
+        let js = [
+            Jitter::new(0, 10),
+            Jitter::new(1, 10),
+            Jitter::new(315, 10),
+            Jitter::new(315, 0),
+            Jitter::new(850, 10),
+            Jitter::new(1_000_000, 100),
+            Jitter::new(top, 0),
+        ];
+        for cap in 2..FULL_CAPACITY {
+            for j in js {
+                let jt = Speed(cap).jitter_times(j).expect("below the bound");
+                for _ in 0..20 {
+                    let want = Speed(cap).time_ns(r.peek_jittered(j));
+                    assert_eq!(jt.peek(&r), want, "cap {cap} {j:?}");
+                    r.next_u64();
+                }
+            }
+        }
+        let past = Jitter::new(top + 1, 0);
+        assert!(Speed(512).jitter_times(past).is_none());
+        assert!(Speed(1).jitter_times(js[2]).is_none());
+        assert!(Speed(FULL_CAPACITY).jitter_times(js[2]).is_none());
     }
 
     /// The calendar pops exactly a binary heap's order by (time, kind and
