@@ -558,7 +558,7 @@ const ARG_MASK: u32 = u32::MAX >> KIND_BITS;
 impl Ev {
     #[inline(always)]
     fn new(t: u64, kind: Kind, a: u32, gen: u32) -> Self {
-        debug_assert!(a <= ARG_MASK, "event argument {a} too large");
+        debug_assert!(a < ARG_MASK, "event argument {a} too large");
         Ev {
             t,
             tag: (kind as u32) << (32 - KIND_BITS) | a,
@@ -588,11 +588,17 @@ impl Ev {
         self.tag & ARG_MASK
     }
 
-    /// Its place in the order events are taken: by time, then by kind and
-    /// argument (then, the calendar keeps it, in the order queued).
+    /// Its place among the events of its calendar bucket in the order
+    /// events are taken: by time, then by kind and argument (then, the
+    /// calendar keeps it, in the order queued). The events of a bucket
+    /// share the time's bits above [`BUCKET_SHIFT`] (one window of
+    /// buckets at a time, see [`Calendar`]), so the time's bits below it
+    /// and the tag order them as the whole time and tag would, in a
+    /// word; [`NO_EVENT`]'s key is above every event's (no argument is
+    /// [`ARG_MASK`]).
     #[inline(always)]
-    fn key(&self) -> u128 {
-        (self.t as u128) << 32 | self.tag as u128
+    fn key(&self) -> u64 {
+        (self.t & ((1 << BUCKET_SHIFT) - 1)) << 32 | self.tag as u64
     }
 }
 
@@ -633,11 +639,12 @@ const NR_COARSE: usize = 1 << 14;
 /// Events a bucket holds in its own cache line; more spill into a list.
 const SLOTS: usize = 4;
 
-/// What an empty slot holds: later than any event, so that the earliest of
-/// a bucket's slots is found without looking at its length.
+/// What an empty slot holds: later than any event ([`Ev::key`]), so that
+/// the earliest of a bucket's slots is found without looking at its
+/// length.
 const NO_EVENT: Ev = Ev {
     t: u64::MAX,
-    tag: 0,
+    tag: u32::MAX,
     gen: 0,
 };
 
@@ -921,6 +928,9 @@ impl Calendar {
                 key = if earlier { e.key() } else { key };
             }
             let ev = slots[m];
+            debug_assert!(slots[..n]
+                .iter()
+                .all(|e| e.t >> BUCKET_SHIFT == ev.t >> BUCKET_SHIFT));
             for j in 0..SLOTS - 1 {
                 slots[j] = if j >= m { slots[j + 1] } else { slots[j] };
             }

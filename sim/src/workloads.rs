@@ -151,6 +151,17 @@ fn reader_of(c: u32) -> u32 {
     c + c / FDS as u32 * FDS as u32
 }
 
+/// The channel after `i` in a sender's round (`i` < [`FDS`]; the test
+/// as `>=` lets the compiler see the result in bounds).
+#[inline(always)]
+fn next_chan(i: usize) -> usize {
+    if i + 1 >= FDS {
+        0
+    } else {
+        i + 1
+    }
+}
+
 /// Batching: the steps of cost `j` that fit from `t` on, at most `max`,
 /// each drawn from `rng` and taking its draw's time at `speed`, while the
 /// step after each is before `stop_ns`; how many, with `t` (the time of
@@ -277,7 +288,7 @@ fn sender_steps(
         let (mut j, mut i) = (1, i0);
         let (mut l, mut tt, mut lt) = (*lim, *t, *last);
         while j < with_chans {
-            i = if i + 1 == FDS { 0 } else { i + 1 };
+            i = next_chan(i);
             l = band.room_of(&grp[i], l, reader_in(i));
             let next = tt + time(rng);
             if next - t0 >= l {
@@ -655,7 +666,7 @@ impl Workload for Hackbench {
                 let n = j - 1;
                 let mut i = (i0 + walked as usize - 1) % FDS;
                 for _ in walked..j {
-                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    i = next_chan(i);
                     grp[i].pend_starts += 1;
                 }
                 n
@@ -773,14 +784,14 @@ impl Workload for Hackbench {
                 for _ in 0..steps {
                     debug_assert!(!grp[i].reader_waiting && grp[i].nr_writers == 0);
                     grp[i].queued += 1;
-                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    i = next_chan(i);
                     debug_assert!(grp[i].queued + grp[i].reserved + 1 < self.cap);
                     grp[i].pend_starts -= 1;
                 }
                 grp[i].reserved += 1;
                 let c_end = (base + i) as u32;
                 for _ in steps..n {
-                    i = if i + 1 == FDS { 0 } else { i + 1 };
+                    i = next_chan(i);
                     grp[i].pend_starts -= 1;
                 }
                 self.tasks[tid as usize].role = Role::Sender {
