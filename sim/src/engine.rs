@@ -1257,43 +1257,37 @@ impl Speed {
         self.0 == FULL_CAPACITY
     }
 
-    /// The times of `j`'s draws at this speed as one multiply each, with
-    /// [`time_for`]'s test of its bound made once for all of them: `None`
-    /// at full speed (no conversion) or where a draw could take
-    /// `time_for`'s division.
+    /// This speed for works of at most `max_work_ns`, with [`time_for`]'s
+    /// test of its bound made once for all of them: `None` at full speed
+    /// (no conversion) or where such a work could take `time_for`'s
+    /// division.
     #[inline(always)]
-    pub fn jitter_times(self, j: Jitter) -> Option<JitterTimes> {
-        let cap = self.0 as u64;
-        let high = j.low() + j.range().saturating_sub(1);
-        if self.is_full() || cap <= 1 || high >= 1 << (RECIPROCAL_BITS - 10) {
+    pub fn bounded(self, max_work_ns: u64) -> Option<BoundedSpeed> {
+        let cap = self.0;
+        if self.is_full() || cap <= 1 || max_work_ns >= 1 << (RECIPROCAL_BITS - 10) {
             return None;
         }
-        Some(JitterTimes {
-            base: j.low() * FULL_CAPACITY as u64 + cap - 1,
-            range: j.range(),
+        Some(BoundedSpeed {
+            cap_1: cap as u64 - 1,
             recip: RECIPROCAL[cap as usize],
         })
     }
 }
 
-/// A cost's draws ([`Jitter`]) as times on a CPU below full speed
-/// ([`Speed::jitter_times`]): the draw `low + k` takes `time_for(cap, low
-/// + k)`, whose dividend `(low + k) * 1024 + cap - 1` is `base + k *
-/// 1024`, below 2^44 for every `k` (checked once), so always its
-/// multiply.
+/// A CPU's speed below full for works of a bounded size
+/// ([`Speed::bounded`]): `time_for`'s dividend `work * 1024 + cap - 1`
+/// stays below 2^44, so it is always its multiply, without the test.
 #[derive(Clone, Copy, Debug)]
-pub struct JitterTimes {
-    base: u64,
-    range: u64,
+pub struct BoundedSpeed {
+    cap_1: u64,
     recip: u64,
 }
 
-impl JitterTimes {
-    /// The time of `rng`'s next draw of the cost, without drawing it
-    /// (`Speed::time_ns(rng.peek_jittered(j))`).
+impl BoundedSpeed {
+    /// [`Speed::time_ns`] of `work_ns` (at most the bound).
     #[inline(always)]
-    pub fn peek(self, rng: &Rng) -> u64 {
-        let n = self.base + rng.peek_below(self.range) * FULL_CAPACITY as u64;
+    pub fn time_ns(self, work_ns: u64) -> u64 {
+        let n = work_ns * FULL_CAPACITY as u64 + self.cap_1;
         ((n as u128 * self.recip as u128) >> 64) as u64
     }
 }
@@ -2884,38 +2878,24 @@ mod tests {
         }
     }
 
-    /// A cost's draws timed by [`JitterTimes`] are `time_for` of the
-    /// draw, for every capacity below full, for costs of every size up to
-    /// the multiply's bound, over many states of the stream; where the
-    /// bound could be passed, or at full speed, there is no
-    /// `JitterTimes` (the callers then convert each draw).
+    /// A bounded speed's times are `time_for`'s, for every capacity
+    /// below full, up to the bound and around its edges; past the
+    /// bound, at capacity 1 and at full speed there is none.
     #[test]
-    fn jitter_times_are_time_for_of_the_draw() {
+    fn bounded_speed_is_time_for() {
         let mut r = Rng::new(13);
         let top = (1u64 << (RECIPROCAL_BITS - 10)) - 1;
-        let js = [
-            Jitter::new(0, 10),
-            Jitter::new(1, 10),
-            Jitter::new(315, 10),
-            Jitter::new(315, 0),
-            Jitter::new(850, 10),
-            Jitter::new(1_000_000, 100),
-            Jitter::new(top, 0),
-        ];
         for cap in 2..FULL_CAPACITY {
-            for j in js {
-                let jt = Speed(cap).jitter_times(j).expect("below the bound");
-                for _ in 0..20 {
-                    let want = Speed(cap).time_ns(r.peek_jittered(j));
-                    assert_eq!(jt.peek(&r), want, "cap {cap} {j:?}");
-                    r.next_u64();
-                }
+            let b = Speed(cap).bounded(top).expect("below the bound");
+            let mut works = vec![0, 1, 2, 315, 850, top - 1, top];
+            works.extend((0..50).map(|_| r.below(top + 1)));
+            for w in works {
+                assert_eq!(b.time_ns(w), time_for(cap, w), "cap {cap} work {w}");
             }
         }
-        let past = Jitter::new(top + 1, 0);
-        assert!(Speed(512).jitter_times(past).is_none());
-        assert!(Speed(1).jitter_times(js[2]).is_none());
-        assert!(Speed(FULL_CAPACITY).jitter_times(js[2]).is_none());
+        assert!(Speed(512).bounded(top + 1).is_none());
+        assert!(Speed(1).bounded(315).is_none());
+        assert!(Speed(FULL_CAPACITY).bounded(315).is_none());
     }
 
     /// The calendar pops exactly a binary heap's order by (time, kind and

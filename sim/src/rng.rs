@@ -65,14 +65,7 @@ impl Rng {
         if j.range == 0 {
             return j.low;
         }
-        j.low + self.peek_below(j.range)
-    }
-
-    /// What [`Rng::below`] returns next for `n`, without drawing it (0
-    /// for `n` = 0, where [`Rng::peek_jittered`] draws nothing).
-    #[inline(always)]
-    pub fn peek_below(&self, n: u64) -> u64 {
-        ((self.peek_u64() as u128 * n as u128) >> 64) as u64
+        j.low + ((self.peek_u64() as u128 * j.range as u128) >> 64) as u64
     }
 
     /// Draws what [`Rng::peek_jittered`] for `j` returned, without
@@ -154,10 +147,9 @@ impl Jitter {
         self.low
     }
 
-    /// How many values it draws from (0: none drawn, always [`Jitter::low`]):
-    /// a draw is `low + Rng::peek_below(range)`.
-    pub fn range(&self) -> u64 {
-        self.range
+    /// The highest value it draws.
+    pub fn high(&self) -> u64 {
+        self.low + self.range.saturating_sub(1)
     }
 
     /// `mean` ns jittered by ±`pct`%.

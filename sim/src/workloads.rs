@@ -181,7 +181,7 @@ fn fit_steps(
     fn fit(
         rng: &mut Rng,
         j: Jitter,
-        time: impl Fn(&Rng) -> u64,
+        time: impl Fn(u64) -> u64,
         max: u32,
         stop_ns: u64,
         t: &mut u64,
@@ -189,7 +189,7 @@ fn fit_steps(
     ) -> u32 {
         let (mut n, mut tt, mut lt) = (0, *t, *last);
         while n < max {
-            let next = tt + time(rng);
+            let next = tt + time(rng.peek_jittered(j));
             if next >= stop_ns {
                 break;
             }
@@ -201,12 +201,11 @@ fn fit_steps(
         n
     }
     if speed.is_full() {
-        fit(rng, j, |r| r.peek_jittered(j), max, stop_ns, t, last)
-    } else if let Some(jt) = speed.jitter_times(j) {
-        fit(rng, j, |r| jt.peek(r), max, stop_ns, t, last)
+        fit(rng, j, |w| w, max, stop_ns, t, last)
+    } else if let Some(b) = speed.bounded(j.high()) {
+        fit(rng, j, |w| b.time_ns(w), max, stop_ns, t, last)
     } else {
-        let time = |r: &Rng| speed.time_ns(r.peek_jittered(j));
-        fit(rng, j, time, max, stop_ns, t, last)
+        fit(rng, j, |w| speed.time_ns(w), max, stop_ns, t, last)
     }
 }
 
@@ -272,7 +271,7 @@ fn sender_steps(
 ) -> u32 {
     // The loop compiled once at full speed (no conversion of the draws),
     // once for a slower CPU with the conversion's bound checked once
-    // (`Speed::jitter_times`, the case of every CPU under machine noise)
+    // (`Speed::bounded`, the case of every CPU under machine noise)
     // and once for the rest; its values in locals (registers).
     #[inline(always)]
     fn walk(
@@ -281,7 +280,7 @@ fn sender_steps(
         reader_in: impl Fn(usize) -> u64,
         rng: &mut Rng,
         wj: Jitter,
-        time: impl Fn(&Rng) -> u64,
+        time: impl Fn(u64) -> u64,
         (i0, with_chans, t0): (usize, u32, u64),
         (lim, t, last): (&mut u64, &mut u64, &mut u64),
     ) -> u32 {
@@ -290,7 +289,7 @@ fn sender_steps(
         while j < with_chans {
             i = next_chan(i);
             l = band.room_of(&grp[i], l, reader_in(i));
-            let next = tt + time(rng);
+            let next = tt + time(rng.peek_jittered(wj));
             if next - t0 >= l {
                 break;
             }
@@ -306,12 +305,11 @@ fn sender_steps(
     }
     let at = (i0, with_chans, t0);
     if speed.is_full() {
-        let time = |r: &Rng| r.peek_jittered(wj);
-        walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
-    } else if let Some(jt) = speed.jitter_times(wj) {
-        walk(band, grp, reader_in, rng, wj, |r| jt.peek(r), at, (lim, t, last))
+        walk(band, grp, reader_in, rng, wj, |w| w, at, (lim, t, last))
+    } else if let Some(b) = speed.bounded(wj.high()) {
+        walk(band, grp, reader_in, rng, wj, |w| b.time_ns(w), at, (lim, t, last))
     } else {
-        let time = |r: &Rng| speed.time_ns(r.peek_jittered(wj));
+        let time = |w| speed.time_ns(w);
         walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
     }
 }
