@@ -307,7 +307,8 @@ fn sender_steps(
     if speed.is_full() {
         walk(band, grp, reader_in, rng, wj, |w| w, at, (lim, t, last))
     } else if let Some(b) = speed.bounded(wj.high()) {
-        walk(band, grp, reader_in, rng, wj, |w| b.time_ns(w), at, (lim, t, last))
+        let time = |w| b.time_ns(w);
+        walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
     } else {
         let time = |w| speed.time_ns(w);
         walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
