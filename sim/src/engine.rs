@@ -1264,7 +1264,7 @@ impl Speed {
     #[inline(always)]
     pub fn bounded(self, max_work_ns: u64) -> Option<BoundedSpeed> {
         let cap = self.0;
-        if self.is_full() || cap <= 1 || max_work_ns >= 1 << (RECIPROCAL_BITS - 10) {
+        if self.is_full() || cap <= 1 || max_work_ns >= 1 << BOUNDED_WORK_BITS {
             return None;
         }
         Some(BoundedSpeed {
@@ -1321,6 +1321,10 @@ fn time_for(cap: u32, work_ns: u64) -> u64 {
 /// [`time_for`]'s multiply is exact for dividends below 2^44 (bursts up
 /// to 2^34 ns, 17 s, of work).
 const RECIPROCAL_BITS: u32 = 44;
+
+/// Works below 2^this ns keep [`time_for`]'s dividend, `work * 1024 +
+/// cap - 1`, below 2^[`RECIPROCAL_BITS`] ([`Speed::bounded`]).
+const BOUNDED_WORK_BITS: u32 = RECIPROCAL_BITS - FULL_CAPACITY.trailing_zeros();
 
 /// `ceil(2^64 / d)` for each capacity `d` in 2..=1024 (0 for 0 and 1).
 static RECIPROCAL: [u64; FULL_CAPACITY as usize + 1] = {
@@ -2884,7 +2888,7 @@ mod tests {
     #[test]
     fn bounded_speed_is_time_for() {
         let mut r = Rng::new(13);
-        let top = (1u64 << (RECIPROCAL_BITS - 10)) - 1;
+        let top = (1u64 << BOUNDED_WORK_BITS) - 1;
         for cap in 2..FULL_CAPACITY {
             let b = Speed(cap).bounded(top).expect("below the bound");
             let mut works = vec![0, 1, 2, 315, 850, top - 1, top];
