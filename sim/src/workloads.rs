@@ -737,15 +737,26 @@ impl Workload for Hackbench {
         let plan = &self.tasks[tid as usize].plan;
         let mut rng = plan.rng.clone();
         let j = self.cost_of(tid);
-        let mut t = first_ns;
-        for _ in 0..plan.n {
-            times.push(t);
-            if t > until_ns {
-                return;
+        let mut push = |time: &dyn Fn(u64) -> u64| {
+            let mut t = first_ns;
+            for _ in 0..plan.n {
+                times.push(t);
+                if t > until_ns {
+                    return;
+                }
+                t += time(rng.jittered(j));
             }
-            t += k.run_time_ns(rng.jittered(j));
+            times.push(t);
+        };
+        // Converted as the plan's loops convert them (`fit_steps`).
+        let speed = k.speed();
+        if speed.is_full() {
+            push(&|w| w)
+        } else if let Some(b) = speed.bounded(j.high()) {
+            push(&|w| b.time_ns(w))
+        } else {
+            push(&|w| speed.time_ns(w))
         }
-        times.push(t);
     }
 
     /// The first `steps` planned steps, at once: a sender's writes
