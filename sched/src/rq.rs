@@ -352,6 +352,10 @@ pub struct Rq {
     /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
+    /// The PELT clock's lag behind `clock` (Linux's `clock_pelt`,
+    /// `lost_idle_time`); mirrored in `fair.pelt_lag_ns`. Stays 0 on a CPU
+    /// of full capacity.
+    pelt: crate::pelt::PeltClock,
     need_resched: Resched,
     nr_running: u32,
     /// When the one-shot scheduler timer fires (HRTICK), or `HRTICK_NONE`.
@@ -406,6 +410,10 @@ impl Rq {
             fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
+            pelt: crate::pelt::PeltClock {
+                stolen_ns: 0,
+                lost_idle_ns: 0,
+            },
             need_resched: Resched::None,
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
@@ -610,13 +618,81 @@ impl Rq {
         self.fair.next_buddy().map(|s| self.id_of(s.0))
     }
 
-    /// Advances the runqueue clock (monotonic; a step backwards is ignored).
+    /// Advances the runqueue clock (monotonic; a step backwards is ignored)
+    /// and, on a CPU of less than full capacity, the PELT clock with it
+    /// (Linux's `update_rq_clock_pelt`).
     #[inline]
     pub fn update_rq_clock(&mut self, now_ns: u64) {
         if now_ns > self.clock {
+            let delta_ns = now_ns - self.clock;
             self.clock = now_ns;
             self.fair.clock = now_ns;
+            if self.fair.cpu_capacity < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
+                self.update_clock_pelt(delta_ns);
+            }
         }
+    }
+
+    /// [`Rq::update_rq_clock`]'s PELT part on a CPU of reduced capacity:
+    /// `delta_ns` running counts `capacity / 1024` of itself; idle, the
+    /// clock catches up. (At full capacity the lag stays 0: nothing to do.)
+    #[cold]
+    #[inline(never)]
+    fn update_clock_pelt(&mut self, delta_ns: u64) {
+        let cap = self.fair.cpu_capacity as u64;
+        if self.pelt.advance(delta_ns, self.curr != NIL, cap) {
+            self.fair.pelt_lag_ns = self.pelt.lag_ns();
+        }
+    }
+
+    /// The CPU goes idle (Linux's `set_next_task_idle` calling
+    /// `update_idle_rq_clock_pelt`): the PELT clock catches up with the task
+    /// clock, less the stolen time if the CPU was busy all along
+    /// ([`crate::pelt::PeltClock::enter_idle`]). Nothing was stolen on a CPU
+    /// of full capacity: one test.
+    #[inline(always)]
+    fn idle_clock_pelt(&mut self) {
+        if self.pelt.stolen_ns != 0 && self.pelt.enter_idle(self.fair.avg.util_sum) {
+            self.fair.pelt_lag_ns = self.pelt.lag_ns();
+        }
+    }
+
+    /// Sets the CPU's capacity (`arch_scale_cpu_capacity`, 1..=1024; out of
+    /// range is clamped), which scales its PELT clock and a new task's
+    /// first utilization here. A runqueue starts at full capacity; the
+    /// multi-CPU scheduler sets each CPU's from its topology before any
+    /// task runs.
+    pub fn set_cpu_capacity(&mut self, capacity: u32) {
+        let cap = capacity.clamp(1, crate::pelt::SCHED_CAPACITY_SCALE as u32);
+        self.fair.cpu_capacity = cap;
+        if let Some(grp) = self.grp.as_deref_mut() {
+            for r in grp.rqs.iter_mut() {
+                r.fair.cpu_capacity = cap;
+            }
+        }
+    }
+
+    /// The CPU's capacity as set by [`Rq::set_cpu_capacity`].
+    pub fn cpu_capacity(&self) -> u32 {
+        self.fair.cpu_capacity
+    }
+
+    /// `rq_clock_pelt()`: the clock PELT runs on, `clock() -`
+    /// [`Rq::pelt_lag_ns`].
+    pub fn clock_pelt(&self) -> u64 {
+        self.clock - self.pelt.lag_ns()
+    }
+
+    /// How far the PELT clock is behind the runqueue clock: stolen idle
+    /// time not yet given back plus `lost_idle_time`; 0 on a CPU of full
+    /// capacity.
+    pub fn pelt_lag_ns(&self) -> u64 {
+        self.pelt.lag_ns()
+    }
+
+    /// The PELT clock's state (stolen and lost idle time).
+    pub fn pelt_clock(&self) -> crate::pelt::PeltClock {
+        self.pelt
     }
 
     /// The runqueue clock.
@@ -1539,6 +1615,8 @@ impl Rq {
             self.curr = NIL;
             if next != NIL {
                 self.set_next_task_as(next, kind);
+            } else {
+                self.idle_clock_pelt();
             }
             self.curr = next;
         }
