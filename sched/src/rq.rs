@@ -353,8 +353,8 @@ pub struct Rq {
     curr: u32,
     clock: u64,
     /// The PELT clock's lag behind `clock` (Linux's `clock_pelt`,
-    /// `lost_idle_time`); mirrored in `fair.pelt_lag_ns`. Stays 0 on a CPU
-    /// of full capacity.
+    /// `lost_idle_time`); `fair.clock_pelt` is `clock` less it. Stays 0 on
+    /// a CPU of full capacity.
     pelt: crate::pelt::PeltClock,
     need_resched: Resched,
     nr_running: u32,
@@ -624,25 +624,29 @@ impl Rq {
     #[inline]
     pub fn update_rq_clock(&mut self, now_ns: u64) {
         if now_ns > self.clock {
-            let delta_ns = now_ns - self.clock;
+            let pelt_ns = if self.fair.cpu_capacity < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
+                self.update_clock_pelt(now_ns)
+            } else {
+                now_ns
+            };
             self.clock = now_ns;
             self.fair.clock = now_ns;
-            if self.fair.cpu_capacity < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
-                self.update_clock_pelt(delta_ns);
-            }
+            self.fair.clock_pelt = pelt_ns;
         }
     }
 
-    /// [`Rq::update_rq_clock`]'s PELT part on a CPU of reduced capacity:
-    /// `delta_ns` running counts `capacity / 1024` of itself; idle, the
-    /// clock catches up. (At full capacity the lag stays 0: nothing to do.)
+    /// [`Rq::update_rq_clock`]'s PELT part on a CPU of reduced capacity,
+    /// the clock about to move to `now_ns`: the time elapsed counts
+    /// `capacity / 1024` of itself if a task ran, and if the CPU was idle
+    /// the PELT clock catches up. Returns the PELT clock at `now_ns`. (At
+    /// full capacity the lag stays 0: nothing to do.)
     #[cold]
     #[inline(never)]
-    fn update_clock_pelt(&mut self, delta_ns: u64) {
+    fn update_clock_pelt(&mut self, now_ns: u64) -> u64 {
         let cap = self.fair.cpu_capacity as u64;
-        if self.pelt.advance(delta_ns, self.curr != NIL, cap) {
-            self.fair.pelt_lag_ns = self.pelt.lag_ns();
-        }
+        self.pelt
+            .advance(now_ns - self.clock, self.curr != NIL, cap);
+        self.pelt.now_ns(now_ns)
     }
 
     /// The CPU goes idle (Linux's `set_next_task_idle` calling
@@ -653,7 +657,7 @@ impl Rq {
     #[inline(always)]
     fn idle_clock_pelt(&mut self) {
         if self.pelt.stolen_ns != 0 && self.pelt.enter_idle(self.fair.avg.util_sum) {
-            self.fair.pelt_lag_ns = self.pelt.lag_ns();
+            self.fair.clock_pelt = self.clock - self.pelt.lag_ns();
         }
     }
 
@@ -661,9 +665,12 @@ impl Rq {
     /// range is clamped), which scales its PELT clock and a new task's
     /// first utilization here. A runqueue starts at full capacity; the
     /// multi-CPU scheduler sets each CPU's from its topology before any
-    /// task runs.
+    /// task runs. Set later, the PELT clock restarts at the task clock
+    /// (stolen and lost time dropped: the clock only moves forward).
     pub fn set_cpu_capacity(&mut self, capacity: u32) {
         let cap = capacity.clamp(1, crate::pelt::SCHED_CAPACITY_SCALE as u32);
+        self.pelt = crate::pelt::PeltClock::default();
+        self.fair.clock_pelt = self.clock;
         self.fair.cpu_capacity = cap;
         if let Some(grp) = self.grp.as_deref_mut() {
             for r in grp.rqs.iter_mut() {

@@ -54,11 +54,10 @@ impl FairRq {
         &self.avg
     }
 
-    /// `cfs_rq_clock_pelt`: the PELT clock now (the task clock less the
-    /// CPU's lag).
+    /// `cfs_rq_clock_pelt`: the PELT clock at the last clock update.
     #[inline(always)]
     pub(crate) fn clock_pelt(&self) -> u64 {
-        self.clock - self.pelt_lag_ns
+        self.clock_pelt
     }
 
     /// `update_cfs_rq_load_avg`: the runqueue's sums to now, by the weight,

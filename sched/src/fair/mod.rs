@@ -192,10 +192,10 @@ pub struct FairRq {
     pub(crate) sum_weight: u64,
     /// The task clock of the last `update_rq_clock`.
     pub(crate) clock: u64,
-    /// How far the PELT clock is behind `clock` ([`crate::pelt::PeltClock`],
-    /// the CPU's): 0 on a CPU of full capacity. PELT updates here run on
-    /// `clock - pelt_lag_ns` ([`FairRq::clock_pelt`]).
-    pub(crate) pelt_lag_ns: u64,
+    /// The CPU's PELT clock at that update (`rq_clock_pelt`,
+    /// [`crate::pelt::PeltClock`]): what PELT updates here run on; `clock`
+    /// itself on a CPU of full capacity.
+    pub(crate) clock_pelt: u64,
     /// The CPU's capacity (`arch_scale_cpu_capacity`), 1..=1024: sizes a new
     /// task's first utilization.
     pub(crate) cpu_capacity: u32,
@@ -266,7 +266,7 @@ impl FairRq {
             sum_w_vruntime: 0,
             sum_weight: 0,
             clock: 0,
-            pelt_lag_ns: 0,
+            clock_pelt: 0,
             cpu_capacity: crate::pelt::SCHED_CAPACITY_SCALE as u32,
             resched: false,
             sum_exec_ns: 0,
