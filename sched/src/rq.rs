@@ -2262,6 +2262,12 @@ impl Rq {
         if self.fair.nr_queued == 0 && self.fair_server.active() {
             return Err("fair server active with no fair task queued");
         }
+        if self.fair.clock_pelt != self.clock_pelt()
+            || (self.fair.cpu_capacity as u64 >= crate::pelt::SCHED_CAPACITY_SCALE
+                && self.pelt.lag_ns() != 0)
+        {
+            return Err("PELT clock not the task clock less its lag (0 at full capacity)");
+        }
         if self.curr != NIL
             && self.tasks[self.curr as usize].state == TaskState::Absent
             && self.level_curr(self.curr) != self.curr

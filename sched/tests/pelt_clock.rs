@@ -74,6 +74,14 @@ fn util(s: &Scheduler<Plat>, cpu: usize, id: u32) -> u64 {
         .util_avg
 }
 
+/// Every runqueue's invariants, the PELT clock's among them (the fair
+/// runqueue's copy is the task clock less the lag; no lag at full
+/// capacity).
+fn check(s: &Scheduler<Plat>) {
+    let mut scratch = s.check_scratch();
+    s.check(&mut scratch).unwrap();
+}
+
 fn near(got: u64, want: f64, what: &str) {
     assert!(
         (got as f64 - want).abs() <= TOL,
@@ -142,6 +150,7 @@ fn a_busy_task_on_a_little_cpu_rises_at_the_rate_of_the_work_done() {
     run(&s, 3, 700);
     let u = util(&s, 3, 1);
     assert!(u >= 1015, "after 764 ms of running: {u}");
+    check(&s);
 }
 
 /// A task that ran 40 ms on a little CPU, then slept 60 ms: it ran 20 ms
@@ -182,6 +191,7 @@ fn a_short_run_then_sleep_decays_as_after_the_same_work_on_a_big_cpu() {
         let want = rise(256.0, 20.0 * MS as f64) * decay(80.0 * MS as f64);
         near(util(&s, wake_on, 1), want, "after 60 ms asleep");
         assert!((util(&s, wake_on, 1) as f64) < 150.0);
+        check(&s);
     }
 }
 
@@ -220,6 +230,7 @@ fn an_always_busy_little_cpu_loses_the_idle_time_it_stole() {
     );
     // The lost time stays lost: the clock runs 300 ms behind from now on.
     assert_eq!(s.cpu_rq(cpu_id(3)).pelt_lag_ns(), 300 * MS);
+    check(&s);
 }
 
 /// Misfit as Linux's would see it: a CPU-bound task spawned on a little
