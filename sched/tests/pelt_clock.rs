@@ -286,3 +286,54 @@ fn equal_cpus_keep_the_task_clock() {
         assert_eq!(rq.clock_pelt(), rq.clock());
     }
 }
+
+/// A sleeper woken on a big CPU while its little CPU stays busy: its
+/// averages are brought to the little CPU's PELT clock, which ran at half
+/// speed since it slept (Linux syncs it to the runqueue's last update,
+/// `sync_entity_load_avg`; ours to the lag the little CPU last published,
+/// at most one tick stale). 40 ms asleep decay as 20 ms of PELT time
+/// (plus at most half a tick), not 40 as on the task clock.
+#[test]
+fn a_sleeper_woken_elsewhere_decays_on_its_busy_cpu_s_clock() {
+    let s = machine(big_little());
+    start(&s, 3, 2); // a hog, always on CPU 3
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::of(cpu_id(3));
+    s.spawn(TaskId(1), t, cpu_id(3)).unwrap();
+    // Run both until task 1 is picked, then let it sleep there.
+    let mut picked = false;
+    for _ in 0..50 {
+        run(&s, 3, 4);
+        switch(&s, 3, PrevAction::Stays);
+        if s.cpu_rq(cpu_id(3)).curr() == Some(TaskId(1)) {
+            picked = true;
+            break;
+        }
+    }
+    assert!(picked, "task 1 never ran");
+    run(&s, 3, 4);
+    // Its averages at the tick, where it sleeps (no time passes).
+    let slept = util(&s, 3, 1);
+    switch(&s, 3, PrevAction::Sleeps);
+    assert_eq!(s.cpu_rq(cpu_id(3)).curr(), Some(TaskId(2)));
+    assert!(slept > 100, "util_avg {slept} at its sleep");
+    run(&s, 3, 40);
+    assert!(s.cpu_rq(cpu_id(3)).pelt_lag_ns() > 0);
+    s.set_affinity(TaskId(1), CpuMask::of(cpu_id(0)), cpu_id(0))
+        .unwrap();
+    s.wake(TaskId(1), WakeFlags::TTWU, cpu_id(0)).unwrap();
+    {
+        let mut rq = s.cpu_rq(cpu_id(0));
+        s.sched_ttwu_pending(&mut rq);
+    }
+    let woke = util(&s, 0, 1) as f64;
+    let hi = slept as f64 * decay(20.0 * MS as f64);
+    let lo = slept as f64 * decay(22.0 * MS as f64);
+    assert!(
+        woke <= hi + 1.0 && woke >= lo - 1.0,
+        "util_avg {woke} after 40 ms asleep beside a hog: want {lo:.1}..{hi:.1} \
+         (the task clock's 40 ms would give {:.1})",
+        slept as f64 * decay(40.0 * MS as f64)
+    );
+    check(&s);
+}
