@@ -32,9 +32,18 @@
 //! `util_avg` when it wakes (Linux 7f65ea42eb00, simplified to one EWMA
 //! in 11137d384996).
 //!
-//! The caller passes the clock: Linux uses `rq_clock_pelt()`, which runs
-//! slower on a CPU of lower capacity or frequency; on a machine whose CPUs
-//! are equal that is the runqueue's task clock.
+//! The clock is the runqueue's PELT clock ([`PeltClock`], Linux's
+//! `rq_clock_pelt()`, from 23127296889f "sched/fair: Update scale
+//! invariance of PELT"): while something runs it advances by the elapsed
+//! time scaled by the CPU's capacity, so that a given amount of work adds
+//! the same running time to a task's sums on any CPU; when the CPU goes
+//! idle it catches up with the task clock, so the idle time that follows
+//! is what a full-capacity CPU would have had. No contribution is scaled:
+//! a task that never sleeps reaches `util_avg` 1024 on any CPU, on a CPU
+//! of capacity 512 in twice the time. On a CPU of full capacity (every CPU
+//! of a machine whose CPUs are equal) it is the task clock. There is no
+//! frequency scaling here (Linux's `arch_scale_freq_capacity` is
+//! [`SCHED_CAPACITY_SCALE`] without cpufreq).
 //!
 //! Nothing here allocates, and each update is O(1) whatever the time
 //! elapsed (whole periods decay with one table lookup and a shift).
@@ -67,6 +76,88 @@ const Y_N_INV: [u32; 32] = [
     0xb504f333, 0xb123f581, 0xad583ee9, 0xa9a15ab4, 0xa5fed6a9, 0xa2704302, 0x9ef5325f, 0x9b8d39b9,
     0x9837f050, 0x94f4efa8, 0x91c3d373, 0x8ea4398a, 0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
 ];
+
+/// `util_sum` at or above which a runqueue counts as always running when
+/// it goes idle (`update_idle_rq_clock_pelt`): the sum of full periods at
+/// the divider's smallest value, `(LOAD_AVG_MAX - 1024) << 10`, less
+/// `LOAD_AVG_MAX` for rounding. The period's progress is not counted.
+pub const PELT_FULL_UTIL_SUM: u64 =
+    ((LOAD_AVG_MAX - PERIOD_UNITS) << SCHED_CAPACITY_SHIFT) - LOAD_AVG_MAX;
+
+/// A runqueue's PELT clock (Linux's `rq->clock_pelt` and
+/// `rq->lost_idle_time`), kept as its lag behind the runqueue's task clock
+/// so that a CPU of full capacity, whose lag stays 0, pays nothing for it.
+///
+/// - Running on a CPU of capacity `c`, `delta` ns of the task clock advance
+///   the PELT clock by `delta * c / 1024` (`update_rq_clock_pelt`): the
+///   rest is *stolen* idle time, the part of the interval a CPU of full
+///   capacity would have spent idle after doing the same work.
+/// - Idle at a clock update, the clock catches up: the stolen time is
+///   given back as idle time.
+/// - Going idle (`update_idle_rq_clock_pelt`), if the runqueue's
+///   `util_sum` is at its maximum ([`PELT_FULL_UTIL_SUM`]) the CPU was busy
+///   all the time: a full-capacity CPU would have had no idle time to give
+///   back, so the stolen time is *lost* (`lost_idle_time`), taken off the
+///   clock for good, and the clock catches up with the task clock less that.
+///
+/// `rq_clock_pelt() = clock_task - lag_ns()`, monotonic. O(1), no state but
+/// two integers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeltClock {
+    /// `clock_task - clock_pelt`: running time not yet counted, given back
+    /// when the CPU is next idle.
+    pub stolen_ns: u64,
+    /// `lost_idle_time`: stolen time never given back, because the CPU was
+    /// always busy when it went idle.
+    pub lost_idle_ns: u64,
+}
+
+impl PeltClock {
+    /// `update_rq_clock_pelt`: the task clock advanced `delta_ns`; `running`
+    /// says whether a task (not the idle task) is current, `capacity` is the
+    /// CPU's (1..=1024). Returns whether the lag changed.
+    #[inline]
+    pub fn advance(&mut self, delta_ns: u64, running: bool, capacity: u64) -> bool {
+        if !running {
+            let had = self.stolen_ns;
+            self.stolen_ns = 0;
+            return had != 0;
+        }
+        let counted = ((delta_ns as u128 * capacity as u128) >> SCHED_CAPACITY_SHIFT) as u64;
+        let stolen = delta_ns - counted.min(delta_ns);
+        self.stolen_ns += stolen;
+        stolen != 0
+    }
+
+    /// `update_idle_rq_clock_pelt`: the CPU goes idle with its runqueues'
+    /// `util_sum` (the fair one's here: RT and deadline keep no PELT sums).
+    /// Returns whether the lag changed.
+    #[inline]
+    pub fn enter_idle(&mut self, util_sum: u64) -> bool {
+        if self.stolen_ns == 0 {
+            return false;
+        }
+        if util_sum >= PELT_FULL_UTIL_SUM {
+            self.lost_idle_ns += self.stolen_ns;
+            self.stolen_ns = 0;
+            return false;
+        }
+        self.stolen_ns = 0;
+        true
+    }
+
+    /// `clock_task - rq_clock_pelt()`.
+    #[inline]
+    pub fn lag_ns(&self) -> u64 {
+        self.stolen_ns + self.lost_idle_ns
+    }
+
+    /// `rq_clock_pelt()` at task clock `clock_task_ns`.
+    #[inline]
+    pub fn now_ns(&self, clock_task_ns: u64) -> u64 {
+        clock_task_ns.saturating_sub(self.lag_ns())
+    }
+}
 
 /// The decay factors, for tests that check them independently.
 pub fn decay_table() -> &'static [u32; 32] {

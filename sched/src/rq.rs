@@ -352,6 +352,10 @@ pub struct Rq {
     /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
+    /// The PELT clock's lag behind `clock` (Linux's `clock_pelt`,
+    /// `lost_idle_time`); `fair.clock_pelt` is `clock` less it. Stays 0 on
+    /// a CPU of full capacity.
+    pelt: crate::pelt::PeltClock,
     need_resched: Resched,
     nr_running: u32,
     /// When the one-shot scheduler timer fires (HRTICK), or `HRTICK_NONE`.
@@ -406,6 +410,10 @@ impl Rq {
             fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
+            pelt: crate::pelt::PeltClock {
+                stolen_ns: 0,
+                lost_idle_ns: 0,
+            },
             need_resched: Resched::None,
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
@@ -610,13 +618,88 @@ impl Rq {
         self.fair.next_buddy().map(|s| self.id_of(s.0))
     }
 
-    /// Advances the runqueue clock (monotonic; a step backwards is ignored).
+    /// Advances the runqueue clock (monotonic; a step backwards is ignored)
+    /// and, on a CPU of less than full capacity, the PELT clock with it
+    /// (Linux's `update_rq_clock_pelt`).
     #[inline]
     pub fn update_rq_clock(&mut self, now_ns: u64) {
         if now_ns > self.clock {
+            let pelt_ns = if self.fair.cpu_capacity < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
+                self.update_clock_pelt(now_ns)
+            } else {
+                now_ns
+            };
             self.clock = now_ns;
             self.fair.clock = now_ns;
+            self.fair.clock_pelt = pelt_ns;
         }
+    }
+
+    /// [`Rq::update_rq_clock`]'s PELT part on a CPU of reduced capacity,
+    /// the clock about to move to `now_ns`: the time elapsed counts
+    /// `capacity / 1024` of itself if a task ran, and if the CPU was idle
+    /// the PELT clock catches up. Returns the PELT clock at `now_ns`. (At
+    /// full capacity the lag stays 0: nothing to do.)
+    #[cold]
+    #[inline(never)]
+    fn update_clock_pelt(&mut self, now_ns: u64) -> u64 {
+        let cap = self.fair.cpu_capacity as u64;
+        self.pelt
+            .advance(now_ns - self.clock, self.curr != NIL, cap);
+        self.pelt.now_ns(now_ns)
+    }
+
+    /// The CPU goes idle (Linux's `set_next_task_idle` calling
+    /// `update_idle_rq_clock_pelt`): the PELT clock catches up with the task
+    /// clock, less the stolen time if the CPU was busy all along
+    /// ([`crate::pelt::PeltClock::enter_idle`]). Nothing was stolen on a CPU
+    /// of full capacity: one test.
+    #[inline(always)]
+    fn idle_clock_pelt(&mut self) {
+        if self.pelt.stolen_ns != 0 && self.pelt.enter_idle(self.fair.avg.util_sum) {
+            self.fair.clock_pelt = self.clock - self.pelt.lag_ns();
+        }
+    }
+
+    /// Sets the CPU's capacity (`arch_scale_cpu_capacity`, 1..=1024; out of
+    /// range is clamped), which scales its PELT clock and a new task's
+    /// first utilization here. A runqueue starts at full capacity; the
+    /// multi-CPU scheduler sets each CPU's from its topology before any
+    /// task runs. Set later, the PELT clock restarts at the task clock
+    /// (stolen and lost time dropped: the clock only moves forward).
+    pub fn set_cpu_capacity(&mut self, capacity: u32) {
+        let cap = capacity.clamp(1, crate::pelt::SCHED_CAPACITY_SCALE as u32);
+        self.pelt = crate::pelt::PeltClock::default();
+        self.fair.clock_pelt = self.clock;
+        self.fair.cpu_capacity = cap;
+        if let Some(grp) = self.grp.as_deref_mut() {
+            for r in grp.rqs.iter_mut() {
+                r.fair.cpu_capacity = cap;
+            }
+        }
+    }
+
+    /// The CPU's capacity as set by [`Rq::set_cpu_capacity`].
+    pub fn cpu_capacity(&self) -> u32 {
+        self.fair.cpu_capacity
+    }
+
+    /// `rq_clock_pelt()`: the clock PELT runs on, `clock() -`
+    /// [`Rq::pelt_lag_ns`].
+    pub fn clock_pelt(&self) -> u64 {
+        self.clock - self.pelt.lag_ns()
+    }
+
+    /// How far the PELT clock is behind the runqueue clock: stolen idle
+    /// time not yet given back plus `lost_idle_time`; 0 on a CPU of full
+    /// capacity.
+    pub fn pelt_lag_ns(&self) -> u64 {
+        self.pelt.lag_ns()
+    }
+
+    /// The PELT clock's state (stolen and lost idle time).
+    pub fn pelt_clock(&self) -> crate::pelt::PeltClock {
+        self.pelt
     }
 
     /// The runqueue clock.
@@ -1539,6 +1622,8 @@ impl Rq {
             self.curr = NIL;
             if next != NIL {
                 self.set_next_task_as(next, kind);
+            } else {
+                self.idle_clock_pelt();
             }
             self.curr = next;
         }
@@ -2176,6 +2261,12 @@ impl Rq {
         }
         if self.fair.nr_queued == 0 && self.fair_server.active() {
             return Err("fair server active with no fair task queued");
+        }
+        if self.fair.clock_pelt != self.clock_pelt()
+            || (self.fair.cpu_capacity as u64 >= crate::pelt::SCHED_CAPACITY_SCALE
+                && self.pelt.lag_ns() != 0)
+        {
+            return Err("PELT clock not the task clock less its lag (0 at full capacity)");
         }
         if self.curr != NIL
             && self.tasks[self.curr as usize].state == TaskState::Absent

@@ -303,6 +303,11 @@ pub struct CpuSummary {
     pub group_removed: spin::Once<alloc::boxed::Box<[crate::fair::group::GroupRemoved; 1]>>,
     /// Running its idle task.
     pub idle: AtomicBool,
+    /// How far the CPU's PELT clock is behind its runqueue clock
+    /// ([`Rq::pelt_lag_ns`]) as last published: what a sleeper's averages
+    /// are brought to when it is woken on another CPU. Written only on a
+    /// CPU of reduced capacity (elsewhere it stays 0).
+    pub pelt_lag_ns: AtomicU64,
     /// The running task's load if it is a misfit, else 0 (Linux's
     /// `rq->misfit_task_load`, [`capacity`]); always 0 on a machine of
     /// equal CPUs. Written at the tick and the switch, under the lock.
@@ -470,6 +475,9 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &Ato
     let avg = rq.fair.avg();
     s.util_avg.store(avg.util_avg, Ordering::Relaxed);
     s.runnable_avg.store(avg.runnable_avg, Ordering::Relaxed);
+    if rq.cpu_capacity() < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
+        s.pelt_lag_ns.store(rq.pelt_lag_ns(), Ordering::Relaxed);
+    }
     let curr = rq.curr();
     s.curr_id
         .store(curr.map_or(crate::task::NIL, |c| c.0), Ordering::Relaxed);
@@ -861,7 +869,11 @@ impl<P: Platform> Scheduler<P> {
             .into_iter()
             .zip(CpuId::range(nr_cpus))
             .map(|(doms, cpu)| CpuSlot {
-                rq: Mutex::named("rq", Rq::new(cpu, cfg.clone(), capacity)),
+                rq: Mutex::named("rq", {
+                    let mut rq = Rq::new(cpu, cfg.clone(), capacity);
+                    rq.set_cpu_capacity(topology.capacity_of(cpu));
+                    rq
+                }),
                 wake_list: Mutex::named("wake_list", Vec::new()),
                 wake_pending: crate::sync::AtomicBool::new(false),
                 summary: CpuSummary {
@@ -1141,10 +1153,21 @@ impl<P: Platform> Scheduler<P> {
         }
         let w = t.se.load.weight as u64;
         t.se.avg
-            .update_entity(self.platform.now_ns(), false, false, false, w);
+            .update_entity(self.remote_clock_pelt(c), false, false, false, w);
         self.slots[c].summary.removed.add(&t.se.avg);
         t.se.avg_cpu = crate::task::AVG_DETACHED;
         true
+    }
+
+    /// CPU `c`'s PELT clock now, estimated without its lock: the platform's
+    /// clock less the lag `c` last published (Linux's `migrate_se_pelt_lag`
+    /// estimates an idle CPU's the same way, from `clock_pelt_idle` and
+    /// `clock_idle`; for a busy one it takes the runqueue's last update).
+    /// On a CPU of full capacity, the platform's clock.
+    #[inline]
+    fn remote_clock_pelt(&self, c: usize) -> u64 {
+        let lag = self.slots[c].summary.pelt_lag_ns.load(Ordering::Relaxed);
+        self.platform.now_ns().saturating_sub(lag)
     }
 
     /// [`Self::remove_sleeper_load`] for a sleeper attached to a group
@@ -1170,7 +1193,7 @@ impl<P: Platform> Scheduler<P> {
         };
         let w = t.se.load.weight as u64;
         t.se.avg
-            .update_entity(self.platform.now_ns(), false, false, false, w);
+            .update_entity(self.remote_clock_pelt(c), false, false, false, w);
         rec[0].add(g, &t.se.avg);
         s.removed
             .nr

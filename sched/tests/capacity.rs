@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 mod common;
 use common::cpu_id;
-use common::plat::Plat;
+use common::plat::{switch, Plat};
 
 use sched::smp::capacity::{capacity_greater, fits_capacity};
 use sched::smp::Scheduler;
@@ -71,20 +71,8 @@ fn occupy(s: &Scheduler<Plat>, cpu: usize, id: u32) {
     switch(s, cpu, PrevAction::Stays);
 }
 
-fn switch(s: &Scheduler<Plat>, cpu: usize, a: PrevAction) -> Option<sched::CpuId> {
-    let sw = {
-        let mut rq = s.cpu_rq(cpu_id(cpu));
-        s.schedule(&mut rq, a)
-    };
-    s.finish_switch(cpu_id(cpu), &sw)
-}
-
-/// `ms` of ticks on `cpu` (the clock advanced by a tick before each).
 fn run(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
-    for _ in 0..ms * MS / TICK_NS {
-        s.platform.now.fetch_add(TICK_NS, Ordering::Relaxed);
-        s.tick(cpu_id(cpu));
-    }
+    common::plat::run_ticks(s, cpu, ms);
 }
 
 /// `fits_capacity(cap, max)`: `cap * 1280 < max * 1024`, a ~20% margin.

@@ -15,10 +15,11 @@ use crate::cpumask::only;
 use crate::task;
 use crate::{arch, kassert, kprintln, ktest_smp};
 
-/// How long a misfit may take to reach a big CPU: PELT needs ~25 ms of
-/// running for `util_avg` to pass 410 (what no longer fits 512), then a
-/// balance pass of a big CPU (every few ticks) or a kick. The bound only
-/// catches "never"; the time taken is printed.
+/// How long a misfit may take to reach a big CPU: `util_avg` must pass 409
+/// (what no longer fits 512), which takes tens of ms of running on a CPU
+/// of capacity 512 (PELT's clock runs at half speed there, as Linux's
+/// `rq_clock_pelt`), then a balance pass of a big CPU (every few ticks) or
+/// a kick. The bound only catches "never"; the time taken is printed.
 const MOVE_BOUND_NS: u64 = 5_000_000_000;
 
 /// How long a machine of equal CPUs is watched for a misfit.

@@ -15,8 +15,11 @@
 //! (`wake_affine_weight`, [`crate::smp`]), as Linux does, not by the weight
 //! queued at the instant of the wakeup.
 //!
-//! The clock is the runqueue's task clock ([`FairRq::clock`]), Linux's
-//! `rq_clock_pelt` on CPUs of equal capacity. Each update is O(1).
+//! The clock is the CPU's PELT clock ([`FairRq::clock_pelt`], Linux's
+//! `cfs_rq_clock_pelt`, with no bandwidth throttling to take off): the task
+//! clock slowed by the CPU's capacity while it runs, caught up when it is
+//! idle ([`crate::pelt::PeltClock`]); on a CPU of full capacity, the task
+//! clock. Each update is O(1).
 
 use super::{se, sem, FairRq};
 use crate::pelt::{SchedAvg, LOAD_AVG_MAX, PERIOD_UNITS};
@@ -51,13 +54,19 @@ impl FairRq {
         &self.avg
     }
 
+    /// `cfs_rq_clock_pelt`: the PELT clock at the last clock update.
+    #[inline(always)]
+    pub(crate) fn clock_pelt(&self) -> u64 {
+        self.clock_pelt
+    }
+
     /// `update_cfs_rq_load_avg`: the runqueue's sums to now, by the weight,
     /// runnable count and running state it had since the last update.
     /// Returns whether a period ended.
     #[inline]
     pub(crate) fn update_cfs_rq_load_avg(&mut self) -> bool {
         self.avg.update_rq(
-            self.clock,
+            self.clock_pelt(),
             self.load,
             self.h_nr_runnable as u64,
             self.curr != NIL,
@@ -73,7 +82,7 @@ impl FairRq {
     /// the same clock).
     #[inline(always)]
     pub(crate) fn update_load_avg(&mut self, ts: &mut [SchedTask], i: u32, action: AvgAction) {
-        let now = self.clock;
+        let now = self.clock_pelt();
         let attached = se(ts, i).avg_cpu == self.cpu;
         if attached {
             let running = self.curr == i;
@@ -196,7 +205,7 @@ impl FairRq {
             return;
         }
         e.avg
-            .update_entity(self.clock, false, false, false, e.load.weight as u64);
+            .update_entity(self.clock_pelt(), false, false, false, e.load.weight as u64);
         self.update_cfs_rq_load_avg();
         self.detach_entity_load_avg(e);
     }
@@ -230,10 +239,11 @@ impl FairRq {
     }
 
     /// A new task's first utilization (`post_init_entity_util_avg`), before
-    /// its first enqueue attaches it.
+    /// its first enqueue attaches it: sized by the CPU's capacity, as Linux
+    /// sizes it by `arch_scale_cpu_capacity`.
     pub(crate) fn post_init_entity_util_avg(&self, e: &mut FairEntity) {
         let w = e.load.weight as u64;
-        e.avg
-            .post_init_util(self.clock, &self.avg, w, crate::pelt::SCHED_CAPACITY_SCALE);
+        let cap = self.cpu_capacity as u64;
+        e.avg.post_init_util(self.clock_pelt(), &self.avg, w, cap);
     }
 }

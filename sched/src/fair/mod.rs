@@ -192,6 +192,13 @@ pub struct FairRq {
     pub(crate) sum_weight: u64,
     /// The task clock of the last `update_rq_clock`.
     pub(crate) clock: u64,
+    /// The CPU's PELT clock at that update (`rq_clock_pelt`,
+    /// [`crate::pelt::PeltClock`]): what PELT updates here run on; `clock`
+    /// itself on a CPU of full capacity.
+    pub(crate) clock_pelt: u64,
+    /// The CPU's capacity (`arch_scale_cpu_capacity`), 1..=1024: sizes a new
+    /// task's first utilization.
+    pub(crate) cpu_capacity: u32,
     /// `update_curr` asked for a (lazy) reschedule since the core last looked.
     pub(crate) resched: bool,
     /// Σ running time charged to fair entities here (what the fair server
@@ -259,6 +266,8 @@ impl FairRq {
             sum_w_vruntime: 0,
             sum_weight: 0,
             clock: 0,
+            clock_pelt: 0,
+            cpu_capacity: crate::pelt::SCHED_CAPACITY_SCALE as u32,
             resched: false,
             sum_exec_ns: 0,
             pick_stats: PickStats {

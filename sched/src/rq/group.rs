@@ -32,6 +32,7 @@ fn lvl<'a>(
         Some(grp) if g != 0 => {
             let f = &mut grp.rqs[g as usize].fair;
             f.clock = clock;
+            f.clock_pelt = fair.clock_pelt;
             f
         }
         _ => fair,
@@ -192,6 +193,8 @@ impl Rq {
             r.fair.add_slots(len + 1);
         }
         fair.clock = self.clock;
+        fair.clock_pelt = self.fair.clock_pelt;
+        fair.cpu_capacity = self.fair.cpu_capacity;
         self.gsm().rqs[gi] = GroupRq {
             fair,
             se: len as u32,

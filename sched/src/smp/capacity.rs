@@ -40,14 +40,28 @@
 //!   is balanced by task counts as before (`group_overloaded` ranks above
 //!   `group_misfit_task`).
 //!
+//! - The utilization these decisions read is capacity-invariant, as
+//!   Linux's has been since 23127296889f ("sched/fair: Update scale
+//!   invariance of PELT"): each runqueue's PELT clock advances
+//!   `capacity / 1024` as fast as its task clock while something runs and
+//!   catches up when the CPU goes idle ([`crate::pelt::PeltClock`],
+//!   [`Rq::set_cpu_capacity`], which [`Scheduler::with_topology`] calls with
+//!   each CPU's capacity). So a given amount of work adds the same
+//!   utilization on any CPU: a task that ran 40 ms on a CPU of capacity 512
+//!   reads what one that ran 20 ms on a big CPU reads. A task that never
+//!   sleeps still reaches 1024 on any CPU (Linux's too: the contributions
+//!   are not scaled, the time is), on a CPU of 512 in twice the time; a new
+//!   task starts at half its CPU's spare capacity
+//!   (`post_init_entity_util_avg`), 256 on an idle CPU of 512, which fits.
+//!   Such a CPU-bound task becomes misfit there after ~22 ms of running,
+//!   where it was misfit at once before (`sched/tests/pelt_clock.rs`).
+//!
 //! Left out: energy-aware placement (`find_energy_efficient_cpu`, and the
 //! root domain's `overutilized` flag that gates it), uclamp, capacity in
 //! fork placement (`find_idlest_group`'s misfit groups), capacity pressure
 //! (`check_cpu_capacity`, reduced-capacity misfit on symmetric machines),
-//! `sched_idle_cpu`, and PELT's capacity-invariant clock (`rq_clock_pelt`):
-//! a task that runs all the time on a CPU of capacity 512 reaches
-//! `util_avg` 1024 here, where Linux's would stop near 512; both are
-//! misfit there.
+//! `sched_idle_cpu`, and frequency invariance (there is no cpufreq:
+//! Linux's `arch_scale_freq_capacity` is 1024 here).
 
 use core::sync::atomic::Ordering;
 

@@ -58,3 +58,22 @@ pub fn machine_hz(topo: Topology, hz: u32) -> Scheduler<Plat> {
     s.platform.now.store(1_000 * super::MS, Ordering::Relaxed);
     s
 }
+
+/// One `schedule` on `cpu` with `prev` treated as `a`, then its
+/// `finish_switch`: where a misplaced previous task went, if anywhere.
+pub fn switch(s: &Scheduler<Plat>, cpu: usize, a: sched::PrevAction) -> Option<sched::CpuId> {
+    let sw = {
+        let mut rq = s.cpu_rq(super::cpu_id(cpu));
+        s.schedule(&mut rq, a)
+    };
+    s.finish_switch(super::cpu_id(cpu), &sw)
+}
+
+/// `ms` of 250 Hz ticks on `cpu`, the clock advanced 4 ms before each.
+pub fn run_ticks(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
+    const TICK_NS: u64 = 4 * super::MS;
+    for _ in 0..ms * super::MS / TICK_NS {
+        s.platform.now.fetch_add(TICK_NS, Ordering::Relaxed);
+        s.tick(super::cpu_id(cpu));
+    }
+}
