@@ -1125,10 +1125,10 @@ fn rel_deadline(h: &H, id: u32) -> i64 {
 
 #[test]
 fn param_change_rescales_lag_and_deadline_on_every_path() {
-    // nice 0 -> -10 alone takes the in-place reweight; nice -10 together with
-    // a slice takes the save/change/restore path; a sleeping task takes
-    // set_params_offrq. All three must rescale the relative deadline (and the
-    // lag) by old/new weight, as Linux's reweight_entity does.
+    // nice 0 -> -10 alone and nice -10 together with a slice both take the
+    // save/change/restore path (Linux 7.2's sched_change); a sleeping task
+    // takes set_params_offrq. All must rescale the relative deadline (and
+    // the lag) by old/new weight, as Linux's reweight_entity does.
     let w_old = 1024i64;
     let w_new = 9548i64; // nice -10
     let base = queued_task_with_deadline();
@@ -1151,7 +1151,7 @@ fn param_change_rescales_lag_and_deadline_on_every_path() {
     let rel_b = rel_deadline(&b, 2);
     assert_eq!(b.se(2).slice_ns, slice_ns);
 
-    for (path, rel) in [("reweight", rel_a), ("class/slice change", rel_b)] {
+    for (path, rel) in [("nice change", rel_a), ("nice and slice change", rel_b)] {
         assert!(
             (rel - want).abs() <= 2,
             "{path}: relative deadline {rel} ns, want {want} ({rel0} * {w_old} / {w_new})"
@@ -1171,4 +1171,38 @@ fn param_change_rescales_lag_and_deadline_on_every_path() {
     assert_eq!(st.se.vlag, -300_000 * w_old / w_new);
     assert_eq!(st.se.deadline as i64, 700_000 * w_old / w_new);
     assert_eq!(st.se.load.weight as i64, w_new);
+}
+
+/// A nice change goes through Linux 7.2's `sched_change` (`set_user_nice()`
+/// dequeues with DEQUEUE_SAVE, reweights, enqueues): the relative deadline
+/// is kept only with PLACE_REL_DEADLINE; without it the enqueue gives the
+/// task a fresh request, `v + slice/w`, as for any other attribute change.
+#[test]
+fn a_nice_change_keeps_the_relative_deadline_only_with_place_rel_deadline() {
+    for rel in [true, false] {
+        // Task 2 running, part of its request served.
+        let mut h = H::one();
+        for id in 1..=3 {
+            h.spawn(id, H::nice(0));
+        }
+        h.pick();
+        while h.curr() != Some(2) {
+            h.run_ms(1);
+        }
+        h.adv(150 * US);
+        h.rq.update_curr();
+        h.cfg.features.set(Feature::PlaceRelDeadline, rel);
+        let rel0 = rel_deadline(&h, 2);
+        h.rq.set_user_nice(TaskId(2), -10).unwrap();
+        let e = h.se(2);
+        let fresh = calc_delta_fair(e.slice_ns, e.load) as i64;
+        let want = if rel { rel0 * 1024 / 9548 } else { fresh };
+        assert!(
+            (rel_deadline(&h, 2) - want).abs() <= 2,
+            "PLACE_REL_DEADLINE {rel}: d - v {} want {want} (before {rel0}, fresh {fresh})",
+            rel_deadline(&h, 2)
+        );
+        assert_ne!(rel0 * 1024 / 9548, fresh, "the two cases differ");
+        h.rq.check().unwrap();
+    }
 }

@@ -999,9 +999,21 @@ impl FairRq {
         }
     }
 
-    /// Changes an entity's weight preserving its lag (and relative deadline) in
-    /// real time: `vlag·w_old/w_new`. Works for queued, running and sleeping
-    /// entities.
+    /// Changes a queued (or sleeping) entity's weight in place, as Linux 7.2's
+    /// `reweight_entity()` does for a group entity whose shares move: V stays
+    /// where it is, and the entity keeps its lag, its deadline's distance from
+    /// V and (while running inside it) its protected slice's end, each in
+    /// real time, i.e. scaled by `w_old / w_new` in virtual time:
+    /// `v' = V − vlag·w/w'`, `d' = V + (d − V)·w/w'`.
+    ///
+    /// Taking an entity out of the weighted average at its own lag and
+    /// putting it back at the same real-time lag leaves the average where it
+    /// was, so no placement (and no `place_entity()` lag inflation) is
+    /// involved: the inflated placement of 6d71a9c61604 was reverted by
+    /// 101f3498b4bd ("sched/fair: Revert 6d71a9c61604"), since `avg_vruntime()`
+    /// already counts a queued running entity. Tasks do not come here: a
+    /// task's nice change dequeues, reweights and enqueues it
+    /// (`sched_change`), see `Rq::sched_setattr`.
     pub fn reweight_entity(
         &mut self,
         ts: &mut [SchedTask],
@@ -1012,13 +1024,20 @@ impl FairRq {
         let i = id.0;
         let is_curr = self.curr == i;
         let on_rq = se(ts, i).on_rq;
+        let mut v_avg = 0;
+        let mut rel_vprot = false;
         if on_rq {
             self.update_curr(ts, cfg);
-            let lag = Self::entity_lag(cfg, se(ts, i), self.avg_vruntime(ts));
-            sem(ts, i).vlag = lag;
+            v_avg = self.avg_vruntime(ts);
+            let lag = Self::entity_lag(cfg, se(ts, i), v_avg);
+            rel_vprot = is_curr && Self::protect_slice(ts, i);
             let e = sem(ts, i);
-            e.deadline = e.deadline.wrapping_sub(e.vruntime);
+            e.vlag = lag;
+            e.deadline = e.deadline.wrapping_sub(v_avg);
             e.rel_deadline = true;
+            if rel_vprot {
+                e.vprot = e.vprot.wrapping_sub(v_avg);
+            }
             self.nr_queued -= 1;
             if !is_curr {
                 self.dequeue_tree(ts, i);
@@ -1026,13 +1045,16 @@ impl FairRq {
             self.load -= se(ts, i).load.weight as u64;
         }
         self.reweight_load_avg(sem(ts, i), lw.weight as u64);
+        let old = se(ts, i).load.weight;
         sem(ts, i).reweight(lw);
         if on_rq {
-            // Place it against the others only: the running entity is still
-            // counted in V while `on_rq`, so take it out for the placement.
-            sem(ts, i).on_rq = false;
-            self.place_entity(ts, cfg, i, EnqueueFlags::empty());
-            sem(ts, i).on_rq = true;
+            let e = sem(ts, i);
+            if rel_vprot {
+                e.vprot = crate::task::rescale_virtual(e.vprot, old, lw.weight).wrapping_add(v_avg);
+            }
+            e.deadline = e.deadline.wrapping_add(v_avg);
+            e.rel_deadline = false;
+            e.vruntime = v_avg.wrapping_sub(e.vlag as u64);
             self.load += lw.weight as u64;
             if !is_curr {
                 self.enqueue_tree(ts, i);
