@@ -226,9 +226,16 @@ impl Oracle {
         false
     }
 
+    /// V − v of entity `i`, clamped to the longest queued slice plus a tick
+    /// in its virtual time (Linux 7.2's `entity_lag`).
     fn lag_of(&self, i: usize) -> i64 {
         let e = &self.ents[i];
-        let limit = calc_delta_fair((2 * e.slice).max(self.cfg.tick_ns()), e.lw) as i64;
+        let max_slice = self
+            .queued_ids()
+            .map(|j| self.ents[j].slice)
+            .max()
+            .unwrap_or(0);
+        let limit = calc_delta_fair(max_slice + self.cfg.tick_ns(), e.lw) as i64;
         (self.avg_vruntime().wrapping_sub(e.v) as i64).clamp(-limit, limit)
     }
 

@@ -173,7 +173,9 @@ fn c06_c08_lag_sum_and_clamp() {
         h.cfg.features.set(Feature::DelayDequeue, false);
         h.block();
         let se = h.se(c);
-        let limit = sched::fair::FairRq::lag_limit(&h.cfg, &se);
+        // Linux 7.2's clamp: the longest queued slice (all equal here) plus
+        // a tick.
+        let limit = calc_delta_fair(se.slice_ns + h.cfg.tick_ns(), se.load) as i64;
         assert!(se.vlag.abs() <= limit, "vlag {} limit {}", se.vlag, limit);
     }
 }
@@ -1205,4 +1207,45 @@ fn a_nice_change_keeps_the_relative_deadline_only_with_place_rel_deadline() {
         assert_ne!(rel0 * 1024 / 9548, fresh, "the two cases differ");
         h.rq.check().unwrap();
     }
+}
+
+/// Linux 7.2's lag clamp (lkml
+/// 20250613140514.2781138-3-vincent.guittot@linaro.org): the longest slice
+/// queued plus a tick, whatever the entity's own slice. A 0.1 ms-slice task
+/// that ran 3 ms beside two 3 ms-slice tasks keeps the ~2 ms it owes when it
+/// sleeps (the limit is 3 ms + 1 ms); under the old `max(2·slice, tick)` it
+/// would have been forgiven all but 1 ms.
+#[test]
+fn the_lag_clamp_is_the_longest_queued_slice_plus_a_tick() {
+    let mut h = H::one();
+    h.cfg.features.set(Feature::DelayDequeue, false);
+    let long = TaskParams {
+        slice_ns: 3 * MS,
+        ..H::nice(0)
+    };
+    h.spawn(1, long);
+    h.spawn(2, long);
+    h.spawn(
+        3,
+        TaskParams {
+            slice_ns: 100 * US,
+            ..H::nice(0)
+        },
+    );
+    h.pick();
+    while h.curr() != Some(3) {
+        h.run_ms(1);
+    }
+    h.adv(3 * MS);
+    h.rq.update_curr();
+    let lag = h.lag(3);
+    let old_limit = h.cfg.tick_ns() as i64; // max(2 x 0.1 ms, 1 ms), weight 1024
+    let limit = calc_delta_fair(3 * MS + h.cfg.tick_ns(), h.se(3).load) as i64;
+    assert!(
+        -limit < lag && lag < -old_limit,
+        "ran past its share by more than the old clamp, less than the new: lag {lag}"
+    );
+    let sw = h.block();
+    assert_eq!(sw.prev, Some(TaskId(3)));
+    assert_eq!(h.se(3).vlag, lag, "the lag it owes is kept");
 }

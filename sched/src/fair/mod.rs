@@ -51,8 +51,10 @@
 //! ## Placement and lag
 //!
 //! On dequeue the lag `vlag = V − v` is captured, clamped to
-//! `±calc_delta_fair(max(2·slice, tick))` (6.18/6.19's bound; EEVDF's steady-state
-//! bound is −r_max < lag < max(r_max, q)). On wakeup (PLACE_LAG) the entity is
+//! `±calc_delta_fair(max_slice + tick)`, `max_slice` being the longest slice
+//! queued (Linux 7.2's bound; 6.18/6.19 used the entity's own
+//! `max(2·slice, tick)`; EEVDF's steady-state bound is
+//! −r_max < lag < max(r_max, q)). On wakeup (PLACE_LAG) the entity is
 //! placed at `v = V − vlag·(W + w)/W`: inserting it drags V toward it, and the
 //! pre-scaling makes its lag right after the insert equal to the saved vlag.
 //! A new task gets half a slice for its first deadline (PLACE_DEADLINE_INITIAL);
@@ -382,14 +384,44 @@ impl FairRq {
         s
     }
 
-    /// The lag clamp of 6.18/6.19: calc_delta_fair(max(2·slice, tick)).
-    pub fn lag_limit(cfg: &SchedConfig, e: &crate::task::FairEntity) -> i64 {
-        calc_delta_fair((2 * e.slice_ns).max(cfg.tick_ns()), e.load) as i64
+    /// The longest slice among the running entity and the tree (0 if none):
+    /// `cfs_rq_max_slice`.
+    #[inline]
+    pub fn max_slice(&self, ts: &[SchedTask]) -> u64 {
+        let mut s = self.timeline.max_slice().unwrap_or(0);
+        if let Some(c) = self.curr_on_rq(ts) {
+            s = s.max(se(ts, c).slice_ns);
+        }
+        s
+    }
+
+    /// Linux 7.2's lag clamp for entity `e` of this runqueue: the longest
+    /// queued slice plus a tick, in `e`'s virtual time,
+    /// `calc_delta_fair(cfs_rq_max_slice() + TICK_NSEC)` ("sched/fair:
+    /// Increase max lag clamping", lkml
+    /// 20250613140514.2781138-3-vincent.guittot@linaro.org). It replaced
+    /// `max(2·slice, tick)` of the entity's own slice: a short-slice
+    /// entity among long-slice ones may now carry as much lag as they.
+    #[inline]
+    pub fn lag_limit(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+    ) -> i64 {
+        calc_delta_fair(self.max_slice(ts) + cfg.tick_ns(), e.load) as i64
     }
 
     /// `entity_lag`: clamp(V − v, ±limit).
-    fn entity_lag(cfg: &SchedConfig, e: &crate::task::FairEntity, v_avg: u64) -> i64 {
-        let limit = Self::lag_limit(cfg, e);
+    #[inline]
+    fn entity_lag(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+        v_avg: u64,
+    ) -> i64 {
+        let limit = self.lag_limit(ts, cfg, e);
         (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit)
     }
 
@@ -401,7 +433,7 @@ impl FairRq {
     fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) -> bool {
         let v_avg = self.avg_vruntime(ts);
         let e = se(ts, i);
-        let mut vlag = Self::entity_lag(cfg, e, v_avg);
+        let mut vlag = self.entity_lag(ts, cfg, e, v_avg);
         if e.sched_delayed {
             vlag = vlag.max(e.vlag);
             if cfg.feat(Feature::DelayZero) {
@@ -1029,7 +1061,7 @@ impl FairRq {
         if on_rq {
             self.update_curr(ts, cfg);
             v_avg = self.avg_vruntime(ts);
-            let lag = Self::entity_lag(cfg, se(ts, i), v_avg);
+            let lag = self.entity_lag(ts, cfg, se(ts, i), v_avg);
             rel_vprot = is_curr && Self::protect_slice(ts, i);
             let e = sem(ts, i);
             e.vlag = lag;
