@@ -226,9 +226,16 @@ impl Oracle {
         false
     }
 
+    /// V − v of entity `i`, clamped to the longest queued slice plus a tick
+    /// in its virtual time (Linux 7.2's `entity_lag`).
     fn lag_of(&self, i: usize) -> i64 {
         let e = &self.ents[i];
-        let limit = calc_delta_fair((2 * e.slice).max(self.cfg.tick_ns()), e.lw) as i64;
+        let max_slice = self
+            .queued_ids()
+            .map(|j| self.ents[j].slice)
+            .max()
+            .unwrap_or(0);
+        let limit = calc_delta_fair(max_slice + self.cfg.tick_ns(), e.lw) as i64;
         (self.avg_vruntime().wrapping_sub(e.v) as i64).clamp(-limit, limit)
     }
 
@@ -635,8 +642,8 @@ impl Oracle {
         self.ents[i].state = OState::Sleeping;
     }
 
-    /// New nice value, lag preserved (`reweight_entity`); a delayed sleeper's
-    /// dequeue is finished first. Then the priority-change check.
+    /// New nice value, lag preserved ([`Self::set_params`]); a delayed
+    /// sleeper's dequeue is finished first. Then the priority-change check.
     pub fn set_nice(&mut self, id: TaskId, nice: i32) {
         let p = TaskParams {
             nice,
@@ -645,12 +652,12 @@ impl Oracle {
         self.set_params(id, p);
     }
 
-    /// New fair parameters (`sched_setattr` between fair policies). With the
-    /// slice unchanged the weight changes in place (`reweight_entity`);
-    /// otherwise the task is saved, changed and restored (a non-sleep dequeue
-    /// with its lag and relative deadline, then placement), and, if it was
-    /// running, put back and set up again. Either way lag and a relative
-    /// deadline are scaled by old/new weight. Then the priority-change check.
+    /// New fair parameters (`sched_setattr` between fair policies, or a nice
+    /// change): as Linux 7.2's `sched_change`, the task is saved, changed
+    /// and restored (a non-sleep dequeue with its lag and, with
+    /// PLACE_REL_DEADLINE, its relative deadline, both scaled by old/new
+    /// weight, then placement), and, if it was running, put back and set up
+    /// again. Then the priority-change check.
     pub fn set_params(&mut self, id: TaskId, params: TaskParams) {
         let i = id.0 as usize;
         if self.ents[i].state == OState::Delayed {
@@ -659,14 +666,13 @@ impl Oracle {
         let old = self.ents[i].params;
         let queued = self.queued(i);
         let running = self.curr == Some(i);
-        let in_place = old.slice_ns == params.slice_ns;
         if queued {
             self.update_curr();
-            if !in_place && self.next == Some(i) {
+            if self.next == Some(i) {
                 self.next = None;
             }
             self.ents[i].vlag = self.lag_of(i);
-            if in_place || self.cfg.feat(Feature::PlaceRelDeadline) {
+            if self.cfg.feat(Feature::PlaceRelDeadline) {
                 let e = &mut self.ents[i];
                 e.deadline = e.deadline.wrapping_sub(e.v);
                 e.rel = true;
@@ -677,20 +683,16 @@ impl Oracle {
             return;
         }
         self.ents[i].state = OState::Sleeping; // out of the queue while placing
-        if in_place {
-            self.place(i, false);
-        } else {
-            // The running task is put back (nothing to put: it is off the
-            // queue), enqueued and set up again; another is just enqueued.
-            if running {
-                self.curr = None;
-            }
-            self.update_curr();
-            self.place(i, false);
-            if running {
-                self.curr = Some(i);
-                self.set_next(i);
-            }
+                                               // The running task is put back (nothing to put: it is off the
+                                               // queue), enqueued and set up again; another is just enqueued.
+        if running {
+            self.curr = None;
+        }
+        self.update_curr();
+        self.place(i, false);
+        if running {
+            self.curr = Some(i);
+            self.set_next(i);
         }
         self.ents[i].state = OState::Runnable;
         if running {

@@ -2065,37 +2065,29 @@ impl Rq {
         let old = self.tasks[i].params;
         let old_prio = self.tasks[i].prio();
         let running = self.curr == id.0;
-        let fair_to_fair =
-            old.policy.class() == SchedClass::Fair && params.policy.class() == SchedClass::Fair;
-        if fair_to_fair && old.slice_ns == params.slice_ns {
-            // Only the weight changes: reweight in place, preserving lag.
-            self.tasks[i].params = params;
-            if self.tasks[i].group != 0 {
-                self.reweight_grouped(s, params.weight());
-            } else {
-                self.fair
-                    .reweight_entity(&mut self.tasks, &self.cfg, id, params.weight());
-            }
-        } else {
-            // The sched_change pattern: save, change, restore.
-            let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
-                unreachable!("a non-sleep dequeue is never delayed")
-            };
-            if running {
-                self.put_prev_task(id.0);
-                self.curr = NIL;
-            }
-            // Lag and relative deadline follow the new weight.
-            t.apply_params(params);
-            // Back into the same slot: the running task's stayed reserved,
-            // any other's still names it (a freed slot keeps its id).
-            let back = self.slot_or_panic(tid);
-            debug_assert_eq!(back, s);
-            self.enqueue_at(s, &t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
-            if running {
-                self.set_next_task(id.0);
-                self.curr = id.0;
-            }
+        // The sched_change pattern: save, change, restore. Linux 7.2
+        // changes every attribute this way, a nice value too
+        // (`set_user_nice()` under `sched_change` with DEQUEUE_SAVE):
+        // the lag saved at the dequeue is rescaled to the new weight and
+        // the enqueue places the task with it. Only group entities are
+        // reweighted in place (`FairRq::reweight_entity`).
+        let Some(mut t) = self.dequeue_slot(s, DequeueFlags::SAVE | DequeueFlags::MOVE)? else {
+            unreachable!("a non-sleep dequeue is never delayed")
+        };
+        if running {
+            self.put_prev_task(id.0);
+            self.curr = NIL;
+        }
+        // Lag and relative deadline follow the new weight.
+        t.apply_params(params);
+        // Back into the same slot: the running task's stayed reserved,
+        // any other's still names it (a freed slot keeps its id).
+        let back = self.slot_or_panic(tid);
+        debug_assert_eq!(back, s);
+        self.enqueue_at(s, &t, EnqueueFlags::RESTORE | EnqueueFlags::MOVE);
+        if running {
+            self.set_next_task(id.0);
+            self.curr = id.0;
         }
         self.drain_fair_resched();
         // check_class_changed / prio_changed

@@ -330,14 +330,21 @@ impl FairEntity {
     /// goes through here: the in-place reweight, the save/restore parameter
     /// change (class or slice), and a sleeping task's new parameters.
     pub(crate) fn reweight(&mut self, lw: LoadWeight) {
-        let old = self.load.weight as i128;
-        let new = lw.weight as i128;
-        self.vlag = (self.vlag as i128 * old / new) as i64;
+        let old = self.load.weight;
+        self.vlag = rescale_virtual(self.vlag as u64, old, lw.weight) as i64;
         if self.rel_deadline {
-            self.deadline = ((self.deadline as i64 as i128) * old / new) as i64 as u64;
+            self.deadline = rescale_virtual(self.deadline, old, lw.weight);
         }
         self.load = lw;
     }
+}
+
+/// A signed virtual-time distance (two's complement in a `u64`) measured at
+/// weight `old_w`, as the same real-time distance at weight `new_w`:
+/// `x · old_w / new_w`, rounded toward zero (Linux's `div64_long`).
+pub(crate) fn rescale_virtual(x: u64, old_w: impl Into<u64>, new_w: impl Into<u64>) -> u64 {
+    let (old_w, new_w) = (old_w.into() as i128, new_w.into() as i128);
+    ((x as i64 as i128) * old_w / new_w) as i64 as u64
 }
 
 /// The RT-class entity: links in its priority's FIFO list and the RR slice.

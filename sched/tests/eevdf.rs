@@ -173,7 +173,9 @@ fn c06_c08_lag_sum_and_clamp() {
         h.cfg.features.set(Feature::DelayDequeue, false);
         h.block();
         let se = h.se(c);
-        let limit = sched::fair::FairRq::lag_limit(&h.cfg, &se);
+        // Linux 7.2's clamp: the longest queued slice (all equal here) plus
+        // a tick.
+        let limit = calc_delta_fair(se.slice_ns + h.cfg.tick_ns(), se.load) as i64;
         assert!(se.vlag.abs() <= limit, "vlag {} limit {}", se.vlag, limit);
     }
 }
@@ -1125,10 +1127,10 @@ fn rel_deadline(h: &H, id: u32) -> i64 {
 
 #[test]
 fn param_change_rescales_lag_and_deadline_on_every_path() {
-    // nice 0 -> -10 alone takes the in-place reweight; nice -10 together with
-    // a slice takes the save/change/restore path; a sleeping task takes
-    // set_params_offrq. All three must rescale the relative deadline (and the
-    // lag) by old/new weight, as Linux's reweight_entity does.
+    // nice 0 -> -10 alone and nice -10 together with a slice both take the
+    // save/change/restore path (Linux 7.2's sched_change); a sleeping task
+    // takes set_params_offrq. All must rescale the relative deadline (and
+    // the lag) by old/new weight, as Linux's reweight_entity does.
     let w_old = 1024i64;
     let w_new = 9548i64; // nice -10
     let base = queued_task_with_deadline();
@@ -1151,7 +1153,7 @@ fn param_change_rescales_lag_and_deadline_on_every_path() {
     let rel_b = rel_deadline(&b, 2);
     assert_eq!(b.se(2).slice_ns, slice_ns);
 
-    for (path, rel) in [("reweight", rel_a), ("class/slice change", rel_b)] {
+    for (path, rel) in [("nice change", rel_a), ("nice and slice change", rel_b)] {
         assert!(
             (rel - want).abs() <= 2,
             "{path}: relative deadline {rel} ns, want {want} ({rel0} * {w_old} / {w_new})"
@@ -1171,4 +1173,79 @@ fn param_change_rescales_lag_and_deadline_on_every_path() {
     assert_eq!(st.se.vlag, -300_000 * w_old / w_new);
     assert_eq!(st.se.deadline as i64, 700_000 * w_old / w_new);
     assert_eq!(st.se.load.weight as i64, w_new);
+}
+
+/// A nice change goes through Linux 7.2's `sched_change` (`set_user_nice()`
+/// dequeues with DEQUEUE_SAVE, reweights, enqueues): the relative deadline
+/// is kept only with PLACE_REL_DEADLINE; without it the enqueue gives the
+/// task a fresh request, `v + slice/w`, as for any other attribute change.
+#[test]
+fn a_nice_change_keeps_the_relative_deadline_only_with_place_rel_deadline() {
+    for rel in [true, false] {
+        // Task 2 running, part of its request served.
+        let mut h = H::one();
+        for id in 1..=3 {
+            h.spawn(id, H::nice(0));
+        }
+        h.pick();
+        while h.curr() != Some(2) {
+            h.run_ms(1);
+        }
+        h.adv(150 * US);
+        h.rq.update_curr();
+        h.cfg.features.set(Feature::PlaceRelDeadline, rel);
+        let rel0 = rel_deadline(&h, 2);
+        h.rq.set_user_nice(TaskId(2), -10).unwrap();
+        let e = h.se(2);
+        let fresh = calc_delta_fair(e.slice_ns, e.load) as i64;
+        let want = if rel { rel0 * 1024 / 9548 } else { fresh };
+        assert!(
+            (rel_deadline(&h, 2) - want).abs() <= 2,
+            "PLACE_REL_DEADLINE {rel}: d - v {} want {want} (before {rel0}, fresh {fresh})",
+            rel_deadline(&h, 2)
+        );
+        assert_ne!(rel0 * 1024 / 9548, fresh, "the two cases differ");
+        h.rq.check().unwrap();
+    }
+}
+
+/// Linux 7.2's lag clamp (lkml
+/// 20250613140514.2781138-3-vincent.guittot@linaro.org): the longest slice
+/// queued plus a tick, whatever the entity's own slice. A 0.1 ms-slice task
+/// that ran 3 ms beside two 3 ms-slice tasks keeps the ~2 ms it owes when it
+/// sleeps (the limit is 3 ms + 1 ms); under the old `max(2·slice, tick)` it
+/// would have been forgiven all but 1 ms.
+#[test]
+fn the_lag_clamp_is_the_longest_queued_slice_plus_a_tick() {
+    let mut h = H::one();
+    h.cfg.features.set(Feature::DelayDequeue, false);
+    let long = TaskParams {
+        slice_ns: 3 * MS,
+        ..H::nice(0)
+    };
+    h.spawn(1, long);
+    h.spawn(2, long);
+    h.spawn(
+        3,
+        TaskParams {
+            slice_ns: 100 * US,
+            ..H::nice(0)
+        },
+    );
+    h.pick();
+    while h.curr() != Some(3) {
+        h.run_ms(1);
+    }
+    h.adv(3 * MS);
+    h.rq.update_curr();
+    let lag = h.lag(3);
+    let old_limit = h.cfg.tick_ns() as i64; // max(2 x 0.1 ms, 1 ms), weight 1024
+    let limit = calc_delta_fair(3 * MS + h.cfg.tick_ns(), h.se(3).load) as i64;
+    assert!(
+        -limit < lag && lag < -old_limit,
+        "ran past its share by more than the old clamp, less than the new: lag {lag}"
+    );
+    let sw = h.block();
+    assert_eq!(sw.prev, Some(TaskId(3)));
+    assert_eq!(h.se(3).vlag, lag, "the lag it owes is kept");
 }

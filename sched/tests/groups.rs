@@ -668,3 +668,163 @@ fn a_delayed_group_entity_is_requeued_in_place_by_a_wakeup() {
     let (r1, r2) = (h.runtime(1), h.runtime(2));
     assert!(r1 > 0 && r2 > 0);
 }
+
+/// 66951e4860d3 ("sched/fair: Fix update_cfs_group() vs DELAY_DEQUEUE"): a
+/// group whose runqueue empties keeps its entity's weight, so an entity left
+/// queued, delayed, competes and leaves with the weight it had. Group A has
+/// a spinner on each of two CPUs and CPU 0 a root task too; A's task on CPU
+/// 0 sleeps while A's entity there is not eligible. Without the rule the
+/// emptied runqueue's shares (from its decaying load average against A's
+/// load on CPU 1) would reweight the delayed entity.
+#[test]
+fn an_emptied_group_keeps_its_entitys_weight_while_it_is_delayed() {
+    let mut t = Two::new();
+    let a = t.group(GroupId::ROOT, 100);
+    t.spawn(0, 1, a);
+    t.spawn(1, 2, a);
+    let mut root = SchedTask::new(TaskParams::default());
+    root.se.vlag = 0;
+    t.rqs[0].wake_up_new_task(TaskId(3), root);
+    t.run_ms(40);
+    let mut delayed = false;
+    for _ in 0..200 {
+        t.run_ms(1);
+        let rq = &mut t.rqs[0];
+        if rq.curr() != Some(TaskId(1)) {
+            continue;
+        }
+        t.now += 200_000;
+        rq.update_rq_clock(t.now);
+        rq.update_curr();
+        let ge = *rq.group_entity(a).unwrap();
+        if (rq.avg_vruntime().wrapping_sub(ge.vruntime) as i64) < 0 {
+            let w = ge.load.weight;
+            let sw = rq.schedule(true);
+            assert_eq!(sw.prev, Some(TaskId(1)));
+            let d = *rq.group_entity(a).unwrap();
+            assert!(d.on_rq && d.sched_delayed, "A's entity delayed: {d:?}");
+            assert_eq!(rq.group_fair(a).unwrap().load, 0, "A's runqueue is empty");
+            assert_eq!(d.load.weight, w, "the weight it competed with");
+            rq.check().unwrap();
+            delayed = true;
+            // Task 3 runs; the pick that lands on A's entity finishes its
+            // dequeue (`dequeue_entity` ends in `update_cfs_group`): it
+            // leaves with that weight too, which its blocked load average
+            // keeps being weighed by until A is queued here again.
+            for _ in 0..100 {
+                if !rq.group_entity(a).unwrap().on_rq {
+                    break;
+                }
+                t.now += 1_000_000;
+                rq.update_rq_clock(t.now);
+                rq.task_tick();
+                rq.pick_next_task();
+                rq.check().unwrap();
+            }
+            let e = *rq.group_entity(a).unwrap();
+            assert!(!e.on_rq, "A's delayed entity was never dequeued");
+            assert_eq!(e.load.weight, w, "dequeued with the weight it had");
+            break;
+        }
+    }
+    assert!(delayed, "A's entity on CPU 0 was never delayed");
+}
+
+/// Group A (task 3 alone in it) queued beside two nice-0 tasks in the root,
+/// not running, with a non-zero lag; `None` if that never happened.
+fn group_queued_with_lag(h: &mut H) -> GroupId {
+    let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
+    h.spawn(1, TaskParams::default());
+    h.spawn(2, TaskParams::default());
+    spawn_in(h, 3, a);
+    h.pick();
+    for _ in 0..200 {
+        h.tick();
+        h.adv(170_000);
+        h.rq.update_curr();
+        let ge = *h.rq.group_entity(a).unwrap();
+        let lag = h.rq.avg_vruntime().wrapping_sub(ge.vruntime) as i64;
+        if h.curr() != Some(3) && ge.on_rq && !ge.sched_delayed && lag != 0 {
+            return a;
+        }
+    }
+    panic!("A's entity was never queued, waiting, with a lag");
+}
+
+/// Linux 7.2's `reweight_entity()` for a queued group entity whose
+/// `cpu.weight` changes (101f3498b4bd, "sched/fair: Revert 6d71a9c61604"):
+/// no placement, so it keeps its lag (in real time: scaled by old/new
+/// weight) whatever PLACE_LAG says, V does not move, and its deadline keeps
+/// its real-time distance from V whatever PLACE_REL_DEADLINE says.
+#[test]
+fn a_queued_group_entity_reweighted_keeps_its_lag_and_v() {
+    use sched::features::Feature;
+    for (place_lag, rel_deadline) in [(true, true), (false, true), (true, false), (false, false)] {
+        let mut h = H::one();
+        h.cfg.features.set(Feature::PlaceLag, place_lag);
+        h.cfg.features.set(Feature::PlaceRelDeadline, rel_deadline);
+        let a = group_queued_with_lag(&mut h);
+        let v0 = h.rq.avg_vruntime();
+        let e0 = *h.rq.group_entity(a).unwrap();
+        let lag0 = v0.wrapping_sub(e0.vruntime) as i64;
+        let dl0 = e0.deadline.wrapping_sub(v0) as i64;
+        h.rq.set_task_group_weight(a, 400).unwrap();
+        let e1 = *h.rq.group_entity(a).unwrap();
+        let (w0, w1) = (i64::from(e0.load.weight), i64::from(e1.load.weight));
+        assert_ne!(w0, w1, "the weight changed");
+        let v1 = h.rq.avg_vruntime();
+        let lag1 = v1.wrapping_sub(e1.vruntime) as i64;
+        let dl1 = e1.deadline.wrapping_sub(v1) as i64;
+        let what = format!("PLACE_LAG {place_lag}, PLACE_REL_DEADLINE {rel_deadline}");
+        assert!(
+            (v1 as i64).wrapping_sub(v0 as i64).abs() <= 1,
+            "{what}: V {v0} -> {v1}"
+        );
+        assert!(
+            (lag1 - lag0 * w0 / w1).abs() <= 1,
+            "{what}: lag {lag0} -> {lag1}, w {w0} -> {w1}"
+        );
+        assert!(
+            (dl1 - dl0 * w0 / w1).abs() <= 1,
+            "{what}: d - V {dl0} -> {dl1}, w {w0} -> {w1}"
+        );
+        h.rq.check().unwrap();
+    }
+}
+
+/// The same for the running group entity inside its protected slice
+/// (RUN_TO_PARITY): the protection's end keeps its real-time distance too.
+#[test]
+fn a_running_group_entity_reweighted_keeps_its_protected_slice_in_real_time() {
+    let mut h = H::one();
+    let a = h.rq.create_task_group(GroupId::ROOT, 100).unwrap();
+    h.spawn(1, TaskParams::default());
+    spawn_in(&mut h, 2, a);
+    h.pick();
+    let mut found = false;
+    for _ in 0..200 {
+        h.tick();
+        if h.curr() == Some(2) {
+            h.adv(50_000);
+            h.rq.update_curr();
+            let e = *h.rq.group_entity(a).unwrap();
+            if (e.vprot.wrapping_sub(e.vruntime) as i64) > 0 {
+                found = true;
+                break;
+            }
+        }
+    }
+    assert!(found, "task 2 never ran inside A's protected slice");
+    let e0 = *h.rq.group_entity(a).unwrap();
+    let prot0 = e0.vprot.wrapping_sub(e0.vruntime) as i64;
+    h.rq.set_task_group_weight(a, 1000).unwrap();
+    let e1 = *h.rq.group_entity(a).unwrap();
+    let (w0, w1) = (i64::from(e0.load.weight), i64::from(e1.load.weight));
+    assert_ne!(w0, w1);
+    let prot1 = e1.vprot.wrapping_sub(e1.vruntime) as i64;
+    assert!(
+        (prot1 - prot0 * w0 / w1).abs() <= 2,
+        "vprot - v {prot0} -> {prot1}, w {w0} -> {w1}"
+    );
+    h.rq.check().unwrap();
+}

@@ -164,8 +164,9 @@ fn a_migration_takes_the_load_out_of_the_group_and_the_root() {
         ),
         (0, 0, 0, 0)
     );
-    // Empty on CPU 0: MIN_SHARES there.
-    assert_eq!(c.rqs[0].group_entity_weight(a), Some(MIN_SHARES as u32));
+    // Empty on CPU 0: the entity keeps the weight it had there (Linux's
+    // `update_cfs_group()` leaves an empty group's entity alone).
+    assert_eq!(c.rqs[0].group_entity_weight(a), Some(1024));
     assert_eq!(c.cfg.groups.load(a.0), 300);
     c.rqs[1].attach_task(TaskId(1), t);
     c.rqs[1].check().unwrap();

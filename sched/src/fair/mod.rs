@@ -51,8 +51,10 @@
 //! ## Placement and lag
 //!
 //! On dequeue the lag `vlag = V − v` is captured, clamped to
-//! `±calc_delta_fair(max(2·slice, tick))` (6.18/6.19's bound; EEVDF's steady-state
-//! bound is −r_max < lag < max(r_max, q)). On wakeup (PLACE_LAG) the entity is
+//! `±calc_delta_fair(max_slice + tick)`, `max_slice` being the longest slice
+//! queued (Linux 7.2's bound; 6.18/6.19 used the entity's own
+//! `max(2·slice, tick)`; EEVDF's steady-state bound is
+//! −r_max < lag < max(r_max, q)). On wakeup (PLACE_LAG) the entity is
 //! placed at `v = V − vlag·(W + w)/W`: inserting it drags V toward it, and the
 //! pre-scaling makes its lag right after the insert equal to the saved vlag.
 //! A new task gets half a slice for its first deadline (PLACE_DEADLINE_INITIAL);
@@ -391,14 +393,44 @@ impl FairRq {
         s
     }
 
-    /// The lag clamp of 6.18/6.19: calc_delta_fair(max(2·slice, tick)).
-    pub fn lag_limit(cfg: &SchedConfig, e: &crate::task::FairEntity) -> i64 {
-        calc_delta_fair((2 * e.slice_ns).max(cfg.tick_ns()), e.load) as i64
+    /// The longest slice among the running entity and the tree (0 if none):
+    /// `cfs_rq_max_slice`.
+    #[inline]
+    pub fn max_slice(&self, ts: &[SchedTask]) -> u64 {
+        let mut s = self.timeline.max_slice().unwrap_or(0);
+        if let Some(c) = self.curr_on_rq(ts) {
+            s = s.max(se(ts, c).slice_ns);
+        }
+        s
+    }
+
+    /// Linux 7.2's lag clamp for entity `e` of this runqueue: the longest
+    /// queued slice plus a tick, in `e`'s virtual time,
+    /// `calc_delta_fair(cfs_rq_max_slice() + TICK_NSEC)` ("sched/fair:
+    /// Increase max lag clamping", lkml
+    /// 20250613140514.2781138-3-vincent.guittot@linaro.org). It replaced
+    /// `max(2·slice, tick)` of the entity's own slice: a short-slice
+    /// entity among long-slice ones may now carry as much lag as they.
+    #[inline]
+    pub fn lag_limit(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+    ) -> i64 {
+        calc_delta_fair(self.max_slice(ts) + cfg.tick_ns(), e.load) as i64
     }
 
     /// `entity_lag`: clamp(V − v, ±limit).
-    fn entity_lag(cfg: &SchedConfig, e: &crate::task::FairEntity, v_avg: u64) -> i64 {
-        let limit = Self::lag_limit(cfg, e);
+    #[inline]
+    fn entity_lag(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+        v_avg: u64,
+    ) -> i64 {
+        let limit = self.lag_limit(ts, cfg, e);
         (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit)
     }
 
@@ -410,7 +442,7 @@ impl FairRq {
     fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) -> bool {
         let v_avg = self.avg_vruntime(ts);
         let e = se(ts, i);
-        let mut vlag = Self::entity_lag(cfg, e, v_avg);
+        let mut vlag = self.entity_lag(ts, cfg, e, v_avg);
         if e.sched_delayed {
             vlag = vlag.max(e.vlag);
             if cfg.feat(Feature::DelayZero) {
@@ -1008,9 +1040,21 @@ impl FairRq {
         }
     }
 
-    /// Changes an entity's weight preserving its lag (and relative deadline) in
-    /// real time: `vlag·w_old/w_new`. Works for queued, running and sleeping
-    /// entities.
+    /// Changes a queued (or sleeping) entity's weight in place, as Linux 7.2's
+    /// `reweight_entity()` does for a group entity whose shares move: V stays
+    /// where it is, and the entity keeps its lag, its deadline's distance from
+    /// V and (while running inside it) its protected slice's end, each in
+    /// real time, i.e. scaled by `w_old / w_new` in virtual time:
+    /// `v' = V − vlag·w/w'`, `d' = V + (d − V)·w/w'`.
+    ///
+    /// Taking an entity out of the weighted average at its own lag and
+    /// putting it back at the same real-time lag leaves the average where it
+    /// was, so no placement (and no `place_entity()` lag inflation) is
+    /// involved: the inflated placement of 6d71a9c61604 was reverted by
+    /// 101f3498b4bd ("sched/fair: Revert 6d71a9c61604"), since `avg_vruntime()`
+    /// already counts a queued running entity. Tasks do not come here: a
+    /// task's nice change dequeues, reweights and enqueues it
+    /// (`sched_change`), see `Rq::sched_setattr`.
     pub fn reweight_entity(
         &mut self,
         ts: &mut [SchedTask],
@@ -1021,13 +1065,20 @@ impl FairRq {
         let i = id.0;
         let is_curr = self.curr == i;
         let on_rq = se(ts, i).on_rq;
+        let mut v_avg = 0;
+        let mut rel_vprot = false;
         if on_rq {
             self.update_curr(ts, cfg);
-            let lag = Self::entity_lag(cfg, se(ts, i), self.avg_vruntime(ts));
-            sem(ts, i).vlag = lag;
+            v_avg = self.avg_vruntime(ts);
+            let lag = self.entity_lag(ts, cfg, se(ts, i), v_avg);
+            rel_vprot = is_curr && Self::protect_slice(ts, i);
             let e = sem(ts, i);
-            e.deadline = e.deadline.wrapping_sub(e.vruntime);
+            e.vlag = lag;
+            e.deadline = e.deadline.wrapping_sub(v_avg);
             e.rel_deadline = true;
+            if rel_vprot {
+                e.vprot = e.vprot.wrapping_sub(v_avg);
+            }
             self.nr_queued -= 1;
             if !is_curr {
                 self.dequeue_tree(ts, i);
@@ -1035,13 +1086,16 @@ impl FairRq {
             self.load -= se(ts, i).load.weight as u64;
         }
         self.reweight_load_avg(sem(ts, i), lw.weight as u64);
+        let old = se(ts, i).load.weight;
         sem(ts, i).reweight(lw);
         if on_rq {
-            // Place it against the others only: the running entity is still
-            // counted in V while `on_rq`, so take it out for the placement.
-            sem(ts, i).on_rq = false;
-            self.place_entity(ts, cfg, i, EnqueueFlags::empty());
-            sem(ts, i).on_rq = true;
+            let e = sem(ts, i);
+            if rel_vprot {
+                e.vprot = crate::task::rescale_virtual(e.vprot, old, lw.weight).wrapping_add(v_avg);
+            }
+            e.deadline = e.deadline.wrapping_add(v_avg);
+            e.rel_deadline = false;
+            e.vruntime = v_avg.wrapping_sub(e.vlag as u64);
             self.load += lw.weight as u64;
             if !is_curr {
                 self.enqueue_tree(ts, i);

@@ -1,5 +1,6 @@
 //! The fair runqueue's timeline: a B+tree of entities ordered by virtual
-//! deadline and augmented with each subtree's minimum vruntime and minimum slice.
+//! deadline and augmented with each subtree's minimum vruntime and minimum and
+//! maximum slice.
 //!
 //! # Why a B+tree
 //!
@@ -18,10 +19,17 @@
 //! reads contiguous memory):
 //!
 //! - in a **leaf**, entry `k` is one entity: `child[k]` is its task id, `key[k]`
-//!   its deadline, `minv[k]` its vruntime, `mins[k]` its slice;
+//!   its deadline, `minv[k]` its vruntime, `sl[k]` its slice;
 //! - in an **internal node**, entry `k` summarises child subtree `child[k]`:
 //!   `key[k]` is the subtree's smallest deadline (its first entry's), `minv[k]`
-//!   and `mins[k]` its minimum vruntime and slice.
+//!   its minimum vruntime and `sl[k]` its minimum and maximum slice.
+//!
+//! `sl` packs two 32-bit lanes per entry: the minimum slice, and the maximum
+//! as `u32::MAX − slice`, so one lane-wise minimum keeps both (slices are at
+//! most 100 ms). The minimum serves `cfs_rq_min_slice` (slice protection,
+//! a group entity's slice); the maximum serves Linux 7.2's lag clamp,
+//! `cfs_rq_max_slice() + TICK_NSEC`. One array keeps the node at 512 bytes
+//! and every shift and copy as it was.
 //!
 //! So a leaf entry is simply the summary of a one-entity subtree and every
 //! level is read the same way. All leaves are at the same depth; every node but
@@ -99,7 +107,8 @@ const _: () = assert!(B >= 4 && B < 64, "node masks are u64");
 struct Entry {
     key: u64,
     minv: u64,
-    mins: u64,
+    /// Minimum and maximum slice, packed ([`pack_slice`]).
+    sl: u64,
     child: u32,
 }
 
@@ -111,8 +120,10 @@ struct Node {
     key: [u64; B],
     /// Vruntimes (leaf) or subtree minimum vruntimes (internal).
     minv: [u64; B],
-    /// Slices (leaf) or subtree minimum slices (internal).
-    mins: [u64; B],
+    /// Slices (leaf) or subtree minimum and maximum slices (internal),
+    /// two 32-bit lanes in one word ([`pack_slice`]): one array to move,
+    /// and a node stays 512 bytes.
+    sl: [u64; B],
     /// Task ids (leaf) or child node indices (internal).
     child: [u32; B],
     len: u32,
@@ -126,7 +137,7 @@ impl Default for Node {
         Node {
             key: [0; B],
             minv: [0; B],
-            mins: [0; B],
+            sl: [0; B],
             child: [NIL; B],
             len: 0,
             parent: NIL,
@@ -146,7 +157,7 @@ impl Node {
         Entry {
             key: self.key[k],
             minv: self.minv[k],
-            mins: self.mins[k],
+            sl: self.sl[k],
             child: self.child[k],
         }
     }
@@ -155,7 +166,7 @@ impl Node {
     fn set(&mut self, k: usize, e: Entry) {
         self.key[k] = e.key;
         self.minv[k] = e.minv;
-        self.mins[k] = e.mins;
+        self.sl[k] = e.sl;
         self.child[k] = e.child;
     }
 
@@ -165,7 +176,7 @@ impl Node {
         for j in (k..self.len()).rev() {
             self.key[j + 1] = self.key[j];
             self.minv[j + 1] = self.minv[j];
-            self.mins[j + 1] = self.mins[j];
+            self.sl[j + 1] = self.sl[j];
             self.child[j + 1] = self.child[j];
         }
         self.set(k, e);
@@ -192,7 +203,7 @@ impl Node {
                 if j + 1 < len {
                     self.key[j] = self.key[j + 1];
                     self.minv[j] = self.minv[j + 1];
-                    self.mins[j] = self.mins[j + 1];
+                    self.sl[j] = self.sl[j + 1];
                     self.child[j] = self.child[j + 1];
                 }
             }
@@ -201,12 +212,12 @@ impl Node {
             // whole arrays, which compiles to straight vector moves.
             self.key.copy_within(1..B, 0);
             self.minv.copy_within(1..B, 0);
-            self.mins.copy_within(1..B, 0);
+            self.sl.copy_within(1..B, 0);
             self.child.copy_within(1..B, 0);
         } else {
             self.key.copy_within(k + 1..len, k);
             self.minv.copy_within(k + 1..len, k);
-            self.mins.copy_within(k + 1..len, k);
+            self.sl.copy_within(k + 1..len, k);
             self.child.copy_within(k + 1..len, k);
         }
         self.len -= 1;
@@ -264,7 +275,7 @@ impl Node {
         Entry {
             key: self.key[0],
             minv: self.min_vruntime(),
-            mins: self.min_slice(),
+            sl: self.slices(),
             child: me,
         }
     }
@@ -292,15 +303,24 @@ impl Node {
         base.wrapping_add(d as u64)
     }
 
+    /// The entries' minimum and maximum slices, packed: each lane's
+    /// minimum ([`pack_slice`]), over fixed-size halves as above.
     #[inline]
-    fn min_slice(&self) -> u64 {
+    fn slices(&self) -> u64 {
         let len = self.len();
-        let slice = |j: usize| if j < len { self.mins[j] } else { u64::MAX };
-        let m = (0..MIN).map(slice).fold(u64::MAX, u64::min);
+        let lanes = |(hi, lo): (u64, u32), j: usize| {
+            if j < len {
+                let v = self.sl[j];
+                (hi.min(v >> 32), lo.min(v as u32))
+            } else {
+                (hi, lo)
+            }
+        };
+        let mut m = (0..MIN).fold((u64::from(u32::MAX), u32::MAX), lanes);
         if len > MIN {
-            return (MIN..B).map(slice).fold(m, u64::min);
+            m = (MIN..B).fold(m, lanes);
         }
-        m
+        (m.0 << 32) | u64::from(m.1)
     }
 }
 
@@ -318,6 +338,40 @@ pub(crate) fn vmin(a: u64, b: u64) -> u64 {
     } else {
         a
     }
+}
+
+/// A slice as a node entry: the minimum in the high lane, the maximum
+/// stored as `u32::MAX - slice` in the low lane, so that a lane-wise
+/// minimum ([`lane_min`]) keeps both. Slices are at most
+/// [`crate::tunables::MAX_SLICE_NS`] (100 ms), well inside 32 bits; a
+/// longer one would be cut to `u32::MAX` ns (4.29 s).
+#[inline]
+fn pack_slice(slice: u64) -> u64 {
+    debug_assert!(
+        slice <= u64::from(u32::MAX),
+        "slice {slice} ns beyond 32 bits"
+    );
+    let s = slice.min(u64::from(u32::MAX));
+    (s << 32) | (u64::from(u32::MAX) - s)
+}
+
+/// The minimum slice of a packed entry.
+#[inline]
+fn lane_min_slice(p: u64) -> u64 {
+    p >> 32
+}
+
+/// The maximum slice of a packed entry.
+#[inline]
+fn lane_max_slice(p: u64) -> u64 {
+    u64::from(u32::MAX - p as u32)
+}
+
+/// Lane-wise minimum of two packed entries: the smaller minimum and the
+/// larger maximum.
+#[inline]
+fn lane_min(a: u64, b: u64) -> u64 {
+    ((a >> 32).min(b >> 32) << 32) | u64::from((a as u32).min(b as u32))
 }
 
 /// [`Timeline::iter`]: the leaf being walked (NIL when done) and the next
@@ -343,7 +397,7 @@ impl Iterator for InOrder<'_> {
             self.leaf = self.t.next_leaf(self.leaf);
             self.k = 0;
         }
-        Some((e.child, e.key, e.minv, e.mins))
+        Some((e.child, e.key, e.minv, lane_min_slice(e.sl)))
     }
 }
 
@@ -522,6 +576,13 @@ impl Timeline {
         (self.root != NIL).then_some(self.min_slice)
     }
 
+    /// Maximum slice over the whole tree (Linux 7.2's `root->max_slice`),
+    /// read off the root's entries: O(B).
+    #[inline]
+    pub fn max_slice(&self) -> Option<u64> {
+        (self.root != NIL).then(|| lane_max_slice(self.nd(self.root).slices()))
+    }
+
     /// The earliest-deadline entity's vruntime (0 when empty), read from the
     /// first leaf.
     #[inline]
@@ -597,7 +658,7 @@ impl Timeline {
             let new = Entry {
                 key,
                 minv: vmin(old.minv, e.minv),
-                mins: old.mins.min(e.mins),
+                sl: lane_min(old.sl, e.sl),
                 child: n,
             };
             if new == old {
@@ -616,8 +677,11 @@ impl Timeline {
     /// `at` is where `x` was in `n` (a leaf). When a neighbour there has the
     /// same value as `x`, that minimum cannot have changed: no rescan. Equal
     /// vruntimes and slices are common (tasks placed at V with zero lag,
-    /// yields with no time passing, the base slice).
+    /// yields with no time passing, the base slice). And once a level's
+    /// summary kept a minimum, no level above can change it: the rescans
+    /// stop there (with equal slices, an erase rescans no slices at all).
     fn fix_up_removed(&mut self, mut n: u32, x: Entry, mut at: usize) {
+        let (mut minv_moved, mut sl_moved) = (true, true);
         loop {
             let p = self.nd(n).parent;
             if p == NIL {
@@ -632,15 +696,21 @@ impl Timeline {
             };
             let new = Entry {
                 key: node.key[0],
-                minv: if x.minv == old.minv && !kept(&node.minv, x.minv) {
+                minv: if minv_moved && x.minv == old.minv && !kept(&node.minv, x.minv) {
                     node.min_vruntime()
                 } else {
                     old.minv
                 },
-                mins: if x.mins == old.mins && !kept(&node.mins, x.mins) {
-                    node.min_slice()
+                // `x` supplied a lane if it equals it there; an equal
+                // neighbour (the same slice) supplies both lanes as well.
+                sl: if sl_moved
+                    && (lane_min_slice(x.sl) == lane_min_slice(old.sl)
+                        || x.sl as u32 == old.sl as u32)
+                    && !kept(&node.sl, x.sl)
+                {
+                    node.slices()
                 } else {
-                    old.mins
+                    old.sl
                 },
                 child: n,
             };
@@ -649,6 +719,8 @@ impl Timeline {
             if new == old {
                 return;
             }
+            minv_moved = new.minv != old.minv;
+            sl_moved = new.sl != old.sl;
             self.nm(p).set(k, new);
             n = p;
         }
@@ -661,7 +733,7 @@ impl Timeline {
         let e = Entry {
             key: deadline,
             minv: vruntime,
-            mins: slice,
+            sl: pack_slice(slice),
             child: z.0,
         };
         if self.root == NIL {
@@ -687,7 +759,7 @@ impl Timeline {
     /// [`Timeline::insert`] of `e` into a tree that is not empty.
     #[inline(always)]
     fn insert_in(&mut self, e: Entry) {
-        let (z, deadline, slice) = (e.child, e.key, e.mins);
+        let (z, deadline, slice) = (e.child, e.key, lane_min_slice(e.sl));
         if slice < self.min_slice {
             self.min_slice = slice;
             self.min_slice_holders = 1;
@@ -732,7 +804,7 @@ impl Timeline {
             let (src, dst) = self.pair(n, m);
             dst.key[..B - MIN].copy_from_slice(&src.key[MIN..]);
             dst.minv[..B - MIN].copy_from_slice(&src.minv[MIN..]);
-            dst.mins[..B - MIN].copy_from_slice(&src.mins[MIN..]);
+            dst.sl[..B - MIN].copy_from_slice(&src.sl[MIN..]);
             dst.child[..B - MIN].copy_from_slice(&src.child[MIN..]);
         }
         for j in 0..B - MIN {
@@ -797,14 +869,14 @@ impl Timeline {
                 _ => self.nd(l).child[0],
             };
         }
-        if x.mins == self.min_slice {
+        if lane_min_slice(x.sl) == self.min_slice {
             if self.min_slice_holders > 1 {
                 // Another entity still has the minimum slice.
                 self.min_slice_holders -= 1;
             } else {
                 self.min_slice = match self.root {
                     NIL => u64::MAX,
-                    r => self.nd(r).min_slice(),
+                    r => lane_min_slice(self.nd(r).slices()),
                 };
                 self.min_slice_holders = 0;
             }
@@ -831,7 +903,7 @@ impl Timeline {
         if self.leftmost == z {
             self.leftmost = NIL;
         }
-        if x.mins == self.min_slice {
+        if lane_min_slice(x.sl) == self.min_slice {
             if self.min_slice_holders > 1 {
                 self.min_slice_holders -= 1;
             } else {
@@ -875,7 +947,7 @@ impl Timeline {
                 let (an, bn) = self.pair(a, b);
                 an.key[la..la + lb].copy_from_slice(&bn.key[..lb]);
                 an.minv[la..la + lb].copy_from_slice(&bn.minv[..lb]);
-                an.mins[la..la + lb].copy_from_slice(&bn.mins[..lb]);
+                an.sl[la..la + lb].copy_from_slice(&bn.sl[..lb]);
                 an.child[la..la + lb].copy_from_slice(&bn.child[..lb]);
             }
             for j in la..la + lb {
@@ -905,14 +977,14 @@ impl Timeline {
                 let bn = self.nm(b);
                 bn.key.copy_within(mv..lb, 0);
                 bn.minv.copy_within(mv..lb, 0);
-                bn.mins.copy_within(mv..lb, 0);
+                bn.sl.copy_within(mv..lb, 0);
                 bn.child.copy_within(mv..lb, 0);
             } else {
                 let mv = la - half;
                 let bn = self.nm(b);
                 bn.key.copy_within(0..lb, mv);
                 bn.minv.copy_within(0..lb, mv);
-                bn.mins.copy_within(0..lb, mv);
+                bn.sl.copy_within(0..lb, mv);
                 bn.child.copy_within(0..lb, mv);
                 for j in 0..mv {
                     let x = self.nd(a).get(half + j);
@@ -1084,7 +1156,7 @@ impl Timeline {
                         }
                     }
                     w.last_key = Some(n.key[k]);
-                    if n.mins[k] == t.min_slice {
+                    if lane_min_slice(n.sl[k]) == t.min_slice {
                         w.min_slice_holders += 1;
                     }
                     if w.count == 0 {
@@ -1100,7 +1172,7 @@ impl Timeline {
                     }
                     walk(t, c, i, depth + 1, w)?;
                     if t.nd(c).summary(c) != n.get(k) {
-                        return Err("subtree summary (key/min_vruntime/min_slice) wrong");
+                        return Err("subtree summary (key/min_vruntime/slices) wrong");
                     }
                 }
             }
@@ -1134,7 +1206,7 @@ impl Timeline {
         }
         let min_slice = match self.root {
             NIL => u64::MAX,
-            r => self.nd(r).min_slice(),
+            r => lane_min_slice(self.nd(r).slices()),
         };
         if min_slice != self.min_slice {
             return Err("cached min_slice is stale");
@@ -1205,6 +1277,7 @@ mod tests {
             m.iter().map(|&(d, v, s, id)| (id, d, v, s)).collect();
         assert_eq!(walked, want);
         assert_eq!(t.min_slice(), m.iter().map(|e| e.2).min());
+        assert_eq!(t.max_slice(), m.iter().map(|e| e.2).max());
         let minv = m.iter().map(|e| e.1).reduce(vmin);
         assert_eq!(t.min_vruntime(), minv);
         for &(d, v, s, id) in m {
@@ -1262,7 +1335,7 @@ mod tests {
             let l = self.leaf_of[id as usize];
             let n = self.nd(l);
             let e = n.get(n.position(id));
-            (e.key, e.minv, e.mins)
+            (e.key, e.minv, lane_min_slice(e.sl))
         }
 
         fn height(&self) -> usize {

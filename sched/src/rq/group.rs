@@ -398,13 +398,20 @@ impl Rq {
 
     /// `update_cfs_group`: group `g`'s entity gets `calc_group_shares` of
     /// the group's shares, from its runqueue's queued weight and load
-    /// average here and the group's `tg->load_avg`.
+    /// average here and the group's `tg->load_avg`; not while the runqueue
+    /// holds nothing.
     pub(super) fn update_cfs_group(&mut self, g: u8) {
         let groups = &self.cfg.groups;
         let Some(grp) = self.grp.as_deref_mut() else {
             return;
         };
         let r = &grp.rqs[g as usize];
+        // An emptied group keeps its weight (66951e4860d3, "sched/fair: Fix
+        // update_cfs_group() vs DELAY_DEQUEUE"): its entity may still be
+        // queued, delayed, and must leave with the weight it competed with.
+        if r.fair.load == 0 {
+            return;
+        }
         let shares = calc_group_shares(
             groups.shares(g),
             r.fair.load,
@@ -1021,16 +1028,6 @@ impl Rq {
         self.collect_group_resched();
     }
 
-    /// A grouped task's reweight (nice change) in its group's runqueue,
-    /// then the group's shares.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn reweight_grouped(&mut self, s: u32, lw: LoadWeight) {
-        let g = self.tasks[s as usize].group;
-        lv!(self, g).reweight_entity(&mut self.tasks, &self.cfg, Slot(s), lw);
-        self.update_group_shares(GroupId(g));
-    }
-
     /// [`FairRq::task_hot`] in the task's own runqueue.
     pub(super) fn task_hot_level(&self, s: u32) -> bool {
         let g = self.tasks[s as usize].group;
@@ -1172,7 +1169,14 @@ impl Rq {
             if t.se.sched_delayed && (busy || !t.se.on_rq) {
                 return Err("delayed group entity with a busy runqueue, or not queued");
             }
-            let shares = self.cfg.groups.shares(g as u8);
+            // While the runqueue holds weight the entity's is its share of
+            // the group's; an emptied one keeps the weight it had (its
+            // shares may have been lowered since), within the largest.
+            let shares = if r.fair.load > 0 {
+                self.cfg.groups.shares(g as u8)
+            } else {
+                crate::fair::group::weight_to_shares(crate::fair::group::CPU_WEIGHT_MAX)
+            };
             let w = u64::from(t.se.load.weight);
             if !(crate::fair::group::MIN_SHARES..=shares.max(crate::fair::group::MIN_SHARES))
                 .contains(&w)

@@ -306,7 +306,13 @@ impl World {
                 if self.lag_unclamped.contains(&id) {
                     continue;
                 }
-                let limit = sched::fair::FairRq::lag_limit(&h.cfg, &a);
+                // The clamp is the longest slice queued at the dequeue plus a
+                // tick (the exact vlag is the oracle's, above); whatever was
+                // queued then, at most the longest slice there is.
+                let limit = sched::weight::calc_delta_fair(
+                    sched::tunables::MAX_SLICE_NS + h.cfg.tick_ns(),
+                    a.load,
+                ) as i64;
                 // +1: a reweight rescales a clamped lag by w_old/w_new, and the
                 // clamp itself is computed with the inverse-weight multiply;
                 // the two roundings can differ by one virtual ns.
