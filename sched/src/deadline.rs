@@ -106,14 +106,21 @@
 //!
 //! # Granularity
 //! Linux arms a high-resolution timer for the zero-laxity point and for the
-//! replenishment, and charges the budget at every `update_curr`. Here the
-//! budget is charged and both points are checked at the tick
-//! ([`crate::Rq::task_tick`]), so each boost starts up to one tick late and
-//! may overrun by up to one tick; the overrun is taken out of the next period
-//! (the replenishment adds to a negative budget), so the long-run share is
-//! still `runtime/period`, and any single period's service is within one tick
-//! of `runtime`. A per-CPU one-shot timer armed at the zero-laxity time and at
-//! the budget's exhaustion (the kernel's hrtick hook) would make both exact.
+//! replenishment (`start_dl_timer`; `dl_server_timer` at expiry), and
+//! charges the budget at every `update_curr`. Here the budget is charged
+//! and every state change is checked at the tick ([`crate::Rq::task_tick`]);
+//! the tick before the zero-laxity point or the deadline arms the CPU's
+//! one-shot timer for it ([`DlServer::timer_at`], the runqueue's
+//! `fair_server_timer_arm`, the same timer as HRTICK), so the boost and the
+//! replenishment come at their instants, as Linux's do. Only an instant less
+//! than a tick away is armed: one further away is armed by a later tick,
+//! and a CPU whose fair tasks run on their own (the zero-laxity point then
+//! moves on with the clock) never arms it. A spent budget is still found at
+//! the tick, so a served period may overrun by up to one tick; the overrun
+//! is taken out of the next period (the replenishment adds to a negative
+//! budget), so the long-run share is still `runtime/period`, and any single
+//! period's service is within one tick of `runtime` (Linux charges at every
+//! `update_curr`, and with HRTICK_DL would end it at the budget's end too).
 
 use crate::config::SchedConfig;
 use crate::fair::tree::Timeline;
@@ -227,6 +234,22 @@ impl DlServer {
     #[inline]
     pub fn active(&self) -> bool {
         self.state != ServerState::Stopped
+    }
+
+    /// The next instant its own timer is for (Linux's `start_dl_timer`):
+    /// deferred, its zero-laxity time `deadline - remaining` (the boost);
+    /// throttled, its deadline (the replenishment). `None` while running
+    /// (a spent budget is found at the tick) or stopped.
+    #[inline]
+    pub fn timer_at(&self) -> Option<u64> {
+        match self.state {
+            ServerState::Deferred => Some(
+                self.deadline
+                    .saturating_sub(self.remaining_ns.max(0) as u64),
+            ),
+            ServerState::Throttled => Some(self.deadline),
+            ServerState::Running | ServerState::Stopped => None,
+        }
     }
 
     fn fresh(&mut self, now: u64) {

@@ -356,6 +356,10 @@ pub struct Rq {
     nr_running: u32,
     /// When the one-shot scheduler timer fires (HRTICK), or `HRTICK_NONE`.
     hrtick_expires_ns: u64,
+    /// When the fair server's own instant (its zero-laxity boost or its
+    /// replenishment) is due, if the CPU's one-shot timer is armed for it,
+    /// or `HRTICK_NONE` ([`Rq::fair_server_timer_arm`]).
+    server_timer_ns: u64,
     /// The change to that timer not yet handed to the platform.
     hrtick_cmd: Option<HrtickCmd>,
     /// Why [`Rq::switch`] may hand a still runnable previous task back as
@@ -409,6 +413,7 @@ impl Rq {
             need_resched: Resched::None,
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
+            server_timer_ns: HRTICK_NONE,
             hrtick_cmd: None,
             push: 0,
             active_push_cpu: None,
@@ -1084,6 +1089,17 @@ impl Rq {
         if tick != ServerTick::None {
             self.fair_server_resched(tick);
         }
+    }
+
+    /// The fair server's timer fired (Linux's `dl_server_timer`): the
+    /// running task's time is charged first (its `update_curr`, so that a
+    /// fair task's running time reaches the server), then the server's tick
+    /// work runs at this instant, and its timer is armed for what is next.
+    #[cold]
+    fn fair_server_timer(&mut self) {
+        self.update_curr();
+        self.fair_server_tick();
+        self.fair_server_timer_arm();
     }
 
     /// A boost or unboost at the tick: who outranks whom changed, so the
@@ -1918,6 +1934,7 @@ impl Rq {
             }
         }
         self.fair_server_tick();
+        self.fair_server_timer_arm();
         if self.need_resched > before && class != SchedClass::Idle {
             self.stats.nr_tick_resched += 1;
         }

@@ -65,6 +65,9 @@ impl Cpu {
                 assert!(delay >= HRTICK_MIN_NS, "armed below the minimum");
                 self.hrtick = Some(self.now + delay + self.hrtick_latency_ns);
             }
+            Some(HrtickCmd::At(at)) => {
+                self.hrtick = Some(at.max(self.now) + self.hrtick_latency_ns)
+            }
             Some(HrtickCmd::Cancel) => self.hrtick = None,
             None => {}
         }
