@@ -187,6 +187,9 @@ impl ServerState {
 pub enum ServerTick {
     /// Nothing changed that affects the pick.
     None,
+    /// Nothing changed that affects the pick, but the server's next instant
+    /// ([`DlServer::timer_at`]) is less than a tick away: arm its timer.
+    Near,
     /// It started serving: fair tasks now outrank RT (repick).
     Boost,
     /// It stopped serving (budget spent): RT outranks fair again (repick).
@@ -215,6 +218,13 @@ pub struct DlServer {
     pub defer_running: bool,
     /// The fair class's cumulative running time already charged.
     charged_exec_ns: u64,
+    /// The tick's length when the server last took a fresh budget at a
+    /// start ([`DlServer::renew`]): how far ahead [`DlServer::charge_only`]
+    /// looks for an instant to arm its timer for (a copy, so that the tick
+    /// reads no shared configuration for it; a changed HZ is taken at the
+    /// next renewal, and until then only the timer's arming may be a tick
+    /// off, never the server's state).
+    tick_ns: u64,
     /// Boosts (zero-laxity points reached with fair tasks starved or not).
     pub nr_boosts: u64,
     /// Replenishments.
@@ -284,7 +294,7 @@ impl DlServer {
             || now >= self.deadline
             || self.overflows(now)
         {
-            self.renew(runtime, period, now);
+            self.renew(runtime, period, now, cfg.tick_ns());
         }
         self.state = if self.remaining_ns <= 0 {
             ServerState::Throttled
@@ -302,7 +312,8 @@ impl DlServer {
     /// none of these.
     #[cold]
     #[inline(never)]
-    fn renew(&mut self, runtime: u64, period: u64, now: u64) {
+    fn renew(&mut self, runtime: u64, period: u64, now: u64, tick_ns: u64) {
+        self.tick_ns = tick_ns;
         if (runtime, period) != (self.runtime_ns, self.period_ns) {
             self.runtime_ns = runtime;
             self.period_ns = period;
@@ -362,9 +373,11 @@ impl DlServer {
     /// running time; `now`: the runqueue clock.
     ///
     /// Most ticks only charge: the budget is not spent, the deadline and
-    /// the zero-laxity time are ahead and the parameters are unchanged
-    /// ([`DlServer::charge_only`]). Those return after the charge; the
-    /// rest of the work is [`DlServer::tick_events`], out of line.
+    /// the zero-laxity time are a tick or more ahead and the parameters are
+    /// unchanged ([`DlServer::charge_only`]). Those return after the
+    /// charge; the rest of the work is [`DlServer::tick_events`], out of
+    /// line, which also says when the next instant is less than a tick away
+    /// ([`ServerTick::Near`]), for the runqueue to arm the server's timer.
     #[inline]
     pub fn tick(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> ServerTick {
         if !self.active() {
@@ -378,22 +391,24 @@ impl DlServer {
         self.tick_events(cfg, now, fair_exec_ns, was_running)
     }
 
-    /// After the charge, would this tick change nothing? True when the
-    /// parameters are those the cycle was set up with and, by state:
-    /// deferred with budget left and its zero-laxity time (`deadline -
-    /// remaining`) ahead; running with budget left before its deadline;
-    /// throttled before its deadline. Each is the negation of every
-    /// condition [`DlServer::tick_events`] acts on, so skipping it there
-    /// changes nothing.
+    /// After the charge, would this tick change nothing, and is no timer
+    /// wanted? True when the parameters are those the cycle was set up with
+    /// and, by state: deferred with budget left and its zero-laxity time
+    /// (`deadline - remaining`) a tick or more ahead; running with budget
+    /// left before its deadline; throttled a tick or more before its
+    /// deadline. Each implies the negation of every condition
+    /// [`DlServer::tick_events`] acts on, so skipping it there changes
+    /// nothing.
     #[inline]
     fn charge_only(&self, cfg: &SchedConfig, now: u64) -> bool {
+        // (Clock values and tick lengths are far from overflowing.)
+        let horizon = now + self.tick_ns;
         let quiet = match self.state {
             ServerState::Deferred => {
-                self.remaining_ns > 0
-                    && now.saturating_add(self.remaining_ns as u64) < self.deadline
+                self.remaining_ns > 0 && horizon + (self.remaining_ns as u64) < self.deadline
             }
             ServerState::Running => self.remaining_ns > 0 && now < self.deadline,
-            ServerState::Throttled => now < self.deadline,
+            ServerState::Throttled => horizon < self.deadline,
             ServerState::Stopped => false,
         };
         quiet && cfg.tunables.fair_server() == (self.runtime_ns, self.period_ns)
@@ -459,6 +474,12 @@ impl DlServer {
         match (was_running, self.running()) {
             (false, true) => ServerTick::Boost,
             (true, false) => ServerTick::Unboost,
+            _ if self
+                .timer_at()
+                .is_some_and(|at| at < now.saturating_add(cfg.tick_ns())) =>
+            {
+                ServerTick::Near
+            }
             _ => ServerTick::None,
         }
     }

@@ -1087,14 +1087,23 @@ impl Rq {
             .fair_server
             .tick(&self.cfg, self.clock, self.fair.sum_exec_ns);
         if tick != ServerTick::None {
-            self.fair_server_resched(tick);
+            self.fair_server_changed(tick);
         }
+    }
+
+    /// The server's tick changed its state or found its next instant less
+    /// than a tick away: the repick it may need, and its timer.
+    #[cold]
+    fn fair_server_changed(&mut self, tick: ServerTick) {
+        self.fair_server_resched(tick);
+        self.fair_server_timer_arm();
     }
 
     /// The fair server's timer fired (Linux's `dl_server_timer`): the
     /// running task's time is charged first (its `update_curr`, so that a
     /// fair task's running time reaches the server), then the server's tick
-    /// work runs at this instant, and its timer is armed for what is next.
+    /// work runs at this instant, and its timer is armed for what is next
+    /// (or stopped).
     #[cold]
     fn fair_server_timer(&mut self) {
         self.update_curr();
@@ -1934,7 +1943,6 @@ impl Rq {
             }
         }
         self.fair_server_tick();
-        self.fair_server_timer_arm();
         if self.need_resched > before && class != SchedClass::Idle {
             self.stats.nr_tick_resched += 1;
         }

@@ -98,11 +98,10 @@ impl Rq {
     fn hrtick_start(&mut self, delay_ns: u64) {
         let delay = delay_ns.max(HRTICK_MIN_NS);
         self.hrtick_expires_ns = self.clock.saturating_add(delay);
-        self.hrtick_cmd = Some(if self.server_timer_ns < self.hrtick_expires_ns {
-            HrtickCmd::At(self.server_timer_ns)
-        } else {
-            HrtickCmd::Start(delay)
-        });
+        self.hrtick_cmd = Some(HrtickCmd::Start(delay));
+        if self.server_timer_ns < self.hrtick_expires_ns {
+            self.hrtick_program();
+        }
     }
 
     /// Stops a pending timer (the slice's; a pending fair server instant
@@ -116,6 +115,7 @@ impl Rq {
 
     /// Asks the platform for the CPU's timer at the earlier of the slice's
     /// end and the fair server's instant, or for none.
+    #[cold]
     fn hrtick_program(&mut self) {
         let at = self.hrtick_expires_ns.min(self.server_timer_ns);
         self.hrtick_cmd = Some(if at == HRTICK_NONE {
@@ -134,11 +134,15 @@ impl Rq {
     /// `dl_server`) for its next instant ([`crate::deadline::DlServer::timer_at`]:
     /// the zero-laxity boost, or the replenishment) when that comes before
     /// the next tick, which would otherwise be the first to notice it; stops
-    /// it when the server needs none. Called after the server's tick and
-    /// after its timer: an instant a tick or more away is armed by a later
-    /// tick, so a CPU whose fair tasks run on their own (the zero-laxity
-    /// time then moves on with the clock) never arms it.
-    #[inline]
+    /// it when the server needs none. Called after a server tick that
+    /// changed its state or found that instant less than a tick away
+    /// ([`crate::deadline::ServerTick::Near`]), and after its timer: an
+    /// instant a tick or more away is armed by a later tick, so a CPU whose
+    /// fair tasks run on their own (the zero-laxity time then moves on with
+    /// the clock) never arms it. A timer left armed for an instant that
+    /// moved or a server that stopped fires, finds nothing due and is
+    /// stopped or moved then (Linux's `dl_server_timer` likewise returns
+    /// early for a server no longer throttled).
     pub(super) fn fair_server_timer_arm(&mut self) {
         let at = match self.fair_server.timer_at() {
             Some(at) if at < self.clock.saturating_add(self.cfg.tick_ns()) => at,
