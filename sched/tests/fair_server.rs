@@ -495,3 +495,45 @@ fn the_server_and_a_slice_share_the_timer() {
         "ran {ran} ns in 2 periods"
     );
 }
+
+#[test]
+fn a_served_task_running_on_after_the_throttling_tick_starts_a_new_period() {
+    // In a kernel the served fair task is switched out a little after the
+    // tick that found the budget spent (at the interrupt's exit), and that
+    // time is charged with the server throttled and its budget spent: by
+    // Linux's `update_curr_dl_se` (a deferred server that ran out while
+    // throttled) a new period starts, deferred again, and the overrun is
+    // not paid back. So each served run lasts the budget plus up to a tick,
+    // and the next one comes at the new period's zero-laxity instant.
+    let mut h = H::new(1, 250);
+    let tick = h.tick_ns();
+    h.spawn(FAIR, TaskParams::default());
+    h.pick();
+    h.spawn(HOG, TaskParams::fifo(50));
+    h.pick();
+    let (runtime, period) = h.cfg.tunables.fair_server();
+    while h.curr() != Some(FAIR) {
+        h.tick();
+    }
+    // Served: tick until the tick that throttles, then switch 5 us later.
+    loop {
+        h.adv(tick);
+        if h.rq.task_tick() != Resched::None {
+            break;
+        }
+    }
+    assert_eq!(h.rq.fair_server.state, ServerState::Throttled);
+    let overrun = -h.rq.fair_server.remaining_ns;
+    assert!(overrun >= 0 && (overrun as u64) < tick, "overrun {overrun}");
+    h.adv(5_000);
+    h.pick();
+    assert_eq!(h.curr(), Some(HOG));
+    // The 5 us are charged at the next tick: a new period from there.
+    h.tick();
+    let srv = h.rq.fair_server;
+    assert_eq!(srv.state, ServerState::Deferred);
+    assert!(!srv.defer_running);
+    assert_eq!(srv.remaining_ns, runtime as i64);
+    assert_eq!(srv.deadline, h.now + period);
+    assert_eq!(srv.timer_at(), Some(h.now + period - runtime));
+}
