@@ -80,7 +80,10 @@
 //!   not need the server in this period (Linux's `update_curr_dl_se`:
 //!   `dl_defer && dl_throttled && dl_runtime_exceeded` clears
 //!   `dl_defer_running` and calls `replenish_dl_new_period`). Only an overrun
-//!   while serving is paid back out of later periods; time the fair class ran
+//!   while serving is paid back out of later periods (in a kernel, where the
+//!   served task runs on for a few microseconds after the tick that throttles
+//!   the server, that time starts a new period, as in Linux, and the overrun
+//!   goes unpaid: each served run is the budget plus up to a tick); time the fair class ran
 //!   on its own never becomes a debt (a debt would push the deadline one
 //!   period further per `runtime` of it, and a fair task that ran alone for a
 //!   while would then go unserved for many periods once an RT hog arrives).
