@@ -293,32 +293,36 @@ fn run_to_parity_and_a_hog_pairs_switch_rate() {
     assert!(hi * 10 > lo * 12, "NO_RUN_TO_PARITY: {no_parity:?}");
 }
 
+/// A platform that records every arming of the one-shot timer (CPU,
+/// instant or `None` for a cancel), with a clock the test sets.
+#[derive(Default)]
+struct P {
+    now: AtomicU64,
+    armed: Mutex<Vec<(usize, Option<u64>)>>,
+}
+
+impl Platform for P {
+    fn irq_save(&self) -> bool {
+        false
+    }
+    fn irq_restore(&self, _: bool) {}
+    fn now_ns(&self) -> u64 {
+        self.now.load(Ordering::Relaxed)
+    }
+    fn send_resched_ipi(&self, _: sched::CpuId) {}
+    fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
+        self.armed.lock().unwrap().push((cpu.index(), Some(at)));
+    }
+    fn hrtick_cancel(&self, cpu: sched::CpuId) {
+        self.armed.lock().unwrap().push((cpu.index(), None));
+    }
+}
+
 /// The platform hook: a scheduler hands every arm and cancel to the
 /// platform when it releases a runqueue, and its expiry entry point ends
 /// the slice.
 #[test]
 fn scheduler_hands_the_timer_to_the_platform() {
-    #[derive(Default)]
-    struct P {
-        now: AtomicU64,
-        armed: Mutex<Vec<(usize, Option<u64>)>>,
-    }
-    impl Platform for P {
-        fn irq_save(&self) -> bool {
-            false
-        }
-        fn irq_restore(&self, _: bool) {}
-        fn now_ns(&self) -> u64 {
-            self.now.load(Ordering::Relaxed)
-        }
-        fn send_resched_ipi(&self, _: sched::CpuId) {}
-        fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
-            self.armed.lock().unwrap().push((cpu.index(), Some(at)));
-        }
-        fn hrtick_cancel(&self, cpu: sched::CpuId) {
-            self.armed.lock().unwrap().push((cpu.index(), None));
-        }
-    }
     let cfg = Arc::new(SchedConfig::new(1, HZ));
     let s = Scheduler::new(P::default(), cfg, 1, 16);
     let slice = s.cfg.tunables.base_slice_ns();
@@ -490,27 +494,6 @@ fn cpu_id(i: usize) -> sched::CpuId {
 /// task there, preempting the FIFO hog.
 #[test]
 fn scheduler_arms_the_fair_servers_instant() {
-    #[derive(Default)]
-    struct P {
-        now: AtomicU64,
-        armed: Mutex<Vec<(usize, Option<u64>)>>,
-    }
-    impl Platform for P {
-        fn irq_save(&self) -> bool {
-            false
-        }
-        fn irq_restore(&self, _: bool) {}
-        fn now_ns(&self) -> u64 {
-            self.now.load(Ordering::Relaxed)
-        }
-        fn send_resched_ipi(&self, _: sched::CpuId) {}
-        fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
-            self.armed.lock().unwrap().push((cpu.index(), Some(at)));
-        }
-        fn hrtick_cancel(&self, cpu: sched::CpuId) {
-            self.armed.lock().unwrap().push((cpu.index(), None));
-        }
-    }
     let cfg = Arc::new(SchedConfig::new(1, HZ));
     let s = Scheduler::new(P::default(), cfg, 1, 16);
     let (runtime, period) = s.cfg.tunables.fair_server();
