@@ -80,7 +80,10 @@
 //!   not need the server in this period (Linux's `update_curr_dl_se`:
 //!   `dl_defer && dl_throttled && dl_runtime_exceeded` clears
 //!   `dl_defer_running` and calls `replenish_dl_new_period`). Only an overrun
-//!   while serving is paid back out of later periods; time the fair class ran
+//!   while serving is paid back out of later periods (in a kernel, where the
+//!   served task runs on for a few microseconds after the tick that throttles
+//!   the server, that time starts a new period, as in Linux, and the overrun
+//!   goes unpaid: each served run is the budget plus up to a tick); time the fair class ran
 //!   on its own never becomes a debt (a debt would push the deadline one
 //!   period further per `runtime` of it, and a fair task that ran alone for a
 //!   while would then go unserved for many periods once an RT hog arrives).
@@ -106,14 +109,21 @@
 //!
 //! # Granularity
 //! Linux arms a high-resolution timer for the zero-laxity point and for the
-//! replenishment, and charges the budget at every `update_curr`. Here the
-//! budget is charged and both points are checked at the tick
-//! ([`crate::Rq::task_tick`]), so each boost starts up to one tick late and
-//! may overrun by up to one tick; the overrun is taken out of the next period
-//! (the replenishment adds to a negative budget), so the long-run share is
-//! still `runtime/period`, and any single period's service is within one tick
-//! of `runtime`. A per-CPU one-shot timer armed at the zero-laxity time and at
-//! the budget's exhaustion (the kernel's hrtick hook) would make both exact.
+//! replenishment (`start_dl_timer`; `dl_server_timer` at expiry), and
+//! charges the budget at every `update_curr`. Here the budget is charged
+//! and every state change is checked at the tick ([`crate::Rq::task_tick`]);
+//! the tick before the zero-laxity point or the deadline arms the CPU's
+//! one-shot timer for it ([`DlServer::timer_at`], the runqueue's
+//! `fair_server_timer_arm`, the same timer as HRTICK), so the boost and the
+//! replenishment come at their instants, as Linux's do. Only an instant less
+//! than a tick away is armed: one further away is armed by a later tick,
+//! and a CPU whose fair tasks run on their own (the zero-laxity point then
+//! moves on with the clock) never arms it. A spent budget is still found at
+//! the tick, so a served period may overrun by up to one tick; the overrun
+//! is taken out of the next period (the replenishment adds to a negative
+//! budget), so the long-run share is still `runtime/period`, and any single
+//! period's service is within one tick of `runtime` (Linux charges at every
+//! `update_curr`, and with HRTICK_DL would end it at the budget's end too).
 
 use crate::config::SchedConfig;
 use crate::fair::tree::Timeline;
@@ -180,6 +190,9 @@ impl ServerState {
 pub enum ServerTick {
     /// Nothing changed that affects the pick.
     None,
+    /// Nothing changed that affects the pick, but the server's next instant
+    /// ([`DlServer::timer_at`]) is less than a tick away: arm its timer.
+    Near,
     /// It started serving: fair tasks now outrank RT (repick).
     Boost,
     /// It stopped serving (budget spent): RT outranks fair again (repick).
@@ -208,6 +221,13 @@ pub struct DlServer {
     pub defer_running: bool,
     /// The fair class's cumulative running time already charged.
     charged_exec_ns: u64,
+    /// The tick's length when the server last took a fresh budget at a
+    /// start ([`DlServer::renew`]): how far ahead [`DlServer::charge_only`]
+    /// looks for an instant to arm its timer for (a copy, so that the tick
+    /// reads no shared configuration for it; a changed HZ is taken at the
+    /// next renewal, and until then only the timer's arming may be a tick
+    /// off, never the server's state).
+    tick_ns: u64,
     /// Boosts (zero-laxity points reached with fair tasks starved or not).
     pub nr_boosts: u64,
     /// Replenishments.
@@ -227,6 +247,22 @@ impl DlServer {
     #[inline]
     pub fn active(&self) -> bool {
         self.state != ServerState::Stopped
+    }
+
+    /// The next instant its own timer is for (Linux's `start_dl_timer`):
+    /// deferred, its zero-laxity time `deadline - remaining` (the boost);
+    /// throttled, its deadline (the replenishment). `None` while running
+    /// (a spent budget is found at the tick) or stopped.
+    #[inline]
+    pub fn timer_at(&self) -> Option<u64> {
+        match self.state {
+            ServerState::Deferred => Some(
+                self.deadline
+                    .saturating_sub(self.remaining_ns.max(0) as u64),
+            ),
+            ServerState::Throttled => Some(self.deadline),
+            ServerState::Running | ServerState::Stopped => None,
+        }
     }
 
     fn fresh(&mut self, now: u64) {
@@ -261,7 +297,7 @@ impl DlServer {
             || now >= self.deadline
             || self.overflows(now)
         {
-            self.renew(runtime, period, now);
+            self.renew(runtime, period, now, cfg.tick_ns());
         }
         self.state = if self.remaining_ns <= 0 {
             ServerState::Throttled
@@ -279,7 +315,8 @@ impl DlServer {
     /// none of these.
     #[cold]
     #[inline(never)]
-    fn renew(&mut self, runtime: u64, period: u64, now: u64) {
+    fn renew(&mut self, runtime: u64, period: u64, now: u64, tick_ns: u64) {
+        self.tick_ns = tick_ns;
         if (runtime, period) != (self.runtime_ns, self.period_ns) {
             self.runtime_ns = runtime;
             self.period_ns = period;
@@ -339,9 +376,11 @@ impl DlServer {
     /// running time; `now`: the runqueue clock.
     ///
     /// Most ticks only charge: the budget is not spent, the deadline and
-    /// the zero-laxity time are ahead and the parameters are unchanged
-    /// ([`DlServer::charge_only`]). Those return after the charge; the
-    /// rest of the work is [`DlServer::tick_events`], out of line.
+    /// the zero-laxity time are a tick or more ahead and the parameters are
+    /// unchanged ([`DlServer::charge_only`]). Those return after the
+    /// charge; the rest of the work is [`DlServer::tick_events`], out of
+    /// line, which also says when the next instant is less than a tick away
+    /// ([`ServerTick::Near`]), for the runqueue to arm the server's timer.
     #[inline]
     pub fn tick(&mut self, cfg: &SchedConfig, now: u64, fair_exec_ns: u64) -> ServerTick {
         if !self.active() {
@@ -355,22 +394,24 @@ impl DlServer {
         self.tick_events(cfg, now, fair_exec_ns, was_running)
     }
 
-    /// After the charge, would this tick change nothing? True when the
-    /// parameters are those the cycle was set up with and, by state:
-    /// deferred with budget left and its zero-laxity time (`deadline -
-    /// remaining`) ahead; running with budget left before its deadline;
-    /// throttled before its deadline. Each is the negation of every
-    /// condition [`DlServer::tick_events`] acts on, so skipping it there
-    /// changes nothing.
+    /// After the charge, would this tick change nothing, and is no timer
+    /// wanted? True when the parameters are those the cycle was set up with
+    /// and, by state: deferred with budget left and its zero-laxity time
+    /// (`deadline - remaining`) a tick or more ahead; running with budget
+    /// left before its deadline; throttled a tick or more before its
+    /// deadline. Each implies the negation of every condition
+    /// [`DlServer::tick_events`] acts on, so skipping it there changes
+    /// nothing.
     #[inline]
     fn charge_only(&self, cfg: &SchedConfig, now: u64) -> bool {
+        // (Clock values and tick lengths are far from overflowing.)
+        let horizon = now + self.tick_ns;
         let quiet = match self.state {
             ServerState::Deferred => {
-                self.remaining_ns > 0
-                    && now.saturating_add(self.remaining_ns as u64) < self.deadline
+                self.remaining_ns > 0 && horizon + (self.remaining_ns as u64) < self.deadline
             }
             ServerState::Running => self.remaining_ns > 0 && now < self.deadline,
-            ServerState::Throttled => now < self.deadline,
+            ServerState::Throttled => horizon < self.deadline,
             ServerState::Stopped => false,
         };
         quiet && cfg.tunables.fair_server() == (self.runtime_ns, self.period_ns)
@@ -436,6 +477,12 @@ impl DlServer {
         match (was_running, self.running()) {
             (false, true) => ServerTick::Boost,
             (true, false) => ServerTick::Unboost,
+            _ if self
+                .timer_at()
+                .is_some_and(|at| at < now.saturating_add(cfg.tick_ns())) =>
+            {
+                ServerTick::Near
+            }
             _ => ServerTick::None,
         }
     }

@@ -360,6 +360,10 @@ pub struct Rq {
     nr_running: u32,
     /// When the one-shot scheduler timer fires (HRTICK), or `HRTICK_NONE`.
     hrtick_expires_ns: u64,
+    /// When the fair server's own instant (its zero-laxity boost or its
+    /// replenishment) is due, if the CPU's one-shot timer is armed for it,
+    /// or `HRTICK_NONE` ([`Rq::fair_server_timer_arm`]).
+    server_timer_ns: u64,
     /// The change to that timer not yet handed to the platform.
     hrtick_cmd: Option<HrtickCmd>,
     /// Why [`Rq::switch`] may hand a still runnable previous task back as
@@ -417,6 +421,7 @@ impl Rq {
             need_resched: Resched::None,
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
+            server_timer_ns: HRTICK_NONE,
             hrtick_cmd: None,
             push: 0,
             active_push_cpu: None,
@@ -1165,8 +1170,28 @@ impl Rq {
             .fair_server
             .tick(&self.cfg, self.clock, self.fair.sum_exec_ns);
         if tick != ServerTick::None {
-            self.fair_server_resched(tick);
+            self.fair_server_changed(tick);
         }
+    }
+
+    /// The server's tick changed its state or found its next instant less
+    /// than a tick away: the repick it may need, and its timer.
+    #[cold]
+    fn fair_server_changed(&mut self, tick: ServerTick) {
+        self.fair_server_resched(tick);
+        self.fair_server_timer_arm();
+    }
+
+    /// The fair server's timer fired (Linux's `dl_server_timer`): the
+    /// running task's time is charged first (its `update_curr`, so that a
+    /// fair task's running time reaches the server), then the server's tick
+    /// work runs at this instant, and its timer is armed for what is next
+    /// (or stopped).
+    #[cold]
+    fn fair_server_timer(&mut self) {
+        self.update_curr();
+        self.fair_server_tick();
+        self.fair_server_timer_arm();
     }
 
     /// A boost or unboost at the tick: who outranks whom changed, so the

@@ -211,8 +211,11 @@ pub trait Platform: Send + Sync {
     /// that CPU. Called with `cpu`'s runqueue locked and interrupts masked,
     /// possibly from another CPU (then the platform forwards it, as Linux
     /// does with an IPI); must not take a runqueue lock nor allocate. The
-    /// default does nothing: slices then end at the tick, as without HRTICK.
-    /// The timer is class-neutral (the fair class arms it today).
+    /// default does nothing: slices then end at the tick, as without HRTICK,
+    /// and the fair server boosts and is replenished at the tick.
+    /// The timer is class-neutral: the fair class arms it for a slice's end
+    /// and the fair server for its zero-laxity point or its replenishment
+    /// (the runqueue asks for the earlier).
     fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         let _ = (cpu, expires_ns);
     }
@@ -233,7 +236,8 @@ pub trait Platform: Send + Sync {
 }
 
 /// Hands a runqueue's pending change of its one-shot timer
-/// ([`Rq::take_hrtick_cmd`]) to the platform, the delay counted from now;
+/// ([`Rq::take_hrtick_cmd`]) to the platform, a delay counted from now or
+/// an instant as it is;
 /// done whenever a runqueue is released (Linux's `hrtick_schedule_exit`,
 /// right before the unlock).
 fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
@@ -243,6 +247,7 @@ fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
             let at = platform.now_ns().saturating_add(delay);
             platform.hrtick_start(rq.cpu(), at);
         }
+        Some(HrtickCmd::At(at)) => platform.hrtick_start(rq.cpu(), at),
         Some(HrtickCmd::Cancel) => platform.hrtick_cancel(rq.cpu()),
     }
 }

@@ -123,6 +123,8 @@ impl Cpu {
                 }
                 self.hrtick = Some(self.now + delay + late);
             }
+            // (the fair server's instant; no RT task here arms it)
+            Some(HrtickCmd::At(at)) => self.hrtick = Some(at.max(self.now)),
             Some(HrtickCmd::Cancel) => self.hrtick = None,
             None => {}
         }

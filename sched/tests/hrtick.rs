@@ -65,6 +65,9 @@ impl Cpu {
                 assert!(delay >= HRTICK_MIN_NS, "armed below the minimum");
                 self.hrtick = Some(self.now + delay + self.hrtick_latency_ns);
             }
+            Some(HrtickCmd::At(at)) => {
+                self.hrtick = Some(at.max(self.now) + self.hrtick_latency_ns)
+            }
             Some(HrtickCmd::Cancel) => self.hrtick = None,
             None => {}
         }
@@ -290,32 +293,36 @@ fn run_to_parity_and_a_hog_pairs_switch_rate() {
     assert!(hi * 10 > lo * 12, "NO_RUN_TO_PARITY: {no_parity:?}");
 }
 
+/// A platform that records every arming of the one-shot timer (CPU,
+/// instant or `None` for a cancel), with a clock the test sets.
+#[derive(Default)]
+struct P {
+    now: AtomicU64,
+    armed: Mutex<Vec<(usize, Option<u64>)>>,
+}
+
+impl Platform for P {
+    fn irq_save(&self) -> bool {
+        false
+    }
+    fn irq_restore(&self, _: bool) {}
+    fn now_ns(&self) -> u64 {
+        self.now.load(Ordering::Relaxed)
+    }
+    fn send_resched_ipi(&self, _: sched::CpuId) {}
+    fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
+        self.armed.lock().unwrap().push((cpu.index(), Some(at)));
+    }
+    fn hrtick_cancel(&self, cpu: sched::CpuId) {
+        self.armed.lock().unwrap().push((cpu.index(), None));
+    }
+}
+
 /// The platform hook: a scheduler hands every arm and cancel to the
 /// platform when it releases a runqueue, and its expiry entry point ends
 /// the slice.
 #[test]
 fn scheduler_hands_the_timer_to_the_platform() {
-    #[derive(Default)]
-    struct P {
-        now: AtomicU64,
-        armed: Mutex<Vec<(usize, Option<u64>)>>,
-    }
-    impl Platform for P {
-        fn irq_save(&self) -> bool {
-            false
-        }
-        fn irq_restore(&self, _: bool) {}
-        fn now_ns(&self) -> u64 {
-            self.now.load(Ordering::Relaxed)
-        }
-        fn send_resched_ipi(&self, _: sched::CpuId) {}
-        fn hrtick_start(&self, cpu: sched::CpuId, at: u64) {
-            self.armed.lock().unwrap().push((cpu.index(), Some(at)));
-        }
-        fn hrtick_cancel(&self, cpu: sched::CpuId) {
-            self.armed.lock().unwrap().push((cpu.index(), None));
-        }
-    }
     let cfg = Arc::new(SchedConfig::new(1, HZ));
     let s = Scheduler::new(P::default(), cfg, 1, 16);
     let slice = s.cfg.tunables.base_slice_ns();
@@ -479,4 +486,50 @@ fn short_slice_sleeper_waits_a_request_only_after_a_repick_overrun() {
 /// CPU `i` (below `MAX_CPUS`).
 fn cpu_id(i: usize) -> sched::CpuId {
     sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
+}
+
+/// The fair server's instant goes to the platform as it is: through the
+/// scheduler, the tick before the zero-laxity point arms the CPU's timer at
+/// that point (not a delay from the tick), and its expiry serves the fair
+/// task there, preempting the FIFO hog.
+#[test]
+fn scheduler_arms_the_fair_servers_instant() {
+    let cfg = Arc::new(SchedConfig::new(1, HZ));
+    let s = Scheduler::new(P::default(), cfg, 1, 16);
+    let (runtime, period) = s.cfg.tunables.fair_server();
+    s.platform.now.store(1_000_000, Ordering::Relaxed);
+    s.spawn(TaskId(1), SchedTask::new(TaskParams::fifo(50)), cpu_id(0))
+        .unwrap();
+    let schedule = |s: &Scheduler<P>| {
+        let mut rq = s.cpu_rq(cpu_id(0));
+        s.schedule(&mut rq, PrevAction::Stays).next
+    };
+    assert_eq!(schedule(&s), Some(TaskId(1)));
+    s.spawn(TaskId(2), SchedTask::new(TaskParams::default()), cpu_id(0))
+        .unwrap();
+    let zero_laxity = 1_000_000 + period - runtime;
+    // Ticks every 4 ms from 4 ms: none arms the timer until the one before
+    // the zero-laxity point (948 ms), which arms it for 951 ms.
+    let mut t = TICK_NS;
+    while t + TICK_NS <= zero_laxity {
+        s.platform.now.store(t, Ordering::Relaxed);
+        let _ = s.tick(cpu_id(0));
+        t += TICK_NS;
+    }
+    assert!(s.platform.armed.lock().unwrap().is_empty());
+    s.platform.now.store(t, Ordering::Relaxed);
+    let _ = s.tick(cpu_id(0));
+    assert_eq!(
+        s.platform.armed.lock().unwrap().as_slice(),
+        [(0, Some(zero_laxity))]
+    );
+    // It fires there: the server boosts and the hog gives way at once.
+    s.platform.now.store(zero_laxity, Ordering::Relaxed);
+    assert_eq!(s.hrtick(cpu_id(0)), Resched::Now);
+    assert_eq!(schedule(&s), Some(TaskId(2)));
+    assert_eq!(
+        s.platform.armed.lock().unwrap().last(),
+        Some(&(0, None)),
+        "the server runs: no instant is armed"
+    );
 }

@@ -3,12 +3,17 @@
 //!
 //! # The bounds
 //! Without the server the fair spinner gets exactly nothing. With Linux's
-//! defaults (50 ms every 1 s) the server charges and checks at the tick, so
-//! each period serves the budget within one tick and an overrun is paid back
-//! in the next period: over k whole periods in the steady state the spinner
-//! runs k·50 ms within two ticks (one at each end of the window). The
-//! window starts one period after the hogs (the server starts with the fair
-//! spinner, deferred for 950 ms), so its phase does not matter.
+//! defaults (50 ms every 1 s) the server boosts and is replenished at its
+//! own instants (its timer) but finds a spent budget at the tick, so each
+//! served run lasts the budget plus up to one tick. That overrun is not
+//! paid back here: the spinner runs on for a few microseconds after the
+//! tick that throttled the server, until the switch, and that time, charged
+//! while throttled with the budget spent, starts a new period (deferred
+//! again), as Linux's `update_curr_dl_se` does for a server that ran out
+//! while throttled. So over k whole periods in the steady state the spinner
+//! runs between k·50 ms less a tick and k·(50 ms + a tick) plus a tick (the
+//! window's ends). The window starts one period after the hogs (the server
+//! starts with the fair spinner, deferred for 950 ms).
 
 use sched::TaskParams;
 
@@ -72,22 +77,24 @@ ktest_timing!(fair_server_share_under_fifo_hog, || {
     let periods = 3;
     let (fair, hog) = fair_share_under_fifo_hog(period, periods * period)?;
     let want = periods * runtime;
+    let (lo, hi) = (want - tick, want + (periods + 1) * tick);
     kprintln!(
-        "    server 50/1000 ms: fair {} us, FIFO hog {} us over {} periods: share {}.{:02}% (want 5% +- {} us)",
+        "    server 50/1000 ms: fair {} us, FIFO hog {} us over {} periods: share {}.{:02}% (want {}..{} us)",
         fair / 1000,
         hog / 1000,
         periods,
         fair * 100 / (fair + hog),
         fair * 10_000 / (fair + hog) % 100,
-        2 * tick / 1000
+        lo / 1000,
+        hi / 1000
     );
     kassert!(
-        fair.abs_diff(want) <= 2 * tick,
-        "fair spinner ran {} ns over {} periods, want {} +- {}",
+        fair >= lo && fair <= hi,
+        "fair spinner ran {} ns over {} periods, want {}..{}",
         fair,
         periods,
-        want,
-        2 * tick
+        lo,
+        hi
     );
     Ok(())
 });
@@ -97,8 +104,9 @@ ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
     // all of it, but the budgets spent that way start new periods, they
     // leave no debt. Then a FIFO hog arrives: over the next two periods the
     // server serves what was left of its budget and then a whole one, so
-    // the spinner runs between 1 and 2 budgets (within two ticks: the
-    // server charges and boosts at the tick). This state is what any
+    // the spinner runs between 1 and 2 budgets (less two ticks, or plus a
+    // tick per served run and one more: a spent budget is found at the
+    // tick, see the module docs). This state is what any
     // earlier fair work leaves; it used to be a debt of everything the
     // spinner ran alone, the server's deadline ~20 periods away, and the
     // spinner got nothing here (and in `fair_server_share_under_fifo_hog`
@@ -118,13 +126,13 @@ ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
     let served = fair.runtime_ns() - f0;
     hog.stop()?;
     fair.stop()?;
+    let (lo, hi) = (runtime - 2 * tick, 2 * runtime + 3 * tick);
     kprintln!(
-        "    fair spinner alone {} ms, then under a FIFO hog {} us over 2 periods (want {}..{} ms +- {} us)",
+        "    fair spinner alone {} ms, then under a FIFO hog {} us over 2 periods (want {}..{} us)",
         alone / MS,
         served / 1000,
-        runtime / MS,
-        2 * runtime / MS,
-        2 * tick / 1000
+        lo / 1000,
+        hi / 1000
     );
     kassert!(
         alone > period / 2,
@@ -132,13 +140,50 @@ ktest_timing!(fair_server_serves_a_fair_task_that_ran_alone, || {
         alone
     );
     kassert!(
-        served + 2 * tick >= runtime && served <= 2 * runtime + 2 * tick,
-        "fair spinner ran {} ns over 2 periods after running alone, want {}..{} +- {}",
+        served >= lo && served <= hi,
+        "fair spinner ran {} ns over 2 periods after running alone, want {}..{}",
         served,
-        runtime,
-        2 * runtime,
-        2 * tick
+        lo,
+        hi
     );
+    Ok(())
+});
+
+ktest_timing!(fair_server_boosts_at_the_zero_laxity_instant, || {
+    // `wakelat -f 50` for 3.5 s: a fair sleeper every 100 ms beside a FIFO
+    // hog on CPU 0. Wakeups within the period the server was boosted into
+    // are served at once; the first one after that period's deadline starts
+    // it afresh, deferred: it boosts at its zero-laxity instant, 950 ms
+    // after that wakeup, which is the longest wait (the first wakeup's may
+    // be shorter, the server having started with the sleeper's spawn). Its
+    // timer (the CPU's one-shot timer, armed at the tick before) makes that
+    // 950 ms plus the wakeup's own path; it was found at the next tick
+    // before, 1-4 ms later (952-954 ms on x86_64, 951-953 on aarch64;
+    // Linux 7.2: 950.08).
+    let line = "wakelat -d 3500 -c 0 -n 1 -p 100000 -f 50";
+    let Ok(Some(::shell::Command::Wakelat(p))) = ::shell::parse(line) else {
+        return Err(alloc::format!("{line}: not parsed"));
+    };
+    let mut out = alloc::string::String::new();
+    let r = crate::workloads::wakelat::run(p, &mut crate::workloads::NoInterrupt, &mut out)?;
+    let (runtime, period) = crate::sched::sched_config().tunables.fair_server();
+    kassert_eq!((runtime, period), (50 * MS, 1_000 * MS));
+    let want = period - runtime;
+    kprintln!(
+        "    {} wakeups, longest wait {} us (the zero-laxity boost {} ms after a wakeup), p50 {} us",
+        r.wakeups,
+        r.max_ns / 1000,
+        want / MS,
+        r.p50_ns / 1000
+    );
+    kassert!(
+        r.max_ns >= want && r.max_ns - want < MS / 2,
+        "longest wait {} ns, want {} ns + < 0.5 ms: {}",
+        r.max_ns,
+        want,
+        out
+    );
+    kassert!(r.p50_ns < MS, "the later wakeups waited: {out}");
     Ok(())
 });
 

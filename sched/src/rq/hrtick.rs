@@ -64,6 +64,11 @@ pub enum HrtickCmd {
     /// timer is armed, at the end of `schedule()` (`ktime_get() +
     /// rq->hrtick_delay`), not from the runqueue clock of the pick.
     Start(u64),
+    /// Arm (or move) it to fire at this instant, ns on the runqueue's
+    /// clock (the [`crate::smp::Platform::now_ns`] clock): the fair
+    /// server's own timer, or a slice's end when the timer is armed again
+    /// after the server's instant came first.
+    At(u64),
     /// Stop it.
     Cancel,
 }
@@ -87,18 +92,65 @@ impl Rq {
         self.hrtick_cmd.take()
     }
 
-    /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now.
+    /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now
+    /// (or at the fair server's instant, if that comes first: the slice's
+    /// end is then armed once that has been handled).
     fn hrtick_start(&mut self, delay_ns: u64) {
         let delay = delay_ns.max(HRTICK_MIN_NS);
         self.hrtick_expires_ns = self.clock.saturating_add(delay);
         self.hrtick_cmd = Some(HrtickCmd::Start(delay));
+        if self.server_timer_ns < self.hrtick_expires_ns {
+            self.hrtick_program();
+        }
     }
 
-    /// Stops a pending timer.
+    /// Stops a pending timer (the slice's; a pending fair server instant
+    /// keeps the CPU's timer armed for it).
     pub(super) fn hrtick_cancel(&mut self) {
         if self.hrtick_active() {
             self.hrtick_expires_ns = HRTICK_NONE;
-            self.hrtick_cmd = Some(HrtickCmd::Cancel);
+            self.hrtick_program();
+        }
+    }
+
+    /// Asks the platform for the CPU's timer at the earlier of the slice's
+    /// end and the fair server's instant, or for none.
+    #[cold]
+    fn hrtick_program(&mut self) {
+        let at = self.hrtick_expires_ns.min(self.server_timer_ns);
+        self.hrtick_cmd = Some(if at == HRTICK_NONE {
+            HrtickCmd::Cancel
+        } else {
+            HrtickCmd::At(at)
+        });
+    }
+
+    /// When the fair server's own timer fires, if it is armed.
+    pub fn fair_server_timer_ns(&self) -> Option<u64> {
+        (self.server_timer_ns != HRTICK_NONE).then_some(self.server_timer_ns)
+    }
+
+    /// Arms the fair server's timer (Linux's `start_dl_timer` for the
+    /// `dl_server`) for its next instant ([`crate::deadline::DlServer::timer_at`]:
+    /// the zero-laxity boost, or the replenishment) when that comes before
+    /// the next tick, which would otherwise be the first to notice it; stops
+    /// it when the server needs none. Called after a server tick that
+    /// changed its state or found that instant less than a tick away
+    /// ([`crate::deadline::ServerTick::Near`]), and after its timer: an
+    /// instant a tick or more away is armed by a later tick, so a CPU whose
+    /// fair tasks run on their own (the zero-laxity time then moves on with
+    /// the clock) never arms it. A timer left armed for an instant that
+    /// moved or a server that stopped fires, finds nothing due and is
+    /// stopped or moved then (Linux's `dl_server_timer` likewise returns
+    /// early for a server no longer throttled).
+    pub(super) fn fair_server_timer_arm(&mut self) {
+        let at = match self.fair_server.timer_at() {
+            Some(at) if at < self.clock.saturating_add(self.cfg.tick_ns()) => at,
+            _ => HRTICK_NONE,
+        };
+        if at != self.server_timer_ns {
+            self.server_timer_ns = at;
+            self.hrtick_program();
         }
     }
 
@@ -177,18 +229,39 @@ impl Rq {
         }
     }
 
-    /// The timer fired (Linux's `hrtick()`, which calls the running task's
-    /// `task_tick` with `queued = 1`): bring the clock to `now_ns` first
+    /// The timer fired: bring the clock to `now_ns` first
     /// ([`Rq::update_rq_clock`]), then call this on the timer's CPU with the
-    /// runqueue locked. A running fair task is charged and an immediate
-    /// reschedule requested; a task of another class is only charged. An expiry of a
-    /// timer that was cancelled meanwhile does nothing. Returns the
-    /// need-resched state.
+    /// runqueue locked. The CPU's one timer serves two: the fair server's
+    /// instant, if it is armed and due, is handled first (Linux's
+    /// `dl_server_timer`: the running task is charged, then the server
+    /// boosts or is replenished, and a fair task served above RT asks for an
+    /// immediate reschedule); then the slice's end (Linux's `hrtick()`, which
+    /// calls the running task's `task_tick` with `queued = 1`), when due: a
+    /// running fair task is charged and an immediate reschedule requested;
+    /// a task of another class is only charged. With no server instant
+    /// armed every expiry is the slice's. An expiry of a timer that was
+    /// cancelled meanwhile does nothing; one that comes before what is
+    /// pending arms the timer again for it. Returns the need-resched state.
     pub fn hrtick(&mut self) -> Resched {
-        if !self.hrtick_active() {
+        let server_armed = self.server_timer_ns != HRTICK_NONE;
+        if server_armed {
+            if self.server_timer_ns <= self.clock {
+                self.server_timer_ns = HRTICK_NONE;
+                self.fair_server_timer();
+            }
+            // The slice's end may still be ahead (the server's instant came
+            // first): the timer is armed again for whatever is left.
+            if !self.hrtick_active() || self.hrtick_expires_ns > self.clock {
+                self.hrtick_program();
+                return self.need_resched;
+            }
+        } else if !self.hrtick_active() {
             return self.need_resched;
         }
         self.hrtick_expires_ns = HRTICK_NONE;
+        if self.server_timer_ns != HRTICK_NONE {
+            self.hrtick_program();
+        }
         self.stats.nr_hrtick += 1;
         if self.curr == NIL {
             return self.need_resched;

@@ -160,13 +160,17 @@ pub fn timer_set_event(deadline_ns: Option<u64>) {
     }
 }
 
-/// The counter value at `deadline_ns` (`now_ns` time); `u64::MAX` for none.
+/// The counter value at `deadline_ns` (`now_ns` time), rounded up, so that
+/// the interrupt never comes before `now_ns()` reads `deadline_ns` (rounded
+/// down it came up to a cycle early, 16 ns at 62.5 MHz: a sleeper's timer
+/// found nothing expired and was armed again, and the fair server's timer
+/// found its instant not yet reached); `u64::MAX` for none.
 fn cycles_at(deadline_ns: Option<u64>) -> u64 {
     match deadline_ns {
         None => u64::MAX,
         Some(ns) => {
             let freq = u128::from(FREQ_HZ.load(Ordering::Relaxed));
-            let c = u128::from(ns) * freq / u128::from(NS_PER_S);
+            let c = (u128::from(ns) * freq).div_ceil(u128::from(NS_PER_S));
             BOOT_COUNT
                 .load(Ordering::Relaxed)
                 .saturating_add(u64::try_from(c).unwrap_or(u64::MAX))
