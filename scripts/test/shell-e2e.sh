@@ -278,13 +278,22 @@ replies = []  # (cmd, reply lines) in script order
 pos = 0
 for c in cmds:
     echo = {"@LONG@": "x" * 1024, "@NONASCII@": "features ??t??"}.get(c, c)
+    # A background job's report that arrives while a command is being
+    # typed ends the line ("sched> wai", the report) and the editor
+    # redraws it ("sched> wait"): such a report belongs to that command.
+    early = []
     while pos < len(blocks) and blocks[pos].split("\n", 1)[0] != echo:
+        first, _, rest = blocks[pos].partition("\n")
+        if first and echo.startswith(first):
+            early += [l for l in rest.split("\n") if l]
+        else:
+            early = []
         pos += 1
     if pos == len(blocks):
         fail(f"no reply to '{c[:40]}' in the transcript")
         replies.append((c, []))
         continue
-    lines = blocks[pos].split("\n")[1:]
+    lines = early + blocks[pos].split("\n")[1:]
     while lines and lines[-1] == "":
         lines.pop()
     replies.append((c, lines))
