@@ -16,7 +16,7 @@
 //!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
 //!   overrun paid back) and queued again;
 //! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
-//!   the root domain (here: every active CPU) at or below 95% of its
+//!   the root domain (here: every active CPU) at or below 100% of its
 //!   capacity (its CPUs, a CPU of capacity 512 counting half: Linux's
 //!   `dl_bw_capacity`), the fair servers' bandwidth included, so that admitted tasks meet their deadlines
 //!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
@@ -129,8 +129,12 @@ pub const DL_PERIOD_MIN_NS: u64 = 100_000;
 /// Longest SCHED_DEADLINE period (`kernel.sched_deadline_period_max_us`, 2^22 µs).
 pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
 /// The root domain's deadline bandwidth limit per CPU: Linux's
-/// `sched_rt_runtime_us / sched_rt_period_us` = 950000 / 1000000.
-pub const DL_BW_LIMIT: u64 = BW_UNIT * 95 / 100;
+/// `sched_rt_runtime_us / sched_rt_period_us`: 1000000 / 1000000 in Linux
+/// 7.2 as Debian boots it (7.2.13: `sched_rt_runtime_us` 1000000,
+/// `.dl_bw->bw` 1048576 in /sys/kernel/debug/sched/debug; docs/results/
+/// linux.md), where older kernels had 950000.
+/// The fair servers' 5% a CPU comes off it ([`DlBandwidth::capacity`]).
+pub const DL_BW_LIMIT: u64 = BW_UNIT;
 
 /// `runtime / period` in [`BW_UNIT`] units (Linux's `to_ratio`).
 pub fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
@@ -462,7 +466,8 @@ impl DlBandwidth {
         self.total_bw.load(core::sync::atomic::Ordering::Relaxed)
     }
 
-    /// What the domain may hold for tasks: 95% of its capacity minus the
+    /// What the domain may hold for tasks: its capacity ([`DL_BW_LIMIT`] a
+    /// CPU) minus the
     /// fair servers' bandwidth on each of its `ncpus` CPUs (`__dl_overflow`,
     /// the servers being in Linux's `total_bw` too). `capacity_units` is the
     /// sum of the CPUs' capacities, 1024 for a full CPU (`dl_bw_capacity`:

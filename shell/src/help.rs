@@ -169,7 +169,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "-d SCHED_DEADLINE: -T/--sched-runtime, -D/--sched-deadline and",
             "-P/--sched-period in ns (runtime <= deadline <= period; one of the",
             "last two may be left out), PRIO 0; refused when the deadline tasks'",
-            "runtime/period sum would pass 95% of the CPUs minus the fair servers",
+            "runtime/period sum would pass 100% of the CPUs minus the fair servers",
             "(Linux: EBUSY), and for a thread not allowed on every online CPU",
             "(Linux: EPERM); for %JOB a refusal stops at that thread",
         ],
