@@ -566,11 +566,24 @@ impl DlRq {
     }
 
     /// `dl_entity_overflow`: would the remaining budget need more than the
-    /// task's bandwidth of the time left to its deadline?
+    /// task's density (runtime / relative deadline, its bandwidth when the
+    /// deadline is the period) of the time left to its deadline?
     fn overflows(t: &SchedTask, now: u64) -> bool {
         let left = t.dl.deadline.saturating_sub(now) as i128;
-        (t.dl.runtime_ns as i128) * (t.params.dl_period() as i128)
+        (t.dl.runtime_ns as i128) * (t.params.dl_deadline_ns as i128)
             > left * (t.params.dl_runtime_ns as i128)
+    }
+
+    /// `update_dl_revised_wakeup`: a constrained task (deadline < period)
+    /// woken before its deadline with more budget than its density allows
+    /// keeps the deadline, with the budget cut to density x laxity (a fresh
+    /// deadline would let it run more than its density until the old one),
+    /// as Linux 7.2 does (traced in docs/results/linux.md, "SCHED_DEADLINE at
+    /// 4 CPUs").
+    fn revised_wakeup(t: &mut SchedTask, now: u64) {
+        let density = to_ratio(t.params.dl_deadline_ns, t.params.dl_runtime_ns);
+        let laxity = t.dl.deadline.saturating_sub(now) as u128;
+        t.dl.runtime_ns = ((density as u128 * laxity) >> 20) as i64;
     }
 
     fn insert(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
@@ -601,10 +614,26 @@ impl DlRq {
     pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64, moved: bool) {
         let t = &mut ts[s.0 as usize];
         debug_assert!(!t.dl.on_rq);
+        let constrained = t.params.dl_deadline_ns < t.params.dl_period();
         if moved && t.dl.runtime_ns > 0 && now < t.dl.deadline {
             // Kept as it is.
+        } else if !moved
+            && constrained
+            && t.dl.runtime_ns > 0
+            && t.dl.deadline != 0
+            && now >= t.dl.deadline
+            && now < next_period(t)
+        {
+            // `dl_check_constrained_dl`: woken after its deadline but before
+            // its next period, a constrained task waits for that period
+            // (its budget belongs to the period that ended).
+            t.dl.runtime_ns = 0;
         } else if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
-            Self::fresh(t, now);
+            if constrained && now < t.dl.deadline {
+                Self::revised_wakeup(t, now);
+            } else {
+                Self::fresh(t, now);
+            }
         } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
             // Its replenishment time passed while it was off the runqueue.
             Self::replenish(t, now);
@@ -749,5 +778,86 @@ impl DlRq {
             return Err("dl on_rq flags wrong");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::TaskParams;
+
+    const MS: u64 = 1_000_000;
+
+    /// A deadline runqueue with one task of `params`, asleep with `runtime_ns`
+    /// left and absolute deadline `deadline`.
+    fn one(
+        params: TaskParams,
+        runtime_ns: i64,
+        deadline: u64,
+    ) -> (DlRq, alloc::vec::Vec<SchedTask>) {
+        let mut rq = DlRq::default();
+        rq.try_reserve(1).unwrap();
+        rq.add_slots(1);
+        rq.enabled = true;
+        let mut t = SchedTask::new(params);
+        t.dl.runtime_ns = runtime_ns;
+        t.dl.deadline = deadline;
+        (rq, alloc::vec![t])
+    }
+
+    /// Linux's `update_dl_entity` for a constrained task (deadline <
+    /// period) woken before its deadline with more budget than its density
+    /// (runtime / deadline) allows in the time left: the revised CBS rule
+    /// (`update_dl_revised_wakeup`) keeps the deadline and cuts the budget
+    /// to density x laxity, where an implicit task gets a fresh pair. Linux
+    /// 7.2's trace of lcbench's 20/50/100 ms task woken 0.92 ms before its
+    /// deadline: it ran 0.36 ms and was throttled to the next period
+    /// (docs/results/linux.md, "SCHED_DEADLINE at 4 CPUs").
+    #[test]
+    fn a_constrained_task_woken_near_its_deadline_keeps_it_with_a_cut_budget() {
+        let p = TaskParams::deadline(20 * MS, 50 * MS, 100 * MS);
+        let now = 1_000 * MS;
+        let d = now + 920_000;
+        let (mut rq, mut ts) = one(p, 10 * MS as i64, d);
+        rq.enqueue(&mut ts, Slot(0), now, false);
+        assert_eq!(ts[0].dl.deadline, d);
+        // 0.4 x 0.92 ms, in BW_UNIT steps as Linux computes it
+        let density = to_ratio(50 * MS, 20 * MS);
+        assert_eq!(
+            ts[0].dl.runtime_ns,
+            ((density as u128 * 920_000) >> 20) as i64
+        );
+        assert!(!ts[0].dl.throttled);
+        // implicit (deadline = period): a fresh budget and deadline
+        let (mut rq, mut ts) = one(
+            TaskParams::deadline(20 * MS, 100 * MS, 100 * MS),
+            10 * MS as i64,
+            now + 920_000,
+        );
+        rq.enqueue(&mut ts, Slot(0), now, false);
+        assert_eq!(
+            (ts[0].dl.deadline, ts[0].dl.runtime_ns),
+            (now + 100 * MS, 20 * MS as i64)
+        );
+    }
+
+    /// Linux's `dl_check_constrained_dl`: a constrained task woken after its
+    /// deadline but before its next period waits, throttled, for that period.
+    #[test]
+    fn a_constrained_task_woken_between_its_deadline_and_next_period_waits() {
+        let p = TaskParams::deadline(20 * MS, 50 * MS, 100 * MS);
+        let now = 1_000 * MS;
+        let d = now - 10 * MS; // next period at d - 50 + 100 = now + 40 ms
+        let (mut rq, mut ts) = one(p, 5 * MS as i64, d);
+        rq.enqueue(&mut ts, Slot(0), now, false);
+        assert!(ts[0].dl.throttled);
+        assert_eq!(rq.replenish_due(&mut ts, now + 40 * MS - 1), None);
+        assert!(ts[0].dl.throttled);
+        assert_eq!(rq.replenish_due(&mut ts, now + 40 * MS), Some(d + 100 * MS));
+        assert!(!ts[0].dl.throttled);
+        assert_eq!(
+            (ts[0].dl.deadline, ts[0].dl.runtime_ns),
+            (d + 100 * MS, 20 * MS as i64)
+        );
     }
 }
