@@ -9,8 +9,12 @@
 //! multimedia applications in hard real-time systems", RTSS 1998), as
 //! Linux's `kernel/sched/deadline.c` does:
 //! - on wakeup, a deadline in the past, or a remaining budget that would need
-//!   more than runtime/period of the time left, gives a fresh budget and
-//!   deadline `now + deadline`; otherwise the current pair is kept;
+//!   more than the task's density (runtime/deadline) of the time left, gives
+//!   a fresh budget and deadline `now + deadline`; otherwise the current pair
+//!   is kept. A constrained task (deadline < period) in the second case
+//!   keeps its deadline with the budget cut to density x time left (the
+//!   revised rule), and one woken after its deadline but before its next
+//!   period waits, throttled, for that period, as in Linux 7.2;
 //! - the running task's budget is charged; when it is spent the task is
 //!   *throttled* until its next period (`deadline - dl_deadline + period`),
 //!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
