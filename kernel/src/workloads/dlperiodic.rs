@@ -1,8 +1,8 @@
 //! `dlperiodic [-n TASKS] [-r US] [-D US] [-p US] [-w US] [-d MS]`: periodic
 //! SCHED_DEADLINE threads and whether their jobs meet their deadlines.
 //!
-//! TASKS threads are spawned as fair threads allowed every CPU the shell
-//! may use, then made SCHED_DEADLINE (runtime, deadline, period) with
+//! TASKS threads are spawned as fair threads, allowed every online CPU,
+//! then made SCHED_DEADLINE (runtime, deadline, period) with
 //! `sched_setattr`, as a Linux program forks and then calls
 //! `sched_setattr`: admission control may refuse one (the run then stops,
 //! and the error line says why, with Linux's errno). They are released
@@ -111,6 +111,12 @@ pub fn run(
                 break;
             }
         };
+        // Allowed every online CPU (SCHED_DEADLINE needs it), whatever the
+        // spawning thread's own mask.
+        if let Err(e) = crate::sched::set_affinity(tid, crate::sched::online_mask()) {
+            refused = Some(alloc::format!("thread {} of {n}: affinity: {e:?}", i + 1));
+            break;
+        }
         if let Err(e) = crate::sched::sched_setattr(task::thread(tid.idx()), params) {
             refused = Some(match e {
                 sched::RqError::Params(pe) => alloc::format!(
