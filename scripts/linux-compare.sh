@@ -62,10 +62,12 @@
 #   pipe); or
 #   `LABEL => LINUX COMMAND` for a Linux-only workload.
 #  conformance:
+#   CONF_ONLY=REGEX  only the rows whose name matches (awk ERE), e.g. '^dl_'
 #   CONF_MS=1000     length of each conformance run
 #   CONF_SMP=1       CPUs of both machines for these rows (every task is on
 #                    CPU 0 anyway; 1 keeps our kernel's idle CPUs out of the
-#                    emulation's time)
+#                    emulation's time); the SCHED_DEADLINE rows (dl_*) run
+#                    only at CONF_SMP=4, the count their shapes are for
 #   CONF_BOOTS=1     boots of each kernel; above 1, boot b gets seed b (Linux
 #                    lc.seed=b, ours seed=b) and a pseudo-random pause from
 #                    it before every run (Linux: usleep 0..4 ms; ours: `yield
@@ -326,7 +328,7 @@ part_ab() {
 # is subtracted first, each kernel its own (e.g. the sleeper's latency with
 # no hogs). docs/results/linux.md says why each bound is what it is; the
 # bounds were fixed before the runs they judge.
-conf_rows() {
+conf_rows_all() {
     local d=$CONF_MS
     local wl="wakelat -d $d -c 0 -p 2000"
     local cyc="cyclictest -t1 -i500 -l1000 -p50 -q"
@@ -366,6 +368,52 @@ sleeper_beside_fifo_hog:max|lcbench $rth|$rth|lat_max_us|linux|100000
 cyclictest_load:avg|hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=\$!; $cyc; kill \$b; wait|cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1|cyc_avg_us|<=linux|
 cyclictest_load:max|hackbench -T -p -g 1 -l 1000000 >/dev/null 2>&1 & b=\$!; $cyc; kill \$b; wait|cyclictest -t 1 -i 500 -l 1000 -p 50 -L 1|cyc_max_us|<=linux|
 ROWS
+    # SCHED_DEADLINE (dl_*; shapes for 4 CPUs, run only at CONF_SMP=4).
+    # Admission: 16 tasks of one shape, made SCHED_DEADLINE one after the
+    # other until the first refusal (Linux: lcbench's children; ours: a
+    # background spin job's threads through chrt -d %1): how many were
+    # admitted and the refusal's errno. The affinity rules: chrt -d of a
+    # thread pinned to CPU 0, taskset of a deadline thread to CPU 0. Then
+    # periodic deadline tasks under admitted load for 3 s. docs/results/
+    # linux.md ("SCHED_DEADLINE at 4 CPUs") says why each bound is what it is.
+    local s16="0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" r
+    for r in 50 25 90; do
+        local lc="lcbench dl admit -r ${r}000 -p 100000 -n 16"
+        local oc="spin -d 300 $s16 &; chrt -d -T ${r}000000 -D 100000000 -P 100000000 0 %1; wait %1"
+        echo "dl_admit_${r}of100|$lc|$oc|dl_admitted|linux|0"
+        echo "dl_admit_${r}of100:errno|$lc|$oc|dl_errno|linux|"
+    done
+    local dlo="-d -T 10000000 -D 100000000 -P 100000000 0 %1"
+    cat <<ROWS
+dl_pinned:errno|lcbench dl pinned -r 10000 -p 100000|spin -d 200 -c 0 0 &; chrt $dlo; wait %1|dl_errno|linux|
+dl_narrow:admitted|lcbench dl narrow -r 10000 -p 100000|spin -d 200 0 &; chrt $dlo; taskset -p 1 %1; wait %1|dl_admitted|linux|0
+dl_narrow:errno|lcbench dl narrow -r 10000 -p 100000|spin -d 200 0 &; chrt $dlo; taskset -p 1 %1; wait %1|dl_errno|linux|
+ROWS
+    # NAME|options|jobs (tasks x 30 periods). The two-task shapes (added
+    # after the first runs, same bounds) keep at most two vCPUs busy: with
+    # more, QEMU's round-robin turns under -icount add up to a cycle of
+    # turns to a job (docs/results/linux.md); 2x10of50 is constrained (D <
+    # P), 2x10of100 implicit (D = P).
+    local shape name a jobs k
+    for shape in "6x10of50|-n 6 -r 20000 -D 50000 -p 100000 -w 10000 -d 3000|180" \
+        "7x30of100|-n 7 -r 45000 -p 100000 -w 30000 -d 3000|210" \
+        "2x10of50|-n 2 -r 20000 -D 50000 -p 100000 -w 10000 -d 3000|60" \
+        "2x10of100|-n 2 -r 20000 -p 100000 -w 10000 -d 3000|60"; do
+        IFS='|' read -r name a jobs <<<"$shape"
+        echo "dl_periodic_$name:jobs|lcbench dl periodic $a|dlperiodic $a|dl_jobs|$jobs|0"
+        echo "dl_periodic_$name:missed|lcbench dl periodic $a|dlperiodic $a|dl_missed|0|0"
+        for k in avg p50 p99 max; do
+            echo "dl_periodic_$name:$k|lcbench dl periodic $a|dlperiodic $a|resp_${k}_us|linux|4000"
+        done
+    done
+}
+
+# The rows this run makes: the deadline rows (dl_*) only at CONF_SMP=4
+# (their admission counts and loads are for 4 CPUs), and with CONF_ONLY
+# only the rows whose name matches that extended regular expression.
+conf_rows() {
+    conf_rows_all | awk -F'|' -v smp="$CONF_SMP" -v only="${CONF_ONLY:-}" \
+        '($1 !~ /^dl_/ || smp == 4) && (only == "" || $1 ~ only)'
 }
 
 part_conformance() {
@@ -376,6 +424,8 @@ part_conformance() {
         for ((b = 1; b <= CONF_BOOTS; b++)); do llogs+=("$dir/linux-seed$b.log") ologs+=("$dir/ours-seed$b.log"); done
     fi
     mkdir -p "$dir"
+    [[ -n $(conf_rows) ]] || bad "conformance: no rows (CONF_ONLY='${CONF_ONLY:-}', CONF_SMP=$CONF_SMP; the dl_* rows need CONF_SMP=4)"
+    [[ $CONF_SMP == 4 ]] || echo "linux-compare: conformance: the SCHED_DEADLINE rows (dl_*) are for CONF_SMP=4; left out at $CONF_SMP" >&2
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         : >"$ldir/plan.sh"
         local ours="" name cmd ourcmd cfg lpause="" opause=""

@@ -9,14 +9,18 @@
 //! multimedia applications in hard real-time systems", RTSS 1998), as
 //! Linux's `kernel/sched/deadline.c` does:
 //! - on wakeup, a deadline in the past, or a remaining budget that would need
-//!   more than runtime/period of the time left, gives a fresh budget and
-//!   deadline `now + deadline`; otherwise the current pair is kept;
+//!   more than the task's density (runtime/deadline) of the time left, gives
+//!   a fresh budget and deadline `now + deadline`; otherwise the current pair
+//!   is kept. A constrained task (deadline < period) in the second case
+//!   keeps its deadline with the budget cut to density x time left (the
+//!   revised rule), as in Linux 7.2 (not Linux's wait for the next period of
+//!   one woken after its deadline: see [`DlRq::enqueue`]);
 //! - the running task's budget is charged; when it is spent the task is
 //!   *throttled* until its next period (`deadline - dl_deadline + period`),
 //!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
 //!   overrun paid back) and queued again;
 //! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
-//!   the root domain (here: every active CPU) at or below 95% of its
+//!   the root domain (here: every active CPU) at or below 100% of its
 //!   capacity (its CPUs, a CPU of capacity 512 counting half: Linux's
 //!   `dl_bw_capacity`), the fair servers' bandwidth included, so that admitted tasks meet their deadlines
 //!   on one CPU (EDF's utilisation bound) and have bounded tardiness on many
@@ -139,8 +143,12 @@ pub const DL_PERIOD_MIN_NS: u64 = 100_000;
 /// Longest SCHED_DEADLINE period (`kernel.sched_deadline_period_max_us`, 2^22 µs).
 pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
 /// The root domain's deadline bandwidth limit per CPU: Linux's
-/// `sched_rt_runtime_us / sched_rt_period_us` = 950000 / 1000000.
-pub const DL_BW_LIMIT: u64 = BW_UNIT * 95 / 100;
+/// `sched_rt_runtime_us / sched_rt_period_us`: 1000000 / 1000000 in Linux
+/// 7.2 as Debian boots it (7.2.13: `sched_rt_runtime_us` 1000000,
+/// `.dl_bw->bw` 1048576 in /sys/kernel/debug/sched/debug; docs/results/
+/// linux.md), where older kernels had 950000.
+/// The fair servers' 5% a CPU comes off it ([`DlBandwidth::capacity`]).
+pub const DL_BW_LIMIT: u64 = BW_UNIT;
 
 /// `runtime / period` in [`BW_UNIT`] units (Linux's `to_ratio`).
 pub fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
@@ -509,7 +517,8 @@ impl DlBandwidth {
         self.total_bw.load(core::sync::atomic::Ordering::Relaxed)
     }
 
-    /// What the domain may hold for tasks: 95% of its capacity minus the
+    /// What the domain may hold for tasks: its capacity ([`DL_BW_LIMIT`] a
+    /// CPU) minus the
     /// fair servers' bandwidth on each of its `ncpus` CPUs (`__dl_overflow`,
     /// the servers being in Linux's `total_bw` too). `capacity_units` is the
     /// sum of the CPUs' capacities, 1024 for a full CPU (`dl_bw_capacity`:
@@ -608,11 +617,24 @@ impl DlRq {
     }
 
     /// `dl_entity_overflow`: would the remaining budget need more than the
-    /// task's bandwidth of the time left to its deadline?
+    /// task's density (runtime / relative deadline, its bandwidth when the
+    /// deadline is the period) of the time left to its deadline?
     fn overflows(t: &SchedTask, now: u64) -> bool {
         let left = t.dl.deadline.saturating_sub(now) as i128;
-        (t.dl.runtime_ns as i128) * (t.params.dl_period() as i128)
+        (t.dl.runtime_ns as i128) * (t.params.dl_deadline_ns as i128)
             > left * (t.params.dl_runtime_ns as i128)
+    }
+
+    /// `update_dl_revised_wakeup`: a constrained task (deadline < period)
+    /// woken before its deadline with more budget than its density allows
+    /// keeps the deadline, with the budget cut to density x laxity (a fresh
+    /// deadline would let it run more than its density until the old one),
+    /// as Linux 7.2 does (traced in docs/results/linux.md, "SCHED_DEADLINE at
+    /// 4 CPUs").
+    fn revised_wakeup(t: &mut SchedTask, now: u64) {
+        let density = to_ratio(t.params.dl_deadline_ns, t.params.dl_runtime_ns);
+        let laxity = t.dl.deadline.saturating_sub(now) as u128;
+        t.dl.runtime_ns = ((density as u128 * laxity) >> 20) as i64;
     }
 
     fn insert(&mut self, ts: &mut [SchedTask], s: Slot, now: u64) {
@@ -643,10 +665,21 @@ impl DlRq {
     pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64, moved: bool) {
         let t = &mut ts[s.0 as usize];
         debug_assert!(!t.dl.on_rq);
+        // Linux also throttles a constrained task woken after its deadline
+        // but before its next period until that period
+        // (`dl_check_constrained_dl`), a wait of µs on its hrtimer; here the
+        // replenishment comes at the tick, so that wait would be up to a
+        // tick (a 2/5/10 ms pair missed 10 of 40 deadlines at 1 CPU with
+        // it): such a wakeup gets a fresh pair instead.
+        let constrained = t.params.dl_deadline_ns < t.params.dl_period();
         if moved && t.dl.runtime_ns > 0 && now < t.dl.deadline {
             // Kept as it is.
         } else if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
-            Self::fresh(t, now);
+            if constrained && now < t.dl.deadline {
+                Self::revised_wakeup(t, now);
+            } else {
+                Self::fresh(t, now);
+            }
         } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
             // Its replenishment time passed while it was off the runqueue.
             Self::replenish(t, now);
@@ -791,5 +824,66 @@ impl DlRq {
             return Err("dl on_rq flags wrong");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::TaskParams;
+
+    const MS: u64 = 1_000_000;
+
+    /// A deadline runqueue with one task of `params`, asleep with `runtime_ns`
+    /// left and absolute deadline `deadline`.
+    fn one(
+        params: TaskParams,
+        runtime_ns: i64,
+        deadline: u64,
+    ) -> (DlRq, alloc::vec::Vec<SchedTask>) {
+        let mut rq = DlRq::default();
+        rq.try_reserve(1).unwrap();
+        rq.add_slots(1);
+        rq.enabled = true;
+        let mut t = SchedTask::new(params);
+        t.dl.runtime_ns = runtime_ns;
+        t.dl.deadline = deadline;
+        (rq, alloc::vec![t])
+    }
+
+    /// Linux's `update_dl_entity` for a constrained task (deadline <
+    /// period) woken before its deadline with more budget than its density
+    /// (runtime / deadline) allows in the time left: the revised CBS rule
+    /// (`update_dl_revised_wakeup`) keeps the deadline and cuts the budget
+    /// to density x laxity, where an implicit task gets a fresh pair. Linux
+    /// 7.2's trace of lcbench's 20/50/100 ms task woken 0.92 ms before its
+    /// deadline: it ran 0.36 ms and was throttled to the next period
+    /// (docs/results/linux.md, "SCHED_DEADLINE at 4 CPUs").
+    #[test]
+    fn a_constrained_task_woken_near_its_deadline_keeps_it_with_a_cut_budget() {
+        let p = TaskParams::deadline(20 * MS, 50 * MS, 100 * MS);
+        let now = 1_000 * MS;
+        let d = now + 920_000;
+        let (mut rq, mut ts) = one(p, 10 * MS as i64, d);
+        rq.enqueue(&mut ts, Slot(0), now, false);
+        assert_eq!(ts[0].dl.deadline, d);
+        // 0.4 x 0.92 ms, in BW_UNIT steps as Linux computes it
+        let density = to_ratio(50 * MS, 20 * MS);
+        assert_eq!(
+            ts[0].dl.runtime_ns,
+            ((density as u128 * 920_000) >> 20) as i64
+        );
+        assert!(!ts[0].dl.throttled);
+        // implicit (deadline = period): a fresh budget and deadline
+        let (mut rq, mut ts) = one(
+            TaskParams::deadline(20 * MS, 100 * MS, 100 * MS),
+            10 * MS as i64,
+            now + 920_000,
+        );
+        rq.enqueue(&mut ts, Slot(0), now, false);
+        assert_eq!(
+            (ts[0].dl.deadline, ts[0].dl.runtime_ns),
+            (now + 100 * MS, 20 * MS as i64)
+        );
     }
 }

@@ -137,7 +137,7 @@ impl core::fmt::Display for ParamsError {
                 "deadline attributes need 1024 ns <= runtime <= deadline <= period (period in [100 us, 4.19 s]) and are only for SCHED_DEADLINE",
             ),
             ParamsError::DlBandwidthExceeded => f.write_str(
-                "SCHED_DEADLINE bandwidth over the limit (95% of the CPUs, fair servers included)",
+                "SCHED_DEADLINE bandwidth over the limit (100% of the CPUs, fair servers included)",
             ),
             ParamsError::DlAffinityRestricted => f.write_str(
                 "SCHED_DEADLINE needs a task allowed on every online CPU (its affinity is restricted)",

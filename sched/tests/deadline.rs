@@ -154,7 +154,7 @@ fn run_periodic(specs: &[(u64, u64, u64)], ms: u64) -> Vec<Periodic> {
 #[test]
 fn periodic_tasks_under_admitted_load_miss_no_deadline() {
     // cyclictest-like: 3 periodic tasks, utilisation 0.2 + 0.3 + 0.25 =
-    // 0.75 (admitted on 1 CPU: at most 0.95 - 0.05 for the fair server),
+    // 0.75 (admitted on 1 CPU: at most 1.0 - 0.05 for the fair server),
     // under a FIFO hog. EDF on one CPU meets every deadline while the
     // utilisation is at most 1 (Liu and Layland 1973), and the CBS keeps
     // each task to its own budget.
@@ -185,15 +185,16 @@ fn sched1() -> Scheduler<Plat> {
 #[test]
 fn admission_control_refuses_an_over_commit_and_changes_nothing() {
     let s = sched1();
-    // 1 CPU: 95% minus the fair server's 5% = 90% for deadline tasks.
-    s.spawn(TaskId(1), SchedTask::new(dl(50, 100, 100)), cpu_id(0))
+    // 1 CPU: 100% (Linux 7.2's sched_rt_runtime_us = sched_rt_period_us)
+    // minus the fair server's 5% = 95% for deadline tasks.
+    s.spawn(TaskId(1), SchedTask::new(dl(55, 100, 100)), cpu_id(0))
         .unwrap();
     s.spawn(TaskId(2), SchedTask::new(dl(30, 100, 100)), cpu_id(0))
         .unwrap();
     s.spawn(TaskId(3), SchedTask::new(TaskParams::default()), cpu_id(0))
         .unwrap();
     let bw = s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw();
-    // 0.8 + 0.15 > 0.9: refused, as a spawn and as a change of policy.
+    // 0.85 + 0.15 > 0.95: refused, as a spawn and as a change of policy.
     let e = s.spawn(TaskId(4), SchedTask::new(dl(15, 100, 100)), cpu_id(0));
     assert_eq!(
         e.unwrap_err(),
@@ -209,7 +210,7 @@ fn admission_control_refuses_an_over_commit_and_changes_nothing() {
         TaskParams::default()
     );
     assert_eq!(s.cpu_rq(cpu_id(0)).config().dl_bw.total_bw(), bw);
-    // 0.8 + 0.1 = 0.9 fits exactly.
+    // 0.85 + 0.1 = 0.95 fits exactly.
     s.set_params(TaskId(3), dl(10, 100, 100), cpu_id(0))
         .unwrap();
     // A task that grows past the limit is refused; one that shrinks is not.

@@ -11,8 +11,12 @@ where
   case); other suffixes (:n0, :avg) only tell rows apart;
 - WHAT is `share K` (the K-th task's share of the CPU time, %), `switches`
   (voluntary + involuntary switches of all the run's tasks), a wakelat
-  figure (lat_avg_us, lat_p50_us, lat_p99_us, lat_max_us) or a cyclictest
-  one (cyc_avg_us, cyc_max_us, thread 0's);
+  figure (lat_avg_us, lat_p50_us, lat_p99_us, lat_max_us), a cyclictest
+  one (cyc_avg_us, cyc_max_us, thread 0's) or a SCHED_DEADLINE one:
+  dl_admitted (tasks made SCHED_DEADLINE), dl_errno (the first refusal's
+  errno name, `ok` if none: a word, judged by equality), and dlperiodic's
+  dl_jobs, dl_missed, resp_avg_us, resp_p50_us, resp_p99_us, resp_max_us,
+  lateness_max_us;
 - REF is the ideal value (both kernels are judged: |figure - ideal| <=
   BOUND), `linux` (ours is judged against Linux's figure: |ours - Linux| <=
   BOUND), `<=linux` (ours <= Linux's) or empty (a figure only, no verdict);
@@ -23,10 +27,15 @@ where
 Linux's log has `conf CONFIG|CMD` before each run's output. Ours has the
 shell's echoed `sched> WORKLOAD ...` lines; its runs are matched to rows by
 order, one per distinct (CONFIG, OUR CMD), as linux-compare.sh issued them.
-Both kernels print the same lines for a run: `spin` (ours: `SPEC
+Both kernels print the same lines for a run: `dlperiodic: N tasks ...: J
+jobs, M missed, response avg A p50 B p99 C max D us, lateness max L us`,
+`spin` (ours: `SPEC
 runtime_ms X share Y%  (pid P, switches S`; lcbench: `spin: SPEC runtime X
 ms  share Y%  nvcsw N nivcsw M`), `wakelat: N wakeups, avg A p50 B p99 C max
-D us ...` and cyclictest's `T: 0 ... Avg: A Max: M`.
+D us ...` and cyclictest's `T: 0 ... Avg: A Max: M`. The deadline
+figures differ: lcbench prints `dl: admitted N` and `dl: errno NAME`; ours
+has a line `pid P's policy: ... -> SCHED_DEADLINE ...` per thread admitted
+by `chrt -d` and the refusal's `error: chrt|taskset: ... (NAME)`.
 
 With several boots of each kernel (linux-compare.sh's CONF_BOOTS), each row's
 spread instead: per kernel the min-max and mean +- sd over its boots, and how
@@ -40,6 +49,9 @@ import sys
 
 WAKELAT = re.compile(r"wakelat: +\d+ wakeups, avg ([\d.]+) p50 ([\d.]+) p99 ([\d.]+) max ([\d.]+) us")
 CYC = re.compile(r"T: *0 .*Avg: *(\d+) +Max: *(\d+)")
+DLP = re.compile(r"dlperiodic: .*: (\d+) jobs, (\d+) missed, response avg ([\d.]+) p50 ([\d.]+) p99 ([\d.]+) "
+                 r"max ([\d.]+) us, lateness max (-?\d+) us")
+DLP_KEYS = ("dl_jobs", "dl_missed", "resp_avg_us", "resp_p50_us", "resp_p99_us", "resp_max_us", "lateness_max_us")
 
 
 def new_run():
@@ -54,6 +66,9 @@ def common(cur, line):
     elif m := CYC.match(line):
         cur["metrics"]["cyc_avg_us"] = float(m[1])
         cur["metrics"]["cyc_max_us"] = float(m[2])
+    elif m := DLP.match(line):
+        for k, v in zip(DLP_KEYS, m.groups()):
+            cur["metrics"][k] = int(v) if k in ("dl_jobs", "dl_missed") else float(v)
     else:
         return False
     return True
@@ -77,20 +92,29 @@ def linux_runs(path):
         elif m := re.match(r"spin: +\S+ +runtime +[\d.]+ ms +share +([\d.]+)% +nvcsw (\d+) nivcsw (\d+)", line):
             cur["shares"].append(float(m[1]))
             cur["switches"] += int(m[2]) + int(m[3])
+        elif m := re.match(r"dl: admitted (\d+)$", line):
+            cur["metrics"]["dl_admitted"] = int(m[1])
+        elif m := re.match(r"dl: errno (\S+)$", line):
+            cur["metrics"]["dl_errno"] = m[1]
     return runs
 
 
 def ours_runs(path):
     runs, cur = [], None
     for line in read(path):
-        if re.match(r"^sched> (spin|wakelat|cyclictest) ", line):
+        if re.match(r"^sched> (spin|wakelat|cyclictest|dlperiodic) ", line):
             cur = new_run()
+            cur["metrics"].update(dl_admitted=0, dl_errno="ok")
             runs.append(cur)
         elif cur is None or common(cur, line):
             continue
         elif m := re.match(r"(?:nice -?\d+|\S+) runtime_ms \d+ share ([\d.]+)%  \(pid \d+, switches (\d+)", line):
             cur["shares"].append(float(m[1]))
             cur["switches"] += int(m[2])
+        elif re.match(r"pid \d+'s policy: .* -> SCHED_DEADLINE ", line):
+            cur["metrics"]["dl_admitted"] += 1
+        elif (m := re.match(r"error: (?:chrt|taskset|dlperiodic): .*\((E[A-Z0-9]+)\)$", line)) and cur["metrics"]["dl_errno"] == "ok":
+            cur["metrics"]["dl_errno"] = m[1]
     return runs
 
 
@@ -139,6 +163,9 @@ def f(v):
 def verdict(v, ref, bound, lv):
     if v is None or not ref:
         return ""
+    if isinstance(v, str) or isinstance(lv, str):  # an errno name: equal or not
+        want = lv if ref == "linux" else ref
+        return "" if want is None else ("ok" if v == want else "OUT")
     if ref == "linux":
         return "" if lv is None else ("ok" if abs(v - lv) <= float(bound) else "OUT")
     if ref == "<=linux":
@@ -168,6 +195,15 @@ def spread(vs):
     return f"{min(vs):.2f}..{max(vs):.2f}  {mean:.2f}+-{sd:.2f}", mean
 
 
+def words(vs):
+    """'EBUSY x3' (each word and how many boots gave it), its most common."""
+    got = [v for v in vs if v is not None]
+    if not got:
+        return "-", None
+    counts = {w: got.count(w) for w in dict.fromkeys(got)}
+    return " ".join(f"{w} x{n}" for w, n in counts.items()), max(counts, key=counts.get)
+
+
 def several_boots(boots):
     n = len(boots)
     print(f"== conformance over {n} boots of each kernel: min..max mean+-sd (sample sd)")
@@ -175,6 +211,13 @@ def several_boots(boots):
     for i, (name, _what, ref, bound, _base, _lv, _ov) in enumerate(boots[0]):
         ls = [b[i][5] for b in boots]
         os_ = [b[i][6] for b in boots]
+        if any(isinstance(v, str) for v in ls + os_):
+            lsp, lmode = words(ls)
+            osp, _ = words(os_)
+            got = [v for v in os_ if v is not None]
+            inb = "" if lmode is None or not got else f"{sum(verdict(v, ref, bound, lmode) == 'ok' for v in got)}/{len(got)}"
+            print(f"{name:<37}{ref or '-':>8}{'=':>8}  {lsp:<32}{osp:<32}{inb:>9}{'':>11}")
+            continue
         lsp, lmean = spread(ls)
         osp, _ = spread(os_)
         got = [v for v in os_ if v is not None]

@@ -130,6 +130,9 @@ pub enum ArgError {
     DeadlineOptionsNeedD,
     /// `chrt -T` without `-o` or `-b`.
     RuntimeNeedsFairPolicy,
+    /// `dlperiodic` parameters out of order (runtime <= deadline <= period,
+    /// work <= runtime): which rule.
+    BadDlShape(&'static str),
     /// A policy name that is not normal, batch or idle (`wakelat -P`).
     UnknownPolicy(String),
     /// A `spin` SPEC that is none of the forms.
@@ -290,6 +293,7 @@ impl fmt::Display for ArgError {
                 f,
                 "bad group name '{n}' (1-32 letters, digits, '_', '-', '.'; 'root' is the root group)"
             ),
+            ArgError::BadDlShape(why) => f.write_str(why),
             ArgError::ConflictingPolicies => f.write_str("more than one policy option given"),
             ArgError::DeadlineOptionsNeedD => {
                 f.write_str("--sched-deadline and --sched-period need -d (SCHED_DEADLINE)")

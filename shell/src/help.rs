@@ -10,8 +10,8 @@ use core::fmt::Write;
 
 use crate::error::{quote, ArgError, Error};
 use crate::parse::{
-    Compare, Cyclictest, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat,
-    YieldPp, CPU_WEIGHT, HOTPLUG_CPU, JOB, MAX_JOBS, NICE, PID, SCHED_RUNTIME,
+    Compare, Cyclictest, Dlperiodic, Hackbench, Limit, Perfpipe, Pgbench, Schbench, Soak, Spin,
+    Wakelat, YieldPp, CPU_WEIGHT, HOTPLUG_CPU, JOB, MAX_JOBS, NICE, PID, SCHED_RUNTIME,
 };
 
 /// One command's help.
@@ -169,8 +169,9 @@ pub const COMMANDS: &[CommandHelp] = &[
             "-d SCHED_DEADLINE: -T/--sched-runtime, -D/--sched-deadline and",
             "-P/--sched-period in ns (runtime <= deadline <= period; one of the",
             "last two may be left out), PRIO 0; refused when the deadline tasks'",
-            "runtime/period sum would pass 95% of the CPUs minus the fair servers,",
-            "and for a thread not allowed on every online CPU (as in Linux)",
+            "runtime/period sum would pass 100% of the CPUs minus the fair servers",
+            "(Linux: EBUSY), and for a thread not allowed on every online CPU",
+            "(Linux: EPERM); for %JOB a refusal stops at that thread",
         ],
         &[PRIO, SCHED_RUNTIME, PID, JOB],
         &[
@@ -187,21 +188,25 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "taskset",
-        "taskset -p [MASK] PID | taskset -cp [LIST] PID",
+        "taskset -p [MASK] PID | taskset -cp [LIST] PID | taskset -p MASK %JOB",
         "set a thread's CPU affinity, or show it",
         &[
             "MASK is hex with or without 0x (bit n = CPU n); LIST is like 0-2,5 or 0-7:2",
             "the mask must be non-zero and fit 256 CPUs; a running thread moves at once",
             "PID: a thread from ps or a background job ('spin -d 20000 0 &' prints",
             "'[1] 9 (threads 10)'); then 'taskset -p 1 10' keeps it on CPU 0",
-            "a SCHED_DEADLINE thread must stay allowed on every online CPU (as in Linux)",
+            "%JOB: every workload thread of the job, in order; a refusal stops there",
+            "(the threads before it keep their new mask, as separate calls would)",
+            "a SCHED_DEADLINE thread must stay allowed on every online CPU (as in Linux:",
+            "EBUSY)",
         ],
-        &[PID],
+        &[PID, JOB],
         &[
             "taskset -p 10",
             "taskset -p 0x3 10",
             "taskset -p 1 10",
             "taskset -cp 0-2,5 10",
+            "taskset -p 1 %1",
         ],
     ),
     cmd(
@@ -368,6 +373,27 @@ pub const COMMANDS: &[CommandHelp] = &[
             "wakelat -d 1000 -n 2 -p 2000 -P batch",
             "wakelat -d 1000 -n 2 -p 2000 -s 100",
             "wakelat -d 5000 -n 1 -p 100000 -f 50",
+        ],
+    ),
+    cmd(
+        "dlperiodic",
+        "dlperiodic [-n TASKS] [-r US] [-D US] [-p US] [-w US] [-d MS]",
+        "periodic SCHED_DEADLINE threads: missed deadlines, response times",
+        &[
+            "TASKS threads, each SCHED_DEADLINE with runtime -r, deadline -D (default:",
+            "the period) and period -p (us), allowed every online CPU, released",
+            "together and then every period; each job burns -w us of the thread's",
+            "own CPU time; its response time is its end minus its release, and it",
+            "missed if that is over the deadline (a late job delays the next, which",
+            "starts at once). Needs runtime <= deadline <= period and work <=",
+            "runtime; refused (Linux: EBUSY) when admission control refuses a thread.",
+            "The shape of 'lcbench dl periodic'; long options too: --tasks",
+            "--runtime --deadline --period --work --duration; -h prints this",
+        ],
+        Dlperiodic::LIMITS,
+        &[
+            "dlperiodic",
+            "dlperiodic -n 6 -r 20000 -D 50000 -p 100000 -w 10000 -d 3000",
         ],
     ),
     cmd(

@@ -56,8 +56,8 @@ pub use error::{ArgError, BgError, Error};
 pub use format::{CpuList, IdList, Ms, PreemptLine, PsRow, SignedMs, PS_HEADER};
 pub use help::{help_text, lookup, usage_words, CommandHelp, COMMANDS, PROBE_WORDS};
 pub use parse::{
-    parse, parse_compare_config, CgroupCmd, Command, Compare, CompareConfig, Cyclictest, Hackbench,
-    Limit, Perfpipe, Pgbench, Pid, Schbench, SchedCost, Setting, Soak, Spin, SpinThread,
-    SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, FAIL_ALLOC_KEY, JOB, MAX_CPUS,
-    MAX_JOBS, SCHED_RUNTIME,
+    parse, parse_compare_config, CgroupCmd, Command, Compare, CompareConfig, Cyclictest,
+    Dlperiodic, Hackbench, Limit, Perfpipe, Pgbench, Pid, Schbench, SchedCost, Setting, Soak, Spin,
+    SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, FAIL_ALLOC_KEY, JOB,
+    MAX_CPUS, MAX_JOBS, SCHED_RUNTIME,
 };

@@ -1268,7 +1268,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 28);
+    assert_eq!(COMMANDS.len(), 29);
 }
 
 /// Every word of the help table reaches its own parser: alone it parses to
@@ -1842,4 +1842,79 @@ fn job_control_commands() {
         "kill %1 %2",
         "kill: unexpected argument '%2' (usage: kill PID | kill %JOB)",
     );
+}
+
+#[test]
+fn taskset_of_a_job() {
+    assert_eq!(
+        ok("taskset -p 1 %1"),
+        Command::TasksetJob {
+            mask: sched::CpuMask::from_u64(1),
+            job: 1
+        }
+    );
+    assert_eq!(
+        ok("taskset -cp 0-3 %2"),
+        Command::TasksetJob {
+            mask: sched::CpuMask::from_u64(0xf),
+            job: 2
+        }
+    );
+    err_starts("taskset -p 1 %0", "taskset: ");
+    err_starts("taskset -p 1 %x", "taskset: ");
+    err_is("taskset -p 0 %1", "taskset: mask must not be empty (zero)");
+}
+
+#[test]
+fn dlperiodic() {
+    let d = |tasks, runtime_us, deadline_us, period_us, work_us, duration_ms| {
+        Command::Dlperiodic(shell::Dlperiodic {
+            tasks,
+            runtime_us,
+            deadline_us,
+            period_us,
+            work_us,
+            duration_ms,
+        })
+    };
+    // defaults: 4 tasks of 10 ms every 100 ms (deadline = period), 5 ms of work, 1 s
+    assert_eq!(
+        ok("dlperiodic"),
+        d(4, 10_000, 100_000, 100_000, 5_000, 1000)
+    );
+    assert_eq!(
+        ok("dlperiodic -n 6 -r 20000 -D 50000 -p 100000 -w 10000 -d 3000"),
+        d(6, 20_000, 50_000, 100_000, 10_000, 3000)
+    );
+    assert_eq!(
+        ok("dlperiodic --tasks 7 --runtime 45000 --period 100000 --work 30000 --duration 3000"),
+        d(7, 45_000, 100_000, 100_000, 30_000, 3000)
+    );
+    // -D 0 is the period; runtime = deadline = period and work = runtime are allowed
+    assert_eq!(
+        ok("dlperiodic -r 100 -D 0 -p 100 -w 100"),
+        d(4, 100, 100, 100, 100, 1000)
+    );
+    assert_eq!(ok("dlperiodic -h"), Command::Help(Some("dlperiodic")));
+    err_is(
+        "dlperiodic -r 60000 -D 50000",
+        "dlperiodic: the runtime (-r) must be at most the deadline (-D)",
+    );
+    err_is(
+        "dlperiodic -D 200000 -p 100000",
+        "dlperiodic: the deadline (-D) must be at most the period (-p)",
+    );
+    err_is(
+        "dlperiodic -r 10000 -w 10001",
+        "dlperiodic: the work (-w) must be at most the runtime (-r): a longer job is throttled every period",
+    );
+    err_starts("dlperiodic -n 0", "dlperiodic: -n TASKS must be");
+    err_starts("dlperiodic -n 33", "dlperiodic: -n TASKS must be");
+    err_starts("dlperiodic -p 99", "dlperiodic: -p PERIOD_US must be");
+    err_starts("dlperiodic -r 1", "dlperiodic: -r RUNTIME_US must be");
+    err_starts("dlperiodic -x 1", "dlperiodic: ");
+    err_starts("dlperiodic 5", "dlperiodic: ");
+    err_starts("dlperiodic -n", "dlperiodic: ");
+    // foreground only
+    err_starts("dlperiodic &", "dlperiodic: ");
 }

@@ -40,19 +40,31 @@ pub(super) fn target_thread(
     }
 }
 
+/// The errno Linux's `sched_setattr` gives for a refusal of the same kind:
+/// ended to the error line, `(EBUSY)`, so a transcript can be set beside
+/// Linux's (`make linux-compare`'s deadline rows read it).
+fn linux_errno(e: &sched::task::ParamsError) -> &'static str {
+    use sched::task::ParamsError as P;
+    match e {
+        P::DlBandwidthExceeded => "EBUSY",
+        P::DlAffinityRestricted => "EPERM",
+        P::NiceOutOfRange | P::RtPriorityOutOfRange | P::DlAttrInvalid => "EINVAL",
+    }
+}
+
 fn setattr(cmd: &str, t: &task::Thread, p: TaskParams) -> super::CmdResult {
     match crate::sched::sched_setattr(t, p) {
         Ok(()) => Ok(()),
         Err(sched::RqError::Params(sched::task::ParamsError::DlAffinityRestricted)) => {
             let online = crate::sched::online_mask();
             fail!(
-                "{cmd}: pid {} may run only on CPUs {}, but SCHED_DEADLINE needs all online CPUs ({}): widen its affinity with taskset first",
+                "{cmd}: pid {} may run only on CPUs {}, but SCHED_DEADLINE needs all online CPUs ({}): widen its affinity with taskset first (EPERM)",
                 t.idx(),
                 CpuList(t.cpus_allowed().and(&online)),
                 CpuList(online)
             )
         }
-        Err(sched::RqError::Params(e)) => fail!("{cmd}: {e}"),
+        Err(sched::RqError::Params(e)) => fail!("{cmd}: {e} ({})", linux_errno(&e)),
         Err(e) => fail!("{cmd}: cannot change process {}: {:?}", t.idx(), e),
     }
 }
@@ -109,7 +121,7 @@ pub fn nice(sh: &mut Sh, target: Target, nice: i32) -> CmdResult {
 fn check_all(cmd: &str, new: &[TaskParams]) -> CmdResult {
     for p in new {
         if let Err(e) = p.validate() {
-            fail!("{cmd}: {e}");
+            fail!("{cmd}: {e} ({})", linux_errno(&e));
         }
     }
     Ok(())
@@ -256,7 +268,7 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
         }
         Err(crate::sched::AffinityError::NoSuchThread) => fail!("taskset: no such process {pid}"),
         Err(crate::sched::AffinityError::DeadlineBusy) => fail!(
-            "taskset: pid {pid} is SCHED_DEADLINE, which must stay allowed on all online CPUs ({}): change its policy with chrt first",
+            "taskset: pid {pid} is SCHED_DEADLINE, which must stay allowed on all online CPUs ({}): change its policy with chrt first (EBUSY)",
             CpuList(online)
         ),
     }
@@ -266,6 +278,20 @@ pub fn taskset(sh: &mut Sh, mask: task::CpuMask, pid: Pid) -> CmdResult {
         "pid {pid}'s new affinity mask: {:x}",
         t.cpus_allowed().and(&online)
     );
+    Ok(())
+}
+
+/// `taskset -p MASK %JOB`: [`taskset`] for every live workload thread of
+/// the job, in order; the first refusal ends it (the threads before keep
+/// their new mask, as separate `sched_setaffinity` calls would).
+pub fn taskset_job(sh: &mut Sh, mask: task::CpuMask, job: u32) -> CmdResult {
+    let pids: Vec<Pid> = targets(sh, "taskset", Target::Job(job))?
+        .iter()
+        .map(|(t, _)| t.idx())
+        .collect();
+    for pid in pids {
+        taskset(sh, mask, pid)?;
+    }
     Ok(())
 }
 

@@ -13,7 +13,8 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 
 use ::shell::{
-    Cyclictest, Hackbench, IdList, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat, YieldPp,
+    Cyclictest, Dlperiodic, Hackbench, IdList, Perfpipe, Pgbench, Schbench, Soak, Spin, Wakelat,
+    YieldPp,
 };
 
 use super::{fail, CmdResult, Sh};
@@ -104,6 +105,15 @@ pub fn wakelat(sh: &mut Sh, p: Wakelat) -> CmdResult {
     with_cmd(
         "wakelat",
         workloads::wakelat::run(p, io, &mut out).map(|_| ()),
+    )
+}
+
+/// `dlperiodic`.
+pub fn dlperiodic(sh: &mut Sh, p: Dlperiodic) -> CmdResult {
+    let (io, mut out) = parts(sh);
+    with_cmd(
+        "dlperiodic",
+        workloads::dlperiodic::run(p, io, &mut out).map(|_| ()),
     )
 }
 

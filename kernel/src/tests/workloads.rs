@@ -1587,3 +1587,54 @@ ktest_smp!(workload_cyclictest_under_load_stops_its_load, 1, || {
     kassert_eq!(task::nr_threads(), base);
     Ok(())
 });
+
+/// A `dlperiodic` line (a foreground-only workload, so not [`workload`]'s).
+fn dl_parsed(line: &str) -> Result<::shell::Command, String> {
+    match ::shell::parse(line) {
+        Ok(Some(c)) => Ok(c),
+        other => Err(alloc::format!("{line}: {other:?}")),
+    }
+}
+
+ktest_timing!(
+    workload_dlperiodic_meets_deadlines_and_reports_refusals,
+    || {
+        // Two SCHED_DEADLINE threads of 2 ms budget, 5 ms deadline, every
+        // 10 ms, each job 1 ms of CPU time, for 200 ms: 20 jobs each, none late
+        // (density 0.8 in all, so EDF meets every deadline even on one CPU; the
+        // linux-compare rows measured 0 missed with two such tasks at 4 vCPUs).
+        // Then a shape admission refuses at any CPU count here (32 x 0.9): the
+        // error names Linux's errno and every thread started is joined.
+        let ::shell::Command::Dlperiodic(p) =
+            dl_parsed("dlperiodic -n 2 -r 2000 -D 5000 -p 10000 -w 1000 -d 200")?
+        else {
+            return Err("not a dlperiodic".into());
+        };
+        let base = task::nr_threads();
+        let mut out = String::new();
+        let r = workloads::dlperiodic::run(p, &mut NoInterrupt, &mut out)?;
+        crate::kprintln!("    {}", out.trim_end());
+        kassert_eq!(r.jobs, 40);
+        kassert_eq!(r.missed, 0);
+        kassert!(
+            r.p50_ns <= r.p99_ns && r.p99_ns <= r.max_ns && r.max_ns <= 5_000_000,
+            "{r:?}"
+        );
+        kassert!(out.starts_with("dlperiodic: 2 tasks runtime 2000 deadline 5000 period 10000 work 1000 us: 40 jobs, 0 missed, "), "{out}");
+        kassert_eq!(task::nr_threads(), base);
+        let ::shell::Command::Dlperiodic(p) =
+            dl_parsed("dlperiodic -n 32 -r 9000 -p 10000 -w 1000 -d 100")?
+        else {
+            return Err("not a dlperiodic".into());
+        };
+        let e = workloads::dlperiodic::run(p, &mut NoInterrupt, &mut String::new())
+            .err()
+            .unwrap_or_default();
+        kassert!(
+            e.contains("bandwidth over the limit") && e.ends_with("(EBUSY)"),
+            "{e}"
+        );
+        kassert_eq!(task::nr_threads(), base);
+        Ok(())
+    }
+);

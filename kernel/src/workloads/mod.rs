@@ -25,6 +25,7 @@
 //! shell's poll and DELAY_DEQUEUE").
 
 pub mod cyclictest;
+pub mod dlperiodic;
 pub mod hackbench;
 pub mod jobs;
 pub mod perfpipe;

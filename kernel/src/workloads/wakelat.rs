@@ -71,7 +71,8 @@ impl Report {
 
 /// The sample at or under which `permille` of `sorted` lie, rounded down to
 /// a whole microsecond (in ns); 0 when there are none.
-fn percentile(sorted: &[u64], permille: u64) -> u64 {
+/// (`dlperiodic`'s too.)
+pub(super) fn percentile(sorted: &[u64], permille: u64) -> u64 {
     let n = sorted.len() as u64;
     if n == 0 {
         return 0;

@@ -22,7 +22,7 @@
 //!   attributes);
 //! - `jobs`: `WORKLOAD &`, `jobs`, `wait`, `fg`;
 //! - `workloads`: `spin`, `hackbench`, `schbench`, `pgbench`, `cyclictest`,
-//!   `wakelat`, `perfpipe`, `soak`, `yield`;
+//!   `wakelat`, `dlperiodic`, `perfpipe`, `soak`, `yield`;
 //! - `trace`: `trace start|stop|dump`;
 //! - `cpu`: `cpu offline|online N` (CPU hotplug);
 //! - `cgroup`: `cgroup create|weight|attach|ls` (task groups);
@@ -55,8 +55,8 @@ pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
 pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
 pub use trace::TraceCmd;
 pub use workloads::{
-    Cyclictest, Hackbench, Perfpipe, Pgbench, Schbench, SchedCost, Soak, Spin, SpinThread,
-    SyscallCost, Wakelat, YieldPp,
+    Cyclictest, Dlperiodic, Hackbench, Perfpipe, Pgbench, Schbench, SchedCost, Soak, Spin,
+    SpinThread, SyscallCost, Wakelat, YieldPp,
 };
 
 /// A thread id as shown by `ps`.
@@ -162,6 +162,14 @@ pub enum Command {
         /// Target thread.
         pid: Pid,
     },
+    /// `taskset -p MASK %JOB` / `taskset -cp LIST %JOB`: every workload
+    /// thread of a job, in order, until one refuses.
+    TasksetJob {
+        /// Allowed CPUs; never empty.
+        mask: CpuMask,
+        /// Job number, 1..=[`MAX_JOBS`].
+        job: u32,
+    },
     /// `taskset -p PID` / `taskset -cp PID`: show the affinity.
     TasksetShow {
         /// Target thread.
@@ -203,6 +211,8 @@ pub enum Command {
     Cyclictest(Cyclictest),
     /// `wakelat [-d MS] [-c CPU] [-n HOGS] [-p PERIOD_US] [-P POLICY] [-s SLICE_US]`.
     Wakelat(Wakelat),
+    /// `dlperiodic [-n TASKS] [-r US] [-D US] [-p US] [-w US] [-d MS]`.
+    Dlperiodic(Dlperiodic),
     /// `perfpipe [-l LOOPS]`.
     Perfpipe(Perfpipe),
     /// `soak [-t THREADS] [-s SECS] [-r SEED]`.
@@ -243,7 +253,9 @@ impl Command {
             Command::Chrt { .. } | Command::ChrtShow { .. } | Command::ChrtDeadline { .. } => {
                 "chrt"
             }
-            Command::Taskset { .. } | Command::TasksetShow { .. } => "taskset",
+            Command::Taskset { .. } | Command::TasksetJob { .. } | Command::TasksetShow { .. } => {
+                "taskset"
+            }
             Command::Kill { .. } | Command::KillJob { .. } => "kill",
             Command::Background(c) => c.name(),
             Command::Jobs { .. } => "jobs",
@@ -255,6 +267,7 @@ impl Command {
             Command::Pgbench(_) => "pgbench",
             Command::Cyclictest(_) => "cyclictest",
             Command::Wakelat(_) => "wakelat",
+            Command::Dlperiodic(_) => "dlperiodic",
             Command::Perfpipe(_) => "perfpipe",
             Command::Soak(_) => "soak",
             Command::Yield(_) => "yield",
@@ -354,6 +367,7 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
         "pgbench" => workloads::parse_pgbench(a)?,
         "cyclictest" => workloads::parse_cyclictest(a)?,
         "wakelat" => workloads::parse_wakelat(a)?,
+        "dlperiodic" => workloads::parse_dlperiodic(a)?,
         "perfpipe" => workloads::parse_perfpipe(a)?,
         "soak" => workloads::parse_soak(a)?,
         "yield" => workloads::parse_yield(a)?,

@@ -333,10 +333,10 @@ pub(super) fn parse_taskset(args: &[&str]) -> Result<Command, Error> {
         }),
         [m, p] => {
             let mask = if list { cpu_list(m)? } else { hex_mask(m)? };
-            Ok(Command::Taskset {
-                mask,
-                pid: pid(C, p)?,
-            })
+            match target(C, p)? {
+                Target::Pid(pid) => Ok(Command::Taskset { mask, pid }),
+                Target::Job(job) => Ok(Command::TasksetJob { mask, job }),
+            }
         }
         [_, _, extra, ..] => err(C, ArgError::Unexpected(quote(extra))),
     }

@@ -702,6 +702,77 @@ impl Wakelat {
     const LONG: &'static [&'static str] = &["duration", "cpu", "hogs", "period"];
 }
 
+/// A `dlperiodic` workload: TASKS SCHED_DEADLINE threads (runtime, deadline,
+/// period), allowed every CPU, released together and then every period;
+/// each job burns WORK_US of the thread's own CPU time, and its response time
+/// (end minus release) is recorded. The shape of `lcbench dl periodic` (the
+/// Linux side of `make linux-compare`), after rt-tests' cyclicdeadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dlperiodic {
+    /// `-n`: deadline threads.
+    pub tasks: u32,
+    /// `-r`: each one's runtime (budget), us.
+    pub runtime_us: u32,
+    /// `-D`: its relative deadline, us (the period when not given).
+    pub deadline_us: u32,
+    /// `-p`: its period, us.
+    pub period_us: u32,
+    /// `-w`: each job's work, us of the thread's CPU time.
+    pub work_us: u32,
+    /// `-d`: how long, ms (the jobs whose period ends within it).
+    pub duration_ms: u32,
+}
+
+impl Dlperiodic {
+    /// `-n`, `-r`, `-D`, `-p`, `-w`, `-d`.
+    pub const LIMITS: &'static [Limit] = &[
+        Limit {
+            name: "-n TASKS",
+            min: 1,
+            max: 32,
+            default: Some(4),
+            doc: "SCHED_DEADLINE threads",
+        },
+        Limit {
+            name: "-r RUNTIME_US",
+            min: 2,
+            max: 4_000_000,
+            default: Some(10_000),
+            doc: "each one's runtime (budget)",
+        },
+        Limit {
+            name: "-D DEADLINE_US",
+            min: 0,
+            max: 4_000_000,
+            default: Some(0),
+            doc: "deadline (0: the period)",
+        },
+        Limit {
+            name: "-p PERIOD_US",
+            min: 100,
+            max: 4_000_000,
+            default: Some(100_000),
+            doc: "period",
+        },
+        Limit {
+            name: "-w WORK_US",
+            min: 1,
+            max: 4_000_000,
+            default: Some(5_000),
+            doc: "each job's CPU time",
+        },
+        Limit {
+            name: "-d MS",
+            min: 1,
+            max: 60_000,
+            default: Some(1000),
+            doc: "length of the run",
+        },
+    ];
+    const LONG: &'static [&'static str] =
+        &["tasks", "runtime", "deadline", "period", "work", "duration"];
+}
+
 impl Default for Wakelat {
     fn default() -> Self {
         let [d, c, n, p] = defaults(Self::LIMITS);
@@ -1207,6 +1278,38 @@ pub(super) fn parse_wakelat(a: &[&str]) -> Result<Command, Error> {
         policy,
         slice_us,
         hog_fifo_prio,
+    }))
+}
+
+/// `dlperiodic [-n TASKS] [-r US] [-D US] [-p US] [-w US] [-d MS]`; the
+/// deadline defaults to the period; runtime <= deadline <= period and work
+/// <= runtime are checked here (a job longer than its budget would be
+/// throttled in every period).
+pub(super) fn parse_dlperiodic(a: &[&str]) -> Result<Command, Error> {
+    const C: &str = "dlperiodic";
+    let Some(([n, r, d, p, w, ms], _)) =
+        workload_opts(C, a, Dlperiodic::LIMITS, Dlperiodic::LONG, &[])?
+    else {
+        return Ok(Command::Help(Some(C)));
+    };
+    let deadline = if d == 0 { p } else { d };
+    let bad = |why| err(C, ArgError::BadDlShape(why));
+    if r > deadline {
+        return bad("the runtime (-r) must be at most the deadline (-D)");
+    }
+    if deadline > p {
+        return bad("the deadline (-D) must be at most the period (-p)");
+    }
+    if w > r {
+        return bad("the work (-w) must be at most the runtime (-r): a longer job is throttled every period");
+    }
+    Ok(Command::Dlperiodic(Dlperiodic {
+        tasks: n,
+        runtime_us: r,
+        deadline_us: deadline,
+        period_us: p,
+        work_us: w,
+        duration_ms: ms,
     }))
 }
 
