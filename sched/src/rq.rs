@@ -1039,15 +1039,12 @@ impl Rq {
         let id = Slot(s);
         match self.tasks[i].class() {
             SchedClass::Fair => {
-                if self.cfg.feat(Feature::UtilEst) {
+                let util_est = self.cfg.feat(Feature::UtilEst);
+                if util_est {
                     // util_est_dequeue: the estimate it was counted with
-                    // leaves first (the sample below changes it).
-                    let avg = &mut self.tasks[i].se.avg;
-                    self.util_est = self.util_est.saturating_sub(avg.util_est_ewma());
-                    if flags.contains(DequeueFlags::SLEEP) {
-                        // util_est_update: a sample of its utilization at sleep.
-                        avg.util_est_update();
-                    }
+                    // leaves before the sample changes it.
+                    let est = self.tasks[i].se.avg.util_est_ewma();
+                    self.util_est = self.util_est.saturating_sub(est);
                 }
                 let done = if self.tasks[i].group != 0 {
                     self.dequeue_fair_grouped(s, flags)
@@ -1055,6 +1052,12 @@ impl Rq {
                     self.fair
                         .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
                 };
+                if util_est && flags.contains(DequeueFlags::SLEEP) {
+                    // util_est_update: a sample of its utilization at sleep
+                    // (delayed or not), taken as Linux's dequeue_entity
+                    // takes it, after the update of its averages there.
+                    self.tasks[i].se.avg.util_est_update();
+                }
                 if !done {
                     self.tasks[i].state = TaskState::Delayed;
                     self.stats.nr_delayed += 1;

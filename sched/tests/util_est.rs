@@ -28,6 +28,15 @@ fn queued_est_sum(rq: &Rq, ids: &[u32]) -> u64 {
         .sum()
 }
 
+/// One CPU whose task 1 (nice 0) has run alone for `ms` ms, still running.
+fn running_alone(ms: u64) -> H {
+    let mut h = H::one();
+    h.spawn(1, H::nice(0));
+    h.pick();
+    h.run_ms(ms);
+    h
+}
+
 /// A task that ran alone for 100 ms, then a 10 ms burst after a 100 ms
 /// sleep: with UTIL_EST the second sleep samples the (lower) utilisation;
 /// with NO_UTIL_EST the estimate and its flag stay exactly as the first
@@ -211,4 +220,21 @@ fn a_woken_task_with_a_high_estimate_makes_its_cpu_look_busy() {
 
     s.cfg.features.write("NO_UTIL_EST").unwrap();
     assert_eq!(s.cpu_util_cfs(cpu_id(1)), util_avg);
+}
+
+/// The sample at a sleep is the task's `util_avg` brought up to the
+/// moment it sleeps, as Linux's `dequeue_entity` takes it (after its
+/// `update_load_avg`): a task that ran 50 ms and blocks half a millisecond
+/// after the last tick has its estimate rise to exactly its `util_avg`
+/// then, not to the older value of that tick.
+#[test]
+fn the_sample_is_the_utilisation_at_the_sleep() {
+    let mut h = running_alone(50);
+    let at_tick = h.se(1).avg.util_avg;
+    h.adv(MS / 2);
+    h.block();
+    let a = h.se(1).avg;
+    assert!(a.util_avg > at_tick, "{} vs {at_tick}", a.util_avg);
+    assert_eq!(a.util_est_ewma(), a.util_avg);
+    assert_eq!(h.rq.util_est(), 0);
 }
