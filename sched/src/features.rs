@@ -90,6 +90,8 @@ sched_features! {
     WaWeight = "WA_WEIGHT", true, on: "FEAT_ON_WA_WEIGHT", off: "FEAT_OFF_WA_WEIGHT";
     /// Wake-affine by load: weigh the previous CPU's load up by half the domain's imbalance margin, a bias toward the waker's CPU.
     WaBias = "WA_BIAS", true, on: "FEAT_ON_WA_BIAS", off: "FEAT_OFF_WA_BIAS";
+    /// Keep util_est: a task's estimate takes a sample at each sleep, and the root fair runqueue sums its queued tasks' estimates, which a CPU's utilisation (`cpu_util_cfs`) maxes in; off freezes every estimate where it is.
+    UtilEst = "UTIL_EST", true, on: "FEAT_ON_UTIL_EST", off: "FEAT_OFF_UTIL_EST";
     /// Newidle balance each domain level with a probability that follows its recent success ratio (Linux 6.19, commit 33cf66d88306).
     NiRandom = "NI_RANDOM", true, on: "FEAT_ON_NI_RANDOM", off: "FEAT_OFF_NI_RANDOM";
     /// The newidle success ratio also grows with the time between newidle calls, so a CPU that rarely goes newly idle keeps balancing (Linux 7.0, commit 9fe89f022c05).
@@ -252,6 +254,8 @@ mod tests {
             (Feature::SisUtil, true),
             (Feature::WaIdle, true),
             (Feature::WaWeight, true),
+            (Feature::WaBias, true),
+            (Feature::UtilEst, true),
             (Feature::NiRandom, true),
             (Feature::NiRate, true),
             (Feature::NextBuddyIneligibleResched, false),

@@ -31,6 +31,11 @@
 //! so a task that ran a long burst and slept is not sized by its decayed
 //! `util_avg` when it wakes (Linux 7f65ea42eb00, simplified to one EWMA
 //! in 11137d384996).
+//! Its callers honour the UTIL_EST feature: with it off no sample is taken
+//! and the "unchanged" flag is not cleared, so estimates freeze (not zeroed);
+//! with it on, each CPU's root fair runqueue also sums its queued tasks'
+//! estimates ([`crate::rq::Rq::util_est`]), which the balancer's CPU
+//! utilisation maxes in (`cpu_util_cfs`).
 //!
 //! The clock is the runqueue's PELT clock ([`PeltClock`], Linux's
 //! `rq_clock_pelt()`, from 23127296889f "sched/fair: Update scale
@@ -428,9 +433,17 @@ impl SchedAvg {
             return false;
         }
         self.update_avgs(weight);
-        // The averages moved: a dequeue may take a new estimate.
-        self.util_est &= !UTIL_AVG_UNCHANGED;
         true
+    }
+
+    /// `cfs_se_util_change`: the averages moved since the last sample, so
+    /// the next sleep may take a new one (clears [`UTIL_AVG_UNCHANGED`]).
+    /// Called by the fair runqueue's update of a queued or leaving entity
+    /// while UTIL_EST is on, not by the lockless sync of a sleeper's
+    /// averages (Linux's `__update_load_avg_blocked_se` does not either).
+    #[inline(always)]
+    pub fn util_change(&mut self) {
+        self.util_est &= !UTIL_AVG_UNCHANGED;
     }
 
     /// A runqueue's update (`__update_load_avg_cfs_rq`): the weight it holds,

@@ -34,6 +34,7 @@ use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::deadline::{DlRq, DlServer, ServerTick};
 use crate::fair::{FairRq, FairWakeup, WakeupStep};
+use crate::features::Feature;
 use crate::flags::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::rt::RtRq;
 use crate::slots::{IdMap, Slot};
@@ -342,6 +343,10 @@ pub struct Rq {
     id_limit: u32,
     /// The fair (EEVDF) runqueue.
     pub fair: FairRq,
+    /// The root fair runqueue's `util_est` (Linux's `rq->cfs.avg.util_est`):
+    /// Σ the estimates (`_task_util_est`) of the fair tasks queued here, at
+    /// any group depth, delayed ones excluded; kept while UTIL_EST is on.
+    util_est: u64,
     /// The RT runqueue.
     pub rt: RtRq,
     /// The deadline runqueue (SCHED_DEADLINE tasks).
@@ -409,6 +414,7 @@ impl Rq {
                 cpu: cpu.as_u32(),
                 ..FairRq::new()
             },
+            util_est: 0,
             rt: RtRq::new(),
             dl: DlRq::new(),
             fair_server: DlServer::default(),
@@ -944,8 +950,12 @@ impl Rq {
         let class = task.class();
         let slot = Slot(s);
         match class {
-            SchedClass::Fair if task.group != 0 => self.enqueue_fair_grouped(s, flags),
+            SchedClass::Fair if task.group != 0 => {
+                self.util_est_enqueue(s);
+                self.enqueue_fair_grouped(s, flags)
+            }
             SchedClass::Fair => {
+                self.util_est_enqueue(s);
                 self.fair
                     .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
                 if self.fair.nr_queued == 1 {
@@ -1029,9 +1039,12 @@ impl Rq {
         let id = Slot(s);
         match self.tasks[i].class() {
             SchedClass::Fair => {
-                if flags.contains(DequeueFlags::SLEEP) {
-                    // util_est_update: a sample of its utilization at sleep.
-                    self.tasks[i].se.avg.util_est_update();
+                let util_est = self.cfg.feat(Feature::UtilEst);
+                if util_est {
+                    // util_est_dequeue: the estimate it was counted with
+                    // leaves before the sample changes it.
+                    let est = self.tasks[i].se.avg.util_est_ewma();
+                    self.util_est = self.util_est.saturating_sub(est);
                 }
                 let done = if self.tasks[i].group != 0 {
                     self.dequeue_fair_grouped(s, flags)
@@ -1039,6 +1052,12 @@ impl Rq {
                     self.fair
                         .dequeue_entity(&mut self.tasks, &self.cfg, id, flags)
                 };
+                if util_est && flags.contains(DequeueFlags::SLEEP) {
+                    // util_est_update: a sample of its utilization at sleep
+                    // (delayed or not), taken as Linux's dequeue_entity
+                    // takes it, after the update of its averages there.
+                    self.tasks[i].se.avg.util_est_update();
+                }
                 if !done {
                     self.tasks[i].state = TaskState::Delayed;
                     self.stats.nr_delayed += 1;
@@ -1065,6 +1084,24 @@ impl Rq {
         self.tasks[i].state = TaskState::Blocked;
         self.nr_running -= 1;
         true
+    }
+
+    /// `util_est_enqueue`: a fair task joining the root runqueue adds its
+    /// estimate to [`Rq::util_est`] (when UTIL_EST is on). Its dequeue
+    /// (in [`Rq::deactivate`], when it leaves or is delayed) takes it out,
+    /// saturating at 0: the sum is stale after UTIL_EST was off for a while,
+    /// as in Linux.
+    #[inline(always)]
+    fn util_est_enqueue(&mut self, s: u32) {
+        if self.cfg.feat(Feature::UtilEst) {
+            self.util_est += self.tasks[s as usize].se.avg.util_est_ewma();
+        }
+    }
+
+    /// The root fair runqueue's `util_est`: Σ the queued (not delayed) fair
+    /// tasks' `_task_util_est`, kept while UTIL_EST is on.
+    pub fn util_est(&self) -> u64 {
+        self.util_est
     }
 
     /// Completes a delayed dequeue: the task is `Blocked`, its state kept
@@ -1482,6 +1519,8 @@ impl Rq {
         let i = s as usize;
         match self.tasks[i].state {
             TaskState::Delayed => {
+                // Its estimate left at the sleep that delayed it.
+                self.util_est_enqueue(s);
                 if self.tasks[i].group != 0 {
                     self.enqueue_fair_grouped(s, EnqueueFlags::DELAYED);
                 } else {

@@ -284,6 +284,9 @@ pub struct CpuSummary {
     /// blocked utilisation included): what the periodic balance of the LLC
     /// domain sums for SIS_UTIL (`cpu_util_cfs`, `group_util`).
     pub util_avg: AtomicU64,
+    /// The root fair runqueue's `util_est` ([`Rq::util_est`]), which
+    /// [`Scheduler::cpu_util_cfs`] maxes in while UTIL_EST is on.
+    pub util_est: AtomicU64,
     /// The fair runqueue's PELT runnable average (`cfs_rq->avg.runnable_avg`,
     /// Linux's `cpu_runnable()`), what the balancer sums per group
     /// (`group_runnable`).
@@ -479,6 +482,7 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &Ato
     s.load_avg.store(rq.load_avg(), Ordering::Relaxed);
     let avg = rq.fair.avg();
     s.util_avg.store(avg.util_avg, Ordering::Relaxed);
+    s.util_est.store(rq.util_est(), Ordering::Relaxed);
     s.runnable_avg.store(avg.runnable_avg, Ordering::Relaxed);
     if rq.cpu_capacity() < crate::pelt::SCHED_CAPACITY_SCALE as u32 {
         s.pelt_lag_ns.store(rq.pelt_lag_ns(), Ordering::Relaxed);

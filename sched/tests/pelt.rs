@@ -292,13 +292,17 @@ fn util_est_rises_at_once_and_falls_by_a_quarter() {
     sa.runnable_avg = 600;
     sa.util_est_update();
     assert_eq!(sa.util_est_ewma(), 700);
-    // A real update clears the flag.
+    // A real update leaves the flag to its caller: the fair runqueue
+    // clears it (`util_change`, Linux's `cfs_se_util_change`) when the
+    // averages moved and UTIL_EST is on.
     let mut sa = SchedAvg {
         util_est: 700 | UTIL_AVG_UNCHANGED,
         ..SchedAvg::default()
     };
-    sa.update_entity(2_000_000, true, true, true, 1024);
-    assert_eq!(sa.util_est & UTIL_AVG_UNCHANGED, 0);
+    assert!(sa.update_entity(2_000_000, true, true, true, 1024));
+    assert_ne!(sa.util_est & UTIL_AVG_UNCHANGED, 0);
+    sa.util_change();
+    assert_eq!(sa.util_est, 700);
 }
 
 /// 8 cases under Miri, which interprets ~1000x slower.

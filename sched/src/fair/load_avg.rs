@@ -22,7 +22,9 @@
 //! clock. Each update is O(1).
 
 use super::{se, sem, FairRq};
-use crate::pelt::{SchedAvg, LOAD_AVG_MAX, PERIOD_UNITS};
+use crate::config::SchedConfig;
+use crate::features::Feature;
+use crate::pelt::{SchedAvg, LOAD_AVG_MAX, PERIOD_UNITS, UTIL_AVG_UNCHANGED};
 use crate::task::{FairEntity, SchedTask, AVG_DETACHED, NIL};
 
 /// `PELT_MIN_DIVIDER`: the smallest divider, the floor of a sum after a
@@ -81,7 +83,13 @@ impl FairRq {
     /// both, and one test when no unit elapsed (a put_prev after a tick at
     /// the same clock).
     #[inline(always)]
-    pub(crate) fn update_load_avg(&mut self, ts: &mut [SchedTask], i: u32, action: AvgAction) {
+    pub(crate) fn update_load_avg(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        i: u32,
+        action: AvgAction,
+    ) {
         let now = self.clock_pelt();
         let attached = se(ts, i).avg_cpu == self.cpu;
         if attached {
@@ -94,7 +102,9 @@ impl FairRq {
                 // (the usual case: both are updated here, at the same now).
                 match self.avg.elapsed(now) {
                     Some(el) => {
-                        e.avg.update_entity_by(&el, e.on_rq, runnable, running, w);
+                        if e.avg.update_entity_by(&el, e.on_rq, runnable, running, w) {
+                            util_change(&mut e.avg, cfg);
+                        }
                         let curr = self.curr != NIL;
                         self.avg
                             .update_rq_by(&el, self.load, self.h_nr_runnable as u64, curr);
@@ -103,7 +113,9 @@ impl FairRq {
                     None => e.avg.last_update_time_ns = self.avg.last_update_time_ns,
                 }
             } else {
-                e.avg.update_entity(now, e.on_rq, runnable, running, w);
+                if e.avg.update_entity(now, e.on_rq, runnable, running, w) {
+                    util_change(&mut e.avg, cfg);
+                }
                 self.update_cfs_rq_load_avg();
             }
         } else {
@@ -245,5 +257,16 @@ impl FairRq {
         let w = e.load.weight as u64;
         let cap = self.cpu_capacity as u64;
         e.avg.post_init_util(self.clock_pelt(), &self.avg, w, cap);
+    }
+}
+
+/// `cfs_se_util_change` behind its UTIL_EST check: with the feature off the
+/// flag stays as it was, so estimates freeze (Linux's). The flag is tested
+/// first: it is usually clear already (from the first update after the
+/// last sleep), and then the feature word is not read.
+#[inline(always)]
+fn util_change(a: &mut SchedAvg, cfg: &SchedConfig) {
+    if a.util_est & UTIL_AVG_UNCHANGED != 0 && cfg.feat(Feature::UtilEst) {
+        a.util_change();
     }
 }

@@ -640,7 +640,7 @@ impl FairRq {
         if flags.contains(EnqueueFlags::INITIAL) && se(ts, i).avg_cpu != self.cpu {
             self.post_init_entity_util_avg(sem(ts, i));
         }
-        self.update_load_avg(ts, i, AvgAction::Attach);
+        self.update_load_avg(ts, cfg, i, AvgAction::Attach);
         if !is_curr {
             self.place_entity(ts, cfg, i, flags);
         }
@@ -678,7 +678,7 @@ impl FairRq {
             }
             self.nr_queued += 1;
         }
-        self.update_load_avg(ts, i, AvgAction::Update);
+        self.update_load_avg(ts, cfg, i, AvgAction::Update);
         sem(ts, i).sched_delayed = false;
         self.h_nr_runnable += 1;
     }
@@ -703,7 +703,7 @@ impl FairRq {
             if cfg.feat(Feature::DelayDequeue) && delay && !self.entity_eligible(ts, id) {
                 // The lag it owes now: its lag may only shrink while it waits.
                 self.update_entity_lag(ts, cfg, i);
-                self.update_load_avg(ts, i, AvgAction::Update);
+                self.update_load_avg(ts, cfg, i, AvgAction::Update);
                 sem(ts, i).sched_delayed = true;
                 self.h_nr_runnable -= 1;
                 return false;
@@ -714,7 +714,7 @@ impl FairRq {
         } else {
             AvgAction::Update
         };
-        self.update_load_avg(ts, i, action);
+        self.update_load_avg(ts, cfg, i, action);
         self.update_entity_lag(ts, cfg, i);
         if cfg.feat(Feature::PlaceRelDeadline) && !sleep {
             let e = sem(ts, i);
@@ -839,7 +839,7 @@ impl FairRq {
         let i = id.0;
         if se(ts, i).on_rq {
             self.update_curr(ts, cfg);
-            self.update_load_avg(ts, i, AvgAction::Update);
+            self.update_load_avg(ts, cfg, i, AvgAction::Update);
             self.enqueue_tree(ts, i);
         }
         debug_assert_eq!(self.curr, i);
@@ -852,7 +852,7 @@ impl FairRq {
         self.clear_buddies(i);
         if se(ts, i).on_rq {
             self.dequeue_tree(ts, i);
-            self.update_load_avg(ts, i, AvgAction::Update);
+            self.update_load_avg(ts, cfg, i, AvgAction::Update);
             self.set_protect_slice(ts, cfg, i);
         }
         debug_assert_eq!(self.curr, NIL);
@@ -885,7 +885,7 @@ impl FairRq {
     pub fn entity_tick(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig) -> bool {
         let r = self.update_curr(ts, cfg);
         if self.curr != NIL {
-            self.update_load_avg(ts, self.curr, AvgAction::Update);
+            self.update_load_avg(ts, cfg, self.curr, AvgAction::Update);
         }
         self.update_zero_vruntime(ts);
         r

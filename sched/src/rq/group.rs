@@ -467,7 +467,7 @@ impl Rq {
         let r = &grp.rqs[g as usize];
         let (ge, p) = (r.se, r.parent);
         let parent = lvl(&mut self.fair, &mut self.grp, p, clock);
-        parent.update_load_avg(&mut self.tasks, ge, AvgAction::Update);
+        parent.update_load_avg(&mut self.tasks, &self.cfg, ge, AvgAction::Update);
         let attached = self.tasks[ge as usize].se.avg_cpu == parent.cpu;
         let r = &mut self.gsm().rqs[g as usize];
         if !r.fair.propagate || !attached {

@@ -106,8 +106,7 @@ pub(super) struct SgStats {
     /// Σ `cpu_load()`: each runqueue's PELT `load_avg`, blocked load
     /// included (Linux's `group_load`; the instantaneous weight before).
     pub load: u64,
-    /// Σ `cpu_util_cfs()`: each runqueue's `util_avg` capped at its CPU's
-    /// capacity (`group_util`).
+    /// Σ [`Scheduler::cpu_util_cfs`] (`group_util`).
     pub util: u64,
     /// Σ `cpu_runnable()`: each runqueue's `runnable_avg`
     /// (`group_runnable`).
@@ -163,6 +162,21 @@ impl SgStats {
 }
 
 impl<P: Platform> Scheduler<P> {
+    /// `cpu_util_cfs`: the CPU's fair utilisation as the balancer and
+    /// SIS_UTIL see it, its root runqueue's `util_avg` (blocked tasks'
+    /// decaying share included) or, with UTIL_EST, the larger of that and
+    /// the runqueue's `util_est` (what its queued tasks' last sleeps said
+    /// they need: a task that just woke counts in full, not at its decayed
+    /// `util_avg`), capped at the CPU's capacity.
+    pub fn cpu_util_cfs(&self, cpu: CpuId) -> u64 {
+        let sm = self.summary(cpu);
+        let mut util = sm.util_avg.load(Ordering::Relaxed);
+        if self.cfg.feat(Feature::UtilEst) {
+            util = util.max(sm.util_est.load(Ordering::Relaxed));
+        }
+        util.min(self.topology.capacity_of(cpu) as u64)
+    }
+
     /// Sums `cpus ∩ span` into the stats of the group `span`.
     pub(super) fn sg_stats(&self, span: CpuMask, cpus: &CpuMask) -> SgStats {
         let mut s = SgStats {
@@ -175,7 +189,7 @@ impl<P: Platform> Scheduler<P> {
             let cap = self.topology.capacity_of(c) as u64;
             s.nr += self.nr(c);
             s.load += self.load_avg(c);
-            s.util += sm.util_avg.load(Ordering::Relaxed).min(cap);
+            s.util += self.cpu_util_cfs(c);
             s.runnable += sm.runnable_avg.load(Ordering::Relaxed);
             s.capacity += cap;
             s.idle += self.idle(c) as u32;
@@ -568,10 +582,8 @@ impl<P: Platform> Scheduler<P> {
     /// `update_idle_cpu_scan` (Linux's, kernel/sched/fair.c, from
     /// `update_sd_lb_stats`): at a periodic (not newly idle) balance of the
     /// domain that is `this_cpu`'s LLC, recomputes the LLC's scan limit
-    /// from the utilisation summed over its active CPUs (`cpu_util_cfs`:
-    /// the fair runqueue's `util_avg` capped at the CPU's capacity; we keep
-    /// no runqueue `util_est`, so it is not maxed in). Returns the limit
-    /// when it was recomputed.
+    /// from the utilisation summed over its active CPUs
+    /// ([`Self::cpu_util_cfs`]). Returns the limit when it was recomputed.
     pub(super) fn update_idle_cpu_scan(
         &self,
         this_cpu: CpuId,
@@ -588,8 +600,7 @@ impl<P: Platform> Scheduler<P> {
         }
         let mut sum_util = 0;
         for c in sd.span.and(active).cpus() {
-            let util = self.summary(c).util_avg.load(Ordering::Relaxed);
-            sum_util += util.min(self.topology.capacity_of(c) as u64);
+            sum_util += self.cpu_util_cfs(c);
         }
         let nr = nr_idle_scan_for(sum_util, llc_weight, sd.imbalance_pct);
         let first = llc_span.first_cpu()?;
