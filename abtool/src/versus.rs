@@ -58,6 +58,28 @@ fn matches(reference: &str, other: &str) -> bool {
     rc == oc && ro.iter().all(|o| mode(o) || oo.contains(o))
 }
 
+/// hackbench's mode flags (`-T`, `-P`) in a label, in order.
+fn modes(label: &str) -> Vec<String> {
+    let (c, o) = options(label);
+    o.into_iter()
+        .filter(|o| c == "hackbench" && (o.0 == "-T" || o.0 == "-P"))
+        .map(|o| o.0)
+        .collect()
+}
+
+/// `other`'s workload for the reference's `w`: among the labels that
+/// [`matches`] accepts, the one with the same mode flags (the simulator runs
+/// `-T` apart from processes), else the first (our kernel names no mode).
+fn counterpart<'a>(w: &str, labels: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+    let found: Vec<&String> = labels.filter(|l| matches(w, l)).collect();
+    let mode = modes(w);
+    found
+        .iter()
+        .find(|l| modes(l) == mode)
+        .or(found.first())
+        .copied()
+}
+
 /// One kernel's effect of a config: % change (better positive), p, switches ratio.
 #[derive(Clone, Copy, Debug)]
 pub struct Effect {
@@ -203,10 +225,11 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
             };
             let mut row = format!("{name:<38}{config:<40}{:>32}", cell(Some(&r)));
             for (i, o) in others.iter().enumerate() {
-                let ow = s
-                    .keys()
-                    .find(|k| k.0 == *o && k.1 == cpus && matches(&w, &k.2))
-                    .map(|k| k.2.clone());
+                let ow = counterpart(
+                    &w,
+                    s.keys().filter(|k| k.0 == *o && k.1 == cpus).map(|k| &k.2),
+                )
+                .cloned();
                 let e = ow.and_then(|ow| effect(s, o, cpus, &ow, label, base).map(|(_, e)| e));
                 let (v, x2) = match &e {
                     Some(e) => {
@@ -271,6 +294,29 @@ mod tests {
         ));
         assert!(!matches("schbench -r 1", "hackbench -r 1"));
         assert!(matches("perfpipe -l 2000", "perfpipe -l 2000"));
+    }
+
+    #[test]
+    fn a_process_row_takes_the_process_run_when_both_modes_ran() {
+        let sim = [
+            "hackbench -T -g 2 -l 100".to_string(),
+            "hackbench -g 2 -l 100".to_string(),
+        ];
+        assert_eq!(
+            counterpart("hackbench -g 2 -l 100", sim.iter()).map(String::as_str),
+            Some("hackbench -g 2 -l 100")
+        );
+        assert_eq!(
+            counterpart("hackbench -T -g 2 -l 100", sim.iter()).map(String::as_str),
+            Some("hackbench -T -g 2 -l 100")
+        );
+        // Our kernel names no mode: both rows take its one label.
+        let ours = ["hackbench -g 2 -l 100 -f 20 -s 100".to_string()];
+        assert_eq!(
+            counterpart("hackbench -T -g 2 -l 100", ours.iter()).map(String::as_str),
+            Some("hackbench -g 2 -l 100 -f 20 -s 100")
+        );
+        assert_eq!(counterpart("hackbench -p -g 2 -l 100", ours.iter()), None);
     }
 
     #[test]
