@@ -90,7 +90,10 @@
 //! (`Kernel::split`): an event of the CPU (IPI, tick, HRTICK, a timer
 //! of a task it holds), or a scheduler call from another CPU that touches
 //! its runqueue (a wakeup placed there or taken from there, a balancing
-//! move: `Kernel::touch`, split once that event is handled); the steps
+//! move: `Kernel::touch`, split once that event is handled; a task
+//! switched in whose stepping a plan did not bound, because it was off its
+//! CPU: [`Kernel::split_on_switch_in`], split if its
+//! [`Workload::quiet_until`] ends before the batch); the steps
 //! before that event in the order of events ((time, kind, argument), as
 //! a step's own event would have had) are taken, and the task's burst
 //! ends at its own event as in the unbatched run; likewise at the run's
@@ -203,6 +206,10 @@ fn next_gen(g: u32) -> u32 {
 
 /// The longest batch, ns: its steps' times are before its start plus this.
 const BATCH_WINDOW_NS: u64 = 32_000;
+
+/// [`Kernel::step_delay_ns`] of a task off its CPU: no bound (far beyond
+/// any batch, and small enough to add to).
+pub const NOT_ON_CPU_NS: u64 = u64::MAX >> 2;
 
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).
@@ -346,6 +353,16 @@ pub trait Workload {
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
         let _ = (k, tid, steps);
         unreachable!("take without a plan");
+    }
+
+    /// Batching: task `tid` has just been switched in (in the event being
+    /// handled): the time before which the batches of the tasks named for
+    /// it ([`Kernel::split_on_switch_in`]) stay quiet whatever it does;
+    /// one whose event is at or after it is split at the event. 0 (the
+    /// default): split them all.
+    fn quiet_until(&self, k: &Kernel, tid: u32) -> u64 {
+        let _ = (k, tid);
+        0
     }
 }
 
@@ -1175,8 +1192,12 @@ pub struct Kernel {
     /// Per task: the CPU it is on now (its CPU's `curr`: running, or
     /// paying its switch; NIL: none), [`Kernel::running`].
     cpu_of: Vec<u32>,
-    /// [`Kernel::step_delay_ns`] of a task not on a CPU.
-    switch_in_ns: u64,
+    /// Per task: the tasks whose batches are split when it is switched in
+    /// ([`Kernel::split_on_switch_in`]), `start..end`.
+    split_in: Vec<(u32, u32)>,
+    /// Tasks switched in by the event being handled that have tasks to
+    /// check (`split_in`).
+    switched_in: Vec<u32>,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1401,11 +1422,6 @@ impl Kernel {
         let (smt, idle) = smt_and_idle(&m, &caps);
         // Nor under SMT sharing (a sibling's switch moves it: `crate::smt`).
         let m_batch = m_batch && smt.is_none();
-        // A switch costs at least the cheaper of a thread and a process
-        // switch, less its jitter.
-        let c = &m.costs;
-        let switch_in_ns =
-            Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low();
         Kernel {
             s,
             cfg,
@@ -1420,7 +1436,8 @@ impl Kernel {
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
             cpu_of: Vec::with_capacity(max_tasks),
-            switch_in_ns,
+            split_in: Vec::with_capacity(max_tasks),
+            switched_in: Vec::new(),
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1467,17 +1484,47 @@ impl Kernel {
     }
 
     /// Batching: the least time from now before task `tid` steps next,
-    /// ns. On a CPU, it steps when its burst (or its batch's next step)
-    /// ends, no sooner (`Cpu::step_at`); otherwise not before a switch
-    /// to it is paid, which costs at least the cheaper of a thread and a
-    /// process switch, less its jitter. (Not under vCPU time sharing,
-    /// where a burst's end moves with the other vCPUs and nothing is
-    /// batched.)
+    /// ns, as long as it stays on its CPU or off any. On a CPU, it steps
+    /// when its burst (or its batch's next step) ends, no sooner
+    /// (`Cpu::step_at`); off a CPU, [`NOT_ON_CPU_NS`]: it steps only once
+    /// switched in, and the switch splits the batches planned on its
+    /// being off (those of the tasks [`Kernel::split_on_switch_in`] names
+    /// for it). (Not under vCPU time sharing, where a burst's end moves
+    /// with the other vCPUs and nothing is batched.)
     #[inline(always)]
     pub fn step_delay_ns(&self, tid: u32) -> u64 {
         match self.cpu_of[tid as usize] {
-            NIL => self.switch_in_ns,
+            NIL => NOT_ON_CPU_NS,
             c => self.cpus[c as usize].step_at.saturating_sub(self.now),
+        }
+    }
+
+    /// Batching: when task `tid` is switched in, the batches of the tasks
+    /// `tasks` whose event is not before [`Workload::quiet_until`] for
+    /// `tid` are split at that event (once it is handled): their plans
+    /// may count on `tid`'s not stepping while off its CPU
+    /// ([`Kernel::step_delay_ns`]).
+    pub fn split_on_switch_in(&mut self, tid: u32, tasks: std::ops::Range<u32>) {
+        self.split_in[tid as usize] = (tasks.start, tasks.end);
+    }
+
+    /// The tasks switched in by the event just handled that have tasks
+    /// to check ([`Kernel::split_on_switch_in`]): the batches of those
+    /// that reach [`Workload::quiet_until`] are split at the event.
+    #[inline(never)]
+    fn split_for_switch_ins<W: Workload + ?Sized>(&mut self, wl: &mut W) {
+        while let Some(tid) = self.switched_in.pop() {
+            let until = wl.quiet_until(self, tid);
+            let (a, b) = self.split_in[tid as usize];
+            for other in a..b {
+                let c = self.cpu_of[other as usize];
+                if c != NIL
+                    && self.cpus[c as usize].batched
+                    && self.cpus[c as usize].batch.end_ns >= until
+                {
+                    self.split(wl, c as usize, self.now, self.cur_tag);
+                }
+            }
         }
     }
 
@@ -1515,6 +1562,7 @@ impl Kernel {
         }
         self.rngs.push(Rng::stream(self.seed, id as u64));
         self.cpu_of.push(NIL);
+        self.split_in.push((0, 0));
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1837,6 +1885,10 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         self.cpu_of[next as usize] = cpu as u32;
+        let split_in = self.split_in[next as usize];
+        if split_in.0 < split_in.1 && self.batch_on {
+            self.switched_in.push(next);
+        }
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
@@ -2096,6 +2148,9 @@ impl Kernel {
                     self.split_here(wl, cpu);
                     self.irq(cpu);
                 }
+            }
+            if !self.switched_in.is_empty() {
+                self.split_for_switch_ins(wl);
             }
             if !self.splits.is_empty() {
                 self.do_splits(wl);

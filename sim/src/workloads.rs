@@ -460,6 +460,9 @@ impl Workload for Hackbench {
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
                 debug_assert_eq!(reader_of(self.chans.len() as u32), tid);
+                // Its group's senders (spawned after the receivers).
+                let senders = (g * 2 * FDS + FDS) as u32;
+                k.split_on_switch_in(tid, senders..senders + FDS as u32);
                 self.chans.push(Chan::default());
                 self.waits.push(ChanWaits {
                     reader: tid,
@@ -724,6 +727,22 @@ impl Workload for Hackbench {
         })
     }
 
+    /// A receiver switched in: its group's senders' batches, planned
+    /// while it could not read, stay quiet as long as it cannot find its
+    /// channel empty (the reader's side of [`Hackbench::room_of`], from
+    /// now; the writers' side and the sleepers do not depend on where the
+    /// reader is).
+    fn quiet_until(&self, k: &Kernel, tid: u32) -> u64 {
+        match self.tasks[tid as usize].role {
+            Role::Receiver { ch, .. } => {
+                let ch = &self.chans[ch as usize];
+                let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+                k.now + b * self.read_j.low() + k.step_delay_ns(tid)
+            }
+            Role::Sender { .. } => 0,
+        }
+    }
+
     /// A plan's times, drawn again from the stream as it was planned
     /// (each step's duration is one draw of the role's cost).
     fn planned_times(
@@ -882,8 +901,12 @@ impl Hackbench {
     /// and writes count against the band as if still to come
     /// (`pend_reads`, `pend_starts`). The reader starts no read (beyond
     /// those planned) before its next step, `reader_in` ns from now
-    /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
-    /// switch to it is paid): its reads come that much later.
+    /// ([`Kernel::step_delay_ns`]: when its burst or batch ends): its
+    /// reads come that much later. A reader off its CPU reads nothing
+    /// until it is switched in, which the band does not bound: the switch
+    /// checks the batches of its group's senders against the band from
+    /// then on ([`Workload::quiet_until`], [`Kernel::split_on_switch_in`])
+    /// and splits those that reach past it.
     ///
     /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
