@@ -93,7 +93,7 @@
 //! move: `Kernel::touch`, split once that event is handled; a task
 //! switched in whose stepping a plan did not bound, because it was off its
 //! CPU: [`Kernel::split_on_switch_in`], split if its
-//! [`Workload::quiet_until`] ends before the batch); the steps
+//! [`Workload::still_quiet`] does not keep the batch); the steps
 //! before that event in the order of events ((time, kind, argument), as
 //! a step's own event would have had) are taken, and the task's burst
 //! ends at its own event as in the unbatched run; likewise at the run's
@@ -356,13 +356,13 @@ pub trait Workload {
     }
 
     /// Batching: task `tid` has just been switched in (in the event being
-    /// handled): the time before which the batches of the tasks named for
-    /// it ([`Kernel::split_on_switch_in`]) stay quiet whatever it does;
-    /// one whose event is at or after it is split at the event. 0 (the
-    /// default): split them all.
-    fn quiet_until(&self, k: &Kernel, tid: u32) -> u64 {
-        let _ = (k, tid);
-        0
+    /// handled): whether the batch of task `other` (one named for it,
+    /// [`Kernel::split_on_switch_in`]), whose event is at `end_ns`, stays
+    /// quiet whatever `tid` does from now on; if not, it is split at the
+    /// event. False (the default): split them all.
+    fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
+        let _ = (k, tid, other, end_ns);
+        false
     }
 }
 
@@ -1198,6 +1198,10 @@ pub struct Kernel {
     /// Tasks switched in by the event being handled that have tasks to
     /// check (`split_in`).
     switched_in: Vec<u32>,
+    /// Per task: its class ([`Kernel::set_class`]; NIL: none).
+    class_of: Vec<u32>,
+    /// Per class: its tasks on a CPU now.
+    class_on_cpu: Vec<u32>,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1438,6 +1442,8 @@ impl Kernel {
             cpu_of: Vec::with_capacity(max_tasks),
             split_in: Vec::with_capacity(max_tasks),
             switched_in: Vec::new(),
+            class_of: Vec::with_capacity(max_tasks),
+            class_on_cpu: Vec::new(),
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1500,29 +1506,45 @@ impl Kernel {
     }
 
     /// Batching: when task `tid` is switched in, the batches of the tasks
-    /// `tasks` whose event is not before [`Workload::quiet_until`] for
-    /// `tid` are split at that event (once it is handled): their plans
-    /// may count on `tid`'s not stepping while off its CPU
-    /// ([`Kernel::step_delay_ns`]).
+    /// `tasks` that [`Workload::still_quiet`] does not keep are split at
+    /// that event (once it is handled): their plans may count on `tid`'s
+    /// not stepping while off its CPU ([`Kernel::step_delay_ns`],
+    /// [`Kernel::on_cpu_in_class`]).
     pub fn split_on_switch_in(&mut self, tid: u32, tasks: std::ops::Range<u32>) {
         self.split_in[tid as usize] = (tasks.start, tasks.end);
     }
 
+    /// Counts task `tid` in class `class` ([`Kernel::on_cpu_in_class`]),
+    /// before it first runs.
+    pub fn set_class(&mut self, tid: u32, class: u32) {
+        debug_assert!(self.cpu_of[tid as usize] == NIL && class != NIL);
+        self.class_of[tid as usize] = class;
+        if self.class_on_cpu.len() <= class as usize {
+            self.class_on_cpu.resize(class as usize + 1, 0);
+        }
+    }
+
+    /// How many tasks of class `class` ([`Kernel::set_class`]) are on a
+    /// CPU now (running, or paying their switch).
+    #[inline(always)]
+    pub fn on_cpu_in_class(&self, class: u32) -> u32 {
+        self.class_on_cpu[class as usize]
+    }
+
     /// The tasks switched in by the event just handled that have tasks
-    /// to check ([`Kernel::split_on_switch_in`]): the batches of those
-    /// that reach [`Workload::quiet_until`] are split at the event.
+    /// to check ([`Kernel::split_on_switch_in`]): the batches that
+    /// [`Workload::still_quiet`] does not keep are split at the event.
     #[inline(never)]
     fn split_for_switch_ins<W: Workload + ?Sized>(&mut self, wl: &mut W) {
         while let Some(tid) = self.switched_in.pop() {
-            let until = wl.quiet_until(self, tid);
             let (a, b) = self.split_in[tid as usize];
             for other in a..b {
                 let c = self.cpu_of[other as usize];
-                if c != NIL
-                    && self.cpus[c as usize].batched
-                    && self.cpus[c as usize].batch.end_ns >= until
-                {
-                    self.split(wl, c as usize, self.now, self.cur_tag);
+                if c != NIL && self.cpus[c as usize].batched {
+                    let end_ns = self.cpus[c as usize].batch.end_ns;
+                    if !wl.still_quiet(self, tid, other, end_ns) {
+                        self.split(wl, c as usize, self.now, self.cur_tag);
+                    }
                 }
             }
         }
@@ -1563,6 +1585,7 @@ impl Kernel {
         self.rngs.push(Rng::stream(self.seed, id as u64));
         self.cpu_of.push(NIL);
         self.split_in.push((0, 0));
+        self.class_of.push(NIL);
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1813,6 +1836,10 @@ impl Kernel {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
                 self.cpu_of[prev as usize] = NIL;
+                let class = self.class_of[prev as usize];
+                if class != NIL {
+                    self.class_on_cpu[class as usize] -= 1;
+                }
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
@@ -1885,6 +1912,10 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         self.cpu_of[next as usize] = cpu as u32;
+        let class = self.class_of[next as usize];
+        if class != NIL {
+            self.class_on_cpu[class as usize] += 1;
+        }
         let split_in = self.split_in[next as usize];
         if split_in.0 < split_in.1 && self.batch_on {
             self.switched_in.push(next);
