@@ -1202,6 +1202,8 @@ pub struct Kernel {
     class_of: Vec<u32>,
     /// Per class: its tasks on a CPU now.
     class_on_cpu: Vec<u32>,
+    /// A bit per task: it runs a batch (its CPU's `batched`).
+    batched_tasks: Vec<u64>,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1444,6 +1446,7 @@ impl Kernel {
             switched_in: Vec::new(),
             class_of: Vec::with_capacity(max_tasks),
             class_on_cpu: Vec::new(),
+            batched_tasks: Vec::new(),
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1538,14 +1541,25 @@ impl Kernel {
     fn split_for_switch_ins<W: Workload + ?Sized>(&mut self, wl: &mut W) {
         while let Some(tid) = self.switched_in.pop() {
             let (a, b) = self.split_in[tid as usize];
-            for other in a..b {
-                let c = self.cpu_of[other as usize];
-                if c != NIL && self.cpus[c as usize].batched {
-                    let end_ns = self.cpus[c as usize].batch.end_ns;
+            // The tasks of `a..b` with a batch, a word of `batched_tasks`
+            // at a time.
+            let mut w = a / 64;
+            while w * 64 < b {
+                let lo = a.max(w * 64) - w * 64;
+                let hi = b.min(w * 64 + 64) - w * 64;
+                let range = (u64::MAX >> (64 - (hi - lo))) << lo;
+                let mut bits = self.batched_tasks[w as usize] & range;
+                while bits != 0 {
+                    let other = w * 64 + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    let c = self.cpu_of[other as usize] as usize;
+                    debug_assert!(self.cpus[c].batched && self.cpus[c].curr == other);
+                    let end_ns = self.cpus[c].batch.end_ns;
                     if !wl.still_quiet(self, tid, other, end_ns) {
-                        self.split(wl, c as usize, self.now, self.cur_tag);
+                        self.split(wl, c, self.now, self.cur_tag);
                     }
                 }
+                w += 1;
             }
         }
     }
@@ -1586,6 +1600,9 @@ impl Kernel {
         self.cpu_of.push(NIL);
         self.split_in.push((0, 0));
         self.class_of.push(NIL);
+        if id as usize / 64 >= self.batched_tasks.len() {
+            self.batched_tasks.push(0);
+        }
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -2637,6 +2654,7 @@ impl Kernel {
             );
             debug_assert!(p.end_ns < before);
         }
+        self.batched_tasks[tid as usize / 64] |= 1 << (tid % 64);
         let c = &mut self.cpus[cpu];
         c.batched = true;
         c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
@@ -2710,6 +2728,7 @@ impl Kernel {
         (self.now, self.this_cpu) = (now, this);
         self.ctr.events += k as u64;
         self.batched_steps += k as u64;
+        self.batched_tasks[tid as usize / 64] &= !(1 << (tid % 64));
         let c = &mut self.cpus[cpu];
         c.batched = false;
         c.split_at = None;
