@@ -1531,6 +1531,12 @@ impl Kernel {
     /// CPU now (running, or paying their switch).
     #[inline(always)]
     pub fn on_cpu_in_class(&self, class: u32) -> u32 {
+        debug_assert_eq!(
+            self.class_on_cpu[class as usize] as usize,
+            (0..self.tasks.len())
+                .filter(|&t| self.class_of[t] == class && self.cpu_of[t] != NIL)
+                .count()
+        );
         self.class_on_cpu[class as usize]
     }
 

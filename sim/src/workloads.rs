@@ -230,10 +230,14 @@ impl Band {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
+        let lim = lim.min(self.room_writers(ch));
+        if reader_in >= NOT_ON_CPU_NS {
+            // A reader off its CPU: no bound ([`Hackbench::room_of`]).
+            return lim;
+        }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        lim.min(self.room_writers(ch))
-            .min(b * self.read_low + reader_in)
+        lim.min(b * self.read_low + reader_in)
     }
 
     /// The writers' side of [`Hackbench::room_of`]: `a / w * FDS` shortest writes for
