@@ -754,7 +754,10 @@ impl Workload for Hackbench {
     /// planned writes). The other sides of the band do not depend on
     /// where the task switched in is.
     fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
-        let room = match (self.tasks[tid as usize].role, self.tasks[other as usize].role) {
+        let room = match (
+            self.tasks[tid as usize].role,
+            self.tasks[other as usize].role,
+        ) {
             (Role::Receiver { ch, .. }, _) => {
                 let ch = &self.chans[ch as usize];
                 let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
