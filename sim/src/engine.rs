@@ -2096,6 +2096,8 @@ impl Kernel {
         for cpu in 0..self.nr_cpus() {
             self.reschedule(cpu, PrevAction::Stays);
         }
+        // No batch yet for those first switches to check.
+        self.switched_in.clear();
         if self.turn_ns > 0 {
             self.begin_turn(0);
             self.pass_idle_turn();
