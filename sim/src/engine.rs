@@ -90,7 +90,10 @@
 //! (`Kernel::split`): an event of the CPU (IPI, tick, HRTICK, a timer
 //! of a task it holds), or a scheduler call from another CPU that touches
 //! its runqueue (a wakeup placed there or taken from there, a balancing
-//! move: `Kernel::touch`, split once that event is handled); the steps
+//! move: `Kernel::touch`, split once that event is handled; a task
+//! switched in whose stepping a plan did not bound, because it was off its
+//! CPU: [`Kernel::split_on_switch_in`], split if its
+//! [`Workload::still_quiet`] does not keep the batch); the steps
 //! before that event in the order of events ((time, kind, argument), as
 //! a step's own event would have had) are taken, and the task's burst
 //! ends at its own event as in the unbatched run; likewise at the run's
@@ -203,6 +206,10 @@ fn next_gen(g: u32) -> u32 {
 
 /// The longest batch, ns: its steps' times are before its start plus this.
 const BATCH_WINDOW_NS: u64 = 32_000;
+
+/// [`Kernel::step_delay_ns`] of a task off its CPU: no bound (far beyond
+/// any batch, and small enough to add to).
+pub const NOT_ON_CPU_NS: u64 = u64::MAX >> 2;
 
 /// CPU `c`'s random stream is [`Rng::stream`] id `CPU_STREAM + c` (tasks'
 /// ids are below it).
@@ -346,6 +353,16 @@ pub trait Workload {
     fn take(&mut self, k: &mut Kernel, tid: u32, steps: u32) {
         let _ = (k, tid, steps);
         unreachable!("take without a plan");
+    }
+
+    /// Batching: task `tid` has just been switched in (in the event being
+    /// handled): whether the batch of task `other` (one named for it,
+    /// [`Kernel::split_on_switch_in`]), whose event is at `end_ns`, stays
+    /// quiet whatever `tid` does from now on; if not, it is split at the
+    /// event. False (the default): split them all.
+    fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
+        let _ = (k, tid, other, end_ns);
+        false
     }
 }
 
@@ -1175,8 +1192,18 @@ pub struct Kernel {
     /// Per task: the CPU it is on now (its CPU's `curr`: running, or
     /// paying its switch; NIL: none), [`Kernel::running`].
     cpu_of: Vec<u32>,
-    /// [`Kernel::step_delay_ns`] of a task not on a CPU.
-    switch_in_ns: u64,
+    /// Per task: the tasks whose batches are split when it is switched in
+    /// ([`Kernel::split_on_switch_in`]), `start..end`.
+    split_in: Vec<(u32, u32)>,
+    /// Tasks switched in by the event being handled that have tasks to
+    /// check (`split_in`).
+    switched_in: Vec<u32>,
+    /// Per task: its class ([`Kernel::set_class`]; NIL: none).
+    class_of: Vec<u32>,
+    /// Per class: its tasks on a CPU now.
+    class_on_cpu: Vec<u32>,
+    /// A bit per task: it runs a batch (its CPU's `batched`).
+    batched_tasks: Vec<u64>,
     /// Set by a workload to end the run.
     pub stop: bool,
     /// Record timeline segments until this time.
@@ -1401,11 +1428,6 @@ impl Kernel {
         let (smt, idle) = smt_and_idle(&m, &caps);
         // Nor under SMT sharing (a sibling's switch moves it: `crate::smt`).
         let m_batch = m_batch && smt.is_none();
-        // A switch costs at least the cheaper of a thread and a process
-        // switch, less its jitter.
-        let c = &m.costs;
-        let switch_in_ns =
-            Jitter::new(c.switch_thread_ns.min(c.switch_process_ns), c.jitter_pct).low();
         Kernel {
             s,
             cfg,
@@ -1420,7 +1442,11 @@ impl Kernel {
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
             cpu_of: Vec::with_capacity(max_tasks),
-            switch_in_ns,
+            split_in: Vec::with_capacity(max_tasks),
+            switched_in: Vec::new(),
+            class_of: Vec::with_capacity(max_tasks),
+            class_on_cpu: Vec::new(),
+            batched_tasks: Vec::new(),
             stop: false,
             trace_until: 0,
             trace: Vec::new(),
@@ -1467,17 +1493,80 @@ impl Kernel {
     }
 
     /// Batching: the least time from now before task `tid` steps next,
-    /// ns. On a CPU, it steps when its burst (or its batch's next step)
-    /// ends, no sooner (`Cpu::step_at`); otherwise not before a switch
-    /// to it is paid, which costs at least the cheaper of a thread and a
-    /// process switch, less its jitter. (Not under vCPU time sharing,
-    /// where a burst's end moves with the other vCPUs and nothing is
-    /// batched.)
+    /// ns, as long as it stays on its CPU or off any. On a CPU, it steps
+    /// when its burst (or its batch's next step) ends, no sooner
+    /// (`Cpu::step_at`); off a CPU, [`NOT_ON_CPU_NS`]: it steps only once
+    /// switched in, and the switch splits the batches planned on its
+    /// being off (those of the tasks [`Kernel::split_on_switch_in`] names
+    /// for it). (Not under vCPU time sharing, where a burst's end moves
+    /// with the other vCPUs and nothing is batched.)
     #[inline(always)]
     pub fn step_delay_ns(&self, tid: u32) -> u64 {
         match self.cpu_of[tid as usize] {
-            NIL => self.switch_in_ns,
+            NIL => NOT_ON_CPU_NS,
             c => self.cpus[c as usize].step_at.saturating_sub(self.now),
+        }
+    }
+
+    /// Batching: when task `tid` is switched in, the batches of the tasks
+    /// `tasks` that [`Workload::still_quiet`] does not keep are split at
+    /// that event (once it is handled): their plans may count on `tid`'s
+    /// not stepping while off its CPU ([`Kernel::step_delay_ns`],
+    /// [`Kernel::on_cpu_in_class`]).
+    pub fn split_on_switch_in(&mut self, tid: u32, tasks: std::ops::Range<u32>) {
+        self.split_in[tid as usize] = (tasks.start, tasks.end);
+    }
+
+    /// Counts task `tid` in class `class` ([`Kernel::on_cpu_in_class`]),
+    /// before it first runs.
+    pub fn set_class(&mut self, tid: u32, class: u32) {
+        debug_assert!(self.cpu_of[tid as usize] == NIL && class != NIL);
+        self.class_of[tid as usize] = class;
+        if self.class_on_cpu.len() <= class as usize {
+            self.class_on_cpu.resize(class as usize + 1, 0);
+        }
+    }
+
+    /// How many tasks of class `class` ([`Kernel::set_class`]) are on a
+    /// CPU now (running, or paying their switch).
+    #[inline(always)]
+    pub fn on_cpu_in_class(&self, class: u32) -> u32 {
+        debug_assert_eq!(
+            self.class_on_cpu[class as usize] as usize,
+            (0..self.tasks.len())
+                .filter(|&t| self.class_of[t] == class && self.cpu_of[t] != NIL)
+                .count()
+        );
+        self.class_on_cpu[class as usize]
+    }
+
+    /// The tasks switched in by the event just handled that have tasks
+    /// to check ([`Kernel::split_on_switch_in`]): the batches that
+    /// [`Workload::still_quiet`] does not keep are split at the event.
+    #[inline(never)]
+    fn split_for_switch_ins<W: Workload + ?Sized>(&mut self, wl: &mut W) {
+        while let Some(tid) = self.switched_in.pop() {
+            let (a, b) = self.split_in[tid as usize];
+            // The tasks of `a..b` with a batch, a word of `batched_tasks`
+            // at a time.
+            let mut w = a / 64;
+            while w * 64 < b {
+                let lo = a.max(w * 64) - w * 64;
+                let hi = b.min(w * 64 + 64) - w * 64;
+                let range = (u64::MAX >> (64 - (hi - lo))) << lo;
+                let mut bits = self.batched_tasks[w as usize] & range;
+                while bits != 0 {
+                    let other = w * 64 + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    let c = self.cpu_of[other as usize] as usize;
+                    debug_assert!(self.cpus[c].batched && self.cpus[c].curr == other);
+                    let end_ns = self.cpus[c].batch.end_ns;
+                    if !wl.still_quiet(self, tid, other, end_ns) {
+                        self.split(wl, c, self.now, self.cur_tag);
+                    }
+                }
+                w += 1;
+            }
         }
     }
 
@@ -1515,6 +1604,11 @@ impl Kernel {
         }
         self.rngs.push(Rng::stream(self.seed, id as u64));
         self.cpu_of.push(NIL);
+        self.split_in.push((0, 0));
+        self.class_of.push(NIL);
+        if id as usize / 64 >= self.batched_tasks.len() {
+            self.batched_tasks.push(0);
+        }
         self.tasks.push(Task {
             state: TState::New,
             work: 0,
@@ -1765,6 +1859,10 @@ impl Kernel {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
                 self.cpu_of[prev as usize] = NIL;
+                let class = self.class_of[prev as usize];
+                if class != NIL {
+                    self.class_on_cpu[class as usize] -= 1;
+                }
                 let t = &mut self.tasks[prev as usize];
                 t.mark = c.touched;
                 t.last_ran = cpu as u32;
@@ -1837,6 +1935,14 @@ impl Kernel {
         c.last_mm = mm;
         c.run_start = now;
         self.cpu_of[next as usize] = cpu as u32;
+        let class = self.class_of[next as usize];
+        if class != NIL {
+            self.class_on_cpu[class as usize] += 1;
+        }
+        let split_in = self.split_in[next as usize];
+        if split_in.0 < split_in.1 && self.batch_on {
+            self.switched_in.push(next);
+        }
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
@@ -1990,6 +2096,8 @@ impl Kernel {
         for cpu in 0..self.nr_cpus() {
             self.reschedule(cpu, PrevAction::Stays);
         }
+        // No batch yet for those first switches to check.
+        self.switched_in.clear();
         if self.turn_ns > 0 {
             self.begin_turn(0);
             self.pass_idle_turn();
@@ -2096,6 +2204,9 @@ impl Kernel {
                     self.split_here(wl, cpu);
                     self.irq(cpu);
                 }
+            }
+            if !self.switched_in.is_empty() {
+                self.split_for_switch_ins(wl);
             }
             if !self.splits.is_empty() {
                 self.do_splits(wl);
@@ -2551,6 +2662,7 @@ impl Kernel {
             );
             debug_assert!(p.end_ns < before);
         }
+        self.batched_tasks[tid as usize / 64] |= 1 << (tid % 64);
         let c = &mut self.cpus[cpu];
         c.batched = true;
         c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
@@ -2624,6 +2736,7 @@ impl Kernel {
         (self.now, self.this_cpu) = (now, this);
         self.ctr.events += k as u64;
         self.batched_steps += k as u64;
+        self.batched_tasks[tid as usize / 64] &= !(1 << (tid % 64));
         let c = &mut self.cpus[cpu];
         c.batched = false;
         c.split_at = None;

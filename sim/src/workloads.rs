@@ -96,7 +96,7 @@
 
 use sched::TaskParams;
 
-use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload};
+use crate::engine::{Kernel, Metric, Next, Planned, Spawn, Speed, Workload, NOT_ON_CPU_NS};
 use crate::rng::{Jitter, Rng};
 use stats::percentile;
 
@@ -219,6 +219,8 @@ struct Band {
     read_low: u64,
     /// [`FDS`] shortest writes, ns.
     writes_low: u64,
+    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]).
+    writers: u32,
 }
 
 impl Band {
@@ -228,20 +230,28 @@ impl Band {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
+        let lim = lim.min(self.room_writers(ch));
+        if reader_in >= NOT_ON_CPU_NS {
+            // A reader off its CPU: no bound ([`Hackbench::room_of`]).
+            return lim;
+        }
         // Reads in the window at most `queued - pending reads - 1`.
         let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
-        lim.min(self.room_writers(ch))
-            .min(b * self.read_low + reader_in)
+        lim.min(b * self.read_low + reader_in)
     }
 
-    /// [`Hackbench::room_writers`]: `a / FDS * FDS` shortest writes for
-    /// `a` messages of room, as `a / FDS` times [`FDS`] of them.
+    /// The writers' side of [`Hackbench::room_of`]: `a / w * FDS` shortest writes for
+    /// `a` messages of room and `w` writers on a CPU, as `a / w` times
+    /// [`FDS`] of them; no bound with none on a CPU.
     #[inline(always)]
     fn room_writers(self, ch: &Chan) -> u64 {
         let a = self
             .cap_1
             .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        (a / FDS as u32) as u64 * self.writes_low
+        if self.writers == 0 {
+            return NOT_ON_CPU_NS;
+        }
+        (a / self.writers) as u64 * self.writes_low
     }
 }
 
@@ -460,6 +470,9 @@ impl Workload for Hackbench {
             for r in 0..FDS {
                 let tid = k.spawn(self.spawn_of(k.tasks.len()));
                 debug_assert_eq!(reader_of(self.chans.len() as u32), tid);
+                // Its group's senders (spawned after the receivers).
+                let senders = (g * 2 * FDS + FDS) as u32;
+                k.split_on_switch_in(tid, senders..senders + FDS as u32);
                 self.chans.push(Chan::default());
                 self.waits.push(ChanWaits {
                     reader: tid,
@@ -474,7 +487,12 @@ impl Workload for Hackbench {
                 }));
             }
             for _ in 0..FDS {
-                k.spawn(self.spawn_of(k.tasks.len()));
+                let tid = k.spawn(self.spawn_of(k.tasks.len()));
+                // Its group's writers on a CPU bound the bands; a switch
+                // to it checks the group's batches.
+                k.set_class(tid, g as u32);
+                let group = (g * 2 * FDS) as u32;
+                k.split_on_switch_in(tid, group..group + 2 * FDS as u32);
                 self.tasks.push(HbTask::new(Role::Sender {
                     g: g as u32,
                     sent: 0,
@@ -632,13 +650,14 @@ impl Workload for Hackbench {
                 let r0 = reader_of(base as u32);
                 let i0 = c0 as usize - base;
                 let on = |i: usize| k.step_delay_ns(r0 + i as u32);
-                lim = self.room_of(&grp[i0], lim, on(i0));
+                let writers = k.on_cpu_in_class(g);
+                lim = self.room_of(&grp[i0], lim, on(i0), writers);
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
                 let with_chans = end.min(FDS as u32);
-                let (band, write_j) = (self.band(), self.write_j);
+                let (band, write_j) = (self.band(writers), self.write_j);
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
@@ -693,7 +712,8 @@ impl Workload for Hackbench {
                 if was_full {
                     return None;
                 }
-                lim = lim.min(self.room_writers(&ch));
+                let writers = k.on_cpu_in_class(c / FDS as u32);
+                lim = lim.min(self.band(writers).room_writers(&ch));
                 let mut max = ch.queued.min(left - 1);
                 if self.cfg.sockets && ch.nr_writers > 0 {
                     max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
@@ -722,6 +742,50 @@ impl Workload for Hackbench {
             last_ns: last,
             end_ns: t,
         })
+    }
+
+    /// A receiver switched in: its group's senders' batches, planned
+    /// while it could not read, stay quiet as long as it cannot find its
+    /// channel empty (the reader's side of [`Hackbench::room_of`], from
+    /// now). A sender switched in: its group's batches, planned while it
+    /// could not write, stay quiet as long as the writers (it with them)
+    /// cannot fill a channel they touch (the writers' side, from now,
+    /// over the receiver's channel, or the channels of the sender's
+    /// planned writes). The other sides of the band do not depend on
+    /// where the task switched in is.
+    fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
+        let room = match (
+            self.tasks[tid as usize].role,
+            self.tasks[other as usize].role,
+        ) {
+            (Role::Receiver { ch, .. }, _) => {
+                let ch = &self.chans[ch as usize];
+                let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+                b * self.read_j.low() + k.step_delay_ns(tid)
+            }
+            (Role::Sender { g, .. }, Role::Receiver { ch, .. }) => self
+                .band(k.on_cpu_in_class(g))
+                .room_writers(&self.chans[ch as usize]),
+            (
+                Role::Sender { g, .. },
+                Role::Sender {
+                    pending: Some(c0), ..
+                },
+            ) => {
+                // Its walk's channels: `c0` and those of its planned steps.
+                let band = self.band(k.on_cpu_in_class(g));
+                let base = g as usize * FDS;
+                let mut i = c0 as usize - base;
+                let mut room = band.room_writers(&self.chans[c0 as usize]);
+                for _ in 0..self.tasks[other as usize].plan.n.min(FDS as u32 - 1) {
+                    i = next_chan(i);
+                    room = room.min(band.room_writers(&self.chans[base + i]));
+                }
+                room
+            }
+            (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return false,
+        };
+        end_ns < k.now + room
     }
 
     /// A plan's times, drawn again from the stream as it was planned
@@ -876,35 +940,35 @@ impl Hackbench {
     /// or at the batch's event). The window is bounded by what the others
     /// can do in it: the one reader starts a read at most every
     /// `read_j.low()` ns, so at most `L / low + 1` in a window of `L`;
-    /// each of the 20 writers writes to its channels in turn, so it
-    /// starts at most one write to `c` per 20 writes, at most
-    /// `L / (20 low) + 1`. Other tasks' planned and not yet taken reads
-    /// and writes count against the band as if still to come
-    /// (`pend_reads`, `pend_starts`). The reader starts no read (beyond
-    /// those planned) before its next step, `reader_in` ns from now
-    /// ([`Kernel::step_delay_ns`]: when its burst or batch ends, or a
-    /// switch to it is paid): its reads come that much later.
+    /// each of the group's `writers` on a CPU (of the 20) writes to its
+    /// channels in turn, so it starts at most one write to `c` per 20
+    /// writes, at most `L / (20 low) + 1`. Other tasks' planned and not
+    /// yet taken reads and writes count against the band as if still to
+    /// come (`pend_reads`, `pend_starts`). The reader starts no read
+    /// (beyond those planned) before its next step, `reader_in` ns from
+    /// now ([`Kernel::step_delay_ns`]: when its burst or batch ends): its
+    /// reads come that much later. A reader off its CPU reads nothing,
+    /// and a writer off its CPU starts no write, until switched in, which
+    /// the band does not bound: the switch checks the batches of its
+    /// group (a reader's: its senders') against the band from then on
+    /// ([`Workload::still_quiet`], [`Kernel::split_on_switch_in`],
+    /// [`Kernel::on_cpu_in_class`]) and splits those that reach past it.
     ///
     /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
-        self.band().room_of(ch, lim, reader_in)
+    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64, writers: u32) -> u64 {
+        self.band(writers).room_of(ch, lim, reader_in)
     }
 
-    /// The window in which the writers cannot fill channel `ch` (see
-    /// [`Hackbench::room_of`]), ns.
+    /// What the band of a channel is worked out from, with `writers` of
+    /// its group's writers on a CPU.
     #[inline(always)]
-    fn room_writers(&self, ch: &Chan) -> u64 {
-        self.band().room_writers(ch)
-    }
-
-    /// What the band of a channel is worked out from.
-    #[inline(always)]
-    fn band(&self) -> Band {
+    fn band(&self, writers: u32) -> Band {
         Band {
             cap_1: self.cap - 1,
             read_low: self.read_j.low(),
             writes_low: FDS as u64 * self.write_j.low(),
+            writers,
         }
     }
 
