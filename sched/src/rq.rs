@@ -2224,13 +2224,15 @@ impl Rq {
     }
 
     /// The highest RT rank present here, running or queued (what Linux's
-    /// cpupri records, `rt_rq->highest_prio.curr`): 100 with a deadline task,
-    /// else the highest queued RT priority, else 0. See
+    /// cpupri records, `rt_rq->highest_prio.curr`): 100 with a ready
+    /// deadline task or the fair server serving (Linux's `inc_dl_deadline`
+    /// sets `CPUPRI_HIGHER` for any deadline entity queued, the server's
+    /// too), else the highest queued RT priority, else 0. See
     /// [`crate::smp::CpuSummary::rt_rank`].
     #[inline]
     pub fn rt_highest_rank(&self) -> u8 {
         // A running deadline task is queued, and ready.
-        if self.dl.nr_ready != 0 {
+        if self.dl.nr_ready != 0 || self.fair_served() {
             return 100;
         }
         self.rt.highest_prio().unwrap_or(0)
@@ -2256,14 +2258,27 @@ impl Rq {
             .map_or(0, |t| t.params.rt_priority)
     }
 
-    /// The earliest absolute deadline of a ready deadline task here, running
+    /// The earliest absolute deadline of a ready deadline entity here, running
     /// or queued (`dl_rq->earliest_dl.curr`, what cpudl records), or 0 with
-    /// none.
+    /// none: a ready deadline task's, or the fair server's while it serves.
+    /// Linux 7.2 queues the serving server in the deadline runqueue's tree
+    /// like a task (`__enqueue_dl_entity` → `inc_dl_tasks` →
+    /// `inc_dl_deadline`), so its deadline is in cpudl, and the push and
+    /// wakeup target search (`find_later_rq`) and pull see it; a deferred
+    /// or throttled server is not queued there and is not seen.
     #[inline]
     pub fn dl_earliest(&self) -> u64 {
-        self.dl
+        let task = self
+            .dl
             .pick_task()
-            .map_or(0, |s| self.tasks[s.0 as usize].dl.deadline.max(1))
+            .map_or(0, |s| self.tasks[s.0 as usize].dl.deadline.max(1));
+        if self.fair_served() {
+            let server = self.fair_server.deadline.max(1);
+            if task == 0 || server < task {
+                return server;
+            }
+        }
+        task
     }
 
     /// The queued, not running deadline task that push balancing would move

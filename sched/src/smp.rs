@@ -497,7 +497,10 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &Ato
     // No RT or deadline task queued here, now or at the last publish (a
     // nonzero overload rank implies a nonzero rank): nothing to write. (A
     // running RT task that just blocked is left out until the switch.)
-    if (rq.rt.nr_running | rq.dl.nr_ready) != 0 || s.rt_rank.load(Ordering::Relaxed) != 0 {
+    if (rq.rt.nr_running | rq.dl.nr_ready) != 0
+        || rq.fair_server.running()
+        || s.rt_rank.load(Ordering::Relaxed) != 0
+    {
         publish_rt(rq, s, rank, push_count);
     }
 }
@@ -519,9 +522,10 @@ fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, push_count: &AtomicU64) {
             push_count.fetch_sub(RTO_ONE, Ordering::Relaxed);
         }
     }
-    // A deadline task here now or at the last publish (a nonzero published
-    // earliest deadline implies `rt_rank` 100, so this runs then).
-    if rq.dl.nr_ready != 0 || s.dl_earliest.load(Ordering::Relaxed) != 0 {
+    // A deadline task or the serving fair server here now, or one at the
+    // last publish (a nonzero published earliest deadline implies `rt_rank`
+    // 100, so this runs then).
+    if rq.dl.nr_ready != 0 || rq.fair_served() || s.dl_earliest.load(Ordering::Relaxed) != 0 {
         publish_dl(rq, s, push_count);
     }
 }

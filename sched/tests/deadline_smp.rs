@@ -287,6 +287,47 @@ fn the_fair_server_is_not_moved() {
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
 }
 
+/// Linux 7.2 queues the serving fair server in the deadline runqueue's
+/// tree like a task (`inc_dl_tasks` → `inc_dl_deadline`), so cpudl holds
+/// its deadline and cpupri marks its CPU above RT: a CPU whose server
+/// serves is not free for the deadline push, and a task whose deadline is
+/// later than the server's is not pushed there. Here CPU 0's server serves
+/// a fair spinner under a FIFO hog; CPU 1 runs a FIFO hog and gets two
+/// deadline tasks, the second (deadline 4 s away, later than the server's)
+/// queued behind the first (90 ms of every 100). Before, CPU 0 counted as free and took it.
+#[test]
+fn the_serving_fair_servers_deadline_is_seen_by_the_push() {
+    let s = sched(2);
+    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
+    pin_on(&s, 12, TaskParams::fifo(50), cpu_id(1));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    let mut ms = 0;
+    while !s.cpu_rq(cpu_id(0)).fair_served() {
+        run_ms(&s, 1);
+        ms += 1;
+        assert!(ms < 2_000, "CPU 0's server never served");
+    }
+    let d = s.cpu_rq(cpu_id(0)).fair_server.deadline;
+    let sum = s.summary(cpu_id(0));
+    assert_eq!(sum.dl_earliest.load(Ordering::Relaxed), d, "cpudl");
+    assert_eq!(sum.rt_rank.load(Ordering::Relaxed), 100, "cpupri");
+    spawn_on(&s, 1, dl(90, 100, 100), cpu_id(1));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(1));
+    spawn_on(&s, 2, dl(10, 4_000, 4_000), cpu_id(1));
+    assert!(s.task(TaskId(2), cpu_id(0)).unwrap().dl.deadline > d);
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(1)), "not pushed");
+    assert_eq!(moves(&s, cpu_id(1)), (0, 0));
+    // Once the server stops serving (throttled after its 50 ms), CPU 0 is
+    // free again and pulls the waiting task (task 1 runs 90 ms on CPU 1).
+    run_ms(&s, 60);
+    assert!(!s.cpu_rq(cpu_id(0)).fair_served());
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(0)));
+    check(&s);
+}
+
 /// Spawns deadline task `id` on CPU `cpu`, runs it there and puts it to
 /// sleep (its previous CPU is `cpu`).
 fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
