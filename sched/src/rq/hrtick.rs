@@ -169,6 +169,7 @@ impl Rq {
     /// whatever may change the first throttled task (a throttle, a
     /// replenishment, a deadline task's enqueue or dequeue); O(1), and it
     /// asks the platform for nothing when the instant did not change.
+    #[inline(never)]
     pub(super) fn dl_timer_update(&mut self) {
         let dl = self.dl.next_replenish_ns(&self.tasks).unwrap_or(HRTICK_NONE);
         let at = self.server_timer_ns.min(dl);
