@@ -337,6 +337,39 @@ fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
     switch(s, cpu, PrevAction::Sleeps);
 }
 
+/// Linux's `dl_task_timer` ends with a push (`__push_dl_task`): a task
+/// the replenishment timer makes ready behind an earlier deadline goes to
+/// a free CPU at once. Two constrained tasks (2 ms by 5 ms every 10 ms)
+/// that slept on CPU 0 wake there after their deadlines (CPU 0 idle, so
+/// they stay) and wait for their next periods (10 and 10.3 ms); at the
+/// second timer the later one is queued behind the first and is pushed to
+/// the idle CPU 1. Before, nothing moved it until CPU 0 switched.
+#[test]
+fn the_replenishment_timer_pushes_a_task_queued_behind_an_earlier_deadline() {
+    let s = sched(2);
+    let t0 = s.platform.now.load(Ordering::Relaxed);
+    let at = |ns: u64| s.platform.now.store(t0 + ns, Ordering::Relaxed);
+    asleep_on(&s, 1, dl(2, 5, 10), cpu_id(0));
+    at(300_000);
+    asleep_on(&s, 2, dl(2, 5, 10), cpu_id(0));
+    at(7 * MS);
+    for id in [1, 2] {
+        let w = s.wake(TaskId(id), sched::WakeFlags::empty(), cpu_id(0)).unwrap();
+        assert_eq!(w.cpu(), cpu_id(0));
+        assert!(s.task(TaskId(id), cpu_id(0)).unwrap().dl.throttled);
+    }
+    at(10 * MS);
+    s.hrtick(cpu_id(0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(1), "replenished at 10 ms");
+    at(10 * MS + 300_000);
+    s.hrtick(cpu_id(0));
+    assert!(!s.task(TaskId(2), cpu_id(0)).unwrap().dl.throttled);
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(1)), "pushed at the timer");
+    assert_eq!(moves(&s, cpu_id(0)), (1, 0));
+    check(&s);
+}
+
 /// `select_task_rq_dl`: a deadline task waking where a task of an earlier
 /// deadline runs goes straight to the idle CPU (no push needed); one with
 /// an earlier deadline stays on its previous CPU and preempts even with a

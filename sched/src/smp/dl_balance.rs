@@ -336,9 +336,12 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// Pushes from `cpu` if its summary says it is DL-overloaded (one
-    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    /// relaxed load otherwise). `this_cpu` is the caller's CPU. Call it with
+    /// no runqueue lock held after a tick or a one-shot timer that may have
+    /// replenished a deadline task behind an earlier deadline (Linux's
+    /// `dl_task_timer` ends with `__push_dl_task`).
     #[inline]
-    pub(crate) fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+    pub fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
         self.push_if_overloaded_in::<Dl>(cpu, this_cpu);
     }
 
