@@ -54,7 +54,9 @@
 //! the replenishments are the same, and nothing is allocated. At expiry the
 //! running task is charged, every task whose period began is replenished,
 //! the CPU reschedules if one of them has an earlier deadline than what
-//! runs, and the timer is armed for the next. The tick still replenishes
+//! runs, and the timer is armed for the next; then the scheduler pushes a
+//! task left queued behind an earlier deadline (`Scheduler::hrtick`, as
+//! `dl_task_timer` ends with `__push_dl_task`). The tick still replenishes
 //! what is due (nothing, when the timer came first), which keeps a platform
 //! without the one-shot timer correct to a tick.
 //!
