@@ -1582,10 +1582,10 @@ impl Rq {
             self.put_prev_grouped(prev);
         } else if self.tasks[prev as usize].rt.on_list {
             RtRq::update_curr(&mut self.tasks, id, self.clock);
-        } else if self.tasks[prev as usize].dl.on_rq {
-            if self.dl.update_curr(&mut self.tasks, id, self.clock) {
-                self.dl_timer_update();
-            }
+        } else if self.tasks[prev as usize].dl.on_rq
+            && self.dl.update_curr(&mut self.tasks, id, self.clock)
+        {
+            self.dl_timer_update();
         }
     }
 

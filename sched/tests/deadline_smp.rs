@@ -354,7 +354,9 @@ fn the_replenishment_timer_pushes_a_task_queued_behind_an_earlier_deadline() {
     asleep_on(&s, 2, dl(2, 5, 10), cpu_id(0));
     at(7 * MS);
     for id in [1, 2] {
-        let w = s.wake(TaskId(id), sched::WakeFlags::empty(), cpu_id(0)).unwrap();
+        let w = s
+            .wake(TaskId(id), sched::WakeFlags::empty(), cpu_id(0))
+            .unwrap();
         assert_eq!(w.cpu(), cpu_id(0));
         assert!(s.task(TaskId(id), cpu_id(0)).unwrap().dl.throttled);
     }
@@ -365,7 +367,11 @@ fn the_replenishment_timer_pushes_a_task_queued_behind_an_earlier_deadline() {
     at(10 * MS + 300_000);
     s.hrtick(cpu_id(0));
     assert!(!s.task(TaskId(2), cpu_id(0)).unwrap().dl.throttled);
-    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(1)), "pushed at the timer");
+    assert_eq!(
+        s.task_cpu(TaskId(2)),
+        Some(cpu_id(1)),
+        "pushed at the timer"
+    );
     assert_eq!(moves(&s, cpu_id(0)), (1, 0));
     check(&s);
 }

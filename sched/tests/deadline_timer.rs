@@ -141,7 +141,10 @@ fn a_constrained_task_woken_after_its_deadline_waits_for_its_next_period() {
     r.h.wake(1, WakeFlags::empty());
     r.flush();
     let t = r.h.task(1);
-    assert!(t.dl.throttled, "woken between its deadline and its next period");
+    assert!(
+        t.dl.throttled,
+        "woken between its deadline and its next period"
+    );
     assert_eq!(t.dl.runtime_ns, 0, "its budget is dropped");
     assert_eq!(t.dl.deadline, 5_500 * US);
     assert_eq!(r.timer, Some(10_500 * US));

@@ -171,7 +171,10 @@ impl Rq {
     /// asks the platform for nothing when the instant did not change.
     #[inline(never)]
     pub(super) fn dl_timer_update(&mut self) {
-        let dl = self.dl.next_replenish_ns(&self.tasks).unwrap_or(HRTICK_NONE);
+        let dl = self
+            .dl
+            .next_replenish_ns(&self.tasks)
+            .unwrap_or(HRTICK_NONE);
         let at = self.server_timer_ns.min(dl);
         if at != self.dl_timer_ns {
             self.dl_timer_ns = at;
