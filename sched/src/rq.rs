@@ -2288,12 +2288,14 @@ impl Rq {
         Some(self.id_of(s.0))
     }
 
-    /// Linux's `dl_rq->overloaded`: with two or more ready deadline tasks
-    /// here and a queued, not running one that may run elsewhere, that
-    /// task's absolute deadline (at least 1); else 0.
+    /// Linux's `dl_rq->overloaded`: with a queued, not running ready
+    /// deadline task here that may run elsewhere (Linux's pushable tree
+    /// holds every such task), that task's absolute deadline (at least 1);
+    /// else 0. Such a task exists with two or more ready, or with one
+    /// waiting behind the serving fair server (an earlier deadline).
     #[inline]
     pub fn dl_overload_deadline(&self) -> u64 {
-        if self.dl.nr_ready < 2 {
+        if self.dl.nr_ready < 2 && !(self.dl.nr_ready == 1 && self.fair_served()) {
             return 0;
         }
         self.dl_pushable(dl_migratable)

@@ -337,6 +337,44 @@ fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
     switch(s, cpu, PrevAction::Sleeps);
 }
 
+/// A deadline task waiting behind the serving fair server (whose deadline
+/// is earlier) is pushable, as in Linux (its pushable tree holds every
+/// queued, not running deadline task, and `dl_rq->overloaded` is set by
+/// the first): made SCHED_DEADLINE on CPU 0, where the server serves a
+/// fair spinner under a FIFO hog, a task whose deadline is 4 s away goes
+/// to the idle CPU 1 at once. Before, it waited on CPU 0 until the server's
+/// budget ran out.
+#[test]
+fn a_deadline_task_behind_the_serving_fair_server_is_pushed() {
+    let s = sched(2);
+    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    let mut ms = 0;
+    while !s.cpu_rq(cpu_id(0)).fair_served() {
+        run_ms(&s, 1);
+        ms += 1;
+        assert!(ms < 2_000, "CPU 0's server never served");
+    }
+    assert_eq!(curr(&s, cpu_id(1)), None);
+    spawn_on(&s, 1, dl(10, 4_000, 4_000), cpu_id(0));
+    assert!(
+        s.task(TaskId(1), cpu_id(0)).unwrap().dl.deadline
+            > s.cpu_rq(cpu_id(0)).fair_server.deadline
+    );
+    assert_eq!(
+        s.task_cpu(TaskId(1)),
+        Some(cpu_id(1)),
+        "pushed to the idle CPU"
+    );
+    assert_eq!(
+        curr(&s, cpu_id(0)),
+        Some(11),
+        "the served fair task runs on"
+    );
+    check(&s);
+}
+
 /// Linux's `dl_task_timer` ends with a push (`__push_dl_task`): a task
 /// the replenishment timer makes ready behind an earlier deadline goes to
 /// a free CPU at once. Two constrained tasks (2 ms by 5 ms every 10 ms)

@@ -9,9 +9,10 @@
 //! as they stay there. These moves keep, on every CPU, the earliest
 //! deadlines running (the `m` earliest ready deadlines on `m` CPUs, as far
 //! as affinity allows), as Linux's global EDF does:
-//! - **Overload.** A runqueue with two or more ready deadline tasks, one of
-//!   them queued (not running) and allowed on another CPU, is
-//!   DL-overloaded; its summary's [`super::CpuSummary::dl_next`] holds that
+//! - **Overload.** A runqueue with a ready deadline task queued (not
+//!   running) and allowed on another CPU, behind another deadline task or
+//!   behind the serving fair server, is DL-overloaded (Linux sets
+//!   `dl_rq->overloaded` for any pushable task); its summary's [`super::CpuSummary::dl_next`] holds that
 //!   task's absolute deadline, and the scheduler counts such CPUs
 //!   (`rd->dlo_count`). [`super::CpuSummary::dl_earliest`] holds each CPU's
 //!   earliest ready deadline, 0 with none (cpudl). Both are republished at
