@@ -287,6 +287,16 @@ fn the_fair_server_is_not_moved() {
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
 }
 
+/// Runs every CPU until `cpu`'s fair server serves (within 2 s).
+fn run_until_served(s: &Scheduler<Plat>, cpu: CpuId) {
+    let mut ms = 0;
+    while !s.cpu_rq(cpu).fair_served() {
+        run_ms(s, 1);
+        ms += 1;
+        assert!(ms < 2_000, "CPU {cpu:?}'s server never served");
+    }
+}
+
 /// Linux 7.2 queues the serving fair server in the deadline runqueue's
 /// tree like a task (`inc_dl_tasks` → `inc_dl_deadline`), so cpudl holds
 /// its deadline and cpupri marks its CPU above RT: a CPU whose server
@@ -303,12 +313,7 @@ fn the_serving_fair_servers_deadline_is_seen_by_the_push() {
     pin_on(&s, 12, TaskParams::fifo(50), cpu_id(1));
     switch(&s, cpu_id(0), PrevAction::Stays);
     switch(&s, cpu_id(1), PrevAction::Stays);
-    let mut ms = 0;
-    while !s.cpu_rq(cpu_id(0)).fair_served() {
-        run_ms(&s, 1);
-        ms += 1;
-        assert!(ms < 2_000, "CPU 0's server never served");
-    }
+    run_until_served(&s, cpu_id(0));
     let d = s.cpu_rq(cpu_id(0)).fair_server.deadline;
     let sum = s.summary(cpu_id(0));
     assert_eq!(sum.dl_earliest.load(Ordering::Relaxed), d, "cpudl");
@@ -350,12 +355,7 @@ fn a_deadline_task_behind_the_serving_fair_server_is_pushed() {
     pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
     pin_on(&s, 11, TaskParams::default(), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
-    let mut ms = 0;
-    while !s.cpu_rq(cpu_id(0)).fair_served() {
-        run_ms(&s, 1);
-        ms += 1;
-        assert!(ms < 2_000, "CPU 0's server never served");
-    }
+    run_until_served(&s, cpu_id(0));
     assert_eq!(curr(&s, cpu_id(1)), None);
     spawn_on(&s, 1, dl(10, 4_000, 4_000), cpu_id(0));
     assert!(
