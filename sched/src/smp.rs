@@ -212,10 +212,12 @@ pub trait Platform: Send + Sync {
     /// possibly from another CPU (then the platform forwards it, as Linux
     /// does with an IPI); must not take a runqueue lock nor allocate. The
     /// default does nothing: slices then end at the tick, as without HRTICK,
-    /// and the fair server boosts and is replenished at the tick.
-    /// The timer is class-neutral: the fair class arms it for a slice's end
-    /// and the fair server for its zero-laxity point or its replenishment
-    /// (the runqueue asks for the earlier).
+    /// the fair server boosts and is replenished at the tick, and so are
+    /// throttled deadline tasks (up to a tick late).
+    /// The timer is class-neutral: the fair class arms it for a slice's end,
+    /// the fair server for its zero-laxity point or its replenishment, and
+    /// the deadline class for its first throttled task's replenishment (the
+    /// runqueue asks for the earliest).
     fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         let _ = (cpu, expires_ns);
     }

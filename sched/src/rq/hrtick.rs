@@ -65,9 +65,10 @@ pub enum HrtickCmd {
     /// rq->hrtick_delay`), not from the runqueue clock of the pick.
     Start(u64),
     /// Arm (or move) it to fire at this instant, ns on the runqueue's
-    /// clock (the [`crate::smp::Platform::now_ns`] clock): the fair
-    /// server's own timer, or a slice's end when the timer is armed again
-    /// after the server's instant came first.
+    /// clock (the [`crate::smp::Platform::now_ns`] clock): the deadline
+    /// class's instant (the fair server's, or a throttled deadline task's
+    /// replenishment), or a slice's end when the timer is armed again after
+    /// such an instant came first.
     At(u64),
     /// Stop it.
     Cancel,
@@ -259,15 +260,18 @@ impl Rq {
 
     /// The timer fired: bring the clock to `now_ns` first
     /// ([`Rq::update_rq_clock`]), then call this on the timer's CPU with the
-    /// runqueue locked. The CPU's one timer serves two: the fair server's
-    /// instant, if it is armed and due, is handled first (Linux's
-    /// `dl_server_timer`: the running task is charged, then the server
-    /// boosts or is replenished, and a fair task served above RT asks for an
+    /// runqueue locked. The CPU's one timer serves two: the deadline
+    /// class's instant, if it is armed and due, is handled first (the
+    /// running task is charged; the throttled deadline tasks whose period
+    /// began are replenished, Linux's `dl_task_timer`, with a reschedule if
+    /// one has an earlier deadline than what runs; then, if its instant was
+    /// due, the fair server boosts or is replenished, Linux's
+    /// `dl_server_timer`, and a fair task served above RT asks for an
     /// immediate reschedule); then the slice's end (Linux's `hrtick()`, which
     /// calls the running task's `task_tick` with `queued = 1`), when due: a
     /// running fair task is charged and an immediate reschedule requested;
-    /// a task of another class is only charged. With no server instant
-    /// armed every expiry is the slice's. An expiry of a timer that was
+    /// a task of another class is only charged. With no deadline-class
+    /// instant armed every expiry is the slice's. An expiry of a timer that was
     /// cancelled meanwhile does nothing; one that comes before what is
     /// pending arms the timer again for it. Returns the need-resched state.
     pub fn hrtick(&mut self) -> Resched {
