@@ -13,12 +13,13 @@
 //!   a fresh budget and deadline `now + deadline`; otherwise the current pair
 //!   is kept. A constrained task (deadline < period) in the second case
 //!   keeps its deadline with the budget cut to density x time left (the
-//!   revised rule), as in Linux 7.2 (not Linux's wait for the next period of
-//!   one woken after its deadline: see [`DlRq::enqueue`]);
+//!   revised rule), and one woken after its deadline but before its next
+//!   period is throttled until that period (`dl_check_constrained_dl`), as
+//!   in Linux 7.2;
 //! - the running task's budget is charged; when it is spent the task is
 //!   *throttled* until its next period (`deadline - dl_deadline + period`),
 //!   then replenished (`deadline += period`, `runtime += dl_runtime`, an
-//!   overrun paid back) and queued again;
+//!   overrun paid back) and queued again, at that instant (below);
 //! - admission control ([`DlBandwidth`]) keeps the sum of runtime/period over
 //!   the root domain (here: every active CPU) at or below 100% of its
 //!   capacity (its CPUs, a CPU of capacity 512 counting half: Linux's
@@ -40,11 +41,24 @@
 //!
 //! [`DlRq`] keeps the ready tasks in a B+tree by absolute deadline and the
 //! throttled ones in another by replenishment time (the fair class's
-//! [`Timeline`]), so enqueue, dequeue and pick are O(log n). Charging, the
-//! throttle and the replenishment happen at the tick, like the fair
-//! server's: a task may overrun its budget by up to a tick (paid back in its
-//! next period) and is replenished up to a tick late; Linux arms an hrtimer
-//! for the replenishment and charges at every `update_curr`.
+//! [`Timeline`]), so enqueue, dequeue and pick are O(log n). The budget is
+//! charged at the tick and at every switch, so a task may overrun it by up
+//! to a tick (paid back in its next period; Linux charges at every
+//! `update_curr` and, with HRTICK_DL, ends the budget on the one-shot
+//! timer). The replenishment comes at its instant, as Linux's: where Linux
+//! arms each throttled task's own hrtimer for the start of its next period
+//! (`start_dl_timer`, `dl_task_timer` at expiry), the runqueue arms the
+//! CPU's one-shot timer (the one HRTICK and the fair server use) for the
+//! earliest of them, the first of the throttled tree ([`DlRq::next_replenish_ns`],
+//! the runqueue's `dl_timer_update`); only the earliest can fire next, so
+//! the replenishments are the same, and nothing is allocated. At expiry the
+//! running task is charged, every task whose period began is replenished,
+//! the CPU reschedules if one of them has an earlier deadline than what
+//! runs, and the timer is armed for the next; then the scheduler pushes a
+//! task left queued behind an earlier deadline (`Scheduler::hrtick`, as
+//! `dl_task_timer` ends with `__push_dl_task`). The tick still replenishes
+//! what is due (nothing, when the timer came first), which keeps a platform
+//! without the one-shot timer correct to a tick.
 //!
 //! # The fair server
 //! A task of a higher class that never sleeps (a SCHED_FIFO spinner) keeps
@@ -665,14 +679,20 @@ impl DlRq {
     pub fn enqueue(&mut self, ts: &mut [SchedTask], s: Slot, now: u64, moved: bool) {
         let t = &mut ts[s.0 as usize];
         debug_assert!(!t.dl.on_rq);
-        // Linux also throttles a constrained task woken after its deadline
-        // but before its next period until that period
-        // (`dl_check_constrained_dl`), a wait of µs on its hrtimer; here the
-        // replenishment comes at the tick, so that wait would be up to a
-        // tick (a 2/5/10 ms pair missed 10 of 40 deadlines at 1 CPU with
-        // it): such a wakeup gets a fresh pair instead.
         let constrained = t.params.dl_deadline_ns < t.params.dl_period();
-        if moved && t.dl.runtime_ns > 0 && now < t.dl.deadline {
+        if constrained
+            && t.dl.runtime_ns > 0
+            && t.dl.deadline < now
+            && now < next_period(t)
+            && t.dl.deadline != 0
+        {
+            // `dl_check_constrained_dl`: a constrained task enqueued after
+            // its deadline but before its next period would, with a fresh
+            // budget, run more than runtime/period; it is throttled until
+            // that period (its budget dropped), when the replenishment
+            // timer gives it the next period's budget and deadline.
+            t.dl.runtime_ns = 0;
+        } else if moved && t.dl.runtime_ns > 0 && now < t.dl.deadline {
             // Kept as it is.
         } else if t.dl.runtime_ns > 0 && (now >= t.dl.deadline || Self::overflows(t, now)) {
             if constrained && now < t.dl.deadline {
@@ -709,13 +729,20 @@ impl DlRq {
         self.ready.first()
     }
 
-    /// Whether a throttled task waits here for its replenishment. The
-    /// replenishment comes at this CPU's tick, so a CPU with one must not
-    /// stop its tick when it idles (Linux arms the task's `dl_timer`
-    /// instead). O(1).
+    /// Whether a throttled task waits here for its replenishment. O(1).
     #[inline]
     pub fn has_throttled(&self) -> bool {
         !self.throttled.is_empty()
+    }
+
+    /// When the earliest replenishment is due: the start of the next period
+    /// of the first throttled task (Linux's `dl_next_period`, what
+    /// `start_dl_timer` arms the task's `dl_timer` for). O(1).
+    #[inline]
+    pub fn next_replenish_ns(&self, ts: &[SchedTask]) -> Option<u64> {
+        self.throttled
+            .first()
+            .map(|s| next_period(&ts[s.0 as usize]))
     }
 
     /// The earliest-deadline ready task other than `curr` that `ok` accepts,
@@ -775,9 +802,11 @@ impl DlRq {
         }
     }
 
-    /// The tick's replenishment check (what Linux's `dl_timer` does): every
-    /// throttled task whose next period has begun is replenished and made
-    /// ready. Returns the earliest deadline among them, if any.
+    /// The replenishment (what Linux's `dl_task_timer` does), at the CPU's
+    /// deadline timer or, as a fallback on a platform without the one-shot
+    /// timer, at the tick: every throttled task whose next period has begun
+    /// is replenished and made ready. Returns the earliest deadline among
+    /// them, if any.
     pub fn replenish_due(&mut self, ts: &mut [SchedTask], now: u64) -> Option<u64> {
         let mut earliest: Option<u64> = None;
         while let Some(s) = self.throttled.first() {

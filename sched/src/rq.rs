@@ -369,6 +369,11 @@ pub struct Rq {
     /// replenishment) is due, if the CPU's one-shot timer is armed for it,
     /// or `HRTICK_NONE` ([`Rq::fair_server_timer_arm`]).
     server_timer_ns: u64,
+    /// The deadline class's instant on the CPU's one-shot timer: the
+    /// earlier of `server_timer_ns` and the first throttled deadline task's
+    /// replenishment (Linux's per-entity `dl_timer`s, of which only the
+    /// earliest can fire next), or `HRTICK_NONE` ([`Rq::dl_timer_update`]).
+    dl_timer_ns: u64,
     /// The change to that timer not yet handed to the platform.
     hrtick_cmd: Option<HrtickCmd>,
     /// Why [`Rq::switch`] may hand a still runnable previous task back as
@@ -428,6 +433,7 @@ impl Rq {
             nr_running: 0,
             hrtick_expires_ns: HRTICK_NONE,
             server_timer_ns: HRTICK_NONE,
+            dl_timer_ns: HRTICK_NONE,
             hrtick_cmd: None,
             push: 0,
             active_push_cpu: None,
@@ -971,6 +977,7 @@ impl Rq {
                 let moved =
                     flags.contains(EnqueueFlags::MIGRATED) && !flags.contains(EnqueueFlags::WAKEUP);
                 self.dl.enqueue(&mut self.tasks, slot, self.clock, moved);
+                self.dl_timer_update();
             }
             SchedClass::Idle => unreachable!("no task has the idle class"),
         }
@@ -1077,6 +1084,7 @@ impl Rq {
                     self.dl.update_curr(&mut self.tasks, id, self.clock);
                 }
                 self.dl.dequeue(&mut self.tasks, id);
+                self.dl_timer_update();
             }
             SchedClass::Idle => unreachable!(),
         }
@@ -1148,14 +1156,19 @@ impl Rq {
     }
 
     /// Replenishes the throttled deadline tasks whose period began, and
-    /// asks for a repick when one of them should run before the current.
-    fn dl_replenish_tick(&mut self) {
+    /// asks for a repick when one of them should run before the current
+    /// (`dl_task_timer`'s `wakeup_preempt_dl` / `resched_curr`). At the
+    /// deadline timer ([`Rq::dl_timer`]) and at the tick, which finds
+    /// nothing due when the timer came first and replenishes on a platform
+    /// without the one-shot timer.
+    fn dl_replenish(&mut self) {
         if self.dl.nr_running == self.dl.nr_ready {
             return;
         }
         let Some(d) = self.dl.replenish_due(&mut self.tasks, self.clock) else {
             return;
         };
+        self.dl_timer_update();
         let preempt = self.curr == NIL || {
             let c = &self.tasks[self.curr as usize];
             c.class() != SchedClass::Dl || c.dl.throttled || d < c.dl.deadline
@@ -1219,15 +1232,21 @@ impl Rq {
         self.fair_server_timer_arm();
     }
 
-    /// The fair server's timer fired (Linux's `dl_server_timer`): the
-    /// running task's time is charged first (its `update_curr`, so that a
-    /// fair task's running time reaches the server), then the server's tick
-    /// work runs at this instant, and its timer is armed for what is next
-    /// (or stopped).
+    /// The deadline class's timer fired: the running task's time is
+    /// charged first (its `update_curr`, so that a fair task's running time
+    /// reaches the server), then the throttled deadline tasks whose next
+    /// period began are replenished (Linux's `dl_task_timer`), then, if its
+    /// instant was due, the fair server's tick work runs (`dl_server_timer`),
+    /// and the timer is armed for what is next (or stopped).
     #[cold]
-    fn fair_server_timer(&mut self) {
+    fn dl_timer(&mut self) {
+        let server_due = self.server_timer_ns <= self.clock;
         self.update_curr();
-        self.fair_server_tick();
+        self.dl_replenish();
+        if server_due {
+            self.server_timer_ns = HRTICK_NONE;
+            self.fair_server_tick();
+        }
         self.fair_server_timer_arm();
     }
 
@@ -1563,8 +1582,10 @@ impl Rq {
             self.put_prev_grouped(prev);
         } else if self.tasks[prev as usize].rt.on_list {
             RtRq::update_curr(&mut self.tasks, id, self.clock);
-        } else if self.tasks[prev as usize].dl.on_rq {
-            self.dl.update_curr(&mut self.tasks, id, self.clock);
+        } else if self.tasks[prev as usize].dl.on_rq
+            && self.dl.update_curr(&mut self.tasks, id, self.clock)
+        {
+            self.dl_timer_update();
         }
     }
 
@@ -2005,6 +2026,7 @@ impl Rq {
                     .dl
                     .update_curr(&mut self.tasks, Slot(self.curr), self.clock)
                 {
+                    self.dl_timer_update();
                     self.resched_curr(Resched::Now);
                 }
             }
@@ -2021,7 +2043,7 @@ impl Rq {
         if self.need_resched == Resched::Lazy {
             self.need_resched = Resched::Now;
         }
-        self.dl_replenish_tick();
+        self.dl_replenish();
         let before = self.need_resched;
         let id = Slot(self.curr);
         // One call site of the fair server's tick (so that it is inlined);
@@ -2050,9 +2072,10 @@ impl Rq {
             }
             SchedClass::Dl => {
                 // Spent: throttled; or an earlier deadline became ready.
-                if self.dl.update_curr(&mut self.tasks, id, self.clock)
-                    || self.dl.pick_task() != Some(id)
-                {
+                if self.dl.update_curr(&mut self.tasks, id, self.clock) {
+                    self.dl_timer_update();
+                    self.resched_curr(Resched::Now);
+                } else if self.dl.pick_task() != Some(id) {
                     self.resched_curr(Resched::Now);
                 }
             }
@@ -2095,6 +2118,7 @@ impl Rq {
             SchedClass::Dl => {
                 self.dl.update_curr(&mut self.tasks, id, self.clock);
                 self.dl.yield_task(&mut self.tasks, id, self.clock);
+                self.dl_timer_update();
             }
             SchedClass::Idle => {}
         }
@@ -2200,13 +2224,15 @@ impl Rq {
     }
 
     /// The highest RT rank present here, running or queued (what Linux's
-    /// cpupri records, `rt_rq->highest_prio.curr`): 100 with a deadline task,
-    /// else the highest queued RT priority, else 0. See
+    /// cpupri records, `rt_rq->highest_prio.curr`): 100 with a ready
+    /// deadline task or the fair server serving (Linux's `inc_dl_deadline`
+    /// sets `CPUPRI_HIGHER` for any deadline entity queued, the server's
+    /// too), else the highest queued RT priority, else 0. See
     /// [`crate::smp::CpuSummary::rt_rank`].
     #[inline]
     pub fn rt_highest_rank(&self) -> u8 {
         // A running deadline task is queued, and ready.
-        if self.dl.nr_ready != 0 {
+        if self.dl.nr_ready != 0 || self.fair_served() {
             return 100;
         }
         self.rt.highest_prio().unwrap_or(0)
@@ -2232,14 +2258,27 @@ impl Rq {
             .map_or(0, |t| t.params.rt_priority)
     }
 
-    /// The earliest absolute deadline of a ready deadline task here, running
+    /// The earliest absolute deadline of a ready deadline entity here, running
     /// or queued (`dl_rq->earliest_dl.curr`, what cpudl records), or 0 with
-    /// none.
+    /// none: a ready deadline task's, or the fair server's while it serves.
+    /// Linux 7.2 queues the serving server in the deadline runqueue's tree
+    /// like a task (`__enqueue_dl_entity` → `inc_dl_tasks` →
+    /// `inc_dl_deadline`), so its deadline is in cpudl, and the push and
+    /// wakeup target search (`find_later_rq`) and pull see it; a deferred
+    /// or throttled server is not queued there and is not seen.
     #[inline]
     pub fn dl_earliest(&self) -> u64 {
-        self.dl
+        let task = self
+            .dl
             .pick_task()
-            .map_or(0, |s| self.tasks[s.0 as usize].dl.deadline.max(1))
+            .map_or(0, |s| self.tasks[s.0 as usize].dl.deadline.max(1));
+        if self.fair_served() {
+            let server = self.fair_server.deadline.max(1);
+            if task == 0 || server < task {
+                return server;
+            }
+        }
+        task
     }
 
     /// The queued, not running deadline task that push balancing would move
@@ -2249,12 +2288,14 @@ impl Rq {
         Some(self.id_of(s.0))
     }
 
-    /// Linux's `dl_rq->overloaded`: with two or more ready deadline tasks
-    /// here and a queued, not running one that may run elsewhere, that
-    /// task's absolute deadline (at least 1); else 0.
+    /// Linux's `dl_rq->overloaded`: with a queued, not running ready
+    /// deadline task here that may run elsewhere (Linux's pushable tree
+    /// holds every such task), that task's absolute deadline (at least 1);
+    /// else 0. Such a task exists with two or more ready, or with one
+    /// waiting behind the serving fair server (an earlier deadline).
     #[inline]
     pub fn dl_overload_deadline(&self) -> u64 {
-        if self.dl.nr_ready < 2 {
+        if self.dl.nr_ready < 2 && !(self.dl.nr_ready == 1 && self.fair_served()) {
             return 0;
         }
         self.dl_pushable(dl_migratable)

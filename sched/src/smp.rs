@@ -212,10 +212,12 @@ pub trait Platform: Send + Sync {
     /// possibly from another CPU (then the platform forwards it, as Linux
     /// does with an IPI); must not take a runqueue lock nor allocate. The
     /// default does nothing: slices then end at the tick, as without HRTICK,
-    /// and the fair server boosts and is replenished at the tick.
-    /// The timer is class-neutral: the fair class arms it for a slice's end
-    /// and the fair server for its zero-laxity point or its replenishment
-    /// (the runqueue asks for the earlier).
+    /// the fair server boosts and is replenished at the tick, and so are
+    /// throttled deadline tasks (up to a tick late).
+    /// The timer is class-neutral: the fair class arms it for a slice's end,
+    /// the fair server for its zero-laxity point or its replenishment, and
+    /// the deadline class for its first throttled task's replenishment (the
+    /// runqueue asks for the earliest).
     fn hrtick_start(&self, cpu: CpuId, expires_ns: u64) {
         let _ = (cpu, expires_ns);
     }
@@ -497,7 +499,10 @@ fn publish(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &Ato
     // No RT or deadline task queued here, now or at the last publish (a
     // nonzero overload rank implies a nonzero rank): nothing to write. (A
     // running RT task that just blocked is left out until the switch.)
-    if (rq.rt.nr_running | rq.dl.nr_ready) != 0 || s.rt_rank.load(Ordering::Relaxed) != 0 {
+    if (rq.rt.nr_running | rq.dl.nr_ready) != 0
+        || rq.fair_server.running()
+        || s.rt_rank.load(Ordering::Relaxed) != 0
+    {
         publish_rt(rq, s, rank, push_count);
     }
 }
@@ -519,9 +524,10 @@ fn publish_rt(rq: &Rq, s: &CpuSummary, curr_rank: u8, push_count: &AtomicU64) {
             push_count.fetch_sub(RTO_ONE, Ordering::Relaxed);
         }
     }
-    // A deadline task here now or at the last publish (a nonzero published
-    // earliest deadline implies `rt_rank` 100, so this runs then).
-    if rq.dl.nr_ready != 0 || s.dl_earliest.load(Ordering::Relaxed) != 0 {
+    // A deadline task or the serving fair server here now, or one at the
+    // last publish (a nonzero published earliest deadline implies `rt_rank`
+    // 100, so this runs then).
+    if rq.dl.nr_ready != 0 || rq.fair_served() || s.dl_earliest.load(Ordering::Relaxed) != 0 {
         publish_dl(rq, s, push_count);
     }
 }

@@ -287,6 +287,52 @@ fn the_fair_server_is_not_moved() {
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
 }
 
+/// Runs every CPU until `cpu`'s fair server serves (within 2 s).
+fn run_until_served(s: &Scheduler<Plat>, cpu: CpuId) {
+    let mut ms = 0;
+    while !s.cpu_rq(cpu).fair_served() {
+        run_ms(s, 1);
+        ms += 1;
+        assert!(ms < 2_000, "CPU {cpu:?}'s server never served");
+    }
+}
+
+/// Linux 7.2 queues the serving fair server in the deadline runqueue's
+/// tree like a task (`inc_dl_tasks` → `inc_dl_deadline`), so cpudl holds
+/// its deadline and cpupri marks its CPU above RT: a CPU whose server
+/// serves is not free for the deadline push, and a task whose deadline is
+/// later than the server's is not pushed there. Here CPU 0's server serves
+/// a fair spinner under a FIFO hog; CPU 1 runs a FIFO hog and gets two
+/// deadline tasks, the second (deadline 4 s away, later than the server's)
+/// queued behind the first (90 ms of every 100). Before, CPU 0 counted as free and took it.
+#[test]
+fn the_serving_fair_servers_deadline_is_seen_by_the_push() {
+    let s = sched(2);
+    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
+    pin_on(&s, 12, TaskParams::fifo(50), cpu_id(1));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    run_until_served(&s, cpu_id(0));
+    let d = s.cpu_rq(cpu_id(0)).fair_server.deadline;
+    let sum = s.summary(cpu_id(0));
+    assert_eq!(sum.dl_earliest.load(Ordering::Relaxed), d, "cpudl");
+    assert_eq!(sum.rt_rank.load(Ordering::Relaxed), 100, "cpupri");
+    spawn_on(&s, 1, dl(90, 100, 100), cpu_id(1));
+    switch(&s, cpu_id(1), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(1)), Some(1));
+    spawn_on(&s, 2, dl(10, 4_000, 4_000), cpu_id(1));
+    assert!(s.task(TaskId(2), cpu_id(0)).unwrap().dl.deadline > d);
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(1)), "not pushed");
+    assert_eq!(moves(&s, cpu_id(1)), (0, 0));
+    // Once the server stops serving (throttled after its 50 ms), CPU 0 is
+    // free again and pulls the waiting task (task 1 runs 90 ms on CPU 1).
+    run_ms(&s, 60);
+    assert!(!s.cpu_rq(cpu_id(0)).fair_served());
+    assert_eq!(s.task_cpu(TaskId(2)), Some(cpu_id(0)));
+    check(&s);
+}
+
 /// Spawns deadline task `id` on CPU `cpu`, runs it there and puts it to
 /// sleep (its previous CPU is `cpu`).
 fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
@@ -294,6 +340,78 @@ fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
     switch(s, cpu, PrevAction::Stays);
     assert_eq!(curr(s, cpu), Some(id));
     switch(s, cpu, PrevAction::Sleeps);
+}
+
+/// A deadline task waiting behind the serving fair server (whose deadline
+/// is earlier) is pushable, as in Linux (its pushable tree holds every
+/// queued, not running deadline task, and `dl_rq->overloaded` is set by
+/// the first): made SCHED_DEADLINE on CPU 0, where the server serves a
+/// fair spinner under a FIFO hog, a task whose deadline is 4 s away goes
+/// to the idle CPU 1 at once. Before, it waited on CPU 0 until the server's
+/// budget ran out.
+#[test]
+fn a_deadline_task_behind_the_serving_fair_server_is_pushed() {
+    let s = sched(2);
+    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    run_until_served(&s, cpu_id(0));
+    assert_eq!(curr(&s, cpu_id(1)), None);
+    spawn_on(&s, 1, dl(10, 4_000, 4_000), cpu_id(0));
+    assert!(
+        s.task(TaskId(1), cpu_id(0)).unwrap().dl.deadline
+            > s.cpu_rq(cpu_id(0)).fair_server.deadline
+    );
+    assert_eq!(
+        s.task_cpu(TaskId(1)),
+        Some(cpu_id(1)),
+        "pushed to the idle CPU"
+    );
+    assert_eq!(
+        curr(&s, cpu_id(0)),
+        Some(11),
+        "the served fair task runs on"
+    );
+    check(&s);
+}
+
+/// Linux's `dl_task_timer` ends with a push (`__push_dl_task`): a task
+/// the replenishment timer makes ready behind an earlier deadline goes to
+/// a free CPU at once. Two constrained tasks (2 ms by 5 ms every 10 ms)
+/// that slept on CPU 0 wake there after their deadlines (CPU 0 idle, so
+/// they stay) and wait for their next periods (10 and 10.3 ms); at the
+/// second timer the later one is queued behind the first and is pushed to
+/// the idle CPU 1. Before, nothing moved it until CPU 0 switched.
+#[test]
+fn the_replenishment_timer_pushes_a_task_queued_behind_an_earlier_deadline() {
+    let s = sched(2);
+    let t0 = s.platform.now.load(Ordering::Relaxed);
+    let at = |ns: u64| s.platform.now.store(t0 + ns, Ordering::Relaxed);
+    asleep_on(&s, 1, dl(2, 5, 10), cpu_id(0));
+    at(300_000);
+    asleep_on(&s, 2, dl(2, 5, 10), cpu_id(0));
+    at(7 * MS);
+    for id in [1, 2] {
+        let w = s
+            .wake(TaskId(id), sched::WakeFlags::empty(), cpu_id(0))
+            .unwrap();
+        assert_eq!(w.cpu(), cpu_id(0));
+        assert!(s.task(TaskId(id), cpu_id(0)).unwrap().dl.throttled);
+    }
+    at(10 * MS);
+    s.hrtick(cpu_id(0));
+    switch(&s, cpu_id(0), PrevAction::Stays);
+    assert_eq!(curr(&s, cpu_id(0)), Some(1), "replenished at 10 ms");
+    at(10 * MS + 300_000);
+    s.hrtick(cpu_id(0));
+    assert!(!s.task(TaskId(2), cpu_id(0)).unwrap().dl.throttled);
+    assert_eq!(
+        s.task_cpu(TaskId(2)),
+        Some(cpu_id(1)),
+        "pushed at the timer"
+    );
+    assert_eq!(moves(&s, cpu_id(0)), (1, 0));
+    check(&s);
 }
 
 /// `select_task_rq_dl`: a deadline task waking where a task of an earlier

@@ -173,14 +173,12 @@ pub fn cpu_idle() -> ! {
             continue;
         }
         // Tickless idle: the tick stays off until the idle thread leaves
-        // (`__schedule`); timer events (sleepers) and IPIs still come. Not
-        // while a throttled deadline task waits here: its replenishment
-        // comes at the tick (a task pushed here and throttled after its
-        // first run would otherwise wait for ever).
+        // (`__schedule`); timer events (sleepers), the scheduler's one-shot
+        // timer (a throttled deadline task's replenishment, the fair
+        // server's instants) and IPIs still come.
         if cpu != CpuId::BOOT
             && NOHZ_IDLE.load(Ordering::Relaxed)
             && !pc.nohz_idle.load(Ordering::Relaxed)
-            && !crate::sched::with_cpu_rq(cpu, |rq| rq.dl.has_throttled())
             && !pc.nohz_idle.swap(true, Ordering::Relaxed)
         {
             pc.nohz_entries.fetch_add(1, Ordering::Relaxed);

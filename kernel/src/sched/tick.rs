@@ -48,8 +48,14 @@ pub fn hrtick_interrupt() {
     if !pc.online.load(Ordering::Acquire) {
         return;
     }
-    let mut rq = lock_rq(cpu);
-    rq.hrtick();
+    {
+        let mut rq = lock_rq(cpu);
+        rq.hrtick();
+    }
+    // A deadline task the timer replenished behind an earlier deadline
+    // moves on (Linux's `dl_task_timer` ends with `__push_dl_task`): one
+    // relaxed load while no CPU is DL-overloaded.
+    sched().push_dl_if_overloaded(cpu, cpu);
 }
 
 /// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
@@ -71,6 +77,9 @@ pub fn timer_tick() {
         rq.clock()
     };
     pc.liveness.ticked(now);
+    // As at the one-shot timer: the tick's replenishment (a fallback) may
+    // leave a deadline task behind an earlier one.
+    s.push_dl_if_overloaded(cpu, cpu);
     expire_timers(pc, now);
     if cpu == CpuId::BOOT && ticks.is_multiple_of(crate::task::stall::CHECK_TICKS) {
         crate::task::stall::check(now);

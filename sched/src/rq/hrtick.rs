@@ -65,9 +65,10 @@ pub enum HrtickCmd {
     /// rq->hrtick_delay`), not from the runqueue clock of the pick.
     Start(u64),
     /// Arm (or move) it to fire at this instant, ns on the runqueue's
-    /// clock (the [`crate::smp::Platform::now_ns`] clock): the fair
-    /// server's own timer, or a slice's end when the timer is armed again
-    /// after the server's instant came first.
+    /// clock (the [`crate::smp::Platform::now_ns`] clock): the deadline
+    /// class's instant (the fair server's, or a throttled deadline task's
+    /// replenishment), or a slice's end when the timer is armed again after
+    /// such an instant came first.
     At(u64),
     /// Stop it.
     Cancel,
@@ -99,12 +100,12 @@ impl Rq {
         let delay = delay_ns.max(HRTICK_MIN_NS);
         self.hrtick_expires_ns = self.clock.saturating_add(delay);
         self.hrtick_cmd = Some(HrtickCmd::Start(delay));
-        if self.server_timer_ns < self.hrtick_expires_ns {
+        if self.dl_timer_ns < self.hrtick_expires_ns {
             self.hrtick_program();
         }
     }
 
-    /// Stops a pending timer (the slice's; a pending fair server instant
+    /// Stops a pending timer (the slice's; a pending deadline-class instant
     /// keeps the CPU's timer armed for it).
     pub(super) fn hrtick_cancel(&mut self) {
         if self.hrtick_active() {
@@ -114,10 +115,10 @@ impl Rq {
     }
 
     /// Asks the platform for the CPU's timer at the earlier of the slice's
-    /// end and the fair server's instant, or for none.
+    /// end and the deadline class's instant, or for none.
     #[cold]
     fn hrtick_program(&mut self) {
-        let at = self.hrtick_expires_ns.min(self.server_timer_ns);
+        let at = self.hrtick_expires_ns.min(self.dl_timer_ns);
         self.hrtick_cmd = Some(if at == HRTICK_NONE {
             HrtickCmd::Cancel
         } else {
@@ -148,8 +149,36 @@ impl Rq {
             Some(at) if at < self.clock.saturating_add(self.cfg.tick_ns()) => at,
             _ => HRTICK_NONE,
         };
-        if at != self.server_timer_ns {
-            self.server_timer_ns = at;
+        self.server_timer_ns = at;
+        self.dl_timer_update();
+    }
+
+    /// When the earliest throttled deadline task's replenishment is due, if
+    /// one waits here: the CPU's timer is armed for it.
+    pub fn dl_replenish_timer_ns(&self) -> Option<u64> {
+        self.dl.next_replenish_ns(&self.tasks)
+    }
+
+    /// Arms the CPU's timer for the deadline class's next instant: the
+    /// earlier of the fair server's ([`Rq::fair_server_timer_arm`]) and the
+    /// first throttled deadline task's replenishment, the start of its next
+    /// period (Linux's `start_dl_timer` for each throttled task; the
+    /// earliest is the only one that can fire next, so one instant per CPU
+    /// gives the same replenishments). Unlike the fair server's, that
+    /// instant does not move, so it is armed however far away it is: a CPU
+    /// whose only task is throttled may stop its tick. Called after
+    /// whatever may change the first throttled task (a throttle, a
+    /// replenishment, a deadline task's enqueue or dequeue); O(1), and it
+    /// asks the platform for nothing when the instant did not change.
+    #[inline(never)]
+    pub(super) fn dl_timer_update(&mut self) {
+        let dl = self
+            .dl
+            .next_replenish_ns(&self.tasks)
+            .unwrap_or(HRTICK_NONE);
+        let at = self.server_timer_ns.min(dl);
+        if at != self.dl_timer_ns {
+            self.dl_timer_ns = at;
             self.hrtick_program();
         }
     }
@@ -231,23 +260,26 @@ impl Rq {
 
     /// The timer fired: bring the clock to `now_ns` first
     /// ([`Rq::update_rq_clock`]), then call this on the timer's CPU with the
-    /// runqueue locked. The CPU's one timer serves two: the fair server's
-    /// instant, if it is armed and due, is handled first (Linux's
-    /// `dl_server_timer`: the running task is charged, then the server
-    /// boosts or is replenished, and a fair task served above RT asks for an
+    /// runqueue locked. The CPU's one timer serves two: the deadline
+    /// class's instant, if it is armed and due, is handled first (the
+    /// running task is charged; the throttled deadline tasks whose period
+    /// began are replenished, Linux's `dl_task_timer`, with a reschedule if
+    /// one has an earlier deadline than what runs; then, if its instant was
+    /// due, the fair server boosts or is replenished, Linux's
+    /// `dl_server_timer`, and a fair task served above RT asks for an
     /// immediate reschedule); then the slice's end (Linux's `hrtick()`, which
     /// calls the running task's `task_tick` with `queued = 1`), when due: a
     /// running fair task is charged and an immediate reschedule requested;
-    /// a task of another class is only charged. With no server instant
-    /// armed every expiry is the slice's. An expiry of a timer that was
+    /// a task of another class is only charged. With no deadline-class
+    /// instant armed every expiry is the slice's. An expiry of a timer that was
     /// cancelled meanwhile does nothing; one that comes before what is
     /// pending arms the timer again for it. Returns the need-resched state.
     pub fn hrtick(&mut self) -> Resched {
-        let server_armed = self.server_timer_ns != HRTICK_NONE;
-        if server_armed {
-            if self.server_timer_ns <= self.clock {
-                self.server_timer_ns = HRTICK_NONE;
-                self.fair_server_timer();
+        let dl_armed = self.dl_timer_ns != HRTICK_NONE;
+        if dl_armed {
+            if self.dl_timer_ns <= self.clock {
+                self.dl_timer_ns = HRTICK_NONE;
+                self.dl_timer();
             }
             // The slice's end may still be ahead (the server's instant came
             // first): the timer is armed again for whatever is left.
@@ -259,7 +291,7 @@ impl Rq {
             return self.need_resched;
         }
         self.hrtick_expires_ns = HRTICK_NONE;
-        if self.server_timer_ns != HRTICK_NONE {
+        if self.dl_timer_ns != HRTICK_NONE {
             self.hrtick_program();
         }
         self.stats.nr_hrtick += 1;

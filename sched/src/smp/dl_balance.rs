@@ -9,9 +9,10 @@
 //! as they stay there. These moves keep, on every CPU, the earliest
 //! deadlines running (the `m` earliest ready deadlines on `m` CPUs, as far
 //! as affinity allows), as Linux's global EDF does:
-//! - **Overload.** A runqueue with two or more ready deadline tasks, one of
-//!   them queued (not running) and allowed on another CPU, is
-//!   DL-overloaded; its summary's [`super::CpuSummary::dl_next`] holds that
+//! - **Overload.** A runqueue with a ready deadline task queued (not
+//!   running) and allowed on another CPU, behind another deadline task or
+//!   behind the serving fair server, is DL-overloaded (Linux sets
+//!   `dl_rq->overloaded` for any pushable task); its summary's [`super::CpuSummary::dl_next`] holds that
 //!   task's absolute deadline, and the scheduler counts such CPUs
 //!   (`rd->dlo_count`). [`super::CpuSummary::dl_earliest`] holds each CPU's
 //!   earliest ready deadline, 0 with none (cpudl). Both are republished at
@@ -96,8 +97,14 @@
 //! intersection per sched domain level when several CPUs tie; nothing
 //! allocates. Machines of equal CPUs skip the capacity test.
 //!
-//! Left out: the fair server's deadline on the target (cpudl sees only
-//! tasks here), Linux's retry when the task to push changed while the locks
+//! The fair server's deadline, while it serves, is a CPU's earliest too
+//! ([`Rq::dl_earliest`]): Linux 7.2 queues the serving server in the
+//! deadline runqueue's tree like a task, so cpudl holds its deadline (and
+//! cpupri marks the CPU above RT); a deferred or throttled server is not
+//! seen. So a task whose deadline is later than a serving server's is not
+//! pushed or pulled there, and no CPU so served counts as free.
+//!
+//! Left out: Linux's retry when the task to push changed while the locks
 //! were taken (we stop; the next switch tries again), the capacity in
 //! admission (`dl_bw_capacity`: [`crate::deadline::DlBandwidth`] counts
 //! CPUs, not capacities), and capacity in pull (Linux's `pull_dl_task`
@@ -330,9 +337,12 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// Pushes from `cpu` if its summary says it is DL-overloaded (one
-    /// relaxed load otherwise). `this_cpu` is the caller's CPU.
+    /// relaxed load otherwise). `this_cpu` is the caller's CPU. Call it with
+    /// no runqueue lock held after a tick or a one-shot timer that may have
+    /// replenished a deadline task behind an earlier deadline (Linux's
+    /// `dl_task_timer` ends with `__push_dl_task`).
     #[inline]
-    pub(crate) fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
+    pub fn push_dl_if_overloaded(&self, cpu: CpuId, this_cpu: CpuId) {
         self.push_if_overloaded_in::<Dl>(cpu, this_cpu);
     }
 
@@ -355,20 +365,26 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `select_task_rq_dl` for a wakeup: a deadline task wakes on `cpu` (its
-    /// previous CPU, or its first allowed one) unless a ready deadline task
-    /// there has a deadline no later than the wakee's, so that it could not
+    /// previous CPU, or its first allowed one) unless a deadline task runs
+    /// there with a deadline no later than the wakee's, so that it could not
     /// run at once, or (on a machine of unequal CPUs) the wakee does not fit
     /// `cpu` ([`dl_fits_capacity`]); then on the CPU `find_later_rq`
     /// finds, if any. `this_cpu` is the waker's CPU. As in Linux, the
     /// wakee's deadline is the one it slept with (the CBS wakeup rule may
     /// renew it at the enqueue), and the CPU's deadline is the published
-    /// earliest one (Linux reads the running task's).
+    /// earliest one (Linux reads the running task's; the two agree while a
+    /// deadline task runs). Linux looks further only when the running task
+    /// is a deadline task (`dl_task(donor)`): a CPU whose fair server serves
+    /// a fair task keeps the wakee, though the server's deadline is in
+    /// cpudl.
     pub(super) fn select_task_rq_dl(&self, t: &SchedTask, cpu: CpuId, this_cpu: CpuId) -> CpuId {
         if t.cpus_allowed.weight() < 2 {
             return cpu;
         }
-        let earliest = Dl::summary_highest(&self.slots[cpu.index()].summary);
-        let runs_at_once = earliest == 0 || t.dl.deadline < earliest;
+        let summary = &self.slots[cpu.index()].summary;
+        let earliest = Dl::summary_highest(summary);
+        let curr_dl = summary.curr_rt_rank.load(Ordering::Relaxed) == 100;
+        let runs_at_once = !curr_dl || earliest == 0 || t.dl.deadline < earliest;
         let misfit = self.topology.has_asym_capacity()
             && !DlNeed::of(t).fits(self.topology.capacity_of(cpu));
         if runs_at_once && !misfit {

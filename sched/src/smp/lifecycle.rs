@@ -561,7 +561,14 @@ impl<P: Platform> Scheduler<P> {
     pub fn hrtick(&self, cpu: CpuId) -> Resched {
         let mut rq = self.cpu_rq(cpu);
         rq.update_rq_clock(self.platform.now_ns());
-        rq.hrtick()
+        let r = rq.hrtick();
+        drop(rq);
+        // A deadline task the timer replenished behind an earlier deadline
+        // moves on (`dl_task_timer`'s push).
+        if self.dlo_count() != 0 {
+            self.push_dl_if_overloaded(cpu, cpu);
+        }
+        r
     }
 
     /// `finish_task_switch`'s scheduler half, on `cpu` once the previous
