@@ -239,8 +239,18 @@ pub trait Platform: Send + Sync {
 /// ([`Rq::take_hrtick_cmd`]) to the platform, a delay counted from now or
 /// an instant as it is;
 /// done whenever a runqueue is released (Linux's `hrtick_schedule_exit`,
-/// right before the unlock).
+/// right before the unlock). Most unlocks have none: that test is inlined
+/// into the unlock, the hand-over is a call.
+#[inline(always)]
 fn flush_hrtick<P: Platform>(rq: &mut Rq, platform: &P) {
+    if rq.hrtick_cmd_pending() {
+        flush_hrtick_cmd(rq, platform);
+    }
+}
+
+/// [`flush_hrtick`] with a change pending.
+#[inline(never)]
+fn flush_hrtick_cmd<P: Platform>(rq: &mut Rq, platform: &P) {
     match rq.take_hrtick_cmd() {
         None => {}
         Some(HrtickCmd::Start(delay)) => {
