@@ -170,6 +170,7 @@ pub struct CpuDomains {
 
 impl CpuDomains {
     /// The domains, lowest first. Empty on a one-CPU machine.
+    #[inline]
     pub fn as_slice(&self) -> &[SchedDomain] {
         &self.sds[..self.nr]
     }

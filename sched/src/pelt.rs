@@ -492,10 +492,20 @@ impl SchedAvg {
     /// got). Linux 6.15 dropped the check that skipped a task above the
     /// CPU's capacity (message id
     /// `20250325150542.1077344-1-pierre.gondois@arm.com`), so there is none.
+    ///
+    /// The flag's test is inlined into the caller (most sleeps of a task
+    /// that sleeps often come within one PELT period of the last sample:
+    /// nothing moved, nothing to do); the sample is a call.
+    #[inline(always)]
     pub fn util_est_update(&mut self) {
-        if self.util_est & UTIL_AVG_UNCHANGED != 0 {
-            return;
+        if self.util_est & UTIL_AVG_UNCHANGED == 0 {
+            self.util_est_sample();
         }
+    }
+
+    /// [`Self::util_est_update`]'s sample, the averages having moved.
+    #[inline(never)]
+    fn util_est_sample(&mut self) {
         let ewma = self.util_est_ewma();
         let dequeued = self.util_avg;
         let ewma = if ewma <= dequeued {

@@ -954,14 +954,17 @@ impl Rq {
             task.rt.slice_left_ns = self.cfg.tunables.rr_timeslice_ns();
         }
         let class = task.class();
+        // Read while the task is at hand, not indexed again in the fair
+        // arms that use it (a load and a mask wasted on RT and deadline).
+        let est = task.se.avg.util_est_ewma();
         let slot = Slot(s);
         match class {
             SchedClass::Fair if task.group != 0 => {
-                self.util_est_enqueue(s);
+                self.util_est_add(est);
                 self.enqueue_fair_grouped(s, flags)
             }
             SchedClass::Fair => {
-                self.util_est_enqueue(s);
+                self.util_est_add(est);
                 self.fair
                     .enqueue_entity(&mut self.tasks, &self.cfg, slot, flags);
                 if self.fair.nr_queued == 1 {
@@ -1101,8 +1104,15 @@ impl Rq {
     /// as in Linux.
     #[inline(always)]
     fn util_est_enqueue(&mut self, s: u32) {
+        let est = self.tasks[s as usize].se.avg.util_est_ewma();
+        self.util_est_add(est);
+    }
+
+    /// [`Rq::util_est_enqueue`] of an estimate already read.
+    #[inline(always)]
+    fn util_est_add(&mut self, est: u64) {
         if self.cfg.feat(Feature::UtilEst) {
-            self.util_est += self.tasks[s as usize].se.avg.util_est_ewma();
+            self.util_est += est;
         }
     }
 

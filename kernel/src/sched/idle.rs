@@ -158,7 +158,14 @@ pub fn cpu_idle() -> ! {
         }
         if pc.newidle.swap(false, Ordering::Relaxed) && nr_rqs() > 1 {
             pc.newidle_runs.fetch_add(1, Ordering::Relaxed);
-            let n = balance(cpu, true);
+            // The balance's own first test, made here: when it would pull
+            // nothing (no CPU overloaded, no misfit), the call, its
+            // interrupt save and its frame are skipped.
+            let n = if sched().newidle_finds_nothing() {
+                0
+            } else {
+                balance(cpu, true)
+            };
             pc.newidle_pulled.fetch_add(n as u64, Ordering::Relaxed);
             if n > 0 {
                 arch::irq_enable();

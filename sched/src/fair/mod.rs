@@ -340,10 +340,34 @@ impl FairRq {
         (avg, i128::from(load))
     }
 
+    /// [`Self::sums`] with the running entity on the runqueue, `c`
+    /// ([`Self::curr_on_rq`]), already known. (`sums` keeps its own body:
+    /// written as `sums_with(ts, self.curr_on_rq(ts))` it cost the host's
+    /// LTO build 5.5 instructions a tick-and-pick cycle, in `pick_eevdf`'s
+    /// register allocation.)
+    #[inline(always)]
+    fn sums_with(&self, ts: &[SchedTask], c: Option<u32>) -> (i128, i128) {
+        let mut avg = self.sum_w_vruntime;
+        debug_assert!(self.sum_weight < 1 << 62, "load beyond any task count");
+        let mut load = self.sum_weight as i64;
+        if let Some(c) = c {
+            let w = se(ts, c).load.weight;
+            avg += self.key(se(ts, c).vruntime) * i128::from(w);
+            load += i64::from(w);
+        }
+        (avg, i128::from(load))
+    }
+
     /// V, the weighted average vruntime (floored), including the running entity.
     /// With nothing queued it is the zero point.
     pub fn avg_vruntime(&self, ts: &[SchedTask]) -> u64 {
-        let (avg, load) = self.sums(ts);
+        self.avg_vruntime_with(ts, self.curr_on_rq(ts))
+    }
+
+    /// [`Self::avg_vruntime`] with [`Self::curr_on_rq`] already known.
+    #[inline(always)]
+    fn avg_vruntime_with(&self, ts: &[SchedTask], c: Option<u32>) -> u64 {
+        let (avg, load) = self.sums_with(ts, c);
         let delta = if load > 0 { floor_div(avg, load) } else { 0 };
         self.zero_vruntime.wrapping_add(delta as i64 as u64)
     }
@@ -397,8 +421,14 @@ impl FairRq {
     /// `cfs_rq_max_slice`.
     #[inline]
     pub fn max_slice(&self, ts: &[SchedTask]) -> u64 {
+        self.max_slice_with(ts, self.curr_on_rq(ts))
+    }
+
+    /// [`Self::max_slice`] with [`Self::curr_on_rq`] already known.
+    #[inline(always)]
+    fn max_slice_with(&self, ts: &[SchedTask], c: Option<u32>) -> u64 {
         let mut s = self.timeline.max_slice().unwrap_or(0);
-        if let Some(c) = self.curr_on_rq(ts) {
+        if let Some(c) = c {
             s = s.max(se(ts, c).slice_ns);
         }
         s
@@ -418,7 +448,19 @@ impl FairRq {
         cfg: &SchedConfig,
         e: &crate::task::FairEntity,
     ) -> i64 {
-        calc_delta_fair(self.max_slice(ts) + cfg.tick_ns(), e.load) as i64
+        self.lag_limit_with(ts, cfg, e, self.curr_on_rq(ts))
+    }
+
+    /// [`Self::lag_limit`] with [`Self::curr_on_rq`] already known.
+    #[inline(always)]
+    fn lag_limit_with(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+        c: Option<u32>,
+    ) -> i64 {
+        calc_delta_fair(self.max_slice_with(ts, c) + cfg.tick_ns(), e.load) as i64
     }
 
     /// `entity_lag`: clamp(V − v, ±limit).
@@ -430,7 +472,20 @@ impl FairRq {
         e: &crate::task::FairEntity,
         v_avg: u64,
     ) -> i64 {
-        let limit = self.lag_limit(ts, cfg, e);
+        self.entity_lag_with(ts, cfg, e, v_avg, self.curr_on_rq(ts))
+    }
+
+    /// [`Self::entity_lag`] with [`Self::curr_on_rq`] already known.
+    #[inline(always)]
+    fn entity_lag_with(
+        &self,
+        ts: &[SchedTask],
+        cfg: &SchedConfig,
+        e: &crate::task::FairEntity,
+        v_avg: u64,
+        c: Option<u32>,
+    ) -> i64 {
+        let limit = self.lag_limit_with(ts, cfg, e, c);
         (v_avg.wrapping_sub(e.vruntime) as i64).clamp(-limit, limit)
     }
 
@@ -440,9 +495,12 @@ impl FairRq {
     /// DELAY_ZERO, may not be positive. Returns whether the saved vlag differs
     /// from V − v, i.e. whether a re-queued entity must be placed again.
     fn update_entity_lag(&self, ts: &mut [SchedTask], cfg: &SchedConfig, i: u32) -> bool {
-        let v_avg = self.avg_vruntime(ts);
+        // V and the clamp's longest slice both count the running entity:
+        // looked up once for both (`entity_lag` with it known).
+        let c = self.curr_on_rq(ts);
+        let v_avg = self.avg_vruntime_with(ts, c);
         let e = se(ts, i);
-        let mut vlag = self.entity_lag(ts, cfg, e, v_avg);
+        let mut vlag = self.entity_lag_with(ts, cfg, e, v_avg, c);
         if e.sched_delayed {
             vlag = vlag.max(e.vlag);
             if cfg.feat(Feature::DelayZero) {

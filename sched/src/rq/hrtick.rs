@@ -93,6 +93,13 @@ impl Rq {
         self.hrtick_cmd.take()
     }
 
+    /// Whether [`Rq::take_hrtick_cmd`] has a change to hand over (most
+    /// unlocks have none: a test before the call that takes it).
+    #[inline]
+    pub fn hrtick_cmd_pending(&self) -> bool {
+        self.hrtick_cmd.is_some()
+    }
+
     /// `hrtick_start`: fire `delay_ns` (at least [`HRTICK_MIN_NS`]) from now
     /// (or at the fair server's instant, if that comes first: the slice's
     /// end is then armed once that has been handled).

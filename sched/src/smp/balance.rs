@@ -133,11 +133,20 @@ impl<P: Platform> Scheduler<P> {
         ms.clamp(1, max_ms) * 1_000_000
     }
 
+    /// Whether a newly idle [`Self::load_balance`] would return at once
+    /// with nothing pulled, as things stand: no CPU runs two or more tasks
+    /// and none a misfit task (the test it starts with). A caller about to
+    /// go idle may skip the call, and its own set-up for it, on this.
+    #[inline]
+    pub fn newidle_finds_nothing(&self) -> bool {
+        self.overloaded.load(Ordering::Relaxed) == 0 && !self.any_misfit()
+    }
+
     fn balance_levels(&self, this_cpu: CpuId, newidle: bool, now: Option<u64>) -> Pulled {
         // Newly idle with no CPU running two or more tasks: nothing anywhere
         // can be pulled (`find_busiest_queue` wants two), so skip the walk
         // (Linux's `sched_balance_newidle` bails out on `!rd->overloaded`).
-        if newidle && self.overloaded.load(Ordering::Relaxed) == 0 && !self.any_misfit() {
+        if newidle && self.newidle_finds_nothing() {
             return Pulled::none(this_cpu);
         }
         // An inactive CPU (going offline) pulls nothing.
