@@ -595,7 +595,12 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             1,
             0x8220_83f5_6830_c80d,
         ),
-        ("NEXT_BUDDY", hb_loops(2, 100, false), 2, 0x49a9_b6bd_7669_057d),
+        (
+            "NEXT_BUDDY",
+            hb_loops(2, 100, false),
+            2,
+            0x49a9_b6bd_7669_057d,
+        ),
     ]
 }
 
@@ -614,7 +619,11 @@ fn qemu_vcpu_turns_golden() {
         assert!(r.ctr.vcpu_turns > 0, "{c} {seed}: no vCPU turn taken");
         let got = fnv(&everything(&r));
         let r_even = run_one(&even, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
-        assert_ne!(got, fnv(&everything(&r_even)), "{c} {seed}: turns change nothing");
+        assert_ne!(
+            got,
+            fnv(&everything(&r_even)),
+            "{c} {seed}: turns change nothing"
+        );
         assert_eq!(got, want, "{c} {seed}: digest {got:#018x}");
     }
 }
