@@ -7,7 +7,9 @@
 # Each directory holds a release build's `sim` and `digest`
 # (target/release/sim and target/release/examples/digest, copied before
 # and after the change:
-#   cargo build -p sim --release --bin sim --example digest).
+#   cargo build -p sim --release --bin sim --example digest;
+# or of two commits: scripts/tools/sim-at.sh COMMIT DIR, which builds
+# each tree in its own target directory).
 # Compared: 20 `sim run`s (hackbench pipes and sockets, processes and
 # threads, schbench, pgbench, dbench; graviton3, cascadelake-2s,
 # epyc-ccx, small, qemu:4; several seeds and configurations; each with
@@ -54,6 +56,12 @@ runs() {
     done
 }
 
+# Two copies of one binary compare nothing: say so (a docs-only change
+# builds the same binary; a stale build of another tree does too, see
+# scripts/tools/sim-at.sh).
+if cmp -s "$before/sim" "$after/sim"; then
+    echo "sim-identity: note: BEFORE and AFTER hold the same sim binary" >&2
+fi
 fail=0
 for side in before after; do
     dir=${!side}
