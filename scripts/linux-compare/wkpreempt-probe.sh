@@ -11,6 +11,9 @@
 #   pick_eevdf exit (pick_next_entity if pick_eevdf is inlined): the
 #     protect argument, cfs_rq->curr with its vruntime, deadline and vprot
 #     at the pick, the pick's vruntime and deadline;
+#   pick_eevdf exit again: V (cfs_rq's weighted sums, the running entity
+#     counted as vruntime_eligible() does) against the running entity's
+#     vruntime (V − v ≥ 0: eligible), and its run since its pick;
 #   resched_curr_lazy: a reschedule asked after the pick is the decision's
 #     (the `preempt:` label), one before it is update_curr()'s.
 # Branches, per wakeup that reached the decision: no pick and no request
@@ -35,6 +38,9 @@ wp_add 'f:lc/wpf wakeup_preempt_fair'
 wp_add 'f:lc/wpfr wakeup_preempt_fair%return wpid=p->pid:s32 wf=wake_flags:u32 rcpu=rq->cpu:s32 psl=p->se.slice:u64 csl=rq->donor->se.slice:u64 pv=p->se.vruntime:s64 pd=p->se.deadline:s64 pvl=p->se.vlag:s64 nq=rq->cfs.nr_queued:u32 dly=p->se.sched_delayed:u8'
 pick_fields='prot=protect:u8 cur=cfs_rq->curr cv=cfs_rq->curr->vruntime:s64 cd=cfs_rq->curr->deadline:s64 cvp=cfs_rq->curr->vprot:s64 rv=$retval rvv=$retval->vruntime:s64 rvd=$retval->deadline:s64'
 wp_add "f:lc/per pick_eevdf%return $pick_fields" || wp_add "f:lc/per pick_next_entity%return $pick_fields"
+# The running entity's place against V at the pick, and its run since its
+# pick (a separate event: a field this kernel lacks loses only it).
+wp_add 'f:lc/pev pick_eevdf%return sww=cfs_rq->sum_w_vruntime:s64 sw=cfs_rq->sum_weight:u64 z=cfs_rq->zero_vruntime:s64 sh=cfs_rq->sum_shift:u32 cw=cfs_rq->curr->load.weight:u64 con=cfs_rq->curr->on_rq:u8 cv=cfs_rq->curr->vruntime:s64 cr=cfs_rq->curr->sum_exec_runtime:u64 cpr=cfs_rq->curr->prev_sum_exec_runtime:u64'
 wp_add 'f:lc/rcl resched_curr_lazy'
 echo 'comm == "hackbench"' >$T/events/sched/sched_waking/filter
 echo 'comm == "hackbench"' >$T/events/sched/sched_wakeup/filter
@@ -48,9 +54,14 @@ wp_summary() { # CONFIG
     function bump(k, loc) { n[k]++; n[k "|" loc]++ }
     / sched_waking: / { waker[field("pid")] = cpu(); wakings++; next }
     / sched_wakeup: / { p = field("pid"); if (!(p in waker)) next; wk++; loc = (field("target_cpu") + 0 == waker[p]) ? "local" : "remote"; wkloc[loc]++; next }
-    / wpf: / { c = cpu(); inw[c] = 1; picks[c] = 0; rb[c] = 0; ra[c] = 0; next }
+    / wpf: / { c = cpu(); inw[c] = 1; picks[c] = 0; rb[c] = 0; ra[c] = 0; havem[c] = 0; next }
     / per: / { c = cpu(); if (!inw[c]) next; picks[c]++; prot[c] = field("prot") + 0; cur[c] = field("cur"); rv[c] = field("rv")
         rvv[c] = field("rvv") + 0; rvd[c] = field("rvd") + 0; cv[c] = field("cv") + 0; cd[c] = field("cd") + 0; cvp[c] = field("cvp") + 0; next }
+    / pev: / { c = cpu(); if (!inw[c]) next; w = field("cw") + 0; sh = field("sh") + 0
+        if (sh > 0) { w = int(w / 2 ^ sh); if (w < 2) w = 2 }
+        key = field("cv") - field("z"); sww = field("sww") + 0; sw = field("sw") + 0
+        if (field("con") + 0) { sww += key * w; sw += w }
+        havem[c] = (sw > 0); if (sw > 0) marg[c] = sww / sw - key; ran[c] = field("cr") - field("cpr"); next }
     / rcl: / { c = cpu(); if (!inw[c]) next; if (picks[c]) ra[c]++; else rb[c]++; next }
     / wpfr: / { c = cpu(); if (!inw[c]) next; inw[c] = 0; p = field("wpid"); if (!(p in waker)) next
         l = (field("rcpu") + 0 == waker[p]) ? "local" : "remote"; wf[c] = field("wf") + 0; dly[c] = field("dly") + 0
@@ -73,6 +84,7 @@ wp_summary() { # CONFIG
             if (ra[c] && k !~ /PREEMPT/) k = k " +request"
             dsum[k] += (pd - cd[c]) / 1000; vsum[k] += (pv - cv[c]) / 1000; lsum[k] += pvl / 1000
             psum[k] += (cvp[c] - cv[c]) / 1000; qsum[k] += nq
+            if (havem[c]) { nm[k]++; msum[k] += marg[c] / 1000; rsum[k] += ran[c] / 1000; if (marg[c] >= 0) elig[k]++ }
         }
         bump(k, l); calls++; calls_l[l]++; next }
     END {
@@ -80,6 +92,7 @@ wp_summary() { # CONFIG
         for (k in n) if (k !~ /\|/) {
             printf "wpcount %s: %s: %d (local %d, remote %d)", cfg, k, n[k], n[k "|local"], n[k "|remote"]
             if (k in dsum) printf "; mean us: d_wakee-d_curr %.1f, v_wakee-v_curr %.1f, wakee vlag %.1f, vprot-v_curr (at the pick) %.1f; queued %.1f", dsum[k] / n[k], vsum[k] / n[k], lsum[k] / n[k], psum[k] / n[k], qsum[k] / n[k]
+            if (nm[k]) printf "; V-v_curr %.1f us, curr eligible %d of %d, curr ran %.1f us since its pick", msum[k] / nm[k], elig[k], nm[k], rsum[k] / nm[k]
             printf "\n" } }' $T/trace
 }
 wp_events() { # 1|0: the probes and the two tracepoints on or off
