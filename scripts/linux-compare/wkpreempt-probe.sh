@@ -13,7 +13,11 @@
 #     at the pick, the pick's vruntime and deadline;
 #   pick_eevdf exit again: V (cfs_rq's weighted sums, the running entity
 #     counted as vruntime_eligible() does) against the running entity's
-#     vruntime (V − v ≥ 0: eligible), and its run since its pick;
+#     vruntime (V − v ≥ 0: eligible), and its run since its pick; outside
+#     a wakeup (the schedule's picks), V against the picked entity's
+#     vruntime and the queue's length (a plain mean over every pick,
+#     any task's: one bad sample, e.g. a fetch that faulted, spoils it;
+#     seen in 1 run of 3 on 2026-12-04);
 #   resched_curr_lazy: a reschedule asked after the pick is the decision's
 #     (the `preempt:` label), one before it is update_curr()'s.
 # Branches, per wakeup that reached the decision: no pick and no request
@@ -40,7 +44,7 @@ pick_fields='prot=protect:u8 cur=cfs_rq->curr cv=cfs_rq->curr->vruntime:s64 cd=c
 wp_add "f:lc/per pick_eevdf%return $pick_fields" || wp_add "f:lc/per pick_next_entity%return $pick_fields"
 # The running entity's place against V at the pick, and its run since its
 # pick (a separate event: a field this kernel lacks loses only it).
-wp_add 'f:lc/pev pick_eevdf%return sww=cfs_rq->sum_w_vruntime:s64 sw=cfs_rq->sum_weight:u64 z=cfs_rq->zero_vruntime:s64 sh=cfs_rq->sum_shift:u32 cw=cfs_rq->curr->load.weight:u64 con=cfs_rq->curr->on_rq:u8 cv=cfs_rq->curr->vruntime:s64 cr=cfs_rq->curr->sum_exec_runtime:u64 cpr=cfs_rq->curr->prev_sum_exec_runtime:u64'
+wp_add 'f:lc/pev pick_eevdf%return sww=cfs_rq->sum_w_vruntime:s64 sw=cfs_rq->sum_weight:u64 z=cfs_rq->zero_vruntime:s64 sh=cfs_rq->sum_shift:u32 cw=cfs_rq->curr->load.weight:u64 con=cfs_rq->curr->on_rq:u8 cv=cfs_rq->curr->vruntime:s64 cr=cfs_rq->curr->sum_exec_runtime:u64 cpr=cfs_rq->curr->prev_sum_exec_runtime:u64 nv=$retval->vruntime:s64 qn=cfs_rq->nr_queued:u32'
 wp_add 'f:lc/rcl resched_curr_lazy'
 echo 'comm == "hackbench"' >$T/events/sched/sched_waking/filter
 echo 'comm == "hackbench"' >$T/events/sched/sched_wakeup/filter
@@ -57,10 +61,11 @@ wp_summary() { # CONFIG
     / wpf: / { c = cpu(); inw[c] = 1; picks[c] = 0; rb[c] = 0; ra[c] = 0; havem[c] = 0; next }
     / per: / { c = cpu(); if (!inw[c]) next; picks[c]++; prot[c] = field("prot") + 0; cur[c] = field("cur"); rv[c] = field("rv")
         rvv[c] = field("rvv") + 0; rvd[c] = field("rvd") + 0; cv[c] = field("cv") + 0; cd[c] = field("cd") + 0; cvp[c] = field("cvp") + 0; next }
-    / pev: / { c = cpu(); if (!inw[c]) next; w = field("cw") + 0; sh = field("sh") + 0
+    / pev: / { c = cpu(); w = field("cw") + 0; sh = field("sh") + 0
         if (sh > 0) { w = int(w / 2 ^ sh); if (w < 2) w = 2 }
         key = field("cv") - field("z"); sww = field("sww") + 0; sw = field("sw") + 0
         if (field("con") + 0) { sww += key * w; sw += w }
+        if (!inw[c]) { if (sw > 0) { pk++; pm = sww / sw - (field("nv") - field("z")); pmsum += pm / 1000; pqsum += field("qn"); if (pm < 0) pinel++; if (field("qn") == 1) psingle++ }; next }
         havem[c] = (sw > 0); if (sw > 0) marg[c] = sww / sw - key; ran[c] = field("cr") - field("cpr"); next }
     / rcl: / { c = cpu(); if (!inw[c]) next; if (picks[c]) ra[c]++; else rb[c]++; next }
     / wpfr: / { c = cpu(); if (!inw[c]) next; inw[c] = 0; p = field("wpid"); if (!(p in waker)) next
@@ -88,6 +93,7 @@ wp_summary() { # CONFIG
         }
         bump(k, l); calls++; calls_l[l]++; next }
     END {
+        if (pk) printf "wpcount %s: picks outside wakeups %d: V-v_picked %.1f us, queued %.2f, alone %d, ineligible %d\n", cfg, pk, pmsum / pk, pqsum / pk, psingle, pinel
         printf "wpcount %s: sched_waking %d, sched_wakeup %d (local %d, remote %d), wakeup_preempt_fair %d (local %d, remote %d), wakee slice shorter %d\n", cfg, wakings, wk, wkloc["local"], wkloc["remote"], calls, calls_l["local"], calls_l["remote"], shortslice
         for (k in n) if (k !~ /\|/) {
             printf "wpcount %s: %s: %d (local %d, remote %d)", cfg, k, n[k], n[k "|local"], n[k "|remote"]
