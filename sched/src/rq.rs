@@ -151,6 +151,9 @@ pub struct WakeupDecision {
     pub preempt: bool,
     /// The runqueue's need-resched state afterwards.
     pub resched: Resched,
+    /// The PICK step returned the running task by its slice protection
+    /// (RUN_TO_PARITY's `protect_slice`; root runqueue only). Diagnostic.
+    pub protected: bool,
 }
 
 /// What [`Rq::ttwu_runnable`] found.
@@ -1332,6 +1335,7 @@ impl Rq {
                 reason,
                 preempt,
                 resched: rq.need_resched,
+                protected: false,
             }
         };
         if self.curr == NIL {
@@ -1379,6 +1383,7 @@ impl Rq {
         match pc {
             SchedClass::Fair => {
                 let now_pending = self.need_resched == Resched::Now;
+                let protect_picks = self.fair.wakeup_pick_stats.protect;
                 let grouped = self.grp.is_some()
                     && (self.tasks[s as usize].group | self.tasks[self.curr as usize].group) != 0;
                 let r = if grouped {
@@ -1406,7 +1411,9 @@ impl Rq {
                 } else {
                     Resched::Lazy
                 };
-                decide(self, WakeupReason::Fair(r), r.preempts(), kind)
+                let mut d = decide(self, WakeupReason::Fair(r), r.preempts(), kind);
+                d.protected = !grouped && self.fair.wakeup_pick_stats.protect != protect_picks;
+                d
             }
             SchedClass::Rt => {
                 let higher = self.tasks[s as usize].params.rt_priority
@@ -1569,6 +1576,7 @@ impl Rq {
                         reason: WakeupReason::SameTask,
                         preempt: false,
                         resched: self.need_resched,
+                        protected: false,
                     });
                 }
                 TtwuRunnable::Woken(self.wakeup_preempt_slot(s, wf | WakeFlags::TTWU))

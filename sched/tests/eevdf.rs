@@ -486,6 +486,7 @@ fn c21_protected_current_is_not_preempted_until_protection_lapses() {
         h.rq.arena(),
         h.rq.slot(TaskId(1)).unwrap().0
     ));
+    let protected_picks = h.rq.fair.wakeup_pick_stats.protect;
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline && h.rq.entity_eligible(TaskId(2)));
     assert!(h.rq.entity_eligible(TaskId(1)));
@@ -493,12 +494,16 @@ fn c21_protected_current_is_not_preempted_until_protection_lapses() {
         d.reason,
         WakeupReason::Fair(FairWakeup::NotPicked { short: false })
     );
+    // The protection decided it, and the wakeup picks' counter says so.
+    assert!(d.protected);
+    assert_eq!(h.rq.fair.wakeup_pick_stats.protect, protected_picks + 1);
     // Past the 0.7 ms protection (NO_RUN_TO_PARITY) but before the deadline.
     let mut h = protected_eligible_current(800);
     assert!(!sched::fair::FairRq::protect_slice(
         h.rq.arena(),
         h.rq.slot(TaskId(1)).unwrap().0
     ));
+    let protected_picks = h.rq.fair.wakeup_pick_stats.protect;
     let d = wake_with_lag(&mut h, 2, H::slice(3 * MS), 2_000_000, WakeFlags::empty());
     assert!(h.se(2).deadline < h.se(1).deadline);
     assert_eq!(
@@ -506,6 +511,8 @@ fn c21_protected_current_is_not_preempted_until_protection_lapses() {
         WakeupReason::Fair(FairWakeup::Picked { short: false })
     );
     assert_eq!(d.resched, Resched::Lazy);
+    assert!(!d.protected);
+    assert_eq!(h.rq.fair.wakeup_pick_stats.protect, protected_picks);
 }
 
 #[test]

@@ -46,7 +46,7 @@ bp_run() { # CONFIG
     echo 1 >$T/events/lc/enable
     hackbench -g 2 -l 100 >/tmp/bp.out 2>&1
     echo 0 >$T/events/lc/enable
-    echo "nbcount $1: $(grep Time: /tmp/bp.out), events lost $(cat $T/per_cpu/cpu*/stats | awk '/^overrun/ {s += $2} END {print s + 0}')"
+    echo "nbcount $1: $(grep Time: /tmp/bp.out), events lost $(lc_ring_lost)"
     bp_summary "$1"
     lc_restore
 }

@@ -207,6 +207,12 @@ lc_trace_print() { # RUN_TAG
         NF == 4 {printf "trace %s sd: %s ttwu_wake_remote=%d ttwu_move_affine=%d ttwu_move_balance=%d\n", t, $1, r[$1] - $2, a[$1] - $3, m[$1] - $4}'
 }
 
+# Events the trace ring buffer overwrote since its last clear (the probe
+# plans' check that their counts are whole).
+lc_ring_lost() {
+    cat /sys/kernel/tracing/per_cpu/cpu*/stats | awk '/^overrun/ {s += $2} END {print s + 0}'
+}
+
 lc_restore() {
     for f in $lc_boot_features; do echo "$f" >$LC_FEAT; done
     [ -n "$lc_boot_preempt" ] && echo "$lc_boot_preempt" >$LC_PRE

@@ -3,6 +3,7 @@
 
 use ::core::sync::atomic::{AtomicU64, Ordering};
 
+use ::sched::rq::WAKEUP_ROWS;
 use ::sched::smp::{LifecycleError, Woke};
 use ::sched::{SchedTask, TaskId, WakeFlags, WakeupReason};
 
@@ -20,6 +21,13 @@ pub struct WakeStats {
     /// Of those, the ones that landed on this, the waker's, CPU
     /// (`ttwu_local`): what wake-affine placement decides.
     pub ttwu_local: AtomicU64,
+    /// Of those, the wakeup decisions taken on this CPU for its own
+    /// wakees, by row (`sched::rq::WAKEUP_ROW_NAMES`); a remote wakee's
+    /// decision is the rows' total minus these (`compare`'s `wkl_*`).
+    pub local_rows: [AtomicU64; WAKEUP_ROWS],
+    /// Of the local ones, the PICK steps that the running task's slice
+    /// protection decided (`WakeupDecision::protected`).
+    pub local_protected: AtomicU64,
 }
 
 /// Wakeup counters by waking CPU (`compare` reports them as `ttwu` and
@@ -28,6 +36,8 @@ pub static WAKE_STATS: [WakeStats; percpu::MAX_CPUS] = [const {
     WakeStats {
         ttwu: AtomicU64::new(0),
         ttwu_local: AtomicU64::new(0),
+        local_rows: [const { AtomicU64::new(0) }; WAKEUP_ROWS],
+        local_protected: AtomicU64::new(0),
     }
 }; percpu::MAX_CPUS];
 
@@ -79,6 +89,14 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
                     st.ttwu.fetch_add(1, Ordering::Relaxed);
                     if cpu == this_cpu {
                         st.ttwu_local.fetch_add(1, Ordering::Relaxed);
+                        if let Some(d) = w.decision() {
+                            if let Some(r) = st.local_rows.get(d.reason.row()) {
+                                r.fetch_add(1, Ordering::Relaxed);
+                            }
+                            if d.protected {
+                                st.local_protected.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
                     }
                 }
             }

@@ -153,10 +153,17 @@ pub struct Counters {
     pub ttwu_local: u64,
     /// Wakeup decisions per row (`sched::rq::WAKEUP_ROW_NAMES`).
     pub rows: [u64; WAKEUP_ROWS],
+    /// Wakeup PICK steps that returned the running task by its slice
+    /// protection (`FairRq::wakeup_pick_stats.protect`, root runqueues).
+    pub protected: u64,
+    /// The decisions of wakees placed on the waker's CPU, per row.
+    pub local_rows: [u64; WAKEUP_ROWS],
+    /// Of those, the PICK steps the slice protection decided.
+    pub local_protected: u64,
 }
 
 /// Names of the fixed counters, in [`Counters::fixed`] order.
-const FIXED: [&str; 10] = [
+const FIXED: [&str; 16] = [
     "switches",
     "wakeups",
     "wk_preempt",
@@ -167,6 +174,12 @@ const FIXED: [&str; 10] = [
     "ticks",
     "ttwu",
     "ttwu_local",
+    "wk_protected",
+    "wkl_idle_cpu",
+    "wkl_pending",
+    "wkl_picked",
+    "wkl_not_picked",
+    "wkl_protected",
 ];
 
 impl Counters {
@@ -174,8 +187,14 @@ impl Counters {
     pub fn read() -> Counters {
         let mut c = Counters::default();
         for cpu in online_cpus() {
-            let (s, buddy) =
-                crate::sched::with_cpu_rq(cpu, |rq| (rq.stats, rq.fair.pick_stats.buddy));
+            let (s, buddy, protected) = crate::sched::with_cpu_rq(cpu, |rq| {
+                (
+                    rq.stats,
+                    rq.fair.pick_stats.buddy,
+                    rq.fair.wakeup_pick_stats.protect,
+                )
+            });
+            c.protected += protected;
             c.switches += s.nr_switches;
             c.wakeups += s.nr_wakeups;
             c.wakeup_preempt += s.nr_wakeup_preempt;
@@ -187,6 +206,10 @@ impl Counters {
             if let Some(w) = crate::sched::WAKE_STATS.get(cpu.index()) {
                 c.ttwu += w.ttwu.load(core::sync::atomic::Ordering::Relaxed);
                 c.ttwu_local += w.ttwu_local.load(core::sync::atomic::Ordering::Relaxed);
+                c.local_protected += w.local_protected.load(core::sync::atomic::Ordering::Relaxed);
+                for (a, b) in c.local_rows.iter_mut().zip(&w.local_rows) {
+                    *a += b.load(core::sync::atomic::Ordering::Relaxed);
+                }
             }
             for (a, b) in c.rows.iter_mut().zip(s.wakeup_rows) {
                 *a += b;
@@ -209,15 +232,27 @@ impl Counters {
             ttwu: self.ttwu.wrapping_sub(earlier.ttwu),
             ttwu_local: self.ttwu_local.wrapping_sub(earlier.ttwu_local),
             rows: [0; WAKEUP_ROWS],
+            protected: self.protected.wrapping_sub(earlier.protected),
+            local_rows: [0; WAKEUP_ROWS],
+            local_protected: self.local_protected.wrapping_sub(earlier.local_protected),
         };
         for (i, r) in d.rows.iter_mut().enumerate() {
             *r = self.rows[i].wrapping_sub(earlier.rows[i]);
+        }
+        for (i, r) in d.local_rows.iter_mut().enumerate() {
+            *r = self.local_rows[i].wrapping_sub(earlier.local_rows[i]);
         }
         d
     }
 
     /// The fixed counters, in [`FIXED`] order.
-    pub fn fixed(&self) -> [u64; 10] {
+    pub fn fixed(&self) -> [u64; 16] {
+        let local = |name: &str| {
+            WAKEUP_ROW_NAMES
+                .iter()
+                .position(|n| *n == name)
+                .map_or(0, |i| self.local_rows[i])
+        };
         [
             self.switches,
             self.wakeups,
@@ -229,6 +264,12 @@ impl Counters {
             self.ticks,
             self.ttwu,
             self.ttwu_local,
+            self.protected,
+            local("wk_idle_cpu"),
+            local("wk_pending"),
+            local("wk_picked") + local("wk_picked_short"),
+            local("wk_not_picked") + local("wk_not_picked_short"),
+            self.local_protected,
         ]
     }
 

@@ -208,6 +208,10 @@ pub struct FairRq {
     pub sum_exec_ns: u64,
     /// Pick-path counters.
     pub pick_stats: PickStats,
+    /// Pick-path counters of the wakeup decision's PICK step (the picks
+    /// made with `count` = false): `protect` counts the wakeups the running
+    /// entity's slice protection kept (diagnostic; decides nothing).
+    pub wakeup_pick_stats: PickStats,
     /// Load tracking (PELT, Linux's `cfs_rq->avg`; [`load_avg`]).
     pub(crate) avg: crate::pelt::SchedAvg,
     /// The CPU this runqueue belongs to (what entities attach to).
@@ -272,13 +276,8 @@ impl FairRq {
             cpu_capacity: crate::pelt::SCHED_CAPACITY_SCALE as u32,
             resched: false,
             sum_exec_ns: 0,
-            pick_stats: PickStats {
-                single: 0,
-                buddy: 0,
-                protect: 0,
-                fast: 0,
-                heap: 0,
-            },
+            pick_stats: PickStats::default(),
+            wakeup_pick_stats: PickStats::default(),
             avg: crate::pelt::SchedAvg::default(),
             cpu: 0,
             propagate: false,
@@ -802,7 +801,9 @@ impl FairRq {
     /// EEVDF's pick (`__pick_eevdf`): the eligible entity with the earliest
     /// virtual deadline, honouring, when `protect`, an eligible next buddy
     /// (PICK_BUDDY) and the running entity's slice protection. O(log n); O(1) when the
-    /// leftmost entity is eligible. `count` records the path taken.
+    /// leftmost entity is eligible. `count` records the path taken in
+    /// `pick_stats`; without it, in `wakeup_pick_stats` (the wakeup
+    /// decision's picks).
     pub fn pick_eevdf(
         &mut self,
         ts: &[SchedTask],
@@ -816,6 +817,8 @@ impl FairRq {
             ($f:ident) => {
                 if count {
                     self.pick_stats.$f += 1;
+                } else {
+                    self.wakeup_pick_stats.$f += 1;
                 }
             };
         }
