@@ -206,7 +206,9 @@ impl Counters {
             if let Some(w) = crate::sched::WAKE_STATS.get(cpu.index()) {
                 c.ttwu += w.ttwu.load(core::sync::atomic::Ordering::Relaxed);
                 c.ttwu_local += w.ttwu_local.load(core::sync::atomic::Ordering::Relaxed);
-                c.local_protected += w.local_protected.load(core::sync::atomic::Ordering::Relaxed);
+                c.local_protected += w
+                    .local_protected
+                    .load(core::sync::atomic::Ordering::Relaxed);
                 for (a, b) in c.local_rows.iter_mut().zip(&w.local_rows) {
                     *a += b.load(core::sync::atomic::Ordering::Relaxed);
                 }
