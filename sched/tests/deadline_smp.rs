@@ -264,9 +264,7 @@ fn restricted_deadline_tasks_stay() {
 #[test]
 fn the_fair_server_is_not_moved() {
     let s = sched(2);
-    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
-    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
-    switch(&s, cpu_id(0), PrevAction::Stays);
+    fifo_hog_and_fair_spinner_on_cpu0(&s);
     spawn_on(&s, 1, dl(4, 10, 10), cpu_id(0));
     spawn_on(&s, 2, dl(4, 10, 10), cpu_id(0));
     switch(&s, cpu_id(0), PrevAction::Stays);
@@ -285,6 +283,14 @@ fn the_fair_server_is_not_moved() {
     assert_eq!(served(1), 0);
     assert_ne!(s.task_cpu(TaskId(1)), s.task_cpu(TaskId(2)));
     assert_eq!(missed(&s, 1) + missed(&s, 2), 0);
+}
+
+/// CPU 0's fair server's case: a FIFO hog (task 10) and a fair spinner
+/// (task 11) pinned there, the hog switched in.
+fn fifo_hog_and_fair_spinner_on_cpu0(s: &Scheduler<Plat>) {
+    pin_on(s, 10, TaskParams::fifo(50), cpu_id(0));
+    pin_on(s, 11, TaskParams::default(), cpu_id(0));
+    switch(s, cpu_id(0), PrevAction::Stays);
 }
 
 /// Runs every CPU until `cpu`'s fair server serves (within 2 s).
@@ -352,9 +358,7 @@ fn asleep_on(s: &Scheduler<Plat>, id: u32, p: TaskParams, cpu: CpuId) {
 #[test]
 fn a_deadline_task_behind_the_serving_fair_server_is_pushed() {
     let s = sched(2);
-    pin_on(&s, 10, TaskParams::fifo(50), cpu_id(0));
-    pin_on(&s, 11, TaskParams::default(), cpu_id(0));
-    switch(&s, cpu_id(0), PrevAction::Stays);
+    fifo_hog_and_fair_spinner_on_cpu0(&s);
     run_until_served(&s, cpu_id(0));
     assert_eq!(curr(&s, cpu_id(1)), None);
     spawn_on(&s, 1, dl(10, 4_000, 4_000), cpu_id(0));
