@@ -567,18 +567,26 @@ impl Oracle {
         }
         self.curr = None;
         if let Some(n) = next {
-            self.set_next(n);
+            self.set_next(n, true);
         }
         self.curr = next;
         self.need_resched = Resched::None;
         self.curr()
     }
 
-    /// `set_next_entity`: buddy cleared, protection armed (`set_protect_slice`,
-    /// with `n` out of the queue), accounting restarted.
-    fn set_next(&mut self, n: usize) {
+    /// `set_next_entity`: buddy cleared, protection armed when `first`
+    /// (`set_protect_slice`, with `n` out of the queue; not when the running
+    /// task is set up again after a `sched_change`), accounting restarted.
+    fn set_next(&mut self, n: usize, first: bool) {
         if self.next == Some(n) {
             self.next = None;
+        }
+        if !first {
+            let now = self.clock;
+            let e = &mut self.ents[n];
+            e.exec_start = now;
+            e.prev_sum = e.sum_exec;
+            return;
         }
         let q = if self.cfg.feat(Feature::RunToParity) {
             self.queued_ids()
@@ -692,7 +700,7 @@ impl Oracle {
         self.place(i, false);
         if running {
             self.curr = Some(i);
-            self.set_next(i);
+            self.set_next(i, false);
         }
         self.ents[i].state = OState::Runnable;
         if running {

@@ -1607,6 +1607,9 @@ impl Rq {
         }
     }
 
+    /// Sets the running task up again after a `sched_change` (Linux's
+    /// `set_next_task(rq, p)`, `first` false): its slice protection is
+    /// kept, no timer armed.
     fn set_next_task(&mut self, next: u32) {
         let t = &self.tasks[next as usize];
         let kind = match t.class() {
@@ -1614,16 +1617,18 @@ impl Rq {
             SchedClass::Fair => NextKind::Fair,
             _ => NextKind::Other,
         };
-        self.set_next_task_as(next, kind);
+        self.set_next_task_as(next, kind, false);
     }
 
     /// [`Rq::set_next_task`] when the caller knows `next`'s kind: the pick
     /// does (a task it took from the root's tree is a flat fair task, one
     /// it found below a group entity a grouped one, one from above the fair
     /// class neither), so that its flat path tests neither the class nor
-    /// the group again.
+    /// the group again. `first`: a newly picked task (the pick's
+    /// `put_prev_set_next_task`), whose slice protection is armed; false
+    /// for the running task set up again after a `sched_change`.
     #[inline(always)]
-    fn set_next_task_as(&mut self, next: u32, kind: NextKind) {
+    fn set_next_task_as(&mut self, next: u32, kind: NextKind, first: bool) {
         debug_assert!({
             let t = &self.tasks[next as usize];
             let fair = t.class() == SchedClass::Fair;
@@ -1634,10 +1639,15 @@ impl Rq {
             }
         });
         match kind {
-            NextKind::Fair => self
-                .fair
-                .set_next_entity(&mut self.tasks, &self.cfg, Slot(next)),
-            NextKind::FairGrouped => self.set_next_grouped(next),
+            NextKind::Fair if first => {
+                self.fair
+                    .set_next_entity(&mut self.tasks, &self.cfg, Slot(next))
+            }
+            NextKind::Fair => {
+                self.fair
+                    .set_next_entity_again(&mut self.tasks, &self.cfg, Slot(next))
+            }
+            NextKind::FairGrouped => self.set_next_grouped(next, first),
             NextKind::Other => self.tasks[next as usize].se.exec_start = self.clock,
         }
     }
@@ -1724,7 +1734,7 @@ impl Rq {
             }
             self.curr = NIL;
             if next != NIL {
-                self.set_next_task_as(next, kind);
+                self.set_next_task_as(next, kind, true);
             } else {
                 self.idle_clock_pelt();
             }

@@ -400,6 +400,50 @@ fn c19_c22_short_wakee_not_picked_shrinks_protection() {
     assert!(se.vprot < vprot_before);
 }
 
+/// Linux 7.2's `sched_change` (a renice, any `sched_setattr`, a group
+/// move) sets the running task up again with `set_next_task(rq, p)`, i.e.
+/// `set_next_entity(.., first = false)`: no `set_protect_slice`. So a task
+/// that has run past its protected run does not get a new one from a
+/// renice; its `vprot` is left as it was.
+#[test]
+fn a_renice_does_not_give_the_running_task_a_fresh_slice_protection() {
+    let mut h = H::one();
+    h.spawn(1, H::nice(0));
+    assert_eq!(h.pick(), Some(1));
+    h.spawn(2, H::nice(0));
+    // Run 1 past its request: its deadline is renewed, its protection
+    // (vprot = the deadline it was picked with) is over.
+    let d0 = h.se(1).deadline;
+    let mut ran = 0;
+    while h.se(1).deadline == d0 {
+        h.adv(100 * US);
+        h.rq.update_curr();
+        ran += 1;
+        assert!(ran < 1000, "the request never ended");
+    }
+    assert_eq!(h.curr(), Some(1), "not picked again yet");
+    let before = h.se(1);
+    assert!(
+        before.vprot.wrapping_sub(before.vruntime) as i64 <= 0,
+        "protection over"
+    );
+    // A higher nice value: the task's lag (negative: it ran ahead) grows
+    // by old/new weight, so it is placed further right.
+    h.rq.set_user_nice(TaskId(1), 3).unwrap();
+    assert_eq!(h.curr(), Some(1));
+    let after = h.se(1);
+    assert_eq!(
+        after.vprot, before.vprot,
+        "vprot kept through the sched_change"
+    );
+    assert!(
+        after.vprot.wrapping_sub(after.vruntime) as i64 <= 0,
+        "still unprotected: vprot {} v {}",
+        after.vprot,
+        after.vruntime
+    );
+}
+
 // ---- wakeup (20-25) ----
 
 #[test]

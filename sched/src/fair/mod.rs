@@ -907,14 +907,40 @@ impl FairRq {
         self.curr = NIL;
     }
 
-    /// Makes `id` the running entity: out of the tree, protection armed.
+    /// Makes `id` the newly picked running entity: out of the tree, its
+    /// slice protection armed (`set_next_entity` with `first`).
     pub fn set_next_entity(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: Slot) {
+        self.set_next_entity_as(ts, cfg, id, true);
+    }
+
+    /// Makes the running task's entity `id` the running entity again after
+    /// a `sched_change` (an attribute change or a group move: Linux's
+    /// `set_next_task(rq, p)`, i.e. `set_next_entity(.., first = false)`):
+    /// the protection it had is kept, so a renice does not buy a running
+    /// task a fresh protected run.
+    pub fn set_next_entity_again(&mut self, ts: &mut [SchedTask], cfg: &SchedConfig, id: Slot) {
+        self.set_next_entity_as(ts, cfg, id, false);
+    }
+
+    /// [`Self::set_next_entity`] (`first`) or
+    /// [`Self::set_next_entity_again`]; inlined into each, so that the
+    /// pick's path tests nothing more than before.
+    #[inline(always)]
+    fn set_next_entity_as(
+        &mut self,
+        ts: &mut [SchedTask],
+        cfg: &SchedConfig,
+        id: Slot,
+        first: bool,
+    ) {
         let i = id.0;
         self.clear_buddies(i);
         if se(ts, i).on_rq {
             self.dequeue_tree(ts, i);
             self.update_load_avg(ts, cfg, i, AvgAction::Update);
-            self.set_protect_slice(ts, cfg, i);
+            if first {
+                self.set_protect_slice(ts, cfg, i);
+            }
         }
         debug_assert_eq!(self.curr, NIL);
         self.curr = i;

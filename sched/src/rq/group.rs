@@ -910,18 +910,20 @@ impl Rq {
     }
 
     /// `set_next_task_fair` for a grouped task: each level's entity becomes
-    /// that level's running entity.
+    /// that level's running entity (with its protection armed when `first`,
+    /// as Linux's loop passes `first` to every level's `set_next_entity`).
     #[cold]
     #[inline(never)]
-    pub(super) fn set_next_grouped(&mut self, next: u32) {
+    pub(super) fn set_next_grouped(&mut self, next: u32, first: bool) {
         let mut s = next;
         while s != NIL {
             let g = self.tasks[s as usize].group;
-            lvl(&mut self.fair, &mut self.grp, g, self.clock).set_next_entity(
-                &mut self.tasks,
-                &self.cfg,
-                Slot(s),
-            );
+            let f = lvl(&mut self.fair, &mut self.grp, g, self.clock);
+            if first {
+                f.set_next_entity(&mut self.tasks, &self.cfg, Slot(s));
+            } else {
+                f.set_next_entity_again(&mut self.tasks, &self.cfg, Slot(s));
+            }
             s = self.parent_entity(s);
         }
     }
