@@ -91,10 +91,12 @@ pub(super) const NUMA_IMBALANCE_MIN: u32 = 2;
 /// reported with [`SisPick`] through [`super::Platform::wake_placement`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AffineRule {
-    /// `wake_affine` not asked: the waker's CPU is the previous one, or the
-    /// task may not run on the waker's CPU.
+    /// `wake_affine` not asked: the waker's CPU is the previous one
+    /// (whatever `wake_wide` says), or the task may not run on the waker's
+    /// CPU.
     NotAsked = 0,
-    /// `wake_wide` held: not affine, the previous CPU is the target.
+    /// `wake_wide` held, the previous CPU being another: not affine, the
+    /// previous CPU is the target.
     Wide,
     /// WA_IDLE: the waker's CPU idle (a wakeup from an interrupt) and the
     /// previous one busy: the waker's.
@@ -765,7 +767,7 @@ impl<P: Platform> Scheduler<P> {
         } else {
             let base = base();
             let mut target = base;
-            let mut rule = if wide {
+            let mut rule = if wide && this_cpu != base {
                 AffineRule::Wide
             } else {
                 AffineRule::NotAsked
