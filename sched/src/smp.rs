@@ -96,7 +96,7 @@ pub mod lifecycle;
 mod loom_tests;
 pub mod newidle;
 mod placement;
-pub use placement::nr_idle_scan_for;
+pub use placement::{nr_idle_scan_for, AffineRule, SisPick, AFFINE_RULE_NAMES, SIS_PICK_NAMES};
 mod dl_balance;
 mod push_pull;
 mod rt_balance;
@@ -204,6 +204,14 @@ pub trait Platform: Send + Sync {
     /// nothing.
     fn idle_scan(&self, cpus_visited: usize) {
         let _ = cpus_visited;
+    }
+    /// A fair wakeup (`WF_TTWU`) was placed: the rule of `wake_wide` /
+    /// `wake_affine` that chose the target, what `select_idle_sibling`
+    /// returned, and whether the CPU is the waker's. For counters (the
+    /// kernel's `compare`); the default does nothing. Called on the wakeup
+    /// path: keep it cheap.
+    fn wake_placement(&self, rule: AffineRule, pick: SisPick, local: bool) {
+        let _ = (rule, pick, local);
     }
     /// Arms `cpu`'s one-shot scheduler timer (Linux's hrtick) to fire at
     /// `expires_ns` on the [`Platform::now_ns`] clock, replacing any earlier
@@ -761,6 +769,13 @@ pub(crate) struct TaskCell {
     pub(crate) last_wakee: crate::sync::AtomicU32,
     /// When `wakee_flips` was last halved, ns (`wakee_flip_decay_ts`).
     pub(crate) wakee_flip_decay_ns: AtomicU64,
+    /// A CPU it recently used (Linux's `recent_used_cpu`): the previous
+    /// CPU of its last wakeup that got past `select_idle_sibling`'s target
+    /// and previous-CPU checks, or its parent's CPU at its spawn. That
+    /// wakeup's `select_idle_sibling` tries it, if idle, before the LLC
+    /// scan. Written only by its wakeups' placement (under `parked`'s lock
+    /// or its runqueue's) and its spawn.
+    pub(crate) recent_used_cpu: crate::sync::AtomicU32,
 }
 
 impl TaskCell {
@@ -774,6 +789,7 @@ impl TaskCell {
             wakee_flips: crate::sync::AtomicU32::new(0),
             last_wakee: crate::sync::AtomicU32::new(crate::task::NIL),
             wakee_flip_decay_ns: AtomicU64::new(0),
+            recent_used_cpu: crate::sync::AtomicU32::new(0),
         }
     }
 }

@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 mod common;
 use common::cpu_id;
 
-use common::plat::{machine, Plat};
+use common::plat::{machine, switch, Plat};
 use sched::smp::{nr_idle_scan_for, Platform, Scheduler};
-use sched::{Feature, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
+use sched::{CpuMask, Feature, PrevAction, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
 const MS: u64 = 1_000_000;
 
@@ -191,4 +191,47 @@ fn an_smt_machines_idle_core_scan_is_not_counted_but_a_limit_of_0_stops_it() {
     assert_eq!(wake(&s, 0).0, 6);
     s.set_nr_idle_scan(cpu_id(0), 0);
     assert_eq!(wake(&s, 0).0, 0);
+}
+
+/// Linux's `recent_used_cpu` (select_idle_sibling, since 4.16, 32e839dda3ba
+/// "sched/fair: Use a recently used CPU as an idle candidate and the basis
+/// for an SMT search"): after the target and the previous CPU, an idle CPU
+/// the wakee recently used is taken before the LLC scan, so even with
+/// SIS_UTIL's limit at 0 (no scan). A new task's is its parent's CPU
+/// (`wake_up_new_task`); each wakeup that gets past the two first checks
+/// makes the previous CPU the next one's.
+#[test]
+fn a_wakee_takes_its_recently_used_cpu_if_idle_before_any_scan() {
+    let s = machine(Topology::flat(4));
+    s.cfg.features.set(Feature::DelayDequeue, false);
+    // CPUs 0 and 1 each run a hog; 2 and 3 are idle.
+    start(&s, 0, 1);
+    start(&s, 1, 2);
+    // Task 5, spawned from CPU 2 (its recently used CPU), slept on CPU 1.
+    sleeper_on_cpu1(&s, 5, 2);
+    s.set_nr_idle_scan(cpu_id(0), 0);
+    // Woken from CPU 0: the waker's CPU and the previous one are busy, and
+    // there is no scan: CPU 2, its recently used CPU, idle.
+    let w = s.wake(TaskId(5), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(2), "{w:?}");
+    // Task 6 the same way, spawned from CPU 3, which is busy by its
+    // wakeup: it is not taken, and the wakee stays on its (busy) target.
+    sleeper_on_cpu1(&s, 6, 3);
+    start(&s, 3, 3);
+    let w = s.wake(TaskId(6), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert!(w.cpu() == cpu_id(0) || w.cpu() == cpu_id(1), "{w:?}");
+}
+
+/// Spawns task `id` from CPU `from` (its `recent_used_cpu`) pinned to CPU
+/// 1, runs it there until it sleeps, then lets it run anywhere.
+fn sleeper_on_cpu1(s: &Scheduler<Plat>, id: u32, from: usize) {
+    let mut t = SchedTask::new(TaskParams::default());
+    t.cpus_allowed = CpuMask::from_cpus(&[1]);
+    assert_eq!(s.spawn(TaskId(id), t, cpu_id(from)).unwrap().0, cpu_id(1));
+    while s.cpu_rq(cpu_id(1)).curr() != Some(TaskId(id)) {
+        switch(s, 1, PrevAction::Yields);
+    }
+    switch(s, 1, PrevAction::Sleeps);
+    s.set_affinity(TaskId(id), CpuMask::from_cpus(&[0, 1, 2, 3]), cpu_id(0))
+        .unwrap();
 }

@@ -149,6 +149,15 @@ impl Platform for KernelPlatform {
         arch::cpu_relax();
     }
 
+    fn wake_placement(
+        &self,
+        rule: ::sched::smp::AffineRule,
+        pick: ::sched::smp::SisPick,
+        local: bool,
+    ) {
+        wakeup::count_placement(rule, pick, local);
+    }
+
     fn irq_save(&self) -> bool {
         let was = arch::irqs_enabled();
         arch::irq_disable();

@@ -28,6 +28,37 @@ pub struct WakeStats {
     /// Of the local ones, the PICK steps that the running task's slice
     /// protection decided (`WakeupDecision::protected`).
     pub local_protected: AtomicU64,
+    /// Fair wakeups placed from this CPU (`select_task_rq_fair`), by the
+    /// rule that chose the target (`sched::smp::AFFINE_RULE_NAMES`), then
+    /// by what `select_idle_sibling` returned
+    /// (`sched::smp::SIS_PICK_NAMES`), then the ones placed on this CPU
+    /// (`compare`'s `wa_*`, `sis_*` and `placed_local`).
+    pub placement: [AtomicU64; PLACEMENT_ROWS],
+}
+
+/// Counters in [`WakeStats::placement`]: the affine rules, the
+/// `select_idle_sibling` picks, and the placements on the waker's CPU.
+pub const PLACEMENT_ROWS: usize =
+    ::sched::smp::AFFINE_RULE_NAMES.len() + ::sched::smp::SIS_PICK_NAMES.len() + 1;
+
+/// Counts a fair wakeup's placement on this CPU's [`WakeStats`]
+/// (`Platform::wake_placement`): three relaxed increments on a line of
+/// this CPU's.
+#[inline]
+pub(crate) fn count_placement(
+    rule: ::sched::smp::AffineRule,
+    pick: ::sched::smp::SisPick,
+    local: bool,
+) {
+    let Some(st) = WAKE_STATS.get(arch::cpu_id().index()) else {
+        return;
+    };
+    let sis = ::sched::smp::AFFINE_RULE_NAMES.len();
+    st.placement[rule as usize].fetch_add(1, Ordering::Relaxed);
+    st.placement[sis + pick as usize].fetch_add(1, Ordering::Relaxed);
+    if local {
+        st.placement[PLACEMENT_ROWS - 1].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Wakeup counters by waking CPU (`compare` reports them as `ttwu` and
@@ -38,6 +69,7 @@ pub static WAKE_STATS: [WakeStats; percpu::MAX_CPUS] = [const {
         ttwu_local: AtomicU64::new(0),
         local_rows: [const { AtomicU64::new(0) }; WAKEUP_ROWS],
         local_protected: AtomicU64::new(0),
+        placement: [const { AtomicU64::new(0) }; PLACEMENT_ROWS],
     }
 }; percpu::MAX_CPUS];
 

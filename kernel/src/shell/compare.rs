@@ -32,11 +32,13 @@ use core::fmt::Write;
 use ::shell::compare::{write_run_line, write_table, Kind, RunLine, Series};
 use ::shell::{Compare, Setting};
 use sched::rq::{WAKEUP_ROWS, WAKEUP_ROW_NAMES};
+use sched::smp::{AFFINE_RULE_NAMES, SIS_PICK_NAMES};
 use sched::tunables::TUNABLES;
 use sched::{Feature, SchedConfig};
 
 use super::inspect::online_cpus;
 use super::{fail, CmdResult, Sh};
+use crate::sched::PLACEMENT_ROWS;
 use crate::task;
 use crate::workloads::{self, Control, Metrics};
 
@@ -160,6 +162,21 @@ pub struct Counters {
     pub local_rows: [u64; WAKEUP_ROWS],
     /// Of those, the PICK steps the slice protection decided.
     pub local_protected: u64,
+    /// Fair wakeups' placements by rule and pick
+    /// (`crate::sched::WakeStats::placement`, [`placement_name`]).
+    pub placement: [u64; PLACEMENT_ROWS],
+}
+
+/// The name of counter `i` of [`Counters::placement`].
+fn placement_name(i: usize) -> &'static str {
+    let (wa, sis) = (AFFINE_RULE_NAMES.len(), SIS_PICK_NAMES.len());
+    if i < wa {
+        AFFINE_RULE_NAMES[i]
+    } else if i < wa + sis {
+        SIS_PICK_NAMES[i - wa]
+    } else {
+        "placed_local"
+    }
 }
 
 /// Names of the fixed counters, in [`Counters::fixed`] order.
@@ -212,6 +229,9 @@ impl Counters {
                 for (a, b) in c.local_rows.iter_mut().zip(&w.local_rows) {
                     *a += b.load(core::sync::atomic::Ordering::Relaxed);
                 }
+                for (a, b) in c.placement.iter_mut().zip(&w.placement) {
+                    *a += b.load(core::sync::atomic::Ordering::Relaxed);
+                }
             }
             for (a, b) in c.rows.iter_mut().zip(s.wakeup_rows) {
                 *a += b;
@@ -237,7 +257,11 @@ impl Counters {
             protected: self.protected.wrapping_sub(earlier.protected),
             local_rows: [0; WAKEUP_ROWS],
             local_protected: self.local_protected.wrapping_sub(earlier.local_protected),
+            placement: [0; PLACEMENT_ROWS],
         };
+        for (i, r) in d.placement.iter_mut().enumerate() {
+            *r = self.placement[i].wrapping_sub(earlier.placement[i]);
+        }
         for (i, r) in d.rows.iter_mut().enumerate() {
             *r = self.rows[i].wrapping_sub(earlier.rows[i]);
         }
@@ -281,6 +305,11 @@ impl Counters {
         for (i, &r) in self.rows.iter().enumerate() {
             if r != 0 {
                 v.push((WAKEUP_ROW_NAMES[i], r));
+            }
+        }
+        for (i, &r) in self.placement.iter().enumerate() {
+            if r != 0 {
+                v.push((placement_name(i), r));
             }
         }
         v
@@ -421,11 +450,19 @@ pub fn print_table(c: &Compare, o: &Outcome, out: &mut dyn Write) {
             names.push((name, FIXED.len() + i));
         }
     }
+    let placed = FIXED.len() + WAKEUP_ROWS;
+    for i in 0..PLACEMENT_ROWS {
+        if o.counters.iter().flatten().any(|d| d.placement[i] != 0) {
+            names.push((placement_name(i), placed + i));
+        }
+    }
     let get = |d: &Counters, j: usize| -> f64 {
         if j < FIXED.len() {
             d.fixed()[j] as f64
-        } else {
+        } else if j < placed {
             d.rows[j - FIXED.len()] as f64
+        } else {
+            d.placement[j - placed] as f64
         }
     };
     // samples[series][config]

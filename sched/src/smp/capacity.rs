@@ -141,9 +141,10 @@ impl<P: Platform> Scheduler<P> {
         t: &SchedTask,
         prev_cpu: CpuId,
         target: CpuId,
+        recent: Option<&crate::sync::AtomicU32>,
         visited: &mut usize,
-    ) -> CpuId {
-        self.select_idle_sibling_in::<true>(t, prev_cpu, target, visited)
+    ) -> (CpuId, super::SisPick) {
+        self.select_idle_sibling_in::<true>(t, prev_cpu, target, recent, visited)
     }
 
     /// `select_idle_capacity`: from `target` on (wrapping) over `sd`'s span

@@ -360,6 +360,9 @@ impl<P: Platform> Scheduler<P> {
         task.cpu = this_cpu;
         cell.switching.store(false, Ordering::Relaxed);
         self.fork_wakee_flips(cell, id, this_cpu);
+        // wake_up_new_task: the parent's CPU (`task_cpu(p)` there).
+        cell.recent_used_cpu
+            .store(this_cpu.as_u32(), Ordering::Relaxed);
         // A previous task's exit state, if any, is forgotten.
         let irq = self.platform.irq_save();
         self.lock(&cell.parked).take();
@@ -720,8 +723,13 @@ impl<P: Platform> Scheduler<P> {
                         return Err(LifecycleError::NoSuchTask);
                     };
                     let wide = self.record_wakee_wide(t, id, cell, this_cpu);
-                    let (target, wf) =
-                        self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide);
+                    let (target, wf) = self.select_task_rq_recent(
+                        t,
+                        this_cpu,
+                        wf | WakeFlags::TTWU,
+                        wide,
+                        Some(&cell.recent_used_cpu),
+                    );
                     if target == cpu {
                         let d = rq.wake_in_place(id, wf)?;
                         drop(rq);
@@ -837,7 +845,13 @@ impl<P: Platform> Scheduler<P> {
                         (on_cpu, wf | WakeFlags::TTWU)
                     } else {
                         let wide = self.record_wakee_wide(t, id, cell, this_cpu);
-                        self.select_task_rq_wide(t, this_cpu, wf | WakeFlags::TTWU, wide)
+                        self.select_task_rq_recent(
+                            t,
+                            this_cpu,
+                            wf | WakeFlags::TTWU,
+                            wide,
+                            Some(&cell.recent_used_cpu),
+                        )
                     };
                     from = t.cpu;
                     allowed = t.cpus_allowed.has(target);

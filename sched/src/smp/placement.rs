@@ -7,8 +7,8 @@
 //!   as in Linux unless node distances exceed `node_reclaim_distance`, which
 //!   we do not model). Then `select_idle_sibling` looks for an idle CPU
 //!   *within the target's LLC only*: the target, the previous CPU if it shares
-//!   the LLC, an idle core (every SMT sibling idle), an idle SMT sibling of the
-//!   previous CPU, any idle CPU; scans start after the target and wrap
+//!   the LLC, the task's `recent_used_cpu`, an idle core (every SMT sibling
+//!   idle), an idle SMT sibling of the previous CPU, any idle CPU; scans start after the target and wrap
 //!   (`for_each_cpu_wrap`), so concurrent wakeups spread out.
 //! - Fork and exec (slow path): `find_idlest_cpu` descends from this CPU's
 //!   top domain: at each level the idlest group (`find_idlest_group`: least
@@ -57,7 +57,13 @@
 //! which Linux runs before `select_idle_cpu` when it has no idle-core hint,
 //! the likely case on an LLC that busy).
 //!
-//! Left out: `recent_used_cpu`, the `has_idle_cores` hint (we scan the LLC
+//! `recent_used_cpu` (the previous CPU of the task's last wakeup that got
+//! past the target and previous-CPU checks, its parent's CPU at first) is
+//! tried after the previous CPU, before the scan, as in Linux; each fair
+//! wakeup's rule and result are reported to [`super::Platform::wake_placement`]
+//! ([`AffineRule`], [`SisPick`]) for counters.
+//!
+//! Left out: the `has_idle_cores` hint (we scan the LLC
 //! for an idle core whenever the machine has SMT), capacity in fork
 //! placement. Fork placement and balancing weigh groups and CPUs by PELT
 //! load (`cpu_load()`, blocked load included) after nr_running, and
@@ -65,6 +71,7 @@
 //! the PELT utilisation and runnable sums against the group's capacity.
 
 use super::{Platform, Scheduler};
+use crate::sync::AtomicU32;
 use core::sync::atomic::Ordering;
 
 use crate::class::SchedClass;
@@ -78,6 +85,66 @@ use crate::task::SchedTask;
 /// `NUMA_IMBALANCE_MIN`: an imbalance of up to this many tasks between nodes
 /// is left alone while the destination is lightly loaded.
 pub(super) const NUMA_IMBALANCE_MIN: u32 = 2;
+
+/// Which rule chose between the waker's CPU and the previous one for a
+/// fair wakeup (`select_task_rq_fair`'s `wake_wide` and `wake_affine`),
+/// reported with [`SisPick`] through [`super::Platform::wake_placement`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffineRule {
+    /// `wake_affine` not asked: the waker's CPU is the previous one
+    /// (whatever `wake_wide` says), or the task may not run on the waker's
+    /// CPU.
+    NotAsked = 0,
+    /// `wake_wide` held, the previous CPU being another: not affine, the
+    /// previous CPU is the target.
+    Wide,
+    /// WA_IDLE: the waker's CPU idle (a wakeup from an interrupt) and the
+    /// previous one busy: the waker's.
+    IdleThis,
+    /// WA_IDLE: the previous CPU idle: the previous.
+    IdlePrev,
+    /// WA_IDLE: a sync waker alone on its CPU: the waker's.
+    Sync,
+    /// WA_WEIGHT chose the waker's CPU.
+    WeightThis,
+    /// WA_WEIGHT did not (or WA_WEIGHT off): the previous.
+    WeightPrev,
+}
+
+/// [`AffineRule`]s, in order, as counter names.
+pub const AFFINE_RULE_NAMES: [&str; 7] = [
+    "wa_not_asked",
+    "wa_wide",
+    "wa_idle_this",
+    "wa_idle_prev",
+    "wa_sync",
+    "wa_weight_this",
+    "wa_weight_prev",
+];
+
+/// What `select_idle_sibling` returned for a fair wakeup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SisPick {
+    /// The target (the CPU `wake_affine` chose), idle.
+    Target = 0,
+    /// The previous CPU, idle and sharing the target's cache.
+    Prev,
+    /// The task's `recent_used_cpu`, idle.
+    Recent,
+    /// An idle CPU the scan of the LLC (or of the capacity domain) found.
+    Scan,
+    /// None idle: the target, busy.
+    None,
+}
+
+/// [`SisPick`]s, in order, as counter names.
+pub const SIS_PICK_NAMES: [&str; 5] = [
+    "sis_target",
+    "sis_prev",
+    "sis_recent",
+    "sis_scan",
+    "sis_none",
+];
 
 /// Linux's `group_type`, the part of it `group_classify` tells from
 /// nr_running and the PELT sums (no asym packing, SMT balance or
@@ -309,7 +376,8 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// `wake_affine` (Linux's, kernel/sched/fair.c): the waker's CPU if
-    /// WA_IDLE or WA_WEIGHT choose it, else the previous CPU.
+    /// WA_IDLE or WA_WEIGHT choose it, else the previous CPU; and the rule
+    /// that decided.
     fn wake_affine(
         &self,
         sd: &SchedDomain,
@@ -317,37 +385,45 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: CpuId,
         prev_cpu: CpuId,
         sync: bool,
-    ) -> CpuId {
+    ) -> (CpuId, AffineRule) {
         let mut target = None;
         if self.cfg.feat(Feature::WaIdle) {
             target = self.wake_affine_idle(this_cpu, prev_cpu, sync);
         }
-        if self.cfg.feat(Feature::WaWeight) && target.is_none() {
-            target = self.wake_affine_weight(sd, t, this_cpu, prev_cpu, sync);
+        if let Some((cpu, rule)) = target {
+            return (if cpu == this_cpu { this_cpu } else { prev_cpu }, rule);
         }
-        if target == Some(this_cpu) {
-            this_cpu
-        } else {
-            prev_cpu
+        if self.cfg.feat(Feature::WaWeight)
+            && self
+                .wake_affine_weight(sd, t, this_cpu, prev_cpu, sync)
+                .is_some()
+        {
+            return (this_cpu, AffineRule::WeightThis);
         }
+        (prev_cpu, AffineRule::WeightPrev)
     }
 
     /// `wake_affine_idle`: an idle waker's CPU pulls the wakee only within
     /// one cache (and only if the previous CPU is not idle too); a sync
     /// waker alone on its CPU pulls it; an idle previous CPU keeps it.
-    fn wake_affine_idle(&self, this_cpu: CpuId, prev_cpu: CpuId, sync: bool) -> Option<CpuId> {
+    fn wake_affine_idle(
+        &self,
+        this_cpu: CpuId,
+        prev_cpu: CpuId,
+        sync: bool,
+    ) -> Option<(CpuId, AffineRule)> {
         if self.idle(this_cpu) && self.topology.share_cache(this_cpu, prev_cpu) {
             return Some(if self.idle(prev_cpu) {
-                prev_cpu
+                (prev_cpu, AffineRule::IdlePrev)
             } else {
-                this_cpu
+                (this_cpu, AffineRule::IdleThis)
             });
         }
         if sync && self.nr(this_cpu) == 1 {
-            return Some(this_cpu);
+            return Some((this_cpu, AffineRule::Sync));
         }
         if self.idle(prev_cpu) {
-            return Some(prev_cpu);
+            return Some((prev_cpu, AffineRule::IdlePrev));
         }
         None
     }
@@ -430,22 +506,30 @@ impl<P: Platform> Scheduler<P> {
 
     /// `select_idle_sibling`: an idle CPU in `target`'s LLC, else `target`.
     /// Reports the CPUs it looked at ([`Platform::idle_scan`]).
-    fn select_idle_sibling(&self, t: &SchedTask, prev_cpu: CpuId, target: CpuId) -> CpuId {
+    fn select_idle_sibling(
+        &self,
+        t: &SchedTask,
+        prev_cpu: CpuId,
+        target: CpuId,
+        recent: Option<&AtomicU32>,
+    ) -> (CpuId, SisPick) {
         let mut visited = 0;
         // sched_asym_cpucap_active(): CPUs of unequal capacity.
         let cpu = if self.topology.has_asym_capacity() {
-            self.select_idle_sibling_asym(t, prev_cpu, target, &mut visited)
+            self.select_idle_sibling_asym(t, prev_cpu, target, recent, &mut visited)
         } else {
-            self.select_idle_sibling_in::<false>(t, prev_cpu, target, &mut visited)
+            self.select_idle_sibling_in::<false>(t, prev_cpu, target, recent, &mut visited)
         };
         self.platform.idle_scan(visited);
         cpu
     }
 
     /// `select_idle_sibling` after the asym test: the target, else the
-    /// previous CPU if it shares the target's cache, if idle (and, with
-    /// `ASYM`, if the task's utilization fits there: `asym_fits_cpu`); then
-    /// with `ASYM` `select_idle_capacity` over the target's
+    /// previous CPU if it shares the target's cache, else the task's
+    /// `recent_used_cpu` (`recent`, its cell's; `None`: not tracked) if it
+    /// differs from both and shares the target's cache, each if idle (and,
+    /// with `ASYM`, if the task's utilization fits there: `asym_fits_cpu`);
+    /// then with `ASYM` `select_idle_capacity` over the target's
     /// `sd_asym_cpucapacity`, else (or without such a domain: Linux's
     /// symmetric island) the LLC scan. Counts the CPUs it looks at.
     #[inline(always)]
@@ -454,25 +538,43 @@ impl<P: Platform> Scheduler<P> {
         t: &SchedTask,
         prev_cpu: CpuId,
         target: CpuId,
+        recent: Option<&AtomicU32>,
         visited: &mut usize,
-    ) -> CpuId {
+    ) -> (CpuId, SisPick) {
         let util = if ASYM { t.se.avg.task_util_est() } else { 0 };
         let mut idle_fits = |c: CpuId| {
             *visited += 1;
             self.idle(c) && (!ASYM || self.util_fits_cpu(util, c))
         };
         if self.allowed(t, target) && idle_fits(target) {
-            return target;
+            return (target, SisPick::Target);
         }
         let prev_shares = self.topology.share_cache(prev_cpu, target);
         if prev_cpu != target && prev_shares && self.allowed(t, prev_cpu) && idle_fits(prev_cpu) {
-            return prev_cpu;
+            return (prev_cpu, SisPick::Prev);
+        }
+        // recent_used_cpu (Linux 4.16, 32e839dda3ba "sched/fair: Use a
+        // recently used CPU as an idle candidate and the basis for an SMT
+        // search"): the previous CPU of the last wakeup that came this far.
+        // Linux's fallback to it after the scan exists only for clusters,
+        // which are not modelled.
+        if let Some(cell) = recent {
+            let r = cell.load(Ordering::Relaxed);
+            cell.store(prev_cpu.as_u32(), Ordering::Relaxed);
+            if r != prev_cpu.as_u32() && r != target.as_u32() {
+                if let Some(rc) = CpuId::below(r as usize, self.nr_cpus()) {
+                    if self.topology.share_cache(rc, target) && idle_fits(rc) && self.allowed(t, rc)
+                    {
+                        return (rc, SisPick::Recent);
+                    }
+                }
+            }
         }
         if ASYM {
             if let Some(sd) = self.slots[target.index()].doms.asym_cpucapacity() {
                 return self
                     .select_idle_capacity(t, sd, target, util, visited)
-                    .unwrap_or(target);
+                    .map_or((target, SisPick::None), |c| (c, SisPick::Scan));
             }
         }
         self.select_idle_llc(t, prev_cpu, target, prev_shares, visited)
@@ -489,7 +591,7 @@ impl<P: Platform> Scheduler<P> {
         target: CpuId,
         prev_shares: bool,
         visited: &mut usize,
-    ) -> CpuId {
+    ) -> (CpuId, SisPick) {
         let mut idle = |c: CpuId| {
             *visited += 1;
             self.idle(c)
@@ -509,7 +611,7 @@ impl<P: Platform> Scheduler<P> {
                 .cpus_wrap(target.index() + 1)
                 .take(nr)
                 .find(|&c| idle(c))
-                .unwrap_or(target);
+                .map_or((target, SisPick::None), |c| (c, SisPick::Scan));
         }
         // select_idle_core: a core whose threads are all idle, remembering
         // the first idle CPU seen on the way. SIS_UTIL's limit of 0 (an LLC
@@ -535,7 +637,7 @@ impl<P: Platform> Scheduler<P> {
                 }
             }
             if all_idle {
-                return c;
+                return (c, SisPick::Scan);
             }
         }
         // select_idle_smt: no idle core, so an idle thread next to prev.
@@ -547,10 +649,10 @@ impl<P: Platform> Scheduler<P> {
                 .cpus()
                 .find(|&s| s != prev_cpu && idle(s));
             if let Some(s) = sibling {
-                return s;
+                return (s, SisPick::Scan);
             }
         }
-        idle_cpu.unwrap_or(target)
+        idle_cpu.map_or((target, SisPick::None), |c| (c, SisPick::Scan))
     }
 
     /// SIS_UTIL's scan limit of the LLC `llc_span` (its first CPU's summary
@@ -632,6 +734,19 @@ impl<P: Platform> Scheduler<P> {
         wf: WakeFlags,
         wide: bool,
     ) -> (CpuId, WakeFlags) {
+        self.select_task_rq_recent(t, this_cpu, wf, wide, None)
+    }
+
+    /// [`Self::select_task_rq_wide`] with the task's `recent_used_cpu`
+    /// (its cell's; read and written by `select_idle_sibling`).
+    pub(super) fn select_task_rq_recent(
+        &self,
+        t: &SchedTask,
+        this_cpu: CpuId,
+        wf: WakeFlags,
+        wide: bool,
+        recent: Option<&AtomicU32>,
+    ) -> (CpuId, WakeFlags) {
         let prev_cpu = t.cpu;
         let prev_ok = self.allowed(t, prev_cpu);
         // The previous CPU, or the first allowed one: where a wakeup starts.
@@ -652,6 +767,11 @@ impl<P: Platform> Scheduler<P> {
         } else {
             let base = base();
             let mut target = base;
+            let mut rule = if wide && this_cpu != base {
+                AffineRule::Wide
+            } else {
+                AffineRule::NotAsked
+            };
             // Wake-affine at the lowest domain of the waker holding prev.
             let affine = self.slots[this_cpu.index()]
                 .doms
@@ -660,9 +780,14 @@ impl<P: Platform> Scheduler<P> {
                 .find(|sd| sd.span.has(base));
             let want_affine = !wide && self.allowed(t, this_cpu);
             if let (true, Some(sd)) = (want_affine && this_cpu != base, affine) {
-                target = self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
+                (target, rule) =
+                    self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
             }
-            self.select_idle_sibling(t, base, target)
+            let (cpu, pick) = self.select_idle_sibling(t, base, target, recent);
+            if wf.contains(WakeFlags::TTWU) {
+                self.platform.wake_placement(rule, pick, cpu == this_cpu);
+            }
+            cpu
         };
         let mut out = wf | WakeFlags::RQ_SELECTED;
         if cpu != prev_cpu && !wf.contains(WakeFlags::FORK) {
