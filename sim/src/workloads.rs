@@ -840,6 +840,78 @@ impl Workload for Hackbench {
                 rng.jittered(j);
             }
         }
+        self.apply_taken(tid, steps, n);
+    }
+
+    /// A split: the plan's times drawn again from the stream as it was
+    /// planned, once, up to `until_ns`, the stream left where the steps
+    /// before it leave it ([`Workload::planned_times`] and
+    /// [`Workload::take`] in one walk).
+    #[inline(never)]
+    fn take_before(
+        &mut self,
+        k: &mut Kernel,
+        tid: u32,
+        first_ns: u64,
+        steps: u32,
+        until_ns: u64,
+    ) -> (u32, u64, u64) {
+        let j = self.cost_of(tid);
+        let plan = &mut self.tasks[tid as usize].plan;
+        let n = std::mem::take(&mut plan.n);
+        debug_assert!(n > 0 && n == steps);
+        let mut rng = plan.rng.clone();
+        // Compiled once per conversion (no call per step).
+        #[inline(always)]
+        fn walk(
+            rng: &mut Rng,
+            j: Jitter,
+            time: impl Fn(u64) -> u64,
+            n: u32,
+            first_ns: u64,
+            until_ns: u64,
+        ) -> (u32, u64, u64) {
+            let (mut taken, mut prev, mut t) = (0, 0, first_ns);
+            while taken < n && t < until_ns {
+                prev = t;
+                t += time(rng.jittered(j));
+                taken += 1;
+            }
+            (taken, prev, t)
+        }
+        // Converted as the plan's loops convert them (`fit_steps`).
+        let speed = k.speed();
+        let (taken, prev, next) = if speed.is_full() {
+            walk(&mut rng, j, |w| w, n, first_ns, until_ns)
+        } else if let Some(b) = speed.bounded(j.high()) {
+            walk(&mut rng, j, |w| b.time_ns(w), n, first_ns, until_ns)
+        } else {
+            walk(&mut rng, j, |w| speed.time_ns(w), n, first_ns, until_ns)
+        };
+        if taken < n {
+            // (All of them taken, the stream is where the plan left it.)
+            *k.rng(tid) = rng;
+        }
+        self.apply_taken(tid, taken, n);
+        (taken, prev, next)
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        let end = if self.alive == 0 { self.end } else { k.now };
+        let mut m = vec![Metric::new("time_s", end as f64 / 1e9, false)];
+        if self.mutex {
+            m.push(Metric::new("lock_spins", self.lock_spins as f64, false));
+            m.push(Metric::new("lock_sleeps", self.lock_sleeps as f64, false));
+        }
+        m
+    }
+}
+
+impl Hackbench {
+    /// The first `steps` of task `tid`'s `n` planned steps are taken, its
+    /// stream already where they leave it ([`Workload::take`]): their
+    /// effects on its role and its channels, and the others' dropped.
+    fn apply_taken(&mut self, tid: u32, steps: u32, n: u32) {
         match self.tasks[tid as usize].role {
             Role::Sender {
                 g,
@@ -899,16 +971,6 @@ impl Workload for Hackbench {
             }
             Role::Sender { .. } => unreachable!("task {tid}: a plan with no write under way"),
         }
-    }
-
-    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
-        let end = if self.alive == 0 { self.end } else { k.now };
-        let mut m = vec![Metric::new("time_s", end as f64 / 1e9, false)];
-        if self.mutex {
-            m.push(Metric::new("lock_spins", self.lock_spins as f64, false));
-            m.push(Metric::new("lock_sleeps", self.lock_sleeps as f64, false));
-        }
-        m
     }
 }
 
