@@ -290,12 +290,16 @@ plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
 }
 
 part_ab() {
-    local dir=$OUT/${AB_NAME:-ab} script cscript="" ours_labels=()
+    local dir=$OUT/${AB_NAME:-ab} b script cscript="" ours_labels=()
     # Ours' runs per boot seed: label (the log's ARCH part, abtool's
     # column) and script; the charged one is ARCH-clinux.
     script=$(plan_and_script)
     [[ $OURS_COST == linux ]] && script=""
     [[ $OURS_COST != 0 ]] && cscript=$(plan_and_script linux)
+    if [[ $OURS_COST == both && $cscript == "$script" ]]; then
+        echo "linux-compare: ab: OURS_COST=both: no hackbench workload to charge; ours runs once a seed, uncharged" >&2
+        cscript=""
+    fi
     [[ -n $script ]] && ours_labels+=("$ARCH")
     [[ -n $cscript ]] && ours_labels+=("$ARCH-clinux")
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
