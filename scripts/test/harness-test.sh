@@ -76,10 +76,11 @@ h_check wait_for_gives_up_on_silence "$ok" "wait $w after ${secs} s"
 # 7. linux-compare refuses a bad OURS_COST with the valid values named,
 #    before any download, build or boot (its OUT is not even made).
 #    (LINUX_SUITE=none: should the check be missing, fetch.sh stops at
-#    once on the suite instead of downloading; the test then fails.)
+#    once on the suite instead of downloading; the test then fails. A
+#    clean environment: make exports its own knobs, e.g. SMP=1.)
 lcout="$dir/lc-out"
 rm -rf "$lcout"
-msg=$(OURS_COST=charged LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+msg=$(env -i PATH="$PATH" HOME="$HOME" OURS_COST=charged LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
 rc=$?
 ok=1
 [ "$rc" -eq 2 ] && [[ $msg == *"OURS_COST must be 0, linux or both, got 'charged'"* ]] && [ ! -e "$lcout" ] && ok=0
