@@ -23,7 +23,20 @@
 #   OURS=1           also run our kernel (0: Linux only)
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
-#                    change of ours; ab and cgroup parts only)
+#                    change of ours; ab and cgroup parts only; ab: at least
+#                    the seed-1 Linux log, ours may have more BOOTS than it)
+#   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
+#                    charged per message (our shell's `hackbench -C linux`:
+#                    the CPU time Linux 7.2 spends in each pipe/socket
+#                    write and read on this machine, as `lcbench costs`
+#                    measured it; docs/results/linux.md, "Ours with Linux's
+#                    syscall costs"). 0: not charged (logs ARCH_smpN_seedB,
+#                    column ARCH); linux: charged only (logs and column
+#                    ARCH-clinux); both: each boot seed runs ours twice,
+#                    uncharged then charged, and the versus table has both
+#                    columns, each with its own verdicts and tally. Other
+#                    workloads (schbench, perfpipe, cyclictest -L, ...) run
+#                    unchanged in the charged boot
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
@@ -177,6 +190,8 @@ if [[ $ARCH == aarch64 ]]; then
 fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
 [[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
+OURS_COST=${OURS_COST:-0}
+[[ $OURS_COST == 0 || $OURS_COST == linux || $OURS_COST == both ]] || bad "OURS_COST must be 0, linux or both, got '$OURS_COST'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ ${TRACE:-0} == 0 || ${TRACE:-0} == 1 || ${TRACE:-0} == 2 ]] || bad "TRACE must be 0, 1 or 2, got '$TRACE'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
@@ -245,8 +260,9 @@ boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
 }
 
 # --- ab ------------------------------------------------------------------------
-plan_and_script() { # writes $ldir/plan.sh; prints our run= script
-    local cfgs wls w c copts="" script=""
+plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
+    # (CHARGE: `hackbench -C CHARGE` for ours' hackbench workloads)
+    local charge=${1:-} cfgs wls w c copts="" script=""
     : >"$ldir/plan.sh"
     for set in 1 2; do
         if [[ $set == 1 ]]; then cfgs=$CONFIGS wls=$WORKLOADS; else cfgs=$CONFIGS2 wls=$WORKLOADS2; fi
@@ -266,6 +282,7 @@ plan_and_script() { # writes $ldir/plan.sh; prints our run= script
             # guest time per message).
             local ow=$w
             [[ ${TRACE:-0} != 0 && $w == hackbench* ]] && ow+=" -R"
+            [[ -n $charge && $w == hackbench* ]] && ow+=" -C $charge"
             [[ $w == *' => '* ]] || script+="compare -n $RUNS -w $WARMUP$copts -- $ow; "
         done
     done
@@ -273,30 +290,41 @@ plan_and_script() { # writes $ldir/plan.sh; prints our run= script
 }
 
 part_ab() {
-    local dir=$OUT/${AB_NAME:-ab} script
+    local dir=$OUT/${AB_NAME:-ab} b script cscript="" ours_labels=()
+    # Ours' runs per boot seed: label (the log's ARCH part, abtool's
+    # column) and script; the charged one is ARCH-clinux.
     script=$(plan_and_script)
+    [[ $OURS_COST == linux ]] && script=""
+    [[ $OURS_COST != 0 ]] && cscript=$(plan_and_script linux)
+    if [[ $OURS_COST == both && $cscript == "$script" ]]; then
+        echo "linux-compare: ab: OURS_COST=both: no hackbench workload to charge; ours runs once a seed, uncharged" >&2
+        cscript=""
+    fi
+    [[ -n $script ]] && ours_labels+=("$ARCH")
+    [[ -n $cscript ]] && ours_labels+=("$ARCH-clinux")
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         if [[ $LINUX == 1 ]]; then
             "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
             rm -rf "$dir/logs"
         else
-            local b
-            for ((b = 1; b <= BOOTS; b++)); do
-                [[ -f $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log ]] ||
-                    bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log"
-            done
-            rm -f "$dir/logs/${ARCH}_smp"*.log
+            local n
+            [[ -f $dir/logs/linux-${ARCH}_smp${SMP}_seed1.log ]] ||
+                bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${SMP}_seed1.log"
+            n=$(compgen -G "$dir/logs/linux-${ARCH}_smp${SMP}_seed*.log" | wc -l)
+            [[ $n == "$BOOTS" ]] || echo "linux-compare: ab: LINUX=0: $n Linux boot(s) under $dir/logs, ours $BOOTS" >&2
+            rm -f "$dir/logs/${ARCH}_smp"*.log "$dir/logs/${ARCH}-clinux_smp"*.log
         fi
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
         for ((b = 1; b <= BOOTS; b++)); do
             [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
             [[ $OURS == 1 ]] || continue
-            boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
+            [[ -z $script ]] || boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
+            [[ -z $cscript ]] || boot "$elf" "$dir/logs/${ARCH}-clinux_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$cscript"
         done
     fi
     local others=() sims=()
-    [[ $OURS == 1 ]] && others+=("$ARCH")
+    [[ $OURS == 1 ]] && others+=("${ours_labels[@]}")
     if [[ $SIM == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log

@@ -6,7 +6,9 @@
 # the caller's stdin reaches the command, and the h_start/h_wait_for/h_finish
 # path ends a silent run the same way. About 15 s of wall time, nearly all
 # of it sleeping, so host load does not decide it: each bound below is
-# several seconds wide.
+# several seconds wide. Then one knob check of `make linux-compare`
+# (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
+# before anything is fetched or written.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -70,6 +72,19 @@ h_finish 0
 ok=1
 [ "$w" -ne 0 ] && within "$secs" 1.5 6 && ok=0
 h_check wait_for_gives_up_on_silence "$ok" "wait $w after ${secs} s"
+
+# 7. linux-compare refuses a bad OURS_COST with the valid values named,
+#    before any download, build or boot (its OUT is not even made).
+#    (LINUX_SUITE=none: should the check be missing, fetch.sh stops at
+#    once on the suite instead of downloading; the test then fails. A
+#    clean environment: make exports its own knobs, e.g. SMP=1.)
+lcout="$dir/lc-out"
+rm -rf "$lcout"
+msg=$(env -i PATH="$PATH" HOME="$HOME" OURS_COST=charged LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+rc=$?
+ok=1
+[ "$rc" -eq 2 ] && [[ $msg == *"OURS_COST must be 0, linux or both, got 'charged'"* ]] && [ ! -e "$lcout" ] && ok=0
+h_check linux_compare_refuses_bad_ours_cost "$ok" "status $rc, '$msg'"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
