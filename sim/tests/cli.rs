@@ -385,7 +385,7 @@ fn the_ablation_refuses_unknown_mechanisms_and_rows_and_writes_nothing() {
         assert_eq!(code, Some(2), "{bad}: {stderr}");
         assert!(stdout.is_empty(), "{bad} printed results");
         assert!(
-            stderr.starts_with(&format!("error: ")) && stderr.contains(want),
+            stderr.starts_with("error: ") && stderr.contains(want),
             "{bad}: {stderr}"
         );
         assert!(!stderr.contains("ablation: "), "{bad} started: {stderr}");
