@@ -36,7 +36,7 @@
 #                      QEMU, a ktest subset on each (part of make test)
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
 #   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots, score in build/study/
-#   make study-ablation  the study's score with each simulator mechanism off
+#   make study-ablation  the study's score with each simulator mechanism off (ARGS="--mechanisms M,.. --rows R,..": a part)
 ARCH    ?= x86_64
 SMP     ?= 1
 MEM     ?= 256M
@@ -478,7 +478,10 @@ study: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
 
 # The study's score re-run with each mechanism off (sim/src/score.rs):
-# build/study/ablation.txt and ablation.csv.
+# build/study/ablation.txt and ablation.csv; progress on stderr. A part of it:
+#   make study-ablation ARGS="--mechanisms smt-share,idle-states --rows 1-7,dbench-bound"
+# (`all` always runs; rows by the # of the score table, ranges, or a study
+# point TITLE[@MACHINE]; unknown names are refused with the accepted ones).
 study-ablation:
 	$(CARGO) run -q -p sim --release -- study --ablation --out build/study $(ARGS)
 

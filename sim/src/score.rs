@@ -862,6 +862,15 @@ pub fn ablation_variants() -> Vec<(&'static str, Vec<&'static str>)> {
     v
 }
 
+/// Whether the ablation of `base` can score `r`: its point is in the
+/// sweep (item index, value run) and both configurations of its pair are
+/// in the study.
+fn scorable(base: &Study, r: &Row) -> Option<(usize, u64)> {
+    let (ii, _, v) = resolve(base, &r.target)?;
+    let has = |n: &str| base.configs.iter().any(|c| c.name == n);
+    (has(r.base) && has(r.variant)).then_some((ii, v))
+}
+
 /// The study the ablation runs: only the points the clear rows of `base`
 /// resolve to, only the configurations their pairs name (the baseline
 /// `nb-off` first), the same seeds, sizes and mechanisms turned off.
@@ -869,15 +878,11 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
     let mut need: Vec<(usize, u64)> = Vec::new();
     let mut cfgs: Vec<&str> = Vec::new();
     for r in rows {
-        if let Some((ii, _, v)) = resolve(base, &r.target) {
-            if base.configs.iter().any(|c| c.name == r.base)
-                && base.configs.iter().any(|c| c.name == r.variant)
-            {
-                need.push((ii, v));
-                for c in [r.base, r.variant] {
-                    if !cfgs.contains(&c) {
-                        cfgs.push(c);
-                    }
+        if let Some((ii, v)) = scorable(base, r) {
+            need.push((ii, v));
+            for c in [r.base, r.variant] {
+                if !cfgs.contains(&c) {
+                    cfgs.push(c);
                 }
             }
         }
@@ -933,6 +938,20 @@ pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
 /// `all`'s runs stand for it), and the scored rows.
 pub type Ablation = Vec<(&'static str, bool, Vec<Scored>)>;
 
+/// A variant's number in the full ablation (`v0` = `all`, then the order of
+/// [`crate::machine::MECHANISM_FLAGS`]): a subset (`--mechanisms`) keeps
+/// the numbers, so its columns read as the full table's. `None` for a
+/// name that is no variant.
+pub fn variant_number(name: &str) -> Option<usize> {
+    ablation_variants().iter().position(|(n, _)| *n == name)
+}
+
+/// The label of the `k`th variant of `ab` in the table: `v` and its
+/// [`variant_number`], or `k` for a name that is no variant.
+fn variant_label(ab: &Ablation, k: usize) -> String {
+    format!("v{}", variant_number(ab[k].0).unwrap_or(k))
+}
+
 fn letter(v: Option<Verdict>) -> &'static str {
     match v {
         Some(Verdict::Agree) => "A",
@@ -959,8 +978,8 @@ pub fn ablation_table(ab: &Ablation) -> String {
         "{:<3} {:<44} {:>5} {:<22} {:>8}",
         "#", "row", "param", "pair", "pub%"
     );
-    for (k, _) in ab.iter().enumerate() {
-        let _ = write!(o, " {:>3}", format!("v{k}"));
+    for k in 0..ab.len() {
+        let _ = write!(o, " {:>3}", variant_label(ab, k));
     }
     o.push('\n');
     for (k, x) in all.iter().enumerate() {
@@ -1012,7 +1031,7 @@ pub fn ablation_table(ab: &Ablation) -> String {
         let _ = writeln!(
             o,
             "{:<4} {:<22} {:>5} {:>5} {:>5} {:>8} {:>6} {:>6}  {}",
-            format!("v{k}"),
+            variant_label(ab, k),
             name,
             t.agree,
             t.null,
@@ -1062,33 +1081,352 @@ pub fn ablation_csv(ab: &Ablation) -> String {
     o
 }
 
-/// Runs the ablation of `base` (`sim study --ablation`): prints the table,
-/// writes `ablation.txt` and `ablation.csv` under `out`.
-pub fn cmd_ablation(base: &Study, jobs: usize, out: &std::path::Path) -> Result<(), String> {
-    let rows = clear_rows();
-    let st = ablation_study(base, &rows);
+/// The names `--mechanisms` takes: each flag of
+/// [`crate::machine::MECHANISM_FLAGS`] without its `--no-` (`wake-cost` for
+/// `--no-wake-cost`).
+pub fn mechanism_names() -> Vec<&'static str> {
+    crate::machine::MECHANISM_FLAGS
+        .iter()
+        .map(|(f, _)| f.trim_start_matches("--no-"))
+        .collect()
+}
+
+/// Parses `--mechanisms LIST` (comma-separated [`mechanism_names`], or the
+/// flags themselves, `--no-wake-cost`) into flags. An unknown or repeated
+/// name is an error that lists the accepted ones.
+pub fn parse_mechanisms(list: &str) -> Result<Vec<&'static str>, String> {
+    let names = mechanism_names();
+    let mut out: Vec<&'static str> = Vec::new();
+    for w in list.split(',') {
+        let w = w.trim();
+        let name = w.strip_prefix("--no-").unwrap_or(w);
+        let Some(k) = names.iter().position(|n| *n == name) else {
+            return Err(format!(
+                "--mechanisms: unknown mechanism '{w}' (accepted: {}; `all` always runs)",
+                names.join(", ")
+            ));
+        };
+        let flag = crate::machine::MECHANISM_FLAGS[k].0;
+        if out.contains(&flag) {
+            return Err(format!("--mechanisms: '{name}' given twice"));
+        }
+        out.push(flag);
+    }
+    Ok(out)
+}
+
+/// 0-based indices as 1-based numbers with runs joined: `1-7, 9, 12-20`.
+fn number_ranges(ix: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < ix.len() {
+        let mut e = k;
+        while e + 1 < ix.len() && ix[e + 1] == ix[e] + 1 {
+            e += 1;
+        }
+        parts.push(if e == k {
+            format!("{}", ix[k] + 1)
+        } else {
+            format!("{}-{}", ix[k] + 1, ix[e] + 1)
+        });
+        k = e + 1;
+    }
+    parts.join(", ")
+}
+
+/// Parses `--rows LIST` against the ablation of `base` over `rows` (the
+/// clear rows): each entry is a row number (the `#` column of the score
+/// and ablation tables, 1-based), a range `N-M` of them, or a study point
+/// `TITLE@MACHINE` (`dbench-bound@cascadelake-2s`), or `TITLE` for it on
+/// every machine. Returns the chosen rows' 0-based indices, sorted. A
+/// single row the ablation cannot score (not modelled, not run), a range
+/// with none it can score, or an unknown point is an error that lists the
+/// accepted numbers and points; a range keeps only the rows it can score.
+pub fn parse_rows(list: &str, base: &Study, rows: &[Row]) -> Result<Vec<usize>, String> {
+    let ok: Vec<usize> = (0..rows.len())
+        .filter(|&k| scorable(base, &rows[k]).is_some())
+        .collect();
+    let points: Vec<String> = ablation_study(base, rows)
+        .items
+        .iter()
+        .map(|it| format!("{}@{}", it.title, it.machine))
+        .collect();
+    let accepted = || {
+        format!(
+            "accepted: row numbers {} (the # column of the score and ablation tables), ranges N-M, or the study points {} (TITLE@MACHINE, or TITLE on every machine)",
+            if ok.is_empty() { "(none)".to_string() } else { number_ranges(&ok) },
+            if points.is_empty() { "(none)".to_string() } else { points.join(", ") }
+        )
+    };
+    let why = |k: usize| match (&rows[k].target, resolve(base, &rows[k].target)) {
+        (Target::NotModelled(w), _) => format!("not modelled: {w}"),
+        (Target::Point { .. }, None) => {
+            "not run: no study point within 10% of its value".to_string()
+        }
+        (Target::Point { .. }, Some(_)) => format!(
+            "not run: the study has no {} or {} configuration",
+            rows[k].base, rows[k].variant
+        ),
+    };
+    let number = |w: &str| w.parse::<usize>().ok();
+    let mut out: Vec<usize> = Vec::new();
+    for w in list.split(',') {
+        let w = w.trim();
+        let range = w
+            .split_once('-')
+            .and_then(|(a, b)| Some((number(a)?, number(b)?)));
+        let chosen: Vec<usize> = if let Some(n) = number(w) {
+            if n == 0 || n > rows.len() {
+                return Err(format!("--rows: no row {n} ({})", accepted()));
+            }
+            if !ok.contains(&(n - 1)) {
+                return Err(format!(
+                    "--rows: row {n} is not scored by this ablation ({}; {})",
+                    why(n - 1),
+                    accepted()
+                ));
+            }
+            vec![n - 1]
+        } else if let Some((a, b)) = range {
+            if a == 0 || a > b || b > rows.len() {
+                return Err(format!(
+                    "--rows: bad range '{w}' (rows are 1-{}; {})",
+                    rows.len(),
+                    accepted()
+                ));
+            }
+            let v: Vec<usize> = ok
+                .iter()
+                .copied()
+                .filter(|k| (a - 1..b).contains(k))
+                .collect();
+            if v.is_empty() {
+                return Err(format!(
+                    "--rows: no row in {w} is scored by this ablation ({})",
+                    accepted()
+                ));
+            }
+            v
+        } else {
+            let (title, machine) = match w.split_once('@') {
+                Some((t, m)) => (t, Some(m)),
+                None => (w, None),
+            };
+            let v: Vec<usize> = ok
+                .iter()
+                .copied()
+                .filter(|&k| match &rows[k].target {
+                    Target::Point {
+                        title: t,
+                        machine: m,
+                        ..
+                    } => *t == title && machine.is_none_or(|x| x == *m),
+                    Target::NotModelled(_) => false,
+                })
+                .collect();
+            if v.is_empty() {
+                return Err(format!("--rows: unknown row '{w}' ({})", accepted()));
+            }
+            v
+        };
+        for k in chosen {
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Which parts of the ablation to run (`sim study --ablation --mechanisms
+/// LIST --rows LIST`). `all` always runs: every verdict is read against it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AblationSubset {
+    /// The flags whose variants run besides `all` ([`parse_mechanisms`]);
+    /// `None`: every one.
+    pub mechanisms: Option<Vec<&'static str>>,
+    /// The rows to score, 0-based indices into [`clear_rows`]
+    /// ([`parse_rows`]); `None`: every row the study can score.
+    pub rows: Option<Vec<usize>>,
+}
+
+/// One variant of an ablation plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedVariant {
+    /// Its number in the full ablation ([`variant_number`]).
+    pub number: usize,
+    /// Its name (`all`, or the flag).
+    pub name: &'static str,
+    /// The flags it turns off.
+    pub off: Vec<&'static str>,
+    /// Whether it runs (else no machine of the points models the
+    /// mechanism and `all`'s runs stand for it).
+    pub ran: bool,
+}
+
+/// What an ablation of `base` over `rows` (the clear rows) with `subset`
+/// runs: the study (only the chosen rows' points and configurations; with
+/// no `--rows` the [`ablation_study`] of every row) and the variants (`all`
+/// first, then the chosen flags in the order of
+/// [`crate::machine::MECHANISM_FLAGS`]).
+pub fn ablation_plan(
+    base: &Study,
+    rows: &[Row],
+    subset: &AblationSubset,
+) -> Result<(Study, Vec<PlannedVariant>), String> {
+    let st = match &subset.rows {
+        None => ablation_study(base, rows),
+        Some(ix) => {
+            let chosen: Vec<Row> = ix.iter().map(|&k| rows[k].clone()).collect();
+            ablation_study(base, &chosen)
+        }
+    };
     if st.items.is_empty() {
         return Err("no clear row resolves to a point of this study".into());
     }
+    let mut variants = Vec::new();
+    for (number, (name, off)) in ablation_variants().into_iter().enumerate() {
+        let keep = off.is_empty()
+            || subset
+                .mechanisms
+                .as_ref()
+                .is_none_or(|m| off.iter().all(|f| m.contains(f)));
+        if keep {
+            let ran = off.is_empty() || changes_mechanisms(&st, &off)?;
+            variants.push(PlannedVariant {
+                number,
+                name,
+                off,
+                ran,
+            });
+        }
+    }
+    Ok((st, variants))
+}
+
+/// How often the ablation reports progress on stderr, at most.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs the ablation of `base` (`sim study --ablation`), or the parts of it
+/// `subset` names: prints the table, writes `ablation.txt` and
+/// `ablation.csv` under `out`. Progress goes to stderr: the plan, each
+/// variant as it starts and ends, and every [`PROGRESS_EVERY`] the runs
+/// done of the variant and of the whole, the elapsed time and the last
+/// run's point, configuration, seed and the rows it serves. The output is
+/// the same bytes whatever the progress (but the wall time in its first
+/// line); a subset's rows and verdicts are the full ablation's lines.
+pub fn cmd_ablation(
+    base: &Study,
+    jobs: usize,
+    out: &std::path::Path,
+    subset: &AblationSubset,
+) -> Result<(), String> {
+    let rows = clear_rows();
+    let (st, variants) = ablation_plan(base, &rows, subset)?;
+    let selected = |k: usize| subset.rows.as_ref().is_none_or(|ix| ix.contains(&k));
+    // The rows each point serves, for the progress lines.
+    let mut point_rows: Vec<Vec<Vec<usize>>> = st
+        .items
+        .iter()
+        .map(|it| vec![Vec::new(); it.values.len()])
+        .collect();
+    for (k, r) in rows.iter().enumerate() {
+        if selected(k) && scorable(&st, r).is_some() {
+            if let Some((ii, vi, _)) = resolve(&st, &r.target) {
+                point_rows[ii][vi].push(k + 1);
+            }
+        }
+    }
+    let points: usize = st.items.iter().map(|it| it.values.len()).sum();
+    let per_variant = points * st.configs.len() * st.seeds as usize;
+    let to_run = variants.iter().filter(|v| v.ran).count();
+    let total = per_variant * to_run;
+    eprintln!(
+        "ablation: {} items, {points} points × {} configs × {} seeds = {per_variant} runs per variant; {} variants, {to_run} to run: {total} runs",
+        st.items.len(),
+        st.configs.len(),
+        st.seeds,
+        variants.len()
+    );
+    for v in variants.iter().filter(|v| !v.ran) {
+        eprintln!(
+            "ablation: v{} {} not run: no preset of these points models it (all's runs stand for it)",
+            v.number, v.name
+        );
+    }
+    let mask = |mut s: Vec<Scored>| -> Vec<Scored> {
+        for (k, x) in s.iter_mut().enumerate() {
+            if !selected(k) {
+                x.sim = None;
+                x.why_not = Some("not selected (--rows)".into());
+            }
+        }
+        s
+    };
     let mut ab: Ablation = Vec::new();
     let mut all_results = None;
     let t0 = std::time::Instant::now();
-    for (name, off) in ablation_variants() {
-        let ran = off.is_empty() || changes_mechanisms(&st, &off)?;
-        let s = if ran {
+    let mut before = 0usize;
+    let mut nth = 0usize;
+    for v in &variants {
+        let (n, name) = (v.number, v.name);
+        let s = if v.ran {
+            nth += 1;
             let mut sv = st.clone();
-            sv.mechanisms_off.extend(off.iter().copied());
-            eprintln!("ablation: {name} ({} items)", sv.items.len());
-            let r = crate::study::run_study(&sv, jobs, false)?;
-            let s = score(&rows, &r);
-            if off.is_empty() {
+            sv.mechanisms_off.extend(v.off.iter().copied());
+            eprintln!(
+                "ablation: v{n} {name} ({nth}/{to_run}) starts: {per_variant} runs; {:.0} s elapsed",
+                t0.elapsed().as_secs_f64()
+            );
+            let tv = std::time::Instant::now();
+            let last = std::sync::Mutex::new(std::time::Instant::now());
+            let report = |f: crate::study::Finished| {
+                let mut l = last.lock().expect("progress");
+                if f.done == f.total || l.elapsed() < PROGRESS_EVERY {
+                    return;
+                }
+                *l = std::time::Instant::now();
+                let it = &sv.items[f.item];
+                let done = before + f.done;
+                let el = t0.elapsed().as_secs_f64();
+                let left = el / done as f64 * total.saturating_sub(done) as f64;
+                let served = &point_rows[f.item][f.vi];
+                eprintln!(
+                    "ablation: v{n} {name}: {}/{} runs; in all {done}/{total}, {el:.0} s elapsed, about {left:.0} s left at this pace; last: {}@{} {}={} {} seed {} (row{} {})",
+                    f.done,
+                    f.total,
+                    it.title,
+                    it.machine,
+                    it.param,
+                    it.values[f.vi],
+                    sv.configs[f.ci].name,
+                    f.seed,
+                    if served.len() == 1 { "" } else { "s" },
+                    served
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            };
+            let r = crate::study::run_study_with(&sv, jobs, false, &report)?;
+            before += r.samples.len();
+            eprintln!(
+                "ablation: v{n} {name} done: {} runs in {:.0} s; in all {before}/{total}, {:.0} s elapsed",
+                r.samples.len(),
+                tv.elapsed().as_secs_f64(),
+                t0.elapsed().as_secs_f64()
+            );
+            let s = mask(score(&rows, &r));
+            if v.off.is_empty() {
                 all_results = Some(s.clone());
             }
             s
         } else {
             all_results.clone().ok_or("the all variant runs first")?
         };
-        ab.push((name, ran, s));
+        ab.push((name, v.ran, s));
     }
     let mut txt = format!(
         "ablation: {} items, configs {}, {} seeds, {:.1} s wall\n",
@@ -1108,11 +1446,22 @@ pub fn cmd_ablation(base: &Study, jobs: usize, out: &std::path::Path) -> Result<
             st.mechanisms_off.join(" ")
         );
     }
+    if let Some(ix) = &subset.rows {
+        let _ = writeln!(txt, "  --rows: only the rows {}", number_ranges(ix));
+    }
+    if subset.mechanisms.is_some() {
+        let names: Vec<&str> = variants.iter().map(|v| v.name).collect();
+        let _ = writeln!(
+            txt,
+            "  --mechanisms: only the variants {} (all always runs)",
+            names.join(" ")
+        );
+    }
     for it in &st.items {
         let _ = writeln!(txt, "  {} on {}: {:?}", it.title, it.machine, it.values);
     }
-    for (k, (name, _, _)) in ab.iter().enumerate() {
-        let _ = writeln!(txt, "  v{k} = {name}");
+    for v in &variants {
+        let _ = writeln!(txt, "  v{} = {}", v.number, v.name);
     }
     txt.push('\n');
     txt.push_str(&ablation_table(&ab));

@@ -357,8 +357,37 @@ pub fn study_machine(name: &str, off: &[&str]) -> Result<Machine, String> {
     Ok(m)
 }
 
+/// One finished run of [`run_study_with`], for a progress report: how many
+/// runs have finished (this one included) of how many, and which run it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// Runs finished so far, this one included.
+    pub done: usize,
+    /// Runs in the study.
+    pub total: usize,
+    /// Item index.
+    pub item: usize,
+    /// Parameter value index.
+    pub vi: usize,
+    /// Configuration index.
+    pub ci: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
 /// Runs every (item, value, config, seed), interleaved, on `jobs` threads.
 pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, String> {
+    run_study_with(study, jobs, progress, &|_| {})
+}
+
+/// [`run_study`], calling `on_done` after each run finishes (from the
+/// thread that ran it, in no fixed order; the results do not depend on it).
+pub fn run_study_with(
+    study: &Study,
+    jobs: usize,
+    progress: bool,
+    on_done: &(dyn Fn(Finished) + Sync),
+) -> Result<Results, String> {
     let mut plan = Vec::new();
     let nc = study.configs.len();
     for seed in 0..study.seeds {
@@ -377,6 +406,7 @@ pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, 
         .map(|it| study_machine(&it.machine, &study.mechanisms_off))
         .collect::<Result<_, _>>()?;
     let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new(vec![None; plan.len()]);
     let t0 = Instant::now();
     std::thread::scope(|sc| {
@@ -400,6 +430,14 @@ pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, 
                     );
                 }
                 out.lock().expect("results")[j] = Some(r);
+                on_done(Finished {
+                    done: finished.fetch_add(1, Ordering::Relaxed) + 1,
+                    total: plan.len(),
+                    item: ii,
+                    vi,
+                    ci,
+                    seed,
+                });
             });
         }
     });
@@ -815,7 +853,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `sim study [--quick] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
 pub fn cmd_study(args: &[String]) {
     let mut study = Study::default_study();
     let mut out = PathBuf::from("build/study");
@@ -824,11 +862,13 @@ pub fn cmd_study(args: &[String]) {
     let mut seeds = None;
     let mut ablation = false;
     let mut no_noise = false;
+    let mut mechanisms: Option<String> = None;
+    let mut rows: Option<String> = None;
     let mut i = 0;
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick | --newidle | --ablation] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -866,8 +906,18 @@ pub fn cmd_study(args: &[String]) {
             "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
+            "--mechanisms" | "--rows" => {
+                let slot = if a == "--rows" {
+                    &mut rows
+                } else {
+                    &mut mechanisms
+                };
+                if slot.replace(val()).is_some() {
+                    fail(&format!("{a} given twice"));
+                }
+            }
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --no-machine-noise, --seeds, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --no-machine-noise, --seeds, --jobs, --out, --config)"
             )),
         }
         i += 2;
@@ -882,10 +932,22 @@ pub fn cmd_study(args: &[String]) {
         if !configs.is_empty() {
             fail("--ablation runs the configurations the scored rows need; no --config");
         }
-        if let Err(e) = crate::score::cmd_ablation(&study, jobs, &out) {
+        // Every name is checked before anything runs or is written.
+        let subset = crate::score::AblationSubset {
+            mechanisms: mechanisms
+                .map(|m| crate::score::parse_mechanisms(&m).unwrap_or_else(|e| fail(&e))),
+            rows: rows.map(|r| {
+                crate::score::parse_rows(&r, &study, &crate::score::clear_rows())
+                    .unwrap_or_else(|e| fail(&e))
+            }),
+        };
+        if let Err(e) = crate::score::cmd_ablation(&study, jobs, &out, &subset) {
             fail(&e);
         }
         return;
+    }
+    if mechanisms.is_some() || rows.is_some() {
+        fail("--mechanisms and --rows choose parts of the ablation: give --ablation too");
     }
     if configs.len() >= 2 {
         study.configs = configs;

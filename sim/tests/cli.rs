@@ -1,6 +1,8 @@
 //! Bad input to `sim`: every unknown key, value, option or malformed
 //! argument is refused with what is accepted, exits nonzero, prints no
-//! results and writes nothing.
+//! results and writes nothing. Also that a subset of the ablation
+//! (`sim study --ablation --rows LIST --mechanisms LIST`) runs only the
+//! chosen parts, with the full ablation's lines for them.
 
 use std::process::Command;
 
@@ -236,4 +238,176 @@ fn help_prints_the_usage_and_runs_nothing() {
     // Without it, a value-taking option still needs its value.
     let out = Command::new(sim).args(args("run --seed")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("sim-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Runs `sim study --ablation ARGS --out DIR`: (exit status, stdout, stderr).
+fn ablation(extra: &str, dir: &std::path::Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["study", "--ablation"])
+        .args(args(extra))
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_ablation_subset_runs_only_the_chosen_rows_and_variants() {
+    let rows = sim::score::clear_rows();
+    let find = |title: &str, value: u64, base: &str, variant: &str| {
+        1 + rows
+            .iter()
+            .position(|r| {
+                matches!(r.target, sim::score::Target::Point { title: t, value: v, .. } if t == title && v == value)
+                    && r.base == base
+                    && r.variant == variant
+            })
+            .unwrap_or_else(|| panic!("no row {title} {value} {base}>{variant}"))
+    };
+    // Cheap points: pgbench at 1 client (nb-off>nb+inelig), and at 250
+    // (nb-off>off+inelig), which brings a third configuration in.
+    let one = find("pgbench-ro", 1, "nb-off", "nb+inelig");
+    let other = find("pgbench-ro", 250, "nb-off", "off+inelig");
+    let d1 = scratch("ablation-one");
+    let (code, stdout, stderr) = ablation(
+        &format!("--rows {one} --mechanisms machine-noise --seeds 2"),
+        &d1,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    // The progress: the plan, each variant starting and done.
+    for want in [
+        "ablation: 1 items, 1 points × 2 configs × 2 seeds = 4 runs per variant; 2 variants, 2 to run: 8 runs",
+        "ablation: v0 all (1/2) starts: 4 runs",
+        "ablation: v0 all done: 4 runs",
+        "ablation: v9 --no-machine-noise (2/2) starts: 4 runs",
+        "in all 8/8",
+    ] {
+        assert!(stderr.contains(want), "stderr lacks '{want}':\n{stderr}");
+    }
+    assert!(
+        stdout.contains("  pgbench-ro on graviton3: [1]\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  --rows: only the rows {one}\n")),
+        "{stdout}"
+    );
+    let csv1 = std::fs::read_to_string(d1.join("ablation.csv")).unwrap();
+    let lines1: Vec<&str> = csv1.lines().skip(1).collect();
+    // One line per (variant, row): the chosen row under all and
+    // --no-machine-noise, nothing else.
+    let mut got: Vec<(String, String)> = lines1
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[2].to_string())
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("--no-machine-noise".to_string(), one.to_string()),
+            ("all".to_string(), one.to_string())
+        ]
+    );
+    // A larger subset (another point, a third configuration, so another
+    // order of runs) gives the same lines for the row: a run depends only
+    // on its configuration, point, seed and mechanisms.
+    let d2 = scratch("ablation-two");
+    let (code, _, stderr) = ablation(
+        &format!("--rows {other},{one} --mechanisms --no-machine-noise --seeds 2"),
+        &d2,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("2 points × 3 configs × 2 seeds"),
+        "{stderr}"
+    );
+    let csv2 = std::fs::read_to_string(d2.join("ablation.csv")).unwrap();
+    for l in &lines1 {
+        assert!(csv2.lines().any(|m| m == *l), "{l} not in\n{csv2}");
+    }
+    assert!(
+        csv2.lines().any(|m| m.contains(&format!(",{other},"))),
+        "{csv2}"
+    );
+    let txt1 = std::fs::read_to_string(d1.join("ablation.txt")).unwrap();
+    let txt2 = std::fs::read_to_string(d2.join("ablation.txt")).unwrap();
+    let row_line = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with(&format!("{one:<3} ")))
+            .map(str::to_string)
+    };
+    assert!(row_line(&txt1).is_some(), "{txt1}");
+    assert_eq!(row_line(&txt1), row_line(&txt2));
+    for d in [d1, d2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn the_ablation_refuses_unknown_mechanisms_and_rows_and_writes_nothing() {
+    let dir = scratch("ablation-bad");
+    let mechanisms: Vec<&str> = sim::machine::MECHANISM_FLAGS
+        .iter()
+        .map(|(f, _)| f.trim_start_matches("--no-"))
+        .collect();
+    let points = [
+        "pgbench-ro@graviton3",
+        "dbench-bound@cascadelake-2s",
+        "hackbench-process-pipes@cascadelake-2s",
+    ];
+    for (bad, want) in [
+        ("--mechanisms contention,bogus", "unknown mechanism 'bogus'"),
+        (
+            "--mechanisms wake-cost,wake-cost",
+            "'wake-cost' given twice",
+        ),
+        ("--rows bogus", "unknown row 'bogus'"),
+        ("--rows 0", "no row 0"),
+        ("--rows 1 --rows 2", "--rows given twice"),
+        ("--rows 1 --config A:NEXT_BUDDY", "no --config"),
+    ] {
+        let (code, stdout, stderr) = ablation(bad, &dir);
+        assert_eq!(code, Some(2), "{bad}: {stderr}");
+        assert!(stdout.is_empty(), "{bad} printed results");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(want),
+            "{bad}: {stderr}"
+        );
+        assert!(!stderr.contains("ablation: "), "{bad} started: {stderr}");
+        assert!(!dir.exists(), "{bad} wrote {}", dir.display());
+        if bad.starts_with("--mechanisms contention") {
+            for m in &mechanisms {
+                assert!(stderr.contains(m), "{bad}: {stderr} lacks {m}");
+            }
+        }
+        if bad == "--rows bogus" {
+            for p in points {
+                assert!(stderr.contains(p), "{bad}: {stderr} lacks {p}");
+            }
+        }
+    }
+    // Without --ablation the options are refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args("study --quick --rows 1 --out"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --ablation too"));
+    assert!(!dir.exists());
 }

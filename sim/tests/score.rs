@@ -1,13 +1,16 @@
 //! The scoring of the NEXT_BUDDY study against the published tables
 //! (`sim::score`): verdicts, the factor-2 rule, rows that are not modelled
 //! or not run, the clear-row rule on the published data, the mapping onto
-//! study points, and that the ablation's variants really run with different
-//! mechanisms.
+//! study points, that the ablation's variants really run with different
+//! mechanisms, and that a subset of the ablation (`--mechanisms`, `--rows`)
+//! plans only the chosen parts and refuses unknown names with the accepted
+//! ones.
 
 use sim::machine::{Machine, MECHANISM_FLAGS};
 use sim::score::{
-    ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear, mel_rows, resolve,
-    ryan_change, schbench_rows, score_with, totals, verdict, within_2x, Row, Target, Verdict,
+    ablation_plan, ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear,
+    mechanism_names, mel_rows, parse_mechanisms, parse_rows, resolve, ryan_change, schbench_rows,
+    score_with, totals, verdict, within_2x, AblationSubset, Row, Target, Verdict,
 };
 use sim::study::{run_study, study_machine, to_csv, Item, Scale, Study};
 use sim::workloads::HackbenchCfg;
@@ -263,4 +266,154 @@ fn a_study_runs_with_the_mechanisms_it_names_off() {
     off.mechanisms_off = vec!["--no-wake-cost"];
     let less = to_csv(&run_study(&off, 1, false).unwrap());
     assert_ne!(all, less, "--no-wake-cost changed nothing on qemu:2");
+}
+
+fn point_of(r: &Row) -> Option<(&'static str, &'static str, u64)> {
+    match r.target {
+        Target::Point {
+            title,
+            machine,
+            value,
+            ..
+        } => Some((title, machine, value)),
+        Target::NotModelled(_) => None,
+    }
+}
+
+#[test]
+fn an_ablation_subset_plans_only_the_chosen_rows_and_mechanisms() {
+    let base = Study::default_study();
+    let rows = clear_rows();
+    let shape = |st: &Study| -> Vec<(String, String, Vec<u64>)> {
+        st.items
+            .iter()
+            .map(|it| (it.title.clone(), it.machine.clone(), it.values.clone()))
+            .collect()
+    };
+    let names = |st: &Study| -> Vec<String> { st.configs.iter().map(|c| c.name.clone()).collect() };
+    // No subset: the full ablation, every variant.
+    let (full, fv) = ablation_plan(&base, &rows, &AblationSubset::default()).unwrap();
+    let whole = ablation_study(&base, &rows);
+    assert_eq!(shape(&full), shape(&whole));
+    assert_eq!(names(&full), names(&whole));
+    let all_names: Vec<&str> = ablation_variants().iter().map(|v| v.0).collect();
+    assert_eq!(fv.iter().map(|v| v.name).collect::<Vec<_>>(), all_names);
+    assert!(fv.iter().enumerate().all(|(k, v)| v.number == k));
+    // One row (Ryan's pgbench tps at 1 client, nb-off>nb+inelig) and two
+    // mechanisms, named both ways and out of order: only its point, only
+    // its pair's configurations, `all` and the two variants in the full
+    // ablation's order with its numbers.
+    let k = rows
+        .iter()
+        .position(|r| {
+            point_of(r).is_some_and(|p| p.0 == "pgbench-ro" && p.2 == 1)
+                && r.base == "nb-off"
+                && r.variant == "nb+inelig"
+        })
+        .expect("a pgbench row at 1 client");
+    assert_eq!(parse_rows(&(k + 1).to_string(), &base, &rows).unwrap(), [k]);
+    let sub = AblationSubset {
+        mechanisms: Some(parse_mechanisms("smt-share,--no-wake-cost").unwrap()),
+        rows: Some(vec![k]),
+    };
+    let (st, v) = ablation_plan(&base, &rows, &sub).unwrap();
+    assert_eq!(
+        shape(&st),
+        [("pgbench-ro".to_string(), "graviton3".to_string(), vec![1])]
+    );
+    assert_eq!(names(&st), ["nb-off", "nb+inelig"]);
+    let got: Vec<(usize, &str)> = v.iter().map(|v| (v.number, v.name)).collect();
+    assert_eq!(
+        got,
+        [(0, "all"), (1, "--no-wake-cost"), (7, "--no-smt-share")]
+    );
+    assert!(v.iter().all(|v| v.ran));
+    // A mechanism no preset of the points models is planned, not run.
+    let sub = AblationSubset {
+        mechanisms: Some(parse_mechanisms("contention").unwrap()),
+        rows: None,
+    };
+    let (_, v) = ablation_plan(&base, &rows, &sub).unwrap();
+    assert_eq!(
+        v.iter().map(|v| (v.name, v.ran)).collect::<Vec<_>>(),
+        [("all", true), ("--no-contention", false)]
+    );
+    // A point by name: every row the ablation scores there, on that
+    // machine only; without the machine, on every machine.
+    let db = parse_rows("dbench-bound@cascadelake-2s", &base, &rows).unwrap();
+    let want: Vec<usize> = (0..rows.len())
+        .filter(|&k| {
+            point_of(&rows[k]).is_some_and(|p| p.0 == "dbench-bound")
+                && resolve(&base, &rows[k].target).is_some()
+        })
+        .collect();
+    assert!(!db.is_empty());
+    assert_eq!(db, want);
+    let pipes_cl = parse_rows("hackbench-process-pipes@cascadelake-2s", &base, &rows).unwrap();
+    let pipes = parse_rows("hackbench-process-pipes", &base, &rows).unwrap();
+    assert!(pipes_cl
+        .iter()
+        .all(|k| point_of(&rows[*k]).unwrap().1 == "cascadelake-2s"));
+    assert!(pipes.len() > pipes_cl.len() && pipes_cl.iter().all(|k| pipes.contains(k)));
+    // A range keeps the rows it can score; lists are merged and sorted.
+    let r = parse_rows(&format!("{}-{},1", k + 1, k + 3), &base, &rows).unwrap();
+    assert_eq!(r[0], 0);
+    assert!(r.contains(&k) && r.len() <= 4);
+}
+
+#[test]
+fn ablation_subsets_refuse_unknown_names_with_the_accepted_ones() {
+    let base = Study::default_study();
+    let rows = clear_rows();
+    let e = parse_mechanisms("contention,bogus").unwrap_err();
+    assert!(e.contains("unknown mechanism 'bogus'"), "{e}");
+    for n in mechanism_names() {
+        assert!(e.contains(n), "{e} lacks {n}");
+    }
+    assert_eq!(mechanism_names().len(), MECHANISM_FLAGS.len());
+    for bad in ["", "smt-share,", "all", "no-wake-cost", "--wake-cost"] {
+        assert!(parse_mechanisms(bad).is_err(), "'{bad}' accepted");
+    }
+    assert!(parse_mechanisms("smt-share,--no-smt-share")
+        .unwrap_err()
+        .contains("given twice"));
+    let points: Vec<String> = ablation_study(&base, &rows)
+        .items
+        .iter()
+        .map(|it| format!("{}@{}", it.title, it.machine))
+        .collect();
+    let e = parse_rows("bogus", &base, &rows).unwrap_err();
+    assert!(e.contains("unknown row 'bogus'"), "{e}");
+    for p in &points {
+        assert!(e.contains(p.as_str()), "{e} lacks {p}");
+    }
+    // The first scored rows, as the numbers the tables print.
+    assert!(e.contains("row numbers 1-"), "{e}");
+    let not_modelled = rows
+        .iter()
+        .position(|r| matches!(r.target, Target::NotModelled(_)))
+        .unwrap();
+    let e = parse_rows(&(not_modelled + 1).to_string(), &base, &rows).unwrap_err();
+    assert!(e.contains("not modelled"), "{e}");
+    let n = rows.len();
+    for bad in [
+        "0".to_string(),
+        (n + 1).to_string(),
+        "5-3".to_string(),
+        format!("1-{}", n + 1),
+        "pgbench-ro@cascadelake-2s".into(),
+        "schbench".into(),
+        "".into(),
+        "1,,2".into(),
+    ] {
+        assert!(parse_rows(&bad, &base, &rows).is_err(), "'{bad}' accepted");
+    }
+    // A range of only rows the ablation cannot score.
+    let e = parse_rows(
+        &format!("{}-{}", not_modelled + 1, not_modelled + 1),
+        &base,
+        &rows,
+    )
+    .unwrap_err();
+    assert!(e.contains("no row in"), "{e}");
 }
