@@ -390,8 +390,9 @@ impl<P: Platform> Scheduler<P> {
         if self.cfg.feat(Feature::WaIdle) {
             target = self.wake_affine_idle(this_cpu, prev_cpu, sync);
         }
-        if let Some((cpu, rule)) = target {
-            return (if cpu == this_cpu { this_cpu } else { prev_cpu }, rule);
+        // WA_IDLE answers with the waker's or the previous CPU, as is.
+        if let Some(decided) = target {
+            return decided;
         }
         if self.cfg.feat(Feature::WaWeight)
             && self
