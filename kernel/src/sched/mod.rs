@@ -157,7 +157,7 @@ impl Platform for KernelPlatform {
         local: bool,
     ) {
         // Off (the default): one relaxed load and a branch on the wakeup
-        // path; the counting is out of line.
+        // path.
         if schedstats::schedstat_enabled() {
             wakeup::count_placement(rule, pick, local);
         }

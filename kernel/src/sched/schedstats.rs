@@ -6,11 +6,11 @@
 //! only while it is on. Off by default, as in Linux.
 //!
 //! Why: counted on every wakeup (relaxed atomic increments on the waker's
-//! line) they cost a same-CPU pipe round trip (`perfpipe -s`) 53 guest
-//! instructions of 8 665 and a cross-CPU one 21 of 8 402, for figures only
+//! line) they cost a same-CPU pipe round trip (`perfpipe -s`) 59 guest
+//! instructions of 8 665 and a cross-CPU one 19 of 8 402, for figures only
 //! `compare` prints (`docs/benchmarks.md`). Off, a wakeup pays one relaxed
-//! load of [`SCHEDSTATS`] and a branch that skips the counting (moved out
-//! of line, so the hot path does not carry its code).
+//! load of [`SCHEDSTATS`] and a branch that skips the counting, in
+//! `try_to_wake_up` and in the `wake_placement` hook.
 //!
 //! `compare` turns the switch on for its runs and puts the value it found
 //! back afterwards, so its run lines and tables show the same counters as
