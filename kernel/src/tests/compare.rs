@@ -279,8 +279,9 @@ ktest_smp!(schedstats_count_only_when_on, 2, || {
     sysctl_schedstats("0")?;
     kassert!(!crate::sched::schedstats::schedstat_enabled());
     let off = run()?;
-    // The runqueue's own counters count either way; the schedstats none.
-    kassert!(off.wakeups >= 400, "{off:?}");
+    // The runqueue's own counters count either way (at least a wakeup a
+    // round trip); the schedstats none.
+    kassert!(off.wakeups >= 200, "{off:?}");
     kassert_eq!(schedstat_sum(&off), [0; 4]);
     sysctl_schedstats("1")?;
     kassert!(crate::sched::schedstats::schedstat_enabled());
