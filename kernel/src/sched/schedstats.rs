@@ -44,9 +44,9 @@ pub fn set_schedstats(on: bool) {
     SCHEDSTATS.store(on, Ordering::Relaxed);
 }
 
-/// The boot argument `schedstats=enable|disable` (`Some(true)`: enable):
-/// the switch's value from the boot on; `disable` also keeps `compare`
-/// from turning it on.
+/// The boot argument `schedstats=enable|disable` (`on`: enable): the
+/// switch's value from the boot on; `disable` also keeps `compare` from
+/// turning it on.
 pub fn boot_schedstats(on: bool) {
     set_schedstats(on);
     PINNED_OFF.store(!on, Ordering::Relaxed);
