@@ -3,6 +3,8 @@
 //! (a deliberate fault for the fault-report tests), `fail_alloc=PERCENT,SEED`
 //! and `fail_cpu_start=N` (failures on demand), `cpu_capacity=A,B,...`
 //! (each CPU's relative capacity, as a DT's `capacity-dmips-mhz`),
+//! `schedstats=enable|disable` (the diagnostic wakeup counters, Linux's
+//! spelling; the `kernel.sched_schedstats` sysctl's value from the boot on),
 //! `acpi_rsdp=auto|efi|bios`
 //! (x86_64: where the boot code looks for the ACPI RSDP first; checked here,
 //! read by `boot`), and last
@@ -236,6 +238,10 @@ pub struct BootArgs<'a> {
     /// `cpu_capacity=A,B,...`: each CPU's relative capacity, over what the
     /// firmware says (the kernel checks the count against its CPUs).
     pub cpu_capacity: Option<CpuCapacities>,
+    /// `schedstats=enable|disable`: the diagnostic wakeup counters on or
+    /// off from the boot on (`disable` also keeps `compare` from turning
+    /// them on for its runs), when given.
+    pub schedstats: Option<bool>,
 }
 
 impl Default for BootArgs<'_> {
@@ -254,6 +260,7 @@ impl Default for BootArgs<'_> {
             fail_alloc: None,
             fail_cpu_start: None,
             cpu_capacity: None,
+            schedstats: None,
         }
     }
 }
@@ -299,6 +306,17 @@ impl core::fmt::Display for FailAlloc {
         } else {
             write!(f, "{},{}", self.percent, self.seed)
         }
+    }
+}
+
+/// The `kernel.sched_schedstats` sysctl's value, as Linux takes it: `1`
+/// (count the diagnostic wakeup counters) or `0`; the error says what is
+/// accepted.
+pub fn parse_schedstats_sysctl(v: &str) -> Result<bool, &'static str> {
+    match v {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err("kernel.sched_schedstats must be 1 (count) or 0 (do not)"),
     }
 }
 
@@ -356,6 +374,9 @@ pub fn parse<'a>(cmdline: &'a str, mut warn: impl FnMut(&str, &str)) -> BootArgs
             ("nohz", Some("on")) => args.nohz = Some(true),
             ("nohz", Some("off")) => args.nohz = Some(false),
             ("nohz", _) => warn(word, "nohz must be on or off"),
+            ("schedstats", Some("enable")) => args.schedstats = Some(true),
+            ("schedstats", Some("disable")) => args.schedstats = Some(false),
+            ("schedstats", _) => warn(word, "schedstats must be enable or disable"),
             ("seed", Some(v)) => match v.parse::<u64>() {
                 Ok(n) => args.seed = Some(n),
                 Err(_) => warn(word, "seed must be a decimal integer"),

@@ -28,6 +28,7 @@ fn accepts_every_argument() {
             fail_alloc: None,
             fail_cpu_start: None,
             cpu_capacity: None,
+            schedstats: None,
         }
     );
     assert_eq!(warnings, 0);
@@ -211,5 +212,49 @@ fn cpu_capacity_takes_a_list_and_refuses_the_rest() {
         let a = bootargs::parse(bad, |w, r| warned.push(format!("{w}: {r}")));
         assert_eq!(a, BootArgs::default(), "{bad:?}");
         assert_eq!(warned.len(), 1, "{bad:?}: {warned:?}");
+    }
+}
+
+#[test]
+fn schedstats_takes_enable_or_disable_and_refuses_the_rest() {
+    let a = parse("schedstats=enable", |w, r| panic!("{w}: {r}"));
+    assert_eq!(a.schedstats, Some(true));
+    let a = parse("schedstats=enable schedstats=disable", |w, r| {
+        panic!("{w}: {r}")
+    });
+    assert_eq!(a.schedstats, Some(false));
+    // Linux's sysctl values are not the boot argument's; a bad word keeps
+    // the value before it (here none) and is named with what is accepted.
+    let mut warned = Vec::new();
+    let a = parse(
+        "schedstats schedstats= schedstats=1 schedstats=on schedstats=Enable",
+        |w, why| warned.push((w.to_string(), why.to_string())),
+    );
+    assert_eq!(a, BootArgs::default());
+    let words: Vec<&str> = warned.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(
+        words,
+        [
+            "schedstats",
+            "schedstats=",
+            "schedstats=1",
+            "schedstats=on",
+            "schedstats=Enable"
+        ]
+    );
+    assert!(warned
+        .iter()
+        .all(|(_, why)| why == "schedstats must be enable or disable"));
+    let a = parse("schedstats=enable schedstats=bogus", |_, _| {});
+    assert_eq!(a.schedstats, Some(true));
+}
+
+#[test]
+fn schedstats_sysctl_takes_one_or_zero() {
+    use bootargs::parse_schedstats_sysctl as p;
+    assert_eq!((p("1"), p("0")), (Ok(true), Ok(false)));
+    for bad in ["", "2", "-1", "01", "on", "enable", " 1", "1 "] {
+        let e = p(bad).expect_err(bad);
+        assert!(e.contains("must be 1") && e.contains("or 0"), "{bad}: {e}");
     }
 }

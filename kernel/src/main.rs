@@ -142,6 +142,9 @@ extern "C" fn boot_continue(_: usize) -> ! {
     if let Some(on) = args.nohz {
         crate::sched::NOHZ_IDLE.store(on, Ordering::Relaxed);
     }
+    if let Some(on) = args.schedstats {
+        crate::sched::schedstats::boot_schedstats(on);
+    }
     crate::sched::init_sched(cfg, args.cpu_capacity.as_ref().map(|c| c.as_slice()));
     shell::compare::record_boot_state(args.seed.unwrap_or(0));
     if let Some(script) = args.run {

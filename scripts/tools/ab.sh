@@ -17,6 +17,11 @@
 #   BOOT_TIMEOUT=600          seconds one boot may take
 #   KERNEL=ELF                boot this kernel instead of building the tree's
 #                             (one arch only; make bench-compare's old commits)
+#   AB_BOOTARGS=""            more boot arguments, before seed= (kbench.sh:
+#                             schedstats=disable, so that compare's runs
+#                             time the scheduler without its diagnostic
+#                             counters; a kernel older than the argument
+#                             warns about it and boots as ever)
 #
 # The script reaches the kernel as boot arguments (`seed=B run=compare ...;
 # ...; poweroff`), not typed on the serial port, so in reproducible mode two
@@ -37,6 +42,7 @@ WORKLOADS=${WORKLOADS:-hackbench -g 2|perfpipe -l 2000}
 ICOUNT=${ICOUNT:-2}
 OUT=${OUT:-$root/build/ab}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-600}
+AB_BOOTARGS=${AB_BOOTARGS:-}
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 
 bad() { echo "error: ab: $*" >&2; exit 2; }
@@ -79,9 +85,10 @@ for arch in $ARCHES; do
             log="$OUT/logs/${arch}_smp${cpus}_seed${b}.log"
             icount=""
             [[ $ICOUNT != off ]] && icount=$ICOUNT
-            printf '%s' "seed=$b run=$script" >"$log.cmdline"
+            append="${AB_BOOTARGS:+$AB_BOOTARGS }seed=$b run=$script"
+            printf '%s' "$append" >"$log.cmdline"
             t0=$(date +%s.%N)
-            h_qemu "$arch" kernel="$elf" append="seed=$b run=$script" smp="$cpus" \
+            h_qemu "$arch" kernel="$elf" append="$append" smp="$cpus" \
                 ${icount:+icount=$icount} "${qopts[@]}"
             # stdin from /dev/null: nothing is typed; the script is the boot argument.
             # (set +e: a failed boot is reported below, not fatal.)

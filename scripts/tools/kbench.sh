@@ -23,6 +23,12 @@
 # minutes of host time. KBENCH_ELF=ELF KBENCH_NAME=NAME: bench that kernel
 # instead, samples in build/bench/NAME.csv (scripts/tools/kbench-noise.sh).
 #
+# The kernels boot with `schedstats=disable`: `compare` then leaves the
+# diagnostic wakeup counters (ttwu, wkl_*, wa_*, sis_*) off, as a kernel
+# does by default, so the figures are the scheduler's without them (a
+# kernel older than the argument warns about it and counts as it always
+# did). KBENCH_SCHEDSTATS=1 boots without it: the figures with the counters.
+#
 # Then, for the work tree's kernel, the figures are checked against the
 # recorded baseline, bench/kernel-baseline.txt (abtool --baseline-check):
 # a figure worse than the baseline by more than its measured layout noise
@@ -44,6 +50,11 @@ mkdir -p "$out"
 export ARCHES=x86_64 CPUS=${CPUS:-2} BOOTS=${BOOTS:-6} RUNS=${RUNS:-3} WARMUP=${WARMUP:-1} ICOUNT=${ICOUNT:-2}
 export CONFIGS="preempt=none|preempt=voluntary|preempt=full|preempt=lazy"
 export WORKLOADS="perfpipe -s -l 1000|perfpipe -x -l 1000|yield -l 2000|hackbench -g 1 -l 20|cyclictest -t 1 -i 500 -l 400 -p 50"
+case ${KBENCH_SCHEDSTATS:-0} in
+    0) export AB_BOOTARGS=schedstats=disable ;;
+    1) export AB_BOOTARGS="" ;;
+    *) echo "error: kbench: KBENCH_SCHEDSTATS must be 0 or 1, got '$KBENCH_SCHEDSTATS'" >&2; exit 2 ;;
+esac
 
 if [[ $# -gt 1 ]]; then
     echo "usage: $0 [COMMIT]" >&2

@@ -19,12 +19,18 @@
 #   cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l 2000;
 #   perfpipe -x -l 2000; cyclictest -t 1 -i 500 -l 1000 -p 50
 #
+# The boot also says `schedstats=disable`, as make bench-kernel's do: the
+# figures are the scheduler's without the diagnostic wakeup counters that
+# `compare` otherwise turns on for its runs (a kernel older than the
+# argument warns about it and counts as it always did; KB_SCHEDSTATS=1
+# leaves it out).
+#
 # One line per commit: the first cyclictest's average and maximum (us), the
 # round trips (us), the second cyclictest's (after perfpipe) average and
 # maximum. A workload the commit's kernel does not take prints '-'.
 # Boots are deterministic: one per commit is the whole sample.
 #
-# Environment: SMP (2), ICOUNT (2), PREEMPT (full), KB_DIR, KB_WORKLOADS
+# Environment: SMP (2), ICOUNT (2), PREEMPT (full), KB_SCHEDSTATS (0), KB_DIR, KB_WORKLOADS
 # ('|'-separated, replaces the sequence above), KB_KEEP=1 keeps each
 # commit's ELF and log in KB_DIR/out/<sha>.{elf,log}.
 set -euo pipefail
@@ -40,6 +46,11 @@ PREEMPT=${PREEMPT:-full}
 KB_DIR=${KB_DIR:-/tmp/kbisect-${USER:-$(id -un)}}
 cyc='cyclictest -t 1 -i 500 -l 1000 -p 50'
 KB_WORKLOADS=${KB_WORKLOADS:-$cyc|perfpipe -s -l 2000|perfpipe -x -l 2000|$cyc}
+case ${KB_SCHEDSTATS:-0} in
+    0) stats_arg="schedstats=disable " ;;
+    1) stats_arg="" ;;
+    *) echo "error: kbisect: KB_SCHEDSTATS must be 0 or 1, got '$KB_SCHEDSTATS'" >&2; exit 2 ;;
+esac
 
 bad() { echo "error: kbisect: $*" >&2; exit 2; }
 [[ $# -ge 1 ]] || { echo "usage: $0 COMMIT..." >&2; exit 2; }
@@ -105,7 +116,7 @@ for sha in "${shas[@]}"; do
         fi
     done
     log=$KB_DIR/out/$sha.log
-    h_qemu x86_64 kernel="$elf" append="seed=1 preempt=$PREEMPT run=${script}poweroff" smp="$SMP" icount="$ICOUNT"
+    h_qemu x86_64 kernel="$elf" append="${stats_arg}seed=1 preempt=$PREEMPT run=${script}poweroff" smp="$SMP" icount="$ICOUNT"
     h_run "$log" 600 -- nice -n 5 "${QEMU[@]}" </dev/null || true
     vals=()
     for k in "${!wls[@]}"; do

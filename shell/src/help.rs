@@ -87,6 +87,8 @@ pub const COMMANDS: &[CommandHelp] = &[
             "KEY=VALUE is one word (no spaces around '='); out-of-range values are refused",
             "kernel.sched_features reads the feature line and takes NAME or NO_NAME",
             "debug.fail_alloc=PERCENT,SEED fails spawns' allocations at random; off: never",
+            "kernel.sched_schedstats=1 counts ttwu, wkl_*, wa_*, sis_*; 0 (default): not",
+            "(compare counts them for its runs unless booted with schedstats=disable)",
         ],
         &[],
         &[
@@ -95,6 +97,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "sysctl kernel.sched_base_slice_ns=3000000",
             "sysctl -w kernel.sched_features=NO_PLACE_LAG",
             "sysctl debug.fail_alloc=10,1",
+            "sysctl kernel.sched_schedstats=1",
         ],
     ),
     cmd(

@@ -59,5 +59,5 @@ pub use parse::{
     parse, parse_compare_config, CgroupCmd, Command, Compare, CompareConfig, Cyclictest,
     Dlperiodic, Hackbench, Limit, Perfpipe, Pgbench, Pid, Schbench, SchedCost, Setting, Soak, Spin,
     SpinThread, SyscallCost, SysctlCmd, Target, TraceCmd, Wakelat, YieldPp, FAIL_ALLOC_KEY, JOB,
-    MAX_CPUS, MAX_JOBS, SCHED_RUNTIME,
+    MAX_CPUS, MAX_JOBS, SCHEDSTATS_KEY, SCHED_RUNTIME,
 };

@@ -243,6 +243,22 @@ fn sysctl() {
             value: "NO_PLACE_LAG".into()
         })
     );
+    // The kernel's own keys: values checked by the kernel when written.
+    assert_eq!(
+        ok("sysctl kernel.sched_schedstats"),
+        Command::Sysctl(SysctlCmd::Get(shell::SCHEDSTATS_KEY))
+    );
+    assert_eq!(
+        ok("sysctl -w kernel.sched_schedstats=2"),
+        Command::Sysctl(SysctlCmd::Set {
+            key: "kernel.sched_schedstats",
+            value: "2".into()
+        })
+    );
+    err_is(
+        "sysctl kernel.sched_schedstats=",
+        "sysctl: missing VALUE in 'kernel.sched_schedstats='",
+    );
     for t in sched::tunables::TUNABLES {
         assert_eq!(
             ok(&format!("sysctl {}", t.key)),

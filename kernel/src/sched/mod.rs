@@ -114,6 +114,7 @@ mod idle;
 // The idle-poll kick protocol, for the test that races its two sides.
 pub(crate) use idle::poll;
 mod preempt;
+pub mod schedstats;
 mod stats;
 // The context switch (kernel-hal's `context`), with the runqueue lock
 // handed to the thread switched to.
@@ -155,7 +156,11 @@ impl Platform for KernelPlatform {
         pick: ::sched::smp::SisPick,
         local: bool,
     ) {
-        wakeup::count_placement(rule, pick, local);
+        // Off (the default): one relaxed load and a branch on the wakeup
+        // path.
+        if schedstats::schedstat_enabled() {
+            wakeup::count_placement(rule, pick, local);
+        }
     }
 
     fn irq_save(&self) -> bool {

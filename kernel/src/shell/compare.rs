@@ -19,6 +19,12 @@
 //!   (summed over online CPUs): switches, wakeups, wakeup decisions per row
 //!   of `sched::rq::WakeupReason` (`wk_*`), wakeup preemptions, tick
 //!   reschedules, buddy picks (PICK_BUDDY), migrations, ticks.
+//! - The diagnostic wakeup counters (`ttwu`, `ttwu_local`, `wkl_*`,
+//!   `wa_*`, `sis_*`, `placed_local`) are counted only with schedstats on
+//!   (`crate::sched::schedstats`): `compare` turns it on for its runs and
+//!   puts the value back after, unless the kernel booted with
+//!   `schedstats=disable` (`make bench-kernel` does, to time the scheduler
+//!   without them); then its header says so and its lines leave them out.
 //! - Whatever happens (success, an error, Ctrl-C) the features, tunables and
 //!   preemption model in force before the command are put back ([`Restore`]).
 //! - Refused while background jobs run: they would take CPU time from the
@@ -38,6 +44,7 @@ use sched::{Feature, SchedConfig};
 
 use super::inspect::online_cpus;
 use super::{fail, CmdResult, Sh};
+use crate::sched::schedstats::{self, CompareSchedstats};
 use crate::sched::PLACEMENT_ROWS;
 use crate::task;
 use crate::workloads::{self, Control, Metrics};
@@ -199,6 +206,13 @@ const FIXED: [&str; 16] = [
     "wkl_protected",
 ];
 
+/// Which of [`FIXED`] are schedstats counters (`crate::sched::WakeStats`):
+/// left out of the lines and tables of runs that did not count them.
+const FIXED_SCHEDSTAT: [bool; 16] = [
+    false, false, false, false, false, false, false, false, true, true, false, true, true, true,
+    true, true,
+];
+
 impl Counters {
     /// Reads every online CPU's runqueue counters (no allocation).
     pub fn read() -> Counters {
@@ -299,9 +313,18 @@ impl Counters {
         ]
     }
 
-    /// `(name, value)` of the fixed counters and the non-zero rows.
-    pub fn named(&self) -> Vec<(&'static str, u64)> {
-        let mut v: Vec<_> = FIXED.iter().copied().zip(self.fixed()).collect();
+    /// `(name, value)` of the fixed counters and the non-zero rows;
+    /// without `schedstats` (the runs did not count them), not the fixed
+    /// schedstats counters ([`FIXED_SCHEDSTAT`]).
+    pub fn named(&self, schedstats: bool) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<_> = FIXED
+            .iter()
+            .copied()
+            .zip(self.fixed())
+            .zip(FIXED_SCHEDSTAT)
+            .filter(|&(_, gated)| schedstats || !gated)
+            .map(|(nv, _)| nv)
+            .collect();
         for (i, &r) in self.rows.iter().enumerate() {
             if r != 0 {
                 v.push((WAKEUP_ROW_NAMES[i], r));
@@ -346,6 +369,8 @@ pub struct Outcome {
     pub dropped: u32,
     /// Stopped by Ctrl-C.
     pub interrupted: bool,
+    /// The runs counted the schedstats counters.
+    pub schedstats: bool,
 }
 
 /// Checks every config against a scratch copy of the boot state; nothing
@@ -385,6 +410,8 @@ pub fn run(c: &Compare, ctl: &mut dyn Control, out: &mut dyn Write) -> Result<Ou
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed_0fab;
     let tick = live.tick_ns().max(1);
     let mut index = 0;
+    let stats = CompareSchedstats::start();
+    o.schedstats = stats.counting();
     'rounds: for r in 0..rounds {
         let warm = r < c.warmup;
         for k in 0..n {
@@ -408,7 +435,7 @@ pub fn run(c: &Compare, ctl: &mut dyn Control, out: &mut dyn Write) -> Result<Ou
             if o.metrics.is_empty() {
                 o.metrics = m.list.iter().map(|x| (x.name, x.kind)).collect();
             }
-            let named = d.named();
+            let named = d.named(o.schedstats);
             let line = RunLine {
                 warmup: warm,
                 index: (index, total),
@@ -444,7 +471,12 @@ pub fn print_table(c: &Compare, o: &Outcome, out: &mut dyn Write) {
     }
     let labels: Vec<&str> = c.configs.iter().map(|x| x.label.as_str()).collect();
     // Counter columns: the fixed ones, then rows seen in any kept run.
-    let mut names: Vec<(&'static str, usize)> = FIXED.iter().copied().zip(0..).collect();
+    let mut names: Vec<(&'static str, usize)> = FIXED
+        .iter()
+        .copied()
+        .zip(0..)
+        .filter(|&(_, j)| o.schedstats || !FIXED_SCHEDSTAT[j])
+        .collect();
     for (i, name) in WAKEUP_ROW_NAMES.iter().enumerate() {
         if o.counters.iter().flatten().any(|d| d.rows[i] != 0) {
             names.push((name, FIXED.len() + i));
@@ -530,6 +562,12 @@ pub fn compare(sh: &mut Sh, c: &Compare) -> CmdResult {
         c.warmup,
         WorkloadLine(&c.workload)
     );
+    if schedstats::pinned_off() {
+        let _ = writeln!(
+            sh,
+            "compare: schedstats off (boot argument schedstats=disable): ttwu, ttwu_local, wkl_*, wa_*, sis_*, placed_local not counted"
+        );
+    }
     let (io, mut out) = super::work::parts(sh);
     let o = match run_restoring(c, io, &mut out) {
         Ok(o) => o,

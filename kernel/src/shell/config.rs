@@ -6,7 +6,7 @@
 
 use core::fmt::Write;
 
-use ::shell::{PreemptLine, SysctlCmd, FAIL_ALLOC_KEY};
+use ::shell::{PreemptLine, SysctlCmd, FAIL_ALLOC_KEY, SCHEDSTATS_KEY};
 use kernel_hal::heap::{fail as fail_alloc, FailAlloc};
 use sched::config::{SysctlValue, FEATURES_KEY};
 use sched::tunables::{Kind, SysctlError, TUNABLES};
@@ -46,7 +46,9 @@ fn accepted(key: &str) -> alloc::string::String {
 }
 
 /// `sysctl -a`, `sysctl KEY`, `sysctl KEY=VALUE` (prints `KEY = VALUE`).
-/// `debug.fail_alloc` is the kernel's: failing allocations on demand.
+/// `debug.fail_alloc` is the kernel's: failing allocations on demand;
+/// `kernel.sched_schedstats` too: the diagnostic wakeup counters
+/// (`crate::sched::schedstats`).
 pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
     let cfg = crate::sched::sched_config();
     match c {
@@ -55,7 +57,21 @@ pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
                 let _ = writeln!(sh, "{k} = {v}");
             }
             let _ = writeln!(sh, "{FAIL_ALLOC_KEY} = {}", fail_alloc::get());
+            let _ = writeln!(sh, "{SCHEDSTATS_KEY} = {}", schedstats_value());
         }
+        SysctlCmd::Get(SCHEDSTATS_KEY) => {
+            let _ = writeln!(sh, "{SCHEDSTATS_KEY} = {}", schedstats_value());
+        }
+        SysctlCmd::Set {
+            key: SCHEDSTATS_KEY,
+            value,
+        } => match bootargs::parse_schedstats_sysctl(&value) {
+            Ok(on) => {
+                crate::sched::schedstats::set_schedstats(on);
+                let _ = writeln!(sh, "{SCHEDSTATS_KEY} = {}", schedstats_value());
+            }
+            Err(e) => fail!("sysctl: {e}, got '{}'", Quote(&value)),
+        },
         SysctlCmd::Get(FAIL_ALLOC_KEY) => {
             let _ = writeln!(sh, "{FAIL_ALLOC_KEY} = {}", fail_alloc::get());
         }
@@ -91,6 +107,11 @@ pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
         },
     }
     Ok(())
+}
+
+/// `kernel.sched_schedstats`'s value as Linux prints it: `1` or `0`.
+fn schedstats_value() -> u8 {
+    u8::from(crate::sched::schedstats::schedstat_enabled())
 }
 
 /// User text in an error line, cut to 40 bytes.

@@ -209,3 +209,160 @@ ktest_smp!(compare_next_buddy_counters_on_hackbench, 1, || {
     }
     Ok(())
 });
+
+/// The diagnostic counters of `crate::sched::WakeStats` summed over the
+/// online CPUs: `ttwu`, `ttwu_local`, the local rows and the placements.
+fn schedstat_sum(d: &Counters) -> [u64; 4] {
+    [
+        d.ttwu,
+        d.ttwu_local,
+        d.local_rows.iter().sum::<u64>() + d.local_protected,
+        d.placement.iter().sum(),
+    ]
+}
+
+/// Sets `kernel.sched_schedstats` through the shell's `sysctl`.
+fn sysctl_schedstats(value: &str) -> Result<(), String> {
+    let mut sh = crate::shell::Sh {
+        io: crate::shell::Io::new(),
+        jobs: crate::workloads::jobs::Jobs::new(),
+    };
+    crate::shell::config::sysctl(
+        &mut sh,
+        ::shell::SysctlCmd::Set {
+            key: ::shell::SCHEDSTATS_KEY,
+            value: String::from(value),
+        },
+    )
+}
+
+/// Puts the schedstats switch (and the boot's pin) back when dropped.
+struct SchedstatsBack {
+    on: bool,
+    pinned_off: bool,
+}
+
+impl SchedstatsBack {
+    fn save() -> SchedstatsBack {
+        use crate::sched::schedstats as ss;
+        SchedstatsBack {
+            on: ss::schedstat_enabled(),
+            pinned_off: ss::pinned_off(),
+        }
+    }
+}
+
+impl Drop for SchedstatsBack {
+    fn drop(&mut self) {
+        use crate::sched::schedstats as ss;
+        ss::boot_schedstats(!self.pinned_off);
+        ss::set_schedstats(self.on);
+    }
+}
+
+ktest_smp!(schedstats_count_only_when_on, 2, || {
+    // A cross-CPU pipe ping-pong: every round trip is two fair wakeups
+    // (TTWU) placed by select_task_rq_fair.
+    let _back = SchedstatsBack::save();
+    let Ok(Some(cmd)) = parse("perfpipe -x -l 200") else {
+        return Err(String::from("perfpipe -x -l 200 does not parse"));
+    };
+    let run = || -> Result<Counters, String> {
+        let before = Counters::read();
+        crate::workloads::run_command(
+            &cmd,
+            &mut crate::workloads::NoInterrupt,
+            &mut String::new(),
+        )?;
+        Ok(Counters::read().since(&before))
+    };
+    sysctl_schedstats("0")?;
+    kassert!(!crate::sched::schedstats::schedstat_enabled());
+    let off = run()?;
+    // The runqueue's own counters count either way (at least a wakeup a
+    // round trip); the schedstats none.
+    kassert!(off.wakeups >= 200, "{off:?}");
+    kassert_eq!(schedstat_sum(&off), [0; 4]);
+    sysctl_schedstats("1")?;
+    kassert!(crate::sched::schedstats::schedstat_enabled());
+    let on = run()?;
+    let [ttwu, _, _, placed] = schedstat_sum(&on);
+    kassert!(ttwu > 0 && placed > 0, "{on:?}");
+    kassert!(ttwu <= on.wakeups, "{on:?}");
+    // Bad values are refused with the accepted ones and change nothing,
+    // whichever the value was.
+    for (now, flag) in [("1", true), ("0", false)] {
+        sysctl_schedstats(now)?;
+        for bad in ["2", "-1", "on", "enable", "01", "1 "] {
+            let e = sysctl_schedstats(bad)
+                .err()
+                .ok_or("a bad value was accepted")?;
+            kassert_eq!(
+                e,
+                alloc::format!(
+                    "sysctl: kernel.sched_schedstats must be 1 (count) or 0 (do not), got '{bad}'"
+                )
+            );
+            kassert_eq!(crate::sched::schedstats::schedstat_enabled(), flag);
+        }
+    }
+    Ok(())
+});
+
+ktest_smp!(compare_counts_schedstats_for_its_runs, 2, || {
+    // Off before `compare`: its run lines and table still have the
+    // counters, and it leaves them off. Booted with `schedstats=disable`
+    // they stay off and out of the lines.
+    let _back = SchedstatsBack::save();
+    crate::sched::schedstats::boot_schedstats(true);
+    crate::sched::schedstats::set_schedstats(false);
+    let c = compare_cmd("compare -n 1 -w 0 -c '' -- perfpipe -x -l 200")?;
+    let mut out = String::new();
+    let o = compare::run_restoring(&c, &mut crate::workloads::NoInterrupt, &mut out)?;
+    kassert!(!crate::sched::schedstats::schedstat_enabled());
+    kassert!(o.schedstats);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("run 1/1"))
+        .ok_or("no run line")?;
+    for name in [
+        " ttwu=",
+        " ttwu_local=",
+        " wkl_picked=",
+        " wa_",
+        " sis_",
+        " wk_preempt=",
+    ] {
+        kassert!(line.contains(name), "{name}: {line}");
+    }
+    let [ttwu, _, _, placed] = schedstat_sum(&o.counters[0][0]);
+    kassert!(ttwu > 0 && placed > 0, "{line}");
+    let mut table = String::new();
+    compare::print_table(&c, &o, &mut table);
+    kassert!(table.contains("ttwu_local"), "{table}");
+
+    crate::sched::schedstats::boot_schedstats(false);
+    let mut out = String::new();
+    let o = compare::run_restoring(&c, &mut crate::workloads::NoInterrupt, &mut out)?;
+    kassert!(!crate::sched::schedstats::schedstat_enabled());
+    kassert!(!o.schedstats);
+    kassert_eq!(schedstat_sum(&o.counters[0][0]), [0; 4]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("run 1/1"))
+        .ok_or("no run line")?;
+    kassert!(
+        line.contains(" wakeups=") && line.contains(" wk_preempt="),
+        "{line}"
+    );
+    for name in ["ttwu", "wkl_", "wa_", "sis_", "placed_local"] {
+        kassert!(!line.contains(name), "{name}: {line}");
+    }
+    let mut table = String::new();
+    compare::print_table(&c, &o, &mut table);
+    kassert!(
+        table.contains("wakeups") && !table.contains("ttwu"),
+        "{table}"
+    );
+    Ok(())
+});

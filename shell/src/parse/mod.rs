@@ -51,7 +51,7 @@ pub use cgroup::{CgroupCmd, CPU_WEIGHT, MAX_GROUP_NAME};
 pub use compare::{parse_compare_config, Compare, CompareConfig, Setting};
 pub use cpu::HOTPLUG_CPU;
 pub use jobs::{JOB, MAX_JOBS};
-pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY};
+pub use sysctl::{SysctlCmd, FAIL_ALLOC_KEY, SCHEDSTATS_KEY};
 pub use tasks::{cpu_list, hex_mask, Target, NICE, SCHED_RUNTIME};
 pub use trace::TraceCmd;
 pub use workloads::{

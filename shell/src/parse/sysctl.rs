@@ -45,9 +45,17 @@ pub(super) fn parse_features(args: &[&str]) -> Result<Command, Error> {
 /// demand, `PERCENT,SEED` or `off` (checked by the kernel).
 pub const FAIL_ALLOC_KEY: &str = "debug.fail_alloc";
 
+/// The kernel's own sysctl: the diagnostic wakeup counters (Linux's
+/// schedstats), `0` or `1` (checked by the kernel).
+pub const SCHEDSTATS_KEY: &str = "kernel.sched_schedstats";
+
 /// A key `sysctl` accepts: the scheduler's, or the kernel's own.
 fn any_sysctl_key(k: &str) -> Option<&'static str> {
-    sysctl_key(k).or_else(|| (k == FAIL_ALLOC_KEY).then_some(FAIL_ALLOC_KEY))
+    sysctl_key(k).or_else(|| {
+        [FAIL_ALLOC_KEY, SCHEDSTATS_KEY]
+            .into_iter()
+            .find(|key| *key == k)
+    })
 }
 
 /// The table's spelling of a sysctl key.
