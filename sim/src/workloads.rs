@@ -684,7 +684,7 @@ impl Workload for Hackbench {
                 let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
                 let r0 = reader_of(base as u32);
                 let i0 = c0 as usize - base;
-                let on = |i: usize| k.step_delay_ns(r0 + i as u32);
+                let on = k.step_delays::<FDS>(r0);
                 let writers = k.on_cpu_in_class(g);
                 lim = self.room_of(&grp[i0], lim, on(i0), writers);
                 // Step j finishes the write to channel j - 1 and starts
