@@ -254,7 +254,9 @@ struct Band {
     read_low: u64,
     /// [`FDS`] shortest writes, ns.
     writes_low: u64,
-    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]).
+    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]);
+    /// with none, 1, and `cap_1` and `writes_low` such that the writers'
+    /// side is no bound ([`Hackbench::band`]).
     writers: u32,
 }
 
@@ -277,15 +279,13 @@ impl Band {
 
     /// The writers' side of [`Hackbench::room_of`]: `a / w * FDS` shortest writes for
     /// `a` messages of room and `w` writers on a CPU, as `a / w` times
-    /// [`FDS`] of them; no bound with none on a CPU.
+    /// [`FDS`] of them; no bound (at least [`NOT_ON_CPU_NS`]) with none
+    /// on a CPU ([`Hackbench::band`]).
     #[inline(always)]
     fn room_writers(self, ch: &Chan) -> u64 {
         let a = self
             .cap_1
             .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        if self.writers == 0 {
-            return NOT_ON_CPU_NS;
-        }
         (a / self.writers) as u64 * self.writes_low
     }
 }
@@ -1103,6 +1103,20 @@ impl Hackbench {
     /// its group's writers on a CPU.
     #[inline(always)]
     fn band(&self, writers: u32) -> Band {
+        if writers == 0 {
+            // No writer on a CPU, no bound: a writers' side of more
+            // than 2^30 x 2^32 ns (at least [`NOT_ON_CPU_NS`], more than
+            // any window or time left), with no test for it at each
+            // channel; at most 2^63, so that `now` adds to it.
+            const _: () =
+                assert!(((1u64 << 31) - 2 * 640 - u16::MAX as u64) << 32 >= NOT_ON_CPU_NS);
+            return Band {
+                cap_1: 1 << 31,
+                read_low: self.read_j.low(),
+                writes_low: 1 << 32,
+                writers: 1,
+            };
+        }
         Band {
             cap_1: self.cap - 1,
             read_low: self.read_j.low(),
