@@ -1543,7 +1543,24 @@ impl Kernel {
     /// with the other vCPUs and nothing is batched.)
     #[inline(always)]
     pub fn step_delay_ns(&self, tid: u32) -> u64 {
-        match self.cpu_of[tid as usize] {
+        self.step_delay_of(self.cpu_of[tid as usize])
+    }
+
+    /// [`Kernel::step_delay_ns`] of the `N` tasks from `first` on, as a
+    /// function of their index (`< N`): their CPUs looked up once, as an
+    /// array (no bounds check per call).
+    #[inline(always)]
+    pub fn step_delays<const N: usize>(&self, first: u32) -> impl Fn(usize) -> u64 + '_ {
+        let cpus: &[u32; N] = self.cpu_of[first as usize..first as usize + N]
+            .try_into()
+            .expect("tasks");
+        move |i| self.step_delay_of(cpus[i])
+    }
+
+    /// [`Kernel::step_delay_ns`] of a task on CPU `c` ([`NIL`]: none).
+    #[inline(always)]
+    fn step_delay_of(&self, c: u32) -> u64 {
+        match c {
             NIL => NOT_ON_CPU_NS,
             c => self.cpus[c as usize].step_at.saturating_sub(self.now),
         }

@@ -162,6 +162,41 @@ fn next_chan(i: usize) -> usize {
     }
 }
 
+/// Applies `f(channel, k)` to the `count` channels after `i` in a
+/// sender's round (wrapping in its group), a channel that comes `k` times
+/// in them once with `k`: each of the [`FDS`] channels `count / FDS`
+/// times, then the `count % FDS` after `i` once more. Returns the index
+/// of the last of them (`(i + count) % FDS`). The same counts as `count`
+/// single steps round the group, in at most `2 FDS` of them.
+#[inline(always)]
+fn round(grp: &mut [Chan; FDS], i: usize, count: u32, mut f: impl FnMut(&mut Chan, u32)) -> usize {
+    let (full, rest) = (count / FDS as u32, count % FDS as u32);
+    if full > 0 {
+        for ch in grp.iter_mut() {
+            f(ch, full);
+        }
+    }
+    // The rest as one or two runs of the array (no wrap test per step).
+    let (start, end) = (i + 1, i + 1 + rest as usize);
+    if end <= FDS {
+        for ch in &mut grp[start..end] {
+            f(ch, 1);
+        }
+    } else {
+        for ch in &mut grp[start..] {
+            f(ch, 1);
+        }
+        for ch in &mut grp[..end - FDS] {
+            f(ch, 1);
+        }
+    }
+    if end > FDS {
+        end - 1 - FDS
+    } else {
+        end - 1
+    }
+}
+
 /// Batching: the steps of cost `j` that fit from `t` on, at most `max`,
 /// each drawn from `rng` and taking its draw's time at `speed`, while the
 /// step after each is before `stop_ns`; how many, with `t` (the time of
@@ -219,7 +254,9 @@ struct Band {
     read_low: u64,
     /// [`FDS`] shortest writes, ns.
     writes_low: u64,
-    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]).
+    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]);
+    /// with none, 1, and `cap_1` and `writes_low` such that the writers'
+    /// side is no bound ([`Hackbench::band`]).
     writers: u32,
 }
 
@@ -242,15 +279,13 @@ impl Band {
 
     /// The writers' side of [`Hackbench::room_of`]: `a / w * FDS` shortest writes for
     /// `a` messages of room and `w` writers on a CPU, as `a / w` times
-    /// [`FDS`] of them; no bound with none on a CPU.
+    /// [`FDS`] of them; no bound (at least [`NOT_ON_CPU_NS`]) with none
+    /// on a CPU ([`Hackbench::band`]).
     #[inline(always)]
     fn room_writers(self, ch: &Chan) -> u64 {
         let a = self
             .cap_1
             .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
-        if self.writers == 0 {
-            return NOT_ON_CPU_NS;
-        }
         (a / self.writers) as u64 * self.writes_low
     }
 }
@@ -649,7 +684,7 @@ impl Workload for Hackbench {
                 let grp: &[Chan; FDS] = self.chans[base..base + FDS].try_into().expect("group");
                 let r0 = reader_of(base as u32);
                 let i0 = c0 as usize - base;
-                let on = |i: usize| k.step_delay_ns(r0 + i as u32);
+                let on = k.step_delays::<FDS>(r0);
                 let writers = k.on_cpu_in_class(g);
                 lim = self.room_of(&grp[i0], lim, on(i0), writers);
                 // Step j finishes the write to channel j - 1 and starts
@@ -671,7 +706,7 @@ impl Workload for Hackbench {
                 let mut j = walked;
                 if j == with_chans && j < end {
                     let stop_ns = t0 + lim;
-                    j += fit_steps(
+                    let more = fit_steps(
                         &mut rng,
                         write_j,
                         speed,
@@ -680,14 +715,13 @@ impl Workload for Hackbench {
                         &mut t,
                         &mut last,
                     );
+                    j += more;
+                    // Their starts, round the group from the walk's last
+                    // channel ([`round`]).
+                    let i = (i0 + walked as usize - 1) % FDS;
+                    round(grp, i, more, |ch, k| ch.pend_starts += k as u16);
                 }
-                let n = j - 1;
-                let mut i = (i0 + walked as usize - 1) % FDS;
-                for _ in walked..j {
-                    i = next_chan(i);
-                    grp[i].pend_starts += 1;
-                }
-                n
+                j - 1
             }
             Role::Receiver {
                 ch: c,
@@ -925,20 +959,63 @@ impl Hackbench {
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
-                let mut i = c0 as usize - base;
-                grp[i].reserved -= 1;
-                for _ in 0..steps {
-                    debug_assert!(!grp[i].reader_waiting && grp[i].nr_writers == 0);
-                    grp[i].queued += 1;
-                    i = next_chan(i);
-                    debug_assert!(grp[i].queued + grp[i].reserved + 1 < self.cap);
-                    grp[i].pend_starts -= 1;
-                }
+                let i0 = c0 as usize - base;
+                // In debug builds, the steps one at a time, each checked,
+                // on a copy: the counts below must come out the same.
+                #[cfg(debug_assertions)]
+                let expected = {
+                    let mut grp = *grp;
+                    let mut i = i0;
+                    grp[i].reserved -= 1;
+                    for _ in 0..steps {
+                        debug_assert!(!grp[i].reader_waiting && grp[i].nr_writers == 0);
+                        grp[i].queued += 1;
+                        i = next_chan(i);
+                        debug_assert!(grp[i].queued + grp[i].reserved + 1 < self.cap);
+                        grp[i].pend_starts -= 1;
+                    }
+                    grp[i].reserved += 1;
+                    for _ in steps..n {
+                        i = next_chan(i);
+                        grp[i].pend_starts -= 1;
+                    }
+                    grp
+                };
+                // Step j finishes the write to channel i0 + j - 1 and
+                // starts one to i0 + j: one more queued in each of the
+                // `steps` channels from i0 on, the write under way then
+                // reserved in the next, and each of the `n` planned starts
+                // after i0 planned no more. Counted round the group, not
+                // step by step ([`round`]).
+                grp[i0].reserved -= 1;
+                let i = if n < FDS as u32 {
+                    // A short batch: step by step.
+                    let mut i = i0;
+                    for _ in 0..steps {
+                        grp[i].queued += 1;
+                        i = next_chan(i);
+                        grp[i].pend_starts -= 1;
+                    }
+                    let end = i;
+                    for _ in steps..n {
+                        i = next_chan(i);
+                        grp[i].pend_starts -= 1;
+                    }
+                    end
+                } else {
+                    let before = if i0 == 0 { FDS - 1 } else { i0 - 1 };
+                    let i = next_chan(round(grp, before, steps, |ch, k| ch.queued += k));
+                    round(grp, i0, n, |ch, k| ch.pend_starts -= k as u16);
+                    i
+                };
                 grp[i].reserved += 1;
                 let c_end = (base + i) as u32;
-                for _ in steps..n {
-                    i = next_chan(i);
-                    grp[i].pend_starts -= 1;
+                #[cfg(debug_assertions)]
+                for (a, b) in grp.iter().zip(expected.iter()) {
+                    debug_assert_eq!(
+                        (a.queued, a.reserved, a.pend_starts, a.pend_reads),
+                        (b.queued, b.reserved, b.pend_starts, b.pend_reads)
+                    );
                 }
                 self.tasks[tid as usize].role = Role::Sender {
                     g,
@@ -1026,6 +1103,20 @@ impl Hackbench {
     /// its group's writers on a CPU.
     #[inline(always)]
     fn band(&self, writers: u32) -> Band {
+        if writers == 0 {
+            // No writer on a CPU, no bound: a writers' side of more
+            // than 2^30 x 2^32 ns (at least [`NOT_ON_CPU_NS`], more than
+            // any window or time left), with no test for it at each
+            // channel; at most 2^63, so that `now` adds to it.
+            const _: () =
+                assert!(((1u64 << 31) - 2 * 640 - u16::MAX as u64) << 32 >= NOT_ON_CPU_NS);
+            return Band {
+                cap_1: 1 << 31,
+                read_low: self.read_j.low(),
+                writes_low: 1 << 32,
+                writers: 1,
+            };
+        }
         Band {
             cap_1: self.cap - 1,
             read_low: self.read_j.low(),
