@@ -18,8 +18,6 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
-# schedstats (/proc/schedstat's sched_count, goidle, ttwu) are off by default
-echo 1 >/proc/sys/kernel/sched_schedstats
 export PATH=/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/lib/aarch64-linux-gnu HOME=/tmp
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 mode=$(arg lc.mode)
@@ -27,7 +25,12 @@ echo "lc: Linux $(uname -r) $(cut -d' ' -f4- /proc/version | cut -c1-60)"
 echo "lc: cpus online $(cat /sys/devices/system/cpu/online) of possible $(cat /sys/devices/system/cpu/possible), nproc $(nproc)"
 echo "lc: preempt $(cat /sys/kernel/debug/sched/preempt 2>/dev/null)"
 echo "lc: features $(cat /sys/kernel/debug/sched/features 2>/dev/null)"
-echo "lc: mode ${mode:-none} seed $(arg lc.seed)"
+# schedstats (/proc/schedstat's sched_count, goidle, ttwu) are off by
+# default. The A/B and its probes read them, so they turn them on; the
+# latency part times the kernel as it ships, with them off, as ours' own
+# latency boot (whose wakeup counters only `compare` turns on) does.
+[ "$mode" = latency ] || echo 1 >/proc/sys/kernel/sched_schedstats
+echo "lc: mode ${mode:-none} seed $(arg lc.seed) schedstats $(cat /proc/sys/kernel/sched_schedstats)"
 . /lc.sh
 [ "$mode" = sh ] || [ "$mode" = topology ] || lc_settle
 case $mode in
