@@ -295,6 +295,9 @@ pub struct RqStats {
     pub nr_dl_push: u64,
     /// Deadline tasks pulled here from a DL-overloaded CPU (`pull_dl_task`).
     pub nr_dl_pull: u64,
+    /// Switches whose clock update was skipped after a wakeup
+    /// ([`Rq::update_rq_clock_schedule`]).
+    pub nr_clock_skips: u64,
 }
 
 /// Why a runqueue operation was refused.
@@ -360,6 +363,11 @@ pub struct Rq {
     /// The running task's slot, or NIL.
     curr: u32,
     clock: u64,
+    /// A queue event left an immediate reschedule pending while the running
+    /// task (or idle) stays queued, so the coming `__schedule` does not
+    /// move the clock (Linux's `rq_clock_skip_update()`, RQCF_REQ_SKIP):
+    /// [`Rq::update_rq_clock_schedule`].
+    clock_skip: bool,
     /// The PELT clock's lag behind `clock` (Linux's `clock_pelt`,
     /// `lost_idle_time`); `fair.clock_pelt` is `clock` less it. Stays 0 on
     /// a CPU of full capacity.
@@ -428,6 +436,7 @@ impl Rq {
             fair_server: DlServer::default(),
             curr: NIL,
             clock: 0,
+            clock_skip: false,
             pelt: crate::pelt::PeltClock {
                 stolen_ns: 0,
                 lost_idle_ns: 0,
@@ -653,6 +662,25 @@ impl Rq {
             self.fair.clock = now_ns;
             self.fair.clock_pelt = pelt_ns;
         }
+    }
+
+    /// `__schedule()`'s clock update (`clock_update_flags <<= 1;
+    /// update_rq_clock(rq)`): skipped, once, when a wakeup decision since
+    /// the last switch left an immediate reschedule pending with the
+    /// running task still queued ([`Rq::wakeup_preempt`],
+    /// `rq_clock_skip_update()` in `wakeup_preempt()`, Linux 7.2's core.c;
+    /// RQCF_REQ_SKIP promoted to RQCF_ACT_SKIP). The clock then stays where
+    /// that wakeup's update left it: the switched-out task is not charged
+    /// the time from there to the switch, and the task switched in, whose
+    /// `exec_start` is that clock, is charged it at its first update. Any
+    /// other update in between (a tick, another wakeup here) moves the clock
+    /// as usual.
+    pub fn update_rq_clock_schedule(&mut self, now_ns: u64) {
+        if core::mem::take(&mut self.clock_skip) {
+            self.stats.nr_clock_skips += 1;
+            return;
+        }
+        self.update_rq_clock(now_ns);
     }
 
     /// [`Rq::update_rq_clock`]'s PELT part on a CPU of reduced capacity,
@@ -1331,6 +1359,20 @@ impl Rq {
                 rq.resched_curr(kind);
                 rq.stats.nr_wakeup_preempt += 1;
             }
+            // `wakeup_preempt()`'s tail: an immediate request is pending
+            // and the running task (the idle task counts: it is always
+            // queued) stays queued, so `__schedule` will run soon and skip
+            // its clock update (`rq_clock_skip_update`). A lazy request
+            // (TIF_NEED_RESCHED_LAZY) does not count.
+            if rq.need_resched == Resched::Now
+                && (rq.curr == NIL
+                    || matches!(
+                        rq.tasks[rq.curr as usize].state,
+                        TaskState::Queued | TaskState::Delayed
+                    ))
+            {
+                rq.clock_skip = true;
+            }
             WakeupDecision {
                 reason,
                 preempt,
@@ -1767,6 +1809,9 @@ impl Rq {
     /// `__schedule` in one call: if `prev_sleeps`, dequeue the running task
     /// (DEQUEUE_SLEEP, possibly delayed), then pick the next task.
     pub fn schedule(&mut self, prev_sleeps: bool) -> Switch {
+        // `__schedule` ends any skip request (`clock_update_flags =
+        // RQCF_UPDATED`), whether its clock update used it or not.
+        self.clock_skip = false;
         // Built in place: the sleeper's state is written straight into it.
         let mut sw = self.switch_from_curr();
         if prev_sleeps && self.curr != NIL {
@@ -1783,6 +1828,8 @@ impl Rq {
     /// sleeper this CPU is not allowed to run leaves its fair queue at once
     /// (no delayed dequeue), so that its wakeup places it anew.
     pub fn switch(&mut self, action: PrevAction) -> Switch {
+        // As in `schedule`: the request was for this `__schedule`.
+        self.clock_skip = false;
         if action == PrevAction::Exits && self.curr != NIL {
             return self.switch_exits();
         }

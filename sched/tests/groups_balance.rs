@@ -201,6 +201,15 @@ fn one_against_ten(weight_a: u32, weight_b: u32, ms: u64) -> (f64, [u64; NCPUS])
         let c = slept_on[id as usize];
         m.s.wake(TaskId(id), WakeFlags::IRQ, cpu_id(c)).unwrap();
     }
+    // Each timer's interrupt exit switches at once, not at the next
+    // millisecond step: a switch after a wakeup's immediate request skips
+    // its clock update (`rq_clock_skip_update`), so a late switch would
+    // charge the wakee the step's idle time.
+    for c in 0..NCPUS {
+        if m.s.cpu_rq(cpu_id(c)).need_resched() != Resched::None {
+            m.switch(c, PrevAction::Stays);
+        }
+    }
     let r0: Vec<u64> = ids.iter().map(|&i| runtime(&m.s, i)).collect();
     m.idle_ms = [0; NCPUS];
     m.run_ms(ms);

@@ -481,7 +481,7 @@ impl<P: Platform> Scheduler<P> {
     /// task that just slept waits. An exiting task's final state is in
     /// [`Switch::prev_exited`]; its id is free for a new spawn.
     pub fn schedule(&self, rq: &mut Rq, action: PrevAction) -> Switch {
-        rq.update_rq_clock(self.platform.now_ns());
+        rq.update_rq_clock_schedule(self.platform.now_ns());
         self.sched_ttwu_pending(rq);
         let sw = rq.switch(action);
         let Some(prev) = sw.prev else { return sw };
