@@ -283,9 +283,20 @@ impl Band {
     /// on a CPU ([`Hackbench::band`]).
     #[inline(always)]
     fn room_writers(self, ch: &Chan) -> u64 {
-        let a = self
-            .cap_1
-            .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
+        self.writers_side(self.room(ch))
+    }
+
+    /// The messages channel `ch` has room for beyond those under way and
+    /// planned, less one (what the writers' side is worked out from).
+    #[inline(always)]
+    fn room(self, ch: &Chan) -> u32 {
+        self.cap_1
+            .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32)
+    }
+
+    /// The writers' side for a room of `a` messages ([`Band::room`]).
+    #[inline(always)]
+    fn writers_side(self, a: u32) -> u64 {
         (a / self.writers) as u64 * self.writes_low
     }
 }
@@ -807,15 +818,17 @@ impl Workload for Hackbench {
                 },
             ) => {
                 // Its walk's channels: `c0` and those of its planned steps.
+                // The least writers' side is that of the least room (it
+                // grows with the room): one division.
                 let band = self.band(k.on_cpu_in_class(g));
                 let base = g as usize * FDS;
                 let mut i = c0 as usize - base;
-                let mut room = band.room_writers(&self.chans[c0 as usize]);
+                let mut a = band.room(&self.chans[c0 as usize]);
                 for _ in 0..self.tasks[other as usize].plan.n.min(FDS as u32 - 1) {
                     i = next_chan(i);
-                    room = room.min(band.room_writers(&self.chans[base + i]));
+                    a = a.min(band.room(&self.chans[base + i]));
                 }
-                room
+                band.writers_side(a)
             }
             (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return false,
         };
