@@ -272,8 +272,9 @@ impl Band {
             // A reader off its CPU: no bound ([`Hackbench::room_of`]).
             return lim;
         }
-        // Reads in the window at most `queued - pending reads - 1`.
-        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+        // Its first step that can find the channel empty: after the `b`
+        // messages its planned reads leave ([`Hackbench::room_of`]).
+        let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
         lim.min(b * self.read_low + reader_in)
     }
 
@@ -805,7 +806,7 @@ impl Workload for Hackbench {
         ) {
             (Role::Receiver { ch, .. }, _) => {
                 let ch = &self.chans[ch as usize];
-                let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+                let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
                 b * self.read_j.low() + k.step_delay_ns(tid)
             }
             (Role::Sender { g, .. }, Role::Receiver { ch, .. }) => self
@@ -1090,9 +1091,15 @@ impl Hackbench {
     /// a writer) comes out the same whenever the planned steps' changes
     /// to its counts are made within the window (taken late, at a split
     /// or at the batch's event). The window is bounded by what the others
-    /// can do in it: the one reader starts a read at most every
-    /// `read_j.low()` ns, so at most `L / low + 1` in a window of `L`;
-    /// each of the group's `writers` on a CPU (of the 20) writes to its
+    /// can do in it: the one reader steps at most once every
+    /// `read_j.low()` ns, from its next step on (`reader_in`, below), and
+    /// each of its steps starts a read if the channel holds a message; the
+    /// `b = queued - pend_reads` messages not taken by its planned reads
+    /// (others' writes only add to them) last it `b` steps, so the first
+    /// step that can find the channel empty comes `reader_in + b * low`
+    /// from now at the soonest, and a batch whose event is before that
+    /// (strictly: the event's writes are counted first) is taken before
+    /// any such step; each of the group's `writers` on a CPU (of the 20) writes to its
     /// channels in turn, so it starts at most one write to `c` per 20
     /// writes, at most `L / (20 low) + 1`. Other tasks' planned and not
     /// yet taken reads and writes count against the band as if still to
