@@ -1560,9 +1560,12 @@ impl Kernel {
     /// [`Kernel::step_delay_ns`] of a task on CPU `c` ([`NIL`]: none).
     #[inline(always)]
     fn step_delay_of(&self, c: u32) -> u64 {
-        match c {
-            NIL => NOT_ON_CPU_NS,
-            c => self.cpus[c as usize].step_at.saturating_sub(self.now),
+        // A task's CPU is one of the CPUs or NIL (past them all): one
+        // test for both.
+        debug_assert!((c as usize) < self.cpus.len() || c == NIL);
+        match self.cpus.get(c as usize) {
+            Some(cpu) => cpu.step_at.saturating_sub(self.now),
+            None => NOT_ON_CPU_NS,
         }
     }
 

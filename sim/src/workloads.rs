@@ -272,8 +272,9 @@ impl Band {
             // A reader off its CPU: no bound ([`Hackbench::room_of`]).
             return lim;
         }
-        // Reads in the window at most `queued - pending reads - 1`.
-        let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+        // Its first step that can find the channel empty: after the `b`
+        // messages its planned reads leave ([`Hackbench::room_of`]).
+        let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
         lim.min(b * self.read_low + reader_in)
     }
 
@@ -283,9 +284,20 @@ impl Band {
     /// on a CPU ([`Hackbench::band`]).
     #[inline(always)]
     fn room_writers(self, ch: &Chan) -> u64 {
-        let a = self
-            .cap_1
-            .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32);
+        self.writers_side(self.room(ch))
+    }
+
+    /// The messages channel `ch` has room for beyond those under way and
+    /// planned, less one (what the writers' side is worked out from).
+    #[inline(always)]
+    fn room(self, ch: &Chan) -> u32 {
+        self.cap_1
+            .saturating_sub(ch.queued + ch.reserved + ch.pend_starts as u32)
+    }
+
+    /// The writers' side for a room of `a` messages ([`Band::room`]).
+    #[inline(always)]
+    fn writers_side(self, a: u32) -> u64 {
         (a / self.writers) as u64 * self.writes_low
     }
 }
@@ -794,7 +806,7 @@ impl Workload for Hackbench {
         ) {
             (Role::Receiver { ch, .. }, _) => {
                 let ch = &self.chans[ch as usize];
-                let b = ch.queued.saturating_sub(ch.pend_reads as u32 + 1) as u64;
+                let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
                 b * self.read_j.low() + k.step_delay_ns(tid)
             }
             (Role::Sender { g, .. }, Role::Receiver { ch, .. }) => self
@@ -807,15 +819,17 @@ impl Workload for Hackbench {
                 },
             ) => {
                 // Its walk's channels: `c0` and those of its planned steps.
+                // The least writers' side is that of the least room (it
+                // grows with the room): one division.
                 let band = self.band(k.on_cpu_in_class(g));
                 let base = g as usize * FDS;
                 let mut i = c0 as usize - base;
-                let mut room = band.room_writers(&self.chans[c0 as usize]);
+                let mut a = band.room(&self.chans[c0 as usize]);
                 for _ in 0..self.tasks[other as usize].plan.n.min(FDS as u32 - 1) {
                     i = next_chan(i);
-                    room = room.min(band.room_writers(&self.chans[base + i]));
+                    a = a.min(band.room(&self.chans[base + i]));
                 }
-                room
+                band.writers_side(a)
             }
             (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return false,
         };
@@ -1077,9 +1091,15 @@ impl Hackbench {
     /// a writer) comes out the same whenever the planned steps' changes
     /// to its counts are made within the window (taken late, at a split
     /// or at the batch's event). The window is bounded by what the others
-    /// can do in it: the one reader starts a read at most every
-    /// `read_j.low()` ns, so at most `L / low + 1` in a window of `L`;
-    /// each of the group's `writers` on a CPU (of the 20) writes to its
+    /// can do in it: the one reader steps at most once every
+    /// `read_j.low()` ns, from its next step on (`reader_in`, below), and
+    /// each of its steps starts a read if the channel holds a message; the
+    /// `b = queued - pend_reads` messages not taken by its planned reads
+    /// (others' writes only add to them) last it `b` steps, so the first
+    /// step that can find the channel empty comes `reader_in + b * low`
+    /// from now at the soonest, and a batch whose event is before that
+    /// (strictly: the event's writes are counted first) is taken before
+    /// any such step; each of the group's `writers` on a CPU (of the 20) writes to its
     /// channels in turn, so it starts at most one write to `c` per 20
     /// writes, at most `L / (20 low) + 1`. Other tasks' planned and not
     /// yet taken reads and writes count against the band as if still to
