@@ -9,6 +9,16 @@ pub struct IrqState {
     was_enabled: bool,
 }
 
+impl IrqState {
+    /// Whether interrupts were enabled when it was saved: after
+    /// [`irq_restore`] of it, whether they are enabled again (a release
+    /// knows without reading the flags back).
+    #[inline]
+    pub fn enabled(self) -> bool {
+        self.was_enabled
+    }
+}
+
 /// Masks IRQs on this CPU and returns whether they were unmasked.
 #[inline]
 pub fn irq_save() -> IrqState {

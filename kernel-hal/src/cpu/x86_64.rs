@@ -10,6 +10,16 @@ pub struct IrqState {
     enabled: bool,
 }
 
+impl IrqState {
+    /// Whether interrupts were enabled when it was saved: after
+    /// [`irq_restore`] of it, whether they are enabled again (a release
+    /// knows without reading the flags back).
+    #[inline]
+    pub fn enabled(self) -> bool {
+        self.enabled
+    }
+}
+
 // The interrupt-flag primitives below are written here rather than taken from
 // the `x86_64` crate because its `cli`/`sti` are `nomem`: the compiler could then
 // move memory accesses out of a critical section. Without `nomem` each one is

@@ -157,7 +157,11 @@ impl<T: ?Sized, P: ReschedPoint> Drop for SpinLockGuard<'_, T, P> {
         crate::lockdep::release(self.lock.addr());
         self.lock.locked.store(false, Ordering::Release);
         arch::irq_restore(self.irq);
-        if arch::irqs_enabled() {
+        // Interrupts are back on exactly when they were on at `lock` (locks
+        // are released in the order opposite to taking them, each restoring
+        // what it saved): the saved state says so without reading the
+        // flags back.
+        if self.irq.enabled() {
             P::preempt_check_resched();
         }
     }

@@ -581,7 +581,18 @@ pub fn nr_cpus() -> usize {
 /// before checking a wait condition, `ThreadState::Running` after.
 #[inline]
 pub fn set_current_state(state: crate::task::ThreadState) {
-    let t = crate::task::current();
+    set_state_of_current(crate::task::current(), state);
+}
+
+/// [`set_current_state`] for a caller that already holds the current
+/// thread `t` (the wait queues): no second look-up of the CPU's current
+/// thread (an interrupt-masked per-CPU read and a bounds-checked index).
+#[inline]
+pub fn set_state_of_current(t: &crate::task::Thread, state: crate::task::ThreadState) {
+    debug_assert!(
+        core::ptr::eq(t, crate::task::current()),
+        "set_state_of_current on a thread that is not the current one"
+    );
     debug_assert!(
         state != crate::task::ThreadState::Sleeping || !t.in_user_mode(),
         "thread '{}' blocks in its modelled user code (run_in_user_mode)",

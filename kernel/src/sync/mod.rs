@@ -18,14 +18,15 @@ mod waitqueue;
 
 pub use channel::{Channel, ChannelStats, Model};
 /// The kernel's preemption point at a lock release: a direct call into the
-/// scheduler (`crate::sched::preempt_check_resched`), which the compiler can inline.
+/// scheduler (`crate::sched::preempt_check_resched_irqs_on`, the
+/// lock's release having found interrupts on), inlined.
 #[derive(Debug)]
 pub struct Resched;
 
 impl kernel_hal::sync::ReschedPoint for Resched {
     #[inline]
     fn preempt_check_resched() {
-        crate::sched::preempt_check_resched();
+        crate::sched::preempt_check_resched_irqs_on();
     }
 }
 

@@ -98,7 +98,7 @@ impl WaitQueue {
         } else {
             debug_assert_eq!(owner, self.key(), "thread waits on two wait queues");
         }
-        crate::sched::set_current_state(ThreadState::Sleeping);
+        crate::sched::set_state_of_current(t, ThreadState::Sleeping);
         drop(l);
     }
 
@@ -107,8 +107,8 @@ impl WaitQueue {
     /// tried to, after the last `prepare_to_wait`).
     pub fn finish_wait(&self) -> bool {
         let me = task::current_idx();
-        crate::sched::set_current_state(task::ThreadState::Running);
         let t = task::thread(me);
+        crate::sched::set_state_of_current(t, task::ThreadState::Running);
         // Acquire: pairs with the waker's Release in `unlink`, so the waker's
         // reads of our links happen before we reuse them (the waker may run
         // on another CPU).

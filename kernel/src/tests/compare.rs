@@ -288,7 +288,11 @@ ktest_smp!(schedstats_count_only_when_on, 2, || {
     let on = run()?;
     let [ttwu, _, _, placed] = schedstat_sum(&on);
     kassert!(ttwu > 0 && placed > 0, "{on:?}");
-    kassert!(ttwu <= on.wakeups, "{on:?}");
+    // Each counted `try_to_wake_up` made one wakeup decision; a wakee still
+    // queued (woken before its `schedule()`: `ttwu_runnable`) makes one
+    // without an enqueue, so `wakeups` (the enqueues) can be one short of
+    // `ttwu` (seen under lockdep on main: 402 against 401).
+    kassert!(ttwu <= on.rows.iter().sum::<u64>(), "{on:?}");
     // Bad values are refused with the accepted ones and change nothing,
     // whichever the value was.
     for (now, flag) in [("1", true), ("0", false)] {
