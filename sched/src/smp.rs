@@ -72,11 +72,11 @@
 //! even the groups' tasks per CPU, at most `kernel.sched_nr_migrate` per pass.
 //! Cache-hot tasks (ran within the level's multiple of
 //! `kernel.sched_migration_cost_ns`, or the next buddy with CACHE_HOT_BUDDY)
-//! are skipped unless earlier passes failed to move anything (Linux's
-//! `nr_balance_failed` against `cache_nice_tries`). Migrated tasks keep their
-//! lag and relative deadline. [`Scheduler::rebalance_domains`] is the periodic
-//! form: each level is balanced only once its interval (span weight in ms,
-//! longer while busy) has passed. Sources: Linux kernel/sched/fair.c
+//! are skipped unless earlier periodic passes failed to move anything
+//! (Linux's `nr_balance_failed` against `cache_nice_tries`). Migrated tasks
+//! keep their lag and relative deadline. [`Scheduler::rebalance_domains`] is
+//! the periodic form: each level is balanced only once its interval (span
+//! weight in ms, longer while busy) has passed. Sources: Linux kernel/sched/fair.c
 //! (`select_task_rq_fair`, `select_idle_sibling`, `find_idlest_cpu`,
 //! `load_balance`, `rebalance_domains`) and topology.c (`sd_init`).
 
@@ -986,9 +986,11 @@ impl<P: Platform> Scheduler<P> {
         self.slots[cpu.index()].doms.as_slice()
     }
 
-    /// Balancing passes in a row at `cpu`'s domain `level` (an index into
-    /// [`Self::domains`]) that moved nothing because every candidate was
-    /// cache-hot (`sd->nr_balance_failed`).
+    /// Periodic balancing passes in a row at `cpu`'s domain `level` (an
+    /// index into [`Self::domains`]) that found an imbalance and moved
+    /// nothing (`sd->nr_balance_failed`, kept by Linux's `sched_balance_rq`
+    /// rules); a newly idle pass leaves it, a move or a balanced level
+    /// resets it.
     pub fn nr_balance_failed(&self, cpu: CpuId, level: usize) -> u32 {
         self.slots[cpu.index()].lb[level]
             .nr_balance_failed

@@ -804,6 +804,145 @@ fn the_cache_hot_window_grows_with_the_distance_moved() {
     assert_eq!(s.load_balance(cpu_id(41), false).len(), 4);
 }
 
+/// Puts `n` new tasks on `cpu` that may run nowhere else.
+fn load_cpu_pinned(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) {
+    let mut rq = s.cpu_rq(cpu);
+    rq.update_rq_clock(s.platform.now_ns());
+    for _ in 0..n {
+        let mut t = SchedTask::new(TaskParams::default());
+        t.cpu = cpu;
+        t.cpus_allowed = CpuMask::from_cpus(&[cpu.index()]);
+        rq.wake_up_new_task(TaskId(*next), t);
+        *next += 1;
+    }
+}
+
+/// CPU 0's NUMA level on [`cascadelake`] (SMT, MC, NUMA).
+const NUMA: usize = 2;
+
+/// [`cascadelake`] (NI_RANDOM and DELAY_DEQUEUE off) with 8 tasks that
+/// just ran on CPU 40, hot for the NUMA level (ids from `*next`), on which
+/// CPU 0's periodic passes failed `failures` times.
+fn hot_on_cpu40(failures: u32, next: &mut u32) -> Scheduler<Plat> {
+    let s = machine(cascadelake());
+    s.cfg.features.set(Feature::NiRandom, false);
+    s.cfg.features.set(Feature::DelayDequeue, false);
+    let t1 = load_cpu_hot(&s, cpu_id(40), 8, next);
+    s.platform.now.store(t1, Ordering::Relaxed);
+    for failure in 1..=failures {
+        assert!(s.load_balance(cpu_id(0), false).is_empty());
+        assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), failure);
+    }
+    s
+}
+
+#[test]
+fn newidle_passes_neither_count_failures_nor_take_hot_tasks_sooner() {
+    // Linux's `sched_balance_rq`: only periodic passes that find an
+    // imbalance and move nothing count (`nr_balance_failed++`), and
+    // `can_migrate_task` lets a hot task go once the count exceeds
+    // `cache_nice_tries`, whatever kind of pass it is.
+    let s = hot_on_cpu40(2, &mut 0);
+    // Newly idle passes fail on the same hot tasks and leave the count.
+    for _ in 0..5 {
+        assert!(s.load_balance(cpu_id(0), true).is_empty(), "newidle");
+        assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 2);
+    }
+    // NUMA's cache_nice_tries is 2: the third periodic failure lets them go.
+    assert!(s.load_balance(cpu_id(0), false).is_empty());
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 3);
+    let pulled = s.load_balance(cpu_id(0), false);
+    assert_eq!((pulled.from_cpu(), pulled.len()), (cpu_id(40), 4));
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 0);
+}
+
+#[test]
+fn a_periodic_pass_that_moves_nothing_counts_as_failed_without_hot_tasks() {
+    // CPU 40 runs a task that may go anywhere, with 7 queued tasks pinned
+    // to it: each pass finds the imbalance and moves nothing. Linux counts
+    // it (its `LBF_ALL_PINNED` is cleared by the running task, so the pass
+    // does not end in `out_all_pinned`).
+    let s = machine(cascadelake());
+    s.cfg.features.set(Feature::NiRandom, false);
+    let mut next = 0;
+    load_cpu(&s, cpu_id(40), 1, &mut next);
+    load_cpu_pinned(&s, cpu_id(40), 7, &mut next);
+    for failure in 1..=3 {
+        assert!(s.load_balance(cpu_id(0), false).is_empty());
+        assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), failure);
+    }
+    for _ in 0..3 {
+        assert!(s.load_balance(cpu_id(0), true).is_empty(), "newidle");
+        assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 3);
+    }
+    // Three failures exceed NUMA's cache_nice_tries (2): tasks that just
+    // ran on CPU 40 are taken at the first pass.
+    let pinned = 1..8;
+    let t1 = load_cpu_hot(&s, cpu_id(40), 8, &mut next);
+    s.platform.now.store(t1, Ordering::Relaxed);
+    let pulled = s.load_balance(cpu_id(0), false);
+    assert_eq!(pulled.from_cpu(), cpu_id(40));
+    assert!(!pulled.is_empty());
+    assert!(pulled.ids().iter().all(|id| !pinned.contains(&id.0)));
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 0);
+}
+
+#[test]
+fn a_source_with_every_task_pinned_is_passed_over() {
+    // Linux's `LBF_ALL_PINNED`: the pass tries the next busiest CPU, and
+    // ends balanced (`out_all_pinned`, the count reset) when none is left.
+    let mut next = 0;
+    let s = hot_on_cpu40(1, &mut next);
+    // CPU 42 holds more tasks, all pinned to it: CPU 40's hot ones are
+    // tried instead, and the pass fails on them.
+    load_cpu_pinned(&s, cpu_id(42), 9, &mut next);
+    s.cpu_rq(cpu_id(42)).pick_next_task();
+    assert_eq!(nr(&s, cpu_id(42)), 9);
+    assert!(s.load_balance(cpu_id(0), false).is_empty());
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 2);
+    // CPU 40's tasks sleep: only pinned tasks are left, the pass ends
+    // balanced.
+    {
+        let mut rq = s.cpu_rq(cpu_id(40));
+        for id in 0..8 {
+            rq.dequeue_task(TaskId(id), DequeueFlags::SLEEP).unwrap();
+        }
+        rq.pick_next_task();
+        assert_eq!(rq.nr_runnable(), 0);
+    }
+    assert!(s.load_balance(cpu_id(0), false).is_empty());
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 0);
+}
+
+#[test]
+fn a_balanced_pass_restarts_the_count() {
+    // Linux's `out_balanced`: a pass that finds no busier group resets the
+    // count, so hot tasks wait for as many fresh failures again.
+    let mut next = 0;
+    let s = hot_on_cpu40(2, &mut next);
+    // One task on each of 8 cores of CPU 0's socket: 8 a side, balanced.
+    let local = next;
+    for cpu in (2..=16).step_by(2) {
+        load_cpu(&s, cpu_id(cpu), 1, &mut next);
+    }
+    assert!(s.load_balance(cpu_id(0), false).is_empty());
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 0);
+    // They sleep, at once: CPU 40's tasks are as hot as before, and
+    // need three fresh failures.
+    for (cpu, id) in (2..=16).step_by(2).zip(local..) {
+        let mut rq = s.cpu_rq(cpu_id(cpu));
+        rq.dequeue_task(TaskId(id), DequeueFlags::SLEEP).unwrap();
+        rq.pick_next_task();
+        assert_eq!(rq.nr_runnable(), 0);
+    }
+    for failure in 1..=3 {
+        assert!(s.load_balance(cpu_id(0), false).is_empty());
+        assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), failure);
+    }
+    assert_eq!(s.load_balance(cpu_id(0), false).from_cpu(), cpu_id(40));
+    assert_eq!(s.nr_balance_failed(cpu_id(0), NUMA), 0);
+}
+
 /// Flags of each of `cpu`'s domains: (level, SD_ASYM_CPUCAPACITY, _FULL).
 fn asym_flags(s: &Scheduler<Plat>, cpu: CpuId) -> Vec<(DomainLevel, bool, bool)> {
     s.domains(cpu)

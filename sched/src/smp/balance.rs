@@ -28,8 +28,23 @@
 //!    [`MAX_PULL`](super::MAX_PULL). A task counts as cache-hot for the
 //!    level's `hot_scale` × `kernel.sched_migration_cost_ns` (0 between SMT
 //!    siblings, longer across LLCs and nodes, see [`crate::domain`]) and stays
-//!    unless the level's `nr_balance_failed` exceeds `cache_nice_tries` (a
-//!    newly idle CPU needs one failure less, as before).
+//!    unless the level's `nr_balance_failed` exceeds `cache_nice_tries`
+//!    (`can_migrate_task`, for every kind of pass). When every task of the
+//!    chosen CPU may run only elsewhere, the level is tried again without
+//!    that CPU (`LBF_ALL_PINNED`), until no CPU outside the local group is
+//!    left.
+//!
+//! `nr_balance_failed` (per CPU and level) follows Linux's
+//! `sched_balance_rq` (formerly `load_balance`): a periodic pass that finds
+//! an imbalance and a source CPU but moves nothing (hot, too heavy,
+//! running, pinned while another task there is not) adds one; a newly idle
+//! pass that moves nothing leaves it, so frequent newidle passes do not
+//! make hot tasks move; moving tasks resets it, and so does a pass that
+//! finds the level balanced (`out_balanced`: no busier group, no
+//! imbalance, another CPU of the local group balances it, or every
+//! candidate source pinned, `out_all_pinned`). A misfit pass that moves
+//! nothing leaves it too. Besides the cache-hot test, `detach_tasks`
+//! halves a task's load for each failure when balancing load.
 //!
 //! A pass stops at the first level that moved tasks, so [`Pulled`] names one
 //! source CPU (Linux's periodic pass climbs on; ours climbs at the next call).
@@ -76,9 +91,11 @@
 //! `update_sd_pick_busiest` by type, `find_busiest_group`'s balanced
 //! cases, and `calculate_imbalance`'s migrate_util / migrate_load /
 //! migrate_task, with `detach_tasks` by task load), asymmetric packing, active
-//! balancing of running tasks but misfits, `LBF_DST_PINNED` retries with
-//! another destination, NUMA balancing's preferred nodes, the newidle cost
-//! cut-off (`max_newidle_lb_cost`).
+//! balancing of running tasks but misfits (Linux's
+//! `imbalanced_active_balance` after `cache_nice_tries + 2` failures, so
+//! ours counts failures on a CPU whose lone task it will not push),
+//! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
+//! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
 
 use core::sync::atomic::Ordering;
 
@@ -165,6 +182,9 @@ impl<P: Platform> Scheduler<P> {
                 st.last_balance_ns.store(now, Ordering::Relaxed);
             }
             if !newidle && !self.should_we_balance(sd, this_cpu) {
+                // Another CPU balances this level: for this one it is
+                // balanced (`should_we_balance` goes to `out_balanced`).
+                self.lb_done(this_cpu, level, Outcome::Balanced, newidle);
                 break;
             }
             // NI_RANDOM may skip this level's newidle balance; a success
@@ -235,6 +255,14 @@ impl<P: Platform> Scheduler<P> {
                 local.group_type(sd.imbalance_pct),
                 &all,
             ) {
+                // `migrate_misfit`: a misfit moved counts as any move; one
+                // that did not (or went by active balance) is no failure.
+                let outcome = if p.is_empty() {
+                    Outcome::Misfit
+                } else {
+                    Outcome::Moved
+                };
+                self.lb_done(this_cpu, level, outcome, newidle);
                 return p;
             }
         }
@@ -248,12 +276,45 @@ impl<P: Platform> Scheduler<P> {
         // the counts as Linux's `migrate_task` does; without groups every
         // pass keeps the count rules.
         let by_load = self.cfg.groups.any_grouped() && local.idle == 0 && local.nr >= local.w;
+        // `LBF_ALL_PINNED`: when every task of the source may run only
+        // elsewhere, try again without that CPU, until no CPU outside the
+        // local group is left (`out_all_pinned`: balanced).
+        let mut cpus = all;
+        let outcome = loop {
+            let outcome =
+                self.pull_busiest(this_cpu, level, sd, &local, by_load, &cpus, &mut pulled);
+            if outcome != Outcome::AllPinned {
+                break outcome;
+            }
+            cpus.remove(pulled.from);
+            if cpus.and_not(&local_span).is_empty() {
+                break Outcome::Balanced;
+            }
+        };
+        self.lb_done(this_cpu, level, outcome, newidle);
+        pulled
+    }
+
+    /// `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`
+    /// and the pull, over the CPUs of `cpus`, for the local group `local`.
+    #[allow(clippy::too_many_arguments)]
+    fn pull_busiest(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        sd: &SchedDomain,
+        local: &SgStats,
+        by_load: bool,
+        cpus: &CpuMask,
+        pulled: &mut Pulled,
+    ) -> Outcome {
+        let local_span = local.span;
         let mut busiest: Option<SgStats> = None;
         for g in sd.groups(&self.topology) {
             if g == local_span {
                 continue;
             }
-            let st = self.sg_stats(g, &all);
+            let st = self.sg_stats(g, cpus);
             // By load: only an overloaded group (more tasks than CPUs) can
             // give, and the one of most load per capacity is busiest
             // (`update_sd_pick_busiest` among `group_overloaded` groups).
@@ -268,34 +329,56 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         let Some(busiest) = busiest else {
-            return pulled;
+            return Outcome::Balanced;
         };
         let migrate = if by_load {
-            let domain = self.sg_stats(sd.span, &all);
-            Migrate::Load(load_imbalance(sd, &local, &busiest, &domain))
+            let domain = self.sg_stats(sd.span, cpus);
+            Migrate::Load(load_imbalance(sd, local, &busiest, &domain))
         } else {
-            Migrate::Tasks(calculate_imbalance(sd, &local, &busiest))
+            Migrate::Tasks(calculate_imbalance(sd, local, &busiest))
         };
         if migrate.is_none() {
-            if by_load {
-                // Balanced: earlier failures no longer count (`out_balanced`).
-                self.slots[this_cpu.index()].lb[level]
-                    .nr_balance_failed
-                    .store(0, Ordering::Relaxed);
-            }
-            return pulled;
+            return Outcome::Balanced;
         }
+        let span = busiest.span.and(cpus);
         let src = if by_load {
-            self.find_busiest_queue_by_load(&busiest.span)
+            self.find_busiest_queue_by_load(&span)
         } else {
-            self.find_busiest_queue(&busiest.span)
+            self.find_busiest_queue(&span)
         };
         let Some(src_cpu) = src else {
-            return pulled;
+            // By counts, the busiest group holds more tasks per CPU than
+            // ours but no CPU of it runs two: Linux's `migrate_task` picks
+            // one running a lone task anyway and fails to detach it (the
+            // active balance that would follow is left out). By load, a
+            // lone task heavier than the imbalance is passed over, and with
+            // no other source the pass ends balanced.
+            return if by_load {
+                Outcome::Balanced
+            } else {
+                Outcome::Failed
+            };
         };
         pulled.from = src_cpu;
-        self.pull(this_cpu, src_cpu, level, sd, migrate, newidle, &mut pulled);
-        pulled
+        self.pull(this_cpu, src_cpu, level, sd, migrate, pulled)
+    }
+
+    /// `nr_balance_failed` after a pass at `this_cpu`'s domain `level`, by
+    /// `sched_balance_rq`'s (Linux's `load_balance`) rules: reset when tasks
+    /// moved or the level was found balanced (`out_balanced`,
+    /// `out_all_pinned`); one more after a periodic pass that found an
+    /// imbalance and moved nothing; left as it is by a newidle pass that
+    /// moved nothing (frequent, it must not make cache-hot tasks move or
+    /// heavy ones count lighter) and by a misfit pass.
+    fn lb_done(&self, this_cpu: CpuId, level: usize, outcome: Outcome, newidle: bool) {
+        let failed = &self.slots[this_cpu.index()].lb[level].nr_balance_failed;
+        match outcome {
+            Outcome::Moved | Outcome::Balanced => failed.store(0, Ordering::Relaxed),
+            Outcome::Failed if !newidle => {
+                failed.fetch_add(1, Ordering::Relaxed);
+            }
+            Outcome::Failed | Outcome::Misfit | Outcome::AllPinned => {}
+        }
     }
 
     /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
@@ -331,12 +414,14 @@ impl<P: Platform> Scheduler<P> {
         level: usize,
         sd: &SchedDomain,
         migrate: Migrate,
-        newidle: bool,
         pulled: &mut Pulled,
-    ) {
-        let failed_ctr = &self.slots[this_cpu.index()].lb[level].nr_balance_failed;
-        let failed = failed_ctr.load(Ordering::Relaxed);
-        let allow_hot = failed > sd.cache_nice_tries.saturating_sub(newidle as u32);
+    ) -> Outcome {
+        let failed = self.slots[this_cpu.index()].lb[level]
+            .nr_balance_failed
+            .load(Ordering::Relaxed);
+        // `can_migrate_task`: hot tasks go once the level's periodic passes
+        // failed more than `cache_nice_tries` times in a row.
+        let allow_hot = failed > sd.cache_nice_tries;
         let hot_ns = self.cfg.tunables.migration_cost_ns() * sd.hot_scale as u64;
         let mut locked = self.double_rq_lock(this_cpu, src_cpu);
         let (this_rq, src) = locked.pair();
@@ -360,23 +445,24 @@ impl<P: Platform> Scheduler<P> {
         // ones), least urgent (latest deadline) first.
         let mut cands = [TaskId(0); MAX_PULL];
         let mut nc = 0;
-        let mut hot_skipped = false;
-        let mut load_skipped = false;
+        // Whether any fair task there may run here (Linux clears
+        // `LBF_ALL_PINNED` on the first such task, running or not).
+        let mut any_allowed = false;
         for id in src.fair_queue_rev() {
             if nc >= limit {
                 break;
             }
             let Some(t) = src.task(id) else { continue };
-            if t.state != TaskState::Queued
-                || t.class() != SchedClass::Fair
-                || !self.allowed(t, this_cpu)
-            {
+            if t.class() != SchedClass::Fair || !self.allowed(t, this_cpu) {
+                continue;
+            }
+            any_allowed = true;
+            if t.state != TaskState::Queued {
                 continue;
             }
             let hot = sd.hot_scale > 0
                 && (src.task_hot(id) || src.clock().saturating_sub(t.se.exec_start) < hot_ns);
             if hot && !allow_hot {
-                hot_skipped = true;
                 continue;
             }
             // migrate_load: a task whose load would overshoot the
@@ -386,7 +472,6 @@ impl<P: Platform> Scheduler<P> {
             if let Some(left) = load_left.as_mut() {
                 let h = src.task_h_load(id);
                 if h >> failed.min(63) > *left {
-                    load_skipped = true;
                     continue;
                 }
                 *left = left.saturating_sub(h);
@@ -396,6 +481,12 @@ impl<P: Platform> Scheduler<P> {
             if load_left == Some(0) {
                 break;
             }
+        }
+        if !any_allowed {
+            any_allowed = src
+                .curr()
+                .and_then(|id| src.task(id))
+                .is_some_and(|t| t.class() == SchedClass::Fair && self.allowed(t, this_cpu));
         }
         for &id in &cands[..nc] {
             if let Ok(t) = src.detach_task(id) {
@@ -408,16 +499,32 @@ impl<P: Platform> Scheduler<P> {
         drop(locked);
         if pulled.n != 0 {
             self.recheck_active(this_cpu);
-        }
-        // A periodic pass that found only tasks too heavy for the load
-        // imbalance failed too (`load_balance` counts every periodic pass
-        // that moved nothing, `sd->nr_balance_failed++`).
-        if pulled.n == 0 && (hot_skipped || (load_skipped && !newidle)) {
-            failed_ctr.fetch_add(1, Ordering::Relaxed);
+            Outcome::Moved
+        } else if any_allowed {
+            // Cache-hot, too heavy for the load imbalance, running, or
+            // none queued: a failed pass.
+            Outcome::Failed
         } else {
-            failed_ctr.store(0, Ordering::Relaxed);
+            Outcome::AllPinned
         }
     }
+}
+
+/// How a pass at one domain level ended, for `nr_balance_failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Tasks moved.
+    Moved,
+    /// Nothing to do: no busier group, no imbalance, another CPU of the
+    /// local group balances this level, or every task pinned elsewhere.
+    Balanced,
+    /// An imbalance and a source, but nothing moved.
+    Failed,
+    /// A misfit pass that moved nothing (or went by active balance).
+    Misfit,
+    /// Every task of the source may run only elsewhere (`LBF_ALL_PINNED`):
+    /// the caller tries another source.
+    AllPinned,
 }
 
 /// What a pass moves (`env->migration_type`): a number of tasks
