@@ -117,10 +117,21 @@
 //! so that a run without `-R` compiles to the message path it had before
 //! the counters existed.
 //!
+//! # Who spawns the tasks
+//! A fresh `hackbench` thread of the run, the parent
+//! ([`super::Job::spawn_parent`]), spawns every task, then releases the
+//! senders, then waits for all of them, as rt-tests' hackbench main
+//! process forks its groups, writes the start byte and reaps them. The
+//! shell only waits for the parent. So the shell wakes nobody, and the
+//! tasks start with the parent's `wakee_flips` (a fork copies them), which
+//! are the shell's at the parent's spawn and no longer grow by one per
+//! sender each run (docs/results/linux.md, "hackbench's workers and the
+//! shell's wakee_flips").
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
-//! be spawned is poisoned for by the shell.
+//! be spawned is poisoned for by the parent.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -771,15 +782,13 @@ fn run_charged<C: Charge, const ROLES: bool>(
     let roles = Arc::new(SharedRoles {
         sum: crate::sync::SpinLock::named("hackbench roles", RoleStats::default()),
     });
-    let mut job = Job::new();
-    let mut pipes_of_groups = Vec::new();
+    // Each group's channels, mutexes and wakeup stamps, made here and
+    // shared with the parent thread (Linux's main process makes a group's
+    // socketpairs before it forks the group's tasks).
+    let mut group_parts = Vec::with_capacity(groups);
     let mut all = Vec::with_capacity(groups * fds);
     let mut all_locks = Vec::with_capacity(groups);
-    let mut failed = None;
     for _ in 0..groups {
-        if failed.is_some() {
-            break;
-        }
         let pipes: Vec<Arc<Channel<u32>>> = (0..fds)
             .map(|_| Arc::new(Channel::with_model(model)))
             .collect();
@@ -787,155 +796,182 @@ fn run_charged<C: Charge, const ROLES: bool>(
         let locks = charge.locks(fds);
         all_locks.push(locks.clone());
         let stamps: Arc<[AtomicU64]> = (0..fds).map(|_| AtomicU64::new(0)).collect();
-        let mut receivers = 0;
-        for (k, pipe) in pipes.iter().enumerate() {
-            let (pipe, locks) = (pipe.clone(), locks.clone());
-            let (end, got, totals) = (last_end.clone(), received.clone(), totals.clone());
-            let (roles, stamps) = (roles.clone(), stamps.clone());
-            let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
-                let (mut poisons, mut n) = (0, 0);
-                let mut acct = charge.start();
-                let mut rs = RoleStats::default();
-                let sw0 = if ROLES { own_switches() } else { (0, 0) };
-                while poisons < fds {
-                    let mut v0 = 0;
+        group_parts.push((pipes, locks, stamps));
+    }
+    let outcome = Arc::new(super::ParentReport::new());
+    let mut job = Job::new();
+    let (parent_out, end0) = (outcome.clone(), last_end.clone());
+    let (received0, totals0, roles0) = (received.clone(), totals.clone(), roles.clone());
+    // The parent: a fresh thread that spawns every task, starts them and
+    // reaps them, as rt-tests' hackbench main process does
+    // ([`Job::spawn_parent`]: they start with its wakee_flips, not the
+    // shell's).
+    job.spawn_parent("hackbench", move |mut job| {
+        let (last_end, received, totals, roles) = (end0, received0, totals0, roles0);
+        let mut pipes_of_groups = Vec::new();
+        let mut failed = None;
+        for (pipes, locks, stamps) in group_parts {
+            if failed.is_some() {
+                break;
+            }
+            let mut receivers = 0;
+            for (k, pipe) in pipes.iter().enumerate() {
+                let (pipe, locks) = (pipe.clone(), locks.clone());
+                let (end, got, totals) = (last_end.clone(), received.clone(), totals.clone());
+                let (roles, stamps) = (roles.clone(), stamps.clone());
+                let r = job.spawn("hackbench-recv", TaskParams::default(), None, move || {
+                    let (mut poisons, mut n) = (0, 0);
+                    let mut acct = charge.start();
+                    let mut rs = RoleStats::default();
+                    let sw0 = if ROLES { own_switches() } else { (0, 0) };
+                    while poisons < fds {
+                        let mut v0 = 0;
+                        if ROLES {
+                            if queued(&pipe) == 0 {
+                                stamps[k].store(0, Ordering::Relaxed);
+                            }
+                            v0 = own_switches().0;
+                        }
+                        charge.op_begin(&pipe, &mut acct);
+                        let v = pipe.recv();
+                        if ROLES && own_switches().0 != v0 {
+                            receiver_woke(&pipe, &stamps[k], &mut rs);
+                        }
+                        if v != POISON {
+                            // read()'s copy-out and exit, after any sleep.
+                            charge.recv(&locks, k);
+                        }
+                        charge.op_end(&pipe, &mut acct);
+                        // read() returns to user space (a lazy request is taken).
+                        crate::sched::exit_to_user_mode();
+                        if v == POISON {
+                            poisons += 1;
+                        } else {
+                            n += 1;
+                        }
+                    }
                     if ROLES {
-                        if queued(&pipe) == 0 {
-                            stamps[k].store(0, Ordering::Relaxed);
+                        let sw1 = own_switches();
+                        rs.recv_blocked = sw1.0 - sw0.0;
+                        rs.recv_preempted = sw1.1 - sw0.1;
+                        roles.add(&rs);
+                    }
+                    charge.finish(&acct, &totals);
+                    got.fetch_add(n, Ordering::Relaxed);
+                    end.fetch_max(arch::now_ns(), Ordering::Relaxed);
+                });
+                match r {
+                    Ok(_) => receivers += 1,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            if failed.is_some() {
+                // No senders for this group: end its receivers with fds poisons
+                // each (a full channel only blocks until its receiver drains it).
+                for pipe in &pipes[..receivers] {
+                    for _ in 0..fds {
+                        pipe.send(POISON);
+                    }
+                }
+                break;
+            }
+            let mut unspawned = 0;
+            for _ in 0..fds {
+                let (pipes2, locks) = (pipes.clone(), locks.clone());
+                let (gate, stop, end) = (gate.clone(), job.stop_flag(), last_end.clone());
+                let totals = totals.clone();
+                let (roles, stamps) = (roles.clone(), stamps.clone());
+                let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
+                    let sw0 = if ROLES { own_switches() } else { (0, 0) };
+                    gate.down();
+                    let mut acct = charge.start();
+                    let mut rs = RoleStats::default();
+                    'outer: for i in 0..loops {
+                        for (k, pipe) in pipes2.iter().enumerate() {
+                            if stop.stopped() {
+                                break 'outer;
+                            }
+                            // write()'s entry and copy-in, before the wakeup.
+                            charge.send(&locks, k);
+                            charge.op_begin(pipe, &mut acct);
+                            if ROLES {
+                                stamp_send(&stamps[k]);
+                                let (v0, i0) = own_switches();
+                                pipe.send(i);
+                                let (v1, i1) = own_switches();
+                                rs.send_blocked += v1 - v0;
+                                rs.send_preempted_in_send += i1 - i0;
+                            } else {
+                                pipe.send(i);
+                            }
+                            charge.op_end(pipe, &mut acct);
+                            // write() returns to user space.
+                            if ROLES {
+                                let i2 = own_switches().1;
+                                crate::sched::exit_to_user_mode();
+                                rs.send_preempted_user_return += own_switches().1 - i2;
+                            } else {
+                                crate::sched::exit_to_user_mode();
+                            }
                         }
-                        v0 = own_switches().0;
                     }
-                    charge.op_begin(&pipe, &mut acct);
-                    let v = pipe.recv();
-                    if ROLES && own_switches().0 != v0 {
-                        receiver_woke(&pipe, &stamps[k], &mut rs);
-                    }
-                    if v != POISON {
-                        // read()'s copy-out and exit, after any sleep.
-                        charge.recv(&locks, k);
-                    }
-                    charge.op_end(&pipe, &mut acct);
-                    // read() returns to user space (a lazy request is taken).
-                    crate::sched::exit_to_user_mode();
-                    if v == POISON {
-                        poisons += 1;
-                    } else {
-                        n += 1;
-                    }
-                }
-                if ROLES {
-                    let sw1 = own_switches();
-                    rs.recv_blocked = sw1.0 - sw0.0;
-                    rs.recv_preempted = sw1.1 - sw0.1;
-                    roles.add(&rs);
-                }
-                charge.finish(&acct, &totals);
-                got.fetch_add(n, Ordering::Relaxed);
-                end.fetch_max(arch::now_ns(), Ordering::Relaxed);
-            });
-            match r {
-                Ok(_) => receivers += 1,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        if failed.is_some() {
-            // No senders for this group: end its receivers with fds poisons
-            // each (a full channel only blocks until its receiver drains it).
-            for pipe in &pipes[..receivers] {
-                for _ in 0..fds {
-                    pipe.send(POISON);
-                }
-            }
-            break;
-        }
-        let mut unspawned = 0;
-        for _ in 0..fds {
-            let (pipes2, locks) = (pipes.clone(), locks.clone());
-            let (gate, stop, end) = (gate.clone(), job.stop_flag(), last_end.clone());
-            let totals = totals.clone();
-            let (roles, stamps) = (roles.clone(), stamps.clone());
-            let r = job.spawn("hackbench-send", TaskParams::default(), None, move || {
-                let sw0 = if ROLES { own_switches() } else { (0, 0) };
-                gate.down();
-                let mut acct = charge.start();
-                let mut rs = RoleStats::default();
-                'outer: for i in 0..loops {
                     for (k, pipe) in pipes2.iter().enumerate() {
-                        if stop.stopped() {
-                            break 'outer;
-                        }
-                        // write()'s entry and copy-in, before the wakeup.
-                        charge.send(&locks, k);
                         charge.op_begin(pipe, &mut acct);
                         if ROLES {
                             stamp_send(&stamps[k]);
-                            let (v0, i0) = own_switches();
-                            pipe.send(i);
-                            let (v1, i1) = own_switches();
-                            rs.send_blocked += v1 - v0;
-                            rs.send_preempted_in_send += i1 - i0;
-                        } else {
-                            pipe.send(i);
                         }
+                        pipe.send(POISON);
                         charge.op_end(pipe, &mut acct);
-                        // write() returns to user space.
-                        if ROLES {
-                            let i2 = own_switches().1;
-                            crate::sched::exit_to_user_mode();
-                            rs.send_preempted_user_return += own_switches().1 - i2;
-                        } else {
-                            crate::sched::exit_to_user_mode();
-                        }
                     }
-                }
-                for (k, pipe) in pipes2.iter().enumerate() {
-                    charge.op_begin(pipe, &mut acct);
                     if ROLES {
-                        stamp_send(&stamps[k]);
+                        let sw1 = own_switches();
+                        rs.send_blocked_other = (sw1.0 - sw0.0).saturating_sub(rs.send_blocked);
+                        rs.send_preempted_other = (sw1.1 - sw0.1).saturating_sub(
+                            rs.send_preempted_in_send + rs.send_preempted_user_return,
+                        );
+                        roles.add(&rs);
                     }
-                    pipe.send(POISON);
-                    charge.op_end(pipe, &mut acct);
+                    charge.finish(&acct, &totals);
+                    end.fetch_max(arch::now_ns(), Ordering::Relaxed);
+                });
+                if let Err(e) = r {
+                    failed.get_or_insert(e);
+                    unspawned += 1;
                 }
-                if ROLES {
-                    let sw1 = own_switches();
-                    rs.send_blocked_other = (sw1.0 - sw0.0).saturating_sub(rs.send_blocked);
-                    rs.send_preempted_other = (sw1.1 - sw0.1)
-                        .saturating_sub(rs.send_preempted_in_send + rs.send_preempted_user_return);
-                    roles.add(&rs);
-                }
-                charge.finish(&acct, &totals);
-                end.fetch_max(arch::now_ns(), Ordering::Relaxed);
-            });
-            if let Err(e) = r {
-                failed.get_or_insert(e);
-                unspawned += 1;
             }
+            pipes_of_groups.push((pipes, unspawned));
         }
-        pipes_of_groups.push((pipes, unspawned));
-    }
-    let t0 = arch::now_ns();
-    for _ in 0..groups * fds {
-        gate.up();
-    }
-    if failed.is_some() {
-        job.stop();
-        // Stand in for the senders that do not exist.
-        for (pipes, unspawned) in &pipes_of_groups {
-            for _ in 0..*unspawned {
-                for pipe in pipes {
-                    pipe.send(POISON);
+        parent_out.released();
+        for _ in 0..groups * fds {
+            gate.up();
+        }
+        job.spawned();
+        if failed.is_some() {
+            job.stop();
+            // Stand in for the senders that do not exist.
+            for (pipes, unspawned) in &pipes_of_groups {
+                for _ in 0..*unspawned {
+                    for pipe in pipes {
+                        pipe.send(POISON);
+                    }
                 }
             }
         }
-    }
+        // Reaped as rt-tests' hackbench reaps its children (waitpid); the
+        // shell's Ctrl-C reaches them through the shared stop flag.
+        job.wait(&mut super::NoInterrupt, 10);
+        job.join();
+        parent_out.set_error(failed);
+    })?;
     let interrupted = job.wait(ctl, 10);
     job.join();
-    if let Some(e) = failed {
+    if let Some(e) = outcome.take_error() {
         return Err(e);
     }
+    let t0 = outcome.start_ns();
     let mut channels = ChannelStats::default();
     for c in &all {
         channels += c.stats();

@@ -119,6 +119,12 @@ impl Control for Leader {
         self.0.cancel.load(Ordering::Acquire)
     }
 
+    /// Its threads are listed, reniced and moved by job number: all of
+    /// them, also those a run's parent thread spawns.
+    fn wants_threads(&self) -> bool {
+        true
+    }
+
     fn started(&mut self, threads: &[Tid]) {
         let mut ids: Vec<u32> = threads.iter().map(|t| t.idx()).collect();
         ids.sort_unstable();

@@ -15,6 +15,14 @@
 //! its senders' poisons arrive, a killed sender sends its poisons on the way
 //! out. Either way the run reports itself interrupted.
 //!
+//! # Who spawns
+//! `hackbench` and `pgbench` spawn and start their threads from a fresh
+//! parent thread of the run ([`Job::spawn_parent`]), as Linux's benchmark
+//! process does after the shell forked it, so the shell wakes nobody and
+//! its `wakee_flips` do not grow from run to run (a new task starts with
+//! its parent's). The others start their threads without waking them, so
+//! the shell spawns them directly.
+//!
 //! # Waiting
 //! The shell thread sleeps while the job runs, as Linux's harnesses do
 //! (blocked in `waitpid`, `pthread_join` or a pipe read): the job's last
@@ -120,6 +128,16 @@ pub fn run_command(
 
 /// What a workload needs from the shell while it waits.
 pub trait Control {
+    /// Whether [`Control::started`] wants every thread of a run whose
+    /// workers a parent thread spawns ([`Job::spawn_parent`]): then
+    /// [`Job::wait`] sleeps until the parent has spawned them all (it wakes
+    /// the waiter once) before it calls `started`. Only a background job
+    /// wants them (for `jobs`, `nice %N`, `taskset %N`); otherwise the shell
+    /// sleeps through the run's start, as a Linux shell in `waitpid` does.
+    fn wants_threads(&self) -> bool {
+        false
+    }
+
     /// Whether the user pressed Ctrl-C since the last call (reads the console
     /// without blocking; other input stays queued for the prompt), or, for a
     /// background job, whether it was killed.
@@ -441,12 +459,74 @@ impl Live {
     }
 }
 
+/// What a run's parent thread ([`Job::spawn_parent`]) tells the thread
+/// that waits for it: when it released the tasks (the run's start), and
+/// why it could not spawn them all.
+pub struct ParentReport {
+    start_ns: AtomicU64,
+    error: SpinLock<Option<String>>,
+}
+
+impl Default for ParentReport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ParentReport {
+    /// Nothing reported yet.
+    pub const fn new() -> Self {
+        ParentReport {
+            start_ns: AtomicU64::new(0),
+            error: SpinLock::named("parent report", None),
+        }
+    }
+
+    /// The parent releases the tasks now: the run starts.
+    pub fn released(&self) {
+        self.start_ns
+            .store(crate::arch::now_ns(), Ordering::Relaxed);
+    }
+
+    /// The parent's spawn error, if one failed.
+    pub fn set_error(&self, e: Option<String>) {
+        *self.error.lock() = e;
+    }
+
+    /// When the run started (0 if the parent never released the tasks).
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns.load(Ordering::Relaxed)
+    }
+
+    /// The spawn error, once.
+    pub fn take_error(&self) -> Option<String> {
+        self.error.lock().take()
+    }
+}
+
+/// The workers a run's parent thread spawned ([`Job::spawn_parent`]), as
+/// the job that spawned the parent sees them.
+struct Roster {
+    /// Their ids, in spawn order.
+    threads: SpinLock<Vec<Tid>>,
+    /// The parent spawned every worker, or gave up, or ended.
+    complete: AtomicBool,
+    /// The job's waiter wants to be woken when `complete` is set
+    /// ([`Control::wants_threads`]).
+    wanted: AtomicBool,
+}
+
 /// The threads of one workload run. Dropping it stops and joins them all.
 pub struct Job {
     stop: Arc<AtomicBool>,
     live: Arc<Live>,
     threads: Vec<Tid>,
     interrupted: bool,
+    /// A job with a parent thread: the workers it spawned.
+    roster: Option<Arc<Roster>>,
+    /// A parent thread's job of workers: the roster it fills and the live
+    /// count of the job that spawned the parent (whose waiter it wakes).
+    reports_to: Option<(Arc<Roster>, Arc<Live>)>,
 }
 
 impl Job {
@@ -457,6 +537,8 @@ impl Job {
             live: Arc::new(Live::new(0)),
             threads: Vec::new(),
             interrupted: false,
+            roster: None,
+            reports_to: None,
         }
     }
 
@@ -470,8 +552,64 @@ impl Job {
         self.stop.store(true, Ordering::Relaxed);
     }
 
+    /// Spawns the run's parent thread, a fresh task that spawns the
+    /// workers itself (`f` gets a [`Job`] of its own for them, sharing this
+    /// job's stop flag, so Ctrl-C and `kill` reach them), releases them and
+    /// waits for them, as a Linux benchmark's main process does after the
+    /// shell forked it. Why it matters: a new task starts with its
+    /// parent's `wakee_flips` (Linux's fork copies `task_struct`, and
+    /// `__sched_fork()` leaves `wakee_flips`, `last_wakee` and
+    /// `wakee_flip_decay_ts` as they are), which `wake_wide()` compares.
+    /// The shell thread lives across runs: when it released the workers
+    /// itself, it gained a flip per worker each run (about 200 after a
+    /// few hackbench runs) and every later run's workers inherited them.
+    /// The parent has woken nobody when it spawns them. It starts with the
+    /// shell's flips (it is the shell's child), and the shell no longer
+    /// wakes anybody, so those stay near 0 here (docs/results/linux.md,
+    /// "hackbench's workers and the shell's wakee_flips", with what that
+    /// does to the placement).
+    ///
+    /// This job holds and joins the parent; the parent joins its workers
+    /// before it returns. `kill` of the parent or of any worker stops the
+    /// whole run; [`Control::started`] lists the parent and, for a control
+    /// that [wants them](Control::wants_threads), the workers (the parent
+    /// calls [`Job::spawned`] once it spawned them all).
+    pub fn spawn_parent<F>(&mut self, name: &'static str, f: F) -> Result<Tid, String>
+    where
+        F: FnOnce(Job) + Send + 'static,
+    {
+        let roster = Arc::new(Roster {
+            threads: SpinLock::named("workload roster", Vec::new()),
+            complete: AtomicBool::new(false),
+            wanted: AtomicBool::new(false),
+        });
+        let mut workers = Job::new();
+        workers.stop = self.stop.clone();
+        workers.reports_to = Some((roster.clone(), self.live.clone()));
+        self.roster = Some(roster);
+        self.spawn(name, TaskParams::default(), None, move || {
+            f(workers);
+        })
+    }
+
+    /// A parent thread's job of workers: every worker is spawned (or the
+    /// parent gave up). Wakes the waiter of the parent's job only if its
+    /// control [wants the threads](Control::wants_threads). Also done when
+    /// this job is dropped. Nothing for any other job.
+    pub fn spawned(&self) {
+        if let Some((roster, outer)) = &self.reports_to {
+            if !roster.complete.swap(true, Ordering::SeqCst) && roster.wanted.load(Ordering::SeqCst)
+            {
+                let w = outer.waiter.load(Ordering::SeqCst);
+                if w != NO_WAITER {
+                    crate::sched::try_to_wake_up(w, sched::WakeFlags::empty());
+                }
+            }
+        }
+    }
+
     /// Spawns one thread of the job, allowed on `cpu` only if given, else on
-    /// the CPUs the shell may use (the balancer places it).
+    /// the CPUs the spawning thread may use (the balancer places it).
     pub fn spawn<F>(
         &mut self,
         name: &'static str,
@@ -510,6 +648,9 @@ impl Job {
         })?;
         self.threads.push(tid);
         REGISTRY.lock().push((tid.idx(), self.stop.clone()));
+        if let Some((roster, _)) = &self.reports_to {
+            roster.threads.lock().push(tid);
+        }
         Ok(tid)
     }
 
@@ -523,13 +664,33 @@ impl Job {
     /// dequeues from 104 to 78 a second and what NO_DELAY_DEQUEUE changes in
     /// its share from −0.5 to −0.2 points (docs/results/linux.md, "The
     /// shell's poll and DELAY_DEQUEUE").
+    ///
+    /// With a parent thread ([`Job::spawn_parent`]) and a control that
+    /// [wants every thread](Control::wants_threads), `started` waits for
+    /// the parent's [`Job::spawned`] (or its end).
     pub fn wait(&mut self, ctl: &mut dyn Control, poll_ms: u64) -> bool {
-        if !self.stop.load(Ordering::Relaxed) {
-            ctl.started(&self.threads);
+        let roster = self.roster.clone().filter(|_| ctl.wants_threads());
+        if let Some(r) = &roster {
+            r.wanted.store(true, Ordering::SeqCst);
         }
         self.live.set_waiter();
         let live = self.live.clone();
+        // A job stopped before it waits (it failed to start) is not
+        // announced.
+        let mut told = self.stop.load(Ordering::Relaxed);
         loop {
+            if !told
+                && roster
+                    .as_ref()
+                    .is_none_or(|r| r.complete.load(Ordering::SeqCst) || live.done())
+            {
+                told = true;
+                let mut all = self.threads.clone();
+                if let Some(r) = &self.roster {
+                    all.extend(r.threads.lock().iter().copied());
+                }
+                ctl.started(&all);
+            }
             if live.done() {
                 return self.interrupted || self.stop.load(Ordering::Relaxed);
             }
@@ -537,7 +698,14 @@ impl Job {
                 self.interrupted = true;
                 self.stop();
             }
-            ctl.sleep(poll_ms, &|| live.done());
+            let announced = told;
+            ctl.sleep(poll_ms, &|| {
+                live.done()
+                    || (!announced
+                        && roster
+                            .as_ref()
+                            .is_some_and(|r| r.complete.load(Ordering::SeqCst)))
+            });
         }
     }
 
@@ -565,6 +733,7 @@ impl Default for Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
+        self.spawned();
         if !self.threads.is_empty() {
             self.stop();
             self.join_all();

@@ -118,77 +118,99 @@ pub fn run(
     let processed = Arc::new(AtomicU64::new(0));
     let last_end = Arc::new(AtomicU64::new(0));
     let gate = Arc::new(Semaphore::new(0));
-    let mut conns: Vec<Connection> = Vec::with_capacity(clients);
+    // The connections' sockets, made here and shared with the parent.
+    let conns: Vec<Connection> = (0..clients)
+        .map(|_| {
+            (
+                Arc::new(Channel::with_model(model)),
+                Arc::new(Channel::with_model(model)),
+            )
+        })
+        .collect();
+    let outcome = Arc::new(super::ParentReport::new());
     let mut job = Job::new();
-    let mut failed = None;
-    for _ in 0..clients {
-        let req = Arc::new(Channel::with_model(model));
-        let reply = Arc::new(Channel::with_model(model));
-        let (rq, rp) = (req.clone(), reply.clone());
-        let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || {
-            loop {
-                let i = rq.recv();
-                // The consumed request's sock_wfree wakes the client's socket.
-                rp.wake_readers_sync();
-                // Each recv()/send() returns to user space.
-                crate::sched::exit_to_user_mode();
-                if i == POISON {
-                    break;
-                }
-                serve(i, stmts);
-                rp.send(i);
-                crate::sched::exit_to_user_mode();
-            }
-        });
-        if let Err(e) = r {
-            failed = Some(e);
-            break;
-        }
-        conns.push((req.clone(), reply.clone()));
-        let (gate, stop) = (gate.clone(), job.stop_flag());
-        let (lat, done, end) = (latency.clone(), processed.clone(), last_end.clone());
-        let r = job.spawn("pgbench-client", TaskParams::default(), None, move || {
-            gate.down();
-            for _ in 0..tx {
-                if stop.stopped() {
-                    break;
-                }
-                let t0 = arch::now_ns();
-                for i in 0..stmts {
-                    req.send(i);
+    let (parent_out, conns0) = (outcome.clone(), conns.clone());
+    let (latency0, processed0, last_end0) = (latency.clone(), processed.clone(), last_end.clone());
+    // The parent: a fresh thread that spawns every backend and client and
+    // starts the clients ([`Job::spawn_parent`]), so the shell wakes
+    // nobody and the threads start with the parent's wakee_flips. (Linux's
+    // pgbench process starts its client threads; its backends are forked by
+    // the postmaster, which wakes few tasks either.)
+    job.spawn_parent("pgbench", move |mut job| {
+        let (latency, processed, last_end) = (latency0, processed0, last_end0);
+        let mut started = 0;
+        let mut failed = None;
+        for (req, reply) in conns0 {
+            let (rq, rp) = (req.clone(), reply.clone());
+            let r = job.spawn("pgbench-backend", TaskParams::default(), None, move || {
+                loop {
+                    let i = rq.recv();
+                    // The consumed request's sock_wfree wakes the client's socket.
+                    rp.wake_readers_sync();
+                    // Each recv()/send() returns to user space.
                     crate::sched::exit_to_user_mode();
-                    reply.recv();
-                    // The consumed reply's sock_wfree wakes the backend's socket.
-                    req.wake_readers_sync();
+                    if i == POISON {
+                        break;
+                    }
+                    serve(i, stmts);
+                    rp.send(i);
                     crate::sched::exit_to_user_mode();
                 }
-                lat.add(arch::now_ns() - t0);
-                done.fetch_add(1, Ordering::Relaxed);
+            });
+            if let Err(e) = r {
+                failed = Some(e);
+                break;
             }
-            end.fetch_max(arch::now_ns(), Ordering::Relaxed);
-            req.send(POISON);
-        });
-        if let Err(e) = r {
-            // This backend has no client: end it ourselves.
-            failed = Some(e);
-            if let Some((req, _)) = conns.pop() {
+            let poison = req.clone();
+            let (gate, stop) = (gate.clone(), job.stop_flag());
+            let (lat, done, end) = (latency.clone(), processed.clone(), last_end.clone());
+            let r = job.spawn("pgbench-client", TaskParams::default(), None, move || {
+                gate.down();
+                for _ in 0..tx {
+                    if stop.stopped() {
+                        break;
+                    }
+                    let t0 = arch::now_ns();
+                    for i in 0..stmts {
+                        req.send(i);
+                        crate::sched::exit_to_user_mode();
+                        reply.recv();
+                        // The consumed reply's sock_wfree wakes the backend's socket.
+                        req.wake_readers_sync();
+                        crate::sched::exit_to_user_mode();
+                    }
+                    lat.add(arch::now_ns() - t0);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                end.fetch_max(arch::now_ns(), Ordering::Relaxed);
                 req.send(POISON);
+            });
+            if let Err(e) = r {
+                // This backend has no client: end it ourselves.
+                failed = Some(e);
+                poison.send(POISON);
+                break;
             }
-            break;
+            started += 1;
         }
-    }
-    if failed.is_some() {
-        job.stop();
-    }
-    let t0 = arch::now_ns();
-    for _ in 0..conns.len() {
-        gate.up();
-    }
+        if failed.is_some() {
+            job.stop();
+        }
+        parent_out.released();
+        for _ in 0..started {
+            gate.up();
+        }
+        job.spawned();
+        job.wait(&mut super::NoInterrupt, 10);
+        job.join();
+        parent_out.set_error(failed);
+    })?;
     let interrupted = job.wait(ctl, 10);
     job.join();
-    if let Some(e) = failed {
+    if let Some(e) = outcome.take_error() {
         return Err(e);
     }
+    let t0 = outcome.start_ns();
     let mut channels = ChannelStats::default();
     for (a, b) in &conns {
         channels += a.stats();
