@@ -675,6 +675,7 @@ impl Rq {
     /// `exec_start` is that clock, is charged it at its first update. Any
     /// other update in between (a tick, another wakeup here) moves the clock
     /// as usual.
+    #[inline]
     pub fn update_rq_clock_schedule(&mut self, now_ns: u64) {
         if core::mem::take(&mut self.clock_skip) {
             self.stats.nr_clock_skips += 1;

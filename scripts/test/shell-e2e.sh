@@ -203,10 +203,13 @@ type_commands() {
         line=${line//@RECVTID@/$recv_tid}
         case $line in
             @JOBS@)
-                # Both jobs started: take a spin thread and a hackbench
-                # receiver (the first threads each job spawned).
+                # Both jobs started: take a spin thread (the first thread
+                # its job spawned) and a hackbench receiver (the second:
+                # the first is the run's parent thread, which spawns the
+                # receivers first, as Linux's hackbench forks them).
                 h_wait_for '^\[2\] [0-9]+ \(threads [0-9]+' || true
                 recv_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[1\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
+                [[ -n $recv_tid ]] && recv_tid=$((recv_tid + 1))
                 spin_tid=$(tr -d '\r' <"$log" | sed -nE 's/^\[2\] [0-9]+ \(threads ([0-9]+).*/\1/p' | head -1)
                 printf 'SPIN=%s\nRECV=%s\n' "$spin_tid" "$recv_tid" >"$vars"
                 ;;
