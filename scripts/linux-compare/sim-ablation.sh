@@ -20,6 +20,9 @@
 #   sim-none       wake cost, scan cost, pipe mutex and vCPU sharing off
 #   sim-oldret     --no-pipe-user-return (a pipe syscall's return to user
 #                  after the next mutex_lock: the model before)
+#   sim-nounlock   --no-wake-unlock (a wakeup's cost paid after a preemption
+#                  point at its instant, not with interrupts off up to its
+#                  unlock: the model before)
 #   sim-flat       flat:N
 set -euo pipefail
 
@@ -43,6 +46,7 @@ variants=(
     "sim-noshare|qemu:$ncpus|--no-vcpu-share"
     "sim-none|qemu:$ncpus|--no-wake-cost --no-contention --no-vcpu-share --no-scan-cost"
     "sim-oldret|qemu:$ncpus|--no-pipe-user-return"
+    "sim-nounlock|qemu:$ncpus|--no-wake-unlock"
     "sim-flat|flat:$ncpus|"
 )
 tags=()

@@ -255,6 +255,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
+        wake_unlock: machine.mech.wake_unlock && mech.wake_unlock,
         smt_share: machine.mech.smt_share && mech.smt_share,
         idle_states: machine.mech.idle_states && mech.idle_states,
         // Off in every preset: `--machine-noise` turns it on where it

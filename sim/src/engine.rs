@@ -61,6 +61,25 @@
 //!   the kernel ([`Next::RunKernel`]: a syscall's entry, a spin on a lock,
 //!   a waker's own wakeup cost before it blocks) starts at a kernel
 //!   preemption point instead: an immediate request, under full or lazy.
+//! - **A wakeup inside its syscall** (`Mechanisms::wake_unlock`, on
+//!   `qemu:N`, the only presets where a wakeup costs its waker time): a
+//!   step's wakeups are made at its burst's end, and what they cost the
+//!   waker ([`Costs::wake_ns`](crate::machine::Costs), `ipi_send_ns`,
+//!   `scan_cpu_ns`) is then a burst with interrupts off, Linux's
+//!   `try_to_wake_up` under the wait queue's `spin_lock_irqsave`
+//!   (`__wake_up_sync_key` from `sock_def_readable` or `pipe_write`):
+//!   no preemption point at its start, and an interrupt's exit in it
+//!   (an HRTICK expiry, the tick, an IPI) preempts nobody
+//!   ([`UnlockCounters::deferred_irqs`]). Its end is the
+//!   `spin_unlock_irqrestore`, a kernel preemption point: the wakeup's
+//!   own immediate request (full) or a deferred interrupt's (an HRTICK's
+//!   is hard under lazy too) switches there, with the scheduler's clock
+//!   skip giving the window to the wakee; then the step's next burst
+//!   starts as it would have (a return to user space takes a lazy
+//!   request). The syscall's rest after the unlock is not split off: it
+//!   is in the syscall's measured cost, before the wakeup.
+//!   `--no-wake-unlock`: the cost added to the next burst, whose start at
+//!   the wakeup's instant is the preemption point (the model before).
 //! - **Interrupt exit** (the tick, HRTICK, an IPI, a sleeper's timer):
 //!   `PreemptPoint::irq_exit(user)`, as the kernel's `irq_exit`. A task
 //!   in a [`Next::RunUser`] burst (user code: the kernel's
@@ -492,6 +511,10 @@ pub struct Task {
     /// Its current burst is user code ([`Next::RunUser`]): the kernel's
     /// per-thread user-mode mark, kept across switches.
     user: bool,
+    /// Its current burst is the irqs-off rest of a wakeup it made
+    /// (`Mechanisms::wake_unlock`): an interrupt's exit does not preempt
+    /// it, and the burst's end is the `spin_unlock_irqrestore`.
+    irqs_off: bool,
     /// State.
     pub state: TState,
     timer_gen: u32,
@@ -1169,6 +1192,23 @@ pub struct Counters {
     pub resched_at: [[u64; 2]; NR_PLACES],
 }
 
+/// The wakeup's irqs-off window (`Mechanisms::wake_unlock`): how often a
+/// waker paid its wakeups with interrupts off, and what was held back to
+/// the window's end (the `spin_unlock_irqrestore`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnlockCounters {
+    /// Windows: steps whose wakeups' cost was paid with interrupts off.
+    pub windows: u64,
+    /// Interrupt exits in a window that would have preempted its task and
+    /// did not, by [`Place`] (tick, HRTICK, IPI, a sleeper's timer): the
+    /// request waited for the unlock.
+    pub deferred_irqs: [u64; NR_PLACES],
+    /// Windows that ended with an immediate request pending (the
+    /// wakeup's own under full, or a deferred interrupt's): a switch at
+    /// the unlock.
+    pub unlock_preempts: u64,
+}
+
 /// Where a running task is rescheduled ([`Counters::resched_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -1226,6 +1266,10 @@ pub struct Kernel {
     cpu_rngs: Vec<Rng>,
     /// Counters.
     pub ctr: Counters,
+    /// The wakeup's irqs-off window (`Mechanisms::wake_unlock`), counted
+    /// apart from [`Counters`] (whose `Debug` text the golden digests of
+    /// every preset hash; no other preset has a window).
+    pub unlock: UnlockCounters,
     /// Wakeup latency samples per class, ns.
     pub lat: Vec<Vec<u64>>,
     /// Tasks.
@@ -1480,6 +1524,7 @@ impl Kernel {
                 .map(|c| Rng::stream(seed, CPU_STREAM + c))
                 .collect(),
             ctr: Counters::default(),
+            unlock: UnlockCounters::default(),
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
             cpu_of: Vec::with_capacity(max_tasks),
@@ -1681,6 +1726,7 @@ impl Kernel {
             timer_gen: 0,
             deferred: None,
             user: false,
+            irqs_off: false,
             runtime: 0,
             nr_switch_in: 0,
         });
@@ -2450,6 +2496,14 @@ impl Kernel {
         let user = curr != NIL && self.tasks[curr as usize].user;
         let mode = self.cfg.tunables.preempt_mode();
         let go = mode.preempts_at(PreemptPoint::irq_exit(user), need);
+        if go && curr != NIL && self.tasks[curr as usize].irqs_off {
+            // Interrupts are off in the waker's wakeup path: the interrupt
+            // is taken at the `spin_unlock_irqrestore`, the window's end,
+            // where its request (an HRTICK's is immediate under lazy too)
+            // preempts at the kernel point there (`Kernel::burst_end`).
+            self.unlock.deferred_irqs[place as usize] += 1;
+            return false;
+        }
         if go && user && !mode.preempts_at(PreemptPoint::irq_exit(false), need) {
             self.ctr.irq_user_preempts += 1;
         }
@@ -2605,10 +2659,37 @@ impl Kernel {
         self.this_cpu = cpu as u32;
         let mut next = match self.tasks[tid as usize].deferred.take() {
             Some(n) => n,
+            // (Also at a window's end if the task, about to block, was
+            // woken in it: it steps again, `Kernel::wake_from`.)
             None => wl.step(self, tid),
         };
+        if self.tasks[tid as usize].irqs_off {
+            // The window's end: `spin_unlock_irqrestore`, a kernel
+            // preemption point (an immediate request under full and lazy),
+            // then what the step said, at the same instant (the syscall's
+            // rest after the unlock is in its measured cost, before the
+            // wakeup).
+            self.tasks[tid as usize].irqs_off = false;
+            if self.unlock_preempts(cpu, tid, next) {
+                return;
+            }
+        }
         let debt = std::mem::take(&mut self.wake_debt);
         if debt > 0 {
+            if self.m.mech.wake_unlock {
+                // The wakeups were made inside the step's syscall, with
+                // interrupts off (`try_to_wake_up` under the wait queue's
+                // `spin_lock_irqsave`): the waker pays them before any
+                // preemption point, and their requests wait for the unlock.
+                let t = &mut self.tasks[tid as usize];
+                t.deferred = Some(next);
+                t.user = false;
+                t.irqs_off = true;
+                t.work = debt;
+                self.unlock.windows += 1;
+                self.arm_burst(cpu);
+                return;
+            }
             next = match next {
                 Next::Run(ns) => Next::Run(ns + debt),
                 Next::RunKernel(ns) => Next::RunKernel(ns + debt),
@@ -2674,6 +2755,37 @@ impl Kernel {
                 self.reschedule(cpu, PrevAction::Exits);
             }
         }
+    }
+
+    /// The end of task `tid`'s irqs-off window on `cpu`, the unlock: an
+    /// immediate request pending (the wakeup's own under full, a deferred
+    /// HRTICK's or tick's) preempts there, a kernel preemption point, with
+    /// `next` kept for when it runs again. A `Next::Run` or `RunUser` is
+    /// then a return to user space at the same instant (and only that
+    /// takes a lazy request); a block, sleep or exit goes through
+    /// `schedule()` anyway. True if it was switched out.
+    fn unlock_preempts(&mut self, cpu: usize, tid: u32, next: Next) -> bool {
+        let ns = match next {
+            Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => ns,
+            _ => return false,
+        };
+        let need = self.need_resched(cpu);
+        if need == Resched::None
+            || !self
+                .cfg
+                .tunables
+                .preempt_mode()
+                .preempts_at(PreemptPoint::Kernel, need)
+        {
+            return false;
+        }
+        self.unlock.unlock_preempts += 1;
+        self.count_resched(Place::Kernel, need);
+        let t = &mut self.tasks[tid as usize];
+        t.work = ns;
+        t.user = matches!(next, Next::RunUser(_));
+        self.reschedule(cpu, PrevAction::Stays);
+        true
     }
 
     /// Batching: task `tid` on `cpu` has just stepped and goes on with a

@@ -38,7 +38,7 @@ use sched::config::FEATURES_KEY;
 use sched::tunables::{Kind, TUNABLES};
 use sched::{Feature, PreemptMode, SchedConfig};
 
-use engine::{Counters, Kernel, Metric, Segment, Workload};
+use engine::{Counters, Kernel, Metric, Segment, UnlockCounters, Workload};
 use machine::Machine;
 use workloads::*;
 
@@ -225,6 +225,9 @@ pub struct RunResult {
     /// Idle states by depth, if modelled: (state, entries, exit latency
     /// paid in ns before jitter), shallowest first ([`Kernel::idle_stats`]).
     pub idle_states: Vec<(&'static str, u64, u64)>,
+    /// The wakeup's irqs-off window ([`UnlockCounters`]; all 0 where
+    /// wakeups cost their waker nothing or with `--no-wake-unlock`).
+    pub unlock: UnlockCounters,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -260,5 +263,6 @@ pub fn run_one(
         batch_splits: k.batch_splits,
         idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
+        unlock: k.unlock.clone(),
     })
 }

@@ -151,6 +151,20 @@ pub struct Mechanisms {
     /// came after the next `mutex_lock`, at the start of the body, so a
     /// lazy request was taken with the mutex held.
     pub pipe_user_return: bool,
+    /// A wakeup inside its syscall: the waker's side of its wakeups
+    /// ([`Costs::wake_ns`], `ipi_send_ns`, `scan_cpu_ns`, as `wake_cost`
+    /// and `scan_cost` charge them) runs with interrupts off, as Linux's
+    /// `try_to_wake_up` under the wait queue's `spin_lock_irqsave`
+    /// (`__wake_up_sync_key`, from `sock_def_readable` or `pipe_write`),
+    /// and the preemption point is its end, the `spin_unlock_irqrestore`:
+    /// a wakeup's immediate request switches there, not at the wakeup's
+    /// instant (so the scheduler's clock skip gives the window to the
+    /// wakee), a lazy one at the return to user space after it, and an
+    /// interrupt (HRTICK, tick, IPI) that lands in the window preempts at
+    /// the unlock. `--no-wake-unlock`: the model before, the cost paid
+    /// after a preemption point at the wakeup's instant. Acts only where
+    /// a wakeup costs its waker time (`qemu:N`).
+    pub wake_unlock: bool,
     /// SMT throughput sharing: a thread whose sibling is busy runs at
     /// [`Costs::smt_busy_cap`]; `--no-smt-share` (every thread at full speed).
     pub smt_share: bool,
@@ -174,6 +188,7 @@ impl Default for Mechanisms {
             vcpu_share: true,
             vcpu_turns: true,
             pipe_user_return: true,
+            wake_unlock: true,
             smt_share: true,
             idle_states: true,
             machine_noise: true,
@@ -213,6 +228,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-machine-noise",
         "no machine noise (CPU speeds, interrupts, placement per boot): only the cost jitter varies by seed",
     ),
+    (
+        "--no-wake-unlock",
+        "a wakeup's cost is paid after a preemption point at its instant, not with interrupts off up to its unlock",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -234,6 +253,7 @@ impl Mechanisms {
             "--no-vcpu-share" => self.vcpu_share = false,
             "--no-vcpu-turns" => self.vcpu_turns = false,
             "--no-pipe-user-return" => self.pipe_user_return = false,
+            "--no-wake-unlock" => self.wake_unlock = false,
             "--no-smt-share" => self.smt_share = false,
             "--no-idle-states" => self.idle_states = false,
             "--no-machine-noise" => self.machine_noise = false,
@@ -694,6 +714,7 @@ mod tests {
                 vcpu_share: false,
                 vcpu_turns: false,
                 pipe_user_return: false,
+                wake_unlock: false,
                 smt_share: false,
                 idle_states: false,
                 machine_noise: false,

@@ -140,6 +140,19 @@ fn cmd_run(args: &[String]) {
             r.ctr.scanned_cpus
         );
     }
+    let u = &r.unlock;
+    if u.windows > 0 {
+        let deferred: Vec<String> = (0..NR_PLACES)
+            .filter(|&i| u.deferred_irqs[i] > 0)
+            .map(|i| format!("{} {}", place_name(i), u.deferred_irqs[i]))
+            .collect();
+        println!(
+            "wakeups' irqs-off windows {}: interrupt preemptions deferred to the unlock: {}; switches at the unlock {}",
+            u.windows,
+            if deferred.is_empty() { "none".to_string() } else { deferred.join(", ") },
+            u.unlock_preempts
+        );
+    }
 }
 
 fn main() {
