@@ -680,11 +680,14 @@ impl DlRq {
         let t = &mut ts[s.0 as usize];
         debug_assert!(!t.dl.on_rq);
         let constrained = t.params.dl_deadline_ns < t.params.dl_period();
-        if constrained
-            && t.dl.runtime_ns > 0
-            && t.dl.deadline < now
-            && now < next_period(t)
-            && t.dl.deadline != 0
+        if t.dl.deadline == 0 {
+            // New to the class (no period yet): its deadline is in the
+            // past, so a new period starts now, with the full budget, by
+            // `setup_new_dl_entity` at a `sched_setattr` of a queued task
+            // or by `update_dl_entity` at its first wakeup; however early
+            // the clock (`replenish` would count periods from 0).
+            Self::fresh(t, now);
+        } else if constrained && t.dl.runtime_ns > 0 && t.dl.deadline < now && now < next_period(t)
         {
             // `dl_check_constrained_dl`: a constrained task enqueued after
             // its deadline but before its next period would, with a fresh
@@ -703,8 +706,6 @@ impl DlRq {
         } else if t.dl.runtime_ns <= 0 && now >= next_period(t) {
             // Its replenishment time passed while it was off the runqueue.
             Self::replenish(t, now);
-        } else if t.dl.deadline == 0 {
-            Self::fresh(t, now);
         }
         self.insert(ts, s, now);
     }

@@ -2,7 +2,10 @@
 //! `dl_task_timer`): a throttled task is replenished at the start of its
 //! next period, on the CPU's one-shot timer, not at the next tick; and a
 //! constrained task (deadline < period) woken after its deadline but before
-//! its next period waits for that period (`dl_check_constrained_dl`).
+//! its next period waits for that period (`dl_check_constrained_dl`),
+//! which holds back the first job of a task made SCHED_DEADLINE while
+//! runnable (`setup_new_dl_entity` gave it a deadline then) but not of one
+//! made SCHED_DEADLINE while asleep.
 //!
 //! The rig drives one runqueue at HZ=1000 with its periodic tick and the
 //! one-shot timer it asks for ([`Rq::take_hrtick_cmd`]), as a platform
@@ -12,7 +15,7 @@
 mod common;
 
 use common::{H, MS, US};
-use sched::{HrtickCmd, Resched, TaskParams, WakeFlags};
+use sched::{HrtickCmd, Resched, TaskId, TaskParams, WakeFlags};
 
 fn dl_us(runtime_us: u64, deadline_us: u64, period_us: u64) -> TaskParams {
     TaskParams::deadline(runtime_us * US, deadline_us * US, period_us * US)
@@ -188,6 +191,95 @@ fn a_constrained_task_woken_after_its_next_period_runs_at_once() {
     let t = r.h.task(1);
     assert!(!t.dl.throttled);
     assert_eq!((t.dl.runtime_ns, t.dl.deadline), (2 * MS as i64, 16 * MS));
+    assert_eq!(r.timer, None);
+}
+
+/// `sched_setattr` the way the kernel's `dlperiodic` workload and a Linux
+/// program forking children do it: task 1 is a fair thread that runs a
+/// little, then sleeps until its first release 9 ms after the setattr (the
+/// workload's two ticks at HZ=250 and 1 ms); it is made SCHED_DEADLINE
+/// (2 ms by 5 ms every 10 ms) either while still runnable or once asleep.
+/// Returns the setattr instant.
+fn setattr_then_sleep(r: &mut Rig, while_runnable: bool) -> u64 {
+    let p = dl_us(2_000, 5_000, 10_000);
+    r.h.spawn(1, TaskParams::default());
+    r.pick();
+    assert_eq!(r.h.curr(), Some(1));
+    r.adv(100 * US);
+    let t0;
+    if while_runnable {
+        t0 = r.h.now;
+        r.h.rq.sched_setattr(TaskId(1), p).unwrap();
+        r.flush();
+        r.adv(50 * US);
+        r.h.block();
+    } else {
+        r.adv(50 * US);
+        r.h.block();
+        t0 = r.h.now;
+        if r.h.held.contains(&1) {
+            // Its fair dequeue delayed: `sched_setattr` finishes it.
+            r.h.rq.sched_setattr(TaskId(1), p).unwrap();
+        } else {
+            sched::rq::set_params_offrq(r.h.off.get_mut(&1).unwrap(), p);
+        }
+    }
+    r.flush();
+    assert_eq!(r.h.curr(), None);
+    r.adv(t0 + 9 * MS - r.h.now);
+    r.h.wake(1, WakeFlags::empty());
+    r.flush();
+    r.pick();
+    t0
+}
+
+/// Made SCHED_DEADLINE while runnable, task 1 is enqueued as a deadline
+/// task at once with a fresh budget and a deadline 5 ms later (Linux 7.2's
+/// `enqueue_dl_entity` with `ENQUEUE_MOVE` and a deadline in the past:
+/// `setup_new_dl_entity`, commit 627cc25f8446). Its release 9 ms after the
+/// setattr falls after that deadline and before that period ends
+/// (setattr + 10 ms): `dl_check_constrained_dl` throttles it until then
+/// with its budget dropped, so the first job starts 1 ms after its
+/// release, at an instant the setattr set; the replenishment gives it 2 ms
+/// by setattr + 15 ms.
+#[test]
+fn setattr_of_a_runnable_task_holds_its_first_job_to_a_period_after_the_setattr() {
+    let mut r = Rig::new();
+    let t0 = setattr_then_sleep(&mut r, true);
+    let t = r.h.task(1);
+    assert!(t.dl.throttled, "woken after the setattr's deadline");
+    assert_eq!((t.dl.runtime_ns, t.dl.deadline), (0, t0 + 5 * MS));
+    assert_eq!(r.timer, Some(t0 + 10 * MS));
+    assert_eq!(r.h.curr(), None, "nothing runs until that period");
+    r.adv(t0 + 10 * MS - r.h.now);
+    let t = r.h.task(1);
+    assert!(!t.dl.throttled);
+    assert_eq!(
+        (t.dl.runtime_ns, t.dl.deadline),
+        (2 * MS as i64, t0 + 15 * MS),
+        "the next period's budget and deadline"
+    );
+    assert_eq!(r.h.curr(), Some(1), "its first job starts 1 ms late");
+}
+
+/// Made SCHED_DEADLINE while asleep, task 1 has no deadline until it wakes:
+/// its wakeup finds the (zero) deadline in the past and starts a new period
+/// (`update_dl_entity` -> `replenish_dl_new_period`), so its first job runs
+/// at its release with 2 ms by release + 5 ms, as every later job does.
+/// Here the clock (9.65 ms) is still below one period from 0: a first
+/// enqueue that counted periods from a zero deadline (`replenish`) gave it
+/// 10 ms, one period from 0, instead.
+#[test]
+fn setattr_of_a_sleeping_task_releases_its_first_job_at_its_wakeup() {
+    let mut r = Rig::new();
+    let t0 = setattr_then_sleep(&mut r, false);
+    let t = r.h.task(1);
+    assert!(!t.dl.throttled);
+    assert_eq!(
+        (t.dl.runtime_ns, t.dl.deadline),
+        (2 * MS as i64, t0 + 14 * MS)
+    );
+    assert_eq!(r.h.curr(), Some(1), "its first job starts at its release");
     assert_eq!(r.timer, None);
 }
 
