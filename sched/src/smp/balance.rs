@@ -1,7 +1,8 @@
 //! Load balancing over the scheduling domains (Linux's `load_balance`,
 //! `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`,
 //! `should_we_balance`, `can_migrate_task`/`task_hot` and
-//! `rebalance_domains` in kernel/sched/fair.c).
+//! `sched_balance_domains`, formerly `rebalance_domains`, in
+//! kernel/sched/fair.c).
 //!
 //! A pass walks this CPU's domains bottom-up, so imbalances are fixed within
 //! a core, then within an LLC, before tasks cross LLCs or nodes. At each level:
@@ -47,15 +48,33 @@
 //! halves a task's load for each failure when balancing load.
 //!
 //! A pass stops at the first level that moved tasks, so [`Pulled`] names one
-//! source CPU (Linux's periodic pass climbs on; ours climbs at the next call).
+//! source CPU (Linux's periodic pass climbs on; ours climbs at the next
+//! tick: the levels above count in `next_balance`).
 //!
-//! Periodic intervals ([`Scheduler::rebalance_domains`]): each level of each
-//! CPU keeps its last balance time and its `balance_interval`, which starts at
-//! the span weight in ms, is multiplied by `busy_factor` while the CPU is
-//! busy, doubles (up to `max_interval`) each time the level is found balanced
-//! and drops back when tasks move; capped at 100 ms per CPU on the machine
-//! (`max_load_balance_interval`). [`Scheduler::load_balance`] ignores the
-//! intervals and balances every level now.
+//! The periodic balance ([`Scheduler::rebalance_domains`], called at every
+//! tick) follows Linux 7.2's `sched_balance_trigger` and
+//! `sched_balance_domains`: nothing before the CPU's `next_balance`; then
+//! each level whose interval has passed since its `last_balance`, bottom-up,
+//! until a level another CPU balances (`should_we_balance`); `next_balance`
+//! becomes the earliest time a visited level is due. The interval is
+//! `get_sd_balance_interval`: the level's `balance_interval` (ms) in whole
+//! ticks, rounded up, which while the CPU is busy is `busy_factor` (16)
+//! times longer less one tick, at least one tick and at most
+//! `max_load_balance_interval` (100 ms per active CPU). Time is counted in
+//! ticks (`now_ns / tick_ns`, Linux's jiffies), as Linux's intervals are.
+//! `balance_interval` starts at `min_interval` (the span weight in ms) and
+//! follows the end of `sched_balance_rq`: any pass, newidle ones included,
+//! that found an imbalance and a source CPU puts it back to `min_interval`,
+//! whether it moved tasks or not; a periodic pass that found the level
+//! balanced doubles it while under `max_interval` (twice the span weight),
+//! or under [`MAX_PINNED_INTERVAL_MS`] when every task was pinned elsewhere
+//! (`LBF_ALL_PINNED`); a newidle pass never doubles it. A newidle pass
+//! lowers `next_balance` to when the levels it looked at are due at their
+//! idle intervals (`update_next_balance`). [`Scheduler::load_balance`]
+//! with `newidle` false ignores the intervals and balances every level now
+//! (for tests); its outcome still moves `balance_interval`. Not modelled:
+//! `sched_idle_rq` (a CPU running only SCHED_IDLE tasks counts as busy
+//! here, as idle in Linux).
 //!
 //! Newidle passes are proportional to their success ([`super::newidle`]):
 //! with NI_RANDOM a level is balanced with a probability that follows its
