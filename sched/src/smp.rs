@@ -88,6 +88,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Mutex, MutexGuard};
 
 mod balance;
+pub use balance::MAX_PINNED_INTERVAL_MS;
 pub mod capacity;
 mod groups;
 pub mod hotplug;
@@ -432,8 +433,9 @@ impl RemovedLoad {
 /// Linux's `struct sched_domain`).
 #[derive(Debug)]
 struct DomainState {
-    /// When this level was last balanced periodically, ns.
-    last_balance_ns: AtomicU64,
+    /// When this level was last balanced periodically, in ticks of
+    /// `SchedConfig::tick_ns` since 0 (`sd->last_balance`, jiffies).
+    last_balance_jiffies: AtomicU64,
     /// The current periodic interval, ms (`sd->balance_interval`).
     interval_ms: AtomicU32,
     /// Balancing passes in a row that found only cache-hot tasks.
@@ -453,6 +455,9 @@ struct CpuSlot {
     summary: CpuSummary,
     doms: CpuDomains,
     lb: [DomainState; MAX_LEVELS],
+    /// The earliest tick at which a level of this CPU is due for its
+    /// periodic balance (`rq->next_balance`, jiffies).
+    next_balance_jiffies: AtomicU64,
     /// NI_RANDOM's die (Linux's per-CPU `sched_rnd_state`).
     rng: newidle::RngCell,
 }
@@ -925,6 +930,7 @@ impl<P: Platform> Scheduler<P> {
     ) -> Self {
         let nr_cpus = topology.nr_cpus();
         let now_ns = platform.now_ns();
+        let now_jiffies = now_ns / cfg.tick_ns().max(1);
         let slots = build_domains(&topology)
             .into_iter()
             .zip(CpuId::range(nr_cpus))
@@ -943,13 +949,14 @@ impl<P: Platform> Scheduler<P> {
                     ..Default::default()
                 },
                 lb: core::array::from_fn(|l| DomainState {
-                    last_balance_ns: AtomicU64::new(0),
+                    last_balance_jiffies: AtomicU64::new(now_jiffies),
                     interval_ms: AtomicU32::new(
                         doms.as_slice().get(l).map_or(1, |sd| sd.min_interval_ms),
                     ),
                     nr_balance_failed: AtomicU32::new(0),
                     ni: newidle::NewidleState::new(now_ns),
                 }),
+                next_balance_jiffies: AtomicU64::new(now_jiffies),
                 rng: {
                     let r = newidle::RngCell::default();
                     r.seed(newidle::Lfsr113::new(newidle::rng_seed(0, cpu)));

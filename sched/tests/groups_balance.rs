@@ -40,7 +40,7 @@ mod common;
 use common::cpu_id;
 use common::plat::Plat;
 use sched::fair::group::GroupId;
-use sched::smp::Scheduler;
+use sched::smp::{Platform, Scheduler};
 use sched::{PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 const MS: u64 = 1_000_000;
@@ -50,8 +50,10 @@ const NCPUS: usize = 4;
 const HZ: u32 = 250;
 /// Milliseconds between two ticks of a CPU.
 const TICK_MS: u64 = 1000 / HZ as u64;
-/// The kernel's periodic balance runs every this many ticks (its
-/// `BALANCE_TICKS`: 16 ms at 250 Hz), staggered by CPU number.
+/// The kernel's nohz kick runs every this many ticks (its
+/// `BALANCE_TICKS`: 16 ms at 250 Hz), staggered by CPU number; its
+/// periodic balance is asked at every tick and runs when a level's
+/// interval has passed (`Scheduler::rebalance_domains`).
 const BALANCE_TICKS: u64 = 4;
 
 /// The kernel's idle and balancing state of the machine: the time in ms,
@@ -132,9 +134,10 @@ impl Machine {
 
     /// `ms` milliseconds, in steps of one: each step, on each CPU, queued
     /// wakeups and a switch when asked to (the interrupt's or IPI's exit);
-    /// every [`TICK_MS`] on each CPU that ticks, the tick, and the periodic
-    /// balance and the nohz kick every [`BALANCE_TICKS`] ticks; kicked CPUs
-    /// balance as newly idle.
+    /// every [`TICK_MS`] on each CPU that ticks, the tick, the periodic
+    /// balance (`rebalance_domains`: the levels whose interval passed) and
+    /// the nohz kick every [`BALANCE_TICKS`] ticks; kicked CPUs balance as
+    /// newly idle.
     fn run_ms(&mut self, ms: u64) {
         for _ in 0..ms {
             self.ms += 1;
@@ -164,8 +167,8 @@ impl Machine {
                     continue;
                 };
                 let r = self.s.tick(cpu);
+                self.s.rebalance_domains(cpu, self.s.platform.now_ns());
                 if (ticks + c as u64).is_multiple_of(BALANCE_TICKS) {
-                    self.s.load_balance(cpu, false);
                     self.nohz_kick(c);
                 }
                 let idle = self.s.cpu_rq(cpu).curr().is_none();

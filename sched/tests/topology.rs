@@ -548,8 +548,8 @@ fn affinity_to_cpus_above_63_is_honoured() {
 #[test]
 fn higher_levels_are_balanced_less_often() {
     let s = machine(cascadelake());
-    // Idle CPU: the interval is the span weight in ms.
-    assert_eq!(s.balance_interval_ns(cpu_id(0), 0), 2 * MS);
+    // Idle CPU: the interval is the span weight in ms, in whole 4 ms ticks.
+    assert_eq!(s.balance_interval_ns(cpu_id(0), 0), 4 * MS);
     assert_eq!(s.balance_interval_ns(cpu_id(0), 1), 40 * MS);
     assert_eq!(s.balance_interval_ns(cpu_id(0), 2), 80 * MS);
     // Only the socket level can fix this imbalance.
@@ -585,10 +585,10 @@ fn higher_levels_are_balanced_less_often() {
         cpu_id(40),
         "the NUMA level is due again after 80 ms"
     );
-    // A busy CPU balances 16 times less often.
+    // A busy CPU balances 16 times less often, less one tick (160 - 1).
     let b = machine(cascadelake());
     load_cpu(&b, cpu_id(2), 1, &mut next);
-    assert_eq!(b.balance_interval_ns(cpu_id(2), 1), 16 * 40 * MS);
+    assert_eq!(b.balance_interval_ns(cpu_id(2), 1), 159 * 4 * MS);
 }
 
 /// The placement and balancing rules the scheduler had before it knew

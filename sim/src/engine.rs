@@ -35,9 +35,10 @@
 //!   `load_balance(cpu, true)` (the kernel's idle thread) and, if it pulled a
 //!   task, schedules again.
 //! - **Tick** every `1/HZ` on busy CPUs (idle CPUs stop it, as with
-//!   `nohz=on`): `task_tick`, the interrupt's exit (below),
-//!   `load_balance(cpu, false)` every
-//!   [`BALANCE_TICKS`] ticks staggered by CPU, and the nohz kick: a busy CPU
+//!   `nohz=on`): `task_tick`, the interrupt's exit (below), the periodic
+//!   balance `rebalance_domains(cpu, now)` (the levels whose interval
+//!   passed), and every [`BALANCE_TICKS`] ticks staggered by CPU the nohz
+//!   kick: a busy CPU
 //!   with two or more runnable tasks, or a misfit on a machine of unequal
 //!   CPUs, sends an idle CPU (for the misfit, a bigger one) an IPI to run a
 //!   newidle balance (`nohz_balance_kick`). `task_tick` is followed by
@@ -207,7 +208,8 @@ use crate::rng::{Jitter, Rng};
 use crate::smt::Smt;
 use sched::topology::CpuDistance;
 
-/// Balance every this many ticks (the kernel's `BALANCE_TICKS`).
+/// A busy CPU may kick a tickless one every this many ticks (the kernel's
+/// `BALANCE_TICKS`); the periodic balance runs at its intervals.
 pub const BALANCE_TICKS: u64 = 4;
 
 const NIL: u32 = u32::MAX;
@@ -2558,8 +2560,10 @@ impl Kernel {
         if self.irq_exit_preempts(cpu, r, Place::Tick) {
             self.reschedule(cpu, PrevAction::Stays);
         }
-        if self.nr_cpus() > 1 && (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
-            let pulled = self.s.load_balance(CpuId::wrapping(cpu), false);
+        if self.nr_cpus() > 1 {
+            // The periodic balance, once a domain level's interval passed
+            // (`sched_balance_trigger`, `sched_balance_domains`).
+            let pulled = self.s.rebalance_domains(CpuId::wrapping(cpu), self.now);
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.from_cpu().index());
                 self.ctr.balanced += pulled.len() as u64;
@@ -2568,7 +2572,9 @@ impl Kernel {
                     self.reschedule(cpu, PrevAction::Stays);
                 }
             }
-            self.nohz_kick(cpu);
+            if (ticks + cpu as u64).is_multiple_of(BALANCE_TICKS) {
+                self.nohz_kick(cpu);
+            }
         }
         self.drain_ipis();
         let tick = self.cfg.tick_ns();

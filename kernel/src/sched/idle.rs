@@ -164,7 +164,7 @@ pub fn cpu_idle() -> ! {
             let n = if sched().newidle_finds_nothing() {
                 0
             } else {
-                balance(cpu, true)
+                balance_newidle(cpu)
             };
             pc.newidle_pulled.fetch_add(n as u64, Ordering::Relaxed);
             if n > 0 {

@@ -71,10 +71,12 @@
 //! clear and sends the IPI.
 //!
 //! # Balancing and affinity
-//! Each CPU's tick runs `load_balance(cpu, false)` every [`BALANCE_TICKS`]
-//! ticks, staggered by CPU number, after it released its runqueue lock; the
-//! idle thread runs `load_balance(cpu, true)` once each time it is switched in
-//! (newidle).
+//! Each CPU's tick, after it released its runqueue lock, runs the periodic
+//! balance (`rebalance_domains(cpu, now)`) once a domain level's interval
+//! has passed (Linux's `sched_balance_trigger` and `sched_balance_domains`:
+//! the span weight in ms, 16 times that while the CPU is busy, longer while
+//! the level stays balanced); the idle thread runs `load_balance(cpu, true)`
+//! once each time it is switched in (newidle).
 //!
 //! # Tickless idle
 //! With [`NOHZ_IDLE`] (boot argument `nohz=on`, the default) an idle CPU

@@ -10,9 +10,11 @@ use super::*;
 use crate::arch;
 use crate::percpu::{self, PerCpu};
 
-/// Ticks between two periodic balancing passes of one CPU (staggered by CPU
-/// number, so the CPUs do not all balance on the same tick). At the default
-/// 250 Hz: every 16 ms.
+/// Ticks between two nohz kicks from one busy CPU ([`nohz_balance_kick`],
+/// staggered by CPU number, so the CPUs do not all kick on the same tick).
+/// At the default 250 Hz: every 16 ms. The periodic balance itself is asked
+/// at every tick and runs at its own cadence (each domain level's interval:
+/// `Scheduler::rebalance_domains`).
 pub const BALANCE_TICKS: u64 = 4;
 
 /// Wakes this CPU's sleepers whose deadline is `now` or earlier
@@ -60,7 +62,9 @@ pub fn hrtick_interrupt() {
 
 /// The tick (`sched_tick`), from the timer interrupt: drain the wake list,
 /// account the running thread, wake the sleepers whose time came
-/// (`WakeFlags::IRQ`), and every [`BALANCE_TICKS`] ticks balance.
+/// (`WakeFlags::IRQ`), the periodic balance once a domain level is due
+/// (`sched_balance_trigger`), and every [`BALANCE_TICKS`] ticks the nohz
+/// kick.
 pub fn timer_tick() {
     let cpu = arch::cpu_id();
     let pc = percpu::cpu(cpu);
@@ -87,11 +91,15 @@ pub fn timer_tick() {
     if cpu == CpuId::BOOT && ticks.is_multiple_of(crate::task::softlockup::SCAN_TICKS) {
         crate::task::softlockup::check(now);
     }
-    if s.nr_cpus() > 1 && (ticks + cpu.index() as u64).is_multiple_of(BALANCE_TICKS) {
-        pc.balance_runs.fetch_add(1, Ordering::Relaxed);
-        let n = balance(cpu, false);
-        pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
-        nohz_balance_kick(cpu);
+    if s.nr_cpus() > 1 {
+        if s.rebalance_due(cpu, now) {
+            pc.balance_runs.fetch_add(1, Ordering::Relaxed);
+            let n = rebalance(cpu, now);
+            pc.balance_pulled.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        if (ticks + cpu.index() as u64).is_multiple_of(BALANCE_TICKS) {
+            nohz_balance_kick(cpu);
+        }
     }
 }
 
@@ -128,16 +136,34 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
     }
 }
 
-/// One balancing pass of `cpu` (this CPU); returns the threads pulled (their
-/// `thread.cpu` is kept by `set_task_cpu`).
-pub(crate) fn balance(cpu: CpuId, newidle: bool) -> usize {
+/// One newly idle balancing pass of `cpu` (this CPU); returns the threads
+/// pulled (their `thread.cpu` is kept by `set_task_cpu`).
+pub(crate) fn balance_newidle(cpu: CpuId) -> usize {
     let s = sched();
     let irq = arch::IrqGuard::save();
-    let pulled = s.load_balance(cpu, newidle);
+    let pulled = s.load_balance(cpu, true);
+    resched_if_pulled(cpu, &pulled);
+    drop(irq);
+    pulled.len()
+}
+
+/// The periodic balance of `cpu` (this CPU) at `now_ns`
+/// (`sched_balance_domains`): the domain levels whose interval passed;
+/// returns the threads pulled.
+fn rebalance(cpu: CpuId, now_ns: u64) -> usize {
+    let s = sched();
+    let irq = arch::IrqGuard::save();
+    let pulled = s.rebalance_domains(cpu, now_ns);
+    resched_if_pulled(cpu, &pulled);
+    drop(irq);
+    pulled.len()
+}
+
+/// After a pass that pulled threads here: the new work may preempt the
+/// running one.
+fn resched_if_pulled(cpu: CpuId, pulled: &::sched::smp::Pulled) {
     if !pulled.is_empty() {
         let rq = lock_rq(cpu);
         percpu::cpu(cpu).raise_need_resched(rq.need_resched());
     }
-    drop(irq);
-    pulled.len()
 }

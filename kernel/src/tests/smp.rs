@@ -149,10 +149,12 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
     // n + n/2 hogs (6 on 4 CPUs), all started on CPU 0, then allowed
     // everywhere. Balancing must spread them and keep every CPU busy. After a
     // settle time, no CPU may stay idle longer than the bound: a CPU that
-    // runs out of work balances at once (newidle), else its tick balances
-    // every BALANCE_TICKS ticks; a pass that finds only cache-hot tasks fails,
-    // and the next one after a failure may take hot tasks, so at most 3
-    // periodic passes: 3 * BALANCE_TICKS ticks, plus 2 ticks for the pulled
+    // runs out of work balances at once (newidle), else a busy CPU's tick
+    // kicks it every BALANCE_TICKS ticks (a tickless CPU; CPU 0 keeps
+    // ticking and balances at its idle interval, 1 or 2 ticks here); a pass
+    // that finds only cache-hot tasks fails, and the next one after a
+    // failure may take hot tasks, so at most 3 passes: 3 * BALANCE_TICKS
+    // ticks, plus 2 ticks for the pulled
     // thread to be switched in and the idle period to be noticed. Doubled for
     // TCG, where an idle vCPU is woken late when the host cores are busy.
     let n = crate::sched::nr_cpus();

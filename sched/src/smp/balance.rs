@@ -1,7 +1,8 @@
 //! Load balancing over the scheduling domains (Linux's `load_balance`,
 //! `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`,
 //! `should_we_balance`, `can_migrate_task`/`task_hot` and
-//! `rebalance_domains` in kernel/sched/fair.c).
+//! `sched_balance_domains`, formerly `rebalance_domains`, in
+//! kernel/sched/fair.c).
 //!
 //! A pass walks this CPU's domains bottom-up, so imbalances are fixed within
 //! a core, then within an LLC, before tasks cross LLCs or nodes. At each level:
@@ -47,15 +48,33 @@
 //! halves a task's load for each failure when balancing load.
 //!
 //! A pass stops at the first level that moved tasks, so [`Pulled`] names one
-//! source CPU (Linux's periodic pass climbs on; ours climbs at the next call).
+//! source CPU (Linux's periodic pass climbs on; ours climbs at the next
+//! tick: the levels above count in `next_balance`).
 //!
-//! Periodic intervals ([`Scheduler::rebalance_domains`]): each level of each
-//! CPU keeps its last balance time and its `balance_interval`, which starts at
-//! the span weight in ms, is multiplied by `busy_factor` while the CPU is
-//! busy, doubles (up to `max_interval`) each time the level is found balanced
-//! and drops back when tasks move; capped at 100 ms per CPU on the machine
-//! (`max_load_balance_interval`). [`Scheduler::load_balance`] ignores the
-//! intervals and balances every level now.
+//! The periodic balance ([`Scheduler::rebalance_domains`], called at every
+//! tick) follows Linux 7.2's `sched_balance_trigger` and
+//! `sched_balance_domains`: nothing before the CPU's `next_balance`; then
+//! each level whose interval has passed since its `last_balance`, bottom-up,
+//! until a level another CPU balances (`should_we_balance`); `next_balance`
+//! becomes the earliest time a visited level is due. The interval is
+//! `get_sd_balance_interval`: the level's `balance_interval` (ms) in whole
+//! ticks, rounded up, which while the CPU is busy is `busy_factor` (16)
+//! times longer less one tick, at least one tick and at most
+//! `max_load_balance_interval` (100 ms per active CPU). Time is counted in
+//! ticks (`now_ns / tick_ns`, Linux's jiffies), as Linux's intervals are.
+//! `balance_interval` starts at `min_interval` (the span weight in ms) and
+//! follows the end of `sched_balance_rq`: any pass, newidle ones included,
+//! that found an imbalance and a source CPU puts it back to `min_interval`,
+//! whether it moved tasks or not; a periodic pass that found the level
+//! balanced doubles it while under `max_interval` (twice the span weight),
+//! or under [`MAX_PINNED_INTERVAL_MS`] when every task was pinned elsewhere
+//! (`LBF_ALL_PINNED`); a newidle pass never doubles it. A newidle pass
+//! lowers `next_balance` to when the levels it looked at are due at their
+//! idle intervals (`update_next_balance`). [`Scheduler::load_balance`]
+//! with `newidle` false ignores the intervals and balances every level now
+//! (for tests); its outcome still moves `balance_interval`. Not modelled:
+//! `sched_idle_rq` (a CPU running only SCHED_IDLE tasks counts as busy
+//! here, as idle in Linux).
 //!
 //! Newidle passes are proportional to their success ([`super::newidle`]):
 //! with NI_RANDOM a level is balanced with a probability that follows its
@@ -107,47 +126,162 @@ use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::task::{TaskId, TaskState};
 
+/// `MAX_PINNED_INTERVAL`: how far, in ms, a level whose tasks were all
+/// pinned elsewhere (`LBF_ALL_PINNED`) may back off, past its `max_interval`.
+pub const MAX_PINNED_INTERVAL_MS: u32 = 512;
+
 impl<P: Platform> Scheduler<P> {
     /// Pulls tasks to `this_cpu` from the busiest CPU of the lowest domain
-    /// level that is out of balance (`load_balance` over `for_each_domain`).
-    /// With `newidle`, called from a CPU about to go idle, which tries every
-    /// level; otherwise a level is balanced only by the one CPU of the local
-    /// group chosen to (`should_we_balance`). Returns the tasks moved and
-    /// where from, so the kernel can update its own records of where they
-    /// are. Ignores the periodic intervals (see [`Self::rebalance_domains`]).
+    /// level that is out of balance (`sched_balance_rq` over
+    /// `for_each_domain`). With `newidle`, called from a CPU about to go idle
+    /// (`sched_balance_newidle`), which tries every level; otherwise a
+    /// periodic pass of every level now, whatever its interval (for tests
+    /// and tools: the kernel and the simulator balance periodically through
+    /// [`Self::rebalance_domains`]), in which a level is balanced only by the
+    /// one CPU of the local group chosen to (`should_we_balance`). Either
+    /// way the levels' `balance_interval` follows the pass's outcome. Returns
+    /// the tasks moved and where from, so the kernel can update its own
+    /// records of where they are.
     pub fn load_balance(&self, this_cpu: CpuId, newidle: bool) -> Pulled {
-        self.balance_levels(this_cpu, newidle, None)
+        self.balance_levels(this_cpu, newidle)
     }
 
     /// The periodic balance of `this_cpu` at time `now_ns`
-    /// (`rebalance_domains`): balances each domain level whose interval has
-    /// passed since its last balance. Call it from every tick (or as often as
-    /// convenient); levels spanning more CPUs are balanced less often.
+    /// (`sched_balance_trigger` and `sched_balance_domains`, formerly
+    /// `rebalance_domains`), to be called from every tick. Nothing happens
+    /// before the CPU's `next_balance`. Then each level whose interval
+    /// ([`Self::balance_interval_ns`]) has passed since its last balance is
+    /// balanced, bottom-up; a level another CPU balances
+    /// (`should_we_balance`) ends the climb. `next_balance` becomes the
+    /// earliest time a level visited is due again. Time is counted in ticks
+    /// (`SchedConfig::tick_ns`, Linux's jiffies): `now_ns / tick_ns`.
     pub fn rebalance_domains(&self, this_cpu: CpuId, now_ns: u64) -> Pulled {
-        self.balance_levels(this_cpu, false, Some(now_ns))
+        if !self.rebalance_due(this_cpu, now_ns) {
+            return Pulled::none(this_cpu);
+        }
+        let slot = &self.slots[this_cpu.index()];
+        let jiffies = now_ns / self.cfg.tick_ns().max(1);
+        // `busy = idle != CPU_IDLE` (the tick's `idle_cpu()`).
+        let mut busy = !self.idle(this_cpu);
+        let mut next_balance = jiffies + 60 * self.hz();
+        let mut update_next_balance = false;
+        let mut continue_balancing = true;
+        let mut out = Pulled::none(this_cpu);
+        for (level, sd) in slot.doms.as_slice().iter().enumerate() {
+            if !continue_balancing {
+                break;
+            }
+            let st = &slot.lb[level];
+            let mut interval = self.interval_jiffies(this_cpu, level, sd, busy);
+            let last = st.last_balance_jiffies.load(Ordering::Relaxed);
+            // A pass stops at the first level that moved tasks ([`Pulled`]
+            // names one source): the levels above it are not balanced now,
+            // but count in `next_balance`, so the next tick climbs on.
+            let moved = !out.is_empty() || out.active_balance();
+            if !moved && jiffies >= last.saturating_add(interval) {
+                let (pulled, cont) = self.sched_balance_rq(this_cpu, level, sd, false);
+                continue_balancing = cont;
+                if !pulled.is_empty() {
+                    busy = !self.idle(this_cpu);
+                }
+                st.last_balance_jiffies.store(jiffies, Ordering::Relaxed);
+                interval = self.interval_jiffies(this_cpu, level, sd, busy);
+                out = pulled;
+            }
+            let due = st
+                .last_balance_jiffies
+                .load(Ordering::Relaxed)
+                .saturating_add(interval);
+            if due < next_balance {
+                next_balance = due;
+                update_next_balance = true;
+            }
+        }
+        if update_next_balance {
+            slot.next_balance_jiffies
+                .store(next_balance, Ordering::Relaxed);
+        }
+        out
+    }
+
+    /// Whether [`Self::rebalance_domains`] would look at the levels now
+    /// (`sched_balance_trigger`): `this_cpu` is active and its
+    /// `next_balance` has come. Two atomic loads, for a caller that counts
+    /// the passes.
+    #[inline]
+    pub fn rebalance_due(&self, this_cpu: CpuId, now_ns: u64) -> bool {
+        let jiffies = now_ns / self.cfg.tick_ns().max(1);
+        self.cpu_active(this_cpu)
+            && jiffies
+                >= self.slots[this_cpu.index()]
+                    .next_balance_jiffies
+                    .load(Ordering::Relaxed)
     }
 
     /// The current periodic interval of `cpu`'s domain `level`, ns, as
-    /// [`Self::rebalance_domains`] would use it now (busy factor included).
+    /// [`Self::rebalance_domains`] would use it now
+    /// (`get_sd_balance_interval` with `cpu_busy` = the CPU is not idle):
+    /// `balance_interval` ms, times `busy_factor` while busy, in whole
+    /// ticks (rounded up, less one tick while busy), at least one tick and
+    /// at most `max_load_balance_interval` (100 ms per active CPU).
     pub fn balance_interval_ns(&self, cpu: CpuId, level: usize) -> u64 {
         let busy = !self.idle(cpu);
-        self.interval_ns(
-            &self.slots[cpu.index()].doms.as_slice()[level],
-            cpu,
-            level,
-            busy,
-        )
+        let sd = &self.slots[cpu.index()].doms.as_slice()[level];
+        self.interval_jiffies(cpu, level, sd, busy) * self.cfg.tick_ns().max(1)
     }
 
-    fn interval_ns(&self, sd: &SchedDomain, cpu: CpuId, level: usize, busy: bool) -> u64 {
+    /// `sd->balance_interval` of `cpu`'s domain `level`, ms: `min_interval`
+    /// at first and after a pass that found an imbalance, doubled by each
+    /// periodic pass that found the level balanced, up to `max_interval`
+    /// (or [`MAX_PINNED_INTERVAL_MS`] when every task was pinned elsewhere).
+    pub fn balance_interval_ms(&self, cpu: CpuId, level: usize) -> u32 {
+        self.slots[cpu.index()].lb[level]
+            .interval_ms
+            .load(Ordering::Relaxed)
+    }
+
+    /// When `cpu`'s next periodic balance may run (`rq->next_balance`), ns
+    /// (a tick boundary): [`Self::rebalance_domains`] does nothing before.
+    pub fn next_balance_ns(&self, cpu: CpuId) -> u64 {
+        self.slots[cpu.index()]
+            .next_balance_jiffies
+            .load(Ordering::Relaxed)
+            * self.cfg.tick_ns().max(1)
+    }
+
+    /// Ticks per second (`HZ`).
+    fn hz(&self) -> u64 {
+        (1_000_000_000 / self.cfg.tick_ns().max(1)).max(1)
+    }
+
+    /// `get_sd_balance_interval`, in ticks.
+    fn interval_jiffies(&self, cpu: CpuId, level: usize, sd: &SchedDomain, busy: bool) -> u64 {
         let mut ms = self.slots[cpu.index()].lb[level]
             .interval_ms
             .load(Ordering::Relaxed) as u64;
         if busy {
             ms *= sd.busy_factor as u64;
         }
-        let max_ms = 100 * self.nr_cpus() as u64;
-        ms.clamp(1, max_ms) * 1_000_000
+        // `msecs_to_jiffies` rounds up.
+        let mut jiffies = (ms * 1_000_000).div_ceil(self.cfg.tick_ns().max(1));
+        // "Reduce likelihood of busy balancing at higher domains racing with
+        // balancing at lower domains by preventing their balancing periods
+        // from being multiples of each other."
+        if busy {
+            jiffies = jiffies.saturating_sub(1);
+        }
+        // `max_load_balance_interval = HZ * num_online_cpus() / 10`.
+        let max = (self.hz() * self.nr_active() as u64 / 10).max(1);
+        jiffies.clamp(1, max)
+    }
+
+    /// `update_next_balance` (a newly idle pass, so `cpu_busy` = 0): lowers
+    /// `next` to when `cpu`'s domain `level` is due.
+    fn update_next_balance(&self, cpu: CpuId, level: usize, sd: &SchedDomain, next: &mut u64) {
+        let last = self.slots[cpu.index()].lb[level]
+            .last_balance_jiffies
+            .load(Ordering::Relaxed);
+        *next = (*next).min(last.saturating_add(self.interval_jiffies(cpu, level, sd, false)));
     }
 
     /// Whether a newly idle [`Self::load_balance`] would return at once
@@ -159,37 +293,48 @@ impl<P: Platform> Scheduler<P> {
         self.overloaded.load(Ordering::Relaxed) == 0 && !self.any_misfit()
     }
 
-    fn balance_levels(&self, this_cpu: CpuId, newidle: bool, now: Option<u64>) -> Pulled {
+    fn balance_levels(&self, this_cpu: CpuId, newidle: bool) -> Pulled {
+        let slot = &self.slots[this_cpu.index()];
+        let doms = slot.doms.as_slice();
+        // `sched_balance_newidle` moves `next_balance` forward to when the
+        // levels it looked at are due (idle intervals).
+        let mut next_balance = u64::MAX;
+        if newidle {
+            next_balance = self.platform.now_ns() / self.cfg.tick_ns().max(1) + self.hz();
+        }
+        let pulled = self.balance_levels_inner(this_cpu, newidle, doms, &mut next_balance);
+        if newidle {
+            slot.next_balance_jiffies
+                .fetch_min(next_balance, Ordering::Relaxed);
+        }
+        pulled
+    }
+
+    fn balance_levels_inner(
+        &self,
+        this_cpu: CpuId,
+        newidle: bool,
+        doms: &[SchedDomain],
+        next_balance: &mut u64,
+    ) -> Pulled {
         // Newly idle with no CPU running two or more tasks: nothing anywhere
         // can be pulled (`find_busiest_queue` wants two), so skip the walk
         // (Linux's `sched_balance_newidle` bails out on `!rd->overloaded`).
         if newidle && self.newidle_finds_nothing() {
+            if let Some(sd) = doms.first() {
+                self.update_next_balance(this_cpu, 0, sd, next_balance);
+            }
             return Pulled::none(this_cpu);
         }
         // An inactive CPU (going offline) pulls nothing.
         if !self.cpu_active(this_cpu) {
             return Pulled::none(this_cpu);
         }
-        let slot = &self.slots[this_cpu.index()];
-        let busy = !self.idle(this_cpu);
-        for (level, sd) in slot.doms.as_slice().iter().enumerate() {
-            let st = &slot.lb[level];
-            if let Some(now) = now {
-                let last = st.last_balance_ns.load(Ordering::Relaxed);
-                if now < last.saturating_add(self.interval_ns(sd, this_cpu, level, busy)) {
-                    continue;
-                }
-                st.last_balance_ns.store(now, Ordering::Relaxed);
-            }
-            if !newidle && !self.should_we_balance(sd, this_cpu) {
-                // Another CPU balances this level: for this one it is
-                // balanced (`should_we_balance` goes to `out_balanced`).
-                self.lb_done(this_cpu, level, Outcome::Balanced, newidle);
-                break;
-            }
+        for (level, sd) in doms.iter().enumerate() {
             // NI_RANDOM may skip this level's newidle balance; a success
             // counts the die's weight (see `newidle`).
             let weight = if newidle {
+                self.update_next_balance(this_cpu, level, sd, next_balance);
                 match self.newidle_should_balance(this_cpu, level) {
                     Some(w) => w,
                     None => continue,
@@ -197,26 +342,35 @@ impl<P: Platform> Scheduler<P> {
             } else {
                 0
             };
-            let pulled = self.balance_domain(this_cpu, level, sd, newidle);
+            let (pulled, continue_balancing) = self.sched_balance_rq(this_cpu, level, sd, newidle);
             if newidle {
                 let success = if pulled.is_empty() { 0 } else { weight };
                 self.newidle_balanced(this_cpu, level, success);
             }
-            if !newidle {
-                // Balanced: back off; moved: balance this level often again.
-                let iv = &st.interval_ms;
-                let next = if pulled.is_empty() {
-                    (iv.load(Ordering::Relaxed) * 2).min(sd.max_interval_ms)
-                } else {
-                    sd.min_interval_ms
-                };
-                iv.store(next, Ordering::Relaxed);
-            }
-            if !pulled.is_empty() || pulled.active_balance() {
+            if !pulled.is_empty() || pulled.active_balance() || !continue_balancing {
                 return pulled;
             }
         }
         Pulled::none(this_cpu)
+    }
+
+    /// One level's pass (`sched_balance_rq`): `should_we_balance` on a
+    /// periodic pass, then [`Self::balance_domain`]. The flag is
+    /// `continue_balancing`: false when another CPU balances this level.
+    fn sched_balance_rq(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        sd: &SchedDomain,
+        newidle: bool,
+    ) -> (Pulled, bool) {
+        if !newidle && !self.should_we_balance(sd, this_cpu) {
+            // Another CPU balances this level: for this one it is
+            // balanced (`should_we_balance` goes to `out_balanced`).
+            self.lb_done(this_cpu, level, sd, Outcome::Balanced, newidle);
+            return (Pulled::none(this_cpu), false);
+        }
+        (self.balance_domain(this_cpu, level, sd, newidle), true)
     }
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
@@ -262,7 +416,7 @@ impl<P: Platform> Scheduler<P> {
                 } else {
                     Outcome::Moved
                 };
-                self.lb_done(this_cpu, level, outcome, newidle);
+                self.lb_done(this_cpu, level, sd, outcome, newidle);
                 return p;
             }
         }
@@ -279,19 +433,26 @@ impl<P: Platform> Scheduler<P> {
         // `LBF_ALL_PINNED`: when every task of the source may run only
         // elsewhere, try again without that CPU, until no CPU outside the
         // local group is left (`out_all_pinned`: balanced).
+        // A level found balanced after such a retry backs off as one whose
+        // tasks were all pinned (`LBF_ALL_PINNED` stays set in `env.flags`).
         let mut cpus = all;
+        let mut all_pinned = false;
         let outcome = loop {
             let outcome =
                 self.pull_busiest(this_cpu, level, sd, &local, by_load, &cpus, &mut pulled);
+            if outcome == Outcome::Balanced && all_pinned {
+                break Outcome::AllPinned;
+            }
             if outcome != Outcome::AllPinned {
                 break outcome;
             }
+            all_pinned = true;
             cpus.remove(pulled.from);
             if cpus.and_not(&local_span).is_empty() {
-                break Outcome::Balanced;
+                break Outcome::AllPinned;
             }
         };
-        self.lb_done(this_cpu, level, outcome, newidle);
+        self.lb_done(this_cpu, level, sd, outcome, newidle);
         pulled
     }
 
@@ -363,21 +524,53 @@ impl<P: Platform> Scheduler<P> {
         self.pull(this_cpu, src_cpu, level, sd, migrate, pulled)
     }
 
-    /// `nr_balance_failed` after a pass at `this_cpu`'s domain `level`, by
-    /// `sched_balance_rq`'s (Linux's `load_balance`) rules: reset when tasks
-    /// moved or the level was found balanced (`out_balanced`,
-    /// `out_all_pinned`); one more after a periodic pass that found an
-    /// imbalance and moved nothing; left as it is by a newidle pass that
-    /// moved nothing (frequent, it must not make cache-hot tasks move or
-    /// heavy ones count lighter) and by a misfit pass.
-    fn lb_done(&self, this_cpu: CpuId, level: usize, outcome: Outcome, newidle: bool) {
-        let failed = &self.slots[this_cpu.index()].lb[level].nr_balance_failed;
+    /// `nr_balance_failed` and `balance_interval` after a pass at
+    /// `this_cpu`'s domain `level`, by `sched_balance_rq`'s rules.
+    /// `nr_balance_failed`: reset when tasks moved or the level was found
+    /// balanced (`out_balanced`, `out_all_pinned`); one more after a
+    /// periodic pass that found an imbalance and moved nothing; left as it
+    /// is by a newidle pass that moved nothing (frequent, it must not make
+    /// cache-hot tasks move or heavy ones count lighter) and by a misfit
+    /// pass. `balance_interval`: back to `min_interval` after any pass,
+    /// newidle ones included, that found an imbalance and a source CPU,
+    /// whether it moved tasks or not ("we were unbalanced, so reset the
+    /// balancing interval"); doubled by a periodic pass that found the level
+    /// balanced, while under `max_interval`, or under
+    /// [`MAX_PINNED_INTERVAL_MS`] when every task was pinned elsewhere
+    /// ("tune up the balancing interval"); left by a newidle pass that found
+    /// it balanced (newidle passes ignore the intervals).
+    fn lb_done(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        sd: &SchedDomain,
+        outcome: Outcome,
+        newidle: bool,
+    ) {
+        let st = &self.slots[this_cpu.index()].lb[level];
+        let failed = &st.nr_balance_failed;
         match outcome {
-            Outcome::Moved | Outcome::Balanced => failed.store(0, Ordering::Relaxed),
+            Outcome::Moved | Outcome::Balanced | Outcome::AllPinned => {
+                failed.store(0, Ordering::Relaxed)
+            }
             Outcome::Failed if !newidle => {
                 failed.fetch_add(1, Ordering::Relaxed);
             }
-            Outcome::Failed | Outcome::Misfit | Outcome::AllPinned => {}
+            Outcome::Failed | Outcome::Misfit => {}
+        }
+        let iv = &st.interval_ms;
+        match outcome {
+            Outcome::Moved | Outcome::Failed | Outcome::Misfit => {
+                iv.store(sd.min_interval_ms, Ordering::Relaxed)
+            }
+            Outcome::Balanced | Outcome::AllPinned if !newidle => {
+                let ms = iv.load(Ordering::Relaxed);
+                let pinned = outcome == Outcome::AllPinned;
+                if (pinned && ms < MAX_PINNED_INTERVAL_MS) || ms < sd.max_interval_ms {
+                    iv.store(ms.saturating_mul(2), Ordering::Relaxed);
+                }
+            }
+            Outcome::Balanced | Outcome::AllPinned => {}
         }
     }
 
@@ -515,15 +708,16 @@ impl<P: Platform> Scheduler<P> {
 enum Outcome {
     /// Tasks moved.
     Moved,
-    /// Nothing to do: no busier group, no imbalance, another CPU of the
-    /// local group balances this level, or every task pinned elsewhere.
+    /// Nothing to do: no busier group, no imbalance, no source CPU, or
+    /// another CPU of the local group balances this level.
     Balanced,
     /// An imbalance and a source, but nothing moved.
     Failed,
     /// A misfit pass that moved nothing (or went by active balance).
     Misfit,
     /// Every task of the source may run only elsewhere (`LBF_ALL_PINNED`):
-    /// the caller tries another source.
+    /// the caller tries another source; as a pass's end, no source was
+    /// left (`out_all_pinned`) or none had an imbalance after a retry.
     AllPinned,
 }
 
