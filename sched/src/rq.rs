@@ -2110,6 +2110,45 @@ impl Rq {
         }
     }
 
+    /// Task `id`'s total runtime in ns (Linux 7.2's `task_sched_runtime()`,
+    /// behind `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` and the other thread
+    /// CPU-time reads), the caller holding this runqueue's lock; `None` if
+    /// the task is not held here.
+    ///
+    /// A task that is running here and on the runqueue (Linux:
+    /// `task_current_donor(rq, p) && task_on_rq_queued(p)`: queued or
+    /// delayed, not blocked) is charged first: the clock moves to `now_ns`
+    /// (`update_rq_clock`) and its class's `update_curr` runs
+    /// ([`Rq::update_curr`]), so the read does what the tick's accounting
+    /// does, including a fair task's `update_deadline` and the lazy
+    /// reschedule for a consumed request or an ended RUN_TO_PARITY
+    /// protection (a deadline task's throttling asks for an immediate one).
+    /// Any other task is read as it is: its runtime is fully accounted, and
+    /// the clock is not touched (Linux's 64-bit fast path returns
+    /// `p->se.sum_exec_runtime` without the lock for a task that is not
+    /// `on_cpu` or not queued; under the lock, a task that is not current
+    /// is not charged either). A pending clock-skip request
+    /// (`rq_clock_skip_update`) is left as it is: Linux's `update_rq_clock`
+    /// honours only RQCF_ACT_SKIP, which `__schedule` sets for itself.
+    ///
+    /// With task groups ours' [`Rq::update_curr`] charges every level of the
+    /// running task, where 7.2's `update_curr_fair` charges its own
+    /// `cfs_rq` only (the levels above are charged at their next update);
+    /// the task's own runtime and request are the same either way.
+    pub fn task_sched_runtime(&mut self, id: TaskId, now_ns: u64) -> Option<u64> {
+        let s = self.held_slot(id)?;
+        if s == self.curr
+            && matches!(
+                self.tasks[s as usize].state,
+                TaskState::Queued | TaskState::Delayed
+            )
+        {
+            self.update_rq_clock(now_ns);
+            self.update_curr();
+        }
+        Some(self.tasks[s as usize].se.sum_exec_runtime)
+    }
+
     // ---- tick, yield ----
 
     /// `sched_tick`: upgrade a pending lazy request, then the running task's

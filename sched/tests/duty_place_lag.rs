@@ -70,7 +70,7 @@ struct Cpu {
     /// ns, and the read charges it (Linux's `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`
     /// → `task_sched_runtime` → `update_curr`): a consumed request is found
     /// there and the syscall's return takes the reschedule. 0: its reads
-    /// charge nothing (our kernel's `task_runtime_ns`).
+    /// charge nothing (our kernel's `task_runtime_ns` before 2a0eaa5).
     self_charge_ns: u64,
 }
 
@@ -218,7 +218,7 @@ impl Cpu {
                 self.wake(id);
             } else if charge == Some(t) && t < timer {
                 // The duty task's read of its own CPU time, and its return.
-                self.rq.update_curr();
+                self.rq.task_sched_runtime(TaskId(DUTY), t);
                 if self.rq.need_resched() == Resched::Now {
                     self.schedule(false);
                 }
@@ -318,7 +318,7 @@ fn late_hrticks_let_the_hog_run_to_the_tick_and_only_place_lag_pays_the_sleeper_
 /// +0.02 points. Modelled here with each hrtick up to 30 µs late and no poller: with
 /// the sleeper's reads charging it every 2 µs no slice ends at the tick and
 /// PLACE_LAG moves nothing; with reads that charge nothing (our kernel's
-/// `task_runtime_ns`) the same timers cost the sleeper 2.4 points without
+/// `task_runtime_ns` before 2a0eaa5) the same timers cost the sleeper 2.4 points without
 /// PLACE_LAG (1 s; 250 ms under Miri).
 #[test]
 fn a_sleeper_that_charges_itself_is_not_caught_by_late_hrticks() {

@@ -31,7 +31,8 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 ///
 /// A running thread is charged first, as 7.2 does: `task_sched_runtime()`
 /// calls the class's `update_curr` for a task that is current and queued,
-/// so the read does the tick's accounting. For a fair task whose request is
+/// so the read does the tick's accounting (`sched`'s
+/// [`Rq::task_sched_runtime`], under the runqueue's lock). For a fair task whose request is
 /// consumed (or whose RUN_TO_PARITY protection ended) that is
 /// `update_deadline` → `resched_curr_lazy`: a thread that reads its own CPU
 /// time ends its own slice there, within a read of its request's end, not
@@ -71,11 +72,7 @@ pub fn task_runtime_ns(t: &Thread) -> u64 {
     };
     let mut rq = RqLock { g: Some(g), cpu };
     let before = rq.need_resched();
-    if rq.curr() == Some(id) {
-        rq.update_rq_clock(arch::now_ns());
-        rq.update_curr();
-    }
-    let ns = rq.task(id).map_or(0, |st| st.se.sum_exec_runtime);
+    let ns = rq.task_sched_runtime(id, arch::now_ns()).unwrap_or(0);
     // Only a request this read made (`resched_curr` sends no IPI for one
     // already pending).
     let kick = cpu != this_cpu && before != Resched::Now && rq.need_resched() == Resched::Now;
