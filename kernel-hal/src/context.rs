@@ -182,13 +182,22 @@ pub struct SwitchLock<T: 'static> {
 }
 
 impl<T: 'static> SwitchLock<T> {
-    /// Takes `lock` (spinning). Mask interrupts first.
+    /// Takes `lock`, spinning with [`crate::cpu::cpu_relax`] as the
+    /// kernel's other spin-waits do: under QEMU's round-robin TCG its
+    /// `yield` hands the turn to the next vCPU, where `spin`'s own loop
+    /// (`isb` on aarch64) keeps it while the holder waits for one.
+    /// Mask interrupts first.
     #[inline]
     pub fn lock(lock: &'static spin::Mutex<T>) -> Self {
-        SwitchLock {
-            lock,
-            guard: lock.lock(),
-        }
+        let guard = loop {
+            if let Some(g) = lock.try_lock() {
+                break g;
+            }
+            while lock.is_locked() {
+                crate::cpu::cpu_relax();
+            }
+        };
+        SwitchLock { lock, guard }
     }
 }
 
