@@ -43,6 +43,7 @@ use crate::tunables::PreemptMode;
 
 mod group;
 mod hrtick;
+pub use group::HLoadParts;
 use hrtick::HRTICK_NONE;
 pub use hrtick::{HrtickCmd, HRTICK_MIN_NS};
 

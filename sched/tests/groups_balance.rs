@@ -39,9 +39,10 @@ use std::sync::Arc;
 mod common;
 use common::cpu_id;
 use common::plat::Plat;
+
 use sched::fair::group::GroupId;
 use sched::smp::{Platform, Scheduler};
-use sched::{PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
+use sched::{CpuMask, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
 const MS: u64 = 1_000_000;
 const NCPUS: usize = 4;
@@ -294,4 +295,120 @@ fn lone_spinner_keeps_its_cpu_beside_ten_equal_weights() {
 #[test]
 fn lone_spinner_keeps_its_cpu_beside_ten_weights_1_to_3() {
     check_one_against_ten(100, 300, 0.03);
+}
+
+/// A machine running A's spinner (task 1) and B's (the others) at equal
+/// weights, each pinned to the CPU `start` names, running.
+fn pinned_at_equal_weights(start: &[(u32, usize)]) -> Machine {
+    let mut m = Machine::new();
+    let a = m.s.create_task_group(GroupId::ROOT, 100).unwrap();
+    let b = m.s.create_task_group(GroupId::ROOT, 100).unwrap();
+    for &(id, c) in start {
+        let mut t = SchedTask::new(TaskParams::default());
+        t.cpus_allowed = CpuMask::of(cpu_id(c));
+        m.s.spawn(TaskId(id), t, cpu_id(0)).unwrap();
+        let g = if id == 1 { a } else { b };
+        m.s.sched_move_task(TaskId(id), g, cpu_id(0)).unwrap();
+    }
+    for c in 0..NCPUS {
+        if m.s.cpu_rq(cpu_id(c)).need_resched() != Resched::None {
+            m.switch(c, PrevAction::Stays);
+        }
+    }
+    m
+}
+
+/// B's spinners left where the row's seed-1 boot of ours' kernel left them
+/// after the periodic balance took Linux's cadence: A's spinner alone on
+/// CPU 0, and B's 1, 4 and 5 on CPUs 1, 2 and 3 (pinned there for 1 s, so
+/// their PELT loads settle, then free). At equal weights A's CPU carries
+/// twice the load of any of B's (its group's whole share against a tenth of
+/// B's per spinner), so no CPU of B's is above the machine's average load:
+/// Linux's `calculate_imbalance` still pulls there (its unsigned `busiest -
+/// average` wraps and the minimum takes the local side, up to the
+/// average), and B's spinners spread: 704-1 316 ms each of 3 000. Taking
+/// the busiest side (nothing) left the lone B spinner alone until another
+/// CPU's count balance sent it a second one late in the run: 2 212 ms, the
+/// other nine 676-1 072. Returns each B spinner's CPU time over `ms`.
+fn b_spinners_from_1_4_5(ms: u64) -> Vec<u64> {
+    let mut start = vec![(1u32, 0usize), (10, 1)];
+    start.extend((11..15).map(|id| (id, 2)));
+    start.extend((15..20).map(|id| (id, 3)));
+    let mut m = pinned_at_equal_weights(&start);
+    m.s.spawn(TaskId(30), SchedTask::new(TaskParams::default()), cpu_id(0))
+        .unwrap();
+    m.poller = Some(30);
+    m.run_ms(1000);
+    for &(id, c) in &start {
+        assert_eq!(m.s.task_cpu(TaskId(id)), Some(cpu_id(c)));
+        m.s.set_affinity(TaskId(id), CpuMask::first_n(NCPUS), cpu_id(0))
+            .unwrap();
+    }
+    let r0: Vec<u64> = (10..20).map(|i| runtime(&m.s, i)).collect();
+    let a0 = runtime(&m.s, 1);
+    m.run_ms(ms);
+    let d: Vec<u64> = (10..20)
+        .zip(&r0)
+        .map(|(i, &r)| runtime(&m.s, i) - r)
+        .collect();
+    let per_cpu: Vec<u32> = (0..NCPUS)
+        .map(|c| m.s.cpu_rq(cpu_id(c)).nr_running())
+        .collect();
+    eprintln!(
+        "from 1, 4, 5: tasks per CPU {per_cpu:?}; A {} ms; B ms {:?}",
+        (runtime(&m.s, 1) - a0) / MS,
+        d.iter().map(|x| x / MS).collect::<Vec<_>>()
+    );
+    d
+}
+
+/// Each B spinner gets within half of B's mean either way (at 4, 3, 3:
+/// 750 and 1 000 ms of 3 000 against a mean of 900; Linux's boots of the
+/// row: 661-1 095 ms).
+#[test]
+fn ten_spinners_beside_a_lone_one_spread_over_the_other_cpus() {
+    let ms = if cfg!(miri) { 500 } else { 3000 };
+    let d = b_spinners_from_1_4_5(ms);
+    let mean = d.iter().sum::<u64>() / d.len() as u64;
+    for (i, &x) in d.iter().enumerate() {
+        assert!(
+            x * 2 >= mean && x * 2 <= mean * 3,
+            "B spinner {} ran {} ms, B's mean {} ms: {:?}",
+            10 + i,
+            x / MS,
+            mean / MS,
+            d.iter().map(|x| x / MS).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// One periodic pass from a CPU running 3 of B's spinners against one
+/// running 4 (A's lone spinner on CPU 0, PELT settled over 1 s pinned):
+/// the imbalance is what brings the local CPU to the average, 205 of load
+/// (512 − 307), and each of the busiest's B spinners counts 102 at first.
+/// Linux's `detach_tasks` detaches as it goes: B's runqueue there loses
+/// each detached task's `load_avg` at once while its `h_load` stays the
+/// jiffy's, so the second counts 410 × 1024 / 3 073 = 136, more than the
+/// 103 left, and one task moves (4, 3, 3 becomes 3, 4, 3). Counting every
+/// candidate at the first one's weight moved two (2, 5, 3), and the
+/// machine swung two spinners at a time between B's CPUs.
+#[test]
+fn a_load_pass_counts_later_tasks_of_a_group_heavier() {
+    let mut start = vec![(1u32, 0usize)];
+    start.extend((10..14).map(|id| (id, 1)));
+    start.extend((14..17).map(|id| (id, 2)));
+    start.extend((17..20).map(|id| (id, 3)));
+    let mut m = pinned_at_equal_weights(&start);
+    m.run_ms(1000);
+    for &(id, _) in &start {
+        m.s.set_affinity(TaskId(id), CpuMask::first_n(NCPUS), cpu_id(0))
+            .unwrap();
+    }
+    let pulled = m.s.load_balance(cpu_id(2), false);
+    let per_cpu: Vec<u32> = (0..NCPUS)
+        .map(|c| m.s.cpu_rq(cpu_id(c)).nr_running())
+        .collect();
+    assert_eq!(pulled.from_cpu(), cpu_id(1));
+    assert_eq!(pulled.len(), 1, "tasks per CPU after the pass: {per_cpu:?}");
+    assert_eq!(per_cpu, [1, 3, 4, 3]);
 }

@@ -1066,6 +1066,47 @@ impl Rq {
         load
     }
 
+    /// [`Self::task_h_load`] in its parts, for a balancer that detaches
+    /// several tasks in one pass: Linux's `task_h_load(p)` is
+    /// `cfs_rq->h_load × p.load_avg / (cfs_rq.load_avg + 1)`, where the
+    /// runqueue's `h_load` is computed once per jiffy
+    /// (`update_cfs_rq_h_load`) while its `load_avg` drops at once by each
+    /// task detached from it (`detach_entity_load_avg`): later tasks of a
+    /// pass count heavier. `None` when the task is not held here.
+    pub fn task_h_load_parts(&self, id: TaskId) -> Option<HLoadParts> {
+        let s = self.held_slot(id)?;
+        let t = &self.tasks[s as usize];
+        let load = t.se.avg.load_avg;
+        let g = t.group;
+        if g == 0 {
+            // The root's share of itself (ours counts a root-level task's
+            // own load_avg, so `h_load` is taken as `load_avg + 1`).
+            let l = self.fair.avg().load_avg;
+            return Some(HLoadParts {
+                cfs_rq: 0,
+                cfs_rq_h_load: l + 1,
+                cfs_rq_load: l,
+                load,
+            });
+        }
+        let r = self.gs_opt_get(g as usize)?;
+        let cfs_rq_load = r.fair.avg().load_avg;
+        let mut h = self.tasks[r.se as usize].se.avg.load_avg;
+        let mut up = r.parent;
+        while up != 0 {
+            let p = self.gs_opt_get(up as usize)?;
+            let se_load = self.tasks[p.se as usize].se.avg.load_avg;
+            h = h * se_load / (p.fair.avg().load_avg + 1);
+            up = p.parent;
+        }
+        Some(HLoadParts {
+            cfs_rq: g as u32,
+            cfs_rq_h_load: h,
+            cfs_rq_load,
+            load,
+        })
+    }
+
     /// The running entity of the level task slot `s` is queued in.
     pub(super) fn level_curr(&self, s: u32) -> u32 {
         let g = self.tasks[s as usize].group;
@@ -1227,5 +1268,27 @@ impl Rq {
             }
         }
         Ok(())
+    }
+}
+
+/// A task's `task_h_load` in its parts ([`Rq::task_h_load_parts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HLoadParts {
+    /// The runqueue the task is queued in: 0 for the root, else its
+    /// group's index on this CPU.
+    pub cfs_rq: u32,
+    /// That runqueue's share of this CPU's root load (`cfs_rq->h_load`).
+    pub cfs_rq_h_load: u64,
+    /// That runqueue's PELT `load_avg`.
+    pub cfs_rq_load: u64,
+    /// The task's own PELT `load_avg`.
+    pub load: u64,
+}
+
+impl HLoadParts {
+    /// `task_h_load` once `removed` of the runqueue's `load_avg` has left
+    /// with tasks detached before this one.
+    pub fn h_load(&self, removed: u64) -> u64 {
+        self.cfs_rq_h_load * self.load / (self.cfs_rq_load.saturating_sub(removed) + 1)
     }
 }

@@ -96,14 +96,20 @@
 //! groups at or under the domain's average (`find_busiest_group`'s balanced
 //! cases, then `calculate_imbalance`'s `migrate_load`), the source the CPU
 //! of most load, and each task moved counts its `task_h_load`, its share
-//! of the CPU's root load through its groups ([`crate::Rq::task_h_load`]);
-//! a task whose load exceeds what is left stays, its load halved for each
+//! of the CPU's root load through its groups ([`crate::Rq::task_h_load`]),
+//! counted as Linux's `detach_tasks` counts it while detaching one task
+//! after another: its runqueue's `h_load` as the pass began, its
+//! runqueue's `load_avg` less what the tasks chosen before took away
+//! ([`crate::Rq::task_h_load_parts`]), so the later tasks of a group count
+//! heavier; a task whose load exceeds what is left stays, its load halved for each
 //! failed periodic pass before (`nr_balance_failed`, reset when the level
 //! is found balanced: `detach_tasks`' `shr_bound` and `out_balanced`).
 //! Counts would misstate a grouped task's load by up to its group's size:
 //! 1 task of group A beside 10 of group B on 4 CPUs settled at 3, 3, 3, 2
-//! tasks, balanced by counts, with A's task sharing its CPU for good. Not
-//! Linux's: a busiest group below the domain's average gives nothing.
+//! tasks, balanced by counts, with A's task sharing its CPU for good. A
+//! busiest group below the domain's average gives what brings the local
+//! group up to the average (Linux's unsigned difference wraps there, and
+//! the minimum takes the local side).
 //!
 //! Left out: the group types and PELT in the busiest group's choice and
 //! the imbalance when no task is in a group (nr_running stands in: Linux's
@@ -638,6 +644,13 @@ impl<P: Platform> Scheduler<P> {
         // ones), least urgent (latest deadline) first.
         let mut cands = [TaskId(0); MAX_PULL];
         let mut nc = 0;
+        // migrate_load: the load already taken from each runqueue of the
+        // source by the candidates before (`detach_tasks` detaches as it
+        // goes: a runqueue's `load_avg` drops by each task detached while
+        // its `h_load` stays the jiffy's, so later tasks count heavier;
+        // ours detaches after choosing, and counts that here).
+        let mut removed = [(0u32, 0u64); MAX_PULL];
+        let mut nr_removed = 0;
         // Whether any fair task there may run here (Linux clears
         // `LBF_ALL_PINNED` on the first such task, running or not).
         let mut any_allowed = false;
@@ -663,11 +676,24 @@ impl<P: Platform> Scheduler<P> {
             // strictly after failed passes (its load is halved for each);
             // the pull ends once the imbalance is covered.
             if let Some(left) = load_left.as_mut() {
-                let h = src.task_h_load(id);
+                let Some(parts) = src.task_h_load_parts(id) else {
+                    continue;
+                };
+                let k = removed[..nr_removed]
+                    .iter()
+                    .position(|&(q, _)| q == parts.cfs_rq);
+                let h = parts.h_load(k.map_or(0, |k| removed[k].1));
                 if h >> failed.min(63) > *left {
                     continue;
                 }
                 *left = left.saturating_sub(h);
+                match k {
+                    Some(k) => removed[k].1 += parts.load,
+                    None => {
+                        removed[nr_removed] = (parts.cfs_rq, parts.load);
+                        nr_removed += 1;
+                    }
+                }
             }
             cands[nc] = id;
             nc += 1;
@@ -745,10 +771,13 @@ impl Migrate {
 /// average, or, overloaded itself, the busiest is not above it by the
 /// level's `imbalance_pct`. Where the busiest is below the domain's average
 /// (a heavier group that cannot give, such as one CPU running one heavy
-/// task, raises it), Linux's unsigned difference would wrap and the
-/// minimum take the local side; ours moves nothing, as the comment there
-/// intends ("nor do we wish to reduce the max loaded CPU below the average
-/// load").
+/// task, raises it), Linux's unsigned difference `busiest->avg_load -
+/// sds->avg_load` wraps and the minimum takes the local side: the local
+/// group is raised to the average. Ours does the same: with one group's
+/// lone spinner holding a CPU at twice the others' load (1 task of A
+/// beside 10 of B at equal weights), no CPU of B's is ever above the
+/// average, and taking the busiest side (nothing) froze B's spinners where
+/// they were, one of them alone on a CPU for a whole run.
 fn load_imbalance(sd: &SchedDomain, l: &SgStats, b: &SgStats, d: &SgStats) -> u64 {
     let (la, ba, avg) = (l.avg_load(), b.avg_load(), d.avg_load());
     if la >= ba || la >= avg {
@@ -758,7 +787,13 @@ fn load_imbalance(sd: &SchedDomain, l: &SgStats, b: &SgStats, d: &SgStats) -> u6
         return 0;
     }
     let scale = crate::pelt::SCHED_CAPACITY_SCALE;
-    (ba.saturating_sub(avg) * b.capacity).min((avg - la) * l.capacity) / scale
+    let local_side = (avg - la) * l.capacity;
+    // `min((busiest - avg) * cap_b, ...)` in unsigned long: below the
+    // average the busiest side wraps to a huge value.
+    let busiest_side = ba
+        .checked_sub(avg)
+        .map_or(u64::MAX, |x| x.saturating_mul(b.capacity));
+    busiest_side.min(local_side) / scale
 }
 
 /// Is `a` busier than `b`: more tasks per CPU, then more load per CPU
