@@ -437,6 +437,33 @@ fn only_one_cpu_per_group_balances_periodically() {
     assert!(!s.load_balance(cpu_id(1), true).is_empty());
 }
 
+/// Linux's `detach_tasks` with CONFIG_PREEMPTION: a newly idle pass stops
+/// after the first task it detaches; a periodic pass takes up to the
+/// imbalance. An idle CPU against one running 1 task and queuing 5, on a
+/// flat machine and across the sockets of a two-socket one.
+#[test]
+fn a_newidle_pass_pulls_one_task_where_a_periodic_pass_pulls_several() {
+    for topo in [Topology::flat(4), cascadelake()] {
+        let src = if topo.nr_cpus() == 4 { 3 } else { 40 };
+        let fresh = || {
+            let s = machine(topo.clone());
+            // NI_RANDOM's die may skip a level (see tests/newidle.rs).
+            s.cfg.features.set(Feature::NiRandom, false);
+            let mut next = 0;
+            load_cpu(&s, cpu_id(src), 6, &mut next);
+            s
+        };
+        let s = fresh();
+        let p = s.load_balance(cpu_id(0), true);
+        assert_eq!((p.from_cpu().index(), p.len()), (src, 1), "newidle");
+        assert_eq!((nr(&s, cpu_id(0)), nr(&s, cpu_id(src))), (1, 5));
+        let s = fresh();
+        let p = s.load_balance(cpu_id(0), false);
+        assert_eq!((p.from_cpu().index(), p.len()), (src, 3), "periodic");
+        assert_eq!((nr(&s, cpu_id(0)), nr(&s, cpu_id(src))), (3, 3));
+    }
+}
+
 #[test]
 fn a_burst_of_160_hogs_on_cpu0_ends_two_per_cpu() {
     // Under Miri (~1000x slower; every round balances every CPU over

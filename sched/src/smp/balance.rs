@@ -34,6 +34,19 @@
 //!    chosen CPU may run only elsewhere, the level is tried again without
 //!    that CPU (`LBF_ALL_PINNED`), until no CPU outside the local group is
 //!    left.
+//!    A newly idle pass takes one task at most: Linux's `detach_tasks` built
+//!    with `CONFIG_PREEMPTION` stops after the first task it detaches on a
+//!    `CPU_NEWLY_IDLE` pass ("NEWIDLE balancing is a source of latency, so
+//!    preemptible kernels will stop after the first task is detached to
+//!    minimize the critical section"), after the task is counted against
+//!    the imbalance. Debian's amd64 Linux 7.2 has it (`PREEMPT_DYNAMIC`
+//!    selects `PREEMPT_BUILD`, which selects `PREEMPTION`), whatever
+//!    `preempt=` model it boots; our kernel is likewise always built
+//!    preemptible with the model chosen at run time, so the rule is not a
+//!    switch (Linux has no feature flag for it either). Periodic passes
+//!    take up to the imbalance. Nothing else in `sched_balance_rq` hangs on
+//!    it: the pass is not `LBF_NEED_BREAK`, so it does not go back to
+//!    `more_balance`, and a newidle pass never sets `LBF_DST_PINNED`.
 //!
 //! `nr_balance_failed` (per CPU and level) follows Linux's
 //! `sched_balance_rq` (formerly `load_balance`): a periodic pass that finds
@@ -444,8 +457,16 @@ impl<P: Platform> Scheduler<P> {
         let mut cpus = all;
         let mut all_pinned = false;
         let outcome = loop {
-            let outcome =
-                self.pull_busiest(this_cpu, level, sd, &local, by_load, &cpus, &mut pulled);
+            let outcome = self.pull_busiest(
+                this_cpu,
+                level,
+                sd,
+                &local,
+                by_load,
+                newidle,
+                &cpus,
+                &mut pulled,
+            );
             if outcome == Outcome::Balanced && all_pinned {
                 break Outcome::AllPinned;
             }
@@ -472,6 +493,7 @@ impl<P: Platform> Scheduler<P> {
         sd: &SchedDomain,
         local: &SgStats,
         by_load: bool,
+        newidle: bool,
         cpus: &CpuMask,
         pulled: &mut Pulled,
     ) -> Outcome {
@@ -527,7 +549,7 @@ impl<P: Platform> Scheduler<P> {
             };
         };
         pulled.from = src_cpu;
-        self.pull(this_cpu, src_cpu, level, sd, migrate, pulled)
+        self.pull(this_cpu, src_cpu, level, sd, migrate, newidle, pulled)
     }
 
     /// `nr_balance_failed` and `balance_interval` after a pass at
@@ -604,7 +626,9 @@ impl<P: Platform> Scheduler<P> {
     /// Detaches movable tasks from `src_cpu`, up to the imbalance
     /// `migrate` (a count, or a load that the moved tasks' `task_h_load`
     /// may not exceed), and attaches them to `this_cpu` (`detach_tasks` +
-    /// `attach_tasks`, both runqueues locked; nothing is allocated).
+    /// `attach_tasks`, both runqueues locked; nothing is allocated). A
+    /// newly idle pass (`newidle`) takes one task at most, as Linux's
+    /// preemptible kernels do (see the module doc).
     #[allow(clippy::too_many_arguments)]
     fn pull(
         &self,
@@ -613,6 +637,7 @@ impl<P: Platform> Scheduler<P> {
         level: usize,
         sd: &SchedDomain,
         migrate: Migrate,
+        newidle: bool,
         pulled: &mut Pulled,
     ) -> Outcome {
         let failed = self.slots[this_cpu.index()].lb[level]
@@ -697,7 +722,14 @@ impl<P: Platform> Scheduler<P> {
             }
             cands[nc] = id;
             nc += 1;
-            if load_left == Some(0) {
+            // `detach_tasks` under CONFIG_PREEMPTION: "NEWIDLE balancing is
+            // a source of latency, so preemptible kernels will stop after
+            // the first task is detached to minimize the critical section"
+            // (after the task is counted against the imbalance, before the
+            // imbalance test). Our kernel is always built preemptible (its
+            // model is chosen at run time, as PREEMPT_DYNAMIC's), so the
+            // rule always applies, as on Debian's amd64 Linux.
+            if newidle || load_left == Some(0) {
                 break;
             }
         }
