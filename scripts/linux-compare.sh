@@ -21,6 +21,16 @@
 #                    runs the model it was built with, lazy), and no
 #                    preempt= configs
 #   OURS=1           also run our kernel (0: Linux only)
+#   OURS_FEATURES=linux   ours' boots (ab, conformance, latency) start from
+#                    the default sched features of the Linux boot they are
+#                    compared with: after Linux's boot the harness reads its
+#                    `lc: features` line (debugfs sched/features) and ours
+#                    takes every flag of its own table whose default differs
+#                    (linux-compare/defaults.sh; printed as `linux-compare:
+#                    ours takes Linux's defaults: ...`); a config's own flags
+#                    apply on top. Debian's arm64 7.2 boots NO_HRTICK, amd64
+#                    as ours. Linux's flags ours has not are listed, not
+#                    applied. own: ours' compile-time defaults
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
 #                    change of ours; ab and cgroup parts only; ab: at least
@@ -190,6 +200,16 @@ if [[ $ARCH == aarch64 ]]; then
 fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
 [[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
+OURS_FEATURES=${OURS_FEATURES:-linux}
+[[ $OURS_FEATURES == linux || $OURS_FEATURES == own ]] || bad "OURS_FEATURES must be linux or own, got '$OURS_FEATURES'"
+# shellcheck source=scripts/linux-compare/defaults.sh
+. "$here/linux-compare/defaults.sh"
+ours_table=$(lcd_ours_table "$root/sched/src/features.rs")
+[[ -n $ours_table ]] || bad "no feature table in $root/sched/src/features.rs"
+if [[ $OURS == 1 ]]; then
+    unknown=$(lcd_unknown_in "$ours_table" "$CONFIGS|$CONFIGS2" | tr '\n' ' ')
+    [[ -z $unknown ]] || bad "configs name feature(s) our kernel has not: ${unknown% } (ours' table: sched/src/features.rs)"
+fi
 OURS_COST=${OURS_COST:-0}
 [[ $OURS_COST == 0 || $OURS_COST == linux || $OURS_COST == both ]] || bad "OURS_COST must be 0, linux or both, got '$OURS_COST'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
@@ -259,18 +279,51 @@ boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
     echo "linux-compare: Linux CPUs online $cpus" >&2
 }
 
+# Ours' base settings (OURS_FEATURES=linux): the flags of ours' table whose
+# default differs from the Linux boot's (its log's `lc: features` line),
+# into ours_set (space-separated NAME / NO_NAME; empty: none differs).
+# Prints the visible line once per part. Fails when the log has no line.
+ours_set=""
+ours_base() { # linux-log part
+    local log=$1 part=$2 line d
+    ours_set=""
+    [[ $OURS_FEATURES == linux ]] || { echo "linux-compare: $part: OURS_FEATURES=own: ours keeps its own default features" >&2; return 0; }
+    line=$(tr -d '\r' <"$log" 2>/dev/null | sed -n 's/^lc: features //p' | head -1)
+    d=$(lcd_diff "$ours_table" "$line") || { echo "error: linux-compare: $part: no 'lc: features' line in $log: ours cannot take Linux's defaults (OURS_FEATURES=own runs ours with its own)" >&2; return 1; }
+    ours_set=$(sed -n 's/^set: *//p' <<<"$d")
+    echo "linux-compare: $part: ours takes Linux's defaults: ${ours_set:-(none differ)}" >&2
+    echo "linux-compare: $part: Linux's flags ours has not (not applied):$(sed -n 's/^linux-only://p' <<<"$d")" >&2
+    echo "linux-compare: $part: ours' flags Linux has not (ours' default):$(sed -n 's/^ours-only://p' <<<"$d")" >&2
+}
+# Ours' kernel refuses a run= script longer than 1000 bytes
+# (kernel/src/cmdline.rs, RUN_MAX) and would then wait at its prompt until
+# BOOT_TIMEOUT: say so before booting (the base settings lengthen it).
+ours_run_fits() { # script part
+    ((${#1} <= 1000)) && return 0
+    echo "error: linux-compare: $2: ours' run= script is ${#1} bytes, over the kernel's 1000 (fewer configs or workloads; OURS_FEATURES=own drops the base settings)" >&2
+    return 1
+}
+ours_set_script() { # the run= prefix that applies ours_set
+    local s out=""
+    for s in $ours_set; do out+="features $s; "; done
+    echo "$out"
+}
+
 # --- ab ------------------------------------------------------------------------
 plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
     # (CHARGE: `hackbench -C CHARGE` for ours' hackbench workloads)
-    local charge=${1:-} cfgs wls w c copts="" script=""
+    local charge=${1:-} cfgs wls w c k copts="" script="" block=0 letters=ABCDEFGHIJKLMNOPQRSTUVWXYZ
     : >"$ldir/plan.sh"
+    : >"$ldir/ours-relabel.tsv"
     for set in 1 2; do
         if [[ $set == 1 ]]; then cfgs=$CONFIGS wls=$WORKLOADS; else cfgs=$CONFIGS2 wls=$WORKLOADS2; fi
         [[ -n $cfgs && -n $wls ]] || continue
         IFS='|' read -ra cl <<<"$cfgs"
         IFS='|' read -ra wl <<<"$wls"
+        # Ours' configs carry the base (ours_set: Linux's defaults where
+        # ours' differ), and its run lines are relabelled after the boot.
         copts=""
-        for c in "${cl[@]}"; do copts+=" -c '${c:-default}'"; done
+        for c in "${cl[@]}"; do copts+=" -c '$(lcd_merge "$ours_set" "${c:-default}")'"; done
         for w in "${wl[@]}"; do
             local cmd label
             cmd=$(linux_cmd "$w")
@@ -283,7 +336,13 @@ plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
             local ow=$w
             [[ ${TRACE:-0} != 0 && $w == hackbench* ]] && ow+=" -R"
             [[ -n $charge && $w == hackbench* ]] && ow+=" -C $charge"
-            [[ $w == *' => '* ]] || script+="compare -n $RUNS -w $WARMUP$copts -- $ow; "
+            [[ $w == *' => '* ]] && continue
+            script+="compare -n $RUNS -w $WARMUP$copts -- $ow; "
+            block=$((block + 1))
+            for k in "${!cl[@]}"; do
+                c=${cl[k]:-default}
+                printf '%s\t%s\t%s\t%s\n' "$block" "${letters:k:1}" "$(lcd_merge "$ours_set" "$c")" "$c" >>"$ldir/ours-relabel.tsv"
+            done
         done
     done
     echo "${script}poweroff"
@@ -292,14 +351,21 @@ plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
 part_ab() {
     local dir=$OUT/${AB_NAME:-ab} b script cscript="" ours_labels=()
     # Ours' runs per boot seed: label (the log's ARCH part, abtool's
-    # column) and script; the charged one is ARCH-clinux.
-    script=$(plan_and_script)
-    [[ $OURS_COST == linux ]] && script=""
-    [[ $OURS_COST != 0 ]] && cscript=$(plan_and_script linux)
-    if [[ $OURS_COST == both && $cscript == "$script" ]]; then
-        echo "linux-compare: ab: OURS_COST=both: no hackbench workload to charge; ours runs once a seed, uncharged" >&2
+    # column) and script; the charged one is ARCH-clinux. Computed again
+    # once Linux's defaults are known (ours_set; the plan is the same).
+    ours_scripts() {
+        script=$(plan_and_script)
+        [[ $OURS_COST == linux ]] && script=""
         cscript=""
-    fi
+        [[ $OURS_COST != 0 ]] && cscript=$(plan_and_script linux)
+        if [[ $OURS_COST == both && $cscript == "$script" ]]; then
+            echo "linux-compare: ab: OURS_COST=both: no hackbench workload to charge; ours runs once a seed, uncharged" >&2
+            cscript=""
+        fi
+        return 0
+    }
+    ours_set=""
+    ours_scripts
     [[ -n $script ]] && ours_labels+=("$ARCH")
     [[ -n $cscript ]] && ours_labels+=("$ARCH-clinux")
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
@@ -319,8 +385,17 @@ part_ab() {
         for ((b = 1; b <= BOOTS; b++)); do
             [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
             [[ $OURS == 1 ]] || continue
-            [[ -z $script ]] || boot "$elf" "$dir/logs/${ARCH}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$script"
-            [[ -z $cscript ]] || boot "$elf" "$dir/logs/${ARCH}-clinux_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=$cscript"
+            if [[ $b == 1 ]]; then
+                ours_base "$dir/logs/linux-${ARCH}_smp${SMP}_seed1.log" ab || return 1
+                ours_scripts 2>/dev/null
+                ours_run_fits "$script" ab && ours_run_fits "$cscript" ab || return 1
+            fi
+            local log
+            for log in "${ARCH}:$script" "${ARCH}-clinux:$cscript"; do
+                [[ -n ${log#*:} ]] || continue
+                boot "$elf" "$dir/logs/${log%%:*}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=${log#*:}"
+                lcd_relabel "$dir/logs/${log%%:*}_smp${SMP}_seed$b.log" "$ldir/ours-relabel.tsv"
+            done
         done
     fi
     local others=() sims=()
@@ -456,7 +531,7 @@ part_conformance() {
     [[ $CONF_SMP == 4 ]] || echo "linux-compare: conformance: the SCHED_DEADLINE rows (dl_*) are for CONF_SMP=4; left out at $CONF_SMP" >&2
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         : >"$ldir/plan.sh"
-        local ours="" name cmd ourcmd cfg lpause="" opause=""
+        local ours="" name cmd ourcmd cfg lpause="" opause="" oruns=()
         declare -A done_l=() done_o=()
         # Several boots: a pause from the boot's seed before every run (ours'
         # is a `yield` of 1..1000 loops, drawn per boot below as __Y__).
@@ -472,13 +547,28 @@ part_conformance() {
             fi
             if [[ -n $ourcmd && -z ${done_o[$cfg|$ourcmd]:-} ]]; then
                 done_o[$cfg|$ourcmd]=1
-                if [[ $cfg == default ]]; then ours+="$opause$ourcmd; "
-                else ours+="features $cfg; $opause$ourcmd; features ${cfg#NO_}; "; fi
+                oruns+=("$cfg|$ourcmd")
             fi
         done < <(conf_rows)
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
         for ((b = 1; b <= CONF_BOOTS; b++)); do
             SMP=$CONF_SMP boot_linux "${llogs[b - 1]}" lc.mode=ab "lc.seed=$b"
+            if [[ $OURS == 1 && $b == 1 ]]; then
+                # Ours' script, once Linux's defaults are known: they first
+                # (a config's flag on top, then back to its base value).
+                ours_base "${llogs[0]}" conformance || return 1
+                ours=$(ours_set_script)
+                local r back x
+                for r in "${oruns[@]}"; do
+                    cfg=${r%%|*} ourcmd=${r#*|}
+                    if [[ $cfg == default ]]; then ours+="$opause$ourcmd; "
+                    else
+                        back=$(lcd_restore "$ours_table" "$ours_set" "$cfg")
+                        ours+="features $cfg; $opause$ourcmd; "
+                        for x in $back; do ours+="features $x; "; done
+                    fi
+                done
+            fi
             if [[ $OURS == 1 ]]; then
                 # (rows are told apart by order: the k-th workload run is the
                 # k-th distinct (config, command) of the rows)
@@ -487,6 +577,7 @@ part_conformance() {
                     rng=$((rng * 48271 % 2147483647))
                     script=${script/__Y__/$((1 + rng % 1000))}
                 done
+                ours_run_fits "${script}poweroff" conformance || return 1
                 SMP=$CONF_SMP boot "$elf" "${ologs[b - 1]}" -- "seed=$b preempt=$PREEMPT run=${script}poweroff"
             fi
         done
@@ -631,7 +722,12 @@ part_latency() {
             s+="cyclictest -t 1 -i 500 -l 1000 -p 50; perfpipe -s -l $LOOPS_PIPE; perfpipe -x -l $LOOPS_PIPE; "
         done
         for ((r = 1; r <= REPS; r++)); do s+="hackbench -p -g 2 -l 100; "; done
-        [[ $OURS == 1 ]] && boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=${s}poweroff"
+        if [[ $OURS == 1 ]]; then
+            ours_base "$dir/linux.log" latency || return 1
+            s="$(ours_set_script)${s}poweroff"
+            ours_run_fits "$s" latency || return 1
+            boot "$elf" "$dir/ours.log" -- "seed=1 preempt=$PREEMPT run=$s"
+        fi
     fi
     stats() { awk 'NF {s += $1; q += $1 * $1; n++} END {if (n == 0) {print "- - 0"; exit} m = s / n; v = n > 1 ? (q - n * m * m) / (n - 1) : 0; if (v < 0) v = 0; printf "%.1f %.1f %d\n", m, sqrt(v), n}'; }
     cyc() { tr -d '\r' 2>/dev/null <"$1" | grep -E '^T: *0 ' | sed -E "s/.*Avg: *([0-9]+) +Max: *([0-9]+).*/\\$2/"; }

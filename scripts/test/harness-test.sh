@@ -8,7 +8,9 @@
 # of it sleeping, so host load does not decide it: each bound below is
 # several seconds wide. Then one knob check of `make linux-compare`
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
-# before anything is fetched or written.
+# before anything is fetched or written, and so is a config naming a
+# feature ours has not; and the parsing that gives ours
+# Linux's default features (linux-compare/defaults.sh), on sample lines.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -85,6 +87,44 @@ rc=$?
 ok=1
 [ "$rc" -eq 2 ] && [[ $msg == *"OURS_COST must be 0, linux or both, got 'charged'"* ]] && [ ! -e "$lcout" ] && ok=0
 h_check linux_compare_refuses_bad_ours_cost "$ok" "status $rc, '$msg'"
+
+# 8. a config naming a feature ours has not is refused the same way.
+rm -rf "$lcout"
+msg=$(env -i PATH="$PATH" HOME="$HOME" CONFIGS='default|NO_NO_SUCH_FLAG' LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+rc=$?
+ok=1
+[ "$rc" -eq 2 ] && [[ $msg == *"configs name feature(s) our kernel has not: NO_SUCH_FLAG"* ]] && [ ! -e "$lcout" ] && ok=0
+h_check linux_compare_refuses_unknown_feature "$ok" "status $rc, '$msg'"
+
+# 9. ours takes Linux's default features (scripts/linux-compare/defaults.sh):
+#    from arm64's feature line (Debian 7.2.13: NO_HRTICK), the one setting
+#    is NO_HRTICK and Linux's flags ours has not are listed, not set; from
+#    amd64's (HRTICK), none; the base rides in each A/B config without
+#    setting a flag twice, and a config's flag is put back to the base.
+# shellcheck source=../linux-compare/defaults.sh
+. "$(dirname "$0")/../linux-compare/defaults.sh"
+table=$(lcd_ours_table "$(dirname "$0")/../../sched/src/features.rs")
+amd64='PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE RUN_TO_PARITY PREEMPT_SHORT NO_NEXT_BUDDY PICK_BUDDY CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO NO_PARANOID_AVG WAKEUP_PREEMPTION HRTICK HRTICK_DL NONTASK_CAPACITY TTWU_QUEUE SIS_UTIL NO_WARN_DOUBLE_CLOCK NO_RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST NO_LATENCY_WARN NI_RANDOM NI_RATE '
+arm64=${amd64/ HRTICK HRTICK_DL / NO_HRTICK NO_HRTICK_DL }
+d_amd=$(lcd_diff "$table" "$amd64")
+d_arm=$(lcd_diff "$table" "$arm64")
+ok=1
+[[ $(sed -n 1p <<<"$d_amd") == "set:" && $(sed -n 1p <<<"$d_arm") == "set: NO_HRTICK" ]] &&
+    [[ $(sed -n 2p <<<"$d_arm") == "linux-only: PARANOID_AVG HRTICK_DL NONTASK_CAPACITY WARN_DOUBLE_CLOCK RT_PUSH_IPI RT_RUNTIME_SHARE LB_MIN ATTACH_AGE_LOAD LATENCY_WARN" ]] &&
+    ! lcd_diff "$table" "garbage line" >/dev/null && ok=0
+h_check linux_compare_defaults_diff "$ok" "amd64 '$d_amd', arm64 '$d_arm'"
+ok=1
+[[ $(lcd_merge NO_HRTICK default) == NO_HRTICK && $(lcd_merge NO_HRTICK NEXT_BUDDY) == NO_HRTICK,NEXT_BUDDY &&
+    $(lcd_merge NO_HRTICK HRTICK) == HRTICK && $(lcd_merge '' default) == default &&
+    $(lcd_restore "$table" NO_HRTICK NO_PLACE_LAG) == PLACE_LAG && $(lcd_restore "$table" NO_HRTICK HRTICK) == NO_HRTICK &&
+    $(lcd_unknown_in "$table" 'default|NO_HRTICK,preempt=lazy|NO_SUCH_FLAG') == SUCH_FLAG ]] && ok=0
+h_check linux_compare_defaults_merge "$ok" "merge/restore/unknown"
+printf 'compare: 2 config(s) x 1 run(s) of x\nrun 1/2 cfg A NO_HRTICK: t=1\r\nrun 2/2 cfg B NO_HRTICK: t=2\n' >"$dir/relabel.log"
+printf '1\tA\tNO_HRTICK\tdefault\n1\tB\tNO_HRTICK\tNO_HRTICK\n' >"$dir/relabel.tsv"
+lcd_relabel "$dir/relabel.log" "$dir/relabel.tsv"
+ok=1
+[[ $(grep -c '^run 1/2 cfg A default: t=1$' "$dir/relabel.log") == 1 && $(grep -c '^run 2/2 cfg B NO_HRTICK: t=2$' "$dir/relabel.log") == 1 ]] && ok=0
+h_check linux_compare_relabel "$ok" "$(tr '\n' '/' <"$dir/relabel.log")"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
