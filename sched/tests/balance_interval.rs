@@ -12,55 +12,19 @@ use std::sync::atomic::Ordering;
 mod common;
 use common::cpu_id;
 
-use common::plat::{machine, machine_hz, switch, Plat};
-use sched::smp::{Platform, Scheduler, MAX_PINNED_INTERVAL_MS};
-use sched::{CpuId, CpuMask, Feature, PrevAction, SchedTask, TaskId, TaskParams, Topology};
+use common::plat::{load_cpu, machine, machine_hz, run_each_in_turns, switch, Plat};
+use sched::smp::{Scheduler, MAX_PINNED_INTERVAL_MS};
+use sched::{CpuId, Feature, PrevAction, Topology};
 
 const MS: u64 = 1_000_000;
 /// The tick at 250 Hz (`machine`).
 const TICK: u64 = 4 * MS;
 
-/// `n` tasks queued on `cpu` (never run, so cache-cold), ids from `*next`;
-/// with `pinned`, each may run only there. The first one runs.
-fn load_cpu(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32, pinned: bool) {
-    let now = s.platform.now_ns();
-    let mut rq = s.cpu_rq(cpu);
-    rq.update_rq_clock(now);
-    for _ in 0..n {
-        let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = cpu;
-        if pinned {
-            t.cpus_allowed = CpuMask::of(cpu);
-        }
-        rq.wake_up_new_task(TaskId(*next), t);
-        *next += 1;
-    }
-    if rq.curr().is_none() {
-        rq.pick_next_task();
-    }
-}
-
 /// Like [`load_cpu`], but every task runs in 50 µs turns until each has
 /// run, and the clock stays at the last turn: all of them are cache-hot
 /// (ran within `sched_migration_cost`, 0.5 ms).
 fn load_cpu_hot(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) {
-    let mut now = s.platform.now_ns();
-    let mut rq = s.cpu_rq(cpu);
-    rq.update_rq_clock(now);
-    let first = *next;
-    for _ in 0..n {
-        rq.wake_up_new_task(TaskId(*next), SchedTask::new(TaskParams::default()));
-        *next += 1;
-    }
-    let ran =
-        |rq: &sched::Rq| (first..*next).all(|id| rq.task(TaskId(id)).unwrap().se.exec_start > 0);
-    while !ran(&rq) {
-        now += 50_000;
-        rq.update_rq_clock(now);
-        rq.resched_curr(sched::Resched::Now);
-        rq.pick_next_task();
-    }
-    drop(rq);
+    let now = run_each_in_turns(s, cpu, n, next);
     s.platform.now.store(now, Ordering::Relaxed);
 }
 

@@ -36,18 +36,7 @@ fn machine(topo: Topology) -> Scheduler<Plat> {
 
 /// Puts `n` new tasks on `cpu` (ids from `*next`), the first one running.
 fn load_cpu(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) {
-    let now = s.platform.now_ns();
-    let mut rq = s.cpu_rq(cpu);
-    rq.update_rq_clock(now);
-    for _ in 0..n {
-        let mut t = SchedTask::new(TaskParams::default());
-        t.cpu = cpu;
-        rq.wake_up_new_task(TaskId(*next), t);
-        *next += 1;
-    }
-    if rq.curr().is_none() {
-        rq.pick_next_task();
-    }
+    common::plat::load_cpu(s, cpu, n, next, false);
 }
 
 fn nr(s: &Scheduler<Plat>, cpu: CpuId) -> u32 {
@@ -770,23 +759,8 @@ fn a_256_cpu_machine_gives_every_cpu_one_forked_task() {
 /// returns the time 0.6 ms after the last turn, when all of them ran less
 /// than 2 ms but more than 0.5 ms ago.
 fn load_cpu_hot(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) -> u64 {
-    let mut now = s.platform.now_ns();
-    let mut rq = s.cpu_rq(cpu);
-    rq.update_rq_clock(now);
-    let first = *next;
-    for _ in 0..n {
-        rq.wake_up_new_task(TaskId(*next), SchedTask::new(TaskParams::default()));
-        *next += 1;
-    }
-    let ran =
-        |rq: &sched::Rq| (first..*next).all(|id| rq.task(TaskId(id)).unwrap().se.exec_start > 0);
-    let start = now;
-    while !ran(&rq) {
-        now += 50_000;
-        rq.update_rq_clock(now);
-        rq.resched_curr(sched::Resched::Now);
-        rq.pick_next_task();
-    }
+    let start = s.platform.now_ns();
+    let now = common::plat::run_each_in_turns(s, cpu, n, next);
     let t1 = now + 600_000;
     assert!(t1 - start < 2 * MS, "the turns took too long");
     t1

@@ -139,21 +139,24 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
 /// One newly idle balancing pass of `cpu` (this CPU); returns the threads
 /// pulled (their `thread.cpu` is kept by `set_task_cpu`).
 pub(crate) fn balance_newidle(cpu: CpuId) -> usize {
-    let s = sched();
-    let irq = arch::IrqGuard::save();
-    let pulled = s.load_balance(cpu, true);
-    resched_if_pulled(cpu, &pulled);
-    drop(irq);
-    pulled.len()
+    balance_pass(cpu, |s| s.load_balance(cpu, true))
 }
 
 /// The periodic balance of `cpu` (this CPU) at `now_ns`
 /// (`sched_balance_domains`): the domain levels whose interval passed;
 /// returns the threads pulled.
 fn rebalance(cpu: CpuId, now_ns: u64) -> usize {
-    let s = sched();
+    balance_pass(cpu, |s| s.rebalance_domains(cpu, now_ns))
+}
+
+/// Runs one balancing `pass` of `cpu` with interrupts masked, then asks for
+/// a reschedule if it pulled threads here; returns how many.
+fn balance_pass(
+    cpu: CpuId,
+    pass: impl FnOnce(&'static Scheduler<KernelPlatform>) -> ::sched::smp::Pulled,
+) -> usize {
     let irq = arch::IrqGuard::save();
-    let pulled = s.rebalance_domains(cpu, now_ns);
+    let pulled = pass(sched());
     resched_if_pulled(cpu, &pulled);
     drop(irq);
     pulled.len()

@@ -77,3 +77,51 @@ pub fn run_ticks(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
         s.tick(super::cpu_id(cpu));
     }
 }
+
+/// Puts `n` new tasks on `cpu` (never run, so cache-cold), ids from
+/// `*next`; with `pinned`, each may run only there. The first one runs.
+pub fn load_cpu(s: &Scheduler<Plat>, cpu: sched::CpuId, n: u32, next: &mut u32, pinned: bool) {
+    let now = s.platform.now_ns();
+    let mut rq = s.cpu_rq(cpu);
+    rq.update_rq_clock(now);
+    for _ in 0..n {
+        let mut t = sched::SchedTask::new(sched::TaskParams::default());
+        t.cpu = cpu;
+        if pinned {
+            t.cpus_allowed = sched::CpuMask::of(cpu);
+        }
+        rq.wake_up_new_task(sched::TaskId(*next), t);
+        *next += 1;
+    }
+    if rq.curr().is_none() {
+        rq.pick_next_task();
+    }
+}
+
+/// Puts `n` new tasks on `cpu` (ids from `*next`) and runs them in 50 µs
+/// turns from the platform's clock until each has run; returns the
+/// runqueue clock at the last turn (the platform's clock is left as it
+/// was).
+pub fn run_each_in_turns(s: &Scheduler<Plat>, cpu: sched::CpuId, n: u32, next: &mut u32) -> u64 {
+    let mut now = s.platform.now_ns();
+    let mut rq = s.cpu_rq(cpu);
+    rq.update_rq_clock(now);
+    let first = *next;
+    for _ in 0..n {
+        rq.wake_up_new_task(
+            sched::TaskId(*next),
+            sched::SchedTask::new(sched::TaskParams::default()),
+        );
+        *next += 1;
+    }
+    let ran = |rq: &sched::Rq| {
+        (first..*next).all(|id| rq.task(sched::TaskId(id)).unwrap().se.exec_start > 0)
+    };
+    while !ran(&rq) {
+        now += 50_000;
+        rq.update_rq_clock(now);
+        rq.resched_curr(sched::Resched::Now);
+        rq.pick_next_task();
+    }
+    now
+}
