@@ -120,12 +120,17 @@ use crate::topology::Topology;
 pub const MAX_PULL: usize = 32;
 
 /// What one [`Scheduler::load_balance`] pass moved: up to [`MAX_PULL`] tasks,
-/// all from one CPU. A fixed array: balancing never allocates.
+/// over every domain level the pass balanced. A fixed array: balancing never
+/// allocates.
 #[derive(Clone, Copy, Debug)]
 pub struct Pulled {
     ids: [TaskId; MAX_PULL],
     n: usize,
     from: CpuId,
+    /// The CPUs other than the caller's whose runqueues the pass changed:
+    /// every source, and a destination of the local group other than the
+    /// caller's CPU (`LBF_DST_PINNED`, [`balance`]).
+    touched: CpuMask,
     /// An active balance was started instead ([`Pulled::active_balance`]).
     active: bool,
 }
@@ -137,6 +142,7 @@ impl Pulled {
             ids: [TaskId(0); MAX_PULL],
             n: 0,
             from: cpu,
+            touched: CpuMask::new(),
             active: false,
         }
     }
@@ -144,7 +150,7 @@ impl Pulled {
     /// Nothing could be detached, but the source's running misfit task
     /// will move here at the source's next switch (an active balance,
     /// [`capacity`]): the source was asked to reschedule. Counts as a
-    /// balance that acted (the pass stops at this level).
+    /// balance that acted (a newly idle pass stops at this level).
     pub fn active_balance(&self) -> bool {
         self.active
     }
@@ -164,9 +170,18 @@ impl Pulled {
         self.n == 0
     }
 
-    /// The CPU they came from (meaningless when nothing moved).
+    /// The CPU the first of them came from (meaningless when nothing
+    /// moved); a periodic pass that balanced several levels may have taken
+    /// tasks from others too ([`Pulled::touched`]).
     pub fn from_cpu(&self) -> CpuId {
         self.from
+    }
+
+    /// Every CPU other than the caller's whose runqueue the pass changed:
+    /// the sources of the tasks moved, and any CPU of the caller's group
+    /// that received them in its stead (`LBF_DST_PINNED`).
+    pub fn touched(&self) -> &CpuMask {
+        &self.touched
     }
 }
 
@@ -440,6 +455,12 @@ struct DomainState {
     interval_ms: AtomicU32,
     /// Balancing passes in a row that found only cache-hot tasks.
     nr_balance_failed: AtomicU32,
+    /// The `imbalance` flag of the `sched_group_capacity` of the group one
+    /// level up that this domain's span forms (`sgc->imbalance`), kept in
+    /// the state of the span's first CPU: a pass inside the span could not
+    /// even it out for CPU affinity, so the parent level may move any task
+    /// out of it (`group_imbalanced`, [`balance`]).
+    group_imbalance: AtomicBool,
     /// NI_RANDOM / NI_RATE figures ([`newidle`]).
     ni: newidle::NewidleState,
 }
@@ -954,6 +975,7 @@ impl<P: Platform> Scheduler<P> {
                         doms.as_slice().get(l).map_or(1, |sd| sd.min_interval_ms),
                     ),
                     nr_balance_failed: AtomicU32::new(0),
+                    group_imbalance: AtomicBool::new(false),
                     ni: newidle::NewidleState::new(now_ns),
                 }),
                 next_balance_jiffies: AtomicU64::new(now_jiffies),

@@ -226,10 +226,14 @@ fn a_newidle_pass_brings_next_balance_forward() {
     assert_eq!(nr(&s, 0), 2);
 }
 
-/// Levels are due on their own intervals, and a level that moved tasks
-/// ends the pass: the levels above it are balanced at the next tick.
+/// A periodic pass climbs every level whose interval has passed, whatever
+/// the levels below moved: Linux's `sched_balance_domains` only reads the
+/// CPU's idle state again after a pull (`busy` for the next intervals).
+/// The newly idle pass stops at the first level that pulled
+/// (`sched_balance_newidle`: `if (pulled_task || !continue_balancing)
+/// break;`).
 #[test]
-fn a_pass_that_moved_tasks_leaves_the_levels_above_for_the_next_tick() {
+fn a_periodic_pass_climbs_on_after_a_level_moved_tasks() {
     // SMT pairs under one MC level.
     let s = machine(Topology::uniform(4, 2, 2, 1).unwrap());
     let mut next = 1;
@@ -239,10 +243,26 @@ fn a_pass_that_moved_tasks_leaves_the_levels_above_for_the_next_tick() {
     let j = 1_000;
     set_now(&s, j * TICK);
     let p = s.rebalance_domains(cpu_id(0), j * TICK);
+    // SMT: (3 - 0) / 2 = 1 task from CPU 1; then MC, CPU 0 now busy:
+    // local 3 tasks on 2 CPUs, the other core 6, (12 - 6) / 4 = 1 from CPU 2.
+    assert_eq!(p.len(), 2, "both levels balanced in one pass");
     assert_eq!(p.from_cpu(), cpu_id(1), "SMT first");
-    // MC was due but not balanced: next_balance has passed.
-    assert!(s.next_balance_ns(cpu_id(0)) <= j * TICK);
-    set_now(&s, (j + 1) * TICK);
-    let p = s.rebalance_domains(cpu_id(0), (j + 1) * TICK);
-    assert_eq!(p.from_cpu(), cpu_id(2), "MC at the next tick");
+    assert!(p.touched().has(cpu_id(1)) && p.touched().has(cpu_id(2)));
+    assert_eq!((nr(&s, 0), nr(&s, 1), nr(&s, 2)), (2, 2, 5));
+    // Both levels were balanced now: next_balance is ahead.
+    assert!(s.next_balance_ns(cpu_id(0)) > j * TICK);
+}
+
+/// The newly idle pass of the same machine stops at the SMT level once it
+/// pulled (NI_RANDOM off, so that every level is tried).
+#[test]
+fn a_newidle_pass_stops_at_the_first_level_that_pulled() {
+    let s = machine(Topology::uniform(4, 2, 2, 1).unwrap());
+    s.cfg.features.set(Feature::NiRandom, false);
+    let mut next = 1;
+    load_cpu(&s, cpu_id(1), 3, &mut next, false);
+    load_cpu(&s, cpu_id(2), 6, &mut next, false);
+    let p = s.load_balance(cpu_id(0), true);
+    assert_eq!((p.from_cpu(), p.len()), (cpu_id(1), 1));
+    assert_eq!((nr(&s, 0), nr(&s, 2)), (1, 6), "MC left alone");
 }

@@ -169,11 +169,13 @@ fn memory_is_o_tasks_plus_o_cpus() {
     // idle time and the summary's published lag, about 24; the HRTICK
     // timer's two instants, the slice's end and the fair server's, 16,
     // with padding about 50; the wakeup decision's pick counters, five
-    // u64 per fair runqueue, 40, with padding about 50).
+    // u64 per fair runqueue, 40, with padding about 50; the balancer's
+    // `sgc->imbalance` flag per level, which took the slot past a 64-byte
+    // line, 64).
     let (s, empty_machine) = live(|| machine(&cfg, cpus, 0));
     assert_eq!(empty_machine, s.heap_bytes());
     assert!(
-        empty_machine <= cpus * 2880,
+        empty_machine <= cpus * 2944,
         "{empty_machine} bytes for {cpus} idle CPUs"
     );
     drop(s);

@@ -195,6 +195,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use sched::cpumask::CpuMask;
 use sched::smp::{Platform, Scheduler, WakeOutcome, Woke};
 use sched::CpuId;
 use sched::{
@@ -1899,7 +1900,7 @@ impl Kernel {
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu().index());
+                self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
                 self.ctr.newidle_pulled += 1;
                 let sw = {
@@ -2565,7 +2566,7 @@ impl Kernel {
             // (`sched_balance_trigger`, `sched_balance_domains`).
             let pulled = self.s.rebalance_domains(CpuId::wrapping(cpu), self.now);
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.from_cpu().index());
+                self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
                 let need = self.s.cpu_rq(CpuId::wrapping(cpu)).need_resched();
                 if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need, Place::Tick) {
@@ -2589,10 +2590,13 @@ impl Kernel {
         }
     }
 
-    /// A balancing pass on `cpu` moved tasks from `from`.
-    fn touched_by_balance(&mut self, cpu: usize, from: usize) {
+    /// A balancing pass on `cpu` moved tasks, changing the runqueues of
+    /// `others` too (their sources, and a destination other than `cpu`).
+    fn touched_by_balance(&mut self, cpu: usize, others: &CpuMask) {
         self.touch(cpu);
-        self.touch(from);
+        for c in others.cpus() {
+            self.touch(c.index());
+        }
     }
 
     /// A scheduler call changed (or may have changed) `cpu`'s runqueue:

@@ -33,7 +33,13 @@
 //!    (`can_migrate_task`, for every kind of pass). When every task of the
 //!    chosen CPU may run only elsewhere, the level is tried again without
 //!    that CPU (`LBF_ALL_PINNED`), until no CPU outside the local group is
-//!    left.
+//!    left. On a periodic pass, tasks that may not run on this CPU but may
+//!    on another CPU of the local group go there, from the same source,
+//!    while the imbalance is not covered (`LBF_DST_PINNED`, `new_dst_cpu`,
+//!    `more_balance`); a pull left short by affinity (`LBF_SOME_PINNED`)
+//!    marks this level's span imbalanced for the level above
+//!    (`sgc->imbalance`), which then ranks it busiest after overloaded
+//!    groups and moves one task out of it (`group_imbalanced`).
 //!    A newly idle pass takes one task at most: Linux's `detach_tasks` built
 //!    with `CONFIG_PREEMPTION` stops after the first task it detaches on a
 //!    `CPU_NEWLY_IDLE` pass ("NEWIDLE balancing is a source of latency, so
@@ -46,7 +52,8 @@
 //!    switch (Linux has no feature flag for it either). Periodic passes
 //!    take up to the imbalance. Nothing else in `sched_balance_rq` hangs on
 //!    it: the pass is not `LBF_NEED_BREAK`, so it does not go back to
-//!    `more_balance`, and a newidle pass never sets `LBF_DST_PINNED`.
+//!    `more_balance` for that, and a newidle pass never sets
+//!    `LBF_DST_PINNED`.
 //!
 //! `nr_balance_failed` (per CPU and level) follows Linux's
 //! `sched_balance_rq` (formerly `load_balance`): a periodic pass that finds
@@ -60,18 +67,23 @@
 //! nothing leaves it too. Besides the cache-hot test, `detach_tasks`
 //! halves a task's load for each failure when balancing load.
 //!
-//! A pass stops at the first level that moved tasks, so [`Pulled`] names one
-//! source CPU (Linux's periodic pass climbs on; ours climbs at the next
-//! tick: the levels above count in `next_balance`).
+//! A periodic pass climbs every level due whatever the levels below moved
+//! (`sched_balance_domains`, which reads the CPU's idle state again after a
+//! pull); a newly idle pass stops at the first level that pulled
+//! (`sched_balance_newidle`). [`Pulled`] gathers what every level moved, at
+//! most [`MAX_PULL`](super::MAX_PULL) tasks a pass (a level past that waits
+//! for the next tick), and names every CPU whose runqueue changed.
 //!
 //! The periodic balance ([`Scheduler::rebalance_domains`], called at every
 //! tick) follows Linux 7.2's `sched_balance_trigger` and
 //! `sched_balance_domains`: nothing before the CPU's `next_balance`; then
 //! each level whose interval has passed since its `last_balance`, bottom-up,
-//! until a level another CPU balances (`should_we_balance`); `next_balance`
+//! until a level another CPU balances (`should_we_balance`), moved tasks
+//! or not; `next_balance`
 //! becomes the earliest time a visited level is due. The interval is
 //! `get_sd_balance_interval`: the level's `balance_interval` (ms) in whole
-//! ticks, rounded up, which while the CPU is busy is `busy_factor` (16)
+//! ticks, rounded up, which while the CPU is busy (running a task, not only
+//! SCHED_IDLE ones: `sched_idle_rq` counts as idle) is `busy_factor` (16)
 //! times longer less one tick, at least one tick and at most
 //! `max_load_balance_interval` (100 ms per active CPU). Time is counted in
 //! ticks (`now_ns / tick_ns`, Linux's jiffies), as Linux's intervals are.
@@ -85,9 +97,7 @@
 //! lowers `next_balance` to when the levels it looked at are due at their
 //! idle intervals (`update_next_balance`). [`Scheduler::load_balance`]
 //! with `newidle` false ignores the intervals and balances every level now
-//! (for tests); its outcome still moves `balance_interval`. Not modelled:
-//! `sched_idle_rq` (a CPU running only SCHED_IDLE tasks counts as busy
-//! here, as idle in Linux).
+//! (for tests); its outcome still moves `balance_interval`.
 //!
 //! Newidle passes are proportional to their success ([`super::newidle`]):
 //! with NI_RANDOM a level is balanced with a probability that follows its
@@ -132,10 +142,10 @@
 //! balancing of running tasks but misfits (Linux's
 //! `imbalanced_active_balance` after `cache_nice_tries + 2` failures, so
 //! ours counts failures on a CPU whose lone task it will not push),
-//! `LBF_DST_PINNED` retries with another destination, NUMA balancing's
+//! NUMA balancing's
 //! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::placement::{SgStats, NUMA_IMBALANCE_MIN};
 use super::{Platform, Pulled, Scheduler, MAX_PULL};
@@ -143,6 +153,7 @@ use crate::class::SchedClass;
 use crate::cpu_id::CpuId;
 use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
+use crate::rq::Resched;
 use crate::task::{TaskId, TaskState};
 
 /// `MAX_PINNED_INTERVAL`: how far, in ms, a level whose tasks were all
@@ -150,11 +161,12 @@ use crate::task::{TaskId, TaskState};
 pub const MAX_PINNED_INTERVAL_MS: u32 = 512;
 
 impl<P: Platform> Scheduler<P> {
-    /// Pulls tasks to `this_cpu` from the busiest CPU of the lowest domain
-    /// level that is out of balance (`sched_balance_rq` over
-    /// `for_each_domain`). With `newidle`, called from a CPU about to go idle
-    /// (`sched_balance_newidle`), which tries every level; otherwise a
-    /// periodic pass of every level now, whatever its interval (for tests
+    /// Pulls tasks to `this_cpu` (or, for tasks pinned away from it, to
+    /// another CPU of its group) from the busiest CPU of each domain level
+    /// that is out of balance (`sched_balance_rq` over `for_each_domain`).
+    /// With `newidle`, called from a CPU about to go idle
+    /// (`sched_balance_newidle`), which tries every level until one pulls;
+    /// otherwise a periodic pass of every level now, whatever its interval (for tests
     /// and tools: the kernel and the simulator balance periodically through
     /// [`Self::rebalance_domains`]), in which a level is balanced only by the
     /// one CPU of the local group chosen to (`should_we_balance`). Either
@@ -170,8 +182,8 @@ impl<P: Platform> Scheduler<P> {
     /// `rebalance_domains`), to be called from every tick. Nothing happens
     /// before the CPU's `next_balance`. Then each level whose interval
     /// ([`Self::balance_interval_ns`]) has passed since its last balance is
-    /// balanced, bottom-up; a level another CPU balances
-    /// (`should_we_balance`) ends the climb. `next_balance` becomes the
+    /// balanced, bottom-up, whatever the levels below moved; a level another
+    /// CPU balances (`should_we_balance`) ends the climb. `next_balance` becomes the
     /// earliest time a level visited is due again. Time is counted in ticks
     /// (`SchedConfig::tick_ns`, Linux's jiffies): `now_ns / tick_ns`.
     pub fn rebalance_domains(&self, this_cpu: CpuId, now_ns: u64) -> Pulled {
@@ -179,9 +191,8 @@ impl<P: Platform> Scheduler<P> {
             return Pulled::none(this_cpu);
         }
         let slot = &self.slots[this_cpu.index()];
-        let jiffies = now_ns / self.cfg.tick_ns().max(1);
-        // `busy = idle != CPU_IDLE` (the tick's `idle_cpu()`).
-        let mut busy = !self.idle(this_cpu);
+        let jiffies = self.jiffies(now_ns);
+        let mut busy = self.balance_busy(this_cpu);
         let mut next_balance = jiffies + 60 * self.hz();
         let mut update_next_balance = false;
         let mut continue_balancing = true;
@@ -193,19 +204,21 @@ impl<P: Platform> Scheduler<P> {
             let st = &slot.lb[level];
             let mut interval = self.interval_jiffies(this_cpu, level, sd, busy);
             let last = st.last_balance_jiffies.load(Ordering::Relaxed);
-            // A pass stops at the first level that moved tasks ([`Pulled`]
-            // names one source): the levels above it are not balanced now,
-            // but count in `next_balance`, so the next tick climbs on.
-            let moved = !out.is_empty() || out.active_balance();
-            if !moved && jiffies >= last.saturating_add(interval) {
-                let (pulled, cont) = self.sched_balance_rq(this_cpu, level, sd, false);
+            // Every level whose interval has passed is balanced, whatever
+            // the levels below moved (`sched_balance_domains`); only a pass
+            // that already moved `MAX_PULL` tasks leaves the levels above
+            // due for the next tick ([`Pulled`] holds no more).
+            if out.n < MAX_PULL && jiffies >= last.saturating_add(interval) {
+                let (moved, cont) = self.sched_balance_rq(this_cpu, level, sd, false, &mut out);
                 continue_balancing = cont;
-                if !pulled.is_empty() {
-                    busy = !self.idle(this_cpu);
+                if moved {
+                    // "The LBF_DST_PINNED logic could have changed
+                    // env->dst_cpu, so we can't know our idle state even
+                    // if we migrated tasks": read it again.
+                    busy = self.balance_busy(this_cpu);
                 }
                 st.last_balance_jiffies.store(jiffies, Ordering::Relaxed);
                 interval = self.interval_jiffies(this_cpu, level, sd, busy);
-                out = pulled;
             }
             let due = st
                 .last_balance_jiffies
@@ -223,13 +236,33 @@ impl<P: Platform> Scheduler<P> {
         out
     }
 
+    /// Whether the periodic balance counts `cpu` busy, for its intervals
+    /// (`sched_balance_domains`' `busy = idle != CPU_IDLE &&
+    /// !sched_idle_rq(rq)`): it runs a task, and not only SCHED_IDLE ones.
+    #[inline]
+    fn balance_busy(&self, cpu: CpuId) -> bool {
+        !self.idle(cpu) && !self.sched_idle_cpu(cpu)
+    }
+
+    /// The tick length, ns (at least 1): one jiffy.
+    #[inline]
+    fn tick_len_ns(&self) -> u64 {
+        self.cfg.tick_ns().max(1)
+    }
+
+    /// `now_ns` in ticks since 0 (Linux's `jiffies`).
+    #[inline]
+    fn jiffies(&self, now_ns: u64) -> u64 {
+        now_ns / self.tick_len_ns()
+    }
+
     /// Whether [`Self::rebalance_domains`] would look at the levels now
     /// (`sched_balance_trigger`): `this_cpu` is active and its
     /// `next_balance` has come. Two atomic loads, for a caller that counts
     /// the passes.
     #[inline]
     pub fn rebalance_due(&self, this_cpu: CpuId, now_ns: u64) -> bool {
-        let jiffies = now_ns / self.cfg.tick_ns().max(1);
+        let jiffies = self.jiffies(now_ns);
         self.cpu_active(this_cpu)
             && jiffies
                 >= self.slots[this_cpu.index()]
@@ -244,9 +277,9 @@ impl<P: Platform> Scheduler<P> {
     /// ticks (rounded up, less one tick while busy), at least one tick and
     /// at most `max_load_balance_interval` (100 ms per active CPU).
     pub fn balance_interval_ns(&self, cpu: CpuId, level: usize) -> u64 {
-        let busy = !self.idle(cpu);
+        let busy = self.balance_busy(cpu);
         let sd = &self.slots[cpu.index()].doms.as_slice()[level];
-        self.interval_jiffies(cpu, level, sd, busy) * self.cfg.tick_ns().max(1)
+        self.interval_jiffies(cpu, level, sd, busy) * self.tick_len_ns()
     }
 
     /// `sd->balance_interval` of `cpu`'s domain `level`, ms: `min_interval`
@@ -265,12 +298,12 @@ impl<P: Platform> Scheduler<P> {
         self.slots[cpu.index()]
             .next_balance_jiffies
             .load(Ordering::Relaxed)
-            * self.cfg.tick_ns().max(1)
+            * self.tick_len_ns()
     }
 
     /// Ticks per second (`HZ`).
     fn hz(&self) -> u64 {
-        (1_000_000_000 / self.cfg.tick_ns().max(1)).max(1)
+        (1_000_000_000 / self.tick_len_ns()).max(1)
     }
 
     /// `get_sd_balance_interval`, in ticks.
@@ -282,7 +315,7 @@ impl<P: Platform> Scheduler<P> {
             ms *= sd.busy_factor as u64;
         }
         // `msecs_to_jiffies` rounds up.
-        let mut jiffies = (ms * 1_000_000).div_ceil(self.cfg.tick_ns().max(1));
+        let mut jiffies = (ms * 1_000_000).div_ceil(self.tick_len_ns());
         // "Reduce likelihood of busy balancing at higher domains racing with
         // balancing at lower domains by preventing their balancing periods
         // from being multiples of each other."
@@ -319,7 +352,7 @@ impl<P: Platform> Scheduler<P> {
         // levels it looked at are due (idle intervals).
         let mut next_balance = u64::MAX;
         if newidle {
-            next_balance = self.platform.now_ns() / self.cfg.tick_ns().max(1) + self.hz();
+            next_balance = self.jiffies(self.platform.now_ns()) + self.hz();
         }
         let pulled = self.balance_levels_inner(this_cpu, newidle, doms, &mut next_balance);
         if newidle {
@@ -349,7 +382,11 @@ impl<P: Platform> Scheduler<P> {
         if !self.cpu_active(this_cpu) {
             return Pulled::none(this_cpu);
         }
+        let mut out = Pulled::none(this_cpu);
         for (level, sd) in doms.iter().enumerate() {
+            if out.n >= MAX_PULL {
+                break;
+            }
             // NI_RANDOM may skip this level's newidle balance; a success
             // counts the die's weight (see `newidle`).
             let weight = if newidle {
@@ -361,20 +398,28 @@ impl<P: Platform> Scheduler<P> {
             } else {
                 0
             };
-            let (pulled, continue_balancing) = self.sched_balance_rq(this_cpu, level, sd, newidle);
+            let (moved, continue_balancing) =
+                self.sched_balance_rq(this_cpu, level, sd, newidle, &mut out);
             if newidle {
-                let success = if pulled.is_empty() { 0 } else { weight };
+                let success = if moved { weight } else { 0 };
                 self.newidle_balanced(this_cpu, level, success);
+                // `sched_balance_newidle` stops at the first level that
+                // pulled (`if (pulled_task || !continue_balancing)
+                // break;`); a periodic pass climbs on.
+                if moved || out.active_balance() {
+                    break;
+                }
             }
-            if !pulled.is_empty() || pulled.active_balance() || !continue_balancing {
-                return pulled;
+            if !continue_balancing {
+                break;
             }
         }
-        Pulled::none(this_cpu)
+        out
     }
 
     /// One level's pass (`sched_balance_rq`): `should_we_balance` on a
-    /// periodic pass, then [`Self::balance_domain`]. The flag is
+    /// periodic pass, then [`Self::balance_domain`], adding what moved to
+    /// `out`. Returns whether tasks moved at this level (`ld_moved`) and
     /// `continue_balancing`: false when another CPU balances this level.
     fn sched_balance_rq(
         &self,
@@ -382,14 +427,16 @@ impl<P: Platform> Scheduler<P> {
         level: usize,
         sd: &SchedDomain,
         newidle: bool,
-    ) -> (Pulled, bool) {
+        out: &mut Pulled,
+    ) -> (bool, bool) {
         if !newidle && !self.should_we_balance(sd, this_cpu) {
             // Another CPU balances this level: for this one it is
             // balanced (`should_we_balance` goes to `out_balanced`).
             self.lb_done(this_cpu, level, sd, Outcome::Balanced, newidle);
-            return (Pulled::none(this_cpu), false);
+            self.group_imbalance_done(this_cpu, level, sd, Outcome::Balanced, false);
+            return (false, false);
         }
-        (self.balance_domain(this_cpu, level, sd, newidle), true)
+        (self.balance_domain(this_cpu, level, sd, newidle, out), true)
     }
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
@@ -403,15 +450,17 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// One level: `find_busiest_group`, `calculate_imbalance`,
-    /// `find_busiest_queue`, then the pull.
+    /// `find_busiest_queue`, then the pull, adding what moved to `out`.
+    /// Returns whether tasks moved.
     fn balance_domain(
         &self,
         this_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
         newidle: bool,
-    ) -> Pulled {
-        let mut pulled = Pulled::none(this_cpu);
+        out: &mut Pulled,
+    ) -> bool {
+        let n0 = out.n;
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
         let local = self.sg_stats(local_span, &all);
@@ -436,7 +485,8 @@ impl<P: Platform> Scheduler<P> {
                     Outcome::Moved
                 };
                 self.lb_done(this_cpu, level, sd, outcome, newidle);
-                return p;
+                out.absorb(&p);
+                return !p.is_empty();
             }
         }
         // With tasks in groups, a local group with no CPU to spare balances
@@ -456,7 +506,12 @@ impl<P: Platform> Scheduler<P> {
         // tasks were all pinned (`LBF_ALL_PINNED` stays set in `env.flags`).
         let mut cpus = all;
         let mut all_pinned = false;
+        // Whether a pull left an imbalance for CPU affinity
+        // (`LBF_SOME_PINNED && env.imbalance > 0`): the parent level's
+        // group is marked imbalanced.
+        let mut sgc_imbalance = false;
         let outcome = loop {
+            let mut src_cpu = this_cpu;
             let outcome = self.pull_busiest(
                 this_cpu,
                 level,
@@ -465,7 +520,9 @@ impl<P: Platform> Scheduler<P> {
                 by_load,
                 newidle,
                 &cpus,
-                &mut pulled,
+                out,
+                &mut src_cpu,
+                &mut sgc_imbalance,
             );
             if outcome == Outcome::Balanced && all_pinned {
                 break Outcome::AllPinned;
@@ -474,17 +531,76 @@ impl<P: Platform> Scheduler<P> {
                 break outcome;
             }
             all_pinned = true;
-            cpus.remove(pulled.from);
+            cpus.remove(src_cpu);
             if cpus.and_not(&local_span).is_empty() {
                 break Outcome::AllPinned;
             }
         };
         self.lb_done(this_cpu, level, sd, outcome, newidle);
-        pulled
+        self.group_imbalance_done(this_cpu, level, sd, outcome, sgc_imbalance);
+        out.n != n0
+    }
+
+    /// The `imbalance` flag of the group one level up that `this_cpu`'s
+    /// domain `level` forms (`sd_parent->groups->sgc->imbalance`), after a
+    /// pass at that level (`sched_balance_rq`): set when a pull left an
+    /// imbalance because tasks could not run on the destination
+    /// (`LBF_SOME_PINNED` with `env.imbalance > 0`, `set`); cleared when
+    /// the level was found balanced with no source all pinned
+    /// (`out_balanced` without `LBF_ALL_PINNED`: "clear the imbalance flag
+    /// only if other tasks got a chance to move and fix the imbalance");
+    /// kept otherwise (`out_all_pinned`: "let the imbalance flag set so
+    /// parent level can try to migrate them"). No parent: nothing.
+    fn group_imbalance_done(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        sd: &SchedDomain,
+        outcome: Outcome,
+        set: bool,
+    ) {
+        if level + 1 >= self.slots[this_cpu.index()].doms.as_slice().len() {
+            return;
+        }
+        let Some(flag) = sd
+            .span
+            .first_cpu()
+            .and_then(|first| self.sgc_imbalance(first, sd.level))
+        else {
+            return;
+        };
+        if set {
+            flag.store(true, Ordering::Relaxed);
+        } else if outcome == Outcome::Balanced && flag.load(Ordering::Relaxed) {
+            flag.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// The `sgc->imbalance` flag of the group formed by the span of
+    /// `first`'s domain at `level`, kept in `first`'s state for that
+    /// domain (Linux's `sched_group_capacity` is shared by the group's
+    /// CPUs and found through the first of them).
+    fn sgc_imbalance(&self, first: CpuId, level: DomainLevel) -> Option<&AtomicBool> {
+        let slot = &self.slots[first.index()];
+        let i = slot.doms.as_slice().iter().position(|d| d.level == level)?;
+        Some(&slot.lb[i].group_imbalance)
+    }
+
+    /// `sg_imbalanced` for group `g` of domain `sd`: its flag, set by a
+    /// pass inside it that affinity kept from evening it out. Groups of
+    /// single CPUs have no domain inside, and no flag.
+    fn sg_imbalanced(&self, sd: &SchedDomain, g: &CpuMask) -> bool {
+        let (Some(child), Some(first)) = (sd.child, g.first_cpu()) else {
+            return false;
+        };
+        self.sgc_imbalance(first, child)
+            .is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     /// `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`
     /// and the pull, over the CPUs of `cpus`, for the local group `local`.
+    /// The source CPU goes to `src_out`; a pull that left an imbalance for
+    /// affinity sets `sgc_imbalance`.
     #[allow(clippy::too_many_arguments)]
     fn pull_busiest(
         &self,
@@ -495,32 +611,57 @@ impl<P: Platform> Scheduler<P> {
         by_load: bool,
         newidle: bool,
         cpus: &CpuMask,
-        pulled: &mut Pulled,
+        out: &mut Pulled,
+        src_out: &mut CpuId,
+        sgc_imbalance: &mut bool,
     ) -> Outcome {
         let local_span = local.span;
         let mut busiest: Option<SgStats> = None;
+        // The busiest's rank (`group_type` as far as it matters here): 2
+        // for a group running more tasks than CPUs (`group_overloaded`, by
+        // counts), 1 for a group marked imbalanced (`group_imbalanced`), 0
+        // otherwise. A higher rank is busier (`update_sd_pick_busiest`).
+        let mut busiest_rank = 0;
         for g in sd.groups(&self.topology) {
             if g == local_span {
                 continue;
             }
             let st = self.sg_stats(g, cpus);
+            let rank = if st.nr > st.w {
+                2
+            } else if st.nr > 0 && self.sg_imbalanced(sd, &g) {
+                1
+            } else {
+                0
+            };
             // By load: only an overloaded group (more tasks than CPUs) can
             // give, and the one of most load per capacity is busiest
             // (`update_sd_pick_busiest` among `group_overloaded` groups).
             // Ties go to the later group (as the flat balancer's max_by_key).
-            let more = if by_load {
-                st.nr > st.w && busiest.is_none_or(|b| st.avg_load() >= b.avg_load())
-            } else {
-                busiest.is_none_or(|b| !busier(&b, &st))
+            // Among imbalanced groups the first stays ("we don't have any
+            // way to choose one more than another").
+            let more = match busiest {
+                None => !by_load || rank > 0,
+                Some(_) if rank != busiest_rank => rank > busiest_rank,
+                Some(_) if rank == 1 => false,
+                Some(b) if by_load => st.avg_load() >= b.avg_load(),
+                Some(b) => !busier(&b, &st),
             };
             if more {
                 busiest = Some(st);
+                busiest_rank = rank;
             }
         }
         let Some(busiest) = busiest else {
             return Outcome::Balanced;
         };
-        let migrate = if by_load {
+        let migrate = if busiest_rank == 1 {
+            // "In the group_imb case we cannot rely on group-wide averages
+            // to ensure CPU-load equilibrium, try to move any task to fix
+            // the imbalance" (`calculate_imbalance`, after
+            // `find_busiest_group` went straight to `force_balance`).
+            Migrate::Tasks(1)
+        } else if by_load {
             let domain = self.sg_stats(sd.span, cpus);
             Migrate::Load(load_imbalance(sd, local, &busiest, &domain))
         } else {
@@ -530,7 +671,7 @@ impl<P: Platform> Scheduler<P> {
             return Outcome::Balanced;
         }
         let span = busiest.span.and(cpus);
-        let src = if by_load {
+        let src = if by_load && busiest_rank != 1 {
             self.find_busiest_queue_by_load(&span)
         } else {
             self.find_busiest_queue(&span)
@@ -542,14 +683,24 @@ impl<P: Platform> Scheduler<P> {
             // active balance that would follow is left out). By load, a
             // lone task heavier than the imbalance is passed over, and with
             // no other source the pass ends balanced.
-            return if by_load {
+            return if by_load && busiest_rank != 1 {
                 Outcome::Balanced
             } else {
                 Outcome::Failed
             };
         };
-        pulled.from = src_cpu;
-        self.pull(this_cpu, src_cpu, level, sd, migrate, newidle, pulled)
+        *src_out = src_cpu;
+        self.pull(
+            this_cpu,
+            src_cpu,
+            level,
+            sd,
+            migrate,
+            newidle,
+            cpus,
+            out,
+            sgc_imbalance,
+        )
     }
 
     /// `nr_balance_failed` and `balance_interval` after a pass at
@@ -626,9 +777,17 @@ impl<P: Platform> Scheduler<P> {
     /// Detaches movable tasks from `src_cpu`, up to the imbalance
     /// `migrate` (a count, or a load that the moved tasks' `task_h_load`
     /// may not exceed), and attaches them to `this_cpu` (`detach_tasks` +
-    /// `attach_tasks`, both runqueues locked; nothing is allocated). A
-    /// newly idle pass (`newidle`) takes one task at most, as Linux's
-    /// preemptible kernels do (see the module doc).
+    /// `attach_tasks`, both runqueues locked; nothing is allocated), adding
+    /// them to `out`. A newly idle pass (`newidle`) takes one task at most,
+    /// as Linux's preemptible kernels do (see the module doc).
+    ///
+    /// `LBF_DST_PINNED`: on a periodic pass, when a task could not come for
+    /// its affinity but may run on another CPU of the local group (of
+    /// `cpus`), and the imbalance is not covered, the pull goes on from the
+    /// same source to that CPU (`more_balance` with `env.new_dst_cpu`),
+    /// each destination tried once. A pull that ends short of the
+    /// imbalance with a task kept back for its affinity
+    /// (`LBF_SOME_PINNED`) sets `sgc_imbalance`.
     #[allow(clippy::too_many_arguments)]
     fn pull(
         &self,
@@ -638,120 +797,57 @@ impl<P: Platform> Scheduler<P> {
         sd: &SchedDomain,
         migrate: Migrate,
         newidle: bool,
-        pulled: &mut Pulled,
+        cpus: &CpuMask,
+        out: &mut Pulled,
+        sgc_imbalance: &mut bool,
     ) -> Outcome {
         let failed = self.slots[this_cpu.index()].lb[level]
             .nr_balance_failed
             .load(Ordering::Relaxed);
-        // `can_migrate_task`: hot tasks go once the level's periodic passes
-        // failed more than `cache_nice_tries` times in a row.
-        let allow_hot = failed > sd.cache_nice_tries;
-        let hot_ns = self.cfg.tunables.migration_cost_ns() * sd.hot_scale as u64;
-        let mut locked = self.double_rq_lock(this_cpu, src_cpu);
-        let (this_rq, src) = locked.pair();
-        let now = self.platform.now_ns();
-        this_rq.update_rq_clock(now);
-        src.update_rq_clock(now);
-        // Single-CPU groups: recount under the locks, as the flat balancer did.
-        let (imbalance, mut load_left) = match migrate {
-            Migrate::Tasks(_) if sd.child.is_none() => (
-                (src.nr_runnable().saturating_sub(this_rq.nr_runnable()) / 2).max(1),
-                None,
-            ),
-            Migrate::Tasks(n) => (n, None),
-            Migrate::Load(l) => (u32::MAX, Some(l)),
+        let mut env = DetachEnv {
+            sd,
+            // `can_migrate_task`: hot tasks go once the level's periodic
+            // passes failed more than `cache_nice_tries` times in a row.
+            allow_hot: failed > sd.cache_nice_tries,
+            hot_ns: self.cfg.tunables.migration_cost_ns() * sd.hot_scale as u64,
+            failed,
+            newidle,
+            // `env.cpus` less each destination tried (`dst_grpmask` is the
+            // local group).
+            dst_grp: sd.group_of(&self.topology, this_cpu).and(cpus),
+            tasks_left: match migrate {
+                Migrate::Tasks(n) => n,
+                Migrate::Load(_) => u32::MAX,
+            },
+            load_left: match migrate {
+                Migrate::Tasks(_) => None,
+                Migrate::Load(l) => Some(l),
+            },
+            any_allowed: false,
+            some_pinned: false,
+            new_dst: None,
         };
-        let limit = (self.cfg.tunables.nr_migrate() as usize)
-            .min(imbalance as usize)
-            .min(MAX_PULL);
-        // Candidates: queued, not running, runnable fair tasks allowed here
-        // and cache-cold for this level (unless earlier passes failed on hot
-        // ones), least urgent (latest deadline) first.
-        let mut cands = [TaskId(0); MAX_PULL];
-        let mut nc = 0;
-        // migrate_load: the load already taken from each runqueue of the
-        // source by the candidates before (`detach_tasks` detaches as it
-        // goes: a runqueue's `load_avg` drops by each task detached while
-        // its `h_load` stays the jiffy's, so later tasks count heavier;
-        // ours detaches after choosing, and counts that here).
-        let mut removed = [(0u32, 0u64); MAX_PULL];
-        let mut nr_removed = 0;
-        // Whether any fair task there may run here (Linux clears
-        // `LBF_ALL_PINNED` on the first such task, running or not).
-        let mut any_allowed = false;
-        for id in src.fair_queue_rev() {
-            if nc >= limit {
-                break;
-            }
-            let Some(t) = src.task(id) else { continue };
-            if t.class() != SchedClass::Fair || !self.allowed(t, this_cpu) {
-                continue;
-            }
-            any_allowed = true;
-            if t.state != TaskState::Queued {
-                continue;
-            }
-            let hot = sd.hot_scale > 0
-                && (src.task_hot(id) || src.clock().saturating_sub(t.se.exec_start) < hot_ns);
-            if hot && !allow_hot {
-                continue;
-            }
-            // migrate_load: a task whose load would overshoot the
-            // imbalance stays (`detach_tasks`' `migrate_load` case), less
-            // strictly after failed passes (its load is halved for each);
-            // the pull ends once the imbalance is covered.
-            if let Some(left) = load_left.as_mut() {
-                let Some(parts) = src.task_h_load_parts(id) else {
-                    continue;
-                };
-                let k = removed[..nr_removed]
-                    .iter()
-                    .position(|&(q, _)| q == parts.cfs_rq);
-                let h = parts.h_load(k.map_or(0, |k| removed[k].1));
-                if h >> failed.min(63) > *left {
-                    continue;
+        let n0 = out.n;
+        let mut dst = this_cpu;
+        loop {
+            env.new_dst = None;
+            self.detach_tasks(this_cpu, dst, src_cpu, &mut env, out);
+            let left = env.tasks_left > 0 && env.load_left != Some(0);
+            match env.new_dst {
+                Some(next) if left && out.n < MAX_PULL => {
+                    env.dst_grp.remove(dst);
+                    dst = next;
                 }
-                *left = left.saturating_sub(h);
-                match k {
-                    Some(k) => removed[k].1 += parts.load,
-                    None => {
-                        removed[nr_removed] = (parts.cfs_rq, parts.load);
-                        nr_removed += 1;
-                    }
-                }
-            }
-            cands[nc] = id;
-            nc += 1;
-            // `detach_tasks` under CONFIG_PREEMPTION: "NEWIDLE balancing is
-            // a source of latency, so preemptible kernels will stop after
-            // the first task is detached to minimize the critical section"
-            // (after the task is counted against the imbalance, before the
-            // imbalance test). Our kernel is always built preemptible (its
-            // model is chosen at run time, as PREEMPT_DYNAMIC's), so the
-            // rule always applies, as on Debian's amd64 Linux.
-            if newidle || load_left == Some(0) {
-                break;
+                _ => break,
             }
         }
-        if !any_allowed {
-            any_allowed = src
-                .curr()
-                .and_then(|id| src.task(id))
-                .is_some_and(|t| t.class() == SchedClass::Fair && self.allowed(t, this_cpu));
+        if env.some_pinned && env.tasks_left > 0 && env.load_left != Some(0) {
+            // "We failed to reach balance because of affinity."
+            *sgc_imbalance = true;
         }
-        for &id in &cands[..nc] {
-            if let Ok(t) = src.detach_task(id) {
-                this_rq.attach_task(id, t);
-                self.placed(id, this_cpu);
-                pulled.ids[pulled.n] = id;
-                pulled.n += 1;
-            }
-        }
-        drop(locked);
-        if pulled.n != 0 {
-            self.recheck_active(this_cpu);
+        if out.n != n0 {
             Outcome::Moved
-        } else if any_allowed {
+        } else if env.any_allowed {
             // Cache-hot, too heavy for the load imbalance, running, or
             // none queued: a failed pass.
             Outcome::Failed
@@ -759,6 +855,187 @@ impl<P: Platform> Scheduler<P> {
             Outcome::AllPinned
         }
     }
+
+    /// One round of [`Self::pull`] (`detach_tasks` and `attach_tasks`)
+    /// from `src_cpu` to `dst` (`this_cpu`, or with `LBF_DST_PINNED` another
+    /// CPU of its group): the imbalance left and the flags in `env`.
+    fn detach_tasks(
+        &self,
+        this_cpu: CpuId,
+        dst: CpuId,
+        src_cpu: CpuId,
+        env: &mut DetachEnv<'_>,
+        out: &mut Pulled,
+    ) {
+        let sd = env.sd;
+        let mut kick = false;
+        let n0 = out.n;
+        {
+            let mut locked = self.double_rq_lock(dst, src_cpu);
+            let (dst_rq, src) = locked.pair();
+            let now = self.platform.now_ns();
+            dst_rq.update_rq_clock(now);
+            src.update_rq_clock(now);
+            // Single-CPU groups: recount under the locks, as the flat
+            // balancer did (no other destination exists there).
+            if env.load_left.is_none() && sd.child.is_none() {
+                env.tasks_left =
+                    (src.nr_runnable().saturating_sub(dst_rq.nr_runnable()) / 2).max(1);
+            }
+            let limit = (self.cfg.tunables.nr_migrate() as usize)
+                .min(env.tasks_left as usize)
+                .min(MAX_PULL - out.n);
+            // Candidates: queued, not running, runnable fair tasks allowed
+            // here and cache-cold for this level (unless earlier passes
+            // failed on hot ones), least urgent (latest deadline) first.
+            let mut cands = [TaskId(0); MAX_PULL];
+            let mut nc = 0;
+            // migrate_load: the load already taken from each runqueue of the
+            // source by the candidates before (`detach_tasks` detaches as it
+            // goes: a runqueue's `load_avg` drops by each task detached while
+            // its `h_load` stays the jiffy's, so later tasks count heavier;
+            // ours detaches after choosing, and counts that here).
+            let mut removed = [(0u32, 0u64); MAX_PULL];
+            let mut nr_removed = 0;
+            for id in src.fair_queue_rev() {
+                if nc >= limit {
+                    break;
+                }
+                let Some(t) = src.task(id) else { continue };
+                if t.class() != SchedClass::Fair {
+                    continue;
+                }
+                if !self.allowed(t, dst) {
+                    self.dst_pinned(t, env);
+                    continue;
+                }
+                // Linux clears `LBF_ALL_PINNED` on the first task allowed
+                // here, running or not.
+                env.any_allowed = true;
+                if t.state != TaskState::Queued {
+                    continue;
+                }
+                let hot = sd.hot_scale > 0
+                    && (src.task_hot(id)
+                        || src.clock().saturating_sub(t.se.exec_start) < env.hot_ns);
+                if hot && !env.allow_hot {
+                    continue;
+                }
+                // migrate_load: a task whose load would overshoot the
+                // imbalance stays (`detach_tasks`' `migrate_load` case), less
+                // strictly after failed passes (its load is halved for each);
+                // the pull ends once the imbalance is covered.
+                if let Some(left) = env.load_left.as_mut() {
+                    let Some(parts) = src.task_h_load_parts(id) else {
+                        continue;
+                    };
+                    let k = removed[..nr_removed]
+                        .iter()
+                        .position(|&(q, _)| q == parts.cfs_rq);
+                    let h = parts.h_load(k.map_or(0, |k| removed[k].1));
+                    if h >> env.failed.min(63) > *left {
+                        continue;
+                    }
+                    *left = left.saturating_sub(h);
+                    match k {
+                        Some(k) => removed[k].1 += parts.load,
+                        None => {
+                            removed[nr_removed] = (parts.cfs_rq, parts.load);
+                            nr_removed += 1;
+                        }
+                    }
+                }
+                cands[nc] = id;
+                nc += 1;
+                // `detach_tasks` under CONFIG_PREEMPTION: "NEWIDLE balancing
+                // is a source of latency, so preemptible kernels will stop
+                // after the first task is detached to minimize the critical
+                // section" (after the task is counted against the
+                // imbalance, before the imbalance test). Our kernel is
+                // always built preemptible (its model is chosen at run
+                // time, as PREEMPT_DYNAMIC's), so the rule always applies,
+                // as on Debian's amd64 Linux.
+                if env.newidle || env.load_left == Some(0) {
+                    break;
+                }
+            }
+            if let Some(t) = src.curr().and_then(|id| src.task(id)) {
+                if t.class() == SchedClass::Fair {
+                    if self.allowed(t, dst) {
+                        env.any_allowed = true;
+                    } else {
+                        self.dst_pinned(t, env);
+                    }
+                }
+            }
+            for &id in &cands[..nc] {
+                if let Ok(t) = src.detach_task(id) {
+                    let d = dst_rq.attach_task(id, t);
+                    kick |= d.resched == Resched::Now;
+                    self.placed(id, dst);
+                    out.ids[out.n] = id;
+                    out.n += 1;
+                }
+            }
+        }
+        let moved = (out.n - n0) as u32;
+        if moved == 0 {
+            return;
+        }
+        if env.load_left.is_none() {
+            env.tasks_left = env.tasks_left.saturating_sub(moved);
+        }
+        if n0 == 0 {
+            out.from = src_cpu;
+        }
+        out.touched.add(src_cpu);
+        if dst != this_cpu {
+            // `attach_task`'s `wakeup_preempt` on another CPU's runqueue
+            // (the caller's own is rescheduled by its caller).
+            out.touched.add(dst);
+            if kick {
+                self.platform.send_resched_ipi(dst);
+            }
+        }
+        self.recheck_active(dst);
+    }
+
+    /// `can_migrate_task` for a task `t` that may not run on the
+    /// destination: `LBF_SOME_PINNED`, and on a periodic pass, if no other
+    /// destination was found yet this round, the first CPU of the local
+    /// group left in `env.dst_grp` that `t` may run on (`LBF_DST_PINNED`,
+    /// `env.new_dst_cpu`).
+    fn dst_pinned(&self, t: &crate::task::SchedTask, env: &mut DetachEnv<'_>) {
+        env.some_pinned = true;
+        if env.newidle || env.new_dst.is_some() {
+            return;
+        }
+        env.new_dst = env.dst_grp.cpus().find(|&c| self.allowed(t, c));
+    }
+}
+
+/// The state of one [`Scheduler::pull`] across its rounds (the part of
+/// Linux's `struct lb_env` that `detach_tasks` and `can_migrate_task`
+/// use).
+struct DetachEnv<'a> {
+    sd: &'a SchedDomain,
+    allow_hot: bool,
+    hot_ns: u64,
+    failed: u32,
+    newidle: bool,
+    /// The local group's CPUs not tried as destination yet, within
+    /// `env.cpus` (`dst_grpmask` and `env.cpus`).
+    dst_grp: CpuMask,
+    /// Tasks still to move (`migrate_task`), `u32::MAX` by load.
+    tasks_left: u32,
+    /// Load still to move (`migrate_load`).
+    load_left: Option<u64>,
+    /// A task may run on a destination tried (`LBF_ALL_PINNED` cleared).
+    any_allowed: bool,
+    /// A task could not come for its affinity (`LBF_SOME_PINNED`).
+    some_pinned: bool,
+    /// Another destination for this round's pinned tasks (`LBF_DST_PINNED`).
+    new_dst: Option<CpuId>,
 }
 
 /// How a pass at one domain level ended, for `nr_balance_failed`.
@@ -858,4 +1135,23 @@ fn calculate_imbalance(sd: &SchedDomain, l: &SgStats, b: &SgStats) -> u32 {
         return 0;
     }
     imbalance
+}
+
+impl Pulled {
+    /// Adds what another level's pass moved (`other`, at most the room
+    /// left: the passes are given that bound).
+    fn absorb(&mut self, other: &Pulled) {
+        let room = MAX_PULL - self.n;
+        let n = other.n.min(room);
+        self.ids[self.n..self.n + n].copy_from_slice(&other.ids[..n]);
+        if n != 0 || other.active {
+            if self.n == 0 && !self.active {
+                self.from = other.from;
+            }
+            self.touched.add(other.from);
+        }
+        self.n += n;
+        self.touched = self.touched.or(&other.touched);
+        self.active |= other.active;
+    }
 }

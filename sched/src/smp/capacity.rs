@@ -166,7 +166,7 @@ impl<P: Platform> Scheduler<P> {
                 continue;
             }
             *visited += 1;
-            if !self.idle(c) {
+            if !self.choose_idle_cpu(c, t) {
                 continue;
             }
             let cap = self.topology.capacity_of(c);

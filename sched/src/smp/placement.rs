@@ -80,7 +80,14 @@ use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
-use crate::task::SchedTask;
+use crate::task::{Policy, SchedTask};
+use crate::weight::WEIGHT_IDLEPRIO;
+
+/// `task_has_idle_policy`: a SCHED_IDLE task.
+#[inline]
+fn has_idle_policy(t: &SchedTask) -> bool {
+    t.params.policy == Policy::Idle
+}
 
 /// `NUMA_IMBALANCE_MIN`: an imbalance of up to this many tasks between nodes
 /// is left alone while the destination is lightly loaded.
@@ -267,11 +274,17 @@ impl<P: Platform> Scheduler<P> {
     /// The allowed CPU of `span` with the fewest runnable tasks, then the
     /// least PELT load (`cpu_load()`), preferring `prefer` on ties, else the
     /// lowest (`find_idlest_group_cpu`).
+    /// A CPU running only SCHED_IDLE tasks, `t` not being one, is taken at
+    /// once (`choose_sched_idle_rq`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
         let mut best: Option<(CpuId, (u32, u64))> = None;
+        let sched_idle_ok = !has_idle_policy(t);
         for c in span.and(&self.allowed_mask(t)).cpus() {
             if c.index() >= self.nr_cpus() {
                 break;
+            }
+            if sched_idle_ok && self.sched_idle_cpu(c) {
+                return Some(c);
             }
             let key = (self.nr(c), self.load_avg(c));
             match best {
@@ -545,7 +558,7 @@ impl<P: Platform> Scheduler<P> {
         let util = if ASYM { t.se.avg.task_util_est() } else { 0 };
         let mut idle_fits = |c: CpuId| {
             *visited += 1;
-            self.idle(c) && (!ASYM || self.util_fits_cpu(util, c))
+            self.choose_idle_cpu(c, t) && (!ASYM || self.util_fits_cpu(util, c))
         };
         if self.allowed(t, target) && idle_fits(target) {
             return (target, SisPick::Target);
@@ -593,9 +606,13 @@ impl<P: Platform> Scheduler<P> {
         prev_shares: bool,
         visited: &mut usize,
     ) -> (CpuId, SisPick) {
-        let mut idle = |c: CpuId| {
+        // Per CPU: (idle, idle or running only SCHED_IDLE tasks that `t`
+        // would preempt: `choose_idle_cpu`).
+        let sched_idle_ok = !has_idle_policy(t);
+        let mut probe = |c: CpuId| {
             *visited += 1;
-            self.idle(c)
+            let idle = self.idle(c);
+            (idle, idle || (sched_idle_ok && self.sched_idle_cpu(c)))
         };
         let llc_span = self.topology.llc_mask(target);
         let llc = llc_span.and(&self.allowed_mask(t));
@@ -611,7 +628,7 @@ impl<P: Platform> Scheduler<P> {
             return llc
                 .cpus_wrap(target.index() + 1)
                 .take(nr)
-                .find(|&c| idle(c))
+                .find(|&c| probe(c).1)
                 .map_or((target, SisPick::None), |c| (c, SisPick::Scan));
         }
         // select_idle_core: a core whose threads are all idle, remembering
@@ -631,9 +648,14 @@ impl<P: Platform> Scheduler<P> {
             unscanned = unscanned.and_not(&core);
             let mut all_idle = true;
             for s in core.cpus() {
-                if !idle(s) {
+                // `select_idle_core`: a thread running only SCHED_IDLE
+                // tasks (`choose_sched_idle_rq`) is no idle core's, but
+                // may be the idle CPU remembered.
+                let (idle, usable) = probe(s);
+                if !idle {
                     all_idle = false;
-                } else if idle_cpu.is_none() && llc.has(s) {
+                }
+                if usable && idle_cpu.is_none() && llc.has(s) {
                     idle_cpu = Some(s);
                 }
             }
@@ -648,12 +670,46 @@ impl<P: Platform> Scheduler<P> {
                 .smt_mask(prev_cpu)
                 .and(&llc)
                 .cpus()
-                .find(|&s| s != prev_cpu && idle(s));
+                .find(|&s| s != prev_cpu && probe(s).1);
             if let Some(s) = sibling {
                 return (s, SisPick::Scan);
             }
         }
         idle_cpu.map_or((target, SisPick::None), |c| (c, SisPick::Scan))
+    }
+
+    /// `sched_idle_rq` as the CPU's summary shows it: runnable tasks, all
+    /// of them SCHED_IDLE. Read off the published counts: no RT or
+    /// deadline task ready (`rt_rank` 0) and a fair weight of
+    /// [`WEIGHT_IDLEPRIO`] per runnable task, which only SCHED_IDLE tasks
+    /// have (the lightest nice weight is 15) when no task is in a group
+    /// (with groups the root's weights are the groups' shares, so no CPU
+    /// counts as such: Linux's `h_nr_idle` is left out there). A delayed
+    /// task's weight still counts until it leaves, so the CPU is not
+    /// SCHED_IDLE-only until then.
+    pub(super) fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        let s = self.summary(cpu);
+        let nr = s.nr_running.load(Ordering::Relaxed) as u64;
+        nr != 0
+            && s.load.load(Ordering::Relaxed) == nr * WEIGHT_IDLEPRIO as u64
+            && s.rt_rank.load(Ordering::Relaxed) == 0
+            && !self.cfg.groups.any_grouped()
+    }
+
+    /// `choose_idle_cpu`: `cpu` is idle, or runs only SCHED_IDLE tasks and
+    /// `t` is not one (`available_idle_cpu || choose_sched_idle_rq`): the
+    /// wakee would preempt them at once.
+    #[inline(always)]
+    pub(super) fn choose_idle_cpu(&self, cpu: CpuId, t: &SchedTask) -> bool {
+        self.idle(cpu) || self.choose_sched_idle_rq(cpu, t)
+    }
+
+    /// `choose_sched_idle_rq`: `cpu` runs only SCHED_IDLE tasks and `t` is
+    /// not one. Out of line: a wakeup that finds its target idle, the
+    /// common case, does not pay for its code.
+    #[inline(never)]
+    fn choose_sched_idle_rq(&self, cpu: CpuId, t: &SchedTask) -> bool {
+        !has_idle_policy(t) && self.sched_idle_cpu(cpu)
     }
 
     /// SIS_UTIL's scan limit of the LLC `llc_span` (its first CPU's summary

@@ -81,14 +81,28 @@ pub fn run_ticks(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
 /// Puts `n` new tasks on `cpu` (never run, so cache-cold), ids from
 /// `*next`; with `pinned`, each may run only there. The first one runs.
 pub fn load_cpu(s: &Scheduler<Plat>, cpu: sched::CpuId, n: u32, next: &mut u32, pinned: bool) {
+    let allowed = pinned.then(|| sched::CpuMask::of(cpu));
+    load_cpu_as(s, cpu, n, next, sched::TaskParams::default(), allowed);
+}
+
+/// [`load_cpu`] with tasks of `params`, each allowed on `allowed` (`None`:
+/// every CPU).
+pub fn load_cpu_as(
+    s: &Scheduler<Plat>,
+    cpu: sched::CpuId,
+    n: u32,
+    next: &mut u32,
+    params: sched::TaskParams,
+    allowed: Option<sched::CpuMask>,
+) {
     let now = s.platform.now_ns();
     let mut rq = s.cpu_rq(cpu);
     rq.update_rq_clock(now);
     for _ in 0..n {
-        let mut t = sched::SchedTask::new(sched::TaskParams::default());
+        let mut t = sched::SchedTask::new(params);
         t.cpu = cpu;
-        if pinned {
-            t.cpus_allowed = sched::CpuMask::of(cpu);
+        if let Some(mask) = allowed {
+            t.cpus_allowed = mask;
         }
         rq.wake_up_new_task(sched::TaskId(*next), t);
         *next += 1;
