@@ -31,7 +31,8 @@
 #  (the two hog pair runs), duty (the two duty-cycle runs), poll10 (the hog
 #  pair beside a sleeper that wakes every 10 ms on the CPU, `lcbench
 #  wakelat -n 2 -p 10000`, default and NO_RUN_TO_PARITY: the shape of our
-#  kernel's run, whose shell polls every 10 ms))
+#  kernel's run, whose shell polls every 10 ms); batch (the conformance
+#  row wake_batch_2hogs, `lcbench wakelat -n 2 -p 2000 -P batch`))
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
 hp_ms=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hp.ms=//p' | tail -1)
@@ -95,6 +96,8 @@ for r in $(echo "${hp_runs:-hogpair,duty}" | tr ',' ' '); do
         poll10) # the hog pair beside a task that wakes every 10 ms on the CPU (as our shell polls)
             hp_run hogpair_poll10 default "lcbench wakelat -d $hp_ms -c 0 -n 2 -p 10000"
             hp_run hogpair_poll10_NO_RUN_TO_PARITY NO_RUN_TO_PARITY "lcbench wakelat -d $hp_ms -c 0 -n 2 -p 10000" ;;
-        *) echo "hrinfo: unknown run '$r' (hogpair, duty, poll10)" ;;
+        batch) # the conformance row wake_batch_2hogs: a SCHED_BATCH sleeper every 2 ms beside the pair
+            hp_run batch_2hogs default "lcbench wakelat -d $hp_ms -c 0 -n 2 -p 2000 -P batch" ;;
+        *) echo "hrinfo: unknown run '$r' (hogpair, duty, poll10, batch)" ;;
     esac
 done

@@ -21,6 +21,16 @@
 //! sleeper starts 20 ms later and measures for MS ms, and the hogs stop
 //! 10 ms after it; the report line has the same fields.
 //!
+//! The wakeups' phase against the tick is lcbench's too: without `-f` the
+//! sleeper sleeps 20 ms and its periods count from its first run after
+//! that sleep (lcbench's `usleep` then `clock_gettime`); with `-f` they
+//! count from the common start (lcbench's absolute start). The phase
+//! decides, without HRTICK, whether a SCHED_BATCH sleeper's wakeup finds
+//! the hog's slice used up (a repick at the interrupt's return) or still
+//! protected (a wait for the next tick): counting from a time of the
+//! shell's instead set one phase for every run (docs/results/linux.md,
+//! "the SCHED_BATCH sleeper without HRTICK").
+//!
 //! The samples are kept exactly (one `u64` each, allocated before the run),
 //! so p50 and p99 are order statistics, rounded down to whole
 //! microseconds as `lcbench` does.
@@ -133,6 +143,7 @@ pub fn run(
             });
         })?;
     }
+    let fifo = p.hog_fifo_prio > 0;
     let params = TaskParams {
         policy: p.policy,
         slice_ns: u64::from(p.slice_us) * 1000,
@@ -144,8 +155,16 @@ pub fn run(
     lat.try_reserve_exact(cap)
         .map_err(|_| alloc::format!("no memory for {cap} samples"))?;
     job.spawn("wakelat", params, Some(p.cpu), move || {
-        task::sleep_until_ns(start);
-        let mut next = first;
+        let mut next = if fifo {
+            task::sleep_until_ns(start);
+            first
+        } else {
+            // lcbench's anchor: 20 ms asleep (`usleep`), then the periods
+            // count from the sleeper's first run after it (`clock_gettime`).
+            task::sleep_until_ns(first);
+            crate::sched::exit_to_user_mode();
+            arch::now_ns() + period
+        };
         while arch::now_ns() < end && !stop.stopped() {
             task::sleep_until_ns(next);
             // `clock_nanosleep` returns to user space.
