@@ -145,7 +145,8 @@
 //!   fired) only marks it pending: the target's thread is the running one, so
 //!   nothing kicks it. An out-of-turn vCPU's resched IPI, tick, HRTICK and
 //!   sleepers' timers wait for its turn and are handled as it begins (timers,
-//!   tick, HRTICK, IPI); if no vCPU has the turn (all halted), its vCPU
+//!   HRTICK, tick, IPI: the kernel's timer interrupt runs a due HRTICK
+//!   before a due tick); if no vCPU has the turn (all halted), its vCPU
 //!   takes it at once;
 //! - the kick timer (`TCG_KICK_PERIOD`, 100 ms of virtual time) ends a turn
 //!   that no deadline ended ([`Costs::vcpu_turn_ns`](crate::machine::Costs)).
@@ -2399,7 +2400,12 @@ impl Kernel {
     /// `cpu` takes the turn: its task's burst end is armed from now (what
     /// the task did not get done out of its turn is still to do), and the
     /// interrupts that came for it while out of its turn are handled now,
-    /// in the order timers, tick, one-shot timer, IPI.
+    /// in the order timers, one-shot timer, tick, IPI. The one-shot timer
+    /// comes before the tick as in the kernel's timer interrupt
+    /// (`kernel-hal`'s `timer_dispatch`: the HRTICK first, then the tick,
+    /// when both are due), so a slice that ended out of the turn is ended
+    /// by the HRTICK's request (immediate under lazy too), not by the
+    /// tick's (lazy under lazy).
     fn begin_turn(&mut self, cpu: usize) {
         // Out of its turn up to now: CPU time passes, no progress.
         self.charge(cpu);
@@ -2418,14 +2424,14 @@ impl Kernel {
                 self.timer_wake(tid);
             }
         }
-        let c = &mut self.cpus[cpu];
-        if std::mem::take(&mut c.late_tick) && c.tick_on {
-            self.tick(cpu);
-        }
         if let Some(g) = self.cpus[cpu].late_hrtick.take() {
             if self.cpus[cpu].hrtick_gen == g {
                 self.hrtick(cpu);
             }
+        }
+        let c = &mut self.cpus[cpu];
+        if std::mem::take(&mut c.late_tick) && c.tick_on {
+            self.tick(cpu);
         }
         if std::mem::take(&mut self.cpus[cpu].late_ipi) {
             self.ipi(cpu);
