@@ -76,9 +76,25 @@
 //! `queue_work` uses the local CPU's pool), so the client and the worker
 //! share a CPU and every handoff goes through the wakeup-preemption decision.
 //! (Added after the first study showed that the unbound model never consults
-//! that decision; costs unchanged.) Metrics: throughput (64 KiB per operation,
-//! "MB/s", higher is better), mean loadfile execution time (ms) and the
-//! all-clients completion time (ms).
+//! that decision; costs unchanged.)
+//!
+//! A client replays its loadfile again as soon as it has finished it, as
+//! dbench does until its time limit (`-t`; mmtests' `dbench-bench` runs it
+//! so, with `--warmup 0`), and the run ends when every client has finished
+//! its first loadfile: every client runs from the start to the end of the
+//! run. dbench's throughput is the bytes of all clients over the time
+//! elapsed, printed each second while every client still runs
+//! (`sig_alarm` in dbench's `dbench.c`); it never covers a drain in which
+//! some clients are done and the others finish on an emptier machine. (Until
+//! 2026-12-05 each client here ran its loadfile once and exited, and the
+//! throughput was every client's operations over the last one's finish:
+//! that counted the drain, so a configuration that spread the clients'
+//! progress more lost throughput without running any slower while all
+//! clients ran; `docs/results/study.md`, the dbench rows at 141 and 160
+//! clients.) Metrics: throughput (64 KiB per operation completed by any
+//! client up to the end, over the end's time; "MB/s", higher is better),
+//! the mean execution time of the clients' first loadfile (ms) and the
+//! all-clients time, the last of those (ms), which ends the run.
 //!
 //! # pgbench-like (pts/pgbench, Scale 1)
 //! `n` client/backend pairs over unix sockets: the client spends 4 µs, sends
@@ -1551,8 +1567,16 @@ pub struct Dbench {
     roles: Vec<DRole>,
     queues: Vec<std::collections::VecDeque<u32>>,
     idle_workers: Vec<Vec<u32>>,
+    /// When each client that has finished its first loadfile finished it.
     finish: Vec<u64>,
+    /// Per client: it has finished its first loadfile (it replays it since).
+    looped: Vec<bool>,
+    /// Clients still in their first loadfile: the run ends at 0.
     alive: usize,
+    /// Operations completed by all clients, every loadfile counted.
+    ops_done: u64,
+    /// When the last client finished its first loadfile (the run's end).
+    end_ns: Option<u64>,
 }
 
 impl Dbench {
@@ -1564,7 +1588,10 @@ impl Dbench {
             queues: Vec::new(),
             idle_workers: Vec::new(),
             finish: Vec::new(),
+            looped: Vec::new(),
             alive: 0,
+            ops_done: 0,
+            end_ns: None,
         }
     }
 
@@ -1606,6 +1633,7 @@ impl Workload for Dbench {
             });
         }
         self.alive = self.cfg.clients;
+        self.looped = vec![false; self.cfg.clients];
     }
 
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
@@ -1623,16 +1651,23 @@ impl Workload for Dbench {
                         return Next::Block;
                     }
                     done += 1;
+                    self.ops_done += 1;
                 } else if phase == 2 {
                     done += 1;
+                    self.ops_done += 1;
                 }
                 if done as usize >= self.cfg.ops {
-                    self.finish.push(k.now);
-                    self.alive -= 1;
-                    if self.alive == 0 {
-                        k.stop = true;
+                    // The loadfile is done: the client starts it again.
+                    done = 0;
+                    if !self.looped[tid as usize] {
+                        self.looped[tid as usize] = true;
+                        self.finish.push(k.now);
+                        self.alive -= 1;
+                        if self.alive == 0 {
+                            self.end_ns = Some(k.now);
+                            k.stop = true;
+                        }
                     }
-                    return Next::Exit;
                 }
                 self.roles[tid as usize] = DRole::Client { done, phase: 1 };
                 Next::RunUser(k.rng(tid).exp(20_000))
@@ -1670,13 +1705,13 @@ impl Workload for Dbench {
 
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
         let n = self.finish.len().max(1) as f64;
-        let end = self.finish.iter().copied().max().unwrap_or(k.now);
+        // A run cut by its time limit ends there.
+        let end = self.end_ns.unwrap_or(k.now);
         let mean = self.finish.iter().sum::<u64>() as f64 / n;
-        let ops = (self.finish.len() * self.cfg.ops) as f64;
         vec![
             Metric::new(
                 "throughput_mbs",
-                ops * 64.0 / 1024.0 / (end as f64 / 1e9),
+                self.ops_done as f64 * 64.0 / 1024.0 / (end as f64 / 1e9),
                 true,
             ),
             Metric::new("loadfile_ms", mean / 1e6, false),
