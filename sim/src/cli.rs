@@ -187,6 +187,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut offs: Vec<&str> = Vec::new();
     let mut batch = true;
     let mut noise = false;
+    let mut rr_turns = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -195,6 +196,14 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                 return Err(format!("{opt} given twice"));
             }
             noise = true;
+            i += 1;
+            continue;
+        }
+        if opt == "--qemu-rr-turns" {
+            if rr_turns {
+                return Err(format!("{opt} given twice"));
+            }
+            rr_turns = true;
             i += 1;
             continue;
         }
@@ -222,7 +231,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -247,6 +256,11 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--machine-noise: {name} has no machine noise (its clock counts instructions: no frequency, no host interrupts)"
         ));
     }
+    if rr_turns && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
+        return Err(format!(
+            "--qemu-rr-turns: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
+        ));
+    }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {
         wake_cost: machine.mech.wake_cost && mech.wake_cost,
@@ -254,6 +268,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         contention: machine.mech.contention && mech.contention,
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
+        qemu_rr_turns: rr_turns,
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
         wake_unlock: machine.mech.wake_unlock && mech.wake_unlock,
         smt_share: machine.mech.smt_share && mech.smt_share,

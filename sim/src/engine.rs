@@ -151,13 +151,31 @@
 //! - the kick timer (`TCG_KICK_PERIOD`, 100 ms of virtual time) ends a turn
 //!   that no deadline ended ([`Costs::vcpu_turn_ns`](crate::machine::Costs)).
 //!
-//! Not modelled: after a turn that ends at its budget, QEMU 7.2 gives the
-//! next vCPU a budget of 0 (the deadline is now: it runs the timers and
-//! executes nothing), and a timer reprogrammed to be the earliest deadline
-//! kicks every vCPU out (`qemu_timer_notify_cb`, `rr_kick_vcpu_thread`), so
-//! the turn passes on early. Both make QEMU's turns uneven (the measured gaps
-//! between a vCPU's turns, `crate::machine::qemu_costs`); QEMU 8.1 splits the
-//! budget between the vCPUs (commit 83ecdb18eb65), which 7.2 does not.
+//! Not modelled by default: after a turn that ends at its budget, QEMU 7.2
+//! gives the next vCPU a budget of 0 (the deadline is now: it runs the
+//! timers and executes nothing), and a timer reprogrammed to be the earliest
+//! deadline kicks every vCPU out (`qemu_timer_notify_cb`,
+//! `rr_kick_vcpu_thread`), so the turn passes on early. Both make QEMU's
+//! turns uneven (the measured gaps between a vCPU's turns,
+//! `crate::machine::qemu_costs`); QEMU 8.1 splits the budget between the
+//! vCPUs (commit 83ecdb18eb65), which 7.2 does not.
+//!
+//! With `Mechanisms::qemu_rr_turns` (`sim run --qemu-rr-turns`, an
+//! experiment) they are modelled (`Kernel::end_turn`,
+//! `Kernel::lapic_program`): each vCPU's LAPIC one-shot is armed for the
+//! earlier of its next tick and HRTICK where the kernel writes it (the
+//! timer interrupt's end, `program_if_earlier` for an HRTICK, the IPI's
+//! `timer_sync`); a write by the running vCPU that leaves its timer the
+//! earliest of the virtual clock's kicks it, with an exit request on every
+//! vCPU; the vCPU after a turn that a deadline ended gets a zero budget
+//! unless it is CPU 0 or has an exit request, and the loop clears the
+//! requests of the vCPUs it reaches; the kick timer is one periodic timer
+//! (100 ms, stopped while every vCPU is halted) instead of a bound per
+//! turn. Left out: QEMU's real-time-clock timers, which `icount_get_limit`
+//! also counts (host time), and other devices' virtual timers. Against
+//! `lcbench turns` it is not the measured order (docs/results/linux.md,
+//! "QEMU's round-robin turn order"), so it is not the default.
+//!
 //! Without vCPU turns (`--no-vcpu-turns`) the k busy vCPUs share the rate
 //! evenly and continuously, each at 1/k.
 //!
@@ -581,6 +599,13 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// QEMU's turn order (`Mechanisms::qemu_rr_turns`): when the tick is
+    /// next due (with `tick_on`), when the LAPIC one-shot is armed for
+    /// (`u64::MAX`: masked; at or before now: fired), and the vCPU's
+    /// `exit_request`, left by a kick of every vCPU.
+    tick_at: u64,
+    lapic_at: u64,
+    exit_req: bool,
     /// Machine noise: its interrupt stream has an arrival queued (it stops
     /// at an arrival that finds the CPU idle, and starts again when the
     /// CPU next runs a task), due at `irq_at` (`u64::MAX`: none).
@@ -632,6 +657,9 @@ struct Ev {
 }
 
 const KIND_BITS: u32 = 3;
+/// The argument of QEMU's kick timer's [`Kind::TurnEnd`] (a turn's own
+/// has 0).
+const KICK_TIMER: u32 = 1;
 const ARG_MASK: u32 = u32::MAX >> KIND_BITS;
 
 impl Ev {
@@ -1196,6 +1224,32 @@ pub struct Counters {
     pub resched_at: [[u64; 2]; NR_PLACES],
 }
 
+/// QEMU's turn order (`Mechanisms::qemu_rr_turns`), counted apart from
+/// [`Counters`] (whose `Debug` text the golden digests hash).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TurnCounters {
+    /// Kicks: the running vCPU armed its timer to be the earliest
+    /// (`qemu_timer_notify_cb`), ending its turn.
+    pub kicks: u64,
+    /// Zero budgets: a busy vCPU passed over in no time, next after a
+    /// turn that a timer deadline ended (`icount_prepare_for_run`).
+    pub zero_budgets: u64,
+    /// Expiries of the periodic kick timer (`rr_kick_thread`).
+    pub kick_timer: u64,
+    /// Per vCPU, the time it held the turn, ns (turns that ended).
+    pub turn_ns_by_cpu: Vec<u64>,
+}
+
+/// QEMU's turn order (`Mechanisms::qemu_rr_turns`): why a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TurnEnd {
+    /// Its budget ran out at a timer deadline (any vCPU's, or the kick
+    /// timer's).
+    Deadline,
+    /// The vCPU halted, or a kick (its `exit_request`) ended it.
+    Other,
+}
+
 /// The wakeup's irqs-off window (`Mechanisms::wake_unlock`): how often a
 /// waker paid its wakeups with interrupts off, and what was held back to
 /// the window's end (the `spin_unlock_irqrestore`).
@@ -1314,6 +1368,15 @@ pub struct Kernel {
     turn_gen: u32,
     /// When the running turn began, ns.
     turn_start: u64,
+    /// QEMU's turn order (`Mechanisms::qemu_rr_turns`, with turns).
+    rr: bool,
+    /// Its kick timer: due at (`u64::MAX`: stopped), generation.
+    kick_at: u64,
+    kick_gen: u32,
+    /// A kick ended the turn of this generation (handled after the event).
+    kick_turn: Option<u32>,
+    /// QEMU's turn order's counters.
+    pub turns: TurnCounters,
     /// Wakeup costs the stepping task owes (charged when its step returns).
     wake_debt: u64,
     /// IPIs sent (not counting ones merged into a pending IPI).
@@ -1500,6 +1563,8 @@ impl Kernel {
                 last_mm: NIL,
                 hrtick_at: u64::MAX,
                 irq_at: u64::MAX,
+                tick_at: u64::MAX,
+                lapic_at: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -1511,6 +1576,7 @@ impl Kernel {
             } else {
                 0
             };
+        let rr = turn_ns > 0 && m.mech.qemu_rr_turns;
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
@@ -1549,6 +1615,11 @@ impl Kernel {
             turn_cpu: NIL,
             turn_gen: 0,
             turn_start: 0,
+            rr,
+            kick_at: u64::MAX,
+            kick_gen: 0,
+            kick_turn: None,
+            turns: TurnCounters::default(),
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
@@ -1796,6 +1867,11 @@ impl Kernel {
             if let Some(at) = at {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
+            if self.rr && c == self.turn_cpu {
+                // `timer_set_hrtick` on its own CPU: `program_if_earlier`
+                // (another CPU's waits for its IPI's `timer_sync`).
+                self.lapic_program(c as usize, true);
+            }
         }
         hr.clear();
         self.hrticks_taken = hr;
@@ -1880,7 +1956,9 @@ impl Kernel {
         c.tick_gen = c.tick_gen.wrapping_add(1);
         let gen = c.tick_gen;
         let at = (self.now / tick + 1) * tick;
+        c.tick_at = at;
         self.push(at, Kind::Tick, cpu as u32, gen);
+        self.lapic_program(cpu, false);
     }
 
     /// `__schedule` on `cpu` (`kernel/src/sched/switch.rs`): the scheduler
@@ -2252,7 +2330,7 @@ impl Kernel {
                         self.tick(cpu);
                     } else if self.timer_deadline() {
                         self.cpus[cpu].late_tick = true;
-                        self.end_turn();
+                        self.end_turn(TurnEnd::Deadline);
                     } else if self.in_turn(cpu) {
                         self.tick(cpu);
                     } else {
@@ -2274,7 +2352,7 @@ impl Kernel {
                         self.ctr.stale += 1;
                     } else if self.split_here(wl, cpu) && self.timer_deadline() {
                         self.cpus[cpu].late_hrtick = Some(ev.gen);
-                        self.end_turn();
+                        self.end_turn(TurnEnd::Deadline);
                     } else if self.in_turn(cpu) {
                         self.hrtick(cpu);
                     } else {
@@ -2291,7 +2369,7 @@ impl Kernel {
                         self.split_here(wl, c);
                         if ev.kind() == Kind::TimerFire && self.timer_deadline() {
                             self.cpus[c].late_timers.push((tid, ev.gen));
-                            self.end_turn();
+                            self.end_turn(TurnEnd::Deadline);
                         } else if !self.in_turn(c) {
                             self.cpus[c].late_timers.push((tid, ev.gen));
                         } else if ev.kind() == Kind::TimerFire && self.cpus[c].curr == NIL {
@@ -2303,9 +2381,16 @@ impl Kernel {
                         }
                     }
                 }
+                Kind::TurnEnd if ev.a() == KICK_TIMER => {
+                    if ev.gen != self.kick_gen || self.kick_at != self.now {
+                        self.ctr.stale += 1;
+                    } else {
+                        self.kick_timer();
+                    }
+                }
                 Kind::TurnEnd => {
                     if ev.gen == self.turn_gen && self.turn_cpu != NIL {
-                        self.end_turn();
+                        self.end_turn(TurnEnd::Deadline);
                     } else {
                         self.ctr.stale += 1;
                     }
@@ -2391,6 +2476,12 @@ impl Kernel {
             return true;
         }
         if self.turn_cpu == NIL {
+            if self.rr {
+                // The loop starts again at CPU 0 (`first_cpu`).
+                for c in &mut self.cpus[..=cpu] {
+                    c.exit_req = false;
+                }
+            }
             self.begin_turn(cpu);
             return true;
         }
@@ -2413,8 +2504,14 @@ impl Kernel {
         self.turn_start = self.now;
         self.turn_gen = self.turn_gen.wrapping_add(1);
         self.ctr.vcpu_turns += 1;
-        let gen = self.turn_gen;
-        self.push(self.now + self.turn_ns, Kind::TurnEnd, 0, gen);
+        if !self.rr {
+            let gen = self.turn_gen;
+            self.push(self.now + self.turn_ns, Kind::TurnEnd, 0, gen);
+        } else if self.kick_at == u64::MAX {
+            // A vCPU runs again: the kick timer restarts
+            // (`rr_start_kick_timer`).
+            self.arm_kick_timer();
+        }
         if self.cpus[cpu].curr != NIL {
             self.arm_burst(cpu);
         }
@@ -2442,27 +2539,149 @@ impl Kernel {
     /// that is busy or has interrupts waiting (QEMU's round-robin loop: a
     /// halted vCPU with nothing pending returns at once); the same vCPU
     /// again if no other; none if every vCPU is halted.
-    fn end_turn(&mut self) {
+    ///
+    /// In QEMU's order (`rr_cpu_thread_fn`): after a turn that ended at a
+    /// deadline (`why`), the vCPU next in order, unless it is CPU 0 (the
+    /// loop's wrap runs the timers first, `icount_handle_deadline`) or has
+    /// an `exit_request` (the loop stops there and its next pass runs the
+    /// timers), gets a budget of 0: the deadline is now
+    /// (`icount_prepare_for_run`, `icount_get_limit`), it runs the expired
+    /// timers and executes nothing, and the turn goes on to the one after
+    /// it. Every vCPU the loop reaches has its `exit_request` cleared.
+    fn end_turn(&mut self, why: TurnEnd) {
         let old = self.turn_cpu as usize;
         self.charge(old);
         self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
         let n = self.nr_cpus();
-        let next = (1..=n)
+        let mut first = 1;
+        if self.rr {
+            let by_cpu = &mut self.turns.turn_ns_by_cpu;
+            by_cpu.resize(n, 0);
+            by_cpu[old] += self.now - self.turn_start;
+            // Its own exit request ended it, or it has none.
+            self.cpus[old].exit_req = false;
+            let v = old + 1;
+            if why == TurnEnd::Deadline && v < n && !self.cpus[v].exit_req {
+                if self.cpus[v].curr != NIL {
+                    self.turns.zero_budgets += 1;
+                }
+                first = 2;
+            }
+        }
+        let next = (first..=n)
             .map(|i| (old + i) % n)
             .find(|&c| self.cpus[c].curr != NIL || self.cpus[c].has_late());
+        if self.rr {
+            let reached = next.map_or(n, |c| (c + n - old - 1) % n + 1);
+            for i in first..=reached {
+                self.cpus[(old + i) % n].exit_req = false;
+            }
+        }
         // No progress for `old` from here unless it gets the turn again.
         self.turn_cpu = NIL;
         match next {
             Some(c) => self.begin_turn(c),
-            None => self.turn_gen = self.turn_gen.wrapping_add(1),
+            None => {
+                self.turn_gen = self.turn_gen.wrapping_add(1);
+                if self.rr {
+                    // Every vCPU halted: the kick timer stops.
+                    self.kick_gen = self.kick_gen.wrapping_add(1);
+                    self.kick_at = u64::MAX;
+                }
+            }
         }
     }
 
-    /// A vCPU that halts (goes idle) ends its turn at once.
+    /// A vCPU that halts (goes idle) ends its turn at once; so does one
+    /// that a kick left with its `exit_request` (QEMU's turn order).
     fn pass_idle_turn(&mut self) {
-        while self.turn_cpu != NIL && self.cpus[self.turn_cpu as usize].curr == NIL {
-            self.end_turn();
+        loop {
+            if let Some(g) = self.kick_turn.take() {
+                if g == self.turn_gen && self.turn_cpu != NIL {
+                    self.end_turn(TurnEnd::Other);
+                }
+                continue;
+            }
+            if self.turn_cpu != NIL && self.cpus[self.turn_cpu as usize].curr == NIL {
+                self.end_turn(TurnEnd::Other);
+                continue;
+            }
+            break;
         }
+    }
+
+    /// QEMU's turn order: `cpu` writes its LAPIC one-shot, armed for the
+    /// earlier of its next tick and its HRTICK (the kernel's `program`;
+    /// with `if_earlier`, `program_if_earlier`: no write when the armed
+    /// one is still ahead and no later). A write that leaves it the
+    /// earliest of the virtual clock's timers (every vCPU's one-shot and
+    /// the kick timer; an equal expiry queues behind) kicks the running
+    /// vCPU, and every vCPU gets an `exit_request` (`timer_mod_ns`,
+    /// `timerlist_rearm`, `qemu_timer_notify_cb` in `util/qemu-timer.c`
+    /// and `softmmu/icount.c`; `qemu_cpu_kick`, `rr_kick_vcpu_thread`:
+    /// `cpu_exit` of every vCPU). Masking the timer (`timer_del`) kicks
+    /// no one. Only the running vCPU writes (another's write waits for
+    /// its turn).
+    #[inline]
+    fn lapic_program(&mut self, cpu: usize, if_earlier: bool) {
+        if !self.rr {
+            return;
+        }
+        let c = &self.cpus[cpu];
+        let next = c
+            .hrtick_at
+            .min(if c.tick_on { c.tick_at } else { u64::MAX });
+        if if_earlier && c.lapic_at <= next && c.lapic_at > self.now {
+            return;
+        }
+        // A deadline already past fires at once (the kernel's shortest
+        // one-shot, 1 ns here).
+        let at = if next == u64::MAX {
+            u64::MAX
+        } else {
+            next.max(self.now + 1)
+        };
+        self.cpus[cpu].lapic_at = at;
+        if at == u64::MAX || self.turn_cpu != cpu as u32 {
+            return;
+        }
+        let now = self.now;
+        let earliest_other = self
+            .cpus
+            .iter()
+            .enumerate()
+            .filter(|&(i, c)| i != cpu && c.lapic_at > now)
+            .map(|(_, c)| c.lapic_at)
+            .min()
+            .unwrap_or(u64::MAX)
+            .min(self.kick_at);
+        if at < earliest_other {
+            self.turns.kicks += 1;
+            for c in &mut self.cpus {
+                c.exit_req = true;
+            }
+            self.kick_turn = Some(self.turn_gen);
+        }
+    }
+
+    /// QEMU's turn order: the kick timer expires (`rr_kick_thread`): it is
+    /// armed again a period on, and as any timer's deadline it ends the
+    /// running turn (its kick of `rr_current_cpu` then finds the vCPU
+    /// after it, taking its zero budget, which clears it). Stopped while
+    /// every vCPU is halted (`rr_wait_io_event`).
+    fn kick_timer(&mut self) {
+        self.turns.kick_timer += 1;
+        self.arm_kick_timer();
+        if self.timer_deadline() {
+            self.end_turn(TurnEnd::Deadline);
+        }
+    }
+
+    fn arm_kick_timer(&mut self) {
+        self.kick_gen = self.kick_gen.wrapping_add(1);
+        self.kick_at = self.now + self.turn_ns;
+        let gen = self.kick_gen;
+        self.push(self.kick_at, Kind::TurnEnd, KICK_TIMER, gen);
     }
 
     fn timer_wake(&mut self, tid: u32) {
@@ -2526,6 +2745,8 @@ impl Kernel {
         self.cpus[cpu].ipi_pending = false;
         self.ctr.ipis += 1;
         self.irq_exit(cpu, Place::Ipi);
+        // The handler's `timer_sync`: an HRTICK another CPU set for it.
+        self.lapic_program(cpu, true);
     }
 
     /// The one-shot timer fired: `Rq::hrtick`, then the interrupt's exit
@@ -2543,6 +2764,7 @@ impl Kernel {
             self.reschedule(cpu, PrevAction::Stays);
         }
         self.drain_ipis();
+        self.lapic_program(cpu, false);
     }
 
     fn tick(&mut self, cpu: usize) {
@@ -2550,6 +2772,7 @@ impl Kernel {
         if self.cpus[cpu].curr == NIL {
             // Tickless idle: the tick stops until the CPU runs a task again.
             self.cpus[cpu].tick_on = false;
+            self.lapic_program(cpu, false);
             return;
         }
         self.charge(cpu);
@@ -2592,8 +2815,13 @@ impl Kernel {
             // The next period boundary (a tick handled late, out of its
             // vCPU's turn, keeps the period's phase).
             let gen = c.tick_gen;
-            self.push((self.now / tick + 1) * tick, Kind::Tick, cpu as u32, gen);
+            let at = (self.now / tick + 1) * tick;
+            c.tick_at = at;
+            self.push(at, Kind::Tick, cpu as u32, gen);
         }
+        // The timer interrupt's end arms the one-shot again
+        // (`timer_reload`).
+        self.lapic_program(cpu, false);
     }
 
     /// A balancing pass on `cpu` moved tasks, changing the runqueues of

@@ -38,7 +38,7 @@ use sched::config::FEATURES_KEY;
 use sched::tunables::{Kind, TUNABLES};
 use sched::{Feature, PreemptMode, SchedConfig};
 
-use engine::{Counters, Kernel, Metric, Segment, UnlockCounters, Workload};
+use engine::{Counters, Kernel, Metric, Segment, TurnCounters, UnlockCounters, Workload};
 use machine::Machine;
 use workloads::*;
 
@@ -228,6 +228,9 @@ pub struct RunResult {
     /// The wakeup's irqs-off window ([`UnlockCounters`]; all 0 where
     /// wakeups cost their waker nothing or with `--no-wake-unlock`).
     pub unlock: UnlockCounters,
+    /// QEMU's turn order ([`TurnCounters`]; all 0 without
+    /// `--qemu-rr-turns`).
+    pub turns: TurnCounters,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -264,5 +267,6 @@ pub fn run_one(
         idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),
+        turns: k.turns.clone(),
     })
 }

@@ -143,6 +143,14 @@ pub struct Mechanisms {
     /// vCPU time sharing in turns ([`Costs::vcpu_turn_ns`]) rather than
     /// evenly; `--no-vcpu-turns` (the even share).
     pub vcpu_turns: bool,
+    /// With vCPU turns: QEMU 7.2's round-robin turn order
+    /// (`accel/tcg/tcg-accel-ops-rr.c`) rather than the even order: the
+    /// zero budget after a turn that a timer deadline ended, the kick of
+    /// the running vCPU by a timer armed to be the earliest, the exit
+    /// requests that kick leaves on every vCPU, and one periodic kick
+    /// timer (`sim/src/engine.rs`, "vCPU turns"). Off by default (an
+    /// experiment, docs/results/linux.md); `sim run --qemu-rr-turns`.
+    pub qemu_rr_turns: bool,
     /// With the pipe mutex: a pipe syscall's return to user space comes
     /// where Linux has it, after the previous syscall's unlock and wakeups
     /// and before the next `mutex_lock` (the entry and exit burst returns
@@ -187,6 +195,7 @@ impl Default for Mechanisms {
             contention: true,
             vcpu_share: true,
             vcpu_turns: true,
+            qemu_rr_turns: false,
             pipe_user_return: true,
             wake_unlock: true,
             smt_share: true,
@@ -713,6 +722,7 @@ mod tests {
                 contention: false,
                 vcpu_share: false,
                 vcpu_turns: false,
+                qemu_rr_turns: false,
                 pipe_user_return: false,
                 wake_unlock: false,
                 smt_share: false,

@@ -1,7 +1,7 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
 //! sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
 //! sim bench
 //! ```
@@ -20,7 +20,7 @@ use sim::run_one;
 
 fn usage_text() -> String {
     format!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
          sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         PRESETS.join(", "),
@@ -94,6 +94,7 @@ fn print_counters(c: &Counters) {
     if c.vcpu_turns > 0 {
         println!("vCPU turns {}", c.vcpu_turns);
     }
+
     if c.irq_user_preempts > 0 {
         println!(
             "preemptions at an interrupt's return to user code only {}",
@@ -125,6 +126,21 @@ fn cmd_run(args: &[String]) {
         println!("{:<24} {:>14.4}", mt.name, mt.value);
     }
     print_counters(&r.ctr);
+    let t = &r.turns;
+    if t.kicks + t.zero_budgets + t.kick_timer > 0 {
+        let ms: Vec<String> = t
+            .turn_ns_by_cpu
+            .iter()
+            .map(|ns| format!("{:.1}", *ns as f64 / 1e6))
+            .collect();
+        println!(
+            "QEMU turn order: kicks {}  zero budgets {}  kick timer {}  turn ms by vCPU {}",
+            t.kicks,
+            t.zero_budgets,
+            t.kick_timer,
+            ms.join(" ")
+        );
+    }
     if !r.idle_states.is_empty() {
         let st: Vec<String> = r
             .idle_states

@@ -1,0 +1,82 @@
+//! QEMU 7.2's round-robin turn order (`sim run --qemu-rr-turns`, an
+//! option; `sim/src/engine.rs`, "vCPU turns"): the zero budget after a
+//! turn a timer deadline ended, the kick of the running vCPU when it arms
+//! the earliest timer, the exit requests that kick leaves, the periodic
+//! kick timer. Checked on busy vCPUs whose only timers are their ticks
+//! (aligned, every 4 ms), where the rules fix who runs each period.
+
+use sim::cli::parse_run;
+use sim::run_one;
+
+fn parse(line: &str) -> Result<sim::cli::RunArgs, String> {
+    parse_run(
+        &line
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn run(line: &str) -> sim::RunResult {
+    let a = parse(line).expect("valid run");
+    run_one(&a.machine, &a.config, &a.work, a.seed, a.ms * 1_000_000, 0).expect("runs")
+}
+
+/// Two hogs on `qemu:2` for 1 s. A period ends at the ticks' deadline in
+/// some vCPU's turn. If CPU 0's, CPU 1 is next in the loop with no exit
+/// request: a zero budget, and the loop wraps to CPU 0 (the wrap runs the
+/// timers, so a whole budget); if CPU 1's, the loop wraps to CPU 0. Either
+/// way CPU 0 handles its late tick first and arms its next one, now the
+/// earliest timer: a kick, every vCPU gets an exit request, and CPU 1
+/// (its request cleared as the loop stops there) runs to the next
+/// deadline, arming its own tick at the same instant as CPU 0's (no kick:
+/// an equal expiry queues behind). So CPU 1 holds nearly every period and
+/// CPU 0 only what the kick timer's expiries (every 100 ms) shift to it;
+/// in the even order each holds half.
+#[test]
+fn two_busy_vcpus_the_second_holds_the_periods() {
+    let rr = run("--machine qemu:2 --ms 1000 --qemu-rr-turns mix hog hog");
+    let t = &rr.turns;
+    assert_eq!(t.turn_ns_by_cpu.len(), 2, "{t:?}");
+    let (c0, c1) = (t.turn_ns_by_cpu[0], t.turn_ns_by_cpu[1]);
+    assert!(c1 >= 800_000_000 && c0 <= 150_000_000, "{t:?}");
+    // About one kick a period (250 in 1 s), a kick timer expiry every
+    // 100 ms of virtual time while a vCPU runs.
+    assert!((200..=260).contains(&t.kicks), "{t:?}");
+    assert!(t.zero_budgets > 0, "{t:?}");
+    assert_eq!(t.kick_timer, 10, "{t:?}");
+    // The even order (the default): no QEMU-order counters, even turns.
+    let even = run("--machine qemu:2 --ms 1000 mix hog hog");
+    assert_eq!(even.turns, sim::engine::TurnCounters::default());
+    assert!(even.ctr.vcpu_turns >= 240, "{}", even.ctr.vcpu_turns);
+}
+
+/// Four hogs on `qemu:4`: the vCPU after a kicker runs the period, and
+/// the exit requests the kick left spare the next vCPUs their zero
+/// budgets, so the periods go to CPUs 1 and 3 and CPUs 0 and 2 mostly
+/// handle their ticks and kick (in the even order each holds a quarter).
+#[test]
+fn four_busy_vcpus_odd_ones_hold_the_periods() {
+    let rr = run("--machine qemu:4 --ms 1000 --qemu-rr-turns mix hog hog hog hog");
+    let by = &rr.turns.turn_ns_by_cpu;
+    assert_eq!(by.len(), 4, "{:?}", rr.turns);
+    for odd in [1, 3] {
+        for even in [0, 2] {
+            assert!(by[odd] > 2 * by[even], "{:?}", rr.turns);
+        }
+    }
+    assert!(by.iter().sum::<u64>() >= 990_000_000, "{:?}", rr.turns);
+}
+
+/// The option needs vCPU turns, and is given once.
+#[test]
+fn qemu_rr_turns_flag_errors() {
+    let p = |l: &str| parse(l).err().unwrap_or_default();
+    assert!(p("--machine small --qemu-rr-turns mix hog").contains("no vCPU turns"));
+    assert!(
+        p("--machine qemu:4 --no-vcpu-turns --qemu-rr-turns mix hog").contains("no vCPU turns")
+    );
+    assert!(p("--machine qemu:4 --qemu-rr-turns --qemu-rr-turns mix hog").contains("given twice"));
+    let ok = parse("--machine qemu:4 --qemu-rr-turns mix hog").expect("valid");
+    assert!(ok.machine.mech.qemu_rr_turns);
+}
