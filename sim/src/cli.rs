@@ -276,6 +276,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         // Off in every preset: `--machine-noise` turns it on where it
         // applies, `--no-machine-noise` keeps it off.
         machine_noise: noise,
+        wq_concurrency: machine.mech.wq_concurrency && mech.wq_concurrency,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

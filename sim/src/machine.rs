@@ -185,6 +185,12 @@ pub struct Mechanisms {
     /// with `--machine-noise`), on in the study (`crate::study`), never
     /// on `qemu:N` ([`Machine::noise_applies`]); `--no-machine-noise`.
     pub machine_noise: bool,
+    /// Concurrency-managed per-CPU workqueue pools (`dbench-bound`'s
+    /// kworkers): when the pool's running worker sleeps inside a work item,
+    /// an idle worker of the pool takes the next item (Linux's
+    /// `wq_worker_sleeping` and `kick_pool`); `--no-wq-concurrency` (one
+    /// worker per CPU, the queue waits while it sleeps: the earlier model).
+    pub wq_concurrency: bool,
 }
 
 impl Default for Mechanisms {
@@ -201,6 +207,7 @@ impl Default for Mechanisms {
             smt_share: true,
             idle_states: true,
             machine_noise: true,
+            wq_concurrency: true,
         }
     }
 }
@@ -241,6 +248,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-wake-unlock",
         "a wakeup's cost is paid after a preemption point at its instant, not with interrupts off up to its unlock",
     ),
+    (
+        "--no-wq-concurrency",
+        "one bound kworker per CPU that sleeps through its work item's waits (no concurrency-managed pool)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -266,6 +277,7 @@ impl Mechanisms {
             "--no-smt-share" => self.smt_share = false,
             "--no-idle-states" => self.idle_states = false,
             "--no-machine-noise" => self.machine_noise = false,
+            "--no-wq-concurrency" => self.wq_concurrency = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -728,6 +740,7 @@ mod tests {
                 smt_share: false,
                 idle_states: false,
                 machine_noise: false,
+                wq_concurrency: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

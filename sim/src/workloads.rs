@@ -76,7 +76,23 @@
 //! `queue_work` uses the local CPU's pool), so the client and the worker
 //! share a CPU and every handoff goes through the wakeup-preemption decision.
 //! (Added after the first study showed that the unbound model never consults
-//! that decision; costs unchanged.)
+//! that decision; costs unchanged.) Each CPU's pool is concurrency-managed,
+//! as Linux's per-CPU worker pools are (`kernel/workqueue.c`): it keeps
+//! [`KWORKERS_PER_CPU`] workers, idle ones asleep; an item queued while
+//! none of the pool's workers runs wakes an idle one (`kick_pool`); a
+//! worker that sleeps inside an item (the device wait) stops counting as
+//! running, and if items wait an idle worker is woken to take them
+//! (`wq_worker_sleeping`); a worker done with an item takes the next only
+//! while no other worker of the pool runs (`keep_working`), else it goes
+//! idle. XFS's completion work on a bound queue sleeps in the work
+//! function (`xfs_end_io` on `xfs-conv` runs a transaction that waits for
+//! log space, inode locks and metadata reads), and the device's own
+//! completion comes by interrupt (`xfs_end_bio` queues the item), so no
+//! queued item waits for a device behind a sleeping one. `--no-wq-concurrency`
+//! (`Mechanisms::wq_concurrency`): one worker per CPU that sleeps through
+//! its item's device wait with the queue behind it (the model until
+//! 2026-12-05; `docs/results/study.md`, the dbench rows at 141 and 160
+//! clients).
 //!
 //! A client replays its loadfile again as soon as it has finished it, as
 //! dbench does until its time limit (`-t`; mmtests' `dbench-bench` runs it
@@ -1575,6 +1591,16 @@ pub struct Dbench {
     alive: usize,
     /// Operations completed by all clients, every loadfile counted.
     ops_done: u64,
+    /// Per queue, with concurrency-managed pools: the workers counted as
+    /// running (`pool->nr_running`): woken to work or at work, not asleep
+    /// in an item or idle.
+    running: Vec<u32>,
+    /// Concurrency-managed bound pools (`bound` and
+    /// `Mechanisms::wq_concurrency`).
+    managed: bool,
+    /// Times an item waited with the pool out of idle workers (Linux
+    /// would create one; the pool here is fixed at [`KWORKERS_PER_CPU`]).
+    pub pool_dry: u64,
     /// When the last client finished its first loadfile (the run's end).
     end_ns: Option<u64>,
 }
@@ -1592,14 +1618,73 @@ impl Dbench {
             alive: 0,
             ops_done: 0,
             end_ns: None,
+            running: Vec::new(),
+            managed: false,
+            pool_dry: 0,
         }
     }
 
-    /// Tasks it creates on a machine of `nr_cpus`.
+    /// Tasks it creates at most on a machine of `nr_cpus` (the bound pools'
+    /// [`KWORKERS_PER_CPU`] workers per CPU; one under
+    /// `--no-wq-concurrency`).
     pub fn nr_tasks(cfg: &DbenchCfg, nr_cpus: usize) -> usize {
-        cfg.clients + if cfg.bound { nr_cpus } else { cfg.workers }
+        cfg.clients
+            + if cfg.bound {
+                nr_cpus * KWORKERS_PER_CPU
+            } else {
+                cfg.workers
+            }
+    }
+
+    /// A bound pool's worker `w` of queue `q` is done with what it ran (or
+    /// was just woken): it takes the next item while no other worker of
+    /// the pool runs (`keep_working`, `need_more_worker`), else it goes
+    /// idle. `w` is counted in `running[q]`.
+    fn managed_next(&mut self, k: &mut Kernel, w: u32, q: u32) -> Next {
+        let qi = q as usize;
+        if self.running[qi] <= 1 {
+            if let Some(c) = self.queues[qi].pop_front() {
+                self.roles[w as usize] = DRole::Worker {
+                    q,
+                    req: Some(c),
+                    phase: 0,
+                };
+                return Next::Run(k.rng(w).jitter(15_000, 10));
+            }
+        }
+        self.running[qi] -= 1;
+        self.roles[w as usize] = DRole::Worker {
+            q,
+            req: None,
+            phase: 0,
+        };
+        self.idle_workers[qi].push(w);
+        Next::Block
+    }
+
+    /// Wakes an idle worker of bound pool `q` if items wait and none of its
+    /// workers runs (`kick_pool`).
+    fn kick_pool(&mut self, k: &mut Kernel, q: usize) {
+        if self.running[q] > 0 || self.queues[q].is_empty() {
+            return;
+        }
+        match self.idle_workers[q].pop() {
+            Some(w) => {
+                self.running[q] += 1;
+                k.wake(w, false);
+            }
+            None => self.pool_dry += 1,
+        }
     }
 }
+
+/// Workers per CPU of a concurrency-managed bound pool. Linux creates a
+/// pool's workers as it needs them and keeps idle ones for minutes
+/// (`IDLE_WORKER_TIMEOUT`, 300 s), so within a run a pool has as many as
+/// its items ever sleep in at once; a fixed number here, enough that the
+/// study's runs never find a pool without an idle worker
+/// ([`Dbench::pool_dry`]), with no cost of creating one.
+pub const KWORKERS_PER_CPU: usize = 8;
 
 impl Workload for Dbench {
     fn init(&mut self, k: &mut Kernel) {
@@ -1612,18 +1697,23 @@ impl Workload for Dbench {
             let _ = t;
             self.roles.push(DRole::Client { done: 0, phase: 0 });
         }
-        let (nw, nq) = if self.cfg.bound {
+        self.managed = self.cfg.bound && k.m.mech.wq_concurrency;
+        let (nw, nq) = if self.managed {
+            (k.nr_cpus() * KWORKERS_PER_CPU, k.nr_cpus())
+        } else if self.cfg.bound {
             (k.nr_cpus(), k.nr_cpus())
         } else {
             (self.cfg.workers, 1)
         };
         self.queues = vec![Default::default(); nq];
         self.idle_workers = vec![Vec::new(); nq];
+        // Each worker runs once at the start and goes idle.
+        self.running = vec![(nw / nq) as u32; nq];
         for i in 0..nw {
             k.spawn(Spawn {
                 mm: 0,
                 footprint: 64 << 10,
-                pin: self.cfg.bound.then_some(i as u32),
+                pin: self.cfg.bound.then_some((i % nq) as u32),
                 ..Default::default()
             });
             self.roles.push(DRole::Worker {
@@ -1644,7 +1734,9 @@ impl Workload for Dbench {
                         // Hand the I/O to a worker and wait for it.
                         let q = if self.cfg.bound { k.this_cpu() } else { 0 };
                         self.queues[q].push_back(tid);
-                        if let Some(w) = self.idle_workers[q].pop() {
+                        if self.managed {
+                            self.kick_pool(k, q);
+                        } else if let Some(w) = self.idle_workers[q].pop() {
                             k.wake(w, false);
                         }
                         self.roles[tid as usize] = DRole::Client { done, phase: 2 };
@@ -1671,6 +1763,24 @@ impl Workload for Dbench {
                 }
                 self.roles[tid as usize] = DRole::Client { done, phase: 1 };
                 Next::RunUser(k.rng(tid).exp(20_000))
+            }
+            DRole::Worker { q, req, phase } if self.managed => {
+                if let Some(c) = req {
+                    if phase == 0 && k.rng(tid).below(10) < 3 {
+                        // Asleep in the item: the pool runs its next
+                        // item on another worker (`wq_worker_sleeping`).
+                        self.roles[tid as usize] = DRole::Worker { q, req, phase: 1 };
+                        self.running[q as usize] -= 1;
+                        self.kick_pool(k, q as usize);
+                        return Next::Sleep(k.rng(tid).jitter(100_000, 10));
+                    }
+                    if phase == 1 {
+                        // Awake again (`wq_worker_running`).
+                        self.running[q as usize] += 1;
+                    }
+                    k.wake(c, false);
+                }
+                self.managed_next(k, tid, q)
             }
             DRole::Worker { q, req, phase } => {
                 if let Some(c) = req {
