@@ -271,6 +271,39 @@ impl CpuMask {
         self.and_not(&below).iter().chain(self.and(&below).iter())
     }
 
+    /// The first CPU `c` for which `f(c)` holds among the first `limit`
+    /// CPUs of [`CpuMask::cpus_wrap`]`(start)`, calling `f` on each of them
+    /// in that order until one holds: `cpus_wrap(start).take(limit).find(f)`
+    /// as one loop over the words, with no iterator state kept in memory
+    /// (a wakeup's LLC scan, `select_idle_cpu`, looks at every CPU of a busy
+    /// LLC).
+    #[inline]
+    pub fn find_wrap(
+        &self,
+        start: usize,
+        mut limit: usize,
+        mut f: impl FnMut(CpuId) -> bool,
+    ) -> Option<CpuId> {
+        let below = CpuMask::first_n(start % MAX_CPUS);
+        for part in [self.and_not(&below), self.and(&below)] {
+            for (w, &word) in part.bits.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    if limit == 0 {
+                        return None;
+                    }
+                    limit -= 1;
+                    let c = CpuId::wrapping(w * 64 + bits.trailing_zeros() as usize);
+                    if f(c) {
+                        return Some(c);
+                    }
+                    bits &= bits - 1;
+                }
+            }
+        }
+        None
+    }
+
     /// Parses Linux's hex form (`0xf`, `ff,00000000`); `None` if it is empty,
     /// not hex, or names a CPU >= [`MAX_CPUS`].
     pub fn parse_hex(s: &str) -> Option<CpuMask> {

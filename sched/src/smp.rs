@@ -1202,10 +1202,14 @@ impl<P: Platform> Scheduler<P> {
             .unwrap_or(CpuId::BOOT)
     }
 
+    /// `available_idle_cpu`: active, idle, nothing runnable, no wakeup
+    /// on its way. The idle flag first: the test a busy CPU fails (a
+    /// wakeup's LLC scan looks at every CPU of a busy LLC), with no
+    /// ordered load of the active mask for it.
     fn idle(&self, cpu: CpuId) -> bool {
         let s = &self.slots[cpu.index()].summary;
-        self.cpu_active(cpu)
-            && s.idle.load(Ordering::Relaxed)
+        s.idle.load(Ordering::Relaxed)
+            && self.cpu_active(cpu)
             && s.nr_running.load(Ordering::Relaxed) == 0
             && !self.slots[cpu.index()].wake_pending.load(Ordering::Acquire)
     }

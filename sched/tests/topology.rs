@@ -109,6 +109,28 @@ fn cpumask_operations_cover_all_256_cpus() {
         m.iter_wrap(256).collect::<Vec<_>>(),
         m.iter().collect::<Vec<_>>()
     );
+    // find_wrap is cpus_wrap(start).take(limit).find(f): the same
+    // answer, and f called on the same CPUs in the same order.
+    let dense = CpuMask::from_cpus(&(0..70).chain(130..140).collect::<Vec<_>>());
+    for mask in [m, dense, CpuMask::default(), CpuMask::all()] {
+        for start in [0, 1, 63, 64, 65, 135, 200, 255, 256] {
+            for limit in [0, 1, 3, 64, 100, usize::MAX] {
+                for hit in [64usize, 137, 255, 1000] {
+                    let (mut seen_a, mut seen_b) = (Vec::new(), Vec::new());
+                    let a = mask.cpus_wrap(start).take(limit).find(|&c| {
+                        seen_a.push(c.index());
+                        c.index() == hit
+                    });
+                    let b = mask.find_wrap(start, limit, |c| {
+                        seen_b.push(c.index());
+                        c.index() == hit
+                    });
+                    assert_eq!(a, b, "start {start} limit {limit} hit {hit}");
+                    assert_eq!(seen_a, seen_b, "start {start} limit {limit} hit {hit}");
+                }
+            }
+        }
+    }
     // Linux's hex text.
     assert_eq!(format!("{}", CpuMask::from_u64(0xf)), "0xf");
     assert_eq!(format!("{:x}", CpuMask::default()), "0");

@@ -78,6 +78,20 @@ impl Rng {
         }
     }
 
+    /// [`Rng::peek_jittered`] for a `j` that draws ([`Jitter::draws`]),
+    /// without the test for it (a loop that tested once).
+    #[inline(always)]
+    pub fn peek_drawn(&self, j: Jitter) -> u64 {
+        debug_assert!(j.draws());
+        j.low + ((self.peek_u64() as u128 * j.range as u128) >> 64) as u64
+    }
+
+    /// [`Rng::skip_jittered`] for a `j` that draws ([`Rng::peek_drawn`]).
+    #[inline(always)]
+    pub fn skip_drawn(&mut self) {
+        self.step();
+    }
+
     /// The state's step (what [`Rng::next_u64`] does besides its output).
     #[inline(always)]
     fn step(&mut self) {
@@ -142,6 +156,12 @@ pub struct Jitter {
 }
 
 impl Jitter {
+    /// Whether a value is drawn (a range), else the mean is taken as it is.
+    #[inline(always)]
+    pub fn draws(&self) -> bool {
+        self.range != 0
+    }
+
     /// The lowest value it draws.
     pub fn low(&self) -> u64 {
         self.low

@@ -361,9 +361,11 @@ fn sender_steps(
     // The loop compiled once at full speed (no conversion of the draws),
     // once for a slower CPU with the conversion's bound checked once
     // (`Speed::bounded`, the case of every CPU under machine noise)
-    // and once for the rest; its values in locals (registers).
+    // and once for the rest, each with and without draws (`DRAWS`: the
+    // test of the cost's range made once); its values in locals
+    // (registers).
     #[inline(always)]
-    fn walk(
+    fn walk<const DRAWS: bool>(
         band: Band,
         grp: &mut [Chan; FDS],
         reader_in: impl Fn(usize) -> u64,
@@ -378,11 +380,14 @@ fn sender_steps(
         while j < with_chans {
             i = next_chan(i);
             l = band.room_of(&grp[i], l, reader_in(i));
-            let next = tt + time(rng.peek_jittered(wj));
+            let w = if DRAWS { rng.peek_drawn(wj) } else { wj.low() };
+            let next = tt + time(w);
             if next - t0 >= l {
                 break;
             }
-            rng.skip_jittered(wj);
+            if DRAWS {
+                rng.skip_drawn();
+            }
             (lt, tt) = (tt, next);
             // Its write to channel `i` planned (after its band is read:
             // each channel comes once in the walk).
@@ -393,14 +398,27 @@ fn sender_steps(
         j
     }
     let at = (i0, with_chans, t0);
-    if speed.is_full() {
-        walk(band, grp, reader_in, rng, wj, |w| w, at, (lim, t, last))
-    } else if let Some(b) = speed.bounded(wj.high()) {
-        let time = |w| b.time_ns(w);
-        walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
-    } else {
-        let time = |w| speed.time_ns(w);
-        walk(band, grp, reader_in, rng, wj, time, at, (lim, t, last))
+    let out = (lim, t, last);
+    match (speed.is_full(), wj.draws()) {
+        (true, true) => walk::<true>(band, grp, reader_in, rng, wj, |w| w, at, out),
+        (true, false) => walk::<false>(band, grp, reader_in, rng, wj, |w| w, at, out),
+        (false, draws) => {
+            if let Some(b) = speed.bounded(wj.high()) {
+                let time = |w| b.time_ns(w);
+                if draws {
+                    walk::<true>(band, grp, reader_in, rng, wj, time, at, out)
+                } else {
+                    walk::<false>(band, grp, reader_in, rng, wj, time, at, out)
+                }
+            } else {
+                let time = |w| speed.time_ns(w);
+                if draws {
+                    walk::<true>(band, grp, reader_in, rng, wj, time, at, out)
+                } else {
+                    walk::<false>(band, grp, reader_in, rng, wj, time, at, out)
+                }
+            }
+        }
     }
 }
 

@@ -626,9 +626,7 @@ impl<P: Platform> Scheduler<P> {
                 usize::MAX
             };
             return llc
-                .cpus_wrap(target.index() + 1)
-                .take(nr)
-                .find(|&c| probe(c).1)
+                .find_wrap(target.index() + 1, nr, |c| probe(c).1)
                 .map_or((target, SisPick::None), |c| (c, SisPick::Scan));
         }
         // select_idle_core: a core whose threads are all idle, remembering
