@@ -4,7 +4,7 @@
 //! kernel flips flags and tunables at run time without taking a runqueue lock.
 
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::features::{Feature, Features};
 use crate::tunables::{SysctlError, Tunables};
@@ -25,6 +25,11 @@ pub struct SchedConfig {
     /// is created.
     pub groups: crate::fair::group::TaskGroups,
     tick_ns: AtomicU64,
+    /// Set when a SCHED_IDLE task first arrives on a runqueue (or a
+    /// queued task becomes one), never cleared: until then no CPU can run
+    /// only SCHED_IDLE tasks, and placement's idle scans skip that test
+    /// (one load a scan, not two per CPU visited).
+    sched_idle_seen: AtomicBool,
 }
 
 impl SchedConfig {
@@ -36,6 +41,7 @@ impl SchedConfig {
             dl_bw: crate::deadline::DlBandwidth::new(),
             groups: crate::fair::group::TaskGroups::new(),
             tick_ns: AtomicU64::new(1_000_000_000 / hz.max(1) as u64),
+            sched_idle_seen: AtomicBool::new(false),
         }
     }
 
@@ -49,6 +55,20 @@ impl SchedConfig {
     #[inline]
     pub fn tick_ns(&self) -> u64 {
         self.tick_ns.load(Ordering::Relaxed)
+    }
+
+    /// Whether a SCHED_IDLE task has ever been queued (see the field).
+    #[inline(always)]
+    pub fn sched_idle_seen(&self) -> bool {
+        self.sched_idle_seen.load(Ordering::Relaxed)
+    }
+
+    /// Records a SCHED_IDLE task arriving on a runqueue.
+    #[inline]
+    pub(crate) fn note_sched_idle(&self) {
+        if !self.sched_idle_seen() {
+            self.sched_idle_seen.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Sets the tick rate.

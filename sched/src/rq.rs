@@ -965,6 +965,9 @@ impl Rq {
             self.cpu
         );
         self.tasks[i] = *task;
+        if task.params.policy == crate::task::Policy::Idle {
+            self.cfg.note_sched_idle();
+        }
         self.enqueue_slot(s, flags);
     }
 
@@ -2249,6 +2252,9 @@ impl Rq {
     /// running, queued or delayed. Returns the need-resched state afterwards.
     pub fn sched_setattr(&mut self, id: TaskId, params: TaskParams) -> Result<Resched, RqError> {
         params.validate().map_err(RqError::Params)?;
+        if params.policy == crate::task::Policy::Idle {
+            self.cfg.note_sched_idle();
+        }
         let (tid, s) = (id, self.held_slot(id).ok_or(RqError::NotQueued)?);
         let (i, id) = (s as usize, Slot(s));
         let state = self.tasks[i].state;

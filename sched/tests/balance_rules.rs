@@ -198,3 +198,23 @@ fn fork_placement_takes_a_cpu_running_only_sched_idle_tasks() {
     let t = SchedTask::new(idle_policy());
     assert_ne!(s.find_idlest_cpu(&t, cpu_id(0)).index(), 3);
 }
+
+/// A CPU whose one task becomes SCHED_IDLE in place (`sched_setattr` on
+/// the runqueue, no SCHED_IDLE task queued anywhere before) counts as idle
+/// for the next wakeup: the placement's skip of the SCHED_IDLE test, taken
+/// while no such task has been seen, ends with the first one.
+#[test]
+fn a_task_made_sched_idle_in_place_makes_its_cpu_count_as_idle() {
+    let s = machine(Topology::flat(4));
+    let mut next = 1;
+    for c in 0..4 {
+        load_cpu(&s, cpu_id(c), 1, &mut next, false);
+    }
+    // No idle CPU: the wakee stays on its previous CPU.
+    assert_eq!(wake(&s, 0, TaskParams::default()), 0);
+    let on_cpu3 = sched::TaskId(next - 1);
+    s.cpu_rq(cpu_id(3))
+        .sched_setattr(on_cpu3, idle_policy())
+        .expect("the task is held by CPU 3");
+    assert_eq!(wake(&s, 0, TaskParams::default()), 3);
+}

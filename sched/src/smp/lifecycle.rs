@@ -898,6 +898,11 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: CpuId,
     ) -> Result<(CpuId, Resched), LifecycleError> {
         params.validate().map_err(LifecycleError::Params)?;
+        if params.policy == Policy::Idle {
+            // Before the task can be found running SCHED_IDLE anywhere
+            // (a sleeper's kept state takes the new policy in place).
+            self.cfg.note_sched_idle();
+        }
         let (old_bw, new_bw) = (self.task(id, this_cpu)?.params.dl_bw(), params.dl_bw());
         self.dl_admit(old_bw, new_bw)?;
         let r = self.set_params_admitted(id, params, this_cpu);

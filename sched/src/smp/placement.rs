@@ -278,7 +278,7 @@ impl<P: Platform> Scheduler<P> {
     /// once (`choose_sched_idle_rq`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
         let mut best: Option<(CpuId, (u32, u64))> = None;
-        let sched_idle_ok = !has_idle_policy(t);
+        let sched_idle_ok = !has_idle_policy(t) && self.cfg.sched_idle_seen();
         for c in span.and(&self.allowed_mask(t)).cpus() {
             if c.index() >= self.nr_cpus() {
                 break;
@@ -608,7 +608,7 @@ impl<P: Platform> Scheduler<P> {
     ) -> (CpuId, SisPick) {
         // Per CPU: (idle, idle or running only SCHED_IDLE tasks that `t`
         // would preempt: `choose_idle_cpu`).
-        let sched_idle_ok = !has_idle_policy(t);
+        let sched_idle_ok = !has_idle_policy(t) && self.cfg.sched_idle_seen();
         let mut probe = |c: CpuId| {
             *visited += 1;
             let idle = self.idle(c);
@@ -686,6 +686,9 @@ impl<P: Platform> Scheduler<P> {
     /// task's weight still counts until it leaves, so the CPU is not
     /// SCHED_IDLE-only until then.
     pub(super) fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        if !self.cfg.sched_idle_seen() {
+            return false;
+        }
         let s = self.summary(cpu);
         let nr = s.nr_running.load(Ordering::Relaxed) as u64;
         nr != 0
