@@ -486,6 +486,12 @@ impl SchedTask {
         self.params.policy.class()
     }
 
+    /// `task_has_idle_policy`: a SCHED_IDLE task.
+    #[inline]
+    pub fn has_idle_policy(&self) -> bool {
+        self.params.policy == Policy::Idle
+    }
+
     /// Linux's `prio` as shown by tracing: -1 for SCHED_DEADLINE, 0..=98 for RT (99 - rt_priority), 100..=139
     /// for fair tasks (120 + nice).
     pub fn prio(&self) -> i32 {

@@ -191,19 +191,17 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
-        if opt == "--machine-noise" {
-            if noise {
+        // The switches that turn something on: each at most once.
+        let on = match opt {
+            "--machine-noise" => Some(&mut noise),
+            "--qemu-rr-turns" => Some(&mut rr_turns),
+            _ => None,
+        };
+        if let Some(flag) = on {
+            if *flag {
                 return Err(format!("{opt} given twice"));
             }
-            noise = true;
-            i += 1;
-            continue;
-        }
-        if opt == "--qemu-rr-turns" {
-            if rr_turns {
-                return Err(format!("{opt} given twice"));
-            }
-            rr_turns = true;
+            *flag = true;
             i += 1;
             continue;
         }

@@ -237,7 +237,7 @@ fn sem(ts: &mut [SchedTask], i: u32) -> &mut crate::task::FairEntity {
 
 #[inline]
 fn is_idle_policy(ts: &[SchedTask], i: u32) -> bool {
-    ts[i as usize].params.policy == Policy::Idle
+    ts[i as usize].has_idle_policy()
 }
 
 /// Floor division of a signed sum by a positive load, with an i64 fast path.

@@ -80,14 +80,8 @@ use crate::cpumask::CpuMask;
 use crate::domain::{DomainLevel, SchedDomain};
 use crate::features::Feature;
 use crate::flags::WakeFlags;
-use crate::task::{Policy, SchedTask};
+use crate::task::SchedTask;
 use crate::weight::WEIGHT_IDLEPRIO;
-
-/// `task_has_idle_policy`: a SCHED_IDLE task.
-#[inline]
-fn has_idle_policy(t: &SchedTask) -> bool {
-    t.params.policy == Policy::Idle
-}
 
 /// `NUMA_IMBALANCE_MIN`: an imbalance of up to this many tasks between nodes
 /// is left alone while the destination is lightly loaded.
@@ -278,7 +272,7 @@ impl<P: Platform> Scheduler<P> {
     /// once (`choose_sched_idle_rq`).
     fn idlest_cpu_in(&self, t: &SchedTask, span: &CpuMask, prefer: CpuId) -> Option<CpuId> {
         let mut best: Option<(CpuId, (u32, u64))> = None;
-        let sched_idle_ok = !has_idle_policy(t) && self.cfg.sched_idle_seen();
+        let sched_idle_ok = self.may_prefer_sched_idle(t);
         for c in span.and(&self.allowed_mask(t)).cpus() {
             if c.index() >= self.nr_cpus() {
                 break;
@@ -608,7 +602,7 @@ impl<P: Platform> Scheduler<P> {
     ) -> (CpuId, SisPick) {
         // Per CPU: (idle, idle or running only SCHED_IDLE tasks that `t`
         // would preempt: `choose_idle_cpu`).
-        let sched_idle_ok = !has_idle_policy(t) && self.cfg.sched_idle_seen();
+        let sched_idle_ok = self.may_prefer_sched_idle(t);
         let mut probe = |c: CpuId| {
             *visited += 1;
             let idle = self.idle(c);
@@ -710,7 +704,15 @@ impl<P: Platform> Scheduler<P> {
     /// common case, does not pay for its code.
     #[inline(never)]
     fn choose_sched_idle_rq(&self, cpu: CpuId, t: &SchedTask) -> bool {
-        !has_idle_policy(t) && self.sched_idle_cpu(cpu)
+        self.may_prefer_sched_idle(t) && self.sched_idle_cpu(cpu)
+    }
+
+    /// Whether a CPU running only SCHED_IDLE tasks can count as idle for
+    /// `t`: `t` is not SCHED_IDLE, and such a task has been seen
+    /// ([`crate::config::SchedConfig::sched_idle_seen`]). Tested once per scan.
+    #[inline(always)]
+    fn may_prefer_sched_idle(&self, t: &SchedTask) -> bool {
+        !t.has_idle_policy() && self.cfg.sched_idle_seen()
     }
 
     /// SIS_UTIL's scan limit of the LLC `llc_span` (its first CPU's summary
