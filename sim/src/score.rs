@@ -1311,7 +1311,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// Runs the ablation of `base` (`sim study --ablation`), or the parts of it
 /// `subset` names: prints the table, writes `ablation.txt` and
 /// `ablation.csv` under `out`. Progress goes to stderr: the plan, each
-/// variant as it starts and ends, and every [`PROGRESS_EVERY`] the runs
+/// variant as it starts and ends, and every `PROGRESS_EVERY` the runs
 /// done of the variant and of the whole, the elapsed time and the last
 /// run's point, configuration, seed and the rows it serves. The output is
 /// the same bytes whatever the progress (but the wall time in its first

@@ -30,7 +30,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::MAX_CPUS;
 use crate::cpu::CpuId;
 
-/// What was due at a timer interrupt ([`TimerDeadlines::expire`]).
+/// What was due at a timer interrupt (`TimerDeadlines::expire`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimerDue {
     /// The periodic tick.
@@ -41,7 +41,7 @@ pub struct TimerDue {
     pub hrtick: bool,
 }
 
-/// A CPU's late ticks since boot ([`TimerDeadlines::tick_stats`]).
+/// A CPU's late ticks since boot (`TimerDeadlines::tick_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TickStats {
     /// Tick interrupts that came a whole period or more after their deadline.
