@@ -385,7 +385,7 @@ fn boot_emergency_top() -> VirtAddr {
 static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 
 /// Gives secondary CPU `cpu` the emergency stack ending at `top` (a
-/// guarded kernel stack, or a heap block of [`EMERGENCY_STACK_BYTES`] it
+/// guarded kernel stack, or a heap block of `EMERGENCY_STACK_BYTES` it
 /// owns for good), before it starts.
 pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: crate::addr::VirtAddr) {
     if index == 0 {
