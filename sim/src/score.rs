@@ -140,7 +140,7 @@ pub fn ryan_change(v: f64, b: f64, higher_better: bool) -> f64 {
 
 /// (% change against 6.18, mark: 1 (I), -1 (R), 0 none).
 type Col = (f64, i8);
-/// (benchmark, result class, SUT, [rc1, revert #2, revert #1 & #2, rc6 + patch]).
+/// (benchmark, result class, SUT, `[rc1, revert #2, revert #1 & #2, rc6 + patch]`).
 type RyanRow = (&'static str, &'static str, &'static str, [Col; 4]);
 
 // The published tables. Mel Gorman's (SRC_MEL), 6.16-rc5 vanilla against

@@ -23,7 +23,7 @@
 //! suite). A stopped tick (tickless idle) is 0; no event and no
 //! hrtick are `u64::MAX`. An hrtick may be set for another CPU (a remote
 //! enqueue); that CPU then reprograms its timer when told to
-//! ([`TimerDeadlines::take_resync`], from the reschedule IPI).
+//! ([`TimerDeadlines::sync`], from the reschedule IPI).
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

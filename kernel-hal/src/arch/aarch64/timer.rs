@@ -5,7 +5,7 @@
 //! Each CPU's next tick, next timer event (the earliest sleeper,
 //! [`timer_set_event`]) and next scheduler hrtick ([`timer_set_hrtick`]) are
 //! kept in counter cycles by
-//! [`TimerDeadlines`](crate::arch::deadlines::TimerDeadlines); the comparator
+//! [`TimerDeadlines`]; the comparator
 //! (`CNTV_CVAL_EL0`) holds the earliest, or an earlier moment still ahead
 //! (a later deadline does not move it: [`program_if_earlier`]).
 

@@ -528,7 +528,7 @@ fn exception_class_name(ec: u64) -> &'static str {
     }
 }
 
-/// Decodes the fault status code (ISS[5:0]) of an instruction or data abort.
+/// Decodes the fault status code (`ISS[5:0]`) of an instruction or data abort.
 fn abort_status_name(fsc: u64) -> &'static str {
     match fsc {
         0x00..=0x03 => "address size fault",
