@@ -2,7 +2,8 @@
 #
 #   make qemu [ARCH=x86_64|aarch64] [SMP=1] [MEM=256M] [ARGS="hz=250 ..."]
 #                      (aarch64 beyond 8 CPUs: GICv3 by itself)
-#   make test          host tests (release and debug) + in-kernel suites on both
+#   make test          host tests (release and debug), the API docs (no rustdoc
+#                      warning) + in-kernel suites on both
 #                      arches: the concurrency suite under multi-threaded TCG
 #                      at SMP=1, SMP=$(SMP_TEST) and $(SMP_MANY), the timing suite
 #                      in a reproducible-time boot (QEMU -icount) at SMP=1 and
@@ -70,7 +71,7 @@ export SMP MEM
 T     := scripts/test
 KTEST := $(T)/ktest.sh
 
-.PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-msrv test-loom test-kernel fuzz \
+.PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-docs test-msrv test-loom test-kernel fuzz \
         miri test-harness stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
         linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study study-ablation ensure-fonts test-calibrate \
         clock-test test-clock test-kprof test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
@@ -102,7 +103,7 @@ qemu: ensure-qemu kernel
 # Every suite, then one line: suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
-TEST_SUITES = test-harness test-host test-host-debug test-msrv test-loom test-kernel test-shell test-calibrate \
+TEST_SUITES = test-harness test-host test-host-debug test-docs test-msrv test-loom test-kernel test-shell test-calibrate \
               test-small-mem test-ab-smoke test-faults test-firmware test-clock test-kprof test-cyclictest-cpu0 test-soak test-lockdep
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
@@ -120,6 +121,12 @@ test-harness:
 
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
+
+# The API docs build without a rustdoc warning (RUSTDOCFLAGS="-D warnings"):
+# sched as published, the host crates with their private items, and the
+# kernel crates for both bare-metal targets (scripts/test/docs-test.sh).
+test-docs: ensure-toolchain
+	CARGO=$(CARGO) $(T)/docs-test.sh $(HOST_CRATES)
 
 # The published sched crate alone, from its .crate file, on the minimum Rust
 # version its Cargo.toml declares (scripts/test/msrv.sh installs that toolchain).

@@ -179,7 +179,7 @@ pub fn write(figs: &[Figure], header: &str) -> String {
     s
 }
 
-/// Reads a baseline file written by [`write`].
+/// Reads a baseline file written by [`write()`].
 pub fn read(text: &str) -> Result<Vec<Figure>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -68,7 +68,7 @@ fn modes(label: &str) -> Vec<String> {
 }
 
 /// `other`'s workload for the reference's `w`: among the labels that
-/// [`matches`] accepts, the one with the same mode flags (the simulator runs
+/// [`matches()`] accepts, the one with the same mode flags (the simulator runs
 /// `-T` apart from processes), else the first (our kernel names no mode).
 fn counterpart<'a>(w: &str, labels: impl Iterator<Item = &'a String>) -> Option<&'a String> {
     let found: Vec<&String> = labels.filter(|l| matches(w, l)).collect();

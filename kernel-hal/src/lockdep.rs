@@ -1,4 +1,4 @@
-//! The lock validator's seam (the `lockdep` feature): the [`lockdep`]
+//! The lock validator's seam (the `lockdep` feature): the `lockdep`
 //! crate's checks, told this CPU's id, whether it runs an interrupt
 //! handler and whether interrupts stay on; [`SpinLock`](crate::sync::SpinLock)s
 //! and the `sched` crate's runqueue, wake-list and task-cell locks report to

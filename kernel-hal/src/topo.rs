@@ -5,7 +5,7 @@
 //! the hardware threads of a core, the bits up to `pkg_shift` the cores of a
 //! package (CPUID leaf 0xB / 0x1F, "x2APIC topology"), and a cache is shared
 //! by the CPUs whose ids agree above `log2(sharing)` bits (leaf 4 on Intel,
-//! 0x8000001D on AMD: EAX[25:14] + 1 logical CPUs share it). Linux derives
+//! 0x8000001D on AMD: `EAX[25:14]` + 1 logical CPUs share it). Linux derives
 //! `cpu_smt_mask` and `cpu_llc_shared_mask` the same way
 //! (arch/x86/kernel/cpu/topology*.c, cacheinfo.c). [`X86Shifts::ids`] does
 //! the arithmetic; the arch code reads the leaves.
@@ -39,7 +39,7 @@ pub struct X86Shifts {
 
 impl X86Shifts {
     /// From the leaves' raw fields: `smt_shift` and `pkg_shift` (leaf
-    /// 0xB/0x1F's EAX[4:0] at the SMT and at the last level), and how many
+    /// 0xB/0x1F's `EAX[4:0]` at the SMT and at the last level), and how many
     /// logical CPUs share the last-level cache (`None`: no cache leaf, the
     /// package then). The cache is kept between a core and the package: a
     /// cache said to be shared by fewer CPUs than a core has threads is the

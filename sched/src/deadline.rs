@@ -360,7 +360,7 @@ impl DlServer {
     }
 
     /// `dl_server_stop`: the last fair task left at `now`; charges what
-    /// the fair class ran since the last charge first ([`DlServer::charge`]). Returns whether it was
+    /// the fair class ran since the last charge first (`DlServer::charge`). Returns whether it was
     /// running (the pick changes).
     pub fn stop(&mut self, now: u64, fair_exec_ns: u64) -> bool {
         if !self.active() {
@@ -399,8 +399,8 @@ impl DlServer {
     ///
     /// Most ticks only charge: the budget is not spent, the deadline and
     /// the zero-laxity time are a tick or more ahead and the parameters are
-    /// unchanged ([`DlServer::charge_only`]). Those return after the
-    /// charge; the rest of the work is [`DlServer::tick_events`], out of
+    /// unchanged (`DlServer::charge_only`). Those return after the
+    /// charge; the rest of the work is `DlServer::tick_events`, out of
     /// line, which also says when the next instant is less than a tick away
     /// ([`ServerTick::Near`]), for the runqueue to arm the server's timer.
     #[inline]

@@ -196,7 +196,7 @@ pub struct Switch {
     pub prev_exited: Option<SchedTask>,
     /// [`Rq::switch`]: prev stayed runnable but may not run on this CPU (its
     /// affinity changed, the CPU is going offline, or an active balance
-    /// wants it elsewhere, [`Rq::set_active_push`]): it was taken off the queue (`DEQUEUE_MIGRATING`,
+    /// wants it elsewhere, `Rq::set_active_push`): it was taken off the queue (`DEQUEUE_MIGRATING`,
     /// its state kept here as `Blocked`) so that it is not picked again;
     /// once it is off the CPU, [`crate::smp::Scheduler::finish_switch`]
     /// queues it on an allowed CPU.
@@ -231,13 +231,13 @@ enum NextKind {
     Other,
 }
 
-/// What [`Rq::wake_held`] found.
+/// What `Rq::wake_held` found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeldWake {
     /// It was still queued (delayed or preempted) and is runnable again.
     Woken(WakeupDecision),
     /// It is blocked here, its state in its slot: place it
-    /// ([`Rq::wake_in_place`] here, or [`Rq::take_blocked`] to move it).
+    /// (`Rq::wake_in_place` here, or `Rq::take_blocked` to move it).
     Blocked,
     /// This runqueue does not hold the task.
     NotHere,

@@ -294,7 +294,7 @@ pub struct WakeEntry {
     /// The task.
     pub id: TaskId,
     /// Its state, handed over by value; `None`: it is still in the task's
-    /// cell ([`InTransit`]), and the drain copies it from there straight
+    /// cell (`InTransit`), and the drain copies it from there straight
     /// into the runqueue (one copy of a task's state on the way, not two).
     pub task: Option<SchedTask>,
     /// The wakeup's flags.
@@ -1673,7 +1673,7 @@ impl<P: Platform> Scheduler<P> {
     /// Moves a queued, not running task that may not run on `cpu` (its
     /// mask excludes it, or `cpu` is inactive) to the idlest CPU it may use
     /// (its affinity broken first if that is none,
-    /// [`Self::select_fallback_rq`]). Returns the new CPU.
+    /// `Self::select_fallback_rq`). Returns the new CPU.
     pub fn move_misplaced(&self, cpu: CpuId, id: TaskId) -> Option<CpuId> {
         let (t, broken) = {
             let mut rq = self.cpu_rq(cpu);

@@ -7,7 +7,7 @@
 //! every interleaving of a few lifecycle calls on two or three threads.
 //! Otherwise they are `core`'s atomics and `spin`'s mutex, behind
 //! [`Mutex`], which with the `lockdep` feature tells a lock validator
-//! ([`set_lock_events`]) what is taken and released: each mutex's class is
+//! (`set_lock_events`) what is taken and released: each mutex's class is
 //! its declaration site (`#[track_caller]`) and a name.
 
 #[cfg(not(all(loom, test)))]

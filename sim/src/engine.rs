@@ -1436,7 +1436,7 @@ impl Speed {
         self.0 == FULL_CAPACITY
     }
 
-    /// This speed for works of at most `max_work_ns`, with [`time_for`]'s
+    /// This speed for works of at most `max_work_ns`, with `time_for`'s
     /// test of its bound made once for all of them: `None` at full speed
     /// (no conversion) or where such a work could take `time_for`'s
     /// division.

@@ -140,7 +140,7 @@ pub fn ryan_change(v: f64, b: f64, higher_better: bool) -> f64 {
 
 /// (% change against 6.18, mark: 1 (I), -1 (R), 0 none).
 type Col = (f64, i8);
-/// (benchmark, result class, SUT, [rc1, revert #2, revert #1 & #2, rc6 + patch]).
+/// (benchmark, result class, SUT, `[rc1, revert #2, revert #1 & #2, rc6 + patch]`).
 type RyanRow = (&'static str, &'static str, &'static str, [Col; 4]);
 
 // The published tables. Mel Gorman's (SRC_MEL), 6.16-rc5 vanilla against
@@ -1311,7 +1311,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// Runs the ablation of `base` (`sim study --ablation`), or the parts of it
 /// `subset` names: prints the table, writes `ablation.txt` and
 /// `ablation.csv` under `out`. Progress goes to stderr: the plan, each
-/// variant as it starts and ends, and every [`PROGRESS_EVERY`] the runs
+/// variant as it starts and ends, and every `PROGRESS_EVERY` the runs
 /// done of the variant and of the whole, the elapsed time and the last
 /// run's point, configuration, seed and the rows it serves. The output is
 /// the same bytes whatever the progress (but the wall time in its first

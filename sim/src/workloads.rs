@@ -842,7 +842,7 @@ impl Workload for Hackbench {
 
     /// A receiver switched in: its group's senders' batches, planned
     /// while it could not read, stay quiet as long as it cannot find its
-    /// channel empty (the reader's side of [`Hackbench::room_of`], from
+    /// channel empty (the reader's side of `Hackbench::room_of`, from
     /// now). A sender switched in: its group's batches, planned while it
     /// could not write, stay quiet as long as the writers (it with them)
     /// cannot fill a channel they touch (the writers' side, from now,

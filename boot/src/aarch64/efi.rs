@@ -211,7 +211,7 @@ pub struct Handoff {
     pub cmdline_len: usize,
     /// Where the command line came from.
     pub cmdline_source: CmdlineSource,
-    /// Whether the command line was longer than [`CMDLINE_MAX`] and was cut.
+    /// Whether the command line was longer than `CMDLINE_MAX` and was cut.
     pub cmdline_cut: bool,
     /// Usable RAM from the memory map, merged, in map order.
     pub memory: [MemRegion; MAX_MEM_REGIONS],

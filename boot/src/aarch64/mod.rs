@@ -6,7 +6,7 @@
 //! it with the DTB address in `x0`. Like Linux's arm64 Image, the same file is
 //! also a PE32+ EFI application (first instruction "MZ", PE header at 0x3c):
 //! UEFI firmware and GRUB's `linux` command load it at any 4 KiB-aligned
-//! address and enter `efi_entry`, which ends in the same path (see [`efi`]).
+//! address and enter `efi_entry`, which ends in the same path (see `efi.rs`).
 //! The entry code:
 //!
 //! 1. drops from EL2 to EL1 if needed (EL1 is where the kernel runs),
@@ -16,7 +16,7 @@
 //!    in data (vtables, `.ktest` entries) hold link-time addresses,
 //! 4. clears `.bss`, sets up a 64 KiB boot stack and an early vector table that
 //!    ends the run through semihosting on any exception,
-//! 5. calls [`boot_aarch64_main`], which builds the [`BootInfo`] and calls the
+//! 5. calls `boot_aarch64_main`, which builds the [`BootInfo`] and calls the
 //!    kernel's `kernel_main`.
 //!
 //! Secondary CPUs enter at `aarch64_secondary_entry` ([`secondary_entry_address`],

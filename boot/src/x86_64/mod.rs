@@ -11,7 +11,7 @@
 //! Both paths share one 32-bit stub (`_start32`): zero `.bss`, identity-map
 //! 0-4 GiB with 2 MiB pages (this covers the LAPIC and IOAPIC MMIO; the top GiB is
 //! mapped uncached), enable long mode, load a minimal GDT, switch to the boot
-//! stack and call [`boot_main_x86_64`]. That function copies what the kernel
+//! stack and call `boot_main_x86_64`. That function copies what the kernel
 //! needs out of the loader's structures into a static [`BootInfo`] (the loader's
 //! memory may later become heap) and calls the kernel's `kernel_main`.
 //!

@@ -23,14 +23,14 @@
 //! suite). A stopped tick (tickless idle) is 0; no event and no
 //! hrtick are `u64::MAX`. An hrtick may be set for another CPU (a remote
 //! enqueue); that CPU then reprograms its timer when told to
-//! ([`TimerDeadlines::take_resync`], from the reschedule IPI).
+//! ([`TimerDeadlines::sync`], from the reschedule IPI).
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::MAX_CPUS;
 use crate::cpu::CpuId;
 
-/// What was due at a timer interrupt ([`TimerDeadlines::expire`]).
+/// What was due at a timer interrupt (`TimerDeadlines::expire`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimerDue {
     /// The periodic tick.
@@ -41,7 +41,7 @@ pub struct TimerDue {
     pub hrtick: bool,
 }
 
-/// A CPU's late ticks since boot ([`TimerDeadlines::tick_stats`]).
+/// A CPU's late ticks since boot (`TimerDeadlines::tick_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TickStats {
     /// Tick interrupts that came a whole period or more after their deadline.

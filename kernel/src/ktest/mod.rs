@@ -1,7 +1,7 @@
 //! In-kernel tests: registration next to the code under test, and the runner.
 //!
 //! Registration works on stable Rust without `custom_test_frameworks`: the
-//! [`ktest!`](crate::ktest) macro puts a [`KTest`] record into the `.ktest` link
+//! [`ktest!`](crate::ktest!) macro puts a [`KTest`] record into the `.ktest` link
 //! section, which both arch linker scripts KEEP between the symbols
 //! `__ktest_start` and `__ktest_end`; the runner reads that array. The
 //! record, the macros and the section are `kernel_hal::testing`'s (the test
@@ -36,7 +36,7 @@
 //! they make progress; a thread still alive after that fails the test and
 //! ends the run (there is no kill), naming the thread.
 //!
-//! CPUs: a [`ktest!`](crate::ktest) test measures single-CPU behaviour, so its
+//! CPUs: a [`ktest!`](crate::ktest!) test measures single-CPU behaviour, so its
 //! thread (and every thread it spawns, which inherit its affinity) is pinned
 //! to CPU 0: the same test means the same thing at any CPU count. A
 //! [`ktest_smp!`](crate::ktest_smp) test runs unpinned and declares the CPUs

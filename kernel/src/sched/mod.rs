@@ -1,7 +1,7 @@
 //! The kernel's scheduler core, the glue between kernel threads and the
 //! `sched` crate on many CPUs (Linux's `kernel/sched/core.c`, split the same
 //! way: [`switch`], [`wakeup`], [`tick`] (and balancing), [`preempt`],
-//! [`idle`], [`attr`]ibutes, [`stats`]):
+//! [`idle`], [`attr`]ibutes, [`stats`](mod@stats)):
 //! `schedule()`, `try_to_wake_up()`, the tick, load balancing, affinity and
 //! preemption (on return from interrupt, at `preempt_enable()`, at
 //! `cond_resched()`), following Linux's `core.c`.
@@ -18,7 +18,7 @@
 //! `wait queue -> timer list -> thread pi_lock -> runqueue (two runqueues in
 //! CPU order) -> wake list`. A thread's `pi_lock` (Linux's `p->pi_lock`)
 //! serialises its wakeups and every operation that must find where its
-//! scheduler state is ([`task_rq_lock`]). The runqueue lock is taken with
+//! scheduler state is ([`task_rq_lock`](Scheduler::task_rq_lock)). The runqueue lock is taken with
 //! interrupts masked (the Scheduler's platform masks them).
 //!
 //! # Where a thread's scheduler state is
@@ -335,7 +335,7 @@ pub fn preempt_mode() -> PreemptMode {
 /// Creates the scheduler with one runqueue per CPU the firmware describes and
 /// puts this (the boot) CPU online. `capacity`: `cpu_capacity=`'s raw
 /// values, over the firmware's ([`machine_topology`]). Call once on the boot
-/// CPU after [`super::init`]; the other CPUs call [`cpu_online`] when they
+/// CPU after [`crate::task::init`]; the other CPUs call [`cpu_online`] when they
 /// start.
 pub fn init_sched(cfg: Arc<SchedConfig>, capacity: Option<&[u32]>) {
     let ncpus = arch::cpu_count().clamp(1, MAX_CPUS);

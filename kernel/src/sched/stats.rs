@@ -1,7 +1,7 @@
 //! Reading a thread's scheduler state (`ps`, `join`, tests) and the
 //! runqueues for dumps; the scheduler statistics for the heartbeat, `stat`
 //! and `sched_debug`: per CPU ([`cpu_stats`]) and summed over the online
-//! CPUs ([`stats`]).
+//! CPUs ([`stats()`]).
 
 use ::core::sync::atomic::Ordering;
 use kernel_hal::cpu::CpuId;

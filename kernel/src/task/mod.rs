@@ -23,7 +23,7 @@
 //! # Affinity
 //! Each thread has a CPU mask (`cpus_allowed`, a [`CpuMask`]), inherited from
 //! the thread that spawns it (Linux's fork) unless given with [`spawn_on`],
-//! and changed with [`set_affinity`]. The in-kernel test runner pins tests
+//! and changed with [`set_affinity`](crate::sched::set_affinity). The in-kernel test runner pins tests
 //! that measure single-CPU behaviour to CPU 0 this way.
 //!
 //! # Thread states (Linux's `__state`)
@@ -178,7 +178,7 @@ pub struct Thread {
     /// cleared when it is switched in. The stall watchdog reads it.
     pub(crate) runnable_since: AtomicU64,
     /// It runs code that models user space (Linux's user mode): set and
-    /// cleared only by the thread itself, in [`run_in_user_mode`]; read by
+    /// cleared only by the thread itself, in [`run_in_user_mode`](crate::sched::run_in_user_mode); read by
     /// interrupt exit on the CPU that runs it. Never set for idle threads
     /// and kernel threads that model nothing.
     pub(crate) user_mode: AtomicBool,
@@ -247,7 +247,7 @@ impl Thread {
         self.state.load(Ordering::Relaxed)
     }
 
-    /// Whether it runs code that models user space ([`run_in_user_mode`]).
+    /// Whether it runs code that models user space ([`run_in_user_mode`](crate::sched::run_in_user_mode)).
     pub fn in_user_mode(&self) -> bool {
         self.user_mode.load(Ordering::Relaxed)
     }

@@ -15,7 +15,7 @@
 //! (`wake_affine_weight`, [`crate::smp`]), as Linux does, not by the weight
 //! queued at the instant of the wakeup.
 //!
-//! The clock is the CPU's PELT clock ([`FairRq::clock_pelt`], Linux's
+//! The clock is the CPU's PELT clock (`FairRq::clock_pelt`, Linux's
 //! `cfs_rq_clock_pelt`, with no bandwidth throttling to take off): the task
 //! clock slowed by the CPU's capacity while it runs, caught up when it is
 //! idle ([`crate::pelt::PeltClock`]); on a CPU of full capacity, the task

@@ -282,7 +282,7 @@ impl Node {
 
     /// The earliest vruntime among the entries: the minimum of the signed
     /// distances from the first (virtual times are compared by difference).
-    /// Like [`Node::min_slice`], it runs over fixed-size halves of the array
+    /// Like [`Node::slices`], it runs over fixed-size halves of the array
     /// (the second only when in use: a node is often at its minimum fill,
     /// right after a split), which the compiler turns into straight-line code.
     #[inline]
@@ -1072,7 +1072,7 @@ impl Timeline {
     /// Every queued entity in deadline order with the values the tree holds
     /// for it: (slot, deadline, vruntime, slice). For the checkers, which
     /// walk the whole tree: stepping with [`Timeline::next`] and reading
-    /// [`Timeline::entry`] searches the entity's place in its leaf twice per
+    /// `Timeline::entry` (a test helper now) searches the entity's place in its leaf twice per
     /// entity (`Node::position`, a 16-wide mask: 55% of a runqueue check in
     /// a debug build); this walks each leaf in order and searches only a
     /// leaf's place in its parent when it leaves it. O(n) in all.

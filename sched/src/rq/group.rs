@@ -535,7 +535,7 @@ impl Rq {
     /// part of every group's `tg->load_avg` withdrawn, for a CPU going
     /// offline, so that the groups' shares on the other CPUs no longer count
     /// its (blocked) load. It publishes again once it is back
-    /// ([`Self::update_tg_load_avg`]).
+    /// (`Self::update_tg_load_avg`).
     pub fn clear_tg_load_avg(&mut self) {
         let now = self.clock;
         let groups = &self.cfg.groups;

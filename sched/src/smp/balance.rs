@@ -26,7 +26,7 @@
 //!    push it with active balancing, which we do only for a misfit task).
 //! 5. Pulling as before: queued, not running, allowed, fair tasks, least
 //!    urgent first, at most the imbalance, `kernel.sched_nr_migrate` and
-//!    [`MAX_PULL`](super::MAX_PULL). A task counts as cache-hot for the
+//!    [`MAX_PULL`]. A task counts as cache-hot for the
 //!    level's `hot_scale` × `kernel.sched_migration_cost_ns` (0 between SMT
 //!    siblings, longer across LLCs and nodes, see [`crate::domain`]) and stays
 //!    unless the level's `nr_balance_failed` exceeds `cache_nice_tries`
@@ -71,7 +71,7 @@
 //! (`sched_balance_domains`, which reads the CPU's idle state again after a
 //! pull); a newly idle pass stops at the first level that pulled
 //! (`sched_balance_newidle`). [`Pulled`] gathers what every level moved, at
-//! most [`MAX_PULL`](super::MAX_PULL) tasks a pass (a level past that waits
+//! most [`MAX_PULL`] tasks a pass (a level past that waits
 //! for the next tick), and names every CPU whose runqueue changed.
 //!
 //! The periodic balance ([`Scheduler::rebalance_domains`], called at every

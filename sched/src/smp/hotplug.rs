@@ -220,7 +220,7 @@ impl<P: Platform> Scheduler<P> {
     /// Moves everything off the inactive `cpu` but its running task
     /// (`balance_push` / `migrate_tasks`): lands its wake list, moves each
     /// queued task to the idlest CPU it may use (breaking the affinity of
-    /// one pinned there, [`Self::select_fallback_rq`]), and hands each
+    /// one pinned there, `Self::select_fallback_rq`), and hands each
     /// sleeper still held there (a delayed dequeue) to its own cell, to be
     /// placed by its wakeup. Returns the tasks moved. Does nothing on an
     /// active CPU. Any CPU may call it; no runqueue lock may be held.

@@ -5,7 +5,7 @@
 //! Each CPU's next tick, next timer event (the earliest sleeper,
 //! [`timer_set_event`]) and next scheduler hrtick ([`timer_set_hrtick`]) are
 //! kept in counter cycles by
-//! [`TimerDeadlines`](crate::arch::deadlines::TimerDeadlines); the comparator
+//! [`TimerDeadlines`]; the comparator
 //! (`CNTV_CVAL_EL0`) holds the earliest, or an earlier moment still ahead
 //! (a later deadline does not move it: [`program_if_earlier`]).
 
@@ -72,7 +72,7 @@ pub fn intid() -> u32 {
     INTID.load(Ordering::Relaxed)
 }
 
-/// Monotonic nanoseconds since [`init_clock`].
+/// Monotonic nanoseconds since `init_clock`.
 #[inline]
 pub fn now_ns() -> u64 {
     let ns_per_cycle = NS_PER_CYCLE.load(Ordering::Relaxed);
@@ -181,7 +181,7 @@ fn cycles_at(deadline_ns: Option<u64>) -> u64 {
 /// Sets CPU `cpu`'s scheduler hrtick to `deadline_ns` (`now_ns` time;
 /// `None` cancels). On this CPU the comparator is loaded again at once if
 /// the new earliest deadline is before the armed one
-/// ([`program_if_earlier`]); for another CPU the deadline is recorded and
+/// (`program_if_earlier`); for another CPU the deadline is recorded and
 /// `true` returned when that CPU must be sent a reschedule IPI, whose
 /// handler calls [`timer_sync`]. Interrupts off.
 pub fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool {

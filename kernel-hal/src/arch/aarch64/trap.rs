@@ -385,7 +385,7 @@ fn boot_emergency_top() -> VirtAddr {
 static EMERGENCY_TOPS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 
 /// Gives secondary CPU `cpu` the emergency stack ending at `top` (a
-/// guarded kernel stack, or a heap block of [`EMERGENCY_STACK_BYTES`] it
+/// guarded kernel stack, or a heap block of `EMERGENCY_STACK_BYTES` it
 /// owns for good), before it starts.
 pub fn set_exception_stack_of(cpu: CpuId, index: usize, top: crate::addr::VirtAddr) {
     if index == 0 {
@@ -528,7 +528,7 @@ fn exception_class_name(ec: u64) -> &'static str {
     }
 }
 
-/// Decodes the fault status code (ISS[5:0]) of an instruction or data abort.
+/// Decodes the fault status code (`ISS[5:0]`) of an instruction or data abort.
 fn abort_status_name(fsc: u64) -> &'static str {
     match fsc {
         0x00..=0x03 => "address size fault",

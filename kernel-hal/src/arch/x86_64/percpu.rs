@@ -9,7 +9,7 @@
 //!
 //! The boot CPU's block and IST stacks are static: they are needed before
 //! the heap exists. Each of those IST stacks has a guard page below it,
-//! which `paging::guard_static_stacks` unmaps first thing, so even a fault
+//! which `guard_static_stacks` unmaps first thing, so even a fault
 //! report that overflows its stack during early boot faults into a guard
 //! (and through the IST starts again at the top of a stack). An application
 //! processor's block is allocated from the heap by [`alloc_block`] when the
@@ -87,7 +87,7 @@ impl IstStack {
 pub const BOOT_IST_GUARD_BYTES: usize = 4096;
 
 /// A static IST stack with a guard page below it (unmapped by
-/// [`super::paging::guard_static_stacks`]).
+/// [`super::guard_static_stacks`]).
 #[repr(C, align(4096))]
 struct GuardedIst {
     guard: [u8; BOOT_IST_GUARD_BYTES],

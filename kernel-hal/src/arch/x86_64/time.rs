@@ -67,7 +67,7 @@ static NS_PER_CYCLE_FP32: AtomicU64 = AtomicU64::new(0);
 /// Measured TSC frequency.
 static TSC_HZ: AtomicU64 = AtomicU64::new(0);
 
-/// Set once [`refine`] changed the rate; then `now_ns()` is
+/// Set once [`switch_rate`] changed the rate; then `now_ns()` is
 /// `REFINED_BASE_NS + (tsc - REFINED_BASE_TSC) * REFINED_NS_PER_CYCLE_FP32 >> 32`.
 static REFINED: AtomicBool = AtomicBool::new(false);
 static REFINED_BASE_TSC: AtomicU64 = AtomicU64::new(0);
