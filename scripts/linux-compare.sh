@@ -823,7 +823,8 @@ part_topology() {
 }
 
 # --- smt (the two-level topology rows) -----------------------------------------
-# Each row: NAME|our command|Linux's command. Run in rounds (every row once
+# Each row: NAME|our command|Linux's command[|the comm of Linux's workload
+# tasks, when not the command's first word]. Run in rounds (every row once
 # per round, SMT_REPS rounds) in each of SMT_BOOTS boots of each kernel;
 # boot b gets seed b and a pause from it before every run (Linux: usleep
 # 0..4 ms in lc_smt; ours: `yield -l 1..1000`). Linux prints one `smt:`
@@ -837,10 +838,18 @@ pipe_pair|perfpipe -l $SMT_LOOPS|perf bench sched pipe -l $SMT_LOOPS
 hackbench|hackbench -g 2 -l 100|hackbench -g 2 -l 100
 hackbench_pipe|hackbench -p -g 2 -l 100|hackbench -p -g 2 -l 100
 ROWS
+    # Two hogs held on one core's two threads for 100 ms (the affinity
+    # mask of core 0, CPUs 0-1, or of core 1, CPUs 2-3), then allowed
+    # every CPU: does the balancer move one to the idle core? The 100 ms
+    # pass in a sleeper on CPU 0 (wakelat, 10 wakeups), in both kernels.
+    local m wl="wakelat -d 100 -c 0 -n 0 -p 10000"
+    for m in 3:core0 c:core1; do
+        echo "packed_${m#*:}|spin -d $SMT_MS 0 0 &; taskset -p ${m%%:*} %1; $wl; taskset -p f %1; wait %1|taskset ${m%%:*} lcbench spin -d $SMT_MS 0 0 & lcbench $wl; for p in \$(pidof lcbench); do taskset -p f \$p; done >/dev/null; wait|lcbench"
+    done
 }
 
 part_smt() {
-    local dir=$OUT/smt$tsfx b r name ocmd lcmd
+    local dir=$OUT/smt$tsfx b r name ocmd lcmd comm
     mkdir -p "$dir"
     [[ $smp_threads != 1 ]] || echo "linux-compare: smt: SMP=$SMP has one thread per core: the rows run, but there is no SMT level to see" >&2
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
@@ -848,8 +857,8 @@ part_smt() {
         {
             echo "lc_smt_topo"
             for ((r = 1; r <= SMT_REPS; r++)); do
-                while IFS='|' read -r name ocmd lcmd; do
-                    printf "lc_smt %s '%s'\n" "$name" "$lcmd"
+                while IFS='|' read -r name ocmd lcmd comm; do
+                    printf "lc_smt %s '%s' %s\n" "$name" "$lcmd" "$comm"
                 done < <(smt_rows)
             done
         } >"$ldir/plan.sh"
@@ -863,7 +872,7 @@ part_smt() {
             local base script="" part=1 run rng=$((b * 2654435761 % 2147483647 + 1))
             base=$(ours_set_script)
             for ((r = 1; r <= SMT_REPS; r++)); do
-                while IFS='|' read -r name ocmd lcmd; do
+                while IFS='|' read -r name ocmd _; do
                     rng=$((rng * 48271 % 2147483647))
                     run="yield -l $((1 + rng % 1000)); stat; $ocmd; stat; "
                     if ((${#base} + ${#script} + ${#run} + 8 > 1000)); then

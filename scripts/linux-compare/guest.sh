@@ -495,20 +495,23 @@ lc_topology() {
 #   (/proc/schedstat: level, name, span; debugfs lists them only under
 #   sched_verbose), so the summary knows which CPUs share a core and that
 #   Linux built both levels.
-# lc_smt ROW CMD: after a pause of 0..4 ms from lc.seed, runs CMD (sh -c)
+# lc_smt ROW CMD [COMM]: after a pause of 0..4 ms from lc.seed, runs CMD (sh -c)
 #   and prints its output, then one line
 #     smt: row=ROW status=S up_ms=U ctxt=N cpuK_ms=B ... mig_all=N
 #       mig_all_cross=N mig_wl=N mig_wl_cross=N LEVEL.KEY=N ...
 #   up_ms: /proc/uptime's delta (10 ms steps); cpuK_ms: CPU K's
 #   rq_cpu_time delta (/proc/schedstat: time tasks ran there, ns -> ms);
 #   mig_*: sched_migrate_task events over the run (a histogram trigger by
-#   comm, orig_cpu, dest_cpu): all tasks, or the workload's (comm = CMD's
-#   first word), and of those the ones between cores (_cross); per domain
+#   comm, orig_cpu, dest_cpu): all tasks, or the workload's (comm =
+#   COMM, by default CMD's first word), and of those the ones between
+#   cores (_cross); per domain
 #   level (LEVEL = its name, SMT or MC; summed over CPUs), /proc/schedstat
 #   version 17's deltas: lb_{idle,busy,newidle} (load_balance calls per
 #   idle type), gained_* (tasks pulled), failed_*, balanced_*, alb_count,
 #   alb_pushed (active balance), wake_remote, move_affine, move_balance
-#   (ttwu_*).
+#   (ttwu_*); others_ms: the CPU time (utime + stime, USER_HZ steps) that
+#   threads alive before and after the run used during it, by comm (the
+#   workload's own children have exited by then: not counted).
 lc_smt_topo() {
     local c n d
     for c in /sys/devices/system/cpu/cpu[0-9]*; do
@@ -530,18 +533,25 @@ lc_smt_snap() { # key value lines
             s[l ".wake_remote"] += $(NF - 2); s[l ".move_affine"] += $(NF - 1); s[l ".move_balance"] += $NF }
         END { for (k in s) print k, s[k] }' /proc/schedstat
 }
-lc_smt() { # ROW CMD
+lc_smt_tasks() { # every thread: its stat path, comm, utime + stime (USER_HZ ticks)
+    awk '{ c = $0; sub(/^[^(]*\(/, "", c); sub(/\) [^)]*$/, "", c); gsub(/ /, "_", c)
+        l = $0; sub(/^.*\) /, "", l); split(l, f, " "); print "t", FILENAME, c, f[12] + f[13] }' \
+        /proc/[0-9]*/task/[0-9]*/stat 2>/dev/null
+}
+lc_smt() { # ROW CMD [COMM]
     local row=$1 cmd=$2 c st trig
     [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
-    c=$(echo "${cmd%% *}" | cut -c1-15)
+    c=$(echo "${3:-${cmd%% *}}" | cut -c1-15)
     trig="hist:keys=comm,orig_cpu,dest_cpu:vals=hitcount:size=2048"
     lc_rand
     usleep $((lc_rng % 4000))
     echo "$trig" >>$LC_TR/events/sched/sched_migrate_task/trigger || echo "smt: error: migrate trigger refused"
+    lc_smt_tasks >/tmp/smt.t0
     lc_smt_snap >/tmp/smt.s0
     sh -c "$cmd" >/tmp/smt.out 2>&1
     st=$?
     lc_smt_snap >/tmp/smt.s1
+    lc_smt_tasks >/tmp/smt.t1
     cp $LC_TR/events/sched/sched_migrate_task/hist /tmp/smt.h
     echo "!$trig" >>$LC_TR/events/sched/sched_migrate_task/trigger
     cat /tmp/smt.out
@@ -554,7 +564,11 @@ lc_smt() { # ROW CMD
             echo "core ${n%%/*} $(cut -d, -f1 <$f | cut -d- -f1)"
         done
         sed -n 's/^{ *comm: *\([^ ,]*\) *, *orig_cpu: *\([0-9]*\), *dest_cpu: *\([0-9]*\) *} *hitcount: *\([0-9]*\).*/mig \1 \2 \3 \4/p' /tmp/smt.h
-    } | awk -v wl="$c" '
+        sed 's/^t /t0 /' /tmp/smt.t0
+        sed 's/^t /t1 /' /tmp/smt.t1
+    } | awk -v wl="$c" -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '
+        $1 == "t0" { t0[$2] = $4; next }
+        $1 == "t1" { d = $4 - t0[$2]; if (d > 0) oth[$3] += d; next }
         $1 == "row" { line = "smt: row=" $2 " status=" $4; next }
         $1 == "a" { a[$2] = $3; next }
         $1 == "b" { b[$2] = $3; next }
@@ -565,6 +579,8 @@ lc_smt() { # ROW CMD
             line = line " up_ms=" (b["up_ms"] - a["up_ms"]) " ctxt=" (b["ctxt"] - a["ctxt"])
             for (k = 0; ("cpu" k "_ns") in b; k++) line = line sprintf(" cpu%d_ms=%.1f", k, (b["cpu" k "_ns"] - a["cpu" k "_ns"]) / 1e6)
             line = line sprintf(" mig_all=%d mig_all_cross=%d mig_wl=%d mig_wl_cross=%d", ma, mac, mw, mwc)
+            o = ""; for (k in oth) o = o (o == "" ? "" : ",") k ":" oth[k] * 1000 / hz
+            line = line " others_ms=" (o == "" ? "-" : o)
             n = 0; for (k in b) if (k ~ /\./) keys[++n] = k
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (keys[j] < keys[i]) { t = keys[i]; keys[i] = keys[j]; keys[j] = t }
             for (i = 1; i <= n; i++) line = line " " keys[i] "=" (b[keys[i]] - a[keys[i]])

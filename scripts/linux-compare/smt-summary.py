@@ -48,6 +48,12 @@ def mean_sd(xs):
     return f"{m:.3g} +- {sd:.2g}"
 
 
+def med_range(xs):
+    if not xs:
+        return "-"
+    return f"{statistics.median(xs):.0f} [{min(xs):.0f}-{max(xs):.0f}]"
+
+
 def seed_of(p):
     return int(re.search(r"seed(\d+)", p.name).group(1))
 
@@ -119,13 +125,18 @@ def ours_stat(lines):
 
 
 def ours_runs(paths):
-    """[(fields, output lines)] from the `stat; CMD; stat` triples."""
+    """[(fields, output lines)] from each `stat; CMD; ...; stat` (the
+    commands between a pair of `stat`s are one run; the `yield` pause
+    before the first `stat` is not)."""
     cmds = ours_commands(paths)
     runs = []
     i = 0
-    while i + 2 < len(cmds):
-        if cmds[i][0] == "stat" and cmds[i + 2][0] == "stat" and cmds[i + 1][0] != "stat":
-            a, b = ours_stat(cmds[i][1]), ours_stat(cmds[i + 2][1])
+    while i < len(cmds):
+        j = i + 1
+        while j < len(cmds) and cmds[j][0] != "stat" and not cmds[j][0].startswith("yield"):
+            j += 1
+        if cmds[i][0] == "stat" and j > i + 1 and j < len(cmds) and cmds[j][0] == "stat":
+            a, b = ours_stat(cmds[i][1]), ours_stat(cmds[j][1])
             f = {"up_ms": b["up_ms"] - a["up_ms"], "ctxt": b["ctxt"] - a["ctxt"]}
             mig = kicks = 0
             for c in sorted(b["cpu"]):
@@ -134,8 +145,8 @@ def ours_runs(paths):
                 mig += b["cpu"][c][5] - a["cpu"][c][5]
             f["mig_all"] = mig
             f["nohz_kicks"] = kicks
-            runs.append((f, cmds[i + 1][1]))
-            i += 3
+            runs.append((f, [line for c in cmds[i + 1 : j] for line in c[1]]))
+            i = j + 1
         else:
             i += 1
     return runs
@@ -156,7 +167,9 @@ def figure(row, out):
 
 def placement(row, f, core):
     up = float(f["up_ms"]) or 1.0
-    frac = {c: float(f.get(f"cpu{c}_ms", 0)) / up for c in core}
+    # (ours' busy is uptime less idle time: a CPU idle all along may come
+    # out a few microseconds below zero)
+    frac = {c: max(0.0, float(f.get(f"cpu{c}_ms", 0)) / up) for c in core}
     per_core = defaultdict(float)
     for c, x in frac.items():
         per_core[core[c]] += x
@@ -194,8 +207,8 @@ def main():
     print("Linux's view of the machine:")
     for t in topo:
         print("  " + t)
-    print("\nper row (mean +- stddev over all runs; placement: runs per shape)")
-    hdr = f"{'row':15} {'kernel':6} {'n':>3} {'figure':>16} {'placement':24} {'core busy (CPUs)':18} {'ctxt':>16} {'migrations':>16} {'mig. cross-core':>16}"
+    print("\nper row (mean +- stddev over all runs; migrations: median [min-max]; placement: runs per shape)")
+    hdr = f"{'row':15} {'kernel':6} {'n':>3} {'figure':>16} {'placement':24} {'core busy (CPUs)':18} {'ctxt':>16} {'migrations':>17} {'mig. cross-core':>17}"
     print(hdr)
     for row in dict.fromkeys(rows):
         for name, runs in (("linux", lin[row]), ("ours", ours[row])):
@@ -214,7 +227,7 @@ def main():
                     cross.append(float(f["mig_all_cross"]))
             pl = " ".join(f"{k} x{v}" for k, v in shapes.most_common())
             cb = f"{statistics.fmean(cb0):.2f}/{statistics.fmean(cb1):.2f}" if cb0 else "-"
-            print(f"{row:15} {name:6} {len(runs):>3} {mean_sd(figs):>16} {pl:24} {cb:18} {mean_sd(ctxt):>16} {mean_sd(mig):>16} {mean_sd(cross) if cross else '-':>16}")
+            print(f"{row:15} {name:6} {len(runs):>3} {mean_sd(figs):>16} {pl:24} {cb:18} {mean_sd(ctxt):>16} {med_range(mig):>17} {med_range(cross):>17}")
     print("\nLinux per domain level, mean per run (sum over CPUs): load_balance calls idle/busy/newidle;"
           " tasks pulled idle/busy/newidle; active pushes; ttwu_wake_remote; ttwu_move_affine")
     for row in dict.fromkeys(rows):
@@ -229,6 +242,17 @@ def main():
             lb = "/".join(f"{m('lb_' + t):.1f}" for t in ("idle", "busy", "newidle"))
             ga = "/".join(f"{m('gained_' + t):.1f}" for t in ("idle", "busy", "newidle"))
             print(f"  {row:15} {lv:4} lb {lb:22} pulled {ga:18} alb_pushed {m('alb_pushed'):.1f}  wake_remote {m('wake_remote'):.1f}  move_affine {m('move_affine'):.1f}")
+    print("\nLinux: other threads' CPU time during the runs, mean ms per run (the 3 largest)")
+    for row in dict.fromkeys(rows):
+        tot = Counter()
+        for f, _ in lin[row]:
+            for kv in f.get("others_ms", "-").split(","):
+                if ":" in kv:
+                    k, v = kv.rsplit(":", 1)
+                    tot[k] += float(v)
+        if lin[row] and tot:
+            top = ", ".join(f"{k} {v / len(lin[row]):.0f}" for k, v in tot.most_common(3))
+            print(f"  {row:15} {top}")
     print("\nours per row, mean per run: nohz balance kicks (a busy CPU asking a tickless idle one to balance)")
     for row in dict.fromkeys(rows):
         runs = ours[row]
