@@ -44,8 +44,9 @@
 #                    applied. own: ours' compile-time defaults
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
-#                    change of ours; ab and cgroup parts only; ab: at least
-#                    the seed-1 Linux log, ours may have more BOOTS than it)
+#                    change of ours; ab, cgroup and smt parts only; ab and
+#                    smt: at least the seed-1 Linux log, ours may have more
+#                    BOOTS / SMT_BOOTS than it)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
@@ -853,7 +854,13 @@ part_smt() {
     mkdir -p "$dir"
     [[ $smp_threads != 1 ]] || echo "linux-compare: smt: SMP=$SMP has one thread per core: the rows run, but there is no SMT level to see" >&2
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
-        rm -f "$dir"/*.log "$dir/rows.txt"
+        if [[ $LINUX == 1 ]]; then
+            rm -f "$dir"/*.log
+        else
+            [[ -f $dir/linux-seed1.log ]] || bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/linux-seed1.log"
+            rm -f "$dir"/ours-*.log
+        fi
+        rm -f "$dir/rows.txt"
         {
             echo "lc_smt_topo"
             for ((r = 1; r <= SMT_REPS; r++)); do
@@ -863,7 +870,7 @@ part_smt() {
             done
         } >"$ldir/plan.sh"
         for ((r = 1; r <= SMT_REPS; r++)); do smt_rows | cut -d'|' -f1 >>"$dir/rows.txt"; done
-        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        [[ $LINUX == 0 ]] || "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
         for ((b = 1; b <= SMT_BOOTS; b++)); do
             [[ $LINUX == 0 ]] || boot_linux "$dir/linux-seed$b.log" lc.mode=ab "lc.seed=$b" || true
             [[ $OURS == 1 ]] || continue
