@@ -653,6 +653,11 @@ struct Cpu {
     /// Bumped by every arm or cancel of the one-shot timer: an older event is stale.
     hrtick_gen: u32,
     touched: u64,
+    /// Machine noise: its interrupt stream has an arrival queued (it stops
+    /// at an arrival that finds the CPU idle, and starts again when the
+    /// CPU next runs a task), due at `irq_at` (`u64::MAX`: none). (In the
+    /// second line, with the other bounds of a batch.)
+    irq_at: u64,
     since: u64,
     last_mm: u32,
     busy_ns: u64,
@@ -672,18 +677,20 @@ struct Cpu {
     tick_at: u64,
     lapic_at: u64,
     exit_req: bool,
-    /// Machine noise: its interrupt stream has an arrival queued (it stops
-    /// at an arrival that finds the CPU idle, and starts again when the
-    /// CPU next runs a task), due at `irq_at` (`u64::MAX`: none).
+    /// Machine noise: its interrupt stream has an arrival queued (see
+    /// `irq_at`).
     irq_on: bool,
-    irq_at: u64,
 }
 
-// A batch's event reads and writes only the first line.
+// A batch's event reads and writes only the first line; making a batch
+// reads its bounds in the second too.
 const _: () = assert!(
     std::mem::offset_of!(Cpu, batched) < 64
         && std::mem::offset_of!(Cpu, step_at) < 64
         && std::mem::offset_of!(Cpu, batch) < 64
+        && std::mem::offset_of!(Cpu, hrtick_at) / 64 == 1
+        && std::mem::offset_of!(Cpu, ipi_at) / 64 == 1
+        && std::mem::offset_of!(Cpu, irq_at) / 64 == 1
 );
 
 impl Cpu {
