@@ -3724,6 +3724,24 @@ mod tests {
         assert!(cal.pop().is_none() && heap.is_empty());
     }
 
+    /// A hook log gives its words back in the order appended, those past
+    /// its room (the locked list) too, and starts again empty.
+    #[test]
+    fn hook_log_keeps_the_order_past_its_room() {
+        let mut log = HookLog::default();
+        for round in 0..3u64 {
+            let n = [LOG_ROOM + 5, 2, 2 * LOG_ROOM][round as usize] as u64;
+            for w in 0..n {
+                log.append(round << 32 | w);
+            }
+            assert_eq!(log.len() as u64, n);
+            let words: Vec<u64> = (0..log.len()).map(|i| log.get(i)).collect();
+            assert_eq!(words, (0..n).map(|w| round << 32 | w).collect::<Vec<_>>());
+            log.clear();
+            assert_eq!(log.len(), 0);
+        }
+    }
+
     /// Held events ([`Calendar::hold`]) are taken in the order the heap
     /// takes them when queued like the others, less those replaced or
     /// taken out while held (their ghosts): one held event per index, each
