@@ -847,7 +847,9 @@ struct Slots([Ev; SLOTS]);
 /// time; later ones (a switched-in task's first burst, IPIs, ticks,
 /// sleeps, the scheduler's one-shot timers) wait in a coarse calendar of
 /// 4 µs buckets over 67 ms, later still in a binary heap, and move into
-/// the window as it advances (a coarse bucket as a whole). A busy
+/// the window as it advances (a coarse bucket as a whole); a CPU's
+/// one-shot timer may instead be held apart, one per CPU, until the
+/// window takes in its coarse bucket ([`Calendar::hold`]). A busy
 /// 64-CPU machine has an event every ~100 ns and most are burst ends a
 /// few hundred ns ahead or a batch's some µs ahead, so a push is an append and a pop finds the next
 /// non-empty bucket in a bitmap (one bit per bucket) and scans its one or
