@@ -9,10 +9,21 @@
 #   WHAT="ab conformance"  parts to run: ab, conformance, latency, costs,
 #                    topology (what Linux sees of the machine: caches shared
 #                    per CPU, sched domains; OUT/topology.txt), cgroup (task
-#                    groups' CPU shares by cpu.weight; OUT/cgroup.txt)
+#                    groups' CPU shares by cpu.weight; OUT/cgroup.txt), smt
+#                    (placement and balancing rows for a machine with SMT,
+#                    SMP=4,threads=2: OUT/smt-t2.txt)
 #   ARCH=x86_64      x86_64 (Debian amd64 on q35) or aarch64 (Debian arm64 on
 #                    virt, GICv2, cortex-a72); KERNEL_ELF is ours of that arch
-#   SMP=4            CPUs of both machines (2..8)
+#   SMP=4            CPUs of both machines (2..8), or N,threads=T: N CPUs
+#                    as N/T cores of T SMT threads (T 1 or 2, dividing N;
+#                    QEMU -smp N,threads=T, one socket), e.g. 4,threads=2:
+#                    2 cores x 2 threads, two domain levels (SMT, MC). The
+#                    parts ab, latency, costs, topology and smt boot that
+#                    machine (conformance and cgroup keep their own flat
+#                    CONF_SMP / CG_SMP); the logs keep `smpN` in their
+#                    names, their directories and tables a -tT suffix
+#                    (ab-t2/, latency-t2.txt, smt-t2.txt, ...), and
+#                    SIM defaults to 0 (the simulator's qemu:N is flat)
 #   ICOUNT=2         reproducible time: QEMU -icount shift=N,sleep=off;
 #                    ICOUNT=off: multi-threaded TCG, wall clock (not reproducible)
 #   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
@@ -33,8 +44,9 @@
 #                    applied. own: ours' compile-time defaults
 #   LINUX=1          boot Linux (0: keep the Linux logs already under OUT and
 #                    run only our kernel and the simulator again, e.g. after a
-#                    change of ours; ab and cgroup parts only; ab: at least
-#                    the seed-1 Linux log, ours may have more BOOTS than it)
+#                    change of ours; ab, cgroup and smt parts only; ab and
+#                    smt: at least the seed-1 Linux log, ours may have more
+#                    BOOTS / SMT_BOOTS than it)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
@@ -112,6 +124,13 @@
 #                    ours-smpN-ROW-seedB.log (ours: one boot per row, so the
 #                    spinners' thread ids are known: see part_cgroup);
 #                    the table (cgroup.py) in OUT/cgroup.txt
+#  smt (rows in smt_rows; smt-summary.py's table):
+#   SMT_BOOTS=2 SMT_REPS=3   boots of each kernel (boot b: seed b) and
+#                    rounds per boot (each round runs every row once)
+#   SMT_MS=1000      length of the CPU hog rows (guest ms)
+#   SMT_LOOPS=20000  round trips of the pipe pair row (Linux: perf bench
+#                    sched pipe, whose start-up takes ~0.2 s of one CPU:
+#                    enough loops that the pair's own time dominates)
 #  costs:
 #   COST_ITERS=2000  operations per figure of `lcbench costs` (the simulator's qemu:N
 #                    cost table: switches, pipe/socket syscalls, wakeups,
@@ -140,6 +159,11 @@ root=$(cd "$here/.." && pwd)
 WHAT=${WHAT:-ab conformance}
 ARCH=${ARCH:-x86_64}
 SMP=${SMP:-4}
+# SMP=N or N,threads=T: the CPU count (log names, counts) and the threads
+# per core; the whole string goes to QEMU's -smp.
+smp_n=${SMP%%,*}
+smp_threads=1
+[[ $SMP == *,* ]] && smp_threads=${SMP#*,threads=}
 ICOUNT=${ICOUNT:-2}
 LINUX_SUITE=${LINUX_SUITE:-sid}
 preempt0=full
@@ -147,7 +171,9 @@ preempt0=full
 PREEMPT=${PREEMPT:-$preempt0}
 OURS=${OURS:-1}
 LINUX=${LINUX:-1}
-SIM=${SIM:-1}
+sim0=1
+[[ $smp_threads != 1 ]] && sim0=0
+SIM=${SIM:-$sim0}
 SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
 BOOTS=${BOOTS:-2}
@@ -174,6 +200,10 @@ CG_MS=${CG_MS:-3000}
 CG_SMP=${CG_SMP:-1 4}
 CG_BOOTS=${CG_BOOTS:-2}
 REPS=${REPS:-3}
+SMT_REPS=${SMT_REPS:-3}
+SMT_BOOTS=${SMT_BOOTS:-2}
+SMT_MS=${SMT_MS:-1000}
+SMT_LOOPS=${SMT_LOOPS:-20000}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
 COST_ITERS=${COST_ITERS:-2000}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
@@ -184,9 +214,11 @@ case $ARCH in
     aarch64) darch=arm64 console=ttyAMA0 ;;
     *) bad "ARCH must be x86_64 or aarch64, got '$ARCH'" ;;
 esac
-[[ $SMP =~ ^[2-8]$ ]] || bad "SMP must be 2..8, got '$SMP'"
+[[ $SMP =~ ^[2-8](,threads=[12])?$ ]] || bad "SMP must be N (2..8) or N,threads=T (T 1 or 2), got '$SMP'"
+((smp_n % smp_threads == 0)) || bad "SMP=$SMP: $smp_n CPUs are not whole cores of $smp_threads threads"
+[[ $smp_threads == 1 || $SIM == 0 ]] || bad "SMP=$SMP: the simulator's qemu:N machine has no SMT level; SIM must be 0 with threads"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
+for n in BOOTS RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
@@ -217,11 +249,16 @@ OURS_COST=${OURS_COST:-0}
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
 [[ $SIM_SEEDS =~ ^[1-9][0-9]*$ ]] || bad "SIM_SEEDS must be a positive integer, got '$SIM_SEEDS'"
 [[ ${SIM_ABLATION:-0} == 0 || ${SIM_ABLATION:-0} == 1 ]] || bad "SIM_ABLATION must be 0 or 1, got '$SIM_ABLATION'"
-for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology || $w == cgroup ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology, cgroup)"; done
+for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology || $w == cgroup || $w == smt ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology, cgroup, smt)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
 qextra=""
 [[ $ICOUNT != off ]] && qextra="-icount shift=$ICOUNT,sleep=off"
+# With threads, the parts' directories and tables get a -tT suffix (ab-t2,
+# latency-t2.txt, ...): they do not replace the flat machine's.
+tsfx=""
+[[ $smp_threads != 1 ]] && tsfx=-t$smp_threads
+ab_name0=ab$tsfx
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 
@@ -243,7 +280,7 @@ linux_cmd() {
         hackbench\ * | hackbench) echo "$w" ;;
         schbench* | pgbench* | spin\ *) echo "lcbench $w" ;;
         'perfpipe -s -l '*) echo "piperr ${w##* } 0 0" ;;
-        'perfpipe -x -l '*) echo "piperr ${w##* } 0 $((SMP - 1))" ;;
+        'perfpipe -x -l '*) echo "piperr ${w##* } 0 $((smp_n - 1))" ;;
         'perfpipe -l '*) echo "perf bench sched pipe -l ${w##* }" ;;
         cyclictest*' -L '*) # under load: our -L GROUPS, rt-tests' usual shape
             local g=${w##* -L }
@@ -349,7 +386,7 @@ plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
 }
 
 part_ab() {
-    local dir=$OUT/${AB_NAME:-ab} b script cscript="" ours_labels=()
+    local dir=$OUT/${AB_NAME:-$ab_name0} b script cscript="" ours_labels=()
     # Ours' runs per boot seed: label (the log's ARCH part, abtool's
     # column) and script; the charged one is ARCH-clinux. Computed again
     # once Linux's defaults are known (ours_set; the plan is the same).
@@ -374,27 +411,27 @@ part_ab() {
             rm -rf "$dir/logs"
         else
             local n
-            [[ -f $dir/logs/linux-${ARCH}_smp${SMP}_seed1.log ]] ||
-                bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${SMP}_seed1.log"
-            n=$(compgen -G "$dir/logs/linux-${ARCH}_smp${SMP}_seed*.log" | wc -l)
+            [[ -f $dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log ]] ||
+                bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log"
+            n=$(compgen -G "$dir/logs/linux-${ARCH}_smp${smp_n}_seed*.log" | wc -l)
             [[ $n == "$BOOTS" ]] || echo "linux-compare: ab: LINUX=0: $n Linux boot(s) under $dir/logs, ours $BOOTS" >&2
             rm -f "$dir/logs/${ARCH}_smp"*.log "$dir/logs/${ARCH}-clinux_smp"*.log
         fi
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
         for ((b = 1; b <= BOOTS; b++)); do
-            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${SMP}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
+            [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
             [[ $OURS == 1 ]] || continue
             if [[ $b == 1 ]]; then
-                ours_base "$dir/logs/linux-${ARCH}_smp${SMP}_seed1.log" ab || return 1
+                ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log" ab || return 1
                 ours_scripts 2>/dev/null
                 ours_run_fits "$script" ab && ours_run_fits "$cscript" ab || return 1
             fi
             local log
             for log in "${ARCH}:$script" "${ARCH}-clinux:$cscript"; do
                 [[ -n ${log#*:} ]] || continue
-                boot "$elf" "$dir/logs/${log%%:*}_smp${SMP}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=${log#*:}"
-                lcd_relabel "$dir/logs/${log%%:*}_smp${SMP}_seed$b.log" "$ldir/ours-relabel.tsv"
+                boot "$elf" "$dir/logs/${log%%:*}_smp${smp_n}_seed$b.log" -- "seed=$b preempt=$PREEMPT run=${log#*:}"
+                lcd_relabel "$dir/logs/${log%%:*}_smp${smp_n}_seed$b.log" "$ldir/ours-relabel.tsv"
             done
         done
     fi
@@ -404,10 +441,10 @@ part_ab() {
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
-        PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
-        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$SMP")
+        PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$smp_n")
         if [[ ${SIM_ABLATION:-0} == 1 ]]; then
-            ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$SMP" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
             echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
         fi
     fi
@@ -712,7 +749,7 @@ part_cgroup() {
 
 # --- latency (cyclictest, pipe round trips) ------------------------------------
 part_latency() {
-    local dir=$OUT/latency
+    local dir=$OUT/latency$tsfx
     mkdir -p "$dir"
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
@@ -751,12 +788,12 @@ part_latency() {
         row "pipe round trip, cross CPU (ns)" "$(ours_pipe "$O" cross)" "$(linux_pipe "$L" 1)"
         row "hackbench -p -g 2 -l 100 (ms)" "$(hb "$O")" "$(hb "$L")"
         echo "linux: $(tr -d '\r' <"$L" | grep -m1 '^lc: Linux' | cut -c 5-60)"
-    } | tee "$OUT/latency.txt"
+    } | tee "$OUT/latency$tsfx.txt"
 }
 
 # --- costs (the simulator's qemu:N machine) ------------------------------------
 part_costs() {
-    local dir=$OUT/costs
+    local dir=$OUT/costs$tsfx
     mkdir -p "$dir"
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
@@ -766,13 +803,13 @@ part_costs() {
         echo "== costs: lcbench costs -n $COST_ITERS in Linux, SMP=$SMP, $mode, preempt=$PREEMPT"
         echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
         tr -d '\r' <"$dir/linux.log" | sed -n 's/^cost: //p'
-    } | tee "$OUT/costs.txt"
-    grep -q '^wake_scan_ns' "$OUT/costs.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
+    } | tee "$OUT/costs$tsfx.txt"
+    grep -q '^wake_scan_ns' "$OUT/costs$tsfx.txt" || { echo "error: linux-compare: lcbench costs did not finish; see $dir/linux.log" >&2; return 1; }
 }
 
 # --- topology (what Linux's scheduler sees of this machine) --------------------
 part_topology() {
-    local dir=$OUT/topology
+    local dir=$OUT/topology$tsfx
     mkdir -p "$dir"
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         "$here/linux-compare/initramfs.sh" "$x" "$ldir" >/dev/null
@@ -782,16 +819,91 @@ part_topology() {
         echo "== topology: Linux on SMP=$SMP, $mode"
         echo "linux: $(tr -d '\r' <"$dir/linux.log" | grep -m1 '^lc: Linux' | cut -c 5-60)"
         tr -d '\r' <"$dir/linux.log" | sed -n 's/^topo: //p'
-    } | tee "$OUT/topology.txt"
-    grep -q 'shared_cpu_list' "$OUT/topology.txt" || { echo "error: linux-compare: no cache lines; see $dir/linux.log" >&2; return 1; }
+    } | tee "$OUT/topology$tsfx.txt"
+    grep -q 'shared_cpu_list' "$OUT/topology$tsfx.txt" || { echo "error: linux-compare: no cache lines; see $dir/linux.log" >&2; return 1; }
+}
+
+# --- smt (the two-level topology rows) -----------------------------------------
+# Each row: NAME|our command|Linux's command[|the comm of Linux's workload
+# tasks, when not the command's first word]. Run in rounds (every row once
+# per round, SMT_REPS rounds) in each of SMT_BOOTS boots of each kernel;
+# boot b gets seed b and a pause from it before every run (Linux: usleep
+# 0..4 ms in lc_smt; ours: `yield -l 1..1000`). Linux prints one `smt:`
+# line per run (guest.sh, lc_smt); ours runs `stat` before and after each
+# command, and smt-summary.py takes the deltas of the same quantities.
+smt_rows() {
+    cat <<ROWS
+hogs2|spin -d $SMT_MS 0 0|lcbench spin -d $SMT_MS 0 0
+hogs3|spin -d $SMT_MS 0 0 0|lcbench spin -d $SMT_MS 0 0 0
+pipe_pair|perfpipe -l $SMT_LOOPS|perf bench sched pipe -l $SMT_LOOPS
+hackbench|hackbench -g 2 -l 100|hackbench -g 2 -l 100
+hackbench_pipe|hackbench -p -g 2 -l 100|hackbench -p -g 2 -l 100
+ROWS
+    # Two hogs held on one core's two threads for 100 ms (the affinity
+    # mask of core 0, CPUs 0-1, or of core 1, CPUs 2-3), then allowed
+    # every CPU: does the balancer move one to the idle core? The 100 ms
+    # pass in a sleeper on CPU 0 (wakelat, 10 wakeups), in both kernels.
+    local m wl="wakelat -d 100 -c 0 -n 0 -p 10000"
+    for m in 3:core0 c:core1; do
+        echo "packed_${m#*:}|spin -d $SMT_MS 0 0 &; taskset -p ${m%%:*} %1; $wl; taskset -p f %1; wait %1|taskset ${m%%:*} lcbench spin -d $SMT_MS 0 0 & lcbench $wl; for p in \$(pidof lcbench); do taskset -p f \$p; done >/dev/null; wait|lcbench"
+    done
+}
+
+part_smt() {
+    local dir=$OUT/smt$tsfx b r name ocmd lcmd comm
+    mkdir -p "$dir"
+    [[ $smp_threads != 1 ]] || echo "linux-compare: smt: SMP=$SMP has one thread per core: the rows run, but there is no SMT level to see" >&2
+    if [[ ${REPORT_ONLY:-0} != 1 ]]; then
+        if [[ $LINUX == 1 ]]; then
+            rm -f "$dir"/*.log
+        else
+            [[ -f $dir/linux-seed1.log ]] || bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/linux-seed1.log"
+            rm -f "$dir"/ours-*.log
+        fi
+        rm -f "$dir/rows.txt"
+        {
+            echo "lc_smt_topo"
+            for ((r = 1; r <= SMT_REPS; r++)); do
+                while IFS='|' read -r name ocmd lcmd comm; do
+                    printf "lc_smt %s '%s' %s\n" "$name" "$lcmd" "$comm"
+                done < <(smt_rows)
+            done
+        } >"$ldir/plan.sh"
+        for ((r = 1; r <= SMT_REPS; r++)); do smt_rows | cut -d'|' -f1 >>"$dir/rows.txt"; done
+        [[ $LINUX == 0 ]] || "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        for ((b = 1; b <= SMT_BOOTS; b++)); do
+            [[ $LINUX == 0 ]] || boot_linux "$dir/linux-seed$b.log" lc.mode=ab "lc.seed=$b" || true
+            [[ $OURS == 1 ]] || continue
+            [[ $b == 1 ]] && { ours_base "$dir/linux-seed1.log" smt || return 1; }
+            # ours' runs, in boots of at most 1000 bytes of run= script each
+            local base script="" part=1 run rng=$((b * 2654435761 % 2147483647 + 1))
+            base=$(ours_set_script)
+            for ((r = 1; r <= SMT_REPS; r++)); do
+                while IFS='|' read -r name ocmd _; do
+                    rng=$((rng * 48271 % 2147483647))
+                    run="yield -l $((1 + rng % 1000)); stat; $ocmd; stat; "
+                    if ((${#base} + ${#script} + ${#run} + 8 > 1000)); then
+                        boot "$elf" "$dir/ours-seed$b-part$part.log" -- "seed=$b preempt=$PREEMPT run=$base${script}poweroff"
+                        part=$((part + 1)) script=""
+                    fi
+                    script+=$run
+                done < <(smt_rows)
+            done
+            boot "$elf" "$dir/ours-seed$b-part$part.log" -- "seed=$b preempt=$PREEMPT run=$base${script}poweroff"
+        done
+    fi
+    {
+        echo "== smt: SMP=$SMP, $mode, both preempt=$PREEMPT, $SMT_BOOTS boot(s) x $SMT_REPS round(s) of each kernel"
+        SMT_MS=$SMT_MS "$here/linux-compare/smt-summary.py" "$dir"
+    } | tee "$OUT/smt$tsfx.txt"
 }
 
 echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
 # Each part (and each AB_NAME) has its own initramfs (its own plan), so they
 # can run side by side.
 for w in $WHAT; do
-    ldir=$ldir0-$w
-    [[ $w == ab ]] && ldir=$ldir0-${AB_NAME:-ab}
+    ldir=$ldir0-$w$tsfx
+    [[ $w == ab ]] && ldir=$ldir0-${AB_NAME:-$ab_name0}
     mkdir -p "$ldir"
     "part_$w"
 done

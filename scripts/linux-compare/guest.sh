@@ -486,3 +486,103 @@ lc_topology() {
     awk '/^version/ {print "topo: schedstat " $0} /^cpu[0-9]/ {print "topo: schedstat " $1} /^domain/ {print "topo: schedstat", $1, $2, $3}' /proc/schedstat
     grep -m1 'model name' /proc/cpuinfo | sed 's/^/topo: /'
 }
+
+# The two-level topology rows (the `smt` part of linux-compare.sh, e.g. on
+# -smp 4,threads=2): where the scheduler puts CPU hogs, a pipe pair and
+# hackbench when CPUs share a core.
+# lc_smt_topo: once per boot, `smt: topo` lines: each CPU's core (the first
+#   CPU of its thread_siblings_list) and cpu0's sched domains
+#   (/proc/schedstat: level, name, span; debugfs lists them only under
+#   sched_verbose), so the summary knows which CPUs share a core and that
+#   Linux built both levels.
+# lc_smt ROW CMD [COMM]: after a pause of 0..4 ms from lc.seed, runs CMD (sh -c)
+#   and prints its output, then one line
+#     smt: row=ROW status=S up_ms=U ctxt=N cpuK_ms=B ... mig_all=N
+#       mig_all_cross=N mig_wl=N mig_wl_cross=N LEVEL.KEY=N ...
+#   up_ms: /proc/uptime's delta (10 ms steps); cpuK_ms: CPU K's
+#   rq_cpu_time delta (/proc/schedstat: time tasks ran there, ns -> ms);
+#   mig_*: sched_migrate_task events over the run (a histogram trigger by
+#   comm, orig_cpu, dest_cpu): all tasks, or the workload's (comm =
+#   COMM, by default CMD's first word), and of those the ones between
+#   cores (_cross); per domain
+#   level (LEVEL = its name, SMT or MC; summed over CPUs), /proc/schedstat
+#   version 17's deltas: lb_{idle,busy,newidle} (load_balance calls per
+#   idle type), gained_* (tasks pulled), failed_*, balanced_*, alb_count,
+#   alb_pushed (active balance), wake_remote, move_affine, move_balance
+#   (ttwu_*); others_ms: the CPU time (utime + stime, USER_HZ steps) that
+#   threads alive before and after the run used during it, by comm (the
+#   workload's own children have exited by then: not counted).
+lc_smt_topo() {
+    local c n d
+    for c in /sys/devices/system/cpu/cpu[0-9]*; do
+        n=${c##*/}
+        echo "smt: topo $n core $(cut -d, -f1 <$c/topology/thread_siblings_list | cut -d- -f1) siblings $(cat $c/topology/thread_siblings_list)"
+    done
+    awk '/^version/ {print "smt: topo schedstat", $0} /^domain/ {if (!seen[$1]++) print "smt: topo schedstat", $1, $2, $3}' /proc/schedstat
+}
+lc_smt_snap() { # key value lines
+    awk '/^ctxt/ {print "ctxt", $2}' /proc/stat
+    awk '{printf "up_ms %.0f\n", $1 * 1000}' /proc/uptime
+    awk '/^cpu[0-9]/ {print $1 "_ns", $8}
+        /^domain/ { l = $2; i = NF - 44
+            split("idle busy newidle", t, " ")
+            for (k = 0; k < 3; k++) { b = i + 11 * k
+                s[l ".lb_" t[k + 1]] += $b; s[l ".balanced_" t[k + 1]] += $(b + 1)
+                s[l ".failed_" t[k + 1]] += $(b + 2); s[l ".gained_" t[k + 1]] += $(b + 7) }
+            s[l ".alb_count"] += $(NF - 11); s[l ".alb_pushed"] += $(NF - 9)
+            s[l ".wake_remote"] += $(NF - 2); s[l ".move_affine"] += $(NF - 1); s[l ".move_balance"] += $NF }
+        END { for (k in s) print k, s[k] }' /proc/schedstat
+}
+lc_smt_tasks() { # every thread: its stat path, comm, utime + stime (USER_HZ ticks)
+    awk '{ c = $0; sub(/^[^(]*\(/, "", c); sub(/\) [^)]*$/, "", c); gsub(/ /, "_", c)
+        l = $0; sub(/^.*\) /, "", l); split(l, f, " "); print "t", FILENAME, c, f[12] + f[13] }' \
+        /proc/[0-9]*/task/[0-9]*/stat 2>/dev/null
+}
+lc_smt() { # ROW CMD [COMM]
+    local row=$1 cmd=$2 c st trig
+    [ -d $LC_TR/events ] || mount -t tracefs nodev $LC_TR
+    c=$(echo "${3:-${cmd%% *}}" | cut -c1-15)
+    trig="hist:keys=comm,orig_cpu,dest_cpu:vals=hitcount:size=2048"
+    lc_rand
+    usleep $((lc_rng % 4000))
+    echo "$trig" >>$LC_TR/events/sched/sched_migrate_task/trigger || echo "smt: error: migrate trigger refused"
+    lc_smt_tasks >/tmp/smt.t0
+    lc_smt_snap >/tmp/smt.s0
+    sh -c "$cmd" >/tmp/smt.out 2>&1
+    st=$?
+    lc_smt_snap >/tmp/smt.s1
+    lc_smt_tasks >/tmp/smt.t1
+    cp $LC_TR/events/sched/sched_migrate_task/hist /tmp/smt.h
+    echo "!$trig" >>$LC_TR/events/sched/sched_migrate_task/trigger
+    cat /tmp/smt.out
+    {
+        echo "row $row status $st"
+        awk '{print "a", $0}' /tmp/smt.s0
+        awk '{print "b", $0}' /tmp/smt.s1
+        for f in /sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list; do
+            n=${f#/sys/devices/system/cpu/cpu}
+            echo "core ${n%%/*} $(cut -d, -f1 <$f | cut -d- -f1)"
+        done
+        sed -n 's/^{ *comm: *\([^ ,]*\) *, *orig_cpu: *\([0-9]*\), *dest_cpu: *\([0-9]*\) *} *hitcount: *\([0-9]*\).*/mig \1 \2 \3 \4/p' /tmp/smt.h
+        sed 's/^t /t0 /' /tmp/smt.t0
+        sed 's/^t /t1 /' /tmp/smt.t1
+    } | awk -v wl="$c" -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '
+        $1 == "t0" { t0[$2] = $4; next }
+        $1 == "t1" { d = $4 - t0[$2]; if (d > 0) oth[$3] += d; next }
+        $1 == "row" { line = "smt: row=" $2 " status=" $4; next }
+        $1 == "a" { a[$2] = $3; next }
+        $1 == "b" { b[$2] = $3; next }
+        $1 == "core" { core[$2] = $3; next }
+        $1 == "mig" { x = core[$3] != core[$4]; ma += $5; mac += x * $5
+            if ($2 == wl) { mw += $5; mwc += x * $5 } next }
+        END {
+            line = line " up_ms=" (b["up_ms"] - a["up_ms"]) " ctxt=" (b["ctxt"] - a["ctxt"])
+            for (k = 0; ("cpu" k "_ns") in b; k++) line = line sprintf(" cpu%d_ms=%.1f", k, (b["cpu" k "_ns"] - a["cpu" k "_ns"]) / 1e6)
+            line = line sprintf(" mig_all=%d mig_all_cross=%d mig_wl=%d mig_wl_cross=%d", ma, mac, mw, mwc)
+            o = ""; for (k in oth) o = o (o == "" ? "" : ",") k ":" oth[k] * 1000 / hz
+            line = line " others_ms=" (o == "" ? "-" : o)
+            n = 0; for (k in b) if (k ~ /\./) keys[++n] = k
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (keys[j] < keys[i]) { t = keys[i]; keys[i] = keys[j]; keys[j] = t }
+            for (i = 1; i <= n; i++) line = line " " keys[i] "=" (b[keys[i]] - a[keys[i]])
+            print line }'
+}

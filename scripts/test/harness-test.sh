@@ -9,7 +9,7 @@
 # several seconds wide. Then one knob check of `make linux-compare`
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
 # before anything is fetched or written, and so is a config naming a
-# feature ours has not; and the parsing that gives ours
+# feature ours has not, or a bad SMP shape; and the parsing that gives ours
 # Linux's default features (linux-compare/defaults.sh), on sample lines.
 #
 #   scripts/test/harness-test.sh
@@ -95,6 +95,21 @@ rc=$?
 ok=1
 [ "$rc" -eq 2 ] && [[ $msg == *"configs name feature(s) our kernel has not: NO_SUCH_FLAG"* ]] && [ ! -e "$lcout" ] && ok=0
 h_check linux_compare_refuses_unknown_feature "$ok" "status $rc, '$msg'"
+
+# 8b. SMP names the CPUs and, optionally, the threads per core (N or
+#    N,threads=T): a malformed or impossible shape is refused the same
+#    way, and so is the simulator on an SMT machine (its qemu:N is flat).
+for bad in "4,threads=3|SMP must be N (2..8) or N,threads=T (T 1 or 2), got '4,threads=3'" \
+    "3,threads=2|SMP=3,threads=2: 3 CPUs are not whole cores of 2 threads" \
+    "4,threads=2 SIM=1|the simulator's qemu:N machine has no SMT level; SIM must be 0 with threads"; do
+    rm -rf "$lcout"
+    spec=${bad%%|*}
+    msg=$(env -i PATH="$PATH" HOME="$HOME" SMP="${spec%% *}" $([[ $spec == *' '* ]] && echo "${spec#* }") LINUX_SUITE=none OUT="$lcout" WHAT=smt "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+    rc=$?
+    ok=1
+    [ "$rc" -eq 2 ] && [[ $msg == *"${bad#*|}"* ]] && [ ! -e "$lcout" ] && ok=0
+    h_check "linux_compare_refuses_smp_${spec//[^a-zA-Z0-9]/_}" "$ok" "status $rc, '$msg'"
+done
 
 # 9. ours takes Linux's default features (scripts/linux-compare/defaults.sh):
 #    from arm64's feature line (Debian 7.2.13: NO_HRTICK), the one setting
