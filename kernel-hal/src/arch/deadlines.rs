@@ -10,10 +10,18 @@
 //! ([`TimerDue`]). This module holds the bookkeeping both share; it is plain
 //! atomics, no allocation.
 //!
-//! Ticks are absolute and advance by whole periods from the previous
-//! deadline, so handler latency does not make them drift; after a stall
-//! (missed ticks) the next tick is one period from now instead of a burst of
-//! catch-up interrupts. Such a late tick is counted ([`TickStats`]): the
+//! Ticks are absolute and sit on one grid shared by every CPU: the whole
+//! multiples of the period on the timer's clock. A tick advances by whole
+//! periods from the previous deadline, so handler latency does not make it
+//! drift; a tick started or restarted (boot, leaving tickless idle) takes
+//! the next grid point after now, and after a stall (missed ticks) the next
+//! tick is the next grid point instead of a burst of catch-up interrupts.
+//! That is Linux's `tick_sched` with `skew_tick` off (its default): the
+//! sched timer is set from the global jiffies grid at boot
+//! (`tick_init_jiffy_update`) and moved with `hrtimer_forward` from the last
+//! tick on idle exit (`tick_nohz_restart`), so all CPUs tick at the same
+//! moments. Restarting one period after now instead put each CPU's tick at
+//! its own phase, set by when it last left idle. Such a late tick is counted ([`TickStats`]): the
 //! whole periods it merged, and whether the hardware had been armed for it
 //! at all (the deadline last handed to the hardware, [`TimerDeadlines::arm`],
 //! was no later than the tick's): a tick deadline lost or overwritten by a
@@ -86,11 +94,12 @@ impl TimerDeadlines {
         self.period.store(period, Ordering::Relaxed);
     }
 
-    /// Starts (or restarts) `cpu`'s tick one period after `now`.
+    /// Starts (or restarts) `cpu`'s tick at the first grid point after
+    /// `now` (see the module docs).
     pub fn start_tick(&self, cpu: CpuId, now: u64) {
         let period = self.period.load(Ordering::Relaxed);
         if period != 0 {
-            self.tick[cpu.index()].store(now + period, Ordering::Relaxed);
+            self.tick[cpu.index()].store(next_grid_point(now, period), Ordering::Relaxed);
         }
     }
 
@@ -154,7 +163,7 @@ impl TimerDeadlines {
             }
             let mut next = tick + period;
             if next <= now {
-                next = now + period;
+                next = next_grid_point(now, period);
             }
             self.tick[cpu.index()].store(next, Ordering::Relaxed);
         }
@@ -209,4 +218,9 @@ impl TimerDeadlines {
         tick.min(self.event[cpu.index()].load(Ordering::Relaxed))
             .min(self.hrtick[cpu.index()].load(Ordering::Relaxed))
     }
+}
+
+/// The first whole multiple of `period` after `now` (`period` > 0).
+fn next_grid_point(now: u64, period: u64) -> u64 {
+    (now / period + 1) * period
 }

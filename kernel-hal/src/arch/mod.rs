@@ -14,7 +14,7 @@
 //! | `fn irq_save() -> IrqState` / `fn irq_restore(IrqState)` | disable interrupts, returning whether they were on / restore (generic code uses the scope guard [`IrqGuard`]) |
 //! | `fn irq_enable()` / `fn irq_disable()` / `fn irqs_enabled() -> bool` | local interrupt mask |
 //! | `fn timer_start(hz: u32)` | periodic tick on this CPU; the tick handler calls `crate::hooks::timer_interrupt()` |
-//! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it one period from now (tickless idle; interrupts off) |
+//! | `fn timer_stop_tick()` / `fn timer_restart_tick()` | stop this CPU's tick (timer events still fire) / restart it at the next tick-grid point, the one all CPUs share (tickless idle; interrupts off) |
 //! | `fn timer_tick_stats(cpu: CpuId) -> TickStats` | CPU `cpu`'s late ticks so far: those that came a period or more after their deadline, the periods they merged, and how many the timer had not been armed for (a lost tick deadline) |
 //! | `fn timer_set_event(deadline_ns: Option<u64>)` | one timer interrupt on this CPU at `deadline_ns` (`now_ns` time) or soon after, besides the tick (`None` cancels; interrupts off); unless a tick is due then, the handler calls `crate::hooks::timer_event()` |
 //! | `fn timer_set_hrtick(cpu: CpuId, deadline_ns: Option<u64>) -> bool` | CPU `cpu`'s scheduler hrtick (the end of the running task's slice), a third deadline beside the tick and the event (`None` cancels; interrupts off); when it is due the handler calls `crate::hooks::hrtick()` first. For another CPU it returns true: send that CPU a reschedule IPI, whose path calls `fn timer_sync()` to arm its timer again |

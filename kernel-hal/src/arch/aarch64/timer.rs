@@ -206,7 +206,7 @@ pub fn timer_stop_tick() {
     program();
 }
 
-/// Restarts this CPU's tick one period from now. Interrupts off.
+/// Restarts this CPU's tick at the next point of the tick grid all CPUs share. Interrupts off.
 pub fn timer_restart_tick() {
     DEADLINES.start_tick(super::cpu_id(), counter());
     program();

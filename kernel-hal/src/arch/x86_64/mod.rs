@@ -461,7 +461,7 @@ pub fn timer_stop_tick() {
     apic::timer_stop_tick();
 }
 
-/// Restarts this CPU's tick one period from now; interrupts off.
+/// Restarts this CPU's tick at the next point of the tick grid all CPUs share; interrupts off.
 pub fn timer_restart_tick() {
     apic::timer_restart_tick();
 }
