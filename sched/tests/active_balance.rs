@@ -218,8 +218,8 @@ fn a_pinned_running_task_is_not_pushed_and_the_interval_backs_off() {
 /// clusters joined at the package level (`SD_ASYM_CPUCAPACITY`). With a
 /// lone task on each big CPU, a little CPU finds the big cluster busier
 /// but takes neither CPU as its source ("don't pick a CPU that could
-/// eventually lead to active_balancing high->low capacity"): however many
-/// passes, nothing is pushed down. The other way, a big CPU does push up
+/// eventually lead to active_balancing high->low capacity"): with no
+/// source the level counts as balanced, and nothing is pushed down. The other way, a big CPU does push up
 /// the lone task of a little one once the failures pass the threshold.
 #[test]
 fn an_active_balance_never_pushes_a_lone_task_to_a_smaller_cpu() {
@@ -237,6 +237,8 @@ fn an_active_balance_never_pushes_a_lone_task_to_a_smaller_cpu() {
     for _ in 0..10 {
         let p = s.load_balance(cpu_id(2), false);
         assert!(p.is_empty() && !p.active_balance());
+        // No source at all (`out_balanced`): no failure counted.
+        assert_eq!(s.nr_balance_failed(cpu_id(2), pkg), 0);
     }
     assert_eq!((nr(&s, 0), nr(&s, 1), nr(&s, 2)), (1, 1, 0));
     // The tasks on the little CPUs instead (they fit there: no misfit).

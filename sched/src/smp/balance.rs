@@ -63,8 +63,8 @@
 //! pass that moves nothing leaves it, so frequent newidle passes do not
 //! make hot tasks move; moving tasks resets it, and so does a pass that
 //! finds the level balanced (`out_balanced`: no busier group, no
-//! imbalance, another CPU of the local group balances it, or every
-//! candidate source pinned, `out_all_pinned`). A misfit pass that moves
+//! imbalance, no source CPU, another CPU of the local group balances it,
+//! or every candidate source pinned, `out_all_pinned`). A misfit pass that moves
 //! nothing leaves it too. Besides the cache-hot test, `detach_tasks`
 //! halves a task's load for each failure when balancing load.
 //!
@@ -788,16 +788,12 @@ impl<P: Platform> Scheduler<P> {
             self.find_busiest_queue_by_load(&span)
         };
         let Some(src_cpu) = src else {
-            // By counts, every CPU of the busiest group is empty (or, in a
-            // domain of unequal CPUs, runs a lone task on a CPU no smaller
-            // than this one). By load, a lone task heavier than the
-            // imbalance is passed over, and with no other source the pass
-            // ends balanced.
-            return if migrate_task {
-                Outcome::Failed
-            } else {
-                Outcome::Balanced
-            };
+            // No source (`sched_balance_find_src_rq` returns NULL:
+            // `out_balanced`): by counts, every CPU of the busiest group
+            // is empty, or in a domain of unequal CPUs runs a lone task on
+            // a CPU this one does not exceed; by load, a lone task heavier
+            // than the imbalance is passed over.
+            return Outcome::Balanced;
         };
         *src_out = Source {
             cpu: Some(src_cpu),
