@@ -391,8 +391,9 @@ pub struct Rq {
     /// Why [`Rq::switch`] may hand a still runnable previous task back as
     /// misplaced, as bits: [`PUSH_BALANCE`], the CPU is going offline
     /// (Linux's `balance_push`, set by `sched_cpu_deactivate`; nothing more
-    /// runs here), and [`PUSH_ACTIVE`], a bigger CPU asked for the running
-    /// misfit task (active balance, [`Rq::set_active_push`]). One byte, so
+    /// runs here), and [`PUSH_ACTIVE`], another CPU asked for the running
+    /// task (active balance: a misfit, or after failed balancing passes;
+    /// [`Rq::set_active_push`]). One byte, so
     /// that the switch tests both with the one compare it had for the first.
     push: u8,
     /// [`PUSH_ACTIVE`]'s destination while the bit is set; after the
@@ -1941,6 +1942,12 @@ impl Rq {
     pub(crate) fn set_active_push(&mut self, dst: CpuId) {
         self.push |= PUSH_ACTIVE;
         self.active_push_cpu = Some(dst);
+    }
+
+    /// An active push asked for by [`Rq::set_active_push`] has not been
+    /// carried out by a switch yet (Linux's `rq->active_balance`).
+    pub(crate) fn active_push_pending(&self) -> bool {
+        self.push & PUSH_ACTIVE != 0
     }
 
     /// The destination of the last active push that took a task off (see

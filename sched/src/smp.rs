@@ -147,9 +147,10 @@ impl Pulled {
         }
     }
 
-    /// Nothing could be detached, but the source's running misfit task
-    /// will move here at the source's next switch (an active balance,
-    /// [`capacity`]): the source was asked to reschedule. Counts as a
+    /// Nothing could be detached, but the source's running task will move
+    /// here at the source's next switch (an active balance: a misfit,
+    /// [`capacity`], or after `cache_nice_tries + 2` failed passes,
+    /// [`balance`]): the source was asked to reschedule. Counts as a
     /// balance that acted (a newly idle pass stops at this level).
     pub fn active_balance(&self) -> bool {
         self.active

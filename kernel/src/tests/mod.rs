@@ -6,6 +6,7 @@
 //! time (so they hold for any `hz=`), and each test stays well under a second
 //! of guest time so the suite is quick under TCG too.
 
+mod active_balance;
 mod call;
 mod capacity;
 mod classes;

@@ -22,8 +22,9 @@
 //!    still has idle CPUs may keep up to `NUMA_IMBALANCE_MIN` extra tasks
 //!    while this node runs at most `imb_numa_nr` (`adjust_numa_imbalance`).
 //! 4. `find_busiest_queue`: the CPU of that group with the most runnable
-//!    tasks (at least two: a lone running task cannot be pulled; Linux would
-//!    push it with active balancing, which we do only for a misfit task).
+//!    tasks. One running a lone task counts (in a domain of unequal CPUs,
+//!    only if this CPU has more capacity): it cannot be pulled, the pass
+//!    fails, and the active balance below may push it.
 //! 5. Pulling as before: queued, not running, allowed, fair tasks, least
 //!    urgent first, at most the imbalance, `kernel.sched_nr_migrate` and
 //!    [`MAX_PULL`]. A task counts as cache-hot for the
@@ -62,10 +63,25 @@
 //! pass that moves nothing leaves it, so frequent newidle passes do not
 //! make hot tasks move; moving tasks resets it, and so does a pass that
 //! finds the level balanced (`out_balanced`: no busier group, no
-//! imbalance, another CPU of the local group balances it, or every
-//! candidate source pinned, `out_all_pinned`). A misfit pass that moves
+//! imbalance, no source CPU, another CPU of the local group balances it,
+//! or every candidate source pinned, `out_all_pinned`). A misfit pass that moves
 //! nothing leaves it too. Besides the cache-hot test, `detach_tasks`
 //! halves a task's load for each failure when balancing load.
+//!
+//! Active balance (`need_active_balance`, `active_load_balance_cpu_stop`):
+//! a pass that balanced task counts (`migrate_task`), found a source and
+//! moved nothing, with `nr_balance_failed` (this pass's failure counted)
+//! above `cache_nice_tries + 2` (`imbalanced_active_balance`), has the
+//! source's running task pushed here: the source is marked and asked to
+//! switch, and its switch hands the task over, as for a misfit
+//! ([`super::capacity`]; Linux's CPU stopper). The push landing resets the
+//! count, at this CPU's lowest level spanning the source, as the stopper
+//! does. A running task that may not run here is not pushed
+//! (`out_one_pinned`): the count is kept, and a periodic pass doubles the
+//! interval, up to [`MAX_PINNED_INTERVAL_MS`] when the source's lone task
+//! was not looked at (`LBF_ALL_PINNED` still set), else up to
+//! `max_interval`. A newly idle pass adds no failure but pushes once the
+//! periodic ones raised the count.
 //!
 //! A periodic pass climbs every level due whatever the levels below moved
 //! (`sched_balance_domains`, which reads the CPU's idle state again after a
@@ -138,12 +154,17 @@
 //! the imbalance when no task is in a group (nr_running stands in: Linux's
 //! `update_sd_pick_busiest` by type, `find_busiest_group`'s balanced
 //! cases, and `calculate_imbalance`'s migrate_util / migrate_load /
-//! migrate_task, with `detach_tasks` by task load), asymmetric packing, active
-//! balancing of running tasks but misfits (Linux's
-//! `imbalanced_active_balance` after `cache_nice_tries + 2` failures, so
-//! ours counts failures on a CPU whose lone task it will not push),
-//! NUMA balancing's
-//! preferred nodes, the newidle cost cut-off (`max_newidle_lb_cost`).
+//! migrate_task, with `detach_tasks` by task load), asymmetric packing and
+//! its active balance (`asym_active_balance`), the active balance of a
+//! lone task on a CPU of reduced capacity (`check_cpu_capacity`: no
+//! capacity pressure is modelled), the stopper's choice among the
+//! source's queued tasks (`detach_one_task` takes the least recently run
+//! movable one, which after a failed pass is the task that was running;
+//! ours always pushes the running task, and only if it is still runnable
+//! at its switch), a newly idle pass going on to the levels above after
+//! one started an active balance (ours stops there, as for a misfit),
+//! NUMA balancing's preferred nodes, the newidle cost cut-off
+//! (`max_newidle_lb_cost`).
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -510,8 +531,9 @@ impl<P: Platform> Scheduler<P> {
         // (`LBF_SOME_PINNED && env.imbalance > 0`): the parent level's
         // group is marked imbalanced.
         let mut sgc_imbalance = false;
+        let mut src;
         let outcome = loop {
-            let mut src_cpu = this_cpu;
+            src = Source::default();
             let outcome = self.pull_busiest(
                 this_cpu,
                 level,
@@ -521,7 +543,7 @@ impl<P: Platform> Scheduler<P> {
                 newidle,
                 &cpus,
                 out,
-                &mut src_cpu,
+                &mut src,
                 &mut sgc_imbalance,
             );
             if outcome == Outcome::Balanced && all_pinned {
@@ -531,14 +553,102 @@ impl<P: Platform> Scheduler<P> {
                 break outcome;
             }
             all_pinned = true;
-            cpus.remove(src_cpu);
+            if let Some(c) = src.cpu {
+                cpus.remove(c);
+            }
             if cpus.and_not(&local_span).is_empty() {
                 break Outcome::AllPinned;
             }
         };
+        let outcome = match (outcome, src.cpu) {
+            (Outcome::Failed, Some(src_cpu)) => {
+                self.active_balance(this_cpu, level, sd, newidle, src_cpu, &src, out)
+            }
+            (o, _) => o,
+        };
         self.lb_done(this_cpu, level, sd, outcome, newidle);
         self.group_imbalance_done(this_cpu, level, sd, outcome, sgc_imbalance);
         out.n != n0
+    }
+
+    /// The end of `sched_balance_rq` after a pass that found an imbalance
+    /// and a source CPU `src_cpu` but moved nothing: `need_active_balance`
+    /// and the CPU stopper's push of the source's running task
+    /// (`active_load_balance_cpu_stop`). The pass's failure is counted
+    /// first (a periodic pass adds one to `nr_balance_failed`, in
+    /// [`Self::lb_done`], before Linux asks `need_active_balance`), so the
+    /// test reads the count as it will be. When the push is wanted and the
+    /// running task may run on `this_cpu`, the source is asked to switch
+    /// and its switch hands the task here (the same path as the misfit's
+    /// active balance, [`super::capacity`]); the outcome stays
+    /// [`Outcome::Failed`] ("we were unbalanced": `min_interval`). When it
+    /// may not, `out_one_pinned`: [`Outcome::OnePinned`] (the failure
+    /// kept, the interval backed off).
+    #[allow(clippy::too_many_arguments)]
+    fn active_balance(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        sd: &SchedDomain,
+        newidle: bool,
+        src_cpu: CpuId,
+        src: &Source,
+        out: &mut Pulled,
+    ) -> Outcome {
+        let failed = self.slots[this_cpu.index()].lb[level]
+            .nr_balance_failed
+            .load(Ordering::Relaxed)
+            .saturating_add(u32::from(!newidle));
+        if !need_active_balance(sd, src.migrate_task, failed) {
+            return Outcome::Failed;
+        }
+        let (pushed, kick) = {
+            let mut rq = self.cpu_rq(src_cpu);
+            // "Don't kick the active_load_balance_cpu_stop, if the curr
+            // task on busiest CPU can't be moved to this_cpu" (the idle
+            // task cannot either).
+            let Some(t) = rq.curr().and_then(|c| rq.task(c)) else {
+                return Outcome::OnePinned {
+                    all_pinned: src.all_pinned,
+                };
+            };
+            if !self.allowed(t, this_cpu) {
+                return Outcome::OnePinned {
+                    all_pinned: src.all_pinned,
+                };
+            }
+            // One push at a time per source (`busiest->active_balance`:
+            // the first balancer's destination stands). A running task of
+            // another class: Linux's stopper would look for a queued fair
+            // task, and the pass just found none it could take; nothing
+            // to push.
+            if t.class() != SchedClass::Fair || rq.active_push_pending() {
+                (false, Resched::None)
+            } else {
+                rq.set_active_push(this_cpu);
+                (true, rq.resched_curr(Resched::Now))
+            }
+        };
+        if pushed {
+            if out.n == 0 && !out.active {
+                out.from = src_cpu;
+            }
+            out.touched.add(src_cpu);
+            out.active = true;
+            self.kick_if_needed(src_cpu, this_cpu, kick);
+        }
+        Outcome::Failed
+    }
+
+    /// After an active balance's push landed: the running task of `src`
+    /// went to `target`, which asked for it (`active_load_balance_cpu_stop`:
+    /// "Active balancing done, reset the failure counter"), for the lowest
+    /// domain of `target` that spans `src`.
+    pub(super) fn active_push_landed(&self, target: CpuId, src: CpuId) {
+        let slot = &self.slots[target.index()];
+        if let Some(level) = slot.doms.as_slice().iter().position(|d| d.span.has(src)) {
+            slot.lb[level].nr_balance_failed.store(0, Ordering::Relaxed);
+        }
     }
 
     /// The `imbalance` flag of the group one level up that `this_cpu`'s
@@ -599,8 +709,8 @@ impl<P: Platform> Scheduler<P> {
 
     /// `find_busiest_group`, `calculate_imbalance`, `find_busiest_queue`
     /// and the pull, over the CPUs of `cpus`, for the local group `local`.
-    /// The source CPU goes to `src_out`; a pull that left an imbalance for
-    /// affinity sets `sgc_imbalance`.
+    /// The source CPU and what the pass knew of it go to `src_out`; a pull
+    /// that left an imbalance for affinity sets `sgc_imbalance`.
     #[allow(clippy::too_many_arguments)]
     fn pull_busiest(
         &self,
@@ -612,7 +722,7 @@ impl<P: Platform> Scheduler<P> {
         newidle: bool,
         cpus: &CpuMask,
         out: &mut Pulled,
-        src_out: &mut CpuId,
+        src_out: &mut Source,
         sgc_imbalance: &mut bool,
     ) -> Outcome {
         let local_span = local.span;
@@ -671,25 +781,34 @@ impl<P: Platform> Scheduler<P> {
             return Outcome::Balanced;
         }
         let span = busiest.span.and(cpus);
-        let src = if by_load && busiest_rank != 1 {
-            self.find_busiest_queue_by_load(&span)
+        let migrate_task = matches!(migrate, Migrate::Tasks(_));
+        let src = if migrate_task {
+            self.find_busiest_queue(&span, sd, this_cpu)
         } else {
-            self.find_busiest_queue(&span)
+            self.find_busiest_queue_by_load(&span)
         };
         let Some(src_cpu) = src else {
-            // By counts, the busiest group holds more tasks per CPU than
-            // ours but no CPU of it runs two: Linux's `migrate_task` picks
-            // one running a lone task anyway and fails to detach it (the
-            // active balance that would follow is left out). By load, a
-            // lone task heavier than the imbalance is passed over, and with
-            // no other source the pass ends balanced.
-            return if by_load && busiest_rank != 1 {
-                Outcome::Balanced
-            } else {
-                Outcome::Failed
-            };
+            // No source (`sched_balance_find_src_rq` returns NULL:
+            // `out_balanced`): by counts, every CPU of the busiest group
+            // is empty, or in a domain of unequal CPUs runs a lone task on
+            // a CPU this one does not exceed; by load, a lone task heavier
+            // than the imbalance is passed over.
+            return Outcome::Balanced;
         };
-        *src_out = src_cpu;
+        *src_out = Source {
+            cpu: Some(src_cpu),
+            migrate_task,
+            all_pinned: true,
+        };
+        if self.nr(src_cpu) < 2 {
+            // `migrate_task` picks a CPU running a lone task as any other
+            // ("if sched_balance_find_src_group has found an imbalance but
+            // busiest->nr_running <= 1, the group is still unbalanced"):
+            // nothing is detached, `LBF_ALL_PINNED` stays set, and the
+            // pass fails, for the active balance to push that task.
+            return Outcome::Failed;
+        }
+        src_out.all_pinned = false;
         self.pull(
             this_cpu,
             src_cpu,
@@ -710,14 +829,17 @@ impl<P: Platform> Scheduler<P> {
     /// periodic pass that found an imbalance and moved nothing; left as it
     /// is by a newidle pass that moved nothing (frequent, it must not make
     /// cache-hot tasks move or heavy ones count lighter) and by a misfit
-    /// pass. `balance_interval`: back to `min_interval` after any pass,
+    /// pass; one more and kept after a periodic pass whose active balance
+    /// the source's running task refused for its affinity
+    /// (`out_one_pinned`). `balance_interval`: back to `min_interval` after any pass,
     /// newidle ones included, that found an imbalance and a source CPU,
     /// whether it moved tasks or not ("we were unbalanced, so reset the
     /// balancing interval"); doubled by a periodic pass that found the level
     /// balanced, while under `max_interval`, or under
     /// [`MAX_PINNED_INTERVAL_MS`] when every task was pinned elsewhere
-    /// ("tune up the balancing interval"); left by a newidle pass that found
-    /// it balanced (newidle passes ignore the intervals).
+    /// ("tune up the balancing interval"), and so by a periodic
+    /// `out_one_pinned`; left by a newidle pass that found it balanced or
+    /// met a pinned running task (newidle passes ignore the intervals).
     fn lb_done(
         &self,
         this_cpu: CpuId,
@@ -732,34 +854,52 @@ impl<P: Platform> Scheduler<P> {
             Outcome::Moved | Outcome::Balanced | Outcome::AllPinned => {
                 failed.store(0, Ordering::Relaxed)
             }
-            Outcome::Failed if !newidle => {
+            Outcome::Failed | Outcome::OnePinned { .. } if !newidle => {
                 failed.fetch_add(1, Ordering::Relaxed);
             }
-            Outcome::Failed | Outcome::Misfit => {}
+            Outcome::Failed | Outcome::OnePinned { .. } | Outcome::Misfit => {}
         }
         let iv = &st.interval_ms;
         match outcome {
             Outcome::Moved | Outcome::Failed | Outcome::Misfit => {
                 iv.store(sd.min_interval_ms, Ordering::Relaxed)
             }
-            Outcome::Balanced | Outcome::AllPinned if !newidle => {
+            Outcome::Balanced | Outcome::AllPinned | Outcome::OnePinned { .. } if !newidle => {
                 let ms = iv.load(Ordering::Relaxed);
-                let pinned = outcome == Outcome::AllPinned;
+                let pinned = matches!(
+                    outcome,
+                    Outcome::AllPinned | Outcome::OnePinned { all_pinned: true }
+                );
                 if (pinned && ms < MAX_PINNED_INTERVAL_MS) || ms < sd.max_interval_ms {
                     iv.store(ms.saturating_mul(2), Ordering::Relaxed);
                 }
             }
-            Outcome::Balanced | Outcome::AllPinned => {}
+            Outcome::Balanced | Outcome::AllPinned | Outcome::OnePinned { .. } => {}
         }
     }
 
-    /// `find_busiest_queue`: the CPU of `span` with the most runnable tasks
-    /// (then PELT load, `cpu_load()`), if it has two or more; ties go to
-    /// the later CPU.
-    fn find_busiest_queue(&self, span: &CpuMask) -> Option<CpuId> {
+    /// `find_busiest_queue` for `migrate_task`: the CPU of `span` with the
+    /// most runnable tasks (then PELT load, `cpu_load()`), if it has any;
+    /// ties go to the later CPU. A CPU running a lone task counts (the
+    /// active balance may push it), but in a domain of unequal CPUs
+    /// (`SD_ASYM_CPUCAPACITY`) not one that `this_cpu` does not exceed in
+    /// capacity ("don't pick a CPU that could eventually lead to
+    /// active_balancing high->low capacity").
+    fn find_busiest_queue(
+        &self,
+        span: &CpuMask,
+        sd: &SchedDomain,
+        this_cpu: CpuId,
+    ) -> Option<CpuId> {
+        let dst_cap = self.topology.capacity_of(this_cpu) as u64;
+        // A lone task on a CPU this one does not exceed: no source.
+        let lone_kept = |c: CpuId| {
+            sd.asym_cpucapacity
+                && !super::capacity::capacity_greater(dst_cap, self.topology.capacity_of(c) as u64)
+        };
         span.cpus()
             .map(|c| (c, (self.nr(c), self.load_avg(c))))
-            .filter(|&(_, (nr, _))| nr >= 2)
+            .filter(|&(c, (nr, _))| nr >= 2 || (nr == 1 && !lone_kept(c)))
             .max_by_key(|&(_, key)| key)
             .map(|(c, _)| c)
     }
@@ -1038,6 +1178,33 @@ struct DetachEnv<'a> {
     new_dst: Option<CpuId>,
 }
 
+/// What a pass knew of the source CPU it chose, for the active balance
+/// that may follow a failed pull (the part of `struct lb_env` that
+/// `need_active_balance` and `out_one_pinned` read).
+#[derive(Clone, Copy, Debug, Default)]
+struct Source {
+    /// The source (`env.src_cpu`), once one was chosen.
+    cpu: Option<CpuId>,
+    /// The imbalance is a number of tasks (`migrate_task`).
+    migrate_task: bool,
+    /// `LBF_ALL_PINNED` still set: no task of the source was tried that
+    /// could run here (the source ran a lone task, not looked at).
+    all_pinned: bool,
+}
+
+/// `need_active_balance` for a pass that moved nothing at domain `sd`,
+/// whose failures in a row are now `failed`: `imbalanced_active_balance`,
+/// an imbalance in tasks (`migrate_task`) that `cache_nice_tries + 2`
+/// failed periodic passes could not even out. Linux's other cases do not
+/// arise here: asymmetric packing (`asym_active_balance`: no domain has
+/// `SD_ASYM_PACKING`), a source of reduced capacity (`check_cpu_capacity`:
+/// no RT, IRQ or thermal pressure is taken off a CPU's capacity), the
+/// misfit ([`super::capacity`]'s own pass) and the cache-aware scheduler's
+/// `alb_break_llc` (`CONFIG_SCHED_CACHE`, not modelled).
+fn need_active_balance(sd: &SchedDomain, migrate_task: bool, failed: u32) -> bool {
+    migrate_task && failed > sd.cache_nice_tries.saturating_add(2)
+}
+
 /// How a pass at one domain level ended, for `nr_balance_failed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
@@ -1050,6 +1217,13 @@ enum Outcome {
     Failed,
     /// A misfit pass that moved nothing (or went by active balance).
     Misfit,
+    /// An active balance was wanted but the source's running task may not
+    /// run here (`out_one_pinned`): the failure is counted and kept, and a
+    /// periodic pass backs the interval off, up to
+    /// [`MAX_PINNED_INTERVAL_MS`] when `all_pinned` (`LBF_ALL_PINNED`
+    /// still set: the source's lone task was not looked at), else up to
+    /// `max_interval`.
+    OnePinned { all_pinned: bool },
     /// Every task of the source may run only elsewhere (`LBF_ALL_PINNED`):
     /// the caller tries another source; as a pass's end, no source was
     /// left (`out_all_pinned`) or none had an imbalance after a retry.

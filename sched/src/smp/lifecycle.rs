@@ -630,7 +630,7 @@ impl<P: Platform> Scheduler<P> {
         let (t, pushed_to) = {
             let mut rq = self.cpu_rq(cpu);
             rq.clear_pending_misplaced();
-            // An active balance's destination, if it was one (capacity).
+            // An active balance's destination, if it was one.
             let pushed_to = rq.take_active_push_cpu();
             // A wakeup may have placed it meanwhile (it looked blocked).
             if rq.task(id).map(|t| t.state) != Some(TaskState::Blocked)
@@ -652,6 +652,10 @@ impl<P: Platform> Scheduler<P> {
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
         });
+        if pushed_to == Some(target) {
+            // An active balance done: the puller's failures reset.
+            self.active_push_landed(target, cpu);
+        }
         Some(target)
     }
 
