@@ -481,6 +481,8 @@ ensure-fonts:
 # NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s (a few minutes
 # on 2 cores): tables on stdout, tables.txt, samples.csv/json, PNGs in build/study/.
 # Runs with machine noise (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
+# ARGS="--samples published": each sweep with the published tables' sample count where
+# mmtests' configs fix it (sim/src/score.rs, PUBLISHED_SAMPLES), the others 5 seeds.
 study: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
 

@@ -443,6 +443,86 @@ type MelTable = (
     &'static [(u64, f64, bool)],
 );
 
+/// How many samples a published table's row rests on, per study sweep:
+/// (item title prefix, machine preset, samples per point when the cited
+/// sources fix it, the source). `sim study --samples published` runs each
+/// sweep with that many seeds ([`published_samples`]); a sweep whose count
+/// the sources do not fix keeps the study's `--seeds` (5). The counts come
+/// from mmtests (github.com/gormanm/mmtests) as of commit cba7cac7
+/// (2025-06-06), its last before Mel Gorman's v1 of 2025-07-14, and unchanged
+/// in it until after the reports (at 02ffbdca, 2026-01-15); they were fixed
+/// from those files, not from any score.
+pub const PUBLISHED_SAMPLES: &[(&str, &str, Option<u64>, &str)] = &[
+    (
+        "hackbench-",
+        "cascadelake-2s",
+        Some(3),
+        "Mel Gorman's hackbench tables: mmtests configs/config-scheduler-hackbench sets HACKBENCH_ITERATIONS=3, shellpacks' hackbench-bench runs that many `perf bench sched messaging` per group count, ExtractHackbench takes each one's total time as a sample; run-mmtests.sh's MMTEST_ITERATIONS defaults to 1",
+    ),
+    (
+        "dbench-bound",
+        "cascadelake-2s",
+        Some(120),
+        "Mel Gorman's dbench4 throughput table: mmtests configs/config-io-dbench4-async runs one dbench of DBENCH_DURATION_BASE=120 s per client count; dbench prints its throughput once a second (dbench.c, PRINT_FREQ 1) and ExtractDbench4tput takes each line as a sample. Those 120 are running averages of one run, not 120 runs: seeds give the test more independent samples than the published one had",
+    ),
+    (
+        "dbench",
+        "cascadelake-2s",
+        None,
+        "the unbound dbench model of the same table: no scored row uses it (Mel's rows are scored on dbench-bound), so it keeps --seeds rather than double the option's time",
+    ),
+    (
+        "hackbench-",
+        "graviton3",
+        None,
+        "Ryan Roberts' table: mmtests hackbench (3 per invocation, as above), but how many invocations his harness pools into a column and its (R)/(I) interval is not fixed by mmtests' files, and is not recorded with his rows here",
+    ),
+    (
+        "pgbench",
+        "graviton3",
+        None,
+        "Ryan Roberts' table: pts/pgbench (the Phoronix Test Suite, not mmtests); its run count is not in the sources cited here",
+    ),
+    (
+        "schbench",
+        "graviton3",
+        None,
+        "no scored row (Ryan's schbench rows are not modelled)",
+    ),
+];
+
+/// The published sample count of a sweep and its source ([`PUBLISHED_SAMPLES`]);
+/// `None` when no entry names it.
+pub fn published_count(title: &str, machine: &str) -> Option<(Option<u64>, &'static str)> {
+    PUBLISHED_SAMPLES
+        .iter()
+        .find(|(prefix, m, _, _)| title.starts_with(prefix) && *m == machine)
+        .map(|(_, _, n, src)| (*n, *src))
+}
+
+/// Sets each sweep of `study` to its published sample count
+/// ([`PUBLISHED_SAMPLES`]); a sweep without one keeps the study's seeds.
+/// Returns one line per sweep: its seeds and why.
+pub fn published_samples(study: &mut Study) -> Vec<String> {
+    let seeds = study.seeds;
+    study
+        .items
+        .iter_mut()
+        .map(|it| {
+            let (n, src) =
+                published_count(&it.title, &it.machine).unwrap_or((None, "no published table"));
+            it.seeds = n;
+            match n {
+                Some(n) => format!("{}@{}: {n} (published) - {src}", it.title, it.machine),
+                None => format!(
+                    "{}@{}: {seeds} (the study's; not published) - {src}",
+                    it.title, it.machine
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The clear rows of Mel's CascadeLake tables (vanilla 6.16-rc5 against his
 /// v1, which had the ineligible-waker rule: `nb-off` against `nb+inelig`).
 pub fn mel_rows() -> Vec<Row> {

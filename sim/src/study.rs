@@ -39,6 +39,10 @@ pub struct Item {
     pub metrics: Vec<&'static str>,
     /// Virtual-time limit per run, ns.
     pub max_ns: u64,
+    /// Seeds of this sweep when they are not the study's
+    /// ([`Study::seeds`]): `sim study --samples published` sets them to the
+    /// sample counts of the published tables ([`crate::score::published_samples`]).
+    pub seeds: Option<u64>,
 }
 
 /// Sizes that differ between the full and the quick study.
@@ -116,6 +120,7 @@ fn hb_item(machine: &str, sockets: bool, threads: bool, values: &[u64]) -> Item 
         make: hb(sockets, threads),
         metrics: vec!["time_s"],
         max_ns: 5_000_000_000,
+        seeds: None,
     }
 }
 
@@ -141,6 +146,7 @@ fn db_item(bound: bool, values: &[u64]) -> Item {
         },
         metrics: vec!["throughput_mbs", "loadfile_ms", "all_clients_ms"],
         max_ns: 5_000_000_000,
+        seeds: None,
     }
 }
 
@@ -158,6 +164,7 @@ fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
         },
         metrics: vec!["tps", "latency_ms"],
         max_ns,
+        seeds: None,
     }
 }
 
@@ -213,6 +220,7 @@ impl Study {
                 },
                 metrics: vec!["wakeup_p99_us", "request_p99_us", "rps"],
                 max_ns: 100_000_000,
+                seeds: None,
             },
             db_item(false, db),
             db_item(true, db),
@@ -265,6 +273,16 @@ impl Study {
         .map(|s| Config::parse(s))
         .collect();
         study
+    }
+
+    /// The seeds of sweep `item`: its own ([`Item::seeds`]) or the study's.
+    pub fn item_seeds(&self, item: usize) -> u64 {
+        self.items[item].seeds.unwrap_or(self.seeds)
+    }
+
+    /// Whether every sweep runs the study's seeds (no `--samples published`).
+    pub fn uniform_seeds(&self) -> bool {
+        (0..self.items.len()).all(|ii| self.item_seeds(ii) == self.seeds)
     }
 
     /// A small study for tests and `--quick`.
@@ -390,8 +408,18 @@ pub fn run_study_with(
 ) -> Result<Results, String> {
     let mut plan = Vec::new();
     let nc = study.configs.len();
-    for seed in 0..study.seeds {
+    // Seed-major over the largest seed count; a sweep with fewer seeds
+    // (`Item::seeds`) drops out when its own are done, so a study whose
+    // sweeps all run `study.seeds` has the plan it always had.
+    let max_seeds = (0..study.items.len())
+        .map(|ii| study.item_seeds(ii))
+        .max()
+        .unwrap_or(0);
+    for seed in 0..max_seeds {
         for (ii, it) in study.items.iter().enumerate() {
+            if seed >= study.item_seeds(ii) {
+                continue;
+            }
             for vi in 0..it.values.len() {
                 for k in 0..nc {
                     let ci = (k + seed as usize) % nc;
@@ -496,7 +524,7 @@ pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
         } else {
             "lower is better"
         },
-        st.seeds
+        st.item_seeds(item)
     );
     let _ = write!(s, "{:<14}", "");
     for c in &st.configs {
@@ -779,14 +807,31 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut all = String::new();
     let st = &r.study;
-    let _ = writeln!(
-        all,
-        "study: {} configs × {} seeds, {} runs in {:.1} s wall",
-        st.configs.len(),
-        st.seeds,
-        r.samples.len(),
-        r.wall_s
-    );
+    if st.uniform_seeds() {
+        let _ = writeln!(
+            all,
+            "study: {} configs × {} seeds, {} runs in {:.1} s wall",
+            st.configs.len(),
+            st.seeds,
+            r.samples.len(),
+            r.wall_s
+        );
+    } else {
+        let per: Vec<String> = (0..st.items.len())
+            .map(|ii| {
+                let it = &st.items[ii];
+                format!("{}@{} {}", it.title, it.machine, st.item_seeds(ii))
+            })
+            .collect();
+        let _ = writeln!(
+            all,
+            "study: {} configs, seeds per sweep (--samples published, sim/src/score.rs published_samples): {}; {} runs in {:.1} s wall",
+            st.configs.len(),
+            per.join(", "),
+            r.samples.len(),
+            r.wall_s
+        );
+    }
     for c in &st.configs {
         let _ = writeln!(all, "  {:<12} = {}", c.name, c.settings.join(" "));
     }
@@ -853,7 +898,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
 pub fn cmd_study(args: &[String]) {
     let mut study = Study::default_study();
     let mut out = PathBuf::from("build/study");
@@ -864,11 +909,12 @@ pub fn cmd_study(args: &[String]) {
     let mut no_noise = false;
     let mut mechanisms: Option<String> = None;
     let mut rows: Option<String> = None;
+    let mut samples: Option<String> = None;
     let mut i = 0;
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -903,6 +949,18 @@ pub fn cmd_study(args: &[String]) {
             "--seeds" => {
                 seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
             }
+            "--samples" => {
+                let v = val();
+                if !SAMPLES.contains(&v.as_str()) {
+                    fail(&format!(
+                        "--samples {v}: unknown (one of {})",
+                        SAMPLES.join(", ")
+                    ));
+                }
+                if samples.replace(v).is_some() {
+                    fail("--samples given twice");
+                }
+            }
             "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
@@ -917,7 +975,7 @@ pub fn cmd_study(args: &[String]) {
                 }
             }
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --no-machine-noise, --seeds, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --no-machine-noise, --seeds, --samples, --jobs, --out, --config)"
             )),
         }
         i += 2;
@@ -927,6 +985,15 @@ pub fn cmd_study(args: &[String]) {
     }
     if no_noise {
         study.mechanisms_off.push("--no-machine-noise");
+    }
+    let published = samples.as_deref() == Some("published");
+    if published {
+        if ablation {
+            fail("--samples published: not with --ablation (its plan and counts are per study seeds); --samples seeds or leave it out");
+        }
+        for line in crate::score::published_samples(&mut study) {
+            eprintln!("study: samples {line}");
+        }
     }
     if ablation {
         if !configs.is_empty() {
@@ -964,6 +1031,12 @@ pub fn cmd_study(args: &[String]) {
         fail(&e);
     }
 }
+
+/// The values of `sim study --samples`: `seeds` (default), every sweep runs
+/// `--seeds` seeds; `published`, a sweep whose published table's sample
+/// count the cited mmtests sources fix runs that many
+/// ([`crate::score::PUBLISHED_SAMPLES`]), the others `--seeds`.
+pub const SAMPLES: &[&str] = &["seeds", "published"];
 
 fn positive(s: &str) -> Option<usize> {
     s.parse().ok().filter(|&n| n >= 1)

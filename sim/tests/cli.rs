@@ -200,6 +200,9 @@ fn the_binary_refuses_and_writes_nothing() {
         "--jobs x",
         "--config A:NEXT_BUDDY --config B:NO_SUCH",
         "--quick --fast",
+        "--samples bogus",
+        "--samples published --samples seeds",
+        "--samples published --ablation",
     ] {
         let out = Command::new(sim)
             .arg("study")
@@ -212,6 +215,17 @@ fn the_binary_refuses_and_writes_nothing() {
         assert!(out.stdout.is_empty(), "study {bad} printed results");
         assert!(!dir.exists(), "study {bad} wrote {}", dir.display());
     }
+    // An unknown --samples value is refused with the accepted ones.
+    let out = Command::new(sim)
+        .args(args("study --samples bogus --out"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.starts_with("error: --samples bogus: unknown (one of seeds, published)"),
+        "{e}"
+    );
     for bad in ["bench 1", "walk"] {
         let out = Command::new(sim).args(args(bad)).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad}");

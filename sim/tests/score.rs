@@ -9,8 +9,9 @@
 use sim::machine::{Machine, MECHANISM_FLAGS};
 use sim::score::{
     ablation_plan, ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear,
-    mechanism_names, mel_rows, parse_mechanisms, parse_rows, resolve, ryan_change, schbench_rows,
-    score_with, totals, verdict, within_2x, AblationSubset, Row, Target, Verdict,
+    mechanism_names, mel_rows, parse_mechanisms, parse_rows, published_count, published_samples,
+    resolve, ryan_change, schbench_rows, score_with, totals, verdict, within_2x, AblationSubset,
+    Row, Target, Verdict,
 };
 use sim::study::{run_study, study_machine, to_csv, Item, Scale, Study};
 use sim::workloads::HackbenchCfg;
@@ -255,6 +256,7 @@ fn a_study_runs_with_the_mechanisms_it_names_off() {
             },
             metrics: vec!["time_s"],
             max_ns: 2_000_000_000,
+            seeds: None,
         }],
         configs: vec![Config::parse("nb-off:NO_NEXT_BUDDY")],
         seeds: 1,
@@ -416,4 +418,97 @@ fn ablation_subsets_refuse_unknown_names_with_the_accepted_ones() {
     )
     .unwrap_err();
     assert!(e.contains("no row in"), "{e}");
+}
+
+#[test]
+fn published_samples_are_the_cited_counts_and_cover_every_sweep() {
+    let mut st = Study::default_study();
+    let lines = published_samples(&mut st);
+    assert_eq!(lines.len(), st.items.len());
+    for (ii, it) in st.items.iter().enumerate() {
+        let want = match (it.title.as_str(), it.machine.as_str()) {
+            // Mel Gorman's tables: mmtests' HACKBENCH_ITERATIONS=3, and
+            // dbench4's 120 one-second lines of one 120 s run (the sweep
+            // his rows are scored on).
+            (t, "cascadelake-2s") if t.starts_with("hackbench-") => 3,
+            ("dbench-bound", "cascadelake-2s") => 120,
+            // The unbound dbench sweep: no scored row, the study's seeds.
+            ("dbench", "cascadelake-2s") => st.seeds,
+            // Ryan Roberts' graviton3 rows: not fixed by the sources, the
+            // study's own seeds.
+            (_, "graviton3") => st.seeds,
+            other => panic!("a sweep the test does not know: {other:?}"),
+        };
+        assert_eq!(st.item_seeds(ii), want, "{}@{}", it.title, it.machine);
+        // Every sweep of the default study has an entry with its source.
+        assert!(
+            published_count(&it.title, &it.machine).is_some(),
+            "{}@{} has no entry in PUBLISHED_SAMPLES",
+            it.title,
+            it.machine
+        );
+        assert!(!lines[ii].contains("no published table"), "{}", lines[ii]);
+    }
+    assert!(!st.uniform_seeds());
+    assert!(Study::default_study().uniform_seeds());
+    // A sweep no entry names keeps the study's seeds.
+    let mut q = Study::quick();
+    published_samples(&mut q);
+    assert!(q.uniform_seeds());
+}
+
+#[test]
+fn a_sweep_with_its_own_seeds_runs_those_and_leaves_the_others_as_they_were() {
+    let st = Study::quick();
+    assert_eq!(st.seeds, 3);
+    let uniform = run_study(&st, 2, false).unwrap();
+    // Every sweep at the study's count: the same plan, the same bytes.
+    let mut same = st.clone();
+    for it in &mut same.items {
+        it.seeds = Some(st.seeds);
+    }
+    assert_eq!(
+        to_csv(&run_study(&same, 2, false).unwrap()),
+        to_csv(&uniform)
+    );
+    // The first sweep at 1 seed, the second at 5: the first keeps seed 0's
+    // runs, the second gains seeds 3 and 4 and keeps 0..3 as they were.
+    let mut mixed = st.clone();
+    mixed.items[0].seeds = Some(1);
+    mixed.items[1].seeds = Some(5);
+    let r = run_study(&mixed, 2, false).unwrap();
+    let seeds_of = |item: usize| {
+        let mut s: Vec<u64> = r
+            .samples
+            .iter()
+            .filter(|x| x.item == item)
+            .map(|x| x.seed)
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    assert_eq!(seeds_of(0), [0]);
+    assert_eq!(seeds_of(1), [0, 1, 2, 3, 4]);
+    let nv = |i: usize| mixed.items[i].values.len() * mixed.configs.len();
+    assert_eq!(r.samples.len(), nv(0) + 5 * nv(1));
+    for s in &r.samples {
+        let Some(u) = uniform
+            .samples
+            .iter()
+            .find(|u| (u.item, u.vi, u.ci, u.seed) == (s.item, s.vi, s.ci, s.seed))
+        else {
+            assert!(s.item == 1 && s.seed >= 3, "an unexpected run {s:?}");
+            continue;
+        };
+        assert_eq!(
+            format!("{:?}", u.r.metrics),
+            format!("{:?}", s.r.metrics),
+            "item {} vi {} ci {} seed {} moved",
+            s.item,
+            s.vi,
+            s.ci,
+            s.seed
+        );
+    }
 }
