@@ -173,6 +173,15 @@ pub fn cpu_idle() -> ! {
                 continue;
             }
         }
+        if pc.nohz_balance.swap(false, Ordering::Relaxed) && nr_rqs() > 1 {
+            // Kicked as the idle load balancer: the periodic balance of
+            // each tickless CPU that is due, this one's last.
+            if nohz_idle_balance(cpu) > 0 {
+                arch::irq_enable();
+                __schedule(SchedMode::Preempt);
+                continue;
+            }
+        }
         if poll_idle(pc) {
             // A kick means a queued wakeup: `__schedule` drains it.
             arch::irq_enable();
