@@ -204,6 +204,13 @@ pub fn cpu_idle() -> ! {
             // Lines a wakeup queued from an interrupt handler (CPU hotplug).
             flush_affinity_log();
         }
+        // A kick whose IPI came while this CPU polled (interrupts on) set
+        // its flag after the test above: take it now, not at the next
+        // wakeup (its kicker sends no second IPI while the flag is set).
+        if pc.nohz_balance.load(Ordering::Relaxed) {
+            arch::irq_enable();
+            continue;
+        }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.
         arch::halt();
