@@ -177,7 +177,8 @@ pub(crate) fn nohz_idle_balance(ilb: CpuId) -> usize {
     let mut mine = 0;
     sched().nohz_idle_balance(ilb, &nohz, arch::now_ns(), |c, pulled| {
         let pc = percpu::cpu(c);
-        pc.balance_runs.fetch_add(1, Ordering::Relaxed);
+        // (`balance_runs` counts the tick's own passes only: this walk
+        // does not say whether the CPU's levels were due.)
         pc.balance_pulled
             .fetch_add(pulled.len() as u64, Ordering::Relaxed);
         if c == ilb {
