@@ -51,6 +51,10 @@ pub struct PerCpu {
     /// The idle thread was just switched in and has not tried newidle
     /// balancing yet.
     pub newidle: AtomicBool,
+    /// Kicked as the idle load balancer (a busy LLC,
+    /// `crate::sched::tick::nohz_balance_kick`): the idle thread runs the
+    /// periodic balance of the tickless CPUs (`_nohz_idle_balance`).
+    pub nohz_balance: AtomicBool,
     /// The idle thread halted with this CPU's tick stopped (tickless idle);
     /// `__schedule` restarts the tick when the idle thread leaves.
     pub nohz_idle: AtomicBool,
@@ -110,6 +114,7 @@ impl PerCpu {
             preempt_count: AtomicU32::new(0),
             need_resched: AtomicU8::new(0),
             newidle: AtomicBool::new(false),
+            nohz_balance: AtomicBool::new(false),
             nohz_idle: AtomicBool::new(false),
             nohz_entries: AtomicU64::new(0),
             nohz_kicks: AtomicU64::new(0),

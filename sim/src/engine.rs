@@ -41,7 +41,9 @@
 //!   kick: a busy CPU
 //!   with two or more runnable tasks, or a misfit on a machine of unequal
 //!   CPUs, sends an idle CPU (for the misfit, a bigger one) an IPI to run a
-//!   newidle balance (`nohz_balance_kick`). `task_tick` is followed by
+//!   newidle balance (`nohz_balance_kick`), or, with more than one CPU of
+//!   its LLC busy, has an idle CPU run the idle CPUs' periodic balance
+//!   (`nohz_idle_balance`). `task_tick` is followed by
 //!   `Scheduler::tick_misfit` (`update_misfit_status`).
 //! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
 //!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
@@ -3101,23 +3103,60 @@ impl Kernel {
     /// `nohz_balance_kick`: with two or more runnable tasks here, or a
     /// misfit running here, kick an idle CPU (for a misfit one of more
     /// capacity: `Scheduler::nohz_kick_wanted`) to run a newidle balance.
+    /// Otherwise, with more than one CPU of this LLC busy and an idle
+    /// (tickless) CPU's periodic balance due
+    /// (`Scheduler::nohz_llc_kick_wanted`), the first idle CPU runs as the
+    /// idle load balancer `Scheduler::nohz_idle_balance` (the periodic
+    /// pass of each due idle CPU, itself last), here at the kick's instant
+    /// rather than at the IPI's arrival; a CPU that got tasks is sent an
+    /// IPI (it schedules them), and the kicked CPU's own wake when it
+    /// pulls nothing is not modelled.
     fn nohz_kick(&mut self, cpu: usize) {
         let this = CpuId::wrapping(cpu);
         if self.nr_idle == 0 {
             return;
         }
         let nr_running = self.s.cpu_rq(this).nr_running();
-        if nr_running < 2 && self.s.misfit_task_load(this) == 0 {
+        let n = self.nr_cpus();
+        if nr_running >= 2 || self.s.misfit_task_load(this) != 0 {
+            if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
+                self.cpus[c].curr == NIL
+                    && self
+                        .s
+                        .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
+            }) {
+                self.send_ipi(c);
+                return;
+            }
+        }
+        let mut nohz = CpuMask::new();
+        for c in (0..n).filter(|&c| self.cpus[c].curr == NIL) {
+            nohz.set(c);
+        }
+        if !self.s.nohz_llc_kick_wanted(this, &nohz, self.now) {
             return;
         }
-        let n = self.nr_cpus();
-        if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
-            self.cpus[c].curr == NIL
-                && self
-                    .s
-                    .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
-        }) {
-            self.send_ipi(c);
+        let Some(ilb) = nohz.first_cpu() else {
+            return;
+        };
+        let mut got = CpuMask::new();
+        let mut touched = CpuMask::new();
+        let mut moved = 0;
+        self.s.nohz_idle_balance(ilb, &nohz, self.now, |c, pulled| {
+            if !pulled.is_empty() {
+                got.add(c);
+                moved += pulled.len() as u64;
+            }
+            touched = touched.or(pulled.touched());
+            true
+        });
+        self.ctr.balanced += moved;
+        for c in touched.cpus() {
+            self.touch(c.index());
+        }
+        for c in got.cpus() {
+            self.touch(c.index());
+            self.send_ipi(c.index());
         }
     }
 

@@ -173,6 +173,15 @@ pub fn cpu_idle() -> ! {
                 continue;
             }
         }
+        if pc.nohz_balance.swap(false, Ordering::Relaxed) && nr_rqs() > 1 {
+            // Kicked as the idle load balancer: the periodic balance of
+            // each tickless CPU that is due, this one's last.
+            if nohz_idle_balance(cpu) > 0 {
+                arch::irq_enable();
+                __schedule(SchedMode::Preempt);
+                continue;
+            }
+        }
         if poll_idle(pc) {
             // A kick means a queued wakeup: `__schedule` drains it.
             arch::irq_enable();
@@ -194,6 +203,13 @@ pub fn cpu_idle() -> ! {
         if cpu == CpuId::BOOT {
             // Lines a wakeup queued from an interrupt handler (CPU hotplug).
             flush_affinity_log();
+        }
+        // A kick whose IPI came while this CPU polled (interrupts on) set
+        // its flag after the test above: take it now, not at the next
+        // wakeup (its kicker sends no second IPI while the flag is set).
+        if pc.nohz_balance.load(Ordering::Relaxed) {
+            arch::irq_enable();
+            continue;
         }
         // Atomically enables interrupts and waits: a wakeup interrupt
         // arriving after the check above still ends the halt.

@@ -85,7 +85,9 @@
 //! thread leaves. A tickless CPU no longer balances on its own, so a busy
 //! CPU's balancing tick with two or more runnable tasks kicks one of them to
 //! run a newidle balance (`nohz_balance_kick`, after Linux's
-//! `nohz_balancer_kick`). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
+//! `nohz_balancer_kick`); with more than one CPU of its LLC busy, it kicks
+//! the first tickless CPU to run the tickless CPUs' periodic balance
+//! (`tick::nohz_idle_balance`, Linux's `_nohz_idle_balance`). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
 //! still running where it may no longer run is asked to reschedule, and
 //! `schedule()` takes it off the runqueue before switching away and
 //! `finish_task_switch` queues it on an allowed CPU once it is off this one

@@ -112,7 +112,10 @@ pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
 /// one runnable task here, or a misfit task running here on a machine of
 /// unequal CPUs, ask one tickless idle CPU (for a misfit: one of more
 /// capacity; `Scheduler::nohz_kick_wanted`) to run a newidle balance (it no
-/// longer balances on its own ticks).
+/// longer balances on its own ticks). Otherwise, with more than one CPU of
+/// this LLC busy (not tickless) and a tickless CPU's periodic balance due
+/// (`Scheduler::nohz_llc_kick_wanted`), kick the first tickless CPU
+/// (`find_new_ilb`) as the idle load balancer ([`nohz_idle_balance`]).
 pub(crate) fn nohz_balance_kick(cpu: CpuId) {
     if !NOHZ_IDLE.load(Ordering::Relaxed) {
         return;
@@ -133,7 +136,65 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
         tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
         tpc.liveness.signalled(arch::now_ns());
         arch::send_ipi(c, arch::IpiKind::Reschedule);
+        return;
     }
+    let nohz = tickless_mask();
+    if !s.nohz_llc_kick_wanted(cpu, &nohz, arch::now_ns()) {
+        return;
+    }
+    if let Some(ilb) = nohz.cpus().find(|&c| c != cpu) {
+        let tpc = percpu::cpu(ilb);
+        // One kick at a time (`kick_ilb`'s `NOHZ_KICK_MASK`).
+        if !tpc.nohz_balance.swap(true, Ordering::Relaxed) {
+            tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
+            tpc.liveness.signalled(arch::now_ns());
+            arch::send_ipi(ilb, arch::IpiKind::Reschedule);
+        }
+    }
+}
+
+/// The online CPUs in tickless idle (`nohz.idle_cpus_mask`).
+fn tickless_mask() -> ::sched::CpuMask {
+    let online = online_mask();
+    let mut nohz = ::sched::CpuMask::new();
+    for c in online.cpus().take_while(|c| c.index() < nr_rqs()) {
+        if percpu::cpu(c).nohz_idle.load(Ordering::Relaxed) {
+            nohz.add(c);
+        }
+    }
+    nohz
+}
+
+/// The kicked idle load balancer's pass on `ilb` (this CPU;
+/// `_nohz_idle_balance`): `Scheduler::nohz_idle_balance`, the periodic
+/// balance of each tickless idle CPU whose `next_balance` has come, this
+/// one last. A CPU that got tasks is asked to reschedule (an IPI for
+/// another one); the walk stops once this CPU has work of its own.
+/// Returns the threads pulled to this CPU.
+pub(crate) fn nohz_idle_balance(ilb: CpuId) -> usize {
+    let irq = arch::IrqGuard::save();
+    let nohz = tickless_mask();
+    let mut mine = 0;
+    sched().nohz_idle_balance(ilb, &nohz, arch::now_ns(), |c, pulled| {
+        let pc = percpu::cpu(c);
+        // (`balance_runs` counts the tick's own passes only: this walk
+        // does not say whether the CPU's levels were due.)
+        pc.balance_pulled
+            .fetch_add(pulled.len() as u64, Ordering::Relaxed);
+        if c == ilb {
+            mine = pulled.len();
+            resched_if_pulled(ilb, pulled);
+        } else if !pulled.is_empty() {
+            resched_if_pulled(c, pulled);
+            pc.liveness.signalled(arch::now_ns());
+            arch::send_ipi(c, arch::IpiKind::Reschedule);
+        }
+        // "If this CPU gets work to do, stop the load balancing work
+        // being done for other CPUs."
+        c == ilb || percpu::cpu(ilb).need_resched() == ::sched::Resched::None
+    });
+    drop(irq);
+    mine
 }
 
 /// One newly idle balancing pass of `cpu` (this CPU); returns the threads

@@ -257,6 +257,37 @@ impl<P: Platform> Scheduler<P> {
         out
     }
 
+    /// The kicked idle load balancer's pass (`_nohz_idle_balance` with
+    /// `NOHZ_BALANCE_KICK`): for each CPU of `nohz_idle` (the CPUs in
+    /// tickless idle), from the one after `ilb` on, wrapping, so that `ilb`
+    /// itself comes last and the others get a chance to pull first, that
+    /// is still idle, the periodic balance [`Self::rebalance_domains`] as
+    /// that CPU's (`sched_balance_domains(rq, CPU_IDLE)`): only once its
+    /// `next_balance` has come, levels at their idle intervals, a failed
+    /// level counted in `nr_balance_failed`, so an active balance may
+    /// follow (a newly idle pass counts no failure). Each CPU's outcome
+    /// goes to `pulled_to(cpu, &pulled)`, which returns false to stop the
+    /// walk (Linux stops when `ilb` got work: "next load balancing owner
+    /// will pick it up"). The blocked-load updates the kick also asks
+    /// (`NOHZ_STATS_KICK`) are not modelled. No allocation.
+    pub fn nohz_idle_balance(
+        &self,
+        ilb: CpuId,
+        nohz_idle: &CpuMask,
+        now_ns: u64,
+        mut pulled_to: impl FnMut(CpuId, &Pulled) -> bool,
+    ) {
+        for c in nohz_idle.cpus_wrap(ilb.index() + 1) {
+            if c.index() >= self.nr_cpus() || !self.idle(c) {
+                continue;
+            }
+            let pulled = self.rebalance_domains(c, now_ns);
+            if !pulled_to(c, &pulled) {
+                break;
+            }
+        }
+    }
+
     /// Whether the periodic balance counts `cpu` busy, for its intervals
     /// (`sched_balance_domains`' `busy = idle != CPU_IDLE &&
     /// !sched_idle_rq(rq)`): it runs a task, and not only SCHED_IDLE ones.

@@ -131,6 +131,48 @@ impl<P: Platform> Scheduler<P> {
                 ))
     }
 
+    /// `nohz_balancer_kick`'s LLC test, for the busy `cpu` whose own tests
+    /// ([`Self::nohz_kick_wanted`]) did not hold, with `nohz_idle` the CPUs
+    /// in tickless idle (`nohz.idle_cpus_mask`) at `now_ns`: kick the idle
+    /// load balancer when more than one CPU of `cpu`'s LLC is busy (not in
+    /// tickless idle: `sd_balance_shared->nr_busy_cpus > 1`, "we may need
+    /// to spread load within the current LLC domain (e.g. packed SMT
+    /// cores but other CPUs are idle)"), and only once a tickless CPU's
+    /// periodic balance is due (`nohz.next_balance`, the earliest
+    /// `rq->next_balance` of the tickless CPUs, which the kicked CPU's
+    /// pass moves on: [`Self::nohz_idle_balance`]), so the kick is not
+    /// sent at every tick. Never on a machine with an
+    /// `sd_asym_cpucapacity` domain (Linux skips the LLC logic there:
+    /// only misfits count), nor without an LLC domain of more than one
+    /// CPU. O(CPUs of the LLC), no allocation.
+    pub fn nohz_llc_kick_wanted(&self, cpu: CpuId, nohz_idle: &CpuMask, now_ns: u64) -> bool {
+        let doms = &self.slots[cpu.index()].doms;
+        if doms.asym_cpucapacity().is_some() {
+            return false;
+        }
+        let Some(llc) = doms.llc() else {
+            return false;
+        };
+        let nr_busy = llc
+            .span
+            .cpus()
+            .filter(|&c| c.index() < self.nr_cpus() && self.cpu_active(c) && !nohz_idle.has(c))
+            .take(2)
+            .count();
+        nr_busy > 1 && self.nohz_next_balance_due(nohz_idle, now_ns)
+    }
+
+    /// Whether the periodic balance of some CPU of `nohz_idle` is due at
+    /// `now_ns` (`!time_before(jiffies, nohz.next_balance)`: Linux keeps
+    /// the minimum of the tickless CPUs' `rq->next_balance` as the kicked
+    /// CPU found them; this reads them).
+    pub fn nohz_next_balance_due(&self, nohz_idle: &CpuMask, now_ns: u64) -> bool {
+        nohz_idle
+            .cpus()
+            .take_while(|c| c.index() < self.nr_cpus())
+            .any(|c| self.rebalance_due(c, now_ns))
+    }
+
     /// `select_idle_sibling` on a machine of unequal CPUs
     /// ([`Scheduler::select_idle_sibling_in`] with capacity fits). Not
     /// inlined: the wakeup path of a machine of equal CPUs pays only the
