@@ -150,7 +150,7 @@ impl Pulled {
     /// Nothing could be detached, but the source's running task will move
     /// here at the source's next switch (an active balance: a misfit,
     /// [`capacity`], or after `cache_nice_tries + 2` failed passes,
-    /// [`balance`]): the source was asked to reschedule. Counts as a
+    /// `balance`): the source was asked to reschedule. Counts as a
     /// balance that acted (a newly idle pass stops at this level).
     pub fn active_balance(&self) -> bool {
         self.active
