@@ -92,6 +92,8 @@ pub use balance::MAX_PINNED_INTERVAL_MS;
 pub mod capacity;
 mod groups;
 pub mod hotplug;
+mod lb_stats;
+pub use lb_stats::{IdleType, LbStats, ALB_FIELD_NAMES, CPU_MAX_IDLE_TYPES, LB_FIELD_NAMES};
 pub mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_tests;
@@ -464,6 +466,8 @@ struct DomainState {
     group_imbalance: AtomicBool,
     /// NI_RANDOM / NI_RATE figures ([`newidle`]).
     ni: newidle::NewidleState,
+    /// The load-balance statistics ([`lb_stats`]).
+    stats: lb_stats::LbCounters,
 }
 
 #[repr(align(64))]
@@ -978,6 +982,7 @@ impl<P: Platform> Scheduler<P> {
                     nr_balance_failed: AtomicU32::new(0),
                     group_imbalance: AtomicBool::new(false),
                     ni: newidle::NewidleState::new(now_ns),
+                    stats: Default::default(),
                 }),
                 next_balance_jiffies: AtomicU64::new(now_jiffies),
                 rng: {

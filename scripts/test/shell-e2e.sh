@@ -24,7 +24,9 @@
 #   - bad input (unknown command, missing / extra arguments, out-of-range
 #     numbers, a 10 000-character line, non-ASCII bytes) answered with one
 #     `error:` line each, and features / sysctl -a / preempt unchanged after;
-#   - `ps`, `sched_debug`, `stat`, `trace` produce their lines;
+#   - `ps`, `sched_debug`, `stat`, `trace`, `schedstat` produce their lines
+#     (`schedstat`: its domain lines well formed and, with SMP>1, balance
+#     passes counted);
 #   - `poweroff` ends QEMU with exit status 0, and nothing after stdin's EOF
 #     (QEMU's stdio chardev keeps the guest running until poweroff).
 #   - no input byte is lost or changed: the very first command is checked
@@ -169,6 +171,8 @@ wait x
 cpu offline 0
 cpu offline x
 cpu online 255
+schedstat
+schedstat x
 @PASTE@
 poweroff
 EOF
@@ -339,7 +343,7 @@ errors_expected = {
     "kill 0", "@LONG@", "@NONASCII@", "taskset -p 0 8", "spin -d 100 -c 9 0",
     "compare -c '' -- perfpipe -l 10", "kill %1", "wait %1", "fg", "kill 8", "hackbench &&",
     "& foo", "ps &", "hackbench -g 2& -l 5", "kill %99", "wait x",
-    "cpu offline 0", "cpu offline x", "cpu online 255",
+    "cpu offline 0", "cpu offline x", "cpu online 255", "schedstat x",
 }
 for i, (c, r) in enumerate(replies):
     if c not in errors_expected and any(l.startswith("error:") for l in r):
@@ -589,6 +593,23 @@ want_error(J["wait x"], "wait: expected %JOB")
 want_error(J["cpu offline 0"], "cpu: cannot take cpu 0 offline: CPU 0 stays online")
 want_error(J["cpu offline x"], "cpu: ", "'x'")
 want_error(J["cpu online 255"], "cpu: cannot take cpu 255 online: no such CPU")
+# schedstat: /proc/schedstat's domain lines (name, span, 8 lb_* fields for
+# each of 3 idle types, 3 alb_* fields); with 2+ CPUs, the balancing
+# during the jobs above was counted; a bad argument is refused.
+r = jr("schedstat")
+if len(r) < 3 or not r[0].startswith("schedstat:") or not r[1].startswith("fields:"):
+    fail(f"schedstat: no header: {r[:2]!r}")
+if "cpu0" not in r:
+    fail(f"schedstat: no cpu0 line: {r!r}")
+doms = [l.split() for l in r if l.startswith("domain")]
+if any(len(d) != 30 or not all(x.isdigit() for x in d[3:]) for d in doms):
+    fail(f"schedstat: malformed domain line in {r!r}")
+if int(os.environ.get("SMP", "1")) > 1:
+    if not doms:
+        fail(f"schedstat: no domain line with SMP>1: {r!r}")
+    elif sum(int(x) for d in doms for x in (d[3], d[11], d[19])) == 0:
+        fail(f"schedstat: no balance pass counted: {r!r}")
+want_error(J["schedstat x"], "schedstat: unexpected argument 'x'")
 
 # poweroff: the last thing printed, and QEMU's status 0.
 if rc != 0:

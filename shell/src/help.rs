@@ -131,6 +131,19 @@ pub const COMMANDS: &[CommandHelp] = &[
         &["sched_debug"],
     ),
     cmd(
+        "schedstat",
+        "schedstat",
+        "per-CPU, per-domain load-balance counters, as /proc/schedstat",
+        &[
+            "per CPU one line per domain level, in the order and naming of",
+            "Linux's /proc/schedstat domain lines (v17), with only the fields",
+            "counted here (the header names them): lb_* for the idle types",
+            "busy, idle, newly idle, then alb_count alb_failed alb_pushed",
+        ],
+        &[],
+        &["schedstat"],
+    ),
+    cmd(
         "stat",
         "stat",
         "uptime, per-CPU idle and busy time, context switches, interrupts",

@@ -83,6 +83,8 @@ fn simple_commands() {
     assert_eq!(ok("ps"), Command::Ps);
     assert_eq!(ok("  ps  "), Command::Ps);
     assert_eq!(ok("sched_debug"), Command::SchedDebug);
+    assert_eq!(ok("schedstat"), Command::Schedstat);
+    assert_eq!(ok(" schedstat "), Command::Schedstat);
     assert_eq!(ok("stat"), Command::Stat);
     assert_eq!(ok("poweroff"), Command::Poweroff);
     err_is("ps aux", "ps: unexpected argument 'aux' (usage: ps)");
@@ -91,6 +93,14 @@ fn simple_commands() {
     err_is(
         "poweroff now",
         "poweroff: unexpected argument 'now' (usage: poweroff)",
+    );
+    err_is(
+        "schedstat 0",
+        "schedstat: unexpected argument '0' (usage: schedstat)",
+    );
+    err_is(
+        "schedstat -v",
+        "schedstat: unknown option '-v' (usage: schedstat)",
     );
     err_is(
         "sched_debug x",
@@ -1284,7 +1294,7 @@ fn command_names_match_the_help_table() {
     for c in COMMANDS {
         assert!(shell::lookup(c.name).is_some());
     }
-    assert_eq!(COMMANDS.len(), 29);
+    assert_eq!(COMMANDS.len(), 30);
 }
 
 /// Every word of the help table reaches its own parser: alone it parses to

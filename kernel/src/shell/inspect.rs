@@ -1,5 +1,5 @@
-//! `ps`, `sched_debug` and `stat`: read-only views of the threads and the
-//! runqueues.
+//! `ps`, `sched_debug`, `schedstat` and `stat`: read-only views of the
+//! threads and the runqueues.
 //!
 //! Each view first copies what it needs under the runqueue lock of one CPU at
 //! a time (short critical sections, no allocation of note, nothing printed
@@ -424,4 +424,72 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
         crate::console::RX_HELD_BACK.load(core::sync::atomic::Ordering::Relaxed),
     );
     Ok(())
+}
+
+/// `schedstat`: the load-balance counters of every online CPU's domains
+/// (`sched::smp::LbStats`), one `domainN` line per level in the order and
+/// naming of Linux's `/proc/schedstat` (`show_schedstat`, version 17), so
+/// the two can be set side by side: `domainN NAME SPAN`, then for each
+/// idle type (not idle, idle, newly idle) the `lb_*` fields this scheduler
+/// counts, then the `alb_*` ones. Linux's fields that are not counted here
+/// are left out, not printed as 0; the header names the fields present.
+/// The counters are plain relaxed loads (no lock); always counted.
+pub fn schedstat(sh: &mut Sh) -> CmdResult {
+    use sched::smp::{ALB_FIELD_NAMES, LB_FIELD_NAMES};
+    let s = crate::sched::sched();
+    let nr_cpus = s.nr_cpus();
+    let _ = writeln!(
+        sh,
+        "schedstat: /proc/schedstat v17 domain lines, only the fields counted here"
+    );
+    let _ = writeln!(
+        sh,
+        "fields: domainN name span, then for busy, idle, newly idle: {}; then {}",
+        LB_FIELD_NAMES.join(" "),
+        ALB_FIELD_NAMES.join(" ")
+    );
+    for cpu in online_cpus() {
+        let _ = writeln!(sh, "cpu{}", cpu.index());
+        for (level, sd) in s.domains(cpu).iter().enumerate() {
+            let Some(st) = s.lb_stats(cpu, level) else {
+                continue;
+            };
+            let mut line = alloc::format!("domain{} {} ", level, sd.level.name());
+            push_span(
+                &mut line,
+                |c| CpuId::new(c).is_some_and(|c| sd.span.has(c)),
+                nr_cpus,
+            );
+            for itype in [
+                sched::smp::IdleType::NotIdle,
+                sched::smp::IdleType::Idle,
+                sched::smp::IdleType::NewlyIdle,
+            ] {
+                for v in st.fields(itype) {
+                    let _ = write!(line, " {v}");
+                }
+            }
+            for v in st.alb_fields() {
+                let _ = write!(line, " {v}");
+            }
+            let _ = writeln!(sh, "{line}");
+        }
+    }
+    Ok(())
+}
+
+/// Appends a CPU mask as Linux's `%*pb` prints it: hex, highest CPU
+/// first, as many digits as `nr_cpus` needs, a comma between 32-bit words.
+fn push_span(out: &mut alloc::string::String, has: impl Fn(usize) -> bool, nr_cpus: usize) {
+    let digits = nr_cpus.div_ceil(4).max(1);
+    for d in (0..digits).rev() {
+        let nib = (0..4).fold(0u32, |v, b| {
+            let c = d * 4 + b;
+            v | (u32::from(c < nr_cpus && has(c)) << b)
+        });
+        out.push(char::from_digit(nib, 16).unwrap_or('0'));
+        if d != 0 && d % 8 == 0 {
+            out.push(',');
+        }
+    }
 }

@@ -296,6 +296,7 @@ fn execute(sh: &mut Sh, cmd: Command, line: &str) -> CmdResult {
         Command::Preempt(m) => config::preempt(sh, m),
         Command::Ps => inspect::ps(sh),
         Command::SchedDebug => inspect::sched_debug(sh),
+        Command::Schedstat => inspect::schedstat(sh),
         Command::Stat => inspect::stat(sh),
         Command::Nice { target, nice } => control::nice(sh, target, nice),
         Command::Chrt {

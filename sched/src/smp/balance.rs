@@ -168,6 +168,7 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::lb_stats::{IdleType, LbEvent};
 use super::placement::{SgStats, NUMA_IMBALANCE_MIN};
 use super::{Platform, Pulled, Scheduler, MAX_PULL};
 use crate::class::SchedClass;
@@ -481,14 +482,46 @@ impl<P: Platform> Scheduler<P> {
         newidle: bool,
         out: &mut Pulled,
     ) -> (bool, bool) {
+        // The pass's idle type, for its statistics: the periodic pass of
+        // `sched_balance_domains` reads the CPU's idle state at the start
+        // and again after a level pulled; read here for each level.
+        let itype = if newidle {
+            IdleType::NewlyIdle
+        } else if self.idle(this_cpu) {
+            IdleType::Idle
+        } else {
+            IdleType::NotIdle
+        };
+        self.lb_stat(this_cpu, level, itype, LbEvent::Count);
         if !newidle && !self.should_we_balance(sd, this_cpu) {
             // Another CPU balances this level: for this one it is
             // balanced (`should_we_balance` goes to `out_balanced`).
             self.lb_done(this_cpu, level, sd, Outcome::Balanced, newidle);
+            self.lb_stat(this_cpu, level, itype, LbEvent::Balanced);
             self.group_imbalance_done(this_cpu, level, sd, Outcome::Balanced, false);
             return (false, false);
         }
-        (self.balance_domain(this_cpu, level, sd, newidle, out), true)
+        (self.balance_domain(this_cpu, level, sd, itype, out), true)
+    }
+
+    /// The statistics of a pass at `this_cpu`'s domain `level` that ended
+    /// with `outcome`, having moved `gained` tasks (`sched_balance_rq`'s
+    /// `lb_gained`, `lb_failed` when nothing moved from a source it found,
+    /// `lb_balanced` at `out_balanced` and `out_all_pinned`).
+    fn lb_outcome_stat(
+        &self,
+        this_cpu: CpuId,
+        level: usize,
+        itype: IdleType,
+        outcome: Outcome,
+        gained: usize,
+    ) {
+        let ev = match outcome {
+            Outcome::Moved => LbEvent::Gained(gained as u32),
+            Outcome::Failed | Outcome::Misfit | Outcome::OnePinned { .. } => LbEvent::Failed,
+            Outcome::Balanced | Outcome::AllPinned => LbEvent::Balanced,
+        };
+        self.lb_stat(this_cpu, level, itype, ev);
     }
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
@@ -509,9 +542,10 @@ impl<P: Platform> Scheduler<P> {
         this_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
-        newidle: bool,
+        itype: IdleType,
         out: &mut Pulled,
     ) -> bool {
+        let newidle = itype == IdleType::NewlyIdle;
         let n0 = out.n;
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
@@ -538,6 +572,7 @@ impl<P: Platform> Scheduler<P> {
                 };
                 self.lb_done(this_cpu, level, sd, outcome, newidle);
                 out.absorb(&p);
+                self.lb_outcome_stat(this_cpu, level, itype, outcome, out.n - n0);
                 return !p.is_empty();
             }
         }
@@ -571,7 +606,7 @@ impl<P: Platform> Scheduler<P> {
                 sd,
                 &local,
                 by_load,
-                newidle,
+                itype,
                 &cpus,
                 out,
                 &mut src,
@@ -598,6 +633,7 @@ impl<P: Platform> Scheduler<P> {
             (o, _) => o,
         };
         self.lb_done(this_cpu, level, sd, outcome, newidle);
+        self.lb_outcome_stat(this_cpu, level, itype, outcome, out.n - n0);
         self.group_imbalance_done(this_cpu, level, sd, outcome, sgc_imbalance);
         out.n != n0
     }
@@ -671,14 +707,20 @@ impl<P: Platform> Scheduler<P> {
         Outcome::Failed
     }
 
-    /// After an active balance's push landed: the running task of `src`
-    /// went to `target`, which asked for it (`active_load_balance_cpu_stop`:
-    /// "Active balancing done, reset the failure counter"), for the lowest
-    /// domain of `target` that spans `src`.
-    pub(super) fn active_push_landed(&self, target: CpuId, src: CpuId) {
-        let slot = &self.slots[target.index()];
+    /// After an active balance's push took the running task of `src` off
+    /// at its switch, for the lowest domain of `asked` (the CPU that asked
+    /// for it) that spans `src` (`active_load_balance_cpu_stop`): counts
+    /// `alb_count`, and `alb_pushed` when the task `landed` on `asked`
+    /// ("Active balancing done, reset the failure counter"), else
+    /// `alb_failed`.
+    pub(super) fn active_push_done(&self, asked: CpuId, src: CpuId, landed: bool) {
+        let slot = &self.slots[asked.index()];
         if let Some(level) = slot.doms.as_slice().iter().position(|d| d.span.has(src)) {
-            slot.lb[level].nr_balance_failed.store(0, Ordering::Relaxed);
+            let st = &slot.lb[level];
+            st.stats.count_alb(landed);
+            if landed {
+                st.nr_balance_failed.store(0, Ordering::Relaxed);
+            }
         }
     }
 
@@ -750,12 +792,13 @@ impl<P: Platform> Scheduler<P> {
         sd: &SchedDomain,
         local: &SgStats,
         by_load: bool,
-        newidle: bool,
+        itype: IdleType,
         cpus: &CpuMask,
         out: &mut Pulled,
         src_out: &mut Source,
         sgc_imbalance: &mut bool,
     ) -> Outcome {
+        let newidle = itype == IdleType::NewlyIdle;
         let local_span = local.span;
         let mut busiest: Option<SgStats> = None;
         // The busiest's rank (`group_type` as far as it matters here): 2
@@ -794,6 +837,7 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         let Some(busiest) = busiest else {
+            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         };
         let migrate = if busiest_rank == 1 {
@@ -809,6 +853,9 @@ impl<P: Platform> Scheduler<P> {
             Migrate::Tasks(calculate_imbalance(sd, local, &busiest))
         };
         if migrate.is_none() {
+            // Linux's `sched_balance_find_src_group` returns no group
+            // when it finds the domain balanced.
+            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         }
         let span = busiest.span.and(cpus);
@@ -824,8 +871,15 @@ impl<P: Platform> Scheduler<P> {
             // is empty, or in a domain of unequal CPUs runs a lone task on
             // a CPU this one does not exceed; by load, a lone task heavier
             // than the imbalance is passed over.
+            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyQueue);
             return Outcome::Balanced;
         };
+        // `update_lb_imbalance_stat`.
+        let ev = match migrate {
+            Migrate::Tasks(n) => LbEvent::ImbalanceTasks(n),
+            Migrate::Load(l) => LbEvent::ImbalanceLoad(l),
+        };
+        self.lb_stat(this_cpu, level, itype, ev);
         *src_out = Source {
             cpu: Some(src_cpu),
             migrate_task,

@@ -652,9 +652,10 @@ impl<P: Platform> Scheduler<P> {
         let Ok(_) = self.enqueue_on(target, cpu, id, |rq| {
             Ok::<_, core::convert::Infallible>(rq.attach_task(id, t))
         });
-        if pushed_to == Some(target) {
-            // An active balance done: the puller's failures reset.
-            self.active_push_landed(target, cpu);
+        if let Some(asked) = pushed_to {
+            // An active balance done: its statistics, and on landing the
+            // puller's failures reset.
+            self.active_push_done(asked, cpu, asked == target);
         }
         Some(target)
     }

@@ -116,6 +116,8 @@ pub enum Command {
     Ps,
     /// `sched_debug`.
     SchedDebug,
+    /// `schedstat`: the load-balance statistics per CPU and domain.
+    Schedstat,
     /// `stat`.
     Stat,
     /// `nice PID N` / `nice %JOB N`.
@@ -248,6 +250,7 @@ impl Command {
             Command::Preempt(_) => "preempt",
             Command::Ps => "ps",
             Command::SchedDebug => "sched_debug",
+            Command::Schedstat => "schedstat",
             Command::Stat => "stat",
             Command::Nice { .. } => "nice",
             Command::Chrt { .. } | Command::ChrtShow { .. } | Command::ChrtDeadline { .. } => {
@@ -349,6 +352,7 @@ fn parse_foreground(line: &str) -> Result<Option<Command>, Error> {
         "preempt" => sysctl::parse_preempt(a)?,
         "ps" => no_args("ps", a, Command::Ps)?,
         "sched_debug" => no_args("sched_debug", a, Command::SchedDebug)?,
+        "schedstat" => no_args("schedstat", a, Command::Schedstat)?,
         "stat" => no_args("stat", a, Command::Stat)?,
         "poweroff" => no_args("poweroff", a, Command::Poweroff)?,
         "nice" => tasks::parse_nice(a)?,
