@@ -14,30 +14,12 @@ use std::sync::atomic::Ordering;
 mod common;
 use common::cpu_id;
 
-use common::plat::{machine, switch, Plat};
+use common::plat::{machine, spawn_on, switch, Plat};
 use sched::smp::{Scheduler, MAX_PINNED_INTERVAL_MS};
-use sched::{CpuMask, Feature, PrevAction, SchedTask, TaskId, TaskParams, Topology};
+use sched::{Feature, PrevAction, TaskId, Topology};
 
 fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
     s.cpu_rq(cpu_id(cpu)).nr_runnable()
-}
-
-/// Spawns task `id` on `cpu` (through the scheduler, so that a push can
-/// move it) and lets it run anywhere unless `pinned`; if `cpu` ran
-/// nothing, it runs now.
-fn spawn_on(s: &Scheduler<Plat>, id: u32, cpu: usize, pinned: bool) {
-    let mut t = SchedTask::new(TaskParams::default());
-    t.cpus_allowed = CpuMask::of(cpu_id(cpu));
-    let (at, _) = s.spawn(TaskId(id), t, cpu_id(cpu)).unwrap();
-    assert_eq!(at, cpu_id(cpu));
-    if !pinned {
-        let all = CpuMask::first_n(s.nr_cpus());
-        assert!(s.set_cpus_allowed(cpu_id(cpu), TaskId(id), all, cpu_id(cpu)));
-    }
-    if s.cpu_rq(cpu_id(cpu)).curr().is_none() {
-        switch(s, cpu, PrevAction::Stays);
-    }
-    assert!(s.cpu_rq(cpu_id(cpu)).task(TaskId(id)).is_some());
 }
 
 fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {

@@ -8,25 +8,9 @@
 mod common;
 use common::cpu_id;
 
-use common::plat::{machine, switch, Plat};
+use common::plat::{machine, spawn_on, switch, Plat};
 use sched::smp::{IdleType, LbStats, Scheduler};
-use sched::{CpuMask, PrevAction, SchedTask, TaskId, TaskParams, Topology};
-
-/// Spawns task `id` on `cpu` through the scheduler, allowed everywhere
-/// unless `pinned`; if `cpu` ran nothing, it runs now.
-fn spawn_on(s: &Scheduler<Plat>, id: u32, cpu: usize, pinned: bool) {
-    let mut t = SchedTask::new(TaskParams::default());
-    t.cpus_allowed = CpuMask::of(cpu_id(cpu));
-    let (at, _) = s.spawn(TaskId(id), t, cpu_id(cpu)).unwrap();
-    assert_eq!(at, cpu_id(cpu));
-    if !pinned {
-        let all = CpuMask::first_n(s.nr_cpus());
-        assert!(s.set_cpus_allowed(cpu_id(cpu), TaskId(id), all, cpu_id(cpu)));
-    }
-    if s.cpu_rq(cpu_id(cpu)).curr().is_none() {
-        switch(s, cpu, PrevAction::Stays);
-    }
-}
+use sched::{PrevAction, Topology};
 
 fn stats(s: &Scheduler<Plat>, cpu: usize) -> LbStats {
     s.lb_stats(cpu_id(cpu), 0).expect("level 0 exists")

@@ -78,6 +78,25 @@ pub fn run_ticks(s: &Scheduler<Plat>, cpu: usize, ms: u64) {
     }
 }
 
+/// Spawns task `id` on `cpu` through the scheduler (so that a balancer's
+/// push can move it) and lets it run on every CPU unless `pinned`; if
+/// `cpu` ran nothing, it runs now.
+pub fn spawn_on(s: &Scheduler<Plat>, id: u32, cpu: usize, pinned: bool) {
+    let on = sched::CpuId::new(cpu).unwrap();
+    let mut t = sched::SchedTask::new(sched::TaskParams::default());
+    t.cpus_allowed = sched::CpuMask::of(on);
+    let (at, _) = s.spawn(sched::TaskId(id), t, on).unwrap();
+    assert_eq!(at, on);
+    if !pinned {
+        let all = sched::CpuMask::first_n(s.nr_cpus());
+        assert!(s.set_cpus_allowed(on, sched::TaskId(id), all, on));
+    }
+    if s.cpu_rq(on).curr().is_none() {
+        switch(s, cpu, sched::PrevAction::Stays);
+    }
+    assert!(s.cpu_rq(on).task(sched::TaskId(id)).is_some());
+}
+
 /// Puts `n` new tasks on `cpu` (never run, so cache-cold), ids from
 /// `*next`; with `pinned`, each may run only there. The first one runs.
 pub fn load_cpu(s: &Scheduler<Plat>, cpu: sched::CpuId, n: u32, next: &mut u32, pinned: bool) {
