@@ -121,36 +121,36 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
         return;
     }
     // A tickless CPU first (atomic loads), this runqueue's lock only then.
-    let online = online_mask();
-    let tickless = |c: &CpuId| online.has(*c) && percpu::cpu(*c).nohz_idle.load(Ordering::Relaxed);
+    let nohz = tickless_mask();
     let mut cpus = (1..nr_rqs()).map(|k| CpuId::wrapping((cpu.index() + k) % nr_rqs()));
-    if !cpus.clone().any(|c| tickless(&c)) {
+    if !cpus.clone().any(|c| nohz.has(c)) {
         return;
     }
     let s = sched();
     let nr_running = with_cpu_rq(cpu, |rq| rq.nr_running());
-    let target = cpus.find(|c| tickless(c) && s.nohz_kick_wanted(cpu, nr_running, *c));
+    let target = cpus.find(|&c| nohz.has(c) && s.nohz_kick_wanted(cpu, nr_running, c));
     if let Some(c) = target {
-        let tpc = percpu::cpu(c);
-        tpc.newidle.store(true, Ordering::Relaxed);
-        tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
-        tpc.liveness.signalled(arch::now_ns());
-        arch::send_ipi(c, arch::IpiKind::Reschedule);
+        percpu::cpu(c).newidle.store(true, Ordering::Relaxed);
+        send_kick(c);
         return;
     }
-    let nohz = tickless_mask();
     if !s.nohz_llc_kick_wanted(cpu, &nohz, arch::now_ns()) {
         return;
     }
+    // One kick at a time (`kick_ilb`'s `NOHZ_KICK_MASK`).
     if let Some(ilb) = nohz.cpus().find(|&c| c != cpu) {
-        let tpc = percpu::cpu(ilb);
-        // One kick at a time (`kick_ilb`'s `NOHZ_KICK_MASK`).
-        if !tpc.nohz_balance.swap(true, Ordering::Relaxed) {
-            tpc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
-            tpc.liveness.signalled(arch::now_ns());
-            arch::send_ipi(ilb, arch::IpiKind::Reschedule);
+        if !percpu::cpu(ilb).nohz_balance.swap(true, Ordering::Relaxed) {
+            send_kick(ilb);
         }
     }
+}
+
+/// Wakes the tickless CPU `c` for the balancing its flag asks for.
+fn send_kick(c: CpuId) {
+    let pc = percpu::cpu(c);
+    pc.nohz_kicks.fetch_add(1, Ordering::Relaxed);
+    pc.liveness.signalled(arch::now_ns());
+    arch::send_ipi(c, arch::IpiKind::Reschedule);
 }
 
 /// The online CPUs in tickless idle (`nohz.idle_cpus_mask`).
