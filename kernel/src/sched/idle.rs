@@ -205,9 +205,11 @@ pub fn cpu_idle() -> ! {
             flush_affinity_log();
         }
         // A kick whose IPI came while this CPU polled (interrupts on) set
-        // its flag after the test above: take it now, not at the next
-        // wakeup (its kicker sends no second IPI while the flag is set).
-        if pc.nohz_balance.load(Ordering::Relaxed) {
+        // its flag after the tests above: take it now, not at the next
+        // wakeup. The idle load balancer's kicker sends no second IPI while
+        // its flag is set; a newly idle kick (`nohz_balance_kick` for an
+        // overloaded CPU) would come again only at a later balancing tick.
+        if pc.nohz_balance.load(Ordering::Relaxed) || pc.newidle.load(Ordering::Relaxed) {
             arch::irq_enable();
             continue;
         }
