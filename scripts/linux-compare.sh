@@ -829,8 +829,10 @@ part_topology() {
 # per round, SMT_REPS rounds) in each of SMT_BOOTS boots of each kernel;
 # boot b gets seed b and a pause from it before every run (Linux: usleep
 # 0..4 ms in lc_smt; ours: `yield -l 1..1000`). Linux prints one `smt:`
-# line per run (guest.sh, lc_smt); ours runs `stat` before and after each
-# command, and smt-summary.py takes the deltas of the same quantities.
+# line per run (guest.sh, lc_smt); ours runs `schedstat; stat` before and
+# `stat; schedstat` after each command, and smt-summary.py takes the deltas
+# of the same quantities (the domain counters of both: /proc/schedstat's
+# and our `schedstat`'s lines).
 smt_rows() {
     cat <<ROWS
 hogs2|spin -d $SMT_MS 0 0|lcbench spin -d $SMT_MS 0 0
@@ -881,7 +883,7 @@ part_smt() {
             for ((r = 1; r <= SMT_REPS; r++)); do
                 while IFS='|' read -r name ocmd _; do
                     rng=$((rng * 48271 % 2147483647))
-                    run="yield -l $((1 + rng % 1000)); stat; $ocmd; stat; "
+                    run="yield -l $((1 + rng % 1000)); schedstat; stat; $ocmd; stat; schedstat; "
                     if ((${#base} + ${#script} + ${#run} + 8 > 1000)); then
                         boot "$elf" "$dir/ours-seed$b-part$part.log" -- "seed=$b preempt=$PREEMPT run=$base${script}poweroff"
                         part=$((part + 1)) script=""

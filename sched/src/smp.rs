@@ -93,7 +93,9 @@ pub mod capacity;
 mod groups;
 pub mod hotplug;
 mod lb_stats;
-pub use lb_stats::{IdleType, LbStats, ALB_FIELD_NAMES, CPU_MAX_IDLE_TYPES, LB_FIELD_NAMES};
+pub use lb_stats::{
+    IdleType, LbStats, ALB_FIELD_NAMES, CPU_MAX_IDLE_TYPES, LB_FIELD_NAMES, TTWU_FIELD_NAMES,
+};
 pub mod lifecycle;
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -9,8 +9,8 @@ mod common;
 use common::cpu_id;
 
 use common::plat::{machine, spawn_on, switch, Plat};
-use sched::smp::{IdleType, LbStats, Scheduler};
-use sched::{PrevAction, Topology};
+use sched::smp::{IdleType, LbStats, Scheduler, Woke};
+use sched::{PrevAction, TaskId, Topology, WakeFlags};
 
 fn stats(s: &Scheduler<Plat>, cpu: usize) -> LbStats {
     s.lb_stats(cpu_id(cpu), 0).expect("level 0 exists")
@@ -155,4 +155,87 @@ fn an_all_pinned_pass_counts_lb_balanced() {
     assert_eq!(st.lb_balanced, [0, 1, 0]);
     assert_eq!(st.lb_failed, [0; 3]);
     assert_eq!(st.lb_gained, [0; 3]);
+}
+
+/// 2 cores x 2 threads (CPUs 0-1 and 2-3), one LLC: levels SMT (0) and
+/// MC (1). Sleepers slept on CPU 2 (task 10), CPU 1 (11) and CPU 0 (12),
+/// then every CPU runs a task (1 on CPU 0, the waker, up to 4 on CPU 3),
+/// so no idle CPU can take a wakee.
+fn smt_machine_with_sleepers() -> Scheduler<Plat> {
+    let topo = Topology::from_ids(&[0, 0, 1, 1], &[0; 4], &[0; 4]).expect("2 cores x 2 threads");
+    let s = machine(topo);
+    assert_eq!(s.domains(cpu_id(0)).len(), 2);
+    for (id, cpu) in [(10, 2), (11, 1), (12, 0)] {
+        spawn_on(&s, id, cpu, false);
+        assert_eq!(switch(&s, cpu, PrevAction::Sleeps), None);
+    }
+    for cpu in 0..4 {
+        spawn_on(&s, 1 + cpu as u32, cpu, false);
+        assert_eq!(s.cpu_rq(cpu_id(cpu)).curr(), Some(TaskId(1 + cpu as u32)));
+    }
+    s
+}
+
+/// The wakeups' counters, as Linux 7.2's `ttwu_stat()` and `wake_affine()`
+/// count them, and ours' `ttwu_migrate`:
+/// - a sync wakeup by CPU 0's lone task of task 10, last on the other
+///   core: `wake_affine` at the MC level (the waker's lowest spanning CPU
+///   2) takes the waker's CPU (WA_IDLE's sync rule), nothing is idle, so it
+///   lands there: `ttwu_move_affine` on CPU 0's MC domain, no remote
+///   wakeup, and a wakeup migration counted on CPU 0's MC domain (the
+///   destination's level spanning CPU 2);
+/// - a plain wakeup of task 11, last on CPU 0's sibling, which WA_WEIGHT
+///   leaves there (CPU 0 now runs two tasks; CPU 1 one, and task 11's
+///   blocked load is its own): remote, at the SMT level; nothing moved;
+/// - task 12, last on CPU 0, woken by CPU 0: local, counts nothing.
+#[test]
+fn wakeups_count_wake_remote_move_affine_and_migrate_at_their_levels() {
+    let s = smt_machine_with_sleepers();
+    let level = |cpu, l| s.lb_stats(cpu_id(cpu), l).expect("level exists");
+    let ttwu = |cpu, l| {
+        let st = level(cpu, l);
+        (st.ttwu_wake_remote, st.ttwu_move_affine, st.ttwu_migrate)
+    };
+    let to = |w: Woke| w.cpu().index();
+    assert_eq!(
+        to(s.wake(TaskId(10), WakeFlags::SYNC, cpu_id(0)).unwrap()),
+        0
+    );
+    assert_eq!(ttwu(0, 0), (0, 0, 0));
+    assert_eq!(ttwu(0, 1), (0, 1, 1));
+    assert_eq!(
+        to(s.wake(TaskId(11), WakeFlags::empty(), cpu_id(0)).unwrap()),
+        1
+    );
+    assert_eq!(ttwu(0, 0), (1, 0, 0));
+    assert_eq!(ttwu(0, 1), (0, 1, 1));
+    assert_eq!(
+        to(s.wake(TaskId(12), WakeFlags::SYNC, cpu_id(0)).unwrap()),
+        0
+    );
+    assert_eq!((ttwu(0, 0), ttwu(0, 1)), ((1, 0, 0), (0, 1, 1)));
+    // Only the waker's CPU counted (the moves at the destination, CPU 0
+    // here too); no balance pass ran anywhere.
+    for cpu in 1..4 {
+        for l in 0..2 {
+            assert_eq!(level(cpu, l), LbStats::default(), "cpu {cpu} level {l}");
+        }
+    }
+}
+
+/// A wakeup of a task still queued where it was (woken in place) by
+/// another CPU is a remote wakeup too (Linux's `ttwu_runnable` path also
+/// ends in `ttwu_stat()`), and moves nothing.
+#[test]
+fn an_in_place_wakeup_by_another_cpu_is_remote() {
+    let s = smt_machine_with_sleepers();
+    // Task 3, running on CPU 2, woken by CPU 0's task.
+    let w = s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert!(matches!(w, Woke::InPlace { .. }), "{w:?}");
+    let mc = s.lb_stats(cpu_id(0), 1).unwrap();
+    assert_eq!(
+        (mc.ttwu_wake_remote, mc.ttwu_move_affine, mc.ttwu_migrate),
+        (1, 0, 0)
+    );
+    assert_eq!(s.lb_stats(cpu_id(0), 0).unwrap(), LbStats::default());
 }

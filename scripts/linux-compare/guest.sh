@@ -509,7 +509,8 @@ lc_topology() {
 #   version 17's deltas: lb_{idle,busy,newidle} (load_balance calls per
 #   idle type), gained_* (tasks pulled), failed_*, balanced_*, alb_count,
 #   alb_pushed (active balance), wake_remote, move_affine, move_balance
-#   (ttwu_*); others_ms: the CPU time (utime + stime, USER_HZ steps) that
+#   (ttwu_*), and cpu.ttwu, cpu.ttwu_local (the CPU lines' ttwu_count and
+#   ttwu_local, summed over CPUs); others_ms: the CPU time (utime + stime, USER_HZ steps) that
 #   threads alive before and after the run used during it, by comm (the
 #   workload's own children have exited by then: not counted).
 lc_smt_topo() {
@@ -523,7 +524,7 @@ lc_smt_topo() {
 lc_smt_snap() { # key value lines
     awk '/^ctxt/ {print "ctxt", $2}' /proc/stat
     awk '{printf "up_ms %.0f\n", $1 * 1000}' /proc/uptime
-    awk '/^cpu[0-9]/ {print $1 "_ns", $8}
+    awk '/^cpu[0-9]/ {print $1 "_ns", $8; s["cpu.ttwu"] += $6; s["cpu.ttwu_local"] += $7}
         /^domain/ { l = $2; i = NF - 44
             split("idle busy newidle", t, " ")
             for (k = 0; k < 3; k++) { b = i + 11 * k

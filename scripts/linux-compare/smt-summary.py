@@ -24,9 +24,17 @@ before and after each run). Per run, from both kernels:
   migrations (Linux:
   sched_migrate_task events, all tasks, and of those between cores; ours:
   `stat`'s migrations_in, all threads, by destination only);
-- Linux: per domain level (SMT, MC), /proc/schedstat's load_balance calls
-  and tasks pulled per idle type, active balance pushes, and the wakeups'
-  ttwu_wake_remote / ttwu_move_affine; ours: nohz balance kicks.
+- both kernels, per domain level (SMT, MC), summed over CPUs: the
+  balancer's passes and tasks pulled per idle type, active balance pushes,
+  and the wakeups' ttwu_wake_remote / ttwu_move_affine (Linux:
+  /proc/schedstat's domain lines; ours: the `schedstat` command's, run
+  before and after each run); ours also ttwu_migrate (wakeups that moved
+  a task, by the destination's level). Then each kernel's migrations by
+  cause: the wakeups' (ours counted; Linux's the migrations less the
+  tasks pulled and pushed: sched_migrate_task fires for both) and the
+  balancer's per idle type; Linux's wakeups and the share placed on the
+  waker's CPU (ttwu_local), ours' wakeups (`stat`, by destination) less
+  the remote ones; ours: nohz balance kicks.
 """
 import os
 import re
@@ -124,6 +132,25 @@ def ours_stat(lines):
     return s
 
 
+SCHEDSTAT_KEYS = (
+    [f"{k}_{t}" for t in ("busy", "idle", "newidle") for k in
+     ("lb", "balanced", "failed", "imb_load", "imb_task", "gained", "nobusyq", "nobusyg")]
+    + ["alb_count", "alb_failed", "alb_pushed", "wake_remote", "move_affine", "ttwu_migrate"]
+)
+
+
+def ours_schedstat(lines):
+    """Our `schedstat`'s domain lines summed per level name:
+    {"SMT.gained_idle": n, ...}, in Linux's keys (guest.sh, lc_smt_snap)."""
+    s = defaultdict(int)
+    for line in lines:
+        f = line.split()
+        if len(f) == 3 + len(SCHEDSTAT_KEYS) and f[0].startswith("domain"):
+            for k, v in zip(SCHEDSTAT_KEYS, f[3:]):
+                s[f"{f[1]}.{k}"] += int(v)
+    return s
+
+
 def ours_runs(paths):
     """[(fields, output lines)] from each `stat; CMD; ...; stat` (the
     commands between a pair of `stat`s are one run; the `yield` pause
@@ -145,6 +172,11 @@ def ours_runs(paths):
                 mig += b["cpu"][c][5] - a["cpu"][c][5]
             f["mig_all"] = mig
             f["nohz_kicks"] = kicks
+            f["wakeups"] = sum(b["cpu"][c][4] - a["cpu"][c][4] for c in b["cpu"])
+            if i > 0 and j + 1 < len(cmds) and cmds[i - 1][0] == "schedstat" and cmds[j + 1][0] == "schedstat":
+                s0, s1 = ours_schedstat(cmds[i - 1][1]), ours_schedstat(cmds[j + 1][1])
+                for k in s1:
+                    f[k] = s1[k] - s0.get(k, 0)
             runs.append((f, [line for c in cmds[i + 1 : j] for line in c[1]]))
             i = j + 1
         else:
@@ -228,20 +260,44 @@ def main():
             pl = " ".join(f"{k} x{v}" for k, v in shapes.most_common())
             cb = f"{statistics.fmean(cb0):.2f}/{statistics.fmean(cb1):.2f}" if cb0 else "-"
             print(f"{row:15} {name:6} {len(runs):>3} {mean_sd(figs):>16} {pl:24} {cb:18} {mean_sd(ctxt):>16} {med_range(mig):>17} {med_range(cross):>17}")
-    print("\nLinux per domain level, mean per run (sum over CPUs): load_balance calls idle/busy/newidle;"
-          " tasks pulled idle/busy/newidle; active pushes; ttwu_wake_remote; ttwu_move_affine")
+    print("\nper domain level, mean per run (sum over CPUs): load_balance calls idle/busy/newidle;"
+          " tasks pulled idle/busy/newidle; active pushes; ttwu_wake_remote; ttwu_move_affine;"
+          " ours: ttwu_migrate (wakeups that moved a task)")
     for row in dict.fromkeys(rows):
-        runs = lin[row]
-        if not runs:
-            continue
-        levels = sorted({k.split(".")[0] for f, _ in runs for k in f if "." in k}, key=lambda l: {"SMT": 0, "MC": 1}.get(l, 2))
-        for lv in levels:
-            def m(key):
-                xs = [float(f.get(f"{lv}.{key}", 0)) for f, _ in runs]
-                return statistics.fmean(xs)
-            lb = "/".join(f"{m('lb_' + t):.1f}" for t in ("idle", "busy", "newidle"))
-            ga = "/".join(f"{m('gained_' + t):.1f}" for t in ("idle", "busy", "newidle"))
-            print(f"  {row:15} {lv:4} lb {lb:22} pulled {ga:18} alb_pushed {m('alb_pushed'):.1f}  wake_remote {m('wake_remote'):.1f}  move_affine {m('move_affine'):.1f}")
+        for name, runs in (("linux", lin[row]), ("ours", ours[row])):
+            levels = sorted({k.split(".")[0] for f, _ in runs for k in f if "." in k and not k.startswith("cpu.")},
+                            key=lambda l: {"SMT": 0, "MC": 1}.get(l, 2))
+            for lv in levels:
+                def m(key):
+                    return statistics.fmean(float(f.get(f"{lv}.{key}", 0)) for f, _ in runs)
+                lb = "/".join(f"{m('lb_' + t):.1f}" for t in ("idle", "busy", "newidle"))
+                ga = "/".join(f"{m('gained_' + t):.1f}" for t in ("idle", "busy", "newidle"))
+                mig = f"  ttwu_migrate {m('ttwu_migrate'):.1f}" if name == "ours" else ""
+                print(f"  {row:15} {name:6} {lv:4} lb {lb:22} pulled {ga:18} alb_pushed {m('alb_pushed'):.1f}"
+                      f"  wake_remote {m('wake_remote'):.1f}  move_affine {m('move_affine'):.1f}{mig}")
+    print("\nmigrations by cause, mean per run: all; by wakeups (ours: ttwu_migrate; Linux: all less pulled"
+          " and pushed); pulled by idle / busy / newly idle passes; active pushes; wakeups, of them on the waker's CPU")
+    for row in dict.fromkeys(rows):
+        for name, runs in (("linux", lin[row]), ("ours", ours[row])):
+            if not runs:
+                continue
+            def tot(f, key):
+                return sum(float(v) for k, v in f.items() if "." in k and not k.startswith("cpu.") and k.split(".", 1)[1] == key)
+            al, wk, gi, gb, gn, ap, tw, lo = ([] for _ in range(8))
+            for f, _ in runs:
+                g = [tot(f, "gained_" + t) for t in ("idle", "busy", "newidle")]
+                p = tot(f, "alb_pushed")
+                al.append(float(f["mig_all"]))
+                wk.append(tot(f, "ttwu_migrate") if name == "ours" else float(f["mig_all"]) - sum(g) - p)
+                gi.append(g[0]); gb.append(g[1]); gn.append(g[2]); ap.append(p)
+                if name == "linux" and "cpu.ttwu" in f:
+                    tw.append(float(f["cpu.ttwu"])); lo.append(float(f["cpu.ttwu_local"]))
+                elif name == "ours" and "wakeups" in f:
+                    tw.append(float(f["wakeups"])); lo.append(float(f["wakeups"]) - tot(f, "wake_remote"))
+            mn = statistics.fmean
+            loc = f"{mn(tw):.0f}, local {100 * sum(lo) / sum(tw):.1f}%" if tw and sum(tw) else "-"
+            print(f"  {row:15} {name:6} all {mn(al):7.0f}  wakeup {mn(wk):7.0f}  pulled {mn(gi):.1f} / {mn(gb):.1f} / {mn(gn):.1f}"
+                  f"  pushed {mn(ap):.1f}  wakeups {loc}")
     print("\nLinux: other threads' CPU time during the runs, mean ms per run (the 3 largest)")
     for row in dict.fromkeys(rows):
         tot = Counter()

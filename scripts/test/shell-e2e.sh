@@ -594,15 +594,16 @@ want_error(J["cpu offline 0"], "cpu: cannot take cpu 0 offline: CPU 0 stays onli
 want_error(J["cpu offline x"], "cpu: ", "'x'")
 want_error(J["cpu online 255"], "cpu: cannot take cpu 255 online: no such CPU")
 # schedstat: /proc/schedstat's domain lines (name, span, 8 lb_* fields for
-# each of 3 idle types, 3 alb_* fields); with 2+ CPUs, the balancing
-# during the jobs above was counted; a bad argument is refused.
+# each of 3 idle types, 3 alb_* fields, ttwu_wake_remote, ttwu_move_affine,
+# ours' ttwu_migrate); with 2+ CPUs, the balancing during the jobs above
+# was counted; a bad argument is refused.
 r = jr("schedstat")
 if len(r) < 3 or not r[0].startswith("schedstat:") or not r[1].startswith("fields:"):
     fail(f"schedstat: no header: {r[:2]!r}")
 if "cpu0" not in r:
     fail(f"schedstat: no cpu0 line: {r!r}")
 doms = [l.split() for l in r if l.startswith("domain")]
-if any(len(d) != 30 or not all(x.isdigit() for x in d[3:]) for d in doms):
+if any(len(d) != 33 or not all(x.isdigit() for x in d[3:]) for d in doms):
     fail(f"schedstat: malformed domain line in {r!r}")
 if int(os.environ.get("SMP", "1")) > 1:
     if not doms:

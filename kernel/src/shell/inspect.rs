@@ -431,11 +431,13 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
 /// naming of Linux's `/proc/schedstat` (`show_schedstat`, version 17), so
 /// the two can be set side by side: `domainN NAME SPAN`, then for each
 /// idle type (not idle, idle, newly idle) the `lb_*` fields this scheduler
-/// counts, then the `alb_*` ones. Linux's fields that are not counted here
-/// are left out, not printed as 0; the header names the fields present.
+/// counts, then the `alb_*` ones, then `ttwu_wake_remote` and
+/// `ttwu_move_affine`, and last ours' `ttwu_migrate` (wakeups that moved a
+/// task here; not in Linux's line). Linux's fields that are not counted
+/// here are left out, not printed as 0; the header names the fields present.
 /// The counters are plain relaxed loads (no lock); always counted.
 pub fn schedstat(sh: &mut Sh) -> CmdResult {
-    use sched::smp::{ALB_FIELD_NAMES, LB_FIELD_NAMES};
+    use sched::smp::{ALB_FIELD_NAMES, LB_FIELD_NAMES, TTWU_FIELD_NAMES};
     let s = crate::sched::sched();
     let nr_cpus = s.nr_cpus();
     let _ = writeln!(
@@ -444,9 +446,10 @@ pub fn schedstat(sh: &mut Sh) -> CmdResult {
     );
     let _ = writeln!(
         sh,
-        "fields: domainN name span, then for busy, idle, newly idle: {}; then {}",
+        "fields: domainN name span, then for busy, idle, newly idle: {}; then {}; then {}",
         LB_FIELD_NAMES.join(" "),
-        ALB_FIELD_NAMES.join(" ")
+        ALB_FIELD_NAMES.join(" "),
+        TTWU_FIELD_NAMES.join(" ")
     );
     for cpu in online_cpus() {
         let _ = writeln!(sh, "cpu{}", cpu.index());
@@ -469,7 +472,7 @@ pub fn schedstat(sh: &mut Sh) -> CmdResult {
                     let _ = write!(line, " {v}");
                 }
             }
-            for v in st.alb_fields() {
+            for v in st.alb_fields().into_iter().chain(st.ttwu_fields()) {
                 let _ = write!(line, " {v}");
             }
             let _ = writeln!(sh, "{line}");

@@ -667,7 +667,27 @@ impl<P: Platform> Scheduler<P> {
     /// locally or through the target's wake list; a task already on its
     /// way is left alone. `wf`: `SYNC`, `IRQ` or empty (see the module
     /// docs). `this_cpu` is the waker's CPU.
+    /// Counts the wakeup in the waker's domain statistics (`ttwu_stat()`:
+    /// [`Scheduler::lb_stats`]'s `ttwu_*`); a wakeup already under way
+    /// counts nothing, as Linux's `try_to_wake_up` returns without its
+    /// `success` then.
     pub fn wake(&self, id: TaskId, wf: WakeFlags, this_cpu: CpuId) -> Result<Woke, LifecycleError> {
+        let woke = self.try_to_wake_up(id, wf, this_cpu)?;
+        match &woke {
+            Woke::InPlace { cpu, .. } => self.ttwu_stat(this_cpu, *cpu, *cpu),
+            Woke::Placed { from, to, .. } => self.ttwu_stat(this_cpu, *from, *to),
+            Woke::Pending { .. } => {}
+        }
+        Ok(woke)
+    }
+
+    /// [`Scheduler::wake`] less its statistics.
+    fn try_to_wake_up(
+        &self,
+        id: TaskId,
+        wf: WakeFlags,
+        this_cpu: CpuId,
+    ) -> Result<Woke, LifecycleError> {
         if id.0 as usize >= self.capacity {
             return Err(LifecycleError::IdOutOfRange);
         }

@@ -837,11 +837,15 @@ impl<P: Platform> Scheduler<P> {
                 .doms
                 .as_slice()
                 .iter()
-                .find(|sd| sd.span.has(base));
+                .enumerate()
+                .find(|(_, sd)| sd.span.has(base));
             let want_affine = !wide && self.allowed(t, this_cpu);
-            if let (true, Some(sd)) = (want_affine && this_cpu != base, affine) {
+            if let (true, Some((level, sd))) = (want_affine && this_cpu != base, affine) {
                 (target, rule) =
                     self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
+                if target == this_cpu && wf.contains(WakeFlags::TTWU) {
+                    self.ttwu_move_affine(this_cpu, level);
+                }
             }
             let (cpu, pick) = self.select_idle_sibling(t, base, target, recent);
             if wf.contains(WakeFlags::TTWU) {
