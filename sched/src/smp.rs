@@ -1503,7 +1503,14 @@ impl<P: Platform> Scheduler<P> {
     /// As in Linux, a queued wakeup keeps only WF_MIGRATED of its wake flags
     /// (`ttwu_do_activate(rq, p, p->sched_remote_wakeup ? WF_MIGRATED : 0)`):
     /// the waker's WF_SYNC and WF_RQ_SELECTED are hints about the waker's CPU,
-    /// so the wakeup decision here is the non-sync one.
+    /// so the wakeup decision here is the non-sync one. It is made as from an
+    /// interrupt (`WakeFlags::IRQ`): Linux lands a wake list from the
+    /// target's IPI (`sched_ttwu_pending` under
+    /// `__flush_smp_call_function_queue`, where `in_task()` is false) or from
+    /// its idle loop, where the running task is the idle task; so the
+    /// ineligible-waker rule of 6.19-rc1..rc6 (`in_task() &&
+    /// !entity_eligible(cfs_rq, se)`), which blames the running task for a
+    /// wakeup it made, never applies to a queued wakeup.
     pub fn sched_ttwu_pending(&self, rq: &mut Rq) -> usize {
         let slot = &self.slots[rq.cpu().index()];
         // An entry pushed after this look comes with its own kick (the
@@ -1523,7 +1530,7 @@ impl<P: Platform> Scheduler<P> {
         let mut list = self.lock(&slot.wake_list);
         let n = list.len();
         for e in list.iter() {
-            let wf = e.wf & WakeFlags::MIGRATED;
+            let wf = (e.wf & WakeFlags::MIGRATED) | WakeFlags::IRQ;
             match &e.task {
                 Some(t) => {
                     rq.ttwu_enqueue(e.id, t, wf);

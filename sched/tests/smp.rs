@@ -483,6 +483,66 @@ fn a_queued_wakeup_loses_its_sync_hint_as_in_linux() {
     assert_eq!(rq.pick_next_task(), Some(TaskId(2)));
 }
 
+/// The ineligible-waker rule of 6.19-rc1..rc6 (NEXT_BUDDY_INELIGIBLE_RESCHED,
+/// `in_task() && !entity_eligible(cfs_rq, se)`) blames the running task for
+/// a wakeup it made. A wakeup decided by the waker on the target's runqueue
+/// is that (the waker's decision, in task context); one landed from the
+/// target's wake list is not: Linux drains the list in the target's IPI,
+/// where `in_task()` is false, so the rule never fires there.
+#[test]
+fn a_queued_wakeup_is_not_blamed_on_the_running_task() {
+    let row = |rq: &sched::Rq, name: &str| {
+        let i = WAKEUP_ROW_NAMES.iter().position(|n| *n == name).unwrap();
+        rq.stats.wakeup_rows[i]
+    };
+    // CPU 1 runs task 1 with task 3 queued, until 1 is ineligible (it ran
+    // 0.3 ms, within its slice, and 3 none, both from lag 0); then task 2
+    // is woken there from CPU 0 with a plain wakeup's flags.
+    let wake_onto_ineligible_cpu1 = |s: &Scheduler<Plat>| {
+        s.cfg
+            .features
+            .set(Feature::NextBuddyIneligibleResched, true);
+        {
+            let mut rq = s.cpu_rq(cpu_id(1));
+            rq.update_rq_clock(MS);
+            rq.wake_up_new_task(TaskId(1), SchedTask::new(TaskParams::default()));
+            rq.wake_up_new_task(TaskId(3), SchedTask::new(TaskParams::default()));
+            while rq.pick_next_task() != Some(TaskId(1)) {}
+            rq.clear_need_resched();
+        }
+        s.platform.now.store(MS + 300_000, Ordering::Relaxed);
+        s.ttwu_queue(
+            cpu_id(1),
+            cpu_id(0),
+            TaskId(2),
+            SchedTask::new(TaskParams::default()),
+            WakeFlags::TTWU | WakeFlags::RQ_SELECTED,
+        )
+    };
+    // Decided by the waker (one LLC): the rule fires.
+    let sim = Sim::new(2, 250);
+    let out = wake_onto_ineligible_cpu1(&sim.s);
+    assert!(
+        matches!(out, WakeOutcome::Remote(c, _) if c == cpu_id(1)),
+        "{out:?}"
+    );
+    assert_eq!(row(&sim.s.cpu_rq(cpu_id(1)), "wk_inelig_waker"), 1);
+    // Landed from the wake list (two LLCs): it does not.
+    let s = two_llcs();
+    let out = wake_onto_ineligible_cpu1(&s);
+    assert!(
+        matches!(out, WakeOutcome::Queued { cpu, ipi: true } if cpu == cpu_id(1)),
+        "{out:?}"
+    );
+    let mut rq = s.cpu_rq(cpu_id(1));
+    rq.update_rq_clock(MS + 300_000);
+    assert_eq!(s.sched_ttwu_pending(&mut rq), 1);
+    assert_eq!(row(&rq, "wk_inelig_waker"), 0);
+    // Decided once, in another row (beside the two new tasks' wakeups).
+    assert_eq!(rq.stats.wakeup_rows.iter().sum::<u64>(), 3);
+    assert_eq!(row(&rq, "wk_idle_cpu"), 2);
+}
+
 #[test]
 fn balancing_pulls_from_busiest_bounded_by_nr_migrate_and_skips_cache_hot() {
     let sim = Sim::new(2, 250);
