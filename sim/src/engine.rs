@@ -181,6 +181,14 @@
 //! Without vCPU turns (`--no-vcpu-turns`) the k busy vCPUs share the rate
 //! evenly and continuously, each at 1/k.
 //!
+//! Either turn order counts the busy vCPUs' stretches out of their turn
+//! ([`TurnCounters::away_bins`]): the jumps a busy loop on the guest clock
+//! sees, which the kernel's hackbench can count in its `-C` charges. Not
+//! modelled in either: a `pause` in a spin wait ends a TCG vCPU's turn
+//! (`helper_pause`), which the kernel's and Linux's lock waits execute
+//! whenever the holder is out of its turn (docs/results/linux.md, "the
+//! vCPU turns, pause hands the turn on").
+//!
 //! # Machine noise
 //! With [`Mechanisms::machine_noise`](crate::machine::Mechanisms) (the
 //! study's runs; [`MachineNoise`](crate::machine::MachineNoise) has the
@@ -679,6 +687,10 @@ struct Cpu {
     tick_at: u64,
     lapic_at: u64,
     exit_req: bool,
+    /// vCPU turns: when it lost the turn with a task on it (`u64::MAX`:
+    /// it holds the turn, or lost it idle), for
+    /// [`TurnCounters::away_bins`].
+    away_since: u64,
     /// Machine noise: its interrupt stream has an arrival queued (see
     /// `irq_at`).
     irq_on: bool,
@@ -1390,7 +1402,27 @@ pub struct TurnCounters {
     pub kick_timer: u64,
     /// Per vCPU, the time it held the turn, ns (turns that ended).
     pub turn_ns_by_cpu: Vec<u64>,
+    /// Every turn model: the stretches a busy vCPU spent out of its turn,
+    /// over [`AWAY_MIN_NS`], after which the task it lost the turn with
+    /// ran on (nothing that was waiting for the turn switched it out), by
+    /// length: below 100 µs, below 1 ms, below 4 ms, longer. What a busy
+    /// loop on the guest clock sees as jumps of the clock without a switch
+    /// of its own (as `lcbench turns` counts them), to set beside the same
+    /// count in the kernel's `-C` charges.
+    pub away_bins: [u64; 4],
+    /// Their summed length, ns.
+    pub away_ns: u64,
+    /// The other stretches over [`AWAY_MIN_NS`]: the task was switched
+    /// out as the turn came back (a late HRTICK, tick or IPI).
+    pub away_switched: u64,
 }
+
+/// The shortest stretch out of the turn [`TurnCounters::away_bins`]
+/// counts (`lcbench turns`' gap threshold).
+pub const AWAY_MIN_NS: u64 = 20_000;
+
+/// [`TurnCounters::away_bins`]' upper bounds, ns (the last bin has none).
+pub const AWAY_BIN_NS: [u64; 3] = [100_000, 1_000_000, 4_000_000];
 
 /// QEMU's turn order (`Mechanisms::qemu_rr_turns`): why a turn ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1725,6 +1757,7 @@ impl Kernel {
                 irq_at: u64::MAX,
                 tick_at: u64::MAX,
                 lapic_at: u64::MAX,
+                away_since: u64::MAX,
                 ..Default::default()
             })
             .collect();
@@ -2728,6 +2761,8 @@ impl Kernel {
     /// by the HRTICK's request (immediate under lazy too), not by the
     /// tick's (lazy under lazy).
     fn begin_turn(&mut self, cpu: usize) {
+        let away = std::mem::replace(&mut self.cpus[cpu].away_since, u64::MAX);
+        let away_task = self.cpus[cpu].curr;
         // Out of its turn up to now: CPU time passes, no progress.
         self.charge(cpu);
         self.turn_cpu = cpu as u32;
@@ -2763,6 +2798,25 @@ impl Kernel {
         if std::mem::take(&mut self.cpus[cpu].late_ipi) {
             self.ipi(cpu);
         }
+        if away != u64::MAX && away_task != NIL {
+            self.count_away(self.now - away, self.cpus[cpu].curr == away_task);
+        }
+    }
+
+    /// A busy vCPU got the turn back after `ns` out of it, its task
+    /// running on (`resumed`) or switched out by what was waiting for the
+    /// turn ([`TurnCounters::away_bins`]).
+    fn count_away(&mut self, ns: u64, resumed: bool) {
+        if ns <= AWAY_MIN_NS {
+            return;
+        }
+        if !resumed {
+            self.turns.away_switched += 1;
+            return;
+        }
+        let bin = AWAY_BIN_NS.iter().take_while(|&&b| ns >= b).count();
+        self.turns.away_bins[bin] += 1;
+        self.turns.away_ns += ns;
     }
 
     /// The turn passes from the running vCPU to the next one in CPU order
@@ -2780,6 +2834,9 @@ impl Kernel {
     /// it. Every vCPU the loop reaches has its `exit_request` cleared.
     fn end_turn(&mut self, why: TurnEnd) {
         let old = self.turn_cpu as usize;
+        if self.cpus[old].curr != NIL {
+            self.cpus[old].away_since = self.now;
+        }
         self.charge(old);
         self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
         let n = self.nr_cpus();

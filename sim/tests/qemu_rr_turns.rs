@@ -47,7 +47,9 @@ fn two_busy_vcpus_the_second_holds_the_periods() {
     assert_eq!(t.kick_timer, 10, "{t:?}");
     // The even order (the default): no QEMU-order counters, even turns.
     let even = run("--machine qemu:2 --ms 1000 mix hog hog");
-    assert_eq!(even.turns, sim::engine::TurnCounters::default());
+    let t = &even.turns;
+    assert_eq!((t.kicks, t.zero_budgets, t.kick_timer), (0, 0, 0), "{t:?}");
+    assert!(t.turn_ns_by_cpu.is_empty(), "{t:?}");
     assert!(even.ctr.vcpu_turns >= 240, "{}", even.ctr.vcpu_turns);
 }
 
@@ -79,4 +81,55 @@ fn qemu_rr_turns_flag_errors() {
     assert!(p("--machine qemu:4 --qemu-rr-turns --qemu-rr-turns mix hog").contains("given twice"));
     let ok = parse("--machine qemu:4 --qemu-rr-turns mix hog").expect("valid");
     assert!(ok.machine.mech.qemu_rr_turns);
+}
+
+// The busy vCPUs' stretches out of their turn (`TurnCounters::away_bins`,
+// printed by `sim run` on `qemu:N`, in either turn order): what a busy
+// loop on the guest clock sees as jumps, the figure the kernel's
+// hackbench can count in its `-C` charges.
+
+/// k hogs on `qemu:4` for 1 s: each turn is one tick period (4 ms, the
+/// ticks' deadline), so each hog is away (k − 1) periods at a time, in
+/// the last bin, and k busy vCPUs are away k − 1 seconds in all (less
+/// the stretches under way at the end). One hog takes no turns
+/// away: the other vCPUs are idle and pass theirs at once.
+#[test]
+fn busy_vcpus_are_away_while_the_others_hold_the_turn() {
+    for (k, hogs) in [(4u64, "hog hog hog hog"), (2, "hog hog"), (1, "hog")] {
+        let r = run(&format!("--machine qemu:4 --ms 1000 mix {hogs}"));
+        let t = &r.turns;
+        let [a, b, c, d] = t.away_bins;
+        assert_eq!((a, b, c), (0, 0, 0), "k={k}: {t:?}");
+        let want_ns = (k - 1) * 1_000_000_000;
+        // Each hog's last stretch, still under way at the end, is not
+        // counted: up to k − 1 periods each.
+        let slack_ns = k * (k - 1) * 4_000_000;
+        assert!(
+            t.away_ns + slack_ns >= want_ns && t.away_ns <= want_ns,
+            "k={k}: {} ns away, want about {want_ns}",
+            t.away_ns
+        );
+        // Each hog is away once in each cycle of k periods: 250 / k
+        // stretches a hog, 250 in all (less those under way at the end).
+        if k > 1 {
+            assert!(d <= 250 && d + k >= 250, "k={k}: {d} stretches");
+        } else {
+            assert_eq!(d, 0, "{t:?}");
+        }
+        // One hog a CPU: nothing waits to switch it out.
+        assert_eq!(t.away_switched, 0, "k={k}: {t:?}");
+    }
+    // Two hogs a CPU: the one that lost the turn is past its slice when it
+    // comes back, and the late HRTICK (or tick) switches it out then.
+    let two = run("--machine qemu:4 --ms 1000 mix hog hog hog hog hog hog hog hog");
+    assert!(two.turns.away_switched >= 100, "{:?}", two.turns);
+}
+
+/// Without vCPU turns nothing is counted (the vCPUs share the host evenly
+/// and continuously: no stretch out of a turn).
+#[test]
+fn no_stretches_without_turns() {
+    let r = run("--machine qemu:4 --ms 1000 --no-vcpu-turns mix hog hog hog hog");
+    assert_eq!(r.turns.away_bins, [0; 4]);
+    assert_eq!(r.turns.away_ns, 0);
 }
