@@ -339,8 +339,7 @@ impl Band {
     /// `w` (> 0) with: worked out once per band, not a division per
     /// channel.
     #[inline(always)]
-    fn recip(w: u32) -> u64 {
-        debug_assert!(w > 0);
+    const fn recip(w: u32) -> u64 {
         ((1u64 << 32) + w as u64 - 1) / w as u64
     }
 
@@ -360,6 +359,19 @@ impl Band {
     }
 }
 
+/// [`Band::recip`] of 1 to [`FDS`] writers (index 0 unused): a band is
+/// made at every plan and at every switch's check, each with a 64-bit
+/// division without the table.
+const RECIP_W: [u64; FDS + 1] = {
+    let mut t = [0; FDS + 1];
+    let mut w = 1;
+    while w <= FDS {
+        t[w] = Band::recip(w as u32);
+        w += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod band_tests {
     use super::*;
@@ -374,6 +386,9 @@ mod band_tests {
             for a in 0..1u32 << 16 {
                 assert_eq!(Band::per_writer(a, r), (a / w) as u64, "{a} / {w}");
             }
+        }
+        for (w, &r) in RECIP_W.iter().enumerate().skip(1) {
+            assert_eq!(r, Band::recip(w as u32));
         }
         let r = Band::recip(1);
         assert_eq!(r, 1 << 32);
@@ -796,14 +811,15 @@ impl Workload for Hackbench {
                 let r0 = reader_of(base as u32);
                 let i0 = c0 as usize - base;
                 let on = k.step_delays::<FDS>(r0);
-                let writers = k.on_cpu_in_class(g);
-                lim = self.room_of(&grp[i0], lim, on(i0), writers);
+                // Its band worked out once, for the walk too.
+                let band = self.band(k.on_cpu_in_class(g));
+                lim = Hackbench::room_of(band, &grp[i0], lim, on(i0));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
                 let with_chans = end.min(FDS as u32);
-                let (band, write_j) = (self.band(writers), self.write_j);
+                let write_j = self.write_j;
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
@@ -1214,8 +1230,8 @@ impl Hackbench {
     ///
     /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64, writers: u32) -> u64 {
-        self.band(writers).room_of(ch, lim, reader_in)
+    fn room_of(band: Band, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
+        band.room_of(ch, lim, reader_in)
     }
 
     /// What the band of a channel is worked out from, with `writers` of
@@ -1241,7 +1257,10 @@ impl Hackbench {
             cap_1: self.cap - 1,
             read_low: self.read_j.low(),
             writes_low: FDS as u64 * self.write_j.low(),
-            recip_w: Band::recip(writers),
+            recip_w: match RECIP_W.get(writers as usize) {
+                Some(&r) => r,
+                None => Band::recip(writers),
+            },
         }
     }
 
