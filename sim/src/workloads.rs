@@ -286,10 +286,12 @@ struct Band {
     read_low: u64,
     /// [`FDS`] shortest writes, ns.
     writes_low: u64,
-    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]);
-    /// with none, 1, and `cap_1` and `writes_low` such that the writers'
-    /// side is no bound ([`Hackbench::band`]).
-    writers: u32,
+    /// The group's writers on a CPU now ([`Kernel::on_cpu_in_class`]),
+    /// `w`, as the reciprocal the writers' side multiplies by
+    /// ([`Band::per_writer`]); with none, `w` is 1, and `cap_1` and
+    /// `writes_low` are such that the writers' side is no bound
+    /// ([`Hackbench::band`]).
+    recip_w: u64,
 }
 
 impl Band {
@@ -330,7 +332,69 @@ impl Band {
     /// The writers' side for a room of `a` messages ([`Band::room`]).
     #[inline(always)]
     fn writers_side(self, a: u32) -> u64 {
-        (a / self.writers) as u64 * self.writes_low
+        Band::per_writer(a, self.recip_w) * self.writes_low
+    }
+
+    /// `ceil(2^32 / w)`, the reciprocal [`Band::per_writer`] divides by
+    /// `w` (> 0) with: worked out once per band, not a division per
+    /// channel.
+    #[inline(always)]
+    const fn recip(w: u32) -> u64 {
+        ((1u64 << 32) + w as u64 - 1) / w as u64
+    }
+
+    /// `a / w` for the reciprocal `r` of `w` ([`Band::recip`]): exact for
+    /// every `a < 2^32 / w`. With `r = ceil(2^32 / w)`, `e = r w - 2^32`
+    /// is below `w`, and `a r / 2^32 = a / w + a e / (w 2^32)`; the
+    /// fraction of `a / w` is at most `(w - 1) / w`, so the floor is
+    /// `a / w` while `a e < 2^32`, which `a < 2^32 / w` gives. A band's
+    /// room is at most its `cap_1`: 2^31 with `w` = 1 (then `e` = 0, exact
+    /// for any `a`), below a channel's capacity (< 2^16) otherwise, with
+    /// `w` at most the group's [`FDS`] writers (a test checks each such
+    /// pair). A division (`div`) per channel took some 2% of the plan's
+    /// time for a single instruction.
+    #[inline(always)]
+    fn per_writer(a: u32, r: u64) -> u64 {
+        (a as u64 * r) >> 32
+    }
+}
+
+/// [`Band::recip`] of 1 to [`FDS`] writers (index 0 unused): a band is
+/// made at every plan and at every switch's check, each with a 64-bit
+/// division without the table.
+const RECIP_W: [u64; FDS + 1] = {
+    let mut t = [0; FDS + 1];
+    let mut w = 1;
+    while w <= FDS {
+        t[w] = Band::recip(w as u32);
+        w += 1;
+    }
+    t
+};
+
+#[cfg(test)]
+mod band_tests {
+    use super::*;
+
+    /// The reciprocal's quotient is the division's for every room a band
+    /// can have: a capacity below 2^16 with 1 to [`FDS`] writers, and the
+    /// no-writer band's room (below 2^31 + 1) with its one.
+    #[test]
+    fn per_writer_is_the_division() {
+        for w in 1..=FDS as u32 {
+            let r = Band::recip(w);
+            for a in 0..1u32 << 16 {
+                assert_eq!(Band::per_writer(a, r), (a / w) as u64, "{a} / {w}");
+            }
+        }
+        for (w, &r) in RECIP_W.iter().enumerate().skip(1) {
+            assert_eq!(r, Band::recip(w as u32));
+        }
+        let r = Band::recip(1);
+        assert_eq!(r, 1 << 32);
+        for a in [0, 1, 639, 1 << 20, (1 << 31) - 1, 1 << 31, u32::MAX] {
+            assert_eq!(Band::per_writer(a, r), a as u64);
+        }
     }
 }
 
@@ -747,14 +811,15 @@ impl Workload for Hackbench {
                 let r0 = reader_of(base as u32);
                 let i0 = c0 as usize - base;
                 let on = k.step_delays::<FDS>(r0);
-                let writers = k.on_cpu_in_class(g);
-                lim = self.room_of(&grp[i0], lim, on(i0), writers);
+                // Its band worked out once, for the walk too.
+                let band = self.band(k.on_cpu_in_class(g));
+                lim = Hackbench::room_of(band, &grp[i0], lim, on(i0));
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
                 let end = self.total() - sent;
                 let with_chans = end.min(FDS as u32);
-                let (band, write_j) = (self.band(writers), self.write_j);
+                let write_j = self.write_j;
                 let grp: &mut [Chan; FDS] = (&mut self.chans[base..base + FDS])
                     .try_into()
                     .expect("group");
@@ -1165,8 +1230,8 @@ impl Hackbench {
     ///
     /// Returns `lim` (ns) bounded by the band.
     #[inline(always)]
-    fn room_of(&self, ch: &Chan, lim: u64, reader_in: u64, writers: u32) -> u64 {
-        self.band(writers).room_of(ch, lim, reader_in)
+    fn room_of(band: Band, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
+        band.room_of(ch, lim, reader_in)
     }
 
     /// What the band of a channel is worked out from, with `writers` of
@@ -1184,14 +1249,18 @@ impl Hackbench {
                 cap_1: 1 << 31,
                 read_low: self.read_j.low(),
                 writes_low: 1 << 32,
-                writers: 1,
+                recip_w: 1 << 32,
             };
         }
+        debug_assert!(writers as usize <= FDS && self.cap < 1 << 16);
         Band {
             cap_1: self.cap - 1,
             read_low: self.read_j.low(),
             writes_low: FDS as u64 * self.write_j.low(),
-            writers,
+            recip_w: match RECIP_W.get(writers as usize) {
+                Some(&r) => r,
+                None => Band::recip(writers),
+            },
         }
     }
 
