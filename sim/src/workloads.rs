@@ -340,7 +340,7 @@ impl Band {
     /// channel.
     #[inline(always)]
     const fn recip(w: u32) -> u64 {
-        ((1u64 << 32) + w as u64 - 1) / w as u64
+        (1u64 << 32).div_ceil(w as u64)
     }
 
     /// `a / w` for the reciprocal `r` of `w` ([`Band::recip`]): exact for
