@@ -59,6 +59,15 @@
 #                    columns, each with its own verdicts and tally. Other
 #                    workloads (schbench, perfpipe, cyclictest -L, ...) run
 #                    unchanged in the charged boot
+#   OURS_FLIPS=      ab: empty (the default): ours' hackbench runs as it is;
+#                    N: ours' hackbench workloads get `-W N` (in both columns
+#                    with OURS_COST=both): the run's parent thread starts
+#                    with N wakee_flips, which its tasks copy, as rt-tests'
+#                    hackbench main process inherits init's in Linux (4-8
+#                    there, per boot: linux-compare/flips-probe.sh). An
+#                    input, not a rule of the scheduler; the label shows it
+#                    (`... -W N`); docs/results/linux.md, "Two-level
+#                    topology (SMT): Linux and ours"
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
@@ -244,6 +253,7 @@ if [[ $OURS == 1 ]]; then
 fi
 OURS_COST=${OURS_COST:-0}
 [[ $OURS_COST == 0 || $OURS_COST == linux || $OURS_COST == both ]] || bad "OURS_COST must be 0, linux or both, got '$OURS_COST'"
+[[ -z ${OURS_FLIPS:-} || $OURS_FLIPS =~ ^(0|[1-9][0-9]{0,5}|1000000)$ ]] || bad "OURS_FLIPS must be empty (off) or an integer in [0, 1000000] (hackbench -W), got '$OURS_FLIPS'"
 [[ ${FULL:-0} == 0 || ${FULL:-0} == 1 ]] || bad "FULL must be 0 or 1, got '$FULL'"
 [[ ${TRACE:-0} == 0 || ${TRACE:-0} == 1 || ${TRACE:-0} == 2 ]] || bad "TRACE must be 0, 1 or 2, got '$TRACE'"
 [[ $SIM == 0 || $SIM == 1 ]] || bad "SIM must be 0 or 1, got '$SIM'"
@@ -373,6 +383,7 @@ plan_and_script() { # [CHARGE] writes $ldir/plan.sh; prints our run= script
             local ow=$w
             [[ ${TRACE:-0} != 0 && $w == hackbench* ]] && ow+=" -R"
             [[ -n $charge && $w == hackbench* ]] && ow+=" -C $charge"
+            [[ -n ${OURS_FLIPS:-} && $w == hackbench* ]] && ow+=" -W $OURS_FLIPS"
             [[ $w == *' => '* ]] && continue
             script+="compare -n $RUNS -w $WARMUP$copts -- $ow; "
             block=$((block + 1))

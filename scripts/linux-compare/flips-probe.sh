@@ -9,7 +9,10 @@
 # (default -g 2 -l 100), RUNS (3) times, the same way the smt part starts
 # it (`sh -c` from this shell, after the shell's own awk and cat):
 #   - `fork`: the flips each worker starts with (`wake_up_new_task`'s
-#     `p->wakee_flips`, for children of hackbench);
+#     `p->wakee_flips`, for children of hackbench); the lowest is the main
+#     process's at its first fork (it wakes nothing but rcu_preempt while
+#     it forks), the input ours' `hackbench -W FLIPS` / `make linux-compare
+#     OURS_FLIPS=FLIPS` gives ours' run (its median over seeds 1-4 was 6);
 #   - `wakee`: the wakee's flips at each hackbench wakeup (WF_TTWU in
 #     `select_task_rq_fair`), and the share of them at 4 or more (the LLC
 #     size here, `wake_wide()`'s first test);

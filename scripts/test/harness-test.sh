@@ -88,6 +88,17 @@ ok=1
 [ "$rc" -eq 2 ] && [[ $msg == *"OURS_COST must be 0, linux or both, got 'charged'"* ]] && [ ! -e "$lcout" ] && ok=0
 h_check linux_compare_refuses_bad_ours_cost "$ok" "status $rc, '$msg'"
 
+# 7b. and a bad OURS_FLIPS (hackbench -W: empty or 0..1000000, no sign or
+#    leading zero) the same way.
+for v in six -1 01 1000001; do
+    rm -rf "$lcout"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" OURS_FLIPS="$v" LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+    rc=$?
+    want="OURS_FLIPS must be empty (off) or an integer in [0, 1000000] (hackbench -W), got '$v'"
+    [ "$rc" -eq 2 ] && [[ $msg == *"$want"* ]] && [ ! -e "$lcout" ]
+    h_check "linux_compare_refuses_ours_flips_${v//[^a-zA-Z0-9]/_}" "$?" "status $rc, '$msg'"
+done
+
 # 8. a config naming a feature ours has not is refused the same way.
 rm -rf "$lcout"
 msg=$(env -i PATH="$PATH" HOME="$HOME" CONFIGS='default|NO_NO_SUCH_FLAG' LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)

@@ -293,7 +293,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     ),
     cmd(
         "hackbench",
-        "hackbench [-p] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C C] [-K K] [-MR]",
+        "hackbench [-pMR] [-T|-P] [-g N] [-l N] [-f N] [-s N] [-C C] [-K K] [-W N]",
         "senders and receivers passing messages, 2 x GROUPS x FDS threads",
         &[
             "-p, --pipe: pipes (fs/pipe.c: 16 x 4 KiB, a sync wakeup when empty)",
@@ -310,6 +310,8 @@ pub const COMMANDS: &[CommandHelp] = &[
             "sleeping lock (Linux's pipe->mutex; a waiter spins while the owner runs)",
             "-R, --roles: also count what ends senders' and receivers' runs and the",
             "receivers' wakeups (roles: lines); costs time per message; default: off",
+            "-W, --wakee-flips FLIPS: the run's parent starts with FLIPS wakee_flips,",
+            "which its tasks copy (Linux's hackbench inherits init's); default: the shell's",
             "long options too: --groups --loops --fds --datasize; -h prints this",
             "Ctrl-C stops it early; 'hackbench ... &' runs it in the background",
         ],
@@ -321,6 +323,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             "hackbench --pipe --threads --groups 4",
             "hackbench -g 2 -C linux",
             "hackbench -g 2 -C linux -K linux",
+            "hackbench -g 2 -C linux -W 6",
         ],
     ),
     cmd(

@@ -964,6 +964,7 @@ fn workloads_defaults_and_ranges() {
             sched_cost: None,
             pipe_mutex: false,
             roles: false,
+            wakee_flips: None,
         }
     );
     assert_eq!(
@@ -997,7 +998,7 @@ fn workloads_defaults_and_ranges() {
     );
     err_starts(
         "hackbench 5",
-        "hackbench: unexpected argument '5' (usage: hackbench [-p]",
+        "hackbench: unexpected argument '5' (usage: hackbench [-pMR] [-T|-P]",
     );
     err_starts("hackbench -x", "hackbench: unknown option '-x'");
     err_starts("hackbench -g", "hackbench: option '-g' needs a value");
@@ -1355,6 +1356,7 @@ fn hackbench_ipc_and_task_flags() {
             sched_cost: None,
             pipe_mutex: false,
             roles: false,
+            wakee_flips: None,
         }
     );
     err_starts("hackbench -p 3", "hackbench: unexpected argument '3'");
@@ -1602,6 +1604,65 @@ fn hackbench_roles() {
         "hackbench: option '--roles=1' takes no value",
     );
     err_starts("hackbench -R 1", "hackbench: unexpected argument '1'");
+}
+
+#[test]
+fn hackbench_wakee_flips() {
+    let hb = |l: &str| match ok(l) {
+        Command::Hackbench(h) => h,
+        c => panic!("{l}: {c:?}"),
+    };
+    // Off by default: the parent's flips are the shell's.
+    assert_eq!(hb("hackbench").wakee_flips, None);
+    assert_eq!(hb("hackbench -W 6").wakee_flips, Some(6));
+    assert_eq!(hb("hackbench -W 0").wakee_flips, Some(0));
+    assert_eq!(
+        hb("hackbench --wakee-flips 1000000").wakee_flips,
+        Some(1_000_000)
+    );
+    assert_eq!(hb("hackbench --wakee-flips=7 -p -g 2").wakee_flips, Some(7));
+    assert_eq!(
+        hb("hackbench -p -g 2 -l 100 -C linux -K linux -W 6"),
+        Hackbench {
+            groups: 2,
+            pipe: true,
+            syscall_cost: Some(SyscallCost::Linux),
+            sched_cost: Some(SchedCost::Linux),
+            wakee_flips: Some(6),
+            ..Hackbench::default()
+        }
+    );
+    err_is(
+        "hackbench -W -1",
+        "hackbench: -W FLIPS must be in [0, 1000000], got '-1'",
+    );
+    err_is(
+        "hackbench -W 1000001",
+        "hackbench: -W FLIPS must be in [0, 1000000], got '1000001'",
+    );
+    err_is(
+        "hackbench -W six",
+        "hackbench: -W FLIPS must be a decimal integer, got 'six'",
+    );
+    err_starts("hackbench -W", "hackbench: option '-W' needs a value");
+    err_starts("hackbench -W 1 -W 2", "hackbench: option '-W' given twice");
+    // Inside compare, the same.
+    match ok("compare -n 3 -c default -c preempt=lazy -- hackbench -g 2 -C linux -W 6") {
+        Command::Compare(c) => assert_eq!(
+            *c.workload,
+            Command::Hackbench(Hackbench {
+                groups: 2,
+                syscall_cost: Some(SyscallCost::Linux),
+                wakee_flips: Some(6),
+                ..Hackbench::default()
+            })
+        ),
+        c => panic!("{c:?}"),
+    }
+    err_is(
+        "compare -c default -c NEXT_BUDDY -- hackbench -W x",
+        "hackbench: -W FLIPS must be a decimal integer, got 'x'",
+    );
 }
 
 #[test]

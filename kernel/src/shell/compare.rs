@@ -618,6 +618,9 @@ impl core::fmt::Display for WorkloadLine<'_> {
                 if p.pipe_mutex {
                     write!(f, " -M")?;
                 }
+                if let Some(n) = p.wakee_flips {
+                    write!(f, " -W {n}")?;
+                }
                 Ok(())
             }
             C::Perfpipe(p) => write!(

@@ -269,6 +269,7 @@ const HB: Hackbench = Hackbench {
     sched_cost: None,
     pipe_mutex: false,
     roles: false,
+    wakee_flips: None,
 };
 
 /// [`HB`] with the per-role counters (`-R`).

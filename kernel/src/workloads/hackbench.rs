@@ -128,6 +128,14 @@
 //! sender each run (docs/results/linux.md, "hackbench's workers and the
 //! shell's wakee_flips").
 //!
+//! `-W FLIPS` starts the parent with FLIPS `wakee_flips` instead
+//! ([`sched::smp::Scheduler::set_wakee_flips`]), before it spawns the
+//! tasks, so they start with FLIPS too. It is an input, not a rule:
+//! rt-tests' hackbench main process is forked by a shell and inherits
+//! init's flips, 4-8 on this project's QEMU machine, where ours' parent
+//! has the shell thread's, near 0, and `wake_wide()` holds for a wakee
+//! only with as many flips as the LLC has CPUs. Off by default.
+//!
 //! Stopping: senders poll the stop flag; every sender, finished or stopped,
 //! sends one poison message to each receiver of its group, and a receiver
 //! exits after FDS poisons, so nobody waits forever. A sender that could not
@@ -775,6 +783,9 @@ fn run_charged<C: Charge, const ROLES: bool>(
         p.datasize
     );
     charge.print(out);
+    if let Some(n) = p.wakee_flips {
+        let _ = writeln!(out, "The parent starts with {n} wakee_flips");
+    }
     let gate = Arc::new(Semaphore::new(0));
     let last_end = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));
@@ -810,6 +821,14 @@ fn run_charged<C: Charge, const ROLES: bool>(
         let (last_end, received, totals, roles) = (end0, received0, totals0, roles0);
         let mut pipes_of_groups = Vec::new();
         let mut failed = None;
+        if let Some(n) = p.wakee_flips {
+            // `-W`: the history Linux's main process inherits from init,
+            // set before the first spawn so that every task copies it.
+            let me = sched::TaskId(crate::task::current_idx());
+            if let Err(e) = crate::sched::sched().set_wakee_flips(me, n) {
+                failed = Some(alloc::format!("-W {n}: {e:?}"));
+            }
+        }
         for (pipes, locks, stamps) in group_parts {
             if failed.is_some() {
                 break;

@@ -404,6 +404,27 @@ impl<P: Platform> Scheduler<P> {
         cell.wakee_flip_decay_ns.store(decay_ns, Ordering::Relaxed);
     }
 
+    /// Sets live task `id`'s `wakee_flips` to `flips`, with no last wakee
+    /// and the once-a-second halving restarted now: the state of a task
+    /// that woke `flips` distinct tasks just now, and what
+    /// [`Scheduler::spawn`] copies into the tasks it spawns next. Nothing
+    /// in Linux sets them; a task's flips are its history (and its
+    /// ancestors', which a fork copies). This lets a workload start with
+    /// the history a Linux run had, measured, instead of ours' (the
+    /// kernel's `hackbench -W`: rt-tests' hackbench main process inherits
+    /// its flips from init, ours' parent thread from a shell that wakes
+    /// nobody). Not on any scheduling path. `NoSuchTask` (or
+    /// `IdOutOfRange`) for an id that is not alive; nothing changes then.
+    pub fn set_wakee_flips(&self, id: TaskId, flips: u32) -> Result<(), LifecycleError> {
+        self.home(id)?;
+        let cell = self.cell(id).ok_or(LifecycleError::NoSuchTask)?;
+        cell.wakee_flips.store(flips, Ordering::Relaxed);
+        cell.last_wakee.store(crate::task::NIL, Ordering::Relaxed);
+        cell.wakee_flip_decay_ns
+            .store(self.platform.now_ns(), Ordering::Relaxed);
+        Ok(())
+    }
+
     /// The `wakee_flips` of task `id` (`wake_wide`'s count; 0 for an id
     /// never spawned). For the tests.
     #[doc(hidden)]

@@ -191,6 +191,15 @@ pub struct Hackbench {
     /// each message, which slows the run (rt-tests' hackbench counts
     /// nothing).
     pub roles: bool,
+    /// `-W`/`--wakee-flips`: the run's parent thread starts with these
+    /// `wakee_flips` (no last wakee, the once-a-second halving from its
+    /// start), and its tasks copy them at their spawn, as Linux's fork
+    /// copies the parent's. `None` (the default): the parent's are the
+    /// shell's, as a fork copies them, near 0 since the shell wakes
+    /// nobody. rt-tests' hackbench main process inherits init's, 4-8 on
+    /// this project's QEMU machine (docs/results/linux.md, "Two-level
+    /// topology"), and `wake_wide()` compares them with the LLC size.
+    pub wakee_flips: Option<u32>,
 }
 
 /// `hackbench -C COST`: the CPU time each message's send and receive
@@ -291,6 +300,14 @@ impl Hackbench {
         max: 1_000_000,
         default: None,
         doc: "ns charged per context switch and per wakeup (or -K linux)",
+    };
+    /// `-W FLIPS`: the range of the parent's starting `wakee_flips`.
+    pub const WAKEE_FLIPS: Limit = Limit {
+        name: "-W FLIPS",
+        min: 0,
+        max: 1_000_000,
+        default: None,
+        doc: "wakee_flips the run's parent starts with (default: the shell's)",
     };
 
     // What one syscall of a 100-byte message costs Linux 7.2.13 (Debian sid,
@@ -399,6 +416,7 @@ impl Default for Hackbench {
             sched_cost: None,
             pipe_mutex: false,
             roles: false,
+            wakee_flips: None,
         }
     }
 }
@@ -1056,8 +1074,8 @@ fn seed_opt(a: &[&str]) -> Result<Option<u32>, Error> {
 }
 
 /// `hackbench [-p|--pipe] [-T|--threads|-P|--process] [-g N] [-l N] [-f N]
-/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS] [-M] [-R]`; of `-T` and `-P` the last
-/// one given counts, as in Linux.
+/// [-s N] [-C linux|NS] [-K linux|SWITCH_NS,WAKE_NS] [-M] [-R] [-W FLIPS]`; of `-T` and `-P`
+/// the last one given counts, as in Linux.
 pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
     let flag = |short, long| Opt {
         short,
@@ -1080,6 +1098,11 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         },
         flag(b'M', "pipe-mutex"),
         flag(b'R', "roles"),
+        Opt {
+            short: b'W',
+            long: "wakee-flips",
+            takes_value: true,
+        },
     ];
     let w = workload_opts("hackbench", a, Hackbench::LIMITS, Hackbench::LONG, &flags)?;
     let Some(([g, l, f, s], given)) = w else {
@@ -1101,6 +1124,7 @@ pub(super) fn parse_hackbench(a: &[&str]) -> Result<Command, Error> {
         sched_cost: sched_cost_opt(a, &flags)?,
         pipe_mutex: given.contains(&b'M'),
         roles: given.contains(&b'R'),
+        wakee_flips: wakee_flips_opt(a, &flags)?,
     };
     if h.pipe_mutex && !(h.pipe && h.syscall_cost == Some(SyscallCost::Linux)) {
         return err("hackbench", ArgError::PipeMutexNeedsPipeCost);
@@ -1138,6 +1162,15 @@ fn syscall_cost_opt(a: &[&str], flags: &[Opt]) -> Result<Option<SyscallCost>, Er
             limit(C, &Hackbench::SYSCALL_COST_NS, v)? as u32,
         ))),
     }
+}
+
+/// `hackbench`'s `-W FLIPS` / `--wakee-flips FLIPS`, if given (the other
+/// options were checked by `workload_opts`).
+fn wakee_flips_opt(a: &[&str], flags: &[Opt]) -> Result<Option<u32>, Error> {
+    let g = hackbench_getopt(a, flags)?;
+    g.value(b'W')
+        .map(|v| Ok(limit("hackbench", &Hackbench::WAKEE_FLIPS, v)? as u32))
+        .transpose()
 }
 
 /// `hackbench`'s `-K linux|SWITCH_NS,WAKE_NS` / `--sched-cost ...`, if
