@@ -196,7 +196,7 @@
 //! for the first `wake_wq_locked_pm` (shares measured in the kernel,
 //! `scripts/linux-compare/lockhold-probe.sh`). A vCPU whose turn ends
 //! inside such a part keeps the lock until its next turn
-//! ([`LockWindow`]); a vCPU that in its turn wakes a task onto that CPU,
+//! (`LockWindow`); a vCPU that in its turn wakes a task onto that CPU,
 //! switches on it, or takes that wait queue (a wakeup, or a socket send
 //! that tests the receiver's queue, [`Kernel::wait_queue_lock`]) passes
 //! the turn on after the event ([`TurnCounters::pauses`]). Two
