@@ -267,6 +267,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         vcpu_share: machine.mech.vcpu_share && mech.vcpu_share,
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
         qemu_rr_turns: rr_turns,
+        vcpu_pause: machine.mech.vcpu_pause && mech.vcpu_pause,
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
         wake_unlock: machine.mech.wake_unlock && mech.wake_unlock,
         smt_share: machine.mech.smt_share && mech.smt_share,

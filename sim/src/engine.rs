@@ -183,11 +183,28 @@
 //!
 //! Either turn order counts the busy vCPUs' stretches out of their turn
 //! ([`TurnCounters::away_bins`]): the jumps a busy loop on the guest clock
-//! sees, which the kernel's hackbench can count in its `-C` charges. Not
-//! modelled in either: a `pause` in a spin wait ends a TCG vCPU's turn
-//! (`helper_pause`), which the kernel's and Linux's lock waits execute
-//! whenever the holder is out of its turn (docs/results/linux.md, "the
-//! vCPU turns, pause hands the turn on").
+//! sees, which the kernel's hackbench can count in its `-C` charges.
+//!
+//! With `Mechanisms::vcpu_pause` (the default; `--no-vcpu-pause`), in
+//! either order: a `pause` in a spin wait ends a TCG vCPU's turn
+//! (`helper_pause` raises `EXCP_INTERRUPT`), and since one vCPU executes
+//! at a time, a spin wait that finds a lock held always finds its holder
+//! out of its turn. The locks: a CPU's runqueue lock, held for the first
+//! [`LockShares::switch_rq_locked_pm`](crate::machine::LockShares) of each switch
+//! cost on it, and a wakeup's, the target's runqueue lock for the last
+//! `wake_rq_locked_pm` of the wakeup's cost and the wakee's wait queue
+//! for the first `wake_wq_locked_pm` (shares measured in the kernel,
+//! `scripts/linux-compare/lockhold-probe.sh`). A vCPU whose turn ends
+//! inside such a part keeps the lock until its next turn
+//! (`LockWindow`); a vCPU that in its turn wakes a task onto that CPU,
+//! switches on it, or takes that wait queue (a wakeup, or a socket send
+//! that tests the receiver's queue, [`Kernel::wait_queue_lock`]) passes
+//! the turn on after the event ([`TurnCounters::pauses`]). Two
+//! simplifications: the waiter's step or switch is made at once (its
+//! decisions are not delayed to the holder's release), and a vCPU whose
+//! turn begins at that instant is not sent on. Not modelled: the short
+//! holds (a wait queue's join and leave, the tick's runqueue lock), the
+//! home runqueue's lock of a wakeup and the wait for `p->on_cpu`.
 //!
 //! # Machine noise
 //! With [`Mechanisms::machine_noise`](crate::machine::Mechanisms) (the
@@ -694,6 +711,33 @@ struct Cpu {
     /// Machine noise: its interrupt stream has an arrival queued (see
     /// `irq_at`).
     irq_on: bool,
+    /// vCPU turns with `Mechanisms::vcpu_pause`: the locks task
+    /// `lock_task` holds while paying the burst armed when they were set
+    /// ([`LockWindow`]).
+    lock_task: u32,
+    lock_windows: Vec<LockWindow>,
+}
+
+/// vCPU turns with `Mechanisms::vcpu_pause`: a lock the kernel holds while
+/// the task on a CPU pays part of its burst's cost (a switch, a wakeup):
+/// held while what is left of the burst (overhead and work) is below `hi`
+/// and above `lo`, ns. The burst is paid from its start, so the first part
+/// of a cost is the highest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LockWindow {
+    lock: LockId,
+    lo: u64,
+    hi: u64,
+}
+
+/// A kernel lock a vCPU may spin on ([`LockWindow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LockId {
+    /// A CPU's runqueue lock.
+    Rq(u32),
+    /// A task's wait queue (the queue it sleeps on; its waker holds it
+    /// around `try_to_wake_up`).
+    Wq(u32),
 }
 
 // A batch's event reads and writes only the first line; making a batch
@@ -1415,7 +1459,19 @@ pub struct TurnCounters {
     /// The other stretches over [`AWAY_MIN_NS`]: the task was switched
     /// out as the turn came back (a late HRTICK, tick or IPI).
     pub away_switched: u64,
+    /// `Mechanisms::vcpu_pause`: turns a spin wait's `pause` ended, by the
+    /// lock the holder out of its turn held: a runqueue lock a wakeup
+    /// needed, a runqueue lock a switch needed, a wait queue a wakeup
+    /// needed.
+    pub pauses: [u64; 3],
 }
+
+/// [`TurnCounters::pauses`]: a wakeup needed the target's runqueue lock.
+const PAUSE_RQ_WAKE: usize = 0;
+/// [`TurnCounters::pauses`]: a switch needed the CPU's runqueue lock.
+const PAUSE_RQ_SWITCH: usize = 1;
+/// [`TurnCounters::pauses`]: a wakeup needed the wakee's wait queue.
+const PAUSE_WQ: usize = 2;
 
 /// The shortest stretch out of the turn [`TurnCounters::away_bins`]
 /// counts (`lcbench turns`' gap threshold).
@@ -1559,6 +1615,17 @@ pub struct Kernel {
     kick_gen: u32,
     /// A kick ended the turn of this generation (handled after the event).
     kick_turn: Option<u32>,
+    /// A spin wait's `pause` ended the turn of this generation (handled
+    /// after the event; `Mechanisms::vcpu_pause`).
+    pause_turn: Option<u32>,
+    /// `Mechanisms::vcpu_pause` acts (vCPU turns, and some cost holds a lock).
+    pause_on: bool,
+    /// The locks the stepping task's wakeups hold, as parts of its wake
+    /// debt (from, to, ns into [`Kernel::wake_debt`]); made into its CPU's
+    /// [`LockWindow`]s when the debt becomes its burst.
+    wake_locks: Vec<(LockId, u64, u64)>,
+    /// The CPU the last wakeup placed its task on.
+    wake_cpu: u32,
     /// QEMU's turn order's counters.
     pub turns: TurnCounters,
     /// Wakeup costs the stepping task owes (charged when its step returns).
@@ -1758,6 +1825,8 @@ impl Kernel {
                 tick_at: u64::MAX,
                 lapic_at: u64::MAX,
                 away_since: u64::MAX,
+                lock_task: NIL,
+                lock_windows: Vec::new(),
                 ..Default::default()
             })
             .collect();
@@ -1770,6 +1839,7 @@ impl Kernel {
                 0
             };
         let rr = turn_ns > 0 && m.mech.qemu_rr_turns;
+        let pause_on = turn_ns > 0 && m.mech.vcpu_pause && m.locks.any();
         // Under vCPU time sharing a burst's end moves with the other CPUs'
         // business: no batching there.
         let m_batch = m.batch && !(m.costs.vcpu_time_sharing && m.mech.vcpu_share);
@@ -1812,6 +1882,10 @@ impl Kernel {
             kick_at: u64::MAX,
             kick_gen: 0,
             kick_turn: None,
+            pause_turn: None,
+            pause_on,
+            wake_locks: Vec::new(),
+            wake_cpu: 0,
             turns: TurnCounters::default(),
             wake_debt: 0,
             ipis_sent: 0,
@@ -2221,6 +2295,9 @@ impl Kernel {
     /// the CPU when the engine switches). A CPU that finds nothing runs a
     /// newidle balance and, if it pulled a task, schedules again.
     fn reschedule(&mut self, cpu: usize, action: PrevAction) {
+        if self.pause_on && self.held_away(cpu, LockId::Rq(cpu as u32)) {
+            self.pause(cpu, PAUSE_RQ_SWITCH);
+        }
         self.charge(cpu);
         self.cpus[cpu].rq_touched = true;
         let prev = self.cpus[cpu].curr;
@@ -2389,6 +2466,22 @@ impl Kernel {
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
+        if self.pause_on {
+            // The runqueue lock, held for the first part of the switch.
+            let top = t.overhead + t.work;
+            let held = over * self.m.locks.switch_rq_locked_pm / 1000;
+            let c = &mut self.cpus[cpu];
+            c.lock_task = next;
+            c.lock_windows.clear();
+            if held > 0 {
+                c.lock_windows.push(LockWindow {
+                    lock: LockId::Rq(cpu as u32),
+                    lo: top - held,
+                    hi: top,
+                });
+            }
+        }
+        let t = &mut self.tasks[next as usize];
         if t.wake_origin != u64::MAX {
             let o = t.wake_origin;
             t.wake_origin = u64::MAX;
@@ -2412,6 +2505,21 @@ impl Kernel {
         self.ctr.rows[row_of(d.reason)] += 1;
     }
 
+    /// The running task takes the lock of the wait queue task `owner`
+    /// sleeps on (a wakeup of it does; so does a send that tests the
+    /// queue for a sleeper, Linux's `sock_def_readable` taking the lock
+    /// when `wq_has_sleeper` sees one): with `Mechanisms::vcpu_pause`, a
+    /// holder out of its turn (a waker of `owner` that lost its turn
+    /// inside the wakeup) ends the running vCPU's turn. No cost.
+    pub fn wait_queue_lock(&mut self, owner: u32) {
+        if self.pause_on {
+            let this = self.this_cpu as usize;
+            if self.held_away(this, LockId::Wq(owner)) {
+                self.pause(this, PAUSE_WQ);
+            }
+        }
+    }
+
     /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
     /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
     ///
@@ -2420,6 +2528,7 @@ impl Kernel {
     /// unless the wakeup went onto another CPU's wake list, `ipi_send_ns`
     /// per IPI it sent, and `scan_cpu_ns` per CPU the idle scan looked at.
     pub fn wake(&mut self, tid: u32, sync: bool) -> bool {
+        self.wait_queue_lock(tid);
         let wf = if sync {
             WakeFlags::SYNC
         } else {
@@ -2432,6 +2541,12 @@ impl Kernel {
         let woke = self.wake_from(tid, wf, this);
         let scanned = std::mem::take(self.s.platform.scanned.get_mut());
         self.ctr.scanned_cpus += scanned;
+        if woke && self.pause_on && !self.wake_queued {
+            let target = LockId::Rq(self.wake_cpu);
+            if self.held_away(this, target) {
+                self.pause(this, PAUSE_RQ_WAKE);
+            }
+        }
         if woke {
             let (mech, c) = (self.m.mech, &self.m.costs);
             let mut cost = 0;
@@ -2449,6 +2564,21 @@ impl Kernel {
                 let waker = self.cpus[this].curr;
                 let cost = self.jit_task(waker, cost);
                 self.ctr.wake_cost_ns += cost;
+                if self.pause_on {
+                    // The locks it holds, as parts of the debt (paid in
+                    // the order of the wakeups).
+                    let (from, to) = (self.wake_debt, self.wake_debt + cost);
+                    let c = &self.m.locks;
+                    let wq = cost * c.wake_wq_locked_pm / 1000;
+                    if wq > 0 {
+                        self.wake_locks.push((LockId::Wq(tid), from, from + wq));
+                    }
+                    let rq = cost * c.wake_rq_locked_pm / 1000;
+                    if rq > 0 && !self.wake_queued {
+                        self.wake_locks
+                            .push((LockId::Rq(self.wake_cpu), to - rq, to));
+                    }
+                }
                 self.wake_debt += cost;
             }
         }
@@ -2481,6 +2611,7 @@ impl Kernel {
             .wake(TaskId(tid), wf, CpuId::wrapping(this_cpu))
             .unwrap_or_else(|e| panic!("waking task {tid}: {e:?}"));
         self.touch(woke.cpu().index());
+        self.wake_cpu = woke.cpu().index() as u32;
         if let Woke::Placed { from, .. } = woke {
             self.touch(from.index());
         }
@@ -2879,11 +3010,75 @@ impl Kernel {
         }
     }
 
+    /// `Mechanisms::vcpu_pause`: does a vCPU out of its turn, other than
+    /// `me`, hold `lock`? Its task is where it was when its turn ended
+    /// (out of its turn it makes no progress), inside one of its
+    /// [`LockWindow`]s for `lock` or not.
+    fn held_away(&self, me: usize, lock: LockId) -> bool {
+        self.cpus.iter().enumerate().any(|(c, cpu)| {
+            c != me
+                && c as u32 != self.turn_cpu
+                && cpu.curr != NIL
+                && cpu.curr == cpu.lock_task
+                && !cpu.lock_windows.is_empty()
+                && {
+                    let t = &self.tasks[cpu.curr as usize];
+                    let left = t.overhead + t.work;
+                    cpu.lock_windows
+                        .iter()
+                        .any(|w| w.lock == lock && w.lo < left && left < w.hi)
+                }
+        })
+    }
+
+    /// `Mechanisms::vcpu_pause`: `cpu`, in its turn, spins on a lock held
+    /// by a vCPU out of its turn: its `pause` ends its turn (handled after
+    /// the event, [`Kernel::pass_idle_turn`]). What it was doing goes on
+    /// in the model (the step or switch has been made); the turn passes.
+    /// Only a turn that has run ends so: a vCPU whose turn begins at this
+    /// instant is not sent on (two such vCPUs waiting on each other's
+    /// windows would pass the turn back and forth at one instant).
+    fn pause(&mut self, cpu: usize, kind: usize) {
+        if self.pause_turn == Some(self.turn_gen) {
+            // Its turn ends already (one spin wait ends it).
+            return;
+        }
+        if cpu as u32 == self.turn_cpu && self.turn_start < self.now {
+            self.turns.pauses[kind] += 1;
+            self.pause_turn = Some(self.turn_gen);
+        }
+    }
+
+    /// The stepping task's wakeups' locks become its CPU's
+    /// [`LockWindow`]s, now that its burst (with the wakeups' cost first)
+    /// is set.
+    fn set_wake_windows(&mut self, cpu: usize, tid: u32) {
+        let t = &self.tasks[tid as usize];
+        let top = t.overhead + t.work;
+        let c = &mut self.cpus[cpu];
+        c.lock_task = tid;
+        c.lock_windows.clear();
+        for &(lock, from, to) in &self.wake_locks {
+            c.lock_windows.push(LockWindow {
+                lock,
+                lo: top.saturating_sub(to),
+                hi: top.saturating_sub(from),
+            });
+        }
+        self.wake_locks.clear();
+    }
+
     /// A vCPU that halts (goes idle) ends its turn at once; so does one
     /// that a kick left with its `exit_request` (QEMU's turn order).
     fn pass_idle_turn(&mut self) {
         loop {
             if let Some(g) = self.kick_turn.take() {
+                if g == self.turn_gen && self.turn_cpu != NIL {
+                    self.end_turn(TurnEnd::Other);
+                }
+                continue;
+            }
+            if let Some(g) = self.pause_turn.take() {
                 if g == self.turn_gen && self.turn_cpu != NIL {
                     self.end_turn(TurnEnd::Other);
                 }
@@ -3255,6 +3450,9 @@ impl Kernel {
                 t.irqs_off = true;
                 t.work = debt;
                 self.unlock.windows += 1;
+                if self.pause_on {
+                    self.set_wake_windows(cpu, tid);
+                }
                 self.arm_burst(cpu);
                 return;
             }
@@ -3276,6 +3474,9 @@ impl Kernel {
         match next {
             Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => {
                 self.tasks[tid as usize].work = ns;
+                if self.pause_on && !self.wake_locks.is_empty() {
+                    self.set_wake_windows(cpu, tid);
+                }
                 // A syscall that returns to user space takes any request,
                 // lazy too (`sched::preempt`, Linux's
                 // `exit_to_user_mode_loop`), in every model; kernel code

@@ -126,6 +126,35 @@ pub struct Costs {
     pub vcpu_turn_ns: u64,
 }
 
+/// Which part of a cost runs with which kernel lock held, for
+/// `Mechanisms::vcpu_pause` (vCPU turns): a vCPU whose turn ends there
+/// keeps the lock until its next turn. Apart from [`Costs`] (whose digest
+/// the study's results are tied to); all 0 (no lock) but on `qemu:N`
+/// ([`qemu_lock_shares`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockShares {
+    /// The share of a context switch's cost run with the CPU's runqueue
+    /// lock held (from `__schedule`'s lock to `finish_task_switch`'s
+    /// unlock), per mille, from its start.
+    pub switch_rq_locked_pm: u64,
+    /// The share of a wakeup's cost ([`Costs::wake_ns`] and the rest the
+    /// waker pays for it) run with the target CPU's runqueue lock held,
+    /// per mille, at its end (`try_to_wake_up` places the task first, then
+    /// locks the target's runqueue to enqueue it).
+    pub wake_rq_locked_pm: u64,
+    /// The share of a wakeup's cost run with the wakee's wait-queue lock
+    /// held (`__wake_up_sync_key` holds it around `try_to_wake_up`), per
+    /// mille, from its start.
+    pub wake_wq_locked_pm: u64,
+}
+
+impl LockShares {
+    /// Some cost holds a lock.
+    pub fn any(&self) -> bool {
+        self.switch_rq_locked_pm > 0 || self.wake_rq_locked_pm > 0 || self.wake_wq_locked_pm > 0
+    }
+}
+
 /// The mechanisms a run models, each switchable (`sim run --no-...`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mechanisms {
@@ -151,6 +180,14 @@ pub struct Mechanisms {
     /// timer (`sim/src/engine.rs`, "vCPU turns"). Off by default (an
     /// experiment, docs/results/linux.md); `sim run --qemu-rr-turns`.
     pub qemu_rr_turns: bool,
+    /// With vCPU turns: a vCPU whose task needs a lock (a runqueue lock to
+    /// wake a task onto a CPU or to switch, the wait queue of a task it
+    /// wakes) held by a vCPU out of its turn spins on it with `pause`, which
+    /// in QEMU's TCG ends its turn (`helper_pause`: `EXCP_INTERRUPT`), so the
+    /// turn passes on ([`Machine::locks`] says which part of a cost holds
+    /// which lock; `sim/src/engine.rs`, "vCPU turns").
+    /// `--no-vcpu-pause`: a spin wait keeps the turn (the model before).
+    pub vcpu_pause: bool,
     /// With the pipe mutex: a pipe syscall's return to user space comes
     /// where Linux has it, after the previous syscall's unlock and wakeups
     /// and before the next `mutex_lock` (the entry and exit burst returns
@@ -202,6 +239,7 @@ impl Default for Mechanisms {
             vcpu_share: true,
             vcpu_turns: true,
             qemu_rr_turns: false,
+            vcpu_pause: true,
             pipe_user_return: true,
             wake_unlock: true,
             smt_share: true,
@@ -251,6 +289,9 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-wq-concurrency",
         "one bound kworker per CPU that sleeps through its work item's waits (no concurrency-managed pool)",
+    ),    (
+        "--no-vcpu-pause",
+        "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
 ];
 
@@ -272,6 +313,7 @@ impl Mechanisms {
             "--no-contention" => self.contention = false,
             "--no-vcpu-share" => self.vcpu_share = false,
             "--no-vcpu-turns" => self.vcpu_turns = false,
+            "--no-vcpu-pause" => self.vcpu_pause = false,
             "--no-pipe-user-return" => self.pipe_user_return = false,
             "--no-wake-unlock" => self.wake_unlock = false,
             "--no-smt-share" => self.smt_share = false,
@@ -389,6 +431,33 @@ pub fn qemu_costs() -> Costs {
     }
 }
 
+/// The lock shares of `qemu:N` ([`LockShares`]).
+pub fn qemu_lock_shares() -> LockShares {
+    LockShares {
+        // Measured in our kernel on this machine (x86_64, 4 vCPUs, -icount
+        // shift=2), hackbench sockets, `scripts/linux-compare/lockhold-probe.sh`
+        // (docs/results/linux.md, "The simulator's qemu:N costs"): the
+        // runqueue lock held for 8.44-8.50 us of a 9.04-9.10 us switch, the
+        // target's runqueue lock for 6.91-6.94 us of a 13.24-13.30 us
+        // `try_to_wake_up`, the wait queue's for 14.02-14.08 us around it
+        // (the whole wakeup). Shares of our kernel's paths, applied to
+        // Linux's measured costs above.
+        switch_rq_locked_pm: QEMU_SWITCH_RQ_LOCKED_PM,
+        wake_rq_locked_pm: QEMU_WAKE_RQ_LOCKED_PM,
+        wake_wq_locked_pm: QEMU_WAKE_WQ_LOCKED_PM,
+    }
+}
+
+/// `qemu:N`: the share of a switch run under the runqueue lock, per mille
+/// (measured, [`qemu_costs`]).
+pub const QEMU_SWITCH_RQ_LOCKED_PM: u64 = 934;
+/// `qemu:N`: the share of a wakeup run under the target's runqueue lock,
+/// per mille (measured, [`qemu_costs`]).
+pub const QEMU_WAKE_RQ_LOCKED_PM: u64 = 522;
+/// `qemu:N`: the share of a wakeup run under the wakee's wait-queue lock,
+/// per mille (measured, [`qemu_costs`]).
+pub const QEMU_WAKE_WQ_LOCKED_PM: u64 = 1000;
+
 /// A thread's speed with its SMT sibling busy, per 1024 of a lone
 /// thread's: a core with both threads busy does 1.3 times a lone thread's
 /// work (Hyper-Threading's "up to 30%", Marr et al., Intel Technology
@@ -493,6 +562,8 @@ pub struct Machine {
     pub speed: Vec<u32>,
     /// Costs.
     pub costs: Costs,
+    /// Which part of a cost holds which kernel lock (`qemu:N` only).
+    pub locks: LockShares,
     /// Tick rate.
     pub hz: u32,
     /// The mechanisms modelled: all on, except the pipe mutex where the
@@ -580,6 +651,7 @@ impl Machine {
     pub fn preset(name: &str) -> Option<Machine> {
         let c = Costs::default();
         let mut speed = Vec::new();
+        let mut locks = LockShares::default();
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (
@@ -616,6 +688,7 @@ impl Machine {
                 if !(1..=64).contains(&n) {
                     return None;
                 }
+                locks = qemu_lock_shares();
                 (Topology::uniform(n, 1, n, 1).ok()?, qemu_costs())
             }
             s => {
@@ -638,6 +711,7 @@ impl Machine {
             },
             batch: true,
             costs,
+            locks,
         })
     }
 }
@@ -735,6 +809,7 @@ mod tests {
                 vcpu_share: false,
                 vcpu_turns: false,
                 qemu_rr_turns: false,
+                vcpu_pause: false,
                 pipe_user_return: false,
                 wake_unlock: false,
                 smt_share: false,

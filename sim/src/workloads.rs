@@ -687,6 +687,12 @@ impl Workload for Hackbench {
                     // Pipes wake the reader only when the pipe was empty; unix
                     // sockets on every message (sock_def_readable) — both only
                     // if the reader sleeps.
+                    if sockets && !ch.reader_waiting {
+                        // sock_def_readable: a sleeper still on the queue
+                        // while its waker holds the queue's lock is seen,
+                        // and the lock taken (vCPU turns only).
+                        k.wait_queue_lock(self.waits[c as usize].reader);
+                    }
                     if ch.reader_waiting && (sockets || was_empty) {
                         ch.reader_waiting = false;
                         let r = self.waits[c as usize].reader;

@@ -620,7 +620,11 @@ const GOLDEN: [u64; 6] = [
 /// `CONFIG_PREEMPTION`; the lazy run did not. Both moved, from
 /// 0x6edb_ccaf_b3cd_6db2 and 0xb745_8770_dbf7_182f, when a vCPU whose
 /// turn begins handled a late HRTICK before a late tick, as the kernel's
-/// timer interrupt does.)
+/// timer interrupt does. Both moved, from 0x629d_23ff_ce8d_2ced and
+/// 0x76ea_da1c_4ac4_eb98, when a spin wait on a lock held by a vCPU out
+/// of its turn began to pass the turn on, `Mechanisms::vcpu_pause`: with
+/// it off both runs give those two digests byte for byte,
+/// [`QEMU_GOLDEN_NO_PAUSE`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -632,16 +636,20 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0x629d_23ff_ce8d_2ced,
+            0x6ff9_7bdd_d5f1_0d5f,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x76ea_da1c_4ac4_eb98,
+            0xe2c3_7af5_fb0a_3d47,
         ),
     ]
 }
+
+/// [`qemu_golden_cases`]' digests without `Mechanisms::vcpu_pause`: the
+/// model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_PAUSE: [u64; 2] = [0x629d_23ff_ce8d_2ced, 0x76ea_da1c_4ac4_eb98];
 
 /// `qemu:4` with its vCPU turns is as deterministic across builds as the
 /// other presets (see [`qemu_golden_cases`]), and the cases exercise the
@@ -652,8 +660,16 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
-    for (c, w, seed, want) in qemu_golden_cases() {
+    let mut no_pause = m.clone();
+    no_pause.mech.vcpu_pause = false;
+    for ((c, w, seed, want), before) in qemu_golden_cases().into_iter().zip(QEMU_GOLDEN_NO_PAUSE) {
         let cfg = Config::parse(c);
+        let r0 = run_one(&no_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
+        assert_eq!(
+            fnv(&everything(&r0)),
+            before,
+            "{c} {seed}: without the pause, not the run before it"
+        );
         let r = run_one(&m, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
         assert!(r.ctr.vcpu_turns > 0, "{c} {seed}: no vCPU turn taken");
         let got = fnv(&everything(&r));

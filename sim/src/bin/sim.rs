@@ -135,6 +135,12 @@ fn cmd_run(args: &[String]) {
             t.away_switched
         );
     }
+    if t.pauses.iter().sum::<u64>() > 0 {
+        let [rq_wake, rq_switch, wq] = t.pauses;
+        println!(
+            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}"
+        );
+    }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
         let ms: Vec<String> = t
             .turn_ns_by_cpu
