@@ -38,6 +38,7 @@
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
 #   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots, score in build/study/
 #   make study-ablation  the study's score with each simulator mechanism off (ARGS="--mechanisms M,.. --rows R,..": a part)
+#   make study-full    the study at full length (mmtests' hackbench loops, pgbench/schbench seconds after a warm-up; ARGS="--points ..|--rows ..": a part)
 ARCH    ?= x86_64
 SMP     ?= 1
 MEM     ?= 256M
@@ -73,7 +74,7 @@ KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-docs test-msrv test-loom test-kernel fuzz \
         miri test-harness stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
-        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study study-ablation ensure-fonts test-calibrate \
+        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell study study-ablation study-full ensure-fonts test-calibrate \
         clock-test test-clock test-kprof test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
@@ -493,6 +494,13 @@ study: ensure-fonts
 # point TITLE[@MACHINE]; unknown names are refused with the accepted ones).
 study-ablation:
 	$(CARGO) run -q -p sim --release -- study --ablation --out build/study $(ARGS)
+
+# The study at full length (sim/src/study.rs, Study::set_length): hackbench at
+# mmtests' 10000 loops, pgbench and schbench 1 s of warm-up not counted then
+# 2 s; in build/study-full/. All of it takes far longer than `make study`: choose a part,
+#   make study-full ARGS="--points pgbench-ro@graviton3=64/250/1000"   (or --rows 26-31)
+study-full: ensure-fonts
+	$(CARGO) run -q -p sim --release -- study --length full --out build/study-full $(ARGS)
 
 lint: ensure-toolchain
 	$(CARGO) fmt --all -- --check

@@ -84,6 +84,7 @@ fn main() {
         workers: 8,
         sleep_us: 100,
         work_us: 500,
+        warmup_ns: 0,
     };
     works.push((WorkSpec::Schbench(sch), 100));
     let mix = vec![

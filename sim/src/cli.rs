@@ -37,6 +37,7 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("t", "1..=256"),
             ("sleep_us", "0..=10000000"),
             ("work_us", "1..=10000000"),
+            ("warmup_ms", "0..=3600000, below --ms"),
         ],
         "dbench" => &[
             ("clients", "1..=5000"),
@@ -44,7 +45,11 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("workers", "1..=5000"),
             ("bound", "0|1"),
         ],
-        "pgbench" => &[("clients", "1..=5000"), ("rw", "0|1")],
+        "pgbench" => &[
+            ("clients", "1..=5000"),
+            ("rw", "0|1"),
+            ("warmup_ms", "0..=3600000, below --ms"),
+        ],
         _ => return None,
     })
 }
@@ -165,6 +170,7 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
             workers: o.num("t", 4, 1, 256)? as usize,
             sleep_us: o.num("sleep_us", 100, 0, 10_000_000)?,
             work_us: o.num("work_us", 1000, 1, 10_000_000)?,
+            warmup_ns: o.num("warmup_ms", 0, 0, 3_600_000)? * 1_000_000,
         }),
         "dbench" => WorkSpec::Dbench(DbenchCfg {
             clients: o.num("clients", 8, 1, 5000)? as usize,
@@ -175,6 +181,7 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
         "pgbench" => WorkSpec::Pgbench(PgbenchCfg {
             clients: o.num("clients", 8, 1, 5000)? as usize,
             rw: o.choice("rw", &["0", "1"])? == 1,
+            warmup_ns: o.num("warmup_ms", 0, 0, 3_600_000)? * 1_000_000,
         }),
         _ => unreachable!("Settings::parse accepts only known workloads"),
     })
@@ -300,6 +307,18 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         )
     })?;
     let work = parse_work(name, &args[i + 1..], &machine)?;
+    // A warm-up as long as the run would count nothing.
+    let warmup_ns = match &work {
+        WorkSpec::Pgbench(c) => c.warmup_ns,
+        WorkSpec::Schbench(c) => c.warmup_ns,
+        _ => 0,
+    };
+    if warmup_ns > 0 && warmup_ns >= ms * 1_000_000 {
+        return Err(format!(
+            "{name}: warmup_ms={} is not below --ms {ms}: nothing would be counted",
+            warmup_ns / 1_000_000
+        ));
+    }
     Ok(RunArgs {
         machine,
         config,

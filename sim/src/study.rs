@@ -52,7 +52,36 @@ pub struct Scale {
     pub loops: usize,
     /// dbench operations per loadfile.
     pub ops: usize,
+    /// pgbench's and schbench's warm-up, not counted, ns
+    /// ([`crate::workloads`], "Warm-up"); 0 in the short study.
+    pub warmup_ns: u64,
 }
+
+/// The values of `sim study --length`: `short` (default), the study as it
+/// always ran; `full` ([`Study::set_length`]), hackbench at mmtests' loop
+/// count and pgbench and schbench for simulated seconds after a warm-up
+/// that is not counted.
+pub const LENGTHS: &[&str] = &["short", "full"];
+
+/// hackbench's loops at full length: `HACKBENCH_LOOPS=10000` of mmtests'
+/// `configs/config-scheduler-hackbench` from 267fe388 (2024-01-26, where
+/// `config-scheduler-unbound` had it before) until d2f3e1d2 (2026-03-10,
+/// which set 100 and moved longer runs to `config-scheduler-hackbench-long`,
+/// 500): the config of Mel Gorman's (2025-07) and Ryan Roberts' (2025-12)
+/// tables' time. mmtests times the whole `perf bench sched messaging`
+/// run: no warm-up.
+pub const FULL_LOOPS: usize = 10_000;
+
+/// pgbench's and schbench's warm-up at full length, ns: far past the
+/// start-up placement state of the 64-client pgbench point (1-84 ms,
+/// `docs/results/study.md`) and the first periodic balance of a
+/// 64-CPU LLC (64 ms). mmtests' `pgbench-bench` (737901ce and later) warms
+/// up for at least 60 s before its 120 s (`WARM_TIME`, `MAX_TIME`): twice
+/// the warm-up is measured, the same ratio here ([`FULL_MEASURED_NS`]).
+pub const FULL_WARMUP_NS: u64 = 1_000_000_000;
+
+/// pgbench's and schbench's counted time after the warm-up at full length, ns.
+pub const FULL_MEASURED_NS: u64 = 2_000_000_000;
 
 /// A study: items × configurations × seeds.
 #[derive(Clone, Debug)]
@@ -156,10 +185,11 @@ fn pg_item(machine: &str, values: &[u64], max_ns: u64) -> Item {
         machine: machine.to_string(),
         param: "clients",
         values: values.to_vec(),
-        make: |c, _, _| {
+        make: |c, _, s| {
             WorkSpec::Pgbench(PgbenchCfg {
                 clients: c as usize,
                 rw: false,
+                warmup_ns: s.warmup_ns,
             })
         },
         metrics: vec!["tps", "latency_ms"],
@@ -210,12 +240,13 @@ impl Study {
                 machine: "graviton3".into(),
                 param: "threads",
                 values: vec![1, 4, 16],
-                make: |t, _, _| {
+                make: |t, _, s| {
                     WorkSpec::Schbench(SchbenchCfg {
                         message: 16,
                         workers: t as usize,
                         sleep_us: 100,
                         work_us: 1000,
+                        warmup_ns: s.warmup_ns,
                     })
                 },
                 metrics: vec!["wakeup_p99_us", "request_p99_us", "rps"],
@@ -244,6 +275,7 @@ impl Study {
             scale: Scale {
                 loops: 400,
                 ops: 400,
+                warmup_ns: 0,
             },
             mechanisms_off: Vec::new(),
         }
@@ -275,6 +307,108 @@ impl Study {
         study
     }
 
+    /// Sets the runs' length, one of [`LENGTHS`]: `full` runs hackbench
+    /// [`FULL_LOOPS`] loops (its time limit grown in proportion) and
+    /// pgbench and schbench for [`FULL_WARMUP_NS`] not counted plus
+    /// [`FULL_MEASURED_NS`]; the same for every point (no per-row value).
+    /// dbench keeps its size. `short` leaves the study as it is.
+    pub fn set_length(&mut self, length: &str) -> Result<(), String> {
+        match length {
+            "short" => Ok(()),
+            "full" => {
+                let grow = FULL_LOOPS.div_ceil(self.scale.loops.max(1)) as u64;
+                for it in &mut self.items {
+                    if it.title.starts_with("hackbench") {
+                        it.max_ns = it.max_ns.saturating_mul(grow.max(1));
+                    } else if it.title.starts_with("pgbench") || it.title == "schbench" {
+                        it.max_ns = FULL_WARMUP_NS + FULL_MEASURED_NS;
+                    }
+                }
+                self.scale.loops = FULL_LOOPS;
+                self.scale.warmup_ns = FULL_WARMUP_NS;
+                Ok(())
+            }
+            other => Err(format!(
+                "--length {other}: unknown (one of {})",
+                LENGTHS.join(", ")
+            )),
+        }
+    }
+
+    /// The study cut to the points of the score rows `list` names
+    /// ([`crate::score::parse_rows`]: row numbers, ranges, `TITLE@MACHINE`),
+    /// every configuration kept: `sim study --rows` without `--ablation`.
+    pub fn restrict_to_rows(&self, list: &str) -> Result<Study, String> {
+        let rows = crate::score::clear_rows();
+        let ix = crate::score::parse_rows(list, self, &rows)?;
+        let chosen: Vec<_> = ix.iter().map(|&k| rows[k].clone()).collect();
+        let mut st = self.clone();
+        st.items = crate::score::ablation_study(self, &chosen).items;
+        Ok(st)
+    }
+
+    /// The study cut to the sweeps and values `list` names: `sim study
+    /// --points`. Entries, comma-separated: `TITLE@MACHINE` (the whole
+    /// sweep) or `TITLE@MACHINE=V/V/..` (those values of it); every
+    /// configuration kept. An unknown sweep or value is an error that lists
+    /// the accepted ones.
+    pub fn restrict_to_points(&self, list: &str) -> Result<Study, String> {
+        let names: Vec<String> = self
+            .items
+            .iter()
+            .map(|it| format!("{}@{}", it.title, it.machine))
+            .collect();
+        let mut keep: Vec<Vec<u64>> = vec![Vec::new(); self.items.len()];
+        for w in list.split(',').map(str::trim) {
+            let (name, vals) = match w.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (w, None),
+            };
+            let ii = names.iter().position(|n| n == name).ok_or_else(|| {
+                format!(
+                    "--points: unknown sweep '{name}' (accepted: {}, each optionally =V/V/.. with values of its sweep)",
+                    names.join(", ")
+                )
+            })?;
+            let it = &self.items[ii];
+            let chosen: Vec<u64> = match vals {
+                None => it.values.clone(),
+                Some(v) => v
+                    .split('/')
+                    .map(|x| {
+                        x.trim()
+                            .parse::<u64>()
+                            .ok()
+                            .filter(|n| it.values.contains(n))
+                            .ok_or_else(|| {
+                                let vs: Vec<String> =
+                                    it.values.iter().map(|v| v.to_string()).collect();
+                                format!(
+                                    "--points: {name} has no {} '{x}' (accepted: {})",
+                                    it.param,
+                                    vs.join("/")
+                                )
+                            })
+                    })
+                    .collect::<Result<_, _>>()?,
+            };
+            keep[ii].extend(chosen);
+        }
+        let mut st = self.clone();
+        st.items = self
+            .items
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| !k.is_empty())
+            .map(|(it, k)| {
+                let mut it = it.clone();
+                it.values.retain(|v| k.contains(v));
+                it
+            })
+            .collect();
+        Ok(st)
+    }
+
     /// The seeds of sweep `item`: its own ([`Item::seeds`]) or the study's.
     pub fn item_seeds(&self, item: usize) -> u64 {
         self.items[item].seeds.unwrap_or(self.seeds)
@@ -294,7 +428,11 @@ impl Study {
             ],
             configs: default_configs()[..2].to_vec(),
             seeds: 3,
-            scale: Scale { loops: 20, ops: 50 },
+            scale: Scale {
+                loops: 20,
+                ops: 50,
+                warmup_ns: 0,
+            },
             mechanisms_off: Vec::new(),
         }
     }
@@ -835,6 +973,20 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     for c in &st.configs {
         let _ = writeln!(all, "  {:<12} = {}", c.name, c.settings.join(" "));
     }
+    if st.scale.warmup_ns > 0 {
+        let _ = writeln!(
+            all,
+            "  length: hackbench {} loops; pgbench and schbench {} ms of warm-up not counted, then until {} ms (sim study --length full)",
+            st.scale.loops,
+            st.scale.warmup_ns / 1_000_000,
+            st.items
+                .iter()
+                .filter(|it| !it.title.starts_with("hackbench") && !it.title.starts_with("dbench"))
+                .map(|it| it.max_ns / 1_000_000)
+                .max()
+                .unwrap_or(0)
+        );
+    }
     let mut machines: Vec<&str> = st.items.iter().map(|it| it.machine.as_str()).collect();
     machines.sort_unstable();
     machines.dedup();
@@ -898,7 +1050,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
 pub fn cmd_study(args: &[String]) {
     let mut study = Study::default_study();
     let mut out = PathBuf::from("build/study");
@@ -910,11 +1062,13 @@ pub fn cmd_study(args: &[String]) {
     let mut mechanisms: Option<String> = None;
     let mut rows: Option<String> = None;
     let mut samples: Option<String> = None;
+    let mut length: Option<String> = None;
+    let mut points: Option<String> = None;
     let mut i = 0;
     let fail = |e: &str| -> ! {
         eprintln!("error: {e}");
         eprintln!(
-            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
+            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
         );
         std::process::exit(2)
     };
@@ -961,6 +1115,23 @@ pub fn cmd_study(args: &[String]) {
                     fail("--samples given twice");
                 }
             }
+            "--length" => {
+                let v = val();
+                if !LENGTHS.contains(&v.as_str()) {
+                    fail(&format!(
+                        "--length {v}: unknown (one of {})",
+                        LENGTHS.join(", ")
+                    ));
+                }
+                if length.replace(v).is_some() {
+                    fail("--length given twice");
+                }
+            }
+            "--points" => {
+                if points.replace(val()).is_some() {
+                    fail("--points given twice");
+                }
+            }
             "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
             "--out" => out = PathBuf::from(val()),
             "--config" => configs.push(Config::parse(&val())),
@@ -975,7 +1146,7 @@ pub fn cmd_study(args: &[String]) {
                 }
             }
             o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --no-machine-noise, --seeds, --samples, --jobs, --out, --config)"
+                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --points, --length, --no-machine-noise, --seeds, --samples, --jobs, --out, --config)"
             )),
         }
         i += 2;
@@ -985,6 +1156,15 @@ pub fn cmd_study(args: &[String]) {
     }
     if no_noise {
         study.mechanisms_off.push("--no-machine-noise");
+    }
+    if let Some(l) = &length {
+        study.set_length(l).unwrap_or_else(|e| fail(&e));
+    }
+    if let Some(p) = &points {
+        if rows.is_some() || ablation {
+            fail("--points: not with --rows or --ablation (give one way to choose the points)");
+        }
+        study = study.restrict_to_points(p).unwrap_or_else(|e| fail(&e));
     }
     let published = samples.as_deref() == Some("published");
     if published {
@@ -1013,8 +1193,11 @@ pub fn cmd_study(args: &[String]) {
         }
         return;
     }
-    if mechanisms.is_some() || rows.is_some() {
-        fail("--mechanisms and --rows choose parts of the ablation: give --ablation too");
+    if mechanisms.is_some() {
+        fail("--mechanisms chooses the variants of the ablation: give --ablation too");
+    }
+    if let Some(r) = &rows {
+        study = study.restrict_to_rows(r).unwrap_or_else(|e| fail(&e));
     }
     if configs.len() >= 2 {
         study.configs = configs;

@@ -120,6 +120,23 @@
 //! pgbench rows is ~1 ms, `docs/references.md`) and replies (WF_SYNC
 //! wake of the client). Metrics: TPS (higher is better) and mean latency (ms).
 //!
+//! # Warm-up (pgbench and schbench, `warmup_ns`)
+//! A run can leave its start out of the measurement, as the real tools'
+//! harnesses do: mmtests' `pgbench-bench` (since its rework 737901ce,
+//! 2026-04-15) runs pgbench for a warm-up plus the measured time (`-T
+//! $((WARM_TIME+MAX_TIME))`, at least 60 s of warm-up) and its report skips
+//! the first per-second samples; before that it ran a separate warm-up
+//! pgbench first. The Phoronix Test Suite's `pts/pgbench` counts a whole
+//! `-T 120` run but its connection set-up; schbench's `-w` resets its
+//! statistics after the warm-up. Transactions and requests
+//! that complete before `warmup_ns`, and the wakeup latencies recorded
+//! before the first step at or after it, are not counted, and the rates
+//! are over the time from `warmup_ns` to the end. It changes what is
+//! counted, not what runs: the configuration's `Debug` (which seeds the
+//! boot, [`crate::WorkSpec::boot`]) leaves it out, so a run with a warm-up
+//! is the same run as one without, counted differently. 0 (the default):
+//! everything from the start counts, as before.
+//!
 //! # cyclictest and mixes
 //! `cyclictest`: threads sleeping on a periodic absolute timer; latency =
 //! the end of the switch to the thread minus the timer's expiry (schbench's
@@ -1482,7 +1499,7 @@ impl Hackbench {
 // ---------------------------------------------------------------- schbench
 
 /// schbench parameters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct SchbenchCfg {
     /// Message threads (`-m`).
     pub message: usize,
@@ -1492,6 +1509,22 @@ pub struct SchbenchCfg {
     pub sleep_us: u64,
     /// The request's CPU work, µs.
     pub work_us: u64,
+    /// Warm-up not counted (schbench's `-w`), ns; 0: none (module docs,
+    /// "Warm-up").
+    pub warmup_ns: u64,
+}
+
+/// As derived, without `warmup_ns` (module docs, "Warm-up"): the boot seed
+/// of a run does not depend on what is counted.
+impl std::fmt::Debug for SchbenchCfg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchbenchCfg")
+            .field("message", &self.message)
+            .field("workers", &self.workers)
+            .field("sleep_us", &self.sleep_us)
+            .field("work_us", &self.work_us)
+            .finish()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1509,6 +1542,9 @@ pub struct Schbench {
     msg_tid: Vec<u32>,
     req_lat: Vec<u64>,
     done: u64,
+    /// Wakeup latencies recorded before the warm-up ended (`k.lat[0]`'s
+    /// length at the first step at or after `warmup_ns`); `None` until then.
+    lat_skip: Option<usize>,
 }
 
 impl Schbench {
@@ -1521,6 +1557,7 @@ impl Schbench {
             msg_tid: Vec::new(),
             req_lat: Vec::new(),
             done: 0,
+            lat_skip: (cfg.warmup_ns == 0).then_some(0),
         }
     }
 
@@ -1559,6 +1596,9 @@ impl Workload for Schbench {
     }
 
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        if self.lat_skip.is_none() && k.now >= self.cfg.warmup_ns {
+            self.lat_skip = Some(k.lat.first().map_or(0, Vec::len));
+        }
         match self.roles[tid as usize] {
             SRole::Msg { m, waking } => {
                 if waking {
@@ -1602,8 +1642,10 @@ impl Workload for Schbench {
                     Next::RunUser(k.rng(tid).jitter(self.cfg.work_us * 1000, 10))
                 }
                 _ => {
-                    self.req_lat.push(k.now - start);
-                    self.done += 1;
+                    if k.now >= self.cfg.warmup_ns {
+                        self.req_lat.push(k.now - start);
+                        self.done += 1;
+                    }
                     self.roles[tid as usize] = SRole::Worker { m, phase: 0, start };
                     self.lists[m as usize].push(tid);
                     let mt = self.msg_tid[m as usize];
@@ -1615,7 +1657,9 @@ impl Workload for Schbench {
     }
 
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
-        let mut w = k.lat.first().cloned().unwrap_or_default();
+        let all = k.lat.first().map_or(&[][..], Vec::as_slice);
+        // A run that ended inside its warm-up counted nothing.
+        let mut w = all[self.lat_skip.unwrap_or(all.len()).min(all.len())..].to_vec();
         w.sort_unstable();
         self.req_lat.sort_unstable();
         let us = |v: u64| v as f64 / 1000.0;
@@ -1636,7 +1680,7 @@ impl Workload for Schbench {
         }
         out.push(Metric::new(
             "rps",
-            self.done as f64 / (k.now as f64 / 1e9),
+            self.done as f64 / (measured_ns(k.now, self.cfg.warmup_ns) as f64 / 1e9),
             true,
         ));
         out
@@ -1926,12 +1970,36 @@ impl Workload for Dbench {
 // ---------------------------------------------------------------- pgbench
 
 /// pgbench-like parameters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct PgbenchCfg {
     /// Client/backend pairs.
     pub clients: usize,
     /// Read-write (else read-only).
     pub rw: bool,
+    /// Warm-up not counted, ns; 0: none (module docs, "Warm-up").
+    pub warmup_ns: u64,
+}
+
+/// As derived, without `warmup_ns` (module docs, "Warm-up"): the boot seed
+/// of a run does not depend on what is counted.
+impl std::fmt::Debug for PgbenchCfg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgbenchCfg")
+            .field("clients", &self.clients)
+            .field("rw", &self.rw)
+            .finish()
+    }
+}
+
+/// The measured time of a run that ended at `now_ns` with a warm-up of
+/// `warmup_ns`: what follows the warm-up (at least 1 ns, so that a run
+/// that ended inside its warm-up reports a rate of 0, not NaN).
+fn measured_ns(now_ns: u64, warmup_ns: u64) -> u64 {
+    if warmup_ns == 0 {
+        now_ns
+    } else {
+        now_ns.saturating_sub(warmup_ns).max(1)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1995,8 +2063,10 @@ impl Workload for Pgbench {
             PRole::Client { sent, start } => {
                 if sent {
                     // The reply arrived.
-                    self.tx += 1;
-                    self.lat_sum += k.now - start;
+                    if k.now >= self.cfg.warmup_ns {
+                        self.tx += 1;
+                        self.lat_sum += k.now - start;
+                    }
                     self.roles[tid as usize] = PRole::Client { sent: false, start };
                     return Next::RunUser(k.rng(tid).jitter(4_000, 10));
                 }
@@ -2037,7 +2107,7 @@ impl Workload for Pgbench {
     }
 
     fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
-        let secs = k.now as f64 / 1e9;
+        let secs = measured_ns(k.now, self.cfg.warmup_ns) as f64 / 1e9;
         vec![
             Metric::new("tps", self.tx as f64 / secs, true),
             Metric::new(

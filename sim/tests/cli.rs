@@ -415,13 +415,41 @@ fn the_ablation_refuses_unknown_mechanisms_and_rows_and_writes_nothing() {
             }
         }
     }
-    // Without --ablation the options are refused.
-    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args("study --quick --rows 1 --out"))
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("give --ablation too"));
-    assert!(!dir.exists());
+    // Without --ablation --mechanisms is refused; --rows cuts the study
+    // to the rows' points, and a row the (quick) study cannot score is
+    // refused with the accepted ones.
+    for (bad, says) in [
+        ("--mechanisms smt-share", "give --ablation too"),
+        ("--rows 1", "accepted: row numbers"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(args(&format!("study --quick {bad} --out")))
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{bad}: {stderr}");
+        assert!(!dir.exists());
+    }
+}
+
+#[test]
+fn sim_run_warm_up_values_are_checked() {
+    let e = err("--ms 100 pgbench clients=4 warmup_ms=abc");
+    assert!(
+        e.contains("warmup_ms=abc") && e.contains("0..=3600000"),
+        "{e}"
+    );
+    let e = err("--ms 100 pgbench warmup_ms=100");
+    assert!(e.contains("not below --ms 100"), "{e}");
+    let e = err("--ms 100 schbench warmup_ms=-1");
+    assert!(e.contains("warmup_ms=-1"), "{e}");
+    let e = err("hackbench warmup_ms=10");
+    assert!(e.contains("unknown key 'warmup_ms'"), "{e}");
+    let a = parse_run(&args("--ms 100 pgbench clients=4 warmup_ms=40")).expect("valid");
+    match a.work {
+        WorkSpec::Pgbench(c) => assert_eq!(c.warmup_ns, 40_000_000),
+        w => panic!("{w:?}"),
+    }
 }

@@ -260,7 +260,11 @@ fn a_study_runs_with_the_mechanisms_it_names_off() {
         }],
         configs: vec![Config::parse("nb-off:NO_NEXT_BUDDY")],
         seeds: 1,
-        scale: Scale { loops: 5, ops: 10 },
+        scale: Scale {
+            loops: 5,
+            ops: 10,
+            warmup_ns: 0,
+        },
         mechanisms_off: Vec::new(),
     };
     let all = to_csv(&run_study(&st, 1, false).unwrap());

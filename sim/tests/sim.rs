@@ -342,6 +342,7 @@ fn pgbench_latency_matches_its_costs_when_idle() {
     let w = WorkSpec::Pgbench(PgbenchCfg {
         clients: 1,
         rw: false,
+        warmup_ns: 0,
     });
     let r = run("graviton3", &base(), &w, 1, 20);
     let lat = r
@@ -474,6 +475,7 @@ fn little_cpus_are_slower_and_capacity_aware_placement_avoids_them() {
         workers: 4,
         sleep_us: 100,
         work_us: 1000,
+        warmup_ns: 0,
     });
     let c = Config::parse("NO_NEXT_BUDDY");
     let p99 = |machine: &str| {
@@ -526,6 +528,7 @@ fn golden_cases() -> Vec<(&'static str, &'static str, WorkSpec, u64)> {
             WorkSpec::Pgbench(PgbenchCfg {
                 clients: 8,
                 rw: false,
+                warmup_ns: 0,
             }),
             1,
         ),
@@ -537,6 +540,7 @@ fn golden_cases() -> Vec<(&'static str, &'static str, WorkSpec, u64)> {
                 workers: 4,
                 sleep_us: 100,
                 work_us: 200,
+                warmup_ns: 0,
             }),
             2,
         ),
