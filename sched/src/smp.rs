@@ -825,6 +825,15 @@ impl TaskCell {
             recent_used_cpu: crate::sync::AtomicU32::new(0),
         }
     }
+
+    /// Sets `wake_wide`'s state: the flips, the last wakee and the stamp of
+    /// the flips' last halving, ns (a spawn's copy of its parent's, or a
+    /// value given from outside).
+    pub(crate) fn set_flip_state(&self, flips: u32, last_wakee: u32, decay_ns: u64) {
+        self.wakee_flips.store(flips, Ordering::Relaxed);
+        self.last_wakee.store(last_wakee, Ordering::Relaxed);
+        self.wakee_flip_decay_ns.store(decay_ns, Ordering::Relaxed);
+    }
 }
 
 /// Task ids per chunk of [`Scheduler`]'s task cells.
@@ -1021,6 +1030,13 @@ impl<P: Platform> Scheduler<P> {
     /// `cpu`'s scheduling domains, lowest level first (`for_each_domain`).
     pub fn domains(&self, cpu: CpuId) -> &[SchedDomain] {
         self.slots[cpu.index()].doms.as_slice()
+    }
+
+    /// The level (an index into [`Self::domains`]) of `cpu`'s lowest domain
+    /// that spans `other`, or none (`for_each_domain` until
+    /// `cpumask_test_cpu(other, sched_domain_span(sd))`).
+    pub(crate) fn lowest_level_spanning(&self, cpu: CpuId, other: CpuId) -> Option<usize> {
+        self.domains(cpu).iter().position(|sd| sd.span.has(other))
     }
 
     /// Periodic balancing passes in a row at `cpu`'s domain `level` (an

@@ -714,9 +714,8 @@ impl<P: Platform> Scheduler<P> {
     /// ("Active balancing done, reset the failure counter"), else
     /// `alb_failed`.
     pub(super) fn active_push_done(&self, asked: CpuId, src: CpuId, landed: bool) {
-        let slot = &self.slots[asked.index()];
-        if let Some(level) = slot.doms.as_slice().iter().position(|d| d.span.has(src)) {
-            let st = &slot.lb[level];
+        if let Some(level) = self.lowest_level_spanning(asked, src) {
+            let st = &self.slots[asked.index()].lb[level];
             st.stats.count_alb(landed);
             if landed {
                 st.nr_balance_failed.store(0, Ordering::Relaxed);

@@ -309,14 +309,8 @@ impl<P: Platform> Scheduler<P> {
     /// Adds 1 to the counter `field` picks of `cpu`'s lowest domain that
     /// spans `other` (none if no domain does).
     fn ttwu_count(&self, cpu: CpuId, other: CpuId, field: impl Fn(&LbCounters) -> &AtomicU32) {
-        let slot = &self.slots[cpu.index()];
-        if let Some(l) = slot
-            .doms
-            .as_slice()
-            .iter()
-            .position(|sd| sd.span.has(other))
-        {
-            field(&slot.lb[l].stats).fetch_add(1, Ordering::Relaxed);
+        if let Some(l) = self.lowest_level_spanning(cpu, other) {
+            field(&self.slots[cpu.index()].lb[l].stats).fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -399,9 +399,7 @@ impl<P: Platform> Scheduler<P> {
             ),
             None => (0, crate::task::NIL, self.platform.now_ns()),
         };
-        cell.wakee_flips.store(flips, Ordering::Relaxed);
-        cell.last_wakee.store(last, Ordering::Relaxed);
-        cell.wakee_flip_decay_ns.store(decay_ns, Ordering::Relaxed);
+        cell.set_flip_state(flips, last, decay_ns);
     }
 
     /// Sets live task `id`'s `wakee_flips` to `flips`, with no last wakee
@@ -418,10 +416,7 @@ impl<P: Platform> Scheduler<P> {
     pub fn set_wakee_flips(&self, id: TaskId, flips: u32) -> Result<(), LifecycleError> {
         self.home(id)?;
         let cell = self.cell(id).ok_or(LifecycleError::NoSuchTask)?;
-        cell.wakee_flips.store(flips, Ordering::Relaxed);
-        cell.last_wakee.store(crate::task::NIL, Ordering::Relaxed);
-        cell.wakee_flip_decay_ns
-            .store(self.platform.now_ns(), Ordering::Relaxed);
+        cell.set_flip_state(flips, crate::task::NIL, self.platform.now_ns());
         Ok(())
     }
 

@@ -832,15 +832,14 @@ impl<P: Platform> Scheduler<P> {
             } else {
                 AffineRule::NotAsked
             };
-            // Wake-affine at the lowest domain of the waker holding prev.
-            let affine = self.slots[this_cpu.index()]
-                .doms
-                .as_slice()
-                .iter()
-                .enumerate()
-                .find(|(_, sd)| sd.span.has(base));
+            // Wake-affine at the lowest domain of the waker holding prev,
+            // looked up only when it is asked.
             let want_affine = !wide && self.allowed(t, this_cpu);
-            if let (true, Some((level, sd))) = (want_affine && this_cpu != base, affine) {
+            let affine = (want_affine && this_cpu != base)
+                .then(|| self.lowest_level_spanning(this_cpu, base))
+                .flatten();
+            if let Some(level) = affine {
+                let sd = &self.domains(this_cpu)[level];
                 (target, rule) =
                     self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
                 if target == this_cpu && wf.contains(WakeFlags::TTWU) {
