@@ -141,6 +141,12 @@ fn cmd_run(args: &[String]) {
             "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}"
         );
     }
+    if t.pipe_lock_pauses > 0 {
+        println!(
+            "turns a pipe mutex spin's pause ended (the owner out of its turn): {}",
+            t.pipe_lock_pauses
+        );
+    }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
         let ms: Vec<String> = t
             .turn_ns_by_cpu
