@@ -90,5 +90,5 @@ for s in "${seeds[@]}"; do cat "$out/logs/seed$s.log"; done | tr -d '\r' | awk '
 echo "== the runs (full, full, lazy, lazy per boot)"
 for s in "${seeds[@]}"; do
     echo "-- seed $s"
-    tr -d '\r' <"$out/logs/seed$s.log" | grep -E '^(Time:|roles:|receiver wakeups:|[0-9]+ (pipe|socket) messages)' || true
+    tr -d '\r' <"$out/logs/seed$s.log" | grep -E '^(Time:|roles:|receiver wakeups:|pipe mutex:|[0-9]+ (pipe|socket) messages)' || true
 done
