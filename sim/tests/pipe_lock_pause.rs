@@ -94,7 +94,6 @@ fn unknown_flag_is_refused() {
             .map(str::to_string)
             .collect::<Vec<_>>(),
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(e.contains("--no-pipe-lock-pause"), "{e}");
 }
