@@ -751,6 +751,7 @@ pub const COUNTERS: &[&str] = &[
     "newidle_balances",
     "newidle_skipped",
     "newidle_pulled",
+    "scanned_cpus",
 ];
 
 /// A counter of one run by name (also the wakeup rows by their names).
@@ -777,6 +778,7 @@ pub fn counter(c: &Counters, name: &str) -> f64 {
         "ipis" => c.ipis as f64,
         "tick_resched" => c.tick_resched as f64,
         "hrtick_resched" => c.hrtick_resched as f64,
+        "scanned_cpus" => c.scanned_cpus as f64,
         r => (0..NR_ROWS)
             .find(|&i| row_name(i) == r)
             .map_or(0.0, |i| c.rows[i] as f64),
