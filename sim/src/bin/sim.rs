@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
-//! sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
+//! sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
@@ -21,8 +21,9 @@ use sim::run_one;
 fn usage_text() -> String {
     format!(
         "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
-         sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
+         {}\n       sim bench\n\
          presets: {}\nmechanisms: {}",
+        sim::study::STUDY_USAGE.trim_start_matches("usage: "),
         PRESETS.join(", "),
         mechanism_flag_names()
     )
