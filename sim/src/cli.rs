@@ -275,6 +275,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         vcpu_turns: machine.mech.vcpu_turns && mech.vcpu_turns,
         qemu_rr_turns: rr_turns,
         vcpu_pause: machine.mech.vcpu_pause && mech.vcpu_pause,
+        pipe_lock_pause: machine.mech.pipe_lock_pause && mech.pipe_lock_pause,
         pipe_user_return: machine.mech.pipe_user_return && mech.pipe_user_return,
         wake_unlock: machine.mech.wake_unlock && mech.wake_unlock,
         smt_share: machine.mech.smt_share && mech.smt_share,

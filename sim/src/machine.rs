@@ -188,6 +188,17 @@ pub struct Mechanisms {
     /// which lock; `sim/src/engine.rs`, "vCPU turns").
     /// `--no-vcpu-pause`: a spin wait keeps the turn (the model before).
     pub vcpu_pause: bool,
+    /// With `vcpu_pause` and the pipe mutex (`contention`): a task that
+    /// finds its pipe's lock taken by a task on a CPU spins on it with
+    /// `pause` (Linux's `mutex_spin_on_owner` calls `cpu_relax()`; our
+    /// kernel's pipe spinlock, `Channel`'s, `SpinLock::lock`'s
+    /// `cpu_relax`), and since one vCPU executes at a time that owner is
+    /// out of its turn: the spinner's first `pause` ends its turn, and
+    /// it polls again in its next (`sim/src/engine.rs`, "vCPU turns";
+    /// measured: `scripts/linux-compare/pipelock-probe.sh`, 1.07 `pause`s
+    /// a meeting). `--no-pipe-lock-pause`: the spinner polls through the
+    /// rest of its turn (the model before).
+    pub pipe_lock_pause: bool,
     /// With the pipe mutex: a pipe syscall's return to user space comes
     /// where Linux has it, after the previous syscall's unlock and wakeups
     /// and before the next `mutex_lock` (the entry and exit burst returns
@@ -240,6 +251,7 @@ impl Default for Mechanisms {
             vcpu_turns: true,
             qemu_rr_turns: false,
             vcpu_pause: true,
+            pipe_lock_pause: true,
             pipe_user_return: true,
             wake_unlock: true,
             smt_share: true,
@@ -289,9 +301,14 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-wq-concurrency",
         "one bound kworker per CPU that sleeps through its work item's waits (no concurrency-managed pool)",
-    ),    (
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
+    ),
+    (
+        "--no-pipe-lock-pause",
+        "a spin on a pipe's mutex whose owner is on a CPU polls through the rest of the vCPU turn (no pause hand-on)",
     ),
 ];
 
@@ -314,6 +331,7 @@ impl Mechanisms {
             "--no-vcpu-share" => self.vcpu_share = false,
             "--no-vcpu-turns" => self.vcpu_turns = false,
             "--no-vcpu-pause" => self.vcpu_pause = false,
+            "--no-pipe-lock-pause" => self.pipe_lock_pause = false,
             "--no-pipe-user-return" => self.pipe_user_return = false,
             "--no-wake-unlock" => self.wake_unlock = false,
             "--no-smt-share" => self.smt_share = false,
@@ -810,6 +828,7 @@ mod tests {
                 vcpu_turns: false,
                 qemu_rr_turns: false,
                 vcpu_pause: false,
+                pipe_lock_pause: false,
                 pipe_user_return: false,
                 wake_unlock: false,
                 smt_share: false,

@@ -1214,15 +1214,47 @@ fn number_ranges(ix: &[usize]) -> String {
     parts.join(", ")
 }
 
-/// Parses `--rows LIST` against the ablation of `base` over `rows` (the
-/// clear rows): each entry is a row number (the `#` column of the score
-/// and ablation tables, 1-based), a range `N-M` of them, or a study point
-/// `TITLE@MACHINE` (`dbench-bound@cascadelake-2s`), or `TITLE` for it on
-/// every machine. Returns the chosen rows' 0-based indices, sorted. A
-/// single row the ablation cannot score (not modelled, not run), a range
-/// with none it can score, or an unknown point is an error that lists the
-/// accepted numbers and points; a range keeps only the rows it can score.
+/// Which command a `--rows LIST` is for: the words of its errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowsFor {
+    /// `sim study --rows`: the study cut to the rows' points.
+    Study,
+    /// `sim study --ablation --rows`: the ablation's rows.
+    Ablation,
+}
+
+impl RowsFor {
+    /// What scores the rows, as the errors say it.
+    pub fn scorer(self) -> &'static str {
+        match self {
+            RowsFor::Study => "this study",
+            RowsFor::Ablation => "this ablation",
+        }
+    }
+}
+
+/// [`parse_rows_for`] for the ablation (`sim study --ablation --rows`).
 pub fn parse_rows(list: &str, base: &Study, rows: &[Row]) -> Result<Vec<usize>, String> {
+    parse_rows_for(list, base, rows, RowsFor::Ablation)
+}
+
+/// Parses `--rows LIST` against the study `base` over `rows` (the clear
+/// rows), for the command `mode` names: each entry is a row number (the
+/// `#` column of the score and ablation tables, 1-based), a range `N-M` of
+/// them, or a study point `TITLE@MACHINE` (`dbench-bound@cascadelake-2s`),
+/// or `TITLE` for it on every machine. Returns the chosen rows' 0-based
+/// indices, sorted. A single row `base` cannot score (not modelled, not
+/// run), a range with none it can score, or an unknown point is an error
+/// that lists the accepted numbers and points; a range keeps only the rows
+/// it can score. The errors name what scores the rows
+/// ([`RowsFor::scorer`]).
+pub fn parse_rows_for(
+    list: &str,
+    base: &Study,
+    rows: &[Row],
+    mode: RowsFor,
+) -> Result<Vec<usize>, String> {
+    let by = mode.scorer();
     let ok: Vec<usize> = (0..rows.len())
         .filter(|&k| scorable(base, &rows[k]).is_some())
         .collect();
@@ -1261,7 +1293,7 @@ pub fn parse_rows(list: &str, base: &Study, rows: &[Row]) -> Result<Vec<usize>, 
             }
             if !ok.contains(&(n - 1)) {
                 return Err(format!(
-                    "--rows: row {n} is not scored by this ablation ({}; {})",
+                    "--rows: row {n} is not scored by {by} ({}; {})",
                     why(n - 1),
                     accepted()
                 ));
@@ -1282,7 +1314,7 @@ pub fn parse_rows(list: &str, base: &Study, rows: &[Row]) -> Result<Vec<usize>, 
                 .collect();
             if v.is_empty() {
                 return Err(format!(
-                    "--rows: no row in {w} is scored by this ablation ({})",
+                    "--rows: no row in {w} is scored by {by} ({})",
                     accepted()
                 ));
             }
@@ -1525,6 +1557,9 @@ pub fn cmd_ablation(
             "  every variant also with {}",
             st.mechanisms_off.join(" ")
         );
+    }
+    if let Some(l) = crate::study::length_line(&st) {
+        let _ = writeln!(txt, "{l}");
     }
     if let Some(ix) = &subset.rows {
         let _ = writeln!(txt, "  --rows: only the rows {}", number_ranges(ix));

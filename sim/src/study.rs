@@ -340,7 +340,7 @@ impl Study {
     /// every configuration kept: `sim study --rows` without `--ablation`.
     pub fn restrict_to_rows(&self, list: &str) -> Result<Study, String> {
         let rows = crate::score::clear_rows();
-        let ix = crate::score::parse_rows(list, self, &rows)?;
+        let ix = crate::score::parse_rows_for(list, self, &rows, crate::score::RowsFor::Study)?;
         let chosen: Vec<_> = ix.iter().map(|&k| rows[k].clone()).collect();
         let mut st = self.clone();
         st.items = crate::score::ablation_study(self, &chosen).items;
@@ -751,6 +751,7 @@ pub const COUNTERS: &[&str] = &[
     "newidle_balances",
     "newidle_skipped",
     "newidle_pulled",
+    "scanned_cpus",
 ];
 
 /// A counter of one run by name (also the wakeup rows by their names).
@@ -777,6 +778,7 @@ pub fn counter(c: &Counters, name: &str) -> f64 {
         "ipis" => c.ipis as f64,
         "tick_resched" => c.tick_resched as f64,
         "hrtick_resched" => c.hrtick_resched as f64,
+        "scanned_cpus" => c.scanned_cpus as f64,
         r => (0..NR_ROWS)
             .find(|&i| row_name(i) == r)
             .map_or(0.0, |i| c.rows[i] as f64),
@@ -973,19 +975,8 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     for c in &st.configs {
         let _ = writeln!(all, "  {:<12} = {}", c.name, c.settings.join(" "));
     }
-    if st.scale.warmup_ns > 0 {
-        let _ = writeln!(
-            all,
-            "  length: hackbench {} loops; pgbench and schbench {} ms of warm-up not counted, then until {} ms (sim study --length full)",
-            st.scale.loops,
-            st.scale.warmup_ns / 1_000_000,
-            st.items
-                .iter()
-                .filter(|it| !it.title.starts_with("hackbench") && !it.title.starts_with("dbench"))
-                .map(|it| it.max_ns / 1_000_000)
-                .max()
-                .unwrap_or(0)
-        );
+    if let Some(l) = length_line(st) {
+        let _ = writeln!(all, "{l}");
     }
     let mut machines: Vec<&str> = st.items.iter().map(|it| it.machine.as_str()).collect();
     machines.sort_unstable();
@@ -1050,11 +1041,114 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `sim study`'s usage line.
+pub const STUDY_USAGE: &str = "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...";
+
+/// The options `sim study` takes.
+pub const STUDY_OPTIONS: &[&str] = &[
+    "--quick",
+    "--newidle",
+    "--ablation",
+    "--mechanisms",
+    "--rows",
+    "--points",
+    "--length",
+    "--no-machine-noise",
+    "--seeds",
+    "--samples",
+    "--jobs",
+    "--out",
+    "--config",
+];
+
+/// The most seeds a point runs (`--seeds`): far above any published
+/// table's count ([`crate::score::PUBLISHED_SAMPLES`], 120 at most), and
+/// small enough that the study's plan is always built.
+pub const MAX_SEEDS: usize = 1000;
+
+/// The most threads `--jobs` starts: a thread per run of a small study,
+/// never so many that the system refuses to start them.
+pub const MAX_JOBS: usize = 256;
+
+/// The length line of a study's header: hackbench's loops and the
+/// warm-up, when they are not the short study's (`--length full`); each
+/// part only when the study has a sweep it applies to.
+pub fn length_line(st: &Study) -> Option<String> {
+    if st.scale.warmup_ns == 0 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if st.items.iter().any(|it| it.title.starts_with("hackbench")) {
+        parts.push(format!("hackbench {} loops", st.scale.loops));
+    }
+    let timed = st
+        .items
+        .iter()
+        .filter(|it| it.title.starts_with("pgbench") || it.title == "schbench")
+        .map(|it| it.max_ns / 1_000_000)
+        .max();
+    if let Some(until_ms) = timed {
+        parts.push(format!(
+            "pgbench and schbench {} ms of warm-up not counted, then until {until_ms} ms",
+            st.scale.warmup_ns / 1_000_000
+        ));
+    }
+    if st.items.iter().any(|it| it.title.starts_with("dbench")) {
+        parts.push(format!(
+            "dbench {} operations (its size at any length)",
+            st.scale.ops
+        ));
+    }
+    Some(format!(
+        "  length: {} (sim study --length full)",
+        parts.join("; ")
+    ))
+}
+
 /// `sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+///
+/// Every option but `--config` (one per configuration) and `--out` (the
+/// last one counts, so `make study ARGS="--out DIR"` works) is given at
+/// most once. Anything else is refused, with the accepted options or
+/// values, before anything runs or is written.
 pub fn cmd_study(args: &[String]) {
-    let mut study = Study::default_study();
+    let fail = |e: &str| -> ! {
+        eprintln!("error: {e}");
+        eprintln!("{STUDY_USAGE}");
+        std::process::exit(2)
+    };
+    let opts = parse_study_args(args).unwrap_or_else(|e| fail(&e));
+    match opts.run() {
+        Ok(()) => {}
+        Err(e) => fail(&e),
+    }
+}
+
+/// A parsed `sim study` command line ([`parse_study_args`]): what it
+/// runs, checked; [`StudyArgs::run`] runs it.
+#[derive(Clone, Debug)]
+pub struct StudyArgs {
+    /// The study to run (cut to `--rows` or `--points`, its length, seeds
+    /// and configurations set). For `--ablation`, the study whose scored
+    /// points the ablation runs.
+    pub study: Study,
+    /// `--ablation`: the parts of it to run.
+    pub ablation: Option<crate::score::AblationSubset>,
+    /// `--jobs`.
+    pub jobs: usize,
+    /// `--out`.
+    pub out: PathBuf,
+    /// `--samples published`: one line per sweep, its seeds and why.
+    pub samples_lines: Vec<String>,
+}
+
+/// Parses and checks `sim study`'s arguments (after `study`): an unknown
+/// option or value, an option given twice, or a combination that is not
+/// supported is an error naming the accepted ones.
+pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
+    let mut preset: Option<&str> = None;
     let mut out = PathBuf::from("build/study");
-    let mut jobs = 2usize;
+    let mut jobs = None;
     let mut configs = Vec::new();
     let mut seeds = None;
     let mut ablation = false;
@@ -1064,93 +1158,107 @@ pub fn cmd_study(args: &[String]) {
     let mut samples: Option<String> = None;
     let mut length: Option<String> = None;
     let mut points: Option<String> = None;
+    let mut seen: Vec<&str> = Vec::new();
     let mut i = 0;
-    let fail = |e: &str| -> ! {
-        eprintln!("error: {e}");
-        eprintln!(
-            "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]..."
-        );
-        std::process::exit(2)
-    };
     while i < args.len() {
         let a = args[i].as_str();
-        let val = || {
-            args.get(i + 1)
-                .cloned()
-                .unwrap_or_else(|| fail(&format!("{a} needs a value")))
-        };
+        if !STUDY_OPTIONS.contains(&a) {
+            return Err(format!(
+                "unknown option '{a}' (accepted: {})",
+                STUDY_OPTIONS.join(", ")
+            ));
+        }
+        if a != "--config" && a != "--out" {
+            if seen.contains(&a) {
+                return Err(format!("{a} given twice"));
+            }
+            seen.push(a);
+        }
         match a {
-            "--quick" => {
-                study = Study::quick();
+            "--quick" | "--newidle" | "--ablation" | "--no-machine-noise" => {
+                match a {
+                    "--ablation" => ablation = true,
+                    "--no-machine-noise" => no_noise = true,
+                    _ => {
+                        if let Some(p) = preset.replace(a) {
+                            return Err(format!(
+                                "{p} and {a}: give one of --quick, --newidle (or neither: the default study)"
+                            ));
+                        }
+                    }
+                }
                 i += 1;
                 continue;
             }
-            "--newidle" => {
-                study = Study::newidle();
-                i += 1;
-                continue;
-            }
-            "--ablation" => {
-                ablation = true;
-                i += 1;
-                continue;
-            }
-            "--no-machine-noise" => {
-                no_noise = true;
-                i += 1;
-                continue;
-            }
+            _ => {}
+        }
+        let v = args
+            .get(i + 1)
+            .cloned()
+            .ok_or_else(|| format!("{a} needs a value"))?;
+        match a {
             "--seeds" => {
-                seeds = Some(positive(&val()).unwrap_or_else(|| fail("--seeds: a number >= 1")))
+                seeds = Some(
+                    bounded(&v, MAX_SEEDS)
+                        .ok_or_else(|| format!("--seeds {v}: a number from 1 to {MAX_SEEDS}"))?,
+                )
+            }
+            "--jobs" => {
+                jobs = Some(
+                    bounded(&v, MAX_JOBS)
+                        .ok_or_else(|| format!("--jobs {v}: a number from 1 to {MAX_JOBS}"))?,
+                )
             }
             "--samples" => {
-                let v = val();
                 if !SAMPLES.contains(&v.as_str()) {
-                    fail(&format!(
+                    return Err(format!(
                         "--samples {v}: unknown (one of {})",
                         SAMPLES.join(", ")
                     ));
                 }
-                if samples.replace(v).is_some() {
-                    fail("--samples given twice");
-                }
+                samples = Some(v);
             }
             "--length" => {
-                let v = val();
                 if !LENGTHS.contains(&v.as_str()) {
-                    fail(&format!(
+                    return Err(format!(
                         "--length {v}: unknown (one of {})",
                         LENGTHS.join(", ")
                     ));
                 }
-                if length.replace(v).is_some() {
-                    fail("--length given twice");
-                }
+                length = Some(v);
             }
-            "--points" => {
-                if points.replace(val()).is_some() {
-                    fail("--points given twice");
+            "--points" => points = Some(v),
+            "--rows" => rows = Some(v),
+            "--mechanisms" => mechanisms = Some(v),
+            "--out" => {
+                if v.is_empty() {
+                    return Err("--out: an empty directory name".into());
                 }
+                out = PathBuf::from(v);
             }
-            "--jobs" => jobs = positive(&val()).unwrap_or_else(|| fail("--jobs: a number >= 1")),
-            "--out" => out = PathBuf::from(val()),
-            "--config" => configs.push(Config::parse(&val())),
-            "--mechanisms" | "--rows" => {
-                let slot = if a == "--rows" {
-                    &mut rows
-                } else {
-                    &mut mechanisms
-                };
-                if slot.replace(val()).is_some() {
-                    fail(&format!("{a} given twice"));
+            "--config" => {
+                let c = Config::parse(&v);
+                c.check().map_err(|e| format!("--config {v}: {e}"))?;
+                if configs.iter().any(|x: &Config| x.name == c.name) {
+                    return Err(format!(
+                        "--config {v}: the name '{}' is given twice (each configuration needs its own LABEL)",
+                        c.name
+                    ));
                 }
+                configs.push(c);
             }
-            o => fail(&format!(
-                "unknown option '{o}' (accepted: --quick, --newidle, --ablation, --mechanisms, --rows, --points, --length, --no-machine-noise, --seeds, --samples, --jobs, --out, --config)"
-            )),
+            o => return Err(format!("unknown option '{o}'")),
         }
         i += 2;
     }
+    if out.exists() && !out.is_dir() {
+        return Err(format!("--out {}: not a directory", out.display()));
+    }
+    let mut study = match preset {
+        Some("--quick") => Study::quick(),
+        Some("--newidle") => Study::newidle(),
+        _ => Study::default_study(),
+    };
     if let Some(s) = seeds {
         study.seeds = s as u64;
     }
@@ -1158,60 +1266,83 @@ pub fn cmd_study(args: &[String]) {
         study.mechanisms_off.push("--no-machine-noise");
     }
     if let Some(l) = &length {
-        study.set_length(l).unwrap_or_else(|e| fail(&e));
+        study.set_length(l)?;
     }
-    if let Some(p) = &points {
-        if rows.is_some() || ablation {
-            fail("--points: not with --rows or --ablation (give one way to choose the points)");
-        }
-        study = study.restrict_to_points(p).unwrap_or_else(|e| fail(&e));
+    if points.is_some() && (rows.is_some() || ablation) {
+        return Err(
+            "--points: not with --rows or --ablation (give one way to choose the points)".into(),
+        );
     }
     let published = samples.as_deref() == Some("published");
-    if published {
-        if ablation {
-            fail("--samples published: not with --ablation (its plan and counts are per study seeds); --samples seeds or leave it out");
-        }
-        for line in crate::score::published_samples(&mut study) {
-            eprintln!("study: samples {line}");
-        }
-    }
     if ablation {
+        if published {
+            return Err("--samples published: not with --ablation (its plan and counts are per study seeds); --samples seeds or leave it out".into());
+        }
         if !configs.is_empty() {
-            fail("--ablation runs the configurations the scored rows need; no --config");
+            return Err(
+                "--ablation runs the configurations the scored rows need; no --config".into(),
+            );
         }
         // Every name is checked before anything runs or is written.
         let subset = crate::score::AblationSubset {
             mechanisms: mechanisms
-                .map(|m| crate::score::parse_mechanisms(&m).unwrap_or_else(|e| fail(&e))),
-            rows: rows.map(|r| {
-                crate::score::parse_rows(&r, &study, &crate::score::clear_rows())
-                    .unwrap_or_else(|e| fail(&e))
-            }),
+                .map(|m| crate::score::parse_mechanisms(&m))
+                .transpose()?,
+            rows: rows
+                .map(|r| crate::score::parse_rows(&r, &study, &crate::score::clear_rows()))
+                .transpose()?,
         };
-        if let Err(e) = crate::score::cmd_ablation(&study, jobs, &out, &subset) {
-            fail(&e);
-        }
-        return;
+        crate::score::ablation_plan(&study, &crate::score::clear_rows(), &subset)?;
+        return Ok(StudyArgs {
+            study,
+            ablation: Some(subset),
+            jobs: jobs.unwrap_or(2),
+            out,
+            samples_lines: Vec::new(),
+        });
     }
     if mechanisms.is_some() {
-        fail("--mechanisms chooses the variants of the ablation: give --ablation too");
+        return Err(
+            "--mechanisms chooses the variants of the ablation: give --ablation too".into(),
+        );
+    }
+    if let Some(p) = &points {
+        study = study.restrict_to_points(p)?;
     }
     if let Some(r) = &rows {
-        study = study.restrict_to_rows(r).unwrap_or_else(|e| fail(&e));
+        study = study.restrict_to_rows(r)?;
     }
+    // After the cut: a line for each sweep that runs.
+    let samples_lines = if published {
+        crate::score::published_samples(&mut study)
+    } else {
+        Vec::new()
+    };
     if configs.len() >= 2 {
         study.configs = configs;
     } else if !configs.is_empty() {
-        fail("give at least two --config (the first is the baseline)");
+        return Err("give at least two --config (the first is the baseline)".into());
     }
-    for c in &study.configs {
-        if let Err(e) = c.check() {
-            fail(&e);
+    Ok(StudyArgs {
+        study,
+        ablation: None,
+        jobs: jobs.unwrap_or(2),
+        out,
+        samples_lines,
+    })
+}
+
+impl StudyArgs {
+    /// Runs what was parsed: the ablation, or the study and its report.
+    pub fn run(&self) -> Result<(), String> {
+        if let Some(subset) = &self.ablation {
+            return crate::score::cmd_ablation(&self.study, self.jobs, &self.out, subset);
         }
-    }
-    let r = run_study(&study, jobs, true).unwrap_or_else(|e| fail(&e));
-    if let Err(e) = report(&r, &out) {
-        fail(&e);
+        for line in &self.samples_lines {
+            eprintln!("study: samples {line}");
+        }
+        let r = run_study(&self.study, self.jobs, true)?;
+        report(&r, &self.out)
     }
 }
 
@@ -1221,8 +1352,8 @@ pub fn cmd_study(args: &[String]) {
 /// ([`crate::score::PUBLISHED_SAMPLES`]), the others `--seeds`.
 pub const SAMPLES: &[&str] = &["seeds", "published"];
 
-fn positive(s: &str) -> Option<usize> {
-    s.parse().ok().filter(|&n| n >= 1)
+fn bounded(s: &str, max: usize) -> Option<usize> {
+    s.parse().ok().filter(|&n| (1..=max).contains(&n))
 }
 
 /// `sim bench`: the speed figures.

@@ -1307,13 +1307,16 @@ impl Hackbench {
     /// `mutex_lock(&pipe->mutex)`: taken if free; a waiter spins while the
     /// owner runs on a CPU and sleeps on the mutex while it does not (a
     /// preempted owner keeps the mutex).
-    fn acquire(&mut self, k: &Kernel, c: u32, tid: u32) -> Acquire {
+    fn acquire(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Acquire {
         let ch = &mut self.waits[c as usize];
         if ch.owner == NO_OWNER {
             ch.owner = tid;
             Acquire::Taken
         } else if k.running(ch.owner) {
             self.lock_spins += 1;
+            // The poll's `pause` (vCPU turns: the owner's vCPU is out of
+            // its turn, `Mechanisms::pipe_lock_pause`).
+            k.pipe_lock_spin();
             Acquire::Spin
         } else {
             ch.lock_waiters.push_back(tid);

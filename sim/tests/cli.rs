@@ -453,3 +453,156 @@ fn sim_run_warm_up_values_are_checked() {
         w => panic!("{w:?}"),
     }
 }
+
+/// `sim study`'s arguments parsed and checked, not run.
+fn study_err(line: &str) -> String {
+    match sim::study::parse_study_args(&args(line)) {
+        Ok(a) => panic!("'{line}' was accepted: {:?}", a.study.configs),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn study_rows_errors_name_the_command_they_are_for() {
+    let rows = sim::score::clear_rows();
+    let not_modelled = 1 + rows
+        .iter()
+        .position(|r| matches!(r.target, sim::score::Target::NotModelled(_)))
+        .expect("a row that is not modelled");
+    // Without --ablation --rows cuts the study: its errors say so, and list
+    // the accepted row numbers and points.
+    for (line, want) in [
+        (
+            "--quick --rows 1".to_string(),
+            "row 1 is not scored by this study (not run",
+        ),
+        (
+            format!("--rows {not_modelled}"),
+            "is not scored by this study (not modelled",
+        ),
+        (
+            format!("--rows {not_modelled}-{not_modelled}"),
+            "is scored by this study",
+        ),
+    ] {
+        let e = study_err(&line);
+        assert!(e.contains(want), "{line}: {e}");
+        assert!(!e.contains("by this ablation"), "{line}: {e}");
+        assert!(e.contains("accepted: row numbers"), "{line}: {e}");
+    }
+    let e = study_err(&format!("--rows {not_modelled}"));
+    assert!(e.contains("hackbench-process-pipes@graviton3"), "{e}");
+    // With --ablation, the ablation's.
+    let e = study_err(&format!("--ablation --rows {not_modelled}"));
+    assert!(
+        e.contains("is not scored by this ablation (not modelled"),
+        "{e}"
+    );
+}
+
+#[test]
+fn study_bad_input_is_refused_with_the_accepted_values() {
+    let options = sim::study::STUDY_OPTIONS;
+    for (line, want) in [
+        ("--bogus", "unknown option '--bogus' (accepted: --quick"),
+        ("--quick --newidle", "give one of --quick, --newidle"),
+        ("--newidle --quick", "give one of --quick, --newidle"),
+        ("--quick --quick", "--quick given twice"),
+        ("--ablation --ablation", "--ablation given twice"),
+        ("--no-machine-noise --no-machine-noise", "given twice"),
+        ("--seeds", "--seeds needs a value"),
+        ("--seeds 0", "--seeds 0: a number from 1 to 1000"),
+        ("--seeds 1001", "a number from 1 to 1000"),
+        ("--seeds 99999999999999999999999", "a number from 1 to 1000"),
+        ("--seeds -1", "a number from 1 to 1000"),
+        ("--seeds 2 --seeds 3", "--seeds given twice"),
+        ("--jobs 0", "--jobs 0: a number from 1 to 256"),
+        ("--jobs 100000", "a number from 1 to 256"),
+        ("--jobs 1 --jobs 2", "--jobs given twice"),
+        (
+            "--length medium",
+            "--length medium: unknown (one of short, full)",
+        ),
+        ("--length full --length short", "--length given twice"),
+        (
+            "--samples all",
+            "--samples all: unknown (one of seeds, published)",
+        ),
+        (
+            "--length full --samples published --ablation",
+            "--samples published: not with --ablation",
+        ),
+        (
+            "--points bogus",
+            "accepted: hackbench-process-pipes@graviton3",
+        ),
+        ("--points pgbench-ro@graviton3 --rows 26", "not with --rows"),
+        (
+            "--points pgbench-ro@graviton3 --ablation",
+            "not with --rows or --ablation",
+        ),
+        ("--mechanisms smt-share", "give --ablation too"),
+        ("--ablation --mechanisms bogus", "accepted: "),
+        ("--ablation --config a:NEXT_BUDDY", "no --config"),
+        ("--newidle --ablation", "no clear row resolves"),
+        ("--config a:NEXT_BUDDY", "at least two --config"),
+        (
+            "--config a:NEXT_BUDDY --config a:NO_NEXT_BUDDY",
+            "the name 'a' is given twice",
+        ),
+        (
+            "--config a:NO_SUCH --config b:NEXT_BUDDY",
+            "--config a:NO_SUCH:",
+        ),
+        ("--config :NEXT_BUDDY --config b:NEXT_BUDDY", "needs a name"),
+        (
+            "--config a:preempt=sometimes --config b:NEXT_BUDDY",
+            "expected one of",
+        ),
+    ] {
+        let e = study_err(line);
+        assert!(e.contains(want), "'{line}': {e}");
+        if line == "--bogus" {
+            for o in options {
+                assert!(e.contains(o), "'{line}': {e} lacks {o}");
+            }
+        }
+    }
+    // Good input still parses as written.
+    let a = sim::study::parse_study_args(&args(
+        "--quick --seeds 2 --jobs 1 --out x --out y --config a:NO_NEXT_BUDDY --config b:NEXT_BUDDY",
+    ))
+    .expect("valid");
+    assert_eq!(a.study.seeds, 2);
+    assert_eq!(a.jobs, 1);
+    assert_eq!(
+        a.out,
+        std::path::PathBuf::from("y"),
+        "the last --out counts"
+    );
+    let names: Vec<&str> = a.study.configs.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
+#[test]
+fn a_study_whose_out_is_a_file_refuses_before_running() {
+    let dir = scratch("out-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("not-a-dir");
+    std::fs::write(&file, "kept").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args("study --quick --seeds 1 --out"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.starts_with("error: --out ") && e.contains("not a directory"),
+        "{e}"
+    );
+    assert!(!e.contains("runs"), "it ran before refusing: {e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -180,3 +180,151 @@ fn points_and_rows_cut_the_study_and_keep_every_configuration() {
     assert_eq!(r.items[0].values, vec![1, 250, 1000]);
     assert!(st.restrict_to_rows("0").is_err());
 }
+
+/// Runs `sim study ARGS --out DIR`: (exit status, stdout, stderr).
+fn sim_study(line: &str, out: &std::path::Path) -> (Option<i32>, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .arg("study")
+        .args(line.split_whitespace())
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("sim runs");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("sim-full-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn the_ablation_at_full_length_runs_full_length_points_and_says_so() {
+    // Row 26: Ryan's pgbench read-only at 1 client (nb-off>nb+inelig), the
+    // cheapest scored point.
+    let line = "--ablation --length full --rows 26 --mechanisms machine-noise --seeds 2";
+    let a = sim::study::parse_study_args(
+        &line
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>(),
+    )
+    .expect("valid");
+    let subset = a.ablation.as_ref().expect("an ablation");
+    let (st, _) =
+        sim::score::ablation_plan(&a.study, &sim::score::clear_rows(), subset).expect("a plan");
+    assert_eq!(st.items.len(), 1);
+    assert_eq!(st.items[0].title, "pgbench-ro");
+    assert_eq!(st.items[0].max_ns, FULL_WARMUP_NS + FULL_MEASURED_NS);
+    assert_eq!(st.scale.warmup_ns, FULL_WARMUP_NS);
+    let d = scratch("ablation");
+    let (code, stdout, stderr) = sim_study(line, &d);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("1 points × 2 configs × 2 seeds = 4 runs per variant"),
+        "{stderr}"
+    );
+    // The table says the length it ran, and only the parts that apply
+    // (no hackbench here).
+    let want = format!(
+        "  length: pgbench and schbench {} ms of warm-up not counted, then until {} ms (sim study --length full)\n",
+        FULL_WARMUP_NS / 1_000_000,
+        (FULL_WARMUP_NS + FULL_MEASURED_NS) / 1_000_000
+    );
+    assert!(stdout.contains(&want), "{stdout}");
+    let txt = std::fs::read_to_string(d.join("ablation.txt")).unwrap();
+    assert!(txt.contains(&want), "{txt}");
+    assert!(std::fs::read_to_string(d.join("ablation.csv"))
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("all,true,26,")));
+    // The short ablation of the same row says no length.
+    let (code, stdout, stderr) = sim_study(
+        "--ablation --rows 26 --mechanisms machine-noise --seeds 2",
+        &d,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains("length:"), "{stdout}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// The means of `time_s` per configuration in a study's `samples.csv`,
+/// and the seeds each ran.
+fn hackbench_means(csv: &str) -> Vec<(String, f64, Vec<u64>)> {
+    let mut out: Vec<(String, Vec<f64>, Vec<u64>)> = Vec::new();
+    for l in csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[6], "time_s", "{l}");
+        let (cfg, seed, v) = (f[4], f[5].parse().unwrap(), f[7].parse().unwrap());
+        match out.iter_mut().find(|x| x.0 == cfg) {
+            Some(x) => {
+                x.1.push(v);
+                x.2.push(seed);
+            }
+            None => out.push((cfg.to_string(), vec![v], vec![seed])),
+        }
+    }
+    out.into_iter()
+        .map(|(c, v, mut s)| {
+            s.sort_unstable();
+            (c, v.iter().sum::<f64>() / v.len() as f64, s)
+        })
+        .collect()
+}
+
+#[test]
+fn full_length_with_published_samples_runs_the_published_counts_at_full_length() {
+    // Mel's CascadeLake hackbench tables rest on 3 samples a point
+    // (PUBLISHED_SAMPLES); one group, two configurations.
+    let part = "--samples published --points hackbench-process-pipes@cascadelake-2s=1 --config a:NO_NEXT_BUDDY --config b:NEXT_BUDDY";
+    let (df, ds) = (scratch("pub-full"), scratch("pub-short"));
+    let (code, stdout, stderr) = sim_study(&format!("--length full {part}"), &df);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("study: samples hackbench-process-pipes@cascadelake-2s: 3 (published)"),
+        "{stderr}"
+    );
+    // One line per sweep that runs, not per sweep of the whole study.
+    assert_eq!(stderr.matches("study: samples ").count(), 1, "{stderr}");
+    assert!(
+        stdout.contains("seeds per sweep (--samples published, sim/src/score.rs published_samples): hackbench-process-pipes@cascadelake-2s 3; 6 runs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "  length: hackbench {FULL_LOOPS} loops (sim study --length full)\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("(groups, lower is better; 3 seeds;"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = sim_study(part, &ds);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains("length:"), "{stdout}");
+    let full = hackbench_means(&std::fs::read_to_string(df.join("samples.csv")).unwrap());
+    let short = hackbench_means(&std::fs::read_to_string(ds.join("samples.csv")).unwrap());
+    assert_eq!(full.len(), 2);
+    for ((cf, tf, sf), (cs, ts, ss)) in full.iter().zip(&short) {
+        assert_eq!(cf, cs);
+        assert_eq!(sf, &[0, 1, 2], "{cf}: the published 3 samples");
+        assert_eq!(ss, &[0, 1, 2]);
+        // 10 000 loops against 400: 25 times the messages; the ratio of
+        // the times within 20-30 (start-up is a smaller share of the
+        // longer run, and the noise's draws differ).
+        let ratio = tf / ts;
+        assert!(
+            (20.0..=30.0).contains(&ratio),
+            "{cf}: {tf} / {ts} = {ratio}"
+        );
+    }
+    for d in [df, ds] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

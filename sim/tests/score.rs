@@ -4,7 +4,7 @@
 //! study points, that the ablation's variants really run with different
 //! mechanisms, and that a subset of the ablation (`--mechanisms`, `--rows`)
 //! plans only the chosen parts and refuses unknown names with the accepted
-//! ones.
+//! ones; and that the study's counters carry the idle scan.
 
 use sim::machine::{Machine, MECHANISM_FLAGS};
 use sim::score::{
@@ -515,4 +515,35 @@ fn a_sweep_with_its_own_seeds_runs_those_and_leaves_the_others_as_they_were() {
             s.seed
         );
     }
+}
+
+#[test]
+fn the_study_counters_carry_the_idle_scan() {
+    // SIS_UTIL's limit shows in how many CPUs a wakeup's idle scan looks
+    // at: the counters table, counters.csv and samples.json carry it.
+    let mut st = Study::quick();
+    st.seeds = 1;
+    let r = run_study(&st, 1, false).unwrap();
+    let k = r
+        .samples
+        .iter()
+        .position(|s| s.r.ctr.scanned_cpus > 0)
+        .expect("a run whose wakeups scanned");
+    let s = &r.samples[k];
+    let t = sim::study::counters_table(&r, s.item);
+    assert!(t.lines().any(|l| l.starts_with("scanned_cpus ")), "{t}");
+    let (_, counters) = to_csv(&r);
+    let mut lines = counters.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head
+        .iter()
+        .position(|h| *h == "scanned_cpus")
+        .expect("a column");
+    let line: Vec<&str> = lines.nth(k).unwrap().split(',').collect();
+    assert_eq!(line[col], s.r.ctr.scanned_cpus.to_string());
+    let json = sim::study::to_json(&r);
+    assert!(
+        json.contains(&format!("\"scanned_cpus\": {}", s.r.ctr.scanned_cpus)),
+        "{json}"
+    );
 }

@@ -628,7 +628,12 @@ const GOLDEN: [u64; 6] = [
 /// 0x76ea_da1c_4ac4_eb98, when a spin wait on a lock held by a vCPU out
 /// of its turn began to pass the turn on, `Mechanisms::vcpu_pause`: with
 /// it off both runs give those two digests byte for byte,
-/// [`QEMU_GOLDEN_NO_PAUSE`].)
+/// [`QEMU_GOLDEN_NO_PAUSE`]. The pipe run moved, from
+/// 0xe2c3_7af5_fb0a_3d47, when a spin on a pipe's mutex whose owner is on
+/// a CPU began to pass the turn on, `Mechanisms::pipe_lock_pause`: with it
+/// off both runs give the digests before it byte for byte,
+/// [`QEMU_GOLDEN_NO_PIPE_PAUSE`]; the socket run takes no pipe mutex and
+/// did not move.)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -646,7 +651,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0xe2c3_7af5_fb0a_3d47,
+            0x86d7_94c8_5557_3fcc,
         ),
     ]
 }
@@ -654,6 +659,10 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
 /// [`qemu_golden_cases`]' digests without `Mechanisms::vcpu_pause`: the
 /// model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_PAUSE: [u64; 2] = [0x629d_23ff_ce8d_2ced, 0x76ea_da1c_4ac4_eb98];
+
+/// [`qemu_golden_cases`]' digests without `Mechanisms::pipe_lock_pause`:
+/// the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_PIPE_PAUSE: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0xe2c3_7af5_fb0a_3d47];
 
 /// `qemu:4` with its vCPU turns is as deterministic across builds as the
 /// other presets (see [`qemu_golden_cases`]), and the cases exercise the
@@ -666,13 +675,25 @@ fn qemu_vcpu_turns_golden() {
     even.mech.vcpu_turns = false;
     let mut no_pause = m.clone();
     no_pause.mech.vcpu_pause = false;
-    for ((c, w, seed, want), before) in qemu_golden_cases().into_iter().zip(QEMU_GOLDEN_NO_PAUSE) {
+    let mut no_pipe_pause = m.clone();
+    no_pipe_pause.mech.pipe_lock_pause = false;
+    let befores = QEMU_GOLDEN_NO_PAUSE
+        .into_iter()
+        .zip(QEMU_GOLDEN_NO_PIPE_PAUSE);
+    for ((c, w, seed, want), (before, before_pipe)) in qemu_golden_cases().into_iter().zip(befores)
+    {
         let cfg = Config::parse(c);
         let r0 = run_one(&no_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
         assert_eq!(
             fnv(&everything(&r0)),
             before,
             "{c} {seed}: without the pause, not the run before it"
+        );
+        let r1 = run_one(&no_pipe_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
+        assert_eq!(
+            fnv(&everything(&r1)),
+            before_pipe,
+            "{c} {seed}: without the pipe mutex's pause, not the run before it"
         );
         let r = run_one(&m, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
         assert!(r.ctr.vcpu_turns > 0, "{c} {seed}: no vCPU turn taken");

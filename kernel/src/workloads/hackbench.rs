@@ -418,7 +418,10 @@ impl PipeMutex {
                 ::sched::Resched::Now
             );
             if running && !resched {
-                super::burn(8);
+                // Linux's `mutex_spin_on_owner` polls with `cpu_relax()`,
+                // x86's `pause`: under QEMU's TCG that hands the vCPU's
+                // turn on, so the owner runs again before the next poll.
+                crate::arch::cpu_relax();
                 continue;
             }
             let nvcsw = own_switches().0;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
-//! sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...
+//! sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...
 //! sim bench
 //! ```
 //! Workloads: `hackbench groups=4 loops=100 ipc=pipe|socket mode=process|thread`,
@@ -21,8 +21,9 @@ use sim::run_one;
 fn usage_text() -> String {
     format!(
         "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
-         sim study [--quick | --newidle | --ablation [--mechanisms LIST] [--rows LIST]] [--no-machine-noise] [--seeds N] [--out DIR] [--jobs N] [--config A+B]...\n       sim bench\n\
+         {}\n       sim bench\n\
          presets: {}\nmechanisms: {}",
+        sim::study::STUDY_USAGE.trim_start_matches("usage: "),
         PRESETS.join(", "),
         mechanism_flag_names()
     )
@@ -139,6 +140,12 @@ fn cmd_run(args: &[String]) {
         let [rq_wake, rq_switch, wq] = t.pauses;
         println!(
             "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}"
+        );
+    }
+    if t.pipe_lock_pauses > 0 {
+        println!(
+            "turns a pipe mutex spin's pause ended (the owner out of its turn): {}",
+            t.pipe_lock_pauses
         );
     }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
