@@ -7,16 +7,19 @@
 # Our kernel: the tree at HEAD, unpatched, x86_64, SMP vCPUs under
 # `-icount`, booted once per seed with H run six times, the models
 # alternating (full first on the first seed, lazy first on the second, and
-# so on): a boot's runs drift with their order (the figures of a run depend
-# on the state the runs before it left), so neither model always runs
-# first. Then a boot per seed runs `compare` of H (without -R) under
-# full and lazy, with and without HRTICK. The simulator: `sim run --machine qemu:N` with the probe's
-# counters (`SIM_ROLES=1`), seeds 1..SIM_SEEDS, both models. Prints, per
-# model, the means per run.
+# so on): a run's figures depend on the state the runs before it left
+# (six runs of one model in one boot gave 12 013 to 18 251 wakeups), so
+# neither model always runs first. Then a boot per seed runs `compare`
+# of H (without -R) under full and lazy, with and without HRTICK. The
+# simulator: `sim run --machine qemu:N` with the probe's counters
+# (`SIM_ROLES=1`), seeds 1..SIM_SEEDS, both models. Prints, per
+# model, the means per run. (The probe counts a reader's wakeups in the
+# pipe mutex model only: with --no-contention those read 0.)
 #
 #   scripts/linux-compare/lazy-roles.sh [SEED...]     (default: 1 2)
 #   SMP=4 ICOUNT=2 SIM_SEEDS=6 H='hackbench -p -g 2 -l 100 -C linux -R'
 #   SIM_W='hackbench ipc=pipe mode=process groups=2 loops=100'
+#   SIM_FLAGS='--no-contention'   (mechanism flags for every sim run)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/harness.sh
@@ -33,6 +36,11 @@ H=${H:-hackbench -p -g 2 -l 100 -C linux -R}
 SIM_W=${SIM_W:-hackbench ipc=pipe mode=process groups=2 loops=100}
 [[ $SIM_W == hackbench\ * && $SIM_W != *";"* ]] ||
     { echo "error: lazyroles: SIM_W must be one sim hackbench workload, got '$SIM_W'" >&2; exit 2; }
+SIM_FLAGS=${SIM_FLAGS:-}
+for f in $SIM_FLAGS; do
+    [[ $f == --no-* || $f == --qemu-rr-turns ]] ||
+        { echo "error: lazyroles: SIM_FLAGS takes sim run's mechanism flags (--no-...), got '$f'" >&2; exit 2; }
+done
 seeds=("$@")
 [[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
 for s in "${seeds[@]}"; do
@@ -98,27 +106,30 @@ done | awk '
 # The messages a run passes: groups x 20 senders x 20 receivers x loops.
 g=$(sed -n 's/.*groups=\([0-9]*\).*/\1/p' <<<"$SIM_W") l=$(sed -n 's/.*loops=\([0-9]*\).*/\1/p' <<<"$SIM_W")
 msgs=$((${g:-4} * 400 * ${l:-100}))
-echo "== the simulator at HEAD with sim-roles-probe.patch, qemu:$smp, '$SIM_W', seeds 1-$sim_seeds"
+echo "== the simulator at HEAD with sim-roles-probe.patch, qemu:$smp ${SIM_FLAGS}, '$SIM_W', seeds 1-$sim_seeds"
 for m in full lazy; do
     cfg=()
     [[ $m == lazy ]] && cfg=(--config preempt=lazy)
     for s in $(seq 1 "$sim_seeds"); do
         # shellcheck disable=SC2086
         SIM_ROLES=1 "$CARGO_TARGET_DIR/release/sim" run --machine "qemu:$smp" --ms 600000 --seed "$s" \
-            "${cfg[@]}" $SIM_W 2>&1
+            "${cfg[@]}" $SIM_FLAGS $SIM_W 2>&1
     done | awk -v m="$m" -v n="$sim_seeds" -v msgs="$msgs" '
         /^time_s/ { t += $2 }
         /^events/ { sw += $4; pre += $6 }
         /^HBLAT/ { lns += $3 * $4; loc += $4; rns += $6 * $7; rem += $7 }
         /^HBSW/ { ss += $3 }
         /^HBDBG/ { w += $3; mw += $9 }
+        /^HBWA/ { for (f = 2; f <= NF; f++) { split($f, kv, "="); wa[kv[1]] += kv[2] } }
         /^HBHIST/ { gsub(/[\[\],]/, " "); for (f = 2; f <= NF; f++) { b = f + 10
             if (b < 15) h0 += $f; else if (b < 19) h1 += $f; else if (b < 20) h2 += $f; else h3 += $f } }
         END {
             printf "%-5s %5d %7.3f reader wakeups %6.0f (on the waker'"'"'s CPU %6.0f, another %5.0f), to run %.2f / %.2f ms, msgs/wake %.2f;", m, n, t / n,
-                w / n, loc / n, rem / n, lns / loc / 1e6, rns / rem / 1e6, msgs * n / w
+                w / n, loc / n, rem / n, loc ? lns / loc / 1e6 : 0, rem ? rns / rem / 1e6 : 0, w ? msgs * n / w : 0
             printf " mutex wakeups %.0f, preemptions %.0f, senders switched in %.0f, switches %.0f\n", mw / n, pre / n, ss / n, sw / n
             printf "      wakeup-to-run: < 32 us %.0f, 32-512 us %.0f, 0.5-1 ms %.0f, >= 1 ms %.0f\n", h0 / n, h1 / n, h2 / n, h3 / n
+            printf "      placement (all wakeups): wa_not_asked %.0f, wa_wide %.0f, wa_sync %.0f, wa_weight_this %.0f, wa_weight_prev %.0f, sis_none %.0f\n",
+                wa["wa_not_asked"] / n, wa["wa_wide"] / n, wa["wa_sync"] / n, wa["wa_weight_this"] / n, wa["wa_weight_prev"] / n, wa["sis_none"] / n
         }'
 done
 
@@ -129,19 +140,21 @@ for s in "${seeds[@]}"; do tr -d '\r' <"$out/logs/hrtick$s.log" | grep '^run ' |
     END {
         split("A default|B preempt=lazy|C NO_HRTICK|D NO_HRTICK,preempt=lazy", order, "|")
         for (i = 1; i <= 4; i++) { c = order[i]; if (!n[c]) continue
-            printf "%-26s %2d runs: time %.3f s, switches %.0f, wakeups %.0f (on the waker'"'"'s CPU %.0f), hrtick_resched %.0f, migrations %.0f, wake_affine asked %.0f\n",
+            printf "%-26s %2d runs: time %.3f s, switches %.0f, wakeups %.0f (on the waker'"'"'s CPU %.0f), hrtick_resched %.0f, migrations %.0f\n",
                 c, n[c], v[c, "time_s"] / n[c], v[c, "switches"] / n[c], v[c, "wakeups"] / n[c],
-                v[c, "ttwu_local"] / n[c], v[c, "hrtick_resched"] / n[c], v[c, "migrations"] / n[c],
-                (v[c, "wa_weight_this"] + v[c, "wa_weight_prev"] + v[c, "wa_sync"] + v[c, "wa_idle_prev"]) / n[c]
+                v[c, "ttwu_local"] / n[c], v[c, "hrtick_resched"] / n[c], v[c, "migrations"] / n[c]
+            printf "      placement: wa_not_asked %.0f, wa_wide %.0f, wa_sync %.0f, wa_weight_this %.0f, wa_weight_prev %.0f, sis_none %.0f\n",
+                v[c, "wa_not_asked"] / n[c], v[c, "wa_wide"] / n[c], v[c, "wa_sync"] / n[c],
+                v[c, "wa_weight_this"] / n[c], v[c, "wa_weight_prev"] / n[c], v[c, "sis_none"] / n[c]
         }
     }'
-echo "== the simulator, the same four configs, seeds 1-$sim_seeds"
+echo "== the simulator ${SIM_FLAGS}, the same four configs, seeds 1-$sim_seeds"
 for cfg in default preempt=lazy NO_HRTICK NO_HRTICK+preempt=lazy; do
     flags=()
     [[ $cfg == default ]] || flags=(--config "$cfg")
     for s in $(seq 1 "$sim_seeds"); do
         # shellcheck disable=SC2086
-        "$CARGO_TARGET_DIR/release/sim" run --machine "qemu:$smp" --ms 600000 --seed "$s" "${flags[@]}" $SIM_W
+        "$CARGO_TARGET_DIR/release/sim" run --machine "qemu:$smp" --ms 600000 --seed "$s" "${flags[@]}" $SIM_FLAGS $SIM_W
     done | sed 's/[(),]//g' | awk -v c="$cfg" -v n="$sim_seeds" '
         /^time_s/ { t += $2 }
         /^events/ { sw += $4; wk += $8 }
