@@ -23,6 +23,10 @@
 #   sim-nounlock   --no-wake-unlock (a wakeup's cost paid after a preemption
 #                  point at its instant, not with interrupts off up to its
 #                  unlock: the model before)
+#   sim-nopause    --no-vcpu-pause (a spin wait on a runqueue lock or wait
+#                  queue keeps the vCPU's turn: the model before)
+#   sim-nopipepause --no-pipe-lock-pause (a spin on a pipe's mutex keeps
+#                  the vCPU's turn: the model before)
 #   sim-flat       flat:N
 set -euo pipefail
 
@@ -47,6 +51,8 @@ variants=(
     "sim-none|qemu:$ncpus|--no-wake-cost --no-contention --no-vcpu-share --no-scan-cost"
     "sim-oldret|qemu:$ncpus|--no-pipe-user-return"
     "sim-nounlock|qemu:$ncpus|--no-wake-unlock"
+    "sim-nopause|qemu:$ncpus|--no-vcpu-pause"
+    "sim-nopipepause|qemu:$ncpus|--no-pipe-lock-pause"
     "sim-flat|flat:$ncpus|"
 )
 tags=()
