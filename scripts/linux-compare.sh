@@ -843,7 +843,9 @@ part_topology() {
 # line per run (guest.sh, lc_smt); ours runs `schedstat; stat` before and
 # `stat; schedstat` after each command, and smt-summary.py takes the deltas
 # of the same quantities (the domain counters of both: /proc/schedstat's
-# and our `schedstat`'s lines).
+# and our `schedstat`'s lines). Ours boots with `schedstats=enable`, as
+# Linux's init.sh turns kernel.sched_schedstats on: the `ttwu_*` domain
+# counters of both count only with it on.
 smt_rows() {
     cat <<ROWS
 hogs2|spin -d $SMT_MS 0 0|lcbench spin -d $SMT_MS 0 0
@@ -896,13 +898,13 @@ part_smt() {
                     rng=$((rng * 48271 % 2147483647))
                     run="yield -l $((1 + rng % 1000)); schedstat; stat; $ocmd; stat; schedstat; "
                     if ((${#base} + ${#script} + ${#run} + 8 > 1000)); then
-                        boot "$elf" "$dir/ours-seed$b-part$part.log" -- "seed=$b preempt=$PREEMPT run=$base${script}poweroff"
+                        boot "$elf" "$dir/ours-seed$b-part$part.log" -- "schedstats=enable seed=$b preempt=$PREEMPT run=$base${script}poweroff"
                         part=$((part + 1)) script=""
                     fi
                     script+=$run
                 done < <(smt_rows)
             done
-            boot "$elf" "$dir/ours-seed$b-part$part.log" -- "seed=$b preempt=$PREEMPT run=$base${script}poweroff"
+            boot "$elf" "$dir/ours-seed$b-part$part.log" -- "schedstats=enable seed=$b preempt=$PREEMPT run=$base${script}poweroff"
         done
     fi
     {

@@ -234,6 +234,19 @@ pub trait Platform: Send + Sync {
     fn wake_placement(&self, rule: AffineRule, pick: SisPick, local: bool) {
         let _ = (rule, pick, local);
     }
+    /// Whether the wakeups' per-domain counters ([`Scheduler::lb_stats`]'s
+    /// `ttwu_wake_remote`, `ttwu_move_affine` and `ttwu_migrate`) are
+    /// counted: Linux's `schedstat_enabled()`, the `sched_schedstats`
+    /// static key (`kernel.sched_schedstats`, boot argument
+    /// `schedstats=`), with which its `ttwu_stat()` returns at once and
+    /// its `schedstat_inc()` adds nothing. Asked once per wakeup, and again
+    /// only when `wake_affine` chose the waker's CPU: keep it cheap. The
+    /// balance counters (`lb_*`, `alb_*`) are counted whatever it says.
+    /// The default is `true` (always counted), for host tests and the
+    /// simulator.
+    fn schedstat_enabled(&self) -> bool {
+        true
+    }
     /// Arms `cpu`'s one-shot scheduler timer (Linux's hrtick) to fire at
     /// `expires_ns` on the [`Platform::now_ns`] clock, replacing any earlier
     /// setting; when it fires, the kernel calls [`Scheduler::hrtick`] on

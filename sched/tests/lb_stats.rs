@@ -11,6 +11,7 @@ use common::cpu_id;
 use common::plat::{machine, spawn_on, switch, Plat};
 use sched::smp::{IdleType, LbStats, Scheduler, Woke};
 use sched::{PrevAction, TaskId, Topology, WakeFlags};
+use std::sync::atomic::Ordering;
 
 fn stats(s: &Scheduler<Plat>, cpu: usize) -> LbStats {
     s.lb_stats(cpu_id(cpu), 0).expect("level 0 exists")
@@ -238,4 +239,48 @@ fn an_in_place_wakeup_by_another_cpu_is_remote() {
         (1, 0, 0)
     );
     assert_eq!(s.lb_stats(cpu_id(0), 0).unwrap(), LbStats::default());
+}
+
+/// With schedstats off ([`sched::smp::Platform::schedstat_enabled`] false)
+/// the wakeups count nothing, as Linux's `ttwu_stat()` returns at once and
+/// its `schedstat_inc(sd->ttwu_move_affine)` adds nothing, while a balance
+/// pass still counts; switched on again, the next wakeups count as ever.
+#[test]
+fn wakeup_counters_count_only_with_schedstats_on() {
+    let s = smt_machine_with_sleepers();
+    let ttwu = |cpu, l| {
+        let st = s.lb_stats(cpu_id(cpu), l).expect("level exists");
+        (st.ttwu_wake_remote, st.ttwu_move_affine, st.ttwu_migrate)
+    };
+    s.platform.schedstats.store(false, Ordering::Relaxed);
+    // The first test's wakeups (an affine move, a remote one, a local
+    // one) land where they did with the counters on: only the counting
+    // differs.
+    let to = |w: Woke| w.cpu().index();
+    assert_eq!(
+        to(s.wake(TaskId(10), WakeFlags::SYNC, cpu_id(0)).unwrap()),
+        0
+    );
+    assert_eq!(
+        to(s.wake(TaskId(11), WakeFlags::empty(), cpu_id(0)).unwrap()),
+        1
+    );
+    // Task 3, running on CPU 2, woken in place by CPU 0.
+    let w = s.wake(TaskId(3), WakeFlags::empty(), cpu_id(0)).unwrap();
+    assert!(matches!(w, Woke::InPlace { .. }), "{w:?}");
+    for cpu in 0..4 {
+        for l in 0..2 {
+            assert_eq!(ttwu(cpu, l), (0, 0, 0), "cpu {cpu} level {l}");
+        }
+    }
+    // A balance pass counts whatever the switch says.
+    let _ = s.load_balance(cpu_id(1), false);
+    let smt = s.lb_stats(cpu_id(1), 0).unwrap();
+    assert_eq!(smt.lb_count.iter().sum::<u32>(), 1, "{smt:?}");
+    // On again: CPU 3 wakes task 12 (last on CPU 0), and `wake_affine`
+    // at CPU 3's MC level moves it to CPU 3: counted there.
+    s.platform.schedstats.store(true, Ordering::Relaxed);
+    let w = s.wake(TaskId(12), WakeFlags::empty(), cpu_id(3)).unwrap();
+    assert_eq!(w.cpu(), cpu_id(3), "{w:?}");
+    assert_eq!(ttwu(3, 1), (0, 1, 1));
 }

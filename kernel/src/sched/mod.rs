@@ -167,6 +167,12 @@ impl Platform for KernelPlatform {
         }
     }
 
+    /// The wakeups' per-domain counters (`schedstat`'s `ttwu_*`) follow
+    /// the schedstats switch, as the kernel's other wakeup counters do.
+    fn schedstat_enabled(&self) -> bool {
+        schedstats::schedstat_enabled()
+    }
+
     fn irq_save(&self) -> bool {
         let was = arch::irqs_enabled();
         arch::irq_disable();

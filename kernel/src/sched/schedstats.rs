@@ -2,15 +2,23 @@
 //! `kernel.sched_schedstats`, boot argument `schedstats=enable|disable`,
 //! the `sched_schedstats` static key): the per-wakeup counters of
 //! [`super::WakeStats`] (`ttwu`, `ttwu_local`, the local decisions
-//! `wkl_*`, the placements `wa_*` / `sis_*` / `placed_local`) are counted
-//! only while it is on. Off by default, as in Linux.
+//! `wkl_*`, the placements `wa_*` / `sis_*` / `placed_local`) and the
+//! wakeups' per-domain counters of the `sched` crate (`schedstat`'s
+//! `ttwu_wake_remote`, `ttwu_move_affine`, `ttwu_migrate`, through
+//! [`::sched::smp::Platform::schedstat_enabled`]) are counted only while it
+//! is on. Off by default, as in Linux.
 //!
 //! Why: counted on every wakeup (relaxed atomic increments on the waker's
 //! line) they cost a same-CPU pipe round trip (`perfpipe -s`) 59 guest
 //! instructions of 8 665 and a cross-CPU one 19 of 8 402, for figures only
-//! `compare` prints (`docs/benchmarks.md`). Off, a wakeup pays one relaxed
-//! load of [`SCHEDSTATS`] and a branch that skips the counting, in
-//! `try_to_wake_up` and in the `wake_placement` hook.
+//! `compare` prints (`docs/benchmarks.md`). The per-domain ones, counted
+//! on every wakeup before they followed the switch, cost a cross-CPU round
+//! trip 60 guest instructions (in `ttwu_stat`) and a same-CPU one 14; with
+//! the switch's test, off saves 52 and 8 (232 and 27 ns of guest time;
+//! x86_64, 2 CPUs, `-icount`). Off, a wakeup pays one relaxed load of
+//! [`SCHEDSTATS`] and a branch that skips the counting, in
+//! `try_to_wake_up`, in `Scheduler::wake` and in the `wake_placement` hook
+//! (and in the placement when `wake_affine` chose the waker's CPU).
 //!
 //! `compare` turns the switch on for its runs and puts the value it found
 //! back afterwards, so its run lines and tables show the same counters as
@@ -21,7 +29,8 @@
 //!
 //! The counters kept by the `sched` crate under the runqueue lock (the
 //! decision rows `wk_*`, `wk_preempt`, `wk_protected`, switches, ...) are
-//! plain increments of the locked runqueue and are always counted.
+//! plain increments of the locked runqueue and are always counted; so are
+//! the balance passes' `lb_*` / `alb_*` (once per pass, not per wakeup).
 
 use ::core::sync::atomic::{AtomicBool, Ordering};
 

@@ -221,6 +221,23 @@ fn schedstat_sum(d: &Counters) -> [u64; 4] {
     ]
 }
 
+/// The wakeups' per-domain counters (`schedstat`'s `ttwu_wake_remote`,
+/// `ttwu_move_affine`, `ttwu_migrate`) summed over every CPU and level.
+fn domain_ttwu_sum() -> [u64; 3] {
+    let s = crate::sched::sched();
+    let mut sum = [0u64; 3];
+    for cpu in (0..s.nr_cpus()).filter_map(crate::percpu::CpuId::new) {
+        for level in 0..s.domains(cpu).len() {
+            if let Some(st) = s.lb_stats(cpu, level) {
+                for (a, v) in sum.iter_mut().zip(st.ttwu_fields()) {
+                    *a += u64::from(v);
+                }
+            }
+        }
+    }
+    sum
+}
+
 /// Sets `kernel.sched_schedstats` through the shell's `sysctl`.
 fn sysctl_schedstats(value: &str) -> Result<(), String> {
     let mut sh = crate::shell::Sh {
@@ -267,27 +284,35 @@ ktest_smp!(schedstats_count_only_when_on, 2, || {
     let Ok(Some(cmd)) = parse("perfpipe -x -l 200") else {
         return Err(String::from("perfpipe -x -l 200 does not parse"));
     };
-    let run = || -> Result<Counters, String> {
+    // The counters' deltas over one run, and the per-domain wakeup ones.
+    let run = || -> Result<(Counters, [u64; 3]), String> {
         let before = Counters::read();
+        let ttwu_before = domain_ttwu_sum();
         crate::workloads::run_command(
             &cmd,
             &mut crate::workloads::NoInterrupt,
             &mut String::new(),
         )?;
-        Ok(Counters::read().since(&before))
+        let ttwu_after = domain_ttwu_sum();
+        let d = core::array::from_fn(|i| ttwu_after[i].wrapping_sub(ttwu_before[i]));
+        Ok((Counters::read().since(&before), d))
     };
     sysctl_schedstats("0")?;
     kassert!(!crate::sched::schedstats::schedstat_enabled());
-    let off = run()?;
+    let (off, off_domain) = run()?;
     // The runqueue's own counters count either way (at least a wakeup a
-    // round trip); the schedstats none.
+    // round trip); the schedstats none, the domains' wakeup counters
+    // (Linux's `ttwu_stat()`) included.
     kassert!(off.wakeups >= 200, "{off:?}");
     kassert_eq!(schedstat_sum(&off), [0; 4]);
+    kassert_eq!(off_domain, [0; 3]);
     sysctl_schedstats("1")?;
     kassert!(crate::sched::schedstats::schedstat_enabled());
-    let on = run()?;
+    let (on, on_domain) = run()?;
     let [ttwu, _, _, placed] = schedstat_sum(&on);
     kassert!(ttwu > 0 && placed > 0, "{on:?}");
+    // Cross-CPU round trips: remote wakeups, counted at a domain.
+    kassert!(on_domain[0] > 0, "{on_domain:?} {on:?}");
     // Each counted `try_to_wake_up` made one wakeup decision; a wakee still
     // queued (woken before its `schedule()`: `ttwu_runnable`) makes one
     // without an enqueue, so `wakeups` (the enqueues) can be one short of

@@ -67,19 +67,28 @@
 //! do these (`u32`, wrapping adds; a load imbalance past `u32::MAX` counts
 //! as `u32::MAX`). They cost 120 bytes per CPU and level.
 //!
-//! Always counted, whatever `kernel.sched_schedstats` says: the switch
-//! gates the per-wakeup counters of the kernel, counted on every wakeup,
-//! where their cost was measured; these are counted once per balance pass
-//! (a few relaxed increments of this CPU's own line against the group
-//! statistics every pass gathers), as the `sched` crate's other counters
+//! The balance counters (`lb_*`, `alb_*`) are always counted, whatever
+//! `kernel.sched_schedstats` says (Linux's are `schedstat_inc()`s too,
+//! counted only with it on; ours cost little): once per balance pass, a
+//! few relaxed increments of this CPU's own line against the group
+//! statistics every pass gathers, as the `sched` crate's other counters
 //! (switches, wakeup decision rows) are always counted. No allocation.
-//! The wakeup counters are counted on every wakeup too: a remote one
-//! walks the waker's domains up to the one spanning the target (at most
-//! [`crate::domain::MAX_LEVELS`]) and adds 1 with a relaxed atomic; a moved one
-//! does the same at the destination. Measured (callgrind,
-//! `bench/cycle-instructions.sh smp-idle idle`): the smp-idle cycle, whose
-//! wakeup is remote, 2 186.53 → 2 205.53 host instructions (+19); the
-//! idle cycle (no `Scheduler` wakeup) 1 581.52, unchanged.
+//!
+//! The wakeup counters are counted only while
+//! [`Platform::schedstat_enabled`] says so, as Linux counts them only with
+//! schedstats on (`ttwu_stat()` returns at once when `!schedstat_enabled()`;
+//! `ttwu_move_affine` is a `schedstat_inc()`): [`Scheduler::wake`] asks
+//! once per wakeup, the placement again only when `wake_affine` chose the
+//! waker's CPU. Counted, a remote wakeup walks the waker's domains up to the
+//! one spanning the target (at most [`crate::domain::MAX_LEVELS`]) and adds
+//! 1 with a relaxed atomic; a moved one does the same at the destination.
+//! Measured (callgrind, `bench/cycle-instructions.sh smp-idle idle`,
+//! counted): the smp-idle cycle, whose wakeup is remote, 2 186.53 → 2 205.53
+//! host instructions (+19); the idle cycle (no `Scheduler` wakeup) 1 581.52,
+//! unchanged. In the kernel (x86_64, 2 CPUs, `-icount`, schedstats off)
+//! the switch saves a cross-CPU pipe round trip 52 guest instructions
+//! (`ttwu_stat` −60, the switch's test in `try_to_wake_up` +4.5) and a
+//! same-CPU one 8 (−14, +8; `docs/benchmarks.md`).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 

@@ -684,11 +684,15 @@ impl<P: Platform> Scheduler<P> {
     /// way is left alone. `wf`: `SYNC`, `IRQ` or empty (see the module
     /// docs). `this_cpu` is the waker's CPU.
     /// Counts the wakeup in the waker's domain statistics (`ttwu_stat()`:
-    /// [`Scheduler::lb_stats`]'s `ttwu_*`); a wakeup already under way
+    /// [`Scheduler::lb_stats`]'s `ttwu_*`) while
+    /// [`Platform::schedstat_enabled`] says so; a wakeup already under way
     /// counts nothing, as Linux's `try_to_wake_up` returns without its
     /// `success` then.
     pub fn wake(&self, id: TaskId, wf: WakeFlags, this_cpu: CpuId) -> Result<Woke, LifecycleError> {
         let woke = self.try_to_wake_up(id, wf, this_cpu)?;
+        if !self.platform.schedstat_enabled() {
+            return Ok(woke);
+        }
         match &woke {
             Woke::InPlace { cpu, .. } => self.ttwu_stat(this_cpu, *cpu, *cpu),
             Woke::Placed { from, to, .. } => self.ttwu_stat(this_cpu, *from, *to),

@@ -842,7 +842,10 @@ impl<P: Platform> Scheduler<P> {
                 let sd = &self.domains(this_cpu)[level];
                 (target, rule) =
                     self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
-                if target == this_cpu && wf.contains(WakeFlags::TTWU) {
+                if target == this_cpu
+                    && wf.contains(WakeFlags::TTWU)
+                    && self.platform.schedstat_enabled()
+                {
                     self.ttwu_move_affine(this_cpu, level);
                 }
             }

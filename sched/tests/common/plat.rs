@@ -2,7 +2,7 @@
 //! reschedule IPIs counted per CPU, and the CPUs the last wakeup's idle
 //! search looked at.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use std::sync::Arc;
 
@@ -16,6 +16,8 @@ pub struct Plat {
     pub now: AtomicU64,
     /// CPUs the last `select_idle_sibling` looked at ([`Platform::idle_scan`]).
     pub visited: AtomicU64,
+    /// What [`Platform::schedstat_enabled`] answers (on by default).
+    pub schedstats: AtomicBool,
 }
 
 impl Default for Plat {
@@ -24,6 +26,7 @@ impl Default for Plat {
             ipis: (0..MAX_CPUS).map(|_| AtomicU64::new(0)).collect(),
             now: AtomicU64::new(0),
             visited: AtomicU64::new(0),
+            schedstats: AtomicBool::new(true),
         }
     }
 }
@@ -41,6 +44,9 @@ impl Platform for Plat {
     }
     fn idle_scan(&self, cpus_visited: usize) {
         self.visited.store(cpus_visited as u64, Ordering::Relaxed);
+    }
+    fn schedstat_enabled(&self) -> bool {
+        self.schedstats.load(Ordering::Relaxed)
     }
 }
 
