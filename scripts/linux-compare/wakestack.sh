@@ -31,5 +31,5 @@ sed -e "s|^here=.*|here=$here|" -e 's/hrtick-roles-probe\.patch/wakestack-probe.
     -e 's/hrtickroles/wakestack/g' "$here/hrtick-roles.sh" >"$out/run.sh"
 grep -q 'build/wakestack$' "$out/run.sh" && grep -q 'wakestack-probe.patch' "$out/run.sh" ||
     { echo "error: wakestack: hrtick-roles.sh no longer has the lines this script replaces" >&2; exit 1; }
-keys=${KEYS:-^(pl_|nrw_|nidle_|sync_|wt|stk|runw_|wnr_|so|lw_|qat7|mig_wake|swout_|runns_)}
+keys=${KEYS:-^(pl_|nrw_|nidle_|sync_|wt|stk|runw_|wnr_|so|lw_|np_|qat7|mig_wake|swout_|runns_)}
 bash "$out/run.sh" "$@" | awk -v k="$keys" '/^(==|counter|\()/ || $1 ~ k'
