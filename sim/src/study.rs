@@ -1142,6 +1142,18 @@ pub struct StudyArgs {
     pub samples_lines: Vec<String>,
 }
 
+/// `v` if it is one of `accepted`, else `option`'s error naming them.
+fn one_of(option: &str, v: String, accepted: &[&str]) -> Result<String, String> {
+    if accepted.contains(&v.as_str()) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{option} {v}: unknown (one of {})",
+            accepted.join(", ")
+        ))
+    }
+}
+
 /// Parses and checks `sim study`'s arguments (after `study`): an unknown
 /// option or value, an option given twice, or a combination that is not
 /// supported is an error naming the accepted ones.
@@ -1174,23 +1186,25 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
             }
             seen.push(a);
         }
+        // The options without a value.
         match a {
-            "--quick" | "--newidle" | "--ablation" | "--no-machine-noise" => {
-                match a {
-                    "--ablation" => ablation = true,
-                    "--no-machine-noise" => no_noise = true,
-                    _ => {
-                        if let Some(p) = preset.replace(a) {
-                            return Err(format!(
-                                "{p} and {a}: give one of --quick, --newidle (or neither: the default study)"
-                            ));
-                        }
-                    }
+            "--ablation" => ablation = true,
+            "--no-machine-noise" => no_noise = true,
+            "--quick" | "--newidle" => {
+                if let Some(p) = preset.replace(a) {
+                    return Err(format!(
+                        "{p} and {a}: give one of --quick, --newidle (or neither: the default study)"
+                    ));
                 }
-                i += 1;
-                continue;
             }
             _ => {}
+        }
+        if matches!(
+            a,
+            "--ablation" | "--no-machine-noise" | "--quick" | "--newidle"
+        ) {
+            i += 1;
+            continue;
         }
         let v = args
             .get(i + 1)
@@ -1209,24 +1223,8 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
                         .ok_or_else(|| format!("--jobs {v}: a number from 1 to {MAX_JOBS}"))?,
                 )
             }
-            "--samples" => {
-                if !SAMPLES.contains(&v.as_str()) {
-                    return Err(format!(
-                        "--samples {v}: unknown (one of {})",
-                        SAMPLES.join(", ")
-                    ));
-                }
-                samples = Some(v);
-            }
-            "--length" => {
-                if !LENGTHS.contains(&v.as_str()) {
-                    return Err(format!(
-                        "--length {v}: unknown (one of {})",
-                        LENGTHS.join(", ")
-                    ));
-                }
-                length = Some(v);
-            }
+            "--samples" => samples = Some(one_of(a, v, SAMPLES)?),
+            "--length" => length = Some(one_of(a, v, LENGTHS)?),
             "--points" => points = Some(v),
             "--rows" => rows = Some(v),
             "--mechanisms" => mechanisms = Some(v),
