@@ -177,6 +177,12 @@ fn cmd_run(args: &[String]) {
             r.ctr.scanned_cpus
         );
     }
+    if r.ctr.switch_ns > 0 {
+        println!(
+            "charged to switches: {:.3} ms (each task switched in pays its switch)",
+            r.ctr.switch_ns as f64 / 1e6
+        );
+    }
     let u = &r.unlock;
     if u.windows > 0 {
         let deferred: Vec<String> = (0..NR_PLACES)
