@@ -262,6 +262,7 @@ use sched::{
     WakeupDecision, WakeupReason,
 };
 
+use crate::follow::{AtDecision, Follow, KIND_OTHER, KIND_PICK, KIND_RULE};
 use crate::idle::IdleCpus;
 use crate::machine::Machine;
 use crate::rng::{Jitter, Rng};
@@ -1646,6 +1647,9 @@ pub struct Kernel {
     wake_cpu: u32,
     /// QEMU's turn order's counters.
     pub turns: TurnCounters,
+    /// Where wakeups' preemption requests lead (output only,
+    /// [`crate::follow`]).
+    pub follow: Follow,
     /// Wakeup costs the stepping task owes (charged when its step returns).
     wake_debt: u64,
     /// IPIs sent (not counting ones merged into a pending IPI).
@@ -1907,6 +1911,7 @@ impl Kernel {
             wake_locks: Vec::new(),
             wake_cpu: 0,
             turns: TurnCounters::default(),
+            follow: Follow::default(),
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
@@ -2367,6 +2372,9 @@ impl Kernel {
     }
 
     fn switch_to(&mut self, cpu: usize, prev: u32, next: u32) {
+        let prev_runnable = prev != NIL && self.tasks[prev as usize].state == TState::Runnable;
+        self.follow
+            .switch(cpu, prev, next, prev_runnable, NIL, self.now);
         if next == prev {
             if next != NIL {
                 // The same task goes on: its pending burst event stays valid
@@ -2636,16 +2644,20 @@ impl Kernel {
             self.touch(from.index());
         }
         match woke {
-            Woke::InPlace { decision, .. } => {
+            Woke::InPlace { cpu, decision } => {
                 self.ctr.ttwu_runnable += 1;
                 self.count(decision);
+                self.follow_request(decision, cpu.index(), tid, this_cpu);
             }
             Woke::Placed { from, to, outcome } => {
                 if from != to {
                     self.ctr.wake_migrations += 1;
                 }
                 match outcome {
-                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
+                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => {
+                        self.count(d);
+                        self.follow_request(d, to.index(), tid, this_cpu);
+                    }
                     WakeOutcome::Queued { .. } => {
                         self.ctr.queued_wakeups += 1;
                         self.wake_queued = true;
@@ -2657,6 +2669,39 @@ impl Kernel {
         }
         self.drain_ipis();
         true
+    }
+
+    /// [`crate::follow`]: a direct wakeup of `wakee` from `this_cpu` onto
+    /// `cpu` decided `d`; if it asked to preempt a running task, what that
+    /// task is now (read through the raw lock: nothing is published).
+    fn follow_request(&mut self, d: WakeupDecision, cpu: usize, wakee: u32, this_cpu: usize) {
+        use sched::fair::FairWakeup as F;
+        if !d.preempt {
+            return;
+        }
+        let kind = match d.reason {
+            WakeupReason::IdleCpu => return,
+            WakeupReason::Fair(F::IneligibleWaker) => KIND_RULE,
+            WakeupReason::Fair(F::Picked { .. }) => KIND_PICK,
+            _ => KIND_OTHER,
+        };
+        let at = {
+            let rq = self.s.rq_lock(CpuId::wrapping(cpu)).lock();
+            let Some(curr) = rq.curr() else { return };
+            let Some(t) = rq.task(curr) else { return };
+            let e = &t.se;
+            AtDecision {
+                remote: cpu != this_cpu,
+                protected: (e.vprot.wrapping_sub(e.vruntime) as i64) > 0,
+                ran_ns: e.sum_exec_runtime.saturating_sub(e.prev_sum_exec_runtime),
+                past_avg_vns: e.vruntime.wrapping_sub(rq.avg_vruntime()) as i64,
+                depth: rq.nr_running(),
+            }
+        };
+        let curr = self.cpus[cpu].curr;
+        if curr != NIL {
+            self.follow.request(kind, cpu, curr, wakee, at, self.now);
+        }
     }
 
     /// Runs `wl` until `end_ns` of virtual time or until it sets `stop`.

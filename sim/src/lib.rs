@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+pub mod follow;
 pub mod idle;
 pub mod machine;
 pub mod plot;
@@ -231,6 +232,9 @@ pub struct RunResult {
     /// QEMU's turn order ([`TurnCounters`]; all 0 without
     /// `--qemu-rr-turns`).
     pub turns: TurnCounters,
+    /// Where wakeups' preemption requests led ([`follow::Follow`]; output
+    /// only).
+    pub follow: follow::Follow,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
@@ -268,5 +272,6 @@ pub fn run_one(
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),
         turns: k.turns.clone(),
+        follow: std::mem::take(&mut k.follow),
     })
 }
