@@ -2372,9 +2372,11 @@ impl Kernel {
     }
 
     fn switch_to(&mut self, cpu: usize, prev: u32, next: u32) {
-        let prev_runnable = prev != NIL && self.tasks[prev as usize].state == TState::Runnable;
-        self.follow
-            .switch(cpu, prev, next, prev_runnable, NIL, self.now);
+        if self.follow.enabled {
+            let prev_runnable = prev != NIL && self.tasks[prev as usize].state == TState::Runnable;
+            self.follow
+                .switch(cpu, prev, next, prev_runnable, NIL, self.now);
+        }
         if next == prev {
             if next != NIL {
                 // The same task goes on: its pending burst event stays valid
@@ -2676,7 +2678,7 @@ impl Kernel {
     /// task is now (read through the raw lock: nothing is published).
     fn follow_request(&mut self, d: WakeupDecision, cpu: usize, wakee: u32, this_cpu: usize) {
         use sched::fair::FairWakeup as F;
-        if !d.preempt {
+        if !self.follow.enabled || !d.preempt {
             return;
         }
         let kind = match d.reason {

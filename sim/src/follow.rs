@@ -15,7 +15,9 @@
 //! every preemption, whatever asked for it, are counted too, to compare
 //! configurations.
 //!
-//! Output only: no run reads it, and it is kept apart from
+//! Off unless asked for ([`crate::run_one_followed`]; `sim run` asks):
+//! the study's and the benchmark's runs do not pay for it. Output only: no
+//! run reads it, and it is kept apart from
 //! [`crate::engine::Counters`], whose `Debug` text the golden digests hash.
 //! What it reads of the runqueue it reads through the raw lock, which
 //! publishes nothing.
@@ -140,6 +142,8 @@ const KIND_UNFOLLOWED: u8 = KINDS as u8;
 /// The follower's counters and state.
 #[derive(Clone, Debug, Default)]
 pub struct Follow {
+    /// Counting at all (off: every hook returns at once).
+    pub enabled: bool,
     /// By kind ([`KIND_NAMES`]).
     pub kinds: [KindCounters; KINDS],
     /// Every preemption (a runnable task switched out for another or for

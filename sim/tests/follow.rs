@@ -9,7 +9,7 @@ use sim::engine::{row_name, NR_ROWS};
 use sim::follow::{KIND_PICK, KIND_RULE, NEXTS};
 use sim::machine::Machine;
 use sim::workloads::HackbenchCfg;
-use sim::{run_one, Config, RunResult, WorkSpec};
+use sim::{run_one, run_one_followed, Config, RunResult, WorkSpec};
 
 /// hackbench process pipes, 4 groups, 400 loops, on `graviton3` (no
 /// machine noise), seed 1, under `config`.
@@ -21,7 +21,7 @@ fn run(config: &str) -> RunResult {
         sockets: false,
         threads: false,
     });
-    run_one(&m, &Config::parse(config), &w, 1, 1_000_000_000, 0).expect("runs")
+    run_one_followed(&m, &Config::parse(config), &w, 1, 1_000_000_000, 0).expect("runs")
 }
 
 fn row(r: &RunResult, name: &str) -> u64 {
@@ -55,4 +55,26 @@ fn requests_are_the_decisions_and_end_at_a_switch() {
     // switch, the rule whenever the wakee was not the pick.
     let share = |c: &sim::follow::KindCounters| c.next[2] as f64 / c.requests as f64;
     assert!(share(k) > 2.0 * share(p), "{} {}", share(k), share(p));
+}
+
+/// Following changes no decision, and a run that did not ask for it
+/// counts nothing.
+#[test]
+fn following_is_off_unless_asked_and_changes_nothing() {
+    let m = Machine::preset("graviton3").expect("preset");
+    let w = WorkSpec::Hackbench(HackbenchCfg {
+        groups: 4,
+        loops: 400,
+        sockets: false,
+        threads: false,
+    });
+    let c = Config::parse("NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED");
+    let plain = run_one(&m, &c, &w, 1, 1_000_000_000, 0).expect("runs");
+    let followed = run("NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED");
+    assert!(plain.follow.kinds.iter().all(|k| k.requests == 0));
+    assert_eq!(plain.follow.all_preempted.n, 0);
+    assert!(followed.follow.kinds[KIND_RULE].requests > 0);
+    assert_eq!(format!("{:?}", plain.ctr), format!("{:?}", followed.ctr));
+    assert_eq!(plain.sim_ns, followed.sim_ns);
+    assert_eq!(plain.runtimes, followed.runtimes);
 }

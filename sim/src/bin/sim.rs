@@ -16,7 +16,7 @@ use std::process::exit;
 use sim::cli::parse_run;
 use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
-use sim::run_one;
+use sim::run_one_followed;
 
 fn usage_text() -> String {
     format!(
@@ -182,7 +182,7 @@ fn print_follow(r: &sim::RunResult) {
 fn cmd_run(args: &[String]) {
     let a = parse_run(args).unwrap_or_else(|e| usage(&e));
     let (m, c, w, seed) = (&a.machine, &a.config, &a.work, a.seed);
-    let r = run_one(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
+    let r = run_one_followed(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
     println!("{m}");
     let k = &m.costs;
     if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
