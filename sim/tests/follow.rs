@@ -14,6 +14,12 @@ use sim::{run_one, run_one_followed, Config, RunResult, WorkSpec};
 /// hackbench process pipes, 4 groups, 400 loops, on `graviton3` (no
 /// machine noise), seed 1, under `config`.
 fn run(config: &str) -> RunResult {
+    let (m, w) = point();
+    run_one_followed(&m, &Config::parse(config), &w, 1, 1_000_000_000, 0).expect("runs")
+}
+
+/// The machine and workload of [`run`].
+fn point() -> (Machine, WorkSpec) {
     let m = Machine::preset("graviton3").expect("preset");
     let w = WorkSpec::Hackbench(HackbenchCfg {
         groups: 4,
@@ -21,7 +27,7 @@ fn run(config: &str) -> RunResult {
         sockets: false,
         threads: false,
     });
-    run_one_followed(&m, &Config::parse(config), &w, 1, 1_000_000_000, 0).expect("runs")
+    (m, w)
 }
 
 fn row(r: &RunResult, name: &str) -> u64 {
@@ -61,13 +67,7 @@ fn requests_are_the_decisions_and_end_at_a_switch() {
 /// counts nothing.
 #[test]
 fn following_is_off_unless_asked_and_changes_nothing() {
-    let m = Machine::preset("graviton3").expect("preset");
-    let w = WorkSpec::Hackbench(HackbenchCfg {
-        groups: 4,
-        loops: 400,
-        sockets: false,
-        threads: false,
-    });
+    let (m, w) = point();
     let c = Config::parse("NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED");
     let plain = run_one(&m, &c, &w, 1, 1_000_000_000, 0).expect("runs");
     let followed = run("NO_NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED");
