@@ -211,7 +211,7 @@
 //! owner is on a CPU (the hackbench model's `mutex_spin_on_owner`) spins
 //! with `pause`, and that owner's vCPU is out of its turn, so the first
 //! poll ends the spinner's turn ([`Kernel::pipe_lock_spin`],
-//! [`TurnCounters::pipe_lock_pauses`]); it polls again in its next turn.
+//! [`TurnCounters::pauses`]); it polls again in its next turn.
 //! Before it, a spinner polled through the rest of its turn while the
 //! owner, out of its turn, could not release. Our kernel's pipe lock
 //! (its channel's spinlock) does the same: its waiters met a holder out
@@ -1473,22 +1473,23 @@ pub struct TurnCounters {
     /// The other stretches over [`AWAY_MIN_NS`]: the task was switched
     /// out as the turn came back (a late HRTICK, tick or IPI).
     pub away_switched: u64,
-    /// `Mechanisms::vcpu_pause`: turns a spin wait's `pause` ended, by the
-    /// lock the holder out of its turn held: a runqueue lock a wakeup
-    /// needed, a runqueue lock a switch needed, a wait queue a wakeup
-    /// needed.
-    pub pauses: [u64; 3],
-    /// `Mechanisms::pipe_lock_pause`: turns a spin on a pipe's mutex
-    /// ended (its owner on a CPU, so out of its turn).
-    pub pipe_lock_pauses: u64,
+    /// Turns a spin wait's `pause` ended, by the lock the holder out of
+    /// its turn held: with `Mechanisms::vcpu_pause`, a runqueue lock a
+    /// wakeup needed ([`PAUSE_RQ_WAKE`]), a runqueue lock a switch needed
+    /// ([`PAUSE_RQ_SWITCH`]), a wait queue a wakeup needed ([`PAUSE_WQ`]);
+    /// with `Mechanisms::pipe_lock_pause` too, a pipe's mutex a spinner
+    /// polled, its owner on a CPU ([`PAUSE_PIPE_LOCK`]).
+    pub pauses: [u64; 4],
 }
 
 /// [`TurnCounters::pauses`]: a wakeup needed the target's runqueue lock.
-const PAUSE_RQ_WAKE: usize = 0;
+pub const PAUSE_RQ_WAKE: usize = 0;
 /// [`TurnCounters::pauses`]: a switch needed the CPU's runqueue lock.
-const PAUSE_RQ_SWITCH: usize = 1;
+pub const PAUSE_RQ_SWITCH: usize = 1;
 /// [`TurnCounters::pauses`]: a wakeup needed the wakee's wait queue.
-const PAUSE_WQ: usize = 2;
+pub const PAUSE_WQ: usize = 2;
+/// [`TurnCounters::pauses`]: a spin on a pipe's mutex (its owner on a CPU).
+pub const PAUSE_PIPE_LOCK: usize = 3;
 
 /// The shortest stretch out of the turn [`TurnCounters::away_bins`]
 /// counts (`lcbench turns`' gap threshold).
@@ -3134,10 +3135,7 @@ impl Kernel {
     /// turn comes back. No cost.
     pub fn pipe_lock_spin(&mut self) {
         if self.pipe_pause_on {
-            let this = self.this_cpu as usize;
-            if self.pause_ends_turn(this) {
-                self.turns.pipe_lock_pauses += 1;
-            }
+            self.pause(self.this_cpu as usize, PAUSE_PIPE_LOCK);
         }
     }
 

@@ -212,15 +212,9 @@ fn cmd_run(args: &[String]) {
         );
     }
     if t.pauses.iter().sum::<u64>() > 0 {
-        let [rq_wake, rq_switch, wq] = t.pauses;
+        let [rq_wake, rq_switch, wq, pipe] = t.pauses;
         println!(
-            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}"
-        );
-    }
-    if t.pipe_lock_pauses > 0 {
-        println!(
-            "turns a pipe mutex spin's pause ended (the owner out of its turn): {}",
-            t.pipe_lock_pauses
+            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}"
         );
     }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
