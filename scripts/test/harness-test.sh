@@ -12,7 +12,8 @@
 # feature ours has not, or a bad SMP shape; and the parsing that gives ours
 # Linux's default features (linux-compare/defaults.sh), on sample lines.
 # Last, the probe scripts' set-up (h_probe_*): their argument checks and
-# messages, and a probe patch that no longer applies.
+# messages, a probe patch that no longer applies, and each probe script
+# refusing a bad SMP or seed before it copies, builds or boots anything.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -154,10 +155,11 @@ ok=1
 [[ $(grep -c '^run 1/2 cfg A default: t=1$' "$dir/relabel.log") == 1 && $(grep -c '^run 2/2 cfg B NO_HRTICK: t=2$' "$dir/relabel.log") == 1 ]] && ok=0
 h_check linux_compare_relabel "$ok" "$(tr '\n' '/' <"$dir/relabel.log")"
 
-# 10. The probe scripts' set-up (h_probe_* in harness.sh, used by the
-#     probe scripts of scripts/linux-compare): a bad SMP, ICOUNT, seed or
-#     sim knob is refused with status 2 and a message that names the
-#     script and the value; good values are taken, no seed means
+# 10. The probe scripts' set-up (h_probe_* in harness.sh, used by
+#     scripts/linux-compare/{lockhold,pipelock}-probe.sh, hrtick-roles.sh,
+#     lazy-roles.sh and, through hrtick-roles.sh, wakestack.sh): a bad SMP,
+#     ICOUNT, seed or sim knob is refused with status 2 and a message that
+#     names the script and the value; good values are taken, no seed means
 #     1 2; a patch that no longer applies is named (status 1).
 #
 # probe_run FUNC ENV... -- SEED...: FUNC in a clean environment; its
@@ -210,6 +212,31 @@ rc=$?
 [ "$rc" -eq 1 ] && [[ $msg == *"error: probe: stale.patch no longer applies to HEAD"* ]] &&
     [ "$(cat "$pdir/src/a.txt")" = two ]
 h_check probe_patch_names_the_stale_patch "$?" "status $rc, '$(tr '\n' ' ' <<<"$msg")'"
+
+# 10b. Each probe script refuses a bad SMP and a bad seed before anything is
+#     copied, built or booted: git, make, cargo and QEMU are stand-ins that
+#     would leave a mark (and fail at once, should a check be missing).
+stubs="$dir/probe-stubs"
+rm -rf "$stubs"
+mkdir -p "$stubs"
+for t in git make cargo qemu-system-x86_64; do
+    printf '#!/bin/sh\ntouch "%s/ran"\nexit 97\n' "$stubs" >"$stubs/$t"
+    chmod +x "$stubs/$t"
+done
+lcdir="$(dirname "$0")/../linux-compare"
+for sc in pipelock-probe.sh:pipelock lockhold-probe.sh:lockhold hrtick-roles.sh:hrtickroles \
+    lazy-roles.sh:lazyroles wakestack.sh:wakestack; do
+    for bad in "SMP=9|SMP must be 2..8, got '9'" "SEED=1x|a seed is a number, got '1x'"; do
+        spec=${bad%%|*}
+        seed=1
+        [[ $spec == SEED=* ]] && { seed=${spec#SEED=}; spec=SMP=4; }
+        rm -f "$stubs/ran"
+        msg=$(env -i PATH="$stubs:$PATH" HOME="$HOME" "$spec" "$lcdir/${sc%%:*}" "$seed" 2>&1 </dev/null)
+        rc=$?
+        [ "$rc" -eq 2 ] && [ "$msg" = "error: ${sc#*:}: ${bad#*|}" ] && [ ! -e "$stubs/ran" ]
+        h_check "probe_script_${sc%%.*}_refuses_${bad%%=*}" "$?" "status $rc, '$msg'"
+    done
+done
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
