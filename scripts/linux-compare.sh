@@ -844,8 +844,8 @@ part_topology() {
 # `stat; schedstat` after each command, and smt-summary.py takes the deltas
 # of the same quantities (the domain counters of both: /proc/schedstat's
 # and our `schedstat`'s lines). Ours boots with `schedstats=enable`, as
-# Linux's init.sh turns kernel.sched_schedstats on: the `ttwu_*` domain
-# counters of both count only with it on.
+# Linux's init.sh turns kernel.sched_schedstats on: the domain counters
+# of both (`lb_*`, `alb_*`, `ttwu_*`) count only with it on.
 smt_rows() {
     cat <<ROWS
 hogs2|spin -d $SMT_MS 0 0|lcbench spin -d $SMT_MS 0 0

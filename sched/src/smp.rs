@@ -234,16 +234,17 @@ pub trait Platform: Send + Sync {
     fn wake_placement(&self, rule: AffineRule, pick: SisPick, local: bool) {
         let _ = (rule, pick, local);
     }
-    /// Whether the wakeups' per-domain counters ([`Scheduler::lb_stats`]'s
-    /// `ttwu_wake_remote`, `ttwu_move_affine` and `ttwu_migrate`) are
-    /// counted: Linux's `schedstat_enabled()`, the `sched_schedstats`
-    /// static key (`kernel.sched_schedstats`, boot argument
-    /// `schedstats=`), with which its `ttwu_stat()` returns at once and
-    /// its `schedstat_inc()` adds nothing. Asked once per wakeup, and again
-    /// only when `wake_affine` chose the waker's CPU: keep it cheap. The
-    /// balance counters (`lb_*`, `alb_*`) are counted whatever it says.
-    /// The default is `true` (always counted), for host tests and the
-    /// simulator.
+    /// Whether the per-domain counters of [`Scheduler::lb_stats`] are
+    /// counted: the balance passes' `lb_*`, the active balance's `alb_*`
+    /// and the wakeups' `ttwu_wake_remote`, `ttwu_move_affine` and
+    /// `ttwu_migrate`. Linux's `schedstat_enabled()`, the
+    /// `sched_schedstats` static key (`kernel.sched_schedstats`, boot
+    /// argument `schedstats=`), with which its `schedstat_inc()` and
+    /// `schedstat_add()` add nothing and its `ttwu_stat()` returns at once.
+    /// Asked once per wakeup, and again only when `wake_affine` chose the
+    /// waker's CPU; once per balance pass at a level; once per active push
+    /// done: keep it cheap. The default is `true` (always counted), for
+    /// host tests and the simulator.
     fn schedstat_enabled(&self) -> bool {
         true
     }

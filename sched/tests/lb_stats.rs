@@ -243,8 +243,8 @@ fn an_in_place_wakeup_by_another_cpu_is_remote() {
 
 /// With schedstats off ([`sched::smp::Platform::schedstat_enabled`] false)
 /// the wakeups count nothing, as Linux's `ttwu_stat()` returns at once and
-/// its `schedstat_inc(sd->ttwu_move_affine)` adds nothing, while a balance
-/// pass still counts; switched on again, the next wakeups count as ever.
+/// its `schedstat_inc(sd->ttwu_move_affine)` adds nothing, and neither
+/// does a balance pass; switched on again, the next wakeups count as ever.
 #[test]
 fn wakeup_counters_count_only_with_schedstats_on() {
     let s = smt_machine_with_sleepers();
@@ -273,14 +273,78 @@ fn wakeup_counters_count_only_with_schedstats_on() {
             assert_eq!(ttwu(cpu, l), (0, 0, 0), "cpu {cpu} level {l}");
         }
     }
-    // A balance pass counts whatever the switch says.
+    // Nor does a balance pass (one that counts 1 at each level when on:
+    // `balance_counters_count_only_with_schedstats_on`).
     let _ = s.load_balance(cpu_id(1), false);
-    let smt = s.lb_stats(cpu_id(1), 0).unwrap();
-    assert_eq!(smt.lb_count.iter().sum::<u32>(), 1, "{smt:?}");
+    for l in 0..2 {
+        assert_eq!(s.lb_stats(cpu_id(1), l).unwrap(), LbStats::default());
+    }
     // On again: CPU 3 wakes task 12 (last on CPU 0), and `wake_affine`
     // at CPU 3's MC level moves it to CPU 3: counted there.
     s.platform.schedstats.store(true, Ordering::Relaxed);
     let w = s.wake(TaskId(12), WakeFlags::empty(), cpu_id(3)).unwrap();
     assert_eq!(w.cpu(), cpu_id(3), "{w:?}");
     assert_eq!(ttwu(3, 1), (0, 1, 1));
+}
+
+/// With schedstats off the balance passes and the active push count
+/// nothing (Linux's `schedstat_inc()` / `schedstat_add()` add nothing and
+/// its `update_lb_imbalance_stat` returns at once), while they balance as
+/// with it on: the same pulls, the same push after the same failures (the
+/// failure count that asks for it, `nr_balance_failed`, is no statistic).
+/// Switched on, the next pass counts.
+#[test]
+fn balance_counters_count_only_with_schedstats_on() {
+    // The counters of CPU 1 (the puller) after a pass that pulls and after
+    // four failed passes and the push they ask for (the cases of
+    // `a_pass_that_pulls_counts_the_tasks_gained` and
+    // `failed_passes_count_lb_failed_and_the_push_alb_pushed`); CPU 0
+    // (the source) counts nothing either way.
+    let run = |on: bool| -> [LbStats; 2] {
+        let pull = machine(Topology::flat(2));
+        pull.platform.schedstats.store(on, Ordering::Relaxed);
+        for id in 1..=4 {
+            spawn_on(&pull, id, 0, false);
+        }
+        assert_eq!(pull.load_balance(cpu_id(1), false).len(), 2, "on {on}");
+        let push = machine(Topology::flat(2));
+        push.platform.schedstats.store(on, Ordering::Relaxed);
+        spawn_on(&push, 1, 0, false);
+        spawn_on(&push, 2, 0, true);
+        for k in 1..=4 {
+            let p = push.load_balance(cpu_id(1), false);
+            assert!(p.is_empty());
+            assert_eq!(p.active_balance(), k == 4, "on {on}, pass {k}");
+        }
+        assert_eq!(switch(&push, 0, PrevAction::Stays), Some(cpu_id(1)));
+        assert_eq!(stats(&pull, 0), LbStats::default());
+        assert_eq!(stats(&push, 0), LbStats::default());
+        [stats(&pull, 1), stats(&push, 1)]
+    };
+    let [pull, push] = run(true);
+    assert_eq!(
+        (pull.lb_count, pull.lb_imbalance_task, pull.lb_gained),
+        ([0, 1, 0], [0, 2, 0], [0, 2, 0])
+    );
+    assert_eq!(
+        (push.lb_count, push.lb_imbalance_task, push.lb_failed),
+        ([0, 4, 0], [0, 4, 0], [0, 4, 0])
+    );
+    assert_eq!(push.alb_fields(), [1, 0, 1]);
+    assert_eq!(run(false), [LbStats::default(); 2]);
+    // Off, a balanced pass counts nothing; on, the next one counts
+    // `lb_count`, `lb_nobusyg` and `lb_balanced`.
+    let s = machine(Topology::flat(2));
+    s.platform.schedstats.store(false, Ordering::Relaxed);
+    spawn_on(&s, 1, 0, false);
+    spawn_on(&s, 2, 1, false);
+    assert!(s.load_balance(cpu_id(1), false).is_empty());
+    assert_eq!(stats(&s, 1), LbStats::default());
+    s.platform.schedstats.store(true, Ordering::Relaxed);
+    assert!(s.load_balance(cpu_id(1), false).is_empty());
+    let st = stats(&s, 1);
+    assert_eq!(
+        (st.lb_count, st.lb_nobusyg, st.lb_balanced),
+        ([1, 0, 0], [1, 0, 0], [1, 0, 0])
+    );
 }

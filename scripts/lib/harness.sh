@@ -11,13 +11,17 @@
 #   - the `N passed, N failed[, N skipped]` line:
 #     h_summary LOG, h_counts LINE, h_record SUITE PASSED FAILED [SKIPPED]
 #   - the log's name: h_log NAME-PARTS...        -> build/NAME-PARTS.log
+#   - the probe scripts' set-up (scripts/linux-compare): h_probe_args,
+#     h_probe_sim_args, h_probe_build (h_probe_tree, h_probe_patch,
+#     h_probe_kernel), h_probe_sim, h_probe_boot
 #
 # Python checkers read transcripts through scripts/lib/transcript.py
 # (PYTHONPATH=$H_LIB).
 #
 # Conventions: every function returns non-zero on failure and prints why on
-# stderr prefixed with $H_NAME (the script's name, set by h_init). Nothing
-# here exits the caller.
+# stderr prefixed with $H_NAME (the script's name, set by h_init; the
+# h_probe_* functions with "error: $H_NAME:", as the probe scripts print).
+# Nothing here exits the caller.
 
 H_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 H_SCRIPTS=$(cd "$H_LIB/.." && pwd)
@@ -539,4 +543,117 @@ h_check() {
 h_record() {
     [ -n "${H_RESULTS:-}" ] || return 0
     printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" >>"$H_RESULTS"
+}
+
+# --- probed kernels (scripts/linux-compare) -------------------------------
+
+# The probe scripts of scripts/linux-compare (lockhold-probe.sh,
+# pipelock-probe.sh, hrtick-roles.sh, lazy-roles.sh) count with code that
+# is not part of the kernel: each copies the tree at HEAD into
+# build/NAME/src, applies its probe patches, builds that kernel into its own
+# target dir (build/NAME/target) with a build log, and boots it once per
+# seed under -icount. Their messages read "error: $H_NAME: ..."; these
+# functions return 2 for bad input and 1 when a step failed, so the caller
+# ends with `|| exit` and that status.
+
+h_probe_err() { echo "error: $H_NAME: $*" >&2; }
+
+# h_probe_args [SEED...]: checks SMP (default 4; 2..8 vCPUs), ICOUNT
+# (default 2; the -icount shift, 0..9) and the seeds (numbers; none given:
+# 1 2), in that order, and sets the caller's smp, icount and seeds (an
+# array). Fails (2) at the first bad one, naming it.
+h_probe_args() {
+    local s
+    smp=${SMP:-4} icount=${ICOUNT:-2}
+    [[ $smp =~ ^[2-8]$ ]] || { h_probe_err "SMP must be 2..8, got '$smp'"; return 2; }
+    [[ $icount =~ ^[0-9]$ ]] || { h_probe_err "ICOUNT must be a shift 0..9, got '$icount'"; return 2; }
+    seeds=("$@")
+    [[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
+    for s in "${seeds[@]}"; do
+        [[ $s =~ ^[0-9]+$ ]] || { h_probe_err "a seed is a number, got '$s'"; return 2; }
+    done
+}
+
+# h_probe_sim_args: the knobs of the scripts that set the kernel's hackbench
+# -R runs beside the simulator's: SIM_SEEDS (default 6; 1..99), H (default
+# 'hackbench -p -g 2 -l 100 -C linux -R'; one hackbench command with -R)
+# and SIM_W (default 'hackbench ipc=pipe mode=process groups=2 loops=100';
+# one sim hackbench workload). Sets sim_seeds, H and SIM_W; fails (2) at
+# the first bad one.
+h_probe_sim_args() {
+    sim_seeds=${SIM_SEEDS:-6}
+    [[ $sim_seeds =~ ^[1-9][0-9]?$ ]] || { h_probe_err "SIM_SEEDS must be 1..99, got '$sim_seeds'"; return 2; }
+    H=${H:-hackbench -p -g 2 -l 100 -C linux -R}
+    [[ $H == hackbench\ *-R* && $H != *";"* ]] ||
+        { h_probe_err "H must be one hackbench command with -R, got '$H'"; return 2; }
+    SIM_W=${SIM_W:-hackbench ipc=pipe mode=process groups=2 loops=100}
+    [[ $SIM_W == hackbench\ * && $SIM_W != *";"* ]] ||
+        { h_probe_err "SIM_W must be one sim hackbench workload, got '$SIM_W'"; return 2; }
+}
+
+# h_probe_tree DIR: DIR emptied, then the tree at HEAD (`git archive`, so
+# committed files only) unpacked into it.
+h_probe_tree() {
+    local dir=$1 pst
+    rm -rf "$dir" && mkdir -p "$dir" || return 1
+    git -C "$H_ROOT" archive HEAD | tar -x -C "$dir"
+    pst=("${PIPESTATUS[@]}")
+    if [ "${pst[0]}" -ne 0 ] || [ "${pst[1]}" -ne 0 ]; then
+        h_probe_err "could not copy the tree at HEAD into $dir"
+        return 1
+    fi
+}
+
+# h_probe_patch DIR PATCH...: applies each PATCH (a path; patch -p1) in
+# DIR, in order; fails (1) at the first that does not apply.
+h_probe_patch() {
+    local dir=$1 p
+    shift
+    for p in "$@"; do
+        (cd "$dir" && patch -s -p1 <"$p") || { h_probe_err "${p##*/} no longer applies to HEAD"; return 1; }
+    done
+}
+
+# h_probe_kernel SRC KERNEL LOG [WHAT]: `make kernel ARCH=x86_64` in the
+# tree SRC into $CARGO_TARGET_DIR, its output into LOG, and the release
+# kernel copied to KERNEL. Fails (1) with "the WHAT kernel did not build
+# (LOG)".
+h_probe_kernel() {
+    local src=$1 kernel=$2 log=$3 what=${4:-}
+    make -s -C "$src" kernel ARCH=x86_64 >"$log" 2>&1 ||
+        { h_probe_err "the ${what:+$what }kernel did not build ($log)"; return 1; }
+    cp "$CARGO_TARGET_DIR/x86_64-unknown-none/release/kernel" "$kernel"
+}
+
+# h_probe_sim SRC LOG: the release `sim` of the tree SRC into
+# $CARGO_TARGET_DIR/release/sim, its output added to LOG.
+h_probe_sim() {
+    (cd "$1" && cargo build -q --release -p sim) >>"$2" 2>&1 ||
+        { h_probe_err "the probed simulator did not build ($2)"; return 1; }
+}
+
+# h_probe_build OUT [PATCH...]: the usual set-up: the tree at HEAD in
+# OUT/src with each PATCH applied (h_probe_patch), CARGO_TARGET_DIR set to
+# OUT/target and exported (a later h_probe_sim builds there too), and the
+# kernel built (log OUT/logs/build.log) and copied to OUT/kernel. Its error
+# calls it "the probed kernel", or "the kernel" without a patch.
+h_probe_build() {
+    local out=$1
+    shift
+    h_probe_tree "$out/src" || return 1
+    mkdir -p "$out/logs" || return 1
+    h_probe_patch "$out/src" "$@" || return 1
+    export CARGO_TARGET_DIR=$out/target
+    h_probe_kernel "$out/src" "$out/kernel" "$out/logs/build.log" "$([ $# -gt 0 ] && echo probed)"
+}
+
+# h_probe_boot KERNEL ARGS LOG [TIMEOUT]: one boot of the x86_64 KERNEL
+# with the kernel command line ARGS through scripts/boot/qemu.sh, at
+# $smp vCPUs under TCG with -icount shift=$icount,sleep=off (as
+# h_probe_args set them), stopped after TIMEOUT seconds (default 1200);
+# its output (serial console and QEMU's) into LOG. Returns qemu.sh's
+# status: 0 when the guest reported success, 124 when it timed out.
+h_probe_boot() {
+    SMP=$smp ACCEL=tcg TIMEOUT=${4:-1200} QEMU_EXTRA="-icount shift=$icount,sleep=off" \
+        "$H_SCRIPTS/boot/qemu.sh" x86_64 "$1" "$2" >"$3" 2>&1
 }

@@ -32,34 +32,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/harness.sh"
 h_init hrtickroles
 root=$H_ROOT
-smp=${SMP:-4} icount=${ICOUNT:-2} sim_seeds=${SIM_SEEDS:-6}
-[[ $smp =~ ^[2-8]$ ]] || { echo "error: hrtickroles: SMP must be 2..8, got '$smp'" >&2; exit 2; }
-[[ $icount =~ ^[0-9]$ ]] || { echo "error: hrtickroles: ICOUNT must be a shift 0..9, got '$icount'" >&2; exit 2; }
-[[ $sim_seeds =~ ^[1-9][0-9]?$ ]] || { echo "error: hrtickroles: SIM_SEEDS must be 1..99, got '$sim_seeds'" >&2; exit 2; }
-H=${H:-hackbench -p -g 2 -l 100 -C linux -R}
-[[ $H == hackbench\ *-R* && $H != *";"* ]] ||
-    { echo "error: hrtickroles: H must be one hackbench command with -R, got '$H'" >&2; exit 2; }
-SIM_W=${SIM_W:-hackbench ipc=pipe mode=process groups=2 loops=100}
-[[ $SIM_W == hackbench\ * && $SIM_W != *";"* ]] ||
-    { echo "error: hrtickroles: SIM_W must be one sim hackbench workload, got '$SIM_W'" >&2; exit 2; }
-seeds=("$@")
-[[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
-for s in "${seeds[@]}"; do
-    [[ $s =~ ^[0-9]+$ ]] || { echo "error: hrtickroles: a seed is a number, got '$s'" >&2; exit 2; }
-done
+# SMP, ICOUNT and the seeds (smp, icount, seeds); SIM_SEEDS (sim_seeds), H, SIM_W.
+h_probe_args "$@" || exit
+h_probe_sim_args || exit
 
+# (wakestack.sh runs a copy of this script with the build name, the patch
+# and the here= line replaced: keep each on a line of its own.)
 out=$root/build/hrtickroles
-rm -rf "$out/src"
-mkdir -p "$out/src" "$out/logs"
-git -C "$root" archive HEAD | tar -x -C "$out/src"
-(cd "$out/src" && patch -s -p1 <"$here/hrtick-roles-probe.patch") ||
-    { echo "error: hrtickroles: hrtick-roles-probe.patch no longer applies to HEAD" >&2; exit 1; }
-export CARGO_TARGET_DIR=$out/target
-make -s -C "$out/src" kernel ARCH=x86_64 >"$out/logs/build.log" 2>&1 ||
-    { echo "error: hrtickroles: the probed kernel did not build ($out/logs/build.log)" >&2; exit 1; }
-cp "$CARGO_TARGET_DIR/x86_64-unknown-none/release/kernel" "$out/kernel"
-(cd "$out/src" && cargo build -q --release -p sim) >>"$out/logs/build.log" 2>&1 ||
-    { echo "error: hrtickroles: the probed simulator did not build ($out/logs/build.log)" >&2; exit 1; }
+h_probe_build "$out" "$here/hrtick-roles-probe.patch" || exit
+h_probe_sim "$out/src" "$out/logs/build.log" || exit
 
 # Means per run of every HRTP counter, per model ("MODEL HRTP k=v ..." lines).
 means() {
@@ -78,8 +59,7 @@ for s in "${seeds[@]}"; do
     if ((i % 2 == 0)); then a=full b=lazy; else a=lazy b=full; fi
     i=$((i + 1))
     cmd="seed=$s preempt=$a run=$H; preempt $b; $H; preempt $a; $H; preempt $b; $H; preempt $a; $H; preempt $b; $H; poweroff"
-    SMP=$smp ACCEL=tcg TIMEOUT=1500 QEMU_EXTRA="-icount shift=$icount,sleep=off" \
-        "$root/scripts/boot/qemu.sh" x86_64 "$out/kernel" "$cmd" >"$out/logs/seed$s.log" 2>&1 || true
+    h_probe_boot "$out/kernel" "$cmd" "$out/logs/seed$s.log" 1500 || true
     echo "$a" >"$out/logs/seed$s.first"
 done
 for s in "${seeds[@]}"; do

@@ -26,54 +26,33 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/harness.sh"
 h_init lazyroles
 root=$H_ROOT
-smp=${SMP:-4} icount=${ICOUNT:-2} sim_seeds=${SIM_SEEDS:-6}
-[[ $smp =~ ^[2-8]$ ]] || { echo "error: lazyroles: SMP must be 2..8, got '$smp'" >&2; exit 2; }
-[[ $icount =~ ^[0-9]$ ]] || { echo "error: lazyroles: ICOUNT must be a shift 0..9, got '$icount'" >&2; exit 2; }
-[[ $sim_seeds =~ ^[1-9][0-9]?$ ]] || { echo "error: lazyroles: SIM_SEEDS must be 1..99, got '$sim_seeds'" >&2; exit 2; }
-H=${H:-hackbench -p -g 2 -l 100 -C linux -R}
-[[ $H == hackbench\ *-R* && $H != *";"* ]] ||
-    { echo "error: lazyroles: H must be one hackbench command with -R, got '$H'" >&2; exit 2; }
-SIM_W=${SIM_W:-hackbench ipc=pipe mode=process groups=2 loops=100}
-[[ $SIM_W == hackbench\ * && $SIM_W != *";"* ]] ||
-    { echo "error: lazyroles: SIM_W must be one sim hackbench workload, got '$SIM_W'" >&2; exit 2; }
+# SMP, ICOUNT and the seeds (smp, icount, seeds); SIM_SEEDS (sim_seeds), H, SIM_W.
+h_probe_args "$@" || exit
+h_probe_sim_args || exit
 SIM_FLAGS=${SIM_FLAGS:-}
 for f in $SIM_FLAGS; do
     [[ $f == --no-* || $f == --qemu-rr-turns ]] ||
         { echo "error: lazyroles: SIM_FLAGS takes sim run's mechanism flags (--no-...), got '$f'" >&2; exit 2; }
 done
-seeds=("$@")
-[[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
-for s in "${seeds[@]}"; do
-    [[ $s =~ ^[0-9]+$ ]] || { echo "error: lazyroles: a seed is a number, got '$s'" >&2; exit 2; }
-done
 
+# The kernel unpatched, then the simulator's probe in the same tree.
 out=$root/build/lazyroles
-rm -rf "$out/src"
-mkdir -p "$out/src" "$out/logs"
-git -C "$root" archive HEAD | tar -x -C "$out/src"
-export CARGO_TARGET_DIR=$out/target
-make -s -C "$out/src" kernel ARCH=x86_64 >"$out/logs/build.log" 2>&1 ||
-    { echo "error: lazyroles: the kernel did not build ($out/logs/build.log)" >&2; exit 1; }
-cp "$CARGO_TARGET_DIR/x86_64-unknown-none/release/kernel" "$out/kernel"
-(cd "$out/src" && patch -s -p1 <"$here/sim-roles-probe.patch") ||
-    { echo "error: lazyroles: sim-roles-probe.patch no longer applies to HEAD" >&2; exit 1; }
-(cd "$out/src" && cargo build -q --release -p sim) >>"$out/logs/build.log" 2>&1 ||
-    { echo "error: lazyroles: the probed simulator did not build ($out/logs/build.log)" >&2; exit 1; }
+h_probe_build "$out" || exit
+h_probe_patch "$out/src" "$here/sim-roles-probe.patch" || exit
+h_probe_sim "$out/src" "$out/logs/build.log" || exit
 
 i=0
 for s in "${seeds[@]}"; do
     if ((i % 2 == 0)); then a=full b=lazy; else a=lazy b=full; fi
     i=$((i + 1))
     cmd="seed=$s preempt=$a run=$H; preempt $b; $H; preempt $a; $H; preempt $b; $H; preempt $a; $H; preempt $b; $H; poweroff"
-    SMP=$smp ACCEL=tcg TIMEOUT=1500 QEMU_EXTRA="-icount shift=$icount,sleep=off" \
-        "$root/scripts/boot/qemu.sh" x86_64 "$out/kernel" "$cmd" >"$out/logs/seed$s.log" 2>&1 || true
+    h_probe_boot "$out/kernel" "$cmd" "$out/logs/seed$s.log" 1500 || true
     echo "$a" >"$out/logs/seed$s.first"
     # With and without HRTICK: `compare` (rotated order, the run's
     # schedstat-like counters), H without -R.
-    SMP=$smp ACCEL=tcg TIMEOUT=1500 QEMU_EXTRA="-icount shift=$icount,sleep=off" \
-        "$root/scripts/boot/qemu.sh" x86_64 "$out/kernel" \
+    h_probe_boot "$out/kernel" \
         "seed=$s preempt=full run=compare -n 3 -w 1 -c default -c preempt=lazy -c NO_HRTICK -c NO_HRTICK,preempt=lazy -- ${H/ -R/}; poweroff" \
-        >"$out/logs/hrtick$s.log" 2>&1 || true
+        "$out/logs/hrtick$s.log" 1500 || true
 done
 
 echo "== our kernel at HEAD, x86_64 SMP=$smp, -icount shift=$icount,sleep=off, '$H', seeds ${seeds[*]}, 6 runs a boot alternating"

@@ -29,36 +29,26 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/harness.sh"
 h_init lockhold
 root=$H_ROOT
-smp=${SMP:-4} icount=${ICOUNT:-2}
-[[ $smp =~ ^[2-8]$ ]] || { echo "error: lockhold: SMP must be 2..8, got '$smp'" >&2; exit 2; }
-[[ $icount =~ ^[0-9]$ ]] || { echo "error: lockhold: ICOUNT must be a shift 0..9, got '$icount'" >&2; exit 2; }
-seeds=("$@")
-[[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
-for s in "${seeds[@]}"; do
-    [[ $s =~ ^[0-9]+$ ]] || { echo "error: lockhold: a seed is a number, got '$s'" >&2; exit 2; }
-done
+# SMP, ICOUNT and the seeds (smp, icount, seeds).
+h_probe_args "$@" || exit
 
+# Two trees at HEAD: src with the probe, base without; one target dir.
 out=$root/build/lockhold
-rm -rf "$out/src" "$out/base"
-mkdir -p "$out/src" "$out/base" "$out/logs"
-git -C "$root" archive HEAD | tar -x -C "$out/src"
-git -C "$root" archive HEAD | tar -x -C "$out/base"
-(cd "$out/src" && patch -s -p1 <"$here/lockhold-probe.patch") ||
-    { echo "error: lockhold: lockhold-probe.patch no longer applies to HEAD" >&2; exit 1; }
+h_probe_tree "$out/src" || exit
+h_probe_tree "$out/base" || exit
+mkdir -p "$out/logs"
+h_probe_patch "$out/src" "$here/lockhold-probe.patch" || exit
 export CARGO_TARGET_DIR=$out/target
 for t in src base; do
-    make -s -C "$out/$t" kernel ARCH=x86_64 >"$out/logs/build-$t.log" 2>&1 ||
-        { echo "error: lockhold: the $t kernel did not build ($out/logs/build-$t.log)" >&2; exit 1; }
-    cp "$CARGO_TARGET_DIR/x86_64-unknown-none/release/kernel" "$out/kernel-$t"
+    h_probe_kernel "$out/$t" "$out/kernel-$t" "$out/logs/build-$t.log" "$t" || exit
 done
 
 H='hackbench -g 2 -l 100 -C linux -R'
 for s in "${seeds[@]}"; do
     for t in src base; do
-        SMP=$smp ACCEL=tcg TIMEOUT=1200 QEMU_EXTRA="-icount shift=$icount,sleep=off" \
-            "$root/scripts/boot/qemu.sh" x86_64 "$out/kernel-$t" \
+        h_probe_boot "$out/kernel-$t" \
             "seed=$s preempt=full run=schedstat; $H; schedstat; $H; schedstat; preempt lazy; $H; schedstat; $H; schedstat; poweroff" \
-            >"$out/logs/$t-seed$s.log" 2>&1 || true
+            "$out/logs/$t-seed$s.log" || true
     done
 done
 

@@ -25,35 +25,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/harness.sh"
 h_init pipelock
 root=$H_ROOT
-smp=${SMP:-4} icount=${ICOUNT:-2}
-[[ $smp =~ ^[2-8]$ ]] || { echo "error: pipelock: SMP must be 2..8, got '$smp'" >&2; exit 2; }
-[[ $icount =~ ^[0-9]$ ]] || { echo "error: pipelock: ICOUNT must be a shift 0..9, got '$icount'" >&2; exit 2; }
+# SMP, ICOUNT and the seeds (smp, icount, seeds).
+h_probe_args "$@" || exit
 H=${PIPE_H:-hackbench -p -g 2 -l 100 -C linux -R}
 [[ $H == hackbench\ * && $H != *";"* ]] || { echo "error: pipelock: PIPE_H must be one hackbench command, got '$H'" >&2; exit 2; }
-seeds=("$@")
-[[ ${#seeds[@]} -gt 0 ]] || seeds=(1 2)
-for s in "${seeds[@]}"; do
-    [[ $s =~ ^[0-9]+$ ]] || { echo "error: pipelock: a seed is a number, got '$s'" >&2; exit 2; }
-done
 
 out=$root/build/pipelock
-rm -rf "$out/src"
-mkdir -p "$out/src" "$out/logs"
-git -C "$root" archive HEAD | tar -x -C "$out/src"
-for p in lockhold-probe.patch pipelock-probe.patch; do
-    (cd "$out/src" && patch -s -p1 <"$here/$p") ||
-        { echo "error: pipelock: $p no longer applies to HEAD" >&2; exit 1; }
-done
-export CARGO_TARGET_DIR=$out/target
-make -s -C "$out/src" kernel ARCH=x86_64 >"$out/logs/build.log" 2>&1 ||
-    { echo "error: pipelock: the probed kernel did not build ($out/logs/build.log)" >&2; exit 1; }
-cp "$CARGO_TARGET_DIR/x86_64-unknown-none/release/kernel" "$out/kernel"
+h_probe_build "$out" "$here/lockhold-probe.patch" "$here/pipelock-probe.patch" || exit
 
 for s in "${seeds[@]}"; do
-    SMP=$smp ACCEL=tcg TIMEOUT=1200 QEMU_EXTRA="-icount shift=$icount,sleep=off" \
-        "$root/scripts/boot/qemu.sh" x86_64 "$out/kernel" \
+    h_probe_boot "$out/kernel" \
         "seed=$s preempt=full run=schedstat; $H; schedstat; $H; schedstat; preempt lazy; $H; schedstat; $H; schedstat; poweroff" \
-        >"$out/logs/seed$s.log" 2>&1 || true
+        "$out/logs/seed$s.log" || true
 done
 
 echo "== pipe locks in our kernel, x86_64 SMP=$smp, -icount shift=$icount,sleep=off, '$H', seeds ${seeds[*]}"

@@ -11,6 +11,9 @@
 # before anything is fetched or written, and so is a config naming a
 # feature ours has not, or a bad SMP shape; and the parsing that gives ours
 # Linux's default features (linux-compare/defaults.sh), on sample lines.
+# Last, the probe scripts' set-up (h_probe_*): their argument checks and
+# messages, a probe patch that no longer applies, and each probe script
+# refusing a bad SMP or seed before it copies, builds or boots anything.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -151,6 +154,89 @@ lcd_relabel "$dir/relabel.log" "$dir/relabel.tsv"
 ok=1
 [[ $(grep -c '^run 1/2 cfg A default: t=1$' "$dir/relabel.log") == 1 && $(grep -c '^run 2/2 cfg B NO_HRTICK: t=2$' "$dir/relabel.log") == 1 ]] && ok=0
 h_check linux_compare_relabel "$ok" "$(tr '\n' '/' <"$dir/relabel.log")"
+
+# 10. The probe scripts' set-up (h_probe_* in harness.sh, used by
+#     scripts/linux-compare/{lockhold,pipelock}-probe.sh, hrtick-roles.sh,
+#     lazy-roles.sh and, through hrtick-roles.sh, wakestack.sh): a bad SMP,
+#     ICOUNT, seed or sim knob is refused with status 2 and a message that
+#     names the script and the value; good values are taken, no seed means
+#     1 2; a patch that no longer applies is named (status 1).
+#
+# probe_run FUNC ENV... -- SEED...: FUNC in a clean environment; its
+# messages, then "status N", or "ok" and what it set (smp/icount/seeds/
+# sim_seeds/H/SIM_W), lines joined by |.
+probe_run() {
+    local f=$1 e=()
+    shift
+    while [ "$1" != -- ]; do e+=("$1"); shift; done
+    shift
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    env -i PATH="$PATH" "${e[@]}" bash -c '. "$0"; H_NAME=probe; "$1" "${@:2}"; rc=$?
+        if [ "$rc" -ne 0 ]; then echo "status $rc"; else
+            echo "ok ${smp:-}/${icount:-}/${seeds[*]:-}/${sim_seeds:-}/${H:-}/${SIM_W:-}"; fi' \
+        "$H_LIB/harness.sh" "$f" "$@" 2>&1 | tr '\n' '|'
+}
+probe_case() { # NAME WANT FUNC ENV... -- SEED...
+    local name=$1 want=$2 got
+    shift 2
+    got=$(probe_run "$@")
+    [ "$got" = "$want" ]
+    h_check "probe_args_$name" "$?" "'$got'"
+}
+probe_case smp_9 "error: probe: SMP must be 2..8, got '9'|status 2|" h_probe_args SMP=9 --
+probe_case smp_1 "error: probe: SMP must be 2..8, got '1'|status 2|" h_probe_args SMP=1 -- 1
+probe_case icount_10 "error: probe: ICOUNT must be a shift 0..9, got '10'|status 2|" h_probe_args ICOUNT=10 --
+probe_case icount_neg "error: probe: ICOUNT must be a shift 0..9, got '-1'|status 2|" h_probe_args ICOUNT=-1 --
+probe_case seed_x "error: probe: a seed is a number, got 'x'|status 2|" h_probe_args -- 1 x
+probe_case seed_neg "error: probe: a seed is a number, got '-1'|status 2|" h_probe_args -- -1
+probe_case defaults "ok 4/2/1 2///|" h_probe_args --
+probe_case given "ok 2/0/7 3///|" h_probe_args SMP=2 ICOUNT=0 -- 7 3
+probe_case sim_seeds_0 "error: probe: SIM_SEEDS must be 1..99, got '0'|status 2|" h_probe_sim_args SIM_SEEDS=0 --
+probe_case sim_seeds_100 "error: probe: SIM_SEEDS must be 1..99, got '100'|status 2|" h_probe_sim_args SIM_SEEDS=100 --
+probe_case h_without_r "error: probe: H must be one hackbench command with -R, got 'hackbench -p'|status 2|" \
+    h_probe_sim_args 'H=hackbench -p' --
+probe_case h_two_commands "error: probe: H must be one hackbench command with -R, got 'hackbench -R; ls'|status 2|" \
+    h_probe_sim_args 'H=hackbench -R; ls' --
+probe_case sim_w_idle "error: probe: SIM_W must be one sim hackbench workload, got 'idle'|status 2|" \
+    h_probe_sim_args SIM_W=idle --
+probe_case sim_defaults "ok ///6/hackbench -p -g 2 -l 100 -C linux -R/hackbench ipc=pipe mode=process groups=2 loops=100|" \
+    h_probe_sim_args --
+pdir="$dir/probe-patch"
+rm -rf "$pdir"
+mkdir -p "$pdir/src"
+printf 'one\n' >"$pdir/src/a.txt"
+printf -- '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n' >"$pdir/good.patch"
+printf -- '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-three\n+four\n' >"$pdir/stale.patch"
+msg=$( (H_NAME=probe; h_probe_patch "$pdir/src" "$pdir/good.patch" "$pdir/stale.patch") 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] && [[ $msg == *"error: probe: stale.patch no longer applies to HEAD"* ]] &&
+    [ "$(cat "$pdir/src/a.txt")" = two ]
+h_check probe_patch_names_the_stale_patch "$?" "status $rc, '$(tr '\n' ' ' <<<"$msg")'"
+
+# 10b. Each probe script refuses a bad SMP and a bad seed before anything is
+#     copied, built or booted: git, make, cargo and QEMU are stand-ins that
+#     would leave a mark (and fail at once, should a check be missing).
+stubs="$dir/probe-stubs"
+rm -rf "$stubs"
+mkdir -p "$stubs"
+for t in git make cargo qemu-system-x86_64; do
+    printf '#!/bin/sh\ntouch "%s/ran"\nexit 97\n' "$stubs" >"$stubs/$t"
+    chmod +x "$stubs/$t"
+done
+lcdir="$(dirname "$0")/../linux-compare"
+for sc in pipelock-probe.sh:pipelock lockhold-probe.sh:lockhold hrtick-roles.sh:hrtickroles \
+    lazy-roles.sh:lazyroles wakestack.sh:wakestack; do
+    for bad in "SMP=9|SMP must be 2..8, got '9'" "SEED=1x|a seed is a number, got '1x'"; do
+        spec=${bad%%|*}
+        seed=1
+        [[ $spec == SEED=* ]] && { seed=${spec#SEED=}; spec=SMP=4; }
+        rm -f "$stubs/ran"
+        msg=$(env -i PATH="$stubs:$PATH" HOME="$HOME" "$spec" "$lcdir/${sc%%:*}" "$seed" 2>&1 </dev/null)
+        rc=$?
+        [ "$rc" -eq 2 ] && [ "$msg" = "error: ${sc#*:}: ${bad#*|}" ] && [ ! -e "$stubs/ran" ]
+        h_check "probe_script_${sc%%.*}_refuses_${bad%%=*}" "$?" "status $rc, '$msg'"
+    done
+done
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"

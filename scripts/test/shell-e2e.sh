@@ -25,8 +25,9 @@
 #     numbers, a 10 000-character line, non-ASCII bytes) answered with one
 #     `error:` line each, and features / sysctl -a / preempt unchanged after;
 #   - `ps`, `sched_debug`, `stat`, `trace`, `schedstat` produce their lines
-#     (`schedstat`: its domain lines well formed and, with SMP>1, balance
-#     passes counted, the ttwu_* fields not: schedstats is off);
+#     (`schedstat`: its domain lines well formed, nothing counted while
+#     schedstats is off, and with it on, with SMP>1, balance passes
+#     counted);
 #   - `poweroff` ends QEMU with exit status 0, and nothing after stdin's EOF
 #     (QEMU's stdio chardev keeps the guest running until poweroff).
 #   - no input byte is lost or changed: the very first command is checked
@@ -173,6 +174,10 @@ cpu offline x
 cpu online 255
 schedstat
 schedstat x
+sysctl kernel.sched_schedstats=1
+spin -d 100 0 0 0
+schedstat
+sysctl kernel.sched_schedstats=0
 @PASTE@
 poweroff
 EOF
@@ -595,27 +600,33 @@ want_error(J["cpu offline x"], "cpu: ", "'x'")
 want_error(J["cpu online 255"], "cpu: cannot take cpu 255 online: no such CPU")
 # schedstat: /proc/schedstat's domain lines (name, span, 8 lb_* fields for
 # each of 3 idle types, 3 alb_* fields, ttwu_wake_remote, ttwu_move_affine,
-# ours' ttwu_migrate); with 2+ CPUs, the balancing during the jobs above
-# was counted; the ttwu_* fields were not (they count only with schedstats
-# on: this boot leaves it off, as Linux's default, and runs no `compare`,
-# which turns it on for its runs: the one above is refused); a bad argument
-# is refused.
-r = jr("schedstat")
-if len(r) < 3 or not r[0].startswith("schedstat:") or not r[1].startswith("fields:"):
-    fail(f"schedstat: no header: {r[:2]!r}")
-if "cpu0" not in r:
-    fail(f"schedstat: no cpu0 line: {r!r}")
-doms = [l.split() for l in r if l.startswith("domain")]
-if any(len(d) != 33 or not all(x.isdigit() for x in d[3:]) for d in doms):
-    fail(f"schedstat: malformed domain line in {r!r}")
-if int(os.environ.get("SMP", "1")) > 1:
-    if not doms:
+# ours' ttwu_migrate). They count only with schedstats on, as Linux's: this
+# boot leaves it off (Linux's default) and runs no `compare`, which turns
+# it on for its runs (the one above is refused), so after the jobs above
+# every field is 0; a bad argument is refused. Then, switched on, three
+# spinning threads: with 2+ CPUs, the ticks' balance passes are counted.
+def domain_lines(r):
+    if len(r) < 3 or not r[0].startswith("schedstat:") or not r[1].startswith("fields:"):
+        fail(f"schedstat: no header: {r[:2]!r}")
+    if "cpu0" not in r:
+        fail(f"schedstat: no cpu0 line: {r!r}")
+    doms = [l.split() for l in r if l.startswith("domain")]
+    if any(len(d) != 33 or not all(x.isdigit() for x in d[3:]) for d in doms):
+        fail(f"schedstat: malformed domain line in {r!r}")
+        return []
+    if int(os.environ.get("SMP", "1")) > 1 and not doms:
         fail(f"schedstat: no domain line with SMP>1: {r!r}")
-    elif sum(int(x) for d in doms for x in (d[3], d[11], d[19])) == 0:
-        fail(f"schedstat: no balance pass counted: {r!r}")
-if any(int(x) for d in doms if len(d) == 33 for x in d[30:]):
-    fail(f"schedstat: ttwu_* counted with schedstats off: {r!r}")
+    return doms
+r = jr("schedstat")
+if any(int(x) for d in domain_lines(r) for x in d[3:]):
+    fail(f"schedstat: counted with schedstats off: {r!r}")
 want_error(J["schedstat x"], "schedstat: unexpected argument 'x'")
+want(J["sysctl kernel.sched_schedstats=1"], "kernel.sched_schedstats = 1")
+r = reply(idx["schedstat"][1])
+doms = domain_lines(r)
+if int(os.environ.get("SMP", "1")) > 1 and sum(int(x) for d in doms for x in (d[3], d[11], d[19])) == 0:
+    fail(f"schedstat: no balance pass counted with schedstats on: {r!r}")
+want(J["sysctl kernel.sched_schedstats=0"], "kernel.sched_schedstats = 0")
 
 # poweroff: the last thing printed, and QEMU's status 0.
 if rc != 0:

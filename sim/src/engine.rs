@@ -211,7 +211,7 @@
 //! owner is on a CPU (the hackbench model's `mutex_spin_on_owner`) spins
 //! with `pause`, and that owner's vCPU is out of its turn, so the first
 //! poll ends the spinner's turn ([`Kernel::pipe_lock_spin`],
-//! [`TurnCounters::pipe_lock_pauses`]); it polls again in its next turn.
+//! [`TurnCounters::pauses`]); it polls again in its next turn.
 //! Before it, a spinner polled through the rest of its turn while the
 //! owner, out of its turn, could not release. Our kernel's pipe lock
 //! (its channel's spinlock) does the same: its waiters met a holder out
@@ -262,6 +262,7 @@ use sched::{
     WakeupDecision, WakeupReason,
 };
 
+use crate::follow::{AtDecision, Follow, KIND_OTHER, KIND_PICK, KIND_RULE};
 use crate::idle::IdleCpus;
 use crate::machine::Machine;
 use crate::rng::{Jitter, Rng};
@@ -1472,22 +1473,23 @@ pub struct TurnCounters {
     /// The other stretches over [`AWAY_MIN_NS`]: the task was switched
     /// out as the turn came back (a late HRTICK, tick or IPI).
     pub away_switched: u64,
-    /// `Mechanisms::vcpu_pause`: turns a spin wait's `pause` ended, by the
-    /// lock the holder out of its turn held: a runqueue lock a wakeup
-    /// needed, a runqueue lock a switch needed, a wait queue a wakeup
-    /// needed.
-    pub pauses: [u64; 3],
-    /// `Mechanisms::pipe_lock_pause`: turns a spin on a pipe's mutex
-    /// ended (its owner on a CPU, so out of its turn).
-    pub pipe_lock_pauses: u64,
+    /// Turns a spin wait's `pause` ended, by the lock the holder out of
+    /// its turn held: with `Mechanisms::vcpu_pause`, a runqueue lock a
+    /// wakeup needed ([`PAUSE_RQ_WAKE`]), a runqueue lock a switch needed
+    /// ([`PAUSE_RQ_SWITCH`]), a wait queue a wakeup needed ([`PAUSE_WQ`]);
+    /// with `Mechanisms::pipe_lock_pause` too, a pipe's mutex a spinner
+    /// polled, its owner on a CPU ([`PAUSE_PIPE_LOCK`]).
+    pub pauses: [u64; 4],
 }
 
 /// [`TurnCounters::pauses`]: a wakeup needed the target's runqueue lock.
-const PAUSE_RQ_WAKE: usize = 0;
+pub const PAUSE_RQ_WAKE: usize = 0;
 /// [`TurnCounters::pauses`]: a switch needed the CPU's runqueue lock.
-const PAUSE_RQ_SWITCH: usize = 1;
+pub const PAUSE_RQ_SWITCH: usize = 1;
 /// [`TurnCounters::pauses`]: a wakeup needed the wakee's wait queue.
-const PAUSE_WQ: usize = 2;
+pub const PAUSE_WQ: usize = 2;
+/// [`TurnCounters::pauses`]: a spin on a pipe's mutex (its owner on a CPU).
+pub const PAUSE_PIPE_LOCK: usize = 3;
 
 /// The shortest stretch out of the turn [`TurnCounters::away_bins`]
 /// counts (`lcbench turns`' gap threshold).
@@ -1646,6 +1648,9 @@ pub struct Kernel {
     wake_cpu: u32,
     /// QEMU's turn order's counters.
     pub turns: TurnCounters,
+    /// Where wakeups' preemption requests lead (output only,
+    /// [`crate::follow`]).
+    pub follow: Follow,
     /// Wakeup costs the stepping task owes (charged when its step returns).
     wake_debt: u64,
     /// IPIs sent (not counting ones merged into a pending IPI).
@@ -1907,6 +1912,7 @@ impl Kernel {
             wake_locks: Vec::new(),
             wake_cpu: 0,
             turns: TurnCounters::default(),
+            follow: Follow::default(),
             wake_debt: 0,
             ipis_sent: 0,
             wake_queued: false,
@@ -2367,6 +2373,11 @@ impl Kernel {
     }
 
     fn switch_to(&mut self, cpu: usize, prev: u32, next: u32) {
+        if self.follow.enabled {
+            let prev_runnable = prev != NIL && self.tasks[prev as usize].state == TState::Runnable;
+            self.follow
+                .switch(cpu, prev, next, prev_runnable, NIL, self.now);
+        }
         if next == prev {
             if next != NIL {
                 // The same task goes on: its pending burst event stays valid
@@ -2646,16 +2657,20 @@ impl Kernel {
             self.touch(from.index());
         }
         match woke {
-            Woke::InPlace { decision, .. } => {
+            Woke::InPlace { cpu, decision } => {
                 self.ctr.ttwu_runnable += 1;
                 self.count(decision);
+                self.follow_request(decision, cpu.index(), tid, this_cpu);
             }
             Woke::Placed { from, to, outcome } => {
                 if from != to {
                     self.ctr.wake_migrations += 1;
                 }
                 match outcome {
-                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => self.count(d),
+                    WakeOutcome::Local(d) | WakeOutcome::Remote(_, d) => {
+                        self.count(d);
+                        self.follow_request(d, to.index(), tid, this_cpu);
+                    }
                     WakeOutcome::Queued { .. } => {
                         self.ctr.queued_wakeups += 1;
                         self.wake_queued = true;
@@ -2667,6 +2682,39 @@ impl Kernel {
         }
         self.drain_ipis();
         true
+    }
+
+    /// [`crate::follow`]: a direct wakeup of `wakee` from `this_cpu` onto
+    /// `cpu` decided `d`; if it asked to preempt a running task, what that
+    /// task is now (read through the raw lock: nothing is published).
+    fn follow_request(&mut self, d: WakeupDecision, cpu: usize, wakee: u32, this_cpu: usize) {
+        use sched::fair::FairWakeup as F;
+        if !self.follow.enabled || !d.preempt {
+            return;
+        }
+        let kind = match d.reason {
+            WakeupReason::IdleCpu => return,
+            WakeupReason::Fair(F::IneligibleWaker) => KIND_RULE,
+            WakeupReason::Fair(F::Picked { .. }) => KIND_PICK,
+            _ => KIND_OTHER,
+        };
+        let at = {
+            let rq = self.s.rq_lock(CpuId::wrapping(cpu)).lock();
+            let Some(curr) = rq.curr() else { return };
+            let Some(t) = rq.task(curr) else { return };
+            let e = &t.se;
+            AtDecision {
+                remote: cpu != this_cpu,
+                protected: (e.vprot.wrapping_sub(e.vruntime) as i64) > 0,
+                ran_ns: e.sum_exec_runtime.saturating_sub(e.prev_sum_exec_runtime),
+                past_avg_vns: e.vruntime.wrapping_sub(rq.avg_vruntime()) as i64,
+                depth: rq.nr_running(),
+            }
+        };
+        let curr = self.cpus[cpu].curr;
+        if curr != NIL {
+            self.follow.request(kind, cpu, curr, wakee, at, self.now);
+        }
     }
 
     /// Runs `wl` until `end_ns` of virtual time or until it sets `stop`.
@@ -3097,10 +3145,7 @@ impl Kernel {
     /// turn comes back. No cost.
     pub fn pipe_lock_spin(&mut self) {
         if self.pipe_pause_on {
-            let this = self.this_cpu as usize;
-            if self.pause_ends_turn(this) {
-                self.turns.pipe_lock_pauses += 1;
-            }
+            self.pause(self.this_cpu as usize, PAUSE_PIPE_LOCK);
         }
     }
 

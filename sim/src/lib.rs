@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod cli;
 pub mod engine;
+pub mod follow;
 pub mod idle;
 pub mod machine;
 pub mod plot;
@@ -231,10 +232,14 @@ pub struct RunResult {
     /// QEMU's turn order ([`TurnCounters`]; all 0 without
     /// `--qemu-rr-turns`).
     pub turns: TurnCounters,
+    /// Where wakeups' preemption requests led ([`follow::Follow`]; output
+    /// only).
+    pub follow: follow::Follow,
 }
 
 /// Runs `w` on `m` under `c` with `seed` for at most `max_ns` of virtual time;
-/// records a timeline of the first `trace_ns`.
+/// records a timeline of the first `trace_ns`. [`RunResult::follow`] stays
+/// empty: [`run_one_followed`] fills it.
 pub fn run_one(
     m: &Machine,
     c: &Config,
@@ -242,6 +247,31 @@ pub fn run_one(
     seed: u64,
     max_ns: u64,
     trace_ns: u64,
+) -> Result<RunResult, String> {
+    run_with(m, c, w, seed, max_ns, trace_ns, false)
+}
+
+/// [`run_one`], also counting where the wakeups' preemption requests led
+/// ([`follow::Follow`]; the same run, decision for decision).
+pub fn run_one_followed(
+    m: &Machine,
+    c: &Config,
+    w: &WorkSpec,
+    seed: u64,
+    max_ns: u64,
+    trace_ns: u64,
+) -> Result<RunResult, String> {
+    run_with(m, c, w, seed, max_ns, trace_ns, true)
+}
+
+fn run_with(
+    m: &Machine,
+    c: &Config,
+    w: &WorkSpec,
+    seed: u64,
+    max_ns: u64,
+    trace_ns: u64,
+    follow: bool,
 ) -> Result<RunResult, String> {
     let cfg = c.build(m.topo.nr_cpus(), m.hz)?;
     let mut k = Kernel::with_boot(
@@ -252,6 +282,7 @@ pub fn run_one(
         c.boot() ^ w.boot(),
     );
     k.trace_until = trace_ns;
+    k.follow.enabled = follow;
     let (metrics, wall_s) = w.run_on(&mut k, max_ns);
     Ok(RunResult {
         metrics,
@@ -268,5 +299,6 @@ pub fn run_one(
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),
         turns: k.turns.clone(),
+        follow: std::mem::take(&mut k.follow),
     })
 }

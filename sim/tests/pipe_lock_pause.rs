@@ -8,6 +8,7 @@
 //! (`scripts/linux-compare/pipelock-probe.sh`).
 
 use sim::cli::parse_run;
+use sim::engine::PAUSE_PIPE_LOCK;
 use sim::run_one;
 
 fn run(line: &str) -> sim::RunResult {
@@ -42,7 +43,10 @@ fn pipe_spin_hands_the_turn_on() {
     let off = run(&format!(
         "--machine qemu:4 --ms 600000 --seed 1 --no-pipe-lock-pause {PIPES}"
     ));
-    let (p, q) = (on.turns.pipe_lock_pauses, off.turns.pipe_lock_pauses);
+    let (p, q) = (
+        on.turns.pauses[PAUSE_PIPE_LOCK],
+        off.turns.pauses[PAUSE_PIPE_LOCK],
+    );
     assert!(p > 50, "{p}");
     assert_eq!(q, 0);
     let (spins_on, spins_off) = (metric(&on, "lock_spins"), metric(&off, "lock_spins"));
@@ -79,7 +83,7 @@ fn no_pipe_mutex_or_no_turns_no_change() {
         let on = run(line);
         let (flag, rest) = line.split_at(line.find(" hackbench").unwrap());
         let off = run(&format!("{flag} --no-pipe-lock-pause{rest}"));
-        assert_eq!(on.turns.pipe_lock_pauses, 0, "{line}");
+        assert_eq!(on.turns.pauses[PAUSE_PIPE_LOCK], 0, "{line}");
         assert_eq!(format!("{:?}", on.ctr), format!("{:?}", off.ctr), "{line}");
         assert_eq!(format!("{:?}", on.metrics), format!("{:?}", off.metrics), "{line}");
     }

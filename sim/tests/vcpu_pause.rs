@@ -48,7 +48,7 @@ fn pause_hands_the_turn_on() {
     // its turn stops them about half as often as a held runqueue lock
     // (without those tests, only the rarer second waker of one task would).
     assert!(4 * p.pauses[2] >= p.pauses[0], "{p:?}");
-    assert_eq!(q.pauses, [0, 0, 0], "{q:?}");
+    assert_eq!(q.pauses, [0; 4], "{q:?}");
     let short = |t: &sim::engine::TurnCounters| t.away_bins[0] + t.away_bins[1];
     assert!(short(p) >= 3 * short(q).max(1), "{p:?} against {q:?}");
     // The turns that pass on are turns taken.
@@ -72,7 +72,7 @@ fn no_locked_share_no_pause() {
     let off = run(&format!(
         "--machine qemu:4 --ms 600000 --seed 2 --no-vcpu-pause {SOCKETS}"
     ));
-    assert_eq!(zero.turns.pauses, [0, 0, 0]);
+    assert_eq!(zero.turns.pauses, [0; 4]);
     assert_eq!(format!("{:?}", zero.ctr), format!("{:?}", off.ctr));
 }
 
@@ -83,7 +83,7 @@ fn no_locked_share_no_pause() {
 fn hogs_never_pause() {
     let on = run("--machine qemu:4 --ms 500 mix hog hog hog hog hog hog");
     let off = run("--machine qemu:4 --ms 500 --no-vcpu-pause mix hog hog hog hog hog hog");
-    assert_eq!(on.turns.pauses, [0, 0, 0], "{:?}", on.turns);
+    assert_eq!(on.turns.pauses, [0; 4], "{:?}", on.turns);
     assert_eq!(format!("{:?}", on.ctr), format!("{:?}", off.ctr));
 }
 

@@ -167,8 +167,9 @@ impl Platform for KernelPlatform {
         }
     }
 
-    /// The wakeups' per-domain counters (`schedstat`'s `ttwu_*`) follow
-    /// the schedstats switch, as the kernel's other wakeup counters do.
+    /// The per-domain counters (`schedstat`'s `lb_*`, `alb_*` and
+    /// `ttwu_*`) follow the schedstats switch, as the kernel's wakeup
+    /// counters do.
     fn schedstat_enabled(&self) -> bool {
         schedstats::schedstat_enabled()
     }

@@ -1,9 +1,10 @@
-//! The diagnostic wakeup counters' switch (Linux's schedstats:
+//! The diagnostic counters' switch (Linux's schedstats:
 //! `kernel.sched_schedstats`, boot argument `schedstats=enable|disable`,
 //! the `sched_schedstats` static key): the per-wakeup counters of
 //! [`super::WakeStats`] (`ttwu`, `ttwu_local`, the local decisions
 //! `wkl_*`, the placements `wa_*` / `sis_*` / `placed_local`) and the
-//! wakeups' per-domain counters of the `sched` crate (`schedstat`'s
+//! per-domain counters of the `sched` crate (`schedstat`'s lines: the
+//! balance passes' `lb_*`, the active pushes' `alb_*`, the wakeups'
 //! `ttwu_wake_remote`, `ttwu_move_affine`, `ttwu_migrate`, through
 //! [`::sched::smp::Platform::schedstat_enabled`]) are counted only while it
 //! is on. Off by default, as in Linux.
@@ -18,7 +19,9 @@
 //! x86_64, 2 CPUs, `-icount`). Off, a wakeup pays one relaxed load of
 //! [`SCHEDSTATS`] and a branch that skips the counting, in
 //! `try_to_wake_up`, in `Scheduler::wake` and in the `wake_placement` hook
-//! (and in the placement when `wake_affine` chose the waker's CPU).
+//! (and in the placement when `wake_affine` chose the waker's CPU); a
+//! balance pass at a level pays one at its start, an active push one when
+//! it is done.
 //!
 //! `compare` turns the switch on for its runs and puts the value it found
 //! back afterwards, so its run lines and tables show the same counters as
@@ -29,8 +32,7 @@
 //!
 //! The counters kept by the `sched` crate under the runqueue lock (the
 //! decision rows `wk_*`, `wk_preempt`, `wk_protected`, switches, ...) are
-//! plain increments of the locked runqueue and are always counted; so are
-//! the balance passes' `lb_*` / `alb_*` (once per pass, not per wakeup).
+//! plain increments of the locked runqueue and are always counted.
 
 use ::core::sync::atomic::{AtomicBool, Ordering};
 

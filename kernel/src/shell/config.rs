@@ -47,8 +47,8 @@ fn accepted(key: &str) -> alloc::string::String {
 
 /// `sysctl -a`, `sysctl KEY`, `sysctl KEY=VALUE` (prints `KEY = VALUE`).
 /// `debug.fail_alloc` is the kernel's: failing allocations on demand;
-/// `kernel.sched_schedstats` too: the diagnostic wakeup counters
-/// (`crate::sched::schedstats`).
+/// `kernel.sched_schedstats` too: the diagnostic counters, the wakeups'
+/// and `schedstat`'s (`crate::sched::schedstats`).
 pub fn sysctl(sh: &mut Sh, c: SysctlCmd) -> CmdResult {
     let cfg = crate::sched::sched_config();
     match c {

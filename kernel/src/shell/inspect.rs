@@ -435,9 +435,9 @@ pub fn stat(sh: &mut Sh) -> CmdResult {
 /// `ttwu_move_affine`, and last ours' `ttwu_migrate` (wakeups that moved a
 /// task here; not in Linux's line). Linux's fields that are not counted
 /// here are left out, not printed as 0; the header names the fields present.
-/// The counters are plain relaxed loads (no lock); the `lb_*` and `alb_*`
-/// ones always counted, the `ttwu_*` ones only while schedstats is on
-/// (`kernel.sched_schedstats`, as in Linux).
+/// The counters are plain relaxed loads (no lock), counted only while
+/// schedstats is on (`kernel.sched_schedstats`, as in Linux); off, they
+/// keep their values and are printed all the same.
 pub fn schedstat(sh: &mut Sh) -> CmdResult {
     use sched::smp::{ALB_FIELD_NAMES, LB_FIELD_NAMES, TTWU_FIELD_NAMES};
     let s = crate::sched::sched();

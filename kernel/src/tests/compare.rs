@@ -221,16 +221,24 @@ fn schedstat_sum(d: &Counters) -> [u64; 4] {
     ]
 }
 
-/// The wakeups' per-domain counters (`schedstat`'s `ttwu_wake_remote`,
-/// `ttwu_move_affine`, `ttwu_migrate`) summed over every CPU and level.
-fn domain_ttwu_sum() -> [u64; 3] {
+/// The per-domain counters of `schedstat` summed over every CPU and
+/// level: the wakeups' (`ttwu_wake_remote`, `ttwu_move_affine`,
+/// `ttwu_migrate`), then the balance passes (`lb_count` over the idle
+/// types) and the active pushes (`alb_count`).
+fn domain_sums() -> [u64; 5] {
+    use sched::smp::IdleType;
     let s = crate::sched::sched();
-    let mut sum = [0u64; 3];
+    let mut sum = [0u64; 5];
     for cpu in (0..s.nr_cpus()).filter_map(crate::percpu::CpuId::new) {
         for level in 0..s.domains(cpu).len() {
             if let Some(st) = s.lb_stats(cpu, level) {
-                for (a, v) in sum.iter_mut().zip(st.ttwu_fields()) {
-                    *a += u64::from(v);
+                let passes = [IdleType::NotIdle, IdleType::Idle, IdleType::NewlyIdle]
+                    .map(|t| st.fields(t)[0])
+                    .iter()
+                    .sum::<u32>();
+                let [r, a, m] = st.ttwu_fields();
+                for (acc, v) in sum.iter_mut().zip([r, a, m, passes, st.alb_count]) {
+                    *acc += u64::from(v);
                 }
             }
         }
@@ -279,40 +287,47 @@ impl Drop for SchedstatsBack {
 
 ktest_smp!(schedstats_count_only_when_on, 2, || {
     // A cross-CPU pipe ping-pong: every round trip is two fair wakeups
-    // (TTWU) placed by select_task_rq_fair.
+    // (TTWU) placed by select_task_rq_fair. Then three spinning threads
+    // on two CPUs: each CPU's tick balances its domain (a pass every tick
+    // at least, over 20 ms).
     let _back = SchedstatsBack::save();
-    let Ok(Some(cmd)) = parse("perfpipe -x -l 200") else {
-        return Err(String::from("perfpipe -x -l 200 does not parse"));
+    let parse_ok = |line: &str| match parse(line) {
+        Ok(Some(cmd)) => Ok(cmd),
+        _ => Err(alloc::format!("{line} does not parse")),
     };
-    // The counters' deltas over one run, and the per-domain wakeup ones.
-    let run = || -> Result<(Counters, [u64; 3]), String> {
+    let pipe = parse_ok("perfpipe -x -l 200")?;
+    let spin = parse_ok("spin -d 20 0 0 0")?;
+    // The counters' deltas over one run of `cmd`, and the per-domain ones.
+    let run = |cmd| -> Result<(Counters, [u64; 5]), String> {
         let before = Counters::read();
-        let ttwu_before = domain_ttwu_sum();
-        crate::workloads::run_command(
-            &cmd,
-            &mut crate::workloads::NoInterrupt,
-            &mut String::new(),
-        )?;
-        let ttwu_after = domain_ttwu_sum();
-        let d = core::array::from_fn(|i| ttwu_after[i].wrapping_sub(ttwu_before[i]));
+        let domain_before = domain_sums();
+        crate::workloads::run_command(cmd, &mut crate::workloads::NoInterrupt, &mut String::new())?;
+        let domain_after = domain_sums();
+        let d = core::array::from_fn(|i| domain_after[i].wrapping_sub(domain_before[i]));
         Ok((Counters::read().since(&before), d))
     };
     sysctl_schedstats("0")?;
     kassert!(!crate::sched::schedstats::schedstat_enabled());
-    let (off, off_domain) = run()?;
+    let (off, off_domain) = run(&pipe)?;
     // The runqueue's own counters count either way (at least a wakeup a
-    // round trip); the schedstats none, the domains' wakeup counters
-    // (Linux's `ttwu_stat()`) included.
+    // round trip); the schedstats none, the domains' counters (Linux's
+    // `ttwu_stat()`, its balance passes' `schedstat_inc()`s) included.
     kassert!(off.wakeups >= 200, "{off:?}");
     kassert_eq!(schedstat_sum(&off), [0; 4]);
-    kassert_eq!(off_domain, [0; 3]);
+    kassert_eq!(off_domain, [0; 5]);
+    let (off_spin, off_domain) = run(&spin)?;
+    kassert!(off_spin.switches > 0, "{off_spin:?}");
+    kassert_eq!(off_domain, [0; 5]);
     sysctl_schedstats("1")?;
     kassert!(crate::sched::schedstats::schedstat_enabled());
-    let (on, on_domain) = run()?;
+    let (on, on_domain) = run(&pipe)?;
     let [ttwu, _, _, placed] = schedstat_sum(&on);
     kassert!(ttwu > 0 && placed > 0, "{on:?}");
     // Cross-CPU round trips: remote wakeups, counted at a domain.
     kassert!(on_domain[0] > 0, "{on_domain:?} {on:?}");
+    // The spinners' ticks: balance passes counted.
+    let (_, on_domain) = run(&spin)?;
+    kassert!(on_domain[3] > 0, "{on_domain:?}");
     // Each counted `try_to_wake_up` made one wakeup decision; a wakee still
     // queued (woken before its `schedule()`: `ttwu_runnable`) makes one
     // without an enqueue, so `wakeups` (the enqueues) can be one short of

@@ -482,37 +482,43 @@ impl<P: Platform> Scheduler<P> {
         newidle: bool,
         out: &mut Pulled,
     ) -> (bool, bool) {
-        // The pass's idle type, for its statistics: the periodic pass of
+        // The pass's idle type, for its statistics, which it counts only
+        // while schedstats is on (Linux's `schedstat_inc()`s): asked once
+        // a pass, `None` when off. The periodic pass of
         // `sched_balance_domains` reads the CPU's idle state at the start
         // and again after a level pulled; read here for each level.
-        let itype = if newidle {
-            IdleType::NewlyIdle
-        } else if self.idle(this_cpu) {
-            IdleType::Idle
-        } else {
-            IdleType::NotIdle
-        };
-        self.lb_stat(this_cpu, level, itype, LbEvent::Count);
+        let stats = self.platform.schedstat_enabled().then(|| {
+            if newidle {
+                IdleType::NewlyIdle
+            } else if self.idle(this_cpu) {
+                IdleType::Idle
+            } else {
+                IdleType::NotIdle
+            }
+        });
+        self.lb_stat(this_cpu, level, stats, LbEvent::Count);
         if !newidle && !self.should_we_balance(sd, this_cpu) {
             // Another CPU balances this level: for this one it is
             // balanced (`should_we_balance` goes to `out_balanced`).
             self.lb_done(this_cpu, level, sd, Outcome::Balanced, newidle);
-            self.lb_stat(this_cpu, level, itype, LbEvent::Balanced);
+            self.lb_stat(this_cpu, level, stats, LbEvent::Balanced);
             self.group_imbalance_done(this_cpu, level, sd, Outcome::Balanced, false);
             return (false, false);
         }
-        (self.balance_domain(this_cpu, level, sd, itype, out), true)
+        let moved = self.balance_domain(this_cpu, level, sd, newidle, stats, out);
+        (moved, true)
     }
 
     /// The statistics of a pass at `this_cpu`'s domain `level` that ended
     /// with `outcome`, having moved `gained` tasks (`sched_balance_rq`'s
     /// `lb_gained`, `lb_failed` when nothing moved from a source it found,
-    /// `lb_balanced` at `out_balanced` and `out_all_pinned`).
+    /// `lb_balanced` at `out_balanced` and `out_all_pinned`), counted as
+    /// `stats` says ([`Self::lb_stat`]).
     fn lb_outcome_stat(
         &self,
         this_cpu: CpuId,
         level: usize,
-        itype: IdleType,
+        stats: Option<IdleType>,
         outcome: Outcome,
         gained: usize,
     ) {
@@ -521,7 +527,7 @@ impl<P: Platform> Scheduler<P> {
             Outcome::Failed | Outcome::Misfit | Outcome::OnePinned { .. } => LbEvent::Failed,
             Outcome::Balanced | Outcome::AllPinned => LbEvent::Balanced,
         };
-        self.lb_stat(this_cpu, level, itype, ev);
+        self.lb_stat(this_cpu, level, stats, ev);
     }
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
@@ -535,17 +541,18 @@ impl<P: Platform> Scheduler<P> {
     }
 
     /// One level: `find_busiest_group`, `calculate_imbalance`,
-    /// `find_busiest_queue`, then the pull, adding what moved to `out`.
+    /// `find_busiest_queue`, then the pull, adding what moved to `out`;
+    /// its statistics counted as `stats` says ([`Self::lb_stat`]).
     /// Returns whether tasks moved.
     fn balance_domain(
         &self,
         this_cpu: CpuId,
         level: usize,
         sd: &SchedDomain,
-        itype: IdleType,
+        newidle: bool,
+        stats: Option<IdleType>,
         out: &mut Pulled,
     ) -> bool {
-        let newidle = itype == IdleType::NewlyIdle;
         let n0 = out.n;
         let all = self.active_mask();
         let local_span = sd.group_of(&self.topology, this_cpu);
@@ -572,7 +579,7 @@ impl<P: Platform> Scheduler<P> {
                 };
                 self.lb_done(this_cpu, level, sd, outcome, newidle);
                 out.absorb(&p);
-                self.lb_outcome_stat(this_cpu, level, itype, outcome, out.n - n0);
+                self.lb_outcome_stat(this_cpu, level, stats, outcome, out.n - n0);
                 return !p.is_empty();
             }
         }
@@ -606,7 +613,8 @@ impl<P: Platform> Scheduler<P> {
                 sd,
                 &local,
                 by_load,
-                itype,
+                newidle,
+                stats,
                 &cpus,
                 out,
                 &mut src,
@@ -633,7 +641,7 @@ impl<P: Platform> Scheduler<P> {
             (o, _) => o,
         };
         self.lb_done(this_cpu, level, sd, outcome, newidle);
-        self.lb_outcome_stat(this_cpu, level, itype, outcome, out.n - n0);
+        self.lb_outcome_stat(this_cpu, level, stats, outcome, out.n - n0);
         self.group_imbalance_done(this_cpu, level, sd, outcome, sgc_imbalance);
         out.n != n0
     }
@@ -712,11 +720,14 @@ impl<P: Platform> Scheduler<P> {
     /// for it) that spans `src` (`active_load_balance_cpu_stop`): counts
     /// `alb_count`, and `alb_pushed` when the task `landed` on `asked`
     /// ("Active balancing done, reset the failure counter"), else
-    /// `alb_failed`.
+    /// `alb_failed`; counted only while [`Platform::schedstat_enabled`]
+    /// says so (Linux's `schedstat_inc()`s), the reset whatever it says.
     pub(super) fn active_push_done(&self, asked: CpuId, src: CpuId, landed: bool) {
         if let Some(level) = self.lowest_level_spanning(asked, src) {
             let st = &self.slots[asked.index()].lb[level];
-            st.stats.count_alb(landed);
+            if self.platform.schedstat_enabled() {
+                st.stats.count_alb(landed);
+            }
             if landed {
                 st.nr_balance_failed.store(0, Ordering::Relaxed);
             }
@@ -791,13 +802,13 @@ impl<P: Platform> Scheduler<P> {
         sd: &SchedDomain,
         local: &SgStats,
         by_load: bool,
-        itype: IdleType,
+        newidle: bool,
+        stats: Option<IdleType>,
         cpus: &CpuMask,
         out: &mut Pulled,
         src_out: &mut Source,
         sgc_imbalance: &mut bool,
     ) -> Outcome {
-        let newidle = itype == IdleType::NewlyIdle;
         let local_span = local.span;
         let mut busiest: Option<SgStats> = None;
         // The busiest's rank (`group_type` as far as it matters here): 2
@@ -836,7 +847,7 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         let Some(busiest) = busiest else {
-            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyGroup);
+            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         };
         let migrate = if busiest_rank == 1 {
@@ -854,7 +865,7 @@ impl<P: Platform> Scheduler<P> {
         if migrate.is_none() {
             // Linux's `sched_balance_find_src_group` returns no group
             // when it finds the domain balanced.
-            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyGroup);
+            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         }
         let span = busiest.span.and(cpus);
@@ -870,7 +881,7 @@ impl<P: Platform> Scheduler<P> {
             // is empty, or in a domain of unequal CPUs runs a lone task on
             // a CPU this one does not exceed; by load, a lone task heavier
             // than the imbalance is passed over.
-            self.lb_stat(this_cpu, level, itype, LbEvent::NoBusyQueue);
+            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyQueue);
             return Outcome::Balanced;
         };
         // `update_lb_imbalance_stat`.
@@ -878,7 +889,7 @@ impl<P: Platform> Scheduler<P> {
             Migrate::Tasks(n) => LbEvent::ImbalanceTasks(n),
             Migrate::Load(l) => LbEvent::ImbalanceLoad(l),
         };
-        self.lb_stat(this_cpu, level, itype, ev);
+        self.lb_stat(this_cpu, level, stats, ev);
         *src_out = Source {
             cpu: Some(src_cpu),
             migrate_task,

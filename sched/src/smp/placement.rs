@@ -842,6 +842,14 @@ impl<P: Platform> Scheduler<P> {
                 let sd = &self.domains(this_cpu)[level];
                 (target, rule) =
                     self.wake_affine(sd, t, this_cpu, base, wf.contains(WakeFlags::SYNC));
+                // The switch is asked here, and `Scheduler::wake` asks it
+                // again after the wakeup: asked once there and passed down
+                // (through `try_to_wake_up`, the parked path and this
+                // function), it saved nothing: the flag kept live across
+                // the wakeup cost what the second load saved (kernel,
+                // `-icount`, schedstats off: a round trip +6.4 guest
+                // instructions cross-CPU, +1.6 unpinned;
+                // `docs/benchmarks.md`).
                 if target == this_cpu
                     && wf.contains(WakeFlags::TTWU)
                     && self.platform.schedstat_enabled()

@@ -16,7 +16,7 @@ use std::process::exit;
 use sim::cli::parse_run;
 use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
-use sim::run_one;
+use sim::run_one_followed;
 
 fn usage_text() -> String {
     format!(
@@ -104,10 +104,85 @@ fn print_counters(c: &Counters) {
     }
 }
 
+/// Where the wakeups' preemption requests led ([`sim::follow`]), and the
+/// CPUs' busy and idle time with the switch and refill time the model
+/// charged in it.
+fn print_follow(r: &sim::RunResult) {
+    let f = &r.follow;
+    let (busy, idle) = r
+        .cpu_times
+        .iter()
+        .fold((0, 0), |(b, i), &(cb, ci)| (b + cb, i + ci));
+    let c = &r.ctr;
+    println!(
+        "CPU time: busy {:.3} ms, idle {:.3} ms; in the busy time switches {:.3} ms ({:.0} ns per switch), refills {:.3} ms, charged to wakers {:.3} ms",
+        busy as f64 / 1e6,
+        idle as f64 / 1e6,
+        c.switch_ns as f64 / 1e6,
+        c.switch_ns as f64 / c.switches.max(1) as f64,
+        c.cold_ns as f64 / 1e6,
+        c.wake_cost_ns as f64 / 1e6
+    );
+    for (i, k) in f.kinds.iter().enumerate() {
+        if k.requests == 0 {
+            continue;
+        }
+        let n = k.requests as f64;
+        let next: Vec<String> = (0..sim::follow::NEXTS)
+            .map(|j| {
+                format!(
+                    "{} {} ({} remote)",
+                    sim::follow::NEXT_NAMES[j],
+                    k.next[j],
+                    k.next_remote[j]
+                )
+            })
+            .collect();
+        let bins = |w: &sim::follow::Waits| {
+            format!(
+                "{:.1} us mean, {} / {} / {} / {} below 10 us / 100 us / 1 ms / longer",
+                w.mean_us(),
+                w.bins[0],
+                w.bins[1],
+                w.bins[2],
+                w.bins[3]
+            )
+        };
+        println!(
+            "preemption requests, {}: {} ({} remote), protected {}, ran {:.2} us since picked, vruntime {:.2} us past the average, {:.2} runnable on the CPU; next switch after {:.2} us: {}; preempted tasks' wait {} ({}); wakees' wait {} ({})",
+            sim::follow::KIND_NAMES[i],
+            k.requests,
+            k.remote,
+            k.protected,
+            k.ran_ns as f64 / n / 1e3,
+            k.past_avg_vns as f64 / n / 1e3,
+            k.depth as f64 / n,
+            k.to_switch_ns as f64 / (k.next.iter().sum::<u64>().max(1)) as f64 / 1e3,
+            next.join(", "),
+            k.preempted_waits.n,
+            bins(&k.preempted_waits),
+            k.wakee_waits.n,
+            bins(&k.wakee_waits)
+        );
+    }
+    let w = &f.all_preempted;
+    if w.n > 0 {
+        println!(
+            "every preemption's wait to run again: {} ({:.1} us mean, {} / {} / {} / {} below 10 us / 100 us / 1 ms / longer)",
+            w.n,
+            w.mean_us(),
+            w.bins[0],
+            w.bins[1],
+            w.bins[2],
+            w.bins[3]
+        );
+    }
+}
+
 fn cmd_run(args: &[String]) {
     let a = parse_run(args).unwrap_or_else(|e| usage(&e));
     let (m, c, w, seed) = (&a.machine, &a.config, &a.work, a.seed);
-    let r = run_one(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
+    let r = run_one_followed(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
     println!("{m}");
     let k = &m.costs;
     if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
@@ -137,15 +212,9 @@ fn cmd_run(args: &[String]) {
         );
     }
     if t.pauses.iter().sum::<u64>() > 0 {
-        let [rq_wake, rq_switch, wq] = t.pauses;
+        let [rq_wake, rq_switch, wq, pipe] = t.pauses;
         println!(
-            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}"
-        );
-    }
-    if t.pipe_lock_pauses > 0 {
-        println!(
-            "turns a pipe mutex spin's pause ended (the owner out of its turn): {}",
-            t.pipe_lock_pauses
+            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}"
         );
     }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
@@ -177,12 +246,7 @@ fn cmd_run(args: &[String]) {
             r.ctr.scanned_cpus
         );
     }
-    if r.ctr.switch_ns > 0 {
-        println!(
-            "charged to switches: {:.3} ms (each task switched in pays its switch)",
-            r.ctr.switch_ns as f64 / 1e6
-        );
-    }
+    print_follow(&r);
     let u = &r.unlock;
     if u.windows > 0 {
         let deferred: Vec<String> = (0..NR_PLACES)
