@@ -244,6 +244,33 @@ lc_counters() {
         END {printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", s, g, w, l, d / 1000, p, y}' /proc/schedstat
 }
 
+# Where the run's time went, machine-wide (counter order as printed by
+# lc_counters2's delta): rq_cpu_time summed over CPUs (/proc/schedstat, ns:
+# the time tasks other than the idle task were current), idle and irq +
+# softirq time (/proc/stat's cpu line, USER_HZ ticks: idle + iowait, irq +
+# softirq), the local timer (ticks and hrtimers: LOC), reschedule (RES),
+# function call (CAL) and TLB shootdown (TLB) interrupts (/proc/interrupts,
+# summed over CPUs), and the TIMER, SCHED (balancing), HRTIMER and RCU
+# softirqs (/proc/softirqs).
+lc_counters2() {
+    {
+        awk '/^cpu[0-9]/ {t += $8} END {printf "%.0f ", t}' /proc/schedstat
+        awk '/^cpu / {printf "%.0f %.0f ", $5 + $6, $7 + $8}' /proc/stat
+        for k in LOC: RES: CAL: TLB:; do
+            awk -v k=$k '$1 == k {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) t += $i} END {printf "%.0f ", t}' /proc/interrupts
+        done
+        for k in TIMER: SCHED: HRTIMER: RCU:; do
+            awk -v k=$k '$1 == k {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) t += $i} END {printf "%.0f ", t}' /proc/softirqs
+        done
+    }
+    echo
+}
+
+lc_counters2_delta() { # "BEFORE" "AFTER" -> counters
+    echo "$1 $2" | awk '{printf "cpu_time_us=%.0f idle_ticks=%.0f irq_ticks=%.0f irq_loc=%.0f irq_res=%.0f irq_cal=%.0f irq_tlb=%.0f softirq_timer=%.0f softirq_sched=%.0f softirq_hrtimer=%.0f softirq_rcu=%.0f",
+        ($12 - $1) / 1000, $13 - $2, $14 - $3, $15 - $4, $16 - $5, $17 - $6, $18 - $7, $19 - $8, $20 - $9, $21 - $10, $22 - $11}'
+}
+
 lc_metrics() { # OUTFILE -> "metrics;extra counters;nvcsw;nivcsw;status"
     awk '
         /^lcbench: / { sub(/^lcbench: /, ""); n = index($0, " | ");
@@ -256,7 +283,8 @@ lc_metrics() { # OUTFILE -> "metrics;extra counters;nvcsw;nivcsw;status"
             x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x);
             m = sprintf("lat_avg_us=%.4f lat_max_us=%.4f", a, x) }
         /^rus: / { for (i = 2; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } }
-        END { printf "%s;%s;%s;%s;%s\n", m, c, r["nvcsw"], r["nivcsw"], r["status"] }' "$1"
+        END { if (r["cpu_us"] != "") c = c (c == "" ? "" : " ") "task_cpu_us=" r["cpu_us"] " wall_us=" int(r["wall_ns"] / 1000)
+            printf "%s;%s;%s;%s;%s\n", m, c, r["nvcsw"], r["nivcsw"], r["status"] }' "$1"
 }
 
 lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
@@ -295,9 +323,11 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
             lc_rand
             usleep $((lc_rng % 4000))
             [ -n "$lc_trace" ] && lc_trace_start "${cmd%% *}"
+            before2=$(lc_counters2)
             before=$(lc_counters)
             lcbench rus sh -c "$cmd" >/tmp/lc.out 2>&1
             after=$(lc_counters)
+            after2=$(lc_counters2)
             [ -n "$lc_trace" ] && lc_trace_stop
             lc_metrics /tmp/lc.out >/tmp/lc.m
             IFS=';' read -r met extra nv niv st </tmp/lc.m
@@ -309,6 +339,7 @@ lc_compare() { # RUNS WARMUP LABEL CMD CONFIGS
             fi
             cnt=$(echo "$before $after" | awk '{printf "switches=%.0f sched_calls=%.0f goidle=%.0f wakeups=%.0f wakeups_local=%.0f run_delay_us=%.0f timeslices=%.0f yields=%.0f",
                 $9 - $1, $10 - $2, $11 - $3, $12 - $4, $13 - $5, $14 - $6, $15 - $7, $16 - $8}')
+            cnt="$cnt $(lc_counters2_delta "$before2" "$after2")"
             word=run
             [ $r -lt $warm ] && word=warmup
             [ $r -ge $warm ] && kept=$((kept + 1))

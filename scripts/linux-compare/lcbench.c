@@ -5,8 +5,9 @@
  *
  *   lcbench rus CMD [ARGS...]
  *       runs CMD, then prints its (and its waited-for descendants')
- *       voluntary and involuntary context switches and wall time:
- *       "rus: wall_ns=N nvcsw=N nivcsw=N status=N"
+ *       voluntary and involuntary context switches, wall time and CPU
+ *       time (user + system: their summed sum_exec_runtime, split by ticks):
+ *       "rus: wall_ns=N nvcsw=N nivcsw=N status=N cpu_us=N"
  *   lcbench schbench [-m MSG] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]
  *       schbench's shape: workers queue themselves on their message thread,
  *       post its futex and sleep on their own; the message thread wakes each
@@ -112,6 +113,24 @@
  *                            the same with a SCHED_IDLE spinner on CPU 1 (the
  *                            reader preempts it: direct enqueue + resched IPI);
  *                            two vCPUs busy
+ *         pingpong_half_ns   two SCHED_BATCH processes on CPU 0 sending 100 bytes
+ *                            back and forth over two pipes: every read sleeps
+ *                            first, every write wakes the sleeping reader (no
+ *                            wakeup preemption: batch), one switch per half
+ *                            round (checked in /proc/stat): time per half round
+ *         sleep_ns           pingpong_half_ns less what the figures above charge
+ *                            for it (pipe_write_ns + pipe_read_ns + wake_local_ns's
+ *                            medians + switch_process_ns): a read that sleeps
+ *                            (the task's dequeue, the wait queue, the empty
+ *                            check and the retry) beyond a read that finds data
+ *                            and a yield's switch, in which nobody sleeps
+ *         pingpong_sock_half_ns, sleep_sock_ns   the same over unix stream
+ *                            socketpairs (with sock_write_ns, sock_read_ns)
+ *         tick_irq_ns        this process alone on CPU 0 (the other vCPUs idle)
+ *                            reading CLOCK_MONOTONIC for 1 s: a jump of more
+ *                            than 2 us is an interrupt; the median jump less
+ *                            one loop, against CPU 0's local timer interrupts
+ *                            (LOC in /proc/interrupts) in the same second
  *         wake_scan_ns       with nice-19 spinners on CPUs 1..N-1 and SIS_UTIL
  *                            off, a SCHED_BATCH reader woken onto CPU 0 unpinned
  *                            (select_idle_sibling checks CPU 0, then scans the
@@ -299,8 +318,10 @@ static int cmd_rus(int argc, char **argv)
 	uint64_t t1 = now_ns();
 	struct rusage ru;
 	getrusage(RUSAGE_CHILDREN, &ru);
-	printf("rus: wall_ns=%llu nvcsw=%ld nivcsw=%ld status=%d\n", (unsigned long long)(t1 - t0),
-	       ru.ru_nvcsw, ru.ru_nivcsw, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	long long cpu_us = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+			   ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	printf("rus: wall_ns=%llu nvcsw=%ld nivcsw=%ld status=%d cpu_us=%lld\n", (unsigned long long)(t1 - t0),
+	       ru.ru_nvcsw, ru.ru_nivcsw, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), cpu_us);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
@@ -1449,6 +1470,113 @@ static void wake_costs(int rcpu, int rpol, double *base, double *waking, double 
 	munmap(st, 4096);
 }
 
+/*
+ * Two SCHED_BATCH processes on CPU 0 in a pipe (socketpair: `sock`) ping-pong
+ * (pingpong_half_ns in the header): ns per half round; *sw_per_round the context switches per
+ * round counted in /proc/stat (2 when every read slept).
+ */
+static double pingpong_half(int sock, double *sw_per_round)
+{
+	int a[2], b[2];
+	char buf[CMSG] = { 0 };
+	if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, a) || socketpair(AF_UNIX, SOCK_STREAM, 0, b) : pipe(a) || pipe(b))
+		die("pipe/socketpair");
+	long total = c_iters + c_iters / 10;
+	policy(SCHED_BATCH);
+	pid_t p = fork();
+	if (p < 0)
+		die("fork");
+	if (p == 0) {
+		for (long i = 0; i < total; i++) {
+			xread(a[0], buf, CMSG);
+			xwrite(b[1], buf, CMSG);
+		}
+		_exit(0);
+	}
+	usleep(10000);
+	uint64_t t0 = 0, c0 = 0;
+	for (long i = 0; i < total; i++) {
+		if (i == c_iters / 10) {
+			c0 = ctxt();
+			t0 = now_ns();
+		}
+		xwrite(a[1], buf, CMSG);
+		xread(b[0], buf, CMSG);
+	}
+	uint64_t t = now_ns() - t0, sw = ctxt() - c0;
+	waitpid(p, NULL, 0);
+	policy(SCHED_OTHER);
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
+	*sw_per_round = (double)sw / c_iters;
+	return (double)t / (2.0 * c_iters);
+}
+
+/* Prints pingpong_half_ns and sleep_ns (sock: their socket figures), the
+ * half round less `charged` (the write, read, wakeup and switch figures). */
+static void sleep_cost(int sock, double charged)
+{
+	const char *k = sock ? "_sock" : "";
+	double sw_round, half = pingpong_half(sock, &sw_round);
+	printf("cost: pingpong%s_half_ns %.0f (%.2f switches a round)\n", k, half, sw_round);
+	if (sw_round < 1.9 || sw_round > 2.1)
+		printf("cost: sleep%s_ns - (not one switch per half round: no figure)\n", k);
+	else
+		printf("cost: sleep%s_ns %.0f (pingpong%s_half_ns - %s_write_ns - %s_read_ns - wake_local_ns medians - switch_process_ns)\n",
+		       k, half - charged, k, sock ? "sock" : "pipe", sock ? "sock" : "pipe");
+}
+
+/* CPU 0's local timer interrupts so far (/proc/interrupts, LOC). */
+static uint64_t loc_cpu0(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[4096];
+	unsigned long long v = 0;
+	if (!f)
+		die("/proc/interrupts");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " LOC: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+#define IRQ_GAP_NS 2000
+#define IRQ_MAX 20000
+
+/* The tick's interrupt on a busy CPU (tick_irq_ns in the header); the
+ * calling process is pinned to CPU 0 and the other vCPUs are idle. */
+static void tick_irq(void)
+{
+	uint64_t *g = calloc(IRQ_MAX, sizeof(uint64_t));
+	if (!g)
+		die("calloc");
+	long n = 0, iters = 0;
+	uint64_t in_gaps = 0, l0 = loc_cpu0();
+	uint64_t t = now_ns(), end = t + 1000000000ull, last = t, start = t;
+	while (t < end) {
+		t = now_ns();
+		iters++;
+		if (t - last > IRQ_GAP_NS) {
+			if (n < IRQ_MAX)
+				g[n] = t - last;
+			n++;
+			in_gaps += t - last;
+		}
+		last = t;
+	}
+	uint64_t loc = loc_cpu0() - l0;
+	long kept = n < IRQ_MAX ? n : IRQ_MAX;
+	double loop = iters > n ? (double)(t - start - in_gaps) / (iters - n) : 0;
+	if (kept == 0) {
+		printf("cost: tick_irq_ns - (no jump over %d ns in 1 s)\n", IRQ_GAP_NS);
+	} else {
+		double med = median(g, kept);
+		printf("cost: tick_irq_ns %.0f (median jump %.0f less a loop of %.0f; mean jump %.0f; %ld jumps, %llu local timer interrupts on CPU 0)\n",
+		       med - loop, med, loop, (double)in_gaps / n, n, (unsigned long long)loc);
+	}
+	free(g);
+}
+
 /* ---- turns: QEMU's round-robin vCPU turns under -icount ------------------ */
 
 /*
@@ -1604,22 +1732,29 @@ static int cmd_costs(int argc, char **argv)
 		syscall(SYS_getppid);
 	printf("cost: null_syscall_ns %.0f\n", per_op(now_ns() - t0, c_iters));
 
+	tick_irq();
+
 	double w, r;
 	rw_costs(0, &w, &r);
 	printf("cost: pipe_write_ns %.0f\ncost: pipe_read_ns %.0f\n", w, r);
+	double pipe_w = w, pipe_r = r;
 	rw_costs(1, &w, &r);
 	printf("cost: sock_write_ns %.0f\ncost: sock_read_ns %.0f\n", w, r);
+	double sock_w = w, sock_r = r;
 
 	double y = yield_alone();
 	printf("cost: yield_alone_ns %.0f\n", y);
 	printf("cost: switch_thread_ns %.0f\n", switch_cost(1, y));
-	printf("cost: switch_process_ns %.0f\n", switch_cost(0, y));
+	double sw_process = switch_cost(0, y);
+	printf("cost: switch_process_ns %.0f\n", sw_process);
 
 	double b, wk, lat;
 	wake_costs(0, SCHED_BATCH, &b, &wk, &lat);
 	double local = med_waking - med_base;
 	printf("cost: write_nowake_ns %.0f (local loop; median %.0f)\n", b, med_base);
 	printf("cost: wake_local_ns %.0f (medians %.0f)\n", wk - b, local);
+	sleep_cost(0, pipe_w + pipe_r + local + sw_process);
+	sleep_cost(1, sock_w + sock_r + local + sw_process);
 	wake_costs(1, SCHED_OTHER, &b, &wk, &lat);
 	printf("cost: write_nowake_ns %.0f (remote loop; median %.0f)\n", b, med_base);
 	printf("cost: wake_remote_ns %.0f (medians %.0f)\n", wk - b, med_waking - med_base);

@@ -2406,6 +2406,9 @@ impl Kernel {
         self.ctr.switches += 1;
         let now = self.now;
         let record = now < self.trace_until;
+        // Whether the task switched out went to sleep (not preempted, not
+        // exited): its sleep is charged with the switch (`Machine::sleep_ns`).
+        let mut prev_slept = false;
         {
             let c = &mut self.cpus[cpu];
             if prev != NIL {
@@ -2420,6 +2423,7 @@ impl Kernel {
                 if t.state == TState::Runnable {
                     self.ctr.preemptions += 1;
                 }
+                prev_slept = t.state == TState::Blocked;
                 if record {
                     self.trace.push(Segment {
                         cpu: cpu as u32,
@@ -2459,6 +2463,12 @@ impl Kernel {
         } else {
             costs.switch_process_ns
         };
+        if prev_slept {
+            // What a sleep costs beyond a yield's switch (the dequeue, the
+            // wait queue), paid with the switch to the next task; a sleep
+            // that leaves the CPU idle pays no switch and no sleep.
+            over += self.m.sleep_ns;
+        }
         let mut pen = 0;
         if last != NIL && last as usize != cpu {
             let d = self

@@ -482,6 +482,16 @@ pub const QEMU_WAKE_WQ_LOCKED_PM: u64 = 1000;
 /// Journal 6(1), 2002; the module docs), 1.3 / 2 * 1024 = 665.6, rounded.
 pub const SMT_BUSY_CAP: u32 = 666;
 
+/// `qemu:N`: what a sleep costs beyond a yield's switch, ns
+/// ([`Machine::sleep_ns`]). Measured in Linux 7.2 on that machine
+/// (`lcbench costs`, `sleep_ns`; docs/results/linux.md, "The simulator's
+/// qemu:N costs"): two SCHED_BATCH processes on one CPU sending 100 bytes
+/// back and forth over two pipes take 28.97 us a half round (one switch
+/// each, every read sleeping first), 5.52 us more than the same boot's
+/// pipe write (4.21) and read (3.93), local wakeup (6.12, medians) and
+/// process switch (9.21, two tasks yielding: nobody sleeps).
+pub const QEMU_SLEEP_NS: u64 = 5_515;
+
 /// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
 /// (`accel/tcg/tcg-accel-ops-rr.h`, a tenth of a second of virtual time),
 /// the kick timer that ends a turn no deadline ended.
@@ -582,6 +592,13 @@ pub struct Machine {
     pub costs: Costs,
     /// Which part of a cost holds which kernel lock (`qemu:N` only).
     pub locks: LockShares,
+    /// What a task's sleep costs beyond a yield's switch, ns: a read that
+    /// sleeps (the task's dequeue, the wait queue, the empty check and the
+    /// retry) against a read that finds data, charged with the switch away
+    /// from a task that went to sleep ([`QEMU_SLEEP_NS`] on `qemu:N`, 0
+    /// elsewhere). Apart from [`Costs`], whose digest the study's results
+    /// are tied to.
+    pub sleep_ns: u64,
     /// Tick rate.
     pub hz: u32,
     /// The mechanisms modelled: all on, except the pipe mutex where the
@@ -670,6 +687,7 @@ impl Machine {
         let c = Costs::default();
         let mut speed = Vec::new();
         let mut locks = LockShares::default();
+        let mut sleep_ns = 0;
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (
@@ -707,6 +725,7 @@ impl Machine {
                     return None;
                 }
                 locks = qemu_lock_shares();
+                sleep_ns = QEMU_SLEEP_NS;
                 (Topology::uniform(n, 1, n, 1).ok()?, qemu_costs())
             }
             s => {
@@ -730,6 +749,7 @@ impl Machine {
             batch: true,
             costs,
             locks,
+            sleep_ns,
         })
     }
 }

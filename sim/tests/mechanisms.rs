@@ -140,6 +140,7 @@ fn exact_qemu(n: usize, off: &[&str]) -> Machine {
     let mut m = qemu(n, off);
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
+    m.sleep_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }
@@ -449,10 +450,12 @@ fn run_cfg(m: &Machine, cfg: &str, w: &WorkSpec, seed: u64) -> RunResult {
 /// next `mutex_lock`, so a lazy request (a wakeup's, under lazy) is taken
 /// with no mutex held: lazy then leaves sleeps on the pipe mutex (each
 /// behind a switched-out owner) about where full has them (measured
-/// x1.08-1.15 over seeds 1-2, NEXT_BUDDY x0.90-0.98; bound x1.3). With
-/// `--no-pipe-user-return` (the return to user after the next
-/// `mutex_lock`, the earlier model) the lazy request switches the owner
-/// out holding the mutex: x2.9-3.0 (bound x2). Under full, where every
+/// x0.83-1.37 over seeds 1-2, NEXT_BUDDY x0.83-0.89; bound x1.5; before
+/// a sleep paid its cost, `Machine::sleep_ns`, x1.08-1.15 and x0.90-0.98
+/// under a bound of x1.3). With `--no-pipe-user-return` (the return to
+/// user after the next `mutex_lock`, the earlier model) the lazy request
+/// switches the owner out holding the mutex: x6.3-7.7, NEXT_BUDDY
+/// x4.7-7.7 (x2.9-3.0 before the sleep's cost; bound x2). Under full, where every
 /// request is immediate and taken at either point, the two models give
 /// the same run (only the count of where the reschedules were made moves
 /// from the kernel point to the return to user).
@@ -470,7 +473,7 @@ fn pipe_lazy_request_taken_before_the_mutex() {
         for cfg in ["preempt=lazy", "NEXT_BUDDY+preempt=lazy"] {
             let lazy = sleeps(&run_cfg(&now, cfg, &hb(false), seed));
             assert!(
-                lazy <= 1.3 * base,
+                lazy <= 1.5 * base,
                 "seed {seed} {cfg}: {lazy} sleeps on the mutex against {base} under full"
             );
             let before = sleeps(&run_cfg(&old, cfg, &hb(false), seed));

@@ -633,7 +633,11 @@ const GOLDEN: [u64; 6] = [
 /// a CPU began to pass the turn on, `Mechanisms::pipe_lock_pause`: with it
 /// off both runs give the digests before it byte for byte,
 /// [`QEMU_GOLDEN_NO_PIPE_PAUSE`]; the socket run takes no pipe mutex and
-/// did not move.)
+/// did not move. Both moved, from 0x6ff9_7bdd_d5f1_0d5f and
+/// 0x86d7_94c8_5557_3fcc, when a switch away from a task that went to
+/// sleep began to pay the sleep's measured cost, `Machine::sleep_ns`: with
+/// it 0 both runs give those two digests byte for byte,
+/// [`QEMU_GOLDEN_NO_SLEEP`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -645,13 +649,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0x6ff9_7bdd_d5f1_0d5f,
+            0xea39_a9ad_9927_2fe8,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x86d7_94c8_5557_3fcc,
+            0x5ebb_bedc_d225_cd6b,
         ),
     ]
 }
@@ -664,6 +668,10 @@ const QEMU_GOLDEN_NO_PAUSE: [u64; 2] = [0x629d_23ff_ce8d_2ced, 0x76ea_da1c_4ac4_
 /// the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_PIPE_PAUSE: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0xe2c3_7af5_fb0a_3d47];
 
+/// [`qemu_golden_cases`]' digests without the sleep's cost
+/// (`Machine::sleep_ns` 0): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_SLEEP: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0x86d7_94c8_5557_3fcc];
+
 /// `qemu:4` with its vCPU turns is as deterministic across builds as the
 /// other presets (see [`qemu_golden_cases`]), and the cases exercise the
 /// turns: the run takes them, and without them it is another run.
@@ -673,16 +681,27 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
-    let mut no_pause = m.clone();
+    // The models before the sleep's cost had none.
+    let mut no_sleep = m.clone();
+    no_sleep.sleep_ns = 0;
+    let mut no_pause = no_sleep.clone();
     no_pause.mech.vcpu_pause = false;
-    let mut no_pipe_pause = m.clone();
+    let mut no_pipe_pause = no_sleep.clone();
     no_pipe_pause.mech.pipe_lock_pause = false;
     let befores = QEMU_GOLDEN_NO_PAUSE
         .into_iter()
-        .zip(QEMU_GOLDEN_NO_PIPE_PAUSE);
-    for ((c, w, seed, want), (before, before_pipe)) in qemu_golden_cases().into_iter().zip(befores)
+        .zip(QEMU_GOLDEN_NO_PIPE_PAUSE)
+        .zip(QEMU_GOLDEN_NO_SLEEP);
+    for ((c, w, seed, want), ((before, before_pipe), before_sleep)) in
+        qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
+        let r2 = run_one(&no_sleep, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
+        assert_eq!(
+            fnv(&everything(&r2)),
+            before_sleep,
+            "{c} {seed}: without the sleep's cost, not the run before it"
+        );
         let r0 = run_one(&no_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
         assert_eq!(
             fnv(&everything(&r0)),

@@ -17,6 +17,7 @@ fn exact(preset: &str, off: &[&str]) -> Machine {
     let mut m = Machine::preset(preset).expect("preset");
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
+    m.sleep_ns = 0;
     m.costs.jitter_pct = 0;
     for f in off {
         m.mech.turn_off(f).expect("flag");
