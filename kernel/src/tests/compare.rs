@@ -287,16 +287,22 @@ impl Drop for SchedstatsBack {
 
 ktest_smp!(schedstats_count_only_when_on, 2, || {
     // A cross-CPU pipe ping-pong: every round trip is two fair wakeups
-    // (TTWU) placed by select_task_rq_fair. Then three spinning threads
-    // on two CPUs: each CPU's tick balances its domain (a pass every tick
-    // at least, over 20 ms).
+    // (TTWU) placed by select_task_rq_fair. Then one spinning thread more
+    // than there are CPUs, every CPU busy, for 40 ms a CPU: a busy CPU's
+    // periodic pass comes every 16 x its domain's weight in ms (64 ms at
+    // 4 CPUs), so each CPU's tick makes at least one counted pass. (Three
+    // spinners for 20 ms, as this test had, count none at 4 CPUs: no CPU
+    // runs two, so a newly idle CPU skips the walk, and no busy pass is
+    // due yet.)
     let _back = SchedstatsBack::save();
     let parse_ok = |line: &str| match parse(line) {
         Ok(Some(cmd)) => Ok(cmd),
         _ => Err(alloc::format!("{line} does not parse")),
     };
     let pipe = parse_ok("perfpipe -x -l 200")?;
-    let spin = parse_ok("spin -d 20 0 0 0")?;
+    let nr_cpus = crate::sched::sched().nr_cpus();
+    let spinners = " 0".repeat(nr_cpus + 1);
+    let spin = parse_ok(&alloc::format!("spin -d {}{spinners}", 40 * nr_cpus))?;
     // The counters' deltas over one run of `cmd`, and the per-domain ones.
     let run = |cmd| -> Result<(Counters, [u64; 5]), String> {
         let before = Counters::read();
