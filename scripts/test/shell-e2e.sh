@@ -175,7 +175,7 @@ cpu online 255
 schedstat
 schedstat x
 sysctl kernel.sched_schedstats=1
-spin -d 100 0 0 0
+spin -d 300 0 0 0
 schedstat
 sysctl kernel.sched_schedstats=0
 @PASTE@
@@ -604,7 +604,10 @@ want_error(J["cpu online 255"], "cpu: cannot take cpu 255 online: no such CPU")
 # boot leaves it off (Linux's default) and runs no `compare`, which turns
 # it on for its runs (the one above is refused), so after the jobs above
 # every field is 0; a bad argument is refused. Then, switched on, three
-# spinning threads: with 2+ CPUs, the ticks' balance passes are counted.
+# spinning threads for 300 ms: with 2+ CPUs, the ticks' balance passes are
+# counted (a busy CPU's periodic pass comes every 16 x its domain's weight
+# in ms, 256 ms at 16 CPUs; at 4 CPUs or more no CPU runs two spinners, so
+# newly idle CPUs skip the walk and only the periodic passes count).
 def domain_lines(r):
     if len(r) < 3 or not r[0].startswith("schedstat:") or not r[1].startswith("fields:"):
         fail(f"schedstat: no header: {r[:2]!r}")
