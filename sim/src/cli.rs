@@ -284,6 +284,8 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         // applies, `--no-machine-noise` keeps it off.
         machine_noise: noise,
         wq_concurrency: machine.mech.wq_concurrency && mech.wq_concurrency,
+        sleep_cost: machine.mech.sleep_cost && mech.sleep_cost,
+        irq_cost: machine.mech.irq_cost && mech.irq_cost,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

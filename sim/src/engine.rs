@@ -44,7 +44,10 @@
 //!   newidle balance (`nohz_balance_kick`), or, with more than one CPU of
 //!   its LLC busy, has an idle CPU run the idle CPUs' periodic balance
 //!   (`nohz_idle_balance`). `task_tick` is followed by
-//!   `Scheduler::tick_misfit` (`update_misfit_status`).
+//!   `Scheduler::tick_misfit` (`update_misfit_status`). On `qemu:N` the
+//!   tick's interrupt costs its measured time
+//!   ([`Machine::tick_irq_ns`](crate::machine::Machine)), overhead of the
+//!   task that runs after it (`Kernel::tick_irq_cost`); `--no-irq-cost`.
 //! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
 //!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
 //!   capacity `c` does `c/1024` ns of it per ns, in `Kernel::charge`,
@@ -2463,7 +2466,7 @@ impl Kernel {
         } else {
             costs.switch_process_ns
         };
-        if prev_slept {
+        if prev_slept && self.m.mech.sleep_cost {
             // What a sleep costs beyond a yield's switch (the dequeue, the
             // wait queue), paid with the switch to the next task; a sleep
             // that leaves the CPU idle pays no switch and no sleep.
@@ -3389,6 +3392,7 @@ impl Kernel {
             }
         }
         self.drain_ipis();
+        self.tick_irq_cost(cpu);
         let tick = self.cfg.tick_ns();
         let c = &mut self.cpus[cpu];
         if c.curr == NIL {
@@ -3404,6 +3408,24 @@ impl Kernel {
         // The timer interrupt's end arms the one-shot again
         // (`timer_reload`).
         self.lapic_program(cpu, false);
+    }
+
+    /// The tick's own interrupt ([`Machine::tick_irq_ns`], `qemu:N`): its
+    /// entry, handler and exit run on the CPU's vCPU (in its turn) before
+    /// anything else there, so they are the overhead of the task that runs
+    /// after the tick (the one it preempted to, if it did: ahead of that
+    /// switch's own cost), which is charged the time, as Linux without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING` charges the interrupted task. The
+    /// tick's decisions are made at its instant, as before.
+    fn tick_irq_cost(&mut self, cpu: usize) {
+        let tid = self.cpus[cpu].curr;
+        if tid == NIL || self.m.tick_irq_ns == 0 || !self.m.mech.irq_cost {
+            return;
+        }
+        self.charge(cpu);
+        let ns = self.jit_task(tid, self.m.tick_irq_ns);
+        self.tasks[tid as usize].overhead += ns;
+        self.arm_burst(cpu);
     }
 
     /// A balancing pass on `cpu` moved tasks, changing the runqueues of

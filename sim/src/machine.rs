@@ -239,6 +239,12 @@ pub struct Mechanisms {
     /// `wq_worker_sleeping` and `kick_pool`); `--no-wq-concurrency` (one
     /// worker per CPU, the queue waits while it sleeps: the earlier model).
     pub wq_concurrency: bool,
+    /// A sleep's cost ([`Machine::sleep_ns`]) charged with the switch away
+    /// from a task that went to sleep; `--no-sleep-cost`.
+    pub sleep_cost: bool,
+    /// A busy CPU's periodic tick's cost ([`Machine::tick_irq_ns`])
+    /// charged at each tick; `--no-irq-cost`.
+    pub irq_cost: bool,
 }
 
 impl Default for Mechanisms {
@@ -258,6 +264,8 @@ impl Default for Mechanisms {
             idle_states: true,
             machine_noise: true,
             wq_concurrency: true,
+            sleep_cost: true,
+            irq_cost: true,
         }
     }
 }
@@ -303,6 +311,14 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "one bound kworker per CPU that sleeps through its work item's waits (no concurrency-managed pool)",
     ),
     (
+        "--no-sleep-cost",
+        "no sleep's cost (Machine::sleep_ns) charged with the switch away from a sleeping task",
+    ),
+    (
+        "--no-irq-cost",
+        "no periodic tick's interrupt cost (Machine::tick_irq_ns) charged on a busy CPU",
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
@@ -338,6 +354,8 @@ impl Mechanisms {
             "--no-idle-states" => self.idle_states = false,
             "--no-machine-noise" => self.machine_noise = false,
             "--no-wq-concurrency" => self.wq_concurrency = false,
+            "--no-sleep-cost" => self.sleep_cost = false,
+            "--no-irq-cost" => self.irq_cost = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -492,6 +510,19 @@ pub const SMT_BUSY_CAP: u32 = 666;
 /// process switch (9.21, two tasks yielding: nobody sleeps).
 pub const QEMU_SLEEP_NS: u64 = 5_515;
 
+/// `qemu:N`: a busy CPU's periodic tick, ns ([`Machine::tick_irq_ns`]).
+/// Measured in Linux 7.2 on that machine (`lcbench costs`, `tick_irq_ns`;
+/// docs/results/linux.md, "The simulator's qemu:N costs"): a process alone
+/// on CPU 0 (the other vCPUs idle and tickless) reading CLOCK_MONOTONIC
+/// for 1 s sees 262 jumps of over 2 us against 252 local timer interrupts
+/// on CPU 0; the median jump less one loop is the interrupt's entry, the
+/// tick's handler (`tick_sched_timer`: jiffies and timekeeping, as CPU 0
+/// then held the duty, `update_process_times`, `sched_tick`) and its exit,
+/// without softirqs: 13 024 ns (13 072 in a second boot; the mean jump,
+/// softirqs included, 24.7 and 25.2 us). No HRTICK expiry is in it (a task
+/// alone on its CPU arms none).
+pub const QEMU_TICK_IRQ_NS: u64 = 13_024;
+
 /// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
 /// (`accel/tcg/tcg-accel-ops-rr.h`, a tenth of a second of virtual time),
 /// the kick timer that ends a turn no deadline ended.
@@ -599,6 +630,14 @@ pub struct Machine {
     /// elsewhere). Apart from [`Costs`], whose digest the study's results
     /// are tied to.
     pub sleep_ns: u64,
+    /// What a busy CPU's periodic tick costs, ns: the timer interrupt's
+    /// entry, the tick's handler and its exit, run on the CPU's vCPU and,
+    /// as Linux without `CONFIG_IRQ_TIME_ACCOUNTING` (Debian's 7.2 config)
+    /// charges it, to the task that runs there ([`QEMU_TICK_IRQ_NS`] on
+    /// `qemu:N`, 0 elsewhere). Tickless idle CPUs take no tick and pay
+    /// nothing; HRTICK expiries and IPIs are not charged (not measured).
+    /// Apart from [`Costs`], as [`Machine::sleep_ns`].
+    pub tick_irq_ns: u64,
     /// Tick rate.
     pub hz: u32,
     /// The mechanisms modelled: all on, except the pipe mutex where the
@@ -688,6 +727,7 @@ impl Machine {
         let mut speed = Vec::new();
         let mut locks = LockShares::default();
         let mut sleep_ns = 0;
+        let mut tick_irq_ns = 0;
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (
@@ -726,6 +766,7 @@ impl Machine {
                 }
                 locks = qemu_lock_shares();
                 sleep_ns = QEMU_SLEEP_NS;
+                tick_irq_ns = QEMU_TICK_IRQ_NS;
                 (Topology::uniform(n, 1, n, 1).ok()?, qemu_costs())
             }
             s => {
@@ -750,6 +791,7 @@ impl Machine {
             costs,
             locks,
             sleep_ns,
+            tick_irq_ns,
         })
     }
 }
@@ -855,6 +897,8 @@ mod tests {
                 idle_states: false,
                 machine_noise: false,
                 wq_concurrency: false,
+                sleep_cost: false,
+                irq_cost: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

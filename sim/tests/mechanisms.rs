@@ -3,7 +3,7 @@
 //! deterministic and its CPU time conserved.
 
 use sim::engine::{Kernel, Metric, Next, Spawn, Workload};
-use sim::machine::Machine;
+use sim::machine::{Machine, QEMU_TICK_IRQ_NS};
 use sim::workloads::HackbenchCfg;
 use sim::{run_one, Config, RunResult, WorkSpec};
 
@@ -141,6 +141,7 @@ fn exact_qemu(n: usize, off: &[&str]) -> Machine {
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
+    m.tick_irq_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }
@@ -186,6 +187,27 @@ fn lone_busy_vcpu_runs_at_full_rate_in_turns() {
         pinned_exits(exact_qemu(4, &[]), &[0, 0, 0, 5 * MS]),
         vec![0, 0, 0, 5 * MS]
     );
+}
+
+/// The tick's interrupt (`Machine::tick_irq_ns`): each periodic tick of a
+/// busy CPU costs its task the interrupt's time: 5 ms of work alone (one
+/// tick, at 4 ms) end 13.024 us late, 10 ms (ticks at 4 and 8 ms) twice
+/// that; the idle CPUs of the second case take no tick and delay nobody.
+/// `--no-irq-cost` (or the cost 0) charges nothing.
+#[test]
+fn busy_ticks_pay_the_interrupt_cost() {
+    let mut m = exact_qemu(4, &[]);
+    m.tick_irq_ns = QEMU_TICK_IRQ_NS;
+    let irq = QEMU_TICK_IRQ_NS;
+    assert_eq!(pinned_exits(m.clone(), &[5 * MS])[0], 5 * MS + irq);
+    assert_eq!(pinned_exits(m.clone(), &[10 * MS])[0], 10 * MS + 2 * irq);
+    assert_eq!(
+        pinned_exits(m.clone(), &[0, 0, 0, 5 * MS]),
+        vec![0, 0, 0, 5 * MS + irq]
+    );
+    let mut off = m.clone();
+    off.mech.turn_off("--no-irq-cost").unwrap();
+    assert_eq!(pinned_exits(off, &[10 * MS])[0], 10 * MS);
 }
 
 /// vCPU turns: busy vCPUs take turns in CPU order, each to the next timer

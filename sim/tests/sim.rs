@@ -637,7 +637,11 @@ const GOLDEN: [u64; 6] = [
 /// 0x86d7_94c8_5557_3fcc, when a switch away from a task that went to
 /// sleep began to pay the sleep's measured cost, `Machine::sleep_ns`: with
 /// it 0 both runs give those two digests byte for byte,
-/// [`QEMU_GOLDEN_NO_SLEEP`].)
+/// [`QEMU_GOLDEN_NO_SLEEP`]. Both moved, from 0xea39_a9ad_9927_2fe8 and
+/// 0x5ebb_bedc_d225_cd6b, when a busy CPU's periodic tick began to pay
+/// its interrupt's measured cost, `Machine::tick_irq_ns`: with it 0 (or
+/// `--no-irq-cost`) both runs give those two digests byte for byte,
+/// [`QEMU_GOLDEN_NO_TICK_IRQ`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -649,13 +653,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0xea39_a9ad_9927_2fe8,
+            0x6aa6_0faf_9a77_bb83,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x5ebb_bedc_d225_cd6b,
+            0x4182_2321_40a8_d713,
         ),
     ]
 }
@@ -672,6 +676,10 @@ const QEMU_GOLDEN_NO_PIPE_PAUSE: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0xe2c3_7af5_
 /// (`Machine::sleep_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_SLEEP: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0x86d7_94c8_5557_3fcc];
 
+/// [`qemu_golden_cases`]' digests without the tick's interrupt cost
+/// (`Machine::tick_irq_ns` 0): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_TICK_IRQ: [u64; 2] = [0xea39_a9ad_9927_2fe8, 0x5ebb_bedc_d225_cd6b];
+
 /// `qemu:4` with its vCPU turns is as deterministic across builds as the
 /// other presets (see [`qemu_golden_cases`]), and the cases exercise the
 /// turns: the run takes them, and without them it is another run.
@@ -681,9 +689,16 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
-    // The models before the sleep's cost had none.
-    let mut no_sleep = m.clone();
+    // The model before the tick's interrupt cost had none; the models
+    // before the sleep's cost had neither.
+    let mut no_tick = m.clone();
+    no_tick.tick_irq_ns = 0;
+    let mut no_tick_flag = m.clone();
+    no_tick_flag.mech.turn_off("--no-irq-cost").unwrap();
+    let mut no_sleep = no_tick.clone();
     no_sleep.sleep_ns = 0;
+    let mut no_sleep_flag = no_tick.clone();
+    no_sleep_flag.mech.turn_off("--no-sleep-cost").unwrap();
     let mut no_pause = no_sleep.clone();
     no_pause.mech.vcpu_pause = false;
     let mut no_pipe_pause = no_sleep.clone();
@@ -691,29 +706,49 @@ fn qemu_vcpu_turns_golden() {
     let befores = QEMU_GOLDEN_NO_PAUSE
         .into_iter()
         .zip(QEMU_GOLDEN_NO_PIPE_PAUSE)
-        .zip(QEMU_GOLDEN_NO_SLEEP);
-    for ((c, w, seed, want), ((before, before_pipe), before_sleep)) in
+        .zip(QEMU_GOLDEN_NO_SLEEP)
+        .zip(QEMU_GOLDEN_NO_TICK_IRQ);
+    for ((c, w, seed, want), (((before, before_pipe), before_sleep), before_tick)) in
         qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
-        let r2 = run_one(&no_sleep, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
-        assert_eq!(
-            fnv(&everything(&r2)),
-            before_sleep,
-            "{c} {seed}: without the sleep's cost, not the run before it"
-        );
-        let r0 = run_one(&no_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
-        assert_eq!(
-            fnv(&everything(&r0)),
-            before,
-            "{c} {seed}: without the pause, not the run before it"
-        );
-        let r1 = run_one(&no_pipe_pause, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
-        assert_eq!(
-            fnv(&everything(&r1)),
-            before_pipe,
-            "{c} {seed}: without the pipe mutex's pause, not the run before it"
-        );
+        // Each earlier model, and the run it gave before the next change.
+        let earlier = [
+            (
+                &no_tick,
+                before_tick,
+                "tick_irq_ns 0: not the run before the tick's cost",
+            ),
+            (
+                &no_tick_flag,
+                before_tick,
+                "--no-irq-cost: not the run before the tick's cost",
+            ),
+            (
+                &no_sleep_flag,
+                before_sleep,
+                "--no-sleep-cost: not the run before the sleep's cost",
+            ),
+            (
+                &no_sleep,
+                before_sleep,
+                "without the sleep's cost, not the run before it",
+            ),
+            (
+                &no_pause,
+                before,
+                "without the pause, not the run before it",
+            ),
+            (
+                &no_pipe_pause,
+                before_pipe,
+                "without the pipe mutex's pause, not the run before it",
+            ),
+        ];
+        for (mm, digest, what) in earlier {
+            let r = run_one(mm, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
+            assert_eq!(fnv(&everything(&r)), digest, "{c} {seed}: {what}");
+        }
         let r = run_one(&m, &cfg, &w, seed, 100_000_000, 5_000_000).unwrap();
         assert!(r.ctr.vcpu_turns > 0, "{c} {seed}: no vCPU turn taken");
         let got = fnv(&everything(&r));

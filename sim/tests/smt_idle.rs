@@ -18,6 +18,7 @@ fn exact(preset: &str, off: &[&str]) -> Machine {
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
+    m.tick_irq_ns = 0;
     m.costs.jitter_pct = 0;
     for f in off {
         m.mech.turn_off(f).expect("flag");

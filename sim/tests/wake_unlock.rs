@@ -23,6 +23,7 @@ fn exact_qemu1(off: &[&str]) -> Machine {
     m.costs.switch_thread_ns = 0;
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
+    m.tick_irq_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }
