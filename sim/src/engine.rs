@@ -3414,8 +3414,11 @@ impl Kernel {
     /// entry, handler and exit run on the CPU's vCPU (in its turn) before
     /// anything else there, so they are the overhead of the task that runs
     /// after the tick (the one it preempted to, if it did: ahead of that
-    /// switch's own cost), which is charged the time, as Linux without
-    /// `CONFIG_IRQ_TIME_ACCOUNTING` charges the interrupted task. The
+    /// switch's own cost), which is charged the time. Linux without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING` charges the interrupted task; the two
+    /// agree unless the tick preempts, where this charges the next task's
+    /// runtime (and vruntime) with what Linux charges the preempted one's:
+    /// a known simplification, not yet measured for its effect. The
     /// tick's decisions are made at its instant, as before.
     fn tick_irq_cost(&mut self, cpu: usize) {
         let tid = self.cpus[cpu].curr;
