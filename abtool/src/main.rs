@@ -27,6 +27,10 @@
 //!   workload metric and config, `*` where Welch p < 0.05;
 //! - `distributions.png`: every kept sample per config, coloured by boot.
 
+// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
+// panics on a closed pipe.
+#![warn(clippy::print_stdout)]
+
 mod baseline;
 mod csvcmp;
 mod versus;
@@ -39,6 +43,7 @@ use plotters::prelude::*;
 use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
 use sim::plot::COLORS;
 use sim::study::json_str;
+use sim::{out, outln};
 use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One run of one boot.
@@ -692,7 +697,7 @@ fn compare_csv(args: &[String]) -> ! {
     } else {
         ["old", "new"]
     };
-    print!("{}", csvcmp::tables(&old, &new, names));
+    out!("{}", csvcmp::tables(&old, &new, names));
     std::process::exit(0);
 }
 
@@ -772,7 +777,7 @@ fn baseline_record(args: &[String]) -> ! {
         eprintln!("error: abtool: {}: {e}", args[1]);
         std::process::exit(1);
     }
-    println!("abtool: {} figures recorded in {}", figs.len(), args[1]);
+    outln!("abtool: {} figures recorded in {}", figs.len(), args[1]);
     std::process::exit(0);
 }
 
@@ -793,16 +798,16 @@ fn baseline_check(args: &[String]) -> ! {
         }
     };
     let (report, bad) = baseline::check(&figs, &read_samples(&args[1]));
-    print!("{report}");
+    out!("{report}");
     if bad > 0 {
-        println!(
+        outln!(
             "abtool: {bad} of {} figures regressed against {}",
             figs.len(),
             args[0]
         );
         std::process::exit(1);
     }
-    println!(
+    outln!(
         "abtool: no regression against {} ({} figures)",
         args[0],
         figs.len()
@@ -826,7 +831,7 @@ fn versus_csv(args: &[String]) -> ! {
         }
     };
     let others: Vec<&str> = args[2..].iter().map(String::as_str).collect();
-    print!("{}", versus::table(&s, &args[1], &others));
+    out!("{}", versus::table(&s, &args[1], &others));
     std::process::exit(0);
 }
 
@@ -854,13 +859,13 @@ fn main() {
                 i += 1;
             }
             "-h" | "--help" => {
-                println!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
-                println!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
-                println!("       abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
-                println!(
+                outln!("usage: abtool [--out DIR] LOG...  (LOG named ARCH_smpN_seedS.log)");
+                outln!("       abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
+                outln!("       abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
+                outln!(
                     "       abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]"
                 );
-                println!("       abtool --baseline-check BASELINE.txt NEW.csv");
+                outln!("       abtool --baseline-check BASELINE.txt NEW.csv");
                 return;
             }
             a if a.starts_with('-') => {
@@ -899,7 +904,7 @@ fn main() {
         text.push_str(&table(g));
         text.push('\n');
     }
-    print!("{text}");
+    out!("{text}");
     let write = |name: &str, body: &str| {
         let p = out.join(name);
         if let Err(e) = std::fs::write(&p, body) {

@@ -22,6 +22,8 @@ use std::time::Instant;
 use axsched::{BaseScheduler, CFSTask, CFScheduler, FifoScheduler, FifoTask, RRScheduler, RRTask};
 use sched::axsched::{EevdfScheduler, EevdfTask};
 
+use crate::outln;
+
 const RUNS: usize = 5;
 
 /// One scheduler under test: how to make it and its tasks.
@@ -166,7 +168,7 @@ fn cell(f: impl Fn() -> f64) -> String {
 }
 
 fn row<F: Front>() {
-    println!(
+    outln!(
         "{:<32} {:>20} {:>20} {:>20} {:>20}",
         F::NAME,
         cell(|| yield_ns::<F>(1_000_000)),
@@ -183,10 +185,14 @@ pub fn report() {
     } else {
         "optimized"
     };
-    println!("axsched 0.3 BaseScheduler implementations ({build}); ns per operation, median (min-max) of {RUNS} runs");
-    println!(
+    outln!("axsched 0.3 BaseScheduler implementations ({build}); ns per operation, median (min-max) of {RUNS} runs");
+    outln!(
         "{:<32} {:>20} {:>20} {:>20} {:>20}",
-        "scheduler", "yield, 1M tasks", "remove, 10k tasks", "cycle, n=10", "cycle, n=10k"
+        "scheduler",
+        "yield, 1M tasks",
+        "remove, 10k tasks",
+        "cycle, n=10",
+        "cycle, n=10k"
     );
     row::<Fifo>();
     row::<Rr>();

@@ -75,8 +75,16 @@
 //!   runqueue holds, of an empty runqueue, and of a 256-CPU scheduler
 //!   holding 10 000 tasks, from the same counting allocator.
 
+// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
+// panics on a closed pipe.
+#![warn(clippy::print_stdout)]
+
 mod axfront;
 mod memory;
+// `outln!` / `out!`: printing that ends the process on a closed pipe
+// instead of panicking; the one source is `sim`'s (no dependency on it).
+#[path = "../../sim/src/out.rs"]
+mod out;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -887,7 +895,7 @@ fn cycle_only(n: usize, count: Option<u64>, uniform: bool) {
         for _ in 0..count {
             rig.cycle();
         }
-        println!("n={n}: {count} cycles");
+        outln!("n={n}: {count} cycles");
         return;
     }
     while t.elapsed().as_secs_f64() < 3.0 {
@@ -897,7 +905,7 @@ fn cycle_only(n: usize, count: Option<u64>, uniform: bool) {
         done += 10_000;
     }
     let ns = t.elapsed().as_nanos() as f64 / done as f64;
-    println!("n={n}: {done} cycles, {ns:.1} ns/cycle");
+    outln!("n={n}: {done} cycles, {ns:.1} ns/cycle");
 }
 
 /// `--idle-cycle-only COUNT`: one fair task on one runqueue sleeps (the
@@ -932,7 +940,7 @@ fn idle_cycle_only(count: u64) {
         black_box(rq.try_to_wake_up(id, task, WakeFlags::empty()));
         black_box(rq.pick_next_task());
     }
-    println!("idle cycle: {count} cycles");
+    outln!("idle cycle: {count} cycles");
 }
 
 /// `--smp-idle-cycle-only COUNT`: the idle cycle through `smp::Scheduler`'s
@@ -980,7 +988,7 @@ fn smp_idle_cycle_only(count: u64) {
         let sw = s.schedule(&mut s.cpu_rq(CpuId::BOOT), sched::PrevAction::Stays);
         black_box(s.finish_switch(CpuId::BOOT, &sw));
     }
-    println!("smp idle cycle: {count} cycles");
+    outln!("smp idle cycle: {count} cycles");
 }
 
 fn main() {
@@ -1055,24 +1063,24 @@ fn main() {
     } else {
         "optimized"
     };
-    println!(
+    outln!(
         "sched micro-benchmarks ({build}; {})",
         if quick { "--quick" } else { "full run" }
     );
-    println!(
+    outln!(
         "ns per operation, median (min-max) of {} runs; n = runnable fair entities on one CPU.",
         plan.runs
     );
-    println!("Workload: nice -5..5, slices {{0.1, 0.7, 3}} ms, HZ={HZ}, 6.19 default features (DELAY_DEQUEUE on);");
-    println!("tick = clock +50us..1ms; sleep/wake = clock +0.5..5us. Steady state reached before timing.");
-    println!("enqueue/dequeue: batches of k = clamp(n/2,1,256) ops (queue between n-k and n), one Instant pair per");
-    println!("batch minus its measured cost ({overhead_ns:.0} ns). pair: 64 sleep+wake pairs per batch, n constant.");
-    println!("pick_next_task, no time: put_prev + pick + set_next with the clock still (curr normally re-picked).");
-    println!("pick_eevdf raw: FairRq::pick_eevdf on snapshots of the steady-state queue (count = false);");
-    println!("adversarial: static queue whose 2n/3 earliest deadlines are ineligible (every pick = deep heap search).");
-    println!("cycle: clock +50us..1ms, task_tick, pick_next_task (put_prev + pick + set_next), every step.");
-    println!("axsched 0.3.1 CFS cycle: task_tick(&curr), put_prev_task(curr, true), pick_next_task (the protocol of docs/benchmarks.md).");
-    println!();
+    outln!("Workload: nice -5..5, slices {{0.1, 0.7, 3}} ms, HZ={HZ}, 6.19 default features (DELAY_DEQUEUE on);");
+    outln!("tick = clock +50us..1ms; sleep/wake = clock +0.5..5us. Steady state reached before timing.");
+    outln!("enqueue/dequeue: batches of k = clamp(n/2,1,256) ops (queue between n-k and n), one Instant pair per");
+    outln!("batch minus its measured cost ({overhead_ns:.0} ns). pair: 64 sleep+wake pairs per batch, n constant.");
+    outln!("pick_next_task, no time: put_prev + pick + set_next with the clock still (curr normally re-picked).");
+    outln!("pick_eevdf raw: FairRq::pick_eevdf on snapshots of the steady-state queue (count = false);");
+    outln!("adversarial: static queue whose 2n/3 earliest deadlines are ineligible (every pick = deep heap search).");
+    outln!("cycle: clock +50us..1ms, task_tick, pick_next_task (put_prev + pick + set_next), every step.");
+    outln!("axsched 0.3.1 CFS cycle: task_tick(&curr), put_prev_task(curr, true), pick_next_task (the protocol of docs/benchmarks.md).");
+    outln!();
 
     let mut cols = Vec::new();
     for &n in &NS {
@@ -1083,26 +1091,26 @@ fn main() {
 
     const W: usize = 34;
     const C: usize = 22;
-    print!("{:<W$}", "operation");
+    out!("{:<W$}", "operation");
     for n in NS {
-        print!("{:>C$}", format!("n={n}"));
+        out!("{:>C$}", format!("n={n}"));
     }
-    println!();
-    println!("{}", "-".repeat(W + C * NS.len()));
+    outln!();
+    outln!("{}", "-".repeat(W + C * NS.len()));
     for (row, label) in ROWS {
-        print!("{label:<W$}");
+        out!("{label:<W$}");
         for col in &cols {
-            print!("{:>C$}", fmt_cell(col.cell(row)));
+            out!("{:>C$}", fmt_cell(col.cell(row)));
         }
-        println!();
+        outln!();
     }
-    println!("{}", "-".repeat(W + C * NS.len()));
+    outln!("{}", "-".repeat(W + C * NS.len()));
     let ratio_row = |label: &str, f: &dyn Fn(&Column) -> f64| {
-        print!("{label:<W$}");
+        out!("{label:<W$}");
         for col in &cols {
-            print!("{:>C$}", format!("{:.2}x", f(col)));
+            out!("{:>C$}", format!("{:.2}x", f(col)));
         }
-        println!();
+        outln!();
     };
     ratio_row("sched cycle / axsched cycle", &|c| {
         c.cell(Row::Cycle).median() / c.cell(Row::Axsched).median()
@@ -1114,26 +1122,26 @@ fn main() {
         (Row::Dequeue, "dequeue: share delayed"),
         (Row::Pair, "pair: share delayed"),
     ] {
-        print!("{label:<W$}");
+        out!("{label:<W$}");
         for col in &cols {
             let c = col.cell(row);
-            print!(
+            out!(
                 "{:>C$}",
                 format!("{:.0}%", 100.0 * c.extra as f64 / c.ops.max(1) as f64)
             );
         }
-        println!();
+        outln!();
     }
 
-    println!();
-    println!("Pick-path mix, % single/buddy/protect/fast/heap (rq.fair.pick_stats):");
+    outln!();
+    outln!("Pick-path mix, % single/buddy/protect/fast/heap (rq.fair.pick_stats):");
     // One line: a label, then one cell per n.
     let text_row = |label: &str, cell: &dyn Fn(&Column, usize) -> String| {
-        print!("{label:<W$}");
+        out!("{label:<W$}");
         for (col, n) in cols.iter().zip(NS) {
-            print!("{:>C$}", cell(col, n));
+            out!("{:>C$}", cell(col, n));
         }
-        println!();
+        outln!();
     };
     text_row("sched cycle", &|c, _| mix(&c.cycle_mix));
     text_row("sched cycle, uniform", &|c, _| mix(&c.uniform_mix));
@@ -1148,10 +1156,10 @@ fn main() {
     text_row("oracle warm-up cycles", &|c, n| {
         format!("{} / {}", c.oracle_warm, warm_cycles(n))
     });
-    println!();
-    println!("Heap allocations during the measured runs (must be 0 for sched):");
+    outln!();
+    outln!("Heap allocations during the measured runs (must be 0 for sched):");
     for (row, label) in ROWS {
-        print!("{label:<W$}");
+        out!("{label:<W$}");
         for col in &cols {
             let c = col.cell(row);
             let s = if c.allocs == 0 {
@@ -1163,9 +1171,9 @@ fn main() {
                     c.allocs as f64 / c.ops.max(1) as f64
                 )
             };
-            print!("{s:>C$}");
+            out!("{s:>C$}");
         }
-        println!();
+        outln!();
     }
     let sched_rows = [
         Row::Enqueue,
@@ -1182,14 +1190,14 @@ fn main() {
         .flat_map(|c| sched_rows.map(|r| c.cell(r).allocs))
         .sum();
 
-    println!();
-    println!("Targets (docs/benchmarks.md):");
+    outln!();
+    outln!("Targets (docs/benchmarks.md):");
     let last = cols.last().expect("columns");
     let first = &cols[0];
     let check = |ok: bool| if ok { "met" } else { "NOT met" };
     let raw = last.cell(Row::RawNoProtect).median();
     let adv = last.cell(Row::RawAdversarial).median();
-    println!(
+    outln!(
         "  pick <= 40 ns at n=10000: raw {:.1} ns, adversarial {:.1} ns -> {}",
         raw,
         adv,
@@ -1199,24 +1207,24 @@ fn main() {
         last.cell(Row::Cycle).median(),
         last.cell(Row::Axsched).median(),
     );
-    println!(
+    outln!(
         "  cycle <= axsched CFS cycle at n=10000: {cy:.1} vs {axc:.1} ns -> {}",
         check(cy <= axc)
     );
-    println!(
+    outln!(
         "  cycle <= 200 ns at n=10000: {cy:.1} ns -> {}",
         check(cy <= 200.0)
     );
     let c10 = first.cell(Row::Cycle).median();
-    println!(
+    outln!(
         "  cycle <= 60 ns at n=10: {c10:.1} ns -> {}",
         check(c10 <= 60.0)
     );
-    println!(
+    outln!(
         "  zero allocations in sched's measured loops: {sched_allocs} -> {}",
         check(sched_allocs == 0)
     );
-    println!();
+    outln!();
     memory::report(W, C);
     eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use sched::smp::{Platform, Scheduler};
 use sched::{CpuId, Rq, SchedConfig, SchedTask, TaskId, TaskParams};
 
-use crate::{live_bytes, HZ, NS};
+use crate::{live_bytes, out, outln, HZ, NS};
 
 /// A platform that does nothing: the figures need no clock, IRQs or IPIs.
 struct Quiet;
@@ -61,17 +61,17 @@ pub fn machine(cpus: usize, tasks: usize) -> Scheduler<impl Platform> {
 pub fn report(label_width: usize, cell_width: usize) {
     let (w, c) = (label_width, cell_width);
     let cfg = Arc::new(SchedConfig::new(1, HZ));
-    println!("Memory (live heap bytes, counting allocator; capacities double, so 1x-2x slack):");
-    print!("{:<w$}", "bytes per task, one runqueue");
+    outln!("Memory (live heap bytes, counting allocator; capacities double, so 1x-2x slack):");
+    out!("{:<w$}", "bytes per task, one runqueue");
     for n in NS {
         let (rq, bytes) = measure(|| rq_with(&cfg, n));
         rq.check().expect("runqueue invariants");
-        print!("{:>c$}", format!("{:.0}", bytes as f64 / n as f64));
+        out!("{:>c$}", format!("{:.0}", bytes as f64 / n as f64));
     }
-    println!();
+    outln!();
     let (rq, empty) = measure(|| Rq::new(CpuId::BOOT, cfg.clone(), 1 << 20));
     drop(rq);
-    println!(
+    outln!(
         "{:<w$}{:>c$}   (+ {} bytes inline; SchedTask is {} bytes)",
         "empty runqueue, heap bytes",
         empty,
@@ -80,7 +80,7 @@ pub fn report(label_width: usize, cell_width: usize) {
     );
     let (s, empty_machine) = measure(|| machine(256, 0));
     drop(s);
-    println!(
+    outln!(
         "{:<w$}{:>c$}   ({} bytes per CPU: runqueue, wake list, summary)",
         "256 CPUs, no task, heap bytes",
         empty_machine,
@@ -88,7 +88,7 @@ pub fn report(label_width: usize, cell_width: usize) {
     );
     let (s, total) = measure(|| machine(256, 10_000));
     drop(s);
-    println!(
+    outln!(
         "{:<w$}{:>c$}   ({:.2} MiB, {:.0} bytes per task)",
         "256 CPUs x 10000 tasks, heap bytes",
         total,

@@ -24,8 +24,16 @@
 //! The profile aborts on panic: a crash ends the run with the panic message,
 //! the target and the seed, and a non-zero status.
 
+// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
+// panics on a closed pipe.
+#![warn(clippy::print_stdout)]
+
 #[path = "../../sched/tests/common/mod.rs"]
 mod common;
+// `outln!`: printing that ends the process on a closed pipe instead of
+// panicking; the one source is `sim`'s (no dependency on it).
+#[path = "../../sim/src/out.rs"]
+mod out;
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -258,7 +266,7 @@ struct Target {
 fn t_shell_line(cfg: &SchedConfig, seed: u64, show: bool) {
     let l = gen(line(), seed);
     if show {
-        println!("input: {l:?}");
+        outln!("input: {l:?}");
     }
     let before = snapshot(cfg);
     match shell::parse(&l) {
@@ -273,7 +281,7 @@ fn t_shell_line(cfg: &SchedConfig, seed: u64, show: bool) {
 fn t_editor(cfg: &SchedConfig, seed: u64, show: bool) {
     let input = gen(bytes(), seed);
     if show {
-        println!("input: {input:?}");
+        outln!("input: {input:?}");
     }
     let mut ed = LineEditor::new();
     let mut lines = Vec::new();
@@ -298,7 +306,7 @@ fn t_editor(cfg: &SchedConfig, seed: u64, show: bool) {
 fn t_sysctl(cfg: &SchedConfig, seed: u64, show: bool) {
     let (k, v) = gen((key(), value()), seed);
     if show {
-        println!("input: {k:?} = {v:?}");
+        outln!("input: {k:?} = {v:?}");
     }
     sysctl_set(cfg, &k, &v);
 }
@@ -306,7 +314,7 @@ fn t_sysctl(cfg: &SchedConfig, seed: u64, show: bool) {
 fn t_features(cfg: &SchedConfig, seed: u64, show: bool) {
     let name = gen(feature_name(), seed);
     if show {
-        println!("input: {name:?}");
+        outln!("input: {name:?}");
     }
     let before = snapshot(cfg);
     match cfg.features.write(&name) {
@@ -326,7 +334,7 @@ fn t_features(cfg: &SchedConfig, seed: u64, show: bool) {
 fn t_bootargs(_: &SchedConfig, seed: u64, show: bool) {
     let l = gen(cmdline(), seed);
     if show {
-        println!("input: {l:?}");
+        outln!("input: {l:?}");
     }
     let mut warned = 0;
     let args = bootargs::parse(&l, |_, _| warned += 1);
@@ -356,7 +364,7 @@ fn t_sched_ops(_: &SchedConfig, seed: u64, show: bool) {
         seed,
     );
     if show {
-        println!("input: {ops:?}");
+        outln!("input: {ops:?}");
     }
     let mut w = common::world::World::new();
     for op in &ops {
@@ -418,7 +426,7 @@ fn main() {
                     .expect("--replay TARGET SEED: unknown target");
                 let s: u64 = args[i + 2].parse().expect("--replay TARGET SEED");
                 (t.run)(&new_cfg(), s, true);
-                println!("fuzz: replay of {} seed {} passed", t.name, s);
+                outln!("fuzz: replay of {} seed {} passed", t.name, s);
                 return;
             }
             a => panic!(
@@ -442,7 +450,7 @@ fn main() {
         .filter(|&t| only.as_deref().is_none_or(|o| o == TARGETS[t].name))
         .collect();
     assert!(!targets.is_empty(), "no such target");
-    println!(
+    outln!(
         "fuzz: {} s, base seed {}, targets {:?}",
         secs,
         seed,
@@ -472,9 +480,9 @@ fn main() {
         }
     }
     for &t in &targets {
-        println!("fuzz: {:<10} {:>10} executions", TARGETS[t].name, execs[t]);
+        outln!("fuzz: {:<10} {:>10} executions", TARGETS[t].name, execs[t]);
     }
-    println!(
+    outln!(
         "fuzz: {} executions in {:.1} s, 0 crashes (seeds {}..{})",
         n,
         start.elapsed().as_secs_f64(),

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::machine::Machine;
 use crate::workloads::{HackbenchCfg, MixTask};
-use crate::{run_one, Config, WorkSpec};
+use crate::{outln, run_one, Config, WorkSpec};
 
 /// CPU time of this thread so far, s (`/proc/thread-self/schedstat`: the
 /// scheduler's own runtime account), so that a figure taken on a shared host
@@ -47,7 +47,7 @@ pub fn print_bench() {
             (Some(a), Some(b)) => format!(" ({:.2} s on the CPU)", b - a),
             _ => String::new(),
         };
-        println!(
+        outln!(
             "sim bench: hackbench 16 groups {}{} on graviton3 (64 CPUs): {:.3} s simulated in {:.2} s wall{cpu}; {} events ({} stale dropped; {:.1}% taken in batches, {} batches split), {:.2} M events/s on one core (targets: >= 5 M events/s, 1 simulated s in <= 2 s)",
             if sockets { "sockets" } else { "pipes" },
             if noise { " (machine noise)" } else { "" },
@@ -75,7 +75,7 @@ pub fn print_bench() {
     let r = run_one(&m, &base, &WorkSpec::Mix(tasks), 1, 20_000_000, 0).expect("run");
     let wall = t0.elapsed().as_secs_f64();
     let after = rss_kib().unwrap_or(0);
-    println!(
+    outln!(
         "sim bench: 256 CPUs x 10000 tasks: {:.0} ms simulated in {:.2} s wall ({:.2} M events/s); peak RSS {} MiB (before the run {} MiB; target <= 1024 MiB)",
         r.sim_ns as f64 / 1e6,
         wall,

@@ -13,11 +13,16 @@
 //! - [`study`]: sweeps × configurations × seeds, compare tables, CSV/JSON;
 //! - [`score`]: the study scored against the published tables, and its
 //!   ablation by mechanism;
-//! - [`plot`]: PNG plots; [`rng`]: the PRNG.
+//! - [`plot`]: PNG plots; [`rng`]: the PRNG; [`out`](mod@out): the
+//!   tools' stdout, which ends quietly on a closed pipe instead of panicking.
 //!
 //! Means, CoV and Welch's t-test come from the `stats` crate, the same code
 //! as the kernel's `compare`, so the study and the kernel's tables mark
 //! significance identically.
+
+// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
+// panics on a closed pipe.
+#![warn(clippy::print_stdout)]
 
 pub mod bench;
 pub mod cli;
@@ -25,6 +30,7 @@ pub mod engine;
 pub mod follow;
 pub mod idle;
 pub mod machine;
+pub mod out;
 pub mod plot;
 pub mod rng;
 pub mod score;

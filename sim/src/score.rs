@@ -31,6 +31,7 @@
 
 use std::fmt::Write as _;
 
+use crate::out;
 use crate::study::{json_str, Results, Study};
 use stats::{amean, hmean, welch_p};
 
@@ -1580,7 +1581,7 @@ pub fn cmd_ablation(
     }
     txt.push('\n');
     txt.push_str(&ablation_table(&ab));
-    print!("{txt}");
+    out!("{txt}");
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, text) in [("ablation.txt", txt), ("ablation.csv", ablation_csv(&ab))] {
         let p = out.join(name);

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::engine::{row_name, Counters, NR_ROWS};
 use crate::machine::Machine;
 use crate::workloads::*;
-use crate::{run_one, Config, RunResult, WorkSpec};
+use crate::{out, run_one, Config, RunResult, WorkSpec};
 use stats::{amean, cov, hmean, stddev, welch_ci, welch_p};
 
 /// One sweep: a workload on a machine over a list of parameter values.
@@ -1010,7 +1010,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
         all.push_str(&counters_table(r, ii));
         all.push('\n');
     }
-    print!("{all}");
+    out!("{all}");
     let w = |name: &str, text: &str| -> Result<(), String> {
         let p: PathBuf = out.join(name);
         std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
@@ -1023,7 +1023,7 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     let scored = crate::score::score(&crate::score::clear_rows(), r);
     if scored.iter().any(|x| x.sim.is_some()) {
         let t = crate::score::score_table(&scored);
-        print!("\n{t}");
+        out!("\n{t}");
         all.push('\n');
         all.push_str(&t);
         w("tables.txt", &all)?;

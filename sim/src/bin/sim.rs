@@ -11,11 +11,16 @@
 //! Configs: `NEXT_BUDDY`, `NO_NEXT_BUDDY`, `preempt=lazy`,
 //! `kernel.sched_base_slice_ns=3000000`, joined with `+`.
 
+// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
+// panics on a closed pipe.
+#![warn(clippy::print_stdout)]
+
 use std::process::exit;
 
 use sim::cli::parse_run;
 use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
+use sim::outln;
 use sim::run_one_followed;
 
 fn usage_text() -> String {
@@ -44,7 +49,7 @@ fn help_asked(args: &[String]) -> bool {
 }
 
 fn print_counters(c: &Counters) {
-    println!(
+    outln!(
         "events {}  switches {}  preemptions {}  wakeups {} (sync {}, queued {}, in place {})  ipis {}",
         c.events,
         c.switches,
@@ -55,7 +60,7 @@ fn print_counters(c: &Counters) {
         c.ttwu_runnable,
         c.ipis
     );
-    println!(
+    outln!(
         "wakeup preempts {}  buddy picks {}  migrations {} (wake {} balance {})  cache-cold runs {} ({} after migration, {:.3} ms refill)  tick resched {}",
         c.wakeup_preempts,
         c.buddy_picks,
@@ -67,15 +72,17 @@ fn print_counters(c: &Counters) {
         c.cold_ns as f64 / 1e6,
         c.tick_resched
     );
-    println!(
+    outln!(
         "newidle balances {} (pulled {})  skipped by NI_RANDOM {}",
-        c.newidle_balances, c.newidle_pulled, c.newidle_skipped
+        c.newidle_balances,
+        c.newidle_pulled,
+        c.newidle_skipped
     );
     let rows: Vec<String> = (0..NR_ROWS)
         .filter(|&i| c.rows[i] > 0)
         .map(|i| format!("{} {}", row_name(i), c.rows[i]))
         .collect();
-    println!("wakeup decisions (direct wakeups): {}", rows.join(", "));
+    outln!("wakeup decisions (direct wakeups): {}", rows.join(", "));
     let places: Vec<String> = (0..NR_PLACES)
         .filter(|&i| c.resched_at[i] != [0, 0])
         .map(|i| {
@@ -87,17 +94,17 @@ fn print_counters(c: &Counters) {
             )
         })
         .collect();
-    println!(
+    outln!(
         "reschedules of a running task by place (lazy+immediate): {}  hrtick resched {}",
         places.join(", "),
         c.hrtick_resched
     );
     if c.vcpu_turns > 0 {
-        println!("vCPU turns {}", c.vcpu_turns);
+        outln!("vCPU turns {}", c.vcpu_turns);
     }
 
     if c.irq_user_preempts > 0 {
-        println!(
+        outln!(
             "preemptions at an interrupt's return to user code only {}",
             c.irq_user_preempts
         );
@@ -114,7 +121,7 @@ fn print_follow(r: &sim::RunResult) {
         .iter()
         .fold((0, 0), |(b, i), &(cb, ci)| (b + cb, i + ci));
     let c = &r.ctr;
-    println!(
+    outln!(
         "CPU time: busy {:.3} ms, idle {:.3} ms; in the busy time switches {:.3} ms ({:.0} ns per switch), refills {:.3} ms, charged to wakers {:.3} ms",
         busy as f64 / 1e6,
         idle as f64 / 1e6,
@@ -148,7 +155,7 @@ fn print_follow(r: &sim::RunResult) {
                 w.bins[3]
             )
         };
-        println!(
+        outln!(
             "preemption requests, {}: {} ({} remote), protected {}, ran {:.2} us since picked, vruntime {:.2} us past the average, {:.2} runnable on the CPU; next switch after {:.2} us: {}; preempted tasks' wait {} ({}); wakees' wait {} ({})",
             sim::follow::KIND_NAMES[i],
             k.requests,
@@ -167,7 +174,7 @@ fn print_follow(r: &sim::RunResult) {
     }
     let w = &f.all_preempted;
     if w.n > 0 {
-        println!(
+        outln!(
             "every preemption's wait to run again: {} ({:.1} us mean, {} / {} / {} / {} below 10 us / 100 us / 1 ms / longer)",
             w.n,
             w.mean_us(),
@@ -183,29 +190,29 @@ fn cmd_run(args: &[String]) {
     let a = parse_run(args).unwrap_or_else(|e| usage(&e));
     let (m, c, w, seed) = (&a.machine, &a.config, &a.work, a.seed);
     let r = run_one_followed(m, c, w, seed, a.ms * 1_000_000, 0).unwrap_or_else(|e| usage(&e));
-    println!("{m}");
+    outln!("{m}");
     let k = &m.costs;
     if k.vcpu_time_sharing || k.wake_ns > 0 || k.ipi_send_ns > 0 || k.scan_cpu_ns > 0 {
-        println!("mechanisms: {:?}", m.mech);
+        outln!("mechanisms: {:?}", m.mech);
     }
     if m.mech.machine_noise {
-        println!("machine noise: {:?}", sim::machine::MACHINE_NOISE);
+        outln!("machine noise: {:?}", sim::machine::MACHINE_NOISE);
     }
-    println!("config {} seed {seed}: {:?}", c.name, w);
-    println!(
+    outln!("config {} seed {seed}: {:?}", c.name, w);
+    outln!(
         "simulated {:.3} ms in {:.3} s wall ({:.2} M events/s)",
         r.sim_ns as f64 / 1e6,
         r.wall_s,
         r.ctr.events as f64 / r.wall_s / 1e6
     );
     for mt in &r.metrics {
-        println!("{:<24} {:>14.4}", mt.name, mt.value);
+        outln!("{:<24} {:>14.4}", mt.name, mt.value);
     }
     print_counters(&r.ctr);
     let t = &r.turns;
     if r.ctr.vcpu_turns > 0 {
         let [a, b, c, d] = t.away_bins;
-        println!(
+        outln!(
             "busy vCPUs out of their turn over 20 us, the task running on: below 100 us {a}, below 1 ms {b}, below 4 ms {c}, longer {d} ({:.3} s in all); switched out as the turn came back {}",
             t.away_ns as f64 / 1e9,
             t.away_switched
@@ -213,7 +220,7 @@ fn cmd_run(args: &[String]) {
     }
     if t.pauses.iter().sum::<u64>() > 0 {
         let [rq_wake, rq_switch, wq, pipe] = t.pauses;
-        println!(
+        outln!(
             "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}"
         );
     }
@@ -223,7 +230,7 @@ fn cmd_run(args: &[String]) {
             .iter()
             .map(|ns| format!("{:.1}", *ns as f64 / 1e6))
             .collect();
-        println!(
+        outln!(
             "QEMU turn order: kicks {}  zero budgets {}  kick timer {}  turn ms by vCPU {}",
             t.kicks,
             t.zero_budgets,
@@ -237,10 +244,10 @@ fn cmd_run(args: &[String]) {
             .iter()
             .map(|(name, n, ns)| format!("{name} {n} ({:.3} ms exit)", *ns as f64 / 1e6))
             .collect();
-        println!("idle state entries: {}", st.join(", "));
+        outln!("idle state entries: {}", st.join(", "));
     }
     if r.ctr.wake_cost_ns > 0 {
-        println!(
+        outln!(
             "charged to wakers: {:.3} ms (idle scan visited {} CPUs)",
             r.ctr.wake_cost_ns as f64 / 1e6,
             r.ctr.scanned_cpus
@@ -253,7 +260,7 @@ fn cmd_run(args: &[String]) {
             .filter(|&i| u.deferred_irqs[i] > 0)
             .map(|i| format!("{} {}", place_name(i), u.deferred_irqs[i]))
             .collect();
-        println!(
+        outln!(
             "wakeups' irqs-off windows {}: interrupt preemptions deferred to the unlock: {}; switches at the unlock {}",
             u.windows,
             if deferred.is_empty() { "none".to_string() } else { deferred.join(", ") },
@@ -265,7 +272,7 @@ fn cmd_run(args: &[String]) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if help_asked(&args) {
-        println!("{}", usage_text());
+        outln!("{}", usage_text());
         return;
     }
     match args.first().map(String::as_str) {
