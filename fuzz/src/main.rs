@@ -406,35 +406,93 @@ thread_local! {
     static CURRENT: Cell<(usize, u64)> = const { Cell::new((usize::MAX, 0)) };
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut secs = 60u64;
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut only: Option<String> = None;
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Cmd {
+    /// Fuzz for `secs` from base `seed` (now's nanoseconds if not given),
+    /// one target or all.
+    Run {
+        secs: u64,
+        seed: Option<u64>,
+        only: Option<usize>,
+    },
+    /// Replay one target's seed.
+    Replay { target: usize, seed: u64 },
+}
+
+const USAGE: &str = "usage: fuzz [--secs N] [--seed N] [--target NAME] | fuzz --replay TARGET SEED";
+
+/// The index of the target called `name`, or an error listing them.
+fn target_index(name: &str) -> Result<usize, String> {
+    TARGETS.iter().position(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+        format!("unknown target '{name}' (targets: {})", names.join(", "))
+    })
+}
+
+/// Parses the arguments; every problem is an error naming it, and nothing
+/// runs before all of them are checked.
+fn parse_args(args: &[String]) -> Result<Cmd, String> {
+    let number = |flag: &str, v: Option<&String>| -> Result<u64, String> {
+        let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+        v.parse()
+            .map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
+    };
+    let (mut secs, mut seed, mut only) = (None, None, None);
     let mut i = 0;
     while i < args.len() {
-        match args[i].as_str() {
-            "--secs" => secs = args[i + 1].parse().expect("--secs N"),
-            "--seed" => seed = args[i + 1].parse().expect("--seed N"),
-            "--target" => only = Some(args[i + 1].clone()),
-            "--replay" => {
-                let t = TARGETS
-                    .iter()
-                    .find(|t| t.name == args[i + 1])
-                    .expect("--replay TARGET SEED: unknown target");
-                let s: u64 = args[i + 2].parse().expect("--replay TARGET SEED");
-                (t.run)(&new_cfg(), s, true);
-                outln!("fuzz: replay of {} seed {} passed", t.name, s);
-                return;
+        let flag = args[i].as_str();
+        let value = args.get(i + 1);
+        match flag {
+            "--secs" | "--seed" | "--target" if value.is_none() => {
+                return Err(format!("{flag} needs a value"));
             }
-            a => panic!(
-                "unknown argument {a} (--secs N, --seed N, --target NAME, --replay TARGET SEED)"
-            ),
+            "--secs" if secs.is_some() => return Err("--secs given twice".into()),
+            "--seed" if seed.is_some() => return Err("--seed given twice".into()),
+            "--target" if only.is_some() => return Err("--target given twice".into()),
+            "--secs" => secs = Some(number(flag, value)?),
+            "--seed" => seed = Some(number(flag, value)?),
+            "--target" => only = Some(target_index(&args[i + 1])?),
+            "--replay" => {
+                if args.len() != 3 || i != 0 {
+                    return Err("--replay TARGET SEED takes nothing else".into());
+                }
+                return Ok(Cmd::Replay {
+                    target: target_index(&args[1])?,
+                    seed: number("--replay's SEED", args.get(2))?,
+                });
+            }
+            a => return Err(format!("unknown argument '{a}'")),
         }
         i += 2;
     }
+    Ok(Cmd::Run {
+        secs: secs.unwrap_or(60),
+        seed,
+        only,
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (secs, seed, only) = match parse_args(&args) {
+        Ok(Cmd::Run { secs, seed, only }) => (secs, seed, only),
+        Ok(Cmd::Replay { target, seed }) => {
+            let t = &TARGETS[target];
+            (t.run)(&new_cfg(), seed, true);
+            outln!("fuzz: replay of {} seed {} passed", t.name, seed);
+            return;
+        }
+        Err(e) => {
+            eprintln!("error: fuzz: {e}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let (t, s) = CURRENT.with(Cell::get);
@@ -447,9 +505,8 @@ fn main() {
         default_hook(info);
     }));
     let targets: Vec<usize> = (0..TARGETS.len())
-        .filter(|&t| only.as_deref().is_none_or(|o| o == TARGETS[t].name))
+        .filter(|&t| only.is_none_or(|o| o == t))
         .collect();
-    assert!(!targets.is_empty(), "no such target");
     outln!(
         "fuzz: {} s, base seed {}, targets {:?}",
         secs,
@@ -494,6 +551,63 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(line: &str) -> Result<Cmd, String> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse_args(&args)
+    }
+
+    /// Good command lines parse to what they say; every bad one is an
+    /// error that names the problem (and `main` exits 2 before running
+    /// anything).
+    #[test]
+    fn arguments_are_checked_with_clear_errors() {
+        let sysctl = target_index("sysctl").expect("sysctl is a target");
+        assert_eq!(
+            parse(""),
+            Ok(Cmd::Run {
+                secs: 60,
+                seed: None,
+                only: None
+            })
+        );
+        assert_eq!(
+            parse("--secs 5 --seed 7 --target sysctl"),
+            Ok(Cmd::Run {
+                secs: 5,
+                seed: Some(7),
+                only: Some(sysctl)
+            })
+        );
+        assert_eq!(
+            parse("--replay sysctl 42"),
+            Ok(Cmd::Replay {
+                target: sysctl,
+                seed: 42
+            })
+        );
+        for (line, want) in [
+            ("--secs", "--secs needs a value"),
+            ("--secs x", "--secs: 'x' is not a non-negative integer"),
+            ("--seed -1", "--seed: '-1' is not a non-negative integer"),
+            ("--secs 1 --secs 2", "--secs given twice"),
+            ("--target bogus", "unknown target 'bogus' (targets: "),
+            ("--replay bogus 1", "unknown target 'bogus' (targets: "),
+            ("--replay sysctl", "--replay TARGET SEED takes nothing else"),
+            (
+                "--replay sysctl x",
+                "--replay's SEED: 'x' is not a non-negative integer",
+            ),
+            (
+                "--secs 1 --replay sysctl 1",
+                "--replay TARGET SEED takes nothing else",
+            ),
+            ("--bogus 1", "unknown argument '--bogus'"),
+        ] {
+            let e = parse(line).expect_err(line);
+            assert!(e.starts_with(want), "{line}: {e}");
+        }
+    }
 
     /// Every target on fixed seeds: the fuzzer's checks pass on known inputs
     /// (`make test` runs this; `make fuzz` runs the targets for real).
