@@ -162,7 +162,9 @@ if [ $# -ne 1 ]; then
     echo "usage: $0 KERNEL_ELF" >&2
     exit 2
 fi
-elf=$(realpath "$1")
+# -m: with OURS=0 (Linux only, e.g. `make linux-costs`) our kernel need not
+# have been built; with OURS=1 it must exist (checked below).
+elf=$(realpath -m "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 WHAT=${WHAT:-ab conformance}
@@ -248,6 +250,7 @@ OURS_FEATURES=${OURS_FEATURES:-linux}
 ours_table=$(lcd_ours_table "$root/sched/src/features.rs")
 [[ -n $ours_table ]] || bad "no feature table in $root/sched/src/features.rs"
 if [[ $OURS == 1 ]]; then
+    [[ -f $elf ]] || bad "our kernel $elf is not built (make kernel ARCH=$ARCH; or OURS=0 for Linux alone)"
     unknown=$(lcd_unknown_in "$ours_table" "$CONFIGS|$CONFIGS2" | tr '\n' ' ')
     [[ -z $unknown ]] || bad "configs name feature(s) our kernel has not: ${unknown% } (ours' table: sched/src/features.rs)"
 fi

@@ -91,6 +91,21 @@ ok=1
 [ "$rc" -eq 2 ] && [[ $msg == *"OURS_COST must be 0, linux or both, got 'charged'"* ]] && [ ! -e "$lcout" ] && ok=0
 h_check linux_compare_refuses_bad_ours_cost "$ok" "status $rc, '$msg'"
 
+# 7a. and with OURS=1 a kernel that is not built, naming it, before any
+#    download; with OURS=0 a missing kernel is no error (`make linux-costs`
+#    on a tree whose kernel was never built: the next check, a bad WHAT,
+#    is the one refused).
+msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$dir/no-such-dir/kernel" 2>&1 </dev/null)
+rc=$?
+ok=1
+[ "$rc" -eq 2 ] && [[ $msg == *"our kernel $dir/no-such-dir/kernel is not built"* ]] && [ ! -e "$lcout" ] && ok=0
+h_check linux_compare_refuses_a_missing_kernel "$ok" "status $rc, '$msg'"
+msg=$(env -i PATH="$PATH" HOME="$HOME" OURS=0 LINUX_SUITE=none OUT="$lcout" WHAT=bogus "$(dirname "$0")/../linux-compare.sh" "$dir/no-such-dir/kernel" 2>&1 </dev/null)
+rc=$?
+ok=1
+[ "$rc" -eq 2 ] && [[ $msg == *"unknown part 'bogus'"* ]] && [ ! -e "$lcout" ] && ok=0
+h_check linux_compare_linux_alone_needs_no_kernel "$ok" "status $rc, '$msg'"
+
 # 7b. and a bad OURS_FLIPS (hackbench -W: empty or 0..1000000, no sign or
 #    leading zero) the same way.
 for v in six -1 01 1000001; do
