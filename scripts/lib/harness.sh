@@ -657,3 +657,23 @@ h_probe_boot() {
     SMP=$smp ACCEL=tcg TIMEOUT=${4:-1200} QEMU_EXTRA="-icount shift=$icount,sleep=off" \
         "$H_SCRIPTS/boot/qemu.sh" x86_64 "$1" "$2" >"$3" 2>&1
 }
+
+# h_roles_variant NAME KEYS [SEED...]: hrtick-roles.sh run with the probe
+# patch NAME-probe.patch (next to it) in place of its own and its build in
+# build/NAME, printing only its headers and the counters whose names match
+# the regex KEYS (wakestack.sh, declines.sh). The copy of hrtick-roles.sh is
+# made by replacing its `here=` line, its patch's name and its build name
+# `hrtickroles`; if one of them is gone the variant is refused (status 1).
+h_roles_variant() {
+    local name=$1 keys=$2 lc="$H_SCRIPTS/linux-compare" out
+    shift 2
+    out="$H_SCRIPTS/../build/$name"
+    mkdir -p "$out"
+    sed -e "s|^here=.*|here=$lc|" -e "s/hrtick-roles-probe\.patch/$name-probe.patch/g" \
+        -e "s/hrtickroles/$name/g" "$lc/hrtick-roles.sh" >"$out/run.sh"
+    if ! grep -q "build/$name\$" "$out/run.sh" || ! grep -q "$name-probe.patch" "$out/run.sh"; then
+        echo "error: $name: hrtick-roles.sh no longer has the lines this script replaces" >&2
+        return 1
+    fi
+    bash "$out/run.sh" "$@" | awk -v k="$keys" '/^(==|counter|\()/ || $1 ~ k'
+}

@@ -27,13 +27,7 @@
 #   SIM_W='hackbench ipc=pipe mode=process groups=2 loops=100'
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/../../build/declines
-mkdir -p "$out"
-sed -e "s|^here=.*|here=$here|" -e 's/hrtick-roles-probe\.patch/declines-probe.patch/g' \
-    -e 's/hrtickroles/declines/g' "$here/hrtick-roles.sh" >"$out/run.sh"
-if ! grep -q 'build/declines$' "$out/run.sh" || ! grep -q 'declines-probe.patch' "$out/run.sh"; then
-    echo "error: declines: hrtick-roles.sh no longer has the lines this script replaces" >&2
-    exit 1
-fi
+# shellcheck source=../lib/harness.sh
+. "$here/../lib/harness.sh"
 keys=${KEYS:-^(dc_|drt|ddg_|dpl_|dsl_|dfr_|dsum_|dprot_|dl0_|ddv_|dnr_|dn_|dout_|dosum_|dwt_|dlo_|np_|lw_|runns_)}
-bash "$out/run.sh" "$@" | awk -v k="$keys" '/^(==|counter|\()/ || $1 ~ k'
+h_roles_variant declines "$keys" "$@"

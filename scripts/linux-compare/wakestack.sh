@@ -25,11 +25,7 @@
 #   SIM_W='hackbench ipc=pipe mode=process groups=2 loops=100'
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/../../build/wakestack
-mkdir -p "$out"
-sed -e "s|^here=.*|here=$here|" -e 's/hrtick-roles-probe\.patch/wakestack-probe.patch/g' \
-    -e 's/hrtickroles/wakestack/g' "$here/hrtick-roles.sh" >"$out/run.sh"
-grep -q 'build/wakestack$' "$out/run.sh" && grep -q 'wakestack-probe.patch' "$out/run.sh" ||
-    { echo "error: wakestack: hrtick-roles.sh no longer has the lines this script replaces" >&2; exit 1; }
+# shellcheck source=../lib/harness.sh
+. "$here/../lib/harness.sh"
 keys=${KEYS:-^(pl_|nrw_|nidle_|sync_|wt|stk|runw_|wnr_|so|lw_|np_|qat7|mig_wake|swout_|runns_)}
-bash "$out/run.sh" "$@" | awk -v k="$keys" '/^(==|counter|\()/ || $1 ~ k'
+h_roles_variant wakestack "$keys" "$@"
