@@ -3,7 +3,7 @@
 //! deterministic and its CPU time conserved.
 
 use sim::engine::{Kernel, Metric, Next, Spawn, Workload};
-use sim::machine::{Machine, QEMU_TICK_IRQ_NS};
+use sim::machine::{Machine, QEMU_SLEEP_NS, QEMU_SOCK_SLEEP_NS, QEMU_TICK_IRQ_NS};
 use sim::workloads::HackbenchCfg;
 use sim::{run_one, Config, RunResult, WorkSpec};
 
@@ -142,6 +142,9 @@ fn exact_qemu(n: usize, off: &[&str]) -> Machine {
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
     m.tick_irq_ns = 0;
+    m.hrtick_irq_ns = 0;
+    m.ipi_irq_ns = 0;
+    m.sock_sleep_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }
@@ -208,6 +211,37 @@ fn busy_ticks_pay_the_interrupt_cost() {
     let mut off = m.clone();
     off.mech.turn_off("--no-irq-cost").unwrap();
     assert_eq!(pinned_exits(off, &[10 * MS])[0], 10 * MS);
+    // Whose runtime holds the tick moves no time.
+    let mut whole = m.clone();
+    whole.mech.turn_off("--no-irq-split").unwrap();
+    assert_eq!(pinned_exits(whole, &[10 * MS])[0], 10 * MS + 2 * irq);
+}
+
+/// A hackbench over sockets pays a socket's sleep (`Machine::sock_sleep_ns`)
+/// at every switch away from a sleeper, over pipes a pipe's
+/// (`Machine::sleep_ns`); `--no-sock-sleep` gives sockets the pipe's. With
+/// the switches themselves free and no jitter, the switches' charged time
+/// is a whole number of sleeps of the figure paid.
+#[test]
+fn sockets_pay_the_socket_sleep() {
+    let mut m = exact_qemu(2, &[]);
+    m.sleep_ns = QEMU_SLEEP_NS;
+    m.sock_sleep_ns = QEMU_SOCK_SLEEP_NS;
+    let mut pipe_figure = m.clone();
+    pipe_figure.mech.turn_off("--no-sock-sleep").unwrap();
+    for (mm, sockets, paid) in [
+        (&m, true, QEMU_SOCK_SLEEP_NS),
+        (&m, false, QEMU_SLEEP_NS),
+        (&pipe_figure, true, QEMU_SLEEP_NS),
+    ] {
+        let ns = run(mm, &hb(sockets), 1).ctr.switch_ns;
+        assert!(ns > 0, "sockets {sockets}: no sleep charged");
+        assert_eq!(
+            ns % paid,
+            0,
+            "sockets {sockets}: {ns} ns not sleeps of {paid}"
+        );
+    }
 }
 
 /// vCPU turns: busy vCPUs take turns in CPU order, each to the next timer
