@@ -573,7 +573,7 @@ pub const QEMU_TICK_IRQ_NS: u64 = 13_024;
 /// and `tick_probe_ns`; docs/results/linux.md, "The simulator's qemu:N
 /// costs", 2026-12-05 night): [`QEMU_TICK_IRQ_NS`]'s lone spinner with an
 /// fprobe on `sched_tick`: 7.84 us from the jump's start to the probe
-/// (median, first boot; 7.80-7.84 in three), less half the probe's own
+/// (median, first boot; 7.80-7.85 in four), less half the probe's own
 /// 3.17 us (the traced jump less the untraced), whose split around its
 /// timestamp is not measured: 6 258 ns, +-1.59 us. The interrupt's entry,
 /// the jiffies and timekeeping update and `update_process_times` up to
@@ -587,7 +587,7 @@ pub const QEMU_TICK_PRE_NS: u64 = 6_258;
 /// end; the median switch gap is 19.32 us when the HRTICK's expiry ends the
 /// slice and 23.73 us when the tick does (NO_HRTICK), the same switch in
 /// both, so the expiry (entry, `hrtick()`, exit) costs the lone tick's
-/// 13.02 us less 4.41: 8 612 ns (8 628 in a second boot).
+/// 13.02 us less 4.41: 8 612 ns (8 628 and 8 800 in two more boots).
 pub const QEMU_HRTICK_IRQ_NS: u64 = 8_612;
 
 /// `qemu:N`: the part of an HRTICK expiry before `hrtick()`'s clock
@@ -604,7 +604,8 @@ pub const QEMU_HRTICK_PRE_NS: u64 = 1_128;
 /// jumps 25.77 us around a renice from CPU 0 that sends it a reschedule
 /// IPI and 14.04 us around one that sends none; less the two calls'
 /// difference on CPU 0 (12.69 against 5.06 us): 4 108 ns, the IPI's entry,
-/// handler, the return's `schedule()` (no switch) and exit. One boot.
+/// handler, the return's `schedule()` (no switch) and exit; a second
+/// boot gave the same medians to the ns.
 pub const QEMU_IPI_IRQ_NS: u64 = 4_108;
 
 /// `qemu:N`: what a sleep on a unix stream socket costs beyond a yield's
@@ -613,8 +614,8 @@ pub const QEMU_IPI_IRQ_NS: u64 = 4_108;
 /// simulator's qemu:N costs"): [`QEMU_SLEEP_NS`]'s ping-pong over two unix
 /// stream socketpairs takes 39.14 us a half round, 6.58 us more than the
 /// same boot's socket write and read, local wakeup and process switch
-/// (6 576 ns, the second boot of 87ebea4; 6 416 ns in a boot of 2026-12-05,
-/// night).
+/// (6 576 ns, the second boot of 87ebea4; 6 307-6 424 ns in four boots of
+/// 2026-12-05, night).
 pub const QEMU_SOCK_SLEEP_NS: u64 = 6_576;
 
 /// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
