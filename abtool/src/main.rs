@@ -27,9 +27,9 @@
 //!   workload metric and config, `*` where Welch p < 0.05;
 //! - `distributions.png`: every kept sample per config, coloured by boot.
 
-// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
-// panics on a closed pipe.
-#![warn(clippy::print_stdout)]
+// Stdout goes through `outln!` / `out!`, stderr through `errln!`
+// (`sim/src/out.rs`): `println!` and `eprintln!` panic on a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod baseline;
 mod csvcmp;
@@ -43,7 +43,7 @@ use plotters::prelude::*;
 use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
 use sim::plot::COLORS;
 use sim::study::json_str;
-use sim::{out, outln};
+use sim::{errln, out, outln};
 use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One run of one boot.
@@ -688,7 +688,7 @@ fn dist_plot(gs: &[Group<'_>], path: &Path) -> Result<(), String> {
 /// `--compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]`.
 fn compare_csv(args: &[String]) -> ! {
     if args.len() != 2 && args.len() != 4 {
-        eprintln!("error: abtool: usage: abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
+        errln!("error: abtool: usage: abtool --compare OLD.csv NEW.csv [NAME_OLD NAME_NEW]");
         std::process::exit(2);
     }
     let (old, new) = (read_samples(&args[0]), read_samples(&args[1]));
@@ -708,7 +708,7 @@ fn read_samples(p: &str) -> csvcmp::Samples {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: abtool: {p}: {e}");
+            errln!("error: abtool: {p}: {e}");
             std::process::exit(1);
         }
     }
@@ -719,7 +719,7 @@ fn baseline_record(args: &[String]) -> ! {
     let usage =
         "usage: abtool --baseline-record BASE.csv OUT.txt [--floor [METRIC=]PCT]... [NOISE.csv...]";
     if args.len() < 2 {
-        eprintln!("error: abtool: {usage}");
+        errln!("error: abtool: {usage}");
         std::process::exit(2);
     }
     let mut rest = &args[2..];
@@ -733,7 +733,7 @@ fn baseline_record(args: &[String]) -> ! {
         match pct.parse::<f64>() {
             Ok(f) if f.is_finite() && f >= 0.0 => floors.push((metric, f)),
             _ => {
-                eprintln!(
+                errln!(
                     "error: abtool: --floor wants [METRIC=]PCT with PCT >= 0, got '{arg}'; {usage}"
                 );
                 std::process::exit(2);
@@ -746,7 +746,7 @@ fn baseline_record(args: &[String]) -> ! {
     let figs = match baseline::record(&base, &noise, &floors) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: abtool: {e}");
+            errln!("error: abtool: {e}");
             std::process::exit(1);
         }
     };
@@ -774,7 +774,7 @@ fn baseline_record(args: &[String]) -> ! {
         baseline::ALPHA
     );
     if let Err(e) = std::fs::write(&args[1], baseline::write(&figs, &header)) {
-        eprintln!("error: abtool: {}: {e}", args[1]);
+        errln!("error: abtool: {}: {e}", args[1]);
         std::process::exit(1);
     }
     outln!("abtool: {} figures recorded in {}", figs.len(), args[1]);
@@ -784,7 +784,7 @@ fn baseline_record(args: &[String]) -> ! {
 /// `--baseline-check BASELINE.txt NEW.csv` (see [`baseline`]).
 fn baseline_check(args: &[String]) -> ! {
     if args.len() != 2 {
-        eprintln!("error: abtool: usage: abtool --baseline-check BASELINE.txt NEW.csv");
+        errln!("error: abtool: usage: abtool --baseline-check BASELINE.txt NEW.csv");
         std::process::exit(2);
     }
     let figs = match std::fs::read_to_string(&args[0])
@@ -793,7 +793,7 @@ fn baseline_check(args: &[String]) -> ! {
     {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: abtool: {}: {e}", args[0]);
+            errln!("error: abtool: {}: {e}", args[0]);
             std::process::exit(1);
         }
     };
@@ -817,7 +817,7 @@ fn baseline_check(args: &[String]) -> ! {
 
 fn versus_csv(args: &[String]) -> ! {
     if args.len() < 3 {
-        eprintln!("error: abtool: usage: abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
+        errln!("error: abtool: usage: abtool --versus SAMPLES.csv REF_ARCH OTHER_ARCH...");
         std::process::exit(2);
     }
     let s = match std::fs::read_to_string(&args[0])
@@ -826,7 +826,7 @@ fn versus_csv(args: &[String]) -> ! {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: abtool: {}: {e}", args[0]);
+            errln!("error: abtool: {}: {e}", args[0]);
             std::process::exit(1);
         }
     };
@@ -869,7 +869,7 @@ fn main() {
                 return;
             }
             a if a.starts_with('-') => {
-                eprintln!("error: abtool: unknown option '{a}'");
+                errln!("error: abtool: unknown option '{a}'");
                 std::process::exit(2);
             }
             a => logs.push(PathBuf::from(a)),
@@ -877,7 +877,7 @@ fn main() {
         i += 1;
     }
     if logs.is_empty() {
-        eprintln!("error: abtool: no logs given (usage: abtool [--out DIR] LOG...)");
+        errln!("error: abtool: no logs given (usage: abtool [--out DIR] LOG...)");
         std::process::exit(2);
     }
     let mut all = Vec::new();
@@ -885,17 +885,17 @@ fn main() {
         match parse_log(l) {
             Ok(s) => all.extend(s),
             Err(e) => {
-                eprintln!("error: abtool: {e}");
+                errln!("error: abtool: {e}");
                 std::process::exit(1);
             }
         }
     }
     if all.is_empty() {
-        eprintln!("error: abtool: no run lines in the logs");
+        errln!("error: abtool: no run lines in the logs");
         std::process::exit(1);
     }
     if let Err(e) = std::fs::create_dir_all(&out) {
-        eprintln!("error: abtool: {}: {e}", out.display());
+        errln!("error: abtool: {}: {e}", out.display());
         std::process::exit(1);
     }
     let gs = groups(&all);
@@ -908,7 +908,7 @@ fn main() {
     let write = |name: &str, body: &str| {
         let p = out.join(name);
         if let Err(e) = std::fs::write(&p, body) {
-            eprintln!("error: abtool: {}: {e}", p.display());
+            errln!("error: abtool: {}: {e}", p.display());
             std::process::exit(1);
         }
     };
@@ -923,10 +923,10 @@ fn main() {
         ),
     ] {
         if let Err(e) = r {
-            eprintln!("abtool: {name} skipped: {e}");
+            errln!("abtool: {name} skipped: {e}");
         }
     }
-    eprintln!(
+    errln!(
         "abtool: {} samples from {} log(s): {}/tables.txt, samples.csv, samples.json, pct_change.png, distributions.png",
         all.len(),
         logs.len(),

@@ -22,7 +22,7 @@ use std::time::Instant;
 use axsched::{BaseScheduler, CFSTask, CFScheduler, FifoScheduler, FifoTask, RRScheduler, RRTask};
 use sched::axsched::{EevdfScheduler, EevdfTask};
 
-use crate::outln;
+use crate::{errln, outln};
 
 const RUNS: usize = 5;
 
@@ -141,11 +141,11 @@ pub fn one(args: &[String]) {
     let (Some(sched), Some(op), Some(n), None) =
         (args.first(), args.get(1), args.get(2), args.get(3))
     else {
-        eprintln!("{usage}");
+        errln!("{usage}");
         std::process::exit(2);
     };
     let Ok(n) = n.parse::<usize>() else {
-        eprintln!("{usage} (N must be a whole number, got {n:?})");
+        errln!("{usage} (N must be a whole number, got {n:?})");
         std::process::exit(2);
     };
     let r = match sched.as_str() {
@@ -156,7 +156,7 @@ pub fn one(args: &[String]) {
         _ => Err(format!("unknown SCHED {sched:?} (fifo, rr, cfs, eevdf)")),
     };
     if let Err(e) = r {
-        eprintln!("{usage}: {e}");
+        errln!("{usage}: {e}");
         std::process::exit(2);
     }
 }

@@ -75,14 +75,14 @@
 //!   runqueue holds, of an empty runqueue, and of a 256-CPU scheduler
 //!   holding 10 000 tasks, from the same counting allocator.
 
-// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
-// panics on a closed pipe.
-#![warn(clippy::print_stdout)]
+// Stdout goes through `outln!` / `out!`, stderr through `errln!`
+// (`sim/src/out.rs`): `println!` and `eprintln!` panic on a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod axfront;
 mod memory;
-// `outln!` / `out!`: printing that ends the process on a closed pipe
-// instead of panicking; the one source is `sim`'s (no dependency on it).
+// `outln!` / `out!` / `errln!`: printing that ends the process on a closed
+// pipe instead of panicking; the one source is `sim`'s (no dependency on it).
 #[path = "../../sim/src/out.rs"]
 mod out;
 
@@ -1002,7 +1002,7 @@ fn main() {
         match args[1].parse::<u64>() {
             Ok(count) => return run(count),
             Err(_) => {
-                eprintln!("usage: bench {} COUNT", args[0]);
+                errln!("usage: bench {} COUNT", args[0]);
                 std::process::exit(2);
             }
         }
@@ -1027,7 +1027,7 @@ fn main() {
         match (n, count, args.len() <= 3) {
             (Some(n), Some(count), true) => return cycle_only(n, count, uniform),
             _ => {
-                eprintln!(
+                errln!(
                     "usage: bench --cycle-only[-uniform] N [COUNT]   (N entities > 0, COUNT cycles)"
                 );
                 std::process::exit(2);
@@ -1045,7 +1045,7 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(bad) = args.iter().find(|a| *a != "--quick") {
-        eprintln!(
+        errln!(
             "usage: bench [--quick | --memory | --axsched | --axsched-one SCHED OP N | --cycle-only[-uniform] N [COUNT] | --idle-cycle-only COUNT | --smp-idle-cycle-only COUNT]   (unknown argument {bad:?})"
         );
         std::process::exit(2);
@@ -1086,7 +1086,7 @@ fn main() {
     for &n in &NS {
         let t = Instant::now();
         cols.push(run_n(&plan, n, quick));
-        eprintln!("  n={n}: {:.1} s", t.elapsed().as_secs_f64());
+        errln!("  n={n}: {:.1} s", t.elapsed().as_secs_f64());
     }
 
     const W: usize = 34;
@@ -1226,5 +1226,5 @@ fn main() {
     );
     outln!();
     memory::report(W, C);
-    eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
+    errln!("total {:.1} s", started.elapsed().as_secs_f64());
 }

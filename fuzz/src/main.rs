@@ -24,18 +24,19 @@
 //! The profile aborts on panic: a crash ends the run with the panic message,
 //! the target and the seed, and a non-zero status.
 
-// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
-// panics on a closed pipe.
-#![warn(clippy::print_stdout)]
+// Stdout goes through `outln!` / `out!`, stderr through `errln!`
+// (`sim/src/out.rs`): `println!` and `eprintln!` panic on a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 #[path = "../../sched/tests/common/mod.rs"]
 mod common;
-// `outln!`: printing that ends the process on a closed pipe instead of
-// panicking; the one source is `sim`'s (no dependency on it).
+// `outln!` / `errln!`: printing that ends the process on a closed pipe
+// instead of panicking; the one source is `sim`'s (no dependency on it).
 #[path = "../../sim/src/out.rs"]
 mod out;
 
 use std::cell::Cell;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -484,7 +485,7 @@ fn main() {
             return;
         }
         Err(e) => {
-            eprintln!("error: fuzz: {e}\n{USAGE}");
+            errln!("error: fuzz: {e}\n{USAGE}");
             std::process::exit(2);
         }
     };
@@ -497,7 +498,11 @@ fn main() {
     std::panic::set_hook(Box::new(move |info| {
         let (t, s) = CURRENT.with(Cell::get);
         if let Some(t) = TARGETS.get(t) {
-            eprintln!(
+            // Not `errln!`: a closed stderr pipe must not turn the crash
+            // into a quiet status 141. Like the default hook, ignore a
+            // failed write and let the panic abort.
+            let _ = writeln!(
+                std::io::stderr(),
                 "fuzz: CRASH in target {} at seed {} (replay: cargo run -p fuzz --release -- --replay {} {})",
                 t.name, s, t.name, s
             );

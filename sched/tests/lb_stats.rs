@@ -287,6 +287,41 @@ fn wakeup_counters_count_only_with_schedstats_on() {
     assert_eq!(ttwu(3, 1), (0, 1, 1));
 }
 
+/// `wake_counting` hands its caller's counter (the kernel's `ttwu`,
+/// `ttwu_local` and rows) the wakeup it returns, once, and only while
+/// schedstats is on: the caller's statistics of a wakeup under the
+/// scheduler's one ask of the switch. Off, the wakeup is made all the same.
+#[test]
+fn wake_counting_calls_its_counter_only_with_schedstats_on() {
+    let s = smt_machine_with_sleepers();
+    let mut seen = Vec::new();
+    s.platform.schedstats.store(false, Ordering::Relaxed);
+    let w = s
+        .wake_counting(TaskId(10), WakeFlags::SYNC, cpu_id(0), |w| {
+            seen.push(w.cpu())
+        })
+        .unwrap();
+    assert_eq!(w.cpu(), cpu_id(0), "{w:?}");
+    assert!(seen.is_empty(), "{seen:?}");
+    s.platform.schedstats.store(true, Ordering::Relaxed);
+    // Placed: task 11, left on CPU 1 (see the test above).
+    let w = s
+        .wake_counting(TaskId(11), WakeFlags::empty(), cpu_id(0), |w| {
+            seen.push(w.cpu())
+        })
+        .unwrap();
+    assert!(matches!(w, Woke::Placed { .. }), "{w:?}");
+    assert_eq!(seen, [cpu_id(1)]);
+    // Woken in place: task 3, running on CPU 2.
+    let w = s
+        .wake_counting(TaskId(3), WakeFlags::empty(), cpu_id(0), |w| {
+            seen.push(w.cpu())
+        })
+        .unwrap();
+    assert!(matches!(w, Woke::InPlace { .. }), "{w:?}");
+    assert_eq!(seen, [cpu_id(1), cpu_id(2)]);
+}
+
 /// With schedstats off the balance passes and the active push count
 /// nothing (Linux's `schedstat_inc()` / `schedstat_add()` add nothing and
 /// its `update_lb_imbalance_stat` returns at once), while they balance as

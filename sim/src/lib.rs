@@ -14,15 +14,16 @@
 //! - [`score`]: the study scored against the published tables, and its
 //!   ablation by mechanism;
 //! - [`plot`]: PNG plots; [`rng`]: the PRNG; [`out`](mod@out): the
-//!   tools' stdout, which ends quietly on a closed pipe instead of panicking.
+//!   tools' stdout and stderr, which end quietly on a closed pipe instead of
+//!   panicking.
 //!
 //! Means, CoV and Welch's t-test come from the `stats` crate, the same code
 //! as the kernel's `compare`, so the study and the kernel's tables mark
 //! significance identically.
 
-// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
-// panics on a closed pipe.
-#![warn(clippy::print_stdout)]
+// Stdout goes through `outln!` / `out!`, stderr through `errln!`
+// (`sim/src/out.rs`): `println!` and `eprintln!` panic on a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bench;
 pub mod cli;

@@ -31,8 +31,8 @@
 
 use std::fmt::Write as _;
 
-use crate::out;
 use crate::study::{json_str, Results, Study};
+use crate::{errln, out};
 use stats::{amean, hmean, welch_p};
 
 /// Mel Gorman's v1 of the rework, 2-socket CascadeLake: "[PATCH 2/2]
@@ -1455,7 +1455,7 @@ pub fn cmd_ablation(
     let per_variant = points * st.configs.len() * st.seeds as usize;
     let to_run = variants.iter().filter(|v| v.ran).count();
     let total = per_variant * to_run;
-    eprintln!(
+    errln!(
         "ablation: {} items, {points} points × {} configs × {} seeds = {per_variant} runs per variant; {} variants, {to_run} to run: {total} runs",
         st.items.len(),
         st.configs.len(),
@@ -1463,7 +1463,7 @@ pub fn cmd_ablation(
         variants.len()
     );
     for v in variants.iter().filter(|v| !v.ran) {
-        eprintln!(
+        errln!(
             "ablation: v{} {} not run: no preset of these points models it (all's runs stand for it)",
             v.number, v.name
         );
@@ -1488,7 +1488,7 @@ pub fn cmd_ablation(
             nth += 1;
             let mut sv = st.clone();
             sv.mechanisms_off.extend(v.off.iter().copied());
-            eprintln!(
+            errln!(
                 "ablation: v{n} {name} ({nth}/{to_run}) starts: {per_variant} runs; {:.0} s elapsed",
                 t0.elapsed().as_secs_f64()
             );
@@ -1505,7 +1505,7 @@ pub fn cmd_ablation(
                 let el = t0.elapsed().as_secs_f64();
                 let left = el / done as f64 * total.saturating_sub(done) as f64;
                 let served = &point_rows[f.item][f.vi];
-                eprintln!(
+                errln!(
                     "ablation: v{n} {name}: {}/{} runs; in all {done}/{total}, {el:.0} s elapsed, about {left:.0} s left at this pace; last: {}@{} {}={} {} seed {} (row{} {})",
                     f.done,
                     f.total,
@@ -1525,7 +1525,7 @@ pub fn cmd_ablation(
             };
             let r = crate::study::run_study_with(&sv, jobs, false, &report)?;
             before += r.samples.len();
-            eprintln!(
+            errln!(
                 "ablation: v{n} {name} done: {} runs in {:.0} s; in all {before}/{total}, {:.0} s elapsed",
                 r.samples.len(),
                 tv.elapsed().as_secs_f64(),

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::engine::{row_name, Counters, NR_ROWS};
 use crate::machine::Machine;
 use crate::workloads::*;
-use crate::{out, run_one, Config, RunResult, WorkSpec};
+use crate::{errln, out, run_one, Config, RunResult, WorkSpec};
 use stats::{amean, cov, hmean, stddev, welch_ci, welch_p};
 
 /// One sweep: a workload on a machine over a list of parameter values.
@@ -588,7 +588,7 @@ pub fn run_study_with(
                 let w = (it.make)(it.values[vi], m, &study.scale);
                 let r = run_one(m, &study.configs[ci], &w, 1000 + seed, it.max_ns, 0);
                 if progress && j.is_multiple_of(20) {
-                    eprintln!(
+                    errln!(
                         "study: {}/{} runs, {:.0} s",
                         j,
                         plan.len(),
@@ -1033,10 +1033,10 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     match crate::plot::study_plots(r, out) {
         Ok(files) => {
             for f in files {
-                eprintln!("study: wrote {}", f.display());
+                errln!("study: wrote {}", f.display());
             }
         }
-        Err(e) => eprintln!("study: plots skipped: {e}"),
+        Err(e) => errln!("study: plots skipped: {e}"),
     }
     Ok(())
 }
@@ -1113,8 +1113,8 @@ pub fn length_line(st: &Study) -> Option<String> {
 /// values, before anything runs or is written.
 pub fn cmd_study(args: &[String]) {
     let fail = |e: &str| -> ! {
-        eprintln!("error: {e}");
-        eprintln!("{STUDY_USAGE}");
+        errln!("error: {e}");
+        errln!("{STUDY_USAGE}");
         std::process::exit(2)
     };
     let opts = parse_study_args(args).unwrap_or_else(|e| fail(&e));
@@ -1337,7 +1337,7 @@ impl StudyArgs {
             return crate::score::cmd_ablation(&self.study, self.jobs, &self.out, subset);
         }
         for line in &self.samples_lines {
-            eprintln!("study: samples {line}");
+            errln!("study: samples {line}");
         }
         let r = run_study(&self.study, self.jobs, true)?;
         report(&r, &self.out)

@@ -140,13 +140,14 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
     }
     t.state.store(ThreadState::Running, Ordering::SeqCst);
     let this_cpu = arch::cpu_id();
-    match s.wake(TaskId(idx), wf, this_cpu) {
+    // The diagnostic counters, only when asked for (schedstats): under
+    // the scheduler's own ask of the switch.
+    let counted = s.wake_counting(TaskId(idx), wf, this_cpu, |w| {
+        count_ttwu(w.cpu(), this_cpu, w.decision());
+    });
+    match counted {
         Ok(w) => {
             let cpu = w.cpu();
-            // The diagnostic counters, only when asked for (schedstats).
-            if schedstats::schedstat_enabled() && !matches!(w, Woke::Pending { .. }) {
-                count_ttwu(cpu, this_cpu, w.decision());
-            }
             let running = matches!(
                 w,
                 Woke::InPlace { decision, .. } if decision.reason == WakeupReason::SameTask

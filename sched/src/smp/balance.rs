@@ -168,7 +168,7 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::lb_stats::{IdleType, LbEvent};
+use super::lb_stats::{lb_stat, LbEvent, PassStats};
 use super::placement::{SgStats, NUMA_IMBALANCE_MIN};
 use super::{Platform, Pulled, Scheduler, MAX_PULL};
 use crate::class::SchedClass;
@@ -482,52 +482,20 @@ impl<P: Platform> Scheduler<P> {
         newidle: bool,
         out: &mut Pulled,
     ) -> (bool, bool) {
-        // The pass's idle type, for its statistics, which it counts only
-        // while schedstats is on (Linux's `schedstat_inc()`s): asked once
-        // a pass, `None` when off. The periodic pass of
-        // `sched_balance_domains` reads the CPU's idle state at the start
-        // and again after a level pulled; read here for each level.
-        let stats = self.platform.schedstat_enabled().then(|| {
-            if newidle {
-                IdleType::NewlyIdle
-            } else if self.idle(this_cpu) {
-                IdleType::Idle
-            } else {
-                IdleType::NotIdle
-            }
-        });
-        self.lb_stat(this_cpu, level, stats, LbEvent::Count);
+        // The pass's statistics, counted only while schedstats is on
+        // (Linux's `schedstat_inc()`s): asked once a pass, `None` when off.
+        let stats = self.pass_stats(this_cpu, level, newidle);
+        lb_stat(stats, LbEvent::Count);
         if !newidle && !self.should_we_balance(sd, this_cpu) {
             // Another CPU balances this level: for this one it is
             // balanced (`should_we_balance` goes to `out_balanced`).
             self.lb_done(this_cpu, level, sd, Outcome::Balanced, newidle);
-            self.lb_stat(this_cpu, level, stats, LbEvent::Balanced);
+            lb_stat(stats, LbEvent::Balanced);
             self.group_imbalance_done(this_cpu, level, sd, Outcome::Balanced, false);
             return (false, false);
         }
         let moved = self.balance_domain(this_cpu, level, sd, newidle, stats, out);
         (moved, true)
-    }
-
-    /// The statistics of a pass at `this_cpu`'s domain `level` that ended
-    /// with `outcome`, having moved `gained` tasks (`sched_balance_rq`'s
-    /// `lb_gained`, `lb_failed` when nothing moved from a source it found,
-    /// `lb_balanced` at `out_balanced` and `out_all_pinned`), counted as
-    /// `stats` says ([`Self::lb_stat`]).
-    fn lb_outcome_stat(
-        &self,
-        this_cpu: CpuId,
-        level: usize,
-        stats: Option<IdleType>,
-        outcome: Outcome,
-        gained: usize,
-    ) {
-        let ev = match outcome {
-            Outcome::Moved => LbEvent::Gained(gained as u32),
-            Outcome::Failed | Outcome::Misfit | Outcome::OnePinned { .. } => LbEvent::Failed,
-            Outcome::Balanced | Outcome::AllPinned => LbEvent::Balanced,
-        };
-        self.lb_stat(this_cpu, level, stats, ev);
     }
 
     /// `should_we_balance`: of the local group's CPUs, the first idle one
@@ -542,7 +510,7 @@ impl<P: Platform> Scheduler<P> {
 
     /// One level: `find_busiest_group`, `calculate_imbalance`,
     /// `find_busiest_queue`, then the pull, adding what moved to `out`;
-    /// its statistics counted as `stats` says ([`Self::lb_stat`]).
+    /// its statistics counted as `stats` says ([`lb_stat`]).
     /// Returns whether tasks moved.
     fn balance_domain(
         &self,
@@ -550,7 +518,7 @@ impl<P: Platform> Scheduler<P> {
         level: usize,
         sd: &SchedDomain,
         newidle: bool,
-        stats: Option<IdleType>,
+        stats: Option<PassStats<'_>>,
         out: &mut Pulled,
     ) -> bool {
         let n0 = out.n;
@@ -579,7 +547,7 @@ impl<P: Platform> Scheduler<P> {
                 };
                 self.lb_done(this_cpu, level, sd, outcome, newidle);
                 out.absorb(&p);
-                self.lb_outcome_stat(this_cpu, level, stats, outcome, out.n - n0);
+                lb_outcome_stat(stats, outcome, out.n - n0);
                 return !p.is_empty();
             }
         }
@@ -641,7 +609,7 @@ impl<P: Platform> Scheduler<P> {
             (o, _) => o,
         };
         self.lb_done(this_cpu, level, sd, outcome, newidle);
-        self.lb_outcome_stat(this_cpu, level, stats, outcome, out.n - n0);
+        lb_outcome_stat(stats, outcome, out.n - n0);
         self.group_imbalance_done(this_cpu, level, sd, outcome, sgc_imbalance);
         out.n != n0
     }
@@ -803,7 +771,7 @@ impl<P: Platform> Scheduler<P> {
         local: &SgStats,
         by_load: bool,
         newidle: bool,
-        stats: Option<IdleType>,
+        stats: Option<PassStats<'_>>,
         cpus: &CpuMask,
         out: &mut Pulled,
         src_out: &mut Source,
@@ -847,7 +815,7 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         let Some(busiest) = busiest else {
-            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyGroup);
+            lb_stat(stats, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         };
         let migrate = if busiest_rank == 1 {
@@ -865,7 +833,7 @@ impl<P: Platform> Scheduler<P> {
         if migrate.is_none() {
             // Linux's `sched_balance_find_src_group` returns no group
             // when it finds the domain balanced.
-            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyGroup);
+            lb_stat(stats, LbEvent::NoBusyGroup);
             return Outcome::Balanced;
         }
         let span = busiest.span.and(cpus);
@@ -881,7 +849,7 @@ impl<P: Platform> Scheduler<P> {
             // is empty, or in a domain of unequal CPUs runs a lone task on
             // a CPU this one does not exceed; by load, a lone task heavier
             // than the imbalance is passed over.
-            self.lb_stat(this_cpu, level, stats, LbEvent::NoBusyQueue);
+            lb_stat(stats, LbEvent::NoBusyQueue);
             return Outcome::Balanced;
         };
         // `update_lb_imbalance_stat`.
@@ -889,7 +857,7 @@ impl<P: Platform> Scheduler<P> {
             Migrate::Tasks(n) => LbEvent::ImbalanceTasks(n),
             Migrate::Load(l) => LbEvent::ImbalanceLoad(l),
         };
-        self.lb_stat(this_cpu, level, stats, ev);
+        lb_stat(stats, ev);
         *src_out = Source {
             cpu: Some(src_cpu),
             migrate_task,
@@ -1285,6 +1253,23 @@ struct Source {
     /// `LBF_ALL_PINNED` still set: no task of the source was tried that
     /// could run here (the source ran a lone task, not looked at).
     all_pinned: bool,
+}
+
+/// The statistics of a balance pass that ended with `outcome`, having
+/// moved `gained` tasks (`sched_balance_rq`'s `lb_gained`, `lb_failed`
+/// when nothing moved from a source it found, `lb_balanced` at
+/// `out_balanced` and `out_all_pinned`), counted where `stats` says
+/// ([`lb_stat`]). Forced inline: out of line (as the compiler chose once
+/// its callers took [`PassStats`]) a pass with schedstats off cost 5.4
+/// host instructions more (`docs/benchmarks.md`).
+#[inline(always)]
+fn lb_outcome_stat(stats: Option<PassStats<'_>>, outcome: Outcome, gained: usize) {
+    let ev = match outcome {
+        Outcome::Moved => LbEvent::Gained(gained as u32),
+        Outcome::Failed | Outcome::Misfit | Outcome::OnePinned { .. } => LbEvent::Failed,
+        Outcome::Balanced | Outcome::AllPinned => LbEvent::Balanced,
+    };
+    lb_stat(stats, ev);
 }
 
 /// `need_active_balance` for a pass that moved nothing at domain `sd`,

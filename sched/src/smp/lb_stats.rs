@@ -306,6 +306,25 @@ impl LbStats {
     }
 }
 
+/// The counters one balance pass adds to (its CPU's domain at its level)
+/// and the idle type it counts under: found once a pass
+/// ([`Scheduler::pass_stats`]), so that each event is one test and one
+/// add, not a lookup of the CPU's slot and level again.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PassStats<'a> {
+    counters: &'a LbCounters,
+    itype: IdleType,
+}
+
+/// Counts `ev` of a balance pass where `stats` says; nothing when it is
+/// `None` (schedstats off: [`Scheduler::pass_stats`]).
+#[inline]
+pub(super) fn lb_stat(stats: Option<PassStats<'_>>, ev: LbEvent) {
+    if let Some(s) = stats {
+        s.counters.count(s.itype, ev);
+    }
+}
+
 impl<P: Platform> Scheduler<P> {
     /// The load-balance counters of `cpu`'s domain at `level` (an index
     /// into [`Self::domains`]), `None` when it has no such level.
@@ -317,14 +336,33 @@ impl<P: Platform> Scheduler<P> {
         Some(slot.lb[level].stats.snapshot())
     }
 
-    /// Counts `ev` of a pass of idle type `stats` at `cpu`'s domain
-    /// `level`; nothing when `stats` is `None` (schedstats off: the pass
-    /// asked [`Platform::schedstat_enabled`] once, at its start).
+    /// Where a balance pass of `cpu` at its domain `level` counts: `None`
+    /// while [`Platform::schedstat_enabled`] says no (asked once, at the
+    /// pass's start; nor is the CPU's idle state read then). `newidle`: a
+    /// newly idle pass; a periodic one counts as idle or not idle as
+    /// `cpu` is now (`sched_balance_domains` reads it at the start and
+    /// again after a level pulled; here, for each level).
     #[inline]
-    pub(super) fn lb_stat(&self, cpu: CpuId, level: usize, stats: Option<IdleType>, ev: LbEvent) {
-        if let Some(itype) = stats {
-            self.slots[cpu.index()].lb[level].stats.count(itype, ev);
+    pub(super) fn pass_stats(
+        &self,
+        cpu: CpuId,
+        level: usize,
+        newidle: bool,
+    ) -> Option<PassStats<'_>> {
+        if !self.platform.schedstat_enabled() {
+            return None;
         }
+        let itype = if newidle {
+            IdleType::NewlyIdle
+        } else if self.idle(cpu) {
+            IdleType::Idle
+        } else {
+            IdleType::NotIdle
+        };
+        Some(PassStats {
+            counters: &self.slots[cpu.index()].lb[level].stats,
+            itype,
+        })
     }
 
     /// Adds 1 to the counter `field` picks of `cpu`'s lowest domain that

@@ -689,13 +689,35 @@ impl<P: Platform> Scheduler<P> {
     /// counts nothing, as Linux's `try_to_wake_up` returns without its
     /// `success` then.
     pub fn wake(&self, id: TaskId, wf: WakeFlags, this_cpu: CpuId) -> Result<Woke, LifecycleError> {
+        self.wake_counting(id, wf, this_cpu, |_| {})
+    }
+
+    /// [`Scheduler::wake`], and `count` for the caller's own statistics
+    /// of the same wakeups under the same ask of
+    /// [`Platform::schedstat_enabled`]: called after the domain
+    /// statistics, only while the switch is on and only for a wakeup
+    /// that made the task runnable (not [`Woke::Pending`]).
+    #[inline]
+    pub fn wake_counting(
+        &self,
+        id: TaskId,
+        wf: WakeFlags,
+        this_cpu: CpuId,
+        count: impl FnOnce(&Woke),
+    ) -> Result<Woke, LifecycleError> {
         let woke = self.try_to_wake_up(id, wf, this_cpu)?;
         if !self.platform.schedstat_enabled() {
             return Ok(woke);
         }
         match &woke {
-            Woke::InPlace { cpu, .. } => self.ttwu_stat(this_cpu, *cpu, *cpu),
-            Woke::Placed { from, to, .. } => self.ttwu_stat(this_cpu, *from, *to),
+            Woke::InPlace { cpu, .. } => {
+                self.ttwu_stat(this_cpu, *cpu, *cpu);
+                count(&woke);
+            }
+            Woke::Placed { from, to, .. } => {
+                self.ttwu_stat(this_cpu, *from, *to);
+                count(&woke);
+            }
             Woke::Pending { .. } => {}
         }
         Ok(woke)

@@ -11,17 +11,17 @@
 //! Configs: `NEXT_BUDDY`, `NO_NEXT_BUDDY`, `preempt=lazy`,
 //! `kernel.sched_base_slice_ns=3000000`, joined with `+`.
 
-// Stdout goes through `outln!` / `out!` (`sim/src/out.rs`): `println!`
-// panics on a closed pipe.
-#![warn(clippy::print_stdout)]
+// Stdout goes through `outln!` / `out!`, stderr through `errln!`
+// (`sim/src/out.rs`): `println!` and `eprintln!` panic on a closed pipe.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::exit;
 
 use sim::cli::parse_run;
 use sim::engine::{place_name, row_name, Counters, NR_PLACES, NR_ROWS};
 use sim::machine::{mechanism_flag_names, PRESETS};
-use sim::outln;
 use sim::run_one_followed;
+use sim::{errln, outln};
 
 fn usage_text() -> String {
     format!(
@@ -35,8 +35,8 @@ fn usage_text() -> String {
 }
 
 fn usage(e: &str) -> ! {
-    eprintln!("error: {e}");
-    eprintln!("{}", usage_text());
+    errln!("error: {e}");
+    errln!("{}", usage_text());
     exit(2);
 }
 

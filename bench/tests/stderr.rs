@@ -1,0 +1,15 @@
+//! `bench` with a stderr that fails (a closed pipe, `/dev/full`) while it
+//! reports a bad argument: status 141 and 2, never a panic.
+
+#[path = "../../sim/tests/broken_stderr/mod.rs"]
+mod broken_stderr;
+
+#[test]
+fn a_broken_stderr_never_panics_bench() {
+    broken_stderr::check(
+        env!("CARGO_BIN_EXE_bench"),
+        &["--bogus"],
+        "usage: bench ",
+        2,
+    );
+}
