@@ -14,7 +14,7 @@
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || -> ! {
-        eprintln!("usage: bench_row pipe|socket|noise MS");
+        sim::errln!("usage: bench_row pipe|socket|noise MS");
         std::process::exit(2);
     };
     let [kind, ms] = args.as_slice() else { usage() };
@@ -23,24 +23,24 @@ fn main() {
         "socket" => (true, false),
         "noise" => (false, true),
         _ => {
-            eprintln!("bench_row: KIND: expected pipe, socket or noise, got '{kind}'");
+            sim::errln!("bench_row: KIND: expected pipe, socket or noise, got '{kind}'");
             usage()
         }
     };
     let ms: u64 = match ms.parse() {
         Ok(n) if n > 0 && n <= 60_000 => n,
         _ => {
-            eprintln!("bench_row: MS: expected a number of ms from 1 to 60000, got '{ms}'");
+            sim::errln!("bench_row: MS: expected a number of ms from 1 to 60000, got '{ms}'");
             usage()
         }
     };
     match sim::bench::hackbench_row(sockets, noise, ms * 1_000_000) {
-        Ok(r) => println!(
+        Ok(r) => sim::outln!(
             "{} ns simulated; {} events, {} stale dropped, {} steps taken in batches, {} batches split",
             r.sim_ns, r.ctr.events, r.ctr.stale, r.batched_steps, r.batch_splits
         ),
         Err(e) => {
-            eprintln!("bench_row: {e}");
+            sim::errln!("bench_row: {e}");
             std::process::exit(1);
         }
     }
