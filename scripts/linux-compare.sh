@@ -26,6 +26,16 @@
 #                    SIM defaults to 0 (the simulator's qemu:N is flat)
 #   ICOUNT=2         reproducible time: QEMU -icount shift=N,sleep=off;
 #                    ICOUNT=off: multi-threaded TCG, wall clock (not reproducible)
+#   LINUX_DETERMINISTIC=1   Linux boots that repeat themselves: the same
+#                    seed and plan give the same log, byte for byte
+#                    (initramfs.sh builds the same archive from the same
+#                    inputs; linux-compare/determinism.sh): no RDRAND or
+#                    RDSEED, QEMU's -seed the boot's seed, the RTC at a
+#                    fixed date on the virtual clock, and nokaslr
+#                    randomize_kstack_offset=off page_alloc.shuffle=0
+#                    norandmaps. 0: Debian's defaults, as every Linux log
+#                    before 2026-12-05 (night) was taken: each boot a new
+#                    sample
 #   LINUX_SUITE=sid  sid: Debian's current Linux (7.x); bookworm: Debian 12's 6.1
 #   PREEMPT=full     both kernels' boot preemption model (preempt=); aarch64:
 #                    lazy only (Debian's arm64 build has no PREEMPT_DYNAMIC and
@@ -181,6 +191,7 @@ smp_n=${SMP%%,*}
 smp_threads=1
 [[ $SMP == *,* ]] && smp_threads=${SMP#*,threads=}
 ICOUNT=${ICOUNT:-2}
+LINUX_DETERMINISTIC=${LINUX_DETERMINISTIC:-1}
 LINUX_SUITE=${LINUX_SUITE:-sid}
 preempt0=full
 [[ $ARCH == aarch64 ]] && preempt0=lazy
@@ -241,6 +252,7 @@ done
 for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
 [[ -n ${CG_SMP// /} ]] || bad "CG_SMP must list at least one CPU count"
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
+[[ $LINUX_DETERMINISTIC == 0 || $LINUX_DETERMINISTIC == 1 ]] || bad "LINUX_DETERMINISTIC must be 0 or 1, got '$LINUX_DETERMINISTIC'"
 [[ $ICOUNT == off || $ICOUNT =~ ^[0-9]$ ]] || bad "ICOUNT must be off or a shift 0..9, got '$ICOUNT'"
 [[ $PREEMPT == full || $PREEMPT == lazy ]] || bad "PREEMPT must be full or lazy (Linux 7 offers only these), got '$PREEMPT'"
 if [[ $ARCH == aarch64 ]]; then
@@ -253,6 +265,8 @@ OURS_FEATURES=${OURS_FEATURES:-linux}
 [[ $OURS_FEATURES == linux || $OURS_FEATURES == own ]] || bad "OURS_FEATURES must be linux or own, got '$OURS_FEATURES'"
 # shellcheck source=scripts/linux-compare/defaults.sh
 . "$here/linux-compare/defaults.sh"
+# shellcheck source=scripts/linux-compare/determinism.sh
+. "$here/linux-compare/determinism.sh"
 ours_table=$(lcd_ours_table "$root/sched/src/features.rs")
 [[ -n $ours_table ]] || bad "no feature table in $root/sched/src/features.rs"
 if [[ $OURS == 1 ]]; then
@@ -320,14 +334,19 @@ boot() { # kernel log [qemu args...] -- cmdline
     while [[ $1 != -- ]]; do extra+=("$1"); shift; done
     shift
     local t0=$SECONDS
-    SMP=$SMP ACCEL=tcg QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
+    # boot_cpu: boot_linux's (lc_det_args; empty: h_qemu's default)
+    SMP=$SMP ACCEL=tcg CPU=${boot_cpu:-} QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
 }
 boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
     local log=$1
     shift
-    boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" -- "console=$console" quiet "preempt=$PREEMPT" $one "$@"
+    local w seed=1
+    for w in "$@"; do if [[ $w == lc.seed=* ]]; then seed=${w#lc.seed=}; fi; done
+    lc_det_args "$LINUX_DETERMINISTIC" "$ARCH" "$seed"
+    local boot_cpu=$LC_DET_CPU
+    boot "$ldir/vmlinuz" "$log" -initrd "$ldir/initramfs.cpio.gz" "${LC_DET_QEMU[@]}" -- "console=$console" quiet "preempt=$PREEMPT" $one "${LC_DET_WORDS[@]}" "$@"
     local cpus
     cpus=$(tr -d '\r' <"$log" | sed -n 's/^lc: cpus online \([^ ]*\).*/\1/p')
     [[ -n $cpus ]] || { echo "error: linux-compare: Linux did not reach its init; see $log" >&2; return 1; }

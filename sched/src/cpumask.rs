@@ -208,6 +208,7 @@ impl CpuMask {
     }
 
     /// The intersection (`cpumask_and`).
+    #[inline]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
@@ -217,6 +218,7 @@ impl CpuMask {
     }
 
     /// The union (`cpumask_or`).
+    #[inline]
     pub fn or(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
@@ -226,6 +228,7 @@ impl CpuMask {
     }
 
     /// The CPUs of `self` not in `other` (`cpumask_andnot`).
+    #[inline]
     pub fn and_not(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {

@@ -149,13 +149,19 @@ impl SchedDomain {
     }
 
     /// The groups of this domain, each once, ordered by their first CPU.
-    /// Allocation-free: walks the span, removing each group found.
+    /// Allocation-free: walks the span, removing each group found (at the
+    /// lowest level, where a group is its one CPU, that CPU's bit: no
+    /// mask built and read back per group, which a newly idle CPU's
+    /// balance of a 64-CPU LLC would do 64 times).
     pub fn groups<'a>(&'a self, topo: &'a Topology) -> impl Iterator<Item = CpuMask> + 'a {
         let mut rest = self.span;
         core::iter::from_fn(move || {
             let cpu = rest.first_cpu()?;
             let g = self.group_of(topo, cpu);
-            rest = rest.and_not(&g);
+            match self.child {
+                None => rest.remove(cpu),
+                Some(_) => rest = rest.and_not(&g),
+            }
             Some(g)
         })
     }

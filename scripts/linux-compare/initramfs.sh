@@ -114,5 +114,10 @@ cp "$here/init.sh" "$ir/init"
 cp "$here/guest.sh" "$ir/lc.sh"
 if [[ -n $plan ]]; then cp "$plan" "$ir/plan.sh"; else : >"$ir/plan.sh"; fi
 chmod +x "$ir/init"
-(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -6) >"$out/initramfs.cpio.gz"
+# The same inputs give the same archive, byte for byte: fixed times, names
+# in one order, no inode numbers (cpio --reproducible), no time in the gzip
+# header. The guest unpacks it under -icount, so a different archive is a
+# different boot (docs/results/linux.md, "Linux boots made reproducible").
+find "$ir" -exec touch -h -d @0 {} +
+(cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --reproducible --owner=0:0 | gzip -6 -n) >"$out/initramfs.cpio.gz"
 echo "$version"

@@ -131,6 +131,55 @@
  *                            than 2 us is an interrupt; the median jump less
  *                            one loop, against CPU 0's local timer interrupts
  *                            (LOC in /proc/interrupts) in the same second
+ *         tick_pre_ns, tick_post_ns, tick_probe_ns
+ *                            tick_irq_ns's spinner again, with an fprobe on
+ *                            sched_tick() (trace clock mono, raw output: ns):
+ *                            the median time from a jump's start to the probe
+ *                            (pre: the interrupt's entry, the timekeeping and
+ *                            update_process_times up to sched_tick, whose
+ *                            clock update the tick's decisions see) and from
+ *                            the probe to the jump's end (post), each less half
+ *                            a loop; probe_ns is the traced median jump less
+ *                            the untraced one: the probe's own cost, part of it
+ *                            in pre and part in post (not told apart)
+ *         switch_gap_tick_ns, switch_gap_hrtick_ns, hrtick_irq_ns
+ *                            two nice-0 spinners on CPU 0 (other vCPUs idle)
+ *                            recording their clock jumps for 1 s; a switch gap
+ *                            runs from one's last read to the other's first:
+ *                            the interrupt that ended the slice and the switch.
+ *                            With NO_HRTICK every slice ends at a tick, with
+ *                            HRTICK at its expiry (Linux 7.2 arms the HRTICK
+ *                            only for a newly picked task, so the expiry is
+ *                            measured through the switch it causes); medians.
+ *                            hrtick_irq_ns = tick_irq_ns + the HRTICK's gap -
+ *                            the tick's gap: the HRTICK's entry, hrtick() and
+ *                            exit, the lone tick standing for the tick's
+ *         hrtick_pre_ns, hrtick_post_ns, hrtick_probe_ns
+ *                            the HRTICK run again with an fprobe on hrtick():
+ *                            a gap's start to hrtick()'s entry (pre), and the
+ *                            entry to the other spinner's first read (post,
+ *                            the switch included); probe_ns as the tick's
+ *         ipi_resched_ns     a spinner on CPU 1 (a SCHED_IDLE one queued beside
+ *                            it, HRTICK off) records its clock jumps while this
+ *                            process on CPU 0 renices it (1, 0, 1, ...), which
+ *                            sends CPU 1 a reschedule IPI, and, on alternate
+ *                            calls, a task of CPU 1 that sleeps, which sends
+ *                            nothing, sleeping 200 us after each call (CPU 0
+ *                            idle: its turn passes at once). Under round-robin
+ *                            TCG each call is inside one jump of the spinner,
+ *                            with the rest of CPU 0's turn; the medians' jump
+ *                            difference less the calls' own (timed on CPU 0)
+ *                            is the IPI's entry, handler, the return's
+ *                            schedule() (the spinner picked again) and exit on
+ *                            CPU 1; RES and CAL counted on CPU 1
+ *         ipi_call_wake_ns   wake_remote_ns' round again (the reader woken on
+ *                            idle CPU 1 through its wake list), traced with
+ *                            irq_vectors:call_function_single_entry/exit on
+ *                            CPU 1: the median entry-to-exit (the handler's
+ *                            body: sched_ttwu_pending's activation) less one
+ *                            event's cost, half the traced latency's median
+ *                            less the untraced one (two events in it); the
+ *                            interrupt's entry and exit are not in it
  *         wake_scan_ns       with nice-19 spinners on CPUs 1..N-1 and SIS_UTIL
  *                            off, a SCHED_BATCH reader woken onto CPU 0 unpinned
  *                            (select_idle_sibling checks CPU 0, then scans the
@@ -155,6 +204,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -1543,9 +1593,13 @@ static uint64_t loc_cpu0(void)
 #define IRQ_GAP_NS 2000
 #define IRQ_MAX 20000
 
+/* The loop of tick_irq's spinner, ns. */
+static double tick_loop;
+
 /* The tick's interrupt on a busy CPU (tick_irq_ns in the header); the
- * calling process is pinned to CPU 0 and the other vCPUs are idle. */
-static void tick_irq(void)
+ * calling process is pinned to CPU 0 and the other vCPUs are idle.
+ * Returns the median jump (0 if none). */
+static double tick_irq(void)
 {
 	uint64_t *g = calloc(IRQ_MAX, sizeof(uint64_t));
 	if (!g)
@@ -1567,14 +1621,523 @@ static void tick_irq(void)
 	uint64_t loc = loc_cpu0() - l0;
 	long kept = n < IRQ_MAX ? n : IRQ_MAX;
 	double loop = iters > n ? (double)(t - start - in_gaps) / (iters - n) : 0;
+	double med = 0;
+	tick_loop = loop;
 	if (kept == 0) {
 		printf("cost: tick_irq_ns - (no jump over %d ns in 1 s)\n", IRQ_GAP_NS);
 	} else {
-		double med = median(g, kept);
+		med = median(g, kept);
 		printf("cost: tick_irq_ns %.0f (median jump %.0f less a loop of %.0f; mean jump %.0f; %ld jumps, %llu local timer interrupts on CPU 0)\n",
 		       med - loop, med, loop, (double)in_gaps / n, n, (unsigned long long)loc);
 	}
 	free(g);
+	return med;
+}
+
+/* ---- interrupts: the HRTICK expiry, the reschedule IPI, the tick's split --- */
+
+/* A lone spinner's clock jumps: a read more than IRQ_GAP_NS after the one
+ * before is a jump (last: the read before, first: the read after). */
+#define JMAX 40000
+struct jumps {
+	long n;
+	double loop_ns;
+	uint64_t last[JMAX], first[JMAX];
+};
+
+static struct jumps *jumps_new(void)
+{
+	struct jumps *j = mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (j == MAP_FAILED)
+		die("mmap");
+	return j;
+}
+
+/* Reads the clock for dur_ns (or until *stop), recording the jumps. */
+static void record_jumps(struct jumps *j, uint64_t dur_ns, volatile int *stop)
+{
+	long n = 0, iters = 0;
+	uint64_t in_gaps = 0, t = now_ns(), end = t + dur_ns, last = t, start = t;
+	while (t < end && !(stop && *stop)) {
+		t = now_ns();
+		iters++;
+		if (t - last > IRQ_GAP_NS) {
+			if (n < JMAX)
+				j->last[n] = last, j->first[n] = t;
+			n++;
+			in_gaps += t - last;
+		}
+		last = t;
+	}
+	j->n = n < JMAX ? n : JMAX;
+	j->loop_ns = iters > n ? (double)(t - start - in_gaps) / (iters - n) : 0;
+}
+
+/* The jump of j holding the instant t (last < t < first), or -1. */
+static long jump_at(const struct jumps *j, uint64_t t)
+{
+	long lo = 0, hi = j->n - 1;
+	while (lo <= hi) {
+		long mid = (lo + hi) / 2;
+		if (j->first[mid] < t)
+			lo = mid + 1;
+		else if (j->last[mid] > t)
+			hi = mid - 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+/* CPU cpu's count of the interrupt NAME (/proc/interrupts: "LOC", "RES", "CAL"). */
+static uint64_t irq_count(const char *name, int cpu)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[8192], key[16];
+	uint64_t v = 0;
+	if (!f)
+		die("/proc/interrupts");
+	snprintf(key, sizeof(key), "%s:", name);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, key, strlen(key)))
+			continue;
+		p += strlen(key);
+		for (int c = 0; c <= cpu; c++)
+			v = strtoull(p, &p, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* Whether sched feature NAME is on now (an exact token of the features file). */
+static int feature_on(const char *name)
+{
+	char buf[4096], *save = NULL;
+	int fd = open("/sys/kernel/debug/sched/features", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (!strcmp(t, name))
+			return 1;
+	return 0;
+}
+
+/* ---- tracefs: one function's entries as CLOCK_MONOTONIC instants ---------- */
+
+#define TR "/sys/kernel/tracing"
+
+static int tr_put(const char *file, const char *s, int append)
+{
+	char path[256];
+	snprintf(path, sizeof(path), TR "/%s", file);
+	int fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return -1;
+	ssize_t r = write(fd, s, strlen(s));
+	close(fd);
+	return r == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Puts an fprobe (a kprobe if fprobes are refused) on FUNC's entry as
+ * event lcb/probe, traced with the mono clock and raw output (timestamps
+ * in ns). 0 if set. */
+static int probe_on(const char *func)
+{
+	char def[128];
+	if (access(TR "/events", F_OK) != 0)
+		mount("nodev", TR, "tracefs", 0, NULL);
+	tr_put("tracing_on", "0", 0);
+	tr_put("trace", "", 0);
+	snprintf(def, sizeof(def), "f:lcb/probe %s", func);
+	if (tr_put("dynamic_events", def, 1) != 0) {
+		snprintf(def, sizeof(def), "p:lcb/probe %s", func);
+		if (tr_put("kprobe_events", def, 1) != 0)
+			return -1;
+	}
+	if (tr_put("trace_clock", "mono", 0) || tr_put("trace_options", "raw", 0) ||
+	    tr_put("buffer_size_kb", "2048", 0) || tr_put("events/lcb/probe/enable", "1", 0))
+		return -1;
+	return tr_put("tracing_on", "1", 0);
+}
+
+/* Stops the trace, reads CPU cpu's probe instants into ts (at most max),
+ * removes the probe; returns how many. */
+static long probe_off(int cpu, uint64_t *ts, long max)
+{
+	FILE *f;
+	char line[512];
+	long n = 0;
+	tr_put("tracing_on", "0", 0);
+	f = fopen(TR "/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		int pid, c;
+		unsigned long long t;
+		if (line[0] == '#' || sscanf(line, "%d %d %llu", &pid, &c, &t) != 3 || c != cpu)
+			continue;
+		if (n < max)
+			ts[n++] = t;
+	}
+	if (f)
+		fclose(f);
+	tr_put("events/lcb/probe/enable", "0", 0);
+	tr_put("trace_options", "noraw", 0);
+	tr_put("trace_clock", "local", 0);
+	if (tr_put("dynamic_events", "-:lcb/probe", 1) != 0)
+		tr_put("kprobe_events", "-:lcb/probe", 1);
+	tr_put("trace", "", 0);
+	return n;
+}
+
+/* Splits j's jumps at the probe instants ts: the median time from the jump's
+ * start to the probe (pre), from the probe to the jump's end (post), and the
+ * median traced jump (whole), over the jumps holding one instant. */
+static long split_jumps(const struct jumps *j, const uint64_t *ts, long nts, uint64_t hi_ns, double *pre,
+			double *post, double *whole)
+{
+	uint64_t *a = malloc(sizeof(uint64_t) * (nts + 1)), *b = malloc(sizeof(uint64_t) * (nts + 1)),
+		 *w = malloc(sizeof(uint64_t) * (nts + 1));
+	long k = 0;
+	if (!a || !b || !w)
+		die("malloc");
+	for (long i = 0; i < nts; i++) {
+		long m = jump_at(j, ts[i]);
+		if (m < 0 || j->first[m] - j->last[m] >= hi_ns)
+			continue;
+		a[k] = ts[i] - j->last[m], b[k] = j->first[m] - ts[i], w[k] = j->first[m] - j->last[m];
+		k++;
+	}
+	*pre = k ? median(a, k) : 0, *post = k ? median(b, k) : 0, *whole = k ? median(w, k) : 0;
+	free(a), free(b), free(w);
+	return k;
+}
+
+#define SPLIT_MAX 40000
+
+/* Runs record_jumps for 1 s on this CPU (0) with an fprobe on FUNC, and
+ * prints the split as NAME_pre_ns / NAME_post_ns against the untraced
+ * median `untraced` (the probe's own cost: the traced median less it). */
+static void traced_split(const char *name, const char *func, struct jumps *j, uint64_t hi_ns, double untraced)
+{
+	static uint64_t ts[SPLIT_MAX];
+	if (probe_on(func) != 0) {
+		printf("cost: %s_pre_ns - (no probe on %s)\n", name, func);
+		probe_off(0, ts, 0);
+		return;
+	}
+	record_jumps(j, 1000000000ull, NULL);
+	long nts = probe_off(0, ts, SPLIT_MAX);
+	double pre, post, whole;
+	long k = split_jumps(j, ts, nts, hi_ns, &pre, &post, &whole);
+	if (k == 0) {
+		printf("cost: %s_pre_ns - (%ld probe hits on CPU 0, none inside a jump)\n", name, nts);
+		return;
+	}
+	printf("cost: %s_pre_ns %.0f (median, jump start to %s's entry, less half a loop of %.0f; traced)\n", name,
+	       pre - j->loop_ns / 2, func, j->loop_ns);
+	printf("cost: %s_post_ns %.0f (median, %s's entry to jump end, less half a loop; traced)\n", name,
+	       post - j->loop_ns / 2, func);
+	printf("cost: %s_probe_ns %.0f (traced median jump %.0f less the untraced %.0f: the probe's cost, inside pre or post; %ld of %ld hits inside a jump)\n",
+	       name, whole - untraced, whole, untraced, k, nts);
+}
+
+/* The tick's split (tick_pre_ns, tick_post_ns): a lone spinner on CPU 0 as
+ * in tick_irq, with an fprobe on sched_tick, whose update_rq_clock sets the
+ * clock the tick's decisions see. */
+static void tick_split(double untraced_med)
+{
+	struct jumps *j = jumps_new();
+	traced_split("tick", "sched_tick", j, 200000, untraced_med);
+	munmap(j, sizeof(*j));
+}
+
+/* Two spinners on CPU 0 (this CPU), released together, each recording its
+ * clock jumps for 1 s: the other's turns are its long jumps. */
+struct pair {
+	volatile int go;
+	struct jumps j[2];
+};
+
+static void pair_run(struct pair *p)
+{
+	pid_t k[2];
+	p->go = 0;
+	for (int i = 0; i < 2; i++) {
+		k[i] = fork();
+		if (k[i] < 0)
+			die("fork");
+		if (k[i] == 0) {
+			pin(0);
+			while (!p->go)
+				;
+			record_jumps(&p->j[i], 1000000000ull, NULL);
+			_exit(0);
+		}
+	}
+	usleep(20000);
+	p->go = 1;
+	waitpid(k[0], NULL, 0);
+	waitpid(k[1], NULL, 0);
+}
+
+/* The switch gaps of a pair run: from one spinner's last read before the
+ * other's turn to the other's first read in it (shorter than hi_ns), into
+ * g; with the probe instants ts (sorted), the gaps holding one also split
+ * into pre (gap start to probe) and post. Returns the number of gaps. */
+static long switch_gaps(const struct pair *p, uint64_t hi_ns, uint64_t *g, const uint64_t *ts, long nts,
+			uint64_t *pre, uint64_t *post, long *nsplit)
+{
+	long n = 0, k = 0;
+	for (int to = 0; to < 2; to++) {
+		const struct jumps *from = &p->j[1 - to], *dst = &p->j[to];
+		for (long i = 0; i < dst->n; i++) {
+			uint64_t t = dst->first[i];
+			long m = jump_at(from, t);
+			if (m < 0 || t - from->last[m] >= hi_ns)
+				continue;
+			uint64_t start = from->last[m];
+			g[n++] = t - start;
+			/* the first probe instant after the gap's start */
+			long lo = 0, hi = nts;
+			while (lo < hi) {
+				long mid = (lo + hi) / 2;
+				if (ts[mid] <= start)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nts && ts[lo] < t)
+				pre[k] = ts[lo] - start, post[k] = t - ts[lo], k++;
+		}
+	}
+	*nsplit = k;
+	return n;
+}
+
+/* The HRTICK expiry (hrtick_irq_ns in the header). Linux 7.2 arms the
+ * HRTICK only for a newly picked task, so its cost is measured through the
+ * switch it causes: two nice-0 spinners on CPU 0, other vCPUs idle; with
+ * NO_HRTICK every slice (0.7 ms) ends at a tick (4 ms), with HRTICK at the
+ * HRTICK's expiry; the median switch gap is the interrupt's cost plus the
+ * switch to the other spinner, so the HRTICK's cost is the tick's
+ * (tick_untraced: tick_irq_ns) plus the gaps' difference. Then the same
+ * with an fprobe on hrtick() splits the HRTICK's gap at its entry. */
+static void hrtick_irq(double tick_untraced)
+{
+	int was_on = feature_on("HRTICK");
+	struct pair *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	static uint64_t g[2 * JMAX], pre[2 * JMAX], post[2 * JMAX], ts[SPLIT_MAX];
+	double med[2] = { 0, 0 };
+	long cnt[2] = { 0, 0 }, ns;
+	if (p == MAP_FAILED)
+		die("mmap");
+	for (int on = 0; on < 2; on++) {
+		if (set_feature(on ? "HRTICK" : "NO_HRTICK") != 0) {
+			printf("cost: hrtick_irq_ns - (cannot set HRTICK)\n");
+			goto out;
+		}
+		uint64_t l0 = irq_count("LOC", 0);
+		pair_run(p);
+		uint64_t loc = irq_count("LOC", 0) - l0;
+		cnt[on] = switch_gaps(p, 200000, g, NULL, 0, pre, post, &ns);
+		med[on] = cnt[on] ? median(g, cnt[on]) : 0;
+		printf("cost: switch_gap_%s_ns %.0f (two nice-0 spinners on CPU 0, %s: median of %ld switch gaps, %llu LOC on CPU 0)\n",
+		       on ? "hrtick" : "tick", med[on], on ? "HRTICK" : "NO_HRTICK", cnt[on], (unsigned long long)loc);
+	}
+	if (!cnt[0] || !cnt[1]) {
+		printf("cost: hrtick_irq_ns - (no switch gaps)\n");
+		goto out;
+	}
+	printf("cost: hrtick_irq_ns %.0f (tick_irq_ns %.0f + switch_gap_hrtick_ns - switch_gap_tick_ns)\n",
+	       tick_untraced + med[1] - med[0], tick_untraced);
+	if (probe_on("hrtick") != 0) {
+		printf("cost: hrtick_pre_ns - (no probe on hrtick)\n");
+		probe_off(0, ts, 0);
+		goto out;
+	}
+	pair_run(p);
+	long nts = probe_off(0, ts, SPLIT_MAX);
+	qsort(ts, nts, 8, cmp_u64);
+	long n = switch_gaps(p, 200000, g, ts, nts, pre, post, &ns);
+	if (ns == 0) {
+		printf("cost: hrtick_pre_ns - (%ld probe hits, none inside a switch gap)\n", nts);
+		goto out;
+	}
+	double traced = median(g, n);
+	printf("cost: hrtick_pre_ns %.0f (median, gap start to hrtick()'s entry, less half a loop of %.0f; traced)\n",
+	       median(pre, ns) - p->j[0].loop_ns / 2, p->j[0].loop_ns);
+	printf("cost: hrtick_post_ns %.0f (median, hrtick()'s entry to the other spinner's first read, switch included; traced)\n",
+	       median(post, ns));
+	printf("cost: hrtick_probe_ns %.0f (traced median gap %.0f less the untraced %.0f: the probe's cost; %ld of %ld gaps hold a hit, %ld hits)\n",
+	       traced - med[1], traced, med[1], ns, n, nts);
+out:
+	set_feature(was_on ? "HRTICK" : "NO_HRTICK");
+	munmap(p, sizeof(*p));
+}
+
+#define RES_OPS 1000
+
+/* The reschedule IPI on its receiver (ipi_resched_ns in the header). */
+static void ipi_resched(void)
+{
+	int was_on = feature_on("HRTICK");
+	struct jumps *j = jumps_new();
+	volatile int *stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	static uint64_t ta[RES_OPS], tb[RES_OPS];
+	if (stop == MAP_FAILED)
+		die("mmap");
+	/* HRTICK off: with it, a change of the spinner's weight re-arms its
+	 * HRTICK from CPU 0, a function-call IPI, in both halves. */
+	set_feature("NO_HRTICK");
+	spin_start(1, 2, 100);
+	*stop = 0;
+	pid_t s = fork();
+	if (s < 0)
+		die("fork");
+	if (s == 0) {
+		pin(1);
+		record_jumps(j, 60000000000ull, stop);
+		_exit(0);
+	}
+	/* a task of CPU 1 asleep: renicing it sends no IPI (Linux 7.2 sends
+	 * CPU 1 a reschedule IPI at a renice of either task queued there) */
+	pid_t z = fork();
+	if (z < 0)
+		die("fork");
+	if (z == 0) {
+		pin(1);
+		for (;;)
+			pause();
+	}
+	usleep(20000);
+	uint64_t r0 = irq_count("RES", 1), c0 = irq_count("CAL", 1);
+	for (long i = 0; i < RES_OPS; i++) {
+		ta[i] = now_ns();
+		/* even: the running spinner, 0 -> 1 and back on alternate calls;
+		 * odd: the sleeper */
+		if (setpriority(PRIO_PROCESS, i % 2 ? z : s, (i / 2) % 2 ? 0 : 1) != 0)
+			die("setpriority");
+		tb[i] = now_ns();
+		usleep(200);
+	}
+	uint64_t res = irq_count("RES", 1) - r0, cal = irq_count("CAL", 1) - c0;
+	*stop = 1;
+	waitpid(s, NULL, 0);
+	kill(z, SIGKILL);
+	waitpid(z, NULL, 0);
+	spin_stop();
+	set_feature(was_on ? "HRTICK" : "NO_HRTICK");
+	uint64_t *jl = calloc(RES_OPS, 8), *jr = calloc(RES_OPS, 8), *sl = calloc(RES_OPS, 8), *sr = calloc(RES_OPS, 8);
+	long nl = 0, nr = 0;
+	if (!jl || !jr || !sl || !sr)
+		die("calloc");
+	for (long i = 0; i < RES_OPS; i++) {
+		long m = jump_at(j, ta[i]);
+		if (m < 0 || j->first[m] < tb[i] || j->first[m] - j->last[m] >= 200000)
+			continue;
+		if (i % 2 == 0)
+			jl[nl] = j->first[m] - j->last[m], sl[nl++] = tb[i] - ta[i];
+		else
+			jr[nr] = j->first[m] - j->last[m], sr[nr++] = tb[i] - ta[i];
+	}
+	if (nl == 0 || nr == 0) {
+		printf("cost: ipi_resched_ns - (no controller call inside a jump of CPU 1's spinner)\n");
+	} else {
+		double mjl = median(jl, nl), mjr = median(jr, nr), msl = median(sl, nl), msr = median(sr, nr);
+		printf("cost: ipi_resched_ns %.0f ((%.0f - %.0f) - (%.0f - %.0f): CPU 1's jump around a renice of its running spinner less one of a task of CPU 1 asleep, less the renicing calls' difference on CPU 0; %ld / %ld calls inside a jump; %llu RES, %llu CAL on CPU 1 for %d calls, half of them the spinner's)\n",
+		       (mjl - mjr) - (msl - msr), mjl, mjr, msl, msr, nl, nr, (unsigned long long)res,
+		       (unsigned long long)cal, RES_OPS);
+	}
+	free(jl), free(jr), free(sl), free(sr);
+	munmap((void *)stop, 4096);
+	munmap(j, sizeof(*j));
+}
+
+static long event_id(const char *ev)
+{
+	char path[256], buf[32];
+	snprintf(path, sizeof(path), TR "/events/%s/id", ev);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* The call-function-single IPI that delivers a queued wakeup, on its
+ * receiver (ipi_call_wake_ns in the header): wake_costs' remote round (a
+ * reader on idle CPU 1, the wake list) traced with the x86 tracepoints
+ * irq_vectors:call_function_single_entry/exit on CPU 1; the tracepoints'
+ * cost from the latency's median traced against untraced (two events in
+ * it, one inside each entry-to-exit interval). */
+static void ipi_call_wake(double untraced_lat)
+{
+	const char *en = "irq_vectors/call_function_single_entry", *ex = "irq_vectors/call_function_single_exit";
+	char path[256];
+	if (access(TR "/events", F_OK) != 0)
+		mount("nodev", TR, "tracefs", 0, NULL);
+	long id_en = event_id(en), id_ex = event_id(ex);
+	if (id_en < 0 || id_ex < 0) {
+		printf("cost: ipi_call_wake_ns - (no %s / %s tracepoint)\n", en, ex);
+		return;
+	}
+	tr_put("tracing_on", "0", 0);
+	tr_put("trace", "", 0);
+	tr_put("trace_clock", "mono", 0);
+	tr_put("trace_options", "raw", 0);
+	tr_put("buffer_size_kb", "2048", 0);
+	snprintf(path, sizeof(path), "events/%s/enable", en);
+	tr_put(path, "1", 0);
+	snprintf(path, sizeof(path), "events/%s/enable", ex);
+	tr_put(path, "1", 0);
+	tr_put("tracing_on", "1", 0);
+	double b, wk, lat;
+	wake_costs(1, SCHED_OTHER, &b, &wk, &lat);
+	double traced_lat = med_lat;
+	tr_put("tracing_on", "0", 0);
+	uint64_t *d = calloc(4 * c_iters, 8);
+	long n = 0, nin = 0;
+	uint64_t open_at = 0;
+	FILE *f = fopen(TR "/trace", "r");
+	char line[512];
+	if (!d)
+		die("calloc");
+	while (f && fgets(line, sizeof(line), f)) {
+		int pid, c;
+		unsigned long long t;
+		long type;
+		if (line[0] == '#' || sscanf(line, "%d %d %llu type: %ld", &pid, &c, &t, &type) != 4 || c != 1)
+			continue;
+		if (type == id_en)
+			open_at = t, nin++;
+		else if (type == id_ex && open_at && n < 4 * c_iters)
+			d[n++] = t - open_at, open_at = 0;
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "events/%s/enable", en);
+	tr_put(path, "0", 0);
+	snprintf(path, sizeof(path), "events/%s/enable", ex);
+	tr_put(path, "0", 0);
+	tr_put("trace_options", "noraw", 0);
+	tr_put("trace_clock", "local", 0);
+	tr_put("trace", "", 0);
+	if (n == 0) {
+		printf("cost: ipi_call_wake_ns - (no call-function-single IPI on CPU 1 traced)\n");
+	} else {
+		double m = median(d, n), ev = (traced_lat - untraced_lat) / 2;
+		printf("cost: ipi_call_wake_ns %.0f (median entry-to-exit %.0f over %ld IPIs on CPU 1 for %ld wakeups, less one event %.0f: the latency's median traced %.0f less untraced %.0f, halved; the handler's body, without the interrupt's entry and exit)\n",
+		       m - ev, m, n, c_iters + c_iters / 10, ev, traced_lat, untraced_lat);
+	}
+	free(d);
 }
 
 /* ---- turns: QEMU's round-robin vCPU turns under -icount ------------------ */
@@ -1732,7 +2295,12 @@ static int cmd_costs(int argc, char **argv)
 		syscall(SYS_getppid);
 	printf("cost: null_syscall_ns %.0f\n", per_op(now_ns() - t0, c_iters));
 
-	tick_irq();
+	double tick_med = tick_irq();
+	if (tick_med > 0) {
+		tick_split(tick_med);
+		hrtick_irq(tick_med - tick_loop);
+	}
+	ipi_resched();
 
 	double w, r;
 	rw_costs(0, &w, &r);
@@ -1759,6 +2327,7 @@ static int cmd_costs(int argc, char **argv)
 	printf("cost: write_nowake_ns %.0f (remote loop; median %.0f)\n", b, med_base);
 	printf("cost: wake_remote_ns %.0f (medians %.0f)\n", wk - b, med_waking - med_base);
 	printf("cost: lat_remote_idle_ns %.0f (median %.0f)\n", lat, med_lat);
+	ipi_call_wake(med_lat);
 	spin_start(1, 2, 100);
 	wake_costs(1, SCHED_OTHER, &b, &wk, &lat);
 	spin_stop();

@@ -9,8 +9,10 @@
 # several seconds wide. Then one knob check of `make linux-compare`
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
 # before anything is fetched or written, and so is a config naming a
-# feature ours has not, a bad SMP shape or BOOT_SEED; and the parsing that gives ours
-# Linux's default features (linux-compare/defaults.sh), on sample lines.
+# feature ours has not, or a bad SMP shape, BOOT_SEED or LINUX_DETERMINISTIC;
+# the QEMU and kernel command line of a deterministic Linux boot and of a
+# default one; and the parsing that gives ours Linux's default features
+# (linux-compare/defaults.sh), on sample lines.
 # Last, the probe scripts' set-up (h_probe_*): their argument checks and
 # messages, a probe patch that no longer applies, and each probe script
 # refusing a bad SMP or seed before it copies, builds or boots anything.
@@ -148,6 +150,47 @@ for bad in "4,threads=3|SMP must be N (2..8) or N,threads=T (T 1 or 2), got '4,t
     [ "$rc" -eq 2 ] && [[ $msg == *"${bad#*|}"* ]] && [ ! -e "$lcout" ] && ok=0
     h_check "linux_compare_refuses_smp_${spec//[^a-zA-Z0-9]/_}" "$ok" "status $rc, '$msg'"
 done
+
+# 8c. Linux boots that repeat themselves unless LINUX_DETERMINISTIC=0
+#    (linux-compare/determinism.sh): the QEMU command that h_qemu builds
+#    from lc_det_args, passed as linux-compare.sh's boot() passes it (CPU,
+#    QEMU_EXTRA, the kernel words), has RDRAND/RDSEED off, the RTC on the
+#    virtual clock at a fixed date, a fixed -seed and the kernel's layout
+#    randomisation off; with 0, none of them. A bad value is refused before
+#    any download.
+rm -rf "$lcout"
+msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_DETERMINISTIC=yes LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+rc=$?
+[ "$rc" -eq 2 ] && [[ $msg == *"LINUX_DETERMINISTIC must be 0 or 1, got 'yes'"* ]] && [ ! -e "$lcout" ]
+h_check linux_compare_refuses_bad_linux_deterministic "$?" "status $rc, '$msg'"
+# shellcheck source=../linux-compare/determinism.sh
+. "$(dirname "$0")/../linux-compare/determinism.sh"
+det_cmd() { # ON [SEED]: the QEMU command line of an x86_64 Linux boot, one string
+    lc_det_args "$1" x86_64 "${2:-}"
+    CPU=$LC_DET_CPU QEMU_EXTRA="${LC_DET_QEMU[*]}" h_qemu x86_64 kernel="$0" \
+        append="console=ttyS0 quiet ${LC_DET_WORDS[*]} lc.seed=1" icount=2 || return 1
+    echo "${QEMU[*]}"
+}
+on=$(det_cmd 1)
+ok=1
+[[ " $on " == *" -cpu max,-rdrand,-rdseed "* && $(grep -o -- ' -cpu ' <<<"$on" | wc -l) -eq 1 &&
+    " $on " == *" -rtc base=2026-01-01T00:00:00,clock=vm "* && " $on " == *" -seed 1 "* &&
+    " $on " == *" -icount shift=2,sleep=off "* &&
+    " $on " == *" -append console=ttyS0 quiet nokaslr randomize_kstack_offset=off page_alloc.shuffle=0 norandmaps lc.seed=1 "* ]] && ok=0
+h_check linux_deterministic_boot_command_line "$ok" "$on"
+# QEMU's -seed is the boot's: seed 3 gives -seed 3, a bad one falls back to 1
+on3=$(det_cmd 1 3)
+bad=$(det_cmd 1 '3;x')
+[[ " $on3 " == *" -seed 3 "* && " $bad " == *" -seed 1 "* ]]
+h_check linux_deterministic_qemu_seed_is_the_boots "$?" "seed 3: $(grep -o -- '-seed [^ ]*' <<<"$on3"), bad: $(grep -o -- '-seed [^ ]*' <<<"$bad")"
+off=$(det_cmd 0)
+ok=1
+[[ " $off " == *" -cpu max "* && " $off " != *" -rtc "* && " $off " != *" -seed "* &&
+    " $off " != *nokaslr* && " $off " != *norandmaps* ]] && ok=0
+h_check linux_default_boot_command_line "$ok" "$off"
+lc_det_args 1 aarch64
+[[ -z $LC_DET_CPU && "${LC_DET_QEMU[*]}" == *"-seed 1"* ]]
+h_check linux_deterministic_aarch64_keeps_its_cpu "$?" "cpu '$LC_DET_CPU', qemu '${LC_DET_QEMU[*]}'"
 
 # 9. ours takes Linux's default features (scripts/linux-compare/defaults.sh):
 #    from arm64's feature line (Debian 7.2.13: NO_HRTICK), the one setting

@@ -44,7 +44,9 @@ fn main() {
             "--no-batch" => batch = false,
             "--machine-noise" => noise = true,
             _ => {
-                eprintln!("digest: unknown argument '{a}' (accepted: --no-batch, --machine-noise)");
+                sim::errln!(
+                    "digest: unknown argument '{a}' (accepted: --no-batch, --machine-noise)"
+                );
                 std::process::exit(2);
             }
         }
@@ -124,7 +126,7 @@ fn main() {
                         r.exited,
                         trace
                     );
-                    println!(
+                    sim::outln!(
                         "{m} {c} workload{i} seed{seed} {:016x} events={}",
                         fnv(&all),
                         r.ctr.events

@@ -25,7 +25,7 @@ fn main() {
     let seeds: u64 = match std::env::args().nth(1) {
         None => 10,
         Some(a) => a.parse().ok().filter(|&n| n >= 2).unwrap_or_else(|| {
-            eprintln!("noise_cov: SEEDS: expected a number >= 2, got '{a}'");
+            sim::errln!("noise_cov: SEEDS: expected a number >= 2, got '{a}'");
             std::process::exit(2);
         }),
     };
@@ -37,7 +37,7 @@ fn main() {
         let mut s = study.clone();
         s.mechanisms_off = off.to_vec();
         let r = run_study(&s, 1, false).unwrap_or_else(|e| {
-            eprintln!("noise_cov: {e}");
+            sim::errln!("noise_cov: {e}");
             std::process::exit(1);
         });
         for (ii, it) in s.items.iter().enumerate() {
@@ -45,7 +45,7 @@ fn main() {
                 .map(|vi| cov(&r.values(ii, vi, 0, "time_s")))
                 .collect();
             c.sort_by(f64::total_cmp);
-            println!(
+            sim::outln!(
                 "{:<8} {:<26} {:<15} {} seeds: CoV median {:.2}%, min {:.2}%, max {:.2}% ({} points)",
                 if off.is_empty() { "noise" } else { "no-noise" },
                 it.title,

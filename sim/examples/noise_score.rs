@@ -29,7 +29,7 @@ fn main() {
         s.mechanisms_off = off.to_vec();
         let t0 = std::time::Instant::now();
         let r = run_study(&s, 1, false).unwrap_or_else(|e| {
-            eprintln!("noise_score: {e}");
+            sim::errln!("noise_score: {e}");
             std::process::exit(1);
         });
         let sc = score(&rows, &r);
@@ -39,9 +39,9 @@ fn main() {
             totals(&sc).line(),
             score_table(&sc)
         ));
-        eprintln!("noise_score: {name} done");
+        sim::errln!("noise_score: {name} done");
     }
-    print!("{txt}");
+    sim::out!("{txt}");
     std::fs::create_dir_all(&out).expect("out dir");
     std::fs::write(out.join("noise_score.txt"), txt).expect("write");
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::machine::Machine;
 use crate::workloads::{HackbenchCfg, MixTask};
-use crate::{outln, run_one, Config, WorkSpec};
+use crate::{outln, run_one, Config, RunResult, WorkSpec};
 
 /// CPU time of this thread so far, s (`/proc/thread-self/schedstat`: the
 /// scheduler's own runtime account), so that a figure taken on a shared host
@@ -23,25 +23,33 @@ fn rss_kib() -> Option<u64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The run of one of the bench's hackbench rows (64-CPU graviton3, 16
+/// groups, NO_NEXT_BUDDY, seed 1; unix sockets or pipes, machine noise
+/// or not) for `ns` simulated: the bench runs one second of each; a
+/// shorter run of the same row is what a profiler can take
+/// (`sim/examples/bench_row.rs`).
+pub fn hackbench_row(sockets: bool, noise: bool, ns: u64) -> Result<RunResult, String> {
+    let base = Config::parse("nb-off:NO_NEXT_BUDDY");
+    let mut g3 = Machine::preset("graviton3").ok_or_else(|| "no graviton3 preset".to_string())?;
+    g3.mech.machine_noise = noise;
+    let w = WorkSpec::Hackbench(HackbenchCfg {
+        groups: 16,
+        loops: 20_000,
+        sockets,
+        threads: false,
+    });
+    run_one(&g3, &base, &w, 1, ns, 0)
+}
+
 /// Prints the bench rows.
 pub fn print_bench() {
     let base = Config::parse("nb-off:NO_NEXT_BUDDY");
-    let g3 = Machine::preset("graviton3").expect("preset");
-    let mut g3_noise = g3.clone();
-    g3_noise.mech.machine_noise = true;
     // 1. Events per second: 64-CPU hackbench, 16 groups, one thread.
     // 2. One simulated second of it (loops large enough to last > 1 s);
     //    pipes again with machine noise (as the study runs it).
     for (sockets, noise) in [(false, false), (true, false), (false, true)] {
-        let g3 = if noise { &g3_noise } else { &g3 };
-        let w = WorkSpec::Hackbench(HackbenchCfg {
-            groups: 16,
-            loops: 20_000,
-            sockets,
-            threads: false,
-        });
         let (t0, c0) = (Instant::now(), cpu_s());
-        let r = run_one(g3, &base, &w, 1, 1_000_000_000, 0).expect("run");
+        let r = hackbench_row(sockets, noise, 1_000_000_000).expect("run");
         let wall = t0.elapsed().as_secs_f64();
         let cpu = match (c0, cpu_s()) {
             (Some(a), Some(b)) => format!(" ({:.2} s on the CPU)", b - a),

@@ -286,6 +286,10 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         wq_concurrency: machine.mech.wq_concurrency && mech.wq_concurrency,
         sleep_cost: machine.mech.sleep_cost && mech.sleep_cost,
         irq_cost: machine.mech.irq_cost && mech.irq_cost,
+        hrtick_cost: machine.mech.hrtick_cost && mech.hrtick_cost,
+        ipi_cost: machine.mech.ipi_cost && mech.ipi_cost,
+        irq_split: machine.mech.irq_split && mech.irq_split,
+        sock_sleep: machine.mech.sock_sleep && mech.sock_sleep,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

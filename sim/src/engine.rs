@@ -48,6 +48,13 @@
 //!   tick's interrupt costs its measured time
 //!   ([`Machine::tick_irq_ns`](crate::machine::Machine)), overhead of the
 //!   task that runs after it (`Kernel::tick_irq_cost`); `--no-irq-cost`.
+//!   So do an HRTICK expiry on a busy CPU (`Machine::hrtick_irq_ns`,
+//!   `--no-hrtick-cost`) and an IPI taken by a busy CPU
+//!   (`Machine::ipi_irq_ns`, `--no-ipi-cost`); with
+//!   `Mechanisms::irq_split` (`--no-irq-split`) the interrupted task's
+//!   runtime holds each one's part before its decisions at them and the
+//!   rest before the exit's switch (`Kernel::irq_begin`,
+//!   `Kernel::irq_handler_end`, `Kernel::irq_overhead`).
 //! - **Capacity** ([`Machine::speed`](crate::machine::Machine), the
 //!   `asym:` presets): a task's bursts are work at capacity 1024; a CPU of
 //!   capacity `c` does `c/1024` ns of it per ns, in `Kernel::charge`,
@@ -1526,6 +1533,31 @@ pub struct UnlockCounters {
     /// wakeup's own under full, or a deferred interrupt's): a switch at
     /// the unlock.
     pub unlock_preempts: u64,
+}
+
+/// The interrupts whose cost `qemu:N` charges ([`Kernel::irq_begin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IrqKind {
+    Tick,
+    Hrtick,
+    Ipi,
+}
+
+/// One interrupt's charge ([`Kernel::irq_begin`]): its cost (jittered),
+/// the part before its decisions, and whether the scheduler clock moves.
+#[derive(Clone, Copy, Debug)]
+struct Irq {
+    pre_ns: u64,
+    ns: u64,
+    split: bool,
+}
+
+impl Irq {
+    const NONE: Irq = Irq {
+        pre_ns: 0,
+        ns: 0,
+        split: false,
+    };
 }
 
 /// Where a running task is rescheduled ([`Counters::resched_at`]).
@@ -3329,7 +3361,10 @@ impl Kernel {
     fn ipi(&mut self, cpu: usize) {
         self.cpus[cpu].ipi_pending = false;
         self.ctr.ipis += 1;
+        let irq = self.irq_begin(cpu, IrqKind::Ipi);
+        self.irq_handler_end(cpu, irq);
         self.irq_exit(cpu, Place::Ipi);
+        self.irq_overhead(cpu, irq);
         // The handler's `timer_sync`: an HRTICK another CPU set for it.
         self.lapic_program(cpu, true);
     }
@@ -3340,15 +3375,18 @@ impl Kernel {
         self.cpus[cpu].rq_touched = true;
         self.cpus[cpu].hrtick_at = u64::MAX;
         self.charge(cpu);
+        let irq = self.irq_begin(cpu, IrqKind::Hrtick);
         let r = {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
-            rq.update_rq_clock(self.now);
+            rq.update_rq_clock(self.now + irq.pre_ns);
             rq.hrtick()
         };
+        self.irq_handler_end(cpu, irq);
         if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, r, Place::Hrtick) {
             self.reschedule(cpu, PrevAction::Stays);
         }
         self.drain_ipis();
+        self.irq_overhead(cpu, irq);
         self.lapic_program(cpu, false);
     }
 
@@ -3363,15 +3401,17 @@ impl Kernel {
         self.charge(cpu);
         self.cpus[cpu].ticks += 1;
         let ticks = self.cpus[cpu].ticks;
+        let irq = self.irq_begin(cpu, IrqKind::Tick);
         let r = {
             let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
-            rq.update_rq_clock(self.now);
+            rq.update_rq_clock(self.now + irq.pre_ns);
             self.s.sched_ttwu_pending(&mut rq);
             let r = rq.task_tick();
             self.s.tick_misfit(&rq);
             r
         };
         // The tick's interrupt exit (the kernel's `irq_exit`).
+        self.irq_handler_end(cpu, irq);
         if self.irq_exit_preempts(cpu, r, Place::Tick) {
             self.reschedule(cpu, PrevAction::Stays);
         }
@@ -3392,7 +3432,10 @@ impl Kernel {
             }
         }
         self.drain_ipis();
-        self.tick_irq_cost(cpu);
+        if irq.ns == 0 {
+            self.tick_irq_cost(cpu);
+        }
+        self.irq_overhead(cpu, irq);
         let tick = self.cfg.tick_ns();
         let c = &mut self.cpus[cpu];
         if c.curr == NIL {
@@ -3421,7 +3464,9 @@ impl Kernel {
     /// a simplification that touches only the ticks that reschedule at
     /// their own exit (about 100 a run of the `qemu:4` 4-group pipes row,
     /// under full and lazy alike; docs/results/linux.md). The
-    /// tick's decisions are made at its instant, as before.
+    /// tick's decisions are made at its instant, as before. This is the
+    /// model with `--no-irq-split`; with `Mechanisms::irq_split` the tick
+    /// is charged as Linux charges it ([`Kernel::irq_begin`]).
     fn tick_irq_cost(&mut self, cpu: usize) {
         let tid = self.cpus[cpu].curr;
         if tid == NIL || self.m.tick_irq_ns == 0 || !self.m.mech.irq_cost {
@@ -3430,6 +3475,60 @@ impl Kernel {
         self.charge(cpu);
         let ns = self.jit_task(tid, self.m.tick_irq_ns);
         self.tasks[tid as usize].overhead += ns;
+        self.arm_burst(cpu);
+    }
+
+    /// An interrupt taken on `cpu` now: its cost, what of it comes before
+    /// its decisions, and whether it goes into the interrupted task's
+    /// runtime (`Mechanisms::irq_split`). Nothing on an idle CPU, nor for a
+    /// mechanism that is off. The tick with `--no-irq-split` is
+    /// [`Kernel::tick_irq_cost`]'s (none here).
+    fn irq_begin(&mut self, cpu: usize, kind: IrqKind) -> Irq {
+        let tid = self.cpus[cpu].curr;
+        let m = &self.m;
+        let split = m.mech.irq_split;
+        let (pre, whole) = match kind {
+            IrqKind::Tick if m.mech.irq_cost && split => (m.tick_pre_ns, m.tick_irq_ns),
+            IrqKind::Hrtick if m.mech.hrtick_cost => (m.hrtick_pre_ns, m.hrtick_irq_ns),
+            IrqKind::Ipi if m.mech.ipi_cost => (0, m.ipi_irq_ns),
+            _ => (0, 0),
+        };
+        if tid == NIL || whole == 0 {
+            return Irq::NONE;
+        }
+        let ns = self.jit_task(tid, whole);
+        Irq {
+            pre_ns: if split { pre.min(ns) } else { 0 },
+            ns,
+            split,
+        }
+    }
+
+    /// The handler's end, after its decisions and before its exit's
+    /// switch: with `Mechanisms::irq_split` the CPU's scheduler clock
+    /// moves to it, so a switch there charges the interrupted task the
+    /// whole handler, as Linux without `CONFIG_IRQ_TIME_ACCOUNTING`
+    /// (`update_rq_clock_task` gives `clock_task` the whole delta). The
+    /// next task's clock then starts there, while the time itself is
+    /// spent as its overhead ([`Kernel::irq_overhead`]).
+    fn irq_handler_end(&mut self, cpu: usize, irq: Irq) {
+        if irq.split && irq.ns > 0 {
+            self.s
+                .cpu_rq(CpuId::wrapping(cpu))
+                .update_rq_clock(self.now + irq.ns);
+        }
+    }
+
+    /// The interrupt's time, spent on the CPU's vCPU (in its turn) before
+    /// anything else there: overhead of the task that runs after it (the
+    /// interrupted one, or the one the exit switched to).
+    fn irq_overhead(&mut self, cpu: usize, irq: Irq) {
+        let tid = self.cpus[cpu].curr;
+        if tid == NIL || irq.ns == 0 {
+            return;
+        }
+        self.charge(cpu);
+        self.tasks[tid as usize].overhead += irq.ns;
         self.arm_burst(cpu);
     }
 

@@ -245,6 +245,26 @@ pub struct Mechanisms {
     /// A busy CPU's periodic tick's cost ([`Machine::tick_irq_ns`])
     /// charged at each tick; `--no-irq-cost`.
     pub irq_cost: bool,
+    /// An HRTICK expiry's cost ([`Machine::hrtick_irq_ns`]) charged on its
+    /// busy CPU; `--no-hrtick-cost`.
+    pub hrtick_cost: bool,
+    /// A reschedule IPI's cost on its busy receiver
+    /// ([`Machine::ipi_irq_ns`]); `--no-ipi-cost`.
+    pub ipi_cost: bool,
+    /// Where an interrupt's cost goes, as Linux without
+    /// `CONFIG_IRQ_TIME_ACCOUNTING` charges it: the handler's part before
+    /// its decisions ([`Machine::tick_pre_ns`], [`Machine::hrtick_pre_ns`];
+    /// none for an IPI) moves the CPU's scheduler clock before them, and
+    /// the rest before the exit's switch, so the interrupted task's
+    /// runtime holds the whole handler (the time itself is still spent
+    /// by the task that runs after it). `--no-irq-split`: no clock moves,
+    /// the whole in the runtime of the task that runs after the interrupt
+    /// (the tick's model before).
+    pub irq_split: bool,
+    /// A hackbench over sockets pays a socket's sleep
+    /// ([`Machine::sock_sleep_ns`]) instead of a pipe's
+    /// ([`Machine::sleep_ns`]); `--no-sock-sleep`.
+    pub sock_sleep: bool,
 }
 
 impl Default for Mechanisms {
@@ -266,6 +286,10 @@ impl Default for Mechanisms {
             wq_concurrency: true,
             sleep_cost: true,
             irq_cost: true,
+            hrtick_cost: true,
+            ipi_cost: true,
+            irq_split: true,
+            sock_sleep: true,
         }
     }
 }
@@ -319,6 +343,22 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "no periodic tick's interrupt cost (Machine::tick_irq_ns) charged on a busy CPU",
     ),
     (
+        "--no-hrtick-cost",
+        "no HRTICK expiry's interrupt cost (Machine::hrtick_irq_ns) charged on its CPU",
+    ),
+    (
+        "--no-ipi-cost",
+        "no reschedule IPI's cost (Machine::ipi_irq_ns) charged on a busy receiver",
+    ),
+    (
+        "--no-irq-split",
+        "an interrupt's cost goes to the task after it, not into the interrupted task's runtime (part before the decisions)",
+    ),
+    (
+        "--no-sock-sleep",
+        "a hackbench over sockets pays a pipe's sleep cost (Machine::sleep_ns), not a socket's",
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
@@ -356,6 +396,10 @@ impl Mechanisms {
             "--no-wq-concurrency" => self.wq_concurrency = false,
             "--no-sleep-cost" => self.sleep_cost = false,
             "--no-irq-cost" => self.irq_cost = false,
+            "--no-hrtick-cost" => self.hrtick_cost = false,
+            "--no-ipi-cost" => self.ipi_cost = false,
+            "--no-irq-split" => self.irq_split = false,
+            "--no-sock-sleep" => self.sock_sleep = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -523,6 +567,57 @@ pub const QEMU_SLEEP_NS: u64 = 5_515;
 /// alone on its CPU arms none).
 pub const QEMU_TICK_IRQ_NS: u64 = 13_024;
 
+/// `qemu:N`: the part of a busy CPU's tick before `sched_tick()`, whose
+/// clock update the tick's decisions see, ns ([`Machine::tick_pre_ns`]).
+/// Measured in Linux 7.2 on that machine (`lcbench costs`, `tick_pre_ns`
+/// and `tick_probe_ns`; docs/results/linux.md, "The simulator's qemu:N
+/// costs", 2026-12-05 night): [`QEMU_TICK_IRQ_NS`]'s lone spinner with an
+/// fprobe on `sched_tick`: 7.84 us from the jump's start to the probe
+/// (median, first boot; 7.80-7.85 in four), less half the probe's own
+/// 3.17 us (the traced jump less the untraced), whose split around its
+/// timestamp is not measured: 6 258 ns, +-1.59 us. The interrupt's entry,
+/// the jiffies and timekeeping update and `update_process_times` up to
+/// `sched_tick`.
+pub const QEMU_TICK_PRE_NS: u64 = 6_258;
+
+/// `qemu:N`: an HRTICK expiry on a busy CPU, ns ([`Machine::hrtick_irq_ns`]).
+/// Measured in Linux 7.2 on that machine (`lcbench costs`,
+/// `hrtick_irq_ns`; docs/results/linux.md, "The simulator's qemu:N costs",
+/// 2026-12-05 night): two nice-0 spinners on CPU 0 switch at each slice's
+/// end; the median switch gap is 19.32 us when the HRTICK's expiry ends the
+/// slice and 23.73 us when the tick does (NO_HRTICK), the same switch in
+/// both, so the expiry (entry, `hrtick()`, exit) costs the lone tick's
+/// 13.02 us less 4.41: 8 612 ns (8 628 and 8 800 in two more boots).
+pub const QEMU_HRTICK_IRQ_NS: u64 = 8_612;
+
+/// `qemu:N`: the part of an HRTICK expiry before `hrtick()`'s clock
+/// update, ns ([`Machine::hrtick_pre_ns`]). Measured as
+/// [`QEMU_TICK_PRE_NS`] (`hrtick_pre_ns`, `hrtick_probe_ns`): 3.35 us from
+/// the switch gap's start to an fprobe on `hrtick`, less half the probe's
+/// 4.44 us: 1 128 ns, +-1.11 us.
+pub const QEMU_HRTICK_PRE_NS: u64 = 1_128;
+
+/// `qemu:N`: a reschedule IPI on a busy receiver, ns
+/// ([`Machine::ipi_irq_ns`]). Measured in Linux 7.2 on that machine
+/// (`lcbench costs`, `ipi_resched_ns`; docs/results/linux.md, "The
+/// simulator's qemu:N costs", 2026-12-05 night): a spinner on CPU 1's clock
+/// jumps 25.77 us around a renice from CPU 0 that sends it a reschedule
+/// IPI and 14.04 us around one that sends none; less the two calls'
+/// difference on CPU 0 (12.69 against 5.06 us): 4 108 ns, the IPI's entry,
+/// handler, the return's `schedule()` (no switch) and exit; a second
+/// boot gave the same medians to the ns.
+pub const QEMU_IPI_IRQ_NS: u64 = 4_108;
+
+/// `qemu:N`: what a sleep on a unix stream socket costs beyond a yield's
+/// switch, ns ([`Machine::sock_sleep_ns`]). Measured in Linux 7.2 on that
+/// machine (`lcbench costs`, `sleep_sock_ns`; docs/results/linux.md, "The
+/// simulator's qemu:N costs"): [`QEMU_SLEEP_NS`]'s ping-pong over two unix
+/// stream socketpairs takes 39.14 us a half round, 6.58 us more than the
+/// same boot's socket write and read, local wakeup and process switch
+/// (6 576 ns, the second boot of 87ebea4; 6 307-6 424 ns in four boots of
+/// 2026-12-05, night).
+pub const QEMU_SOCK_SLEEP_NS: u64 = 6_576;
+
 /// The longest vCPU turn of `qemu:N`, ns: QEMU's `TCG_KICK_PERIOD`
 /// (`accel/tcg/tcg-accel-ops-rr.h`, a tenth of a second of virtual time),
 /// the kick timer that ends a turn no deadline ended.
@@ -635,9 +730,30 @@ pub struct Machine {
     /// as Linux without `CONFIG_IRQ_TIME_ACCOUNTING` (Debian's 7.2 config)
     /// charges it, to the task that runs there ([`QEMU_TICK_IRQ_NS`] on
     /// `qemu:N`, 0 elsewhere). Tickless idle CPUs take no tick and pay
-    /// nothing; HRTICK expiries and IPIs are not charged (not measured).
+    /// nothing; HRTICK expiries and IPIs have their own figures
+    /// ([`Machine::hrtick_irq_ns`], [`Machine::ipi_irq_ns`]).
     /// Apart from [`Costs`], as [`Machine::sleep_ns`].
     pub tick_irq_ns: u64,
+    /// The part of [`Machine::tick_irq_ns`] before the tick's decisions
+    /// (`sched_tick`'s clock update), ns ([`QEMU_TICK_PRE_NS`] on `qemu:N`);
+    /// with `Mechanisms::irq_split` the interrupted task's runtime holds it
+    /// at them.
+    pub tick_pre_ns: u64,
+    /// What an HRTICK expiry costs its busy CPU, ns: the interrupt's entry,
+    /// `hrtick()` and its exit ([`QEMU_HRTICK_IRQ_NS`] on `qemu:N`, 0
+    /// elsewhere); charged as the tick's.
+    pub hrtick_irq_ns: u64,
+    /// The part of [`Machine::hrtick_irq_ns`] before `hrtick()`'s clock
+    /// update, ns ([`QEMU_HRTICK_PRE_NS`]).
+    pub hrtick_pre_ns: u64,
+    /// What a reschedule IPI costs a busy receiver, ns: its entry, handler
+    /// and exit ([`QEMU_IPI_IRQ_NS`] on `qemu:N`, 0 elsewhere). An idle
+    /// receiver's is inside [`Costs::ipi_ns`], the wakee's latency.
+    pub ipi_irq_ns: u64,
+    /// [`Machine::sleep_ns`] for a sleep on a unix stream socket, ns
+    /// ([`QEMU_SOCK_SLEEP_NS`] on `qemu:N`, 0 elsewhere): hackbench over
+    /// sockets pays it instead (`Mechanisms::sock_sleep`).
+    pub sock_sleep_ns: u64,
     /// Tick rate.
     pub hz: u32,
     /// The mechanisms modelled: all on, except the pipe mutex where the
@@ -728,6 +844,8 @@ impl Machine {
         let mut locks = LockShares::default();
         let mut sleep_ns = 0;
         let mut tick_irq_ns = 0;
+        let (mut tick_pre_ns, mut hrtick_irq_ns, mut hrtick_pre_ns) = (0, 0, 0);
+        let (mut ipi_irq_ns, mut sock_sleep_ns) = (0, 0);
         let (topo, costs) = match name {
             "graviton3" => (Topology::uniform(64, 1, 64, 1).ok()?, c),
             "cascadelake-2s" => (
@@ -767,6 +885,11 @@ impl Machine {
                 locks = qemu_lock_shares();
                 sleep_ns = QEMU_SLEEP_NS;
                 tick_irq_ns = QEMU_TICK_IRQ_NS;
+                tick_pre_ns = QEMU_TICK_PRE_NS;
+                hrtick_irq_ns = QEMU_HRTICK_IRQ_NS;
+                hrtick_pre_ns = QEMU_HRTICK_PRE_NS;
+                ipi_irq_ns = QEMU_IPI_IRQ_NS;
+                sock_sleep_ns = QEMU_SOCK_SLEEP_NS;
                 (Topology::uniform(n, 1, n, 1).ok()?, qemu_costs())
             }
             s => {
@@ -792,6 +915,11 @@ impl Machine {
             locks,
             sleep_ns,
             tick_irq_ns,
+            tick_pre_ns,
+            hrtick_irq_ns,
+            hrtick_pre_ns,
+            ipi_irq_ns,
+            sock_sleep_ns,
         })
     }
 }
@@ -899,6 +1027,10 @@ mod tests {
                 wq_concurrency: false,
                 sleep_cost: false,
                 irq_cost: false,
+                hrtick_cost: false,
+                ipi_cost: false,
+                irq_split: false,
+                sock_sleep: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

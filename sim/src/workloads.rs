@@ -637,6 +637,10 @@ impl Workload for Hackbench {
         } else {
             (c.pipe_write_ns, c.pipe_read_ns)
         };
+        if self.cfg.sockets && k.m.mech.sock_sleep && k.m.sock_sleep_ns > 0 {
+            // Every sleep of a hackbench over sockets is on a socket.
+            k.m.sleep_ns = k.m.sock_sleep_ns;
+        }
         self.write_j = Jitter::new(self.write_ns, 10);
         self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;

@@ -2,8 +2,9 @@
 //! each one does what it says, is off when switched off, and keeps a run
 //! deterministic and its CPU time conserved.
 
+use sched::TaskParams;
 use sim::engine::{Kernel, Metric, Next, Spawn, Workload};
-use sim::machine::{Machine, QEMU_TICK_IRQ_NS};
+use sim::machine::{Machine, QEMU_IPI_IRQ_NS, QEMU_SLEEP_NS, QEMU_SOCK_SLEEP_NS, QEMU_TICK_IRQ_NS};
 use sim::workloads::HackbenchCfg;
 use sim::{run_one, Config, RunResult, WorkSpec};
 
@@ -142,6 +143,9 @@ fn exact_qemu(n: usize, off: &[&str]) -> Machine {
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
     m.tick_irq_ns = 0;
+    m.hrtick_irq_ns = 0;
+    m.ipi_irq_ns = 0;
+    m.sock_sleep_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }
@@ -174,6 +178,7 @@ fn vcpus_share_the_instruction_rate() {
     );
 }
 
+const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
 /// vCPU turns: a lone busy vCPU runs at the full rate, also past the tick
@@ -208,6 +213,37 @@ fn busy_ticks_pay_the_interrupt_cost() {
     let mut off = m.clone();
     off.mech.turn_off("--no-irq-cost").unwrap();
     assert_eq!(pinned_exits(off, &[10 * MS])[0], 10 * MS);
+    // Whose runtime holds the tick moves no time.
+    let mut whole = m.clone();
+    whole.mech.turn_off("--no-irq-split").unwrap();
+    assert_eq!(pinned_exits(whole, &[10 * MS])[0], 10 * MS + 2 * irq);
+}
+
+/// A hackbench over sockets pays a socket's sleep (`Machine::sock_sleep_ns`)
+/// at every switch away from a sleeper, over pipes a pipe's
+/// (`Machine::sleep_ns`); `--no-sock-sleep` gives sockets the pipe's. With
+/// the switches themselves free and no jitter, the switches' charged time
+/// is a whole number of sleeps of the figure paid.
+#[test]
+fn sockets_pay_the_socket_sleep() {
+    let mut m = exact_qemu(2, &[]);
+    m.sleep_ns = QEMU_SLEEP_NS;
+    m.sock_sleep_ns = QEMU_SOCK_SLEEP_NS;
+    let mut pipe_figure = m.clone();
+    pipe_figure.mech.turn_off("--no-sock-sleep").unwrap();
+    for (mm, sockets, paid) in [
+        (&m, true, QEMU_SOCK_SLEEP_NS),
+        (&m, false, QEMU_SLEEP_NS),
+        (&pipe_figure, true, QEMU_SLEEP_NS),
+    ] {
+        let ns = run(mm, &hb(sockets), 1).ctr.switch_ns;
+        assert!(ns > 0, "sockets {sockets}: no sleep charged");
+        assert_eq!(
+            ns % paid,
+            0,
+            "sockets {sockets}: {ns} ns not sleeps of {paid}"
+        );
+    }
 }
 
 /// vCPU turns: busy vCPUs take turns in CPU order, each to the next timer
@@ -505,4 +541,85 @@ fn pipe_lazy_request_taken_before_the_mutex() {
             );
         }
     }
+}
+
+/// Task 0 (CPU 0) sleeps 1 ms and wakes task 1, which asks for a 100 µs
+/// slice and so preempts task 2, a 10 ms hog, on CPU 1: a reschedule IPI
+/// taken by a busy CPU. Records when the hog exits.
+struct WakeBusy {
+    step: [u32; 3],
+    hog_exit_ns: u64,
+}
+
+impl Workload for WakeBusy {
+    fn init(&mut self, k: &mut Kernel) {
+        k.spawn(Spawn {
+            pin: Some(0),
+            ..Default::default()
+        });
+        k.spawn(Spawn {
+            pin: Some(1),
+            params: TaskParams {
+                slice_ns: 100 * US,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        k.spawn(Spawn {
+            pin: Some(1),
+            ..Default::default()
+        });
+    }
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let s = self.step[tid as usize];
+        self.step[tid as usize] += 1;
+        match (tid, s) {
+            (0, 0) => Next::Sleep(MS),
+            (0, 1) => {
+                assert!(k.wake(1, false), "task 1 sleeps");
+                Next::Exit
+            }
+            (1, 0) => Next::Block,
+            (1, 1) => Next::Run(100 * US),
+            (2, 0) => Next::Run(10 * MS),
+            (2, 1) => {
+                self.hog_exit_ns = k.now;
+                Next::Exit
+            }
+            _ => Next::Exit,
+        }
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+fn hog_exit_ns(m: Machine) -> (u64, u64) {
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(4, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 3, 1);
+    let mut wl = WakeBusy {
+        step: [0; 3],
+        hog_exit_ns: 0,
+    };
+    k.run(&mut wl, 100 * MS);
+    (wl.hog_exit_ns, k.ctr.ipis)
+}
+
+/// A reschedule IPI taken by a busy CPU costs it `Machine::ipi_irq_ns`:
+/// the hog it interrupted ends that much later; `--no-ipi-cost` charges
+/// nothing, and `--no-irq-split` (whose runtime holds it) moves no time.
+#[test]
+fn busy_receivers_pay_the_ipi() {
+    let mut m = exact_qemu(4, &["--no-vcpu-share"]);
+    m.ipi_irq_ns = QEMU_IPI_IRQ_NS;
+    let (on, ipis) = hog_exit_ns(m.clone());
+    assert_eq!(ipis, 1, "one IPI");
+    let mut off = m.clone();
+    off.mech.turn_off("--no-ipi-cost").unwrap();
+    let (base, _) = hog_exit_ns(off);
+    assert!(base >= 10 * MS + 100 * US, "{base} ns");
+    assert_eq!(on, base + QEMU_IPI_IRQ_NS);
+    let mut whole = m.clone();
+    whole.mech.turn_off("--no-irq-split").unwrap();
+    assert_eq!(hog_exit_ns(whole).0, on);
 }

@@ -641,7 +641,14 @@ const GOLDEN: [u64; 6] = [
 /// 0x5ebb_bedc_d225_cd6b, when a busy CPU's periodic tick began to pay
 /// its interrupt's measured cost, `Machine::tick_irq_ns`: with it 0 (or
 /// `--no-irq-cost`) both runs give those two digests byte for byte,
-/// [`QEMU_GOLDEN_NO_TICK_IRQ`].)
+/// [`QEMU_GOLDEN_NO_TICK_IRQ`]. Both moved, from 0x6aa6_0faf_9a77_bb83
+/// and 0x4182_2321_40a8_d713, when HRTICK expiries and IPIs on busy CPUs
+/// began to pay their measured costs, the interrupts' part before their
+/// decisions to go into the interrupted task's runtime, and hackbench
+/// over sockets to pay a socket's sleep: with `--no-hrtick-cost
+/// --no-ipi-cost --no-irq-split --no-sock-sleep` (or `--no-irq-split` with
+/// the HRTICK's, the IPI's and the socket's sleep costs 0) both runs give
+/// those two digests byte for byte, [`QEMU_GOLDEN_NO_IRQS`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -653,13 +660,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0x6aa6_0faf_9a77_bb83,
+            0xcc2f_d408_b6e3_af19,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x4182_2321_40a8_d713,
+            0x7d78_5389_a8d4_8634,
         ),
     ]
 }
@@ -676,6 +683,20 @@ const QEMU_GOLDEN_NO_PIPE_PAUSE: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0xe2c3_7af5_
 /// (`Machine::sleep_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_SLEEP: [u64; 2] = [0x6ff9_7bdd_d5f1_0d5f, 0x86d7_94c8_5557_3fcc];
 
+/// The switches of the HRTICK's and the reschedule IPI's costs, the
+/// interrupts' split and the socket's sleep.
+const IRQ_FLAGS: [&str; 4] = [
+    "--no-hrtick-cost",
+    "--no-ipi-cost",
+    "--no-irq-split",
+    "--no-sock-sleep",
+];
+
+/// [`qemu_golden_cases`]' digests without the HRTICK's and the IPI's
+/// costs, the interrupts' split and the socket's sleep: the model before
+/// them, unchanged by their code.
+const QEMU_GOLDEN_NO_IRQS: [u64; 2] = [0x6aa6_0faf_9a77_bb83, 0x4182_2321_40a8_d713];
+
 /// [`qemu_golden_cases`]' digests without the tick's interrupt cost
 /// (`Machine::tick_irq_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_TICK_IRQ: [u64; 2] = [0xea39_a9ad_9927_2fe8, 0x5ebb_bedc_d225_cd6b];
@@ -689,11 +710,22 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before the HRTICK's and the IPI's costs, the tick's split
+    // and the socket's sleep: each switch off, and each cost 0.
+    let mut no_irqs = m.clone();
+    for f in IRQ_FLAGS {
+        no_irqs.mech.turn_off(f).unwrap();
+    }
+    let mut no_irqs_ns = m.clone();
+    no_irqs_ns.hrtick_irq_ns = 0;
+    no_irqs_ns.ipi_irq_ns = 0;
+    no_irqs_ns.mech.irq_split = false;
+    no_irqs_ns.sock_sleep_ns = 0;
     // The model before the tick's interrupt cost had none; the models
     // before the sleep's cost had neither.
-    let mut no_tick = m.clone();
+    let mut no_tick = no_irqs.clone();
     no_tick.tick_irq_ns = 0;
-    let mut no_tick_flag = m.clone();
+    let mut no_tick_flag = no_irqs.clone();
     no_tick_flag.mech.turn_off("--no-irq-cost").unwrap();
     let mut no_sleep = no_tick.clone();
     no_sleep.sleep_ns = 0;
@@ -707,13 +739,24 @@ fn qemu_vcpu_turns_golden() {
         .into_iter()
         .zip(QEMU_GOLDEN_NO_PIPE_PAUSE)
         .zip(QEMU_GOLDEN_NO_SLEEP)
-        .zip(QEMU_GOLDEN_NO_TICK_IRQ);
-    for ((c, w, seed, want), (((before, before_pipe), before_sleep), before_tick)) in
+        .zip(QEMU_GOLDEN_NO_TICK_IRQ)
+        .zip(QEMU_GOLDEN_NO_IRQS);
+    for ((c, w, seed, want), ((((before, before_pipe), before_sleep), before_tick), before_irqs)) in
         qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_irqs,
+                before_irqs,
+                "--no-hrtick-cost --no-ipi-cost --no-irq-split --no-sock-sleep: not the run before them",
+            ),
+            (
+                &no_irqs_ns,
+                before_irqs,
+                "--no-irq-split, the HRTICK's and IPI's costs and the socket's sleep 0: not the run before them",
+            ),
             (
                 &no_tick,
                 before_tick,

@@ -19,6 +19,9 @@ fn exact(preset: &str, off: &[&str]) -> Machine {
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
     m.tick_irq_ns = 0;
+    m.hrtick_irq_ns = 0;
+    m.ipi_irq_ns = 0;
+    m.sock_sleep_ns = 0;
     m.costs.jitter_pct = 0;
     for f in off {
         m.mech.turn_off(f).expect("flag");

@@ -24,6 +24,9 @@ fn exact_qemu1(off: &[&str]) -> Machine {
     m.costs.switch_process_ns = 0;
     m.sleep_ns = 0;
     m.tick_irq_ns = 0;
+    m.hrtick_irq_ns = 0;
+    m.ipi_irq_ns = 0;
+    m.sock_sleep_ns = 0;
     m.costs.jitter_pct = 0;
     m
 }

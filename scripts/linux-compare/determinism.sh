@@ -1,0 +1,42 @@
+# Sourced by scripts/linux-compare.sh (and scripts/test/harness-test.sh): how
+# a Linux boot is made to repeat itself, LINUX_DETERMINISTIC=1 (the
+# default). -icount makes the guest's clocks follow its instruction count,
+# but a Debian kernel on QEMU still takes in what differs from boot to boot:
+#
+#   host entropy  x86_64 `-cpu max` offers RDRAND/RDSEED, which QEMU's TCG
+#                 answers from the host's generator; QEMU also hands the
+#                 guest seeds of its own (x86 setup_data, arm64 virt's
+#                 /chosen rng-seed and kaslr-seed) from its guest generator,
+#                 which `-seed N` makes a fixed sequence (here N is the
+#                 boot's lc.seed: another seed, another sequence);
+#   host time     the RTC follows the host clock unless `-rtc clock=vm`,
+#                 and starts at the host's date unless given a base;
+#   layout        KASLR (RANDOMIZE_BASE, RANDOMIZE_MEMORY), a random offset
+#                 of the kernel stack at each syscall (RANDOMIZE_KSTACK_
+#                 OFFSET_DEFAULT), the page allocator's shuffled free lists
+#                 (SHUFFLE_PAGE_ALLOCATOR) and user ASLR (each process's
+#                 stack, mmap base and brk);
+#   the initramfs initramfs.sh now archives it byte for byte the same;
+#                 before, each build had other times and inode numbers, so
+#                 two calls of the harness booted different archives.
+#
+# Debian's SLAB_FREELIST_RANDOM has no switch: with the inputs above fixed,
+# the kernel's generator repeats its sequence. docs/results/linux.md,
+# "Linux boots made reproducible", has the boots behind each item.
+
+# lc_det_args ON ARCH SEED: sets LC_DET_CPU (the CPU model, '' for h_qemu's
+# default), LC_DET_QEMU (QEMU arguments) and LC_DET_WORDS (kernel command
+# line words) for a Linux boot of seed SEED (a positive integer, else 1);
+# ON 0 leaves all three empty.
+lc_det_args() {
+    LC_DET_CPU="" LC_DET_QEMU=() LC_DET_WORDS=()
+    [[ $1 == 1 ]] || return 0
+    case $2 in
+        x86_64) LC_DET_CPU="max,-rdrand,-rdseed" ;;
+        *) ;; # cortex-a72 (ARMv8.0) has no RNDR
+    esac
+    local seed=${3:-1}
+    [[ $seed =~ ^[1-9][0-9]{0,8}$ ]] || seed=1
+    LC_DET_QEMU=(-rtc base=2026-01-01T00:00:00,clock=vm -seed "$seed")
+    LC_DET_WORDS=(nokaslr randomize_kstack_offset=off page_alloc.shuffle=0 norandmaps)
+}
