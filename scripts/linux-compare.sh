@@ -88,6 +88,11 @@
 #  ab:
 #   BOOTS=2 RUNS=3 WARMUP=1   boots (boot b gets seed b), kept and warmup
 #                    rounds per boot and comparison
+#   BOOT_SEED=1      the first boot's seed: boots get seeds BOOT_SEED ..
+#                    BOOT_SEED+BOOTS-1 (more boots of the same kernel, e.g.
+#                    BOOT_SEED=3 after a 2-boot run). Above 1 the logs of
+#                    other seeds under OUT/AB_NAME/logs are kept, and pool
+#                    with the new ones in the tables
 #   CONFIGS / WORKLOADS        '|'-separated configs and workloads of the
 #                    first comparison set (NEXT_BUDDY x preempt model)
 #   CONFIGS2 / WORKLOADS2      the second set (the other features)
@@ -199,6 +204,7 @@ SIM=${SIM:-$sim0}
 SIM_SEEDS=${SIM_SEEDS:-6}
 OUT=${OUT:-$root/build/linux-compare}
 BOOTS=${BOOTS:-2}
+BOOT_SEED=${BOOT_SEED:-1}
 RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-1}
 configs0='default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy'
@@ -240,7 +246,7 @@ esac
 ((smp_n % smp_threads == 0)) || bad "SMP=$SMP: $smp_n CPUs are not whole cores of $smp_threads threads"
 [[ $smp_threads == 1 || $SIM == 0 ]] || bad "SMP=$SMP: the simulator's qemu:N machine has no SMT level; SIM must be 0 with threads"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
+for n in BOOTS BOOT_SEED RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
@@ -441,22 +447,26 @@ part_ab() {
     if [[ ${REPORT_ONLY:-0} != 1 ]]; then
         if [[ $LINUX == 1 ]]; then
             "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
-            rm -rf "$dir/logs"
+            if [[ $BOOT_SEED == 1 ]]; then
+                rm -rf "$dir/logs"
+            else
+                for ((b = BOOT_SEED; b < BOOT_SEED + BOOTS; b++)); do rm -f "$dir/logs/"*"_smp${smp_n}_seed$b.log"; done
+            fi
         else
             local n
-            [[ -f $dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log ]] ||
-                bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log"
+            [[ -f $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log ]] ||
+                bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log"
             n=$(compgen -G "$dir/logs/linux-${ARCH}_smp${smp_n}_seed*.log" | wc -l)
             [[ $n == "$BOOTS" ]] || echo "linux-compare: ab: LINUX=0: $n Linux boot(s) under $dir/logs, ours $BOOTS" >&2
             rm -f "$dir/logs/${ARCH}_smp"*.log "$dir/logs/${ARCH}-clinux_smp"*.log
         fi
         mkdir -p "$dir/logs"
         echo "linux-compare: ab: $BOOTS boot(s) x SMP=$SMP, $mode, Linux preempt=$PREEMPT" >&2
-        for ((b = 1; b <= BOOTS; b++)); do
+        for ((b = BOOT_SEED; b < BOOT_SEED + BOOTS; b++)); do
             [[ $LINUX == 0 ]] || boot_linux "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$b.log" lc.mode=ab "lc.seed=$b" "lc.trace=${TRACE:-0}"
             [[ $OURS == 1 ]] || continue
-            if [[ $b == 1 ]]; then
-                ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed1.log" ab || return 1
+            if [[ $b == "$BOOT_SEED" ]]; then
+                ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log" ab || return 1
                 ours_scripts 2>/dev/null
                 ours_run_fits "$script" ab && ours_run_fits "$cscript" ab || return 1
             fi

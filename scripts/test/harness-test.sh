@@ -9,7 +9,7 @@
 # several seconds wide. Then one knob check of `make linux-compare`
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
 # before anything is fetched or written, and so is a config naming a
-# feature ours has not, or a bad SMP shape, or a bad LINUX_DETERMINISTIC;
+# feature ours has not, or a bad SMP shape, BOOT_SEED or LINUX_DETERMINISTIC;
 # the QEMU and kernel command line of a deterministic Linux boot and of a
 # default one; and the parsing that gives ours Linux's default features
 # (linux-compare/defaults.sh), on sample lines.
@@ -117,6 +117,15 @@ for v in six -1 01 1000001; do
     want="OURS_FLIPS must be empty (off) or an integer in [0, 1000000] (hackbench -W), got '$v'"
     [ "$rc" -eq 2 ] && [[ $msg == *"$want"* ]] && [ ! -e "$lcout" ]
     h_check "linux_compare_refuses_ours_flips_${v//[^a-zA-Z0-9]/_}" "$?" "status $rc, '$msg'"
+done
+
+# 7c. and a bad BOOT_SEED (the first boot's seed: a positive integer).
+for v in 0 x 3x; do
+    rm -rf "$lcout"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" BOOT_SEED="$v" LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+    rc=$?
+    [ "$rc" -eq 2 ] && [[ $msg == *"BOOT_SEED must be a positive integer, got '$v'"* ]] && [ ! -e "$lcout" ]
+    h_check "linux_compare_refuses_boot_seed_$v" "$?" "status $rc, '$msg'"
 done
 
 # 8. a config naming a feature ours has not is refused the same way.
