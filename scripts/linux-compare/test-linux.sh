@@ -5,7 +5,8 @@
 #
 #   scripts/linux-compare/test-linux.sh
 #
-#   SMP=4 OUT=build/linux-compare LINUX_SUITE=sid (as linux-compare.sh)
+#   SMP=4 OUT=build/linux-compare LINUX_SUITE=sid LINUX_DETERMINISTIC=1
+#   (as linux-compare.sh; the boot takes determinism.sh's flags as its do)
 #
 # One boot (-icount shift=2,sleep=off, scripts/qemu-x86_64.sh's machine) with
 # lc.mode=smoke (guest.sh's lc_smoke). Checks, each a pass or a failure:
@@ -28,7 +29,13 @@ root=$(cd "$here/../.." && pwd)
 SMP=${SMP:-4}
 OUT=${OUT:-$root/build/linux-compare}
 LINUX_SUITE=${LINUX_SUITE:-sid}
+LINUX_DETERMINISTIC=${LINUX_DETERMINISTIC:-1}
 [[ $SMP =~ ^[1-8]$ ]] || { echo "error: test-linux: SMP must be 1..8, got '$SMP'" >&2; exit 2; }
+[[ $LINUX_DETERMINISTIC == 0 || $LINUX_DETERMINISTIC == 1 ]] ||
+    { echo "error: test-linux: LINUX_DETERMINISTIC must be 0 or 1, got '$LINUX_DETERMINISTIC'" >&2; exit 2; }
+# shellcheck source=determinism.sh
+. "$here/determinism.sh"
+lc_det_args "$LINUX_DETERMINISTIC" x86_64 1
 
 x=$(LINUX_SUITE=$LINUX_SUITE "$here/fetch.sh" "$OUT" | tail -1) || { echo "error: test-linux: fetch failed" >&2; exit 1; }
 ldir=$OUT/$LINUX_SUITE-smoke
@@ -36,8 +43,9 @@ version=$("$here/initramfs.sh" "$x" "$ldir") || { echo "error: test-linux: initr
 log=$OUT/logs/test-linux.log
 mkdir -p "$OUT/logs"
 t0=$SECONDS
-SMP=$SMP ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd $ldir/initramfs.cpio.gz" timeout -k 5 600 \
-    "$root/scripts/qemu-x86_64.sh" "$ldir/vmlinuz" console=ttyS0 quiet preempt=full lc.mode=smoke lc.seed=1 \
+SMP=$SMP ACCEL=tcg CPU=$LC_DET_CPU QEMU_EXTRA="-icount shift=2,sleep=off -initrd $ldir/initramfs.cpio.gz ${LC_DET_QEMU[*]}" \
+    timeout -k 5 600 "$root/scripts/qemu-x86_64.sh" "$ldir/vmlinuz" console=ttyS0 quiet preempt=full lc.mode=smoke lc.seed=1 \
+    "${LC_DET_WORDS[@]}" \
     </dev/null >"$log" 2>&1
 text=$(tr -d '\r' <"$log")
 
