@@ -163,6 +163,11 @@ msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_DETERMINISTIC=yes LINUX_SUITE=none 
 rc=$?
 [ "$rc" -eq 2 ] && [[ $msg == *"LINUX_DETERMINISTIC must be 0 or 1, got 'yes'"* ]] && [ ! -e "$lcout" ]
 h_check linux_compare_refuses_bad_linux_deterministic "$?" "status $rc, '$msg'"
+# the smoke boot (make test-linux) refuses it the same way, before its fetch
+msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_DETERMINISTIC=yes OUT="$lcout" "$(dirname "$0")/../linux-compare/test-linux.sh" 2>&1 </dev/null)
+rc=$?
+[ "$rc" -eq 2 ] && [[ $msg == *"LINUX_DETERMINISTIC must be 0 or 1, got 'yes'"* ]] && [ ! -e "$lcout" ]
+h_check test_linux_refuses_bad_linux_deterministic "$?" "status $rc, '$msg'"
 # shellcheck source=../linux-compare/determinism.sh
 . "$(dirname "$0")/../linux-compare/determinism.sh"
 det_cmd() { # ON [SEED]: the QEMU command line of an x86_64 Linux boot, one string
