@@ -3,7 +3,7 @@
 # -Cprofile-use, stable Rust): the same code and the same output byte for
 # byte (scripts/tools/sim-identity.sh), laid out and inlined by where
 # `sim bench`'s rows spend their time. See docs/design/simulator.md,
-# "A profile-guided build".
+# "What bounds the time; a profile-guided build".
 #
 #   scripts/tools/sim-pgo.sh [OUT_DIR]     (default: target/pgo)
 #
