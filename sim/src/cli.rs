@@ -195,6 +195,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut batch = true;
     let mut noise = false;
     let mut rr_turns = false;
+    let mut sleep_unlocked = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -202,6 +203,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         let on = match opt {
             "--machine-noise" => Some(&mut noise),
             "--qemu-rr-turns" => Some(&mut rr_turns),
+            "--sleep-unlocked" => Some(&mut sleep_unlocked),
             _ => None,
         };
         if let Some(flag) = on {
@@ -236,7 +238,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -266,6 +268,16 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--qemu-rr-turns: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
         ));
     }
+    if sleep_unlocked
+        && !(machine.costs.vcpu_time_sharing
+            && mech.vcpu_share
+            && mech.vcpu_turns
+            && mech.vcpu_pause)
+    {
+        return Err(format!(
+            "--sleep-unlocked: {name} takes no vCPU turns with pauses (only qemu:N does, without --no-vcpu-share, --no-vcpu-turns or --no-vcpu-pause)"
+        ));
+    }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {
         wake_cost: machine.mech.wake_cost && mech.wake_cost,
@@ -290,6 +302,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         ipi_cost: machine.mech.ipi_cost && mech.ipi_cost,
         irq_split: machine.mech.irq_split && mech.irq_split,
         sock_sleep: machine.mech.sock_sleep && mech.sock_sleep,
+        sleep_unlocked,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

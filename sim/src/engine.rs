@@ -215,6 +215,15 @@
 //! turn begins at that instant is not sent on. Not modelled: the short
 //! holds (a wait queue's join and leave, the tick's runqueue lock), the
 //! home runqueue's lock of a wakeup and the wait for `p->on_cpu`.
+//! A switch after a sleep also pays the sleep's cost
+//! ([`Machine::sleep_ns`](crate::machine::Machine)), and by default the
+//! switch's measured share holds the lock over it too; with
+//! `Mechanisms::sleep_unlocked` (`sim run --sleep-unlocked`, off by
+//! default) only the switch's own cost holds it: Linux's sleeper does its
+//! wait-queue work (`prepare_to_wait`, the socket's state lock) before
+//! `__schedule()` takes the runqueue lock, and the share was measured on
+//! switches, so neither bound is measured for the sleep's dequeue, which
+//! Linux does under the lock.
 //!
 //! With `Mechanisms::pipe_lock_pause` too (the default;
 //! `--no-pipe-lock-pause`): a task that spins on a pipe's mutex whose
@@ -2498,12 +2507,19 @@ impl Kernel {
         } else {
             costs.switch_process_ns
         };
+        // With `Mechanisms::sleep_unlocked`: the sleep's part of `over`,
+        // outside the runqueue lock's window.
+        let mut unlocked_ns = 0;
         if prev_slept && self.m.mech.sleep_cost {
             // What a sleep costs beyond a yield's switch (the dequeue, the
             // wait queue), paid with the switch to the next task; a sleep
             // that leaves the CPU idle pays no switch and no sleep.
             over += self.m.sleep_ns;
+            if self.m.mech.sleep_unlocked {
+                unlocked_ns = self.m.sleep_ns;
+            }
         }
+        let drawn_ns = over;
         let mut pen = 0;
         if last != NIL && last as usize != cpu {
             let d = self
@@ -2545,7 +2561,15 @@ impl Kernel {
         if self.pause_on {
             // The runqueue lock, held for the first part of the switch.
             let top = t.overhead + t.work;
-            let held = over * self.m.locks.switch_rq_locked_pm / 1000;
+            // The measured share is of a switch; with
+            // `Mechanisms::sleep_unlocked` a sleep's cost (its jittered
+            // part) holds no lock.
+            let locked = if unlocked_ns > 0 {
+                over * (drawn_ns - unlocked_ns) / drawn_ns
+            } else {
+                over
+            };
+            let held = locked * self.m.locks.switch_rq_locked_pm / 1000;
             let c = &mut self.cpus[cpu];
             c.lock_task = next;
             c.lock_windows.clear();

@@ -265,6 +265,16 @@ pub struct Mechanisms {
     /// ([`Machine::sock_sleep_ns`]) instead of a pipe's
     /// ([`Machine::sleep_ns`]); `--no-sock-sleep`.
     pub sock_sleep: bool,
+    /// With `vcpu_pause`: the runqueue lock of a switch after a sleep is
+    /// held for the measured share of the switch's cost only
+    /// ([`LockShares::switch_rq_locked_pm`] of `switch_*_ns`), the sleep's
+    /// cost ([`Machine::sleep_ns`]) paid outside it, as Linux's wait-queue
+    /// work (`prepare_to_wait` / `finish_wait`, the socket's state lock,
+    /// `pipe_read`'s `wait_event`) runs outside `__schedule()`'s lock.
+    /// Off by default (the model before applies the share to the sleep's
+    /// cost too; the dequeue part of a sleep, which Linux does under the
+    /// lock, is not measured apart); `sim run --sleep-unlocked`.
+    pub sleep_unlocked: bool,
 }
 
 impl Default for Mechanisms {
@@ -290,6 +300,7 @@ impl Default for Mechanisms {
             ipi_cost: true,
             irq_split: true,
             sock_sleep: true,
+            sleep_unlocked: false,
         }
     }
 }
@@ -1031,6 +1042,7 @@ mod tests {
                 ipi_cost: false,
                 irq_split: false,
                 sock_sleep: false,
+                sleep_unlocked: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();
