@@ -102,7 +102,8 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/boot/qemu.sh $(ARCH) $(KERNEL_ELF) $(ARGS)
 
-# Every suite, then one line: suites, tests passed/failed/skipped and the
+# Every suite, then the slowest suites with their wall time and one line:
+# suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
 TEST_SUITES = test-harness test-host test-host-debug test-docs test-msrv test-loom test-kernel test-shell test-calibrate \
