@@ -102,7 +102,8 @@ check-toolchain:
 qemu: ensure-qemu kernel
 	scripts/boot/qemu.sh $(ARCH) $(KERNEL_ELF) $(ARGS)
 
-# Every suite, then one line: suites, tests passed/failed/skipped and the
+# Every suite, then the slowest suites with their wall time and one line:
+# suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
 TEST_SUITES = test-harness test-host test-host-debug test-docs test-msrv test-loom test-kernel test-shell test-calibrate \
@@ -341,9 +342,12 @@ test-lockdep: ensure-qemu kernel-lockdep
 
 # The simulator against the kernel: the same 4-CPU hackbench with NEXT_BUDDY
 # off and on, in QEMU (-icount) and in sim; the per-message switch and
-# wakeup-preemption counts must move the same way.
+# wakeup-preemption counts must move the same way. The simulator is the one
+# test-host built (the same command, --no-run: nothing to do after it in
+# make test); `cargo build -p sim` alone would resolve other features for
+# sched and plotters and build sched, plotters' dependencies and sim again.
 test-calibrate: ensure-qemu kernel-x86_64
-	$(CARGO) build -q -p sim --release
+	$(CARGO) test -q $(HOST_CRATES) --release --no-run
 	$(T)/calibrate.sh $(call elf,x86_64) $(TARGET_DIR)/release/sim
 
 # x86_64: BOOTS boots (default 20) with the host cores kept busy; the

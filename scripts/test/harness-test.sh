@@ -16,6 +16,8 @@
 # Last, the probe scripts' set-up (h_probe_*): their argument checks and
 # messages, a probe patch that no longer applies, and each probe script
 # refusing a bad SMP or seed before it copies, builds or boots anything.
+# And make test's record of a suite (h_record: counts and wall time) and
+# its closing lines (scripts/test/summary.sh), on sample records.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -309,6 +311,48 @@ for sc in pipelock-probe.sh:pipelock lockhold-probe.sh:lockhold hrtick-roles.sh:
         h_check "probe_script_${sc%%.*}_refuses_${bad%%=*}" "$?" "status $rc, '$msg'"
     done
 done
+
+# 11. make test's record and closing lines (scripts/test/summary.sh), on a
+#     results file of its own: h_record's fifth column is the seconds since
+#     the script sourced the harness, its sixth the CPU seconds of the
+#     script and what it waited for; summary.sh lists the slowest suites
+#     (SLOWEST of them) by that column, largest first, and the seconds
+#     outside every suite, before the closing line, and fails when a suite
+#     recorded a failure even though make's status was 0. A line of four
+#     fields (written before the time column) still counts, as 0 s.
+sdir="$dir/summary"
+rm -rf "$sdir"
+mkdir -p "$sdir"
+srec="$sdir/results.tsv"
+# The CPU column counts what the recording shell waited for: a busy loop
+# of 0.3 s of CPU (however long the loaded host takes to give it that:
+# up to minutes at load 10 on 2 cores, hence the wide wall bound).
+(H_RESULTS=$srec H_SUITE_T0=$(awk -v t="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.6f", t - 2.5 }')
+    python3 -c 'import time
+t = time.process_time()
+while time.process_time() - t < 0.3: pass'
+    h_record "suite two" 7 0 1)
+secs=$(cut -f5 "$srec") cpu=$(cut -f6 "$srec")
+[ "$(cut -f1-4 "$srec")" = "suite two	7	0	1" ] && within "$secs" 2.5 300 && within "$cpu" 0.3 5
+h_check record_has_the_suite_wall_and_cpu_time "$?" "'$(tr '\t' '|' <"$srec")'"
+srec=$sdir/sample.tsv
+printf 'slow one\t3\t0\t0\t120.0\t80.2\nquick\t1\t0\t0\t0.4\t0.1\nold four\t2\t0\t0\nmiddle\t5\t0\t2\t9.6\t19.0\nthird\t7\t0\t1\t3.5\t1.0\n' >"$srec"
+echo $(($(date +%s) - 200)) >"$srec.start"
+out=$(H_RESULTS=$srec SLOWEST=3 "$(dirname "$0")/summary.sh" end 0 2>&1)
+rc=$?
+want="make test: the slowest suites, wall and CPU seconds (6? s of the 20? were outside every suite: make's own builds):
+    120.0    80.2  slow one
+      9.6    19.0  middle
+      3.5     1.0  third
+make test: PASS: 5 suites, 18 tests passed, 0 failed, 3 skipped in 3 min 2? s"
+# shellcheck disable=SC2053 # $want is a pattern: ? for the seconds that vary
+[ "$rc" -eq 0 ] && [[ $out == $want ]]
+h_check summary_lists_the_slowest_suites "$?" "status $rc, '$(tr '\n' '|' <<<"$out")'"
+printf 'failing\t1\t2\t0\t3.0\n' >>"$srec"
+out=$(H_RESULTS=$srec SLOWEST=0 "$(dirname "$0")/summary.sh" end 0 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] && [[ $out == "make test: FAIL: 6 suites, 19 tests passed, 2 failed, 3 skipped in "*$'\n'"make test: failures in: failing" ]]
+h_check summary_fails_on_a_recorded_failure "$?" "status $rc, '$(tr '\n' '|' <<<"$out")'"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"

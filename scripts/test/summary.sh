@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# `make test`'s closing line. Each suite records its own counts, as it
+# `make test`'s closing lines. Each suite records its own counts, as it
 # finishes, in build/test-results.tsv (h_record in scripts/lib/harness.sh;
 # cargo's through scripts/test/cargo-test.sh): suite, passed, failed,
-# skipped. This sums them:
+# skipped, seconds of wall time, CPU seconds. This prints the SLOWEST
+# (default 8) slowest suites with their seconds, and the wall time spent
+# outside every suite (make's own builds of the kernels), then sums them
+# in one line:
 #
 #   scripts/test/summary.sh begin        empty the file, note the start time
-#   scripts/test/summary.sh end STATUS   print the line; exit with STATUS
+#   scripts/test/summary.sh end STATUS   print the lines; exit with STATUS
+#
+# H_RESULTS names another file (the harness test's); a line written before
+# the time columns (four fields) counts as 0 s, its CPU shown as -.
 #
 # STATUS is the suites' make status: a failing make test stays failing, and
 # says which suites recorded failures (a suite that stopped before it could
 # record shows in make's own error above).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-results="$root/build/test-results.tsv"
-mkdir -p "$root/build"
+results=${H_RESULTS:-$root/build/test-results.tsv}
+mkdir -p "$(dirname "$results")"
 case ${1:-} in
 begin)
     : >"$results"
@@ -23,6 +29,13 @@ end)
     status=${2:-1}
     start=$(cat "$results.start" 2>/dev/null || date +%s)
     secs=$(($(date +%s) - start))
+    slowest=${SLOWEST:-8}
+    [[ $slowest =~ ^[0-9]+$ ]] || { echo "summary.sh: SLOWEST must be a count, got '$slowest'" >&2; slowest=8; }
+    # The slowest suites, by their fifth column, before the closing line.
+    sort -t$'\t' -k5,5gr "$results" | head -n "$slowest" |
+        awk -F'\t' -v secs="$secs" -v all="$(awk -F'\t' '{ t += $5 } END { printf "%.0f", t }' "$results")" '
+            NR == 1 { printf "make test: the slowest suites, wall and CPU seconds (%d s of the %d were outside every suite: make'"'"'s own builds):\n", secs - all, secs }
+            { printf "  %7.1f %7s  %s\n", $5, $6 == "" ? "-" : $6, $1 }'
     awk -F'\t' -v status="$status" -v secs="$secs" '
         { suites++; p += $2; f += $3; s += $4; if ($3 > 0) bad = bad (bad ? ", " : "") $1 }
         END {
