@@ -81,6 +81,14 @@
  *       at K=1 the spinner's own interrupts), the stretch between two gaps a
  *       turn. Prints per K the turns' and gaps' p10/p50/p90/mean in us.
  *       `costs` prints the same as "cost: vcpu_turns_kK: ..." lines.
+ *   lcbench pingpong [-s] [-n ITERS]
+ *       costs' pingpong_half_ns alone (-s: over unix stream socketpairs),
+ *       on CPU 0: "pingpong: pipe|sock half_ns=N switches_a_round=N".
+ *       For a probe around the reader's sleep (sleeplock-probe.sh).
+ *   lcbench getppid [-n ITERS]
+ *       costs' null_syscall_ns alone, on CPU 0: "getppid: ns=N" (a
+ *       near-empty syscall: an fprobe pair on it measures the pair's own
+ *       cost inside a traced span, sleeplock-probe.sh).
  *   lcbench costs [-n ITERS]
  *       the simulator's qemu:N cost table (sim/src/machine.rs), measured on
  *       this machine (`make linux-compare WHAT=costs`). Times are
@@ -2369,10 +2377,38 @@ static int cmd_costs(int argc, char **argv)
 	return 0;
 }
 
+/* `lcbench pingpong` and `lcbench getppid`: one figure of costs alone. */
+static int cmd_one(int argc, char **argv, int ping)
+{
+	int opt, sock = 0;
+	while ((opt = getopt(argc, argv, ping ? "sn:" : "n:")) != -1) {
+		if (opt == 's')
+			sock = 1;
+		else if (opt == 'n')
+			c_iters = num(optarg, 100, 10000000, "-n");
+		else {
+			fprintf(stderr, "usage: lcbench %s\n", ping ? "pingpong [-s] [-n ITERS]" : "getppid [-n ITERS]");
+			return 2;
+		}
+	}
+	c_ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pin(0);
+	if (ping) {
+		double sw, half = pingpong_half(sock, &sw);
+		printf("pingpong: %s half_ns=%.0f switches_a_round=%.2f\n", sock ? "sock" : "pipe", half, sw);
+	} else {
+		uint64_t t0 = now_ns();
+		for (long i = 0; i < c_iters; i++)
+			syscall(SYS_getppid);
+		printf("getppid: ns=%.0f\n", per_op(now_ns() - t0, c_iters));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lcbench rus|schbench|pgbench|spin|wakelat|dl|costs|turns ...\n");
+		fprintf(stderr, "usage: lcbench rus|schbench|pgbench|spin|wakelat|dl|costs|turns|pingpong|getppid ...\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2393,6 +2429,10 @@ int main(int argc, char **argv)
 		return cmd_costs(argc - 1, argv + 1);
 	if (!strcmp(c, "turns"))
 		return cmd_turns(argc - 1, argv + 1);
+	if (!strcmp(c, "pingpong"))
+		return cmd_one(argc - 1, argv + 1, 1);
+	if (!strcmp(c, "getppid"))
+		return cmd_one(argc - 1, argv + 1, 0);
 	fprintf(stderr, "lcbench: unknown command '%s'\n", c);
 	return 2;
 }

@@ -1,0 +1,127 @@
+# A /plan.sh for the linux-compare initramfs (lc.mode=ab; sourced with /lc.sh):
+# how long, in Linux 7.x, a task that goes to sleep spends in its dequeue
+# under the runqueue lock. In __schedule() a blocking prev takes rq->__lock,
+# then try_to_block_task() -> block_task() -> dequeue_task() (the class's
+# dequeue, PELT, PSI); the wait queue's work runs before, unlocked. An fprobe
+# pair (entry and %return) on dequeue_task() gives each dequeue's span; a
+# dequeue of the running task (pid = the event's task) with DEQUEUE_SLEEP
+# (flags bit 0) is a sleep's; its return value 0 is a DELAY_DEQUEUE (the
+# task stays queued, sched_delayed: its dequeue comes at a later pick, not
+# through dequeue_task, and is not in these spans).
+#
+# Timestamps: trace clock x86-tsc, printed as raw counts (the ns clocks
+# print microseconds); the count's rate is taken from two trace_marker
+# lines around each run holding ktime_get() (/proc/timer_list's "now at").
+#
+# The probe's own cost inside a span: the same fprobe pair (two fetched
+# arguments on entry, the return value on return) on __x64_sys_getppid, a
+# near-empty syscall called in a loop (`lcbench getppid`): its median span
+# is the pair's in-span cost plus getppid's body (a few instructions). The
+# loop's time untraced and traced gives the pair's whole cost.
+#
+# Runs (each traced run's spans, per class, as count / p10 / median / p90 /
+# mean of spans under 20 us / spans over 20 us, the latter a vCPU's turn
+# ending inside the span under QEMU's round-robin TCG):
+#   getppid untraced and traced (the calibration);
+#   `lcbench pingpong` (pipes) and `pingpong -s` (sockets), untraced and
+#     traced: the run costs' sleep_ns comes from (two SCHED_BATCH processes
+#     on CPU 0, every read sleeps);
+#   hackbench -p -g 2 -l 100 and hackbench -g 2 -l 100, traced, RUNS (2)
+#     times each.
+# Lines `slk ...`.
+#
+#   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/sleeplock-probe.sh
+#   SMP=4 MEM=512M ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
+#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1
+# (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run)
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T
+for f in dequeue_task block_task try_to_block_task dequeue_task_fair dequeue_entities psi_task_switch __x64_sys_getppid; do
+    echo "slk info: function $f: ftrace-able $(grep -c "^$f\( \|\.\|$\)" $T/available_filter_functions)"
+done
+dmesg | grep -iE 'tsc' | sed 's/^/slk info: dmesg /'
+slk_add() { echo "$1" >>$T/dynamic_events || { echo "slk error: probe refused: $1"; tail -2 $T/error_log; return 1; }; }
+# dequeue_task() if it has a body of its own, else the class's dequeue
+slk_fn=dequeue_task
+slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32" || { slk_fn=dequeue_task_fair; slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32"; }
+slk_add "f:slk/dqr $slk_fn%return ret=\$retval:u8"
+echo "slk info: spans of $slk_fn"
+# psi_task_switch(prev, next, sleep): under the same lock, later in
+# __schedule(); a sleeping prev clears its running state up the groups
+slk_add 'f:slk/ps psi_task_switch sl=sleep:u8 fl=$arg1:x32 pid=$arg2:s32'
+slk_add 'f:slk/psr psi_task_switch%return'
+slk_add 'f:slk/gp __x64_sys_getppid fl=$arg1:x32 pid=$arg2:s32'
+slk_add 'f:slk/gpr __x64_sys_getppid%return ret=$retval:u8'
+echo x86-tsc >$T/trace_clock || echo "slk error: no x86-tsc trace clock"
+echo 16384 >$T/buffer_size_kb || echo "slk error: buffer_size_kb"
+slk_now() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
+slk_events() { # "ENTRY:RETURN ..." 1|0
+    for e in $(echo "$1" | tr ': ' '  '); do
+        [ -e $T/events/slk/$e/enable ] && echo "$2" >$T/events/slk/$e/enable
+    done
+}
+# Spans from the trace: entry and return paired per CPU; prints per class
+# "slk NAME CLASS: n N p10 P med M p90 Q mean_under20us A over20us K" in ns.
+slk_spans() { # NAME ENTRY RETURN
+    rm -f /tmp/slk.*
+    grep -v '^#' $T/trace | awk -v ent="$2:" -v ret="$3:" '
+        function cpu(   i) { for (i = 1; i <= 4; i++) if ($i ~ /^\[[0-9]+\]$/) return substr($i, 2, length($i) - 2) + 0; return -1 }
+        function stamp(   i) { for (i = 2; i <= 6; i++) if ($i ~ /^[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
+        function field(k,   i) { for (i = 5; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+        / tracing_mark_write: slk mono=/ { m = $NF; sub(/.*=/, "", m); if (!mt0) { mt0 = m; tt0 = stamp() } else { mt1 = m; tt1 = stamp() } next }
+        {
+            c = cpu(); t = stamp()
+            for (i = 4; i <= 7; i++) if ($i == ent || $i == ret) break
+            if ($i == ent) { t0[c] = t; fl[c] = field("fl"); sl[c] = field("sl"); pd[c] = field("pid") + 0
+                cur = $1; sub(/.*-/, "", cur); self[c] = (pd[c] == cur + 0); next }
+            if ($i != ret || !(c in t0)) next
+            s = t - t0[c]; delete t0[c]
+            f = fl[c]; sub(/^0x/, "", f); bit0 = index("13579bdf", substr(f, length(f), 1)) > 0
+            r = field("ret") + 0
+            if (ent == "gp:") k = "all"
+            else if (ent == "ps:") k = (sl[c] == "1" ? "sleep" : "no_sleep")
+            else if (bit0 && self[c]) k = (r ? "sleep" : "sleep_delayed")
+            else if (bit0) k = "other_sleep_flag"
+            else k = "not_sleep"
+            print s >("/tmp/slk." k); n[k]++
+        }
+        END { if (mt1 > mt0 && tt1 > tt0) printf "slk %s: tsc counts a ns %.4f (%.0f ns between the markers)\n", "'"$1"'", (tt1 - tt0) / (mt1 - mt0), mt1 - mt0 >"/tmp/slk.rate"
+              for (k in n) print k >"/tmp/slk.classes" }'
+    cat /tmp/slk.rate 2>/dev/null
+    rate=$(sed -n 's/.*counts a ns \([0-9.]*\).*/\1/p' /tmp/slk.rate 2>/dev/null)
+    for k in $(cat /tmp/slk.classes 2>/dev/null); do
+        sort -n /tmp/slk.$k | awk -v name="$1" -v k="$k" -v r="${rate:-1}" '
+            { v[NR] = $1 / r } END {
+                for (i = 1; i <= NR; i++) if (v[i] < 20000) { s += v[i]; u++ } else o++
+                printf "slk %s %s: n %d p10 %.0f med %.0f p90 %.0f mean_under20us %.0f over20us %d (ns)\n", name, k, NR,
+                    v[int(NR * 0.1) + 1], v[int(NR * 0.5) + 1], v[int(NR * 0.9) + 1], u ? s / u : 0, o + 0 }'
+    done
+}
+slk_run() { # NAME "ENTRY:RETURN ..." CMD
+    lc_restore
+    echo >$T/trace
+    slk_events "$2" 1
+    echo "slk mono=$(slk_now)" >$T/trace_marker
+    $3 >/tmp/slk.out 2>&1
+    echo "slk mono=$(slk_now)" >$T/trace_marker
+    slk_events "$2" 0
+    echo "slk $1 traced: $(grep -E 'Time:|ns=' /tmp/slk.out | tr '\n' ' ') events lost $(lc_ring_lost)"
+    for p in $2; do slk_spans "$1 ${p%%:*}" "${p%%:*}" "${p#*:}"; done
+}
+slk_plain() { # NAME CMD
+    lc_restore
+    $2 >/tmp/slk.out 2>&1
+    echo "slk $1 untraced: $(grep -E 'Time:|ns=' /tmp/slk.out | tr '\n' ' ')"
+}
+slk_plain getppid "lcbench getppid -n 20000"
+slk_run getppid gp:gpr "lcbench getppid -n 20000"
+slk_plain pingpong_pipe "lcbench pingpong -n 2000"
+slk_run pingpong_pipe "dq:dqr ps:psr" "lcbench pingpong -n 2000"
+slk_plain pingpong_sock "lcbench pingpong -s -n 2000"
+slk_run pingpong_sock "dq:dqr ps:psr" "lcbench pingpong -s -n 2000"
+for r in $(seq "${RUNS:-2}"); do
+    slk_run "hackbench_pipe_$r" "dq:dqr ps:psr" "hackbench -p -g 2 -l 100"
+    slk_run "hackbench_sock_$r" "dq:dqr ps:psr" "hackbench -g 2 -l 100"
+done
+slk_plain getppid_end "lcbench getppid -n 20000"
+slk_run getppid_end gp:gpr "lcbench getppid -n 20000"
