@@ -268,6 +268,12 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--qemu-rr-turns: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
         ));
     }
+    if sleep_unlocked && !mech.sleep_lock_split {
+        return Err(
+            "--sleep-unlocked and --no-sleep-lock-split contradict each other (none of a sleep under the runqueue lock, or all of its share)"
+                .into(),
+        );
+    }
     if sleep_unlocked
         && !(machine.costs.vcpu_time_sharing
             && mech.vcpu_share
@@ -303,6 +309,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         irq_split: machine.mech.irq_split && mech.irq_split,
         sock_sleep: machine.mech.sock_sleep && mech.sock_sleep,
         sleep_unlocked,
+        sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

@@ -146,6 +146,13 @@ pub struct LockShares {
     /// held (`__wake_up_sync_key` holds it around `try_to_wake_up`), per
     /// mille, from its start.
     pub wake_wq_locked_pm: u64,
+    /// What a sleep ([`Machine::sleep_ns`]) does under the CPU's runqueue
+    /// lock, beyond a yield's switch, ns (the sleeper's dequeue in
+    /// `__schedule()`): with `Mechanisms::sleep_lock_split` a switch after
+    /// a sleep holds the lock for [`Self::switch_rq_locked_pm`] of the
+    /// switch's own cost and min(the sleep's cost, this) of the sleep's,
+    /// both jittered as the switch is.
+    pub sleep_rq_locked_ns: u64,
 }
 
 impl LockShares {
@@ -273,8 +280,17 @@ pub struct Mechanisms {
     /// `pipe_read`'s `wait_event`) runs outside `__schedule()`'s lock.
     /// Off by default (the model before applies the share to the sleep's
     /// cost too; the dequeue part of a sleep, which Linux does under the
-    /// lock, is not measured apart); `sim run --sleep-unlocked`.
+    /// lock, is not measured apart); `sim run --sleep-unlocked`, the lower
+    /// bound of [`Self::sleep_lock_split`]'s measured part.
     pub sleep_unlocked: bool,
+    /// With `vcpu_pause`: the runqueue lock of a switch after a sleep is
+    /// held for the measured share of the switch's own cost and for the
+    /// sleep's measured part under the lock
+    /// ([`LockShares::sleep_rq_locked_ns`], at most the sleep's cost), not
+    /// for the switch's share of the whole switch and sleep;
+    /// `--no-sleep-lock-split` (the upper bound, the model before).
+    /// [`Self::sleep_unlocked`] overrides it (no part of the sleep held).
+    pub sleep_lock_split: bool,
 }
 
 impl Default for Mechanisms {
@@ -301,6 +317,7 @@ impl Default for Mechanisms {
             irq_split: true,
             sock_sleep: true,
             sleep_unlocked: false,
+            sleep_lock_split: true,
         }
     }
 }
@@ -370,6 +387,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "a hackbench over sockets pays a pipe's sleep cost (Machine::sleep_ns), not a socket's",
     ),
     (
+        "--no-sleep-lock-split",
+        "a switch after a sleep holds the runqueue lock for its share of the whole switch and sleep, not for the sleep's measured part (the upper bound)",
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
@@ -411,6 +432,7 @@ impl Mechanisms {
             "--no-ipi-cost" => self.ipi_cost = false,
             "--no-irq-split" => self.irq_split = false,
             "--no-sock-sleep" => self.sock_sleep = false,
+            "--no-sleep-lock-split" => self.sleep_lock_split = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -536,6 +558,7 @@ pub fn qemu_lock_shares() -> LockShares {
         switch_rq_locked_pm: QEMU_SWITCH_RQ_LOCKED_PM,
         wake_rq_locked_pm: QEMU_WAKE_RQ_LOCKED_PM,
         wake_wq_locked_pm: QEMU_WAKE_WQ_LOCKED_PM,
+        sleep_rq_locked_ns: QEMU_SLEEP_RQ_LOCKED_NS,
     }
 }
 
@@ -548,6 +571,14 @@ pub const QEMU_WAKE_RQ_LOCKED_PM: u64 = 522;
 /// `qemu:N`: the share of a wakeup run under the wakee's wait-queue lock,
 /// per mille (measured, [`qemu_costs`]).
 pub const QEMU_WAKE_WQ_LOCKED_PM: u64 = 1000;
+/// `qemu:N`: what a hackbench sleep does under the runqueue lock beyond a
+/// yield's switch, ns ([`LockShares::sleep_rq_locked_ns`]). Measured in
+/// Linux 7.2 on that machine (docs/results/linux.md, "2026-12-06 (night):
+/// a sleep's share under the runqueue lock, measured in Linux"):
+/// `dequeue_task_fair` 3.15 us and PSI's sleep part 0.47 us, +/- 0.3 us;
+/// 66% of a pipe's sleep ([`QEMU_SLEEP_NS`]), 55% of a socket's
+/// ([`QEMU_SOCK_SLEEP_NS`]). An absolute time, fitted to nothing.
+pub const QEMU_SLEEP_RQ_LOCKED_NS: u64 = 3_620;
 
 /// A thread's speed with its SMT sibling busy, per 1024 of a lone
 /// thread's: a core with both threads busy does 1.3 times a lone thread's
@@ -1043,6 +1074,7 @@ mod tests {
                 irq_split: false,
                 sock_sleep: false,
                 sleep_unlocked: false,
+                sleep_lock_split: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();
