@@ -32,8 +32,12 @@ end)
     slowest=${SLOWEST:-8}
     [[ $slowest =~ ^[0-9]+$ ]] || { echo "summary.sh: SLOWEST must be a count, got '$slowest'" >&2; slowest=8; }
     # The slowest suites, by their fifth column, before the closing line.
-    sort -t$'\t' -k5,5gr "$results" | head -n "$slowest" |
-        awk -F'\t' -v secs="$secs" -v all="$(awk -F'\t' '{ t += $5 } END { printf "%.0f", t }' "$results")" '
+    # awk reads the whole sorted list and prints its first $slowest lines:
+    # `head` would close the pipe early, and a sort that runs with SIGPIPE
+    # ignored (as under some CI runners) then reports a write error.
+    sort -t$'\t' -k5,5gr "$results" |
+        awk -F'\t' -v n="$slowest" -v secs="$secs" -v all="$(awk -F'\t' '{ t += $5 } END { printf "%.0f", t }' "$results")" '
+            NR > n { next }
             NR == 1 { printf "make test: the slowest suites, wall and CPU seconds (%d s of the %d were outside every suite: make'"'"'s own builds):\n", secs - all, secs }
             { printf "  %7.1f %7s  %s\n", $5, $6 == "" ? "-" : $6, $1 }'
     awk -F'\t' -v status="$status" -v secs="$secs" '
