@@ -278,10 +278,9 @@ pub struct Mechanisms {
     /// cost ([`Machine::sleep_ns`]) paid outside it, as Linux's wait-queue
     /// work (`prepare_to_wait` / `finish_wait`, the socket's state lock,
     /// `pipe_read`'s `wait_event`) runs outside `__schedule()`'s lock.
-    /// Off by default (the model before applies the share to the sleep's
-    /// cost too; the dequeue part of a sleep, which Linux does under the
-    /// lock, is not measured apart); `sim run --sleep-unlocked`, the lower
-    /// bound of [`Self::sleep_lock_split`]'s measured part.
+    /// Off by default: Linux does the sleep's dequeue under the lock, and
+    /// [`Self::sleep_lock_split`] holds that measured part; `sim run
+    /// --sleep-unlocked` is its lower bound.
     pub sleep_unlocked: bool,
     /// With `vcpu_pause`: the runqueue lock of a switch after a sleep is
     /// held for the measured share of the switch's own cost and for the

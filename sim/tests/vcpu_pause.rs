@@ -193,12 +193,10 @@ fn sleep_unlocked_off_by_default() {
         p("--machine qemu:4 --no-sleep-lock-split --no-sleep-lock-split hackbench")
             .contains("given twice")
     );
-    let ok = parse_run(
-        &"--machine qemu:4 --sleep-unlocked hackbench"
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>(),
-    )
-    .expect("valid");
-    assert!(ok.machine.mech.sleep_unlocked);
+    assert!(
+        args("--machine qemu:4 --sleep-unlocked hackbench")
+            .machine
+            .mech
+            .sleep_unlocked
+    );
 }
