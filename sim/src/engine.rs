@@ -2336,7 +2336,11 @@ impl Kernel {
         // `Mechanisms::clock_burn`: out of its turn, a task with no
         // overhead left burns its step on the clock (the wakeup's
         // irqs-off window is `try_to_wake_up`'s instructions, not burned).
-        let burn = self.m.mech.clock_burn && done == 0 && t.overhead == 0 && !t.irqs_off;
+        let burn = self.m.mech.clock_burn
+            && self.turn_ns > 0
+            && done == 0
+            && t.overhead == 0
+            && !t.irqs_off;
         let done = work_in(c.cap, done);
         let o = done.min(t.overhead);
         t.overhead -= o;
