@@ -196,6 +196,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut noise = false;
     let mut rr_turns = false;
     let mut sleep_unlocked = false;
+    let mut clock_burn = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -204,6 +205,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--machine-noise" => Some(&mut noise),
             "--qemu-rr-turns" => Some(&mut rr_turns),
             "--sleep-unlocked" => Some(&mut sleep_unlocked),
+            "--clock-burn" => Some(&mut clock_burn),
             _ => None,
         };
         if let Some(flag) = on {
@@ -238,7 +240,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, --clock-burn, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -284,6 +286,11 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--sleep-unlocked: {name} takes no vCPU turns with pauses (only qemu:N does, without --no-vcpu-share, --no-vcpu-turns or --no-vcpu-pause)"
         ));
     }
+    if clock_burn && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
+        return Err(format!(
+            "--clock-burn: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
+        ));
+    }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {
         wake_cost: machine.mech.wake_cost && mech.wake_cost,
@@ -310,6 +317,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sock_sleep: machine.mech.sock_sleep && mech.sock_sleep,
         sleep_unlocked,
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
+        clock_burn,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

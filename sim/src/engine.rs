@@ -188,6 +188,15 @@
 //! `lcbench turns` it is not the measured order (docs/results/linux.md,
 //! "QEMU's round-robin turn order"), so it is not the default.
 //!
+//! With `Mechanisms::clock_burn` (`sim run --clock-burn`, off by
+//! default) a task's step burst is burned on the guest clock, as our
+//! kernel's `hackbench -C` charges are (`syscall_work`): out of its turn
+//! a vCPU whose task has no overhead left (a switch's, a wakeup's, a
+//! sleep's or an interrupt's cost, instructions in the kernel too) and is
+//! not in a wakeup's irqs-off window gets that step done by the clock, so
+//! its task goes on at once when the turn comes back. Linux's syscall
+//! costs are instructions, so this models the kernel's charge, not Linux.
+//!
 //! Without vCPU turns (`--no-vcpu-turns`) the k busy vCPUs share the rate
 //! evenly and continuously, each at 1/k.
 //!
@@ -2324,10 +2333,19 @@ impl Kernel {
         } else {
             0
         };
+        // `Mechanisms::clock_burn`: out of its turn, a task with no
+        // overhead left burns its step on the clock (the wakeup's
+        // irqs-off window is `try_to_wake_up`'s instructions, not burned).
+        let burn = self.m.mech.clock_burn
+            && self.turn_ns > 0
+            && done == 0
+            && t.overhead == 0
+            && !t.irqs_off;
         let done = work_in(c.cap, done);
         let o = done.min(t.overhead);
         t.overhead -= o;
-        t.work = t.work.saturating_sub(done - o);
+        let stepped = if burn { work_in(c.cap, el) } else { done - o };
+        t.work = t.work.saturating_sub(stepped);
         t.runtime += el;
     }
 

@@ -290,6 +290,17 @@ pub struct Mechanisms {
     /// `--no-sleep-lock-split` (the upper bound, the model before).
     /// [`Self::sleep_unlocked`] overrides it (no part of the sleep held).
     pub sleep_lock_split: bool,
+    /// With vCPU turns: a step's own burst (a hackbench message's syscall
+    /// cost) is burned on the guest clock, as our kernel's `hackbench -C`
+    /// charges it (`syscall_work`: a loop until the clock has moved that
+    /// far, `kernel/src/workloads/hackbench.rs`), so a vCPU out of its turn
+    /// with no overhead left to pay (switch, wakeup, sleep, interrupt: real
+    /// instructions in both) finishes that burst meanwhile, and its task
+    /// goes on at once when the turn comes back. Off by default: Linux's
+    /// syscall costs are instructions, done only in the vCPU's turn; `sim
+    /// run --clock-burn` models the kernel's charge instead
+    /// (`sim/src/engine.rs`, "vCPU turns").
+    pub clock_burn: bool,
 }
 
 impl Default for Mechanisms {
@@ -317,6 +328,7 @@ impl Default for Mechanisms {
             sock_sleep: true,
             sleep_unlocked: false,
             sleep_lock_split: true,
+            clock_burn: false,
         }
     }
 }
@@ -1074,6 +1086,7 @@ mod tests {
                 sock_sleep: false,
                 sleep_unlocked: false,
                 sleep_lock_split: false,
+                clock_burn: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -28,6 +28,18 @@ fn run(line: &str) -> sim::RunResult {
     run_args(&args(line))
 }
 
+/// `sim run`'s error for `line` ("" if it parses).
+fn parse_error(line: &str) -> String {
+    parse_run(
+        &line
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>(),
+    )
+    .map(|_| String::new())
+    .unwrap_or_else(|e| e)
+}
+
 const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
 
 /// Socket hackbench on `qemu:4`: wakers meet runqueue locks whose holder
@@ -171,26 +183,23 @@ fn sleep_unlocked_off_by_default() {
             .mech
             .sleep_lock_split
     );
-    let p = |s: &str| {
-        parse_run(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
-            .map(|_| String::new())
-            .unwrap_or_else(|e| e)
-    };
-    assert!(p("--machine small --sleep-unlocked hackbench").contains("no vCPU turns"));
+    assert!(parse_error("--machine small --sleep-unlocked hackbench").contains("no vCPU turns"));
     assert!(
-        p("--machine qemu:4 --no-vcpu-pause --sleep-unlocked hackbench").contains("no vCPU turns")
+        parse_error("--machine qemu:4 --no-vcpu-pause --sleep-unlocked hackbench")
+            .contains("no vCPU turns")
     );
     assert!(
-        p("--machine qemu:4 --sleep-unlocked --sleep-unlocked hackbench").contains("given twice")
+        parse_error("--machine qemu:4 --sleep-unlocked --sleep-unlocked hackbench")
+            .contains("given twice")
     );
     for both in [
         "--machine qemu:4 --sleep-unlocked --no-sleep-lock-split hackbench",
         "--machine qemu:4 --no-sleep-lock-split --sleep-unlocked hackbench",
     ] {
-        assert!(p(both).contains("contradict"), "{both}");
+        assert!(parse_error(both).contains("contradict"), "{both}");
     }
     assert!(
-        p("--machine qemu:4 --no-sleep-lock-split --no-sleep-lock-split hackbench")
+        parse_error("--machine qemu:4 --no-sleep-lock-split --no-sleep-lock-split hackbench")
             .contains("given twice")
     );
     assert!(
@@ -199,4 +208,53 @@ fn sleep_unlocked_off_by_default() {
             .mech
             .sleep_unlocked
     );
+}
+
+const PIPES_NO_MUTEX: &str = "--no-contention hackbench ipc=pipe mode=process groups=2 loops=40";
+
+/// `--clock-burn` (`Mechanisms::clock_burn`, off by default): a step's
+/// burst is burned on the guest clock, as our kernel's `hackbench -C`
+/// charges are, so a busy vCPU out of its turn gets its task's syscall
+/// cost done meanwhile. Pipes without the mutex (the kernel's `-C linux`
+/// pipe) on `qemu:4`: busy vCPUs lose their turn mid-message and the run
+/// changes; on `qemu:1` the one vCPU never waits for a turn with a task
+/// on it, so the flag changes nothing, to the counter.
+#[test]
+fn clock_burn_acts_only_out_of_turn() {
+    let base = "--ms 600000 --seed 1";
+    let ab = |machine: &str| {
+        let off = run(&format!("--machine {machine} {base} {PIPES_NO_MUTEX}"));
+        let on = run(&format!(
+            "--machine {machine} {base} --clock-burn {PIPES_NO_MUTEX}"
+        ));
+        (
+            format!("{:?} {:?}", off.ctr, off.metrics),
+            format!("{:?} {:?}", on.ctr, on.metrics),
+        )
+    };
+    let (off, on) = ab("qemu:4");
+    assert_ne!(off, on);
+    let (off, on) = ab("qemu:1");
+    assert_eq!(off, on);
+    let a = args(&format!("--machine qemu:4 {base} {PIPES_NO_MUTEX}"));
+    assert!(!a.machine.mech.clock_burn);
+    assert!(
+        args("--machine qemu:4 --clock-burn hackbench")
+            .machine
+            .mech
+            .clock_burn
+    );
+    for (line, error) in [
+        ("--machine small --clock-burn hackbench", "no vCPU turns"),
+        (
+            "--machine qemu:4 --no-vcpu-turns --clock-burn hackbench",
+            "no vCPU turns",
+        ),
+        (
+            "--machine qemu:4 --clock-burn --clock-burn hackbench",
+            "given twice",
+        ),
+    ] {
+        assert!(parse_error(line).contains(error), "{line}");
+    }
 }
