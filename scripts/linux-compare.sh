@@ -30,8 +30,10 @@
 #                    seed and plan give the same log, byte for byte
 #                    (initramfs.sh builds the same archive from the same
 #                    inputs; linux-compare/determinism.sh): no RDRAND or
-#                    RDSEED, QEMU's -seed the boot's seed, the RTC at a
-#                    fixed date on the virtual clock, and nokaslr
+#                    RDSEED (aarch64's cortex-a72 has no RNDR), QEMU's
+#                    -seed the boot's seed (it also fixes virt's DT
+#                    kaslr-seed and rng-seed), the RTC at a fixed date on
+#                    the virtual clock, and nokaslr
 #                    randomize_kstack_offset=off page_alloc.shuffle=0
 #                    norandmaps. 0: Debian's defaults, as every Linux log
 #                    before 2026-12-05 (night) was taken: each boot a new

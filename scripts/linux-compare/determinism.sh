@@ -23,6 +23,14 @@
 # Debian's SLAB_FREELIST_RANDOM has no switch: with the inputs above fixed,
 # the kernel's generator repeats its sequence. docs/results/linux.md,
 # "Linux boots made reproducible", has the boots behind each item.
+#
+# aarch64 (Debian's arm64 Image on QEMU virt, booted by -kernel: no
+# firmware, no EFI stub) takes the same flags. Its cortex-a72 has no RNDR
+# and no pointer authentication or MTE, so there is no CPU generator to
+# turn off; the virt DT's kaslr-seed and rng-seed are QEMU's guest
+# generator's, which -seed fixes (scripts/test/harness-test.sh compares the
+# dumped DTBs); nokaslr is arm64's too. The aarch64 section of
+# docs/results/linux.md has its repeated boots.
 
 # lc_det_args ON ARCH SEED: sets LC_DET_CPU (the CPU model, '' for h_qemu's
 # default), LC_DET_QEMU (QEMU arguments) and LC_DET_WORDS (kernel command

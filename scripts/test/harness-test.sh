@@ -159,7 +159,8 @@ done
 #    QEMU_EXTRA, the kernel words), has RDRAND/RDSEED off, the RTC on the
 #    virtual clock at a fixed date, a fixed -seed and the kernel's layout
 #    randomisation off; with 0, none of them. A bad value is refused before
-#    any download.
+#    any download. aarch64 gets the same flags on its own CPU, and QEMU
+#    virt's DT seeds repeat at one -seed and change with it.
 rm -rf "$lcout"
 msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_DETERMINISTIC=yes LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
 rc=$?
@@ -195,9 +196,41 @@ ok=1
 [[ " $off " == *" -cpu max "* && " $off " != *" -rtc "* && " $off " != *" -seed "* &&
     " $off " != *nokaslr* && " $off " != *norandmaps* ]] && ok=0
 h_check linux_default_boot_command_line "$ok" "$off"
-lc_det_args 1 aarch64
-[[ -z $LC_DET_CPU && "${LC_DET_QEMU[*]}" == *"-seed 1"* ]]
-h_check linux_deterministic_aarch64_keeps_its_cpu "$?" "cpu '$LC_DET_CPU', qemu '${LC_DET_QEMU[*]}'"
+# aarch64 (QEMU virt, Debian's arm64 Image): the same flags, boot() passing
+# them as for x86_64, but the CPU stays h_qemu's cortex-a72 (ARMv8.0: no
+# RNDR, which QEMU would answer from the host), and the machine keeps its
+# DT seeds (/chosen kaslr-seed and rng-seed: no dtb-randomness=off), which
+# -seed fixes (below). A stand-in Image: an arm64 header's magic at 56.
+img="$dir/det-arm64.Image"
+printf '%56s%s' '' 'ARMd' >"$img"
+lc_det_args 1 aarch64 2
+arm=$(CPU=$LC_DET_CPU QEMU_EXTRA="${LC_DET_QEMU[*]}" h_qemu aarch64 kernel="$img" \
+    append="console=ttyAMA0 quiet ${LC_DET_WORDS[*]} lc.seed=2" icount=2 && echo "${QEMU[*]}")
+ok=1
+[[ -z $LC_DET_CPU && " $arm " == *" -cpu cortex-a72 "* && $(grep -o -- ' -cpu ' <<<"$arm" | wc -l) -eq 1 &&
+    " $arm " == *" -machine virt,gic-version=2 "* && " $arm " != *dtb-randomness* &&
+    " $arm " == *" -rtc base=2026-01-01T00:00:00,clock=vm "* && " $arm " == *" -seed 2 "* &&
+    " $arm " == *" -icount shift=2,sleep=off "* &&
+    " $arm " == *" -append console=ttyAMA0 quiet nokaslr randomize_kstack_offset=off page_alloc.shuffle=0 norandmaps lc.seed=2 "* ]] && ok=0
+h_check linux_deterministic_aarch64_boot_command_line "$ok" "$arm"
+# QEMU virt's DT carries its seeds (kaslr-seed, rng-seed) from QEMU's guest
+# generator: -seed N must give the same DTB every time and another N
+# another one (QEMU's dumpdtb: the machine is built, nothing runs).
+qa=${QEMU_AARCH64:-qemu-system-aarch64}
+dtb() { # SEED: the md5 of virt's DTB at -seed SEED
+    rm -f "$dir/det.dtb"
+    "$qa" -machine "virt,gic-version=2,dumpdtb=$dir/det.dtb" -cpu cortex-a72 -smp 4 -m 256M \
+        -nodefaults -display none -seed "$1" >/dev/null 2>&1 </dev/null
+    [ -s "$dir/det.dtb" ] && grep -q kaslr-seed "$dir/det.dtb" && grep -q rng-seed "$dir/det.dtb" &&
+        md5sum <"$dir/det.dtb" | cut -c1-32
+}
+if command -v "$qa" >/dev/null; then
+    d1=$(dtb 1) d1b=$(dtb 1) d2=$(dtb 2)
+    [[ -n $d1 && $d1 == "$d1b" && -n $d2 && $d2 != "$d1" ]]
+    h_check linux_deterministic_aarch64_dt_seeds_follow_qemu_seed "$?" "seed 1: '$d1' '$d1b', seed 2: '$d2'"
+else
+    h_check linux_deterministic_aarch64_dt_seeds_follow_qemu_seed 1 "no $qa (make ensure-qemu)"
+fi
 
 # 9. ours takes Linux's default features (scripts/linux-compare/defaults.sh):
 #    from arm64's feature line (Debian 7.2.13: NO_HRTICK), the one setting
