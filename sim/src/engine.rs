@@ -3754,6 +3754,14 @@ impl Kernel {
                 self.tasks[tid as usize].work = ns;
                 if self.pause_on && !self.wake_locks.is_empty() {
                     self.set_wake_windows(cpu, tid);
+                } else if self.pause_on
+                    && self.m.mech.burst_lock_windows
+                    && self.cpus[cpu].lock_task == tid
+                {
+                    // A burst without wakeups holds no lock: the windows
+                    // of the burst before it (its switch's, its wakeups')
+                    // are passed.
+                    self.cpus[cpu].lock_windows.clear();
                 }
                 // A syscall that returns to user space takes any request,
                 // lazy too (`sched::preempt`, Linux's
