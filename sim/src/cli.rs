@@ -318,6 +318,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sleep_unlocked,
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
         clock_burn,
+        burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

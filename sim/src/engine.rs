@@ -218,8 +218,12 @@
 //! (`LockWindow`); a vCPU that in its turn wakes a task onto that CPU,
 //! switches on it, or takes that wait queue (a wakeup, or a socket send
 //! that tests the receiver's queue, [`Kernel::wait_queue_lock`]) passes
-//! the turn on after the event ([`TurnCounters::pauses`]). Two
-//! simplifications: the waiter's step or switch is made at once (its
+//! the turn on after the event ([`TurnCounters::pauses`]). A window
+//! belongs to the burst that pays its cost: the task's next burst that
+//! sets none clears them (`Mechanisms::burst_lock_windows`;
+//! `--no-burst-lock-windows`, the model before, kept them until the CPU's
+//! next switch or wakeup, so the task's later bursts held the lock again).
+//! Two simplifications: the waiter's step or switch is made at once (its
 //! decisions are not delayed to the holder's release), and a vCPU whose
 //! turn begins at that instant is not sent on. Not modelled: the short
 //! holds (a wait queue's join and leave, the tick's runqueue lock), the
@@ -3754,6 +3758,14 @@ impl Kernel {
                 self.tasks[tid as usize].work = ns;
                 if self.pause_on && !self.wake_locks.is_empty() {
                     self.set_wake_windows(cpu, tid);
+                } else if self.pause_on
+                    && self.m.mech.burst_lock_windows
+                    && self.cpus[cpu].lock_task == tid
+                {
+                    // A burst without wakeups holds no lock: the windows
+                    // of the burst before it (its switch's, its wakeups')
+                    // are passed.
+                    self.cpus[cpu].lock_windows.clear();
                 }
                 // A syscall that returns to user space takes any request,
                 // lazy too (`sched::preempt`, Linux's

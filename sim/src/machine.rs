@@ -301,6 +301,14 @@ pub struct Mechanisms {
     /// run --clock-burn` models the kernel's charge instead
     /// (`sim/src/engine.rs`, "vCPU turns").
     pub clock_burn: bool,
+    /// With `vcpu_pause`: a lock window ([`LockShares`]) belongs to the
+    /// burst it was set for (the switch's, or the one that pays a step's
+    /// wakeups), so the task's next burst that sets none clears its CPU's
+    /// windows. `--no-burst-lock-windows`: the model before, whose windows
+    /// stayed until the CPU's next switch or wakeup windows, so each later
+    /// burst of the task passed through them again and held the lock
+    /// there (a sender's every send held its last switch's runqueue lock).
+    pub burst_lock_windows: bool,
 }
 
 impl Default for Mechanisms {
@@ -329,6 +337,7 @@ impl Default for Mechanisms {
             sleep_unlocked: false,
             sleep_lock_split: true,
             clock_burn: false,
+            burst_lock_windows: true,
         }
     }
 }
@@ -402,6 +411,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "a switch after a sleep holds the runqueue lock for its share of the whole switch and sleep, not for the sleep's measured part (the upper bound)",
     ),
     (
+        "--no-burst-lock-windows",
+        "a switch's or wakeup's lock window stays on its CPU for the task's later bursts, which hold the lock again (the model before)",
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
@@ -444,6 +457,7 @@ impl Mechanisms {
             "--no-irq-split" => self.irq_split = false,
             "--no-sock-sleep" => self.sock_sleep = false,
             "--no-sleep-lock-split" => self.sleep_lock_split = false,
+            "--no-burst-lock-windows" => self.burst_lock_windows = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1087,6 +1101,7 @@ mod tests {
                 sleep_unlocked: false,
                 sleep_lock_split: false,
                 clock_burn: false,
+                burst_lock_windows: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -654,7 +654,12 @@ const GOLDEN: [u64; 6] = [
 /// measured under it in Linux, not for the switch's share of the whole
 /// sleep, `Mechanisms::sleep_lock_split`: with `--no-sleep-lock-split`
 /// both runs give those two digests byte for byte,
-/// [`QEMU_GOLDEN_NO_SLEEP_SPLIT`].)
+/// [`QEMU_GOLDEN_NO_SLEEP_SPLIT`]. Both moved, from 0x3a8e_cf9c_f82f_998e
+/// and 0x46ac_26d1_5f48_e156, when a switch's or a wakeup's lock window
+/// began to last only the burst that pays that cost,
+/// `Mechanisms::burst_lock_windows`: with `--no-burst-lock-windows` both
+/// runs give those two digests byte for byte,
+/// [`QEMU_GOLDEN_NO_BURST_WINDOWS`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -666,13 +671,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0x3a8e_cf9c_f82f_998e,
+            0xf7c2_7244_1b07_3eb7,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x46ac_26d1_5f48_e156,
+            0xf9c4_846a_994e_e982,
         ),
     ]
 }
@@ -707,6 +712,10 @@ const QEMU_GOLDEN_NO_IRQS: [u64; 2] = [0x6aa6_0faf_9a77_bb83, 0x4182_2321_40a8_d
 /// (`--no-sleep-lock-split`): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_SLEEP_SPLIT: [u64; 2] = [0xcc2f_d408_b6e3_af19, 0x7d78_5389_a8d4_8634];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::burst_lock_windows`
+/// (`--no-burst-lock-windows`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_BURST_WINDOWS: [u64; 2] = [0x3a8e_cf9c_f82f_998e, 0x46ac_26d1_5f48_e156];
+
 /// [`qemu_golden_cases`]' digests without the tick's interrupt cost
 /// (`Machine::tick_irq_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_TICK_IRQ: [u64; 2] = [0xea39_a9ad_9927_2fe8, 0x5ebb_bedc_d225_cd6b];
@@ -723,7 +732,10 @@ fn qemu_vcpu_turns_golden() {
     // The model before the sleep's measured part under the runqueue lock:
     // the switch off, or that part as long as the whole sleep (the
     // switch's share of it then held, as before).
-    let mut no_split = m.clone();
+    // The model before a lock window lasted one burst.
+    let mut no_burst = m.clone();
+    no_burst.mech.turn_off("--no-burst-lock-windows").unwrap();
+    let mut no_split = no_burst.clone();
     no_split.mech.turn_off("--no-sleep-lock-split").unwrap();
     // The model before the HRTICK's and the IPI's costs, the tick's split
     // and the socket's sleep: each switch off, and each cost 0.
@@ -756,15 +768,24 @@ fn qemu_vcpu_turns_golden() {
         .zip(QEMU_GOLDEN_NO_SLEEP)
         .zip(QEMU_GOLDEN_NO_TICK_IRQ)
         .zip(QEMU_GOLDEN_NO_IRQS)
-        .zip(QEMU_GOLDEN_NO_SLEEP_SPLIT);
+        .zip(QEMU_GOLDEN_NO_SLEEP_SPLIT)
+        .zip(QEMU_GOLDEN_NO_BURST_WINDOWS);
     for (
         (c, w, seed, want),
-        (((((before, before_pipe), before_sleep), before_tick), before_irqs), before_split),
+        (
+            (((((before, before_pipe), before_sleep), before_tick), before_irqs), before_split),
+            before_burst,
+        ),
     ) in qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_burst,
+                before_burst,
+                "--no-burst-lock-windows: not the run before a lock window lasted one burst",
+            ),
             (
                 &no_split,
                 before_split,
