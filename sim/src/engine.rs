@@ -122,7 +122,8 @@
 //! (`Kernel::split`): an event of the CPU (IPI, tick, HRTICK, a timer
 //! of a task it holds), or a scheduler call from another CPU that touches
 //! its runqueue (a wakeup placed there or taken from there, a balancing
-//! move: `Kernel::touch`, split once that event is handled; a task
+//! move: `Kernel::touch`, split once that event is handled if it left
+//! the CPU a request to reschedule, which the task's next step reads; a task
 //! switched in whose stepping a plan did not bound, because it was off its
 //! CPU: [`Kernel::split_on_switch_in`], split if its
 //! [`Workload::quiet_until`] does not keep the batch, or cut short
@@ -3007,13 +3008,17 @@ impl Kernel {
     }
 
     /// Splits the batches another CPU's scheduler call touched in the
-    /// event just handled ([`Kernel::touch`]).
+    /// event just handled ([`Kernel::touch`]) and left with a request to
+    /// reschedule: the task's next step reads it. A batch whose CPU has
+    /// none goes on: its steps would each read `None` (any later change
+    /// of it comes with another such call or an event of the CPU, which
+    /// splits the batch then).
     #[inline(never)]
     fn do_splits<W: Workload + ?Sized>(&mut self, wl: &mut W) {
         while let Some(cpu) = self.splits.pop() {
             let cpu = cpu as usize;
             if let Some((t, tag)) = self.cpus[cpu].split_at.take() {
-                if self.cpus[cpu].batched {
+                if self.cpus[cpu].batched && self.need_resched(cpu) != Resched::None {
                     self.split(wl, cpu, t, tag);
                 }
             }
@@ -3605,8 +3610,9 @@ impl Kernel {
 
     /// A scheduler call changed (or may have changed) `cpu`'s runqueue:
     /// its need-resched state must be read again, and a batch running
-    /// there is split where the event being handled falls in it (once the
-    /// event is handled: [`Kernel::run`]).
+    /// there is split where the event being handled falls in it if the
+    /// call left a request to reschedule (once the event is handled:
+    /// `Kernel::do_splits`).
     #[inline]
     fn touch(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
