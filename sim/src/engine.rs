@@ -1744,8 +1744,6 @@ pub struct Kernel {
     pub batched_steps: u64,
     /// Batches split before their event.
     pub batch_splits: u64,
-    /// Batches cut short at a switch ([`Kernel::cut`]).
-    pub batch_cuts: u64,
     /// Room for the times of a batch being split.
     split_times: Vec<u64>,
     /// HRTICK events are held back while beyond the calendar's window
@@ -1996,7 +1994,6 @@ impl Kernel {
             splits: Vec::new(),
             batched_steps: 0,
             batch_splits: 0,
-            batch_cuts: 0,
             split_times: Vec::new(),
             hold_hrticks: false,
             ghosts: Vec::new(),
@@ -3971,7 +3968,6 @@ impl Kernel {
         match kept {
             Some(p) if p.end_ns > self.now => {
                 debug_assert!(p.steps < steps && p.end_ns < limit_ns);
-                self.batch_cuts += 1;
                 let c = &mut self.cpus[cpu];
                 c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
                 c.batch = p;
