@@ -122,10 +122,12 @@
 //! (`Kernel::split`): an event of the CPU (IPI, tick, HRTICK, a timer
 //! of a task it holds), or a scheduler call from another CPU that touches
 //! its runqueue (a wakeup placed there or taken from there, a balancing
-//! move: `Kernel::touch`, split once that event is handled; a task
+//! move: `Kernel::touch`, split once that event is handled if it left
+//! the CPU a request to reschedule, which the task's next step reads; a task
 //! switched in whose stepping a plan did not bound, because it was off its
 //! CPU: [`Kernel::split_on_switch_in`], split if its
-//! [`Workload::still_quiet`] does not keep the batch); the steps
+//! [`Workload::quiet_until`] does not keep the batch, or cut short
+//! before the time it gives); the steps
 //! before that event in the order of events ((time, kind, argument), as
 //! a step's own event would have had) are taken, and the task's burst
 //! ends at its own event as in the unbatched run; likewise at the run's
@@ -563,13 +565,36 @@ pub trait Workload {
     }
 
     /// Batching: task `tid` has just been switched in (in the event being
-    /// handled): whether the batch of task `other` (one named for it,
-    /// [`Kernel::split_on_switch_in`]), whose event is at `end_ns`, stays
-    /// quiet whatever `tid` does from now on; if not, it is split at the
-    /// event. False (the default): split them all.
-    fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
-        let _ = (k, tid, other, end_ns);
-        false
+    /// handled): the time before which the batch of task `other` (one
+    /// named for it, [`Kernel::split_on_switch_in`]) stays quiet whatever
+    /// `tid` does from now on, ns: a batch whose event is before it is
+    /// kept; one whose event is not is cut short there
+    /// ([`Workload::planned_before`]) or split at the event. 0 (the
+    /// default): split them all.
+    fn quiet_until(&self, k: &Kernel, tid: u32, other: u32) -> u64 {
+        let _ = (k, tid, other);
+        0
+    }
+
+    /// Batching: the first of task `tid`'s `steps` planned steps (the first
+    /// at `first_ns`) whose step after them is before `limit_ns`, as the
+    /// batch they make ([`Planned`]: how many, the time of the last of them
+    /// and of the step after them), their times drawn again as
+    /// [`Workload::plan`] worked them out; `None` if not even one (or the
+    /// default: the batch is split instead). The plan is left as it is:
+    /// the batch's event takes fewer steps than planned
+    /// ([`Workload::take`]), and what the steps left out counted against
+    /// the others' bands until then only narrows those bands.
+    fn planned_before(
+        &self,
+        k: &Kernel,
+        tid: u32,
+        first_ns: u64,
+        steps: u32,
+        limit_ns: u64,
+    ) -> Option<Planned> {
+        let _ = (k, tid, first_ns, steps, limit_ns);
+        None
     }
 }
 
@@ -2045,7 +2070,7 @@ impl Kernel {
     }
 
     /// Batching: when task `tid` is switched in, the batches of the tasks
-    /// `tasks` that [`Workload::still_quiet`] does not keep are split at
+    /// `tasks` that [`Workload::quiet_until`] does not keep are cut or split at
     /// that event (once it is handled): their plans may count on `tid`'s
     /// not stepping while off its CPU ([`Kernel::step_delay_ns`],
     /// [`Kernel::on_cpu_in_class`]).
@@ -2078,7 +2103,8 @@ impl Kernel {
 
     /// The tasks switched in by the event just handled that have tasks
     /// to check ([`Kernel::split_on_switch_in`]): the batches that
-    /// [`Workload::still_quiet`] does not keep are split at the event.
+    /// [`Workload::quiet_until`] does not keep are cut short before its
+    /// time, or split at the event ([`Kernel::cut`]).
     #[inline(never)]
     fn split_for_switch_ins<W: Workload + ?Sized>(&mut self, wl: &mut W) {
         while let Some(tid) = self.switched_in.pop() {
@@ -2096,9 +2122,9 @@ impl Kernel {
                     bits &= bits - 1;
                     let c = self.cpu_of[other as usize] as usize;
                     debug_assert!(self.cpus[c].batched && self.cpus[c].curr == other);
-                    let end_ns = self.cpus[c].batch.end_ns;
-                    if !wl.still_quiet(self, tid, other, end_ns) {
-                        self.split(wl, c, self.now, self.cur_tag);
+                    let limit_ns = wl.quiet_until(self, tid, other);
+                    if self.cpus[c].batch.end_ns >= limit_ns {
+                        self.cut(wl, c, limit_ns);
                     }
                 }
                 w += 1;
@@ -3001,13 +3027,17 @@ impl Kernel {
     }
 
     /// Splits the batches another CPU's scheduler call touched in the
-    /// event just handled ([`Kernel::touch`]).
+    /// event just handled ([`Kernel::touch`]) and left with a request to
+    /// reschedule: the task's next step reads it. A batch whose CPU has
+    /// none goes on: its steps would each read `None` (any later change
+    /// of it comes with another such call or an event of the CPU, which
+    /// splits the batch then).
     #[inline(never)]
     fn do_splits<W: Workload + ?Sized>(&mut self, wl: &mut W) {
         while let Some(cpu) = self.splits.pop() {
             let cpu = cpu as usize;
             if let Some((t, tag)) = self.cpus[cpu].split_at.take() {
-                if self.cpus[cpu].batched {
+                if self.cpus[cpu].batched && self.need_resched(cpu) != Resched::None {
                     self.split(wl, cpu, t, tag);
                 }
             }
@@ -3599,8 +3629,9 @@ impl Kernel {
 
     /// A scheduler call changed (or may have changed) `cpu`'s runqueue:
     /// its need-resched state must be read again, and a batch running
-    /// there is split where the event being handled falls in it (once the
-    /// event is handled: [`Kernel::run`]).
+    /// there is split where the event being handled falls in it if the
+    /// call left a request to reschedule (once the event is handled:
+    /// `Kernel::do_splits`).
     #[inline]
     fn touch(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
@@ -3949,6 +3980,33 @@ impl Kernel {
         c.step_at = next;
         let gen = c.burst_gen;
         self.push(next, Kind::Burst, cpu as u32, gen);
+    }
+
+    /// Batching: `cpu`'s batch must have its event before `limit_ns`
+    /// ([`Workload::quiet_until`]): cut short to the planned steps whose
+    /// step after them is before it ([`Workload::planned_before`]), its
+    /// event moved there, if that is after now; split at the event being
+    /// handled otherwise. The steps left out are taken one at a time,
+    /// at the times planned, as in the unbatched run.
+    fn cut<W: Workload + ?Sized>(&mut self, wl: &mut W, cpu: usize, limit_ns: u64) {
+        let c = &self.cpus[cpu];
+        let (tid, first, steps) = (c.curr, c.batch_first, c.batch.steps);
+        let this = self.this_cpu;
+        self.this_cpu = cpu as u32;
+        let kept = wl.planned_before(self, tid, first, steps, limit_ns);
+        self.this_cpu = this;
+        match kept {
+            Some(p) if p.end_ns > self.now => {
+                debug_assert!(p.steps < steps && p.end_ns < limit_ns);
+                let c = &mut self.cpus[cpu];
+                c.burst_gen = next_gen(c.burst_gen) | BATCH_GEN;
+                c.batch = p;
+                c.step_at = p.end_ns;
+                let gen = c.burst_gen;
+                self.push(p.end_ns, Kind::Burst, cpu as u32, gen);
+            }
+            _ => self.split(wl, cpu, self.now, self.cur_tag),
+        }
     }
 
     /// Takes the first `k` planned steps of `cpu`'s batch, the last of

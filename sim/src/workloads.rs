@@ -941,7 +941,7 @@ impl Workload for Hackbench {
     /// over the receiver's channel, or the channels of the sender's
     /// planned writes). The other sides of the band do not depend on
     /// where the task switched in is.
-    fn still_quiet(&self, k: &Kernel, tid: u32, other: u32, end_ns: u64) -> bool {
+    fn quiet_until(&self, k: &Kernel, tid: u32, other: u32) -> u64 {
         let room = match (
             self.tasks[tid as usize].role,
             self.tasks[other as usize].role,
@@ -973,9 +973,60 @@ impl Workload for Hackbench {
                 }
                 band.writers_side(a)
             }
-            (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return false,
+            (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return 0,
         };
-        end_ns < k.now + room
+        k.now + room
+    }
+
+    /// The plan's times drawn again from the stream as it was planned, as
+    /// [`Workload::planned_times`] draws them, up to the first step not
+    /// before `limit_ns`.
+    fn planned_before(
+        &self,
+        k: &Kernel,
+        tid: u32,
+        first_ns: u64,
+        steps: u32,
+        limit_ns: u64,
+    ) -> Option<Planned> {
+        let plan = &self.tasks[tid as usize].plan;
+        debug_assert!(steps <= plan.n);
+        let mut rng = plan.rng.clone();
+        let j = self.cost_of(tid);
+        // Compiled once per conversion (no call per step).
+        #[inline(always)]
+        fn walk(
+            rng: &mut Rng,
+            j: Jitter,
+            time: impl Fn(u64) -> u64,
+            steps: u32,
+            first_ns: u64,
+            limit_ns: u64,
+        ) -> Option<Planned> {
+            // `m` steps kept, the last at `last`, the step after them at `t`.
+            let (mut m, mut last, mut t) = (0, 0, first_ns);
+            while m < steps {
+                let next = t + time(rng.jittered(j));
+                if next >= limit_ns {
+                    break;
+                }
+                (m, last, t) = (m + 1, t, next);
+            }
+            (m > 0).then_some(Planned {
+                steps: m,
+                last_ns: last,
+                end_ns: t,
+            })
+        }
+        // Converted as the plan's loops convert them (`fit_steps`).
+        let speed = k.speed();
+        if speed.is_full() {
+            walk(&mut rng, j, |w| w, steps, first_ns, limit_ns)
+        } else if let Some(b) = speed.bounded(j.high()) {
+            walk(&mut rng, j, |w| b.time_ns(w), steps, first_ns, limit_ns)
+        } else {
+            walk(&mut rng, j, |w| speed.time_ns(w), steps, first_ns, limit_ns)
+        }
     }
 
     /// A plan's times, drawn again from the stream as it was planned
@@ -1049,7 +1100,8 @@ impl Workload for Hackbench {
         let j = self.cost_of(tid);
         let plan = &mut self.tasks[tid as usize].plan;
         let n = std::mem::take(&mut plan.n);
-        debug_assert!(n > 0 && n == steps);
+        // (Fewer steps than planned if the batch was cut short.)
+        debug_assert!(steps > 0 && steps <= n);
         let mut rng = plan.rng.clone();
         // Compiled once per conversion (no call per step).
         #[inline(always)]
@@ -1057,12 +1109,12 @@ impl Workload for Hackbench {
             rng: &mut Rng,
             j: Jitter,
             time: impl Fn(u64) -> u64,
-            n: u32,
+            steps: u32,
             first_ns: u64,
             until_ns: u64,
         ) -> (u32, u64, u64) {
             let (mut taken, mut prev, mut t) = (0, 0, first_ns);
-            while taken < n && t < until_ns {
+            while taken < steps && t < until_ns {
                 prev = t;
                 t += time(rng.jittered(j));
                 taken += 1;
@@ -1072,11 +1124,11 @@ impl Workload for Hackbench {
         // Converted as the plan's loops convert them (`fit_steps`).
         let speed = k.speed();
         let (taken, prev, next) = if speed.is_full() {
-            walk(&mut rng, j, |w| w, n, first_ns, until_ns)
+            walk(&mut rng, j, |w| w, steps, first_ns, until_ns)
         } else if let Some(b) = speed.bounded(j.high()) {
-            walk(&mut rng, j, |w| b.time_ns(w), n, first_ns, until_ns)
+            walk(&mut rng, j, |w| b.time_ns(w), steps, first_ns, until_ns)
         } else {
-            walk(&mut rng, j, |w| speed.time_ns(w), n, first_ns, until_ns)
+            walk(&mut rng, j, |w| speed.time_ns(w), steps, first_ns, until_ns)
         };
         if taken < n {
             // (All of them taken, the stream is where the plan left it.)
@@ -1252,7 +1304,7 @@ impl Hackbench {
     /// and a writer off its CPU starts no write, until switched in, which
     /// the band does not bound: the switch checks the batches of its
     /// group (a reader's: its senders') against the band from then on
-    /// ([`Workload::still_quiet`], [`Kernel::split_on_switch_in`],
+    /// ([`Workload::quiet_until`], [`Kernel::split_on_switch_in`],
     /// [`Kernel::on_cpu_in_class`]) and splits those that reach past it.
     ///
     /// Returns `lim` (ns) bounded by the band.
