@@ -192,7 +192,8 @@
 //!
 //! With `Mechanisms::clock_burn` (`sim run --clock-burn`, off by
 //! default) a task's step burst is burned on the guest clock, as our
-//! kernel's `hackbench -C` charges are (`syscall_work`): out of its turn
+//! kernel's `hackbench -C` charges were until 10010b3 (`syscall_work`;
+//! they are calibrated instructions since 5b89f38): out of its turn
 //! a vCPU whose task has no overhead left (a switch's, a wakeup's, a
 //! sleep's or an interrupt's cost, instructions in the kernel too) and is
 //! not in a wakeup's irqs-off window gets that step done by the clock, so

@@ -292,13 +292,14 @@ pub struct Mechanisms {
     pub sleep_lock_split: bool,
     /// With vCPU turns: a step's own burst (a hackbench message's syscall
     /// cost) is burned on the guest clock, as our kernel's `hackbench -C`
-    /// charges it (`syscall_work`: a loop until the clock has moved that
-    /// far, `kernel/src/workloads/hackbench.rs`), so a vCPU out of its turn
-    /// with no overhead left to pay (switch, wakeup, sleep, interrupt: real
-    /// instructions in both) finishes that burst meanwhile, and its task
-    /// goes on at once when the turn comes back. Off by default: Linux's
+    /// charged it until 10010b3 (`syscall_work`: a loop until the clock had
+    /// moved that far; since 5b89f38 calibrated instructions, as Linux's),
+    /// so a vCPU out of its turn with no overhead left to pay (switch,
+    /// wakeup, sleep, interrupt: real instructions in both) finishes that
+    /// burst meanwhile, and its task goes on at once when the turn comes
+    /// back. Off by default: Linux's
     /// syscall costs are instructions, done only in the vCPU's turn; `sim
-    /// run --clock-burn` models the kernel's charge instead
+    /// run --clock-burn` models that old kernel charge instead
     /// (`sim/src/engine.rs`, "vCPU turns").
     pub clock_burn: bool,
     /// With `vcpu_pause`: a lock window ([`LockShares`]) belongs to the

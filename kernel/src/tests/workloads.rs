@@ -1165,16 +1165,43 @@ fn median_grew_within(line: &str, mut milli: Vec<u64>, lo_tenths: u64) -> Result
     Ok(())
 }
 
+ktest_timing!(workload_hackbench_burn_rate_matches_the_clock, || {
+    // `hackbench -C`'s charge is an instruction burn at a rate calibrated
+    // on the guest clock at the run's start. With this CPU alone (the
+    // other CPUs idle), each charge must take its ns of guest time.
+    // Bounds, fixed before the first run: the fastest of 5 tries within
+    // 3% of the charge, plus 300 ns for the call and the two clock reads.
+    let rate = workloads::hackbench::BurnRate::calibrate();
+    crate::kprintln!(
+        "    calibrated: {} iterations per ms",
+        rate.iters_per_s / 1000
+    );
+    kassert!(rate.iters_per_s > 0);
+    for ns in [3_883u64, 9_618, 100_000, 1_000_000] {
+        let mut best_ns = u64::MAX;
+        for _ in 0..5 {
+            let t0_ns = crate::arch::now_ns();
+            rate.work(ns);
+            best_ns = best_ns.min(crate::arch::now_ns() - t0_ns);
+        }
+        crate::kprintln!("    work({ns} ns) took {best_ns} ns");
+        kassert!(
+            best_ns * 100 >= ns * 97 && best_ns * 100 <= ns * 103 + 30_000,
+            "work({ns} ns) took {best_ns} ns"
+        );
+    }
+    Ok(())
+});
+
 ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
     // `hackbench -C`: each data message's send and receive burn the cost
-    // as kernel work on the guest clock. Under -icount the vCPUs take turns
-    // on one instruction stream, so at 1 or 4 CPUs the run's guest time
-    // grows by about messages x (send + receive). Bounds, fixed before the
-    // first run: the growth is 0.9 to 1.5 times that. Below 1 only where a
-    // vCPU's turn ends inside a burn (the clock then also counts the other
-    // vCPUs' instructions: turns are about a tick, a burn 8 to 40 us);
-    // above 1 by each burn's overshoot (one clock read and 8 loop
-    // iterations) and by the switches the longer syscalls add or remove.
+    // as kernel work, an instruction burn calibrated at the run's start.
+    // Under -icount the vCPUs take turns on one instruction stream, so at
+    // 1 or 4 CPUs the run's guest time grows by about messages x (send +
+    // receive). Bounds, fixed before the first run (of the clock-polled
+    // burn this replaced): the growth is 0.9 to 1.5 times that; above 1 by
+    // the interrupts that land inside a burn and by the switches the
+    // longer syscalls add or remove.
     for (base, cost) in [
         ("hackbench -g 1 -f 4 -l 50", "-C 20000"),
         ("hackbench -p -g 1 -f 4 -l 50", "-C linux"),
@@ -1200,7 +1227,7 @@ ktest_timing!(workload_hackbench_syscall_cost_adds_its_time, || {
 ktest_timing!(workload_hackbench_sched_cost_adds_its_time, || {
     // `hackbench -K SWITCH_NS,WAKE_NS`: each context switch of a task is
     // burned when it runs again, each wakeup by its waker, as kernel work
-    // on the guest clock. Under -icount the vCPUs take turns on one
+    // like `-C`'s. Under -icount the vCPUs take turns on one
     // instruction stream, so the run's guest time grows by about the
     // charged switches x SWITCH_NS + charged wakeups x WAKE_NS (the charged
     // run's own counts). Bounds, fixed before the first run: the growth is

@@ -32,9 +32,19 @@
 //! Linux 7.2 spends in that syscall on that machine, as measured by `lcbench
 //! costs` (pipe write / read 4358 / 3883 ns, socket 9618 / 7773 ns: the
 //! figures and their conditions are at [`Hackbench::LINUX_PIPE_WRITE_NS`]);
-//! `-C NS` charges NS ns to each. The charge is a busy loop on the guest
-//! clock ([`syscall_work`]), which under `-icount` counts this vCPU's
-//! instructions, so it is CPU time in the A/B's time base.
+//! `-C NS` charges NS ns to each. The charge is a calibrated instruction
+//! burn ([`BurnRate`]): at the run's start the parent times
+//! [`super::burn`] on the guest clock and keeps the fastest of a few
+//! trials as loop iterations per second; each charge then runs that many
+//! iterations per ns, with no clock read. Like Linux's syscall
+//! instructions, it progresses only while its task runs on its CPU: time
+//! the task spends preempted, or that its vCPU spends out of its turn
+//! under `-icount` (where QEMU's TCG runs the vCPUs in turns and the
+//! guest clock moves with every vCPU's instructions), does not count
+//! toward it. Under `-icount` an iteration's guest time is fixed, so the
+//! calibration is the same every run (printed with the charge). Until
+//! 10010b3 the charge was a loop until the guest clock had moved NS ns,
+//! which a preemption or a lost turn in the middle ended early.
 //!
 //! It is burned as the syscall's kernel time, where Linux spends it: in
 //! kernel code, not in [`crate::sched::run_in_user_mode`]. So an interrupt
@@ -55,7 +65,7 @@
 //! less than Linux's on the same machine (4297 against 8723 / 9221 ns,
 //! 4948 against 6150 ns: [`Hackbench::OURS_SWITCH_NS`] and those beside
 //! it). `-K linux` charges the difference, `-K SWITCH_NS,WAKE_NS` any
-//! figures, as kernel work on the guest clock like `-C`'s:
+//! figures, as kernel work burned like `-C`'s:
 //! - per context switch of a hackbench task (counted from its own nvcsw +
 //!   nivcsw), charged to that task when it runs again, at the end of its
 //!   next channel operation (in Linux a switch's cost falls on both sides;
@@ -274,15 +284,16 @@ impl Charge for NoCharge {
 struct ChargeNs {
     send_ns: u32,
     recv_ns: u32,
+    rate: BurnRate,
 }
 
 impl Charge for ChargeNs {
     no_sched_charge!();
     fn send(self, _: &(), _: usize) {
-        syscall_work(u64::from(self.send_ns));
+        self.rate.work(u64::from(self.send_ns));
     }
     fn recv(self, _: &(), _: usize) {
-        syscall_work(u64::from(self.recv_ns));
+        self.rate.work(u64::from(self.recv_ns));
     }
     fn print(self, out: &mut dyn Write) {
         let _ = writeln!(
@@ -290,6 +301,7 @@ impl Charge for ChargeNs {
             "Each send is charged {} ns and each receive {} ns of syscall time",
             self.send_ns, self.recv_ns
         );
+        self.rate.print(out);
     }
 }
 
@@ -304,6 +316,7 @@ struct ChargeSched {
     /// `-M`: the part of a send's and a receive's charge outside the
     /// pipe's mutex (syscall entry and exit); the rest runs under it.
     mutex_outside_ns: Option<u32>,
+    rate: BurnRate,
 }
 
 /// `-M`: what pipe mutexes did, to set beside a Linux trace of the same
@@ -616,12 +629,13 @@ impl Charge for ChargeSched {
             (Some(l), Some(outside_ns)) => {
                 // Entry, then the copy-in under the mutex; the wakeup
                 // follows the unlock, as in `anon_pipe_write`.
-                syscall_work(u64::from(outside_ns));
+                self.rate.work(u64::from(outside_ns));
                 l[k].lock();
-                syscall_work(u64::from(self.send_ns.saturating_sub(outside_ns)));
+                self.rate
+                    .work(u64::from(self.send_ns.saturating_sub(outside_ns)));
                 l[k].unlock();
             }
-            _ if self.send_ns > 0 => syscall_work(u64::from(self.send_ns)),
+            _ if self.send_ns > 0 => self.rate.work(u64::from(self.send_ns)),
             _ => {}
         }
     }
@@ -629,11 +643,12 @@ impl Charge for ChargeSched {
         match (locks, self.mutex_outside_ns) {
             (Some(l), Some(outside_ns)) => {
                 l[k].lock();
-                syscall_work(u64::from(self.recv_ns.saturating_sub(outside_ns)));
+                self.rate
+                    .work(u64::from(self.recv_ns.saturating_sub(outside_ns)));
                 l[k].unlock();
-                syscall_work(u64::from(outside_ns));
+                self.rate.work(u64::from(outside_ns));
             }
-            _ if self.recv_ns > 0 => syscall_work(u64::from(self.recv_ns)),
+            _ if self.recv_ns > 0 => self.rate.work(u64::from(self.recv_ns)),
             _ => {}
         }
     }
@@ -642,6 +657,7 @@ impl Charge for ChargeSched {
             ChargeNs {
                 send_ns: self.send_ns,
                 recv_ns: self.recv_ns,
+                rate: self.rate,
             }
             .print(out);
         }
@@ -689,7 +705,7 @@ impl Charge for ChargeSched {
         acct.charged_wakeups += wakeups;
         let ns = switches * u64::from(self.switch_ns) + wakeups * u64::from(self.wake_ns);
         if ns > 0 {
-            syscall_work(ns);
+            self.rate.work(ns);
         }
     }
     fn finish(self, acct: &SchedAcct, totals: &Self::Totals) {
@@ -704,14 +720,63 @@ impl Charge for ChargeSched {
     }
 }
 
-/// Busy-works `ns` of guest time as kernel code (a syscall's work): no
-/// sleeping, no user-mode mark, preemptible by an immediate request at an
-/// interrupt's exit. Polls the clock every few instructions (`burn(8)`),
-/// so it overshoots by well under a microsecond.
-fn syscall_work(ns: u64) {
-    let until = arch::now_ns() + ns;
-    while arch::now_ns() < until {
-        super::burn(8);
+/// How many iterations of [`super::burn`] this CPU runs per second of
+/// guest time, measured at a run's start ([`BurnRate::calibrate`]); a
+/// charge of `ns` is that many iterations ([`BurnRate::work`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BurnRate {
+    pub(crate) iters_per_s: u64,
+}
+
+impl BurnRate {
+    /// Iterations per calibration trial: about 0.2 ms of guest time
+    /// under `-icount shift=2`, below a tick so that most trials see no
+    /// interrupt.
+    const TRIAL_ITERS: u32 = 5_000;
+    /// Trials; the fastest counts.
+    const TRIALS: u32 = 16;
+
+    /// Times [`Self::TRIALS`] runs of [`super::burn`] on the guest clock
+    /// and keeps the fastest. A trial is slowed, never sped up, by an
+    /// interrupt or, under `-icount`, by a lost turn (the clock then also
+    /// counts the other vCPUs' instructions), so the fastest is this
+    /// CPU's own rate. At a run's start the other CPUs are idle (the
+    /// tasks are not spawned yet), so under `-icount` every trial but
+    /// one hit by a tick takes the same guest time.
+    pub(crate) fn calibrate() -> Self {
+        let mut best_ns = u64::MAX;
+        for _ in 0..Self::TRIALS {
+            let t0_ns = arch::now_ns();
+            super::burn(Self::TRIAL_ITERS);
+            best_ns = best_ns.min(arch::now_ns().saturating_sub(t0_ns));
+        }
+        Self {
+            iters_per_s: u64::from(Self::TRIAL_ITERS) * 1_000_000_000 / best_ns.max(1),
+        }
+    }
+
+    /// Busy-works `ns` of this task's CPU time as kernel code (a
+    /// syscall's work): [`super::burn`]'s iterations at the calibrated
+    /// rate, no clock read, no sleeping, no user-mode mark, preemptible by
+    /// an immediate request at an interrupt's exit. It progresses only
+    /// while this task runs: a preemption or a lost `-icount` turn in the
+    /// middle delays its end by that time, as it delays a Linux syscall's.
+    pub(crate) fn work(self, ns: u64) {
+        let mut iters = ns.saturating_mul(self.iters_per_s) / 1_000_000_000;
+        while iters > 0 {
+            let n = iters.min(u64::from(u32::MAX));
+            // In range: `n` is at most u32::MAX.
+            super::burn(n as u32);
+            iters -= n;
+        }
+    }
+
+    fn print(self, out: &mut dyn Write) {
+        let _ = writeln!(
+            out,
+            "Charges burn {} loop iterations per ms of CPU time (calibrated at the run's start)",
+            self.iters_per_s / 1000
+        );
     }
 }
 
@@ -730,12 +795,25 @@ pub fn run(
             switch_ns,
             wake_ns,
             mutex_outside_ns: p.pipe_mutex.then_some(Hackbench::LINUX_NULL_SYSCALL_NS),
+            rate: BurnRate::calibrate(),
         };
         return run_roles(p, c, ctl, out);
     }
     match (send_ns, recv_ns) {
         (0, 0) => run_roles(p, NoCharge, ctl, out),
-        (send_ns, recv_ns) => run_roles(p, ChargeNs { send_ns, recv_ns }, ctl, out),
+        (send_ns, recv_ns) => {
+            let rate = BurnRate::calibrate();
+            run_roles(
+                p,
+                ChargeNs {
+                    send_ns,
+                    recv_ns,
+                    rate,
+                },
+                ctl,
+                out,
+            )
+        }
     }
 }
 
