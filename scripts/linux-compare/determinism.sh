@@ -31,6 +31,15 @@
 # generator's, which -seed fixes (scripts/test/harness-test.sh compares the
 # dumped DTBs); nokaslr is arm64's too. The aarch64 section of
 # docs/results/linux.md has its repeated boots.
+#
+# What this does not fix: with the inputs above fixed, a boot booted again
+# still parts now and then, in a threaded row, and then takes one of two
+# paths. The serial console is not the cause (its log is a regular file,
+# so no write is ever retried). The suspect is QEMU's main-loop thread,
+# which runs expired virtual timers and warps the idle clock at host-timed
+# moments beside the one TCG thread. QEMU 7.2's record/replay refuses
+# -smp > 1. docs/results/linux.md, "what parts same-seed boots", has the
+# boots.
 
 # lc_det_args ON ARCH SEED: sets LC_DET_CPU (the CPU model, '' for h_qemu's
 # default), LC_DET_QEMU (QEMU arguments) and LC_DET_WORDS (kernel command
