@@ -392,8 +392,9 @@ fuzz:
 # test target (the unit tests and tests/*.rs), on a nightly toolchain
 # installed for this target only; the tests shrink under cfg(miri) and run
 # few proptest cases (Miri runs ~1000x slower). A tool target, not part of
-# `make test`. MIRI_TESTS picks targets (e.g. MIRI_TESTS='--test smp');
-# times per target in docs/testing.md.
+# `make test`. MIRI_TESTS picks targets or tests (e.g.
+# MIRI_TESTS='--test integration hotplug::', the tests of one file of
+# sched/tests); times per target in docs/testing.md.
 MIRI_TOOLCHAIN ?= nightly
 MIRI_PROPTEST_CASES ?= 4
 MIRI_TESTS ?=
@@ -406,7 +407,7 @@ miri:
 bench:
 	$(CARGO) run -p bench --profile bench --bin bench -- $(ARGS)
 	$(CARGO) run -q -p bench --profile bench --bin bench -- --axsched
-	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --features oracle --test oracle
+	PROPTEST_CASES=5000 $(CARGO) test -p sched --release --features oracle --test integration -- oracle:: --skip groups_oracle::
 	$(CARGO) run -q -p sim --release -- bench
 	$(MAKE) bench-kernel
 

@@ -11,16 +11,12 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
-use common::plat::{machine, spawn_on, switch, Plat};
+use common::plat::{machine, nr, spawn_on, switch, Plat};
 use sched::smp::{Scheduler, MAX_PINNED_INTERVAL_MS};
 use sched::{Feature, PrevAction, TaskId, Topology};
-
-fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
-    s.cpu_rq(cpu_id(cpu)).nr_runnable()
-}
 
 fn ipis(s: &Scheduler<Plat>, cpu: usize) -> u64 {
     s.platform.ipis[cpu].load(Ordering::Relaxed)

@@ -9,14 +9,14 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
-use common::plat::{load_cpu, machine, machine_hz, run_each_in_turns, switch, Plat};
+use common::plat::{load_cpu, machine, machine_hz, nr, run_each_in_turns, switch, Plat};
 use sched::smp::{Scheduler, MAX_PINNED_INTERVAL_MS};
 use sched::{CpuId, Feature, PrevAction, Topology};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 /// The tick at 250 Hz (`machine`).
 const TICK: u64 = 4 * MS;
 
@@ -26,10 +26,6 @@ const TICK: u64 = 4 * MS;
 fn load_cpu_hot(s: &Scheduler<Plat>, cpu: CpuId, n: u32, next: &mut u32) {
     let now = run_each_in_turns(s, cpu, n, next);
     s.platform.now.store(now, Ordering::Relaxed);
-}
-
-fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
-    s.cpu_rq(cpu_id(cpu)).nr_runnable()
 }
 
 fn set_now(s: &Scheduler<Plat>, ns: u64) {

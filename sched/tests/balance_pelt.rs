@@ -5,14 +5,14 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::{machine, Plat};
 use sched::smp::{Platform, Scheduler};
 use sched::{DequeueFlags, Feature, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// New tasks `ids` on `cpu`, the first one running.
 fn put(s: &Scheduler<Plat>, cpu: usize, ids: &[u32]) {

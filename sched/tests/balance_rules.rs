@@ -13,18 +13,14 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
-use common::plat::{load_cpu, load_cpu_as, machine, Plat};
+use common::plat::{load_cpu, load_cpu_as, machine, nr, Plat};
 use sched::smp::Scheduler;
 use sched::{CpuMask, Policy, SchedTask, TaskParams, Topology, WakeFlags};
 
-const MS: u64 = 1_000_000;
-
-fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
-    s.cpu_rq(cpu_id(cpu)).nr_runnable()
-}
+use crate::common::MS;
 
 fn mask(cpus: &[usize]) -> Option<CpuMask> {
     Some(CpuMask::from_cpus(cpus))

@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::{switch, Plat};
 
@@ -19,7 +19,7 @@ use sched::{
     CpuMask, Feature, PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
 };
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 /// HZ 250: one tick.
 const TICK_NS: u64 = 4 * MS;
 

@@ -5,7 +5,7 @@
 //! 99 priorities. One CPU, HZ=1000, default features; `rq.check()` after every
 //! state change.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::{H, MS, US};

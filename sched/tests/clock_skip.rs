@@ -7,7 +7,7 @@
 //! request does not skip (`test_tsk_need_resched` reads TIF_NEED_RESCHED
 //! only).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use sched::{
     PreemptMode, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags,
 };
 
-const US: u64 = 1_000;
+use crate::common::US;
 
 fn cpu0() -> sched::CpuId {
     common::cpu_id(0)

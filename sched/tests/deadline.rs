@@ -4,7 +4,7 @@
 //! (the budget is charged at the tick: every figure below is a whole number
 //! of 1 ms ticks).
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! half the bandwidth of a big one; counting it as a whole CPU would admit
 //! sets that no placement can run in time. Equal CPUs are unchanged.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::{machine, Plat};
 
@@ -14,7 +14,7 @@ use sched::smp::{HotplugError, LifecycleError, Scheduler};
 use sched::task::ParamsError;
 use sched::{SchedTask, TaskId, TaskParams, Topology};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 fn half() -> SchedTask {
     SchedTask::new(TaskParams::deadline(50 * MS, 100 * MS, 100 * MS))

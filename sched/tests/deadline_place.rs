@@ -14,7 +14,7 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::{machine_hz, Plat};
 use common::MS;

@@ -13,7 +13,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::Plat;
 use common::MS;

@@ -12,7 +12,7 @@
 //! does: whichever is due first fires. The tasks start half a tick off the
 //! tick's phase, so that every period starts between two ticks.
 
-mod common;
+use crate::common;
 
 use common::{H, MS, US};
 use sched::{HrtickCmd, Resched, TaskId, TaskParams, WakeFlags};

@@ -22,7 +22,7 @@
 //! test). A third task that wakes every 10 ms (the kernel shell's old poll
 //! for the job's end) takes most of what DELAY_DEQUEUE is worth (the last).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ use sched::{
 
 const HZ: u32 = 250;
 const TICK_NS: u64 = 1_000_000_000 / HZ as u64;
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// Task 1: the duty cycle. Task 2: the hog. Task 3 (with `poller`): the
 /// kernel shell waiting for the job, 10 µs of work every 10 ms.

@@ -3,7 +3,7 @@
 //! formulas they rest on. One CPU, HZ=1000, default features unless a test
 //! flips one.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::{H, MS, US};

@@ -7,7 +7,7 @@
 //! task has run k·runtime ± one tick (an overrun is paid back in the next
 //! period), so its share is runtime/period within tick/period.
 
-mod common;
+use crate::common;
 
 use common::{H, MS};
 use sched::deadline::ServerState;

@@ -9,7 +9,7 @@
 //! Shares are measured as ratios of runtime over seconds of spinning on a
 //! virtual clock; the bounds are stated at each assert.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

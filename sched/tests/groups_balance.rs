@@ -36,7 +36,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::Plat;
 
@@ -44,7 +44,7 @@ use sched::fair::group::GroupId;
 use sched::smp::{Platform, Scheduler};
 use sched::{CpuMask, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 const NCPUS: usize = 4;
 /// The kernel's tick rate (its default `hz=`, at which the Linux comparison
 /// ran both kernels; Linux's there is `CONFIG_HZ=250` too).

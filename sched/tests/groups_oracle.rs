@@ -15,7 +15,7 @@
 //!   entities in the root), a destroy succeeds only for a group with no
 //!   task and no child, and a bad weight changes nothing.
 
-mod common;
+use crate::common;
 
 use common::H;
 use proptest::prelude::*;

@@ -11,7 +11,7 @@
 //! a group whose task migrates between CPUs, against Linux's
 //! `calc_group_shares` restated over the figures the runqueues show.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -7,14 +7,14 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::Plat;
 use sched::fair::group::{GroupError, GroupId};
 use sched::smp::Scheduler;
 use sched::{CpuMask, PrevAction, Resched, SchedConfig, SchedTask, TaskId, TaskParams};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 fn machine() -> Scheduler<Plat> {
     let cfg = Arc::new(SchedConfig::new(2, 1000));

@@ -6,9 +6,7 @@
 //! deactivation, a seeded random walk with CPUs going down and up among the
 //! lifecycle operations, and racing threads.
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::common::rng::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +17,7 @@ use sched::{
 };
 
 const IDS: usize = 48;
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// Records `set_task_cpu` per task and every broken affinity.
 struct Rec {

@@ -4,7 +4,8 @@
 //! where the request ends, not at the tick, and what that does to the share
 //! of the lightest task and to RUN_TO_PARITY.
 
-mod common;
+use crate::common;
+use crate::common::cpu_id;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -481,11 +482,6 @@ fn short_slice_sleeper_waits_a_request_only_after_a_repick_overrun() {
         }
     }
     assert!(long > 0, "no wait of a whole request");
-}
-
-/// CPU `i` (below `MAX_CPUS`).
-fn cpu_id(i: usize) -> sched::CpuId {
-    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }
 
 /// The fair server's instant goes to the platform as it is: through the

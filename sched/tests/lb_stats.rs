@@ -5,7 +5,7 @@
 //! checks the counters of the one level (two CPUs, one MC domain) against
 //! what Linux would count.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::{machine, spawn_on, switch, Plat};

@@ -5,9 +5,8 @@
 //! scripted cases, in a seeded random walk over every operation, and with
 //! CPUs and wakers racing on real threads.
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::common::cpu_id;
+use crate::common::rng::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -17,7 +16,7 @@ use sched::{
 };
 
 const IDS: usize = 48;
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// A platform that records `set_task_cpu` per task.
 struct Rec {
@@ -588,9 +587,4 @@ fn racing_cpus_and_wakers_lose_nothing() {
     }
     assert!(s.platform.moves.load(Ordering::Relaxed) >= 32);
     let _ = MS;
-}
-
-/// CPU `i` (below `MAX_CPUS`).
-fn cpu_id(i: usize) -> sched::CpuId {
-    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

@@ -5,15 +5,15 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::Plat;
 use sched::smp::{NewidleStats, Scheduler};
 use sched::{CpuMask, Feature, SchedConfig, SchedTask, TaskId, TaskParams};
 
-const US: u64 = 1_000;
-const MS: u64 = 1_000_000;
+use crate::common::MS;
+use crate::common::US;
 
 /// Two CPUs; CPU 0 runs one task and queues another, both pinned to it, so
 /// CPU 0 counts as overloaded (a newidle balance is tried) but CPU 1's

@@ -8,20 +8,16 @@
 //! counts failed passes, so the active balance can spread two tasks packed
 //! on the threads of one core while the other core is tickless.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
-use common::plat::{machine, switch, Plat};
+use common::plat::{machine, nr, switch, Plat};
 use common::MS;
 use sched::smp::Scheduler;
 use sched::{CpuMask, PrevAction, SchedTask, TaskId, TaskParams, Topology};
 use std::sync::atomic::Ordering;
 
 const TICK_NS: u64 = 4 * MS;
-
-fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
-    s.cpu_rq(cpu_id(cpu)).nr_runnable()
-}
 
 /// Task `id` spawned on `cpu`, then allowed every CPU; it runs there.
 fn spawn_on(s: &Scheduler<Plat>, id: u32, cpu: usize) {

@@ -10,7 +10,7 @@
 //! eligible. 250 cases × 400–500 steps ≥ 100k operations per run;
 //! `PROPTEST_CASES` raises it (`make bench` runs 20× more).
 
-mod common;
+use crate::common;
 
 use common::world::{op, World};
 use proptest::prelude::*;

@@ -16,7 +16,7 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::{machine, switch, Plat};
 
@@ -25,7 +25,7 @@ use sched::pelt::{PeltClock, LOAD_AVG_MAX, PELT_FULL_UTIL_SUM};
 use sched::smp::Scheduler;
 use sched::{CpuMask, Feature, PrevAction, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 /// A PELT period, ns.
 const PERIOD_NS: f64 = 1_048_576.0;
 /// The tolerance against the closed form, in units of `util_avg` (see

@@ -3,7 +3,7 @@
 //! values computed here independently (in floating point, from
 //! `y^32 = 1/2`), and the runqueue's sums against its entities'.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use std::sync::Arc;

@@ -12,7 +12,7 @@
 //! dequeue, the sleeper keeps a positive lag and preempts on half of the
 //! wakeups.
 
-mod common;
+use crate::common;
 
 use common::{H, US};
 use sched::{Feature, WakeFlags};

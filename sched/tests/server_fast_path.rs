@@ -13,7 +13,7 @@
 //! server in the oracle ([`ServerModel`]), which charges every tick a fair
 //! task ran and knows nothing of fast paths.
 
-mod common;
+use crate::common;
 
 use common::{H, MS};
 use sched::deadline::ServerState;

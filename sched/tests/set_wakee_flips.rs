@@ -6,14 +6,14 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::Plat;
 use sched::smp::{LifecycleError, Scheduler};
 use sched::{PrevAction, SchedConfig, SchedTask, TaskId, TaskParams, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// One switch on CPU 0: `a` for the running task, then the pick.
 fn switch(s: &Scheduler<Plat>, a: PrevAction) -> sched::rq::Switch {

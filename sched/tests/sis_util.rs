@@ -5,14 +5,14 @@
 
 use std::sync::atomic::Ordering;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::{machine, switch, Plat};
 use sched::smp::{nr_idle_scan_for, Platform, Scheduler};
 use sched::{CpuMask, Feature, PrevAction, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// One always-running task on each CPU of `busy`, ticked every ms for
 /// `ms` ms, so each of those CPUs' `util_avg` nears 1024 (after 300 ms:

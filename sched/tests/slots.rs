@@ -3,6 +3,7 @@
 //! slots, keeps a running task's slot until it is switched out, and reports
 //! an id above its limit or a failed growth as an error.
 
+use crate::common::cpu_id;
 use std::sync::Arc;
 
 use sched::{
@@ -10,7 +11,7 @@ use sched::{
     TaskState, WakeFlags,
 };
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 fn rq(max_tasks: usize) -> Rq {
     let cfg = Arc::new(SchedConfig::new(1, 250));
@@ -454,9 +455,4 @@ fn random_churn_with_sparse_ids_keeps_slots_and_map_exact() {
             && u64::from(rt_switches) > per(300)
             && exits > per(300)
     );
-}
-
-/// CPU `i` (below `MAX_CPUS`).
-fn cpu_id(i: usize) -> sched::CpuId {
-    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

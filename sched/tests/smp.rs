@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::Plat;
@@ -15,7 +15,7 @@ use sched::{
     CpuMask, Feature, Resched, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags,
 };
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 fn ipis(s: &Scheduler<Plat>, cpu: CpuId) -> u64 {
     s.platform.ipis[cpu.index()].load(Ordering::Relaxed)

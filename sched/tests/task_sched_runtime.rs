@@ -8,7 +8,7 @@
 //! the conformance checklist rests on this (`duty_place_lag.rs`, and
 //! docs/results/linux.md, "EEVDF conformance (1 CPU)").
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

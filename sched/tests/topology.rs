@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::Plat;
@@ -16,7 +16,7 @@ use sched::{
     Topology, WakeFlags, MAX_CPUS,
 };
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 /// 2 sockets × 20 cores × 2 threads, one LLC and one node per socket.
 fn cascadelake() -> Topology {

@@ -7,7 +7,7 @@
 //! CPU's utilisation as the balancer sees it (`cpu_util_cfs`) is the larger
 //! of the runqueue's `util_avg` and that sum.
 
-mod common;
+use crate::common;
 use common::cpu_id;
 use common::plat::{machine, run_ticks, switch};
 use common::{H, MS};

@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::cpu_id;
 
 use common::plat::Plat;
@@ -14,7 +14,7 @@ use sched::smp::{Platform, Scheduler};
 use sched::CpuId;
 use sched::{Feature, SchedConfig, SchedTask, TaskId, TaskParams, Topology, WakeFlags};
 
-const MS: u64 = 1_000_000;
+use crate::common::MS;
 
 fn machine(per_cpu: &[u32]) -> Scheduler<Plat> {
     machine_on(Topology::flat(per_cpu.len()), per_cpu)

@@ -1,6 +1,7 @@
 //! `RqStats::wakeup_rows`: every `wakeup_preempt` decision is counted once,
 //! in the row `WakeupReason::row` names.
 
+use crate::common::cpu_id;
 use std::sync::Arc;
 
 use sched::rq::{WAKEUP_ROWS, WAKEUP_ROW_NAMES};
@@ -30,9 +31,4 @@ fn every_decision_counts_in_its_row() {
     let preempting: u64 = decisions.iter().filter(|d| d.preempt).count() as u64;
     assert_eq!(rq.stats.nr_wakeup_preempt, preempting);
     assert_eq!(WAKEUP_ROW_NAMES.len(), WAKEUP_ROWS);
-}
-
-/// CPU `i` (below `MAX_CPUS`).
-fn cpu_id(i: usize) -> sched::CpuId {
-    sched::CpuId::new(i).expect("a CPU below MAX_CPUS")
 }

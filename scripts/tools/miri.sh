@@ -6,9 +6,11 @@
 #
 #   scripts/tools/miri.sh [TOOLCHAIN] [PROPTEST_CASES] [cargo test args...]
 #
-# By default: the unit tests and all of tests/*.rs (features `oracle` and
-# `axsched`, which the oracle, fair_server, server_fast_path, axsched and
-# axtask targets need); extra arguments such as `--test smp` pick targets.
+# By default: the unit tests and the two test binaries of tests/
+# (`integration`, every file but one as a module, and `memory`), with the
+# features `oracle` and `axsched` that the oracle, fair_server,
+# server_fast_path, axsched and axtask modules need; extra arguments such as
+# `--test integration hotplug::` (one file's tests) pick targets and tests.
 #
 # Miri interprets ~1000x slower than native code (several thousand times
 # an optimised build). The tests shrink their sizes under `cfg(miri)` (fewer

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod plat;
+pub mod rng;
 #[cfg(feature = "oracle")]
 pub mod world;
 

@@ -65,6 +65,11 @@ pub fn machine_hz(topo: Topology, hz: u32) -> Scheduler<Plat> {
     s
 }
 
+/// Tasks runnable on `cpu`.
+pub fn nr(s: &Scheduler<Plat>, cpu: usize) -> u32 {
+    s.cpu_rq(super::cpu_id(cpu)).nr_runnable()
+}
+
 /// One `schedule` on `cpu` with `prev` treated as `a`, then its
 /// `finish_switch`: where a misplaced previous task went, if anywhere.
 pub fn switch(s: &Scheduler<Plat>, cpu: usize, a: sched::PrevAction) -> Option<sched::CpuId> {
