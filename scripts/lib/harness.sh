@@ -14,7 +14,8 @@
 #   - the log's name: h_log NAME-PARTS...        -> build/NAME-PARTS.log
 #   - the probe scripts' set-up (scripts/linux-compare): h_probe_args,
 #     h_probe_sim_args, h_probe_build (h_probe_tree, h_probe_patch,
-#     h_probe_kernel), h_probe_sim, h_probe_boot
+#     h_probe_kernel), h_probe_sim, h_probe_boot; h_probe_stacks and
+#     h_probe_patches_apply (every probe patch applies, as stacked)
 #
 # Python checkers read transcripts through scripts/lib/transcript.py
 # (PYTHONPATH=$H_LIB).
@@ -623,12 +624,14 @@ h_probe_tree() {
 }
 
 # h_probe_patch DIR PATCH...: applies each PATCH (a path; patch -p1) in
-# DIR, in order; fails (1) at the first that does not apply.
+# DIR, in order; fails (1) at the first that does not apply. No fuzz
+# (-F0): a hunk whose context changed could land beside the code it was
+# written for, so it fails instead (a moved hunk still applies).
 h_probe_patch() {
     local dir=$1 p
     shift
     for p in "$@"; do
-        (cd "$dir" && patch -s -p1 <"$p") || { h_probe_err "${p##*/} no longer applies to HEAD"; return 1; }
+        (cd "$dir" && patch -s -F0 -p1 <"$p") || { h_probe_err "${p##*/} no longer applies to HEAD"; return 1; }
     done
 }
 
@@ -674,6 +677,74 @@ h_probe_build() {
 h_probe_boot() {
     SMP=$smp ACCEL=tcg TIMEOUT=${4:-1200} QEMU_EXTRA="-icount shift=$icount,sleep=off" \
         "$H_SCRIPTS/boot/qemu.sh" x86_64 "$1" "$2" >"$3" 2>&1
+}
+
+# h_probe_stacks [DIR]: the probe patches each probe script of DIR
+# (default scripts/linux-compare) applies, read from the scripts
+# themselves: one line per script that applies any, "SCRIPT PATCH...", the
+# patches in the order its h_probe_build and h_probe_patch lines give them
+# (`$here/NAME.patch` arguments). A script that runs h_roles_variant NAME
+# gets hrtick-roles.sh's stack with its patch replaced by NAME-probe.patch,
+# as h_roles_variant does.
+h_probe_stacks() {
+    local lc=${1:-$H_SCRIPTS/linux-compare} f name stack
+    for f in "$lc"/*.sh; do
+        name=$(sed -n 's/^h_roles_variant \([a-z0-9-]*\) .*/\1/p' "$f")
+        if [ -n "$name" ]; then
+            stack=$(h_probe_script_patches "$lc/hrtick-roles.sh")
+            stack=${stack//hrtick-roles-probe.patch/$name-probe.patch}
+        else
+            stack=$(h_probe_script_patches "$f")
+        fi
+        [ -z "$stack" ] || echo "${f##*/} $stack"
+    done
+}
+# h_probe_script_patches SCRIPT: its `$here/NAME.patch` arguments of
+# h_probe_build and h_probe_patch, in order, on one line.
+h_probe_script_patches() {
+    grep -hE '^[[:space:]]*h_probe_(build|patch) ' "$1" | grep -oE '\$here/[A-Za-z0-9_.-]+\.patch' |
+        sed 's|^\$here/||' | paste -sd ' ' -
+}
+
+# h_probe_patches_apply [DIR]: every *-probe.patch of DIR (default
+# scripts/linux-compare) applies to the working tree at $H_ROOT, stacked
+# as each script of h_probe_stacks stacks it: the files the stack touches
+# are copied from the working tree into a scratch dir and each patch is
+# applied there in turn with h_probe_patch, as the scripts apply them.
+# Fails (1) naming each patch that no longer applies (once, as the first
+# script whose stack meets it applies it; the rest of that stack is not
+# tried) or that no script applies, and how to refresh it.
+h_probe_patches_apply() {
+    local lc=${1:-$H_SCRIPTS/linux-compare} script stack p f tmp rc=0 used=" " failed=" " on
+    local -a pats
+    tmp=$(mktemp -d) || return 1
+    while read -r script stack; do
+        read -ra pats <<<"$stack"
+        rm -rf "${tmp:?}/src" && mkdir "$tmp/src" || { rc=1; break; }
+        for f in $(cd "$lc" && sed -n 's|^--- a/||p' "${pats[@]}" | sort -u); do
+            [ -f "$H_ROOT/$f" ] || continue
+            mkdir -p "$tmp/src/$(dirname "$f")" && cp "$H_ROOT/$f" "$tmp/src/$f"
+        done
+        used+="${pats[*]} "
+        on=
+        for p in "${pats[@]}"; do
+            [[ $failed == *" $p "* ]] && break
+            if ! h_probe_patch "$tmp/src" "$lc/$p" >/dev/null 2>&1; then
+                failed+="$p "
+                h_probe_err "$p no longer applies to the working tree${on:+ on top of$on}, as $script applies it; refresh it: apply the patches before it, \`git apply -3\` it, resolve with each probe at the same logical point, and write it back from \`git diff\` (docs/testing.md, \"Probe patches\")"
+                rc=1
+                break
+            fi
+            on+=" $p"
+        done
+    done < <(h_probe_stacks "$lc")
+    rm -rf "$tmp"
+    for p in "$lc"/*-probe.patch; do
+        [[ $used == *" ${p##*/} "* ]] && continue
+        h_probe_err "${p##*/}: no probe script in ${lc##*/} applies it"
+        rc=1
+    done
+    return "$rc"
 }
 
 # h_roles_variant NAME KEYS [SEED...]: hrtick-roles.sh run with the probe

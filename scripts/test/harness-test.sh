@@ -14,8 +14,10 @@
 # default one; and the parsing that gives ours Linux's default features
 # (linux-compare/defaults.sh), on sample lines.
 # Last, the probe scripts' set-up (h_probe_*): their argument checks and
-# messages, a probe patch that no longer applies, and each probe script
-# refusing a bad SMP or seed before it copies, builds or boots anything.
+# messages, a probe patch that no longer applies, every committed probe
+# patch applying to the working tree as its script stacks it, and each
+# probe script refusing a bad SMP or seed before it copies, builds or
+# boots anything.
 # And make test's record of a suite (h_record: counts and wall time) and
 # its closing lines (scripts/test/summary.sh), on sample records.
 #
@@ -319,6 +321,30 @@ rc=$?
 [ "$rc" -eq 1 ] && [[ $msg == *"error: probe: stale.patch no longer applies to HEAD"* ]] &&
     [ "$(cat "$pdir/src/a.txt")" = two ]
 h_check probe_patch_names_the_stale_patch "$?" "status $rc, '$(tr '\n' ' ' <<<"$msg")'"
+
+# 10a. Every committed *-probe.patch applies to the working tree, stacked as
+#     its script stacks it (h_probe_stacks reads the stacks from the
+#     scripts), so a change that moves probed code fails here rather than
+#     at the next probe run. Then a copy of the scripts with
+#     pipelock-probe.patch made stale (a line it removes changed) and one
+#     patch no script applies: each named, with how to refresh it.
+msg=$( (H_NAME=probe; h_probe_patches_apply) 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && [ -z "$msg" ]
+h_check probe_patches_apply_to_the_working_tree "$?" "status $rc, '$(tr '\n' ' ' <<<"$msg")'"
+sdir="$dir/probe-stale"
+rm -rf "$sdir"
+mkdir -p "$sdir"
+cp "$(dirname "$0")"/../linux-compare/*.sh "$(dirname "$0")"/../linux-compare/*-probe.patch "$sdir"/
+sed -i 's/^-\(.*"waitqueue" | "pi_lock")\)/-\1 || stale/' "$sdir/pipelock-probe.patch"
+printf -- '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n' >"$sdir/orphan-probe.patch"
+msg=$( (H_NAME=probe; h_probe_patches_apply "$sdir") 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] && ! cmp -s "$sdir/pipelock-probe.patch" "$(dirname "$0")/../linux-compare/pipelock-probe.patch" &&
+    [[ $msg == *"error: probe: pipelock-probe.patch no longer applies to the working tree on top of lockhold-probe.patch, as pipelock-probe.sh applies it; refresh it:"*"git apply -3"*"docs/testing.md"* ]] &&
+    [[ $msg == *"error: probe: orphan-probe.patch: no probe script in probe-stale applies it"* ]] &&
+    [ "$(grep -c '^error: ' <<<"$msg")" -eq 2 ]
+h_check probe_patches_check_names_the_stale_patch "$?" "status $rc, '$(tr '\n' ' ' <<<"$msg")'"
 
 # 10b. Each probe script refuses a bad SMP and a bad seed before anything is
 #     copied, built or booted: git, make, cargo and QEMU are stand-ins that
