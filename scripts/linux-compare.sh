@@ -44,7 +44,8 @@
 #                    runs the model it was built with, lazy), and no
 #                    preempt= configs
 #   OURS=1           also run our kernel (0: Linux only)
-#   OURS_FEATURES=linux   ours' boots (ab, conformance, latency) start from
+#   OURS_FEATURES=linux   ours' boots (ab, conformance, latency) and the
+#                    simulator's A/B rows start from
 #                    the default sched features of the Linux boot they are
 #                    compared with: after Linux's boot the harness reads its
 #                    `lc: features` line (debugfs sched/features) and ours
@@ -486,10 +487,13 @@ part_ab() {
         IFS='|' read -ra sims <<<"$WORKLOADS"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
-        PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        # The simulator runs sched, whose defaults are ours': it starts from
+        # the Linux boot's default features as ours does (OURS_FEATURES).
+        ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log" "ab (simulator)" || return 1
+        SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$smp_n")
         if [[ ${SIM_ABLATION:-0} == 1 ]]; then
-            ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            SIM_BASE=$ours_set ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
             echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
         fi
     fi

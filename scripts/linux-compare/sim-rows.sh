@@ -15,10 +15,18 @@
 #                    has the older cited costs
 #   SIM_FLAGS=""     sim run flags, e.g. `--no-wake-cost` (an ablation)
 #   SIM_TAG=sim-qemuN        the logs' arch name (sim-qemu4_smp4_seed1.log)
+#   SIM_BASE=""      settings (space-separated NAME / NO_NAME) every config
+#                    starts from, as ours' boots take them: the Linux boot's
+#                    default features where sched's differ (linux-compare.sh
+#                    passes them; arm64's 7.2 boots NO_HRTICK). A config that
+#                    sets the same flag wins (defaults.sh's lcd_merge). The
+#                    log keeps the config's own label, the one Linux's has.
 # Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
 # PREEMPT (full by default): the boot preemption model the kernels ran with;
 # any other is added to every config that does not name one.
 set -euo pipefail
+# shellcheck source=defaults.sh
+. "$(dirname "$0")/defaults.sh"
 
 [[ $# -ge 6 ]] || { echo "usage: $0 SIM_BIN OUT_DIR NCPUS SEEDS CONFIGS WORKLOAD..." >&2; exit 2; }
 sim=$1 out=$2 ncpus=$3 seeds=$4 configs=$5
@@ -53,7 +61,8 @@ for ((s = 1; s <= seeds; s++)); do
         for ((k = 0; k < n; k++)); do
             c=${cl[$(((s + k) % n))]}
             ci=$(((s + k) % n))
-            cfg=${c//,/+}
+            cfg=$(lcd_merge "${SIM_BASE:-}" "$c")
+            cfg=${cfg//,/+}
             [[ $cfg == default ]] && cfg=""
             if [[ ${PREEMPT:-full} != full && $cfg != *preempt=* ]]; then
                 cfg=preempt=$PREEMPT${cfg:++$cfg}

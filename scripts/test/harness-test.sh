@@ -238,7 +238,8 @@ fi
 #    from arm64's feature line (Debian 7.2.13: NO_HRTICK), the one setting
 #    is NO_HRTICK and Linux's flags ours has not are listed, not set; from
 #    amd64's (HRTICK), none; the base rides in each A/B config without
-#    setting a flag twice, and a config's flag is put back to the base.
+#    setting a flag twice, and a config's flag is put back to the base;
+#    the simulator's rows start from the same base, under Linux's labels.
 # shellcheck source=../linux-compare/defaults.sh
 . "$(dirname "$0")/../linux-compare/defaults.sh"
 table=$(lcd_ours_table "$(dirname "$0")/../../sched/src/features.rs")
@@ -263,6 +264,22 @@ lcd_relabel "$dir/relabel.log" "$dir/relabel.tsv"
 ok=1
 [[ $(grep -c '^run 1/2 cfg A default: t=1$' "$dir/relabel.log") == 1 && $(grep -c '^run 2/2 cfg B NO_HRTICK: t=2$' "$dir/relabel.log") == 1 ]] && ok=0
 h_check linux_compare_relabel "$ok" "$(tr '\n' '/' <"$dir/relabel.log")"
+# The simulator's rows start from the same base (sim-rows.sh's SIM_BASE):
+# a stand-in for `sim` records each --config; the log keeps Linux's labels.
+cat >"$dir/fake-sim" <<'FAKE'
+#!/usr/bin/env bash
+c=none; while [[ $# -gt 0 ]]; do [[ $1 == --config ]] && c=$2; shift; done
+echo "$c" >>"${0%/*}/fake-sim.args"
+echo "time_s 1.5"; echo "counters: switches 10 wakeups 5 wakeup preempts 2 buddy picks 1"
+FAKE
+chmod +x "$dir/fake-sim"
+rm -f "$dir/fake-sim.args"
+SIM_BASE=NO_HRTICK SIM_TAG=sim-t "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim" "$dir/simrows" 4 1 \
+    'default|NEXT_BUDDY|HRTICK' 'hackbench -p -g 2 -l 10' >/dev/null 2>&1
+ok=1
+[[ $(sort "$dir/fake-sim.args" | tr '\n' ' ') == "HRTICK NO_HRTICK NO_HRTICK+NEXT_BUDDY " &&
+    $(grep -c '^run [1-3]/3 cfg [ABC] \(default\|NEXT_BUDDY\|HRTICK\): time_s=1.5 ' "$dir/simrows/sim-t_smp4_seed1.log") == 3 ]] && ok=0
+h_check sim_rows_start_from_the_linux_base "$ok" "configs '$(tr '\n' ' ' <"$dir/fake-sim.args" 2>/dev/null)', log '$(grep -o 'cfg [A-C] [A-Z_a-z]*' "$dir/simrows/sim-t_smp4_seed1.log" 2>/dev/null | tr '\n' '/')'"
 
 # 10. The probe scripts' set-up (h_probe_* in harness.sh, used by
 #     scripts/linux-compare/{lockhold,pipelock}-probe.sh, hrtick-roles.sh,
