@@ -58,8 +58,10 @@ case $version in
 esac
 wants=(CONFIG_HZ=250 CONFIG_DEBUG_FS=y CONFIG_SCHEDSTATS=y)
 # amd64 chooses its preemption model at boot (preempt=full|lazy); Debian's
-# arm64 build has no PREEMPT_DYNAMIC and runs the model it was built with.
+# arm64 build has no PREEMPT_DYNAMIC and runs the model it was built with,
+# which the harness takes to be lazy (its uname -v says only PREEMPT).
 [[ $triplet == x86_64-linux-gnu ]] && wants+=(CONFIG_PREEMPT_DYNAMIC=y)
+[[ $triplet == aarch64-linux-gnu ]] && wants+=(CONFIG_PREEMPT_LAZY=y)
 for want in "${wants[@]}"; do
     grep -q "^$want\$" "$config" || { echo "error: linux-compare: $version lacks $want" >&2; exit 1; }
 done

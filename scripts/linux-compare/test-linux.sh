@@ -5,17 +5,24 @@
 #
 #   scripts/linux-compare/test-linux.sh
 #
-#   SMP=4 OUT=build/linux-compare LINUX_SUITE=sid LINUX_DETERMINISTIC=1
+#   ARCH=x86_64 SMP=4 OUT=build/linux-compare LINUX_SUITE=sid LINUX_DETERMINISTIC=1
 #   (as linux-compare.sh; the boot takes determinism.sh's flags as its do)
 #
-# One boot (-icount shift=2,sleep=off, scripts/qemu-x86_64.sh's machine) with
-# lc.mode=smoke (guest.sh's lc_smoke). Checks, each a pass or a failure:
+# One boot (-icount shift=2,sleep=off) with lc.mode=smoke (guest.sh's
+# lc_smoke): x86_64 is Debian's amd64 Linux on scripts/qemu-x86_64.sh's
+# machine, booted preempt=full; aarch64 is Debian's arm64 Linux on
+# scripts/boot/qemu.sh's QEMU virt, which runs the lazy model it was built
+# with (no PREEMPT_DYNAMIC, so no sched/preempt file to switch: the guest
+# checks the file is absent and uname -v says PREEMPT; initramfs.sh has
+# checked the package's config has CONFIG_PREEMPT_LAZY=y).
+# Checks, each a pass or a failure:
 # - Linux reached its init and printed a version of the suite's series;
 # - every CPU came online (SMP of SMP);
 # - /sys/kernel/debug/sched/features exists (debugfs mounted);
 # - the guest's own checks: NO_NEXT_BUDDY at boot, NEXT_BUDDY set and read
 #   back, an unknown feature refused with the line unchanged, NO_NEXT_BUDDY
-#   back, preempt=lazy set and read back, a tiny hackbench that prints its
+#   back, preempt=lazy set and read back (aarch64: the built-in model), a
+#   tiny hackbench that prints its
 #   time, and a nice 0 vs 5 spinner pair on one CPU within 5 points of the
 #   ideal 75.35% share, and task groups (cgroup v2 mounted, the cpu
 #   controller enabled, groups A and B at cpu.weight 100, 1 spinner in A and
@@ -26,25 +33,32 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+ARCH=${ARCH:-x86_64}
 SMP=${SMP:-4}
 OUT=${OUT:-$root/build/linux-compare}
 LINUX_SUITE=${LINUX_SUITE:-sid}
 LINUX_DETERMINISTIC=${LINUX_DETERMINISTIC:-1}
+case $ARCH in
+    x86_64) darch=amd64 console=ttyS0 preempt=full qemu=("$root/scripts/qemu-x86_64.sh") ;;
+    aarch64) darch=arm64 console=ttyAMA0 preempt=lazy qemu=("$root/scripts/boot/qemu.sh" aarch64) ;;
+    *) echo "error: test-linux: ARCH must be x86_64 or aarch64, got '$ARCH'" >&2; exit 2 ;;
+esac
 [[ $SMP =~ ^[1-8]$ ]] || { echo "error: test-linux: SMP must be 1..8, got '$SMP'" >&2; exit 2; }
 [[ $LINUX_DETERMINISTIC == 0 || $LINUX_DETERMINISTIC == 1 ]] ||
     { echo "error: test-linux: LINUX_DETERMINISTIC must be 0 or 1, got '$LINUX_DETERMINISTIC'" >&2; exit 2; }
 # shellcheck source=determinism.sh
 . "$here/determinism.sh"
-lc_det_args "$LINUX_DETERMINISTIC" x86_64 1
+lc_det_args "$LINUX_DETERMINISTIC" "$ARCH" 1
 
-x=$(LINUX_SUITE=$LINUX_SUITE "$here/fetch.sh" "$OUT" | tail -1) || { echo "error: test-linux: fetch failed" >&2; exit 1; }
+x=$(LINUX_SUITE=$LINUX_SUITE LINUX_ARCH=$darch "$here/fetch.sh" "$OUT" | tail -1) || { echo "error: test-linux: fetch failed" >&2; exit 1; }
 ldir=$OUT/$LINUX_SUITE-smoke
+[[ $ARCH == aarch64 ]] && ldir+=-arm64
 version=$("$here/initramfs.sh" "$x" "$ldir") || { echo "error: test-linux: initramfs failed" >&2; exit 1; }
-log=$OUT/logs/test-linux.log
+log=$OUT/logs/test-linux-$ARCH.log
 mkdir -p "$OUT/logs"
 t0=$SECONDS
 SMP=$SMP ACCEL=tcg CPU=$LC_DET_CPU QEMU_EXTRA="-icount shift=2,sleep=off -initrd $ldir/initramfs.cpio.gz ${LC_DET_QEMU[*]}" \
-    timeout -k 5 600 "$root/scripts/qemu-x86_64.sh" "$ldir/vmlinuz" console=ttyS0 quiet preempt=full lc.mode=smoke lc.seed=1 \
+    timeout -k 5 900 "${qemu[@]}" "$ldir/vmlinuz" "console=$console" quiet "preempt=$preempt" lc.mode=smoke lc.seed=1 \
     "${LC_DET_WORDS[@]}" \
     </dev/null >"$log" 2>&1
 text=$(tr -d '\r' <"$log")

@@ -173,6 +173,11 @@ msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX_DETERMINISTIC=yes OUT="$lcout" "$(d
 rc=$?
 [ "$rc" -eq 2 ] && [[ $msg == *"LINUX_DETERMINISTIC must be 0 or 1, got 'yes'"* ]] && [ ! -e "$lcout" ]
 h_check test_linux_refuses_bad_linux_deterministic "$?" "status $rc, '$msg'"
+# and a machine it has no boot for (ARCH: x86_64 or aarch64)
+msg=$(env -i PATH="$PATH" HOME="$HOME" ARCH=riscv64 OUT="$lcout" "$(dirname "$0")/../linux-compare/test-linux.sh" 2>&1 </dev/null)
+rc=$?
+[ "$rc" -eq 2 ] && [[ $msg == *"ARCH must be x86_64 or aarch64, got 'riscv64'"* ]] && [ ! -e "$lcout" ]
+h_check test_linux_refuses_an_unknown_arch "$?" "status $rc, '$msg'"
 # shellcheck source=../linux-compare/determinism.sh
 . "$(dirname "$0")/../linux-compare/determinism.sh"
 det_cmd() { # ON [SEED]: the QEMU command line of an x86_64 Linux boot, one string
