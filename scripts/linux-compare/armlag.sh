@@ -23,5 +23,5 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/harness.sh
 . "$here/../lib/harness.sh"
-keys=${KEYS:-^(armlag|all_|tail_|tpart_|tdom_|tenq|tpick_|exp_s|resched_s)}
+keys=${KEYS:-^(armlag|all_|tail_|tpart_|tdom_|apart_|tenq|tpick_)}
 h_roles_variant armlag "$keys" "$@"
