@@ -10,7 +10,11 @@
 # `schedule` (parking the task that slept), and the kernel's switch
 # bookkeeping up to the hand-over (`publish`), with the largest part
 # counted; for an enqueue, the clock's staleness at the arm and the time
-# from the last clock read to the hand-over.
+# from the last clock read to the hand-over. Over every pick arm without a
+# clock skip, the same parts summed (the window's make-up); over every pick
+# arm of a switch, the time from the hand-over to the runqueue's release in
+# `finish_task_switch`, where Linux hands over (`hrtick_schedule_exit` in
+# `finish_lock_switch`).
 #
 # It is hrtick-roles.sh with this patch in place of its own and its build in
 # build/armlag (the same arguments and variables). It prints the means per
@@ -23,5 +27,5 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib/harness.sh
 . "$here/../lib/harness.sh"
-keys=${KEYS:-^(armlag|all_|tail_|tpart_|tdom_|apart_|tenq|tpick_)}
+keys=${KEYS:-^(armlag|all_|tail_|tpart_|tdom_|apart_|csw_|tenq|tpick_)}
 h_roles_variant armlag "$keys" "$@"
