@@ -380,7 +380,7 @@ for t in git make cargo qemu-system-x86_64; do
 done
 lcdir="$(dirname "$0")/../linux-compare"
 for sc in pipelock-probe.sh:pipelock lockhold-probe.sh:lockhold hrtick-roles.sh:hrtickroles \
-    lazy-roles.sh:lazyroles wakestack.sh:wakestack declines.sh:declines; do
+    lazy-roles.sh:lazyroles wakestack.sh:wakestack declines.sh:declines armlag.sh:armlag; do
     for bad in "SMP=9|SMP must be 2..8, got '9'" "SEED=1x|a seed is a number, got '1x'"; do
         spec=${bad%%|*}
         seed=1
