@@ -309,16 +309,44 @@ struct Band {
     /// `writes_low` are such that the writers' side is no bound
     /// ([`Hackbench::band`]).
     recip_w: u64,
+    /// Unix sockets: a read wakes the writers asleep on the channel once
+    /// at most a quarter of it is in use, which a write's reservation
+    /// changes ([`Band::started_in`]).
+    sockets: bool,
 }
 
 impl Band {
     /// [`Hackbench::room_of`].
     #[inline(always)]
     fn room_of(self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
+        self.done_in(ch, lim.min(self.room_writers(ch)), reader_in)
+    }
+
+    /// The band a write only started in a batch needs (`lim` bounded by
+    /// it): the writers' side ([`Band::room_writers`]: its start finds
+    /// room, and its reservation, counted at the batch's event, changes
+    /// no other task's decision before it), and on a socket nobody asleep
+    /// on it (a read that leaves a quarter of it in use with the
+    /// reservation, not without, would wake them).
+    #[inline(always)]
+    fn started_in(self, ch: &Chan, lim: u64) -> u64 {
+        if self.sockets && ch.nr_writers > 0 {
+            return 0;
+        }
+        lim.min(self.room_writers(ch))
+    }
+
+    /// The side of [`Hackbench::room_of`] that a write finished in a batch
+    /// needs (`lim` bounded by it): nobody asleep on the channel (the
+    /// write would wake them), and its reader sure to find a message
+    /// until the batch's event. A write only started in a batch needs
+    /// [`Band::started_in`] alone: the step that finishes it, the batch's
+    /// event, is taken as an event of its own.
+    #[inline(always)]
+    fn done_in(self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
-        let lim = lim.min(self.room_writers(ch));
         if reader_in >= NOT_ON_CPU_NS {
             // A reader off its CPU: no bound ([`Hackbench::room_of`]).
             return lim;
@@ -418,8 +446,10 @@ mod band_tests {
 /// Batching, a sender's plan ([`Workload::plan`]): from step 1 on, step
 /// `j` finishes the write to channel `i0 + j - 1` (wrapping in `grp`) and
 /// starts one to channel `i0 + j`, planned while the step after it is
-/// before `t0 + lim`, `lim` lowered by the band of each new channel
-/// (`reader_in(i)`: when channel `i`'s reader steps next), at most up to
+/// before `t0 + lim`, `lim` lowered by the writers' side of the band of
+/// the channel it starts and the whole band of those it finishes
+/// ([`Band::done_in`]; `reader_in(i)`: when channel `i`'s reader steps
+/// next), at most up to
 /// step `with_chans - 1`; each step takes its draw's `time`. Returns the
 /// first step not planned, with `lim`, `t` (its time) and `last` (the
 /// time of the step before it) moved on, `rng` past the planned draws.
@@ -460,16 +490,22 @@ fn sender_steps(
         let (mut l, mut tt, mut lt) = (*lim, *t, *last);
         while j < with_chans {
             i = next_chan(i);
-            l = band.room_of(&grp[i], l, reader_in(i));
+            // Step `j` starts the write to channel `i`: that side of its
+            // band ([`Band::started_in`]) bounds the batch's event (`next` if it is the
+            // last step planned); the step after it, which finishes the
+            // write, is the batch's event or planned too, and then the
+            // whole band bounds what follows ([`Band::done_in`]).
+            let ws = band.started_in(&grp[i], l);
             let w = if DRAWS { rng.peek_drawn(wj) } else { wj.low() };
             let next = tt + time(w);
-            if next - t0 >= l {
+            if next - t0 >= ws {
                 break;
             }
             if DRAWS {
                 rng.skip_drawn();
             }
             (lt, tt) = (tt, next);
+            l = band.done_in(&grp[i], ws, reader_in(i));
             // Its write to channel `i` planned (after its band is read:
             // each channel comes once in the walk).
             grp[i].pend_starts += 1;
@@ -1329,6 +1365,7 @@ impl Hackbench {
                 read_low: self.read_j.low(),
                 writes_low: 1 << 32,
                 recip_w: 1 << 32,
+                sockets: self.cfg.sockets,
             };
         }
         debug_assert!(writers as usize <= FDS && self.cap < 1 << 16);
@@ -1340,6 +1377,7 @@ impl Hackbench {
                 Some(&r) => r,
                 None => Band::recip(writers),
             },
+            sockets: self.cfg.sockets,
         }
     }
 
