@@ -971,7 +971,8 @@ impl Workload for Hackbench {
     /// A receiver switched in: its group's senders' batches, planned
     /// while it could not read, stay quiet as long as it cannot find its
     /// channel empty (the reader's side of `Hackbench::room_of`, from
-    /// now). A sender switched in: its group's batches, planned while it
+    /// now), or for good if they finish no write to it. A sender
+    /// switched in: its group's batches, planned while it
     /// could not write, stay quiet as long as the writers (it with them)
     /// cannot fill a channel they touch (the writers' side, from now,
     /// over the receiver's channel, or the channels of the sender's
@@ -982,7 +983,16 @@ impl Workload for Hackbench {
             self.tasks[tid as usize].role,
             self.tasks[other as usize].role,
         ) {
-            (Role::Receiver { ch, .. }, _) => {
+            (Role::Receiver { ch, .. }, Role::Sender { pending, .. }) => {
+                // Only a batch that finishes a write to its channel (its
+                // write under way `c0` and those its steps but the last
+                // start, [`Band::done_in`]) depends on its reads.
+                let n = self.tasks[other as usize].plan.n;
+                if let Some(c0) = pending {
+                    if n < FDS as u32 && (ch + FDS as u32 - c0) % FDS as u32 >= n {
+                        return u64::MAX;
+                    }
+                }
                 let ch = &self.chans[ch as usize];
                 let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
                 b * self.read_j.low() + k.step_delay_ns(tid)
@@ -1009,7 +1019,8 @@ impl Workload for Hackbench {
                 }
                 band.writers_side(a)
             }
-            (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return 0,
+            (Role::Sender { .. }, Role::Sender { pending: None, .. })
+            | (Role::Receiver { .. }, Role::Receiver { .. }) => return 0,
         };
         k.now + room
     }
