@@ -309,16 +309,44 @@ struct Band {
     /// `writes_low` are such that the writers' side is no bound
     /// ([`Hackbench::band`]).
     recip_w: u64,
+    /// Unix sockets: a read wakes the writers asleep on the channel once
+    /// at most a quarter of it is in use, which a write's reservation
+    /// changes ([`Band::started_in`]).
+    sockets: bool,
 }
 
 impl Band {
     /// [`Hackbench::room_of`].
     #[inline(always)]
     fn room_of(self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
+        self.done_in(ch, lim.min(self.room_writers(ch)), reader_in)
+    }
+
+    /// The band a write only started in a batch needs (`lim` bounded by
+    /// it): the writers' side ([`Band::room_writers`]: its start finds
+    /// room, and its reservation, counted at the batch's event, changes
+    /// no other task's decision before it), and on a socket nobody asleep
+    /// on it (a read that leaves a quarter of it in use with the
+    /// reservation, not without, would wake them).
+    #[inline(always)]
+    fn started_in(self, ch: &Chan, lim: u64) -> u64 {
+        if self.sockets && ch.nr_writers > 0 {
+            return 0;
+        }
+        lim.min(self.room_writers(ch))
+    }
+
+    /// The side of [`Hackbench::room_of`] that a write finished in a batch
+    /// needs (`lim` bounded by it): nobody asleep on the channel (the
+    /// write would wake them), and its reader sure to find a message
+    /// until the batch's event. A write only started in a batch needs
+    /// [`Band::started_in`] alone: the step that finishes it, the batch's
+    /// event, is taken as an event of its own.
+    #[inline(always)]
+    fn done_in(self, ch: &Chan, lim: u64, reader_in: u64) -> u64 {
         if ch.nr_writers > 0 || ch.reader_waiting {
             return 0;
         }
-        let lim = lim.min(self.room_writers(ch));
         if reader_in >= NOT_ON_CPU_NS {
             // A reader off its CPU: no bound ([`Hackbench::room_of`]).
             return lim;
@@ -418,8 +446,10 @@ mod band_tests {
 /// Batching, a sender's plan ([`Workload::plan`]): from step 1 on, step
 /// `j` finishes the write to channel `i0 + j - 1` (wrapping in `grp`) and
 /// starts one to channel `i0 + j`, planned while the step after it is
-/// before `t0 + lim`, `lim` lowered by the band of each new channel
-/// (`reader_in(i)`: when channel `i`'s reader steps next), at most up to
+/// before `t0 + lim`, `lim` lowered by the writers' side of the band of
+/// the channel it starts and the whole band of those it finishes
+/// ([`Band::done_in`]; `reader_in(i)`: when channel `i`'s reader steps
+/// next), at most up to
 /// step `with_chans - 1`; each step takes its draw's `time`. Returns the
 /// first step not planned, with `lim`, `t` (its time) and `last` (the
 /// time of the step before it) moved on, `rng` past the planned draws.
@@ -460,16 +490,22 @@ fn sender_steps(
         let (mut l, mut tt, mut lt) = (*lim, *t, *last);
         while j < with_chans {
             i = next_chan(i);
-            l = band.room_of(&grp[i], l, reader_in(i));
+            // Step `j` starts the write to channel `i`: that side of its
+            // band ([`Band::started_in`]) bounds the batch's event (`next` if it is the
+            // last step planned); the step after it, which finishes the
+            // write, is the batch's event or planned too, and then the
+            // whole band bounds what follows ([`Band::done_in`]).
+            let ws = band.started_in(&grp[i], l);
             let w = if DRAWS { rng.peek_drawn(wj) } else { wj.low() };
             let next = tt + time(w);
-            if next - t0 >= l {
+            if next - t0 >= ws {
                 break;
             }
             if DRAWS {
                 rng.skip_drawn();
             }
             (lt, tt) = (tt, next);
+            l = band.done_in(&grp[i], ws, reader_in(i));
             // Its write to channel `i` planned (after its band is read:
             // each channel comes once in the walk).
             grp[i].pend_starts += 1;
@@ -935,7 +971,8 @@ impl Workload for Hackbench {
     /// A receiver switched in: its group's senders' batches, planned
     /// while it could not read, stay quiet as long as it cannot find its
     /// channel empty (the reader's side of `Hackbench::room_of`, from
-    /// now). A sender switched in: its group's batches, planned while it
+    /// now), or for good if they finish no write to it. A sender
+    /// switched in: its group's batches, planned while it
     /// could not write, stay quiet as long as the writers (it with them)
     /// cannot fill a channel they touch (the writers' side, from now,
     /// over the receiver's channel, or the channels of the sender's
@@ -946,7 +983,16 @@ impl Workload for Hackbench {
             self.tasks[tid as usize].role,
             self.tasks[other as usize].role,
         ) {
-            (Role::Receiver { ch, .. }, _) => {
+            (Role::Receiver { ch, .. }, Role::Sender { pending, .. }) => {
+                // Only a batch that finishes a write to its channel (its
+                // write under way `c0` and those its steps but the last
+                // start, [`Band::done_in`]) depends on its reads.
+                let n = self.tasks[other as usize].plan.n;
+                if let Some(c0) = pending {
+                    if n < FDS as u32 && (ch + FDS as u32 - c0) % FDS as u32 >= n {
+                        return u64::MAX;
+                    }
+                }
                 let ch = &self.chans[ch as usize];
                 let b = ch.queued.saturating_sub(ch.pend_reads as u32) as u64;
                 b * self.read_j.low() + k.step_delay_ns(tid)
@@ -973,7 +1019,8 @@ impl Workload for Hackbench {
                 }
                 band.writers_side(a)
             }
-            (Role::Sender { .. }, Role::Sender { pending: None, .. }) => return 0,
+            (Role::Sender { .. }, Role::Sender { pending: None, .. })
+            | (Role::Receiver { .. }, Role::Receiver { .. }) => return 0,
         };
         k.now + room
     }
@@ -1329,6 +1376,7 @@ impl Hackbench {
                 read_low: self.read_j.low(),
                 writes_low: 1 << 32,
                 recip_w: 1 << 32,
+                sockets: self.cfg.sockets,
             };
         }
         debug_assert!(writers as usize <= FDS && self.cap < 1 << 16);
@@ -1340,6 +1388,7 @@ impl Hackbench {
                 Some(&r) => r,
                 None => Band::recip(writers),
             },
+            sockets: self.cfg.sockets,
         }
     }
 
