@@ -432,16 +432,16 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "a switch's or wakeup's lock window stays on its CPU for the task's later bursts, which hold the lock again (the model before)",
     ),
     (
-        "--no-mutex-handoff",
-        "the pipe mutex's unlock takes its first sleeper off the wait list and wakes it, a sleeper that loses the mutex queues again at the tail, and no hand-over (the model before)",
-    ),
-    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
     (
         "--no-pipe-lock-pause",
         "a spin on a pipe's mutex whose owner is on a CPU polls through the rest of the vCPU turn (no pause hand-on)",
+    ),
+    (
+        "--no-mutex-handoff",
+        "the pipe mutex's unlock takes its first sleeper off the wait list and wakes it, a sleeper that loses the mutex queues again at the tail, and no hand-over (the model before)",
     ),
 ];
 
