@@ -318,6 +318,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sleep_unlocked,
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
         clock_burn,
+        mutex_handoff: machine.mech.mutex_handoff && mech.mutex_handoff,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
     };
     machine.batch = batch;

@@ -310,6 +310,21 @@ pub struct Mechanisms {
     /// burst of the task passed through them again and held the lock
     /// there (a sender's every send held its last switch's runqueue lock).
     pub burst_lock_windows: bool,
+    /// With the pipe mutex (`contention`): its hand-over follows Linux's
+    /// `kernel/locking/mutex.c`. The sleeper an unlock wakes stays first
+    /// on the mutex's wait list until it holds the mutex, so an unlock
+    /// wakes no other sleeper meanwhile (the first one again, a no-op
+    /// while it is awake); a newcomer or a spinner may still take the
+    /// mutex before the woken sleeper runs, and the sleeper that then
+    /// finds it taken sets `MUTEX_FLAG_HANDOFF` (`__mutex_trylock_or_handoff`)
+    /// and spins while the owner runs (`mutex_optimistic_spin` with its
+    /// waiter) or sleeps again, still first; the owner's next unlock gives
+    /// it the mutex directly (`__mutex_handoff`), which nobody can then
+    /// take from it. `--no-mutex-handoff`: the model before, whose unlock
+    /// took the first sleeper off the list and woke it, and which queued
+    /// again at the tail if it lost the mutex, so each unlock woke another
+    /// sleeper.
+    pub mutex_handoff: bool,
 }
 
 impl Default for Mechanisms {
@@ -339,6 +354,7 @@ impl Default for Mechanisms {
             sleep_lock_split: true,
             clock_burn: false,
             burst_lock_windows: true,
+            mutex_handoff: true,
         }
     }
 }
@@ -423,6 +439,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-pipe-lock-pause",
         "a spin on a pipe's mutex whose owner is on a CPU polls through the rest of the vCPU turn (no pause hand-on)",
     ),
+    (
+        "--no-mutex-handoff",
+        "the pipe mutex's unlock takes its first sleeper off the wait list and wakes it, a sleeper that loses the mutex queues again at the tail, and no hand-over (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -459,6 +479,7 @@ impl Mechanisms {
             "--no-sock-sleep" => self.sock_sleep = false,
             "--no-sleep-lock-split" => self.sleep_lock_split = false,
             "--no-burst-lock-windows" => self.burst_lock_windows = false,
+            "--no-mutex-handoff" => self.mutex_handoff = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1103,6 +1124,7 @@ mod tests {
                 sleep_lock_split: false,
                 clock_burn: false,
                 burst_lock_windows: false,
+                mutex_handoff: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

@@ -188,9 +188,18 @@ struct ChanWaits {
     reader: u32,
     writers: std::collections::VecDeque<u32>,
     /// The pipe mutex (`pipe->mutex`) with the pipe mutex model: its owner
-    /// ([`NO_OWNER`]: free) and the tasks asleep on it, in order.
+    /// ([`NO_OWNER`]: free) and its wait list, in order (with
+    /// `Mechanisms::mutex_handoff` the first stays on it, asleep or woken,
+    /// until it holds the mutex).
     owner: u32,
     lock_waiters: std::collections::VecDeque<u32>,
+    /// `MUTEX_FLAG_HANDOFF` (`Mechanisms::mutex_handoff`): the first
+    /// waiter, woken, found the mutex taken; the next unlock gives it the
+    /// mutex.
+    handoff: bool,
+    /// Tasks woken by an unlock that have not yet taken the mutex or slept
+    /// on it again ([`Hackbench::lock_woken_max`]).
+    woken: u32,
 }
 
 /// The reader of channel `c` (tasks are spawned a group at a time, its
@@ -628,6 +637,17 @@ pub struct Hackbench {
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
     pub lock_sleeps: u64,
+    /// Linux's hand-over of the pipe mutex (`Mechanisms::mutex_handoff`).
+    handoff: bool,
+    /// Unlocks that gave the mutex to the first waiter (`__mutex_handoff`).
+    pub lock_handoffs: u64,
+    /// Per task: woken by an unlock, and since then neither holding the
+    /// mutex nor asleep on it again.
+    lock_woken: Vec<bool>,
+    /// The most tasks of one pipe in that state at once (not a metric:
+    /// read by tests of the hand-over; Linux's unlock wakes only the
+    /// first waiter, which stays first, so at most 1).
+    pub lock_woken_max: u32,
 }
 
 impl Hackbench {
@@ -650,6 +670,10 @@ impl Hackbench {
             entering: Vec::new(),
             lock_spins: 0,
             lock_sleeps: 0,
+            handoff: false,
+            lock_handoffs: 0,
+            lock_woken: Vec::new(),
+            lock_woken_max: 0,
             alive: 0,
             end: 0,
         }
@@ -680,6 +704,7 @@ impl Workload for Hackbench {
         self.write_j = Jitter::new(self.write_ns, 10);
         self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
+        self.handoff = self.mutex && k.m.mech.mutex_handoff;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
@@ -720,6 +745,7 @@ impl Workload for Hackbench {
         }
         self.alive = self.tasks.len();
         self.entering = vec![false; self.tasks.len()];
+        self.lock_woken = vec![false; self.tasks.len()];
     }
 
     #[inline]
@@ -1191,6 +1217,13 @@ impl Workload for Hackbench {
         if self.mutex {
             m.push(Metric::new("lock_spins", self.lock_spins as f64, false));
             m.push(Metric::new("lock_sleeps", self.lock_sleeps as f64, false));
+            if self.handoff {
+                m.push(Metric::new(
+                    "lock_handoffs",
+                    self.lock_handoffs as f64,
+                    false,
+                ));
+            }
         }
         m
     }
@@ -1411,23 +1444,74 @@ impl Hackbench {
 
     /// `mutex_lock(&pipe->mutex)`: taken if free; a waiter spins while the
     /// owner runs on a CPU and sleeps on the mutex while it does not (a
-    /// preempted owner keeps the mutex).
+    /// preempted owner keeps the mutex). With `Mechanisms::mutex_handoff`,
+    /// Linux's hand-over ([`Hackbench::acquire_handoff`]).
     fn acquire(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Acquire {
+        if self.handoff {
+            return self.acquire_handoff(k, c, tid);
+        }
         let ch = &mut self.waits[c as usize];
         if ch.owner == NO_OWNER {
             ch.owner = tid;
             Acquire::Taken
         } else if k.running(ch.owner) {
-            self.lock_spins += 1;
-            // The poll's `pause` (vCPU turns: the owner's vCPU is out of
-            // its turn, `Mechanisms::pipe_lock_pause`).
-            k.pipe_lock_spin();
-            Acquire::Spin
+            self.spin(k)
         } else {
             ch.lock_waiters.push_back(tid);
             self.lock_sleeps += 1;
             Acquire::Sleep
         }
+    }
+
+    /// A poll of a mutex whose owner runs (`mutex_spin_on_owner`).
+    fn spin(&mut self, k: &mut Kernel) -> Acquire {
+        self.lock_spins += 1;
+        // The poll's `pause` (vCPU turns: the owner's vCPU is out of
+        // its turn, `Mechanisms::pipe_lock_pause`).
+        k.pipe_lock_spin();
+        Acquire::Spin
+    }
+
+    /// `mutex_lock` as Linux's `__mutex_lock_common` hands the mutex over
+    /// (`kernel/locking/mutex.c`). A task not on the wait list takes a
+    /// free mutex (`__mutex_trylock`: free is free, sleepers or not), spins
+    /// while the owner runs (`mutex_optimistic_spin`) and otherwise joins
+    /// the list's tail and sleeps. Only the list's first is ever woken
+    /// (`__mutex_unlock_slowpath`), and it stays first until it holds the
+    /// mutex: woken, it takes the mutex if free or handed to it (the
+    /// `MUTEX_FLAG_PICKUP` of `__mutex_handoff`), and otherwise sets
+    /// `MUTEX_FLAG_HANDOFF` (`__mutex_trylock_or_handoff` with `first`),
+    /// spins while the owner runs (`mutex_optimistic_spin` with its
+    /// waiter) and sleeps again while it does not, still first.
+    fn acquire_handoff(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Acquire {
+        let ch = &mut self.waits[c as usize];
+        let first = ch.lock_waiters.front() == Some(&tid);
+        if ch.owner == NO_OWNER || ch.owner == tid {
+            debug_assert!(
+                ch.owner == NO_OWNER || first,
+                "task {tid}: handed a mutex it does not wait for"
+            );
+            if first {
+                // `__mutex_remove_waiter`: the last one clears the flags.
+                ch.lock_waiters.pop_front();
+                if ch.lock_waiters.is_empty() {
+                    ch.handoff = false;
+                }
+            }
+            ch.owner = tid;
+            return Acquire::Taken;
+        }
+        if first {
+            ch.handoff = true;
+        }
+        if k.running(ch.owner) {
+            return self.spin(k);
+        }
+        if !first {
+            ch.lock_waiters.push_back(tid);
+        }
+        self.lock_sleeps += 1;
+        Acquire::Sleep
     }
 
     /// The syscall's entry, then `mutex_lock`: what the task does next
@@ -1446,7 +1530,12 @@ impl Hackbench {
                 Next::RunKernel(ns)
             });
         }
-        match self.acquire(k, c, tid) {
+        let got = self.acquire(k, c, tid);
+        if !matches!(got, Acquire::Spin) && self.lock_woken[tid as usize] {
+            self.lock_woken[tid as usize] = false;
+            self.waits[c as usize].woken -= 1;
+        }
+        match got {
             Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
             Acquire::Sleep => Some(Next::Block),
             Acquire::Taken => None,
@@ -1454,12 +1543,30 @@ impl Hackbench {
     }
 
     /// `mutex_unlock`: frees the mutex and wakes the first sleeper
-    /// (`wake_up_q`: no WF_SYNC), which then tries again.
+    /// (`wake_up_q`: no WF_SYNC), which then tries again. With
+    /// `Mechanisms::mutex_handoff` the first waiter stays on the list and
+    /// is woken again (a no-op if awake), and with `MUTEX_FLAG_HANDOFF`
+    /// set the mutex becomes its (`__mutex_handoff`) instead of free.
     fn release(&mut self, k: &mut Kernel, c: u32) {
         let ch = &mut self.waits[c as usize];
         ch.owner = NO_OWNER;
-        if let Some(w) = ch.lock_waiters.pop_front() {
-            k.wake(w, false);
+        let w = if self.handoff {
+            let w = ch.lock_waiters.front().copied();
+            if let (Some(w), true) = (w, ch.handoff) {
+                ch.owner = w;
+                ch.handoff = false;
+                self.lock_handoffs += 1;
+            }
+            w
+        } else {
+            ch.lock_waiters.pop_front()
+        };
+        if let Some(w) = w {
+            if k.wake(w, false) && !self.lock_woken[w as usize] {
+                self.lock_woken[w as usize] = true;
+                ch.woken += 1;
+                self.lock_woken_max = self.lock_woken_max.max(ch.woken);
+            }
         }
     }
 
