@@ -30,26 +30,50 @@
 #     times each.
 # Lines `slk ...`.
 #
+# With lc.slk=wakewin on the kernel's command line it measures instead how
+# long a hackbench wakeup keeps interrupts off. A sender's write wakes its
+# reader with __wake_up_sync_key() (sock_def_readable(), anon_pipe_write()):
+# spin_lock_irqsave() on the wait queue, the wake function (try_to_wake_up():
+# placement, the runqueue lock, the enqueue, wakeup_preempt()),
+# spin_unlock_irqrestore(). An interrupt that comes due in that span (an
+# HRTICK, the tick, a reschedule IPI) is taken at the unlock. An fprobe pair
+# on __wake_up_sync_key() (its span also holds, under full, the time until a
+# sender preempted at the unlock runs again, and a pipe write that finds its
+# reader awake wakes nobody); with lc.slk=ttwu instead, a pair on
+# try_to_wake_up() (interrupts off throughout: no preemption inside, a span
+# over 20 us is a lost vCPU turn; class woke / not_woken by its return
+# value). Runs: the getppid calibration,
+# then hackbench -p -g 2 -l 100 and hackbench -g 2 -l 100 under full and
+# under lazy (/sys/kernel/debug/sched/preempt), RUNS (1) times each.
+#
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/sleeplock-probe.sh
 #   SMP=4 MEM=512M ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
-#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1
+#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lc.slk=wakewin|ttwu]
 # (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run)
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
-for f in dequeue_task block_task try_to_block_task dequeue_task_fair dequeue_entities psi_task_switch __x64_sys_getppid; do
+for f in dequeue_task block_task try_to_block_task dequeue_task_fair dequeue_entities psi_task_switch __x64_sys_getppid __wake_up_sync_key try_to_wake_up; do
     echo "slk info: function $f: ftrace-able $(grep -c "^$f\( \|\.\|$\)" $T/available_filter_functions)"
 done
 dmesg | grep -iE 'tsc' | sed 's/^/slk info: dmesg /'
 slk_add() { echo "$1" >>$T/dynamic_events || { echo "slk error: probe refused: $1"; tail -2 $T/error_log; return 1; }; }
-# dequeue_task() if it has a body of its own, else the class's dequeue
-slk_fn=dequeue_task
-slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32" || { slk_fn=dequeue_task_fair; slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32"; }
-slk_add "f:slk/dqr $slk_fn%return ret=\$retval:u8"
-echo "slk info: spans of $slk_fn"
-# psi_task_switch(prev, next, sleep): under the same lock, later in
-# __schedule(); a sleeping prev clears its running state up the groups
-slk_add 'f:slk/ps psi_task_switch sl=sleep:u8 fl=$arg1:x32 pid=$arg2:s32'
-slk_add 'f:slk/psr psi_task_switch%return'
+slk_mode=$(arg lc.slk)
+if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ]; then
+    slk_add 'f:slk/wk __wake_up_sync_key fl=$arg2:x32 pid=$arg3:s32'
+    slk_add 'f:slk/wkr __wake_up_sync_key%return'
+    slk_add 'f:slk/tw try_to_wake_up fl=$arg2:x32 pid=p->pid:s32'
+    slk_add 'f:slk/twr try_to_wake_up%return ret=$retval:u8'
+else
+    # dequeue_task() if it has a body of its own, else the class's dequeue
+    slk_fn=dequeue_task
+    slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32" || { slk_fn=dequeue_task_fair; slk_add "f:slk/dq $slk_fn fl=flags:x32 pid=p->pid:s32"; }
+    slk_add "f:slk/dqr $slk_fn%return ret=\$retval:u8"
+    echo "slk info: spans of $slk_fn"
+    # psi_task_switch(prev, next, sleep): under the same lock, later in
+    # __schedule(); a sleeping prev clears its running state up the groups
+    slk_add 'f:slk/ps psi_task_switch sl=sleep:u8 fl=$arg1:x32 pid=$arg2:s32'
+    slk_add 'f:slk/psr psi_task_switch%return'
+fi
 slk_add 'f:slk/gp __x64_sys_getppid fl=$arg1:x32 pid=$arg2:s32'
 slk_add 'f:slk/gpr __x64_sys_getppid%return ret=$retval:u8'
 echo x86-tsc >$T/trace_clock || echo "slk error: no x86-tsc trace clock"
@@ -78,7 +102,8 @@ slk_spans() { # NAME ENTRY RETURN
             s = t - t0[c]; delete t0[c]
             f = fl[c]; sub(/^0x/, "", f); bit0 = index("13579bdf", substr(f, length(f), 1)) > 0
             r = field("ret") + 0
-            if (ent == "gp:") k = "all"
+            if (ent == "gp:" || ent == "wk:") k = "all"
+            else if (ent == "tw:") k = (r ? "woke" : "not_woken")
             else if (ent == "ps:") k = (sl[c] == "1" ? "sleep" : "no_sleep")
             else if (bit0 && self[c]) k = (r ? "sleep" : "sleep_delayed")
             else if (bit0) k = "other_sleep_flag"
@@ -92,13 +117,14 @@ slk_spans() { # NAME ENTRY RETURN
     for k in $(cat /tmp/slk.classes 2>/dev/null); do
         sort -n /tmp/slk.$k | awk -v name="$1" -v k="$k" -v r="${rate:-1}" '
             { v[NR] = $1 / r } END {
-                for (i = 1; i <= NR; i++) if (v[i] < 20000) { s += v[i]; u++ } else o++
-                printf "slk %s %s: n %d p10 %.0f med %.0f p90 %.0f mean_under20us %.0f over20us %d (ns)\n", name, k, NR,
-                    v[int(NR * 0.1) + 1], v[int(NR * 0.5) + 1], v[int(NR * 0.9) + 1], u ? s / u : 0, o + 0 }'
+                for (i = 1; i <= NR; i++) { ta += v[i]; if (v[i] < 20000) { s += v[i]; u++ } else o++ }
+                printf "slk %s %s: n %d p10 %.0f med %.0f p90 %.0f mean_under20us %.0f over20us %d mean_all %.0f (ns)\n", name, k, NR,
+                    v[int(NR * 0.1) + 1], v[int(NR * 0.5) + 1], v[int(NR * 0.9) + 1], u ? s / u : 0, o + 0, NR ? ta / NR : 0 }'
     done
 }
-slk_run() { # NAME "ENTRY:RETURN ..." CMD
+slk_run() { # NAME "ENTRY:RETURN ..." CMD [PREEMPT]
     lc_restore
+    if [ -n "${4:-}" ]; then echo "$4" >$LC_PRE; echo "slk $1 preempt: $(cat $LC_PRE)"; fi
     echo >$T/trace
     slk_events "$2" 1
     echo "slk mono=$(slk_now)" >$T/trace_marker
@@ -115,13 +141,24 @@ slk_plain() { # NAME CMD
 }
 slk_plain getppid "lcbench getppid -n 20000"
 slk_run getppid gp:gpr "lcbench getppid -n 20000"
-slk_plain pingpong_pipe "lcbench pingpong -n 2000"
-slk_run pingpong_pipe "dq:dqr ps:psr" "lcbench pingpong -n 2000"
-slk_plain pingpong_sock "lcbench pingpong -s -n 2000"
-slk_run pingpong_sock "dq:dqr ps:psr" "lcbench pingpong -s -n 2000"
-for r in $(seq "${RUNS:-2}"); do
-    slk_run "hackbench_pipe_$r" "dq:dqr ps:psr" "hackbench -p -g 2 -l 100"
-    slk_run "hackbench_sock_$r" "dq:dqr ps:psr" "hackbench -g 2 -l 100"
-done
+if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ]; then
+    pair=wk:wkr
+    [ "$slk_mode" = ttwu ] && pair=tw:twr
+    for r in $(seq "${RUNS:-1}"); do
+        for m in full lazy; do
+            slk_run "hackbench_pipe_${m}_$r" $pair "hackbench -p -g 2 -l 100" $m
+            slk_run "hackbench_sock_${m}_$r" $pair "hackbench -g 2 -l 100" $m
+        done
+    done
+else
+    slk_plain pingpong_pipe "lcbench pingpong -n 2000"
+    slk_run pingpong_pipe "dq:dqr ps:psr" "lcbench pingpong -n 2000"
+    slk_plain pingpong_sock "lcbench pingpong -s -n 2000"
+    slk_run pingpong_sock "dq:dqr ps:psr" "lcbench pingpong -s -n 2000"
+    for r in $(seq "${RUNS:-2}"); do
+        slk_run "hackbench_pipe_$r" "dq:dqr ps:psr" "hackbench -p -g 2 -l 100"
+        slk_run "hackbench_sock_$r" "dq:dqr ps:psr" "hackbench -g 2 -l 100"
+    done
+fi
 slk_plain getppid_end "lcbench getppid -n 20000"
 slk_run getppid_end gp:gpr "lcbench getppid -n 20000"
