@@ -319,6 +319,8 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
         clock_burn,
         mutex_handoff: machine.mech.mutex_handoff && mech.mutex_handoff,
+        mutex_spin_resched: machine.mech.mutex_spin_resched && mech.mutex_spin_resched,
+        pipe_wake_next_writer: machine.mech.pipe_wake_next_writer && mech.pipe_wake_next_writer,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
     };
     machine.batch = batch;

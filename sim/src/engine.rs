@@ -3259,6 +3259,14 @@ impl Kernel {
         false
     }
 
+    /// Linux's `need_resched()` on the stepping task's CPU: an immediate
+    /// reschedule request (TIF_NEED_RESCHED) is pending. A lazy one is not
+    /// seen, as Linux's `need_resched()` does not test
+    /// TIF_NEED_RESCHED_LAZY.
+    pub fn need_resched_now(&mut self) -> bool {
+        self.need_resched(self.this_cpu as usize) == Resched::Now
+    }
+
     /// The running task spins on a pipe's mutex whose owner is on a CPU
     /// (`mutex_spin_on_owner`, one poll): with
     /// `Mechanisms::pipe_lock_pause`, the poll's `pause` ends the running

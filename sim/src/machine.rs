@@ -325,6 +325,24 @@ pub struct Mechanisms {
     /// again at the tail if it lost the mutex, so each unlock woke another
     /// sleeper.
     pub mutex_handoff: bool,
+    /// With the pipe mutex (`contention`): a spinner stops at a reschedule
+    /// request as Linux's does (`mutex_can_spin_on_owner` and
+    /// `mutex_spin_on_owner` test `need_resched()`, the immediate request
+    /// only; `mutex_optimistic_spin` then calls `schedule()`), and once it
+    /// runs again it tries the mutex once and otherwise sleeps on the wait
+    /// list (`__mutex_lock_common`) rather than spinning again. A spinner
+    /// switched out in its poll for any other reason counts as stopped too
+    /// (Linux spins with preemption off). `--no-mutex-spin-resched`: the
+    /// model before, whose spinner was preempted at a poll's end and
+    /// polled again when it ran again.
+    pub mutex_spin_resched: bool,
+    /// With the pipe mutex (`contention`): a writer wakes the next writer
+    /// asleep on a pipe (`wake_next_writer`) only if it slept itself in
+    /// that write waiting for room, and the pipe is not full at its end,
+    /// as `fs/pipe.c`'s `anon_pipe_write`. `--no-pipe-wake-next-writer`:
+    /// the model before, whose writer woke a sleeping writer after any
+    /// write that left room.
+    pub pipe_wake_next_writer: bool,
 }
 
 impl Default for Mechanisms {
@@ -355,6 +373,8 @@ impl Default for Mechanisms {
             clock_burn: false,
             burst_lock_windows: true,
             mutex_handoff: true,
+            mutex_spin_resched: true,
+            pipe_wake_next_writer: true,
         }
     }
 }
@@ -443,6 +463,14 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-mutex-handoff",
         "the pipe mutex's unlock takes its first sleeper off the wait list and wakes it, a sleeper that loses the mutex queues again at the tail, and no hand-over (the model before)",
     ),
+    (
+        "--no-mutex-spin-resched",
+        "a pipe mutex spinner preempted at a poll's end polls again when it runs again, instead of trying once and sleeping on the wait list (the model before)",
+    ),
+    (
+        "--no-pipe-wake-next-writer",
+        "a pipe writer wakes a sleeping writer after any write that leaves room, not only after it slept for room itself (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -480,6 +508,8 @@ impl Mechanisms {
             "--no-sleep-lock-split" => self.sleep_lock_split = false,
             "--no-burst-lock-windows" => self.burst_lock_windows = false,
             "--no-mutex-handoff" => self.mutex_handoff = false,
+            "--no-mutex-spin-resched" => self.mutex_spin_resched = false,
+            "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1125,6 +1155,8 @@ mod tests {
                 clock_burn: false,
                 burst_lock_windows: false,
                 mutex_handoff: false,
+                mutex_spin_resched: false,
+                pipe_wake_next_writer: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

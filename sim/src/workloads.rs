@@ -648,7 +648,36 @@ pub struct Hackbench {
     /// read by tests of the hand-over; Linux's unlock wakes only the
     /// first waiter, which stays first, so at most 1).
     pub lock_woken_max: u32,
+    /// Linux's spinner stops at a reschedule request
+    /// (`Mechanisms::mutex_spin_resched`).
+    spin_resched: bool,
+    /// Per task: its spin stopped at a reschedule request; once it runs
+    /// again it tries the mutex once and otherwise sleeps on it.
+    spin_stopped: Vec<bool>,
+    /// Per task: its switch-in count when it last decided to spin
+    /// ([`NOT_SPINNING`]: its last try did not spin).
+    spin_switch_in: Vec<u64>,
+    /// Spins stopped at a reschedule request (`need_resched()` seen at a
+    /// poll, or the spinner switched out in its poll).
+    pub lock_spin_stops: u64,
+    /// Polls by a task switched out since its previous poll (Linux's
+    /// spinner, preempted, sleeps instead: 0 with
+    /// `Mechanisms::mutex_spin_resched`).
+    pub lock_respins: u64,
+    /// `anon_pipe_write`'s `wake_next_writer` only after the writer slept
+    /// for room (`Mechanisms::pipe_wake_next_writer`).
+    wake_next_writer: bool,
+    /// Per task: a writer that slept for room in its current write.
+    wr_slept: Vec<bool>,
+    /// Writers that found a pipe full and slept on it.
+    pub pipe_full_sleeps: u64,
+    /// Writers woken at the end of a write by a writer that had not slept
+    /// in it (0 with `Mechanisms::pipe_wake_next_writer`).
+    pub next_writer_wakes_unslept: u64,
 }
+
+/// [`Hackbench::spin_switch_in`] of a task whose last try did not spin.
+const NOT_SPINNING: u64 = u64::MAX;
 
 impl Hackbench {
     /// A run of `cfg`.
@@ -674,6 +703,15 @@ impl Hackbench {
             lock_handoffs: 0,
             lock_woken: Vec::new(),
             lock_woken_max: 0,
+            spin_resched: false,
+            spin_stopped: Vec::new(),
+            spin_switch_in: Vec::new(),
+            lock_spin_stops: 0,
+            lock_respins: 0,
+            wake_next_writer: false,
+            wr_slept: Vec::new(),
+            pipe_full_sleeps: 0,
+            next_writer_wakes_unslept: 0,
             alive: 0,
             end: 0,
         }
@@ -705,6 +743,8 @@ impl Workload for Hackbench {
         self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.handoff = self.mutex && k.m.mech.mutex_handoff;
+        self.spin_resched = self.mutex && k.m.mech.mutex_spin_resched;
+        self.wake_next_writer = self.mutex && k.m.mech.pipe_wake_next_writer;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
@@ -746,6 +786,9 @@ impl Workload for Hackbench {
         self.alive = self.tasks.len();
         self.entering = vec![false; self.tasks.len()];
         self.lock_woken = vec![false; self.tasks.len()];
+        self.spin_stopped = vec![false; self.tasks.len()];
+        self.spin_switch_in = vec![NOT_SPINNING; self.tasks.len()];
+        self.wr_slept = vec![false; self.tasks.len()];
     }
 
     #[inline]
@@ -1224,6 +1267,13 @@ impl Workload for Hackbench {
                     false,
                 ));
             }
+            if self.spin_resched {
+                m.push(Metric::new(
+                    "lock_spin_stops",
+                    self.lock_spin_stops as f64,
+                    false,
+                ));
+            }
         }
         m
     }
@@ -1344,6 +1394,9 @@ enum Acquire {
     Taken,
     Spin,
     Sleep,
+    /// A spin that stops at a reschedule request (`need_resched()`):
+    /// `schedule()`, then one more try before sleeping.
+    Resched,
 }
 
 impl Hackbench {
@@ -1446,15 +1499,17 @@ impl Hackbench {
     /// owner runs on a CPU and sleeps on the mutex while it does not (a
     /// preempted owner keeps the mutex). With `Mechanisms::mutex_handoff`,
     /// Linux's hand-over ([`Hackbench::acquire_handoff`]).
-    fn acquire(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Acquire {
+    /// A task whose spin stopped at a reschedule request (`may_spin`
+    /// false) does not spin: it sleeps if the mutex is not free.
+    fn acquire(&mut self, k: &mut Kernel, c: u32, tid: u32, may_spin: bool) -> Acquire {
         if self.handoff {
-            return self.acquire_handoff(k, c, tid);
+            return self.acquire_handoff(k, c, tid, may_spin);
         }
         let ch = &mut self.waits[c as usize];
         if ch.owner == NO_OWNER {
             ch.owner = tid;
             Acquire::Taken
-        } else if k.running(ch.owner) {
+        } else if may_spin && k.running(ch.owner) {
             self.spin(k)
         } else {
             ch.lock_waiters.push_back(tid);
@@ -1463,8 +1518,15 @@ impl Hackbench {
         }
     }
 
-    /// A poll of a mutex whose owner runs (`mutex_spin_on_owner`).
+    /// A poll of a mutex whose owner runs (`mutex_spin_on_owner`). With
+    /// `Mechanisms::mutex_spin_resched`, none if an immediate reschedule
+    /// request is pending (`mutex_can_spin_on_owner`,
+    /// `mutex_spin_on_owner`): the spin stops.
     fn spin(&mut self, k: &mut Kernel) -> Acquire {
+        if self.spin_resched && k.need_resched_now() {
+            self.lock_spin_stops += 1;
+            return Acquire::Resched;
+        }
         self.lock_spins += 1;
         // The poll's `pause` (vCPU turns: the owner's vCPU is out of
         // its turn, `Mechanisms::pipe_lock_pause`).
@@ -1483,7 +1545,7 @@ impl Hackbench {
     /// `MUTEX_FLAG_HANDOFF` (`__mutex_trylock_or_handoff` with `first`),
     /// spins while the owner runs (`mutex_optimistic_spin` with its
     /// waiter) and sleeps again while it does not, still first.
-    fn acquire_handoff(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Acquire {
+    fn acquire_handoff(&mut self, k: &mut Kernel, c: u32, tid: u32, may_spin: bool) -> Acquire {
         let ch = &mut self.waits[c as usize];
         let first = ch.lock_waiters.front() == Some(&tid);
         if ch.owner == NO_OWNER || ch.owner == tid {
@@ -1504,7 +1566,7 @@ impl Hackbench {
         if first {
             ch.handoff = true;
         }
-        if k.running(ch.owner) {
+        if may_spin && k.running(ch.owner) {
             return self.spin(k);
         }
         if !first {
@@ -1530,13 +1592,37 @@ impl Hackbench {
                 Next::RunKernel(ns)
             });
         }
-        let got = self.acquire(k, c, tid);
-        if !matches!(got, Acquire::Spin) && self.lock_woken[tid as usize] {
-            self.lock_woken[tid as usize] = false;
+        let t = tid as usize;
+        // A spinner switched out since its last poll was preempted:
+        // Linux's spins with preemption off and stops only at
+        // `need_resched()`, then `schedule()`s.
+        let switch_in = k.tasks[t].nr_switch_in;
+        let respin = self.spin_switch_in[t] != NOT_SPINNING && self.spin_switch_in[t] != switch_in;
+        if respin && self.spin_resched && !self.spin_stopped[t] {
+            self.spin_stopped[t] = true;
+            self.lock_spin_stops += 1;
+        }
+        let may_spin = !std::mem::take(&mut self.spin_stopped[t]);
+        let got = self.acquire(k, c, tid, may_spin);
+        if !matches!(got, Acquire::Spin | Acquire::Resched) && self.lock_woken[t] {
+            self.lock_woken[t] = false;
             self.waits[c as usize].woken -= 1;
         }
+        self.spin_switch_in[t] = NOT_SPINNING;
         match got {
-            Acquire::Spin => Some(Next::RunKernel(SPIN_POLL_NS)),
+            Acquire::Spin => {
+                if respin {
+                    self.lock_respins += 1;
+                }
+                self.spin_switch_in[t] = switch_in;
+                Some(Next::RunKernel(SPIN_POLL_NS))
+            }
+            // `schedule()` (the request pending, a kernel preemption
+            // point switches it out), then the try once it runs again.
+            Acquire::Resched => {
+                self.spin_stopped[t] = true;
+                Some(Next::RunKernel(0))
+            }
             Acquire::Sleep => Some(Next::Block),
             Acquire::Taken => None,
         }
@@ -1599,9 +1685,15 @@ impl Hackbench {
                         let r = self.waits[c as usize].reader;
                         k.wake(r, true);
                     }
+                    // `wake_next_writer` (`anon_pipe_write`): set once the
+                    // writer slept for room, cleared if the pipe is full.
+                    let slept = std::mem::take(&mut self.wr_slept[t]);
                     let ch = &self.chans[c as usize];
-                    if ch.queued + ch.reserved < self.cap {
+                    if ch.queued + ch.reserved < self.cap && (slept || !self.wake_next_writer) {
                         if let Some(w) = self.pop_writer(c) {
+                            if !slept {
+                                self.next_writer_wakes_unslept += 1;
+                            }
                             k.wake(w, true);
                         }
                     }
@@ -1621,6 +1713,8 @@ impl Hackbench {
                 let ch = &self.chans[c as usize];
                 if ch.queued + ch.reserved >= self.cap {
                     self.push_writer(c, tid);
+                    self.wr_slept[t] = true;
+                    self.pipe_full_sleeps += 1;
                     self.release(k, c);
                     return Next::Block;
                 }

@@ -624,13 +624,31 @@ fn busy_receivers_pay_the_ipi() {
     assert_eq!(hog_exit_ns(whole).0, on);
 }
 
-/// A hackbench over pipes on `m` under `cfg`, driven here so that the
-/// workload's own counters can be read after the run.
-fn pipes_driven(m: &Machine, cfg: &str, groups: usize, seed: u64) -> Hackbench {
+/// [`pipes_driven`] on `m` and on `m` with the mechanism `flag`
+/// turned off (the model before it), seed 1.
+fn now_and_before(
+    m: &Machine,
+    flag: &str,
+    cfg: &str,
+    groups: usize,
+    loops: usize,
+) -> (Hackbench, Hackbench) {
+    let mut old = m.clone();
+    old.mech.turn_off(flag).unwrap();
+    (
+        pipes_driven(m, cfg, groups, loops, 1),
+        pipes_driven(&old, cfg, groups, loops, 1),
+    )
+}
+
+/// A hackbench over pipes on `m` under `cfg`, `loops` messages per sender
+/// and receiver pair, driven here so that the workload's own counters can
+/// be read after the run.
+fn pipes_driven(m: &Machine, cfg: &str, groups: usize, loops: usize, seed: u64) -> Hackbench {
     let c = Config::parse(cfg);
     let hc = HackbenchCfg {
         groups,
-        loops: 20,
+        loops,
         sockets: false,
         threads: false,
     };
@@ -676,10 +694,7 @@ fn pipe_mutex_handed_to_its_woken_sleeper() {
         (qemu(4, &[]), rule, 2),
         (g3, rule, 4),
     ] {
-        let mut old = m.clone();
-        old.mech.turn_off("--no-mutex-handoff").unwrap();
-        let now = pipes_driven(&m, cfg, groups, 1);
-        let before = pipes_driven(&old, cfg, groups, 1);
+        let (now, before) = now_and_before(&m, "--no-mutex-handoff", cfg, groups, 20);
         let name = &m.name;
         assert!(
             now.lock_sleeps > 0 && now.lock_handoffs > 0 && now.lock_woken_max == 1,
@@ -694,4 +709,60 @@ fn pipe_mutex_handed_to_its_woken_sleeper() {
             before.lock_woken_max
         );
     }
+}
+
+/// `Mechanisms::mutex_spin_resched` (the default;
+/// `--no-mutex-spin-resched` the model before): a pipe mutex spinner
+/// stops at an immediate reschedule request as Linux's
+/// `mutex_optimistic_spin` does (`need_resched()` in
+/// `mutex_can_spin_on_owner` and `mutex_spin_on_owner`; it spins with
+/// preemption off), and after the `schedule()` tries once and sleeps on
+/// the wait list instead of spinning again. In the model the request
+/// comes in a poll (a wakeup's IPI preempts the spinner at the
+/// interrupt's exit): spins stopped so are counted, and no task polls
+/// again after being switched out. The model before polled again after a
+/// switch-out (twice in these runs, measured).
+#[test]
+fn pipe_mutex_spinner_stops_at_resched() {
+    let rule = "NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED";
+    for cfg in ["NO_NEXT_BUDDY", rule] {
+        let (now, before) = now_and_before(&qemu(4, &[]), "--no-mutex-spin-resched", cfg, 2, 20);
+        // (stops, polls after a switch-out): now, and the model before.
+        let got = [
+            (now.lock_spin_stops, now.lock_respins),
+            (before.lock_spin_stops, before.lock_respins),
+        ];
+        assert!(now.lock_spins > 0, "{cfg}: no poll");
+        assert!(
+            got[0].0 > 0 && got[0].1 == 0 && got[1].0 == 0 && got[1].1 > 0,
+            "{cfg}: (stops, polls after a switch-out) now and before: {got:?}"
+        );
+    }
+}
+
+/// `Mechanisms::pipe_wake_next_writer` (the default;
+/// `--no-pipe-wake-next-writer` the model before): as `anon_pipe_write`,
+/// a writer wakes the next sleeping writer only if it slept for room in
+/// that write itself (`wake_next_writer`). On `graviton3` with the split of
+/// the pipe-mutex experiment (docs/results/study.md), whose pipes fill at 4
+/// groups of 100 loops (on `qemu:N` they do not in these sizes); the model
+/// before woke writers after writes that had not slept.
+#[test]
+fn pipe_writer_wakes_the_next_only_after_it_slept() {
+    let mut g3 = Machine::preset("graviton3").expect("preset");
+    g3.costs.syscall_ns = 105;
+    g3.mech.contention = true;
+    let (now, before) = now_and_before(&g3, "--no-pipe-wake-next-writer", "NO_NEXT_BUDDY", 4, 100);
+    assert!(
+        now.pipe_full_sleeps > 0 && now.next_writer_wakes_unslept == 0,
+        "{} sleeps on a full pipe, {} wakes by writers that did not sleep",
+        now.pipe_full_sleeps,
+        now.next_writer_wakes_unslept
+    );
+    assert!(
+        before.pipe_full_sleeps > 0 && before.next_writer_wakes_unslept > 0,
+        "the model before: {} sleeps on a full pipe, {} wakes by writers that did not sleep",
+        before.pipe_full_sleeps,
+        before.next_writer_wakes_unslept
+    );
 }

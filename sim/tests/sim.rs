@@ -663,7 +663,12 @@ const GOLDEN: [u64; 6] = [
 /// 0xf9c4_846a_994e_e982, when the pipe mutex began to be handed over as
 /// Linux's is, `Mechanisms::mutex_handoff`; the socket run takes no
 /// mutex and kept its digest. With `--no-mutex-handoff` both runs give
-/// the digests before, [`QEMU_GOLDEN_NO_MUTEX_HANDOFF`].)
+/// the digests before, [`QEMU_GOLDEN_NO_MUTEX_HANDOFF`]. The pipe run's
+/// moved again, from 0x445a_0aee_3deb_4351, when the mutex's spinner
+/// began to stop at a reschedule request, `Mechanisms::mutex_spin_resched`,
+/// with the writer's `wake_next_writer` rule,
+/// `Mechanisms::pipe_wake_next_writer`: with both switches off both runs
+/// give the digests before, [`QEMU_GOLDEN_NO_MUTEX_RULES`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -681,7 +686,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x445a_0aee_3deb_4351,
+            0xe070_8d77_8a50_fe37,
         ),
     ]
 }
@@ -724,6 +729,15 @@ const QEMU_GOLDEN_NO_BURST_WINDOWS: [u64; 2] = [0x3a8e_cf9c_f82f_998e, 0x46ac_26
 /// (`--no-mutex-handoff`): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_MUTEX_HANDOFF: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0xf9c4_846a_994e_e982];
 
+/// The switches of Linux's mutex spinner stop at a reschedule request and
+/// of its writer's `wake_next_writer` rule.
+const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-next-writer"];
+
+/// [`qemu_golden_cases`]' digests without `Mechanisms::mutex_spin_resched`
+/// and `Mechanisms::pipe_wake_next_writer`: the model before them,
+/// unchanged by their code.
+const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
+
 /// [`qemu_golden_cases`]' digests without the tick's interrupt cost
 /// (`Machine::tick_irq_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_TICK_IRQ: [u64; 2] = [0xea39_a9ad_9927_2fe8, 0x5ebb_bedc_d225_cd6b];
@@ -740,8 +754,14 @@ fn qemu_vcpu_turns_golden() {
     // The model before the sleep's measured part under the runqueue lock:
     // the switch off, or that part as long as the whole sleep (the
     // switch's share of it then held, as before).
+    // The model before Linux's spinner stop at a reschedule request and
+    // its writer's `wake_next_writer` rule.
+    let mut no_rules = m.clone();
+    for f in MUTEX_RULE_FLAGS {
+        no_rules.mech.turn_off(f).unwrap();
+    }
     // The model before the pipe mutex's hand-over.
-    let mut no_handoff = m.clone();
+    let mut no_handoff = no_rules.clone();
     no_handoff.mech.turn_off("--no-mutex-handoff").unwrap();
     // The model before a lock window lasted one burst.
     let mut no_burst = no_handoff.clone();
@@ -781,21 +801,33 @@ fn qemu_vcpu_turns_golden() {
         .zip(QEMU_GOLDEN_NO_IRQS)
         .zip(QEMU_GOLDEN_NO_SLEEP_SPLIT)
         .zip(QEMU_GOLDEN_NO_BURST_WINDOWS)
-        .zip(QEMU_GOLDEN_NO_MUTEX_HANDOFF);
+        .zip(QEMU_GOLDEN_NO_MUTEX_HANDOFF)
+        .zip(QEMU_GOLDEN_NO_MUTEX_RULES);
     for (
         (c, w, seed, want),
         (
             (
-                (((((before, before_pipe), before_sleep), before_tick), before_irqs), before_split),
-                before_burst,
+                (
+                    (
+                        ((((before, before_pipe), before_sleep), before_tick), before_irqs),
+                        before_split,
+                    ),
+                    before_burst,
+                ),
+                before_handoff,
             ),
-            before_handoff,
+            before_rules,
         ),
     ) in qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_rules,
+                before_rules,
+                "--no-mutex-spin-resched --no-pipe-wake-next-writer: not the run before them",
+            ),
             (
                 &no_handoff,
                 before_handoff,
