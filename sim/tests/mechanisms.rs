@@ -669,6 +669,19 @@ fn pipes_driven(m: &Machine, cfg: &str, groups: usize, loops: usize, seed: u64) 
     wl
 }
 
+/// NEXT_BUDDY with the ineligible-waker rule, as the study's configs name it.
+const INELIGIBLE_RULE: &str = "NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED";
+
+/// `graviton3` with the pipe mutex and the split of the pipe-mutex
+/// experiment (105 ns of a pipe syscall outside the mutex,
+/// docs/results/study.md).
+fn graviton3_pipe_mutex() -> Machine {
+    let mut g3 = Machine::preset("graviton3").expect("preset");
+    g3.costs.syscall_ns = 105;
+    g3.mech.contention = true;
+    g3
+}
+
 /// `Mechanisms::mutex_handoff` (the default; `--no-mutex-handoff` the
 /// model before): the pipe mutex is handed over as Linux's
 /// `kernel/locking/mutex.c` does. An unlock wakes the first sleeper on the
@@ -685,14 +698,10 @@ fn pipes_driven(m: &Machine, cfg: &str, groups: usize, loops: usize, seed: u64) 
 /// NO_NEXT_BUDDY at 4 groups never sleeps on the mutex.
 #[test]
 fn pipe_mutex_handed_to_its_woken_sleeper() {
-    let mut g3 = Machine::preset("graviton3").expect("preset");
-    g3.costs.syscall_ns = 105;
-    g3.mech.contention = true;
-    let rule = "NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED";
     for (m, cfg, groups) in [
         (qemu(4, &[]), "NO_NEXT_BUDDY", 2),
-        (qemu(4, &[]), rule, 2),
-        (g3, rule, 4),
+        (qemu(4, &[]), INELIGIBLE_RULE, 2),
+        (graviton3_pipe_mutex(), INELIGIBLE_RULE, 4),
     ] {
         let (now, before) = now_and_before(&m, "--no-mutex-handoff", cfg, groups, 20);
         let name = &m.name;
@@ -724,8 +733,7 @@ fn pipe_mutex_handed_to_its_woken_sleeper() {
 /// switch-out (twice in these runs, measured).
 #[test]
 fn pipe_mutex_spinner_stops_at_resched() {
-    let rule = "NEXT_BUDDY+NEXT_BUDDY_INELIGIBLE_RESCHED";
-    for cfg in ["NO_NEXT_BUDDY", rule] {
+    for cfg in ["NO_NEXT_BUDDY", INELIGIBLE_RULE] {
         let (now, before) = now_and_before(&qemu(4, &[]), "--no-mutex-spin-resched", cfg, 2, 20);
         // (stops, polls after a switch-out): now, and the model before.
         let got = [
@@ -749,10 +757,13 @@ fn pipe_mutex_spinner_stops_at_resched() {
 /// before woke writers after writes that had not slept.
 #[test]
 fn pipe_writer_wakes_the_next_only_after_it_slept() {
-    let mut g3 = Machine::preset("graviton3").expect("preset");
-    g3.costs.syscall_ns = 105;
-    g3.mech.contention = true;
-    let (now, before) = now_and_before(&g3, "--no-pipe-wake-next-writer", "NO_NEXT_BUDDY", 4, 100);
+    let (now, before) = now_and_before(
+        &graviton3_pipe_mutex(),
+        "--no-pipe-wake-next-writer",
+        "NO_NEXT_BUDDY",
+        4,
+        100,
+    );
     assert!(
         now.pipe_full_sleeps > 0 && now.next_writer_wakes_unslept == 0,
         "{} sleeps on a full pipe, {} wakes by writers that did not sleep",
