@@ -148,7 +148,14 @@ pub fn reset_sched_state() {
     }
 }
 
+/// Ends the run with the summary line. The console is claimed first
+/// (`console::claim_for_report`: waits for a line another CPU is printing,
+/// then keeps every other CPU out), so the line starts a line of its own: a
+/// log line from another CPU (the x86 clock's refinement from CPU 0's idle
+/// loop, say) written at the same moment would otherwise be interleaved into
+/// it, and the harness, which reads the line, would find no summary.
 fn finish(code_ok: bool) -> ! {
+    crate::console::claim_for_report();
     let (p, f, k, q) = (
         PASSED.load(Ordering::Relaxed),
         FAILED.load(Ordering::Relaxed),
@@ -410,6 +417,7 @@ pub fn watchdog_check() {
         } else {
             "no progress for the stall limit (hung?)"
         };
+        crate::console::claim_for_report();
         crate::console::emergency_write(format_args!(
             "test {} ... FAILED\n    timeout after {} s: {} (limits: {} s without progress, {} s in all)\n",
             name,
@@ -453,6 +461,7 @@ fn on_softlockup(cpu: CpuId) {
 /// run ends (from interrupt context: emergency console only).
 fn fail_running_test(why: core::fmt::Arguments) {
     if let Some(name) = current_name() {
+        crate::console::claim_for_report();
         crate::console::emergency_write(format_args!("test {name} ... FAILED\n    {why}\n"));
         FAILED.fetch_add(1, Ordering::Relaxed);
         finish(false);
