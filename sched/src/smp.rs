@@ -1245,11 +1245,19 @@ impl<P: Platform> Scheduler<P> {
     /// wakeup's LLC scan looks at every CPU of a busy LLC), with no
     /// ordered load of the active mask for it.
     fn idle(&self, cpu: CpuId) -> bool {
-        let s = &self.slots[cpu.index()].summary;
+        self.idle_in(&self.slots[cpu.index()], cpu)
+    }
+
+    /// [`Self::idle`] for `cpu`'s slot `slot`, taken by the caller (the
+    /// LLC scan's loop keeps the slots' address and length in registers,
+    /// where each `self.slots` read is made again after an atomic load).
+    #[inline(always)]
+    fn idle_in(&self, slot: &CpuSlot, cpu: CpuId) -> bool {
+        let s = &slot.summary;
         s.idle.load(Ordering::Relaxed)
             && self.cpu_active(cpu)
             && s.nr_running.load(Ordering::Relaxed) == 0
-            && !self.slots[cpu.index()].wake_pending.load(Ordering::Acquire)
+            && !slot.wake_pending.load(Ordering::Acquire)
     }
 
     fn nr(&self, cpu: CpuId) -> u32 {

@@ -70,7 +70,7 @@
 //! classify groups as Linux's `group_classify` does, by nr_running and
 //! the PELT utilisation and runnable sums against the group's capacity.
 
-use super::{Platform, Scheduler};
+use super::{CpuSlot, Platform, Scheduler};
 use crate::sync::AtomicU32;
 use core::sync::atomic::Ordering;
 
@@ -600,29 +600,33 @@ impl<P: Platform> Scheduler<P> {
         prev_shares: bool,
         visited: &mut usize,
     ) -> (CpuId, SisPick) {
-        // Per CPU: (idle, idle or running only SCHED_IDLE tasks that `t`
-        // would preempt: `choose_idle_cpu`).
         let sched_idle_ok = self.may_prefer_sched_idle(t);
-        let mut probe = |c: CpuId| {
-            *visited += 1;
-            let idle = self.idle(c);
-            (idle, idle || (sched_idle_ok && self.sched_idle_cpu(c)))
-        };
         let llc_span = self.topology.llc_mask(target);
         let llc = llc_span.and(&self.allowed_mask(t));
         if !self.topology.has_smt() {
             // select_idle_cpu: every core is one CPU. With SIS_UTIL at most
             // nr_idle_scan of them are looked at (Linux's `nr` counts down
-            // before each CPU: none when the LLC is ~85% utilised).
+            // before each CPU: none when the LLC is ~85% utilised). A
+            // closure of its own, used once, so that it is compiled into
+            // the scan's loop (a busy 64-CPU LLC is looked at CPU by CPU),
+            // with its values (the slots as a slice) in registers.
             let nr = if self.cfg.feat(Feature::SisUtil) {
                 self.llc_nr_idle_scan(&llc_span) as usize
             } else {
                 usize::MAX
             };
+            let slots = &self.slots[..];
             return llc
-                .find_wrap(target.index() + 1, nr, |c| probe(c).1)
+                .find_wrap(target.index() + 1, nr, move |c| {
+                    *visited += 1;
+                    self.scan_probe(&slots[c.index()], c, sched_idle_ok).1
+                })
                 .map_or((target, SisPick::None), |c| (c, SisPick::Scan));
         }
+        let mut probe = |c: CpuId| {
+            *visited += 1;
+            self.scan_probe(&self.slots[c.index()], c, sched_idle_ok)
+        };
         // select_idle_core: a core whose threads are all idle, remembering
         // the first idle CPU seen on the way. SIS_UTIL's limit of 0 (an LLC
         // ~85% utilised) skips it: Linux's select_idle_cpu returns before its
@@ -668,6 +672,16 @@ impl<P: Platform> Scheduler<P> {
             }
         }
         idle_cpu.map_or((target, SisPick::None), |c| (c, SisPick::Scan))
+    }
+
+    /// A CPU `c` looked at by the LLC scan, `slot` its slot: (idle, idle
+    /// or running only SCHED_IDLE tasks that the wakee would preempt:
+    /// `choose_idle_cpu`, with `sched_idle_ok` from
+    /// [`Self::may_prefer_sched_idle`]).
+    #[inline(always)]
+    fn scan_probe(&self, slot: &CpuSlot, c: CpuId, sched_idle_ok: bool) -> (bool, bool) {
+        let idle = self.idle_in(slot, c);
+        (idle, idle || (sched_idle_ok && self.sched_idle_cpu(c)))
     }
 
     /// `sched_idle_rq` as the CPU's summary shows it: runnable tasks, all
