@@ -631,8 +631,8 @@ pub struct Hackbench {
     /// next `mutex_lock` (`Mechanisms::pipe_user_return`; else at the
     /// start of the body, the mutex held).
     user_return_first: bool,
-    /// Per task: inside its syscall, the mutex not yet taken.
-    entering: Vec<bool>,
+    /// Per task, its state under the pipe mutex model.
+    locking: Vec<LockTask>,
     /// Times a task found the mutex held: spun, slept.
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
@@ -641,9 +641,6 @@ pub struct Hackbench {
     handoff: bool,
     /// Unlocks that gave the mutex to the first waiter (`__mutex_handoff`).
     pub lock_handoffs: u64,
-    /// Per task: woken by an unlock, and since then neither holding the
-    /// mutex nor asleep on it again.
-    lock_woken: Vec<bool>,
     /// The most tasks of one pipe in that state at once (not a metric:
     /// read by tests of the hand-over; Linux's unlock wakes only the
     /// first waiter, which stays first, so at most 1).
@@ -651,12 +648,6 @@ pub struct Hackbench {
     /// Linux's spinner stops at a reschedule request
     /// (`Mechanisms::mutex_spin_resched`).
     spin_resched: bool,
-    /// Per task: its spin stopped at a reschedule request; once it runs
-    /// again it tries the mutex once and otherwise sleeps on it.
-    spin_stopped: Vec<bool>,
-    /// Per task: its switch-in count when it last decided to spin
-    /// ([`NOT_SPINNING`]: its last try did not spin).
-    spin_switch_in: Vec<u64>,
     /// Spins stopped at a reschedule request (`need_resched()` seen at a
     /// poll, or the spinner switched out in its poll).
     pub lock_spin_stops: u64,
@@ -667,8 +658,6 @@ pub struct Hackbench {
     /// `anon_pipe_write`'s `wake_next_writer` only after the writer slept
     /// for room (`Mechanisms::pipe_wake_next_writer`).
     wake_next_writer: bool,
-    /// Per task: a writer that slept for room in its current write.
-    wr_slept: Vec<bool>,
     /// Writers that found a pipe full and slept on it.
     pub pipe_full_sleeps: u64,
     /// Writers woken at the end of a write by a writer that had not slept
@@ -676,8 +665,40 @@ pub struct Hackbench {
     pub next_writer_wakes_unslept: u64,
 }
 
-/// [`Hackbench::spin_switch_in`] of a task whose last try did not spin.
+/// [`LockTask::spin_switch_in`] of a task whose last try did not spin.
 const NOT_SPINNING: u64 = u64::MAX;
+
+/// A task's state under the pipe mutex model (one record per task, apart
+/// from [`HbTask`], whose one cache line the batching path reads and
+/// which the mutex model, never batched, does not need).
+#[derive(Clone, Copy, Debug)]
+struct LockTask {
+    /// Its switch-in count when it last decided to spin ([`NOT_SPINNING`]:
+    /// its last try did not spin).
+    spin_switch_in: u64,
+    /// Inside its syscall, the mutex not yet taken.
+    entering: bool,
+    /// Woken by an unlock, and since then neither holding the mutex nor
+    /// asleep on it again.
+    lock_woken: bool,
+    /// Its spin stopped at a reschedule request; once it runs again it
+    /// tries the mutex once and otherwise sleeps on it.
+    spin_stopped: bool,
+    /// A writer that slept for room in its current write.
+    wr_slept: bool,
+}
+
+impl Default for LockTask {
+    fn default() -> Self {
+        LockTask {
+            spin_switch_in: NOT_SPINNING,
+            entering: false,
+            lock_woken: false,
+            spin_stopped: false,
+            wr_slept: false,
+        }
+    }
+}
 
 impl Hackbench {
     /// A run of `cfg`.
@@ -696,20 +717,16 @@ impl Hackbench {
             mutex: false,
             syscall_ns: 0,
             user_return_first: true,
-            entering: Vec::new(),
+            locking: Vec::new(),
             lock_spins: 0,
             lock_sleeps: 0,
             handoff: false,
             lock_handoffs: 0,
-            lock_woken: Vec::new(),
             lock_woken_max: 0,
             spin_resched: false,
-            spin_stopped: Vec::new(),
-            spin_switch_in: Vec::new(),
             lock_spin_stops: 0,
             lock_respins: 0,
             wake_next_writer: false,
-            wr_slept: Vec::new(),
             pipe_full_sleeps: 0,
             next_writer_wakes_unslept: 0,
             alive: 0,
@@ -784,11 +801,7 @@ impl Workload for Hackbench {
             }
         }
         self.alive = self.tasks.len();
-        self.entering = vec![false; self.tasks.len()];
-        self.lock_woken = vec![false; self.tasks.len()];
-        self.spin_stopped = vec![false; self.tasks.len()];
-        self.spin_switch_in = vec![NOT_SPINNING; self.tasks.len()];
-        self.wr_slept = vec![false; self.tasks.len()];
+        self.locking = vec![LockTask::default(); self.tasks.len()];
     }
 
     #[inline]
@@ -1583,8 +1596,9 @@ impl Hackbench {
     /// `exit_to_user_mode_loop` takes a lazy request too: before the
     /// mutex is taken, not with it held.
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
-        if !self.entering[tid as usize] {
-            self.entering[tid as usize] = true;
+        let t = tid as usize;
+        if !self.locking[t].entering {
+            self.locking[t].entering = true;
             let ns = k.rng(tid).jitter(self.syscall_ns, 10);
             return Some(if self.user_return_first {
                 Next::Run(ns)
@@ -1592,35 +1606,35 @@ impl Hackbench {
                 Next::RunKernel(ns)
             });
         }
-        let t = tid as usize;
         // A spinner switched out since its last poll was preempted:
         // Linux's spins with preemption off and stops only at
         // `need_resched()`, then `schedule()`s.
         let switch_in = k.tasks[t].nr_switch_in;
-        let respin = self.spin_switch_in[t] != NOT_SPINNING && self.spin_switch_in[t] != switch_in;
-        if respin && self.spin_resched && !self.spin_stopped[t] {
-            self.spin_stopped[t] = true;
+        let l = &mut self.locking[t];
+        let respin = l.spin_switch_in != NOT_SPINNING && l.spin_switch_in != switch_in;
+        if respin && self.spin_resched && !l.spin_stopped {
+            l.spin_stopped = true;
             self.lock_spin_stops += 1;
         }
-        let may_spin = !std::mem::take(&mut self.spin_stopped[t]);
+        let may_spin = !std::mem::take(&mut l.spin_stopped);
         let got = self.acquire(k, c, tid, may_spin);
-        if !matches!(got, Acquire::Spin | Acquire::Resched) && self.lock_woken[t] {
-            self.lock_woken[t] = false;
+        if !matches!(got, Acquire::Spin | Acquire::Resched) && self.locking[t].lock_woken {
+            self.locking[t].lock_woken = false;
             self.waits[c as usize].woken -= 1;
         }
-        self.spin_switch_in[t] = NOT_SPINNING;
+        self.locking[t].spin_switch_in = NOT_SPINNING;
         match got {
             Acquire::Spin => {
                 if respin {
                     self.lock_respins += 1;
                 }
-                self.spin_switch_in[t] = switch_in;
+                self.locking[t].spin_switch_in = switch_in;
                 Some(Next::RunKernel(SPIN_POLL_NS))
             }
             // `schedule()` (the request pending, a kernel preemption
             // point switches it out), then the try once it runs again.
             Acquire::Resched => {
-                self.spin_stopped[t] = true;
+                self.locking[t].spin_stopped = true;
                 Some(Next::RunKernel(0))
             }
             Acquire::Sleep => Some(Next::Block),
@@ -1648,8 +1662,9 @@ impl Hackbench {
             ch.lock_waiters.pop_front()
         };
         if let Some(w) = w {
-            if k.wake(w, false) && !self.lock_woken[w as usize] {
-                self.lock_woken[w as usize] = true;
+            let l = &mut self.locking[w as usize];
+            if k.wake(w, false) && !l.lock_woken {
+                l.lock_woken = true;
                 ch.woken += 1;
                 self.lock_woken_max = self.lock_woken_max.max(ch.woken);
             }
@@ -1687,7 +1702,7 @@ impl Hackbench {
                     }
                     // `wake_next_writer` (`anon_pipe_write`): set once the
                     // writer slept for room, cleared if the pipe is full.
-                    let slept = std::mem::take(&mut self.wr_slept[t]);
+                    let slept = std::mem::take(&mut self.locking[t].wr_slept);
                     let ch = &self.chans[c as usize];
                     if ch.queued + ch.reserved < self.cap && (slept || !self.wake_next_writer) {
                         if let Some(w) = self.pop_writer(c) {
@@ -1713,12 +1728,12 @@ impl Hackbench {
                 let ch = &self.chans[c as usize];
                 if ch.queued + ch.reserved >= self.cap {
                     self.push_writer(c, tid);
-                    self.wr_slept[t] = true;
+                    self.locking[t].wr_slept = true;
                     self.pipe_full_sleeps += 1;
                     self.release(k, c);
                     return Next::Block;
                 }
-                self.entering[t] = false;
+                self.locking[t].entering = false;
                 self.chans[c as usize].reserved += 1;
                 self.tasks[t].role = Role::Sender {
                     g,
@@ -1760,7 +1775,7 @@ impl Hackbench {
                     self.release(k, c);
                     return Next::Block;
                 }
-                self.entering[t] = false;
+                self.locking[t].entering = false;
                 let ch = &mut self.chans[c as usize];
                 let full = ch.queued + ch.reserved >= self.cap;
                 ch.queued -= 1;
