@@ -321,6 +321,8 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         mutex_handoff: machine.mech.mutex_handoff && mech.mutex_handoff,
         mutex_spin_resched: machine.mech.mutex_spin_resched && mech.mutex_spin_resched,
         pipe_wake_next_writer: machine.mech.pipe_wake_next_writer && mech.pipe_wake_next_writer,
+        pipe_pages: machine.mech.pipe_pages && mech.pipe_pages,
+        mutex_poll_cut: machine.mech.mutex_poll_cut && mech.mutex_poll_cut,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
     };
     machine.batch = batch;

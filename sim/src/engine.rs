@@ -705,6 +705,10 @@ pub struct Task {
     /// (`Mechanisms::wake_unlock`): an interrupt's exit does not preempt
     /// it, and the burst's end is the `spin_unlock_irqrestore`.
     irqs_off: bool,
+    /// Its current burst is one Linux runs with preemption off and leaves
+    /// at `need_resched()` ([`Kernel::burst_leaves_at_resched`]): if it is
+    /// switched out in it, the rest is dropped.
+    leaves_at_resched: bool,
     /// State.
     pub state: TState,
     timer_gen: u32,
@@ -1672,6 +1676,10 @@ pub struct Kernel {
     /// apart from [`Counters`] (whose `Debug` text the golden digests of
     /// every preset hash; no other preset has a window).
     pub unlock: UnlockCounters,
+    /// Bursts switched out whose rest was dropped
+    /// ([`Kernel::burst_leaves_at_resched`]), counted apart from
+    /// [`Counters`] as [`Kernel::unlock`] is.
+    pub bursts_left_at_resched: u64,
     /// Wakeup latency samples per class, ns.
     pub lat: Vec<Vec<u64>>,
     /// Tasks.
@@ -1968,6 +1976,7 @@ impl Kernel {
                 .collect(),
             ctr: Counters::default(),
             unlock: UnlockCounters::default(),
+            bursts_left_at_resched: 0,
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
             cpu_of: Vec::with_capacity(max_tasks),
@@ -2184,6 +2193,7 @@ impl Kernel {
             deferred: None,
             user: false,
             irqs_off: false,
+            leaves_at_resched: false,
             runtime: 0,
             nr_switch_in: 0,
         });
@@ -2518,6 +2528,12 @@ impl Kernel {
                 t.last_ran = cpu as u32;
                 if t.state == TState::Runnable {
                     self.ctr.preemptions += 1;
+                    if t.leaves_at_resched {
+                        // Linux's code saw `need_resched()` and called
+                        // `schedule()` itself: none of the burst is left.
+                        t.work = 0;
+                        self.bursts_left_at_resched += 1;
+                    }
                 }
                 prev_slept = t.state == TState::Blocked;
                 if record {
@@ -3267,6 +3283,16 @@ impl Kernel {
         self.need_resched(self.this_cpu as usize) == Resched::Now
     }
 
+    /// The stepping task's next burst is one Linux runs with preemption
+    /// off and leaves as soon as `need_resched()` is set, calling
+    /// `schedule()` itself (`mutex_optimistic_spin`'s poll of the owner):
+    /// if the task is switched out in it (the model takes the immediate
+    /// request at an interrupt's exit), the burst's rest is dropped, and
+    /// the task steps as soon as it runs again.
+    pub fn burst_leaves_at_resched(&mut self, tid: u32) {
+        self.tasks[tid as usize].leaves_at_resched = true;
+    }
+
     /// The running task spins on a pipe's mutex whose owner is on a CPU
     /// (`mutex_spin_on_owner`, one poll): with
     /// `Mechanisms::pipe_lock_pause`, the poll's `pause` ends the running
@@ -3742,6 +3768,7 @@ impl Kernel {
         self.charge(cpu);
         let tid = self.cpus[cpu].curr;
         self.this_cpu = cpu as u32;
+        self.tasks[tid as usize].leaves_at_resched = false;
         let mut next = match self.tasks[tid as usize].deferred.take() {
             Some(n) => n,
             // (Also at a window's end if the task, about to block, was

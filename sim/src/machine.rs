@@ -343,6 +343,24 @@ pub struct Mechanisms {
     /// the model before, whose writer woke a sleeping writer after any
     /// write that left room.
     pub pipe_wake_next_writer: bool,
+    /// With the pipe mutex (`contention`): a pipe holds 16 pages
+    /// (`PIPE_DEF_BUFFERS`) of 40 of hackbench's messages, filled and
+    /// emptied as Linux 7.2's `fs/pipe.c` does: a write merges into the
+    /// last page while it has room (not after the writer slept for room)
+    /// and otherwise takes a new page, the pipe being full when all 16 are
+    /// in use; a read wakes a writer only when it empties a page of a full
+    /// pipe (`anon_pipe_read`: `wake_writer |= pipe_full(..)` under
+    /// `!buf->len`). `--no-pipe-pages`: the model before, whose pipe held
+    /// 640 messages and whose every read that found it full woke a writer.
+    pub pipe_pages: bool,
+    /// With the pipe mutex (`contention`): a spinner switched out in its
+    /// poll of the owner drops the poll's rest and tries the mutex as soon
+    /// as it runs again, as Linux's spinner, which runs with preemption
+    /// off, leaves its loop at `need_resched()` and calls `schedule()`
+    /// itself (`mutex_optimistic_spin`). `--no-mutex-poll-cut`: the model
+    /// before, whose spinner ran the rest of its 200 ns poll when it came
+    /// back.
+    pub mutex_poll_cut: bool,
 }
 
 impl Default for Mechanisms {
@@ -375,6 +393,8 @@ impl Default for Mechanisms {
             mutex_handoff: true,
             mutex_spin_resched: true,
             pipe_wake_next_writer: true,
+            pipe_pages: true,
+            mutex_poll_cut: true,
         }
     }
 }
@@ -471,6 +491,14 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-pipe-wake-next-writer",
         "a pipe writer wakes a sleeping writer after any write that leaves room, not only after it slept for room itself (the model before)",
     ),
+    (
+        "--no-pipe-pages",
+        "a pipe holds 640 messages and every read that finds it full wakes a writer, not 16 pages of 40 whose reader wakes a writer only when it empties a page of a full pipe (the model before)",
+    ),
+    (
+        "--no-mutex-poll-cut",
+        "a pipe mutex spinner switched out in its poll runs the poll's rest when it runs again (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -510,6 +538,8 @@ impl Mechanisms {
             "--no-mutex-handoff" => self.mutex_handoff = false,
             "--no-mutex-spin-resched" => self.mutex_spin_resched = false,
             "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
+            "--no-pipe-pages" => self.pipe_pages = false,
+            "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1157,6 +1187,8 @@ mod tests {
                 mutex_handoff: false,
                 mutex_spin_resched: false,
                 pipe_wake_next_writer: false,
+                pipe_pages: false,
+                mutex_poll_cut: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

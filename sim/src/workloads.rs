@@ -33,7 +33,12 @@
 //! - **pipe read** (`pipe_read`): a reader that found the pipe full wakes one
 //!   writer with `wake_up_interruptible_sync_poll(&pipe->wr_wait)` (WF_SYNC,
 //!   exclusive waiters: one at a time); a writer that writes and leaves room
-//!   wakes the next writer (`wake_next_writer`), also sync.
+//!   wakes the next writer (`wake_next_writer`), also sync. With the pipe
+//!   mutex model, as Linux 7.2's `anon_pipe_read` and `anon_pipe_write`
+//!   (`Mechanisms::pipe_pages`, `Mechanisms::pipe_wake_next_writer`): the
+//!   pipe is 16 pages (`PipePages`), full when all are in use, a read
+//!   wakes a writer only when it empties a page of a full pipe, and a
+//!   writer wakes the next only if it slept for room in that write.
 //! - **unix stream write** (`unix_stream_sendmsg`): every message calls
 //!   `other->sk_data_ready` = `sock_def_readable`, which wakes a sleeping
 //!   reader with `wake_up_interruptible_sync_poll` (WF_SYNC). Writers sleep in
@@ -200,6 +205,151 @@ struct ChanWaits {
     /// Tasks woken by an unlock that have not yet taken the mutex or slept
     /// on it again ([`Hackbench::lock_woken_max`]).
     woken: u32,
+    /// Its pages (`Mechanisms::pipe_pages`, with the pipe mutex model).
+    pages: PipePages,
+}
+
+/// A pipe's ring of buffers (`pipe->bufs`): [`PIPE_SLOTS`] of them
+/// (`PIPE_DEF_BUFFERS`; `pipe->max_usage`), each one page.
+const PIPE_SLOTS: usize = 16;
+
+/// hackbench's 100-byte messages a page takes: `anon_pipe_write` merges a
+/// write into the last page while `offset + chars <= PAGE_SIZE`, so 40 of
+/// them (4 000 of 4 096 bytes); the pipe then holds 16 x 40 = 640, the
+/// capacity of the model without pages.
+const MSGS_PER_PAGE: u8 = 40;
+
+/// A pipe's buffers in use, as Linux 7.2's `fs/pipe.c` fills and empties
+/// them with hackbench's messages (`Mechanisms::pipe_pages`).
+/// `anon_pipe_write` merges its message into the last page if the pipe was
+/// not empty when it started and the page has room, and only before it
+/// first sleeps for room (the merge precedes its loop); otherwise it takes
+/// a new slot if the pipe is not full (`pipe_full`: all
+/// [`PIPE_SLOTS`] in use, whatever their bytes), and sleeps on `wr_wait`
+/// if it is. `anon_pipe_read` frees a slot when it has read its page's
+/// last message (`!buf->len`, `pipe_update_tail`), and only then wakes a
+/// writer, if the pipe was full (`wake_writer |= pipe_full(..)`).
+#[derive(Clone, Copy, Debug, Default)]
+struct PipePages {
+    /// Messages written into each slot, a ring from `tail`.
+    written: [u8; PIPE_SLOTS],
+    /// The oldest slot in use.
+    tail: u8,
+    /// Slots in use (`head - tail`).
+    used: u8,
+    /// Messages read from the oldest slot's page.
+    read: u8,
+}
+
+impl PipePages {
+    /// The slot of the last page (`head - 1`), if any is in use.
+    fn last(&self) -> usize {
+        (self.tail as usize + self.used as usize + PIPE_SLOTS - 1) % PIPE_SLOTS
+    }
+
+    /// `pipe_is_full`: every slot in use.
+    fn is_full(&self) -> bool {
+        self.used as usize == PIPE_SLOTS
+    }
+
+    /// Whether a write finds room: in the last page if `merge` (no sleep
+    /// in this write yet) and the pipe is not empty, else in a new slot.
+    fn has_room(&self, merge: bool) -> bool {
+        (merge && self.used > 0 && self.written[self.last()] < MSGS_PER_PAGE) || !self.is_full()
+    }
+
+    /// A write of one message, which [`PipePages::has_room`].
+    fn write(&mut self, merge: bool) {
+        if merge && self.used > 0 && self.written[self.last()] < MSGS_PER_PAGE {
+            let last = self.last();
+            self.written[last] += 1;
+        } else {
+            debug_assert!(!self.is_full());
+            self.used += 1;
+            let last = self.last();
+            self.written[last] = 1;
+        }
+    }
+
+    /// A read of one message (the pipe is not empty): true if it emptied
+    /// a page of a full pipe, whose read then wakes a writer.
+    fn read(&mut self) -> bool {
+        debug_assert!(self.used > 0);
+        self.read += 1;
+        if self.read < self.written[self.tail as usize] {
+            return false;
+        }
+        let was_full = self.is_full();
+        self.tail = ((self.tail as usize + 1) % PIPE_SLOTS) as u8;
+        self.used -= 1;
+        self.read = 0;
+        was_full
+    }
+
+    /// Messages held.
+    fn messages(&self) -> u32 {
+        (0..self.used as usize)
+            .map(|i| u32::from(self.written[(self.tail as usize + i) % PIPE_SLOTS]))
+            .sum::<u32>()
+            - u32::from(self.read)
+    }
+}
+
+#[cfg(test)]
+mod pipe_pages_tests {
+    use super::*;
+
+    /// 16 pages of 40 merged messages fill the pipe; the read that
+    /// empties the first page of the full pipe, and no read before it,
+    /// wakes a writer; the freed slot takes one new page.
+    #[test]
+    fn a_full_pipe_wakes_a_writer_when_a_page_is_emptied() {
+        let mut p = PipePages::default();
+        for _ in 0..PIPE_SLOTS * MSGS_PER_PAGE as usize {
+            assert!(p.has_room(true));
+            p.write(true);
+        }
+        assert_eq!((p.used as usize, p.messages()), (PIPE_SLOTS, 640));
+        assert!(p.is_full() && !p.has_room(true) && !p.has_room(false));
+        for _ in 1..MSGS_PER_PAGE {
+            assert!(!p.read(), "no wake before the page is empty");
+        }
+        assert!(p.read(), "the page emptied wakes a writer");
+        assert!(!p.is_full() && p.has_room(false));
+        p.write(false);
+        // Full again: only a merge into the new page finds room.
+        assert!(p.is_full() && p.has_room(true) && !p.has_room(false));
+        // The next page's reads: a wake at its end again, the pipe full.
+        assert!((1..MSGS_PER_PAGE).all(|_| !p.read()) && p.read());
+        // Not full when its page empties: no wake.
+        let mut q = PipePages::default();
+        q.write(true);
+        assert!(!q.read() && q.used == 0);
+    }
+
+    /// A write merges into the last page only if it may (no sleep in
+    /// this write yet) and the pipe is not empty: after a sleep, or on an
+    /// empty pipe, it takes a new slot.
+    #[test]
+    fn a_writer_that_slept_takes_a_new_page() {
+        let mut p = PipePages::default();
+        p.write(true);
+        p.write(true);
+        assert_eq!((p.used, p.written[0]), (1, 2));
+        p.write(false);
+        assert_eq!((p.used, p.written[1]), (2, 1));
+        // Emptied, then written: a new page, in the next slot.
+        assert!(!p.read() && !p.read() && !p.read());
+        assert_eq!((p.used, p.messages()), (0, 0));
+        p.write(true);
+        assert_eq!((p.used, p.tail, p.written[2]), (1, 2, 1));
+        // 15 more pages of one message each (writers that slept) fill it
+        // with 16 messages.
+        for _ in 1..PIPE_SLOTS {
+            p.write(false);
+        }
+        assert!(p.is_full() && p.messages() == 16 && p.has_room(true) && !p.has_room(false));
+    }
 }
 
 /// The reader of channel `c` (tasks are spawned a group at a time, its
@@ -631,8 +781,8 @@ pub struct Hackbench {
     /// next `mutex_lock` (`Mechanisms::pipe_user_return`; else at the
     /// start of the body, the mutex held).
     user_return_first: bool,
-    /// Per task: inside its syscall, the mutex not yet taken.
-    entering: Vec<bool>,
+    /// Per task, its state under the pipe mutex model.
+    locking: Vec<LockTask>,
     /// Times a task found the mutex held: spun, slept.
     pub lock_spins: u64,
     /// See [`Hackbench::lock_spins`].
@@ -641,9 +791,6 @@ pub struct Hackbench {
     handoff: bool,
     /// Unlocks that gave the mutex to the first waiter (`__mutex_handoff`).
     pub lock_handoffs: u64,
-    /// Per task: woken by an unlock, and since then neither holding the
-    /// mutex nor asleep on it again.
-    lock_woken: Vec<bool>,
     /// The most tasks of one pipe in that state at once (not a metric:
     /// read by tests of the hand-over; Linux's unlock wakes only the
     /// first waiter, which stays first, so at most 1).
@@ -651,12 +798,6 @@ pub struct Hackbench {
     /// Linux's spinner stops at a reschedule request
     /// (`Mechanisms::mutex_spin_resched`).
     spin_resched: bool,
-    /// Per task: its spin stopped at a reschedule request; once it runs
-    /// again it tries the mutex once and otherwise sleeps on it.
-    spin_stopped: Vec<bool>,
-    /// Per task: its switch-in count when it last decided to spin
-    /// ([`NOT_SPINNING`]: its last try did not spin).
-    spin_switch_in: Vec<u64>,
     /// Spins stopped at a reschedule request (`need_resched()` seen at a
     /// poll, or the spinner switched out in its poll).
     pub lock_spin_stops: u64,
@@ -667,17 +808,64 @@ pub struct Hackbench {
     /// `anon_pipe_write`'s `wake_next_writer` only after the writer slept
     /// for room (`Mechanisms::pipe_wake_next_writer`).
     wake_next_writer: bool,
-    /// Per task: a writer that slept for room in its current write.
-    wr_slept: Vec<bool>,
     /// Writers that found a pipe full and slept on it.
     pub pipe_full_sleeps: u64,
+    /// The pipes' pages as Linux fills and empties them
+    /// (`Mechanisms::pipe_pages`); else a pipe holds 640 messages, and a
+    /// read that found it full wakes a writer.
+    pages: bool,
+    /// Reads that woke a writer (a page emptied of a full pipe; without
+    /// `Mechanisms::pipe_pages`, a read that found the pipe full).
+    pub reader_writer_wakes: u64,
+    /// Reads that found all 640 messages in the pipe and woke no writer
+    /// (they did not empty a page; 0 without `Mechanisms::pipe_pages`).
+    pub full_reads_no_wake: u64,
+    /// Writers that slept on a full pipe holding fewer than 640 messages
+    /// (all 16 slots in use, the oldest page partly read; 0 without
+    /// `Mechanisms::pipe_pages`).
+    pub full_sleeps_below_cap: u64,
+    /// A spinner switched out in its poll drops the poll's rest
+    /// (`Mechanisms::mutex_poll_cut`).
+    poll_cut: bool,
     /// Writers woken at the end of a write by a writer that had not slept
     /// in it (0 with `Mechanisms::pipe_wake_next_writer`).
     pub next_writer_wakes_unslept: u64,
 }
 
-/// [`Hackbench::spin_switch_in`] of a task whose last try did not spin.
+/// [`LockTask::spin_switch_in`] of a task whose last try did not spin.
 const NOT_SPINNING: u64 = u64::MAX;
+
+/// A task's state under the pipe mutex model (one record per task, apart
+/// from [`HbTask`], whose one cache line the batching path reads and
+/// which the mutex model, never batched, does not need).
+#[derive(Clone, Copy, Debug)]
+struct LockTask {
+    /// Its switch-in count when it last decided to spin ([`NOT_SPINNING`]:
+    /// its last try did not spin).
+    spin_switch_in: u64,
+    /// Inside its syscall, the mutex not yet taken.
+    entering: bool,
+    /// Woken by an unlock, and since then neither holding the mutex nor
+    /// asleep on it again.
+    lock_woken: bool,
+    /// Its spin stopped at a reschedule request; once it runs again it
+    /// tries the mutex once and otherwise sleeps on it.
+    spin_stopped: bool,
+    /// A writer that slept for room in its current write.
+    wr_slept: bool,
+}
+
+impl Default for LockTask {
+    fn default() -> Self {
+        LockTask {
+            spin_switch_in: NOT_SPINNING,
+            entering: false,
+            lock_woken: false,
+            spin_stopped: false,
+            wr_slept: false,
+        }
+    }
+}
 
 impl Hackbench {
     /// A run of `cfg`.
@@ -696,21 +884,22 @@ impl Hackbench {
             mutex: false,
             syscall_ns: 0,
             user_return_first: true,
-            entering: Vec::new(),
+            locking: Vec::new(),
             lock_spins: 0,
             lock_sleeps: 0,
             handoff: false,
             lock_handoffs: 0,
-            lock_woken: Vec::new(),
             lock_woken_max: 0,
             spin_resched: false,
-            spin_stopped: Vec::new(),
-            spin_switch_in: Vec::new(),
             lock_spin_stops: 0,
             lock_respins: 0,
             wake_next_writer: false,
-            wr_slept: Vec::new(),
             pipe_full_sleeps: 0,
+            pages: false,
+            reader_writer_wakes: 0,
+            full_reads_no_wake: 0,
+            full_sleeps_below_cap: 0,
+            poll_cut: false,
             next_writer_wakes_unslept: 0,
             alive: 0,
             end: 0,
@@ -745,6 +934,8 @@ impl Workload for Hackbench {
         self.handoff = self.mutex && k.m.mech.mutex_handoff;
         self.spin_resched = self.mutex && k.m.mech.mutex_spin_resched;
         self.wake_next_writer = self.mutex && k.m.mech.pipe_wake_next_writer;
+        self.pages = self.mutex && k.m.mech.pipe_pages;
+        self.poll_cut = self.mutex && k.m.mech.mutex_poll_cut;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
@@ -784,11 +975,7 @@ impl Workload for Hackbench {
             }
         }
         self.alive = self.tasks.len();
-        self.entering = vec![false; self.tasks.len()];
-        self.lock_woken = vec![false; self.tasks.len()];
-        self.spin_stopped = vec![false; self.tasks.len()];
-        self.spin_switch_in = vec![NOT_SPINNING; self.tasks.len()];
-        self.wr_slept = vec![false; self.tasks.len()];
+        self.locking = vec![LockTask::default(); self.tasks.len()];
     }
 
     #[inline]
@@ -1583,8 +1770,9 @@ impl Hackbench {
     /// `exit_to_user_mode_loop` takes a lazy request too: before the
     /// mutex is taken, not with it held.
     fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
-        if !self.entering[tid as usize] {
-            self.entering[tid as usize] = true;
+        let t = tid as usize;
+        if !self.locking[t].entering {
+            self.locking[t].entering = true;
             let ns = k.rng(tid).jitter(self.syscall_ns, 10);
             return Some(if self.user_return_first {
                 Next::Run(ns)
@@ -1592,35 +1780,38 @@ impl Hackbench {
                 Next::RunKernel(ns)
             });
         }
-        let t = tid as usize;
         // A spinner switched out since its last poll was preempted:
         // Linux's spins with preemption off and stops only at
         // `need_resched()`, then `schedule()`s.
         let switch_in = k.tasks[t].nr_switch_in;
-        let respin = self.spin_switch_in[t] != NOT_SPINNING && self.spin_switch_in[t] != switch_in;
-        if respin && self.spin_resched && !self.spin_stopped[t] {
-            self.spin_stopped[t] = true;
+        let l = &mut self.locking[t];
+        let respin = l.spin_switch_in != NOT_SPINNING && l.spin_switch_in != switch_in;
+        if respin && self.spin_resched && !l.spin_stopped {
+            l.spin_stopped = true;
             self.lock_spin_stops += 1;
         }
-        let may_spin = !std::mem::take(&mut self.spin_stopped[t]);
+        let may_spin = !std::mem::take(&mut l.spin_stopped);
         let got = self.acquire(k, c, tid, may_spin);
-        if !matches!(got, Acquire::Spin | Acquire::Resched) && self.lock_woken[t] {
-            self.lock_woken[t] = false;
+        if !matches!(got, Acquire::Spin | Acquire::Resched) && self.locking[t].lock_woken {
+            self.locking[t].lock_woken = false;
             self.waits[c as usize].woken -= 1;
         }
-        self.spin_switch_in[t] = NOT_SPINNING;
+        self.locking[t].spin_switch_in = NOT_SPINNING;
         match got {
             Acquire::Spin => {
                 if respin {
                     self.lock_respins += 1;
                 }
-                self.spin_switch_in[t] = switch_in;
+                self.locking[t].spin_switch_in = switch_in;
+                if self.poll_cut {
+                    k.burst_leaves_at_resched(tid);
+                }
                 Some(Next::RunKernel(SPIN_POLL_NS))
             }
             // `schedule()` (the request pending, a kernel preemption
             // point switches it out), then the try once it runs again.
             Acquire::Resched => {
-                self.spin_stopped[t] = true;
+                self.locking[t].spin_stopped = true;
                 Some(Next::RunKernel(0))
             }
             Acquire::Sleep => Some(Next::Block),
@@ -1648,8 +1839,9 @@ impl Hackbench {
             ch.lock_waiters.pop_front()
         };
         if let Some(w) = w {
-            if k.wake(w, false) && !self.lock_woken[w as usize] {
-                self.lock_woken[w as usize] = true;
+            let l = &mut self.locking[w as usize];
+            if k.wake(w, false) && !l.lock_woken {
+                l.lock_woken = true;
                 ch.woken += 1;
                 self.lock_woken_max = self.lock_woken_max.max(ch.woken);
             }
@@ -1687,9 +1879,8 @@ impl Hackbench {
                     }
                     // `wake_next_writer` (`anon_pipe_write`): set once the
                     // writer slept for room, cleared if the pipe is full.
-                    let slept = std::mem::take(&mut self.wr_slept[t]);
-                    let ch = &self.chans[c as usize];
-                    if ch.queued + ch.reserved < self.cap && (slept || !self.wake_next_writer) {
+                    let slept = std::mem::take(&mut self.locking[t].wr_slept);
+                    if !self.is_full(c) && (slept || !self.wake_next_writer) {
                         if let Some(w) = self.pop_writer(c) {
                             if !slept {
                                 self.next_writer_wakes_unslept += 1;
@@ -1710,16 +1901,24 @@ impl Hackbench {
                 if let Some(next) = self.enter_and_lock(k, c, tid) {
                     return next;
                 }
-                let ch = &self.chans[c as usize];
-                if ch.queued + ch.reserved >= self.cap {
+                // A writer that slept in this write takes a new page.
+                let merge = !self.locking[t].wr_slept;
+                if !self.has_room(c, merge) {
+                    let ch = &self.chans[c as usize];
+                    if ch.queued + ch.reserved < self.cap {
+                        self.full_sleeps_below_cap += 1;
+                    }
                     self.push_writer(c, tid);
-                    self.wr_slept[t] = true;
+                    self.locking[t].wr_slept = true;
                     self.pipe_full_sleeps += 1;
                     self.release(k, c);
                     return Next::Block;
                 }
-                self.entering[t] = false;
+                self.locking[t].entering = false;
                 self.chans[c as usize].reserved += 1;
+                if self.pages {
+                    self.waits[c as usize].pages.write(merge);
+                }
                 self.tasks[t].role = Role::Sender {
                     g,
                     sent,
@@ -1737,6 +1936,7 @@ impl Hackbench {
                     left -= 1;
                     self.release(k, c);
                     if was_full {
+                        self.reader_writer_wakes += 1;
                         if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
                         }
@@ -1760,10 +1960,21 @@ impl Hackbench {
                     self.release(k, c);
                     return Next::Block;
                 }
-                self.entering[t] = false;
-                let ch = &mut self.chans[c as usize];
-                let full = ch.queued + ch.reserved >= self.cap;
-                ch.queued -= 1;
+                self.locking[t].entering = false;
+                // Whether the read wakes a writer after its unlock.
+                let full = if self.pages {
+                    let pages = &mut self.waits[c as usize].pages;
+                    debug_assert_eq!(pages.messages(), self.chans[c as usize].queued);
+                    let wakes = pages.read();
+                    if !wakes && self.chans[c as usize].queued >= self.cap {
+                        self.full_reads_no_wake += 1;
+                    }
+                    wakes
+                } else {
+                    let ch = &self.chans[c as usize];
+                    ch.queued + ch.reserved >= self.cap
+                };
+                self.chans[c as usize].queued -= 1;
                 self.tasks[t].role = Role::Receiver {
                     ch: c,
                     left,
@@ -1772,6 +1983,27 @@ impl Hackbench {
                 };
                 self.body(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
             }
+        }
+    }
+
+    /// Pipe `c` is full for the end of a write (`pipe_is_full`): every
+    /// slot in use with `Mechanisms::pipe_pages`, else 640 messages.
+    fn is_full(&self, c: u32) -> bool {
+        if self.pages {
+            self.waits[c as usize].pages.is_full()
+        } else {
+            let ch = &self.chans[c as usize];
+            ch.queued + ch.reserved >= self.cap
+        }
+    }
+
+    /// A write to pipe `c` finds room (`merge`: it may merge into the last
+    /// page, with `Mechanisms::pipe_pages`).
+    fn has_room(&self, c: u32, merge: bool) -> bool {
+        if self.pages {
+            self.waits[c as usize].pages.has_room(merge)
+        } else {
+            !self.is_full(c)
         }
     }
 

@@ -645,6 +645,17 @@ fn now_and_before(
 /// and receiver pair, driven here so that the workload's own counters can
 /// be read after the run.
 fn pipes_driven(m: &Machine, cfg: &str, groups: usize, loops: usize, seed: u64) -> Hackbench {
+    pipes_driven_kernel(m, cfg, groups, loops, seed).1
+}
+
+/// [`pipes_driven`], with the kernel after the run.
+fn pipes_driven_kernel(
+    m: &Machine,
+    cfg: &str,
+    groups: usize,
+    loops: usize,
+    seed: u64,
+) -> (Kernel, Hackbench) {
     let c = Config::parse(cfg);
     let hc = HackbenchCfg {
         groups,
@@ -666,7 +677,7 @@ fn pipes_driven(m: &Machine, cfg: &str, groups: usize, loops: usize, seed: u64) 
         Hackbench::nr_tasks(&hc),
         "every task finished"
     );
-    wl
+    (k, wl)
 }
 
 /// NEXT_BUDDY with the ineligible-waker rule, as the study's configs name it.
@@ -776,4 +787,71 @@ fn pipe_writer_wakes_the_next_only_after_it_slept() {
         before.pipe_full_sleeps,
         before.next_writer_wakes_unslept
     );
+}
+
+/// `Mechanisms::pipe_pages` (the default; `--no-pipe-pages` the model
+/// before): a pipe holds 16 pages of 40 messages as Linux 7.2's
+/// `fs/pipe.c` fills them, full when all 16 slots are in use whatever
+/// their bytes, and a read wakes a writer only when it empties a page of
+/// a full pipe (`anon_pipe_read`). On `graviton3` with the pipe-mutex
+/// experiment's split, whose pipes fill at 4 groups of 100 loops: writers
+/// sleep on full pipes and readers wake them in both models; with the
+/// pages some reads of a pipe holding all 640 messages wake nobody (they
+/// leave their page unfinished) and some writers sleep on a full pipe of
+/// fewer than 640 (its oldest page partly read), neither of which the
+/// model before does.
+#[test]
+fn pipe_reader_wakes_a_writer_when_it_empties_a_page() {
+    let (now, before) = now_and_before(
+        &graviton3_pipe_mutex(),
+        "--no-pipe-pages",
+        "NO_NEXT_BUDDY",
+        4,
+        100,
+    );
+    let got = [now, before].map(|h| {
+        (
+            h.pipe_full_sleeps,
+            h.reader_writer_wakes,
+            h.full_reads_no_wake,
+            h.full_sleeps_below_cap,
+        )
+    });
+    assert!(
+        got.iter()
+            .all(|&(sleeps, wakes, _, _)| sleeps > 0 && wakes > 0)
+            && got[0].2 > 0
+            && got[0].3 > 0
+            && got[1].2 == 0
+            && got[1].3 == 0,
+        "(sleeps on a full pipe, readers' writer wakes, full reads without a wake, \
+         sleeps on a full pipe below 640) now and before: {got:?}"
+    );
+}
+
+/// `Mechanisms::mutex_poll_cut` (the default; `--no-mutex-poll-cut` the
+/// model before): a pipe mutex spinner switched out in its poll (the model
+/// takes the immediate request at an interrupt's exit; Linux's spinner,
+/// with preemption off, leaves its loop at `need_resched()` and calls
+/// `schedule()`) drops the poll's rest, and tries the mutex as soon as it
+/// runs again. Counted by the engine: some polls cut on `qemu:4` at 2
+/// groups x 20 loops, none in the model before, which ran their rest.
+#[test]
+fn pipe_mutex_spinner_switched_out_drops_its_poll() {
+    for cfg in ["NO_NEXT_BUDDY", INELIGIBLE_RULE] {
+        let m = qemu(4, &[]);
+        let mut old = m.clone();
+        old.mech.turn_off("--no-mutex-poll-cut").unwrap();
+        let (k, wl) = pipes_driven_kernel(&m, cfg, 2, 20, 1);
+        let (k_before, _) = pipes_driven_kernel(&old, cfg, 2, 20, 1);
+        assert!(
+            wl.lock_spins > 0
+                && k.bursts_left_at_resched > 0
+                && k_before.bursts_left_at_resched == 0,
+            "{cfg}: {} polls, {} cut, {} cut in the model before",
+            wl.lock_spins,
+            k.bursts_left_at_resched,
+            k_before.bursts_left_at_resched
+        );
+    }
 }

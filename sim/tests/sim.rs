@@ -668,7 +668,12 @@ const GOLDEN: [u64; 6] = [
 /// began to stop at a reschedule request, `Mechanisms::mutex_spin_resched`,
 /// with the writer's `wake_next_writer` rule,
 /// `Mechanisms::pipe_wake_next_writer`: with both switches off both runs
-/// give the digests before, [`QEMU_GOLDEN_NO_MUTEX_RULES`].)
+/// give the digests before, [`QEMU_GOLDEN_NO_MUTEX_RULES`]. The pipe run's
+/// moved again, from 0xe070_8d77_8a50_fe37, when a spinner switched out
+/// in its poll began to drop the poll's rest, `Mechanisms::mutex_poll_cut`,
+/// with the pipe's pages, `Mechanisms::pipe_pages` (which changes no byte
+/// of these runs: their pipes never fill): with both switches off both
+/// runs give the digests before, [`QEMU_GOLDEN_NO_PAGES_POLL_CUT`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -686,10 +691,19 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0xe070_8d77_8a50_fe37,
+            0x7bbb_60f2_730b_67f8,
         ),
     ]
 }
+
+/// The switches of the pipe's pages and of the spinner's poll cut at a
+/// switch-out.
+const PAGES_POLL_CUT_FLAGS: [&str; 2] = ["--no-pipe-pages", "--no-mutex-poll-cut"];
+
+/// [`qemu_golden_cases`]' digests without `Mechanisms::pipe_pages` and
+/// `Mechanisms::mutex_poll_cut`: the model before them, unchanged by their
+/// code.
+const QEMU_GOLDEN_NO_PAGES_POLL_CUT: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0xe070_8d77_8a50_fe37];
 
 /// [`qemu_golden_cases`]' digests without `Mechanisms::vcpu_pause`: the
 /// model before it, unchanged by its code.
@@ -754,9 +768,14 @@ fn qemu_vcpu_turns_golden() {
     // The model before the sleep's measured part under the runqueue lock:
     // the switch off, or that part as long as the whole sleep (the
     // switch's share of it then held, as before).
+    // The model before the pipe's pages and the spinner's poll cut.
+    let mut no_pages = m.clone();
+    for f in PAGES_POLL_CUT_FLAGS {
+        no_pages.mech.turn_off(f).unwrap();
+    }
     // The model before Linux's spinner stop at a reschedule request and
     // its writer's `wake_next_writer` rule.
-    let mut no_rules = m.clone();
+    let mut no_rules = no_pages.clone();
     for f in MUTEX_RULE_FLAGS {
         no_rules.mech.turn_off(f).unwrap();
     }
@@ -802,27 +821,36 @@ fn qemu_vcpu_turns_golden() {
         .zip(QEMU_GOLDEN_NO_SLEEP_SPLIT)
         .zip(QEMU_GOLDEN_NO_BURST_WINDOWS)
         .zip(QEMU_GOLDEN_NO_MUTEX_HANDOFF)
-        .zip(QEMU_GOLDEN_NO_MUTEX_RULES);
+        .zip(QEMU_GOLDEN_NO_MUTEX_RULES)
+        .zip(QEMU_GOLDEN_NO_PAGES_POLL_CUT);
     for (
         (c, w, seed, want),
         (
             (
                 (
                     (
-                        ((((before, before_pipe), before_sleep), before_tick), before_irqs),
-                        before_split,
+                        (
+                            ((((before, before_pipe), before_sleep), before_tick), before_irqs),
+                            before_split,
+                        ),
+                        before_burst,
                     ),
-                    before_burst,
+                    before_handoff,
                 ),
-                before_handoff,
+                before_rules,
             ),
-            before_rules,
+            before_pages,
         ),
     ) in qemu_golden_cases().into_iter().zip(befores)
     {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_pages,
+                before_pages,
+                "--no-pipe-pages --no-mutex-poll-cut: not the run before them",
+            ),
             (
                 &no_rules,
                 before_rules,
