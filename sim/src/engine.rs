@@ -228,9 +228,16 @@
 //! next switch or wakeup, so the task's later bursts held the lock again).
 //! Two simplifications: the waiter's step or switch is made at once (its
 //! decisions are not delayed to the holder's release), and a vCPU whose
-//! turn begins at that instant is not sent on. Not modelled: the short
-//! holds (a wait queue's join and leave, the tick's runqueue lock), the
-//! home runqueue's lock of a wakeup and the wait for `p->on_cpu`.
+//! turn begins at that instant is not sent on. With
+//! `Mechanisms::wakee_switch_wait` (the default; `--no-wakee-switch-wait`)
+//! a wakeup also waits for its wakee's switch-out still under way on
+//! another CPU of the LLC (Linux's spin on `p->on_cpu`, or
+//! `ttwu_runnable()`'s on that runqueue's lock: the switch's runqueue-lock
+//! window there, whatever CPU the wakee is then placed on;
+//! [`PAUSE_WAKEE_SWITCH`]). Not modelled: the short holds (a wait queue's
+//! join and leave, the tick's runqueue lock), and a switch to idle (which
+//! costs nothing here, so a wakee switching out to an idle CPU, which
+//! Linux queues on that CPU's wake list, is never seen mid-switch).
 //! A switch after a sleep also pays the sleep's cost
 //! ([`Machine::sleep_ns`](crate::machine::Machine)), and by default the
 //! lock is held for the switch's measured share of the switch's own cost
@@ -795,6 +802,12 @@ struct Cpu {
     /// ([`LockWindow`]).
     lock_task: u32,
     lock_windows: Vec<LockWindow>,
+    /// The task switched out at the switch whose [`LockWindow`]s these
+    /// are ([`NIL`] once they are a wakeup's, or cleared): while the
+    /// switch's runqueue-lock window lasts, it is Linux's `prev` in
+    /// `__schedule()`, `p->on_cpu` still set
+    /// (`Mechanisms::wakee_switch_wait`).
+    lock_prev: u32,
 }
 
 /// vCPU turns with `Mechanisms::vcpu_pause`: a lock the kernel holds while
@@ -1543,8 +1556,10 @@ pub struct TurnCounters {
     /// wakeup needed ([`PAUSE_RQ_WAKE`]), a runqueue lock a switch needed
     /// ([`PAUSE_RQ_SWITCH`]), a wait queue a wakeup needed ([`PAUSE_WQ`]);
     /// with `Mechanisms::pipe_lock_pause` too, a pipe's mutex a spinner
-    /// polled, its owner on a CPU ([`PAUSE_PIPE_LOCK`]).
-    pub pauses: [u64; 4],
+    /// polled, its owner on a CPU ([`PAUSE_PIPE_LOCK`]); with
+    /// `Mechanisms::wakee_switch_wait` too, a wakee's switch-out on
+    /// another CPU a wakeup waited for ([`PAUSE_WAKEE_SWITCH`]).
+    pub pauses: [u64; 5],
 }
 
 /// [`TurnCounters::pauses`]: a wakeup needed the target's runqueue lock.
@@ -1555,6 +1570,10 @@ pub const PAUSE_RQ_SWITCH: usize = 1;
 pub const PAUSE_WQ: usize = 2;
 /// [`TurnCounters::pauses`]: a spin on a pipe's mutex (its owner on a CPU).
 pub const PAUSE_PIPE_LOCK: usize = 3;
+/// [`TurnCounters::pauses`]: a wakeup waited for its wakee's switch-out on
+/// another CPU (`p->on_cpu`, or `ttwu_runnable()`'s lock of that CPU's
+/// runqueue while its `__schedule()` holds it).
+pub const PAUSE_WAKEE_SWITCH: usize = 4;
 
 /// The shortest stretch out of the turn [`TurnCounters::away_bins`]
 /// counts (`lcbench turns`' gap threshold).
@@ -1944,6 +1963,7 @@ impl Kernel {
                 away_since: u64::MAX,
                 lock_task: NIL,
                 lock_windows: Vec::new(),
+                lock_prev: NIL,
                 ..Default::default()
             })
             .collect();
@@ -2647,6 +2667,7 @@ impl Kernel {
             };
             let c = &mut self.cpus[cpu];
             c.lock_task = next;
+            c.lock_prev = prev;
             c.lock_windows.clear();
             if held > 0 {
                 c.lock_windows.push(LockWindow {
@@ -2695,6 +2716,37 @@ impl Kernel {
         }
     }
 
+    /// `Mechanisms::wakee_switch_wait`: the running task is about to wake
+    /// `tid`; if `tid` sleeps and its switch-out is still under way on
+    /// another CPU of this one's LLC (that CPU, out of its turn, inside the
+    /// runqueue-lock window of the switch away from `tid`), Linux's
+    /// `try_to_wake_up()` waits for it: `ttwu_runnable()` spins on that
+    /// runqueue's lock while the wakee is still queued, and once it is
+    /// dequeued `ttwu_queue_cond()` refuses the wake list (the CPU runs
+    /// the next task, so its runqueue is not empty) and the waker spins on
+    /// `p->on_cpu`, which `finish_task()` clears just before the unlock.
+    /// Its first `pause` ends the turn ([`PAUSE_WAKEE_SWITCH`]). With
+    /// TTWU_QUEUE and a CPU of another LLC, Linux queues the wakee on that
+    /// CPU's wake list instead and does not wait (that placement is not
+    /// modelled: the engine's switch is over when it returns).
+    fn wakee_switch_wait(&mut self, tid: u32) {
+        let t = &self.tasks[tid as usize];
+        if t.state != TState::Blocked || t.last_ran == NIL {
+            return;
+        }
+        let (this, x) = (self.this_cpu as usize, t.last_ran as usize);
+        if x == this || self.cpus[x].lock_prev != tid {
+            return;
+        }
+        let (a, b) = (CpuId::wrapping(this), CpuId::wrapping(x));
+        if self.cfg.feat(sched::Feature::TtwuQueue) && !self.m.topo.share_cache(a, b) {
+            return;
+        }
+        if self.holds_away(x, LockId::Rq(x as u32)) {
+            self.pause(this, PAUSE_WAKEE_SWITCH);
+        }
+    }
+
     /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
     /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
     ///
@@ -2704,6 +2756,9 @@ impl Kernel {
     /// per IPI it sent, and `scan_cpu_ns` per CPU the idle scan looked at.
     pub fn wake(&mut self, tid: u32, sync: bool) -> bool {
         self.wait_queue_lock(tid);
+        if self.pause_on && self.m.mech.wakee_switch_wait {
+            self.wakee_switch_wait(tid);
+        }
         let wf = if sync {
             WakeFlags::SYNC
         } else {
@@ -3231,20 +3286,23 @@ impl Kernel {
     /// (out of its turn it makes no progress), inside one of its
     /// [`LockWindow`]s for `lock` or not.
     fn held_away(&self, me: usize, lock: LockId) -> bool {
-        self.cpus.iter().enumerate().any(|(c, cpu)| {
-            c != me
-                && c as u32 != self.turn_cpu
-                && cpu.curr != NIL
-                && cpu.curr == cpu.lock_task
-                && !cpu.lock_windows.is_empty()
-                && {
-                    let t = &self.tasks[cpu.curr as usize];
-                    let left = t.overhead + t.work;
-                    cpu.lock_windows
-                        .iter()
-                        .any(|w| w.lock == lock && w.lo < left && left < w.hi)
-                }
-        })
+        (0..self.nr_cpus()).any(|c| c != me && self.holds_away(c, lock))
+    }
+
+    /// [`Kernel::held_away`] for the vCPU of CPU `c` alone.
+    fn holds_away(&self, c: usize, lock: LockId) -> bool {
+        let cpu = &self.cpus[c];
+        c as u32 != self.turn_cpu
+            && cpu.curr != NIL
+            && cpu.curr == cpu.lock_task
+            && !cpu.lock_windows.is_empty()
+            && {
+                let t = &self.tasks[cpu.curr as usize];
+                let left = t.overhead + t.work;
+                cpu.lock_windows
+                    .iter()
+                    .any(|w| w.lock == lock && w.lo < left && left < w.hi)
+            }
     }
 
     /// `Mechanisms::vcpu_pause`: `cpu`, in its turn, spins on a lock held
@@ -3313,6 +3371,7 @@ impl Kernel {
         let top = t.overhead + t.work;
         let c = &mut self.cpus[cpu];
         c.lock_task = tid;
+        c.lock_prev = NIL;
         c.lock_windows.clear();
         for &(lock, from, to) in &self.wake_locks {
             c.lock_windows.push(LockWindow {
@@ -3833,6 +3892,7 @@ impl Kernel {
                     // of the burst before it (its switch's, its wakeups')
                     // are passed.
                     self.cpus[cpu].lock_windows.clear();
+                    self.cpus[cpu].lock_prev = NIL;
                 }
                 // A syscall that returns to user space takes any request,
                 // lazy too (`sched::preempt`, Linux's

@@ -310,6 +310,21 @@ pub struct Mechanisms {
     /// burst of the task passed through them again and held the lock
     /// there (a sender's every send held its last switch's runqueue lock).
     pub burst_lock_windows: bool,
+    /// With `vcpu_pause`: a wakeup of a task whose switch-out is still
+    /// under way on another CPU of its LLC waits for it, as Linux 7.2's
+    /// `try_to_wake_up()` does: while that CPU's `__schedule()` holds its
+    /// runqueue lock with the wakee as `prev`, the wakee is either still
+    /// queued (`ttwu_runnable()` spins on that lock) or dequeued with
+    /// `p->on_cpu` set (`ttwu_queue_cond()` refuses the wake list for a
+    /// busy CPU of the same LLC, so `smp_cond_load_acquire(&p->on_cpu,
+    /// !VAL)` spins until `finish_task()`, just before the unlock). The
+    /// wait is the switch's runqueue-lock window on that CPU
+    /// ([`LockShares::switch_rq_locked_pm`] and the sleep's locked part);
+    /// its holder is out of its turn, so the waker's `pause` passes the
+    /// turn on (`sim/src/engine.rs`, "vCPU turns"). No cost of its own.
+    /// `--no-wakee-switch-wait`: only the target's runqueue lock and the
+    /// wait queue are waited for (the model before).
+    pub wakee_switch_wait: bool,
     /// With the pipe mutex (`contention`): its hand-over follows Linux's
     /// `kernel/locking/mutex.c`. The sleeper an unlock wakes stays first
     /// on the mutex's wait list until it holds the mutex, so an unlock
@@ -390,6 +405,7 @@ impl Default for Mechanisms {
             sleep_lock_split: true,
             clock_burn: false,
             burst_lock_windows: true,
+            wakee_switch_wait: true,
             mutex_handoff: true,
             mutex_spin_resched: true,
             pipe_wake_next_writer: true,
@@ -472,6 +488,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "a switch's or wakeup's lock window stays on its CPU for the task's later bursts, which hold the lock again (the model before)",
     ),
     (
+        "--no-wakee-switch-wait",
+        "a wakeup does not wait for its wakee's switch-out still under way on another CPU (p->on_cpu, ttwu_runnable's lock)",
+    ),
+    (
         "--no-vcpu-pause",
         "a spin wait on a lock whose holder is out of its vCPU turn keeps the turn (no pause hand-on)",
     ),
@@ -535,6 +555,7 @@ impl Mechanisms {
             "--no-sock-sleep" => self.sock_sleep = false,
             "--no-sleep-lock-split" => self.sleep_lock_split = false,
             "--no-burst-lock-windows" => self.burst_lock_windows = false,
+            "--no-wakee-switch-wait" => self.wakee_switch_wait = false,
             "--no-mutex-handoff" => self.mutex_handoff = false,
             "--no-mutex-spin-resched" => self.mutex_spin_resched = false,
             "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
@@ -1184,6 +1205,7 @@ mod tests {
                 sleep_lock_split: false,
                 clock_burn: false,
                 burst_lock_windows: false,
+                wakee_switch_wait: false,
                 mutex_handoff: false,
                 mutex_spin_resched: false,
                 pipe_wake_next_writer: false,

@@ -673,7 +673,12 @@ const GOLDEN: [u64; 6] = [
 /// in its poll began to drop the poll's rest, `Mechanisms::mutex_poll_cut`,
 /// with the pipe's pages, `Mechanisms::pipe_pages` (which changes no byte
 /// of these runs: their pipes never fill): with both switches off both
-/// runs give the digests before, [`QEMU_GOLDEN_NO_PAGES_POLL_CUT`].)
+/// runs give the digests before, [`QEMU_GOLDEN_NO_PAGES_POLL_CUT`]. Both
+/// moved, from 0xf7c2_7244_1b07_3eb7 and 0x7bbb_60f2_730b_67f8, when a
+/// wakeup began to wait for its wakee's switch-out still under way on
+/// another CPU (`p->on_cpu`, `ttwu_runnable()`'s lock),
+/// `Mechanisms::wakee_switch_wait`: with `--no-wakee-switch-wait` both
+/// runs give the digests before, [`QEMU_GOLDEN_NO_WAKEE_WAIT`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -685,13 +690,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 threads: true,
             }),
             1,
-            0xf7c2_7244_1b07_3eb7,
+            0x16de_48a2_4774_2231,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x7bbb_60f2_730b_67f8,
+            0x81c6_c1ce_d797_3f72,
         ),
     ]
 }
@@ -752,6 +757,10 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::wakee_switch_wait`
+/// (`--no-wakee-switch-wait`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_WAKEE_WAIT: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x7bbb_60f2_730b_67f8];
+
 /// [`qemu_golden_cases`]' digests without the tick's interrupt cost
 /// (`Machine::tick_irq_ns` 0): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_TICK_IRQ: [u64; 2] = [0xea39_a9ad_9927_2fe8, 0x5ebb_bedc_d225_cd6b];
@@ -768,8 +777,11 @@ fn qemu_vcpu_turns_golden() {
     // The model before the sleep's measured part under the runqueue lock:
     // the switch off, or that part as long as the whole sleep (the
     // switch's share of it then held, as before).
+    // The model before a wakeup waited for its wakee's switch-out.
+    let mut no_wait = m.clone();
+    no_wait.mech.turn_off("--no-wakee-switch-wait").unwrap();
     // The model before the pipe's pages and the spinner's poll cut.
-    let mut no_pages = m.clone();
+    let mut no_pages = no_wait.clone();
     for f in PAGES_POLL_CUT_FLAGS {
         no_pages.mech.turn_off(f).unwrap();
     }
@@ -822,7 +834,8 @@ fn qemu_vcpu_turns_golden() {
         .zip(QEMU_GOLDEN_NO_BURST_WINDOWS)
         .zip(QEMU_GOLDEN_NO_MUTEX_HANDOFF)
         .zip(QEMU_GOLDEN_NO_MUTEX_RULES)
-        .zip(QEMU_GOLDEN_NO_PAGES_POLL_CUT);
+        .zip(QEMU_GOLDEN_NO_PAGES_POLL_CUT)
+        .zip(QEMU_GOLDEN_NO_WAKEE_WAIT);
     for (
         (c, w, seed, want),
         (
@@ -830,16 +843,19 @@ fn qemu_vcpu_turns_golden() {
                 (
                     (
                         (
-                            ((((before, before_pipe), before_sleep), before_tick), before_irqs),
-                            before_split,
+                            (
+                                ((((before, before_pipe), before_sleep), before_tick), before_irqs),
+                                before_split,
+                            ),
+                            before_burst,
                         ),
-                        before_burst,
+                        before_handoff,
                     ),
-                    before_handoff,
+                    before_rules,
                 ),
-                before_rules,
+                before_pages,
             ),
-            before_pages,
+            before_wait,
         ),
     ) in qemu_golden_cases().into_iter().zip(befores)
     {
@@ -847,7 +863,12 @@ fn qemu_vcpu_turns_golden() {
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
             (
-                &no_pages,
+                &no_wait,
+                before_wait,
+                "--no-wakee-switch-wait: not the run before a wakeup waited for its wakee's switch-out",
+            ),
+            (
+&no_pages,
                 before_pages,
                 "--no-pipe-pages --no-mutex-poll-cut: not the run before them",
             ),

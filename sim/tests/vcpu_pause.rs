@@ -60,7 +60,7 @@ fn pause_hands_the_turn_on() {
     // its turn stops them about half as often as a held runqueue lock
     // (without those tests, only the rarer second waker of one task would).
     assert!(4 * p.pauses[2] >= p.pauses[0], "{p:?}");
-    assert_eq!(q.pauses, [0; 4], "{q:?}");
+    assert_eq!(q.pauses, [0; 5], "{q:?}");
     let short = |t: &sim::engine::TurnCounters| t.away_bins[0] + t.away_bins[1];
     assert!(short(p) >= 3 * short(q).max(1), "{p:?} against {q:?}");
     // The turns that pass on are turns taken.
@@ -84,7 +84,7 @@ fn no_locked_share_no_pause() {
     let off = run(&format!(
         "--machine qemu:4 --ms 600000 --seed 2 --no-vcpu-pause {SOCKETS}"
     ));
-    assert_eq!(zero.turns.pauses, [0; 4]);
+    assert_eq!(zero.turns.pauses, [0; 5]);
     assert_eq!(format!("{:?}", zero.ctr), format!("{:?}", off.ctr));
 }
 
@@ -95,7 +95,7 @@ fn no_locked_share_no_pause() {
 fn hogs_never_pause() {
     let on = run("--machine qemu:4 --ms 500 mix hog hog hog hog hog hog");
     let off = run("--machine qemu:4 --ms 500 --no-vcpu-pause mix hog hog hog hog hog hog");
-    assert_eq!(on.turns.pauses, [0; 4], "{:?}", on.turns);
+    assert_eq!(on.turns.pauses, [0; 5], "{:?}", on.turns);
     assert_eq!(format!("{:?}", on.ctr), format!("{:?}", off.ctr));
 }
 
@@ -278,7 +278,7 @@ fn lock_windows_last_one_burst() {
         let on = run(&format!("{base} {SOCKETS}"));
         let off = run(&format!("{base} --no-burst-lock-windows {SOCKETS}"));
         let (p, q) = (&on.turns.pauses, &off.turns.pauses);
-        let total = |x: &[u64; 4]| x.iter().sum::<u64>();
+        let total = |x: &[u64; 5]| x.iter().sum::<u64>();
         assert!(total(q) > 100, "{cfg}: {q:?}");
         assert!(2 * total(p) < total(q), "{cfg}: {p:?} against {q:?}");
         // A switch's lock is the one a sender's later sends held most.
@@ -295,5 +295,48 @@ fn lock_windows_last_one_burst() {
             .machine
             .mech
             .burst_lock_windows
+    );
+}
+
+/// `Mechanisms::wakee_switch_wait` (the default; `--no-wakee-switch-wait`
+/// the model before): a wakeup of a task whose switch-out is still under
+/// way on another CPU waits for it, as Linux 7.2's `try_to_wake_up()`
+/// spins on `p->on_cpu` (or in `ttwu_runnable()` on that runqueue's lock)
+/// until `finish_task()`. The wait is the switch's runqueue-lock window,
+/// so it needs that window: with the switch's share and the sleep's locked
+/// part both 0 no wakeup waits so. Socket hackbench on `qemu:4`: receivers
+/// that just blocked are woken by senders on other CPUs, and some of those
+/// wakeups find the receiver's CPU out of its turn inside that switch.
+#[test]
+fn wakeup_waits_for_the_wakees_switch_out() {
+    use sim::engine::PAUSE_WAKEE_SWITCH;
+    let line = format!("--machine qemu:4 --ms 600000 --seed 1 {SOCKETS}");
+    let on = run(&line);
+    let off = run(&format!(
+        "--machine qemu:4 --ms 600000 --seed 1 --no-wakee-switch-wait {SOCKETS}"
+    ));
+    let (p, q) = (&on.turns.pauses, &off.turns.pauses);
+    assert!(p[PAUSE_WAKEE_SWITCH] > 20, "{p:?}");
+    assert_eq!(q[PAUSE_WAKEE_SWITCH], 0, "{q:?}");
+    let mut a = args(&line);
+    a.machine.locks.switch_rq_locked_pm = 0;
+    a.machine.locks.sleep_rq_locked_ns = 0;
+    let unlocked = run_args(&a);
+    assert_eq!(
+        unlocked.turns.pauses[PAUSE_WAKEE_SWITCH], 0,
+        "{:?}",
+        unlocked.turns
+    );
+    assert!(
+        args("--machine qemu:4 hackbench")
+            .machine
+            .mech
+            .wakee_switch_wait
+    );
+    assert!(
+        !args("--machine qemu:4 --no-wakee-switch-wait hackbench")
+            .machine
+            .mech
+            .wakee_switch_wait
     );
 }

@@ -219,9 +219,9 @@ fn cmd_run(args: &[String]) {
         );
     }
     if t.pauses.iter().sum::<u64>() > 0 {
-        let [rq_wake, rq_switch, wq, pipe] = t.pauses;
+        let [rq_wake, rq_switch, wq, pipe, wakee] = t.pauses;
         outln!(
-            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}"
+            "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}, a wakee's switch-out {wakee}"
         );
     }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
