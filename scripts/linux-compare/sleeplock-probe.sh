@@ -46,9 +46,19 @@
 # then hackbench -p -g 2 -l 100 and hackbench -g 2 -l 100 under full and
 # under lazy (/sys/kernel/debug/sched/preempt), RUNS (1) times each.
 #
+# With lc.slk=oncpu the same pair on try_to_wake_up() also reads the wakee's
+# p->on_rq and p->on_cpu at the call's entry (BTF field fetches, before
+# p->pi_lock; a racy read, as the function's own first look is): a woken task
+# with on_rq 0 and on_cpu 1 is still switching out on its CPU, and the waker
+# spins on p->on_cpu (smp_cond_load_acquire) unless ttwu_queue_cond() gives
+# it that CPU's wake list; with on_rq 1 the wakeup is ttwu_runnable(), which
+# takes the wakee's runqueue lock (on_cpu 1: the wakee still running or in
+# __schedule() before block_task(); 0: a delayed dequeue or a preempted task).
+# Classes woke_rqR_cpuC / not_woken_rqR_cpuC. The same runs as lc.slk=ttwu.
+#
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/sleeplock-probe.sh
 #   SMP=4 MEM=512M ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
-#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lc.slk=wakewin|ttwu]
+#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lc.slk=wakewin|ttwu|oncpu]
 # (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run)
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
@@ -58,10 +68,14 @@ done
 dmesg | grep -iE 'tsc' | sed 's/^/slk info: dmesg /'
 slk_add() { echo "$1" >>$T/dynamic_events || { echo "slk error: probe refused: $1"; tail -2 $T/error_log; return 1; }; }
 slk_mode=$(arg lc.slk)
-if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ]; then
+if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ] || [ "$slk_mode" = oncpu ]; then
     slk_add 'f:slk/wk __wake_up_sync_key fl=$arg2:x32 pid=$arg3:s32'
     slk_add 'f:slk/wkr __wake_up_sync_key%return'
-    slk_add 'f:slk/tw try_to_wake_up fl=$arg2:x32 pid=p->pid:s32'
+    if [ "$slk_mode" = oncpu ]; then
+        slk_add 'f:slk/tw try_to_wake_up fl=$arg2:x32 pid=p->pid:s32 orq=p->on_rq:s32 oc=p->on_cpu:s32'
+    else
+        slk_add 'f:slk/tw try_to_wake_up fl=$arg2:x32 pid=p->pid:s32'
+    fi
     slk_add 'f:slk/twr try_to_wake_up%return ret=$retval:u8'
 else
     # dequeue_task() if it has a body of its own, else the class's dequeue
@@ -88,7 +102,7 @@ slk_events() { # "ENTRY:RETURN ..." 1|0
 # "slk NAME CLASS: n N p10 P med M p90 Q mean_under20us A over20us K" in ns.
 slk_spans() { # NAME ENTRY RETURN
     rm -f /tmp/slk.*
-    grep -v '^#' $T/trace | awk -v ent="$2:" -v ret="$3:" '
+    grep -v '^#' $T/trace | awk -v ent="$2:" -v ret="$3:" -v oncpu="$([ "$slk_mode" = oncpu ] && echo 1)" '
         function cpu(   i) { for (i = 1; i <= 4; i++) if ($i ~ /^\[[0-9]+\]$/) return substr($i, 2, length($i) - 2) + 0; return -1 }
         function stamp(   i) { for (i = 2; i <= 6; i++) if ($i ~ /^[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
         function field(k,   i) { for (i = 5; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
@@ -97,13 +111,14 @@ slk_spans() { # NAME ENTRY RETURN
             c = cpu(); t = stamp()
             for (i = 4; i <= 7; i++) if ($i == ent || $i == ret) break
             if ($i == ent) { t0[c] = t; fl[c] = field("fl"); sl[c] = field("sl"); pd[c] = field("pid") + 0
+                orq[c] = field("orq"); oc[c] = field("oc")
                 cur = $1; sub(/.*-/, "", cur); self[c] = (pd[c] == cur + 0); next }
             if ($i != ret || !(c in t0)) next
             s = t - t0[c]; delete t0[c]
             f = fl[c]; sub(/^0x/, "", f); bit0 = index("13579bdf", substr(f, length(f), 1)) > 0
             r = field("ret") + 0
             if (ent == "gp:" || ent == "wk:") k = "all"
-            else if (ent == "tw:") k = (r ? "woke" : "not_woken")
+            else if (ent == "tw:") k = (r ? "woke" : "not_woken") (oncpu ? "_rq" orq[c] "_cpu" oc[c] : "")
             else if (ent == "ps:") k = (sl[c] == "1" ? "sleep" : "no_sleep")
             else if (bit0 && self[c]) k = (r ? "sleep" : "sleep_delayed")
             else if (bit0) k = "other_sleep_flag"
@@ -141,9 +156,9 @@ slk_plain() { # NAME CMD
 }
 slk_plain getppid "lcbench getppid -n 20000"
 slk_run getppid gp:gpr "lcbench getppid -n 20000"
-if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ]; then
+if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ] || [ "$slk_mode" = oncpu ]; then
     pair=wk:wkr
-    [ "$slk_mode" = ttwu ] && pair=tw:twr
+    [ "$slk_mode" = ttwu ] || [ "$slk_mode" = oncpu ] && pair=tw:twr
     for r in $(seq "${RUNS:-1}"); do
         for m in full lazy; do
             slk_run "hackbench_pipe_${m}_$r" $pair "hackbench -p -g 2 -l 100" $m
