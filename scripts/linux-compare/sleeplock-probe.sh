@@ -55,6 +55,9 @@
 # takes the wakee's runqueue lock (on_cpu 1: the wakee still running or in
 # __schedule() before block_task(); 0: a delayed dequeue or a preempted task).
 # Classes woke_rqR_cpuC / not_woken_rqR_cpuC. The same runs as lc.slk=ttwu.
+# In 7.2 on_cpu, on_rq and is_blocked are consecutive u8 fields of
+# task_struct, so the 32-bit reads hold their neighbours: C's bytes, low
+# first, are on_cpu, on_rq and is_blocked (R's low byte is on_rq).
 #
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/sleeplock-probe.sh
 #   SMP=4 MEM=512M ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
