@@ -1293,6 +1293,13 @@ ktest!(classes_model_switch_under_load, || {
     // switches the preemption model every
     // tick, cycling none, voluntary, full, lazy. Nothing may be lost: every
     // message arrives, in order, and every thread finishes.
+    //
+    // The 2 s limit only ends the optional part (producers going on past
+    // MSGS until MIN_FLIPS switches, the hogs, the flipper); it is not a
+    // bound the test asserts. This suite runs in the host's time (MTTCG,
+    // no -icount): the run takes 25-50 ms, but a host that keeps the vCPU
+    // off its core stretches it (0.7 and 1.9 s seen under `nice -n 19`
+    // beside other work), and a hang is the watchdog's to report.
     const MSGS: u32 = 300;
     const MIN_FLIPS: u32 = 12;
     const END: u32 = u32::MAX;
@@ -1392,6 +1399,7 @@ ktest!(classes_model_switch_under_load, || {
         task::join(c).map_err(err("join consumer"))?;
     }
     let dt = now() - t0;
+    let at_limit = now() >= limit;
     sh.stop.store(true, Ordering::SeqCst);
     for t in others {
         task::join(t).map_err(err("join"))?;
@@ -1408,7 +1416,7 @@ ktest!(classes_model_switch_under_load, || {
     ];
     let seen: Vec<u32> = sh.seen.iter().map(|a| a.load(Ordering::SeqCst)).collect();
     kprintln!(
-        "    {} + {} messages in {} ms across {} model switches (none {} / voluntary {} / full {} / lazy {}), hogs {} spins",
+        "    {} + {} messages in {} ms across {} model switches (none {} / voluntary {} / full {} / lazy {}), hogs {} spins{}",
         got[0],
         got[1],
         dt / MS,
@@ -1417,7 +1425,8 @@ ktest!(classes_model_switch_under_load, || {
         seen[1],
         seen[2],
         seen[3],
-        sh.hog_spins.load(Ordering::SeqCst)
+        sh.hog_spins.load(Ordering::SeqCst),
+        if at_limit { " (stopped at its 2 s limit)" } else { "" }
     );
     kassert!(
         got == sent && sent[0] >= MSGS && sent[1] >= MSGS,
@@ -1426,7 +1435,6 @@ ktest!(classes_model_switch_under_load, || {
         sent
     );
     kassert!(sh.bad.load(Ordering::SeqCst) == 0, "messages out of order");
-    kassert!(now() < limit, "the workload ran into its 2 s limit");
     kassert!(
         seen.iter().all(|&n| n >= 2),
         "not every model was in force during the run: {:?}",
