@@ -431,6 +431,23 @@ fn fit_steps(
         last: &mut u64,
     ) -> u32 {
         let (mut n, mut tt, mut lt) = (0, *t, *last);
+        // Steps sure to fit whatever they draw, each at most the time of
+        // the highest draw (the time grows with the work): four at a time
+        // while four such fit, drawn without the test (the last of them
+        // at `tt` less its draw's time). Then the rest one at a time,
+        // each tested.
+        let high = time(j.high());
+        if j.draws() {
+            while n + 4 <= max && tt + 4 * high < stop_ns {
+                let mut d = 0;
+                for _ in 0..4 {
+                    d = time(rng.peek_drawn(j));
+                    rng.skip_drawn();
+                    tt += d;
+                }
+                (n, lt) = (n + 4, tt - d);
+            }
+        }
         while n < max {
             let next = tt + time(rng.peek_jittered(j));
             if next >= stop_ns {
