@@ -1130,8 +1130,9 @@ impl Workload for Hackbench {
             return None;
         }
         let t0 = k.now;
-        let at_plan = k.task_rng(tid).clone();
-        let mut rng = at_plan.clone();
+        // Drawn from a copy; the stream as it is now goes to the plan
+        // once there is one (`mem::replace` below).
+        let mut rng = k.task_rng(tid).clone();
         let speed = k.speed();
         // Times from `t0` on: a planned step's next step is before `t0 +
         // lim`.
@@ -1150,6 +1151,11 @@ impl Workload for Hackbench {
                 // Its band worked out once, for the walk too.
                 let band = self.band(k.on_cpu_in_class(g));
                 lim = Hackbench::room_of(band, &grp[i0], lim, on(i0));
+                if lim == 0 {
+                    // Not even the first step (it finishes the write
+                    // under way): nothing planned, nothing counted.
+                    return None;
+                }
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
@@ -1209,12 +1215,17 @@ impl Workload for Hackbench {
                 if was_full {
                     return None;
                 }
-                let writers = k.on_cpu_in_class(c / FDS as u32);
-                lim = lim.min(self.band(writers).room_writers(&ch));
                 let mut max = ch.queued.min(left - 1);
                 if self.cfg.sockets && ch.nr_writers > 0 {
                     max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
                 }
+                if max == 0 {
+                    // Not even one read to plan (an empty channel, the
+                    // last read, or sleepers it could wake).
+                    return None;
+                }
+                let writers = k.on_cpu_in_class(c / FDS as u32);
+                lim = lim.min(self.band(writers).room_writers(&ch));
                 let n = fit_steps(
                     &mut rng,
                     self.read_j,
@@ -1232,7 +1243,7 @@ impl Workload for Hackbench {
         if n == 0 {
             return None;
         }
-        *k.rng(tid) = rng;
+        let at_plan = std::mem::replace(k.rng(tid), rng);
         self.tasks[tid as usize].plan = Plan { n, rng: at_plan };
         Some(Planned {
             steps: n,
