@@ -1323,41 +1323,24 @@ impl Workload for Hackbench {
         let plan = &self.tasks[tid as usize].plan;
         debug_assert!(steps <= plan.n);
         let mut rng = plan.rng.clone();
-        let j = self.cost_of(tid);
-        // Compiled once per conversion (no call per step).
-        #[inline(always)]
-        fn walk(
-            rng: &mut Rng,
-            j: Jitter,
-            time: impl Fn(u64) -> u64,
-            steps: u32,
-            first_ns: u64,
-            limit_ns: u64,
-        ) -> Option<Planned> {
-            // `m` steps kept, the last at `last`, the step after them at `t`.
-            let (mut m, mut last, mut t) = (0, 0, first_ns);
-            while m < steps {
-                let next = t + time(rng.jittered(j));
-                if next >= limit_ns {
-                    break;
-                }
-                (m, last, t) = (m + 1, t, next);
-            }
-            (m > 0).then_some(Planned {
-                steps: m,
-                last_ns: last,
-                end_ns: t,
-            })
-        }
-        // Converted as the plan's loops convert them (`fit_steps`).
-        let speed = k.speed();
-        if speed.is_full() {
-            walk(&mut rng, j, |w| w, steps, first_ns, limit_ns)
-        } else if let Some(b) = speed.bounded(j.high()) {
-            walk(&mut rng, j, |w| b.time_ns(w), steps, first_ns, limit_ns)
-        } else {
-            walk(&mut rng, j, |w| speed.time_ns(w), steps, first_ns, limit_ns)
-        }
+        // The plan's loop of draws again ([`fit_steps`], the same
+        // conversion), bounded by `limit_ns`: `m` steps kept, the last at
+        // `last`, the step after them at `t`.
+        let (mut t, mut last) = (first_ns, 0);
+        let m = fit_steps(
+            &mut rng,
+            self.cost_of(tid),
+            k.speed(),
+            steps,
+            limit_ns,
+            &mut t,
+            &mut last,
+        );
+        (m > 0).then_some(Planned {
+            steps: m,
+            last_ns: last,
+            end_ns: t,
+        })
     }
 
     /// A plan's times, drawn again from the stream as it was planned
