@@ -431,6 +431,23 @@ fn fit_steps(
         last: &mut u64,
     ) -> u32 {
         let (mut n, mut tt, mut lt) = (0, *t, *last);
+        // Steps sure to fit whatever they draw, each at most the time of
+        // the highest draw (the time grows with the work): four at a time
+        // while four such fit, drawn without the test (the last of them
+        // at `tt` less its draw's time). Then the rest one at a time,
+        // each tested.
+        let high = time(j.high());
+        if j.draws() {
+            while n + 4 <= max && tt + 4 * high < stop_ns {
+                let mut d = 0;
+                for _ in 0..4 {
+                    d = time(rng.peek_drawn(j));
+                    rng.skip_drawn();
+                    tt += d;
+                }
+                (n, lt) = (n + 4, tt - d);
+            }
+        }
         while n < max {
             let next = tt + time(rng.peek_jittered(j));
             if next >= stop_ns {
@@ -1113,8 +1130,9 @@ impl Workload for Hackbench {
             return None;
         }
         let t0 = k.now;
-        let at_plan = k.task_rng(tid).clone();
-        let mut rng = at_plan.clone();
+        // Drawn from a copy; the stream as it is now goes to the plan
+        // once there is one (`mem::replace` below).
+        let mut rng = k.task_rng(tid).clone();
         let speed = k.speed();
         // Times from `t0` on: a planned step's next step is before `t0 +
         // lim`.
@@ -1133,6 +1151,11 @@ impl Workload for Hackbench {
                 // Its band worked out once, for the walk too.
                 let band = self.band(k.on_cpu_in_class(g));
                 lim = Hackbench::room_of(band, &grp[i0], lim, on(i0));
+                if lim == 0 {
+                    // Not even the first step (it finishes the write
+                    // under way): nothing planned, nothing counted.
+                    return None;
+                }
                 // Step j finishes the write to channel j - 1 and starts
                 // one to channel j (the step that sends the last message
                 // exits: not planned). Past 20 steps no new channel.
@@ -1192,12 +1215,17 @@ impl Workload for Hackbench {
                 if was_full {
                     return None;
                 }
-                let writers = k.on_cpu_in_class(c / FDS as u32);
-                lim = lim.min(self.band(writers).room_writers(&ch));
                 let mut max = ch.queued.min(left - 1);
                 if self.cfg.sockets && ch.nr_writers > 0 {
                     max = max.min((ch.queued + ch.reserved).saturating_sub(self.cap / 4));
                 }
+                if max == 0 {
+                    // Not even one read to plan (an empty channel, the
+                    // last read, or sleepers it could wake).
+                    return None;
+                }
+                let writers = k.on_cpu_in_class(c / FDS as u32);
+                lim = lim.min(self.band(writers).room_writers(&ch));
                 let n = fit_steps(
                     &mut rng,
                     self.read_j,
@@ -1215,7 +1243,7 @@ impl Workload for Hackbench {
         if n == 0 {
             return None;
         }
-        *k.rng(tid) = rng;
+        let at_plan = std::mem::replace(k.rng(tid), rng);
         self.tasks[tid as usize].plan = Plan { n, rng: at_plan };
         Some(Planned {
             steps: n,
@@ -1295,41 +1323,24 @@ impl Workload for Hackbench {
         let plan = &self.tasks[tid as usize].plan;
         debug_assert!(steps <= plan.n);
         let mut rng = plan.rng.clone();
-        let j = self.cost_of(tid);
-        // Compiled once per conversion (no call per step).
-        #[inline(always)]
-        fn walk(
-            rng: &mut Rng,
-            j: Jitter,
-            time: impl Fn(u64) -> u64,
-            steps: u32,
-            first_ns: u64,
-            limit_ns: u64,
-        ) -> Option<Planned> {
-            // `m` steps kept, the last at `last`, the step after them at `t`.
-            let (mut m, mut last, mut t) = (0, 0, first_ns);
-            while m < steps {
-                let next = t + time(rng.jittered(j));
-                if next >= limit_ns {
-                    break;
-                }
-                (m, last, t) = (m + 1, t, next);
-            }
-            (m > 0).then_some(Planned {
-                steps: m,
-                last_ns: last,
-                end_ns: t,
-            })
-        }
-        // Converted as the plan's loops convert them (`fit_steps`).
-        let speed = k.speed();
-        if speed.is_full() {
-            walk(&mut rng, j, |w| w, steps, first_ns, limit_ns)
-        } else if let Some(b) = speed.bounded(j.high()) {
-            walk(&mut rng, j, |w| b.time_ns(w), steps, first_ns, limit_ns)
-        } else {
-            walk(&mut rng, j, |w| speed.time_ns(w), steps, first_ns, limit_ns)
-        }
+        // The plan's loop of draws again ([`fit_steps`], the same
+        // conversion), bounded by `limit_ns`: `m` steps kept, the last at
+        // `last`, the step after them at `t`.
+        let (mut t, mut last) = (first_ns, 0);
+        let m = fit_steps(
+            &mut rng,
+            self.cost_of(tid),
+            k.speed(),
+            steps,
+            limit_ns,
+            &mut t,
+            &mut last,
+        );
+        (m > 0).then_some(Planned {
+            steps: m,
+            last_ns: last,
+            end_ns: t,
+        })
     }
 
     /// A plan's times, drawn again from the stream as it was planned
