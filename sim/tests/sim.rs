@@ -774,37 +774,24 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before a wakeup waited for its wakee's switch-out.
+    let no_wait = turned_off(&m, &["--no-wakee-switch-wait"]);
+    // The model before the pipe's pages and the spinner's poll cut.
+    let no_pages = turned_off(&no_wait, &PAGES_POLL_CUT_FLAGS);
+    // The model before Linux's spinner stop at a reschedule request and
+    // its writer's `wake_next_writer` rule.
+    let no_rules = turned_off(&no_pages, &MUTEX_RULE_FLAGS);
+    // The model before the pipe mutex's hand-over.
+    let no_handoff = turned_off(&no_rules, &["--no-mutex-handoff"]);
+    // The model before a lock window lasted one burst.
+    let no_burst = turned_off(&no_handoff, &["--no-burst-lock-windows"]);
     // The model before the sleep's measured part under the runqueue lock:
     // the switch off, or that part as long as the whole sleep (the
     // switch's share of it then held, as before).
-    // The model before a wakeup waited for its wakee's switch-out.
-    let mut no_wait = m.clone();
-    no_wait.mech.turn_off("--no-wakee-switch-wait").unwrap();
-    // The model before the pipe's pages and the spinner's poll cut.
-    let mut no_pages = no_wait.clone();
-    for f in PAGES_POLL_CUT_FLAGS {
-        no_pages.mech.turn_off(f).unwrap();
-    }
-    // The model before Linux's spinner stop at a reschedule request and
-    // its writer's `wake_next_writer` rule.
-    let mut no_rules = no_pages.clone();
-    for f in MUTEX_RULE_FLAGS {
-        no_rules.mech.turn_off(f).unwrap();
-    }
-    // The model before the pipe mutex's hand-over.
-    let mut no_handoff = no_rules.clone();
-    no_handoff.mech.turn_off("--no-mutex-handoff").unwrap();
-    // The model before a lock window lasted one burst.
-    let mut no_burst = no_handoff.clone();
-    no_burst.mech.turn_off("--no-burst-lock-windows").unwrap();
-    let mut no_split = no_burst.clone();
-    no_split.mech.turn_off("--no-sleep-lock-split").unwrap();
+    let no_split = turned_off(&no_burst, &["--no-sleep-lock-split"]);
     // The model before the HRTICK's and the IPI's costs, the tick's split
     // and the socket's sleep: each switch off, and each cost 0.
-    let mut no_irqs = no_split.clone();
-    for f in IRQ_FLAGS {
-        no_irqs.mech.turn_off(f).unwrap();
-    }
+    let no_irqs = turned_off(&no_split, &IRQ_FLAGS);
     let mut no_irqs_ns = no_split.clone();
     no_irqs_ns.hrtick_irq_ns = 0;
     no_irqs_ns.ipi_irq_ns = 0;
@@ -814,122 +801,86 @@ fn qemu_vcpu_turns_golden() {
     // before the sleep's cost had neither.
     let mut no_tick = no_irqs.clone();
     no_tick.tick_irq_ns = 0;
-    let mut no_tick_flag = no_irqs.clone();
-    no_tick_flag.mech.turn_off("--no-irq-cost").unwrap();
+    let no_tick_flag = turned_off(&no_irqs, &["--no-irq-cost"]);
     let mut no_sleep = no_tick.clone();
     no_sleep.sleep_ns = 0;
-    let mut no_sleep_flag = no_tick.clone();
-    no_sleep_flag.mech.turn_off("--no-sleep-cost").unwrap();
+    let no_sleep_flag = turned_off(&no_tick, &["--no-sleep-cost"]);
     let mut no_pause = no_sleep.clone();
     no_pause.mech.vcpu_pause = false;
     let mut no_pipe_pause = no_sleep.clone();
     no_pipe_pause.mech.pipe_lock_pause = false;
-    let befores = QEMU_GOLDEN_NO_PAUSE
-        .into_iter()
-        .zip(QEMU_GOLDEN_NO_PIPE_PAUSE)
-        .zip(QEMU_GOLDEN_NO_SLEEP)
-        .zip(QEMU_GOLDEN_NO_TICK_IRQ)
-        .zip(QEMU_GOLDEN_NO_IRQS)
-        .zip(QEMU_GOLDEN_NO_SLEEP_SPLIT)
-        .zip(QEMU_GOLDEN_NO_BURST_WINDOWS)
-        .zip(QEMU_GOLDEN_NO_MUTEX_HANDOFF)
-        .zip(QEMU_GOLDEN_NO_MUTEX_RULES)
-        .zip(QEMU_GOLDEN_NO_PAGES_POLL_CUT)
-        .zip(QEMU_GOLDEN_NO_WAKEE_WAIT);
-    for (
-        (c, w, seed, want),
-        (
-            (
-                (
-                    (
-                        (
-                            (
-                                ((((before, before_pipe), before_sleep), before_tick), before_irqs),
-                                before_split,
-                            ),
-                            before_burst,
-                        ),
-                        before_handoff,
-                    ),
-                    before_rules,
-                ),
-                before_pages,
-            ),
-            before_wait,
-        ),
-    ) in qemu_golden_cases().into_iter().zip(befores)
-    {
+    for (i, (c, w, seed, want)) in qemu_golden_cases().into_iter().enumerate() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
             (
                 &no_wait,
-                before_wait,
+                QEMU_GOLDEN_NO_WAKEE_WAIT[i],
                 "--no-wakee-switch-wait: not the run before a wakeup waited for its wakee's switch-out",
             ),
             (
-&no_pages,
-                before_pages,
+                &no_pages,
+                QEMU_GOLDEN_NO_PAGES_POLL_CUT[i],
                 "--no-pipe-pages --no-mutex-poll-cut: not the run before them",
             ),
             (
                 &no_rules,
-                before_rules,
+                QEMU_GOLDEN_NO_MUTEX_RULES[i],
                 "--no-mutex-spin-resched --no-pipe-wake-next-writer: not the run before them",
             ),
             (
                 &no_handoff,
-                before_handoff,
+                QEMU_GOLDEN_NO_MUTEX_HANDOFF[i],
                 "--no-mutex-handoff: not the run before the pipe mutex's hand-over",
             ),
             (
                 &no_burst,
-                before_burst,
+                QEMU_GOLDEN_NO_BURST_WINDOWS[i],
                 "--no-burst-lock-windows: not the run before a lock window lasted one burst",
             ),
             (
                 &no_split,
-                before_split,
+                QEMU_GOLDEN_NO_SLEEP_SPLIT[i],
                 "--no-sleep-lock-split: not the run before the sleep's split",
             ),
             (
                 &no_irqs,
-                before_irqs,
+                QEMU_GOLDEN_NO_IRQS[i],
                 "--no-hrtick-cost --no-ipi-cost --no-irq-split --no-sock-sleep: not the run before them",
             ),
             (
                 &no_irqs_ns,
-                before_irqs,
+                QEMU_GOLDEN_NO_IRQS[i],
                 "--no-irq-split, the HRTICK's and IPI's costs and the socket's sleep 0: not the run before them",
             ),
             (
                 &no_tick,
-                before_tick,
+                QEMU_GOLDEN_NO_TICK_IRQ[i],
                 "tick_irq_ns 0: not the run before the tick's cost",
             ),
             (
                 &no_tick_flag,
-                before_tick,
+                QEMU_GOLDEN_NO_TICK_IRQ[i],
                 "--no-irq-cost: not the run before the tick's cost",
             ),
             (
                 &no_sleep_flag,
-                before_sleep,
+                QEMU_GOLDEN_NO_SLEEP[i],
                 "--no-sleep-cost: not the run before the sleep's cost",
             ),
             (
                 &no_sleep,
-                before_sleep,
+                QEMU_GOLDEN_NO_SLEEP[i],
                 "without the sleep's cost, not the run before it",
             ),
             (
                 &no_pause,
-                before,
+                QEMU_GOLDEN_NO_PAUSE[i],
                 "without the pause, not the run before it",
             ),
             (
                 &no_pipe_pause,
-                before_pipe,
+                QEMU_GOLDEN_NO_PIPE_PAUSE[i],
                 "without the pipe mutex's pause, not the run before it",
             ),
         ];
@@ -948,6 +899,15 @@ fn qemu_vcpu_turns_golden() {
         );
         assert_eq!(got, want, "{c} {seed}: digest {got:#018x}");
     }
+}
+
+/// `m` with each of `flags` (`sim run`'s `--no-...` switches) turned off.
+fn turned_off(m: &Machine, flags: &[&str]) -> Machine {
+    let mut m = m.clone();
+    for f in flags {
+        m.mech.turn_off(f).unwrap();
+    }
+    m
 }
 
 fn with_noise(name: &str, on: bool) -> Machine {
