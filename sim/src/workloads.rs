@@ -255,12 +255,18 @@ impl PipePages {
     /// Whether a write finds room: in the last page if `merge` (no sleep
     /// in this write yet) and the pipe is not empty, else in a new slot.
     fn has_room(&self, merge: bool) -> bool {
-        (merge && self.used > 0 && self.written[self.last()] < MSGS_PER_PAGE) || !self.is_full()
+        self.merges(merge) || !self.is_full()
+    }
+
+    /// Whether a write merges into the last page: `merge` (no sleep in
+    /// this write yet), the pipe not empty and that page not full.
+    fn merges(&self, merge: bool) -> bool {
+        merge && self.used > 0 && self.written[self.last()] < MSGS_PER_PAGE
     }
 
     /// A write of one message, which [`PipePages::has_room`].
     fn write(&mut self, merge: bool) {
-        if merge && self.used > 0 && self.written[self.last()] < MSGS_PER_PAGE {
+        if self.merges(merge) {
             let last = self.last();
             self.written[last] += 1;
         } else {
