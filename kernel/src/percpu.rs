@@ -51,7 +51,7 @@ pub struct PerCpu {
     /// The idle thread was just switched in and has not tried newidle
     /// balancing yet.
     pub newidle: AtomicBool,
-    /// Kicked as the idle load balancer (a busy LLC,
+    /// Kicked as the idle load balancer (a busy CPU's balancing tick,
     /// `crate::sched::tick::nohz_balance_kick`): the idle thread runs the
     /// periodic balance of the tickless CPUs (`_nohz_idle_balance`).
     pub nohz_balance: AtomicBool,

@@ -207,8 +207,7 @@ pub fn cpu_idle() -> ! {
         // A kick whose IPI came while this CPU polled (interrupts on) set
         // its flag after the tests above: take it now, not at the next
         // wakeup. The idle load balancer's kicker sends no second IPI while
-        // its flag is set; a newly idle kick (`nohz_balance_kick` for an
-        // overloaded CPU) would come again only at a later balancing tick.
+        // its flag is set.
         if pc.nohz_balance.load(Ordering::Relaxed) || pc.newidle.load(Ordering::Relaxed) {
             arch::irq_enable();
             continue;

@@ -83,11 +83,12 @@
 //! other than CPU 0 stops its tick when it halts; timer events (sleepers)
 //! and IPIs still wake it, and `__schedule` restarts the tick when the idle
 //! thread leaves. A tickless CPU no longer balances on its own, so a busy
-//! CPU's balancing tick with two or more runnable tasks kicks one of them to
-//! run a newidle balance (`nohz_balance_kick`, after Linux's
-//! `nohz_balancer_kick`); with more than one CPU of its LLC busy, it kicks
-//! the first tickless CPU to run the tickless CPUs' periodic balance
-//! (`tick::nohz_idle_balance`, Linux's `_nohz_idle_balance`). [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
+//! CPU's balancing tick with two or more runnable tasks (or a misfit, or
+//! with more than one CPU of its LLC busy) kicks a tickless CPU to run the
+//! tickless CPUs' periodic idle balance (`nohz_balance_kick`, after Linux's
+//! `nohz_balancer_kick`; `tick::nohz_idle_balance`, Linux's
+//! `_nohz_idle_balance`), not a newidle one, which NI_RANDOM may skip and
+//! which never lets a cache-hot task move. [`set_affinity`] uses `Scheduler::set_cpus_allowed`; a thread
 //! still running where it may no longer run is asked to reschedule, and
 //! `schedule()` takes it off the runqueue before switching away and
 //! `finish_task_switch` queues it on an allowed CPU once it is off this one

@@ -599,6 +599,88 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     Ok(())
 });
 
+/// Kicks a tickless CPU may take, in `smp_nohz_kick_balances_when_newidle_fails`,
+/// before a hog has left CPU 0.
+const KICKS_TO_PULL: u64 = 8;
+
+ktest_smp!(smp_nohz_kick_balances_when_newidle_fails, 2, || {
+    // A kicked tickless CPU balances as Linux's kicked idle load balancer
+    // does (`_nohz_idle_balance`: the periodic idle pass, which NI_RANDOM
+    // does not skip and which counts its failures, so a cache-hot task may
+    // go after MC's `cache_nice_tries` of 1), not as a newly idle CPU. Here
+    // every other CPU's newidle success ratio is 0, where CPUs whose newidle
+    // passes keep failing settle and NI_RANDOM runs 2 in 1024 of them; two
+    // hogs start on CPU 0 and may run anywhere at once. A hog must leave
+    // CPU 0 within KICKS_TO_PULL kicks: the first pass per CPU may fail on
+    // a hot task, the second may take it; the rest is room for a pass not
+    // due yet. Counted in kicks, not time: a loaded host makes ticks, and
+    // so kicks, late. The kicks made newidle passes before, and a hog left
+    // CPU 0 after none of 10 runs' first 8 kicks.
+    if !crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let s = crate::sched::sched();
+    let n = crate::sched::nr_cpus();
+    let me = task::current_tid();
+    crate::sched::set_affinity(me, only(CpuId::BOOT)).map_err(|e| alloc::format!("{e:?}"))?;
+    crate::sched::yield_now();
+    let others = || CpuId::range(n).skip(1);
+    let saved: Vec<Vec<u32>> = others()
+        .map(|c| {
+            (0..s.domains(c).len())
+                .map(|l| s.newidle_stats(c, l).ratio)
+                .collect()
+        })
+        .collect();
+    let set_ratios = |ratio: &dyn Fn(usize, usize) -> u32| {
+        for (i, c) in others().enumerate() {
+            for l in 0..saved[i].len() {
+                s.set_newidle_ratio(c, l, ratio(i, l));
+            }
+        }
+    };
+    set_ratios(&|_, _| 0);
+    let kicks = || -> u64 {
+        others()
+            .map(|c| percpu::cpu(c).nohz_kicks.load(Ordering::Relaxed))
+            .sum()
+    };
+    let k0 = kicks();
+    let hogs: Vec<Hog> = (0..2)
+        .map(|_| Hog::spawn_on("kickhog", TaskParams::default(), only(CpuId::BOOT)))
+        .collect::<Result<_, _>>()?;
+    for h in &hogs {
+        crate::sched::set_affinity(h.tid, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+    }
+    let deadline = arch::now_ns() + MOVE_BOUND_NS;
+    let (moved, used) = loop {
+        let off0 = hogs
+            .iter()
+            .any(|h| task::thread(h.tid.idx()).cpu().index() != 0);
+        let used = kicks() - k0;
+        if off0 || used > KICKS_TO_PULL || arch::now_ns() >= deadline {
+            break (off0, used);
+        }
+        task::sleep_ms(1);
+    };
+    for h in hogs {
+        h.stop()?;
+    }
+    set_ratios(&|i, l| saved[i][l]);
+    crate::sched::set_affinity(me, all_cpus()).map_err(|e| alloc::format!("{e:?}"))?;
+    kprintln!(
+        "    newidle ratio 0 on cpus 1..={}: a hog left cpu 0: {moved}, after {used} kicks",
+        n - 1
+    );
+    kassert!(
+        moved && used <= KICKS_TO_PULL,
+        "no hog left cpu 0 after {} kicks (bound {})",
+        used,
+        KICKS_TO_PULL
+    );
+    Ok(())
+});
+
 ktest_smp_timing!(smp_equal_hogs_equal_shares, 2, || {
     // N = 2M equal hogs on M CPUs: balancing settles at two per CPU (it only
     // moves a task when the busiest CPU has two more than the puller, so 2/2

@@ -117,8 +117,9 @@ impl<P: Platform> Scheduler<P> {
     /// with a misfit running here (`check_misfit_status`: Linux kicks
     /// when `rq->misfit_task_load` is set in an `sd_asym_cpucapacity`
     /// domain), if `idle` has more capacity than `cpu` (`capacity_greater`):
-    /// Linux's kicked CPU balances on behalf of every idle CPU, ours only
-    /// for itself, and a CPU no bigger cannot pull a misfit. The misfit
+    /// Linux's kicked CPU balances on behalf of every idle CPU (so does the
+    /// kernel's), the simulator's only for itself, and a CPU no bigger
+    /// cannot pull a misfit. The misfit
     /// load is 0 on a machine of equal CPUs, so there only the first test
     /// counts.
     #[inline]
