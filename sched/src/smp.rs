@@ -486,7 +486,15 @@ struct DomainState {
     stats: lb_stats::LbCounters,
 }
 
-#[repr(align(64))]
+/// One CPU's slot. `repr(C)` keeps the fields in this order, the
+/// runqueue first, at the slot's own address: the switch and the wakeup
+/// lock it at `slots + cpu * size` with no offset to add, and the
+/// registers that frees keep their hot paths from spilling. Left to the
+/// compiler's reordering, a field added elsewhere in the slot (the
+/// periodic balance's `next_balance_jiffies`) moved the runqueue to byte
+/// 0x100 and cost a same-CPU pipe round trip 28 guest instructions
+/// (`docs/benchmarks.md`).
+#[repr(C, align(64))]
 struct CpuSlot {
     rq: Mutex<Rq>,
     wake_list: Mutex<Vec<WakeEntry>>,
