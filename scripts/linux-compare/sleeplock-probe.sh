@@ -73,7 +73,8 @@
 # p90 / mean, and for the wakeups over 20 us the phase whose own span was over
 # 20 us (a lost vCPU turn inside it), or "between" (outside every phase's
 # pair). Lines `slk phase ...`. Each pair adds its own in-span cost (the
-# getppid calibration's) to its phase and to try_to_wake_up().
+# getppid calibration's) to its phase and to try_to_wake_up(). The trace is
+# read per CPU. lc.slk_ipc=sock (or pipe) runs that channel's hackbench alone.
 #
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/sleeplock-probe.sh
 #   SMP=4 MEM=512M ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
@@ -178,15 +179,21 @@ slk_spans() { # NAME ENTRY RETURN
 # phases' (pairs nested in it on the same CPU, summed per phase), classed; prints
 # "slk phase NAME CLASS PHASE: n N p10 P med M p90 Q mean A (ns)" (PHASE "all"
 # is the whole span; n counts the wakeups that entered the phase) and
-# "slk phase NAME CLASS long: n N in PHASE K ... between K".
+# "slk phase NAME CLASS long: n N in PHASE K ... between K" (a wakeup over
+# 20 us whose longest phase span was over 20 us is counted in that phase).
+# PHASE "between" is the span less its phases' spans: the parts no pair holds
+# (p->pi_lock, a runqueue lock taken inline, the wait on p->on_cpu, the
+# statistics) and the try_to_wake_up() pair's own cost; "over_med_20us" counts
+# the spans over the class's median plus 20 us (a lost vCPU turn).
 slk_phase_spans() { # NAME
     rm -f /tmp/slk.*
-    grep -v '^#' $T/trace | awk -v phases="$slk_phases" '
+    for c in $T/per_cpu/cpu*; do grep -v '^#' $c/trace; done | awk -v phases="$slk_phases" '
         function cpu(   i) { for (i = 1; i <= 4; i++) if ($i ~ /^\[[0-9]+\]$/) return substr($i, 2, length($i) - 2) + 0; return -1 }
         function stamp(   i) { for (i = 2; i <= 6; i++) if ($i ~ /^[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
         function field(k,   i) { for (i = 5; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
         BEGIN { np = split(phases, pp, " "); for (j = 1; j <= np; j++) { split(pp[j], q, ":"); pn[j] = q[1]; ent[q[1] ":"] = q[1]; ret[q[2] ":"] = q[1] } }
-        / tracing_mark_write: slk mono=/ { m = $NF; sub(/.*=/, "", m); if (!mt0) { mt0 = m; tt0 = stamp() } else { mt1 = m; tt1 = stamp() } next }
+        / tracing_mark_write: slk mono=/ { m = $NF; sub(/.*=/, "", m); m += 0; st = stamp()
+            if (!nm++) { mt0 = mt1 = m; tt0 = tt1 = st } else if (m < mt0) { mt0 = m; tt0 = st } else { mt1 = m; tt1 = st } next }
         {
             c = cpu(); t = stamp()
             for (i = 4; i <= 7; i++) if ($i == "tw:" || $i == "twr:" || ($i in ent) || ($i in ret)) break
@@ -205,7 +212,7 @@ slk_phase_spans() { # NAME
                 else if (seen[c, "cq"]) k = "wakelist"
                 else if (eqcpu[c] < 0) k = "no_enqueue"
                 else k = (eqcpu[c] == c ? "local" : "remote") (seen[c, "tc"] ? "_migrated" : "")
-                line = k " " s " " maxd[c] " " longp[c]
+                line = k " " s " " maxd[c] " " (longp[c] == "" ? "none" : longp[c])
                 for (j = 1; j <= np; j++) line = line " " (seen[c, pn[j]] ? sum[c, pn[j]] : "-")
                 print line >"/tmp/slk.rec"; maxd[c] = 0; longp[c] = "" }
         }
@@ -217,16 +224,18 @@ slk_phase_spans() { # NAME
         BEGIN { np = split(phases, pp, " "); for (j = 1; j <= np; j++) { split(pp[j], q, ":"); pn[j] = q[1] } }
         { k = $1; n[k]++; v = $2 / r; print v >("/tmp/slk.v." k ".all")
           if (v >= 20000) { nl[k]++; where = ($3 / r >= 20000) ? $4 : "between"; lw[k, where]++ }
-          for (j = 1; j <= np; j++) if ($(4 + j) != "-") print $(4 + j) / r >("/tmp/slk.v." k "." pn[j]) }
+          b = $2
+          for (j = 1; j <= np; j++) if ($(4 + j) != "-") { print $(4 + j) / r >("/tmp/slk.v." k "." pn[j]); b -= $(4 + j) }
+          print b / r >("/tmp/slk.v." k ".between") }
         END { for (k in n) { printf "slk phase %s %s long: n %d over20us %d", name, k, n[k], nl[k] + 0
                   for (j = 1; j <= np; j++) printf " in_%s %d", pn[j], lw[k, pn[j]] + 0
                   printf " between %d\n", lw[k, "between"] + 0 } }' /tmp/slk.rec
     for f in /tmp/slk.v.*; do
         k=${f#/tmp/slk.v.}
         sort -n "$f" | awk -v name="$1" -v k="${k%.*}" -v ph="${k##*.}" '
-            { v[NR] = $1; ta += $1 } END {
-                printf "slk phase %s %s %s: n %d p10 %.0f med %.0f p90 %.0f mean %.0f (ns)\n", name, k, ph, NR,
-                    v[int(NR * 0.1) + 1], v[int(NR * 0.5) + 1], v[int(NR * 0.9) + 1], NR ? ta / NR : 0 }'
+            { v[NR] = $1; ta += $1 } END { m = v[int(NR * 0.5) + 1]; for (i = 1; i <= NR; i++) o += (v[i] > m + 20000)
+                printf "slk phase %s %s %s: n %d p10 %.0f med %.0f p90 %.0f mean %.0f over_med_20us %d (ns)\n", name, k, ph, NR,
+                    v[int(NR * 0.1) + 1], m, v[int(NR * 0.9) + 1], NR ? ta / NR : 0, o }'
     done
 }
 slk_run() { # NAME "ENTRY:RETURN ..." CMD [PREEMPT]
@@ -253,10 +262,12 @@ if [ "$slk_mode" = wakewin ] || [ "$slk_mode" = ttwu ] || [ "$slk_mode" = oncpu 
     pair=wk:wkr
     [ "$slk_mode" = ttwu ] || [ "$slk_mode" = oncpu ] && pair=tw:twr
     [ "$slk_mode" = phases ] && pair="tw:twr$slk_phases"
+    # lc.slk_ipc=sock or pipe: that channel's runs alone
+    ipc=$(arg lc.slk_ipc)
     for r in $(seq "${RUNS:-1}"); do
         for m in full lazy; do
-            slk_run "hackbench_pipe_${m}_$r" "$pair" "hackbench -p -g 2 -l 100" $m
-            slk_run "hackbench_sock_${m}_$r" "$pair" "hackbench -g 2 -l 100" $m
+            [ "$ipc" = sock ] || slk_run "hackbench_pipe_${m}_$r" "$pair" "hackbench -p -g 2 -l 100" $m
+            [ "$ipc" = pipe ] || slk_run "hackbench_sock_${m}_$r" "$pair" "hackbench -g 2 -l 100" $m
         done
     done
 else
