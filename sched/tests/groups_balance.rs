@@ -3,7 +3,8 @@
 //! threads (fork balancing from CPU 0) and balanced as the kernel does (a
 //! periodic pass every fourth tick of its 250 Hz, staggered by CPU, a
 //! newidle pass each time a CPU is about to idle, tickless idle CPUs kicked
-//! by busy ones).
+//! by busy ones to run as the idle load balancer, as the kernel's have
+//! since its kick stopped asking for a newidle pass).
 //! Eleven spinners on four CPUs leave no CPU a reason to idle, and A's lone
 //! spinner can use at most one CPU of four, whatever the weights: a quarter
 //! of the machine (the `*_4cpu_free` rows of the Linux comparison,
@@ -121,15 +122,58 @@ impl Machine {
         }
     }
 
+    /// The CPUs in tickless idle.
+    fn nohz_mask(&self) -> CpuMask {
+        let mut nohz = CpuMask::new();
+        for c in (0..NCPUS).filter(|&c| self.tickless[c]) {
+            nohz.set(c);
+        }
+        nohz
+    }
+
     /// `nohz_balance_kick` from busy CPU `c`: the first tickless CPU after
-    /// it runs a newidle balance if `c` runs two tasks or more.
+    /// it if `c` runs two tasks or more (`Scheduler::nohz_kick_wanted`),
+    /// otherwise, with more than one CPU of the LLC busy and a tickless
+    /// CPU's periodic balance due (`Scheduler::nohz_llc_kick_wanted`), the
+    /// first tickless CPU, is kicked as the idle load balancer (one kick
+    /// pending a CPU).
     fn nohz_kick(&mut self, c: usize) {
         let nr = self.s.cpu_rq(cpu_id(c)).nr_running();
-        if let Some(t) = (1..NCPUS)
+        let nohz = self.nohz_mask();
+        let ilb = match (1..NCPUS)
             .map(|k| (c + k) % NCPUS)
             .find(|&t| self.tickless[t] && self.s.nohz_kick_wanted(cpu_id(c), nr, cpu_id(t)))
         {
-            self.kicked[t] = true;
+            Some(t) => t,
+            None if self
+                .s
+                .nohz_llc_kick_wanted(cpu_id(c), &nohz, self.s.platform.now_ns()) =>
+            {
+                match nohz.first_cpu() {
+                    Some(t) => t.index(),
+                    None => return,
+                }
+            }
+            None => return,
+        };
+        self.kicked[ilb] = true;
+    }
+
+    /// The kicked CPU `ilb` runs as the idle load balancer
+    /// (`tick::nohz_idle_balance`, Linux's `_nohz_idle_balance`): the
+    /// periodic idle balance of each tickless CPU that is due, `ilb` last;
+    /// a CPU that pulled switches to what it pulled.
+    fn idle_load_balance(&mut self, ilb: usize) {
+        let nohz = self.nohz_mask();
+        let mut got = [false; NCPUS];
+        let now = self.s.platform.now_ns();
+        self.s
+            .nohz_idle_balance(cpu_id(ilb), &nohz, now, |c, pulled| {
+                got[c.index()] |= !pulled.is_empty();
+                true
+            });
+        for c in (0..NCPUS).filter(|&c| got[c]) {
+            self.switch(c, PrevAction::Stays);
         }
     }
 
@@ -137,8 +181,8 @@ impl Machine {
     /// wakeups and a switch when asked to (the interrupt's or IPI's exit);
     /// every [`TICK_MS`] on each CPU that ticks, the tick, the periodic
     /// balance (`rebalance_domains`: the levels whose interval passed) and
-    /// the nohz kick every [`BALANCE_TICKS`] ticks; kicked CPUs balance as
-    /// newly idle.
+    /// the nohz kick every [`BALANCE_TICKS`] ticks; kicked CPUs run as the
+    /// idle load balancer.
     fn run_ms(&mut self, ms: u64) {
         for _ in 0..ms {
             self.ms += 1;
@@ -155,7 +199,7 @@ impl Machine {
                 }
                 if self.kicked[c] {
                     self.kicked[c] = false;
-                    self.newidle(c);
+                    self.idle_load_balance(c);
                 }
                 let Some(ticks) = tick.filter(|_| !self.tickless[c]) else {
                     if self.s.cpu_rq(cpu).need_resched() != Resched::None {

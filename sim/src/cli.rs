@@ -323,6 +323,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         pipe_wake_next_writer: machine.mech.pipe_wake_next_writer && mech.pipe_wake_next_writer,
         pipe_pages: machine.mech.pipe_pages && mech.pipe_pages,
         mutex_poll_cut: machine.mech.mutex_poll_cut && mech.mutex_poll_cut,
+        ilb_kick: machine.mech.ilb_kick && mech.ilb_kick,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
         wakee_switch_wait: machine.mech.wakee_switch_wait && mech.wakee_switch_wait,
     };

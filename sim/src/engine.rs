@@ -40,10 +40,11 @@
 //!   passed), and every [`BALANCE_TICKS`] ticks staggered by CPU the nohz
 //!   kick: a busy CPU
 //!   with two or more runnable tasks, or a misfit on a machine of unequal
-//!   CPUs, sends an idle CPU (for the misfit, a bigger one) an IPI to run a
-//!   newidle balance (`nohz_balance_kick`), or, with more than one CPU of
-//!   its LLC busy, has an idle CPU run the idle CPUs' periodic balance
-//!   (`nohz_idle_balance`). `task_tick` is followed by
+//!   CPUs, or with more than one CPU of its LLC busy, has an idle CPU (for
+//!   the misfit, a bigger one) run the idle CPUs' periodic balance as the
+//!   idle load balancer (`nohz_balance_kick`, `nohz_idle_balance`;
+//!   `--no-ilb-kick`: the two-task and misfit kick sends an IPI for a
+//!   newidle balance, the model before). `task_tick` is followed by
 //!   `Scheduler::tick_misfit` (`update_misfit_status`). On `qemu:N` the
 //!   tick's interrupt costs its measured time
 //!   ([`Machine::tick_irq_ns`](crate::machine::Machine)), overhead of the
@@ -3771,15 +3772,16 @@ impl Kernel {
 
     /// `nohz_balance_kick`: with two or more runnable tasks here, or a
     /// misfit running here, kick an idle CPU (for a misfit one of more
-    /// capacity: `Scheduler::nohz_kick_wanted`) to run a newidle balance.
-    /// Otherwise, with more than one CPU of this LLC busy and an idle
-    /// (tickless) CPU's periodic balance due
-    /// (`Scheduler::nohz_llc_kick_wanted`), the first idle CPU runs as the
-    /// idle load balancer `Scheduler::nohz_idle_balance` (the periodic
-    /// pass of each due idle CPU, itself last), here at the kick's instant
-    /// rather than at the IPI's arrival; a CPU that got tasks is sent an
-    /// IPI (it schedules them), and the kicked CPU's own wake when it
-    /// pulls nothing is not modelled.
+    /// capacity: `Scheduler::nohz_kick_wanted`); otherwise, with more than
+    /// one CPU of this LLC busy and an idle (tickless) CPU's periodic
+    /// balance due (`Scheduler::nohz_llc_kick_wanted`), the first idle
+    /// CPU. Either way the kicked CPU runs as the idle load balancer
+    /// ([`Kernel::ilb_pass`]), as the kernel's and Linux's do for both
+    /// kinds of kick (`kick_ilb(NOHZ_BALANCE_KICK)`, `_nohz_idle_balance`).
+    /// With `--no-ilb-kick` (`Mechanisms::ilb_kick` off) the first kind
+    /// sends its CPU an IPI instead, whose newidle balance there may be
+    /// skipped by NI_RANDOM and counts no failure (the kernel's kick
+    /// before a04e0ac, the model before).
     fn nohz_kick(&mut self, cpu: usize) {
         let this = CpuId::wrapping(cpu);
         if self.nr_idle == 0 {
@@ -3787,20 +3789,24 @@ impl Kernel {
         }
         let nr_running = self.s.cpu_rq(this).nr_running();
         let n = self.nr_cpus();
+        let mut nohz = CpuMask::new();
+        for c in (0..n).filter(|&c| self.cpus[c].curr == NIL) {
+            nohz.set(c);
+        }
         if nr_running >= 2 || self.s.misfit_task_load(this) != 0 {
             if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
-                self.cpus[c].curr == NIL
+                nohz.has(CpuId::wrapping(c))
                     && self
                         .s
                         .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
             }) {
-                self.send_ipi(c);
+                if self.m.mech.ilb_kick {
+                    self.ilb_pass(c, &nohz);
+                } else {
+                    self.send_ipi(c);
+                }
                 return;
             }
-        }
-        let mut nohz = CpuMask::new();
-        for c in (0..n).filter(|&c| self.cpus[c].curr == NIL) {
-            nohz.set(c);
         }
         if !self.s.nohz_llc_kick_wanted(this, &nohz, self.now) {
             return;
@@ -3808,17 +3814,28 @@ impl Kernel {
         let Some(ilb) = nohz.first_cpu() else {
             return;
         };
+        self.ilb_pass(ilb.index(), &nohz);
+    }
+
+    /// The kicked idle load balancer `ilb`'s pass,
+    /// `Scheduler::nohz_idle_balance` (the periodic pass of each due idle
+    /// CPU of `nohz`, `ilb` itself last), here at the kick's instant
+    /// rather than at the IPI's arrival; a CPU that got tasks is sent an
+    /// IPI (it schedules them), and the kicked CPU's own wake when it
+    /// pulls nothing is not modelled.
+    fn ilb_pass(&mut self, ilb: usize, nohz: &CpuMask) {
         let mut got = CpuMask::new();
         let mut touched = CpuMask::new();
         let mut moved = 0;
-        self.s.nohz_idle_balance(ilb, &nohz, self.now, |c, pulled| {
-            if !pulled.is_empty() {
-                got.add(c);
-                moved += pulled.len() as u64;
-            }
-            touched = touched.or(pulled.touched());
-            true
-        });
+        self.s
+            .nohz_idle_balance(CpuId::wrapping(ilb), nohz, self.now, |c, pulled| {
+                if !pulled.is_empty() {
+                    got.add(c);
+                    moved += pulled.len() as u64;
+                }
+                touched = touched.or(pulled.touched());
+                true
+            });
         self.ctr.balanced += moved;
         for c in touched.cpus() {
             self.touch(c.index());

@@ -376,6 +376,15 @@ pub struct Mechanisms {
     /// before, whose spinner ran the rest of its 200 ns poll when it came
     /// back.
     pub mutex_poll_cut: bool,
+    /// A busy CPU's two-task or misfit nohz kick makes the kicked idle CPU
+    /// run as the idle load balancer (`Scheduler::nohz_idle_balance`: the
+    /// periodic idle balance of each due idle CPU, itself last), as the
+    /// kernel's since a04e0ac and Linux's `nohz_balancer_kick` ->
+    /// `kick_ilb(NOHZ_BALANCE_KICK)` -> `_nohz_idle_balance` do.
+    /// `--no-ilb-kick`: the model before, whose kick sent the CPU an IPI
+    /// for a newidle balance (which NI_RANDOM may skip and which counts no
+    /// failure when it finds only cache-hot tasks).
+    pub ilb_kick: bool,
 }
 
 impl Default for Mechanisms {
@@ -411,6 +420,7 @@ impl Default for Mechanisms {
             pipe_wake_next_writer: true,
             pipe_pages: true,
             mutex_poll_cut: true,
+            ilb_kick: true,
         }
     }
 }
@@ -519,6 +529,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-mutex-poll-cut",
         "a pipe mutex spinner switched out in its poll runs the poll's rest when it runs again (the model before)",
     ),
+    (
+        "--no-ilb-kick",
+        "a busy CPU's two-task or misfit nohz kick sends the idle CPU an IPI for a newidle balance, not the idle load balancer's pass (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -561,6 +575,7 @@ impl Mechanisms {
             "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
             "--no-pipe-pages" => self.pipe_pages = false,
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
+            "--no-ilb-kick" => self.ilb_kick = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1211,6 +1226,7 @@ mod tests {
                 pipe_wake_next_writer: false,
                 pipe_pages: false,
                 mutex_poll_cut: false,
+                ilb_kick: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

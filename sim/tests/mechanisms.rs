@@ -855,3 +855,74 @@ fn pipe_mutex_spinner_switched_out_drops_its_poll() {
         );
     }
 }
+
+/// Two hogs (tasks 1 and 2, never sleeping) beside a task pinned to CPU 1
+/// (task 0) that runs 1 ms and exits, on a machine of 2 CPUs: one CPU
+/// ends up running both hogs, the other idle and tickless.
+struct HogsBesideShort;
+
+impl Workload for HogsBesideShort {
+    fn init(&mut self, k: &mut Kernel) {
+        k.spawn(Spawn {
+            pin: Some(1),
+            ..Default::default()
+        });
+        for _ in 0..2 {
+            k.spawn(Spawn::default());
+        }
+        // Every newidle pass of both CPUs skipped by NI_RANDOM (ratio 0,
+        // where a CPU whose newidle passes all fail settles).
+        for c in 0..2 {
+            let cpu = sched::CpuId::new(c).unwrap();
+            for level in 0..k.s.domains(cpu).len() {
+                k.s.set_newidle_ratio(cpu, level, 0);
+            }
+        }
+    }
+    fn step(&mut self, _: &mut Kernel, tid: u32) -> Next {
+        match tid {
+            0 => Next::Exit,
+            _ => Next::Run(MS),
+        }
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+/// `HogsBesideShort` for 200 ms: each CPU's idle time, the tasks the
+/// balancers moved and the newidle passes NI_RANDOM skipped.
+fn hogs_beside_short(m: Machine) -> (Vec<u64>, u64, u64) {
+    let n = m.topo.nr_cpus();
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(n, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 3, 1);
+    k.run(&mut HogsBesideShort, 200 * MS);
+    let idle = k.cpu_times().iter().map(|&(_, idle)| idle).collect();
+    (idle, k.ctr.balanced, k.ctr.newidle_skipped)
+}
+
+/// `Mechanisms::ilb_kick` (the default; `--no-ilb-kick` the model before):
+/// the busy CPU's two-task kick makes the tickless CPU run the idle load
+/// balancer's periodic idle pass, which NI_RANDOM does not skip and which
+/// counts its failures, so a hog moves to the idle CPU although every
+/// newidle pass of that CPU is skipped (ratio 0). The kick before asked
+/// for a newidle pass, which the die skipped every time: the CPU stayed
+/// idle the whole run beside the two hogs (as the kernel's kick before
+/// a04e0ac, `smp_nohz_kick_balances_when_newidle_fails`).
+#[test]
+fn nohz_kick_runs_the_idle_load_balancer() {
+    let (idle, balanced, _) = hogs_beside_short(Machine::preset("flat:2").unwrap());
+    let mut old = Machine::preset("flat:2").unwrap();
+    old.mech.turn_off("--no-ilb-kick").unwrap();
+    let (idle_old, balanced_old, skipped_old) = hogs_beside_short(old);
+    eprintln!("idle ns now {idle:?} (moved {balanced}), before {idle_old:?} (moved {balanced_old}, newidle skipped {skipped_old})");
+    assert!(
+        idle_old.iter().max().unwrap() > &(190 * MS) && balanced_old == 0 && skipped_old > 0,
+        "before: a CPU idle the whole run, nothing moved, the kicked newidle passes skipped: \
+         idle {idle_old:?} ns, moved {balanced_old}, skipped {skipped_old}"
+    );
+    assert!(
+        idle.iter().all(|&ns| ns < 40 * MS) && balanced > 0,
+        "now: a hog moved within a few kicks: idle {idle:?} ns, moved {balanced}"
+    );
+}

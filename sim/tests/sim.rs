@@ -594,8 +594,10 @@ fn golden(m: &Machine, c: &str, w: &WorkSpec, seed: u64) -> u64 {
 /// the kicked CPU running the idle CPUs' periodic balance (Linux's
 /// `nohz_balancer_kick` `nr_busy_cpus` test and `_nohz_idle_balance`):
 /// the only case with idle CPUs beside several busy ones each running one
-/// task; the other five and the `qemu:N` cases are unchanged. These
-/// are the output since. The noise model itself changed none of them.
+/// task; the other five and the `qemu:N` cases are unchanged. A busy
+/// CPU's two-task kick running the idle load balancer instead of asking
+/// for a newidle pass (`Mechanisms::ilb_kick`) changed none of the six:
+/// with `--no-ilb-kick` they are the same. These are the output since. The noise model itself changed none of them.
 const GOLDEN: [u64; 6] = [
     0xefa2_4703_2c50_6d0e,
     0xe761_a2b5_f88d_fcb9,
@@ -678,7 +680,14 @@ const GOLDEN: [u64; 6] = [
 /// wakeup began to wait for its wakee's switch-out still under way on
 /// another CPU (`p->on_cpu`, `ttwu_runnable()`'s lock),
 /// `Mechanisms::wakee_switch_wait`: with `--no-wakee-switch-wait` both
-/// runs give the digests before, [`QEMU_GOLDEN_NO_WAKEE_WAIT`].)
+/// runs give the digests before, [`QEMU_GOLDEN_NO_WAKEE_WAIT`]. The pipe
+/// run's moved, from 0x81c6_c1ce_d797_3f72, when a busy CPU's two-task
+/// kick began to make the kicked CPU run the idle load balancer's pass
+/// rather than a newidle one, as the kernel's since a04e0ac and Linux's
+/// (`kick_ilb(NOHZ_BALANCE_KICK)`, `_nohz_idle_balance`),
+/// `Mechanisms::ilb_kick`; the socket run kept its digest. With
+/// `--no-ilb-kick` both runs give the digests before,
+/// [`QEMU_GOLDEN_NO_ILB_KICK`].)
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -696,7 +705,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0x81c6_c1ce_d797_3f72,
+            0xe760_1d6e_cd50_ecf8,
         ),
     ]
 }
@@ -757,6 +766,10 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::ilb_kick`
+/// (`--no-ilb-kick`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_ILB_KICK: [u64; 2] = [0x16de_48a2_4774_2231, 0x81c6_c1ce_d797_3f72];
+
 /// [`qemu_golden_cases`]' digests without `Mechanisms::wakee_switch_wait`
 /// (`--no-wakee-switch-wait`): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_WAKEE_WAIT: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x7bbb_60f2_730b_67f8];
@@ -774,8 +787,11 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before a busy CPU's two-task kick ran the idle load
+    // balancer.
+    let no_ilb = turned_off(&m, &["--no-ilb-kick"]);
     // The model before a wakeup waited for its wakee's switch-out.
-    let no_wait = turned_off(&m, &["--no-wakee-switch-wait"]);
+    let no_wait = turned_off(&no_ilb, &["--no-wakee-switch-wait"]);
     // The model before the pipe's pages and the spinner's poll cut.
     let no_pages = turned_off(&no_wait, &PAGES_POLL_CUT_FLAGS);
     // The model before Linux's spinner stop at a reschedule request and
@@ -813,6 +829,11 @@ fn qemu_vcpu_turns_golden() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_ilb,
+                QEMU_GOLDEN_NO_ILB_KICK[i],
+                "--no-ilb-kick: not the run before the two-task kick ran the idle load balancer",
+            ),
             (
                 &no_wait,
                 QEMU_GOLDEN_NO_WAKEE_WAIT[i],
@@ -924,7 +945,15 @@ fn noise_off_is_the_old_output() {
     for ((m, c, w, seed), want) in golden_cases().into_iter().zip(GOLDEN) {
         let preset = Machine::preset(m).unwrap();
         assert!(!preset.mech.machine_noise, "{m}: noise off in the preset");
-        assert_eq!(golden(&preset, c, &w, seed), want, "{m} {c} {seed}");
+        let got = golden(&preset, c, &w, seed);
+        assert_eq!(got, want, "{m} {c} {seed}: digest {got:#018x}");
+        // The two-task kick run as the idle load balancer changed none.
+        let no_ilb = turned_off(&preset, &["--no-ilb-kick"]);
+        assert_eq!(
+            golden(&no_ilb, c, &w, seed),
+            want,
+            "{m} {c} {seed}: --no-ilb-kick"
+        );
         let study = sim::study::study_machine(m, &["--no-machine-noise"]).unwrap();
         assert_eq!(study.mech, preset.mech, "{m}");
         let on = sim::study::study_machine(m, &[]).unwrap();

@@ -117,11 +117,11 @@ impl<P: Platform> Scheduler<P> {
     /// with a misfit running here (`check_misfit_status`: Linux kicks
     /// when `rq->misfit_task_load` is set in an `sd_asym_cpucapacity`
     /// domain), if `idle` has more capacity than `cpu` (`capacity_greater`):
-    /// Linux's kicked CPU balances on behalf of every idle CPU (so does the
-    /// kernel's), the simulator's only for itself, and a CPU no bigger
-    /// cannot pull a misfit. The misfit
-    /// load is 0 on a machine of equal CPUs, so there only the first test
-    /// counts.
+    /// Linux's kicked CPU balances on behalf of every idle CPU, as the
+    /// kernel's and the simulator's now do; the rule dates from when theirs
+    /// balanced only for itself, and a CPU no bigger could not pull a
+    /// misfit. The misfit load is 0 on a machine of equal CPUs, so there
+    /// only the first test counts.
     #[inline]
     pub fn nohz_kick_wanted(&self, cpu: CpuId, nr_running: u32, idle: CpuId) -> bool {
         nr_running >= 2
