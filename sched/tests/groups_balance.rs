@@ -140,23 +140,10 @@ impl Machine {
     fn nohz_kick(&mut self, c: usize) {
         let nr = self.s.cpu_rq(cpu_id(c)).nr_running();
         let nohz = self.nohz_mask();
-        let ilb = match (1..NCPUS)
-            .map(|k| (c + k) % NCPUS)
-            .find(|&t| self.tickless[t] && self.s.nohz_kick_wanted(cpu_id(c), nr, cpu_id(t)))
-        {
-            Some(t) => t,
-            None if self
-                .s
-                .nohz_llc_kick_wanted(cpu_id(c), &nohz, self.s.platform.now_ns()) =>
-            {
-                match nohz.first_cpu() {
-                    Some(t) => t.index(),
-                    None => return,
-                }
-            }
-            None => return,
-        };
-        self.kicked[ilb] = true;
+        let now = self.s.platform.now_ns();
+        if let Some((ilb, _)) = self.s.nohz_kick_target(cpu_id(c), nr, &nohz, now) {
+            self.kicked[ilb.index()] = true;
+        }
     }
 
     /// The kicked CPU `ilb` runs as the idle load balancer

@@ -3793,28 +3793,11 @@ impl Kernel {
         for c in (0..n).filter(|&c| self.cpus[c].curr == NIL) {
             nohz.set(c);
         }
-        if nr_running >= 2 || self.s.misfit_task_load(this) != 0 {
-            if let Some(c) = (1..n).map(|k| (cpu + k) % n).find(|&c| {
-                nohz.has(CpuId::wrapping(c))
-                    && self
-                        .s
-                        .nohz_kick_wanted(this, nr_running, CpuId::wrapping(c))
-            }) {
-                if self.m.mech.ilb_kick {
-                    self.ilb_pass(c, &nohz);
-                } else {
-                    self.send_ipi(c);
-                }
-                return;
-            }
+        match self.s.nohz_kick_target(this, nr_running, &nohz, self.now) {
+            Some((c, false)) if !self.m.mech.ilb_kick => self.send_ipi(c.index()),
+            Some((c, _)) => self.ilb_pass(c.index(), &nohz),
+            None => {}
         }
-        if !self.s.nohz_llc_kick_wanted(this, &nohz, self.now) {
-            return;
-        }
-        let Some(ilb) = nohz.first_cpu() else {
-            return;
-        };
-        self.ilb_pass(ilb.index(), &nohz);
     }
 
     /// The kicked idle load balancer `ilb`'s pass,

@@ -134,21 +134,12 @@ pub(crate) fn nohz_balance_kick(cpu: CpuId) {
     }
     // A tickless CPU first (atomic loads), this runqueue's lock only then.
     let nohz = tickless_mask();
-    let mut cpus = (1..nr_rqs()).map(|k| CpuId::wrapping((cpu.index() + k) % nr_rqs()));
-    if !cpus.clone().any(|c| nohz.has(c)) {
+    if !nohz.cpus().any(|c| c != cpu) {
         return;
     }
-    let s = sched();
     let nr_running = with_cpu_rq(cpu, |rq| rq.nr_running());
-    let ilb = match cpus.find(|&c| nohz.has(c) && s.nohz_kick_wanted(cpu, nr_running, c)) {
-        Some(c) => c,
-        None if s.nohz_llc_kick_wanted(cpu, &nohz, arch::now_ns()) => {
-            match nohz.cpus().find(|&c| c != cpu) {
-                Some(c) => c,
-                None => return,
-            }
-        }
-        None => return,
+    let Some((ilb, _)) = sched().nohz_kick_target(cpu, nr_running, &nohz, arch::now_ns()) else {
+        return;
     };
     if !percpu::cpu(ilb).nohz_balance.swap(true, Ordering::Relaxed) {
         send_kick(ilb);

@@ -132,6 +132,34 @@ impl<P: Platform> Scheduler<P> {
                 ))
     }
 
+    /// The CPU `nohz_balancer_kick` kicks as the idle load balancer from
+    /// the busy `cpu` (running `nr_running` tasks) at `now_ns`, with
+    /// `nohz_idle` the CPUs in tickless idle: the first of them after `cpu`
+    /// (in CPU order, wrapping) that [`Self::nohz_kick_wanted`] names, or,
+    /// failing that and when [`Self::nohz_llc_kick_wanted`] holds, the
+    /// first of them (`find_new_ilb`); `None` for no kick. The flag says
+    /// which test chose it (`true`: the LLC's). The kernel's tick and the
+    /// simulator ask this one rule. O(CPUs), no allocation.
+    pub fn nohz_kick_target(
+        &self,
+        cpu: CpuId,
+        nr_running: u32,
+        nohz_idle: &CpuMask,
+        now_ns: u64,
+    ) -> Option<(CpuId, bool)> {
+        let n = self.nr_cpus();
+        if let Some(c) = (1..n)
+            .map(|k| CpuId::wrapping((cpu.index() + k) % n))
+            .find(|&c| nohz_idle.has(c) && self.nohz_kick_wanted(cpu, nr_running, c))
+        {
+            return Some((c, false));
+        }
+        if !self.nohz_llc_kick_wanted(cpu, nohz_idle, now_ns) {
+            return None;
+        }
+        nohz_idle.cpus().find(|&c| c != cpu).map(|c| (c, true))
+    }
+
     /// `nohz_balancer_kick`'s LLC test, for the busy `cpu` whose own tests
     /// ([`Self::nohz_kick_wanted`]) did not hold, with `nohz_idle` the CPUs
     /// in tickless idle (`nohz.idle_cpus_mask`) at `now_ns`: kick the idle
