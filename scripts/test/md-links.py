@@ -24,9 +24,10 @@ gets `-1`, the third `-2`, and so on (github-slugger's rule).
 
 A code fence left open (to the end of the file, or to where the next block
 opens with ```sh) counts as a broken link too: the headings and links after
-it would render as code. Prints each broken link as `FILE:LINE: ...` and
-exits 1 when there is one, 0 when there is none, 2 on bad input (a file
-that is not there).
+it would render as code. Prints each broken link as `FILE:LINE: ...` (for
+a missing anchor, also the checked files that have it: where a section
+went when it moved to a page of its own) and exits 1 when there is one, 0
+when there is none, 2 on bad input (a file that is not there).
 --self-test checks the checker on a fixture made in a temporary directory:
 the good links pass, each broken one is reported at its line.
 """
@@ -290,8 +291,13 @@ def check(paths, root, out):
                 continue
             if anchor not in page(dest).anchors:
                 where = "this page" if dest == path else os.path.relpath(dest, root)
-                print("%s:%d: %s: no heading or anchor '%s' in %s"
-                      % (rel, no, target, anchor, where), file=out)
+                # Where the heading went, if another of the files has it (a
+                # section moved to a page of its own).
+                found = [os.path.relpath(p, root) for p in paths
+                         if p != dest and anchor in page(p).anchors]
+                hint = "; it is in %s" % ", ".join(found) if found else ""
+                print("%s:%d: %s: no heading or anchor '%s' in %s%s"
+                      % (rel, no, target, anchor, where, hint), file=out)
                 broken += 1
     return broken, links
 
@@ -345,13 +351,14 @@ Back [up](../README.md#the-fixture), [custom](#custom),
 [slugged](#ours-with-linuxs-costs-hackbench--c-linux-15), [broken](#dup-2).
 """,
     "src/lib.rs": "// three lines\n\n\n",
+    "docs/other.md": "# Other\n\n## Part three\n",
     "docs/open.md": "# Open\n\n[fine](#open)\n\n   ```sh\nmake\n\n## Swallowed\n\n"
                     "```sh\nmake test\n```\n\n```\nthe last\n```\n",
 }
 # The broken links of the fixture: file, line, and a part of the message.
 FIXTURE_BROKEN = [
     ("README.md", 8, "docs/nope.md: no such file"),
-    ("README.md", 8, "no heading or anchor 'part-three'"),
+    ("README.md", 8, "no heading or anchor 'part-three' in docs/guide.md; it is in docs/other.md"),
     ("README.md", 16, "no heading or anchor 'dup-3'"),
     ("docs/guide.md", 16, "no heading or anchor 'dup-2' in this page"),
     ("docs/open.md", 5, "a code fence not closed"),
@@ -388,7 +395,7 @@ def self_test():
             with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
                 f.write(body)
         buf = io.StringIO()
-        n, _ = check([os.path.join(tmp, f) for f in ("README.md", "docs/guide.md", "docs/open.md")],
+        n, _ = check([os.path.join(tmp, f) for f in ("README.md", "docs/guide.md", "docs/open.md", "docs/other.md")],
                      tmp, buf)
         lines = buf.getvalue().splitlines()
         expect(n == len(FIXTURE_BROKEN) == len(lines),
