@@ -2,8 +2,8 @@
 #
 #   make qemu [ARCH=x86_64|aarch64] [SMP=1] [MEM=256M] [ARGS="hz=250 ..."]
 #                      (aarch64 beyond 8 CPUs: GICv3 by itself)
-#   make test          host tests (release and debug), the API docs (no rustdoc
-#                      warning) + in-kernel suites on both
+#   make test          host tests (release and debug), the docs (no rustdoc
+#                      warning, no broken Markdown link) + in-kernel suites on both
 #                      arches: the concurrency suite under multi-threaded TCG
 #                      at SMP=1, SMP=$(SMP_TEST) and $(SMP_MANY), the timing suite
 #                      in a reproducible-time boot (QEMU -icount) at SMP=1 and
@@ -125,7 +125,8 @@ test-harness:
 test-host:
 	$(T)/cargo-test.sh host-release $(CARGO) test $(HOST_CRATES) --release
 
-# The API docs build without a rustdoc warning (RUSTDOCFLAGS="-D warnings"):
+# The Markdown docs' relative links and anchors hold (scripts/test/md-links.py),
+# and the API docs build without a rustdoc warning (RUSTDOCFLAGS="-D warnings"):
 # sched as published, the host crates with their private items, and the
 # kernel crates for both bare-metal targets (scripts/test/docs-test.sh).
 test-docs: ensure-toolchain

@@ -64,7 +64,7 @@
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
 #                    write and read on this machine, as `lcbench costs`
-#                    measured it; docs/results/linux.md, "Ours with Linux's
+#                    measured it; docs/results/linux/three-way.md, "Ours with Linux's
 #                    syscall costs"). 0: not charged (logs ARCH_smpN_seedB,
 #                    column ARCH); linux: charged only (logs and column
 #                    ARCH-clinux); both: each boot seed runs ours twice,
@@ -79,7 +79,7 @@
 #                    hackbench main process inherits init's in Linux (4-8
 #                    there, per boot: linux-compare/flips-probe.sh). An
 #                    input, not a rule of the scheduler; the label shows it
-#                    (`... -W N`); docs/results/linux.md, "Two-level
+#                    (`... -W N`); docs/results/linux/smt.md, "Two-level
 #                    topology (SMT): Linux and ours"
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
@@ -564,7 +564,7 @@ ROWS
     # admitted and the refusal's errno. The affinity rules: chrt -d of a
     # thread pinned to CPU 0, taskset of a deadline thread to CPU 0. Then
     # periodic deadline tasks under admitted load for 3 s. docs/results/
-    # linux.md ("SCHED_DEADLINE at 4 CPUs") says why each bound is what it is.
+    # docs/results/linux/deadline.md ("SCHED_DEADLINE at 4 CPUs") says why each bound is what it is.
     local s16="0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0" r
     for r in 50 25 90; do
         local lc="lcbench dl admit -r ${r}000 -p 100000 -n 16"
@@ -686,7 +686,7 @@ part_conformance() {
 # IDEAL_A +- BOUND (points). The ideal: the weights' ratio, capped by what
 # A's spinners can use (one CPU each): not pinned on 4 CPUs, A's one spinner
 # can have at most one CPU, a quarter, whatever the weights, and B's ten
-# the other three. docs/results/linux.md ("Task groups: cpu.weight shares")
+# the other three. docs/results/linux/groups.md ("Task groups: cpu.weight shares")
 # says how the bounds were chosen: from Linux's boots, before ours ran.
 cg_rows() {
     cat <<ROWS

@@ -643,7 +643,7 @@ impl DlRq {
     /// woken before its deadline with more budget than its density allows
     /// keeps the deadline, with the budget cut to density x laxity (a fresh
     /// deadline would let it run more than its density until the old one),
-    /// as Linux 7.2 does (traced in docs/results/linux.md, "SCHED_DEADLINE at
+    /// as Linux 7.2 does (traced in docs/results/linux/deadline.md, "SCHED_DEADLINE at
     /// 4 CPUs").
     fn revised_wakeup(t: &mut SchedTask, now: u64) {
         let density = to_ratio(t.params.dl_deadline_ns, t.params.dl_runtime_ns);
@@ -888,7 +888,7 @@ mod tests {
     /// to density x laxity, where an implicit task gets a fresh pair. Linux
     /// 7.2's trace of lcbench's 20/50/100 ms task woken 0.92 ms before its
     /// deadline: it ran 0.36 ms and was throttled to the next period
-    /// (docs/results/linux.md, "SCHED_DEADLINE at 4 CPUs").
+    /// (docs/results/linux/deadline.md, "SCHED_DEADLINE at 4 CPUs").
     #[test]
     fn a_constrained_task_woken_near_its_deadline_keeps_it_with_a_cut_budget() {
         let p = TaskParams::deadline(20 * MS, 50 * MS, 100 * MS);

@@ -1,4 +1,4 @@
-//! The duty-cycle row of the conformance checklist (docs/results/linux.md,
+//! The duty-cycle row of the conformance checklist (docs/results/linux/conformance.md,
 //! "EEVDF conformance (1 CPU)"): `spin duty:1000:3000 0` on one CPU, a task
 //! that sleeps 3 ms each time it has used another 1 ms of CPU time, beside a
 //! hog, at 250 Hz with HRTICK, driven here through one [`Rq`] in host time.
@@ -304,7 +304,7 @@ fn late_hrticks_let_the_hog_run_to_the_tick_and_only_place_lag_pays_the_sleeper_
     );
 }
 
-/// Why Linux's sleeper is not caught (traced in Linux 7.2, docs/results/linux.md,
+/// Why Linux's sleeper is not caught (traced in Linux 7.2, docs/results/linux/conformance.md,
 /// "2026-12-03: why Linux's hog pair switches at the tick"). Its duty-cycle
 /// spinner (`lcbench spin duty:RUN:SLEEP`) reads its CPU time with
 /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` in its loop, and in 7.2 that read

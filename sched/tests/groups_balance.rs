@@ -8,7 +8,7 @@
 //! Eleven spinners on four CPUs leave no CPU a reason to idle, and A's lone
 //! spinner can use at most one CPU of four, whatever the weights: a quarter
 //! of the machine (the `*_4cpu_free` rows of the Linux comparison,
-//! docs/results/linux.md, "Task groups: cpu.weight shares").
+//! docs/results/linux/groups.md, "Task groups: cpu.weight shares").
 //!
 //! Balanced by task counts alone, the machine settles at 3, 3, 3, 2 tasks
 //! with A's spinner sharing its CPU with two of B's: it got 83% of that

@@ -205,7 +205,7 @@ fn hog_pair_without_hrtick_switches_at_ticks() {
 }
 
 /// Nice −10/0/5/19 on one CPU for 1 s (the conformance row of
-/// docs/results/linux.md): nice 19's ideal share is 15/10922 = 0.137%.
+/// docs/results/linux/conformance.md): nice 19's ideal share is 15/10922 = 0.137%.
 /// Bound fixed before the run: ±0.1 points with HRTICK. Without it, the
 /// tick's granularity gives nice 19 at least one whole tick (0.4%).
 #[test]
@@ -455,7 +455,7 @@ fn short_slice_sleeper(phase_ns: u64) -> Vec<(u64, u64)> {
 }
 
 /// The short-slice sleeper's long waits, as traced in both kernels at 1
-/// CPU (docs/results/linux.md, "EEVDF conformance"): with Linux 7.2's rules
+/// CPU (docs/results/linux/conformance.md, "EEVDF conformance"): with Linux 7.2's rules
 /// a hog picked again when its timer fires runs on unarmed, past its 0.7 ms
 /// request, until the next tick or wakeup; the other hog is then owed more
 /// than a request, so its deadline comes before the sleeper's (v + 100 µs)

@@ -1,5 +1,5 @@
 //! PLACE_LAG with a request/reply pair on one runqueue: why a wakee whose
-//! dequeue was delayed does not preempt its waker (docs/results/linux.md,
+//! dequeue was delayed does not preempt its waker (docs/results/linux/ab-features.md,
 //! "A/B: the other features (second set)", the pgbench rows).
 //!
 //! Each side blocks just after its send (the receive's syscall cost puts it

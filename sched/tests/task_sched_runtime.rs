@@ -6,7 +6,7 @@
 //! asks for a reschedule exactly as the tick's `update_curr` would. Any
 //! other task is read as it is, the clock untouched. The duty-cycle row of
 //! the conformance checklist rests on this (`duty_place_lag.rs`, and
-//! docs/results/linux.md, "EEVDF conformance (1 CPU)").
+//! docs/results/linux/conformance.md, "EEVDF conformance (1 CPU)").
 
 use crate::common;
 

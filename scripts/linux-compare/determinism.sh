@@ -21,7 +21,7 @@
 #                 two calls of the harness booted different archives.
 #
 # Debian's SLAB_FREELIST_RANDOM has no switch: with the inputs above fixed,
-# the kernel's generator repeats its sequence. docs/results/linux.md,
+# the kernel's generator repeats its sequence. docs/results/linux/three-way.md,
 # "Linux boots made reproducible", has the boots behind each item.
 #
 # aarch64 (Debian's arm64 Image on QEMU virt, booted by -kernel: no
@@ -38,7 +38,7 @@
 # so no write is ever retried). The suspect is QEMU's main-loop thread,
 # which runs expired virtual timers and warps the idle clock at host-timed
 # moments beside the one TCG thread. QEMU 7.2's record/replay refuses
-# -smp > 1. docs/results/linux.md, "what parts same-seed boots", has the
+# -smp > 1. docs/results/linux/aarch64.md, "what parts same-seed boots", has the
 # boots.
 
 # lc_det_args ON ARCH SEED: sets LC_DET_CPU (the CPU model, '' for h_qemu's

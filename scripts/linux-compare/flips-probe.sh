@@ -1,6 +1,6 @@
 # A /plan.sh for the linux-compare initramfs (lc.mode=ab; sourced with /lc.sh):
 # where, in Linux 7.x, hackbench's workers get the `wakee_flips` that make
-# `wake_wide()` hold for most of their wakeups (docs/results/linux.md,
+# `wake_wide()` hold for most of their wakeups (docs/results/linux/smt.md,
 # "Two-level topology (SMT): Linux and ours"). A new task copies its
 # parent's flips (`dup_task_struct`; `__sched_fork()` leaves them), and
 # `record_wakee()` adds one to the waker's (`current`'s) flips for each

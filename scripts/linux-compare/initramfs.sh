@@ -119,7 +119,7 @@ chmod +x "$ir/init"
 # The same inputs give the same archive, byte for byte: fixed times, names
 # in one order, no inode numbers (cpio --reproducible), no time in the gzip
 # header. The guest unpacks it under -icount, so a different archive is a
-# different boot (docs/results/linux.md, "Linux boots made reproducible").
+# different boot (docs/results/linux/three-way.md, "Linux boots made reproducible").
 find "$ir" -exec touch -h -d @0 {} +
 (cd "$ir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet --reproducible --owner=0:0 | gzip -6 -n) >"$out/initramfs.cpio.gz"
 echo "$version"

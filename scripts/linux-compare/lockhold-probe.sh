@@ -3,7 +3,7 @@
 # and switch paths, and how often a spin wait meets a held lock, in guest
 # time under QEMU -icount (x86_64, SMP vCPUs): the measurement behind the
 # simulator's `qemu:N` lock shares (`sim/src/machine.rs`, `qemu_costs`;
-# docs/results/linux.md, "The simulator's qemu:N costs").
+# docs/results/linux/sim-costs.md, "The simulator's qemu:N costs").
 #
 # The counters are not part of the kernel: this script copies the tree at
 # HEAD into build/lockhold/src, applies lockhold-probe.patch (next to it:

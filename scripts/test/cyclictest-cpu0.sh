@@ -11,7 +11,7 @@
 # in turns, CPU 0 first after every timer deadline, and a vCPU's turn ends
 # when it re-arms its timer for the machine's earliest deadline; what the
 # thread on CPU 0 waits is the other vCPU's turns that such re-arms hand
-# over between its timer interrupt and its switch-in (docs/results/linux.md,
+# over between its timer interrupt and its switch-in (docs/results/linux/ab-features.md,
 # "At 2 vCPUs").
 #
 # x86_64: re-arming the LAPIC for every change of the next deadline, later

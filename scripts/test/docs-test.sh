@@ -1,5 +1,15 @@
 #!/usr/bin/env bash
-# The crates' API documentation builds without a rustdoc warning: `cargo
+# The docs' links hold. First the Markdown docs (scripts/test/md-links.py),
+# two tests:
+#
+#   md_links_self_test  the checker on its own fixture: its good links
+#                       pass, each broken one is reported at its line
+#   md_links            every Markdown file git tracks (README.md, docs/**,
+#                       the crates' own): each relative link's file exists,
+#                       each #anchor is a heading (GitHub's slug) or an
+#                       <a id> of its page, no code fence left open
+#
+# Then the crates' API documentation builds without a rustdoc warning: `cargo
 # doc --no-deps` with RUSTDOCFLAGS="-D warnings" (broken or ambiguous
 # intra-doc links, links from public docs to private items, bad code-block
 # attributes, ...), in four passes, each one test:
@@ -69,6 +79,26 @@ doc() {
     fi
 }
 
+# md NAME ARGS...: md-links.py ARGS as one test; a failure prints its lines.
+md() {
+    local name=$1 log rc start
+    shift
+    log=$(h_log docs-test "$name")
+    start=$EPOCHREALTIME
+    python3 "$H_SCRIPTS/test/md-links.py" "$@" >"$log" 2>&1
+    rc=$?
+    h_check "$name" "$rc" "$(tail -1 "$log"), $(h_since "$start") s"
+    if [ "$rc" -ne 0 ]; then
+        h_err "FAIL: $name: scripts/test/md-links.py${*:+ $*} (status $rc):"
+        grep -v '^  ok: ' "$log" >&2
+        [ "$name" = md_links ] &&
+            h_err "fix the link: the page's path from the linking file, the anchor as GitHub" \
+                "slugs the heading (lowercase, punctuation dropped, spaces to -)"
+    fi
+}
+
+md md_links_self_test --self-test
+md md_links
 doc sched-published "$checks/published" -p sched
 doc host "$checks/private" "$@" --features sched/lockdep,kernel-hal/lockdep --document-private-items
 for target in x86_64-unknown-none aarch64-unknown-none; do

@@ -1381,7 +1381,7 @@ fn hackbench_syscall_cost() {
     assert_eq!(hb("hackbench").syscall_cost, None);
     assert_eq!(hb("hackbench -p").syscall_cost_ns(), (0, 0));
     // linux: the measured figures of the run's channel (lcbench costs,
-    // docs/results/linux.md "The simulator's qemu:N costs").
+    // docs/results/linux/sim-costs.md "The simulator's qemu:N costs").
     let linux = hb("hackbench -C linux");
     assert_eq!(linux.syscall_cost, Some(SyscallCost::Linux));
     assert_eq!(linux.syscall_cost_ns(), (9_618, 7_773));

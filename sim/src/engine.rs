@@ -188,7 +188,7 @@
 //! (100 ms, stopped while every vCPU is halted) instead of a bound per
 //! turn. Left out: QEMU's real-time-clock timers, which `icount_get_limit`
 //! also counts (host time), and other devices' virtual timers. Against
-//! `lcbench turns` it is not the measured order (docs/results/linux.md,
+//! `lcbench turns` it is not the measured order (docs/results/linux/three-way.md,
 //! "QEMU's round-robin turn order"), so it is not the default.
 //!
 //! With `Mechanisms::clock_burn` (`sim run --clock-burn`, off by

@@ -621,7 +621,7 @@ impl Default for Costs {
 /// program `lccosts` of commit e228d2c, the same code), x86_64, 4 vCPUs, QEMU TCG
 /// `-icount shift=2,sleep=off`, `preempt=full`, schedstats on (as in the
 /// A/B boots), one boot; the figures it printed are in
-/// `docs/results/linux.md` ("The simulator's qemu:N costs"). Fixed before
+/// `docs/results/linux/sim-costs.md` ("The simulator's qemu:N costs"). Fixed before
 /// any comparison run used them; not fitted to any A/B result.
 /// - Switches: two threads / processes on one CPU calling `sched_yield`,
 ///   less the yield alone, per switch: 8.72 / 9.22 µs.
@@ -692,7 +692,7 @@ pub fn qemu_lock_shares() -> LockShares {
     LockShares {
         // Measured in our kernel on this machine (x86_64, 4 vCPUs, -icount
         // shift=2), hackbench sockets, `scripts/linux-compare/lockhold-probe.sh`
-        // (docs/results/linux.md, "The simulator's qemu:N costs"): the
+        // (docs/results/linux/sim-costs.md, "The simulator's qemu:N costs"): the
         // runqueue lock held for 8.44-8.50 us of a 9.04-9.10 us switch, the
         // target's runqueue lock for 6.91-6.94 us of a 13.24-13.30 us
         // `try_to_wake_up`, the wait queue's for 14.02-14.08 us around it
@@ -716,7 +716,7 @@ pub const QEMU_WAKE_RQ_LOCKED_PM: u64 = 522;
 pub const QEMU_WAKE_WQ_LOCKED_PM: u64 = 1000;
 /// `qemu:N`: what a hackbench sleep does under the runqueue lock beyond a
 /// yield's switch, ns ([`LockShares::sleep_rq_locked_ns`]). Measured in
-/// Linux 7.2 on that machine (docs/results/linux.md, "2026-12-06 (night):
+/// Linux 7.2 on that machine (docs/results/linux/sim-costs.md, "2026-12-06 (night):
 /// a sleep's share under the runqueue lock, measured in Linux"):
 /// `dequeue_task_fair` 3.15 us and PSI's sleep part 0.47 us, +/- 0.3 us;
 /// 66% of a pipe's sleep ([`QEMU_SLEEP_NS`]), 55% of a socket's
@@ -731,7 +731,7 @@ pub const SMT_BUSY_CAP: u32 = 666;
 
 /// `qemu:N`: what a sleep costs beyond a yield's switch, ns
 /// ([`Machine::sleep_ns`]). Measured in Linux 7.2 on that machine
-/// (`lcbench costs`, `sleep_ns`; docs/results/linux.md, "The simulator's
+/// (`lcbench costs`, `sleep_ns`; docs/results/linux/sim-costs.md, "The simulator's
 /// qemu:N costs"): two SCHED_BATCH processes on one CPU sending 100 bytes
 /// back and forth over two pipes take 28.97 us a half round (one switch
 /// each, every read sleeping first), 5.52 us more than the same boot's
@@ -741,7 +741,7 @@ pub const QEMU_SLEEP_NS: u64 = 5_515;
 
 /// `qemu:N`: a busy CPU's periodic tick, ns ([`Machine::tick_irq_ns`]).
 /// Measured in Linux 7.2 on that machine (`lcbench costs`, `tick_irq_ns`;
-/// docs/results/linux.md, "The simulator's qemu:N costs"): a process alone
+/// docs/results/linux/sim-costs.md, "The simulator's qemu:N costs"): a process alone
 /// on CPU 0 (the other vCPUs idle and tickless) reading CLOCK_MONOTONIC
 /// for 1 s sees 262 jumps of over 2 us against 252 local timer interrupts
 /// on CPU 0; the median jump less one loop is the interrupt's entry, the
@@ -755,7 +755,7 @@ pub const QEMU_TICK_IRQ_NS: u64 = 13_024;
 /// `qemu:N`: the part of a busy CPU's tick before `sched_tick()`, whose
 /// clock update the tick's decisions see, ns ([`Machine::tick_pre_ns`]).
 /// Measured in Linux 7.2 on that machine (`lcbench costs`, `tick_pre_ns`
-/// and `tick_probe_ns`; docs/results/linux.md, "The simulator's qemu:N
+/// and `tick_probe_ns`; docs/results/linux/sim-costs.md, "The simulator's qemu:N
 /// costs", 2026-12-05 night): [`QEMU_TICK_IRQ_NS`]'s lone spinner with an
 /// fprobe on `sched_tick`: 7.84 us from the jump's start to the probe
 /// (median, first boot; 7.80-7.85 in four), less half the probe's own
@@ -767,7 +767,7 @@ pub const QEMU_TICK_PRE_NS: u64 = 6_258;
 
 /// `qemu:N`: an HRTICK expiry on a busy CPU, ns ([`Machine::hrtick_irq_ns`]).
 /// Measured in Linux 7.2 on that machine (`lcbench costs`,
-/// `hrtick_irq_ns`; docs/results/linux.md, "The simulator's qemu:N costs",
+/// `hrtick_irq_ns`; docs/results/linux/sim-costs.md, "The simulator's qemu:N costs",
 /// 2026-12-05 night): two nice-0 spinners on CPU 0 switch at each slice's
 /// end; the median switch gap is 19.32 us when the HRTICK's expiry ends the
 /// slice and 23.73 us when the tick does (NO_HRTICK), the same switch in
@@ -784,7 +784,7 @@ pub const QEMU_HRTICK_PRE_NS: u64 = 1_128;
 
 /// `qemu:N`: a reschedule IPI on a busy receiver, ns
 /// ([`Machine::ipi_irq_ns`]). Measured in Linux 7.2 on that machine
-/// (`lcbench costs`, `ipi_resched_ns`; docs/results/linux.md, "The
+/// (`lcbench costs`, `ipi_resched_ns`; docs/results/linux/sim-costs.md, "The
 /// simulator's qemu:N costs", 2026-12-05 night): a spinner on CPU 1's clock
 /// jumps 25.77 us around a renice from CPU 0 that sends it a reschedule
 /// IPI and 14.04 us around one that sends none; less the two calls'
@@ -795,7 +795,7 @@ pub const QEMU_IPI_IRQ_NS: u64 = 4_108;
 
 /// `qemu:N`: what a sleep on a unix stream socket costs beyond a yield's
 /// switch, ns ([`Machine::sock_sleep_ns`]). Measured in Linux 7.2 on that
-/// machine (`lcbench costs`, `sleep_sock_ns`; docs/results/linux.md, "The
+/// machine (`lcbench costs`, `sleep_sock_ns`; docs/results/linux/sim-costs.md, "The
 /// simulator's qemu:N costs"): [`QEMU_SLEEP_NS`]'s ping-pong over two unix
 /// stream socketpairs takes 39.14 us a half round, 6.58 us more than the
 /// same boot's socket write and read, local wakeup and process switch

@@ -50,7 +50,7 @@ pub fn sched_snapshot(t: &Thread) -> Option<SchedTask> {
 /// made, that CPU is kicked (Linux's `resched_curr` sends the IPI), as
 /// `sched`'s own remote enqueues do.
 ///
-/// What it changes (docs/results/linux.md, "2026-12-03: why Linux's hog
+/// What it changes (docs/results/linux/conformance.md, "2026-12-03: why Linux's hog
 /// pair switches at the tick"): the duty-cycle task of the conformance rows
 /// ends its requests at its reads, about 2 µs late, instead of at its
 /// hrtick; the tie at V after the hog's request is still decided by µs,

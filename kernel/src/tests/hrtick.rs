@@ -30,7 +30,7 @@ impl Drop for Feat {
 
 ktest_timing!(hrtick_nice19_share, || {
     // nice -10/0/5/19 on one CPU for 1 s (the conformance row of
-    // docs/results/linux.md): nice 19's ideal share is 15 / 10922 = 0.137%.
+    // docs/results/linux/conformance.md): nice 19's ideal share is 15 / 10922 = 0.137%.
     // Ended only at the tick it got one whole tick (0.40%); with HRTICK its
     // slices end where its request does. Bound: within 0.1 point of the
     // ideal (the host model gives 0.107%). The heavier three within the

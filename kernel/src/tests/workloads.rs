@@ -316,7 +316,7 @@ fn own_wakee_flips() -> u32 {
 // (Linux's fork copies them). When the shell released the senders itself,
 // each run added one flip per sender to the shell's count (about 200 after
 // a few `-g 2` runs, with the once-a-second halving), and every later run's
-// tasks inherited them (docs/results/linux.md, "hackbench's workers and the
+// tasks inherited them (docs/results/linux/three-way.md, "hackbench's workers and the
 // shell's wakee_flips"). Now the caller wakes nobody: its flips are what
 // they were, and the parent is one more thread, joined by the run.
 ktest_smp!(
@@ -972,7 +972,7 @@ ktest_timing!(workload_spin_waiter_sleeps_through_the_run, || {
     // blocks in a pipe read): asleep until the run's end, woken early only by
     // console input (a Ctrl-C). A 10 ms poll made it a third task beside the
     // spinners, 21 wakeups in this 200 ms run, and cut the duty-cycle task's
-    // delayed dequeues (docs/results/linux.md, "The shell's poll and
+    // delayed dequeues (docs/results/linux/conformance.md, "The shell's poll and
     // DELAY_DEQUEUE"). Bound fixed before the run: at most 4 wakeups (the
     // last thread's exit, joins that find a thread still leaving, and slack).
     let ::shell::Command::Spin(p) = parsed("spin -d 200 -c 0 0 0")? else {

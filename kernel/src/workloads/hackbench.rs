@@ -27,7 +27,7 @@
 //! # The cost of a syscall (`-C`)
 //! By default a send or a receive costs only what the channel operation
 //! costs here, about a tenth of what Linux's `write()`/`read()` cost on the
-//! same QEMU machine (docs/results/linux.md, "Problems found", item 2).
+//! same QEMU machine (docs/results/linux/problems.md, "Problems found", item 2).
 //! `-C linux` charges each data message's send and receive the CPU time
 //! Linux 7.2 spends in that syscall on that machine, as measured by `lcbench
 //! costs` (pipe write / read 4358 / 3883 ns, socket 9618 / 7773 ns: the
@@ -101,7 +101,7 @@
 //! that found the mutex taken, the sleeps on it, the wakeups at unlock,
 //! why a waiter stopped spinning, and the holds during which the owner
 //! was switched out: the counts that a Linux trace of the same run gives
-//! (`linux-compare.sh TRACE=1`, docs/results/linux.md, "Which wait queue
+//! (`linux-compare.sh TRACE=1`, docs/results/linux/three-way.md, "Which wait queue
 //! Linux's pipe wakeups come from").
 //!
 //! # Per-role counters (`-R`, the `roles:` lines)
@@ -113,7 +113,7 @@
 //! receiver's run, on the waker's CPU or another ([`RoleStats`]). They
 //! are what a Linux trace of rt-tests' hackbench gives per role
 //! (`linux-compare.sh TRACE=1` or `TRACE=2`), so that the two kernels'
-//! mechanisms can be set side by side (docs/results/linux.md, "what ends
+//! mechanisms can be set side by side (docs/results/linux/problems.md, "what ends
 //! a sender's run under NEXT_BUDDY"). Each task counts into locals from
 //! its own nvcsw / nivcsw and adds them up once at its end; the only
 //! shared write on the message path is the receiver's wakeup stamp
@@ -135,7 +135,7 @@
 //! shell only waits for the parent. So the shell wakes nobody, and the
 //! tasks start with the parent's `wakee_flips` (a fork copies them), which
 //! are the shell's at the parent's spawn and no longer grow by one per
-//! sender each run (docs/results/linux.md, "hackbench's workers and the
+//! sender each run (docs/results/linux/three-way.md, "hackbench's workers and the
 //! shell's wakee_flips").
 //!
 //! `-W FLIPS` starts the parent with FLIPS `wakee_flips` instead
@@ -474,7 +474,7 @@ pub const WAKE_LAT_BUCKETS: usize = 32;
 /// What ended each role's runs and what a woken receiver found: the counts
 /// a Linux trace of the same run gives (`linux-compare.sh TRACE=1` / `2`:
 /// switch-outs by `prev_state` per role, by kernel stack; the
-/// `lc_wlat` wakeup-to-run histogram; docs/results/linux.md, "what ends a
+/// `lc_wlat` wakeup-to-run histogram; docs/results/linux/problems.md, "what ends a
 /// sender's run under NEXT_BUDDY"). Counted by the tasks themselves from
 /// their own nvcsw / nivcsw around each channel operation, into locals
 /// flushed once at their end: no allocation and no shared write on the

@@ -29,7 +29,7 @@
 //! thread wakes it as it ends ([`Job::spawn`] counts them), and console input
 //! wakes it for a Ctrl-C ([`Control::sleep`]). It polls only where input is
 //! polled (no receive interrupt). A 10 ms poll made it a third task beside
-//! the measured ones, 100 wakeups a second (docs/results/linux.md, "The
+//! the measured ones, 100 wakeups a second (docs/results/linux/conformance.md, "The
 //! shell's poll and DELAY_DEQUEUE").
 
 pub mod cyclictest;
@@ -565,7 +565,7 @@ impl Job {
     /// few hackbench runs) and every later run's workers inherited them.
     /// The parent has woken nobody when it spawns them. It starts with the
     /// shell's flips (it is the shell's child), and the shell no longer
-    /// wakes anybody, so those stay near 0 here (docs/results/linux.md,
+    /// wakes anybody, so those stay near 0 here (docs/results/linux/three-way.md,
     /// "hackbench's workers and the shell's wakee_flips", with what that
     /// does to the placement).
     ///
@@ -662,7 +662,7 @@ impl Job {
     /// measured ones, as Linux's harness (blocked in `waitpid` or a pipe
     /// read) is none: a 10 ms poll had cut the duty-cycle task's delayed
     /// dequeues from 104 to 78 a second and what NO_DELAY_DEQUEUE changes in
-    /// its share from −0.5 to −0.2 points (docs/results/linux.md, "The
+    /// its share from −0.5 to −0.2 points (docs/results/linux/conformance.md, "The
     /// shell's poll and DELAY_DEQUEUE").
     ///
     /// With a parent thread ([`Job::spawn_parent`]) and a control that

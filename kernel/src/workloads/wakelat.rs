@@ -28,7 +28,7 @@
 //! decides, without HRTICK, whether a SCHED_BATCH sleeper's wakeup finds
 //! the hog's slice used up (a repick at the interrupt's return) or still
 //! protected (a wait for the next tick): counting from a time of the
-//! shell's instead set one phase for every run (docs/results/linux.md,
+//! shell's instead set one phase for every run (docs/results/linux/aarch64.md,
 //! "the SCHED_BATCH sleeper without HRTICK").
 //!
 //! The samples are kept exactly (one `u64` each, allocated before the run),

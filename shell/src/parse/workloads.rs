@@ -197,7 +197,7 @@ pub struct Hackbench {
     /// copies the parent's. `None` (the default): the parent's are the
     /// shell's, as a fork copies them, near 0 since the shell wakes
     /// nobody. rt-tests' hackbench main process inherits init's, 4-8 on
-    /// this project's QEMU machine (docs/results/linux.md, "Two-level
+    /// this project's QEMU machine (docs/results/linux/smt.md, "Two-level
     /// topology"), and `wake_wide()` compares them with the LLC size.
     pub wakee_flips: Option<u32>,
 }
@@ -319,7 +319,7 @@ impl Hackbench {
     // linux-costs` / `make linux-compare WHAT=costs SMP=4 OURS=0 SIM=0`,
     // first boot; a second boot gave 4341 / 3811 / 9537 / 7849 ns. The
     // simulator's `qemu:N` machine charges the same figures
-    // (`sim/src/machine.rs`, `qemu_costs`). docs/results/linux.md, "The
+    // (`sim/src/machine.rs`, `qemu_costs`). docs/results/linux/sim-costs.md, "The
     // simulator's qemu:N costs", has the whole table.
 
     /// Linux's `write()` of 100 bytes to a pipe (`pipe_write_ns`), ns.
@@ -560,7 +560,7 @@ pub struct Cyclictest {
     /// `-a`: the CPU every measuring thread is pinned to (rt-tests'
     /// `-a CPU`); `None`: not pinned. Under QEMU's `-icount` the vCPUs
     /// run in turns in CPU order, so the measuring thread's CPU moves the
-    /// result (docs/results/linux.md, "At 2 vCPUs").
+    /// result (docs/results/linux/ab-features.md, "At 2 vCPUs").
     pub cpu: Option<CpuId>,
 }
 

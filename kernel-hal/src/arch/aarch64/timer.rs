@@ -138,7 +138,7 @@ fn program() {
 /// write that leaves this CPU's timer the machine's earliest deadline, later
 /// or not, ends the vCPU's turn (the generic timer's model moves its QEMU
 /// timer with `timer_mod_ns`, whose notifier kicks the running vCPU;
-/// docs/results/linux.md, "At 2 vCPUs"). Interrupts off.
+/// docs/results/linux/ab-features.md, "At 2 vCPUs"). Interrupts off.
 fn program_if_earlier() {
     let cpu = super::cpu_id();
     let armed = DEADLINES.armed(cpu);

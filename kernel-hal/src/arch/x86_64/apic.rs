@@ -322,7 +322,7 @@ fn program() {
 /// deadline, later or not, ends the vCPU's turn (`timer_mod_ns` re-inserts
 /// it at the head and the notification kicks the running vCPU), which had
 /// a thread woken on CPU 0 wait a whole turn of the others after a third
-/// of its wakeups (docs/results/linux.md, "At 2 vCPUs";
+/// of its wakeups (docs/results/linux/ab-features.md, "At 2 vCPUs";
 /// scripts/test/cyclictest-cpu0.sh). Interrupts off.
 fn program_if_earlier() {
     let cpu = super::cpu_id();
