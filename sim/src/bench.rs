@@ -31,7 +31,7 @@ fn rss_kib() -> Option<u64> {
 pub fn hackbench_row(sockets: bool, noise: bool, ns: u64) -> Result<RunResult, String> {
     let base = Config::parse("nb-off:NO_NEXT_BUDDY");
     let mut g3 = Machine::preset("graviton3").ok_or_else(|| "no graviton3 preset".to_string())?;
-    g3.mech.machine_noise = noise;
+    g3.mech.set_machine_noise(noise);
     let w = WorkSpec::Hackbench(HackbenchCfg {
         groups: 16,
         loops: 20_000,

@@ -308,6 +308,10 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         // Off in every preset: `--machine-noise` turns it on where it
         // applies, `--no-machine-noise` keeps it off.
         machine_noise: noise,
+        noise_boot_speed: noise && mech.noise_boot_speed,
+        noise_cpu_speed: noise && mech.noise_cpu_speed,
+        noise_irqs: noise && mech.noise_irqs,
+        noise_placement: noise && mech.noise_placement,
         wq_concurrency: machine.mech.wq_concurrency && mech.wq_concurrency,
         sleep_cost: machine.mech.sleep_cost && mech.sleep_cost,
         irq_cost: machine.mech.irq_cost && mech.irq_cost,

@@ -277,7 +277,10 @@
 //! (`Irq`) that each add their time to the running task's overhead. An
 //! interrupt is an event of its CPU: it bounds a batch as the tick does and
 //! splits one it lands in. Off, nothing is drawn and a run is the run
-//! from before the model, byte for byte.
+//! from before the model, byte for byte. Each of its four parts (the
+//! speeds, whole-machine and per-CPU, the interrupts, the placement) has
+//! its switch (`Mechanisms::noise_boot_speed` and after it); a part off is
+//! still drawn, so the others' draws stay those of the run with it.
 //!
 //! # Counters
 //! Wakeup decisions are counted by row (`WakeupReason` / `FairWakeup`) for the
@@ -4192,6 +4195,13 @@ impl Kernel {
         }
     }
 
+    /// Each CPU's capacity this boot ([`Machine::speed`] times machine
+    /// noise's speed factors, if modelled; SMT sharing's changes while a
+    /// run goes on).
+    pub fn capacities(&self) -> Vec<u32> {
+        self.cpus.iter().map(|c| c.cap).collect()
+    }
+
     /// Busy and idle ns of each CPU (after the run).
     pub fn cpu_times(&self) -> Vec<(u64, u64)> {
         self.cpus.iter().map(|c| (c.busy_ns, c.idle_ns)).collect()
@@ -4222,20 +4232,26 @@ fn machine_noise(m: &Machine, seed: u64, boot: u64) -> (Vec<u32>, Option<Irqs>, 
     let mut b = Rng::stream(nseed, 0);
     // Speeds per million, drawn in whole ppm (one draw each).
     let slow = |r: &mut Rng, spread_ppm: u32| 1_000_000 - r.below(spread_ppm as u64 + 1);
-    let whole = slow(&mut b, p.boot_speed_spread_ppm);
+    // A part switched off is still drawn, so that the other parts' draws
+    // are those of the run with it.
+    let full = |on: bool, f: u64| if on { f } else { 1_000_000 };
+    let whole = full(
+        m.mech.noise_boot_speed,
+        slow(&mut b, p.boot_speed_spread_ppm),
+    );
     let caps = (0..n)
         .map(|c| {
-            let f = whole * slow(&mut b, p.cpu_speed_spread_ppm);
+            let f = whole * full(m.mech.noise_cpu_speed, slow(&mut b, p.cpu_speed_spread_ppm));
             // own × f / 10^12, rounded, at least 1.
             ((own(c) as u64 * f + 500_000_000_000) / 1_000_000_000_000).max(1) as u32
         })
         .collect();
-    let irqs = (p.irq_per_s > 0).then(|| Irqs {
+    let irqs = (p.irq_per_s > 0 && m.mech.noise_irqs).then(|| Irqs {
         rngs: (0..n as u64).map(|c| Rng::stream(nseed, 1 + c)).collect(),
         mean_gap_ns: 1_000_000_000 / p.irq_per_s,
         cost: Jitter::new(p.irq_ns, m.costs.jitter_pct),
     });
-    (caps, irqs, Some(b))
+    (caps, irqs, m.mech.noise_placement.then_some(b))
 }
 
 /// Machine noise's interrupts.

@@ -239,7 +239,23 @@ pub struct Mechanisms {
     /// from the run's seed. Off in every preset (`sim run` turns it on
     /// with `--machine-noise`), on in the study (`crate::study`), never
     /// on `qemu:N` ([`Machine::noise_applies`]); `--no-machine-noise`.
+    /// Its parts have switches of their own (below), on and off with it
+    /// ([`Mechanisms::set_machine_noise`]).
     pub machine_noise: bool,
+    /// Machine noise's whole-machine speed per boot
+    /// ([`MachineNoise::boot_speed_spread_ppm`]); `--no-noise-boot-speed`
+    /// (every boot at full speed; the other parts' draws unchanged).
+    pub noise_boot_speed: bool,
+    /// Machine noise's per-CPU speed per boot
+    /// ([`MachineNoise::cpu_speed_spread_ppm`]); `--no-noise-cpu-speed`.
+    pub noise_cpu_speed: bool,
+    /// Machine noise's interrupts ([`MachineNoise::irq_per_s`]);
+    /// `--no-noise-irqs`.
+    pub noise_irqs: bool,
+    /// Machine noise's placement: the parent's CPU and the fork order drawn
+    /// per boot; `--no-noise-placement` (forked from CPU 0 in task order,
+    /// as without noise).
+    pub noise_placement: bool,
     /// Concurrency-managed per-CPU workqueue pools (`dbench-bound`'s
     /// kworkers): when the pool's running worker sleeps inside a work item,
     /// an idle worker of the pool takes the next item (Linux's
@@ -403,6 +419,10 @@ impl Default for Mechanisms {
             smt_share: true,
             idle_states: true,
             machine_noise: true,
+            noise_boot_speed: true,
+            noise_cpu_speed: true,
+            noise_irqs: true,
+            noise_placement: true,
             wq_concurrency: true,
             sleep_cost: true,
             irq_cost: true,
@@ -533,6 +553,22 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-ilb-kick",
         "a busy CPU's two-task or misfit nohz kick sends the idle CPU an IPI for a newidle balance, not the idle load balancer's pass (the model before)",
     ),
+    (
+        "--no-noise-boot-speed",
+        "machine noise without its whole-machine speed per boot (every boot at full speed; its other parts drawn as with it)",
+    ),
+    (
+        "--no-noise-cpu-speed",
+        "machine noise without its per-CPU speed per boot (its other parts drawn as with it)",
+    ),
+    (
+        "--no-noise-irqs",
+        "machine noise without its interrupts (its other parts drawn as with it)",
+    ),
+    (
+        "--no-noise-placement",
+        "machine noise without its placement per boot (the parent on CPU 0, forking in task order; its other parts drawn as with it)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -545,6 +581,18 @@ pub fn mechanism_flag_names() -> String {
 }
 
 impl Mechanisms {
+    /// Machine noise on or off, with all of its parts
+    /// ([`Mechanisms::noise_boot_speed`], [`Mechanisms::noise_cpu_speed`],
+    /// [`Mechanisms::noise_irqs`], [`Mechanisms::noise_placement`]); a
+    /// part's own flag then turns that part off.
+    pub fn set_machine_noise(&mut self, on: bool) {
+        self.machine_noise = on;
+        self.noise_boot_speed = on;
+        self.noise_cpu_speed = on;
+        self.noise_irqs = on;
+        self.noise_placement = on;
+    }
+
     /// Turns off the mechanism named by `flag` (one of [`MECHANISM_FLAGS`]).
     pub fn turn_off(&mut self, flag: &str) -> Result<(), String> {
         match flag {
@@ -559,7 +607,7 @@ impl Mechanisms {
             "--no-wake-unlock" => self.wake_unlock = false,
             "--no-smt-share" => self.smt_share = false,
             "--no-idle-states" => self.idle_states = false,
-            "--no-machine-noise" => self.machine_noise = false,
+            "--no-machine-noise" => self.set_machine_noise(false),
             "--no-wq-concurrency" => self.wq_concurrency = false,
             "--no-sleep-cost" => self.sleep_cost = false,
             "--no-irq-cost" => self.irq_cost = false,
@@ -576,6 +624,10 @@ impl Mechanisms {
             "--no-pipe-pages" => self.pipe_pages = false,
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
             "--no-ilb-kick" => self.ilb_kick = false,
+            "--no-noise-boot-speed" => self.noise_boot_speed = false,
+            "--no-noise-cpu-speed" => self.noise_cpu_speed = false,
+            "--no-noise-irqs" => self.noise_irqs = false,
+            "--no-noise-placement" => self.noise_placement = false,
             _ => {
                 return Err(format!(
                     "unknown mechanism flag '{flag}' (accepted: {})",
@@ -1085,16 +1137,17 @@ impl Machine {
                 (Topology::uniform(n, 1, n, 1).ok()?, c)
             }
         };
+        let mut mech = Mechanisms {
+            contention: costs.syscall_ns > 0,
+            ..Mechanisms::default()
+        };
+        mech.set_machine_noise(false);
         Some(Machine {
             name: name.to_string(),
             topo,
             speed,
             hz: 250,
-            mech: Mechanisms {
-                contention: costs.syscall_ns > 0,
-                machine_noise: false,
-                ..Mechanisms::default()
-            },
+            mech,
             batch: true,
             costs,
             locks,
@@ -1209,6 +1262,10 @@ mod tests {
                 smt_share: false,
                 idle_states: false,
                 machine_noise: false,
+                noise_boot_speed: false,
+                noise_cpu_speed: false,
+                noise_irqs: false,
+                noise_placement: false,
                 wq_concurrency: false,
                 sleep_cost: false,
                 irq_cost: false,

@@ -506,7 +506,7 @@ pub fn study_machine(name: &str, off: &[&str]) -> Result<Machine, String> {
     let mut m = Machine::preset(name).ok_or_else(|| format!("unknown machine {name}"))?;
     // The study's runs are boots of a machine with its noise
     // (`MachineNoise`), where it applies.
-    m.mech.machine_noise = m.noise_applies();
+    m.mech.set_machine_noise(m.noise_applies());
     for f in off {
         m.mech.turn_off(f)?;
     }

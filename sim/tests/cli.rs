@@ -165,6 +165,20 @@ fn good_input_is_parsed_as_written() {
     assert!(n.machine.mech.machine_noise && n.machine.mech.wake_cost);
     let n = parse_run(&args("--no-machine-noise --machine graviton3 hackbench")).unwrap();
     assert!(!n.machine.mech.machine_noise);
+    // A part of it off: the rest on, with the noise; none without it.
+    let p = parse_run(&args(
+        "--machine-noise --no-noise-placement --machine graviton3 hackbench",
+    ))
+    .unwrap()
+    .machine
+    .mech;
+    assert!(p.machine_noise && !p.noise_placement);
+    assert!(p.noise_boot_speed && p.noise_cpu_speed && p.noise_irqs);
+    let q = parse_run(&args("--no-noise-irqs --machine graviton3 hackbench"))
+        .unwrap()
+        .machine
+        .mech;
+    assert!(!(q.machine_noise || q.noise_boot_speed || q.noise_placement || q.noise_irqs));
 }
 
 /// `--machine-noise` where it cannot apply, twice, or with its opposite

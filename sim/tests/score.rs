@@ -213,6 +213,16 @@ fn ablation_variants_differ_in_mechanisms() {
         if *name == "--no-machine-noise" {
             continue;
         }
+        if name.starts_with("--no-noise-") {
+            // A part of machine noise: none on qemu:4, on graviton3 the
+            // one part off and the rest of the noise on.
+            let m = study_machine("qemu:4", off).unwrap().mech;
+            assert_eq!(m, full, "{name} on qemu:4");
+            let part = study_machine("graviton3", off).unwrap().mech;
+            assert_ne!(part, g3, "{name} changes nothing on graviton3");
+            assert!(part.machine_noise, "{name}");
+            continue;
+        }
         let m = study_machine("qemu:4", off).unwrap().mech;
         assert_ne!(m, full, "{name} changes nothing");
         assert!(!seen.contains(&m), "{name} is the same as another variant");
@@ -225,6 +235,7 @@ fn ablation_variants_differ_in_mechanisms() {
     assert!(!changes_mechanisms(&ab, &["--no-contention"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-smt-share"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-machine-noise"]).unwrap());
+    assert!(changes_mechanisms(&ab, &["--no-noise-placement"]).unwrap());
     // An ablation of the study without machine noise keeps it off in
     // every variant: that variant is then the same runs.
     let mut quiet = Study::default_study();
@@ -232,6 +243,7 @@ fn ablation_variants_differ_in_mechanisms() {
     let abq = ablation_study(&quiet, &clear_rows());
     assert_eq!(abq.mechanisms_off, ["--no-machine-noise"]);
     assert!(!changes_mechanisms(&abq, &["--no-machine-noise"]).unwrap());
+    assert!(!changes_mechanisms(&abq, &["--no-noise-placement"]).unwrap());
     assert!(changes_mechanisms(&abq, &["--no-smt-share"]).unwrap());
     let names: Vec<&str> = ab.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["nb-off", "nb+inelig", "off+inelig"]);

@@ -933,7 +933,7 @@ fn turned_off(m: &Machine, flags: &[&str]) -> Machine {
 
 fn with_noise(name: &str, on: bool) -> Machine {
     let mut m = Machine::preset(name).expect("preset");
-    m.mech.machine_noise = on;
+    m.mech.set_machine_noise(on);
     m
 }
 
@@ -967,6 +967,34 @@ fn noise_off_is_the_old_output() {
             .mech
             .machine_noise
     );
+}
+
+/// Machine noise is its four parts and nothing else: with each part off
+/// (`--no-noise-boot-speed`, `--no-noise-cpu-speed`, `--no-noise-irqs`,
+/// `--no-noise-placement`) a noisy run is the run without noise, byte for
+/// byte; each part alone off changes a noisy `graviton3` run.
+#[test]
+fn noise_is_its_parts() {
+    const PARTS: [&str; 4] = [
+        "--no-noise-boot-speed",
+        "--no-noise-cpu-speed",
+        "--no-noise-irqs",
+        "--no-noise-placement",
+    ];
+    for ((m, c, w, seed), want) in golden_cases().into_iter().zip(GOLDEN) {
+        let none = turned_off(&with_noise(m, true), &PARTS);
+        assert!(none.mech.machine_noise, "{m}");
+        assert_eq!(golden(&none, c, &w, seed), want, "{m} {c} {seed}");
+        if m == "graviton3" {
+            let all = golden(&with_noise(m, true), c, &w, seed);
+            for part in PARTS {
+                let less = turned_off(&with_noise(m, true), &[part]);
+                let got = golden(&less, c, &w, seed);
+                assert_ne!(got, all, "{m} {c} {seed}: {part} changes nothing");
+                assert_ne!(got, want, "{m} {c} {seed}: {part} removes all");
+            }
+        }
+    }
 }
 
 /// With machine noise a run is a pure function of its seed and its
