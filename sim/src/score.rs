@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 
 use crate::study::{json_str, Results, Study};
 use crate::{errln, out};
-use stats::{amean, hmean, welch_p};
+use stats::{amean, hmean, rel_change_ci, welch_p, ALPHA};
 
 /// Mel Gorman's v1 of the rework, 2-socket CascadeLake: "[PATCH 2/2]
 /// sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals".
@@ -635,6 +635,20 @@ pub struct SimChange {
     pub pct: f64,
     /// Welch's p.
     pub p: f64,
+    /// The 95% confidence interval of the change (low, high), %, better
+    /// positive: Fieller's interval for the ratio of the arithmetic means
+    /// ([`stats::rel_change_ci`]), which excludes 0 exactly when `p < 0.05`.
+    /// `None` when it is unbounded (the base mean not significantly away
+    /// from 0) or cannot be computed (fewer than 2 samples on a side).
+    pub ci: Option<(f64, f64)>,
+}
+
+/// The 95% interval of the change of `v`'s mean against `b`'s, %, better
+/// positive ([`SimChange::ci`]).
+pub fn change_ci(b: &[f64], v: &[f64], higher_better: bool) -> Option<(f64, f64)> {
+    let c = rel_change_ci(b, v, ALPHA)?;
+    let c = if higher_better { c } else { c.lower_better() };
+    Some((c.lo_pct, c.hi_pct))
 }
 
 /// One scored row.
@@ -660,6 +674,12 @@ impl Scored {
         self.sim
             .as_ref()
             .map(|s| within_2x(self.row.published, s.pct))
+    }
+    /// Whether the published change lies inside the simulator's 95%
+    /// interval (`None` when not scored or the interval is unbounded).
+    pub fn published_in_ci(&self) -> Option<bool> {
+        let (lo, hi) = self.sim.as_ref()?.ci?;
+        Some(lo <= self.row.published && self.row.published <= hi)
     }
 }
 
@@ -689,6 +709,7 @@ pub fn score_with(rows: &[Row], lookup: &Lookup) -> Vec<Scored> {
                             value,
                             pct,
                             p: welch_p(&b, &v),
+                            ci: change_ci(&b, &v, hb),
                         }),
                         why_not: None,
                     }
@@ -795,16 +816,40 @@ fn target_text(t: &Target) -> String {
     }
 }
 
+/// An interval as the tables print it: `[-9.12, -7.65]`, `unbounded` when
+/// there is none.
+fn ci_text(ci: Option<(f64, f64)>) -> String {
+    ci.map_or("unbounded".into(), |(lo, hi)| {
+        format!("[{lo:+.2}, {hi:+.2}]")
+    })
+}
+
+/// `yes`, `no`, or `-` for none.
+fn yes_no(b: Option<bool>) -> &'static str {
+    match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    }
+}
+
+/// The two ends of an interval for CSV (empty when none).
+fn ci_csv(ci: Option<(f64, f64)>) -> (String, String) {
+    ci.map_or((String::new(), String::new()), |(lo, hi)| {
+        (lo.to_string(), hi.to_string())
+    })
+}
+
 /// The score table.
 pub fn score_table(s: &[Scored]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "Score against the published tables (clear rows; change %, better positive; sim * = Welch p < 0.05; 2x = |sim| within a factor 2, same sign)"
+        "Score against the published tables (clear rows; change %, better positive; sim * = Welch p < 0.05; 95% CI = Fieller's interval of the change, Welch df, excluding 0 exactly when *; in = pub% inside it; 2x = |sim| within a factor 2, same sign)"
     );
     let _ = writeln!(
         o,
-        "{:<3} {:<40} {:>5} {:<22} {:>8}  {:<34} {:>5} {:>9} {:>8} {:<8} {:<3} source",
+        "{:<3} {:<40} {:>5} {:<22} {:>8}  {:<34} {:>5} {:>9} {:>8} {:>18} {:<3} {:<8} {:<3} source",
         "#",
         "published workload",
         "param",
@@ -814,6 +859,8 @@ pub fn score_table(s: &[Scored]) -> String {
         "run",
         "sim%",
         "p",
+        "95% CI",
+        "in",
         "verdict",
         "2x"
     );
@@ -833,17 +880,15 @@ pub fn score_table(s: &[Scored]) -> String {
             (Some(sc), Some(v)) => {
                 let _ = write!(
                     o,
-                    "{:>5} {:>+8.2}{} {:>8.4} {:<8} {:<3}",
+                    "{:>5} {:>+8.2}{} {:>8.4} {:>18} {:<3} {:<8} {:<3}",
                     sc.value,
                     sc.pct,
                     if sc.p < 0.05 { "*" } else { " " },
                     sc.p,
+                    ci_text(sc.ci),
+                    yes_no(x.published_in_ci()),
                     v.name(),
-                    if x.within_2x() == Some(true) {
-                        "yes"
-                    } else {
-                        "no"
-                    }
+                    yes_no(x.within_2x())
                 );
             }
             _ => {
@@ -859,7 +904,7 @@ pub fn score_table(s: &[Scored]) -> String {
 /// The score as CSV.
 pub fn score_csv(s: &[Scored]) -> String {
     let mut o = String::from(
-        "row,source,machine,workload,param,base,variant,published_pct,study_item,study_machine,value_run,sim_pct,p,verdict,within_2x,why_not\n",
+        "row,source,machine,workload,param,base,variant,published_pct,study_item,study_machine,value_run,sim_pct,p,verdict,within_2x,why_not,ci_lo_pct,ci_hi_pct,published_in_ci\n",
     );
     for (k, x) in s.iter().enumerate() {
         let r = &x.row;
@@ -871,9 +916,10 @@ pub fn score_csv(s: &[Scored]) -> String {
             Some(sc) => (sc.value.to_string(), sc.pct.to_string(), sc.p.to_string()),
             None => (String::new(), String::new(), String::new()),
         };
+        let (lo, hi) = ci_csv(x.sim.as_ref().and_then(|sc| sc.ci));
         let _ = writeln!(
             o,
-            "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},\"{}\"",
+            "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{}",
             k + 1,
             r.source,
             r.machine,
@@ -889,7 +935,11 @@ pub fn score_csv(s: &[Scored]) -> String {
             p,
             x.verdict().map_or("", |v| v.name()),
             x.within_2x().map_or("", |w| if w { "yes" } else { "no" }),
-            x.why_not.as_deref().unwrap_or("").replace('"', "'")
+            x.why_not.as_deref().unwrap_or("").replace('"', "'"),
+            lo,
+            hi,
+            x.published_in_ci()
+                .map_or("", |w| if w { "yes" } else { "no" })
         );
     }
     o
@@ -906,14 +956,18 @@ pub fn score_json(s: &[Scored]) -> String {
         let r = &x.row;
         let sim = match &x.sim {
             Some(sc) => format!(
-                "{{\"value\": {}, \"pct\": {}, \"p\": {}}}",
-                sc.value, sc.pct, sc.p
+                "{{\"value\": {}, \"pct\": {}, \"p\": {}, \"ci_lo_pct\": {}, \"ci_hi_pct\": {}}}",
+                sc.value,
+                sc.pct,
+                sc.p,
+                sc.ci.map_or("null".into(), |c| c.0.to_string()),
+                sc.ci.map_or("null".into(), |c| c.1.to_string())
             ),
             None => "null".into(),
         };
         let _ = writeln!(
             o,
-            "    {{\"source\": {}, \"machine\": {}, \"workload\": {}, \"param\": {}, \"base\": {}, \"variant\": {}, \"published_pct\": {}, \"target\": {}, \"sim\": {}, \"verdict\": {}, \"within_2x\": {}, \"why_not\": {}}}{}",
+            "    {{\"source\": {}, \"machine\": {}, \"workload\": {}, \"param\": {}, \"base\": {}, \"variant\": {}, \"published_pct\": {}, \"target\": {}, \"sim\": {}, \"verdict\": {}, \"within_2x\": {}, \"published_in_ci\": {}, \"why_not\": {}}}{}",
             json_str(r.source),
             json_str(r.machine),
             json_str(&r.workload),
@@ -925,6 +979,8 @@ pub fn score_json(s: &[Scored]) -> String {
             sim,
             x.verdict().map_or("null".into(), |v| json_str(v.name())),
             x.within_2x().map_or("null", |w| if w { "true" } else { "false" }),
+            x.published_in_ci()
+                .map_or("null", |w| if w { "true" } else { "false" }),
             x.why_not.as_deref().map_or("null".into(), json_str),
             if k + 1 < s.len() { "," } else { "" }
         );
@@ -1137,15 +1193,16 @@ pub fn ablation_table(ab: &Ablation) -> String {
 /// The ablation as CSV: one line per (variant, row).
 pub fn ablation_csv(ab: &Ablation) -> String {
     let mut o = String::from(
-        "variant,ran,row,workload,param,base,variant_config,published_pct,sim_pct,p,verdict\n",
+        "variant,ran,row,workload,param,base,variant_config,published_pct,sim_pct,p,verdict,ci_lo_pct,ci_hi_pct\n",
     );
     for (name, ran, s) in ab {
         for (k, x) in s.iter().enumerate() {
             let Some(sc) = &x.sim else { continue };
             let r = &x.row;
+            let (lo, hi) = ci_csv(sc.ci);
             let _ = writeln!(
                 o,
-                "{name},{ran},{},\"{} {}\",{},{},{},{},{},{},{}",
+                "{name},{ran},{},\"{} {}\",{},{},{},{},{},{},{},{},{}",
                 k + 1,
                 r.machine,
                 r.workload,
@@ -1155,7 +1212,9 @@ pub fn ablation_csv(ab: &Ablation) -> String {
                 r.published,
                 sc.pct,
                 sc.p,
-                x.verdict().map_or("", |v| v.name())
+                x.verdict().map_or("", |v| v.name()),
+                lo,
+                hi
             );
         }
     }

@@ -20,7 +20,7 @@ use crate::engine::{row_name, Counters, NR_ROWS};
 use crate::machine::Machine;
 use crate::workloads::*;
 use crate::{errln, out, run_one, Config, RunResult, WorkSpec};
-use stats::{amean, cov, hmean, stddev, welch_ci, welch_p};
+use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One sweep: a workload on a machine over a list of parameter values.
 #[derive(Clone, Debug)]
@@ -707,27 +707,23 @@ pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
 }
 
 /// The `CI95` rows under the means: for each configuration against the
-/// baseline, the 95% confidence interval of the difference of arithmetic
-/// means (Welch, [`welch_ci`]) in % of the baseline's mean, better as
-/// positive, as the `%` column. It excludes 0 exactly when the mean is
-/// marked `*`. The baseline mean's own error enters through the difference's
-/// standard error, to first order (its effect on the denominator is not
-/// propagated).
+/// baseline, the 95% confidence interval of the change of the arithmetic
+/// means in % of the baseline's mean, better as positive, as the `%`
+/// column: Fieller's interval for the ratio of the means with Welch's
+/// degrees of freedom ([`crate::score::change_ci`], the score's), which
+/// carries the baseline mean's own error into the denominator. It excludes
+/// 0 exactly when the mean is marked `*`; `-` when there is none (no
+/// samples, or a baseline mean not significantly away from 0).
 fn ci_rows(s: &mut String, r: &Results, item: usize, metric: &str, hb: bool) {
     let st = &r.study;
     for (vi, v) in st.items[item].values.iter().enumerate() {
         let base = r.values(item, vi, 0, metric);
-        let bm = amean(&base);
         let _ = write!(s, "{:<8}{:>6} {:>23}", "CI95", v, "");
         for ci in 1..st.configs.len() {
             let x = r.values(item, vi, ci, metric);
-            let txt = match welch_ci(&base, &x, 0.05) {
-                Some((lo, hi)) if bm != 0.0 => {
-                    let (lo, hi) = (100.0 * lo / bm.abs(), 100.0 * hi / bm.abs());
-                    let (lo, hi) = if hb { (lo, hi) } else { (-hi, -lo) };
-                    format!("[{lo:+.2}, {hi:+.2}]%")
-                }
-                _ => "-".to_string(),
+            let txt = match crate::score::change_ci(&base, &x, hb) {
+                Some((lo, hi)) => format!("[{lo:+.2}, {hi:+.2}]%"),
+                None => "-".to_string(),
             };
             let _ = write!(s, " {txt:>23}");
         }

@@ -10,8 +10,8 @@ use sim::machine::{Machine, MECHANISM_FLAGS};
 use sim::score::{
     ablation_plan, ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear,
     mechanism_names, mel_rows, parse_mechanisms, parse_rows, published_count, published_samples,
-    resolve, ryan_change, schbench_rows, score_with, totals, verdict, within_2x, AblationSubset,
-    Row, Target, Verdict,
+    resolve, ryan_change, schbench_rows, score_csv, score_json, score_table, score_with, totals,
+    verdict, within_2x, AblationSubset, Row, Target, Verdict,
 };
 use sim::study::{run_study, study_machine, to_csv, Item, Scale, Study};
 use sim::workloads::HackbenchCfg;
@@ -134,9 +134,112 @@ fn scoring_of_constructed_rows() {
         ),
         (6, 2, 1, 1, 1, 1, 1)
     );
+    // The 95% interval of row 1, by hand: means 10.01 and 9.01, s² =
+    // 0.0055 on both sides (n = 5, so v = 0.0011 and df = 8, t = 2.3060041);
+    // Fieller: a = 10.01² − t² v = 100.194251, root of t² (v a + 9.01² v)
+    // = 1.030017, ratios (90.1901 ∓ 1.030017) / a = 0.889872, 0.910433,
+    // so 10% faster in [+8.9567, +11.0128]%, better positive. It excludes
+    // 0 as p < 0.05 does, and the published +5% lies outside it.
+    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.unwrap();
+    assert!(
+        (lo - 8.9567).abs() < 1e-4 && (hi - 11.0128).abs() < 1e-4,
+        "[{lo}, {hi}]"
+    );
+    assert_eq!(s[0].published_in_ci(), Some(false));
+    // Every scored row's interval holds its change and excludes 0 exactly
+    // when its verdict is not null; the noisy row's holds the published 5%.
+    for x in &s[..4] {
+        let sc = x.sim.as_ref().unwrap();
+        let (lo, hi) = sc.ci.unwrap();
+        assert!(lo <= sc.pct && sc.pct <= hi, "{sc:?}");
+        assert_eq!(
+            lo > 0.0 || hi < 0.0,
+            x.verdict() != Some(Verdict::Null),
+            "{sc:?}"
+        );
+    }
+    assert_eq!(s[3].published_in_ci(), Some(true));
+    assert_eq!(s[4].published_in_ci(), None);
     // A rate the other way round: higher is better.
     let s = score_with(&rows[..1], &|_| Ok((base.clone(), faster.clone(), true, 1)));
     assert_eq!(s[0].verdict(), Some(Verdict::Opposite));
+    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.unwrap();
+    assert!(
+        (lo + 11.0128).abs() < 1e-4 && (hi + 8.9567).abs() < 1e-4,
+        "[{lo}, {hi}]"
+    );
+}
+
+/// The score's table, CSV and JSON carry the interval and whether the
+/// published change lies inside it; a row without an interval (a base mean
+/// not significantly away from 0) says so, and the rows that are not scored
+/// leave the fields empty.
+#[test]
+fn score_outputs_carry_the_interval() {
+    let rows = vec![
+        row(5.0, point(1)),
+        row(5.0, point(2)),
+        row(5.0, Target::NotModelled("no such workload")),
+    ];
+    let s = score_with(&rows, &|r: &Row| {
+        let Target::Point { value, .. } = r.target else {
+            unreachable!()
+        };
+        match value {
+            1 => Ok((
+                vec![10.0, 10.1, 9.9, 10.0, 10.05],
+                vec![9.0, 9.1, 8.9, 9.0, 9.05],
+                false,
+                1,
+            )),
+            // 0.5 ± 4.3: Fieller's set for the ratio is unbounded.
+            _ => Ok((vec![0.0, 0.5, 1.0], vec![5.0, 6.0, 7.0], false, 2)),
+        }
+    });
+    assert_eq!(s[1].sim.as_ref().unwrap().ci, None);
+    assert_eq!(s[1].published_in_ci(), None);
+
+    let t = score_table(&s);
+    assert!(t.contains(" 95% CI in "), "{t}");
+    assert!(t.contains("    [+8.96, +11.01] no  agree"), "{t}");
+    assert!(t.contains("          unbounded -   "), "{t}");
+
+    let csv = score_csv(&s);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].ends_with(",why_not,ci_lo_pct,ci_hi_pct,published_in_ci"),
+        "{csv}"
+    );
+    let cells = |l: &str| l.rsplitn(4, ',').map(str::to_string).collect::<Vec<_>>();
+    let c1 = cells(lines[1]);
+    assert_eq!(c1[0], "no");
+    assert!(
+        (c1[2].parse::<f64>().unwrap() - 8.9567).abs() < 1e-4,
+        "{csv}"
+    );
+    assert!(
+        (c1[1].parse::<f64>().unwrap() - 11.0128).abs() < 1e-4,
+        "{csv}"
+    );
+    assert!(lines[2].ends_with("\"\",,,"), "{csv}");
+    assert!(lines[3].ends_with(",,,"), "{csv}");
+
+    let json = score_json(&s);
+    assert!(json.contains("\"ci_lo_pct\": 8.956"), "{json}");
+    assert!(
+        json.contains("\"ci_lo_pct\": null, \"ci_hi_pct\": null"),
+        "{json}"
+    );
+    assert_eq!(
+        json.matches("\"published_in_ci\": false").count(),
+        1,
+        "{json}"
+    );
+    assert_eq!(
+        json.matches("\"published_in_ci\": null").count(),
+        2,
+        "{json}"
+    );
 }
 
 #[test]

@@ -9,6 +9,10 @@
 //!   regularized incomplete beta function (Lentz's continued fraction,
 //!   Numerical Recipes 6.4), with `lgamma` from `libm`; at infinite degrees
 //!   of freedom the normal distribution (`erfc`).
+//! - Confidence intervals that invert that test: of the difference of the
+//!   means ([`welch_ci`]) and of their relative change in % (Fieller's
+//!   interval for the ratio of the means, [`rel_change_ci`]), from the t
+//!   quantile ([`t_quantile`], bisection on the CDF).
 //!
 //! `no_std` (the kernel links it), no allocation, no `unsafe`; it does not
 //! depend on `sched`. `tests/published.rs` checks it against t tables and
@@ -205,6 +209,107 @@ pub fn welch_ci(a: &[f64], b: &[f64], alpha: f64) -> Option<(f64, f64)> {
     let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
     let h = t_quantile(alpha, df) * sqrt(se2);
     Some((d - h, d + h))
+}
+
+/// A relative change of one sample's mean against another's with its
+/// confidence interval, all in % of the base mean's magnitude (as
+/// [`pct_better`] with higher as better: `100 (v - b) / |b|`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RelChange {
+    /// The change of the arithmetic means, %.
+    pub pct: f64,
+    /// The interval's lower end, %.
+    pub lo_pct: f64,
+    /// The interval's upper end, %.
+    pub hi_pct: f64,
+}
+
+impl RelChange {
+    /// The same interval with lower as better (a time, a latency): every
+    /// figure negated and the ends swapped, so that it reads as
+    /// [`pct_better`] with `higher_better` false.
+    pub fn lower_better(self) -> RelChange {
+        RelChange {
+            pct: -self.pct,
+            lo_pct: -self.hi_pct,
+            hi_pct: -self.lo_pct,
+        }
+    }
+
+    /// Whether `pct` lies in the interval (ends included).
+    pub fn contains(&self, pct: f64) -> bool {
+        self.lo_pct <= pct && pct <= self.hi_pct
+    }
+}
+
+/// The change of `mean(variant)` against `mean(base)` in % of the base mean
+/// with its `1 - alpha` confidence interval: Fieller's interval for the
+/// ratio of two independent means, `rho = mean(variant) / mean(base)`, with
+/// Welch's unequal variances, the Welch-Satterthwaite degrees of freedom of
+/// the difference and the Student t quantile ([`t_quantile`]).
+///
+/// Fieller's interval is every `rho` with
+/// `(m_v - rho m_b)^2 <= t^2 (s_v^2/n_v + rho^2 s_b^2/n_b)`, the ratios that
+/// a t-test of `m_v - rho m_b = 0` does not reject. It is chosen over the
+/// delta method (on the ratio or its log) because at `rho = 1` that test is
+/// Welch's test of the difference itself: with the degrees of freedom of
+/// the difference (those of [`welch`], used for every `rho`) the interval
+/// excludes a change of 0 exactly when `welch_p(base, variant) < alpha`, so
+/// it never contradicts the `*` of [`welch_p`]; and it carries the base
+/// mean's own error into the denominator instead of treating the base mean
+/// as known. The delta method gives a symmetric interval on a scale that
+/// does not invert the test, so the two could disagree near the level.
+/// (Strictly, the Welch-Satterthwaite degrees of freedom of
+/// `m_v - rho m_b` depend on `rho`; for the changes of a few % this is used
+/// on, they are those of the difference to within a rounding.)
+///
+/// Its limitation: the interval is bounded only when the base mean itself
+/// differs significantly from 0 (`m_b^2 > t^2 s_b^2 / n_b`); when the base
+/// mean's own interval reaches 0 the set of ratios is unbounded (the whole
+/// line, or two half-lines) and this returns `None`, as it does with fewer
+/// than two samples on a side, a base mean of 0, or `alpha` outside (0, 1).
+/// With no variance on either side the interval is the change itself.
+pub fn rel_change_ci(base: &[f64], variant: &[f64], alpha: f64) -> Option<RelChange> {
+    if base.len() < 2 || variant.len() < 2 || alpha.is_nan() || alpha <= 0.0 || alpha >= 1.0 {
+        return None;
+    }
+    let (mb, mv) = (amean(base), amean(variant));
+    if mb == 0.0 || !mb.is_finite() || !mv.is_finite() {
+        return None;
+    }
+    // Both ends in % of |m_b|, better (higher) positive: 100 (rho - 1) sign(m_b).
+    let sign = if mb < 0.0 { -1.0 } else { 1.0 };
+    let pct = |rho: f64| 100.0 * (rho - 1.0) * sign;
+    let (sb, sv) = (stddev(base), stddev(variant));
+    let (vb, vv) = (sb * sb / base.len() as f64, sv * sv / variant.len() as f64);
+    let se2 = vb + vv;
+    let rho = mv / mb;
+    if se2 == 0.0 {
+        let p = pct(rho);
+        return Some(RelChange {
+            pct: p,
+            lo_pct: p,
+            hi_pct: p,
+        });
+    }
+    let df = se2 * se2 / (vb * vb / (base.len() - 1) as f64 + vv * vv / (variant.len() - 1) as f64);
+    let t = t_quantile(alpha, df);
+    let t2 = t * t;
+    // rho^2 (m_b^2 - t^2 v_b) - 2 rho m_b m_v + (m_v^2 - t^2 v_v) <= 0.
+    let a = mb * mb - t2 * vb;
+    if a.is_nan() || a <= 0.0 {
+        return None;
+    }
+    // b^2 - a c with b = m_b m_v, c = m_v^2 - t^2 v_v; >= 0 when a > 0.
+    let disc = t2 * (vv * a + mv * mv * vb);
+    let root = sqrt(disc);
+    let (r1, r2) = ((mb * mv - root) / a, (mb * mv + root) / a);
+    let (p1, p2) = (pct(r1), pct(r2));
+    Some(RelChange {
+        pct: pct(rho),
+        lo_pct: p1.min(p2),
+        hi_pct: p1.max(p2),
+    })
 }
 
 /// The significance level `compare` marks (`*`).

@@ -175,6 +175,17 @@ fn means_spread_and_percentiles() {
     assert_eq!(percentile(&[], 50.0), 0);
 }
 
+/// A fixed pseudo-random walk in [0, 1) (xorshift64 from `seed`).
+fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// The t quantile against the same table points, and the Welch interval:
 /// `d ± t(0.025, df) · sqrt(s_a²/n_a + s_b²/n_b)`, which excludes 0 exactly
 /// when the test is significant.
@@ -189,13 +200,7 @@ fn welch_interval() {
     let h = 2.776_445 * (2.0 / 3.0f64).sqrt();
     assert!((lo - (1.0 - h)).abs() < 1e-4 && (hi - (1.0 + h)).abs() < 1e-4);
     // A fixed pseudo-random walk of sample pairs (xorshift).
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut f = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut f = uniform(0x9e37_79b9_7f4a_7c15);
     for _ in 0..200 {
         let a: Vec<f64> = (0..5).map(|_| f()).collect();
         let shift = f();
@@ -207,4 +212,138 @@ fn welch_interval() {
         }
     }
     assert!(stats::welch_ci(&[1.0], &[1.0, 2.0], 0.05).is_none());
+}
+
+/// The two-sided t quantile inverts the CDF at every point of the t table
+/// (rounded there to 3 decimals, so within half a unit of the last digit
+/// plus the bisection's error), and at df = 30 (2.042).
+#[test]
+fn t_quantile_matches_the_t_table() {
+    for &(t, df, p) in T_TABLE
+        .iter()
+        .chain(&[(2.042, 30.0, 0.05), (2.750, 30.0, 0.01)])
+    {
+        let q = stats::t_quantile(p, df);
+        assert!(
+            (q - t).abs() <= 5e-4 + 1e-9,
+            "df {df}, p {p}: {q}, table {t}"
+        );
+    }
+}
+
+/// Fieller's interval of the relative change, by hand. Equal sizes and
+/// variances give integer Welch degrees of freedom, 2 (n - 1):
+///
+/// - base 9, 10, 11 and variant 8, 9, 10: means 10 and 9, s² = 1, n = 3,
+///   so v_b = v_v = 1/3, df = 4, t = 2.7764451 (t² = 7.708647). Then
+///   a = 10² − t²/3 = 97.430451, the discriminant t² (v_v a + 9² v_b) =
+///   7.708647 × 59.476817 = 458.48581 (root 21.412281), and
+///   rho = (90 ∓ 21.412281) / 97.430451 = 0.703966, 1.143506:
+///   −10% in [−29.6034, +14.3506]%. The first-order interval
+///   (`welch_ci` over the base mean) is [−32.6696, +12.6696]%: Fieller's
+///   leans towards the side where the ratio stretches.
+/// - base 98..102 and variant 103..107 (steps of 1): means 100 and 105,
+///   s² = 2.5, n = 5, v = 0.5, df = 8, t = 2.3060041 (t² = 5.317655):
+///   a = 10000 − 0.5 t² = 9997.341172, discriminant
+///   t² (0.5 a + 105² × 0.5) = 55894.780 (root 236.421615),
+///   rho = (10500 ∓ 236.421615) / 9997.341172: +5% in
+///   [+2.6631, +7.3928]%.
+#[test]
+fn relative_change_interval_by_hand() {
+    let c = stats::rel_change_ci(&[9.0, 10.0, 11.0], &[8.0, 9.0, 10.0], 0.05).unwrap();
+    assert!((c.pct + 10.0).abs() < 1e-12, "{c:?}");
+    assert!((c.lo_pct + 29.6034).abs() < 1e-4, "{c:?}");
+    assert!((c.hi_pct - 14.3506).abs() < 1e-4, "{c:?}");
+    // Lower is better (a time): 10% better in [-14.3506, +29.6034]%.
+    let l = c.lower_better();
+    assert_eq!((l.pct, l.lo_pct, l.hi_pct), (-c.pct, -c.hi_pct, -c.lo_pct));
+    assert!(l.contains(10.0) && l.contains(-14.35) && !l.contains(29.61));
+
+    let base = [98.0, 99.0, 100.0, 101.0, 102.0];
+    let var = [103.0, 104.0, 105.0, 106.0, 107.0];
+    let c = stats::rel_change_ci(&base, &var, 0.05).unwrap();
+    assert!((c.pct - 5.0).abs() < 1e-12, "{c:?}");
+    assert!((c.lo_pct - 2.6631).abs() < 1e-4, "{c:?}");
+    assert!((c.hi_pct - 7.3928).abs() < 1e-4, "{c:?}");
+    // A 99% interval is wider and still excludes 0 (p is about 2e-4).
+    let w = stats::rel_change_ci(&base, &var, 0.01).unwrap();
+    assert!(
+        w.lo_pct < c.lo_pct && w.hi_pct > c.hi_pct && w.lo_pct > 0.0,
+        "{w:?}"
+    );
+    assert!(welch_p(&base, &var) < 0.01);
+
+    // A negative base mean: the change is in % of its magnitude, as
+    // pct_better's: -10 -> -9 is +10%, and the interval is the first
+    // example's mirrored.
+    let n = stats::rel_change_ci(&[-9.0, -10.0, -11.0], &[-8.0, -9.0, -10.0], 0.05).unwrap();
+    assert!((n.pct - 10.0).abs() < 1e-12, "{n:?}");
+    assert!((n.lo_pct + 14.3506).abs() < 1e-4 && (n.hi_pct - 29.6034).abs() < 1e-4);
+}
+
+/// The interval inverts Welch's test: it excludes a change of 0 exactly
+/// when `welch_p < alpha`, at two levels, on a fixed pseudo-random walk of
+/// sample pairs; it always holds the change of the means; and with little
+/// spread it meets the first-order interval (`welch_ci` over the base mean).
+#[test]
+fn relative_change_interval_inverts_welch() {
+    let mut f = uniform(0x2545_f491_4f6c_dd1d);
+    let (mut bounded, mut excluded, mut included) = (0, 0, 0);
+    for k in 0..400 {
+        let alpha = if k % 2 == 0 { 0.05 } else { 0.10 };
+        let nb = 2 + k % 6;
+        let b: Vec<f64> = (0..nb).map(|_| 10.0 + 3.0 * f()).collect();
+        let shift = 2.0 * f() - 1.0;
+        let v: Vec<f64> = (0..5).map(|_| 10.0 + 4.0 * f() + shift).collect();
+        let Some(c) = stats::rel_change_ci(&b, &v, alpha) else {
+            continue;
+        };
+        bounded += 1;
+        assert!(c.contains(c.pct), "{c:?}");
+        let p = welch_p(&b, &v);
+        if (p - alpha).abs() > 1e-6 {
+            assert_eq!(!c.contains(0.0), p < alpha, "p {p} alpha {alpha} {c:?}");
+            if p < alpha {
+                excluded += 1;
+            } else {
+                included += 1;
+            }
+        }
+    }
+    // The walk exercises both sides of the rule.
+    assert!(
+        bounded >= 390 && excluded >= 40 && included >= 40,
+        "{bounded} {excluded} {included}"
+    );
+
+    // Little spread: the base mean is nearly known, the ratio nearly linear.
+    let b = [1000.0, 1001.0, 999.0, 1000.5, 999.5];
+    let v = [950.0, 951.0, 949.0, 950.2, 949.8];
+    let c = stats::rel_change_ci(&b, &v, 0.05).unwrap();
+    let (lo, hi) = stats::welch_ci(&b, &v, 0.05).unwrap();
+    assert!((c.lo_pct - lo / 10.0).abs() < 1e-2 && (c.hi_pct - hi / 10.0).abs() < 1e-2);
+}
+
+#[test]
+fn relative_change_interval_edges() {
+    // Too few samples, a base mean of 0, a level out of range: no interval.
+    assert_eq!(stats::rel_change_ci(&[1.0], &[1.0, 2.0], 0.05), None);
+    assert_eq!(stats::rel_change_ci(&[1.0, 2.0], &[1.0], 0.05), None);
+    assert_eq!(stats::rel_change_ci(&[-1.0, 1.0], &[1.0, 2.0], 0.05), None);
+    for alpha in [0.0, 1.0, -0.1, f64::NAN] {
+        assert_eq!(stats::rel_change_ci(&[1.0, 2.0], &[1.0, 2.0], alpha), None);
+    }
+    // A base mean whose own interval reaches 0 (0.5 ± 4.3 at df = 2):
+    // Fieller's set is unbounded.
+    assert_eq!(
+        stats::rel_change_ci(&[0.0, 0.5, 1.0], &[5.0, 6.0, 7.0], 0.05),
+        None
+    );
+    // No variance: the interval is the change itself, excluding 0 exactly
+    // when welch_p says the means differ.
+    let c = stats::rel_change_ci(&[4.0, 4.0], &[5.0, 5.0], 0.05).unwrap();
+    assert_eq!((c.pct, c.lo_pct, c.hi_pct), (25.0, 25.0, 25.0));
+    assert_eq!(welch_p(&[4.0, 4.0], &[5.0, 5.0]), 0.0);
+    let z = stats::rel_change_ci(&[4.0, 4.0], &[4.0, 4.0], 0.05).unwrap();
+    assert!(z.contains(0.0));
 }
