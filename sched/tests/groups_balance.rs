@@ -131,12 +131,12 @@ impl Machine {
         nohz
     }
 
-    /// `nohz_balance_kick` from busy CPU `c`: the first tickless CPU after
-    /// it if `c` runs two tasks or more (`Scheduler::nohz_kick_wanted`),
-    /// otherwise, with more than one CPU of the LLC busy and a tickless
-    /// CPU's periodic balance due (`Scheduler::nohz_llc_kick_wanted`), the
-    /// first tickless CPU, is kicked as the idle load balancer (one kick
-    /// pending a CPU).
+    /// `nohz_balance_kick` from busy CPU `c`: if `c` runs two tasks or
+    /// more (`Scheduler::nohz_kick_wanted`), or else more than one CPU of
+    /// the LLC is busy and a tickless CPU's periodic balance is due
+    /// (`Scheduler::nohz_llc_kick_wanted`), the first tickless CPU
+    /// (`Scheduler::find_new_ilb`) is kicked as the idle load balancer
+    /// (one kick pending a CPU).
     fn nohz_kick(&mut self, c: usize) {
         let nr = self.s.cpu_rq(cpu_id(c)).nr_running();
         let nohz = self.nohz_mask();

@@ -46,6 +46,7 @@ mod lb_stats;
 mod lifecycle;
 mod newidle;
 mod nohz_idle_balance;
+mod nohz_misfit;
 #[cfg(feature = "oracle")]
 mod oracle;
 mod pelt;

@@ -68,9 +68,7 @@ fn run(
             let p = s.rebalance_domains(cpu_id(c), now);
             assert!(p.is_empty() && !p.active_balance(), "busy cpu {c} pulled");
             let nr_running = s.cpu_rq(cpu_id(c)).nr_running();
-            assert!(nohz
-                .cpus()
-                .all(|i| !s.nohz_kick_wanted(cpu_id(c), nr_running, i)));
+            assert!(!s.nohz_kick_wanted(cpu_id(c), nr_running));
             if !s.nohz_llc_kick_wanted(cpu_id(c), nohz, now) {
                 continue;
             }

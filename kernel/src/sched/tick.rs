@@ -108,13 +108,13 @@ pub fn timer_tick() {
 /// and the heartbeat.
 pub static NOHZ_IDLE: AtomicBool = AtomicBool::new(true);
 
-/// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`): with more than
-/// one runnable task here, or a misfit task running here on a machine of
-/// unequal CPUs, kick one tickless idle CPU (for a misfit: one of more
-/// capacity; `Scheduler::nohz_kick_wanted`); otherwise, with more than one
-/// CPU of this LLC busy (not tickless) and a tickless CPU's periodic balance
-/// due (`Scheduler::nohz_llc_kick_wanted`), the first tickless CPU
-/// (`find_new_ilb`). Either way the kicked CPU runs as the idle load
+/// A busy CPU's balancing tick (Linux's `nohz_balancer_kick`), once a
+/// tickless CPU's periodic balance is due: with more than one runnable task
+/// here, or a misfit task running here on a machine of unequal CPUs
+/// (`Scheduler::nohz_kick_wanted`), or else with more than one CPU of this
+/// LLC busy (not tickless; `Scheduler::nohz_llc_kick_wanted`), kick the
+/// first tickless idle CPU, whatever its capacity
+/// (`Scheduler::find_new_ilb`). Either way the kicked CPU runs as the idle load
 /// balancer ([`nohz_idle_balance`]: the periodic idle balance of each
 /// tickless CPU that is due, itself last), as Linux's kicked CPU does for
 /// both kinds of kick (`kick_ilb(NOHZ_BALANCE_KICK)`, then

@@ -22,9 +22,11 @@
 //!   running fair task that fits neither its CPU nor could do better (it
 //!   may run on a CPU of more capacity) marks the CPU misfit with its load
 //!   (`rq->misfit_task_load`, here [`super::CpuSummary::misfit_task_load`],
-//!   at least 1). A busy CPU's balancing tick kicks a tickless idle CPU
-//!   of more capacity for it (`nohz_kick_wanted`, `nohz_balancer_kick`'s
-//!   `check_misfit_status`).
+//!   at least 1). A busy CPU's balancing tick then kicks the idle load
+//!   balancer (`nohz_kick_wanted`, `nohz_balancer_kick`'s
+//!   `check_misfit_status`): the first tickless idle CPU, whatever its
+//!   capacity (`find_new_ilb`), whose pass balances for every tickless
+//!   CPU, so a big one among them pulls the misfit.
 //! - Balancing (`update_sg_lb_stats`, `group_classify`,
 //!   `update_sd_pick_busiest`, `calculate_imbalance`, `find_busiest_queue`,
 //!   `detach_tasks` with `migrate_misfit`, `need_active_balance`): in a
@@ -111,35 +113,46 @@ impl<P: Platform> Scheduler<P> {
         self.summary(cpu).misfit_task_load.load(Ordering::Relaxed)
     }
 
-    /// `nohz_balancer_kick`'s choice, for the busy `cpu` running
-    /// `nr_running` tasks: should it kick the tickless idle CPU `idle` to
-    /// balance? Yes with two or more tasks here (Linux's first test); and
-    /// with a misfit running here (`check_misfit_status`: Linux kicks
-    /// when `rq->misfit_task_load` is set in an `sd_asym_cpucapacity`
-    /// domain), if `idle` has more capacity than `cpu` (`capacity_greater`):
-    /// Linux's kicked CPU balances on behalf of every idle CPU, as the
-    /// kernel's and the simulator's now do; the rule dates from when theirs
-    /// balanced only for itself, and a CPU no bigger could not pull a
-    /// misfit. The misfit load is 0 on a machine of equal CPUs, so there
-    /// only the first test counts.
+    /// `nohz_balancer_kick`'s tests of the busy `cpu` itself, running
+    /// `nr_running` tasks: should it kick the idle load balancer? Yes with
+    /// two or more tasks here (Linux's first test), and with a misfit
+    /// running here (`check_misfit_status`, tested when `cpu` has an
+    /// `sd_asym_cpucapacity` domain). Since Linux 6.10 ("sched/fair: Check
+    /// if a task has a fitting CPU when updating misfit")
+    /// `check_misfit_status` reads `rq->misfit_task_load` alone: whether
+    /// some CPU has more capacity for the task is settled when the load is
+    /// set (`update_misfit_status` with the task's
+    /// `max_allowed_capacity`, here at the tick and each switch); the
+    /// older `arch_scale_cpu_capacity(cpu) < rd->max_cpu_capacity ||
+    /// check_cpu_capacity(rq, sd)` said the same here, where a misfit is
+    /// never marked on a CPU of the largest allowed capacity and no
+    /// pressure lowers a capacity. Nothing asks what the kicked CPU
+    /// itself is: it balances for every tickless CPU
+    /// ([`Self::nohz_idle_balance`]), so a little one can hand the misfit
+    /// to a big one. The misfit load is 0 on a machine of equal CPUs, so
+    /// there only the first test counts. `check_cpu_capacity`'s own test
+    /// (a CFS task on a CPU whose capacity pressure takes more than the
+    /// domain's `imbalance_pct` off) never holds here (no RT, IRQ or
+    /// thermal pressure), nor the asymmetric-packing one (no domain has
+    /// `SD_ASYM_PACKING`).
     #[inline]
-    pub fn nohz_kick_wanted(&self, cpu: CpuId, nr_running: u32, idle: CpuId) -> bool {
-        nr_running >= 2
-            || (self.misfit_task_load(cpu) != 0
-                && capacity_greater(
-                    self.topology.capacity_of(idle) as u64,
-                    self.topology.capacity_of(cpu) as u64,
-                ))
+    pub fn nohz_kick_wanted(&self, cpu: CpuId, nr_running: u32) -> bool {
+        nr_running >= 2 || self.misfit_task_load(cpu) != 0
     }
 
     /// The CPU `nohz_balancer_kick` kicks as the idle load balancer from
-    /// the busy `cpu` (running `nr_running` tasks) at `now_ns`, with
-    /// `nohz_idle` the CPUs in tickless idle: the first of them after `cpu`
-    /// (in CPU order, wrapping) that [`Self::nohz_kick_wanted`] names, or,
-    /// failing that and when [`Self::nohz_llc_kick_wanted`] holds, the
-    /// first of them (`find_new_ilb`); `None` for no kick. The flag says
-    /// which test chose it (`true`: the LLC's). The kernel's tick and the
-    /// simulator ask this one rule. O(CPUs), no allocation.
+    /// `cpu` (running `nr_running` tasks) at `now_ns`, with `nohz_idle` the
+    /// CPUs in tickless idle: none from an idle `cpu` (`rq->idle_balance`:
+    /// its own tick balances it) nor before a tickless CPU's periodic
+    /// balance is due (`time_before(now, nohz.next_balance)`, which Linux
+    /// tests before any reason to kick: a kick then would find nothing due,
+    /// [`Self::nohz_next_balance_due`]); then, when
+    /// [`Self::nohz_kick_wanted`] or, failing that,
+    /// [`Self::nohz_llc_kick_wanted`] holds, [`Self::find_new_ilb`]'s CPU
+    /// (`kick_ilb`: one choice, whatever the reason); `None` for no kick.
+    /// The flag says which test chose to kick (`true`: the LLC's). The
+    /// kernel's tick and the simulator ask this one rule. O(CPUs), no
+    /// allocation.
     pub fn nohz_kick_target(
         &self,
         cpu: CpuId,
@@ -147,17 +160,32 @@ impl<P: Platform> Scheduler<P> {
         nohz_idle: &CpuMask,
         now_ns: u64,
     ) -> Option<(CpuId, bool)> {
-        let n = self.nr_cpus();
-        if let Some(c) = (1..n)
-            .map(|k| CpuId::wrapping((cpu.index() + k) % n))
-            .find(|&c| nohz_idle.has(c) && self.nohz_kick_wanted(cpu, nr_running, c))
-        {
-            return Some((c, false));
-        }
-        if !self.nohz_llc_kick_wanted(cpu, nohz_idle, now_ns) {
+        if self.idle(cpu) || !self.nohz_next_balance_due(nohz_idle, now_ns) {
             return None;
         }
-        nohz_idle.cpus().find(|&c| c != cpu).map(|c| (c, true))
+        let llc = if self.nohz_kick_wanted(cpu, nr_running) {
+            false
+        } else if self.nohz_llc_kick_wanted(cpu, nohz_idle, now_ns) {
+            true
+        } else {
+            return None;
+        };
+        self.find_new_ilb(cpu, nohz_idle).map(|c| (c, llc))
+    }
+
+    /// `find_new_ilb` for a kick from `cpu`: the first CPU of `nohz_idle`
+    /// (`nohz.idle_cpus_mask`) in CPU order, not `cpu` itself
+    /// (`smp_processor_id()`), that is idle (`idle_cpu`: the mask is
+    /// cleared only at a woken CPU's first busy tick). Its capacity is not
+    /// asked, nor any asymmetric-packing priority: the kicked CPU balances
+    /// on behalf of all of them. Linux also keeps to the housekeeping CPUs
+    /// (`HK_TYPE_KERNEL_NOISE`); every CPU is one here (no `nohz_full=`).
+    /// O(CPUs), no allocation.
+    pub fn find_new_ilb(&self, cpu: CpuId, nohz_idle: &CpuMask) -> Option<CpuId> {
+        nohz_idle
+            .cpus()
+            .take_while(|c| c.index() < self.nr_cpus())
+            .find(|&c| c != cpu && self.idle(c))
     }
 
     /// `nohz_balancer_kick`'s LLC test, for the busy `cpu` whose own tests
