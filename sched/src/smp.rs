@@ -1193,6 +1193,14 @@ impl<P: Platform> Scheduler<P> {
         &self.slots[cpu.index()].rq
     }
 
+    /// `cpu`'s runqueue through the one reference to the scheduler (a
+    /// simulator driving it from one thread): nobody else can hold its
+    /// lock, so none is taken. What it changes is not published
+    /// ([`Self::publish`] needs the lock held).
+    pub fn rq_mut(&mut self, cpu: CpuId) -> &mut Rq {
+        self.slots[cpu.index()].rq.get_mut()
+    }
+
     /// Republishes the lock-free summary of `rq`'s CPU and hands a pending
     /// change of its one-shot timer to the platform (the guards do both when
     /// they are dropped). Call with the runqueue locked, before releasing it.
