@@ -563,7 +563,10 @@ fn publish_removed(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_cou
 #[inline(always)]
 fn publish_summary(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &AtomicU64) {
     let nr = rq.nr_runnable();
-    let was = s.nr_running.swap(nr, Ordering::Relaxed);
+    // Written here only, with the runqueue locked: a load and a store, not
+    // a swap (a locked instruction at every unlock).
+    let was = s.nr_running.load(Ordering::Relaxed);
+    s.nr_running.store(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
         if nr >= 2 {
             overloaded.fetch_add(1, Ordering::Relaxed);
