@@ -563,7 +563,10 @@ fn publish_removed(rq: &mut Rq, s: &CpuSummary, overloaded: &AtomicU32, push_cou
 #[inline(always)]
 fn publish_summary(rq: &Rq, s: &CpuSummary, overloaded: &AtomicU32, push_count: &AtomicU64) {
     let nr = rq.nr_runnable();
-    let was = s.nr_running.swap(nr, Ordering::Relaxed);
+    // Written here only, with the runqueue locked: a load and a store, not
+    // a swap (a locked instruction at every unlock).
+    let was = s.nr_running.load(Ordering::Relaxed);
+    s.nr_running.store(nr, Ordering::Relaxed);
     if (was >= 2) != (nr >= 2) {
         if nr >= 2 {
             overloaded.fetch_add(1, Ordering::Relaxed);
@@ -1191,6 +1194,14 @@ impl<P: Platform> Scheduler<P> {
     /// [`Self::publish`] before releasing it.
     pub fn rq_lock(&self, cpu: CpuId) -> &Mutex<Rq> {
         &self.slots[cpu.index()].rq
+    }
+
+    /// `cpu`'s runqueue through the one reference to the scheduler (a
+    /// simulator driving it from one thread): nobody else can hold its
+    /// lock, so none is taken. What it changes is not published
+    /// ([`Self::publish`] needs the lock held).
+    pub fn rq_mut(&mut self, cpu: CpuId) -> &mut Rq {
+        self.slots[cpu.index()].rq.get_mut()
     }
 
     /// Republishes the lock-free summary of `rq`'s CPU and hands a pending

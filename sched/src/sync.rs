@@ -162,6 +162,12 @@ mod classed {
             self.inner.is_locked()
         }
 
+        /// The value, through the one reference to the mutex: nobody else
+        /// can hold it, so no lock is taken (no atomic operation).
+        pub fn get_mut(&mut self) -> &mut T {
+            self.inner.get_mut()
+        }
+
         /// The `spin` mutex inside, for a kernel that holds it across a
         /// context switch ([`Mutex::note_locking`] before taking it,
         /// [`Mutex::note_released`] after releasing it).
@@ -242,6 +248,11 @@ mod loom_mutex {
         /// Locks it if it is free.
         pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
             self.0.try_lock().ok().map(MutexGuard)
+        }
+
+        /// The value, through the one reference to the mutex.
+        pub fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut().expect("no panics while locked")
         }
     }
 

@@ -3751,22 +3751,25 @@ impl Kernel {
     }
 
     /// `cpu`'s need-resched state, read at a syscall return. The runqueue
-    /// lock is taken only if a scheduler call may have changed the state
-    /// since it was last read as `None`: every call that can (on this CPU,
-    /// a wakeup placed here or taken from here, a balancing move) marks the
+    /// is read only if a scheduler call may have changed the state since
+    /// it was last read as `None`: every call that can (on this CPU, a
+    /// wakeup placed here or taken from here, a balancing move) marks the
     /// CPU. A burst that ends without any scheduler call, most of them on a
-    /// busy machine, then costs no lock.
+    /// busy machine, then reads nothing. The engine owns the scheduler
+    /// (`&mut`), so the read takes no lock ([`Scheduler::rq_mut`]): a
+    /// locked instruction and its release store less, each some 10-25 ns
+    /// on the host these figures come from (docs/design/simulator.md).
     #[inline]
     fn need_resched(&mut self, cpu: usize) -> Resched {
         if !self.cpus[cpu].rq_touched {
             debug_assert_eq!(
-                self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched(),
+                self.s.rq_mut(CpuId::wrapping(cpu)).need_resched(),
                 Resched::None,
                 "cpu {cpu}: need-resched changed by an unmarked scheduler call"
             );
             return Resched::None;
         }
-        let need = self.s.rq_lock(CpuId::wrapping(cpu)).lock().need_resched();
+        let need = self.s.rq_mut(CpuId::wrapping(cpu)).need_resched();
         if need == Resched::None {
             self.cpus[cpu].rq_touched = false;
         }
