@@ -3776,12 +3776,12 @@ impl Kernel {
         need
     }
 
-    /// `nohz_balance_kick`: with two or more runnable tasks here, or a
-    /// misfit running here, kick an idle CPU (for a misfit one of more
-    /// capacity: `Scheduler::nohz_kick_wanted`); otherwise, with more than
-    /// one CPU of this LLC busy and an idle (tickless) CPU's periodic
-    /// balance due (`Scheduler::nohz_llc_kick_wanted`), the first idle
-    /// CPU. Either way the kicked CPU runs as the idle load balancer
+    /// `nohz_balancer_kick`: once a tickless CPU's periodic balance is
+    /// due, with two or more runnable tasks here or a misfit running here
+    /// (`Scheduler::nohz_kick_wanted`), or with more than one CPU of this
+    /// LLC busy (`Scheduler::nohz_llc_kick_wanted`), kick the first idle
+    /// CPU in CPU order (`find_new_ilb`; the rules in
+    /// `Scheduler::nohz_kick_target`). Either way the kicked CPU runs as the idle load balancer
     /// ([`Kernel::ilb_pass`]), as the kernel's and Linux's do for both
     /// kinds of kick (`kick_ilb(NOHZ_BALANCE_KICK)`, `_nohz_idle_balance`).
     /// With `--no-ilb-kick` (`Mechanisms::ilb_kick` off) the first kind
