@@ -19,7 +19,8 @@
 # probe script refusing a bad SMP or seed before it copies, builds or
 # boots anything.
 # And make test's record of a suite (h_record: counts and wall time) and
-# its closing lines (scripts/test/summary.sh), on sample records.
+# its closing lines (scripts/test/summary.sh), on sample records, with the
+# in-kernel tests that skipped themselves at run time.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -445,6 +446,22 @@ out=$(trap '' PIPE; H_RESULTS=$srec SLOWEST=1 "$(dirname "$0")/summary.sh" end 0
 rc=$?
 [ "$rc" -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 3 ] && [[ $out == *$'\n'"   4000.0     1.0  suite number 4000 of many"$'\n'"make test: PASS: 4000 suites, 4000 tests passed, 0 failed, 0 skipped in "* ]]
 h_check summary_reads_its_whole_list "$?" "status $rc, '$(head -c 400 <<<"$out" | tr '\n' '|')'"
+# In-kernel tests that skipped themselves at run time (kskip!: `skipped
+# (REASON)`) are told from the ones skipped for too few CPUs and from a
+# failure's reason line, recorded (h_record_skips) and listed after the
+# closing line, each with its suite and reason.
+printf 'test a ... ok\r\ntest smp_b ... skipped (needs 2 CPUs, 1 online)\r\ntest c ... skipped (NOHZ_IDLE is off (nohz=off))\r\ntest d ... FAILED\n    skipped (e)\n1 passed, 1 failed, 2 skipped, 0 quarantined\n' >"$sdir/skips.log"
+skips=$(h_runtime_skips "$sdir/skips.log")
+[ "$skips" = "c (NOHZ_IDLE is off (nohz=off))" ]
+h_check runtime_skips_are_told_from_too_few_cpus "$?" "'$(tr '\n' '|' <<<"$skips")'"
+srec=$sdir/skips.tsv
+printf 'ktest one\t3\t0\t1\t1.0\t1.0\n' >"$srec"
+echo "$(date +%s)" >"$srec.start"
+(H_RESULTS=$srec h_record_skips "ktest one" "$skips")
+out=$(H_RESULTS=$srec SLOWEST=0 "$(dirname "$0")/summary.sh" end 0 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && [[ $out == "make test: PASS: 1 suites, 3 tests passed, 0 failed, 1 skipped in "*$'\n'"make test: skipped at run time (untested here):"$'\n'"  ktest one: c (NOHZ_IDLE is off (nohz=off))" ]]
+h_check summary_lists_the_runtime_skips "$?" "status $rc, '$(tr '\n' '|' <<<"$out")'"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
