@@ -10,6 +10,8 @@
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
 # before anything is fetched or written, and so is a config naming a
 # feature ours has not, or a bad SMP shape, BOOT_SEED or LINUX_DETERMINISTIC;
+# that LINUX=0 fetches no Linux packages unless a part that boots Linux
+# anyway is asked for;
 # the QEMU and kernel command line of a deterministic Linux boot and of a
 # default one; and the parsing that gives ours Linux's default features
 # (linux-compare/defaults.sh), on sample lines.
@@ -131,6 +133,33 @@ for v in 0 x 3x; do
     rc=$?
     [ "$rc" -eq 2 ] && [[ $msg == *"BOOT_SEED must be a positive integer, got '$v'"* ]] && [ ! -e "$lcout" ]
     h_check "linux_compare_refuses_boot_seed_$v" "$?" "status $rc, '$msg'"
+done
+
+# 7d. LINUX=0 fetches no Linux packages when every part asked for honours
+#    it (ab, cgroup and smt then boot no Linux and build no initramfs), and
+#    LINUX=1, or a part that boots Linux whatever LINUX says (conformance),
+#    still fetches: a copy of the script whose fetch.sh is a stand-in that
+#    leaves a mark and fails. Without Linux logs from an earlier run, the
+#    LINUX=0 run then stops at part ab, which names what it needs.
+fdir="$dir/lc-fetch"
+rm -rf "$fdir"
+mkdir -p "$fdir/scripts/linux-compare" "$fdir/sched/src"
+cp "$(dirname "$0")/../linux-compare.sh" "$fdir/scripts/"
+cp "$(dirname "$0")/../linux-compare/defaults.sh" "$(dirname "$0")/../linux-compare/determinism.sh" "$fdir/scripts/linux-compare/"
+cp "$(dirname "$0")/../../sched/src/features.rs" "$fdir/sched/src/"
+printf '#!/bin/sh\ntouch "%s/fetched"\nexit 97\n' "$fdir" >"$fdir/scripts/linux-compare/fetch.sh"
+chmod +x "$fdir/scripts/linux-compare/fetch.sh"
+for spec in "0|ab cgroup smt|2|no" "1|ab|97|yes" "0|ab conformance|97|yes"; do
+    IFS='|' read -r lx what want fetched <<<"$spec"
+    rm -rf "$fdir/out" "$fdir/fetched"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX="$lx" OURS=0 SIM=0 WHAT="$what" OUT="$fdir/out" "$fdir/scripts/linux-compare.sh" "$fdir/kernel" 2>&1 </dev/null)
+    rc=$?
+    got=no
+    [ -e "$fdir/fetched" ] && got=yes
+    ok=1
+    [ "$rc" -eq "$want" ] && [ "$got" = "$fetched" ] && ok=0
+    [ "$fetched" = no ] && [[ $msg != *"LINUX=0 needs the Linux logs of an earlier run: no $fdir/out/ab/logs/linux-x86_64_smp4_seed1.log"* ]] && ok=1
+    h_check "linux_compare_linux_${lx}_${what// /_}_fetches_$fetched" "$ok" "status $rc, fetched $got, '$(tr '\n' '|' <<<"$msg")'"
 done
 
 # 8. a config naming a feature ours has not is refused the same way.
