@@ -64,7 +64,12 @@ SMP_TEST       ?= 4
 # missed their bounds at host load 10-13). Both run at SMP_TEST CPUs; the
 # measurements are in docs/design/kernel.md ("Many CPUs").
 SMP_MANY       ?= 16
-SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work
+SMP_MANY_TESTS ?= smp_,-smp_no_idle_cpu_with_waiting_work,-$(SMT_TESTS)
+# The tests that need an SMT level (two hardware threads per core; without
+# one they skip themselves, which the multi-CPU runs do not allow): run by
+# test-ARCH-topology on -smp 4,threads=2, left out of the runs on single-
+# thread cores (ktest filter).
+SMT_TESTS       = smp_active_balance_
 
 CARGO ?= cargo
 export SMP MEM
@@ -200,7 +205,7 @@ test-$(1)-smp: ensure-qemu kernel-$(1)
 	KTEST_SUITE=concurrency KTEST_NOSKIP=1 SMP=$$(SMP_TEST) $$(SMP_OPTS_$(1)) \
 		KTEST_ARGS=fail_cpu_start=2 \
 		KTEST_EXPECT="$$$$(printf '%s\n' 'smp: $$(SMP_TEST) of $$(SMP_TEST) CPU\(s\) online' 'smp: cpu 2 started on the second try')" \
-		$$(KTEST) $(1) $$(call elf,$(1))
+		$$(KTEST) $(1) $$(call elf,$(1)) -$$(SMT_TESTS)
 
 test-$(1)-smp16: ensure-qemu kernel-$(1)
 	$$(if $$(SMP_QEMU10_$(1)),q10=$$$$(scripts/setup/ensure-qemu10.sh) && QEMU_AARCH64=$$$$q10) \
@@ -213,8 +218,14 @@ test-$(1)-smp16: ensure-qemu kernel-$(1)
 # devicetree's capacity-dmips-mhz, QEMU's own tree handed back with -dtb)
 # reach the scheduler. Then, on big.LITTLE capacities under -icount, a
 # CPU-bound thread on a little CPU is marked misfit and moved to a big one.
+# And on two cores of two threads each, the SMT tests (SMT_TESTS) run, as
+# the concurrency suite's SMP runs do.
 test-$(1)-topology: ensure-qemu kernel-$(1)
 	$$(T)/topology-test.sh $(1) $$(call elf,$(1))
+	$$(if $$(SMP_QEMU10_$(1)),q10=$$$$(scripts/setup/ensure-qemu10.sh) && QEMU_AARCH64=$$$$q10) \
+	KTEST_SUITE=concurrency KTEST_NOSKIP=1 SMP=4,threads=2 $$(SMP_OPTS_$(1)) KTEST_TAG=smt \
+		KTEST_EXPECT='sched: topology: 4 CPU\(s\), 2 core\(s\), 1 LLC\(s\); cpu0.s domains: SMT 2 MC 4$$$$' \
+		$$(KTEST) $(1) $$(call elf,$(1)) $$(SMT_TESTS)
 	KTEST_ICOUNT=1 KTEST_NOSKIP=1 SMP=4 KTEST_TAG=capacity \
 		KTEST_ARGS=cpu_capacity=1024,1024,512,512 \
 		KTEST_EXPECT='sched: CPU capacities from cpu_capacity=: 1024 1024 512 512 \(asymmetric\)' \

@@ -59,7 +59,8 @@
 #                    run only our kernel and the simulator again, e.g. after a
 #                    change of ours; ab, cgroup and smt parts only; ab and
 #                    smt: at least the seed-1 Linux log, ours may have more
-#                    BOOTS / SMT_BOOTS than it)
+#                    BOOTS / SMT_BOOTS than it; nothing is fetched then,
+#                    unless WHAT also names a part that boots Linux)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
@@ -299,7 +300,16 @@ target_dir=${CARGO_TARGET_DIR:-$root/target}
 abtool() { (cd "$root" && cargo run -q -p abtool --release -- "$@"); }
 
 # --- Linux: packages (cached), initramfs ------------------------------------
-x=$(LINUX_SUITE=$LINUX_SUITE LINUX_ARCH=$darch "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
+# The packages ($x) only go into initramfs.sh, for a Linux boot. With
+# LINUX=0 the parts that honour it (ab, cgroup, smt) boot no Linux and
+# build no initramfs, so nothing is fetched unless another part (which
+# boots Linux whatever LINUX says) is asked for too.
+fetch=$LINUX
+for w in $WHAT; do [[ $w == ab || $w == cgroup || $w == smt ]] || fetch=1; done
+x=""
+if [[ $fetch == 1 ]]; then
+    x=$(LINUX_SUITE=$LINUX_SUITE LINUX_ARCH=$darch "$here/linux-compare/fetch.sh" "$OUT" | tail -1)
+fi
 ldir0=$OUT/$LINUX_SUITE
 [[ $ARCH == aarch64 ]] && ldir0+=-arm64
 mkdir -p "$OUT/logs"
@@ -760,7 +770,7 @@ part_cgroup() {
         while IFS='|' read -r name smp cpu wa wb na nb _; do
             printf "lc_cgroup %s '%s' %s '%s' %s %s %s %s\n" "$smp" "$name" "$CG_MS" "$cpu" "$wa" "$wb" "$na" "$nb" >>"$ldir/plan.sh"
         done < <(cg_rows)
-        "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
+        [[ $LINUX == 0 ]] || "$here/linux-compare/initramfs.sh" "$x" "$ldir" "$ldir/plan.sh" >/dev/null
         local ours_ok=$OURS
         for n in $CG_SMP; do
             for ((b = 1; b <= CG_BOOTS; b++)); do
@@ -951,7 +961,12 @@ part_smt() {
     } | tee "$OUT/smt$tsfx.txt"
 }
 
-echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))" >&2
+if [[ -n $x ]]; then
+    linux_from="$LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))"
+else
+    linux_from="the logs of an earlier run (LINUX=0)"
+fi
+echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $linux_from" >&2
 # Each part (and each AB_NAME) has its own initramfs (its own plan), so they
 # can run side by side.
 for w in $WHAT; do

@@ -3,13 +3,50 @@
 //! [`ktest_smp!`](crate::ktest_smp), [`ktest_timing!`](crate::ktest_timing),
 //! [`ktest_smp_timing!`](crate::ktest_smp_timing)) that put one into the
 //! `.ktest` link section, the assertions ([`kassert!`](crate::kassert),
-//! [`kassert_eq!`](crate::kassert_eq)) and [`registry`], which reads the
-//! section. The runner is the kernel's (`ktest`).
+//! [`kassert_eq!`](crate::kassert_eq)), the skip ([`kskip!`](crate::kskip))
+//! and [`registry`], which reads the section. The runner is the kernel's
+//! (`ktest`).
 
 use alloc::string::String;
 
-/// What a test returns: `Err` carries the failure reason.
-pub type TestResult = Result<(), String>;
+/// What a test returns: `Ok` when it passed, else why not
+/// ([`TestError`]). A test's `?` on a `Result<_, String>` fails it with that
+/// string.
+pub type TestResult = Result<(), TestError>;
+
+/// Why a test did not pass.
+#[derive(Debug)]
+pub enum TestError {
+    /// It ran and failed: the reason.
+    Failed(String),
+    /// It could not test what it is for in this boot (a feature a boot
+    /// argument turned off, a topology without the level it needs): the
+    /// reason. Reported and counted as skipped, never as passed
+    /// ([`kskip!`](crate::kskip)).
+    Skipped(String),
+}
+
+/// The reason, and `skipped (...)` around a skip's.
+impl core::fmt::Display for TestError {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        match self {
+            TestError::Failed(why) => f.write_str(why),
+            TestError::Skipped(why) => write!(f, "skipped ({why})"),
+        }
+    }
+}
+
+impl From<String> for TestError {
+    fn from(why: String) -> TestError {
+        TestError::Failed(why)
+    }
+}
+
+impl From<&str> for TestError {
+    fn from(why: &str) -> TestError {
+        TestError::Failed(why.into())
+    }
+}
 
 /// One registered test.
 #[repr(C)]
@@ -97,14 +134,28 @@ macro_rules! kassert {
     ($cond:expr) => {
         if $cond {
         } else {
-            return Err(alloc::format!("assertion failed: {} ({}:{})", stringify!($cond), file!(), line!()));
+            return Err(alloc::format!("assertion failed: {} ({}:{})", stringify!($cond), file!(), line!()).into());
         }
     };
     ($cond:expr, $($arg:tt)+) => {
         if $cond {
         } else {
-            return Err(alloc::format!("{} ({}:{})", format_args!($($arg)+), file!(), line!()));
+            return Err(alloc::format!("{} ({}:{})", format_args!($($arg)+), file!(), line!()).into());
         }
+    };
+}
+
+/// Ends the test as skipped with a formatted reason:
+/// `kskip!("NOHZ_IDLE is off, boot argument nohz=off")`. Only for a precondition of this
+/// boot without which the test cannot test what it is for (a feature a boot
+/// argument turned off, a topology without the level the test needs); the
+/// runner reports `test <name> ... skipped (<reason>)` and counts it with the
+/// skipped tests, never as passed. Not for a failure, and not for a branch
+/// of the test's own logic.
+#[macro_export]
+macro_rules! kskip {
+    ($($arg:tt)+) => {
+        return Err($crate::testing::TestError::Skipped(alloc::format!($($arg)+)))
     };
 }
 
@@ -122,7 +173,8 @@ macro_rules! kassert_eq {
                 b,
                 file!(),
                 line!()
-            ));
+            )
+            .into());
         }
     }};
 }

@@ -22,7 +22,7 @@ extern crate alloc;
 // The in-kernel test macros are kernel-hal's (its `testing` module), used
 // here as `crate::ktest!` and the like.
 use kernel_hal::cpu::CpuId;
-use kernel_hal::{kassert, kassert_eq, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
+use kernel_hal::{kassert, kassert_eq, kskip, ktest, ktest_smp, ktest_smp_timing, ktest_timing};
 // CPU sets (`crate::cpumask`) are kernel-hal's.
 use kernel_hal::cpumask;
 

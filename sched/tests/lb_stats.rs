@@ -322,6 +322,45 @@ fn wake_counting_calls_its_counter_only_with_schedstats_on() {
     assert_eq!(seen, [cpu_id(1), cpu_id(2)]);
 }
 
+/// `wake_counting_if` counts by its parameter, not by the switch: `true`
+/// as `wake_counting` with schedstats on (the caller's counter and the
+/// domain statistics), `false` nothing, with schedstats on as well; the
+/// wakeup is the same either way.
+#[test]
+fn wake_counting_if_counts_by_its_parameter() {
+    let on = smt_machine_with_sleepers();
+    let off = smt_machine_with_sleepers();
+    for s in [&on, &off] {
+        s.platform.schedstats.store(true, Ordering::Relaxed);
+    }
+    let (mut seen_on, mut seen_off) = (Vec::new(), Vec::new());
+    for (id, from) in [(11, 0), (3, 0)] {
+        let a = on
+            .wake_counting_if::<true>(TaskId(id), WakeFlags::empty(), cpu_id(from), |w| {
+                seen_on.push(w.cpu())
+            })
+            .unwrap();
+        let b = off
+            .wake_counting_if::<false>(TaskId(id), WakeFlags::empty(), cpu_id(from), |w| {
+                seen_off.push(w.cpu())
+            })
+            .unwrap();
+        assert_eq!(a, b);
+    }
+    assert_eq!(seen_on, [cpu_id(1), cpu_id(2)]);
+    assert!(seen_off.is_empty(), "{seen_off:?}");
+    // The domain statistics of the waker's CPU: two remote wakeups, task
+    // 11 on its SMT sibling and task 3 in place at the MC level.
+    let ttwu = |s: &Scheduler<Plat>, l| {
+        let st = s.lb_stats(cpu_id(0), l).expect("level exists");
+        (st.ttwu_wake_remote, st.ttwu_move_affine, st.ttwu_migrate)
+    };
+    assert_eq!((ttwu(&on, 0), ttwu(&on, 1)), ((1, 0, 0), (1, 0, 0)));
+    for l in 0..2 {
+        assert_eq!(off.lb_stats(cpu_id(0), l).unwrap(), LbStats::default());
+    }
+}
+
 /// With schedstats off the balance passes and the active push count
 /// nothing (Linux's `schedstat_inc()` / `schedstat_add()` add nothing and
 /// its `update_lb_imbalance_stat` returns at once), while they balance as

@@ -499,6 +499,27 @@ h_check_summary() {
     [ -z "$H_WHY" ]
 }
 
+# h_runtime_skips LOG: one line `NAME (REASON)` per in-kernel test that
+# skipped itself at run time (`test NAME ... skipped (REASON)`, kskip! in
+# kernel-hal/src/testing.rs: a precondition of the boot did not hold), in
+# the log's order. Not the tests skipped for too few CPUs (`skipped (needs
+# N CPUs, M online)`), which a 1-CPU run expects.
+h_runtime_skips() {
+    tr -d '\r' <"$1" | sed -nE '/^test [^ ]+ \.\.\. skipped \(needs [0-9]+ CPUs, [0-9]+ online\)$/d
+        s/^test ([^ ]+) \.\.\. skipped (\(.*\))$/\1 \2/p'
+}
+
+# h_record_skips SUITE LINES: LINES (h_runtime_skips's) for make test's
+# closing lines (scripts/test/summary.sh), in $H_RESULTS.skips as
+# `SUITE<TAB>LINE`, when H_RESULTS names its file.
+h_record_skips() {
+    [ -n "${H_RESULTS:-}" ] && [ -n "$2" ] || return 0
+    local line
+    while IFS= read -r line; do
+        printf '%s\t%s\n' "$1" "$line"
+    done <<<"$2" >>"$H_RESULTS.skips"
+}
+
 # h_cargo_counts LOG: H_PASSED, H_FAILED, H_SKIPPED (ignored) summed over
 # cargo's `test result: ... N passed; M failed; K ignored` lines of LOG, and
 # H_BINARIES (how many such lines).

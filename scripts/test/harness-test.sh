@@ -10,6 +10,8 @@
 # (scripts/linux-compare.sh) that needs no boot: a bad OURS_COST is refused
 # before anything is fetched or written, and so is a config naming a
 # feature ours has not, or a bad SMP shape, BOOT_SEED or LINUX_DETERMINISTIC;
+# that LINUX=0 fetches no Linux packages unless a part that boots Linux
+# anyway is asked for;
 # the QEMU and kernel command line of a deterministic Linux boot and of a
 # default one; and the parsing that gives ours Linux's default features
 # (linux-compare/defaults.sh), on sample lines.
@@ -19,7 +21,8 @@
 # probe script refusing a bad SMP or seed before it copies, builds or
 # boots anything.
 # And make test's record of a suite (h_record: counts and wall time) and
-# its closing lines (scripts/test/summary.sh), on sample records.
+# its closing lines (scripts/test/summary.sh), on sample records, with the
+# in-kernel tests that skipped themselves at run time.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -130,6 +133,33 @@ for v in 0 x 3x; do
     rc=$?
     [ "$rc" -eq 2 ] && [[ $msg == *"BOOT_SEED must be a positive integer, got '$v'"* ]] && [ ! -e "$lcout" ]
     h_check "linux_compare_refuses_boot_seed_$v" "$?" "status $rc, '$msg'"
+done
+
+# 7d. LINUX=0 fetches no Linux packages when every part asked for honours
+#    it (ab, cgroup and smt then boot no Linux and build no initramfs), and
+#    LINUX=1, or a part that boots Linux whatever LINUX says (conformance),
+#    still fetches: a copy of the script whose fetch.sh is a stand-in that
+#    leaves a mark and fails. Without Linux logs from an earlier run, the
+#    LINUX=0 run then stops at part ab, which names what it needs.
+fdir="$dir/lc-fetch"
+rm -rf "$fdir"
+mkdir -p "$fdir/scripts/linux-compare" "$fdir/sched/src"
+cp "$(dirname "$0")/../linux-compare.sh" "$fdir/scripts/"
+cp "$(dirname "$0")/../linux-compare/defaults.sh" "$(dirname "$0")/../linux-compare/determinism.sh" "$fdir/scripts/linux-compare/"
+cp "$(dirname "$0")/../../sched/src/features.rs" "$fdir/sched/src/"
+printf '#!/bin/sh\ntouch "%s/fetched"\nexit 97\n' "$fdir" >"$fdir/scripts/linux-compare/fetch.sh"
+chmod +x "$fdir/scripts/linux-compare/fetch.sh"
+for spec in "0|ab cgroup smt|2|no" "1|ab|97|yes" "0|ab conformance|97|yes"; do
+    IFS='|' read -r lx what want fetched <<<"$spec"
+    rm -rf "$fdir/out" "$fdir/fetched"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX="$lx" OURS=0 SIM=0 WHAT="$what" OUT="$fdir/out" "$fdir/scripts/linux-compare.sh" "$fdir/kernel" 2>&1 </dev/null)
+    rc=$?
+    got=no
+    [ -e "$fdir/fetched" ] && got=yes
+    ok=1
+    [ "$rc" -eq "$want" ] && [ "$got" = "$fetched" ] && ok=0
+    [ "$fetched" = no ] && [[ $msg != *"LINUX=0 needs the Linux logs of an earlier run: no $fdir/out/ab/logs/linux-x86_64_smp4_seed1.log"* ]] && ok=1
+    h_check "linux_compare_linux_${lx}_${what// /_}_fetches_$fetched" "$ok" "status $rc, fetched $got, '$(tr '\n' '|' <<<"$msg")'"
 done
 
 # 8. a config naming a feature ours has not is refused the same way.
@@ -445,6 +475,22 @@ out=$(trap '' PIPE; H_RESULTS=$srec SLOWEST=1 "$(dirname "$0")/summary.sh" end 0
 rc=$?
 [ "$rc" -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 3 ] && [[ $out == *$'\n'"   4000.0     1.0  suite number 4000 of many"$'\n'"make test: PASS: 4000 suites, 4000 tests passed, 0 failed, 0 skipped in "* ]]
 h_check summary_reads_its_whole_list "$?" "status $rc, '$(head -c 400 <<<"$out" | tr '\n' '|')'"
+# In-kernel tests that skipped themselves at run time (kskip!: `skipped
+# (REASON)`) are told from the ones skipped for too few CPUs and from a
+# failure's reason line, recorded (h_record_skips) and listed after the
+# closing line, each with its suite and reason.
+printf 'test a ... ok\r\ntest smp_b ... skipped (needs 2 CPUs, 1 online)\r\ntest c ... skipped (NOHZ_IDLE is off (nohz=off))\r\ntest d ... FAILED\n    skipped (e)\n1 passed, 1 failed, 2 skipped, 0 quarantined\n' >"$sdir/skips.log"
+skips=$(h_runtime_skips "$sdir/skips.log")
+[ "$skips" = "c (NOHZ_IDLE is off (nohz=off))" ]
+h_check runtime_skips_are_told_from_too_few_cpus "$?" "'$(tr '\n' '|' <<<"$skips")'"
+srec=$sdir/skips.tsv
+printf 'ktest one\t3\t0\t1\t1.0\t1.0\n' >"$srec"
+echo "$(date +%s)" >"$srec.start"
+(H_RESULTS=$srec h_record_skips "ktest one" "$skips")
+out=$(H_RESULTS=$srec SLOWEST=0 "$(dirname "$0")/summary.sh" end 0 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && [[ $out == "make test: PASS: 1 suites, 3 tests passed, 0 failed, 1 skipped in "*$'\n'"make test: skipped at run time (untested here):"$'\n'"  ktest one: c (NOHZ_IDLE is off (nohz=off))" ]]
+h_check summary_lists_the_runtime_skips "$?" "status $rc, '$(tr '\n' '|' <<<"$out")'"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"

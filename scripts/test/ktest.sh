@@ -17,7 +17,9 @@
 # `-icount shift=3,sleep=off`, one instruction = 8 ns of guest time and vCPUs
 # run round-robin on one host thread, so host load cannot stretch guest time;
 # the timing suite's bounds assume it), KTEST_NOSKIP=1 (the closing line must
-# also say `0 skipped`: multi-CPU runs, where no SMP test may skip),
+# also say `0 skipped`: multi-CPU runs, where no test may skip; without it a
+# test that skipped itself at run time, `skipped (REASON)`, still passes the
+# run but is listed after it and in make test's closing lines),
 # KTEST_EXPECT (lines of extended regexes the log must also match, e.g. the
 # boot's `smp: 16 of 16 CPU(s) online`), KTEST_TAG (a word added to the log's
 # and the result's names, e.g. lockdep), KTEST_REPEAT=N (run the selection N
@@ -61,6 +63,15 @@ fail() {
     exit 1
 }
 h_ended && fail "ended by the harness: $H_WHY_ENDED (hang?)"
+# Tests that skipped themselves (a precondition of this boot did not hold,
+# `skipped (REASON)`): named here and in make test's closing lines, whether
+# the run allows skips (then they pass with the skip in plain view) or not.
+skips=$(h_runtime_skips "$log")
+if [ -n "$skips" ]; then
+    h_say "$name: skipped at run time:"
+    sed 's/^/    /' <<<"$skips"
+    h_record_skips "ktest $arch smp$SMP${suite:+ $suite}${tag:+ $tag}" "$skips"
+fi
 noskip=skip
 [ "${KTEST_NOSKIP:-0}" = 1 ] && noskip=noskip
 h_check_summary "$log" any "$noskip"

@@ -10,6 +10,10 @@
 #   scripts/test/summary.sh begin        empty the file, note the start time
 #   scripts/test/summary.sh end STATUS   print the lines; exit with STATUS
 #
+# Tests that skipped themselves at run time (a precondition of the boot did
+# not hold; scripts/test/ktest.sh records them in $results.skips) are listed
+# after the closing line, each with its suite and reason.
+#
 # H_RESULTS names another file (the harness test's); a line written before
 # the time columns (four fields) counts as 0 s, its CPU shown as -.
 #
@@ -23,6 +27,7 @@ mkdir -p "$(dirname "$results")"
 case ${1:-} in
 begin)
     : >"$results"
+    : >"$results.skips"
     date +%s >"$results.start"
     ;;
 end)
@@ -48,6 +53,13 @@ end)
                 verdict, suites, p, f, s, secs / 60, secs % 60
             if (bad) printf "make test: failures in: %s\n", bad
         }' "$results"
+    # Tests that skipped themselves at run time (h_record_skips): a
+    # precondition of the boot did not hold, so what they test went
+    # untested, pass or not.
+    if [ -s "$results.skips" ]; then
+        echo "make test: skipped at run time (untested here):"
+        awk -F'\t' '{ printf "  %s: %s\n", $1, $2 }' "$results.skips"
+    fi
     # A suite that recorded a failure fails make test even if its script's
     # status did not say so.
     if [ "$status" -eq 0 ] && awk -F'\t' '$3 > 0 { found = 1 } END { exit !found }' "$results"; then

@@ -43,7 +43,16 @@
 //! it needs; with fewer online it is not run but reported as
 //! `test <name> ... skipped (needs N CPUs, M online)` and counted in the
 //! `skipped` figure (never as passed). The SMP runs of `make test` fail
-//! unless that figure is 0. A watchdog in the tick ends the run
+//! unless that figure is 0.
+//!
+//! Skips at run time: a test that cannot test what it is for in this boot
+//! (a feature a boot argument turned off, a topology without the level it
+//! needs) ends with [`kskip!`](crate::kskip)`("reason")`, never with an
+//! early `Ok`: it is reported as `test <name> ... skipped (<reason>)` and
+//! counted in the same `skipped` figure, so the runs that must skip nothing
+//! fail on it too, and `scripts/test/ktest.sh` lists it in the others.
+//!
+//! A watchdog in the tick ends the run
 //! as a failure when a test takes longer than [`TEST_TIMEOUT_NS`], so a hung test
 //! (even one that spins with preemption off) cannot hang the run; a panic in a
 //! test is reported the same way by the panic handler.
@@ -62,7 +71,7 @@ use crate::task;
 // The registry (the record, the registration and assertion macros, the
 // `.ktest` section) is the hardware layer's, so that arch code can register
 // tests without naming this module.
-pub use kernel_hal::testing::{KTest, Suite, TestResult};
+pub use kernel_hal::testing::{KTest, Suite, TestError, TestResult};
 
 /// Longest a test may go without progress before the watchdog ends the run
 /// (it only catches hangs). Progress: a context switch on any CPU (seen by
@@ -259,19 +268,17 @@ pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
                 continue;
             }
             let before = task::live_threads();
-            let mut outcome = run_one(t);
+            let outcome = run_one(t);
             // Threads the test left behind: reap the exited ones, wait for the
             // rest while they make progress; one still alive ends the run.
+            // A skipped test too: a skip is decided before anything starts.
             if let Err(stuck) = reap_leftovers(&before) {
                 let why = alloc::format!("left thread(s) running after the test: {}", stuck);
-                outcome = Err(match outcome {
-                    Ok(()) => why,
-                    Err(e) => alloc::format!("{}; {}", e, why),
-                });
                 FAILED.fetch_add(1, Ordering::Relaxed);
                 crate::kprintln!("test {} ... FAILED", t.name);
-                if let Err(why) = outcome {
-                    crate::kprintln!("    {}", why);
+                match outcome {
+                    Ok(()) => crate::kprintln!("    {}", why),
+                    Err(e) => crate::kprintln!("    {}; {}", e, why),
                 }
                 task::dump_threads();
                 finish(false);
@@ -283,7 +290,11 @@ pub fn run(filter: &'static str, suite: Option<Suite>, repeat: u32) -> ! {
                     PASSED.fetch_add(1, Ordering::Relaxed);
                     crate::kprintln!("test {} ... ok", t.name);
                 }
-                Err(why) => {
+                Err(TestError::Skipped(why)) => {
+                    SKIPPED.fetch_add(1, Ordering::Relaxed);
+                    crate::kprintln!("test {} ... skipped ({})", t.name, why);
+                }
+                Err(TestError::Failed(why)) => {
                     FAILED.fetch_add(1, Ordering::Relaxed);
                     crate::kprintln!("test {} ... FAILED", t.name);
                     crate::kprintln!("    {}", why);
@@ -385,9 +396,9 @@ fn run_one(t: &'static KTest) -> TestResult {
                 .lock()
                 .take()
                 .unwrap_or_else(|| Err("the test thread left no result".into())),
-            Err(e) => Err(alloc::format!("join failed: {:?}", e)),
+            Err(e) => Err(alloc::format!("join failed: {:?}", e).into()),
         },
-        Err(e) => Err(alloc::format!("spawn failed: {:?}", e)),
+        Err(e) => Err(alloc::format!("spawn failed: {:?}", e).into()),
     };
     outcome
 }

@@ -131,7 +131,23 @@ pub(crate) fn wake_up_new(idx: u32, st: SchedTask) -> Result<(), LifecycleError>
 /// Wakes thread `idx` if it is sleeping (`try_to_wake_up`). Returns whether it
 /// was. Callable from interrupt context; never allocates. See the module
 /// docs for the protocol.
+///
+/// The schedstats switch is asked once, here: each answer has its own copy
+/// of the wakeup ([`wake_sleeper`]), so the one with schedstats off carries
+/// nothing of the counting (Linux's `schedstat_enabled()` is a static key
+/// for the same reason).
 pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
+    if super::schedstats::schedstat_enabled() {
+        wake_sleeper::<true>(idx, wf)
+    } else {
+        wake_sleeper::<false>(idx, wf)
+    }
+}
+
+/// [`try_to_wake_up`] with the diagnostic counters (`COUNTING`: schedstats
+/// on) or without. Out of line: one copy each, not both in every caller.
+#[inline(never)]
+fn wake_sleeper<const COUNTING: bool>(idx: u32, wf: WakeFlags) -> bool {
     let t = thread(idx);
     let Some(s) = SCHED.get() else { return false };
     let _pi = t.pi_lock.lock();
@@ -140,9 +156,9 @@ pub fn try_to_wake_up(idx: u32, wf: WakeFlags) -> bool {
     }
     t.state.store(ThreadState::Running, Ordering::SeqCst);
     let this_cpu = arch::cpu_id();
-    // The diagnostic counters, only when asked for (schedstats): under
-    // the scheduler's own ask of the switch.
-    let counted = s.wake_counting(TaskId(idx), wf, this_cpu, |w| {
+    // The diagnostic counters, only when asked for (schedstats: COUNTING),
+    // with the scheduler's own (its domain statistics).
+    let counted = s.wake_counting_if::<COUNTING>(TaskId(idx), wf, this_cpu, |w| {
         count_ttwu(w.cpu(), this_cpu, w.decision());
     });
     match counted {

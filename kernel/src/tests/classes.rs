@@ -1282,7 +1282,7 @@ ktest_timing!(classes_setattr_fair_fifo_round_trip, || {
     for (what, dh, df) in &out {
         kprintln!("    H {:<27} H +{:>9}  F +{:>9}", what, dh, df);
     }
-    result
+    Ok(result?)
 });
 
 ktest!(classes_model_switch_under_load, || {

@@ -37,7 +37,7 @@ ktest!(highmem_heap_allocates_from_highest_range, || {
     );
     let mut v: Vec<u64> = Vec::new();
     if v.try_reserve_exact(bytes / 8).is_err() {
-        return Err(alloc::format!("cannot allocate {} KiB", bytes >> 10));
+        return Err(alloc::format!("cannot allocate {} KiB", bytes >> 10).into());
     }
     v.resize(bytes / 8, 0);
     let at = VirtAddr::from_ptr(v.as_ptr());

@@ -162,7 +162,7 @@ ktest_timing!(fair_server_boosts_at_the_zero_laxity_instant, || {
     // Linux 7.2: 950.08).
     let line = "wakelat -d 3500 -c 0 -n 1 -p 100000 -f 50";
     let Ok(Some(::shell::Command::Wakelat(p))) = ::shell::parse(line) else {
-        return Err(alloc::format!("{line}: not parsed"));
+        return Err(alloc::format!("{line}: not parsed").into());
     };
     let mut out = alloc::string::String::new();
     let r = crate::workloads::wakelat::run(p, &mut crate::workloads::NoInterrupt, &mut out)?;

@@ -24,7 +24,7 @@ use crate::cpumask::{only, AtomicCpuMask, CpuMask};
 use crate::percpu;
 use crate::sync::Semaphore;
 use crate::task::{self, Tid};
-use crate::{arch, kassert, kassert_eq, kprintln, ktest_smp, ktest_smp_timing};
+use crate::{arch, kassert, kassert_eq, kprintln, kskip, ktest_smp, ktest_smp_timing};
 
 /// A CPU-bound thread that records the CPUs it ran on.
 /// Stops and joins itself when dropped unstopped (a failed test).
@@ -542,7 +542,7 @@ ktest_smp!(smp_nohz_idle_cpu_is_kicked_to_pull, 2, || {
     // gets: a kicked vCPU that the host keeps off its core for longer than
     // the 100 ticks this used to allow does not fail it.
     if !crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
-        return Ok(());
+        kskip!("NOHZ_IDLE is off, boot argument nohz=off: no CPU stops its tick");
     }
     // This thread stays on CPU 0 too: its own sleeps must not make another
     // CPU leave idle (and newidle-balance on the way back).
@@ -617,7 +617,7 @@ ktest_smp!(smp_nohz_kick_balances_when_newidle_fails, 2, || {
     // so kicks, late. The kicks made newidle passes before, and a hog left
     // CPU 0 after none of 10 runs' first 8 kicks.
     if !crate::sched::NOHZ_IDLE.load(Ordering::Relaxed) {
-        return Ok(());
+        kskip!("NOHZ_IDLE is off, boot argument nohz=off: no tickless CPU to kick");
     }
     let s = crate::sched::sched();
     let n = crate::sched::nr_cpus();
@@ -768,7 +768,7 @@ ktest_smp!(smp_rt_spinners_woken_on_one_cpu_spread, 2, || {
     // only after the 50 stops, on CPU 0, and the test fails. The bound only
     // catches "never" (a vCPU the host keeps off its core must not fail
     // it); the time taken and the push/pull counts are printed.
-    rt_pair_on_cpu0(false)
+    Ok(rt_pair_on_cpu0(false)?)
 });
 
 ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
@@ -780,7 +780,7 @@ ktest_smp!(smp_rt_waiting_spinner_is_pulled, 2, || {
     // vCPUs before; CPU 1 switches to something of lower rank and must
     // pull the 40 (its own reschedule IPI makes it switch to it). Same
     // bound and report.
-    rt_pair_on_cpu0(true)
+    Ok(rt_pair_on_cpu0(true)?)
 });
 
 /// The body of the two RT push/pull ktests: a FIFO 50 and a FIFO 40
@@ -997,7 +997,7 @@ ktest_smp!(smp_poll_kick_racing_poll_end_is_not_lost, 2, || {
         Err(e) => {
             race.abort.store(true, Ordering::Relaxed);
             let _ = crate::task::join(waker);
-            return Err(alloc::format!("{e:?}"));
+            return Err(alloc::format!("{e:?}").into());
         }
     };
     let r = race.clone();

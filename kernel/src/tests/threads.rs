@@ -33,7 +33,7 @@ ktest!(threads_spawn_join_many, || {
             });
             match tid {
                 Ok(t) => tids.push(t),
-                Err(e) => return Err(alloc::format!("round {round} spawn {i}: {e:?}")),
+                Err(e) => return Err(alloc::format!("round {round} spawn {i}: {e:?}").into()),
             }
         }
         kassert!(task::nr_threads() >= base + PER_ROUND as usize);

@@ -279,21 +279,21 @@ ktest_smp!(workload_hackbench_socket_counts, 1, || {
     hackbench(false, HB)?;
     hackbench(false, HB_ROLES)?;
     // Large messages: the sndbuf holds ~45 of them, so senders block.
-    hackbench(
+    Ok(hackbench(
         false,
         Hackbench {
             datasize: 4096,
             loops: 100,
             ..HB_ROLES
         },
-    )
+    )?)
 });
 
 ktest_smp!(workload_hackbench_pipe_counts, 1, || {
     hackbench(true, HB)?;
     hackbench(true, HB_ROLES)?;
     // Page-sized messages: 16 per pipe.
-    hackbench(
+    Ok(hackbench(
         true,
         Hackbench {
             datasize: 4096,
@@ -301,7 +301,7 @@ ktest_smp!(workload_hackbench_pipe_counts, 1, || {
             threads: true,
             ..HB_ROLES
         },
-    )
+    )?)
 });
 
 /// The `wakee_flips` of the running thread (`wake_wide`'s count).
@@ -505,11 +505,11 @@ ktest_smp!(workload_pgbench_counts_and_latencies, 1, || {
         transactions: 20,
         select_only: false,
     })?;
-    pgbench(Pgbench {
+    Ok(pgbench(Pgbench {
         clients: 8,
         transactions: 50,
         select_only: true,
-    })
+    })?)
 });
 
 ktest_smp!(
@@ -564,7 +564,7 @@ ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
         groups >= 50,
         "only {groups} groups fit (heap {heap_free} B free)"
     );
-    hackbench(
+    Ok(hackbench(
         true,
         Hackbench {
             groups: groups as u32,
@@ -572,7 +572,7 @@ ktest_smp!(workload_hackbench_thousands_of_threads, 1, || {
             loops: 2,
             ..HB
         },
-    )
+    )?)
 });
 
 ktest_smp!(workload_perfpipe_cross_placement, 2, || {
