@@ -44,7 +44,11 @@
 //!   the misfit, a bigger one) run the idle CPUs' periodic balance as the
 //!   idle load balancer (`nohz_balance_kick`, `nohz_idle_balance`;
 //!   `--no-ilb-kick`: the two-task and misfit kick sends an IPI for a
-//!   newidle balance, the model before). `task_tick` is followed by
+//!   newidle balance, the model before). The pass runs when the kick's IPI
+//!   reaches the kicked CPU, which then runs no task for the IPI's receive
+//!   cost and goes back to sleep unless it pulled a task for itself
+//!   (`Kernel::ilb_arrive`; `--no-ilb-ipi`: the pass at the kick's
+//!   instant, the kicked CPU charged nothing). `task_tick` is followed by
 //!   `Scheduler::tick_misfit` (`update_misfit_status`). On `qemu:N` the
 //!   tick's interrupt costs its measured time
 //!   ([`Machine::tick_irq_ns`](crate::machine::Machine)), overhead of the
@@ -812,6 +816,15 @@ struct Cpu {
     /// `__schedule()`, `p->on_cpu` still set
     /// (`Mechanisms::wakee_switch_wait`).
     lock_prev: u32,
+    /// `Mechanisms::ilb_ipi`: a nohz kick's IPI is on its way to it (the
+    /// kick's flags, `nohz_flags(cpu)`, set by `kick_ilb`).
+    ilb_kicked: bool,
+    /// `Mechanisms::ilb_ipi`: when the idle load balancer's run on it ends
+    /// (the IPI's handler and the pass, [`Kernel::ilb_arrive`]); no task
+    /// runs on it before (0: none).
+    ilb_until: u64,
+    /// vCPU turns: that end came out of its turn.
+    late_ilb_end: bool,
 }
 
 /// vCPU turns with `Mechanisms::vcpu_pause`: a lock the kernel holds while
@@ -851,6 +864,7 @@ impl Cpu {
     /// Has interrupts waiting for its turn.
     fn has_late(&self) -> bool {
         self.late_ipi
+            || self.late_ilb_end
             || self.late_tick
             || self.late_hrtick.is_some()
             || !self.late_timers.is_empty()
@@ -884,6 +898,10 @@ struct Ev {
 }
 
 const KIND_BITS: u32 = 3;
+/// The generation of a [`Kind::Ipi`] event that is the end of an idle
+/// load balancer's run on its CPU ([`Kernel::ilb_end`]), not an IPI
+/// (whose events have generation 0).
+const ILB_END: u32 = 1;
 /// The argument of QEMU's kick timer's [`Kind::TurnEnd`] (a turn's own
 /// has 0).
 const KICK_TIMER: u32 = 1;
@@ -1978,6 +1996,9 @@ impl Kernel {
                 lock_task: NIL,
                 lock_windows: Vec::new(),
                 lock_prev: NIL,
+                ilb_kicked: false,
+                ilb_until: 0,
+                late_ilb_end: false,
                 ..Default::default()
             })
             .collect();
@@ -3010,6 +3031,14 @@ impl Kernel {
                         self.cpus[cpu].late_tick = true;
                     }
                 }
+                Kind::Ipi if ev.gen == ILB_END => {
+                    let cpu = ev.a() as usize;
+                    if self.in_turn(cpu) {
+                        self.ilb_end(cpu);
+                    } else {
+                        self.cpus[cpu].late_ilb_end = true;
+                    }
+                }
                 Kind::Ipi => {
                     let cpu = ev.a() as usize;
                     self.split_here(wl, cpu);
@@ -3213,6 +3242,9 @@ impl Kernel {
         }
         if std::mem::take(&mut self.cpus[cpu].late_ipi) {
             self.ipi(cpu);
+        }
+        if std::mem::take(&mut self.cpus[cpu].late_ilb_end) {
+            self.ilb_end(cpu);
         }
         if away != u64::MAX && away_task != NIL {
             self.count_away(self.now - away, self.cpus[cpu].curr == away_task);
@@ -3504,6 +3536,13 @@ impl Kernel {
     /// Interrupt exit on `cpu`: an idle CPU always reschedules when asked; a
     /// busy one as [`Kernel::irq_exit_preempts`] says.
     fn irq_exit(&mut self, cpu: usize, place: Place) {
+        if self.cpus[cpu].curr == NIL && self.cpus[cpu].ilb_until > self.now {
+            // The idle load balancer's run goes on: what the interrupt
+            // queued runs at its end (`Kernel::ilb_end`).
+            self.cpus[cpu].rq_touched = true;
+            self.drain_ipis();
+            return;
+        }
         self.idle_end(cpu);
         self.cpus[cpu].rq_touched = true;
         let need = {
@@ -3555,6 +3594,9 @@ impl Kernel {
     fn ipi(&mut self, cpu: usize) {
         self.cpus[cpu].ipi_pending = false;
         self.ctr.ipis += 1;
+        if std::mem::take(&mut self.cpus[cpu].ilb_kicked) && self.ilb_arrive(cpu) {
+            return;
+        }
         let irq = self.irq_begin(cpu, IrqKind::Ipi);
         self.irq_handler_end(cpu, irq);
         self.irq_exit(cpu, Place::Ipi);
@@ -3801,17 +3843,95 @@ impl Kernel {
         }
         match self.s.nohz_kick_target(this, nr_running, &nohz, self.now) {
             Some((c, false)) if !self.m.mech.ilb_kick => self.send_ipi(c.index()),
-            Some((c, _)) => self.ilb_pass(c.index(), &nohz),
+            Some((c, _)) if self.m.mech.ilb_ipi => {
+                // `kick_ilb`: no second IPI while a kick is on its way.
+                let c = c.index();
+                if !self.cpus[c].ilb_kicked {
+                    self.cpus[c].ilb_kicked = true;
+                    self.send_ipi(c);
+                }
+            }
+            Some((c, _)) => {
+                self.ilb_pass(c.index(), &nohz);
+            }
             None => {}
+        }
+    }
+
+    /// `Mechanisms::ilb_ipi`: the kick's IPI reaches `ilb`
+    /// (`nohz_csd_func`). On a CPU still idle with nothing to run, the
+    /// pass runs at the IPI's exit (SCHED_SOFTIRQ, `_nohz_idle_balance`)
+    /// over the CPUs idle now, and the CPU runs no task for the IPI's
+    /// measured receive cost ([`Machine::ipi_irq_ns`]; the pass's own cost
+    /// is not measured and not charged), then [`Kernel::ilb_end`]. Returns
+    /// false, the IPI handled as any other, if the CPU has a task to run
+    /// (Linux skips the pass when `need_resched()`).
+    fn ilb_arrive(&mut self, ilb: usize) -> bool {
+        if self.cpus[ilb].curr != NIL {
+            return false;
+        }
+        if self.has_queued(ilb) {
+            return false;
+        }
+        let mut nohz = CpuMask::new();
+        for c in (0..self.nr_cpus()).filter(|&c| self.cpus[c].curr == NIL) {
+            nohz.set(c);
+        }
+        self.ilb_pass(ilb, &nohz);
+        let cost = if self.m.mech.ipi_cost && self.m.ipi_irq_ns > 0 {
+            self.jit_cpu(ilb, self.m.ipi_irq_ns)
+        } else {
+            0
+        };
+        if cost == 0 {
+            self.ilb_end(ilb);
+            return true;
+        }
+        let until = self.now + cost;
+        self.cpus[ilb].ilb_until = until;
+        self.push(until, Kind::Ipi, ilb as u32, ILB_END);
+        true
+    }
+
+    /// Idle `cpu` has a task to run: its runqueue, with the wake list
+    /// drained into it (`sched_ttwu_pending`), is not empty.
+    fn has_queued(&mut self, cpu: usize) -> bool {
+        self.cpus[cpu].rq_touched = true;
+        let mut rq = self.s.cpu_rq(CpuId::wrapping(cpu));
+        rq.update_rq_clock(self.now);
+        self.s.sched_ttwu_pending(&mut rq);
+        rq.nr_running() > 0
+    }
+
+    /// The idle load balancer's run on `cpu` ends (the softirq's return to
+    /// the idle loop): it schedules what it pulled for itself or was
+    /// woken onto it meanwhile; otherwise it goes back to sleep, the
+    /// governor picking again (its idle period ended at the IPI's
+    /// arrival).
+    fn ilb_end(&mut self, cpu: usize) {
+        if self.cpus[cpu].ilb_until > self.now {
+            // A later run's end (a kick during the run) is queued.
+            return;
+        }
+        self.cpus[cpu].ilb_until = 0;
+        self.idle_end(cpu);
+        if self.cpus[cpu].curr == NIL && self.has_queued(cpu) {
+            self.reschedule(cpu, PrevAction::Stays);
+        }
+        self.drain_ipis();
+        if self.cpus[cpu].curr == NIL {
+            self.idle_enter(cpu);
         }
     }
 
     /// The kicked idle load balancer `ilb`'s pass,
     /// `Scheduler::nohz_idle_balance` (the periodic pass of each due idle
-    /// CPU of `nohz`, `ilb` itself last), here at the kick's instant
-    /// rather than at the IPI's arrival; a CPU that got tasks is sent an
-    /// IPI (it schedules them), and the kicked CPU's own wake when it
-    /// pulls nothing is not modelled.
+    /// CPU of `nohz`, `ilb` itself last): at the kick's IPI's arrival
+    /// ([`Kernel::ilb_arrive`], `Mechanisms::ilb_ipi`), or at the kick's
+    /// instant with `--no-ilb-ipi`, the kicked CPU's wake then not
+    /// modelled. A CPU that got tasks is sent an IPI (it schedules them),
+    /// `ilb` itself only with `--no-ilb-ipi` (otherwise it schedules them
+    /// at its run's end, [`Kernel::ilb_end`]).
     fn ilb_pass(&mut self, ilb: usize, nohz: &CpuMask) {
         let mut got = CpuMask::new();
         let mut touched = CpuMask::new();
@@ -3831,7 +3951,9 @@ impl Kernel {
         }
         for c in got.cpus() {
             self.touch(c.index());
-            self.send_ipi(c.index());
+            if c.index() != ilb || !self.m.mech.ilb_ipi {
+                self.send_ipi(c.index());
+            }
         }
     }
 

@@ -401,6 +401,18 @@ pub struct Mechanisms {
     /// for a newidle balance (which NI_RANDOM may skip and which counts no
     /// failure when it finds only cache-hot tasks).
     pub ilb_kick: bool,
+    /// The idle load balancer's pass runs when the kick's IPI reaches the
+    /// kicked CPU ([`Costs::ipi_ns`] and its idle state's exit latency
+    /// after the kick), as Linux's `kick_ilb` ->
+    /// `smp_call_function_single_async` -> `nohz_csd_func` ->
+    /// SCHED_SOFTIRQ -> `_nohz_idle_balance` at the IPI's `irq_exit`. The
+    /// CPU then runs no task for the IPI's measured receive cost
+    /// ([`Machine::ipi_irq_ns`], with [`Mechanisms::ipi_cost`]; no cost of
+    /// the pass itself is measured, none is charged), and goes back to
+    /// sleep, its idle period ended by the IPI, unless it pulled a task for
+    /// itself. `--no-ilb-ipi`: the model before, the pass at the kick's
+    /// instant, the kicked CPU charged nothing and left asleep.
+    pub ilb_ipi: bool,
 }
 
 impl Default for Mechanisms {
@@ -441,6 +453,7 @@ impl Default for Mechanisms {
             pipe_pages: true,
             mutex_poll_cut: true,
             ilb_kick: true,
+            ilb_ipi: true,
         }
     }
 }
@@ -554,6 +567,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "a busy CPU's two-task or misfit nohz kick sends the idle CPU an IPI for a newidle balance, not the idle load balancer's pass (the model before)",
     ),
     (
+        "--no-ilb-ipi",
+        "the idle load balancer's pass runs at the kick's instant, the kicked CPU charged nothing and left asleep, not when the kick's IPI arrives (the model before)",
+    ),
+    (
         "--no-noise-boot-speed",
         "machine noise without its whole-machine speed per boot (every boot at full speed; its other parts drawn as with it)",
     ),
@@ -624,6 +641,7 @@ impl Mechanisms {
             "--no-pipe-pages" => self.pipe_pages = false,
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
             "--no-ilb-kick" => self.ilb_kick = false,
+            "--no-ilb-ipi" => self.ilb_ipi = false,
             "--no-noise-boot-speed" => self.noise_boot_speed = false,
             "--no-noise-cpu-speed" => self.noise_cpu_speed = false,
             "--no-noise-irqs" => self.noise_irqs = false,
@@ -1284,6 +1302,7 @@ mod tests {
                 pipe_pages: false,
                 mutex_poll_cut: false,
                 ilb_kick: false,
+                ilb_ipi: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

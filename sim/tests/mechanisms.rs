@@ -926,3 +926,139 @@ fn nohz_kick_runs_the_idle_load_balancer() {
         "now: a hog moved within a few kicks: idle {idle:?} ns, moved {balanced}"
     );
 }
+
+/// `flat:2` without jitter, its IPI taking `ipi_ns` to arrive and a busy
+/// receiver's IPI costing `ipi_irq_ns`; `off` turned off.
+fn flat2_exact(ipi_ns: u64, ipi_irq_ns: u64, off: &[&str]) -> Machine {
+    let mut m = Machine::preset("flat:2").unwrap();
+    m.costs.jitter_pct = 0;
+    m.costs.ipi_ns = ipi_ns;
+    m.ipi_irq_ns = ipi_irq_ns;
+    for f in off {
+        m.mech.turn_off(f).unwrap();
+    }
+    m
+}
+
+/// `HogsBesideShort` on `m` until `end_ns`: the tasks moved by then, and
+/// each CPU's idle time.
+fn hogs_until(m: Machine, end_ns: u64) -> (u64, Vec<u64>) {
+    let n = m.topo.nr_cpus();
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(n, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 3, 1);
+    k.run(&mut HogsBesideShort, end_ns);
+    let idle = k.cpu_times().iter().map(|&(_, idle)| idle).collect();
+    (k.ctr.balanced, idle)
+}
+
+/// `Mechanisms::ilb_ipi` (the default; `--no-ilb-ipi` the model before):
+/// the idle load balancer's pass runs when the kick's IPI reaches the
+/// kicked CPU, not at the kick. With a 100 us IPI and no jitter on
+/// `flat:2`, the first kick moves a hog: the model before moves it at the
+/// kick (and the hog runs when the IPI it sends arrives), this one not
+/// before the IPI's arrival; either way CPU 1 starts the hog at the same
+/// instant, with no receive cost. With a receive cost the kicked CPU runs
+/// nothing for that long after the pass: the hog starts that much later.
+#[test]
+fn ilb_pass_runs_at_the_kicks_ipi() {
+    const IPI_NS: u64 = 100_000;
+    let exit_ns = Machine::preset("flat:2").unwrap().costs.idle_exit_ns;
+    let (moved_old, idle_old) = hogs_until(flat2_exact(IPI_NS, 0, &["--no-ilb-ipi"]), 200 * MS);
+    let (moved, idle) = hogs_until(flat2_exact(IPI_NS, 0, &[]), 200 * MS);
+    eprintln!("idle ns before {idle_old:?} (moved {moved_old}), now {idle:?} (moved {moved})");
+    assert!(
+        moved_old > 0 && moved > 0,
+        "a hog moved: {moved_old}, {moved}"
+    );
+    // CPU 1 ran its pinned task (which exits at once), then idled until
+    // the hog came, the IPI's delay and the idle exit after the kick: its
+    // idle time is the hog's start less the few us the pinned task ran.
+    assert_eq!(
+        idle, idle_old,
+        "the hog starts when the IPI arrives in both"
+    );
+    let start_ns = idle_old[1];
+    assert!(start_ns > IPI_NS + exit_ns, "{start_ns}");
+    let half_way = start_ns - (IPI_NS + exit_ns) / 2;
+    let (moved_old, _) = hogs_until(flat2_exact(IPI_NS, 0, &["--no-ilb-ipi"]), half_way);
+    let (moved, _) = hogs_until(flat2_exact(IPI_NS, 0, &[]), half_way);
+    assert!(
+        moved_old > 0 && moved == 0,
+        "half way from the kick to its IPI's arrival ({half_way} ns): moved {moved_old} before, {moved} now"
+    );
+    let (moved, _) = hogs_until(flat2_exact(IPI_NS, 0, &[]), start_ns + 10_000);
+    assert!(moved > 0, "moved once the IPI arrived: {moved}");
+    // The receive cost: the kicked CPU is busy with the IPI for 50 us.
+    const RECV_NS: u64 = 50_000;
+    let (_, idle_recv) = hogs_until(flat2_exact(IPI_NS, RECV_NS, &[]), 200 * MS);
+    let (_, idle_recv_old) = hogs_until(flat2_exact(IPI_NS, RECV_NS, &["--no-ilb-ipi"]), 200 * MS);
+    assert_eq!(
+        idle_recv_old[1], idle_old[1],
+        "before, an idle receiver paid nothing"
+    );
+    assert_eq!(
+        idle_recv[1],
+        idle[1] + RECV_NS,
+        "the hog starts after the IPI's receive cost: {idle_recv:?} against {idle:?}"
+    );
+}
+
+/// Two hogs pinned to CPU 0: every kick's pass pulls nothing.
+struct PinnedHogs;
+
+impl Workload for PinnedHogs {
+    fn init(&mut self, k: &mut Kernel) {
+        for _ in 0..2 {
+            k.spawn(Spawn {
+                pin: Some(0),
+                ..Default::default()
+            });
+        }
+    }
+    fn step(&mut self, _: &mut Kernel, _: u32) -> Next {
+        Next::Run(MS)
+    }
+    fn metrics(&mut self, _: &Kernel) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+/// `PinnedHogs` on `cascadelake-2s` (idle states by depth) for 200 ms:
+/// the idle states' (entries, exit latency paid) summed over states, and
+/// each CPU's idle time.
+fn pinned_hogs_idle(off: &[&str]) -> ((u64, u64), Vec<u64>) {
+    let mut m = Machine::preset("cascadelake-2s").unwrap();
+    for f in off {
+        m.mech.turn_off(f).unwrap();
+    }
+    let n = m.topo.nr_cpus();
+    let cfg = Config::parse("NO_NEXT_BUDDY").build(n, m.hz).unwrap();
+    let mut k = Kernel::new(m, cfg, 3, 1);
+    k.run(&mut PinnedHogs, 200 * MS);
+    let st = k.idle_stats();
+    let sums = (st.iter().map(|s| s.1).sum(), st.iter().map(|s| s.2).sum());
+    let idle = k.cpu_times().iter().map(|&(_, idle)| idle).collect();
+    (sums, idle)
+}
+
+/// `Mechanisms::ilb_ipi`: a kick whose pass pulls nothing wakes the kicked
+/// CPU from its idle state (it pays the exit latency) and the CPU goes
+/// back to sleep, its idle residency restarted (a new entry the governor
+/// picks). The model before left it asleep: only the first switches
+/// wake a CPU, and the CPUs that never run a task enter no state.
+#[test]
+fn ilb_kick_that_pulls_nothing_restarts_the_idle_residency() {
+    let ((entries_old, paid_old), idle_old) = pinned_hogs_idle(&["--no-ilb-ipi"]);
+    let ((entries, paid), idle) = pinned_hogs_idle(&[]);
+    let n = idle.len() as u64;
+    eprintln!("entries {entries_old} -> {entries}, exit paid {paid_old} -> {paid} ns");
+    // Before: each CPU's entry at the start (deepest state), CPU 0's
+    // wake-up to run the hogs paid nothing (a switch, not an interrupt).
+    assert_eq!(entries_old, n, "before: no CPU but CPU 0 ever woke");
+    assert_eq!(paid_old, 0, "before: no exit latency paid");
+    // Now: the kicked CPUs woke and slept again, once a kick.
+    assert!(entries > n, "no idle entry after a kick: {entries}");
+    assert!(paid > 0, "no exit paid for a kick");
+    // Nothing ran on the other CPUs either way.
+    assert_eq!(idle[1..], idle_old[1..], "an idle CPU ran a task");
+}

@@ -597,8 +597,26 @@ fn golden(m: &Machine, c: &str, w: &WorkSpec, seed: u64) -> u64 {
 /// task; the other five and the `qemu:N` cases are unchanged. A busy
 /// CPU's two-task kick running the idle load balancer instead of asking
 /// for a newidle pass (`Mechanisms::ilb_kick`) changed none of the six:
-/// with `--no-ilb-kick` they are the same. These are the output since. The noise model itself changed none of them.
+/// with `--no-ilb-kick` they are the same. The fifth moved again, from
+/// 0x629a_409f_76f1_b649, when the idle load balancer's pass began to run
+/// at the kick's IPI's arrival rather than at the kick
+/// (`Mechanisms::ilb_ipi`; `flat:8` has no IPI receive cost, so only the
+/// pass's delay and the kicked CPU's wake moved it); the other five did
+/// not. With `--no-ilb-ipi` all six give the digests before,
+/// [`GOLDEN_NO_ILB_IPI`]. These are the output since. The noise model
+/// itself changed none of them.
 const GOLDEN: [u64; 6] = [
+    0xefa2_4703_2c50_6d0e,
+    0xe761_a2b5_f88d_fcb9,
+    0x7a66_945f_9c8f_222c,
+    0x4099_4477_6dcb_d28d,
+    0x6546_8767_1136_4f80,
+    0x428c_2764_655d_1c23,
+];
+
+/// [`GOLDEN`]'s cases without `Mechanisms::ilb_ipi` (`--no-ilb-ipi`): the
+/// digests before it, unchanged by its code.
+const GOLDEN_NO_ILB_IPI: [u64; 6] = [
     0xefa2_4703_2c50_6d0e,
     0xe761_a2b5_f88d_fcb9,
     0x7a66_945f_9c8f_222c,
@@ -701,6 +719,11 @@ const GOLDEN: [u64; 6] = [
 /// their kick's newidle pass now runs on another CPU, and only when a
 /// balance is due. With the old target and the new gate the first two
 /// keep their old digests; without the gate the third keeps its old one.)
+/// The pipe run's moved, from 0xe760_1d6e_cd50_ecf8, when the idle load
+/// balancer's pass began to run at the kick's IPI's arrival, the kicked
+/// CPU busy for the IPI's receive cost (`Mechanisms::ilb_ipi`); the socket
+/// run kept its digest. With `--no-ilb-ipi` both runs give the digests
+/// before, [`QEMU_GOLDEN_NO_ILB_IPI`].
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -718,7 +741,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0xe760_1d6e_cd50_ecf8,
+            0xca2f_46f8_3ea6_f6c7,
         ),
     ]
 }
@@ -783,6 +806,10 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::ilb_ipi`
+/// (`--no-ilb-ipi`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_ILB_IPI: [u64; 2] = [0x16de_48a2_4774_2231, 0xe760_1d6e_cd50_ecf8];
+
 /// [`qemu_golden_cases`]' digests without `Mechanisms::ilb_kick`
 /// (`--no-ilb-kick`): the model before it, unchanged by its code (the
 /// pipe run's moved with the kick's Linux rules: see
@@ -808,9 +835,12 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before the idle load balancer's pass waited for the kick's
+    // IPI.
+    let no_ilb_ipi = turned_off(&m, &["--no-ilb-ipi"]);
     // The model before a busy CPU's two-task kick ran the idle load
-    // balancer.
-    let no_ilb = turned_off(&m, &["--no-ilb-kick"]);
+    // balancer (the pass at the kick, as then).
+    let no_ilb = turned_off(&no_ilb_ipi, &["--no-ilb-kick"]);
     // The model before a wakeup waited for its wakee's switch-out.
     let no_wait = turned_off(&no_ilb, &["--no-wakee-switch-wait"]);
     // The model before the pipe's pages and the spinner's poll cut.
@@ -850,6 +880,11 @@ fn qemu_vcpu_turns_golden() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_ilb_ipi,
+                QEMU_GOLDEN_NO_ILB_IPI[i],
+                "--no-ilb-ipi: not the run before the pass waited for the kick's IPI",
+            ),
             (
                 &no_ilb,
                 QEMU_GOLDEN_NO_ILB_KICK[i],
@@ -963,17 +998,29 @@ fn with_noise(name: &str, on: bool) -> Machine {
 /// machine with `--no-machine-noise`. With it, the same cases change.
 #[test]
 fn noise_off_is_the_old_output() {
-    for ((m, c, w, seed), want) in golden_cases().into_iter().zip(GOLDEN) {
+    for (((m, c, w, seed), want), golden_no_ilb_ipi) in golden_cases()
+        .into_iter()
+        .zip(GOLDEN)
+        .zip(GOLDEN_NO_ILB_IPI)
+    {
         let preset = Machine::preset(m).unwrap();
         assert!(!preset.mech.machine_noise, "{m}: noise off in the preset");
         let got = golden(&preset, c, &w, seed);
         assert_eq!(got, want, "{m} {c} {seed}: digest {got:#018x}");
-        // The two-task kick run as the idle load balancer changed none.
-        let no_ilb = turned_off(&preset, &["--no-ilb-kick"]);
+        // The pass at the kick's IPI: the model before it is the run
+        // before it; the two-task kick run as the idle load balancer (the
+        // pass at the kick) changed none.
+        let no_ilb_ipi = turned_off(&preset, &["--no-ilb-ipi"]);
+        assert_eq!(
+            golden(&no_ilb_ipi, c, &w, seed),
+            golden_no_ilb_ipi,
+            "{m} {c} {seed}: --no-ilb-ipi"
+        );
+        let no_ilb = turned_off(&no_ilb_ipi, &["--no-ilb-kick"]);
         assert_eq!(
             golden(&no_ilb, c, &w, seed),
-            want,
-            "{m} {c} {seed}: --no-ilb-kick"
+            golden_no_ilb_ipi,
+            "{m} {c} {seed}: --no-ilb-ipi --no-ilb-kick"
         );
         let study = sim::study::study_machine(m, &["--no-machine-noise"]).unwrap();
         assert_eq!(study.mech, preset.mech, "{m}");
