@@ -43,7 +43,9 @@ if [ "$rc" -eq 0 ] && [ -n "$total" ] && [ -n "$timed" ]; then
 else
     h_check kprof_counts_what_icount_charges 1 "kprof exit $rc, total '$total', timed '$timed'"
 fi
-for fn in 'kernel::sched::wakeup::try_to_wake_up' 'kernel::sched::switch::__schedule' 'sched::rq::Rq::pick_next_task'; do
+# The wakeup's body is `wake_sleeper` (one out-of-line copy with schedstats'
+# counting, one without; `try_to_wake_up`, the switch between them, inlines).
+for fn in 'kernel::sched::wakeup::wake_sleeper' 'kernel::sched::switch::__schedule' 'sched::rq::Rq::pick_next_task'; do
     awk -v f="$fn" '$2 == f && $1 > 0 { found = 1 } END { exit !found }' <<<"$out"
     h_check "kprof_lists_${fn##*::}" $? "$(awk -v f="$fn" '$2 == f { print $1 " instructions a loop" }' <<<"$out")"
 done
