@@ -145,7 +145,7 @@ ktest_smp!(smp_every_cpu_runs_threads, 2, || {
     Ok(())
 });
 
-ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
+ktest_smp_timing!(smp_no_idle_cpu_with_waiting_work, 2, || {
     // n + n/2 hogs (6 on 4 CPUs), all started on CPU 0, then allowed
     // everywhere. Balancing must spread them and keep every CPU busy. After a
     // settle time, no CPU may stay idle longer than the bound: a CPU that
@@ -155,8 +155,12 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
     // that finds only cache-hot tasks fails, and the next one after a
     // failure may take hot tasks, so at most 3 passes: 3 * BALANCE_TICKS
     // ticks, plus 2 ticks for the pulled
-    // thread to be switched in and the idle period to be noticed. Doubled for
-    // TCG, where an idle vCPU is woken late when the host cores are busy.
+    // thread to be switched in and the idle period to be noticed. A time
+    // bound, so a timing-suite test: under `-icount` a vCPU the host keeps
+    // off loses no guest time. (Under wall-clock TCG it was doubled and
+    // still missed by 8 ms once beside the lock validator; the kick's pass
+    // that such a run exposed has its own test,
+    // smp_nohz_kick_balances_when_newidle_fails.)
     let n = crate::sched::nr_cpus();
     let nh = n + n / 2;
     let hogs: Vec<CpuHog> = (0..nh)
@@ -180,7 +184,7 @@ ktest_smp!(smp_no_idle_cpu_with_waiting_work, 2, || {
         .map(|h| task::thread(h.tid.idx()).cpu().index())
         .collect();
     stop_all(hogs)?;
-    let bound = 2 * (3 * crate::sched::BALANCE_TICKS + 2) * tick_ns();
+    let bound = (3 * crate::sched::BALANCE_TICKS + 2) * tick_ns();
     let pulls: Vec<u64> = CpuId::range(n)
         .map(|c| {
             let pc = percpu::cpu(c);
