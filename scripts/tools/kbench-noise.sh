@@ -9,7 +9,8 @@
 # for one) and the phase of the tick against the workload (any change in
 # the instructions run before it). This script measures that: it builds the
 # committed HEAD three more times in a scratch worktree (KN_DIR, default
-# /tmp/kbench-noise-$USER), each with an unrelated change in
+# build/kbench-noise of this checkout, so that two checkouts never share
+# it), each with an unrelated change in
 # kernel/src/main.rs that the bench never calls into,
 #
 #   noise-1: 8 never-called padding functions and a boot-time loop of 1000
@@ -45,7 +46,7 @@ case ${1:-} in
     *) echo "usage: $0 [--record]" >&2; exit 2 ;;
 esac
 sha=$(git -C "$root" rev-parse --short=10 HEAD)
-KN_DIR=${KN_DIR:-/tmp/kbench-noise-${USER:-$(id -un)}}
+KN_DIR=${KN_DIR:-$root/build/kbench-noise}
 src=$KN_DIR/src
 mkdir -p "$KN_DIR" "$root/build/bench"
 git -C "$root" worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
