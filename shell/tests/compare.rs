@@ -477,12 +477,17 @@ proptest! {
                 if t.contains('e') {
                     0.05 * x.abs()
                 } else {
-                    let d = t.split_once('.').map_or(0, |(_, r)| r.bytes().take_while(u8::is_ascii_digit).count());
+                    let d = t
+                        .split_once('.')
+                        .map_or(0, |(_, r)| r.bytes().take_while(u8::is_ascii_digit).count());
                     0.5 * 10f64.powi(-(d as i32)) + 1e-9
                 }
             };
-            prop_assert!((lo - lo_pct).abs() <= half_digit(lo) && (hi - hi_pct).abs() <= half_digit(hi),
-                "{}", ci_row);
+            prop_assert!(
+                (lo - lo_pct).abs() <= half_digit(lo) && (hi - hi_pct).abs() <= half_digit(hi),
+                "{}",
+                ci_row
+            );
             let txt = cell(ci_row, 1).trim();
             let excl = txt.starts_with("[+") && lo_pct != 0.0 || txt.contains(", -");
             prop_assert_eq!(excl, sig, "{}", s);
