@@ -137,6 +137,17 @@ mod tests {
         assert!(t.contains("11.0000"), "{t}");
         assert!(t.contains("6.0000"), "{t}");
         assert!(t.contains("45.45%"), "{t}");
+        // Its 95% interval (means 11 and 6, s^2 = 2 on both sides, n = 2:
+        // df 2, t = 4.302653; Fieller's rho in [0.14993, 1.13803]) holds 0,
+        // as the mean is not marked: p = 0.072.
+        assert!(
+            t.contains(&format!(
+                "\nCI95    usecs_per_op{:>52}\n",
+                "[-13.80, +85.01]%"
+            )),
+            "{t}"
+        );
+        assert!(t.contains("CI95: 95% confidence interval"), "{t}");
         assert!(!t.contains("switches"), "{t}");
         assert!(
             t.contains("== yield -l 5 (preempt=full): only in abc1234"),

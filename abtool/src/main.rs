@@ -1049,6 +1049,14 @@ mod tests {
         );
         assert!(t.contains("Amean   time_s "), "{t}");
         assert!(t.contains("Amean   buddy "), "{t}");
+        // Every mean row has its interval under it.
+        let lines: Vec<&str> = t.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if let Some(name) = l.strip_prefix("Amean   ") {
+                let name = name.split_whitespace().next().unwrap();
+                assert!(lines[i + 1].starts_with(&format!("CI95    {name} ")), "{t}");
+            }
+        }
         // Boot 2 is 0.02 slower everywhere: within-boot spread is 0.01 / 1.02
         // (stddev of [1.00, 1.02] is 0.01414), boot-to-boot of A's means
         // [1.01, 1.03] is 1.39%.

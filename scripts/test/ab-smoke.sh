@@ -3,7 +3,8 @@
 # boots x86_64 at 4 CPUs twice under QEMU -icount (same seed, the script as
 # the boot argument run=) and checks
 #   - the two boots printed identical bytes;
-#   - the run lines (2 warmup + 4 kept, rotated), the table's rows, legend
+#   - the run lines (2 warmup + 4 kept, rotated), the table's rows (CI95
+#     included), legends
 #     and baseline column, and the restore line;
 #   - NEXT_BUDDY's mechanism in the counters: buddy=0 in every run of A,
 #     buddy>0 and wk_sync_none>0 in every run of B;
@@ -42,11 +43,29 @@ order=$(grep -E '^(run|warmup) ' <<<"$text" | sed -E 's/.* cfg ([A-Z]) .*/\1/' |
 [ "$order" = ABBAAB ] || fail "run order $order, want ABBAAB"
 want '^ +A:default +B:NEXT_BUDDY$'
 want '^Amean   time_s +[0-9.]+ \(  0\.00%\) +[0-9.]+ [(*] *-?[0-9.]+%[)*]$'
+# The 95% interval under the mean, in B's column (A's is blank): an interval,
+# or unbounded.
+want '^CI95    time_s {20,}(\[[-+][0-9.]+, [-+][0-9.]+\]%|unbounded)$'
 want '^Stddev  time_s '
+# It excludes 0 exactly where the mean is marked * (an end printed as 0.00
+# is a tie at the printed precision and is not judged).
+mean=$(grep -E '^Amean   time_s ' <<<"$text")
+ci=$(grep -E '^CI95    time_s ' <<<"$text")
+if [[ $ci =~ \[([-+][0-9.]+),\ ([-+][0-9.]+)\]% ]]; then
+    lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
+    if [ "${lo#[-+]}" != 0.00 ] && [ "${hi#[-+]}" != 0.00 ]; then
+        excl=0
+        [[ $lo == +* || $hi == -* ]] && excl=1
+        star=0
+        [[ ${mean:50} == *'*'* ]] && star=1
+        [ "$excl" = "$star" ] || fail "CI95 [$lo, $hi] disagrees with the mean's mark: $mean"
+    fi
+fi
 want '^CoV     time_s +[0-9.]+% '
 want '^counters, per run \(% change: more is positive\)$'
 want '^Amean   buddy +0\.0 \(  0\.00%\) '
 want "^% change against A, better is positive; \\*x\\.xx%\\*: Welch's t-test \\(two-sided, unequal variances\\) p < 0\\.05$"
+want "^CI95: 95% confidence interval of that % change \\(arithmetic means; Fieller's interval, Welch's df\\), excluding 0 exactly where \\*x\\.xx%\\*; unbounded: A's mean is not significantly away from 0; n/a: fewer than 2 runs$"
 want '^compare: 4 run\(s\) kept, 2 warmup dropped$'
 want '^compare: features, sysctls and preempt model restored$'
 grep -E '^(run|warmup) .* cfg A ' <<<"$text" | grep -v ' buddy=0 ' >/dev/null && fail "buddy picks without NEXT_BUDDY"

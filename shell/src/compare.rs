@@ -6,12 +6,14 @@
 //! - the closing table, mmtests style ([`write_table`]): a baseline column
 //!   (the first config), then each variant as `value (±x.xx%)` with better as
 //!   positive, `value *±x.xx%*` when Welch's t-test gives p < [`ALPHA`];
-//!   Amean rows for times and latencies, Hmean for rates, Stddev and CoV
-//!   rows, and a block of mechanism counters (mean per run, more is positive).
+//!   Amean rows for times and latencies, Hmean for rates, each followed by a
+//!   `CI95` row (the 95% confidence interval of each variant's change,
+//!   [`change_ci`]), Stddev and CoV rows, and a block of mechanism counters
+//!   (mean per run, more is positive).
 
 use core::fmt::{self, Write};
 
-use stats::{amean, cov, hmean, pct_better, stddev, welch_p, ALPHA};
+use stats::{amean, cov, hmean, pct_better, rel_change_ci, stddev, welch_p, ALPHA};
 
 /// How a series is summarised and which direction is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,9 +75,89 @@ impl fmt::Display for Cell {
 /// The significance test, as the table names it.
 pub const TEST_NAME: &str = "Welch's t-test (two-sided, unequal variances)";
 
+/// The second legend line: what the `CI95` rows are.
+pub const CI_LEGEND: &str = "CI95: 95% confidence interval of that % change (arithmetic means; \
+     Fieller's interval, Welch's df), excluding 0 exactly where *x.xx%*; \
+     unbounded: A's mean is not significantly away from 0; n/a: fewer than 2 runs";
+
+/// Whether a variant's mean is marked `*` against the baseline: Welch's
+/// t-test gives p < [`ALPHA`].
+pub fn significant(base: &[f64], variant: &[f64]) -> bool {
+    welch_p(base, variant) < ALPHA
+}
+
+/// The `1 - ALPHA` (95%) confidence interval of a variant's change against
+/// the baseline, as a `CI95` cell prints it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ChangeCi {
+    /// Fewer than 2 samples in either column (`n/a`).
+    NotAvailable,
+    /// Fieller's set of ratios is unbounded: the baseline mean is 0 or not
+    /// significantly away from 0 (`unbounded`).
+    Unbounded,
+    /// The interval's ends in % of the baseline mean, better as positive.
+    Bounded {
+        /// Lower end, %.
+        lo_pct: f64,
+        /// Upper end, %.
+        hi_pct: f64,
+    },
+}
+
+/// The 95% confidence interval of `variant`'s change against `base` in % of
+/// the baseline mean, signed as the mean row's %: better is positive for
+/// [`Kind::Lower`] (a drop is positive) and [`Kind::Higher`], more is
+/// positive for [`Kind::Counter`]. It is [`stats::rel_change_ci`] at
+/// [`ALPHA`]: Fieller's interval for the ratio of the arithmetic means with
+/// the Welch-Satterthwaite degrees of freedom, which inverts the test of
+/// [`significant`], so a bounded interval excludes 0 exactly when the mean
+/// is marked `*`. (For an Hmean row it is the change of the arithmetic
+/// means, the ones the t-test compares, so the printed Hmean change may sit
+/// slightly off its centre.) An unbounded set still has a `*` when the
+/// test rejects: the ratios then form two half-lines around a gap that
+/// holds 1.
+pub fn change_ci(kind: Kind, base: &[f64], variant: &[f64]) -> ChangeCi {
+    if base.len() < 2 || variant.len() < 2 {
+        return ChangeCi::NotAvailable;
+    }
+    let Some(c) = rel_change_ci(base, variant, ALPHA) else {
+        return ChangeCi::Unbounded;
+    };
+    let c = if kind == Kind::Lower {
+        c.lower_better()
+    } else {
+        c
+    };
+    // + 0.0: no "-0.00" for an end that is exactly 0.
+    ChangeCi::Bounded {
+        lo_pct: c.lo_pct + 0.0,
+        hi_pct: c.hi_pct + 0.0,
+    }
+}
+
+impl fmt::Display for ChangeCi {
+    /// `[-1.23, +4.56]%`, in at most a column's width less one (fewer
+    /// decimals, then exponents, for wide intervals); `n/a`; `unbounded`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (lo, hi) = match *self {
+            ChangeCi::NotAvailable => return f.pad("n/a"),
+            ChangeCi::Unbounded => return f.pad("unbounded"),
+            ChangeCi::Bounded { lo_pct, hi_pct } => (lo_pct, hi_pct),
+        };
+        for d in [2, 1, 0] {
+            let s = alloc::format!("[{lo:+.d$}, {hi:+.d$}]%");
+            if s.len() < CELL {
+                return f.pad(&s);
+            }
+        }
+        f.pad(&alloc::format!("[{lo:+.1e}, {hi:+.1e}]%"))
+    }
+}
+
 /// Writes the table: a header of `labels` (the first is the baseline), then
-/// for each series its mean, Stddev and CoV rows. The legend line names the
-/// test and the threshold.
+/// for each series its mean, `CI95` (when there is a variant column), Stddev
+/// and CoV rows. The legend lines name the test and the threshold, and
+/// what `CI95` is.
 pub fn write_table(out: &mut dyn Write, labels: &[&str], series: &[Series<'_>]) -> fmt::Result {
     // Headers are cut to the column width; then the full names come first.
     if labels.iter().any(|l| l.len() + 2 > CELL - 1) {
@@ -121,12 +203,20 @@ pub fn write_table(out: &mut dyn Write, labels: &[&str], series: &[Series<'_>]) 
                     _ if bm == 0.0 && mean(x) != 0.0 => f64::NAN,
                     _ => pct_better(bm, mean(x), hb),
                 }),
-                sig: i > 0 && welch_p(base, x) < ALPHA,
+                sig: i > 0 && significant(base, x),
                 decimals: dec,
             };
             write!(out, "{c}")?;
         }
         writeln!(out)?;
+        if s.samples.len() > 1 {
+            // The baseline's cell blank, no trailing blanks.
+            let mut row = alloc::format!("{:<8}{:<20}{:w$}", "CI95", s.name, "", w = CELL);
+            for x in &s.samples[1..] {
+                let _ = write!(row, "{:>w$}", change_ci(s.kind, base, x), w = CELL);
+            }
+            writeln!(out, "{}", row.trim_end())?;
+        }
         write!(out, "{:<8}{:<20}", "Stddev", s.name)?;
         for (i, x) in s.samples.iter().enumerate() {
             // Less spread is better whatever the metric.
@@ -154,7 +244,8 @@ pub fn write_table(out: &mut dyn Write, labels: &[&str], series: &[Series<'_>]) 
     writeln!(
         out,
         "% change against A, better is positive; *x.xx%*: {TEST_NAME} p < {ALPHA:.2}"
-    )
+    )?;
+    writeln!(out, "{CI_LEGEND}")
 }
 
 /// One run's line as the kernel prints it and the host parses it:

@@ -1,9 +1,14 @@
 //! `compare`: its parser (good and bad lines, with the exact error lines), the
 //! per-run line round trip and the table's format (the statistics are the
-//! `stats` crate's, tested there against published values).
+//! `stats` crate's, tested there against published values), and the `CI95`
+//! rows: hand-computed intervals, and on random sample pairs an interval that
+//! excludes 0 exactly where the mean is marked `*`.
 
+use proptest::prelude::*;
 use sched::{Feature, PreemptMode};
-use shell::compare::{write_run_line, write_table, Kind, RunLine, Series};
+use shell::compare::{
+    change_ci, write_run_line, write_table, ChangeCi, Kind, RunLine, Series, CI_LEGEND,
+};
 use shell::{parse, Command, Compare, Hackbench, Perfpipe, Setting, YieldPp};
 
 fn ok(line: &str) -> Compare {
@@ -234,18 +239,260 @@ fn table_format() {
     write_table(&mut s, &["default", "NEXT_BUDDY"], &series).unwrap();
     let want = "                                         A:default          B:NEXT_BUDDY
 Amean   time_s                    1.0000 (  0.00%)      0.8000 * 20.00%*
+CI95    time_s                                         [+17.90, +22.02]%
 Stddev  time_s                    0.0163 (  0.00%)      0.0082 ( 50.00%)
 CoV     time_s                     1.63%                 1.02%
 Hmean   ops_per_s                 0.9998 (  0.00%)      0.7999 *-19.99%*
+CI95    ops_per_s                                      [-22.02, -17.90]%
 Stddev  ops_per_s                 0.0163 (  0.00%)      0.0082 ( 50.00%)
 CoV     ops_per_s                  1.63%                 1.02%
 counters, per run (% change: more is positive)
 Amean   switches                   100.0 (  0.00%)       100.0 (  0.00%)
+CI95    switches                                         [-2.60, +2.60]%
 Stddev  switches                     0.0 (  0.00%)         1.6 (  0.00%)
 CoV     switches                   0.00%                 1.63%
 % change against A, better is positive; *x.xx%*: Welch's t-test (two-sided, unequal variances) p < 0.05
+CI95: 95% confidence interval of that % change (arithmetic means; Fieller's interval, Welch's df), excluding 0 exactly where *x.xx%*; unbounded: A's mean is not significantly away from 0; n/a: fewer than 2 runs
 ";
+    // The intervals, computed apart from the stats crate (the t quantile by
+    // bisection on a Simpson integral of the t density): time_s, means 1.0
+    // and 0.8, v_a = 0.0008/12, v_b = 0.0002/12, df = 4.4118, t = 2.677174,
+    // Fieller's rho in [0.77975, 0.82101], a drop of [17.899, 22.025]%;
+    // ops_per_s is the same samples with higher as better, so mirrored.
+    // switches: A has no spread, so df = 3 (B's n - 1), t = 3.182446, and
+    // rho = 1 -+ t sqrt(v_b) / 100 with v_b = (8/3)/4: 1 -+ 0.025985.
     assert_eq!(s, want, "\n{s}");
+}
+
+/// The `CI95` cells for the two worked examples of
+/// `stats/tests/published.rs` (equal n and variances, so integer Welch
+/// degrees of freedom and published t quantiles), under each kind's sign:
+/// means 10 -> 9 with n = 3 (df 4, t = 2.7764451) is -10% in
+/// [-29.6034, +14.3506]% of the ratio; means 100 -> 105 with n = 5 (df 8,
+/// t = 2.3060041) is +5% in [+2.6631, +7.3928]%.
+#[test]
+fn ci95_cells_by_hand() {
+    let close = |c: ChangeCi, lo: f64, hi: f64| match c {
+        ChangeCi::Bounded { lo_pct, hi_pct } => {
+            assert!(
+                (lo_pct - lo).abs() < 1e-4 && (hi_pct - hi).abs() < 1e-4,
+                "{c:?}, want [{lo}, {hi}]"
+            )
+        }
+        other => panic!("{other:?}, want [{lo}, {hi}]"),
+    };
+    let (b, v) = ([9.0, 10.0, 11.0], [8.0, 9.0, 10.0]);
+    // 10 -> 15, n = 3 on both sides: df 4; a = 100 - t^2/3 = 97.430451, the
+    // discriminant t^2 (a/3 + 15^2/3) = 828.4994 (root 28.783665), rho =
+    // (150 -+ 28.783665) / 97.430451 = 1.244132, 1.834988.
+    let c = [14.0, 15.0, 16.0];
+    close(change_ci(Kind::Higher, &b, &c), 24.4132, 83.4988);
+    // A time that drops 10% is +10% better; a rate or a counter is -10%.
+    close(change_ci(Kind::Lower, &b, &v), -14.3506, 29.6034);
+    close(change_ci(Kind::Higher, &b, &v), -29.6034, 14.3506);
+    close(change_ci(Kind::Counter, &b, &v), -29.6034, 14.3506);
+    let b5 = [98.0, 99.0, 100.0, 101.0, 102.0];
+    let v5 = [103.0, 104.0, 105.0, 106.0, 107.0];
+    close(change_ci(Kind::Lower, &b5, &v5), -7.3928, -2.6631);
+    close(change_ci(Kind::Higher, &b5, &v5), 2.6631, 7.3928);
+
+    // In the table: the rows, the cells in the mean cells' columns.
+    let series = [
+        Series {
+            name: "time_s",
+            kind: Kind::Lower,
+            samples: &[&b, &v, &c],
+        },
+        Series {
+            name: "rps",
+            kind: Kind::Higher,
+            samples: &[&b5, &v5],
+        },
+    ];
+    let mut s = String::new();
+    write_table(&mut s, &["A", "B", "C"], &series).unwrap();
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[1],
+        "Amean   time_s                   10.0000 (  0.00%)      9.0000 ( 10.00%)     15.0000 *-50.00%*"
+    );
+    assert_eq!(
+        lines[2],
+        "CI95    time_s                                         [-14.35, +29.60]%     [-83.50, -24.41]%"
+    );
+    assert_eq!(
+        lines[6],
+        "CI95    rps                                              [+2.66, +7.39]%"
+    );
+    // Each cell ends where the mean cell above it ends.
+    for (m, c) in [(lines[1], lines[2]), (lines[5], lines[6])] {
+        assert_eq!(m.len(), c.len(), "{m}\n{c}");
+    }
+}
+
+#[test]
+fn ci95_na_unbounded_and_wide() {
+    let one = [1.0];
+    let two = [1.0, 1.2];
+    // A base mean whose own interval reaches 0: 0.5 +- 4.3 at df 2.
+    let near0 = [0.0, 0.5, 1.0];
+    let far = [5.0, 6.0, 7.0];
+    assert_eq!(change_ci(Kind::Lower, &one, &two), ChangeCi::NotAvailable);
+    assert_eq!(change_ci(Kind::Lower, &two, &one), ChangeCi::NotAvailable);
+    assert_eq!(change_ci(Kind::Higher, &near0, &far), ChangeCi::Unbounded);
+    // A zero baseline (a counter that NEXT_BUDDY starts): no ratio.
+    let z = [0.0, 0.0, 0.0];
+    assert_eq!(change_ci(Kind::Counter, &z, &far), ChangeCi::Unbounded);
+    // No spread on either side: the change itself; 0 is "+0.00", not "-0.00".
+    assert_eq!(
+        change_ci(Kind::Lower, &[4.0, 4.0], &[4.0, 4.0]),
+        ChangeCi::Bounded {
+            lo_pct: 0.0,
+            hi_pct: 0.0
+        }
+    );
+    assert_eq!(
+        change_ci(Kind::Lower, &[4.0, 4.0], &[4.0, 4.0]).to_string(),
+        "[+0.00, +0.00]%"
+    );
+    // Too wide for two decimals in 21 characters: fewer, then exponents.
+    let wide = ChangeCi::Bounded {
+        lo_pct: -12345.678,
+        hi_pct: 98765.4321,
+    };
+    assert_eq!(wide.to_string(), "[-12345.7, +98765.4]%");
+    let huge = ChangeCi::Bounded {
+        lo_pct: -1.5e12,
+        hi_pct: 2.25e15,
+    };
+    assert_eq!(huge.to_string(), "[-1.5e12, +2.2e15]%");
+
+    let series = [
+        Series {
+            name: "time_s",
+            kind: Kind::Lower,
+            samples: &[&one, &two],
+        },
+        Series {
+            name: "buddy",
+            kind: Kind::Counter,
+            samples: &[&z, &far],
+        },
+    ];
+    let mut s = String::new();
+    write_table(&mut s, &["default", "NEXT_BUDDY"], &series).unwrap();
+    // Right-aligned in B's column (28 + 22 + 22 characters), A's blank.
+    let row = |name: &str, cell: &str| format!("\nCI95    {name:<20}{cell:>44}\n");
+    assert!(s.contains(&row("time_s", "n/a")), "{s}");
+    assert!(s.contains(&row("buddy", "unbounded")), "{s}");
+    // One config: no variant, no CI95 row.
+    let solo = [Series {
+        name: "time_s",
+        kind: Kind::Lower,
+        samples: &[&two],
+    }];
+    let mut s = String::new();
+    write_table(&mut s, &["default"], &solo).unwrap();
+    assert!(!s.contains("\nCI95 "), "{s}");
+    assert!(s.ends_with(&format!("{CI_LEGEND}\n")), "{s}");
+}
+
+/// A table's cell `i` (0 = the baseline) of a row: 28 characters of row
+/// name, then 22 per config.
+fn cell(row: &str, i: usize) -> &str {
+    let start = 28 + 22 * i;
+    row.get(start..(start + 22).min(row.len())).unwrap_or("")
+}
+
+/// `[lo, hi]%` as printed; `None` for `n/a` and `unbounded`.
+fn parse_ci(c: &str) -> Option<(f64, f64)> {
+    let (lo, hi) = c
+        .trim()
+        .strip_prefix('[')?
+        .strip_suffix("]%")?
+        .split_once(", ")?;
+    Some((lo.parse().unwrap(), hi.parse().unwrap()))
+}
+
+/// Samples around `mean` with a spread `spread` from unit draws `u` (values
+/// rounded to 4 decimals, as the run lines print them).
+fn samples(mean: f64, spread: f64, u: &[f64]) -> Vec<f64> {
+    u.iter()
+        .map(|x| (1e4 * (mean + spread * (x - 0.5))).round() / 1e4)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// On random sample pairs, for every kind: a bounded `CI95` interval
+    /// excludes 0 exactly when the mean row has `*` (Welch's p < 0.05,
+    /// computed here from `stats` directly), and holds the change of the
+    /// arithmetic means signed as the kind's %; `n/a` exactly below 2 runs.
+    /// Read both from the table's text and from `change_ci`.
+    #[test]
+    fn ci95_excludes_zero_exactly_where_the_mean_is_starred(
+        bmean in -20.0f64..100.0,
+        shift_pct in -30.0f64..30.0,
+        bspread in 0.0f64..40.0,
+        vspread in 0.0f64..40.0,
+        bu in prop::collection::vec(0.0f64..1.0, 1..10),
+        vu in prop::collection::vec(0.0f64..1.0, 1..10),
+    ) {
+        let base = samples(bmean, bspread, &bu);
+        let var = samples(bmean * (1.0 + shift_pct / 100.0), vspread, &vu);
+        for kind in [Kind::Lower, Kind::Higher, Kind::Counter] {
+            let series = [Series { name: "m", kind, samples: &[&base, &var] }];
+            let mut s = String::new();
+            write_table(&mut s, &["A", "B"], &series).unwrap();
+            let at = |p: &str| s.lines().find(|l| l.starts_with(p)).unwrap_or("");
+            let mean_row = at(if kind == Kind::Higher { "Hmean   m " } else { "Amean   m " });
+            let ci_row = at("CI95    m ");
+            prop_assert!(!ci_row.is_empty(), "{}", s);
+            prop_assert_eq!(cell(ci_row, 0).trim(), "");
+            let star = cell(mean_row, 1).contains('*');
+            let sig = stats::welch_p(&base, &var) < stats::ALPHA;
+            prop_assert_eq!(star, sig, "{}", s);
+            let ci = change_ci(kind, &base, &var);
+            if base.len() < 2 || var.len() < 2 {
+                prop_assert_eq!(ci, ChangeCi::NotAvailable);
+                prop_assert_eq!(cell(ci_row, 1).trim(), "n/a");
+                continue;
+            }
+            let ChangeCi::Bounded { lo_pct, hi_pct } = ci else {
+                prop_assert_eq!(ci, ChangeCi::Unbounded);
+                prop_assert_eq!(cell(ci_row, 1).trim(), "unbounded");
+                continue;
+            };
+            prop_assert!(lo_pct <= hi_pct, "{:?}", ci);
+            prop_assert_eq!(lo_pct > 0.0 || hi_pct < 0.0, sig, "{:?}\n{}", ci, s);
+            let (ma, mv) = (stats::amean(&base), stats::amean(&var));
+            let pct = stats::pct_better(ma, mv, kind != Kind::Lower);
+            let tol = 1e-9 * (1.0 + pct.abs());
+            prop_assert!(lo_pct - tol <= pct && pct <= hi_pct + tol, "{} {:?}", pct, ci);
+            // The text: the same interval to two decimals, its signs intact.
+            let (lo, hi) = parse_ci(cell(ci_row, 1)).expect("an interval");
+            let half_digit = |x: f64| {
+                let t = cell(ci_row, 1);
+                if t.contains('e') {
+                    0.05 * x.abs()
+                } else {
+                    let d = t
+                        .split_once('.')
+                        .map_or(0, |(_, r)| r.bytes().take_while(u8::is_ascii_digit).count());
+                    0.5 * 10f64.powi(-(d as i32)) + 1e-9
+                }
+            };
+            prop_assert!(
+                (lo - lo_pct).abs() <= half_digit(lo) && (hi - hi_pct).abs() <= half_digit(hi),
+                "{}",
+                ci_row
+            );
+            let txt = cell(ci_row, 1).trim();
+            let excl = txt.starts_with("[+") && lo_pct != 0.0 || txt.contains(", -");
+            prop_assert_eq!(excl, sig, "{}", s);
+        }
+    }
 }
 
 #[test]
@@ -261,6 +508,10 @@ fn zero_baseline_has_no_percentage() {
     write_table(&mut s, &["default", "NEXT_BUDDY"], &series).unwrap();
     assert!(
         s.contains("Amean   buddy                        0.0 (  0.00%)       300.0 *    n/a*"),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!("\nCI95    buddy{:>59}\n", "unbounded")),
         "{s}"
     );
 }

@@ -195,9 +195,30 @@ ktest_smp!(compare_next_buddy_counters_on_hackbench, 1, || {
         "{table}"
     );
     kassert!(table.contains("Welch's t-test"), "{table}");
+    kassert!(table.contains(::shell::compare::CI_LEGEND), "{table}");
+    // Every mean row has its 95% interval under it (the interval's agreement
+    // with the `*` is the shell crate's host test, on random samples).
+    let lines: Vec<&str> = table.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l
+            .strip_prefix("Amean   ")
+            .or_else(|| l.strip_prefix("Hmean   "))
+            .and_then(|r| r.split_whitespace().next())
+        else {
+            continue;
+        };
+        let next = lines.get(i + 1).copied().unwrap_or("");
+        kassert!(
+            next.strip_prefix("CI95    ")
+                .and_then(|r| r.split_whitespace().next())
+                == Some(name),
+            "{table}"
+        );
+    }
     for l in table.lines().filter(|l| {
         [
             "Amean   time_s",
+            "CI95    time_s",
             "Amean   buddy",
             "Amean   wk_preempt",
             "Amean   wk_sync_none",
