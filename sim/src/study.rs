@@ -1409,9 +1409,11 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
             return Err(format!("--samples published: not with {ab_opt} (its plan and counts are per study seeds); --samples seeds or leave it out"));
         }
         if !configs.is_empty() {
-            return Err(format!(
-                "{ab_opt}: the ablation runs the configurations the scored rows need; no --config"
-            ));
+            return Err(if with_ablation {
+                "--with-ablation runs the default study's configurations (the ablation's are the scored rows' pairs of them); no --config".into()
+            } else {
+                "--ablation runs the configurations the scored rows need; no --config".into()
+            });
         }
         // Every name is checked before anything runs or is written.
         let subset = crate::score::AblationSubset {
