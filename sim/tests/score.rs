@@ -664,22 +664,30 @@ fn the_study_counters_carry_the_idle_scan() {
     );
 }
 
-#[test]
-fn the_ablations_all_from_the_studys_runs_is_a_fresh_run_byte_for_byte() {
-    // Row 26 (pgbench read-only at 1 client) and row 57 (at 250, with a
-    // third configuration, off+inelig), 2 seeds: the study cut to their points with all
-    // five configurations, as `sim study --with-ablation --rows 26,57`.
+/// What `sim study --with-ablation --rows LIST --seeds 2` runs, with only
+/// the `all` variant: (the uncut study, the ablation's subset, the study cut
+/// to the rows' points, the ablation's study).
+fn with_ablation_parts(list: &str) -> (Study, AblationSubset, Study, Study) {
     let mut base = Study::default_study();
     base.seeds = 2;
     let rows = clear_rows();
     let sub = AblationSubset {
         mechanisms: Some(Vec::new()),
-        rows: Some(parse_rows("26,57", &base, &rows).unwrap()),
+        rows: Some(parse_rows(list, &base, &rows).unwrap()),
     };
-    let study = base.restrict_to_rows("26,57").unwrap();
+    let study = base.restrict_to_rows(list).unwrap();
+    let (st, _) = ablation_plan(&base, &rows, &sub).unwrap();
+    (base, sub, study, st)
+}
+
+#[test]
+fn the_ablations_all_from_the_studys_runs_is_a_fresh_run_byte_for_byte() {
+    // Row 26 (pgbench read-only at 1 client) and row 57 (at 250, with a
+    // third configuration, off+inelig), 2 seeds: the study cut to their points with all
+    // five configurations, as `sim study --with-ablation --rows 26,57`.
+    let (base, sub, study, st) = with_ablation_parts("26,57");
     assert_eq!(study.configs.len(), 5);
     let r = run_study(&study, 2, false).unwrap();
-    let (st, _) = ablation_plan(&base, &rows, &sub).unwrap();
     assert!(st.configs.len() < study.configs.len(), "a true subset");
     // The runs taken from the study are a fresh run's, sample for sample
     // (every metric and counter), in its job order.
@@ -697,15 +705,7 @@ fn the_ablations_all_from_the_studys_runs_is_a_fresh_run_byte_for_byte() {
 
 #[test]
 fn runs_of_another_study_are_not_taken_for_the_ablations() {
-    let mut base = Study::default_study();
-    base.seeds = 2;
-    let rows = clear_rows();
-    let sub = AblationSubset {
-        mechanisms: Some(Vec::new()),
-        rows: Some(parse_rows("26", &base, &rows).unwrap()),
-    };
-    let (st, _) = ablation_plan(&base, &rows, &sub).unwrap();
-    let study = base.restrict_to_rows("26").unwrap();
+    let (_, _, study, st) = with_ablation_parts("26");
     let r = run_study(&study, 1, false).unwrap();
     assert!(results_for(&st, &r).is_ok());
     // Each difference that changes a run is named, and nothing is taken.
