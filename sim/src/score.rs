@@ -1582,7 +1582,12 @@ pub fn run_ablation(
     let mut nth = 0usize;
     for v in &variants {
         let (n, name) = (v.number, v.name);
-        let s = if let (true, Some(r)) = (v.off.is_empty(), reused.take()) {
+        let taken = if v.off.is_empty() {
+            reused.take()
+        } else {
+            None
+        };
+        let s = if let Some(r) = taken {
             errln!(
                 "ablation: v{n} {name}: its {} runs are the study's (the same points, configurations, seeds, scale and mechanisms: sim/src/study.rs, results_for)",
                 r.samples.len()
@@ -1668,7 +1673,7 @@ pub fn run_ablation(
     for l in crate::study::costs_lines(&st) {
         let _ = writeln!(txt, "{l}");
     }
-    if study.is_some() && all_from_study {
+    if all_from_study {
         let _ = writeln!(
             txt,
             "  all: the study's own runs (sim study --with-ablation)"
