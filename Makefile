@@ -512,10 +512,12 @@ ensure-fonts:
 # NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s: tables on stdout,
 # tables.txt, samples.csv/json, PNGs in build/study/, the score, then the
 # ablation (as make study-ablation prints it: ablation.txt, ablation.csv), its
-# `all` variant the study's own runs (sim study --with-ablation; the runs
-# count is printed first: the study's 1850 and the ablation's, about an hour
-# of 2 cores). Runs with machine noise (sim/src/machine.rs, MachineNoise);
-# ARGS=--no-machine-noise without. ARGS="--rows R,.. --mechanisms M,..": a part.
+# `all` variant the study's own runs (sim study --with-ablation). The runs
+# count is printed first: the study's 1850 and the ablation's 15360, an
+# estimated 2-2.5 hours of CPU, over an hour of wall on 2 idle cores
+# (docs/results/study.md, Reproduce). Runs with machine noise
+# (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
+# ARGS="--rows R,.. --mechanisms M,..": a part (the study cut to those rows).
 study: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --with-ablation --out build/study $(ARGS)
 
