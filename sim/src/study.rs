@@ -1246,7 +1246,8 @@ pub fn cmd_study(args: &[String]) {
 pub struct StudyArgs {
     /// The study to run (cut to `--rows` or `--points`, its length, seeds
     /// and configurations set). For `--ablation`, the study whose scored
-    /// points the ablation runs.
+    /// points the ablation runs; for `--with-ablation`, the study that runs
+    /// first (cut to `--rows`).
     pub study: Study,
     /// `--ablation` or `--with-ablation`: the parts of it to run.
     pub ablation: Option<crate::score::AblationSubset>,
