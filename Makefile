@@ -37,7 +37,8 @@
 #                      QEMU, a ktest subset on each (part of make test)
 #   make sim ARGS=...  the discrete-event simulator (sim run / study / bench)
 #   make sim-pgo ARGS=...  the same, built with a profile of its bench (PGO; needs llvm-tools)
-#   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots, score in build/study/
+#   make study         the NEXT_BUDDY A/B study: tables, CSV, JSON, plots, score and the ablation in build/study/
+#   make study-quick   the study without the ablation (its tables and score only: minutes, not an hour)
 #   make study-ablation  the study's score with each simulator mechanism off (ARGS="--mechanisms M,.. --rows R,..": a part)
 #   make study-full    the study at full length (mmtests' hackbench loops, pgbench/schbench seconds after a warm-up; ARGS="--points ..|--rows ..": a part)
 ARCH    ?= x86_64
@@ -78,7 +79,7 @@ KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-docs test-msrv test-loom test-kernel fuzz \
         miri test-harness stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
-        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell sim-pgo study study-ablation study-full ensure-fonts test-calibrate \
+        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell sim-pgo study study-quick study-ablation study-full ensure-fonts test-calibrate \
         clock-test test-clock test-kprof test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
@@ -508,12 +509,22 @@ ensure-fonts:
 	@test -f $(FONT) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-dejavu-core >/dev/null; } \
 		|| echo "study: no $(FONT): plots will be skipped"
 
-# NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s (a few minutes
-# on 2 cores): tables on stdout, tables.txt, samples.csv/json, PNGs in build/study/.
-# Runs with machine noise (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
-# ARGS="--samples published": each sweep with the published tables' sample count where
-# mmtests' configs fix it (sim/src/score.rs, PUBLISHED_SAMPLES), the others 5 seeds.
+# NEXT_BUDDY off/on/variants on graviton3 and cascadelake-2s: tables on stdout,
+# tables.txt, samples.csv/json, PNGs in build/study/, the score, then the
+# ablation (as make study-ablation prints it: ablation.txt, ablation.csv), its
+# `all` variant the study's own runs (sim study --with-ablation). The runs
+# count is printed first: the study's 1850 and the ablation's 15360, an
+# estimated 2-2.5 hours of CPU, over an hour of wall on 2 idle cores
+# (docs/results/study.md, Reproduce). Runs with machine noise
+# (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
+# ARGS="--rows R,.. --mechanisms M,..": a part (the study cut to those rows).
 study: ensure-fonts
+	$(CARGO) run -q -p sim --release -- study --with-ablation --out build/study $(ARGS)
+
+# The study alone, without the ablation (a few minutes on 2 cores). ARGS="--samples
+# published": each sweep with the published tables' sample count where mmtests'
+# configs fix it (sim/src/score.rs, PUBLISHED_SAMPLES), the others 5 seeds.
+study-quick: ensure-fonts
 	$(CARGO) run -q -p sim --release -- study --out build/study $(ARGS)
 
 # The study's score re-run with each mechanism off (sim/src/score.rs):

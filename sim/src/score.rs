@@ -1488,12 +1488,36 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// run's point, configuration, seed and the rows it serves. The output is
 /// the same bytes whatever the progress (but the wall time in its first
 /// line); a subset's rows and verdicts are the full ablation's lines.
+///
+/// `study`: the runs of a study just run (`sim study --with-ablation`);
+/// the `all` variant's runs are taken from them when they are its runs
+/// ([`crate::study::results_for`] says why not otherwise, and then `all`
+/// runs), so `all`'s scores are the ones a run of its own gives.
 pub fn cmd_ablation(
     base: &Study,
     jobs: usize,
     out: &std::path::Path,
     subset: &AblationSubset,
+    study: Option<&Results>,
 ) -> Result<(), String> {
+    let (txt, ab) = run_ablation(base, jobs, subset, study)?;
+    out!("{txt}");
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (name, text) in [("ablation.txt", txt), ("ablation.csv", ablation_csv(&ab))] {
+        let p = out.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// [`cmd_ablation`]'s runs and scores, nothing printed on stdout or
+/// written: the text of `ablation.txt` and the scores per variant.
+pub fn run_ablation(
+    base: &Study,
+    jobs: usize,
+    subset: &AblationSubset,
+    study: Option<&Results>,
+) -> Result<(String, Ablation), String> {
     let rows = clear_rows();
     let (st, variants) = ablation_plan(base, &rows, subset)?;
     let selected = |k: usize| subset.rows.as_ref().is_none_or(|ix| ix.contains(&k));
@@ -1512,14 +1536,28 @@ pub fn cmd_ablation(
     }
     let points: usize = st.items.iter().map(|it| it.values.len()).sum();
     let per_variant = points * st.configs.len() * st.seeds as usize;
-    let to_run = variants.iter().filter(|v| v.ran).count();
+    // `all`'s runs from the study's, when they are its runs.
+    let mut reused = match study.map(|r| crate::study::results_for(&st, r)) {
+        Some(Ok(r)) => Some(r),
+        Some(Err(why)) => {
+            errln!("ablation: v0 all runs: the study's runs are not its runs ({why})");
+            None
+        }
+        None => None,
+    };
+    let to_run = variants.iter().filter(|v| v.ran).count() - usize::from(reused.is_some());
     let total = per_variant * to_run;
     errln!(
-        "ablation: {} items, {points} points × {} configs × {} seeds = {per_variant} runs per variant; {} variants, {to_run} to run: {total} runs",
+        "ablation: {} items, {points} points × {} configs × {} seeds = {per_variant} runs per variant; {} variants, {to_run} to run{}: {total} runs",
         st.items.len(),
         st.configs.len(),
         st.seeds,
-        variants.len()
+        variants.len(),
+        if reused.is_some() {
+            " (all's runs are the study's)"
+        } else {
+            ""
+        }
     );
     for v in variants.iter().filter(|v| !v.ran) {
         errln!(
@@ -1536,6 +1574,7 @@ pub fn cmd_ablation(
         }
         s
     };
+    let all_from_study = reused.is_some();
     let mut ab: Ablation = Vec::new();
     let mut all_results = None;
     let t0 = std::time::Instant::now();
@@ -1543,7 +1582,20 @@ pub fn cmd_ablation(
     let mut nth = 0usize;
     for v in &variants {
         let (n, name) = (v.number, v.name);
-        let s = if v.ran {
+        let taken = if v.off.is_empty() {
+            reused.take()
+        } else {
+            None
+        };
+        let s = if let Some(r) = taken {
+            errln!(
+                "ablation: v{n} {name}: its {} runs are the study's (the same points, configurations, seeds, scale and mechanisms: sim/src/study.rs, results_for)",
+                r.samples.len()
+            );
+            let s = mask(score(&rows, &r));
+            all_results = Some(s.clone());
+            s
+        } else if v.ran {
             nth += 1;
             let mut sv = st.clone();
             sv.mechanisms_off.extend(v.off.iter().copied());
@@ -1618,6 +1670,15 @@ pub fn cmd_ablation(
             st.mechanisms_off.join(" ")
         );
     }
+    for l in crate::study::costs_lines(&st) {
+        let _ = writeln!(txt, "{l}");
+    }
+    if all_from_study {
+        let _ = writeln!(
+            txt,
+            "  all: the study's own runs (sim study --with-ablation)"
+        );
+    }
     if let Some(l) = crate::study::length_line(&st) {
         let _ = writeln!(txt, "{l}");
     }
@@ -1640,11 +1701,5 @@ pub fn cmd_ablation(
     }
     txt.push('\n');
     txt.push_str(&ablation_table(&ab));
-    out!("{txt}");
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    for (name, text) in [("ablation.txt", txt), ("ablation.csv", ablation_csv(&ab))] {
-        let p = out.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    Ok(())
+    Ok((txt, ab))
 }

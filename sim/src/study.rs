@@ -531,24 +531,14 @@ pub struct Finished {
     pub seed: u64,
 }
 
-/// Runs every (item, value, config, seed), interleaved, on `jobs` threads.
-pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, String> {
-    run_study_with(study, jobs, progress, &|_| {})
-}
-
-/// [`run_study`], calling `on_done` after each run finishes (from the
-/// thread that ran it, in no fixed order; the results do not depend on it).
-pub fn run_study_with(
-    study: &Study,
-    jobs: usize,
-    progress: bool,
-    on_done: &(dyn Fn(Finished) + Sync),
-) -> Result<Results, String> {
+/// The runs of `study` in job order, each (item, value index,
+/// configuration index, seed): seed-major over the largest seed count, the
+/// configurations rotated per seed; a sweep with fewer seeds
+/// (`Item::seeds`) drops out when its own are done, so a study whose
+/// sweeps all run `study.seeds` has the plan it always had.
+pub fn study_plan(study: &Study) -> Vec<(usize, usize, usize, u64)> {
     let mut plan = Vec::new();
     let nc = study.configs.len();
-    // Seed-major over the largest seed count; a sweep with fewer seeds
-    // (`Item::seeds`) drops out when its own are done, so a study whose
-    // sweeps all run `study.seeds` has the plan it always had.
     let max_seeds = (0..study.items.len())
         .map(|ii| study.item_seeds(ii))
         .max()
@@ -566,6 +556,124 @@ pub fn run_study_with(
             }
         }
     }
+    plan
+}
+
+/// The runs of `want` taken from `from`'s, in `want`'s job order
+/// ([`study_plan`]), when `from` ran every one of them; else why not.
+///
+/// A run is a pure function of its machine (the preset and the study's
+/// mechanisms turned off, [`study_machine`]), its configuration's
+/// settings, its workload (the sweep's `make` at the value, on that
+/// machine, at the study's [`Scale`]), its seed (`1000 + seed`) and the
+/// sweep's time limit ([`run_study_with`], [`crate::run_one`]: the
+/// machine noise is drawn from the seed and the configuration's and
+/// workload's boot digests, not from a run's place in the plan or its
+/// thread). So a run of `want` is the run of `from` at the same sweep
+/// (title, machine, `make`, metrics, time limit, seeds), value,
+/// configuration (name and settings) and seed, when the two studies turn
+/// the same mechanisms off at the same scale; each of these is checked.
+/// The result's wall time is 0 (nothing ran).
+pub fn results_for(want: &Study, from: &Results) -> Result<Results, String> {
+    let have = &from.study;
+    if want.mechanisms_off != have.mechanisms_off {
+        return Err(format!(
+            "mechanisms off: [{}] against the study's [{}]",
+            want.mechanisms_off.join(" "),
+            have.mechanisms_off.join(" ")
+        ));
+    }
+    let (a, b) = (&want.scale, &have.scale);
+    if (a.loops, a.ops, a.warmup_ns) != (b.loops, b.ops, b.warmup_ns) {
+        return Err(format!("scale {a:?} against the study's {b:?}"));
+    }
+    let mut item_of = Vec::new();
+    for (ii, it) in want.items.iter().enumerate() {
+        let name = format!("{}@{}", it.title, it.machine);
+        let jj = have
+            .items
+            .iter()
+            .position(|h| h.title == it.title && h.machine == it.machine)
+            .ok_or_else(|| format!("the study has no {name}"))?;
+        let h = &have.items[jj];
+        if !std::ptr::fn_addr_eq(h.make, it.make)
+            || h.param != it.param
+            || h.metrics != it.metrics
+            || h.max_ns != it.max_ns
+            || have.item_seeds(jj) != want.item_seeds(ii)
+        {
+            return Err(format!(
+                "{name} is another sweep in the study (workload, metrics, time limit or seeds)"
+            ));
+        }
+        let values = it
+            .values
+            .iter()
+            .map(|v| {
+                h.values
+                    .iter()
+                    .position(|x| x == v)
+                    .ok_or_else(|| format!("the study has no {name} {}={v}", it.param))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        item_of.push((jj, values));
+    }
+    let config_of = want
+        .configs
+        .iter()
+        .map(|c| {
+            have.configs
+                .iter()
+                .position(|h| h.name == c.name && h.settings == c.settings)
+                .ok_or_else(|| {
+                    format!(
+                        "the study has no configuration {} = {}",
+                        c.name,
+                        c.settings.join(" ")
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut at = std::collections::HashMap::new();
+    for (k, s) in from.samples.iter().enumerate() {
+        at.insert((s.item, s.vi, s.ci, s.seed), k);
+    }
+    let mut samples = Vec::new();
+    for (ii, vi, ci, seed) in study_plan(want) {
+        let (jj, values) = &item_of[ii];
+        let k = at
+            .get(&(*jj, values[vi], config_of[ci], seed))
+            .ok_or_else(|| format!("the study did not run {} seed {seed}", want.items[ii].title))?;
+        let s = &from.samples[*k];
+        samples.push(Sample {
+            item: ii,
+            vi,
+            ci,
+            seed,
+            r: s.r.clone(),
+        });
+    }
+    Ok(Results {
+        study: want.clone(),
+        samples,
+        wall_s: 0.0,
+    })
+}
+
+/// Runs every (item, value, config, seed), interleaved, on `jobs` threads.
+pub fn run_study(study: &Study, jobs: usize, progress: bool) -> Result<Results, String> {
+    run_study_with(study, jobs, progress, &|_| {})
+}
+
+/// [`run_study`], calling `on_done` after each run finishes (from the
+/// thread that ran it, in no fixed order; the results do not depend on it).
+pub fn run_study_with(
+    study: &Study,
+    jobs: usize,
+    progress: bool,
+    on_done: &(dyn Fn(Finished) + Sync),
+) -> Result<Results, String> {
+    let plan = study_plan(study);
     let machines: Vec<Machine> = study
         .items
         .iter()
@@ -938,6 +1046,26 @@ pub fn to_json(r: &Results) -> String {
     o
 }
 
+/// The cost-table lines of a study's header: the digest of each machine's
+/// costs its sweeps run on, in name order (the study's and the ablation's
+/// output carry them, so a result names the costs it was run with).
+pub fn costs_lines(st: &Study) -> Vec<String> {
+    let mut machines: Vec<&str> = st.items.iter().map(|it| it.machine.as_str()).collect();
+    machines.sort_unstable();
+    machines.dedup();
+    machines
+        .into_iter()
+        .filter_map(|m| {
+            Machine::preset(m).map(|mc| {
+                format!(
+                    "  costs of {m}: digest {:016x} (sim/src/machine.rs, Costs::digest)",
+                    mc.costs.digest()
+                )
+            })
+        })
+        .collect()
+}
+
 /// Prints every table and writes CSV, JSON, tables and plots under `out`.
 pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -974,17 +1102,8 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
     if let Some(l) = length_line(st) {
         let _ = writeln!(all, "{l}");
     }
-    let mut machines: Vec<&str> = st.items.iter().map(|it| it.machine.as_str()).collect();
-    machines.sort_unstable();
-    machines.dedup();
-    for m in machines {
-        if let Some(mc) = Machine::preset(m) {
-            let _ = writeln!(
-                all,
-                "  costs of {m}: digest {:016x} (sim/src/machine.rs, Costs::digest)",
-                mc.costs.digest()
-            );
-        }
+    for l in costs_lines(st) {
+        let _ = writeln!(all, "{l}");
     }
     if !st.mechanisms_off.contains(&"--no-machine-noise") {
         let n = crate::machine::MACHINE_NOISE;
@@ -1038,13 +1157,14 @@ pub fn report(r: &Results, out: &Path) -> Result<(), String> {
 }
 
 /// `sim study`'s usage line.
-pub const STUDY_USAGE: &str = "usage: sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...";
+pub const STUDY_USAGE: &str = "usage: sim study [--quick | --newidle | --ablation | --with-ablation] [--mechanisms LIST] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...";
 
 /// The options `sim study` takes.
 pub const STUDY_OPTIONS: &[&str] = &[
     "--quick",
     "--newidle",
     "--ablation",
+    "--with-ablation",
     "--mechanisms",
     "--rows",
     "--points",
@@ -1101,7 +1221,7 @@ pub fn length_line(st: &Study) -> Option<String> {
     ))
 }
 
-/// `sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
+/// `sim study [--quick | --newidle | --ablation | --with-ablation] [--mechanisms LIST] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...`
 ///
 /// Every option but `--config` (one per configuration) and `--out` (the
 /// last one counts, so `make study ARGS="--out DIR"` works) is given at
@@ -1126,10 +1246,16 @@ pub fn cmd_study(args: &[String]) {
 pub struct StudyArgs {
     /// The study to run (cut to `--rows` or `--points`, its length, seeds
     /// and configurations set). For `--ablation`, the study whose scored
-    /// points the ablation runs.
+    /// points the ablation runs; for `--with-ablation`, the study that runs
+    /// first (cut to `--rows`).
     pub study: Study,
-    /// `--ablation`: the parts of it to run.
+    /// `--ablation` or `--with-ablation`: the parts of it to run.
     pub ablation: Option<crate::score::AblationSubset>,
+    /// `--with-ablation`: the study whose ablation runs after `study` (the
+    /// study before the cut of `--rows`: the base `--ablation` would
+    /// have), the ablation's `all` variant taken from `study`'s runs
+    /// ([`results_for`]). `None`: `study` alone, or the ablation alone.
+    pub ablation_base: Option<Study>,
     /// `--jobs`.
     pub jobs: usize,
     /// `--out`.
@@ -1160,6 +1286,7 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
     let mut configs = Vec::new();
     let mut seeds = None;
     let mut ablation = false;
+    let mut with_ablation = false;
     let mut no_noise = false;
     let mut mechanisms: Option<String> = None;
     let mut rows: Option<String> = None;
@@ -1185,6 +1312,7 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
         // The options without a value.
         match a {
             "--ablation" => ablation = true,
+            "--with-ablation" => with_ablation = true,
             "--no-machine-noise" => no_noise = true,
             "--quick" | "--newidle" => {
                 if let Some(p) = preset.replace(a) {
@@ -1197,7 +1325,7 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
         }
         if matches!(
             a,
-            "--ablation" | "--no-machine-noise" | "--quick" | "--newidle"
+            "--ablation" | "--with-ablation" | "--no-machine-noise" | "--quick" | "--newidle"
         ) {
             i += 1;
             continue;
@@ -1262,20 +1390,31 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
     if let Some(l) = &length {
         study.set_length(l)?;
     }
-    if points.is_some() && (rows.is_some() || ablation) {
-        return Err(
-            "--points: not with --rows or --ablation (give one way to choose the points)".into(),
-        );
+    if ablation && with_ablation {
+        return Err("--ablation and --with-ablation: give one (--ablation: the ablation alone; --with-ablation: the study, then its ablation)".into());
+    }
+    // The ablation's option as given, for the errors.
+    let ab_opt = if with_ablation {
+        "--with-ablation"
+    } else {
+        "--ablation"
+    };
+    if points.is_some() && (rows.is_some() || ablation || with_ablation) {
+        return Err(format!(
+            "--points: not with --rows or {ab_opt} (give one way to choose the points)"
+        ));
     }
     let published = samples.as_deref() == Some("published");
-    if ablation {
+    if ablation || with_ablation {
         if published {
-            return Err("--samples published: not with --ablation (its plan and counts are per study seeds); --samples seeds or leave it out".into());
+            return Err(format!("--samples published: not with {ab_opt} (its plan and counts are per study seeds); --samples seeds or leave it out"));
         }
         if !configs.is_empty() {
-            return Err(
-                "--ablation runs the configurations the scored rows need; no --config".into(),
-            );
+            return Err(if with_ablation {
+                "--with-ablation runs the default study's configurations (the ablation's are the scored rows' pairs of them); no --config".into()
+            } else {
+                "--ablation runs the configurations the scored rows need; no --config".into()
+            });
         }
         // Every name is checked before anything runs or is written.
         let subset = crate::score::AblationSubset {
@@ -1283,13 +1422,32 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
                 .map(|m| crate::score::parse_mechanisms(&m))
                 .transpose()?,
             rows: rows
-                .map(|r| crate::score::parse_rows(&r, &study, &crate::score::clear_rows()))
+                .as_deref()
+                .map(|r| crate::score::parse_rows(r, &study, &crate::score::clear_rows()))
                 .transpose()?,
         };
         crate::score::ablation_plan(&study, &crate::score::clear_rows(), &subset)?;
+        if !with_ablation {
+            return Ok(StudyArgs {
+                study,
+                ablation: Some(subset),
+                ablation_base: None,
+                jobs: jobs.unwrap_or(2),
+                out,
+                samples_lines: Vec::new(),
+            });
+        }
+        // The study runs its points cut to --rows (as without an
+        // ablation); the ablation's plan is `--ablation`'s, of the uncut
+        // study.
+        let base = study.clone();
+        if let Some(r) = &rows {
+            study = study.restrict_to_rows(r)?;
+        }
         return Ok(StudyArgs {
             study,
             ablation: Some(subset),
+            ablation_base: Some(base),
             jobs: jobs.unwrap_or(2),
             out,
             samples_lines: Vec::new(),
@@ -1297,7 +1455,7 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
     }
     if mechanisms.is_some() {
         return Err(
-            "--mechanisms chooses the variants of the ablation: give --ablation too".into(),
+            "--mechanisms chooses the variants of the ablation: give --ablation or --with-ablation too".into(),
         );
     }
     if let Some(p) = &points {
@@ -1320,6 +1478,7 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
     Ok(StudyArgs {
         study,
         ablation: None,
+        ablation_base: None,
         jobs: jobs.unwrap_or(2),
         out,
         samples_lines,
@@ -1327,16 +1486,52 @@ pub fn parse_study_args(args: &[String]) -> Result<StudyArgs, String> {
 }
 
 impl StudyArgs {
-    /// Runs what was parsed: the ablation, or the study and its report.
+    /// Runs what was parsed: the ablation, or the study and its report,
+    /// or (`--with-ablation`) the study and its report, then the ablation
+    /// with its `all` variant from the study's runs.
     pub fn run(&self) -> Result<(), String> {
-        if let Some(subset) = &self.ablation {
-            return crate::score::cmd_ablation(&self.study, self.jobs, &self.out, subset);
+        if let (Some(subset), None) = (&self.ablation, &self.ablation_base) {
+            return crate::score::cmd_ablation(&self.study, self.jobs, &self.out, subset, None);
         }
         for line in &self.samples_lines {
             errln!("study: samples {line}");
         }
+        if let (Some(subset), Some(base)) = (&self.ablation, &self.ablation_base) {
+            errln!("{}", self.plan_line(base, subset)?);
+        }
         let r = run_study(&self.study, self.jobs, true)?;
-        report(&r, &self.out)
+        report(&r, &self.out)?;
+        match (&self.ablation, &self.ablation_base) {
+            (Some(subset), Some(base)) => {
+                out!("\n");
+                crate::score::cmd_ablation(base, self.jobs, &self.out, subset, Some(&r))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `--with-ablation`'s first line: the runs the study and the
+    /// ablation take (the ablation's `all` counted once: its runs are the
+    /// study's).
+    pub fn plan_line(
+        &self,
+        base: &Study,
+        subset: &crate::score::AblationSubset,
+    ) -> Result<String, String> {
+        let study_runs = study_plan(&self.study).len();
+        let (st, variants) =
+            crate::score::ablation_plan(base, &crate::score::clear_rows(), subset)?;
+        let per_variant = study_plan(&st).len();
+        let more = variants
+            .iter()
+            .filter(|v| v.ran && !v.off.is_empty())
+            .count();
+        Ok(format!(
+            "study: {study_runs} runs, then the ablation: {} variants, {more} to run besides all (whose {per_variant} runs are the study's) × {per_variant} runs = {} runs; {} runs in all (docs/results/study.md, Reproduce: the time the default takes)",
+            variants.len(),
+            more * per_variant,
+            study_runs + more * per_variant
+        ))
     }
 }
 

@@ -433,7 +433,10 @@ fn the_ablation_refuses_unknown_mechanisms_and_rows_and_writes_nothing() {
     // to the rows' points, and a row the (quick) study cannot score is
     // refused with the accepted ones.
     for (bad, says) in [
-        ("--mechanisms smt-share", "give --ablation too"),
+        (
+            "--mechanisms smt-share",
+            "give --ablation or --with-ablation too",
+        ),
         ("--rows 1", "accepted: row numbers"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_sim"))
@@ -555,10 +558,38 @@ fn study_bad_input_is_refused_with_the_accepted_values() {
             "--points pgbench-ro@graviton3 --ablation",
             "not with --rows or --ablation",
         ),
-        ("--mechanisms smt-share", "give --ablation too"),
+        (
+            "--mechanisms smt-share",
+            "give --ablation or --with-ablation too",
+        ),
         ("--ablation --mechanisms bogus", "accepted: "),
         ("--ablation --config a:NEXT_BUDDY", "no --config"),
         ("--newidle --ablation", "no clear row resolves"),
+        (
+            "--ablation --with-ablation",
+            "--ablation and --with-ablation: give one",
+        ),
+        (
+            "--with-ablation --ablation",
+            "--ablation and --with-ablation: give one",
+        ),
+        ("--with-ablation --with-ablation", "--with-ablation given twice"),
+        (
+            "--with-ablation --config a:NEXT_BUDDY --config b:NO_NEXT_BUDDY",
+            "--with-ablation runs the default study's configurations (the ablation's are the scored rows' pairs of them); no --config",
+        ),
+        (
+            "--with-ablation --samples published",
+            "--samples published: not with --with-ablation",
+        ),
+        (
+            "--with-ablation --points pgbench-ro@graviton3",
+            "--points: not with --rows or --with-ablation",
+        ),
+        ("--quick --with-ablation", "no clear row resolves"),
+        ("--newidle --with-ablation", "no clear row resolves"),
+        ("--with-ablation --mechanisms bogus", "unknown mechanism 'bogus'"),
+        ("--with-ablation --rows 0", "no row 0"),
         ("--config a:NEXT_BUDDY", "at least two --config"),
         (
             "--config a:NEXT_BUDDY --config a:NO_NEXT_BUDDY",
@@ -596,6 +627,116 @@ fn study_bad_input_is_refused_with_the_accepted_values() {
     );
     let names: Vec<&str> = a.study.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["a", "b"]);
+}
+
+#[test]
+fn with_ablation_runs_the_cut_study_then_the_ablation_of_the_uncut_one() {
+    // No subset: the default study, and the full ablation of it.
+    let a = sim::study::parse_study_args(&args("--with-ablation")).expect("valid");
+    let full = sim::study::Study::default_study();
+    let shape = |st: &sim::study::Study| -> Vec<(String, String, Vec<u64>)> {
+        st.items
+            .iter()
+            .map(|it| (it.title.clone(), it.machine.clone(), it.values.clone()))
+            .collect()
+    };
+    assert_eq!(shape(&a.study), shape(&full));
+    assert_eq!(a.ablation, Some(sim::score::AblationSubset::default()));
+    assert_eq!(
+        shape(a.ablation_base.as_ref().expect("a base")),
+        shape(&full)
+    );
+    // A part: the study is cut to the rows' points with every
+    // configuration (as `--rows` without an ablation); the ablation's
+    // subset is the one `--ablation` parses from the same words, of the
+    // uncut study with the same seeds.
+    let line = "--rows 26 --mechanisms machine-noise --seeds 2";
+    let a = sim::study::parse_study_args(&args(&format!("--with-ablation {line}"))).unwrap();
+    let alone = sim::study::parse_study_args(&args(&format!("--ablation {line}"))).unwrap();
+    let cut = sim::study::parse_study_args(&args("--rows 26 --seeds 2")).unwrap();
+    assert_eq!(shape(&a.study), shape(&cut.study));
+    assert_eq!(a.study.configs.len(), full.configs.len());
+    assert_eq!(a.study.seeds, 2);
+    assert_eq!(a.ablation, alone.ablation);
+    assert!(alone.ablation_base.is_none());
+    let base = a.ablation_base.as_ref().expect("a base");
+    assert_eq!(shape(base), shape(&alone.study));
+    assert_eq!(base.seeds, 2);
+    // Without either, no ablation.
+    assert!(cut.ablation.is_none() && cut.ablation_base.is_none());
+}
+
+#[test]
+fn with_ablation_prints_the_ablation_of_a_fresh_run_from_the_studys_runs() {
+    // Row 26 (pgbench read-only at 1 client, nb-off>nb+inelig), the
+    // cheapest scored point, 2 seeds: the study (5 configurations) and its
+    // ablation with all from the study's runs, against `--ablation` alone.
+    let line = "--rows 26 --mechanisms machine-noise --seeds 2";
+    let d1 = scratch("with-ablation");
+    let d2 = scratch("ablation-alone");
+    let (code, stdout, stderr) = {
+        let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args(args(&format!("study --with-ablation {line} --out")))
+            .arg(&d1)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0), "{stderr}");
+    // The runs count first: the study's 10, the ablation's 4 besides all.
+    assert!(
+        stderr.starts_with("study: 10 runs, then the ablation: 2 variants, 1 to run besides all (whose 4 runs are the study's) × 4 runs = 4 runs; 14 runs in all"),
+        "{stderr}"
+    );
+    for want in [
+        "ablation: 1 items, 1 points × 2 configs × 2 seeds = 4 runs per variant; 2 variants, 1 to run (all's runs are the study's): 4 runs",
+        "ablation: v0 all: its 4 runs are the study's",
+        "ablation: v9 --no-machine-noise (1/1) starts: 4 runs",
+    ] {
+        assert!(stderr.contains(want), "stderr lacks '{want}':\n{stderr}");
+    }
+    assert!(!stderr.contains("v0 all (1/"), "all ran again: {stderr}");
+    // stdout: the study's tables, its score, then the ablation's table, as
+    // the files hold them.
+    let tables = std::fs::read_to_string(d1.join("tables.txt")).unwrap();
+    let abl_txt = std::fs::read_to_string(d1.join("ablation.txt")).unwrap();
+    assert_eq!(stdout, format!("{tables}\n{abl_txt}"));
+    assert!(
+        tables.contains("\nScore against the published tables"),
+        "{tables}"
+    );
+    assert!(abl_txt.contains("  all: the study's own runs (sim study --with-ablation)\n"));
+    let (code, _, stderr) = ablation(line, &d2);
+    assert_eq!(code, Some(0), "{stderr}");
+    // The scores byte for byte; the text but for the wall time and the line
+    // that says where all's runs came from.
+    let csv = |d: &std::path::Path| std::fs::read_to_string(d.join("ablation.csv")).unwrap();
+    assert_eq!(csv(&d1), csv(&d2));
+    let alone = std::fs::read_to_string(d2.join("ablation.txt")).unwrap();
+    let body = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("  all: the study's own runs"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(body(&abl_txt), body(&alone));
+    // Both carry the cost digest line the study prints.
+    let digest = tables
+        .lines()
+        .find(|l| l.starts_with("  costs of graviton3: digest "))
+        .expect("the study's cost line");
+    assert!(
+        abl_txt.contains(digest) && alone.contains(digest),
+        "{alone}"
+    );
+    for d in [d1, d2] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 #[test]

@@ -8,12 +8,13 @@
 
 use sim::machine::{Machine, MECHANISM_FLAGS};
 use sim::score::{
-    ablation_plan, ablation_study, ablation_variants, changes_mechanisms, clear_rows, is_clear,
-    mechanism_names, mel_rows, parse_mechanisms, parse_rows, published_count, published_samples,
-    resolve, ryan_change, schbench_rows, score_csv, score_json, score_table, score_with, totals,
-    verdict, within_2x, AblationSubset, Row, Target, Verdict,
+    ablation_csv, ablation_plan, ablation_study, ablation_table, ablation_variants,
+    changes_mechanisms, clear_rows, is_clear, mechanism_names, mel_rows, parse_mechanisms,
+    parse_rows, published_count, published_samples, resolve, run_ablation, ryan_change,
+    schbench_rows, score_csv, score_json, score_table, score_with, totals, verdict, within_2x,
+    AblationSubset, Row, Target, Verdict,
 };
-use sim::study::{run_study, study_machine, to_csv, Item, Scale, Study};
+use sim::study::{results_for, run_study, study_machine, to_csv, Item, Scale, Study};
 use sim::workloads::HackbenchCfg;
 use sim::{Config, WorkSpec};
 
@@ -661,4 +662,79 @@ fn the_study_counters_carry_the_idle_scan() {
         json.contains(&format!("\"scanned_cpus\": {}", s.r.ctr.scanned_cpus)),
         "{json}"
     );
+}
+
+/// What `sim study --with-ablation --rows LIST --seeds 2` runs, with only
+/// the `all` variant: (the uncut study, the ablation's subset, the study cut
+/// to the rows' points, the ablation's study).
+fn with_ablation_parts(list: &str) -> (Study, AblationSubset, Study, Study) {
+    let mut base = Study::default_study();
+    base.seeds = 2;
+    let rows = clear_rows();
+    let sub = AblationSubset {
+        mechanisms: Some(Vec::new()),
+        rows: Some(parse_rows(list, &base, &rows).unwrap()),
+    };
+    let study = base.restrict_to_rows(list).unwrap();
+    let (st, _) = ablation_plan(&base, &rows, &sub).unwrap();
+    (base, sub, study, st)
+}
+
+#[test]
+fn the_ablations_all_from_the_studys_runs_is_a_fresh_run_byte_for_byte() {
+    // Row 26 (pgbench read-only at 1 client) and row 57 (at 250, with a
+    // third configuration, off+inelig), 2 seeds: the study cut to their points with all
+    // five configurations, as `sim study --with-ablation --rows 26,57`.
+    let (base, sub, study, st) = with_ablation_parts("26,57");
+    assert_eq!(study.configs.len(), 5);
+    let r = run_study(&study, 2, false).unwrap();
+    assert!(st.configs.len() < study.configs.len(), "a true subset");
+    // The runs taken from the study are a fresh run's, sample for sample
+    // (every metric and counter), in its job order.
+    let fresh_runs = run_study(&st, 2, false).unwrap();
+    let taken = results_for(&st, &r).unwrap();
+    assert_eq!(to_csv(&taken), to_csv(&fresh_runs));
+    // And the ablation scores them the same: its table and CSV.
+    let (_, reused) = run_ablation(&base, 2, &sub, Some(&r)).unwrap();
+    let (_, fresh) = run_ablation(&base, 2, &sub, None).unwrap();
+    assert_eq!(reused, fresh);
+    assert_eq!(ablation_table(&reused), ablation_table(&fresh));
+    assert_eq!(ablation_csv(&reused), ablation_csv(&fresh));
+    assert!(reused[0].2.iter().any(|s| s.sim.is_some()));
+}
+
+#[test]
+fn runs_of_another_study_are_not_taken_for_the_ablations() {
+    let (_, _, study, st) = with_ablation_parts("26");
+    let r = run_study(&study, 1, false).unwrap();
+    assert!(results_for(&st, &r).is_ok());
+    // Each difference that changes a run is named, and nothing is taken.
+    let mut other = st.clone();
+    other.mechanisms_off = vec!["--no-machine-noise"];
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("mechanisms off"), "{e}");
+    let mut other = st.clone();
+    other.seeds = 3;
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("seeds"), "{e}");
+    let mut other = st.clone();
+    other.scale.loops += 1;
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("scale"), "{e}");
+    let mut other = st.clone();
+    other.items[0].max_ns += 1;
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("another sweep"), "{e}");
+    let mut other = st.clone();
+    other.items[0].values = vec![16];
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("no pgbench-ro@graviton3 clients=16"), "{e}");
+    let mut other = st.clone();
+    other.configs[1] = sim::Config::parse("nb+inelig:NEXT_BUDDY");
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("no configuration nb+inelig = NEXT_BUDDY"), "{e}");
+    let mut other = st.clone();
+    other.items[0].machine = "cascadelake-2s".into();
+    let e = results_for(&other, &r).unwrap_err();
+    assert!(e.contains("no pgbench-ro@cascadelake-2s"), "{e}");
 }
