@@ -89,6 +89,13 @@
 #                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
 #   REPORT_ONLY=1    no boots: the tables from the last run's logs
+#   BOOT_SILENCE=600 a boot (Linux's or ours) is ended when its log has not
+#                    grown for this many seconds (a hung guest), and
+#   BOOT_TIMEOUT=7200  when it has run this long in all (host seconds;
+#                    scripts/lib/harness.sh, h_run). A Linux A/B boot of 80
+#                    runs took 821-1366 s at host load 6-10, and prints a
+#                    line every run, so only a silence limit suits both a
+#                    loaded host and a hang.
 #  ab:
 #   BOOTS=2 RUNS=3 WARMUP=1   boots (boot b gets seed b), kept and warmup
 #                    rounds per boot and comparison
@@ -238,7 +245,8 @@ SMT_MS=${SMT_MS:-1000}
 SMT_LOOPS=${SMT_LOOPS:-20000}
 LOOPS_PIPE=${LOOPS_PIPE:-2000}
 COST_ITERS=${COST_ITERS:-2000}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-1800}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-7200}
+BOOT_SILENCE=${BOOT_SILENCE:-600}
 
 bad() { echo "error: linux-compare: $*" >&2; exit 2; }
 case $ARCH in
@@ -250,7 +258,7 @@ esac
 ((smp_n % smp_threads == 0)) || bad "SMP=$SMP: $smp_n CPUs are not whole cores of $smp_threads threads"
 [[ $smp_threads == 1 || $SIM == 0 ]] || bad "SMP=$SMP: the simulator's qemu:N machine has no SMT level; SIM must be 0 with threads"
 [[ $CONF_SMP =~ ^[1-8]$ ]] || bad "CONF_SMP must be 1..8, got '$CONF_SMP'"
-for n in BOOTS BOOT_SEED RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
+for n in BOOT_TIMEOUT BOOT_SILENCE BOOTS BOOT_SEED RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
 for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
@@ -267,6 +275,8 @@ fi
 [[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
 OURS_FEATURES=${OURS_FEATURES:-linux}
 [[ $OURS_FEATURES == linux || $OURS_FEATURES == own ]] || bad "OURS_FEATURES must be linux or own, got '$OURS_FEATURES'"
+# shellcheck source=scripts/lib/harness.sh
+. "$root/scripts/lib/harness.sh"
 # shellcheck source=scripts/linux-compare/defaults.sh
 . "$here/linux-compare/defaults.sh"
 # shellcheck source=scripts/linux-compare/determinism.sh
@@ -347,10 +357,14 @@ boot() { # kernel log [qemu args...] -- cmdline
     while [[ $1 != -- ]]; do extra+=("$1"); shift; done
     shift
     local t0=$SECONDS
-    # boot_cpu: boot_linux's (lc_det_args; empty: h_qemu's default)
-    SMP=$SMP ACCEL=tcg CPU=${boot_cpu:-} QEMU_EXTRA="${extra[*]}" timeout -k 5 "$BOOT_TIMEOUT" \
-        "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null >"$log" 2>&1 || true
+    # boot_cpu: boot_linux's (lc_det_args; empty: h_qemu's default). Ended
+    # after BOOT_SILENCE s without output or BOOT_TIMEOUT s in all (h_run's
+    # cap is its limit times H_CAP); `|| true` also keeps set -e out of it.
+    H_CAP=$(((BOOT_TIMEOUT + BOOT_SILENCE - 1) / BOOT_SILENCE)) h_run "$log" "$BOOT_SILENCE" -- \
+        env SMP="$SMP" ACCEL=tcg CPU="${boot_cpu:-}" QEMU_EXTRA="${extra[*]}" \
+        "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
+    if h_ended; then echo "warning: linux-compare: $(basename "$log" .log) was ended: $H_WHY_ENDED (BOOT_SILENCE, BOOT_TIMEOUT)" >&2; fi
 }
 boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
     local log=$1
@@ -737,11 +751,18 @@ boot_ours_watch() { # log smp cmdline
     SMP=$smp ACCEL=tcg QEMU_EXTRA="$qextra" timeout -k 5 "$BOOT_TIMEOUT" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$elf" "$cmd" </dev/null >"$log" 2>&1 &
     pid=$!
+    local H_CAP=$(((BOOT_TIMEOUT + BOOT_SILENCE - 1) / BOOT_SILENCE))
+    h_watch_init "$log" "$BOOT_SILENCE" # the silence limit, as boot()'s
     while kill -0 "$pid" 2>/dev/null; do
         if grep -q "ignoring 'run='" "$log" 2>/dev/null; then
             kill -TERM "$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
             return 3
+        fi
+        if h_watch_expired; then
+            h_end_run "$pid"
+            echo "warning: linux-compare: $(basename "$log" .log) was ended: $H_WHY_ENDED (BOOT_SILENCE)" >&2
+            break
         fi
         sleep 2
     done

@@ -134,6 +134,14 @@ for v in 0 x 3x; do
     [ "$rc" -eq 2 ] && [[ $msg == *"BOOT_SEED must be a positive integer, got '$v'"* ]] && [ ! -e "$lcout" ]
     h_check "linux_compare_refuses_boot_seed_$v" "$?" "status $rc, '$msg'"
 done
+# 7c'. and bad boot limits (BOOT_SILENCE, BOOT_TIMEOUT: positive seconds).
+for kv in BOOT_SILENCE=0 BOOT_TIMEOUT=1h BOOT_SILENCE=-5; do
+    rm -rf "$lcout"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" "$kv" LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
+    rc=$?
+    [ "$rc" -eq 2 ] && [[ $msg == *"${kv%%=*} must be a positive integer, got '${kv#*=}'"* ]] && [ ! -e "$lcout" ]
+    h_check "linux_compare_refuses_${kv//[^a-zA-Z0-9]/_}" "$?" "status $rc, '$msg'"
+done
 
 # 7d. LINUX=0 fetches no Linux packages when every part asked for honours
 #    it (ab, cgroup and smt then boot no Linux and build no initramfs), and
@@ -143,8 +151,9 @@ done
 #    LINUX=0 run then stops at part ab, which names what it needs.
 fdir="$dir/lc-fetch"
 rm -rf "$fdir"
-mkdir -p "$fdir/scripts/linux-compare" "$fdir/sched/src"
+mkdir -p "$fdir/scripts/linux-compare" "$fdir/scripts/lib" "$fdir/sched/src"
 cp "$(dirname "$0")/../linux-compare.sh" "$fdir/scripts/"
+cp "$(dirname "$0")/../lib/harness.sh" "$fdir/scripts/lib/"
 cp "$(dirname "$0")/../linux-compare/defaults.sh" "$(dirname "$0")/../linux-compare/determinism.sh" "$fdir/scripts/linux-compare/"
 cp "$(dirname "$0")/../../sched/src/features.rs" "$fdir/sched/src/"
 printf '#!/bin/sh\ntouch "%s/fetched"\nexit 97\n' "$fdir" >"$fdir/scripts/linux-compare/fetch.sh"
