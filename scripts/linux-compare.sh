@@ -261,6 +261,8 @@ esac
 for n in BOOT_TIMEOUT BOOT_SILENCE BOOTS BOOT_SEED RUNS REPS SMT_REPS SMT_BOOTS SMT_MS SMT_LOOPS CONF_MS CONF_BOOTS LOOPS_PIPE COST_ITERS CG_MS CG_BOOTS; do
     [[ ${!n} =~ ^[1-9][0-9]*$ ]] || bad "$n must be a positive integer, got '${!n}'"
 done
+# A boot's cap in silence limits (h_run's H_CAP): BOOT_TIMEOUT rounded up.
+boot_cap=$(((BOOT_TIMEOUT + BOOT_SILENCE - 1) / BOOT_SILENCE))
 for n in $CG_SMP; do [[ $n =~ ^[1-8]$ ]] || bad "CG_SMP must list CPU counts 1..8, got '$CG_SMP'"; done
 [[ -n ${CG_SMP// /} ]] || bad "CG_SMP must list at least one CPU count"
 [[ $WARMUP =~ ^[0-9]+$ ]] || bad "WARMUP must be an integer >= 0, got '$WARMUP'"
@@ -360,7 +362,7 @@ boot() { # kernel log [qemu args...] -- cmdline
     # boot_cpu: boot_linux's (lc_det_args; empty: h_qemu's default). Ended
     # after BOOT_SILENCE s without output or BOOT_TIMEOUT s in all (h_run's
     # cap is its limit times H_CAP); `|| true` also keeps set -e out of it.
-    H_CAP=$(((BOOT_TIMEOUT + BOOT_SILENCE - 1) / BOOT_SILENCE)) h_run "$log" "$BOOT_SILENCE" -- \
+    H_CAP=$boot_cap h_run "$log" "$BOOT_SILENCE" -- \
         env SMP="$SMP" ACCEL=tcg CPU="${boot_cpu:-}" QEMU_EXTRA="${extra[*]}" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
@@ -751,7 +753,7 @@ boot_ours_watch() { # log smp cmdline
     SMP=$smp ACCEL=tcg QEMU_EXTRA="$qextra" timeout -k 5 "$BOOT_TIMEOUT" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$elf" "$cmd" </dev/null >"$log" 2>&1 &
     pid=$!
-    local H_CAP=$(((BOOT_TIMEOUT + BOOT_SILENCE - 1) / BOOT_SILENCE))
+    local H_CAP=$boot_cap
     h_watch_init "$log" "$BOOT_SILENCE" # the silence limit, as boot()'s
     while kill -0 "$pid" 2>/dev/null; do
         if grep -q "ignoring 'run='" "$log" 2>/dev/null; then
