@@ -81,7 +81,9 @@
 #                    there, per boot: linux-compare/flips-probe.sh). An
 #                    input, not a rule of the scheduler; the label shows it
 #                    (`... -W N`); docs/results/linux/smt.md, "Two-level
-#                    topology (SMT): Linux and ours"
+#                    topology (SMT): Linux and ours". The simulator's rows
+#                    get the same input (sim-rows.sh SIM_FLIPS, hackbench
+#                    `flips=N`)
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
@@ -516,10 +518,10 @@ part_ab() {
         # The simulator runs sched, whose defaults are ours': it starts from
         # the Linux boot's default features as ours does (OURS_FEATURES).
         ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log" "ab (simulator)" || return 1
-        SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$smp_n")
         if [[ ${SIM_ABLATION:-0} == 1 ]]; then
-            SIM_BASE=$ours_set ARCH=$ARCH PREEMPT=$PREEMPT "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
+            SIM_BASE=$ours_set ARCH=$ARCH PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
             echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
         fi
     fi

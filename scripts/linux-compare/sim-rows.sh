@@ -14,6 +14,9 @@
 #                    the costs measured on it (sim/src/machine.rs); `flat:N`
 #                    has the older cited costs
 #   SIM_FLAGS=""     sim run flags, e.g. `--no-wake-cost` (an ablation)
+#   SIM_FLIPS=""     hackbench's `flips=N`: the workers start with N
+#                    `wakee_flips`, their main process's at the fork (Linux's
+#                    measured 6; ours' OURS_FLIPS, `hackbench -W`)
 #   SIM_TAG=sim-qemuN        the logs' arch name (sim-qemu4_smp4_seed1.log)
 #   SIM_BASE=""      settings (space-separated NAME / NO_NAME) every config
 #                    starts from, as ours' boots take them: the Linux boot's
@@ -34,6 +37,9 @@ shift 5
 machine=${SIM_MACHINE:-qemu:$ncpus}
 tag=${SIM_TAG:-sim-${machine//:/}}
 read -ra flags <<<"${SIM_FLAGS:-}"
+flips=${SIM_FLIPS:-}
+[[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,6})$ ]] && [[ -z $flips || $flips -le 1000000 ]] ||
+    { echo "error: sim-rows: SIM_FLIPS must be empty or 0..1000000, got '$flips'" >&2; exit 2; }
 wls=("$@")
 mkdir -p "$out"
 IFS='|' read -ra cl <<<"$configs"
@@ -56,6 +62,7 @@ for ((s = 1; s <= seeds; s++)); do
             esac
             shift
         done
+        [[ -n $flips ]] && args+=("flips=$flips")
         n=${#cl[@]}
         echo "compare: $n config(s) x 1 run(s) (+0 warmup) of '$w', rotated order, seed $s" >>"$log"
         for ((k = 0; k < n; k++)); do

@@ -324,6 +324,28 @@ ok=1
 [[ $(sort "$dir/fake-sim.args" | tr '\n' ' ') == "HRTICK NO_HRTICK NO_HRTICK+NEXT_BUDDY " &&
     $(grep -c '^run [1-3]/3 cfg [ABC] \(default\|NEXT_BUDDY\|HRTICK\): time_s=1.5 ' "$dir/simrows/sim-t_smp4_seed1.log") == 3 ]] && ok=0
 h_check sim_rows_start_from_the_linux_base "$ok" "configs '$(tr '\n' ' ' <"$dir/fake-sim.args" 2>/dev/null)', log '$(grep -o 'cfg [A-C] [A-Z_a-z]*' "$dir/simrows/sim-t_smp4_seed1.log" 2>/dev/null | tr '\n' '/')'"
+# SIM_FLIPS gives every hackbench run `flips=N` (the workers' inherited
+# wakee_flips); a bad value is refused before any run, with its name.
+cat >"$dir/fake-sim2" <<'FAKE'
+#!/usr/bin/env bash
+echo "$*" >>"${0%/*}/fake-sim2.args"
+echo "time_s 1.5"; echo "counters: switches 10 wakeups 5 wakeup preempts 2 buddy picks 1"
+FAKE
+chmod +x "$dir/fake-sim2"
+rm -f "$dir/fake-sim2.args"
+SIM_FLIPS=6 SIM_TAG=sim-f "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simflips" 4 1 \
+    'default|NEXT_BUDDY' 'hackbench -p -g 2 -l 10' >/dev/null 2>&1
+ok=1
+[[ $(grep -c ' hackbench ipc=pipe mode=process groups=2 loops=10 flips=6$' "$dir/fake-sim2.args") == 2 ]] && ok=0
+h_check sim_rows_pass_the_flips "$ok" "args '$(tr '\n' '/' <"$dir/fake-sim2.args" 2>/dev/null)'"
+for bad in x -1 1000001 06; do
+    rm -f "$dir/fake-sim2.args"
+    out=$(SIM_FLIPS=$bad "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simflips" 4 1 \
+        'default' 'hackbench -g 2 -l 10' 2>&1); st=$?
+    ok=1
+    [[ $st == 2 && $out == *"SIM_FLIPS must be empty or 0..1000000, got '$bad'"* && ! -e $dir/fake-sim2.args ]] && ok=0
+    h_check "sim_rows_refuse_flips_$bad" "$ok" "status $st: $out"
+done
 
 # 10. The probe scripts' set-up (h_probe_* in harness.sh, used by
 #     scripts/linux-compare/{lockhold,pipelock}-probe.sh, hrtick-roles.sh,

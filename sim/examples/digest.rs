@@ -77,6 +77,7 @@ fn main() {
                 loops: 200,
                 sockets,
                 threads,
+                flips: 0,
             };
             works.push((WorkSpec::Hackbench(c), 40));
         }

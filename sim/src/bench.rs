@@ -37,6 +37,7 @@ pub fn hackbench_row(sockets: bool, noise: bool, ns: u64) -> Result<RunResult, S
         loops: 20_000,
         sockets,
         threads: false,
+        flips: 0,
     });
     run_one(&g3, &base, &w, 1, ns, 0)
 }

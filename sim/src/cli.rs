@@ -31,6 +31,7 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("loops", "1..=100000"),
             ("ipc", "pipe|socket"),
             ("mode", "process|thread"),
+            ("flips", "0..=1000000"),
         ],
         "schbench" => &[
             ("m", "1..=256"),
@@ -164,6 +165,7 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
             loops: o.num("loops", 100, 1, 100_000)? as usize,
             sockets: o.choice("ipc", &["pipe", "socket"])? == 1,
             threads: o.choice("mode", &["process", "thread"])? == 1,
+            flips: o.num("flips", 0, 0, 1_000_000)? as u32,
         }),
         "schbench" => WorkSpec::Schbench(SchbenchCfg {
             message: o.num("m", 4, 1, 256)? as usize,

@@ -685,6 +685,10 @@ pub struct Spawn {
     pub params: TaskParams,
     /// Pinned to this CPU (`cpus_allowed` of one CPU).
     pub pin: Option<u32>,
+    /// The `wakee_flips` it starts with, its parent's at the fork (the
+    /// engine forks every task from a CPU running nothing, so without this
+    /// a task starts with none).
+    pub wakee_flips: u32,
 }
 
 impl Default for Spawn {
@@ -695,6 +699,7 @@ impl Default for Spawn {
             lat_class: None,
             params: TaskParams::default(),
             pin: None,
+            wakee_flips: 0,
         }
     }
 }
@@ -2963,6 +2968,15 @@ impl Kernel {
             self.s
                 .spawn(TaskId(i as u32), st, parent)
                 .unwrap_or_else(|e| panic!("spawning task {i}: {e:?}"));
+            let flips = self.tasks[i].spawn.wakee_flips;
+            if flips != 0 {
+                // As a fork from a parent with `flips` that woke nobody since
+                // (`Scheduler::set_wakee_flips`: no last wakee, the halving
+                // restarted now; a fork copies all three).
+                self.s
+                    .set_wakee_flips(TaskId(i as u32), flips)
+                    .unwrap_or_else(|e| panic!("task {i}'s flips: {e:?}"));
+            }
             self.tasks[i].state = TState::Runnable;
         }
         if self.turn_ns > 0 {

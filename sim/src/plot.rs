@@ -255,6 +255,7 @@ pub fn timeline_plot(r: &Results, path: &Path) -> Result<(), String> {
         loops: 100,
         sockets: false,
         threads: false,
+        flips: 0,
     });
     let (from, to) = (1_000_000u64, 1_400_000u64);
     let n = st.configs.len().min(2);

@@ -107,6 +107,7 @@ fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
                 loops: s.loops,
                 sockets: false,
                 threads: false,
+                flips: 0,
             })
         },
         (true, false) => |g, _, s| {
@@ -115,6 +116,7 @@ fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
                 loops: s.loops,
                 sockets: true,
                 threads: false,
+                flips: 0,
             })
         },
         (false, true) => |g, _, s| {
@@ -123,6 +125,7 @@ fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
                 loops: s.loops,
                 sockets: false,
                 threads: true,
+                flips: 0,
             })
         },
         (true, true) => |g, _, s| {
@@ -131,6 +134,7 @@ fn hb(sockets: bool, threads: bool) -> fn(u64, &Machine, &Scale) -> WorkSpec {
                 loops: s.loops,
                 sockets: true,
                 threads: true,
+                flips: 0,
             })
         },
     }

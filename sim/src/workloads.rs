@@ -157,7 +157,7 @@ use stats::percentile;
 // ---------------------------------------------------------------- hackbench
 
 /// hackbench parameters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct HackbenchCfg {
     /// Groups of 20 + 20 tasks.
     pub groups: usize,
@@ -167,6 +167,32 @@ pub struct HackbenchCfg {
     pub sockets: bool,
     /// Threads (else processes).
     pub threads: bool,
+    /// The `wakee_flips` every task starts with (`flips=N`): its parent's at
+    /// the fork, which Linux's fork copies (`dup_task_struct`; `__sched_fork`
+    /// leaves them) and which `wake_wide()` reads at the task's wakeups. 0,
+    /// the default, is a parent that woke nobody. rt-tests' hackbench main
+    /// process had a median of 6 at its first fork in Linux 7.2 on the QEMU
+    /// machine (docs/results/linux/smt.md, measured before any run used it);
+    /// the kernel's `hackbench -W` is the same input.
+    pub flips: u32,
+}
+
+/// `HackbenchCfg { groups: .., loops: .., sockets: .., threads: .. }`, with
+/// `flips` only when it is set: the string seeds a run's machine noise
+/// ([`crate::WorkSpec::boot`]), so a configuration without flips keeps the
+/// runs it had before the field existed.
+impl std::fmt::Debug for HackbenchCfg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("HackbenchCfg");
+        d.field("groups", &self.groups)
+            .field("loops", &self.loops)
+            .field("sockets", &self.sockets)
+            .field("threads", &self.threads);
+        if self.flips != 0 {
+            d.field("flips", &self.flips);
+        }
+        d.finish()
+    }
 }
 
 const FDS: usize = 20;
@@ -2040,6 +2066,7 @@ impl Hackbench {
         Spawn {
             mm: if self.cfg.threads { 0 } else { tid as u32 + 1 },
             footprint: 32 << 10,
+            wakee_flips: self.cfg.flips,
             ..Default::default()
         }
     }
@@ -2786,6 +2813,7 @@ impl Workload for Mix {
                     ..Default::default()
                 },
                 pin: None,
+                wakee_flips: 0,
             });
         }
     }

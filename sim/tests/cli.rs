@@ -30,6 +30,7 @@ fn unknown_keys_are_refused_with_the_accepted_ones() {
         "loops=",
         "ipc=pipe|socket",
         "mode=process|thread",
+        "flips=0..=1000000",
     ] {
         assert!(e.contains(k), "{e} lacks {k}");
     }
@@ -49,6 +50,9 @@ fn bad_values_are_refused_not_clamped() {
         ("hackbench loops=-1", "expected 1..=100000"),
         ("hackbench groups=4x", "expected 1..=400"),
         ("hackbench groups=", "expected 1..=400"),
+        ("hackbench flips=-1", "flips=-1: expected 0..=1000000"),
+        ("hackbench flips=1000001", "expected 0..=1000000"),
+        ("hackbench flips=six", "expected 0..=1000000"),
         ("pgbench rw=2", "expected 0|1"),
         ("dbench bound=yes", "expected 0|1"),
         ("schbench work_us=0", "expected 1..=10000000"),

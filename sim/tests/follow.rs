@@ -26,6 +26,7 @@ fn point() -> (Machine, WorkSpec) {
         loops: 400,
         sockets: false,
         threads: false,
+        flips: 0,
     });
     (m, w)
 }

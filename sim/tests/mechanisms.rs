@@ -14,6 +14,7 @@ fn hb(sockets: bool) -> WorkSpec {
         loops: 20,
         sockets,
         threads: false,
+        flips: 0,
     })
 }
 
@@ -662,6 +663,7 @@ fn pipes_driven_kernel(
         loops,
         sockets: false,
         threads: false,
+        flips: 0,
     };
     let mut k = Kernel::with_boot(
         m.clone(),

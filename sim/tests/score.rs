@@ -368,6 +368,7 @@ fn a_study_runs_with_the_mechanisms_it_names_off() {
                     loops: s.loops,
                     sockets: false,
                     threads: false,
+                    flips: 0,
                 })
             },
             metrics: vec!["time_s"],

@@ -17,6 +17,7 @@ fn hb(groups: usize, sockets: bool) -> WorkSpec {
         loops: 50,
         sockets,
         threads: false,
+        flips: 0,
     })
 }
 
@@ -120,6 +121,7 @@ fn batching_changes_no_output() {
             loops,
             sockets,
             threads,
+            flips: 0,
         })
     };
     let cases = [
@@ -513,6 +515,7 @@ fn hb_loops(groups: usize, loops: usize, sockets: bool) -> WorkSpec {
         loops,
         sockets,
         threads: false,
+        flips: 0,
     })
 }
 
@@ -733,6 +736,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 loops: 100,
                 sockets: true,
                 threads: true,
+                flips: 0,
             }),
             1,
             0x16de_48a2_4774_2231,

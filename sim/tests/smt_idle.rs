@@ -218,6 +218,7 @@ fn hb(groups: usize, sockets: bool) -> WorkSpec {
         loops: 100,
         sockets,
         threads: false,
+        flips: 0,
     })
 }
 

@@ -126,6 +126,7 @@ fn hb_sockets() -> WorkSpec {
         loops: 20,
         sockets: true,
         threads: false,
+        flips: 0,
     })
 }
 
