@@ -381,12 +381,7 @@ fn cell(row: &str, i: usize) -> &str {
 
 /// `[lo, hi]%` as printed; `None` for `n/a` and `unbounded`.
 fn parse_ci(c: &str) -> Option<(f64, f64)> {
-    let (lo, hi) = c
-        .trim()
-        .strip_prefix('[')?
-        .strip_suffix("]%")?
-        .split_once(", ")?;
-    Some((lo.parse().unwrap(), hi.parse().unwrap()))
+    c.parse::<ChangeCi>().ok()?.bounds()
 }
 
 /// Samples around `mean` with a spread `spread` from unit draws `u` (values

@@ -66,6 +66,35 @@ pub fn change_ci(base: &[f64], variant: &[f64], higher_better: bool) -> ChangeCi
     }
 }
 
+/// A printed cell that is not one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotACell;
+
+impl core::str::FromStr for ChangeCi {
+    type Err = NotACell;
+
+    /// A cell as [`ChangeCi`]'s `Display` prints it (blanks around it
+    /// ignored), for tools and tests that read tables: its ends as printed,
+    /// so rounded.
+    fn from_str(s: &str) -> Result<ChangeCi, NotACell> {
+        match s.trim() {
+            "n/a" => return Ok(ChangeCi::NotAvailable),
+            "unbounded" => return Ok(ChangeCi::Unbounded),
+            _ => {}
+        }
+        let (lo, hi) = s
+            .trim()
+            .strip_prefix('[')
+            .and_then(|x| x.strip_suffix("]%"))
+            .and_then(|x| x.split_once(", "))
+            .ok_or(NotACell)?;
+        Ok(ChangeCi::Bounded {
+            lo_pct: lo.parse().map_err(|_| NotACell)?,
+            hi_pct: hi.parse().map_err(|_| NotACell)?,
+        })
+    }
+}
+
 /// A [`CHANGE_CI_MAX_CHARS`]-byte text on the stack; a write that does not
 /// fit fails.
 struct Text {

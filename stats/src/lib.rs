@@ -26,7 +26,7 @@
 use libm::{ceil, erfc, exp, fabs, lgamma, log, sqrt};
 
 mod ci_cell;
-pub use ci_cell::{change_ci, ChangeCi, CHANGE_CI_MAX_CHARS};
+pub use ci_cell::{change_ci, ChangeCi, NotACell, CHANGE_CI_MAX_CHARS};
 
 /// Arithmetic mean (0 for no samples).
 pub fn amean(x: &[f64]) -> f64 {

@@ -1,7 +1,7 @@
 //! The `CI95` cell: hand-computed intervals under both signs, `n/a`,
 //! `unbounded`, and the text of wide and exact intervals.
 
-use stats::{change_ci, welch_p, ChangeCi, ALPHA, CHANGE_CI_MAX_CHARS};
+use stats::{change_ci, welch_p, ChangeCi, NotACell, ALPHA, CHANGE_CI_MAX_CHARS};
 
 fn close(c: ChangeCi, lo: f64, hi: f64) {
     match c {
@@ -87,6 +87,24 @@ fn not_available_unbounded_and_exact() {
         change_ci(&[4.0, 4.0], &[5.0, 5.0], false).bounds(),
         Some((-25.0, -25.0))
     );
+}
+
+/// What prints parses back, to the printed decimals; anything else is an
+/// error.
+#[test]
+fn cells_parse_back() {
+    let b = |lo_pct, hi_pct| ChangeCi::Bounded { lo_pct, hi_pct };
+    for (c, back) in [
+        (b(-7.39281, 2.661), b(-7.39, 2.66)),
+        (b(-1.5e12, 2.25e15), b(-1.5e12, 2.2e15)),
+        (ChangeCi::NotAvailable, ChangeCi::NotAvailable),
+        (ChangeCi::Unbounded, ChangeCi::Unbounded),
+    ] {
+        assert_eq!(format!("{c:>30}").parse(), Ok(back));
+    }
+    for bad in ["", "-", "[1, 2]", "[1,2]%", "[a, 2]%", "1, 2]%", "n/a*"] {
+        assert_eq!(bad.parse::<ChangeCi>(), Err(NotACell), "{bad:?}");
+    }
 }
 
 #[test]
