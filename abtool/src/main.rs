@@ -21,7 +21,8 @@
 //!   kernel's own mmtests-style table over every kept run of every boot, then
 //!   the variance split per metric: within-boot CoV (pooled: the root of the
 //!   mean per-boot variance over the grand mean), boot-to-boot CoV (of the
-//!   per-boot means) and Welch's p with the per-boot means as the samples;
+//!   per-boot means), and Welch's p and the change's 95% interval
+//!   ([`stats::change_ci`]) with the per-boot means as the samples;
 //! - `samples.csv`, `samples.json`: every sample (warmups included, marked);
 //! - `pct_change.png`: % change against the baseline (better positive) per
 //!   workload metric and config, `*` where Welch p < 0.05;
@@ -44,7 +45,7 @@ use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
 use sim::plot::COLORS;
 use sim::study::json_str;
 use sim::{errln, out, outln};
-use stats::{amean, cov, hmean, stddev, welch_p};
+use stats::{amean, change_ci, cov, hmean, stddev, welch_p};
 
 /// One run of one boot.
 #[derive(Clone, Debug)]
@@ -272,7 +273,7 @@ fn table(g: &Group<'_>) -> String {
     // Variance split.
     let _ = writeln!(
         s,
-        "variance (within-boot: pooled per-boot stddev / mean; boot-to-boot: CoV of per-boot means;\n boot-level p: Welch's t-test on the per-boot means against A)"
+        "variance (within-boot: pooled per-boot stddev / mean; boot-to-boot: CoV of per-boot means;\n boot-level p: Welch's t-test on the per-boot means against A; boot-level CI95: that change's\n 95% interval from the same per-boot means, as CI95 above, excluding 0 exactly where p < 0.05)"
     );
     for m in &g.metrics {
         let kind = metric_kind(m);
@@ -286,6 +287,7 @@ fn table(g: &Group<'_>) -> String {
             format!("{:<22}{:<20}", "within-boot CoV", m),
             format!("{:<22}{:<20}", "boot-to-boot CoV", m),
             format!("{:<22}{:<20}", "boot-level p", m),
+            format!("{:<22}{:<20}", "boot-level CI95", m),
         ];
         let boot_means = |ci: usize| -> Vec<f64> {
             per_boot
@@ -311,8 +313,11 @@ fn table(g: &Group<'_>) -> String {
             let _ = write!(rows[1], "{:>12.2}%{:>9}", cov(&bm), "");
             if ci == 0 {
                 let _ = write!(rows[2], "{:>13}{:>9}", "-", "");
+                let _ = write!(rows[3], "{:>13}{:>9}", "-", "");
             } else {
                 let _ = write!(rows[2], "{:>13.4}{:>9}", welch_p(&boot_means(0), &bm), "");
+                let c = change_ci(&boot_means(0), &bm, kind == Kind::Higher);
+                let _ = write!(rows[3], "{c:>22}");
             }
         }
         for r in rows {
@@ -1066,6 +1071,24 @@ mod tests {
         );
         assert!(
             t.contains("boot-to-boot CoV      time_s                      1.39%"),
+            "{t}"
+        );
+        // The per-boot means: A [1.01, 1.03], B [0.51, 0.53] (s^2 = 0.0002
+        // on both sides, n = 2: df 2, t = 4.302653), so p = 0.0008 and B is
+        // about 49% faster; the interval from those means, signed as the
+        // time's (a drop is positive): Fieller's a = 1.02^2 - t^2 0.0001,
+        // rho = (1.02 * 0.52 -+ t sqrt(0.0001 a + 0.52^2 0.0001)) / a =
+        // 0.463313, 0.558119, so [+44.19, +53.67]%. The same from
+        // stats::rel_change_ci, and it excludes 0 as p < 0.05.
+        let (a, b) = ([1.01, 1.03], [0.51, 0.53]);
+        assert!(welch_p(&a, &b) < 0.05);
+        let r = stats::rel_change_ci(&a, &b, 0.05).unwrap().lower_better();
+        let cell = format!("[{:+.2}, {:+.2}]%", r.lo_pct, r.hi_pct);
+        assert_eq!(cell, "[+44.19, +53.67]%");
+        assert!(
+            t.contains(&format!(
+                "\nboot-level CI95       time_s                          -         {cell:>22}\n"
+            )),
             "{t}"
         );
         let c = csv(&all);

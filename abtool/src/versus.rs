@@ -8,7 +8,10 @@
 //! `NEXT_BUDDY,preempt=lazy` against `preempt=lazy`, `NEXT_BUDDY` against
 //! `default`; better positive; Welch's t-test over every kept
 //! run of every boot, `*` when p < 0.05) and the ratio of the mean
-//! `switches` per run, config / baseline (the mechanism). Then per other
+//! `switches` per run, config / baseline (the mechanism); under it a `CI95`
+//! row: the change's 95% confidence interval from the same samples
+//! ([`stats::change_ci`], the cell of every A/B table), which excludes 0
+//! exactly where the change has its `*`. Then per other
 //! kernel the same, and a verdict against the reference:
 //! - `agree`: both significant, same direction;
 //! - `opposite`: both significant, opposite directions;
@@ -26,7 +29,7 @@
 use std::fmt::Write as _;
 
 use shell::compare::{metric_kind, Kind};
-use stats::{amean, hmean, pct_better, welch_p, ALPHA};
+use stats::{amean, change_ci, hmean, pct_better, welch_p, ChangeCi, ALPHA};
 
 use crate::csvcmp::Samples;
 
@@ -80,11 +83,13 @@ fn counterpart<'a>(w: &str, labels: impl Iterator<Item = &'a String>) -> Option<
         .copied()
 }
 
-/// One kernel's effect of a config: % change (better positive), p, switches ratio.
+/// One kernel's effect of a config: % change (better positive), p, its 95%
+/// interval, switches ratio.
 #[derive(Clone, Copy, Debug)]
 pub struct Effect {
     pub pct: f64,
     pub p: f64,
+    pub ci: ChangeCi,
     pub switches: Option<f64>,
 }
 
@@ -157,6 +162,7 @@ fn effect(
         Effect {
             pct: pct_better(mean(b), mean(v), kind == Kind::Higher),
             p: welch_p(b, v),
+            ci: change_ci(b, v, kind == Kind::Higher),
             switches,
         },
     ))
@@ -171,6 +177,14 @@ pub fn verdict(reference: &Effect, other: &Effect) -> &'static str {
         _ => "opposite",
     }
 }
+
+/// Width of a kernel's cell.
+const CELL: usize = 32;
+
+/// The legend line of the `CI95` rows.
+pub const CI_LEGEND: &str = "CI95: 95% confidence interval of that change (arithmetic means; \
+     Fieller's interval, Welch's df; the same runs as its p), excluding 0 exactly where *; \
+     unbounded: the baseline's mean is not significantly away from 0; n/a: fewer than 2 runs";
 
 fn cell(e: Option<&Effect>) -> String {
     match e {
@@ -196,9 +210,10 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
         out,
         "== versus: change of each workload's first metric against the config's baseline (`default`, or the config it adds one setting to) (better positive; * Welch p < {ALPHA}, all kept runs of all boots), sw: switches per run, config / its baseline"
     );
-    let mut head = format!("{:<38}{:<40}{:>32}", "workload", "config", reference);
+    let _ = writeln!(out, "{CI_LEGEND}");
+    let mut head = format!("{:<38}{:<40}{:>CELL$}", "workload", "config", reference);
     for o in others {
-        let _ = write!(head, "{:>32}{:>10}{:>5}", o, "verdict", "x2");
+        let _ = write!(head, "{:>CELL$}{:>10}{:>5}", o, "verdict", "x2");
     }
     let _ = writeln!(out, "{head}");
     let mut tally = vec![[0usize; 5]; others.len()];
@@ -223,7 +238,9 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
             } else {
                 format!("{label} vs {base}")
             };
-            let mut row = format!("{name:<38}{config:<40}{:>32}", cell(Some(&r)));
+            let mut row = format!("{name:<38}{config:<40}{:>CELL$}", cell(Some(&r)));
+            // Each kernel's interval under its change; none where it has none.
+            let mut ci_row = format!("{:<38}{:<40}{:>CELL$}", "", "  CI95", r.ci);
             for (i, o) in others.iter().enumerate() {
                 let ow = counterpart(
                     &w,
@@ -258,9 +275,12 @@ pub fn table(s: &Samples, reference: &str, others: &[&str]) -> String {
                     }
                     None => ("-", ""),
                 };
-                let _ = write!(row, "{:>32}{v:>10}{x2:>5}", cell(e.as_ref()));
+                let _ = write!(row, "{:>CELL$}{v:>10}{x2:>5}", cell(e.as_ref()));
+                let ci = e.map_or(String::new(), |e| e.ci.to_string());
+                let _ = write!(ci_row, "{ci:>CELL$}{:>15}", "");
             }
             let _ = writeln!(out, "{}", row.trim_end());
+            let _ = writeln!(out, "{}", ci_row.trim_end());
         }
     }
     for (i, o) in others.iter().enumerate() {
@@ -340,6 +360,7 @@ mod tests {
         let e = |pct, p| Effect {
             pct,
             p,
+            ci: ChangeCi::NotAvailable,
             switches: None,
         };
         assert_eq!(verdict(&e(10.0, 0.01), &e(30.0, 0.001)), "agree");
@@ -373,5 +394,117 @@ mod tests {
             t.contains("x86_64 against linux-x86_64: 0 agree (0 within 2x), 0 null, 1 opposite"),
             "{t}"
         );
+    }
+
+    /// `samples.csv` lines of kept runs of one metric: (arch, workload,
+    /// config index, label, metric, values).
+    fn csv_lines(arch: &str, w: &str, c: usize, label: &str, m: &str, v: &[f64]) -> String {
+        v.iter()
+            .enumerate()
+            .map(|(i, x)| {
+                format!(
+                    "{arch},4,1,\"{w}\",{c},\"{label}\",{},false,metric,{m},{x}\n",
+                    i + 1
+                )
+            })
+            .collect()
+    }
+
+    /// `[lo, hi]%` of a CI95 cell; `None` for `n/a`, `unbounded` or blank.
+    fn parse_ci(c: &str) -> Option<(f64, f64)> {
+        c.parse::<ChangeCi>().ok()?.bounds()
+    }
+
+    /// Under each change row a CI95 row: each kernel's interval under its
+    /// change, from the same runs as its p, excluding 0 exactly where the
+    /// change has its `*`; blank where the other kernel has no such row.
+    #[test]
+    fn ci95_rows_under_the_changes() {
+        let lin = "linux-x86_64";
+        // hackbench time_s (lower is better). Linux 100 -> 105, n = 5 and
+        // s^2 = 2.5 on both sides: df 8, t = 2.3060041, 5% worse in
+        // [-7.3928, -2.6631]% (`stats/tests/change_ci.rs`), marked. Ours 10
+        // -> 9, n = 3 and s^2 = 1: df 4, t = 2.7764451, 10% better in
+        // [-14.3506, +29.6034]%, not marked.
+        let (lb, lv) = (
+            [98.0, 99.0, 100.0, 101.0, 102.0],
+            [103.0, 104.0, 105.0, 106.0, 107.0],
+        );
+        let (ob, ov) = ([9.0, 10.0, 11.0], [8.0, 9.0, 10.0]);
+        // perfpipe ops_per_s (higher is better): Linux 10 -> 15, n = 3:
+        // +50% in [+24.4132, +83.4988]%, marked; ours has one NEXT_BUDDY
+        // run: n/a. schbench runs only on Linux.
+        let (pb, pv) = ([9.0, 10.0, 11.0], [14.0, 15.0, 16.0]);
+        let (hb, pp, sb) = ("hackbench -g 2", "perfpipe -l 20", "schbench -m 2");
+        let mut text =
+            String::from("arch,cpus,seed,workload,config,label,run,warmup,kind,name,value\n");
+        for (arch, w, m, b, v) in [
+            (lin, hb, "time_s", &lb[..], &lv[..]),
+            ("x86_64", hb, "time_s", &ob, &ov),
+            (lin, pp, "ops_per_s", &pb, &pv),
+            ("x86_64", pp, "ops_per_s", &pb, &pv[..1]),
+            (lin, sb, "p99_us", &ob, &ov),
+        ] {
+            text += &csv_lines(arch, w, 0, "default", m, b);
+            text += &csv_lines(arch, w, 1, "NEXT_BUDDY", m, v);
+        }
+        let s = crate::csvcmp::parse_kinds(&text, true).unwrap();
+        let t = table(&s, lin, &["x86_64"]);
+        assert!(t.contains(&format!("\n{CI_LEGEND}\n")), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        let ci_row = |workload: &str| {
+            let i = lines.iter().position(|l| l.starts_with(workload)).unwrap();
+            (lines[i], lines[i + 1])
+        };
+        // Expected cells, apart from the table: Fieller's interval of the
+        // ratio (stats::rel_change_ci), better positive, to 2 decimals.
+        let want = |b: &[f64], v: &[f64], higher_better: bool| {
+            let c = stats::rel_change_ci(b, v, 0.05).unwrap();
+            let c = if higher_better { c } else { c.lower_better() };
+            format!("[{:+.2}, {:+.2}]%", c.lo_pct, c.hi_pct)
+        };
+        assert_eq!(want(&lb, &lv, false), "[-7.39, -2.66]%");
+        assert_eq!(want(&ob, &ov, false), "[-14.35, +29.60]%");
+        assert_eq!(want(&pb, &pv, true), "[+24.41, +83.50]%");
+        let row = |cells: &[&str]| {
+            let mut r = format!("{:<38}{:<40}", "", "  CI95");
+            for (i, c) in cells.iter().enumerate() {
+                r += &format!("{c:>32}");
+                if i > 0 {
+                    r += &" ".repeat(15);
+                }
+            }
+            r.trim_end().to_string()
+        };
+        let (h, hc) = ci_row("hackbench -g 2 [time_s]");
+        assert_eq!(
+            hc,
+            row(&[&want(&lb, &lv, false), &want(&ob, &ov, false)]),
+            "{t}"
+        );
+        assert!(h.contains("-5.0%* p=") && h.contains("+10.0%  p="), "{h}");
+        let (_, pc) = ci_row("perfpipe -l 20 [ops_per_s]");
+        assert_eq!(pc, row(&[&want(&pb, &pv, true), "n/a"]), "{t}");
+        let (_, sc) = ci_row("schbench -m 2 [p99_us]");
+        assert_eq!(sc, row(&[&want(&ob, &ov, false)]), "{t}");
+
+        // Every bounded interval excludes 0 exactly where its change has a
+        // `*`: the kernels' cells start at 78, 32 and 47 wide.
+        let mut checked = 0;
+        for (i, l) in lines.iter().enumerate().skip(1) {
+            if !l.starts_with(&format!("{:<38}  CI95", "")) {
+                continue;
+            }
+            let change = lines[i - 1];
+            for (start, w) in [(78, 32), (78 + 32, 32)] {
+                let Some(ci) = l.get(start..(start + w).min(l.len())).and_then(parse_ci) else {
+                    continue;
+                };
+                let star = change[start..start + w].contains("%*");
+                assert_eq!(ci.0 > 0.0 || ci.1 < 0.0, star, "{change}\n{l}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 4, "{t}");
     }
 }

@@ -13,7 +13,7 @@
 
 use core::fmt::{self, Write};
 
-use stats::{amean, cov, hmean, pct_better, rel_change_ci, stddev, welch_p, ALPHA};
+use stats::{amean, cov, hmean, pct_better, stddev, welch_p, ALPHA};
 
 /// How a series is summarised and which direction is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,72 +86,20 @@ pub fn significant(base: &[f64], variant: &[f64]) -> bool {
     welch_p(base, variant) < ALPHA
 }
 
-/// The `1 - ALPHA` (95%) confidence interval of a variant's change against
-/// the baseline, as a `CI95` cell prints it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ChangeCi {
-    /// Fewer than 2 samples in either column (`n/a`).
-    NotAvailable,
-    /// Fieller's set of ratios is unbounded: the baseline mean is 0 or not
-    /// significantly away from 0 (`unbounded`).
-    Unbounded,
-    /// The interval's ends in % of the baseline mean, better as positive.
-    Bounded {
-        /// Lower end, %.
-        lo_pct: f64,
-        /// Upper end, %.
-        hi_pct: f64,
-    },
-}
+pub use stats::ChangeCi;
+
+// A `CI95` cell keeps a blank before it in its column.
+const _: () = assert!(stats::CHANGE_CI_MAX_CHARS < CELL);
 
 /// The 95% confidence interval of `variant`'s change against `base` in % of
 /// the baseline mean, signed as the mean row's %: better is positive for
 /// [`Kind::Lower`] (a drop is positive) and [`Kind::Higher`], more is
-/// positive for [`Kind::Counter`]. It is [`stats::rel_change_ci`] at
-/// [`ALPHA`]: Fieller's interval for the ratio of the arithmetic means with
-/// the Welch-Satterthwaite degrees of freedom, which inverts the test of
-/// [`significant`], so a bounded interval excludes 0 exactly when the mean
-/// is marked `*`. (For an Hmean row it is the change of the arithmetic
-/// means, the ones the t-test compares, so the printed Hmean change may sit
-/// slightly off its centre.) An unbounded set still has a `*` when the
-/// test rejects: the ratios then form two half-lines around a gap that
-/// holds 1.
+/// positive for [`Kind::Counter`]: [`stats::change_ci`], which inverts the
+/// test of [`significant`], so a bounded interval excludes 0 exactly when
+/// the mean is marked `*`. (For an Hmean row it is the change of the
+/// arithmetic means, the ones the t-test compares.)
 pub fn change_ci(kind: Kind, base: &[f64], variant: &[f64]) -> ChangeCi {
-    if base.len() < 2 || variant.len() < 2 {
-        return ChangeCi::NotAvailable;
-    }
-    let Some(c) = rel_change_ci(base, variant, ALPHA) else {
-        return ChangeCi::Unbounded;
-    };
-    let c = if kind == Kind::Lower {
-        c.lower_better()
-    } else {
-        c
-    };
-    // + 0.0: no "-0.00" for an end that is exactly 0.
-    ChangeCi::Bounded {
-        lo_pct: c.lo_pct + 0.0,
-        hi_pct: c.hi_pct + 0.0,
-    }
-}
-
-impl fmt::Display for ChangeCi {
-    /// `[-1.23, +4.56]%`, in at most a column's width less one (fewer
-    /// decimals, then exponents, for wide intervals); `n/a`; `unbounded`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (lo, hi) = match *self {
-            ChangeCi::NotAvailable => return f.pad("n/a"),
-            ChangeCi::Unbounded => return f.pad("unbounded"),
-            ChangeCi::Bounded { lo_pct, hi_pct } => (lo_pct, hi_pct),
-        };
-        for d in [2, 1, 0] {
-            let s = alloc::format!("[{lo:+.d$}, {hi:+.d$}]%");
-            if s.len() < CELL {
-                return f.pad(&s);
-            }
-        }
-        f.pad(&alloc::format!("[{lo:+.1e}, {hi:+.1e}]%"))
-    }
+    stats::change_ci(base, variant, kind != Kind::Lower)
 }
 
 /// Writes the table: a header of `labels` (the first is the baseline), then

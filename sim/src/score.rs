@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 
 use crate::study::{json_str, Results, Study};
 use crate::{errln, out};
-use stats::{amean, hmean, rel_change_ci, welch_p, ALPHA};
+use stats::{amean, change_ci, hmean, welch_p, ChangeCi};
 
 /// Mel Gorman's v1 of the rework, 2-socket CascadeLake: "[PATCH 2/2]
 /// sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals".
@@ -635,20 +635,12 @@ pub struct SimChange {
     pub pct: f64,
     /// Welch's p.
     pub p: f64,
-    /// The 95% confidence interval of the change (low, high), %, better
-    /// positive: Fieller's interval for the ratio of the arithmetic means
-    /// ([`stats::rel_change_ci`]), which excludes 0 exactly when `p < 0.05`.
-    /// `None` when it is unbounded (the base mean not significantly away
-    /// from 0) or cannot be computed (fewer than 2 samples on a side).
-    pub ci: Option<(f64, f64)>,
-}
-
-/// The 95% interval of the change of `v`'s mean against `b`'s, %, better
-/// positive ([`SimChange::ci`]).
-pub fn change_ci(b: &[f64], v: &[f64], higher_better: bool) -> Option<(f64, f64)> {
-    let c = rel_change_ci(b, v, ALPHA)?;
-    let c = if higher_better { c } else { c.lower_better() };
-    Some((c.lo_pct, c.hi_pct))
+    /// The 95% confidence interval of the change, %, better positive:
+    /// Fieller's interval for the ratio of the arithmetic means
+    /// ([`stats::change_ci`]), which excludes 0 exactly when `p < 0.05`;
+    /// unbounded when the base mean is not significantly away from 0, not
+    /// available with fewer than 2 samples on a side.
+    pub ci: ChangeCi,
 }
 
 /// One scored row.
@@ -678,7 +670,7 @@ impl Scored {
     /// Whether the published change lies inside the simulator's 95%
     /// interval (`None` when not scored or the interval is unbounded).
     pub fn published_in_ci(&self) -> Option<bool> {
-        let (lo, hi) = self.sim.as_ref()?.ci?;
+        let (lo, hi) = self.sim.as_ref()?.ci.bounds()?;
         Some(lo <= self.row.published && self.row.published <= hi)
     }
 }
@@ -816,14 +808,6 @@ fn target_text(t: &Target) -> String {
     }
 }
 
-/// An interval as the tables print it: `[-9.12, -7.65]`, `unbounded` when
-/// there is none.
-fn ci_text(ci: Option<(f64, f64)>) -> String {
-    ci.map_or("unbounded".into(), |(lo, hi)| {
-        format!("[{lo:+.2}, {hi:+.2}]")
-    })
-}
-
 /// `yes`, `no`, or `-` for none.
 fn yes_no(b: Option<bool>) -> &'static str {
     match b {
@@ -834,10 +818,11 @@ fn yes_no(b: Option<bool>) -> &'static str {
 }
 
 /// The two ends of an interval for CSV (empty when none).
-fn ci_csv(ci: Option<(f64, f64)>) -> (String, String) {
-    ci.map_or((String::new(), String::new()), |(lo, hi)| {
-        (lo.to_string(), hi.to_string())
-    })
+fn ci_csv(ci: ChangeCi) -> (String, String) {
+    ci.bounds()
+        .map_or((String::new(), String::new()), |(lo, hi)| {
+            (lo.to_string(), hi.to_string())
+        })
 }
 
 /// The score table.
@@ -849,7 +834,7 @@ pub fn score_table(s: &[Scored]) -> String {
     );
     let _ = writeln!(
         o,
-        "{:<3} {:<40} {:>5} {:<22} {:>8}  {:<34} {:>5} {:>9} {:>8} {:>18} {:<3} {:<8} {:<3} source",
+        "{:<3} {:<40} {:>5} {:<22} {:>8}  {:<34} {:>5} {:>9} {:>8} {:>21} {:<3} {:<8} {:<3} source",
         "#",
         "published workload",
         "param",
@@ -880,12 +865,12 @@ pub fn score_table(s: &[Scored]) -> String {
             (Some(sc), Some(v)) => {
                 let _ = write!(
                     o,
-                    "{:>5} {:>+8.2}{} {:>8.4} {:>18} {:<3} {:<8} {:<3}",
+                    "{:>5} {:>+8.2}{} {:>8.4} {:>21} {:<3} {:<8} {:<3}",
                     sc.value,
                     sc.pct,
                     if sc.p < 0.05 { "*" } else { " " },
                     sc.p,
-                    ci_text(sc.ci),
+                    sc.ci,
                     yes_no(x.published_in_ci()),
                     v.name(),
                     yes_no(x.within_2x())
@@ -916,7 +901,7 @@ pub fn score_csv(s: &[Scored]) -> String {
             Some(sc) => (sc.value.to_string(), sc.pct.to_string(), sc.p.to_string()),
             None => (String::new(), String::new(), String::new()),
         };
-        let (lo, hi) = ci_csv(x.sim.as_ref().and_then(|sc| sc.ci));
+        let (lo, hi) = ci_csv(x.sim.as_ref().map_or(ChangeCi::NotAvailable, |sc| sc.ci));
         let _ = writeln!(
             o,
             "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{}",
@@ -960,8 +945,8 @@ pub fn score_json(s: &[Scored]) -> String {
                 sc.value,
                 sc.pct,
                 sc.p,
-                sc.ci.map_or("null".into(), |c| c.0.to_string()),
-                sc.ci.map_or("null".into(), |c| c.1.to_string())
+                sc.ci.bounds().map_or("null".into(), |c| c.0.to_string()),
+                sc.ci.bounds().map_or("null".into(), |c| c.1.to_string())
             ),
             None => "null".into(),
         };

@@ -822,10 +822,12 @@ pub fn compare_table(r: &Results, item: usize, metric: &str) -> String {
 /// baseline, the 95% confidence interval of the change of the arithmetic
 /// means in % of the baseline's mean, better as positive, as the `%`
 /// column: Fieller's interval for the ratio of the means with Welch's
-/// degrees of freedom ([`crate::score::change_ci`], the score's), which
-/// carries the baseline mean's own error into the denominator. It excludes
-/// 0 exactly when the mean is marked `*`; `-` when there is none (no
-/// samples, or a baseline mean not significantly away from 0).
+/// degrees of freedom ([`stats::change_ci`], the score's and every A/B
+/// table's cell), which carries the baseline mean's own error into the
+/// denominator. It excludes 0 exactly when the mean is marked `*`; `n/a`
+/// with fewer than 2 samples on a side (a metric the workload does not
+/// report has none), `unbounded` when the baseline mean is not
+/// significantly away from 0.
 fn ci_rows(s: &mut String, r: &Results, item: usize, metric: &str, hb: bool) {
     let st = &r.study;
     for (vi, v) in st.items[item].values.iter().enumerate() {
@@ -833,11 +835,7 @@ fn ci_rows(s: &mut String, r: &Results, item: usize, metric: &str, hb: bool) {
         let _ = write!(s, "{:<8}{:>6} {:>23}", "CI95", v, "");
         for ci in 1..st.configs.len() {
             let x = r.values(item, vi, ci, metric);
-            let txt = match crate::score::change_ci(&base, &x, hb) {
-                Some((lo, hi)) => format!("[{lo:+.2}, {hi:+.2}]%"),
-                None => "-".to_string(),
-            };
-            let _ = write!(s, " {txt:>23}");
+            let _ = write!(s, " {:>23}", stats::change_ci(&base, &x, hb));
         }
         s.push('\n');
     }

@@ -17,6 +17,7 @@ use sim::score::{
 use sim::study::{results_for, run_study, study_machine, to_csv, Item, Scale, Study};
 use sim::workloads::HackbenchCfg;
 use sim::{Config, WorkSpec};
+use stats::ChangeCi;
 
 fn row(published: f64, target: Target) -> Row {
     Row {
@@ -141,7 +142,7 @@ fn scoring_of_constructed_rows() {
     // = 1.030017, ratios (90.1901 ∓ 1.030017) / a = 0.889872, 0.910433,
     // so 10% faster in [+8.9567, +11.0128]%, better positive. It excludes
     // 0 as p < 0.05 does, and the published +5% lies outside it.
-    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.unwrap();
+    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.bounds().unwrap();
     assert!(
         (lo - 8.9567).abs() < 1e-4 && (hi - 11.0128).abs() < 1e-4,
         "[{lo}, {hi}]"
@@ -151,7 +152,7 @@ fn scoring_of_constructed_rows() {
     // when its verdict is not null; the noisy row's holds the published 5%.
     for x in &s[..4] {
         let sc = x.sim.as_ref().unwrap();
-        let (lo, hi) = sc.ci.unwrap();
+        let (lo, hi) = sc.ci.bounds().unwrap();
         assert!(lo <= sc.pct && sc.pct <= hi, "{sc:?}");
         assert_eq!(
             lo > 0.0 || hi < 0.0,
@@ -164,7 +165,7 @@ fn scoring_of_constructed_rows() {
     // A rate the other way round: higher is better.
     let s = score_with(&rows[..1], &|_| Ok((base.clone(), faster.clone(), true, 1)));
     assert_eq!(s[0].verdict(), Some(Verdict::Opposite));
-    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.unwrap();
+    let (lo, hi) = s[0].sim.as_ref().unwrap().ci.bounds().unwrap();
     assert!(
         (lo + 11.0128).abs() < 1e-4 && (hi + 8.9567).abs() < 1e-4,
         "[{lo}, {hi}]"
@@ -197,13 +198,13 @@ fn score_outputs_carry_the_interval() {
             _ => Ok((vec![0.0, 0.5, 1.0], vec![5.0, 6.0, 7.0], false, 2)),
         }
     });
-    assert_eq!(s[1].sim.as_ref().unwrap().ci, None);
+    assert_eq!(s[1].sim.as_ref().unwrap().ci, ChangeCi::Unbounded);
     assert_eq!(s[1].published_in_ci(), None);
 
     let t = score_table(&s);
     assert!(t.contains(" 95% CI in "), "{t}");
-    assert!(t.contains("    [+8.96, +11.01] no  agree"), "{t}");
-    assert!(t.contains("          unbounded -   "), "{t}");
+    assert!(t.contains("      [+8.96, +11.01]% no  agree"), "{t}");
+    assert!(t.contains("             unbounded -   "), "{t}");
 
     let csv = score_csv(&s);
     let lines: Vec<&str> = csv.lines().collect();

@@ -13,6 +13,8 @@
 //!   means ([`welch_ci`]) and of their relative change in % (Fieller's
 //!   interval for the ratio of the means, [`rel_change_ci`]), from the t
 //!   quantile ([`t_quantile`], bisection on the CDF).
+//! - The `CI95` cell every A/B table prints from that interval
+//!   ([`change_ci`], [`ChangeCi`]).
 //!
 //! `no_std` (the kernel links it), no allocation, no `unsafe`; it does not
 //! depend on `sched`. `tests/published.rs` checks it against t tables and
@@ -22,6 +24,9 @@
 #![warn(missing_docs)]
 
 use libm::{ceil, erfc, exp, fabs, lgamma, log, sqrt};
+
+mod ci_cell;
+pub use ci_cell::{change_ci, ChangeCi, NotACell, CHANGE_CI_MAX_CHARS};
 
 /// Arithmetic mean (0 for no samples).
 pub fn amean(x: &[f64]) -> f64 {
