@@ -41,11 +41,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
-use shell::compare::{metric_kind, write_table, Kind, RunLine, Series};
+use shell::compare::{change_ci, metric_kind, write_table, Kind, RunLine, Series};
 use sim::plot::COLORS;
 use sim::study::json_str;
 use sim::{errln, out, outln};
-use stats::{amean, change_ci, cov, hmean, stddev, welch_p};
+use stats::{amean, cov, hmean, stddev, welch_p};
 
 /// One run of one boot.
 #[derive(Clone, Debug)]
@@ -316,7 +316,7 @@ fn table(g: &Group<'_>) -> String {
                 let _ = write!(rows[3], "{:>13}{:>9}", "-", "");
             } else {
                 let _ = write!(rows[2], "{:>13.4}{:>9}", welch_p(&boot_means(0), &bm), "");
-                let c = change_ci(&boot_means(0), &bm, kind == Kind::Higher);
+                let c = change_ci(kind, &boot_means(0), &bm);
                 let _ = write!(rows[3], "{c:>22}");
             }
         }

@@ -28,8 +28,8 @@
 
 use std::fmt::Write as _;
 
-use shell::compare::{metric_kind, Kind};
-use stats::{amean, change_ci, hmean, pct_better, welch_p, ChangeCi, ALPHA};
+use shell::compare::{change_ci, metric_kind, Kind};
+use stats::{amean, hmean, pct_better, welch_p, ChangeCi, ALPHA};
 
 use crate::csvcmp::Samples;
 
@@ -162,7 +162,7 @@ fn effect(
         Effect {
             pct: pct_better(mean(b), mean(v), kind == Kind::Higher),
             p: welch_p(b, v),
-            ci: change_ci(b, v, kind == Kind::Higher),
+            ci: change_ci(kind, b, v),
             switches,
         },
     ))

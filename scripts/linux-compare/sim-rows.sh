@@ -38,7 +38,7 @@ machine=${SIM_MACHINE:-qemu:$ncpus}
 tag=${SIM_TAG:-sim-${machine//:/}}
 read -ra flags <<<"${SIM_FLAGS:-}"
 flips=${SIM_FLIPS:-}
-[[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,6})$ ]] && [[ -z $flips || $flips -le 1000000 ]] ||
+[[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,5}|1000000)$ ]] ||
     { echo "error: sim-rows: SIM_FLIPS must be empty or 0..1000000, got '$flips'" >&2; exit 2; }
 wls=("$@")
 mkdir -p "$out"
