@@ -6,7 +6,8 @@
 # `record_wakee()` adds one to the waker's (`current`'s) flips for each
 # wakeup of another task than its last, in `select_task_rq_fair` (WF_TTWU
 # only), halving them once a second. So per run of `hackbench HB_ARGS`
-# (default -g 2 -l 100), RUNS (3) times, the same way the smt part starts
+# (default -g 2 -l 100), RUNS times (`lc.runs=N` on the kernel's command
+# line, 1 to 1000; 3 without it), the same way the smt part starts
 # it (`sh -c` from this shell, after the shell's own awk and cat):
 #   - `fork`: the flips each worker starts with (`wake_up_new_task`'s
 #     `p->wakee_flips`, for children of hackbench); the lowest is the main
@@ -27,11 +28,16 @@
 #
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/flips-probe.sh
 #   MEM=1G SMP=4 ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
-#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1
+#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lc.runs=N]
 # (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run)
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
 HB="hackbench ${HB_ARGS:--g 2 -l 100}"
+RUNS=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^lc.runs=//p' | tail -1)
+case ${RUNS:-3} in
+    '' | *[!0-9]* | 0*) echo "flips: error: lc.runs=$RUNS: expected a number of runs from 1 to 1000; no runs"; RUNS=0 ;;
+esac
+[ "${RUNS:-3}" -le 1000 ] || { echo "flips: error: lc.runs=$RUNS: expected a number of runs from 1 to 1000; no runs"; RUNS=0; }
 fp_add() { echo "$1" >>$T/dynamic_events || { echo "flips: error: probe refused: $1"; tail -2 $T/error_log; return 1; }; }
 fp_add 'f:lc/wn wake_up_new_task pid=p->pid:s32 fl=p->wakee_flips:u32'
 fp_add 'f:lc/sr select_task_rq_fair wpid=p->pid:s32 wf=wake_flags:u32 fl=p->wakee_flips:u32'
