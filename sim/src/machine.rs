@@ -578,10 +578,6 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "the idle load balancer's pass runs at the kick's instant, the kicked CPU charged nothing and left asleep, not when the kick's IPI arrives (the model before)",
     ),
     (
-        "--no-row-lock",
-        "pgbench read-write as one round trip per transaction without row locks, not its statements with the rows' sleeping locks (the model before)",
-    ),
-    (
         "--no-noise-boot-speed",
         "machine noise without its whole-machine speed per boot (every boot at full speed; its other parts drawn as with it)",
     ),
@@ -596,6 +592,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-noise-placement",
         "machine noise without its placement per boot (the parent on CPU 0, forking in task order; its other parts drawn as with it)",
+    ),
+    (
+        "--no-row-lock",
+        "pgbench read-write as one round trip per transaction without row locks, not its statements with the rows' sleeping locks (the model before)",
     ),
 ];
 
