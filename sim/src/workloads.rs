@@ -2764,8 +2764,8 @@ impl Pgbench {
         }
     }
 
-    /// The row lock statement `stmt` of pair `pair`'s transaction takes:
-    /// the account's (UPDATE pgbench_accounts), the teller's, the branch's.
+    /// The row lock pair `pair`'s current statement takes, if any: the
+    /// account's (UPDATE pgbench_accounts), the teller's, the branch's.
     fn statement_lock(&self, pair: usize) -> Option<usize> {
         match self.stmt[pair] {
             1 => Some(self.rows[pair][0] as usize),
