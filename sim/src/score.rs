@@ -1173,7 +1173,7 @@ pub fn ablation_table(ab: &Ablation) -> String {
             if *ran {
                 "run"
             } else {
-                "not run: no preset of these points models it (same runs as all)"
+                "not run: no preset or workload of these points models it (same runs as all)"
             }
         );
     }
@@ -1555,7 +1555,7 @@ pub fn run_ablation(
     );
     for v in variants.iter().filter(|v| !v.ran) {
         errln!(
-            "ablation: v{} {} not run: no preset of these points models it (all's runs stand for it)",
+            "ablation: v{} {} not run: no preset or workload of these points models it (all's runs stand for it)",
             v.number, v.name
         );
     }
