@@ -331,6 +331,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         mutex_poll_cut: machine.mech.mutex_poll_cut && mech.mutex_poll_cut,
         ilb_kick: machine.mech.ilb_kick && mech.ilb_kick,
         ilb_ipi: machine.mech.ilb_ipi && mech.ilb_ipi,
+        row_lock: machine.mech.row_lock && mech.row_lock,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
         wakee_switch_wait: machine.mech.wakee_switch_wait && mech.wakee_switch_wait,
     };

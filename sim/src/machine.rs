@@ -413,6 +413,12 @@ pub struct Mechanisms {
     /// itself. `--no-ilb-ipi`: the model before, the pass at the kick's
     /// instant, the kicked CPU charged nothing and left asleep.
     pub ilb_ipi: bool,
+    /// pgbench read-write as its statements, one round trip each, with
+    /// PostgreSQL's row locks on the rows it updates: sleeping FIFO locks
+    /// held to the commit's end and handed to the next waiter
+    /// (`crate::workloads`, "pgbench-like"); `--no-row-lock`: the model
+    /// before, one round trip per transaction and no lock.
+    pub row_lock: bool,
 }
 
 impl Default for Mechanisms {
@@ -454,6 +460,7 @@ impl Default for Mechanisms {
             mutex_poll_cut: true,
             ilb_kick: true,
             ilb_ipi: true,
+            row_lock: true,
         }
     }
 }
@@ -586,6 +593,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-noise-placement",
         "machine noise without its placement per boot (the parent on CPU 0, forking in task order; its other parts drawn as with it)",
     ),
+    (
+        "--no-row-lock",
+        "pgbench read-write as one round trip per transaction without row locks, not its statements with the rows' sleeping locks (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -642,6 +653,7 @@ impl Mechanisms {
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
             "--no-ilb-kick" => self.ilb_kick = false,
             "--no-ilb-ipi" => self.ilb_ipi = false,
+            "--no-row-lock" => self.row_lock = false,
             "--no-noise-boot-speed" => self.noise_boot_speed = false,
             "--no-noise-cpu-speed" => self.noise_cpu_speed = false,
             "--no-noise-irqs" => self.noise_irqs = false,
@@ -1303,6 +1315,7 @@ mod tests {
                 mutex_poll_cut: false,
                 ilb_kick: false,
                 ilb_ipi: false,
+                row_lock: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

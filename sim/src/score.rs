@@ -32,7 +32,7 @@
 use std::fmt::Write as _;
 
 use crate::study::{json_str, Results, Study};
-use crate::{errln, out};
+use crate::{errln, out, WorkSpec};
 use stats::{amean, change_ci, hmean, welch_p, ChangeCi};
 
 /// Mel Gorman's v1 of the rework, 2-socket CascadeLake: "[PATCH 2/2]
@@ -1042,14 +1042,23 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
 /// Whether turning `off` changes the mechanisms of any machine of `study`
 /// (with the study's own mechanisms off: a mechanism a preset does not
 /// model, or the study turned off, is off already; then the runs are the
-/// same runs, and the ablation reuses `all`'s).
+/// same runs, and the ablation reuses `all`'s). The row locks
+/// (`Mechanisms::row_lock`) count only on a sweep of read-write pgbench,
+/// the one workload they change.
 pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
     let base = &study.mechanisms_off;
     let both: Vec<&str> = base.iter().chain(off).copied().collect();
     for it in &study.items {
         let full = crate::study::study_machine(&it.machine, base)?;
-        let less = crate::study::study_machine(&it.machine, &both)?;
-        if full.mech != less.mech {
+        let mut less = crate::study::study_machine(&it.machine, &both)?.mech;
+        let rw = it
+            .values
+            .iter()
+            .any(|&v| matches!((it.make)(v, &full, &study.scale), WorkSpec::Pgbench(c) if c.rw));
+        if !rw {
+            less.row_lock = full.mech.row_lock;
+        }
+        if full.mech != less {
             return Ok(true);
         }
     }
@@ -1164,7 +1173,7 @@ pub fn ablation_table(ab: &Ablation) -> String {
             if *ran {
                 "run"
             } else {
-                "not run: no preset of these points models it (same runs as all)"
+                "not run: no preset or workload of these points models it (same runs as all)"
             }
         );
     }
@@ -1546,7 +1555,7 @@ pub fn run_ablation(
     );
     for v in variants.iter().filter(|v| !v.ran) {
         errln!(
-            "ablation: v{} {} not run: no preset of these points models it (all's runs stand for it)",
+            "ablation: v{} {} not run: no preset or workload of these points models it (all's runs stand for it)",
             v.number, v.name
         );
     }

@@ -125,6 +125,47 @@
 //! pgbench rows is ~1 ms, `docs/references.md`) and replies (WF_SYNC
 //! wake of the client). Metrics: TPS (higher is better) and mean latency (ms).
 //!
+//! Read-write runs PostgreSQL's row locks (`Mechanisms::row_lock`; checked
+//! against PostgreSQL's source through the code search). The transaction is
+//! pgbench's built-in `tpcb-like` script (`builtin_script` in
+//! `src/bin/pgbench/pgbench.c`): BEGIN; UPDATE pgbench_accounts (a random
+//! `aid` of 100 000 × scale); SELECT abalance; UPDATE pgbench_tellers (a
+//! random `tid` of 10 × scale); UPDATE pgbench_branches (a `bid` of 1 ×
+//! scale); INSERT INTO pgbench_history; END. With pgbench's default simple
+//! protocol each statement is one round trip: the client sends it and
+//! sleeps, the backend runs it and replies, as above. An UPDATE of a row
+//! that another running transaction updated waits in `heap_update`
+//! (`src/backend/access/heap/heapam.c`): `heap_acquire_tuplock` takes the
+//! tuple's heavyweight lock (queued, granted in queue order by
+//! `ProcLockWakeup` in `src/backend/storage/lmgr/proc.c`; the waiter
+//! sleeps in `ProcSleep`), then `XactLockTableWait`
+//! (`src/backend/storage/lmgr/lmgr.c`) sleeps on the holder's transaction
+//! id until that transaction ends; woken, it updates the row (holding it
+//! from then to its own end) and releases the tuple lock, which wakes the
+//! next queued waiter to wait on it in turn. The transaction's locks go at
+//! its end, after its commit record's WAL flush (`CommitTransaction` in
+//! `src/backend/access/transam/xact.c`: `RecordTransactionCommit`, then the
+//! lock release). Here that is one sleeping lock per row with FIFO waiters
+//! and handoff ([`RowLocks`]): an UPDATE takes its row's lock before its
+//! work, or queues and sleeps; the commit (END: its work, then the 900 µs
+//! flush) releases the account's, the teller's and the branch's locks and
+//! each goes to its first waiter, which is woken (a latch set by signal:
+//! no WF_SYNC) owning it and runs its statement, then the client gets its
+//! reply. A holder preempted, or runnable and waiting for a CPU, keeps its
+//! locks. At scale 1 the one branch row serialises every transaction from
+//! its branches UPDATE to its commit's end, a teller row (10) is held
+//! across that wait, and an account row (100 000) is rarely met (modelled
+//! as the others: it costs one lock slot per row and no time). The costs
+//! are the model's: 60 µs of backend work and 4 µs of client work a
+//! transaction split evenly over the seven statements (8.571 µs and
+//! 0.571 µs each, ±10%; a split, not a measurement), the 900 µs flush at
+//! END. Left out: the tuple lock's and the transaction-id lock's being two
+//! locks (one FIFO lock here), EvalPlanQual's re-check after the wait, the
+//! lock manager's and the WAL's own locks (`WALWriteLock`; concurrent
+//! commits flush in parallel here, as before), group commit, deadlock
+//! checks (the order accounts, tellers, branches leaves none). `--no-row-lock`:
+//! the model before, one round trip of 60 µs a transaction and no lock.
+//!
 //! # Warm-up (pgbench and schbench, `warmup_ns`)
 //! A run can leave its start out of the measurement, as the real tools'
 //! harnesses do: mmtests' `pgbench-bench` (since its rework 737901ce,
@@ -2593,6 +2634,104 @@ enum PRole {
     Server { phase: u8 },
 }
 
+/// No one: a free row lock's owner, an empty queue's end.
+const NOBODY: u32 = u32::MAX;
+
+/// Sleeping locks with FIFO waiters and handoff, as PostgreSQL's row locks
+/// behave for pgbench's updates (module docs, "pgbench-like"): a lock has
+/// at most one owner; a waiter queues at the tail; a release hands the lock
+/// to the head waiter, which owns it from then on (it is woken to run, not
+/// to try again), or frees it. Each waiter waits on one lock at a time, so
+/// one link per waiter chains every queue: no allocation after
+/// [`RowLocks::new`].
+#[derive(Debug)]
+pub struct RowLocks {
+    owner: Vec<u32>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl RowLocks {
+    /// `locks` free locks for waiters `0..waiters`.
+    pub fn new(locks: usize, waiters: usize) -> Self {
+        RowLocks {
+            owner: vec![NOBODY; locks],
+            head: vec![NOBODY; locks],
+            tail: vec![NOBODY; locks],
+            next: vec![NOBODY; waiters],
+        }
+    }
+
+    /// `lock`'s owner, if any.
+    pub fn owner(&self, lock: usize) -> Option<u32> {
+        let o = self.owner[lock];
+        (o != NOBODY).then_some(o)
+    }
+
+    /// Takes `lock` for `who` if it is free (true), else queues `who` at
+    /// its tail (false). Panics if `who` owns it already.
+    pub fn acquire(&mut self, lock: usize, who: u32) -> bool {
+        assert_ne!(
+            self.owner[lock], who,
+            "waiter {who} owns lock {lock} already"
+        );
+        if self.owner[lock] == NOBODY {
+            self.owner[lock] = who;
+            return true;
+        }
+        self.next[who as usize] = NOBODY;
+        match self.tail[lock] {
+            NOBODY => self.head[lock] = who,
+            t => self.next[t as usize] = who,
+        }
+        self.tail[lock] = who;
+        false
+    }
+
+    /// `who`, the owner, releases `lock`: the head waiter, if any, owns it
+    /// now and is returned (to be woken). Panics if `who` is not the owner.
+    pub fn release(&mut self, lock: usize, who: u32) -> Option<u32> {
+        assert_eq!(self.owner[lock], who, "lock {lock} released by a non-owner");
+        let w = self.head[lock];
+        if w == NOBODY {
+            self.owner[lock] = NOBODY;
+            return None;
+        }
+        self.head[lock] = self.next[w as usize];
+        if self.head[lock] == NOBODY {
+            self.tail[lock] = NOBODY;
+        }
+        self.next[w as usize] = NOBODY;
+        self.owner[lock] = w;
+        Some(w)
+    }
+}
+
+/// pgbench's tables at scale 1 (`naccounts`, `ntellers`, `nbranches` of
+/// pgbench.c, times the scale): one row lock each, accounts first.
+const PG_ACCOUNTS: usize = 100_000;
+const PG_TELLERS: usize = 10;
+const PG_BRANCHES: usize = 1;
+
+/// The statements of pgbench's built-in `tpcb-like` transaction: BEGIN,
+/// UPDATE pgbench_accounts, SELECT abalance, UPDATE pgbench_tellers,
+/// UPDATE pgbench_branches, INSERT INTO pgbench_history, END.
+const PG_STATEMENTS: u8 = 7;
+/// The last statement, END: the commit.
+const PG_END: u8 = PG_STATEMENTS - 1;
+/// The read-write backend work, 60 µs a transaction, split evenly over its
+/// statements (a split of the model's cost, not a measurement), ns.
+const PG_RW_STATEMENT_NS: u64 = 60_000 / PG_STATEMENTS as u64;
+/// The client's 4 µs a transaction, split evenly over its statements, ns.
+const PG_RW_CLIENT_NS: u64 = 4_000 / PG_STATEMENTS as u64;
+
+/// A statement-model backend's phase ([`PRole::Server`]'s `phase`).
+const PG_IDLE: u8 = 0;
+const PG_WORKING: u8 = 1;
+const PG_FLUSHING: u8 = 2;
+const PG_WAITING: u8 = 3;
+
 /// The pgbench-like model.
 #[derive(Debug)]
 pub struct Pgbench {
@@ -2601,6 +2740,13 @@ pub struct Pgbench {
     pending: Vec<bool>,
     tx: u64,
     lat_sum: u64,
+    /// Read-write with [`crate::machine::Mechanisms::row_lock`]: the
+    /// rows' locks (accounts, tellers, branches), waiters by pair.
+    locks: Option<RowLocks>,
+    /// Per pair, the statement its client sent last (statement model).
+    stmt: Vec<u8>,
+    /// Per pair, the locks of its transaction's account, teller and branch.
+    rows: Vec<[u32; 3]>,
 }
 
 impl Pgbench {
@@ -2612,6 +2758,108 @@ impl Pgbench {
             pending: vec![false; cfg.clients],
             tx: 0,
             lat_sum: 0,
+            locks: None,
+            stmt: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The row lock pair `pair`'s current statement takes, if any: the
+    /// account's (UPDATE pgbench_accounts), the teller's, the branch's.
+    fn statement_lock(&self, pair: usize) -> Option<usize> {
+        match self.stmt[pair] {
+            1 => Some(self.rows[pair][0] as usize),
+            3 => Some(self.rows[pair][1] as usize),
+            4 => Some(self.rows[pair][2] as usize),
+            _ => None,
+        }
+    }
+
+    /// [`Workload::step`] of the statement model (read-write with row
+    /// locks; module docs, "pgbench-like").
+    fn step_statements(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let pair = (tid / 2) as usize;
+        match self.roles[tid as usize] {
+            PRole::Client { sent, start } => {
+                if sent {
+                    // A statement's reply arrived.
+                    if self.stmt[pair] == PG_END {
+                        if k.now >= self.cfg.warmup_ns {
+                            self.tx += 1;
+                            self.lat_sum += k.now - start;
+                        }
+                        self.stmt[pair] = 0;
+                    } else {
+                        self.stmt[pair] += 1;
+                    }
+                    self.roles[tid as usize] = PRole::Client { sent: false, start };
+                    return Next::RunUser(k.rng(tid).jitter(PG_RW_CLIENT_NS, 10));
+                }
+                let start = if self.stmt[pair] == 0 {
+                    // The script's `\set`s: the rows of this transaction.
+                    let r = k.rng(tid);
+                    let aid = r.below(PG_ACCOUNTS as u64) as u32;
+                    let tid_row = r.below(PG_TELLERS as u64) as u32;
+                    let t0 = PG_ACCOUNTS as u32;
+                    let b0 = t0 + PG_TELLERS as u32;
+                    self.rows[pair] = [aid, t0 + tid_row, b0];
+                    k.now
+                } else {
+                    start
+                };
+                self.roles[tid as usize] = PRole::Client { sent: true, start };
+                self.pending[pair] = true;
+                k.wake(tid + 1, true);
+                Next::Block
+            }
+            PRole::Server { phase } => {
+                match phase {
+                    PG_WORKING if self.stmt[pair] == PG_END => {
+                        // The commit's WAL flush, every lock still held.
+                        self.roles[tid as usize] = PRole::Server { phase: PG_FLUSHING };
+                        return Next::Sleep(k.rng(tid).jitter(900_000, 10));
+                    }
+                    PG_WORKING => {
+                        k.wake(tid - 1, true);
+                    }
+                    PG_FLUSHING => {
+                        // The transaction ends: its locks go to their
+                        // first waiters, then the reply.
+                        let locks = self.locks.as_mut().expect("statement model");
+                        for lock in self.rows[pair] {
+                            if let Some(w) = locks.release(lock as usize, pair as u32) {
+                                k.wake(2 * w + 1, false);
+                            }
+                        }
+                        k.wake(tid - 1, true);
+                    }
+                    PG_WAITING => {
+                        let lock = self.statement_lock(pair).expect("a waiter waits on a lock");
+                        let locks = self.locks.as_ref().expect("statement model");
+                        if locks.owner(lock) != Some(pair as u32) {
+                            return Next::Block;
+                        }
+                        // Handed the lock: the statement's work.
+                        self.roles[tid as usize] = PRole::Server { phase: PG_WORKING };
+                        return Next::RunUser(k.rng(tid).jitter(PG_RW_STATEMENT_NS, 10));
+                    }
+                    _ => {}
+                }
+                if self.pending[pair] {
+                    self.pending[pair] = false;
+                    if let Some(lock) = self.statement_lock(pair) {
+                        let locks = self.locks.as_mut().expect("statement model");
+                        if !locks.acquire(lock, pair as u32) {
+                            self.roles[tid as usize] = PRole::Server { phase: PG_WAITING };
+                            return Next::Block;
+                        }
+                    }
+                    self.roles[tid as usize] = PRole::Server { phase: PG_WORKING };
+                    return Next::RunUser(k.rng(tid).jitter(PG_RW_STATEMENT_NS, 10));
+                }
+                self.roles[tid as usize] = PRole::Server { phase: PG_IDLE };
+                Next::Block
+            }
         }
     }
 
@@ -2641,9 +2889,18 @@ impl Workload for Pgbench {
             });
             self.roles.push(PRole::Server { phase: 0 });
         }
+        if self.cfg.rw && k.m.mech.row_lock {
+            let n = self.cfg.clients;
+            self.locks = Some(RowLocks::new(PG_ACCOUNTS + PG_TELLERS + PG_BRANCHES, n));
+            self.stmt = vec![0; n];
+            self.rows = vec![[0; 3]; n];
+        }
     }
 
     fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        if self.locks.is_some() {
+            return self.step_statements(k, tid);
+        }
         match self.roles[tid as usize] {
             PRole::Client { sent, start } => {
                 if sent {

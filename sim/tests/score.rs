@@ -341,6 +341,20 @@ fn ablation_variants_differ_in_mechanisms() {
     assert!(changes_mechanisms(&ab, &["--no-smt-share"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-machine-noise"]).unwrap());
     assert!(changes_mechanisms(&ab, &["--no-noise-placement"]).unwrap());
+    // The row locks change read-write pgbench only, which the study does
+    // not run: the same runs. A sweep of it would make them count.
+    assert!(!changes_mechanisms(&ab, &["--no-row-lock"]).unwrap());
+    let mut rw = ab.clone();
+    for it in &mut rw.items {
+        it.make = |c, _, s| {
+            WorkSpec::Pgbench(sim::workloads::PgbenchCfg {
+                clients: c as usize,
+                rw: true,
+                warmup_ns: s.warmup_ns,
+            })
+        };
+    }
+    assert!(changes_mechanisms(&rw, &["--no-row-lock"]).unwrap());
     // An ablation of the study without machine noise keeps it off in
     // every variant: that variant is then the same runs.
     let mut quiet = Study::default_study();
