@@ -1106,8 +1106,8 @@ impl Machine {
     ///
     /// Not applied to [`Machine::mech`] itself: a run uses the flags as
     /// asked (and `sim run` prints them), which is what lets
-    /// `sim/tests/mechanisms.rs` check that a flag made false here changes
-    /// no run.
+    /// `sim/tests/effective_mech.rs` check that a flag made false here
+    /// changes no run.
     pub fn effective_mech(&self) -> Mechanisms {
         let (c, m) = (&self.costs, self.mech);
         let turns = self.takes_turns();

@@ -1175,7 +1175,7 @@ pub fn ablation_table(ab: &Ablation) -> String {
             if *ran {
                 "run"
             } else {
-                "not run: no preset or workload of these points models it (same runs as all)"
+                "not run: it cannot act on these points' machines or workloads (same runs as all)"
             }
         );
     }
@@ -1428,8 +1428,9 @@ pub struct PlannedVariant {
     pub name: &'static str,
     /// The flags it turns off.
     pub off: Vec<&'static str>,
-    /// Whether it runs (else no machine of the points models the
-    /// mechanism and `all`'s runs stand for it).
+    /// Whether it runs (else the mechanism cannot act on any machine or
+    /// workload of the points, [`changes_mechanisms`], and `all`'s runs
+    /// stand for it).
     pub ran: bool,
 }
 
@@ -1557,7 +1558,7 @@ pub fn run_ablation(
     );
     for v in variants.iter().filter(|v| !v.ran) {
         errln!(
-            "ablation: v{} {} not run: no preset or workload of these points models it (all's runs stand for it)",
+            "ablation: v{} {} not run: it cannot act on these points' machines or workloads (Machine::effective_mech, changes_mechanisms; all's runs stand for it)",
             v.number, v.name
         );
     }

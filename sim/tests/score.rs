@@ -501,7 +501,7 @@ fn an_ablation_subset_plans_only_the_chosen_rows_and_mechanisms() {
         v.iter().map(|v| v.ran).collect::<Vec<_>>(),
         [true, false, false, true]
     );
-    // A mechanism no preset of the points models is planned, not run.
+    // A mechanism that cannot act on the points' machines is planned, not run.
     let sub = AblationSubset {
         mechanisms: Some(parse_mechanisms("contention").unwrap()),
         rows: None,
