@@ -1042,6 +1042,125 @@ impl Machine {
     pub fn noise_applies(&self) -> bool {
         !self.costs.vcpu_time_sharing
     }
+
+    /// Whether the machine's vCPUs take turns ([`Costs::vcpu_turn_ns`]):
+    /// the engine's `turn_ns` is not 0 (`Kernel::new`; a lone vCPU takes
+    /// no turns).
+    fn takes_turns(&self) -> bool {
+        let (c, m) = (&self.costs, &self.mech);
+        c.vcpu_time_sharing
+            && m.vcpu_share
+            && m.vcpu_turns
+            && self.topo.nr_cpus() > 1
+            && c.vcpu_turn_ns > 0
+    }
+
+    /// [`Machine::mech`] as it acts on this machine: each flag that
+    /// cannot change a run here (whatever the workload, configuration and
+    /// seed) is false, the others as they are. Two machines of one preset
+    /// whose effective mechanisms are equal give the same run byte for
+    /// byte, so the ablation runs a variant only where they differ
+    /// (`crate::score::changes_mechanisms`). Each condition is where the
+    /// engine reads the flag (`sim/src/engine.rs`, `sim/src/workloads.rs`):
+    ///
+    /// - `vcpu_share`: only with [`Costs::vcpu_time_sharing`].
+    /// - `vcpu_turns`, `qemu_rr_turns`, `clock_burn`: only where vCPUs
+    ///   take turns (time sharing on, more than one CPU, a turn length).
+    /// - `vcpu_pause`: only in turns, with a cost that holds a lock
+    ///   ([`LockShares::any`]) or the pipe mutex's spin pause
+    ///   (`pipe_lock_pause` with `contention`); `pipe_lock_pause` only in
+    ///   turns with `vcpu_pause` and `contention` (its spin is the mutex's).
+    /// - `wakee_switch_wait`, `burst_lock_windows`: only where the lock
+    ///   windows are kept (turns, `vcpu_pause`, a lock share).
+    /// - `wake_cost`: only with [`Costs::wake_ns`] or
+    ///   [`Costs::ipi_send_ns`]; `scan_cost` only with
+    ///   [`Costs::scan_cpu_ns`]; `wake_unlock` only where one of the two
+    ///   charges a wakeup's waker (no wakeup debt otherwise).
+    /// - `sleep_cost`: only with a sleep cost ([`Machine::sleep_ns`], or
+    ///   [`Machine::sock_sleep_ns`] with `sock_sleep`); `sock_sleep` only
+    ///   with [`Machine::sock_sleep_ns`] and `sleep_cost`;
+    ///   `sleep_unlocked` and `sleep_lock_split` (the latter only without
+    ///   `sleep_unlocked`) only with a sleep cost where the lock windows
+    ///   are kept.
+    /// - `irq_cost`, `hrtick_cost`, `ipi_cost`: only with
+    ///   [`Machine::tick_irq_ns`], [`Machine::hrtick_irq_ns`],
+    ///   [`Machine::ipi_irq_ns`]; `irq_split` only where one of the
+    ///   three is charged.
+    /// - `pipe_user_return`, `mutex_handoff`, `mutex_spin_resched`,
+    ///   `pipe_wake_next_writer`, `pipe_pages`, `mutex_poll_cut`: only with
+    ///   the pipe mutex (`contention`).
+    /// - `smt_share`: only on a topology with SMT and
+    ///   [`Costs::smt_busy_cap`] under 1024 (`crate::smt::Smt::new`).
+    /// - `idle_states`: only with a table of idle states
+    ///   ([`Costs::idle_states`]).
+    /// - `machine_noise`: only where it applies
+    ///   ([`Machine::noise_applies`]); its parts only with it (and
+    ///   `noise_irqs` with [`MachineNoise::irq_per_s`]).
+    ///
+    /// `contention`, `wq_concurrency`, `ilb_kick`, `ilb_ipi` and
+    /// `row_lock` stay as they are: the first is set from the costs with
+    /// the preset ([`Machine::preset`]), the others act wherever their
+    /// workload (`dbench-bound`, read-write pgbench: a property of the
+    /// workload, which `crate::score::changes_mechanisms` looks at for the
+    /// row locks) or a nohz kick (more than one CPU) is.
+    ///
+    /// Not applied to [`Machine::mech`] itself: a run uses the flags as
+    /// asked (and `sim run` prints them), which is what lets
+    /// `sim/tests/effective_mech.rs` check that a flag made false here
+    /// changes no run.
+    pub fn effective_mech(&self) -> Mechanisms {
+        let (c, m) = (&self.costs, self.mech);
+        let turns = self.takes_turns();
+        let mutex = m.contention;
+        let pipe_pause = turns && m.vcpu_pause && m.pipe_lock_pause && mutex;
+        let windows = turns && m.vcpu_pause && self.locks.any();
+        let wake_cost = m.wake_cost && (c.wake_ns > 0 || c.ipi_send_ns > 0);
+        let scan_cost = m.scan_cost && c.scan_cpu_ns > 0;
+        let sleep = m.sleep_cost && (self.sleep_ns > 0 || (m.sock_sleep && self.sock_sleep_ns > 0));
+        let irq_cost = m.irq_cost && self.tick_irq_ns > 0;
+        let hrtick_cost = m.hrtick_cost && self.hrtick_irq_ns > 0;
+        let ipi_cost = m.ipi_cost && self.ipi_irq_ns > 0;
+        let noise = m.machine_noise && self.noise_applies();
+        Mechanisms {
+            wake_cost,
+            scan_cost,
+            contention: m.contention,
+            vcpu_share: m.vcpu_share && c.vcpu_time_sharing,
+            vcpu_turns: turns,
+            qemu_rr_turns: m.qemu_rr_turns && turns,
+            vcpu_pause: windows || pipe_pause,
+            pipe_lock_pause: pipe_pause,
+            pipe_user_return: m.pipe_user_return && mutex,
+            wake_unlock: m.wake_unlock && (wake_cost || scan_cost),
+            smt_share: m.smt_share && self.topo.has_smt() && c.smt_busy_cap < 1024,
+            idle_states: m.idle_states && !c.idle_states.is_empty(),
+            machine_noise: noise,
+            noise_boot_speed: m.noise_boot_speed && noise,
+            noise_cpu_speed: m.noise_cpu_speed && noise,
+            noise_irqs: m.noise_irqs && noise && MACHINE_NOISE.irq_per_s > 0,
+            noise_placement: m.noise_placement && noise,
+            wq_concurrency: m.wq_concurrency,
+            sleep_cost: sleep,
+            irq_cost,
+            hrtick_cost,
+            ipi_cost,
+            irq_split: m.irq_split && (irq_cost || hrtick_cost || ipi_cost),
+            sock_sleep: m.sock_sleep && m.sleep_cost && self.sock_sleep_ns > 0,
+            sleep_unlocked: m.sleep_unlocked && windows && sleep,
+            sleep_lock_split: m.sleep_lock_split && windows && sleep && !m.sleep_unlocked,
+            clock_burn: m.clock_burn && turns,
+            burst_lock_windows: m.burst_lock_windows && windows,
+            wakee_switch_wait: m.wakee_switch_wait && windows,
+            mutex_handoff: m.mutex_handoff && mutex,
+            mutex_spin_resched: m.mutex_spin_resched && mutex,
+            pipe_wake_next_writer: m.pipe_wake_next_writer && mutex,
+            pipe_pages: m.pipe_pages && mutex,
+            mutex_poll_cut: m.mutex_poll_cut && mutex,
+            ilb_kick: m.ilb_kick,
+            ilb_ipi: m.ilb_ipi,
+            row_lock: m.row_lock,
+        }
+    }
 }
 
 impl fmt::Display for Machine {

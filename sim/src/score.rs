@@ -1040,25 +1040,27 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
 }
 
 /// Whether turning `off` changes the mechanisms of any machine of `study`
-/// (with the study's own mechanisms off: a mechanism a preset does not
-/// model, or the study turned off, is off already; then the runs are the
-/// same runs, and the ablation reuses `all`'s). The row locks
-/// (`Mechanisms::row_lock`) count only on a sweep of read-write pgbench,
-/// the one workload they change.
+/// as they act there ([`crate::machine::Machine::effective_mech`], with
+/// the study's own mechanisms off: a mechanism a preset does not model,
+/// that cannot act on it, or that the study turned off, is off already;
+/// then the runs are the same runs, and the ablation reuses `all`'s). The
+/// row locks (`Mechanisms::row_lock`) count only on a sweep of read-write
+/// pgbench, the one workload they change.
 pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
     let base = &study.mechanisms_off;
     let both: Vec<&str> = base.iter().chain(off).copied().collect();
     for it in &study.items {
         let full = crate::study::study_machine(&it.machine, base)?;
-        let mut less = crate::study::study_machine(&it.machine, &both)?.mech;
         let rw = it
             .values
             .iter()
             .any(|&v| matches!((it.make)(v, &full, &study.scale), WorkSpec::Pgbench(c) if c.rw));
+        let full = full.effective_mech();
+        let mut less = crate::study::study_machine(&it.machine, &both)?.effective_mech();
         if !rw {
-            less.row_lock = full.mech.row_lock;
+            less.row_lock = full.row_lock;
         }
-        if full.mech != less {
+        if full != less {
             return Ok(true);
         }
     }
@@ -1173,7 +1175,7 @@ pub fn ablation_table(ab: &Ablation) -> String {
             if *ran {
                 "run"
             } else {
-                "not run: no preset or workload of these points models it (same runs as all)"
+                "not run: it cannot act on these points' machines or workloads (same runs as all)"
             }
         );
     }
@@ -1426,8 +1428,9 @@ pub struct PlannedVariant {
     pub name: &'static str,
     /// The flags it turns off.
     pub off: Vec<&'static str>,
-    /// Whether it runs (else no machine of the points models the
-    /// mechanism and `all`'s runs stand for it).
+    /// Whether it runs (else the mechanism cannot act on any machine or
+    /// workload of the points, [`changes_mechanisms`], and `all`'s runs
+    /// stand for it).
     pub ran: bool,
 }
 
@@ -1555,7 +1558,7 @@ pub fn run_ablation(
     );
     for v in variants.iter().filter(|v| !v.ran) {
         errln!(
-            "ablation: v{} {} not run: no preset or workload of these points models it (all's runs stand for it)",
+            "ablation: v{} {} not run: it cannot act on these points' machines or workloads (Machine::effective_mech, changes_mechanisms; all's runs stand for it)",
             v.number, v.name
         );
     }
