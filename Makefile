@@ -514,9 +514,9 @@ ensure-fonts:
 # ablation (as make study-ablation prints it: ablation.txt, ablation.csv), its
 # `all` variant the study's own runs (sim study --with-ablation). The runs
 # count is printed first: the study's 1850 and the ablation's 4800 (the 10
-# mechanism variants that can act on its machines); with 15360 (32 variants)
-# it took 1 h 50 min of CPU (measured at babc4a1), so about an hour of wall on
-# 2 idle cores; not timed whole since (docs/results/study.md, Reproduce). Runs with machine noise
+# mechanism variants that can act on its machines): 35 min of CPU, 17 min 39 s
+# of wall on 2 idle cores (measured at a6a996c; with 15360 ablation runs, 32
+# variants, it took 1 h 50 min of CPU; docs/results/study.md, Reproduce). Runs with machine noise
 # (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
 # ARGS="--rows R,.. --mechanisms M,..": a part (the study cut to those rows).
 study: ensure-fonts
