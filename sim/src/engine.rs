@@ -2007,14 +2007,7 @@ impl Kernel {
                 ..Default::default()
             })
             .collect();
-        // A lone vCPU takes no turns (QEMU starts its kick timer only
-        // with a second vCPU).
-        let turn_ns =
-            if m.costs.vcpu_time_sharing && m.mech.vcpu_share && m.mech.vcpu_turns && n > 1 {
-                m.costs.vcpu_turn_ns
-            } else {
-                0
-            };
+        let turn_ns = m.turn_ns();
         let rr = turn_ns > 0 && m.mech.qemu_rr_turns;
         let pause_on = turn_ns > 0 && m.mech.vcpu_pause && m.locks.any();
         let pipe_pause_on = turn_ns > 0 && m.mech.vcpu_pause && m.mech.pipe_lock_pause;

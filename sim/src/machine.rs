@@ -1043,16 +1043,17 @@ impl Machine {
         !self.costs.vcpu_time_sharing
     }
 
-    /// Whether the machine's vCPUs take turns ([`Costs::vcpu_turn_ns`]):
-    /// the engine's `turn_ns` is not 0 (`Kernel::new`; a lone vCPU takes
-    /// no turns).
-    fn takes_turns(&self) -> bool {
+    /// The length of a vCPU's turn, ns ([`Costs::vcpu_turn_ns`]), where
+    /// the machine's vCPUs take turns (time sharing in turns), else 0:
+    /// what the engine runs with (`Kernel::new`). A lone vCPU takes no
+    /// turns (QEMU starts its kick timer only with a second vCPU).
+    pub fn turn_ns(&self) -> u64 {
         let (c, m) = (&self.costs, &self.mech);
-        c.vcpu_time_sharing
-            && m.vcpu_share
-            && m.vcpu_turns
-            && self.topo.nr_cpus() > 1
-            && c.vcpu_turn_ns > 0
+        if c.vcpu_time_sharing && m.vcpu_share && m.vcpu_turns && self.topo.nr_cpus() > 1 {
+            c.vcpu_turn_ns
+        } else {
+            0
+        }
     }
 
     /// [`Machine::mech`] as it acts on this machine: each flag that
@@ -1110,7 +1111,7 @@ impl Machine {
     /// changes no run.
     pub fn effective_mech(&self) -> Mechanisms {
         let (c, m) = (&self.costs, self.mech);
-        let turns = self.takes_turns();
+        let turns = self.turn_ns() > 0;
         let mutex = m.contention;
         let pipe_pause = turns && m.vcpu_pause && m.pipe_lock_pause && mutex;
         let windows = turns && m.vcpu_pause && self.locks.any();
