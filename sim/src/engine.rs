@@ -735,6 +735,10 @@ pub struct Task {
     last_ran: u32,
     mark: u64,
     wake_origin: u64,
+    /// The CPU of the task that woke it, while [`Task::wake_origin`] is
+    /// that wakeup's instant ([`NIL`]: a timer's, or none), for
+    /// [`WakeRunCounters`].
+    waker_cpu: u32,
     spawn: Spawn,
     /// Times it was switched in.
     pub nr_switch_in: u64,
@@ -1646,6 +1650,45 @@ pub struct UnlockCounters {
     pub unlock_preempts: u64,
 }
 
+/// Task-to-task wakeups by where the wakee then ran and how soon: on the
+/// CPU of its waker (a wakeup placed there) or on another, and the time
+/// from the wakeup to the end of the context switch that runs it (when it
+/// starts to execute), in bands ([`WAKE_RUN_BAND_NS`]). What our kernel's
+/// `hackbench -R` counts for its receivers (`receiver wakeups:` and the
+/// log2 histogram, from just before the waking send to the receive's
+/// return), to set beside it (docs/results/linux/lazy-rows.md, "2026-12-07").
+/// Counted apart from [`Counters`] (whose `Debug` text the golden digests
+/// hash): a run's events and digests do not depend on it. Timer wakeups
+/// are not counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WakeRunCounters {
+    /// Wakees that ran: `[0]` on the waker's CPU, `[1]` on another.
+    pub n: [u64; 2],
+    /// Their wakeup-to-run times summed, ns (the same split).
+    pub ns: [u64; 2],
+    /// The same split by band: below 32 us, below 1 ms, longer.
+    pub bands: [[u64; 3]; 2],
+}
+
+/// [`WakeRunCounters::bands`]' upper bounds, ns (the last band has none):
+/// 32 us holds a wakee switched in at once by its waker's preemption
+/// (the wakeup's cost, the switch) on `qemu:N`.
+pub const WAKE_RUN_BAND_NS: [u64; 2] = [32_000, 1_000_000];
+
+impl WakeRunCounters {
+    /// A wakee ran `lat_ns` after its wakeup, on its waker's CPU or not.
+    fn add(&mut self, same_cpu: bool, lat_ns: u64) {
+        let i = usize::from(!same_cpu);
+        self.n[i] += 1;
+        self.ns[i] += lat_ns;
+        let b = WAKE_RUN_BAND_NS
+            .iter()
+            .take_while(|&&b| lat_ns >= b)
+            .count();
+        self.bands[i][b] += 1;
+    }
+}
+
 /// The interrupts whose cost `qemu:N` charges ([`Kernel::irq_begin`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum IrqKind {
@@ -1732,6 +1775,8 @@ pub struct Kernel {
     /// apart from [`Counters`] (whose `Debug` text the golden digests of
     /// every preset hash; no other preset has a window).
     pub unlock: UnlockCounters,
+    /// Where and how soon woken tasks ran ([`WakeRunCounters`]).
+    pub wake_runs: WakeRunCounters,
     /// Bursts switched out whose rest was dropped
     /// ([`Kernel::burst_leaves_at_resched`]), counted apart from
     /// [`Counters`] as [`Kernel::unlock`] is.
@@ -2029,6 +2074,7 @@ impl Kernel {
                 .collect(),
             ctr: Counters::default(),
             unlock: UnlockCounters::default(),
+            wake_runs: WakeRunCounters::default(),
             bursts_left_at_resched: 0,
             lat: Vec::new(),
             tasks: Vec::with_capacity(max_tasks),
@@ -2242,6 +2288,7 @@ impl Kernel {
             last_ran: NIL,
             mark: 0,
             wake_origin: u64::MAX,
+            waker_cpu: NIL,
             timer_gen: 0,
             deferred: None,
             user: false,
@@ -2714,6 +2761,11 @@ impl Kernel {
         if t.wake_origin != u64::MAX {
             let o = t.wake_origin;
             t.wake_origin = u64::MAX;
+            let waker = std::mem::replace(&mut t.waker_cpu, NIL);
+            if waker != NIL {
+                self.wake_runs
+                    .add(waker == cpu as u32, (now + over).saturating_sub(o));
+            }
             // Latency runs to the end of the context switch: when the task
             // itself starts to execute (its cache refill is its own work).
             if let Some(cl) = t.spawn.lat_class {
@@ -2864,6 +2916,7 @@ impl Kernel {
         t.timer_gen = t.timer_gen.wrapping_add(1);
         if t.wake_origin == u64::MAX {
             t.wake_origin = self.now;
+            t.waker_cpu = this_cpu as u32;
         }
         self.ctr.wakeups += 1;
         if wf.contains(WakeFlags::SYNC) {

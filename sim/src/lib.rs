@@ -239,6 +239,8 @@ pub struct RunResult {
     /// QEMU's turn order ([`TurnCounters`]; all 0 without
     /// `--qemu-rr-turns`).
     pub turns: TurnCounters,
+    /// Where and how soon woken tasks ran ([`engine::WakeRunCounters`]).
+    pub wake_runs: engine::WakeRunCounters,
     /// Where wakeups' preemption requests led ([`follow::Follow`]; output
     /// only).
     pub follow: follow::Follow,
@@ -306,6 +308,7 @@ fn run_with(
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),
         turns: k.turns.clone(),
+        wake_runs: k.wake_runs.clone(),
         follow: std::mem::take(&mut k.follow),
     })
 }

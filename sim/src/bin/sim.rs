@@ -224,6 +224,22 @@ fn cmd_run(args: &[String]) {
             "turns a pause ended (the lock's holder out of its turn): runqueue lock of a wakeup {rq_wake}, of a switch {rq_switch}, wait queue {wq}, pipe mutex {pipe}, a wakee's switch-out {wakee}"
         );
     }
+    let w = &r.wake_runs;
+    if w.n.iter().sum::<u64>() > 0 {
+        let part = |i: usize| {
+            let [a, b, c] = w.bands[i];
+            format!(
+                "{} ({:.1} us mean; {a} / {b} / {c} below 32 us / 1 ms / longer)",
+                w.n[i],
+                w.ns[i] as f64 / w.n[i].max(1) as f64 / 1e3
+            )
+        };
+        outln!(
+            "woken tasks ran, from the wakeup to the switch's end: on the waker's CPU {}, on another {}",
+            part(0),
+            part(1)
+        );
+    }
     if t.kicks + t.zero_budgets + t.kick_timer > 0 {
         let ms: Vec<String> = t
             .turn_ns_by_cpu
