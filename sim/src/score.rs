@@ -1044,21 +1044,30 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
 /// the study's own mechanisms off: a mechanism a preset does not model,
 /// that cannot act on it, or that the study turned off, is off already;
 /// then the runs are the same runs, and the ablation reuses `all`'s). The
-/// row locks (`Mechanisms::row_lock`) count only on a sweep of read-write
-/// pgbench, the one workload they change.
+/// two workload-bound flags count only on an item whose workload reads
+/// them: the row locks (`Mechanisms::row_lock`) on read-write pgbench,
+/// the kworker pool's concurrency management (`Mechanisms::wq_concurrency`)
+/// on dbench with bound workers (`DbenchCfg::bound`).
 pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
     let base = &study.mechanisms_off;
     let both: Vec<&str> = base.iter().chain(off).copied().collect();
     for it in &study.items {
         let full = crate::study::study_machine(&it.machine, base)?;
-        let rw = it
-            .values
-            .iter()
-            .any(|&v| matches!((it.make)(v, &full, &study.scale), WorkSpec::Pgbench(c) if c.rw));
+        let (mut rw, mut bound) = (false, false);
+        for &v in &it.values {
+            match (it.make)(v, &full, &study.scale) {
+                WorkSpec::Pgbench(c) => rw |= c.rw,
+                WorkSpec::Dbench(c) => bound |= c.bound,
+                _ => {}
+            }
+        }
         let full = full.effective_mech();
         let mut less = crate::study::study_machine(&it.machine, &both)?.effective_mech();
         if !rw {
             less.row_lock = full.row_lock;
+        }
+        if !bound {
+            less.wq_concurrency = full.wq_concurrency;
         }
         if full != less {
             return Ok(true);

@@ -355,6 +355,15 @@ fn ablation_variants_differ_in_mechanisms() {
         };
     }
     assert!(changes_mechanisms(&rw, &["--no-row-lock"]).unwrap());
+    // The kworker pool's concurrency management acts on dbench with bound
+    // workers alone: the study's dbench-bound item makes it count; without
+    // that item (unbound dbench, hackbench, pgbench) the same runs.
+    assert!(changes_mechanisms(&ab, &["--no-wq-concurrency"]).unwrap());
+    let mut unbound = ab.clone();
+    unbound.items.retain(|it| it.title != "dbench-bound");
+    assert_ne!(unbound.items.len(), ab.items.len());
+    assert!(!changes_mechanisms(&unbound, &["--no-wq-concurrency"]).unwrap());
+    assert!(changes_mechanisms(&unbound, &["--no-smt-share"]).unwrap());
     // Of the 34 flags, 10 can act on its two presets (graviton3,
     // cascadelake-2s; `Machine::effective_mech`): the noise and its four
     // parts, SMT sharing and idle states (cascadelake-2s), the kworker
