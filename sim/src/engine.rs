@@ -2541,6 +2541,12 @@ impl Kernel {
         let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
+            if pulled.is_empty() && !pulled.touched().is_empty() {
+                // An active balance's push asked the source CPU to switch
+                // (`resched_curr` on it, its stopper to run) and moved
+                // nothing yet: that CPU's request must be read again.
+                self.touched_by_balance(cpu, pulled.touched());
+            }
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
@@ -3715,6 +3721,10 @@ impl Kernel {
             // The periodic balance, once a domain level's interval passed
             // (`sched_balance_trigger`, `sched_balance_domains`).
             let pulled = self.s.rebalance_domains(CpuId::wrapping(cpu), self.now);
+            if pulled.is_empty() && !pulled.touched().is_empty() {
+                // An active balance's push (see `Kernel::reschedule`).
+                self.touched_by_balance(cpu, pulled.touched());
+            }
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
