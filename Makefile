@@ -513,10 +513,11 @@ ensure-fonts:
 # tables.txt, samples.csv/json, PNGs in build/study/, the score, then the
 # ablation (as make study-ablation prints it: ablation.txt, ablation.csv), its
 # `all` variant the study's own runs (sim study --with-ablation). The runs
-# count is printed first: the study's 1850 and the ablation's 4800 (the 10
+# count is printed first: the study's 1850 and the ablation's 5280 (the 11
 # mechanism variants that can act on its machines): 35 min of CPU, 17 min 39 s
-# of wall on 2 idle cores (measured at a6a996c; with 15360 ablation runs, 32
-# variants, it took 1 h 50 min of CPU; docs/results/study.md, Reproduce). Runs with machine noise
+# of wall on 2 idle cores with 10 variants (measured at a6a996c), 20 min 30 s
+# of wall with 11 beside other work (2026-12-07); with 15360 ablation runs, 32
+# variants, it took 1 h 50 min of CPU (docs/results/study.md, Reproduce). Runs with machine noise
 # (sim/src/machine.rs, MachineNoise); ARGS=--no-machine-noise without.
 # ARGS="--rows R,.. --mechanisms M,..": a part (the study cut to those rows).
 study: ensure-fonts

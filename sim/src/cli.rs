@@ -332,6 +332,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         ilb_kick: machine.mech.ilb_kick && mech.ilb_kick,
         ilb_ipi: machine.mech.ilb_ipi && mech.ilb_ipi,
         row_lock: machine.mech.row_lock && mech.row_lock,
+        syscall_user_return: machine.mech.syscall_user_return && mech.syscall_user_return,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
         wakee_switch_wait: machine.mech.wakee_switch_wait && mech.wakee_switch_wait,
     };

@@ -494,6 +494,12 @@ pub enum Next {
     /// afterwards (a syscall's entry, a spin on a lock): its end is a
     /// kernel preemption point (an immediate request, under full or lazy).
     RunKernel(u64),
+    /// Return to user space between two syscalls (a preemption point for
+    /// any request, lazy too: Linux's `exit_to_user_mode_loop`) and step
+    /// again: at once if the return takes nothing, else when the task runs
+    /// again. The next syscall's first decision then comes after it
+    /// (`Mechanisms::syscall_user_return`).
+    ReturnToUser,
     /// Sleep until another task wakes it ([`Kernel::wake`]).
     Block,
     /// Sleep for this many ns (a timer wakes it, in interrupt context).
@@ -2541,6 +2547,12 @@ impl Kernel {
         let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
+            if pulled.is_empty() && !pulled.touched().is_empty() {
+                // An active balance's push asked the source CPU to switch
+                // (`resched_curr` on it, its stopper to run) and moved
+                // nothing yet: that CPU's request must be read again.
+                self.touched_by_balance(cpu, pulled.touched());
+            }
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
@@ -3447,6 +3459,27 @@ impl Kernel {
         self.need_resched(self.this_cpu as usize) == Resched::Now
     }
 
+    /// Whether the stepping task, at the end of a syscall, must go through
+    /// its return to user space before it decides its next one
+    /// (`Mechanisms::syscall_user_return`): the step's wakeups have a cost
+    /// still to pay inside the syscall ([`Costs::wake_ns`](crate::machine::Costs),
+    /// `ipi_send_ns`, `scan_cpu_ns`), or a request is pending that a
+    /// return to user space takes in the run's preemption model (any
+    /// request, a lazy one too: Linux's `exit_to_user_mode_loop`). Else
+    /// the return is a no-op and the task goes on at once.
+    pub fn user_return_waits(&mut self) -> bool {
+        if self.wake_debt > 0 {
+            return true;
+        }
+        let need = self.need_resched(self.this_cpu as usize);
+        need != Resched::None
+            && self
+                .cfg
+                .tunables
+                .preempt_mode()
+                .preempts_at(PreemptPoint::UserReturn, need)
+    }
+
     /// The stepping task's next burst is one Linux runs with preemption
     /// off and leaves as soon as `need_resched()` is set, calling
     /// `schedule()` itself (`mutex_optimistic_spin`'s poll of the owner):
@@ -3715,6 +3748,10 @@ impl Kernel {
             // The periodic balance, once a domain level's interval passed
             // (`sched_balance_trigger`, `sched_balance_domains`).
             let pulled = self.s.rebalance_domains(CpuId::wrapping(cpu), self.now);
+            if pulled.is_empty() && !pulled.touched().is_empty() {
+                // An active balance's push (see `Kernel::reschedule`).
+                self.touched_by_balance(cpu, pulled.touched());
+            }
             if !pulled.is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
@@ -4025,119 +4062,150 @@ impl Kernel {
         self.charge(cpu);
         let tid = self.cpus[cpu].curr;
         self.this_cpu = cpu as u32;
-        self.tasks[tid as usize].leaves_at_resched = false;
-        let mut next = match self.tasks[tid as usize].deferred.take() {
-            Some(n) => n,
-            // (Also at a window's end if the task, about to block, was
-            // woken in it: it steps again, `Kernel::wake_from`.)
-            None => wl.step(self, tid),
-        };
-        if self.tasks[tid as usize].irqs_off {
-            // The window's end: `spin_unlock_irqrestore`, a kernel
-            // preemption point (an immediate request under full and lazy),
-            // then what the step said, at the same instant (the syscall's
-            // rest after the unlock is in its measured cost, before the
-            // wakeup).
-            self.tasks[tid as usize].irqs_off = false;
-            if self.unlock_preempts(cpu, tid, next) {
-                return;
-            }
-        }
-        let debt = std::mem::take(&mut self.wake_debt);
-        if debt > 0 {
-            if self.m.mech.wake_unlock {
-                // The wakeups were made inside the step's syscall, with
-                // interrupts off (`try_to_wake_up` under the wait queue's
-                // `spin_lock_irqsave`): the waker pays them before any
-                // preemption point, and their requests wait for the unlock.
-                let t = &mut self.tasks[tid as usize];
-                t.deferred = Some(next);
-                t.user = false;
-                t.irqs_off = true;
-                t.work = debt;
-                self.unlock.windows += 1;
-                if self.pause_on {
-                    self.set_wake_windows(cpu, tid);
-                }
-                self.arm_burst(cpu);
-                return;
-            }
-            next = match next {
-                Next::Run(ns) => Next::Run(ns + debt),
-                Next::RunKernel(ns) => Next::RunKernel(ns + debt),
-                // Before user code, a block, a sleep or an exit the wakeups
-                // are a kernel burst of their own (the syscall that made
-                // them), so user code starts after them.
-                then => {
-                    self.tasks[tid as usize].deferred = Some(then);
-                    Next::RunKernel(debt)
-                }
+        // Once, or again at once after a return to user space that took
+        // nothing (`Next::ReturnToUser`).
+        loop {
+            self.tasks[tid as usize].leaves_at_resched = false;
+            let mut next = match self.tasks[tid as usize].deferred.take() {
+                Some(n) => n,
+                // (Also at a window's end if the task, about to block, was
+                // woken in it: it steps again, `Kernel::wake_from`.)
+                None => wl.step(self, tid),
             };
-        }
-        // The user-mode mark: set for user code only (a task that blocks,
-        // sleeps or pays its wakeups is in the kernel).
-        self.tasks[tid as usize].user = matches!(next, Next::RunUser(_));
-        match next {
-            Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => {
-                self.tasks[tid as usize].work = ns;
-                if self.pause_on && !self.wake_locks.is_empty() {
-                    self.set_wake_windows(cpu, tid);
-                } else if self.pause_on
-                    && self.m.mech.burst_lock_windows
-                    && self.cpus[cpu].lock_task == tid
-                {
-                    // A burst without wakeups holds no lock: the windows
-                    // of the burst before it (its switch's, its wakeups')
-                    // are passed.
-                    self.cpus[cpu].lock_windows.clear();
-                    self.cpus[cpu].lock_prev = NIL;
+            if self.tasks[tid as usize].irqs_off {
+                // The window's end: `spin_unlock_irqrestore`, a kernel
+                // preemption point (an immediate request under full and lazy),
+                // then what the step said, at the same instant (the syscall's
+                // rest after the unlock is in its measured cost, before the
+                // wakeup).
+                self.tasks[tid as usize].irqs_off = false;
+                if self.unlock_preempts(cpu, tid, next) {
+                    return;
                 }
-                // A syscall that returns to user space takes any request,
-                // lazy too (`sched::preempt`, Linux's
-                // `exit_to_user_mode_loop`), in every model; kernel code
-                // that goes on takes only an immediate one, under full or
-                // lazy.
-                let point = if matches!(next, Next::RunKernel(_)) {
-                    PreemptPoint::Kernel
-                } else {
-                    PreemptPoint::UserReturn
-                };
-                // No request, no preemption in any model: the common case
-                // reads no preemption model.
-                let need = self.need_resched(cpu);
-                if need != Resched::None
-                    && self.cfg.tunables.preempt_mode().preempts_at(point, need)
-                {
-                    self.count_resched(
-                        if point == PreemptPoint::Kernel {
-                            Place::Kernel
-                        } else {
-                            Place::UserReturn
-                        },
-                        need,
-                    );
-                    self.reschedule(cpu, PrevAction::Stays);
-                } else if !(self.batch_on && self.try_batch(wl, cpu, tid)) {
+            }
+            let debt = std::mem::take(&mut self.wake_debt);
+            if debt > 0 {
+                if self.m.mech.wake_unlock {
+                    // The wakeups were made inside the step's syscall, with
+                    // interrupts off (`try_to_wake_up` under the wait queue's
+                    // `spin_lock_irqsave`): the waker pays them before any
+                    // preemption point, and their requests wait for the unlock.
+                    let t = &mut self.tasks[tid as usize];
+                    t.deferred = Some(next);
+                    t.user = false;
+                    t.irqs_off = true;
+                    t.work = debt;
+                    self.unlock.windows += 1;
+                    if self.pause_on {
+                        self.set_wake_windows(cpu, tid);
+                    }
                     self.arm_burst(cpu);
+                    return;
+                }
+                next = match next {
+                    Next::Run(ns) => Next::Run(ns + debt),
+                    Next::RunKernel(ns) => Next::RunKernel(ns + debt),
+                    // Before user code, a block, a sleep or an exit the wakeups
+                    // are a kernel burst of their own (the syscall that made
+                    // them), so user code starts after them.
+                    then => {
+                        self.tasks[tid as usize].deferred = Some(then);
+                        Next::RunKernel(debt)
+                    }
+                };
+            }
+            // The user-mode mark: set for user code only (a task that blocks,
+            // sleeps or pays its wakeups is in the kernel).
+            self.tasks[tid as usize].user = matches!(next, Next::RunUser(_));
+            match next {
+                Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => {
+                    self.tasks[tid as usize].work = ns;
+                    if self.pause_on && !self.wake_locks.is_empty() {
+                        self.set_wake_windows(cpu, tid);
+                    } else if self.pause_on
+                        && self.m.mech.burst_lock_windows
+                        && self.cpus[cpu].lock_task == tid
+                    {
+                        // A burst without wakeups holds no lock: the windows
+                        // of the burst before it (its switch's, its wakeups')
+                        // are passed.
+                        self.cpus[cpu].lock_windows.clear();
+                        self.cpus[cpu].lock_prev = NIL;
+                    }
+                    // A syscall that returns to user space takes any request,
+                    // lazy too (`sched::preempt`, Linux's
+                    // `exit_to_user_mode_loop`), in every model; kernel code
+                    // that goes on takes only an immediate one, under full or
+                    // lazy.
+                    let point = if matches!(next, Next::RunKernel(_)) {
+                        PreemptPoint::Kernel
+                    } else {
+                        PreemptPoint::UserReturn
+                    };
+                    // No request, no preemption in any model: the common case
+                    // reads no preemption model.
+                    let need = self.need_resched(cpu);
+                    if need != Resched::None
+                        && self.cfg.tunables.preempt_mode().preempts_at(point, need)
+                    {
+                        self.count_resched(
+                            if point == PreemptPoint::Kernel {
+                                Place::Kernel
+                            } else {
+                                Place::UserReturn
+                            },
+                            need,
+                        );
+                        self.reschedule(cpu, PrevAction::Stays);
+                    } else if need != Resched::None
+                        || !(self.batch_on && self.try_batch(wl, cpu, tid))
+                    {
+                        // A request this point does not take (a lazy one at a
+                        // kernel point) is taken at the task's next return to
+                        // user space, which a batch's steps would pass over:
+                        // no batch while one is pending. (A burst that starts
+                        // with a return to user space has none pending here.)
+                        self.arm_burst(cpu);
+                    }
+                }
+                Next::ReturnToUser => {
+                    let need = self.need_resched(cpu);
+                    if need != Resched::None
+                        && self
+                            .cfg
+                            .tunables
+                            .preempt_mode()
+                            .preempts_at(PreemptPoint::UserReturn, need)
+                    {
+                        // Switched out here, it steps when it runs again (a
+                        // burst of no work).
+                        self.count_resched(Place::UserReturn, need);
+                        self.tasks[tid as usize].work = 0;
+                        self.reschedule(cpu, PrevAction::Stays);
+                    } else {
+                        continue;
+                    }
+                }
+                Next::Block => {
+                    self.tasks[tid as usize].state = TState::Blocked;
+                    self.reschedule(cpu, PrevAction::Sleeps);
+                }
+                Next::Sleep(ns) => {
+                    let t = &mut self.tasks[tid as usize];
+                    t.state = TState::Blocked;
+                    t.timer_gen = t.timer_gen.wrapping_add(1);
+                    t.wake_origin = self.now + ns;
+                    let gen = t.timer_gen;
+                    self.push(self.now + ns, Kind::TimerFire, tid, gen);
+                    self.reschedule(cpu, PrevAction::Sleeps);
+                }
+                Next::Exit => {
+                    self.tasks[tid as usize].state = TState::Exited;
+                    self.reschedule(cpu, PrevAction::Exits);
                 }
             }
-            Next::Block => {
-                self.tasks[tid as usize].state = TState::Blocked;
-                self.reschedule(cpu, PrevAction::Sleeps);
-            }
-            Next::Sleep(ns) => {
-                let t = &mut self.tasks[tid as usize];
-                t.state = TState::Blocked;
-                t.timer_gen = t.timer_gen.wrapping_add(1);
-                t.wake_origin = self.now + ns;
-                let gen = t.timer_gen;
-                self.push(self.now + ns, Kind::TimerFire, tid, gen);
-                self.reschedule(cpu, PrevAction::Sleeps);
-            }
-            Next::Exit => {
-                self.tasks[tid as usize].state = TState::Exited;
-                self.reschedule(cpu, PrevAction::Exits);
-            }
+
+            return;
         }
     }
 
@@ -4151,6 +4219,8 @@ impl Kernel {
     fn unlock_preempts(&mut self, cpu: usize, tid: u32, next: Next) -> bool {
         let ns = match next {
             Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => ns,
+            // Switched out at the unlock, it steps when it runs again.
+            Next::ReturnToUser => 0,
             _ => return false,
         };
         let need = self.need_resched(cpu);

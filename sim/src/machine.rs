@@ -419,6 +419,20 @@ pub struct Mechanisms {
     /// (`crate::workloads`, "pgbench-like"); `--no-row-lock`: the model
     /// before, one round trip per transaction and no lock.
     pub row_lock: bool,
+    /// A hackbench syscall without the pipe mutex (sockets everywhere;
+    /// pipes where the costs do not split a pipe syscall, every preset but
+    /// `qemu:N`) returns to user space before the next syscall's first
+    /// decision, as Linux's and our kernel's do (`unix_stream_recvmsg` /
+    /// `unix_stream_sendmsg` and `pipe_read` / `pipe_write` each end with
+    /// `exit_to_user_mode`, and the next one checks its queue or its room
+    /// after its entry): a request pending when a read or write ends, or a
+    /// wakeup's cost still to pay, is taken before the receiver dequeues
+    /// its next message (or finds its socket empty) and before the sender
+    /// checks the next channel's room. `--no-syscall-user-return`: the
+    /// decision first, then the return to user space and the syscall's
+    /// cost (the model before), so a task switched out there held the
+    /// message it had dequeued or the room it had reserved.
+    pub syscall_user_return: bool,
 }
 
 impl Default for Mechanisms {
@@ -461,6 +475,7 @@ impl Default for Mechanisms {
             ilb_kick: true,
             ilb_ipi: true,
             row_lock: true,
+            syscall_user_return: true,
         }
     }
 }
@@ -597,6 +612,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-row-lock",
         "pgbench read-write as one round trip per transaction without row locks, not its statements with the rows' sleeping locks (the model before)",
     ),
+    (
+        "--no-syscall-user-return",
+        "a hackbench syscall without the pipe mutex decides (dequeue, room check) before its return to user space (the earlier model)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -654,6 +673,7 @@ impl Mechanisms {
             "--no-ilb-kick" => self.ilb_kick = false,
             "--no-ilb-ipi" => self.ilb_ipi = false,
             "--no-row-lock" => self.row_lock = false,
+            "--no-syscall-user-return" => self.syscall_user_return = false,
             "--no-noise-boot-speed" => self.noise_boot_speed = false,
             "--no-noise-cpu-speed" => self.noise_cpu_speed = false,
             "--no-noise-irqs" => self.noise_irqs = false,
@@ -1098,12 +1118,13 @@ impl Machine {
     ///   ([`Machine::noise_applies`]); its parts only with it (and
     ///   `noise_irqs` with [`MachineNoise::irq_per_s`]).
     ///
-    /// `contention`, `wq_concurrency`, `ilb_kick`, `ilb_ipi` and
-    /// `row_lock` stay as they are: the first is set from the costs with
-    /// the preset ([`Machine::preset`]), the others act wherever their
-    /// workload (`dbench-bound`, read-write pgbench: a property of the
-    /// workload, which `crate::score::changes_mechanisms` looks at for the
-    /// row locks) or a nohz kick (more than one CPU) is.
+    /// `contention`, `wq_concurrency`, `ilb_kick`, `ilb_ipi`, `row_lock`
+    /// and `syscall_user_return` stay as they are: the first is set from
+    /// the costs with the preset ([`Machine::preset`]), the others act
+    /// wherever their workload (`dbench-bound`, read-write pgbench,
+    /// hackbench: a property of the workload, which
+    /// `crate::score::changes_mechanisms` looks at) or a nohz kick (more
+    /// than one CPU) is.
     ///
     /// Not applied to [`Machine::mech`] itself: a run uses the flags as
     /// asked (and `sim run` prints them), which is what lets
@@ -1160,6 +1181,7 @@ impl Machine {
             ilb_kick: m.ilb_kick,
             ilb_ipi: m.ilb_ipi,
             row_lock: m.row_lock,
+            syscall_user_return: m.syscall_user_return,
         }
     }
 }
@@ -1436,6 +1458,7 @@ mod tests {
                 ilb_kick: false,
                 ilb_ipi: false,
                 row_lock: false,
+                syscall_user_return: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

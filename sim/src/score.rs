@@ -1044,20 +1044,23 @@ pub fn ablation_study(base: &Study, rows: &[Row]) -> Study {
 /// the study's own mechanisms off: a mechanism a preset does not model,
 /// that cannot act on it, or that the study turned off, is off already;
 /// then the runs are the same runs, and the ablation reuses `all`'s). The
-/// two workload-bound flags count only on an item whose workload reads
-/// them: the row locks (`Mechanisms::row_lock`) on read-write pgbench,
-/// the kworker pool's concurrency management (`Mechanisms::wq_concurrency`)
-/// on dbench with bound workers (`DbenchCfg::bound`).
+/// workload-bound flags count only on an item whose workload reads them:
+/// the row locks (`Mechanisms::row_lock`) on read-write pgbench, the
+/// kworker pool's concurrency management (`Mechanisms::wq_concurrency`)
+/// on dbench with bound workers (`DbenchCfg::bound`), the syscalls' return
+/// to user space before their decision (`Mechanisms::syscall_user_return`)
+/// on hackbench.
 pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
     let base = &study.mechanisms_off;
     let both: Vec<&str> = base.iter().chain(off).copied().collect();
     for it in &study.items {
         let full = crate::study::study_machine(&it.machine, base)?;
-        let (mut rw, mut bound) = (false, false);
+        let (mut rw, mut bound, mut hb) = (false, false, false);
         for &v in &it.values {
             match (it.make)(v, &full, &study.scale) {
                 WorkSpec::Pgbench(c) => rw |= c.rw,
                 WorkSpec::Dbench(c) => bound |= c.bound,
+                WorkSpec::Hackbench(_) => hb = true,
                 _ => {}
             }
         }
@@ -1068,6 +1071,9 @@ pub fn changes_mechanisms(study: &Study, off: &[&str]) -> Result<bool, String> {
         }
         if !bound {
             less.wq_concurrency = full.wq_concurrency;
+        }
+        if !hb {
+            less.syscall_user_return = full.syscall_user_return;
         }
         if full != less {
             return Ok(true);

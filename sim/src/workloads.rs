@@ -865,6 +865,9 @@ pub struct Hackbench {
     end: u64,
     /// The pipe mutex model is on (pipes, `Mechanisms::contention`).
     mutex: bool,
+    /// Without the pipe mutex: a syscall returns to user space before the
+    /// next one's first decision (`Mechanisms::syscall_user_return`).
+    decide_after_return: bool,
     /// Syscall entry and exit, outside the mutex, ns.
     syscall_ns: u64,
     /// The return to user space sits between two syscalls, before the
@@ -972,6 +975,7 @@ impl Hackbench {
             write_j: Jitter::default(),
             read_j: Jitter::default(),
             mutex: false,
+            decide_after_return: true,
             syscall_ns: 0,
             user_return_first: true,
             locking: Vec::new(),
@@ -1026,6 +1030,7 @@ impl Workload for Hackbench {
         self.wake_next_writer = self.mutex && k.m.mech.pipe_wake_next_writer;
         self.pages = self.mutex && k.m.mech.pipe_pages;
         self.poll_cut = self.mutex && k.m.mech.mutex_poll_cut;
+        self.decide_after_return = k.m.mech.syscall_user_return;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
@@ -1108,6 +1113,19 @@ impl Workload for Hackbench {
                             k.wake(w, true);
                         }
                     }
+                    // The write returns to user space: a request it takes
+                    // (or its wakeups' cost) comes before the next write's
+                    // room check, which the task makes when it goes on.
+                    if self.decide_after_return {
+                        self.tasks[tid as usize].role = Role::Sender {
+                            g,
+                            sent,
+                            pending: None,
+                        };
+                        if k.user_return_waits() {
+                            return Next::ReturnToUser;
+                        }
+                    }
                 }
                 if sent == total {
                     self.tasks[tid as usize].role = Role::Sender {
@@ -1134,7 +1152,14 @@ impl Workload for Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                Next::Run(k.rng(tid).jittered(self.write_j))
+                let ns = k.rng(tid).jittered(self.write_j);
+                if self.decide_after_return {
+                    // After the return to user space and the room check:
+                    // the write's cost, kernel code that goes on.
+                    Next::RunKernel(ns)
+                } else {
+                    Next::Run(ns)
+                }
             }
             Role::Receiver {
                 ch: c,
@@ -1158,6 +1183,20 @@ impl Workload for Hackbench {
                     } else if was_full {
                         if let Some(w) = self.pop_writer(c) {
                             k.wake(w, true);
+                        }
+                    }
+                    // The read returns to user space: a request it takes
+                    // (or its wakeups' cost) comes before the next read
+                    // dequeues a message or finds the channel empty.
+                    if self.decide_after_return {
+                        self.tasks[tid as usize].role = Role::Receiver {
+                            ch: c,
+                            left,
+                            pending: false,
+                            was_full: false,
+                        };
+                        if k.user_return_waits() {
+                            return Next::ReturnToUser;
                         }
                     }
                 }
@@ -1189,7 +1228,14 @@ impl Workload for Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                Next::Run(k.rng(tid).jittered(self.read_j))
+                let ns = k.rng(tid).jittered(self.read_j);
+                if self.decide_after_return {
+                    // After the return to user space and the dequeue: the
+                    // read's cost, kernel code that goes on.
+                    Next::RunKernel(ns)
+                } else {
+                    Next::Run(ns)
+                }
             }
         }
     }

@@ -364,10 +364,18 @@ fn ablation_variants_differ_in_mechanisms() {
     assert_ne!(unbound.items.len(), ab.items.len());
     assert!(!changes_mechanisms(&unbound, &["--no-wq-concurrency"]).unwrap());
     assert!(changes_mechanisms(&unbound, &["--no-smt-share"]).unwrap());
-    // Of the 34 flags, 10 can act on its two presets (graviton3,
+    // The syscalls' return to user space before their decision acts on
+    // hackbench alone: the study's hackbench items make it count.
+    assert!(changes_mechanisms(&ab, &["--no-syscall-user-return"]).unwrap());
+    let mut no_hb = ab.clone();
+    no_hb.items.retain(|it| !it.title.contains("hackbench"));
+    assert_ne!(no_hb.items.len(), ab.items.len());
+    assert!(!changes_mechanisms(&no_hb, &["--no-syscall-user-return"]).unwrap());
+    // Of the 35 flags, 11 can act on its two presets (graviton3,
     // cascadelake-2s; `Machine::effective_mech`): the noise and its four
     // parts, SMT sharing and idle states (cascadelake-2s), the kworker
-    // pool (dbench-bound) and the two of the idle load balancer's kick.
+    // pool (dbench-bound), the two of the idle load balancer's kick and
+    // hackbench's return to user space before its syscalls' decisions.
     let run: Vec<&str> = MECHANISM_FLAGS
         .iter()
         .map(|(f, _)| *f)
@@ -386,6 +394,7 @@ fn ablation_variants_differ_in_mechanisms() {
             "--no-noise-cpu-speed",
             "--no-noise-irqs",
             "--no-noise-placement",
+            "--no-syscall-user-return",
         ]
     );
     // An ablation of the study without machine noise keeps it off in

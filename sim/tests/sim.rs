@@ -606,9 +606,29 @@ fn golden(m: &Machine, c: &str, w: &WorkSpec, seed: u64) -> u64 {
 /// (`Mechanisms::ilb_ipi`; `flat:8` has no IPI receive cost, so only the
 /// pass's delay and the kicked CPU's wake moved it); the other five did
 /// not. With `--no-ilb-ipi` all six give the digests before,
-/// [`GOLDEN_NO_ILB_IPI`]. These are the output since. The noise model
-/// itself changed none of them.
+/// [`GOLDEN_NO_ILB_IPI`]. The second and third (hackbench over sockets,
+/// and pipes under lazy on `epyc-ccx`) moved, from 0xe761_a2b5_f88d_fcb9
+/// and 0x7a66_945f_9c8f_222c, when a hackbench syscall without the pipe
+/// mutex began to return to user space before its next one's decision
+/// (`Mechanisms::syscall_user_return`); the pipe run under full on
+/// `graviton3` did not (its requests preempt where they are made, and its
+/// pipes never fill, so no decision moved). With
+/// `--no-syscall-user-return` all six give the digests before,
+/// [`GOLDEN_NO_SYSCALL_USER_RETURN`]. These are the output since. The
+/// noise model itself changed none of them.
 const GOLDEN: [u64; 6] = [
+    0xefa2_4703_2c50_6d0e,
+    0xcd4f_b2dc_a51b_2ba4,
+    0x6945_82aa_4489_df62,
+    0x4099_4477_6dcb_d28d,
+    0x6546_8767_1136_4f80,
+    0x428c_2764_655d_1c23,
+];
+
+/// [`GOLDEN`]'s cases without `Mechanisms::syscall_user_return`
+/// (`--no-syscall-user-return`): the digests before it, unchanged by its
+/// code.
+const GOLDEN_NO_SYSCALL_USER_RETURN: [u64; 6] = [
     0xefa2_4703_2c50_6d0e,
     0xe761_a2b5_f88d_fcb9,
     0x7a66_945f_9c8f_222c,
@@ -617,8 +637,9 @@ const GOLDEN: [u64; 6] = [
     0x428c_2764_655d_1c23,
 ];
 
-/// [`GOLDEN`]'s cases without `Mechanisms::ilb_ipi` (`--no-ilb-ipi`): the
-/// digests before it, unchanged by its code.
+/// [`GOLDEN`]'s cases without `Mechanisms::syscall_user_return` and
+/// `Mechanisms::ilb_ipi` (`--no-ilb-ipi`): the digests before the latter,
+/// unchanged by its code.
 const GOLDEN_NO_ILB_IPI: [u64; 6] = [
     0xefa2_4703_2c50_6d0e,
     0xe761_a2b5_f88d_fcb9,
@@ -726,7 +747,12 @@ const GOLDEN_NO_ILB_IPI: [u64; 6] = [
 /// balancer's pass began to run at the kick's IPI's arrival, the kicked
 /// CPU busy for the IPI's receive cost (`Mechanisms::ilb_ipi`); the socket
 /// run kept its digest. With `--no-ilb-ipi` both runs give the digests
-/// before, [`QEMU_GOLDEN_NO_ILB_IPI`].
+/// before, [`QEMU_GOLDEN_NO_ILB_IPI`]. The socket run's moved, from
+/// 0x16de_48a2_4774_2231, when a hackbench syscall without the pipe mutex
+/// began to return to user space before its next one's decision
+/// (`Mechanisms::syscall_user_return`); the pipe run takes the mutex and
+/// kept its digest. With `--no-syscall-user-return` both runs give the
+/// digests before, [`QEMU_GOLDEN_NO_SYSCALL_USER_RETURN`].
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -739,7 +765,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 flips: 0,
             }),
             1,
-            0x16de_48a2_4774_2231,
+            0x1caa_8ed7_38de_4dc6,
         ),
         (
             "NEXT_BUDDY",
@@ -810,6 +836,11 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without
+/// `Mechanisms::syscall_user_return` (`--no-syscall-user-return`): the
+/// model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_SYSCALL_USER_RETURN: [u64; 2] = [0x16de_48a2_4774_2231, 0xca2f_46f8_3ea6_f6c7];
+
 /// [`qemu_golden_cases`]' digests without `Mechanisms::ilb_ipi`
 /// (`--no-ilb-ipi`): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_ILB_IPI: [u64; 2] = [0x16de_48a2_4774_2231, 0xe760_1d6e_cd50_ecf8];
@@ -839,9 +870,12 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before a syscall returned to user space before its next
+    // one's decision (hackbench without the pipe mutex).
+    let no_user_return = turned_off(&m, &["--no-syscall-user-return"]);
     // The model before the idle load balancer's pass waited for the kick's
     // IPI.
-    let no_ilb_ipi = turned_off(&m, &["--no-ilb-ipi"]);
+    let no_ilb_ipi = turned_off(&no_user_return, &["--no-ilb-ipi"]);
     // The model before a busy CPU's two-task kick ran the idle load
     // balancer (the pass at the kick, as then).
     let no_ilb = turned_off(&no_ilb_ipi, &["--no-ilb-kick"]);
@@ -884,6 +918,11 @@ fn qemu_vcpu_turns_golden() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_user_return,
+                QEMU_GOLDEN_NO_SYSCALL_USER_RETURN[i],
+                "--no-syscall-user-return: not the run before the syscalls returned to user space first",
+            ),
             (
                 &no_ilb_ipi,
                 QEMU_GOLDEN_NO_ILB_IPI[i],
@@ -1002,19 +1041,28 @@ fn with_noise(name: &str, on: bool) -> Machine {
 /// machine with `--no-machine-noise`. With it, the same cases change.
 #[test]
 fn noise_off_is_the_old_output() {
-    for (((m, c, w, seed), want), golden_no_ilb_ipi) in golden_cases()
+    for ((((m, c, w, seed), want), golden_no_ilb_ipi), golden_no_user_return) in golden_cases()
         .into_iter()
         .zip(GOLDEN)
         .zip(GOLDEN_NO_ILB_IPI)
+        .zip(GOLDEN_NO_SYSCALL_USER_RETURN)
     {
         let preset = Machine::preset(m).unwrap();
         assert!(!preset.mech.machine_noise, "{m}: noise off in the preset");
         let got = golden(&preset, c, &w, seed);
         assert_eq!(got, want, "{m} {c} {seed}: digest {got:#018x}");
+        // The syscalls' return to user space before their decisions: the
+        // model before it is the run before it.
+        let no_user_return = turned_off(&preset, &["--no-syscall-user-return"]);
+        assert_eq!(
+            golden(&no_user_return, c, &w, seed),
+            golden_no_user_return,
+            "{m} {c} {seed}: --no-syscall-user-return"
+        );
         // The pass at the kick's IPI: the model before it is the run
         // before it; the two-task kick run as the idle load balancer (the
         // pass at the kick) changed none.
-        let no_ilb_ipi = turned_off(&preset, &["--no-ilb-ipi"]);
+        let no_ilb_ipi = turned_off(&no_user_return, &["--no-ilb-ipi"]);
         assert_eq!(
             golden(&no_ilb_ipi, c, &w, seed),
             golden_no_ilb_ipi,
