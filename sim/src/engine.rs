@@ -2547,14 +2547,13 @@ impl Kernel {
         let mut next = sw.next;
         if next.is_none() && self.nr_cpus() > 1 {
             let pulled = self.s.load_balance(CpuId::wrapping(cpu), true);
-            if pulled.is_empty() && !pulled.touched().is_empty() {
-                // An active balance's push asked the source CPU to switch
-                // (`resched_curr` on it, its stopper to run) and moved
-                // nothing yet: that CPU's request must be read again.
+            // Tasks moved, or an active balance's push asked the source CPU
+            // to switch (`resched_curr` on it, its stopper to run) and moved
+            // nothing yet: those CPUs' requests must be read again.
+            if !pulled.is_empty() || !pulled.touched().is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
             }
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
                 self.ctr.newidle_pulled += 1;
                 let sw = {
@@ -3472,12 +3471,15 @@ impl Kernel {
             return true;
         }
         let need = self.need_resched(self.this_cpu as usize);
-        need != Resched::None
-            && self
-                .cfg
-                .tunables
-                .preempt_mode()
-                .preempts_at(PreemptPoint::UserReturn, need)
+        self.takes(PreemptPoint::UserReturn, need)
+    }
+
+    /// A request `need` is taken at `point` in the run's preemption model
+    /// (`sched::preempt`); none is taken anywhere, and the common case
+    /// reads no preemption model.
+    #[inline]
+    fn takes(&self, point: PreemptPoint, need: Resched) -> bool {
+        need != Resched::None && self.cfg.tunables.preempt_mode().preempts_at(point, need)
     }
 
     /// The stepping task's next burst is one Linux runs with preemption
@@ -3748,12 +3750,11 @@ impl Kernel {
             // The periodic balance, once a domain level's interval passed
             // (`sched_balance_trigger`, `sched_balance_domains`).
             let pulled = self.s.rebalance_domains(CpuId::wrapping(cpu), self.now);
-            if pulled.is_empty() && !pulled.touched().is_empty() {
-                // An active balance's push (see `Kernel::reschedule`).
+            // Moved tasks or an active balance's push (`Kernel::reschedule`).
+            if !pulled.is_empty() || !pulled.touched().is_empty() {
                 self.touched_by_balance(cpu, pulled.touched());
             }
             if !pulled.is_empty() {
-                self.touched_by_balance(cpu, pulled.touched());
                 self.ctr.balanced += pulled.len() as u64;
                 let need = self.s.cpu_rq(CpuId::wrapping(cpu)).need_resched();
                 if self.cpus[cpu].curr != NIL && self.irq_exit_preempts(cpu, need, Place::Tick) {
@@ -4142,12 +4143,8 @@ impl Kernel {
                     } else {
                         PreemptPoint::UserReturn
                     };
-                    // No request, no preemption in any model: the common case
-                    // reads no preemption model.
                     let need = self.need_resched(cpu);
-                    if need != Resched::None
-                        && self.cfg.tunables.preempt_mode().preempts_at(point, need)
-                    {
+                    if self.takes(point, need) {
                         self.count_resched(
                             if point == PreemptPoint::Kernel {
                                 Place::Kernel
@@ -4170,13 +4167,7 @@ impl Kernel {
                 }
                 Next::ReturnToUser => {
                     let need = self.need_resched(cpu);
-                    if need != Resched::None
-                        && self
-                            .cfg
-                            .tunables
-                            .preempt_mode()
-                            .preempts_at(PreemptPoint::UserReturn, need)
-                    {
+                    if self.takes(PreemptPoint::UserReturn, need) {
                         // Switched out here, it steps when it runs again (a
                         // burst of no work).
                         self.count_resched(Place::UserReturn, need);
@@ -4224,13 +4215,7 @@ impl Kernel {
             _ => return false,
         };
         let need = self.need_resched(cpu);
-        if need == Resched::None
-            || !self
-                .cfg
-                .tunables
-                .preempt_mode()
-                .preempts_at(PreemptPoint::Kernel, need)
-        {
+        if !self.takes(PreemptPoint::Kernel, need) {
             return false;
         }
         self.unlock.unlock_preempts += 1;

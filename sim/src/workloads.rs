@@ -1008,6 +1008,18 @@ impl Hackbench {
     fn total(&self) -> u32 {
         (self.cfg.loops * FDS) as u32
     }
+
+    /// A syscall's cost after its decision (without the pipe mutex): kernel
+    /// code that goes on once the return to user space before it was made
+    /// (`Mechanisms::syscall_user_return`), else the model before, which
+    /// returns to user space at its start.
+    fn syscall_cost(&self, ns: u64) -> Next {
+        if self.decide_after_return {
+            Next::RunKernel(ns)
+        } else {
+            Next::Run(ns)
+        }
+    }
 }
 
 impl Workload for Hackbench {
@@ -1153,13 +1165,7 @@ impl Workload for Hackbench {
                     pending: Some(c),
                 };
                 let ns = k.rng(tid).jittered(self.write_j);
-                if self.decide_after_return {
-                    // After the return to user space and the room check:
-                    // the write's cost, kernel code that goes on.
-                    Next::RunKernel(ns)
-                } else {
-                    Next::Run(ns)
-                }
+                self.syscall_cost(ns)
             }
             Role::Receiver {
                 ch: c,
@@ -1229,13 +1235,7 @@ impl Workload for Hackbench {
                     was_full: full,
                 };
                 let ns = k.rng(tid).jittered(self.read_j);
-                if self.decide_after_return {
-                    // After the return to user space and the dequeue: the
-                    // read's cost, kernel code that goes on.
-                    Next::RunKernel(ns)
-                } else {
-                    Next::Run(ns)
-                }
+                self.syscall_cost(ns)
             }
         }
     }
