@@ -199,6 +199,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut rr_turns = false;
     let mut sleep_unlocked = false;
     let mut clock_burn = false;
+    let mut switch_kick = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -208,6 +209,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--qemu-rr-turns" => Some(&mut rr_turns),
             "--sleep-unlocked" => Some(&mut sleep_unlocked),
             "--clock-burn" => Some(&mut clock_burn),
+            "--switch-timer-kick" => Some(&mut switch_kick),
             _ => None,
         };
         if let Some(flag) = on {
@@ -242,7 +244,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, --clock-burn, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, --clock-burn, --switch-timer-kick, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -293,6 +295,11 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--clock-burn: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
         ));
     }
+    if switch_kick && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
+        return Err(format!(
+            "--switch-timer-kick: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
+        ));
+    }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {
         wake_cost: machine.mech.wake_cost && mech.wake_cost,
@@ -324,6 +331,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sleep_unlocked,
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
         clock_burn,
+        switch_timer_kick: switch_kick,
         mutex_handoff: machine.mech.mutex_handoff && mech.mutex_handoff,
         mutex_spin_resched: machine.mech.mutex_spin_resched && mech.mutex_spin_resched,
         pipe_wake_next_writer: machine.mech.pipe_wake_next_writer && mech.pipe_wake_next_writer,

@@ -195,6 +195,22 @@
 //! `lcbench turns` it is not the measured order (docs/results/linux/three-way.md,
 //! "QEMU's round-robin turn order"), so it is not the default.
 //!
+//! With `Mechanisms::switch_timer_kick` (`sim run --switch-timer-kick`, an
+//! experiment, off by default) in either order: a context switch on the
+//! running vCPU whose HRTICK arm moves its LAPIC one-shot earlier
+//! (`program_if_earlier`) and leaves it the earliest of the virtual
+//! clock's timers ends the turn when the vCPU reaches the write, the last
+//! instant of the switch's runqueue-lock window (our kernel writes it in
+//! `Scheduler::publish` before `switch_to`, Linux 7.2 in
+//! `hrtick_schedule_exit` before `__schedule` unlocks), so the vCPU keeps
+//! the lock out of its turn; `Kernel::lapic_program` keeps each vCPU's
+//! armed one-shot for it. A turn that ends before the write is reached
+//! loses the kick (a simplification). The tick's and the IPI's
+//! reprogramming kick no one here (they hold no lock). Against our kernel
+//! it halves the simulator's socket wakeups, which ours, whose switches
+//! make such writes, does not show (docs/results/linux/lazy-rows.md), so
+//! it is not the default.
+//!
 //! With `Mechanisms::clock_burn` (`sim run --clock-burn`, off by
 //! default) a task's step burst is burned on the guest clock, as our
 //! kernel's `hackbench -C` charges were until 10010b3 (`syscall_work`;
@@ -920,6 +936,9 @@ const ILB_END: u32 = 1;
 /// The argument of QEMU's kick timer's [`Kind::TurnEnd`] (a turn's own
 /// has 0).
 const KICK_TIMER: u32 = 1;
+/// The argument of a [`Kind::TurnEnd`] that is a switch's timer write
+/// reached (`Mechanisms::switch_timer_kick`); its generation is the turn's.
+const SWITCH_KICK: u32 = 2;
 const ARG_MASK: u32 = u32::MAX >> KIND_BITS;
 
 impl Ev {
@@ -1583,6 +1602,11 @@ pub struct TurnCounters {
     pub zero_budgets: u64,
     /// Expiries of the periodic kick timer (`rr_kick_thread`).
     pub kick_timer: u64,
+    /// `Mechanisms::switch_timer_kick`: turns a switch's timer write
+    /// ended inside the switch's runqueue-lock window, and writes whose
+    /// turn had ended before the write was reached (no kick).
+    pub switch_kicks: u64,
+    pub switch_kicks_lost: u64,
     /// Per vCPU, the time it held the turn, ns (turns that ended).
     pub turn_ns_by_cpu: Vec<u64>,
     /// Every turn model: the stretches a busy vCPU spent out of its turn,
@@ -1834,6 +1858,13 @@ pub struct Kernel {
     kick_gen: u32,
     /// A kick ended the turn of this generation (handled after the event).
     kick_turn: Option<u32>,
+    /// `Mechanisms::switch_timer_kick` acts (vCPU turns).
+    switch_kick: bool,
+    /// With it: the CPU whose switch's one-shot timer changes are being
+    /// drained ([`NIL`] otherwise), and how far into the switch's cost its
+    /// write is, ns (the end of the switch's runqueue-lock window).
+    switch_write: u32,
+    switch_write_ns: u64,
     /// A spin wait's `pause` ended the turn of this generation (handled
     /// after the event; `Mechanisms::vcpu_pause`).
     pause_turn: Option<u32>,
@@ -2060,6 +2091,7 @@ impl Kernel {
             .collect();
         let turn_ns = m.turn_ns();
         let rr = turn_ns > 0 && m.mech.qemu_rr_turns;
+        let switch_kick = turn_ns > 0 && m.mech.switch_timer_kick;
         let pause_on = turn_ns > 0 && m.mech.vcpu_pause && m.locks.any();
         let pipe_pause_on = turn_ns > 0 && m.mech.vcpu_pause && m.mech.pipe_lock_pause;
         // Under vCPU time sharing a burst's end moves with the other CPUs'
@@ -2106,6 +2138,9 @@ impl Kernel {
             kick_at: u64::MAX,
             kick_gen: 0,
             kick_turn: None,
+            switch_kick,
+            switch_write: NIL,
+            switch_write_ns: 0,
             pause_turn: None,
             pause_on,
             pipe_pause_on,
@@ -2381,7 +2416,7 @@ impl Kernel {
             } else if let Some(at) = at {
                 self.push(at.max(self.now), Kind::Hrtick, c, gen);
             }
-            if self.rr && c == self.turn_cpu {
+            if (self.rr || self.switch_kick) && c == self.turn_cpu {
                 // `timer_set_hrtick` on its own CPU: `program_if_earlier`
                 // (another CPU's waits for its IPI's `timer_sync`).
                 self.lapic_program(c as usize, true);
@@ -2564,8 +2599,17 @@ impl Kernel {
                 next = sw.next;
             }
         }
-        self.switch_to(cpu, prev, next.map_or(NIL, |t| t.0));
-        self.drain_ipis();
+        let next = next.map_or(NIL, |t| t.0);
+        self.switch_to(cpu, prev, next);
+        if self.switch_kick && next != prev && next != NIL {
+            // The HRTICK the pick armed is written as the switch's lock
+            // window ends (`Mechanisms::switch_timer_kick`).
+            self.switch_write = cpu as u32;
+            self.drain_ipis();
+            self.switch_write = NIL;
+        } else {
+            self.drain_ipis();
+        }
     }
 
     /// vCPU time sharing: the number of busy CPUs changes by `delta` as
@@ -2741,6 +2785,7 @@ impl Kernel {
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
+        self.switch_write_ns = 0;
         if self.pause_on {
             // The runqueue lock, held for the first part of the switch.
             let top = t.overhead + t.work;
@@ -2756,6 +2801,8 @@ impl Kernel {
             } else {
                 over * self.m.locks.switch_rq_locked_pm / 1000
             };
+            // The timer write is the window's last instant inside it.
+            self.switch_write_ns = held.saturating_sub(1);
             let c = &mut self.cpus[cpu];
             c.lock_task = next;
             c.lock_prev = prev;
@@ -3152,6 +3199,24 @@ impl Kernel {
                         } else {
                             self.timer_wake(tid);
                         }
+                    }
+                }
+                Kind::TurnEnd if ev.a() == SWITCH_KICK => {
+                    // A switch's timer write, reached in the turn it was
+                    // made in; a turn that ended before lost it (a
+                    // simplification: the write is a few µs into the
+                    // switch, and QEMU would kick when it is reached).
+                    if ev.gen == self.turn_gen && self.turn_cpu != NIL {
+                        self.turns.switch_kicks += 1;
+                        if self.rr {
+                            // Ended after the event, as any kick.
+                            self.kick_all();
+                        } else {
+                            self.end_turn(TurnEnd::Other);
+                        }
+                    } else {
+                        self.turns.switch_kicks_lost += 1;
+                        self.ctr.stale += 1;
                     }
                 }
                 Kind::TurnEnd if ev.a() == KICK_TIMER => {
@@ -3562,7 +3627,7 @@ impl Kernel {
     /// its turn).
     #[inline]
     fn lapic_program(&mut self, cpu: usize, if_earlier: bool) {
-        if !self.rr {
+        if !self.rr && !self.switch_kick {
             return;
         }
         let c = &self.cpus[cpu];
@@ -3594,12 +3659,31 @@ impl Kernel {
             .unwrap_or(u64::MAX)
             .min(self.kick_at);
         if at < earliest_other {
-            self.turns.kicks += 1;
-            for c in &mut self.cpus {
-                c.exit_req = true;
+            if self.switch_write == cpu as u32 {
+                // `Mechanisms::switch_timer_kick`: the kick comes as the
+                // vCPU reaches the write, holding the runqueue lock.
+                let gen = self.turn_gen;
+                self.push(
+                    self.now + self.switch_write_ns,
+                    Kind::TurnEnd,
+                    SWITCH_KICK,
+                    gen,
+                );
+            } else if self.rr {
+                self.kick_all();
             }
-            self.kick_turn = Some(self.turn_gen);
         }
+    }
+
+    /// QEMU's turn order: a kick (`qemu_cpu_kick`, `rr_kick_vcpu_thread`)
+    /// ends the running turn after the event and leaves an exit request
+    /// on every vCPU.
+    fn kick_all(&mut self) {
+        self.turns.kicks += 1;
+        for c in &mut self.cpus {
+            c.exit_req = true;
+        }
+        self.kick_turn = Some(self.turn_gen);
     }
 
     /// QEMU's turn order: the kick timer expires (`rr_kick_thread`): it is

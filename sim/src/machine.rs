@@ -433,6 +433,21 @@ pub struct Mechanisms {
     /// cost (the model before), so a task switched out there held the
     /// message it had dequeued or the room it had reserved.
     pub syscall_user_return: bool,
+    /// With vCPU turns: a context switch on the running vCPU whose HRTICK
+    /// arm moves its LAPIC one-shot (the kernel's `program_if_earlier`:
+    /// the new deadline is before the armed one) and leaves it the
+    /// earliest of the virtual clock's timers ends the vCPU's turn at the
+    /// write, inside the switch's runqueue-lock window: our kernel arms
+    /// the next task's HRTICK in `Scheduler::publish` before `switch_to`,
+    /// Linux 7.2 in `hrtick_schedule_exit` right before `__schedule`
+    /// releases the lock (commit 96d1610e0b20), and QEMU 7.2's `-icount`
+    /// TCG kicks the running vCPU when a timer write becomes the earliest
+    /// deadline (`timer_mod_ns` → `qemu_timer_notify_cb` →
+    /// `qemu_cpu_kick`). The vCPU sits out of its turn holding the lock.
+    /// Off by default (an experiment; `sim run --switch-timer-kick`):
+    /// only the switch's write kicks, the tick's and the IPI's
+    /// reprogramming do not (`sim/src/engine.rs`, "vCPU turns").
+    pub switch_timer_kick: bool,
 }
 
 impl Default for Mechanisms {
@@ -476,6 +491,7 @@ impl Default for Mechanisms {
             ilb_ipi: true,
             row_lock: true,
             syscall_user_return: true,
+            switch_timer_kick: false,
         }
     }
 }
@@ -1085,8 +1101,8 @@ impl Machine {
     /// engine reads the flag (`sim/src/engine.rs`, `sim/src/workloads.rs`):
     ///
     /// - `vcpu_share`: only with [`Costs::vcpu_time_sharing`].
-    /// - `vcpu_turns`, `qemu_rr_turns`, `clock_burn`: only where vCPUs
-    ///   take turns (time sharing on, more than one CPU, a turn length).
+    /// - `vcpu_turns`, `qemu_rr_turns`, `clock_burn`,
+    ///   `switch_timer_kick`: only where vCPUs take turns (time sharing on, more than one CPU, a turn length).
     /// - `vcpu_pause`: only in turns, with a cost that holds a lock
     ///   ([`LockShares::any`]) or the pipe mutex's spin pause
     ///   (`pipe_lock_pause` with `contention`); `pipe_lock_pause` only in
@@ -1182,6 +1198,7 @@ impl Machine {
             ilb_ipi: m.ilb_ipi,
             row_lock: m.row_lock,
             syscall_user_return: m.syscall_user_return,
+            switch_timer_kick: m.switch_timer_kick && turns,
         }
     }
 }
@@ -1459,6 +1476,7 @@ mod tests {
                 ilb_ipi: false,
                 row_lock: false,
                 syscall_user_return: false,
+                switch_timer_kick: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

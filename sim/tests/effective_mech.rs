@@ -236,10 +236,13 @@ fn qemu_keeps_the_flags_that_act() {
         m.mech.qemu_rr_turns = true;
         m.mech.clock_burn = true;
         m.mech.sleep_unlocked = true;
+        m.mech.switch_timer_kick = true;
         m.effective_mech()
     };
     let e = opted("qemu:4");
     assert!(e.qemu_rr_turns && e.clock_burn && e.sleep_unlocked && !e.sleep_lock_split);
+    assert!(e.switch_timer_kick);
     let e = opted("graviton3");
     assert!(!e.qemu_rr_turns && !e.clock_burn && !e.sleep_unlocked);
+    assert!(!e.switch_timer_kick);
 }

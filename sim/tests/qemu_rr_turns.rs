@@ -5,22 +5,9 @@
 //! kick timer. Checked on busy vCPUs whose only timers are their ticks
 //! (aligned, every 4 ms), where the rules fix who runs each period.
 
-use sim::cli::parse_run;
-use sim::run_one;
+mod common;
 
-fn parse(line: &str) -> Result<sim::cli::RunArgs, String> {
-    parse_run(
-        &line
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>(),
-    )
-}
-
-fn run(line: &str) -> sim::RunResult {
-    let a = parse(line).expect("valid run");
-    run_one(&a.machine, &a.config, &a.work, a.seed, a.ms * 1_000_000, 0).expect("runs")
-}
+use common::{parse, run};
 
 /// Two hogs on `qemu:2` for 1 s. A period ends at the ticks' deadline in
 /// some vCPU's turn. If CPU 0's, CPU 1 is next in the loop with no exit

@@ -1,7 +1,7 @@
 //! `sim`: the scheduler on simulated machines.
 //!
 //! ```text
-//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--sleep-unlocked] [--clock-burn] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
+//! sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--sleep-unlocked] [--clock-burn] [--switch-timer-kick] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]
 //! sim study [--quick | --newidle | --ablation [--mechanisms LIST]] [--rows LIST | --points LIST] [--length short|full] [--no-machine-noise] [--seeds N] [--samples seeds|published] [--jobs N] [--out DIR] [--config LABEL:A+B]...
 //! sim bench
 //! ```
@@ -25,7 +25,7 @@ use sim::{errln, outln};
 
 fn usage_text() -> String {
     format!(
-        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--sleep-unlocked] [--clock-burn] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
+        "usage: sim run [--machine PRESET] [--config A+B] [--seed N] [--ms MS] [--machine-noise] [--qemu-rr-turns] [--sleep-unlocked] [--clock-burn] [--switch-timer-kick] [--no-MECHANISM...] [--no-batch] WORKLOAD [k=v...]\n       \
          {}\n       sim bench\n\
          presets: {}\nmechanisms: {}",
         sim::study::STUDY_USAGE.trim_start_matches("usage: "),
@@ -252,6 +252,13 @@ fn cmd_run(args: &[String]) {
             t.zero_budgets,
             t.kick_timer,
             ms.join(" ")
+        );
+    }
+    if t.switch_kicks + t.switch_kicks_lost > 0 {
+        outln!(
+            "switches' timer writes that ended the turn inside the runqueue-lock window: {} (lost, the turn over first: {})",
+            t.switch_kicks,
+            t.switch_kicks_lost
         );
     }
     if !r.idle_states.is_empty() {
