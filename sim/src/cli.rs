@@ -343,6 +343,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         syscall_user_return: machine.mech.syscall_user_return && mech.syscall_user_return,
         burst_lock_windows: machine.mech.burst_lock_windows && mech.burst_lock_windows,
         wakee_switch_wait: machine.mech.wakee_switch_wait && mech.wakee_switch_wait,
+        wq_spin_hold: machine.mech.wq_spin_hold && mech.wq_spin_hold,
     };
     machine.batch = batch;
     let config = Config::parse(config.as_deref().unwrap_or("NO_NEXT_BUDDY"));

@@ -249,7 +249,14 @@
 //! next switch or wakeup, so the task's later bursts held the lock again).
 //! Two simplifications: the waiter's step or switch is made at once (its
 //! decisions are not delayed to the holder's release), and a vCPU whose
-//! turn begins at that instant is not sent on. With
+//! turn begins at that instant is not sent on. A waker that spins so in a
+//! wakeup (on the target's runqueue lock, or on its wakee's switch-out
+//! below) holds the wakee's wait queue from the wakeup's instant, as
+//! Linux's `__wake_up_common_lock()` holds `wq_head->lock` around
+//! `try_to_wake_up()`: its vCPU, out of its turn after the `pause`, keeps
+//! the queue (`Mechanisms::wq_spin_hold`, the default; with
+//! `--no-wq-spin-hold` the queue is held only while the wakeup's share is
+//! paid, so not across the turn its spin ended). With
 //! `Mechanisms::wakee_switch_wait` (the default; `--no-wakee-switch-wait`)
 //! a wakeup also waits for its wakee's switch-out still under way on
 //! another CPU of the LLC (Linux's spin on `p->on_cpu`, or
@@ -747,6 +754,9 @@ pub struct Task {
     /// (`Mechanisms::wake_unlock`): an interrupt's exit does not preempt
     /// it, and the burst's end is the `spin_unlock_irqrestore`.
     irqs_off: bool,
+    /// Its step said exit and it pays its wakeups first
+    /// ([`Kernel`]'s `exits_pending`).
+    exit_pending: bool,
     /// Its current burst is one Linux runs with preemption off and leaves
     /// at `need_resched()` ([`Kernel::burst_leaves_at_resched`]): if it is
     /// switched out in it, the rest is dropped.
@@ -869,6 +879,11 @@ struct LockWindow {
     lo: u64,
     hi: u64,
 }
+
+/// A wakeup's lock held from the wakeup's instant, before any of the
+/// wake debt is paid (the `from` of a [`Kernel`]'s `wake_locks` entry;
+/// `Mechanisms::wq_spin_hold`).
+const FROM_INSTANT: u64 = u64::MAX;
 
 /// A kernel lock a vCPU may spin on ([`LockWindow`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1832,6 +1847,9 @@ pub struct Kernel {
     batched_tasks: Vec<u64>,
     /// Set by a workload to end the run.
     pub stop: bool,
+    /// Tasks whose step said exit and who pay their wakeups' cost first: a
+    /// run the workload ended goes on until they have exited.
+    exits_pending: u32,
     /// Record timeline segments until this time.
     pub trace_until: u64,
     /// Recorded timeline.
@@ -2123,6 +2141,7 @@ impl Kernel {
             class_on_cpu: Vec::new(),
             batched_tasks: Vec::new(),
             stop: false,
+            exits_pending: 0,
             trace_until: 0,
             trace: Vec::new(),
             queue: Calendar::new(),
@@ -2334,6 +2353,7 @@ impl Kernel {
             deferred: None,
             user: false,
             irqs_off: false,
+            exit_pending: false,
             leaves_at_resched: false,
             runtime: 0,
             nr_switch_in: 0,
@@ -2872,22 +2892,25 @@ impl Kernel {
     /// TTWU_QUEUE and a CPU of another LLC, Linux queues the wakee on that
     /// CPU's wake list instead and does not wait (that placement is not
     /// modelled: the engine's switch is over when it returns).
-    fn wakee_switch_wait(&mut self, tid: u32) {
+    /// Returns whether the waker spins.
+    fn wakee_switch_wait(&mut self, tid: u32) -> bool {
         let t = &self.tasks[tid as usize];
         if t.state != TState::Blocked || t.last_ran == NIL {
-            return;
+            return false;
         }
         let (this, x) = (self.this_cpu as usize, t.last_ran as usize);
         if x == this || self.cpus[x].lock_prev != tid {
-            return;
+            return false;
         }
         let (a, b) = (CpuId::wrapping(this), CpuId::wrapping(x));
         if self.cfg.feat(sched::Feature::TtwuQueue) && !self.m.topo.share_cache(a, b) {
-            return;
+            return false;
         }
         if self.holds_away(x, LockId::Rq(x as u32)) {
             self.pause(this, PAUSE_WAKEE_SWITCH);
+            return true;
         }
+        false
     }
 
     /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
@@ -2899,8 +2922,10 @@ impl Kernel {
     /// per IPI it sent, and `scan_cpu_ns` per CPU the idle scan looked at.
     pub fn wake(&mut self, tid: u32, sync: bool) -> bool {
         self.wait_queue_lock(tid);
+        // Whether the waker spins in this wakeup (holding `tid`'s queue).
+        let mut spun = false;
         if self.pause_on && self.m.mech.wakee_switch_wait {
-            self.wakee_switch_wait(tid);
+            spun = self.wakee_switch_wait(tid);
         }
         let wf = if sync {
             WakeFlags::SYNC
@@ -2918,6 +2943,7 @@ impl Kernel {
             let target = LockId::Rq(self.wake_cpu);
             if self.held_away(this, target) {
                 self.pause(this, PAUSE_RQ_WAKE);
+                spun = true;
             }
         }
         if woke {
@@ -2944,7 +2970,15 @@ impl Kernel {
                     let c = &self.m.locks;
                     let wq = cost * c.wake_wq_locked_pm / 1000;
                     if wq > 0 {
-                        self.wake_locks.push((LockId::Wq(tid), from, from + wq));
+                        // A waker that spun holds the queue from the
+                        // wakeup's instant (`Mechanisms::wq_spin_hold`).
+                        let held_from = if spun && self.m.mech.wq_spin_hold {
+                            FROM_INSTANT
+                        } else {
+                            from
+                        };
+                        self.wake_locks
+                            .push((LockId::Wq(tid), held_from, from + wq));
                     }
                     let rq = cost * c.wake_rq_locked_pm / 1000;
                     if rq > 0 && !self.wake_queued {
@@ -3102,7 +3136,7 @@ impl Kernel {
         // workload stops the run, and whether every event was taken.
         let (mut last, mut drained) = (NO_EVENT, true);
         while let Some(ev) = self.queue.pop() {
-            if self.stop {
+            if self.stop && self.exits_pending == 0 {
                 drained = false;
                 break;
             }
@@ -3583,7 +3617,13 @@ impl Kernel {
             c.lock_windows.push(LockWindow {
                 lock,
                 lo: top.saturating_sub(to),
-                hi: top.saturating_sub(from),
+                // Held at the burst's first instant too (a window is
+                // open at `hi`'s exclusive bound).
+                hi: if from == FROM_INSTANT {
+                    top + 1
+                } else {
+                    top.saturating_sub(from)
+                },
             });
         }
         self.wake_locks.clear();
@@ -4170,6 +4210,13 @@ impl Kernel {
             }
             let debt = std::mem::take(&mut self.wake_debt);
             if debt > 0 {
+                if matches!(next, Next::Exit) {
+                    // It pays its wakeups, then exits: a run the workload
+                    // ends meanwhile ends there (the workload's time is
+                    // its own, from the decisions).
+                    self.tasks[tid as usize].exit_pending = true;
+                    self.exits_pending += 1;
+                }
                 if self.m.mech.wake_unlock {
                     // The wakeups were made inside the step's syscall, with
                     // interrupts off (`try_to_wake_up` under the wait queue's
@@ -4275,6 +4322,9 @@ impl Kernel {
                     self.reschedule(cpu, PrevAction::Sleeps);
                 }
                 Next::Exit => {
+                    if std::mem::take(&mut self.tasks[tid as usize].exit_pending) {
+                        self.exits_pending -= 1;
+                    }
                     self.tasks[tid as usize].state = TState::Exited;
                     self.reschedule(cpu, PrevAction::Exits);
                 }

@@ -341,6 +341,18 @@ pub struct Mechanisms {
     /// `--no-wakee-switch-wait`: only the target's runqueue lock and the
     /// wait queue are waited for (the model before).
     pub wakee_switch_wait: bool,
+    /// With `vcpu_pause`: a waker that spins in a wakeup (on the target's
+    /// runqueue lock, or on its wakee's switch-out, `wakee_switch_wait`)
+    /// holds the wakee's wait queue while it spins, as Linux's waker does:
+    /// `__wake_up_common_lock()` takes `wq_head->lock` around
+    /// `try_to_wake_up()`, and our kernel's `WaitQueue::wake_all_flags`
+    /// holds the queue around its wakeups. The waker's `pause` ends its
+    /// turn at the wakeup's instant, so its vCPU keeps the queue out of
+    /// its turn and a send that tests that queue, or another wakeup of the
+    /// task, meets it held (`sim/src/engine.rs`, "vCPU turns").
+    /// `--no-wq-spin-hold`: the queue is held only while the wakeup's
+    /// measured share is paid (the model before), not at the spin.
+    pub wq_spin_hold: bool,
     /// With the pipe mutex (`contention`): its hand-over follows Linux's
     /// `kernel/locking/mutex.c`. The sleeper an unlock wakes stays first
     /// on the mutex's wait list until it holds the mutex, so an unlock
@@ -482,6 +494,7 @@ impl Default for Mechanisms {
             clock_burn: false,
             burst_lock_windows: true,
             wakee_switch_wait: true,
+            wq_spin_hold: true,
             mutex_handoff: true,
             mutex_spin_resched: true,
             pipe_wake_next_writer: true,
@@ -571,6 +584,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
     (
         "--no-wakee-switch-wait",
         "a wakeup does not wait for its wakee's switch-out still under way on another CPU (p->on_cpu, ttwu_runnable's lock)",
+    ),
+    (
+        "--no-wq-spin-hold",
+        "a waker that spins in a wakeup (runqueue lock, the wakee's switch-out) does not hold the wakee's wait queue while it spins",
     ),
     (
         "--no-vcpu-pause",
@@ -681,6 +698,7 @@ impl Mechanisms {
             "--no-sleep-lock-split" => self.sleep_lock_split = false,
             "--no-burst-lock-windows" => self.burst_lock_windows = false,
             "--no-wakee-switch-wait" => self.wakee_switch_wait = false,
+            "--no-wq-spin-hold" => self.wq_spin_hold = false,
             "--no-mutex-handoff" => self.mutex_handoff = false,
             "--no-mutex-spin-resched" => self.mutex_spin_resched = false,
             "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
@@ -1107,7 +1125,8 @@ impl Machine {
     ///   ([`LockShares::any`]) or the pipe mutex's spin pause
     ///   (`pipe_lock_pause` with `contention`); `pipe_lock_pause` only in
     ///   turns with `vcpu_pause` and `contention` (its spin is the mutex's).
-    /// - `wakee_switch_wait`, `burst_lock_windows`: only where the lock
+    /// - `wakee_switch_wait`, `wq_spin_hold`, `burst_lock_windows`: only
+    ///   where the lock
     ///   windows are kept (turns, `vcpu_pause`, a lock share).
     /// - `wake_cost`: only with [`Costs::wake_ns`] or
     ///   [`Costs::ipi_send_ns`]; `scan_cost` only with
@@ -1189,6 +1208,7 @@ impl Machine {
             clock_burn: m.clock_burn && turns,
             burst_lock_windows: m.burst_lock_windows && windows,
             wakee_switch_wait: m.wakee_switch_wait && windows,
+            wq_spin_hold: m.wq_spin_hold && windows,
             mutex_handoff: m.mutex_handoff && mutex,
             mutex_spin_resched: m.mutex_spin_resched && mutex,
             pipe_wake_next_writer: m.pipe_wake_next_writer && mutex,
@@ -1467,6 +1487,7 @@ mod tests {
                 clock_burn: false,
                 burst_lock_windows: false,
                 wakee_switch_wait: false,
+                wq_spin_hold: false,
                 mutex_handoff: false,
                 mutex_spin_resched: false,
                 pipe_wake_next_writer: false,

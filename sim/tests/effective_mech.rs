@@ -121,6 +121,7 @@ fn flags_that_cannot_act_on_graviton3_change_no_run() {
         "--no-sleep-lock-split",
         "--no-burst-lock-windows",
         "--no-wakee-switch-wait",
+        "--no-wq-spin-hold",
         "--no-mutex-handoff",
         "--no-mutex-spin-resched",
         "--no-pipe-wake-next-writer",
@@ -131,14 +132,14 @@ fn flags_that_cannot_act_on_graviton3_change_no_run() {
     ] {
         assert!(flags.contains(&f), "{f} on graviton3");
     }
-    assert_eq!(flags.len(), 25, "{flags:?}");
+    assert_eq!(flags.len(), 26, "{flags:?}");
 }
 
 #[test]
 fn flags_that_cannot_act_on_cascadelake_change_no_run() {
     let flags = same_runs("cascadelake-2s");
     // As graviton3's, but SMT sharing and idle states act there.
-    assert_eq!(flags.len(), 23, "{flags:?}");
+    assert_eq!(flags.len(), 24, "{flags:?}");
     assert!(!flags.contains(&"--no-smt-share") && !flags.contains(&"--no-idle-states"));
 }
 
@@ -146,7 +147,7 @@ fn flags_that_cannot_act_on_cascadelake_change_no_run() {
 fn flags_that_cannot_act_on_other_presets_change_no_run() {
     let e = same_runs("epyc-ccx");
     assert!(!e.contains(&"--no-smt-share") && e.contains(&"--no-idle-states"));
-    assert_eq!(same_runs("flat:8").len(), 25);
+    assert_eq!(same_runs("flat:8").len(), 26);
     // A lone vCPU takes no turns: nothing of the turns acts; the even
     // share, the costs and the pipe mutex do.
     let q = same_runs("qemu:1");
@@ -160,6 +161,7 @@ fn flags_that_cannot_act_on_other_presets_change_no_run() {
             "--no-sleep-lock-split",
             "--no-burst-lock-windows",
             "--no-wakee-switch-wait",
+            "--no-wq-spin-hold",
             "--no-vcpu-pause",
             "--no-pipe-lock-pause",
             "--no-noise-boot-speed",

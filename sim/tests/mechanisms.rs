@@ -743,20 +743,32 @@ fn pipe_mutex_handed_to_its_woken_sleeper() {
 /// comes in a poll (a wakeup's IPI preempts the spinner at the
 /// interrupt's exit): spins stopped so are counted, and no task polls
 /// again after being switched out. The model before polled again after a
-/// switch-out (twice in these runs, measured).
+/// switch-out, a few times a run: summed over seeds 1-4 (a single seed
+/// need not: seed 1 of the rule's configuration had 2 before
+/// `Mechanisms::wq_spin_hold`, none after).
 #[test]
 fn pipe_mutex_spinner_stops_at_resched() {
+    let m = qemu(4, &[]);
+    let mut old = m.clone();
+    old.mech.turn_off("--no-mutex-spin-resched").unwrap();
     for cfg in ["NO_NEXT_BUDDY", INELIGIBLE_RULE] {
-        let (now, before) = now_and_before(&qemu(4, &[]), "--no-mutex-spin-resched", cfg, 2, 20);
         // (stops, polls after a switch-out): now, and the model before.
-        let got = [
-            (now.lock_spin_stops, now.lock_respins),
-            (before.lock_spin_stops, before.lock_respins),
-        ];
-        assert!(now.lock_spins > 0, "{cfg}: no poll");
+        let mut got = [(0, 0), (0, 0)];
+        for seed in 1..=4 {
+            let now = pipes_driven(&m, cfg, 2, 20, seed);
+            let before = pipes_driven(&old, cfg, 2, 20, seed);
+            assert!(now.lock_spins > 0, "{cfg} seed {seed}: no poll");
+            assert_eq!(now.lock_respins, 0, "{cfg} seed {seed}");
+            assert_eq!(before.lock_spin_stops, 0, "{cfg} seed {seed}");
+            got[0].0 += now.lock_spin_stops;
+            got[0].1 += now.lock_respins;
+            got[1].0 += before.lock_spin_stops;
+            got[1].1 += before.lock_respins;
+        }
+        eprintln!("{cfg}: {got:?}");
         assert!(
-            got[0].0 > 0 && got[0].1 == 0 && got[1].0 == 0 && got[1].1 > 0,
-            "{cfg}: (stops, polls after a switch-out) now and before: {got:?}"
+            got[0].0 > 0 && got[1].1 > 0,
+            "{cfg}: (stops, polls after a switch-out) now and before, seeds 1-4: {got:?}"
         );
     }
 }

@@ -752,7 +752,11 @@ const GOLDEN_NO_ILB_IPI: [u64; 6] = [
 /// began to return to user space before its next one's decision
 /// (`Mechanisms::syscall_user_return`); the pipe run takes the mutex and
 /// kept its digest. With `--no-syscall-user-return` both runs give the
-/// digests before, [`QEMU_GOLDEN_NO_SYSCALL_USER_RETURN`].
+/// digests before, [`QEMU_GOLDEN_NO_SYSCALL_USER_RETURN`]. Both moved,
+/// from 0x1caa_8ed7_38de_4dc6 and 0xca2f_46f8_3ea6_f6c7, when a waker
+/// that spins in a wakeup began to hold its wakee's wait queue while it
+/// spins (`Mechanisms::wq_spin_hold`). With `--no-wq-spin-hold` both runs
+/// give the digests before, [`QEMU_GOLDEN_NO_WQ_SPIN_HOLD`].
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -765,13 +769,13 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
                 flips: 0,
             }),
             1,
-            0x1caa_8ed7_38de_4dc6,
+            0xb216_a16e_d9d7_46a3,
         ),
         (
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0xca2f_46f8_3ea6_f6c7,
+            0xfbad_4dd4_595e_66ad,
         ),
     ]
 }
@@ -836,6 +840,10 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::wq_spin_hold`
+/// (`--no-wq-spin-hold`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_WQ_SPIN_HOLD: [u64; 2] = [0x1caa_8ed7_38de_4dc6, 0xca2f_46f8_3ea6_f6c7];
+
 /// [`qemu_golden_cases`]' digests without
 /// `Mechanisms::syscall_user_return` (`--no-syscall-user-return`): the
 /// model before it, unchanged by its code.
@@ -870,9 +878,11 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before a waker that spins held its wakee's wait queue.
+    let no_wq_hold = turned_off(&m, &["--no-wq-spin-hold"]);
     // The model before a syscall returned to user space before its next
     // one's decision (hackbench without the pipe mutex).
-    let no_user_return = turned_off(&m, &["--no-syscall-user-return"]);
+    let no_user_return = turned_off(&no_wq_hold, &["--no-syscall-user-return"]);
     // The model before the idle load balancer's pass waited for the kick's
     // IPI.
     let no_ilb_ipi = turned_off(&no_user_return, &["--no-ilb-ipi"]);
@@ -918,6 +928,11 @@ fn qemu_vcpu_turns_golden() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_wq_hold,
+                QEMU_GOLDEN_NO_WQ_SPIN_HOLD[i],
+                "--no-wq-spin-hold: not the run before a spinning waker held the wait queue",
+            ),
             (
                 &no_user_return,
                 QEMU_GOLDEN_NO_SYSCALL_USER_RETURN[i],
