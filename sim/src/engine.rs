@@ -1622,6 +1622,10 @@ pub struct TurnCounters {
     /// turn had ended before the write was reached (no kick).
     pub switch_kicks: u64,
     pub switch_kicks_lost: u64,
+    /// With it: the switches' HRTICK arms that wrote the one-shot (moved
+    /// it earlier), any vCPU's (Linux 7.2's figure, per switch, is in
+    /// docs/results/linux/lazy-rows.md).
+    pub switch_writes: u64,
     /// Per vCPU, the time it held the turn, ns (turns that ended).
     pub turn_ns_by_cpu: Vec<u64>,
     /// Every turn model: the stretches a busy vCPU spent out of its turn,
@@ -3685,6 +3689,9 @@ impl Kernel {
             next.max(self.now + 1)
         };
         self.cpus[cpu].lapic_at = at;
+        if self.switch_write == cpu as u32 {
+            self.turns.switch_writes += 1;
+        }
         if at == u64::MAX || self.turn_cpu != cpu as u32 {
             return;
         }

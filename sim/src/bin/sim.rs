@@ -256,7 +256,8 @@ fn cmd_run(args: &[String]) {
     }
     if t.switch_kicks + t.switch_kicks_lost > 0 {
         outln!(
-            "switches' timer writes that ended the turn inside the runqueue-lock window: {} (lost, the turn over first: {})",
+            "switches' timer writes {}, of which ended the turn inside the runqueue-lock window {} (lost, the turn over first: {})",
+            t.switch_writes,
             t.switch_kicks,
             t.switch_kicks_lost
         );
