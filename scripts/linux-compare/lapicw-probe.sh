@@ -20,8 +20,9 @@
 #   ring   full, lazy: events to the ring buffer, no stacks;
 #   stack  full, lazy x3: the same events, and each write's kernel stack
 #          (a `stacktrace` trigger on the write's event).
-# Per run it prints `lapicw run N KIND CFG: time_s=T ctxt=C lost=L` (ctxt:
-# /proc/stat's delta over the run, all CPUs) and, for the traced runs, the
+# Per run it prints `lapicw run N KIND CFG: time_s=T ctxt=C lost=L
+# sched_calls=S wakeups=W` (deltas over the run, all CPUs: /proc/stat's
+# ctxt, /proc/schedstat's sched_count and ttwu_count) and, for the traced runs, the
 # ring buffer gzipped and base64-encoded between `lwtrace BEGIN N` and
 # `lwtrace END N` lines, for scripts/linux-compare/lapicw-summary.py. Events
 # (trace clock `mono`, the clock of the clock event's `next_event`):
@@ -69,6 +70,9 @@ LW_EVENTS="lw irq_vectors/local_timer_entry timer/hrtimer_rearm"
 lw_events() { # 0|1
     for e in $LW_EVENTS; do echo "$1" >$T/events/$e/enable || echo "lapicw: error: cannot set $e to $1"; done
 }
+lw_schedstat() { # schedule() calls and wakeups (ttwu_count), summed over CPUs
+    awk '/^cpu[0-9]/ {s += $4; w += $6} END {printf "%.0f %.0f", s, w}' /proc/schedstat
+}
 lw_n=0
 lw_run() { # KIND CFG (plain|ring|stack, full|lazy)
     lw_n=$((lw_n + 1))
@@ -85,14 +89,16 @@ lw_run() { # KIND CFG (plain|ring|stack, full|lazy)
         echo 1 >$T/tracing_on
     fi
     c0=$(awk '/^ctxt/ {print $2}' /proc/stat)
+    s0=$(lw_schedstat)
     sh -c "$HB" >/tmp/lw.out 2>&1
+    s1=$(lw_schedstat)
     c1=$(awk '/^ctxt/ {print $2}' /proc/stat)
     echo 0 >$T/tracing_on
     lw_events 0
     [ "$1" = stack ] && echo '!stacktrace' >$T/events/lw/write/trigger
     t=$(sed -n 's/^Time: *//p' /tmp/lw.out)
     lost=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun/ {s += $2} END {print s + 0}')
-    echo "lapicw run $lw_n $1 $2: time_s=${t:-?} ctxt=$((c1 - c0)) lost=$lost"
+    echo "lapicw run $lw_n $1 $2: time_s=${t:-?} ctxt=$((c1 - c0)) lost=$lost sched_calls=$((${s1% *} - ${s0% *})) wakeups=$((${s1#* } - ${s0#* }))"
     [ -n "$t" ] || sed 's/^/lapicw: hackbench: /' /tmp/lw.out
     if [ "$1" != plain ]; then
         echo "lwtrace BEGIN $lw_n"

@@ -55,7 +55,7 @@ import sys
 
 LINE = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(<stack trace>|\w+)(?::\s*(.*))?$")
 KV = re.compile(r"(\w+)=(\S+)")
-RUN = re.compile(r"lapicw run (\d+) (\w+) (\w+): time_s=(\S+) ctxt=(\d+) lost=(\d+)")
+RUN = re.compile(r"lapicw run (\d+) (\w+) (\w+): time_s=(\S+) ctxt=(\d+) lost=(\d+)(?: sched_calls=(\d+) wakeups=(\d+))?")
 TIE_NS = 2000
 SCHED = ("finish_task_switch", "__schedule", "schedule_tail")
 IRQ = ("__irq_exit_rcu", "irq_exit_rcu", "irqentry_exit", "sysvec_", "asm_sysvec_", "hrtimer_interrupt")
@@ -72,9 +72,10 @@ def runs_of(path):
             line = line.rstrip("\r\n")
             m = RUN.search(line)
             if m:
-                n, kind, cfg, t, c, lost = m.groups()
+                n, kind, cfg, t, c, lost, calls, wakes = m.groups()
                 cur = {"log": path, "n": int(n), "kind": kind, "cfg": cfg,
-                       "time": float(t) if t != "?" else None, "ctxt": int(c), "lost": int(lost)}
+                       "time": float(t) if t != "?" else None, "ctxt": int(c), "lost": int(lost),
+                       "calls": int(calls) if calls else None, "wakeups": int(wakes) if wakes else None}
                 meta[int(n)] = cur
                 out.append([cur, None])
                 continue
@@ -239,7 +240,8 @@ def main(argv):
                 continue
             tag = f"lwsum {kind} {cfg}"
             print(f"{tag}: runs {len(rs)}, time_s {ms([r['time'] for r in rs if r['time'] is not None])}, "
-                  f"switches {ms([r['ctxt'] for r in rs])}, lost events {sum(r['lost'] for r in rs)}")
+                  f"switches {ms([r['ctxt'] for r in rs])}, schedule() calls {ms([r['calls'] for r in rs if r['calls']])}, "
+                  f"wakeups {ms([r['wakeups'] for r in rs if r['wakeups']])}, lost events {sum(r['lost'] for r in rs)}")
             tr = [r for r in rs if "writes" in r]
             if not tr:
                 continue
@@ -277,6 +279,11 @@ def main(argv):
             sched = [w for w in allw if (w["place"] or "").startswith("sched")]
             print(f"{tag}: in __schedule's lock window (sched arm + sched rearm): {len(sched) / len(tr):.0f} per run, "
                   f"{len(sched) / sw:.3f} per switch; {share(sched)}")
+            wc = [r for r in tr if r["calls"]]
+            if wc:
+                n = sum(1 for r in wc for w in r["writes"] if (w["place"] or "").startswith("sched"))
+                print(f"{tag}: in __schedule's lock window: {n / sum(r['calls'] for r in wc):.3f} per schedule() call, "
+                      f"{n / sum(r['wakeups'] for r in wc):.3f} per wakeup ({len(wc)} runs with those counters)")
             both = sum(1 for w in sched if w["depth"])
             print(f"{tag}: the depth test against the stacks: {both} of {len(sched)} __schedule writes found, "
                   f"{len(dw) - both} others taken")
