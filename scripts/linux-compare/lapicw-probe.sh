@@ -32,6 +32,8 @@
 #   fprobe on `lapic_timer_shutdown` (the timer stopped: no deadline armed);
 #   irq_vectors:local_timer_entry (the timer's interrupt: its deadline is
 #     spent); timer:hrtimer_rearm (the hrtimer code's reprogram, `deferred`).
+# With `lw.starts=1`, also timer:hrtimer_start for hrtick() (filtered by its
+# address): the HRTICK's arms, and which of them wrote the device.
 # Before the runs it prints the clocksource, /proc/timer_list's clock event
 # lines (which set_next_event is used) and the sched features.
 # The probes cost guest time (under -icount every instruction is virtual
@@ -39,7 +41,7 @@
 #
 #   scripts/linux-compare/initramfs.sh X_DIR DIR scripts/linux-compare/lapicw-probe.sh
 #   MEM=1G SMP=4 ACCEL=tcg QEMU_EXTRA="-icount shift=2,sleep=off -initrd DIR/initramfs.cpio.gz" \
-#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lw.rounds=N] [lw.pipe=1] >LOG
+#     scripts/boot/qemu.sh x86_64 DIR/vmlinuz console=ttyS0 quiet preempt=full lc.mode=ab lc.seed=1 [lw.rounds=N] [lw.pipe=1] [lw.starts=1] >LOG
 #   scripts/linux-compare/lapicw-summary.py LOG [LOG...]
 # (X_DIR: the unpacked packages, build/linux-compare/x-sid after a linux-compare run)
 T=/sys/kernel/tracing
@@ -67,6 +69,17 @@ echo mono >$T/trace_clock
 echo 16384 >$T/buffer_size_kb || echo "lapicw: error: buffer_size_kb"
 echo 0 >$T/tracing_on
 LW_EVENTS="lw irq_vectors/local_timer_entry timer/hrtimer_rearm"
+# lw.starts=1: also the HRTICK's starts (timer:hrtimer_start of hrtick()),
+# to count the arms that wrote nothing
+if [ "$(lw_arg lw.starts)" = 1 ]; then
+    a=$(awk '$3 == "hrtick" {print "0x" $1; exit}' /proc/kallsyms)
+    if [ -n "$a" ] && echo "function == $a" >$T/events/timer/hrtimer_start/filter; then
+        LW_EVENTS="$LW_EVENTS timer/hrtimer_start"
+        echo "lapicw: hrtick's starts traced (hrtick at $a)"
+    else
+        echo "lapicw: error: no filter on hrtick's starts (hrtick at ${a:-?})"
+    fi
+fi
 lw_events() { # 0|1
     for e in $LW_EVENTS; do echo "$1" >$T/events/$e/enable || echo "lapicw: error: cannot set $e to $1"; done
 }

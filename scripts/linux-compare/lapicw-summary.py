@@ -38,6 +38,12 @@ write's stack) and preemption model (full, lazy), over the runs of all LOGs:
   timestamp, microseconds) plus its delta in ns (the device ticks times
   2^shift / mult); Linux's `next_event` is 1-3 us earlier (the time from
   its clock read to the probe), the same offset for every write;
+- with `lw.starts=1`: the HRTICK's starts (hrtimer_start of hrtick())
+  outside interrupts (`hrtick_schedule_exit()`, `enqueue_task`) and in
+  the IPI, per switch, and the share that wrote the device (the start
+  followed on its CPU by `hrtimer_rearm` with deferred=0 and a write;
+  a deferred reprogram after it is not the start's), split by
+  `was_armed`;
 - in every traced run (ring runs have no stacks): the writes a depth
   test puts in `__schedule`'s window, a write just after the
   `hrtimer_rearm` event on its CPU with interrupts off, no reschedule
@@ -163,11 +169,28 @@ def analyse(lines):
     ncpu = max((e["cpu"] for e in ev), default=-1) + 1
     armed = {}  # cpu -> deadline ns, None = stopped
     writes = []
+    starts = []  # the HRTICK's starts (lw.starts=1): hardirq, was_armed, wrote
+    pend = {}  # cpu -> its last start, until the next event other than hrtimer_rearm
     last = {}  # cpu -> its last event
     for e in ev:
         c = e["cpu"]
         prev = last.get(c)
         last[c] = e
+        if c in pend:
+            # the start's own reprogram: hrtimer_rearm deferred=0, then the
+            # write; a deferred one (deferred=1, an interrupt's pending
+            # reprogram run by hrtick_schedule_exit() after the start) is not it
+            if e["name"] == "hrtimer_rearm":
+                if e["kv"].get("deferred") != "0":
+                    pend.pop(c)
+            else:
+                pend.pop(c)["wrote"] = e["name"] == "write"
+        if e["name"] == "hrtimer_start":
+            f = e["flags"]
+            st = {"hardirq": len(f) > 2 and f[2] in "hH", "was_armed": e["kv"].get("was_armed") == "1",
+                  "mode": e["kv"].get("mode", "?"), "wrote": False}
+            starts.append(st)
+            pend[c] = st
         if e["name"] == "stop":
             armed[c] = None
         elif e["name"] == "write":
@@ -192,7 +215,7 @@ def analyse(lines):
                            "late": dl - int(kv["ne"])})
             armed[c] = dl
     timer_irqs = sum(1 for e in ev if e["name"] == "local_timer_entry")
-    return writes, timer_irqs
+    return writes, timer_irqs, starts
 
 
 def ms(vals):
@@ -223,7 +246,7 @@ def main(argv):
         for meta, lines in runs_of(path):
             r = dict(meta)
             if lines is not None:
-                r["writes"], r["irqs"] = analyse(lines)
+                r["writes"], r["irqs"], r["starts"] = analyse(lines)
             groups.setdefault((meta["kind"], meta["cfg"]), []).append(r)
             if verbose and lines is not None:
                 ws = r["writes"]
@@ -261,6 +284,24 @@ def main(argv):
                     per_run.append(100 * sum(1 for w in d if w["cls"] == "earliest") / len(d))
             if per_run:
                 print(f"{tag}: by the depth test, earliest per run: " + " ".join(f"{x:.1f}%" for x in per_run))
+            st = [s for r in tr for s in r["starts"]]
+            if st:
+                sw_ = sum(r["ctxt"] for r in tr if r["starts"])
+                nr = sum(1 for r in tr if r["starts"])
+                for name, sel in (("outside interrupts (__schedule, enqueue)", False), ("in the IPI (__hrtick_start)", True)):
+                    ss = [s for s in st if s["hardirq"] == sel]
+                    if not ss:
+                        continue
+                    wrote = sum(1 for s in ss if s["wrote"])
+                    armed_ = [s for s in ss if s["was_armed"]]
+                    modes = {}
+                    for s in ss:
+                        modes[s["mode"]] = modes.get(s["mode"], 0) + 1
+                    print(f"{tag}: HRTICK starts {name}: {len(ss) / nr:.0f} per run, {len(ss) / sw_:.3f} per switch; "
+                          f"wrote the device {100 * wrote / len(ss):.1f}%; moved an armed timer {100 * len(armed_) / len(ss):.1f}% "
+                          f"(of those wrote {100 * sum(1 for s in armed_ if s['wrote']) / max(1, len(armed_)):.1f}%, "
+                          f"of the others {100 * sum(1 for s in ss if s['wrote'] and not s['was_armed']) / max(1, len(ss) - len(armed_)):.1f}%); "
+                          f"modes " + ", ".join(f"{k} {v}" for k, v in sorted(modes.items(), key=lambda x: -x[1])))
             lates = sorted(w["late"] for w in allw)
             print(f"{tag}: QEMU's deadline - next_event: median {lates[len(lates) // 2] / 1e3:.1f} us, "
                   f"over 5 us {100 * sum(1 for x in lates if x > 5000) / len(lates):.1f}% (the minimum delta's clamps)")
