@@ -3675,9 +3675,20 @@ impl Kernel {
             return;
         }
         let c = &self.cpus[cpu];
-        let next = c
-            .hrtick_at
-            .min(if c.tick_on { c.tick_at } else { u64::MAX });
+        // A tick already due is being handled by the same timer interrupt
+        // (the kernel's `timer_dispatch` runs a due HRTICK, then a due
+        // tick, and switches at the interrupt's exit): its next period
+        // counts, not the instant that has passed (the engine takes the
+        // late HRTICK's switch before the late tick).
+        let tick = if !c.tick_on {
+            u64::MAX
+        } else if c.tick_at > self.now {
+            c.tick_at
+        } else {
+            let period = self.cfg.tick_ns();
+            (self.now / period + 1) * period
+        };
+        let next = c.hrtick_at.min(tick);
         if if_earlier && c.lapic_at <= next && c.lapic_at > self.now {
             return;
         }
