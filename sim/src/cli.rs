@@ -269,10 +269,15 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--machine-noise: {name} has no machine noise (its clock counts instructions: no frequency, no host interrupts)"
         ));
     }
-    if rr_turns && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
-        return Err(format!(
-            "--qemu-rr-turns: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
-        ));
+    // The options that act only where vCPUs take turns.
+    let turns = machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns;
+    let no_turns = |opt: &str| {
+        format!(
+            "{opt}: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
+        )
+    };
+    if rr_turns && !turns {
+        return Err(no_turns("--qemu-rr-turns"));
     }
     if sleep_unlocked && !mech.sleep_lock_split {
         return Err(
@@ -280,25 +285,16 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                 .into(),
         );
     }
-    if sleep_unlocked
-        && !(machine.costs.vcpu_time_sharing
-            && mech.vcpu_share
-            && mech.vcpu_turns
-            && mech.vcpu_pause)
-    {
+    if sleep_unlocked && !(turns && mech.vcpu_pause) {
         return Err(format!(
             "--sleep-unlocked: {name} takes no vCPU turns with pauses (only qemu:N does, without --no-vcpu-share, --no-vcpu-turns or --no-vcpu-pause)"
         ));
     }
-    if clock_burn && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
-        return Err(format!(
-            "--clock-burn: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
-        ));
+    if clock_burn && !turns {
+        return Err(no_turns("--clock-burn"));
     }
-    if switch_kick && !(machine.costs.vcpu_time_sharing && mech.vcpu_share && mech.vcpu_turns) {
-        return Err(format!(
-            "--switch-timer-kick: {name} takes no vCPU turns (only qemu:N does, without --no-vcpu-share or --no-vcpu-turns)"
-        ));
+    if switch_kick && !turns {
+        return Err(no_turns("--switch-timer-kick"));
     }
     // A flag turns a mechanism off; one the machine does not model stays off.
     machine.mech = Mechanisms {

@@ -1883,10 +1883,9 @@ pub struct Kernel {
     /// `Mechanisms::switch_timer_kick` acts (vCPU turns).
     switch_kick: bool,
     /// With it: the CPU whose switch's one-shot timer changes are being
-    /// drained ([`NIL`] otherwise), and how far into the switch's cost its
-    /// write is, ns (the end of the switch's runqueue-lock window).
+    /// drained ([`NIL`] otherwise; [`Kernel::switch_write_ns`] says where
+    /// in the switch the write is).
     switch_write: u32,
-    switch_write_ns: u64,
     /// A spin wait's `pause` ended the turn of this generation (handled
     /// after the event; `Mechanisms::vcpu_pause`).
     pause_turn: Option<u32>,
@@ -2163,7 +2162,6 @@ impl Kernel {
             kick_turn: None,
             switch_kick,
             switch_write: NIL,
-            switch_write_ns: 0,
             pause_turn: None,
             pause_on,
             pipe_pause_on,
@@ -2629,11 +2627,9 @@ impl Kernel {
             // The HRTICK the pick armed is written as the switch's lock
             // window ends (`Mechanisms::switch_timer_kick`).
             self.switch_write = cpu as u32;
-            self.drain_ipis();
-            self.switch_write = NIL;
-        } else {
-            self.drain_ipis();
         }
+        self.drain_ipis();
+        self.switch_write = NIL;
     }
 
     /// vCPU time sharing: the number of busy CPUs changes by `delta` as
@@ -2809,7 +2805,6 @@ impl Kernel {
         let t = &mut self.tasks[next as usize];
         t.overhead += over + pen;
         t.nr_switch_in += 1;
-        self.switch_write_ns = 0;
         if self.pause_on {
             // The runqueue lock, held for the first part of the switch.
             let top = t.overhead + t.work;
@@ -2825,8 +2820,6 @@ impl Kernel {
             } else {
                 over * self.m.locks.switch_rq_locked_pm / 1000
             };
-            // The timer write is the window's last instant inside it.
-            self.switch_write_ns = held.saturating_sub(1);
             let c = &mut self.cpus[cpu];
             c.lock_task = next;
             c.lock_prev = prev;
@@ -3674,20 +3667,20 @@ impl Kernel {
         if !self.rr && !self.switch_kick {
             return;
         }
-        let c = &self.cpus[cpu];
         // A tick already due is being handled by the same timer interrupt
         // (the kernel's `timer_dispatch` runs a due HRTICK, then a due
         // tick, and switches at the interrupt's exit): its next period
         // counts, not the instant that has passed (the engine takes the
         // late HRTICK's switch before the late tick).
-        let tick = if !c.tick_on {
+        let (tick_on, tick_at) = (self.cpus[cpu].tick_on, self.cpus[cpu].tick_at);
+        let tick = if !tick_on {
             u64::MAX
-        } else if c.tick_at > self.now {
-            c.tick_at
+        } else if tick_at > self.now {
+            tick_at
         } else {
-            let period = self.cfg.tick_ns();
-            (self.now / period + 1) * period
+            self.next_tick_boundary()
         };
+        let c = &self.cpus[cpu];
         let next = c.hrtick_at.min(tick);
         if if_earlier && c.lapic_at <= next && c.lapic_at > self.now {
             return;
@@ -3720,17 +3713,23 @@ impl Kernel {
             if self.switch_write == cpu as u32 {
                 // `Mechanisms::switch_timer_kick`: the kick comes as the
                 // vCPU reaches the write, holding the runqueue lock.
-                let gen = self.turn_gen;
-                self.push(
-                    self.now + self.switch_write_ns,
-                    Kind::TurnEnd,
-                    SWITCH_KICK,
-                    gen,
-                );
+                let (gen, at) = (self.turn_gen, self.now + self.switch_write_ns(cpu));
+                self.push(at, Kind::TurnEnd, SWITCH_KICK, gen);
             } else if self.rr {
                 self.kick_all();
             }
         }
+    }
+
+    /// How far into the switch just made on `cpu` its timer write is, ns:
+    /// the last instant inside its runqueue-lock window (its length less
+    /// 1 ns; 0 without one).
+    fn switch_write_ns(&self, cpu: usize) -> u64 {
+        self.cpus[cpu]
+            .lock_windows
+            .iter()
+            .find(|w| w.lock == LockId::Rq(cpu as u32))
+            .map_or(0, |w| (w.hi - w.lo).saturating_sub(1))
     }
 
     /// QEMU's turn order: a kick (`qemu_cpu_kick`, `rr_kick_vcpu_thread`)
