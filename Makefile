@@ -79,7 +79,7 @@ KTEST := $(T)/ktest.sh
 
 .PHONY: all build kernel qemu test-cyclictest-cpu0 test test-suites test-host test-host-debug test-docs test-msrv test-loom test-kernel fuzz \
         miri test-harness stress-host test-under-stress sim check-toolchain soak test-soak bench bench-kernel bench-compare bench-noise bench-baseline \
-        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell sim-pgo study study-quick study-ablation study-full ensure-fonts test-calibrate \
+        linux-compare linux-costs test-linux lint fmt clean ensure-qemu ensure-toolchain test-shell test-referee sim-pgo study study-quick study-ablation study-full ensure-fonts test-calibrate \
         clock-test test-clock test-kprof test-small-mem test-ab-smoke ab test-faults images test-firmware ensure-firmware \
         test-x86_64-grub test-aarch64-reloc kernel-lockdep test-lockdep \
         $(foreach a,$(ARCHES),kernel-$(a) test-$(a) test-$(a)-smp1 test-$(a)-smp test-$(a)-smp16 test-$(a)-timing)
@@ -110,7 +110,7 @@ qemu: ensure-qemu kernel
 # suites, tests passed/failed/skipped and the
 # time, summed from what each suite recorded in build/test-results.tsv
 # (scripts/test/summary.sh). Fails when any suite fails.
-TEST_SUITES = test-harness test-host test-host-debug test-docs test-msrv test-loom test-kernel test-shell test-calibrate \
+TEST_SUITES = test-harness test-host test-host-debug test-docs test-msrv test-loom test-kernel test-shell test-calibrate test-referee \
               test-small-mem test-ab-smoke test-faults test-firmware test-clock test-kprof test-cyclictest-cpu0 test-soak test-lockdep
 test: ensure-toolchain check-toolchain
 	@$(T)/summary.sh begin
@@ -363,6 +363,15 @@ test-lockdep: ensure-qemu kernel-lockdep
 test-calibrate: ensure-qemu kernel-x86_64
 	$(CARGO) test -q $(HOST_CRATES) --release --no-run
 	$(T)/calibrate.sh $(call elf,x86_64) $(TARGET_DIR)/release/sim
+
+# The simulator against Linux 7.2's committed column: the 15 hackbench rows
+# of docs/results/linux/three-way.md, scored by abtool --versus against the
+# six reproducible Linux boots' transcripts in docs/results/linux/referee/;
+# fails on an opposite row or below the agreement floors
+# (scripts/test/referee-test.sh). No boot: about 10 s of CPU.
+test-referee:
+	$(CARGO) build -q --release -p sim -p abtool
+	$(T)/referee-test.sh $(TARGET_DIR)/release/sim $(TARGET_DIR)/release/abtool
 
 # x86_64: BOOTS boots (default 20) with the host cores kept busy; the
 # refined TSC rates (and the LAPIC timer rates) they print must agree within
