@@ -60,7 +60,13 @@
 #                    change of ours; ab, cgroup and smt parts only; ab and
 #                    smt: at least the seed-1 Linux log, ours may have more
 #                    BOOTS / SMT_BOOTS than it; nothing is fetched then,
-#                    unless WHAT also names a part that boots Linux)
+#                    unless WHAT also names a part that boots Linux; kept:
+#                    as 0, with the Linux column kept in the repository,
+#                    docs/results/linux/referee/ARCH, copied under OUT
+#                    first: WHAT=ab, SMP=4 only, and it has the hackbench
+#                    rows of FULL=1 CONFIGS2= on x86_64 and of the aarch64
+#                    page's four lines on aarch64; other rows find no
+#                    Linux runs)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
@@ -276,7 +282,29 @@ if [[ $ARCH == aarch64 ]]; then
     [[ "|$CONFIGS|$CONFIGS2|" != *preempt=* ]] || bad "ARCH=aarch64: Debian's arm64 Linux cannot change its preemption model (no PREEMPT_DYNAMIC); drop the preempt= configs"
 fi
 [[ $OURS == 0 || $OURS == 1 ]] || bad "OURS must be 0 or 1, got '$OURS'"
-[[ $LINUX == 0 || $LINUX == 1 ]] || bad "LINUX must be 0 or 1, got '$LINUX'"
+[[ $LINUX == 0 || $LINUX == 1 || $LINUX == kept ]] || bad "LINUX must be 0, 1 or kept, got '$LINUX'"
+# LINUX=kept: the hackbench A/B against the Linux column kept in the
+# repository (docs/results/linux/referee/README.md), otherwise as LINUX=0.
+linux_kept=""
+kept_columns() { # " ARCH=a SMP=n" for each kept column, or " none"
+    local k n=0
+    for k in "$root"/docs/results/linux/referee/*/linux-*_smp*_seed1.log; do
+        [[ -f $k ]] || continue
+        k=${k##*/linux-}
+        printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k#*_smp}" | sed 's/_seed1.log$//'
+        n=1
+    done
+    ((n)) || printf ' none'
+}
+if [[ $LINUX == kept ]]; then
+    [[ $WHAT == ab ]] || bad "LINUX=kept has only the hackbench A/B's Linux runs (docs/results/linux/referee/): WHAT must be ab, got '$WHAT'"
+    linux_kept=$root/docs/results/linux/referee/$ARCH
+    [[ -f $linux_kept/linux-${ARCH}_smp${SMP}_seed1.log ]] ||
+        bad "LINUX=kept: no kept Linux column for ARCH=$ARCH SMP=$SMP (docs/results/linux/referee/ keeps:$(kept_columns))"
+    [[ -f $linux_kept/linux-${ARCH}_smp${SMP}_seed$BOOT_SEED.log ]] ||
+        bad "LINUX=kept: the kept $ARCH column has $(compgen -G "$linux_kept/linux-${ARCH}_smp${SMP}_seed*.log" | wc -l) boots (seeds from 1); BOOT_SEED=$BOOT_SEED has no Linux run"
+    LINUX=0
+fi
 OURS_FEATURES=${OURS_FEATURES:-linux}
 [[ $OURS_FEATURES == linux || $OURS_FEATURES == own ]] || bad "OURS_FEATURES must be linux or own, got '$OURS_FEATURES'"
 # shellcheck source=scripts/lib/harness.sh
@@ -485,6 +513,11 @@ part_ab() {
             fi
         else
             local n
+            if [[ -n $linux_kept ]]; then
+                mkdir -p "$dir/logs"
+                rm -f "$dir/logs/linux-${ARCH}_smp"*.log
+                cp "$linux_kept/linux-${ARCH}_smp${smp_n}_seed"*.log "$dir/logs/"
+            fi
             [[ -f $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log ]] ||
                 bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log"
             n=$(compgen -G "$dir/logs/linux-${ARCH}_smp${smp_n}_seed*.log" | wc -l)
@@ -990,6 +1023,7 @@ if [[ -n $x ]]; then
     linux_from="$LINUX_SUITE ($(basename "$(ls -d "$x"/usr/lib/modules/* "$x"/boot/vmlinuz-* 2>/dev/null | head -1)"))"
 else
     linux_from="the logs of an earlier run (LINUX=0)"
+    [[ -n $linux_kept ]] && linux_from="the column kept in ${linux_kept#"$root"/} (LINUX=kept)"
 fi
 echo "linux-compare: parts '$WHAT', ARCH=$ARCH, SMP=$SMP, $mode, Linux from $linux_from" >&2
 # Each part (and each AB_NAME) has its own initramfs (its own plan), so they

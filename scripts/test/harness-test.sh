@@ -11,7 +11,7 @@
 # before anything is fetched or written, and so is a config naming a
 # feature ours has not, or a bad SMP shape, BOOT_SEED or LINUX_DETERMINISTIC;
 # that LINUX=0 fetches no Linux packages unless a part that boots Linux
-# anyway is asked for;
+# anyway is asked for, and LINUX=kept's refusals;
 # the QEMU and kernel command line of a deterministic Linux boot and of a
 # default one; and the parsing that gives ours Linux's default features
 # (linux-compare/defaults.sh), on sample lines.
@@ -169,6 +169,22 @@ for spec in "0|ab cgroup smt|2|no" "1|ab|97|yes" "0|ab conformance|97|yes"; do
     [ "$rc" -eq "$want" ] && [ "$got" = "$fetched" ] && ok=0
     [ "$fetched" = no ] && [[ $msg != *"LINUX=0 needs the Linux logs of an earlier run: no $fdir/out/ab/logs/linux-x86_64_smp4_seed1.log"* ]] && ok=1
     h_check "linux_compare_linux_${lx}_${what// /_}_fetches_$fetched" "$ok" "status $rc, fetched $got, '$(tr '\n' '|' <<<"$msg")'"
+done
+
+# 7e. LINUX=kept (the Linux column kept in docs/results/linux/referee/)
+#    is refused for a part other than ab, for an arch or SMP with no kept
+#    column (the stand-in tree above has none), and a bad LINUX value is
+#    refused with the three values named; none of them fetches.
+for spec in "kept|ab conformance|WHAT must be ab, got 'ab conformance'" \
+    "kept|ab|no kept Linux column for ARCH=x86_64 SMP=4" \
+    "yes|ab|LINUX must be 0, 1 or kept, got 'yes'"; do
+    IFS='|' read -r lx what want <<<"$spec"
+    rm -rf "$fdir/out" "$fdir/fetched"
+    msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX="$lx" OURS=0 SIM=0 WHAT="$what" OUT="$fdir/out" "$fdir/scripts/linux-compare.sh" "$fdir/kernel" 2>&1 </dev/null)
+    rc=$?
+    ok=1
+    [ "$rc" -eq 2 ] && [ ! -e "$fdir/fetched" ] && [[ $msg == *"$want"* ]] && ok=0
+    h_check "linux_compare_linux_${lx}_${what// /_}_refused" "$ok" "status $rc, '$(tr '\n' '|' <<<"$msg")'"
 done
 
 # 8. a config naming a feature ours has not is refused the same way.
