@@ -41,12 +41,15 @@ arm_within_min=${REFEREE_ARM_WITHIN2X:-3}
 for f in "$sim" "$abtool"; do
     [ -x "$f" ] || { h_err "no binary at $f (cargo build --release -p sim -p abtool)"; exit 2; }
 done
-for v in "REFEREE_AGREE=$agree_min=15" "REFEREE_WITHIN2X=$within_min=15" "REFEREE_ARM_AGREE=$arm_agree_min=4" \
-    "REFEREE_ARM_WITHIN2X=$arm_within_min=4"; do
-    IFS== read -r name val max <<<"$v"
-    [[ $val =~ ^[0-9]{1,2}$ ]] && ((10#$val <= max)) ||
-        { h_err "error: $name must be 0..$max (of $max rows), got '$val'"; exit 2; }
-done
+# floor NAME VALUE MAX: a floor is a whole number of rows, 0..MAX.
+floor() {
+    [[ $2 =~ ^[0-9]{1,2}$ ]] && ((10#$2 <= $3)) ||
+        { h_err "error: $1 must be 0..$3 (of $3 rows), got '$2'"; exit 2; }
+}
+floor REFEREE_AGREE "$agree_min" 15
+floor REFEREE_WITHIN2X "$within_min" 15
+floor REFEREE_ARM_AGREE "$arm_agree_min" 4
+floor REFEREE_ARM_WITHIN2X "$arm_within_min" 4
 status=1
 trap 'h_record referee "$((status == 0))" "$((status != 0))"' EXIT
 
