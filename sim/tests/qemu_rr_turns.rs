@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{parse, run};
+use common::{parse, parse_error, run};
 
 /// Two hogs on `qemu:2` for 1 s. A period ends at the ticks' deadline in
 /// some vCPU's turn. If CPU 0's, CPU 1 is next in the loop with no exit
@@ -60,12 +60,15 @@ fn four_busy_vcpus_odd_ones_hold_the_periods() {
 /// The option needs vCPU turns, and is given once.
 #[test]
 fn qemu_rr_turns_flag_errors() {
-    let p = |l: &str| parse(l).err().unwrap_or_default();
-    assert!(p("--machine small --qemu-rr-turns mix hog").contains("no vCPU turns"));
+    assert!(parse_error("--machine small --qemu-rr-turns mix hog").contains("no vCPU turns"));
     assert!(
-        p("--machine qemu:4 --no-vcpu-turns --qemu-rr-turns mix hog").contains("no vCPU turns")
+        parse_error("--machine qemu:4 --no-vcpu-turns --qemu-rr-turns mix hog")
+            .contains("no vCPU turns")
     );
-    assert!(p("--machine qemu:4 --qemu-rr-turns --qemu-rr-turns mix hog").contains("given twice"));
+    assert!(
+        parse_error("--machine qemu:4 --qemu-rr-turns --qemu-rr-turns mix hog")
+            .contains("given twice")
+    );
     let ok = parse("--machine qemu:4 --qemu-rr-turns mix hog").expect("valid");
     assert!(ok.machine.mech.qemu_rr_turns);
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{parse, run};
+use common::{parse, parse_error, run, seed_pairs};
 use sim::engine::{PAUSE_RQ_WAKE, PAUSE_WAKEE_SWITCH};
 
 const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
@@ -16,14 +16,13 @@ const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
 /// The option needs vCPU turns, and is given once; off by default.
 #[test]
 fn switch_timer_kick_flag() {
-    let p = |l: &str| parse(l).err().unwrap_or_default();
-    assert!(p("--machine small --switch-timer-kick hackbench").contains("no vCPU turns"));
+    assert!(parse_error("--machine small --switch-timer-kick hackbench").contains("no vCPU turns"));
     assert!(
-        p("--machine qemu:4 --no-vcpu-turns --switch-timer-kick hackbench")
+        parse_error("--machine qemu:4 --no-vcpu-turns --switch-timer-kick hackbench")
             .contains("no vCPU turns")
     );
     assert!(
-        p("--machine qemu:4 --switch-timer-kick --switch-timer-kick hackbench")
+        parse_error("--machine qemu:4 --switch-timer-kick --switch-timer-kick hackbench")
             .contains("given twice")
     );
     assert!(
@@ -54,10 +53,7 @@ fn switch_timer_kick_flag() {
 fn kicks_end_turns_with_the_runqueue_lock_held() {
     let (mut kicks, mut waits_off, mut waits_on, mut wk_off, mut wk_on) = (0, 0, 0, 0, 0);
     let mut switches = 0;
-    for seed in 1..=4 {
-        let base = format!("--machine qemu:4 --ms 600000 --seed {seed}");
-        let off = run(&format!("{base} {SOCKETS}"));
-        let on = run(&format!("{base} --switch-timer-kick {SOCKETS}"));
+    for (seed, off, on) in seed_pairs("", "--switch-timer-kick", SOCKETS) {
         assert_eq!(
             off.turns.switch_kicks + off.turns.switch_kicks_lost,
             0,

@@ -7,38 +7,10 @@
 //! shares of `qemu:N` (`LockShares::switch_rq_locked_pm`, `wake_rq_locked_pm`,
 //! `wake_wq_locked_pm`; `scripts/linux-compare/lockhold-probe.sh`).
 
+mod common;
+
+use common::{args, parse_error, run, run_args, seed_pairs};
 use sim::cli::parse_run;
-use sim::run_one;
-
-fn args(line: &str) -> sim::cli::RunArgs {
-    parse_run(
-        &line
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>(),
-    )
-    .expect("valid run")
-}
-
-fn run_args(a: &sim::cli::RunArgs) -> sim::RunResult {
-    run_one(&a.machine, &a.config, &a.work, a.seed, a.ms * 1_000_000, 0).expect("runs")
-}
-
-fn run(line: &str) -> sim::RunResult {
-    run_args(&args(line))
-}
-
-/// `sim run`'s error for `line` ("" if it parses).
-fn parse_error(line: &str) -> String {
-    parse_run(
-        &line
-            .split_whitespace()
-            .map(str::to_string)
-            .collect::<Vec<_>>(),
-    )
-    .map(|_| String::new())
-    .unwrap_or_else(|e| e)
-}
 
 const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
 
@@ -125,14 +97,9 @@ fn no_vcpu_pause_flag() {
 #[test]
 fn sleep_unlocked_fewer_wakeup_pauses() {
     let (mut b, mut a) = (0, 0);
-    for seed in 1..=4 {
-        let base = format!("--machine qemu:4 --ms 600000 --seed {seed}");
-        b += run(&format!("{base} --no-sleep-lock-split {SOCKETS}"))
-            .turns
-            .pauses[0];
-        a += run(&format!("{base} --sleep-unlocked {SOCKETS}"))
-            .turns
-            .pauses[0];
+    for (_, off, on) in seed_pairs("--no-sleep-lock-split", "--sleep-unlocked", SOCKETS) {
+        b += off.turns.pauses[0];
+        a += on.turns.pauses[0];
     }
     eprintln!("{a} against {b}");
     assert!(b > 200, "{b}");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{parse, run};
+use common::{parse, run, seed_pairs};
 use sim::engine::PAUSE_WQ;
 
 const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
@@ -21,12 +21,9 @@ const SOCKETS: &str = "hackbench ipc=socket mode=process groups=2 loops=40";
 #[test]
 fn spinning_wakers_keep_the_wait_queue() {
     let (mut off, mut on) = (0, 0);
-    for seed in 1..=4 {
-        let base = format!("--machine qemu:4 --ms 600000 --seed {seed}");
-        off += run(&format!("{base} --no-wq-spin-hold {SOCKETS}"))
-            .turns
-            .pauses[PAUSE_WQ];
-        on += run(&format!("{base} {SOCKETS}")).turns.pauses[PAUSE_WQ];
+    for (_, a, b) in seed_pairs("--no-wq-spin-hold", "", SOCKETS) {
+        off += a.turns.pauses[PAUSE_WQ];
+        on += b.turns.pauses[PAUSE_WQ];
     }
     assert!(
         on >= 2 * off && off > 0,

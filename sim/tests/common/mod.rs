@@ -1,5 +1,9 @@
 //! What the `sim run` tests share: a command line parsed as `sim run`
-//! parses it, and run as it runs it.
+//! parses it, run as it runs it, and the seed loop of the `qemu:N`
+//! counter tests.
+
+// Each test crate that includes this module uses some of it.
+#![allow(dead_code)]
 
 use sim::cli::{parse_run, RunArgs};
 use sim::run_one;
@@ -14,8 +18,37 @@ pub fn parse(line: &str) -> Result<RunArgs, String> {
     )
 }
 
+/// The arguments of `line`, which must parse.
+pub fn args(line: &str) -> RunArgs {
+    parse(line).expect("valid run")
+}
+
+/// `sim run`'s error for `line` ("" if it parses).
+pub fn parse_error(line: &str) -> String {
+    parse(line).err().unwrap_or_default()
+}
+
+/// The run `a` asks for.
+pub fn run_args(a: &RunArgs) -> sim::RunResult {
+    run_one(&a.machine, &a.config, &a.work, a.seed, a.ms * 1_000_000, 0).expect("runs")
+}
+
 /// The run `line` asks for (which must parse).
 pub fn run(line: &str) -> sim::RunResult {
-    let a = parse(line).expect("valid run");
-    run_one(&a.machine, &a.config, &a.work, a.seed, a.ms * 1_000_000, 0).expect("runs")
+    run_args(&args(line))
+}
+
+/// Seeds 1-4 of `work` on `qemu:4` for up to 600 s, each run with the
+/// flags `off` and with `on`: `(seed, off's run, on's run)`.
+pub fn seed_pairs(off: &str, on: &str, work: &str) -> Vec<(u64, sim::RunResult, sim::RunResult)> {
+    (1..=4)
+        .map(|seed| {
+            let base = format!("--machine qemu:4 --ms 600000 --seed {seed}");
+            (
+                seed,
+                run(&format!("{base} {off} {work}")),
+                run(&format!("{base} {on} {work}")),
+            )
+        })
+        .collect()
 }
