@@ -291,7 +291,8 @@ kept_columns() { # " ARCH=a SMP=n" for each kept column, or " none"
     for k in "$root"/docs/results/linux/referee/*/linux-*_smp*_seed1.log; do
         [[ -f $k ]] || continue
         k=${k##*/linux-}
-        printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k#*_smp}" | sed 's/_seed1.log$//'
+        k=${k%_seed1.log}
+        printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k##*_smp}"
         n=1
     done
     ((n)) || printf ' none'
