@@ -92,7 +92,8 @@
 #                    `flips=N`)
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
-#                    A/B's hackbench workloads, SIM_SEEDS=6 seeds;
+#                    A/B's hackbench workloads and the second set's
+#                    schbench (sim-rows.sh), SIM_SEEDS=6 seeds;
 #                    SIM_ABLATION=1 also each of its mechanisms switched off
 #                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
@@ -545,16 +546,25 @@ part_ab() {
     fi
     local others=() sims=()
     [[ $OURS == 1 ]] && others+=("${ours_labels[@]}")
-    if [[ $SIM == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
+    if [[ $SIM == 1 && ( ( -n $CONFIGS && -n $WORKLOADS ) || ( -n $CONFIGS2 && -n $WORKLOADS2 ) ) ]]; then
         IFS='|' read -ra sims <<<"$WORKLOADS"
+        IFS='|' read -ra sims2 <<<"$WORKLOADS2"
         rm -f "$dir"/logs/sim-*.log
         (cd "$root" && cargo build -q -p sim --release)
         # The simulator runs sched, whose defaults are ours': it starts from
         # the Linux boot's default features as ours does (OURS_FEATURES).
         ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log" "ab (simulator)" || return 1
-        SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+        local append=0
+        if [[ -n $CONFIGS && -n $WORKLOADS ]]; then
+            SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+            append=1
+        fi
+        # The second set: the workloads sim-rows.sh has a shape for (schbench).
+        if [[ -n $CONFIGS2 && -n $WORKLOADS2 ]]; then
+            SIM_APPEND=$append SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS2" "${sims2[@]}"
+        fi
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$smp_n")
-        if [[ ${SIM_ABLATION:-0} == 1 ]]; then
+        if [[ ${SIM_ABLATION:-0} == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then
             SIM_BASE=$ours_set ARCH=$ARCH PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-ablation.sh" "$target_dir/release/sim" "$dir/logs" "$dir/ablation" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}" >/dev/null
             echo "== ab: the simulator's ablation: $dir/ablation/ablation.txt"
         fi

@@ -8,8 +8,21 @@
 #
 # CONFIGS is '|'-separated as linux-compare.sh's (`default`, or settings
 # separated by commas, which become sim's `+`). A WORKLOAD is our shell's
-# hackbench line (`hackbench [-p] [-T] -g G -l L`); other workloads are
-# skipped (sim has no equivalent of their exact shape here).
+# hackbench line (`hackbench [-p] [-T] -g G -l L`, metric time_s) or
+# lcbench's schbench line (`schbench [-m M] [-t T] [-r S] [-F KB] [-s US]`,
+# lcbench's defaults -m 1 -t 4 -r 5 -F 256 -s 100; metrics wakeup_p99_us
+# and rps, over -r seconds of simulated time); other workloads are skipped
+# (sim has no equivalent of their exact shape here: its pgbench is one
+# statement a transaction, lcbench's seven).
+# schbench's work, the worker's walk over its -F KiB (one byte written per
+# 64), is charged SCHBENCH_TOUCH_NS_PER_KIB a KiB: measured in Linux 7.2.13
+# on this QEMU machine (4 vCPUs, -icount shift=2,sleep=off) as the slope of
+# `lcbench schbench -m 1 -t 1 -r 1 -s 0` requests a second between -F 0
+# (15 157 a second, a 65.98 us round) and -F 512 (3 749, 266.74 us): 392 ns
+# a KiB, 100 us for the default 256 KiB (the -F 256 round, 166.3 us, is on
+# the line). docs/results/linux/ab-features.md has the runs.
+#   SIM_APPEND=0     1: add to the seeds' logs instead of starting them anew
+#                    (linux-compare.sh's second set of configs and workloads)
 #   SIM_MACHINE=qemu:NCPUS  sim's preset: `qemu:N` is the QEMU machine with
 #                    the costs measured on it (sim/src/machine.rs); `flat:N`
 #                    has the older cited costs
@@ -24,7 +37,7 @@
 #                    passes them; arm64's 7.2 boots NO_HRTICK). A config that
 #                    sets the same flag wins (defaults.sh's lcd_merge). The
 #                    log keeps the config's own label, the one Linux's has.
-# Metrics: time_s; counters: switches, wakeups, wakeup preempts, buddy picks.
+# Metrics: as above; counters: switches, wakeups, wakeup preempts, buddy picks.
 # PREEMPT (full by default): the boot preemption model the kernels ran with;
 # any other is added to every config that does not name one.
 set -euo pipefail
@@ -41,28 +54,66 @@ flips=${SIM_FLIPS:-}
 [[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,5}|1000000)$ ]] ||
     { echo "error: sim-rows: SIM_FLIPS must be empty or 0..1000000, got '$flips'" >&2; exit 2; }
 wls=("$@")
+SCHBENCH_TOUCH_NS_PER_KIB=392
+[[ ${SIM_APPEND:-0} =~ ^[01]$ ]] ||
+    { echo "error: sim-rows: SIM_APPEND must be 0 or 1, got '$SIM_APPEND'" >&2; exit 2; }
+# shape W: sim's arguments for workload W (args, ms, metrics); status 1 when
+# sim has no shape for it; a bad option exits 2.
+shape() {
+    set -- $1
+    local kind=$1 sm st sr sf ss work_us
+    shift
+    case $kind in
+        hackbench)
+            args=(hackbench ipc=socket mode=process) ms=600000 metrics=(time_s)
+            while [[ $# -gt 0 ]]; do
+                case $1 in
+                    -p) args[1]=ipc=pipe ;;
+                    -T) args[2]=mode=thread ;;
+                    -P) args[2]=mode=process ;;
+                    -g) args+=("groups=$2"); shift ;;
+                    -l) args+=("loops=$2"); shift ;;
+                    *) echo "error: sim-rows: hackbench option '$1' has no sim equivalent" >&2; exit 2 ;;
+                esac
+                shift
+            done
+            [[ -n $flips ]] && args+=("flips=$flips")
+            ;;
+        schbench)
+            sm=1 st=4 sr=5 sf=256 ss=100
+            while [[ $# -gt 0 ]]; do
+                [[ $# -ge 2 && $2 =~ ^[0-9]{1,7}$ ]] ||
+                    { echo "error: sim-rows: schbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
+                case $1 in
+                    -m) sm=$2 ;;
+                    -t) st=$2 ;;
+                    -r) sr=$2 ;;
+                    -F) sf=$2 ;;
+                    -s) ss=$2 ;;
+                    *) echo "error: sim-rows: schbench option '$1' has no sim equivalent (accepted: -m -t -r -F -s)" >&2; exit 2 ;;
+                esac
+                shift 2
+            done
+            work_us=$(((10#$sf * SCHBENCH_TOUCH_NS_PER_KIB + 500) / 1000))
+            ((work_us >= 1)) || work_us=1
+            args=(schbench "m=$((10#$sm))" "t=$((10#$st))" "sleep_us=$((10#$ss))" "work_us=$work_us")
+            ((10#$sr >= 1 && 10#$sr <= 3600)) ||
+                { echo "error: sim-rows: schbench -r must be 1..3600 seconds, got '$sr'" >&2; exit 2; }
+            ms=$((10#$sr * 1000)) metrics=(wakeup_p99_us rps)
+            ;;
+        *) return 1 ;;
+    esac
+    return 0
+}
+# Every workload's options are checked before anything is written.
+for w in "${wls[@]}"; do shape "$w" || true; done
 mkdir -p "$out"
 IFS='|' read -ra cl <<<"$configs"
 for ((s = 1; s <= seeds; s++)); do
     log=$out/${tag}_smp${ncpus}_seed$s.log
-    : >"$log"
+    [[ ${SIM_APPEND:-0} == 1 ]] || : >"$log"
     for w in "${wls[@]}"; do
-        [[ $w == hackbench\ * ]] || continue
-        args=(ipc=socket mode=process)
-        set -- $w
-        shift
-        while [[ $# -gt 0 ]]; do
-            case $1 in
-                -p) args[0]=ipc=pipe ;;
-                -T) args[1]=mode=thread ;;
-                -P) args[1]=mode=process ;;
-                -g) args+=("groups=$2"); shift ;;
-                -l) args+=("loops=$2"); shift ;;
-                *) echo "error: sim-rows: hackbench option '$1' has no sim equivalent" >&2; exit 2 ;;
-            esac
-            shift
-        done
-        [[ -n $flips ]] && args+=("flips=$flips")
+        shape "$w" || continue
         n=${#cl[@]}
         echo "compare: $n config(s) x 1 run(s) (+0 warmup) of '$w', rotated order, seed $s" >>"$log"
         for ((k = 0; k < n; k++)); do
@@ -74,15 +125,22 @@ for ((s = 1; s <= seeds; s++)); do
             if [[ ${PREEMPT:-full} != full && $cfg != *preempt=* ]]; then
                 cfg=preempt=$PREEMPT${cfg:++$cfg}
             fi
-            r=$("$sim" run --machine "$machine" --ms 600000 "${flags[@]}" --seed "$s" ${cfg:+--config "$cfg"} hackbench "${args[@]}")
-            t=$(awk '/^time_s/ {print $2}' <<<"$r")
+            r=$("$sim" run --machine "$machine" --ms "$ms" "${flags[@]}" --seed "$s" ${cfg:+--config "$cfg"} "${args[@]}")
+            vals=""
+            for m in "${metrics[@]}"; do
+                v=$(awk -v m="$m" '$1 == m {print $2; exit}' <<<"$r")
+                [[ -n $v ]] || { echo "error: sim-rows: no $m from sim for '$w' [$c]" >&2; exit 1; }
+                vals+="${vals:+ }$m=$v"
+            done
             sw=$(sed -n 's/.*switches \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             wk=$(sed -n 's/.* wakeups \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             wp=$(sed -n 's/.*wakeup preempts \([0-9]*\).*/\1/p' <<<"$r" | head -1)
             bp=$(sed -n 's/.*buddy picks \([0-9]*\).*/\1/p' <<<"$r" | head -1)
-            [[ -n $t && -n $sw ]] || { echo "error: sim-rows: no time_s/switches from sim for '$w' [$c]" >&2; exit 1; }
+            [[ -n $sw ]] || { echo "error: sim-rows: no switches from sim for '$w' [$c]" >&2; exit 1; }
             letter=$(printf "\\$(printf %o $((65 + ci)))")
-            echo "run $((k + 1))/$n cfg $letter $c: time_s=$t | switches=$sw wakeups=${wk:-0} wk_preempt=${wp:-0} buddy=${bp:-0}" >>"$log"
+            echo "run $((k + 1))/$n cfg $letter $c: $vals | switches=$sw wakeups=${wk:-0} wk_preempt=${wp:-0} buddy=${bp:-0}" >>"$log"
         done
     done
+    # No workload with a shape here: no log (abtool would find no rows).
+    [[ -s $log ]] || rm -f "$log"
 done
