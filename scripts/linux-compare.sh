@@ -93,7 +93,7 @@
 #   SIM=1            also the simulator (sim run, qemu:SMP preset: the x86_64
 #                    machine, costs measured on it by WHAT=costs) for the
 #                    A/B's hackbench workloads and the second set's
-#                    schbench (sim-rows.sh), SIM_SEEDS=6 seeds;
+#                    schbench and pgbench (sim-rows.sh), SIM_SEEDS=6 seeds;
 #                    SIM_ABLATION=1 also each of its mechanisms switched off
 #                    (sim-ablation.sh: OUT/AB_NAME/ablation/ablation.txt)
 #   OUT=build/linux-compare   packages (cached), initramfs, logs, tables
@@ -559,7 +559,8 @@ part_ab() {
             SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
             append=1
         fi
-        # The second set: the workloads sim-rows.sh has a shape for (schbench).
+        # The second set: the workloads sim-rows.sh has a shape for
+        # (lcbench's schbench and pgbench).
         if [[ -n $CONFIGS2 && -n $WORKLOADS2 ]]; then
             SIM_APPEND=$append SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS2" "${sims2[@]}"
         fi

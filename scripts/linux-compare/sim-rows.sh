@@ -11,9 +11,10 @@
 # hackbench line (`hackbench [-p] [-T] -g G -l L`, metric time_s) or
 # lcbench's schbench line (`schbench [-m M] [-t T] [-r S] [-F KB] [-s US]`,
 # lcbench's defaults -m 1 -t 4 -r 5 -F 256 -s 100; metrics wakeup_p99_us
-# and rps, over -r seconds of simulated time); other workloads are skipped
-# (sim has no equivalent of their exact shape here: its pgbench is one
-# statement a transaction, lcbench's seven).
+# and rps, over -r seconds of simulated time) or lcbench's pgbench line
+# (`pgbench [-c C] [-t T] [-S]`, defaults -c 1 -t 10: sim's `lcpgbench`,
+# metrics tps and lat_avg_ms); other workloads are skipped (sim has no
+# equivalent of their shape).
 # schbench's work, the worker's walk over its -F KiB (one byte written per
 # 64), is charged SCHBENCH_TOUCH_NS_PER_KIB a KiB: measured in Linux 7.2.13
 # on this QEMU machine (4 vCPUs, -icount shift=2,sleep=off) as the slope of
@@ -100,6 +101,23 @@ shape() {
             ((10#$sr >= 1 && 10#$sr <= 3600)) ||
                 { echo "error: sim-rows: schbench -r must be 1..3600 seconds, got '$sr'" >&2; exit 2; }
             ms=$((10#$sr * 1000)) metrics=(wakeup_p99_us rps)
+            ;;
+        pgbench)
+            local pc=1 pt=10 rw=1
+            while [[ $# -gt 0 ]]; do
+                case $1 in
+                    -S) rw=0; shift; continue ;;
+                    -c | -t) ;;
+                    *) echo "error: sim-rows: pgbench option '$1' has no sim equivalent (accepted: -c -t -S)" >&2; exit 2 ;;
+                esac
+                [[ $# -ge 2 && $2 =~ ^[0-9]{1,7}$ ]] ||
+                    { echo "error: sim-rows: pgbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
+                [[ $1 == -c ]] && pc=$((10#$2)) || pt=$((10#$2))
+                shift 2
+            done
+            ((pc >= 1 && pc <= 1000 && pt >= 1 && pt <= 1000000)) ||
+                { echo "error: sim-rows: pgbench -c must be 1..1000 and -t 1..1000000, got $pc and $pt" >&2; exit 2; }
+            args=(lcpgbench "clients=$pc" "tx=$pt" "rw=$rw") ms=600000 metrics=(tps lat_avg_ms)
             ;;
         *) return 1 ;;
     esac

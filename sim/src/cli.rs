@@ -51,12 +51,24 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("rw", "0|1"),
             ("warmup_ms", "0..=3600000, below --ms"),
         ],
+        "lcpgbench" => &[
+            ("clients", "1..=1000"),
+            ("tx", "1..=1000000"),
+            ("rw", "1|0"),
+        ],
         _ => return None,
     })
 }
 
 /// The workloads `sim run` knows.
-pub const WORKLOADS: &[&str] = &["hackbench", "schbench", "dbench", "pgbench", "mix"];
+pub const WORKLOADS: &[&str] = &[
+    "hackbench",
+    "schbench",
+    "dbench",
+    "pgbench",
+    "lcpgbench",
+    "mix",
+];
 
 fn list(keys: &[(&str, &str)]) -> String {
     keys.iter()
@@ -184,6 +196,12 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
             clients: o.num("clients", 8, 1, 5000)? as usize,
             rw: o.choice("rw", &["0", "1"])? == 1,
             warmup_ns: o.num("warmup_ms", 0, 0, 3_600_000)? * 1_000_000,
+        }),
+        // lcbench's defaults: -c 1 -t 10, read-write.
+        "lcpgbench" => WorkSpec::LcPgbench(LcPgbenchCfg {
+            clients: o.num("clients", 1, 1, 1000)? as usize,
+            tx: o.num("tx", 10, 1, 1_000_000)?,
+            rw: o.choice("rw", &["1", "0"])? == 0,
         }),
         _ => unreachable!("Settings::parse accepts only known workloads"),
     })

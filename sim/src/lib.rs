@@ -151,6 +151,8 @@ pub enum WorkSpec {
     Dbench(DbenchCfg),
     /// pgbench-like.
     Pgbench(PgbenchCfg),
+    /// lcbench's pgbench (`make linux-compare`'s shape).
+    LcPgbench(LcPgbenchCfg),
     /// Hogs, sleepers, cyclictest threads.
     Mix(Vec<MixTask>),
 }
@@ -180,6 +182,7 @@ impl WorkSpec {
             WorkSpec::Schbench(c) => Schbench::nr_tasks(c),
             WorkSpec::Dbench(c) => Dbench::nr_tasks(c, nr_cpus),
             WorkSpec::Pgbench(c) => Pgbench::nr_tasks(c),
+            WorkSpec::LcPgbench(c) => LcPgbench::nr_tasks(c),
             WorkSpec::Mix(v) => v.len(),
         }
     }
@@ -199,6 +202,7 @@ impl WorkSpec {
             WorkSpec::Schbench(c) => drive(k, Schbench::new(*c), max_ns),
             WorkSpec::Dbench(c) => drive(k, Dbench::new(*c), max_ns),
             WorkSpec::Pgbench(c) => drive(k, Pgbench::new(*c), max_ns),
+            WorkSpec::LcPgbench(c) => drive(k, LcPgbench::new(*c), max_ns),
             WorkSpec::Mix(v) => drive(k, Mix::new(v.clone()), max_ns),
         }
     }

@@ -166,6 +166,32 @@
 //! checks (the order accounts, tellers, branches leaves none). `--no-row-lock`:
 //! the model before, one round trip of 60 µs a transaction and no lock.
 //!
+//! # lcbench's pgbench (`lcpgbench`)
+//! The client/server pair of `scripts/linux-compare/lcbench.c`'s `pgbench`,
+//! which `make linux-compare` runs in Linux 7 and in our kernel: `clients`
+//! threads of one process, each with a backend thread over a unix stream
+//! socketpair, `tx` transactions each. A transaction is seven statements
+//! (`rw=1`) or one (`rw=0`, lcbench's `-S`), each a round trip of one
+//! 128-byte message each way: the client `write`s and `read`s; the backend
+//! `read`s, works (user code: 20 µs, BEGIN's and END's 4 µs; `-S`'s one
+//! statement 20 µs), after END's work sleeps 200 µs (`nanosleep`), and
+//! `write`s the reply. The program's constants are lcbench's. The
+//! syscalls' costs are the machine's measured unix socket `write` and
+//! `read` ([`Costs::sock_write_ns`](crate::machine::Costs)), the `read`'s
+//! entry [`Costs::syscall_ns`](crate::machine::Costs) before it decides.
+//! Wakeups as Linux's `net/unix/af_unix.c` and `net/core/sock.c` make them:
+//! a `write` wakes the peer if it sleeps in its `read`
+//! (`sock_def_readable`, WF_SYNC), and so does a `read` that consumes a
+//! message: the message's memory is charged to the sender's socket, its
+//! free (`sock_wfree`) calls the sender's `sk_write_space`
+//! (`unix_write_space`: `wake_up_interruptible_sync_poll` on the socket's
+//! wait queue, where the sender sleeps in its own `read`), which finds no
+//! message and sleeps again (`space_wakeups` counts them). Metrics: TPS,
+//! every transaction over the time the last client finished its last one
+//! (lcbench's `tps`), and the mean transaction latency; the run ends when
+//! every thread has exited (each client sends its backend a last message
+//! that ends it, as lcbench's).
+//!
 //! # Warm-up (pgbench and schbench, `warmup_ns`)
 //! A run can leave its start out of the measurement, as the real tools'
 //! harnesses do: mmtests' `pgbench-bench` (since its rework 737901ce,
@@ -3003,6 +3029,276 @@ impl Workload for Pgbench {
                 self.lat_sum as f64 / self.tx.max(1) as f64 / 1e6,
                 false,
             ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------- lcbench's pgbench
+
+/// lcbench's pgbench shape (`lcpgbench`): the pgbench-like client/server
+/// pair that `make linux-compare` runs in Linux and in our kernel
+/// (`scripts/linux-compare/lcbench.c`, `lcbench pgbench -c C -t T [-S]`).
+#[derive(Clone, Copy, Debug)]
+pub struct LcPgbenchCfg {
+    /// Client/backend pairs (`-c`).
+    pub clients: usize,
+    /// Transactions per client (`-t`).
+    pub tx: u64,
+    /// Read-write, seven statements a transaction (else `-S`: one).
+    pub rw: bool,
+}
+
+/// A statement's backend work, ns (lcbench's `STMT_NS`).
+const LC_STMT_NS: u64 = 20_000;
+/// The commit's sleep after END's work, ns (lcbench's `COMMIT_SLEEP_NS`).
+const LC_COMMIT_SLEEP_NS: u64 = 200_000;
+
+/// Where a task of [`LcPgbench`] is: the step its next burst ends in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LcPhase {
+    /// About to send (client) or to reply (backend): the `write`.
+    Write,
+    /// The `write`'s cost has run: its message is in the peer's socket.
+    Written,
+    /// Back in user space after a `write`: the `read`'s entry next.
+    ReadEntry,
+    /// In `read`, deciding (again, when woken): a message, or sleep.
+    ReadDecide,
+    /// The `read`'s copy has run: the message is the task's.
+    Read,
+    /// Backend: the statement's work (user code) has run.
+    Worked,
+    /// Backend: END's commit sleep has run.
+    Slept,
+    /// Client: its last transaction's reply is in; the poison next.
+    Done,
+}
+
+/// lcbench's pgbench (module docs, "lcbench's pgbench").
+#[derive(Debug)]
+pub struct LcPgbench {
+    cfg: LcPgbenchCfg,
+    /// Per task (client `2p`, backend `2p + 1`).
+    phase: Vec<LcPhase>,
+    /// Per task: asleep in `read` on its socket (`skwq_has_sleeper`).
+    reading: Vec<bool>,
+    /// Per pair: messages in the backend's socket, and in the client's.
+    to_backend: Vec<u32>,
+    to_client: Vec<u32>,
+    /// Per pair: the statement in flight, its transaction's start, the
+    /// transactions done, and whether the client sent its poison.
+    stmt: Vec<u32>,
+    start: Vec<u64>,
+    done: Vec<u64>,
+    poison: Vec<bool>,
+    /// Per client: when it finished its last transaction.
+    end: Vec<u64>,
+    lat_sum: u64,
+    alive: usize,
+    write_ns: u64,
+    read_ns: u64,
+    syscall_ns: u64,
+    /// Wakeups of a task asleep in `read` by its peer's consume of a
+    /// message (`unix_write_space`), which find no message.
+    space_wakeups: u64,
+}
+
+impl LcPgbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: LcPgbenchCfg) -> Self {
+        let n = cfg.clients;
+        LcPgbench {
+            cfg,
+            phase: vec![LcPhase::Write; 2 * n],
+            reading: vec![false; 2 * n],
+            to_backend: vec![0; n],
+            to_client: vec![0; n],
+            stmt: vec![0; n],
+            start: vec![0; n],
+            done: vec![0; n],
+            poison: vec![false; n],
+            end: vec![0; n],
+            lat_sum: 0,
+            alive: 2 * n,
+            write_ns: 0,
+            read_ns: 0,
+            syscall_ns: 0,
+            space_wakeups: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &LcPgbenchCfg) -> usize {
+        2 * cfg.clients
+    }
+
+    /// Statements a transaction.
+    fn statements(&self) -> u32 {
+        if self.cfg.rw {
+            7
+        } else {
+            1
+        }
+    }
+
+    /// Wakes task `t` if it sleeps in `read` (both wakeups here are
+    /// `wake_up_interruptible_sync_poll`: WF_SYNC).
+    fn wake_reader(&mut self, k: &mut Kernel, t: u32) -> bool {
+        if std::mem::take(&mut self.reading[t as usize]) {
+            k.wake(t, true);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn exit(&mut self, k: &mut Kernel) -> Next {
+        self.alive -= 1;
+        if self.alive == 0 {
+            k.stop = true;
+        }
+        Next::Exit
+    }
+
+    /// The `read` of task `tid` (pair `p`) decides: a message in its
+    /// socket is taken (its peer, if asleep in its own `read`, is woken by
+    /// the consume: `sock_wfree` → `unix_write_space`), or it sleeps.
+    fn read_decide(&mut self, k: &mut Kernel, tid: u32, p: usize, client: bool) -> Next {
+        let q = if client {
+            &mut self.to_client[p]
+        } else {
+            &mut self.to_backend[p]
+        };
+        if *q == 0 {
+            self.reading[tid as usize] = true;
+            return Next::Block;
+        }
+        *q -= 1;
+        let peer = if client { tid + 1 } else { tid - 1 };
+        if self.wake_reader(k, peer) {
+            self.space_wakeups += 1;
+        }
+        self.phase[tid as usize] = LcPhase::Read;
+        Next::RunKernel(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
+    }
+}
+
+impl Workload for LcPgbench {
+    fn init(&mut self, k: &mut Kernel) {
+        let c = &k.m.costs;
+        (self.write_ns, self.read_ns) = (c.sock_write_ns, c.sock_read_ns);
+        self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
+        for _ in 0..self.cfg.clients {
+            // One process, lcbench's threads: one mm.
+            k.spawn(Spawn {
+                mm: 1,
+                footprint: 16 << 10,
+                ..Default::default()
+            });
+            k.spawn(Spawn {
+                mm: 1,
+                footprint: 16 << 10,
+                ..Default::default()
+            });
+        }
+        for p in 0..self.cfg.clients {
+            // The backend starts in its `read`.
+            self.phase[2 * p + 1] = LcPhase::ReadEntry;
+        }
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let t = tid as usize;
+        let p = t / 2;
+        let client = t.is_multiple_of(2);
+        match self.phase[t] {
+            LcPhase::Write => {
+                if client && self.stmt[p] == 0 {
+                    if self.done[p] == self.cfg.tx {
+                        self.end[p] = k.now;
+                        self.poison[p] = true;
+                        self.phase[t] = LcPhase::Done;
+                    } else {
+                        self.start[p] = k.now;
+                    }
+                }
+                if self.phase[t] == LcPhase::Write {
+                    self.phase[t] = LcPhase::Written;
+                }
+                Next::Run(k.rng(tid).jitter(self.write_ns, 10))
+            }
+            LcPhase::Written | LcPhase::Done => {
+                let poisoned = self.phase[t] == LcPhase::Done;
+                let peer = if client {
+                    self.to_backend[p] += 1;
+                    tid + 1
+                } else {
+                    self.to_client[p] += 1;
+                    tid - 1
+                };
+                // `sock_def_readable`: a sync wakeup of a reader asleep.
+                self.wake_reader(k, peer);
+                if poisoned {
+                    return self.exit(k);
+                }
+                self.phase[t] = LcPhase::ReadEntry;
+                Next::ReturnToUser
+            }
+            LcPhase::ReadEntry => {
+                self.phase[t] = LcPhase::ReadDecide;
+                Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10))
+            }
+            LcPhase::ReadDecide => self.read_decide(k, tid, p, client),
+            LcPhase::Read if client => {
+                self.stmt[p] += 1;
+                if self.stmt[p] == self.statements() {
+                    self.stmt[p] = 0;
+                    self.done[p] += 1;
+                    self.lat_sum += k.now - self.start[p];
+                }
+                self.phase[t] = LcPhase::Write;
+                self.step(k, tid)
+            }
+            LcPhase::Read => {
+                if self.poison[p] {
+                    return self.exit(k);
+                }
+                let (i, n) = (self.stmt[p], self.statements());
+                let work = if n == 1 || (i != 0 && i != n - 1) {
+                    LC_STMT_NS
+                } else {
+                    LC_STMT_NS / 5
+                };
+                self.phase[t] = LcPhase::Worked;
+                Next::RunUser(work)
+            }
+            LcPhase::Worked => {
+                let (i, n) = (self.stmt[p], self.statements());
+                if n > 1 && i == n - 1 {
+                    self.phase[t] = LcPhase::Slept;
+                    return Next::Sleep(LC_COMMIT_SLEEP_NS);
+                }
+                self.phase[t] = LcPhase::Write;
+                self.step(k, tid)
+            }
+            LcPhase::Slept => {
+                self.phase[t] = LcPhase::Write;
+                self.step(k, tid)
+            }
+        }
+    }
+
+    fn metrics(&mut self, _k: &Kernel) -> Vec<Metric> {
+        let done: u64 = self.done.iter().sum();
+        let end = self.end.iter().copied().max().unwrap_or(0).max(1);
+        vec![
+            Metric::new("tps", done as f64 / (end as f64 / 1e9), true),
+            Metric::new(
+                "lat_avg_ms",
+                self.lat_sum as f64 / done.max(1) as f64 / 1e6,
+                false,
+            ),
+            Metric::new("space_wakeups", self.space_wakeups as f64, false),
         ]
     }
 }

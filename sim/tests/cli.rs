@@ -38,6 +38,11 @@ fn unknown_keys_are_refused_with_the_accepted_ones() {
     assert!(e.contains("'rows'") && e.contains("rw=0|1"), "{e}");
     assert!(err("schbench m=2 threads=4").contains("t=1..=256"));
     assert!(err("dbench bound=1 unbound=1").contains("workers="));
+    let e = err("lcpgbench clients=4 t=20");
+    assert!(
+        e.contains("'t'") && e.contains("tx=1..=1000000") && e.contains("rw=1|0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -56,6 +61,9 @@ fn bad_values_are_refused_not_clamped() {
         ("pgbench rw=2", "expected 0|1"),
         ("dbench bound=yes", "expected 0|1"),
         ("schbench work_us=0", "expected 1..=10000000"),
+        ("lcpgbench tx=0", "tx=0: expected 1..=1000000"),
+        ("lcpgbench clients=1001", "expected 1..=1000"),
+        ("lcpgbench rw=yes", "expected 1|0"),
     ] {
         let e = err(line);
         assert!(e.contains(want), "'{line}': {e}");
