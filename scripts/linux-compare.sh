@@ -291,6 +291,9 @@ kept_columns() { # " ARCH=a SMP=n" for each kept column, or " none"
     local k n=0
     for k in "$root"/docs/results/linux/referee/*/linux-*_smp*_seed1.log; do
         [[ -f $k ]] || continue
+        # The second set's column (ARCH-features/) is the simulator's
+        # referee only (scripts/test/referee-test.sh).
+        [[ ${k%/*} == */referee/"$(basename "$k" | sed 's/^linux-//; s/_smp.*//')" ]] || continue
         k=${k##*/linux-}
         k=${k%_seed1.log}
         printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k##*_smp}"

@@ -6,7 +6,11 @@
 #   pipes, processes and threads, 2 and 4 groups), Linux booted full;
 # - aarch64: the 4 NEXT_BUDDY rows of docs/results/linux/aarch64.md
 #   (sockets and pipes, processes and threads), lazy, from Linux's
-#   default features (arm64's 7.2 boots NO_HRTICK).
+#   default features (arm64's 7.2 boots NO_HRTICK);
+# - x86_64's second set: lcbench's schbench (wakeup p99) and pgbench (TPS)
+#   with RUN_TO_PARITY, PREEMPT_SHORT, DELAY_DEQUEUE and PLACE_LAG each
+#   off (docs/results/linux/ab-features.md): the 5 of its 8 rows where
+#   Linux's change is significant.
 # Each at 4 vCPUs. Linux's column is read from the transcripts kept in
 # docs/results/linux/referee/ (reproducible boots of Debian's Linux 7.2.13
 # on the project's QEMU machine; its README says how they were taken), the
@@ -24,6 +28,7 @@
 #   scripts/test/referee-test.sh [SIM_BIN [ABTOOL_BIN]]
 #   REFEREE_AGREE=12 REFEREE_WITHIN2X=10          x86_64's floors (of 15)
 #   REFEREE_ARM_AGREE=4 REFEREE_ARM_WITHIN2X=3    aarch64's (of 4)
+#   REFEREE_FEAT_AGREE=4 REFEREE_FEAT_WITHIN2X=0  the second set's (of 5)
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -38,6 +43,8 @@ agree_min=${REFEREE_AGREE:-12}
 within_min=${REFEREE_WITHIN2X:-10}
 arm_agree_min=${REFEREE_ARM_AGREE:-4}
 arm_within_min=${REFEREE_ARM_WITHIN2X:-3}
+feat_agree_min=${REFEREE_FEAT_AGREE:-4}
+feat_within_min=${REFEREE_FEAT_WITHIN2X:-0}
 for f in "$sim" "$abtool"; do
     [ -x "$f" ] || { h_err "no binary at $f (cargo build --release -p sim -p abtool)"; exit 2; }
 done
@@ -50,24 +57,28 @@ floor REFEREE_AGREE "$agree_min" 15
 floor REFEREE_WITHIN2X "$within_min" 15
 floor REFEREE_ARM_AGREE "$arm_agree_min" 4
 floor REFEREE_ARM_WITHIN2X "$arm_within_min" 4
+floor REFEREE_FEAT_AGREE "$feat_agree_min" 5
+floor REFEREE_FEAT_WITHIN2X "$feat_within_min" 5
 status=1
 trap 'h_record referee "$((status == 0))" "$((status != 0))"' EXIT
 
 log=$(h_log referee)
 : >"$log"
-# referee ARCH PREEMPT CONFIGS ROWS AGREE_MIN WITHIN_MIN WORKLOAD...: one
-# arch's rows; prints the versus table, records failures in `fails`.
+# referee COLUMN PREEMPT CONFIGS ROWS AGREE_MIN WITHIN_MIN WORKLOAD...: the
+# rows of one kept column (its directory under $ref, named after its arch,
+# with a suffix for a further set); prints the versus table, records
+# failures in `fails`.
 fails=()
 referee() {
-    local arch=$1 preempt=$2 configs=$3 want=$4 amin=$5 wmin=$6 dir line d base tally
-    local agree within null opposite rows
+    local col=$1 preempt=$2 configs=$3 want=$4 amin=$5 wmin=$6 dir line d base tally
+    local agree within null opposite rows arch=${1%%-*}
     shift 6
-    dir=$H_BUILD/referee/$arch
+    dir=$H_BUILD/referee/$col
     rm -rf "$dir"
     mkdir -p "$dir/logs"
-    local linux=("$ref/$arch"/linux-"$arch"_smp4_seed*.log)
+    local linux=("$ref/$col"/linux-"$arch"_smp4_seed*.log)
     if [ ${#linux[@]} -lt 2 ]; then
-        fails+=("$arch: no Linux transcripts in $ref/$arch")
+        fails+=("$col: no Linux transcripts in $ref/$col")
         return
     fi
     cp "${linux[@]}" "$dir/logs/"
@@ -77,22 +88,22 @@ referee() {
     # arm64, whose 7.2 boots without it).
     line=$(tr -d '\r' <"${linux[0]}" | sed -n 's/^lc: features //p' | head -1)
     if ! d=$(lcd_diff "$(lcd_ours_table "$H_ROOT/sched/src/features.rs")" "$line"); then
-        fails+=("$arch: no 'lc: features' line in ${linux[0]}")
+        fails+=("$col: no 'lc: features' line in ${linux[0]}")
         return
     fi
     base=$(sed -n 's/^set: *//p' <<<"$d")
-    echo "== $arch: the simulator from Linux's defaults (${base:-none differ}), preempt=$preempt" >>"$log"
+    echo "== $col: the simulator from Linux's defaults (${base:-none differ}), preempt=$preempt" >>"$log"
     # sim-rows.sh's other knobs (SIM_FLAGS, SIM_FLIPS, SIM_MACHINE, SIM_TAG)
     # are cleared: the floors are the default model's.
     if ! env -u SIM_FLAGS -u SIM_FLIPS -u SIM_MACHINE -u SIM_TAG SIM_BASE="$base" PREEMPT="$preempt" \
         "$H_ROOT/scripts/linux-compare/sim-rows.sh" "$sim" "$dir/logs" 4 6 \
         "$configs" "$@" >>"$log" 2>&1; then
-        fails+=("$arch: the simulator's runs failed; see $log")
+        fails+=("$col: the simulator's runs failed; see $log")
         return
     fi
     if ! "$abtool" --out "$dir" "$dir"/logs/*.log >>"$log" 2>&1 ||
         ! "$abtool" --versus "$dir/samples.csv" "linux-$arch" sim-qemu4 >"$dir/versus.txt" 2>>"$log"; then
-        fails+=("$arch: abtool could not score the transcripts; see $log")
+        fails+=("$col: abtool could not score the transcripts; see $log")
         return
     fi
     cat "$dir/versus.txt"
@@ -100,17 +111,17 @@ referee() {
     read -r agree within null opposite < <(sed -E -n \
         's/.*: ([0-9]+) agree \(([0-9]+) within 2x\), ([0-9]+) null, ([0-9]+) opposite.*/\1 \2 \3 \4/p' <<<"$tally")
     if [ -z "${opposite:-}" ]; then
-        fails+=("$arch: no tally line in $dir/versus.txt")
+        fails+=("$col: no tally line in $dir/versus.txt")
         return
     fi
     rows=$((agree + null + opposite))
     local n=${#fails[@]}
-    [ "$rows" -eq "$want" ] || fails+=("$arch: $rows rows scored, want the $want where Linux's change is significant")
-    [ "$opposite" -eq 0 ] || fails+=("$arch: $opposite row(s) opposite to Linux's direction")
-    [ "$agree" -ge "$amin" ] || fails+=("$arch: $agree rows agree with Linux's direction, the floor is $amin")
-    [ "$within" -ge "$wmin" ] || fails+=("$arch: $within rows agree within 2x of Linux's change, the floor is $wmin")
+    [ "$rows" -eq "$want" ] || fails+=("$col: $rows rows scored, want the $want where Linux's change is significant")
+    [ "$opposite" -eq 0 ] || fails+=("$col: $opposite row(s) opposite to Linux's direction")
+    [ "$agree" -ge "$amin" ] || fails+=("$col: $agree rows agree with Linux's direction, the floor is $amin")
+    [ "$within" -ge "$wmin" ] || fails+=("$col: $within rows agree within 2x of Linux's change, the floor is $wmin")
     [ ${#fails[@]} -gt "$n" ] ||
-        h_say "$arch: $agree agree ($within within 2x), $null null, $opposite opposite of $want Linux 7.2 rows (floors $amin, $wmin, 0 opposite)"
+        h_say "$col: $agree agree ($within within 2x), $null null, $opposite opposite of $want Linux 7.2 rows (floors $amin, $wmin, 0 opposite)"
 }
 
 # x86_64: Linux booted preempt=full; NEXT_BUDDY, NEXT_BUDDY under lazy and
@@ -122,7 +133,12 @@ referee x86_64 full "default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy" 15
 # hackbench lines: 4 rows.
 referee aarch64 lazy "default|NEXT_BUDDY" 4 "$arm_agree_min" "$arm_within_min" \
     "hackbench -g 2 -l 100" "hackbench -p -g 2 -l 100" "hackbench -T -g 2 -l 100" "hackbench -p -T -g 2 -l 100"
+# x86_64's second set: Linux booted full; each of four features off against
+# the default, on lcbench's schbench and pgbench: 8 rows, 5 of them
+# significant in Linux.
+referee x86_64-features full "default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG" 5 \
+    "$feat_agree_min" "$feat_within_min" "schbench -m 1 -t 4 -r 1" "pgbench -c 4 -t 20"
 for f in "${fails[@]}"; do h_err "FAIL: $f"; done
 [ ${#fails[@]} -eq 0 ] || exit 1
-h_say "PASS: the simulator against Linux 7.2's kept columns, both arches"
+h_say "PASS: the simulator against Linux 7.2's kept columns, both arches and the second set"
 status=0
