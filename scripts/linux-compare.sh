@@ -288,12 +288,14 @@ fi
 # repository (docs/results/linux/referee/README.md), otherwise as LINUX=0.
 linux_kept=""
 kept_columns() { # " ARCH=a SMP=n" for each kept column, or " none"
-    local k n=0
+    local a k n=0
     for k in "$root"/docs/results/linux/referee/*/linux-*_smp*_seed1.log; do
         [[ -f $k ]] || continue
-        # The second set's column (ARCH-features/) is the simulator's
-        # referee only (scripts/test/referee-test.sh).
-        [[ ${k%/*} == */referee/"$(basename "$k" | sed 's/^linux-//; s/_smp.*//')" ]] || continue
+        # Only a folder named after its arch: the second set's column
+        # (ARCH-features/) is the simulator's referee only
+        # (scripts/test/referee-test.sh).
+        a=${k##*/linux-}
+        [[ ${k%/*} == */referee/"${a%%_smp*}" ]] || continue
         k=${k##*/linux-}
         k=${k%_seed1.log}
         printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k##*_smp}"

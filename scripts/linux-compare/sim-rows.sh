@@ -72,8 +72,11 @@ shape() {
                     -p) args[1]=ipc=pipe ;;
                     -T) args[2]=mode=thread ;;
                     -P) args[2]=mode=process ;;
-                    -g) args+=("groups=$2"); shift ;;
-                    -l) args+=("loops=$2"); shift ;;
+                    -g | -l)
+                        [[ $# -ge 2 && $2 =~ ^[0-9]{1,6}$ ]] ||
+                            { echo "error: sim-rows: hackbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
+                        [[ $1 == -g ]] && args+=("groups=$2") || args+=("loops=$2")
+                        shift ;;
                     *) echo "error: sim-rows: hackbench option '$1' has no sim equivalent" >&2; exit 2 ;;
                 esac
                 shift

@@ -397,7 +397,7 @@ SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$
 ok=1
 [[ ! -e $dir/simsch/sim-s_smp4_seed1.log ]] && ok=0
 h_check sim_rows_no_shape_no_log "$ok" "$(ls "$dir/simsch" 2>&1)"
-for bad in "schbench -x 1" "schbench -m" "schbench -t four" "schbench -r 0" "pgbench -j 2" "pgbench -c" "pgbench -c 0" "pgbench -t x"; do
+for bad in "schbench -x 1" "schbench -m" "schbench -t four" "schbench -r 0" "pgbench -j 2" "pgbench -c" "pgbench -c 0" "pgbench -t x" "hackbench -g" "hackbench -l two"; do
     rm -f "$dir/fake-sim3.args"
     out=$(SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
         'default' "$bad" 2>&1); st=$?
