@@ -218,6 +218,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     let mut sleep_unlocked = false;
     let mut clock_burn = false;
     let mut switch_kick = false;
+    let mut timer_slack = false;
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         let opt = args[i].as_str();
@@ -228,6 +229,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--sleep-unlocked" => Some(&mut sleep_unlocked),
             "--clock-burn" => Some(&mut clock_burn),
             "--switch-timer-kick" => Some(&mut switch_kick),
+            "--timer-slack" => Some(&mut timer_slack),
             _ => None,
         };
         if let Some(flag) = on {
@@ -262,7 +264,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--ms" => &mut ms,
             o => {
                 return Err(format!(
-                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, --clock-burn, --switch-timer-kick, {}, --no-batch)",
+                    "unknown option '{o}' (accepted: --machine, --config, --seed, --ms, --machine-noise, --qemu-rr-turns, --sleep-unlocked, --clock-burn, --switch-timer-kick, --timer-slack, {}, --no-batch)",
                     mechanism_flag_names()
                 ))
             }
@@ -346,6 +348,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         sleep_lock_split: machine.mech.sleep_lock_split && mech.sleep_lock_split,
         clock_burn,
         switch_timer_kick: switch_kick,
+        timer_slack,
         mutex_handoff: machine.mech.mutex_handoff && mech.mutex_handoff,
         mutex_spin_resched: machine.mech.mutex_spin_resched && mech.mutex_spin_resched,
         pipe_wake_next_writer: machine.mech.pipe_wake_next_writer && mech.pipe_wake_next_writer,

@@ -2910,6 +2910,18 @@ impl Kernel {
         false
     }
 
+    /// A normal task's `nanosleep` of `ns`: [`Next::Sleep`] for that
+    /// long, and [`crate::machine::TIMER_SLACK_NS`] more with
+    /// `Mechanisms::timer_slack` (the hrtimer fires at its range's end;
+    /// a sleep of 0 stays 0).
+    pub fn nanosleep(&self, ns: u64) -> Next {
+        if self.m.mech.timer_slack && ns > 0 {
+            Next::Sleep(ns + crate::machine::TIMER_SLACK_NS)
+        } else {
+            Next::Sleep(ns)
+        }
+    }
+
     /// Wakes task `tid` if it sleeps (`try_to_wake_up`), from the running
     /// task's CPU; `sync`: WF_SYNC. Returns whether it was asleep.
     ///

@@ -162,6 +162,10 @@ impl LockShares {
     }
 }
 
+/// Linux's default timer slack of a normal task, ns (`init_task`'s
+/// `timer_slack_ns`; [`Mechanisms::timer_slack`]).
+pub const TIMER_SLACK_NS: u64 = 50_000;
+
 /// The mechanisms a run models, each switchable (`sim run --no-...`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mechanisms {
@@ -460,6 +464,17 @@ pub struct Mechanisms {
     /// only the switch's write kicks, the tick's and the IPI's
     /// reprogramming do not (`sim/src/engine.rs`, "vCPU turns").
     pub switch_timer_kick: bool,
+    /// A normal task's timed sleep (`nanosleep`: schbench's request sleep,
+    /// lcbench's pgbench commit sleep, a mix sleeper's) ends
+    /// [`TIMER_SLACK_NS`] late: Linux arms its hrtimer for a range of that
+    /// width (`hrtimer_set_expires_range_ns`, `current->timer_slack_ns`,
+    /// 50 000 ns by default for a SCHED_OTHER task, none for RT) and
+    /// programs the timer device for the range's end; an interrupt on the
+    /// CPU inside the range would run it earlier, which this upper bound
+    /// leaves out. A device wait (dbench's I/O, pts/pgbench's WAL flush)
+    /// and cyclictest's RT thread have none. Off by default, an option
+    /// (`sim run --timer-slack`): every run without it is as before.
+    pub timer_slack: bool,
 }
 
 impl Default for Mechanisms {
@@ -505,6 +520,7 @@ impl Default for Mechanisms {
             row_lock: true,
             syscall_user_return: true,
             switch_timer_kick: false,
+            timer_slack: false,
         }
     }
 }
@@ -1153,11 +1169,11 @@ impl Machine {
     ///   ([`Machine::noise_applies`]); its parts only with it (and
     ///   `noise_irqs` with [`MachineNoise::irq_per_s`]).
     ///
-    /// `contention`, `wq_concurrency`, `ilb_kick`, `ilb_ipi`, `row_lock`
-    /// and `syscall_user_return` stay as they are: the first is set from
+    /// `contention`, `wq_concurrency`, `ilb_kick`, `ilb_ipi`, `row_lock`,
+    /// `syscall_user_return` and `timer_slack` stay as they are: the first is set from
     /// the costs with the preset ([`Machine::preset`]), the others act
     /// wherever their workload (`dbench-bound`, read-write pgbench,
-    /// hackbench: a property of the workload, which
+    /// hackbench, a workload's timed sleeps: a property of the workload, which
     /// `crate::score::changes_mechanisms` looks at) or a nohz kick (more
     /// than one CPU) is.
     ///
@@ -1219,6 +1235,7 @@ impl Machine {
             row_lock: m.row_lock,
             syscall_user_return: m.syscall_user_return,
             switch_timer_kick: m.switch_timer_kick && turns,
+            timer_slack: m.timer_slack,
         }
     }
 }
@@ -1498,6 +1515,7 @@ mod tests {
                 row_lock: false,
                 syscall_user_return: false,
                 switch_timer_kick: false,
+                timer_slack: false,
             }
         );
         let e = Mechanisms::default().turn_off("--no-locks").unwrap_err();

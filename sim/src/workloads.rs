@@ -2333,7 +2333,7 @@ impl Workload for Schbench {
                 }
                 1 => {
                     self.roles[tid as usize] = SRole::Worker { m, phase: 2, start };
-                    Next::Sleep(self.cfg.sleep_us * 1000)
+                    k.nanosleep(self.cfg.sleep_us * 1000)
                 }
                 2 => {
                     self.roles[tid as usize] = SRole::Worker { m, phase: 3, start };
@@ -3276,7 +3276,7 @@ impl Workload for LcPgbench {
                 let (i, n) = (self.stmt[p], self.statements());
                 if n > 1 && i == n - 1 {
                     self.phase[t] = LcPhase::Slept;
-                    return Next::Sleep(LC_COMMIT_SLEEP_NS);
+                    return k.nanosleep(LC_COMMIT_SLEEP_NS);
                 }
                 self.phase[t] = LcPhase::Write;
                 self.step(k, tid)
@@ -3430,7 +3430,7 @@ impl Workload for Mix {
                 if self.phase[i] {
                     Next::RunUser(run_us * 1000)
                 } else {
-                    Next::Sleep(sleep_us * 1000)
+                    k.nanosleep(sleep_us * 1000)
                 }
             }
             MixTask::Cyclic { interval_us } => {
