@@ -3,15 +3,7 @@
 //! column has its rows (sim/src/workloads.rs, "lcbench's pgbench").
 
 mod common;
-use common::run;
-
-fn metric(r: &sim::RunResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap_or_else(|| panic!("no {name} in {:?}", r.metrics))
-        .value
-}
+use common::{metric, run};
 
 #[test]
 fn every_thread_exits_once_its_transactions_are_done() {

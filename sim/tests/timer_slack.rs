@@ -3,15 +3,7 @@
 //! waits, RT threads' sleeps and sleeps of 0 have none.
 
 mod common;
-use common::{args, parse_error, run, run_args};
-
-fn metric(r: &sim::RunResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap_or_else(|| panic!("no {name} in {:?}", r.metrics))
-        .value
-}
+use common::{args, metric, parse_error, run, run_args};
 
 #[test]
 fn the_flag_is_parsed_once_and_off_by_default() {

@@ -52,3 +52,12 @@ pub fn seed_pairs(off: &str, on: &str, work: &str) -> Vec<(u64, sim::RunResult, 
         })
         .collect()
 }
+
+/// The value of metric `name` of run `r` (which must have it).
+pub fn metric(r: &sim::RunResult, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", r.metrics))
+        .value
+}
