@@ -65,8 +65,10 @@
 #                    docs/results/linux/referee/ARCH, copied under OUT
 #                    first: WHAT=ab, SMP=4 only, and it has the hackbench
 #                    rows of FULL=1 CONFIGS2= on x86_64 and of the aarch64
-#                    page's four lines on aarch64; other rows find no
-#                    Linux runs)
+#                    page's four lines on aarch64, and on x86_64 the
+#                    second set's schbench and pgbench rows (ARCH-features,
+#                    taken when the run has a second set); other rows find
+#                    no Linux runs)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
@@ -524,6 +526,16 @@ part_ab() {
                 mkdir -p "$dir/logs"
                 rm -f "$dir/logs/linux-${ARCH}_smp"*.log
                 cp "$linux_kept/linux-${ARCH}_smp${smp_n}_seed"*.log "$dir/logs/"
+                # The second set's column (ARCH-features/), when this run
+                # has a second set: each boot's transcript after the same
+                # seed's hackbench one (abtool reads a workload's runs
+                # wherever they are in a seed's log).
+                if [[ -n $CONFIGS2 && -n $WORKLOADS2 ]]; then
+                    local f
+                    for f in "$linux_kept-features/linux-${ARCH}_smp${smp_n}_seed"*.log; do
+                        [[ -f $f ]] && cat "$f" >>"$dir/logs/${f##*/}"
+                    done
+                fi
             fi
             [[ -f $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log ]] ||
                 bad "LINUX=0 needs the Linux logs of an earlier run: no $dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log"

@@ -187,6 +187,31 @@ for spec in "kept|ab conformance|WHAT must be ab, got 'ab conformance'" \
     h_check "linux_compare_linux_${lx}_${what// /_}_refused" "$ok" "status $rc, '$(tr '\n' '|' <<<"$msg")'"
 done
 
+# 7f. LINUX=kept takes the second set's column (ARCH-features/) after each
+#    seed's hackbench transcript when the run has a second set, and not
+#    without one; that folder is not listed as a column of its own.
+kref="$fdir/docs/results/linux/referee"
+mkdir -p "$kref/x86_64" "$kref/x86_64-features"
+feat=$(grep -m1 '^lc: features' "$(dirname "$0")/../../docs/results/linux/referee/x86_64/linux-x86_64_smp4_seed1.log")
+printf '%s\ncompare: hackbench-set\n' "$feat" >"$kref/x86_64/linux-x86_64_smp4_seed1.log"
+printf '%s\ncompare: features-set\n' "$feat" >"$kref/x86_64-features/linux-x86_64_smp4_seed1.log"
+for spec in "default|NO_PLACE_LAG|2" "|1"; do
+    c2=${spec%|*} want=${spec##*|}
+    rm -rf "$fdir/out"
+    env -i PATH="$PATH" HOME="$HOME" LINUX=kept OURS=0 SIM=0 WHAT=ab CONFIGS2="$c2" OUT="$fdir/out" \
+        "$fdir/scripts/linux-compare.sh" "$fdir/kernel" >/dev/null 2>&1 </dev/null
+    got=$(grep -c '^compare: ' "$fdir/out/ab/logs/linux-x86_64_smp4_seed1.log" 2>/dev/null)
+    ok=1
+    [ "${got:-0}" -eq "$want" ] && ok=0
+    h_check "linux_compare_kept_second_set_${want}_blocks" "$ok" "$got compare blocks, want $want (CONFIGS2='$c2')"
+done
+msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX=kept SMP=2 OURS=0 SIM=0 WHAT=ab OUT="$fdir/out" \
+    "$fdir/scripts/linux-compare.sh" "$fdir/kernel" 2>&1 </dev/null)
+ok=1
+[[ $msg == *"keeps: ARCH=x86_64 SMP=4)"* ]] && ok=0
+h_check linux_compare_kept_lists_arch_folders_only "$ok" "$(tr '\n' '|' <<<"$msg")"
+rm -rf "$fdir/docs"
+
 # 8. a config naming a feature ours has not is refused the same way.
 rm -rf "$lcout"
 msg=$(env -i PATH="$PATH" HOME="$HOME" CONFIGS='default|NO_NO_SUCH_FLAG' LINUX_SUITE=none OUT="$lcout" WHAT=ab "$(dirname "$0")/../linux-compare.sh" "$0" 2>&1 </dev/null)
