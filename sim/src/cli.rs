@@ -55,6 +55,7 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("clients", "1..=1000"),
             ("tx", "1..=1000000"),
             ("rw", "1|0"),
+            ("space_wake", "1|0"),
         ],
         _ => return None,
     })
@@ -202,6 +203,7 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
             clients: o.num("clients", 1, 1, 1000)? as usize,
             tx: o.num("tx", 10, 1, 1_000_000)?,
             rw: o.choice("rw", &["1", "0"])? == 0,
+            space_wake: o.choice("space_wake", &["1", "0"])? == 0,
         }),
         _ => unreachable!("Settings::parse accepts only known workloads"),
     })

@@ -186,7 +186,8 @@
 //! free (`sock_wfree`) calls the sender's `sk_write_space`
 //! (`unix_write_space`: `wake_up_interruptible_sync_poll` on the socket's
 //! wait queue, where the sender sleeps in its own `read`), which finds no
-//! message and sleeps again (`space_wakeups` counts them). Metrics: TPS,
+//! message and sleeps again (`space_wakeups` counts them; `space_wake=0`
+//! leaves them out). Metrics: TPS,
 //! every transaction over the time the last client finished its last one
 //! (lcbench's `tps`), and the mean transaction latency; the run ends when
 //! every thread has exited (each client sends its backend a last message
@@ -3046,6 +3047,11 @@ pub struct LcPgbenchCfg {
     pub tx: u64,
     /// Read-write, seven statements a transaction (else `-S`: one).
     pub rw: bool,
+    /// A consume wakes the sender asleep in its own `read`
+    /// (`unix_write_space`; `space_wake=0`: no such wakeup, as a unix
+    /// socket without it, or a sender waiting in `poll` for input only,
+    /// would have).
+    pub space_wake: bool,
 }
 
 /// A statement's backend work, ns (lcbench's `STMT_NS`).
@@ -3175,7 +3181,7 @@ impl LcPgbench {
         }
         *q -= 1;
         let peer = if client { tid + 1 } else { tid - 1 };
-        if self.wake_reader(k, peer) {
+        if self.cfg.space_wake && self.wake_reader(k, peer) {
             self.space_wakeups += 1;
         }
         self.phase[tid as usize] = LcPhase::Read;

@@ -64,6 +64,7 @@ fn bad_values_are_refused_not_clamped() {
         ("lcpgbench tx=0", "tx=0: expected 1..=1000000"),
         ("lcpgbench clients=1001", "expected 1..=1000"),
         ("lcpgbench rw=yes", "expected 1|0"),
+        ("lcpgbench space_wake=2", "space_wake=2: expected 1|0"),
     ] {
         let e = err(line);
         assert!(e.contains(want), "'{line}': {e}");

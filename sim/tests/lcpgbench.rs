@@ -98,3 +98,22 @@ fn a_seed_gives_the_same_run() {
     }
     assert_eq!(a.ctr.switches, b.ctr.switches);
 }
+
+#[test]
+fn without_the_consumes_wakeup_none_is_counted_and_tasks_wake_and_switch_less() {
+    let line = "--machine qemu:4 --ms 600000 --seed 2 lcpgbench clients=4 tx=20";
+    let (on, off) = (run(line), run(&format!("{line} space_wake=0")));
+    assert_eq!(metric(&off, "space_wakeups"), 0.0);
+    assert!(metric(&on, "space_wakeups") > 0.0);
+    // A consume's wakeup often comes first and the reply's then finds its
+    // reader awake: fewer wakeups in all without it, not one fewer each.
+    assert!(
+        off.ctr.wakeups < on.ctr.wakeups && off.ctr.switches < on.ctr.switches,
+        "without: {} wakeups, {} switches; with: {}, {}",
+        off.ctr.wakeups,
+        off.ctr.switches,
+        on.ctr.wakeups,
+        on.ctr.switches
+    );
+    assert_eq!(off.exited, on.exited);
+}
