@@ -573,13 +573,13 @@ part_ab() {
         ours_base "$dir/logs/linux-${ARCH}_smp${smp_n}_seed$BOOT_SEED.log" "ab (simulator)" || return 1
         local append=0
         if [[ -n $CONFIGS && -n $WORKLOADS ]]; then
-            SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
+            ARCH=$ARCH SIM_BASE=$ours_set PREEMPT=$PREEMPT SIM_FLIPS=${OURS_FLIPS:-} "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS" "${sims[@]}"
             append=1
         fi
         # The second set: the workloads sim-rows.sh has a shape for
         # (lcbench's schbench and pgbench).
         if [[ -n $CONFIGS2 && -n $WORKLOADS2 ]]; then
-            SIM_APPEND=$append SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS2" "${sims2[@]}"
+            ARCH=$ARCH SIM_APPEND=$append SIM_BASE=$ours_set PREEMPT=$PREEMPT "$here/linux-compare/sim-rows.sh" "$target_dir/release/sim" "$dir/logs" "$smp_n" "$SIM_SEEDS" "$CONFIGS2" "${sims2[@]}"
         fi
         compgen -G "$dir/logs/sim-*.log" >/dev/null && others+=("sim-qemu$smp_n")
         if [[ ${SIM_ABLATION:-0} == 1 && -n $CONFIGS && -n $WORKLOADS ]]; then

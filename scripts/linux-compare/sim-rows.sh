@@ -16,12 +16,16 @@
 # metrics tps and lat_avg_ms); other workloads are skipped (sim has no
 # equivalent of their shape).
 # schbench's work, the worker's walk over its -F KiB (one byte written per
-# 64), is charged SCHBENCH_TOUCH_NS_PER_KIB a KiB: measured in Linux 7.2.13
-# on this QEMU machine (4 vCPUs, -icount shift=2,sleep=off) as the slope of
+# 64), is charged a cost a KiB measured in Linux 7.2.13 on the QEMU machine
+# of ARCH (4 vCPUs, -icount shift=2,sleep=off) as the slope of
 # `lcbench schbench -m 1 -t 1 -r 1 -s 0` requests a second between -F 0
-# (15 157 a second, a 65.98 us round) and -F 512 (3 749, 266.74 us): 392 ns
-# a KiB, 100 us for the default 256 KiB (the -F 256 round, 166.3 us, is on
-# the line). docs/results/linux/ab-features.md has the runs.
+# and -F 512: x86_64 15 157 and 3 749 a second (65.98 and 266.74 us
+# rounds), 392 ns a KiB, 100 us for the default 256 KiB; aarch64 12 961
+# and 3 214 (77.15 and 311.16 us), 457 ns a KiB, 117 us (each arch's
+# -F 256 round, 166.3 and 194.2 us, is on its line).
+# docs/results/linux/ab-features.md has the runs.
+#   ARCH=x86_64      the guest arch whose walk cost schbench's lines take
+#                    (x86_64 or aarch64; make linux-compare passes its own)
 #   SIM_APPEND=0     1: add to the seeds' logs instead of starting them anew
 #                    (linux-compare.sh's second set of configs and workloads)
 #   SIM_MACHINE=qemu:NCPUS  sim's preset: `qemu:N` is the QEMU machine with
@@ -55,14 +59,13 @@ flips=${SIM_FLIPS:-}
 [[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,5}|1000000)$ ]] ||
     { echo "error: sim-rows: SIM_FLIPS must be empty or 0..1000000, got '$flips'" >&2; exit 2; }
 wls=("$@")
-SCHBENCH_TOUCH_NS_PER_KIB=392
 [[ ${SIM_APPEND:-0} =~ ^[01]$ ]] ||
     { echo "error: sim-rows: SIM_APPEND must be 0 or 1, got '$SIM_APPEND'" >&2; exit 2; }
 # shape W: sim's arguments for workload W (args, ms, metrics); status 1 when
 # sim has no shape for it; a bad option exits 2.
 shape() {
     set -- $1
-    local kind=$1 sm st sr sf ss work_us
+    local kind=$1 sm st sr sf ss work_us touch_ns_per_kib
     shift
     case $kind in
         hackbench)
@@ -98,7 +101,12 @@ shape() {
                 esac
                 shift 2
             done
-            work_us=$(((10#$sf * SCHBENCH_TOUCH_NS_PER_KIB + 500) / 1000))
+            case ${ARCH:-x86_64} in
+                x86_64) touch_ns_per_kib=392 ;;
+                aarch64) touch_ns_per_kib=457 ;;
+                *) echo "error: sim-rows: ARCH must be x86_64 or aarch64 (the walk's measured cost), got '$ARCH'" >&2; exit 2 ;;
+            esac
+            work_us=$(((10#$sf * touch_ns_per_kib + 500) / 1000))
             ((work_us >= 1)) || work_us=1
             args=(schbench "m=$((10#$sm))" "t=$((10#$st))" "sleep_us=$((10#$ss))" "work_us=$work_us")
             ((10#$sr >= 1 && 10#$sr <= 3600)) ||

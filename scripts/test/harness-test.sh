@@ -406,9 +406,12 @@ SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$
     'default' 'hackbench -g 2 -l 10' >/dev/null 2>&1
 SIM_APPEND=1 SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
     'default|NO_PLACE_LAG' 'schbench -m 1 -t 4 -r 2' 'perfpipe -l 2000' 'schbench -F 0 -s 7' 'pgbench -c 4 -t 20' 'pgbench -S' >/dev/null 2>&1
+ARCH=aarch64 SIM_APPEND=1 SIM_TAG=sim-a "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+    'default|NO_PLACE_LAG' 'schbench -m 2 -r 3' >/dev/null 2>&1
 ok=1
 [[ $(grep -c -- '--ms 2000 .*schbench m=1 t=4 sleep_us=100 work_us=100$' "$dir/fake-sim3.args") == 2 &&
     $(grep -c -- '--ms 5000 .*schbench m=1 t=4 sleep_us=7 work_us=1$' "$dir/fake-sim3.args") == 2 &&
+    $(grep -c -- '--ms 3000 .*schbench m=2 t=4 sleep_us=100 work_us=117$' "$dir/fake-sim3.args") == 2 &&
     $(grep -c 'perfpipe' "$dir/fake-sim3.args") == 0 &&
     $(grep -c -- '--ms 600000 .*lcpgbench clients=4 tx=20 rw=1$' "$dir/fake-sim3.args") == 2 &&
     $(grep -c -- '--ms 600000 .*lcpgbench clients=1 tx=10 rw=0$' "$dir/fake-sim3.args") == 2 &&
@@ -430,6 +433,10 @@ for bad in "schbench -x 1" "schbench -m" "schbench -t four" "schbench -r 0" "pgb
     [[ $st == 2 && $out == *"error: sim-rows: ${bad%% *}"* && ! -e $dir/fake-sim3.args ]] && ok=0
     h_check "sim_rows_refuse_${bad// /_}" "$ok" "status $st: $out"
 done
+out=$(ARCH=riscv64 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
+ok=1
+[[ $st == 2 && $out == *"ARCH must be x86_64 or aarch64 (the walk's measured cost), got 'riscv64'"* ]] && ok=0
+h_check sim_rows_refuse_arch_riscv64 "$ok" "status $st: $out"
 out=$(SIM_APPEND=2 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
 ok=1
 [[ $st == 2 && $out == *"SIM_APPEND must be 0 or 1, got '2'"* ]] && ok=0

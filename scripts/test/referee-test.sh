@@ -94,8 +94,9 @@ referee() {
     base=$(sed -n 's/^set: *//p' <<<"$d")
     echo "== $col: the simulator from Linux's defaults (${base:-none differ}), preempt=$preempt" >>"$log"
     # sim-rows.sh's other knobs (SIM_FLAGS, SIM_FLIPS, SIM_MACHINE, SIM_TAG)
-    # are cleared: the floors are the default model's.
-    if ! env -u SIM_FLAGS -u SIM_FLIPS -u SIM_MACHINE -u SIM_TAG SIM_BASE="$base" PREEMPT="$preempt" \
+    # are cleared: the floors are the default model's; its ARCH (the
+    # schbench walk's measured cost) is the column's.
+    if ! env -u SIM_FLAGS -u SIM_FLIPS -u SIM_MACHINE -u SIM_TAG ARCH="$arch" SIM_BASE="$base" PREEMPT="$preempt" \
         "$H_ROOT/scripts/linux-compare/sim-rows.sh" "$sim" "$dir/logs" 4 6 \
         "$configs" "$@" >>"$log" 2>&1; then
         fails+=("$col: the simulator's runs failed; see $log")
