@@ -366,8 +366,8 @@ test-calibrate: ensure-qemu kernel-x86_64
 
 # The simulator against Linux 7.2's kept columns: the 15 x86_64 hackbench
 # rows of docs/results/linux/three-way.md, the 4 aarch64 NEXT_BUDDY rows and
-# the second set's 5 (lcbench's schbench and pgbench with a feature off,
-# docs/results/linux/ab-features.md), scored by abtool --versus against the
+# the second set's 5 and 2 (lcbench's schbench and pgbench with a feature
+# off, docs/results/linux/ab-features.md), scored by abtool --versus against the
 # reproducible Linux boots' transcripts in docs/results/linux/referee/;
 # fails on an opposite row or below the agreement floors
 # (scripts/test/referee-test.sh). No boot: about 7 s of CPU.

@@ -65,10 +65,10 @@
 #                    docs/results/linux/referee/ARCH, copied under OUT
 #                    first: WHAT=ab, SMP=4 only, and it has the hackbench
 #                    rows of FULL=1 CONFIGS2= on x86_64 and of the aarch64
-#                    page's four lines on aarch64, and on x86_64 the
-#                    second set's schbench and pgbench rows (ARCH-features,
-#                    taken when the run has a second set); other rows find
-#                    no Linux runs)
+#                    page's four lines on aarch64, and on both the second
+#                    set's schbench and pgbench rows (ARCH-features, taken
+#                    when the run has a second set); other rows find no
+#                    Linux runs)
 #   OURS_COST=0      ab: ours' hackbench workloads with Linux's syscall costs
 #                    charged per message (our shell's `hackbench -C linux`:
 #                    the CPU time Linux 7.2 spends in each pipe/socket
