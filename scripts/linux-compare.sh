@@ -204,6 +204,8 @@ fi
 elf=$(realpath -m "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/linux-compare/defaults.sh
+. "$here/linux-compare/defaults.sh"
 WHAT=${WHAT:-ab conformance}
 ARCH=${ARCH:-x86_64}
 SMP=${SMP:-4}
@@ -235,8 +237,8 @@ CONFIGS=${CONFIGS-$configs0}
 default1='hackbench -g 2 -l 100|hackbench -p -g 2 -l 100'
 [[ ${FULL:-0} == 1 ]] && default1+='|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50'
 WORKLOADS=${WORKLOADS-$default1}
-CONFIGS2=${CONFIGS2-default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG}
-default2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20'
+CONFIGS2=${CONFIGS2-$LCD_CONFIGS2}
+default2=$LCD_WORKLOADS2
 # FULL=1: docs/results/linux.md also ran these (cyclictest -L 1: under a
 # hackbench -T -p -g 1 that runs beside it, in both kernels)
 more2='perfpipe -l 2000|cyclictest -t 1 -i 500 -l 1000 -p 50'
@@ -297,9 +299,9 @@ kept_columns() { # " ARCH=a SMP=n" for each kept column, or " none"
         # (ARCH-features/) is the simulator's referee only
         # (scripts/test/referee-test.sh).
         a=${k##*/linux-}
+        a=${a%_seed1.log}
         [[ ${k%/*} == */referee/"${a%%_smp*}" ]] || continue
-        k=${k##*/linux-}
-        k=${k%_seed1.log}
+        k=$a
         printf ' ARCH=%s SMP=%s' "${k%%_smp*}" "${k##*_smp}"
         n=1
     done
@@ -318,8 +320,6 @@ OURS_FEATURES=${OURS_FEATURES:-linux}
 [[ $OURS_FEATURES == linux || $OURS_FEATURES == own ]] || bad "OURS_FEATURES must be linux or own, got '$OURS_FEATURES'"
 # shellcheck source=scripts/lib/harness.sh
 . "$root/scripts/lib/harness.sh"
-# shellcheck source=scripts/linux-compare/defaults.sh
-. "$here/linux-compare/defaults.sh"
 # shellcheck source=scripts/linux-compare/determinism.sh
 . "$here/linux-compare/determinism.sh"
 ours_table=$(lcd_ours_table "$root/sched/src/features.rs")
@@ -428,11 +428,10 @@ boot_linux() { # log cmdline-words...   (the initramfs of $ldir)
 # Prints the visible line once per part. Fails when the log has no line.
 ours_set=""
 ours_base() { # linux-log part
-    local log=$1 part=$2 line d
+    local log=$1 part=$2 d
     ours_set=""
     [[ $OURS_FEATURES == linux ]] || { echo "linux-compare: $part: OURS_FEATURES=own: ours keeps its own default features" >&2; return 0; }
-    line=$(tr -d '\r' <"$log" 2>/dev/null | sed -n 's/^lc: features //p' | head -1)
-    d=$(lcd_diff "$ours_table" "$line") || { echo "error: linux-compare: $part: no 'lc: features' line in $log: ours cannot take Linux's defaults (OURS_FEATURES=own runs ours with its own)" >&2; return 1; }
+    d=$(lcd_log_diff "$ours_table" "$log") || { echo "error: linux-compare: $part: no 'lc: features' line in $log: ours cannot take Linux's defaults (OURS_FEATURES=own runs ours with its own)" >&2; return 1; }
     ours_set=$(sed -n 's/^set: *//p' <<<"$d")
     echo "linux-compare: $part: ours takes Linux's defaults: ${ours_set:-(none differ)}" >&2
     echo "linux-compare: $part: Linux's flags ours has not (not applied):$(sed -n 's/^linux-only://p' <<<"$d")" >&2

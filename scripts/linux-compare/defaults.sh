@@ -18,6 +18,16 @@
 #     '|'-separated configs that ours' table has not (empty: all known)
 # lcd_restore TABLE SET CFG   the settings that put CFG's flags back to
 #     their base (ours' default, or SET's value where SET has the flag)
+# lcd_log_diff TABLE LOG   lcd_diff of a transcript's first `lc: features`
+#     line (fails when it has none)
+# LCD_CONFIGS2, LCD_WORKLOADS2   the second set's configs and workloads
+#     (each feature off against the default; lcbench's schbench and
+#     pgbench): make linux-compare's CONFIGS2 and WORKLOADS2 by default,
+#     and the rows of the second set's kept Linux columns
+#     (docs/results/linux/referee/ARCH-features/)
+
+LCD_CONFIGS2='default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG'
+LCD_WORKLOADS2='schbench -m 1 -t 4 -r 1|pgbench -c 4 -t 20'
 
 lcd_ours_table() {
     sed -nE 's/^ *[A-Za-z]+ = "([A-Z_]+)", (true|false), on: .*/\1 \2/p' "$1" |
@@ -43,6 +53,10 @@ lcd_diff() {
             for (i = 1; i <= n; i++) if (!(order[i] in linux)) mine = mine " " order[i]
             print "set:" set; print "linux-only:" only; print "ours-only:" mine
         }' <<<"$table"
+}
+
+lcd_log_diff() {
+    lcd_diff "$1" "$(tr -d '\r' <"$2" 2>/dev/null | sed -n 's/^lc: features //p' | head -1)"
 }
 
 lcd_unknown_in() {

@@ -61,23 +61,28 @@ flips=${SIM_FLIPS:-}
 wls=("$@")
 [[ ${SIM_APPEND:-0} =~ ^[01]$ ]] ||
     { echo "error: sim-rows: SIM_APPEND must be 0 or 1, got '$SIM_APPEND'" >&2; exit 2; }
-# shape W: sim's arguments for workload W (args, ms, metrics); status 1 when
-# sim has no shape for it; a bad option exits 2.
+# num WORKLOAD OPTION VALUE DIGITS: VALUE is a number of at most DIGITS
+# digits, or the option is refused.
+num() {
+    [[ $3 =~ ^[0-9]{1,$4}$ ]] ||
+        { echo "error: sim-rows: $1 option '$2' needs a number, got '$3'" >&2; exit 2; }
+}
+# shape W: sim's arguments for workload W, as "MS|METRIC...|ARG...";
+# nothing when sim has no shape for it; a bad option exits 2.
 shape() {
     set -- $1
-    local kind=$1 sm st sr sf ss work_us touch_ns_per_kib
+    local kind=$1 args=() ms metrics
     shift
     case $kind in
         hackbench)
-            args=(hackbench ipc=socket mode=process) ms=600000 metrics=(time_s)
+            args=(hackbench ipc=socket mode=process) ms=600000 metrics=time_s
             while [[ $# -gt 0 ]]; do
                 case $1 in
                     -p) args[1]=ipc=pipe ;;
                     -T) args[2]=mode=thread ;;
                     -P) args[2]=mode=process ;;
                     -g | -l)
-                        [[ $# -ge 2 && $2 =~ ^[0-9]{1,6}$ ]] ||
-                            { echo "error: sim-rows: hackbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
+                        num hackbench "$1" "${2:-}" 6
                         [[ $1 == -g ]] && args+=("groups=$2") || args+=("loops=$2")
                         shift ;;
                     *) echo "error: sim-rows: hackbench option '$1' has no sim equivalent" >&2; exit 2 ;;
@@ -87,18 +92,13 @@ shape() {
             [[ -n $flips ]] && args+=("flips=$flips")
             ;;
         schbench)
-            sm=1 st=4 sr=5 sf=256 ss=100
+            local -A o=([-m]=1 [-t]=4 [-r]=5 [-F]=256 [-s]=100)
+            local touch_ns_per_kib work_us
             while [[ $# -gt 0 ]]; do
-                [[ $# -ge 2 && $2 =~ ^[0-9]{1,7}$ ]] ||
-                    { echo "error: sim-rows: schbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
-                case $1 in
-                    -m) sm=$2 ;;
-                    -t) st=$2 ;;
-                    -r) sr=$2 ;;
-                    -F) sf=$2 ;;
-                    -s) ss=$2 ;;
-                    *) echo "error: sim-rows: schbench option '$1' has no sim equivalent (accepted: -m -t -r -F -s)" >&2; exit 2 ;;
-                esac
+                [[ -v o[$1] ]] ||
+                    { echo "error: sim-rows: schbench option '$1' has no sim equivalent (accepted: -m -t -r -F -s)" >&2; exit 2; }
+                num schbench "$1" "${2:-}" 7
+                o[$1]=$((10#$2))
                 shift 2
             done
             case ${ARCH:-x86_64} in
@@ -106,43 +106,53 @@ shape() {
                 aarch64) touch_ns_per_kib=457 ;;
                 *) echo "error: sim-rows: ARCH must be x86_64 or aarch64 (the walk's measured cost), got '$ARCH'" >&2; exit 2 ;;
             esac
-            work_us=$(((10#$sf * touch_ns_per_kib + 500) / 1000))
+            ((o[-r] >= 1 && o[-r] <= 3600)) ||
+                { echo "error: sim-rows: schbench -r must be 1..3600 seconds, got '${o[-r]}'" >&2; exit 2; }
+            work_us=$(((o[-F] * touch_ns_per_kib + 500) / 1000))
             ((work_us >= 1)) || work_us=1
-            args=(schbench "m=$((10#$sm))" "t=$((10#$st))" "sleep_us=$((10#$ss))" "work_us=$work_us")
-            ((10#$sr >= 1 && 10#$sr <= 3600)) ||
-                { echo "error: sim-rows: schbench -r must be 1..3600 seconds, got '$sr'" >&2; exit 2; }
-            ms=$((10#$sr * 1000)) metrics=(wakeup_p99_us rps)
+            args=(schbench "m=${o[-m]}" "t=${o[-t]}" "sleep_us=${o[-s]}" "work_us=$work_us")
+            ms=$((o[-r] * 1000)) metrics="wakeup_p99_us rps"
             ;;
         pgbench)
-            local pc=1 pt=10 rw=1
+            local -A o=([-c]=1 [-t]=10)
+            local rw=1
             while [[ $# -gt 0 ]]; do
-                case $1 in
-                    -S) rw=0; shift; continue ;;
-                    -c | -t) ;;
-                    *) echo "error: sim-rows: pgbench option '$1' has no sim equivalent (accepted: -c -t -S)" >&2; exit 2 ;;
-                esac
-                [[ $# -ge 2 && $2 =~ ^[0-9]{1,7}$ ]] ||
-                    { echo "error: sim-rows: pgbench option '$1' needs a number, got '${2:-}'" >&2; exit 2; }
-                [[ $1 == -c ]] && pc=$((10#$2)) || pt=$((10#$2))
+                if [[ $1 == -S ]]; then
+                    rw=0
+                    shift
+                    continue
+                fi
+                [[ -v o[$1] ]] ||
+                    { echo "error: sim-rows: pgbench option '$1' has no sim equivalent (accepted: -c -t -S)" >&2; exit 2; }
+                num pgbench "$1" "${2:-}" 7
+                o[$1]=$((10#$2))
                 shift 2
             done
-            ((pc >= 1 && pc <= 1000 && pt >= 1 && pt <= 1000000)) ||
-                { echo "error: sim-rows: pgbench -c must be 1..1000 and -t 1..1000000, got $pc and $pt" >&2; exit 2; }
-            args=(lcpgbench "clients=$pc" "tx=$pt" "rw=$rw") ms=600000 metrics=(tps lat_avg_ms)
+            ((o[-c] >= 1 && o[-c] <= 1000 && o[-t] >= 1 && o[-t] <= 1000000)) ||
+                { echo "error: sim-rows: pgbench -c must be 1..1000 and -t 1..1000000, got ${o[-c]} and ${o[-t]}" >&2; exit 2; }
+            args=(lcpgbench "clients=${o[-c]}" "tx=${o[-t]}" "rw=$rw") ms=600000 metrics="tps lat_avg_ms"
             ;;
-        *) return 1 ;;
+        *) return 0 ;;
     esac
-    return 0
+    echo "$ms|$metrics|${args[*]}"
 }
-# Every workload's options are checked before anything is written.
-for w in "${wls[@]}"; do shape "$w" || true; done
+# Every workload parsed once, before anything is written: its shape or "".
+shapes=()
+for w in "${wls[@]}"; do
+    sh=$(shape "$w") || exit 2
+    shapes+=("$sh")
+done
 mkdir -p "$out"
 IFS='|' read -ra cl <<<"$configs"
 for ((s = 1; s <= seeds; s++)); do
     log=$out/${tag}_smp${ncpus}_seed$s.log
     [[ ${SIM_APPEND:-0} == 1 ]] || : >"$log"
-    for w in "${wls[@]}"; do
-        shape "$w" || continue
+    for i in "${!wls[@]}"; do
+        w=${wls[$i]}
+        [[ -n ${shapes[$i]} ]] || continue
+        IFS='|' read -r ms mlist alist <<<"${shapes[$i]}"
+        read -ra metrics <<<"$mlist"
+        read -ra args <<<"$alist"
         n=${#cl[@]}
         echo "compare: $n config(s) x 1 run(s) (+0 warmup) of '$w', rotated order, seed $s" >>"$log"
         for ((k = 0; k < n; k++)); do

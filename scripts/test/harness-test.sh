@@ -367,10 +367,13 @@ ok=1
 h_check sim_rows_start_from_the_linux_base "$ok" "configs '$(tr '\n' ' ' <"$dir/fake-sim.args" 2>/dev/null)', log '$(grep -o 'cfg [A-C] [A-Z_a-z]*' "$dir/simrows/sim-t_smp4_seed1.log" 2>/dev/null | tr '\n' '/')'"
 # SIM_FLIPS gives every hackbench run `flips=N` (the workers' inherited
 # wakee_flips); a bad value is refused before any run, with its name.
+# (The stand-in records its arguments and prints every metric sim-rows
+# reads: hackbench's, schbench's and lcpgbench's.)
 cat >"$dir/fake-sim2" <<'FAKE'
 #!/usr/bin/env bash
 echo "$*" >>"${0%/*}/fake-sim2.args"
-echo "time_s 1.5"; echo "counters: switches 10 wakeups 5 wakeup preempts 2 buddy picks 1"
+echo "wakeup_p99_us 321.5"; echo "rps 7000.0"; echo "time_s 1.5"; echo "tps 1200.5"; echo "lat_avg_ms 3.1"
+echo "counters: switches 10 wakeups 5 wakeup preempts 2 buddy picks 1"
 FAKE
 chmod +x "$dir/fake-sim2"
 rm -f "$dir/fake-sim2.args"
@@ -394,50 +397,43 @@ done
 # sim's lcpgbench, tps first; SIM_APPEND adds to the seed's log; a workload
 # with no shape is skipped and leaves no log; a bad option or value is
 # refused with its name.
-cat >"$dir/fake-sim3" <<'FAKE'
-#!/usr/bin/env bash
-echo "$*" >>"${0%/*}/fake-sim3.args"
-echo "wakeup_p99_us 321.5"; echo "rps 7000.0"; echo "time_s 1.5"; echo "tps 1200.5"; echo "lat_avg_ms 3.1"
-echo "counters: switches 10 wakeups 5 wakeup preempts 2 buddy picks 1"
-FAKE
-chmod +x "$dir/fake-sim3"
-rm -f "$dir/fake-sim3.args" "$dir"/simsch/*.log
-SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+rm -f "$dir/fake-sim2.args" "$dir"/simsch/*.log
+SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 \
     'default' 'hackbench -g 2 -l 10' >/dev/null 2>&1
-SIM_APPEND=1 SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+SIM_APPEND=1 SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 \
     'default|NO_PLACE_LAG' 'schbench -m 1 -t 4 -r 2' 'perfpipe -l 2000' 'schbench -F 0 -s 7' 'pgbench -c 4 -t 20' 'pgbench -S' >/dev/null 2>&1
-ARCH=aarch64 SIM_APPEND=1 SIM_TAG=sim-a "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+ARCH=aarch64 SIM_APPEND=1 SIM_TAG=sim-a "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 \
     'default|NO_PLACE_LAG' 'schbench -m 2 -r 3' >/dev/null 2>&1
 ok=1
-[[ $(grep -c -- '--ms 2000 .*schbench m=1 t=4 sleep_us=100 work_us=100$' "$dir/fake-sim3.args") == 2 &&
-    $(grep -c -- '--ms 5000 .*schbench m=1 t=4 sleep_us=7 work_us=1$' "$dir/fake-sim3.args") == 2 &&
-    $(grep -c -- '--ms 3000 .*schbench m=2 t=4 sleep_us=100 work_us=117$' "$dir/fake-sim3.args") == 2 &&
-    $(grep -c 'perfpipe' "$dir/fake-sim3.args") == 0 &&
-    $(grep -c -- '--ms 600000 .*lcpgbench clients=4 tx=20 rw=1$' "$dir/fake-sim3.args") == 2 &&
-    $(grep -c -- '--ms 600000 .*lcpgbench clients=1 tx=10 rw=0$' "$dir/fake-sim3.args") == 2 &&
+[[ $(grep -c -- '--ms 2000 .*schbench m=1 t=4 sleep_us=100 work_us=100$' "$dir/fake-sim2.args") == 2 &&
+    $(grep -c -- '--ms 5000 .*schbench m=1 t=4 sleep_us=7 work_us=1$' "$dir/fake-sim2.args") == 2 &&
+    $(grep -c -- '--ms 3000 .*schbench m=2 t=4 sleep_us=100 work_us=117$' "$dir/fake-sim2.args") == 2 &&
+    $(grep -c 'perfpipe' "$dir/fake-sim2.args") == 0 &&
+    $(grep -c -- '--ms 600000 .*lcpgbench clients=4 tx=20 rw=1$' "$dir/fake-sim2.args") == 2 &&
+    $(grep -c -- '--ms 600000 .*lcpgbench clients=1 tx=10 rw=0$' "$dir/fake-sim2.args") == 2 &&
     $(grep -c '^run [12]/2 cfg [AB] \(default\|NO_PLACE_LAG\): tps=1200.5 lat_avg_ms=3.1 | switches=10 ' "$dir/simsch/sim-s_smp4_seed1.log") == 4 &&
     $(grep -c '^run [12]/2 cfg [AB] \(default\|NO_PLACE_LAG\): wakeup_p99_us=321.5 rps=7000.0 | switches=10 ' "$dir/simsch/sim-s_smp4_seed1.log") == 4 &&
     $(grep -c '^run 1/1 cfg A default: time_s=1.5 ' "$dir/simsch/sim-s_smp4_seed1.log") == 1 ]] && ok=0
-h_check sim_rows_run_schbench "$ok" "args '$(tr '\n' '/' <"$dir/fake-sim3.args" 2>/dev/null)', log '$(tr '\n' '/' <"$dir/simsch/sim-s_smp4_seed1.log" 2>/dev/null)'"
+h_check sim_rows_run_schbench "$ok" "args '$(tr '\n' '/' <"$dir/fake-sim2.args" 2>/dev/null)', log '$(tr '\n' '/' <"$dir/simsch/sim-s_smp4_seed1.log" 2>/dev/null)'"
 rm -f "$dir"/simsch/*.log
-SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 \
     'default' 'perfpipe -l 2000' 'cyclictest -t 1' >/dev/null 2>&1
 ok=1
 [[ ! -e $dir/simsch/sim-s_smp4_seed1.log ]] && ok=0
 h_check sim_rows_no_shape_no_log "$ok" "$(ls "$dir/simsch" 2>&1)"
 for bad in "schbench -x 1" "schbench -m" "schbench -t four" "schbench -r 0" "pgbench -j 2" "pgbench -c" "pgbench -c 0" "pgbench -t x" "hackbench -g" "hackbench -l two"; do
-    rm -f "$dir/fake-sim3.args"
-    out=$(SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 \
+    rm -f "$dir/fake-sim2.args"
+    out=$(SIM_TAG=sim-s "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 \
         'default' "$bad" 2>&1); st=$?
     ok=1
-    [[ $st == 2 && $out == *"error: sim-rows: ${bad%% *}"* && ! -e $dir/fake-sim3.args ]] && ok=0
+    [[ $st == 2 && $out == *"error: sim-rows: ${bad%% *}"* && ! -e $dir/fake-sim2.args ]] && ok=0
     h_check "sim_rows_refuse_${bad// /_}" "$ok" "status $st: $out"
 done
-out=$(ARCH=riscv64 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
+out=$(ARCH=riscv64 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
 ok=1
 [[ $st == 2 && $out == *"ARCH must be x86_64 or aarch64 (the walk's measured cost), got 'riscv64'"* ]] && ok=0
 h_check sim_rows_refuse_arch_riscv64 "$ok" "status $st: $out"
-out=$(SIM_APPEND=2 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim3" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
+out=$(SIM_APPEND=2 "$(dirname "$0")/../linux-compare/sim-rows.sh" "$dir/fake-sim2" "$dir/simsch" 4 1 'default' 'schbench' 2>&1); st=$?
 ok=1
 [[ $st == 2 && $out == *"SIM_APPEND must be 0 or 1, got '2'"* ]] && ok=0
 h_check sim_rows_refuse_append_2 "$ok" "status $st: $out"

@@ -76,7 +76,7 @@ log=$(h_log referee)
 # failures in `fails`.
 fails=()
 referee() {
-    local col=$1 preempt=$2 configs=$3 want=$4 amin=$5 wmin=$6 dir line d base tally
+    local col=$1 preempt=$2 configs=$3 want=$4 amin=$5 wmin=$6 dir d base tally
     local agree within null opposite rows arch=${1%%-*}
     shift 6
     dir=$H_BUILD/referee/$col
@@ -92,8 +92,7 @@ referee() {
     # Linux boot's default features where they differ, as make
     # linux-compare's simulator part does (none on x86_64; NO_HRTICK on
     # arm64, whose 7.2 boots without it).
-    line=$(tr -d '\r' <"${linux[0]}" | sed -n 's/^lc: features //p' | head -1)
-    if ! d=$(lcd_diff "$(lcd_ours_table "$H_ROOT/sched/src/features.rs")" "$line"); then
+    if ! d=$(lcd_log_diff "$(lcd_ours_table "$H_ROOT/sched/src/features.rs")" "${linux[0]}"); then
         fails+=("$col: no 'lc: features' line in ${linux[0]}")
         return
     fi
@@ -140,15 +139,14 @@ referee x86_64 full "default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy" 15
 # hackbench lines: 4 rows.
 referee aarch64 lazy "default|NEXT_BUDDY" 4 "$arm_agree_min" "$arm_within_min" \
     "hackbench -g 2 -l 100" "hackbench -p -g 2 -l 100" "hackbench -T -g 2 -l 100" "hackbench -p -T -g 2 -l 100"
-# x86_64's second set: Linux booted full; each of four features off against
-# the default, on lcbench's schbench and pgbench: 8 rows, 5 of them
-# significant in Linux.
-referee x86_64-features full "default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG" 5 \
-    "$feat_agree_min" "$feat_within_min" "schbench -m 1 -t 4 -r 1" "pgbench -c 4 -t 20"
+# x86_64's second set (defaults.sh's LCD_CONFIGS2 and LCD_WORKLOADS2):
+# Linux booted full; each of four features off against the default, on
+# lcbench's schbench and pgbench: 8 rows, 5 of them significant in Linux.
+IFS='|' read -ra set2 <<<"$LCD_WORKLOADS2"
+referee x86_64-features full "$LCD_CONFIGS2" 5 "$feat_agree_min" "$feat_within_min" "${set2[@]}"
 # aarch64's second set: lazy, from arm64's defaults (NO_HRTICK); 8 rows, 2
 # of them significant in Linux (PLACE_LAG off, both workloads).
-referee aarch64-features lazy "default|NO_RUN_TO_PARITY|NO_PREEMPT_SHORT|NO_DELAY_DEQUEUE|NO_PLACE_LAG" 2 \
-    "$arm_feat_agree_min" "$arm_feat_within_min" "schbench -m 1 -t 4 -r 1" "pgbench -c 4 -t 20"
+referee aarch64-features lazy "$LCD_CONFIGS2" 2 "$arm_feat_agree_min" "$arm_feat_within_min" "${set2[@]}"
 for f in "${fails[@]}"; do h_err "FAIL: $f"; done
 [ ${#fails[@]} -eq 0 ] || exit 1
 h_say "PASS: the simulator against Linux 7.2's kept columns, both arches and the second set"

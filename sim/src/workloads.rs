@@ -3076,27 +3076,26 @@ enum LcPhase {
     Worked,
     /// Backend: END's commit sleep has run.
     Slept,
-    /// Client: its last transaction's reply is in; the poison next.
-    Done,
 }
 
-/// lcbench's pgbench (module docs, "lcbench's pgbench").
+/// lcbench's pgbench (module docs, "lcbench's pgbench"). Pair `p`'s
+/// client is task `2p`, its backend `2p + 1`: each task's peer is
+/// `tid ^ 1`.
 #[derive(Debug)]
 pub struct LcPgbench {
     cfg: LcPgbenchCfg,
-    /// Per task (client `2p`, backend `2p + 1`).
+    /// Per task: where it is.
     phase: Vec<LcPhase>,
     /// Per task: asleep in `read` on its socket (`skwq_has_sleeper`).
     reading: Vec<bool>,
-    /// Per pair: messages in the backend's socket, and in the client's.
-    to_backend: Vec<u32>,
-    to_client: Vec<u32>,
-    /// Per pair: the statement in flight, its transaction's start, the
-    /// transactions done, and whether the client sent its poison.
+    /// Per task: messages in its socket, not yet read.
+    inbox: Vec<u32>,
+    /// Per pair: the statement in flight, its transaction's start and the
+    /// transactions done (all of them: the client's next message is the
+    /// last one, which ends the backend).
     stmt: Vec<u32>,
     start: Vec<u64>,
     done: Vec<u64>,
-    poison: Vec<bool>,
     /// Per client: when it finished its last transaction.
     end: Vec<u64>,
     lat_sum: u64,
@@ -3117,12 +3116,10 @@ impl LcPgbench {
             cfg,
             phase: vec![LcPhase::Write; 2 * n],
             reading: vec![false; 2 * n],
-            to_backend: vec![0; n],
-            to_client: vec![0; n],
+            inbox: vec![0; 2 * n],
             stmt: vec![0; n],
             start: vec![0; n],
             done: vec![0; n],
-            poison: vec![false; n],
             end: vec![0; n],
             lat_sum: 0,
             alive: 2 * n,
@@ -3147,6 +3144,11 @@ impl LcPgbench {
         }
     }
 
+    /// Pair `p` is through: its client has done all its transactions.
+    fn through(&self, p: usize) -> bool {
+        self.done[p] == self.cfg.tx
+    }
+
     /// Wakes task `t` if it sleeps in `read` (both wakeups here are
     /// `wake_up_interruptible_sync_poll`: WF_SYNC).
     fn wake_reader(&mut self, k: &mut Kernel, t: u32) -> bool {
@@ -3166,25 +3168,20 @@ impl LcPgbench {
         Next::Exit
     }
 
-    /// The `read` of task `tid` (pair `p`) decides: a message in its
-    /// socket is taken (its peer, if asleep in its own `read`, is woken by
-    /// the consume: `sock_wfree` → `unix_write_space`), or it sleeps.
-    fn read_decide(&mut self, k: &mut Kernel, tid: u32, p: usize, client: bool) -> Next {
-        let q = if client {
-            &mut self.to_client[p]
-        } else {
-            &mut self.to_backend[p]
-        };
-        if *q == 0 {
-            self.reading[tid as usize] = true;
+    /// The `read` of task `tid` decides: a message in its socket is taken
+    /// (its peer, if asleep in its own `read`, is woken by the consume:
+    /// `sock_wfree` → `unix_write_space`), or it sleeps.
+    fn read_decide(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let t = tid as usize;
+        if self.inbox[t] == 0 {
+            self.reading[t] = true;
             return Next::Block;
         }
-        *q -= 1;
-        let peer = if client { tid + 1 } else { tid - 1 };
-        if self.cfg.space_wake && self.wake_reader(k, peer) {
+        self.inbox[t] -= 1;
+        if self.cfg.space_wake && self.wake_reader(k, tid ^ 1) {
             self.space_wakeups += 1;
         }
-        self.phase[tid as usize] = LcPhase::Read;
+        self.phase[t] = LcPhase::Read;
         Next::RunKernel(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
     }
 }
@@ -3194,20 +3191,15 @@ impl Workload for LcPgbench {
         let c = &k.m.costs;
         (self.write_ns, self.read_ns) = (c.sock_write_ns, c.sock_read_ns);
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
-        for _ in 0..self.cfg.clients {
-            // One process, lcbench's threads: one mm.
-            k.spawn(Spawn {
-                mm: 1,
-                footprint: 16 << 10,
-                ..Default::default()
-            });
-            k.spawn(Spawn {
-                mm: 1,
-                footprint: 16 << 10,
-                ..Default::default()
-            });
-        }
         for p in 0..self.cfg.clients {
+            // One process, lcbench's threads: one mm.
+            for _ in 0..2 {
+                k.spawn(Spawn {
+                    mm: 1,
+                    footprint: 16 << 10,
+                    ..Default::default()
+                });
+            }
             // The backend starts in its `read`.
             self.phase[2 * p + 1] = LcPhase::ReadEntry;
         }
@@ -3220,31 +3212,21 @@ impl Workload for LcPgbench {
         match self.phase[t] {
             LcPhase::Write => {
                 if client && self.stmt[p] == 0 {
-                    if self.done[p] == self.cfg.tx {
+                    // A transaction's start, or (all done) the last message.
+                    if self.through(p) {
                         self.end[p] = k.now;
-                        self.poison[p] = true;
-                        self.phase[t] = LcPhase::Done;
                     } else {
                         self.start[p] = k.now;
                     }
                 }
-                if self.phase[t] == LcPhase::Write {
-                    self.phase[t] = LcPhase::Written;
-                }
+                self.phase[t] = LcPhase::Written;
                 Next::Run(k.rng(tid).jitter(self.write_ns, 10))
             }
-            LcPhase::Written | LcPhase::Done => {
-                let poisoned = self.phase[t] == LcPhase::Done;
-                let peer = if client {
-                    self.to_backend[p] += 1;
-                    tid + 1
-                } else {
-                    self.to_client[p] += 1;
-                    tid - 1
-                };
+            LcPhase::Written => {
+                self.inbox[t ^ 1] += 1;
                 // `sock_def_readable`: a sync wakeup of a reader asleep.
-                self.wake_reader(k, peer);
-                if poisoned {
+                self.wake_reader(k, tid ^ 1);
+                if client && self.through(p) {
                     return self.exit(k);
                 }
                 self.phase[t] = LcPhase::ReadEntry;
@@ -3254,7 +3236,7 @@ impl Workload for LcPgbench {
                 self.phase[t] = LcPhase::ReadDecide;
                 Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10))
             }
-            LcPhase::ReadDecide => self.read_decide(k, tid, p, client),
+            LcPhase::ReadDecide => self.read_decide(k, tid),
             LcPhase::Read if client => {
                 self.stmt[p] += 1;
                 if self.stmt[p] == self.statements() {
@@ -3266,7 +3248,8 @@ impl Workload for LcPgbench {
                 self.step(k, tid)
             }
             LcPhase::Read => {
-                if self.poison[p] {
+                // The client's message after its last transaction ends it.
+                if self.through(p) {
                     return self.exit(k);
                 }
                 let (i, n) = (self.stmt[p], self.statements());
