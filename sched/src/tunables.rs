@@ -27,6 +27,13 @@ pub const MIN_SLICE_NS: u64 = 100_000;
 /// Largest custom or base slice: 100 ms.
 pub const MAX_SLICE_NS: u64 = 100_000_000;
 
+/// Linux's default timer slack of a normal task: `init_task`'s
+/// `timer_slack_ns`, which every task inherits unless it sets its own
+/// (`prctl(PR_SET_TIMERSLACK)`).
+pub const DEFAULT_TIMER_SLACK_NS: u64 = 50_000;
+/// Largest accepted timer slack: 100 ms.
+pub const MAX_TIMER_SLACK_NS: u64 = 100_000_000;
+
 /// The preemption model (`/sys/kernel/debug/sched/preempt`, boot `preempt=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -140,6 +147,8 @@ pub enum Tunable {
     FairServerRuntimeNs,
     /// `kernel.sched_fair_server_period_ns`
     FairServerPeriodNs,
+    /// `kernel.timer_slack_ns`
+    TimerSlackNs,
 }
 
 /// The value kind of a tunable, for parsing and printing.
@@ -242,6 +251,13 @@ pub const TUNABLES: &[TunableInfo] = &[
         unit: "ns",
         kind: Kind::Int { min: DL_SERVER_PERIOD_MIN_NS, max: DL_SERVER_PERIOD_MAX_NS },
         doc: "fair server period on each CPU (Linux's debugfs fair_server/cpuN/period; at least the runtime)",
+    },
+    TunableInfo {
+        tunable: Tunable::TimerSlackNs,
+        key: "kernel.timer_slack_ns",
+        unit: "ns",
+        kind: Kind::Int { min: 0, max: MAX_TIMER_SLACK_NS },
+        doc: "a normal task's timed sleep may end this much late, so one timer interrupt serves several sleepers (Linux's per-task timer_slack_ns, 50 us; RT and deadline tasks: none; 0: off)",
     },
 ];
 
@@ -358,6 +374,7 @@ pub struct Tunables {
     /// holds for every stored pair.
     fair_server_runtime_ns: AtomicU64,
     fair_server_period_ns: AtomicU64,
+    timer_slack_ns: AtomicU64,
 }
 
 impl Tunables {
@@ -376,6 +393,7 @@ impl Tunables {
             softlockup_thresh_ms: AtomicU64::new(0),
             fair_server_runtime_ns: AtomicU64::new(FAIR_SERVER_RUNTIME_NS),
             fair_server_period_ns: AtomicU64::new(FAIR_SERVER_PERIOD_NS),
+            timer_slack_ns: AtomicU64::new(DEFAULT_TIMER_SLACK_NS),
         };
         t.update_base_slice();
         t
@@ -454,6 +472,12 @@ impl Tunables {
         self.softlockup_thresh_ms.load(Ordering::Relaxed) * 1_000_000
     }
 
+    /// How late a normal task's timed sleep may end, ns (0: on time).
+    #[inline]
+    pub fn timer_slack_ns(&self) -> u64 {
+        self.timer_slack_ns.load(Ordering::Relaxed)
+    }
+
     /// The raw stored value of a tunable.
     pub fn get_raw(&self, t: Tunable) -> u64 {
         match t {
@@ -467,6 +491,7 @@ impl Tunables {
             Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.load(Ordering::Relaxed),
             Tunable::FairServerRuntimeNs => self.fair_server_runtime_ns.load(Ordering::Relaxed),
             Tunable::FairServerPeriodNs => self.fair_server_period_ns.load(Ordering::Relaxed),
+            Tunable::TimerSlackNs => self.timer_slack_ns(),
         }
     }
 
@@ -493,6 +518,7 @@ impl Tunables {
             Tunable::SoftlockupThreshMs => self.softlockup_thresh_ms.store(v, Ordering::Relaxed),
             Tunable::FairServerRuntimeNs => self.fair_server_runtime_ns.store(v, Ordering::Relaxed),
             Tunable::FairServerPeriodNs => self.fair_server_period_ns.store(v, Ordering::Relaxed),
+            Tunable::TimerSlackNs => self.timer_slack_ns.store(v, Ordering::Relaxed),
         }
     }
 

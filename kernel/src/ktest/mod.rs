@@ -122,7 +122,7 @@ pub const QUARANTINE: &[(&str, usize, &str)] = &[];
 static BOOT_PREEMPT: AtomicU32 = AtomicU32::new(PreemptMode::Full as u32);
 
 /// Puts the scheduler back to its boot state: default features, boot
-/// preemption model, default base slice.
+/// preemption model, default base slice, Linux's timer slack.
 pub fn reset_sched_state() {
     let cfg = crate::sched::sched_config();
     for &f in Feature::ALL {
@@ -140,6 +140,10 @@ pub fn reset_sched_state() {
     let _ = cfg
         .tunables
         .set("kernel.softlockup_thresh_ms", KTEST_SOFTLOCKUP_MS);
+    let _ = cfg.tunables.set(
+        "kernel.timer_slack_ns",
+        &alloc::format!("{}", sched::tunables::DEFAULT_TIMER_SLACK_NS),
+    );
     // The fair server back to Linux's defaults, if a test changed them
     // (through the longest period, so that runtime <= period at every step).
     let defaults = (

@@ -54,6 +54,7 @@ pub fn hrtick_interrupt() {
         let mut rq = lock_rq(cpu);
         rq.hrtick();
     }
+    expire_timers(pc, arch::now_ns());
     // A deadline task the timer replenished behind an earlier deadline
     // moves on (Linux's `dl_task_timer` ends with `__push_dl_task`): one
     // relaxed load while no CPU is DL-overloaded.

@@ -771,13 +771,29 @@ fn arm_timer_and_schedule(deadline_ns: u64) {
         }
         {
             let mut timers = percpu::cpu(cpu).timers.lock();
-            timers.add(deadline_ns, me);
+            timers.add(
+                deadline_ns,
+                deadline_ns.saturating_add(timer_slack_ns(t)),
+                me,
+            );
             arch::timer_set_event(timers.earliest());
         }
         t.timer_cpu.store(cpu.as_u32(), Ordering::Relaxed);
         drop(irq);
     }
     crate::sched::schedule();
+}
+
+/// How late thread `t`'s timed sleep may end (Linux's `timer_slack_ns`):
+/// `kernel.timer_slack_ns` for a normal task (SCHED_NORMAL, BATCH, IDLE),
+/// none for an RT or deadline task, as Linux 6.11+ gives those none (its
+/// prio below 100, `rt_or_dl_task`; commit ed4fb6d7ef68, "hrtimer: Use and
+/// report correct timerslack values for realtime tasks").
+fn timer_slack_ns(t: &Thread) -> u64 {
+    if t.prio.load(Ordering::Relaxed) < 100 {
+        return 0;
+    }
+    crate::sched::sched_config().tunables.timer_slack_ns()
 }
 
 /// Drops the current thread's sleep timer, if still armed.

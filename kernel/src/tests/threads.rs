@@ -87,6 +87,119 @@ ktest_timing!(threads_sleep_latency, || {
     Ok(())
 });
 
+ktest_timing!(threads_sleep_timer_slack, || {
+    // Timer slack (`kernel.timer_slack_ns`, Linux's `timer_slack_ns`): a
+    // normal task's sleep may end up to the slack late, and ends at the
+    // first timer interrupt of its CPU after its own deadline; an RT task's
+    // sleep takes none. With the slack at half a tick and each sleep of
+    // 300 us started right after a tick edge, nothing else fires on this
+    // CPU inside the range, so:
+    // - a normal sleep lasts at least its length plus the slack, every
+    //   time, and its median ends within a quarter tick after that;
+    // - with the sysctl at 0, or as SCHED_FIFO, the median is on time
+    //   (under a quarter tick late, as `threads_sleep_latency`);
+    // - an RT helper on the same CPU whose own timer fires half the slack
+    //   after the normal sleep's deadline ends that sleep with it: late by
+    //   at least half the slack, less than three quarters of it.
+    const N: usize = 9;
+    let d_ns = 300_000;
+    let slack_ns = tick_ns() / 2;
+    let cfg = crate::sched::sched_config();
+    let set_slack = |v: u64| {
+        cfg.tunables
+            .set("kernel.timer_slack_ns", &alloc::format!("{v}"))
+            .map(|_| ())
+            .map_err(|e| alloc::format!("kernel.timer_slack_ns={v}: {e}"))
+    };
+    let cpu = arch::cpu_id();
+    crate::sched::set_affinity(task::current_tid(), crate::cpumask::only(cpu))
+        .map_err(|e| alloc::format!("pin the test thread: {e:?}"))?;
+    let median_late = || {
+        let mut late = [0u64; N];
+        let mut min_dt = u64::MAX;
+        for l in late.iter_mut() {
+            wait_tick_edge();
+            let t0 = arch::now_ns();
+            task::sleep_ns(d_ns);
+            let dt = arch::now_ns() - t0;
+            min_dt = min_dt.min(dt);
+            *l = dt.saturating_sub(d_ns);
+        }
+        late.sort_unstable();
+        (late[N / 2], min_dt)
+    };
+    set_slack(slack_ns)?;
+    let (normal, normal_min) = median_late();
+    set_slack(0)?;
+    let (off, _) = median_late();
+    set_slack(slack_ns)?;
+    crate::sched::sched_setattr(task::current(), TaskParams::fifo(10))
+        .map_err(|e| alloc::format!("setattr fifo: {e:?}"))?;
+    let (fifo, _) = median_late();
+    crate::sched::sched_setattr(task::current(), TaskParams::default())
+        .map_err(|e| alloc::format!("setattr normal: {e:?}"))?;
+    // Coalescing: the helper's deadline half the slack after ours, a
+    // quarter tick from the edge (room for the helper's spawn).
+    let d_co_ns = tick_ns() / 4;
+    let mut coalesced = [0u64; 3];
+    for c in coalesced.iter_mut() {
+        wait_tick_edge();
+        let t0 = arch::now_ns();
+        let helper_at = t0 + d_co_ns + slack_ns / 2;
+        let h = task::spawn_on(
+            "slack-helper",
+            TaskParams::fifo(10),
+            crate::cpumask::only(cpu),
+            move || task::sleep_until_ns(helper_at),
+        )
+        .map_err(|e| alloc::format!("spawn: {e:?}"))?;
+        task::sleep_until_ns(t0 + d_co_ns);
+        *c = arch::now_ns() - (t0 + d_co_ns);
+        task::join(h).map_err(|e| alloc::format!("join: {e:?}"))?;
+    }
+    coalesced.sort_unstable();
+    let tick = tick_ns();
+    kprintln!(
+        "    sleep 300 us, slack {} us: normal late by median {} us (min sleep {} us), slack 0 {} us, FIFO {} us, beside an RT timer {} us later {} / {} / {} us",
+        slack_ns / 1000,
+        normal / 1000,
+        normal_min / 1000,
+        off / 1000,
+        fifo / 1000,
+        slack_ns / 2000,
+        coalesced[0] / 1000,
+        coalesced[1] / 1000,
+        coalesced[2] / 1000
+    );
+    kassert!(
+        normal_min >= d_ns + slack_ns,
+        "a normal sleep of {} us ended after {} us, inside its slack of {} us",
+        d_ns / 1000,
+        normal_min / 1000,
+        slack_ns / 1000
+    );
+    kassert!(
+        normal < slack_ns + tick / 4,
+        "normal sleeps {} us late",
+        normal / 1000
+    );
+    kassert!(off < tick / 4, "slack 0: sleeps {} us late", off / 1000);
+    kassert!(
+        fifo < tick / 4,
+        "a FIFO thread's sleeps {} us late: RT takes no slack",
+        fifo / 1000
+    );
+    kassert!(
+        coalesced[0] >= slack_ns / 2 && coalesced[2] < 3 * slack_ns / 4,
+        "beside a timer {} us after its deadline, a sleep ended {} .. {} us late (slack {} us)",
+        slack_ns / 2000,
+        coalesced[0] / 1000,
+        coalesced[2] / 1000,
+        slack_ns / 1000
+    );
+    Ok(())
+});
+
 ktest_timing!(threads_preempt_disable, || {
     // Under full preemption a hog Y is runnable while this thread spins for 3
     // ticks with preemption disabled: Y must not run then, although the tick
