@@ -527,6 +527,13 @@ pub enum Next {
     Block,
     /// Sleep for this many ns (a timer wakes it, in interrupt context).
     Sleep(u64),
+    /// Sleep for at least the first ns and at most their sum: a timer
+    /// range (Linux's `hrtimer_set_expires_range_ns`, the second the
+    /// task's timer slack). The timer fires at the range's end, or with
+    /// any earlier timer interrupt of its CPU inside it (the tick, the
+    /// HRTICK, another sleeper's timer: Linux's `__hrtimer_run_queues`
+    /// expires by the soft deadline; `Mechanisms::timer_slack`).
+    SleepRange(u64, u64),
     /// Exit.
     Exit,
 }
@@ -832,6 +839,10 @@ struct Cpu {
     late_tick: bool,
     late_hrtick: Option<u32>,
     late_timers: Vec<(u32, u32)>,
+    /// Sleepers of [`Next::SleepRange`] armed on this CPU as (task, timer
+    /// generation, soft deadline): any timer interrupt of the CPU after the
+    /// soft deadline ends their sleep ([`Kernel::expire_ranges`]).
+    ranges: Vec<(u32, u32, u64)>,
     /// QEMU's turn order (`Mechanisms::qemu_rr_turns`): when the tick is
     /// next due (with `tick_on`), when the LAPIC one-shot is armed for
     /// (`u64::MAX`: masked; at or before now: fired), and the vCPU's
@@ -1925,6 +1936,9 @@ pub struct Kernel {
     pub batched_steps: u64,
     /// Batches split before their event.
     pub batch_splits: u64,
+    /// Ranged sleeps ([`Next::SleepRange`]) ended before their range's end
+    /// by another timer interrupt of their CPU.
+    pub ranges_early: u64,
     /// Room for the times of a batch being split.
     split_times: Vec<u64>,
     /// HRTICK events are held back while beyond the calendar's window
@@ -2178,6 +2192,7 @@ impl Kernel {
             splits: Vec::new(),
             batched_steps: 0,
             batch_splits: 0,
+            ranges_early: 0,
             split_times: Vec::new(),
             hold_hrticks: false,
             ghosts: Vec::new(),
@@ -2911,12 +2926,12 @@ impl Kernel {
     }
 
     /// A normal task's `nanosleep` of `ns`: [`Next::Sleep`] for that
-    /// long, and [`crate::machine::TIMER_SLACK_NS`] more with
-    /// `Mechanisms::timer_slack` (the hrtimer fires at its range's end;
-    /// a sleep of 0 stays 0).
+    /// long; with `Mechanisms::timer_slack`, a [`Next::SleepRange`] of
+    /// [`crate::machine::TIMER_SLACK_NS`] more at most (a sleep of 0
+    /// stays 0).
     pub fn nanosleep(&self, ns: u64) -> Next {
         if self.m.mech.timer_slack && ns > 0 {
-            Next::Sleep(ns + crate::machine::TIMER_SLACK_NS)
+            Next::SleepRange(ns, crate::machine::TIMER_SLACK_NS)
         } else {
             Next::Sleep(ns)
         }
@@ -3241,6 +3256,7 @@ impl Kernel {
                             self.push(self.now + d, Kind::TimerWake, tid, ev.gen);
                         } else {
                             self.timer_wake(tid);
+                            self.expire_ranges(c);
                         }
                     }
                 }
@@ -3408,6 +3424,7 @@ impl Kernel {
             let t = &self.tasks[tid as usize];
             if t.timer_gen == tgen && t.state == TState::Blocked {
                 self.timer_wake(tid);
+                self.expire_ranges(cpu);
             }
         }
         if let Some(g) = self.cpus[cpu].late_hrtick.take() {
@@ -3872,6 +3889,7 @@ impl Kernel {
         self.drain_ipis();
         self.irq_overhead(cpu, irq);
         self.lapic_program(cpu, false);
+        self.expire_ranges(cpu);
     }
 
     fn tick(&mut self, cpu: usize) {
@@ -3938,6 +3956,7 @@ impl Kernel {
         // The timer interrupt's end arms the one-shot again
         // (`timer_reload`).
         self.lapic_program(cpu, false);
+        self.expire_ranges(cpu);
     }
 
     /// The tick's own interrupt ([`Machine::tick_irq_ns`], `qemu:N`): its
@@ -4341,15 +4360,8 @@ impl Kernel {
                     self.tasks[tid as usize].state = TState::Blocked;
                     self.reschedule(cpu, PrevAction::Sleeps);
                 }
-                Next::Sleep(ns) => {
-                    let t = &mut self.tasks[tid as usize];
-                    t.state = TState::Blocked;
-                    t.timer_gen = t.timer_gen.wrapping_add(1);
-                    t.wake_origin = self.now + ns;
-                    let gen = t.timer_gen;
-                    self.push(self.now + ns, Kind::TimerFire, tid, gen);
-                    self.reschedule(cpu, PrevAction::Sleeps);
-                }
+                Next::Sleep(ns) => self.sleep(cpu, tid, ns, 0),
+                Next::SleepRange(ns, slack_ns) => self.sleep(cpu, tid, ns, slack_ns),
                 Next::Exit => {
                     if std::mem::take(&mut self.tasks[tid as usize].exit_pending) {
                         self.exits_pending -= 1;
@@ -4360,6 +4372,45 @@ impl Kernel {
             }
 
             return;
+        }
+    }
+
+    /// Task `tid` on `cpu` sleeps for `ns`, and at most `slack_ns` more: its
+    /// timer fires at the end, or earlier with another timer interrupt of
+    /// the CPU once `ns` have passed ([`Next::SleepRange`]).
+    fn sleep(&mut self, cpu: usize, tid: u32, ns: u64, slack_ns: u64) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TState::Blocked;
+        t.timer_gen = t.timer_gen.wrapping_add(1);
+        let hard = self.now + ns + slack_ns;
+        t.wake_origin = hard;
+        let gen = t.timer_gen;
+        self.push(hard, Kind::TimerFire, tid, gen);
+        if slack_ns > 0 {
+            self.cpus[cpu].ranges.push((tid, gen, self.now + ns));
+        }
+        self.reschedule(cpu, PrevAction::Sleeps);
+    }
+
+    /// A timer interrupt of `cpu` (the tick, the HRTICK, a sleeper's timer)
+    /// also ends the ranged sleeps armed there whose soft deadline has
+    /// passed, in the order they were armed; entries whose sleep ended
+    /// otherwise go.
+    fn expire_ranges(&mut self, cpu: usize) {
+        let mut i = 0;
+        while i < self.cpus[cpu].ranges.len() {
+            let (tid, gen, soft) = self.cpus[cpu].ranges[i];
+            let t = &self.tasks[tid as usize];
+            if t.timer_gen != gen || t.state != TState::Blocked {
+                self.cpus[cpu].ranges.remove(i);
+            } else if soft <= self.now {
+                self.cpus[cpu].ranges.remove(i);
+                self.ranges_early += 1;
+                self.tasks[tid as usize].wake_origin = self.now;
+                self.timer_wake(tid);
+            } else {
+                i += 1;
+            }
         }
     }
 

@@ -234,6 +234,9 @@ pub struct RunResult {
     pub batched_steps: u64,
     /// Batches split before their event (likewise).
     pub batch_splits: u64,
+    /// Timed sleeps with timer slack (`Mechanisms::timer_slack`) that
+    /// another timer interrupt of their CPU ended inside their range.
+    pub ranges_early: u64,
     /// Idle states by depth, if modelled: (state, entries, exit latency
     /// paid in ns before jitter), shallowest first ([`Kernel::idle_stats`]).
     pub idle_states: Vec<(&'static str, u64, u64)>,
@@ -308,6 +311,7 @@ fn run_with(
         exited: k.nr_exited(),
         batched_steps: k.batched_steps,
         batch_splits: k.batch_splits,
+        ranges_early: k.ranges_early,
         idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),

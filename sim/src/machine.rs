@@ -465,15 +465,17 @@ pub struct Mechanisms {
     /// reprogramming do not (`sim/src/engine.rs`, "vCPU turns").
     pub switch_timer_kick: bool,
     /// A normal task's timed sleep (`nanosleep`: schbench's request sleep,
-    /// lcbench's pgbench commit sleep, a mix sleeper's) ends
-    /// [`TIMER_SLACK_NS`] late: Linux arms its hrtimer for a range of that
+    /// lcbench's pgbench commit sleep, a mix sleeper's) is a timer range of
+    /// [`TIMER_SLACK_NS`]: Linux arms its hrtimer for a range of that
     /// width (`hrtimer_set_expires_range_ns`, `current->timer_slack_ns`,
-    /// 50 000 ns by default for a SCHED_OTHER task, none for RT) and
-    /// programs the timer device for the range's end; an interrupt on the
-    /// CPU inside the range would run it earlier, which this upper bound
-    /// leaves out. A device wait (dbench's I/O, pts/pgbench's WAL flush)
-    /// and cyclictest's RT thread have none. Off by default, an option
-    /// (`sim run --timer-slack`): every run without it is as before.
+    /// 50 000 ns by default for a SCHED_OTHER task, none for RT), programs
+    /// the timer device for the range's end, and any timer interrupt of the
+    /// CPU inside the range (the tick, the HRTICK, another sleeper's timer)
+    /// ends it there (`__hrtimer_run_queues` expires by the soft deadline;
+    /// [`crate::engine::Next::SleepRange`]). A device wait (dbench's I/O,
+    /// pts/pgbench's WAL flush) and cyclictest's RT thread have none. Off
+    /// by default, an option (`sim run --timer-slack`): every run without
+    /// it is as before.
     pub timer_slack: bool,
 }
 

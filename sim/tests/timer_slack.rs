@@ -1,6 +1,8 @@
 //! `sim run --timer-slack` (`Mechanisms::timer_slack`, an option): a normal
-//! task's `nanosleep` ends Linux's default 50 µs of slack late; device
-//! waits, RT threads' sleeps and sleeps of 0 have none.
+//! task's `nanosleep` is a timer range of Linux's default 50 µs of slack:
+//! it ends at the range's end on a CPU that takes no other timer interrupt
+//! inside it, else with that interrupt; device waits, RT threads' sleeps
+//! and sleeps of 0 have none.
 
 mod common;
 use common::{args, metric, parse_error, run, run_args};
@@ -31,7 +33,27 @@ fn a_schbench_workers_sleep_ends_fifty_us_late() {
         let round_us = |r: &sim::RunResult| 1e6 / metric(r, "rps");
         let d = round_us(&on) - round_us(&off);
         assert!((d - 50.0).abs() < 1.0, "{machine}: a round {d} us longer");
+        // Its CPU idles through the sleep: no interrupt ends it earlier.
+        assert_eq!(on.ranges_early, 0, "{machine}");
     }
+}
+
+#[test]
+fn another_timer_interrupt_inside_the_range_ends_the_sleep() {
+    // A 300 us / 1 ms sleeper beside two hogs on one CPU: the tick and the
+    // HRTICK keep firing while it sleeps, and those inside a sleep's range
+    // end it there. Without the slack no sleep is ranged.
+    let line = "--machine flat:1 --ms 2000 --seed 1 mix sleeper:300:1000 hog hog";
+    let (off, on) = (run(line), run(&format!("--timer-slack {line}")));
+    assert_eq!(off.ranges_early, 0);
+    assert!(on.ranges_early > 0, "no sleep ended inside its range");
+    // Not every one: most ranges hold no other interrupt.
+    assert!(
+        on.ranges_early * 4 < on.ctr.wakeups,
+        "{} of {} wakeups",
+        on.ranges_early,
+        on.ctr.wakeups
+    );
 }
 
 #[test]

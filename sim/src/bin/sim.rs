@@ -130,6 +130,12 @@ fn print_follow(r: &sim::RunResult) {
         c.cold_ns as f64 / 1e6,
         c.wake_cost_ns as f64 / 1e6
     );
+    if r.ranges_early > 0 {
+        outln!(
+            "timer slack: {} sleeps ended inside their range, by another timer interrupt of their CPU",
+            r.ranges_early
+        );
+    }
     for (i, k) in f.kinds.iter().enumerate() {
         if k.requests == 0 {
             continue;
