@@ -467,7 +467,17 @@ pub struct SimPlatform {
     hrticks: HookLog,
     /// CPUs `select_idle_sibling` looked at since the engine last read it.
     scanned: AtomicU64,
+    /// Fair wakeups' placements (`Platform::wake_placement`): by the
+    /// affine rule (`sched::smp::AFFINE_RULE_NAMES`), then by what
+    /// `select_idle_sibling` returned (`SIS_PICK_NAMES`), then those
+    /// placed on the waker's CPU: the kernel's `compare` counters
+    /// `wa_*`, `sis_*` and `placed_local`. Output only.
+    placement: [AtomicU64; PLACEMENT_ROWS],
 }
+
+/// Rows of [`SimPlatform`]'s placement counters ([`Kernel::placement`]).
+pub const PLACEMENT_ROWS: usize =
+    sched::smp::AFFINE_RULE_NAMES.len() + sched::smp::SIS_PICK_NAMES.len() + 1;
 
 impl Platform for SimPlatform {
     fn irq_save(&self) -> bool {
@@ -496,6 +506,16 @@ impl Platform for SimPlatform {
         let n = self.scanned.load(Ordering::Relaxed);
         self.scanned
             .store(n + cpus_visited as u64, Ordering::Relaxed);
+    }
+    fn wake_placement(&self, rule: sched::smp::AffineRule, pick: sched::smp::SisPick, local: bool) {
+        // Loads and stores, as `idle_scan`'s.
+        let bump = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        let sis = sched::smp::AFFINE_RULE_NAMES.len();
+        bump(&self.placement[rule as usize]);
+        bump(&self.placement[sis + pick as usize]);
+        if local {
+            bump(&self.placement[PLACEMENT_ROWS - 1]);
+        }
     }
 }
 
@@ -4826,6 +4846,11 @@ impl Kernel {
 
     /// Idle states: (name, entries, exit latency paid in ns before jitter)
     /// per state, shallowest first; empty if not modelled.
+    /// The fair wakeups' placements so far ([`SimPlatform`]'s counters).
+    pub fn placement(&self) -> [u64; PLACEMENT_ROWS] {
+        core::array::from_fn(|i| self.s.platform.placement[i].load(Ordering::Relaxed))
+    }
+
     pub fn idle_stats(&self) -> Vec<(&'static str, u64, u64)> {
         self.idle.as_ref().map_or(Vec::new(), |i| {
             i.states()

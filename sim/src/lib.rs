@@ -234,6 +234,10 @@ pub struct RunResult {
     pub batched_steps: u64,
     /// Batches split before their event (likewise).
     pub batch_splits: u64,
+    /// Fair wakeups' placements: by affine rule, by `select_idle_sibling`'s
+    /// pick, and those on the waker's CPU (`engine::PLACEMENT_ROWS`; the
+    /// kernel's `compare` counters `wa_*`, `sis_*`, `placed_local`).
+    pub placement: [u64; engine::PLACEMENT_ROWS],
     /// Timed sleeps with timer slack (`Mechanisms::timer_slack`) that
     /// another timer interrupt of their CPU ended inside their range.
     pub ranges_early: u64,
@@ -312,6 +316,7 @@ fn run_with(
         batched_steps: k.batched_steps,
         batch_splits: k.batch_splits,
         ranges_early: k.ranges_early,
+        placement: k.placement(),
         idle_states: k.idle_stats(),
         ctr: k.ctr.clone(),
         unlock: k.unlock.clone(),

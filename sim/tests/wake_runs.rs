@@ -75,3 +75,32 @@ fn placement_decides_where_wakees_run() {
         assert!(b.bands[1][0] < b.n[1] / 10, "seed {seed}: {b:?}");
     }
 }
+
+/// `RunResult::placement` (`sim run`'s "fair wakeups placed" line, the
+/// kernel's `compare` counters `wa_*`, `sis_*`, `placed_local`): every
+/// wakeup placed (not found in place) is counted once under an affine
+/// rule and once under a `select_idle_sibling` pick; at one CPU each is
+/// on the waker's CPU, `wake_affine` not asked (no other CPU) and the
+/// target busy (the waker runs there): `sis_none`.
+#[test]
+fn every_placed_wakeup_is_counted_once_by_rule_and_by_pick() {
+    let rules = sched::smp::AFFINE_RULE_NAMES.len();
+    let picks = sched::smp::SIS_PICK_NAMES.len();
+    for machine in ["qemu:4", "flat:4", "flat:1"] {
+        let r = run(machine, 0, 1);
+        let p = &r.placement;
+        let by_rule: u64 = p[..rules].iter().sum();
+        let by_pick: u64 = p[rules..rules + picks].iter().sum();
+        let placed = r.ctr.wakeups - r.ctr.ttwu_runnable;
+        assert!(placed > 20, "{machine}: {placed}");
+        assert_eq!(by_rule, placed, "{machine}: {p:?}");
+        assert_eq!(by_pick, placed, "{machine}: {p:?}");
+        assert!(p[rules + picks] <= placed, "{machine}: {p:?}");
+        if machine == "flat:1" {
+            // wa_not_asked, sis_none, placed_local: all of them.
+            assert_eq!(p[0], placed, "{p:?}");
+            assert_eq!(p[rules + picks - 1], placed, "{p:?}");
+            assert_eq!(p[rules + picks], placed, "{p:?}");
+        }
+    }
+}
