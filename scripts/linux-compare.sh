@@ -236,6 +236,7 @@ configs0='default|NEXT_BUDDY|preempt=lazy|NEXT_BUDDY,preempt=lazy'
 CONFIGS=${CONFIGS-$configs0}
 default1='hackbench -g 2 -l 100|hackbench -p -g 2 -l 100'
 [[ ${FULL:-0} == 1 ]] && default1+='|hackbench -T -g 2 -l 100|hackbench -p -T -g 2 -l 100|hackbench -p -g 4 -l 50'
+workloads_given=${WORKLOADS+given}
 WORKLOADS=${WORKLOADS-$default1}
 CONFIGS2=${CONFIGS2-$LCD_CONFIGS2}
 default2=$LCD_WORKLOADS2
@@ -314,6 +315,19 @@ if [[ $LINUX == kept ]]; then
         bad "LINUX=kept: no kept Linux column for ARCH=$ARCH SMP=$SMP (docs/results/linux/referee/ keeps:$(kept_columns))"
     [[ -f $linux_kept/linux-${ARCH}_smp${SMP}_seed$BOOT_SEED.log ]] ||
         bad "LINUX=kept: the kept $ARCH column has $(compgen -G "$linux_kept/linux-${ARCH}_smp${SMP}_seed*.log" | wc -l) boots (seeds from 1); BOOT_SEED=$BOOT_SEED has no Linux run"
+    # Without WORKLOADS, the kept column's own workloads (its `compare:`
+    # blocks, in order), so that ours and the simulator run every kept
+    # row: the simulator runs hackbench -T apart from processes, and a
+    # -T row of Linux's with no -T run beside it would be scored against
+    # the process run (abtool's counterpart, for ours' unnamed mode).
+    if [[ -z $workloads_given ]]; then
+        kw=$(sed -n "s/^compare: .* of '\(.*\)', rotated order.*/\1/p" "$linux_kept/linux-${ARCH}_smp${SMP}_seed1.log" |
+            awk '!seen[$0]++' | paste -sd'|')
+        if [[ -n $kw ]]; then
+            WORKLOADS=$kw
+            echo "linux-compare: ab: LINUX=kept: the kept column's workloads: $WORKLOADS" >&2
+        fi
+    fi
     LINUX=0
 fi
 OURS_FEATURES=${OURS_FEATURES:-linux}

@@ -210,6 +210,25 @@ msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX=kept SMP=2 OURS=0 SIM=0 WHAT=ab OUT
 ok=1
 [[ $msg == *"keeps: ARCH=x86_64 SMP=4)"* ]] && ok=0
 h_check linux_compare_kept_lists_arch_folders_only "$ok" "$(tr '\n' '|' <<<"$msg")"
+# 7g. Without WORKLOADS, LINUX=kept runs the kept column's own workloads
+#    (its compare blocks, once each, in order: the -T rows too); a given
+#    WORKLOADS is kept as given.
+{
+    printf '%s\n' "$feat"
+    for w in 'hackbench -g 2 -l 100' 'hackbench -T -g 2 -l 100' 'hackbench -g 2 -l 100'; do
+        printf "compare: 4 config(s) x 3 run(s) (+1 warmup) of '%s', rotated order, seed 1\n" "$w"
+    done
+} >"$kref/x86_64/linux-x86_64_smp4_seed1.log"
+for given in no yes; do
+    rm -rf "$fdir/out"
+    w=(); [ "$given" = yes ] && w=(WORKLOADS='hackbench -g 2 -l 100')
+    msg=$(env -i PATH="$PATH" HOME="$HOME" LINUX=kept OURS=0 SIM=0 WHAT=ab CONFIGS2= "${w[@]}" OUT="$fdir/out" \
+        "$fdir/scripts/linux-compare.sh" "$fdir/kernel" 2>&1 </dev/null)
+    ok=1
+    line="LINUX=kept: the kept column's workloads: hackbench -g 2 -l 100|hackbench -T -g 2 -l 100"
+    if [ "$given" = no ]; then [[ $msg == *"$line"$'\n'* || $msg == *"$line" ]] && ok=0; else [[ $msg != *"kept column's workloads"* ]] && ok=0; fi
+    h_check "linux_compare_kept_workloads_given_$given" "$ok" "$(tr '\n' '|' <<<"$msg")"
+done
 rm -rf "$fdir/docs"
 
 # 8. a config naming a feature ours has not is refused the same way.
