@@ -718,7 +718,9 @@ pub fn has_exited(tid: Tid) -> bool {
 }
 
 /// Sleeps for at least `d_ns` nanoseconds. The wakeup comes from this CPU's
-/// timer event at the deadline (or the tick, if one is due first), through the
+/// first timer interrupt at or after the deadline (its timer event, the tick
+/// or the hrtick), at the latest the timer slack after it for a normal task
+/// (`kernel.timer_slack_ns`; none for RT and deadline tasks), through the
 /// runqueue with `WakeFlags::IRQ`.
 pub fn sleep_ns(d_ns: u64) {
     sleep_until_ns(arch::now_ns().saturating_add(d_ns));
