@@ -101,7 +101,10 @@ pub mod lifecycle;
 mod loom_tests;
 pub mod newidle;
 mod placement;
-pub use placement::{nr_idle_scan_for, AffineRule, SisPick, AFFINE_RULE_NAMES, SIS_PICK_NAMES};
+pub use placement::{
+    nr_idle_scan_for, placement_name, placement_rows, AffineRule, SisPick, AFFINE_RULE_NAMES,
+    PLACEMENT_ROWS, SIS_PICK_NAMES,
+};
 mod dl_balance;
 mod push_pull;
 mod rt_balance;

@@ -476,8 +476,7 @@ pub struct SimPlatform {
 }
 
 /// Rows of [`SimPlatform`]'s placement counters ([`Kernel::placement`]).
-pub const PLACEMENT_ROWS: usize =
-    sched::smp::AFFINE_RULE_NAMES.len() + sched::smp::SIS_PICK_NAMES.len() + 1;
+pub use sched::smp::PLACEMENT_ROWS;
 
 impl Platform for SimPlatform {
     fn irq_save(&self) -> bool {
@@ -509,12 +508,12 @@ impl Platform for SimPlatform {
     }
     fn wake_placement(&self, rule: sched::smp::AffineRule, pick: sched::smp::SisPick, local: bool) {
         // Loads and stores, as `idle_scan`'s.
-        let bump = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        let sis = sched::smp::AFFINE_RULE_NAMES.len();
-        bump(&self.placement[rule as usize]);
-        bump(&self.placement[sis + pick as usize]);
-        if local {
-            bump(&self.placement[PLACEMENT_ROWS - 1]);
+        for row in sched::smp::placement_rows(rule, pick, local)
+            .into_iter()
+            .flatten()
+        {
+            let c = &self.placement[row];
+            c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         }
     }
 }

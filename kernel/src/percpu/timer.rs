@@ -29,9 +29,9 @@ pub struct TimerList {
     /// deadline first; room for every thread once provisioned (each thread
     /// at most once).
     entries: Vec<(u64, u64, u32)>,
-    /// The earliest hard deadline (`u64::MAX`: none), when `min_valid`.
-    min_hard: Cell<u64>,
-    min_valid: Cell<bool>,
+    /// The earliest hard deadline (`u64::MAX`: none armed); `None` after
+    /// the timer that held it went, until [`TimerList::earliest`] looks.
+    min_hard: Cell<Option<u64>>,
 }
 
 impl TimerList {
@@ -39,8 +39,7 @@ impl TimerList {
     pub const fn new() -> Self {
         TimerList {
             entries: Vec::new(),
-            min_hard: Cell::new(u64::MAX),
-            min_valid: Cell::new(true),
+            min_hard: Cell::new(Some(u64::MAX)),
         }
     }
 
@@ -66,16 +65,16 @@ impl TimerList {
         let hard_ns = hard_ns.max(deadline_ns);
         let pos = self.entries.partition_point(|&(d, _, _)| d >= deadline_ns);
         self.entries.insert(pos, (deadline_ns, hard_ns, idx));
-        if self.min_valid.get() {
-            self.min_hard.set(self.min_hard.get().min(hard_ns));
+        if let Some(min) = self.min_hard.get() {
+            self.min_hard.set(Some(min.min(hard_ns)));
         }
     }
 
     /// A timer of hard deadline `hard_ns` went: the cache is stale if it
     /// held that one.
     fn gone(&self, hard_ns: u64) {
-        if hard_ns == self.min_hard.get() {
-            self.min_valid.set(false);
+        if self.min_hard.get() == Some(hard_ns) {
+            self.min_hard.set(None);
         }
     }
 
@@ -104,12 +103,12 @@ impl TimerList {
 
     /// The earliest hard deadline: when the timer must fire.
     pub fn earliest(&self) -> Option<u64> {
-        if !self.min_valid.get() {
+        let min = self.min_hard.get().unwrap_or_else(|| {
             let min = self.entries.iter().map(|&(_, h, _)| h).min();
-            self.min_hard.set(min.unwrap_or(u64::MAX));
-            self.min_valid.set(true);
-        }
-        Some(self.min_hard.get()).filter(|_| !self.entries.is_empty())
+            min.unwrap_or(u64::MAX)
+        });
+        self.min_hard.set(Some(min));
+        Some(min).filter(|_| !self.entries.is_empty())
     }
 
     /// Armed timers.

@@ -39,8 +39,7 @@ pub struct WakeStats {
 
 /// Counters in [`WakeStats::placement`]: the affine rules, the
 /// `select_idle_sibling` picks, and the placements on the waker's CPU.
-pub const PLACEMENT_ROWS: usize =
-    ::sched::smp::AFFINE_RULE_NAMES.len() + ::sched::smp::SIS_PICK_NAMES.len() + 1;
+pub use ::sched::smp::PLACEMENT_ROWS;
 
 /// Counts a fair wakeup's placement on this CPU's [`WakeStats`]
 /// (`Platform::wake_placement`, with schedstats on): three relaxed
@@ -57,11 +56,11 @@ pub(crate) fn count_placement(
     let Some(st) = WAKE_STATS.get(arch::cpu_id().index()) else {
         return;
     };
-    let sis = ::sched::smp::AFFINE_RULE_NAMES.len();
-    st.placement[rule as usize].fetch_add(1, Ordering::Relaxed);
-    st.placement[sis + pick as usize].fetch_add(1, Ordering::Relaxed);
-    if local {
-        st.placement[PLACEMENT_ROWS - 1].fetch_add(1, Ordering::Relaxed);
+    for row in ::sched::smp::placement_rows(rule, pick, local)
+        .into_iter()
+        .flatten()
+    {
+        st.placement[row].fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -38,7 +38,7 @@ use core::fmt::Write;
 use ::shell::compare::{write_run_line, write_table, Kind, RunLine, Series};
 use ::shell::{Compare, Setting};
 use sched::rq::{WAKEUP_ROWS, WAKEUP_ROW_NAMES};
-use sched::smp::{AFFINE_RULE_NAMES, SIS_PICK_NAMES};
+use sched::smp::placement_name;
 use sched::tunables::TUNABLES;
 use sched::{Feature, SchedConfig};
 
@@ -172,18 +172,6 @@ pub struct Counters {
     /// Fair wakeups' placements by rule and pick
     /// (`crate::sched::WakeStats::placement`, [`placement_name`]).
     pub placement: [u64; PLACEMENT_ROWS],
-}
-
-/// The name of counter `i` of [`Counters::placement`].
-fn placement_name(i: usize) -> &'static str {
-    let (wa, sis) = (AFFINE_RULE_NAMES.len(), SIS_PICK_NAMES.len());
-    if i < wa {
-        AFFINE_RULE_NAMES[i]
-    } else if i < wa + sis {
-        SIS_PICK_NAMES[i - wa]
-    } else {
-        "placed_local"
-    }
 }
 
 /// Names of the fixed counters, in [`Counters::fixed`] order.

@@ -147,6 +147,35 @@ pub const SIS_PICK_NAMES: [&str; 5] = [
     "sis_none",
 ];
 
+/// Rows of a fair wakeups' placement count (the kernel's `compare`
+/// counters `wa_*`, `sis_*` and `placed_local`, the simulator's the
+/// same): one per [`AffineRule`], one per [`SisPick`], and one for the
+/// placements on the waker's CPU.
+pub const PLACEMENT_ROWS: usize = AFFINE_RULE_NAMES.len() + SIS_PICK_NAMES.len() + 1;
+
+/// The rows of a [`PLACEMENT_ROWS`] count that one placement adds to: its
+/// rule's, its pick's, and the last row if it is on the waker's CPU.
+#[inline(always)]
+pub fn placement_rows(rule: AffineRule, pick: SisPick, local: bool) -> [Option<usize>; 3] {
+    [
+        Some(rule as usize),
+        Some(AFFINE_RULE_NAMES.len() + pick as usize),
+        local.then_some(PLACEMENT_ROWS - 1),
+    ]
+}
+
+/// The counter name of row `i` of a [`PLACEMENT_ROWS`] count.
+pub fn placement_name(i: usize) -> &'static str {
+    let (wa, sis) = (AFFINE_RULE_NAMES.len(), SIS_PICK_NAMES.len());
+    if i < wa {
+        AFFINE_RULE_NAMES[i]
+    } else if i < wa + sis {
+        SIS_PICK_NAMES[i - wa]
+    } else {
+        "placed_local"
+    }
+}
+
 /// Linux's `group_type`, the part of it `group_classify` tells from
 /// nr_running and the PELT sums (no asym packing, SMT balance or
 /// imbalanced groups; misfit groups are [`super::capacity`]'s).

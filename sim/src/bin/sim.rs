@@ -130,14 +130,9 @@ fn print_follow(r: &sim::RunResult) {
         c.cold_ns as f64 / 1e6,
         c.wake_cost_ns as f64 / 1e6
     );
-    let names = sched::smp::AFFINE_RULE_NAMES
-        .iter()
-        .chain(sched::smp::SIS_PICK_NAMES.iter())
-        .chain(["placed_local"].iter());
-    let placed: Vec<String> = names
-        .zip(r.placement.iter())
+    let placed: Vec<String> = (r.placement.iter().enumerate())
         .filter(|(_, &n)| n > 0)
-        .map(|(name, n)| format!("{name}={n}"))
+        .map(|(i, n)| format!("{}={n}", sched::smp::placement_name(i)))
         .collect();
     if !placed.is_empty() {
         outln!("fair wakeups placed: {}", placed.join(" "));
