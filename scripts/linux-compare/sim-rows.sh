@@ -10,8 +10,9 @@
 # separated by commas, which become sim's `+`). A WORKLOAD is our shell's
 # hackbench line (`hackbench [-p] [-T] -g G -l L`, metric time_s) or
 # lcbench's schbench line (`schbench [-m M] [-t T] [-r S] [-F KB] [-s US]`,
-# lcbench's defaults -m 1 -t 4 -r 5 -F 256 -s 100; metrics wakeup_p99_us
-# and rps, over -r seconds of simulated time) or lcbench's pgbench line
+# lcbench's defaults -m 1 -t 4 -r 5 -F 256 -s 100: sim's `lcschbench`,
+# metrics wakeup_p99_us and rps, over -r seconds of simulated time) or
+# lcbench's pgbench line
 # (`pgbench [-c C] [-t T] [-S]`, defaults -c 1 -t 10: sim's `lcpgbench`,
 # metrics tps and lat_avg_ms); other workloads are skipped (sim has no
 # equivalent of their shape).
@@ -32,6 +33,11 @@
 #                    the costs measured on it (sim/src/machine.rs); `flat:N`
 #                    has the older cited costs
 #   SIM_FLAGS=""     sim run flags, e.g. `--no-wake-cost` (an ablation)
+#   SIM_SCHBENCH=lcschbench  the model schbench's lines run: `lcschbench`
+#                    (lcbench's program, one step a syscall) or `schbench`
+#                    (the study's shape, a message thread's whole list
+#                    woken in one step; the second set's model until
+#                    2026-12-07)
 #   SIM_FLIPS=""     hackbench's `flips=N`: the workers start with N
 #                    `wakee_flips`, their main process's at the fork (Linux's
 #                    measured 6; ours' OURS_FLIPS, `hackbench -W`)
@@ -56,6 +62,9 @@ machine=${SIM_MACHINE:-qemu:$ncpus}
 tag=${SIM_TAG:-sim-${machine//:/}}
 read -ra flags <<<"${SIM_FLAGS:-}"
 flips=${SIM_FLIPS:-}
+schbench_model=${SIM_SCHBENCH:-lcschbench}
+[[ $schbench_model == lcschbench || $schbench_model == schbench ]] ||
+    { echo "error: sim-rows: SIM_SCHBENCH must be lcschbench or schbench, got '$schbench_model'" >&2; exit 2; }
 [[ -z $flips || $flips =~ ^(0|[1-9][0-9]{0,5}|1000000)$ ]] ||
     { echo "error: sim-rows: SIM_FLIPS must be empty or 0..1000000, got '$flips'" >&2; exit 2; }
 wls=("$@")
@@ -110,7 +119,7 @@ shape() {
                 { echo "error: sim-rows: schbench -r must be 1..3600 seconds, got '${o[-r]}'" >&2; exit 2; }
             work_us=$(((o[-F] * touch_ns_per_kib + 500) / 1000))
             ((work_us >= 1)) || work_us=1
-            args=(schbench "m=${o[-m]}" "t=${o[-t]}" "sleep_us=${o[-s]}" "work_us=$work_us")
+            args=("$schbench_model" "m=${o[-m]}" "t=${o[-t]}" "sleep_us=${o[-s]}" "work_us=$work_us")
             ms=$((o[-r] * 1000)) metrics="wakeup_p99_us rps"
             ;;
         pgbench)

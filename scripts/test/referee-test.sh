@@ -30,7 +30,7 @@
 #   REFEREE_AGREE=12 REFEREE_WITHIN2X=10          x86_64's floors (of 15)
 #   REFEREE_ARM_AGREE=4 REFEREE_ARM_WITHIN2X=3    aarch64's (of 4)
 #   REFEREE_FEAT_AGREE=4 REFEREE_FEAT_WITHIN2X=0  the second set's (of 5)
-#   REFEREE_ARM_FEAT_AGREE=2 REFEREE_ARM_FEAT_WITHIN2X=0   aarch64's (of 2)
+#   REFEREE_ARM_FEAT_AGREE=2 REFEREE_ARM_FEAT_WITHIN2X=1   aarch64's (of 2)
 set -uo pipefail
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -48,7 +48,7 @@ arm_within_min=${REFEREE_ARM_WITHIN2X:-3}
 feat_agree_min=${REFEREE_FEAT_AGREE:-4}
 feat_within_min=${REFEREE_FEAT_WITHIN2X:-0}
 arm_feat_agree_min=${REFEREE_ARM_FEAT_AGREE:-2}
-arm_feat_within_min=${REFEREE_ARM_FEAT_WITHIN2X:-0}
+arm_feat_within_min=${REFEREE_ARM_FEAT_WITHIN2X:-1}
 for f in "$sim" "$abtool"; do
     [ -x "$f" ] || { h_err "no binary at $f (cargo build --release -p sim -p abtool)"; exit 2; }
 done
@@ -98,10 +98,10 @@ referee() {
     fi
     base=$(sed -n 's/^set: *//p' <<<"$d")
     echo "== $col: the simulator from Linux's defaults (${base:-none differ}), preempt=$preempt" >>"$log"
-    # sim-rows.sh's other knobs (SIM_FLAGS, SIM_FLIPS, SIM_MACHINE, SIM_TAG)
+    # sim-rows.sh's other knobs (SIM_FLAGS, SIM_FLIPS, SIM_MACHINE, SIM_TAG, SIM_SCHBENCH)
     # are cleared: the floors are the default model's; its ARCH (the
     # schbench walk's measured cost) is the column's.
-    if ! env -u SIM_FLAGS -u SIM_FLIPS -u SIM_MACHINE -u SIM_TAG ARCH="$arch" SIM_BASE="$base" PREEMPT="$preempt" \
+    if ! env -u SIM_FLAGS -u SIM_FLIPS -u SIM_MACHINE -u SIM_TAG -u SIM_SCHBENCH ARCH="$arch" SIM_BASE="$base" PREEMPT="$preempt" \
         "$H_ROOT/scripts/linux-compare/sim-rows.sh" "$sim" "$dir/logs" 4 6 \
         "$configs" "$@" >>"$log" 2>&1; then
         fails+=("$col: the simulator's runs failed; see $log")

@@ -51,6 +51,12 @@ fn keys(workload: &str) -> Option<&'static [(&'static str, &'static str)]> {
             ("rw", "0|1"),
             ("warmup_ms", "0..=3600000, below --ms"),
         ],
+        "lcschbench" => &[
+            ("m", "1..=64"),
+            ("t", "1..=4095"),
+            ("sleep_us", "0..=1000000"),
+            ("work_us", "0..=10000000"),
+        ],
         "lcpgbench" => &[
             ("clients", "1..=1000"),
             ("tx", "1..=1000000"),
@@ -68,6 +74,7 @@ pub const WORKLOADS: &[&str] = &[
     "dbench",
     "pgbench",
     "lcpgbench",
+    "lcschbench",
     "mix",
 ];
 
@@ -197,6 +204,14 @@ pub fn parse_work(name: &str, rest: &[String], m: &Machine) -> Result<WorkSpec, 
             clients: o.num("clients", 8, 1, 5000)? as usize,
             rw: o.choice("rw", &["0", "1"])? == 1,
             warmup_ns: o.num("warmup_ms", 0, 0, 3_600_000)? * 1_000_000,
+        }),
+        // lcbench's defaults: -m 1 -t 4 -s 100, and the walk of -F 256 at
+        // qemu:N's measured 392 ns a KiB.
+        "lcschbench" => WorkSpec::LcSchbench(LcSchbenchCfg {
+            message: o.num("m", 1, 1, 64)? as usize,
+            workers: o.num("t", 4, 1, 4095)? as usize,
+            sleep_us: o.num("sleep_us", 100, 0, 1_000_000)?,
+            work_us: o.num("work_us", 100, 0, 10_000_000)?,
         }),
         // lcbench's defaults: -c 1 -t 10, read-write.
         "lcpgbench" => WorkSpec::LcPgbench(LcPgbenchCfg {

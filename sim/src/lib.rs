@@ -153,6 +153,8 @@ pub enum WorkSpec {
     Pgbench(PgbenchCfg),
     /// lcbench's pgbench (`make linux-compare`'s shape).
     LcPgbench(LcPgbenchCfg),
+    /// lcbench's schbench (`make linux-compare`'s shape).
+    LcSchbench(LcSchbenchCfg),
     /// Hogs, sleepers, cyclictest threads.
     Mix(Vec<MixTask>),
 }
@@ -183,6 +185,7 @@ impl WorkSpec {
             WorkSpec::Dbench(c) => Dbench::nr_tasks(c, nr_cpus),
             WorkSpec::Pgbench(c) => Pgbench::nr_tasks(c),
             WorkSpec::LcPgbench(c) => LcPgbench::nr_tasks(c),
+            WorkSpec::LcSchbench(c) => LcSchbench::nr_tasks(c),
             WorkSpec::Mix(v) => v.len(),
         }
     }
@@ -203,6 +206,7 @@ impl WorkSpec {
             WorkSpec::Dbench(c) => drive(k, Dbench::new(*c), max_ns),
             WorkSpec::Pgbench(c) => drive(k, Pgbench::new(*c), max_ns),
             WorkSpec::LcPgbench(c) => drive(k, LcPgbench::new(*c), max_ns),
+            WorkSpec::LcSchbench(c) => drive(k, LcSchbench::new(*c), max_ns),
             WorkSpec::Mix(v) => drive(k, Mix::new(v.clone()), max_ns),
         }
     }

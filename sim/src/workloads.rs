@@ -193,6 +193,35 @@
 //! every thread has exited (each client sends its backend a last message
 //! that ends it, as lcbench's).
 //!
+//! # lcbench's schbench (`lcschbench`)
+//! The message/worker shape of `scripts/linux-compare/lcbench.c`'s
+//! `schbench`, as `make linux-compare` runs it in Linux 7 and in our
+//! kernel, one step per syscall as the program makes them (the study's
+//! `schbench` wakes a message thread's whole list in one step and charges
+//! the wakeups after it). `m` message threads with `t` workers each, all
+//! threads of one process. A worker appends itself to its message thread's
+//! list and posts the message thread's semaphore, then waits on its own;
+//! when that is posted it records its wakeup latency, sleeps `sleep_us`
+//! (`nanosleep`) and walks its buffer (`work_us` of user code: the walk's
+//! measured cost), and starts over. The message thread waits on its
+//! semaphore, takes the list, and posts each listed worker's semaphore in
+//! turn, stamping the worker's post time first. A semaphore is lcbench's
+//! futex pair: a post stores 1 and always makes a `FUTEX_WAKE` syscall
+//! (entry [`Costs::syscall_ns`](crate::machine::Costs), then the wakeup of
+//! a sleeper, not WF_SYNC, which the waker pays as any wakeup); a wait takes
+//! a posted value with no syscall, else enters `FUTEX_WAIT` (the same
+//! entry), which sleeps unless the value was posted meanwhile. Latency is
+//! lcbench's: from the post's stamp (before its syscall) to the worker's
+//! return from its wait; the request, from there to the walk's end. The
+//! list's mutex, the clock reads and `sched_getcpu` are user code of no
+//! cost here (not measured). Metrics: wakeup and request p50/p90/p99 and
+//! requests a second, over the whole run (lcbench has no warm-up), and
+//! lcbench's counters: the latencies by where the worker was when posted
+//! (`wk_awake`: not asleep yet; `wk_same`: asleep, then run on the CPU
+//! that posted; `wk_other`: on another; count and sum), the posts that
+//! woke a sleeper each way, the message threads' rounds and those that
+//! slept first.
+//!
 //! # Warm-up (pgbench and schbench, `warmup_ns`)
 //! A run can leave its start out of the measurement, as the real tools'
 //! harnesses do: mmtests' `pgbench-bench` (since its rework 737901ce,
@@ -3289,6 +3318,307 @@ impl Workload for LcPgbench {
             ),
             Metric::new("space_wakeups", self.space_wakeups as f64, false),
         ]
+    }
+}
+
+// ---------------------------------------------------------------- lcbench's schbench
+
+/// lcbench's schbench shape (`lcschbench`, module docs): `m` message
+/// threads of `t` workers each.
+#[derive(Clone, Copy, Debug)]
+pub struct LcSchbenchCfg {
+    /// Message threads (`-m`).
+    pub message: usize,
+    /// Workers per message thread (`-t`).
+    pub workers: usize,
+    /// The worker's sleep, µs (`-s`).
+    pub sleep_us: u64,
+    /// The worker's walk over its buffer, µs of user code (the measured
+    /// cost of `-F`'s KiB).
+    pub work_us: u64,
+}
+
+/// Where a thread of [`LcSchbench`] is: the step its next burst ends in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LcsPhase {
+    /// Worker: append to the list and post the message thread (the
+    /// `FUTEX_WAKE` syscall's entry next).
+    Post,
+    /// Worker: that syscall's entry has run: wake the message thread if it
+    /// sleeps.
+    Posted,
+    /// Either: wait on its own semaphore (a posted value is taken at once;
+    /// else the `FUTEX_WAIT` syscall's entry next).
+    Wait,
+    /// In `FUTEX_WAIT`: a value posted meanwhile returns, else sleep.
+    WaitDecide,
+    /// Woken from `FUTEX_WAIT` (its post already taken for it).
+    Woken,
+    /// Worker: its sleep has run: the walk next.
+    Slept,
+    /// Worker: the walk has run: the request is done.
+    Walked,
+    /// Message thread: post the next worker of its list (the syscall's
+    /// entry next).
+    MsgPost,
+    /// Message thread: that entry has run: wake the worker if it sleeps.
+    MsgPosted,
+}
+
+/// lcbench's schbench (module docs, "lcbench's schbench"). Group `g`'s
+/// message thread is task `g * (t + 1)`, its workers the `t` after it.
+#[derive(Debug)]
+pub struct LcSchbench {
+    cfg: LcSchbenchCfg,
+    /// Per task: where it is.
+    phase: Vec<LcsPhase>,
+    /// Per task: its semaphore's value (posted, not yet taken).
+    sem: Vec<bool>,
+    /// Per task: asleep in `FUTEX_WAIT` on its semaphore.
+    waiting: Vec<bool>,
+    /// Per group: the workers listed, and the message thread's copy it
+    /// posts from, with the next to post.
+    list: Vec<Vec<u32>>,
+    mine: Vec<Vec<u32>>,
+    next: Vec<usize>,
+    /// Per worker task: its post's stamp, and its request's start.
+    posted_at: Vec<u64>,
+    started: Vec<u64>,
+    wake_lat: Vec<u64>,
+    req_lat: Vec<u64>,
+    syscall_ns: u64,
+    /// Per worker task: the CPU its post was made on; per task: it slept
+    /// in `FUTEX_WAIT` since its last post was taken.
+    posted_cpu: Vec<usize>,
+    slept: Vec<bool>,
+    /// lcbench's counters: the latencies by where the worker was (not
+    /// asleep yet, asleep and run on the posting CPU, on another), count
+    /// and sum in ns; the posts each way that woke a sleeper; the message
+    /// threads' rounds and those that slept first.
+    by_place: [(u64, u64); 3],
+    msg_posts_woke: u64,
+    wk_posts_woke: u64,
+    msg_rounds: u64,
+    msg_slept: u64,
+}
+
+impl LcSchbench {
+    /// A run of `cfg`.
+    pub fn new(cfg: LcSchbenchCfg) -> Self {
+        let (n, g) = (Self::nr_tasks(&cfg), cfg.message);
+        LcSchbench {
+            cfg,
+            phase: vec![LcsPhase::Post; n],
+            sem: vec![false; n],
+            waiting: vec![false; n],
+            list: vec![Vec::new(); g],
+            mine: vec![Vec::new(); g],
+            next: vec![0; g],
+            posted_at: vec![0; n],
+            started: vec![0; n],
+            wake_lat: Vec::new(),
+            req_lat: Vec::new(),
+            syscall_ns: 0,
+            posted_cpu: vec![0; n],
+            slept: vec![false; n],
+            by_place: [(0, 0); 3],
+            msg_posts_woke: 0,
+            wk_posts_woke: 0,
+            msg_rounds: 0,
+            msg_slept: 0,
+        }
+    }
+
+    /// Tasks it creates.
+    pub fn nr_tasks(cfg: &LcSchbenchCfg) -> usize {
+        cfg.message * (cfg.workers + 1)
+    }
+
+    /// The message thread of task `tid`'s group.
+    fn msg_of(&self, tid: u32) -> u32 {
+        let per = self.cfg.workers as u32 + 1;
+        tid / per * per
+    }
+
+    fn is_msg(&self, tid: u32) -> bool {
+        self.msg_of(tid) == tid
+    }
+
+    /// A syscall's entry, jittered as every cost.
+    fn entry(&self, k: &mut Kernel, tid: u32) -> Next {
+        Next::RunKernel(k.rng(tid).jitter(self.syscall_ns, 10))
+    }
+
+    /// Task `tid` has its semaphore's post: the worker's wakeup latency
+    /// ends and its request starts (its sleep first); the message thread
+    /// takes its list.
+    fn got_post(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let t = tid as usize;
+        let slept = std::mem::take(&mut self.slept[t]);
+        if self.is_msg(tid) {
+            self.msg_rounds += 1;
+            self.msg_slept += u64::from(slept);
+            let g = tid as usize / (self.cfg.workers + 1);
+            self.mine[g].clear();
+            let (list, mine) = (&mut self.list[g], &mut self.mine[g]);
+            mine.append(list);
+            self.next[g] = 0;
+            if self.mine[g].is_empty() {
+                self.phase[t] = LcsPhase::Wait;
+                return self.step(k, tid);
+            }
+            self.phase[t] = LcsPhase::MsgPost;
+            return self.step(k, tid);
+        }
+        let lat = k.now - self.posted_at[t];
+        self.wake_lat.push(lat);
+        let place = match (slept, k.this_cpu() == self.posted_cpu[t]) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => 2,
+        };
+        self.by_place[place].0 += 1;
+        self.by_place[place].1 += lat;
+        self.started[t] = k.now;
+        self.phase[t] = LcsPhase::Slept;
+        if self.cfg.sleep_us == 0 {
+            return self.step(k, tid);
+        }
+        k.nanosleep(self.cfg.sleep_us * 1000)
+    }
+}
+
+impl Workload for LcSchbench {
+    fn init(&mut self, k: &mut Kernel) {
+        self.syscall_ns = k.m.costs.syscall_ns;
+        for g in 0..self.cfg.message {
+            k.spawn(Spawn {
+                mm: 1,
+                footprint: 16 << 10,
+                ..Default::default()
+            });
+            self.phase[g * (self.cfg.workers + 1)] = LcsPhase::Wait;
+            for _ in 0..self.cfg.workers {
+                k.spawn(Spawn {
+                    mm: 1,
+                    footprint: 256 << 10,
+                    ..Default::default()
+                });
+            }
+        }
+    }
+
+    fn step(&mut self, k: &mut Kernel, tid: u32) -> Next {
+        let t = tid as usize;
+        match self.phase[t] {
+            LcsPhase::Post => {
+                let m = self.msg_of(tid);
+                self.list[m as usize / (self.cfg.workers + 1)].push(tid);
+                self.sem[m as usize] = true;
+                self.phase[t] = LcsPhase::Posted;
+                self.entry(k, tid)
+            }
+            LcsPhase::Posted => {
+                let m = self.msg_of(tid);
+                if std::mem::take(&mut self.waiting[m as usize]) {
+                    self.sem[m as usize] = false;
+                    self.phase[m as usize] = LcsPhase::Woken;
+                    self.wk_posts_woke += 1;
+                    k.wake(m, false);
+                }
+                self.phase[t] = LcsPhase::Wait;
+                Next::ReturnToUser
+            }
+            LcsPhase::Wait => {
+                if std::mem::take(&mut self.sem[t]) {
+                    return self.got_post(k, tid);
+                }
+                self.phase[t] = LcsPhase::WaitDecide;
+                self.entry(k, tid)
+            }
+            LcsPhase::WaitDecide => {
+                if std::mem::take(&mut self.sem[t]) {
+                    // FUTEX_WAIT returns at once (the value changed); the
+                    // next try takes it in user space.
+                    self.phase[t] = LcsPhase::Woken;
+                    return Next::ReturnToUser;
+                }
+                self.waiting[t] = true;
+                self.slept[t] = true;
+                self.phase[t] = LcsPhase::Woken;
+                Next::Block
+            }
+            LcsPhase::Woken => self.got_post(k, tid),
+            LcsPhase::Slept => {
+                self.phase[t] = LcsPhase::Walked;
+                Next::RunUser(k.rng(tid).jitter(self.cfg.work_us * 1000, 10))
+            }
+            LcsPhase::Walked => {
+                self.req_lat.push(k.now - self.started[t]);
+                self.phase[t] = LcsPhase::Post;
+                self.step(k, tid)
+            }
+            LcsPhase::MsgPost => {
+                let g = t / (self.cfg.workers + 1);
+                let w = self.mine[g][self.next[g]] as usize;
+                self.posted_at[w] = k.now;
+                self.posted_cpu[w] = k.this_cpu();
+                self.sem[w] = true;
+                self.phase[t] = LcsPhase::MsgPosted;
+                self.entry(k, tid)
+            }
+            LcsPhase::MsgPosted => {
+                let g = t / (self.cfg.workers + 1);
+                let w = self.mine[g][self.next[g]];
+                if std::mem::take(&mut self.waiting[w as usize]) {
+                    self.sem[w as usize] = false;
+                    self.msg_posts_woke += 1;
+                    k.wake(w, false);
+                }
+                self.next[g] += 1;
+                self.phase[t] = if self.next[g] < self.mine[g].len() {
+                    LcsPhase::MsgPost
+                } else {
+                    LcsPhase::Wait
+                };
+                Next::ReturnToUser
+            }
+        }
+    }
+
+    fn metrics(&mut self, k: &Kernel) -> Vec<Metric> {
+        self.wake_lat.sort_unstable();
+        self.req_lat.sort_unstable();
+        let us = |v: u64| v as f64 / 1000.0;
+        let mut out = Vec::new();
+        for (name, v) in [("wakeup", &self.wake_lat), ("request", &self.req_lat)] {
+            for p in [50.0, 90.0, 99.0] {
+                out.push(Metric::new(
+                    &format!("{name}_p{}_us", p as u32),
+                    us(percentile(v, p)),
+                    false,
+                ));
+            }
+        }
+        out.push(Metric::new(
+            "rps",
+            self.req_lat.len() as f64 / (k.now.max(1) as f64 / 1e9),
+            true,
+        ));
+        for (i, place) in ["awake", "same", "other"].iter().enumerate() {
+            let (n, sum) = self.by_place[i];
+            out.push(Metric::new(&format!("wk_{place}"), n as f64, false));
+            out.push(Metric::new(&format!("wk_{place}_sum_us"), us(sum), false));
+        }
+        for (name, v) in [
+            ("msg_posts_woke", self.msg_posts_woke),
+            ("wk_posts_woke", self.wk_posts_woke),
+            ("msg_rounds", self.msg_rounds),
+            ("msg_slept", self.msg_slept),
+        ] {
+            out.push(Metric::new(name, v as f64, false));
+        }
+        out
     }
 }
 

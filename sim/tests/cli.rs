@@ -43,6 +43,11 @@ fn unknown_keys_are_refused_with_the_accepted_ones() {
         e.contains("'t'") && e.contains("tx=1..=1000000") && e.contains("rw=1|0"),
         "{e}"
     );
+    let e = err("lcschbench m=1 workers=4");
+    assert!(
+        e.contains("'workers'") && e.contains("t=1..=4095") && e.contains("sleep_us="),
+        "{e}"
+    );
 }
 
 #[test]
@@ -65,6 +70,10 @@ fn bad_values_are_refused_not_clamped() {
         ("lcpgbench clients=1001", "expected 1..=1000"),
         ("lcpgbench rw=yes", "expected 1|0"),
         ("lcpgbench space_wake=2", "space_wake=2: expected 1|0"),
+        ("lcschbench m=0", "m=0: expected 1..=64"),
+        ("lcschbench t=4096", "expected 1..=4095"),
+        ("lcschbench sleep_us=1000001", "expected 0..=1000000"),
+        ("lcschbench work_us=x", "expected 0..=10000000"),
     ] {
         let e = err(line);
         assert!(e.contains(want), "'{line}': {e}");
