@@ -8,7 +8,7 @@
  *       voluntary and involuntary context switches, wall time and CPU
  *       time (user + system: their summed sum_exec_runtime, split by ticks):
  *       "rus: wall_ns=N nvcsw=N nivcsw=N status=N cpu_us=N"
- *   lcbench schbench [-m MSG] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC]
+ *   lcbench schbench [-m MSG] [-t WORKERS] [-r SECONDS] [-F KB] [-s USEC] [-M]
  *       schbench's shape: workers queue themselves on their message thread,
  *       post its futex and sleep on their own; the message thread wakes each
  *       (stamping the time just before), the worker records the wakeup
@@ -16,7 +16,12 @@
  *       latency. Defaults as the shell's: -m 1 -t 4 -r 5 -F 256 -s 100.
  *       Counters after the metrics: each wakeup by where the worker was when
  *       posted (wk_awake / wk_same / wk_other), the posts each way and how
- *       many woke a sleeper, the threads' involuntary switches.
+ *       many woke a sleeper, the threads' involuntary switches. -M adds the
+ *       message threads' own wakeups (msg_wake_sum_us, msg_same): of the
+ *       rounds that slept first, the time from the stamp of the post that
+ *       set the futex (taken before its store, only when it was clear) to
+ *       the return from the wait, and how many ran on the posting CPU. Off
+ *       by default: the stamps are clock reads the other runs do not make.
  *   lcbench pgbench [-c CLIENTS] [-t TX] [-S]
  *       pgbench's shape: one backend thread per client over a unix stream
  *       socket pair; read-write: 7 statements per transaction (BEGIN and END
@@ -396,6 +401,8 @@ struct sworker {
 
 struct sgroup {
 	atomic_int post;
+	atomic_ullong first_post_at; /* -M: the stamp and CPU of the post that set `post` */
+	atomic_int first_post_cpu;
 	pthread_mutex_t lock;
 	int *list, nlist;
 	struct sworker *w;
@@ -423,6 +430,8 @@ static long thread_nivcsw(void)
 	return ru.ru_nivcsw;
 }
 static long s_kb = 256, s_sleep_us = 100;
+static int s_msg_lat; /* -M */
+static atomic_ullong s_msg_wake_ns, s_msg_same;
 
 static void *sworker_main(void *arg)
 {
@@ -432,6 +441,10 @@ static void *sworker_main(void *arg)
 		pthread_mutex_lock(&g->lock);
 		g->list[g->nlist++] = w->idx;
 		pthread_mutex_unlock(&g->lock);
+		if (s_msg_lat && !atomic_load(&g->post)) {
+			atomic_store(&g->first_post_at, now_ns());
+			atomic_store(&g->first_post_cpu, sched_getcpu());
+		}
 		atomic_fetch_add(&s_wposts_woke, sem_post_f(&g->post));
 		atomic_fetch_add(&s_wposts, 1);
 		int slept = sem_wait_fs(&w->sem);
@@ -461,7 +474,12 @@ static void *smsg_main(void *arg)
 	if (!mine)
 		die("calloc");
 	while (now_ns() < s_end) {
-		atomic_fetch_add(&s_msg_slept, sem_wait_fs(&g->post));
+		int slept = sem_wait_fs(&g->post);
+		atomic_fetch_add(&s_msg_slept, slept);
+		if (s_msg_lat && slept) {
+			atomic_fetch_add(&s_msg_wake_ns, now_ns() - atomic_load(&g->first_post_at));
+			atomic_fetch_add(&s_msg_same, sched_getcpu() == atomic_load(&g->first_post_cpu));
+		}
 		atomic_fetch_add(&s_msg_rounds, 1);
 		pthread_mutex_lock(&g->lock);
 		int n = g->nlist;
@@ -488,13 +506,14 @@ static int cmd_schbench(int argc, char **argv)
 {
 	long m = 1, t = 4, r = 5;
 	int c;
-	while ((c = getopt(argc, argv, "m:t:r:F:s:")) != -1) {
+	while ((c = getopt(argc, argv, "m:t:r:F:s:M")) != -1) {
 		switch (c) {
 		case 'm': m = num(optarg, 1, 64, "-m"); break;
 		case 't': t = num(optarg, 1, 4095, "-t"); break;
 		case 'r': r = num(optarg, 1, 600, "-r"); break;
 		case 'F': s_kb = num(optarg, 0, 65536, "-F"); break;
 		case 's': s_sleep_us = num(optarg, 0, 1000000, "-s"); break;
+		case 'M': s_msg_lat = 1; break;
 		default: return 2;
 		}
 	}
@@ -542,10 +561,14 @@ static int cmd_schbench(int argc, char **argv)
 		printf("wk_%s=%llu wk_%s_p99_us=%.0f wk_%s_sum_us=%llu ", cat[i], (unsigned long long)s_wcat[i].n,
 		       cat[i], hist_pct(&s_wcat[i], 990), cat[i], (unsigned long long)(s_wcat[i].sum / 1000));
 	printf("msg_posts=%llu msg_posts_woke=%llu wk_posts=%llu wk_posts_woke=%llu msg_rounds=%llu msg_slept=%llu "
-	       "nivcsw_msg=%llu nivcsw_wk=%llu\n",
+	       "nivcsw_msg=%llu nivcsw_wk=%llu",
 	       (unsigned long long)s_mposts, (unsigned long long)s_mposts_woke, (unsigned long long)s_wposts,
 	       (unsigned long long)s_wposts_woke, (unsigned long long)s_msg_rounds, (unsigned long long)s_msg_slept,
 	       (unsigned long long)s_nivcsw_msg, (unsigned long long)s_nivcsw_wk);
+	if (s_msg_lat)
+		printf(" msg_wake_sum_us=%llu msg_same=%llu", (unsigned long long)(s_msg_wake_ns / 1000),
+		       (unsigned long long)s_msg_same);
+	printf("\n");
 	return 0;
 }
 

@@ -220,7 +220,9 @@
 //! (`wk_awake`: not asleep yet; `wk_same`: asleep, then run on the CPU
 //! that posted; `wk_other`: on another; count and sum), the posts that
 //! woke a sleeper each way, the message threads' rounds and those that
-//! slept first.
+//! slept first, and of those the latency from the stamp of the post that
+//! set the semaphore to the return from the wait (`msg_wake_sum_us`) and
+//! how many ran on the posting CPU (`msg_same`).
 //!
 //! # Warm-up (pgbench and schbench, `warmup_ns`)
 //! A run can leave its start out of the measurement, as the real tools'
@@ -3400,6 +3402,14 @@ pub struct LcSchbench {
     wk_posts_woke: u64,
     msg_rounds: u64,
     msg_slept: u64,
+    /// Per message thread: the stamp and CPU of the post that set its
+    /// semaphore (before the store); of the rounds after a sleep, the sum
+    /// of their latencies (that stamp to the return from the wait), ns,
+    /// and those run on the CPU that posted.
+    msg_posted_at: Vec<u64>,
+    msg_posted_cpu: Vec<usize>,
+    msg_wake_sum_ns: u64,
+    msg_same: u64,
 }
 
 impl LcSchbench {
@@ -3426,6 +3436,10 @@ impl LcSchbench {
             wk_posts_woke: 0,
             msg_rounds: 0,
             msg_slept: 0,
+            msg_posted_at: vec![0; n],
+            msg_posted_cpu: vec![0; n],
+            msg_wake_sum_ns: 0,
+            msg_same: 0,
         }
     }
 
@@ -3457,7 +3471,11 @@ impl LcSchbench {
         let slept = std::mem::take(&mut self.slept[t]);
         if self.is_msg(tid) {
             self.msg_rounds += 1;
-            self.msg_slept += u64::from(slept);
+            if slept {
+                self.msg_slept += 1;
+                self.msg_wake_sum_ns += k.now - self.msg_posted_at[t];
+                self.msg_same += u64::from(k.this_cpu() == self.msg_posted_cpu[t]);
+            }
             let g = tid as usize / (self.cfg.workers + 1);
             self.mine[g].clear();
             let (list, mine) = (&mut self.list[g], &mut self.mine[g]);
@@ -3514,6 +3532,11 @@ impl Workload for LcSchbench {
             LcsPhase::Post => {
                 let m = self.msg_of(tid);
                 self.list[m as usize / (self.cfg.workers + 1)].push(tid);
+                if !self.sem[m as usize] {
+                    // The post that sets it: the one that ends a sleep.
+                    self.msg_posted_at[m as usize] = k.now;
+                    self.msg_posted_cpu[m as usize] = k.this_cpu();
+                }
                 self.sem[m as usize] = true;
                 self.phase[t] = LcsPhase::Posted;
                 self.entry(k, tid)
@@ -3615,6 +3638,8 @@ impl Workload for LcSchbench {
             ("wk_posts_woke", self.wk_posts_woke),
             ("msg_rounds", self.msg_rounds),
             ("msg_slept", self.msg_slept),
+            ("msg_wake_sum_us", self.msg_wake_sum_ns / 1000),
+            ("msg_same", self.msg_same),
         ] {
             out.push(Metric::new(name, v as f64, false));
         }

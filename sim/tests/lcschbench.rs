@@ -99,3 +99,43 @@ fn the_same_seed_gives_the_same_run() {
         "seeds 5 and 6 gave the same run"
     );
 }
+
+#[test]
+fn lcbenchs_counters_add_up() {
+    // lcbench's counters, as Linux's and ours' runs print them: every
+    // latency is in one place (not asleep yet, same CPU, another), the
+    // message thread's rounds that slept are the workers' posts that woke
+    // it, and on one CPU every such round runs on the posting CPU and
+    // every worker that slept runs on its poster's.
+    for machine in ["flat:1", "qemu:4"] {
+        let r = run(&format!(
+            "--machine {machine} --ms 300 --seed 7 lcschbench t=3"
+        ));
+        let m = |n: &str| metric(&r, n);
+        let requests = (m("rps") * r.sim_ns as f64 / 1e9).round();
+        let placed = m("wk_awake") + m("wk_same") + m("wk_other");
+        // Each request follows one recorded wakeup; the last posts of the
+        // run may have been taken with no request after them.
+        assert!(
+            placed >= requests && placed <= requests + 3.0,
+            "{machine}: {placed} wakeups for {requests} requests"
+        );
+        // (the run may end between a post's wakeup and the round it starts)
+        let (slept, woke) = (m("msg_slept"), m("wk_posts_woke"));
+        assert!(
+            slept <= woke && woke <= slept + 1.0,
+            "{machine}: {slept}, {woke}"
+        );
+        assert!(
+            m("msg_slept") > 0.0 && m("msg_slept") <= m("msg_rounds"),
+            "{machine}"
+        );
+        assert!(m("msg_wake_sum_us") > 0.0, "{machine}");
+        if machine == "flat:1" {
+            assert_eq!(m("msg_same"), m("msg_slept"), "{machine}");
+            assert_eq!(m("wk_other"), 0.0, "{machine}");
+        } else {
+            assert!(m("msg_same") < m("msg_slept"), "{machine}");
+        }
+    }
+}

@@ -439,6 +439,24 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
         "{rounds} message rounds for {posts} posts"
     );
     kassert!(out.contains("schbench counters: wk_awake="), "{out}");
+    // The message threads' own wakeups (lcbench's -M counters): on one CPU
+    // every round after a sleep runs on the CPU of the post that set the
+    // futex, and each such wakeup took time, within the run.
+    let (slept, same, wake_ns) = (
+        c.msg_slept.load(Ordering::Relaxed),
+        c.msg_same.load(Ordering::Relaxed),
+        c.msg_wake_ns.load(Ordering::Relaxed),
+    );
+    kassert!(
+        slept > 0 && slept <= rounds,
+        "{slept} of {rounds} rounds slept"
+    );
+    kassert_eq!(same, slept);
+    kassert!(
+        wake_ns >= slept && wake_ns / slept < ns,
+        "{wake_ns} ns over {slept} message wakeups"
+    );
+    kassert!(out.contains(" msg_wake_sum_us="), "{out}");
     crate::kprintln!(
         "    schbench: {reqs} requests in {} ms, wakeup p50 {} us p99 {} us, request p50 {} us, {rounds} message rounds for {posts} posts",
         ns / 1_000_000,

@@ -66,6 +66,11 @@ impl Futex {
         self.waiters.wake_one()
     }
 
+    /// Whether the word is set (posted, not yet taken).
+    pub fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
     /// Clears the word if it was set; returns whether it was.
     pub fn try_take(&self) -> bool {
         self.set.swap(false, Ordering::Acquire)
@@ -148,6 +153,10 @@ struct Worker {
 struct Group {
     /// The message thread's futex: posted by each worker that queued itself.
     post: Futex,
+    /// The time and CPU of the post that set `post` (stamped before it,
+    /// when the word was clear): where the message thread's wakeup starts.
+    first_post_at: AtomicU64,
+    first_post_cpu: AtomicU64,
     /// Workers waiting for their wakeup (indices), preallocated.
     list: SpinLock<Vec<u32>>,
     workers: Vec<Worker>,
@@ -191,6 +200,11 @@ pub struct Counters {
     /// The message thread's rounds, and those it slept before.
     pub msg_rounds: AtomicU64,
     pub msg_slept: AtomicU64,
+    /// Of the rounds it slept before: the time from the stamp of the post
+    /// that set its futex to its return from the wait (ns, summed), and how
+    /// many ran on the posting CPU (lcbench's `-M` counters).
+    pub msg_wake_ns: AtomicU64,
+    pub msg_same: AtomicU64,
     /// Involuntary switches of the message threads and of the workers.
     pub nivcsw_msg: AtomicU64,
     pub nivcsw_wk: AtomicU64,
@@ -216,7 +230,7 @@ impl Counters {
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let _ = writeln!(
             out,
-            "msg_posts={} msg_posts_woke={} wk_posts={} wk_posts_woke={} msg_rounds={} msg_slept={} nivcsw_msg={} nivcsw_wk={}",
+            "msg_posts={} msg_posts_woke={} wk_posts={} wk_posts_woke={} msg_rounds={} msg_slept={} nivcsw_msg={} nivcsw_wk={} msg_wake_sum_us={} msg_same={}",
             l(&self.msg_posts),
             l(&self.msg_posts_woke),
             l(&self.wk_posts),
@@ -224,7 +238,9 @@ impl Counters {
             l(&self.msg_rounds),
             l(&self.msg_slept),
             l(&self.nivcsw_msg),
-            l(&self.nivcsw_wk)
+            l(&self.nivcsw_wk),
+            l(&self.msg_wake_ns) / 1000,
+            l(&self.msg_same)
         );
     }
 }
@@ -274,6 +290,8 @@ pub fn run(
     'groups: for _ in 0..m {
         let g = Arc::new(Group {
             post: Futex::new(),
+            first_post_at: AtomicU64::new(0),
+            first_post_cpu: AtomicU64::new(0),
             list: SpinLock::new(Vec::with_capacity(t)),
             workers: (0..t)
                 .map(|_| Worker {
@@ -296,6 +314,11 @@ pub fn run(
                     // msg_and_wait: queue ourselves, post, sleep.
                     g.list.lock().push(w as u32);
                     let c = &rep.counters;
+                    if !g.post.is_set() {
+                        g.first_post_at.store(arch::now_ns(), Ordering::Relaxed);
+                        g.first_post_cpu
+                            .store(arch::cpu_id().index() as u64, Ordering::Relaxed);
+                    }
                     c.wk_posts_woke
                         .fetch_add(u64::from(g.post.post()), Ordering::Relaxed);
                     c.wk_posts.fetch_add(1, Ordering::Relaxed);
@@ -358,8 +381,15 @@ pub fn run(
             while arch::now_ns() < end && !stop.stopped() {
                 let before = my_switches().0;
                 g2.post.wait();
-                c.msg_slept
-                    .fetch_add(u64::from(my_switches().0 != before), Ordering::Relaxed);
+                if my_switches().0 != before {
+                    c.msg_slept.fetch_add(1, Ordering::Relaxed);
+                    let lat =
+                        arch::now_ns().saturating_sub(g2.first_post_at.load(Ordering::Relaxed));
+                    c.msg_wake_ns.fetch_add(lat, Ordering::Relaxed);
+                    let same =
+                        arch::cpu_id().index() as u64 == g2.first_post_cpu.load(Ordering::Relaxed);
+                    c.msg_same.fetch_add(u64::from(same), Ordering::Relaxed);
+                }
                 c.msg_rounds.fetch_add(1, Ordering::Relaxed);
                 crate::sched::exit_to_user_mode();
                 core::mem::swap(&mut batch, &mut *g2.list.lock());
