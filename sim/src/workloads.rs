@@ -222,7 +222,9 @@
 //! woke a sleeper each way, the message threads' rounds and those that
 //! slept first, and of those the latency from the stamp of the post that
 //! set the semaphore to the return from the wait (`msg_wake_sum_us`) and
-//! how many ran on the posting CPU (`msg_same`).
+//! how many ran on the posting CPU (`msg_same`); and where the scheduler
+//! placed the message threads' wakeups (`msg_wa_*`, `msg_sis_*`,
+//! `msg_placed_local`: `compare`'s placement rows for them alone).
 //!
 //! # Warm-up (pgbench and schbench, `warmup_ns`)
 //! A run can leave its start out of the measurement, as the real tools'
@@ -3410,6 +3412,10 @@ pub struct LcSchbench {
     msg_posted_cpu: Vec<usize>,
     msg_wake_sum_ns: u64,
     msg_same: u64,
+    /// The message threads' wakeups' placements, by `compare`'s rows
+    /// (`sched::smp::placement_name`): the engine's counters' change
+    /// across each of them.
+    msg_placed: [u64; crate::engine::PLACEMENT_ROWS],
 }
 
 impl LcSchbench {
@@ -3440,6 +3446,7 @@ impl LcSchbench {
             msg_posted_cpu: vec![0; n],
             msg_wake_sum_ns: 0,
             msg_same: 0,
+            msg_placed: [0; crate::engine::PLACEMENT_ROWS],
         }
     }
 
@@ -3547,7 +3554,15 @@ impl Workload for LcSchbench {
                     self.sem[m as usize] = false;
                     self.phase[m as usize] = LcsPhase::Woken;
                     self.wk_posts_woke += 1;
+                    let before = k.placement();
                     k.wake(m, false);
+                    for (n, (a, b)) in self
+                        .msg_placed
+                        .iter_mut()
+                        .zip(k.placement().iter().zip(before))
+                    {
+                        *n += a - b;
+                    }
                 }
                 self.phase[t] = LcsPhase::Wait;
                 Next::ReturnToUser
@@ -3642,6 +3657,10 @@ impl Workload for LcSchbench {
             ("msg_same", self.msg_same),
         ] {
             out.push(Metric::new(name, v as f64, false));
+        }
+        for (i, &n) in self.msg_placed.iter().enumerate() {
+            let name = format!("msg_{}", sched::smp::placement_name(i));
+            out.push(Metric::new(&name, n as f64, false));
         }
         out
     }

@@ -131,6 +131,22 @@ fn lcbenchs_counters_add_up() {
             "{machine}"
         );
         assert!(m("msg_wake_sum_us") > 0.0, "{machine}");
+        // Each of the message thread's placed wakeups once by rule and once
+        // by pick (a wakeup of a thread still queued, DELAY_DEQUEUE's, is
+        // not placed).
+        let by = |prefix: &str| -> f64 {
+            r.metrics
+                .iter()
+                .filter(|x| x.name.starts_with(prefix))
+                .map(|x| x.value)
+                .sum()
+        };
+        let (rule, pick) = (by("msg_wa_"), by("msg_sis_"));
+        assert_eq!(rule, pick, "{machine}");
+        assert!(
+            rule > 0.0 && rule <= woke,
+            "{machine}: {rule} placed of {woke}"
+        );
         if machine == "flat:1" {
             assert_eq!(m("msg_same"), m("msg_slept"), "{machine}");
             assert_eq!(m("wk_other"), 0.0, "{machine}");

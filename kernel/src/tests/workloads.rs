@@ -439,9 +439,10 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
         "{rounds} message rounds for {posts} posts"
     );
     kassert!(out.contains("schbench counters: wk_awake="), "{out}");
-    // The message threads' own wakeups (lcbench's -M counters): on one CPU
-    // every round after a sleep runs on the CPU of the post that set the
-    // futex, and each such wakeup took time, within the run.
+    // The message threads' own wakeups (lcbench's -M counters): each took
+    // time, within the run, and on one CPU every round after a sleep runs
+    // on the CPU of the post that set the futex (the suites boot this test
+    // on one CPU and on more).
     let (slept, same, wake_ns) = (
         c.msg_slept.load(Ordering::Relaxed),
         c.msg_same.load(Ordering::Relaxed),
@@ -451,7 +452,10 @@ ktest_smp!(workload_schbench_counts_and_latencies, 1, || {
         slept > 0 && slept <= rounds,
         "{slept} of {rounds} rounds slept"
     );
-    kassert_eq!(same, slept);
+    kassert!(same <= slept, "{same} of {slept} on the posting CPU");
+    if crate::sched::nr_cpus() == 1 {
+        kassert_eq!(same, slept);
+    }
     kassert!(
         wake_ns >= slept && wake_ns / slept < ns,
         "{wake_ns} ns over {slept} message wakeups"
