@@ -2230,6 +2230,18 @@ impl Hackbench {
 
 // ---------------------------------------------------------------- schbench
 
+/// `NAME_p50_us`, `NAME_p90_us` and `NAME_p99_us` of the ns latencies
+/// `sorted` (lower is better): schbench's and lcschbench's latency rows.
+fn push_latency_percentiles(out: &mut Vec<Metric>, name: &str, sorted: &[u64]) {
+    for p in [50.0, 90.0, 99.0] {
+        out.push(Metric::new(
+            &format!("{name}_p{}_us", p as u32),
+            percentile(sorted, p) as f64 / 1000.0,
+            false,
+        ));
+    }
+}
+
 /// schbench parameters.
 #[derive(Clone, Copy)]
 pub struct SchbenchCfg {
@@ -2394,22 +2406,9 @@ impl Workload for Schbench {
         let mut w = all[self.lat_skip.unwrap_or(all.len()).min(all.len())..].to_vec();
         w.sort_unstable();
         self.req_lat.sort_unstable();
-        let us = |v: u64| v as f64 / 1000.0;
         let mut out = Vec::new();
-        for p in [50.0, 90.0, 99.0] {
-            out.push(Metric::new(
-                &format!("wakeup_p{}_us", p as u32),
-                us(percentile(&w, p)),
-                false,
-            ));
-        }
-        for p in [50.0, 90.0, 99.0] {
-            out.push(Metric::new(
-                &format!("request_p{}_us", p as u32),
-                us(percentile(&self.req_lat, p)),
-                false,
-            ));
-        }
+        push_latency_percentiles(&mut out, "wakeup", &w);
+        push_latency_percentiles(&mut out, "request", &self.req_lat);
         out.push(Metric::new(
             "rps",
             self.done as f64 / (measured_ns(k.now, self.cfg.warmup_ns) as f64 / 1e9),
@@ -3404,10 +3403,10 @@ pub struct LcSchbench {
     wk_posts_woke: u64,
     msg_rounds: u64,
     msg_slept: u64,
-    /// Per message thread: the stamp and CPU of the post that set its
-    /// semaphore (before the store); of the rounds after a sleep, the sum
-    /// of their latencies (that stamp to the return from the wait), ns,
-    /// and those run on the CPU that posted.
+    /// Per group: the stamp and CPU of the post that set its message
+    /// thread's semaphore (before the store); of the rounds after a sleep,
+    /// the sum of their latencies (that stamp to the return from the
+    /// wait), ns, and those run on the CPU that posted.
     msg_posted_at: Vec<u64>,
     msg_posted_cpu: Vec<usize>,
     msg_wake_sum_ns: u64,
@@ -3442,8 +3441,8 @@ impl LcSchbench {
             wk_posts_woke: 0,
             msg_rounds: 0,
             msg_slept: 0,
-            msg_posted_at: vec![0; n],
-            msg_posted_cpu: vec![0; n],
+            msg_posted_at: vec![0; g],
+            msg_posted_cpu: vec![0; g],
             msg_wake_sum_ns: 0,
             msg_same: 0,
             msg_placed: [0; crate::engine::PLACEMENT_ROWS],
@@ -3455,14 +3454,14 @@ impl LcSchbench {
         cfg.message * (cfg.workers + 1)
     }
 
-    /// The message thread of task `tid`'s group.
-    fn msg_of(&self, tid: u32) -> u32 {
-        let per = self.cfg.workers as u32 + 1;
-        tid / per * per
+    /// Task `tid`'s group.
+    fn group_of(&self, tid: u32) -> usize {
+        tid as usize / (self.cfg.workers + 1)
     }
 
-    fn is_msg(&self, tid: u32) -> bool {
-        self.msg_of(tid) == tid
+    /// The message thread of task `tid`'s group.
+    fn msg_of(&self, tid: u32) -> u32 {
+        (self.group_of(tid) * (self.cfg.workers + 1)) as u32
     }
 
     /// A syscall's entry, jittered as every cost.
@@ -3474,25 +3473,24 @@ impl LcSchbench {
     /// ends and its request starts (its sleep first); the message thread
     /// takes its list.
     fn got_post(&mut self, k: &mut Kernel, tid: u32) -> Next {
-        let t = tid as usize;
+        let (t, g) = (tid as usize, self.group_of(tid));
         let slept = std::mem::take(&mut self.slept[t]);
-        if self.is_msg(tid) {
+        if self.msg_of(tid) == tid {
             self.msg_rounds += 1;
             if slept {
                 self.msg_slept += 1;
-                self.msg_wake_sum_ns += k.now - self.msg_posted_at[t];
-                self.msg_same += u64::from(k.this_cpu() == self.msg_posted_cpu[t]);
+                self.msg_wake_sum_ns += k.now - self.msg_posted_at[g];
+                self.msg_same += u64::from(k.this_cpu() == self.msg_posted_cpu[g]);
             }
-            let g = tid as usize / (self.cfg.workers + 1);
+            // Take the list (its copy's old contents are all posted).
             self.mine[g].clear();
-            let (list, mine) = (&mut self.list[g], &mut self.mine[g]);
-            mine.append(list);
+            std::mem::swap(&mut self.list[g], &mut self.mine[g]);
             self.next[g] = 0;
-            if self.mine[g].is_empty() {
-                self.phase[t] = LcsPhase::Wait;
-                return self.step(k, tid);
-            }
-            self.phase[t] = LcsPhase::MsgPost;
+            self.phase[t] = if self.mine[g].is_empty() {
+                LcsPhase::Wait
+            } else {
+                LcsPhase::MsgPost
+            };
             return self.step(k, tid);
         }
         let lat = k.now - self.posted_at[t];
@@ -3537,12 +3535,12 @@ impl Workload for LcSchbench {
         let t = tid as usize;
         match self.phase[t] {
             LcsPhase::Post => {
-                let m = self.msg_of(tid);
-                self.list[m as usize / (self.cfg.workers + 1)].push(tid);
+                let (m, g) = (self.msg_of(tid), self.group_of(tid));
+                self.list[g].push(tid);
                 if !self.sem[m as usize] {
                     // The post that sets it: the one that ends a sleep.
-                    self.msg_posted_at[m as usize] = k.now;
-                    self.msg_posted_cpu[m as usize] = k.this_cpu();
+                    self.msg_posted_at[g] = k.now;
+                    self.msg_posted_cpu[g] = k.this_cpu();
                 }
                 self.sem[m as usize] = true;
                 self.phase[t] = LcsPhase::Posted;
@@ -3597,7 +3595,7 @@ impl Workload for LcSchbench {
                 self.step(k, tid)
             }
             LcsPhase::MsgPost => {
-                let g = t / (self.cfg.workers + 1);
+                let g = self.group_of(tid);
                 let w = self.mine[g][self.next[g]] as usize;
                 self.posted_at[w] = k.now;
                 self.posted_cpu[w] = k.this_cpu();
@@ -3606,7 +3604,7 @@ impl Workload for LcSchbench {
                 self.entry(k, tid)
             }
             LcsPhase::MsgPosted => {
-                let g = t / (self.cfg.workers + 1);
+                let g = self.group_of(tid);
                 let w = self.mine[g][self.next[g]];
                 if std::mem::take(&mut self.waiting[w as usize]) {
                     self.sem[w as usize] = false;
@@ -3629,15 +3627,8 @@ impl Workload for LcSchbench {
         self.req_lat.sort_unstable();
         let us = |v: u64| v as f64 / 1000.0;
         let mut out = Vec::new();
-        for (name, v) in [("wakeup", &self.wake_lat), ("request", &self.req_lat)] {
-            for p in [50.0, 90.0, 99.0] {
-                out.push(Metric::new(
-                    &format!("{name}_p{}_us", p as u32),
-                    us(percentile(v, p)),
-                    false,
-                ));
-            }
-        }
+        push_latency_percentiles(&mut out, "wakeup", &self.wake_lat);
+        push_latency_percentiles(&mut out, "request", &self.req_lat);
         out.push(Metric::new(
             "rps",
             self.req_lat.len() as f64 / (k.now.max(1) as f64 / 1e9),

@@ -3,7 +3,7 @@
 //! column has its rows (sim/src/workloads.rs, "lcbench's pgbench").
 
 mod common;
-use common::{metric, run};
+use common::{metric, run, same_run_twice};
 
 #[test]
 fn every_thread_exits_once_its_transactions_are_done() {
@@ -91,12 +91,7 @@ fn a_consume_wakes_the_sender_asleep_in_its_read() {
 
 #[test]
 fn a_seed_gives_the_same_run() {
-    let line = "--machine qemu:4 --ms 600000 --seed 5 lcpgbench clients=4 tx=20";
-    let (a, b) = (run(line), run(line));
-    for (x, y) in a.metrics.iter().zip(&b.metrics) {
-        assert_eq!(x.value.to_bits(), y.value.to_bits(), "{}", x.name);
-    }
-    assert_eq!(a.ctr.switches, b.ctr.switches);
+    same_run_twice("--machine qemu:4 --ms 600000 --seed 5 lcpgbench clients=4 tx=20");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! (sim/src/workloads.rs, "lcbench's schbench").
 
 mod common;
-use common::{metric, run};
+use common::{metric, run, same_run_twice};
 
 /// `qemu:N`'s measured null syscall, ns (sim/src/machine.rs, `qemu_costs`).
 const QEMU_SYSCALL_NS: f64 = 1_379.0;
@@ -87,12 +87,8 @@ fn a_request_wakes_at_most_its_worker_and_its_message_thread() {
 
 #[test]
 fn the_same_seed_gives_the_same_run() {
-    let line = "--machine qemu:4 --ms 200 --seed 5 lcschbench";
-    let (a, b) = (run(line), run(line));
+    let a = same_run_twice("--machine qemu:4 --ms 200 --seed 5 lcschbench");
     let names = ["wakeup_p99_us", "request_p99_us", "rps"];
-    for n in names {
-        assert_eq!(metric(&a, n), metric(&b, n), "{n}");
-    }
     let c = run("--machine qemu:4 --ms 200 --seed 6 lcschbench");
     assert!(
         names.iter().any(|n| metric(&a, n) != metric(&c, n)),

@@ -61,3 +61,14 @@ pub fn metric(r: &sim::RunResult, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in {:?}", r.metrics))
         .value
 }
+
+/// Runs `line` twice: every metric the same to the bit and the same
+/// switches. Returns the first run.
+pub fn same_run_twice(line: &str) -> sim::RunResult {
+    let (a, b) = (run(line), run(line));
+    for (x, y) in a.metrics.iter().zip(&b.metrics) {
+        assert_eq!(x.value.to_bits(), y.value.to_bits(), "{}", x.name);
+    }
+    assert_eq!(a.ctr.switches, b.ctr.switches);
+    a
+}
