@@ -129,7 +129,10 @@
 #                    OUT/AB_NAME/trace.txt; the triggers slow the runs down;
 #                    2: only the triggers without a stack walk (per-pid
 #                    switch states, waker/wakee pairs, wakeup-to-run time,
-#                    HRTICK expiries), at about an untraced run's cost;
+#                    HRTICK expiries), cheaper than 1 but not free (x86_64,
+#                    4 vCPUs: hackbench -g 2 2.8 s a run against 2.05
+#                    untraced, -p -g 2 2.5 s against 1.37; the socket
+#                    rows' lazy-vs-full effect does not survive it);
 #                    with either, our hackbench runs get -R (its `roles:`
 #                    lines, the same counts)
 #   A config is `default` or comma-separated settings: FEATURE, NO_FEATURE,
