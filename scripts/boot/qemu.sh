@@ -13,7 +13,8 @@
 # Environment (scripts/lib/harness.sh, h_qemu, has the details): SMP (1),
 # MEM (256M), ACCEL (auto|tcg|kvm), CPU, GIC (aarch64: 2, or 3 beyond 8
 # CPUs), LOAD_ADDR (aarch64: a 2 MiB-aligned load address other than QEMU's,
-# to exercise the self-relocation), ICOUNT (shift: reproducible time),
+# to exercise the self-relocation), ICOUNT (a shift 0..9: reproducible
+# time; off or empty: none),
 # TIMEOUT (seconds, then exit 124), QEMU_EXTRA (more QEMU arguments).
 #
 # Exit status: 0 when the guest reported success (isa-debug-exit /

@@ -130,7 +130,8 @@ h_arm_shim() { # ADDR OUT
 #   machine=OPTS    more -machine options (aarch64: acpi=off, virtualization=on)
 #   load_addr=ADDR  aarch64: load the Image at this 2 MiB-aligned address
 #                   (default $LOAD_ADDR) instead of QEMU's 0x40200000
-#   icount=SHIFT    reproducible time: -icount shift=SHIFT,sleep=off (TCG)
+#   icount=SHIFT    reproducible time: -icount shift=SHIFT,sleep=off (TCG);
+#                   SHIFT 0..9, or off (as empty: no -icount)
 #   vga=1           a standard VGA (x86_64) instead of no display device
 #   monitor=PATH    QEMU's human monitor on a unix socket
 #   serial=stdio|none  default stdio (signal=off: Ctrl-C reaches the guest)
@@ -166,6 +167,11 @@ h_qemu() {
         h_err "no such kernel: $kernel"
         return 2
     fi
+    case $icount in
+        off) icount="" ;;
+        "" | [0-9]) ;;
+        *) h_err "ICOUNT (icount=) must be a shift 0..9 or off, not '$icount'"; return 2 ;;
+    esac
     [ -n "$icount" ] && accel=tcg
     QEMU=()
     local common=(-smp "$smp" -m "$mem" -nodefaults -no-reboot -display none)

@@ -22,7 +22,8 @@
 # boots anything.
 # And make test's record of a suite (h_record: counts and wall time) and
 # its closing lines (scripts/test/summary.sh), on sample records, with the
-# in-kernel tests that skipped themselves at run time.
+# in-kernel tests that skipped themselves at run time. Last, the QEMU
+# command line's -icount from ICOUNT: a shift, off, or a clear refusal.
 #
 #   scripts/test/harness-test.sh
 set -uo pipefail
@@ -632,6 +633,20 @@ out=$(H_RESULTS=$srec SLOWEST=0 "$(dirname "$0")/summary.sh" end 0 2>&1)
 rc=$?
 [ "$rc" -eq 0 ] && [[ $out == "make test: PASS: 1 suites, 3 tests passed, 0 failed, 1 skipped in "*$'\n'"make test: skipped at run time (untested here):"$'\n'"  ktest one: c (NOHZ_IDLE is off (nohz=off))" ]]
 h_check summary_lists_the_runtime_skips "$?" "status $rc, '$(tr '\n' '|' <<<"$out")'"
+
+# 12. h_qemu's icount= (ICOUNT of scripts/boot/qemu.sh): a shift gives
+#     -icount, off gives none (make linux-compare ICOUNT=off exports it),
+#     anything else is refused with the accepted values named.
+(
+    h_qemu x86_64 kernel="$0" icount=3 2>/dev/null && [[ " ${QEMU[*]} " == *" -icount shift=3,sleep=off "* ]]
+) && (
+    h_qemu x86_64 kernel="$0" icount=off 2>/dev/null && [[ " ${QEMU[*]} " != *" -icount "* ]]
+)
+h_check qemu_icount_takes_a_shift_or_off "$?" "icount=3 and icount=off"
+msg=$(ICOUNT=bogus "$(dirname "$0")/../boot/qemu.sh" x86_64 "$0" 2>&1 </dev/null)
+rc=$?
+[ "$rc" -eq 2 ] && [[ $msg == *"must be a shift 0..9 or off, not 'bogus'"* ]]
+h_check qemu_refuses_a_bad_icount "$?" "status $rc, '$msg'"
 
 echo "harness-test: $H_CHECKS_PASSED passed, $H_CHECKS_FAILED failed"
 h_record harness "$H_CHECKS_PASSED" "$H_CHECKS_FAILED"
