@@ -357,12 +357,8 @@ OURS_COST=${OURS_COST:-0}
 for w in $WHAT; do [[ $w == ab || $w == conformance || $w == latency || $w == costs || $w == topology || $w == cgroup || $w == smt ]] || bad "unknown part '$w' (ab, conformance, latency, costs, topology, cgroup, smt)"; done
 mode="reproducible (-icount shift=$ICOUNT,sleep=off)"
 [[ $ICOUNT == off ]] && mode="multi-threaded TCG, wall clock (not reproducible)"
-qextra=""
-[[ $ICOUNT != off ]] && qextra="-icount shift=$ICOUNT,sleep=off"
-# The boots take their -icount from qextra alone: scripts/boot/qemu.sh
-# reads ICOUNT from the environment too (make exports a command line's
-# ICOUNT=off, which it would pass on as "-icount shift=off"), so each boot
-# runs it with ICOUNT empty.
+# Every boot gets ICOUNT as it is here: scripts/boot/qemu.sh (h_qemu) turns
+# a shift into -icount shift=N,sleep=off and `off` into none.
 # With threads, the parts' directories and tables get a -tT suffix (ab-t2,
 # latency-t2.txt, ...): they do not replace the flat machine's.
 tsfx=""
@@ -415,7 +411,7 @@ label_of() { echo "${1%% => *}"; }
 boot() { # kernel log [qemu args...] -- cmdline
     local kernel=$1 log=$2
     shift 2
-    local extra=($qextra)
+    local extra=()
     while [[ $1 != -- ]]; do extra+=("$1"); shift; done
     shift
     local t0=$SECONDS
@@ -423,7 +419,7 @@ boot() { # kernel log [qemu args...] -- cmdline
     # after BOOT_SILENCE s without output or BOOT_TIMEOUT s in all (h_run's
     # cap is its limit times H_CAP); `|| true` also keeps set -e out of it.
     H_CAP=$boot_cap h_run "$log" "$BOOT_SILENCE" -- \
-        env SMP="$SMP" ACCEL=tcg CPU="${boot_cpu:-}" ICOUNT= QEMU_EXTRA="${extra[*]}" \
+        env SMP="$SMP" ACCEL=tcg CPU="${boot_cpu:-}" ICOUNT="$ICOUNT" QEMU_EXTRA="${extra[*]}" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$kernel" "$@" </dev/null || true
     echo "linux-compare: $(basename "$log" .log) booted and ran in $((SECONDS - t0)) s of host time" >&2
     if h_ended; then echo "warning: linux-compare: $(basename "$log" .log) was ended: $H_WHY_ENDED (BOOT_SILENCE, BOOT_TIMEOUT)" >&2; fi
@@ -834,7 +830,7 @@ ours_cg_script() { # ROW-fields... PAUSE
 # says "ignoring 'run=': ... unknown command 'cgroup'"). Returns 3 then.
 boot_ours_watch() { # log smp cmdline
     local log=$1 smp=$2 cmd=$3 pid t0=$SECONDS
-    SMP=$smp ACCEL=tcg ICOUNT= QEMU_EXTRA="$qextra" timeout -k 5 "$BOOT_TIMEOUT" \
+    SMP=$smp ACCEL=tcg ICOUNT="$ICOUNT" timeout -k 5 "$BOOT_TIMEOUT" \
         "$root/scripts/boot/qemu.sh" "$ARCH" "$elf" "$cmd" </dev/null >"$log" 2>&1 &
     pid=$!
     local H_CAP=$boot_cap
