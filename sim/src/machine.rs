@@ -153,6 +153,15 @@ pub struct LockShares {
     /// switch's own cost and min(the sleep's cost, this) of the sleep's,
     /// both jittered as the switch is.
     pub sleep_rq_locked_ns: u64,
+    /// How long a 100-byte pipe `write` holds the pipe's mutex, ns
+    /// (`anon_pipe_write` from `mutex_lock`'s return to `mutex_unlock`):
+    /// with `Mechanisms::pipe_mutex_split` the rest of the write's body
+    /// ([`Costs::pipe_write_ns`] less [`Costs::syscall_ns`] and this)
+    /// runs before `mutex_lock`, with the syscall's entry. 0: the whole
+    /// body under the mutex.
+    pub pipe_write_mutex_ns: u64,
+    /// The same for a 100-byte pipe `read` (`anon_pipe_read`).
+    pub pipe_read_mutex_ns: u64,
 }
 
 impl LockShares {
@@ -408,6 +417,17 @@ pub struct Mechanisms {
     /// before, whose spinner ran the rest of its 200 ns poll when it came
     /// back.
     pub mutex_poll_cut: bool,
+    /// With the pipe mutex (`contention`) and a measured hold
+    /// ([`LockShares::pipe_write_mutex_ns`], `qemu:N`): a pipe syscall
+    /// holds the mutex for that hold only; the rest of its body runs before
+    /// `mutex_lock`, with its entry (Linux 7.2's `vfs_write`/`vfs_read`
+    /// checks, `rw_verify_area`, the LSM hooks and `fdget_pos` come first;
+    /// of the pipe function's own work only the copy and its bookkeeping
+    /// are under the mutex). A task woken in the syscall (a full or empty
+    /// pipe, the mutex's wait) does not run that part again.
+    /// `--no-pipe-mutex-split`: the model before, the whole body (the
+    /// syscall less its entry and exit) under the mutex.
+    pub pipe_mutex_split: bool,
     /// A busy CPU's two-task or misfit nohz kick makes the kicked idle CPU
     /// run as the idle load balancer (`Scheduler::nohz_idle_balance`: the
     /// periodic idle balance of each due idle CPU, itself last), as the
@@ -517,6 +537,7 @@ impl Default for Mechanisms {
             pipe_wake_next_writer: true,
             pipe_pages: true,
             mutex_poll_cut: true,
+            pipe_mutex_split: true,
             ilb_kick: true,
             ilb_ipi: true,
             row_lock: true,
@@ -667,6 +688,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-syscall-user-return",
         "a hackbench syscall without the pipe mutex decides (dequeue, room check) before its return to user space (the earlier model)",
     ),
+    (
+        "--no-pipe-mutex-split",
+        "a pipe syscall holds its mutex for its whole body (the syscall less its entry and exit), not for the measured hold with the rest before mutex_lock (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -722,6 +747,7 @@ impl Mechanisms {
             "--no-pipe-wake-next-writer" => self.pipe_wake_next_writer = false,
             "--no-pipe-pages" => self.pipe_pages = false,
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
+            "--no-pipe-mutex-split" => self.pipe_mutex_split = false,
             "--no-ilb-kick" => self.ilb_kick = false,
             "--no-ilb-ipi" => self.ilb_ipi = false,
             "--no-row-lock" => self.row_lock = false,
@@ -856,8 +882,23 @@ pub fn qemu_lock_shares() -> LockShares {
         wake_rq_locked_pm: QEMU_WAKE_RQ_LOCKED_PM,
         wake_wq_locked_pm: QEMU_WAKE_WQ_LOCKED_PM,
         sleep_rq_locked_ns: QEMU_SLEEP_RQ_LOCKED_NS,
+        pipe_write_mutex_ns: QEMU_PIPE_WRITE_MUTEX_NS,
+        pipe_read_mutex_ns: QEMU_PIPE_READ_MUTEX_NS,
     }
 }
+
+/// `qemu:N`: how long a hackbench pipe `write` holds the pipe's mutex, ns
+/// ([`LockShares::pipe_write_mutex_ns`]). Counted in Linux 7.2.13 on that
+/// machine in instructions (docs/results/linux/lazy-rows.md, "One input of
+/// that mutex is not a measurement"; QEMU's TB-count plugin,
+/// `scripts/tools/tbcount.c`, the difference of `hackbench -p -g 2 -l 40`
+/// and `-l 20` per message, and what `anon_pipe_write`'s control flow runs
+/// between `mutex_lock` and `mutex_unlock`): about 279 instructions, at
+/// 4 ns each under `-icount shift=2`. Fixed before the runs it feeds.
+pub const QEMU_PIPE_WRITE_MUTEX_NS: u64 = 279 * 4;
+/// `qemu:N`: the same for a pipe `read` (`anon_pipe_read`): about 264
+/// instructions ([`QEMU_PIPE_WRITE_MUTEX_NS`]).
+pub const QEMU_PIPE_READ_MUTEX_NS: u64 = 264 * 4;
 
 /// `qemu:N`: the share of a switch run under the runqueue lock, per mille
 /// (measured, [`qemu_costs`]).
@@ -1162,7 +1203,9 @@ impl Machine {
     ///   three is charged.
     /// - `pipe_user_return`, `mutex_handoff`, `mutex_spin_resched`,
     ///   `pipe_wake_next_writer`, `pipe_pages`, `mutex_poll_cut`: only with
-    ///   the pipe mutex (`contention`).
+    ///   the pipe mutex (`contention`); `pipe_mutex_split` only with it and
+    ///   a measured hold ([`LockShares::pipe_write_mutex_ns`] or
+    ///   [`LockShares::pipe_read_mutex_ns`]).
     /// - `smt_share`: only on a topology with SMT and
     ///   [`Costs::smt_busy_cap`] under 1024 (`crate::smt::Smt::new`).
     /// - `idle_states`: only with a table of idle states
@@ -1232,6 +1275,9 @@ impl Machine {
             pipe_wake_next_writer: m.pipe_wake_next_writer && mutex,
             pipe_pages: m.pipe_pages && mutex,
             mutex_poll_cut: m.mutex_poll_cut && mutex,
+            pipe_mutex_split: m.pipe_mutex_split
+                && mutex
+                && (self.locks.pipe_write_mutex_ns > 0 || self.locks.pipe_read_mutex_ns > 0),
             ilb_kick: m.ilb_kick,
             ilb_ipi: m.ilb_ipi,
             row_lock: m.row_lock,
@@ -1512,6 +1558,7 @@ mod tests {
                 pipe_wake_next_writer: false,
                 pipe_pages: false,
                 mutex_poll_cut: false,
+                pipe_mutex_split: false,
                 ilb_kick: false,
                 ilb_ipi: false,
                 row_lock: false,

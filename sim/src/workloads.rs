@@ -930,6 +930,26 @@ pub struct Hackbench {
     decide_after_return: bool,
     /// Syscall entry and exit, outside the mutex, ns.
     syscall_ns: u64,
+    /// A write's (read's) body under the pipe mutex, ns: all of it but
+    /// the entry and exit, or with `Mechanisms::pipe_mutex_split` the
+    /// measured hold ([`crate::machine::LockShares::pipe_write_mutex_ns`]).
+    write_hold_ns: u64,
+    read_hold_ns: u64,
+    /// The rest of a write's (read's) body, run before `mutex_lock` with
+    /// the entry, ns (0 without `Mechanisms::pipe_mutex_split`).
+    write_pre_ns: u64,
+    read_pre_ns: u64,
+    /// Time from a body's start under the mutex to its unlock, summed over
+    /// the bodies that ended, ns, and their number (not metrics: read by
+    /// tests of the split).
+    pub lock_hold_ns: u64,
+    /// See [`Hackbench::lock_hold_ns`].
+    pub lock_holds: u64,
+    /// Of those bodies, the ones whose task was switched out holding the
+    /// mutex, and their time.
+    pub lock_holds_preempted: u64,
+    /// See [`Hackbench::lock_holds_preempted`].
+    pub lock_hold_preempted_ns: u64,
     /// The return to user space sits between two syscalls, before the
     /// next `mutex_lock` (`Mechanisms::pipe_user_return`; else at the
     /// start of the body, the mutex held).
@@ -1006,6 +1026,10 @@ struct LockTask {
     spin_stopped: bool,
     /// A writer that slept for room in its current write.
     wr_slept: bool,
+    /// When its body under the mutex began, ns, and its switch-in count
+    /// then.
+    held_since: u64,
+    held_switch_in: u64,
 }
 
 impl Default for LockTask {
@@ -1016,6 +1040,8 @@ impl Default for LockTask {
             lock_woken: false,
             spin_stopped: false,
             wr_slept: false,
+            held_since: 0,
+            held_switch_in: 0,
         }
     }
 }
@@ -1037,6 +1063,14 @@ impl Hackbench {
             mutex: false,
             decide_after_return: true,
             syscall_ns: 0,
+            write_hold_ns: 0,
+            read_hold_ns: 0,
+            write_pre_ns: 0,
+            read_pre_ns: 0,
+            lock_hold_ns: 0,
+            lock_holds: 0,
+            lock_holds_preempted: 0,
+            lock_hold_preempted_ns: 0,
             user_return_first: true,
             locking: Vec::new(),
             lock_spins: 0,
@@ -1104,6 +1138,28 @@ impl Workload for Hackbench {
         self.poll_cut = self.mutex && k.m.mech.mutex_poll_cut;
         self.decide_after_return = k.m.mech.syscall_user_return;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
+        let (w, r) = (
+            self.write_ns - self.syscall_ns,
+            self.read_ns - self.syscall_ns,
+        );
+        let l = &k.m.locks;
+        let hold = |measured: u64, body: u64| {
+            if measured > 0 {
+                measured.min(body)
+            } else {
+                body
+            }
+        };
+        (self.write_hold_ns, self.read_hold_ns) = if self.mutex && k.m.mech.pipe_mutex_split {
+            (
+                hold(l.pipe_write_mutex_ns, w),
+                hold(l.pipe_read_mutex_ns, r),
+            )
+        } else {
+            (w, r)
+        };
+        self.write_pre_ns = w - self.write_hold_ns;
+        self.read_pre_ns = r - self.read_hold_ns;
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
@@ -1953,17 +2009,18 @@ impl Hackbench {
         Acquire::Sleep
     }
 
-    /// The syscall's entry, then `mutex_lock`: what the task does next
-    /// until it holds the mutex of pipe `c` (`None`: it holds it now).
+    /// The syscall's entry (with `pre_ns`, its body's part before the
+    /// lock), then `mutex_lock`: what the task does next until it holds
+    /// the mutex of pipe `c` (`None`: it holds it now).
     /// The entry (with the previous syscall's exit) starts with the return
     /// to user space between the two syscalls, where Linux's
     /// `exit_to_user_mode_loop` takes a lazy request too: before the
     /// mutex is taken, not with it held.
-    fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32) -> Option<Next> {
+    fn enter_and_lock(&mut self, k: &mut Kernel, c: u32, tid: u32, pre_ns: u64) -> Option<Next> {
         let t = tid as usize;
         if !self.locking[t].entering {
             self.locking[t].entering = true;
-            let ns = k.rng(tid).jitter(self.syscall_ns, 10);
+            let ns = k.rng(tid).jitter(self.syscall_ns + pre_ns, 10);
             return Some(if self.user_return_first {
                 Next::Run(ns)
             } else {
@@ -2041,8 +2098,9 @@ impl Hackbench {
     /// The step with the pipe mutex (pipes only; unix stream sockets take
     /// spinlocks on this path, `unix_state_lock`, whose holder cannot be
     /// preempted). Each `write`/`read` is syscall entry and exit
-    /// (`syscall_ns`, outside the mutex) then its body under the mutex;
-    /// as `pipe_write`/`pipe_read`, a task that finds the pipe full (empty)
+    /// (`syscall_ns`, outside the mutex) then its body: with
+    /// `Mechanisms::pipe_mutex_split` its part outside the mutex with the
+    /// entry and the measured hold under it, else all of it under it; as `pipe_write`/`pipe_read`, a task that finds the pipe full (empty)
     /// drops the mutex and sleeps on the pipe, and takes the mutex again
     /// when woken; wakeups of the other side come after the unlock.
     fn step_mutex(&mut self, k: &mut Kernel, tid: u32) -> Next {
@@ -2056,6 +2114,7 @@ impl Hackbench {
             } => {
                 if let Some(c) = pending {
                     // The write's body is done: unlock, then wake.
+                    self.count_hold(k, t);
                     self.release(k, c);
                     let ch = &mut self.chans[c as usize];
                     let was_empty = ch.queued == 0;
@@ -2088,7 +2147,7 @@ impl Hackbench {
                     return self.exit(k);
                 }
                 let c = g * FDS as u32 + sent % FDS as u32;
-                if let Some(next) = self.enter_and_lock(k, c, tid) {
+                if let Some(next) = self.enter_and_lock(k, c, tid, self.write_pre_ns) {
                     return next;
                 }
                 // A writer that slept in this write takes a new page.
@@ -2114,7 +2173,8 @@ impl Hackbench {
                     sent,
                     pending: Some(c),
                 };
-                self.body(k.rng(tid).jitter(self.write_ns - self.syscall_ns, 10))
+                self.hold_starts(k, t);
+                self.body(k.rng(tid).jitter(self.write_hold_ns, 10))
             }
             Role::Receiver {
                 ch: c,
@@ -2124,6 +2184,7 @@ impl Hackbench {
             } => {
                 if pending {
                     left -= 1;
+                    self.count_hold(k, t);
                     self.release(k, c);
                     if was_full {
                         self.reader_writer_wakes += 1;
@@ -2141,7 +2202,7 @@ impl Hackbench {
                 if left == 0 {
                     return self.exit(k);
                 }
-                if let Some(next) = self.enter_and_lock(k, c, tid) {
+                if let Some(next) = self.enter_and_lock(k, c, tid, self.read_pre_ns) {
                     return next;
                 }
                 let ch = &mut self.chans[c as usize];
@@ -2171,7 +2232,8 @@ impl Hackbench {
                     pending: true,
                     was_full: full,
                 };
-                self.body(k.rng(tid).jitter(self.read_ns - self.syscall_ns, 10))
+                self.hold_starts(k, t);
+                self.body(k.rng(tid).jitter(self.read_hold_ns, 10))
             }
         }
     }
@@ -2201,6 +2263,25 @@ impl Hackbench {
     /// an immediate request preempts (full, lazy); with `--no-pipe-user-return`
     /// the earlier model's burst that starts with a return to user space.
     #[inline]
+    /// Task `t`'s body under the mutex starts now.
+    fn hold_starts(&mut self, k: &Kernel, t: usize) {
+        let l = &mut self.locking[t];
+        l.held_since = k.now;
+        l.held_switch_in = k.tasks[t].nr_switch_in;
+    }
+
+    /// Task `t`'s body under the mutex ends now ([`Hackbench::lock_hold_ns`]).
+    fn count_hold(&mut self, k: &Kernel, t: usize) {
+        let l = &self.locking[t];
+        let ns = k.now - l.held_since;
+        self.lock_hold_ns += ns;
+        self.lock_holds += 1;
+        if k.tasks[t].nr_switch_in != l.held_switch_in {
+            self.lock_holds_preempted += 1;
+            self.lock_hold_preempted_ns += ns;
+        }
+    }
+
     fn body(&self, ns: u64) -> Next {
         if self.user_return_first {
             Next::RunKernel(ns)

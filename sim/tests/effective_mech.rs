@@ -127,19 +127,20 @@ fn flags_that_cannot_act_on_graviton3_change_no_run() {
         "--no-pipe-wake-next-writer",
         "--no-pipe-pages",
         "--no-mutex-poll-cut",
+        "--no-pipe-mutex-split",
         "--no-smt-share",
         "--no-idle-states",
     ] {
         assert!(flags.contains(&f), "{f} on graviton3");
     }
-    assert_eq!(flags.len(), 26, "{flags:?}");
+    assert_eq!(flags.len(), 27, "{flags:?}");
 }
 
 #[test]
 fn flags_that_cannot_act_on_cascadelake_change_no_run() {
     let flags = same_runs("cascadelake-2s");
     // As graviton3's, but SMT sharing and idle states act there.
-    assert_eq!(flags.len(), 24, "{flags:?}");
+    assert_eq!(flags.len(), 25, "{flags:?}");
     assert!(!flags.contains(&"--no-smt-share") && !flags.contains(&"--no-idle-states"));
 }
 
@@ -147,7 +148,7 @@ fn flags_that_cannot_act_on_cascadelake_change_no_run() {
 fn flags_that_cannot_act_on_other_presets_change_no_run() {
     let e = same_runs("epyc-ccx");
     assert!(!e.contains(&"--no-smt-share") && e.contains(&"--no-idle-states"));
-    assert_eq!(same_runs("flat:8").len(), 26);
+    assert_eq!(same_runs("flat:8").len(), 27);
     // A lone vCPU takes no turns: nothing of the turns acts; the even
     // share, the costs and the pipe mutex do.
     let q = same_runs("qemu:1");

@@ -756,7 +756,12 @@ const GOLDEN_NO_ILB_IPI: [u64; 6] = [
 /// from 0x1caa_8ed7_38de_4dc6 and 0xca2f_46f8_3ea6_f6c7, when a waker
 /// that spins in a wakeup began to hold its wakee's wait queue while it
 /// spins (`Mechanisms::wq_spin_hold`). With `--no-wq-spin-hold` both runs
-/// give the digests before, [`QEMU_GOLDEN_NO_WQ_SPIN_HOLD`].
+/// give the digests before, [`QEMU_GOLDEN_NO_WQ_SPIN_HOLD`]. The pipe
+/// run's moved, from 0xfbad_4dd4_595e_66ad, when a pipe syscall began to
+/// hold its mutex for the hold measured in Linux, the rest of its body
+/// before `mutex_lock` (`Mechanisms::pipe_mutex_split`); the socket run
+/// takes no mutex and kept its digest. With `--no-pipe-mutex-split` both
+/// runs give the digests before, [`QEMU_GOLDEN_NO_PIPE_MUTEX_SPLIT`].
 fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
     [
         (
@@ -775,7 +780,7 @@ fn qemu_golden_cases() -> [(&'static str, WorkSpec, u64, u64); 2] {
             "NEXT_BUDDY",
             hb_loops(2, 100, false),
             2,
-            0xfbad_4dd4_595e_66ad,
+            0x5f89_cbd6_0192_3de2,
         ),
     ]
 }
@@ -840,6 +845,10 @@ const MUTEX_RULE_FLAGS: [&str; 2] = ["--no-mutex-spin-resched", "--no-pipe-wake-
 /// unchanged by their code.
 const QEMU_GOLDEN_NO_MUTEX_RULES: [u64; 2] = [0xf7c2_7244_1b07_3eb7, 0x445a_0aee_3deb_4351];
 
+/// [`qemu_golden_cases`]' digests without `Mechanisms::pipe_mutex_split`
+/// (`--no-pipe-mutex-split`): the model before it, unchanged by its code.
+const QEMU_GOLDEN_NO_PIPE_MUTEX_SPLIT: [u64; 2] = [0xb216_a16e_d9d7_46a3, 0xfbad_4dd4_595e_66ad];
+
 /// [`qemu_golden_cases`]' digests without `Mechanisms::wq_spin_hold`
 /// (`--no-wq-spin-hold`): the model before it, unchanged by its code.
 const QEMU_GOLDEN_NO_WQ_SPIN_HOLD: [u64; 2] = [0x1caa_8ed7_38de_4dc6, 0xca2f_46f8_3ea6_f6c7];
@@ -878,8 +887,10 @@ fn qemu_vcpu_turns_golden() {
     assert!(m.mech.vcpu_share && m.mech.vcpu_turns, "qemu:4 takes turns");
     let mut even = m.clone();
     even.mech.vcpu_turns = false;
+    // The model before a pipe syscall held its mutex for the measured hold.
+    let no_mutex_split = turned_off(&m, &["--no-pipe-mutex-split"]);
     // The model before a waker that spins held its wakee's wait queue.
-    let no_wq_hold = turned_off(&m, &["--no-wq-spin-hold"]);
+    let no_wq_hold = turned_off(&no_mutex_split, &["--no-wq-spin-hold"]);
     // The model before a syscall returned to user space before its next
     // one's decision (hackbench without the pipe mutex).
     let no_user_return = turned_off(&no_wq_hold, &["--no-syscall-user-return"]);
@@ -928,6 +939,11 @@ fn qemu_vcpu_turns_golden() {
         let cfg = Config::parse(c);
         // Each earlier model, and the run it gave before the next change.
         let earlier = [
+            (
+                &no_mutex_split,
+                QEMU_GOLDEN_NO_PIPE_MUTEX_SPLIT[i],
+                "--no-pipe-mutex-split: not the run before the pipe mutex's measured hold",
+            ),
             (
                 &no_wq_hold,
                 QEMU_GOLDEN_NO_WQ_SPIN_HOLD[i],
