@@ -1063,6 +1063,12 @@ impl Hackbench {
             mutex: false,
             decide_after_return: true,
             syscall_ns: 0,
+            user_return_first: true,
+            locking: Vec::new(),
+            lock_spins: 0,
+            lock_sleeps: 0,
+            handoff: false,
+            lock_handoffs: 0,
             write_hold_ns: 0,
             read_hold_ns: 0,
             write_pre_ns: 0,
@@ -1071,12 +1077,6 @@ impl Hackbench {
             lock_holds: 0,
             lock_holds_preempted: 0,
             lock_hold_preempted_ns: 0,
-            user_return_first: true,
-            locking: Vec::new(),
-            lock_spins: 0,
-            lock_sleeps: 0,
-            handoff: false,
-            lock_handoffs: 0,
             lock_woken_max: 0,
             spin_resched: false,
             lock_spin_stops: 0,
@@ -1137,11 +1137,10 @@ impl Workload for Hackbench {
         self.pages = self.mutex && k.m.mech.pipe_pages;
         self.poll_cut = self.mutex && k.m.mech.mutex_poll_cut;
         self.decide_after_return = k.m.mech.syscall_user_return;
-        self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
-        let (w, r) = (
-            self.write_ns - self.syscall_ns,
-            self.read_ns - self.syscall_ns,
-        );
+        // The syscall's body (less its entry and exit) and its part under
+        // the pipe mutex (`Mechanisms::pipe_mutex_split`).
+        let entry_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
+        let (w, r) = (self.write_ns - entry_ns, self.read_ns - entry_ns);
         let l = &k.m.locks;
         let hold = |measured: u64, body: u64| {
             if measured > 0 {
@@ -1160,6 +1159,7 @@ impl Workload for Hackbench {
         };
         self.write_pre_ns = w - self.write_hold_ns;
         self.read_pre_ns = r - self.read_hold_ns;
+        self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
@@ -2184,8 +2184,8 @@ impl Hackbench {
             } => {
                 if pending {
                     left -= 1;
-                    self.count_hold(k, t);
                     self.release(k, c);
+                    self.count_hold(k, t);
                     if was_full {
                         self.reader_writer_wakes += 1;
                         if let Some(w) = self.pop_writer(c) {
