@@ -372,6 +372,7 @@ pub fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         pipe_pages: machine.mech.pipe_pages && mech.pipe_pages,
         mutex_poll_cut: machine.mech.mutex_poll_cut && mech.mutex_poll_cut,
         pipe_mutex_split: machine.mech.pipe_mutex_split && mech.pipe_mutex_split,
+        mutex_fast_path: machine.mech.mutex_fast_path && mech.mutex_fast_path,
         ilb_kick: machine.mech.ilb_kick && mech.ilb_kick,
         ilb_ipi: machine.mech.ilb_ipi && mech.ilb_ipi,
         row_lock: machine.mech.row_lock && mech.row_lock,

@@ -536,6 +536,13 @@ pub enum Next {
     /// afterwards (a syscall's entry, a spin on a lock): its end is a
     /// kernel preemption point (an immediate request, under full or lazy).
     RunKernel(u64),
+    /// Run this many ns of kernel code that goes on from the burst before
+    /// with no preemption point between them (the work after a fast-path
+    /// `mutex_lock`, an uncontended `cmpxchg` with no `preempt_enable()`):
+    /// a request pending at its start waits for an interrupt's exit in it
+    /// or its end, which is a kernel preemption point as
+    /// [`Next::RunKernel`]'s.
+    RunOn(u64),
     /// Return to user space between two syscalls (a preemption point for
     /// any request, lazy too: Linux's `exit_to_user_mode_loop`) and step
     /// again: at once if the return takes nothing, else when the task runs
@@ -4304,6 +4311,7 @@ impl Kernel {
                 next = match next {
                     Next::Run(ns) => Next::Run(ns + debt),
                     Next::RunKernel(ns) => Next::RunKernel(ns + debt),
+                    Next::RunOn(ns) => Next::RunOn(ns + debt),
                     // Before user code, a block, a sleep or an exit the wakeups
                     // are a kernel burst of their own (the syscall that made
                     // them), so user code starts after them.
@@ -4317,7 +4325,7 @@ impl Kernel {
             // sleeps or pays its wakeups is in the kernel).
             self.tasks[tid as usize].user = matches!(next, Next::RunUser(_));
             match next {
-                Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => {
+                Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) | Next::RunOn(ns) => {
                     self.tasks[tid as usize].work = ns;
                     if self.pause_on && !self.wake_locks.is_empty() {
                         self.set_wake_windows(cpu, tid);
@@ -4335,14 +4343,15 @@ impl Kernel {
                     // lazy too (`sched::preempt`, Linux's
                     // `exit_to_user_mode_loop`), in every model; kernel code
                     // that goes on takes only an immediate one, under full or
-                    // lazy.
-                    let point = if matches!(next, Next::RunKernel(_)) {
-                        PreemptPoint::Kernel
-                    } else {
-                        PreemptPoint::UserReturn
+                    // lazy; kernel code that goes on from the burst before
+                    // (`Next::RunOn`) has no point here.
+                    let point = match next {
+                        Next::RunKernel(_) => Some(PreemptPoint::Kernel),
+                        Next::RunOn(_) => None,
+                        _ => Some(PreemptPoint::UserReturn),
                     };
                     let need = self.need_resched(cpu);
-                    if self.takes(point, need) {
+                    if let Some(point) = point.filter(|&p| self.takes(p, need)) {
                         self.count_resched(
                             if point == PreemptPoint::Kernel {
                                 Place::Kernel
@@ -4442,7 +4451,7 @@ impl Kernel {
     /// `schedule()` anyway. True if it was switched out.
     fn unlock_preempts(&mut self, cpu: usize, tid: u32, next: Next) -> bool {
         let ns = match next {
-            Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) => ns,
+            Next::Run(ns) | Next::RunUser(ns) | Next::RunKernel(ns) | Next::RunOn(ns) => ns,
             // Switched out at the unlock, it steps when it runs again.
             Next::ReturnToUser => 0,
             _ => return false,

@@ -428,6 +428,18 @@ pub struct Mechanisms {
     /// `--no-pipe-mutex-split`: the model before, the whole body (the
     /// syscall less its entry and exit) under the mutex.
     pub pipe_mutex_split: bool,
+    /// With the pipe mutex (`contention`): a `mutex_lock` that finds the
+    /// mutex free with nobody on its wait list takes Linux's fast path
+    /// (`__mutex_trylock_fast`, one `cmpxchg`, no `preempt_enable()`), so
+    /// the hold goes on from the syscall's work before it with no
+    /// preemption point between them (`Next::RunOn`): a request made
+    /// meanwhile waits for an interrupt's exit in the hold or for the
+    /// unlock's, as Linux's. Every other acquisition (after a spin, a
+    /// sleep, or with waiters listed: `__mutex_lock_common`'s
+    /// `preempt_enable()`) is a kernel preemption point, with the mutex
+    /// held. `--no-mutex-fast-path`: the model before, a kernel preemption
+    /// point after every `mutex_lock`.
+    pub mutex_fast_path: bool,
     /// A busy CPU's two-task or misfit nohz kick makes the kicked idle CPU
     /// run as the idle load balancer (`Scheduler::nohz_idle_balance`: the
     /// periodic idle balance of each due idle CPU, itself last), as the
@@ -538,6 +550,7 @@ impl Default for Mechanisms {
             pipe_pages: true,
             mutex_poll_cut: true,
             pipe_mutex_split: true,
+            mutex_fast_path: true,
             ilb_kick: true,
             ilb_ipi: true,
             row_lock: true,
@@ -692,6 +705,10 @@ pub const MECHANISM_FLAGS: &[(&str, &str)] = &[
         "--no-pipe-mutex-split",
         "a pipe syscall holds its mutex for its whole body (the syscall less its entry and exit), not for the measured hold with the rest before mutex_lock (the model before)",
     ),
+    (
+        "--no-mutex-fast-path",
+        "every pipe mutex_lock is followed by a kernel preemption point, the uncontended fast path's too (the model before)",
+    ),
 ];
 
 /// The mechanism flags, comma-separated (for error messages).
@@ -748,6 +765,7 @@ impl Mechanisms {
             "--no-pipe-pages" => self.pipe_pages = false,
             "--no-mutex-poll-cut" => self.mutex_poll_cut = false,
             "--no-pipe-mutex-split" => self.pipe_mutex_split = false,
+            "--no-mutex-fast-path" => self.mutex_fast_path = false,
             "--no-ilb-kick" => self.ilb_kick = false,
             "--no-ilb-ipi" => self.ilb_ipi = false,
             "--no-row-lock" => self.row_lock = false,
@@ -1203,7 +1221,9 @@ impl Machine {
     ///   three is charged.
     /// - `pipe_user_return`, `mutex_handoff`, `mutex_spin_resched`,
     ///   `pipe_wake_next_writer`, `pipe_pages`, `mutex_poll_cut`: only with
-    ///   the pipe mutex (`contention`); `pipe_mutex_split` only with it and
+    ///   the pipe mutex (`contention`); `mutex_fast_path` only with it and
+    ///   `pipe_user_return` (without it the body starts with the return to
+    ///   user space); `pipe_mutex_split` only with it and
     ///   a measured hold ([`LockShares::pipe_write_mutex_ns`] or
     ///   [`LockShares::pipe_read_mutex_ns`]).
     /// - `smt_share`: only on a topology with SMT and
@@ -1278,6 +1298,7 @@ impl Machine {
             pipe_mutex_split: m.pipe_mutex_split
                 && mutex
                 && (self.locks.pipe_write_mutex_ns > 0 || self.locks.pipe_read_mutex_ns > 0),
+            mutex_fast_path: m.mutex_fast_path && mutex && m.pipe_user_return,
             ilb_kick: m.ilb_kick,
             ilb_ipi: m.ilb_ipi,
             row_lock: m.row_lock,
@@ -1559,6 +1580,7 @@ mod tests {
                 pipe_pages: false,
                 mutex_poll_cut: false,
                 pipe_mutex_split: false,
+                mutex_fast_path: false,
                 ilb_kick: false,
                 ilb_ipi: false,
                 row_lock: false,

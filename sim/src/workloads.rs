@@ -950,6 +950,12 @@ pub struct Hackbench {
     pub lock_holds_preempted: u64,
     /// See [`Hackbench::lock_holds_preempted`].
     pub lock_hold_preempted_ns: u64,
+    /// Of the bodies, those whose `mutex_lock` took the fast path (the
+    /// first try after the entry, the mutex free, nobody waiting), and of
+    /// them those whose task was switched out holding the mutex.
+    pub lock_fast_holds: u64,
+    /// See [`Hackbench::lock_fast_holds`].
+    pub lock_fast_holds_preempted: u64,
     /// The return to user space sits between two syscalls, before the
     /// next `mutex_lock` (`Mechanisms::pipe_user_return`; else at the
     /// start of the body, the mutex held).
@@ -962,6 +968,8 @@ pub struct Hackbench {
     pub lock_sleeps: u64,
     /// Linux's hand-over of the pipe mutex (`Mechanisms::mutex_handoff`).
     handoff: bool,
+    /// Linux's fast path of `mutex_lock` (`Mechanisms::mutex_fast_path`).
+    fast_path: bool,
     /// Unlocks that gave the mutex to the first waiter (`__mutex_handoff`).
     pub lock_handoffs: u64,
     /// The most tasks of one pipe in that state at once (not a metric:
@@ -1030,6 +1038,11 @@ struct LockTask {
     /// then.
     held_since: u64,
     held_switch_in: u64,
+    /// Its next try of the mutex comes right after its syscall's entry.
+    fresh: bool,
+    /// Its last acquisition took Linux's fast path
+    /// (`Mechanisms::mutex_fast_path`).
+    fast: bool,
 }
 
 impl Default for LockTask {
@@ -1042,6 +1055,8 @@ impl Default for LockTask {
             wr_slept: false,
             held_since: 0,
             held_switch_in: 0,
+            fresh: false,
+            fast: false,
         }
     }
 }
@@ -1068,6 +1083,7 @@ impl Hackbench {
             lock_spins: 0,
             lock_sleeps: 0,
             handoff: false,
+            fast_path: false,
             lock_handoffs: 0,
             write_hold_ns: 0,
             read_hold_ns: 0,
@@ -1077,6 +1093,8 @@ impl Hackbench {
             lock_holds: 0,
             lock_holds_preempted: 0,
             lock_hold_preempted_ns: 0,
+            lock_fast_holds: 0,
+            lock_fast_holds_preempted: 0,
             lock_woken_max: 0,
             spin_resched: false,
             lock_spin_stops: 0,
@@ -1132,6 +1150,7 @@ impl Workload for Hackbench {
         self.read_j = Jitter::new(self.read_ns, 10);
         self.mutex = !self.cfg.sockets && k.m.mech.contention;
         self.handoff = self.mutex && k.m.mech.mutex_handoff;
+        self.fast_path = self.mutex && k.m.mech.mutex_fast_path && k.m.mech.pipe_user_return;
         self.spin_resched = self.mutex && k.m.mech.mutex_spin_resched;
         self.wake_next_writer = self.mutex && k.m.mech.pipe_wake_next_writer;
         self.pages = self.mutex && k.m.mech.pipe_pages;
@@ -2021,6 +2040,7 @@ impl Hackbench {
         if !self.locking[t].entering {
             self.locking[t].entering = true;
             let ns = k.rng(tid).jitter(self.syscall_ns + pre_ns, 10);
+            self.locking[t].fresh = true;
             return Some(if self.user_return_first {
                 Next::Run(ns)
             } else {
@@ -2038,7 +2058,11 @@ impl Hackbench {
             self.lock_spin_stops += 1;
         }
         let may_spin = !std::mem::take(&mut l.spin_stopped);
+        // `__mutex_trylock_fast`: the first try after the entry, the
+        // mutex free and nobody on its wait list.
+        let fresh = std::mem::take(&mut l.fresh) && self.waits[c as usize].lock_waiters.is_empty();
         let got = self.acquire(k, c, tid, may_spin);
+        self.locking[t].fast = fresh && matches!(got, Acquire::Taken);
         if !matches!(got, Acquire::Spin | Acquire::Resched) && self.locking[t].lock_woken {
             self.locking[t].lock_woken = false;
             self.waits[c as usize].woken -= 1;
@@ -2174,7 +2198,7 @@ impl Hackbench {
                     pending: Some(c),
                 };
                 self.hold_starts(k, t);
-                self.body(k.rng(tid).jitter(self.write_hold_ns, 10))
+                self.hold(k.rng(tid).jitter(self.write_hold_ns, 10), t)
             }
             Role::Receiver {
                 ch: c,
@@ -2233,7 +2257,7 @@ impl Hackbench {
                     was_full: full,
                 };
                 self.hold_starts(k, t);
-                self.body(k.rng(tid).jitter(self.read_hold_ns, 10))
+                self.hold(k.rng(tid).jitter(self.read_hold_ns, 10), t)
             }
         }
     }
@@ -2279,6 +2303,23 @@ impl Hackbench {
         if k.tasks[t].nr_switch_in != l.held_switch_in {
             self.lock_holds_preempted += 1;
             self.lock_hold_preempted_ns += ns;
+            if l.fast {
+                self.lock_fast_holds_preempted += 1;
+            }
+        }
+        if l.fast {
+            self.lock_fast_holds += 1;
+        }
+    }
+
+    /// Task `t`'s body under the mutex it has just taken: after the fast
+    /// path it goes on with no preemption point
+    /// (`Mechanisms::mutex_fast_path`).
+    fn hold(&self, ns: u64, t: usize) -> Next {
+        if self.fast_path && self.locking[t].fast {
+            Next::RunOn(ns)
+        } else {
+            self.body(ns)
         }
     }
 

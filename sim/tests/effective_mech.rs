@@ -128,19 +128,20 @@ fn flags_that_cannot_act_on_graviton3_change_no_run() {
         "--no-pipe-pages",
         "--no-mutex-poll-cut",
         "--no-pipe-mutex-split",
+        "--no-mutex-fast-path",
         "--no-smt-share",
         "--no-idle-states",
     ] {
         assert!(flags.contains(&f), "{f} on graviton3");
     }
-    assert_eq!(flags.len(), 27, "{flags:?}");
+    assert_eq!(flags.len(), 28, "{flags:?}");
 }
 
 #[test]
 fn flags_that_cannot_act_on_cascadelake_change_no_run() {
     let flags = same_runs("cascadelake-2s");
     // As graviton3's, but SMT sharing and idle states act there.
-    assert_eq!(flags.len(), 25, "{flags:?}");
+    assert_eq!(flags.len(), 26, "{flags:?}");
     assert!(!flags.contains(&"--no-smt-share") && !flags.contains(&"--no-idle-states"));
 }
 
@@ -148,7 +149,7 @@ fn flags_that_cannot_act_on_cascadelake_change_no_run() {
 fn flags_that_cannot_act_on_other_presets_change_no_run() {
     let e = same_runs("epyc-ccx");
     assert!(!e.contains(&"--no-smt-share") && e.contains(&"--no-idle-states"));
-    assert_eq!(same_runs("flat:8").len(), 27);
+    assert_eq!(same_runs("flat:8").len(), 28);
     // A lone vCPU takes no turns: nothing of the turns acts; the even
     // share, the costs and the pipe mutex do.
     let q = same_runs("qemu:1");

@@ -520,12 +520,15 @@ fn run_cfg(m: &Machine, cfg: &str, w: &WorkSpec, seed: u64) -> RunResult {
 /// x4.7-7.7 (x2.9-3.0 before the sleep's cost; bound x2). Under full, where every
 /// request is immediate and taken at either point, the two models give
 /// the same run (only the count of where the reschedules were made moves
-/// from the kernel point to the return to user).
+/// from the kernel point to the return to user) when both take a
+/// preemption point after every `mutex_lock` (`--no-mutex-fast-path`;
+/// the earlier model has no fast path).
 #[test]
 fn pipe_lazy_request_taken_before_the_mutex() {
     for seed in [1, 2] {
         let (now, old) = (qemu(4, &[]), qemu(4, &["--no-pipe-user-return"]));
-        let full = run_cfg(&now, "NO_NEXT_BUDDY", &hb(false), seed);
+        let no_fast = qemu(4, &["--no-mutex-fast-path"]);
+        let full = run_cfg(&no_fast, "NO_NEXT_BUDDY", &hb(false), seed);
         let mut full_old = run_cfg(&old, "NO_NEXT_BUDDY", &hb(false), seed);
         full_old.ctr.resched_at = full.ctr.resched_at;
         assert_eq!(fingerprint(&full), fingerprint(&full_old));
@@ -713,14 +716,20 @@ fn graviton3_pipe_mutex() -> Machine {
 /// experiment (105 ns outside the mutex, docs/results/study.md), where
 /// NO_NEXT_BUDDY at 4 groups never sleeps on the mutex. The rule's
 /// `qemu:4` case holds the mutex for the whole body
-/// (`--no-pipe-mutex-split`): with the measured hold its seed-1 run hands
-/// the mutex over 0 times in 170 sleeps (hand-overs 0-2 a run over seeds
-/// 1-3), which tests nothing.
+/// (`--no-pipe-mutex-split`) and takes a preemption point after every
+/// `mutex_lock` (`--no-mutex-fast-path`): with the measured hold its
+/// seed-1 run hands the mutex over 0 times in 170 sleeps (hand-overs 0-2
+/// a run over seeds 1-3), and with the long hold and the fast path 0 in
+/// 302, which tests nothing.
 #[test]
 fn pipe_mutex_handed_to_its_woken_sleeper() {
     for (m, cfg, groups) in [
         (qemu(4, &[]), "NO_NEXT_BUDDY", 2),
-        (qemu(4, &["--no-pipe-mutex-split"]), INELIGIBLE_RULE, 2),
+        (
+            qemu(4, &["--no-pipe-mutex-split", "--no-mutex-fast-path"]),
+            INELIGIBLE_RULE,
+            2,
+        ),
         (graviton3_pipe_mutex(), INELIGIBLE_RULE, 4),
     ] {
         let (now, before) = now_and_before(&m, "--no-mutex-handoff", cfg, groups, 20);
@@ -1120,4 +1129,37 @@ fn pipe_mutex_held_for_the_measured_hold() {
             h.lock_holds
         );
     }
+}
+
+/// `Mechanisms::mutex_fast_path` (the default; `--no-mutex-fast-path`
+/// the model before): a `mutex_lock` that finds the pipe's mutex free
+/// with nobody waiting takes Linux's fast path (`__mutex_trylock_fast`,
+/// no `preempt_enable()`), so a reschedule request made before it, by a
+/// remote wakeup whose IPI has not arrived yet, is not taken right after
+/// the lock with the mutex held. On `graviton3` with the pipe-mutex
+/// experiment's split and the ineligible-waker rule (7 groups x 40, seed
+/// 1; many remote immediate requests): 29 of 153 897 fast-path holds had
+/// their task switched out holding the mutex (by an interrupt in the
+/// hold), against 811 of 148 038 in the model before; bound 1/10.
+#[test]
+fn pipe_mutex_fast_path_has_no_preemption_point() {
+    let now = pipes_driven(&graviton3_pipe_mutex(), INELIGIBLE_RULE, 7, 40, 1);
+    let mut m = graviton3_pipe_mutex();
+    m.mech.turn_off("--no-mutex-fast-path").unwrap();
+    let before = pipes_driven(&m, INELIGIBLE_RULE, 7, 40, 1);
+    for (h, what) in [(&now, "now"), (&before, "before")] {
+        assert!(
+            h.lock_fast_holds > h.lock_holds / 2,
+            "{what}: {} of {} holds on the fast path",
+            h.lock_fast_holds,
+            h.lock_holds
+        );
+    }
+    assert!(
+        before.lock_fast_holds_preempted > 100
+            && now.lock_fast_holds_preempted * 10 < before.lock_fast_holds_preempted,
+        "fast-path holds switched out holding the mutex: {} now, {} before",
+        now.lock_fast_holds_preempted,
+        before.lock_fast_holds_preempted
+    );
 }
