@@ -1156,29 +1156,8 @@ impl Workload for Hackbench {
         self.pages = self.mutex && k.m.mech.pipe_pages;
         self.poll_cut = self.mutex && k.m.mech.mutex_poll_cut;
         self.decide_after_return = k.m.mech.syscall_user_return;
-        // The syscall's body (less its entry and exit) and its part under
-        // the pipe mutex (`Mechanisms::pipe_mutex_split`).
-        let entry_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
-        let (w, r) = (self.write_ns - entry_ns, self.read_ns - entry_ns);
-        let l = &k.m.locks;
-        let hold = |measured: u64, body: u64| {
-            if measured > 0 {
-                measured.min(body)
-            } else {
-                body
-            }
-        };
-        (self.write_hold_ns, self.read_hold_ns) = if self.mutex && k.m.mech.pipe_mutex_split {
-            (
-                hold(l.pipe_write_mutex_ns, w),
-                hold(l.pipe_read_mutex_ns, r),
-            )
-        } else {
-            (w, r)
-        };
-        self.write_pre_ns = w - self.write_hold_ns;
-        self.read_pre_ns = r - self.read_hold_ns;
         self.syscall_ns = c.syscall_ns.min(self.write_ns).min(self.read_ns);
+        self.split_hold(&k.m);
         self.user_return_first = k.m.mech.pipe_user_return;
         self.cap = if self.cfg.sockets { 208 } else { 640 };
         for g in 0..self.cfg.groups {
@@ -2124,7 +2103,8 @@ impl Hackbench {
     /// preempted). Each `write`/`read` is syscall entry and exit
     /// (`syscall_ns`, outside the mutex) then its body: with
     /// `Mechanisms::pipe_mutex_split` its part outside the mutex with the
-    /// entry and the measured hold under it, else all of it under it; as `pipe_write`/`pipe_read`, a task that finds the pipe full (empty)
+    /// entry and the measured hold under it, else all of it under it. As
+    /// `pipe_write`/`pipe_read`, a task that finds the pipe full (empty)
     /// drops the mutex and sleeps on the pipe, and takes the mutex again
     /// when woken; wakeups of the other side come after the unlock.
     fn step_mutex(&mut self, k: &mut Kernel, tid: u32) -> Next {
@@ -2283,10 +2263,30 @@ impl Hackbench {
         }
     }
 
-    /// A `write`/`read` body under the pipe mutex: kernel code, where only
-    /// an immediate request preempts (full, lazy); with `--no-pipe-user-return`
-    /// the earlier model's burst that starts with a return to user space.
-    #[inline]
+    /// A write's and a read's body (the syscall less its entry and exit,
+    /// [`Hackbench::syscall_ns`]): its part under the pipe mutex, all of it
+    /// unless `Mechanisms::pipe_mutex_split` gives the measured hold
+    /// ([`crate::machine::LockShares::pipe_write_mutex_ns`]), and the rest,
+    /// run before `mutex_lock`.
+    fn split_hold(&mut self, m: &crate::machine::Machine) {
+        let (w, r) = (
+            self.write_ns - self.syscall_ns,
+            self.read_ns - self.syscall_ns,
+        );
+        let split = self.mutex && m.mech.pipe_mutex_split;
+        let hold = |measured: u64, body: u64| {
+            if split && measured > 0 {
+                measured.min(body)
+            } else {
+                body
+            }
+        };
+        self.write_hold_ns = hold(m.locks.pipe_write_mutex_ns, w);
+        self.read_hold_ns = hold(m.locks.pipe_read_mutex_ns, r);
+        self.write_pre_ns = w - self.write_hold_ns;
+        self.read_pre_ns = r - self.read_hold_ns;
+    }
+
     /// Task `t`'s body under the mutex starts now.
     fn hold_starts(&mut self, k: &Kernel, t: usize) {
         let l = &mut self.locking[t];
@@ -2323,6 +2323,10 @@ impl Hackbench {
         }
     }
 
+    /// A `write`/`read` body under the pipe mutex: kernel code, where only
+    /// an immediate request preempts (full, lazy); with `--no-pipe-user-return`
+    /// the earlier model's burst that starts with a return to user space.
+    #[inline]
     fn body(&self, ns: u64) -> Next {
         if self.user_return_first {
             Next::RunKernel(ns)
