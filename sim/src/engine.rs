@@ -1665,6 +1665,12 @@ pub struct TurnCounters {
     pub switch_writes: u64,
     /// Per vCPU, the time it held the turn, ns (turns that ended).
     pub turn_ns_by_cpu: Vec<u64>,
+    /// Every turn model: the turns that ended, by why (a deadline, a kick,
+    /// a `pause`, a halt), their summed length, ns, and their lengths in
+    /// the bands of [`TURN_BIN_NS`].
+    pub ends: [u64; 4],
+    pub end_ns: [u64; 4],
+    pub end_bins: [[u64; 5]; 4],
     /// Every turn model: the stretches a busy vCPU spent out of its turn,
     /// over [`AWAY_MIN_NS`], after which the task it lost the turn with
     /// ran on (nothing that was waiting for the turn switched it out), by
@@ -1709,15 +1715,26 @@ pub const AWAY_MIN_NS: u64 = 20_000;
 /// [`TurnCounters::away_bins`]' upper bounds, ns (the last bin has none).
 pub const AWAY_BIN_NS: [u64; 3] = [100_000, 1_000_000, 4_000_000];
 
-/// QEMU's turn order (`Mechanisms::qemu_rr_turns`): why a turn ended.
+/// Why a turn ended ([`TurnCounters::ends`] counts them in this order;
+/// QEMU's turn order, `Mechanisms::qemu_rr_turns`, treats a deadline's
+/// apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TurnEnd {
     /// Its budget ran out at a timer deadline (any vCPU's, or the kick
     /// timer's).
     Deadline,
-    /// The vCPU halted, or a kick (its `exit_request`) ended it.
-    Other,
+    /// A kick (a timer write that left the vCPU's timer the earliest, its
+    /// `exit_request`) ended it.
+    Kick,
+    /// A spin wait's `pause` ended it.
+    Pause,
+    /// The vCPU halted (went idle).
+    Halt,
 }
+
+/// [`TurnCounters::end_bins`]' upper bounds, ns (the last bin has none):
+/// the bands the counting QEMU of docs/results/linux/lazy-rows.md prints.
+pub const TURN_BIN_NS: [u64; 4] = [20_000, 100_000, 1_000_000, 4_000_000];
 
 /// The wakeup's irqs-off window (`Mechanisms::wake_unlock`): how often a
 /// waker paid its wakeups with interrupts off, and what was held back to
@@ -3297,7 +3314,7 @@ impl Kernel {
                             // Ended after the event, as any kick.
                             self.kick_all();
                         } else {
-                            self.end_turn(TurnEnd::Other);
+                            self.end_turn(TurnEnd::Kick);
                         }
                     } else {
                         self.turns.switch_kicks_lost += 1;
@@ -3509,12 +3526,18 @@ impl Kernel {
         }
         self.charge(old);
         self.cpus[old].burst_gen = next_gen(self.cpus[old].burst_gen);
+        let len_ns = self.now - self.turn_start;
+        let w = why as usize;
+        self.turns.ends[w] += 1;
+        self.turns.end_ns[w] += len_ns;
+        let bin = TURN_BIN_NS.iter().take_while(|&&b| len_ns >= b).count();
+        self.turns.end_bins[w][bin] += 1;
         let n = self.nr_cpus();
         let mut first = 1;
         if self.rr {
             let by_cpu = &mut self.turns.turn_ns_by_cpu;
             by_cpu.resize(n, 0);
-            by_cpu[old] += self.now - self.turn_start;
+            by_cpu[old] += len_ns;
             // Its own exit request ended it, or it has none.
             self.cpus[old].exit_req = false;
             let v = old + 1;
@@ -3687,18 +3710,18 @@ impl Kernel {
         loop {
             if let Some(g) = self.kick_turn.take() {
                 if g == self.turn_gen && self.turn_cpu != NIL {
-                    self.end_turn(TurnEnd::Other);
+                    self.end_turn(TurnEnd::Kick);
                 }
                 continue;
             }
             if let Some(g) = self.pause_turn.take() {
                 if g == self.turn_gen && self.turn_cpu != NIL {
-                    self.end_turn(TurnEnd::Other);
+                    self.end_turn(TurnEnd::Pause);
                 }
                 continue;
             }
             if self.turn_cpu != NIL && self.cpus[self.turn_cpu as usize].curr == NIL {
-                self.end_turn(TurnEnd::Other);
+                self.end_turn(TurnEnd::Halt);
                 continue;
             }
             break;

@@ -40,6 +40,43 @@ fn two_busy_vcpus_the_second_holds_the_periods() {
     assert!(even.ctr.vcpu_turns >= 240, "{}", even.ctr.vcpu_turns);
 }
 
+/// Every turn that ended is counted once by why it ended, with its
+/// length: two hogs end theirs at deadlines only (the ticks and, in
+/// QEMU's order, the kick timer) or, in QEMU's order, at the kicks of
+/// their tick writes; an idle vCPU's turns end at its halt; the lengths
+/// add up to the time the turns were held.
+#[test]
+fn turns_ended_by_why() {
+    let even = run("--machine qemu:2 --ms 1000 mix hog hog");
+    let t = &even.turns;
+    let [deadline, kick, pause, halt] = t.ends;
+    assert!(deadline >= 240 && kick == 0 && pause == 0, "{t:?}");
+    // Those that ended: every turn begun, but the one still held at the end.
+    assert!(
+        t.ends.iter().sum::<u64>() + 1 >= even.ctr.vcpu_turns,
+        "{t:?}"
+    );
+    assert!(halt <= 2, "{t:?}");
+    for w in 0..4 {
+        assert_eq!(t.end_bins[w].iter().sum::<u64>(), t.ends[w], "{t:?}");
+    }
+    // Two hogs hold the turn all the time: their turns' lengths are the run's.
+    let held: u64 = t.end_ns.iter().sum();
+    assert!(
+        (990_000_000..=1_000_000_000).contains(&held),
+        "{held} {t:?}"
+    );
+    // In QEMU's order each tick write kicks: about one kick-ended turn a
+    // period (the kicks' count, less those a deadline met first).
+    let rr = run("--machine qemu:2 --ms 1000 --qemu-rr-turns mix hog hog");
+    let t = &rr.turns;
+    assert!(t.ends[1] >= 200 && t.ends[1] <= t.kicks, "{t:?}");
+    // A hog and a sleeper: the sleeper's vCPU halts after each of its runs.
+    let idle = run("--machine qemu:2 --ms 1000 mix hog sleeper:100:2000");
+    let t = &idle.turns;
+    assert!(t.ends[3] >= 300, "{t:?}");
+}
+
 /// Four hogs on `qemu:4`: the vCPU after a kicker runs the period, and
 /// the exit requests the kick left spare the next vCPUs their zero
 /// budgets, so the periods go to CPUs 1 and 3 and CPUs 0 and 2 mostly

@@ -231,6 +231,24 @@ fn cmd_run(args: &[String]) {
             t.away_switched
         );
     }
+    if t.ends.iter().sum::<u64>() > 0 {
+        let part = |i: usize, name: &str| {
+            let [a, b, c, d, e] = t.end_bins[i];
+            format!(
+                "{name} {} ({:.1} ms, mean {:.1} us; {a} / {b} / {c} / {d} / {e})",
+                t.ends[i],
+                t.end_ns[i] as f64 / 1e6,
+                t.end_ns[i] as f64 / t.ends[i].max(1) as f64 / 1e3
+            )
+        };
+        outln!(
+            "turns ended by (count, time in them, mean; below 20 us / 100 us / 1 ms / 4 ms / longer): {}, {}, {}, {}",
+            part(0, "deadline"),
+            part(1, "kick"),
+            part(2, "pause"),
+            part(3, "halt")
+        );
+    }
     if t.pauses.iter().sum::<u64>() > 0 {
         let [rq_wake, rq_switch, wq, pipe, wakee] = t.pauses;
         outln!(
