@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Builds the machine's own QEMU (x86_64 system emulator) from Debian's
+# source with scripts/tools/qemu-turns.patch: a QEMU that counts, under
+# -icount's round-robin TCG, how each vCPU turn ended (a timer deadline, a
+# kick, a halt, a `pause`) and how long it ran, and that can leave out the
+# kick QEMU gives the running vCPU when the guest programs a timer that
+# becomes the earliest deadline (softmmu/cpu-timers.c qemu_timer_notify_cb).
+# It is the measurement behind docs/results/linux/lazy-rows.md, section
+# (10): which part of QEMU's machine makes the lazy rows.
+#
+#   scripts/tools/qemu-turns.sh [OUT_DIR]      (default build/qemu-turns)
+#
+# Prints, on its last line, a wrapper OUT_DIR/qemu-system-x86_64 that runs
+# the built binary with the installed firmware (-L /usr/share/qemu). Use it
+# as the harness's QEMU:
+#
+#   QEMU_X86_64=OUT_DIR/qemu-system-x86_64 QEMU_TSTAT=turns.txt \
+#     SMP=4 ACCEL=tcg ICOUNT=2 scripts/boot/qemu.sh x86_64 ELF 'run=...; poweroff'
+#   QEMU_X86_64=... QEMU_SOFTKICK=1 make linux-compare ...   # Linux too
+#
+# Its environment (read by the patched QEMU):
+#   QEMU_TSTAT=FILE  at exit, write the turn counts to FILE: a line
+#                    "kicks K in-turn KT zero Z pauses P" (timer writes that
+#                    notified the running vCPU, those inside a turn, turns
+#                    given a zero budget, `pause`s executed), then one line
+#                    per way a turn ended: "WHY turns N ins I hist" and the
+#                    turns' lengths below 20 us, 100 us, 1 ms, 4 ms, 10 ms,
+#                    longer (I instructions in all; x 2^shift ns)
+#   QEMU_SOFTKICK=1  such a write cuts the running vCPU's budget to the new
+#                    deadline instead of ending its turn (timers stay on time)
+#   QEMU_NOKICK=1    such a write does nothing (the timer fires late, at the
+#                    end of the budget the turn already had)
+#   QEMU_NOZERO=1    a vCPU whose budget comes out 0 (a deadline just passed)
+#                    gets one again once the expired timers have run
+# Without any of them the patched QEMU runs the guest as the unpatched one
+# does (the counts are taken outside the guest's time).
+#
+# The source comes through a private apt configuration (deb-src lines of
+# the machine's own suite and its security suite, the archive's address read
+# from the machine's apt sources: scripts/lib/apt.sh), at the version of the
+# installed qemu-system-x86. Build tools are installed with apt when
+# missing. Cached: a second run with the binary present builds nothing.
+# About 5 minutes of build on 2 cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/build/qemu-turns}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+wrapper=$out/qemu-system-x86_64
+bin=$out/src/b/qemu-system-x86_64
+if [[ -x $bin && -x $wrapper ]]; then
+    echo "$wrapper"
+    exit 0
+fi
+ver=$(dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null) ||
+    { echo "error: qemu-turns: qemu-system-x86 is not installed (make ensure-qemu)" >&2; exit 1; }
+suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+[[ -n $suite ]] || { echo "error: qemu-turns: no VERSION_CODENAME in /etc/os-release" >&2; exit 1; }
+
+# shellcheck source=../lib/apt.sh
+. "$root/scripts/lib/apt.sh"
+uri=$(apt_archive_uri)
+sec=""
+for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f $f ]] || continue
+    sec=$(awk '/^URIs:/ && $2 ~ /security/ {print $2; exit}' "$f")
+    [[ -n $sec ]] && break
+done
+apt_dir=$out/apt
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+signed=""
+[[ -f $keyring ]] && signed=" [signed-by=$keyring]"
+{
+    echo "deb-src$signed $uri $suite main"
+    [[ -n $sec ]] && echo "deb-src$signed $sec $suite-security main"
+} >"$apt_dir/sources.list"
+: >"$apt_dir/status"
+opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
+    -o "Dir::State::status=$apt_dir/status")
+
+need=()
+for p in dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev pkg-config flex bison \
+    libfdt-dev zlib1g-dev python3-setuptools gcc; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+done
+if [[ ${#need[@]} -gt 0 ]]; then
+    echo "qemu-turns: installing ${need[*]}" >&2
+    apt-get install -y --no-install-recommends "${need[@]}" >&2
+fi
+
+cd "$out"
+if [[ ! -d src ]]; then
+    apt-get "${opts[@]}" update -q >&2
+    apt-get "${opts[@]}" source --download-only "qemu=$ver" >&2
+    dpkg-source -x qemu_*.dsc src >&2
+    (cd src && patch -p1 -F0 <"$root/scripts/tools/qemu-turns.patch" >&2)
+fi
+mkdir -p src/b
+(cd src/b && [[ -f build.ninja ]] ||
+    ../configure --target-list=x86_64-softmmu --without-default-features --disable-docs \
+        --disable-werror --enable-tcg >&2)
+ninja -C src/b qemu-system-x86_64 >&2
+cat >"$wrapper" <<EOF
+#!/bin/sh
+# The counting QEMU of scripts/tools/qemu-turns.sh, with the installed firmware.
+exec "$bin" -L /usr/share/qemu -L /usr/share/seabios "\$@"
+EOF
+chmod +x "$wrapper"
+echo "$wrapper"
