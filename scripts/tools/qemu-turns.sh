@@ -20,9 +20,11 @@
 #
 # Its environment (read by the patched QEMU):
 #   QEMU_TSTAT=FILE  at exit, write the turn counts to FILE: a line
-#                    "kicks K in-turn KT zero Z pauses P" (timer writes that
-#                    notified the running vCPU, those inside a turn, turns
-#                    given a zero budget, `pause`s executed), then one line
+#                    "kicks K in-turn KT zero Z pauses P hlts H mwaits M
+#                    lapic-fires L" (timer writes that notified the running
+#                    vCPU, those inside a turn, turns given a zero budget,
+#                    `pause`s, `hlt`s and `mwait`s executed, LAPIC timer
+#                    expiries), then one line
 #                    per way a turn ended: "WHY turns N ins I hist" and the
 #                    turns' lengths below 20 us, 100 us, 1 ms, 4 ms, 10 ms,
 #                    longer (I instructions in all; x 2^shift ns)
