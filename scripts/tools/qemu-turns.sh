@@ -27,7 +27,16 @@
 #                    expiries), then one line
 #                    per way a turn ended: "WHY turns N ins I hist" and the
 #                    turns' lengths below 20 us, 100 us, 1 ms, 4 ms, 10 ms,
-#                    longer (I instructions in all; x 2^shift ns)
+#                    longer (I instructions in all; x 2^shift ns); and
+#                    each time the guest writes 0xa0..0xaf to port 0x80
+#                    (`printf '\240' | dd of=/dev/port bs=1 seek=128` in a
+#                    Linux guest) the same counts, after a line "snap TAG",
+#                    appended to FILE.snap: a run between two snapshots
+#   QEMU_TSTAT_TEXT=LO-HI  (hex) also count the kicks of timer writes by
+#                    their callers: the first three words on the guest's
+#                    stack at the write that point into [LO, HI) (its text)
+# scripts/tools/qemu-turns-diff.py prints a run from two counts or two
+# snapshots, and the callers by name from `nm` or /proc/kallsyms.
 #   QEMU_SOFTKICK=1  such a write cuts the running vCPU's budget to the new
 #                    deadline instead of ending its turn (timers stay on time)
 #   QEMU_NOKICK=1    such a write does nothing (the timer fires late, at the
