@@ -25,15 +25,38 @@ apt_archive_uri() {
     echo "$uri"
 }
 
-# apt_private DIR SUITE ARCH: writes DIR's sources.list (SUITE, component
-# main, ARCH) and an empty dpkg status, and sets APT_OPTS to the -o options
-# that make apt-get and apt-cache use DIR only.
+# Prints the security archive's address from the machine's apt sources (the
+# first `URIs:` of /etc/apt/sources.list.d/*.sources naming security), or
+# nothing when there is none.
+apt_security_uri() {
+    local f uri=""
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f ]] || continue
+        uri=$(awk '/^URIs:/ && $2 ~ /security/ {print $2; exit}' "$f")
+        [[ -n $uri ]] && break
+    done
+    echo "$uri"
+}
+
+# apt_private DIR SUITE ARCH [deb-src]: writes DIR's sources.list (SUITE,
+# component main, ARCH) and an empty dpkg status, and sets APT_OPTS to the
+# -o options that make apt-get and apt-cache use DIR only. With deb-src the
+# list names source packages instead, of SUITE and, when the machine has a
+# security archive, of SUITE-security too (`apt-get source`).
 apt_private() {
-    local dir=$1 suite=$2 arch=$3 uri keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
+    local dir=$1 suite=$2 arch=$3 kind=${4:-deb} uri sec keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
     uri=$(apt_archive_uri) || return 1
     mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
     [[ -f $keyring ]] && signed=" signed-by=$keyring"
-    echo "deb [arch=$arch$signed] $uri $suite main" >"$dir/sources.list"
+    if [[ $kind == deb-src ]]; then
+        sec=$(apt_security_uri)
+        {
+            echo "deb-src [arch=$arch$signed] $uri $suite main"
+            [[ -z $sec ]] || echo "deb-src [arch=$arch$signed] $sec $suite-security main"
+        } >"$dir/sources.list"
+    else
+        echo "deb [arch=$arch$signed] $uri $suite main" >"$dir/sources.list"
+    fi
     : >"$dir/status"
     APT_OPTS=(-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
         -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"

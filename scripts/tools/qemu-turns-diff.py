@@ -24,7 +24,7 @@ BANDS = ["<20us", "<100us", "<1ms", "<4ms", "<10ms", "longer"]
 def read(spec):
     """One count: {name: value} for the first line, {kind: [turns, ins,
     bins...]}, and the kick callers {"a,b,c": n}."""
-    path, _, tag = spec.partition(":") if ".snap:" in spec else (spec, "", "")
+    path, _, tag = spec.rpartition(":") if ".snap:" in spec else (spec, "", "")
     lines = open(path).read().splitlines()
     if tag:
         out, take = [], False

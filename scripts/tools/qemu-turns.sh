@@ -70,26 +70,7 @@ suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 # shellcheck source=../lib/apt.sh
 . "$root/scripts/lib/apt.sh"
-uri=$(apt_archive_uri)
-sec=""
-for f in /etc/apt/sources.list.d/*.sources; do
-    [[ -f $f ]] || continue
-    sec=$(awk '/^URIs:/ && $2 ~ /security/ {print $2; exit}' "$f")
-    [[ -n $sec ]] && break
-done
-apt_dir=$out/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=""
-[[ -f $keyring ]] && signed=" [signed-by=$keyring]"
-{
-    echo "deb-src$signed $uri $suite main"
-    [[ -n $sec ]] && echo "deb-src$signed $sec $suite-security main"
-} >"$apt_dir/sources.list"
-: >"$apt_dir/status"
-opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
-    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
-    -o "Dir::State::status=$apt_dir/status")
+apt_private "$out/apt" "$suite" amd64 deb-src
 
 need=()
 for p in dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev pkg-config flex bison \
@@ -97,14 +78,16 @@ for p in dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev pkg-config fl
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 if [[ ${#need[@]} -gt 0 ]]; then
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
     echo "qemu-turns: installing ${need[*]}" >&2
-    apt-get install -y --no-install-recommends "${need[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${need[@]}" >&2
 fi
 
 cd "$out"
 if [[ ! -d src ]]; then
-    apt-get "${opts[@]}" update -q >&2
-    apt-get "${opts[@]}" source --download-only "qemu=$ver" >&2
+    apt-get "${APT_OPTS[@]}" update -q >&2
+    apt-get "${APT_OPTS[@]}" source --download-only "qemu=$ver" >&2
     dpkg-source -x qemu_*.dsc src >&2
     (cd src && patch -p1 -F0 <"$root/scripts/tools/qemu-turns.patch" >&2)
 fi
