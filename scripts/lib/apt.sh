@@ -9,14 +9,23 @@
 # else the first non-security `deb` line of /etc/apt/sources.list. No host
 # name is written in the repository.
 
-# Prints the archive address, or fails with a message.
-apt_archive_uri() {
+# apt_sources_uri SECURITY: the first `URIs:` of
+# /etc/apt/sources.list.d/*.sources whose address names security (1) or
+# does not (0); nothing when there is none.
+apt_sources_uri() {
     local f uri=""
     for f in /etc/apt/sources.list.d/*.sources; do
         [[ -f $f ]] || continue
-        uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' "$f")
+        uri=$(awk -v sec="$1" '/^URIs:/ && ($2 ~ /security/) == sec {print $2; exit}' "$f")
         [[ -n $uri ]] && break
     done
+    echo "$uri"
+}
+
+# Prints the archive address, or fails with a message.
+apt_archive_uri() {
+    local uri
+    uri=$(apt_sources_uri 0)
     if [[ -z $uri && -f /etc/apt/sources.list ]]; then
         uri=$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; exit}}' /etc/apt/sources.list |
             grep -v security | head -1 || true)
@@ -25,18 +34,8 @@ apt_archive_uri() {
     echo "$uri"
 }
 
-# Prints the security archive's address from the machine's apt sources (the
-# first `URIs:` of /etc/apt/sources.list.d/*.sources naming security), or
-# nothing when there is none.
-apt_security_uri() {
-    local f uri=""
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [[ -f $f ]] || continue
-        uri=$(awk '/^URIs:/ && $2 ~ /security/ {print $2; exit}' "$f")
-        [[ -n $uri ]] && break
-    done
-    echo "$uri"
-}
+# Prints the security archive's address, or nothing when there is none.
+apt_security_uri() { apt_sources_uri 1; }
 
 # apt_private DIR SUITE ARCH [deb-src]: writes DIR's sources.list (SUITE,
 # component main, ARCH) and an empty dpkg status, and sets APT_OPTS to the
